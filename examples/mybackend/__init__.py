@@ -1,0 +1,1 @@
+"""A small, realistic backend package: lowering passes and a quantizer helper."""

@@ -1,0 +1,5 @@
+import sys
+
+from qlint.cli import main
+
+sys.exit(main())

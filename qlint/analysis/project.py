@@ -1,0 +1,141 @@
+"""A small project index: finds and parses other modules of the same project on demand.
+
+Rules ask it for `from .qdq_utils import DQ_OPS`-style constants. It records which files
+each check consulted (with their content hashes) so a cached result is dropped when a
+module it depends on changes, and it serves unsaved editor buffers from an overlay.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from qlint.analysis.scope import ModuleScope
+
+
+@lru_cache(maxsize=4096)
+def _is_package_dir(directory: str) -> bool:
+    return os.path.isfile(os.path.join(directory, "__init__.py"))
+
+
+def module_name_for(path: str) -> str | None:
+    """Dotted module name from the chain of `__init__.py` above the file (None for `<stdin>`)."""
+    path = os.path.abspath(path)
+    directory, filename = os.path.split(path)
+    stem, ext = os.path.splitext(filename)
+    if ext not in (".py", ".pyi") or not stem.isidentifier():
+        return None
+    parts = [] if stem == "__init__" else [stem]
+    while _is_package_dir(directory):
+        directory, name = os.path.split(directory)
+        if not name.isidentifier():
+            break
+        parts.append(name)
+    return ".".join(reversed(parts)) or None
+
+
+def import_root(path: str) -> str:
+    """The directory from which the file's top-level package (or the file itself) imports."""
+    directory = os.path.dirname(os.path.abspath(path))
+    while _is_package_dir(directory):
+        directory = os.path.dirname(directory)
+    return directory
+
+
+def resolve_relative(module: str | None, path: str, level: int, name: str | None) -> str | None:
+    """Absolute module name for `from <level dots><name> import ...` written in `module`."""
+    if level == 0:
+        return name
+    if module is None:
+        return None
+    package = module.split(".")
+    if not path.endswith(("__init__.py", "__init__.pyi")):
+        package = package[:-1]
+    if level - 1 > len(package):
+        return None
+    package = package[: len(package) - (level - 1)]
+    return ".".join(package + ([name] if name else [])) or None
+
+
+class ProjectIndex:
+    def __init__(self, overlay: dict[str, str] | None = None):
+        self.overlay = {os.path.abspath(k): v for k, v in (overlay or {}).items()}
+        self._scopes: dict[str, tuple[tuple, ModuleScope | None]] = {}
+        self._deps: dict[str, dict[str, str]] = {}
+
+    _default: ProjectIndex | None = None
+
+    @classmethod
+    def for_path(cls, path: str) -> ProjectIndex:
+        # One shared index per process: a worker checking many files of one package
+        # parses each imported module once.
+        if cls._default is None:
+            cls._default = cls()
+        return cls._default
+
+    def set_overlay(self, path: str, text: str | None) -> None:
+        path = os.path.abspath(path)
+        if text is None:
+            self.overlay.pop(path, None)
+        else:
+            self.overlay[path] = text
+        self._scopes.pop(path, None)
+
+    def find_module(self, module: str, requester: str) -> str | None:
+        root = import_root(requester)
+        base = os.path.join(root, *module.split("."))
+        for candidate in (base + ".py", os.path.join(base, "__init__.py"), base + ".pyi"):
+            if candidate in self.overlay or os.path.isfile(candidate):
+                return candidate
+        return None
+
+    def module_scope(self, module: str, requester: str) -> ModuleScope | None:
+        """The scope of another module of the project, or None if it is not part of it."""
+        path = self.find_module(module, requester)
+        if path is None:
+            return None
+        scope, digest = self._load(path)
+        if digest is not None:
+            self._deps.setdefault(os.path.abspath(requester), {})[path] = digest
+        return scope
+
+    def dependencies_of(self, requester: str) -> dict[str, str]:
+        return self._deps.pop(os.path.abspath(requester), {})
+
+    def _load(self, path: str) -> tuple[ModuleScope | None, str | None]:
+        from qlint.analysis.scope import ModuleScope
+        from qlint.source import DecodeError, decode_source
+
+        if path in self.overlay:
+            text = self.overlay[path]
+            key: tuple = ("overlay", hash(text))
+        else:
+            try:
+                st = os.stat(path)
+            except OSError:
+                return None, None
+            key = (st.st_mtime_ns, st.st_size)
+            text = None
+        cached = self._scopes.get(path)
+        if cached is not None and cached[0][0] == key:
+            return cached[1], cached[0][1]
+        try:
+            if text is None:
+                with open(path, "rb") as fh:
+                    data = fh.read()
+                text = decode_source(data)
+            else:
+                data = text.encode("utf-8", "surrogatepass")
+            tree = ast.parse(text, filename=path)
+        except (OSError, DecodeError, SyntaxError, ValueError, RecursionError):
+            return None, None
+        from qlint.analysis.project import module_name_for
+
+        digest = hashlib.sha256(data).hexdigest()
+        scope = ModuleScope.build(tree, module_name_for(path), path)
+        self._scopes[path] = ((key, digest), scope)
+        return scope, digest

@@ -1,0 +1,340 @@
+"""`[tool.qlint]` → `Settings`: find the config, validate every key, merge the command line.
+
+Validation is strict on purpose: a misspelt key (`selekt`) or rule code silently ignored
+would make a CI job pass that should fail, so every problem is a `ConfigError` whose
+message names the file and the key, and the CLI turns it into exit code 2.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from qlint.rules import RULES
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10 needs the backport
+    import tomli as tomllib
+
+from qlint.settings import Settings
+
+CONFIG_NAMES = ("qlint.toml", "pyproject.toml")
+_SELECTOR = re.compile(r"^[A-Z]+[0-9]*$")
+_RULE_CODE = re.compile(r"^[A-Z]+[0-9]+$")
+
+
+class ConfigError(ValueError):
+    """A config file or command-line selection that qlint refuses to guess about."""
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What the command line says; `None` means "not given, keep the config's value"."""
+
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    unsafe_fixes: bool | None = None
+    force_exclude: bool | None = None
+    cache_dir: str | None = None
+
+
+def validate_selectors(selectors: Sequence[str], where: str) -> tuple[str, ...]:
+    """Each selector is `ALL`, a full code or a prefix of at least one known code."""
+    out = []
+    for sel in selectors:
+        if not isinstance(sel, str):
+            raise ConfigError(f"{where}: expected a rule code, got {_q(sel)}")
+        sel = sel.strip()
+        if not sel:
+            continue
+        if sel != "ALL" and (not _SELECTOR.match(sel) or not any(c.startswith(sel) for c in RULES)):
+            raise ConfigError(f"{where}: unknown rule selector {_q(sel)}{_suggest(sel, RULES)}")
+        out.append(sel)
+    return tuple(out)
+
+
+def split_codes(text: str) -> list[str]:
+    """`--select QL101,QL102` or repeated flags: commas and spaces both separate."""
+    return [part for part in re.split(r"[,\s]+", text) if part]
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest `qlint.toml`, or `pyproject.toml` with a `[tool.qlint]` table, upwards."""
+    start = start.resolve() if start.exists() else Path.cwd().resolve()
+    directory = start if start.is_dir() else start.parent
+    for folder in (directory, *directory.parents):
+        for name in CONFIG_NAMES:
+            candidate = folder / name
+            if not candidate.is_file():
+                continue
+            if name != "pyproject.toml":
+                return candidate
+            try:
+                text = candidate.read_bytes()
+            except OSError:
+                continue
+            # Cheap check first: most pyproject.toml files have no qlint table at all.
+            if b"qlint" in text and "qlint" in _parse(candidate, text).get("tool", {}):
+                return candidate
+    return None
+
+
+def load_settings(
+    paths: Sequence[str] = (),
+    config: str | os.PathLike | None = None,
+    overrides: Overrides | None = None,
+) -> Settings:
+    """Settings for a run over `paths`: explicit `config`, else the one nearest the first path."""
+    overrides = overrides or Overrides()
+    if config is not None:
+        config_path = Path(config)
+        if not config_path.is_file():
+            raise ConfigError(f"{config_path}: config file not found")
+    else:
+        config_path = find_config(Path(paths[0]) if paths else Path.cwd())
+    if config_path is None:
+        settings = Settings(root=Path.cwd().resolve())
+    else:
+        settings = settings_from_file(config_path)
+    return apply_overrides(settings, overrides)
+
+
+def settings_from_file(path: Path) -> Settings:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{_shown(path)}: cannot read: {exc.strerror or exc}") from None
+    doc = _parse(path, data)
+    tool = doc.get("tool")
+    if path.name == "pyproject.toml" or (isinstance(tool, dict) and "qlint" in tool):
+        # A pyproject.toml (by name, or any file shaped like one): only [tool.qlint] is ours.
+        table = tool.get("qlint", {}) if isinstance(tool, dict) else {}
+        prefix = "tool.qlint"
+    else:
+        table, prefix = doc, ""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{_shown(path)}: {prefix or 'qlint config'} must be a table")
+    return settings_from_table(table, path, prefix)
+
+
+def settings_from_table(table: dict[str, Any], path: Path, prefix: str = "tool.qlint") -> Settings:
+    """Validate one qlint table; `path` anchors relative globs and the cache directory.
+
+    `prefix` is the table's dotted name in the file ("" for a `qlint.toml`), for messages.
+    """
+    root = path.resolve().parent
+    loc = _Where(_shown(path), prefix)
+    kwargs: dict[str, Any] = {"root": root, "config_path": path.resolve()}
+    options: dict[str, tuple[tuple[str, Any], ...]] = {}
+    for key, value in table.items():
+        if _RULE_CODE.match(key):
+            if not isinstance(value, dict):
+                raise ConfigError(loc.key(key, f"expected a table of rule options, got {_q(value)}"))
+            options[key] = _rule_options(key, value, loc.sub(key))
+            continue
+        if key not in _KEYS:
+            raise ConfigError(loc(f"unknown key {_q(key)}{_suggest(key, _KEYS)}"))
+        field_name, kind = _KEYS[key]
+        if kind == "selectors":
+            kwargs[field_name] = validate_selectors(_str_list(value, loc, key), loc.key(key))
+        elif kind == "globs":
+            kwargs[field_name] = tuple(_str_list(value, loc, key))
+        elif kind == "bool":
+            if not isinstance(value, bool):
+                raise ConfigError(loc.key(key, f"expected true or false, got {_q(value)}"))
+            kwargs[field_name] = value
+        elif kind == "path":
+            if not isinstance(value, str) or not value:
+                raise ConfigError(loc.key(key, f"expected a path string, got {_q(value)}"))
+            kwargs[field_name] = (root / os.path.expanduser(value)).resolve()
+        elif kind == "per-file-ignores":
+            kwargs[field_name] = _per_file_ignores(value, loc, key)
+    if options:
+        kwargs["rule_options"] = tuple(sorted(options.items()))
+    return Settings(**kwargs)
+
+
+class _Where:
+    """Builds messages like `pyproject.toml: [tool.qlint] unknown key "selekt"`."""
+
+    def __init__(self, shown: str, table: str):
+        self.shown, self.table = shown, table
+
+    def __call__(self, detail: str) -> str:
+        header = f"[{self.table}] " if self.table else ""
+        return f"{self.shown}: {header}{detail}"
+
+    def key(self, key: str, detail: str = "") -> str:
+        return self(f"{_q(key)}: {detail}" if detail else _q(key))
+
+    def sub(self, name: str) -> _Where:
+        return _Where(self.shown, f"{self.table}.{name}" if self.table else name)
+
+
+def apply_overrides(settings: Settings, o: Overrides) -> Settings:
+    """Command line on top of the file. `--select` starts over, as in ruff."""
+    changes: dict[str, Any] = {}
+    if o.select is not None:
+        changes.update(select=validate_selectors(o.select, "--select"), extend_select=(), ignore=())
+    if o.extend_select:
+        base = changes.get("extend_select", settings.extend_select)
+        changes["extend_select"] = base + validate_selectors(o.extend_select, "--extend-select")
+    if o.ignore:
+        base = changes.get("ignore", settings.ignore)
+        changes["ignore"] = base + validate_selectors(o.ignore, "--ignore")
+    if o.unsafe_fixes is not None:
+        changes["unsafe_fixes"] = o.unsafe_fixes
+    if o.force_exclude is not None:
+        changes["force_exclude"] = o.force_exclude
+    if o.cache_dir is not None:
+        changes["cache_dir"] = Path(o.cache_dir).resolve()
+    return replace(settings, **changes) if changes else settings
+
+
+# key -> (Settings field, kind)
+_KEYS: dict[str, tuple[str, str]] = {
+    "select": ("select", "selectors"),
+    "extend-select": ("extend_select", "selectors"),
+    "ignore": ("ignore", "selectors"),
+    "exclude": ("exclude", "globs"),
+    "extend-exclude": ("extend_exclude", "globs"),
+    "per-file-ignores": ("per_file_ignores", "per-file-ignores"),
+    "unsafe-fixes": ("unsafe_fixes", "bool"),
+    "respect-gitignore": ("respect_gitignore", "bool"),
+    "force-exclude": ("force_exclude", "bool"),
+    "cache-dir": ("cache_dir", "path"),
+}
+
+
+def _parse(path: Path, data: bytes) -> dict[str, Any]:
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{_shown(path)}: not valid UTF-8: {exc.reason}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{_shown(path)}: invalid TOML: {exc}") from None
+
+
+def _str_list(value: Any, loc: _Where, key: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(loc.key(key, f"expected a list of strings, got {_q(value)}"))
+    return value
+
+
+def _per_file_ignores(value: Any, loc: _Where, key: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    if not isinstance(value, dict):
+        raise ConfigError(loc.key(key, f"expected a table of glob = [codes], got {_q(value)}"))
+    sub = loc.sub(key)
+    return tuple(
+        (glob, validate_selectors(_str_list(codes, sub, glob), sub.key(glob))) for glob, codes in value.items()
+    )
+
+
+def _rule_options(code: str, value: dict[str, Any], loc: _Where) -> tuple[tuple[str, Any], ...]:
+    """`[tool.qlint.QL101]`: names from `Rule.options` (`-` and `_` alike), types from defaults."""
+    if code not in RULES:
+        raise ConfigError(loc(f"unknown rule code {_q(code)}{_suggest(code, RULES)}"))
+    rule = RULES[code]
+    by_norm = {n.replace("-", "_"): n for n in rule.options}
+    out = []
+    for given_name, given in value.items():
+        name = by_norm.get(given_name.replace("-", "_"))
+        if name is None:
+            known = ", ".join(_q(n) for n in rule.options) or "none"
+            raise ConfigError(loc(f"unknown option {_q(given_name)} (options of {code}: {known})"))
+        out.append((name, _check_option(rule, name, given, loc.key(given_name))))
+    return tuple(sorted(out))
+
+
+def _check_option(rule, name: str, given: Any, label: str) -> Any:
+    default = rule.options[name]
+    given = _freeze(given) if default is None else _coerce(default, given, label)
+    choices = rule.option_choices.get(name)
+    if choices is not None:
+        values = given if isinstance(given, tuple) else (given,)
+        for v in values:
+            if v not in choices:
+                allowed = ", ".join(_q(c) for c in choices)
+                raise ConfigError(f"{label}: {_q(v)} is not one of {allowed}")
+    return given
+
+
+def _coerce(default: Any, given: Any, label: str) -> Any:
+    """Check `given` against the type of `default`; lists become tuples (Settings is hashable)."""
+    if isinstance(default, bool):
+        ok = isinstance(given, bool)
+        expected = "true or false"
+    elif isinstance(default, int):
+        ok = isinstance(given, int) and not isinstance(given, bool)
+        expected = "an integer"
+    elif isinstance(default, float):
+        ok = isinstance(given, (int, float)) and not isinstance(given, bool)
+        given = float(given) if ok else given
+        expected = "a number"
+    elif isinstance(default, str):
+        ok = isinstance(given, str)
+        expected = "a string"
+    elif isinstance(default, (list, tuple, frozenset, set)):
+        if not isinstance(given, list):
+            raise ConfigError(f"{label}: expected a list, got {_q(given)}")
+        sample = next(iter(default), None)
+        if sample is not None:
+            given = [_coerce(sample, g, label) for g in given]
+        return _freeze(given)
+    elif isinstance(default, dict):
+        ok = isinstance(given, dict)
+        expected = "a table"
+    else:
+        return _freeze(given)
+    if not ok:
+        raise ConfigError(f"{label}: expected {expected}, got {_q(given)}")
+    return _freeze(given)
+
+
+class FrozenDict(dict):
+    """A read-only, hashable table option: `Settings` is frozen and must stay hashable."""
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(self.items()))
+
+    def _readonly(self, *args, **kwargs):
+        raise TypeError("rule options are read-only")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = _readonly  # type: ignore[assignment]
+
+
+def _freeze(value: Any) -> Any:
+    """TOML arrays become tuples and tables `FrozenDict`s, recursively."""
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, dict):
+        return FrozenDict((k, _freeze(v)) for k, v in sorted(value.items()))
+    return value
+
+
+def _suggest(word: str, known) -> str:
+    close = difflib.get_close_matches(word, list(known), n=1)
+    return f" (did you mean {_q(close[0])}?)" if close else ""
+
+
+def _q(value: Any) -> str:
+    """TOML-ish quoting for messages: `"selekt"`, `true`, `3`, `["a"]`."""
+    return json.dumps(value, default=str)
+
+
+def _shown(path: Path) -> str:
+    """The config's path as the user would type it: relative below the cwd, else absolute."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return str(path) if rel.startswith("..") else rel

@@ -1,0 +1,104 @@
+"""The one finding type every face shares: text/JSON/SARIF output, LSP, codemods, runtime verdicts.
+
+Positions are 1-based rows and 0-based columns counted in code points of the decoded
+source, the way Python strings index a line. Reporters convert to their own conventions
+(ruff's 1-based columns, LSP's UTF-16 units) at the edge, so the engine never has to.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    row: int  # 1-based
+    col: int  # 0-based, code points
+
+
+@dataclass(frozen=True, order=True)
+class Range:
+    start: Position
+    end: Position
+
+    @classmethod
+    def of(cls, row: int, col: int, end_row: int, end_col: int) -> Range:
+        return cls(Position(row, col), Position(end_row, end_col))
+
+
+class Applicability(str, enum.Enum):
+    """Same three levels as ruff: safe fixes apply by default, unsafe ones on request."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY_ONLY = "display-only"
+
+
+@dataclass(frozen=True, order=True)
+class Edit:
+    """Replace the text in ``range`` with ``content`` (an insertion when the range is empty)."""
+
+    range: Range
+    content: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    applicability: Applicability
+    message: str
+    edits: tuple[Edit, ...] = ()
+
+    def applies(self, unsafe: bool) -> bool:
+        if not self.edits or self.applicability is Applicability.DISPLAY_ONLY:
+            return False
+        return self.applicability is Applicability.SAFE or unsafe
+
+
+@dataclass(frozen=True)
+class RelatedInfo:
+    """Another place that explains a finding (e.g. the decomposition call a pass makes)."""
+
+    path: str
+    range: Range
+    message: str
+
+
+@dataclass(frozen=True)
+class RuntimeVerdict:
+    verdict: str  # confirmed | refuted | inconclusive | skipped
+    evidence: str
+    fix_verified: bool | None = None
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    name: str
+    message: str
+    path: str
+    range: Range
+    fix: Fix | None = None
+    noqa_row: int | None = None
+    related: tuple[RelatedInfo, ...] = ()
+    # What the runtime checker needs to confirm the finding without importing user code:
+    # op names, the collection as written, etc. Plain JSON-able data, set by the rule.
+    evidence: dict = field(default_factory=dict, compare=False, hash=False)
+    runtime: RuntimeVerdict | None = None
+
+    @property
+    def url(self) -> str:
+        return f"https://github.com/qlint/qlint/blob/main/rules/{self.code}.md"
+
+    @property
+    def fixable(self) -> bool:
+        return (
+            self.fix is not None and self.fix.applicability is not Applicability.DISPLAY_ONLY and bool(self.fix.edits)
+        )
+
+    def with_runtime(self, verdict: RuntimeVerdict) -> Diagnostic:
+        return replace(self, runtime=verdict)
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.range.start, self.code)

@@ -1,0 +1,340 @@
+"""PATH arguments → the Python files to check, like ruff: `.gitignore`, excludes, symlinks.
+
+Speed matters (the warm cached run over the installed torch tree is mostly this walk), so
+the walk uses `os.scandir`'s cached entry types, keeps paths as plain strings that start
+with the directory they came from (so `.gitignore` bases are string prefixes), and only
+calls `realpath` on symlinks. Loops are impossible because every directory is entered at
+most once by its real path. Problems become error strings, never exceptions.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from qlint.engine import display_path
+from qlint.settings import Settings
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+@dataclass
+class Discovery:
+    files: list[str] = field(default_factory=list)  # absolute, sorted, unique
+    errors: list[str] = field(default_factory=list)
+
+
+def discover(paths: Sequence[str], settings: Settings) -> Discovery:
+    """Expand files and directories; explicitly named files are kept unless `force_exclude`."""
+    walker = _Walker(settings)
+    for arg in paths or (".",):
+        walker.add_argument(arg)
+    return Discovery(sorted(walker.files), walker.errors)
+
+
+def glob_to_regex(pattern: str, star_crosses_slash: bool) -> str:
+    """Translate a glob with `**` to a regex body. gitignore's `*` stops at `/`; fnmatch's not."""
+    star = ".*" if star_crosses_slash else "[^/]*"
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "*" and pattern.startswith("**", i):
+            at_start = i == 0 or pattern[i - 1] == "/"
+            j = i + 2
+            if at_start and j < n and pattern[j] == "/":
+                out.append("(?:.*/)?")  # `**/`: zero or more directories
+                i = j + 1
+                continue
+            if at_start and j == n:
+                out.append(".*")  # trailing `/**`: everything inside
+                i = j
+                continue
+            out.append(star)
+            i = j
+        elif c == "*":
+            out.append(star)
+            i += 1
+        elif c == "?":
+            out.append("." if star_crosses_slash else "[^/]")
+            i += 1
+        elif c == "[":
+            end = pattern.find("]", i + 2 if pattern.startswith("[!", i) else i + 1)
+            if end == -1:
+                out.append(re.escape(c))
+                i += 1
+                continue
+            body = pattern[i + 1 : end]
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = end + 1
+        elif c == "\\" and i + 1 < n:
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return "".join(out)
+
+
+@dataclass
+class IgnoreRule:
+    regex: re.Pattern[str]
+    negate: bool
+    dir_only: bool
+    anchored: bool  # has a `/`: matches the path relative to the file; else the name only
+
+
+@dataclass
+class IgnoreFile:
+    """One `.gitignore`: its rules apply to paths below `base`, relative to it.
+
+    Without `!` rules the verdict does not depend on rule order, so all rules fold into
+    one regex per (name|path, file|dir): one `fullmatch` per entry instead of one per rule.
+    """
+
+    base: str
+    rules: list[IgnoreRule]
+
+    def __post_init__(self) -> None:
+        self.prefix = self.base.rstrip(os.sep) + os.sep
+        self.needs_path = any(r.anchored for r in self.rules)
+        self.simple = not any(r.negate for r in self.rules)
+        if self.simple:
+            self._folded = {
+                (anchored, is_dir): _fold(
+                    r.regex.pattern for r in self.rules if r.anchored == anchored and (is_dir or not r.dir_only)
+                )
+                for anchored in (False, True)
+                for is_dir in (False, True)
+            }
+
+    @classmethod
+    def parse(cls, base: str, text: str) -> IgnoreFile:
+        rules = []
+        for raw in text.splitlines():
+            rule = _parse_ignore_line(raw)
+            if rule is not None:
+                rules.append(rule)
+        return cls(base, rules)
+
+    def match(self, rel: str, name: str, is_dir: bool) -> bool | None:
+        """True: ignored, False: re-included by `!`, None: no rule here says anything."""
+        if self.simple:
+            by_name = self._folded[(False, is_dir)]
+            if by_name is not None and by_name.fullmatch(name):
+                return True
+            by_path = self._folded[(True, is_dir)]
+            if by_path is not None and by_path.fullmatch(rel):
+                return True
+            return None
+        for rule in reversed(self.rules):
+            if rule.dir_only and not is_dir:
+                continue
+            if rule.regex.fullmatch(rel if rule.anchored else name):
+                return not rule.negate
+        return None
+
+
+def _fold(bodies: Iterable[str]) -> re.Pattern[str] | None:
+    bodies = list(bodies)
+    return re.compile("|".join(f"(?:{b})" for b in bodies), re.DOTALL) if bodies else None
+
+
+def _parse_ignore_line(line: str) -> IgnoreRule | None:
+    if not line or line.startswith("#"):
+        return None
+    # Trailing spaces are dropped unless escaped with a backslash.
+    stripped = line.rstrip(" ")
+    if stripped.endswith("\\") and len(stripped) < len(line):
+        stripped += " "
+    line = stripped
+    negate = line.startswith("!")
+    if negate or line.startswith(("\\!", "\\#")):  # `\!` and `\#` are literal
+        line = line[1:]
+    dir_only = line.endswith("/")
+    line = line.rstrip("/")
+    if not line:
+        return None
+    # A bare name (no `/` but a trailing one) matches at any depth, so by name alone.
+    anchored = "/" in line
+    line = line.lstrip("/")
+    body = glob_to_regex(line, star_crosses_slash=False)
+    return IgnoreRule(re.compile(body, re.DOTALL), negate, dir_only, anchored)
+
+
+def is_ignored(stack: Sequence[IgnoreFile], path: str, name: str, is_dir: bool) -> bool:
+    """Deeper `.gitignore` files override shallower ones; within one, the last rule wins."""
+    for ignore in reversed(stack):
+        if not path.startswith(ignore.prefix):
+            continue
+        rel = path[len(ignore.prefix) :].replace(os.sep, "/") if ignore.needs_path else ""
+        verdict = ignore.match(rel, name, is_dir)
+        if verdict is not None:
+            return verdict
+    return False
+
+
+class ExcludeMatcher:
+    """ruff's `exclude` semantics: a bare glob matches any file or directory name; a glob
+    with `/` matches the path relative to the project root."""
+
+    def __init__(self, patterns: Iterable[str], root: str):
+        self.root = root.rstrip(os.sep)
+        self.names: set[str] = set()
+        name_globs, path_globs = [], []
+        for pattern in patterns:
+            pattern = pattern.rstrip("/")
+            if not pattern:
+                continue
+            if "/" in pattern:
+                pattern = pattern[2:] if pattern.startswith("./") else pattern
+                if os.path.isabs(pattern):
+                    rel = os.path.relpath(pattern, self.root)
+                    pattern = rel.replace(os.sep, "/") if not rel.startswith("..") else pattern
+                path_globs.append(glob_to_regex(pattern, star_crosses_slash=True))
+            elif any(ch in pattern for ch in "*?[\\"):
+                name_globs.append(glob_to_regex(pattern, star_crosses_slash=True))
+            else:
+                self.names.add(pattern)
+        self._name_re = re.compile("|".join(name_globs), re.DOTALL) if name_globs else None
+        self._path_re = re.compile("|".join(path_globs), re.DOTALL) if path_globs else None
+
+    def excluded(self, name: str, path: str) -> bool:
+        if name in self.names:
+            return True
+        if self._name_re is not None and self._name_re.fullmatch(name):
+            return True
+        if self._path_re is not None and path.startswith(self.root + os.sep):
+            rel = path[len(self.root) + 1 :].replace(os.sep, "/")
+            return self._path_re.fullmatch(rel) is not None
+        return False
+
+    def excluded_or_below_excluded(self, path: str) -> bool:
+        """For `--force-exclude`: the path or an ancestor inside the project is excluded."""
+        current = path
+        while True:
+            if self.excluded(os.path.basename(current), current):
+                return True
+            parent = os.path.dirname(current)
+            if parent == current or not parent.startswith(self.root + os.sep):
+                return False
+            current = parent
+
+
+class _Walker:
+    def __init__(self, settings: Settings):
+        self.root = str(settings.root)
+        self.exclude = ExcludeMatcher((*settings.exclude, *settings.extend_exclude), self.root)
+        self.force_exclude = settings.force_exclude
+        self.gitignore = settings.respect_gitignore
+        self.files: set[str] = set()
+        self.errors: list[str] = []
+        self.visited: set[str] = set()  # real paths of directories already walked
+
+    def add_argument(self, arg: str) -> None:
+        path = os.path.abspath(arg)
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            reason = "broken symbolic link" if os.path.islink(path) else (exc.strerror or str(exc))
+            self.errors.append(f"{arg}: {reason}")
+            return
+        if self.force_exclude and self.exclude.excluded_or_below_excluded(path):
+            return
+        if stat.S_ISDIR(st.st_mode):
+            stack = self._ancestor_ignores(path) if self.gitignore else ()
+            self._walk(path, os.path.realpath(path), tuple(stack))
+        else:
+            self.files.add(path)
+
+    def _walk(self, top: str, top_real: str, top_stack: tuple[IgnoreFile, ...]) -> None:
+        # Explicit stack, not recursion: real trees can be deeper than Python's recursion limit.
+        pending = [(top, top_real, top_stack)]
+        while pending:
+            directory, real, ignores = pending.pop()
+            if real in self.visited:
+                continue
+            self.visited.add(real)
+            try:
+                with os.scandir(directory) as it:
+                    entries = list(it)
+            except OSError as exc:
+                self.errors.append(f"{display_path(directory)}: cannot read directory: {exc.strerror or exc}")
+                continue
+            if self.gitignore:
+                for entry in entries:
+                    if entry.name == ".gitignore":
+                        loaded = _load_ignore(directory, entry.path)
+                        if loaded is not None:
+                            ignores = (*ignores, loaded)
+                        break
+            for entry in entries:
+                self._visit(entry, real, ignores, pending)
+
+    def _visit(self, entry: os.DirEntry, real: str, ignores, pending: list) -> None:
+        name = entry.name
+        path = entry.path
+        try:
+            is_dir = entry.is_dir()
+        except OSError:  # e.g. a symlink loop `a -> a`: not a directory we can enter
+            is_dir = False
+        if self.exclude.excluded(name, path):
+            return
+        if ignores and is_ignored(ignores, path, name, is_dir):
+            return
+        if is_dir:
+            child_real = os.path.realpath(path) if entry.is_symlink() else os.path.join(real, name)
+            if child_real not in self.visited:
+                pending.append((path, child_real, ignores))
+            return
+        if not name.endswith(PYTHON_SUFFIXES):
+            return
+        try:
+            is_file = entry.is_file()
+        except OSError as exc:
+            self.errors.append(f"{display_path(path)}: cannot read: {exc.strerror or exc}")
+            return
+        if is_file:
+            self.files.add(path)
+        elif entry.is_symlink():
+            self.errors.append(f"{display_path(path)}: broken symbolic link")
+
+    def _ancestor_ignores(self, path: str) -> list[IgnoreFile]:
+        """`.gitignore` files above a walked directory, up to its git repository's root
+        (or the project root when there is no repository), plus `.git/info/exclude`.
+        The directory's own `.gitignore` is loaded by the walk itself."""
+        chain = []
+        current = path
+        while True:
+            chain.append(current)
+            if current == self.root or os.path.exists(os.path.join(current, ".git")):
+                break
+            parent = os.path.dirname(current)
+            if parent == current:
+                return []  # neither in a repository nor below the project root
+            current = parent
+        top = chain[-1]
+        ignores = []
+        info = _load_ignore(top, os.path.join(top, ".git", "info", "exclude"))
+        if info is not None:
+            ignores.append(info)
+        for directory in reversed(chain[1:]):
+            loaded = _load_ignore(directory, os.path.join(directory, ".gitignore"))
+            if loaded is not None:
+                ignores.append(loaded)
+        return ignores
+
+
+def _load_ignore(base: str, path: str) -> IgnoreFile | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return None
+    ignore = IgnoreFile.parse(base, text)
+    return ignore if ignore.rules else None

@@ -1,0 +1,38 @@
+"""GitHub Actions workflow commands: each finding becomes an annotation on the PR diff.
+
+Paths are relative to the working directory (the checkout), which is what GitHub maps
+onto the repository; data and properties are escaped as the workflow-command syntax needs.
+"""
+
+from __future__ import annotations
+
+from qlint.diagnostic import Diagnostic
+from qlint.engine import display_path
+from qlint.reporters import ReportOptions
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def to_line(d: Diagnostic) -> str:
+    r = d.range
+    props = ",".join(
+        [
+            f"title={escape_property(f'qlint ({d.code})')}",
+            f"file={escape_property(display_path(d.path))}",
+            f"line={r.start.row}",
+            f"col={r.start.col + 1}",
+            f"endLine={r.end.row}",
+            f"endColumn={r.end.col + 1}",
+        ]
+    )
+    return f"::error {props}::{escape_data(f'{d.code} {d.message}')}"
+
+
+def render(diagnostics: list[Diagnostic], options: ReportOptions) -> str:
+    return "".join(to_line(d) + "\n" for d in diagnostics)

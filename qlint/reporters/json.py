@@ -1,0 +1,68 @@
+"""ruff-compatible JSON: a list of objects tools that read `ruff --output-format json` accept.
+
+Keys and their order follow ruff 0.17: `cell` is always null (qlint reads no notebooks),
+`name` is the kebab name, `severity` always "error". `related` and `runtime` appear only
+when there is something to say. Rows and columns are 1-based (columns in code points),
+`filename` is absolute.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from qlint.diagnostic import Diagnostic
+from qlint.reporters import ReportOptions, location
+
+
+def to_json(d: Diagnostic) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "cell": None,
+        "code": d.code,
+        "end_location": location(d.range.end.row, d.range.end.col),
+        "filename": os.path.abspath(d.path),
+        "fix": None,
+        "location": location(d.range.start.row, d.range.start.col),
+        "message": d.message,
+        "name": d.name,
+        "noqa_row": d.noqa_row,
+        "severity": "error",  # recent ruff releases emit this key too
+        "url": d.url,
+    }
+    if d.fix is not None:
+        out["fix"] = {
+            "applicability": d.fix.applicability.value,
+            "edits": [
+                {
+                    "content": e.content,
+                    "end_location": location(e.range.end.row, e.range.end.col),
+                    "location": location(e.range.start.row, e.range.start.col),
+                }
+                for e in d.fix.edits
+            ],
+            "message": d.fix.message,
+        }
+    if d.related:
+        out["related"] = [
+            {
+                "end_location": location(r.range.end.row, r.range.end.col),
+                "filename": os.path.abspath(r.path),
+                "location": location(r.range.start.row, r.range.start.col),
+                "message": r.message,
+            }
+            for r in d.related
+        ]
+    if d.runtime is not None:
+        rt = d.runtime
+        out["runtime"] = {
+            "evidence": rt.evidence,
+            "fix_verified": rt.fix_verified,
+            "seconds": rt.seconds,
+            "verdict": rt.verdict,
+        }
+    return out
+
+
+def render(diagnostics: list[Diagnostic], options: ReportOptions) -> str:
+    return json.dumps([to_json(d) for d in diagnostics], indent=2, ensure_ascii=False) + "\n"

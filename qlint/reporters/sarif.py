@@ -1,0 +1,120 @@
+"""SARIF 2.1.0 for GitHub code scanning and other SARIF viewers, fixes included.
+
+Columns are declared as `unicodeCodePoints` (what the engine counts), so viewers need no
+UTF-16 guessing; regions are 1-based with an exclusive end column, as SARIF specifies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from qlint import __version__
+from qlint.diagnostic import Diagnostic, Range
+from qlint.reporters import ReportOptions, rule_url
+from qlint.rules import RULES
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def region(r: Range) -> dict[str, int]:
+    return {
+        "startLine": r.start.row,
+        "startColumn": r.start.col + 1,
+        "endLine": r.end.row,
+        "endColumn": r.end.col + 1,
+    }
+
+
+def _uri(path: str) -> str:
+    return Path(os.path.abspath(path)).as_uri()
+
+
+def _physical(path: str, r: Range) -> dict[str, Any]:
+    return {"artifactLocation": {"uri": _uri(path)}, "region": region(r)}
+
+
+def _rules() -> list[dict[str, Any]]:
+    return [
+        {
+            "id": code,
+            "name": rule.name,
+            "shortDescription": {"text": rule.summary},
+            "helpUri": rule_url(code),
+            "defaultConfiguration": {"level": "error"},
+            "properties": {"fixAvailability": rule.fix_availability},
+        }
+        for code, rule in sorted(RULES.items())
+    ]
+
+
+def _result(d: Diagnostic, index: dict[str, int]) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "ruleId": d.code,
+        "level": "error",
+        "message": {"text": d.message},
+        "locations": [{"physicalLocation": _physical(d.path, d.range)}],
+    }
+    if d.code in index:
+        out["ruleIndex"] = index[d.code]
+    if d.fix is not None and d.fix.edits:
+        out["fixes"] = [
+            {
+                "description": {"text": d.fix.message},
+                "artifactChanges": [
+                    {
+                        "artifactLocation": {"uri": _uri(d.path)},
+                        "replacements": [
+                            {"deletedRegion": region(e.range), "insertedContent": {"text": e.content}}
+                            for e in d.fix.edits
+                        ],
+                    }
+                ],
+                "properties": {"applicability": d.fix.applicability.value},
+            }
+        ]
+    if d.related:
+        out["relatedLocations"] = [
+            {"id": i, "message": {"text": r.message}, "physicalLocation": _physical(r.path, r.range)}
+            for i, r in enumerate(d.related)
+        ]
+    if d.runtime is not None:
+        rt = d.runtime
+        out["properties"] = {
+            "runtime": {
+                "verdict": rt.verdict,
+                "evidence": rt.evidence,
+                "fix_verified": rt.fix_verified,
+                "seconds": rt.seconds,
+            }
+        }
+    return out
+
+
+def to_sarif(diagnostics: list[Diagnostic]) -> dict[str, Any]:
+    rules = _rules()
+    index = {rule["id"]: i for i, rule in enumerate(rules)}
+    return {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "qlint",
+                        "version": __version__,
+                        "informationUri": "https://github.com/qlint/qlint",
+                        "rules": rules,
+                    }
+                },
+                "columnKind": "unicodeCodePoints",
+                "results": [_result(d, index) for d in diagnostics],
+            }
+        ],
+    }
+
+
+def render(diagnostics: list[Diagnostic], options: ReportOptions) -> str:
+    return json.dumps(to_sarif(diagnostics), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,211 @@
+"""What QL201 and QL202 share: why a capture is in the mode it is in, and the fix.
+
+Both rules read the captures `qlint.analysis.model_flow` found; they differ in which flow
+they look at (PTQ or QAT) and which mode is wrong.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from qlint.analysis.model_apis import mode_call
+from qlint.analysis.model_flow import (
+    CONSTRUCTED,
+    PARAM,
+    PRETRAINED,
+    Capture,
+    FunctionFlow,
+    ModeFact,
+    caller_facts,
+    module_flows,
+)
+from qlint.diagnostic import Applicability, Edit, Fix, Range, RelatedInfo
+from qlint.rules.base import FileContext
+
+_NO_MODE_CHANGE = frozenset(
+    {
+        "torch.no_grad",
+        "torch.inference_mode",
+        "torch.autograd.no_grad",
+        "torch.autograd.grad_mode.no_grad",
+        "torch.autograd.grad_mode.inference_mode",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Reason:
+    """One way a path reaches the capture: kind train | constructed | parameter | eval | pretrained."""
+
+    kind: str
+    node: ast.AST | None  # where the mode was set (for related information)
+    text: str
+    row: int = 0
+
+
+def captures(ctx: FileContext, flow: str) -> Iterator[tuple[Capture, list[FunctionFlow]]]:
+    """Captures of this file whose program reaches `prepare_pt2e` ("ptq") or `prepare_qat_pt2e` ("qat")."""
+    flows = module_flows(ctx)
+    for function in flows:
+        for cap in function.captures:
+            if cap.flows(flow):
+                yield cap, flows
+
+
+def model_text(ctx: FileContext, cap: Capture) -> str:
+    """The model as written, without an inline `.eval()`/`.train()`."""
+    if cap.model is None:
+        return "the model"
+    inline = mode_call(cap.model)
+    return ctx.source_of(inline[0] if inline else cap.model)
+
+
+def reasons(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]) -> list[Reason]:
+    """Why each path that reaches a `flow` sink reaches the capture in its mode."""
+    found: set[Reason] = set()
+    for fact in cap.modes_for(flow):
+        origin = fact.origin
+        if fact.state == "unset" and origin is not None and origin.kind == PARAM:
+            callers = caller_facts(flows, origin.node, origin.index)
+            if callers is not None:
+                for call, caller_fact in callers:
+                    reason = _describe(ctx, caller_fact)
+                    if reason is not None:
+                        text = f"the call at line {call.lineno} passes it {reason.text}"
+                        found.add(Reason(reason.kind, reason.node, text, reason.row))
+                continue
+        reason = _describe(ctx, fact)
+        if reason is not None:
+            found.add(reason)
+    return sorted(found, key=lambda r: (r.row, r.kind, r.text))
+
+
+def _describe(ctx: FileContext, fact: ModeFact) -> Reason | None:
+    origin, node = fact.origin, fact.node
+    row = getattr(node, "lineno", 0)
+    if fact.state == "train":
+        if origin is not None and origin.kind == CONSTRUCTED:
+            return Reason("constructed", node, f"built at line {row}, and modules start in train mode", row)
+        return Reason("train", node, f"after `{ctx.source_of(node)}` at line {row}", row)
+    if fact.state == "eval":
+        if origin is not None and origin.kind == PRETRAINED:
+            return Reason("pretrained", node, f"from `from_pretrained` at line {row}, which returns eval mode", row)
+        if origin is not None and origin.kind == CONSTRUCTED:
+            return Reason("eval", node, f"built at line {row} by a class whose `__init__` calls `eval()`", row)
+        return Reason("eval", node, f"after `{ctx.source_of(node)}` at line {row}", row)
+    if fact.state == "unset" and origin is not None and origin.kind == PARAM:
+        return Reason("parameter", None, f"as parameter `{origin.name}`, in whatever mode the caller left it")
+    return None
+
+
+def qat_only_train(cap: Capture) -> ModeFact | None:
+    """A `.train()` that runs only on the QAT path (`if is_qat: model.train()`)."""
+    on_ptq = cap.modes_for("ptq")
+    return next((f for f in sorted(cap.modes, key=_row) if f.state == "train" and f not in on_ptq), None)
+
+
+def _row(fact: ModeFact) -> int:
+    return getattr(fact.node, "lineno", 0)
+
+
+def grad_mode_note(cap: Capture) -> str:
+    contexts = [c for c in cap.contexts if c in _NO_MODE_CHANGE]
+    if not contexts:
+        return ""
+    return f" (`{contexts[0].rpartition('.')[2]}()` only turns off autograd; it does not switch to eval mode)"
+
+
+def related(ctx: FileContext, cap: Capture, flow: str, why: list[Reason]) -> tuple[RelatedInfo, ...]:
+    out = []
+    if cap.inner is not None:
+        path, node, note = cap.inner
+        out.append(RelatedInfo(path, _range(ctx, node, path), note))
+    for sink in cap.flows(flow):
+        what = "prepared for PTQ" if flow == "ptq" else "prepared for QAT"
+        if not (isinstance(sink.node, ast.Call) and _name(sink.node.func).endswith("_pt2e")):
+            what = "quantized with this recipe by ExecuTorch's QuantizeStage"
+        out.append(RelatedInfo(sink.path, _range(ctx, sink.node, sink.path), f"the captured graph is {what}"))
+    for reason in why:
+        if reason.node is not None:
+            out.append(RelatedInfo(ctx.path, ctx.range_of(reason.node), reason.text))
+    return tuple(out)
+
+
+def _name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _range(ctx: FileContext, node: ast.AST, path: str) -> Range:
+    if path == ctx.path:
+        return ctx.range_of(node)
+    # Another file: `ast` columns count bytes there, close enough for a pointer.
+    return Range.of(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
+
+
+def evidence(ctx: FileContext, cap: Capture, flow: str, why: list[Reason]) -> dict:
+    """What the runtime checker needs: the capture, the model as written, the flow and why."""
+    return {
+        "flow": flow,
+        "api": cap.api,
+        "model": model_text(ctx, cap) if cap.model is not None else None,
+        "capture": {"row": cap.call.lineno, "col": ctx.range_of(cap.call).start.col},
+        "reasons": sorted({r.kind for r in why}),
+        "sinks": [{"path": s.path, "row": s.node.lineno} for s in cap.flows(flow)],
+    }
+
+
+def insert_mode_call(ctx: FileContext, cap: Capture, mode: str) -> Fix | None:
+    """`<model>.eval()` (or `.train()`) on its own line before the capture statement.
+
+    Safe for a plain name. `self.model` could be a property that builds a new object each
+    time, so there the fix is unsafe; a call (`export(Net(), ...)`) builds a new model, so
+    there `.eval()` goes on the argument itself, also unsafe. An inline `model.train()` in
+    the capture becomes `model.eval()` (and the reverse for QAT). No fix when the same
+    capture feeds both PTQ and QAT: one mode cannot be right for both.
+    """
+    model = cap.model
+    if model is None or not cap.fixable or (cap.flows("ptq") and cap.flows("qat")):
+        return None
+    if isinstance(model, (ast.Starred, ast.NamedExpr, ast.Lambda)):
+        return None
+    inline = mode_call(model)
+    receiver = inline[0] if inline else model
+    src = ctx.source_of(receiver)
+    plain = isinstance(receiver, ast.Name)
+    applicability = Applicability.SAFE if plain else Applicability.UNSAFE
+    message = f"Call `{src}.{mode}()` before the capture"
+    if inline:
+        start = ctx.range_of(receiver).end
+        edit = Edit(Range(start, ctx.range_of(model).end), f".{mode}()")
+        return Fix(applicability, f"Use `{src}.{mode}()` in the capture", (edit,))
+    if plain or (isinstance(model, ast.Attribute) and _is_dotted(model)):
+        edit = _line_insertion(ctx, cap.stmt, f"{src}.{mode}()")
+        if edit is not None:
+            return Fix(applicability, message, (edit,))
+    where = ctx.range_of(model)
+    if isinstance(model, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+        edits = (Edit(Range(where.end, where.end), f".{mode}()"),)
+    else:
+        edits = (Edit(Range(where.start, where.start), "("), Edit(Range(where.end, where.end), f").{mode}()"))
+    return Fix(applicability, f"Use `{src}.{mode}()` in the capture", edits)
+
+
+def _is_dotted(node: ast.expr) -> bool:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _line_insertion(ctx: FileContext, stmt: ast.stmt, code: str) -> Edit | None:
+    row = stmt.lineno
+    col = ctx.lines.char_col(row, stmt.col_offset)
+    line = ctx.lines.line(row)
+    prefix = line[:col]
+    if line[col:].startswith("elif"):
+        return None  # a capture in an `elif` test has no statement of its own to precede
+    if not prefix.strip():
+        return Edit(Range.of(row, 0, row, 0), f"{prefix}{code}\n")
+    # `if ready: ep = export(model, x)` or `a = 1; ep = export(...)`: stay on that line.
+    return Edit(Range.of(row, col, row, col), f"{code}; ")

@@ -1,0 +1,15 @@
+"""QL002: a `# noqa: QL...` that suppresses nothing hides the next real finding on that line."""
+
+from qlint.rules.base import Rule
+
+
+class UnusedNoqa(Rule):
+    code = "QL002"
+    name = "unused-noqa"
+    summary = "Unused `noqa` directive for a qlint code"
+    fix_availability = "always"
+    # Computed by the engine from the other rules' results (see qlint.suppressions).
+    triggers = ("\0never\0",)
+
+    def check(self, ctx):
+        return iter(())

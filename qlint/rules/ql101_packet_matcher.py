@@ -1,0 +1,249 @@
+"""QL101 packet-matcher: an FX matcher keyed on an `OpOverloadPacket`.
+
+Graph nodes carry `OpOverload`s; `packet == packet.default` is False and their hashes
+differ, so a packet in a matcher silently never fires. Only places where a packet meets
+a node target are flagged: eager calls of packets are 20-100x more common and fine.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from qlint.analysis.functions import Body, bodies
+from qlint.analysis.fx_targets import is_node_target, target_names
+from qlint.analysis.graph_context import packet_graph_context
+from qlint.analysis.names import Located, OpRef, Resolver
+from qlint.diagnostic import Applicability, Diagnostic, Fix, RelatedInfo
+from qlint.rules.base import FileContext, Rule
+from qlint.rules.overload_fixes import op_info, overload_facts, overload_fix
+from qlint.rules.ql102_packet_insertion import inserted_packets
+
+# APIs that compare the ops they are given with node targets exactly.
+# "callee:N" is positional argument N, "callee:name" a keyword argument; "*:name" any callee.
+DEFAULT_SINKS = (
+    "add_dont_constant_fold:0",
+    "*:expected_node",
+    "*:expected_node_occurrence",
+    "*:expected_node_list",
+    "checkGraphModuleNodes:1",
+    "checkGraphModuleNodes:2",
+    "checkGraphModuleNodes:3",
+)
+
+
+@dataclass(frozen=True)
+class _Hit:
+    ref: OpRef
+    element: Located  # where the packet is written
+    in_collection: bool
+
+
+class PacketMatcher(Rule):
+    code = "QL101"
+    name = "packet-matcher"
+    summary = "FX node target compared with an `OpOverloadPacket`"
+    triggers = (".target", "'target'", '"target"', "add_dont_constant_fold", "expected_node", "checkGraphModuleNodes")
+    fix_availability = "sometimes"
+    options = {"fix-style": "overload", "extra-sinks": []}
+    option_choices = {"fix-style": ("overload", "both")}
+
+    def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
+        sinks = _parse_sinks(DEFAULT_SINKS + tuple(self.opts["extra-sinks"]))
+        base_lines = ctx.lines_containing("target", *(c for c in sinks if c != "*"))
+        found: dict[tuple, Diagnostic] = {}
+        for body in bodies(ctx.tree, ctx.scope, ctx.cache):
+            names = target_names(body)
+            lines = base_lines | ctx.lines_containing(*sorted(names)) if names else base_lines
+            resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
+            matched = list(_matchers(body, lines, resolver, names, sinks))
+            # A body that also compares targets with an overload of the same op handles both
+            # forms (`t == aten.sym_size or t == aten.sym_size.int`).
+            both = {h.ref.key for _, hits in matched for h in hits if not h.ref.is_packet}
+            for use, hits in matched:
+                hits = [h for h in hits if h.ref.is_packet and h.ref.key not in both]
+                if hits:
+                    for diag in self._report(ctx, use, hits):
+                        found.setdefault((diag.range, diag.message), diag)
+        # Cheap checks first, whole-module checks only when there is something to report.
+        if found and not packet_graph_context(ctx):
+            yield from found.values()
+
+    def _report(self, ctx: FileContext, use: ast.expr, hits: list[_Hit]) -> Iterator[Diagnostic]:
+        inserted = inserted_packets(ctx)
+        hits = [h for h in hits if h.ref.key not in inserted]
+        local = [h for h in hits if h.element.scope is ctx.scope]
+        remote = [h for h in hits if h.element.scope is not ctx.scope]
+        style = self.opts["fix-style"]
+        for hit in local:
+            node = hit.element.node
+            spelled = ctx.source_of(node)
+            info = op_info(ctx.optable, hit.ref)
+            message = (
+                f"`{spelled}` is an OpOverloadPacket compared with FX node targets; "
+                f"it never matches a graph node: {overload_facts(info)}"
+            )
+            fix = overload_fix(info, spelled, ctx.range_of(node), hit.in_collection, style)
+            yield ctx.diagnostic(self, node, message, fix, evidence=_evidence(hit, info))
+        if remote:
+            yield self._remote(ctx, use, remote)
+
+    def _remote(self, ctx: FileContext, use: ast.expr, hits: list[_Hit]) -> Diagnostic:
+        """Packets written in another module: report here, point there (the fix belongs there)."""
+        names = ", ".join(dict.fromkeys(f"`{h.ref.spelled()}`" for h in hits))
+        where = hits[0].element.scope.path
+        related = tuple(
+            RelatedInfo(
+                h.element.scope.path,
+                _byte_range(h.element.node),
+                f"OpOverloadPacket `{h.ref.spelled()}` written here",
+            )
+            for h in hits
+        )
+        message = (
+            f"`{ctx.source_of(use)}` holds OpOverloadPackets compared with FX node targets "
+            f"({names}, defined in {where}); they never match graph nodes"
+        )
+        fix = Fix(
+            Applicability.DISPLAY_ONLY,
+            f"Use the overloads graphs carry where they are defined, in {where}",
+        )
+        refs = [{"namespace": h.ref.namespace, "op": h.ref.op, "overload": h.ref.overload} for h in hits]
+        return ctx.diagnostic(self, use, message, fix, evidence={"kind": "collection", "ops": refs}, related=related)
+
+
+def _evidence(hit: _Hit, info) -> dict:
+    return {
+        "kind": "collection" if hit.in_collection else "comparison",
+        "ops": [
+            {
+                "namespace": hit.ref.namespace,
+                "op": hit.ref.op,
+                "overload": None,
+                "dialect": hit.ref.dialect,
+            }
+        ],
+        "carried": list(info.carried) if info else [],
+        "overloads": list(info.overloads) if info else [],
+    }
+
+
+def _byte_range(node: ast.AST):
+    from qlint.diagnostic import Range
+
+    return Range.of(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
+
+
+def _parse_sinks(specs: tuple[str, ...]) -> dict[str, set]:
+    sinks: dict[str, set] = {}
+    for spec in specs:
+        callee, _, arg = spec.rpartition(":")
+        sinks.setdefault(callee, set()).add(int(arg) if arg.isdigit() else arg)
+    return sinks
+
+
+def _matchers(body: Body, lines, resolver: Resolver, names: frozenset[str], sinks) -> Iterator[tuple[ast.expr, list[_Hit]]]:
+    for node in body.nodes(lines):
+        if isinstance(node, ast.Compare):
+            yield from _compare(node, resolver, names)
+        elif isinstance(node, ast.Subscript) and is_node_target(node.slice, names):
+            yield node.value, _collection(node.value, resolver)
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr == "get"
+                and node.args
+                and is_node_target(node.args[0], names)
+            ):
+                yield func.value, _collection(func.value, resolver)
+            yield from _sink_call(node, resolver, sinks)
+        elif isinstance(node, ast.Match) and is_node_target(node.subject, names):
+            for case in node.cases:
+                for value in _case_values(case.pattern):
+                    ref = resolver.op_ref(value)
+                    if ref is not None and ref.is_packet:
+                        yield value, [_Hit(ref, Located(value, resolver.scope), False)]
+
+
+def _compare(node: ast.Compare, resolver: Resolver, names) -> Iterator[tuple[ast.expr, list[_Hit]]]:
+    left = node.left
+    for op, right in zip(node.ops, node.comparators):
+        if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+            for a, b in ((left, right), (right, left)):
+                if is_node_target(a, names):
+                    ref = resolver.op_ref(b)
+                    if ref is not None:
+                        yield b, [_Hit(ref, Located(b, resolver.scope), False)]
+        elif isinstance(op, (ast.In, ast.NotIn)) and is_node_target(left, names):
+            yield right, _collection(right, resolver)
+        left = right
+
+
+def _collection(expr: ast.expr, resolver: Resolver) -> list[_Hit]:
+    """Packets in a collection of ops, unless the collection also holds their overloads or
+    maps each packet to one of its overloads (a normalizer table)."""
+    members = resolver.members(expr)
+    if members is None:
+        return []
+    refs: list[tuple[OpRef, Located]] = []
+    for m in members:
+        sub = resolver.for_scope(m.scope)
+        ref = sub.op_ref(_unwrap_nodespec(m.node))
+        if ref is None:
+            continue
+        if ref.is_packet and m.dict_value is not None:
+            value = sub.op_ref(m.dict_value)
+            if value is not None and value.key == ref.key and not value.is_packet:
+                continue
+        refs.append((ref, m))
+    overloaded = {r.key for r, _ in refs if not r.is_packet}
+    return [
+        _Hit(ref, located, _is_element(located))
+        for ref, located in refs
+        if ref.is_packet and ref.key not in overloaded
+    ]
+
+
+def _is_element(located: Located) -> bool:
+    """Dict keys cannot take several elements in place of one; set/list/tuple elements can."""
+    return not located.dict_key
+
+
+def _unwrap_nodespec(node: ast.expr) -> ast.expr:
+    """`ns.call_function(op)` (the PT2E test helpers' NodeSpec) stands for `op`."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "call_function"
+        and len(node.args) == 1
+    ):
+        return node.args[0]
+    return node
+
+
+def _sink_call(node: ast.Call, resolver: Resolver, sinks) -> Iterator[tuple[ast.expr, list[_Hit]]]:
+    func = node.func
+    callee = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    wanted = sinks.get(callee or "", set()) | sinks.get("*", set())
+    if not wanted:
+        return
+    args: list[ast.expr] = [a for i, a in enumerate(node.args) if i in wanted]
+    args += [kw.value for kw in node.keywords if kw.arg in wanted]
+    for arg in args:
+        inner = _unwrap_nodespec(arg)
+        ref = resolver.op_ref(inner)
+        if ref is not None:
+            if ref.is_packet:
+                yield inner, [_Hit(ref, Located(inner, resolver.scope), False)]
+            continue
+        yield arg, _collection(arg, resolver)
+
+
+def _case_values(pattern: ast.pattern) -> Iterator[ast.expr]:
+    if isinstance(pattern, ast.MatchValue):
+        yield pattern.value
+    elif isinstance(pattern, ast.MatchOr):
+        for p in pattern.patterns:
+            yield from _case_values(p)

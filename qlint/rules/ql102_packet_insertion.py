@@ -1,0 +1,117 @@
+"""QL102 packet-insertion: a pass inserts an `OpOverloadPacket` as a node target.
+
+This is the producer side of QL101: torchao 0.18's affine observers inserted
+`torch.ops.torchao.*_affine` packets, and every exact matcher downstream (which keys on
+`.default`, as re-exported graphs carry) missed those nodes.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from qlint.analysis.functions import bodies
+from qlint.analysis.graph_context import packet_graph_context
+from qlint.analysis.names import OpRef, Resolver
+from qlint.diagnostic import Diagnostic
+from qlint.rules.base import FileContext, Rule
+from qlint.rules.overload_fixes import op_info, overload_facts, overload_fix
+
+_CACHE_KEY = "ql102.insertions"
+
+
+class PacketInsertion(Rule):
+    code = "QL102"
+    name = "packet-insertion"
+    summary = "`OpOverloadPacket` inserted into an FX graph as a node target"
+    triggers = (".call_function(", "create_node(", ".target =")
+    fix_availability = "sometimes"
+
+    def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
+        found = insertions(ctx)
+        if not found or packet_graph_context(ctx):
+            return
+        for ref, node in found:
+            info = op_info(ctx.optable, ref)
+            spelled = ctx.source_of(node)
+            message = (
+                f"`{spelled}` is an OpOverloadPacket inserted as a graph node target; "
+                f"matchers keyed on overloads will miss this node: {overload_facts(info)}"
+            )
+            fix = overload_fix(info, spelled, ctx.range_of(node), in_collection=False)
+            evidence = {
+                "kind": "insertion",
+                "ops": [
+                    {
+                        "namespace": ref.namespace,
+                        "op": ref.op,
+                        "overload": None,
+                        "dialect": ref.dialect,
+                    }
+                ],
+                "carried": list(info.carried) if info else [],
+                "overloads": list(info.overloads) if info else [],
+            }
+            yield ctx.diagnostic(self, node, message, fix, evidence=evidence)
+
+
+def insertions(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
+    """Every packet the module inserts into a graph (shared with QL101 through ctx.cache)."""
+    if _CACHE_KEY in ctx.cache:
+        return ctx.cache[_CACHE_KEY]
+    found: list[tuple[OpRef, ast.expr]] = []
+    lines = ctx.lines_containing("call_function", "create_node", ".target")
+    # The callee can sit on one line and the packet on the next: widen each row by one.
+    lines = lines | {row + 1 for row in lines}
+    if lines:
+        for body in bodies(ctx.tree, ctx.scope, ctx.cache):
+            resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
+            for node in body.nodes(lines):
+                if _is_nodespec(node, resolver):
+                    continue
+                for expr in _inserted_exprs(node):
+                    ref = resolver.op_ref(expr)
+                    if ref is None and isinstance(expr, ast.Name):
+                        located = resolver.value_of(expr)
+                        if located is not None and located.scope is ctx.scope and located.node is not expr:
+                            ref = resolver.op_ref(located.node)
+                            expr = located.node if ref is not None else expr
+                    if ref is not None and ref.is_packet:
+                        found.append((ref, expr))
+    unique = {(ref, expr.lineno, expr.col_offset): (ref, expr) for ref, expr in found}
+    ctx.cache[_CACHE_KEY] = list(unique.values())
+    return ctx.cache[_CACHE_KEY]
+
+
+def inserted_packets(ctx: FileContext) -> set[tuple[str, str]]:
+    return {ref.key for ref, _ in insertions(ctx)}
+
+
+def _is_nodespec(node: ast.AST, resolver: Resolver) -> bool:
+    """`NodeSpec.call_function(op)` in the PT2E test helpers describes a node; it inserts nothing."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "call_function":
+        owner = resolver.qualname(node.func.value)
+        return bool(owner and owner.endswith("NodeSpec"))
+    return False
+
+
+def _inserted_exprs(node: ast.AST) -> Iterator[ast.expr]:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        attr = node.func.attr
+        kwargs = {kw.arg: kw.value for kw in node.keywords if kw.arg}
+        if attr == "call_function":
+            target = node.args[0] if node.args else kwargs.get("the_function")
+            if target is not None:
+                yield target
+        elif attr == "create_node":
+            op = node.args[0] if node.args else kwargs.get("op")
+            target = node.args[1] if len(node.args) > 1 else kwargs.get("target")
+            if isinstance(op, ast.Constant) and op.value == "call_function" and target is not None:
+                yield target
+    elif isinstance(node, ast.Assign):
+        for tgt in node.targets:
+            # `self.target = op` stores an op on a pattern object; only a node's target matters.
+            owner = tgt.value if isinstance(tgt, ast.Attribute) else None
+            if tgt.attr == "target" if isinstance(tgt, ast.Attribute) else False:
+                if not (isinstance(owner, ast.Name) and owner.id in ("self", "cls")):
+                    yield node.value

@@ -1,0 +1,43 @@
+"""QL202 qat-capture-in-eval-mode: a model captured for QAT while it is in eval mode.
+
+The mirror of QL201. `prepare_qat_pt2e` expects a graph captured in train mode: captured
+in eval mode, batch norm uses its running statistics and dropout disappears, so training
+after `prepare_qat_pt2e` neither updates the statistics nor regularises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from qlint.diagnostic import Diagnostic
+from qlint.rules.base import FileContext, Rule
+from qlint.rules.capture_common import captures, evidence, insert_mode_call, model_text, reasons, related
+
+
+class QatCaptureInEvalMode(Rule):
+    code = "QL202"
+    name = "qat-capture-in-eval-mode"
+    summary = "Model captured for `prepare_qat_pt2e` in eval mode"
+    triggers = ("prepare_qat_pt2e",)
+    fix_availability = "sometimes"
+
+    def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
+        for cap, flows in captures(ctx, "qat"):
+            facts = cap.modes_for("qat")
+            if not facts or any(f.state != "eval" for f in facts):
+                continue  # eval mode must dominate: every QAT path reaches the capture in eval mode
+            why = reasons(ctx, cap, "qat", flows)
+            model = model_text(ctx, cap)
+            message = (
+                f"`{model}` is captured for QAT in eval mode ({'; '.join(r.text for r in why)}). The graph gets"
+                " eval-mode batch norm and no dropout, so training after `prepare_qat_pt2e` does not update"
+                f" batch-norm statistics; call `{model}.train()` before capturing"
+            )
+            yield ctx.diagnostic(
+                self,
+                cap.call,
+                message,
+                insert_mode_call(ctx, cap, "train"),
+                evidence=evidence(ctx, cap, "qat", why),
+                related=related(ctx, cap, "qat", why),
+            )

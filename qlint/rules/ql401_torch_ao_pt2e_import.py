@@ -1,0 +1,305 @@
+"""QL401 torch-ao-pt2e-import: PT2E API imported from where torch 2.13 no longer has it.
+
+torch 2.13 ships neither `torch.ao.quantization.quantize_pt2e`, `.pt2e` nor `.quantizer`
+(nor the pre-release `_quantize_pt2e`/`_pt2e`), and `torch.ao.quantization` no longer
+re-exports `move_exported_model_to_eval` and friends: the code moved to
+`torchao.quantization.pt2e`, the XNNPACK quantizer to ExecuTorch. The destinations come
+from `qlint/data/pt2e_moves.json`, generated from what torchao and executorch export.
+
+Three spellings are covered, alias-aware: `from <old> import a, b as c` (also
+parenthesized, and mixed with eager names torch still ships), `import <old> [as m]` with
+its uses, and attribute chains such as `torch.ao.quantization.quantize_pt2e.prepare_pt2e`
+reached through `import torch`. Compatibility shims stay quiet: an old import in one
+branch of a `try`/`except ImportError` or `if`/`else` whose other branch binds the same
+names, and imports under a torch-version check.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from qlint.analysis import import_edits as ie
+from qlint.analysis.functions import bodies
+from qlint.analysis.names import Resolver, dotted_parts
+from qlint.analysis.pt2e_moves import OLD_PACKAGE, SUCCESSOR_PACKAGES, Move, Moves, load_moves, worst
+from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix
+from qlint.rules.base import FileContext, Rule
+
+_APPLICABILITY = {"safe": Applicability.SAFE, "unsafe": Applicability.UNSAFE}
+
+
+@dataclass
+class _Plan:
+    """One name of a from-import: where it goes (`move is None`: it stays)."""
+
+    alias: ast.alias
+    move: Move | None
+    fix: str = "display"
+
+    @property
+    def local(self) -> str:
+        return self.alias.asname or self.alias.name
+
+    def target(self) -> tuple[str, str]:
+        """(module to import from, name to import) for a fixable move."""
+        if self.move.is_module:
+            parent, _, last = self.move.module.rpartition(".")
+            return parent, last
+        return self.move.module, self.move.name
+
+
+class TorchAoPt2eImport(Rule):
+    code = "QL401"
+    name = "torch-ao-pt2e-import"
+    summary = "PT2E API imported from `torch.ao.quantization`, which torch 2.13 no longer ships"
+    triggers = ("ao.quantization", "torch.ao", "import ao")
+    fix_availability = "sometimes"
+
+    def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
+        moves = load_moves()
+        parents = ie.parent_map(ctx)
+        owned_heads: set[str] = set()  # names bound by a reported import: their uses go with it
+        plain: list[tuple[str, ...]] = []  # `import <old>` without `as`: owns chains by prefix
+        for stmt in ast.walk(ctx.tree):
+            if isinstance(stmt, ast.ImportFrom):
+                diag = self._from_import(ctx, moves, stmt, parents, owned_heads)
+            elif isinstance(stmt, ast.Import):
+                yield from self._import(ctx, moves, stmt, parents, owned_heads, plain)
+                continue
+            else:
+                continue
+            if diag is not None:
+                yield diag
+        yield from self._attribute_uses(ctx, moves, parents, owned_heads, plain)
+
+    # -- from <module> import ... --------------------------------------------------------
+    def _from_import(self, ctx, moves: Moves, stmt: ast.ImportFrom, parents, owned: set) -> Diagnostic | None:
+        base = ie.import_base(ctx, stmt)
+        if base is None or not (base == OLD_PACKAGE or moves.removed_module(base)):
+            return None
+        plans = [_Plan(a, moves.find(f"{base}.{a.name}") if a.name != "*" else moves.find(base)) for a in stmt.names]
+        moved = [p for p in plans if p.move is not None]
+        owned.update(p.local for p in moved)  # their uses are reported with the import, or deliberate
+        if not moved or ie.guarded(stmt, parents, {p.local for p in moved}):
+            return None
+        for p in moved:
+            p.fix = _fix_level(ctx, p.move) if p.alias.name != "*" else "display"
+            if p.move.is_module and p.fix != "display":
+                p.fix = worst(p.fix, _module_alias_fix(ctx, moves, p.local, p.move))
+        fixable = [p for p in moved if p.fix != "display" and p.move.module]
+        edits = ie.regroup_from_import(ctx, stmt, [(p.alias, *p.target()) for p in fixable]) if fixable else None
+        if base == OLD_PACKAGE:
+            names = ", ".join(f"`{p.alias.name}`" for p in moved)
+            subject = f"torch 2.13's `{OLD_PACKAGE}` no longer has {names}"
+        else:
+            subject = f"`{base}` is gone from torch 2.13"
+        message = _message(moves, [p.move for p in moved], subject)
+        if edits:
+            targets: dict[str, list[str]] = {}
+            for p in fixable:
+                targets.setdefault(p.target()[0], []).append(f"`{p.local}`")
+            what = "; ".join(f"{', '.join(names)} from `{module}`" for module, names in targets.items())
+            fix = Fix(_APPLICABILITY[worst(*(p.fix for p in fixable))], f"Import {what}", tuple(edits))
+        else:
+            fix = _display_fix(moved)
+        return ctx.diagnostic(self, stmt, message, fix, evidence=_evidence(moved))
+
+    # -- import <module> [as m] ----------------------------------------------------------
+    def _import(self, ctx, moves: Moves, stmt: ast.Import, parents, owned: set, plain: list) -> Iterator[Diagnostic]:
+        for alias in stmt.names:
+            if not moves.removed_module(alias.name):
+                continue
+            move = moves.find(alias.name)
+            local = alias.asname or alias.name.split(".")[0]
+            if alias.asname:
+                owned.add(alias.asname)
+            if ie.guarded(stmt, parents, {local}):
+                if not alias.asname:
+                    plain.append(tuple(alias.name.split(".")))
+                continue
+            if alias.asname:
+                fix_level = _fix_level(ctx, move) if move.is_module and move.known else "display"
+                if fix_level != "display":
+                    fix_level = worst(fix_level, _module_alias_fix(ctx, moves, alias.asname, move))
+                edit = ie.alias_name_edit(ctx, alias, move.module) if fix_level != "display" else None
+                fix = Fix(_APPLICABILITY[fix_level], f"Import `{move.module}`", (edit,)) if edit else None
+            else:
+                prefix = tuple(alias.name.split("."))
+                plain.append(prefix)
+                fix = self._plain_import_fix(ctx, moves, stmt, alias, move, prefix)
+            message = _message(moves, [move], f"`{alias.name}` is gone from torch 2.13")
+            yield ctx.diagnostic(self, alias, message, fix or _display_fix([move]), evidence=_evidence([move]))
+
+    def _plain_import_fix(self, ctx, moves: Moves, stmt, alias: ast.alias, move: Move, prefix) -> Fix | None:
+        """`import torch.ao.quantization.quantize_pt2e` and its `torch.ao....prepare_pt2e(...)` uses."""
+        uses = list(_chain_moves(ctx, moves, prefix))
+        if any(_fix_level(ctx, m) == "display" or m.module is None for _, m in uses):
+            return None
+        modules = list(dict.fromkeys(m.module for _, m in uses)) or (
+            [move.module] if _fix_level(ctx, move) != "display" else []
+        )
+        if not modules:
+            return None
+        edit = ie.alias_name_edit(ctx, alias, ", ".join(modules))
+        if edit is None:
+            return None
+        edits = [edit, *(Edit(ctx.range_of(node), m.new) for node, m in uses)]
+        head = prefix[0]
+        rewritten = {id(ie.chain_head(node)) for node, _ in uses}
+        rewritten_alias = lambda a: a is alias or (a.asname is None and moves.removed_module(a.name) is not None)  # noqa: E731
+        if ie.name_still_needed(ctx, head, rewritten) and not ie.binds_elsewhere(ctx, head, rewritten_alias):
+            edits.append(ie.insert_before(ctx, stmt, f"import {head}"))
+        level = worst(*(_fix_level(ctx, m) for _, m in uses)) if uses else _fix_level(ctx, move)
+        return Fix(_APPLICABILITY[level], f"Import {', '.join(f'`{m}`' for m in modules)}", tuple(edits))
+
+    # -- torch.ao.quantization.<moved> through `import torch` ----------------------------
+    def _attribute_uses(self, ctx, moves: Moves, parents, owned: set, plain: list) -> Iterator[Diagnostic]:
+        seen: set[int] = set()
+        for body in bodies(ctx.tree, ctx.scope):
+            resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
+            for node in body.nodes():
+                if not isinstance(node, ast.Attribute) or isinstance(parents.get(node), ast.Attribute):
+                    continue
+                parts = dotted_parts(node)
+                if parts is None or parts[0] in owned or any(tuple(parts[: len(p)]) == p for p in plain):
+                    continue
+                hit = _outermost_move(resolver, moves, node)
+                if hit is None or id(hit[0]) in seen or ie.guarded(hit[0], parents, set()):
+                    continue
+                sub, move = hit
+                seen.add(id(sub))
+                yield self._use(ctx, moves, sub, move, _in_type_check(sub, parents))
+
+    def _use(self, ctx, moves: Moves, sub: ast.Attribute, move: Move, type_check: bool) -> Diagnostic:
+        message = _message(moves, [move], f"`{move.old}` is gone from torch 2.13")
+        fix = None
+        level = _fix_level(ctx, move)
+        if type_check and level == "safe":
+            # `isinstance(q, torch.ao...Quantizer)` tells legacy objects from new ones;
+            # pointing it at the successor class changes what it accepts.
+            level = "unsafe"
+        if level != "display" and move.module and move.known:
+            edits = [Edit(ctx.range_of(sub), move.new)]
+            insert = ie.ensure_import(ctx, move.module)
+            if insert is not None:
+                edits.append(insert)
+            fix = Fix(_APPLICABILITY[level], f"Use `{move.new}`", tuple(edits))
+        return ctx.diagnostic(self, sub, message, fix or _display_fix([move]), evidence=_evidence([move]))
+
+
+def _fix_level(ctx: FileContext, move: Move) -> str:
+    """The data's fix level, except inside the package that replaced the API: torchao's own
+    compatibility paths reach for the legacy torch classes on purpose, and pointing them at
+    torchao would make `prepare_pt2e` dispatch to itself."""
+    if ctx.module and move.module:
+        for package in SUCCESSOR_PACKAGES:
+            if _under(ctx.module, package) and _under(move.module, package):
+                return "display"
+    return move.fix
+
+
+def _under(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def _in_type_check(node: ast.AST, parents: dict) -> bool:
+    parent = parents.get(node)
+    if isinstance(parent, ast.Tuple):
+        parent = parents.get(parent)
+    return (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Name)
+        and parent.func.id in ("isinstance", "issubclass")
+        and node is not parent.args[0]
+    )
+
+
+def _outermost_move(resolver: Resolver, moves: Moves, node: ast.Attribute) -> tuple[ast.Attribute, Move] | None:
+    """The longest prefix of an attribute chain that names something torch removed."""
+    sub: ast.AST = node
+    fallback = None
+    while isinstance(sub, ast.Attribute):
+        qual = resolver.qualname(sub)
+        if qual is None or not qual.startswith(OLD_PACKAGE + "."):
+            return fallback
+        move = moves.exact(qual)
+        if move is not None:
+            return sub, move
+        if fallback is None and moves.removed_module(qual):
+            fallback = (sub, moves.find(qual))
+        sub = sub.value
+    return fallback
+
+
+def _chain_moves(ctx: FileContext, moves: Moves, prefix: tuple[str, ...]) -> Iterator[tuple[ast.Attribute, Move]]:
+    """Uses of a plainly imported removed module: the longest known prefix of each chain."""
+    parents = ie.parent_map(ctx)
+    old = ".".join(prefix)
+    for node in ast.walk(ctx.tree):
+        if not isinstance(node, ast.Attribute) or isinstance(parents.get(node), ast.Attribute):
+            continue
+        parts = dotted_parts(node)
+        if parts is None or tuple(parts[: len(prefix)]) != prefix:
+            continue
+        sub, best = node, None
+        while isinstance(sub, ast.Attribute) and best is None:
+            text = ".".join(dotted_parts(sub))
+            if len(text) >= len(old):
+                move = moves.exact(text)
+                best = (sub, move) if move is not None else None
+            sub = sub.value
+        yield best or (node, moves.find(".".join(parts)))
+
+
+def _module_alias_fix(ctx: FileContext, moves: Moves, local: str, move: Move) -> str:
+    """How safely a name bound to a removed module can be rebound to its successor.
+
+    Every `local.attr` in the file must name something that now lives at
+    `successor.attr`; anything else (a name that moved elsewhere, or one qualified cannot
+    vouch for) makes the rebinding display-only.
+    """
+    level = "safe"
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == local:
+            used = moves.exact(f"{move.old}.{node.attr}")
+            expected = f"{move.module}.{node.attr}"
+            if used is None or used.new != expected:
+                return "display"
+            level = worst(level, used.fix)
+    return level
+
+
+def _message(moves: Moves, moved: list[Move], subject: str) -> str:
+    """`<subject>: a, b are in <module>; c is now <new>; d has no successor`."""
+    details, groups = [], {}
+    for m in moved:
+        short = m.old.rpartition(".")[2]
+        if m.module is None:
+            details.append(f"`{short}` has no successor in {moves.describe_versions()}")
+        elif m.prerelease:
+            details.append(f"`{short}` was pre-release API; its successor `{m.new}` takes other arguments")
+        elif not m.known:
+            details.append(f"`{short}` is not in torch's history as qlint knows it; its module is now `{m.module}`")
+        elif m.is_module or m.name != short:
+            details.append(f"`{short}` is now `{m.new}`")
+        else:
+            groups.setdefault(m.module, []).append(f"`{short}`")
+    for module, names in groups.items():
+        details.append(f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} in `{module}`")
+    if len(moved) == 1:
+        details[0] = "it " + details[0].split("` ", 1)[1]
+    return f"{subject}: " + "; ".join(details)
+
+
+def _display_fix(moved: list) -> Fix:
+    homes = [m.new for m in (getattr(x, "move", x) for x in moved) if m.new]
+    if homes:
+        return Fix(Applicability.DISPLAY_ONLY, "Import from " + ", ".join(f"`{h}`" for h in dict.fromkeys(homes)))
+    return Fix(Applicability.DISPLAY_ONLY, "Remove the use: torchao and executorch have no successor")
+
+
+def _evidence(moved: list) -> dict:
+    items = [getattr(x, "move", x) for x in moved]
+    return {"kind": "moved-import", "moves": [{"old": m.old, "new": m.new, "fix": m.fix} for m in items]}

@@ -1,0 +1,70 @@
+"""Runtime checker: confirm findings, and their fixes, on the real torch.export/PT2E pipeline.
+
+The linter never imports torch. This package's client side (`client`, `cache`, `request`,
+`checks/__init__`) is torch-free too; torch, torchao and executorch are imported only in a
+separate worker process (`python -m qlint.runtime.worker`), once, and the worker serves
+many checks. By default no user code is imported or run: a check evaluates what the finding
+carries (op names, the fix's edits) against reference graphs the worker builds itself.
+
+Public API:
+- `attach_verdicts(diagnostics, settings, verify_fixes=..., timeout=...)`: the diagnostics
+  with `runtime=RuntimeVerdict(verdict, evidence, fix_verified, seconds)` set. The CLI
+  (`qlint check --runtime`, `qlint fix --verify`) and the language server call this; one
+  worker is kept warm for the life of the process.
+- `RuntimeChecker`: the same with explicit control over the worker and the cache.
+"""
+
+from __future__ import annotations
+
+import atexit
+from collections.abc import Sequence
+from pathlib import Path
+
+from qlint.diagnostic import Diagnostic, RuntimeVerdict
+from qlint.runtime.client import DEFAULT_TIMEOUT, RuntimeChecker
+
+__all__ = ["DEFAULT_TIMEOUT", "RuntimeChecker", "RuntimeVerdict", "attach_verdicts", "shutdown"]
+
+_checkers: dict[tuple, RuntimeChecker] = {}
+
+
+def _cache_dir(settings) -> Path:
+    from qlint.cache import cache_dir_for
+
+    return cache_dir_for(settings) / "runtime"
+
+
+def _shared_checker(settings, cache: bool) -> RuntimeChecker:
+    models = tuple(getattr(settings, "runtime_models", ()) or ())
+    cache_dir = _cache_dir(settings)
+    key = (cache_dir, cache, models)
+    if key not in _checkers:
+        # The worker's log lives in the cache directory even with `cache=False`.
+        checker = RuntimeChecker(cache_dir, models=models, root=getattr(settings, "root", None))
+        if not cache:
+            checker.cache = None
+        _checkers[key] = checker
+    return _checkers[key]
+
+
+def attach_verdicts(
+    diagnostics: Sequence[Diagnostic],
+    settings,
+    *,
+    verify_fixes: bool,
+    timeout: float = DEFAULT_TIMEOUT,
+    cache: bool = True,
+) -> list[Diagnostic]:
+    """Every diagnostic with a runtime verdict; findings are never dropped (a refuted one
+    stays, marked refuted). `timeout` is per check; `cache=False` neither reads nor writes
+    the verdict cache."""
+    checker = _shared_checker(settings, cache)
+    return checker.attach(diagnostics, verify_fixes=verify_fixes, timeout=timeout)
+
+
+@atexit.register
+def shutdown() -> None:
+    """Stop the workers this process started."""
+    while _checkers:
+        _, checker = _checkers.popitem()
+        checker.close()

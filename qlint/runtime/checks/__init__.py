@@ -1,0 +1,17 @@
+"""Which rule codes have a runtime check, and the worker module that implements each.
+
+This module is imported by the linter side (to know, without torch, which findings need
+the worker) and by the worker (to find the implementation). It must stay torch-free: the
+check modules it names are only imported inside the worker process.
+"""
+
+from __future__ import annotations
+
+CHECKS: dict[str, str] = {
+    "QL101": "qlint.runtime.checks.ql101",
+    "QL102": "qlint.runtime.checks.ql101",
+}
+
+
+def has_check(code: str) -> bool:
+    return code in CHECKS

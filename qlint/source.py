@@ -1,0 +1,80 @@
+"""Decoding and position bookkeeping shared by the engine, the fixer and every reporter.
+
+`ast` reports columns in UTF-8 bytes; editors, JSON and humans want characters. One
+`LineIndex` per file converts once, so no rule has to think about encodings.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import re
+import tokenize
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from qlint.diagnostic import Position
+
+
+class DecodeError(ValueError):
+    """The bytes are not text in the encoding the file declares (PEP 263) or UTF-8."""
+
+    def __init__(self, message: str, row: int = 1, col: int = 0):
+        super().__init__(message)
+        self.row = row
+        self.col = col
+
+
+def decode_source(data: bytes) -> str:
+    """Decode like the interpreter does: BOM, then a PEP 263 cookie, then UTF-8."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise DecodeError(f"cannot determine the file's encoding: {exc}") from None
+    try:
+        codecs.lookup(encoding)
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        row = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1)
+        raise DecodeError(f"invalid {encoding}: {exc.reason} at byte {exc.start}", row, col) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text
+
+
+@dataclass
+class LineIndex:
+    text: str
+
+    def __post_init__(self) -> None:
+        starts = [0]
+        for match in re.finditer("\n", self.text):
+            starts.append(match.end())
+        self.starts = starts
+        self._lines: list[str] | None = None
+
+    @property
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            self._lines = self.text.split("\n")
+        return self._lines
+
+    def line(self, row: int) -> str:
+        lines = self.lines
+        return lines[row - 1] if 0 < row <= len(lines) else ""
+
+    def char_col(self, row: int, byte_col: int) -> int:
+        """Convert an `ast` UTF-8 byte column to a code-point column."""
+        line = self.line(row)
+        if line.isascii():
+            return byte_col
+        return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
+
+    def offset(self, pos: Position) -> int:
+        row = min(max(pos.row, 1), len(self.starts))
+        return min(self.starts[row - 1] + pos.col, len(self.text))
+
+    def position(self, offset: int) -> Position:
+        row = bisect_right(self.starts, offset)
+        return Position(row, offset - self.starts[row - 1])

@@ -1,0 +1,48 @@
+"""Shared helpers: lint or fix a snippet in memory, exactly as the CLI would."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from qlint.analysis.project import ProjectIndex
+from qlint.engine import check_source
+from qlint.fixes import fix_text
+from qlint.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def settings_for(select=("QL",), **options) -> Settings:
+    """`options` maps a rule code to its option dict, e.g. QL101={"fix-style": "both"}."""
+    rule_options = tuple((code, tuple(opts.items())) for code, opts in options.items())
+    return Settings(select=tuple(select), rule_options=rule_options, root=ROOT)
+
+
+def lint(source: str, path: str = "snippet.py", select=("QL",), overlay=None, **options):
+    """Diagnostics for a dedented snippet; `overlay` adds other project files (path -> text)."""
+    source = textwrap.dedent(source)
+    project = ProjectIndex({os.path.abspath(p): textwrap.dedent(t) for p, t in (overlay or {}).items()})
+    result = check_source(source, os.path.abspath(path), settings_for(select, **options), project)
+    assert not result.errors, result.errors
+    return result.diagnostics
+
+
+def fix(source: str, path: str = "snippet.py", select=("QL",), unsafe: bool = False, overlay=None, **options) -> str:
+    source = textwrap.dedent(source)
+    project = ProjectIndex({os.path.abspath(p): textwrap.dedent(t) for p, t in (overlay or {}).items()})
+    outcome = fix_text(source, os.path.abspath(path), settings_for(select, **options), unsafe, project)
+    assert outcome.error is None, outcome.error
+    return outcome.fixed
+
+
+def codes(diagnostics) -> list[str]:
+    return [d.code for d in diagnostics]
+
+
+@pytest.fixture
+def root() -> Path:
+    return ROOT

@@ -1,0 +1,315 @@
+"""The results cache: hits, misses, invalidation (content, settings, version, dependencies)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from qlint import cache as cache_mod
+from qlint.cache import Cache, diagnostic_from_dict, diagnostic_to_dict
+from qlint.diagnostic import (
+    Applicability,
+    Diagnostic,
+    Edit,
+    Fix,
+    Range,
+    RelatedInfo,
+    RuntimeVerdict,
+)
+from qlint.engine import FileResult, content_hash
+from qlint.rules import RULES
+from qlint.rules.base import Rule
+from qlint.runner import run_check
+from qlint.settings import Settings
+
+
+class DependentRule(Rule):
+    """Test-only: flags `uses(dep)` when the project module `dep` contains FLAG."""
+
+    code = "QL903"
+    name = "dependent"
+    summary = "test-only rule whose finding depends on another module"
+    triggers = ("uses(",)
+
+    def check(self, ctx):
+        for row, line in enumerate(ctx.text.split("\n"), 1):
+            start = line.find("uses(")
+            if start < 0:
+                continue
+            module = line[start + 5 : line.index(")", start)]
+            ctx.project.module_scope(module, ctx.path)  # records the dependency
+            dep = os.path.join(os.path.dirname(ctx.path), module + ".py")
+            if os.path.exists(dep) and "FLAG" in Path(dep).read_text():
+                yield ctx.diagnostic(self, Range.of(row, start, row, len(line)), f"{module} is flagged")
+
+
+@pytest.fixture
+def dependent_rule(monkeypatch):
+    monkeypatch.setitem(RULES, DependentRule.code, DependentRule)
+
+
+def settings(tmp_path: Path, **kw) -> Settings:
+    return Settings(root=tmp_path, cache_dir=tmp_path / "cache", **kw)
+
+
+def sample_diagnostic(path="/x/a.py") -> Diagnostic:
+    r = Range.of(3, 4, 3, 9)
+    return Diagnostic(
+        code="QL101",
+        name="packet-matcher",
+        message="ünïcode message",
+        path=path,
+        range=r,
+        fix=Fix(Applicability.UNSAFE, "Use `.default`", (Edit(r, "x.default"), Edit(Range.of(1, 0, 1, 0), "# c\n"))),
+        noqa_row=3,
+        related=(RelatedInfo("/x/b.py", Range.of(1, 0, 1, 5), "defined here"),),
+        evidence={"op": "aten.relu", "overloads": ["default"], "n": 1, "nested": {"k": None}},
+        runtime=RuntimeVerdict("confirmed", "no node matched", True, 0.25),
+    )
+
+
+def test_diagnostic_round_trips_through_json():
+    d = sample_diagnostic()
+    data = json.loads(json.dumps(diagnostic_to_dict(d)))
+    back = diagnostic_from_dict(data)
+    assert back == d
+    assert back.evidence == d.evidence  # not part of __eq__, so check it separately
+    assert back.fix.applicability is Applicability.UNSAFE
+    plain = Diagnostic("QL001", "syntax-error", "m", "/x/a.py", Range.of(1, 0, 1, 0))
+    assert diagnostic_from_dict(diagnostic_to_dict(plain)) == plain
+    assert "fix" not in diagnostic_to_dict(plain)
+
+
+def old_file(path: Path, text: str) -> Path:
+    """Write `text` with an mtime well in the past, so its stat is trusted by the cache."""
+    path.write_text(text)
+    past = time.time_ns() - 3600 * 10**9
+    os.utime(path, ns=(past, past))
+    return path
+
+
+def stored(cache: Cache, path: Path, diagnostics=(), deps=None) -> None:
+    st = path.stat()
+    result = FileResult(str(path), list(diagnostics), dependencies=deps or {})
+    cache.store(result, st.st_size, st.st_mtime_ns, content_hash(path.read_bytes()))
+
+
+def test_hit_miss_and_touch(tmp_path):
+    f = old_file(tmp_path / "a.py", "x = 1\n")
+    c = Cache(tmp_path / "cache", "fp")
+    assert c.lookup(str(f)) is None
+    stored(c, f, [sample_diagnostic(str(f))])
+    c.save()
+
+    c2 = Cache(tmp_path / "cache", "fp")
+    hit = c2.lookup(str(f))
+    assert hit is not None and hit.diagnostics == [sample_diagnostic(str(f))]
+    # A touch (new mtime, same content) still hits, and the new stat is remembered.
+    os.utime(f, ns=(time.time_ns() - 10**12, time.time_ns() - 10**12))
+    assert c2.lookup(str(f)) is not None
+    assert c2.entries[str(f)][1] == f.stat().st_mtime_ns
+    # Changed content misses.
+    old_file(f, "x = 2\n")
+    assert c2.lookup(str(f)) is None
+    # A deleted file misses.
+    f.unlink()
+    assert c2.lookup(str(f)) is None
+
+
+def test_a_same_size_edit_within_the_same_mtime_is_noticed(tmp_path):
+    """Racy case: the file was written just before it was cached, then edited again
+    without its size or mtime changing. The stored stat must not be trusted."""
+    f = tmp_path / "a.py"
+    f.write_text("x = 1\n")
+    st = f.stat()
+    c = Cache(tmp_path / "cache", "fp")
+    stored(c, f)
+    c.save()
+    f.write_text("x = 2\n")
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert f.stat().st_size == st.st_size and f.stat().st_mtime_ns == st.st_mtime_ns
+    assert Cache(tmp_path / "cache", "fp").lookup(str(f)) is None
+
+
+def test_a_trusted_stat_skips_reading_the_file(tmp_path, monkeypatch):
+    f = old_file(tmp_path / "a.py", "x = 1\n")
+    c = Cache(tmp_path / "cache", "fp")
+    stored(c, f)
+    c.save()
+    c2 = Cache(tmp_path / "cache", "fp")
+    monkeypatch.setattr(Cache, "_hash_file", lambda self, p: pytest.fail("read " + p))
+    assert c2.lookup(str(f)) is not None
+
+
+def test_dependencies_invalidate(tmp_path):
+    f = old_file(tmp_path / "a.py", "from dep import X\n")
+    dep = old_file(tmp_path / "dep.py", "X = 1\n")
+    c = Cache(tmp_path / "cache", "fp")
+    stored(c, dep)
+    stored(c, f, deps={str(dep): content_hash(dep.read_bytes())})
+    c.save()
+    assert Cache(tmp_path / "cache", "fp").lookup(str(f)) is not None
+    old_file(dep, "X = 22\n")
+    assert Cache(tmp_path / "cache", "fp").lookup(str(f)) is None
+    dep.unlink()
+    assert Cache(tmp_path / "cache", "fp").lookup(str(f)) is None
+
+
+def test_a_dependency_recorded_as_absent_stays_valid_while_absent(tmp_path):
+    f = old_file(tmp_path / "a.py", "x\n")
+    c = Cache(tmp_path / "cache", "fp")
+    stored(c, f, deps={str(tmp_path / "gone.py"): ""})
+    assert c.lookup(str(f)) is not None
+    (tmp_path / "gone.py").write_text("now here\n")
+    assert Cache(tmp_path / "cache", "fp").lookup(str(f)) is None
+
+
+def test_fingerprint_and_version_separate_caches(tmp_path, monkeypatch):
+    f = old_file(tmp_path / "a.py", "x\n")
+    c = Cache(tmp_path / "cache", "fp1")
+    stored(c, f)
+    c.save()
+    assert Cache(tmp_path / "cache", "fp2").lookup(str(f)) is None
+    monkeypatch.setattr(cache_mod, "__version__", "999.0")
+    assert Cache(tmp_path / "cache", "fp1").lookup(str(f)) is None
+
+
+@pytest.mark.parametrize("garbage", [b"", b"\x00\x01garbage", b"\xe3" * 1000])
+def test_corrupt_index_is_ignored(tmp_path, garbage):
+    f = old_file(tmp_path / "a.py", "x\n")
+    c = Cache(tmp_path / "cache", "fp")
+    stored(c, f)
+    c.save()
+    c.file.write_bytes(garbage)
+    c2 = Cache(tmp_path / "cache", "fp")
+    assert c2.lookup(str(f)) is None
+    stored(c2, f)
+    c2.save()  # and a fresh index replaces it
+    assert Cache(tmp_path / "cache", "fp").lookup(str(f)) is not None
+
+
+def test_structurally_wrong_index_is_ignored(tmp_path):
+    import marshal
+
+    f = old_file(tmp_path / "a.py", "x\n")
+    c = Cache(tmp_path / "cache", "fp")
+    c.file.parent.mkdir(parents=True)
+    bad = {"magic": "qlint-cache-1", "fingerprint": "fp", "entries": {str(f): ("not", "an", "entry")}}
+    c.file.write_bytes(marshal.dumps(bad))
+    assert Cache(tmp_path / "cache", "fp").lookup(str(f)) is None
+
+
+def test_results_with_errors_are_not_stored(tmp_path):
+    c = Cache(tmp_path / "cache", "fp")
+    result = FileResult(str(tmp_path / "a.py"), errors=["boom"])
+    c.store(result, 1, 1, "abc")
+    assert c.entries == {}
+
+
+def test_save_is_atomic_and_marks_the_directory(tmp_path):
+    f = old_file(tmp_path / "a.py", "x\n")
+    c = Cache(tmp_path / "cache", "fp")
+    stored(c, f)
+    c.save()
+    files = sorted(p.name for p in c.file.parent.iterdir())
+    assert files == ["fp.index"]  # no temporary files left behind
+    assert (tmp_path / "cache" / ".gitignore").read_text().strip().endswith("*")
+    assert (tmp_path / "cache" / "CACHEDIR.TAG").exists()
+
+
+def test_unwritable_cache_directory_is_not_an_error(tmp_path):
+    (tmp_path / "cache").write_text("a file where the directory should be")
+    f = old_file(tmp_path / "a.py", "x\n")
+    c = Cache(tmp_path / "cache", "fp")
+    stored(c, f)
+    c.save()  # must not raise
+
+
+def test_forget_missing(tmp_path):
+    a = old_file(tmp_path / "a.py", "x\n")
+    b = old_file(tmp_path / "b.py", "y\n")
+    c = Cache(tmp_path / "cache", "fp")
+    stored(c, a)
+    stored(c, b)
+    c.forget_missing([str(tmp_path)], {str(a)})
+    assert list(c.entries) == [str(a)]
+
+
+# ------------------------------------------------------------------ through run_check
+
+
+def test_run_check_uses_the_cache_and_agrees_with_a_cold_run(tmp_path):
+    for i in range(3):
+        old_file(tmp_path / f"m{i}.py", "node.target = (\n" if i == 0 else "x = 1  # noqa: QL101\n")
+    s = settings(tmp_path)
+    cold = run_check([str(tmp_path)], s, use_cache=True, jobs=1)
+    assert cold.cached == 0
+    warm = run_check([str(tmp_path)], s, use_cache=True, jobs=1)
+    assert warm.cached == 3
+    assert [r.diagnostics for r in warm.results] == [r.diagnostics for r in cold.results]
+    assert {d.code for r in warm.results for d in r.diagnostics} == {"QL001", "QL002"}
+    # Different settings: a different index, so nothing is reused.
+    other = run_check([str(tmp_path)], settings(tmp_path, select=("QL0",)), use_cache=True, jobs=1)
+    assert other.cached == 0
+
+
+def test_no_cache_neither_reads_nor_writes(tmp_path):
+    old_file(tmp_path / "a.py", "x = 1\n")
+    s = settings(tmp_path)
+    run = run_check([str(tmp_path)], s, use_cache=False, jobs=1)
+    assert run.cached == 0 and not (tmp_path / "cache").exists()
+
+
+def test_dependency_change_invalidates_through_run_check(tmp_path, dependent_rule):
+    main = old_file(tmp_path / "main.py", "uses(dep)\n")
+    dep = old_file(tmp_path / "dep.py", "X = 1\n")
+    s = settings(tmp_path, select=("QL903",))
+
+    def codes():
+        run = run_check([str(main)], s, use_cache=True, jobs=1)
+        return run.cached, [d.code for r in run.results for d in r.diagnostics]
+
+    assert codes() == (0, [])
+    assert codes() == (1, [])  # cached
+    old_file(dep, "X = 1  # FLAG\n")  # only the dependency changes
+    assert codes() == (0, ["QL903"])
+    assert codes() == (1, ["QL903"])
+    uncached = run_check([str(main)], s, use_cache=False, jobs=1)
+    assert [d.code for r in uncached.results for d in r.diagnostics] == ["QL903"]
+
+
+def test_cross_module_constants_in_the_examples_stay_consistent(tmp_path):
+    """Real rules on a copy of examples/: fold_pass.py matches `AFFINE_DQ_OPS` imported from
+    qdq_utils.py. Editing only qdq_utils.py must change fold_pass.py's cached findings
+    exactly as an uncached run does."""
+    import shutil
+
+    src = Path(__file__).resolve().parents[1] / "examples" / "mybackend"
+    if not (src / "qdq_utils.py").is_file():
+        pytest.skip("examples/mybackend is not there")
+    pkg = tmp_path / "mybackend"
+    shutil.copytree(src, pkg)
+    for path in pkg.glob("*.py"):
+        past = time.time_ns() - 3600 * 10**9
+        os.utime(path, ns=(past, past))
+    s = settings(tmp_path)
+
+    def fold_pass_findings(use_cache):
+        run = run_check([str(pkg / "fold_pass.py")], s, use_cache=use_cache, jobs=1)
+        return sorted((d.range, d.code, d.message) for r in run.results for d in r.diagnostics)
+
+    before = fold_pass_findings(True)
+    assert fold_pass_findings(True) == before
+    utils = pkg / "qdq_utils.py"
+    text = utils.read_text()
+    assert "[torch.ops.torchao.dequantize_affine]" in text
+    old_file(
+        utils, text.replace("[torch.ops.torchao.dequantize_affine]", "[torch.ops.torchao.dequantize_affine.default]")
+    )
+    after = fold_pass_findings(True)
+    assert after == fold_pass_findings(False)
+    assert after != before, "the imported constant's packet should no longer be reported"

@@ -1,0 +1,164 @@
+"""qlint.runner: parallel checking, crash isolation, fix runs and their use of the cache."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from qlint import runner
+from qlint.diagnostic import Range
+from qlint.rules import RULES
+from qlint.rules.base import Rule
+from qlint.runner import run_check, run_fix
+from qlint.settings import Settings
+
+NOQA_ONLY = "x = 1  # noqa: QL101\n"
+
+
+class CrashRule(Rule):
+    """Test-only: kills the process checking a file that says CRASH_NOW (a C-level crash)."""
+
+    code = "QL904"
+    name = "crash"
+    summary = "test-only"
+    triggers = ("CRASH_NOW", "PID_MARK")
+
+    def check(self, ctx):
+        if "CRASH_NOW" in ctx.text:
+            os._exit(3)
+        yield ctx.diagnostic(self, Range.of(1, 0, 1, 1), f"pid {os.getpid()}")
+
+
+@pytest.fixture
+def crash_rule(monkeypatch):
+    monkeypatch.setitem(RULES, CrashRule.code, CrashRule)
+
+
+def settings(tmp_path: Path, **kw) -> Settings:
+    return Settings(root=tmp_path, cache_dir=tmp_path / ".cache", **kw)
+
+
+def tree(tmp_path: Path, n: int, text: str = NOQA_ONLY) -> Path:
+    src = tmp_path / "src"
+    src.mkdir()
+    for i in range(n):
+        (src / f"m{i:03}.py").write_text(text * (1 + i % 7))
+    return src
+
+
+def flat(run) -> list[tuple]:
+    return [(Path(r.path).name, [(d.code, d.range) for d in r.diagnostics], r.errors) for r in run.results]
+
+
+def test_parallel_results_equal_serial_results_in_path_order(tmp_path):
+    src = tree(tmp_path, runner.MIN_PARALLEL_FILES + 20)
+    s = settings(tmp_path)
+    serial = run_check([str(src)], s, use_cache=False, jobs=1)
+    parallel = run_check([str(src)], s, use_cache=False, jobs=2)
+    assert flat(parallel) == flat(serial)
+    assert [r.path for r in parallel.results] == sorted(r.path for r in parallel.results)
+    assert all(r.text is None for r in parallel.results)  # texts are not shipped back
+
+
+def test_work_really_is_spread_over_processes(tmp_path, crash_rule):
+    src = tree(tmp_path, runner.MIN_PARALLEL_FILES + 20, "PID_MARK\n")
+    run = run_check([str(src)], settings(tmp_path, select=("QL904",)), use_cache=False, jobs=2)
+    pids = {d.message for r in run.results for d in r.diagnostics}
+    assert len(pids) == 2 and f"pid {os.getpid()}" not in pids
+
+
+def test_small_runs_stay_in_process(tmp_path, monkeypatch):
+    src = tree(tmp_path, 3)
+    monkeypatch.setattr(runner, "_pool", lambda *a: pytest.fail("a pool for three files"))
+    run = run_check([str(src)], settings(tmp_path), use_cache=False, jobs=2)
+    assert len(run.results) == 3
+
+
+def test_a_crashing_file_costs_only_itself(tmp_path, crash_rule):
+    src = tree(tmp_path, runner.MIN_PARALLEL_FILES + 4, "PID_MARK\n")
+    (src / "m005.py").write_text("CRASH_NOW\n")
+    run = run_check([str(src)], settings(tmp_path, select=("QL904",)), use_cache=True, jobs=2)
+    bad = [r for r in run.results if r.errors]
+    assert [Path(r.path).name for r in bad] == ["m005.py"]
+    assert "crashed" in bad[0].errors[0]
+    good = [r for r in run.results if not r.errors]
+    assert len(good) == runner.MIN_PARALLEL_FILES + 3 and all(r.diagnostics for r in good)
+    assert "crashed" in run.all_errors[0]
+
+
+def test_unreadable_file_is_an_error_not_a_crash(tmp_path):
+    # As root nothing is unreadable by permissions; a directory fails `open` for real.
+    (tmp_path / "dir.py").mkdir()
+    result, *_ = runner._check_one(str(tmp_path / "dir.py"), settings(tmp_path))
+    assert result.diagnostics == [] and "cannot read: Is a directory" in result.errors[0]
+
+
+def test_engine_exceptions_become_file_errors(tmp_path, monkeypatch):
+    (tmp_path / "a.py").write_text("x = 1\n")
+
+    def explode(*a, **k):
+        raise ValueError("engine bug")
+
+    monkeypatch.setattr(runner, "check_source", explode)
+    run = run_check([str(tmp_path)], settings(tmp_path), use_cache=True, jobs=1)
+    assert "internal error" in run.results[0].errors[0] and "engine bug" in run.results[0].errors[0]
+    monkeypatch.undo()
+    # The failed result was not cached: the next run checks the file again.
+    assert run_check([str(tmp_path)], settings(tmp_path), use_cache=True, jobs=1).cached == 0
+
+
+def test_run_fix_diff_writes_nothing_and_fix_is_idempotent(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text(NOQA_ONLY)
+    (tmp_path / "b.py").write_text("y = 2\n")
+    s = settings(tmp_path)
+    preview = run_fix(["."], s, unsafe=False, diff_only=True, jobs=1)
+    a, b = preview.reports
+    assert a.changed and a.applied == 1 and a.diff.startswith("--- a/a.py\n+++ b/a.py\n")
+    assert not b.changed and b.diff is None
+    assert (tmp_path / "a.py").read_text() == NOQA_ONLY
+    done = run_fix(["."], s, unsafe=False, diff_only=False, jobs=1)
+    assert [r.applied for r in done.reports] == [1, 0]
+    assert (tmp_path / "a.py").read_text() == "x = 1\n"
+    again = run_fix(["."], s, unsafe=False, diff_only=False, jobs=1)
+    assert [r.applied for r in again.reports] == [0, 0] and not again.all_errors
+
+
+def test_run_fix_skips_files_the_cache_knows_are_clean(tmp_path, monkeypatch):
+    src = tree(tmp_path, 4, "y = 2\n")
+    (src / "m000.py").write_text(NOQA_ONLY)
+    s = settings(tmp_path)
+    run_check([str(src)], s, use_cache=True, jobs=1)  # warm the cache
+    import qlint.fixes
+
+    touched = []
+    real = qlint.fixes.fix_file
+
+    def spy(path, *a, **k):
+        touched.append(Path(path).name)
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(qlint.fixes, "fix_file", spy)
+    result = run_fix([str(src)], s, unsafe=False, diff_only=False, jobs=1)
+    assert touched == ["m000.py"]
+    assert sum(r.applied for r in result.reports) == 1
+
+
+def test_run_fix_in_parallel(tmp_path):
+    src = tree(tmp_path, runner.MIN_PARALLEL_FILES + 6)
+    result = run_fix([str(src)], settings(tmp_path), unsafe=False, diff_only=False, jobs=2, use_cache=False)
+    assert [r.applied for r in result.reports] == [1 + i % 7 for i in range(len(result.reports))]
+    assert all("noqa" not in p.read_text() for p in src.iterdir())
+
+
+def test_chunks_put_big_files_first_and_cover_everything(tmp_path):
+    paths = []
+    for i, size in enumerate([10, 5000, 20, 300, 1]):
+        p = tmp_path / f"f{i}.py"
+        p.write_text("x" * size)
+        paths.append(str(p))
+    chunks = runner._chunks(paths, 2)
+    assert chunks[0] == [str(tmp_path / "f1.py")]
+    assert sorted(p for c in chunks for p in c) == sorted(paths)

@@ -1,0 +1,409 @@
+"""QL401 torch-ao-pt2e-import: what is flagged, what stays quiet, and what the fixes write."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from qlint.diagnostic import Applicability
+from tests.conftest import fix, lint
+
+SEL = ("QL401",)
+
+
+def ql401(src: str, **kw):
+    return [d for d in lint(src, select=SEL, **kw) if d.code == "QL401"]
+
+
+def fixed(src: str, unsafe: bool = False, **kw) -> str:
+    out = fix(src, select=SEL, unsafe=unsafe, **kw)
+    ast.parse(out)
+    return out
+
+
+def dedent(src: str) -> str:
+    return textwrap.dedent(src)
+
+
+# -- from-imports ---------------------------------------------------------------------------
+def test_from_removed_module_rewrites_the_module_path_only():
+    src = "from torch.ao.quantization.quantize_pt2e import convert_pt2e, prepare_pt2e  # noqa: F401\n"
+    (d,) = ql401(src)
+    assert d.fix.applicability is Applicability.SAFE
+    assert "torchao.quantization.pt2e.quantize_pt2e" in d.message
+    assert fixed(src) == (
+        "from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e  # noqa: F401\n"
+    )
+
+
+def test_parenthesized_multiline_import_keeps_comments_and_layout():
+    src = dedent(
+        """\
+        from torch.ao.quantization.quantize_pt2e import (  # the PT2E entry points
+            convert_pt2e,  # after calibration
+            prepare_pt2e,
+        )
+        """
+    )
+    assert fixed(src) == src.replace("torch.ao.quantization.quantize_pt2e", "torchao.quantization.pt2e.quantize_pt2e")
+
+
+def test_moved_names_leave_eager_names_in_place_single_line():
+    src = "from torch.ao.quantization import MinMaxObserver, move_exported_model_to_eval, prepare\n"
+    (d,) = ql401(src)
+    assert "`move_exported_model_to_eval`" in d.message and "MinMaxObserver" not in d.message
+    assert fixed(src) == (
+        "from torch.ao.quantization import MinMaxObserver, prepare\n"
+        "from torchao.quantization.pt2e import move_exported_model_to_eval\n"
+    )
+
+
+def test_moved_names_leave_eager_names_in_place_one_per_line():
+    src = dedent(
+        """\
+        def f():
+            from torch.ao.quantization import (
+                MinMaxObserver,
+                allow_exported_model_train_eval,  # QAT helper
+                move_exported_model_to_train,
+                prepare,
+            )
+        """
+    )
+    assert fixed(src) == dedent(
+        """\
+        def f():
+            from torch.ao.quantization import (
+                MinMaxObserver,
+                prepare,
+            )
+            from torchao.quantization.pt2e import (
+                allow_exported_model_train_eval,
+                move_exported_model_to_train,
+            )
+        """
+    )
+
+
+def test_names_moving_to_different_packages_are_split():
+    src = "from torch.ao.quantization.quantizer import Quantizer, XNNPACKQuantizer, QuantizationSpec\n"
+    assert fixed(src) == (
+        "from torchao.quantization.pt2e.quantizer import Quantizer, QuantizationSpec\n"
+        "from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import XNNPACKQuantizer\n"
+    )
+
+
+def test_submodule_imported_by_name_and_aliased():
+    src = dedent(
+        """\
+        from torch.ao.quantization import quantize_pt2e as qp
+        from torch.ao.quantization.pt2e import representation
+
+        m = qp.prepare_pt2e(m, quantizer)
+        m = representation.reference_representation_rewrite(qp.convert_pt2e(m))
+        """
+    )
+    assert fixed(src) == dedent(
+        """\
+        from torchao.quantization.pt2e import quantize_pt2e as qp
+        from torchao.quantization.pt2e import reference_representation_rewrite as representation
+
+        m = qp.prepare_pt2e(m, quantizer)
+        m = representation.reference_representation_rewrite(qp.convert_pt2e(m))
+        """
+    )
+
+
+def test_renamed_private_helper_is_an_unsafe_fix_keeping_the_local_name():
+    src = "from torch.ao.quantization.quantizer.utils import _annotate_input_qspec_map\n"
+    (d,) = ql401(src)
+    assert d.fix.applicability is Applicability.UNSAFE
+    assert fixed(src) == src
+    assert fixed(src, unsafe=True) == (
+        "from torchao.quantization.pt2e.quantizer.utils import annotate_input_qspec_map as _annotate_input_qspec_map\n"
+    )
+
+
+def test_long_new_statement_is_wrapped():
+    src = dedent(
+        """\
+        from torch.ao.quantization import (
+            MinMaxObserver,
+            compare_results,
+            extract_results_from_loggers,
+            generate_numeric_debug_handle,
+            prepare_for_propagation_comparison,
+        )
+        """
+    )
+    out = fixed(src)
+    assert "from torchao.quantization.pt2e import (\n    compare_results,\n" in out
+    assert out.startswith("from torch.ao.quantization import (\n    MinMaxObserver,\n)\n")
+
+
+# -- import <module> -----------------------------------------------------------------------
+def test_import_as_alias_rebinds_the_alias():
+    src = dedent(
+        """\
+        import torch.ao.quantization.quantize_pt2e as qp
+
+        m = qp.convert_pt2e(qp.prepare_pt2e(m, quantizer))
+        """
+    )
+    (d,) = ql401(src)
+    assert d.range.start.row == 1 and d.range.start.col == 7
+    assert fixed(src) == src.replace("torch.ao.quantization.quantize_pt2e", "torchao.quantization.pt2e.quantize_pt2e")
+
+
+def test_import_as_alias_with_a_use_that_moved_elsewhere_is_display_only():
+    src = dedent(
+        """\
+        import torch.ao.quantization.quantizer as q
+
+        quantizer = q.XNNPACKQuantizer()
+        """
+    )
+    (d,) = ql401(src)
+    assert d.fix.applicability is Applicability.DISPLAY_ONLY
+    assert fixed(src, unsafe=True) == src
+
+
+def test_plain_import_rewrites_import_and_uses_and_keeps_torch_bound():
+    src = dedent(
+        """\
+        import torch.ao.quantization.quantize_pt2e
+
+        m = torch.ao.quantization.quantize_pt2e.prepare_pt2e(m, quantizer)
+        x = torch.randn(2)
+        """
+    )
+    (d,) = ql401(src)
+    assert fixed(src) == dedent(
+        """\
+        import torch
+        import torchao.quantization.pt2e.quantize_pt2e
+
+        m = torchao.quantization.pt2e.quantize_pt2e.prepare_pt2e(m, quantizer)
+        x = torch.randn(2)
+        """
+    )
+
+
+def test_plain_import_does_not_add_torch_when_bound_elsewhere_or_unused():
+    src = dedent(
+        """\
+        import torch
+        import torch.ao.quantization.quantize_pt2e
+
+        m = torch.ao.quantization.quantize_pt2e.convert_pt2e(m)
+        x = torch.randn(2)
+        """
+    )
+    assert fixed(src).count("import torch\n") == 1
+    alone = "import torch.ao.quantization.quantize_pt2e\nm = torch.ao.quantization.quantize_pt2e.convert_pt2e(m)\n"
+    assert fixed(alone) == (
+        "import torchao.quantization.pt2e.quantize_pt2e\nm = torchao.quantization.pt2e.quantize_pt2e.convert_pt2e(m)\n"
+    )
+
+
+# -- attribute uses through `import torch` -------------------------------------------------
+def test_attribute_uses_are_rewritten_and_the_import_added_once():
+    src = dedent(
+        '''\
+        """Calibrate and convert."""
+        import torch
+
+
+        def finish(m):
+            torch.ao.quantization.move_exported_model_to_eval(m)
+            torch.ao.quantization.allow_exported_model_train_eval(m)
+            return torch.ao.quantization.quantize_pt2e.convert_pt2e(m)
+        '''
+    )
+    assert len(ql401(src)) == 3
+    assert fixed(src) == dedent(
+        '''\
+        """Calibrate and convert."""
+        import torch
+        import torchao.quantization.pt2e
+        import torchao.quantization.pt2e.quantize_pt2e
+
+
+        def finish(m):
+            torchao.quantization.pt2e.move_exported_model_to_eval(m)
+            torchao.quantization.pt2e.allow_exported_model_train_eval(m)
+            return torchao.quantization.pt2e.quantize_pt2e.convert_pt2e(m)
+        '''
+    )
+
+
+def test_attribute_use_through_an_alias_of_the_package():
+    src = dedent(
+        """\
+        import torch.ao.quantization as tq
+        from torch.ao import quantization
+
+        tq.move_exported_model_to_eval(m)
+        quantization.move_exported_model_to_train(m)
+        tq.prepare(m)
+        """
+    )
+    ds = ql401(src)
+    assert [d.range.start.row for d in ds] == [4, 5]
+    out = fixed(src)
+    assert "torchao.quantization.pt2e.move_exported_model_to_eval(m)" in out
+    assert "torchao.quantization.pt2e.move_exported_model_to_train(m)" in out
+    assert "tq.prepare(m)" in out
+
+
+def test_isinstance_against_a_removed_class_is_only_an_unsafe_fix():
+    src = "import torch\nok = isinstance(q, torch.ao.quantization.quantizer.Quantizer)\n"
+    (d,) = ql401(src)
+    assert d.fix.applicability is Applicability.UNSAFE
+
+
+# -- quiet ------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "src",
+    [
+        "from torch.ao.quantization import MinMaxObserver, QConfig, convert, prepare\n",
+        "import torch\nobs = torch.ao.quantization.MinMaxObserver()\nq = torch.ao.quantization.observer.HistogramObserver\n",
+        "from torch.ao.quantization.observer import MinMaxObserver\nfrom torch.ao.quantization.quantize_fx import prepare_fx\n",
+        "from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\n",
+        'PATH = "torch.ao.quantization.quantize_pt2e.prepare_pt2e"\n',
+        # compatibility shims, in both orders
+        dedent(
+            """\
+            try:
+                from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+            except ImportError:
+                from torch.ao.quantization.quantize_pt2e import prepare_pt2e
+            """
+        ),
+        dedent(
+            """\
+            try:
+                from torch.ao.quantization.quantize_pt2e import prepare_pt2e
+            except (ImportError, AttributeError):
+                from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+            """
+        ),
+        dedent(
+            """\
+            try:
+                import torch.ao.quantization.quantize_pt2e as qp
+            except ModuleNotFoundError:
+                import torchao.quantization.pt2e.quantize_pt2e as qp
+            qp.prepare_pt2e(m, q)
+            """
+        ),
+        dedent(
+            """\
+            if TORCH_VERSION_AT_LEAST_2_7:
+                from torchao.quantization.pt2e import move_exported_model_to_eval
+            else:
+                from torch.ao.quantization import move_exported_model_to_eval
+            """
+        ),
+        dedent(
+            """\
+            import torch
+            if torch.__version__ < "2.6":
+                from torch.ao.quantization.quantizer import Quantizer
+            """
+        ),
+        dedent(
+            """\
+            import torch
+            try:
+                to_eval = torch.ao.quantization.move_exported_model_to_eval
+            except AttributeError:
+                to_eval = None
+            """
+        ),
+    ],
+)
+def test_quiet(src):
+    assert ql401(src) == []
+
+
+def test_fallback_that_only_swallows_the_error_is_still_flagged():
+    src = dedent(
+        """\
+        try:
+            from torch.ao.quantization.quantizer.xnnpack_quantizer import XNNPACKQuantizer
+            HAS_XNNPACK = True
+        except ImportError:
+            HAS_XNNPACK = False
+        """
+    )
+    (d,) = ql401(src)
+    assert "executorch.backends.xnnpack.quantizer.xnnpack_quantizer" in fixed(src)
+
+
+# -- display-only ---------------------------------------------------------------------------
+def test_name_without_successor_is_display_only():
+    src = "from torch.ao.quantization.quantizer.qnnpack_quantizer import QNNPackQuantizer\n"
+    (d,) = ql401(src)
+    assert d.fix.applicability is Applicability.DISPLAY_ONLY
+    assert "no successor" in d.message
+    assert fixed(src, unsafe=True) == src
+
+
+def test_prerelease_api_is_never_rewritten():
+    src = "from torch.ao.quantization._quantize_pt2e import prepare_pt2e, convert_pt2e\n"
+    (d,) = ql401(src)
+    assert d.fix.applicability is Applicability.DISPLAY_ONLY
+    assert "pre-release" in d.message and "torchao.quantization.pt2e.quantize_pt2e.prepare_pt2e" in d.message
+    assert fixed(src, unsafe=True) == src
+
+
+def test_unknown_name_moves_what_it_can_and_reports_the_rest():
+    src = "from torch.ao.quantization.quantize_pt2e import prepare_pt2e, not_a_real_name\n"
+    (d,) = ql401(src)
+    assert "not_a_real_name" in d.message
+    out = fixed(src)
+    assert out == (
+        "from torch.ao.quantization.quantize_pt2e import not_a_real_name\n"
+        "from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\n"
+    )
+    (rest,) = ql401(out)
+    assert rest.fix.applicability is Applicability.DISPLAY_ONLY
+
+
+def test_star_import_is_display_only():
+    (d,) = ql401("from torch.ao.quantization.quantizer import *\n")
+    assert d.fix.applicability is Applicability.DISPLAY_ONLY
+
+
+def test_successor_package_itself_is_not_rewritten(tmp_path):
+    pkg = tmp_path / "torchao" / "quantization" / "pt2e"
+    pkg.mkdir(parents=True)
+    for d in (tmp_path / "torchao", tmp_path / "torchao" / "quantization", pkg):
+        (d / "__init__.py").write_text("")
+    src = dedent(
+        """\
+        import torch
+
+        def prepare_pt2e(model, quantizer):
+            if isinstance(quantizer, torch.ao.quantization.quantizer.quantizer.Quantizer):
+                from torch.ao.quantization.quantize_pt2e import prepare_pt2e as legacy
+                return legacy(model, quantizer)
+            return model
+        """
+    )
+    path = str(pkg / "quantize_pt2e.py")
+    ds = ql401(src, path=path)
+    assert len(ds) == 2 and all(d.fix.applicability is Applicability.DISPLAY_ONLY for d in ds)
+    assert fixed(src, path=path, unsafe=True) == src
+
+
+def test_project_modules_named_like_the_old_ones_are_quiet(tmp_path):
+    pkg = tmp_path / "mybackend"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "quantizer.py").write_text("class Quantizer: ...\n")
+    src = "import torch\nfrom .quantizer import Quantizer\nfrom mybackend import quantizer\nq = quantizer.Quantizer()\n"
+    assert ql401(src, path=str(pkg / "flow.py")) == []
