@@ -16,6 +16,7 @@ written atomically; a corrupt or foreign index is ignored as if absent.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import marshal
 import os
 import tempfile
@@ -58,7 +59,10 @@ class Cache:
 
     @classmethod
     def for_settings(cls, settings: Settings) -> Cache:
-        return cls(cache_dir_for(settings), settings.fingerprint)
+        # The project root decides per-file-ignores and module names: part of the key, so
+        # two projects sharing a `--cache-dir` never see each other's results.
+        key = hashlib.sha256(f"{settings.fingerprint}\0{settings.root}".encode()).hexdigest()[:16]
+        return cls(cache_dir_for(settings), key)
 
     # ----------------------------------------------------------------- lookups
 

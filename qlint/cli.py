@@ -145,8 +145,12 @@ def _cmd_check(args: argparse.Namespace) -> int:
     runtime = _runtime_checker() if args.runtime else None
     run = run_check(args.paths, settings, use_cache=not args.no_cache, jobs=args.jobs)
     diagnostics = _sorted([d for r in run.results for d in r.diagnostics])
+    errors = run.all_errors
     if runtime is not None and diagnostics:
-        diagnostics = list(runtime(diagnostics, settings, verify_fixes=True, cache=not args.no_cache))
+        try:
+            diagnostics = list(runtime(diagnostics, settings, verify_fixes=True, cache=not args.no_cache))
+        except Exception as exc:  # the static findings still stand; report the checker's failure
+            errors.append(f"runtime checker failed: {type(exc).__name__}: {exc}")
     options = ReportOptions(
         unsafe_fixes=settings.unsafe_fixes,
         statistics=args.statistics,
@@ -154,7 +158,6 @@ def _cmd_check(args: argparse.Namespace) -> int:
         settings=settings,
     )
     _emit(render(args.output_format, diagnostics, options), args.output_file)
-    errors = run.all_errors
     _print_errors(errors)
     if errors:
         return EXIT_ERROR

@@ -114,11 +114,11 @@ def fix_tree(src: Path, unsafe: bool) -> dict:
             if outcome.error:
                 stats["fix_errors"] += 1
                 print(f"fix error in {path.relative_to(copy)}: {outcome.error}", file=sys.stderr)
+            stats["remaining"] += sum(1 for d in outcome.remaining.diagnostics if d.code == "QL401")
             if not outcome.changed:
                 continue
             path.write_text(outcome.fixed, encoding="utf-8")
             stats["files_changed"] += 1
-            stats["remaining"] += sum(1 for d in outcome.remaining.diagnostics if d.code == "QL401")
             added = references(ast.parse(outcome.fixed)) - references(ast.parse(text))
             for ref in added:
                 new_refs.setdefault(ref, []).append(str(path.relative_to(copy)))

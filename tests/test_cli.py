@@ -349,6 +349,23 @@ def test_runtime_checker_annotates(tmp_path, monkeypatch, capsys):
     assert calls == [(True, False)]
 
 
+def test_runtime_checker_failure_keeps_the_findings(tmp_path, monkeypatch, capsys):
+    import types
+
+    fake = types.ModuleType("qlint.runtime")
+
+    def attach_verdicts(diags, settings, **kw):
+        raise OSError("worker would not start")
+
+    fake.attach_verdicts = attach_verdicts
+    monkeypatch.setitem(sys.modules, "qlint.runtime", fake)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text(NOQA_ONLY)
+    code, out, err = run(capsys, "check", "--runtime", "--no-cache")
+    assert code == 2 and out.startswith("a.py:1:6: QL002")
+    assert err == "qlint: error: runtime checker failed: OSError: worker would not start\n"
+
+
 def test_server_without_pygls(monkeypatch, capsys):
     monkeypatch.setattr(cli.importlib, "import_module", _missing_module("qlint.lsp.server", "pygls"))
     code, _, err = run(capsys, "server")

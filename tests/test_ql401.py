@@ -179,7 +179,7 @@ def test_plain_import_rewrites_import_and_uses_and_keeps_torch_bound():
         x = torch.randn(2)
         """
     )
-    (d,) = ql401(src)
+    assert len(ql401(src)) == 1
     assert fixed(src) == dedent(
         """\
         import torch
@@ -269,8 +269,10 @@ def test_isinstance_against_a_removed_class_is_only_an_unsafe_fix():
     "src",
     [
         "from torch.ao.quantization import MinMaxObserver, QConfig, convert, prepare\n",
-        "import torch\nobs = torch.ao.quantization.MinMaxObserver()\nq = torch.ao.quantization.observer.HistogramObserver\n",
-        "from torch.ao.quantization.observer import MinMaxObserver\nfrom torch.ao.quantization.quantize_fx import prepare_fx\n",
+        "import torch\nobs = torch.ao.quantization.MinMaxObserver()\n",
+        "import torch\nh = torch.ao.quantization.observer.HistogramObserver\n",
+        "from torch.ao.quantization.observer import MinMaxObserver\n",
+        "from torch.ao.quantization.quantize_fx import prepare_fx\n",
         "from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\n",
         'PATH = "torch.ao.quantization.quantize_pt2e.prepare_pt2e"\n',
         # compatibility shims, in both orders
@@ -339,7 +341,7 @@ def test_fallback_that_only_swallows_the_error_is_still_flagged():
             HAS_XNNPACK = False
         """
     )
-    (d,) = ql401(src)
+    assert len(ql401(src)) == 1
     assert "executorch.backends.xnnpack.quantizer.xnnpack_quantizer" in fixed(src)
 
 
@@ -407,3 +409,13 @@ def test_project_modules_named_like_the_old_ones_are_quiet(tmp_path):
     (pkg / "quantizer.py").write_text("class Quantizer: ...\n")
     src = "import torch\nfrom .quantizer import Quantizer\nfrom mybackend import quantizer\nq = quantizer.Quantizer()\n"
     assert ql401(src, path=str(pkg / "flow.py")) == []
+
+
+def test_the_example_legacy_flow_is_fully_migrated(root):
+    path = root / "examples" / "recipes" / "legacy_pt2e_flow.py"
+    src = path.read_text()
+    assert len(ql401(src, path=str(path))) == 5
+    out = fixed(src, path=str(path))
+    assert ql401(out, path=str(path)) == []
+    assert "import torchao.quantization.pt2e.quantize_pt2e as qp" in out
+    assert "from torch.ao.quantization import MinMaxObserver\n" in out

@@ -3,6 +3,7 @@ of Example is Use instead. The docs cannot drift from what the linter does."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -26,6 +27,12 @@ def python_block(section: str) -> str:
     return blocks[0]
 
 
+def example_options(section: str) -> dict:
+    """Rule options a page's examples assume: `<!-- example-options: {"QL301": {...}} -->`."""
+    found = re.search(r"<!-- example-options: (\{.*?\}) -->", section, flags=re.S)
+    return json.loads(found.group(1)) if found else {}
+
+
 @pytest.mark.parametrize("code", sorted(RULES))
 def test_page_has_the_standard_headings(code):
     page = PAGES / f"{code}.md"
@@ -41,10 +48,11 @@ def test_page_examples_run_through_the_linter(code, tmp_path):
     sec = sections(code)
     example, use_instead = python_block(sec["Example"]), python_block(sec["Use instead"])
     path = str(tmp_path / "example.py")
-    assert code in [d.code for d in lint(example, path=path)], "Example is not flagged"
-    assert lint(use_instead, path=path) == [], "Use instead is not clean"
+    options = example_options(sec["Example"])
+    assert code in [d.code for d in lint(example, path=path, **options)], "Example is not flagged"
+    assert lint(use_instead, path=path, **options) == [], "Use instead is not clean"
     if RULES[code].fix_availability != "none":
-        assert fix(example, path=path, unsafe=True) == use_instead
+        assert fix(example, path=path, unsafe=True, **options) == use_instead
 
 
 def test_every_page_belongs_to_a_rule():

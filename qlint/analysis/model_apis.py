@@ -148,7 +148,7 @@ def key(node: ast.AST) -> str | None:
 
 
 def switch_mode(node: ast.Call, attr: str) -> str | None:
-    """"eval" for `.eval()`/`.train(False)`, "train" for `.train()`/`.train(True)`, None for `.train(flag)`."""
+    """ "eval" for `.eval()`/`.train(False)`, "train" for `.train()`/`.train(True)`, None for `.train(flag)`."""
     if attr == "eval":
         return "eval"
     flag = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "mode"), None)
@@ -161,9 +161,13 @@ def switch_mode(node: ast.Call, attr: str) -> str | None:
 
 def mode_call(node: ast.AST) -> tuple[ast.expr, str | None] | None:
     """(receiver, mode) of `<receiver>.eval()` / `<receiver>.train(...)`."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("eval", "train"):
-        if len(node.args) + len(node.keywords) <= 1:
-            return node.func.value, switch_mode(node, node.func.attr)
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("eval", "train")
+        and len(node.args) + len(node.keywords) <= 1
+    ):
+        return node.func.value, switch_mode(node, node.func.attr)
     return None
 
 

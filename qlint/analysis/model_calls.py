@@ -55,7 +55,8 @@ class CallSemantics:
             result = self.method(node, func.attr, receiver, env)
             if result is not False:
                 return result
-        name = self.qualname(func)
+        # A method of a model value (`model.load_state_dict`) names no API: skip the lookup.
+        name = None if receiver is not None and _root_is_value(func, env) else self.qualname(func)
         api = classify_call(name, func)
         if api is not None:
             return self.api_call(node, api, first, kwargs, env)
@@ -196,7 +197,7 @@ class CallSemantics:
         actual: dict[int, tuple[Obj | None, ast.expr | None]] = {}
         if offset:
             actual[0] = (receiver, node.func.value)
-        for i, (obj, arg) in enumerate(zip(args, node.args)):
+        for i, (obj, arg) in enumerate(zip(args, node.args, strict=True)):
             if not isinstance(arg, ast.Starred):
                 actual[i + offset] = (obj, arg)
         for kw in node.keywords:
@@ -211,7 +212,13 @@ class CallSemantics:
             out: set[ModeFact] = set()
             for f in facts:
                 o = f.origin
-                if f.state == "unset" and o is not None and o.kind == PARAM and o.node is callee.node and o.index in given:
+                if (
+                    f.state == "unset"
+                    and o is not None
+                    and o.kind == PARAM
+                    and o.node is callee.node
+                    and o.index in given
+                ):
                     out |= env.facts(given[o.index])
                 else:
                     out.add(replace(f, guard=frozenset()))
@@ -260,6 +267,12 @@ class CallSemantics:
         if not results:
             return self.new(env, node, "", Origin(CALL, node))
         return merge_values(results, env, node)
+
+
+def _root_is_value(func: ast.expr, env: Env) -> bool:
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return isinstance(func, ast.Name) and func.id in env.vars
 
 
 def _param_index(cap: Capture, callee: FunctionFlow) -> int | None:

@@ -318,16 +318,17 @@ def _functions(tree: ast.Module, scope: ModuleScope):
         for node in stmts:
             if isinstance(node, ast.ClassDef):
                 known = scope.classes.get(node.name) if top else None
-                stack.append((node.body, known if known is not None and known.node is node else _class_scope(node), False))
+                cls_scope = known if known is not None and known.node is node else _class_scope(node)
+                stack.append((node.body, cls_scope, False))
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 yield node, cls
                 stack.append((node.body, None, False))
             else:
-                for block in _statement_lists(node):
+                for block in statement_lists(node):
                     stack.append((block, cls, top))
 
 
-def _statement_lists(node: ast.stmt):
+def statement_lists(node: ast.stmt):
     for name in ("body", "orelse", "finalbody"):
         block = getattr(node, name, None)
         if isinstance(block, list):
@@ -357,12 +358,10 @@ def _relevant(ctx, functions):
     words = list(_KEYWORDS)
     chosen: dict[int, tuple] = {}
     for _ in range(3):  # helpers of helpers
-        added = [
-            (f, cls, seg) for f, cls, seg in segments if id(f) not in chosen and any(w in seg for w in words)
-        ]
+        added = [(f, cls, seg) for f, cls, seg in segments if id(f) not in chosen and any(w in seg for w in words)]
         if not added:
             break
-        for f, cls, seg in added:
+        for f, cls, _ in added:
             chosen[id(f)] = (f, cls)
             if not isinstance(f, ast.Module):
                 words.append(f"{f.name}(")

@@ -23,8 +23,8 @@ from qlint.analysis.model_flow import (
     Obj,
     Origin,
     join,
-    _statement_lists,
     merge_values,
+    statement_lists,
 )
 from qlint.analysis.names import Resolver, dotted_parts
 from qlint.analysis.project import resolve_relative
@@ -132,7 +132,7 @@ class Interpreter(CallSemantics):
             objs = [self.expr(v, env) for v in value.elts]  # `a, b = x, y`: each element once
             for target in targets:
                 if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(objs):
-                    for t, v, obj in zip(target.elts, value.elts, objs):
+                    for t, v, obj in zip(target.elts, value.elts, objs, strict=True):
                         self.bind(t, obj, v, env)
                 else:
                     self.bind(target, None, value, env)
@@ -313,5 +313,5 @@ def _local_imports(func: ast.AST, scope: ModuleScope) -> dict[str, str]:
                 for a in node.names if base else ():
                     found[a.asname or a.name] = f"{base}.{a.name}"
             elif not isinstance(node, _NESTED):
-                stack.extend(_statement_lists(node))
+                stack.extend(statement_lists(node))
     return found

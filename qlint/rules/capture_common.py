@@ -43,6 +43,7 @@ class Reason:
     node: ast.AST | None  # where the mode was set (for related information)
     text: str
     row: int = 0
+    via: int = 0  # the line of the call that passes the model in, for a parameter
 
 
 def captures(ctx: FileContext, flow: str) -> Iterator[tuple[Capture, list[FunctionFlow]]]:
@@ -74,12 +75,20 @@ def reasons(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]
                     reason = _describe(ctx, caller_fact)
                     if reason is not None:
                         text = f"the call at line {call.lineno} passes it {reason.text}"
-                        found.add(Reason(reason.kind, reason.node, text, reason.row))
+                        found.add(Reason(reason.kind, reason.node, text, reason.row, call.lineno))
                 continue
         reason = _describe(ctx, fact)
         if reason is not None:
             found.add(reason)
-    return sorted(found, key=lambda r: (r.row, r.kind, r.text))
+    return sorted(found, key=lambda r: (r.via, r.row, r.kind, r.text))
+
+
+def listed(reasons: list[Reason], limit: int = 3) -> str:
+    """The first few reasons for a message; the rest are in the related information."""
+    texts = [r.text for r in reasons[:limit]]
+    if len(reasons) > limit:
+        texts.append(f"{len(reasons) - limit} more")
+    return "; ".join(texts)
 
 
 def _describe(ctx: FileContext, fact: ModeFact) -> Reason | None:

@@ -8,6 +8,7 @@ a node target are flagged: eager calls of packets are 20-100x more common and fi
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -92,7 +93,8 @@ class PacketMatcher(Rule):
     def _remote(self, ctx: FileContext, use: ast.expr, hits: list[_Hit]) -> Diagnostic:
         """Packets written in another module: report here, point there (the fix belongs there)."""
         names = ", ".join(dict.fromkeys(f"`{h.ref.spelled()}`" for h in hits))
-        where = hits[0].element.scope.path
+        # Relative to the file being checked, as a person reading it would look for it.
+        where = os.path.relpath(hits[0].element.scope.path, os.path.dirname(os.path.abspath(ctx.path)))
         related = tuple(
             RelatedInfo(
                 h.element.scope.path,

@@ -18,6 +18,7 @@ from qlint.rules.capture_common import (
     evidence,
     grad_mode_note,
     insert_mode_call,
+    listed,
     model_text,
     qat_only_train,
     reasons,
@@ -48,10 +49,12 @@ class PtqCaptureWithoutEval(Rule):
                 continue  # eval on every PTQ path, or a model whose mode this function cannot know
             model = model_text(ctx, cap)
             head = "in train mode" if any(r.kind in ("train", "constructed") for r in bad) else "without `eval()`"
-            detail = "; ".join(r.text for r in bad)
-            for r in why:
-                if r.kind == "eval" and r.node is not None:
-                    detail += f"; `{ctx.source_of(r.node)}` at line {r.row} does not run on every path"
+            partial = [
+                Reason("partial", r.node, f"`{ctx.source_of(r.node)}` at line {r.row} runs on some paths only", r.row)
+                for r in why
+                if r.kind == "eval" and r.node is not None and not r.via
+            ]
+            detail = listed(bad + partial)
             message = (
                 f"`{model}` is captured for PTQ {head} ({detail}){grad_mode_note(cap)}. Batch norm and dropout"
                 " keep their training behaviour in the graph, so calibration after `prepare_pt2e` updates"

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from qlint.diagnostic import Diagnostic
 from qlint.rules.base import FileContext, Rule
-from qlint.rules.capture_common import captures, evidence, insert_mode_call, model_text, reasons, related
+from qlint.rules.capture_common import captures, evidence, insert_mode_call, listed, model_text, reasons, related
 
 
 class QatCaptureInEvalMode(Rule):
@@ -29,7 +29,7 @@ class QatCaptureInEvalMode(Rule):
             why = reasons(ctx, cap, "qat", flows)
             model = model_text(ctx, cap)
             message = (
-                f"`{model}` is captured for QAT in eval mode ({'; '.join(r.text for r in why)}). The graph gets"
+                f"`{model}` is captured for QAT in eval mode ({listed(why)}). The graph gets"
                 " eval-mode batch norm and no dropout, so training after `prepare_qat_pt2e` does not update"
                 f" batch-norm statistics; call `{model}.train()` before capturing"
             )

@@ -103,8 +103,8 @@ class TorchAoPt2eImport(Rule):
             what = "; ".join(f"{', '.join(names)} from `{module}`" for module, names in targets.items())
             fix = Fix(_APPLICABILITY[worst(*(p.fix for p in fixable))], f"Import {what}", tuple(edits))
         else:
-            fix = _display_fix(moved)
-        return ctx.diagnostic(self, stmt, message, fix, evidence=_evidence(moved))
+            fix = _display_fix([p.move for p in moved])
+        return ctx.diagnostic(self, stmt, message, fix, evidence=_evidence([p.move for p in moved]))
 
     # -- import <module> [as m] ----------------------------------------------------------
     def _import(self, ctx, moves: Moves, stmt: ast.Import, parents, owned: set, plain: list) -> Iterator[Diagnostic]:
@@ -157,13 +157,18 @@ class TorchAoPt2eImport(Rule):
     # -- torch.ao.quantization.<moved> through `import torch` ----------------------------
     def _attribute_uses(self, ctx, moves: Moves, parents, owned: set, plain: list) -> Iterator[Diagnostic]:
         seen: set[int] = set()
+        # Only chains whose head could lead to torch: an import of torch, or a name bound in
+        # the module or the function (an alias such as `tq = torch.ao.quantization`).
+        torchy = {n for n, full in ctx.scope.imports.items() if full.split(".")[0] == "torch"} | set(ctx.scope.assigns)
         for body in bodies(ctx.tree, ctx.scope):
             resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
             for node in body.nodes():
                 if not isinstance(node, ast.Attribute) or isinstance(parents.get(node), ast.Attribute):
                     continue
                 parts = dotted_parts(node)
-                if parts is None or parts[0] in owned or any(tuple(parts[: len(p)]) == p for p in plain):
+                if parts is None or parts[0] in owned or (parts[0] not in torchy and parts[0] not in body.local):
+                    continue
+                if any(tuple(parts[: len(p)]) == p for p in plain):
                     continue
                 hit = _outermost_move(resolver, moves, node)
                 if hit is None or id(hit[0]) in seen or ie.guarded(hit[0], parents, set()):
@@ -293,13 +298,12 @@ def _message(moves: Moves, moved: list[Move], subject: str) -> str:
     return f"{subject}: " + "; ".join(details)
 
 
-def _display_fix(moved: list) -> Fix:
-    homes = [m.new for m in (getattr(x, "move", x) for x in moved) if m.new]
+def _display_fix(moved: list[Move]) -> Fix:
+    homes = [m.new for m in moved if m.new]
     if homes:
         return Fix(Applicability.DISPLAY_ONLY, "Import from " + ", ".join(f"`{h}`" for h in dict.fromkeys(homes)))
     return Fix(Applicability.DISPLAY_ONLY, "Remove the use: torchao and executorch have no successor")
 
 
-def _evidence(moved: list) -> dict:
-    items = [getattr(x, "move", x) for x in moved]
-    return {"kind": "moved-import", "moves": [{"old": m.old, "new": m.new, "fix": m.fix} for m in items]}
+def _evidence(moved: list[Move]) -> dict:
+    return {"kind": "moved-import", "moves": [{"old": m.old, "new": m.new, "fix": m.fix} for m in moved]}
