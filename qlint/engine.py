@@ -82,6 +82,9 @@ def check_source(
 
     rules = settings.rules_for(path)
     active = [r for r in rules if r.triggered_by(text)]
+    if not active and {r.code for r in rules} == {"QL001"}:
+        # `--select QL001` alone asks for every file to be parsed, trigger or not.
+        active = rules
     wants_noqa_check = "QL002" in {r.code for r in rules} and _QL_NOQA.search(text) is not None
     if not active and not wants_noqa_check:
         return result

@@ -14,6 +14,7 @@ import contextlib
 import gc
 import multiprocessing
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -71,6 +72,7 @@ class FixRunResult:
 
 
 def run_check(paths: Sequence[str], settings: Settings, use_cache: bool = True, jobs: int | None = None) -> RunResult:
+    """Check every discovered file; cached results are reused, fresh ones stored."""
     found = discover(paths, settings)
     cache = Cache.for_settings(settings) if use_cache else None
     results: dict[str, FileResult] = {}
@@ -172,6 +174,8 @@ _worker_settings: Settings | None = None
 def _init_worker(settings: Settings) -> None:
     global _worker_settings
     _worker_settings = settings
+    # Ctrl-C is the parent's to handle (exit 130, quietly); workers are stopped by it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _tune_gc()
 
 
@@ -216,13 +220,25 @@ def _map(
     done: set[str] = set()
     try:
         with _pool(min(jobs, len(paths)), settings) as pool:
-            futures = [pool.submit(_run_chunk, func, chunk) for chunk in _chunks(paths, jobs)]
-            for future in futures:
-                for path, value in future.result():
-                    done.add(path)
-                    yield path, value
+            try:
+                futures = [pool.submit(_run_chunk, func, chunk) for chunk in _chunks(paths, jobs)]
+                for future in futures:
+                    for path, value in future.result():
+                        done.add(path)
+                        yield path, value
+            except (KeyboardInterrupt, GeneratorExit):
+                _stop(pool)  # do not wait for the chunks in flight
+                raise
     except BrokenProcessPool:
         yield from _isolate(func, [p for p in paths if p not in done], settings)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.terminate()
 
 
 def _isolate(func, paths: list[str], settings: Settings) -> Iterator[tuple[str, Any]]:

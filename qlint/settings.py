@@ -17,7 +17,6 @@ from typing import Any
 from qlint import __version__
 from qlint.rules import RULES, Rule
 
-
 # Directories nobody wants linted, as in ruff. Not `site-packages`: qlint is pointed at
 # installed package trees on purpose. `exclude` replaces this list, `extend-exclude` adds.
 DEFAULT_EXCLUDE: tuple[str, ...] = (

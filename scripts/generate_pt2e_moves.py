@@ -24,6 +24,7 @@ import importlib.util
 import io
 import json
 import logging
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -302,6 +303,15 @@ FALLBACK_MODULES = (
 )
 
 
+# Eager-mode modules whose observer / fake-quantize classes torchao ships its own copies of.
+# torch 2.13 keeps them, so they are not moves; but torchao's prepare_pt2e does not insert
+# torch.ao observers (a `with_args` constructor fails, a bare class yields no q/dq nodes),
+# so QL401 must not migrate a file's quantizer API while it keeps torch.ao observers.
+TWIN_MODULES = (OLD, f"{OLD}.observer", f"{OLD}.fake_quantize")
+TWIN_NAME = re.compile(r"(Observer|FakeQuantize)(Base)?$|^(enable|disable)_(observer|fake_quant)$|_fake_quant$")
+TWIN_HOME = "torchao.quantization.pt2e"
+
+
 def successor_module(old: str) -> str:
     if old in MODULE_MOVES:
         return MODULE_MOVES[old]
@@ -394,6 +404,13 @@ def build() -> dict:
             raise SystemExit(f"{OLD}.{name} still exists in torch {torch.__version__}: remove it from the data")
         mod, new, renamed = place(OLD, name, "torchao.quantization.pt2e")
         names[f"{OLD}.{name}"] = {"module": mod, "name": new, "fix": classify(name, mod, new, renamed, False)}
+    home = load(TWIN_HOME)
+    twins = {}
+    for module in TWIN_MODULES:
+        mod = load(module)
+        for name in sorted(getattr(home, "__all__", ())):
+            if TWIN_NAME.search(name) and hasattr(mod, name) and getattr(mod, name) is not getattr(home, name):
+                twins[f"{module}.{name}"] = f"{TWIN_HOME}.{name}"
     return {
         "format": FORMAT,
         "generated_by": "scripts/generate_pt2e_moves.py",
@@ -404,6 +421,7 @@ def build() -> dict:
         },
         "modules": dict(sorted(modules.items())),
         "names": dict(sorted(names.items())),
+        "twins": twins,
     }
 
 

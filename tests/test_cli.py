@@ -390,3 +390,42 @@ def test_non_ascii_paths(tmp_path, monkeypatch, capsys):
     (tmp_path / "módulo_ü.py").write_text(NOQA_ONLY)
     code, out, _ = run(capsys, "check", "--no-cache")
     assert code == 1 and out.startswith("módulo_ü.py:1:6: QL002")
+
+
+def _torch_dir() -> Path | None:
+    import importlib.util
+
+    spec = importlib.util.find_spec("torch")  # locates the package without importing it
+    return Path(spec.origin).parent if spec and spec.origin else None
+
+
+@pytest.mark.skipif(_torch_dir() is None, reason="needs a big tree to interrupt (torch)")
+def test_ctrl_c_stops_workers_and_exits_130_quietly(tmp_path):
+    import signal
+    import time
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH")))))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qlint", "check", str(_torch_dir() / "_inductor"), "--no-cache", "-j2"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group, like a shell job
+    )
+    deadline = time.time() + 60
+    while time.time() < deadline:  # wait until the workers are busy
+        children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout
+        if len(children.split()) >= 2:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run finished before it could be interrupted"
+    time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+    start = time.time()
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert err == b"" and out == b""
+    assert time.time() - start < 10
+    leftover = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True).stdout
+    assert leftover.strip() == ""

@@ -48,7 +48,7 @@ def repo(tmp_path):
 def test_check_hook_fails_on_a_finding(repo, home):
     run = try_repo(repo, home, "qlint")
     assert run.returncode == 1, run.stdout + run.stderr
-    assert "passes.py:5:26: QL101" in run.stdout
+    assert "passes.py:5:24: QL101" in run.stdout
     assert "clean.py" not in run.stdout
 
 

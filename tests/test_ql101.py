@@ -280,3 +280,29 @@ def rewrite(gm, node):
         gm.graph.call_function(torch.ops.aten.unsqueeze, (node, 0))
 """
     assert lint(src, select=("QL1",)) == []
+
+
+def test_class_level_constants():
+    src = """
+        import torch
+        aten = torch.ops.aten
+
+        class FoldPass:
+            _OPS = (aten.relu, aten.linear.default)
+
+            def call(self, gm):
+                return [n for n in gm.graph.nodes if n.target in self._OPS or n.target in FoldPass._OPS]
+        """
+    (d,) = ql101(src)
+    assert d.range.start.row == 6 and d.range.start.col == 12
+
+
+def test_alias_imported_from_a_sibling_module(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "ops.py").write_text("import torch\naten = torch.ops.aten\n")
+    user = pkg / "passes.py"
+    user.write_text("from pkg.ops import aten\n\ndef f(n):\n    return n.target == aten.hardtanh\n")
+    (d,) = check_source(user.read_bytes(), str(user), settings_for(("QL101",))).diagnostics
+    assert d.message.startswith("`aten.hardtanh` is an OpOverloadPacket")

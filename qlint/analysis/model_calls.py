@@ -13,6 +13,7 @@ from qlint.analysis.model_flow import (
     CALL,
     CONSTRUCTED,
     CONVERTED,
+    EXPECTS_ERROR,
     EXPORTED,
     PARAM,
     PREPARED,
@@ -91,8 +92,10 @@ class CallSemantics:
                 seen = self.switch_index[id(node)] = ModeSwitch(node, node.func.value, mode, frozenset(), False)
                 self.flow.switches.append(seen)
             seen.origins |= receiver.origins
-            seen.patched |= receiver in env.patched
+            seen.patched |= receiver in env.patched or EXPECTS_ERROR in self.contexts
             env.modes[receiver] = frozenset({ModeFact(mode or "unknown", node)})
+            if mode == "train" and receiver in env.patched:  # after allow_exported_model_train_eval
+                self.retrain(receiver)
             return receiver
         if attr in _SELF_RETURNING:
             return receiver
@@ -135,6 +138,8 @@ class CallSemantics:
             return self.new(env, node, "", Origin(_PT2E_RESULT[api.kind], node), captures=captures)
         if api.kind == "allow_train_eval" and arg is not None:
             env.patched |= {arg}
+        if api.kind == "move" and api.name.endswith("_train") and arg is not None:
+            self.retrain(arg)
         if api.kind == "load_program":
             return self.new(env, node, "", Origin(PROGRAM, node))
         if api.kind == "copy" and arg is not None:
@@ -160,6 +165,10 @@ class CallSemantics:
         self.flow.captures.append(cap)
         return len(self.flow.captures) - 1
 
+    def retrain(self, graph: Obj) -> None:
+        for index in graph.captures:
+            self.flow.captures[index].retrained = True
+
     def reach(self, obj: Obj, sink: Sink) -> None:
         sink = replace(sink, guard=frozenset(self.guards))
         for index in obj.captures:
@@ -179,6 +188,9 @@ class CallSemantics:
             static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list)
             flow = owner.function(method, self.class_scope)
             return (flow, 0 if static else 1) if flow is not None else None
+        if isinstance(func, ast.Name) and func.id in self.nested:  # a helper defined in this function
+            flow = owner.function(self.nested[func.id])
+            return (flow, 0) if flow is not None else None
         if isinstance(func, ast.Name) and func.id in owner.scope.functions and func.id not in self.resolver.local:
             flow = owner.function(owner.scope.functions[func.id])
             return (flow, 0) if flow is not None else None

@@ -51,6 +51,10 @@ _KEYWORDS = (
     "ExportSession",
 )
 _MAX_SUMMARY_DEPTH = 4
+# On `Capture.contexts`/the interpreter's context stack inside `with pytest.raises(...)`,
+# `self.assertRaises(...)` or a `try` catching NotImplementedError: code there expects
+# `.eval()` on an exported graph to raise, so it is no finding.
+EXPECTS_ERROR = "<expects an error>"
 
 Guard = frozenset  # of (condition, polarity): the branches a fact or a sink lies in
 
@@ -114,6 +118,9 @@ class Capture:
     inner: tuple[str, ast.AST, str] | None = None  # (path, node, note): where a helper/session captures
     contexts: tuple[str, ...] = ()  # qualified names of enclosing `with` contexts
     fixable: bool = True  # `model` still names the captured object at `stmt`
+    # `move_exported_model_to_train` runs on the prepared graph: dropout and batch norm are
+    # switched back to training behaviour after an eval-mode capture.
+    retrained: bool = False
 
     def flows(self, kind: str) -> list[Sink]:
         return sorted((s for s in self.sinks if s.flow == kind), key=lambda s: (s.path, s.node.lineno))
@@ -132,7 +139,7 @@ class ModeSwitch:
     receiver: ast.expr
     mode: str | None
     origins: frozenset[Origin]
-    patched: bool  # `allow_exported_model_train_eval` was called on it first
+    patched: bool  # `allow_exported_model_train_eval` was called on it first, or an error is expected
 
 
 @dataclass

@@ -13,6 +13,7 @@ from qlint.analysis.model_calls import CallSemantics
 from qlint.analysis.model_flow import (
     ATTRIBUTE,
     CONSTRUCTED,
+    EXPECTS_ERROR,
     PARAM,
     PRETRAINED,
     UNKNOWN,
@@ -33,6 +34,8 @@ from qlint.analysis.scope import ClassScope, ModuleScope, function_assigns
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _SKIPPED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
+_RAISES = frozenset({"raises", "assertRaises", "assertRaisesRegex"})
+_CATCHES = frozenset({"NotImplementedError", "RuntimeError", "Exception", "BaseException"})
 
 
 def unset(origin: Origin) -> ModeFact:
@@ -46,7 +49,7 @@ class Interpreter(CallSemantics):
         local = function_assigns(func) if not isinstance(func, ast.Module) else {}
         self.resolver = Resolver(owner.scope, owner.project, owner.optable, local, class_scope)
         self.class_scope = class_scope
-        self.local_imports = _local_imports(func, owner.scope)
+        self.local_imports, self.nested = _local_definitions(func, owner.scope)
         self.capture_index: dict[int, int] = {}
         self.switch_index: dict[int, object] = {}
         self.sessions: dict[Obj, tuple] = {}
@@ -102,7 +105,12 @@ class Interpreter(CallSemantics):
         elif isinstance(s, (ast.With, ast.AsyncWith)):
             return self.with_block(s, env)
         elif isinstance(s, _TRY):
-            body = self.block(s.body, env.copy())
+            expecting = any(_catches_not_implemented(h) for h in s.handlers)
+            self.contexts.append(EXPECTS_ERROR if expecting else "try")
+            try:
+                body = self.block(s.body, env.copy())
+            finally:
+                self.contexts.pop()
             start = join([env, body], s)
             handlers = [self.block(h.body, start.copy()) for h in s.handlers]
             out = join([self.block(s.orelse, body.copy()) if body else None, *handlers], s)
@@ -142,21 +150,27 @@ class Interpreter(CallSemantics):
             self.bind(target, obj, value, env)
 
     def branch(self, s: ast.If, env: Env) -> Env | None:
-        """Both arms, each remembering its condition on the facts it sets."""
-        self.expr(s.test, env)
-        condition = _condition(s.test)
-        arms = []
-        for body, polarity in ((s.body, True), (s.orelse, False)):
+        out, _ = self.fork(s.test, [lambda e, b=b: (self.block(b, e), None) for b in (s.body, s.orelse)], env, s)
+        return out
+
+    def fork(self, test: ast.expr, arms, env: Env, anchor: ast.AST):
+        """Run both arms of `if`/`a if c else b`, each remembering its condition on what it sets."""
+        self.expr(test, env)
+        condition = _condition(test)
+        outs, values = [], []
+        for run, polarity in zip(arms, (True, False), strict=True):
             if condition is not None:
                 self.guards.append((condition[0], condition[1] == polarity))
             try:
-                arms.append(self.block(body, env.copy()))
+                out, value = run(env.copy())
             finally:
                 if condition is not None:
                     self.guards.pop()
-        if condition is not None and all(a is not None for a in arms):
-            _tag(arms[0], arms[1], condition)
-        return join(arms, s)
+            outs.append(out)
+            values.append(value)
+        if condition is not None and all(o is not None for o in outs):
+            _tag(outs[0], outs[1], condition)
+        return join(outs, anchor), values
 
     def loop(self, s, env: Env) -> Env | None:
         self.expr(s.test if isinstance(s, ast.While) else s.iter, env)
@@ -178,7 +192,8 @@ class Interpreter(CallSemantics):
         for item in s.items:
             self.expr(item.context_expr, env)
             ctx_expr = item.context_expr
-            name = self.qualname(ctx_expr.func if isinstance(ctx_expr, ast.Call) else ctx_expr)
+            func = ctx_expr.func if isinstance(ctx_expr, ast.Call) else ctx_expr
+            name = EXPECTS_ERROR if _is_raises(func) else self.qualname(func)
             if name:
                 self.contexts.append(name)
                 pushed += 1
@@ -226,8 +241,10 @@ class Interpreter(CallSemantics):
         if isinstance(e, ast.Await):
             return self.expr(e.value, env)
         if isinstance(e, ast.IfExp):
-            self.expr(e.test, env)
-            values = [v for v in (self.expr(e.body, env), self.expr(e.orelse, env)) if v is not None]
+            arms = [lambda branch, x=x: (branch, self.expr(x, branch)) for x in (e.body, e.orelse)]
+            merged, values = self.fork(e.test, arms, env, e)
+            env.vars, env.modes, env.patched = merged.vars, merged.modes, merged.patched
+            values = [v for v in values if v is not None]
             return merge_values(values, env, e) if values else None
         for child in ast.iter_child_nodes(e):
             if isinstance(child, ast.expr):
@@ -269,6 +286,19 @@ def _bound_names(stmt: ast.stmt) -> list[str]:
     return [stmt.name] if hasattr(stmt, "name") else []
 
 
+def _is_raises(func: ast.expr) -> bool:
+    return (isinstance(func, ast.Attribute) and func.attr in _RAISES) or (
+        isinstance(func, ast.Name) and func.id in _RAISES
+    )
+
+
+def _catches_not_implemented(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any((dotted_parts(t) or [""])[-1] in _CATCHES for t in types)
+
+
 def _condition(test: ast.expr) -> tuple[str, bool] | None:
     """A branch condition we can recognise again: `flag`, `not self.is_qat`, `mode == "qat"`."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -297,11 +327,12 @@ def _tag(then: Env, orelse: Env, condition: tuple[str, bool]) -> None:
                 env.modes[obj] = frozenset(f if f in theirs else f.guarded((name, arm)) for f in facts)
 
 
-def _local_imports(func: ast.AST, scope: ModuleScope) -> dict[str, str]:
-    """`from x import y` written inside a function body (common in library code)."""
-    if isinstance(func, ast.Module):
-        return {}
+def _local_definitions(func: ast.AST, scope: ModuleScope) -> tuple[dict[str, str], dict[str, ast.AST]]:
+    """Imports (common in library code) and helper functions written inside a function body."""
     found: dict[str, str] = {}
+    nested: dict[str, ast.AST] = {}
+    if isinstance(func, ast.Module):
+        return found, nested
     stack = [func.body]
     while stack:
         for node in stack.pop():
@@ -312,6 +343,8 @@ def _local_imports(func: ast.AST, scope: ModuleScope) -> dict[str, str]:
                 base = resolve_relative(scope.module, scope.path, node.level, node.module)
                 for a in node.names if base else ():
                     found[a.asname or a.name] = f"{base}.{a.name}"
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                nested[node.name] = node
             elif not isinstance(node, _NESTED):
                 stack.extend(statement_lists(node))
-    return found
+    return found, nested

@@ -97,6 +97,12 @@ class ProjectIndex:
         """The scope of another module of the project, or None if it is not part of it."""
         path = self.find_module(module, requester)
         if path is None:
+            requester_module = module_name_for(requester) or ""
+            if requester_module.split(".")[0] == module.split(".")[0]:
+                # A module of this project that does not exist yet: creating it must
+                # invalidate cached results that looked for it ("" = absent).
+                missing = os.path.join(import_root(requester), *module.split(".")) + ".py"
+                self._deps.setdefault(os.path.abspath(requester), {})[missing] = ""
             return None
         scope, digest = self._load(path)
         if digest is not None:
@@ -127,15 +133,15 @@ class ProjectIndex:
             if text is None:
                 with open(path, "rb") as fh:
                     data = fh.read()
-                text = decode_source(data)
             else:
                 data = text.encode("utf-8", "surrogatepass")
-            tree = ast.parse(text, filename=path)
-        except (OSError, DecodeError, SyntaxError, ValueError, RecursionError):
+        except OSError:
             return None, None
-        from qlint.analysis.project import module_name_for
-
         digest = hashlib.sha256(data).hexdigest()
-        scope = ModuleScope.build(tree, module_name_for(path), path)
+        try:
+            tree = ast.parse(text if text is not None else decode_source(data), filename=path)
+            scope: ModuleScope | None = ModuleScope.build(tree, module_name_for(path), path)
+        except (DecodeError, SyntaxError, ValueError, RecursionError):
+            scope = None  # still a dependency: fixing the file must refresh its users
         self._scopes[path] = ((key, digest), scope)
         return scope, digest

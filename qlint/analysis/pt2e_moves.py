@@ -16,6 +16,13 @@ OLD_PACKAGE = "torch.ao.quantization"
 # The packages that took the code over. Their own files are the successor: QL401 does not
 # rewrite their deliberate references to the legacy API.
 SUCCESSOR_PACKAGES = ("torchao.quantization.pt2e", "executorch.backends.xnnpack.quantizer")
+# Destinations whose API takes observer constructors (quantizers, QuantizationSpec,
+# prepare_pt2e): moving a file there while it keeps torch.ao observers breaks it quietly.
+OBSERVER_CONSUMERS = (
+    "torchao.quantization.pt2e.quantize",  # quantize_pt2e, quantizer.*
+    "torchao.quantization.pt2e.prepare",
+    "executorch.backends.xnnpack.quantizer",
+)
 DEFAULT_PATH = Path(__file__).resolve().parents[1] / "data" / "pt2e_moves.json"
 # Fix levels in the data, mildest first.
 FIX_ORDER = ("safe", "unsafe", "display")
@@ -56,6 +63,7 @@ class Moves:
         self.versions: dict[str, str] = data.get("versions", {})
         self._modules: dict[str, dict] = data.get("modules", {})
         self._names: dict[str, dict] = data.get("names", {})
+        self._twins: dict[str, str] = data.get("twins", {})
 
     def exact(self, qualified: str) -> Move | None:
         """The move recorded for exactly this module or name, if any."""
@@ -95,6 +103,10 @@ class Moves:
             return None
         parent = self.exact(removed)
         return Move(qualified, parent.module, None, "display", parent.prerelease, known=False)
+
+    def twin(self, qualified: str) -> str | None:
+        """torchao's copy of a torch.ao observer / fake-quantize name torch still ships."""
+        return self._twins.get(qualified)
 
     def describe_versions(self) -> str:
         v = self.versions

@@ -66,6 +66,7 @@ def model_text(ctx: FileContext, cap: Capture) -> str:
 def reasons(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]) -> list[Reason]:
     """Why each path that reaches a `flow` sink reaches the capture in its mode."""
     found: set[Reason] = set()
+    via: dict[Reason, set[int]] = {}  # what callers pass -> the lines of those calls
     for fact in cap.modes_for(flow):
         origin = fact.origin
         if fact.state == "unset" and origin is not None and origin.kind == PARAM:
@@ -74,13 +75,20 @@ def reasons(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]
                 for call, caller_fact in callers:
                     reason = _describe(ctx, caller_fact)
                     if reason is not None:
-                        text = f"the call at line {call.lineno} passes it {reason.text}"
-                        found.add(Reason(reason.kind, reason.node, text, reason.row, call.lineno))
+                        via.setdefault(reason, set()).add(call.lineno)
                 continue
         reason = _describe(ctx, fact)
         if reason is not None:
             found.add(reason)
+    for reason, rows in via.items():
+        lines = sorted(rows)
+        calls = f"the call at line {lines[0]} passes" if len(lines) == 1 else f"the calls at lines {_join(lines)} pass"
+        found.add(Reason(reason.kind, reason.node, f"{calls} it {reason.text}", reason.row, lines[0]))
     return sorted(found, key=lambda r: (r.via, r.row, r.kind, r.text))
+
+
+def _join(rows: list[int]) -> str:
+    return ", ".join(map(str, rows[:-1])) + f" and {rows[-1]}"
 
 
 def listed(reasons: list[Reason], limit: int = 3) -> str:

@@ -1,8 +1,11 @@
 """QL202 qat-capture-in-eval-mode: a model captured for QAT while it is in eval mode.
 
 The mirror of QL201. `prepare_qat_pt2e` expects a graph captured in train mode: captured
-in eval mode, batch norm uses its running statistics and dropout disappears, so training
-after `prepare_qat_pt2e` neither updates the statistics nor regularises.
+in eval mode, dropout is disabled and batch norm that is not folded into a conv uses (and
+never updates) its running statistics during QAT training. Measured on torch 2.13 /
+torchao 0.18: Linear→BatchNorm1d→Dropout keeps `batch_norm(training=False)` and
+`dropout(train=False)` after `prepare_qat_pt2e`; `move_exported_model_to_train` on the
+prepared graph flips both back, so that flow stays quiet.
 """
 
 from __future__ import annotations
@@ -24,14 +27,17 @@ class QatCaptureInEvalMode(Rule):
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         for cap, flows in captures(ctx, "qat"):
             facts = cap.modes_for("qat")
-            if not facts or any(f.state != "eval" for f in facts):
-                continue  # eval mode must dominate: every QAT path reaches the capture in eval mode
+            if not facts or any(f.state != "eval" for f in facts) or cap.retrained:
+                # Eval mode must dominate (every QAT path reaches the capture in eval mode), and
+                # `move_exported_model_to_train` on the prepared graph repairs dropout and batch norm.
+                continue
             why = reasons(ctx, cap, "qat", flows)
             model = model_text(ctx, cap)
             message = (
-                f"`{model}` is captured for QAT in eval mode ({listed(why)}). The graph gets"
-                " eval-mode batch norm and no dropout, so training after `prepare_qat_pt2e` does not update"
-                f" batch-norm statistics; call `{model}.train()` before capturing"
+                f"`{model}` is captured for QAT in eval mode ({listed(why)}). The graph gets disabled dropout"
+                " and eval-mode batch norm (except where `prepare_qat_pt2e` folds it into a conv), so QAT"
+                " training neither regularises nor updates those statistics; call"
+                f" `{model}.train()` before capturing"
             )
             yield ctx.diagnostic(
                 self,

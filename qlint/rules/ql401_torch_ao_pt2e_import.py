@@ -23,7 +23,15 @@ from dataclasses import dataclass
 from qlint.analysis import import_edits as ie
 from qlint.analysis.functions import bodies
 from qlint.analysis.names import Resolver, dotted_parts
-from qlint.analysis.pt2e_moves import OLD_PACKAGE, SUCCESSOR_PACKAGES, Move, Moves, load_moves, worst
+from qlint.analysis.pt2e_moves import (
+    OBSERVER_CONSUMERS,
+    OLD_PACKAGE,
+    SUCCESSOR_PACKAGES,
+    Move,
+    Moves,
+    load_moves,
+    worst,
+)
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix
 from qlint.rules.base import FileContext, Rule
 
@@ -50,6 +58,40 @@ class _Plan:
         return self.move.module, self.move.name
 
 
+@dataclass
+class _Twins:
+    """The file's imports of torch.ao observers that torchao ships its own copies of.
+
+    torchao's prepare_pt2e does not insert torch.ao observers (a `with_args` constructor
+    raises, a bare class yields no quantize/dequantize nodes), so a fix that moves a file's
+    quantizer API to torchao moves these along, and is unsafe: they may serve eager code too.
+    """
+
+    statements: dict[ast.ImportFrom, list[tuple[ast.alias, str, str]]]
+
+    def applies(self, moved: list[Move]) -> bool:
+        return bool(self.statements) and any(m.module and m.module.startswith(OBSERVER_CONSUMERS) for m in moved)
+
+    def edits(self, ctx: FileContext, skip: ast.stmt | None = None) -> list[Edit] | None:
+        out: list[Edit] = []
+        for stmt, items in self.statements.items():
+            if stmt is not skip:
+                edits = ie.regroup_from_import(ctx, stmt, items)
+                if edits is None:
+                    return None
+                out.extend(edits)
+        return out
+
+    def note(self) -> str:
+        names = ", ".join(
+            dict.fromkeys(f"`{a.asname or a.name}`" for items in self.statements.values() for a, _, _ in items)
+        )
+        return (
+            f"; the file also uses torch.ao observers ({names}), which torchao's prepare_pt2e does not insert: "
+            "import them from `torchao.quantization.pt2e` too"
+        )
+
+
 class TorchAoPt2eImport(Rule):
     code = "QL401"
     name = "torch-ao-pt2e-import"
@@ -62,20 +104,21 @@ class TorchAoPt2eImport(Rule):
         parents = ie.parent_map(ctx)
         owned_heads: set[str] = set()  # names bound by a reported import: their uses go with it
         plain: list[tuple[str, ...]] = []  # `import <old>` without `as`: owns chains by prefix
+        twins = _twins(ctx, moves, parents)
         for stmt in ast.walk(ctx.tree):
             if isinstance(stmt, ast.ImportFrom):
-                diag = self._from_import(ctx, moves, stmt, parents, owned_heads)
+                diag = self._from_import(ctx, moves, stmt, parents, owned_heads, twins)
             elif isinstance(stmt, ast.Import):
-                yield from self._import(ctx, moves, stmt, parents, owned_heads, plain)
+                yield from self._import(ctx, moves, stmt, parents, owned_heads, plain, twins)
                 continue
             else:
                 continue
             if diag is not None:
                 yield diag
-        yield from self._attribute_uses(ctx, moves, parents, owned_heads, plain)
+        yield from self._attribute_uses(ctx, moves, parents, owned_heads, plain, twins)
 
     # -- from <module> import ... --------------------------------------------------------
-    def _from_import(self, ctx, moves: Moves, stmt: ast.ImportFrom, parents, owned: set) -> Diagnostic | None:
+    def _from_import(self, ctx, moves, stmt: ast.ImportFrom, parents, owned: set, twins: _Twins) -> Diagnostic | None:
         base = ie.import_base(ctx, stmt)
         if base is None or not (base == OLD_PACKAGE or moves.removed_module(base)):
             return None
@@ -89,25 +132,32 @@ class TorchAoPt2eImport(Rule):
             if p.move.is_module and p.fix != "display":
                 p.fix = worst(p.fix, _module_alias_fix(ctx, moves, p.local, p.move))
         fixable = [p for p in moved if p.fix != "display" and p.move.module]
-        edits = ie.regroup_from_import(ctx, stmt, [(p.alias, *p.target()) for p in fixable]) if fixable else None
+        items = [(p.alias, *p.target()) for p in fixable]
+        level = worst(*(p.fix for p in fixable))
+        edits, extra, note = None, [], ""
+        if fixable and twins.applies([p.move for p in fixable]):
+            items += twins.statements.get(stmt, [])
+            extra, note, level = twins.edits(ctx, skip=stmt), twins.note(), "unsafe"
+        if fixable and extra is not None:
+            edits = ie.regroup_from_import(ctx, stmt, items)
         if base == OLD_PACKAGE:
             names = ", ".join(f"`{p.alias.name}`" for p in moved)
             subject = f"torch 2.13's `{OLD_PACKAGE}` no longer has {names}"
         else:
             subject = f"`{base}` is gone from torch 2.13"
-        message = _message(moves, [p.move for p in moved], subject)
+        message = _message(moves, [p.move for p in moved], subject) + note
         if edits:
             targets: dict[str, list[str]] = {}
             for p in fixable:
                 targets.setdefault(p.target()[0], []).append(f"`{p.local}`")
             what = "; ".join(f"{', '.join(names)} from `{module}`" for module, names in targets.items())
-            fix = Fix(_APPLICABILITY[worst(*(p.fix for p in fixable))], f"Import {what}", tuple(edits))
+            fix = Fix(_APPLICABILITY[level], f"Import {what}", (*edits, *extra))
         else:
             fix = _display_fix([p.move for p in moved])
         return ctx.diagnostic(self, stmt, message, fix, evidence=_evidence([p.move for p in moved]))
 
     # -- import <module> [as m] ----------------------------------------------------------
-    def _import(self, ctx, moves: Moves, stmt: ast.Import, parents, owned: set, plain: list) -> Iterator[Diagnostic]:
+    def _import(self, ctx, moves, stmt: ast.Import, parents, owned: set, plain: list, twins) -> Iterator[Diagnostic]:
         for alias in stmt.names:
             if not moves.removed_module(alias.name):
                 continue
@@ -130,7 +180,8 @@ class TorchAoPt2eImport(Rule):
                 plain.append(prefix)
                 fix = self._plain_import_fix(ctx, moves, stmt, alias, move, prefix)
             message = _message(moves, [move], f"`{alias.name}` is gone from torch 2.13")
-            yield ctx.diagnostic(self, alias, message, fix or _display_fix([move]), evidence=_evidence([move]))
+            fix, note = _with_twins(ctx, twins, [move], fix)
+            yield ctx.diagnostic(self, alias, message + note, fix or _display_fix([move]), evidence=_evidence([move]))
 
     def _plain_import_fix(self, ctx, moves: Moves, stmt, alias: ast.alias, move: Move, prefix) -> Fix | None:
         """`import torch.ao.quantization.quantize_pt2e` and its `torch.ao....prepare_pt2e(...)` uses."""
@@ -155,7 +206,7 @@ class TorchAoPt2eImport(Rule):
         return Fix(_APPLICABILITY[level], f"Import {', '.join(f'`{m}`' for m in modules)}", tuple(edits))
 
     # -- torch.ao.quantization.<moved> through `import torch` ----------------------------
-    def _attribute_uses(self, ctx, moves: Moves, parents, owned: set, plain: list) -> Iterator[Diagnostic]:
+    def _attribute_uses(self, ctx, moves: Moves, parents, owned: set, plain: list, twins) -> Iterator[Diagnostic]:
         seen: set[int] = set()
         # Only chains whose head could lead to torch: an import of torch, or a name bound in
         # the module or the function (an alias such as `tq = torch.ao.quantization`).
@@ -175,9 +226,9 @@ class TorchAoPt2eImport(Rule):
                     continue
                 sub, move = hit
                 seen.add(id(sub))
-                yield self._use(ctx, moves, sub, move, _in_type_check(sub, parents))
+                yield self._use(ctx, moves, sub, move, _in_type_check(sub, parents), twins)
 
-    def _use(self, ctx, moves: Moves, sub: ast.Attribute, move: Move, type_check: bool) -> Diagnostic:
+    def _use(self, ctx, moves: Moves, sub: ast.Attribute, move: Move, type_check: bool, twins: _Twins) -> Diagnostic:
         message = _message(moves, [move], f"`{move.old}` is gone from torch 2.13")
         fix = None
         level = _fix_level(ctx, move)
@@ -191,7 +242,31 @@ class TorchAoPt2eImport(Rule):
             if insert is not None:
                 edits.append(insert)
             fix = Fix(_APPLICABILITY[level], f"Use `{move.new}`", tuple(edits))
-        return ctx.diagnostic(self, sub, message, fix or _display_fix([move]), evidence=_evidence([move]))
+        fix, note = _with_twins(ctx, twins, [move], fix)
+        return ctx.diagnostic(self, sub, message + note, fix or _display_fix([move]), evidence=_evidence([move]))
+
+
+def _twins(ctx: FileContext, moves: Moves, parents) -> _Twins:
+    found: dict[ast.ImportFrom, list[tuple[ast.alias, str, str]]] = {}
+    for stmt in ast.walk(ctx.tree):
+        if isinstance(stmt, ast.ImportFrom) and not ie.guarded(stmt, parents, {a.asname or a.name for a in stmt.names}):
+            base = ie.import_base(ctx, stmt)
+            for alias in stmt.names:
+                twin = moves.twin(f"{base}.{alias.name}")
+                if twin is not None:
+                    module, _, name = twin.rpartition(".")
+                    found.setdefault(stmt, []).append((alias, module, name))
+    return _Twins(found)
+
+
+def _with_twins(ctx: FileContext, twins: _Twins, moved: list[Move], fix: Fix | None) -> tuple[Fix | None, str]:
+    """Extend a fix that moves quantizer API with the move of the file's torch.ao observers."""
+    if fix is None or not twins.applies(moved):
+        return fix, ""
+    extra = twins.edits(ctx)
+    if extra is None:
+        return None, twins.note()
+    return Fix(Applicability.UNSAFE, fix.message + " and the torch.ao observers", (*fix.edits, *extra)), twins.note()
 
 
 def _fix_level(ctx: FileContext, move: Move) -> str:

@@ -10,6 +10,10 @@ from __future__ import annotations
 CHECKS: dict[str, str] = {
     "QL101": "qlint.runtime.checks.ql101",
     "QL102": "qlint.runtime.checks.ql101",
+    "QL201": "qlint.runtime.checks.capture",
+    "QL202": "qlint.runtime.checks.capture",
+    "QL203": "qlint.runtime.checks.capture",
+    "QL401": "qlint.runtime.checks.imports",
 }
 
 
