@@ -158,6 +158,8 @@ def settings_from_table(table: dict[str, Any], path: Path, prefix: str = "tool.q
             kwargs[field_name] = (root / os.path.expanduser(value)).resolve()
         elif kind == "per-file-ignores":
             kwargs[field_name] = _per_file_ignores(value, loc, key)
+        elif kind == "runtime":
+            kwargs[field_name] = _runtime_models(value, loc.sub(key))
     if options:
         kwargs["rule_options"] = tuple(sorted(options.items()))
     return Settings(**kwargs)
@@ -212,7 +214,24 @@ _KEYS: dict[str, tuple[str, str]] = {
     "respect-gitignore": ("respect_gitignore", "bool"),
     "force-exclude": ("force_exclude", "bool"),
     "cache-dir": ("cache_dir", "path"),
+    "runtime": ("runtime_models", "runtime"),
 }
+
+
+def _runtime_models(value: Any, loc: _Where) -> tuple[str, ...]:
+    """`[tool.qlint.runtime] models = ["pkg.mod:factory"]`: opt-in user models for the runtime
+    checker's capture checks (`qlint check --runtime` then imports and runs that code)."""
+    if not isinstance(value, dict):
+        raise ConfigError(loc(f"expected a table, got {_q(value)}"))
+    for key in value:
+        if key != "models":
+            raise ConfigError(loc(f"unknown key {_q(key)}{_suggest(key, ['models'])}"))
+    models = _str_list(value.get("models", []), loc, "models")
+    for spec in models:
+        module, sep, attr = spec.partition(":")
+        if not (sep and all(p.isidentifier() for p in module.split(".")) and attr.isidentifier()):
+            raise ConfigError(loc.key("models", f'expected "package.module:factory", got {_q(spec)}'))
+    return tuple(models)
 
 
 def _parse(path: Path, data: bytes) -> dict[str, Any]:

@@ -66,6 +66,8 @@ class Settings:
     respect_gitignore: bool = True
     force_exclude: bool = False
     cache_dir: Path | None = None
+    # `[tool.qlint.runtime] models`: factories the runtime checker may import and run (opt-in).
+    runtime_models: tuple[str, ...] = ()
 
     @cached_property
     def enabled_codes(self) -> frozenset[str]:

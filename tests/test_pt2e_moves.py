@@ -27,9 +27,7 @@ def _installed(*modules: str) -> bool:
 @pytest.mark.skipif(not _installed("torch", "torchao", "executorch"), reason="needs torch, torchao and executorch")
 def test_table_matches_the_installed_packages(tmp_path):
     out = tmp_path / "pt2e_moves.json"
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--out", str(out)], capture_output=True, text=True, timeout=600
-    )
+    done = subprocess.run([sys.executable, str(SCRIPT), "--out", str(out)], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert out.read_text() == DEFAULT_PATH.read_text(), "stale: run python scripts/generate_pt2e_moves.py"
 

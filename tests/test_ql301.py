@@ -415,3 +415,10 @@ def test_the_example_recipe_is_flagged_across_modules():
     assert "`decompose_for_quantizer`" in d.message and "functionalize" not in d.message
     (rel,) = d.related
     assert rel.path.endswith("core_aten_passes.py") and rel.range.start.row == 12
+
+
+def test_a_pass_that_pops_packets_keeps_nothing_and_is_not_rewritten():
+    src = KEEP_LINEAR.replace("torch.ops.aten.linear.default, torch.ops.aten.conv2d.default", "torch.ops.aten.linear,")
+    assert src != KEEP_LINEAR
+    (d,) = ql301(src, **HAS)
+    assert d.fix.applicability is Applicability.DISPLAY_ONLY

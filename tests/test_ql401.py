@@ -264,6 +264,37 @@ def test_isinstance_against_a_removed_class_is_only_an_unsafe_fix():
     assert d.fix.applicability is Applicability.UNSAFE
 
 
+# -- torch.ao observers move with the quantizer API ----------------------------------------
+def test_quantizer_api_moving_next_to_torch_ao_observers_takes_them_along_unsafely():
+    src = dedent(
+        """\
+        from torch.ao.quantization.observer import HistogramObserver, default_observer
+        from torch.ao.quantization.quantizer import QuantizationSpec
+
+        SPEC = QuantizationSpec(dtype=torch.int8, observer_or_fake_quant_ctr=HistogramObserver)
+        """
+    )
+    (d,) = ql401(src)
+    assert d.fix.applicability is Applicability.UNSAFE
+    assert "`HistogramObserver`" in d.message and "does not insert" in d.message
+    assert fixed(src) == src
+    assert fixed(src, unsafe=True) == dedent(
+        """\
+        from torch.ao.quantization.observer import default_observer
+        from torchao.quantization.pt2e import HistogramObserver
+        from torchao.quantization.pt2e.quantizer import QuantizationSpec
+
+        SPEC = QuantizationSpec(dtype=torch.int8, observer_or_fake_quant_ctr=HistogramObserver)
+        """
+    )
+
+
+def test_observers_do_not_matter_for_names_that_take_none():
+    src = "from torch.ao.quantization import MinMaxObserver, move_exported_model_to_eval\n"
+    (d,) = ql401(src)
+    assert d.fix.applicability is Applicability.SAFE and "observers" not in d.message
+
+
 # -- quiet ------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "src",
@@ -415,7 +446,7 @@ def test_the_example_legacy_flow_is_fully_migrated(root):
     path = root / "examples" / "recipes" / "legacy_pt2e_flow.py"
     src = path.read_text()
     assert len(ql401(src, path=str(path))) == 5
-    out = fixed(src, path=str(path))
+    out = fixed(src, path=str(path), unsafe=True)
     assert ql401(out, path=str(path)) == []
     assert "import torchao.quantization.pt2e.quantize_pt2e as qp" in out
-    assert "from torch.ao.quantization import MinMaxObserver\n" in out
+    assert "from torchao.quantization.pt2e import MinMaxObserver\n" in out

@@ -150,3 +150,14 @@ def _is_zombie(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
     except OSError:
         return False
+
+
+def test_a_worker_that_cannot_start_is_a_named_skip(tmp_path):
+    broken = [sys.executable, "-c", "raise ImportError('libtorch_cpu.so: cannot open shared object file')"]
+    with RuntimeChecker(tmp_path, worker_argv=broken) as checker:
+        v = checker.verdict(finding("aten", "relu", fix=".default"))
+    assert v.verdict == "skipped"
+    assert v.evidence == (
+        "the runtime worker failed to start: the runtime worker exited with code 1 "
+        "(ImportError: libtorch_cpu.so: cannot open shared object file)"
+    )

@@ -21,6 +21,7 @@ from qlint.analysis.model_flow import (
     PRETRAINED,
     PROGRAM,
     UNKNOWN,
+    UNKNOWN_MODE,
     CallSite,
     Capture,
     Env,
@@ -36,6 +37,7 @@ from qlint.analysis.model_flow import (
 _SELF_RETURNING = frozenset(
     {"to", "cpu", "cuda", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory", "to_empty", "type"}
 )
+_ITEMS = frozenset({"items", "values", "get", "pop", "__getitem__"})  # of a dict of models
 _PT2E_RESULT = {"prepare": PREPARED, "prepare_qat": PREPARED_QAT, "convert": CONVERTED}
 
 
@@ -99,6 +101,8 @@ class CallSemantics:
             return receiver
         if attr in _SELF_RETURNING:
             return receiver
+        if attr in _ITEMS and (part := self.part_of(receiver, node)) is not None:
+            return self.new(env, node, "", part)
         if attr in ("module", "run_decompositions") and PROGRAM in receiver.kinds:
             kind = EXPORTED if attr == "module" else PROGRAM
             return self.new(env, node, "", Origin(kind, node), captures=receiver.captures)
@@ -132,7 +136,9 @@ class CallSemantics:
                     self.flow.captures[index].sinks.add(Sink("ptq", *recipe, frozenset(self.guards)))
             return session
         if api.kind in _PT2E_RESULT:
-            if arg is not None and api.kind != "convert":
+            # `prepare_pt2e(gm, SomeQuantizer(is_qat=True))` simulates QAT: neither flow is certain.
+            qat_quantizer = api.kind == "prepare" and self.is_qat_quantizer(argument(node, 1, ("quantizer",)))
+            if arg is not None and api.kind != "convert" and not qat_quantizer:
                 self.reach(arg, Sink("ptq" if api.kind == "prepare" else "qat", node, self.flow.path))
             captures = arg.captures if arg is not None else frozenset()
             return self.new(env, node, "", Origin(_PT2E_RESULT[api.kind], node), captures=captures)
@@ -159,11 +165,19 @@ class CallSemantics:
             cap.modes |= facts
             cap.origins |= model.origins
             return index
+        fixable = fixable and model not in self.graph_holders  # its `.eval()` reaches the graph and raises
         cap = Capture(node, self.stmt_stack[-1], api, model_expr, facts, model.origins, inner=inner, fixable=fixable)
         cap.contexts = tuple(self.contexts)
         self.capture_index[id(node)] = len(self.flow.captures)
         self.flow.captures.append(cap)
         return len(self.flow.captures) - 1
+
+    def is_qat_quantizer(self, expr: ast.expr | None) -> bool:
+        located = self.resolver.value_of(expr) if expr is not None else None
+        call = located.node if located is not None else None
+        return isinstance(call, ast.Call) and any(
+            kw.arg == "is_qat" and isinstance(kw.value, ast.Constant) and kw.value.value is True for kw in call.keywords
+        )
 
     def retrain(self, graph: Obj) -> None:
         for index in graph.captures:
@@ -216,8 +230,12 @@ class CallSemantics:
             if kw.arg in callee.params:
                 actual[callee.params.index(kw.arg)] = (kwargs[kw.arg], kw.value)
         given = {i: obj for i, (obj, _) in actual.items() if obj is not None}
-        if callee.path == self.flow.path:
-            self.flow.calls.append(CallSite(callee.node, node, {i: env.facts(o) for i, o in given.items()}))
+        # Positions in another file mean nothing here: what a helper there did happened at this call.
+        foreign = callee.path != self.flow.path
+        if not foreign:
+            # An argument we cannot follow (`bundle.model`) is passed in an unknown mode.
+            passed = {i: env.facts(obj) if obj is not None else UNKNOWN_MODE for i, (obj, _) in actual.items()}
+            self.flow.calls.append(CallSite(callee.node, node, passed))
 
         def subst(facts: frozenset[ModeFact]) -> frozenset[ModeFact]:
             """Callee facts in caller terms: "as it came in" becomes the argument's modes here."""
@@ -233,7 +251,7 @@ class CallSemantics:
                 ):
                     out |= env.facts(given[o.index])
                 else:
-                    out.add(replace(f, guard=frozenset()))
+                    out.add(replace(f, guard=frozenset(), node=node if foreign else f.node))
             return frozenset(out)
 
         captures: dict[int, int] = {}
@@ -248,7 +266,7 @@ class CallSemantics:
                     origins |= given[o.index].origins
                     caps |= given[o.index].captures
                 else:
-                    origins.add(o)
+                    origins.add(replace(o, node=node) if foreign else o)
             for c in obj.captures:
                 cap = callee.captures[c]
                 if cap.sinks:

@@ -24,8 +24,9 @@ from dataclasses import dataclass, field, replace
 from qlint.analysis.scope import ClassScope, ModuleScope
 
 # Origin kinds: where a value came from.
-PARAM, ATTRIBUTE, CONSTRUCTED, PRETRAINED, CALL, UNKNOWN = (
+PARAM, PARAM_PART, ATTRIBUTE, CONSTRUCTED, PRETRAINED, CALL, UNKNOWN = (
     "parameter",
+    "part of a parameter",  # `artifact.data["forward"]`, a loop over `models.items()`
     "attribute",
     "constructor",
     "from_pretrained",
@@ -166,6 +167,9 @@ class FunctionFlow:
     calls: list[CallSite] = field(default_factory=list)
 
 
+UNKNOWN_MODE = frozenset({ModeFact("unknown", None)})
+
+
 def compatible(a: Guard, b: Guard) -> bool:
     """Two guards can hold on one run: no condition is required both true and false."""
     return not any((cond, not polarity) in b for cond, polarity in a)
@@ -181,7 +185,7 @@ class Env:
         return Env(dict(self.vars), dict(self.modes), self.patched)
 
     def facts(self, obj: Obj) -> frozenset[ModeFact]:
-        return self.modes.get(obj, frozenset({ModeFact("unknown", None)}))
+        return self.modes.get(obj, UNKNOWN_MODE)
 
 
 def join(envs: list[Env | None], anchor: ast.AST) -> Env | None:

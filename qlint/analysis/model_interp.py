@@ -15,6 +15,7 @@ from qlint.analysis.model_flow import (
     CONSTRUCTED,
     EXPECTS_ERROR,
     PARAM,
+    PARAM_PART,
     PRETRAINED,
     UNKNOWN,
     Env,
@@ -53,6 +54,7 @@ class Interpreter(CallSemantics):
         self.capture_index: dict[int, int] = {}
         self.switch_index: dict[int, object] = {}
         self.sessions: dict[Obj, tuple] = {}
+        self.graph_holders: set[Obj] = set()  # modules with an exported GraphModule as a submodule
         self.loops: list[list[Env]] = []
         self.contexts: list[str] = []
         self.guards: list[tuple[str, bool]] = []
@@ -173,14 +175,14 @@ class Interpreter(CallSemantics):
         return join(outs, anchor), values
 
     def loop(self, s, env: Env) -> Env | None:
-        self.expr(s.test if isinstance(s, ast.While) else s.iter, env)
+        items = self.expr(s.test if isinstance(s, ast.While) else s.iter, env)
         exits: list[Env] = []
         self.loops.append(exits)
         entry, outs = env, []
         for _ in range(2):  # the second pass sees what the first leaves for the next iteration
             start = entry.copy()
             if not isinstance(s, ast.While):
-                self.bind_unknown(s.target, s, start)
+                self.bind_unknown(s.target, s, start, items)
             outs.append(self.block(s.body, start))
             entry = join([env, outs[-1], *exits], s)
         self.loops.pop()
@@ -207,20 +209,36 @@ class Interpreter(CallSemantics):
     def bind(self, target: ast.expr, obj: Obj | None, value: ast.expr | None, env: Env) -> None:
         name = key(target)
         if name is not None:
-            if obj is None and value is not None and not isinstance(value, (ast.Constant, ast.Name)):
-                obj = self.new(env, value, name, Origin(UNKNOWN, value))
+            if obj is None and value is not None and not _names_a_global(value, env):
+                obj = self.new(env, value, name, Origin(UNKNOWN, value))  # so its later `.eval()` counts
             if obj is None:
                 env.vars.pop(name, None)
             else:
                 env.vars[name] = obj
         elif isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
             self.bind_unknown(target, value or target, env)
+        elif isinstance(target, ast.Attribute) and obj is not None and obj.is_graph:
+            # `model.block = export(model.block, ...).module()`: `model.eval()` would now raise.
+            holder = env.vars.get(key(target.value) or "")
+            if holder is not None:
+                self.graph_holders.add(holder)
 
-    def bind_unknown(self, target: ast.expr, anchor: ast.AST, env: Env) -> None:
+    def bind_unknown(self, target: ast.expr, anchor: ast.AST, env: Env, source: Obj | None = None) -> None:
+        """Bind names we cannot follow; items of a parameter (`for m in models`) stay its parts."""
         for node in ast.walk(target):
             name = key(node)
             if name is not None:
-                env.vars[name] = self.new(env, anchor, name, Origin(UNKNOWN, anchor))
+                part = self.part_of(source, anchor)
+                env.vars[name] = self.new(env, anchor, name, part or Origin(UNKNOWN, anchor))
+
+    def part_of(self, container: Obj | None, node: ast.AST) -> Origin | None:
+        """`Origin` of an item or attribute of a parameter: its mode is the caller's, too."""
+        if container is None or container.is_graph:
+            return None
+        for o in container.origins:
+            if (o.kind == PARAM and o.name not in ("self", "cls")) or o.kind == PARAM_PART:
+                return Origin(PARAM_PART, node, o.index, o.name)
+        return None
 
     # -- expressions -------------------------------------------------------------------
     def expr(self, e: ast.expr | None, env: Env) -> Obj | None:
@@ -240,6 +258,12 @@ class Interpreter(CallSemantics):
             return obj
         if isinstance(e, ast.Await):
             return self.expr(e.value, env)
+        if isinstance(e, (ast.Attribute, ast.Subscript)):
+            container = self.expr(e.value, env)
+            if isinstance(e, ast.Subscript):
+                self.expr(e.slice, env)
+            part = self.part_of(container, e)
+            return self.new(env, e, "", part) if part is not None else None
         if isinstance(e, ast.IfExp):
             arms = [lambda branch, x=x: (branch, self.expr(x, branch)) for x in (e.body, e.orelse)]
             merged, values = self.fork(e.test, arms, env, e)
@@ -284,6 +308,14 @@ def _bound_names(stmt: ast.stmt) -> list[str]:
     if isinstance(stmt, ast.Delete):
         return [k for t in stmt.targets if (k := key(t))]
     return [stmt.name] if hasattr(stmt, "name") else []
+
+
+def _names_a_global(value: ast.expr, env: Env) -> bool:
+    """A constant, or a dotted path such as `torch.export` (an alias the resolver follows)."""
+    if isinstance(value, ast.Constant):
+        return True
+    parts = dotted_parts(value)
+    return parts is not None and parts[0] not in env.vars
 
 
 def _is_raises(func: ast.expr) -> bool:

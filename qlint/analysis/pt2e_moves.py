@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,6 +104,16 @@ class Moves:
             return None
         parent = self.exact(removed)
         return Move(qualified, parent.module, None, "display", parent.prerelease, known=False)
+
+    @functools.cached_property
+    def mentions(self) -> re.Pattern:
+        """Words any finding needs in the text: a removed module's first component under
+        `torch.ao.quantization` (`quantize_pt2e`, `pt2e`, `quantizer`, ...) or a moved
+        top-level name. Most files that mention torch.ao (eager quantization) have none."""
+        prefix = OLD_PACKAGE + "."
+        words = {m[len(prefix) :].split(".")[0] for m in self._modules}
+        words |= {n[len(prefix) :] for n in self._names if "." not in n[len(prefix) :]}
+        return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, words))) + r")\b")
 
     def twin(self, qualified: str) -> str | None:
         """torchao's copy of a torch.ao observer / fake-quantize name torch still ships."""

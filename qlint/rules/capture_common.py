@@ -14,6 +14,7 @@ from qlint.analysis.model_apis import mode_call
 from qlint.analysis.model_flow import (
     CONSTRUCTED,
     PARAM,
+    PARAM_PART,
     PRETRAINED,
     Capture,
     FunctionFlow,
@@ -84,7 +85,8 @@ def reasons(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]
         lines = sorted(rows)
         calls = f"the call at line {lines[0]} passes" if len(lines) == 1 else f"the calls at lines {_join(lines)} pass"
         found.add(Reason(reason.kind, reason.node, f"{calls} it {reason.text}", reason.row, lines[0]))
-    return sorted(found, key=lambda r: (r.via, r.row, r.kind, r.text))
+    unique = {(r.kind, r.text): r for r in sorted(found, key=lambda r: (r.via, r.row, r.kind, r.text), reverse=True)}
+    return sorted(unique.values(), key=lambda r: (r.via, r.row, r.kind, r.text))
 
 
 def _join(rows: list[int]) -> str:
@@ -114,6 +116,11 @@ def _describe(ctx: FileContext, fact: ModeFact) -> Reason | None:
         return Reason("eval", node, f"after `{ctx.source_of(node)}` at line {row}", row)
     if fact.state == "unset" and origin is not None and origin.kind == PARAM:
         return Reason("parameter", None, f"as parameter `{origin.name}`, in whatever mode the caller left it")
+    if fact.state == "unset" and origin is not None and origin.kind == PARAM_PART:
+        text = f"as `{ctx.source_of(node)}` from parameter `{origin.name}`, in whatever mode the caller left it"
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            text = f"as a loop item of parameter `{origin.name}`, in whatever mode the caller left it"
+        return Reason("parameter", None, text)
     return None
 
 
@@ -131,7 +138,7 @@ def grad_mode_note(cap: Capture) -> str:
     contexts = [c for c in cap.contexts if c in _NO_MODE_CHANGE]
     if not contexts:
         return ""
-    return f" (`{contexts[0].rpartition('.')[2]}()` only turns off autograd; it does not switch to eval mode)"
+    return f"; `{contexts[0].rpartition('.')[2]}()` only turns off autograd, it does not switch to eval mode"
 
 
 def related(ctx: FileContext, cap: Capture, flow: str, why: list[Reason]) -> tuple[RelatedInfo, ...]:

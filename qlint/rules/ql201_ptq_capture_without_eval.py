@@ -56,7 +56,7 @@ class PtqCaptureWithoutEval(Rule):
             ]
             detail = listed(bad + partial)
             message = (
-                f"`{model}` is captured for PTQ {head} ({detail}){grad_mode_note(cap)}. Batch norm and dropout"
+                f"`{model}` is captured for PTQ {head} ({detail}{grad_mode_note(cap)}). Batch norm and dropout"
                 " keep their training behaviour in the graph, so calibration after `prepare_pt2e` updates"
                 f" running statistics and drops activations; call `{model}.eval()` before capturing"
             )

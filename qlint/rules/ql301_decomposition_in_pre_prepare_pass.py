@@ -304,9 +304,13 @@ def _removes(stmt: ast.stmt, table: str, loop_var: str | None = None) -> ast.exp
 
 
 def _spell(ctx: FileContext, op: Located) -> str | None:
-    """How to write an op of the pass's module in the recipe's module, if it is an op."""
-    qual = Resolver(op.scope, ctx.project, ctx.optable).qualname(op.node)
-    if qual is None or not qual.startswith("torch.ops."):
+    """How to write an op of the pass's module in the recipe's module, if it is an overload.
+
+    A packet (`aten.linear`) pops nothing from a table keyed by overloads, so a pass that
+    "keeps" one keeps nothing: no codemod for it."""
+    there = Resolver(op.scope, ctx.project, ctx.optable)
+    ref, qual = there.op_ref(op.node), there.qualname(op.node)
+    if ref is None or ref.is_packet or ref.dialect != "aten" or qual is None:
         return None
     here = Resolver(ctx.scope, ctx.project, ctx.optable)
     text = ast.unparse(op.node)

@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -34,6 +35,7 @@ MAX_RESTARTS = 3  # consecutive crashes before the remaining checks are skipped
 # `-c` rather than `-m`: `-m` would put the working directory first on sys.path before
 # any of our code runs; `main` drops the `-c` entry at once.
 WORKER_BOOT = "from qlint.runtime.worker import main; main()"
+MODEL_CHECKS = frozenset({"QL201", "QL202"})  # the checks that run opt-in user models too
 
 
 class WorkerDied(Exception):
@@ -44,15 +46,16 @@ class WorkerHung(Exception):
     """The worker did not answer before the deadline; it has been killed."""
 
 
-def _log_tail(path: Path | None, lines: int = 3) -> str:
+def _last_error(path: Path | None) -> str:
+    """The last `SomeError: message` line the worker logged (its traceback's last line)."""
     if path is None:
         return ""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()[-200:]
     except OSError:
         return ""
-    tail = [line.strip() for line in text.strip().splitlines()[-lines:] if line.strip()]
-    return " | ".join(tail)
+    errors = [line.strip() for line in lines if re.match(r"^\s*[A-Za-z_.]*(Error|Exception|Interrupt)\b", line)]
+    return errors[-1][:300] if errors else ""
 
 
 class WorkerProcess:
@@ -134,8 +137,8 @@ class WorkerProcess:
             if reply is None:
                 code = self.proc.wait() if self.proc is not None else None
                 self.proc = None
-                tail = _log_tail(self.log_path)
-                raise WorkerDied(f"the runtime worker exited with code {code}" + (f" ({tail})" if tail else ""))
+                error = _last_error(self.log_path)
+                raise WorkerDied(f"the runtime worker exited with code {code}" + (f" ({error})" if error else ""))
             if reply.get("id") == want_id:
                 return reply
 
@@ -245,8 +248,13 @@ class RuntimeChecker:
         reason = self.unavailable()
         if reason is not None:
             return _skipped(reason)
-        uses_models = bool(self.models) and diag.code.startswith("QL2")
-        request = build_request(diag, verify_fix=verify_fix, models=self.models if uses_models else ())
+        uses_models = bool(self.models) and diag.code in MODEL_CHECKS
+        request = build_request(
+            diag,
+            verify_fix=verify_fix,
+            models=self.models if uses_models else (),
+            root=str(self.root) if self.root is not None else None,
+        )
         key = request_key(request, self.versions, checker_fingerprint())
         if key in self._memo:
             return self._memo[key]

@@ -82,15 +82,12 @@ def resolve(namespace: str, op: str, overload: str | None = None, dialect: str =
         root = exir_ops.edge
     else:
         root = torch.ops
-    try:
-        packet = getattr(getattr(root, namespace), op)
-    except (AttributeError, RuntimeError):
-        if dialect == "edge" or executorch_ops() is None:
-            raise UnknownOp(_spelled(namespace, op, None, dialect)) from None
-        try:  # ExecuTorch registers more namespaces (and quantized_decomposed extras)
-            packet = getattr(getattr(root, namespace), op)
-        except (AttributeError, RuntimeError):
-            raise UnknownOp(_spelled(namespace, op, None, dialect)) from None
+    packet = _lookup(root, namespace, op)
+    if packet is None and dialect == "aten" and executorch_ops() is not None:
+        # Importing exir (just done) registers ExecuTorch's namespaces and extra ops.
+        packet = _lookup(root, namespace, op)
+    if packet is None:
+        raise UnknownOp(_spelled(namespace, op, None, dialect))
     if overload is None:
         return packet
     try:
@@ -99,14 +96,11 @@ def resolve(namespace: str, op: str, overload: str | None = None, dialect: str =
         raise UnknownOp(_spelled(namespace, op, overload, dialect)) from None
 
 
-def overload_names(packet: Any) -> tuple[str, ...]:
-    ident = op_id(packet)
-    if ident is not None and ident.dialect == "edge":
-        packet = resolve(ident.namespace, ident.op)
+def _lookup(root: Any, namespace: str, op: str) -> Any:
     try:
-        return tuple(packet.overloads())
-    except Exception:
-        return ()
+        return getattr(getattr(root, namespace), op)
+    except (AttributeError, RuntimeError):
+        return None
 
 
 def _spelled(namespace: str, op: str, overload: str | None, dialect: str) -> str:

@@ -53,7 +53,10 @@ def fix_payload(diag: Diagnostic) -> dict[str, Any] | None:
     return {"applicability": fix.applicability.value, "message": fix.message, "edits": edits}
 
 
-def build_request(diag: Diagnostic, *, verify_fix: bool, models: tuple[str, ...] = ()) -> dict[str, Any]:
+def build_request(
+    diag: Diagnostic, *, verify_fix: bool, models: tuple[str, ...] = (), root: str | None = None
+) -> dict[str, Any]:
+    """`models`/`root`: the opt-in user model factories and the directory they import from."""
     request: dict[str, Any] = {
         "code": diag.code,
         "evidence": diag.evidence,
@@ -62,6 +65,7 @@ def build_request(diag: Diagnostic, *, verify_fix: bool, models: tuple[str, ...]
     }
     if models:
         request["models"] = list(models)
+        request["root"] = root
     return request
 
 
