@@ -1,7 +1,7 @@
 """qlint against ruff on the same tree, in one run: wall time and peak memory, with ratios.
 
-Targets (issue 2): cold `qlint check` ≤ 1.0× `ruff check --select ALL --no-cache`; warm
-`qlint check` ≤ 0.5× `ruff check --select E,F --no-cache`; qlint's peak memory ≤ ruff's.
+Targets (issue 2): cold `qlint check` ≤ 1.0x `ruff check --select ALL --no-cache`; warm
+`qlint check` ≤ 0.5x `ruff check --select E,F --no-cache`; qlint's peak memory ≤ ruff's.
 
     python benchmarks/bench_vs_ruff.py                  # the installed torch package tree
     python benchmarks/bench_vs_ruff.py PATH --runs 5
@@ -22,7 +22,6 @@ import sys
 import tempfile
 import threading
 import time
-from pathlib import Path
 
 
 def default_tree() -> str:
@@ -30,7 +29,7 @@ def default_tree() -> str:
     spec = importlib.util.find_spec("torch")
     if spec is None or not spec.submodule_search_locations:
         sys.exit("torch is not installed; pass a PATH to benchmark on")
-    return list(spec.submodule_search_locations)[0]
+    return next(iter(spec.submodule_search_locations))
 
 
 def _tree_rss_kb(root: int) -> int:

@@ -64,7 +64,8 @@ def apply_edits(text: str, diagnostics: list[Diagnostic], unsafe: bool) -> tuple
 def _overlaps(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
     if a[0] == a[1] == b[0] == b[1]:
         return True  # two insertions at one point: order would be a guess
-    return a[0] < b[1] and b[0] < a[1] or (a[0] == a[1] and b[0] < a[0] < b[1]) or (b[0] == b[1] and a[0] < b[0] < a[1])
+    # Touching spans do not overlap; an insertion strictly inside a replaced span does.
+    return a[0] < b[1] and b[0] < a[1]
 
 
 def fix_text(text: str, path: str, settings: Settings, unsafe: bool, project: ProjectIndex | None = None) -> FixOutcome:

@@ -72,7 +72,10 @@ def test_unused_noqa_is_reported_and_fixed():
 
 
 def test_fixes_do_not_overlap_and_reach_a_fixpoint():
-    src = "import torch\nOPS = [torch.ops.aten.relu, torch.ops.aten.relu, torch.ops.aten.linear]\ndef f(n):\n    return n.target in OPS\n"
+    src = (
+        "import torch\nOPS = [torch.ops.aten.relu, torch.ops.aten.relu, torch.ops.aten.linear]\n"
+        "def f(n):\n    return n.target in OPS\n"
+    )
     once = fix(src, select=("QL101",))
     assert "torch.ops.aten.relu.default, torch.ops.aten.relu.default, torch.ops.aten.linear.default" in once
     assert fix(once, select=("QL101",)) == once
@@ -90,7 +93,10 @@ def test_fix_that_would_not_parse_is_not_applied(monkeypatch):
 
 def test_fix_file_writes_atomically_in_the_files_encoding(tmp_path):
     path = tmp_path / "latin.py"
-    src = "# -*- coding: latin-1 -*-\n# caf\xe9\r\nimport torch\r\ndef f(n):\r\n    return n.target == torch.ops.aten.relu\r\n"
+    src = (
+        "# -*- coding: latin-1 -*-\n# caf\xe9\r\nimport torch\r\n"
+        "def f(n):\r\n    return n.target == torch.ops.aten.relu\r\n"
+    )
     path.write_bytes(src.encode("latin-1"))
     os.chmod(path, 0o640)
     outcome = fix_file(str(path), settings_for(), unsafe=False, write=True)

@@ -17,7 +17,7 @@ def package_dir(name: str, *sub: str) -> Path:
     spec = importlib.util.find_spec(name)  # locates without importing
     if spec is None or not spec.submodule_search_locations:
         pytest.skip(f"{name} is not installed")
-    return Path(list(spec.submodule_search_locations)[0], *sub)
+    return Path(next(iter(spec.submodule_search_locations)), *sub)
 
 
 def qlint(*args: str, cwd: Path) -> subprocess.CompletedProcess:

@@ -40,7 +40,9 @@ def try_repo(repo, home, hook):
 def repo(tmp_path):
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     (tmp_path / "passes.py").write_text(BUGGY)
-    (tmp_path / "clean.py").write_text("import torch\n\ndef g(n):\n    return n.target == torch.ops.aten.relu.default\n")
+    (tmp_path / "clean.py").write_text(
+        "import torch\n\ndef g(n):\n    return n.target == torch.ops.aten.relu.default\n"
+    )
     subprocess.run(["git", "add", "."], cwd=tmp_path, check=True)
     return tmp_path
 

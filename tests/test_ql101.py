@@ -216,7 +216,10 @@ def test_fix_style_both_keeps_the_packet():
 
 
 def test_fix_is_idempotent_and_keeps_comments():
-    src = "import torch\nOPS = [  # ops we fold\n    torch.ops.aten.relu,  # keep\n]\ndef f(n):\n    return n.target in OPS\n"
+    src = (
+        "import torch\nOPS = [  # ops we fold\n    torch.ops.aten.relu,  # keep\n]\n"
+        "def f(n):\n    return n.target in OPS\n"
+    )
     once = fix(src, select=("QL101",))
     assert once == src.replace("aten.relu,", "aten.relu.default,")
     assert fix(once, select=("QL101",)) == once

@@ -107,6 +107,7 @@ def test_user_models_are_run_when_configured(checker, tmp_path):
             import torch
 
             def make():
+                print("loading weights")  # on stdout: must not disturb the worker's protocol
                 torch.manual_seed(0)
                 model = torch.nn.Sequential(
                     torch.nn.Linear(16, 16), torch.nn.BatchNorm1d(16), torch.nn.ReLU(), torch.nn.Linear(16, 4)

@@ -60,7 +60,11 @@ def _classify(ctx: FileContext) -> str | None:
         return "graph converted from TorchScript IR and re-traced"
     if not (any(n.startswith(_LEGACY) for n in imports) or "symbolic_trace" in ctx.text):
         return None
-    names = imports + [_dotted(n) for n in ast.walk(ctx.tree) if isinstance(n, ast.Attribute) and n.attr in ("symbolic_trace", "export", "make_fx")]
+    names = imports + [
+        _dotted(n)
+        for n in ast.walk(ctx.tree)
+        if isinstance(n, ast.Attribute) and n.attr in ("symbolic_trace", "export", "make_fx")
+    ]
     legacy = any(n.startswith(_LEGACY) or n.endswith("symbolic_trace") for n in names)
     modern = any(n.startswith(_MODERN) or n.endswith((".export", ".make_fx")) for n in names)
     return "legacy FX graph mode, whose graphs carry packets" if legacy and not modern else None

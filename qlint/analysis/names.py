@@ -236,7 +236,7 @@ class Resolver:
             return iter(out)
         if isinstance(node, ast.Dict):
             keys = []
-            for key, value in zip(node.keys, node.values):
+            for key, value in zip(node.keys, node.values, strict=True):
                 if key is None:  # **other
                     inner = self.members(value, depth + 1)
                     if inner is None:
@@ -245,9 +245,13 @@ class Resolver:
                 else:
                     keys.append(Located(key, self.scope, dict_key=True, dict_value=value))
             return iter(keys)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            if node.func.id in ("set", "frozenset", "tuple", "list", "dict") and len(node.args) == 1:
-                return self.members(node.args[0], depth + 1)
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("set", "frozenset", "tuple", "list", "dict")
+            and len(node.args) == 1
+        ):
+            return self.members(node.args[0], depth + 1)
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitOr, ast.Add)):
             left = self.members(node.left, depth + 1)
             right = self.members(node.right, depth + 1)

@@ -108,11 +108,14 @@ def assignments(stmt: ast.AST) -> Iterator[tuple[str, ast.expr]]:
         for target in stmt.targets:
             if isinstance(target, ast.Name):
                 yield target.id, stmt.value
-            elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(stmt.value, (ast.Tuple, ast.List)):
-                if len(target.elts) == len(stmt.value.elts):
-                    for t, v in zip(target.elts, stmt.value.elts):
-                        if isinstance(t, ast.Name):
-                            yield t.id, v
+            elif (
+                isinstance(target, (ast.Tuple, ast.List))
+                and isinstance(stmt.value, (ast.Tuple, ast.List))
+                and len(target.elts) == len(stmt.value.elts)
+            ):
+                for t, v in zip(target.elts, stmt.value.elts, strict=True):
+                    if isinstance(t, ast.Name):
+                        yield t.id, v
     elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None and isinstance(stmt.target, ast.Name):
         yield stmt.target.id, stmt.value
 

@@ -145,7 +145,9 @@ def _parse_sinks(specs: tuple[str, ...]) -> dict[str, set]:
     return sinks
 
 
-def _matchers(body: Body, lines, resolver: Resolver, names: frozenset[str], sinks) -> Iterator[tuple[ast.expr, list[_Hit]]]:
+def _matchers(
+    body: Body, lines, resolver: Resolver, names: frozenset[str], sinks
+) -> Iterator[tuple[ast.expr, list[_Hit]]]:
     for node in body.nodes(lines):
         if isinstance(node, ast.Compare):
             yield from _compare(node, resolver, names)
@@ -171,7 +173,7 @@ def _matchers(body: Body, lines, resolver: Resolver, names: frozenset[str], sink
 
 def _compare(node: ast.Compare, resolver: Resolver, names) -> Iterator[tuple[ast.expr, list[_Hit]]]:
     left = node.left
-    for op, right in zip(node.ops, node.comparators):
+    for op, right in zip(node.ops, node.comparators, strict=True):
         if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
             for a, b in ((left, right), (right, left)):
                 if is_node_target(a, names):
@@ -202,9 +204,7 @@ def _collection(expr: ast.expr, resolver: Resolver) -> list[_Hit]:
         refs.append((ref, m))
     overloaded = {r.key for r, _ in refs if not r.is_packet}
     return [
-        _Hit(ref, located, _is_element(located))
-        for ref, located in refs
-        if ref.is_packet and ref.key not in overloaded
+        _Hit(ref, located, _is_element(located)) for ref, located in refs if ref.is_packet and ref.key not in overloaded
     ]
 
 

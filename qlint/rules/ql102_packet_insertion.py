@@ -111,7 +111,9 @@ def _inserted_exprs(node: ast.AST) -> Iterator[ast.expr]:
     elif isinstance(node, ast.Assign):
         for tgt in node.targets:
             # `self.target = op` stores an op on a pattern object; only a node's target matters.
-            owner = tgt.value if isinstance(tgt, ast.Attribute) else None
-            if tgt.attr == "target" if isinstance(tgt, ast.Attribute) else False:
-                if not (isinstance(owner, ast.Name) and owner.id in ("self", "cls")):
-                    yield node.value
+            if (
+                isinstance(tgt, ast.Attribute)
+                and tgt.attr == "target"
+                and not (isinstance(tgt.value, ast.Name) and tgt.value.id in ("self", "cls"))
+            ):
+                yield node.value

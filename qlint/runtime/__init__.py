@@ -23,7 +23,7 @@ from pathlib import Path
 from qlint.diagnostic import Diagnostic, RuntimeVerdict
 from qlint.runtime.client import DEFAULT_TIMEOUT, RuntimeChecker
 
-__all__ = ["DEFAULT_TIMEOUT", "RuntimeChecker", "RuntimeVerdict", "attach_verdicts", "shutdown"]
+__all__ = ["DEFAULT_TIMEOUT", "RuntimeChecker", "RuntimeVerdict", "attach_verdicts", "shutdown", "verify_before_fixing"]
 
 _checkers: dict[tuple, RuntimeChecker] = {}
 
@@ -60,6 +60,30 @@ def attach_verdicts(
     the verdict cache."""
     checker = _shared_checker(settings, cache)
     return checker.attach(diagnostics, verify_fixes=verify_fixes, timeout=timeout)
+
+
+def verify_before_fixing(
+    results, settings, *, unsafe: bool, timeout: float = DEFAULT_TIMEOUT, cache: bool = True
+) -> tuple[list[str], list[Diagnostic]]:
+    """`qlint fix --verify`: check the fixes `qlint fix` would apply before it applies them.
+
+    `results` are the FileResults of a plain check. Returns the files to fix and, for every
+    file with a fix the runtime checker shows wrong (`fix_verified` False), all of its
+    findings with their verdicts: those files are left alone (the fixer applies a file's
+    fixes together). Fixes the checker cannot judge (skipped, inconclusive) are applied.
+    """
+    to_fix: list[str] = []
+    held: list[Diagnostic] = []
+    for result in results:
+        fixable = [d for d in result.diagnostics if d.fix is not None and d.fix.applies(unsafe)]
+        if not fixable:
+            continue
+        checked = attach_verdicts(fixable, settings, verify_fixes=True, timeout=timeout, cache=cache)
+        if any(d.runtime.fix_verified is False for d in checked):
+            held.extend(attach_verdicts(result.diagnostics, settings, verify_fixes=True, timeout=timeout, cache=cache))
+        else:
+            to_fix.append(result.path)
+    return to_fix, held
 
 
 @atexit.register

@@ -72,6 +72,7 @@ class WorkerProcess:
         self.hello: dict[str, Any] = {}
         self._replies: queue.Queue = queue.Queue()
         self._next_id = 1
+        self._temporary_log = False  # a log of our own in the temp directory, removed on close
 
     @property
     def alive(self) -> bool:
@@ -90,7 +91,7 @@ class WorkerProcess:
         if self.log_path is None:
             fd, name = tempfile.mkstemp(prefix="qlint-runtime-", suffix=".log")
             os.close(fd)
-            self.log_path = Path(name)
+            self.log_path, self._temporary_log = Path(name), True
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         # One log per worker life: the tail of it explains a crash.
         log = open(self.log_path, "wb")  # noqa: SIM115 - handed to the child, closed below
@@ -174,15 +175,18 @@ class WorkerProcess:
     def close(self) -> None:
         """Ask politely, then make sure: closing stdin ends the serve loop."""
         proc = self.proc
-        if proc is None:
-            return
-        try:
-            if proc.stdin is not None:
-                proc.stdin.close()
-            proc.wait(timeout=5)
-            self.proc = None
-        except (OSError, subprocess.TimeoutExpired):
-            self.kill()
+        if proc is not None:
+            try:
+                if proc.stdin is not None:
+                    proc.stdin.close()
+                proc.wait(timeout=5)
+                self.proc = None
+            except (OSError, subprocess.TimeoutExpired):
+                self.kill()
+        if self._temporary_log and self.log_path is not None:
+            with contextlib.suppress(OSError):
+                self.log_path.unlink()
+            self.log_path, self._temporary_log = None, False
 
 
 def _verdict(record: dict[str, Any]) -> RuntimeVerdict:
