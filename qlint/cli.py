@@ -63,6 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     fix = sub.add_parser("fix", help="apply fixes to files and directories")
     _add_common(fix)
     fix.add_argument("--diff", action="store_true", help="print the changes as a diff, write nothing")
+    fix.add_argument(
+        "--verify", action="store_true", help="check fixes on the real pipeline first; skip files with a refuted fix"
+    )
     fix.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text")
     fix.add_argument("--exit-zero", action="store_true", help="exit 0 even if findings remain")
 
@@ -167,18 +170,26 @@ def _cmd_check(args: argparse.Namespace) -> int:
 def _cmd_fix(args: argparse.Namespace, diff_only: bool) -> int:
     from qlint.reporters import ReportOptions, render
     from qlint.reporters.text import diff_summary
-    from qlint.runner import run_fix
+    from qlint.runner import FixRunResult, run_fix
 
     settings = _settings(args)
-    run = run_fix(
-        args.paths,
-        settings,
-        unsafe=settings.unsafe_fixes,
-        diff_only=diff_only,
-        jobs=args.jobs,
-        use_cache=not args.no_cache,
+    verify = getattr(args, "verify", False)
+    paths, held = _verify_before_fixing(args, settings) if verify else (args.paths, [])
+    run = (
+        run_fix(
+            paths,
+            settings,
+            unsafe=settings.unsafe_fixes,
+            diff_only=diff_only,
+            jobs=args.jobs,
+            use_cache=not args.no_cache,
+        )
+        if paths or not verify
+        else FixRunResult()
     )
     remaining = _sorted([d for r in run.reports for d in r.remaining.diagnostics])
+    if verify:  # `fix --verify`: every finding left, also in the files held back, with its verdict
+        remaining = _sorted(held + _runtime_checker()(remaining, settings, verify_fixes=True, cache=not args.no_cache))
     fixed = sum(r.applied for r in run.reports)
     errors = run.all_errors
     if diff_only:
@@ -252,6 +263,18 @@ def _cmd_server() -> int:
             raise UsageError("language server not available in this build of qlint") from None
         raise
     return server.main() or EXIT_CLEAN
+
+
+def _verify_before_fixing(args: argparse.Namespace, settings) -> tuple[list[str], list]:
+    from qlint.runner import run_check
+    from qlint.runtime import verify_before_fixing
+
+    _runtime_checker()  # a clear usage error when the runtime checker is not available
+    run = run_check(args.paths, settings, use_cache=not args.no_cache, jobs=args.jobs)
+    paths, held = verify_before_fixing(run.results, settings, unsafe=settings.unsafe_fixes, cache=not args.no_cache)
+    for path in sorted({d.path for d in held}) if not args.quiet else ():
+        print(f"qlint: not fixing {path}: the runtime checker refutes a fix there", file=sys.stderr)
+    return paths, held
 
 
 def _runtime_checker():

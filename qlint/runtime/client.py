@@ -32,8 +32,9 @@ from qlint.runtime.request import build_request, request_key
 DEFAULT_TIMEOUT = 60.0
 STARTUP_TIMEOUT = 180.0
 MAX_RESTARTS = 3  # consecutive crashes before the remaining checks are skipped
-# `-c` rather than `-m`: `-m` would put the working directory first on sys.path before
-# any of our code runs; `main` drops the `-c` entry at once.
+# The worker runs in qlint's own package root, so the working directory that Python puts
+# first on sys.path for `-c` holds only qlint while this line imports it; `main` then drops
+# that entry. The user's directory (a `torch/` source checkout, say) never shadows anything.
 WORKER_BOOT = "from qlint.runtime.worker import main; main()"
 MODEL_CHECKS = frozenset({"QL201", "QL202"})  # the checks that run opt-in user models too
 
@@ -59,7 +60,7 @@ def _last_error(path: Path | None) -> str:
 
 
 class WorkerProcess:
-    """One `python -m qlint.runtime.worker` child and a thread that reads its replies.
+    """One worker child process (`python -c WORKER_BOOT`) and a thread that reads its replies.
 
     The reader thread turns stdout lines into queue items (None at end of file), so every
     wait has a deadline and a dead worker is noticed at once, on every platform.

@@ -92,9 +92,12 @@ def user_subjects(specs: list[str], root: str | None) -> list[Subject | str]:
         try:
             model, inputs = getattr(importlib.import_module(module_name), attr or "model")()
             inputs = tuple(inputs)
-            torch.manual_seed(_SEED)
-            perturbed = [tuple(t + 0.05 * torch.randn_like(t) if t.is_floating_point() else t for t in inputs)]
-            out.append(Subject(spec, model, [inputs, *perturbed * (CALIBRATION_BATCHES - 1)], inputs))
+            torch.manual_seed(_SEED)  # calibration: the example inputs and slightly perturbed copies
+            calibration = [inputs] + [
+                tuple(t + 0.05 * torch.randn_like(t) if t.is_floating_point() else t for t in inputs)
+                for _ in range(CALIBRATION_BATCHES - 1)
+            ]
+            out.append(Subject(spec, model, calibration, inputs))
         except Exception as exc:
             out.append(f"{spec}: the factory failed ({type(exc).__name__}: {exc})")
     return out

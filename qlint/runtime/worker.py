@@ -65,10 +65,11 @@ def run_check(params: dict[str, Any]) -> dict[str, Any]:
     code = params.get("code", "")
     timeout = params.get("timeout")
     start = time.perf_counter()
+    if code not in CHECKS:
+        return {"verdict": "skipped", "evidence": f"{code} has no runtime check yet", "fix_verified": None}
     try:
         with _deadline(timeout):
-            module = importlib.import_module(CHECKS[code])
-            record = module.run(params)
+            record = importlib.import_module(CHECKS[code]).run(params)
     except CheckTimeout:
         record = {
             "verdict": "skipped",
@@ -76,8 +77,6 @@ def run_check(params: dict[str, Any]) -> dict[str, Any]:
             "fix_verified": None,
             "transient": True,
         }
-    except KeyError:
-        record = {"verdict": "skipped", "evidence": f"{code} has no runtime check yet", "fix_verified": None}
     except Exception as exc:
         traceback.print_exc(file=sys.stderr)
         record = {

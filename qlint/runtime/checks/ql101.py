@@ -47,6 +47,15 @@ class Row:
     carried: Counter = field(default_factory=Counter)
 
 
+@dataclass(frozen=True)
+class FixProblem:
+    """A fix that could not be evaluated: `wrong` when it is known to be wrong (it names an
+    overload the registry lacks), None when its edits are simply not an overload rewrite."""
+
+    text: str
+    wrong: bool | None = None
+
+
 @dataclass
 class Outcome:
     verdict: str  # confirmed | refuted | skipped
@@ -68,7 +77,7 @@ def _overloads_of(nodes: list[torch.fx.Node]) -> Counter:
     return Counter(op_id(n.target).overload for n in nodes)
 
 
-def _prepare(op: dict[str, Any], fix: FixSpec | str | None) -> tuple[OpId, Any, list | str | None] | Outcome:
+def _prepare(op: dict[str, Any], fix: FixSpec | str | None) -> tuple[OpId, Any, list | FixProblem | None] | Outcome:
     """Resolve the op as written and the fix's objects on the installed registry."""
     ident = OpId(op.get("dialect") or "aten", op["namespace"], op["op"], op.get("overload"))
     try:
@@ -78,18 +87,20 @@ def _prepare(op: dict[str, Any], fix: FixSpec | str | None) -> tuple[OpId, Any, 
     if ident.overload is None and not is_packet(written):
         kind = type(written).__name__
         return Outcome("refuted", f"`{spelled(ident)}` is a {kind}, not an OpOverloadPacket, on the installed torch")
-    if not isinstance(fix, FixSpec):
-        return ident, written, fix
+    if fix is None:
+        return ident, written, None
+    if isinstance(fix, str):
+        return ident, written, FixProblem(fix)
     try:
         fixed = [written] if fix.keeps_packet else []
         fixed += [resolve(ident.namespace, ident.op, o, ident.dialect) for o in fix.overloads]
     except UnknownOp as exc:
-        return ident, written, f"the fix names {exc}, which the installed registry does not have"
+        return ident, written, FixProblem(f"the fix names {exc}, which the installed registry does not have", False)
     return ident, written, fixed
 
 
-def _unchecked_fix(verdict: str, text: str, problem: str) -> Outcome:
-    return Outcome(verdict, f"{text}. Fix not checked: {problem}", False if "registry" in problem else None)
+def _unchecked_fix(verdict: str, text: str, problem: FixProblem) -> Outcome:
+    return Outcome(verdict, f"{text}. Fix not checked: {problem.text}", problem.wrong)
 
 
 def check_matcher(op: dict[str, Any], kind: str, fix: FixSpec | str | None) -> Outcome:
@@ -124,7 +135,7 @@ def check_matcher(op: dict[str, Any], kind: str, fix: FixSpec | str | None) -> O
         verdict = "refuted"
     per_form = ", ".join(f"{r.label} {r.original}/{r.total} ({_forms(r.carried)})" for r in rows)
     text = f"{name} matches {original} of {total} `{ident.op}` nodes in {_graphs(len(rows))}: {per_form}"
-    if isinstance(fixed, str):
+    if isinstance(fixed, FixProblem):
         return _unchecked_fix(verdict, text, fixed)
     if fixed is None:
         return Outcome(verdict, text)
@@ -135,8 +146,8 @@ def check_matcher(op: dict[str, Any], kind: str, fix: FixSpec | str | None) -> O
         text += ", missing " + ", ".join(f"{r.label} {r.fixed}/{r.total}" for r in missed)
         if any(None in r.carried for r in missed):
             text += (
-                "; the graphs with packets come from a producer that inserts them (QL102), such as the installed "
-                'torchao\'s convert_pt2e: fix-style "both" matches both forms'
+                "; the graphs with packets come from a producer that inserts them (the installed torchao's "
+                'convert_pt2e does, see QL102): fix-style "both" matches both forms'
             )
     return Outcome(verdict, text, fixed_total == total)
 
@@ -181,7 +192,7 @@ def check_insertion(op: dict[str, Any], fix: FixSpec | str | None) -> Outcome:
         return prepared
     ident, written, fixed = prepared
     if isinstance(fixed, list) and len(fixed) != 1:
-        fixed = "a node takes one target; the fix names several"
+        fixed = FixProblem("a node takes one target; the fix names several")
     key = ident.same_op
     forms = [f for f in graphs.forms_for(ident.namespace, ident.op, ident.dialect) if _nodes_of(f, key)]
     if not forms:
@@ -208,10 +219,12 @@ def check_insertion(op: dict[str, Any], fix: FixSpec | str | None) -> Outcome:
             "skipped", f"`{spelled(ident)}` cannot replace the op in any reference graph: " + "; ".join(failures)
         )
     found, total = sum(c[1] for c in counts), sum(c[2] for c in counts)
+    name = f"`{spelled(ident)}`" + (" (packet)" if ident.overload is None else "")
     text = (
-        f"`{spelled(ident)}` (packet) inserted in place of the {total} `{ident.op}` nodes of "
-        f"{_graphs(len(counts))}: they still run with the same outputs, and a matcher keyed on {keyed} "
-        f"finds {found} of {total} (" + ", ".join(f"{label} {f}/{n}" for label, f, n in counts) + ")"
+        f"{name} inserted in place of the {total} `{ident.op}` nodes of {_graphs(len(counts))}: they still run "
+        f"with the same outputs, and a matcher keyed on {keyed} finds {found} of {total} ("
+        + ", ".join(f"{label} {f}/{n}" for label, f, n in counts)
+        + ")"
     )
     if failures:
         text += "; " + "; ".join(failures)
@@ -219,7 +232,7 @@ def check_insertion(op: dict[str, Any], fix: FixSpec | str | None) -> Outcome:
     if reexported:
         text += f". torch.export of such a graph turns the packets into {reexported}"
     verdict = "confirmed" if found < total else "refuted"
-    if isinstance(fixed, str):
+    if isinstance(fixed, FixProblem):
         return _unchecked_fix(verdict, text, fixed)
     if fixed is None:
         return Outcome(verdict, text)

@@ -1,0 +1,384 @@
+"""`qlint server` end to end: the real server process over stdio, driven by a small JSON-RPC
+client written here, so the wire format is checked independently of pygls.
+
+Every wait is bounded: a server that hangs fails the test instead of hanging CI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pygls")
+
+from lsprotocol import types
+
+from tests.test_lsp_convert import apply_text_edits
+
+ROOT = Path(__file__).resolve().parents[1]
+TIMEOUT = 10.0
+
+MATCHER = (
+    "import torch\n"
+    "\n"
+    "# 🚀 an astral character on an earlier line changes nothing\n"
+    "def is_relu(node):\n"
+    '    s = "😀"; return node.target == torch.ops.aten.relu\n'
+)
+FINDING_LINE = 4  # 0-based LSP line of the comparison
+FINDING_PREFIX = '    s = "😀"; return node.target == '
+
+
+def utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def edits_of(action: dict, uri: str) -> list[dict]:
+    edit = action["edit"]
+    if "documentChanges" in edit:
+        return [
+            e for change in edit["documentChanges"] if change["textDocument"]["uri"] == uri for e in change["edits"]
+        ]
+    return edit["changes"][uri]
+
+
+class LspClient:
+    """JSON-RPC over the server's stdin/stdout; a reader thread files every message."""
+
+    def __init__(self, cwd: Path):
+        env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "qlint", "server"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+        )
+        self.inbox: queue.Queue = queue.Queue()
+        self.received: list[dict] = []  # every notification, in order
+        self.stderr: list[bytes] = []
+        self._next_id = 0
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=lambda: self.stderr.extend(self.proc.stderr), daemon=True).start()
+
+    def _read(self) -> None:
+        out = self.proc.stdout
+        while True:
+            length = None
+            while True:
+                header = out.readline()
+                if not header:
+                    return
+                if header in (b"\r\n", b"\n"):
+                    break
+                name, _, value = header.decode("ascii").partition(":")
+                if name.strip().lower() == "content-length":
+                    length = int(value)
+            self.inbox.put(json.loads(out.read(length)))
+
+    def frame(self, message: dict) -> bytes:
+        body = json.dumps(message).encode("utf-8")
+        return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+    def send(self, *messages: dict) -> None:
+        """Several messages go out in one write: the server reads them back to back."""
+        self.proc.stdin.write(b"".join(self.frame(m) for m in messages))
+        self.proc.stdin.flush()
+
+    def notify(self, method: str, params) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def request(self, method: str, params=None, timeout: float = TIMEOUT):
+        self._next_id += 1
+        msg_id = self._next_id
+        self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        reply = self._pump(lambda m: m.get("id") == msg_id and "method" not in m, timeout, f"reply to {method}")
+        assert "error" not in reply, reply["error"]
+        return reply["result"]
+
+    def wait_for(self, method: str, predicate=lambda params: True, timeout: float = TIMEOUT, since: int = 0) -> dict:
+        """The first notification that matches, among those received from index `since` on
+        or arriving."""
+        for message in self.received[since:]:
+            if message["method"] == method and predicate(message["params"]):
+                return message["params"]
+        match = self._pump(lambda m: m.get("method") == method and predicate(m["params"]), timeout, method)
+        return match["params"]
+
+    def diagnostics(self, uri: str, version: int, timeout: float = TIMEOUT) -> list[dict]:
+        def wanted(params: dict) -> bool:
+            return params["uri"] == uri and params.get("version") == version
+
+        return self.wait_for("textDocument/publishDiagnostics", wanted, timeout)["diagnostics"]
+
+    def _pump(self, predicate, timeout: float, what: str) -> dict:
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                err = b"".join(self.stderr).decode(errors="replace")[-2000:]
+                raise AssertionError(f"timed out waiting for {what}; server stderr:\n{err}")
+            try:
+                message = self.inbox.get(timeout=remaining)
+            except queue.Empty:
+                continue
+            if "method" in message and "id" in message:  # a request from the server
+                self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+                continue
+            if "method" in message:
+                self.received.append(message)
+            if predicate(message):
+                return message
+
+    def initialize(self, root: Path, encodings: list[str] | None = None) -> dict:
+        capabilities: dict = {
+            "workspace": {"workspaceEdit": {"documentChanges": True}},
+            "textDocument": {"publishDiagnostics": {"dataSupport": True, "relatedInformation": True}},
+        }
+        if encodings:
+            capabilities["general"] = {"positionEncodings": encodings}
+        result = self.request(
+            "initialize", {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": capabilities}
+        )
+        self.notify("initialized", {})
+        return result
+
+    def open(self, path: Path, text: str, version: int = 1) -> str:
+        uri = path.as_uri()
+        item = {"uri": uri, "languageId": "python", "version": version, "text": text}
+        self.notify("textDocument/didOpen", {"textDocument": item})
+        return uri
+
+    def change(self, uri: str, version: int, text: str) -> dict:
+        return {
+            "jsonrpc": "2.0",
+            "method": "textDocument/didChange",
+            "params": {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]},
+        }
+
+    def code_actions(self, uri: str, diagnostics: list[dict], only: list[str] | None = None) -> list[dict]:
+        origin = {"line": 0, "character": 0}
+        rng = diagnostics[0]["range"] if diagnostics else {"start": origin, "end": origin}
+        context: dict = {"diagnostics": diagnostics}
+        if only is not None:
+            context["only"] = only
+        params = {"textDocument": {"uri": uri}, "range": rng, "context": context}
+        return self.request("textDocument/codeAction", params) or []
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=TIMEOUT)
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            stream.close()
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("lsp_ws")
+
+
+@pytest.fixture(scope="module")
+def client(workspace: Path):
+    lsp = LspClient(workspace)
+    try:
+        lsp.capabilities = lsp.initialize(workspace)["capabilities"]
+        yield lsp
+    finally:
+        lsp.close()
+
+
+def test_initialize_announces_what_the_server_does(client: LspClient):
+    caps = client.capabilities
+    assert caps["textDocumentSync"]["change"] == types.TextDocumentSyncKind.Incremental.value
+    assert caps["textDocumentSync"]["openClose"] is True
+    assert caps["textDocumentSync"]["save"] == {"includeText": False}
+    assert set(caps["codeActionProvider"]["codeActionKinds"]) == {"quickfix", "source.fixAll", "source.fixAll.qlint"}
+    assert caps["positionEncoding"] == "utf-16"
+
+
+def test_unsaved_buffer_is_checked_with_utf16_ranges(client: LspClient, workspace: Path):
+    path = workspace / "matcher.py"
+    path.write_text("import torch\n", encoding="utf-8")  # on disk: clean; the buffer is what counts
+    uri = client.open(path, MATCHER)
+    (diag,) = client.diagnostics(uri, 1)
+    start = utf16_len(FINDING_PREFIX)
+    assert start == len(FINDING_PREFIX) + 1  # the emoji is two UTF-16 units
+    assert diag["range"] == {
+        "start": {"line": FINDING_LINE, "character": start},
+        "end": {"line": FINDING_LINE, "character": start + len("torch.ops.aten.relu")},
+    }
+    assert diag["code"] == "QL101"
+    assert diag["source"] == "qlint"
+    assert diag["severity"] == types.DiagnosticSeverity.Warning.value
+    assert diag["codeDescription"]["href"].endswith("/rules/QL101.md")
+    assert diag["data"]["fix"]["applicability"] == "safe"
+    assert diag["data"]["version"] == 1
+
+    # The quick fix comes from the diagnostic: applied, it gives the fixed buffer.
+    actions = client.code_actions(uri, [diag], only=["quickfix"])
+    titles = [a["title"] for a in actions]
+    assert titles == ["Use `torch.ops.aten.relu.default`", "Disable QL101 for this line"]
+    fix, disable = actions
+    assert fix["kind"] == "quickfix" and fix["isPreferred"] is True and fix["diagnostics"] == [diag]
+    assert fix["edit"]["documentChanges"][0]["textDocument"] == {"uri": uri, "version": 1}
+    fixed = apply_text_edits(MATCHER, edits_of(fix, uri))
+    assert fixed == MATCHER.replace("aten.relu\n", "aten.relu.default\n")
+    suppressed = apply_text_edits(MATCHER, edits_of(disable, uri))
+    assert suppressed == MATCHER.replace("aten.relu\n", "aten.relu  # noqa: QL101\n")
+
+    # Typing the fix (several quick edits, debounced into one check) clears the finding.
+    halfway = MATCHER.replace("aten.relu\n", "aten.relu.def\n")
+    client.send(client.change(uri, 2, halfway), client.change(uri, 3, fixed))
+    assert client.diagnostics(uri, 3) == []
+
+    # The noqa the action wrote really suppresses the finding.
+    client.send(client.change(uri, 4, suppressed))
+    assert client.diagnostics(uri, 4) == []
+    published = [
+        m["params"]["version"]
+        for m in client.received
+        if m["method"] == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri
+    ]
+    assert published == [1, 3, 4]  # one check for versions 2 and 3: the newer edit cancelled the pending one
+
+    # A code action for a diagnostic of an older version is refused, not misapplied.
+    assert client.code_actions(uri, [diag], only=["quickfix"]) == []
+
+    client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    assert client.wait_for("textDocument/publishDiagnostics", lambda p: p["uri"] == uri and "version" not in p)
+
+
+def test_fix_all_applies_every_safe_fix(client: LspClient, workspace: Path):
+    text = (
+        "import torch\n"
+        "\n"
+        "DQ = {torch.ops.torchao.dequantize_affine}  # ✨\n"
+        "\n"
+        "\n"
+        "def count(gm):\n"
+        "    return sum(1 for n in gm.graph.nodes if n.target in DQ)\n"
+        "\n"
+        "\n"
+        "def is_relu(node):\n"
+        "    return node.target == torch.ops.aten.relu\n"
+    )
+    uri = client.open(workspace / "fix_all.py", text)
+    diags = client.diagnostics(uri, 1)
+    assert [d["code"] for d in diags] == ["QL101", "QL101"]
+    actions = client.code_actions(uri, [], only=["source.fixAll"])
+    (action,) = actions
+    assert action["kind"] == "source.fixAll.qlint"
+    fixed = apply_text_edits(text, edits_of(action, uri))
+    assert fixed == text.replace("affine}", "affine.default}").replace("aten.relu\n", "aten.relu.default\n")
+    # Nothing left: the lightbulb does not offer it, and an explicit request finds nothing.
+    client.send(client.change(uri, 2, fixed))
+    assert client.diagnostics(uri, 2) == []
+    assert client.code_actions(uri, [], only=["source.fixAll.qlint"]) == []
+    client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+
+
+def test_syntax_error_is_ql001_and_the_server_keeps_working(client: LspClient, workspace: Path):
+    # Mid-typing: the parenthesis of `is_relu(` is not closed yet.
+    uri = client.open(workspace / "broken.py", MATCHER.replace("is_relu(node)", "is_relu(node"))
+    (diag,) = client.diagnostics(uri, 1)
+    assert diag["code"] == "QL001"
+    assert diag["severity"] == types.DiagnosticSeverity.Error.value
+    assert diag["range"]["start"]["line"] == 3
+    client.send(client.change(uri, 2, MATCHER))
+    assert [d["code"] for d in client.diagnostics(uri, 2)] == ["QL101"]
+    client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+
+
+def test_unsaved_module_is_seen_by_the_modules_that_import_it(client: LspClient, workspace: Path):
+    pkg = workspace / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    saved_ops = "import torch\n\nDQ_OPS = {torch.ops.torchao.dequantize_affine.default}\n"
+    (pkg / "ops.py").write_text(saved_ops)
+    match = (
+        "from .ops import DQ_OPS\n\n\ndef count(gm):\n    return sum(1 for n in gm.graph.nodes if n.target in DQ_OPS)\n"
+    )
+    (pkg / "match.py").write_text(match)
+    match_uri = client.open(pkg / "match.py", match)
+    assert client.diagnostics(match_uri, 1) == []
+
+    # Editing ops.py (unsaved) to hold a packet: match.py is re-checked against the buffer.
+    unsaved_ops = "import torch\n\nDQ_OPS = {torch.ops.torchao.dequantize_affine}  # 😀\n"
+    unsaved_ops = unsaved_ops.replace("DQ_OPS = {", "DQ_OPS = {  # 🚀\n    ")
+    ops_uri = client.open(pkg / "ops.py", unsaved_ops)
+    assert client.diagnostics(ops_uri, 1) == []  # a packet in a set is fine until compared
+    (diag,) = client.wait_for("textDocument/publishDiagnostics", lambda p: p["uri"] == match_uri and p["diagnostics"])[
+        "diagnostics"
+    ]
+    assert diag["code"] == "QL101"
+    (related,) = diag["relatedInformation"]
+    assert related["location"]["uri"] == ops_uri
+    packet_line = unsaved_ops.split("\n")[3]
+    assert related["location"]["range"]["start"] == {"line": 3, "character": packet_line.index("torch")}
+    # No fix edits here (the fix belongs in ops.py): no quick fix, but the noqa action.
+    titles = [a["title"] for a in client.code_actions(match_uri, [diag])]
+    assert titles == ["Disable QL101 for this line"]
+
+    # Closing ops.py drops its overlay: match.py sees the saved file again.
+    seen = len(client.received)
+    client.notify("textDocument/didClose", {"textDocument": {"uri": ops_uri}})
+    republished = client.wait_for("textDocument/publishDiagnostics", lambda p: p["uri"] == match_uri, since=seen)
+    assert republished["diagnostics"] == []
+    client.notify("textDocument/didClose", {"textDocument": {"uri": match_uri}})
+
+
+def test_broken_config_is_shown_once_and_defaults_apply(client: LspClient, workspace: Path):
+    project = workspace / "broken_config"
+    project.mkdir()
+    (project / "pyproject.toml").write_text('[tool.qlint]\nselekt = ["QL1"]\n')
+    first = client.open(project / "a.py", MATCHER)
+    message = client.wait_for("window/showMessage", lambda p: "selekt" in p["message"])
+    assert message["type"] == types.MessageType.Error.value
+    assert "pyproject.toml" in message["message"]
+    assert [d["code"] for d in client.diagnostics(first, 1)] == ["QL101"]  # checked with the defaults
+    second = client.open(project / "b.py", MATCHER)
+    client.diagnostics(second, 1)
+    assert sum(1 for m in client.received if m["method"] == "window/showMessage") == 1
+
+    # Fixing the config and saving it from the editor re-checks the open buffers with it.
+    seen = len(client.received)
+    (project / "pyproject.toml").write_text('[tool.qlint]\nignore = ["QL101"]\n')
+    client.notify("textDocument/didSave", {"textDocument": {"uri": (project / "pyproject.toml").as_uri()}})
+    for uri in (first, second):
+        rechecked = client.wait_for("textDocument/publishDiagnostics", lambda p, u=uri: p["uri"] == u, since=seen)
+        assert rechecked["diagnostics"] == []
+    for uri in (first, second):
+        client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+
+
+def test_server_never_imports_torch(client: LspClient, workspace: Path):
+    uri = client.open(workspace / "torch_free.py", MATCHER)
+    assert client.diagnostics(uri, 1)
+    modules = client.request("qlint/debugModules")["modules"]
+    assert "qlint" in modules and "pygls" in modules  # the answer is real
+    assert not {"torch", "torchao", "executorch"} & set(modules)
+
+
+def test_utf8_positions_when_negotiated_then_shutdown_and_exit(workspace: Path):
+    lsp = LspClient(workspace)
+    try:
+        assert lsp.initialize(workspace, encodings=["utf-8", "utf-16"])["capabilities"]["positionEncoding"] == "utf-8"
+        uri = lsp.open(workspace / "last.py", MATCHER)
+        (diag,) = lsp.diagnostics(uri, 1)
+        start = len(FINDING_PREFIX.encode("utf-8"))  # the emoji is four bytes
+        assert diag["range"]["start"] == {"line": FINDING_LINE, "character": start}
+        assert lsp.request("shutdown") is None
+        lsp.notify("exit", None)
+        assert lsp.proc.wait(timeout=TIMEOUT) == 0
+    finally:
+        lsp.close()
