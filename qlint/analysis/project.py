@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import linecache
 import os
 from functools import lru_cache
 from typing import TYPE_CHECKING
+
+from qlint.diagnostic import Range
 
 if TYPE_CHECKING:
     from qlint.analysis.scope import ModuleScope
@@ -108,6 +111,22 @@ class ProjectIndex:
         if digest is not None:
             self._deps.setdefault(os.path.abspath(requester), {})[path] = digest
         return scope
+
+    def char_range(self, path: str, node: ast.AST) -> Range:
+        """Range of a node of another module in code points (ast columns are UTF-8 bytes)."""
+
+        def col(row: int, byte_col: int) -> int:
+            if path in self.overlay:
+                lines = self.overlay[path].split("\n")
+                line = lines[row - 1] if row <= len(lines) else ""
+            else:
+                linecache.checkcache(path)  # a long-running server sees files change
+                line = linecache.getline(path, row)
+            return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
+
+        return Range.of(
+            node.lineno, col(node.lineno, node.col_offset), node.end_lineno, col(node.end_lineno, node.end_col_offset)
+        )
 
     def dependencies_of(self, requester: str) -> dict[str, str]:
         return self._deps.pop(os.path.abspath(requester), {})

@@ -15,6 +15,17 @@ def op_info(optable: OpTable, ref: OpRef) -> OpInfo | None:
     return optable.lookup(ref.namespace, ref.op)
 
 
+def op_evidence(kind: str, refs: list[OpRef], info: OpInfo | None) -> dict:
+    """What the runtime checker needs to rebuild the finding on real graphs: the ops as
+    written (packets) and what the op table says about their overloads."""
+    return {
+        "kind": kind,
+        "ops": [{"namespace": r.namespace, "op": r.op, "overload": r.overload, "dialect": r.dialect} for r in refs],
+        "carried": list(info.carried) if info else [],
+        "overloads": list(info.overloads) if info else [],
+    }
+
+
 def graph_overloads(info: OpInfo) -> tuple[str, ...]:
     """Overloads an FX graph can carry before ExecuTorch's out-variant pass: not `out`
     variants, not TorchScript-only ones (`aten.add.int`)."""

@@ -18,7 +18,7 @@ from qlint.analysis.graph_context import packet_graph_context
 from qlint.analysis.names import Located, OpRef, Resolver
 from qlint.diagnostic import Applicability, Diagnostic, Fix, RelatedInfo
 from qlint.rules.base import FileContext, Rule
-from qlint.rules.overload_fixes import op_info, overload_facts, overload_fix
+from qlint.rules.overload_fixes import op_evidence, op_info, overload_facts, overload_fix
 from qlint.rules.ql102_packet_insertion import inserted_packets
 
 # APIs that compare the ops they are given with node targets exactly.
@@ -86,7 +86,8 @@ class PacketMatcher(Rule):
                 f"it never matches a graph node: {overload_facts(info)}"
             )
             fix = overload_fix(info, spelled, ctx.range_of(node), hit.in_collection, style)
-            yield ctx.diagnostic(self, node, message, fix, evidence=_evidence(hit, info))
+            kind = "collection" if hit.in_collection else "comparison"
+            yield ctx.diagnostic(self, node, message, fix, evidence=op_evidence(kind, [hit.ref], info))
         if remote:
             yield self._remote(ctx, use, remote)
 
@@ -98,7 +99,7 @@ class PacketMatcher(Rule):
         related = tuple(
             RelatedInfo(
                 h.element.scope.path,
-                _byte_range(h.element.node),
+                ctx.project.char_range(h.element.scope.path, h.element.node),
                 f"OpOverloadPacket `{h.ref.spelled()}` written here",
             )
             for h in hits
@@ -111,30 +112,8 @@ class PacketMatcher(Rule):
             Applicability.DISPLAY_ONLY,
             f"Use the overloads graphs carry where they are defined, in {where}",
         )
-        refs = [{"namespace": h.ref.namespace, "op": h.ref.op, "overload": h.ref.overload} for h in hits]
-        return ctx.diagnostic(self, use, message, fix, evidence={"kind": "collection", "ops": refs}, related=related)
-
-
-def _evidence(hit: _Hit, info) -> dict:
-    return {
-        "kind": "collection" if hit.in_collection else "comparison",
-        "ops": [
-            {
-                "namespace": hit.ref.namespace,
-                "op": hit.ref.op,
-                "overload": None,
-                "dialect": hit.ref.dialect,
-            }
-        ],
-        "carried": list(info.carried) if info else [],
-        "overloads": list(info.overloads) if info else [],
-    }
-
-
-def _byte_range(node: ast.AST):
-    from qlint.diagnostic import Range
-
-    return Range.of(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
+        evidence = op_evidence("collection", [h.ref for h in hits], op_info(ctx.optable, hits[0].ref))
+        return ctx.diagnostic(self, use, message, fix, evidence=evidence, related=related)
 
 
 def _parse_sinks(specs: tuple[str, ...]) -> dict[str, set]:

@@ -15,7 +15,7 @@ from qlint.analysis.graph_context import packet_graph_context
 from qlint.analysis.names import OpRef, Resolver
 from qlint.diagnostic import Diagnostic
 from qlint.rules.base import FileContext, Rule
-from qlint.rules.overload_fixes import op_info, overload_facts, overload_fix
+from qlint.rules.overload_fixes import op_evidence, op_info, overload_facts, overload_fix
 
 _CACHE_KEY = "ql102.insertions"
 
@@ -39,19 +39,7 @@ class PacketInsertion(Rule):
                 f"matchers keyed on overloads will miss this node: {overload_facts(info)}"
             )
             fix = overload_fix(info, spelled, ctx.range_of(node), in_collection=False)
-            evidence = {
-                "kind": "insertion",
-                "ops": [
-                    {
-                        "namespace": ref.namespace,
-                        "op": ref.op,
-                        "overload": None,
-                        "dialect": ref.dialect,
-                    }
-                ],
-                "carried": list(info.carried) if info else [],
-                "overloads": list(info.overloads) if info else [],
-            }
+            evidence = op_evidence("insertion", [ref], info)
             yield ctx.diagnostic(self, node, message, fix, evidence=evidence)
 
 
