@@ -309,3 +309,32 @@ def test_alias_imported_from_a_sibling_module(tmp_path):
     user.write_text("from pkg.ops import aten\n\ndef f(n):\n    return n.target == aten.hardtanh\n")
     (d,) = check_source(user.read_bytes(), str(user), settings_for(("QL101",))).diagnostics
     assert d.message.startswith("`aten.hardtanh` is an OpOverloadPacket")
+
+
+def test_fix_style_both_rewrites_comparisons_and_cases():
+    src = """
+        import torch
+        aten = torch.ops.aten
+
+        def f(n):
+            if n.target != aten.relu:
+                return
+            match n.target:
+                case aten.hardtanh:
+                    pass
+        """
+    out = fix(src, select=("QL101",), QL101={"fix-style": "both"})
+    assert "if n.target not in (aten.relu, aten.relu.default):" in out
+    assert "case aten.hardtanh | aten.hardtanh.default:" in out
+    assert ql101(out, QL101={"fix-style": "both"}) == []
+
+
+def test_ops_the_installed_torchao_inserts_as_packets_keep_the_packet():
+    """torchao 0.18's convert_pt2e inserts its affine ops as packets (the op table records the
+    flows), so only matching both forms is right, whatever the configured style."""
+    src = "import torch\n\ndef f(n):\n    return n.target == torch.ops.torchao.quantize_affine\n"
+    (d,) = ql101(src)
+    assert "installed torchao builds with packets" in d.message
+    assert fix(src, select=("QL101",)).endswith(
+        "return n.target in (torch.ops.torchao.quantize_affine, torch.ops.torchao.quantize_affine.default)\n"
+    )

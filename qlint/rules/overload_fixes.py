@@ -6,6 +6,8 @@ overloads of which graphs carry one is a likely but unsafe one; otherwise only a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from qlint.analysis.names import OpRef
 from qlint.diagnostic import Applicability, Edit, Fix, Range
 from qlint.optable import OpInfo, OpTable
@@ -60,32 +62,57 @@ def chosen_overloads(info: OpInfo | None) -> tuple[tuple[str, ...], Applicabilit
     return info.carried, Applicability.DISPLAY_ONLY
 
 
-def overload_fix(
-    info: OpInfo | None,
-    spelled: str,
-    expr_range: Range,
-    in_collection: bool,
-    style: str = "overload",
-) -> Fix:
-    """Fix for a packet expression `spelled` at `expr_range`.
+@dataclass(frozen=True)
+class FixSite:
+    """Where a packet is written, which decides what a fix can put in its place.
 
-    `in_collection`: the expression is an element of a set/list/tuple literal, where it can
-    be replaced by several elements. `style="both"` keeps the packet next to the overload
-    (for code that must still match graphs from a producer that inserts packets).
+    kind: "element" of a set/list/tuple (room for several elements), "comparison"
+    (`target == packet`; `compare` is then the whole comparison's range, the target's
+    source and whether it is negated), "case" (a `case` pattern), or "other" (a dict key,
+    a call argument, an inserted target: one expression only).
+    """
+
+    kind: str
+    compare: tuple[Range, str, bool] | None = None
+
+
+def packet_producers(optable: OpTable, info: OpInfo | None) -> list[str]:
+    """Flows of the installed stack that insert this op as a packet (torchao 0.18's affine
+    observers do): graphs then carry the packet or the overload depending on their history."""
+    if info is None:
+        return []
+    return optable.meta.get("probe", {}).get("packet_targets", {}).get(f"{info.namespace}.{info.name}", [])
+
+
+def overload_fix(info: OpInfo | None, spelled: str, expr_range: Range, site: FixSite, style: str = "overload") -> Fix:
+    """Fix for the packet expression `spelled` at `expr_range`.
+
+    `style="both"` keeps the packet next to the overload, for code that must still match
+    graphs from a producer that inserts packets.
     """
     overloads, applicability = chosen_overloads(info)
-    if applicability is Applicability.DISPLAY_ONLY and in_collection and info is not None and graph_overloads(info):
+    if applicability is Applicability.DISPLAY_ONLY and site.kind == "element" and info and graph_overloads(info):
         overloads, applicability = graph_overloads(info), Applicability.UNSAFE
     if applicability is Applicability.DISPLAY_ONLY:
         listed = ", ".join(f"`{spelled}.{o}`" for o in (graph_overloads(info) if info else ("default",)))
         return Fix(Applicability.DISPLAY_ONLY, f"Compare with the overload graphs carry: {listed}")
     names = [f"{spelled}.{o}" for o in overloads]
-    if len(names) == 1 and not (style == "both" and in_collection):
+    both = style == "both"
+    suffix = " next to the packet" if both else ""
+    if site.kind == "element" and (both or len(names) > 1):
+        elements = ([spelled] if both else []) + names
+        return Fix(applicability, f"Use {_listed(names)}{suffix}", (Edit(expr_range, ", ".join(elements)),))
+    if len(names) == 1 and both and site.kind == "comparison" and site.compare is not None:
+        rng, target, negated = site.compare
+        text = f"{target} {'not in' if negated else 'in'} ({spelled}, {names[0]})"
+        return Fix(applicability, f"Match `{spelled}` and `{names[0]}`", (Edit(rng, text),))
+    if len(names) == 1 and both and site.kind == "case":
+        return Fix(applicability, f"Match `{spelled}` and `{names[0]}`", (Edit(expr_range, f"{spelled} | {names[0]}"),))
+    if len(names) == 1:
         end = Range(expr_range.end, expr_range.end)
         return Fix(applicability, f"Use `{names[0]}`", (Edit(end, f".{overloads[0]}"),))
-    if not in_collection:
-        listed = ", ".join(f"`{n}`" for n in names)
-        return Fix(Applicability.DISPLAY_ONLY, f"Compare with each of {listed}")
-    elements = ([spelled] if style == "both" else []) + names
-    message = f"Use {', '.join(f'`{n}`' for n in names)}" + (" next to the packet" if style == "both" else "")
-    return Fix(applicability, message, (Edit(expr_range, ", ".join(elements)),))
+    return Fix(Applicability.DISPLAY_ONLY, f"Compare with each of {_listed(names)}")
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(f"`{n}`" for n in names)

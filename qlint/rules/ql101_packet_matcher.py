@@ -18,7 +18,14 @@ from qlint.analysis.graph_context import packet_graph_context
 from qlint.analysis.names import Located, OpRef, Resolver
 from qlint.diagnostic import Applicability, Diagnostic, Fix, RelatedInfo
 from qlint.rules.base import FileContext, Rule
-from qlint.rules.overload_fixes import op_evidence, op_info, overload_facts, overload_fix
+from qlint.rules.overload_fixes import (
+    FixSite,
+    op_evidence,
+    op_info,
+    overload_facts,
+    overload_fix,
+    packet_producers,
+)
 from qlint.rules.ql102_packet_insertion import inserted_packets
 
 # APIs that compare the ops they are given with node targets exactly.
@@ -38,7 +45,7 @@ DEFAULT_SINKS = (
 class _Hit:
     ref: OpRef
     element: Located  # where the packet is written
-    in_collection: bool
+    site: FixSite
 
 
 class PacketMatcher(Rule):
@@ -81,12 +88,22 @@ class PacketMatcher(Rule):
             node = hit.element.node
             spelled = ctx.source_of(node)
             info = op_info(ctx.optable, hit.ref)
+            producers = packet_producers(ctx.optable, info)
+            if producers:
+                # The installed stack inserts this op as a packet: fresh graphs carry the
+                # packet, re-exported ones the overload. Only matching both is right.
+                reach = (
+                    f"it matches only graphs the installed torchao builds with packets "
+                    f"({', '.join(producers)} flows), not exported or re-exported ones"
+                )
+            else:
+                reach = "it never matches a graph node"
             message = (
-                f"`{spelled}` is an OpOverloadPacket compared with FX node targets; "
-                f"it never matches a graph node: {overload_facts(info)}"
+                f"`{spelled}` is an OpOverloadPacket compared with FX node targets; {reach}: {overload_facts(info)}"
             )
-            fix = overload_fix(info, spelled, ctx.range_of(node), hit.in_collection, style)
-            kind = "collection" if hit.in_collection else "comparison"
+            site = _fix_site(ctx, hit.site)
+            fix = overload_fix(info, spelled, ctx.range_of(node), site, "both" if producers else style)
+            kind = "collection" if hit.site.kind == "element" else "comparison"
             yield ctx.diagnostic(self, node, message, fix, evidence=op_evidence(kind, [hit.ref], info))
         if remote:
             yield self._remote(ctx, use, remote)
@@ -114,6 +131,22 @@ class PacketMatcher(Rule):
         )
         evidence = op_evidence("collection", [h.ref for h in hits], op_info(ctx.optable, hits[0].ref))
         return ctx.diagnostic(self, use, message, fix, evidence=evidence, related=related)
+
+
+@dataclass(frozen=True)
+class _Compare:
+    """A comparison as written in this file; turned into `FixSite.compare` when reported."""
+
+    node: ast.Compare
+    target: ast.expr
+    negated: bool
+
+
+def _fix_site(ctx: FileContext, site: FixSite) -> FixSite:
+    if isinstance(site.compare, _Compare):
+        c = site.compare
+        return FixSite(site.kind, (ctx.range_of(c.node), ctx.source_of(c.target), c.negated))
+    return site
 
 
 def _parse_sinks(specs: tuple[str, ...]) -> dict[str, set]:
@@ -146,8 +179,8 @@ def _matchers(
             for case in node.cases:
                 for value in _case_values(case.pattern):
                     ref = resolver.op_ref(value)
-                    if ref is not None and ref.is_packet:
-                        yield value, [_Hit(ref, Located(value, resolver.scope), False)]
+                    if ref is not None:  # overloads too: they tell that both forms are matched
+                        yield value, [_Hit(ref, Located(value, resolver.scope), FixSite("case"))]
 
 
 def _compare(node: ast.Compare, resolver: Resolver, names) -> Iterator[tuple[ast.expr, list[_Hit]]]:
@@ -158,7 +191,10 @@ def _compare(node: ast.Compare, resolver: Resolver, names) -> Iterator[tuple[ast
                 if is_node_target(a, names):
                     ref = resolver.op_ref(b)
                     if ref is not None:
-                        yield b, [_Hit(ref, Located(b, resolver.scope), False)]
+                        negated = isinstance(op, (ast.NotEq, ast.IsNot))
+                        # A chained comparison cannot be rewritten as one membership test.
+                        whole = _Compare(node, a, negated) if len(node.ops) == 1 else None
+                        yield b, [_Hit(ref, Located(b, resolver.scope), FixSite("comparison", whole))]
         elif isinstance(op, (ast.In, ast.NotIn)) and is_node_target(left, names):
             yield right, _collection(right, resolver)
         left = right
@@ -183,13 +219,10 @@ def _collection(expr: ast.expr, resolver: Resolver) -> list[_Hit]:
         refs.append((ref, m))
     overloaded = {r.key for r, _ in refs if not r.is_packet}
     return [
-        _Hit(ref, located, _is_element(located)) for ref, located in refs if ref.is_packet and ref.key not in overloaded
+        _Hit(ref, located, FixSite("other" if located.dict_key else "element"))
+        for ref, located in refs
+        if ref.is_packet and ref.key not in overloaded
     ]
-
-
-def _is_element(located: Located) -> bool:
-    """Dict keys cannot take several elements in place of one; set/list/tuple elements can."""
-    return not located.dict_key
 
 
 def _unwrap_nodespec(node: ast.expr) -> ast.expr:
@@ -217,7 +250,7 @@ def _sink_call(node: ast.Call, resolver: Resolver, sinks) -> Iterator[tuple[ast.
         ref = resolver.op_ref(inner)
         if ref is not None:
             if ref.is_packet:
-                yield inner, [_Hit(ref, Located(inner, resolver.scope), False)]
+                yield inner, [_Hit(ref, Located(inner, resolver.scope), FixSite("other"))]
             continue
         yield arg, _collection(arg, resolver)
 

@@ -26,8 +26,8 @@ def fix_payload(diag: Diagnostic) -> dict[str, Any] | None:
     """The fix as the checks see it: each edit positioned relative to the finding's range.
 
     `where` names the two shapes QL101/QL102 fixes take: "append" (an insertion at the end
-    of the flagged expression, e.g. `.default`) and "replace" (the flagged expression
-    replaced, e.g. by a list of overloads); anything else is "other".
+    of the flagged expression, e.g. `.default`) and "replace" (the flagged expression, or the
+    comparison around it, replaced, e.g. by a list of overloads); anything else is "other".
     """
     fix = diag.fix
     if fix is None:
@@ -38,7 +38,7 @@ def fix_payload(diag: Diagnostic) -> dict[str, Any] | None:
         start, end = edit.range.start, edit.range.end
         if start == end == diag.range.end:
             where = "append"
-        elif start == diag.range.start and end == diag.range.end:
+        elif start <= diag.range.start and end >= diag.range.end:
             where = "replace"
         else:
             where = "other"

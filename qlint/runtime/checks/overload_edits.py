@@ -44,12 +44,15 @@ def parse_fix(fix: dict[str, Any] | None) -> FixSpec | str | None:
 
 
 def _parse_elements(content: str) -> FixSpec | str:
-    """`p, p.default` (fix-style both) or `p.default, p.tensor` (several overloads)."""
+    """`p, p.default` (fix-style both) or `p.default, p.tensor` (several overloads), also as
+    `target in (p, p.default)` and `p | p.default`."""
     try:
         expr = ast.parse(content.strip(), mode="eval").body
     except SyntaxError:
         return f"the fix text {content!r} does not parse"
-    elements = expr.elts if isinstance(expr, ast.Tuple) else [expr]
+    if isinstance(expr, ast.Compare) and len(expr.ops) == 1 and isinstance(expr.ops[0], (ast.In, ast.NotIn)):
+        expr = expr.comparators[0]  # `target in (p, p.default)`: the membership collection
+    elements = expr.elts if isinstance(expr, ast.Tuple) else _alternatives(expr)
     for base in dict.fromkeys(ast.unparse(e.value) for e in elements if isinstance(e, ast.Attribute)):
         overloads, keeps_packet = [], False
         for element in elements:
@@ -62,3 +65,10 @@ def _parse_elements(content: str) -> FixSpec | str:
         else:
             return FixSpec(tuple(overloads), keeps_packet)
     return f"the fix text {content!r} is not a list of overloads of one packet"
+
+
+def _alternatives(expr: ast.expr) -> list[ast.expr]:
+    """`p | p.default` in a `case` pattern: its alternatives."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitOr):
+        return _alternatives(expr.left) + _alternatives(expr.right)
+    return [expr]
