@@ -10,7 +10,7 @@ import fnmatch
 import hashlib
 import json
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -114,6 +114,7 @@ class Settings:
         """Changes whenever something that could change a finding changes (for the cache)."""
         data = {
             "version": __version__,
+            "code": _code_fingerprint(),
             "codes": sorted(self.enabled_codes),
             "pfi": [list(map(str, x)) for x in self.per_file_ignores],
             "opts": repr(self.rule_options),
@@ -128,3 +129,17 @@ def _glob_match(rel: str, pattern: str) -> bool:
     if "/" not in pattern:
         return fnmatch.fnmatch(PurePosixPath(rel).name, pattern)
     return fnmatch.fnmatch(rel, pattern.rstrip("/") + "/*")
+
+
+@lru_cache(maxsize=1)
+def _code_fingerprint() -> str:
+    """Size and mtime of every file of the package (rules, analysis, op table data): a
+    development checkout or a regenerated op table invalidates cached findings, not only a
+    version bump. About a hundred stats per run."""
+    package = Path(__file__).parent
+    stamps = []
+    for path in sorted(package.rglob("*")):
+        if path.suffix in (".py", ".json") and "runtime" not in path.parts and "lsp" not in path.parts:
+            st = path.stat()
+            stamps.append(f"{path.relative_to(package)}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256("\n".join(stamps).encode()).hexdigest()[:16]
