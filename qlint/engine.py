@@ -81,7 +81,8 @@ def check_source(
     result.text = text
 
     rules = settings.rules_for(path)
-    active = [r for r in rules if r.triggered_by(text)]
+    module = module_name_for(path)
+    active = [r for r in rules if r.triggered_by(text) and not r.skips_module(module)]
     if not active and {r.code for r in rules} == {"QL001"}:
         # `--select QL001` alone asks for every file to be parsed, trigger or not.
         active = rules
@@ -117,7 +118,7 @@ def check_source(
             lines=lines,
             optable=optable or load_op_table(),
             project=project,
-            module=module_name_for(path),
+            module=module,
         )
         for rule in active:
             ran.add(rule.code)

@@ -44,6 +44,11 @@ _INDUCTOR_PASS_APIS = ("torch._inductor.pattern_matcher", "torch._inductor.lower
 _CACHE_KEY = "graph_context"
 
 
+def compiler_internal(module: str | None) -> bool:
+    """Modules of torch's own compilers, known from the module name alone."""
+    return bool(module) and module.startswith(_COMPILER_PACKAGES)
+
+
 def packet_graph_context(ctx: FileContext) -> str | None:
     """Why graphs in this module carry packets, or None when they carry overloads."""
     if _CACHE_KEY not in ctx.cache:
@@ -54,7 +59,7 @@ def packet_graph_context(ctx: FileContext) -> str | None:
 def _classify(ctx: FileContext) -> str | None:
     module = ctx.module or ""
     imports = [*ctx.scope.imports.values(), *ctx.scope.imported_modules]
-    if module.startswith(_COMPILER_PACKAGES) or any(n.startswith(_INDUCTOR_PASS_APIS) for n in imports):
+    if compiler_internal(module) or any(n.startswith(_INDUCTOR_PASS_APIS) for n in imports):
         return "compiler-internal graph (Dynamo/Inductor), which accepts packets"
     if "torch._C.Node" in ctx.text or "torch._C.Graph" in ctx.text:
         return "graph converted from TorchScript IR and re-traced"

@@ -44,6 +44,11 @@ class Rule:
     def triggered_by(self, text: str) -> bool:
         return not self.triggers or any(t in text for t in self.triggers)
 
+    def skips_module(self, module: str | None) -> bool:
+        """True when the rule can have nothing to say in this module whatever it holds,
+        decided before parsing (the largest files are often exactly those)."""
+        return False
+
 
 @dataclass
 class FileContext:

@@ -11,7 +11,7 @@ import ast
 from collections.abc import Iterator
 
 from qlint.analysis.functions import bodies
-from qlint.analysis.graph_context import packet_graph_context
+from qlint.analysis.graph_context import compiler_internal, packet_graph_context
 from qlint.analysis.names import OpRef, Resolver
 from qlint.diagnostic import Diagnostic
 from qlint.rules.base import FileContext, Rule
@@ -26,6 +26,9 @@ class PacketInsertion(Rule):
     summary = "`OpOverloadPacket` inserted into an FX graph as a node target"
     triggers = (".call_function(", "create_node(", ".target =")
     fix_availability = "sometimes"
+
+    def skips_module(self, module: str | None) -> bool:
+        return compiler_internal(module)
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         found = insertions(ctx)
