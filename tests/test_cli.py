@@ -406,7 +406,7 @@ def test_ctrl_c_stops_workers_and_exits_130_quietly(tmp_path):
 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH")))))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "qlint", "check", str(_torch_dir() / "_inductor"), "--no-cache", "-j2"],
+        [sys.executable, "-m", "qlint", "check", str(_torch_dir()), "--no-cache", "-j2"],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,

@@ -32,15 +32,15 @@ def test_fix_edits_are_relative_to_the_finding():
 
 
     def f(node: Node):
-        return node.target == torch.ops.torchao.dequantize_affine
+        return node.target == torch.ops.quantized_decomposed.dequantize_per_channel
     """
     (diag,) = lint(src, select=("QL101",))
     payload = fix_payload(diag)
     assert payload["edits"] == [
         {
             "where": "append",
-            "start": [0, len("torch.ops.torchao.dequantize_affine")],
-            "end": [0, 35],
+            "start": [0, len("torch.ops.quantized_decomposed.dequantize_per_channel")],
+            "end": [0, len("torch.ops.quantized_decomposed.dequantize_per_channel")],
             "content": ".default",
         }
     ]

@@ -187,9 +187,5 @@ def test_examples_findings_end_to_end(checker):
         assert d.runtime.verdict == "confirmed", (d.code, d.message, d.runtime.evidence)
         if not d.fixable:
             assert d.runtime.fix_verified is None
-        elif d.code == "QL101" and d.evidence["ops"][0]["namespace"] == "torchao":
-            # The installed torchao's convert_pt2e inserts these packets: `.default` alone
-            # misses its output (fix-style "both" is verified above).
-            assert d.runtime.fix_verified is False
-        else:
+        else:  # torchao ops too: their fix keeps the packet the installed torchao inserts
             assert d.runtime.fix_verified is True, (d.code, d.message, d.runtime.evidence)

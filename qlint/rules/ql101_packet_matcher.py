@@ -58,8 +58,8 @@ class PacketMatcher(Rule):
     summary = "FX node target compared with an `OpOverloadPacket`"
     triggers = (".target", "getattr(", "add_dont_constant_fold", "expected_node", "checkGraphModuleNodes")
     fix_availability = "sometimes"
-    options = {"fix-style": "overload", "extra-sinks": []}
-    option_choices = {"fix-style": ("overload", "both")}
+    options = {"fix-style": "auto", "extra-sinks": []}
+    option_choices = {"fix-style": ("auto", "overload", "both")}
 
     def triggered_by(self, text: str) -> bool:
         # `getattr(` alone is everywhere; only `getattr(x, "target")` counts (generated data
@@ -114,7 +114,8 @@ class PacketMatcher(Rule):
                 f"`{spelled}` is an OpOverloadPacket compared with FX node targets; {reach}: {overload_facts(info)}"
             )
             site = _fix_site(ctx, hit.site)
-            fix = overload_fix(info, spelled, ctx.range_of(node), site, "both" if producers else style)
+            both = style == "both" or (style == "auto" and producers)
+            fix = overload_fix(info, spelled, ctx.range_of(node), site, "both" if both else "overload")
             kind = "collection" if hit.site.kind == "element" else "comparison"
             yield ctx.diagnostic(self, node, message, fix, evidence=op_evidence(kind, [hit.ref], info))
         if remote:
