@@ -92,7 +92,7 @@ def check_source(
 
     lines = LineIndex(text)
     diagnostics: list[Diagnostic] = []
-    ran: set[str] = set()
+    failed: set[str] = set()  # rules that crashed: their noqa comments cannot be judged
     if active:
         try:
             tree = parse_module(text, path)
@@ -121,12 +121,13 @@ def check_source(
             module=module,
         )
         for rule in active:
-            ran.add(rule.code)
             try:
                 diagnostics.extend(rule.check(ctx))
             except RecursionError:
+                failed.add(rule.code)
                 result.errors.append(f"{path}: {rule.code} gave up: expression too deeply nested")
             except Exception:  # a rule bug must not lose the other files' findings
+                failed.add(rule.code)
                 detail = traceback.format_exc(limit=-3)
                 result.errors.append(f"{path}: internal error in {rule.code}:\n{detail}")
         result.dependencies = project.dependencies_of(path)
@@ -135,8 +136,9 @@ def check_source(
     sup = parse_suppressions(text) if diagnostics or wants_noqa_check else Suppressions()
     kept = sorted({d for d in diagnostics if not sup.suppresses(d)}, key=Diagnostic.sort_key)
     if wants_noqa_check:
-        ran |= {r.code for r in rules}
-        kept += unused_noqa(path, sup, frozenset(ran), RULES["QL002"], lines)
+        # Every enabled rule counts as judged: one whose triggers are absent has no findings.
+        judged = frozenset(r.code for r in rules) - failed
+        kept += unused_noqa(path, sup, judged, RULES["QL002"], lines)
     result.diagnostics.extend(kept)
     return result
 

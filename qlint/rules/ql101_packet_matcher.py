@@ -77,7 +77,7 @@ class PacketMatcher(Rule):
             names = target_names(body)
             lines = base_lines | ctx.lines_containing(*sorted(names)) if names else base_lines
             resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
-            matched = list(_matchers(body, lines, resolver, names, sinks))
+            matched = list(_matchers(ctx, body, lines, resolver, names, sinks))
             # A body that also compares targets with an overload of the same op handles both
             # forms (`t == aten.sym_size or t == aten.sym_size.int`).
             both = {h.ref.key for _, hits in matched for h in hits if not h.ref.is_packet}
@@ -113,9 +113,8 @@ class PacketMatcher(Rule):
             message = (
                 f"`{spelled}` is an OpOverloadPacket compared with FX node targets; {reach}: {overload_facts(info)}"
             )
-            site = _fix_site(ctx, hit.site)
             both = style == "both" or (style == "auto" and producers)
-            fix = overload_fix(info, spelled, ctx.range_of(node), site, "both" if both else "overload")
+            fix = overload_fix(info, spelled, ctx.range_of(node), hit.site, "both" if both else "overload")
             kind = "collection" if hit.site.kind == "element" else "comparison"
             yield ctx.diagnostic(self, node, message, fix, evidence=op_evidence(kind, [hit.ref], info))
         if remote:
@@ -146,22 +145,6 @@ class PacketMatcher(Rule):
         return ctx.diagnostic(self, use, message, fix, evidence=evidence, related=related)
 
 
-@dataclass(frozen=True)
-class _Compare:
-    """A comparison as written in this file; turned into `FixSite.compare` when reported."""
-
-    node: ast.Compare
-    target: ast.expr
-    negated: bool
-
-
-def _fix_site(ctx: FileContext, site: FixSite) -> FixSite:
-    if isinstance(site.compare, _Compare):
-        c = site.compare
-        return FixSite(site.kind, (ctx.range_of(c.node), ctx.source_of(c.target), c.negated))
-    return site
-
-
 def _parse_sinks(specs: tuple[str, ...]) -> dict[str, set]:
     sinks: dict[str, set] = {}
     for spec in specs:
@@ -171,11 +154,11 @@ def _parse_sinks(specs: tuple[str, ...]) -> dict[str, set]:
 
 
 def _matchers(
-    body: Body, lines, resolver: Resolver, names: frozenset[str], sinks
+    ctx: FileContext, body: Body, lines, resolver: Resolver, names: frozenset[str], sinks
 ) -> Iterator[tuple[ast.expr, list[_Hit]]]:
     for node in body.nodes(lines):
         if isinstance(node, ast.Compare):
-            yield from _compare(node, resolver, names)
+            yield from _compare(ctx, node, resolver, names)
         elif isinstance(node, ast.Subscript) and is_node_target(node.slice, names):
             yield node.value, _collection(node.value, resolver)
         elif isinstance(node, ast.Call):
@@ -196,7 +179,7 @@ def _matchers(
                         yield value, [_Hit(ref, Located(value, resolver.scope), FixSite("case"))]
 
 
-def _compare(node: ast.Compare, resolver: Resolver, names) -> Iterator[tuple[ast.expr, list[_Hit]]]:
+def _compare(ctx: FileContext, node: ast.Compare, resolver: Resolver, names) -> Iterator[tuple[ast.expr, list[_Hit]]]:
     left = node.left
     for op, right in zip(node.ops, node.comparators, strict=True):
         if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
@@ -206,7 +189,7 @@ def _compare(node: ast.Compare, resolver: Resolver, names) -> Iterator[tuple[ast
                     if ref is not None:
                         negated = isinstance(op, (ast.NotEq, ast.IsNot))
                         # A chained comparison cannot be rewritten as one membership test.
-                        whole = _Compare(node, a, negated) if len(node.ops) == 1 else None
+                        whole = (ctx.range_of(node), ctx.source_of(a), negated) if len(node.ops) == 1 else None
                         yield b, [_Hit(ref, Located(b, resolver.scope), FixSite("comparison", whole))]
         elif isinstance(op, (ast.In, ast.NotIn)) and is_node_target(left, names):
             yield right, _collection(right, resolver)
