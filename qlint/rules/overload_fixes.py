@@ -34,6 +34,11 @@ def graph_overloads(info: OpInfo) -> tuple[str, ...]:
     return tuple(o for o in info.overloads if o not in info.jit_only and o != "out" and not o.endswith("_out"))
 
 
+def shown(spelled: str, ref: OpRef) -> str:
+    """`dq_op (quantized_decomposed.dequantize_per_tensor)` when a name stands for the packet."""
+    return f"`{spelled}`" if spelled.endswith(f"{ref.namespace}.{ref.op}") else f"`{spelled}` (`{ref.spelled()}`)"
+
+
 def overload_facts(info: OpInfo | None) -> str:
     """The part of a message that says which overloads exist and which graphs carry."""
     if info is None:

@@ -26,6 +26,7 @@ from qlint.rules.overload_fixes import (
     overload_facts,
     overload_fix,
     packet_producers,
+    shown,
 )
 from qlint.rules.ql102_packet_insertion import inserted_packets
 
@@ -111,7 +112,8 @@ class PacketMatcher(Rule):
             else:
                 reach = "it never matches a graph node"
             message = (
-                f"`{spelled}` is an OpOverloadPacket compared with FX node targets; {reach}: {overload_facts(info)}"
+                f"{shown(spelled, hit.ref)} is an OpOverloadPacket compared with FX node targets; "
+                f"{reach}: {overload_facts(info)}"
             )
             both = style == "both" or (style == "auto" and producers)
             fix = overload_fix(info, spelled, ctx.range_of(node), hit.site, "both" if both else "overload")

@@ -15,7 +15,7 @@ from qlint.analysis.graph_context import compiler_internal, packet_graph_context
 from qlint.analysis.names import OpRef, Resolver
 from qlint.diagnostic import Diagnostic
 from qlint.rules.base import FileContext, Rule
-from qlint.rules.overload_fixes import FixSite, op_evidence, op_info, overload_facts, overload_fix
+from qlint.rules.overload_fixes import FixSite, op_evidence, op_info, overload_facts, overload_fix, shown
 
 _CACHE_KEY = "ql102.insertions"
 
@@ -38,7 +38,7 @@ class PacketInsertion(Rule):
             info = op_info(ctx.optable, ref)
             spelled = ctx.source_of(node)
             message = (
-                f"`{spelled}` is an OpOverloadPacket inserted as a graph node target; "
+                f"{shown(spelled, ref)} is an OpOverloadPacket inserted as a graph node target; "
                 f"matchers keyed on overloads will miss this node: {overload_facts(info)}"
             )
             fix = overload_fix(info, spelled, ctx.range_of(node), FixSite("other"))
