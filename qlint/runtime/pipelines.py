@@ -170,7 +170,8 @@ def ptq(subject: Subject, mode: str, seed: int, via: str = "torch.export") -> Pt
     torch.manual_seed(seed)
     if via == "executorch":
         return _ptq_executorch(model, subject, quantizer)
-    captured = torch.export.export(model, subject.calibration[0]).module()
+    # `mode` is what the check compares: train mode here is the finding being reproduced.
+    captured = torch.export.export(model, subject.calibration[0]).module()  # noqa: QL201
     prepared = prepare_pt2e(captured, quantizer)
     before = _bn_stats(prepared)
     with torch.no_grad():

@@ -129,7 +129,8 @@ def _origin_module(origin: str) -> tuple[torch.fx.GraphModule, tuple, torch.Tens
     inputs = bn.test
     with torch.no_grad():
         ref = copy.deepcopy(model).eval()(*inputs)
-    module = torch.export.export(model, inputs).module()
+    # Captured in train mode on purpose: this is the "as written" side of the comparison.
+    module = torch.export.export(model, inputs).module()  # noqa: QL201
     with pipelines.skip_impossible_conv_bn_search():
         if origin in ("prepare_pt2e", "convert_pt2e"):
             from torchao.testing.pt2e._xnnpack_quantizer import XNNPACKQuantizer, get_symmetric_quantization_config

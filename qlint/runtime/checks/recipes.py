@@ -81,7 +81,7 @@ def _preserving(model: nn.Module, inputs: tuple, keep: tuple) -> tuple[torch.fx.
     """Upstream `preserve_ops`: core ATen table minus `keep`, on the ExportedProgram."""
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-    decomposed = torch.export.export(copy.deepcopy(model), inputs).run_decompositions(_table(keep)).module()
+    decomposed = torch.export.export(copy.deepcopy(model).eval(), inputs).run_decompositions(_table(keep)).module()
     kept = Counter(str(n.target) for n in decomposed.graph.nodes if n.op == "call_function" and n.target in keep)
     prepared = prepare_pt2e(decomposed, _quantizer())
     prepared(*inputs)
