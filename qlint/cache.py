@@ -231,7 +231,7 @@ def diagnostic_to_dict(d: Diagnostic) -> dict[str, Any]:
         out["fix"] = {
             "applicability": d.fix.applicability.value,
             "message": d.fix.message,
-            "edits": [[_range_to(e.range), e.content] for e in d.fix.edits],
+            "edits": [[_range_to(e.range), e.content, e.path] for e in d.fix.edits],
         }
     if d.related:
         out["related"] = [[r.path, _range_to(r.range), r.message] for r in d.related]
@@ -247,7 +247,7 @@ def diagnostic_from_dict(data: dict[str, Any]) -> Diagnostic:
     fix = None
     if "fix" in data:
         f = data["fix"]
-        edits = tuple(Edit(_range_from(r), content) for r, content in f["edits"])
+        edits = tuple(Edit(_range_from(r), content, path) for r, content, path in f["edits"])
         fix = Fix(Applicability(f["applicability"]), f["message"], edits)
     related = tuple(RelatedInfo(p, _range_from(r), m) for p, r, m in data.get("related", ()))
     runtime = RuntimeVerdict(*data["runtime"]) if "runtime" in data else None

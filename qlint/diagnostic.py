@@ -37,10 +37,15 @@ class Applicability(str, enum.Enum):
 
 @dataclass(frozen=True, order=True)
 class Edit:
-    """Replace the text in ``range`` with ``content`` (an insertion when the range is empty)."""
+    """Replace the text in ``range`` with ``content`` (an insertion when the range is empty).
+
+    ``path`` names another file when the fix belongs there (a packet written in the module
+    that defines a constant compared elsewhere); None is the diagnostic's own file.
+    """
 
     range: Range
     content: str
+    path: str | None = None
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,10 @@ class Fix:
     applicability: Applicability
     message: str
     edits: tuple[Edit, ...] = ()
+
+    def foreign(self, path: str) -> bool:
+        """True when an edit belongs to a file other than `path`: only a whole run applies it."""
+        return any(e.path is not None and e.path != path for e in self.edits)
 
     def applies(self, unsafe: bool) -> bool:
         if not self.edits or self.applicability is Applicability.DISPLAY_ONLY:

@@ -41,7 +41,7 @@ def apply_edits(text: str, diagnostics: list[Diagnostic], unsafe: bool) -> tuple
     accepted: list[tuple[int, int, str]] = []
     count = 0
     for diag in sorted(diagnostics, key=Diagnostic.sort_key):
-        if diag.fix is None or not diag.fix.applies(unsafe):
+        if diag.fix is None or not diag.fix.applies(unsafe) or diag.fix.foreign(diag.path):
             continue
         spans = [(lines.offset(e.range.start), lines.offset(e.range.end), e.content) for e in diag.fix.edits]
         if any(_overlaps(s, a) for s in spans for a in accepted):

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from qlint.cache import Cache
+from qlint.cross_file_fixes import apply_cross_file_fixes
 from qlint.discovery import discover
 from qlint.engine import FileResult, check_source, content_hash, display_path
 from qlint.settings import Settings
@@ -117,6 +118,7 @@ def run_fix(
     task = _FixTask(unsafe, diff_only)
     for path, report in _map(task, todo, settings, jobs):
         reports[path] = report
+    apply_cross_file_fixes(reports, settings, unsafe, diff_only)
     return FixRunResult([reports[p] for p in found.files], found.errors)
 
 

@@ -177,9 +177,12 @@ def test_constant_from_another_module(tmp_path):
     user.write_text("from .qdq_utils import DQ_OPS\n\ndef f(n):\n    return n.target in DQ_OPS\n")
     result = check_source(user.read_bytes(), str(user), settings_for(("QL101",)))
     (d,) = result.diagnostics
-    assert d.range.start.row == 4 and "defined in qdq_utils.py" in d.message
+    assert d.range.start.row == 4 and "defined in qdq_utils.py:2" in d.message
     assert d.related[0].path.endswith("qdq_utils.py") and d.related[0].range.start.row == 2
-    assert d.fix.applicability is Applicability.DISPLAY_ONLY
+    # The fix belongs to the defining module: its edit names that file.
+    (edit,) = d.fix.edits
+    assert d.fix.applicability is Applicability.SAFE and edit.path == str(pkg / "qdq_utils.py")
+    assert (edit.range.start.row, edit.range.start.col, edit.content) == (2, 63, ".default")
     assert list(result.dependencies) == [str(pkg / "qdq_utils.py")]
 
 

@@ -128,6 +128,20 @@ class ProjectIndex:
             node.lineno, col(node.lineno, node.col_offset), node.end_lineno, col(node.end_lineno, node.end_col_offset)
         )
 
+    def source(self, path: str, rng: Range) -> str:
+        """The text of another module at a range (code points), as `char_range` gives it."""
+        if path in self.overlay:
+            lines = self.overlay[path].split("\n")
+        else:
+            linecache.checkcache(path)
+            lines = [line.rstrip("\n") for line in linecache.getlines(path)]
+        rows = lines[rng.start.row - 1 : rng.end.row]
+        if not rows:
+            return ""
+        if len(rows) == 1:
+            return rows[0][rng.start.col : rng.end.col]
+        return "\n".join([rows[0][rng.start.col :], *rows[1:-1], rows[-1][: rng.end.col]])
+
     def dependencies_of(self, requester: str) -> dict[str, str]:
         return self._deps.pop(os.path.abspath(requester), {})
 

@@ -42,7 +42,8 @@ def workspace_edit(uri: str, version: int | None, edits: list[types.TextEdit], v
 
 
 def quick_fix(diag: Diagnostic, lsp_diag: types.Diagnostic, doc: DocumentText, edit_for: EditFor):
-    if diag.fix is None or not diag.fixable:
+    if diag.fix is None or not diag.fixable or diag.fix.foreign(diag.path):
+        # A fix for another file is `qlint fix`'s to apply across the run, not a buffer's.
         return None
     unsafe = diag.fix.applicability is Applicability.UNSAFE
     return types.CodeAction(

@@ -183,7 +183,11 @@ def fix_to_json(fix: Fix | None) -> dict[str, Any] | None:
         "applicability": fix.applicability.value,
         "message": fix.message,
         "edits": [
-            {"range": [e.range.start.row, e.range.start.col, e.range.end.row, e.range.end.col], "content": e.content}
+            {
+                "range": [e.range.start.row, e.range.start.col, e.range.end.row, e.range.end.col],
+                "content": e.content,
+                "path": e.path,
+            }
             for e in fix.edits
         ],
     }
@@ -199,7 +203,10 @@ def fix_from_json(data: Any) -> Fix | None:
             row, col, end_row, end_col = (int(v) for v in edit["range"])
             if not isinstance(edit["content"], str):
                 return None
-            edits.append(Edit(Range.of(row, col, end_row, end_col), edit["content"]))
+            path = edit.get("path")
+            if path is not None and not isinstance(path, str):
+                return None
+            edits.append(Edit(Range.of(row, col, end_row, end_col), edit["content"], path))
         return Fix(Applicability(data["applicability"]), str(data["message"]), tuple(edits))
     except (KeyError, TypeError, ValueError):
         return None

@@ -38,6 +38,8 @@ def to_json(d: Diagnostic) -> dict[str, Any]:
                     "content": e.content,
                     "end_location": location(e.range.end.row, e.range.end.col),
                     "location": location(e.range.start.row, e.range.start.col),
+                    # Only for an edit in another file: ruff's edits never leave their file.
+                    **({"filename": os.path.abspath(e.path)} if e.path else {}),
                 }
                 for e in d.fix.edits
             ],

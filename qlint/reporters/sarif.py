@@ -65,12 +65,14 @@ def _result(d: Diagnostic, index: dict[str, int]) -> dict[str, Any]:
                 "description": {"text": d.fix.message},
                 "artifactChanges": [
                     {
-                        "artifactLocation": {"uri": _uri(d.path)},
+                        "artifactLocation": {"uri": _uri(path)},
                         "replacements": [
                             {"deletedRegion": region(e.range), "insertedContent": {"text": e.content}}
                             for e in d.fix.edits
+                            if (e.path or d.path) == path
                         ],
                     }
+                    for path in dict.fromkeys(e.path or d.path for e in d.fix.edits)
                 ],
                 "properties": {"applicability": d.fix.applicability.value},
             }

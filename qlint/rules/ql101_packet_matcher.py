@@ -11,7 +11,7 @@ import ast
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from qlint.analysis.functions import Body, bodies
 from qlint.analysis.fx_targets import is_node_target, target_names
@@ -93,13 +93,19 @@ class PacketMatcher(Rule):
 
     def _report(self, ctx: FileContext, use: ast.expr, hits: list[_Hit]) -> Iterator[Diagnostic]:
         inserted = inserted_packets(ctx)
-        hits = [h for h in hits if h.ref.key not in inserted]
-        local = [h for h in hits if h.element.scope is ctx.scope]
-        remote = [h for h in hits if h.element.scope is not ctx.scope]
         style = self.opts["fix-style"]
-        for hit in local:
-            node = hit.element.node
-            spelled = ctx.source_of(node)
+        for hit in hits:
+            if hit.ref.key in inserted:
+                continue
+            node, path = hit.element.node, hit.element.scope.path
+            remote = hit.element.scope is not ctx.scope
+            if remote:
+                # Written in the module that defines the constant: reported here, where it is
+                # compared, with the fix (and a related location) in that module.
+                rng = ctx.project.char_range(path, node)
+                spelled = ctx.project.source(path, rng)
+            else:
+                rng, spelled = ctx.range_of(node), ctx.source_of(node)
             info = op_info(ctx.optable, hit.ref)
             producers = packet_producers(ctx.optable, info)
             if producers:
@@ -111,40 +117,25 @@ class PacketMatcher(Rule):
                 )
             else:
                 reach = "it never matches a graph node"
-            message = (
-                f"{shown(spelled, hit.ref)} is an OpOverloadPacket compared with FX node targets; "
-                f"{reach}: {overload_facts(info)}"
-            )
+            what = f"{shown(spelled, hit.ref)} is an OpOverloadPacket compared with FX node targets"
             both = style == "both" or (style == "auto" and producers)
-            fix = overload_fix(info, spelled, ctx.range_of(node), hit.site, "both" if both else "overload")
+            fix = overload_fix(info, spelled, rng, hit.site, "both" if both else "overload")
+            related: tuple[RelatedInfo, ...] = ()
+            if remote:
+                # Relative to the file being checked, as a person reading it would look for it.
+                where = f"{os.path.relpath(path, os.path.dirname(os.path.abspath(ctx.path)))}:{rng.start.row}"
+                what = f"`{ctx.source_of(use)}` holds {shown(spelled, hit.ref)} (defined in {where}), an OpOverloadPacket compared with FX node targets"
+                fix = replace(fix, message=f"{fix.message} in {where}", edits=tuple(replace(e, path=path) for e in fix.edits))
+                related = (RelatedInfo(path, rng, f"OpOverloadPacket `{hit.ref.spelled()}` written here"),)
             kind = "collection" if hit.site.kind == "element" else "comparison"
-            yield ctx.diagnostic(self, node, message, fix, evidence=op_evidence(kind, [hit.ref], info))
-        if remote:
-            yield self._remote(ctx, use, remote)
-
-    def _remote(self, ctx: FileContext, use: ast.expr, hits: list[_Hit]) -> Diagnostic:
-        """Packets written in another module: report here, point there (the fix belongs there)."""
-        names = ", ".join(dict.fromkeys(f"`{h.ref.spelled()}`" for h in hits))
-        # Relative to the file being checked, as a person reading it would look for it.
-        where = os.path.relpath(hits[0].element.scope.path, os.path.dirname(os.path.abspath(ctx.path)))
-        related = tuple(
-            RelatedInfo(
-                h.element.scope.path,
-                ctx.project.char_range(h.element.scope.path, h.element.node),
-                f"OpOverloadPacket `{h.ref.spelled()}` written here",
+            yield ctx.diagnostic(
+                self,
+                use if remote else node,
+                f"{what}; {reach}: {overload_facts(info)}",
+                fix,
+                evidence=op_evidence(kind, [hit.ref], info),
+                related=related,
             )
-            for h in hits
-        )
-        message = (
-            f"`{ctx.source_of(use)}` holds OpOverloadPackets compared with FX node targets "
-            f"({names}, defined in {where}); they never match graph nodes"
-        )
-        fix = Fix(
-            Applicability.DISPLAY_ONLY,
-            f"Use the overloads graphs carry where they are defined, in {where}",
-        )
-        evidence = op_evidence("collection", [h.ref for h in hits], op_info(ctx.optable, hits[0].ref))
-        return ctx.diagnostic(self, use, message, fix, evidence=evidence, related=related)
 
 
 def _parse_sinks(specs: tuple[str, ...]) -> dict[str, set]:

@@ -36,7 +36,10 @@ def fix_payload(diag: Diagnostic) -> dict[str, Any] | None:
     edits = []
     for edit in fix.edits:
         start, end = edit.range.start, edit.range.end
-        if start == end == diag.range.end:
+        if edit.path is not None and edit.path != diag.path:
+            # In the module that defines the constant: relative positions mean nothing here.
+            where = "append" if start == end and edit.content.startswith(".") else "replace"
+        elif start == end == diag.range.end:
             where = "append"
         elif start <= diag.range.start and end >= diag.range.end:
             where = "replace"
