@@ -327,9 +327,13 @@ def test_unsaved_module_is_seen_by_the_modules_that_import_it(client: LspClient,
     assert related["location"]["uri"] == ops_uri
     packet_line = unsaved_ops.split("\n")[3]
     assert related["location"]["range"]["start"] == {"line": 3, "character": packet_line.index("torch")}
-    # No fix edits here (the fix belongs in ops.py): no quick fix, but the noqa action.
-    titles = [a["title"] for a in client.code_actions(match_uri, [diag])]
-    assert titles == ["Disable QL101 for this line"]
+    # The quick fix edits ops.py (its unsaved buffer), not the buffer it was asked from.
+    fix, noqa = client.code_actions(match_uri, [diag])
+    assert noqa["title"] == "Disable QL101 for this line"
+    assert list(fix["edit"]["changes"]) == [ops_uri]
+    fixed_ops = apply_text_edits(unsaved_ops, edits_of(fix, ops_uri))
+    packet = "torch.ops.torchao.dequantize_affine"
+    assert fixed_ops == unsaved_ops.replace(f"{packet}}}", f"{packet}, {packet}.default}}")
 
     # Closing ops.py drops its overlay: match.py sees the saved file again.
     seen = len(client.received)

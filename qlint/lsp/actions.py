@@ -14,6 +14,7 @@ import tokenize
 from collections.abc import Callable, Sequence
 
 from lsprotocol import types
+from pygls.uris import from_fs_path
 
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Range
 from qlint.lsp.convert import DocumentText, diff_edits
@@ -41,18 +42,43 @@ def workspace_edit(uri: str, version: int | None, edits: list[types.TextEdit], v
     return types.WorkspaceEdit(changes={uri: edits})
 
 
-def quick_fix(diag: Diagnostic, lsp_diag: types.Diagnostic, doc: DocumentText, edit_for: EditFor):
-    if diag.fix is None or not diag.fixable or diag.fix.foreign(diag.path):
-        # A fix for another file is `qlint fix`'s to apply across the run, not a buffer's.
+def quick_fix(
+    diag: Diagnostic,
+    lsp_diag: types.Diagnostic,
+    doc: DocumentText,
+    edit_for: EditFor,
+    text_of: Callable[[str], str | None] = lambda path: None,
+):
+    if diag.fix is None or not diag.fixable:
         return None
     unsafe = diag.fix.applicability is Applicability.UNSAFE
+    if diag.fix.foreign(diag.path):
+        edit = _foreign_edit(diag, doc.encoding, text_of)
+        if edit is None:
+            return None
+    else:
+        edit = edit_for(doc.text_edits(diag.fix.edits))
     return types.CodeAction(
         title=diag.fix.message + (" (unsafe)" if unsafe else ""),
         kind=QUICK_FIX_KIND,
         diagnostics=[lsp_diag],
         is_preferred=not unsafe,
-        edit=edit_for(doc.text_edits(diag.fix.edits)),
+        edit=edit,
     )
+
+
+def _foreign_edit(diag: Diagnostic, encoding: str, text_of: Callable[[str], str | None]) -> types.WorkspaceEdit | None:
+    """The fix of a packet held by another module's constant edits that module (open buffer
+    or file on disk); unversioned, since that document may not be open."""
+    changes: dict[str, list[types.TextEdit]] = {}
+    for path in dict.fromkeys(e.path or diag.path for e in diag.fix.edits):
+        text = text_of(path)
+        if text is None:
+            return None
+        target = DocumentText(text, encoding, path)
+        edits = [e for e in diag.fix.edits if (e.path or diag.path) == path]
+        changes[from_fs_path(path) or path] = target.text_edits(edits)
+    return types.WorkspaceEdit(changes=changes)
 
 
 def disable_for_line(diag: Diagnostic, lsp_diag: types.Diagnostic, doc: DocumentText, edit_for: EditFor):

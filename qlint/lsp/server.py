@@ -266,7 +266,7 @@ def create_server(debounce: float = DEBOUNCE_SECONDS) -> QlintLanguageServer:
             for lsp_diag in params.context.diagnostics:
                 diag = from_lsp_diagnostic(lsp_diag, doc, snap.path, snap.version) or _cached(ls, snap, lsp_diag, doc)
                 if diag is not None:
-                    found.append(actions.quick_fix(diag, lsp_diag, doc, edit_for))
+                    found.append(actions.quick_fix(diag, lsp_diag, doc, edit_for, ls._text_of))
                     found.append(actions.disable_for_line(diag, lsp_diag, doc, edit_for))
         if actions.kind_wanted(actions.FIX_ALL_KIND, only) and _may_fix(ls, snap, asked=only is not None):
             fixed = await asyncio.get_running_loop().run_in_executor(ls.checker, ls._fix_all, snap)
