@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import linecache
 import os
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from qlint.diagnostic import Range
+from qlint.source import DecodeError, LineIndex, decode_source
 
 if TYPE_CHECKING:
     from qlint.analysis.scope import ModuleScope
@@ -112,42 +112,34 @@ class ProjectIndex:
             self._deps.setdefault(os.path.abspath(requester), {})[path] = digest
         return scope
 
-    def char_range(self, path: str, node: ast.AST) -> Range:
-        """Range of a node of another module in code points (ast columns are UTF-8 bytes)."""
-
-        def col(row: int, byte_col: int) -> int:
-            if path in self.overlay:
-                lines = self.overlay[path].split("\n")
-                line = lines[row - 1] if row <= len(lines) else ""
-            else:
-                linecache.checkcache(path)  # a long-running server sees files change
-                line = linecache.getline(path, row)
-            return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
-
-        return Range.of(
-            node.lineno, col(node.lineno, node.col_offset), node.end_lineno, col(node.end_lineno, node.end_col_offset)
-        )
-
-    def source(self, path: str, rng: Range) -> str:
-        """The text of another module at a range (code points), as `char_range` gives it."""
+    def text(self, path: str) -> str | None:
+        """Another module's text: its unsaved buffer if open, else the file (None if unreadable)."""
+        path = os.path.abspath(path)
         if path in self.overlay:
-            lines = self.overlay[path].split("\n")
-        else:
-            linecache.checkcache(path)
-            lines = [line.rstrip("\n") for line in linecache.getlines(path)]
-        rows = lines[rng.start.row - 1 : rng.end.row]
-        if not rows:
-            return ""
-        if len(rows) == 1:
-            return rows[0][rng.start.col : rng.end.col]
-        return "\n".join([rows[0][rng.start.col :], *rows[1:-1], rows[-1][: rng.end.col]])
+            return self.overlay[path]
+        try:
+            with open(path, "rb") as fh:
+                return decode_source(fh.read())
+        except (OSError, DecodeError):
+            return None
+
+    def locate(self, path: str, node: ast.AST) -> tuple[Range, str]:
+        """Range (in code points; ast columns are UTF-8 bytes) and source text of a node of
+        another module, from one read of that module."""
+        lines = LineIndex(self.text(path) or "")
+        rng = Range.of(
+            node.lineno,
+            lines.char_col(node.lineno, node.col_offset),
+            node.end_lineno,
+            lines.char_col(node.end_lineno, node.end_col_offset),
+        )
+        return rng, lines.text[lines.offset(rng.start) : lines.offset(rng.end)]
 
     def dependencies_of(self, requester: str) -> dict[str, str]:
         return self._deps.pop(os.path.abspath(requester), {})
 
     def _load(self, path: str) -> tuple[ModuleScope | None, str | None]:
         from qlint.analysis.scope import ModuleScope
-        from qlint.source import DecodeError, decode_source
 
         if path in self.overlay:
             text = self.overlay[path]

@@ -33,7 +33,6 @@ from qlint.fixes import fix_text
 from qlint.lsp import actions
 from qlint.lsp.convert import UTF16, DocumentText, from_lsp_diagnostic, to_lsp_diagnostic
 from qlint.lsp.settings_cache import SettingsCache
-from qlint.source import DecodeError, decode_source
 
 DEBOUNCE_SECONDS = 0.15
 DEBUG_MODULES = "qlint/debugModules"
@@ -191,14 +190,7 @@ class QlintLanguageServer(LanguageServer):
 
     def _text_of(self, path: str) -> str | None:
         """An open buffer's text, else the file's (for related information elsewhere)."""
-        path = os.path.abspath(path)
-        if path in self.project.overlay:
-            return self.project.overlay[path]
-        try:
-            with open(path, "rb") as fh:
-                return decode_source(fh.read())
-        except (OSError, DecodeError):
-            return None
+        return self.project.text(path)
 
     def _fix_all(self, snap: Snapshot) -> str | None:
         """The buffer with every applicable fix applied to a fixpoint (None: nothing to do)."""

@@ -12,6 +12,7 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from qlint.analysis.functions import Body, bodies
 from qlint.analysis.fx_targets import is_node_target, target_names
@@ -70,8 +71,13 @@ class PacketMatcher(Rule):
     def skips_module(self, module: str | None) -> bool:
         return compiler_internal(module)
 
+    @cached_property
+    def sinks(self) -> dict[str, set]:
+        """Sinks by callee, parsed once per rule instance (that is, per settings)."""
+        return _parse_sinks(DEFAULT_SINKS + tuple(self.opts["extra-sinks"]))
+
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
-        sinks = _parse_sinks(DEFAULT_SINKS + tuple(self.opts["extra-sinks"]))
+        sinks = self.sinks
         base_lines = ctx.lines_containing("target", *(c for c in sinks if c != "*"))
         found: dict[tuple, Diagnostic] = {}
         for body in bodies(ctx.tree, ctx.scope, ctx.cache):
@@ -102,8 +108,7 @@ class PacketMatcher(Rule):
             if remote:
                 # Written in the module that defines the constant: reported here, where it is
                 # compared, with the fix (and a related location) in that module.
-                rng = ctx.project.char_range(path, node)
-                spelled = ctx.project.source(path, rng)
+                rng, spelled = ctx.project.locate(path, node)
             else:
                 rng, spelled = ctx.range_of(node), ctx.source_of(node)
             info = op_info(ctx.optable, hit.ref)
