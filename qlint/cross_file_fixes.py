@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from qlint.analysis.project import ProjectIndex
 from qlint.diagnostic import Diagnostic
-from qlint.engine import check_source
+from qlint.engine import FileResult, check_source
 from qlint.fixes import MAX_ROUNDS, FixOutcome, apply_edits, fix_text, unified_diff, write_atomic
 from qlint.settings import Settings
 from qlint.source import DecodeError, decode_source
@@ -46,12 +46,15 @@ def apply_cross_file_fixes(reports: dict, settings: Settings, unsafe: bool, diff
             project.set_overlay(path, text)
         return project.overlay[key]
 
+    def check_sites() -> dict[str, FileResult]:
+        return {site: check_source(current(site), site, settings, project) for site in sites}
+
     touched: set[str] = set()
     try:
         for _ in range(MAX_ROUNDS):
+            results = check_sites()
             pending: dict[str, list[Diagnostic]] = {}
-            for site in sites:
-                result = check_source(current(site), site, settings, project)
+            for site, result in results.items():
                 for diag in foreign_fixes(result.diagnostics, site, unsafe):
                     target = diag.fix.edits[0].path
                     if target not in reports or any(e.path != target for e in diag.fix.edits):
@@ -62,12 +65,14 @@ def apply_cross_file_fixes(reports: dict, settings: Settings, unsafe: bool, diff
             for target, diags in pending.items():
                 new, count = apply_edits(current(target), diags, unsafe)
                 if count:
-                    ast.parse(new, filename=target)  # SyntaxError: keep the last valid text
+                    ast.parse(new, filename=target)  # SyntaxError: nothing is written at all
                     project.set_overlay(target, new)
                     touched.add(target)
                     progressed = True
             if not progressed:
                 break
+        else:
+            results = check_sites()  # the rounds ran out after a change: see the final text
     except (OSError, DecodeError, SyntaxError, ValueError) as exc:
         for site in sites:
             reports[site] = replace(reports[site], error=f"cross-file fix not applied: {exc}")
@@ -81,9 +86,8 @@ def apply_cross_file_fixes(reports: dict, settings: Settings, unsafe: bool, diff
         else:
             write_atomic(target, final, data)
             reports[target] = replace(reports[target], changed=True)
-    for site in sites:
+    for site, remaining in results.items():
         before = len(foreign_fixes(reports[site].remaining.diagnostics, site, unsafe))
-        remaining = check_source(current(site), site, settings, project)
         remaining.text = None
         fixed = before - len(foreign_fixes(remaining.diagnostics, site, unsafe))
         reports[site] = replace(reports[site], applied=reports[site].applied + fixed, remaining=remaining)
