@@ -39,6 +39,19 @@ def fix(source: str, path: str = "snippet.py", select=("QL",), unsafe: bool = Fa
     return outcome.fixed
 
 
+def write_package(root: Path, name: str, **modules: str) -> Path:
+    """Package `name` (dotted: nested packages) under `root`, with `modules` as module name ->
+    source. Module resolution follows `__init__.py` files on disk, so multi-module tests need it."""
+    path = root
+    for part in name.split("."):
+        path = path / part
+        path.mkdir(exist_ok=True)
+        (path / "__init__.py").touch()
+    for module, text in modules.items():
+        (path / f"{module}.py").write_text(text)
+    return path
+
+
 def codes(diagnostics) -> list[str]:
     return [d.code for d in diagnostics]
 

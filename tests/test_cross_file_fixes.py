@@ -9,18 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import write_package
+
 UTILS = "import torch\n\nDQ_OPS = [torch.ops.quantized_decomposed.dequantize_per_channel]\n"
 USER = "from .qdq_utils import DQ_OPS\n\n\ndef is_dq(n):\n    return n.target in DQ_OPS\n"
 
 
 @pytest.fixture
 def pkg(tmp_path) -> Path:
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "qdq_utils.py").write_text(UTILS)
-    (pkg / "passes.py").write_text(USER)
-    return pkg
+    return write_package(tmp_path, "pkg", qdq_utils=UTILS, passes=USER)
 
 
 def qlint(cwd: Path, *args: str) -> subprocess.CompletedProcess:

@@ -21,6 +21,7 @@ pytest.importorskip("pygls")
 
 from lsprotocol import types
 
+from tests.conftest import write_package
 from tests.test_lsp_convert import apply_text_edits
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -302,11 +303,8 @@ def test_syntax_error_is_ql001_and_the_server_keeps_working(client: LspClient, w
 
 
 def test_unsaved_module_is_seen_by_the_modules_that_import_it(client: LspClient, workspace: Path):
-    pkg = workspace / "pkg"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
     saved_ops = "import torch\n\nDQ_OPS = {torch.ops.torchao.dequantize_affine.default}\n"
-    (pkg / "ops.py").write_text(saved_ops)
+    pkg = write_package(workspace, "pkg", ops=saved_ops)
     match = (
         "from .ops import DQ_OPS\n\n\ndef count(gm):\n    return sum(1 for n in gm.graph.nodes if n.target in DQ_OPS)\n"
     )

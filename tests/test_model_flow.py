@@ -22,6 +22,7 @@ from qlint.analysis.project import ProjectIndex, module_name_for
 from qlint.optable import load_op_table
 from qlint.rules.base import FileContext
 from qlint.source import LineIndex
+from tests.conftest import write_package
 
 HEAD = """\
 import torch
@@ -406,11 +407,10 @@ def test_methods_and_nested_helpers_are_followed():
 
 
 def test_helper_in_another_module_of_the_project(tmp_path):
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "capture.py").write_text(
-        "import torch\n\ndef grab(model, x):\n    return torch.export.export(model, (x,)).module()\n"
+    pkg = write_package(
+        tmp_path,
+        "pkg",
+        capture="import torch\n\ndef grab(model, x):\n    return torch.export.export(model, (x,)).module()\n",
     )
     cap = only_capture(
         """
@@ -556,11 +556,10 @@ def test_allowed_or_expected_switches_are_marked():
 
 
 def test_facts_from_a_helper_in_another_file_point_at_the_call(tmp_path):
-    pkg = tmp_path / "pkg2"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "load.py").write_text(
-        "import torch\n\n\ndef load():\n    m = torch.nn.Linear(2, 2)\n    m.eval()  # line 6\n    return m\n"
+    pkg = write_package(
+        tmp_path,
+        "pkg2",
+        load="import torch\n\n\ndef load():\n    m = torch.nn.Linear(2, 2)\n    m.eval()  # line 6\n    return m\n",
     )
     cap = only_capture(
         """

@@ -6,7 +6,7 @@ import pytest
 
 from qlint.diagnostic import Applicability
 from qlint.engine import check_source
-from tests.conftest import codes, fix, lint, settings_for
+from tests.conftest import codes, fix, lint, settings_for, write_package
 
 
 def ql101(src, **kw):
@@ -167,14 +167,13 @@ def test_module_inserting_the_same_packet_reports_the_insertion_only():
 
 
 def test_constant_from_another_module(tmp_path):
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "qdq_utils.py").write_text(
-        "import torch\nDQ_OPS = [torch.ops.quantized_decomposed.dequantize_per_channel]\n"
+    pkg = write_package(
+        tmp_path,
+        "pkg",
+        qdq_utils="import torch\nDQ_OPS = [torch.ops.quantized_decomposed.dequantize_per_channel]\n",
+        passes="from .qdq_utils import DQ_OPS\n\ndef f(n):\n    return n.target in DQ_OPS\n",
     )
     user = pkg / "passes.py"
-    user.write_text("from .qdq_utils import DQ_OPS\n\ndef f(n):\n    return n.target in DQ_OPS\n")
     result = check_source(user.read_bytes(), str(user), settings_for(("QL101",)))
     (d,) = result.diagnostics
     assert d.range.start.row == 4 and "defined in qdq_utils.py:2" in d.message
@@ -304,12 +303,13 @@ def test_class_level_constants():
 
 
 def test_alias_imported_from_a_sibling_module(tmp_path):
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "ops.py").write_text("import torch\naten = torch.ops.aten\n")
+    pkg = write_package(
+        tmp_path,
+        "pkg",
+        ops="import torch\naten = torch.ops.aten\n",
+        passes="from pkg.ops import aten\n\ndef f(n):\n    return n.target == aten.hardtanh\n",
+    )
     user = pkg / "passes.py"
-    user.write_text("from pkg.ops import aten\n\ndef f(n):\n    return n.target == aten.hardtanh\n")
     (d,) = check_source(user.read_bytes(), str(user), settings_for(("QL101",))).diagnostics
     assert d.message.startswith("`aten.hardtanh` is an OpOverloadPacket")
 

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from qlint.diagnostic import Applicability
-from tests.conftest import fix, lint
+from tests.conftest import fix, lint, write_package
 
 SEL = ("QL401",)
 
@@ -412,10 +412,7 @@ def test_star_import_is_display_only():
 
 
 def test_successor_package_itself_is_not_rewritten(tmp_path):
-    pkg = tmp_path / "torchao" / "quantization" / "pt2e"
-    pkg.mkdir(parents=True)
-    for d in (tmp_path / "torchao", tmp_path / "torchao" / "quantization", pkg):
-        (d / "__init__.py").write_text("")
+    pkg = write_package(tmp_path, "torchao.quantization.pt2e")
     src = dedent(
         """\
         import torch
@@ -434,10 +431,7 @@ def test_successor_package_itself_is_not_rewritten(tmp_path):
 
 
 def test_project_modules_named_like_the_old_ones_are_quiet(tmp_path):
-    pkg = tmp_path / "mybackend"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "quantizer.py").write_text("class Quantizer: ...\n")
+    pkg = write_package(tmp_path, "mybackend", quantizer="class Quantizer: ...\n")
     src = "import torch\nfrom .quantizer import Quantizer\nfrom mybackend import quantizer\nq = quantizer.Quantizer()\n"
     assert ql401(src, path=str(pkg / "flow.py")) == []
 

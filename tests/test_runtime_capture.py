@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from tests.conftest import lint
+from tests.conftest import lint, write_package
 from tests.runtime_support import shared_checker
 
 pytest.importorskip("torchao")
@@ -98,11 +98,10 @@ def test_mode_switch_on_a_converted_module(checker):
 
 
 def test_user_models_are_run_when_configured(checker, tmp_path):
-    package = tmp_path / "mymodels"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "nets.py").write_text(
-        textwrap.dedent(
+    write_package(
+        tmp_path,
+        "mymodels",
+        nets=textwrap.dedent(
             """
             import torch
 
@@ -121,7 +120,7 @@ def test_user_models_are_run_when_configured(checker, tmp_path):
             def broken():
                 raise RuntimeError("no weights here")
             """
-        )
+        ),
     )
     saved = checker.models, checker.root
     checker.models, checker.root = ("mymodels.nets:make", "mymodels.nets:broken"), tmp_path
