@@ -47,8 +47,6 @@ def overload_facts(info: OpInfo | None) -> str:
     overloads = ", ".join(f"`.{o}`" for o in functional)
     if len(functional) == 1:
         return f"graphs carry `.{functional[0]}`, its only functional overload"
-    if len(info.carried) == 1:
-        return f"graphs carry `.{info.carried[0]}` (overloads: {overloads})"
     if info.carried:
         carried = ", ".join(f"`.{o}`" for o in info.carried)
         return f"graphs carry {carried} (overloads: {overloads})"
