@@ -82,11 +82,12 @@ def check_source(
 
     rules = settings.rules_for(path)
     module = module_name_for(path)
+    codes = frozenset(r.code for r in rules)
     active = [r for r in rules if r.triggered_by(text) and not r.skips_module(module)]
-    if not active and {r.code for r in rules} == {"QL001"}:
+    if not active and codes == {"QL001"}:
         # `--select QL001` alone asks for every file to be parsed, trigger or not.
         active = rules
-    wants_noqa_check = "QL002" in {r.code for r in rules} and _QL_NOQA.search(text) is not None
+    wants_noqa_check = "QL002" in codes and _QL_NOQA.search(text) is not None
     if not active and not wants_noqa_check:
         return result
 
@@ -137,7 +138,7 @@ def check_source(
     kept = sorted({d for d in diagnostics if not sup.suppresses(d)}, key=Diagnostic.sort_key)
     if wants_noqa_check:
         # Every enabled rule counts as judged: one whose triggers are absent has no findings.
-        judged = frozenset(r.code for r in rules) - failed
+        judged = codes - failed
         kept += unused_noqa(path, sup, judged, RULES["QL002"], lines)
     result.diagnostics.extend(kept)
     return result
