@@ -10,6 +10,7 @@ from qlint.rules.ql102_packet_insertion import PacketInsertion
 from qlint.rules.ql201_ptq_capture_without_eval import PtqCaptureWithoutEval
 from qlint.rules.ql202_qat_capture_in_eval_mode import QatCaptureInEvalMode
 from qlint.rules.ql203_mode_switch_on_exported_graph import ModeSwitchOnExportedGraph
+from qlint.rules.ql204_convert_without_calibration import ConvertWithoutCalibration
 from qlint.rules.ql301_decomposition_in_pre_prepare_pass import DecompositionInPrePreparePass
 from qlint.rules.ql401_torch_ao_pt2e_import import TorchAoPt2eImport
 
@@ -23,6 +24,7 @@ RULES: dict[str, type[Rule]] = {
         PtqCaptureWithoutEval,
         QatCaptureInEvalMode,
         ModeSwitchOnExportedGraph,
+        ConvertWithoutCalibration,
         DecompositionInPrePreparePass,
         TorchAoPt2eImport,
     )

@@ -1,0 +1,137 @@
+"""What a use of a PT2E-prepared model does to its observers, for `qlint.analysis.calibration`.
+
+A prepared model is calibrated by running it. Anything qlint cannot see through (a call of
+an unknown function, a store into an attribute or a container) may run it, so only the
+uses listed here count as leaving the observers empty. The lists are short on purpose:
+a use missing from them makes QL204 quiet, never noisy.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+
+from qlint.analysis.names import dotted_parts
+
+# Methods that return the module itself and run nothing.
+SELF_RETURNING = frozenset(
+    {"to", "cpu", "cuda", "float", "half", "double", "bfloat16", "eval", "train", "requires_grad_", "to_empty"}
+)
+# Methods that read or rewrite the module without running its forward.
+INERT_METHODS = frozenset(
+    {
+        "print_readable",
+        "recompile",
+        "named_modules",
+        "modules",
+        "parameters",
+        "named_parameters",
+        "buffers",
+        "named_buffers",
+        "state_dict",
+        "children",
+        "named_children",
+        "get_submodule",
+        "delete_all_unused_submodules",
+        "register_buffer",
+    }
+)
+# Attributes whose reading (and whatever is done with the result) cannot run the model.
+INERT_ATTRIBUTES = frozenset({"graph", "code", "meta", "training"})
+# Functions that only look at a value.
+INERT_FUNCTIONS = frozenset(
+    {
+        "print",
+        "isinstance",
+        "type",
+        "id",
+        "str",
+        "repr",
+        "hash",
+        "len",
+        "hasattr",
+        "callable",
+        "format",
+        "logging.info",
+        "logging.debug",
+        "logging.warning",
+        "logging.error",
+    }
+)
+_LOGGERS = frozenset({"logger", "log", "LOGGER", "_logger", "LOG"})
+_LOG_METHODS = frozenset({"info", "debug", "warning", "warn", "error", "exception", "critical"})
+_TEST_DIRS = frozenset({"test", "tests", "testing"})
+
+
+def is_inert_function(name: str | None, func: ast.expr) -> bool:
+    if name in INERT_FUNCTIONS or (isinstance(func, ast.Name) and func.id in INERT_FUNCTIONS):
+        return True
+    parts = dotted_parts(func)
+    return parts is not None and len(parts) == 2 and parts[0] in _LOGGERS and parts[1] in _LOG_METHODS
+
+
+def inert_attribute_chain(func: ast.expr, tracked: set[str]) -> bool:
+    """`prepared.graph.print_tabular()`, `prepared.meta[...]`: rooted at a tracked name through
+    an attribute that holds no runnable part of the model."""
+    parts = dotted_parts(func)
+    return parts is not None and len(parts) >= 2 and parts[0] in tracked and parts[1] in INERT_ATTRIBUTES
+
+
+def is_test_code(path: str, func: ast.AST) -> bool:
+    """A test function, or a function in a test file or test-support directory."""
+    if getattr(func, "name", "").startswith("test"):
+        return True
+    directory, filename = os.path.split(os.path.abspath(path))
+    if filename.startswith("test_") or filename.endswith("_test.py") or filename == "conftest.py":
+        return True
+    return any(part in _TEST_DIRS for part in directory.split(os.sep))
+
+
+def quantizer_is_qat(expr: ast.expr | None, local: dict, module: dict, configures: dict) -> bool:
+    """The quantizer, or anything it is built or configured from in this function, passes an
+    `is_qat=` that is not the constant False.
+
+    `XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_qat=True))` given to
+    `prepare_pt2e` simulates QAT (`is_qat=is_qat` may): a training loop runs the model. Names
+    are followed through their assignments and through `quantizer.set_global(config)`.
+    """
+    seen: set[str] = set()
+    work = [expr] if expr is not None else []
+    while work and len(seen) < 32:
+        for node in ast.walk(work.pop()):
+            if isinstance(node, ast.keyword) and node.arg == "is_qat":
+                if not (isinstance(node.value, ast.Constant) and node.value.value is False):
+                    return True
+            elif isinstance(node, ast.Name) and node.id not in seen:
+                seen.add(node.id)
+                values = local.get(node.id) or module.get(node.id) or []
+                work.extend(v for v in values if isinstance(v, ast.expr))
+                work.extend(configures.get(node.id, ()))
+    return False
+
+
+def method_calls(func: ast.AST) -> dict[str, list[ast.Call]]:
+    """`name.method(...)` calls of a body by receiver name (`quantizer.set_global(config)`)."""
+    out: dict[str, list[ast.Call]] = {}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+            out.setdefault(node.func.value.id, []).append(node)
+    return out
+
+
+def free_names(node: ast.AST) -> set[str]:
+    """Names a lambda, comprehension or nested function reads from the enclosing scope."""
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def called_names(node: ast.AST) -> set[str]:
+    """Names called directly (`m(x)`, `m.forward(x)`) inside a lambda, comprehension or nested function."""
+    out = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call):
+            func = n.func
+            if isinstance(func, ast.Attribute) and func.attr in ("forward", "__call__"):
+                func = func.value
+            if isinstance(func, ast.Name):
+                out.add(func.id)
+    return out
