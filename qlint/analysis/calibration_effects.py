@@ -114,8 +114,9 @@ def method_calls(func: ast.AST) -> dict[str, list[ast.Call]]:
     """`name.method(...)` calls of a body by receiver name (`quantizer.set_global(config)`)."""
     out: dict[str, list[ast.Call]] = {}
     for node in ast.walk(func):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
-            out.setdefault(node.func.value.id, []).append(node)
+        func = node.func if isinstance(node, ast.Call) else None
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            out.setdefault(func.value.id, []).append(node)
     return out
 
 
