@@ -16,6 +16,7 @@ helper it is handed to), and, for tests, whether the converted model is ever run
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 from qlint.analysis.callgraph import CallGraph
@@ -111,20 +112,26 @@ class Calibration:
 
 def file_summaries(tree: ast.Module, scope: ModuleScope, text: str, analysis: Calibration) -> list[Summary]:
     """Summaries of the module body and of every function and method that names a PT2E step
-    (or a helper: `prepare`, `convert`, `quantize` in its text)."""
-    out = []
-    starts = [0]
-    for line in text.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
-    for func, cls in _functions(tree, scope):
-        segment = text
-        if not isinstance(func, ast.Module):
-            segment = text[starts[func.lineno - 1] : starts[min(func.end_lineno, len(starts) - 1)]]
-        if any(w in segment for w in ("prepare", "convert", "quantize")):
-            summary = analysis.summary(func, scope, cls)
-            if summary is not None:
-                out.append(summary)
-    return out
+    or a helper (`prepare`, `convert`, `quantize` in its text), or calls a function that does."""
+    starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+
+    def segment(func: ast.AST) -> str:
+        if isinstance(func, ast.Module):
+            return text
+        return text[starts[func.lineno - 1] : starts[func.end_lineno] if func.end_lineno < len(starts) else None]
+
+    pending = [(f, cls, segment(f)) for f, cls in _functions(tree, scope)]
+    words = ["prepare", "convert", "quantize"]
+    chosen: list[tuple[ast.AST, object]] = []
+    for _ in range(3):  # callers of helpers, and their callers
+        added = [(f, cls) for f, cls, seg in pending if any(w in seg for w in words)]
+        if not added:
+            break
+        chosen += added
+        words = [f"{f.name}(" for f, _ in added if not isinstance(f, ast.Module)]
+        pending = [p for p in pending if all(p[0] is not f for f, _ in added)]
+    out = [analysis.summary(f, scope, cls) for f, cls in chosen]
+    return [s for s in out if s is not None]
 
 
 def _functions(tree: ast.Module, scope: ModuleScope):

@@ -52,7 +52,8 @@ class Walker:
     def run(self) -> Summary:
         env = Env()
         for i, name in enumerate(self.out.params):
-            env.vars[name] = frozenset({Token(PARAM, self.func, self.scope.path, i)})
+            if name not in ("self", "cls"):  # their methods are resolved, not tracked as models
+                env.vars[name] = frozenset({Token(PARAM, self.func, self.scope.path, i)})
         self.block(getattr(self.func, "body", []), env)
         out = self.out
         out.runs = {t.index for t in self.ever_ran if t.kind == PARAM and t.node is self.func}
