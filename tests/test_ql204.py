@@ -228,7 +228,8 @@ def test_only_the_uncalibrated_of_two_prepared_models():
 
 
 def test_module_level_script():
-    src = "prepared = prepare_pt2e(gm, quantizer)\n# calibrate with a sample dataset\nconverted = convert_pt2e(prepared)\n"
+    src = "prepared = prepare_pt2e(gm, quantizer)\n# calibrate with a sample dataset\n"
+    src += "converted = convert_pt2e(prepared)\n"
     (d,) = ql204(src)
     assert d.range.start.row == ROWS + 3
 
@@ -257,7 +258,8 @@ def test_structural_tests_can_be_flagged_too():
     ["out = m(x)", "return m", "outs = [m(b) for b in data]", "m.forward(x)"],
 )
 def test_a_test_that_runs_the_converted_model_is_flagged(use):
-    src = f"def test_numerics(gm, quantizer, x, data):\n    m = prepare_pt2e(gm, quantizer)\n    m = convert_pt2e(m)\n    {use}\n"
+    src = "def test_numerics(gm, quantizer, x, data):\n    m = prepare_pt2e(gm, quantizer)\n"
+    src += f"    m = convert_pt2e(m)\n    {use}\n"
     assert [d.code for d in ql204(src)] == ["QL204"]
 
 
