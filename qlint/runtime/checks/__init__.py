@@ -13,6 +13,7 @@ CHECKS: dict[str, str] = {
     "QL201": "qlint.runtime.checks.capture",
     "QL202": "qlint.runtime.checks.capture",
     "QL203": "qlint.runtime.checks.capture",
+    "QL204": "qlint.runtime.checks.calibration",
     "QL301": "qlint.runtime.checks.recipes",
     "QL401": "qlint.runtime.checks.imports",
 }
