@@ -294,3 +294,9 @@ def test_helpers_in_other_modules(tmp_path):
     assert d.range.start.row == ROWS + 14
     assert f"in `build` ({pkg / 'build.py'}:{ROWS + 4})" in d.message
     assert d.related[0].path == str(pkg / "build.py") and d.related[0].range.start.row == ROWS + 4
+
+
+def test_the_bundled_example(root):
+    path = root / "examples" / "capture" / "convert_without_calibration.py"
+    found = lint(path.read_text(), path=str(path), select=("QL204",))
+    assert [d.range.start.row for d in found] == [34]
