@@ -111,8 +111,8 @@ class Calibration:
 
 
 def file_summaries(tree: ast.Module, scope: ModuleScope, text: str, analysis: Calibration) -> list[Summary]:
-    """Summaries of the module body and of every function and method that names a PT2E step
-    or a helper (`prepare`, `convert`, `quantize` in its text), or calls a function that does."""
+    """Summaries of the module body and of every function and method that names `prepare_pt2e`
+    or `convert_pt2e`, or calls a function of this module that does (up to three steps up)."""
     starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
 
     def segment(func: ast.AST) -> str:
@@ -121,7 +121,7 @@ def file_summaries(tree: ast.Module, scope: ModuleScope, text: str, analysis: Ca
         return text[starts[func.lineno - 1] : starts[func.end_lineno] if func.end_lineno < len(starts) else None]
 
     pending = [(f, cls, segment(f)) for f, cls in _functions(tree, scope)]
-    words = ["prepare", "convert", "quantize"]
+    words = ["prepare_pt2e", "convert_pt2e"]
     chosen: list[tuple[ast.AST, object]] = []
     for _ in range(3):  # callers of helpers, and their callers
         added = [(f, cls) for f, cls, seg in pending if any(w in seg for w in words)]

@@ -41,7 +41,7 @@ class Walker:
         self.nested = {
             n.name: n for n in _own_statements(func) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
         }
-        self.configures = fx.method_calls(func)
+        self._configures: dict | None = None
         args = getattr(func, "args", None)
         params = [*args.posonlyargs, *args.args, *args.kwonlyargs] if isinstance(args, ast.arguments) else []
         self.out = Summary(func, scope.path, [a.arg for a in params], test=fx.is_test_code(scope.path, func))
@@ -141,7 +141,8 @@ class Walker:
             return None
         elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             # A closure may run whatever it names, whenever it is called.
-            self.ran(env, self.names(env, fx.free_names(s)), executed=True)
+            if _holds_models(env):
+                self.ran(env, self.names(env, fx.free_names(s)), executed=True)
             env.vars.pop(s.name, None)
         elif isinstance(s, (ast.Global, ast.Nonlocal)):
             for name in s.names:
@@ -198,6 +199,8 @@ class Walker:
         if isinstance(e, ast.Call):
             return self.call(e, env)
         if isinstance(e, _SCOPED):
+            if not _holds_models(env):
+                return frozenset()
             names = fx.free_names(e)
             self.ran(env, self.names(env, names - fx.called_names(e)))
             self.ran(env, self.names(env, names & fx.called_names(e)), executed=True)
@@ -289,7 +292,9 @@ class Walker:
         if api.kind == "prepare":
             self.args(node, env, escape=True)
             quantizer = argument(node, 1, ("quantizer",))
-            if fx.quantizer_is_qat(quantizer, self.resolver.local, self.scope.assigns, self.configures):
+            if self._configures is None:
+                self._configures = fx.method_calls(self.func)
+            if fx.quantizer_is_qat(quantizer, self.resolver.local, self.scope.assigns, self._configures):
                 return frozenset({Token(QAT, node, self.scope.path)})  # a training loop runs it
             return frozenset({Token(PREPARED, node, self.scope.path)})
         self.args(node, env, escape=True)  # capture, sessions: treat as a use
@@ -357,6 +362,10 @@ class Walker:
             else:
                 out.add(t)
         return frozenset(out)
+
+
+def _holds_models(env: Env) -> bool:
+    return any(env.vars.values())
 
 
 def _unpack(targets: list[ast.expr], value: ast.expr | None):
