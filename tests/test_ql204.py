@@ -300,3 +300,25 @@ def test_the_bundled_example(root):
     path = root / "examples" / "capture" / "convert_without_calibration.py"
     found = lint(path.read_text(), path=str(path), select=("QL204",))
     assert [d.range.start.row for d in found] == [34]
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        # A closure defined before the prepare reads the prepared model by name when called.
+        "def f(model, q, data):\n    def calib():\n        for b in data:\n            model(b)\n"
+        "    model = prepare_pt2e(model, q)\n    calib()\n    return convert_pt2e(model)\n",
+        "def f(model, q, x):\n    calib = lambda: model(x)\n    model = prepare_pt2e(model, q)\n    calib()\n"
+        "    return convert_pt2e(model)\n",
+        # A module-level script calibrating through a module function that reads the global.
+        "def calibrate():\n    for b in data:\n        model(b)\n\n\nmodel = prepare_pt2e(gm, q)\ncalibrate()\n"
+        "model = convert_pt2e(model)\n",
+    ],
+)
+def test_closures_and_globals_that_run_it_quiet(src):
+    assert ql204(src) == []
+
+
+def test_a_module_function_that_reads_another_global_keeps_the_finding():
+    src = "def show():\n    print(config)\n\n\nmodel = prepare_pt2e(gm, q)\nshow()\nmodel = convert_pt2e(model)\n"
+    assert [d.code for d in ql204(src)] == ["QL204"]

@@ -265,11 +265,26 @@ class Walker:
         if fx.is_inert_function(name, func):
             self.args(node, env, escape=False)
             return frozenset()
+        self.closure(func, env)
         summary, offset = self.helper(func)
         if summary is None:
             self.args(node, env, escape=True)  # an unknown function may run what it is given
             return frozenset()
         return self.apply(node, summary, offset, env)
+
+    def closure(self, func: ast.expr, env: Env) -> None:
+        """A nested function or lambda of this body, or (from module level) a function of this
+        module, reads the prepared model by name: calling it may run the model."""
+        if not isinstance(func, ast.Name) or not _holds_models(env):
+            return
+        body = self.nested.get(func.id)
+        if body is None and func.id in self.resolver.local:
+            body = next((v for v in self.resolver.local[func.id] if isinstance(v, ast.Lambda)), None)
+        if body is None and isinstance(self.func, ast.Module):
+            body = self.scope.functions.get(func.id)
+        if body is not None:
+            names = fx.free_names(body)
+            self.ran(env, self.names(env, names), executed=bool(names & fx.called_names(body)))
 
     def args(self, node: ast.Call, env: Env, escape: bool) -> dict[ast.expr, frozenset[Token]]:
         values = {a: self.expr(a.value if isinstance(a, ast.Starred) else a, env) for a in node.args}
