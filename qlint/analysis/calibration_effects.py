@@ -136,3 +136,31 @@ def called_names(node: ast.AST) -> set[str]:
             if isinstance(func, ast.Name):
                 out.add(func.id)
     return out
+
+
+# -- syntax shared by the walk ---------------------------------------------------------
+def assignment_pairs(targets: list[ast.expr], value: ast.expr | None):
+    """`a, b = x, y`: pairs of target and value, else None."""
+    if len(targets) != 1 or not isinstance(targets[0], (ast.Tuple, ast.List)):
+        return None
+    if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != len(targets[0].elts):
+        return None
+    if any(isinstance(x, ast.Starred) for x in (*targets[0].elts, *value.elts)):
+        return None
+    return list(zip(targets[0].elts, value.elts, strict=True))
+
+
+def own_statements(func: ast.AST):
+    """Statements of a body, not entering nested functions or classes."""
+    stack = list(getattr(func, "body", []))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            stack.extend(getattr(node, name, None) or [])
+        for handler in getattr(node, "handlers", ()):
+            stack.extend(handler.body)
+        for case in getattr(node, "cases", ()):
+            stack.extend(case.body)

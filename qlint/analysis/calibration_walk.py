@@ -39,7 +39,7 @@ class Walker:
         local = function_assigns(func) if not isinstance(func, ast.Module) else {}
         self.resolver = Resolver(scope, owner.project, owner.optable, local, class_scope)
         self.nested = {
-            n.name: n for n in _own_statements(func) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            n.name: n for n in fx.own_statements(func) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
         }
         self._configures: dict | None = None
         args = getattr(func, "args", None)
@@ -89,7 +89,7 @@ class Walker:
     def stmt(self, s: ast.stmt, env: Env) -> Env | None:
         if isinstance(s, (ast.Assign, ast.AnnAssign)):
             targets = s.targets if isinstance(s, ast.Assign) else [s.target]
-            pairs = _unpack(targets, s.value)
+            pairs = fx.assignment_pairs(targets, s.value)
             if pairs is not None:
                 for target, value in [(t, self.expr(v, env)) for t, v in pairs]:
                     self.bind(target, value, env)
@@ -381,30 +381,3 @@ class Walker:
 
 def _holds_models(env: Env) -> bool:
     return any(env.vars.values())
-
-
-def _unpack(targets: list[ast.expr], value: ast.expr | None):
-    """`a, b = x, y`: pairs of target and value, else None."""
-    if len(targets) != 1 or not isinstance(targets[0], (ast.Tuple, ast.List)):
-        return None
-    if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != len(targets[0].elts):
-        return None
-    if any(isinstance(x, ast.Starred) for x in (*targets[0].elts, *value.elts)):
-        return None
-    return list(zip(targets[0].elts, value.elts, strict=True))
-
-
-def _own_statements(func: ast.AST):
-    """Statements of a body, not entering nested functions or classes."""
-    stack = list(getattr(func, "body", []))
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for name in ("body", "orelse", "finalbody"):
-            stack.extend(getattr(node, name, None) or [])
-        for handler in getattr(node, "handlers", ()):
-            stack.extend(handler.body)
-        for case in getattr(node, "cases", ()):
-            stack.extend(case.body)
