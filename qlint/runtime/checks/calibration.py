@@ -92,7 +92,7 @@ def _convert(subject: pipelines.Subject, config: dict, calibrate: bool) -> dict[
             prepared(*batch)
     filled, empty, stateless = _observer_state(prepared)
     with pipelines.skip_impossible_conv_bn_search():
-        converted = convert_pt2e(prepared)  # noqa: QL204 - the uncalibrated run is the finding reproduced
+        converted = convert_pt2e(prepared)
     with torch.no_grad():
         out = converted(*subject.test)
     params = _qparams(converted)
