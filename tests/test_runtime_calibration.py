@@ -42,3 +42,16 @@ def test_uncalibrated_convert_is_confirmed_with_observer_state_and_errors():
     # Dynamic quantization: the activation observer keeps nothing, the weight observer still needs a run.
     assert "keep no statistics" in dynamic and "empty at convert 1 of 1 uncalibrated vs 0" in dynamic, dynamic
     assert v.fix_verified is True
+
+
+def test_a_model_without_quantized_ops_is_refuted():
+    """No observer, no quantize node: converting without data changes nothing."""
+    torch = pytest.importorskip("torch")
+    from qlint.runtime import pipelines
+    from qlint.runtime.checks import calibration
+
+    batches = [(torch.randn(2, 4),) for _ in range(3)]
+    subject = pipelines.Subject("ReLU only", torch.nn.ReLU().eval(), batches, batches[0])
+    text, hurt, _ = calibration._row(subject, "static per-tensor", {})
+    assert not hurt, text
+    assert "observers empty at convert 0 of 0" in text and "max error against the float model 0 vs 0" in text
