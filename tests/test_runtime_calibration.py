@@ -33,14 +33,14 @@ def test_uncalibrated_convert_is_confirmed_with_observer_state_and_errors():
     v = shared_checker().verdict(diag, verify_fix=True)
     assert v.verdict == "confirmed", v.evidence
     static, dynamic = v.evidence.split("; Conv→ReLU→Linear, ")
-    empty = re.search(r"observers empty at convert (\d+) of (\d+) uncalibrated vs (\d+) calibrated", static)
+    empty = re.search(r"\(min=\+inf, max=-inf\) at convert (\d+) of (\d+) uncalibrated vs (\d+) calibrated", static)
     assert empty and empty[1] == empty[2] and int(empty[2]) >= 3 and empty[3] == "0", static
     defaults = re.search(r"scale 1.0 and zero point 0: (\d+) of (\d+) vs (\d+) of", static)
     assert defaults and defaults[1] == defaults[2] and defaults[3] == "0", static
     bare, calibrated = map(float, re.search(r"max error against the float model (\S+) vs (\S+)", static).groups())
     assert bare > 5 * calibrated
     # Dynamic quantization: the activation observer keeps nothing, the weight observer still needs a run.
-    assert "keep no statistics" in dynamic and "empty at convert 1 of 1 uncalibrated vs 0" in dynamic, dynamic
+    assert "keep no statistics" in dynamic and "at convert 1 of 1 uncalibrated vs 0" in dynamic, dynamic
     assert v.fix_verified is True
 
 
@@ -54,4 +54,4 @@ def test_a_model_without_quantized_ops_is_refuted():
     subject = pipelines.Subject("ReLU only", torch.nn.ReLU().eval(), batches, batches[0])
     text, hurt, _ = calibration._row(subject, "static per-tensor", {})
     assert not hurt, text
-    assert "observers empty at convert 0 of 0" in text and "max error against the float model 0 vs 0" in text
+    assert "at convert 0 of 0 uncalibrated" in text and "max error against the float model 0 vs 0" in text

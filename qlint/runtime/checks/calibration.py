@@ -102,23 +102,32 @@ def _convert(subject: pipelines.Subject, config: dict, calibrate: bool) -> dict[
         "stateless": stateless,
         "defaults": sum(1 for s, z in params if s == 1.0 and z == 0.0),
         "qparams": len(params),
-        "scale": min((s for s, _ in params), default=math.nan),
+        "scales": (min((s for s, _ in params), default=math.nan), max((s for s, _ in params), default=math.nan)),
+        "zeros": sorted({int(z) for _, z in params}),
         "error": pipelines.max_error(out, pipelines.float_reference(subject)),
     }
 
 
 def _row(subject: pipelines.Subject, label: str, config: dict) -> tuple[str, bool, bool]:
     bare, calibrated = _convert(subject, config, False), _convert(subject, config, True)
+    low, high = calibrated["scales"]
     text = (
-        f"{subject.label}, {label}: observers empty at convert {bare['empty']} of {bare['empty'] + bare['filled']}"
-        f" uncalibrated vs {calibrated['empty']} calibrated"
+        f"{subject.label}, {label}: observers empty (min=+inf, max=-inf) at convert"
+        f" {bare['empty']} of {bare['empty'] + bare['filled']} uncalibrated vs {calibrated['empty']} calibrated"
         + (f" ({bare['stateless']} keep no statistics)" if bare["stateless"] else "")
         + f"; quantize/dequantize nodes with scale 1.0 and zero point 0: {bare['defaults']} of {bare['qparams']}"
-        f" vs {calibrated['defaults']} of {calibrated['qparams']} (smallest scale {calibrated['scale']:.3g}"
-        f" calibrated); max error against the float model {bare['error']:.3g} vs {calibrated['error']:.3g}"
+        f" vs {calibrated['defaults']} of {calibrated['qparams']} (calibrated scales {low:.3g} to {high:.3g},"
+        f" zero points {_span(calibrated['zeros'])}); max error against the float model"
+        f" {bare['error']:.3g} vs {calibrated['error']:.3g}"
     )
     hurt = bare["defaults"] > 0 and bare["error"] > _WORSE * calibrated["error"] + 1e-6
     return text, hurt, calibrated["empty"] == 0 and calibrated["error"] < bare["error"]
+
+
+def _span(values: list[int]) -> str:
+    if not values:
+        return "none"
+    return str(values[0]) if len(values) == 1 else f"{values[0]} to {values[-1]}"
 
 
 def run(params: dict[str, Any]) -> dict[str, Any]:
