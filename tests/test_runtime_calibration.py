@@ -44,6 +44,7 @@ def test_uncalibrated_convert_is_confirmed_with_observer_state_and_errors():
     assert v.fix_verified is None  # a display-only fix has no edits to verify
 
 
+@pytest.mark.filterwarnings("ignore:XNNPACKQuantizer is deprecated")
 def test_a_model_without_quantized_ops_is_refuted():
     """No observer, no quantize node: converting without data changes nothing."""
     torch = pytest.importorskip("torch")
