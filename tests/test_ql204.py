@@ -322,3 +322,36 @@ def test_closures_and_globals_that_run_it_quiet(src):
 def test_a_module_function_that_reads_another_global_keeps_the_finding():
     src = "def show():\n    print(config)\n\n\nmodel = prepare_pt2e(gm, q)\nshow()\nmodel = convert_pt2e(model)\n"
     assert [d.code for d in ql204(src)] == ["QL204"]
+
+
+def test_a_quantizer_reassigned_after_a_qat_one_is_ptq_again():
+    src = """
+    def test_mixed(m, m2, x):
+        quantizer = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_qat=True))
+        m.sub = prepare_qat_pt2e(m.sub, quantizer)
+        m(x)
+        m.sub = convert_pt2e(m.sub)
+        quantizer = XNNPACKQuantizer().set_module_type(torch.nn.Linear, get_symmetric_quantization_config())
+        m2 = prepare_pt2e(m2, quantizer)
+        m2 = convert_pt2e(m2)
+        return m2
+    """
+    (d,) = ql204(src)
+    assert d.range.start.row == ROWS + 9
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "def f(m, is_qat):\n    if is_qat:\n        q = Q(is_qat=True)\n    else:\n        q = Q()\n"
+        "    return convert_pt2e(prepare_pt2e(m, q))\n",
+        "def make():\n    return XNNPACKQuantizer().set_global(get_config(is_qat=True))\n\n\n"
+        "def f(m):\n    return convert_pt2e(prepare_pt2e(m, make()))\n",
+        "QUANTIZER = XNNPACKQuantizer().set_global(get_config(is_qat=True))\n\n\n"
+        "def f(m):\n    return convert_pt2e(prepare_pt2e(m, QUANTIZER))\n",
+        "def f(m, q):\n    config = get_config(is_qat=True)\n    q.set_global(config)\n"
+        "    return convert_pt2e(prepare_pt2e(m, q))\n",
+    ],
+)
+def test_qat_configurations_by_path_helper_global_and_setter(src):
+    assert ql204(src) == []

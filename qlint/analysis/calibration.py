@@ -23,6 +23,7 @@ from qlint.analysis.callgraph import CallGraph
 from qlint.analysis.scope import ModuleScope
 
 PREPARED, PARAM, CONVERTED, QAT = "prepared", "param", "converted", "qat"
+QAT_CONFIG = "qat-config"  # a quantizer or config built or configured with `is_qat=` not False
 _MAX_DEPTH = 4
 
 
@@ -85,6 +86,14 @@ def join(envs: list[Env | None]) -> Env | None:
         for name, tokens in env.vars.items():
             out.vars[name] = out.vars.get(name, frozenset()) | tokens
     return out
+
+
+def qat_configs(token_sets) -> frozenset[Token]:
+    return frozenset(t for tokens in token_sets for t in tokens if t.kind == QAT_CONFIG)
+
+
+def holds_models(env: Env) -> bool:
+    return any(env.vars.values())
 
 
 class Calibration:

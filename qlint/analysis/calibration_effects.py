@@ -87,14 +87,18 @@ def is_test_code(path: str, func: ast.AST) -> bool:
     return any(part in _TEST_DIRS for part in directory.split(os.sep))
 
 
-def quantizer_is_qat(expr: ast.expr | None, local: dict, module: dict, configures: dict) -> bool:
-    """The quantizer, or anything it is built or configured from in this function, passes an
-    `is_qat=` that is not the constant False.
+def passes_is_qat(call: ast.Call) -> bool:
+    """`get_symmetric_quantization_config(is_qat=True)`, `Quantizer(is_qat=flag)`: a QAT
+    configuration (or maybe one), whose model a training loop runs."""
+    return any(
+        kw.arg == "is_qat" and not (isinstance(kw.value, ast.Constant) and kw.value.value is False)
+        for kw in call.keywords
+    )
 
-    `XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_qat=True))` given to
-    `prepare_pt2e` simulates QAT (`is_qat=is_qat` may): a training loop runs the model. Names
-    are followed through their assignments and through `quantizer.set_global(config)`.
-    """
+
+def quantizer_is_qat(expr: ast.expr | None, module: dict) -> bool:
+    """A module-level quantizer, or what it is built from, passes an `is_qat=` that is not the
+    constant False (inside a function body the walk tracks this flow by flow)."""
     seen: set[str] = set()
     work = [expr] if expr is not None else []
     while work and len(seen) < 32:
@@ -104,20 +108,8 @@ def quantizer_is_qat(expr: ast.expr | None, local: dict, module: dict, configure
                     return True
             elif isinstance(node, ast.Name) and node.id not in seen:
                 seen.add(node.id)
-                values = local.get(node.id) or module.get(node.id) or []
-                work.extend(v for v in values if isinstance(v, ast.expr))
-                work.extend(configures.get(node.id, ()))
+                work.extend(v for v in module.get(node.id) or [] if isinstance(v, ast.expr))
     return False
-
-
-def method_calls(func: ast.AST) -> dict[str, list[ast.Call]]:
-    """`name.method(...)` calls of a body by receiver name (`quantizer.set_global(config)`)."""
-    out: dict[str, list[ast.Call]] = {}
-    for node in ast.walk(func):
-        func = node.func if isinstance(node, ast.Call) else None
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            out.setdefault(func.value.id, []).append(node)
-    return out
 
 
 def free_names(node: ast.AST) -> set[str]:

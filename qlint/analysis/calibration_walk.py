@@ -17,12 +17,15 @@ from qlint.analysis.calibration import (
     PARAM,
     PREPARED,
     QAT,
+    QAT_CONFIG,
     Calibration,
     Env,
     Summary,
     Token,
     Uncalibrated,
+    holds_models,
     join,
+    qat_configs,
 )
 from qlint.analysis.model_apis import argument, classify_call
 from qlint.analysis.names import Resolver
@@ -41,7 +44,6 @@ class Walker:
         self.nested = {
             n.name: n for n in fx.own_statements(func) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
         }
-        self._configures: dict | None = None
         args = getattr(func, "args", None)
         params = [*args.posonlyargs, *args.args, *args.kwonlyargs] if isinstance(args, ast.arguments) else []
         self.out = Summary(func, scope.path, [a.arg for a in params], test=fx.is_test_code(scope.path, func))
@@ -141,7 +143,7 @@ class Walker:
             return None
         elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             # A closure may run whatever it names, whenever it is called.
-            if _holds_models(env):
+            if holds_models(env):
                 self.ran(env, self.names(env, fx.free_names(s)), executed=True)
             env.vars.pop(s.name, None)
         elif isinstance(s, (ast.Global, ast.Nonlocal)):
@@ -199,7 +201,7 @@ class Walker:
         if isinstance(e, ast.Call):
             return self.call(e, env)
         if isinstance(e, _SCOPED):
-            if not _holds_models(env):
+            if not holds_models(env):
                 return frozenset()
             names = fx.free_names(e)
             self.ran(env, self.names(env, names - fx.called_names(e)))
@@ -244,20 +246,23 @@ class Walker:
             return frozenset()
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in tracked:
             receiver = env.vars[func.value.id]
-            self.args(node, env, escape=True)
+            qat = qat_configs(self.args(node, env, escape=True).values()) | self.qat_keyword(node)
+            if qat:  # `quantizer.set_global(qat_config)`: the quantizer is QAT from here on
+                receiver = env.vars[func.value.id] = receiver | qat
             if func.attr in fx.SELF_RETURNING:
                 return receiver
             if func.attr not in fx.INERT_METHODS:
                 self.ran(env, receiver, executed=func.attr in ("forward", "__call__"))
-            return frozenset()
+            return qat_configs([receiver])
         if isinstance(func, ast.Name) and func.id in tracked:
             self.args(node, env, escape=True)
             self.ran(env, env.vars[func.id], executed=True)
             return frozenset()
+        receiver: frozenset[Token] = frozenset()
         if not isinstance(func, (ast.Name, ast.Attribute)):
             self.ran(env, self.expr(func, env))
         elif isinstance(func, ast.Attribute) and not isinstance(func.value, ast.Name):
-            self.expr(func.value, env)
+            receiver = self.expr(func.value, env)  # `XNNPACKQuantizer().set_global(config)`
         name = self.resolver.qualname(func)
         api = classify_call(name, func)
         if api is not None:
@@ -268,14 +273,23 @@ class Walker:
         self.closure(func, env)
         summary, offset = self.helper(func)
         if summary is None:
-            self.args(node, env, escape=True)  # an unknown function may run what it is given
-            return frozenset()
-        return self.apply(node, summary, offset, env)
+            values = self.args(node, env, escape=True)  # an unknown function may run what it is given
+            # A builder or setter of quantizers and configs passes QAT-ness on.
+            qat = qat_configs([receiver, *values.values()]) | self.qat_keyword(node)
+            holder = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else None
+            if qat and holder is not None and (holder in env.vars or holder in self.resolver.local):
+                env.vars[holder] = env.vars.get(holder, frozenset()) | qat  # `quantizer.set_global(config)`
+            return qat
+        return self.apply(node, summary, offset, env) | self.qat_keyword(node)
+
+    def qat_keyword(self, node: ast.Call) -> frozenset[Token]:
+        qat = fx.passes_is_qat(node)
+        return frozenset({Token(QAT_CONFIG, node, self.scope.path)}) if qat else frozenset()
 
     def closure(self, func: ast.expr, env: Env) -> None:
         """A nested function or lambda of this body, or (from module level) a function of this
         module, reads the prepared model by name: calling it may run the model."""
-        if not isinstance(func, ast.Name) or not _holds_models(env):
+        if not isinstance(func, ast.Name) or not holds_models(env):
             return
         body = self.nested.get(func.id)
         if body is None and func.id in self.resolver.local:
@@ -305,15 +319,19 @@ class Walker:
             self.convert(node, node, self.scope.path, tokens, frozenset({result}), env)
             return frozenset({result})
         if api.kind == "prepare":
-            self.args(node, env, escape=True)
+            values = self.args(node, env, escape=True)
             quantizer = argument(node, 1, ("quantizer",))
-            if self._configures is None:
-                self._configures = fx.method_calls(self.func)
-            if fx.quantizer_is_qat(quantizer, self.resolver.local, self.scope.assigns, self._configures):
+            if qat_configs([values.get(quantizer, frozenset())]) or self.global_qat(quantizer, env):
                 return frozenset({Token(QAT, node, self.scope.path)})  # a training loop runs it
             return frozenset({Token(PREPARED, node, self.scope.path)})
         self.args(node, env, escape=True)  # capture, sessions: treat as a use
         return frozenset({Token(QAT, node, self.scope.path)}) if api.kind == "prepare_qat" else frozenset()
+
+    def global_qat(self, quantizer: ast.expr | None, env: Env) -> bool:
+        """A module-level quantizer used in a function: what the module binds it to."""
+        if not isinstance(quantizer, ast.Name) or quantizer.id in env.vars or isinstance(self.func, ast.Module):
+            return False
+        return fx.quantizer_is_qat(quantizer, self.scope.assigns)
 
     def helper(self, func: ast.expr) -> tuple[Summary | None, int]:
         """The summary of a function of this module or project, and 1 when `self` fills a parameter."""
@@ -377,7 +395,3 @@ class Walker:
             else:
                 out.add(t)
         return frozenset(out)
-
-
-def _holds_models(env: Env) -> bool:
-    return any(env.vars.values())
