@@ -12,6 +12,7 @@ from qlint.rules.ql202_qat_capture_in_eval_mode import QatCaptureInEvalMode
 from qlint.rules.ql203_mode_switch_on_exported_graph import ModeSwitchOnExportedGraph
 from qlint.rules.ql301_decomposition_in_pre_prepare_pass import DecompositionInPrePreparePass
 from qlint.rules.ql401_torch_ao_pt2e_import import TorchAoPt2eImport
+from qlint.rules.ql402_removed_capture_api import RemovedCaptureApi
 
 RULES: dict[str, type[Rule]] = {
     cls.code: cls
@@ -25,6 +26,7 @@ RULES: dict[str, type[Rule]] = {
         ModeSwitchOnExportedGraph,
         DecompositionInPrePreparePass,
         TorchAoPt2eImport,
+        RemovedCaptureApi,
     )
 }
 
