@@ -7,6 +7,7 @@ from qlint.rules.ql001_syntax_error import SyntaxErrorRule
 from qlint.rules.ql002_unused_noqa import UnusedNoqa
 from qlint.rules.ql101_packet_matcher import PacketMatcher
 from qlint.rules.ql102_packet_insertion import PacketInsertion
+from qlint.rules.ql103_weight_quantize_matcher_after_fold import WeightQuantizeMatcherAfterFold
 from qlint.rules.ql201_ptq_capture_without_eval import PtqCaptureWithoutEval
 from qlint.rules.ql202_qat_capture_in_eval_mode import QatCaptureInEvalMode
 from qlint.rules.ql203_mode_switch_on_exported_graph import ModeSwitchOnExportedGraph
@@ -21,6 +22,7 @@ RULES: dict[str, type[Rule]] = {
         UnusedNoqa,
         PacketMatcher,
         PacketInsertion,
+        WeightQuantizeMatcherAfterFold,
         PtqCaptureWithoutEval,
         QatCaptureInEvalMode,
         ModeSwitchOnExportedGraph,
