@@ -53,12 +53,12 @@ def calls_in(tree: ast.AST, path: str) -> list[ConvertCall]:
     return out
 
 
-def project_dir(path: str) -> str:
-    """The directory that holds the file's top-level package, or the file's own directory."""
+def project_dir(path: str) -> tuple[str, bool]:
+    """(directory, recursive): the file's top-level package, or the file's own directory only."""
     module = module_name_for(path)
     if module and "." in module:
-        return os.path.join(import_root(path), module.split(".")[0])
-    return os.path.dirname(os.path.abspath(path))
+        return os.path.join(import_root(path), module.split(".")[0]), True
+    return os.path.dirname(os.path.abspath(path)), False
 
 
 _CACHE: dict[str, tuple[tuple, list[ConvertCall]]] = {}
@@ -68,10 +68,10 @@ def project_calls(path: str, text_of) -> list[ConvertCall]:
     """Every `convert_pt2e(...)` call under the project directory of `path`.
 
     `text_of(path)` reads a file (the project index's reader, so unsaved buffers count)."""
-    root = project_dir(path)
+    root, recursive = project_dir(path)
     files = []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".")]
+        dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".")] if recursive else []
         files.extend(os.path.join(dirpath, f) for f in filenames if f.endswith(".py"))
     key = tuple(sorted((f, _mtime(f)) for f in files))
     cached = _CACHE.get(root)
