@@ -221,7 +221,7 @@ def test_command_line_overrides(tmp_path):
     s = load_settings([str(tmp_path)], overrides=Overrides(select=("QL101",)))
     assert s.enabled_codes == frozenset({"QL101"})
     s = load_settings([str(tmp_path)], overrides=Overrides(ignore=("QL102",), extend_select=("QL001",)))
-    assert s.enabled_codes == frozenset({"QL002", "QL001"})
+    assert s.enabled_codes == frozenset({"QL002", "QL001", "QL103"})
     s = load_settings([str(tmp_path)], overrides=Overrides(unsafe_fixes=True, force_exclude=True))
     assert s.unsafe_fixes and s.force_exclude
     with pytest.raises(ConfigError, match='--ignore: unknown rule selector "E501"'):
