@@ -70,8 +70,14 @@ def test_message_says_what_the_old_api_returned():
         """,
         """\
         import torch
-        if torch.__version__ < "2.5":
+        from packaging import version
+        if version.parse(torch.__version__) < version.parse("2.5"):
             from torch._export import capture_pre_autograd_graph
+        """,
+        """\
+        import torch
+        if is_fbcode_version_ok():
+            gm = torch._export.capture_pre_autograd_graph(m, args)
         """,
         """\
         from torchao.utils import TORCH_VERSION_AT_LEAST_2_5
@@ -130,6 +136,45 @@ def test_shim_whose_every_branch_is_removed_is_flagged_and_unsafe():
     assert len(found) == 2
     assert all(d.fix.applicability is Applicability.UNSAFE for d in found)
     assert all("bound to both removed APIs" in d.fix.message for d in found)
+
+
+def test_version_gate_flags_only_the_branch_torch_2_13_takes():
+    # torchao 0.7's tests: the newer branch calls the API that torch 2.13 removed too.
+    src = dedent(
+        """\
+        import torch
+        from torchao.utils import TORCH_VERSION_AT_LEAST_2_5
+
+        if TORCH_VERSION_AT_LEAST_2_5:
+            model = torch.export.export_for_training(model, example_inputs).module()
+        else:
+            model = torch._export.capture_pre_autograd_graph(model, example_inputs)
+        """
+    )
+    (d,) = ql402(src)
+    assert d.range.start.row == 5 and "export_for_training" in d.message
+    assert fixed(src).splitlines()[4] == "    model = torch.export.export(model, example_inputs).module()"
+
+
+def test_raw_version_string_comparison_is_read_as_python_reads_it():
+    # "2.13.0" < "2.5" as strings: on torch 2.13 this "old torch only" branch runs.
+    src = 'import torch\nif torch.__version__ < "2.5":\n    from torch._export import capture_pre_autograd_graph\n'
+    assert len(ql402(src)) == 1
+    src = 'import torch\nif torch.__version__ >= "2.5":\n    gm = torch.export.export_for_training(m, a).module()\n'
+    assert ql402(src) == []
+
+
+def test_version_gated_try_probe_in_the_taken_branch_stays_quiet():
+    src = dedent(
+        """\
+        if TORCH_VERSION_AT_LEAST_2_5:
+            try:
+                from torch.export import export_for_training as capture
+            except ImportError:
+                from torch.export import export as capture
+        """
+    )
+    assert ql402(src) == []
 
 
 # -- fixes -----------------------------------------------------------------------------------

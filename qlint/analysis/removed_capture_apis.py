@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from qlint.rules.base import FileContext
 
 REPLACEMENT = "torch.export.export"
+# The release that removed both APIs: version-gated code is judged by the branch it takes.
+TARGET_RELEASE = (2, 13)
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,15 @@ from qlint.analysis import import_edits as ie
 from qlint.analysis.functions import bodies
 from qlint.analysis.names import Resolver
 from qlint.analysis.pt2e_moves import worst
-from qlint.analysis.removed_capture_apis import APIS, NAMES, REPLACEMENT, RemovedApi, rewrite_call
+from qlint.analysis.removed_capture_apis import APIS, NAMES, REPLACEMENT, TARGET_RELEASE, RemovedApi, rewrite_call
+from qlint.analysis.version_gates import is_version_test, taken
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Position, Range
 from qlint.rules.base import FileContext, Rule
 
 _LEVEL = {"safe": Applicability.SAFE, "unsafe": Applicability.UNSAFE}
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _NEW_NAME = "export"
+_GUARD_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"})
 
 
 class RemovedCaptureApi(Rule):
@@ -72,7 +74,7 @@ class RemovedCaptureApi(Rule):
                 if not isinstance(node, ast.Attribute) or node.attr not in NAMES:
                     continue
                 api = APIS.get(resolver.qualname(node) or "")
-                if api is None or ie.guarded(node, parents, set()):
+                if api is None or _deliberate(ctx, node, parents, set()):
                     continue
                 func_text, extra = _attribute_replacement(ctx, resolver, node, api)
                 level, edits, reason = _use_edits(ctx, node, api, func_text, parents, whole=True)
@@ -246,9 +248,65 @@ def _attribute_replacement(ctx: FileContext, resolver: Resolver, node: ast.Attri
     return f"torch.export.{_NEW_NAME}", [insert] if insert is not None else []
 
 
-def _deliberate(ctx: FileContext, stmt: ast.stmt, parents, names: set[str]) -> bool:
-    """A compatibility path (QL401's test), unless its fallback is a removed API as well."""
+def _deliberate(ctx: FileContext, stmt: ast.AST, parents, names: set[str]) -> bool:
+    """A compatibility path: a branch torch 2.13 does not take, a probe, or one side of a
+    fallback whose other side works on torch 2.13 (QL401's test, with version checks read)."""
+    gate = _version_gate(stmt, parents)
+    if gate == "skipped":
+        return True
+    if gate == "taken":
+        return _probe_or_alternate(ctx, stmt, parents, names)
     return ie.guarded(stmt, parents, names) and not _fallback_removed(ctx, stmt, parents, names)
+
+
+def _version_gate(node: ast.AST, parents) -> str | None:
+    """"skipped" under a version check torch 2.13 does not pass (or one qlint cannot read),
+    "taken" when every version check above passes on 2.13, None without any."""
+    found = None
+    child, parent = node, parents.get(node)
+    while parent is not None and not isinstance(parent, (*_SCOPES, ast.Module)):
+        if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test and is_version_test(parent.test):
+            runs = taken(parent.test, TARGET_RELEASE)
+            in_body = child in parent.body if isinstance(parent.body, list) else child is parent.body
+            if runs is None or runs != in_body:
+                return "skipped"
+            found = "taken"
+        child, parent = parent, parents.get(parent)
+    return found
+
+
+def _probe_or_alternate(ctx: FileContext, node: ast.AST, parents, names: set[str]) -> bool:
+    """`try`/`except ImportError|AttributeError` around the use, whose handler (or body) binds
+    the same names from an API torch still has; with no names, any such `try` is a probe."""
+    child, parent = node, parents.get(node)
+    while parent is not None and not isinstance(parent, (*_SCOPES, ast.Module)):
+        if isinstance(parent, ast.Try):
+            catching = [h for h in parent.handlers if _catches(h)]
+            if catching and child in parent.body:
+                if not names or any(_binds_working(ctx, h.body, names) for h in catching):
+                    return True
+            if child in catching and _binds_working(ctx, parent.body, names):
+                return True
+        child, parent = parent, parents.get(parent)
+    return False
+
+
+def _catches(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    labels = {t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else "" for t in types}
+    return bool(labels & _GUARD_ERRORS)
+
+
+def _binds_working(ctx: FileContext, stmts: list[ast.stmt], names: set[str]) -> bool:
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.ImportFrom):
+                base = ie.import_base(ctx, node)
+                if any((a.asname or a.name) in names and f"{base}.{a.name}" not in APIS for a in node.names):
+                    return True
+    return False
 
 
 def _fallback_removed(ctx: FileContext, node: ast.AST, parents, names: set[str]) -> bool:
