@@ -164,6 +164,52 @@ def test_raw_version_string_comparison_is_read_as_python_reads_it():
     assert ql402(src) == []
 
 
+def test_code_after_an_early_return_on_newer_torch_stays_quiet():
+    # ROCm/torch_migraphx's shim: each newer torch returns before the older API is reached.
+    src = dedent(
+        """\
+        import torch
+        from packaging import version
+
+        TORCH_VERSION = version.parse(torch.__version__)
+        TORCH_2_6 = version.parse("2.6.dev")
+        TORCH_2_9 = version.parse("2.9.dev")
+
+
+        def export_for_quantization(model, inputs, *args, **kwargs):
+            if TORCH_VERSION >= TORCH_2_9:
+                return torch.export.export(model, inputs, *args, **kwargs).module()
+            if TORCH_VERSION >= TORCH_2_6:
+                return torch.export.export_for_training(model, inputs, *args, **kwargs).module()
+            from torch._export import capture_pre_autograd_graph
+            return capture_pre_autograd_graph(model, inputs, *args, **kwargs)
+        """
+    )
+    assert ql402(src) == []
+    # Without the 2.9 branch, torch 2.13 reaches export_for_training.
+    (d,) = ql402(src.replace("TORCH_VERSION >= TORCH_2_9", "TORCH_VERSION >= version.parse('2.99')"))
+    assert d.range.start.row == 13
+
+
+def test_module_skipped_by_a_version_check_stays_quiet():
+    # The check compares strings: "2.13.0" < "2.5.0", so the module is skipped on 2.13.
+    src = dedent(
+        """\
+        import pytest
+        import torch
+
+        _TORCH_VERSION = torch.__version__
+        if _TORCH_VERSION < "2.5.0":
+            pytest.skip(allow_module_level=True)
+
+        from torch.export import export_for_training
+        """
+    )
+    assert ql402(src) == []
+    assert len(ql402(src.replace('"2.5.0"', '"10.0"'))) == 1  # "2.13.0" < "10.0" is False: reached
+    assert ql402(src.replace('"2.5.0"', '"3.0"')) == []
+
+
 def test_version_gated_try_probe_in_the_taken_branch_stays_quiet():
     src = dedent(
         """\

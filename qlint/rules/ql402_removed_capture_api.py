@@ -251,7 +251,7 @@ def _attribute_replacement(ctx: FileContext, resolver: Resolver, node: ast.Attri
 def _deliberate(ctx: FileContext, stmt: ast.AST, parents, names: set[str]) -> bool:
     """A compatibility path: a branch torch 2.13 does not take, a probe, or one side of a
     fallback whose other side works on torch 2.13 (QL401's test, with version checks read)."""
-    gate = _version_gate(stmt, parents)
+    gate = _version_gate(ctx, stmt, parents)
     if gate == "skipped":
         return True
     if gate == "taken":
@@ -259,20 +259,53 @@ def _deliberate(ctx: FileContext, stmt: ast.AST, parents, names: set[str]) -> bo
     return ie.guarded(stmt, parents, names) and not _fallback_removed(ctx, stmt, parents, names)
 
 
-def _version_gate(node: ast.AST, parents) -> str | None:
-    """"skipped" under a version check torch 2.13 does not pass (or one qlint cannot read),
-    "taken" when every version check above passes on 2.13, None without any."""
+def _version_gate(ctx: FileContext, node: ast.AST, parents) -> str | None:
+    """"skipped" when torch 2.13 does not reach `node` past a version check (or past one qlint
+    cannot read): the `if`/`else` branch it does not take, or the code after an `if <version>:
+    return` it does take; "taken" when every version check on the way passes; None without any."""
     found = None
     child, parent = node, parents.get(node)
-    while parent is not None and not isinstance(parent, (*_SCOPES, ast.Module)):
+    lookup = _module_constant(ctx)
+    while parent is not None:
         if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test and is_version_test(parent.test):
-            runs = taken(parent.test, TARGET_RELEASE)
+            runs = taken(parent.test, TARGET_RELEASE, lookup)
             in_body = child in parent.body if isinstance(parent.body, list) else child is parent.body
             if runs is None or runs != in_body:
                 return "skipped"
             found = "taken"
+        for block in _blocks(parent):
+            if child in block:
+                for earlier in block[: block.index(child)]:
+                    if isinstance(earlier, ast.If) and is_version_test(earlier.test) and _exits(earlier.body):
+                        runs = taken(earlier.test, TARGET_RELEASE, lookup)
+                        if runs is None or runs:
+                            return "skipped"
+                        found = "taken"
+        if isinstance(parent, _SCOPES):
+            break
         child, parent = parent, parents.get(parent)
     return found
+
+
+def _exits(block: list[ast.stmt]) -> bool:
+    """The block leaves its enclosing code: return/raise/continue/break, or `pytest.skip`/`sys.exit`."""
+    if not block:
+        return False
+    last = block[-1]
+    if isinstance(last, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+        return True
+    if isinstance(last, ast.Expr) and isinstance(last.value, ast.Call):
+        func = last.value.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        return name in ("skip", "exit", "_exit")
+    return False
+
+
+def _module_constant(ctx: FileContext):
+    def lookup(node: ast.AST) -> ast.AST | None:
+        return ctx.scope.unique(node.id) if isinstance(node, ast.Name) else None
+
+    return lookup
 
 
 def _probe_or_alternate(ctx: FileContext, node: ast.AST, parents, names: set[str]) -> bool:
