@@ -5,8 +5,8 @@
 A matcher written for the unfolded form only works when every graph it sees was made by a
 call that turns folding off, so QL103 asks: which calls can this matcher's graphs come from?
 
-"The project" is the top-level package the file belongs to (or the file's own directory when
-it is not in a package). Files are found by a text scan for `convert_pt2e` and parsed only
+"The project" is the nearest ancestor directory with a project marker (else the file's
+top-level package, or its own directory). Files are found by a text scan for `convert_pt2e` and parsed only
 when they mention it; the result is cached per directory and modification times.
 """
 
@@ -53,8 +53,24 @@ def calls_in(tree: ast.AST, path: str) -> list[ConvertCall]:
     return out
 
 
+_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
 def project_dir(path: str) -> tuple[str, bool]:
-    """(directory, recursive): the file's top-level package, or the file's own directory only."""
+    """(directory, recursive): the nearest ancestor with a project marker (pyproject.toml,
+    setup.py, setup.cfg, .git); else the file's top-level package, or its own directory only.
+
+    Repositories such as ExecuTorch map directories without `__init__.py` into one package
+    at install time, so the `__init__.py` chain alone would cut a backend off from the
+    examples that convert its graphs."""
+    directory = os.path.dirname(os.path.abspath(path))
+    while True:
+        if any(os.path.exists(os.path.join(directory, m)) for m in _MARKERS):
+            return directory, True
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
     module = module_name_for(path)
     if module and "." in module:
         return os.path.join(import_root(path), module.split(".")[0]), True

@@ -202,7 +202,11 @@ def _visible_calls(ctx: FileContext) -> list[ConvertCall]:
 
 def _diagnostic(rule: Rule, ctx: FileContext, func, hit, calls: list[ConvertCall]) -> Diagnostic:
     compare, test = hit
-    folding = [c for c in calls if c.folds in ("default", "true")]
+    # Nearest first: the calls beside the matcher are the likeliest to make its graphs.
+    folding = sorted(
+        (c for c in calls if c.folds in ("default", "true")),
+        key=lambda c: (-len(os.path.commonpath([c.path, ctx.path])), c.path, c.node.lineno),
+    )
     if folding:
         first = folding[0]
         row = _range(ctx, first).start.row
