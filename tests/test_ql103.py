@@ -168,3 +168,19 @@ def test_calls_elsewhere_in_the_package_count(tmp_path):
         "def lower(p):\n    return convert_pt2e(p, fold_quantize=False)\n"
     )
     assert ql103((pkg / "matchers.py").read_text(), path=path) == []
+
+
+def test_quantize_ops_imported_from_a_sibling_module(tmp_path):
+    # ExecuTorch's Qualcomm FoldQDQ (v0.2-v0.6): the ops live in `.utils`, the matcher file
+    # never spells a quantize op, so the text prefilter must not ask for one.
+    pkg = write_package(
+        tmp_path,
+        "qnn",
+        utils="import torch\n\nq_ops = {torch.ops.quantized_decomposed.quantize_per_channel.default}\n",
+        fold="from .utils import q_ops\n\n\ndef fold(gm):\n    for n in gm.graph.nodes:\n"
+        "        if n.target not in q_ops:\n            continue\n"
+        "        if n.args[0].op == 'get_attr':\n            n.args[0].meta['tag'] = 1\n",
+    )
+    path = str(pkg / "fold.py")
+    (d,) = ql103((pkg / "fold.py").read_text(), path=path)
+    assert "`fold`" in d.message and d.range.start.row == 6

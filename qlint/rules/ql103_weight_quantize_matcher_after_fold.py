@@ -58,7 +58,9 @@ class WeightQuantizeMatcherAfterFold(Rule):
     code = "QL103"
     name = "weight-quantize-matcher-after-fold"
     summary = "a matcher that needs a quantize op on a weight, which `convert_pt2e` folds away by default"
-    triggers = ("quantize_per_", "quantize_affine")
+    # Every matcher needs a weight test; the quantize ops may live in another module
+    # (`from .utils import q_ops`), so their names are no prefilter.
+    triggers = ("get_attr", "is_param", "get_param", "is_buffer", "is_lifted_tensor_constant")
     fix_availability = "none"
     preview = True
 
