@@ -10,12 +10,14 @@ from __future__ import annotations
 CHECKS: dict[str, str] = {
     "QL101": "qlint.runtime.checks.ql101",
     "QL102": "qlint.runtime.checks.ql101",
+    "QL103": "qlint.runtime.checks.capture_apis",
     "QL201": "qlint.runtime.checks.capture",
     "QL202": "qlint.runtime.checks.capture",
     "QL203": "qlint.runtime.checks.capture",
     "QL204": "qlint.runtime.checks.calibration",
     "QL301": "qlint.runtime.checks.recipes",
     "QL401": "qlint.runtime.checks.imports",
+    "QL402": "qlint.runtime.checks.capture_apis",
 }
 
 
