@@ -128,9 +128,9 @@ class EditorRuntime:
         return self._checker(settings).verdict(diag, verify_fix=True)
 
     def workers(self) -> list[int]:
-        """Process ids of the live workers (for tests and bug reports)."""
+        """Process ids of the live workers that have finished starting (for tests and bug reports)."""
         with self._lock:
-            return [c.worker.pid for c in self._checkers.values() if c.worker.alive]
+            return [c.worker.pid for c in self._checkers.values() if c.worker.alive and c.worker.hello]
 
     def close(self) -> None:
         self.executor.shutdown(wait=False, cancel_futures=True)
