@@ -54,10 +54,10 @@ def edits_of(action: dict, uri: str) -> list[dict]:
 class LspClient:
     """JSON-RPC over the server's stdin/stdout; a reader thread files every message."""
 
-    def __init__(self, cwd: Path):
+    def __init__(self, cwd: Path, argv: list[str] | None = None):
         env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "qlint", "server"],
+            argv or [sys.executable, "-m", "qlint", "server"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -79,7 +79,7 @@ def test_cached_verdicts_show_at_once_without_a_worker(project: Path):
         assert runtime_of(static) is None  # static results first
         confirmed = wait_runtime(client, relu)
         assert confirmed["message"] == static["message"] + (
-            " Confirmed on the real pipeline: no node of the exported graph matched."
+            ". Confirmed on the real pipeline: no node of the exported graph matched."
         )
         assert confirmed["severity"] == static["severity"]
         assert runtime_of(confirmed) == {

@@ -65,13 +65,14 @@ def decorate(lsp: types.Diagnostic, verdict: RuntimeVerdict | None) -> types.Dia
         return lsp
     message, severity = lsp.message, lsp.severity
     evidence = verdict.evidence.rstrip(".")
+    sep = " " if message.endswith((".", "!", "?")) else ". "
     if verdict.verdict == "confirmed":
-        message = f"{message} Confirmed on the real pipeline: {evidence}."
+        message = f"{message}{sep}Confirmed on the real pipeline: {evidence}."
     elif verdict.verdict == "refuted":
-        message = f"{message} Refuted on the real pipeline: {evidence}."
+        message = f"{message}{sep}Refuted on the real pipeline: {evidence}."
         severity = types.DiagnosticSeverity.Hint
     elif verdict.verdict == "inconclusive":
-        message = f"{message} Runtime check inconclusive: {evidence}."
+        message = f"{message}{sep}Runtime check inconclusive: {evidence}."
     data = dict(lsp.data) if isinstance(lsp.data, dict) else {}
     data["runtime"] = verdict_to_json(verdict)
     return attrs.evolve(lsp, message=message, severity=severity, data=data)
