@@ -116,8 +116,9 @@ def test_out_of_range_and_reversed_edits_keep_the_text(client: LspClient, worksp
 
     # Past the end of the document: appended there.
     client.send(edit(2, (40, 0), (41, 3), "\n\ndef is_relu(node):\n"))
-    # Past the end of a line: at the line's end. End before start: an insertion at the start.
-    client.send(edit(3, (3, 99), (3, 120), "\n    return node.target == "))
+    # Past the end of a line, even by one: at the line's end. End before start: an
+    # insertion at the start.
+    client.send(edit(3, (3, len("def is_relu(node):") + 1), (3, 120), "\n    return node.target == "))
     client.send(edit(4, (4, 200), (2, 0), "torch.ops.aten.relu"))
     (diag,) = client.diagnostics(uri, 4)
     assert diag["code"] == "QL101" and diag["range"]["start"]["line"] == 4

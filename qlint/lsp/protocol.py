@@ -9,8 +9,8 @@ pygls leaves three holes that a misbehaving (or merely buggy) client falls into:
   the user for something they cannot act on. Here it is answered with a `ParseError`
   (-32700, id null) and logged;
 - an incremental change whose range ends before it starts is silently dropped by pygls's
-  text document (the inserted text vanishes and the buffer desynchronizes from the
-  editor). Here such ranges are clamped first.
+  text document, and a character one past a line's end lands after the line break (the
+  buffer desynchronizes from the editor). Here ranges are clamped first, as the LSP says.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcParseError
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
+
+from qlint.lsp.convert import units
 
 log = logging.getLogger(__name__)
 
@@ -47,19 +49,24 @@ class QlintProtocol(LanguageServerProtocol):
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+        document = self.workspace.get_text_document(params.text_document.uri)
+        encoding = str(getattr(self.workspace.position_encoding, "value", self.workspace.position_encoding))
         for change in params.content_changes:
             if isinstance(change, types.TextDocumentContentChangePartial):
-                clamp_range(change.range)
+                clamp_range(change.range, document.lines, encoding)
             self.workspace.update_text_document(params.text_document, change)
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
             yield handler, (params,), None
 
 
-def clamp_range(rng: types.Range) -> None:
-    """pygls already moves positions past a line's or the document's end back to it; a range
-    whose end comes before its start (or a negative position) it mishandles by dropping the
-    inserted text. Such a range is read as the empty range at its start."""
+def clamp_range(rng: types.Range, lines: list[str], encoding: str) -> None:
+    """LSP: a character past the end of its line means the line's end. pygls counts the
+    line break as part of the line, so one past the end lands after the break (on the next
+    line), and a range whose end comes before its start drops the inserted text. Both are
+    fixed here; a line past the document's end pygls already reads as the end."""
     for pos in (rng.start, rng.end):
-        pos.line, pos.character = max(pos.line, 0), max(pos.character, 0)
+        if pos.line < len(lines):
+            body = lines[pos.line].rstrip("\r\n")
+            pos.character = min(pos.character, units(body, encoding))
     if (rng.end.line, rng.end.character) < (rng.start.line, rng.start.character):
         rng.end.line, rng.end.character = rng.start.line, rng.start.character

@@ -6,9 +6,10 @@ another module is read as the editor shows it, not as it was last saved. Checks 
 a time on a worker thread (the project index is not thread-safe, and the event loop must
 keep reading messages). Each buffer has at most one check in flight: edits that arrive
 meanwhile are coalesced into one more check of the newest text, and a result whose buffer
-changed meanwhile is dropped rather than published. The pause before a check adapts to
-how long the buffer's checks take (a fast check runs almost at once; a slow one waits for
-a pause in typing). When a buffer changes, the open buffers that import it are checked
+changed meanwhile is dropped rather than published. An edit to an idle buffer is checked
+at once (after a few milliseconds that coalesce edits sent together); edits that arrive
+while a check runs wait for it, then for a pause in typing as long as that check took (up
+to `debounce`), so fast typing on a slow module does not keep a core busy. When a buffer changes, the open buffers that import it are checked
 again; so are they when a module they import changes on disk.
 
 Runtime verdicts (opt-in) run on a thread of their own after the static result is
@@ -46,7 +47,7 @@ from qlint.lsp.settings_cache import SettingsCache
 from qlint.lsp.verdicts import EditorRuntime, decorate
 from qlint.settings import Settings
 
-DEBOUNCE_SECONDS = 0.15  # the longest pause before a check (slow checks, fast typing)
+DEBOUNCE_SECONDS = 0.15  # the longest pause between back-to-back checks while typing
 MIN_DEBOUNCE_SECONDS = 0.01  # enough to coalesce edits sent back to back
 PULL_WAIT_SECONDS = 30.0
 PYTHON_SUFFIXES = (".py", ".pyi")
@@ -195,7 +196,7 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
     # -- scheduling ----------------------------------------------------------------------
 
     def schedule(self, uri: str, delay: float | None = None, notify_dependents: bool = True, runtime=False) -> None:
-        """Check `uri` after `delay` (None: the buffer's adaptive pause). A newer request
+        """Check `uri` after `delay` (None: a few milliseconds). A newer request
         for the same buffer restarts the pause; one that comes during a check is done by
         one more check when that one ends. `runtime`: the buffer was opened or saved."""
         due = self.due.setdefault(uri, Due())
@@ -206,7 +207,7 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
         elif notify_dependents:
             self.cancel_runtime(uri)  # the buffer's text changed: its running checks are stale
         if delay is None:
-            delay = self.pause(uri)
+            delay = MIN_DEBOUNCE_SECONDS
         timer = self.timers.pop(uri, None)
         if timer is not None:
             timer.cancel()
@@ -217,8 +218,9 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
         task.add_done_callback(lambda _: self.timers.pop(uri) if self.timers.get(uri) is task else None)
 
     def pause(self, uri: str) -> float:
-        """As long as the buffer's last check took, within [MIN_DEBOUNCE, debounce]: a check
-        that costs little runs at once; a costly one waits for a pause in typing."""
+        """Between two checks of a buffer being typed into: as long as its last check took,
+        within [MIN_DEBOUNCE, debounce]. A check that costs little follows at once; a
+        costly one waits for a pause in typing."""
         last = self.check_seconds.get(uri, self.debounce)
         return min(self.debounce, max(MIN_DEBOUNCE_SECONDS, last))
 
