@@ -50,7 +50,7 @@ def fold_{i}(gm):
         gm.recompile()
     return changed
 '''
-FINDINGS = '''
+FINDINGS = """
 
 def is_dequant(node):
     return node.target == torch.ops.quantized_decomposed.dequantize_per_tensor
@@ -65,7 +65,7 @@ CHOOSE = {torch.ops.torchao.choose_qparams_affine}
 
 def count_choose(gm):
     return sum(1 for n in gm.graph.nodes if n.target in CHOOSE)
-'''
+"""
 
 
 def generated_module(lines: int = 2000) -> str:
@@ -171,7 +171,8 @@ def cli_check(path: Path, runs: int = 3) -> tuple[float, int]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     for _ in range(runs):
         start = time.perf_counter()
-        cmd = [sys.executable, "-m", "qlint", "check", "--no-cache", "--exit-zero", "--output-format", "json", str(path)]
+        cmd = [sys.executable, "-m", "qlint", "check", "--no-cache", "--exit-zero", "--output-format", "json"]
+        cmd.append(str(path))
         out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=path.parent, check=True).stdout
         times.append(time.perf_counter() - start)
         count = len(json.loads(out))

@@ -9,11 +9,12 @@ meanwhile are coalesced into one more check of the newest text, and a result who
 changed meanwhile is dropped rather than published. An edit to an idle buffer is checked
 at once (after a few milliseconds that coalesce edits sent together); edits that arrive
 while a check runs wait for it, then for a pause in typing as long as that check took (up
-to `debounce`), so fast typing on a slow module does not keep a core busy. When a buffer changes, the open buffers that import it are checked
-again; so are they when a module they import changes on disk.
+to `debounce`), so fast typing on a slow module does not keep a core busy. When a buffer
+changes, the open buffers that import it are checked again; so are they when a module they
+import changes on disk.
 
 Runtime verdicts (opt-in) run on a thread of their own after the static result is
-published, and are republished onto that same version only (see `verdicts`).
+published, and are republished onto that same version only (see `runtime_jobs`).
 
 Never imports torch: the engine's op knowledge is a bundled table.
 """
