@@ -258,3 +258,43 @@ def test_a_worker_killed_mid_check_gives_inconclusive_and_restarts(tmp_path: Pat
         assert client.request("qlint/debugRuntimeWorkers")["pids"] != pids
     finally:
         client.close()
+
+
+def test_pull_clients_are_told_to_pull_again_when_a_verdict_arrives(project: Path):
+    client = LspClient(project)
+    try:
+        caps = {"textDocument": {"diagnostic": {}}, "workspace": {"diagnostics": {"refreshSupport": True}}}
+        client.request("initialize", {"processId": None, "rootUri": project.as_uri(), "capabilities": caps})
+        client.notify("initialized", {})
+        uri = client.open(project / "relu.py", RELU)
+        client.server_request("workspace/diagnostic/refresh")
+        (diag,) = client.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})["items"]
+        assert runtime_of(diag)["verdict"] == "confirmed"
+    finally:
+        client.close()
+
+
+def test_an_edit_during_a_real_check_keeps_its_verdict_off_the_new_text(tmp_path: Path):
+    project = real_project(tmp_path)
+    client = LspClient(project)
+    try:
+        caps = {"window": {"workDoneProgress": True}, "textDocument": {"publishDiagnostics": {"dataSupport": True}}}
+        client.request("initialize", {"processId": None, "rootUri": project.as_uri(), "capabilities": caps})
+        client.notify("initialized", {})
+        uri = client.open(project / "relu.py", RELU)
+        client.wait_for("$/progress", lambda p: p["value"]["kind"] == "begin", timeout=60)
+        # The finding changes while its check runs: relu's verdict belongs to version 1 only.
+        client.send(client.change(uri, 2, SIGMOID))
+        client.wait_for("$/progress", lambda p: p["value"]["kind"] == "end", timeout=60)
+        client.diagnostics(uri, 2)
+        # Saving version 2 checks its own finding; the worker runs one check at a time, so
+        # relu's check has finished by the time sigmoid's verdict arrives.
+        client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+        diag = wait_runtime(client, uri, 2, timeout=300)
+        assert "sigmoid" in diag["message"]
+        published = [m["params"] for m in client.received if m["method"] == "textDocument/publishDiagnostics"]
+        with_verdicts = [p for p in published if any(runtime_of(d) for d in p["diagnostics"])]
+        assert with_verdicts and all(p["version"] == 2 for p in with_verdicts)
+        assert not any("relu" in d["message"] for p in with_verdicts for d in p["diagnostics"])
+    finally:
+        client.close()
