@@ -159,7 +159,7 @@ def settings_from_table(table: dict[str, Any], path: Path, prefix: str = "tool.q
         elif kind == "per-file-ignores":
             kwargs[field_name] = _per_file_ignores(value, loc, key)
         elif kind == "runtime":
-            kwargs[field_name] = _runtime_models(value, loc.sub(key))
+            kwargs.update(_runtime_table(value, loc.sub(key)))
     if options:
         kwargs["rule_options"] = tuple(sorted(options.items()))
     return Settings(**kwargs)
@@ -218,20 +218,37 @@ _KEYS: dict[str, tuple[str, str]] = {
 }
 
 
-def _runtime_models(value: Any, loc: _Where) -> tuple[str, ...]:
+RUNTIME_EDITOR_MODES = ("off", "on-save")
+
+
+def runtime_editor_mode(value: Any, where: str) -> str:
+    """`editor = "on-save" | "off"`: whether the language server runs runtime checks (also
+    set through the server's initializationOptions, hence shared)."""
+    if value not in RUNTIME_EDITOR_MODES:
+        choices = " or ".join(f'"{m}"' for m in RUNTIME_EDITOR_MODES)
+        raise ConfigError(f"{where}: expected {choices}, got {_q(value)}")
+    return value
+
+
+def _runtime_table(value: Any, loc: _Where) -> dict[str, Any]:
     """`[tool.qlint.runtime] models = ["pkg.mod:factory"]`: opt-in user models for the runtime
-    checker's capture checks (`qlint check --runtime` then imports and runs that code)."""
+    checker's capture checks (`qlint check --runtime` then imports and runs that code);
+    `editor = "on-save"`: runtime verdicts in the language server."""
     if not isinstance(value, dict):
         raise ConfigError(loc(f"expected a table, got {_q(value)}"))
     for key in value:
-        if key != "models":
-            raise ConfigError(loc(f"unknown key {_q(key)}{_suggest(key, ['models'])}"))
+        if key not in ("models", "editor"):
+            raise ConfigError(loc(f"unknown key {_q(key)}{_suggest(key, ['models', 'editor'])}"))
+    fields: dict[str, Any] = {}
+    if "editor" in value:
+        fields["runtime_editor"] = runtime_editor_mode(value["editor"], loc.key("editor"))
     models = _str_list(value.get("models", []), loc, "models")
     for spec in models:
         module, sep, attr = spec.partition(":")
         if not (sep and all(p.isidentifier() for p in module.split(".")) and attr.isidentifier()):
             raise ConfigError(loc.key("models", f'expected "package.module:factory", got {_q(spec)}'))
-    return tuple(models)
+    fields["runtime_models"] = tuple(models)
+    return fields
 
 
 def _parse(path: Path, data: bytes) -> dict[str, Any]:

@@ -68,6 +68,8 @@ class Settings:
     cache_dir: Path | None = None
     # `[tool.qlint.runtime] models`: factories the runtime checker may import and run (opt-in).
     runtime_models: tuple[str, ...] = ()
+    # `[tool.qlint.runtime] editor`: "on-save" lets the language server run runtime checks.
+    runtime_editor: str = "off"
 
     @cached_property
     def enabled_codes(self) -> frozenset[str]:

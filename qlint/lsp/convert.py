@@ -22,6 +22,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Position, Range
+from qlint.lsp.verdicts import verdict_from_json
 from qlint.source import LineIndex
 
 SOURCE = "qlint"
@@ -173,6 +174,7 @@ def from_lsp_diagnostic(lsp: types.Diagnostic, doc: DocumentText, path: str, ver
         range=doc.range_from_lsp(lsp.range),
         fix=fix_from_json(data.get("fix")),
         noqa_row=noqa_row if isinstance(noqa_row, int) else None,
+        runtime=verdict_from_json(data.get("runtime")),
     )
 
 
