@@ -2,6 +2,11 @@
 
 `ast` reports columns in UTF-8 bytes; editors, JSON and humans want characters. One
 `LineIndex` per file converts once, so no rule has to think about encodings.
+
+Lines are what Python's tokenizer counts as lines: `\r\n`, a lone `\r` (old Mac files,
+which the interpreter runs) and `\n`. `str.splitlines` would also split at form feeds and
+Unicode separators, and splitting on `\n` alone would put a whole CR-only file on one
+line while `ast` numbers it line by line.
 """
 
 from __future__ import annotations
@@ -14,6 +19,9 @@ from bisect import bisect_right
 from dataclasses import dataclass
 
 from qlint.diagnostic import Position
+
+NEWLINE = re.compile(r"\r\n?|\n")
+_NEWLINE_BYTES = re.compile(rb"\r\n?|\n")
 
 
 class DecodeError(ValueError):
@@ -35,8 +43,9 @@ def decode_source(data: bytes) -> str:
         codecs.lookup(encoding)
         text = data.decode(encoding)
     except UnicodeDecodeError as exc:
-        row = data.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1)
+        breaks = [m.end() for m in _NEWLINE_BYTES.finditer(data, 0, exc.start)]
+        row = len(breaks) + 1
+        col = exc.start - (breaks[-1] if breaks else 0)
         raise DecodeError(f"invalid {encoding}: {exc.reason} at byte {exc.start}", row, col) from None
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -49,15 +58,16 @@ class LineIndex:
 
     def __post_init__(self) -> None:
         starts = [0]
-        for match in re.finditer("\n", self.text):
+        for match in NEWLINE.finditer(self.text):
             starts.append(match.end())
         self.starts = starts
         self._lines: list[str] | None = None
 
     @property
     def lines(self) -> list[str]:
+        """The lines without their line breaks."""
         if self._lines is None:
-            self._lines = self.text.split("\n")
+            self._lines = NEWLINE.split(self.text)
         return self._lines
 
     def line(self, row: int) -> str:
@@ -78,3 +88,14 @@ class LineIndex:
     def position(self, offset: int) -> Position:
         row = bisect_right(self.starts, offset)
         return Position(row, offset - self.starts[row - 1])
+
+
+def line_ending(text: str) -> str:
+    """The file's line break (its first one; `\n` for a file without any), for inserted lines."""
+    match = NEWLINE.search(text)
+    return match.group() if match else "\n"
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their breaks kept, split where Python splits them (see the module doc)."""
+    return [m.group() for m in re.finditer(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$", text)]

@@ -24,6 +24,7 @@ from qlint.analysis.model_flow import (
 )
 from qlint.diagnostic import Applicability, Edit, Fix, Range, RelatedInfo
 from qlint.rules.base import FileContext
+from qlint.source import line_ending
 
 _NO_MODE_CHANGE = frozenset(
     {
@@ -230,6 +231,6 @@ def _line_insertion(ctx: FileContext, stmt: ast.stmt, code: str) -> Edit | None:
     if line[col:].startswith("elif"):
         return None  # a capture in an `elif` test has no statement of its own to precede
     if not prefix.strip():
-        return Edit(Range.of(row, 0, row, 0), f"{prefix}{code}\n")
+        return Edit(Range.of(row, 0, row, 0), f"{prefix}{code}{line_ending(ctx.text)}")
     # `if ready: ep = export(model, x)` or `a = 1; ep = export(...)`: stay on that line.
     return Edit(Range.of(row, col, row, col), f"{code}; ")

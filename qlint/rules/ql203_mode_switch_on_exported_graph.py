@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from qlint.analysis.model_flow import GRAPH_KINDS, ModeSwitch, module_flows
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Range
 from qlint.rules.base import FileContext, Rule
+from qlint.source import line_ending
 
 PT2E = "torchao.quantization.pt2e"
 # Where an exported GraphModule comes from; `.eval()` alone is in every training script.
@@ -95,15 +96,17 @@ def _merge(ctx: FileContext, node: ast.ImportFrom, helper: str) -> tuple[Edit, .
     line = ctx.lines.line(last.end_lineno)
     indent = line[: len(line) - len(line.lstrip())]
     tail = line[end_col:].split("#", 1)[0]
-    line_end = Range.of(last.end_lineno, _eol(line), last.end_lineno, _eol(line))
+    line_end = Range.of(last.end_lineno, len(line), last.end_lineno, len(line))
+    newline = line_ending(ctx.text)
     if "," in tail:
-        return (Edit(line_end, f"\n{indent}{helper},"),)
-    return (Edit(at_end, ","), Edit(line_end, f"\n{indent}{helper}"))
+        return (Edit(line_end, f"{newline}{indent}{helper},"),)
+    return (Edit(at_end, ","), Edit(line_end, f"{newline}{indent}{helper}"))
 
 
 def _new_import(ctx: FileContext, helper: str) -> Edit:
     """A new import line after the module's leading imports (or its docstring)."""
     statement = f"from {PT2E} import {helper}"
+    newline = line_ending(ctx.text)
     body = ctx.tree.body
     anchor = body[0] if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else None
     for stmt in body[1 if anchor is not None else 0 :]:
@@ -113,11 +116,6 @@ def _new_import(ctx: FileContext, helper: str) -> Edit:
     if anchor is None:
         first = body[0]
         row = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))])
-        return Edit(Range.of(row, 0, row, 0), f"{statement}\n")
-    eol = _eol(ctx.lines.line(anchor.end_lineno))
-    return Edit(Range.of(anchor.end_lineno, eol, anchor.end_lineno, eol), f"\n{statement}")
-
-
-def _eol(line: str) -> int:
-    """Where a line's text ends (before a CR of a CRLF file)."""
-    return len(line) - 1 if line.endswith("\r") else len(line)
+        return Edit(Range.of(row, 0, row, 0), f"{statement}{newline}")
+    eol = len(ctx.lines.line(anchor.end_lineno))
+    return Edit(Range.of(anchor.end_lineno, eol, anchor.end_lineno, eol), f"{newline}{statement}")
