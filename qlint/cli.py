@@ -192,6 +192,8 @@ def _cmd_fix(args: argparse.Namespace, diff_only: bool) -> int:
         remaining = _sorted(held + _runtime_checker()(remaining, settings, verify_fixes=True, cache=not args.no_cache))
     fixed = sum(r.applied for r in run.reports)
     errors = run.all_errors
+    for notice in run.notices:  # files left alone on purpose: not errors
+        print(f"qlint: {notice}", file=sys.stderr)
     if diff_only:
         _emit("".join(r.diff or "" for r in run.reports), None)
         if not args.quiet:
@@ -208,6 +210,7 @@ def _cmd_fix(args: argparse.Namespace, diff_only: bool) -> int:
         mode="fix",
         fixed=fixed,
         settings=settings,
+        fix_session=run.session,
     )
     _emit(render(args.output_format, remaining, options), getattr(args, "output_file", None))
     _print_errors(errors)
