@@ -71,8 +71,10 @@ def run_check(params: dict[str, Any]) -> dict[str, Any]:
         with _deadline(timeout):
             record = importlib.import_module(CHECKS[code]).run(params)
     except CheckTimeout:
+        # The check ran and did not finish: nothing is known about the finding, which is
+        # `inconclusive` (not `skipped`, which means no check applies here).
         record = {
-            "verdict": "skipped",
+            "verdict": "inconclusive",
             "evidence": f"timeout: the check did not finish within {timeout:g} s",
             "fix_verified": None,
             "transient": True,
