@@ -273,6 +273,12 @@ def _verify_before_fixing(args: argparse.Namespace, settings) -> tuple[list[str]
     from qlint.runtime import verify_before_fixing
 
     _runtime_checker()  # a clear usage error when the runtime checker is not available
+    from qlint.runtime.availability import RuntimeUnavailable, require_runtime
+
+    try:  # never apply "verified" fixes that nothing verified
+        require_runtime(settings, cache=not args.no_cache)
+    except RuntimeUnavailable as exc:
+        raise UsageError(f"--verify: {exc}") from None
     run = run_check(args.paths, settings, use_cache=not args.no_cache, jobs=args.jobs)
     paths, held = verify_before_fixing(run.results, settings, unsafe=settings.unsafe_fixes, cache=not args.no_cache)
     for path in sorted({d.path for d in held}) if not args.quiet else ():

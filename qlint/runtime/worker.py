@@ -10,7 +10,7 @@ Everything torch, its extensions and the checks print goes to stderr: the real s
 descriptor is kept private for the protocol, so a stray `print` cannot corrupt a reply.
 
 A check gets `params["timeout"]` seconds. On POSIX an interval timer interrupts it with
-`CheckTimeout` between Python bytecodes and the worker answers `skipped` (timeout) and
+`CheckTimeout` between Python bytecodes and the worker answers `inconclusive` (timeout) and
 keeps serving with its caches intact. Code stuck inside C++ cannot be interrupted that
 way; the client's own, slightly longer deadline kills the worker then.
 """
