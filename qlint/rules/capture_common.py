@@ -206,7 +206,7 @@ def insert_mode_call(ctx: FileContext, cap: Capture, mode: str) -> Fix | None:
         edit = Edit(Range(start, ctx.range_of(model).end), f".{mode}()")
         return Fix(applicability, f"Use `{src}.{mode}()` in the capture", (edit,))
     if plain or (isinstance(model, ast.Attribute) and _is_dotted(model)):
-        edit = _line_insertion(ctx, cap.stmt, f"{src}.{mode}()")
+        edit = line_insertion(ctx, cap.stmt, f"{src}.{mode}()")
         if edit is not None:
             return Fix(applicability, message, (edit,))
     where = ctx.range_of(model)
@@ -223,7 +223,7 @@ def _is_dotted(node: ast.expr) -> bool:
     return isinstance(node, ast.Name)
 
 
-def _line_insertion(ctx: FileContext, stmt: ast.stmt, code: str) -> Edit | None:
+def line_insertion(ctx: FileContext, stmt: ast.stmt, code: str) -> Edit | None:
     row = stmt.lineno
     col = ctx.lines.char_col(row, stmt.col_offset)
     line = ctx.lines.line(row)
