@@ -21,10 +21,10 @@ Two ways to write, as editors choose between them (vim's `backupcopy=auto`):
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import tempfile
-import tokenize
+
+from qlint.source import detect_encoding
 
 
 class ChangedOnDisk(Exception):
@@ -33,7 +33,7 @@ class ChangedOnDisk(Exception):
 
 def encode_like(text: str, original: bytes) -> bytes:
     """`text` in the encoding the original bytes declare (PEP 263), with its BOM if it had one."""
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(original).readline)
+    encoding = detect_encoding(original)
     data = text.encode("utf-8" if encoding == "utf-8-sig" else encoding)
     if original.startswith(b"\xef\xbb\xbf"):
         data = b"\xef\xbb\xbf" + data

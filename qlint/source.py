@@ -12,7 +12,6 @@ line while `ast` numbers it line by line.
 from __future__ import annotations
 
 import codecs
-import io
 import re
 import tokenize
 from bisect import bisect_right
@@ -33,10 +32,18 @@ class DecodeError(ValueError):
         self.col = col
 
 
+def detect_encoding(data: bytes) -> str:
+    """PEP 263 / BOM detection over lines as Python splits them (a cookie on line 2 of a
+    CR-only file counts). Raises SyntaxError for a bad cookie."""
+    lines = iter(m.group() for m in re.finditer(rb"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$", data))
+    encoding, _ = tokenize.detect_encoding(lambda: next(lines, b""))
+    return encoding
+
+
 def decode_source(data: bytes) -> str:
     """Decode like the interpreter does: BOM, then a PEP 263 cookie, then UTF-8."""
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        encoding = detect_encoding(data)
     except SyntaxError as exc:
         raise DecodeError(f"cannot determine the file's encoding: {exc}") from None
     try:

@@ -234,3 +234,15 @@ def test_killed_fix_run_leaves_no_worker_and_writes_nothing(tmp_path, sig):
     time.sleep(0.5)
     assert {p: p.read_bytes() for p in files} == before  # nothing written after the parent went
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".qlint-")] == []
+
+
+def test_a_cr_only_file_with_a_coding_cookie_is_written_in_its_encoding(tmp_path):
+    path = tmp_path / "latin.py"
+    src = (
+        "# first\r# -*- coding: latin-1 -*-\rimport torch\r# caf\xe9\r"
+        "def f(n):\r    return n.target == torch.ops.aten.relu\r"
+    )
+    path.write_bytes(src.encode("latin-1"))
+    run = run_fix([str(path)], settings(tmp_path), unsafe=False, diff_only=False, jobs=1, use_cache=False)
+    assert run.reports[0].applied == 1 and run.all_errors == []
+    assert path.read_bytes() == src.replace("aten.relu\r", "aten.relu.default\r").encode("latin-1")

@@ -107,3 +107,13 @@ def test_line_index_counts_lines_as_python_does():
 @pytest.mark.parametrize(("text", "expected"), [("a\r\nb\n", "\r\n"), ("a\rb", "\r"), ("a\nb\r\n", "\n"), ("a", "\n")])
 def test_line_ending_is_the_files_first(text, expected):
     assert line_ending(text) == expected
+
+
+@pytest.mark.parametrize("nl", ["\n", "\r\n", "\r"])
+def test_a_decode_error_is_placed_on_the_right_line(nl):
+    from qlint.source import DecodeError, decode_source
+
+    data = f"a = 1{nl}b = 2{nl}c = 'x\x80'".encode("latin-1")
+    with pytest.raises(DecodeError) as err:
+        decode_source(data)
+    assert (err.value.row, err.value.col) == (3, 6)  # 0-based, at the bad byte
