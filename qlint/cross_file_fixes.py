@@ -44,6 +44,7 @@ def apply_cross_file_fixes(reports: dict, session: FixSession, settings: Setting
         return {site: check_source(current(site), site, settings, project) for site in sites}
 
     touched: set[str] = set()
+    sources: dict[str, set[str]] = {}
     try:
         for _ in range(MAX_ROUNDS):
             results = check_sites()
@@ -55,6 +56,7 @@ def apply_cross_file_fixes(reports: dict, session: FixSession, settings: Setting
                         continue  # never edit a file the run was not asked to fix
                     local = replace(diag.fix, edits=tuple(replace(e, path=None) for e in diag.fix.edits))
                     pending.setdefault(target, []).append(replace(diag, path=target, fix=local))
+                    sources.setdefault(target, set()).add(site)
             progressed = False
             for target, diags in pending.items():
                 new, count = apply_edits(current(target), diags, unsafe)
@@ -73,6 +75,7 @@ def apply_cross_file_fixes(reports: dict, session: FixSession, settings: Setting
         return
     for target in touched:
         session.update(target, project.overlay[os.path.abspath(target)])
+        session.cross_sources[target] = sources[target]
         reports[target] = replace(reports[target], changed=True)
     for site, remaining in results.items():
         before = len(foreign_fixes(reports[site].remaining.diagnostics, site, unsafe))

@@ -38,6 +38,9 @@ class FixSession:
         self.settings = settings
         self.unsafe = unsafe
         self.files: dict[str, FixedFile] = {}
+        # Cross-file fixes: target path -> the files whose findings they fix. If a target
+        # cannot be written, those findings remain.
+        self.cross_sources: dict[str, set[str]] = {}
 
     def add(self, fixed: FixedFile) -> None:
         self.files[os.path.abspath(fixed.path)] = fixed

@@ -132,10 +132,17 @@ def run_fix(
         reports[path] = report
         if fixed is not None:
             session.add(fixed)
+    per_file = dict(reports)
     apply_cross_file_fixes(reports, session, settings, unsafe)
     for path, report in reports.items():
         if report.changed:
             reports[path] = _finish(report, session, diff_only)
+    for target, sites in session.cross_sources.items():
+        if reports[target].error or reports[target].notice:  # not written: those findings stay
+            for site in sites - {target}:
+                if not (reports[site].error or reports[site].notice):
+                    before = per_file[site]
+                    reports[site] = replace(reports[site], applied=before.applied, remaining=before.remaining)
     return FixRunResult([reports[p] for p in found.files], found.errors, session)
 
 

@@ -246,3 +246,24 @@ def test_a_cr_only_file_with_a_coding_cookie_is_written_in_its_encoding(tmp_path
     run = run_fix([str(path)], settings(tmp_path), unsafe=False, diff_only=False, jobs=1, use_cache=False)
     assert run.reports[0].applied == 1 and run.all_errors == []
     assert path.read_bytes() == src.replace("aten.relu\r", "aten.relu.default\r").encode("latin-1")
+
+
+def test_a_cross_file_fix_whose_target_cannot_be_written_leaves_the_finding(tmp_path, capsys):
+    from tests.conftest import write_package
+
+    utils = "import torch\n\nDQ_OPS = [torch.ops.quantized_decomposed.dequantize_per_channel]\n"
+    user = "from .qdq_utils import DQ_OPS\n\n\ndef is_dq(n):\n    return n.target in DQ_OPS\n"
+    pkg = write_package(tmp_path, "pkg", qdq_utils=utils, passes=user)
+    target = pkg / "qdq_utils.py"
+    if subprocess.run(["chattr", "+i", str(target)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not available here")
+    try:
+        run = run_fix([str(pkg)], settings(tmp_path), unsafe=False, diff_only=False, jobs=1, use_cache=False)
+    finally:
+        subprocess.run(["chattr", "-i", str(target)], check=True)
+    reports = {Path(r.path).name: r for r in run.reports}
+    assert reports["qdq_utils.py"].error == "cannot write: Operation not permitted"
+    assert target.read_text() == utils
+    site = reports["passes.py"]
+    assert site.applied == 0 and [d.code for d in site.remaining.diagnostics] == ["QL101"]
+    assert sum(r.applied for r in run.reports) == 0
