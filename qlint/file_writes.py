@@ -7,8 +7,9 @@ edit made meanwhile (even one that keeps size and mtime) wins, and the file is s
 
 Two ways to write, as editors choose between them (vim's `backupcopy=auto`):
 
-- rename: a temp file beside the original gets the new bytes, its mode, owner and group,
-  is fsynced and renamed over the original. A crash leaves the old or the new file whole.
+- rename: a temp file beside the original gets the new bytes, its mode, owner, group and
+  extended attributes (ACLs), is fsynced and renamed over the original. A crash leaves
+  the old or the new file whole.
 - in place, when a rename would change what the file is: it has other hard links (a rename
   gives the path a new inode and the other names keep the old text), or its owner cannot be
   given to a new file (chown needs privileges we may not have). The original bytes are
@@ -84,6 +85,7 @@ def _write_by_rename(real: str, data: bytes, original: bytes, st: os.stat_result
             if hasattr(os, "fchown"):
                 os.fchown(fh.fileno(), st.st_uid, st.st_gid)
             os.fchmod(fh.fileno(), st.st_mode & 0o7777)  # after chown, which may clear setuid bits
+            _copy_xattrs(real, fh.fileno())
             os.fsync(fh.fileno())
         _check_unchanged(real, original)  # the last moment before the replace
         os.replace(tmp, real)
@@ -92,6 +94,19 @@ def _write_by_rename(real: str, data: bytes, original: bytes, st: os.stat_result
             os.unlink(tmp)
         raise
     _fsync_directory(directory)
+
+
+def _copy_xattrs(source: str, fd: int) -> None:
+    """Extended attributes (POSIX ACLs, SELinux labels, user tags) go with the file too."""
+    if not hasattr(os, "listxattr"):
+        return
+    try:
+        names = os.listxattr(source)
+    except OSError:
+        return  # the file system has none
+    for name in names:
+        with contextlib.suppress(OSError):  # e.g. a security label we may not set
+            os.setxattr(fd, name, os.getxattr(source, name))
 
 
 def _write_in_place(real: str, data: bytes, original: bytes) -> None:

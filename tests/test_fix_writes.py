@@ -111,12 +111,20 @@ def test_owner_group_and_mode_are_kept(tmp_path):
     src.write_text(PACKET)
     os.chown(src, 4321, 8765)
     os.chmod(src, 0o640)
+    xattr = hasattr(os, "setxattr")
+    if xattr:
+        try:
+            os.setxattr(src, "user.qlint-test", b"kept")
+        except OSError:
+            xattr = False  # the file system has no user attributes
     inode = os.stat(src).st_ino
     assert main(["fix", "--no-cache", "-j1", str(src)]) == 0
     st = os.stat(src)
     assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (4321, 8765, 0o640)
     assert st.st_ino != inode  # a single link: written by rename, so never half-written
     assert src.read_text() == FIXED
+    if xattr:
+        assert os.getxattr(src, "user.qlint-test") == b"kept"
 
 
 def test_in_place_write_that_fails_leaves_the_original(tmp_path, monkeypatch):
