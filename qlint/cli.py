@@ -192,6 +192,8 @@ def _cmd_fix(args: argparse.Namespace, diff_only: bool) -> int:
         remaining = _sorted(held + _runtime_checker()(remaining, settings, verify_fixes=True, cache=not args.no_cache))
     fixed = sum(r.applied for r in run.reports)
     errors = run.all_errors
+    for notice in run.notices:  # files left alone on purpose: not errors
+        print(f"qlint: {notice}", file=sys.stderr)
     if diff_only:
         _emit("".join(r.diff or "" for r in run.reports), None)
         if not args.quiet:
@@ -208,6 +210,7 @@ def _cmd_fix(args: argparse.Namespace, diff_only: bool) -> int:
         mode="fix",
         fixed=fixed,
         settings=settings,
+        fix_session=run.session,
     )
     _emit(render(args.output_format, remaining, options), getattr(args, "output_file", None))
     _print_errors(errors)
@@ -270,6 +273,12 @@ def _verify_before_fixing(args: argparse.Namespace, settings) -> tuple[list[str]
     from qlint.runtime import verify_before_fixing
 
     _runtime_checker()  # a clear usage error when the runtime checker is not available
+    from qlint.runtime.availability import RuntimeUnavailable, require_runtime
+
+    try:  # never apply "verified" fixes that nothing verified
+        require_runtime(settings, cache=not args.no_cache)
+    except RuntimeUnavailable as exc:
+        raise UsageError(f"--verify: {exc}") from None
     run = run_check(args.paths, settings, use_cache=not args.no_cache, jobs=args.jobs)
     paths, held = verify_before_fixing(run.results, settings, unsafe=settings.unsafe_fixes, cache=not args.no_cache)
     for path in sorted({d.path for d in held}) if not args.quiet else ():

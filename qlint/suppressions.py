@@ -51,7 +51,8 @@ def parse_suppressions(text: str) -> Suppressions:
     if "noqa" not in text.lower():
         return sup
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+        # newline=None: read \r and \r\n as line ends too, as the interpreter does.
+        tokens = list(tokenize.generate_tokens(io.StringIO(text, newline=None).readline))
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return sup
     for tok in tokens:

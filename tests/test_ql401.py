@@ -80,7 +80,7 @@ def test_moved_names_leave_eager_names_in_place_one_per_line():
                 prepare,
             )
             from torchao.quantization.pt2e import (
-                allow_exported_model_train_eval,
+                allow_exported_model_train_eval,  # QAT helper
                 move_exported_model_to_train,
             )
         """
@@ -444,3 +444,58 @@ def test_the_example_legacy_flow_is_fully_migrated(root):
     assert ql401(out, path=str(path)) == []
     assert "import torchao.quantization.pt2e.quantize_pt2e as qp" in out
     assert "from torchao.quantization.pt2e import MinMaxObserver\n" in out
+
+
+# -- splitting keeps comments and suppressions ------------------------------------------------
+def test_split_keeps_the_comment_after_a_moved_name():
+    src = dedent(
+        """\
+        from torch.ao.quantization.quantizer import (
+            Quantizer,  # base
+            XNNPACKQuantizer,  # second
+        )
+        """
+    )
+    assert fixed(src, unsafe=True) == dedent(
+        """\
+        from torchao.quantization.pt2e.quantizer import (
+            Quantizer,  # base
+        )
+        from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
+            XNNPACKQuantizer,  # second
+        )
+        """
+    )
+
+
+def test_split_carries_a_trailing_noqa_onto_every_new_statement():
+    src = "from torch.ao.quantization.quantizer import Quantizer, XNNPACKQuantizer  # noqa: F401\n"
+    out = fixed(src, unsafe=True)
+    assert out == (
+        "from torchao.quantization.pt2e.quantizer import Quantizer  # noqa: F401\n"
+        "from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import XNNPACKQuantizer  # noqa: F401\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("head", "close"), [("  # noqa: F401", ""), ("", "  # NOQA: F401,E501")], ids=["first-line", "last-line"]
+)
+def test_split_carries_a_noqa_where_the_statement_had_it(head, close):
+    src = (
+        f"from torch.ao.quantization.quantizer import ({head}\n"
+        f"    Quantizer,\n    XNNPACKQuantizer,  # second\n){close}\n"
+    )
+    out = fixed(src, unsafe=True)
+    assert out == (
+        f"from torchao.quantization.pt2e.quantizer import ({head}\n    Quantizer,\n){close}\n"
+        f"from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import ({head}\n"
+        f"    XNNPACKQuantizer,  # second\n){close}\n"
+    )
+
+
+def test_split_leaves_a_plain_statement_comment_on_the_original_only():
+    src = "from torch.ao.quantization.quantizer import Quantizer, XNNPACKQuantizer  # quantizer API\n"
+    assert fixed(src, unsafe=True) == (
+        "from torchao.quantization.pt2e.quantizer import Quantizer  # quantizer API\n"
+        "from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import XNNPACKQuantizer\n"
+    )

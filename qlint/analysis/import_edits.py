@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from qlint.analysis.project import resolve_relative
 from qlint.diagnostic import Edit, Position, Range
+from qlint.source import line_ending
 
 if TYPE_CHECKING:
     from qlint.rules.base import FileContext
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 _ALIAS_TAIL = re.compile(r"\s*,?\s*(#.*)?$")
 _LINE_TAIL = re.compile(r"\s*(#.*)?$")
 _FROM_MODULE = re.compile(r"from\s+([\w.]+)\s")
+_COMMENT = re.compile(r"#.*$")
+_NOQA = re.compile(r"#\s*noqa\b", re.IGNORECASE)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.Module)
 _TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
 _GUARD_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"})
@@ -172,15 +175,34 @@ def _line_end(ctx: FileContext, row: int) -> int:
 
 def insert_before(ctx: FileContext, stmt: ast.stmt, text: str) -> Edit:
     start, _ = _span(ctx, stmt)
-    return _edit(ctx, start, start, f"{text}\n{_indent(ctx, stmt)}")
+    return _edit(ctx, start, start, f"{text}{line_ending(ctx.text)}{_indent(ctx, stmt)}")
 
 
-def format_from(module: str, parts: list[str], indent: str) -> str:
+def format_from(
+    module: str,
+    parts: list[str],
+    indent: str,
+    newline: str = "\n",
+    comments: dict[str, str] | None = None,
+    noqa: tuple[str | None, str | None] = (None, None),
+) -> str:
+    """`from module import parts`, on one line when it fits and nothing forces the layout.
+
+    `comments` (part -> comment) came after a name on its own line: the name keeps it, so
+    the parenthesized form is used. `noqa` is the statement's suppression on its first and
+    on its last line: it goes where the user had it, and a statement that had one on a
+    single line stays on one line (a linter reports an import's names on their own line).
+    """
+    comments = comments or {}
+    first, last = noqa
     line = f"from {module} import {', '.join(parts)}"
-    if len(indent) + len(line) <= MAX_LINE:
-        return line
-    inner = "".join(f"{indent}    {p},\n" for p in parts)
-    return f"from {module} import (\n{inner}{indent})"
+    if not any(comments.get(p) for p in parts) and (first or last or len(indent) + len(line) <= MAX_LINE):
+        tail = first or last
+        return line + (f"  {tail}" if tail else "")
+    inner = "".join(f"{indent}    {p},{'  ' + comments[p] if comments.get(p) else ''}{newline}" for p in parts)
+    head = f"  {first}" if first else ""
+    close = f"  {last}" if last else ""
+    return f"from {module} import ({head}{newline}{inner}{indent}){close}"
 
 
 # -- moving names out of `from <module> import ...` ------------------------------------------
@@ -222,13 +244,39 @@ def regroup_from_import(
         edits.extend(removal)
     if groups:
         indent = _indent(ctx, stmt)
-        added = "".join(
-            f"\n{indent}" + format_from(module, [_part(a, n) for a, n in items], indent)
-            for module, items in groups.items()
-        )
+        newline = line_ending(ctx.text)
+        noqa = _statement_noqa(ctx, stmt)
+        added = ""
+        for module, items in groups.items():
+            parts = [_part(a, n) for a, n in items]
+            comments = {_part(a, n): _alias_comment(ctx, a) for a, n in items}
+            added += newline + indent + format_from(module, parts, indent, newline, comments, noqa)
         end = _line_end(ctx, stmt.end_lineno)
         edits.append(_edit(ctx, end, end, added))
     return edits
+
+
+def _statement_noqa(ctx: FileContext, stmt: ast.stmt) -> tuple[str | None, str | None]:
+    """A `# noqa` comment at the end of the statement's first line and of its last line:
+    it was meant for every name imported, so each new statement carries it too."""
+
+    def noqa_on(row: int, after: int) -> str | None:
+        match = _COMMENT.search(ctx.lines.line(row), after)
+        return match.group().rstrip() if match and _NOQA.match(match.group()) else None
+
+    first = noqa_on(stmt.lineno, ctx.lines.char_col(stmt.lineno, stmt.col_offset))
+    if stmt.end_lineno == stmt.lineno:
+        return first, None
+    return first, noqa_on(stmt.end_lineno, ctx.lines.char_col(stmt.end_lineno, stmt.end_col_offset))
+
+
+def _alias_comment(ctx: FileContext, alias: ast.alias) -> str | None:
+    """The comment after a name that has its line to itself (`    b,  # why`)."""
+    if not _own_line(ctx, alias):
+        return None
+    tail = ctx.lines.line(alias.lineno)[ctx.lines.char_col(alias.lineno, alias.end_col_offset) :]
+    match = _ALIAS_TAIL.match(tail)
+    return match.group(1).rstrip() if match and match.group(1) else None
 
 
 def _part(alias: ast.alias, name: str) -> str:
@@ -284,6 +332,7 @@ def ensure_import(ctx: FileContext, module: str) -> Edit | None:
                 if a.asname is None and (a.name == module or a.name.startswith(module + ".")):
                     return None
     last = None
+    newline = line_ending(ctx.text)
     body = ctx.tree.body
     start = 1 if body and _is_docstring(body[0]) else 0
     for stmt in body[start:]:
@@ -293,13 +342,12 @@ def ensure_import(ctx: FileContext, module: str) -> Edit | None:
     if last is None:
         if len(body) <= start:
             end = len(ctx.text)
-            return _edit(
-                ctx, end, end, ("" if ctx.text.endswith("\n") or not ctx.text else "\n") + f"import {module}\n"
-            )
+            ended = not ctx.text or ctx.text.endswith(("\n", "\r"))
+            return _edit(ctx, end, end, ("" if ended else newline) + f"import {module}{newline}")
         first, _ = _span(ctx, body[start])
-        return _edit(ctx, first, first, f"import {module}\n")
+        return _edit(ctx, first, first, f"import {module}{newline}")
     end = _line_end(ctx, last.end_lineno)
-    return _edit(ctx, end, end, f"\nimport {module}")
+    return _edit(ctx, end, end, f"{newline}import {module}")
 
 
 def _module_level(stmts: list[ast.stmt]) -> Iterable[ast.stmt]:

@@ -144,8 +144,13 @@ class CallSemantics:
             return self.new(env, node, "", Origin(_PT2E_RESULT[api.kind], node), captures=captures)
         if api.kind == "allow_train_eval" and arg is not None:
             env.patched |= {arg}
-        if api.kind == "move" and api.name.endswith("_train") and arg is not None:
-            self.retrain(arg)
+        if api.kind == "move" and arg is not None:
+            # The torchao helpers are how an exported graph changes mode: a later re-export
+            # captures it in that mode.
+            mode = "train" if api.name.endswith("_train") else "eval"
+            env.modes[arg] = frozenset({ModeFact(mode, node)})
+            if mode == "train":
+                self.retrain(arg)
         if api.kind == "load_program":
             return self.new(env, node, "", Origin(PROGRAM, node))
         if api.kind == "copy" and arg is not None:

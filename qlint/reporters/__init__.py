@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from qlint.diagnostic import Diagnostic, Range
 from qlint.settings import Settings
@@ -32,6 +33,7 @@ class ReportOptions:
     mode: str = "check"  # "check", or "fix" when the diagnostics are what a fix left over
     fixed: int = 0  # fixes applied by the run (mode "fix")
     settings: Settings | None = None  # for formats that compute whole-file fixes
+    fix_session: Any = None  # qlint.fix_session.FixSession of the run, when it fixed
 
 
 def render(fmt: str, diagnostics: Sequence[Diagnostic], options: ReportOptions) -> str:

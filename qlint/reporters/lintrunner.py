@@ -1,9 +1,10 @@
 """lintrunner's JSON lint messages, one per line (ExecuTorch and PyTorch lint with it).
 
 lintrunner applies a fix by swapping a whole file's `original` for its `replacement`, so
-per file the first fixable finding carries the text `qlint fix` would produce (computed
-with `qlint.fixes`, to a fixpoint, without writing) and the others carry none: two
-messages with the same whole-file patch would make the second one stale.
+per file the first fixable finding carries the text `qlint fix` would produce and the
+others carry none: two messages with the same whole-file patch would make the second one
+stale. The texts come from the run's `FixSession` (`qlint fix` already holds them; for
+`qlint check` the session fixes each file once, to a fixpoint, without writing).
 """
 
 from __future__ import annotations
@@ -33,24 +34,17 @@ def _message(d: Diagnostic, original: str | None = None, replacement: str | None
     }
 
 
-def _whole_file_fix(path: str, settings: Settings, unsafe: bool) -> tuple[str, str] | None:
-    from qlint.fixes import fix_file
-
-    outcome = fix_file(path, settings, unsafe=unsafe, write=False)
-    if outcome.error is not None or outcome.fixed == outcome.original:
-        return None
-    return outcome.original, outcome.fixed
-
-
 def render(diagnostics: list[Diagnostic], options: ReportOptions) -> str:
-    settings = options.settings or Settings()
+    from qlint.fix_session import FixSession
+
+    session = options.fix_session or FixSession(options.settings or Settings(), options.unsafe_fixes)
     lines = []
     patched: set[str] = set()
     for d in diagnostics:
         original = replacement = None
         if d.path not in patched and d.fix is not None and d.fix.applies(options.unsafe_fixes):
             patched.add(d.path)
-            patch = _whole_file_fix(d.path, settings, options.unsafe_fixes)
+            patch = session.patch(d.path)
             if patch is not None:
                 original, replacement = patch
         lines.append(json.dumps(_message(d, original, replacement), ensure_ascii=False))

@@ -24,6 +24,7 @@ from qlint.analysis.model_flow import (
 )
 from qlint.diagnostic import Applicability, Edit, Fix, Range, RelatedInfo
 from qlint.rules.base import FileContext
+from qlint.source import line_ending
 
 _NO_MODE_CHANGE = frozenset(
     {
@@ -205,7 +206,7 @@ def insert_mode_call(ctx: FileContext, cap: Capture, mode: str) -> Fix | None:
         edit = Edit(Range(start, ctx.range_of(model).end), f".{mode}()")
         return Fix(applicability, f"Use `{src}.{mode}()` in the capture", (edit,))
     if plain or (isinstance(model, ast.Attribute) and _is_dotted(model)):
-        edit = _line_insertion(ctx, cap.stmt, f"{src}.{mode}()")
+        edit = line_insertion(ctx, cap.stmt, f"{src}.{mode}()")
         if edit is not None:
             return Fix(applicability, message, (edit,))
     where = ctx.range_of(model)
@@ -222,7 +223,7 @@ def _is_dotted(node: ast.expr) -> bool:
     return isinstance(node, ast.Name)
 
 
-def _line_insertion(ctx: FileContext, stmt: ast.stmt, code: str) -> Edit | None:
+def line_insertion(ctx: FileContext, stmt: ast.stmt, code: str) -> Edit | None:
     row = stmt.lineno
     col = ctx.lines.char_col(row, stmt.col_offset)
     line = ctx.lines.line(row)
@@ -230,6 +231,6 @@ def _line_insertion(ctx: FileContext, stmt: ast.stmt, code: str) -> Edit | None:
     if line[col:].startswith("elif"):
         return None  # a capture in an `elif` test has no statement of its own to precede
     if not prefix.strip():
-        return Edit(Range.of(row, 0, row, 0), f"{prefix}{code}\n")
+        return Edit(Range.of(row, 0, row, 0), f"{prefix}{code}{line_ending(ctx.text)}")
     # `if ready: ep = export(model, x)` or `a = 1; ep = export(...)`: stay on that line.
     return Edit(Range.of(row, col, row, col), f"{code}; ")

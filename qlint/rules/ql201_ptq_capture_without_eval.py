@@ -17,13 +17,13 @@ from qlint.rules.capture_common import (
     captures,
     evidence,
     grad_mode_note,
-    insert_mode_call,
     listed,
     model_text,
     qat_only_train,
     reasons,
     related,
 )
+from qlint.rules.ptq_eval_fix import HELPER, eval_fix, is_graph
 
 _BAD = ("train", "constructed", "parameter")
 
@@ -55,17 +55,19 @@ class PtqCaptureWithoutEval(Rule):
                 if r.kind == "eval" and r.node is not None and not r.via
             ]
             detail = listed(bad + partial)
+            # `.eval()` raises on an exported GraphModule (torch 2.13): torchao's helper is the way.
+            remedy = f"`{HELPER}({model})`" if is_graph(cap) else f"`{model}.eval()`"
             message = (
                 f"`{model}` is captured for PTQ {head} ({detail}{grad_mode_note(cap)}). Batch norm and dropout"
                 " keep their training behaviour in the graph, so calibration after `prepare_pt2e` updates"
-                f" running statistics and drops activations; call `{model}.eval()` before capturing"
+                f" running statistics and drops activations; call {remedy} before capturing"
             )
             why = sorted({*why, *bad}, key=lambda r: (r.row, r.kind, r.text))
             yield ctx.diagnostic(
                 self,
                 cap.call,
                 message,
-                insert_mode_call(ctx, cap, "eval"),
+                eval_fix(ctx, cap, flows),
                 evidence=evidence(ctx, cap, "ptq", why),
                 related=related(ctx, cap, "ptq", why),
             )

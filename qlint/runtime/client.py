@@ -244,7 +244,9 @@ class RuntimeChecker:
         """Why no check can run at all here, or None."""
         missing = [name for name in ("torch", "torchao") if not self.versions.get(name)]
         if missing:
-            return f"{' and '.join(missing)} not installed (pip install 'qlint[runtime]')"
+            from qlint.runtime.availability import install_hint
+
+            return f"{' and '.join(missing)} not installed ({install_hint()})"
         return None
 
     def verdict(self, diag: Diagnostic, *, verify_fix: bool = True, timeout: float | None = None) -> RuntimeVerdict:

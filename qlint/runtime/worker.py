@@ -10,7 +10,7 @@ Everything torch, its extensions and the checks print goes to stderr: the real s
 descriptor is kept private for the protocol, so a stray `print` cannot corrupt a reply.
 
 A check gets `params["timeout"]` seconds. On POSIX an interval timer interrupts it with
-`CheckTimeout` between Python bytecodes and the worker answers `skipped` (timeout) and
+`CheckTimeout` between Python bytecodes and the worker answers `inconclusive` (timeout) and
 keeps serving with its caches intact. Code stuck inside C++ cannot be interrupted that
 way; the client's own, slightly longer deadline kills the worker then.
 """
@@ -71,8 +71,10 @@ def run_check(params: dict[str, Any]) -> dict[str, Any]:
         with _deadline(timeout):
             record = importlib.import_module(CHECKS[code]).run(params)
     except CheckTimeout:
+        # The check ran and did not finish: nothing is known about the finding, which is
+        # `inconclusive` (not `skipped`, which means no check applies here).
         record = {
-            "verdict": "skipped",
+            "verdict": "inconclusive",
             "evidence": f"timeout: the check did not finish within {timeout:g} s",
             "fix_verified": None,
             "transient": True,
