@@ -237,6 +237,8 @@ def diagnostic_to_dict(d: Diagnostic) -> dict[str, Any]:
         out["related"] = [[r.path, _range_to(r.range), r.message] for r in d.related]
     if d.evidence:
         out["evidence"] = d.evidence
+    if d.help:
+        out["help"] = d.help
     if d.runtime is not None:
         rt = d.runtime
         out["runtime"] = [rt.verdict, rt.evidence, rt.fix_verified, rt.seconds]
@@ -262,4 +264,5 @@ def diagnostic_from_dict(data: dict[str, Any]) -> Diagnostic:
         related=related,
         evidence=dict(data.get("evidence", {})),
         runtime=runtime,
+        help=data.get("help"),
     )

@@ -158,6 +158,8 @@ def settings_from_table(table: dict[str, Any], path: Path, prefix: str = "tool.q
             kwargs[field_name] = (root / os.path.expanduser(value)).resolve()
         elif kind == "per-file-ignores":
             kwargs[field_name] = _per_file_ignores(value, loc, key)
+        elif kind == "url":
+            kwargs[field_name] = _rule_url(value, loc, key)
         elif kind == "runtime":
             kwargs[field_name] = _runtime_models(value, loc.sub(key))
     if options:
@@ -215,7 +217,22 @@ _KEYS: dict[str, tuple[str, str]] = {
     "force-exclude": ("force_exclude", "bool"),
     "cache-dir": ("cache_dir", "path"),
     "runtime": ("runtime_models", "runtime"),
+    "rule-url": ("rule_url", "url"),
 }
+
+
+def _rule_url(value: Any, loc: _Where, key: str) -> str:
+    """`rule-url = "https://example.org/rules/{code}"`: a URL with `{code}` and/or `{name}`."""
+    if not isinstance(value, str) or not re.match(r"^(https?|file)://\S+$", value):
+        raise ConfigError(loc.key(key, f"expected an http(s) or file URL, got {_q(value)}"))
+    unknown = set(re.findall(r"\{([^}]*)\}", value)) - {"code", "name"}
+    if unknown:
+        raise ConfigError(
+            loc.key(key, f"unknown placeholder {_q('{' + sorted(unknown)[0] + '}')} (use {{code}} or {{name}})")
+        )
+    if "{code}" not in value and "{name}" not in value:
+        raise ConfigError(loc.key(key, "the URL must contain {code} or {name}, or every rule links to the same page"))
+    return value
 
 
 def _runtime_models(value: Any, loc: _Where) -> tuple[str, ...]:

@@ -68,6 +68,8 @@ class Settings:
     cache_dir: Path | None = None
     # `[tool.qlint.runtime] models`: factories the runtime checker may import and run (opt-in).
     runtime_models: tuple[str, ...] = ()
+    # `rule-url`: where diagnostics link to ("{code}"/"{name}" filled in); None: the shipped page.
+    rule_url: str | None = None
 
     @cached_property
     def enabled_codes(self) -> frozenset[str]:
@@ -93,6 +95,15 @@ class Settings:
             if _glob_match(rel, pattern):
                 ignored.update(c for c in RULES if any(code_matches(c, s) for s in codes))
         return frozenset(ignored)
+
+    def explicit_per_file_ignores(self, path: str) -> frozenset[str]:
+        """Codes a per-file-ignores entry for `path` names in full (not by prefix or `ALL`)."""
+        if not self.per_file_ignores:
+            return frozenset()
+        rel = self.relative(path)
+        return frozenset(
+            code for pattern, codes in self.per_file_ignores if _glob_match(rel, pattern) for code in codes
+        )
 
     def rules_for(self, path: str) -> list[Rule]:
         codes = self.enabled_codes - self.ignored_for(path)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from qlint.diagnostic import Diagnostic, Range
 from qlint.settings import Settings
@@ -38,12 +38,19 @@ def render(fmt: str, diagnostics: Sequence[Diagnostic], options: ReportOptions) 
     if fmt not in FORMATS:
         raise ValueError(f"unknown output format {fmt!r}; choose from {', '.join(FORMATS)}")
     module = importlib.import_module(f"qlint.reporters.{FORMATS[fmt]}")
+    template = options.settings.rule_url if options.settings is not None else None
+    if template:  # cached results do not carry the link: stamp it here for every format
+        diagnostics = [replace(d, url_template=template) for d in diagnostics]
     return module.render(list(diagnostics), options)
 
 
-def rule_url(code: str) -> str:
+def rule_url(code: str, options: ReportOptions | None = None) -> str:
     """The documentation URL of a rule, from the one place `Diagnostic.url` defines it."""
-    return Diagnostic(code, "", "", "", Range.of(1, 0, 1, 0)).url
+    from qlint.rules import RULES
+
+    template = options.settings.rule_url if options is not None and options.settings is not None else None
+    name = RULES[code].name if code in RULES else ""
+    return Diagnostic(code, name, "", "", Range.of(1, 0, 1, 0), url_template=template).url
 
 
 def location(row: int, col: int) -> dict[str, int]:

@@ -36,13 +36,13 @@ def _physical(path: str, r: Range) -> dict[str, Any]:
     return {"artifactLocation": {"uri": _uri(path)}, "region": region(r)}
 
 
-def _rules() -> list[dict[str, Any]]:
+def _rules(options: ReportOptions) -> list[dict[str, Any]]:
     return [
         {
             "id": code,
             "name": rule.name,
             "shortDescription": {"text": rule.summary},
-            "helpUri": rule_url(code),
+            "helpUri": rule_url(code, options),
             "defaultConfiguration": {"level": "error"},
             "properties": {"fixAvailability": rule.fix_availability},
         }
@@ -95,8 +95,9 @@ def _result(d: Diagnostic, index: dict[str, int]) -> dict[str, Any]:
     return out
 
 
-def to_sarif(diagnostics: list[Diagnostic]) -> dict[str, Any]:
-    rules = _rules()
+def to_sarif(diagnostics: list[Diagnostic], options: ReportOptions | None = None) -> dict[str, Any]:
+    options = options or ReportOptions()
+    rules = _rules(options)
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     return {
         "$schema": SCHEMA,
@@ -107,7 +108,6 @@ def to_sarif(diagnostics: list[Diagnostic]) -> dict[str, Any]:
                     "driver": {
                         "name": "qlint",
                         "version": __version__,
-                        "informationUri": "https://github.com/qlint/qlint",
                         "rules": rules,
                     }
                 },
@@ -119,4 +119,4 @@ def to_sarif(diagnostics: list[Diagnostic]) -> dict[str, Any]:
 
 
 def render(diagnostics: list[Diagnostic], options: ReportOptions) -> str:
-    return json.dumps(to_sarif(diagnostics), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(to_sarif(diagnostics, options), indent=2, ensure_ascii=False) + "\n"
