@@ -32,6 +32,7 @@ class ReportOptions:
     mode: str = "check"  # "check", or "fix" when the diagnostics are what a fix left over
     fixed: int = 0  # fixes applied by the run (mode "fix")
     settings: Settings | None = None  # for formats that compute whole-file fixes
+    errors: int = 0  # problems printed apart (unreadable paths...): never "All checks passed!" then
 
 
 def render(fmt: str, diagnostics: Sequence[Diagnostic], options: ReportOptions) -> str:

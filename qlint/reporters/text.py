@@ -70,11 +70,11 @@ def summary(diagnostics: Sequence[Diagnostic], options: ReportOptions) -> list[s
     if options.mode == "fix":
         total = remaining + options.fixed
         if total == 0:
-            return ["All checks passed!"]
+            return [_clean(options)]
         out.append(f"Found {_errors(total)} ({options.fixed} fixed, {remaining} remaining).")
     else:
         if remaining == 0:
-            return ["All checks passed!"]
+            return [_clean(options)]
         out.append(f"Found {_errors(remaining)}.")
     hint = hidden_hint(hidden)
     if fixable and options.mode != "fix":
@@ -83,6 +83,14 @@ def summary(diagnostics: Sequence[Diagnostic], options: ReportOptions) -> list[s
     elif hint:
         out.append(f"No fixes available ({hint}).")
     return out
+
+
+def _clean(options: ReportOptions) -> str:
+    """No findings: a pass only when everything asked for was checked."""
+    if not options.errors:
+        return "All checks passed!"
+    problems = "1 problem" if options.errors == 1 else f"{options.errors} problems"
+    return f"No findings in the files that could be checked, but not everything was checked ({problems}, see below)."
 
 
 def hidden_hint(hidden: int) -> str:
