@@ -294,6 +294,11 @@ def _rule_options(code: str, value: dict[str, Any], loc: _Where) -> tuple[tuple[
 def _check_option(rule, name: str, given: Any, label: str) -> Any:
     default = rule.options[name]
     given = _freeze(given) if default is None else _coerce(default, given, label)
+    pattern = rule.option_patterns.get(name)
+    if pattern is not None:
+        for v in given if isinstance(given, tuple) else (given,):
+            if isinstance(v, str) and re.fullmatch(pattern[0], v) is None:
+                raise ConfigError(f"{label}: expected {pattern[1]}, got {_q(v)}")
     choices = rule.option_choices.get(name)
     if choices is not None:
         values = given if isinstance(given, tuple) else (given,)

@@ -62,6 +62,9 @@ class PacketMatcher(Rule):
     fix_availability = "sometimes"
     options = {"fix-style": "auto", "extra-sinks": []}
     option_choices = {"fix-style": ("auto", "overload", "both")}
+    option_patterns = {
+        "extra-sinks": (r"(?:\*|[A-Za-z_][\w.]*):(?:[0-9]+|[A-Za-z_]\w*)", '"callee:N" or "callee:keyword"')
+    }
 
     def triggered_by(self, text: str) -> bool:
         # `getattr(` alone is everywhere; only `getattr(x, "target")` counts (generated data
