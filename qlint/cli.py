@@ -16,7 +16,7 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from qlint import __version__, stdin
+from qlint import DISTRIBUTION, __version__, stdin
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 OUTPUT_FORMATS = ("text", "json", "json-lines", "sarif", "github", "lintrunner")
@@ -312,7 +312,7 @@ def _cmd_server() -> int:
         server = importlib.import_module("qlint.lsp.server")
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.split(".")[0] in ("pygls", "lsprotocol"):
-            raise UsageError("the language server needs pygls: pip install 'qlint[lsp]'") from None
+            raise UsageError(f"the language server needs pygls: pip install '{DISTRIBUTION}[lsp]'") from None
         if exc.name and exc.name.startswith("qlint.lsp"):
             raise UsageError("language server not available in this build of qlint") from None
         raise

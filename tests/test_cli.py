@@ -369,7 +369,7 @@ def test_runtime_checker_failure_keeps_the_findings(tmp_path, monkeypatch, capsy
 def test_server_without_pygls(monkeypatch, capsys):
     monkeypatch.setattr(cli.importlib, "import_module", _missing_module("qlint.lsp.server", "pygls"))
     code, _, err = run(capsys, "server")
-    assert code == 2 and "pip install 'qlint[lsp]'" in err
+    assert code == 2 and "pip install 'qlint-pt2e[lsp]'" in err
     monkeypatch.setattr(cli.importlib, "import_module", _missing_module("qlint.lsp.server", "qlint.lsp"))
     code, _, err = run(capsys, "server")
     assert code == 2 and "language server not available" in err

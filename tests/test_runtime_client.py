@@ -167,5 +167,5 @@ def test_without_torch_every_finding_is_skipped(tmp_path):
     out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, env=env, check=True)
     verdict, evidence, no_worker = json.loads(out.stdout)
     assert verdict == "skipped"
-    assert evidence == "torch and torchao not installed (pip install 'qlint[runtime]')"
+    assert evidence == "torch and torchao not installed (pip install 'qlint-pt2e[runtime]')"
     assert no_worker
