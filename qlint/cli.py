@@ -19,7 +19,7 @@ from pathlib import Path
 from qlint import DISTRIBUTION, __version__, stdin
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
-OUTPUT_FORMATS = ("text", "json", "json-lines", "sarif", "github", "lintrunner")
+OUTPUT_FORMATS = ("full", "concise", "text", "json", "json-lines", "sarif", "github", "lintrunner")
 
 
 class UsageError(Exception):
@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="lint files and directories")
     _add_common(check)
-    check.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text")
+    check.add_argument("--output-format", choices=OUTPUT_FORMATS, default="full")
     check.add_argument("--output-file", metavar="FILE", help="write the report here instead of stdout")
     check.add_argument("--statistics", action="store_true", help="count findings per rule")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even if findings remain")
@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     fix.add_argument(
         "--verify", action="store_true", help="check fixes on the real pipeline first; skip files with a refuted fix"
     )
-    fix.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text")
+    fix.add_argument("--output-format", choices=OUTPUT_FORMATS, default="full")
     fix.add_argument("--exit-zero", action="store_true", help="exit 0 even if findings remain")
 
     sub.add_parser("rules", help="list the rules")
@@ -171,6 +171,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         quiet=args.quiet,
         settings=settings,
         errors=len(errors),
+        color=False if args.output_file else None,
     )
     _emit(render(args.output_format, diagnostics, options), args.output_file)
     _print_errors(errors)
@@ -223,6 +224,7 @@ def _cmd_fix(args: argparse.Namespace, diff_only: bool) -> int:
         fixed=fixed,
         settings=settings,
         errors=len(errors),
+        color=False if getattr(args, "output_file", None) else None,
     )
     _emit(render(args.output_format, remaining, options), getattr(args, "output_file", None))
     _print_errors(errors)
@@ -234,6 +236,7 @@ def _cmd_fix(args: argparse.Namespace, diff_only: bool) -> int:
 def _cmd_stdin(args: argparse.Namespace, settings, mode: str) -> int:
     """`-`: check or fix standard input; `fix -` prints the fixed text, the report on stderr."""
     from qlint.reporters import ReportOptions, render
+    from qlint.reporters.snippet import use_color
 
     if getattr(args, "runtime", False) or getattr(args, "verify", False):
         raise UsageError("the runtime checker does not read standard input: name the file")
@@ -250,6 +253,8 @@ def _cmd_stdin(args: argparse.Namespace, settings, mode: str) -> int:
         fixed=outcome.applied,
         settings=settings,
         errors=len(outcome.errors),
+        sources=outcome.sources,
+        color=False if getattr(args, "output_file", None) else use_color(sys.stdout if mode == "check" else sys.stderr),
     )
     if mode == "check":
         _emit(render(args.output_format, outcome.diagnostics, options), args.output_file)

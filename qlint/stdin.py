@@ -54,6 +54,7 @@ class StdinOutcome:
     output: bytes | None = None  # `fix -`: what goes to standard output
     diff: str | None = None
     applied: int = 0
+    sources: dict[str, str] = field(default_factory=dict)  # the buffer's text, for source lines
 
 
 def excluded(settings: Settings, path: str) -> bool:
@@ -75,7 +76,8 @@ def check(data: bytes, stdin_filename: str | None, settings: Settings) -> StdinO
     except DecodeError:
         project = None
     result = check_source(data, path, settings, project)
-    return StdinOutcome(sorted(result.diagnostics, key=Diagnostic.sort_key), list(result.errors))
+    sources = {path: result.text} if result.text is not None else {}
+    return StdinOutcome(sorted(result.diagnostics, key=Diagnostic.sort_key), list(result.errors), sources=sources)
 
 
 def fix(data: bytes, stdin_filename: str | None, settings: Settings, unsafe: bool, diff_only: bool) -> StdinOutcome:
@@ -100,6 +102,7 @@ def fix(data: bytes, stdin_filename: str | None, settings: Settings, unsafe: boo
         diagnostics=sorted(fixed.remaining.diagnostics, key=Diagnostic.sort_key),
         errors=errors,
         applied=fixed.applied if changed else 0,
+        sources={path: fixed.fixed},
     )
     if diff_only:
         out.output = b""

@@ -58,7 +58,7 @@ def test_clean_tree_exits_zero(tmp_path):
 def test_findings_text_json_statistics_exit_zero(tmp_path):
     (tmp_path / "a.py").write_text(NOQA_ONLY)
     (tmp_path / "b.py").write_text(SYNTAX_ERROR)
-    proc = qlint("check", ".", "--no-cache", cwd=tmp_path)
+    proc = qlint("check", ".", "--no-cache", "--output-format", "concise", cwd=tmp_path)
     assert proc.returncode == 1
     assert proc.stdout.splitlines() == [
         "a.py:1:6: QL002 [*] Unused `noqa` directive (unused: QL101)",
@@ -254,7 +254,7 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
 
 def test_unsafe_fixes_are_hidden_until_asked_for(tmp_path, fake_rule, capsys):
     (tmp_path / "a.py").write_text("FAKE_SAFE\nFAKE_UNSAFE\nFAKE_SHOW\n")
-    code, out, _ = run(capsys, "check", "--select", "QL902", "--no-cache")
+    code, out, _ = run(capsys, "check", "--select", "QL902", "--no-cache", "--output-format", "concise")
     assert code == 1
     assert out.splitlines() == [
         "a.py:1:1: QL902 [*] FAKE_SAFE found",

@@ -31,7 +31,8 @@ def to_line(d: Diagnostic) -> str:
             f"endColumn={r.end.col + 1}",
         ]
     )
-    return f"::error {props}::{escape_data(f'{d.code} {d.message}')}"
+    text = f"{d.code} {d.message}" + (f"\nhelp: {d.help}" if d.help else "")
+    return f"::error {props}::{escape_data(text)}"
 
 
 def render(diagnostics: list[Diagnostic], options: ReportOptions) -> str:

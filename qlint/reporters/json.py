@@ -46,6 +46,8 @@ def to_json(d: Diagnostic) -> dict[str, Any]:
             ],
             "message": d.fix.message,
         }
+    if d.help:  # the explanation the one-sentence message leaves out (not a ruff key)
+        out["help"] = d.help
     if d.related:
         out["related"] = [
             {

@@ -29,7 +29,7 @@ def _message(d: Diagnostic, original: str | None = None, replacement: str | None
         "name": d.code,
         "original": original,
         "replacement": replacement,
-        "description": f"{d.message}\nSee {d.url}",
+        "description": f"{d.message}\n{d.help}\nSee {d.url}" if d.help else f"{d.message}\nSee {d.url}",
     }
 
 

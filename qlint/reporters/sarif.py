@@ -54,7 +54,8 @@ def _result(d: Diagnostic, index: dict[str, int]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "ruleId": d.code,
         "level": "error",
-        "message": {"text": d.message},
+        # The message, then the explanation: viewers show only this text.
+        "message": {"text": f"{d.message}. {d.help}" if d.help else d.message},
         "locations": [{"physicalLocation": _physical(d.path, d.range)}],
     }
     if d.code in index:

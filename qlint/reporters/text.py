@@ -1,4 +1,5 @@
-"""ruff-style text: `path:row:col: CODE [*] message`, a runtime line, a summary.
+"""ruff-style text: `path:row:col: CODE [*] message`, a runtime line, a summary; in the
+`full` format (the default) each finding also shows its source line with a caret and its help.
 
 The summary tells people what `qlint fix` would do and, like ruff, how many fixes stay
 hidden until `--unsafe-fixes`, so nobody has to guess why a `[*]` is missing.
@@ -6,12 +7,14 @@ hidden until `--unsafe-fixes`, so nobody has to guess why a `[*]` is missing.
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from collections.abc import Sequence
 
 from qlint.diagnostic import Diagnostic
 from qlint.engine import display_path
 from qlint.reporters import ReportOptions
+from qlint.reporters.snippet import Paint, Sources, snippet, use_color
 
 
 def render(diagnostics: list[Diagnostic], options: ReportOptions) -> str:
@@ -22,13 +25,20 @@ def render(diagnostics: list[Diagnostic], options: ReportOptions) -> str:
 
 
 def _lines(diagnostics: Sequence[Diagnostic], options: ReportOptions) -> list[str]:
+    paint = Paint(use_color(sys.stdout) if options.color is None else options.color)
+    sources = Sources(options.sources) if options.full else None
     out = []
     for d in diagnostics:
-        marker = " [*]" if d.fix is not None and d.fix.applies(options.unsafe_fixes) else ""
+        fixable = d.fix is not None and d.fix.applies(options.unsafe_fixes)
+        marker = " " + paint.fixable("[*]") if fixable else ""
         start = d.range.start
-        out.append(f"{display_path(d.path)}:{start.row}:{start.col + 1}: {d.code}{marker} {d.message}")
+        where = paint.bold(f"{display_path(d.path)}:{start.row}:{start.col + 1}:")
+        out.append(f"{where} {paint.code(d.code)}{marker} {d.message}")
         if d.runtime is not None:
             out.append("  " + runtime_line(d))
+        if sources is not None:
+            out += snippet(d, sources.line(d.path, start.row), paint)
+            out.append("")
     return out
 
 

@@ -103,6 +103,7 @@ class FileContext:
         fix: Fix | None = None,
         evidence: dict | None = None,
         related: tuple[RelatedInfo, ...] = (),
+        help: str | None = None,
     ) -> Diagnostic:
         rng = where if isinstance(where, Range) else self.range_of(where)
         return Diagnostic(
@@ -115,4 +116,5 @@ class FileContext:
             noqa_row=rng.start.row,
             related=related,
             evidence=evidence or {},
+            help=help,
         )

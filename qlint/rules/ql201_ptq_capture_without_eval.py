@@ -55,10 +55,11 @@ class PtqCaptureWithoutEval(Rule):
                 if r.kind == "eval" and r.node is not None and not r.via
             ]
             detail = listed(bad + partial)
-            message = (
-                f"`{model}` is captured for PTQ {head} ({detail}{grad_mode_note(cap)}). Batch norm and dropout"
-                " keep their training behaviour in the graph, so calibration after `prepare_pt2e` updates"
-                f" running statistics and drops activations; call `{model}.eval()` before capturing"
+            message = f"`{model}` is captured for PTQ {head} ({detail})"
+            help_ = (
+                f"{grad_mode_note(cap)}Batch norm and dropout keep their training behaviour in the graph, so"
+                " calibration after `prepare_pt2e` updates running statistics and drops activations; call"
+                f" `{model}.eval()` before capturing"
             )
             why = sorted({*why, *bad}, key=lambda r: (r.row, r.kind, r.text))
             yield ctx.diagnostic(
@@ -68,4 +69,5 @@ class PtqCaptureWithoutEval(Rule):
                 insert_mode_call(ctx, cap, "eval"),
                 evidence=evidence(ctx, cap, "ptq", why),
                 related=related(ctx, cap, "ptq", why),
+                help=help_,
             )
