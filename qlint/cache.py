@@ -239,6 +239,8 @@ def diagnostic_to_dict(d: Diagnostic) -> dict[str, Any]:
         out["evidence"] = d.evidence
     if d.help:
         out["help"] = d.help
+    if d.cell is not None:
+        out["cell"] = d.cell
     if d.runtime is not None:
         rt = d.runtime
         out["runtime"] = [rt.verdict, rt.evidence, rt.fix_verified, rt.seconds]
@@ -265,4 +267,5 @@ def diagnostic_from_dict(data: dict[str, Any]) -> Diagnostic:
         evidence=dict(data.get("evidence", {})),
         runtime=runtime,
         help=data.get("help"),
+        cell=data.get("cell"),
     )

@@ -104,6 +104,8 @@ class Diagnostic:
     help: str | None = field(default=None, compare=False)
     # `rule-url` from the settings ("https://example.org/rules/{code}"); None: the shipped page.
     url_template: str | None = field(default=None, compare=False, hash=False, repr=False)
+    # In a notebook: the 1-based cell the range is in (rows count from the cell's first line).
+    cell: int | None = None
 
     @property
     def url(self) -> str:
@@ -119,7 +121,7 @@ class Diagnostic:
         return replace(self, runtime=verdict)
 
     def sort_key(self) -> tuple:
-        return (self.path, self.range.start, self.code)
+        return (self.path, self.cell or 0, self.range.start, self.code)
 
 
 def rule_url(code: str, name: str = "", template: str | None = None) -> str:

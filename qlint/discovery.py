@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from qlint.engine import display_path
 from qlint.settings import Settings
 
-PYTHON_SUFFIXES = (".py", ".pyi")
+# Notebooks too, as ruff since 0.6: their code cells are checked (see qlint.notebook).
+PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
 @dataclass

@@ -27,6 +27,7 @@ from qlint.cache import Cache
 from qlint.cross_file_fixes import apply_cross_file_fixes
 from qlint.discovery import discover
 from qlint.engine import FileResult, check_source, content_hash, display_path
+from qlint.notebook import check_notebook, fix_notebook_file, is_notebook
 from qlint.settings import Settings
 
 # Below this many files to check, a process pool costs more than it saves.
@@ -136,7 +137,7 @@ def _check_one(path: str, settings: Settings) -> tuple[FileResult, int, int, str
         result.errors.append(f"{display_path(path)}: cannot read: {exc.strerror or exc}")
         return result, 0, 0, ""
     try:
-        result = check_source(data, path, settings)
+        result = check_notebook(data, path, settings) if is_notebook(path) else check_source(data, path, settings)
     except (Exception, RecursionError):  # the engine's own safety net failed: keep going
         result = FileResult(path=path)
         result.errors.append(f"{display_path(path)}: internal error:\n{traceback.format_exc(limit=-3)}")
@@ -153,6 +154,8 @@ class _FixTask:
     def __call__(self, path: str, settings: Settings) -> FixReport:
         from qlint.fixes import fix_file, unified_diff
 
+        if is_notebook(path):
+            return self._notebook(path, settings)
         try:
             outcome = fix_file(path, settings, unsafe=self.unsafe, write=not self.diff_only)
         except (Exception, RecursionError):
@@ -166,6 +169,16 @@ class _FixTask:
         outcome.remaining.text = None
         applied = outcome.applied if changed else 0
         return FixReport(path, applied, changed, outcome.remaining, diff, outcome.error)
+
+    def _notebook(self, path: str, settings: Settings) -> FixReport:
+        try:
+            nb = fix_notebook_file(path, settings, self.unsafe, write=not self.diff_only)
+        except (Exception, RecursionError):
+            error = f"internal error while fixing:\n{traceback.format_exc(limit=-3)}"
+            return FixReport(path, 0, False, FileResult(path=path), None, error)
+        changed = nb.changed and nb.error is None
+        diff = nb.diff(display_path(path)) if self.diff_only and changed else None
+        return FixReport(path, nb.applied if changed else 0, changed, nb.remaining, diff, nb.error)
 
 
 # ----------------------------------------------------------------- parallel map

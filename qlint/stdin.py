@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from qlint.analysis.project import ProjectIndex
 from qlint.diagnostic import Diagnostic
 from qlint.engine import check_source
+from qlint.notebook import check_notebook, fix_notebook, is_notebook
 from qlint.settings import Settings
 from qlint.source import DecodeError, decode_source
 
@@ -71,6 +72,10 @@ def check(data: bytes, stdin_filename: str | None, settings: Settings) -> StdinO
     path = buffer_path(stdin_filename)
     if excluded(settings, path):
         return StdinOutcome()
+    if is_notebook(path):
+        result = check_notebook(data, path, settings)
+        text = data.decode("utf-8", "replace")
+        return StdinOutcome(sorted(result.diagnostics, key=Diagnostic.sort_key), result.errors, sources={path: text})
     try:
         project = ProjectIndex({path: decode_source(data)})
     except DecodeError:
@@ -87,6 +92,8 @@ def fix(data: bytes, stdin_filename: str | None, settings: Settings, unsafe: boo
     path = buffer_path(stdin_filename)
     if excluded(settings, path):
         return StdinOutcome(output=b"" if diff_only else data)
+    if is_notebook(path):
+        return _fix_notebook(data, path, stdin_filename, settings, unsafe, diff_only)
     try:
         text = decode_source(data)
     except DecodeError:
@@ -111,6 +118,25 @@ def fix(data: bytes, stdin_filename: str | None, settings: Settings, unsafe: boo
             out.diff = unified_diff(_renamed(fixed, shown))
     else:
         out.output = encode_like(fixed.fixed, data) if changed else data
+    return out
+
+
+def _fix_notebook(
+    data: bytes, path: str, stdin_filename: str | None, settings: Settings, unsafe: bool, diff_only: bool
+) -> StdinOutcome:
+    nb = fix_notebook(data, path, settings, unsafe)
+    changed = nb.changed and nb.error is None
+    errors = list(nb.remaining.errors) + ([f"{stdin_filename}: {nb.error}"] if nb.error else [])
+    out = StdinOutcome(
+        diagnostics=sorted(nb.remaining.diagnostics, key=Diagnostic.sort_key),
+        errors=errors,
+        applied=nb.applied if changed else 0,
+        sources={path: nb.fixed if changed else nb.original},
+    )
+    if diff_only:
+        out.output, out.diff = b"", nb.diff(os.path.relpath(path)) if changed else None
+    else:
+        out.output = nb.fixed.encode("utf-8") if changed else data
     return out
 
 

@@ -19,7 +19,7 @@ from qlint.reporters import ReportOptions, location
 
 def to_json(d: Diagnostic) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "cell": None,
+        "cell": d.cell,
         "code": d.code,
         "end_location": location(d.range.end.row, d.range.end.col),
         "filename": os.path.abspath(d.path),

@@ -61,20 +61,42 @@ class Sources:
     notebook cells)."""
 
     def __init__(self, given: Mapping[str, str] | None = None, reader: Callable[[str], str | None] | None = None):
-        self._texts: dict[str, list[str] | None] = {}
+        self._texts: dict[tuple[str, int | None], list[str] | None] = {}
         self._given = dict(given or {})
         self._reader = reader or _read
 
-    def line(self, path: str, row: int) -> str | None:
-        if path not in self._texts:
-            text = self._given.get(path)
-            if text is None:
-                text = self._reader(path)
-            self._texts[path] = _ROWS.split(text) if text is not None else None
-        lines = self._texts[path]
+    def line(self, path: str, row: int, cell: int | None = None) -> str | None:
+        key = (path, cell)
+        if key not in self._texts:
+            if cell is not None:
+                self._load_cells(path)
+                self._texts.setdefault(key, None)
+            else:
+                text = self._given.get(path)
+                if text is None:
+                    text = self._reader(path)
+                self._texts[key] = _ROWS.split(text) if text is not None else None
+        lines = self._texts.get(key)
         if lines is None or not 0 < row <= len(lines):
             return None
         return lines[row - 1]
+
+    def _load_cells(self, path: str) -> None:
+        from qlint.notebook import cell_texts
+
+        given = self._given.get(path)
+        if given is not None:
+            raw = given.encode("utf-8")
+        else:
+            try:
+                with open(path, "rb") as fh:
+                    raw = fh.read()
+            except OSError:
+                raw = b""
+        cells = cell_texts(raw)
+        for number, text in cells.items():
+            self._texts[(path, number)] = _ROWS.split(text)
+        self._texts.setdefault((path, None), None)
 
 
 def _read(path: str) -> str | None:

@@ -32,12 +32,13 @@ def _lines(diagnostics: Sequence[Diagnostic], options: ReportOptions) -> list[st
         fixable = d.fix is not None and d.fix.applies(options.unsafe_fixes)
         marker = " " + paint.fixable("[*]") if fixable else ""
         start = d.range.start
-        where = paint.bold(f"{display_path(d.path)}:{start.row}:{start.col + 1}:")
+        cell = f"cell {d.cell}:" if d.cell is not None else ""
+        where = paint.bold(f"{display_path(d.path)}:{cell}{start.row}:{start.col + 1}:")
         out.append(f"{where} {paint.code(d.code)}{marker} {d.message}")
         if d.runtime is not None:
             out.append("  " + runtime_line(d))
         if sources is not None:
-            out += snippet(d, sources.line(d.path, start.row), paint)
+            out += snippet(d, sources.line(d.path, start.row, d.cell), paint)
             out.append("")
     return out
 
