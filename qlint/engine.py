@@ -70,6 +70,11 @@ def _could_hold_finding(text: str, module: str | None) -> bool:
 
 
 @lru_cache(maxsize=1)
+def _checking_codes() -> frozenset[str]:
+    return frozenset(r.code for r in _every_rule())
+
+
+@lru_cache(maxsize=1)
 def _every_rule() -> tuple:
     return tuple(cls() for code, cls in RULES.items() if code not in ("QL001", "QL002"))
 
@@ -127,7 +132,13 @@ def _check_source(
     wants_noqa_check = "QL002" in codes and _QL_NOQA.search(text) is not None
     # A narrowed selection still parses a file another rule could report on, to see whether
     # it parses at all: a file qlint could not check must not pass as clean.
-    parse_only = not active and _could_hold_finding(text, module) and reports_ql001(settings, path, text)
+    # With every rule running (the usual case) "no rule triggered" already answers it.
+    parse_only = (
+        not active
+        and not codes.issuperset(_checking_codes())
+        and _could_hold_finding(text, module)
+        and reports_ql001(settings, path, text)
+    )
     if not active and not wants_noqa_check and not parse_only:
         return result
 
