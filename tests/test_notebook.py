@@ -134,3 +134,10 @@ def test_stdin_notebook(tmp_path):
     assert proc.returncode == 1 and proc.stdout.startswith("nb.ipynb:cell 3:4:24: QL101")
     proc = qlint("fix", "--stdin-filename", "nb.ipynb", "-", cwd=tmp_path, input=NB)
     assert proc.returncode == 0 and "torch.ops.aten.relu.default" in json.loads(proc.stdout)["cells"][2]["source"][-1]
+
+
+@pytest.mark.parametrize("fmt", ["github", "sarif", "lintrunner"])
+def test_formats_without_a_cell_field_name_the_cell_in_the_text(tmp_path, fmt):
+    (tmp_path / "nb.ipynb").write_text(NB)
+    proc = qlint("check", "--no-cache", "--output-format", fmt, "nb.ipynb", cwd=tmp_path)
+    assert proc.returncode == 1 and "cell 3: `torch.ops.aten.relu` is an OpOverloadPacket" in proc.stdout

@@ -50,12 +50,18 @@ def _rules(options: ReportOptions) -> list[dict[str, Any]]:
     ]
 
 
+def _text(d: Diagnostic) -> str:
+    """A notebook's rows count from its cell, which SARIF regions cannot say: the text does."""
+    cell = f"cell {d.cell}: " if d.cell is not None else ""
+    return f"{cell}{d.message}. {d.help}" if d.help else f"{cell}{d.message}"
+
+
 def _result(d: Diagnostic, index: dict[str, int]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "ruleId": d.code,
         "level": "error",
         # The message, then the explanation: viewers show only this text.
-        "message": {"text": f"{d.message}. {d.help}" if d.help else d.message},
+        "message": {"text": _text(d)},
         "locations": [{"physicalLocation": _physical(d.path, d.range)}],
     }
     if d.code in index:
