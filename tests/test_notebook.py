@@ -141,3 +141,10 @@ def test_formats_without_a_cell_field_name_the_cell_in_the_text(tmp_path, fmt):
     (tmp_path / "nb.ipynb").write_text(NB)
     proc = qlint("check", "--no-cache", "--output-format", fmt, "nb.ipynb", cwd=tmp_path)
     assert proc.returncode == 1 and "cell 3: `torch.ops.aten.relu` is an OpOverloadPacket" in proc.stdout
+
+
+def test_notebooks_can_be_left_out_of_directory_walks(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.qlint]\nextend-exclude = ["*.ipynb"]\n')
+    (tmp_path / "nb.ipynb").write_text(NB)
+    assert qlint("check", "--no-cache", ".", cwd=tmp_path).returncode == 0
+    assert qlint("check", "--no-cache", "nb.ipynb", cwd=tmp_path).returncode == 1  # named: still checked
