@@ -169,8 +169,11 @@ def localize(d: Diagnostic, virtual: VirtualText, nb: Notebook) -> Diagnostic:
     if fix is not None:
         edits = []
         for e in fix.edits:
-            _, r1 = virtual.locate(e.range.start.row)
-            _, r2 = virtual.locate(e.range.end.row)
+            if e.path is not None and e.path != d.path:  # another file's coordinates: keep them
+                edits.append(e)
+                continue
+            _, r1 = _local(virtual, e.range.start.row)
+            _, r2 = _local(virtual, e.range.end.row)
             edits.append(replace(e, range=Range.of(r1, e.range.start.col, r2, e.range.end.col)))
         fix = replace(fix, edits=tuple(edits))
     noqa_row = virtual.locate(d.noqa_row)[1] if d.noqa_row else None

@@ -148,3 +148,16 @@ def test_notebooks_can_be_left_out_of_directory_walks(tmp_path):
     (tmp_path / "nb.ipynb").write_text(NB)
     assert qlint("check", "--no-cache", ".", cwd=tmp_path).returncode == 0
     assert qlint("check", "--no-cache", "nb.ipynb", cwd=tmp_path).returncode == 1  # named: still checked
+
+
+def test_a_constant_from_a_module_is_fixed_in_that_module(tmp_path):
+    from tests.conftest import write_package
+
+    write_package(tmp_path, "pkg", ops="import torch\n\nOPS = {torch.ops.aten.relu}\n")
+    cells = ["from pkg.ops import OPS\n", "\n", "def is_relu(n):\n", "    return n.target in OPS\n"]
+    (tmp_path / "nb.ipynb").write_text(notebook(("code", ["x = 1\n"]), ("code", cells)))
+    out = json.loads(qlint("check", "--no-cache", "--output-format", "json", "nb.ipynb", cwd=tmp_path).stdout)
+    (d,) = out
+    assert d["cell"] == 2 and d["location"]["row"] == 4
+    (edit,) = [e for e in d["fix"]["edits"] if e.get("filename")]
+    assert edit["filename"].endswith("ops.py") and edit["location"]["row"] == 3  # the module's own row
