@@ -17,6 +17,7 @@ from qlint.analysis.project import ProjectIndex
 from qlint.diagnostic import Diagnostic
 from qlint.engine import FileResult, check_source
 from qlint.fixes import MAX_ROUNDS, FixOutcome, apply_edits, fix_text, unified_diff, write_atomic
+from qlint.notebook import is_notebook
 from qlint.settings import Settings
 from qlint.source import DecodeError, decode_source
 
@@ -27,7 +28,8 @@ def foreign_fixes(diagnostics: list[Diagnostic], path: str, unsafe: bool) -> lis
 
 def apply_cross_file_fixes(reports: dict, settings: Settings, unsafe: bool, diff_only: bool) -> None:
     """Update `reports` (path -> FixReport) in place with the edits applied across files."""
-    sites = [p for p, r in reports.items() if foreign_fixes(r.remaining.diagnostics, p, unsafe)]
+    # Notebooks compare too, but their rows are cell rows: their edits elsewhere wait for a person.
+    sites = [p for p, r in reports.items() if not is_notebook(p) and foreign_fixes(r.remaining.diagnostics, p, unsafe)]
     if not sites:
         return
     project = ProjectIndex()

@@ -161,3 +161,15 @@ def test_a_constant_from_a_module_is_fixed_in_that_module(tmp_path):
     assert d["cell"] == 2 and d["location"]["row"] == 4
     (edit,) = [e for e in d["fix"]["edits"] if e.get("filename")]
     assert edit["filename"].endswith("ops.py") and edit["location"]["row"] == 3  # the module's own row
+
+
+def test_fixing_leaves_a_notebooks_edit_in_another_module_to_a_person(tmp_path):
+    from tests.conftest import write_package
+
+    write_package(tmp_path, "pkg", ops="import torch\n\nOPS = {torch.ops.aten.relu}\n")
+    cells = ["from pkg.ops import OPS\n", "\n", "def is_relu(n):\n", "    return n.target in OPS\n"]
+    nb = notebook(("code", ["x = 1\n"]), ("code", cells))
+    (tmp_path / "nb.ipynb").write_text(nb)
+    proc = qlint("fix", "--no-cache", ".", cwd=tmp_path)
+    assert proc.returncode == 1 and "nb.ipynb:cell 2:4:24: QL101" in proc.stdout and "QL001" not in proc.stdout
+    assert (tmp_path / "nb.ipynb").read_text() == nb and "aten.relu}" in (tmp_path / "pkg" / "ops.py").read_text()
