@@ -266,6 +266,10 @@ def diagnostic_to_dict(d: Diagnostic) -> dict[str, Any]:
         out["related"] = [[r.path, _range_to(r.range), r.message] for r in d.related]
     if d.evidence:
         out["evidence"] = d.evidence
+    if d.help:
+        out["help"] = d.help
+    if d.cell is not None:
+        out["cell"] = d.cell
     if d.runtime is not None:
         rt = d.runtime
         out["runtime"] = [rt.verdict, rt.evidence, rt.fix_verified, rt.seconds]
@@ -306,4 +310,6 @@ def diagnostic_from_dict(data: dict[str, Any]) -> Diagnostic:
         related=related,
         evidence=dict(evidence),
         runtime=runtime,
+        help=data.get("help"),
+        cell=data.get("cell"),
     )

@@ -16,10 +16,10 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from qlint import __version__
+from qlint import DISTRIBUTION, __version__, stdin
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
-OUTPUT_FORMATS = ("text", "json", "json-lines", "sarif", "github", "lintrunner")
+OUTPUT_FORMATS = ("full", "concise", "text", "json", "json-lines", "sarif", "github", "lintrunner")
 
 
 class UsageError(Exception):
@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="lint files and directories")
     _add_common(check)
-    check.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text")
+    check.add_argument("--output-format", choices=OUTPUT_FORMATS, default="full")
     check.add_argument("--output-file", metavar="FILE", help="write the report here instead of stdout")
     check.add_argument("--statistics", action="store_true", help="count findings per rule")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even if findings remain")
@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     fix.add_argument(
         "--verify", action="store_true", help="check fixes on the real pipeline first; skip files with a refuted fix"
     )
-    fix.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text")
+    fix.add_argument("--output-format", choices=OUTPUT_FORMATS, default="full")
     fix.add_argument("--exit-zero", action="store_true", help="exit 0 even if findings remain")
 
     sub.add_parser("rules", help="list the rules")
@@ -91,6 +91,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force-exclude", action="store_true", default=None, help="exclude even named files")
     p.add_argument("--jobs", "-j", type=_positive_int, metavar="N", help="worker processes (default: cores)")
     p.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
+    p.add_argument("--stdin-filename", metavar="PATH", help="the name of the file `-` (standard input) stands for")
 
 
 def _positive_int(text: str) -> int:
@@ -118,6 +119,13 @@ def _dispatch(args: argparse.Namespace) -> int:
     return _cmd_check(args)
 
 
+def _reads_stdin(args: argparse.Namespace) -> bool:
+    try:
+        return stdin.requested(args.paths, args.stdin_filename)
+    except stdin.StdinUsageError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def _settings(args: argparse.Namespace):
     from qlint.config import ConfigError, Overrides, load_settings, split_codes
 
@@ -134,8 +142,9 @@ def _settings(args: argparse.Namespace):
         force_exclude=args.force_exclude,
         cache_dir=args.cache_dir,
     )
+    paths = stdin.config_paths(args.stdin_filename) if _reads_stdin(args) else args.paths
     try:
-        return load_settings(args.paths, config=args.config, overrides=overrides)
+        return load_settings(paths, config=args.config, overrides=overrides)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
 
@@ -145,6 +154,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from qlint.runner import run_check
 
     settings = _settings(args)
+    if _reads_stdin(args):
+        return _cmd_stdin(args, settings, "check")
     runtime = _runtime_checker() if args.runtime else None
     run = run_check(args.paths, settings, use_cache=not args.no_cache, jobs=args.jobs)
     diagnostics = _sorted([d for r in run.results for d in r.diagnostics])
@@ -159,6 +170,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
         statistics=args.statistics,
         quiet=args.quiet,
         settings=settings,
+        errors=len(errors),
+        color=False if args.output_file else None,
     )
     _emit(render(args.output_format, diagnostics, options), args.output_file)
     _print_errors(errors)
@@ -173,6 +186,8 @@ def _cmd_fix(args: argparse.Namespace, diff_only: bool) -> int:
     from qlint.runner import FixRunResult, run_fix
 
     settings = _settings(args)
+    if _reads_stdin(args):
+        return _cmd_stdin(args, settings, "diff" if diff_only else "fix")
     verify = getattr(args, "verify", False)
     paths, held = _verify_before_fixing(args, settings) if verify else (args.paths, [])
     run = (
@@ -211,12 +226,55 @@ def _cmd_fix(args: argparse.Namespace, diff_only: bool) -> int:
         fixed=fixed,
         settings=settings,
         fix_session=run.session,
+        errors=len(errors),
+        color=False if getattr(args, "output_file", None) else None,
     )
     _emit(render(args.output_format, remaining, options), getattr(args, "output_file", None))
     _print_errors(errors)
     if errors:
         return EXIT_ERROR
     return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_CLEAN
+
+
+def _cmd_stdin(args: argparse.Namespace, settings, mode: str) -> int:
+    """`-`: check or fix standard input; `fix -` prints the fixed text, the report on stderr."""
+    from qlint.reporters import ReportOptions, render
+    from qlint.reporters.snippet import use_color
+
+    if getattr(args, "runtime", False) or getattr(args, "verify", False):
+        raise UsageError("the runtime checker does not read standard input: name the file")
+    data = stdin.read()
+    if mode == "check":
+        outcome = stdin.check(data, args.stdin_filename, settings)
+    else:
+        outcome = stdin.fix(data, args.stdin_filename, settings, settings.unsafe_fixes, mode == "diff")
+    options = ReportOptions(
+        unsafe_fixes=settings.unsafe_fixes,
+        statistics=getattr(args, "statistics", False),
+        quiet=args.quiet,
+        mode="check" if mode == "check" else "fix",
+        fixed=outcome.applied,
+        settings=settings,
+        errors=len(outcome.errors),
+        sources=outcome.sources,
+        color=False if getattr(args, "output_file", None) else use_color(sys.stdout if mode == "check" else sys.stderr),
+    )
+    if mode == "check":
+        _emit(render(args.output_format, outcome.diagnostics, options), args.output_file)
+    elif mode == "diff":
+        _emit(outcome.diff or "", None)
+    else:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(outcome.output or b"")
+        sys.stdout.flush()
+        if outcome.diagnostics or not args.quiet:
+            sys.stderr.write(render(args.output_format, outcome.diagnostics, options))
+    _print_errors(outcome.errors)
+    if outcome.errors:
+        return EXIT_ERROR
+    if mode == "diff":
+        return EXIT_FINDINGS if outcome.diff else EXIT_CLEAN
+    return EXIT_FINDINGS if outcome.diagnostics and not args.exit_zero else EXIT_CLEAN
 
 
 def _cmd_rules() -> int:
@@ -246,9 +304,10 @@ def rule_page(code: str) -> Path | None:
 def _cmd_rule(code: str) -> int:
     from qlint.rules import RULES
 
-    code = code.strip().upper()
+    by_name = {cls.name: c for c, cls in RULES.items()}
+    code = by_name.get(code.strip().lower(), code.strip().upper())
     if code not in RULES:
-        raise UsageError(f"unknown rule code {code!r} (see `qlint rules`)")
+        raise UsageError(f"unknown rule {code!r}: give a code or a name (see `qlint rules`)")
     page = rule_page(code)
     if page is None:
         raise UsageError(f"no documentation page found for {code}")
@@ -261,7 +320,7 @@ def _cmd_server() -> int:
         server = importlib.import_module("qlint.lsp.server")
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.split(".")[0] in ("pygls", "lsprotocol"):
-            raise UsageError("the language server needs pygls: pip install 'qlint[lsp]'") from None
+            raise UsageError(f"the language server needs pygls: pip install '{DISTRIBUTION}[lsp]'") from None
         if exc.name and exc.name.startswith("qlint.lsp"):
             raise UsageError("language server not available in this build of qlint") from None
         raise

@@ -158,6 +158,8 @@ def settings_from_table(table: dict[str, Any], path: Path, prefix: str = "tool.q
             kwargs[field_name] = (root / os.path.expanduser(value)).resolve()
         elif kind == "per-file-ignores":
             kwargs[field_name] = _per_file_ignores(value, loc, key)
+        elif kind == "url":
+            kwargs[field_name] = _rule_url(value, loc, key)
         elif kind == "runtime":
             kwargs.update(_runtime_table(value, loc.sub(key)))
     if options:
@@ -215,6 +217,7 @@ _KEYS: dict[str, tuple[str, str]] = {
     "force-exclude": ("force_exclude", "bool"),
     "cache-dir": ("cache_dir", "path"),
     "runtime": ("runtime_models", "runtime"),
+    "rule-url": ("rule_url", "url"),
 }
 
 
@@ -227,6 +230,20 @@ def runtime_editor_mode(value: Any, where: str) -> str:
     if value not in RUNTIME_EDITOR_MODES:
         choices = " or ".join(f'"{m}"' for m in RUNTIME_EDITOR_MODES)
         raise ConfigError(f"{where}: expected {choices}, got {_q(value)}")
+    return value
+
+
+def _rule_url(value: Any, loc: _Where, key: str) -> str:
+    """`rule-url = "https://example.org/rules/{code}"`: a URL with `{code}` and/or `{name}`."""
+    if not isinstance(value, str) or not re.match(r"^(https?|file)://\S+$", value):
+        raise ConfigError(loc.key(key, f"expected an http(s) or file URL, got {_q(value)}"))
+    unknown = set(re.findall(r"\{([^}]*)\}", value)) - {"code", "name"}
+    if unknown:
+        raise ConfigError(
+            loc.key(key, f"unknown placeholder {_q('{' + sorted(unknown)[0] + '}')} (use {{code}} or {{name}})")
+        )
+    if "{code}" not in value and "{name}" not in value:
+        raise ConfigError(loc.key(key, "the URL must contain {code} or {name}, or every rule links to the same page"))
     return value
 
 
@@ -294,6 +311,11 @@ def _rule_options(code: str, value: dict[str, Any], loc: _Where) -> tuple[tuple[
 def _check_option(rule, name: str, given: Any, label: str) -> Any:
     default = rule.options[name]
     given = _freeze(given) if default is None else _coerce(default, given, label)
+    pattern = rule.option_patterns.get(name)
+    if pattern is not None:
+        for v in given if isinstance(given, tuple) else (given,):
+            if isinstance(v, str) and re.fullmatch(pattern[0], v) is None:
+                raise ConfigError(f"{label}: expected {pattern[1]}, got {_q(v)}")
     choices = rule.option_choices.get(name)
     if choices is not None:
         values = given if isinstance(given, tuple) else (given,)

@@ -18,6 +18,7 @@ from qlint.diagnostic import Diagnostic
 from qlint.engine import FileResult, check_source, parse_module
 from qlint.fix_session import FixSession
 from qlint.fixes import MAX_ROUNDS, apply_edits
+from qlint.notebook import is_notebook
 from qlint.settings import Settings
 from qlint.source import DecodeError
 
@@ -28,7 +29,8 @@ def foreign_fixes(diagnostics: list[Diagnostic], path: str, unsafe: bool) -> lis
 
 def apply_cross_file_fixes(reports: dict, session: FixSession, settings: Settings, unsafe: bool) -> None:
     """Update `reports` (path -> FixReport) and the session's texts with the edits applied across files."""
-    sites = [p for p, r in reports.items() if foreign_fixes(r.remaining.diagnostics, p, unsafe)]
+    # Notebooks compare too, but their rows are cell rows: their edits elsewhere wait for a person.
+    sites = [p for p, r in reports.items() if not is_notebook(p) and foreign_fixes(r.remaining.diagnostics, p, unsafe)]
     if not sites:
         return
     # Every file the per-file pass changed is seen as changed, also by the modules it serves.

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from qlint.engine import display_path
 from qlint.settings import Settings
 
-PYTHON_SUFFIXES = (".py", ".pyi")
+# Notebooks too, as ruff since 0.6: their code cells are checked (see qlint.notebook).
+PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
 @dataclass
@@ -249,8 +250,10 @@ class _Walker:
         if stat.S_ISDIR(st.st_mode):
             stack = self._ancestor_ignores(path) if self.gitignore else ()
             self._walk(path, os.path.realpath(path), tuple(stack))
-        else:
+        elif stat.S_ISREG(st.st_mode):
             self.files.add(path)
+        else:  # a FIFO or device would block the read forever: `-` is how to pass a stream
+            self.errors.append(f"{arg}: not a regular file (use `-` to read standard input)")
 
     def _walk(self, top: str, top_real: str, top_stack: tuple[IgnoreFile, ...]) -> None:
         # Explicit stack, not recursion: real trees can be deeper than Python's recursion limit.

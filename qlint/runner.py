@@ -33,6 +33,7 @@ from qlint.cross_file_fixes import apply_cross_file_fixes
 from qlint.discovery import discover
 from qlint.engine import FileResult, check_source, content_hash, display_path
 from qlint.fix_session import FixedFile, FixSession
+from qlint.notebook import check_notebook, fix_notebook, is_notebook
 from qlint.settings import Settings
 
 # Below this many files to check, a process pool costs more than it saves.
@@ -149,7 +150,7 @@ def run_fix(
 def _finish(report: FixReport, session: FixSession, diff_only: bool) -> FixReport:
     """Diff or write one changed file. Not written: its findings as read stay reported."""
     if diff_only:
-        return replace(report, diff=session.diff(report.path))
+        return report if is_notebook(report.path) else replace(report, diff=session.diff(report.path))
     why = session.write(report.path)
     if why is None:
         return report
@@ -175,7 +176,7 @@ def _check_one(path: str, settings: Settings) -> tuple[FileResult, int, int, str
         result.errors.append(f"{display_path(path)}: cannot read: {exc.strerror or exc}")
         return result, 0, 0, ""
     try:
-        result = check_source(data, path, settings)
+        result = check_notebook(data, path, settings) if is_notebook(path) else check_source(data, path, settings)
     except (Exception, RecursionError):  # the engine's own safety net failed: keep going
         result = FileResult(path=path)
         result.errors.append(f"{display_path(path)}: internal error:\n{traceback.format_exc(limit=-3)}")
@@ -193,6 +194,8 @@ class _FixTask:
     def __call__(self, path: str, settings: Settings) -> tuple[FixReport, FixedFile | None]:
         from qlint.fixes import fix_file
 
+        if is_notebook(path):
+            return self._notebook(path, settings)
         try:
             outcome = fix_file(path, settings, unsafe=self.unsafe, write=False)
         except (Exception, RecursionError):
@@ -208,6 +211,20 @@ class _FixTask:
         if outcome.initial is not None:
             outcome.initial.text = None
         return report, FixedFile(path, outcome.data, outcome.original, outcome.fixed, outcome.initial)
+
+    def _notebook(self, path: str, settings: Settings) -> tuple[FixReport, FixedFile | None]:
+        try:
+            with open(path, "rb") as fh:
+                raw = fh.read()
+            nb = fix_notebook(raw, path, settings, self.unsafe)
+        except (Exception, RecursionError):
+            error = f"internal error while fixing:\n{traceback.format_exc(limit=-3)}"
+            return FixReport(path, 0, False, FileResult(path=path), None, error), None
+        changed = nb.changed and nb.error is None
+        # Cell-by-cell diff (as ruff shows notebooks); the parent writes the JSON as any other file.
+        diff = nb.diff(display_path(path)) if changed else None
+        report = FixReport(path, nb.applied if changed else 0, changed, nb.remaining, diff, nb.error)
+        return report, (FixedFile(path, raw, nb.original, nb.fixed) if changed else None)
 
 
 # ----------------------------------------------------------------- parallel map

@@ -70,6 +70,8 @@ class Settings:
     runtime_models: tuple[str, ...] = ()
     # `[tool.qlint.runtime] editor`: "on-save" lets the language server run runtime checks.
     runtime_editor: str = "off"
+    # `rule-url`: where diagnostics link to ("{code}"/"{name}" filled in); None: the shipped page.
+    rule_url: str | None = None
 
     @cached_property
     def enabled_codes(self) -> frozenset[str]:
@@ -95,6 +97,15 @@ class Settings:
             if _glob_match(rel, pattern):
                 ignored.update(c for c in RULES if any(code_matches(c, s) for s in codes))
         return frozenset(ignored)
+
+    def explicit_per_file_ignores(self, path: str) -> frozenset[str]:
+        """Codes a per-file-ignores entry for `path` names in full (not by prefix or `ALL`)."""
+        if not self.per_file_ignores:
+            return frozenset()
+        rel = self.relative(path)
+        return frozenset(
+            code for pattern, codes in self.per_file_ignores if _glob_match(rel, pattern) for code in codes
+        )
 
     def rules_for(self, path: str) -> list[Rule]:
         codes = self.enabled_codes - self.ignored_for(path)

@@ -231,7 +231,7 @@ def test_unsaved_buffer_is_checked_with_utf16_ranges(client: LspClient, workspac
     assert diag["code"] == "QL101"
     assert diag["source"] == "qlint"
     assert diag["severity"] == types.DiagnosticSeverity.Warning.value
-    assert diag["codeDescription"]["href"].endswith("/rules/QL101.md")
+    assert diag["codeDescription"]["href"].endswith("/qlint/rule_pages/QL101.md")  # the page qlint ships
     assert diag["data"]["fix"]["applicability"] == "safe"
     assert diag["data"]["version"] == 1
 

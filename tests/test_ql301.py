@@ -68,8 +68,8 @@ def test_same_module_pass_with_default_table_is_flagged_on_the_element():
     assert src.splitlines()[7][72:81] == "decompose"
     (rel,) = d.related
     assert rel.range.start.row == 6 and "run_decompositions" in rel.message
-    assert "transform_for_annotation" in d.message and "before `.module()`" in d.message
-    assert "has no `QuantizationRecipe.preserve_ops`" in d.message
+    assert "transform_for_annotation" in d.help and "before `.module()`" in d.help
+    assert "has no `QuantizationRecipe.preserve_ops`" in d.help
     assert d.fix.applicability is Applicability.DISPLAY_ONLY
 
 
@@ -89,7 +89,7 @@ def test_message_points_to_preserve_ops_when_executorch_has_it():
         """
     )
     (d,) = ql301(src, **HAS)
-    assert "QuantizationRecipe.preserve_ops" in d.message and "transform_for_annotation" not in d.message
+    assert "QuantizationRecipe.preserve_ops" in d.help and "transform_for_annotation" not in d.help
     # Not exactly "decompose all but these ops": no codemod.
     assert d.fix.applicability is Applicability.DISPLAY_ONLY
 
@@ -101,7 +101,7 @@ def test_auto_reads_the_op_table_and_says_what_the_installed_executorch_lacks():
     )
     (d,) = ql301(src)
     assert "lambda gm" in d.message
-    assert "executorch 1.5.1 has no `QuantizationRecipe.preserve_ops`" in d.message
+    assert "executorch 1.5.1 has no `QuantizationRecipe.preserve_ops`" in d.help
 
 
 @pytest.mark.parametrize(

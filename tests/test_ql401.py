@@ -276,7 +276,7 @@ def test_quantizer_api_moving_next_to_torch_ao_observers_takes_them_along_unsafe
     )
     (d,) = ql401(src)
     assert d.fix.applicability is Applicability.UNSAFE
-    assert "`HistogramObserver`" in d.message and "does not insert" in d.message
+    assert "`HistogramObserver`" in d.help and "does not insert" in d.help
     assert fixed(src) == src
     assert fixed(src, unsafe=True) == dedent(
         """\
@@ -389,14 +389,14 @@ def test_prerelease_api_is_never_rewritten():
     src = "from torch.ao.quantization._quantize_pt2e import prepare_pt2e, convert_pt2e\n"
     (d,) = ql401(src)
     assert d.fix.applicability is Applicability.DISPLAY_ONLY
-    assert "pre-release" in d.message and "torchao.quantization.pt2e.quantize_pt2e.prepare_pt2e" in d.message
+    assert "pre-release" in d.help and "torchao.quantization.pt2e.quantize_pt2e.prepare_pt2e" in d.help
     assert fixed(src, unsafe=True) == src
 
 
 def test_unknown_name_moves_what_it_can_and_reports_the_rest():
     src = "from torch.ao.quantization.quantize_pt2e import prepare_pt2e, not_a_real_name\n"
     (d,) = ql401(src)
-    assert "not_a_real_name" in d.message
+    assert "not_a_real_name" in d.help
     out = fixed(src)
     assert out == (
         "from torch.ao.quantization.quantize_pt2e import not_a_real_name\n"

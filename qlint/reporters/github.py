@@ -31,7 +31,10 @@ def to_line(d: Diagnostic) -> str:
             f"endColumn={r.end.col + 1}",
         ]
     )
-    return f"::error {props}::{escape_data(f'{d.code} {d.message}')}"
+    # A notebook's rows count from its cell: say which cell, the annotation cannot.
+    cell = f"cell {d.cell}: " if d.cell is not None else ""
+    text = f"{d.code} {cell}{d.message}" + (f"\nhelp: {d.help}" if d.help else "")
+    return f"::error {props}::{escape_data(text)}"
 
 
 def render(diagnostics: list[Diagnostic], options: ReportOptions) -> str:

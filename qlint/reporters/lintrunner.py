@@ -30,7 +30,7 @@ def _message(d: Diagnostic, original: str | None = None, replacement: str | None
         "name": d.code,
         "original": original,
         "replacement": replacement,
-        "description": f"{d.message}\nSee {d.url}",
+        "description": "\n".join(part for part in (_cell(d) + d.message, d.help, f"See {d.url}") if part),
     }
 
 
@@ -49,3 +49,7 @@ def render(diagnostics: list[Diagnostic], options: ReportOptions) -> str:
                 original, replacement = patch
         lines.append(json.dumps(_message(d, original, replacement), ensure_ascii=False))
     return "".join(line + "\n" for line in lines)
+
+
+def _cell(d: Diagnostic) -> str:
+    return f"cell {d.cell}: " if d.cell is not None else ""

@@ -36,13 +36,13 @@ def _physical(path: str, r: Range) -> dict[str, Any]:
     return {"artifactLocation": {"uri": _uri(path)}, "region": region(r)}
 
 
-def _rules() -> list[dict[str, Any]]:
+def _rules(options: ReportOptions) -> list[dict[str, Any]]:
     return [
         {
             "id": code,
             "name": rule.name,
             "shortDescription": {"text": rule.summary},
-            "helpUri": rule_url(code),
+            "helpUri": rule_url(code, options),
             "defaultConfiguration": {"level": "error"},
             "properties": {"fixAvailability": rule.fix_availability},
         }
@@ -50,11 +50,18 @@ def _rules() -> list[dict[str, Any]]:
     ]
 
 
+def _text(d: Diagnostic) -> str:
+    """A notebook's rows count from its cell, which SARIF regions cannot say: the text does."""
+    cell = f"cell {d.cell}: " if d.cell is not None else ""
+    return f"{cell}{d.message}. {d.help}" if d.help else f"{cell}{d.message}"
+
+
 def _result(d: Diagnostic, index: dict[str, int]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "ruleId": d.code,
         "level": "error",
-        "message": {"text": d.message},
+        # The message, then the explanation: viewers show only this text.
+        "message": {"text": _text(d)},
         "locations": [{"physicalLocation": _physical(d.path, d.range)}],
     }
     if d.code in index:
@@ -95,8 +102,9 @@ def _result(d: Diagnostic, index: dict[str, int]) -> dict[str, Any]:
     return out
 
 
-def to_sarif(diagnostics: list[Diagnostic]) -> dict[str, Any]:
-    rules = _rules()
+def to_sarif(diagnostics: list[Diagnostic], options: ReportOptions | None = None) -> dict[str, Any]:
+    options = options or ReportOptions()
+    rules = _rules(options)
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     return {
         "$schema": SCHEMA,
@@ -107,7 +115,6 @@ def to_sarif(diagnostics: list[Diagnostic]) -> dict[str, Any]:
                     "driver": {
                         "name": "qlint",
                         "version": __version__,
-                        "informationUri": "https://github.com/qlint/qlint",
                         "rules": rules,
                     }
                 },
@@ -119,4 +126,4 @@ def to_sarif(diagnostics: list[Diagnostic]) -> dict[str, Any]:
 
 
 def render(diagnostics: list[Diagnostic], options: ReportOptions) -> str:
-    return json.dumps(to_sarif(diagnostics), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(to_sarif(diagnostics, options), indent=2, ensure_ascii=False) + "\n"

@@ -34,6 +34,9 @@ class Rule:
     # where given, against `option_choices`.
     options: ClassVar[dict[str, Any]] = {}
     option_choices: ClassVar[dict[str, tuple[Any, ...]]] = {}
+    # Option name -> (regex every string value must fully match, the form in words), so a
+    # malformed value is a config error naming key and file instead of silently doing nothing.
+    option_patterns: ClassVar[dict[str, tuple[str, str]]] = {}
 
     def __init__(self, options: dict[str, Any] | None = None):
         self.opts = {**self.options, **(options or {})}
@@ -100,6 +103,7 @@ class FileContext:
         fix: Fix | None = None,
         evidence: dict | None = None,
         related: tuple[RelatedInfo, ...] = (),
+        help: str | None = None,
     ) -> Diagnostic:
         rng = where if isinstance(where, Range) else self.range_of(where)
         return Diagnostic(
@@ -112,4 +116,5 @@ class FileContext:
             noqa_row=rng.start.row,
             related=related,
             evidence=evidence or {},
+            help=help,
         )

@@ -139,7 +139,7 @@ def grad_mode_note(cap: Capture) -> str:
     contexts = [c for c in cap.contexts if c in _NO_MODE_CHANGE]
     if not contexts:
         return ""
-    return f"; `{contexts[0].rpartition('.')[2]}()` only turns off autograd, it does not switch to eval mode"
+    return f"`{contexts[0].rpartition('.')[2]}()` only turns off autograd, it does not switch to eval mode. "
 
 
 def related(ctx: FileContext, cap: Capture, flow: str, why: list[Reason]) -> tuple[RelatedInfo, ...]:

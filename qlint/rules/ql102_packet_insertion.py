@@ -37,13 +37,11 @@ class PacketInsertion(Rule):
         for ref, node in found:
             info = op_info(ctx.optable, ref)
             spelled = ctx.source_of(node)
-            message = (
-                f"{shown(spelled, ref)} is an OpOverloadPacket inserted as a graph node target; "
-                f"matchers keyed on overloads will miss this node: {overload_facts(info)}"
-            )
+            message = f"{shown(spelled, ref)} is an OpOverloadPacket inserted as a graph node target"
+            help_ = f"Matchers keyed on overloads will miss this node: {overload_facts(info)}"
             fix = overload_fix(info, spelled, ctx.range_of(node), FixSite("other"))
             evidence = op_evidence("insertion", [ref], info)
-            yield ctx.diagnostic(self, node, message, fix, evidence=evidence)
+            yield ctx.diagnostic(self, node, message, fix, evidence=evidence, help=help_)
 
 
 def insertions(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:

@@ -57,10 +57,11 @@ class PtqCaptureWithoutEval(Rule):
             detail = listed(bad + partial)
             # `.eval()` raises on an exported GraphModule (torch 2.13): torchao's helper is the way.
             remedy = f"`{HELPER}({model})`" if is_graph(cap) else f"`{model}.eval()`"
-            message = (
-                f"`{model}` is captured for PTQ {head} ({detail}{grad_mode_note(cap)}). Batch norm and dropout"
-                " keep their training behaviour in the graph, so calibration after `prepare_pt2e` updates"
-                f" running statistics and drops activations; call {remedy} before capturing"
+            message = f"`{model}` is captured for PTQ {head} ({detail})"
+            help_ = (
+                f"{grad_mode_note(cap)}Batch norm and dropout keep their training behaviour in the graph, so"
+                " calibration after `prepare_pt2e` updates running statistics and drops activations; call"
+                f" {remedy} before capturing"
             )
             why = sorted({*why, *bad}, key=lambda r: (r.row, r.kind, r.text))
             yield ctx.diagnostic(
@@ -70,4 +71,5 @@ class PtqCaptureWithoutEval(Rule):
                 eval_fix(ctx, cap, flows),
                 evidence=evidence(ctx, cap, "ptq", why),
                 related=related(ctx, cap, "ptq", why),
+                help=help_,
             )

@@ -33,11 +33,11 @@ class QatCaptureInEvalMode(Rule):
                 continue
             why = reasons(ctx, cap, "qat", flows)
             model = model_text(ctx, cap)
-            message = (
-                f"`{model}` is captured for QAT in eval mode ({listed(why)}). The graph gets disabled dropout"
-                " and eval-mode batch norm (except where `prepare_qat_pt2e` folds it into a conv), so QAT"
-                " training neither regularises nor updates those statistics; call"
-                f" `{model}.train()` before capturing"
+            message = f"`{model}` is captured for QAT in eval mode ({listed(why)})"
+            help_ = (
+                "The graph gets disabled dropout and eval-mode batch norm (except where `prepare_qat_pt2e`"
+                " folds it into a conv), so QAT training neither regularises nor updates those statistics;"
+                f" call `{model}.train()` before capturing"
             )
             yield ctx.diagnostic(
                 self,
@@ -46,4 +46,5 @@ class QatCaptureInEvalMode(Rule):
                 insert_mode_call(ctx, cap, "train"),
                 evidence=evidence(ctx, cap, "qat", why),
                 related=related(ctx, cap, "qat", why),
+                help=help_,
             )

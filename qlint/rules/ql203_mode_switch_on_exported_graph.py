@@ -45,12 +45,16 @@ class ModeSwitchOnExportedGraph(Rule):
         helper = {"eval": "move_exported_model_to_eval", "train": "move_exported_model_to_train"}.get(switch.mode)
         use = f"`{helper}({receiver})`" if helper else "`move_exported_model_to_eval` / `move_exported_model_to_train`"
         message = (
-            f"`{receiver}` comes from `{origin.kind}` (line {origin.node.lineno}): `{called}` on an exported"
-            " GraphModule raises NotImplementedError on torch 2.13 (older releases silently kept batch norm and"
-            f" dropout as captured); use {use} from `{PT2E}`"
+            f"`{receiver}` comes from `{origin.kind}` (line {origin.node.lineno}): `{called}` on it raises"
+            " NotImplementedError on torch 2.13"
+        )
+        help_ = (
+            "Exported GraphModules have no usable train/eval switch (older releases silently kept batch norm"
+            f" and dropout as captured); use {use} from `{PT2E}`"
         )
         evidence = {"mode": switch.mode, "origin": origin.kind, "origin_row": origin.node.lineno}
-        return ctx.diagnostic(self, switch.call, message, _fix(ctx, switch, receiver, helper), evidence=evidence)
+        fix = _fix(ctx, switch, receiver, helper)
+        return ctx.diagnostic(self, switch.call, message, fix, evidence=evidence, help=help_)
 
 
 def _fix(ctx: FileContext, switch: ModeSwitch, receiver: str, helper: str | None) -> Fix:

@@ -74,8 +74,8 @@ class DecompositionInPrePreparePass(Rule):
         where = element.node if here else keyword.value
         spelled = ctx.source_of(element.node) if here else f"{FIELD} entry"
         has_field = self._has_preserve_ops(ctx)
-        message = (
-            f"pre-prepare pass `{_short(spelled)}` decomposes the graph ({_how(what, visit.chain)}): "
+        message = f"pre-prepare pass `{_short(spelled)}` decomposes the graph ({_how(what, visit.chain)})"
+        help_ = (
             f"{FIELD} get the unlifted GraphModule from `ep.module()`, so the pass has to re-export "
             f"it and it changes which ops get quantized; {_advice(ctx, has_field)}"
         )
@@ -95,7 +95,7 @@ class DecompositionInPrePreparePass(Rule):
             "line": visit.node.lineno,
             "preserve_ops": [ast.unparse(op.node) for op in keep] if keep else None,
         }
-        return ctx.diagnostic(self, where, message, fix, evidence=evidence, related=related)
+        return ctx.diagnostic(self, where, message, fix, evidence=evidence, related=related, help=help_)
 
     def _has_preserve_ops(self, ctx: FileContext) -> bool | None:
         option = self.opts.get("executorch-has-preserve-ops")

@@ -149,7 +149,7 @@ class TorchAoPt2eImport(Rule):
             subject = f"torch 2.13's `{OLD_PACKAGE}` no longer has {names}"
         else:
             subject = f"`{base}` is gone from torch 2.13"
-        message = _message(moves, [p.move for p in moved], subject) + note
+        message, help_ = _message(moves, [p.move for p in moved], subject, note)
         if edits:
             targets: dict[str, list[str]] = {}
             for p in fixable:
@@ -158,7 +158,7 @@ class TorchAoPt2eImport(Rule):
             fix = Fix(_APPLICABILITY[level], f"Import {what}", (*edits, *extra))
         else:
             fix = _display_fix([p.move for p in moved])
-        return ctx.diagnostic(self, stmt, message, fix, evidence=_evidence([p.move for p in moved]))
+        return ctx.diagnostic(self, stmt, message, fix, evidence=_evidence([p.move for p in moved]), help=help_)
 
     # -- import <module> [as m] ----------------------------------------------------------
     def _import(self, ctx, moves, stmt: ast.Import, parents, owned: set, plain: list, twins) -> Iterator[Diagnostic]:
@@ -183,9 +183,10 @@ class TorchAoPt2eImport(Rule):
                 prefix = tuple(alias.name.split("."))
                 plain.append(prefix)
                 fix = self._plain_import_fix(ctx, moves, stmt, alias, move, prefix)
-            message = _message(moves, [move], f"`{alias.name}` is gone from torch 2.13")
             fix, note = _with_twins(ctx, twins, [move], fix)
-            yield ctx.diagnostic(self, alias, message + note, fix or _display_fix([move]), evidence=_evidence([move]))
+            message, help_ = _message(moves, [move], f"`{alias.name}` is gone from torch 2.13", note)
+            fix = fix or _display_fix([move])
+            yield ctx.diagnostic(self, alias, message, fix, evidence=_evidence([move]), help=help_)
 
     def _plain_import_fix(self, ctx, moves: Moves, stmt, alias: ast.alias, move: Move, prefix) -> Fix | None:
         """`import torch.ao.quantization.quantize_pt2e` and its `torch.ao....prepare_pt2e(...)` uses."""
@@ -233,7 +234,6 @@ class TorchAoPt2eImport(Rule):
                 yield self._use(ctx, moves, sub, move, _in_type_check(sub, parents), twins)
 
     def _use(self, ctx, moves: Moves, sub: ast.Attribute, move: Move, type_check: bool, twins: _Twins) -> Diagnostic:
-        message = _message(moves, [move], f"`{move.old}` is gone from torch 2.13")
         fix = None
         level = _fix_level(ctx, move)
         if type_check and level == "safe":
@@ -247,7 +247,8 @@ class TorchAoPt2eImport(Rule):
                 edits.append(insert)
             fix = Fix(_APPLICABILITY[level], f"Use `{move.new}`", tuple(edits))
         fix, note = _with_twins(ctx, twins, [move], fix)
-        return ctx.diagnostic(self, sub, message + note, fix or _display_fix([move]), evidence=_evidence([move]))
+        message, help_ = _message(moves, [move], f"`{move.old}` is gone from torch 2.13", note)
+        return ctx.diagnostic(self, sub, message, fix or _display_fix([move]), evidence=_evidence([move]), help=help_)
 
 
 def _twins(ctx: FileContext, moves: Moves, parents) -> _Twins:
@@ -355,8 +356,15 @@ def _module_alias_fix(ctx: FileContext, moves: Moves, local: str, move: Move) ->
     return level
 
 
-def _message(moves: Moves, moved: list[Move], subject: str) -> str:
-    """`<subject>: a, b are in <module>; c is now <new>; d has no successor`."""
+_MOVED = (
+    "The PT2E quantization flow moved from `torch.ao.quantization` to torchao (`torchao.quantization.pt2e`)"
+    " and the backends; on torch 2.13 the old name no longer imports"
+)
+
+
+def _message(moves: Moves, moved: list[Move], subject: str, note: str = "") -> tuple[str, str | None]:
+    """Message and help. One move: `<subject>: it is now <new>`; several: `<subject>`, with
+    `a, b are in <module>; c is now <new>; d has no successor` as help. `note` joins the help."""
     details, groups = [], {}
     for m in moved:
         short = m.old.rpartition(".")[2]
@@ -372,9 +380,14 @@ def _message(moves: Moves, moved: list[Move], subject: str) -> str:
             groups.setdefault(m.module, []).append(f"`{short}`")
     for module, names in groups.items():
         details.append(f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} in `{module}`")
+    note = note.removeprefix("; ")
     if len(moved) == 1:
         details[0] = "it " + details[0].split("` ", 1)[1]
-    return f"{subject}: " + "; ".join(details)
+    if len(details) == 1:
+        return f"{subject}: {details[0]}", (note[0].upper() + note[1:]) if note else _MOVED
+
+    help_ = "; ".join(details)
+    return subject, help_[0].upper() + help_[1:] + (f"; {note}" if note else "")
 
 
 def _display_fix(moved: list[Move]) -> Fix:
