@@ -88,6 +88,5 @@ def apply_cross_file_fixes(reports: dict, settings: Settings, unsafe: bool, diff
             reports[target] = replace(reports[target], changed=True)
     for site, remaining in results.items():
         before = len(foreign_fixes(reports[site].remaining.diagnostics, site, unsafe))
-        remaining.text = None
         fixed = before - len(foreign_fixes(remaining.diagnostics, site, unsafe))
         reports[site] = replace(reports[site], applied=reports[site].applied + fixed, remaining=remaining)

@@ -141,7 +141,6 @@ def _check_one(path: str, settings: Settings) -> tuple[FileResult, int, int, str
         result = FileResult(path=path)
         result.errors.append(f"{display_path(path)}: internal error:\n{traceback.format_exc(limit=-3)}")
         return result, 0, 0, ""
-    result.text = None  # not needed by reporters; would cost a pickle of every file
     return result, st.st_size, st.st_mtime_ns, content_hash(data)
 
 
@@ -163,7 +162,6 @@ class _FixTask:
         diff = None
         if self.diff_only and changed:
             diff = unified_diff(replace(outcome, path=display_path(path)))
-        outcome.remaining.text = None
         applied = outcome.applied if changed else 0
         return FixReport(path, applied, changed, outcome.remaining, diff, outcome.error)
 

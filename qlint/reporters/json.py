@@ -1,7 +1,7 @@
 """ruff-compatible JSON: a list of objects tools that read `ruff --output-format json` accept.
 
 Keys and their order follow ruff 0.17: `cell` is always null (qlint reads no notebooks),
-`name` is the kebab name, `severity` always "error". `related` and `runtime` appear only
+`name` is the kebab name, `severity` the rule's (error, warning, info or hint). `related` and `runtime` appear only
 when there is something to say. Rows and columns are 1-based (columns in code points),
 `filename` is absolute.
 """
@@ -13,6 +13,7 @@ import os
 from typing import Any
 
 from qlint.diagnostic import Diagnostic
+from qlint.registry import severity
 from qlint.reporters import ReportOptions, location
 
 
@@ -27,7 +28,7 @@ def to_json(d: Diagnostic) -> dict[str, Any]:
         "message": d.message,
         "name": d.name,
         "noqa_row": d.noqa_row,
-        "severity": "error",  # recent ruff releases emit this key too
+        "severity": severity(d.code).value,  # recent ruff releases emit this key too
         "url": d.url,
     }
     if d.fix is not None:

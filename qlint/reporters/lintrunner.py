@@ -13,10 +13,14 @@ from typing import Any
 
 from qlint.diagnostic import Diagnostic
 from qlint.engine import display_path
+from qlint.registry import severity
 from qlint.reporters import ReportOptions
+from qlint.rules.base import Severity
 from qlint.settings import Settings
 
 LINTER_CODE = "QLINT"
+# lintrunner knows error, warning, advice and disabled.
+SEVERITY = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "advice", Severity.HINT: "advice"}
 
 
 def _message(d: Diagnostic, original: str | None = None, replacement: str | None = None) -> dict[str, Any]:
@@ -25,7 +29,7 @@ def _message(d: Diagnostic, original: str | None = None, replacement: str | None
         "line": d.range.start.row,
         "char": d.range.start.col + 1,
         "code": LINTER_CODE,
-        "severity": "error" if d.code == "QL001" else "warning",
+        "severity": SEVERITY[severity(d.code)],
         "name": d.code,
         "original": original,
         "replacement": replacement,

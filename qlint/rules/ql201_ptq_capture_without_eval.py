@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from qlint.diagnostic import Diagnostic
-from qlint.rules.base import FileContext, Rule
+from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.capture_common import (
     Reason,
     captures,
@@ -32,8 +32,10 @@ class PtqCaptureWithoutEval(Rule):
     code = "QL201"
     name = "ptq-capture-without-eval"
     summary = "Model captured for `prepare_pt2e` without `eval()`"
+    runtime_check = "qlint.runtime.checks.capture"
+    runtime_models = True
     triggers = ("prepare_pt2e", "QuantizationRecipe")
-    fix_availability = "sometimes"
+    fix_availability = FixAvailability.SOMETIMES
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         for cap, flows in captures(ctx, "ptq"):

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from qlint.diagnostic import Diagnostic
-from qlint.rules.base import FileContext, Rule
+from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.capture_common import captures, evidence, insert_mode_call, listed, model_text, reasons, related
 
 
@@ -21,8 +21,10 @@ class QatCaptureInEvalMode(Rule):
     code = "QL202"
     name = "qat-capture-in-eval-mode"
     summary = "Model captured for `prepare_qat_pt2e` in eval mode"
+    runtime_check = "qlint.runtime.checks.capture"
+    runtime_models = True
     triggers = ("prepare_qat_pt2e",)
-    fix_availability = "sometimes"
+    fix_availability = FixAvailability.SOMETIMES
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         for cap, flows in captures(ctx, "qat"):

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from qlint.analysis.model_flow import GRAPH_KINDS, ModeSwitch, module_flows
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Range
-from qlint.rules.base import FileContext, Rule
+from qlint.rules.base import FileContext, FixAvailability, Rule
 
 PT2E = "torchao.quantization.pt2e"
 # Where an exported GraphModule comes from; `.eval()` alone is in every training script.
@@ -25,8 +25,9 @@ class ModeSwitchOnExportedGraph(Rule):
     code = "QL203"
     name = "mode-switch-on-exported-graph"
     summary = "`.eval()`/`.train()` called on an exported, prepared or converted GraphModule"
+    runtime_check = "qlint.runtime.checks.capture"
     triggers = (".eval()", ".train(")
-    fix_availability = "sometimes"
+    fix_availability = FixAvailability.SOMETIMES
 
     def triggered_by(self, text: str) -> bool:
         """A mode switch *and* a source of exported graphs, or the file is never parsed."""

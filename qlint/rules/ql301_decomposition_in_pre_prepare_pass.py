@@ -19,7 +19,7 @@ from qlint.analysis.callgraph import Callee, CallGraph, Visit, node_range
 from qlint.analysis.functions import bodies
 from qlint.analysis.names import Located, Resolver
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Position, Range, RelatedInfo
-from qlint.rules.base import FileContext, Rule
+from qlint.rules.base import FileContext, FixAvailability, Rule
 
 RECIPES = frozenset({"executorch.export.QuantizationRecipe", "executorch.export.recipe.QuantizationRecipe"})
 REPLACE = "dataclasses.replace"
@@ -44,8 +44,9 @@ class DecompositionInPrePreparePass(Rule):
     code = "QL301"
     name = "decomposition-in-pre-prepare-pass"
     summary = "`QuantizationRecipe.pre_prepare_passes` entry that decomposes the graph"
+    runtime_check = "qlint.runtime.checks.recipes"
     triggers = (FIELD,)
-    fix_availability = "sometimes"
+    fix_availability = FixAvailability.SOMETIMES
     # None: read "does the targeted executorch have QuantizationRecipe.preserve_ops?" from
     # the op table, which the generator learned by importing executorch.
     options = {"executorch-has-preserve-ops": None}

@@ -33,7 +33,7 @@ from qlint.analysis.pt2e_moves import (
     worst,
 )
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix
-from qlint.rules.base import FileContext, Rule
+from qlint.rules.base import FileContext, FixAvailability, Rule
 
 _APPLICABILITY = {"safe": Applicability.SAFE, "unsafe": Applicability.UNSAFE}
 
@@ -96,8 +96,9 @@ class TorchAoPt2eImport(Rule):
     code = "QL401"
     name = "torch-ao-pt2e-import"
     summary = "PT2E API imported from `torch.ao.quantization`, which torch 2.13 no longer ships"
+    runtime_check = "qlint.runtime.checks.imports"
     triggers = ("ao.quantization", "torch.ao", "import ao")
-    fix_availability = "sometimes"
+    fix_availability = FixAvailability.SOMETIMES
 
     def triggered_by(self, text: str) -> bool:
         # torch's own tree mentions torch.ao in ~200 files; 7 of them name anything that moved.
