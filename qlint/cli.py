@@ -121,7 +121,10 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 def _settings(args: argparse.Namespace):
+    from qlint import registry
     from qlint.config import ConfigError, Overrides, load_settings, split_codes
+
+    registry.rules()  # a broken or conflicting plugin stops the run here, before any file is read
 
     def codes(values: list[str] | None) -> tuple[str, ...] | None:
         if values is None:
