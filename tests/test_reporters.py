@@ -266,8 +266,20 @@ def test_lintrunner_messages_carry_one_whole_file_patch(tmp_path):
 
 
 def test_every_format_renders_an_empty_list():
+    empty = {
+        "text": "All checks passed!\n",
+        "json": "[]\n",
+        "json-lines": "",
+        "github": "",
+        "lintrunner": "",
+    }
     for fmt in FORMATS:
         out = render(fmt, [], ReportOptions())
         assert isinstance(out, str)
+        if fmt == "sarif":
+            [run] = json.loads(out)["runs"]
+            assert run["results"] == [] and [r["id"] for r in run["tool"]["driver"]["rules"]] == sorted(RULES)
+        else:
+            assert out == empty[fmt], fmt
     with pytest.raises(ValueError, match="unknown output format"):
         render("xml", [], ReportOptions())
