@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from qlint.diagnostic import Diagnostic, Fix, Range, RelatedInfo
+from qlint.evidence import Evidence
 from qlint.source import LineIndex
 
 if TYPE_CHECKING:
@@ -73,6 +74,8 @@ class Rule:
     # runtime worker), and whether that check may run the user's opt-in model factories.
     runtime_check: ClassVar[str | None] = None
     runtime_models: ClassVar[bool] = False
+    # The type of the evidence its findings carry for that check (qlint.evidence).
+    evidence_type: ClassVar[type[Evidence] | None] = None
     # A file that contains none of these substrings cannot hold a finding and is not parsed.
     triggers: ClassVar[tuple[str, ...]] = ()
     # Option name -> default value. Config validates types against the defaults and,
@@ -157,7 +160,7 @@ class FileContext:
         where: ast.AST | Range,
         message: str,
         fix: Fix | None = None,
-        evidence: dict | None = None,
+        evidence: Evidence | None = None,
         related: tuple[RelatedInfo, ...] = (),
     ) -> Diagnostic:
         rng = where if isinstance(where, Range) else self.range_of(where)
@@ -170,5 +173,5 @@ class FileContext:
             fix=fix,
             noqa_row=rng.start.row,
             related=related,
-            evidence=evidence or {},
+            evidence=evidence.to_json() if evidence is not None else {},
         )

@@ -19,6 +19,7 @@ from qlint.analysis.fx_targets import is_node_target, target_names
 from qlint.analysis.graph_context import compiler_internal, packet_graph_context
 from qlint.analysis.names import Located, OpRef, Resolver
 from qlint.diagnostic import Applicability, Diagnostic, Fix, RelatedInfo
+from qlint.evidence import OpEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.overload_fixes import (
     FixSite,
@@ -59,6 +60,7 @@ class PacketMatcher(Rule):
     name = "packet-matcher"
     summary = "FX node target compared with an `OpOverloadPacket`"
     runtime_check = "qlint.runtime.checks.ql101"
+    evidence_type = OpEvidence
     triggers = (".target", "getattr(", "add_dont_constant_fold", "expected_node", "checkGraphModuleNodes")
     fix_availability = FixAvailability.SOMETIMES
     options = {"fix-style": "auto", "extra-sinks": []}

@@ -14,6 +14,7 @@ from qlint.analysis.functions import bodies
 from qlint.analysis.graph_context import compiler_internal, packet_graph_context
 from qlint.analysis.names import OpRef, Resolver
 from qlint.diagnostic import Diagnostic
+from qlint.evidence import OpEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.overload_fixes import FixSite, op_evidence, op_info, overload_facts, overload_fix, shown
 
@@ -25,6 +26,7 @@ class PacketInsertion(Rule):
     name = "packet-insertion"
     summary = "`OpOverloadPacket` inserted into an FX graph as a node target"
     runtime_check = "qlint.runtime.checks.ql101"
+    evidence_type = OpEvidence
     triggers = (".call_function(", "create_node(", ".target =")
     fix_availability = FixAvailability.SOMETIMES
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from qlint.diagnostic import Diagnostic
+from qlint.evidence import CaptureEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.capture_common import (
     Reason,
@@ -33,6 +34,7 @@ class PtqCaptureWithoutEval(Rule):
     name = "ptq-capture-without-eval"
     summary = "Model captured for `prepare_pt2e` without `eval()`"
     runtime_check = "qlint.runtime.checks.capture"
+    evidence_type = CaptureEvidence
     runtime_models = True
     triggers = ("prepare_pt2e", "QuantizationRecipe")
     fix_availability = FixAvailability.SOMETIMES

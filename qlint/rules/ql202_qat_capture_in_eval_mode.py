@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from qlint.diagnostic import Diagnostic
+from qlint.evidence import CaptureEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.capture_common import captures, evidence, insert_mode_call, listed, model_text, reasons, related
 
@@ -22,6 +23,7 @@ class QatCaptureInEvalMode(Rule):
     name = "qat-capture-in-eval-mode"
     summary = "Model captured for `prepare_qat_pt2e` in eval mode"
     runtime_check = "qlint.runtime.checks.capture"
+    evidence_type = CaptureEvidence
     runtime_models = True
     triggers = ("prepare_qat_pt2e",)
     fix_availability = FixAvailability.SOMETIMES

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from qlint.analysis.model_flow import GRAPH_KINDS, ModeSwitch, module_flows
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Range
+from qlint.evidence import ModeSwitchEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
 
 PT2E = "torchao.quantization.pt2e"
@@ -26,6 +27,7 @@ class ModeSwitchOnExportedGraph(Rule):
     name = "mode-switch-on-exported-graph"
     summary = "`.eval()`/`.train()` called on an exported, prepared or converted GraphModule"
     runtime_check = "qlint.runtime.checks.capture"
+    evidence_type = ModeSwitchEvidence
     triggers = (".eval()", ".train(")
     fix_availability = FixAvailability.SOMETIMES
 
@@ -52,7 +54,7 @@ class ModeSwitchOnExportedGraph(Rule):
             " GraphModule raises NotImplementedError on torch 2.13 (older releases silently kept batch norm and"
             f" dropout as captured); use {use} from `{PT2E}`"
         )
-        evidence = {"mode": switch.mode, "origin": origin.kind, "origin_row": origin.node.lineno}
+        evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno)
         return ctx.diagnostic(self, switch.call, message, _fix(ctx, switch, receiver, helper), evidence=evidence)
 
 

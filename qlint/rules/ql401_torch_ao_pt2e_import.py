@@ -33,6 +33,8 @@ from qlint.analysis.pt2e_moves import (
     worst,
 )
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix
+from qlint import evidence
+from qlint.evidence import MovedImportEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
 
 _APPLICABILITY = {"safe": Applicability.SAFE, "unsafe": Applicability.UNSAFE}
@@ -97,6 +99,7 @@ class TorchAoPt2eImport(Rule):
     name = "torch-ao-pt2e-import"
     summary = "PT2E API imported from `torch.ao.quantization`, which torch 2.13 no longer ships"
     runtime_check = "qlint.runtime.checks.imports"
+    evidence_type = MovedImportEvidence
     triggers = ("ao.quantization", "torch.ao", "import ao")
     fix_availability = FixAvailability.SOMETIMES
 
@@ -385,5 +388,5 @@ def _display_fix(moved: list[Move]) -> Fix:
     return Fix(Applicability.DISPLAY_ONLY, "Remove the use: torchao and executorch have no successor")
 
 
-def _evidence(moved: list[Move]) -> dict:
-    return {"kind": "moved-import", "moves": [{"old": m.old, "new": m.new, "fix": m.fix} for m in moved]}
+def _evidence(moved: list[Move]) -> MovedImportEvidence:
+    return MovedImportEvidence(tuple(evidence.Move(m.old, m.new, m.fix) for m in moved))

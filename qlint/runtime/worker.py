@@ -28,7 +28,7 @@ import warnings
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from qlint.runtime.checks import check_module
+from qlint.runtime.checks import check_module, evidence_problem
 
 
 class CheckTimeout(BaseException):
@@ -68,6 +68,9 @@ def run_check(params: dict[str, Any]) -> dict[str, Any]:
     module = check_module(code)
     if module is None:
         return {"verdict": "skipped", "evidence": f"{code} has no runtime check yet", "fix_verified": None}
+    problem = evidence_problem(code, params.get("evidence"))
+    if problem is not None:
+        return {"verdict": "skipped", "evidence": f"malformed evidence for {code}: {problem}", "fix_verified": None}
     try:
         with _deadline(timeout):
             record = importlib.import_module(module).run(params)

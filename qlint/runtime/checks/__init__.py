@@ -26,6 +26,22 @@ def has_check(code: str) -> bool:
     return check_module(code) is not None
 
 
+def evidence_problem(code: str, data: object) -> str | None:
+    """Why the evidence of a request for `code` does not fit its rule's evidence type, or
+    None (also for rules that declare no type). The worker asks before running a check."""
+    from qlint import registry
+    from qlint.evidence import EvidenceError
+
+    rule = registry.rules().get(code)
+    if rule is None or rule.evidence_type is None or code in CHECKS:
+        return None
+    try:
+        rule.evidence_type.from_json(data)
+    except EvidenceError as exc:
+        return str(exc)
+    return None
+
+
 def runs_user_models(code: str) -> bool:
     """True for the checks that may also run the user's opt-in model factories."""
     from qlint import registry
