@@ -165,14 +165,16 @@ class CaptureEvidence(Evidence):
 
 @dataclass(frozen=True)
 class ModeSwitchEvidence(Evidence):
-    """`.eval()`/`.train()` on a GraphModule that came from `origin` (export, prepare, ...)."""
+    """`.eval()`/`.train()` on a GraphModule that came from `origin` (export, prepare, ...);
+    `mode` is None for `.train(flag)` with a flag known only at run time."""
 
-    mode: str
+    mode: str | None
     origin: str
     origin_row: int
 
     def __post_init__(self) -> None:
-        _one_of(self.mode, ("eval", "train"), "ModeSwitchEvidence.mode")
+        if self.mode is not None:
+            _one_of(self.mode, ("eval", "train"), "ModeSwitchEvidence.mode")
 
 
 # ------------------------------------------------------------------ QL301

@@ -63,6 +63,9 @@ def test_json_shapes_are_what_the_checks_read():
     assert capture.to_json()["capture"] == {"row": 3, "col": 4} and capture.to_json()["sinks"] == [
         {"path": "a.py", "row": 9}
     ]
+    assert (
+        ModeSwitchEvidence.from_json({"mode": None, "origin": "export", "origin_row": 2}).mode is None
+    )  # `.train(flag)`
     decomposition = DecompositionEvidence("p", "run_decompositions", "a.py", 4, ("aten.linear.default",))
     assert decomposition.to_json()["pass"] == "p" and "pass_name" not in decomposition.to_json()
     assert DecompositionEvidence.from_json(decomposition.to_json()) == decomposition

@@ -164,7 +164,7 @@ def check_mode_switch(params: dict[str, Any]) -> dict[str, Any]:
     from torchao.quantization.pt2e import move_exported_model_to_eval, move_exported_model_to_train
 
     evidence = ModeSwitchEvidence.from_json(params.get("evidence"))
-    mode, origin = evidence.mode, evidence.origin or "export"
+    mode, origin = evidence.mode or "eval", evidence.origin or "export"
     module, inputs, ref = _origin_module(origin)
     try:
         getattr(module, mode)()
