@@ -281,3 +281,30 @@ def test_lsp_severity_and_tags_come_from_the_rule(monkeypatch):
 
 
 BUILTIN_CODES = [spec.split(":")[0].rsplit(".", 1)[1][:5].upper() for spec in BUILTIN]
+
+
+# ------------------------------------------------------------------ the docs stay true
+
+
+def test_contributing_walkthrough_rule_and_tests_work(monkeypatch):
+    """CONTRIBUTING.md's rule module and its tests, run as written."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    rule_block, _register, test_block = re.findall(r"```python\n(.*?)```", text, flags=re.S)[:3]
+    namespace: dict = {}
+    exec(compile(rule_block, "ql501_print_in_quantizer", "exec"), namespace)
+    rule = namespace["PrintInQuantizer"]
+    assert rule.preview and registry.CODE.match(rule.code)
+    monkeypatch.setitem(registry.rules(), rule.code, rule)
+    tests: dict = {}
+    exec(compile(test_block, "test_ql501", "exec"), tests)
+    tests["test_print_in_annotate"]()
+    tests["test_print_elsewhere_is_quiet"]()
+    assert f'"qlint.rules.ql501_print_in_quantizer:{rule.__name__}"' in _register
+
+
+def test_readme_configuration_example_is_valid(tmp_path):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    [block] = [b for b in re.findall(r"```toml\n(.*?)```", readme, flags=re.S) if "[tool.qlint]" in b]
+    (tmp_path / "pyproject.toml").write_text(block)
+    settings = load_settings([str(tmp_path)])
+    assert settings.select == ("QL",) and settings.preview is False and settings.ignore == ("QL202",)

@@ -2,7 +2,7 @@
 
 Graph nodes carry `OpOverload`s; `packet == packet.default` is False and their hashes
 differ, so a packet in a matcher silently never fires. Only places where a packet meets
-a node target are flagged: eager calls of packets are 20-100x more common and fine.
+a node target are flagged: eager calls of packets are far more common and fine.
 """
 
 from __future__ import annotations

@@ -2,10 +2,9 @@
 
 The mirror of QL201. `prepare_qat_pt2e` expects a graph captured in train mode: captured
 in eval mode, dropout is disabled and batch norm that is not folded into a conv uses (and
-never updates) its running statistics during QAT training. Measured on torch 2.13 /
-torchao 0.18: Linear→BatchNorm1d→Dropout keeps `batch_norm(training=False)` and
-`dropout(train=False)` after `prepare_qat_pt2e`; `move_exported_model_to_train` on the
-prepared graph flips both back, so that flow stays quiet.
+never updates) its running statistics during QAT training (what was measured is on
+rules/QL202.md). `move_exported_model_to_train` on the prepared graph flips both back,
+so that flow stays quiet.
 """
 
 from __future__ import annotations
