@@ -101,6 +101,14 @@ class Registry:
         """The rule whose findings the engine makes itself (the parse-error rule, ...)."""
         return next(cls for cls in self.rules().values() if cls.engine_report is report)
 
+    def url(self, code: str, default: str) -> str | None:
+        """A rule's documentation URL: `default` (`Diagnostic.url`) for qlint's own rules, the
+        rule's `url` for a plugin's (None when it publishes none: not a link into qlint's repo)."""
+        cls = self.rules().get(code)
+        if cls is None or self.origin(code).builtin:
+            return cls.url if cls is not None and cls.url else default
+        return cls.url
+
     def severity(self, code: str) -> Severity:
         cls = self.rules().get(code)
         return cls.severity if cls is not None else Severity.WARNING
@@ -187,6 +195,10 @@ def lookup(code_or_name: str) -> type[Rule] | None:
 
 def engine_rule(report: EngineReport) -> type[Rule]:
     return _REGISTRY.engine_rule(report)
+
+
+def url(code: str, default: str) -> str | None:
+    return _REGISTRY.url(code, default)
 
 
 def severity(code: str) -> Severity:

@@ -4,6 +4,7 @@ own tests run; beside it a crashing plugin and one that claims the same code."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -73,7 +74,9 @@ def test_check_reports_the_plugin_and_selection_works(env):
     assert first == "m.py:5:5: EXQ101 `print()` in graph pass `fuse_pass`: use `logging`"
     assert second.startswith("m.py:6:25: QL101 [*] `torch.ops.aten.relu` is an OpOverloadPacket")
     only = qlint(env, "check", "--no-cache", "--select", "EXQ101", "--output-format", "json", "m.py")
-    assert '"code": "EXQ101"' in only.stdout and "QL101" not in only.stdout and '"severity": "info"' in only.stdout
+    [finding] = json.loads(only.stdout)
+    assert (finding["code"], finding["severity"], finding["location"]) == ("EXQ101", "info", {"row": 5, "column": 5})
+    assert finding["url"].endswith("/examples/plugin/qlint_example_plugin/EXQ101.md")
     builtin_only = qlint(env, "check", "--no-cache", "--select", "QL", "m.py")
     assert "EXQ101" not in builtin_only.stdout and "QL101" in builtin_only.stdout
     ignored = qlint(env, "check", "--no-cache", "--ignore", "EXQ", "m.py")

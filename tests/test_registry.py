@@ -166,6 +166,24 @@ def test_plugin_codes_are_selected_by_default_and_by_prefix(acme, tmp_path):
     assert check_source(src, str(tmp_path / "m.py"), pfi).diagnostics == []
 
 
+def test_a_plugin_finding_links_to_the_plugins_page_or_nowhere(acme, monkeypatch):
+    d = _diag("ACME101", "shout")
+    assert json.loads(render("json", [d], ReportOptions()))[0]["url"] is None  # not into qlint's repository
+    [message] = [json.loads(x) for x in render("lintrunner", [d], ReportOptions()).splitlines()]
+    assert message["description"] == "m"
+    monkeypatch.setattr(acme, "url", "https://acme.example/ACME101")
+    assert json.loads(render("json", [d], ReportOptions()))[0]["url"] == "https://acme.example/ACME101"
+    [rule] = [
+        r
+        for r in json.loads(render("sarif", [], ReportOptions()))["runs"][0]["tool"]["driver"]["rules"]
+        if r["id"] == "ACME101"
+    ]
+    assert rule["helpUri"] == "https://acme.example/ACME101" and rule["properties"]["package"] == "acme-qlint"
+    assert json.loads(render("json", [_diag("QL101", "packet-matcher")], ReportOptions()))[0]["url"].endswith(
+        "/rules/QL101.md"
+    )
+
+
 def test_noqa_and_unused_noqa_work_on_plugin_codes(acme, tmp_path):
     src = "SHOUT = 1  # noqa: ACME101\nx = 2  # noqa: ACME101\n"
     found = check_source(src, str(tmp_path / "m.py"), Settings(root=tmp_path)).diagnostics

@@ -13,7 +13,7 @@ import os
 from typing import Any
 
 from qlint.diagnostic import Diagnostic
-from qlint.registry import severity
+from qlint.registry import severity, url
 from qlint.reporters import ReportOptions, location
 
 
@@ -29,7 +29,7 @@ def to_json(d: Diagnostic) -> dict[str, Any]:
         "name": d.name,
         "noqa_row": d.noqa_row,
         "severity": severity(d.code).value,  # recent ruff releases emit this key too
-        "url": d.url,
+        "url": url(d.code, d.url),
     }
     if d.fix is not None:
         out["fix"] = {

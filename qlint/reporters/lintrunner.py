@@ -13,7 +13,7 @@ from typing import Any
 
 from qlint.diagnostic import Diagnostic
 from qlint.engine import display_path
-from qlint.registry import severity
+from qlint.registry import severity, url
 from qlint.reporters import ReportOptions
 from qlint.rules.base import Severity
 from qlint.settings import Settings
@@ -33,7 +33,7 @@ def _message(d: Diagnostic, original: str | None = None, replacement: str | None
         "name": d.code,
         "original": original,
         "replacement": replacement,
-        "description": f"{d.message}\nSee {d.url}",
+        "description": f"{d.message}\nSee {link}" if (link := url(d.code, d.url)) else d.message,
     }
 
 

@@ -44,7 +44,7 @@ def _rules() -> list[dict[str, Any]]:
             "id": code,
             "name": rule.name,
             "shortDescription": {"text": rule.summary},
-            "helpUri": rule_url(code),
+            **({"helpUri": link} if (link := registry.url(code, rule_url(code))) else {}),
             "defaultConfiguration": {"level": LEVEL[Severity(rule.severity)]},
             "properties": {
                 "fixAvailability": FixAvailability(rule.fix_availability).value,

@@ -70,6 +70,8 @@ class Rule:
     # The rule's Markdown page, relative to the directory of the module defining the class
     # (None: `rule_pages/<code>.md` beside qlint's own rules, mirrored from `rules/`).
     page: ClassVar[str | None] = None
+    # Where a plugin publishes its page on the web (qlint's own rules link to the repository).
+    url: ClassVar[str | None] = None
     # The worker-side module whose `run(params)` confirms a finding (imported only in the
     # runtime worker), and whether that check may run the user's opt-in model factories.
     runtime_check: ClassVar[str | None] = None

@@ -18,6 +18,7 @@ class PrintInGraphPass(Rule):
     severity = Severity.INFO
     fix_availability = FixAvailability.NONE
     page = "EXQ101.md"  # relative to this module's directory
+    url = "https://github.com/qlint/qlint/blob/main/examples/plugin/qlint_example_plugin/EXQ101.md"
     triggers = ("print(",)
 
     def check(self, ctx: FileContext) -> Iterator:
