@@ -162,7 +162,7 @@ class FileContext:
         where: ast.AST | Range,
         message: str,
         fix: Fix | None = None,
-        evidence: Evidence | None = None,
+        evidence: Evidence | dict | None = None,
         related: tuple[RelatedInfo, ...] = (),
     ) -> Diagnostic:
         rng = where if isinstance(where, Range) else self.range_of(where)
@@ -175,5 +175,7 @@ class FileContext:
             fix=fix,
             noqa_row=rng.start.row,
             related=related,
-            evidence=evidence.to_json() if evidence is not None else {},
+            # A plain dict is still accepted (rules written before qlint.evidence); the worker
+            # validates either against the rule's `evidence_type`.
+            evidence=evidence.to_json() if isinstance(evidence, Evidence) else dict(evidence or {}),
         )
