@@ -4,7 +4,9 @@ table every face asks; severities that reach every output the same way; preview 
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 import sys
 
 import pytest
@@ -326,3 +328,26 @@ def test_readme_configuration_example_is_valid(tmp_path):
     (tmp_path / "pyproject.toml").write_text(block)
     settings = load_settings([str(tmp_path)])
     assert settings.select == ("QL",) and settings.preview is False and settings.ignore == ("QL202",)
+
+
+def test_without_plugins_start_up_skips_importlib_metadata(tmp_path):
+    """Reading entry_points.txt as text tells that no package declares the group; the full
+    scan (which imports `email` and parses every package's metadata) is for when one does."""
+    code = (
+        "import sys; from qlint.settings import Settings; Settings().enabled_codes; "
+        "assert 'importlib.metadata' not in sys.modules, 'full scan without a plugin'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+    write_plugin(tmp_path, "acme-qlint", "acme_rules", rule_source(), {"shout": "acme_rules:Shout"})
+    code = "import sys; from qlint import registry; assert 'ACME101' in registry.rules()"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)])}
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, env=env)
+
+
+def test_a_zip_on_sys_path_gets_the_full_scan(tmp_path, monkeypatch):
+    archive = tmp_path / "plugins.zip"
+    archive.write_bytes(b"PK\x05\x06" + b"\0" * 18)  # an empty zip archive
+    monkeypatch.setattr(sys, "path", [str(archive)])
+    assert registry._may_declare("qlint.rules")
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
+    assert not registry._may_declare("qlint.rules")
