@@ -200,10 +200,15 @@ def _validate(cls: type[Rule], origin: Origin) -> None:
         problems.append(f"name {getattr(cls, 'name', None)!r} is not a kebab-case name")
     if not isinstance(getattr(cls, "summary", None), str) or not cls.summary:
         problems.append("it has no summary")
-    if not isinstance(cls.severity, Severity):
-        problems.append(f"severity {cls.severity!r} is not a qlint.rules.base.Severity")
-    if not isinstance(cls.fix_availability, FixAvailability):
-        problems.append(f"fix_availability {cls.fix_availability!r} is not a qlint.rules.base.FixAvailability")
+    # The enums' values ("warning", "sometimes") are accepted too and stored as the enum,
+    # so every reader sees one type.
+    for fact, kind in (("severity", Severity), ("fix_availability", FixAvailability)):
+        value = getattr(cls, fact)
+        try:
+            setattr(cls, fact, kind(value))
+        except ValueError:
+            allowed = ", ".join(m.value for m in kind)
+            problems.append(f"{fact} {value!r} is not a qlint.rules.base.{kind.__name__} ({allowed})")
     if cls.engine_report is None and cls.check is Rule.check:
         problems.append("it does not define `check`")
     if problems:

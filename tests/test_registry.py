@@ -86,6 +86,16 @@ def test_plugin_rules_join_the_table_with_their_package(plugin_path):
     assert reg.severity("ACME101") is Severity.INFO
 
 
+def test_facts_given_as_their_enum_values_are_stored_as_the_enum(plugin_path):
+    source = rule_source().replace("Severity.INFO", '"hint"')
+    source = source.replace(
+        '    triggers = ("SHOUT",)\n', '    triggers = ("SHOUT",)\n    fix_availability = "always"\n'
+    )
+    write_plugin(plugin_path, "acme-qlint", "acme_rules", source, {"shout": "acme_rules:Shout"})
+    rule = Registry().rules()["ACME101"]
+    assert rule.severity is Severity.HINT and rule.fix_availability is FixAvailability.ALWAYS
+
+
 def test_an_entry_point_may_name_a_list_of_rules(plugin_path):
     source = rule_source() + rule_source(cls="Whisper", code="ACME102", name="whisper", trigger="WHISPER")
     source += "\nRULES = [Shout, Whisper]\n"
@@ -126,7 +136,7 @@ def test_a_plugin_claiming_a_builtin_name_fails(plugin_path):
     [
         (rule_source(code="acme1"), "code 'acme1' is not upper-case letters followed by digits"),
         (rule_source(name="Not Kebab"), "name 'Not Kebab' is not a kebab-case name"),
-        (rule_source().replace("Severity.INFO", '"info"'), "severity 'info' is not a qlint.rules.base.Severity"),
+        (rule_source().replace("Severity.INFO", '"fatal"'), "severity 'fatal' is not a qlint.rules.base.Severity"),
         ("import nonexistent_module_xyz\n", "cannot be loaded: ModuleNotFoundError"),
         ("Shout = 3\n", "names 3, which is not a subclass of qlint.rules.base.Rule"),
     ],
