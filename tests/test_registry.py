@@ -248,6 +248,19 @@ def test_preview_rules_run_only_in_preview_mode(monkeypatch, tmp_path):
     assert load_settings([str(tmp_path)], overrides=Overrides(preview=True)).enabled_codes >= {"QL990"}
 
 
+def test_preview_flag_on_the_command_line(monkeypatch, tmp_path, capsys):
+    from qlint.cli import main
+
+    monkeypatch.setitem(registry.rules(), PreviewRule.code, PreviewRule)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text("PREVIEW_ME = 1\n")
+    assert main(["check", "--no-cache", "m.py"]) == 0
+    assert main(["check", "--no-cache", "--preview", "m.py"]) == 1
+    assert "m.py:1:1: QL990 previewed" in capsys.readouterr().out
+    rules = main(["rules"])
+    assert rules == 0 and "test-only preview rule (preview)" in capsys.readouterr().out
+
+
 # ------------------------------------------------------------------ severities in every output
 
 
