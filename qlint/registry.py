@@ -116,7 +116,7 @@ class Registry:
 
     def severity(self, code: str) -> Severity:
         cls = self.rules().get(code)
-        return cls.severity if cls is not None else Severity.WARNING
+        return Severity(cls.severity) if cls is not None else Severity.WARNING
 
 
 def _entry_points(group: str) -> list[metadata.EntryPoint]:
