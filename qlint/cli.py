@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from qlint import DISTRIBUTION, __version__, stdin
+from qlint.registry import RegistryError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 OUTPUT_FORMATS = ("full", "concise", "text", "json", "json-lines", "sarif", "github", "lintrunner")
@@ -36,7 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_FINDINGS
-    except UsageError as exc:
+    except (UsageError, RegistryError) as exc:
         _error(str(exc))
         return EXIT_ERROR
     except Exception as exc:  # a bug in qlint: say so briefly, details on request
@@ -86,6 +87,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         p.add_argument(flag, action="append", metavar="CODES", help=f"{what} (comma-separated codes or prefixes)")
     p.add_argument("--config", metavar="FILE", help="a pyproject.toml or qlint.toml to use")
     p.add_argument("--unsafe-fixes", action="store_true", default=None, help="also apply unsafe fixes")
+    p.add_argument("--preview", action="store_true", default=None, help="also run preview rules")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     p.add_argument("--cache-dir", metavar="DIR", help="where to keep the cache (default: .qlint_cache)")
     p.add_argument("--force-exclude", action="store_true", default=None, help="exclude even named files")
@@ -127,7 +129,10 @@ def _reads_stdin(args: argparse.Namespace) -> bool:
 
 
 def _settings(args: argparse.Namespace):
+    from qlint import registry
     from qlint.config import ConfigError, Overrides, load_settings, split_codes
+
+    registry.rules()  # a broken or conflicting plugin stops the run here, before any file is read
 
     def codes(values: list[str] | None) -> tuple[str, ...] | None:
         if values is None:
@@ -139,6 +144,7 @@ def _settings(args: argparse.Namespace):
         extend_select=codes(args.extend_select) or (),
         ignore=codes(args.ignore) or (),
         unsafe_fixes=args.unsafe_fixes,
+        preview=args.preview,
         force_exclude=args.force_exclude,
         cache_dir=args.cache_dir,
     )
@@ -278,40 +284,19 @@ def _cmd_stdin(args: argparse.Namespace, settings, mode: str) -> int:
 
 
 def _cmd_rules() -> int:
-    from qlint.rules import RULES
+    from qlint.rule_listing import rules_table
 
-    rows = [(code, cls.name, cls.fix_availability, cls.summary) for code, cls in sorted(RULES.items())]
-    header = ("Code", "Name", "Fix", "Summary")
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
-    lines = [
-        "  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths, strict=True)) + "  " + row[3]
-        for row in [header, *rows]
-    ]
-    _emit("".join(line.rstrip() + "\n" for line in lines), None)
+    _emit(rules_table(), None)
     return EXIT_CLEAN
 
 
-def rule_page(code: str) -> Path | None:
-    """The rule's Markdown page: the repo's `rules/` next to the package, else package data."""
-    here = Path(__file__).resolve().parent
-    for directory in (here.parent / "rules", here / "rule_pages"):
-        page = directory / f"{code}.md"
-        if page.is_file():
-            return page
-    return None
-
-
 def _cmd_rule(code: str) -> int:
-    from qlint.rules import RULES
+    from qlint.rule_listing import rule_page
 
-    by_name = {cls.name: c for c, cls in RULES.items()}
-    code = by_name.get(code.strip().lower(), code.strip().upper())
-    if code not in RULES:
-        raise UsageError(f"unknown rule {code!r}: give a code or a name (see `qlint rules`)")
-    page = rule_page(code)
-    if page is None:
-        raise UsageError(f"no documentation page found for {code}")
-    _emit(page.read_text(encoding="utf-8"), None)
+    try:
+        _emit(rule_page(code), None)
+    except LookupError as exc:
+        raise UsageError(str(exc.args[0])) from None
     return EXIT_CLEAN
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from qlint.rules import RULES
+from qlint import registry
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -43,6 +43,7 @@ class Overrides:
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     unsafe_fixes: bool | None = None
+    preview: bool | None = None
     force_exclude: bool | None = None
     cache_dir: str | None = None
 
@@ -56,8 +57,9 @@ def validate_selectors(selectors: Sequence[str], where: str) -> tuple[str, ...]:
         sel = sel.strip()
         if not sel:
             continue
-        if sel != "ALL" and (not _SELECTOR.match(sel) or not any(c.startswith(sel) for c in RULES)):
-            raise ConfigError(f"{where}: unknown rule selector {_q(sel)}{_suggest(sel, RULES)}")
+        known = registry.rules()
+        if sel != "ALL" and (not _SELECTOR.match(sel) or not any(c.startswith(sel) for c in known)):
+            raise ConfigError(f"{where}: unknown rule selector {_q(sel)}{_suggest(sel, known)}")
         out.append(sel)
     return tuple(out)
 
@@ -197,6 +199,8 @@ def apply_overrides(settings: Settings, o: Overrides) -> Settings:
         changes["ignore"] = base + validate_selectors(o.ignore, "--ignore")
     if o.unsafe_fixes is not None:
         changes["unsafe_fixes"] = o.unsafe_fixes
+    if o.preview is not None:
+        changes["preview"] = o.preview
     if o.force_exclude is not None:
         changes["force_exclude"] = o.force_exclude
     if o.cache_dir is not None:
@@ -213,6 +217,7 @@ _KEYS: dict[str, tuple[str, str]] = {
     "extend-exclude": ("extend_exclude", "globs"),
     "per-file-ignores": ("per_file_ignores", "per-file-ignores"),
     "unsafe-fixes": ("unsafe_fixes", "bool"),
+    "preview": ("preview", "bool"),
     "respect-gitignore": ("respect_gitignore", "bool"),
     "force-exclude": ("force_exclude", "bool"),
     "cache-dir": ("cache_dir", "path"),
@@ -294,9 +299,10 @@ def _per_file_ignores(value: Any, loc: _Where, key: str) -> tuple[tuple[str, tup
 
 def _rule_options(code: str, value: dict[str, Any], loc: _Where) -> tuple[tuple[str, Any], ...]:
     """`[tool.qlint.QL101]`: names from `Rule.options` (`-` and `_` alike), types from defaults."""
-    if code not in RULES:
-        raise ConfigError(loc(f"unknown rule code {_q(code)}{_suggest(code, RULES)}"))
-    rule = RULES[code]
+    known = registry.rules()
+    if code not in known:
+        raise ConfigError(loc(f"unknown rule code {_q(code)}{_suggest(code, known)}"))
+    rule = known[code]
     by_norm = {n.replace("-", "_"): n for n in rule.options}
     out = []
     for given_name, given in value.items():

@@ -81,6 +81,5 @@ def apply_cross_file_fixes(reports: dict, session: FixSession, settings: Setting
         reports[target] = replace(reports[target], changed=True)
     for site, remaining in results.items():
         before = len(foreign_fixes(reports[site].remaining.diagnostics, site, unsafe))
-        remaining.text = None
         fixed = before - len(foreign_fixes(remaining.diagnostics, site, unsafe))
         reports[site] = replace(reports[site], applied=reports[site].applied + fixed, remaining=remaining)

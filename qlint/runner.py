@@ -181,7 +181,6 @@ def _check_one(path: str, settings: Settings) -> tuple[FileResult, int, int, str
         result = FileResult(path=path)
         result.errors.append(f"{display_path(path)}: internal error:\n{traceback.format_exc(limit=-3)}")
         return result, 0, 0, ""
-    result.text = None  # not needed by reporters; would cost a pickle of every file
     return result, st.st_size, st.st_mtime_ns, content_hash(data)
 
 

@@ -81,7 +81,8 @@ def parse_suppressions(text: str) -> Suppressions:
 
 
 def unused_noqa(path: str, sup: Suppressions, ran: frozenset[str], rule, lines) -> list[Diagnostic]:
-    """QL codes listed in a `# noqa` that suppressed nothing, for rules that ran on the file.
+    """Codes of qlint's rules (plugins included) listed in a `# noqa` that suppressed
+    nothing, for rules that ran on the file (`ran`).
 
     Other tools' codes are left alone: qlint cannot know whether ruff needs them.
     """
@@ -89,7 +90,7 @@ def unused_noqa(path: str, sup: Suppressions, ran: frozenset[str], rule, lines) 
     for noqa in sup.lines.values():
         if not noqa.codes:
             continue
-        unused = [c for c in noqa.codes if c.startswith("QL") and c in ran and c not in noqa.used]
+        unused = [c for c in noqa.codes if c in ran and c not in noqa.used]
         if not unused:
             continue
         kept = [c for c in noqa.codes if c not in unused]

@@ -227,6 +227,9 @@ def test_unwritable_cache_directory_is_not_an_error(tmp_path):
     c = Cache(tmp_path / "cache", "fp")
     stored(c, f)
     c.save()  # must not raise
+    assert (tmp_path / "cache").read_text() == "a file where the directory should be"  # left alone
+    assert c.dirty  # nothing was written, so the results are still pending
+    assert c.lookup(str(f)) is not None  # and still served from memory for this run
 
 
 def test_forget_missing(tmp_path):

@@ -89,7 +89,8 @@ def test_other_formats_through_the_cli(tmp_path, fmt):
     proc = qlint("check", "--output-format", fmt, cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     if fmt == "github":
-        assert proc.stdout.startswith("::error title=qlint (QL002),file=a.py,line=1,col=6")
+        # QL002 is a warning (its rule's severity), so the annotation is one.
+        assert proc.stdout.startswith("::warning title=qlint (QL002),file=a.py,line=1,col=6")
     else:
         first = json.loads(proc.stdout if fmt == "sarif" else proc.stdout.splitlines()[0])
         assert first

@@ -1,7 +1,7 @@
 """ruff-compatible JSON: a list of objects tools that read `ruff --output-format json` accept.
 
 Keys and their order follow ruff 0.17: `cell` is the notebook cell (1-based) or null,
-`name` is the kebab name, `severity` always "error". `related` and `runtime` appear only
+`name` is the kebab name, `severity` the rule's (error, warning, info or hint). `related` and `runtime` appear only
 when there is something to say. Rows and columns are 1-based (columns in code points),
 `filename` is absolute.
 """
@@ -14,6 +14,7 @@ from collections import Counter
 from typing import Any
 
 from qlint.diagnostic import Diagnostic
+from qlint.registry import severity, url
 from qlint.reporters import ReportOptions, location
 
 
@@ -28,8 +29,8 @@ def to_json(d: Diagnostic) -> dict[str, Any]:
         "message": d.message,
         "name": d.name,
         "noqa_row": d.noqa_row,
-        "severity": "error",  # recent ruff releases emit this key too
-        "url": d.url,
+        "severity": severity(d.code).value,  # recent ruff releases emit this key too
+        "url": url(d.code, d.url),
     }
     if d.fix is not None:
         out["fix"] = {

@@ -14,23 +14,28 @@ from typing import Any
 
 from qlint.diagnostic import Diagnostic
 from qlint.engine import display_path
+from qlint.registry import severity, url
 from qlint.reporters import ReportOptions
+from qlint.rules.base import Severity
 from qlint.settings import Settings
 
 LINTER_CODE = "QLINT"
+# lintrunner knows error, warning, advice and disabled.
+SEVERITY = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "advice", Severity.HINT: "advice"}
 
 
 def _message(d: Diagnostic, original: str | None = None, replacement: str | None = None) -> dict[str, Any]:
+    link = url(d.code, d.url)
     return {
         "path": display_path(d.path),
         "line": d.range.start.row,
         "char": d.range.start.col + 1,
         "code": LINTER_CODE,
-        "severity": "error" if d.code == "QL001" else "warning",
+        "severity": SEVERITY[severity(d.code)],
         "name": d.code,
         "original": original,
         "replacement": replacement,
-        "description": "\n".join(part for part in (_cell(d) + d.message, d.help, f"See {d.url}") if part),
+        "description": "\n".join(p for p in (_cell(d) + d.message, d.help, f"See {link}" if link else "") if p),
     }
 
 

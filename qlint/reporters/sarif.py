@@ -11,12 +11,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from qlint import __version__
+from qlint import __version__, registry
 from qlint.diagnostic import Diagnostic, Range
 from qlint.reporters import ReportOptions, rule_url
-from qlint.rules import RULES
+from qlint.rules.base import FixAvailability, Severity
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+# SARIF's levels: error, warning, note (and none).
+LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note", Severity.HINT: "note"}
 
 
 def region(r: Range) -> dict[str, int]:
@@ -42,11 +44,14 @@ def _rules(options: ReportOptions) -> list[dict[str, Any]]:
             "id": code,
             "name": rule.name,
             "shortDescription": {"text": rule.summary},
-            "helpUri": rule_url(code, options),
-            "defaultConfiguration": {"level": "error"},
-            "properties": {"fixAvailability": rule.fix_availability},
+            **({"helpUri": link} if (link := registry.url(code, rule_url(code))) else {}),
+            "defaultConfiguration": {"level": LEVEL[Severity(rule.severity)]},
+            "properties": {
+                "fixAvailability": FixAvailability(rule.fix_availability).value,
+                "package": registry.origin(code).package,
+            },
         }
-        for code, rule in sorted(RULES.items())
+        for code, rule in sorted(registry.rules().items())
     ]
 
 
@@ -59,7 +64,7 @@ def _text(d: Diagnostic) -> str:
 def _result(d: Diagnostic, index: dict[str, int]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "ruleId": d.code,
-        "level": "error",
+        "level": LEVEL[registry.severity(d.code)],
         # The message, then the explanation: viewers show only this text.
         "message": {"text": _text(d)},
         "locations": [{"physicalLocation": _physical(d.path, d.range)}],

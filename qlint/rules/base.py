@@ -1,4 +1,9 @@
-"""What a rule is: a small class with a code, a name, trigger substrings and a `check`.
+"""What a rule is: a small class that carries its own facts and a `check`.
+
+The class is the one source of truth for everything other parts of qlint say about a
+rule (code, name, summary, severity, fix availability, whether the engine reports it,
+its page, its runtime check, preview or stable): `qlint.registry` serves those facts to
+settings, config, the CLI, the reporters, the language server and the runtime client.
 
 Rules see one parsed file at a time through `FileContext`; anything that needs other
 files goes through `ctx.project`, which records what it read so the cache can tell
@@ -8,12 +13,16 @@ when a finding depends on another file.
 from __future__ import annotations
 
 import ast
+import enum
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from qlint.diagnostic import Diagnostic, Fix, Range, RelatedInfo
+from qlint.evidence import Evidence
 from qlint.source import LineIndex
 
 if TYPE_CHECKING:
@@ -22,14 +31,55 @@ if TYPE_CHECKING:
     from qlint.optable import OpTable
 
 
+class Severity(str, enum.Enum):
+    """How bad a finding is; every output maps it to its own levels (LSP, SARIF, ...)."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+    HINT = "hint"
+
+
+class FixAvailability(str, enum.Enum):
+    """Whether the rule's findings come with a fix: what `qlint rules` and the page say."""
+
+    ALWAYS = "always"
+    SOMETIMES = "sometimes"
+    NONE = "none"
+
+
+class EngineReport(str, enum.Enum):
+    """Findings the engine itself makes, for a rule that has nothing to `check`."""
+
+    PARSE_ERROR = "parse-error"  # a file that cannot be decoded or parsed
+    UNUSED_NOQA = "unused-noqa"  # a suppression that suppressed nothing
+
+
 class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
     summary: ClassVar[str]
+    severity: ClassVar[Severity] = Severity.WARNING
+    fix_availability: ClassVar[FixAvailability] = FixAvailability.NONE
+    # Set for rules whose findings the engine makes (QL001, QL002): they never run `check`.
+    engine_report: ClassVar[EngineReport | None] = None
+    # Findings that mark text which can simply go: editors grey it out.
+    unnecessary: ClassVar[bool] = False
+    # Preview rules run only with `--preview` / `preview = true`.
+    preview: ClassVar[bool] = False
+    # The rule's Markdown page, relative to the directory of the module defining the class
+    # (None: `rule_pages/<code>.md` beside qlint's own rules, mirrored from `rules/`).
+    page: ClassVar[str | None] = None
+    # Where a plugin publishes its page on the web (qlint's own rules link to the repository).
+    url: ClassVar[str | None] = None
+    # The worker-side module whose `run(params)` confirms a finding (imported only in the
+    # runtime worker), and whether that check may run the user's opt-in model factories.
+    runtime_check: ClassVar[str | None] = None
+    runtime_models: ClassVar[bool] = False
+    # The type of the evidence its findings carry for that check (qlint.evidence).
+    evidence_type: ClassVar[type[Evidence] | None] = None
     # A file that contains none of these substrings cannot hold a finding and is not parsed.
     triggers: ClassVar[tuple[str, ...]] = ()
-    # "always", "sometimes" or "none": what `qlint rules` prints.
-    fix_availability: ClassVar[str] = "none"
     # Option name -> default value. Config validates types against the defaults and,
     # where given, against `option_choices`.
     options: ClassVar[dict[str, Any]] = {}
@@ -51,6 +101,20 @@ class Rule:
         """True when the rule can have nothing to say in this module whatever it holds,
         decided before parsing (the largest files are often exactly those)."""
         return False
+
+    @classmethod
+    def page_path(cls) -> Path | None:
+        """Where the rule's page is: `page` beside the defining module, else qlint's own
+        page for the code (the repository's `rules/` in a checkout, package data otherwise)."""
+        module_file = getattr(sys.modules.get(cls.__module__), "__file__", None)
+        if cls.page is not None:
+            return Path(module_file).parent / cls.page if module_file else None
+        package = Path(__file__).resolve().parent.parent
+        for directory in (package.parent / "rules", package / "rule_pages"):
+            candidate = directory / f"{cls.code}.md"
+            if candidate.is_file():
+                return candidate
+        return None
 
 
 @dataclass
@@ -101,7 +165,7 @@ class FileContext:
         where: ast.AST | Range,
         message: str,
         fix: Fix | None = None,
-        evidence: dict | None = None,
+        evidence: Evidence | dict | None = None,
         related: tuple[RelatedInfo, ...] = (),
         help: str | None = None,
     ) -> Diagnostic:
@@ -115,6 +179,8 @@ class FileContext:
             fix=fix,
             noqa_row=rng.start.row,
             related=related,
-            evidence=evidence or {},
+            # A plain dict is still accepted (rules written before qlint.evidence); the worker
+            # validates either against the rule's `evidence_type`.
+            evidence=evidence.to_json() if isinstance(evidence, Evidence) else dict(evidence or {}),
             help=help,
         )

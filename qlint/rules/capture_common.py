@@ -23,6 +23,7 @@ from qlint.analysis.model_flow import (
     module_flows,
 )
 from qlint.diagnostic import Applicability, Edit, Fix, Range, RelatedInfo
+from qlint.evidence import CaptureEvidence, SinkPoint, SourcePoint
 from qlint.rules.base import FileContext
 from qlint.source import line_ending
 
@@ -169,16 +170,16 @@ def _range(ctx: FileContext, node: ast.AST, path: str) -> Range:
     return Range.of(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
 
 
-def evidence(ctx: FileContext, cap: Capture, flow: str, why: list[Reason]) -> dict:
+def evidence(ctx: FileContext, cap: Capture, flow: str, why: list[Reason]) -> CaptureEvidence:
     """What the runtime checker needs: the capture, the model as written, the flow and why."""
-    return {
-        "flow": flow,
-        "api": cap.api,
-        "model": model_text(ctx, cap) if cap.model is not None else None,
-        "capture": {"row": cap.call.lineno, "col": ctx.range_of(cap.call).start.col},
-        "reasons": sorted({r.kind for r in why}),
-        "sinks": [{"path": s.path, "row": s.node.lineno} for s in cap.flows(flow)],
-    }
+    return CaptureEvidence(
+        flow=flow,
+        api=cap.api,
+        model=model_text(ctx, cap) if cap.model is not None else None,
+        capture=SourcePoint(cap.call.lineno, ctx.range_of(cap.call).start.col),
+        reasons=tuple(sorted({r.kind for r in why})),
+        sinks=tuple(SinkPoint(s.path, s.node.lineno) for s in cap.flows(flow)),
+    )
 
 
 def insert_mode_call(ctx: FileContext, cap: Capture, mode: str) -> Fix | None:

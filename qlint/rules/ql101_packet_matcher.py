@@ -2,7 +2,7 @@
 
 Graph nodes carry `OpOverload`s; `packet == packet.default` is False and their hashes
 differ, so a packet in a matcher silently never fires. Only places where a packet meets
-a node target are flagged: eager calls of packets are 20-100x more common and fine.
+a node target are flagged: eager calls of packets are far more common and fine.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from qlint.analysis.fx_targets import is_node_target, target_names
 from qlint.analysis.graph_context import compiler_internal, packet_graph_context
 from qlint.analysis.names import Located, OpRef, Resolver
 from qlint.diagnostic import Applicability, Diagnostic, Fix, RelatedInfo
-from qlint.rules.base import FileContext, Rule
+from qlint.evidence import OpEvidence
+from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.overload_fixes import (
     FixSite,
     op_evidence,
@@ -58,8 +59,10 @@ class PacketMatcher(Rule):
     code = "QL101"
     name = "packet-matcher"
     summary = "FX node target compared with an `OpOverloadPacket`"
+    runtime_check = "qlint.runtime.checks.ql101"
+    evidence_type = OpEvidence
     triggers = (".target", "getattr(", "add_dont_constant_fold", "expected_node", "checkGraphModuleNodes")
-    fix_availability = "sometimes"
+    fix_availability = FixAvailability.SOMETIMES
     options = {"fix-style": "auto", "extra-sinks": []}
     option_choices = {"fix-style": ("auto", "overload", "both")}
     option_patterns = {

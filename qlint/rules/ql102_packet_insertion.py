@@ -14,7 +14,8 @@ from qlint.analysis.functions import bodies
 from qlint.analysis.graph_context import compiler_internal, packet_graph_context
 from qlint.analysis.names import OpRef, Resolver
 from qlint.diagnostic import Diagnostic
-from qlint.rules.base import FileContext, Rule
+from qlint.evidence import OpEvidence
+from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.overload_fixes import FixSite, op_evidence, op_info, overload_facts, overload_fix, shown
 
 _CACHE_KEY = "ql102.insertions"
@@ -24,8 +25,10 @@ class PacketInsertion(Rule):
     code = "QL102"
     name = "packet-insertion"
     summary = "`OpOverloadPacket` inserted into an FX graph as a node target"
+    runtime_check = "qlint.runtime.checks.ql101"
+    evidence_type = OpEvidence
     triggers = (".call_function(", "create_node(", ".target =")
-    fix_availability = "sometimes"
+    fix_availability = FixAvailability.SOMETIMES
 
     def skips_module(self, module: str | None) -> bool:
         return compiler_internal(module)

@@ -57,6 +57,7 @@ _EXITS = (ast.Continue, ast.Return, ast.Raise, ast.Break)
 class WeightQuantizeMatcherAfterFold(Rule):
     code = "QL103"
     name = "weight-quantize-matcher-after-fold"
+    runtime_check = "qlint.runtime.checks.capture_apis"
     summary = "a matcher that needs a quantize op on a weight, which `convert_pt2e` folds away by default"
     # Every matcher needs a weight test; the quantize ops may live in another module
     # (`from .utils import q_ops`), so their names are no prefilter.

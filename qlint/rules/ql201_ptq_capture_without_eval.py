@@ -2,8 +2,8 @@
 
 PT2E bakes the model's mode into the captured graph. Captured in train mode, batch norm
 keeps updating its running statistics and dropout keeps dropping during calibration after
-`prepare_pt2e`, so the converted model differs from the one calibrated (XNNPACK, CPU:
-Conv→ReLU→BN max error 0.16 with `eval()` first against 4.76 without).
+`prepare_pt2e`, so the converted model differs from the one calibrated. The measured
+errors are on the rule's page (rules/QL201.md), the one place that states them.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from qlint.diagnostic import Diagnostic
-from qlint.rules.base import FileContext, Rule
+from qlint.evidence import CaptureEvidence
+from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.capture_common import (
     Reason,
     captures,
@@ -32,8 +33,11 @@ class PtqCaptureWithoutEval(Rule):
     code = "QL201"
     name = "ptq-capture-without-eval"
     summary = "Model captured for `prepare_pt2e` without `eval()`"
+    runtime_check = "qlint.runtime.checks.capture"
+    evidence_type = CaptureEvidence
+    runtime_models = True
     triggers = ("prepare_pt2e", "QuantizationRecipe")
-    fix_availability = "sometimes"
+    fix_availability = FixAvailability.SOMETIMES
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         for cap, flows in captures(ctx, "ptq"):

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from qlint.analysis.model_flow import GRAPH_KINDS, ModeSwitch, module_flows
-from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix
-from qlint.rules.base import FileContext, Rule
+from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Range
+from qlint.evidence import ModeSwitchEvidence
+from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.pt2e_helpers import PT2E, pt2e_helper
 
 # Where an exported GraphModule comes from; `.eval()` alone is in every training script.
@@ -23,8 +24,10 @@ class ModeSwitchOnExportedGraph(Rule):
     code = "QL203"
     name = "mode-switch-on-exported-graph"
     summary = "`.eval()`/`.train()` called on an exported, prepared or converted GraphModule"
+    runtime_check = "qlint.runtime.checks.capture"
+    evidence_type = ModeSwitchEvidence
     triggers = (".eval()", ".train(")
-    fix_availability = "sometimes"
+    fix_availability = FixAvailability.SOMETIMES
 
     def triggered_by(self, text: str) -> bool:
         """A mode switch *and* a source of exported graphs, or the file is never parsed."""
@@ -52,7 +55,7 @@ class ModeSwitchOnExportedGraph(Rule):
             "Exported GraphModules have no usable train/eval switch (older releases silently kept batch norm"
             f" and dropout as captured); use {use} from `{PT2E}`"
         )
-        evidence = {"mode": switch.mode, "origin": origin.kind, "origin_row": origin.node.lineno}
+        evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno)
         fix = _fix(ctx, switch, receiver, helper)
         return ctx.diagnostic(self, switch.call, message, fix, evidence=evidence, help=help_)
 

@@ -22,6 +22,7 @@ from qlint.rules.base import FileContext, Rule
 class ConvertWithoutCalibration(Rule):
     code = "QL204"
     name = "convert-without-calibration"
+    runtime_check = "qlint.runtime.checks.calibration"
     summary = "`convert_pt2e` on a PTQ-prepared model that never ran on data"
     triggers = ("convert_pt2e",)
     fix_availability = "none"  # a display-only hint: there is no data to invent

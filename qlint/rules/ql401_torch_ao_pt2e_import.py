@@ -33,7 +33,9 @@ from qlint.analysis.pt2e_moves import (
     worst,
 )
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix
-from qlint.rules.base import FileContext, Rule
+from qlint import evidence
+from qlint.evidence import MovedImportEvidence
+from qlint.rules.base import FileContext, FixAvailability, Rule
 
 _APPLICABILITY = {"safe": Applicability.SAFE, "unsafe": Applicability.UNSAFE}
 
@@ -96,8 +98,10 @@ class TorchAoPt2eImport(Rule):
     code = "QL401"
     name = "torch-ao-pt2e-import"
     summary = "PT2E API imported from `torch.ao.quantization`, which torch 2.13 no longer ships"
+    runtime_check = "qlint.runtime.checks.imports"
+    evidence_type = MovedImportEvidence
     triggers = ("ao.quantization", "torch.ao", "import ao")
-    fix_availability = "sometimes"
+    fix_availability = FixAvailability.SOMETIMES
 
     def triggered_by(self, text: str) -> bool:
         # torch's own tree mentions torch.ao in ~200 files; 7 of them name anything that moved.
@@ -397,5 +401,5 @@ def _display_fix(moved: list[Move]) -> Fix:
     return Fix(Applicability.DISPLAY_ONLY, "Remove the use: torchao and executorch have no successor")
 
 
-def _evidence(moved: list[Move]) -> dict:
-    return {"kind": "moved-import", "moves": [{"old": m.old, "new": m.new, "fix": m.fix} for m in moved]}
+def _evidence(moved: list[Move]) -> MovedImportEvidence:
+    return MovedImportEvidence(tuple(evidence.Move(m.old, m.new, m.fix) for m in moved))

@@ -31,6 +31,7 @@ _GUARD_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError
 class RemovedCaptureApi(Rule):
     code = "QL402"
     name = "removed-capture-api"
+    runtime_check = "qlint.runtime.checks.capture_apis"
     summary = "`capture_pre_autograd_graph` / `export_for_training`, which torch 2.13 no longer has"
     triggers = tuple(sorted(NAMES))
     fix_availability = "sometimes"
