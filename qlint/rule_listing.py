@@ -29,9 +29,8 @@ def rule_page(code_or_name: str) -> str:
     cls = registry.lookup(code_or_name)
     if cls is None:
         given = code_or_name.strip()
-        kind = "code" if registry.CODE.match(given.upper()) else "name"
-        shown = given.upper() if kind == "code" else given
-        raise LookupError(f"unknown rule {kind} {shown!r} (see `qlint rules`)")
+        shown = given.upper() if registry.CODE.match(given.upper()) else given
+        raise LookupError(f"unknown rule {shown!r}: give a code or a name (see `qlint rules`)")
     path = cls.page_path()
     if path is None or not path.is_file():
         where = f" (package {registry.origin(cls.code)})" if not registry.origin(cls.code).builtin else ""

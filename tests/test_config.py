@@ -115,7 +115,7 @@ def test_every_key_is_read(tmp_path, option_rule):
         "any": {"k": 1},
     }
     assert isinstance(opts["ratio"], float)
-    assert s.enabled_codes == frozenset({"QL101", "QL103", "QL901", "QL002"})
+    assert s.enabled_codes == frozenset({"QL101", "QL901", "QL002"})
     hash(s.rule_options)  # Settings must stay hashable
 
 
@@ -217,12 +217,12 @@ def test_command_line_overrides(tmp_path):
         tmp_path / "pyproject.toml", "[tool.qlint]\nselect = ['QL1']\nignore = ['QL101']\nextend-select = ['QL002']\n"
     )
     base = load_settings([str(tmp_path)])
-    assert base.enabled_codes == frozenset({"QL102", "QL103", "QL002"})
+    assert base.enabled_codes == frozenset({"QL102", "QL002"})
     # --select starts over (drops the file's ignore and extend-select), like ruff.
     s = load_settings([str(tmp_path)], overrides=Overrides(select=("QL101",)))
     assert s.enabled_codes == frozenset({"QL101"})
     s = load_settings([str(tmp_path)], overrides=Overrides(ignore=("QL102",), extend_select=("QL001",)))
-    assert s.enabled_codes == frozenset({"QL002", "QL001", "QL103"})
+    assert s.enabled_codes == frozenset({"QL002", "QL001"})
     s = load_settings([str(tmp_path)], overrides=Overrides(unsafe_fixes=True, force_exclude=True))
     assert s.unsafe_fixes and s.force_exclude
     with pytest.raises(ConfigError, match='--ignore: unknown rule selector "E501"'):
@@ -232,7 +232,7 @@ def test_command_line_overrides(tmp_path):
 def test_selectors():
     assert split_codes("QL101, QL102,,QL2 ") == ["QL101", "QL102", "QL2"]
     s = load_settings([], overrides=Overrides(select=("ALL",)))
-    assert s.enabled_codes == frozenset(RULES)
+    assert s.enabled_codes == frozenset(c for c in RULES if not RULES[c].preview)  # preview rules need --preview
     with pytest.raises(ConfigError, match='unknown rule selector "ql101"'):
         load_settings([], overrides=Overrides(select=("ql101",)))
 

@@ -36,7 +36,7 @@ def _alone(tmp_path, monkeypatch):
 
 
 def ql103(src: str, **kw):
-    return [d for d in lint(src, select=SEL, **kw) if d.code == "QL103"]
+    return [d for d in lint(src, select=SEL, preview=True, **kw) if d.code == "QL103"]
 
 
 def test_matcher_with_default_convert_in_the_file_is_flagged_and_names_the_call():

@@ -469,7 +469,7 @@ def test_re_export_of_a_graph_module_uses_move_exported_model_to_eval():
         return convert_pt2e(prepare_pt2e(ep.module(), quantizer))
     """
     (d,) = ql201(src)
-    assert "call `move_exported_model_to_eval(gm)` before capturing" in d.message
+    assert "call `move_exported_model_to_eval(gm)` before capturing" in d.help
     assert d.fix.applicability is Applicability.SAFE
     assert d.fix.message == "Call `move_exported_model_to_eval(gm)` before the capture"
     out = fixed(src, select=("QL201",))

@@ -270,6 +270,8 @@ def test_lintrunner_messages_carry_one_whole_file_patch(tmp_path):
 def test_every_format_renders_an_empty_list():
     empty = {
         "text": "All checks passed!\n",
+        "full": "All checks passed!\n",
+        "concise": "All checks passed!\n",
         "json": "[]\n",
         "json-lines": "",
         "github": "",
