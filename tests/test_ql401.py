@@ -444,3 +444,17 @@ def test_the_example_legacy_flow_is_fully_migrated(root):
     assert ql401(out, path=str(path)) == []
     assert "import torchao.quantization.pt2e.quantize_pt2e as qp" in out
     assert "from torchao.quantization.pt2e import MinMaxObserver\n" in out
+
+
+# -- trigger prefilter -----------------------------------------------------------------------
+def test_trigger_ignores_the_successor_package_but_not_the_old_spellings():
+    from qlint.rules.ql401_torch_ao_pt2e_import import TorchAoPt2eImport
+
+    rule = TorchAoPt2eImport()
+    assert not rule.triggered_by("from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\n")
+    assert rule.triggered_by("from torch.ao.quantization.quantize_pt2e import prepare_pt2e\n")
+    assert rule.triggered_by("from ..ao.quantization.quantize_pt2e import prepare_pt2e\n")
+    assert rule.triggered_by("from torch import ao\nao.quantization.quantize_pt2e.prepare_pt2e(m, q)\n")
+    both = "import torchao.quantization\nfrom torch.ao.quantization.quantizer import Quantizer\n"
+    assert rule.triggered_by(both)
+    assert ql401(both)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 
-from qlint.rules.base import FileContext
+from qlint.analysis.context import FileContext
 
 _LEGACY = (
     "torch.fx.symbolic_trace",

@@ -19,7 +19,7 @@ from qlint.analysis.project import resolve_relative
 from qlint.diagnostic import Edit, Position, Range
 
 if TYPE_CHECKING:
-    from qlint.rules.base import FileContext
+    from qlint.analysis.context import FileContext
 
 _ALIAS_TAIL = re.compile(r"\s*,?\s*(#.*)?$")
 _LINE_TAIL = re.compile(r"\s*(#.*)?$")

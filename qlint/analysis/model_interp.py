@@ -28,8 +28,8 @@ from qlint.analysis.model_flow import (
     merge_values,
     statement_lists,
 )
+from qlint.analysis.modules import resolve_relative
 from qlint.analysis.names import Resolver, dotted_parts
-from qlint.analysis.project import resolve_relative
 from qlint.analysis.scope import ClassScope, ModuleScope, function_assigns
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)

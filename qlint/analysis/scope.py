@@ -10,7 +10,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from qlint.analysis.project import resolve_relative
+from qlint.analysis.modules import resolve_relative
 
 
 @dataclass
@@ -80,6 +80,8 @@ class ModuleScope:
 def _unique(values: list[ast.expr] | None) -> ast.expr | None:
     if not values:
         return None
+    if len(values) == 1:  # the common case: no need to print the tree to compare it
+        return values[0]
     first = ast.dump(values[0])
     return values[0] if all(ast.dump(v) == first for v in values[1:]) else None
 

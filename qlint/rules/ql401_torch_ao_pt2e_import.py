@@ -17,6 +17,7 @@ names, and imports under a torch-version check.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -36,6 +37,9 @@ from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix
 from qlint.rules.base import FileContext, Rule
 
 _APPLICABILITY = {"safe": Applicability.SAFE, "unsafe": Applicability.UNSAFE}
+# The trigger substrings, except that `torchao.quantization` (the successor, named by most
+# files that mention quantization at all) does not count as a spelling of the old package.
+_OLD_SPELLING = re.compile(r"(?<!torch)ao\.quantization|torch\.ao|import ao")
 
 
 @dataclass
@@ -101,7 +105,7 @@ class TorchAoPt2eImport(Rule):
 
     def triggered_by(self, text: str) -> bool:
         # torch's own tree mentions torch.ao in ~200 files; 7 of them name anything that moved.
-        return super().triggered_by(text) and load_moves().mentions.search(text) is not None
+        return _OLD_SPELLING.search(text) is not None and load_moves().mentions.search(text) is not None
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         moves = load_moves()
