@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.context import FileContext
+from qlint.analysis.names import dotted_parts
 
 _LEGACY = (
     "torch.fx.symbolic_trace",
@@ -66,21 +67,10 @@ def _classify(ctx: FileContext) -> str | None:
     if not (any(n.startswith(_LEGACY) for n in imports) or "symbolic_trace" in ctx.text):
         return None
     names = imports + [
-        _dotted(n)
+        ".".join(dotted_parts(n, tail=True))
         for n in ast.walk(ctx.tree)
         if isinstance(n, ast.Attribute) and n.attr in ("symbolic_trace", "export", "make_fx")
     ]
     legacy = any(n.startswith(_LEGACY) or n.endswith("symbolic_trace") for n in names)
     modern = any(n.startswith(_MODERN) or n.endswith((".export", ".make_fx")) for n in names)
     return "legacy FX graph mode, whose graphs carry packets" if legacy and not modern else None
-
-
-def _dotted(node: ast.Attribute) -> str:
-    parts = []
-    expr: ast.AST = node
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if isinstance(expr, ast.Name):
-        parts.append(expr.id)
-    return ".".join(reversed(parts))

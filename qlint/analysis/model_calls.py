@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from qlint.analysis.model_apis import Api, argument, classify_call, init_sets_eval, is_class_call, key, recipe_flow
 from qlint.analysis.model_apis import switch_mode as _switch_mode
-from qlint.analysis.model_flow import (
+from qlint.analysis.model_values import (
     CALL,
     CONSTRUCTED,
     CONVERTED,

@@ -20,6 +20,18 @@ class ClassScope:
     methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
     bases: list[ast.expr] = field(default_factory=list)
 
+    @classmethod
+    def build(cls, node: ast.ClassDef) -> ClassScope:
+        """Methods, class-level assignments and bases of a class body (the one way to build it)."""
+        scope = cls(node, bases=list(node.bases))
+        for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                scope.methods[item.name] = item
+            else:
+                for name, value in assignments(item):
+                    scope.assigns.setdefault(name, []).append(value)
+        return scope
+
 
 @dataclass
 class ModuleScope:
@@ -60,14 +72,7 @@ class ModuleScope:
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self.functions[stmt.name] = stmt
         elif isinstance(stmt, ast.ClassDef):
-            cls_scope = ClassScope(stmt, bases=list(stmt.bases))
-            for item in stmt.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    cls_scope.methods[item.name] = item
-                else:
-                    for name, value in assignments(item):
-                        cls_scope.assigns.setdefault(name, []).append(value)
-            self.classes[stmt.name] = cls_scope
+            self.classes[stmt.name] = ClassScope.build(stmt)
         else:
             for name, value in assignments(stmt):
                 self.assigns.setdefault(name, []).append(value)
@@ -135,14 +140,23 @@ def function_assigns(func: ast.AST) -> dict[str, list[ast.AST]]:
     return found
 
 
+def parameter_args(func: ast.AST, star: bool = True) -> list[ast.arg]:
+    """A function's (or lambda's) parameters in order: positional, keyword-only, then with
+    `star` the `*args` and `**kwargs` (which hold no single value a caller passes)."""
+    args = getattr(func, "args", None)
+    if not isinstance(args, ast.arguments):
+        return []
+    out = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+    if star:
+        out += [a for a in (args.vararg, args.kwarg) if a is not None]
+    return out
+
+
 def parameters(func: ast.AST) -> dict[str, list[ast.AST]]:
     """Parameters shadow module names and have no value we can know."""
     found: dict[str, list[ast.AST]] = {}
-    args = getattr(func, "args", None)
-    if isinstance(args, ast.arguments):
-        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
-            if arg is not None:
-                found.setdefault(arg.arg, []).append(arg)
+    for arg in parameter_args(func):
+        found.setdefault(arg.arg, []).append(arg)
     return found
 
 

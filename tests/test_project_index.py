@@ -1,0 +1,31 @@
+"""ProjectIndex: the one service that reads, decodes, locates and parses other modules."""
+
+from __future__ import annotations
+
+import ast
+
+from qlint.analysis.callgraph import node_range
+from qlint.analysis.project import ProjectIndex
+
+
+def _call(tree: ast.Module) -> ast.Call:
+    return next(n for n in ast.walk(tree) if isinstance(n, ast.Call))
+
+
+def test_other_module_is_decoded_with_its_coding_cookie_and_located_in_code_points(tmp_path):
+    src = "# -*- coding: latin-1 -*-\nx = 'é'; y = decompose()\n"
+    path = tmp_path / "m.py"
+    path.write_bytes(src.encode("latin-1"))
+    project = ProjectIndex()
+    rng = node_range(_call(ast.parse(src)), str(path), project)
+    assert (rng.start.row, rng.start.col, rng.end.col) == (2, 13, 24)
+    assert project.locate(str(path), _call(ast.parse(src)))[1] == "decompose()"
+
+
+def test_unsaved_buffer_wins_over_the_file(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("y = decompose()\n", encoding="utf-8")
+    buffer = "é = 1; y = decompose()\n"
+    project = ProjectIndex({str(path): buffer})
+    rng = node_range(_call(ast.parse(buffer)), str(path), project)
+    assert (rng.start.row, rng.start.col) == (1, 11)
