@@ -17,7 +17,6 @@ names, and imports under a torch-version check.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -37,9 +36,6 @@ from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix
 from qlint.rules.base import FileContext, Rule
 
 _APPLICABILITY = {"safe": Applicability.SAFE, "unsafe": Applicability.UNSAFE}
-# The trigger substrings, except that `torchao.quantization` (the successor, named by most
-# files that mention quantization at all) does not count as a spelling of the old package.
-_OLD_SPELLING = re.compile(r"(?<!torch)ao\.quantization|torch\.ao|import ao")
 
 
 @dataclass
@@ -105,7 +101,7 @@ class TorchAoPt2eImport(Rule):
 
     def triggered_by(self, text: str) -> bool:
         # torch's own tree mentions torch.ao in ~200 files; 7 of them name anything that moved.
-        return _OLD_SPELLING.search(text) is not None and load_moves().mentions.search(text) is not None
+        return _old_spelling(text) and load_moves().mentions.search(text) is not None
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         moves = load_moves()
@@ -252,6 +248,14 @@ class TorchAoPt2eImport(Rule):
             fix = Fix(_APPLICABILITY[level], f"Use `{move.new}`", tuple(edits))
         fix, note = _with_twins(ctx, twins, [move], fix)
         return ctx.diagnostic(self, sub, message + note, fix or _display_fix([move]), evidence=_evidence([move]))
+
+
+def _old_spelling(text: str) -> bool:
+    """A trigger substring, except that `torchao.quantization` (the successor, named by most
+    files that mention quantization at all) is no spelling of the old package."""
+    if "torch.ao" in text or "import ao" in text:
+        return True
+    return text.count("ao.quantization") > text.count("torchao.quantization")
 
 
 def _twins(ctx: FileContext, moves: Moves, parents) -> _Twins:
