@@ -47,11 +47,11 @@ def _tree_rss_kb(root: int) -> int:
     return total
 
 
-def measure(cmd: list[str], cwd: str) -> tuple[float, int]:
+def measure(cmd: list[str], cwd: str, env: dict[str, str] | None = None) -> tuple[float, int]:
     """Wall seconds and peak tree RSS (KiB) of one run."""
     peak = 0
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     done = threading.Event()
 
     def sample() -> None:

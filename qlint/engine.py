@@ -134,7 +134,9 @@ def check_source(
         result.dependencies = project.dependencies_of(path)
 
     # Tokenizing for comments is the slowest step on big files: only when it can matter.
-    sup = parse_suppressions(text) if diagnostics or wants_noqa_check else Suppressions()
+    sup = (
+        parse_suppressions(text, tree if result.parsed else None) if diagnostics or wants_noqa_check else Suppressions()
+    )
     kept = sorted({d for d in diagnostics if not sup.suppresses(d)}, key=Diagnostic.sort_key)
     if wants_noqa_check:
         # Every enabled rule counts as judged: one whose triggers are absent has no findings.

@@ -29,3 +29,31 @@ def test_unsaved_buffer_wins_over_the_file(tmp_path):
     project = ProjectIndex({str(path): buffer})
     rng = node_range(_call(ast.parse(buffer)), str(path), project)
     assert (rng.start.row, rng.start.col) == (1, 11)
+
+
+def test_same_tree_agrees_with_ast_dump():
+    from qlint.analysis.scope import same_tree
+
+    sources = [
+        "torch.ops.aten.add",
+        "torch.ops.aten.add.Tensor",
+        "(torch.ops.aten.add)",
+        "{a, b}",
+        "{b, a}",
+        "1",
+        "1.0",
+        "True",
+        "-0.0",
+        "0.0",
+        "float('nan')",
+        "u'x'",
+        "'x'",
+        "f(x, *a, k=1)",
+        "f(x, *a, k=2)",
+        "lambda x: x",
+        "lambda y: y",
+    ]
+    trees = [ast.parse(s, mode="eval").body for s in sources]
+    for a in trees:
+        for b in trees:
+            assert same_tree(a, b) == (ast.dump(a) == ast.dump(b)), (ast.dump(a), ast.dump(b))

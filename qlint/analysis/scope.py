@@ -85,10 +85,23 @@ class ModuleScope:
 def _unique(values: list[ast.expr] | None) -> ast.expr | None:
     if not values:
         return None
-    if len(values) == 1:  # the common case: no need to print the tree to compare it
+    if len(values) == 1:
         return values[0]
-    first = ast.dump(values[0])
-    return values[0] if all(ast.dump(v) == first for v in values[1:]) else None
+    return values[0] if all(same_tree(values[0], v) for v in values[1:]) else None
+
+
+def same_tree(a: object, b: object) -> bool:
+    """What `ast.dump(a) == ast.dump(b)` says (positions ignored), stopping at the first
+    difference instead of printing both trees."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, ast.AST):
+        return all(same_tree(getattr(a, f, None), getattr(b, f, None)) for f in a._fields)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same_tree(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, (float, complex)):
+        return repr(a) == repr(b)  # as printed: -0.0 is not 0.0, nan is nan
+    return a == b
 
 
 def _top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
