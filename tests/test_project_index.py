@@ -57,3 +57,29 @@ def test_same_tree_agrees_with_ast_dump():
     for a in trees:
         for b in trees:
             assert same_tree(a, b) == (ast.dump(a) == ast.dump(b)), (ast.dump(a), ast.dump(b))
+
+
+MATCHER = """
+from .ops import DQ
+
+def is_dq(node):
+    return node.target in DQ
+"""
+
+
+def test_update_returns_the_files_that_read_the_module_and_serves_its_new_content(tmp_path):
+    from qlint.engine import check_source
+    from tests.conftest import settings_for, write_package
+
+    pkg = write_package(tmp_path, "pkg", ops="import torch\nDQ = {torch.ops.aten.add.Tensor}\n", match=MATCHER)
+    match, ops = str(pkg / "match.py"), str(pkg / "ops.py")
+    settings = settings_for(("QL101",))
+    project = ProjectIndex()
+    assert check_source(MATCHER, match, settings, project).diagnostics == []
+    assert project.update(ops, "import torch\nDQ = {torch.ops.aten.add}\n") == {match}
+    (finding,) = check_source(MATCHER, match, settings, project).diagnostics
+    assert finding.code == "QL101" and finding.range.start.row == 5
+    # The matcher no longer reads ops.py: its edits no longer concern it.
+    assert check_source("def f(node):\n    return node.target\n", match, settings, project).diagnostics == []
+    assert project.dependents(ops) == set()
+    assert project.update(ops, None) == set()

@@ -25,6 +25,9 @@ class ProjectIndex:
         self.overlay = {os.path.abspath(k): v for k, v in (overlay or {}).items()}
         self._scopes: dict[str, tuple[tuple, ModuleScope | None]] = {}
         self._deps: dict[str, dict[str, str]] = {}
+        # path -> the files whose last check read it: who to recheck after it changes.
+        self._users: dict[str, set[str]] = {}
+        self._read_by: dict[str, set[str]] = {}
 
     _default: ProjectIndex | None = None
 
@@ -37,12 +40,25 @@ class ProjectIndex:
         return cls._default
 
     def set_overlay(self, path: str, text: str | None) -> None:
+        self.update(path, text)
+
+    def update(self, path: str, text: str | None) -> set[str]:
+        """An editor buffer changed (`text`) or closed (None, the file on disk counts again).
+
+        Drops what was derived from the old content and returns the files whose last check
+        read this one: the language server checks the edited buffer first, from what it
+        holds for every other module, then rechecks these at lower priority."""
         path = os.path.abspath(path)
         if text is None:
             self.overlay.pop(path, None)
         else:
             self.overlay[path] = text
         self._scopes.pop(path, None)
+        return self.dependents(path)
+
+    def dependents(self, path: str) -> set[str]:
+        """Files whose last check read `path` (directly), as recorded by `module_scope`."""
+        return set(self._users.get(os.path.abspath(path), ()))
 
     def find_module(self, module: str, requester: str) -> str | None:
         root = import_root(requester)
@@ -61,12 +77,17 @@ class ProjectIndex:
                 # A module of this project that does not exist yet: creating it must
                 # invalidate cached results that looked for it ("" = absent).
                 missing = os.path.join(import_root(requester), *module.split(".")) + ".py"
-                self._deps.setdefault(os.path.abspath(requester), {})[missing] = ""
+                self._record(requester, missing, "")
             return None
         scope, digest = self._load(path)
         if digest is not None:
-            self._deps.setdefault(os.path.abspath(requester), {})[path] = digest
+            self._record(requester, path, digest)
         return scope
+
+    def _record(self, requester: str, path: str, digest: str) -> None:
+        requester = os.path.abspath(requester)
+        self._deps.setdefault(requester, {})[path] = digest
+        self._users.setdefault(path, set()).add(requester)
 
     def text(self, path: str) -> str | None:
         """Another module's text: its unsaved buffer if open, else the file (None if unreadable)."""
@@ -92,7 +113,13 @@ class ProjectIndex:
         return rng, lines.text[lines.offset(rng.start) : lines.offset(rng.end)]
 
     def dependencies_of(self, requester: str) -> dict[str, str]:
-        return self._deps.pop(os.path.abspath(requester), {})
+        """What the check of `requester` that just ended read (path -> sha256, "" = absent)."""
+        requester = os.path.abspath(requester)
+        deps = self._deps.pop(requester, {})
+        for path in self._read_by.get(requester, set()) - deps.keys():
+            self._users.get(path, set()).discard(requester)
+        self._read_by[requester] = set(deps)
+        return deps
 
     def _load(self, path: str) -> tuple[ModuleScope | None, str | None]:
         if path in self.overlay:
