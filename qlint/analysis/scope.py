@@ -146,11 +146,34 @@ def function_assigns(func: ast.AST) -> dict[str, list[ast.AST]]:
     stack = list(ast.iter_child_nodes(func))
     while stack:
         node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+        if isinstance(node, _OWN_SCOPES):
             continue
-        bind_local(found, node)
-        stack.extend(ast.iter_child_nodes(node))
+        if isinstance(node, _BINDERS):
+            bind_local(found, node)
+        # Children in `ast.iter_child_nodes` order; leaves bind nothing and hold nothing.
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                stack.extend(v for v in value if isinstance(v, ast.AST) and not isinstance(v, _LEAVES))
+            elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
+                stack.append(value)
     return found
+
+
+_OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+# What `bind_local` records something for.
+_BINDERS = (
+    ast.Assign,
+    ast.AnnAssign,
+    ast.For,
+    ast.AsyncFor,
+    ast.comprehension,
+    ast.NamedExpr,
+    ast.AugAssign,
+    ast.With,
+    ast.AsyncWith,
+)
+_LEAVES = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
 
 
 def parameter_args(func: ast.AST, star: bool = True) -> list[ast.arg]:
