@@ -15,7 +15,9 @@ another commit is measured anyway, with a warning. Omit a flag to skip that tree
 
 Per tree: cold whole-tree `qlint check --no-cache` against `ruff check --select ALL
 --no-cache`; warm `qlint check` (cache filled first) against `ruff check --select E,F
---no-cache`; peak memory of the whole process tree against ruff ALL's; `qlint check FILE`
+--no-cache`; peak memory of the whole process tree against ruff ALL's, as PSS (qlint's forked
+workers share their parent's pages, which RSS counts once per process) and as RSS;
+`qlint check FILE`
 (warm) against `ruff check FILE` on the largest module with findings; and the in-process
 check time of that module (the engine's `check_source`, with the other modules it reads
 already loaded, as in the language server).
@@ -32,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 
-from bench_vs_ruff import default_tree, measure
+from bench_vs_ruff import default_tree, measure, measure_tree
 
 EXECUTORCH_COMMIT = "cff6f4dd32e630945b7188512c1f2b4f102b05ad"
 AO_COMMIT = "36027d82d1ad9949597ea16002ff4940374b1b94"
@@ -48,7 +50,10 @@ _IN_PROCESS = """
 import statistics, sys, time
 from qlint.config import load_settings
 from qlint.engine import check_source
-from qlint.analysis.project import ProjectIndex
+try:
+    from qlint.analysis.names.project import ProjectIndex
+except ImportError:  # qlint before the analysis subpackages
+    from qlint.analysis.project import ProjectIndex
 path, runs = sys.argv[1], int(sys.argv[2])
 settings = load_settings([path])
 data = open(path, "rb").read()
@@ -103,12 +108,16 @@ def _line_count(path: str) -> int:
         return fh.read().count(b"\n")
 
 
-def _median_runs(commands: dict[str, list[str]], cwd: str, runs: int) -> dict[str, tuple[float, float]]:
-    results: dict[str, list[tuple[float, int]]] = {}
+def _median_runs(commands: dict[str, list[str]], cwd: str, runs: int) -> dict[str, tuple[float, float, float]]:
+    """Per command: median wall seconds, peak RSS MiB and peak PSS MiB over the runs."""
+    results: dict[str, list[tuple[float, int, int]]] = {}
     for _ in range(runs):  # interleaved, so background load hits every command alike
         for name, cmd in commands.items():
-            results.setdefault(name, []).append(measure(cmd, cwd, env=_env()))
-    return {n: (statistics.median(r[0] for r in rs), max(r[1] for r in rs) / 1024) for n, rs in results.items()}
+            results.setdefault(name, []).append(measure_tree(cmd, cwd, env=_env()))
+    return {
+        n: (statistics.median(r[0] for r in rs), max(r[1] for r in rs) / 1024, max(r[2] for r in rs) / 1024)
+        for n, rs in results.items()
+    }
 
 
 def bench_tree(label: str, tree: str, pinned: str | None, runs: int) -> list[tuple[str, float, float, str]]:
@@ -127,15 +136,17 @@ def bench_tree(label: str, tree: str, pinned: str | None, runs: int) -> list[tup
         }
         measure(commands["qlint warm"], cwd, env=_env())  # fill the cache
         med = _median_runs(commands, cwd, runs)
-        for name, (t, m) in med.items():
-            print(f"   {name:32} {t:7.2f} s {m:8.1f} MiB")
+        print(f"   {'command':32} {'wall':>9} {'peak RSS':>12} {'peak PSS':>12}")
+        for name, (t, rss, pss) in med.items():
+            print(f"   {name:32} {t:7.2f} s {rss:8.1f} MiB {pss:8.1f} MiB")
         ruff_all, ruff_ef = med["ruff --select ALL --no-cache"], med["ruff --select E,F --no-cache"]
         cold, warm = med["qlint cold (--no-cache)"], med["qlint warm"]
         warm_target = WARM_TARGET.get(label, WARM_TARGET["default"])
         checks = [
             ("cold qlint / ruff ALL", cold[0] / ruff_all[0], COLD_TARGET, "x"),
             ("warm qlint / ruff E,F", warm[0] / ruff_ef[0], warm_target, "x"),
-            ("qlint peak MiB / ruff ALL peak", max(cold[1], warm[1]) / ruff_all[1], 1.0, "x"),
+            ("qlint peak PSS / ruff ALL peak PSS", max(cold[2], warm[2]) / ruff_all[2], 1.0, "x"),
+            ("qlint peak RSS / ruff ALL peak RSS", max(cold[1], warm[1]) / ruff_all[1], 1.0, "x"),
         ]
         with_findings = _files_with_findings(qlint, tree, cwd)
         if with_findings:
