@@ -13,7 +13,7 @@ import ast
 import os
 from dataclasses import replace
 
-from qlint.analysis.project import ProjectIndex
+from qlint.analysis.names.project import ProjectIndex
 from qlint.diagnostic import Diagnostic
 from qlint.engine import FileResult, check_source
 from qlint.fixes import MAX_ROUNDS, FixOutcome, apply_edits, fix_text, unified_diff, write_atomic

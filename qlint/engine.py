@@ -14,7 +14,7 @@ import sys
 import traceback
 from dataclasses import dataclass, field
 
-from qlint.analysis.project import ProjectIndex, module_name_for
+from qlint.analysis.names.project import ProjectIndex, module_name_for
 from qlint.diagnostic import Diagnostic, Range
 from qlint.optable import OpTable, load_op_table
 from qlint.rules import RULES, FileContext

@@ -12,7 +12,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 
-from qlint.analysis.project import ProjectIndex
+from qlint.analysis.names.project import ProjectIndex
 from qlint.diagnostic import Diagnostic, Edit
 from qlint.engine import FileResult, check_source
 from qlint.settings import Settings

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.callgraph import node_range
-from qlint.analysis.project import ProjectIndex
+from qlint.analysis.flow.callgraph import node_range
+from qlint.analysis.names.project import ProjectIndex
 
 
 def _call(tree: ast.Module) -> ast.Call:
@@ -32,7 +32,7 @@ def test_unsaved_buffer_wins_over_the_file(tmp_path):
 
 
 def test_same_tree_agrees_with_ast_dump():
-    from qlint.analysis.scope import same_tree
+    from qlint.analysis.names.scope import same_tree
 
     sources = [
         "torch.ops.aten.add",

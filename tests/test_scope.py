@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from qlint.analysis.scope import function_assigns
+from qlint.analysis.names.scope import function_assigns
 
 SOURCE = textwrap.dedent(
     """

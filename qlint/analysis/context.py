@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
-from qlint.analysis.scope import ModuleScope
+from qlint.analysis.names.scope import ModuleScope
 from qlint.diagnostic import Diagnostic, Fix, Range, RelatedInfo
 from qlint.source import LineIndex
 
 if TYPE_CHECKING:
-    from qlint.analysis.project import ProjectIndex
+    from qlint.analysis.names.project import ProjectIndex
     from qlint.optable import OpTable
 
 

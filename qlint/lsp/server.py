@@ -25,7 +25,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from qlint import __version__
-from qlint.analysis.project import ProjectIndex
+from qlint.analysis.names.project import ProjectIndex
 from qlint.config import CONFIG_NAMES
 from qlint.diagnostic import Diagnostic
 from qlint.engine import check_source

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from qlint.analysis.names import OpRef
+from qlint.analysis.names.resolver import OpRef
 from qlint.diagnostic import Applicability, Edit, Fix, Range
 from qlint.optable import OpInfo, OpTable
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from qlint.analysis.functions import bodies
-from qlint.analysis.graph_context import compiler_internal, packet_graph_context
-from qlint.analysis.names import OpRef, Resolver
+from qlint.analysis.names.functions import bodies
+from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
+from qlint.analysis.names.resolver import OpRef, Resolver
 from qlint.diagnostic import Diagnostic
 from qlint.rules.base import FileContext, Rule
 from qlint.rules.overload_fixes import FixSite, op_evidence, op_info, overload_facts, overload_fix, shown

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from qlint.analysis.model_flow import GRAPH_KINDS, ModeSwitch, module_flows
+from qlint.analysis.flow.model_flow import GRAPH_KINDS, ModeSwitch, module_flows
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Range
 from qlint.rules.base import FileContext, Rule
 

@@ -21,10 +21,10 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from qlint.analysis import import_edits as ie
-from qlint.analysis.functions import bodies
-from qlint.analysis.names import Resolver, dotted_parts
-from qlint.analysis.pt2e_moves import (
+from qlint.analysis.edits import import_edits as ie
+from qlint.analysis.names.functions import bodies
+from qlint.analysis.names.resolver import Resolver, dotted_parts
+from qlint.analysis.edits.pt2e_moves import (
     OBSERVER_CONSUMERS,
     OLD_PACKAGE,
     SUCCESSOR_PACKAGES,

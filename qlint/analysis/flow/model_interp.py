@@ -1,4 +1,4 @@
-"""The statement and expression walk behind `qlint.analysis.model_flow`.
+"""The statement and expression walk behind `qlint.analysis.flow.model_flow`.
 
 One `Interpreter` analyses one function (or module) body. Calls, the part that knows
 what `export`, `prepare_pt2e` or a same-module helper do, live in `model_calls`.
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.model_apis import key
-from qlint.analysis.model_calls import CallSemantics
-from qlint.analysis.model_values import (
+from qlint.analysis.flow.model_apis import key
+from qlint.analysis.flow.model_calls import CallSemantics
+from qlint.analysis.flow.model_values import (
     ATTRIBUTE,
     CONSTRUCTED,
     EXPECTS_ERROR,
@@ -27,9 +27,9 @@ from qlint.analysis.model_values import (
     merge_values,
     statement_lists,
 )
-from qlint.analysis.modules import resolve_relative
-from qlint.analysis.names import Resolver, dotted_parts
-from qlint.analysis.scope import ClassScope, ModuleScope, function_assigns, parameter_args
+from qlint.analysis.names.modules import resolve_relative
+from qlint.analysis.names.resolver import Resolver, dotted_parts
+from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _SKIPPED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)

@@ -16,8 +16,8 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.functions import bodies
-from qlint.analysis.names import dotted_parts
+from qlint.analysis.names.functions import bodies
+from qlint.analysis.names.resolver import dotted_parts
 
 _LEGACY = (
     "torch.fx.symbolic_trace",

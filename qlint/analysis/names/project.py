@@ -11,8 +11,8 @@ import ast
 import hashlib
 import os
 
-from qlint.analysis.modules import import_root, module_name_for, resolve_relative
-from qlint.analysis.scope import ModuleScope
+from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
+from qlint.analysis.names.scope import ModuleScope
 from qlint.diagnostic import Range
 from qlint.source import DecodeError, LineIndex, decode_source
 

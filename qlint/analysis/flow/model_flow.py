@@ -7,7 +7,7 @@ right depends on facts spread over a function: which `.eval()` runs on every pat
 `prepare_qat_pt2e`, and whether `.eval()` is later called on the exported GraphModule.
 This module computes those facts once per file for every rule (and the runtime checker).
 
-The analysis (`qlint.analysis.model_interp`) is a forward abstract interpretation over the
+The analysis (`qlint.analysis.flow.model_interp`) is a forward abstract interpretation over the
 structured `ast`: a value is an `Obj` (one model object, or a merge of several at a join),
 each `Obj` has a set of possible `ModeFact`s (one per path), branches are joined, loops run
 twice, `return`/`raise` end a path. A fact set inside `if cond:` remembers `cond`, so a
@@ -21,9 +21,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field, replace
 
-from qlint.analysis.model_apis import attribute_builders, is_class_call
-from qlint.analysis.model_interp import Interpreter
-from qlint.analysis.model_values import (
+from qlint.analysis.flow.model_apis import attribute_builders, is_class_call
+from qlint.analysis.flow.model_interp import Interpreter
+from qlint.analysis.flow.model_values import (
     ATTRIBUTE,
     CALL,
     CONSTRUCTED,
@@ -54,7 +54,7 @@ from qlint.analysis.model_values import (
     merge_values,
     statement_lists,
 )
-from qlint.analysis.scope import ClassScope, ModuleScope
+from qlint.analysis.names.scope import ClassScope, ModuleScope
 
 # The values are re-exported: rules read captures and switches from here.
 __all__ = [

@@ -10,7 +10,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from qlint.analysis.modules import resolve_relative
+from qlint.analysis.names.modules import resolve_relative
 
 
 @dataclass

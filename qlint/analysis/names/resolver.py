@@ -10,8 +10,8 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from qlint.analysis.project import ProjectIndex
-from qlint.analysis.scope import ModuleScope, unique_value
+from qlint.analysis.names.project import ProjectIndex
+from qlint.analysis.names.scope import ModuleScope, unique_value
 from qlint.optable import OpTable
 
 _MAX_DEPTH = 12

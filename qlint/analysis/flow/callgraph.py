@@ -14,9 +14,9 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from qlint.analysis.names import Resolver
-from qlint.analysis.project import ProjectIndex
-from qlint.analysis.scope import ClassScope, ModuleScope, function_assigns, parameters
+from qlint.analysis.names.project import ProjectIndex
+from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameters
 from qlint.diagnostic import Range
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from qlint.analysis.project import resolve_relative
+from qlint.analysis.names.project import resolve_relative
 from qlint.diagnostic import Edit, Position, Range
 
 if TYPE_CHECKING:

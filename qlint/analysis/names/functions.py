@@ -12,7 +12,7 @@ from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from qlint.analysis.scope import ClassScope, ModuleScope, bind_local, parameters
+from qlint.analysis.names.scope import ClassScope, ModuleScope, bind_local, parameters
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _NESTED = ("body", "orelse", "finalbody", "handlers", "cases")
