@@ -182,7 +182,7 @@ def cli_check(path: Path, runs: int = 3) -> tuple[float, int]:
 def engine_check(path: Path, text: str, runs: int = 10) -> float:
     """Median seconds of the engine alone on the same text, in this process (what the
     server cannot avoid; the rest of its latency is its own)."""
-    from qlint.analysis.project import ProjectIndex
+    from qlint.analysis.names.project import ProjectIndex
     from qlint.config import load_settings
     from qlint.engine import check_source
 

@@ -302,7 +302,7 @@ def _cmd_rule(code: str) -> int:
 
 def _cmd_server() -> int:
     try:
-        server = importlib.import_module("qlint.lsp.server")
+        server = importlib.import_module("qlint.lsp.features")
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.split(".")[0] in ("pygls", "lsprotocol"):
             raise UsageError(f"the language server needs pygls: pip install '{DISTRIBUTION}[lsp]'") from None

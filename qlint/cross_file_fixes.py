@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
-from qlint.analysis.project import ProjectIndex
+from qlint.analysis.names.project import ProjectIndex
 from qlint.diagnostic import Diagnostic
 from qlint.engine import FileResult, check_source, parse_module
 from qlint.fix_session import FixSession

@@ -15,7 +15,7 @@ import traceback
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from qlint.analysis.project import ProjectIndex, module_name_for
+from qlint.analysis.names.project import ProjectIndex, module_name_for
 from qlint.diagnostic import Diagnostic, Range
 from qlint.optable import OpTable, load_op_table
 from qlint.parse_failure import describe as describe_parse_failure
@@ -178,7 +178,9 @@ def _check_source(
         result.dependencies = project.dependencies_of(path)
 
     # Tokenizing for comments is the slowest step on big files: only when it can matter.
-    sup = parse_suppressions(text) if diagnostics or wants_noqa_check else Suppressions()
+    sup = (
+        parse_suppressions(text, tree if result.parsed else None) if diagnostics or wants_noqa_check else Suppressions()
+    )
     kept = sorted({d for d in diagnostics if not sup.suppresses(d)}, key=Diagnostic.sort_key)
     if wants_noqa_check:
         # Every enabled rule counts as judged: one whose triggers are absent has no findings.

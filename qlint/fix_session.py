@@ -9,14 +9,14 @@ never writes, so a worker outliving a killed `qlint fix` cannot touch a file.
 
 from __future__ import annotations
 
-import difflib
 import os
 from dataclasses import dataclass
 
 from qlint.engine import FileResult, display_path
 from qlint.file_writes import ChangedOnDisk, replace_file
+from qlint.fixes import fix_file, text_diff
 from qlint.settings import Settings
-from qlint.source import decode_source, split_lines
+from qlint.source import decode_source
 
 
 @dataclass
@@ -89,13 +89,11 @@ class FixSession:
         known = self.get(path)
         if known is None or not known.changed:
             return ""
-        return unified_diff(display_path(path), known.original, known.fixed)
+        return text_diff(display_path(path), known.original, known.fixed)
 
     def patch(self, path: str) -> tuple[str, str] | None:
         """(text on disk, text `qlint fix` would leave) for a file, fixed once per session;
         None when fixing changes nothing or the file's fixes were already written."""
-        from qlint.fixes import fix_file
-
         known = self.get(path)
         if known is None:
             outcome = fix_file(path, self.settings, unsafe=self.unsafe, write=False)
@@ -106,14 +104,3 @@ class FixSession:
         if known.written or not known.changed:
             return None
         return known.original, known.fixed
-
-
-def unified_diff(path: str, original: str, fixed: str) -> str:
-    return "".join(
-        difflib.unified_diff(
-            split_lines(original),
-            split_lines(fixed),
-            fromfile=f"a/{path}",
-            tofile=f"b/{path}",
-        )
-    )

@@ -10,15 +10,16 @@ links).
 
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import dataclass, field
 
-from qlint.analysis.project import ProjectIndex
+from qlint.analysis.names.project import ProjectIndex
 from qlint.diagnostic import Diagnostic, Edit
 from qlint.engine import FileResult, check_source, parse_module
 from qlint.file_writes import ChangedOnDisk, replace_file
 from qlint.settings import Settings
-from qlint.source import DecodeError, LineIndex, decode_source
+from qlint.source import DecodeError, LineIndex, decode_source, split_lines
 
 MAX_ROUNDS = 10
 
@@ -132,9 +133,14 @@ def write_atomic(path: str, text: str, original: bytes) -> None:
 
 
 def unified_diff(outcome: FixOutcome) -> str:
-    from qlint.fix_session import unified_diff as diff
+    return text_diff(outcome.path, outcome.original, outcome.fixed)
 
-    return diff(outcome.path, outcome.original, outcome.fixed)
+
+def text_diff(path: str, original: str, fixed: str) -> str:
+    """git-style unified diff of one file (`a/` and `b/` prefixes, lines split as Python does)."""
+    return "".join(
+        difflib.unified_diff(split_lines(original), split_lines(fixed), fromfile=f"a/{path}", tofile=f"b/{path}")
+    )
 
 
 __all__ = [

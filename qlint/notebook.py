@@ -19,7 +19,7 @@ import json
 import re
 from dataclasses import dataclass, field, replace
 
-from qlint.analysis.project import ProjectIndex
+from qlint.analysis.names.project import ProjectIndex
 from qlint.diagnostic import Diagnostic, Edit, Range
 from qlint.engine import FileResult, check_source, syntax_error
 from qlint.settings import Settings

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from qlint import __version__
-from qlint.rules import BUILTIN
 from qlint.rules.base import EngineReport, FixAvailability, Rule, Severity
+from qlint.rules.builtin import BUILTIN
 
 if TYPE_CHECKING:
     from importlib import metadata

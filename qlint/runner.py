@@ -17,16 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import multiprocessing
 import os
 import signal
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qlint.cache import Cache
 from qlint.cross_file_fixes import apply_cross_file_fixes
@@ -35,6 +32,9 @@ from qlint.engine import FileResult, check_source, content_hash, display_path
 from qlint.fix_session import FixedFile, FixSession
 from qlint.notebook import check_notebook, fix_notebook, is_notebook
 from qlint.settings import Settings
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 # Below this many files to check, a process pool costs more than it saves.
 MIN_PARALLEL_FILES = 24
@@ -302,6 +302,10 @@ def _map(
             for path in paths:
                 yield path, func(path, settings)
         return
+    # Imported here: the usual pre-commit call checks a few files in-process and should not
+    # pay for importing multiprocessing.
+    from concurrent.futures.process import BrokenProcessPool
+
     done: set[str] = set()
     try:
         with _pool(min(jobs, len(paths)), settings) as pool:
@@ -328,6 +332,8 @@ def _stop(pool: ProcessPoolExecutor) -> None:
 
 def _isolate(func, paths: list[str], settings: Settings) -> Iterator[tuple[str, Any]]:
     """After a worker died: one process per remaining file, so only the culprit is lost."""
+    from concurrent.futures.process import BrokenProcessPool
+
     for path in paths:
         try:
             with _pool(1, settings) as pool:
@@ -345,6 +351,9 @@ def _crashed(func, path: str, result: FileResult) -> Any:
 
 
 def _pool(workers: int, settings: Settings) -> ProcessPoolExecutor:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     # fork: workers inherit the imported modules and the loaded op table for free.
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if sys.platform == "linux" and "fork" in methods else None)

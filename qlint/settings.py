@@ -107,6 +107,8 @@ class Settings:
         return dict(dict(self.rule_options).get(code, ()))
 
     def ignored_for(self, path: str) -> frozenset[str]:
+        if not self.per_file_ignores:
+            return frozenset()  # resolving the path costs a stat per directory level
         rel = self.relative(path)
         ignored: set[str] = set()
         for pattern, codes in self.per_file_ignores:

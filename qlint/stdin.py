@@ -16,7 +16,7 @@ import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from qlint.analysis.project import ProjectIndex
+from qlint.analysis.names.project import ProjectIndex
 from qlint.diagnostic import Diagnostic
 from qlint.engine import check_source
 from qlint.notebook import check_notebook, fix_notebook, is_notebook

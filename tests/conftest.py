@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from qlint.analysis.project import ProjectIndex
+from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
 from qlint.fixes import fix_text
 from qlint.settings import Settings

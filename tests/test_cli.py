@@ -368,10 +368,10 @@ def test_runtime_checker_failure_keeps_the_findings(tmp_path, monkeypatch, capsy
 
 
 def test_server_without_pygls(monkeypatch, capsys):
-    monkeypatch.setattr(cli.importlib, "import_module", _missing_module("qlint.lsp.server", "pygls"))
+    monkeypatch.setattr(cli.importlib, "import_module", _missing_module("qlint.lsp.features", "pygls"))
     code, _, err = run(capsys, "server")
     assert code == 2 and "pip install 'qlint-pt2e[lsp]'" in err
-    monkeypatch.setattr(cli.importlib, "import_module", _missing_module("qlint.lsp.server", "qlint.lsp"))
+    monkeypatch.setattr(cli.importlib, "import_module", _missing_module("qlint.lsp.features", "qlint.lsp"))
     code, _, err = run(capsys, "server")
     assert code == 2 and "language server not available" in err
 
@@ -379,9 +379,9 @@ def test_server_without_pygls(monkeypatch, capsys):
 def test_server_runs_the_lsp_main(monkeypatch, capsys):
     import types
 
-    fake = types.ModuleType("qlint.lsp.server")
+    fake = types.ModuleType("qlint.lsp.features")
     fake.main = lambda: 0
-    monkeypatch.setitem(sys.modules, "qlint.lsp.server", fake)
+    monkeypatch.setitem(sys.modules, "qlint.lsp.features", fake)
     monkeypatch.setattr(cli.importlib, "import_module", lambda name: sys.modules[name])
     assert cli.main(["server"]) == 0
 

@@ -13,7 +13,7 @@ import pytest
 import qlint.fix_session
 import qlint.fixes
 import qlint.runner
-from qlint.analysis.project import ProjectIndex
+from qlint.analysis.names.project import ProjectIndex
 from qlint.fixes import fix_text
 from qlint.reporters import ReportOptions, render
 from qlint.runner import run_fix

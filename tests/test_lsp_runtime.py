@@ -18,7 +18,7 @@ pytest.importorskip("pygls")
 
 from lsprotocol import types
 
-from qlint.analysis.project import ProjectIndex
+from qlint.analysis.names.project import ProjectIndex
 from qlint.config import ConfigError, load_settings
 from qlint.diagnostic import RuntimeVerdict
 from qlint.engine import check_source

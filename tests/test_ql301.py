@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from qlint.analysis.project import ProjectIndex
+from qlint.analysis.names.project import ProjectIndex
 from qlint.diagnostic import Applicability
 from qlint.engine import check_source
 from tests.conftest import ROOT, fix, lint, settings_for

@@ -504,3 +504,17 @@ def test_split_leaves_a_plain_statement_comment_on_the_original_only():
         "from torchao.quantization.pt2e.quantizer import Quantizer  # quantizer API\n"
         "from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import XNNPACKQuantizer\n"
     )
+
+
+# -- trigger prefilter -----------------------------------------------------------------------
+def test_trigger_ignores_the_successor_package_but_not_the_old_spellings():
+    from qlint.rules.ql401_torch_ao_pt2e_import import TorchAoPt2eImport
+
+    rule = TorchAoPt2eImport()
+    assert not rule.triggered_by("from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\n")
+    assert rule.triggered_by("from torch.ao.quantization.quantize_pt2e import prepare_pt2e\n")
+    assert rule.triggered_by("from ..ao.quantization.quantize_pt2e import prepare_pt2e\n")
+    assert rule.triggered_by("from torch import ao\nao.quantization.quantize_pt2e.prepare_pt2e(m, q)\n")
+    both = "import torchao.quantization\nfrom torch.ao.quantization.quantizer import Quantizer\n"
+    assert rule.triggered_by(both)
+    assert ql401(both)

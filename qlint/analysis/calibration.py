@@ -19,8 +19,8 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from qlint.analysis.callgraph import CallGraph
-from qlint.analysis.scope import ModuleScope
+from qlint.analysis.flow.callgraph import CallGraph
+from qlint.analysis.names.scope import ModuleScope
 
 PREPARED, PARAM, CONVERTED, QAT = "prepared", "param", "converted", "qat"
 QAT_CONFIG = "qat-config"  # a quantizer or config built or configured with `is_qat=` not False
@@ -97,9 +97,12 @@ def holds_models(env: Env) -> bool:
 
 
 class Calibration:
-    """Summaries of the functions of one check, shared across modules (memoised by node)."""
+    """Summaries of the functions of one check, shared across modules (memoised by node).
 
-    def __init__(self, project, optable):
+    `walker` is `calibration_walk.Walker`, handed in because that module builds on this one."""
+
+    def __init__(self, project, optable, walker):
+        self.walker = walker
         self.project = project
         self.optable = optable
         self.callgraph = CallGraph(project, optable)
@@ -112,9 +115,7 @@ class Calibration:
         if depth > _MAX_DEPTH:
             return None
         self.memo[key] = None
-        from qlint.analysis.calibration_walk import Walker
-
-        result = Walker(self, func, scope, class_scope, depth).run()
+        result = self.walker(self, func, scope, class_scope, depth).run()
         self.memo[key] = result
         return result
 

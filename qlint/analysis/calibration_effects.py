@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import os
 
-from qlint.analysis.names import dotted_parts
+from qlint.analysis.names.resolver import dotted_parts
 
 # Methods that return the module itself and run nothing.
 SELF_RETURNING = frozenset(

@@ -27,9 +27,9 @@ from qlint.analysis.calibration import (
     join,
     qat_configs,
 )
-from qlint.analysis.model_apis import argument, classify_call
-from qlint.analysis.names import Resolver
-from qlint.analysis.scope import ModuleScope, function_assigns
+from qlint.analysis.flow.model_apis import argument, classify_call
+from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.names.scope import ModuleScope, function_assigns
 
 _TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
 _SCOPED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)

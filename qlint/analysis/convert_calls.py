@@ -16,7 +16,7 @@ import ast
 import os
 from dataclasses import dataclass
 
-from qlint.analysis.project import import_root, module_name_for
+from qlint.analysis.names.project import import_root, module_name_for
 
 _NEEDLE = "convert_pt2e"
 _SKIP_DIRS = frozenset({".git", "__pycache__", "node_modules", ".tox", ".venv", "venv", "build", "dist"})

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from qlint.diagnostic import Edit, Position, Range
 
 if TYPE_CHECKING:
-    from qlint.rules.base import FileContext
+    from qlint.analysis.context import FileContext
 
 REPLACEMENT = "torch.export.export"
 # The release that removed both APIs: version-gated code is judged by the branch it takes.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sys
 
@@ -12,7 +13,7 @@ from pygls.uris import to_fs_path
 from qlint.config import CONFIG_NAMES
 from qlint.lsp import actions, hover
 from qlint.lsp.convert import DocumentText, from_lsp_diagnostic
-from qlint.lsp.server import PYTHON_SUFFIXES, QlintLanguageServer, Snapshot, is_python
+from qlint.lsp.server import DEBOUNCE_SECONDS, PYTHON_SUFFIXES, QlintLanguageServer, Snapshot, is_python
 
 DEBUG_MODULES = "qlint/debugModules"
 DEBUG_WORKERS = "qlint/debugRuntimeWorkers"
@@ -177,3 +178,20 @@ def _may_fix(ls: QlintLanguageServer, snap: Snapshot, asked: bool) -> bool:
         and state.version == snap.version
         and any(d.fix is not None and d.fix.applies(False) for d in state.diagnostics)
     )
+
+
+def create_server(debounce: float = DEBOUNCE_SECONDS) -> QlintLanguageServer:
+    server = QlintLanguageServer(debounce)
+    register(server)
+    return server
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="qlint server: %(message)s")
+    server = create_server()
+    try:
+        server.start_io()
+    finally:
+        server.close()
+    # LSP: exit code 0 after shutdown, 1 when the client exits (or vanishes) without it.
+    return 0 if server.shutdown_requested else 1

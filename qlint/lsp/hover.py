@@ -13,9 +13,9 @@ from __future__ import annotations
 import ast
 import os
 
-from qlint.analysis.names import Resolver
-from qlint.analysis.project import ProjectIndex, module_name_for
-from qlint.analysis.scope import ModuleScope, function_assigns
+from qlint.analysis.names.project import ProjectIndex, module_name_for
+from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.names.scope import ModuleScope, function_assigns
 from qlint.diagnostic import Diagnostic, Position, Range
 from qlint.optable import OpInfo, load_op_table
 from qlint.rules import RULES

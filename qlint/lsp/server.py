@@ -25,7 +25,6 @@ import asyncio
 import json
 import logging
 import os
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -35,7 +34,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from qlint import __version__
-from qlint.analysis.project import ProjectIndex
+from qlint.analysis.names.project import ProjectIndex
 from qlint.config import CONFIG_NAMES, ConfigError, runtime_editor_mode
 from qlint.diagnostic import Diagnostic, RuntimeVerdict
 from qlint.engine import check_source
@@ -399,22 +398,3 @@ def is_python(uri: str, language_id: str | None) -> str | None:
     if path is None or (language_id != "python" and not path.endswith(PYTHON_SUFFIXES)):
         return None
     return os.path.abspath(path)
-
-
-def create_server(debounce: float = DEBOUNCE_SECONDS) -> QlintLanguageServer:
-    from qlint.lsp.features import register
-
-    server = QlintLanguageServer(debounce)
-    register(server)
-    return server
-
-
-def main() -> int:
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="qlint server: %(message)s")
-    server = create_server()
-    try:
-        server.start_io()
-    finally:
-        server.close()
-    # LSP: exit code 0 after shutdown, 1 when the client exits (or vanishes) without it.
-    return 0 if server.shutdown_requested else 1

@@ -1,6 +1,6 @@
 """What QL201 and QL202 share: why a capture is in the mode it is in, and the fix.
 
-Both rules read the captures `qlint.analysis.model_flow` found; they differ in which flow
+Both rules read the captures `qlint.analysis.flow.model_flow` found; they differ in which flow
 they look at (PTQ or QAT) and which mode is wrong.
 """
 
@@ -10,8 +10,8 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from qlint.analysis.model_apis import mode_call
-from qlint.analysis.model_flow import (
+from qlint.analysis.flow.model_apis import mode_call
+from qlint.analysis.flow.model_flow import (
     CONSTRUCTED,
     PARAM,
     PARAM_PART,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from qlint.analysis.names import OpRef
 from qlint import evidence
+from qlint.analysis.names.resolver import OpRef
 from qlint.diagnostic import Applicability, Edit, Fix, Range
 from qlint.evidence import OpEvidence
 from qlint.optable import OpInfo, OpTable

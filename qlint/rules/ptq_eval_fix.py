@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.model_flow import CONSTRUCTED, GRAPH_KINDS, Capture, FunctionFlow
+from qlint.analysis.flow.model_flow import CONSTRUCTED, GRAPH_KINDS, Capture, FunctionFlow
 from qlint.diagnostic import Applicability, Fix
 from qlint.rules.base import FileContext
 from qlint.rules.capture_common import insert_mode_call, line_insertion

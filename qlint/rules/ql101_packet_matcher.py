@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from qlint.analysis.functions import Body, bodies
-from qlint.analysis.fx_targets import is_node_target, target_names
-from qlint.analysis.graph_context import compiler_internal, packet_graph_context
-from qlint.analysis.names import Located, OpRef, Resolver
+from qlint.analysis.names.functions import Body, bodies
+from qlint.analysis.graphs.fx_targets import is_node_target, target_names
+from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
+from qlint.analysis.names.resolver import Located, OpRef, Resolver
 from qlint.diagnostic import Applicability, Diagnostic, Fix, RelatedInfo
 from qlint.evidence import OpEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule

@@ -10,9 +10,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from qlint.analysis.functions import bodies
-from qlint.analysis.graph_context import compiler_internal, packet_graph_context
-from qlint.analysis.names import OpRef, Resolver
+from qlint.analysis.names.functions import bodies
+from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
+from qlint.analysis.names.resolver import OpRef, Resolver
 from qlint.diagnostic import Diagnostic
 from qlint.evidence import OpEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule

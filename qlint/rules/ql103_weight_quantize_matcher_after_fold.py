@@ -24,8 +24,8 @@ import os
 from collections.abc import Iterator
 
 from qlint.analysis.convert_calls import ConvertCall, calls_in, project_calls
-from qlint.analysis.functions import bodies
-from qlint.analysis.names import Resolver
+from qlint.analysis.names.functions import bodies
+from qlint.analysis.names.resolver import Resolver
 from qlint.diagnostic import Applicability, Diagnostic, Fix, RelatedInfo
 from qlint.rules.base import FileContext, Rule
 

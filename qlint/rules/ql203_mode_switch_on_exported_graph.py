@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from qlint.analysis.model_flow import GRAPH_KINDS, ModeSwitch, module_flows
+from qlint.analysis.flow.model_flow import GRAPH_KINDS, ModeSwitch, module_flows
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Range
 from qlint.evidence import ModeSwitchEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule

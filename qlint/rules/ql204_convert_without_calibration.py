@@ -14,7 +14,8 @@ import ast
 from collections.abc import Iterator
 
 from qlint.analysis.calibration import Calibration, Summary, Uncalibrated, file_summaries
-from qlint.analysis.callgraph import node_range
+from qlint.analysis.calibration_walk import Walker
+from qlint.analysis.flow.callgraph import node_range
 from qlint.diagnostic import Applicability, Diagnostic, Fix, RelatedInfo
 from qlint.rules.base import FileContext, Rule
 
@@ -29,7 +30,7 @@ class ConvertWithoutCalibration(Rule):
     options = {"structural-tests": True}
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
-        analysis = Calibration(ctx.project, ctx.optable)
+        analysis = Calibration(ctx.project, ctx.optable, Walker)
         for summary in file_summaries(ctx.tree, ctx.scope, ctx.text, analysis):
             for finding in summary.findings:
                 if self.opts["structural-tests"] and summary.test and not _converted_model_runs(summary, finding):

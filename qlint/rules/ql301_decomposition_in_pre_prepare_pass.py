@@ -15,9 +15,9 @@ import ast
 import os
 from collections.abc import Iterator
 
-from qlint.analysis.callgraph import Callee, CallGraph, Visit, node_range
-from qlint.analysis.functions import bodies
-from qlint.analysis.names import Located, Resolver
+from qlint.analysis.flow.callgraph import Callee, CallGraph, Visit, node_range
+from qlint.analysis.names.functions import bodies
+from qlint.analysis.names.resolver import Located, Resolver
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Position, Range, RelatedInfo
 from qlint.evidence import DecompositionEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule

@@ -17,13 +17,14 @@ names, and imports under a torch-version check.
 from __future__ import annotations
 
 import ast
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from qlint.analysis import import_edits as ie
-from qlint.analysis.functions import bodies
-from qlint.analysis.names import Resolver, dotted_parts
-from qlint.analysis.pt2e_moves import (
+from qlint.analysis.edits import import_edits as ie
+from qlint.analysis.names.functions import bodies
+from qlint.analysis.names.resolver import Resolver, dotted_parts
+from qlint.analysis.edits.pt2e_moves import (
     OBSERVER_CONSUMERS,
     OLD_PACKAGE,
     SUCCESSOR_PACKAGES,
@@ -105,15 +106,15 @@ class TorchAoPt2eImport(Rule):
 
     def triggered_by(self, text: str) -> bool:
         # torch's own tree mentions torch.ao in ~200 files; 7 of them name anything that moved.
-        return super().triggered_by(text) and load_moves().mentions.search(text) is not None
+        return _old_spelling(text) and load_moves().mentions.search(text) is not None
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         moves = load_moves()
-        parents = ie.parent_map(ctx)
+        parents = _Parents(ctx)
         owned_heads: set[str] = set()  # names bound by a reported import: their uses go with it
         plain: list[tuple[str, ...]] = []  # `import <old>` without `as`: owns chains by prefix
         twins = _twins(ctx, moves, parents)
-        for stmt in ast.walk(ctx.tree):
+        for stmt in _import_statements(ctx):
             if isinstance(stmt, ast.ImportFrom):
                 diag = self._from_import(ctx, moves, stmt, parents, owned_heads, twins)
             elif isinstance(stmt, ast.Import):
@@ -220,16 +221,28 @@ class TorchAoPt2eImport(Rule):
         # Only chains whose head could lead to torch: an import of torch, or a name bound in
         # the module or the function (an alias such as `tq = torch.ao.quantization`).
         torchy = {n for n, full in ctx.scope.imports.items() if full.split(".")[0] == "torch"} | set(ctx.scope.assigns)
-        for body in bodies(ctx.tree, ctx.scope):
+        for body in bodies(ctx.tree, ctx.scope, ctx.cache):
             resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
+            inner: set[int] = set()  # attributes inside a longer chain (walked after it)
+            heads: dict[str, str | None] = {}  # a chain's name is its head's name plus the rest
             for node in body.nodes():
-                if not isinstance(node, ast.Attribute) or isinstance(parents.get(node), ast.Attribute):
+                if not isinstance(node, ast.Attribute):
+                    continue
+                if isinstance(node.value, ast.Attribute):
+                    inner.add(id(node.value))
+                if id(node) in inner:
                     continue
                 parts = dotted_parts(node)
                 if parts is None or parts[0] in owned or (parts[0] not in torchy and parts[0] not in body.local):
                     continue
                 if any(tuple(parts[: len(p)]) == p for p in plain):
                     continue
+                if parts[0] not in ("self", "cls"):  # `self.x` resolves through the class instead
+                    if parts[0] not in heads:
+                        heads[parts[0]] = resolver.qualname(ast.Name(parts[0]))
+                    head = heads[parts[0]]
+                    if head is None or not ".".join([head, *parts[1:]]).startswith(OLD_PACKAGE + "."):
+                        continue
                 hit = _outermost_move(resolver, moves, node)
                 if hit is None or id(hit[0]) in seen or ie.guarded(hit[0], parents, set()):
                     continue
@@ -255,17 +268,61 @@ class TorchAoPt2eImport(Rule):
         return ctx.diagnostic(self, sub, message, fix or _display_fix([move]), evidence=_evidence([move]), help=help_)
 
 
+def _old_spelling(text: str) -> bool:
+    """A trigger substring, except that `torchao.quantization` (the successor, named by most
+    files that mention quantization at all) is no spelling of the old package."""
+    if "torch.ao" in text or "import ao" in text:
+        return True
+    return text.count("ao.quantization") > text.count("torchao.quantization")
+
+
 def _twins(ctx: FileContext, moves: Moves, parents) -> _Twins:
     found: dict[ast.ImportFrom, list[tuple[ast.alias, str, str]]] = {}
-    for stmt in ast.walk(ctx.tree):
-        if isinstance(stmt, ast.ImportFrom) and not ie.guarded(stmt, parents, {a.asname or a.name for a in stmt.names}):
-            base = ie.import_base(ctx, stmt)
-            for alias in stmt.names:
-                twin = moves.twin(f"{base}.{alias.name}")
-                if twin is not None:
-                    module, _, name = twin.rpartition(".")
-                    found.setdefault(stmt, []).append((alias, module, name))
+    for stmt in _import_statements(ctx):
+        if not isinstance(stmt, ast.ImportFrom):
+            continue
+        base = ie.import_base(ctx, stmt)
+        twins = []
+        for alias in stmt.names:
+            twin = moves.twin(f"{base}.{alias.name}")
+            if twin is not None:
+                module, _, name = twin.rpartition(".")
+                twins.append((alias, module, name))
+        if twins and not ie.guarded(stmt, parents, {a.asname or a.name for a in stmt.names}):
+            found[stmt] = twins
     return _Twins(found)
+
+
+def _import_statements(ctx: FileContext) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement in `ast.walk` order, from a breadth-first walk of statements
+    and handlers only: statements never sit inside expressions, most of the tree."""
+    found = ctx.cache.get("ql401.imports")
+    if found is None:
+        found = []
+        queue: deque[ast.AST] = deque([ctx.tree])
+        while queue:
+            node = queue.popleft()
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                found.append(node)
+            queue.extend(c for c in ast.iter_child_nodes(node) if isinstance(c, _STATEMENT_LEVEL))
+        ctx.cache["ql401.imports"] = found
+    return found
+
+
+_STATEMENT_LEVEL = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+class _Parents:
+    """Child -> parent, built on the first question: most files have nothing to ask."""
+
+    def __init__(self, ctx: FileContext):
+        self._ctx = ctx
+        self._map: dict[ast.AST, ast.AST] | None = None
+
+    def get(self, node: ast.AST) -> ast.AST | None:
+        if self._map is None:
+            self._map = ie.parent_map(self._ctx)
+        return self._map.get(node)
 
 
 def _with_twins(ctx: FileContext, twins: _Twins, moved: list[Move], fix: Fix | None) -> tuple[Fix | None, str]:

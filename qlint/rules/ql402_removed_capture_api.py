@@ -13,10 +13,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from qlint.analysis import import_edits as ie
-from qlint.analysis.functions import bodies
-from qlint.analysis.names import Resolver
-from qlint.analysis.pt2e_moves import worst
+from qlint.analysis.edits import import_edits as ie
+from qlint.analysis.names.functions import bodies
+from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.edits.pt2e_moves import worst
 from qlint.analysis.removed_capture_apis import APIS, NAMES, REPLACEMENT, TARGET_RELEASE, RemovedApi, rewrite_call
 from qlint.analysis.version_gates import is_version_test, taken
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Position, Range

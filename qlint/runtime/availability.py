@@ -12,6 +12,7 @@ from __future__ import annotations
 from functools import cache
 from importlib import metadata
 
+from qlint import DISTRIBUTION
 from qlint.runtime.client import WorkerDied, WorkerHung
 
 
@@ -27,7 +28,7 @@ def distribution_name() -> str:
         names = metadata.packages_distributions().get("qlint") or []
     except Exception:  # a broken metadata entry elsewhere must not hide the hint
         names = []
-    return names[0] if names else "qlint"
+    return names[0] if names else DISTRIBUTION
 
 
 def install_hint() -> str:

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from qlint import DISTRIBUTION
 from qlint.diagnostic import Diagnostic, RuntimeVerdict
 from qlint.runtime.cache import VerdictCache, checker_fingerprint, installed_versions
 from qlint.runtime.checks import has_check, runs_user_models
@@ -243,9 +244,7 @@ class RuntimeChecker:
         """Why no check can run at all here, or None."""
         missing = [name for name in ("torch", "torchao") if not self.versions.get(name)]
         if missing:
-            from qlint.runtime.availability import install_hint
-
-            return f"{' and '.join(missing)} not installed ({install_hint()})"
+            return f'{" and ".join(missing)} not installed (pip install "{DISTRIBUTION}[runtime]")'
         return None
 
     def verdict(self, diag: Diagnostic, *, verify_fix: bool = True, timeout: float | None = None) -> RuntimeVerdict:

@@ -1,4 +1,4 @@
-"""The statement and expression walk behind `qlint.analysis.model_flow`.
+"""The statement and expression walk behind `qlint.analysis.flow.model_flow`.
 
 One `Interpreter` analyses one function (or module) body. Calls, the part that knows
 what `export`, `prepare_pt2e` or a same-module helper do, live in `model_calls`.
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.model_apis import key
-from qlint.analysis.model_calls import CallSemantics
-from qlint.analysis.model_flow import (
+from qlint.analysis.flow.model_apis import key
+from qlint.analysis.flow.model_calls import CallSemantics
+from qlint.analysis.flow.model_values import (
     ATTRIBUTE,
     CONSTRUCTED,
     EXPECTS_ERROR,
@@ -21,16 +21,15 @@ from qlint.analysis.model_flow import (
     Env,
     FunctionFlow,
     ModeFact,
-    ModelFlow,
     Obj,
     Origin,
     join,
     merge_values,
     statement_lists,
 )
-from qlint.analysis.names import Resolver, dotted_parts
-from qlint.analysis.project import resolve_relative
-from qlint.analysis.scope import ClassScope, ModuleScope, function_assigns
+from qlint.analysis.names.modules import resolve_relative
+from qlint.analysis.names.resolver import Resolver, dotted_parts
+from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _SKIPPED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -44,7 +43,8 @@ def unset(origin: Origin) -> ModeFact:
 
 
 class Interpreter(CallSemantics):
-    def __init__(self, owner: ModelFlow, func: ast.AST, class_scope: ClassScope | None):
+    def __init__(self, owner, func: ast.AST, class_scope: ClassScope | None):
+        # `owner` is the `ModelFlow` driving this run (not imported: it imports this module).
         self.owner = owner
         self.func = func
         local = function_assigns(func) if not isinstance(func, ast.Module) else {}
@@ -59,11 +59,11 @@ class Interpreter(CallSemantics):
         self.contexts: list[str] = []
         self.guards: list[tuple[str, bool]] = []
         self.stmt_stack: list[ast.stmt] = []
-        self.flow = FunctionFlow(func, owner.scope.path, [p.arg for p in _params(func)])
+        self.flow = FunctionFlow(func, owner.scope.path, [p.arg for p in parameter_args(func, star=False)])
 
     def run(self) -> FunctionFlow:
         env = Env()
-        for index, arg in enumerate(_params(self.func)):
+        for index, arg in enumerate(parameter_args(self.func, star=False)):
             obj = self.new(env, self.func, arg.arg, Origin(PARAM, self.func, index, arg.arg))
             env.vars[arg.arg] = self.flow.param_objs[arg.arg] = obj
         end = self.block(getattr(self.func, "body", []), env)
@@ -295,13 +295,6 @@ class Interpreter(CallSemantics):
 
 
 # -- small pure helpers -------------------------------------------------------------------
-def _params(func: ast.AST) -> list[ast.arg]:
-    args = getattr(func, "args", None)
-    if not isinstance(args, ast.arguments):
-        return []
-    return [*args.posonlyargs, *args.args, *args.kwonlyargs]
-
-
 def _bound_names(stmt: ast.stmt) -> list[str]:
     if isinstance(stmt, (ast.Import, ast.ImportFrom)):
         return [(a.asname or a.name).split(".")[0] for a in stmt.names]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.functions import Body
+from qlint.analysis.names.functions import Body
 
 
 def is_target_attr(expr: ast.AST) -> bool:

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import ast
 
-from qlint.rules.base import FileContext
+from qlint.analysis.context import FileContext
+from qlint.analysis.names.functions import bodies
+from qlint.analysis.names.resolver import dotted_parts
 
 _LEGACY = (
     "torch.fx.symbolic_trace",
@@ -42,6 +44,7 @@ _MODERN = (
 _COMPILER_PACKAGES = ("torch._inductor.", "torch._dynamo.", "torch._functorch.")
 _INDUCTOR_PASS_APIS = ("torch._inductor.pattern_matcher", "torch._inductor.lowering", "torch._inductor.fx_passes")
 _CACHE_KEY = "graph_context"
+_TRACERS = ("symbolic_trace", "export", "make_fx")
 
 
 def compiler_internal(module: str | None) -> bool:
@@ -65,22 +68,14 @@ def _classify(ctx: FileContext) -> str | None:
         return "graph converted from TorchScript IR and re-traced"
     if not (any(n.startswith(_LEGACY) for n in imports) or "symbolic_trace" in ctx.text):
         return None
+    # An attribute ends on the row its name is written on: only those rows are walked.
+    rows = ctx.lines_containing(*_TRACERS)
     names = imports + [
-        _dotted(n)
-        for n in ast.walk(ctx.tree)
-        if isinstance(n, ast.Attribute) and n.attr in ("symbolic_trace", "export", "make_fx")
+        ".".join(dotted_parts(n, tail=True))
+        for body in bodies(ctx.tree, ctx.scope, ctx.cache)
+        for n in body.nodes(rows)
+        if isinstance(n, ast.Attribute) and n.attr in _TRACERS
     ]
     legacy = any(n.startswith(_LEGACY) or n.endswith("symbolic_trace") for n in names)
     modern = any(n.startswith(_MODERN) or n.endswith((".export", ".make_fx")) for n in names)
     return "legacy FX graph mode, whose graphs carry packets" if legacy and not modern else None
-
-
-def _dotted(node: ast.Attribute) -> str:
-    parts = []
-    expr: ast.AST = node
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if isinstance(expr, ast.Name):
-        parts.append(expr.id)
-    return ".".join(reversed(parts))

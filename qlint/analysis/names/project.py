@@ -10,58 +10,14 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
-from functools import lru_cache
-from typing import TYPE_CHECKING
 
+from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
+from qlint.analysis.names.scope import ModuleScope
 from qlint.diagnostic import Range
 from qlint.source import DecodeError, LineIndex, decode_source
 
-if TYPE_CHECKING:
-    from qlint.analysis.scope import ModuleScope
-
-
-@lru_cache(maxsize=4096)
-def _is_package_dir(directory: str) -> bool:
-    return os.path.isfile(os.path.join(directory, "__init__.py"))
-
-
-def module_name_for(path: str) -> str | None:
-    """Dotted module name from the chain of `__init__.py` above the file (None for `<stdin>`)."""
-    path = os.path.abspath(path)
-    directory, filename = os.path.split(path)
-    stem, ext = os.path.splitext(filename)
-    if ext not in (".py", ".pyi") or not stem.isidentifier():
-        return None
-    parts = [] if stem == "__init__" else [stem]
-    while _is_package_dir(directory):
-        directory, name = os.path.split(directory)
-        if not name.isidentifier():
-            break
-        parts.append(name)
-    return ".".join(reversed(parts)) or None
-
-
-def import_root(path: str) -> str:
-    """The directory from which the file's top-level package (or the file itself) imports."""
-    directory = os.path.dirname(os.path.abspath(path))
-    while _is_package_dir(directory):
-        directory = os.path.dirname(directory)
-    return directory
-
-
-def resolve_relative(module: str | None, path: str, level: int, name: str | None) -> str | None:
-    """Absolute module name for `from <level dots><name> import ...` written in `module`."""
-    if level == 0:
-        return name
-    if module is None:
-        return None
-    package = module.split(".")
-    if not path.endswith(("__init__.py", "__init__.pyi")):
-        package = package[:-1]
-    if level - 1 > len(package):
-        return None
-    package = package[: len(package) - (level - 1)]
-    return ".".join(package + ([name] if name else [])) or None
+# Re-exported: callers that only need module names should import them from `modules`.
+__all__ = ["ProjectIndex", "import_root", "module_name_for", "resolve_relative"]
 
 
 class ProjectIndex:
@@ -69,6 +25,9 @@ class ProjectIndex:
         self.overlay = {os.path.abspath(k): v for k, v in (overlay or {}).items()}
         self._scopes: dict[str, tuple[tuple, ModuleScope | None]] = {}
         self._deps: dict[str, dict[str, str]] = {}
+        # path -> the files whose last check read it: who to recheck after it changes.
+        self._users: dict[str, set[str]] = {}
+        self._read_by: dict[str, set[str]] = {}
 
     _default: ProjectIndex | None = None
 
@@ -81,12 +40,25 @@ class ProjectIndex:
         return cls._default
 
     def set_overlay(self, path: str, text: str | None) -> None:
+        self.update(path, text)
+
+    def update(self, path: str, text: str | None) -> set[str]:
+        """An editor buffer changed (`text`) or closed (None, the file on disk counts again).
+
+        Drops what was derived from the old content and returns the files whose last check
+        read this one: the language server checks the edited buffer first, from what it
+        holds for every other module, then rechecks these at lower priority."""
         path = os.path.abspath(path)
         if text is None:
             self.overlay.pop(path, None)
         else:
             self.overlay[path] = text
         self._scopes.pop(path, None)
+        return self.dependents(path)
+
+    def dependents(self, path: str) -> set[str]:
+        """Files whose last check read `path` (directly), as recorded by `module_scope`."""
+        return set(self._users.get(os.path.abspath(path), ()))
 
     def find_module(self, module: str, requester: str) -> str | None:
         root = import_root(requester)
@@ -105,12 +77,17 @@ class ProjectIndex:
                 # A module of this project that does not exist yet: creating it must
                 # invalidate cached results that looked for it ("" = absent).
                 missing = os.path.join(import_root(requester), *module.split(".")) + ".py"
-                self._deps.setdefault(os.path.abspath(requester), {})[missing] = ""
+                self._record(requester, missing, "")
             return None
         scope, digest = self._load(path)
         if digest is not None:
-            self._deps.setdefault(os.path.abspath(requester), {})[path] = digest
+            self._record(requester, path, digest)
         return scope
+
+    def _record(self, requester: str, path: str, digest: str) -> None:
+        requester = os.path.abspath(requester)
+        self._deps.setdefault(requester, {})[path] = digest
+        self._users.setdefault(path, set()).add(requester)
 
     def text(self, path: str) -> str | None:
         """Another module's text: its unsaved buffer if open, else the file (None if unreadable)."""
@@ -136,11 +113,15 @@ class ProjectIndex:
         return rng, lines.text[lines.offset(rng.start) : lines.offset(rng.end)]
 
     def dependencies_of(self, requester: str) -> dict[str, str]:
-        return self._deps.pop(os.path.abspath(requester), {})
+        """What the check of `requester` that just ended read (path -> sha256, "" = absent)."""
+        requester = os.path.abspath(requester)
+        deps = self._deps.pop(requester, {})
+        for path in self._read_by.get(requester, set()) - deps.keys():
+            self._users.get(path, set()).discard(requester)
+        self._read_by[requester] = set(deps)
+        return deps
 
     def _load(self, path: str) -> tuple[ModuleScope | None, str | None]:
-        from qlint.analysis.scope import ModuleScope
-
         if path in self.overlay:
             text = self.overlay[path]
             key: tuple = ("overlay", hash(text))

@@ -10,7 +10,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from qlint.analysis.project import resolve_relative
+from qlint.analysis.names.modules import resolve_relative
 
 
 @dataclass
@@ -19,6 +19,18 @@ class ClassScope:
     assigns: dict[str, list[ast.expr]] = field(default_factory=dict)
     methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
     bases: list[ast.expr] = field(default_factory=list)
+
+    @classmethod
+    def build(cls, node: ast.ClassDef) -> ClassScope:
+        """Methods, class-level assignments and bases of a class body (the one way to build it)."""
+        scope = cls(node, bases=list(node.bases))
+        for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                scope.methods[item.name] = item
+            else:
+                for name, value in assignments(item):
+                    scope.assigns.setdefault(name, []).append(value)
+        return scope
 
 
 @dataclass
@@ -60,14 +72,7 @@ class ModuleScope:
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self.functions[stmt.name] = stmt
         elif isinstance(stmt, ast.ClassDef):
-            cls_scope = ClassScope(stmt, bases=list(stmt.bases))
-            for item in stmt.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    cls_scope.methods[item.name] = item
-                else:
-                    for name, value in assignments(item):
-                        cls_scope.assigns.setdefault(name, []).append(value)
-            self.classes[stmt.name] = cls_scope
+            self.classes[stmt.name] = ClassScope.build(stmt)
         else:
             for name, value in assignments(stmt):
                 self.assigns.setdefault(name, []).append(value)
@@ -80,8 +85,23 @@ class ModuleScope:
 def _unique(values: list[ast.expr] | None) -> ast.expr | None:
     if not values:
         return None
-    first = ast.dump(values[0])
-    return values[0] if all(ast.dump(v) == first for v in values[1:]) else None
+    if len(values) == 1:
+        return values[0]
+    return values[0] if all(same_tree(values[0], v) for v in values[1:]) else None
+
+
+def same_tree(a: object, b: object) -> bool:
+    """What `ast.dump(a) == ast.dump(b)` says (positions ignored), stopping at the first
+    difference instead of printing both trees."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, ast.AST):
+        return all(same_tree(getattr(a, f, None), getattr(b, f, None)) for f in a._fields)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same_tree(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, (float, complex)):
+        return repr(a) == repr(b)  # as printed: -0.0 is not 0.0, nan is nan
+    return a == b
 
 
 def _top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
@@ -126,21 +146,53 @@ def function_assigns(func: ast.AST) -> dict[str, list[ast.AST]]:
     stack = list(ast.iter_child_nodes(func))
     while stack:
         node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+        if isinstance(node, _OWN_SCOPES):
             continue
-        bind_local(found, node)
-        stack.extend(ast.iter_child_nodes(node))
+        if isinstance(node, _BINDERS):
+            bind_local(found, node)
+        # Children in `ast.iter_child_nodes` order; leaves bind nothing and hold nothing.
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                stack.extend(v for v in value if isinstance(v, ast.AST) and not isinstance(v, _LEAVES))
+            elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
+                stack.append(value)
     return found
+
+
+_OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+# What `bind_local` records something for.
+_BINDERS = (
+    ast.Assign,
+    ast.AnnAssign,
+    ast.For,
+    ast.AsyncFor,
+    ast.comprehension,
+    ast.NamedExpr,
+    ast.AugAssign,
+    ast.With,
+    ast.AsyncWith,
+)
+_LEAVES = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
+
+
+def parameter_args(func: ast.AST, star: bool = True) -> list[ast.arg]:
+    """A function's (or lambda's) parameters in order: positional, keyword-only, then with
+    `star` the `*args` and `**kwargs` (which hold no single value a caller passes)."""
+    args = getattr(func, "args", None)
+    if not isinstance(args, ast.arguments):
+        return []
+    out = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+    if star:
+        out += [a for a in (args.vararg, args.kwarg) if a is not None]
+    return out
 
 
 def parameters(func: ast.AST) -> dict[str, list[ast.AST]]:
     """Parameters shadow module names and have no value we can know."""
     found: dict[str, list[ast.AST]] = {}
-    args = getattr(func, "args", None)
-    if isinstance(args, ast.arguments):
-        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
-            if arg is not None:
-                found.setdefault(arg.arg, []).append(arg)
+    for arg in parameter_args(func):
+        found.setdefault(arg.arg, []).append(arg)
     return found
 
 

@@ -10,8 +10,8 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from qlint.analysis.project import ProjectIndex
-from qlint.analysis.scope import ModuleScope, unique_value
+from qlint.analysis.names.project import ProjectIndex
+from qlint.analysis.names.scope import ModuleScope, unique_value
 from qlint.optable import OpTable
 
 _MAX_DEPTH = 12
@@ -55,15 +55,18 @@ class OpRef:
         return base if self.overload is None else f"{base}.{self.overload}"
 
 
-def dotted_parts(expr: ast.AST) -> list[str] | None:
+def dotted_parts(expr: ast.AST, tail: bool = False) -> list[str] | None:
+    """`a.b.c` -> ["a", "b", "c"]; None unless the chain starts at a name, or with `tail`
+    the attributes after whatever it starts at (`f().b.c` -> ["b", "c"])."""
     parts: list[str] = []
     while isinstance(expr, ast.Attribute):
         parts.append(expr.attr)
         expr = expr.value
     if isinstance(expr, ast.Name):
         parts.append(expr.id)
-        return parts[::-1]
-    return None
+    elif not tail:
+        return None
+    return parts[::-1]
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ OBSERVER_CONSUMERS = (
     "torchao.quantization.pt2e.prepare",
     "executorch.backends.xnnpack.quantizer",
 )
-DEFAULT_PATH = Path(__file__).resolve().parents[1] / "data" / "pt2e_moves.json"
+DEFAULT_PATH = Path(__file__).resolve().parents[2] / "data" / "pt2e_moves.json"
 # Fix levels in the data, mildest first.
 FIX_ORDER = ("safe", "unsafe", "display")
 

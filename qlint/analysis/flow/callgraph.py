@@ -14,9 +14,9 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from qlint.analysis.names import Resolver
-from qlint.analysis.project import ProjectIndex
-from qlint.analysis.scope import ClassScope, ModuleScope, function_assigns
+from qlint.analysis.names.project import ProjectIndex
+from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameters
 from qlint.diagnostic import Range
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
@@ -73,22 +73,7 @@ class Visit:
 
 def node_range(node: ast.AST, path: str, project: ProjectIndex) -> Range:
     """The code-point range of a node in any project file (for related information)."""
-    try:
-        if path in project.overlay:
-            lines = project.overlay[path].split("\n")
-        else:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                lines = fh.read().split("\n")
-    except OSError:
-        lines = []
-
-    def col(row: int, byte_col: int) -> int:
-        line = lines[row - 1] if 0 < row <= len(lines) else ""
-        return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
-
-    return Range.of(
-        node.lineno, col(node.lineno, node.col_offset), node.end_lineno, col(node.end_lineno, node.end_col_offset)
-    )
+    return project.locate(path, node)[0]
 
 
 class CallGraph:
@@ -168,7 +153,7 @@ class CallGraph:
         for node in _own_nodes(factory.node):
             if isinstance(node, ast.Return) and node.value is not None:
                 value = node.value
-                if isinstance(value, ast.Name) and value.id not in _params(factory.node):
+                if isinstance(value, ast.Name) and value.id not in parameters(factory.node):
                     nested = _nested_def(factory.node, value.id)
                     if nested is not None:
                         found.append(Callee(nested, factory.scope, factory.class_scope, local))
@@ -185,7 +170,7 @@ class CallGraph:
             for base in reversed(cls.bases):
                 found = self.definition(base, resolver)
                 if found is not None and isinstance(found[0], ast.ClassDef):
-                    base_scope = found[1].classes.get(found[0].name) or ClassScope(found[0])
+                    base_scope = found[1].classes.get(found[0].name) or ClassScope.build(found[0])
                     merged.update(self.methods(base_scope, found[1], depth + 1))
         merged.update({name: (node, scope) for name, node in cls.methods.items()})
         return merged
@@ -199,14 +184,14 @@ class CallGraph:
                 return True
             found = self.definition(base, resolver)
             if found is not None and isinstance(found[0], ast.ClassDef):
-                base_scope = found[1].classes.get(found[0].name) or ClassScope(found[0])
+                base_scope = found[1].classes.get(found[0].name) or ClassScope.build(found[0])
                 if self.is_pass_class(base_scope, found[1], depth + 1):
                     return True
         return False
 
     def instance_entries(self, node: ast.ClassDef, scope: ModuleScope) -> list[Callee]:
         """What calling an instance runs: `__call__`, else a pass's `call` (or its `call_*` hooks)."""
-        cls = scope.classes.get(node.name) or ClassScope(node, methods=_class_methods(node), bases=list(node.bases))
+        cls = scope.classes.get(node.name) or ClassScope.build(node)
         methods = self.methods(cls, scope)
         if "__call__" in methods:
             names = ["__call__"]
@@ -248,7 +233,7 @@ class CallGraph:
             return []
         node, scope, cls = target
         if isinstance(node, ast.ClassDef):
-            init = self.methods(scope.classes.get(node.name) or ClassScope(node), scope).get("__init__")
+            init = self.methods(scope.classes.get(node.name) or ClassScope.build(node), scope).get("__init__")
             return [Callee(init[0], init[1], scope.classes.get(node.name))] if init else []
         return [Callee(node, scope, cls)]
 
@@ -277,15 +262,6 @@ def _nested_def(func: ast.AST, name: str) -> ast.FunctionDef | ast.AsyncFunction
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
             return node
     return None
-
-
-def _params(func: ast.AST) -> set[str]:
-    args = func.args
-    return {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}
-
-
-def _class_methods(node: ast.ClassDef) -> dict:
-    return {n.name: n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
 __all__ = ["CallGraph", "Callee", "Visit", "node_range"]

@@ -11,7 +11,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from qlint.analysis.names import Resolver
+from qlint.analysis.names.resolver import Resolver
 
 
 @dataclass(frozen=True)

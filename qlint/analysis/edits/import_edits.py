@@ -15,12 +15,12 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from qlint.analysis.project import resolve_relative
+from qlint.analysis.names.project import resolve_relative
 from qlint.diagnostic import Edit, Position, Range
 from qlint.source import line_ending
 
 if TYPE_CHECKING:
-    from qlint.rules.base import FileContext
+    from qlint.analysis.context import FileContext
 
 _ALIAS_TAIL = re.compile(r"\s*,?\s*(#.*)?$")
 _LINE_TAIL = re.compile(r"\s*(#.*)?$")

@@ -12,7 +12,7 @@ from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from qlint.analysis.scope import ClassScope, ModuleScope, bind_local, parameters
+from qlint.analysis.names.scope import ClassScope, ModuleScope, bind_local, parameters
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _NESTED = ("body", "orelse", "finalbody", "handlers", "cases")
@@ -61,7 +61,7 @@ def bodies(tree: ast.Module, scope: ModuleScope, cache: dict | None = None) -> l
         stmt, body, cls = stack.pop()
         body.stmts.append(stmt)
         if isinstance(stmt, ast.ClassDef):
-            cls_scope = scope.classes.get(stmt.name) if body is module else ClassScope(stmt)
+            cls_scope = scope.classes.get(stmt.name) if body is module else ClassScope.build(stmt)
             inner = Body(stmt, {}, None)
             out.append(inner)
             stack.extend((s, inner, cls_scope) for s in reversed(stmt.body))

@@ -1,4 +1,4 @@
-"""What calls do to models, for `qlint.analysis.model_interp`: captures, PT2E steps, mode
+"""What calls do to models, for `qlint.analysis.flow.model_interp`: captures, PT2E steps, mode
 switches, ExecuTorch sessions, and summaries of helpers of the same module or project.
 """
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from qlint.analysis.model_apis import Api, argument, classify_call, init_sets_eval, is_class_call, key, recipe_flow
-from qlint.analysis.model_apis import switch_mode as _switch_mode
-from qlint.analysis.model_flow import (
+from qlint.analysis.flow.model_apis import Api, argument, classify_call, init_sets_eval, is_class_call, key, recipe_flow
+from qlint.analysis.flow.model_apis import switch_mode as _switch_mode
+from qlint.analysis.flow.model_values import (
     CALL,
     CONSTRUCTED,
     CONVERTED,
