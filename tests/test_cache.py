@@ -399,7 +399,7 @@ def test_a_corrupt_cache_never_fails_the_cli(tmp_path, capsys):
 
     for i in range(3):
         old_file(tmp_path / f"m{i}.py", FIXABLE)
-    argv = ["check", "--cache-dir", str(tmp_path / "cache"), str(tmp_path)]
+    argv = ["check", "--output-format", "concise", "--cache-dir", str(tmp_path / "cache"), str(tmp_path)]
     assert main(argv) == 1
     (index,) = (tmp_path / "cache").glob("*/*.index")
     c = Cache(tmp_path / "cache", index.stem)
