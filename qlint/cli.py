@@ -16,7 +16,7 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from qlint import __version__
+from qlint import __version__, rollout
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 OUTPUT_FORMATS = ("text", "json", "json-lines", "sarif", "github", "lintrunner")
@@ -59,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even if findings remain")
     check.add_argument("--fix", action="store_true", help="apply fixes (same as `qlint fix`)")
     check.add_argument("--runtime", action="store_true", help="confirm findings on the real pipeline")
+    rollout.add_arguments(check, "check")
 
     fix = sub.add_parser("fix", help="apply fixes to files and directories")
     _add_common(fix)
@@ -68,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fix.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text")
     fix.add_argument("--exit-zero", action="store_true", help="exit 0 even if findings remain")
+    rollout.add_arguments(fix, "fix")
 
     sub.add_parser("rules", help="list the rules")
     rule = sub.add_parser("rule", help="print a rule's documentation")
@@ -77,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .); @FILE lists paths")
     for flag, what in (
         ("--select", "rules to enable, replacing the config's selection"),
         ("--extend-select", "rules to enable in addition"),
@@ -118,8 +120,12 @@ def _dispatch(args: argparse.Namespace) -> int:
     return _cmd_check(args)
 
 
-def _settings(args: argparse.Namespace):
-    from qlint.config import ConfigError, Overrides, load_settings, split_codes
+def _repositories(args: argparse.Namespace):
+    """The repositories the PATH arguments (with `@FILE` lists expanded) belong to, each with
+    its own settings and the command line on top (`qlint.repos`)."""
+    from qlint.argfiles import ArgfileError, expand, expanded_to_nothing
+    from qlint.config import ConfigError, Overrides, split_codes
+    from qlint.repos import group_paths
 
     def codes(values: list[str] | None) -> tuple[str, ...] | None:
         if values is None:
@@ -135,72 +141,139 @@ def _settings(args: argparse.Namespace):
         cache_dir=args.cache_dir,
     )
     try:
-        return load_settings(args.paths, config=args.config, overrides=overrides)
+        paths = expand(args.paths)
+    except ArgfileError as exc:
+        raise UsageError(str(exc)) from None
+    if expanded_to_nothing(args.paths, paths):
+        return []
+    args.paths = paths
+    try:
+        return group_paths(paths, config=args.config, overrides=overrides)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
 
 
+def _progress(args: argparse.Namespace):
+    from qlint.progress import Progress, wanted
+
+    return Progress(wanted(args.quiet))
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
     from qlint.reporters import ReportOptions, render
-    from qlint.runner import run_check
 
-    settings = _settings(args)
+    repos = _repositories(args)
+    if not repos:
+        return EXIT_CLEAN  # an empty `@FILE` list: nothing to check
     runtime = _runtime_checker() if args.runtime else None
-    run = run_check(args.paths, settings, use_cache=not args.no_cache, jobs=args.jobs)
-    diagnostics = _sorted([d for r in run.results for d in r.diagnostics])
-    errors = run.all_errors
-    if runtime is not None and diagnostics:
-        try:
-            diagnostics = list(runtime(diagnostics, settings, verify_fixes=True, cache=not args.no_cache))
-        except Exception as exc:  # the static findings still stand; report the checker's failure
-            errors.append(f"runtime checker failed: {type(exc).__name__}: {exc}")
+    run = rollout.check(repos, not args.no_cache, args.jobs, _progress(args), runtime)
+    errors = run.errors
+    if args.add_noqa:
+        from qlint.engine import display_path
+
+        line, unplaced, noqa_errors = rollout.add_noqa(run, display_path)
+        for message in unplaced:
+            print(f"qlint: {message}", file=sys.stderr)
+        print(line, file=sys.stderr)
+        _print_errors(errors + noqa_errors)
+        return EXIT_ERROR if errors or noqa_errors else EXIT_CLEAN
+    if args.write_baseline:
+        print(_baseline_call(rollout.write_baseline, run, args.write_baseline), file=sys.stderr)
+        _print_errors(errors)
+        return EXIT_ERROR if errors else EXIT_CLEAN
+    if args.baseline:
+        _baseline_call(rollout.apply_baseline, run, args.baseline)
+        for o in run.outcomes:
+            for line in o.baseline_stale if not args.quiet else ():
+                print(f"qlint: baseline: {o.repo.name}: {line}", file=sys.stderr)
+    diagnostics = run.diagnostics
+    settings = repos[0].settings
     options = ReportOptions(
         unsafe_fixes=settings.unsafe_fixes,
         statistics=args.statistics,
         quiet=args.quiet,
         settings=settings,
+        settings_for=run.settings_for,
     )
     _emit(render(args.output_format, diagnostics, options), args.output_file)
+    _rollout_outputs(args, run, settings.unsafe_fixes)
     _print_errors(errors)
     if errors:
         return EXIT_ERROR
-    return EXIT_FINDINGS if diagnostics and not args.exit_zero else EXIT_CLEAN
+    # lintrunner reads any nonzero exit as "Linter failed": findings are its messages.
+    reported_as_messages = args.output_format == "lintrunner"
+    return EXIT_FINDINGS if diagnostics and not args.exit_zero and not reported_as_messages else EXIT_CLEAN
+
+
+def _baseline_call(func, run, path: str):
+    from qlint.baseline import BaselineError
+
+    try:
+        return func(run, path)
+    except BaselineError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _rollout_outputs(args: argparse.Namespace, run, unsafe: bool) -> None:
+    """Per-repository summaries: text after the report (2+ repositories or --repo-summary),
+    JSON and Markdown files when asked."""
+    from qlint import rollout_report
+
+    if getattr(args, "patch_dir", None):
+        for note in rollout_report.write_patches(run, args.patch_dir):
+            if not args.quiet:
+                print(f"qlint: {note}", file=sys.stderr)
+    if args.summary_dir:
+        rollout_report.write_markdown(run, args.summary_dir, unsafe)
+    if args.summary_json:
+        data = rollout_report.to_json(run, unsafe)
+        if args.summary_json == "-":
+            sys.stderr.write(data)
+        else:
+            Path(args.summary_json).write_text(data, encoding="utf-8")
+    shown = args.repo_summary or (len(run.outcomes) > 1 and getattr(args, "output_format", "text") == "text")
+    if shown and not args.quiet:
+        stream = sys.stderr if getattr(args, "diff", False) or args.output_format != "text" else sys.stdout
+        stream.write(rollout_report.text(run, unsafe))
 
 
 def _cmd_fix(args: argparse.Namespace, diff_only: bool) -> int:
     from qlint.reporters import ReportOptions, render
     from qlint.reporters.text import diff_summary
-    from qlint.runner import FixRunResult, run_fix
 
-    settings = _settings(args)
+    repos = _repositories(args)
+    if not repos:
+        return EXIT_CLEAN
     verify = getattr(args, "verify", False)
-    paths, held = _verify_before_fixing(args, settings) if verify else (args.paths, [])
-    run = (
-        run_fix(
-            paths,
-            settings,
-            unsafe=settings.unsafe_fixes,
-            diff_only=diff_only,
-            jobs=args.jobs,
-            use_cache=not args.no_cache,
-        )
-        if paths or not verify
-        else FixRunResult()
+    run = rollout.fix(
+        repos,
+        lambda repo: repo.settings.unsafe_fixes,
+        diff_only,
+        not args.no_cache,
+        args.jobs,
+        _progress(args),
+        prepare=(lambda repo: _verify_before_fixing(args, repo)) if verify else None,
+        verify=_runtime_checker() if verify else None,
     )
-    remaining = _sorted([d for r in run.reports for d in r.remaining.diagnostics])
-    if verify:  # `fix --verify`: every finding left, also in the files held back, with its verdict
-        remaining = _sorted(held + _runtime_checker()(remaining, settings, verify_fixes=True, cache=not args.no_cache))
-    fixed = sum(r.applied for r in run.reports)
-    errors = run.all_errors
+    settings = repos[0].settings
+    remaining = run.diagnostics
+    fixed = sum(o.fixed for o in run.outcomes)
+    errors = run.errors
     if diff_only:
-        _emit("".join(r.diff or "" for r in run.reports), None)
+        if len(run.outcomes) > 1 or getattr(args, "patch_dir", None):
+            from qlint import rollout_report
+
+            _emit(rollout_report.diffs(run), None)
+        else:
+            _emit("".join(_single_repo_diff(run)), None)
         if not args.quiet:
             hidden = sum(1 for d in remaining if d.fix and d.fix.applies(True) and not d.fix.applies(False))
             print(diff_summary(fixed, 0 if settings.unsafe_fixes else hidden), file=sys.stderr)
+        _rollout_outputs(args, run, settings.unsafe_fixes)
         _print_errors(errors)
         if errors:
             return EXIT_ERROR
-        return EXIT_FINDINGS if any(r.changed for r in run.reports) else EXIT_CLEAN
+        return EXIT_FINDINGS if any(o.changes for o in run.outcomes) else EXIT_CLEAN
     options = ReportOptions(
         unsafe_fixes=settings.unsafe_fixes,
         statistics=getattr(args, "statistics", False),
@@ -208,12 +281,31 @@ def _cmd_fix(args: argparse.Namespace, diff_only: bool) -> int:
         mode="fix",
         fixed=fixed,
         settings=settings,
+        settings_for=run.settings_for,
     )
     _emit(render(args.output_format, remaining, options), getattr(args, "output_file", None))
+    _rollout_outputs(args, run, settings.unsafe_fixes)
     _print_errors(errors)
     if errors:
         return EXIT_ERROR
+    if args.output_format == "lintrunner":
+        return EXIT_CLEAN
     return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_CLEAN
+
+
+def _single_repo_diff(run) -> list[str]:
+    """`qlint fix --diff` over one repository: paths as the user typed them (unchanged)."""
+    from dataclasses import replace
+
+    from qlint.engine import display_path
+    from qlint.fixes import FixOutcome, unified_diff
+
+    out = []
+    for o in run.outcomes:
+        for c in sorted(o.changes, key=lambda c: c.path):
+            path = display_path(str(o.repo.root / c.path))
+            out.append(unified_diff(replace(FixOutcome(path, c.original, c.fixed, 0, None), path=path)))
+    return out
 
 
 def _cmd_rules() -> int:
@@ -265,12 +357,13 @@ def _cmd_server() -> int:
     return server.main() or EXIT_CLEAN
 
 
-def _verify_before_fixing(args: argparse.Namespace, settings) -> tuple[list[str], list]:
+def _verify_before_fixing(args: argparse.Namespace, repo) -> tuple[list[str], list]:
     from qlint.runner import run_check
     from qlint.runtime import verify_before_fixing
 
     _runtime_checker()  # a clear usage error when the runtime checker is not available
-    run = run_check(args.paths, settings, use_cache=not args.no_cache, jobs=args.jobs)
+    settings = repo.settings
+    run = run_check(repo.paths, settings, use_cache=not args.no_cache, jobs=args.jobs)
     paths, held = verify_before_fixing(run.results, settings, unsafe=settings.unsafe_fixes, cache=not args.no_cache)
     for path in sorted({d.path for d in held}) if not args.quiet else ():
         print(f"qlint: not fixing {path}: the runtime checker refutes a fix there", file=sys.stderr)

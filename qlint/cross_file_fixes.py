@@ -25,7 +25,9 @@ def foreign_fixes(diagnostics: list[Diagnostic], path: str, unsafe: bool) -> lis
     return [d for d in diagnostics if d.fix and d.fix.applies(unsafe) and d.fix.foreign(path)]
 
 
-def apply_cross_file_fixes(reports: dict, settings: Settings, unsafe: bool, diff_only: bool) -> None:
+def apply_cross_file_fixes(
+    reports: dict, settings: Settings, unsafe: bool, diff_only: bool, keep_texts: bool = False
+) -> None:
     """Update `reports` (path -> FixReport) in place with the edits applied across files."""
     sites = [p for p, r in reports.items() if foreign_fixes(r.remaining.diagnostics, p, unsafe)]
     if not sites:
@@ -80,6 +82,10 @@ def apply_cross_file_fixes(reports: dict, settings: Settings, unsafe: bool, diff
     for target in touched:
         data, original = originals[target]
         final = project.overlay[os.path.abspath(target)]
+        if keep_texts:
+            # Written by the per-file pass already: its original is the one before both passes.
+            first = reports[target].texts[0] if reports[target].texts is not None else original
+            reports[target] = replace(reports[target], texts=(first, final))
         if diff_only:
             diff = unified_diff(FixOutcome(os.path.relpath(target), original, final, 0, reports[target].remaining))
             reports[target] = replace(reports[target], changed=True, diff=diff)

@@ -55,6 +55,8 @@ class FixReport:
     remaining: FileResult
     diff: str | None = None
     error: str | None = None
+    # (original, fixed) of a changed file, kept only when asked (per-repository patches).
+    texts: tuple[str, str] | None = None
 
 
 @dataclass
@@ -72,9 +74,15 @@ class FixRunResult:
         return out
 
 
-def run_check(paths: Sequence[str], settings: Settings, use_cache: bool = True, jobs: int | None = None) -> RunResult:
-    """Check every discovered file; cached results are reused, fresh ones stored."""
+def run_check(
+    paths: Sequence[str], settings: Settings, use_cache: bool = True, jobs: int | None = None, progress=None
+) -> RunResult:
+    """Check every discovered file; cached results are reused, fresh ones stored.
+
+    `progress` (optional): an object with `start(total)` and `advance(n)` (qlint.progress)."""
     found = discover(paths, settings)
+    if progress is not None:
+        progress.start(len(found.files))
     cache = Cache.for_settings(settings) if use_cache else None
     results: dict[str, FileResult] = {}
     todo: list[str] = []
@@ -85,8 +93,12 @@ def run_check(paths: Sequence[str], settings: Settings, use_cache: bool = True, 
         else:
             results[path] = hit
     run = RunResult(errors=found.errors, cached=len(results))
+    if progress is not None:
+        progress.advance(len(results))
     for path, (result, size, mtime_ns, digest) in _map(_check_one, todo, settings, jobs):
         results[path] = result
+        if progress is not None:
+            progress.advance(1)
         if cache is not None and digest:
             cache.store(result, size, mtime_ns, digest)
     if cache is not None:
@@ -103,9 +115,13 @@ def run_fix(
     diff_only: bool,
     jobs: int | None = None,
     use_cache: bool = True,
+    keep_texts: bool = False,
+    progress=None,
 ) -> FixRunResult:
     """Fix (or with `diff_only`, preview) every file; a cached clean file is not re-read."""
     found = discover(paths, settings)
+    if progress is not None:
+        progress.start(len(found.files))
     cache = Cache.for_settings(settings) if use_cache else None
     reports: dict[str, FixReport] = {}
     todo: list[str] = []
@@ -115,10 +131,14 @@ def run_fix(
             reports[path] = FixReport(path, 0, False, hit)
         else:
             todo.append(path)
-    task = _FixTask(unsafe, diff_only)
+    if progress is not None:
+        progress.advance(len(reports))
+    task = _FixTask(unsafe, diff_only, keep_texts)
     for path, report in _map(task, todo, settings, jobs):
         reports[path] = report
-    apply_cross_file_fixes(reports, settings, unsafe, diff_only)
+        if progress is not None:
+            progress.advance(1)
+    apply_cross_file_fixes(reports, settings, unsafe, diff_only, keep_texts)
     return FixRunResult([reports[p] for p in found.files], found.errors)
 
 
@@ -149,6 +169,7 @@ def _check_one(path: str, settings: Settings) -> tuple[FileResult, int, int, str
 class _FixTask:
     unsafe: bool
     diff_only: bool
+    keep_texts: bool = False
 
     def __call__(self, path: str, settings: Settings) -> FixReport:
         from qlint.fixes import fix_file, unified_diff
@@ -165,7 +186,8 @@ class _FixTask:
             diff = unified_diff(replace(outcome, path=display_path(path)))
         outcome.remaining.text = None
         applied = outcome.applied if changed else 0
-        return FixReport(path, applied, changed, outcome.remaining, diff, outcome.error)
+        texts = (outcome.original, outcome.fixed) if self.keep_texts and changed else None
+        return FixReport(path, applied, changed, outcome.remaining, diff, outcome.error, texts)
 
 
 # ----------------------------------------------------------------- parallel map

@@ -8,7 +8,7 @@ tests and other tools can feed them anything. Columns are converted from the eng
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from qlint.diagnostic import Diagnostic, Range
@@ -32,6 +32,8 @@ class ReportOptions:
     mode: str = "check"  # "check", or "fix" when the diagnostics are what a fix left over
     fixed: int = 0  # fixes applied by the run (mode "fix")
     settings: Settings | None = None  # for formats that compute whole-file fixes
+    # A run over several repositories: the settings of the repository a path belongs to.
+    settings_for: Callable[[str], Settings] | None = None
 
 
 def render(fmt: str, diagnostics: Sequence[Diagnostic], options: ReportOptions) -> str:

@@ -50,7 +50,8 @@ def render(diagnostics: list[Diagnostic], options: ReportOptions) -> str:
         original = replacement = None
         if d.path not in patched and d.fix is not None and d.fix.applies(options.unsafe_fixes):
             patched.add(d.path)
-            patch = _whole_file_fix(d.path, settings, options.unsafe_fixes)
+            own = options.settings_for(d.path) if options.settings_for is not None else settings
+            patch = _whole_file_fix(d.path, own, options.unsafe_fixes)
             if patch is not None:
                 original, replacement = patch
         lines.append(json.dumps(_message(d, original, replacement), ensure_ascii=False))

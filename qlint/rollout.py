@@ -1,0 +1,224 @@
+"""`qlint check|fix ROOT...` over several repositories: one run, per-repository results.
+
+Each repository (see `qlint.repos`) is checked or fixed with its own settings, its own
+cache and its own project index; what comes back per repository feeds the usual report
+(all findings, as before), the per-repository summaries (`qlint.rollout_report`), the
+`--diff` / `--patch-dir` patches (`qlint.patches`), baselines and `--add-noqa`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from qlint.diagnostic import Diagnostic
+from qlint.patches import FileChange
+from qlint.progress import Progress
+from qlint.repos import Repository
+
+
+def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
+    """The rollout flags of `qlint check` (command "check") and `qlint fix` ("fix")."""
+    group = parser.add_argument_group("several repositories (rollouts)")
+    group.add_argument("--summary-json", metavar="FILE", help="write a per-repository summary as JSON ('-': stderr)")
+    group.add_argument("--summary-dir", metavar="DIR", help="write <repo>.md per repository (pull-request text)")
+    group.add_argument(
+        "--repo-summary", action="store_true", help="print the per-repository summary (default with 2+ repositories)"
+    )
+    if command == "fix":
+        group.add_argument("--patch-dir", metavar="DIR", help="write <repo>.patch per changed repository (git apply)")
+        return
+    group.add_argument("--add-noqa", action="store_true", help="add `# noqa: QLxxx` to every current finding")
+    group.add_argument("--write-baseline", metavar="FILE", help="record today's findings in FILE")
+    group.add_argument("--baseline", metavar="FILE", help="report only findings not recorded in FILE")
+
+
+@dataclass
+class RepoOutcome:
+    repo: Repository
+    diagnostics: list[Diagnostic] = field(default_factory=list)  # reported: findings, or what a fix left
+    files: list[str] = field(default_factory=list)  # files checked
+    before: Counter | None = None  # fix: findings per rule before fixing
+    fixed: int = 0
+    changes: list[FileChange] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    baseline_hidden: int = 0
+    baseline_stale: list[str] = field(default_factory=list)
+    patch_file: str | None = None
+
+
+@dataclass
+class Rollout:
+    outcomes: list[RepoOutcome]
+    mode: str  # "check" | "fix"
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return sorted((d for o in self.outcomes for d in o.diagnostics), key=lambda d: d.sort_key())
+
+    @property
+    def errors(self) -> list[str]:
+        return [e for o in self.outcomes for e in o.errors]
+
+    def settings_for(self, path: str):
+        """The settings of the repository a reported path belongs to (longest root first)."""
+        best = None
+        for o in self.outcomes:
+            root = str(o.repo.root)
+            if (path == root or path.startswith(root.rstrip("/") + "/")) and (
+                best is None or len(root) > len(str(best.root))
+            ):
+                best = o.repo
+        return (best or self.outcomes[0].repo).settings
+
+
+def check(
+    repos: Sequence[Repository],
+    use_cache: bool,
+    jobs: int | None,
+    progress: Progress,
+    runtime: Callable | None = None,
+) -> Rollout:
+    from qlint.runner import run_check
+
+    outcomes = []
+    for repo in repos:
+        started = time.perf_counter()
+        progress.repository(repo.name)
+        run = run_check(repo.paths, repo.settings, use_cache=use_cache, jobs=jobs, progress=progress)
+        diagnostics = [d for r in run.results for d in r.diagnostics]
+        errors = run.all_errors
+        if runtime is not None and diagnostics:
+            try:
+                diagnostics = list(runtime(diagnostics, repo.settings, verify_fixes=True, cache=use_cache))
+            except Exception as exc:  # the static findings still stand; report the checker's failure
+                errors.append(f"runtime checker failed: {type(exc).__name__}: {exc}")
+        outcome = RepoOutcome(repo, diagnostics, [r.path for r in run.results], errors=errors)
+        outcome.seconds = time.perf_counter() - started
+        outcomes.append(outcome)
+    progress.close()
+    return Rollout(outcomes, "check")
+
+
+def fix(
+    repos: Sequence[Repository],
+    unsafe_of: Callable[[Repository], bool],
+    diff_only: bool,
+    use_cache: bool,
+    jobs: int | None,
+    progress: Progress,
+    prepare: Callable[[Repository], tuple[list[str], list[Diagnostic]]] | None = None,
+    verify: Callable | None = None,
+) -> Rollout:
+    """`prepare` (for `--verify`): the paths to fix and the findings held back, per repository;
+    `verify`: attaches runtime verdicts to what is left."""
+    from qlint.runner import FixRunResult, run_fix
+
+    outcomes = []
+    for repo in repos:
+        started = time.perf_counter()
+        progress.repository(repo.name)
+        paths, held = prepare(repo) if prepare is not None else (repo.paths, [])
+        unsafe = unsafe_of(repo)
+        run = (
+            run_fix(
+                paths,
+                repo.settings,
+                unsafe=unsafe,
+                diff_only=diff_only,
+                jobs=jobs,
+                use_cache=use_cache,
+                keep_texts=True,
+                progress=progress,
+            )
+            if paths or prepare is None
+            else FixRunResult()
+        )
+        remaining = [d for r in run.reports for d in r.remaining.diagnostics]
+        if verify is not None:
+            remaining = held + list(verify(remaining, repo.settings, verify_fixes=True, cache=use_cache))
+        changes = [
+            FileChange(repo.relative(r.path), r.texts[0], r.texts[1])
+            for r in run.reports
+            if r.changed and r.texts is not None
+        ]
+        outcome = RepoOutcome(
+            repo,
+            remaining,
+            [r.path for r in run.reports],
+            fixed=sum(r.applied for r in run.reports),
+            changes=changes,
+            errors=run.all_errors,
+        )
+        outcome.before = findings_before(repo, run.reports, remaining)
+        outcome.seconds = time.perf_counter() - started
+        outcomes.append(outcome)
+    progress.close()
+    return Rollout(outcomes, "fix")
+
+
+def findings_before(repo: Repository, reports, remaining: list[Diagnostic]) -> Counter:
+    """Findings per rule before fixing: what is left, plus for each changed file what its
+    original text had minus what it has now. The originals are checked against each other
+    (an overlay), not against the fixed files on disk, so cross-module findings count too."""
+    from qlint.analysis.project import ProjectIndex
+    from qlint.engine import check_source
+
+    counts = Counter(d.code for d in remaining)
+    changed = [r for r in reports if r.changed and r.texts is not None]
+    if not changed:
+        return counts
+    project = ProjectIndex({r.path: r.texts[0] for r in changed})
+    for r in changed:
+        before = Counter(d.code for d in check_source(r.texts[0], r.path, repo.settings, project).diagnostics)
+        after = Counter(d.code for d in r.remaining.diagnostics)
+        for code in before:
+            counts[code] += max(before[code] - after[code], 0)
+    return counts
+
+
+# ----------------------------------------------------------------- adoption: baseline, noqa
+
+
+def located(outcome: RepoOutcome, diagnostics: Sequence[Diagnostic]):
+    from qlint.baseline import Located
+
+    return [Located(d, outcome.repo.name, outcome.repo.relative(d.path)) for d in diagnostics]
+
+
+def write_baseline(rollout: Rollout, path: str) -> str:
+    from qlint import baseline
+
+    found = [item for o in rollout.outcomes for item in located(o, o.diagnostics)]
+    count = baseline.write(path, found)
+    files = len({(i.repository, i.path) for i in found})
+    plural = ("s" if count != 1 else "", "s" if files != 1 else "")
+    return f"Wrote a baseline of {count} finding{plural[0]} in {files} file{plural[1]} to {path}."
+
+
+def apply_baseline(rollout: Rollout, path: str) -> None:
+    """Drop recorded findings from each outcome; note the entries that matched nothing."""
+    from qlint.baseline import Baseline, stale_lines
+
+    base = Baseline.load(path)
+    roots = {o.repo.name: o.repo.root for o in rollout.outcomes}
+    checked = [(o.repo.name, o.repo.relative(f)) for o in rollout.outcomes for f in o.files]
+    for o in rollout.outcomes:
+        items = located(o, o.diagnostics)
+        new, stale = base.filter(items, [c for c in checked if c[0] == o.repo.name], roots)
+        o.baseline_hidden = len(items) - len(new)
+        o.diagnostics = [i.diagnostic for i in new]
+        o.baseline_stale = stale_lines(stale)
+
+
+def add_noqa(rollout: Rollout, display) -> tuple[str, list[str], list[str]]:
+    """(summary line, lines about findings that could not be suppressed, errors)."""
+    from qlint.add_noqa import add_noqa as write_noqa
+
+    result = write_noqa(rollout.diagnostics, display)
+    noun = "directive" if result.added == 1 else "directives"
+    return f"Added {result.added} noqa {noun}.", result.unplaceable, result.errors
