@@ -1,0 +1,183 @@
+"""`qlint check|fix ROOT...` over several real git repositories made by the tests: each
+repository with its own settings, per-repository patches that `git apply` accepts on a
+clean checkout, per-repository summaries, and cross-module resolution kept inside one."""
+
+from __future__ import annotations
+
+import json
+import py_compile
+from pathlib import Path
+
+import pytest
+
+from qlint.analysis.project import ProjectIndex
+from qlint.config import Overrides
+from qlint.engine import check_file
+from qlint.repos import group_paths, settings_for_path
+from tests.rollout_support import BUGGY, CAPTURE, FIXED, git, make_repo, qlint
+
+NO_EOL = "import torch\n\n\ndef g(n):\n    return n.target is torch.ops.aten.relu or n.target == torch.ops.aten.relu"
+# A form feed is a line break for str.splitlines, not for git: a patch must not split there.
+FORM_FEED = "import torch\n\x0c\ndef h(n):  \x0c\n    return n.target == torch.ops.aten.relu\n"
+
+
+@pytest.fixture
+def workspace(tmp_path) -> Path:
+    ws = tmp_path / "ws"
+    # The workspace's own config must not leak into the repositories below it.
+    (ws).mkdir()
+    (ws / "pyproject.toml").write_text('[tool.qlint]\nselect = ["QL401"]\n')
+    make_repo(ws / "quantizers", {"q/passes.py": BUGGY, "q/capture.py": CAPTURE, "q/tail.py": NO_EOL})
+    make_repo(
+        ws / "lowering",
+        {
+            "pyproject.toml": '[tool.qlint]\nignore = ["QL401"]\n',
+            "low/passes.py": BUGGY,
+            "low/capture.py": CAPTURE,
+            "low/ff.py": FORM_FEED,
+        },
+    )
+    return ws
+
+
+def test_each_path_gets_its_repository_and_settings(workspace):
+    low = workspace / "lowering"
+    repos = group_paths([str(workspace / "quantizers"), str(low / "low"), str(low)])
+    assert [r.name for r in repos] == ["quantizers", "lowering"]
+    quantizers, lowering = repos
+    assert quantizers.root == workspace / "quantizers" and quantizers.is_git
+    assert quantizers.settings.config_path is None  # ws/pyproject.toml is above the repository
+    assert quantizers.settings.root == (workspace / "quantizers").resolve()
+    assert lowering.settings.config_path == (workspace / "lowering" / "pyproject.toml").resolve()
+    assert lowering.paths == [str(workspace / "lowering" / "low"), str(workspace / "lowering")]
+    assert "QL401" in quantizers.settings.enabled_codes and "QL401" not in lowering.settings.enabled_codes
+    one_file = settings_for_path(str(low / "low" / "passes.py"))
+    assert one_file.config_path == lowering.settings.config_path
+
+
+def test_outside_a_repository_the_nearest_config_still_counts(workspace):
+    loose = workspace / "scripts"
+    loose.mkdir()
+    (loose / "s.py").write_text(BUGGY)
+    (repo,) = group_paths([str(loose)], overrides=Overrides(ignore=("QL002",)))
+    assert repo.settings.config_path == (workspace / "pyproject.toml").resolve() and not repo.is_git
+    assert "QL002" not in repo.settings.enabled_codes
+
+
+def test_same_directory_names_are_told_apart(tmp_path):
+    a = make_repo(tmp_path / "x" / "executorch", {"m.py": BUGGY})
+    b = make_repo(tmp_path / "y" / "executorch", {"m.py": BUGGY})
+    names = [r.name for r in group_paths([str(a), str(b)])]
+    assert names == ["x-executorch", "y-executorch"]
+
+
+def test_check_reports_each_repository_with_its_own_settings(workspace):
+    run = qlint(workspace, "check", "--no-cache", "--summary-json", "summary.json", "quantizers", "lowering")
+    assert run.returncode == 1, run.stderr
+    assert "quantizers/q/capture.py:2:1: QL401" in run.stdout
+    assert "lowering/low/capture.py" not in run.stdout  # that repository ignores QL401
+    assert "lowering/low/passes.py:5:24: QL101" in run.stdout
+    assert "Per repository:" in run.stdout  # two repositories: the table comes by itself
+    summary = json.loads((workspace / "summary.json").read_text())
+    by_name = {r["name"]: r for r in summary["repositories"]}
+    assert by_name["quantizers"]["findings"] == {"QL101": 3, "QL401": 1}
+    assert by_name["lowering"]["findings"] == {"QL101": 2}
+    assert by_name["lowering"]["files_checked"] == 3 and summary["totals"]["findings"] == 6
+
+
+def test_json_output_stays_ruffs_list(workspace):
+    run = qlint(workspace, "check", "--no-cache", "--output-format", "json", "quantizers", "lowering")
+    data = json.loads(run.stdout)  # the per-repository table never mixes into the JSON
+    assert isinstance(data, list) and {d["code"] for d in data} == {"QL101", "QL401"}
+
+
+def test_fix_writes_patches_that_apply_to_clean_checkouts(workspace, tmp_path):
+    run = qlint(workspace, "fix", "--no-cache", "--patch-dir", "patches", "quantizers", "lowering")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (workspace / "quantizers" / "q" / "passes.py").read_text() == FIXED
+    patches = sorted(p.name for p in (workspace / "patches").iterdir())
+    assert patches == ["lowering.patch", "quantizers.patch"]
+    for name in ("quantizers", "lowering"):
+        repo = workspace / name
+        patch = workspace / "patches" / f"{name}.patch"
+        text = patch.read_text()
+        assert f"diff --git a/{'q' if name == 'quantizers' else 'low'}/passes.py" in text
+        fixed = {p: p.read_bytes() for p in repo.rglob("*.py")}
+        for path in fixed:
+            py_compile.compile(str(path), doraise=True)
+        clone = tmp_path / f"clone-{name}"
+        git(tmp_path, "clone", "-q", str(repo), str(clone))
+        check = git(clone, "apply", "--check", str(patch), check=False)
+        assert check.returncode == 0, check.stderr
+        git(clone, "apply", str(patch))
+        for path, data in fixed.items():
+            assert (clone / path.relative_to(repo)).read_bytes() == data, path
+        # and on the original checkout, stashed back to its commit
+        git(repo, "stash", "-q")
+        assert git(repo, "apply", "--check", str(patch), check=False).returncode == 0
+    tail = (workspace / "quantizers" / "q" / "tail.py").read_bytes()
+    assert not tail.endswith(b"\n")  # the fix kept the missing final newline
+    assert "\\ No newline at end of file" in (workspace / "patches" / "quantizers.patch").read_text()
+
+
+def test_second_run_finds_nothing_left_to_fix(workspace):
+    assert qlint(workspace, "fix", "--no-cache", "quantizers", "lowering").returncode == 0
+    again = qlint(workspace, "fix", "--no-cache", "--diff", "quantizers", "lowering")
+    assert again.returncode == 0 and again.stdout == "", again.stdout
+
+
+def test_diff_prints_one_diff_per_repository(workspace):
+    run = qlint(workspace, "fix", "--no-cache", "--diff", "quantizers", "lowering")
+    assert run.returncode == 1
+    assert (workspace / "quantizers" / "q" / "passes.py").read_text() == BUGGY  # nothing written
+    headers = [line for line in run.stdout.splitlines() if line.startswith("# repository ")]
+    assert [h.split()[2] for h in headers] == ["quantizers", "lowering"]
+    lowering_part = run.stdout.split("# repository lowering")[1]
+    assert "--- a/low/passes.py" in lowering_part and "capture.py" not in lowering_part
+    assert "Per repository:" in run.stderr and "Per repository:" not in run.stdout
+
+
+def test_markdown_summary_links_each_rule_page(workspace):
+    run = qlint(workspace, "fix", "--no-cache", "--summary-dir", "md", "quantizers", "lowering")
+    assert run.returncode == 0, run.stderr
+    md = (workspace / "md" / "quantizers.md").read_text()
+    settings = group_paths([str(workspace / "lowering")])[0].settings
+    assert check_file(str(workspace / "lowering" / "low" / "ff.py"), settings).diagnostics == []  # fixed
+    from qlint.reporters import rule_url
+
+    assert f"[QL101 packet-matcher]({rule_url('QL101')})" in md
+    assert f"[QL401 torch-ao-pt2e-import]({rule_url('QL401')})" in md
+    assert "| 3 | 3 | 0 |" in md  # QL101: found, fixed, remaining
+    assert "- `q/passes.py`" in md
+    low = (workspace / "md" / "lowering.md").read_text()
+    assert "QL401" not in low
+
+
+def test_text_summary_for_one_repository_on_request(workspace):
+    one = qlint(workspace / "quantizers", "check", "--no-cache", ".")
+    assert "Per repository:" not in one.stdout
+    asked = qlint(workspace / "quantizers", "check", "--no-cache", "--repo-summary", ".")
+    assert "Per repository:" in asked.stdout and "quantizers: findings QL101 x3, QL401 x1" in asked.stdout
+
+
+def test_project_index_stays_inside_one_repository(tmp_path):
+    # Packages all the way up: without a boundary `ws.other.qdq_utils` resolves into a
+    # neighbouring checkout.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "__init__.py").touch()
+    utils = "import torch\n\nDQ_OPS = [torch.ops.quantized_decomposed.dequantize_per_channel]\n"
+    make_repo(ws / "other", {"__init__.py": "", "qdq_utils.py": utils})
+    user = "from ws.{}.qdq_utils import DQ_OPS\n\n\ndef is_dq(n):\n    return n.target in DQ_OPS\n"
+    files = {"__init__.py": "", "qdq_utils.py": utils, "a.py": user.format("other"), "b.py": user.format("mine")}
+    mine = make_repo(ws / "mine", files)
+    settings = group_paths([str(mine)])[0].settings
+    project = ProjectIndex()
+    assert check_file(str(mine / "a.py"), settings, project).diagnostics == []
+    assert [d.code for d in check_file(str(mine / "b.py"), settings, project).diagnostics] == ["QL101"]
+
+
+def test_an_empty_path_list_checks_nothing(workspace):
+    (workspace / "empty.txt").write_text("")
+    run = qlint(workspace / "quantizers", "check", "--no-cache", f"@{workspace / 'empty.txt'}")
+    assert run.returncode == 0 and run.stdout == ""
