@@ -26,7 +26,7 @@ from qlint.source import DecodeError, decode_source
 # Findings a noqa comment cannot or should not silence: a file that does not parse, and an
 # unused directive (adding a directive to silence a directive helps nobody).
 SKIPPED_CODES = frozenset({"QL001", "QL002"})
-_DIRECTIVE = re.compile(r"#\s*noqa(?P<colon>\s*:\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_DIRECTIVE = re.compile(r"#\s*noqa(?:\s*:\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
 
 
@@ -63,10 +63,7 @@ def directive_for(comment: str, codes: Iterable[str]) -> str | None:
     if match is None:
         return f"{comment.rstrip()}  # noqa: {', '.join(wanted)}"
     if match.group("codes") is None:
-        if match.group("colon") is not None:
-            # A directive with a colon but no codes is malformed for ruff: make it explicit.
-            return comment[: match.start()] + f"# noqa: {', '.join(wanted)}" + comment[match.end() :]
-        return None  # a directive without codes already silences every code on the row
+        return None  # without codes (as qlint.suppressions reads it) it silences the whole row
     present = [c.upper() for c in _CODE.findall(match.group("codes"))]
     missing = [c for c in wanted if c not in present]
     if not missing:
