@@ -36,20 +36,19 @@ def test_cli_reads_a_path_list(tmp_path):
     assert missing.returncode == 2 and "nope: cannot read the path list" in missing.stderr
 
 
-LINTRUNNER_TOML = """\
-[[linter]]
-code = 'QLINT'
-include_patterns = ['**/*.py']
-command = [{python}, '-m', 'qlint', 'check', '--no-cache', '--output-format', 'lintrunner', '--force-exclude', \
-'@{{{{PATHSFILE}}}}']
-"""
+def readme_lintrunner_toml() -> str:
+    """The `.lintrunner.toml` the README shows, so the documented snippet is what is tested."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("# .lintrunner.toml\n", 1)[1].split("```", 1)[0]
+    assert "'@{{PATHSFILE}}'" in block
+    return block.replace("'python3'", repr(sys.executable)).replace("'check', ", "'check', '--no-cache', ")
 
 
 @pytest.mark.skipif(shutil.which("lintrunner") is None, reason="lintrunner is not installed")
 def test_lintrunner_reports_and_applies_the_fix(tmp_path):
     repo = make_repo(
         tmp_path / "r",
-        {".lintrunner.toml": LINTRUNNER_TOML.format(python=repr(sys.executable)), "m.py": BUGGY, "ok.py": FIXED},
+        {".lintrunner.toml": readme_lintrunner_toml(), "m.py": BUGGY, "ok.py": FIXED},
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     run = subprocess.run(["lintrunner", "--all-files"], cwd=repo, capture_output=True, text=True, env=env, timeout=300)
