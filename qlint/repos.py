@@ -9,7 +9,9 @@ so a checkout cloned into a workspace that has its own `pyproject.toml` would in
 workspace's settings; in a rollout each repository must be judged by its own. Outside any
 repository the search is unbounded, as before. `--config FILE` applies to every path.
 
-The repository's name (for reports, `<name>.patch`, `<name>.md`) is its directory's name;
+Outside any repository, the unit is the config's directory, else the working directory
+for paths below it, else the named directory itself. The repository's name (for reports,
+`<name>.patch`, `<name>.md`) is its directory's name;
 two repositories with the same name get the parent directory's name prepended.
 """
 
@@ -76,7 +78,7 @@ def group_paths(
                 base = settings_from_file(config_path) if config_path is not None else _defaults(git_root)
                 loaded[config_path] = apply_overrides(base, overrides)
             settings = loaded[config_path]
-        root = Path(git_root) if git_root else settings.root
+        root = Path(git_root) if git_root else _loose_root(absolute, settings, config_path)
         key = (str(root), str(config_path))
         if key not in groups:
             groups[key] = Repository(root.name or str(root), root, settings, [], git_root is not None)
@@ -84,6 +86,18 @@ def group_paths(
     repos = list(groups.values())
     _unique_names(repos)
     return repos
+
+
+def _loose_root(absolute: str, settings: Settings, config_path: Path | None) -> Path:
+    """Outside any repository: the config's directory, else the working directory for paths
+    below it, else the argument itself (an installed package tree named on the command
+    line is a unit of its own, with patch paths relative to it)."""
+    if config_path is not None:
+        return settings.root
+    cwd = os.getcwd()
+    if absolute == cwd or absolute.startswith(cwd.rstrip(os.sep) + os.sep):
+        return Path(cwd)
+    return Path(absolute if os.path.isdir(absolute) else os.path.dirname(absolute))
 
 
 def _defaults(git_root: str | None) -> Settings:

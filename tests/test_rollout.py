@@ -181,3 +181,44 @@ def test_an_empty_path_list_checks_nothing(workspace):
     (workspace / "empty.txt").write_text("")
     run = qlint(workspace / "quantizers", "check", "--no-cache", f"@{workspace / 'empty.txt'}")
     assert run.returncode == 0 and run.stdout == ""
+
+
+def test_installed_trees_outside_the_working_directory_are_units_of_their_own(tmp_path, monkeypatch):
+    site = tmp_path / "site-packages"
+    for name in ("torchao", "executorch"):
+        (site / name).mkdir(parents=True)
+        (site / name / "m.py").write_text(BUGGY)
+    work = tmp_path / "work"
+    (work / "src").mkdir(parents=True)
+    monkeypatch.chdir(work)
+    repos = group_paths([str(site / "torchao"), str(site / "executorch"), "src", "."])
+    assert [(r.name, r.is_git) for r in repos] == [("torchao", False), ("executorch", False), ("work", False)]
+    assert repos[0].relative(str(site / "torchao" / "m.py")) == "m.py"
+    assert repos[2].paths == ["src", "."]
+
+
+def test_summary_counts_runtime_verdicts_and_fixes_per_rule(tmp_path):
+    from collections import Counter
+
+    from qlint import rollout_report
+    from qlint.diagnostic import Diagnostic, Range, RuntimeVerdict
+    from qlint.patches import FileChange
+    from qlint.repos import Repository
+    from qlint.rollout import RepoOutcome, Rollout
+    from qlint.settings import Settings
+
+    def finding(code, verdict=None):
+        d = Diagnostic(code, "n", "m", str(tmp_path / "a.py"), Range.of(1, 0, 1, 1))
+        return d.with_runtime(RuntimeVerdict(verdict, "")) if verdict else d
+
+    repo = Repository("r", tmp_path, Settings(root=tmp_path), [str(tmp_path)], True)
+    left = [finding("QL101", "confirmed"), finding("QL101", "confirmed"), finding("QL201", "refuted"), finding("QL401")]
+    outcome = RepoOutcome(repo, left, ["a", "b"], before=Counter(QL101=5, QL201=1, QL401=1), fixed=3)
+    outcome.changes = [FileChange("a.py", "x\n", "y\n")]
+    data = rollout_report.summary(outcome, unsafe=False)
+    assert data["fixed"] == {"QL101": 3} and data["remaining"] == {"QL101": 2, "QL201": 1, "QL401": 1}
+    assert data["runtime"] == {"QL101": {"confirmed": 2}, "QL201": {"refuted": 1}}
+    text = rollout_report.text(Rollout([outcome], "fix"), unsafe=False)
+    assert "runtime QL101 confirmed 2; QL201 refuted 1" in text
+    md = rollout_report.markdown(outcome, Rollout([outcome], "fix"), unsafe=False)
+    assert "- QL101: confirmed 2" in md and "Fix 3 PT2E quantization issues" in md
