@@ -16,7 +16,7 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from qlint import __version__, rollout
+from qlint import __version__, rollout_args
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 OUTPUT_FORMATS = ("text", "json", "json-lines", "sarif", "github", "lintrunner")
@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even if findings remain")
     check.add_argument("--fix", action="store_true", help="apply fixes (same as `qlint fix`)")
     check.add_argument("--runtime", action="store_true", help="confirm findings on the real pipeline")
-    rollout.add_arguments(check, "check")
+    rollout_args.add_arguments(check, "check")
 
     fix = sub.add_parser("fix", help="apply fixes to files and directories")
     _add_common(fix)
@@ -69,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fix.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text")
     fix.add_argument("--exit-zero", action="store_true", help="exit 0 even if findings remain")
-    rollout.add_arguments(fix, "fix")
+    rollout_args.add_arguments(fix, "fix")
 
     sub.add_parser("rules", help="list the rules")
     rule = sub.add_parser("rule", help="print a rule's documentation")
@@ -160,6 +160,7 @@ def _progress(args: argparse.Namespace):
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    from qlint import rollout
     from qlint.reporters import ReportOptions, render
 
     repos = _repositories(args)
@@ -238,6 +239,7 @@ def _rollout_outputs(args: argparse.Namespace, run, unsafe: bool) -> None:
 
 
 def _cmd_fix(args: argparse.Namespace, diff_only: bool) -> int:
+    from qlint import rollout
     from qlint.reporters import ReportOptions, render
     from qlint.reporters.text import diff_summary
 

@@ -8,7 +8,6 @@ cache and its own project index; what comes back per repository feeds the usual 
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -18,22 +17,6 @@ from qlint.diagnostic import Diagnostic
 from qlint.patches import FileChange
 from qlint.progress import Progress
 from qlint.repos import Repository
-
-
-def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
-    """The rollout flags of `qlint check` (command "check") and `qlint fix` ("fix")."""
-    group = parser.add_argument_group("several repositories (rollouts)")
-    group.add_argument("--summary-json", metavar="FILE", help="write a per-repository summary as JSON ('-': stderr)")
-    group.add_argument("--summary-dir", metavar="DIR", help="write <repo>.md per repository (pull-request text)")
-    group.add_argument(
-        "--repo-summary", action="store_true", help="print the per-repository summary (default with 2+ repositories)"
-    )
-    if command == "fix":
-        group.add_argument("--patch-dir", metavar="DIR", help="write <repo>.patch per changed repository (git apply)")
-        return
-    group.add_argument("--add-noqa", action="store_true", help="add `# noqa: QLxxx` to every current finding")
-    group.add_argument("--write-baseline", metavar="FILE", help="record today's findings in FILE")
-    group.add_argument("--baseline", metavar="FILE", help="report only findings not recorded in FILE")
 
 
 @dataclass
