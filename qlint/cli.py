@@ -197,7 +197,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         settings_for=run.settings_for,
     )
     _emit(render(args.output_format, diagnostics, options), args.output_file)
-    _rollout_outputs(args, run, settings.unsafe_fixes)
+    errors += _rollout_outputs(args, run, settings.unsafe_fixes)
     _print_errors(errors)
     if errors:
         return EXIT_ERROR
@@ -215,9 +215,17 @@ def _baseline_call(func, run, path: str):
         raise UsageError(str(exc)) from None
 
 
-def _rollout_outputs(args: argparse.Namespace, run, unsafe: bool) -> None:
+def _rollout_outputs(args: argparse.Namespace, run, unsafe: bool) -> list[str]:
     """Per-repository summaries: text after the report (2+ repositories or --repo-summary),
-    JSON and Markdown files when asked."""
+    JSON and Markdown files when asked. Returns what could not be written."""
+    try:
+        _write_rollout_outputs(args, run, unsafe)
+    except OSError as exc:
+        return [f"{exc.filename or ''}: cannot write: {exc.strerror or exc}"]
+    return []
+
+
+def _write_rollout_outputs(args: argparse.Namespace, run, unsafe: bool) -> None:
     from qlint import rollout_report
 
     if getattr(args, "patch_dir", None):
@@ -271,7 +279,7 @@ def _cmd_fix(args: argparse.Namespace, diff_only: bool) -> int:
         if not args.quiet:
             hidden = sum(1 for d in remaining if d.fix and d.fix.applies(True) and not d.fix.applies(False))
             print(diff_summary(fixed, 0 if settings.unsafe_fixes else hidden), file=sys.stderr)
-        _rollout_outputs(args, run, settings.unsafe_fixes)
+        errors += _rollout_outputs(args, run, settings.unsafe_fixes)
         _print_errors(errors)
         if errors:
             return EXIT_ERROR
@@ -286,7 +294,7 @@ def _cmd_fix(args: argparse.Namespace, diff_only: bool) -> int:
         settings_for=run.settings_for,
     )
     _emit(render(args.output_format, remaining, options), getattr(args, "output_file", None))
-    _rollout_outputs(args, run, settings.unsafe_fixes)
+    errors += _rollout_outputs(args, run, settings.unsafe_fixes)
     _print_errors(errors)
     if errors:
         return EXIT_ERROR

@@ -162,7 +162,11 @@ def write_patches(rollout: Rollout, directory: str) -> list[str]:
     for o in rollout.outcomes:
         path = target / f"{o.repo.name}.patch"
         if not o.changes:
-            notes.append(f"{o.repo.name}: nothing to patch")
+            if path.exists():  # from an earlier run: applying it now would redo old changes
+                path.unlink()
+                notes.append(f"{o.repo.name}: nothing to patch (removed the earlier {path})")
+            else:
+                notes.append(f"{o.repo.name}: nothing to patch")
             continue
         path.write_bytes(patch_bytes(o.changes))
         o.patch_file = str(path)

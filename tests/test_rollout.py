@@ -222,3 +222,20 @@ def test_summary_counts_runtime_verdicts_and_fixes_per_rule(tmp_path):
     assert "runtime QL101 confirmed 2; QL201 refuted 1" in text
     md = rollout_report.markdown(outcome, Rollout([outcome], "fix"), unsafe=False)
     assert "- QL101: confirmed 2" in md and "Fix 3 PT2E quantization issues" in md
+
+
+def test_a_clean_repository_leaves_no_old_patch_behind(workspace):
+    patches = workspace / "patches"
+    patches.mkdir()
+    (patches / "quantizers.patch").write_text("old\n")
+    (patches / "lowering.patch").write_text("old\n")
+    assert qlint(workspace, "fix", "--no-cache", "quantizers").returncode == 0
+    run = qlint(workspace, "fix", "--no-cache", "--patch-dir", "patches", "quantizers", "lowering")
+    assert "quantizers: nothing to patch (removed the earlier" in run.stderr
+    assert sorted(p.name for p in patches.iterdir()) == ["lowering.patch"]
+
+
+def test_unwritable_outputs_are_errors_not_crashes(workspace):
+    (workspace / "taken").write_text("a file, not a directory\n")
+    run = qlint(workspace, "fix", "--no-cache", "--diff", "--patch-dir", "taken", "quantizers")
+    assert run.returncode == 2 and "cannot write" in run.stderr and "internal error" not in run.stderr
