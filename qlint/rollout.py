@@ -8,6 +8,7 @@ cache and its own project index; what comes back per repository feeds the usual 
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -52,7 +53,7 @@ class Rollout:
         best = None
         for o in self.outcomes:
             root = str(o.repo.root)
-            if (path == root or path.startswith(root.rstrip("/") + "/")) and (
+            if (path == root or path.startswith(root.rstrip(os.sep) + os.sep)) and (
                 best is None or len(root) > len(str(best.root))
             ):
                 best = o.repo
