@@ -126,7 +126,7 @@ def fix(
         if verify is not None:
             remaining = held + list(verify(remaining, repo.settings, verify_fixes=True, cache=use_cache))
         changes = [
-            FileChange(repo.relative(r.path), r.texts[0], r.texts[1])
+            FileChange(repo.relative(r.path), *_with_bom(r.path, r.texts))
             for r in run.reports
             if r.changed and r.texts is not None
         ]
@@ -143,6 +143,17 @@ def fix(
         outcomes.append(outcome)
     progress.close()
     return Rollout(outcomes, "fix")
+
+
+def _with_bom(path: str, texts: tuple[str, str]) -> tuple[str, str]:
+    """Decoded texts lose a UTF-8 BOM that the file keeps on disk (before and after the
+    fix): put it back, or a hunk at the top of the file would not apply."""
+    try:
+        with open(path, "rb") as fh:
+            bom = fh.read(3) == b"\xef\xbb\xbf"
+    except OSError:
+        bom = False
+    return ("\ufeff" + texts[0], "\ufeff" + texts[1]) if bom else texts
 
 
 def findings_before(repo: Repository, reports, remaining: list[Diagnostic]) -> Counter:

@@ -17,6 +17,8 @@ from qlint.repos import group_paths, settings_for_path
 from tests.rollout_support import BUGGY, CAPTURE, FIXED, git, make_repo, qlint
 
 NO_EOL = "import torch\n\n\ndef g(n):\n    return n.target is torch.ops.aten.relu or n.target == torch.ops.aten.relu"
+# A finding near the top: the hunk's context includes the first line (and a BOM before it).
+TOP = "import torch\ndef f(n):\n    return n.target == torch.ops.aten.relu\n"
 # A form feed is a line break for str.splitlines, not for git: a patch must not split there.
 FORM_FEED = "import torch\n\x0c\ndef h(n):  \x0c\n    return n.target == torch.ops.aten.relu\n"
 
@@ -27,7 +29,10 @@ def workspace(tmp_path) -> Path:
     # The workspace's own config must not leak into the repositories below it.
     (ws).mkdir()
     (ws / "pyproject.toml").write_text('[tool.qlint]\nselect = ["QL401"]\n')
-    make_repo(ws / "quantizers", {"q/passes.py": BUGGY, "q/capture.py": CAPTURE, "q/tail.py": NO_EOL})
+    odd = {"q/crlf.py": BUGGY.replace("\n", "\r\n").encode(), "q/bom.py": b"\xef\xbb\xbf" + TOP.encode()}
+    latin = BUGGY.replace("def f(n):", "def f(n):  # caf\u00e9")
+    odd["q/latin.py"] = ("# -*- coding: latin-1 -*-\n" + latin).encode("latin-1")
+    make_repo(ws / "quantizers", {"q/passes.py": BUGGY, "q/capture.py": CAPTURE, "q/tail.py": NO_EOL, **odd})
     make_repo(
         ws / "lowering",
         {
@@ -80,9 +85,9 @@ def test_check_reports_each_repository_with_its_own_settings(workspace):
     assert "Per repository:" in run.stdout  # two repositories: the table comes by itself
     summary = json.loads((workspace / "summary.json").read_text())
     by_name = {r["name"]: r for r in summary["repositories"]}
-    assert by_name["quantizers"]["findings"] == {"QL101": 3, "QL401": 1}
+    assert by_name["quantizers"]["findings"] == {"QL101": 6, "QL401": 1}
     assert by_name["lowering"]["findings"] == {"QL101": 2}
-    assert by_name["lowering"]["files_checked"] == 3 and summary["totals"]["findings"] == 6
+    assert by_name["lowering"]["files_checked"] == 3 and summary["totals"]["findings"] == 9
 
 
 def test_json_output_stays_ruffs_list(workspace):
@@ -100,7 +105,7 @@ def test_fix_writes_patches_that_apply_to_clean_checkouts(workspace, tmp_path):
     for name in ("quantizers", "lowering"):
         repo = workspace / name
         patch = workspace / "patches" / f"{name}.patch"
-        text = patch.read_text()
+        text = patch.read_text(errors="replace")  # each file in its own encoding
         assert f"diff --git a/{'q' if name == 'quantizers' else 'low'}/passes.py" in text
         fixed = {p: p.read_bytes() for p in repo.rglob("*.py")}
         for path in fixed:
@@ -117,7 +122,7 @@ def test_fix_writes_patches_that_apply_to_clean_checkouts(workspace, tmp_path):
         assert git(repo, "apply", "--check", str(patch), check=False).returncode == 0
     tail = (workspace / "quantizers" / "q" / "tail.py").read_bytes()
     assert not tail.endswith(b"\n")  # the fix kept the missing final newline
-    assert "\\ No newline at end of file" in (workspace / "patches" / "quantizers.patch").read_text()
+    assert "\\ No newline at end of file" in (workspace / "patches" / "quantizers.patch").read_text(errors="replace")
 
 
 def test_second_run_finds_nothing_left_to_fix(workspace):
@@ -147,7 +152,7 @@ def test_markdown_summary_links_each_rule_page(workspace):
 
     assert f"[QL101 packet-matcher]({rule_url('QL101')})" in md
     assert f"[QL401 torch-ao-pt2e-import]({rule_url('QL401')})" in md
-    assert "| 3 | 3 | 0 |" in md  # QL101: found, fixed, remaining
+    assert "| 6 | 6 | 0 |" in md  # QL101: found, fixed, remaining
     assert "- `q/passes.py`" in md
     low = (workspace / "md" / "lowering.md").read_text()
     assert "QL401" not in low
@@ -157,7 +162,7 @@ def test_text_summary_for_one_repository_on_request(workspace):
     one = qlint(workspace / "quantizers", "check", "--no-cache", ".")
     assert "Per repository:" not in one.stdout
     asked = qlint(workspace / "quantizers", "check", "--no-cache", "--repo-summary", ".")
-    assert "Per repository:" in asked.stdout and "quantizers: findings QL101 x3, QL401 x1" in asked.stdout
+    assert "Per repository:" in asked.stdout and "quantizers: findings QL101 x6, QL401 x1" in asked.stdout
 
 
 def test_project_index_stays_inside_one_repository(tmp_path):
