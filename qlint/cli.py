@@ -160,7 +160,7 @@ def _progress(args: argparse.Namespace):
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from qlint import rollout
+    from qlint import rollout, rollout_cli
     from qlint.reporters import ReportOptions, render
 
     repos = _repositories(args)
@@ -169,24 +169,12 @@ def _cmd_check(args: argparse.Namespace) -> int:
     runtime = _runtime_checker() if args.runtime else None
     run = rollout.check(repos, not args.no_cache, args.jobs, _progress(args), runtime)
     errors = run.errors
-    if args.add_noqa:
-        from qlint.engine import display_path
-
-        line, unplaced, noqa_errors = rollout.add_noqa(run, display_path)
-        for message in unplaced:
-            print(f"qlint: {message}", file=sys.stderr)
-        print(line, file=sys.stderr)
-        _print_errors(errors + noqa_errors)
-        return EXIT_ERROR if errors or noqa_errors else EXIT_CLEAN
-    if args.write_baseline:
-        print(_baseline_call(rollout.write_baseline, run, args.write_baseline), file=sys.stderr)
-        _print_errors(errors)
-        return EXIT_ERROR if errors else EXIT_CLEAN
-    if args.baseline:
-        _baseline_call(rollout.apply_baseline, run, args.baseline)
-        for o in run.outcomes:
-            for line in o.baseline_stale if not args.quiet else ():
-                print(f"qlint: baseline: {o.repo.name}: {line}", file=sys.stderr)
+    try:
+        handled = rollout_cli.adoption(args, run, errors)
+    except ValueError as exc:  # a baseline that cannot be read or written
+        raise UsageError(str(exc)) from None
+    if handled is not None:
+        return handled
     diagnostics = run.diagnostics
     settings = repos[0].settings
     options = ReportOptions(
@@ -197,7 +185,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         settings_for=run.settings_for,
     )
     _emit(render(args.output_format, diagnostics, options), args.output_file)
-    errors += _rollout_outputs(args, run, settings.unsafe_fixes)
+    errors += rollout_cli.outputs(args, run, settings.unsafe_fixes)
     _print_errors(errors)
     if errors:
         return EXIT_ERROR
@@ -206,48 +194,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if diagnostics and not args.exit_zero and not reported_as_messages else EXIT_CLEAN
 
 
-def _baseline_call(func, run, path: str):
-    from qlint.baseline import BaselineError
-
-    try:
-        return func(run, path)
-    except BaselineError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def _rollout_outputs(args: argparse.Namespace, run, unsafe: bool) -> list[str]:
-    """Per-repository summaries: text after the report (2+ repositories or --repo-summary),
-    JSON and Markdown files when asked. Returns what could not be written."""
-    try:
-        _write_rollout_outputs(args, run, unsafe)
-    except OSError as exc:
-        return [f"{exc.filename or ''}: cannot write: {exc.strerror or exc}"]
-    return []
-
-
-def _write_rollout_outputs(args: argparse.Namespace, run, unsafe: bool) -> None:
-    from qlint import rollout_report
-
-    if getattr(args, "patch_dir", None):
-        for note in rollout_report.write_patches(run, args.patch_dir):
-            if not args.quiet:
-                print(f"qlint: {note}", file=sys.stderr)
-    if args.summary_dir:
-        rollout_report.write_markdown(run, args.summary_dir, unsafe)
-    if args.summary_json:
-        data = rollout_report.to_json(run, unsafe)
-        if args.summary_json == "-":
-            sys.stderr.write(data)
-        else:
-            Path(args.summary_json).write_text(data, encoding="utf-8")
-    shown = args.repo_summary or (len(run.outcomes) > 1 and getattr(args, "output_format", "text") == "text")
-    if shown and not args.quiet:
-        stream = sys.stderr if getattr(args, "diff", False) or args.output_format != "text" else sys.stdout
-        stream.write(rollout_report.text(run, unsafe))
-
-
 def _cmd_fix(args: argparse.Namespace, diff_only: bool) -> int:
-    from qlint import rollout
+    from qlint import rollout, rollout_cli
     from qlint.reporters import ReportOptions, render
     from qlint.reporters.text import diff_summary
 
@@ -270,16 +218,11 @@ def _cmd_fix(args: argparse.Namespace, diff_only: bool) -> int:
     fixed = sum(o.fixed for o in run.outcomes)
     errors = run.errors
     if diff_only:
-        if len(run.outcomes) > 1 or getattr(args, "patch_dir", None):
-            from qlint import rollout_report
-
-            _emit(rollout_report.diffs(run), None)
-        else:
-            _emit("".join(_single_repo_diff(run)), None)
+        _emit(rollout_cli.diff(args, run), None)
         if not args.quiet:
             hidden = sum(1 for d in remaining if d.fix and d.fix.applies(True) and not d.fix.applies(False))
             print(diff_summary(fixed, 0 if settings.unsafe_fixes else hidden), file=sys.stderr)
-        errors += _rollout_outputs(args, run, settings.unsafe_fixes)
+        errors += rollout_cli.outputs(args, run, settings.unsafe_fixes)
         _print_errors(errors)
         if errors:
             return EXIT_ERROR
@@ -294,28 +237,13 @@ def _cmd_fix(args: argparse.Namespace, diff_only: bool) -> int:
         settings_for=run.settings_for,
     )
     _emit(render(args.output_format, remaining, options), getattr(args, "output_file", None))
-    errors += _rollout_outputs(args, run, settings.unsafe_fixes)
+    errors += rollout_cli.outputs(args, run, settings.unsafe_fixes)
     _print_errors(errors)
     if errors:
         return EXIT_ERROR
     if args.output_format == "lintrunner":
         return EXIT_CLEAN
     return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_CLEAN
-
-
-def _single_repo_diff(run) -> list[str]:
-    """`qlint fix --diff` over one repository: paths as the user typed them (unchanged)."""
-    from dataclasses import replace
-
-    from qlint.engine import display_path
-    from qlint.fixes import FixOutcome, unified_diff
-
-    out = []
-    for o in run.outcomes:
-        for c in sorted(o.changes, key=lambda c: c.path):
-            path = display_path(str(o.repo.root / c.path))
-            out.append(unified_diff(replace(FixOutcome(path, c.original, c.fixed, 0, None), path=path)))
-    return out
 
 
 def _cmd_rules() -> int:
