@@ -113,3 +113,17 @@ def test_bad_baseline_is_a_usage_error(repo):
     (repo / "bad.json").write_text("{}")
     run = qlint(repo, "check", "--no-cache", "--baseline", "bad.json", ".")
     assert run.returncode == 2 and "not a qlint baseline" in run.stderr
+
+
+def test_a_baseline_over_several_repositories_keeps_them_apart(tmp_path):
+    a = make_repo(tmp_path / "a", {"m.py": BUGGY})
+    b = make_repo(tmp_path / "b", {"m.py": BUGGY})
+    baseline = tmp_path / "base.json"
+    assert qlint(tmp_path, "check", "--no-cache", "--write-baseline", str(baseline), "a", "b").returncode == 0
+    assert {e["repository"] for e in json.loads(baseline.read_text())["entries"]} == {"a", "b"}
+    (b / "m.py").write_text(BUGGY + "\n\ndef g(n):\n    return n.target == torch.ops.aten.relu\n")
+    run = qlint(tmp_path, "check", "--no-cache", "--baseline", str(baseline), "a", "b")
+    assert run.returncode == 1 and "b/m.py:9:24: QL101" in run.stdout and "a/m.py" not in run.stdout, run.stdout
+    (a / "m.py").write_text("")
+    fixed = qlint(tmp_path, "check", "--no-cache", "--baseline", str(baseline), "a")
+    assert "qlint: baseline: a: m.py: QL101" in fixed.stderr and "b:" not in fixed.stderr
