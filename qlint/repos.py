@@ -83,9 +83,26 @@ def group_paths(
         if key not in groups:
             groups[key] = Repository(root.name or str(root), root, settings, [], git_root is not None)
         groups[key].paths.append(arg)
-    repos = list(groups.values())
+    repos = _without_overlaps(list(groups.values()))
     _unique_names(repos)
     return repos
+
+
+def _without_overlaps(repos: list[Repository]) -> list[Repository]:
+    """`qlint check repo repo/sub` where `repo/sub` has a config of its own: the walk of `repo`
+    already covers `repo/sub`, so that argument joins `repo`'s group (one check per file,
+    with the settings the walk uses) instead of being checked twice."""
+    dirs = [(os.path.abspath(p), r) for r in repos for p in r.paths if os.path.isdir(p)]
+    for repo in repos:
+        for arg in list(repo.paths):
+            absolute = os.path.abspath(arg)
+            for directory, owner in dirs:
+                inside = absolute.startswith(directory.rstrip(os.sep) + os.sep)
+                if owner is not repo and owner.root == repo.root and inside:
+                    repo.paths.remove(arg)
+                    owner.paths.append(arg)
+                    break
+    return [r for r in repos if r.paths]
 
 
 def _loose_root(absolute: str, settings: Settings, config_path: Path | None) -> Path:

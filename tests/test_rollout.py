@@ -244,3 +244,14 @@ def test_unwritable_outputs_are_errors_not_crashes(workspace):
     (workspace / "taken").write_text("a file, not a directory\n")
     run = qlint(workspace, "fix", "--no-cache", "--diff", "--patch-dir", "taken", "quantizers")
     assert run.returncode == 2 and "cannot write" in run.stderr and "internal error" not in run.stderr
+
+
+def test_a_nested_config_inside_a_walked_directory_is_not_checked_twice(workspace):
+    sub = workspace / "lowering" / "low"
+    (sub / "qlint.toml").write_text('select = ["QL1"]\n')
+    alone = group_paths([str(sub)])
+    assert alone[0].settings.config_path == (sub / "qlint.toml").resolve()
+    (repo,) = group_paths([str(workspace / "lowering"), str(sub)])
+    assert repo.paths == [str(workspace / "lowering"), str(sub)]
+    run = qlint(workspace, "check", "--no-cache", "lowering", "lowering/low")
+    assert run.stdout.count("lowering/low/passes.py:5:24: QL101") == 1, run.stdout
