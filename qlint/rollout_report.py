@@ -66,13 +66,14 @@ def _codes(counts: dict[str, int]) -> str:
 def text(rollout: Rollout, unsafe: bool) -> str:
     rows = [summary(o, unsafe) for o in rollout.outcomes]
     fix = rollout.mode == "fix"
-    header = ["repository", "files", "findings", *(["fixed", "changed"] if fix else []), "remaining", "seconds"]
+    # In `check` mode nothing was fixed: the findings are what remains, one column says it.
+    header = ["repository", "files", "findings", *(["fixed", "changed", "remaining"] if fix else []), "seconds"]
     table = [header]
     for r in rows:
         cells = [r["name"], str(r["files_checked"]), str(sum(r["findings"].values()))]
         if fix:
-            cells += [str(r["fixed_total"]), str(len(r["files_changed"]))]
-        cells += [str(sum(r["remaining"].values())), f"{r['seconds']:.1f}"]
+            cells += [str(r["fixed_total"]), str(len(r["files_changed"])), str(sum(r["remaining"].values()))]
+        cells.append(f"{r['seconds']:.1f}")
         table.append(cells)
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     lines = ["", "Per repository:"]
@@ -83,7 +84,7 @@ def text(rollout: Rollout, unsafe: bool) -> str:
         detail = [f"findings {_codes(r['findings'])}"]
         if fix:
             detail.append(f"fixed {_codes(r['fixed'])}")
-        detail.append(f"remaining {_codes(r['remaining'])}")
+            detail.append(f"remaining {_codes(r['remaining'])}")
         if r["runtime"]:
             verdicts = "; ".join(
                 f"{c} " + ", ".join(f"{v} {n}" for v, n in vs.items()) for c, vs in r["runtime"].items()
