@@ -122,14 +122,11 @@ def fix(
             if paths or prepare is None
             else FixRunResult()
         )
+        texts = {r.path: t for r in run.reports if r.changed and (t := _texts_of(run, r)) is not None}
         remaining = [d for r in run.reports for d in r.remaining.diagnostics]
         if verify is not None:
             remaining = held + list(verify(remaining, repo.settings, verify_fixes=True, cache=use_cache))
-        changes = [
-            FileChange(repo.relative(r.path), *_with_bom(r.path, r.texts))
-            for r in run.reports
-            if r.changed and r.texts is not None
-        ]
+        changes = [FileChange(repo.relative(path), *_with_bom(path, pair)) for path, pair in texts.items()]
         outcome = RepoOutcome(
             repo,
             remaining,
@@ -138,7 +135,7 @@ def fix(
             changes=changes,
             errors=run.all_errors,
         )
-        outcome.before = findings_before(repo, run.reports, remaining)
+        outcome.before = findings_before(repo, run.reports, texts, remaining)
         outcome.seconds = time.perf_counter() - started
         outcomes.append(outcome)
     progress.close()
@@ -156,24 +153,47 @@ def _with_bom(path: str, texts: tuple[str, str]) -> tuple[str, str]:
     return ("\ufeff" + texts[0], "\ufeff" + texts[1]) if bom else texts
 
 
-def findings_before(repo: Repository, reports, remaining: list[Diagnostic]) -> Counter:
-    """Findings per rule before fixing: what is left, plus for each changed file what its
-    original text had minus what it has now. The originals are checked against each other
-    (an overlay), not against the fixed files on disk, so cross-module findings count too."""
+def _texts_of(run, report) -> tuple[str, str] | None:
+    """(original, fixed) of a changed file: from the run's fix session when the runner keeps
+    one, else from the report (`keep_texts`)."""
+    session = getattr(run, "session", None)
+    if session is not None:
+        known = session.get(report.path)
+        return (known.original, known.fixed) if known is not None and known.changed else None
+    return getattr(report, "texts", None)
+
+
+def findings_before(
+    repo: Repository, reports, texts: dict[str, tuple[str, str]], remaining: list[Diagnostic]
+) -> Counter:
+    """Findings per rule before fixing: what is left, plus for each file that changed or had
+    a finding fixed (a cross-module fix edits another file) what it had before minus what it
+    has now. Files are re-checked against the original texts (an overlay), not the fixed
+    files on disk, so cross-module findings count too."""
     from qlint.analysis.project import ProjectIndex
     from qlint.engine import check_source
+    from qlint.source import DecodeError, decode_source
 
     counts = Counter(d.code for d in remaining)
-    changed = [r for r in reports if r.changed and r.texts is not None]
-    if not changed:
+    touched = [r for r in reports if r.path in texts or r.applied]
+    if not touched:
         return counts
-    project = ProjectIndex({r.path: r.texts[0] for r in changed})
-    for r in changed:
-        before = Counter(d.code for d in check_source(r.texts[0], r.path, repo.settings, project).diagnostics)
+    project = ProjectIndex({path: pair[0] for path, pair in texts.items()})
+    for r in touched:
+        try:
+            original = project.text(r.path) if r.path in texts else _read(r.path, decode_source)
+        except (OSError, DecodeError):
+            continue
+        before = Counter(d.code for d in check_source(original, r.path, repo.settings, project).diagnostics)
         after = Counter(d.code for d in r.remaining.diagnostics)
         for code in before:
             counts[code] += max(before[code] - after[code], 0)
     return counts
+
+
+def _read(path: str, decode) -> str:
+    with open(path, "rb") as fh:
+        return decode(fh.read())
 
 
 # ----------------------------------------------------------------- adoption: baseline, noqa

@@ -255,3 +255,15 @@ def test_a_nested_config_inside_a_walked_directory_is_not_checked_twice(workspac
     assert repo.paths == [str(workspace / "lowering"), str(sub)]
     run = qlint(workspace, "check", "--no-cache", "lowering", "lowering/low")
     assert run.stdout.count("lowering/low/passes.py:5:24: QL101") == 1, run.stdout
+
+
+def test_a_cross_module_fix_counts_once_found_and_once_fixed(tmp_path):
+    utils = "import torch\n\nDQ_OPS = [torch.ops.quantized_decomposed.dequantize_per_channel]\n"
+    user = "from .qdq_utils import DQ_OPS\n\n\ndef is_dq(n):\n    return n.target in DQ_OPS\n"
+    repo = make_repo(tmp_path / "r", {"pkg/__init__.py": "", "pkg/qdq_utils.py": utils, "pkg/passes.py": user})
+    run = qlint(tmp_path, "fix", "--no-cache", "--summary-json", "s.json", "r")
+    assert run.returncode == 0, run.stdout + run.stderr
+    (summary,) = json.loads((tmp_path / "s.json").read_text())["repositories"]
+    assert summary["findings"] == {"QL101": 1} and summary["fixed"] == {"QL101": 1} and summary["remaining"] == {}
+    assert summary["files_changed"] == ["pkg/qdq_utils.py"] and summary["fixed_total"] == 1
+    assert "dequantize_per_channel.default]" in (repo / "pkg" / "qdq_utils.py").read_text()
