@@ -12,6 +12,9 @@ from pathlib import Path
 from qlint import rollout, rollout_report
 from qlint.engine import display_path
 
+# Reports people read; the others are parsed by tools and stdout must stay theirs alone.
+HUMAN_FORMATS = ("text", "full", "concise")
+
 
 def _say(message: str) -> None:
     print(message, file=sys.stderr)
@@ -65,10 +68,11 @@ def _write_outputs(args: argparse.Namespace, run: rollout.Rollout, unsafe: bool)
             sys.stderr.write(data)
         else:
             Path(args.summary_json).write_text(data, encoding="utf-8")
-    shown = args.repo_summary or (len(run.outcomes) > 1 and args.output_format == "text")
+    human = args.output_format in HUMAN_FORMATS
+    shown = args.repo_summary or (len(run.outcomes) > 1 and human)
     if shown and not args.quiet:
         # Behind a diff or a machine-readable report, the table must not corrupt stdout.
-        to_stderr = getattr(args, "diff", False) or args.output_format != "text"
+        to_stderr = getattr(args, "diff", False) or not human
         (sys.stderr if to_stderr else sys.stdout).write(rollout_report.text(run, unsafe))
 
 
