@@ -59,6 +59,13 @@ def to_json(rollout: Rollout, unsafe: bool) -> str:
     return json.dumps({"mode": rollout.mode, "repositories": repos, "totals": totals}, indent=2) + "\n"
 
 
+def _first_sentence(message: str) -> str:
+    """A pull-request description lists findings; the rule page linked next to it explains."""
+    first = message.splitlines()[0] if message else ""
+    head, sep, _ = first.partition(". ")
+    return head + "." if sep else first
+
+
 def _codes(counts: dict[str, int]) -> str:
     return ", ".join(f"{c} x{n}" for c, n in counts.items()) or "-"
 
@@ -138,7 +145,7 @@ def markdown(o: RepoOutcome, rollout: Rollout, unsafe: bool) -> str:
         out += ["", "### Left for a human", ""]
         for d in left[:50]:
             where = f"{o.repo.relative(d.path)}:{d.range.start.row}"
-            out.append(f"- `{where}` [{d.code}]({d.url}): {d.message.splitlines()[0]}")
+            out.append(f"- `{where}` [{d.code}]({d.url}): {_first_sentence(d.message)}")
         if len(left) > 50:
             out.append(f"- … and {len(left) - 50} more")
     if r["runtime"]:
