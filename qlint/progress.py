@@ -3,8 +3,8 @@
 Drawn with `tqdm` (the optional `progress` extra): a maintained, dependency-free bar that
 sizes itself to the terminal, rate-limits redraws and clears itself; it imports in about
 25 ms, against ~100 ms for `rich.progress` (and rich would be a heavier install in every
-pre-commit environment). It is imported only when a bar will be drawn: stderr is a
-terminal, `CI` is not set, `--quiet` is not given, and the run is long enough to matter.
+pre-commit environment). It is imported only when a bar will be drawn: stderr and
+stdout are terminals, `CI` is not set, `--quiet` is not given, and the run is long enough to matter.
 A pre-commit call over a few files never pays for the import. Without tqdm installed, no
 bar is drawn and nothing else changes.
 """
@@ -19,12 +19,15 @@ from typing import Any
 MIN_FILES = 200
 
 
-def wanted(quiet: bool, stream: Any = None) -> bool:
+def wanted(quiet: bool, stream: Any = None, output: Any = None) -> bool:
+    """Only for a person watching: the bar's stream (stderr) and the report's (stdout) both
+    on a terminal. `qlint check | less` or `> report.txt` gets no bar in the pager or log."""
     stream = stream if stream is not None else sys.stderr
+    output = output if output is not None else sys.stdout
     if quiet or os.environ.get("CI", "").lower() in ("1", "true", "yes"):
         return False
     try:
-        return bool(stream.isatty())
+        return bool(stream.isatty()) and bool(output.isatty())
     except (AttributeError, ValueError):
         return False
 

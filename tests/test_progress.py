@@ -25,9 +25,10 @@ class Tty(io.StringIO):
 
 def test_wanted_only_on_a_terminal_outside_ci(monkeypatch):
     monkeypatch.delenv("CI", raising=False)
-    assert wanted(False, Tty()) and not wanted(False, io.StringIO()) and not wanted(True, Tty())
+    assert wanted(False, Tty(), Tty()) and not wanted(False, io.StringIO(), Tty()) and not wanted(True, Tty(), Tty())
+    assert not wanted(False, Tty(), io.StringIO())  # the report is piped: no bar
     monkeypatch.setenv("CI", "true")
-    assert not wanted(False, Tty())
+    assert not wanted(False, Tty(), Tty())
 
 
 def test_bar_names_the_repository_and_counts_files():
@@ -47,15 +48,19 @@ def test_bar_names_the_repository_and_counts_files():
     assert quiet.getvalue() == ""  # a short run draws nothing
 
 
-def run_on_pty(cwd, *args, env_extra=None) -> str:
-    """stderr on a pseudo-terminal, stdout piped; what the terminal received."""
+def run_on_pty(cwd, *args, env_extra=None, piped=False) -> str:
+    """stderr (and stdout unless `piped`) on a pseudo-terminal; what the terminal received."""
     master, slave = pty.openpty()
     # A fresh pty is 0x0; a terminal has a size (tqdm draws nothing in zero columns).
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     env.update({"PYTHONPATH": str(ROOT), **(env_extra or {})})
     proc = subprocess.Popen(
-        [sys.executable, "-m", "qlint", *args], cwd=cwd, stdout=subprocess.PIPE, stderr=slave, env=env
+        [sys.executable, "-m", "qlint", *args],
+        cwd=cwd,
+        stdout=subprocess.PIPE if piped else slave,
+        stderr=slave,
+        env=env,
     )
     os.close(slave)
     chunks = []
@@ -85,3 +90,4 @@ def test_terminal_run_shows_progress_and_ci_or_quiet_do_not(big_repo):
     assert "bigrepo:" in shown and "/221 [" in shown, shown
     assert "/221" not in run_on_pty(big_repo, "check", "--no-cache", "-j", "1", ".", env_extra={"CI": "true"})
     assert "/221" not in run_on_pty(big_repo, "check", "--no-cache", "-q", "-j", "1", ".")
+    assert "/221" not in run_on_pty(big_repo, "check", "--no-cache", "-j", "1", ".", piped=True)
