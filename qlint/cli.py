@@ -184,14 +184,19 @@ def _cmd_check(args: argparse.Namespace) -> int:
         settings=settings,
         settings_for=run.settings_for,
     )
-    _emit(render(args.output_format, diagnostics, options), args.output_file)
     errors += rollout_cli.outputs(args, run, settings.unsafe_fixes)
+    if args.output_format == "lintrunner":
+        # lintrunner reads any nonzero exit as "Linter failed" and drops every message:
+        # findings and per-file problems are all messages, the exit is 0.
+        from qlint.reporters.lintrunner import render_errors
+
+        _emit(render(args.output_format, diagnostics, options) + render_errors(errors), args.output_file)
+        return EXIT_CLEAN
+    _emit(render(args.output_format, diagnostics, options), args.output_file)
     _print_errors(errors)
     if errors:
         return EXIT_ERROR
-    # lintrunner reads any nonzero exit as "Linter failed": findings are its messages.
-    reported_as_messages = args.output_format == "lintrunner"
-    return EXIT_FINDINGS if diagnostics and not args.exit_zero and not reported_as_messages else EXIT_CLEAN
+    return EXIT_FINDINGS if diagnostics and not args.exit_zero else EXIT_CLEAN
 
 
 def _cmd_fix(args: argparse.Namespace, diff_only: bool) -> int:

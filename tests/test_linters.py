@@ -3,6 +3,7 @@ repository) and flake8 (real flake8, qlint installed with its entry points in a 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -114,3 +115,15 @@ def test_flake8_uses_the_repositorys_settings(flake8_python, tmp_path):
         [flake8_python, "-m", "flake8", "--select", "QL", "m.py"], cwd=repo, capture_output=True, text=True, env=env
     )
     assert run.returncode == 0 and run.stdout == "", run.stdout + run.stderr
+
+
+def test_lintrunner_format_turns_file_problems_into_messages(tmp_path):
+    (tmp_path / "a.py").write_text(BUGGY)
+    (tmp_path / "paths").write_text(f"{tmp_path / 'a.py'}\n{tmp_path / 'gone.py'}\n")
+    run = qlint(tmp_path, "check", "--no-cache", "--output-format", "lintrunner", "@paths")
+    assert run.returncode == 0, run.stderr  # a nonzero exit would make lintrunner drop a.py's finding
+    messages = [json.loads(line) for line in run.stdout.splitlines()]
+    assert [m["name"] for m in messages] == ["QL101", "qlint error"]
+    assert "gone.py" in messages[1]["description"] and messages[1]["severity"] == "error"
+    bad = qlint(tmp_path, "check", "--no-cache", "--output-format", "lintrunner", "--select", "XX9", "a.py")
+    assert bad.returncode == 2 and bad.stdout == ""  # a usage error is still the linter failing

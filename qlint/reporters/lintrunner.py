@@ -56,3 +56,25 @@ def render(diagnostics: list[Diagnostic], options: ReportOptions) -> str:
                 original, replacement = patch
         lines.append(json.dumps(_message(d, original, replacement), ensure_ascii=False))
     return "".join(line + "\n" for line in lines)
+
+
+def render_errors(errors: list[str]) -> str:
+    """Problems that are not findings (an unreadable file, a rule that crashed), as lintrunner
+    messages: lintrunner drops every message of a linter that exits nonzero, so a single bad
+    file would otherwise hide the findings of all the others."""
+    lines = []
+    for error in errors:
+        first, _, rest = error.partition("\n")
+        message = {
+            "path": None,
+            "line": None,
+            "char": None,
+            "code": LINTER_CODE,
+            "severity": "error",
+            "name": "qlint error",
+            "original": None,
+            "replacement": None,
+            "description": error if rest else first,
+        }
+        lines.append(json.dumps(message, ensure_ascii=False))
+    return "".join(line + "\n" for line in lines)
