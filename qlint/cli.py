@@ -184,15 +184,16 @@ def _cmd_check(args: argparse.Namespace) -> int:
         settings=settings,
         settings_for=run.settings_for,
     )
-    errors += rollout_cli.outputs(args, run, settings.unsafe_fixes)
     if args.output_format == "lintrunner":
         # lintrunner reads any nonzero exit as "Linter failed" and drops every message:
         # findings and per-file problems are all messages, the exit is 0.
         from qlint.reporters.lintrunner import render_errors
 
+        errors += rollout_cli.outputs(args, run, settings.unsafe_fixes)
         _emit(render(args.output_format, diagnostics, options) + render_errors(errors), args.output_file)
         return EXIT_CLEAN
     _emit(render(args.output_format, diagnostics, options), args.output_file)
+    errors += rollout_cli.outputs(args, run, settings.unsafe_fixes)
     _print_errors(errors)
     if errors:
         return EXIT_ERROR

@@ -83,6 +83,7 @@ def test_check_reports_each_repository_with_its_own_settings(workspace):
     assert "lowering/low/capture.py" not in run.stdout  # that repository ignores QL401
     assert "lowering/low/passes.py:5:24: QL101" in run.stdout
     assert "Per repository:" in run.stdout  # two repositories: the table comes by itself
+    assert run.stdout.index("Found 9 errors.") < run.stdout.index("Per repository:")  # after the report
     summary = json.loads((workspace / "summary.json").read_text())
     by_name = {r["name"]: r for r in summary["repositories"]}
     assert by_name["quantizers"]["findings"] == {"QL101": 6, "QL401": 1}
