@@ -32,32 +32,38 @@ def default_tree() -> str:
     return next(iter(spec.submodule_search_locations))
 
 
-def _tree_rss_kb(root: int) -> int:
-    total, stack = 0, [root]
+def _tree_kb(root: int) -> tuple[int, int]:
+    """Resident (RSS) and proportional (PSS) KiB summed over the process tree. Forked
+    workers share their parent's pages: RSS counts those once per process, PSS splits them."""
+    rss = pss = 0
+    stack = [root]
     while stack:
         pid = stack.pop()
         try:
             with open(f"/proc/{pid}/status") as fh:
-                total += next((int(line.split()[1]) for line in fh if line.startswith("VmRSS:")), 0)
+                rss += next((int(line.split()[1]) for line in fh if line.startswith("VmRSS:")), 0)
+            with open(f"/proc/{pid}/smaps_rollup") as fh:
+                pss += next((int(line.split()[1]) for line in fh if line.startswith("Pss:")), 0)
             for task in os.listdir(f"/proc/{pid}/task"):
                 with open(f"/proc/{pid}/task/{task}/children") as fh:
                     stack.extend(int(c) for c in fh.read().split())
         except (OSError, ValueError):
             continue
-    return total
+    return rss, pss
 
 
-def measure(cmd: list[str], cwd: str) -> tuple[float, int]:
-    """Wall seconds and peak tree RSS (KiB) of one run."""
-    peak = 0
+def measure_tree(cmd: list[str], cwd: str, env: dict[str, str] | None = None) -> tuple[float, int, int]:
+    """Wall seconds, peak tree RSS and peak tree PSS (KiB) of one run."""
+    peak_rss = peak_pss = 0
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     done = threading.Event()
 
     def sample() -> None:
-        nonlocal peak
+        nonlocal peak_rss, peak_pss
         while not done.is_set():
-            peak = max(peak, _tree_rss_kb(proc.pid))
+            rss, pss = _tree_kb(proc.pid)
+            peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
             done.wait(0.01)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -68,7 +74,13 @@ def measure(cmd: list[str], cwd: str) -> tuple[float, int]:
     sampler.join()
     if proc.returncode != 0:  # every command runs with --exit-zero
         sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err.decode()[-2000:]}")
-    return elapsed, peak
+    return elapsed, peak_rss, peak_pss
+
+
+def measure(cmd: list[str], cwd: str, env: dict[str, str] | None = None) -> tuple[float, int]:
+    """Wall seconds and peak tree RSS (KiB) of one run."""
+    elapsed, rss, _ = measure_tree(cmd, cwd, env)
+    return elapsed, rss
 
 
 def main() -> int:

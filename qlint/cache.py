@@ -10,7 +10,10 @@ has the recorded hash. Files modified within the last seconds are stored with an
 stat, so a second same-size edit in the same mtime tick is still noticed next time.
 
 The index is `marshal`ed plain data (no pickle: loading a cache must never run code),
-written atomically; a corrupt or foreign index is ignored as if absent.
+written atomically, behind a header and a SHA-256 of the payload: a flipped bit or a cut
+file is noticed before anything is decoded, and the index is ignored as if absent. An
+entry that passes the checksum but does not decode (a value this version does not know,
+a wrong type) is a miss and is dropped; a cache is never a reason for a run to fail.
 """
 
 from __future__ import annotations
@@ -38,7 +41,9 @@ from qlint.diagnostic import (
 from qlint.engine import FileResult, content_hash
 from qlint.settings import Settings
 
-_MAGIC = "qlint-cache-1"
+_MAGIC = "qlint-cache-2"
+_HEADER = b"qlint-cache-2\n"
+_DIGEST_SIZE = 32
 _RACY_NS = 2_000_000_000  # stats younger than this at store time are not trusted later
 _UNTRUSTED = -1
 
@@ -86,12 +91,13 @@ class Cache:
         for dep, dep_digest in deps.items():
             if self.current_hash(dep) != dep_digest:
                 return None
-        return FileResult(
-            path=path,
-            diagnostics=[diagnostic_from_dict(d) for d in diagnostics],
-            dependencies=dict(deps),
-            parsed=False,
-        )
+        try:
+            decoded = [diagnostic_from_dict(d) for d in diagnostics]
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+            del self.entries[path]  # undecodable: check the file again and store a good entry
+            self.dirty = True
+            return None
+        return FileResult(path=path, diagnostics=decoded, dependencies=dict(deps), parsed=False)
 
     def current_hash(self, path: str) -> str:
         """Content hash of a dependency now; "" when it is gone. Uses stored stats."""
@@ -148,8 +154,9 @@ class Cache:
             _mark_cache_dir(self.directory)
             fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".tmp-", suffix=".index")
             try:
+                data = marshal.dumps(payload)
                 with os.fdopen(fd, "wb") as fh:
-                    marshal.dump(payload, fh)
+                    fh.write(_HEADER + hashlib.sha256(data).digest() + data)
                 os.replace(tmp, self.file)
             except BaseException:
                 with contextlib.suppress(OSError):
@@ -162,8 +169,15 @@ class Cache:
     def _load(self) -> None:
         try:
             with open(self.file, "rb") as fh:
-                payload = marshal.load(fh)
-        except (OSError, EOFError, ValueError, TypeError):
+                raw = fh.read()
+        except OSError:
+            return
+        digest, data = raw[len(_HEADER) : len(_HEADER) + _DIGEST_SIZE], raw[len(_HEADER) + _DIGEST_SIZE :]
+        if not raw.startswith(_HEADER) or hashlib.sha256(data).digest() != digest:
+            return  # cut short, corrupted, or written by another format
+        try:
+            payload = marshal.loads(data)
+        except (EOFError, ValueError, TypeError):
             return
         if (
             not isinstance(payload, dict)
@@ -172,9 +186,7 @@ class Cache:
             or not isinstance(payload.get("entries"), dict)
         ):
             return
-        entries = payload["entries"]
-        if all(_valid_entry(e) for e in entries.values()):
-            self.entries = entries
+        self.entries = {p: e for p, e in payload["entries"].items() if isinstance(p, str) and _valid_entry(e)}
 
     def _stat_key(self, st: os.stat_result) -> tuple[int, int]:
         return self._stat_key_values(st.st_size, st.st_mtime_ns)
@@ -187,12 +199,18 @@ class Cache:
 
 
 def _valid_entry(entry: Any) -> bool:
+    """The shape of `(size, mtime_ns, sha256, diagnostics, dependencies)`; the diagnostics'
+    own values are checked when they are decoded."""
     return (
         isinstance(entry, tuple)
         and len(entry) == 5
+        and isinstance(entry[0], int)
+        and isinstance(entry[1], int)
         and isinstance(entry[2], str)
         and isinstance(entry[3], list)
+        and all(isinstance(d, dict) for d in entry[3])
         and isinstance(entry[4], dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in entry[4].items())
     )
 
 
@@ -214,7 +232,18 @@ def _range_to(r: Range) -> list[int]:
 
 
 def _range_from(v: list[int]) -> Range:
+    if len(v) != 4 or not all(type(x) is int for x in v):
+        raise TypeError(f"not a range: {v!r}")
     return Range(Position(v[0], v[1]), Position(v[2], v[3]))
+
+
+def _str(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"not a string: {value!r}")
+    return value
+
+
+VERDICTS = frozenset({"confirmed", "refuted", "inconclusive", "skipped"})
 
 
 def diagnostic_to_dict(d: Diagnostic) -> dict[str, Any]:
@@ -237,6 +266,10 @@ def diagnostic_to_dict(d: Diagnostic) -> dict[str, Any]:
         out["related"] = [[r.path, _range_to(r.range), r.message] for r in d.related]
     if d.evidence:
         out["evidence"] = d.evidence
+    if d.help:
+        out["help"] = d.help
+    if d.cell is not None:
+        out["cell"] = d.cell
     if d.runtime is not None:
         rt = d.runtime
         out["runtime"] = [rt.verdict, rt.evidence, rt.fix_verified, rt.seconds]
@@ -244,22 +277,39 @@ def diagnostic_to_dict(d: Diagnostic) -> dict[str, Any]:
 
 
 def diagnostic_from_dict(data: dict[str, Any]) -> Diagnostic:
+    """The inverse of `diagnostic_to_dict`; raises (ValueError, KeyError, TypeError,
+    IndexError) on anything it would not have written, so a bad cache entry is a miss."""
     fix = None
     if "fix" in data:
         f = data["fix"]
-        edits = tuple(Edit(_range_from(r), content, path) for r, content, path in f["edits"])
-        fix = Fix(Applicability(f["applicability"]), f["message"], edits)
-    related = tuple(RelatedInfo(p, _range_from(r), m) for p, r, m in data.get("related", ()))
-    runtime = RuntimeVerdict(*data["runtime"]) if "runtime" in data else None
+        edits = tuple(
+            Edit(_range_from(r), _str(content), path if path is None else _str(path)) for r, content, path in f["edits"]
+        )
+        fix = Fix(Applicability(f["applicability"]), _str(f["message"]), edits)
+    related = tuple(RelatedInfo(_str(p), _range_from(r), _str(m)) for p, r, m in data.get("related", ()))
+    runtime = None
+    if "runtime" in data:
+        verdict, evidence, fix_verified, seconds = data["runtime"]
+        if verdict not in VERDICTS or fix_verified not in (True, False, None) or type(seconds) not in (int, float):
+            raise ValueError(f"not a runtime verdict: {data['runtime']!r}")
+        runtime = RuntimeVerdict(verdict, _str(evidence), fix_verified, seconds)
+    noqa_row = data["noqa_row"]
+    if noqa_row is not None and type(noqa_row) is not int:
+        raise TypeError(f"not a row: {noqa_row!r}")
+    evidence = data.get("evidence", {})
+    if not isinstance(evidence, dict):
+        raise TypeError("evidence is not a dict")
     return Diagnostic(
-        code=data["code"],
-        name=data["name"],
-        message=data["message"],
-        path=data["path"],
+        code=_str(data["code"]),
+        name=_str(data["name"]),
+        message=_str(data["message"]),
+        path=_str(data["path"]),
         range=_range_from(data["range"]),
         fix=fix,
-        noqa_row=data["noqa_row"],
+        noqa_row=noqa_row,
         related=related,
-        evidence=dict(data.get("evidence", {})),
+        evidence=dict(evidence),
         runtime=runtime,
+        help=data.get("help"),
+        cell=data.get("cell"),
     )

@@ -16,10 +16,11 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from qlint import __version__, rollout_args
+from qlint import DISTRIBUTION, __version__, rollout_args, stdin
+from qlint.registry import RegistryError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
-OUTPUT_FORMATS = ("text", "json", "json-lines", "sarif", "github", "lintrunner")
+OUTPUT_FORMATS = ("full", "concise", "text", "json", "json-lines", "sarif", "github", "lintrunner")
 
 
 class UsageError(Exception):
@@ -36,7 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_FINDINGS
-    except UsageError as exc:
+    except (UsageError, RegistryError) as exc:
         _error(str(exc))
         return EXIT_ERROR
     except Exception as exc:  # a bug in qlint: say so briefly, details on request
@@ -53,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="lint files and directories")
     _add_common(check)
-    check.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text")
+    check.add_argument("--output-format", choices=OUTPUT_FORMATS, default="full")
     check.add_argument("--output-file", metavar="FILE", help="write the report here instead of stdout")
     check.add_argument("--statistics", action="store_true", help="count findings per rule")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even if findings remain")
@@ -67,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     fix.add_argument(
         "--verify", action="store_true", help="check fixes on the real pipeline first; skip files with a refuted fix"
     )
-    fix.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text")
+    fix.add_argument("--output-format", choices=OUTPUT_FORMATS, default="full")
     fix.add_argument("--exit-zero", action="store_true", help="exit 0 even if findings remain")
     rollout_args.add_arguments(fix, "fix")
 
@@ -88,11 +89,13 @@ def _add_common(p: argparse.ArgumentParser) -> None:
         p.add_argument(flag, action="append", metavar="CODES", help=f"{what} (comma-separated codes or prefixes)")
     p.add_argument("--config", metavar="FILE", help="a pyproject.toml or qlint.toml to use")
     p.add_argument("--unsafe-fixes", action="store_true", default=None, help="also apply unsafe fixes")
+    p.add_argument("--preview", action="store_true", default=None, help="also run preview rules")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     p.add_argument("--cache-dir", metavar="DIR", help="where to keep the cache (default: .qlint_cache)")
     p.add_argument("--force-exclude", action="store_true", default=None, help="exclude even named files")
     p.add_argument("--jobs", "-j", type=_positive_int, metavar="N", help="worker processes (default: cores)")
     p.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
+    p.add_argument("--stdin-filename", metavar="PATH", help="the name of the file `-` (standard input) stands for")
 
 
 def _positive_int(text: str) -> int:
@@ -120,26 +123,31 @@ def _dispatch(args: argparse.Namespace) -> int:
     return _cmd_check(args)
 
 
+def _reads_stdin(args: argparse.Namespace) -> bool:
+    try:
+        return stdin.requested(args.paths, args.stdin_filename)
+    except stdin.StdinUsageError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _settings(args: argparse.Namespace):
+    """Settings for standard input: the config nearest `--stdin-filename`."""
+    from qlint.config import ConfigError, load_settings
+
+    try:
+        return load_settings(stdin.config_paths(args.stdin_filename), config=args.config, overrides=_overrides(args))
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def _repositories(args: argparse.Namespace):
     """The repositories the PATH arguments (with `@FILE` lists expanded) belong to, each with
     its own settings and the command line on top (`qlint.repos`)."""
     from qlint.argfiles import ArgfileError, expand, expanded_to_nothing
-    from qlint.config import ConfigError, Overrides, split_codes
+    from qlint.config import ConfigError
     from qlint.repos import group_paths
 
-    def codes(values: list[str] | None) -> tuple[str, ...] | None:
-        if values is None:
-            return None
-        return tuple(c for v in values for c in split_codes(v))
-
-    overrides = Overrides(
-        select=codes(args.select),
-        extend_select=codes(args.extend_select) or (),
-        ignore=codes(args.ignore) or (),
-        unsafe_fixes=args.unsafe_fixes,
-        force_exclude=args.force_exclude,
-        cache_dir=args.cache_dir,
-    )
+    overrides = _overrides(args)
     try:
         paths = expand(args.paths)
     except ArgfileError as exc:
@@ -153,6 +161,29 @@ def _repositories(args: argparse.Namespace):
         raise UsageError(str(exc)) from None
 
 
+def _overrides(args: argparse.Namespace):
+    from qlint import registry
+    from qlint.config import Overrides, split_codes
+
+    registry.rules()  # a broken or conflicting plugin stops the run here, before any file is read
+
+    def codes(values: list[str] | None) -> tuple[str, ...] | None:
+        if values is None:
+            return None
+        return tuple(c for v in values for c in split_codes(v))
+
+    overrides = Overrides(
+        select=codes(args.select),
+        extend_select=codes(args.extend_select) or (),
+        ignore=codes(args.ignore) or (),
+        unsafe_fixes=args.unsafe_fixes,
+        preview=args.preview,
+        force_exclude=args.force_exclude,
+        cache_dir=args.cache_dir,
+    )
+    return overrides
+
+
 def _progress(args: argparse.Namespace):
     from qlint.progress import Progress, wanted
 
@@ -163,6 +194,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from qlint import rollout, rollout_cli
     from qlint.reporters import ReportOptions, render
 
+    if _reads_stdin(args):
+        return _cmd_stdin(args, _settings(args), "check")
     repos = _repositories(args)
     if not repos:
         return EXIT_CLEAN  # an empty `@FILE` list: nothing to check
@@ -183,6 +216,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
         quiet=args.quiet,
         settings=settings,
         settings_for=run.settings_for,
+        errors=len(errors),
+        color=False if args.output_file else None,
     )
     if args.output_format == "lintrunner":
         # lintrunner reads any nonzero exit as "Linter failed" and drops every message:
@@ -205,6 +240,8 @@ def _cmd_fix(args: argparse.Namespace, diff_only: bool) -> int:
     from qlint.reporters import ReportOptions, render
     from qlint.reporters.text import diff_summary
 
+    if _reads_stdin(args):
+        return _cmd_stdin(args, _settings(args), "diff" if diff_only else "fix")
     repos = _repositories(args)
     if not repos:
         return EXIT_CLEAN
@@ -223,6 +260,8 @@ def _cmd_fix(args: argparse.Namespace, diff_only: bool) -> int:
     remaining = run.diagnostics
     fixed = sum(o.fixed for o in run.outcomes)
     errors = run.errors
+    for notice in run.notices:  # files left alone on purpose: not errors
+        print(f"qlint: {notice}", file=sys.stderr)
     if diff_only:
         _emit(rollout_cli.diff(args, run), None)
         if not args.quiet:
@@ -241,6 +280,9 @@ def _cmd_fix(args: argparse.Namespace, diff_only: bool) -> int:
         fixed=fixed,
         settings=settings,
         settings_for=run.settings_for,
+        fix_session=run,
+        errors=len(errors),
+        color=False if getattr(args, "output_file", None) else None,
     )
     _emit(render(args.output_format, remaining, options), getattr(args, "output_file", None))
     errors += rollout_cli.outputs(args, run, settings.unsafe_fixes)
@@ -252,49 +294,70 @@ def _cmd_fix(args: argparse.Namespace, diff_only: bool) -> int:
     return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_CLEAN
 
 
-def _cmd_rules() -> int:
-    from qlint.rules import RULES
+def _cmd_stdin(args: argparse.Namespace, settings, mode: str) -> int:
+    """`-`: check or fix standard input; `fix -` prints the fixed text, the report on stderr."""
+    from qlint.reporters import ReportOptions, render
+    from qlint.reporters.snippet import use_color
 
-    rows = [(code, cls.name, cls.fix_availability, cls.summary) for code, cls in sorted(RULES.items())]
-    header = ("Code", "Name", "Fix", "Summary")
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
-    lines = [
-        "  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths, strict=True)) + "  " + row[3]
-        for row in [header, *rows]
-    ]
-    _emit("".join(line.rstrip() + "\n" for line in lines), None)
+    if getattr(args, "runtime", False) or getattr(args, "verify", False):
+        raise UsageError("the runtime checker does not read standard input: name the file")
+    data = stdin.read()
+    if mode == "check":
+        outcome = stdin.check(data, args.stdin_filename, settings)
+    else:
+        outcome = stdin.fix(data, args.stdin_filename, settings, settings.unsafe_fixes, mode == "diff")
+    options = ReportOptions(
+        unsafe_fixes=settings.unsafe_fixes,
+        statistics=getattr(args, "statistics", False),
+        quiet=args.quiet,
+        mode="check" if mode == "check" else "fix",
+        fixed=outcome.applied,
+        settings=settings,
+        errors=len(outcome.errors),
+        sources=outcome.sources,
+        color=False if getattr(args, "output_file", None) else use_color(sys.stdout if mode == "check" else sys.stderr),
+    )
+    if mode == "check":
+        _emit(render(args.output_format, outcome.diagnostics, options), args.output_file)
+    elif mode == "diff":
+        _emit(outcome.diff or "", None)
+    else:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(outcome.output or b"")
+        sys.stdout.flush()
+        if outcome.diagnostics or not args.quiet:
+            sys.stderr.write(render(args.output_format, outcome.diagnostics, options))
+    _print_errors(outcome.errors)
+    if outcome.errors:
+        return EXIT_ERROR
+    if mode == "diff":
+        return EXIT_FINDINGS if outcome.diff else EXIT_CLEAN
+    return EXIT_FINDINGS if outcome.diagnostics and not args.exit_zero else EXIT_CLEAN
+
+
+def _cmd_rules() -> int:
+    from qlint.rule_listing import rules_table
+
+    _emit(rules_table(), None)
     return EXIT_CLEAN
 
 
-def rule_page(code: str) -> Path | None:
-    """The rule's Markdown page: the repo's `rules/` next to the package, else package data."""
-    here = Path(__file__).resolve().parent
-    for directory in (here.parent / "rules", here / "rule_pages"):
-        page = directory / f"{code}.md"
-        if page.is_file():
-            return page
-    return None
-
-
 def _cmd_rule(code: str) -> int:
-    from qlint.rules import RULES
+    from qlint.rule_listing import rule_page
 
-    code = code.strip().upper()
-    if code not in RULES:
-        raise UsageError(f"unknown rule code {code!r} (see `qlint rules`)")
-    page = rule_page(code)
-    if page is None:
-        raise UsageError(f"no documentation page found for {code}")
-    _emit(page.read_text(encoding="utf-8"), None)
+    try:
+        _emit(rule_page(code), None)
+    except LookupError as exc:
+        raise UsageError(str(exc.args[0])) from None
     return EXIT_CLEAN
 
 
 def _cmd_server() -> int:
     try:
-        server = importlib.import_module("qlint.lsp.server")
+        server = importlib.import_module("qlint.lsp.features")
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.split(".")[0] in ("pygls", "lsprotocol"):
-            raise UsageError("the language server needs pygls: pip install 'qlint[lsp]'") from None
+            raise UsageError(f"the language server needs pygls: pip install '{DISTRIBUTION}[lsp]'") from None
         if exc.name and exc.name.startswith("qlint.lsp"):
             raise UsageError("language server not available in this build of qlint") from None
         raise
@@ -306,7 +369,13 @@ def _verify_before_fixing(args: argparse.Namespace, repo) -> tuple[list[str], li
     from qlint.runtime import verify_before_fixing
 
     _runtime_checker()  # a clear usage error when the runtime checker is not available
+    from qlint.runtime.availability import RuntimeUnavailable, require_runtime
+
     settings = repo.settings
+    try:  # never apply "verified" fixes that nothing verified
+        require_runtime(settings, cache=not args.no_cache)
+    except RuntimeUnavailable as exc:
+        raise UsageError(f"--verify: {exc}") from None
     run = run_check(repo.paths, settings, use_cache=not args.no_cache, jobs=args.jobs)
     paths, held = verify_before_fixing(run.results, settings, unsafe=settings.unsafe_fixes, cache=not args.no_cache)
     for path in sorted({d.path for d in held}) if not args.quiet else ():

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from qlint.rules import RULES
+from qlint import registry
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -43,6 +43,7 @@ class Overrides:
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     unsafe_fixes: bool | None = None
+    preview: bool | None = None
     force_exclude: bool | None = None
     cache_dir: str | None = None
 
@@ -56,8 +57,9 @@ def validate_selectors(selectors: Sequence[str], where: str) -> tuple[str, ...]:
         sel = sel.strip()
         if not sel:
             continue
-        if sel != "ALL" and (not _SELECTOR.match(sel) or not any(c.startswith(sel) for c in RULES)):
-            raise ConfigError(f"{where}: unknown rule selector {_q(sel)}{_suggest(sel, RULES)}")
+        known = registry.rules()
+        if sel != "ALL" and (not _SELECTOR.match(sel) or not any(c.startswith(sel) for c in known)):
+            raise ConfigError(f"{where}: unknown rule selector {_q(sel)}{_suggest(sel, known)}")
         out.append(sel)
     return tuple(out)
 
@@ -158,8 +160,10 @@ def settings_from_table(table: dict[str, Any], path: Path, prefix: str = "tool.q
             kwargs[field_name] = (root / os.path.expanduser(value)).resolve()
         elif kind == "per-file-ignores":
             kwargs[field_name] = _per_file_ignores(value, loc, key)
+        elif kind == "url":
+            kwargs[field_name] = _rule_url(value, loc, key)
         elif kind == "runtime":
-            kwargs[field_name] = _runtime_models(value, loc.sub(key))
+            kwargs.update(_runtime_table(value, loc.sub(key)))
     if options:
         kwargs["rule_options"] = tuple(sorted(options.items()))
     return Settings(**kwargs)
@@ -195,6 +199,8 @@ def apply_overrides(settings: Settings, o: Overrides) -> Settings:
         changes["ignore"] = base + validate_selectors(o.ignore, "--ignore")
     if o.unsafe_fixes is not None:
         changes["unsafe_fixes"] = o.unsafe_fixes
+    if o.preview is not None:
+        changes["preview"] = o.preview
     if o.force_exclude is not None:
         changes["force_exclude"] = o.force_exclude
     if o.cache_dir is not None:
@@ -211,27 +217,60 @@ _KEYS: dict[str, tuple[str, str]] = {
     "extend-exclude": ("extend_exclude", "globs"),
     "per-file-ignores": ("per_file_ignores", "per-file-ignores"),
     "unsafe-fixes": ("unsafe_fixes", "bool"),
+    "preview": ("preview", "bool"),
     "respect-gitignore": ("respect_gitignore", "bool"),
     "force-exclude": ("force_exclude", "bool"),
     "cache-dir": ("cache_dir", "path"),
     "runtime": ("runtime_models", "runtime"),
+    "rule-url": ("rule_url", "url"),
 }
 
 
-def _runtime_models(value: Any, loc: _Where) -> tuple[str, ...]:
+RUNTIME_EDITOR_MODES = ("off", "on-save")
+
+
+def runtime_editor_mode(value: Any, where: str) -> str:
+    """`editor = "on-save" | "off"`: whether the language server runs runtime checks (also
+    set through the server's initializationOptions, hence shared)."""
+    if value not in RUNTIME_EDITOR_MODES:
+        choices = " or ".join(f'"{m}"' for m in RUNTIME_EDITOR_MODES)
+        raise ConfigError(f"{where}: expected {choices}, got {_q(value)}")
+    return value
+
+
+def _rule_url(value: Any, loc: _Where, key: str) -> str:
+    """`rule-url = "https://example.org/rules/{code}"`: a URL with `{code}` and/or `{name}`."""
+    if not isinstance(value, str) or not re.match(r"^(https?|file)://\S+$", value):
+        raise ConfigError(loc.key(key, f"expected an http(s) or file URL, got {_q(value)}"))
+    unknown = set(re.findall(r"\{([^}]*)\}", value)) - {"code", "name"}
+    if unknown:
+        raise ConfigError(
+            loc.key(key, f"unknown placeholder {_q('{' + sorted(unknown)[0] + '}')} (use {{code}} or {{name}})")
+        )
+    if "{code}" not in value and "{name}" not in value:
+        raise ConfigError(loc.key(key, "the URL must contain {code} or {name}, or every rule links to the same page"))
+    return value
+
+
+def _runtime_table(value: Any, loc: _Where) -> dict[str, Any]:
     """`[tool.qlint.runtime] models = ["pkg.mod:factory"]`: opt-in user models for the runtime
-    checker's capture checks (`qlint check --runtime` then imports and runs that code)."""
+    checker's capture checks (`qlint check --runtime` then imports and runs that code);
+    `editor = "on-save"`: runtime verdicts in the language server."""
     if not isinstance(value, dict):
         raise ConfigError(loc(f"expected a table, got {_q(value)}"))
     for key in value:
-        if key != "models":
-            raise ConfigError(loc(f"unknown key {_q(key)}{_suggest(key, ['models'])}"))
+        if key not in ("models", "editor"):
+            raise ConfigError(loc(f"unknown key {_q(key)}{_suggest(key, ['models', 'editor'])}"))
+    fields: dict[str, Any] = {}
+    if "editor" in value:
+        fields["runtime_editor"] = runtime_editor_mode(value["editor"], loc.key("editor"))
     models = _str_list(value.get("models", []), loc, "models")
     for spec in models:
         module, sep, attr = spec.partition(":")
         if not (sep and all(p.isidentifier() for p in module.split(".")) and attr.isidentifier()):
             raise ConfigError(loc.key("models", f'expected "package.module:factory", got {_q(spec)}'))
-    return tuple(models)
+    fields["runtime_models"] = tuple(models)
+    return fields
 
 
 def _parse(path: Path, data: bytes) -> dict[str, Any]:
@@ -260,9 +299,10 @@ def _per_file_ignores(value: Any, loc: _Where, key: str) -> tuple[tuple[str, tup
 
 def _rule_options(code: str, value: dict[str, Any], loc: _Where) -> tuple[tuple[str, Any], ...]:
     """`[tool.qlint.QL101]`: names from `Rule.options` (`-` and `_` alike), types from defaults."""
-    if code not in RULES:
-        raise ConfigError(loc(f"unknown rule code {_q(code)}{_suggest(code, RULES)}"))
-    rule = RULES[code]
+    known = registry.rules()
+    if code not in known:
+        raise ConfigError(loc(f"unknown rule code {_q(code)}{_suggest(code, known)}"))
+    rule = known[code]
     by_norm = {n.replace("-", "_"): n for n in rule.options}
     out = []
     for given_name, given in value.items():
@@ -277,6 +317,11 @@ def _rule_options(code: str, value: dict[str, Any], loc: _Where) -> tuple[tuple[
 def _check_option(rule, name: str, given: Any, label: str) -> Any:
     default = rule.options[name]
     given = _freeze(given) if default is None else _coerce(default, given, label)
+    pattern = rule.option_patterns.get(name)
+    if pattern is not None:
+        for v in given if isinstance(given, tuple) else (given,):
+            if isinstance(v, str) and re.fullmatch(pattern[0], v) is None:
+                raise ConfigError(f"{label}: expected {pattern[1]}, got {_q(v)}")
     choices = rule.option_choices.get(name)
     if choices is not None:
         values = given if isinstance(given, tuple) else (given,)

@@ -9,6 +9,11 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+# The rule pages ship inside the package (`qlint/rule_pages/`): the one link that always
+# points at something this project controls, and at the version that produced the finding.
+_RULE_PAGES = Path(__file__).resolve().parent / "rule_pages"
 
 
 @dataclass(frozen=True, order=True)
@@ -95,10 +100,16 @@ class Diagnostic:
     # op names, the collection as written, etc. Plain JSON-able data, set by the rule.
     evidence: dict = field(default_factory=dict, compare=False, hash=False)
     runtime: RuntimeVerdict | None = None
+    # The explanation behind the one-sentence message: why it matters and what to do.
+    help: str | None = field(default=None, compare=False)
+    # `rule-url` from the settings ("https://example.org/rules/{code}"); None: the shipped page.
+    url_template: str | None = field(default=None, compare=False, hash=False, repr=False)
+    # In a notebook: the 1-based cell the range is in (rows count from the cell's first line).
+    cell: int | None = None
 
     @property
     def url(self) -> str:
-        return f"https://github.com/qlint/qlint/blob/main/rules/{self.code}.md"
+        return rule_url(self.code, self.name, self.url_template)
 
     @property
     def fixable(self) -> bool:
@@ -110,4 +121,12 @@ class Diagnostic:
         return replace(self, runtime=verdict)
 
     def sort_key(self) -> tuple:
-        return (self.path, self.range.start, self.code)
+        return (self.path, self.cell or 0, self.range.start, self.code)
+
+
+def rule_url(code: str, name: str = "", template: str | None = None) -> str:
+    """A rule's documentation link: the configured `rule-url` with `{code}`/`{name}` filled
+    in, else the `file://` URL of the rule page installed with qlint."""
+    if template:
+        return template.replace("{code}", code).replace("{name}", name)
+    return (_RULE_PAGES / f"{code}.md").as_uri()

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from qlint.engine import display_path
 from qlint.settings import Settings
 
-PYTHON_SUFFIXES = (".py", ".pyi")
+# Notebooks too, as ruff since 0.6: their code cells are checked (see qlint.notebook).
+PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
 @dataclass
@@ -93,8 +94,10 @@ class IgnoreRule:
 class IgnoreFile:
     """One `.gitignore`: its rules apply to paths below `base`, relative to it.
 
-    Without `!` rules the verdict does not depend on rule order, so all rules fold into
-    one regex per (name|path, file|dir): one `fullmatch` per entry instead of one per rule.
+    The last matching rule decides, so only the order of `!` and plain rules matters: each
+    run of consecutive rules of one polarity folds into one regex per (name|path, file|dir),
+    and the runs are tried from the last. A file without `!` rules is one run: one
+    `fullmatch` per entry instead of one per rule.
     """
 
     base: str
@@ -103,15 +106,25 @@ class IgnoreFile:
     def __post_init__(self) -> None:
         self.prefix = self.base.rstrip(os.sep) + os.sep
         self.needs_path = any(r.anchored for r in self.rules)
-        self.simple = not any(r.negate for r in self.rules)
-        if self.simple:
-            self._folded = {
-                (anchored, is_dir): _fold(
-                    r.regex.pattern for r in self.rules if r.anchored == anchored and (is_dir or not r.dir_only)
-                )
-                for anchored in (False, True)
-                for is_dir in (False, True)
-            }
+        runs: list[list[IgnoreRule]] = []
+        for rule in self.rules:
+            if runs and runs[-1][0].negate == rule.negate:
+                runs[-1].append(rule)
+            else:
+                runs.append([rule])
+        self._runs = [
+            (
+                run[0].negate,
+                {
+                    (anchored, is_dir): _fold(
+                        r.regex.pattern for r in run if r.anchored == anchored and (is_dir or not r.dir_only)
+                    )
+                    for anchored in (False, True)
+                    for is_dir in (False, True)
+                },
+            )
+            for run in reversed(runs)
+        ]
 
     @classmethod
     def parse(cls, base: str, text: str) -> IgnoreFile:
@@ -124,19 +137,13 @@ class IgnoreFile:
 
     def match(self, rel: str, name: str, is_dir: bool) -> bool | None:
         """True: ignored, False: re-included by `!`, None: no rule here says anything."""
-        if self.simple:
-            by_name = self._folded[(False, is_dir)]
+        for negate, folded in self._runs:
+            by_name = folded[(False, is_dir)]
             if by_name is not None and by_name.fullmatch(name):
-                return True
-            by_path = self._folded[(True, is_dir)]
+                return not negate
+            by_path = folded[(True, is_dir)]
             if by_path is not None and by_path.fullmatch(rel):
-                return True
-            return None
-        for rule in reversed(self.rules):
-            if rule.dir_only and not is_dir:
-                continue
-            if rule.regex.fullmatch(rel if rule.anchored else name):
-                return not rule.negate
+                return not negate
         return None
 
 
@@ -249,8 +256,10 @@ class _Walker:
         if stat.S_ISDIR(st.st_mode):
             stack = self._ancestor_ignores(path) if self.gitignore else ()
             self._walk(path, os.path.realpath(path), tuple(stack))
-        else:
+        elif stat.S_ISREG(st.st_mode):
             self.files.add(path)
+        else:  # a FIFO or device would block the read forever: `-` is how to pass a stream
+            self.errors.append(f"{arg}: not a regular file (use `-` to read standard input)")
 
     def _walk(self, top: str, top_real: str, top_stack: tuple[IgnoreFile, ...]) -> None:
         # Explicit stack, not recursion: real trees can be deeper than Python's recursion limit.

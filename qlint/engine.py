@@ -12,12 +12,16 @@ import os
 import re
 import sys
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
-from qlint.analysis.project import ProjectIndex, module_name_for
+from qlint.analysis.names.project import ProjectIndex, module_name_for
 from qlint.diagnostic import Diagnostic, Range
 from qlint.optable import OpTable, load_op_table
-from qlint.rules import RULES, FileContext
+from qlint.parse_failure import describe as describe_parse_failure
+from qlint.registry import engine_rule, origin
+from qlint.rules import RULES
+from qlint.rules.base import EngineReport, FileContext, Rule
 from qlint.settings import Settings
 from qlint.source import DecodeError, LineIndex, decode_source
 from qlint.suppressions import Suppressions, parse_suppressions, unused_noqa
@@ -25,14 +29,14 @@ from qlint.suppressions import Suppressions, parse_suppressions, unused_noqa
 # ast.parse recurses per nesting level; a generated file with thousands of nested
 # brackets must become a QL001, not a crash of the whole run.
 _PARSE_RECURSION_LIMIT = 20_000
-_QL_NOQA = re.compile(r"noqa\s*:[^\n]*\bQL\d", re.IGNORECASE)
+# Found by regex, not tokenize: the file may be exactly what tokenize cannot read.
+_FILE_NOQA_QL001 = re.compile(r"#\s*qlint\s*:\s*noqa(?!\s*:)|#\s*qlint\s*:\s*noqa\s*:[^\n]*\bQL001\b", re.I)
 
 
 @dataclass
 class FileResult:
     path: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    text: str | None = None
     # Other project files whose content this result depends on (path -> sha256), for the cache.
     dependencies: dict[str, str] = field(default_factory=dict)
     # Problems that are not findings: unreadable file, internal rule error. Exit code 2.
@@ -46,9 +50,33 @@ def content_hash(data: bytes | str) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def syntax_error(path: str, message: str, row: int = 1, col: int = 0) -> Diagnostic:
-    rule = RULES["QL001"]
-    return Diagnostic(rule.code, rule.name, message, path, Range.of(row, col, row, col), noqa_row=row)
+def syntax_error(path: str, message: str, row: int = 1, col: int = 0, help: str | None = None) -> Diagnostic:
+    rule = engine_rule(EngineReport.PARSE_ERROR)
+    return Diagnostic(rule.code, rule.name, message, path, Range.of(row, col, row, col), noqa_row=row, help=help)
+
+
+def reports_ql001(settings: Settings, path: str, text: str) -> bool:
+    """QL001 is reported whatever `select`/`ignore` say (as ruff reports syntax errors): a file
+    that could not be checked must never pass silently. Only an explicit per-file-ignore of
+    QL001 or a file-level `# qlint: noqa` (bare or naming QL001) silences it."""
+    if "QL001" in settings.explicit_per_file_ignores(path):
+        return False
+    return _FILE_NOQA_QL001.search(text) is None
+
+
+def _could_hold_finding(text: str, module: str | None) -> bool:
+    """Any rule, selected or not, could report something here: worth parsing for QL001."""
+    return any(r.triggered_by(text) and not r.skips_module(module) for r in _every_rule())
+
+
+@lru_cache(maxsize=1)
+def _checking_codes() -> frozenset[str]:
+    return frozenset(r.code for r in _every_rule())
+
+
+@lru_cache(maxsize=1)
+def _every_rule() -> tuple:
+    return tuple(cls() for cls in RULES.values() if cls.engine_report is None)
 
 
 def parse_module(text: str, path: str) -> ast.Module:
@@ -68,49 +96,66 @@ def check_source(
     project: ProjectIndex | None = None,
     optable: OpTable | None = None,
 ) -> FileResult:
+    result = _check_source(source, path, settings, project, optable)
+    if settings.rule_url:  # every face (reporters, LSP) reads `Diagnostic.url`
+        result.diagnostics = [replace(d, url_template=settings.rule_url) for d in result.diagnostics]
+    return result
+
+
+def _check_source(
+    source: str | bytes,
+    path: str,
+    settings: Settings,
+    project: ProjectIndex | None,
+    optable: OpTable | None,
+) -> FileResult:
     result = FileResult(path=path)
+    parse_error = engine_rule(EngineReport.PARSE_ERROR).code
     if isinstance(source, bytes):
         try:
             text = decode_source(source)
         except DecodeError as exc:
-            if "QL001" in settings.enabled_codes:
-                result.diagnostics.append(syntax_error(path, f"SyntaxError: {exc}", exc.row, exc.col))
+            if reports_ql001(settings, path, source.decode("latin-1")):
+                help_ = "declare the file's encoding with a PEP 263 coding comment, or save it as UTF-8"
+                result.diagnostics.append(syntax_error(path, f"SyntaxError: {exc}", exc.row, exc.col, help_))
             return result
     else:
         text = source
-    result.text = text
 
     rules = settings.rules_for(path)
     module = module_name_for(path)
     codes = frozenset(r.code for r in rules)
-    active = [r for r in rules if r.triggered_by(text) and not r.skips_module(module)]
-    if not active and codes == {"QL001"}:
-        # `--select QL001` alone asks for every file to be parsed, trigger or not.
-        active = rules
-    wants_noqa_check = "QL002" in codes and _QL_NOQA.search(text) is not None
-    if not active and not wants_noqa_check:
+    active = [r for r in rules if r.engine_report is None and r.triggered_by(text) and not r.skips_module(module)]
+    # `--select QL001` alone asks for every file to be parsed, trigger or not.
+    parse_anyway = not active and codes == {parse_error}
+    unused_noqa_rule = engine_rule(EngineReport.UNUSED_NOQA)
+    wants_noqa_check = unused_noqa_rule.code in codes and settings.noqa_pattern.search(text) is not None
+    # A narrowed selection still parses a file another rule could report on, to see whether
+    # it parses at all: a file qlint could not check must not pass as clean.
+    # With every rule running (the usual case) "no rule triggered" already answers it.
+    parse_only = (
+        not active
+        and not codes.issuperset(_checking_codes())
+        and _could_hold_finding(text, module)
+        and reports_ql001(settings, path, text)
+    )
+    if not active and not parse_anyway and not wants_noqa_check and not parse_only:
         return result
 
     lines = LineIndex(text)
     diagnostics: list[Diagnostic] = []
     failed: set[str] = set()  # rules that crashed: their noqa comments cannot be judged
-    if active:
+    if active or parse_anyway or parse_only:
         try:
             tree = parse_module(text, path)
-        except SyntaxError as exc:
-            if "QL001" in settings.enabled_codes:
-                row = exc.lineno or 1
-                col = max((exc.offset or 1) - 1, 0)
-                col = min(col, len(lines.line(row)))
-                result.diagnostics.append(syntax_error(path, f"SyntaxError: {exc.msg}", row, col))
-            return result
-        except (ValueError, RecursionError, MemoryError) as exc:
-            # ValueError: NUL bytes; RecursionError/MemoryError: absurdly deep nesting.
-            if "QL001" in settings.enabled_codes:
-                what = "source contains NUL bytes" if "null" in str(exc) else "too deeply nested to parse"
-                result.diagnostics.append(syntax_error(path, f"SyntaxError: {what}"))
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+            # ValueError: NUL bytes (older Pythons); RecursionError/MemoryError: absurd nesting.
+            if reports_ql001(settings, path, text):
+                failure = describe_parse_failure(exc, text, lines)
+                result.diagnostics.append(syntax_error(path, failure.message, failure.row, failure.col, failure.help))
             return result
         result.parsed = True
+    if active:
         project = project or ProjectIndex.for_path(path)
         ctx = FileContext(
             path=path,
@@ -127,32 +172,34 @@ def check_source(
             except RecursionError:
                 failed.add(rule.code)
                 result.errors.append(f"{path}: {rule.code} gave up: expression too deeply nested")
-            except Exception:  # a rule bug must not lose the other files' findings
+            except Exception as exc:  # a rule bug must not lose the other files' findings
                 failed.add(rule.code)
-                detail = traceback.format_exc(limit=-3)
-                result.errors.append(f"{path}: internal error in {rule.code}:\n{detail}")
+                result.errors.append(internal_error(path, rule, exc))
         result.dependencies = project.dependencies_of(path)
 
     # Tokenizing for comments is the slowest step on big files: only when it can matter.
-    sup = parse_suppressions(text) if diagnostics or wants_noqa_check else Suppressions()
+    sup = (
+        parse_suppressions(text, tree if result.parsed else None) if diagnostics or wants_noqa_check else Suppressions()
+    )
     kept = sorted({d for d in diagnostics if not sup.suppresses(d)}, key=Diagnostic.sort_key)
     if wants_noqa_check:
         # Every enabled rule counts as judged: one whose triggers are absent has no findings.
         judged = codes - failed
-        kept += unused_noqa(path, sup, judged, RULES["QL002"], lines)
+        kept += unused_noqa(path, sup, judged, unused_noqa_rule, lines)
     result.diagnostics.extend(kept)
     return result
 
 
-def check_file(path: str, settings: Settings, project: ProjectIndex | None = None) -> FileResult:
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        result = FileResult(path=path)
-        result.errors.append(f"{path}: cannot read: {exc.strerror or exc}")
-        return result
-    return check_source(data, path, settings, project)
+def internal_error(path: str, rule: Rule, exc: BaseException) -> str:
+    """One line naming the rule and the package it comes from (a plugin's bug is reported to
+    its authors, not to qlint's); the traceback follows when QLINT_DEBUG is set."""
+    source = origin(rule.code)
+    first_line = next(iter(str(exc).splitlines()), "")
+    shipped_by = f"qlint {source.version}" if source.builtin else f"plugin {source}"
+    message = f"{path}: internal error in {rule.code} {rule.name} ({shipped_by}): {type(exc).__name__}: {first_line}"
+    if os.environ.get("QLINT_DEBUG"):
+        message += "\n" + traceback.format_exc(limit=-3)
+    return message
 
 
 def display_path(path: str) -> str:

@@ -1,22 +1,25 @@
 """Applying fixes: non-overlapping edits, repeated to a fixpoint, re-parsed, written atomically.
 
 A fix is accepted whole or not at all; when two fixes touch the same text the later one
-waits for the next round, after the file has been re-checked with the first applied.
+waits for the next round, after the file has been re-checked with the first applied. The
+re-parse is the engine's own (`parse_module`, same recursion budget as `check`), and the
+caller's `ProjectIndex` is never changed: the file's intermediate texts live in a copy of
+its overlay. Writing is `qlint.file_writes` (only over unchanged bytes, keeping owner and
+links).
 """
 
 from __future__ import annotations
 
-import ast
 import difflib
 import os
-import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from qlint.analysis.project import ProjectIndex
+from qlint.analysis.names.project import ProjectIndex
 from qlint.diagnostic import Diagnostic, Edit
-from qlint.engine import FileResult, check_source
+from qlint.engine import FileResult, check_source, parse_module
+from qlint.file_writes import ChangedOnDisk, replace_file
 from qlint.settings import Settings
-from qlint.source import DecodeError, LineIndex, decode_source
+from qlint.source import DecodeError, LineIndex, decode_source, split_lines
 
 MAX_ROUNDS = 10
 
@@ -29,6 +32,9 @@ class FixOutcome:
     applied: int
     remaining: FileResult
     error: str | None = None
+    # The check of the text as read, before any fix: what stays true if nothing is written.
+    initial: FileResult | None = field(default=None, repr=False)
+    data: bytes | None = field(default=None, repr=False)  # the bytes read, for the write check
 
     @property
     def changed(self) -> bool:
@@ -71,28 +77,33 @@ def _overlaps(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
 def fix_text(text: str, path: str, settings: Settings, unsafe: bool, project: ProjectIndex | None = None) -> FixOutcome:
     """Fix an in-memory text to a fixpoint. Never returns text that does not parse."""
     project = project or ProjectIndex.for_path(path)
+    in_overlay = os.path.abspath(path) in project.overlay
+    if in_overlay:
+        project = _private_copy(project)  # the rounds below move the file's overlay along
     current, applied = text, 0
-    result = check_source(current, path, settings, project)
+    result = initial = check_source(current, path, settings, project)
     for _ in range(MAX_ROUNDS):
         candidate, count = apply_edits(current, result.diagnostics, unsafe)
         if count == 0:
             break
         try:
-            ast.parse(candidate, filename=path)
-        except (SyntaxError, ValueError, RecursionError) as exc:
-            return FixOutcome(
-                path,
-                text,
-                current,
-                applied,
-                result,
-                f"a fix would not re-parse ({exc}); kept the last valid text",
-            )
+            parse_module(candidate, path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+            error = f"a fix would not re-parse ({exc}); kept the last valid text"
+            return FixOutcome(path, text, current, applied, result, error, initial)
         current, applied = candidate, applied + count
-        if path in project.overlay:
+        if in_overlay:
             project.set_overlay(path, current)
         result = check_source(current, path, settings, project)
-    return FixOutcome(path, text, current, applied, result)
+    return FixOutcome(path, text, current, applied, result, None, initial)
+
+
+def _private_copy(project: ProjectIndex) -> ProjectIndex:
+    """The caller's index with its own overlay dict; parsed scopes are shared read-only
+    (they are keyed by the text they came from, so a copy of the dict is enough)."""
+    copy = ProjectIndex(project.overlay)
+    copy._scopes = dict(project._scopes)
+    return copy
 
 
 def fix_file(path: str, settings: Settings, unsafe: bool, write: bool) -> FixOutcome:
@@ -102,50 +113,38 @@ def fix_file(path: str, settings: Settings, unsafe: bool, write: bool) -> FixOut
         text = decode_source(data)
     except (OSError, DecodeError) as exc:
         result = check_source(data, path, settings) if isinstance(exc, DecodeError) else FileResult(path)
-        return FixOutcome(path, "", "", 0, result, f"cannot read: {exc}")
+        what = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        return FixOutcome(path, "", "", 0, result, f"cannot read: {what}", result)
     outcome = fix_text(text, path, settings, unsafe)
+    outcome.data = data
     if write and outcome.changed and outcome.error is None:
-        write_atomic(path, outcome.fixed, data)
+        try:
+            write_atomic(path, outcome.fixed, data)
+        except ChangedOnDisk:
+            outcome.error = "skipped: changed on disk while fixing"
+        except OSError as exc:
+            outcome.error = f"cannot write: {exc.strerror or exc}"
     return outcome
 
 
 def write_atomic(path: str, text: str, original: bytes) -> None:
-    """Write in the file's own encoding via a temp file and rename: never a half-written file."""
-    import io
-    import tokenize
-
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(original).readline)
-    data = text.encode("utf-8" if encoding == "utf-8-sig" else encoding)
-    if original.startswith(b"\xef\xbb\xbf"):
-        data = b"\xef\xbb\xbf" + data
-    directory = os.path.dirname(os.path.abspath(path))
-    real = os.path.realpath(path)
-    fd, tmp = tempfile.mkstemp(prefix=".qlint-", suffix=".tmp", dir=os.path.dirname(real) or directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, os.stat(real).st_mode & 0o7777)
-        os.replace(tmp, real)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Replace the file that held `original` with `text` (see `qlint.file_writes`)."""
+    replace_file(path, text, original)
 
 
 def unified_diff(outcome: FixOutcome) -> str:
+    return text_diff(outcome.path, outcome.original, outcome.fixed)
+
+
+def text_diff(path: str, original: str, fixed: str) -> str:
+    """git-style unified diff of one file (`a/` and `b/` prefixes, lines split as Python does)."""
     return "".join(
-        difflib.unified_diff(
-            outcome.original.splitlines(keepends=True),
-            outcome.fixed.splitlines(keepends=True),
-            fromfile=f"a/{outcome.path}",
-            tofile=f"b/{outcome.path}",
-        )
+        difflib.unified_diff(split_lines(original), split_lines(fixed), fromfile=f"a/{path}", tofile=f"b/{path}")
     )
 
 
 __all__ = [
+    "ChangedOnDisk",
     "Edit",
     "FixOutcome",
     "apply_edits",

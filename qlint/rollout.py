@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from qlint.diagnostic import Diagnostic
 from qlint.patches import FileChange
@@ -33,6 +34,8 @@ class RepoOutcome:
     baseline_hidden: int = 0
     baseline_stale: list[str] = field(default_factory=list)
     patch_file: str | None = None
+    notices: list[str] = field(default_factory=list)  # files left alone on purpose (edited meanwhile)
+    session: Any = None  # the repository's qlint.fix_session.FixSession, when it fixed
 
 
 @dataclass
@@ -48,16 +51,30 @@ class Rollout:
     def errors(self) -> list[str]:
         return [e for o in self.outcomes for e in o.errors]
 
+    @property
+    def notices(self) -> list[str]:
+        return [n for o in self.outcomes for n in o.notices]
+
+    def patch(self, path: str) -> tuple[str, str] | None:
+        """(text on disk, fixed text) from the fix session of the repository holding `path`
+        (what the lintrunner reporter asks a session)."""
+        outcome = self._outcome_for(path)
+        return outcome.session.patch(path) if outcome is not None and outcome.session is not None else None
+
     def settings_for(self, path: str):
-        """The settings of the repository a reported path belongs to (longest root first)."""
+        outcome = self._outcome_for(path)
+        return (outcome or self.outcomes[0]).repo.settings
+
+    def _outcome_for(self, path: str):
+        """The outcome of the repository a reported path belongs to (longest root first)."""
         best = None
         for o in self.outcomes:
             root = str(o.repo.root)
             if (path == root or path.startswith(root.rstrip(os.sep) + os.sep)) and (
-                best is None or len(root) > len(str(best.root))
+                best is None or len(root) > len(str(best.repo.root))
             ):
-                best = o.repo
-        return (best or self.outcomes[0].repo).settings
+                best = o
+        return best
 
 
 def check(
@@ -116,7 +133,6 @@ def fix(
                 diff_only=diff_only,
                 jobs=jobs,
                 use_cache=use_cache,
-                keep_texts=True,
                 progress=progress,
             )
             if paths or prepare is None
@@ -134,6 +150,8 @@ def fix(
             fixed=sum(r.applied for r in run.reports),
             changes=changes,
             errors=run.all_errors,
+            notices=run.notices,
+            session=run.session,
         )
         outcome.before = findings_before(repo, run.reports, texts, remaining)
         outcome.seconds = time.perf_counter() - started
@@ -170,7 +188,7 @@ def findings_before(
     a finding fixed (a cross-module fix edits another file) what it had before minus what it
     has now. Files are re-checked against the original texts (an overlay), not the fixed
     files on disk, so cross-module findings count too."""
-    from qlint.analysis.project import ProjectIndex
+    from qlint.analysis.names.project import ProjectIndex
     from qlint.engine import check_source
     from qlint.source import DecodeError, decode_source
 

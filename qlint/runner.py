@@ -6,28 +6,35 @@ largest-first so two cores finish together instead of one waiting on a big file 
 end. Small runs (the usual pre-commit call) stay in-process: a pool costs more than it
 saves there. A worker that dies (a C stack overflow on a pathological file) costs only
 that file: unfinished files are retried one per process and the culprit is reported.
+
+Workers die with the parent: on Linux the kernel sends them SIGKILL when it exits
+(`PR_SET_PDEATHSIG`, whatever killed it, `kill -9` included), and elsewhere each worker
+checks between files that its parent is still there. They never write files anyway:
+`qlint fix` workers return texts and the parent writes (see `qlint.fix_session`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
-import multiprocessing
 import os
 import signal
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qlint.cache import Cache
 from qlint.cross_file_fixes import apply_cross_file_fixes
 from qlint.discovery import discover
 from qlint.engine import FileResult, check_source, content_hash, display_path
+from qlint.fix_session import FixedFile, FixSession
+from qlint.notebook import check_notebook, fix_notebook, is_notebook
 from qlint.settings import Settings
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 # Below this many files to check, a process pool costs more than it saves.
 MIN_PARALLEL_FILES = 24
@@ -47,22 +54,22 @@ class RunResult:
 
 @dataclass
 class FixReport:
-    """What `qlint fix` did to one file; texts are dropped, only the diff is kept."""
+    """What `qlint fix` did to one file; its texts are in the run's `FixSession`."""
 
     path: str
     applied: int
     changed: bool
     remaining: FileResult
     diff: str | None = None
-    error: str | None = None
-    # (original, fixed) of a changed file, kept only when asked (per-repository patches).
-    texts: tuple[str, str] | None = None
+    error: str | None = None  # the file could not be read, fixed or written: exit code 2
+    notice: str | None = None  # left alone on purpose (edited meanwhile): not an error
 
 
 @dataclass
 class FixRunResult:
     reports: list[FixReport] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    session: FixSession | None = None
 
     @property
     def all_errors(self) -> list[str]:
@@ -73,15 +80,17 @@ class FixRunResult:
                 out.append(f"{display_path(rep.path)}: {rep.error}")
         return out
 
+    @property
+    def notices(self) -> list[str]:
+        return [f"{display_path(r.path)}: {r.notice}" for r in self.reports if r.notice]
+
 
 def run_check(
     paths: Sequence[str], settings: Settings, use_cache: bool = True, jobs: int | None = None, progress=None
 ) -> RunResult:
-    """Check every discovered file; cached results are reused, fresh ones stored.
-
-    `progress` (optional): an object with `start(total)` and `advance(n)` (qlint.progress)."""
+    """Check every discovered file; cached results are reused, fresh ones stored."""
     found = discover(paths, settings)
-    if progress is not None:
+    if progress is not None:  # an object with start(total) and advance(n) (qlint.progress)
         progress.start(len(found.files))
     cache = Cache.for_settings(settings) if use_cache else None
     results: dict[str, FileResult] = {}
@@ -115,7 +124,6 @@ def run_fix(
     diff_only: bool,
     jobs: int | None = None,
     use_cache: bool = True,
-    keep_texts: bool = False,
     progress=None,
 ) -> FixRunResult:
     """Fix (or with `diff_only`, preview) every file; a cached clean file is not re-read."""
@@ -131,15 +139,42 @@ def run_fix(
             reports[path] = FixReport(path, 0, False, hit)
         else:
             todo.append(path)
+    session = FixSession(settings, unsafe)
     if progress is not None:
         progress.advance(len(reports))
-    task = _FixTask(unsafe, diff_only, keep_texts)
-    for path, report in _map(task, todo, settings, jobs):
+    for path, (report, fixed) in _map(_FixTask(unsafe), todo, settings, jobs):
         reports[path] = report
         if progress is not None:
             progress.advance(1)
-    apply_cross_file_fixes(reports, settings, unsafe, diff_only, keep_texts)
-    return FixRunResult([reports[p] for p in found.files], found.errors)
+        if fixed is not None:
+            session.add(fixed)
+    per_file = dict(reports)
+    apply_cross_file_fixes(reports, session, settings, unsafe)
+    for path, report in reports.items():
+        if report.changed:
+            reports[path] = _finish(report, session, diff_only)
+    for target, sites in session.cross_sources.items():
+        if reports[target].error or reports[target].notice:  # not written: those findings stay
+            for site in sites - {target}:
+                if not (reports[site].error or reports[site].notice):
+                    before = per_file[site]
+                    reports[site] = replace(reports[site], applied=before.applied, remaining=before.remaining)
+    return FixRunResult([reports[p] for p in found.files], found.errors, session)
+
+
+def _finish(report: FixReport, session: FixSession, diff_only: bool) -> FixReport:
+    """Diff or write one changed file. Not written: its findings as read stay reported."""
+    if diff_only:
+        return report if is_notebook(report.path) else replace(report, diff=session.diff(report.path))
+    why = session.write(report.path)
+    if why is None:
+        return report
+    fixed = session.get(report.path)
+    initial = fixed.initial if fixed is not None and fixed.initial is not None else report.remaining
+    initial.text = None
+    if why.startswith("skipped"):
+        return replace(report, applied=0, changed=False, remaining=initial, notice=why)
+    return replace(report, applied=0, changed=False, remaining=initial, error=why)
 
 
 # ----------------------------------------------------------------- per-file work
@@ -156,51 +191,88 @@ def _check_one(path: str, settings: Settings) -> tuple[FileResult, int, int, str
         result.errors.append(f"{display_path(path)}: cannot read: {exc.strerror or exc}")
         return result, 0, 0, ""
     try:
-        result = check_source(data, path, settings)
+        result = check_notebook(data, path, settings) if is_notebook(path) else check_source(data, path, settings)
     except (Exception, RecursionError):  # the engine's own safety net failed: keep going
         result = FileResult(path=path)
         result.errors.append(f"{display_path(path)}: internal error:\n{traceback.format_exc(limit=-3)}")
         return result, 0, 0, ""
-    result.text = None  # not needed by reporters; would cost a pickle of every file
     return result, st.st_size, st.st_mtime_ns, content_hash(data)
 
 
 @dataclass(frozen=True)
 class _FixTask:
+    """Fix one file in memory; the parent decides about writing (see `qlint.fix_session`)."""
+
     unsafe: bool
-    diff_only: bool
-    keep_texts: bool = False
 
-    def __call__(self, path: str, settings: Settings) -> FixReport:
-        from qlint.fixes import fix_file, unified_diff
+    def __call__(self, path: str, settings: Settings) -> tuple[FixReport, FixedFile | None]:
+        from qlint.fixes import fix_file
 
+        if is_notebook(path):
+            return self._notebook(path, settings)
         try:
-            outcome = fix_file(path, settings, unsafe=self.unsafe, write=not self.diff_only)
+            outcome = fix_file(path, settings, unsafe=self.unsafe, write=False)
         except (Exception, RecursionError):
             error = f"internal error while fixing:\n{traceback.format_exc(limit=-3)}"
-            return FixReport(path, 0, False, FileResult(path=path), None, error)
+            return FixReport(path, 0, False, FileResult(path=path), None, error), None
         # A fix that would not re-parse is reported, never written: count nothing as applied.
-        changed = outcome.fixed != outcome.original and outcome.error is None
-        diff = None
-        if self.diff_only and changed:
-            diff = unified_diff(replace(outcome, path=display_path(path)))
+        changed = outcome.changed and outcome.error is None
         outcome.remaining.text = None
         applied = outcome.applied if changed else 0
-        texts = (outcome.original, outcome.fixed) if self.keep_texts and changed else None
-        return FixReport(path, applied, changed, outcome.remaining, diff, outcome.error, texts)
+        report = FixReport(path, applied, changed, outcome.remaining, None, outcome.error)
+        if not changed or outcome.data is None:
+            return report, None
+        if outcome.initial is not None:
+            outcome.initial.text = None
+        return report, FixedFile(path, outcome.data, outcome.original, outcome.fixed, outcome.initial)
+
+    def _notebook(self, path: str, settings: Settings) -> tuple[FixReport, FixedFile | None]:
+        try:
+            with open(path, "rb") as fh:
+                raw = fh.read()
+            nb = fix_notebook(raw, path, settings, self.unsafe)
+        except (Exception, RecursionError):
+            error = f"internal error while fixing:\n{traceback.format_exc(limit=-3)}"
+            return FixReport(path, 0, False, FileResult(path=path), None, error), None
+        changed = nb.changed and nb.error is None
+        # Cell-by-cell diff (as ruff shows notebooks); the parent writes the JSON as any other file.
+        diff = nb.diff(display_path(path)) if changed else None
+        report = FixReport(path, nb.applied if changed else 0, changed, nb.remaining, diff, nb.error)
+        return report, (FixedFile(path, raw, nb.original, nb.fixed) if changed else None)
 
 
 # ----------------------------------------------------------------- parallel map
 
 _worker_settings: Settings | None = None
+_parent_pid: int | None = None
+_PR_SET_PDEATHSIG = 1
 
 
-def _init_worker(settings: Settings) -> None:
-    global _worker_settings
+def _init_worker(settings: Settings, parent_pid: int) -> None:
+    global _worker_settings, _parent_pid
     _worker_settings = settings
+    _parent_pid = parent_pid
+    _die_with_parent()
     # Ctrl-C is the parent's to handle (exit 130, quietly); workers are stopped by it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _tune_gc()
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this worker when the process that forked it exits."""
+    if sys.platform != "linux":
+        return
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    _exit_if_orphaned()  # the parent may have died before the prctl took effect
+
+
+def _exit_if_orphaned() -> None:
+    if _parent_pid is not None and os.getppid() != _parent_pid:
+        os._exit(1)
 
 
 # Checking allocates millions of short-lived AST nodes: with the default thresholds the
@@ -228,7 +300,11 @@ def _gc_tuned() -> Iterator[None]:
 
 def _run_chunk(func: Callable[[str, Settings], Any], paths: list[str]) -> list[tuple[str, Any]]:
     assert _worker_settings is not None
-    return [(p, func(p, _worker_settings)) for p in paths]
+    out = []
+    for path in paths:
+        _exit_if_orphaned()  # the watchdog where PR_SET_PDEATHSIG does not exist
+        out.append((path, func(path, _worker_settings)))
+    return out
 
 
 def _map(
@@ -241,6 +317,10 @@ def _map(
             for path in paths:
                 yield path, func(path, settings)
         return
+    # Imported here: the usual pre-commit call checks a few files in-process and should not
+    # pay for importing multiprocessing.
+    from concurrent.futures.process import BrokenProcessPool
+
     done: set[str] = set()
     try:
         with _pool(min(jobs, len(paths)), settings) as pool:
@@ -267,6 +347,8 @@ def _stop(pool: ProcessPoolExecutor) -> None:
 
 def _isolate(func, paths: list[str], settings: Settings) -> Iterator[tuple[str, Any]]:
     """After a worker died: one process per remaining file, so only the culprit is lost."""
+    from concurrent.futures.process import BrokenProcessPool
+
     for path in paths:
         try:
             with _pool(1, settings) as pool:
@@ -280,14 +362,17 @@ def _isolate(func, paths: list[str], settings: Settings) -> Iterator[tuple[str, 
 def _crashed(func, path: str, result: FileResult) -> Any:
     if func is _check_one:
         return result, 0, 0, ""
-    return FixReport(path, 0, False, result)
+    return FixReport(path, 0, False, result), None
 
 
 def _pool(workers: int, settings: Settings) -> ProcessPoolExecutor:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     # fork: workers inherit the imported modules and the loaded op table for free.
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if sys.platform == "linux" and "fork" in methods else None)
-    return ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(settings,))
+    return ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(settings, os.getpid()))
 
 
 def _chunks(paths: list[str], jobs: int) -> list[list[str]]:

@@ -9,13 +9,16 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import os
+import re
+import sys
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from qlint import __version__
-from qlint.rules import RULES, Rule
+from qlint import __version__, registry
+from qlint.rules.base import Rule
 
 # Directories nobody wants linted, as in ruff. Not `site-packages`: qlint is pointed at
 # installed package trees on purpose. `exclude` replaces this list, `extend-exclude` adds.
@@ -52,13 +55,17 @@ def code_matches(code: str, selector: str) -> bool:
 
 @dataclass(frozen=True)
 class Settings:
-    select: tuple[str, ...] = ("QL",)
+    # Every installed rule, qlint's and its plugins' (as flake8 does with its extensions);
+    # `select = ["QL"]` keeps qlint's own only.
+    select: tuple[str, ...] = ("ALL",)
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     unsafe_fixes: bool = False
+    # Preview rules run only when this is on (`--preview`, `preview = true`).
+    preview: bool = False
     rule_options: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
     root: Path = field(default_factory=Path.cwd)
     config_path: Path | None = None
@@ -68,6 +75,10 @@ class Settings:
     cache_dir: Path | None = None
     # `[tool.qlint.runtime] models`: factories the runtime checker may import and run (opt-in).
     runtime_models: tuple[str, ...] = ()
+    # `[tool.qlint.runtime] editor`: "on-save" lets the language server run runtime checks.
+    runtime_editor: str = "off"
+    # `rule-url`: where diagnostics link to ("{code}"/"{name}" filled in); None: the shipped page.
+    rule_url: str | None = None
 
     @cached_property
     def enabled_codes(self) -> frozenset[str]:
@@ -81,18 +92,38 @@ class Settings:
             best_ign = max((len(s) for s in self.ignore if code_matches(code, s)), default=-1)
             return best_sel >= 0 and best_sel > best_ign
 
-        return frozenset(code for code in RULES if chosen(code))
+        rules = registry.rules()
+        return frozenset(code for code, cls in rules.items() if chosen(code) and (self.preview or not cls.preview))
+
+    @cached_property
+    def noqa_pattern(self) -> re.Pattern[str]:
+        """Finds a `noqa` comment that lists an enabled code's prefix: only files with one
+        pay for tokenizing when the unused-noqa rule runs."""
+        prefixes = sorted({re.match(r"[A-Z]+", code).group() for code in self.enabled_codes})
+        alternatives = "|".join(map(re.escape, prefixes)) or "(?!)"
+        return re.compile(rf"noqa\s*:[^\n]*\b(?:{alternatives})\d", re.IGNORECASE)
 
     def options_for(self, code: str) -> dict[str, Any]:
         return dict(dict(self.rule_options).get(code, ()))
 
     def ignored_for(self, path: str) -> frozenset[str]:
+        if not self.per_file_ignores:
+            return frozenset()  # resolving the path costs a stat per directory level
         rel = self.relative(path)
         ignored: set[str] = set()
         for pattern, codes in self.per_file_ignores:
             if _glob_match(rel, pattern):
-                ignored.update(c for c in RULES if any(code_matches(c, s) for s in codes))
+                ignored.update(c for c in registry.rules() if any(code_matches(c, s) for s in codes))
         return frozenset(ignored)
+
+    def explicit_per_file_ignores(self, path: str) -> frozenset[str]:
+        """Codes a per-file-ignores entry for `path` names in full (not by prefix or `ALL`)."""
+        if not self.per_file_ignores:
+            return frozenset()
+        rel = self.relative(path)
+        return frozenset(
+            code for pattern, codes in self.per_file_ignores if _glob_match(rel, pattern) for code in codes
+        )
 
     def rules_for(self, path: str) -> list[Rule]:
         codes = self.enabled_codes - self.ignored_for(path)
@@ -100,7 +131,8 @@ class Settings:
 
     @cached_property
     def _instances(self) -> dict[str, Rule]:
-        return {code: cls(self.options_for(code)) for code, cls in RULES.items() if code in self.enabled_codes}
+        rules = registry.rules()
+        return {code: cls(self.options_for(code)) for code, cls in rules.items() if code in self.enabled_codes}
 
     def relative(self, path: str) -> str:
         p = Path(path)
@@ -118,6 +150,7 @@ class Settings:
             "codes": sorted(self.enabled_codes),
             "pfi": [list(map(str, x)) for x in self.per_file_ignores],
             "opts": repr(self.rule_options),
+            "plugins": _plugin_fingerprint(tuple(sorted(self.enabled_codes))),
         }
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -129,6 +162,25 @@ def _glob_match(rel: str, pattern: str) -> bool:
     if "/" not in pattern:
         return fnmatch.fnmatch(PurePosixPath(rel).name, pattern)
     return fnmatch.fnmatch(rel, pattern.rstrip("/") + "/*")
+
+
+def _plugin_fingerprint(codes: tuple[str, ...]) -> list[str]:
+    """Package, version and module file stamp of each enabled plugin rule: editing a plugin
+    in development invalidates its cached findings too."""
+    out = []
+    rules = registry.rules()
+    for code in codes:
+        origin = registry.origin(code)
+        if origin.builtin:
+            continue
+        module_file = getattr(sys.modules.get(rules[code].__module__), "__file__", None) or ""
+        try:
+            st = os.stat(module_file)
+            stamp = f"{st.st_size}:{st.st_mtime_ns}"
+        except OSError:
+            stamp = "?"
+        out.append(f"{code}:{origin}:{stamp}")
+    return out
 
 
 @lru_cache(maxsize=1)

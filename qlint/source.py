@@ -2,18 +2,26 @@
 
 `ast` reports columns in UTF-8 bytes; editors, JSON and humans want characters. One
 `LineIndex` per file converts once, so no rule has to think about encodings.
+
+Lines are what Python's tokenizer counts as lines: `\r\n`, a lone `\r` (old Mac files,
+which the interpreter runs) and `\n`. `str.splitlines` would also split at form feeds and
+Unicode separators, and splitting on `\n` alone would put a whole CR-only file on one
+line while `ast` numbers it line by line.
 """
 
 from __future__ import annotations
 
 import codecs
-import io
 import re
 import tokenize
 from bisect import bisect_right
 from dataclasses import dataclass
 
 from qlint.diagnostic import Position
+
+NEWLINE = re.compile(r"\r\n?|\n")
+_LF = re.compile("\n")
+_NEWLINE_BYTES = re.compile(rb"\r\n?|\n")
 
 
 class DecodeError(ValueError):
@@ -25,18 +33,27 @@ class DecodeError(ValueError):
         self.col = col
 
 
+def detect_encoding(data: bytes) -> str:
+    """PEP 263 / BOM detection over lines as Python splits them (a cookie on line 2 of a
+    CR-only file counts). Raises SyntaxError for a bad cookie."""
+    lines = iter(m.group() for m in re.finditer(rb"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$", data))
+    encoding, _ = tokenize.detect_encoding(lambda: next(lines, b""))
+    return encoding
+
+
 def decode_source(data: bytes) -> str:
     """Decode like the interpreter does: BOM, then a PEP 263 cookie, then UTF-8."""
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        encoding = detect_encoding(data)
     except SyntaxError as exc:
         raise DecodeError(f"cannot determine the file's encoding: {exc}") from None
     try:
         codecs.lookup(encoding)
         text = data.decode(encoding)
     except UnicodeDecodeError as exc:
-        row = data.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1)
+        breaks = [m.end() for m in _NEWLINE_BYTES.finditer(data, 0, exc.start)]
+        row = len(breaks) + 1
+        col = exc.start - (breaks[-1] if breaks else 0)
         raise DecodeError(f"invalid {encoding}: {exc.reason} at byte {exc.start}", row, col) from None
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -48,16 +65,19 @@ class LineIndex:
     text: str
 
     def __post_init__(self) -> None:
+        # Most files have no CR at all: the plain pattern is three times faster.
+        self._breaks = NEWLINE if "\r" in self.text else _LF
         starts = [0]
-        for match in re.finditer("\n", self.text):
+        for match in self._breaks.finditer(self.text):
             starts.append(match.end())
         self.starts = starts
         self._lines: list[str] | None = None
 
     @property
     def lines(self) -> list[str]:
+        """The lines without their line breaks."""
         if self._lines is None:
-            self._lines = self.text.split("\n")
+            self._lines = self._breaks.split(self.text)
         return self._lines
 
     def line(self, row: int) -> str:
@@ -78,3 +98,14 @@ class LineIndex:
     def position(self, offset: int) -> Position:
         row = bisect_right(self.starts, offset)
         return Position(row, offset - self.starts[row - 1])
+
+
+def line_ending(text: str) -> str:
+    """The file's line break (its first one; `\n` for a file without any), for inserted lines."""
+    match = NEWLINE.search(text)
+    return match.group() if match else "\n"
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their breaks kept, split where Python splits them (see the module doc)."""
+    return [m.group() for m in re.finditer(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$", text)]

@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from qlint.analysis.project import ProjectIndex  # noqa: E402
+from qlint.analysis.names.project import ProjectIndex  # noqa: E402
 from qlint.engine import check_source  # noqa: E402
 from qlint.fixes import fix_text  # noqa: E402
 from qlint.settings import Settings  # noqa: E402

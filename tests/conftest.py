@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from qlint.analysis.project import ProjectIndex
+from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
 from qlint.fixes import fix_text
 from qlint.settings import Settings
@@ -16,17 +16,17 @@ from qlint.settings import Settings
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def settings_for(select=("QL",), **options) -> Settings:
+def settings_for(select=("QL",), preview: bool = False, **options) -> Settings:
     """`options` maps a rule code to its option dict, e.g. QL101={"fix-style": "both"}."""
     rule_options = tuple((code, tuple(opts.items())) for code, opts in options.items())
-    return Settings(select=tuple(select), rule_options=rule_options, root=ROOT)
+    return Settings(select=tuple(select), rule_options=rule_options, root=ROOT, preview=preview)
 
 
-def lint(source: str, path: str = "snippet.py", select=("QL",), overlay=None, **options):
+def lint(source: str, path: str = "snippet.py", select=("QL",), overlay=None, preview: bool = False, **options):
     """Diagnostics for a dedented snippet; `overlay` adds other project files (path -> text)."""
     source = textwrap.dedent(source)
     project = ProjectIndex({os.path.abspath(p): textwrap.dedent(t) for p, t in (overlay or {}).items()})
-    result = check_source(source, os.path.abspath(path), settings_for(select, **options), project)
+    result = check_source(source, os.path.abspath(path), settings_for(select, preview, **options), project)
     assert not result.errors, result.errors
     return result.diagnostics
 

@@ -82,22 +82,27 @@ def test_baseline_reports_only_new_findings(repo):
     assert wrote.returncode == 0 and "Wrote a baseline of 4 findings in 4 files" in wrote.stderr
     entries = json.loads(baseline.read_text())["entries"]
     assert {"repository": "r", "path": "a.py", "code": "QL101", "source": "torch.ops.aten.relu", "count": 1} in entries
-    assert qlint(repo, "check", "--no-cache", "--baseline", str(baseline), ".").returncode == 0
+    assert (
+        qlint(repo, "check", "--no-cache", "--output-format", "concise", "--baseline", str(baseline), ".").returncode
+        == 0
+    )
     # An unrelated edit above the finding moves its line: still recorded.
     (repo / "a.py").write_text("# header\n\n" + BUGGY)
-    clean = qlint(repo, "check", "--no-cache", "--baseline", str(baseline), ".")
+    clean = qlint(repo, "check", "--no-cache", "--output-format", "concise", "--baseline", str(baseline), ".")
     assert clean.returncode == 0 and clean.stdout.strip() == "All checks passed!", clean.stdout
     # A second copy of the same bug in the same file is new.
     (repo / "a.py").write_text(BUGGY + "\n\ndef g(n):\n    return n.target == torch.ops.aten.relu\n")
-    new = qlint(repo, "check", "--no-cache", "--baseline", str(baseline), ".")
+    new = qlint(repo, "check", "--no-cache", "--output-format", "concise", "--baseline", str(baseline), ".")
     assert new.returncode == 1 and new.stdout.count("QL101") == 1, new.stdout
     # A fixed finding leaves a stale entry behind, reported so the baseline can shrink.
     (repo / "c.py").write_text(CAPTURE.replace("torch.ao.quantization", "torchao.quantization.pt2e"))
-    stale = qlint(repo, "check", "--no-cache", "--baseline", str(baseline), "--repo-summary", ".")
+    stale = qlint(
+        repo, "check", "--no-cache", "--output-format", "concise", "--baseline", str(baseline), "--repo-summary", "."
+    )
     assert "c.py: QL401" in stale.stderr and "no longer found" in stale.stderr
     assert "baseline hid 3, 1 stale" in stale.stdout
     # Checking another file only says nothing about c.py's entry.
-    part = qlint(repo, "check", "--no-cache", "--baseline", str(baseline), "b.py")
+    part = qlint(repo, "check", "--no-cache", "--output-format", "concise", "--baseline", str(baseline), "b.py")
     assert "no longer found" not in part.stderr
 
 
@@ -106,12 +111,15 @@ def test_baseline_works_in_another_clone(repo, tmp_path):
     qlint(repo, "check", "--no-cache", "--write-baseline", str(baseline), ".")
     clone = tmp_path / "elsewhere"
     subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
-    assert qlint(clone, "check", "--no-cache", "--baseline", str(baseline), ".").returncode == 0
+    assert (
+        qlint(clone, "check", "--no-cache", "--output-format", "concise", "--baseline", str(baseline), ".").returncode
+        == 0
+    )
 
 
 def test_bad_baseline_is_a_usage_error(repo):
     (repo / "bad.json").write_text("{}")
-    run = qlint(repo, "check", "--no-cache", "--baseline", "bad.json", ".")
+    run = qlint(repo, "check", "--no-cache", "--output-format", "concise", "--baseline", "bad.json", ".")
     assert run.returncode == 2 and "not a qlint baseline" in run.stderr
 
 
@@ -122,8 +130,8 @@ def test_a_baseline_over_several_repositories_keeps_them_apart(tmp_path):
     assert qlint(tmp_path, "check", "--no-cache", "--write-baseline", str(baseline), "a", "b").returncode == 0
     assert {e["repository"] for e in json.loads(baseline.read_text())["entries"]} == {"a", "b"}
     (b / "m.py").write_text(BUGGY + "\n\ndef g(n):\n    return n.target == torch.ops.aten.relu\n")
-    run = qlint(tmp_path, "check", "--no-cache", "--baseline", str(baseline), "a", "b")
+    run = qlint(tmp_path, "check", "--no-cache", "--output-format", "concise", "--baseline", str(baseline), "a", "b")
     assert run.returncode == 1 and "b/m.py:9:24: QL101" in run.stdout and "a/m.py" not in run.stdout, run.stdout
     (a / "m.py").write_text("")
-    fixed = qlint(tmp_path, "check", "--no-cache", "--baseline", str(baseline), "a")
+    fixed = qlint(tmp_path, "check", "--no-cache", "--output-format", "concise", "--baseline", str(baseline), "a")
     assert "qlint: baseline: a: m.py: QL101" in fixed.stderr and "b:" not in fixed.stderr

@@ -227,6 +227,9 @@ def test_unwritable_cache_directory_is_not_an_error(tmp_path):
     c = Cache(tmp_path / "cache", "fp")
     stored(c, f)
     c.save()  # must not raise
+    assert (tmp_path / "cache").read_text() == "a file where the directory should be"  # left alone
+    assert c.dirty  # nothing was written, so the results are still pending
+    assert c.lookup(str(f)) is not None  # and still served from memory for this run
 
 
 def test_forget_missing(tmp_path):
@@ -313,3 +316,102 @@ def test_cross_module_constants_in_the_examples_stay_consistent(tmp_path):
     after = fold_pass_findings(True)
     assert after == fold_pass_findings(False)
     assert after != before, "the imported constant's packet should no longer be reported"
+
+
+# ------------------------------------------------------------------ corruption is a miss
+
+FIXABLE = "import torch\n\n\ndef f(n):\n    return n.target == torch.ops.aten.relu\n"
+
+
+def _warm(tmp_path):
+    for i in range(3):
+        old_file(tmp_path / f"m{i}.py", FIXABLE)
+    s = settings(tmp_path)
+    cold = run_check([str(tmp_path)], s, use_cache=True, jobs=1)
+    index = Cache.for_settings(s).file
+    return s, cold, index
+
+
+def _same_as_cold(s, tmp_path, cold):
+    again = run_check([str(tmp_path)], s, use_cache=True, jobs=1)
+    assert again.all_errors == []
+    assert [r.diagnostics for r in again.results] == [r.diagnostics for r in cold.results]
+    return again
+
+
+@pytest.mark.parametrize("keep", [0.1, 0.5, 0.9, 0.999])
+def test_truncated_index_is_a_miss(tmp_path, keep):
+    s, cold, index = _warm(tmp_path)
+    data = index.read_bytes()
+    index.write_bytes(data[: int(len(data) * keep)])
+    again = _same_as_cold(s, tmp_path, cold)
+    assert again.cached == 0
+
+
+def test_flipped_bytes_are_never_served(tmp_path):
+    import random
+
+    s, cold, index = _warm(tmp_path)
+    good = index.read_bytes()
+    rng = random.Random(8)
+    for _ in range(40):
+        data = bytearray(good)
+        for _ in range(rng.randint(1, 3)):
+            pos = rng.randrange(len(data))
+            data[pos] ^= 1 << rng.randrange(8)
+        index.write_bytes(bytes(data))
+        again = _same_as_cold(s, tmp_path, cold)  # never a garbled finding, never an error
+        assert again.cached == 0
+        index.write_bytes(good)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        (("fix", "applicability"), "sometimes"),  # not an Applicability
+        (("runtime",), ["maybe", "", None, 0.0]),  # not a verdict
+        (("range",), [1, 2, 3]),
+        (("message",), 42),
+        (("fix", "edits"), [[[1, 0, 1, 0], None, None]]),
+    ],
+)
+def test_an_entry_that_does_not_decode_is_a_miss_and_is_replaced(tmp_path, field, value):
+    s, cold, _ = _warm(tmp_path)
+    c = Cache.for_settings(s)
+    path = str(tmp_path / "m1.py")
+    entry = c.entries[path]
+    bad = json.loads(json.dumps(entry[3]))
+    target = bad[0]
+    for key in field[:-1]:
+        target = target[key]
+    target[field[-1]] = value
+    c.entries[path] = (*entry[:3], bad, entry[4])
+    c.dirty = True
+    c.save()  # a well-formed index with a valid checksum: only decoding can tell
+    assert Cache.for_settings(s).lookup(path) is None
+    again = _same_as_cold(s, tmp_path, cold)
+    assert again.cached == 2
+    assert _same_as_cold(s, tmp_path, cold).cached == 3  # the bad entry was replaced
+
+
+def test_a_corrupt_cache_never_fails_the_cli(tmp_path, capsys):
+    from qlint.cli import main
+
+    for i in range(3):
+        old_file(tmp_path / f"m{i}.py", FIXABLE)
+    argv = ["check", "--cache-dir", str(tmp_path / "cache"), str(tmp_path)]
+    assert main(argv) == 1
+    (index,) = (tmp_path / "cache").glob("*/*.index")
+    c = Cache(tmp_path / "cache", index.stem)
+    path = str(tmp_path / "m0.py")
+    entry = c.entries[path]
+    bad = json.loads(json.dumps(entry[3]))
+    bad[0]["fix"]["applicability"] = "bogus"  # what made every later run fail
+    c.entries[path] = (*entry[:3], bad, entry[4])
+    c.dirty = True
+    c.save()
+    capsys.readouterr()
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert err == "" and code == 1
+    assert out.count("QL101") == 3

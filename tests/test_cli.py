@@ -58,7 +58,7 @@ def test_clean_tree_exits_zero(tmp_path):
 def test_findings_text_json_statistics_exit_zero(tmp_path):
     (tmp_path / "a.py").write_text(NOQA_ONLY)
     (tmp_path / "b.py").write_text(SYNTAX_ERROR)
-    proc = qlint("check", ".", "--no-cache", cwd=tmp_path)
+    proc = qlint("check", ".", "--no-cache", "--output-format", "concise", cwd=tmp_path)
     assert proc.returncode == 1
     assert proc.stdout.splitlines() == [
         "a.py:1:6: QL002 [*] Unused `noqa` directive (unused: QL101)",
@@ -79,8 +79,8 @@ def test_findings_text_json_statistics_exit_zero(tmp_path):
 
     proc = qlint("check", "--ignore", "QL002", cwd=tmp_path)
     assert proc.returncode == 1 and "QL002" not in proc.stdout and "QL001" in proc.stdout
-    proc = qlint("check", "--ignore", "QL0", cwd=tmp_path)
-    assert proc.returncode == 0
+    proc = qlint("check", "--ignore", "QL0", cwd=tmp_path)  # ignores QL002; a broken file still shows
+    assert proc.returncode == 1 and "QL002" not in proc.stdout and "b.py:1:15: QL001" in proc.stdout
 
 
 @pytest.mark.parametrize("fmt", ["sarif", "github", "lintrunner", "json-lines"])
@@ -90,7 +90,8 @@ def test_other_formats_through_the_cli(tmp_path, fmt):
     # lintrunner takes any nonzero exit for "Linter failed": its findings are its messages.
     assert proc.returncode == (0 if fmt == "lintrunner" else 1), proc.stderr
     if fmt == "github":
-        assert proc.stdout.startswith("::error title=qlint (QL002),file=a.py,line=1,col=6")
+        # QL002 is a warning (its rule's severity), so the annotation is one.
+        assert proc.stdout.startswith("::warning title=qlint (QL002),file=a.py,line=1,col=6")
     else:
         first = json.loads(proc.stdout if fmt == "sarif" else proc.stdout.splitlines()[0])
         assert first
@@ -136,7 +137,7 @@ def test_config_file_option(tmp_path):
         (["check", "--output-format", "xml"], "invalid choice"),
         (["check", "--jobs", "0"], "must be at least 1"),
         (["check", "--bogus"], "unrecognized arguments"),
-        (["rule", "QL999"], "unknown rule code 'QL999'"),
+        (["rule", "QL999"], "unknown rule 'QL999'"),
     ],
 )
 def test_usage_errors_exit_2(tmp_path, args, message):
@@ -255,7 +256,7 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
 
 def test_unsafe_fixes_are_hidden_until_asked_for(tmp_path, fake_rule, capsys):
     (tmp_path / "a.py").write_text("FAKE_SAFE\nFAKE_UNSAFE\nFAKE_SHOW\n")
-    code, out, _ = run(capsys, "check", "--select", "QL902", "--no-cache")
+    code, out, _ = run(capsys, "check", "--select", "QL902", "--no-cache", "--output-format", "concise")
     assert code == 1
     assert out.splitlines() == [
         "a.py:1:1: QL902 [*] FAKE_SAFE found",
@@ -368,10 +369,10 @@ def test_runtime_checker_failure_keeps_the_findings(tmp_path, monkeypatch, capsy
 
 
 def test_server_without_pygls(monkeypatch, capsys):
-    monkeypatch.setattr(cli.importlib, "import_module", _missing_module("qlint.lsp.server", "pygls"))
+    monkeypatch.setattr(cli.importlib, "import_module", _missing_module("qlint.lsp.features", "pygls"))
     code, _, err = run(capsys, "server")
-    assert code == 2 and "pip install 'qlint[lsp]'" in err
-    monkeypatch.setattr(cli.importlib, "import_module", _missing_module("qlint.lsp.server", "qlint.lsp"))
+    assert code == 2 and "pip install 'qlint-pt2e[lsp]'" in err
+    monkeypatch.setattr(cli.importlib, "import_module", _missing_module("qlint.lsp.features", "qlint.lsp"))
     code, _, err = run(capsys, "server")
     assert code == 2 and "language server not available" in err
 
@@ -379,9 +380,9 @@ def test_server_without_pygls(monkeypatch, capsys):
 def test_server_runs_the_lsp_main(monkeypatch, capsys):
     import types
 
-    fake = types.ModuleType("qlint.lsp.server")
+    fake = types.ModuleType("qlint.lsp.features")
     fake.main = lambda: 0
-    monkeypatch.setitem(sys.modules, "qlint.lsp.server", fake)
+    monkeypatch.setitem(sys.modules, "qlint.lsp.features", fake)
     monkeypatch.setattr(cli.importlib, "import_module", lambda name: sys.modules[name])
     assert cli.main(["server"]) == 0
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -59,7 +61,8 @@ def test_parallel_results_equal_serial_results_in_path_order(tmp_path):
     parallel = run_check([str(src)], s, use_cache=False, jobs=2)
     assert flat(parallel) == flat(serial)
     assert [r.path for r in parallel.results] == sorted(r.path for r in parallel.results)
-    assert all(r.text is None for r in parallel.results)  # texts are not shipped back
+    # Texts are not shipped back: a result holds no copy of its file's text.
+    assert all(not hasattr(r, "text") for r in parallel.results)
 
 
 def test_work_really_is_spread_over_processes(tmp_path, crash_rule):
@@ -74,6 +77,19 @@ def test_small_runs_stay_in_process(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "_pool", lambda *a: pytest.fail("a pool for three files"))
     run = run_check([str(src)], settings(tmp_path), use_cache=False, jobs=2)
     assert len(run.results) == 3
+
+
+def test_checking_one_file_does_not_import_multiprocessing(tmp_path):
+    # The pre-commit call: start-up is most of its time, a pool it never uses costs ~10 ms.
+    src = tmp_path / "one.py"
+    src.write_text("import torch\nx = node.target == torch.ops.aten.add\n")
+    code = (
+        "import sys; from qlint.cli import main; main(['check', '--exit-zero', '--no-cache', sys.argv[1]]); "
+        "print(sorted(m for m in sys.modules if m.startswith(('multiprocessing', 'concurrent'))))"
+    )
+    argv = [sys.executable, "-c", code, str(src)]
+    out = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, check=True)
+    assert "QL101" in out.stdout and out.stdout.strip().endswith("[]")
 
 
 def test_a_crashing_file_costs_only_itself(tmp_path, crash_rule):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -231,7 +232,7 @@ def test_command_line_overrides(tmp_path):
 def test_selectors():
     assert split_codes("QL101, QL102,,QL2 ") == ["QL101", "QL102", "QL2"]
     s = load_settings([], overrides=Overrides(select=("ALL",)))
-    assert s.enabled_codes == frozenset(RULES)
+    assert s.enabled_codes == frozenset(c for c in RULES if not RULES[c].preview)  # preview rules need --preview
     with pytest.raises(ConfigError, match='unknown rule selector "ql101"'):
         load_settings([], overrides=Overrides(select=("ql101",)))
 
@@ -242,3 +243,19 @@ def test_fingerprint_tracks_what_changes_findings(tmp_path):
     c = load_settings([str(tmp_path)], overrides=Overrides(select=("QL1",), force_exclude=True))
     assert a.fingerprint != b.fingerprint
     assert a.fingerprint == c.fingerprint  # discovery options do not change a file's findings
+
+
+@pytest.mark.parametrize("entry", ["register_lowering_pattern", "f:", ":0", "f:0:1", "a b:0"])
+def test_extra_sinks_need_callee_and_argument(tmp_path, entry):
+    (tmp_path / "pyproject.toml").write_text(f'[tool.qlint.QL101]\nextra-sinks = ["{entry}"]\n')
+    with pytest.raises(ConfigError) as info:
+        load_settings([str(tmp_path)])
+    message = str(info.value)
+    assert "pyproject.toml" in message and '[tool.qlint.QL101] "extra-sinks"' in message
+    assert '"callee:N" or "callee:keyword"' in message and json.dumps(entry) in message
+
+
+def test_well_formed_extra_sinks_are_accepted(tmp_path):
+    sinks = ["register_lowering_pattern:0", "*:expected_ops", "pkg.mod.check:2"]
+    (tmp_path / "pyproject.toml").write_text(f"[tool.qlint.QL101]\nextra-sinks = {json.dumps(sinks)}\n")
+    assert load_settings([str(tmp_path)]).options_for("QL101")["extra-sinks"] == tuple(sinks)

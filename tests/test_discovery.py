@@ -284,3 +284,30 @@ def test_walking_the_installed_torch_tree_is_fast():
     assert len(result.files) > 2000
     assert result.errors == []
     assert best < 0.3, f"discovery took {best:.3f}s"
+
+
+def test_folded_runs_give_the_last_matching_rule():
+    text = "*.log\n!keep*.log\nkeep_not.log\n!keep_not.log.bak\n/build/\n!/build/keep/\ngen/\n"
+    ig = IgnoreFile.parse("/r", text)
+
+    def last_rule(rel: str, name: str, is_dir: bool) -> bool | None:
+        for rule in reversed(ig.rules):
+            if (not rule.dir_only or is_dir) and rule.regex.fullmatch(rel if rule.anchored else name):
+                return not rule.negate
+        return None
+
+    entries = [
+        ("a.log", False),
+        ("keep1.log", False),
+        ("keep_not.log", False),
+        ("keep_not.log.bak", False),
+        ("build", True),
+        ("build/keep", True),
+        ("build", False),
+        ("sub/gen", True),
+        ("sub/gen", False),
+        ("x.py", False),
+    ]
+    verdicts = {rel: ig.match(rel, rel.rsplit("/", 1)[-1], is_dir) for rel, is_dir in entries}
+    assert verdicts == {rel: last_rule(rel, rel.rsplit("/", 1)[-1], is_dir) for rel, is_dir in entries}
+    assert verdicts["keep1.log"] is False and verdicts["keep_not.log"] is True and verdicts["build/keep"] is False

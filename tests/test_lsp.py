@@ -54,10 +54,10 @@ def edits_of(action: dict, uri: str) -> list[dict]:
 class LspClient:
     """JSON-RPC over the server's stdin/stdout; a reader thread files every message."""
 
-    def __init__(self, cwd: Path):
+    def __init__(self, cwd: Path, argv: list[str] | None = None):
         env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "qlint", "server"],
+            argv or [sys.executable, "-m", "qlint", "server"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -66,6 +66,7 @@ class LspClient:
         )
         self.inbox: queue.Queue = queue.Queue()
         self.received: list[dict] = []  # every notification, in order
+        self.requests: list[dict] = []  # every request from the server (each answered with null)
         self.stderr: list[bytes] = []
         self._next_id = 0
         threading.Thread(target=self._read, daemon=True).start()
@@ -121,6 +122,12 @@ class LspClient:
 
         return self.wait_for("textDocument/publishDiagnostics", wanted, timeout)["diagnostics"]
 
+    def server_request(self, method: str, timeout: float = TIMEOUT) -> dict:
+        for message in self.requests:
+            if message["method"] == method:
+                return message
+        return self._pump(lambda m: m.get("method") == method and "id" in m, timeout, method)
+
     def _pump(self, predicate, timeout: float, what: str) -> dict:
         deadline = time.monotonic() + timeout
         while True:
@@ -133,7 +140,10 @@ class LspClient:
             except queue.Empty:
                 continue
             if "method" in message and "id" in message:  # a request from the server
+                self.requests.append(message)
                 self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+                if predicate(message):
+                    return message
                 continue
             if "method" in message:
                 self.received.append(message)
@@ -221,7 +231,7 @@ def test_unsaved_buffer_is_checked_with_utf16_ranges(client: LspClient, workspac
     assert diag["code"] == "QL101"
     assert diag["source"] == "qlint"
     assert diag["severity"] == types.DiagnosticSeverity.Warning.value
-    assert diag["codeDescription"]["href"].endswith("/rules/QL101.md")
+    assert diag["codeDescription"]["href"].endswith("/qlint/rule_pages/QL101.md")  # the page qlint ships
     assert diag["data"]["fix"]["applicability"] == "safe"
     assert diag["data"]["version"] == 1
 

@@ -6,7 +6,7 @@ import ast
 import os
 import textwrap
 
-from qlint.analysis.model_flow import (
+from qlint.analysis.flow.model_flow import (
     CONSTRUCTED,
     CONVERTED,
     EXPORTED,
@@ -18,7 +18,7 @@ from qlint.analysis.model_flow import (
     caller_facts,
     module_flows,
 )
-from qlint.analysis.project import ProjectIndex, module_name_for
+from qlint.analysis.names.project import ProjectIndex, module_name_for
 from qlint.optable import load_op_table
 from qlint.rules.base import FileContext
 from qlint.source import LineIndex

@@ -44,9 +44,22 @@ def test_loader_never_imports_torch():
 
 
 def test_loading_is_fast():
-    start = time.perf_counter()
-    load_op_table(DEFAULT_PATH)  # uncached path: a real parse
-    assert time.perf_counter() - start < 0.1  # budget is ~20 ms; leave room for slow CI
+    """Building the table costs little more than parsing its JSON (a ratio measured in the
+    same run, so a loaded machine slows both sides alike), and the default table is loaded
+    once per process."""
+
+    def best(fn) -> float:
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    parse_only = best(lambda: json.loads(DEFAULT_PATH.read_text()))
+    full = best(lambda: load_op_table(DEFAULT_PATH))  # an explicit path: a real parse each time
+    assert full < 4 * parse_only + 0.005, (full, parse_only)
+    assert load_op_table() is load_op_table()
 
 
 def test_default_table_is_cached():

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from qlint.analysis.pt2e_moves import DEFAULT_PATH, OLD_PACKAGE, load_moves
+from qlint.analysis.edits.pt2e_moves import DEFAULT_PATH, OLD_PACKAGE, load_moves
 from tests.conftest import ROOT
 
 SCRIPT = ROOT / "scripts" / "generate_pt2e_moves.py"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -65,10 +66,8 @@ def test_parameter_with_nothing_setting_its_mode():
             return prepare_pt2e(gm, quantizer)
         """
     )
-    assert (
-        "without `eval()` (as parameter `model`, in whatever mode the caller left it;"
-        " `no_grad()` only turns off autograd, it does not switch to eval mode)" in d.message
-    )
+    assert "without `eval()` (as parameter `model`, in whatever mode the caller left it)" in d.message
+    assert d.help.startswith("`no_grad()` only turns off autograd, it does not switch to eval mode.")
 
 
 def test_inference_mode_is_not_eval():
@@ -81,7 +80,7 @@ def test_inference_mode_is_not_eval():
             prepare_pt2e(gm, quantizer)
         """
     )
-    assert "`inference_mode()` only turns off autograd" in d.message
+    assert "`inference_mode()` only turns off autograd" in d.help
 
 
 def test_eval_on_one_branch_only():
@@ -287,9 +286,9 @@ def test_fix_is_idempotent_and_reparses():
     def quantize(model, quantizer, x):
         prepare_pt2e(export(model, (x,)).module(), quantizer)
     """
-    once = fixed(src)
+    once = fixed(src, unsafe=True)  # the caller's model: unsafe
     assert "    model.eval()\n    prepare_pt2e(" in once
-    assert fixed(once) == once
+    assert fixed(once, unsafe=True) == once
     assert ql201(once) == []
 
 
@@ -326,7 +325,7 @@ def test_fix_on_a_compound_line_and_in_an_elif():
         elif prepare_pt2e(export(model, (x,)).module(), quantizer):
             pass
     """
-    out = fixed(src)
+    out = fixed(src, unsafe=True)
     assert "if fast: model.eval(); gm = prepare_pt2e(export(model, (x,)).module(), quantizer)" in out
     assert "elif prepare_pt2e(export(model.eval(), (x,)).module(), quantizer):" in out
 
@@ -336,7 +335,8 @@ def test_ql201_and_ql101_fixes_apply_in_one_run():
     def is_relu(node):
         return node.target == torch.ops.aten.relu
 
-    def quantize(model, quantizer, x):
+    def quantize(quantizer, x):
+        model = torch.nn.Linear(3, 3)
         return prepare_pt2e(export(model, (x,)).module(), quantizer)
     """
     head_and_src = HEAD + textwrap.dedent(src)
@@ -377,3 +377,117 @@ def test_a_helper_called_here_with_a_model_qlint_cannot_follow_is_quiet():
         )
         == []
     )
+
+
+# -- fix safety: whose object `.eval()` changes ---------------------------------------------
+def _fix_of(src: str):
+    (d,) = ql201(src)
+    return d.fix
+
+
+def test_fix_on_a_parameter_is_unsafe_the_callers_model_changes():
+    src = """
+    def quantize(model, quantizer, x):
+        ep = export(model, (x,))
+        return convert_pt2e(prepare_pt2e(ep.module(), quantizer))
+    """
+    fix = _fix_of(src)
+    assert fix.applicability is Applicability.UNSAFE and fix.message == "Call `model.eval()` before the capture"
+    assert fixed(src) == textwrap.dedent(src)  # not applied without --unsafe-fixes
+    assert "    model.eval()\n    ep = export(model" in fixed(src, unsafe=True)
+
+
+def test_fix_on_a_parameter_put_in_train_mode_here_is_still_unsafe():
+    fix = _fix_of(
+        """
+        def quantize(model, quantizer, x):
+            model.train()
+            return prepare_pt2e(export(model, (x,)).module(), quantizer)
+        """
+    )
+    assert fix.applicability is Applicability.UNSAFE
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        "torch.nn.Sequential(torch.nn.Conv2d(3, 3, 3), torch.nn.BatchNorm2d(3))",
+        "Net()",
+        "Net(channels=3)",
+    ],
+)
+def test_fix_on_a_model_built_here_from_a_known_class_is_safe(build):
+    fix = _fix_of(
+        f"""
+        class Net(torch.nn.Module):
+            def __init__(self, channels=3):
+                super().__init__()
+
+        def quantize(quantizer, x):
+            model = {build}
+            return prepare_pt2e(export(model, (x,)).module(), quantizer)
+        """
+    )
+    assert fix.applicability is Applicability.SAFE
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        ("model = torch.nn.Sequential(backbone)", "wraps the caller's module"),
+        ("model = Net(backbone=backbone)", "wraps the caller's module"),
+        ("model = build()", "a helper's result may be shared"),
+    ],
+)
+def test_fix_on_a_model_that_is_not_only_ours_is_unsafe(body, why):
+    fix = _fix_of(
+        f"""
+        class Net(torch.nn.Module):
+            def __init__(self, backbone=None):
+                super().__init__()
+
+        def build():
+            return torch.nn.Linear(3, 3)
+
+        def quantize(backbone, quantizer, x):
+            {body}
+            return prepare_pt2e(export(model, (x,)).module(), quantizer)
+        """
+    )
+    assert fix.applicability is Applicability.UNSAFE, why
+
+
+def test_re_export_of_a_graph_module_uses_move_exported_model_to_eval():
+    # `.eval()` on the GraphModule of `ep.module()` raises NotImplementedError on torch 2.13.
+    src = """
+    def quantize(quantizer, x):
+        model = torch.nn.Sequential(torch.nn.Conv2d(3, 3, 3))
+        model.eval()
+        gm = export(model, (x,)).module()
+        gm.train()
+        ep = export(gm, (x,))
+        return convert_pt2e(prepare_pt2e(ep.module(), quantizer))
+    """
+    (d,) = ql201(src)
+    assert "call `move_exported_model_to_eval(gm)` before capturing" in d.help
+    assert d.fix.applicability is Applicability.SAFE
+    assert d.fix.message == "Call `move_exported_model_to_eval(gm)` before the capture"
+    out = fixed(src, select=("QL201",))
+    assert "    gm.train()\n    move_exported_model_to_eval(gm)\n    ep = export(gm, (x,))" in out
+    assert ".eval()" not in out.split("gm = export")[1]
+    full = HEAD + out
+    assert "from torchao.quantization.pt2e import move_exported_model_to_eval\n" in full or (
+        "move_exported_model_to_eval" in full.split("def quantize")[0]
+    )
+    assert ql201(out) == []
+
+
+def test_the_rule_pages_example_fix_is_unsafe_as_the_page_says():
+    from tests.test_rule_pages import python_block, sections
+
+    sec = sections("QL201")
+    (d,) = lint(python_block(sec["Example"]), select=("QL201",))
+    assert d.fix.applicability is Applicability.UNSAFE
+    assert "A parameter (the Example above): **unsafe**" in sec["Fix safety"]
+    page = (Path(__file__).resolve().parents[1] / "qlint" / "rule_pages" / "QL201.md").read_text()
+    assert page == (Path(__file__).resolve().parents[1] / "rules" / "QL201.md").read_text()

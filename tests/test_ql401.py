@@ -17,6 +17,11 @@ def ql401(src: str, **kw):
     return [d for d in lint(src, select=SEL, **kw) if d.code == "QL401"]
 
 
+def spots(diagnostics) -> list[tuple[int, int]]:
+    """Where the findings start (row, column): a count alone would not say which lines."""
+    return [(d.range.start.row, d.range.start.col) for d in diagnostics]
+
+
 def fixed(src: str, unsafe: bool = False, **kw) -> str:
     out = fix(src, select=SEL, unsafe=unsafe, **kw)
     ast.parse(out)
@@ -80,7 +85,7 @@ def test_moved_names_leave_eager_names_in_place_one_per_line():
                 prepare,
             )
             from torchao.quantization.pt2e import (
-                allow_exported_model_train_eval,
+                allow_exported_model_train_eval,  # QAT helper
                 move_exported_model_to_train,
             )
         """
@@ -179,7 +184,7 @@ def test_plain_import_rewrites_import_and_uses_and_keeps_torch_bound():
         x = torch.randn(2)
         """
     )
-    assert len(ql401(src)) == 1
+    assert spots(ql401(src)) == [(1, 7)]
     assert fixed(src) == dedent(
         """\
         import torch
@@ -222,7 +227,7 @@ def test_attribute_uses_are_rewritten_and_the_import_added_once():
             return torch.ao.quantization.quantize_pt2e.convert_pt2e(m)
         '''
     )
-    assert len(ql401(src)) == 3
+    assert spots(ql401(src)) == [(6, 4), (7, 4), (8, 11)]
     assert fixed(src) == dedent(
         '''\
         """Calibrate and convert."""
@@ -276,7 +281,7 @@ def test_quantizer_api_moving_next_to_torch_ao_observers_takes_them_along_unsafe
     )
     (d,) = ql401(src)
     assert d.fix.applicability is Applicability.UNSAFE
-    assert "`HistogramObserver`" in d.message and "does not insert" in d.message
+    assert "`HistogramObserver`" in d.help and "does not insert" in d.help
     assert fixed(src) == src
     assert fixed(src, unsafe=True) == dedent(
         """\
@@ -372,7 +377,7 @@ def test_fallback_that_only_swallows_the_error_is_still_flagged():
             HAS_XNNPACK = False
         """
     )
-    assert len(ql401(src)) == 1
+    assert spots(ql401(src)) == [(2, 4)]
     assert "executorch.backends.xnnpack.quantizer.xnnpack_quantizer" in fixed(src)
 
 
@@ -389,14 +394,14 @@ def test_prerelease_api_is_never_rewritten():
     src = "from torch.ao.quantization._quantize_pt2e import prepare_pt2e, convert_pt2e\n"
     (d,) = ql401(src)
     assert d.fix.applicability is Applicability.DISPLAY_ONLY
-    assert "pre-release" in d.message and "torchao.quantization.pt2e.quantize_pt2e.prepare_pt2e" in d.message
+    assert "pre-release" in d.help and "torchao.quantization.pt2e.quantize_pt2e.prepare_pt2e" in d.help
     assert fixed(src, unsafe=True) == src
 
 
 def test_unknown_name_moves_what_it_can_and_reports_the_rest():
     src = "from torch.ao.quantization.quantize_pt2e import prepare_pt2e, not_a_real_name\n"
     (d,) = ql401(src)
-    assert "not_a_real_name" in d.message
+    assert "not_a_real_name" in d.help
     out = fixed(src)
     assert out == (
         "from torch.ao.quantization.quantize_pt2e import not_a_real_name\n"
@@ -439,8 +444,77 @@ def test_project_modules_named_like_the_old_ones_are_quiet(tmp_path):
 def test_the_example_legacy_flow_is_fully_migrated(root):
     path = root / "examples" / "recipes" / "legacy_pt2e_flow.py"
     src = path.read_text()
-    assert len(ql401(src, path=str(path))) == 5
+    assert spots(ql401(src, path=str(path))) == [(4, 7), (5, 0), (6, 0), (10, 0), (27, 4)]
     out = fixed(src, path=str(path), unsafe=True)
     assert ql401(out, path=str(path)) == []
     assert "import torchao.quantization.pt2e.quantize_pt2e as qp" in out
     assert "from torchao.quantization.pt2e import MinMaxObserver\n" in out
+
+
+# -- splitting keeps comments and suppressions ------------------------------------------------
+def test_split_keeps_the_comment_after_a_moved_name():
+    src = dedent(
+        """\
+        from torch.ao.quantization.quantizer import (
+            Quantizer,  # base
+            XNNPACKQuantizer,  # second
+        )
+        """
+    )
+    assert fixed(src, unsafe=True) == dedent(
+        """\
+        from torchao.quantization.pt2e.quantizer import (
+            Quantizer,  # base
+        )
+        from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
+            XNNPACKQuantizer,  # second
+        )
+        """
+    )
+
+
+def test_split_carries_a_trailing_noqa_onto_every_new_statement():
+    src = "from torch.ao.quantization.quantizer import Quantizer, XNNPACKQuantizer  # noqa: F401\n"
+    out = fixed(src, unsafe=True)
+    assert out == (
+        "from torchao.quantization.pt2e.quantizer import Quantizer  # noqa: F401\n"
+        "from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import XNNPACKQuantizer  # noqa: F401\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("head", "close"), [("  # noqa: F401", ""), ("", "  # NOQA: F401,E501")], ids=["first-line", "last-line"]
+)
+def test_split_carries_a_noqa_where_the_statement_had_it(head, close):
+    src = (
+        f"from torch.ao.quantization.quantizer import ({head}\n"
+        f"    Quantizer,\n    XNNPACKQuantizer,  # second\n){close}\n"
+    )
+    out = fixed(src, unsafe=True)
+    assert out == (
+        f"from torchao.quantization.pt2e.quantizer import ({head}\n    Quantizer,\n){close}\n"
+        f"from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import ({head}\n"
+        f"    XNNPACKQuantizer,  # second\n){close}\n"
+    )
+
+
+def test_split_leaves_a_plain_statement_comment_on_the_original_only():
+    src = "from torch.ao.quantization.quantizer import Quantizer, XNNPACKQuantizer  # quantizer API\n"
+    assert fixed(src, unsafe=True) == (
+        "from torchao.quantization.pt2e.quantizer import Quantizer  # quantizer API\n"
+        "from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import XNNPACKQuantizer\n"
+    )
+
+
+# -- trigger prefilter -----------------------------------------------------------------------
+def test_trigger_ignores_the_successor_package_but_not_the_old_spellings():
+    from qlint.rules.ql401_torch_ao_pt2e_import import TorchAoPt2eImport
+
+    rule = TorchAoPt2eImport()
+    assert not rule.triggered_by("from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\n")
+    assert rule.triggered_by("from torch.ao.quantization.quantize_pt2e import prepare_pt2e\n")
+    assert rule.triggered_by("from ..ao.quantization.quantize_pt2e import prepare_pt2e\n")
+    assert rule.triggered_by("from torch import ao\nao.quantization.quantize_pt2e.prepare_pt2e(m, q)\n")
+    both = "import torchao.quantization\nfrom torch.ao.quantization.quantizer import Quantizer\n"
+    assert rule.triggered_by(both)
+    assert ql401(both)

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -131,7 +132,8 @@ def test_json_is_ruff_shaped():
     assert obj["location"] == {"row": 2, "column": 5}
     assert obj["end_location"] == {"row": 2, "column": 10}
     assert obj["noqa_row"] == 2
-    assert obj["url"] == rule_url("QL101") and obj["url"].endswith("/rules/QL101.md")
+    assert obj["url"] == rule_url("QL101") and obj["url"].startswith("file://")
+    assert Path(urllib.parse.urlparse(obj["url"]).path).read_text().startswith("# QL101 packet-matcher")
     assert obj["fix"] == {
         "applicability": "unsafe",
         "message": "Use the overload",
@@ -232,7 +234,7 @@ def test_github_annotations_are_escaped():
     d = diag(path="dir,x/a:b.py", message="100% bad\nsecond line")
     line = render("github", [d], ReportOptions()).rstrip("\n")
     assert line == (
-        "::error title=qlint (QL101),file=dir%2Cx/a%3Ab.py,line=2,col=5,endLine=2,endColumn=10"
+        "::warning title=qlint (QL101),file=dir%2Cx/a%3Ab.py,line=2,col=5,endLine=2,endColumn=10"
         "::QL101 100%25 bad%0Asecond line"
     )
 
@@ -244,9 +246,9 @@ def test_lintrunner_messages_carry_one_whole_file_patch(tmp_path):
     src = "x = 1  # noqa: QL101\ny = 2  # noqa: QL102\nz = 3\n"
     (tmp_path / "m.py").write_text(src)
     settings = Settings(root=tmp_path)
-    from qlint.engine import check_file
+    from qlint.engine import check_source
 
-    result = check_file(str(tmp_path / "m.py"), settings)
+    result = check_source(src.encode(), str(tmp_path / "m.py"), settings)
     assert [d.code for d in result.diagnostics] == ["QL002", "QL002"]
     syntax = diag("QL001", path="other.py", row=1, col=0, end_col=0)
     out = render("lintrunner", [*result.diagnostics, syntax], ReportOptions(settings=settings))
@@ -266,8 +268,22 @@ def test_lintrunner_messages_carry_one_whole_file_patch(tmp_path):
 
 
 def test_every_format_renders_an_empty_list():
+    empty = {
+        "text": "All checks passed!\n",
+        "full": "All checks passed!\n",
+        "concise": "All checks passed!\n",
+        "json": "[]\n",
+        "json-lines": "",
+        "github": "",
+        "lintrunner": "",
+    }
     for fmt in FORMATS:
         out = render(fmt, [], ReportOptions())
         assert isinstance(out, str)
+        if fmt == "sarif":
+            [run] = json.loads(out)["runs"]
+            assert run["results"] == [] and [r["id"] for r in run["tool"]["driver"]["rules"]] == sorted(RULES)
+        else:
+            assert out == empty[fmt], fmt
     with pytest.raises(ValueError, match="unknown output format"):
         render("xml", [], ReportOptions())

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from qlint.analysis.project import ProjectIndex
+from qlint.analysis.names.project import ProjectIndex
 from qlint.config import Overrides
-from qlint.engine import check_file
+from qlint.engine import check_source
 from qlint.repos import group_paths, settings_for_path
 from tests.rollout_support import BUGGY, CAPTURE, FIXED, git, make_repo, qlint
 
@@ -43,6 +43,11 @@ def workspace(tmp_path) -> Path:
         },
     )
     return ws
+
+
+def check_file(path, settings, project=None):
+    with open(path, "rb") as fh:
+        return check_source(fh.read(), path, settings, project)
 
 
 def test_each_path_gets_its_repository_and_settings(workspace):

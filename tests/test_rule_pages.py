@@ -49,8 +49,9 @@ def test_page_examples_run_through_the_linter(code, tmp_path):
     example, use_instead = python_block(sec["Example"]), python_block(sec["Use instead"])
     path = str(tmp_path / "example.py")
     options = example_options(sec["Example"])
-    assert code in [d.code for d in lint(example, path=path, **options)], "Example is not flagged"
-    assert lint(use_instead, path=path, **options) == [], "Use instead is not clean"
+    preview = RULES[code].preview
+    assert code in [d.code for d in lint(example, path=path, preview=preview, **options)], "Example is not flagged"
+    assert lint(use_instead, path=path, preview=preview, **options) == [], "Use instead is not clean"
     if RULES[code].fix_availability != "none":
         assert fix(example, path=path, unsafe=True, **options) == use_instead
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -167,5 +168,63 @@ def test_without_torch_every_finding_is_skipped(tmp_path):
     out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, env=env, check=True)
     verdict, evidence, no_worker = json.loads(out.stdout)
     assert verdict == "skipped"
-    assert evidence == "torch and torchao not installed (pip install 'qlint[runtime]')"
+    # `-S` hides the installed metadata too, so the distribution's name may read as `qlint` there.
+    assert re.fullmatch(r'torch and torchao not installed \(pip install "[\w.-]+\[runtime\]"\)', evidence), evidence
     assert no_worker
+
+
+def _stored(tmp_path):
+    cache = VerdictCache(tmp_path)
+    key = "ab" * 32
+    cache.put(key, RuntimeVerdict("confirmed", "matches 0 of 4", True, 0.25))
+    return cache, key, cache._path(key)
+
+
+@pytest.mark.parametrize("keep", [0, 1, 10, -1])
+def test_truncated_verdict_is_a_miss(tmp_path, keep):
+    cache, key, path = _stored(tmp_path)
+    path.write_bytes(path.read_bytes()[:keep])
+    assert cache.get(key) is None
+
+
+def test_flipped_bytes_in_a_verdict_are_a_miss(tmp_path):
+    import random
+
+    cache, key, path = _stored(tmp_path)
+    good = path.read_bytes()
+    rng = random.Random(8)
+    served = []
+    for _ in range(200):
+        data = bytearray(good)
+        pos = rng.randrange(len(data))
+        data[pos] ^= 1 << rng.randrange(8)
+        path.write_bytes(bytes(data))
+        hit = cache.get(key)
+        if hit is not None:
+            served.append(hit)
+    # A flip in JSON whitespace or a key's quoting may leave the record intact; a changed
+    # value never gets through.
+    assert all(h == RuntimeVerdict("confirmed", "matches 0 of 4", True, 0.25) for h in served)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("verdict", "maybe"), ("fix_verified", "yes"), ("seconds", "fast"), ("evidence", None)]
+)
+def test_a_verdict_record_with_a_wrong_value_is_a_miss(tmp_path, field, value):
+    from qlint.runtime import cache as runtime_cache
+
+    cache, key, path = _stored(tmp_path)
+    record = json.loads(path.read_text())
+    record[field] = value
+    fields = {name: record[name] for name in runtime_cache._FIELDS}
+    record["sha256"] = runtime_cache._checksum(key, fields)  # consistent, but not a verdict
+    path.write_text(json.dumps(record))
+    assert cache.get(key) is None
+
+
+def test_a_verdict_stored_under_another_key_is_a_miss(tmp_path):
+    cache, key, path = _stored(tmp_path)
+    other = "cd" * 32
+    cache._path(other).parent.mkdir(parents=True, exist_ok=True)
+    cache._path(other).write_bytes(path.read_bytes())
+    assert cache.get(other) is None and cache.get(key) is not None

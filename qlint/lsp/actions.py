@@ -18,6 +18,7 @@ from pygls.uris import from_fs_path
 
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Range
 from qlint.lsp.convert import DocumentText, diff_edits
+from qlint.lsp.verdicts import fix_title_suffix
 from qlint.suppressions import parse_suppressions
 
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.qlint"
@@ -58,11 +59,12 @@ def quick_fix(
             return None
     else:
         edit = edit_for(doc.text_edits(diag.fix.edits))
+    refuted = diag.runtime is not None and diag.runtime.fix_verified is False
     return types.CodeAction(
-        title=diag.fix.message + (" (unsafe)" if unsafe else ""),
+        title=diag.fix.message + (" (unsafe)" if unsafe else "") + fix_title_suffix(diag.runtime),
         kind=QUICK_FIX_KIND,
         diagnostics=[lsp_diag],
-        is_preferred=not unsafe,
+        is_preferred=not unsafe and not refuted,
         edit=edit,
     )
 

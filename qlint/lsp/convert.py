@@ -21,17 +21,23 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
+from qlint import registry
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Position, Range
+from qlint.lsp.verdicts import verdict_from_json
+from qlint.rules.base import Severity
 from qlint.source import LineIndex
 
 SOURCE = "qlint"
 UTF16 = types.PositionEncodingKind.Utf16.value
 UTF8 = types.PositionEncodingKind.Utf8.value
 UTF32 = types.PositionEncodingKind.Utf32.value
-# A file that does not parse is an error; everything else is a warning about working code.
-ERROR_CODES = frozenset({"QL001"})
-# Findings about text that can simply go (an unused suppression comment): editors grey it out.
-UNNECESSARY_CODES = frozenset({"QL002"})
+# The rule's severity (a fact of the rule class, served by the registry) in LSP terms.
+SEVERITY = {
+    Severity.ERROR: types.DiagnosticSeverity.Error,
+    Severity.WARNING: types.DiagnosticSeverity.Warning,
+    Severity.INFO: types.DiagnosticSeverity.Information,
+    Severity.HINT: types.DiagnosticSeverity.Hint,
+}
 
 
 def units(text: str, encoding: str = UTF16) -> int:
@@ -114,7 +120,13 @@ def diff_edits(doc: DocumentText, new_text: str) -> list[types.TextEdit]:
 
 
 def severity_of(code: str) -> types.DiagnosticSeverity:
-    return types.DiagnosticSeverity.Error if code in ERROR_CODES else types.DiagnosticSeverity.Warning
+    return SEVERITY[registry.severity(code)]
+
+
+def tags_of(code: str) -> list[types.DiagnosticTag] | None:
+    """Findings about text that can simply go (an unused suppression comment): greyed out."""
+    rule = registry.rules().get(code)
+    return [types.DiagnosticTag.Unnecessary] if rule is not None and rule.unnecessary else None
 
 
 def to_lsp_diagnostic(
@@ -139,7 +151,7 @@ def to_lsp_diagnostic(
         code=diag.code,
         code_description=types.CodeDescription(href=diag.url),
         source=SOURCE,
-        tags=[types.DiagnosticTag.Unnecessary] if diag.code in UNNECESSARY_CODES else None,
+        tags=tags_of(diag.code),
         related_information=related or None,
         data={"version": version, "name": diag.name, "noqaRow": diag.noqa_row, "fix": fix_to_json(diag.fix)},
     )
@@ -173,6 +185,7 @@ def from_lsp_diagnostic(lsp: types.Diagnostic, doc: DocumentText, path: str, ver
         range=doc.range_from_lsp(lsp.range),
         fix=fix_from_json(data.get("fix")),
         noqa_row=noqa_row if isinstance(noqa_row, int) else None,
+        runtime=verdict_from_json(data.get("runtime")),
     )
 
 

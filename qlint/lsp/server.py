@@ -1,12 +1,20 @@
-"""`qlint server`: diagnostics on unsaved buffers and code actions, over LSP on stdio.
+"""`qlint server`: diagnostics on unsaved buffers, code actions, hover, runtime verdicts.
 
 Every open Python buffer is checked under its real path with the settings of its project,
 against a `ProjectIndex` whose overlay holds all open buffers, so a constant imported from
 another module is read as the editor shows it, not as it was last saved. Checks run one at
 a time on a worker thread (the project index is not thread-safe, and the event loop must
-keep reading messages); typing is debounced, and a check whose buffer changed meanwhile is
-dropped rather than published. When a buffer changes, the open buffers that import it are
-checked again.
+keep reading messages). Each buffer has at most one check in flight: edits that arrive
+meanwhile are coalesced into one more check of the newest text, and a result whose buffer
+changed meanwhile is dropped rather than published. An edit to an idle buffer is checked
+at once (after a few milliseconds that coalesce edits sent together); edits that arrive
+while a check runs wait for it, then for a pause in typing as long as that check took (up
+to `debounce`), so fast typing on a slow module does not keep a core busy. When a buffer
+changes, the open buffers that import it are checked again; so are they when a module they
+import changes on disk.
+
+Runtime verdicts (opt-in) run on a thread of their own after the static result is
+published, and are republished onto that same version only (see `runtime_jobs`).
 
 Never imports torch: the engine's op knowledge is a bundled table.
 """
@@ -14,9 +22,10 @@ Never imports torch: the engine's op knowledge is a bundled table.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
-import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -25,17 +34,22 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from qlint import __version__
-from qlint.analysis.project import ProjectIndex
-from qlint.config import CONFIG_NAMES
-from qlint.diagnostic import Diagnostic
+from qlint.analysis.names.project import ProjectIndex
+from qlint.config import CONFIG_NAMES, ConfigError, runtime_editor_mode
+from qlint.diagnostic import Diagnostic, RuntimeVerdict
 from qlint.engine import check_source
 from qlint.fixes import fix_text
 from qlint.lsp import actions
-from qlint.lsp.convert import UTF16, DocumentText, from_lsp_diagnostic, to_lsp_diagnostic
+from qlint.lsp.convert import UTF16, DocumentText, to_lsp_diagnostic
+from qlint.lsp.protocol import AlreadyAnswered, QlintProtocol
+from qlint.lsp.runtime_jobs import RuntimeJobs
 from qlint.lsp.settings_cache import SettingsCache
+from qlint.lsp.verdicts import EditorRuntime, decorate
+from qlint.settings import Settings
 
-DEBOUNCE_SECONDS = 0.15
-DEBUG_MODULES = "qlint/debugModules"
+DEBOUNCE_SECONDS = 0.15  # the longest pause between back-to-back checks while typing
+MIN_DEBOUNCE_SECONDS = 0.01  # enough to coalesce edits sent back to back
+PULL_WAIT_SECONDS = 30.0
 PYTHON_SUFFIXES = (".py", ".pyi")
 
 log = logging.getLogger(__name__)
@@ -49,19 +63,38 @@ class Snapshot:
     text: str
 
 
-@dataclass(frozen=True)
-class Pending:
-    task: asyncio.Task
-    notify_dependents: bool  # the buffer's own text changed: recheck the buffers importing it
+@dataclass
+class Due:
+    """What the next check of a buffer owes: a recheck of the buffers that import it (its
+    own text changed) and a runtime run (it was opened or saved)."""
+
+    notify_dependents: bool = False
+    runtime_version: int | None = None  # the version that was opened or saved
+    runtime: bool = False
 
 
 @dataclass
 class Checked:
-    """The last published result of a buffer: what fix-all and the lightbulb consult."""
+    """The last published result of a buffer: what fix-all, hover, pull and the lightbulb consult."""
 
     version: int | None
     diagnostics: list[Diagnostic]
     dependencies: frozenset[str] = field(default_factory=frozenset)
+    lsp: list[types.Diagnostic] = field(default_factory=list)
+    settings: Settings | None = None
+    verdicts: dict[int, RuntimeVerdict] = field(default_factory=dict)
+    generation: int = 0  # bumped by each republish (runtime verdicts): the pull result id
+
+    @property
+    def result_id(self) -> str:
+        return f"{self.version}.{self.generation}"
+
+    def published(self) -> list[types.Diagnostic]:
+        return [decorate(d, self.verdicts.get(i)) for i, d in enumerate(self.lsp)]
+
+    def findings(self) -> list[Diagnostic]:
+        """The engine's diagnostics with their runtime verdicts (for quick-fix titles)."""
+        return [d.with_runtime(self.verdicts[i]) if i in self.verdicts else d for i, d in enumerate(self.diagnostics)]
 
 
 @dataclass
@@ -72,19 +105,45 @@ class CheckOutcome:
     dependencies: frozenset[str]
     config_error: str | None  # to show: a config problem not reported before
     errors: list[str]
+    settings: Settings | None = None
+    seconds: float = 0.0
 
 
-class QlintLanguageServer(LanguageServer):
+class QlintLanguageServer(RuntimeJobs, LanguageServer):
     def __init__(self, debounce: float = DEBOUNCE_SECONDS):
-        super().__init__("qlint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "qlint",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=QlintProtocol,
+        )
         self.debounce = debounce
         self.project = ProjectIndex()
         self.settings_cache = SettingsCache()
         self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="qlint-check")
+        self.runtime = EditorRuntime()
+        self.runtime_override: str | None = None  # the editor's runtime mode, when it sets one
         self.open: dict[str, str] = {}  # uri -> path of the open Python buffers
-        self.pending: dict[str, Pending] = {}
+        self.due: dict[str, Due] = {}
+        self.timers: dict[str, asyncio.Task] = {}  # a check waiting for its pause
+        self.running: dict[str, asyncio.Task] = {}  # a check in flight
+        self.runtime_jobs: dict[str, asyncio.Task] = {}
+        self.check_seconds: dict[str, float] = {}
         self.checked: dict[str, Checked] = {}
+        self.published_signal = asyncio.Event()
         self.shutdown_requested = False
+
+    # -- errors: a reply where one is owed, a log line, never a popup ---------------------
+
+    def report_server_error(self, error: Exception, source) -> None:
+        if isinstance(error, (json.JSONDecodeError, UnicodeDecodeError)):
+            self.protocol.answer_parse_error(error)
+            message = f"qlint: ignored a message that is not JSON: {error}"
+        elif isinstance(error, AlreadyAnswered):
+            message = f"qlint: answered a request with an error: {error}"
+        else:
+            message = f"qlint: {type(error).__name__}: {error}"
+        self.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=message))
 
     # -- state, read on the event loop ---------------------------------------------------
 
@@ -93,6 +152,12 @@ class QlintLanguageServer(LanguageServer):
         encoding = self.workspace.position_encoding
         return str(getattr(encoding, "value", encoding) or UTF16)
 
+    @property
+    def pull(self) -> bool:
+        """The client pulls diagnostics (`textDocument/diagnostic`): then none are pushed."""
+        caps = self.client_capabilities.text_document
+        return bool(caps and caps.diagnostic)
+
     def snapshot(self, uri: str) -> Snapshot | None:
         path = self.open.get(uri)
         if path is None:
@@ -100,27 +165,82 @@ class QlintLanguageServer(LanguageServer):
         doc = self.workspace.get_text_document(uri)
         return Snapshot(uri, path, doc.version, doc.source)
 
+    def current(self, uri: str, version: int | None) -> bool:
+        snap = self.workspace.text_documents.get(uri)
+        return uri in self.open and snap is not None and snap.version == version
+
     def edit_for(self, uri: str, version: int | None) -> actions.EditFor:
         caps = self.client_capabilities.workspace
         versioned = bool(caps and caps.workspace_edit and caps.workspace_edit.document_changes)
         return lambda edits: actions.workspace_edit(uri, version, edits, versioned)
 
+    def set_runtime_override(self, options) -> None:
+        """`initializationOptions` / `workspace/didChangeConfiguration`: `{"runtime": "on-save"}`,
+        also nested as `{"qlint": {"runtime": {"editor": ...}}}`; null or "" leaves the choice
+        to the project's `[tool.qlint.runtime] editor`."""
+        if isinstance(options, dict) and isinstance(options.get("qlint"), dict):
+            options = options["qlint"]
+        if not isinstance(options, dict) or "runtime" not in options:
+            return
+        mode = options["runtime"]
+        if isinstance(mode, dict):
+            mode = mode.get("editor")
+        if mode in (None, ""):
+            self.runtime_override = None
+            return
+        try:
+            self.runtime_override = runtime_editor_mode(mode, "qlint settings: runtime")
+        except ConfigError as exc:
+            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"qlint: {exc}"))
+
     # -- scheduling ----------------------------------------------------------------------
 
-    def schedule(self, uri: str, delay: float, notify_dependents: bool = True) -> None:
-        """Check `uri` after `delay`; a newer request for the same buffer replaces this one."""
-        previous = self.pending.pop(uri, None)
-        if previous is not None:
-            previous.task.cancel()
-            # A recheck because an import changed must not swallow the buffer's own edit.
-            notify_dependents = notify_dependents or previous.notify_dependents
-        pending = Pending(asyncio.ensure_future(self._check_later(uri, delay, notify_dependents)), notify_dependents)
-        self.pending[uri] = pending
-        pending.task.add_done_callback(lambda _: self.pending.pop(uri) if self.pending.get(uri) is pending else None)
+    def schedule(self, uri: str, delay: float | None = None, notify_dependents: bool = True, runtime=False) -> None:
+        """Check `uri` after `delay` (None: a few milliseconds). A newer request
+        for the same buffer restarts the pause; one that comes during a check is done by
+        one more check when that one ends. `runtime`: the buffer was opened or saved."""
+        due = self.due.setdefault(uri, Due())
+        due.notify_dependents = due.notify_dependents or notify_dependents
+        doc = self.workspace.text_documents.get(uri)
+        if runtime:
+            due.runtime, due.runtime_version = True, doc.version if doc is not None else None
+        elif notify_dependents:
+            self.cancel_runtime(uri)  # the buffer's text changed: its running checks are stale
+        if delay is None:
+            delay = MIN_DEBOUNCE_SECONDS
+        timer = self.timers.pop(uri, None)
+        if timer is not None:
+            timer.cancel()
+        if uri in self.running:
+            return  # the check in flight schedules the next one when it ends
+        task = asyncio.ensure_future(self._after(uri, delay))
+        self.timers[uri] = task
+        task.add_done_callback(lambda _: self.timers.pop(uri) if self.timers.get(uri) is task else None)
 
-    async def _check_later(self, uri: str, delay: float, notify_dependents: bool) -> None:
+    def pause(self, uri: str) -> float:
+        """Between two checks of a buffer being typed into: as long as its last check took,
+        within [MIN_DEBOUNCE, debounce]. A check that costs little follows at once; a
+        costly one waits for a pause in typing."""
+        last = self.check_seconds.get(uri, self.debounce)
+        return min(self.debounce, max(MIN_DEBOUNCE_SECONDS, last))
+
+    async def _after(self, uri: str, delay: float) -> None:
         if delay:
             await asyncio.sleep(delay)
+        if uri in self.running:
+            return
+        task = asyncio.ensure_future(self._run_checks(uri))
+        self.running[uri] = task
+        task.add_done_callback(lambda _: self.running.pop(uri) if self.running.get(uri) is task else None)
+
+    async def _run_checks(self, uri: str) -> None:
+        while uri in self.due:
+            due = self.due.pop(uri)
+            await self._check_once(uri, due)
+            if uri in self.due:  # edits arrived during the check: one more, after a pause
+                await asyncio.sleep(self.pause(uri))
+
+    async def _check_once(self, uri: str, due: Due) -> None:
         snap = self.snapshot(uri)
         if snap is None:
             return
@@ -132,6 +252,7 @@ class QlintLanguageServer(LanguageServer):
             message = f"qlint: checking {snap.path} failed: {type(exc).__name__}: {exc}"
             self.window_log_message(types.LogMessageParams(type=types.MessageType.Error, message=message))
             return
+        self.check_seconds[uri] = outcome.seconds
         if outcome.config_error:
             self.window_show_message(
                 types.ShowMessageParams(
@@ -139,41 +260,101 @@ class QlintLanguageServer(LanguageServer):
                     message=f"qlint: {outcome.config_error} (checking with the default settings until it is fixed)",
                 )
             )
-        current = self.snapshot(uri)
-        if current is None or current.version != snap.version:
-            return  # closed, or edited meanwhile: the newer check publishes
+        if not self.current(uri, snap.version):
+            # Closed, or edited meanwhile: the newer check publishes. What this one owed
+            # (dependents, a runtime run for a saved version) carries over to it.
+            if uri in self.open:
+                later = self.due.setdefault(uri, Due())
+                later.notify_dependents = later.notify_dependents or due.notify_dependents
+            return
         self.publish(outcome)
-        if notify_dependents:
+        if due.notify_dependents:
             path = os.path.abspath(snap.path)
             for other, state in list(self.checked.items()):
                 if other != uri and path in state.dependencies:
-                    self.schedule(other, self.debounce, notify_dependents=False)
+                    self.schedule(other, notify_dependents=False)
+        self.start_runtime(uri, run_worker=due.runtime and due.runtime_version == snap.version)
 
     def publish(self, outcome: CheckOutcome) -> None:
         snap = outcome.snapshot
         for error in outcome.errors:
             self.window_log_message(types.LogMessageParams(type=types.MessageType.Error, message=f"qlint: {error}"))
-        self.checked[snap.uri] = Checked(snap.version, outcome.diagnostics, outcome.dependencies)
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=snap.uri, version=snap.version, diagnostics=outcome.lsp)
+        self.checked[snap.uri] = Checked(
+            snap.version, outcome.diagnostics, outcome.dependencies, outcome.lsp, outcome.settings
         )
+        self.send(snap.uri)
+
+    def send(self, uri: str) -> None:
+        """Push the buffer's current result, or tell a pulling client to pull again."""
+        state = self.checked.get(uri)
+        if state is None:
+            return
+        signal, self.published_signal = self.published_signal, asyncio.Event()
+        signal.set()
+        if not self.pull:
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, version=state.version, diagnostics=state.published())
+            )
+            return
+        caps = self.client_capabilities.workspace
+        if state.generation and caps and caps.diagnostics and caps.diagnostics.refresh_support:
+            self.workspace_diagnostic_refresh(None)
+
+    async def result_for(self, uri: str) -> Checked | None:
+        """The result for the buffer's current version, waiting for its check (pull)."""
+        deadline = time.monotonic() + PULL_WAIT_SECONDS
+        while uri in self.open:
+            doc = self.workspace.text_documents.get(uri)
+            state = self.checked.get(uri)
+            if state is not None and doc is not None and state.version == doc.version:
+                return state
+            if uri not in self.running and uri not in self.timers:
+                self.schedule(uri, 0, notify_dependents=False)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            try:
+                await asyncio.wait_for(self.published_signal.wait(), remaining)
+            except asyncio.TimeoutError:
+                break
+        return None
 
     def forget(self, uri: str) -> None:
-        pending = self.pending.pop(uri, None)
-        if pending is not None:
-            pending.task.cancel()
+        for tasks in (self.timers, self.runtime_jobs):
+            task = tasks.pop(uri, None)
+            if task is not None:
+                task.cancel()
+        self.due.pop(uri, None)
         path = self.open.pop(uri, None)
         self.checked.pop(uri, None)
+        self.check_seconds.pop(uri, None)
         if path is not None:
             self.checker.submit(self.project.set_overlay, path, None)
             dependents = [u for u, s in self.checked.items() if os.path.abspath(path) in s.dependencies]
             for other in dependents:  # they now see the file on disk again
-                self.schedule(other, self.debounce, notify_dependents=False)
-        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+                self.schedule(other, notify_dependents=False)
+        if not self.pull:
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    def files_changed(self, paths: list[str]) -> None:
+        """Modules changed on disk outside the editor (a `git checkout`): the open buffers
+        that import them are checked again; a config file changed: all of them."""
+        open_paths = set(self.open.values())
+        changed = {os.path.abspath(p) for p in paths} - open_paths  # an open buffer is the truth
+        if any(os.path.basename(p) in CONFIG_NAMES for p in changed):
+            for uri in list(self.open):
+                self.schedule(uri, 0, notify_dependents=False)
+            return
+        for path in changed:
+            self.checker.submit(self.project.set_overlay, path, None)  # drop its parsed scope
+        for uri, state in list(self.checked.items()):
+            if changed & state.dependencies:
+                self.schedule(uri, 0, notify_dependents=False)
 
     # -- on the worker thread ------------------------------------------------------------
 
     def _check(self, snap: Snapshot, encoding: str) -> CheckOutcome:
+        start = time.perf_counter()
         self.project.set_overlay(snap.path, snap.text)
         loaded = self.settings_cache.get(snap.path)
         config_error = None
@@ -181,12 +362,13 @@ class QlintLanguageServer(LanguageServer):
             loaded.reported = True
             config_error = loaded.error
         if loaded.excludes(snap.path):
-            return CheckOutcome(snap, [], [], frozenset(), config_error, [])
+            return CheckOutcome(snap, [], [], frozenset(), config_error, [], loaded.settings)
         result = check_source(snap.text, snap.path, loaded.settings, self.project)
         doc = DocumentText(snap.text, encoding, snap.path)
         lsp = [to_lsp_diagnostic(d, doc, snap.version, self._text_of) for d in result.diagnostics]
         deps = frozenset(result.dependencies)
-        return CheckOutcome(snap, result.diagnostics, lsp, deps, config_error, result.errors)
+        seconds = time.perf_counter() - start
+        return CheckOutcome(snap, result.diagnostics, lsp, deps, config_error, result.errors, loaded.settings, seconds)
 
     def _text_of(self, path: str) -> str | None:
         """An open buffer's text, else the file's (for related information elsewhere)."""
@@ -204,6 +386,10 @@ class QlintLanguageServer(LanguageServer):
             self.project.set_overlay(snap.path, snap.text)  # fix_text moves the overlay along
         return outcome.fixed if outcome.changed else None
 
+    def close(self) -> None:
+        self.checker.shutdown(wait=False, cancel_futures=True)
+        self.runtime.close()
+
 
 def is_python(uri: str, language_id: str | None) -> str | None:
     """The file path of a Python buffer qlint can check, else None (notebook cells and
@@ -212,101 +398,3 @@ def is_python(uri: str, language_id: str | None) -> str | None:
     if path is None or (language_id != "python" and not path.endswith(PYTHON_SUFFIXES)):
         return None
     return os.path.abspath(path)
-
-
-def create_server(debounce: float = DEBOUNCE_SECONDS) -> QlintLanguageServer:
-    server = QlintLanguageServer(debounce)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    async def did_open(ls: QlintLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
-        doc = params.text_document
-        path = is_python(doc.uri, doc.language_id)
-        if path is not None:
-            ls.open[doc.uri] = path
-            ls.schedule(doc.uri, 0)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    async def did_change(ls: QlintLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
-        if params.text_document.uri in ls.open:
-            ls.schedule(params.text_document.uri, ls.debounce)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
-    async def did_save(ls: QlintLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        if uri in ls.open:
-            ls.schedule(uri, 0)
-        elif os.path.basename(to_fs_path(uri) or "") in CONFIG_NAMES:
-            for other in list(ls.open):  # a config saved from the editor applies at once
-                ls.schedule(other, 0, notify_dependents=False)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    async def did_close(ls: QlintLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
-        ls.forget(params.text_document.uri)
-
-    @server.feature(
-        types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=actions.CODE_ACTION_KINDS)
-    )
-    async def code_action(ls: QlintLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-        snap = ls.snapshot(params.text_document.uri)
-        if snap is None:
-            return []
-        doc = DocumentText(snap.text, ls.encoding, snap.path)
-        edit_for = ls.edit_for(snap.uri, snap.version)
-        only = params.context.only
-        found: list[types.CodeAction | None] = []
-        if actions.kind_wanted(actions.QUICK_FIX_KIND, only):
-            for lsp_diag in params.context.diagnostics:
-                diag = from_lsp_diagnostic(lsp_diag, doc, snap.path, snap.version) or _cached(ls, snap, lsp_diag, doc)
-                if diag is not None:
-                    found.append(actions.quick_fix(diag, lsp_diag, doc, edit_for, ls._text_of))
-                    found.append(actions.disable_for_line(diag, lsp_diag, doc, edit_for))
-        if actions.kind_wanted(actions.FIX_ALL_KIND, only) and _may_fix(ls, snap, asked=only is not None):
-            fixed = await asyncio.get_running_loop().run_in_executor(ls.checker, ls._fix_all, snap)
-            if fixed is not None and ls.snapshot(snap.uri) == snap:
-                found.append(actions.fix_all(doc, fixed, edit_for))
-        return [a for a in found if a is not None]
-
-    @server.feature(types.SHUTDOWN)
-    def shutdown(ls: QlintLanguageServer, *args) -> None:
-        ls.shutdown_requested = True
-        for pending in ls.pending.values():
-            pending.task.cancel()
-
-    @server.feature(DEBUG_MODULES)
-    def debug_modules(ls: QlintLanguageServer, *args) -> dict:
-        """For tests and bug reports: which heavy packages this process has imported."""
-        return {"modules": sorted(name for name in sys.modules if "." not in name)}
-
-    return server
-
-
-def _cached(ls: QlintLanguageServer, snap: Snapshot, lsp_diag: types.Diagnostic, doc: DocumentText):
-    """For clients that drop `data`: the same finding in the last published result."""
-    state = ls.checked.get(snap.uri)
-    if state is None or state.version != snap.version or lsp_diag.source != "qlint":
-        return None
-    rng = doc.range_from_lsp(lsp_diag.range)
-    return next((d for d in state.diagnostics if d.code == lsp_diag.code and d.range == rng), None)
-
-
-def _may_fix(ls: QlintLanguageServer, snap: Snapshot, asked: bool) -> bool:
-    """Whether running the fixer can be worth it. The lightbulb asks on every cursor move:
-    it only gets fix-all when the current result has an applicable fix. A client asking
-    for fix-all explicitly (on save) always gets the fixer run."""
-    if asked:
-        return True
-    state = ls.checked.get(snap.uri)
-    return (
-        state is not None
-        and state.version == snap.version
-        and any(d.fix is not None and d.fix.applies(False) for d in state.diagnostics)
-    )
-
-
-def main() -> int:
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="qlint server: %(message)s")
-    server = create_server()
-    server.start_io()
-    server.checker.shutdown(wait=False, cancel_futures=True)
-    # LSP: exit code 0 after shutdown, 1 when the client exits (or vanishes) without it.
-    return 0 if server.shutdown_requested else 1

@@ -8,14 +8,17 @@ tests and other tools can feed them anything. Columns are converted from the eng
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
 from qlint.diagnostic import Diagnostic, Range
 from qlint.settings import Settings
 
 FORMATS: dict[str, str] = {
-    "text": "text",
+    "full": "text",  # the default: each finding with its source line, caret and help (ruff's)
+    "concise": "text",  # one line per finding
+    "text": "text",  # the name of `concise` before `full` existed
     "json": "json",
     "json-lines": "json_lines",
     "sarif": "sarif",
@@ -32,6 +35,11 @@ class ReportOptions:
     mode: str = "check"  # "check", or "fix" when the diagnostics are what a fix left over
     fixed: int = 0  # fixes applied by the run (mode "fix")
     settings: Settings | None = None  # for formats that compute whole-file fixes
+    fix_session: Any = None  # qlint.fix_session.FixSession of the run, when it fixed
+    errors: int = 0  # problems printed apart (unreadable paths...): never "All checks passed!" then
+    full: bool = False  # text: source line, caret and help under each finding
+    color: bool | None = None  # text: None decides from standard output (a terminal, NO_COLOR, FORCE_COLOR)
+    sources: Mapping[str, str] | None = None  # texts that are not on disk (standard input), by path
     # A run over several repositories: the settings of the repository a path belongs to.
     settings_for: Callable[[str], Settings] | None = None
 
@@ -40,12 +48,21 @@ def render(fmt: str, diagnostics: Sequence[Diagnostic], options: ReportOptions) 
     if fmt not in FORMATS:
         raise ValueError(f"unknown output format {fmt!r}; choose from {', '.join(FORMATS)}")
     module = importlib.import_module(f"qlint.reporters.{FORMATS[fmt]}")
+    if fmt == "full":
+        options = replace(options, full=True)
+    template = options.settings.rule_url if options.settings is not None else None
+    if template:  # cached results do not carry the link: stamp it here for every format
+        diagnostics = [replace(d, url_template=template) for d in diagnostics]
     return module.render(list(diagnostics), options)
 
 
-def rule_url(code: str) -> str:
+def rule_url(code: str, options: ReportOptions | None = None) -> str:
     """The documentation URL of a rule, from the one place `Diagnostic.url` defines it."""
-    return Diagnostic(code, "", "", "", Range.of(1, 0, 1, 0)).url
+    from qlint.rules import RULES
+
+    template = options.settings.rule_url if options is not None and options.settings is not None else None
+    name = RULES[code].name if code in RULES else ""
+    return Diagnostic(code, name, "", "", Range.of(1, 0, 1, 0), url_template=template).url
 
 
 def location(row: int, col: int) -> dict[str, int]:

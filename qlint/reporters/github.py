@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from qlint.diagnostic import Diagnostic
 from qlint.engine import display_path
+from qlint.registry import severity
 from qlint.reporters import ReportOptions
+from qlint.rules.base import Severity
+
+# Workflow commands exist for error, warning and notice annotations.
+COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice", Severity.HINT: "notice"}
 
 
 def escape_data(text: str) -> str:
@@ -31,7 +36,10 @@ def to_line(d: Diagnostic) -> str:
             f"endColumn={r.end.col + 1}",
         ]
     )
-    return f"::error {props}::{escape_data(f'{d.code} {d.message}')}"
+    # A notebook's rows count from its cell: say which cell, the annotation cannot.
+    cell = f"cell {d.cell}: " if d.cell is not None else ""
+    text = f"{d.code} {cell}{d.message}" + (f"\nhelp: {d.help}" if d.help else "")
+    return f"::{COMMAND[severity(d.code)]} {props}::{escape_data(text)}"
 
 
 def render(diagnostics: list[Diagnostic], options: ReportOptions) -> str:

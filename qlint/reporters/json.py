@@ -1,7 +1,7 @@
 """ruff-compatible JSON: a list of objects tools that read `ruff --output-format json` accept.
 
-Keys and their order follow ruff 0.17: `cell` is always null (qlint reads no notebooks),
-`name` is the kebab name, `severity` always "error". `related` and `runtime` appear only
+Keys and their order follow ruff 0.17: `cell` is the notebook cell (1-based) or null,
+`name` is the kebab name, `severity` the rule's (error, warning, info or hint). `related` and `runtime` appear only
 when there is something to say. Rows and columns are 1-based (columns in code points),
 `filename` is absolute.
 """
@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from typing import Any
 
 from qlint.diagnostic import Diagnostic
+from qlint.registry import severity, url
 from qlint.reporters import ReportOptions, location
 
 
 def to_json(d: Diagnostic) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "cell": None,
+        "cell": d.cell,
         "code": d.code,
         "end_location": location(d.range.end.row, d.range.end.col),
         "filename": os.path.abspath(d.path),
@@ -27,8 +29,8 @@ def to_json(d: Diagnostic) -> dict[str, Any]:
         "message": d.message,
         "name": d.name,
         "noqa_row": d.noqa_row,
-        "severity": "error",  # recent ruff releases emit this key too
-        "url": d.url,
+        "severity": severity(d.code).value,  # recent ruff releases emit this key too
+        "url": url(d.code, d.url),
     }
     if d.fix is not None:
         out["fix"] = {
@@ -45,6 +47,8 @@ def to_json(d: Diagnostic) -> dict[str, Any]:
             ],
             "message": d.fix.message,
         }
+    if d.help:  # the explanation the one-sentence message leaves out (not a ruff key)
+        out["help"] = d.help
     if d.related:
         out["related"] = [
             {
@@ -67,4 +71,18 @@ def to_json(d: Diagnostic) -> dict[str, Any]:
 
 
 def render(diagnostics: list[Diagnostic], options: ReportOptions) -> str:
+    if options.statistics:
+        return json.dumps(statistics(diagnostics, options), indent=2, ensure_ascii=False) + "\n"
     return json.dumps([to_json(d) for d in diagnostics], indent=2, ensure_ascii=False) + "\n"
+
+
+def statistics(diagnostics: list[Diagnostic], options: ReportOptions) -> list[dict[str, Any]]:
+    """`--statistics --output-format json`, shaped like ruff's: one object per code, most
+    frequent first."""
+    counts = Counter(d.code for d in diagnostics)
+    fixable = Counter(d.code for d in diagnostics if d.fix is not None and d.fix.applies(options.unsafe_fixes))
+    names = {d.code: d.name for d in diagnostics}
+    return [
+        {"code": code, "name": names[code], "count": n, "fixable": fixable[code] > 0, "fixable_count": fixable[code]}
+        for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]

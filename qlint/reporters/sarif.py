@@ -11,12 +11,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from qlint import __version__
+from qlint import __version__, registry
 from qlint.diagnostic import Diagnostic, Range
 from qlint.reporters import ReportOptions, rule_url
-from qlint.rules import RULES
+from qlint.rules.base import FixAvailability, Severity
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+# SARIF's levels: error, warning, note (and none).
+LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note", Severity.HINT: "note"}
 
 
 def region(r: Range) -> dict[str, int]:
@@ -36,25 +38,35 @@ def _physical(path: str, r: Range) -> dict[str, Any]:
     return {"artifactLocation": {"uri": _uri(path)}, "region": region(r)}
 
 
-def _rules() -> list[dict[str, Any]]:
+def _rules(options: ReportOptions) -> list[dict[str, Any]]:
     return [
         {
             "id": code,
             "name": rule.name,
             "shortDescription": {"text": rule.summary},
-            "helpUri": rule_url(code),
-            "defaultConfiguration": {"level": "error"},
-            "properties": {"fixAvailability": rule.fix_availability},
+            **({"helpUri": link} if (link := registry.url(code, rule_url(code))) else {}),
+            "defaultConfiguration": {"level": LEVEL[Severity(rule.severity)]},
+            "properties": {
+                "fixAvailability": FixAvailability(rule.fix_availability).value,
+                "package": registry.origin(code).package,
+            },
         }
-        for code, rule in sorted(RULES.items())
+        for code, rule in sorted(registry.rules().items())
     ]
+
+
+def _text(d: Diagnostic) -> str:
+    """A notebook's rows count from its cell, which SARIF regions cannot say: the text does."""
+    cell = f"cell {d.cell}: " if d.cell is not None else ""
+    return f"{cell}{d.message}. {d.help}" if d.help else f"{cell}{d.message}"
 
 
 def _result(d: Diagnostic, index: dict[str, int]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "ruleId": d.code,
-        "level": "error",
-        "message": {"text": d.message},
+        "level": LEVEL[registry.severity(d.code)],
+        # The message, then the explanation: viewers show only this text.
+        "message": {"text": _text(d)},
         "locations": [{"physicalLocation": _physical(d.path, d.range)}],
     }
     if d.code in index:
@@ -95,8 +107,9 @@ def _result(d: Diagnostic, index: dict[str, int]) -> dict[str, Any]:
     return out
 
 
-def to_sarif(diagnostics: list[Diagnostic]) -> dict[str, Any]:
-    rules = _rules()
+def to_sarif(diagnostics: list[Diagnostic], options: ReportOptions | None = None) -> dict[str, Any]:
+    options = options or ReportOptions()
+    rules = _rules(options)
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     return {
         "$schema": SCHEMA,
@@ -107,7 +120,6 @@ def to_sarif(diagnostics: list[Diagnostic]) -> dict[str, Any]:
                     "driver": {
                         "name": "qlint",
                         "version": __version__,
-                        "informationUri": "https://github.com/qlint/qlint",
                         "rules": rules,
                     }
                 },
@@ -119,4 +131,4 @@ def to_sarif(diagnostics: list[Diagnostic]) -> dict[str, Any]:
 
 
 def render(diagnostics: list[Diagnostic], options: ReportOptions) -> str:
-    return json.dumps(to_sarif(diagnostics), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(to_sarif(diagnostics, options), indent=2, ensure_ascii=False) + "\n"

@@ -1,4 +1,5 @@
-"""ruff-style text: `path:row:col: CODE [*] message`, a runtime line, a summary.
+"""ruff-style text: `path:row:col: CODE [*] message`, a runtime line, a summary; in the
+`full` format (the default) each finding also shows its source line with a caret and its help.
 
 The summary tells people what `qlint fix` would do and, like ruff, how many fixes stay
 hidden until `--unsafe-fixes`, so nobody has to guess why a `[*]` is missing.
@@ -6,12 +7,14 @@ hidden until `--unsafe-fixes`, so nobody has to guess why a `[*]` is missing.
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from collections.abc import Sequence
 
 from qlint.diagnostic import Diagnostic
 from qlint.engine import display_path
 from qlint.reporters import ReportOptions
+from qlint.reporters.snippet import Paint, Sources, snippet, use_color
 
 
 def render(diagnostics: list[Diagnostic], options: ReportOptions) -> str:
@@ -22,13 +25,21 @@ def render(diagnostics: list[Diagnostic], options: ReportOptions) -> str:
 
 
 def _lines(diagnostics: Sequence[Diagnostic], options: ReportOptions) -> list[str]:
+    paint = Paint(use_color(sys.stdout) if options.color is None else options.color)
+    sources = Sources(options.sources) if options.full else None
     out = []
     for d in diagnostics:
-        marker = " [*]" if d.fix is not None and d.fix.applies(options.unsafe_fixes) else ""
+        fixable = d.fix is not None and d.fix.applies(options.unsafe_fixes)
+        marker = " " + paint.fixable("[*]") if fixable else ""
         start = d.range.start
-        out.append(f"{display_path(d.path)}:{start.row}:{start.col + 1}: {d.code}{marker} {d.message}")
+        cell = f"cell {d.cell}:" if d.cell is not None else ""
+        where = paint.bold(f"{display_path(d.path)}:{cell}{start.row}:{start.col + 1}:")
+        out.append(f"{where} {paint.code(d.code)}{marker} {d.message}")
         if d.runtime is not None:
             out.append("  " + runtime_line(d))
+        if sources is not None:
+            out += snippet(d, sources.line(d.path, start.row, d.cell), paint)
+            out.append("")
     return out
 
 
@@ -70,11 +81,11 @@ def summary(diagnostics: Sequence[Diagnostic], options: ReportOptions) -> list[s
     if options.mode == "fix":
         total = remaining + options.fixed
         if total == 0:
-            return ["All checks passed!"]
+            return [_clean(options)]
         out.append(f"Found {_errors(total)} ({options.fixed} fixed, {remaining} remaining).")
     else:
         if remaining == 0:
-            return ["All checks passed!"]
+            return [_clean(options)]
         out.append(f"Found {_errors(remaining)}.")
     hint = hidden_hint(hidden)
     if fixable and options.mode != "fix":
@@ -83,6 +94,14 @@ def summary(diagnostics: Sequence[Diagnostic], options: ReportOptions) -> list[s
     elif hint:
         out.append(f"No fixes available ({hint}).")
     return out
+
+
+def _clean(options: ReportOptions) -> str:
+    """No findings: a pass only when everything asked for was checked."""
+    if not options.errors:
+        return "All checks passed!"
+    problems = "1 problem" if options.errors == 1 else f"{options.errors} problems"
+    return f"No findings in the files that could be checked, but not everything was checked ({problems}, see below)."
 
 
 def hidden_hint(hidden: int) -> str:

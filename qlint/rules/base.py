@@ -1,4 +1,9 @@
-"""What a rule is: a small class with a code, a name, trigger substrings and a `check`.
+"""What a rule is: a small class that carries its own facts and a `check`.
+
+The class is the one source of truth for everything other parts of qlint say about a
+rule (code, name, summary, severity, fix availability, whether the engine reports it,
+its page, its runtime check, preview or stable): `qlint.registry` serves those facts to
+settings, config, the CLI, the reporters, the language server and the runtime client.
 
 Rules see one parsed file at a time through `FileContext`; anything that needs other
 files goes through `ctx.project`, which records what it read so the cache can tell
@@ -7,33 +12,73 @@ when a finding depends on another file.
 
 from __future__ import annotations
 
-import ast
+import enum
+import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar
+from pathlib import Path
+from typing import Any, ClassVar
 
-from qlint.diagnostic import Diagnostic, Fix, Range, RelatedInfo
-from qlint.source import LineIndex
+# FileContext lives in the analysis layer (analysis helpers take it too); rules import it here.
+from qlint.analysis.context import FileContext
+from qlint.diagnostic import Diagnostic
 
-if TYPE_CHECKING:
-    from qlint.analysis.project import ProjectIndex
-    from qlint.analysis.scope import ModuleScope
-    from qlint.optable import OpTable
+
+class Severity(str, enum.Enum):
+    """How bad a finding is; every output maps it to its own levels (LSP, SARIF, ...)."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+    HINT = "hint"
+
+
+class FixAvailability(str, enum.Enum):
+    """Whether the rule's findings come with a fix: what `qlint rules` and the page say."""
+
+    ALWAYS = "always"
+    SOMETIMES = "sometimes"
+    NONE = "none"
+
+
+class EngineReport(str, enum.Enum):
+    """Findings the engine itself makes, for a rule that has nothing to `check`."""
+
+    PARSE_ERROR = "parse-error"  # a file that cannot be decoded or parsed
+    UNUSED_NOQA = "unused-noqa"  # a suppression that suppressed nothing
 
 
 class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
     summary: ClassVar[str]
+    severity: ClassVar[Severity] = Severity.WARNING
+    fix_availability: ClassVar[FixAvailability] = FixAvailability.NONE
+    # Set for rules whose findings the engine makes (QL001, QL002): they never run `check`.
+    engine_report: ClassVar[EngineReport | None] = None
+    # Findings that mark text which can simply go: editors grey it out.
+    unnecessary: ClassVar[bool] = False
+    # Preview rules run only with `--preview` / `preview = true`.
+    preview: ClassVar[bool] = False
+    # The rule's Markdown page, relative to the directory of the module defining the class
+    # (None: `rule_pages/<code>.md` beside qlint's own rules, mirrored from `rules/`).
+    page: ClassVar[str | None] = None
+    # Where a plugin publishes its page on the web (qlint's own rules link to the repository).
+    url: ClassVar[str | None] = None
+    # The worker-side module whose `run(params)` confirms a finding (imported only in the
+    # runtime worker), and whether that check may run the user's opt-in model factories.
+    runtime_check: ClassVar[str | None] = None
+    runtime_models: ClassVar[bool] = False
+    # The type of the evidence its findings carry for that check (qlint.evidence).
+    evidence_type: ClassVar[type[Evidence] | None] = None
     # A file that contains none of these substrings cannot hold a finding and is not parsed.
     triggers: ClassVar[tuple[str, ...]] = ()
-    # "always", "sometimes" or "none": what `qlint rules` prints.
-    fix_availability: ClassVar[str] = "none"
     # Option name -> default value. Config validates types against the defaults and,
     # where given, against `option_choices`.
     options: ClassVar[dict[str, Any]] = {}
     option_choices: ClassVar[dict[str, tuple[Any, ...]]] = {}
+    # Option name -> (regex every string value must fully match, the form in words), so a
+    # malformed value is a config error naming key and file instead of silently doing nothing.
+    option_patterns: ClassVar[dict[str, tuple[str, str]]] = {}
 
     def __init__(self, options: dict[str, Any] | None = None):
         self.opts = {**self.options, **(options or {})}
@@ -49,67 +94,19 @@ class Rule:
         decided before parsing (the largest files are often exactly those)."""
         return False
 
+    @classmethod
+    def page_path(cls) -> Path | None:
+        """Where the rule's page is: `page` beside the defining module, else qlint's own
+        page for the code (the repository's `rules/` in a checkout, package data otherwise)."""
+        module_file = getattr(sys.modules.get(cls.__module__), "__file__", None)
+        if cls.page is not None:
+            return Path(module_file).parent / cls.page if module_file else None
+        package = Path(__file__).resolve().parent.parent
+        for directory in (package.parent / "rules", package / "rule_pages"):
+            candidate = directory / f"{cls.code}.md"
+            if candidate.is_file():
+                return candidate
+        return None
 
-@dataclass
-class FileContext:
-    path: str
-    text: str
-    tree: ast.Module
-    lines: LineIndex
-    optable: OpTable
-    project: ProjectIndex
-    module: str | None = None  # dotted module name when the file sits in a package
-    cache: dict[str, Any] = field(default_factory=dict)  # per-file analysis shared by rules
 
-    @cached_property
-    def scope(self) -> ModuleScope:
-        from qlint.analysis.scope import ModuleScope
-
-        return ModuleScope.build(self.tree, self.module, self.path)
-
-    def lines_containing(self, *needles: str) -> frozenset[int]:
-        """Rows on which any of the substrings occurs: rules walk expressions only there."""
-        key = ("lines", needles)
-        if key not in self.cache:
-            rows = set()
-            for needle in needles:
-                start = self.text.find(needle)
-                while start != -1:
-                    rows.add(self.lines.position(start).row)
-                    start = self.text.find(needle, start + 1)
-            self.cache[key] = frozenset(rows)
-        return self.cache[key]
-
-    def range_of(self, node: ast.AST) -> Range:
-        return Range.of(
-            node.lineno,
-            self.lines.char_col(node.lineno, node.col_offset),
-            node.end_lineno,
-            self.lines.char_col(node.end_lineno, node.end_col_offset),
-        )
-
-    def source_of(self, node: ast.AST) -> str:
-        r = self.range_of(node)
-        return self.text[self.lines.offset(r.start) : self.lines.offset(r.end)]
-
-    def diagnostic(
-        self,
-        rule: Rule,
-        where: ast.AST | Range,
-        message: str,
-        fix: Fix | None = None,
-        evidence: dict | None = None,
-        related: tuple[RelatedInfo, ...] = (),
-    ) -> Diagnostic:
-        rng = where if isinstance(where, Range) else self.range_of(where)
-        return Diagnostic(
-            code=rule.code,
-            name=rule.name,
-            message=message,
-            path=self.path,
-            range=rng,
-            fix=fix,
-            noqa_row=rng.start.row,
-            related=related,
-            evidence=evidence or {},
-        )
+__all__ = ["FileContext", "Rule"]

@@ -1,6 +1,6 @@
 """What QL201 and QL202 share: why a capture is in the mode it is in, and the fix.
 
-Both rules read the captures `qlint.analysis.model_flow` found; they differ in which flow
+Both rules read the captures `qlint.analysis.flow.model_flow` found; they differ in which flow
 they look at (PTQ or QAT) and which mode is wrong.
 """
 
@@ -10,8 +10,8 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from qlint.analysis.model_apis import mode_call
-from qlint.analysis.model_flow import (
+from qlint.analysis.flow.model_apis import mode_call
+from qlint.analysis.flow.model_flow import (
     CONSTRUCTED,
     PARAM,
     PARAM_PART,
@@ -23,7 +23,9 @@ from qlint.analysis.model_flow import (
     module_flows,
 )
 from qlint.diagnostic import Applicability, Edit, Fix, Range, RelatedInfo
+from qlint.evidence import CaptureEvidence, SinkPoint, SourcePoint
 from qlint.rules.base import FileContext
+from qlint.source import line_ending
 
 _NO_MODE_CHANGE = frozenset(
     {
@@ -138,7 +140,7 @@ def grad_mode_note(cap: Capture) -> str:
     contexts = [c for c in cap.contexts if c in _NO_MODE_CHANGE]
     if not contexts:
         return ""
-    return f"; `{contexts[0].rpartition('.')[2]}()` only turns off autograd, it does not switch to eval mode"
+    return f"`{contexts[0].rpartition('.')[2]}()` only turns off autograd, it does not switch to eval mode. "
 
 
 def related(ctx: FileContext, cap: Capture, flow: str, why: list[Reason]) -> tuple[RelatedInfo, ...]:
@@ -168,16 +170,16 @@ def _range(ctx: FileContext, node: ast.AST, path: str) -> Range:
     return Range.of(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
 
 
-def evidence(ctx: FileContext, cap: Capture, flow: str, why: list[Reason]) -> dict:
+def evidence(ctx: FileContext, cap: Capture, flow: str, why: list[Reason]) -> CaptureEvidence:
     """What the runtime checker needs: the capture, the model as written, the flow and why."""
-    return {
-        "flow": flow,
-        "api": cap.api,
-        "model": model_text(ctx, cap) if cap.model is not None else None,
-        "capture": {"row": cap.call.lineno, "col": ctx.range_of(cap.call).start.col},
-        "reasons": sorted({r.kind for r in why}),
-        "sinks": [{"path": s.path, "row": s.node.lineno} for s in cap.flows(flow)],
-    }
+    return CaptureEvidence(
+        flow=flow,
+        api=cap.api,
+        model=model_text(ctx, cap) if cap.model is not None else None,
+        capture=SourcePoint(cap.call.lineno, ctx.range_of(cap.call).start.col),
+        reasons=tuple(sorted({r.kind for r in why})),
+        sinks=tuple(SinkPoint(s.path, s.node.lineno) for s in cap.flows(flow)),
+    )
 
 
 def insert_mode_call(ctx: FileContext, cap: Capture, mode: str) -> Fix | None:
@@ -205,7 +207,7 @@ def insert_mode_call(ctx: FileContext, cap: Capture, mode: str) -> Fix | None:
         edit = Edit(Range(start, ctx.range_of(model).end), f".{mode}()")
         return Fix(applicability, f"Use `{src}.{mode}()` in the capture", (edit,))
     if plain or (isinstance(model, ast.Attribute) and _is_dotted(model)):
-        edit = _line_insertion(ctx, cap.stmt, f"{src}.{mode}()")
+        edit = line_insertion(ctx, cap.stmt, f"{src}.{mode}()")
         if edit is not None:
             return Fix(applicability, message, (edit,))
     where = ctx.range_of(model)
@@ -222,7 +224,7 @@ def _is_dotted(node: ast.expr) -> bool:
     return isinstance(node, ast.Name)
 
 
-def _line_insertion(ctx: FileContext, stmt: ast.stmt, code: str) -> Edit | None:
+def line_insertion(ctx: FileContext, stmt: ast.stmt, code: str) -> Edit | None:
     row = stmt.lineno
     col = ctx.lines.char_col(row, stmt.col_offset)
     line = ctx.lines.line(row)
@@ -230,6 +232,6 @@ def _line_insertion(ctx: FileContext, stmt: ast.stmt, code: str) -> Edit | None:
     if line[col:].startswith("elif"):
         return None  # a capture in an `elif` test has no statement of its own to precede
     if not prefix.strip():
-        return Edit(Range.of(row, 0, row, 0), f"{prefix}{code}\n")
+        return Edit(Range.of(row, 0, row, 0), f"{prefix}{code}{line_ending(ctx.text)}")
     # `if ready: ep = export(model, x)` or `a = 1; ep = export(...)`: stay on that line.
     return Edit(Range.of(row, col, row, col), f"{code}; ")

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from qlint.analysis.names import OpRef
+from qlint import evidence
+from qlint.analysis.names.resolver import OpRef
 from qlint.diagnostic import Applicability, Edit, Fix, Range
+from qlint.evidence import OpEvidence
 from qlint.optable import OpInfo, OpTable
 
 
@@ -17,15 +19,15 @@ def op_info(optable: OpTable, ref: OpRef) -> OpInfo | None:
     return optable.lookup(ref.namespace, ref.op)
 
 
-def op_evidence(kind: str, refs: list[OpRef], info: OpInfo | None) -> dict:
+def op_evidence(kind: str, refs: list[OpRef], info: OpInfo | None) -> OpEvidence:
     """What the runtime checker needs to rebuild the finding on real graphs: the ops as
     written (packets) and what the op table says about their overloads."""
-    return {
-        "kind": kind,
-        "ops": [{"namespace": r.namespace, "op": r.op, "overload": r.overload, "dialect": r.dialect} for r in refs],
-        "carried": list(info.carried) if info else [],
-        "overloads": list(info.overloads) if info else [],
-    }
+    return OpEvidence(
+        kind=kind,
+        ops=tuple(evidence.OpRef(r.namespace, r.op, r.overload, r.dialect) for r in refs),
+        carried=tuple(info.carried) if info else (),
+        overloads=tuple(info.overloads) if info else (),
+    )
 
 
 def graph_overloads(info: OpInfo) -> tuple[str, ...]:

@@ -2,7 +2,7 @@
 
 Graph nodes carry `OpOverload`s; `packet == packet.default` is False and their hashes
 differ, so a packet in a matcher silently never fires. Only places where a packet meets
-a node target are flagged: eager calls of packets are 20-100x more common and fine.
+a node target are flagged: eager calls of packets are far more common and fine.
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from qlint.analysis.functions import Body, bodies
-from qlint.analysis.fx_targets import is_node_target, target_names
-from qlint.analysis.graph_context import compiler_internal, packet_graph_context
-from qlint.analysis.names import Located, OpRef, Resolver
+from qlint.analysis.names.functions import Body, bodies
+from qlint.analysis.graphs.fx_targets import is_node_target, target_names
+from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
+from qlint.analysis.names.resolver import Located, OpRef, Resolver
 from qlint.diagnostic import Applicability, Diagnostic, Fix, RelatedInfo
-from qlint.rules.base import FileContext, Rule
+from qlint.evidence import OpEvidence
+from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.overload_fixes import (
     FixSite,
     op_evidence,
@@ -58,10 +59,15 @@ class PacketMatcher(Rule):
     code = "QL101"
     name = "packet-matcher"
     summary = "FX node target compared with an `OpOverloadPacket`"
+    runtime_check = "qlint.runtime.checks.ql101"
+    evidence_type = OpEvidence
     triggers = (".target", "getattr(", "add_dont_constant_fold", "expected_node", "checkGraphModuleNodes")
-    fix_availability = "sometimes"
+    fix_availability = FixAvailability.SOMETIMES
     options = {"fix-style": "auto", "extra-sinks": []}
     option_choices = {"fix-style": ("auto", "overload", "both")}
+    option_patterns = {
+        "extra-sinks": (r"(?:\*|[A-Za-z_][\w.]*):(?:[0-9]+|[A-Za-z_]\w*)", '"callee:N" or "callee:keyword"')
+    }
 
     def triggered_by(self, text: str) -> bool:
         # `getattr(` alone is everywhere; only `getattr(x, "target")` counts (generated data
@@ -117,29 +123,35 @@ class PacketMatcher(Rule):
                 # The installed stack inserts this op as a packet: fresh graphs carry the
                 # packet, re-exported ones the overload. Only matching both is right.
                 reach = (
-                    f"it matches only graphs the installed torchao builds with packets "
+                    f"It matches only graphs the installed torchao builds with packets "
                     f"({', '.join(producers)} flows), not exported or re-exported ones"
                 )
+                short = "it misses exported graphs"
             else:
-                reach = "it never matches a graph node"
-            what = f"{shown(spelled, hit.ref)} is an OpOverloadPacket compared with FX node targets"
+                reach = "It never matches a graph node"
+                short = "it never matches a graph node"
+            what = f"{shown(spelled, hit.ref)} is an OpOverloadPacket compared with FX node targets: {short}"
             both = style == "both" or (style == "auto" and producers)
             fix = overload_fix(info, spelled, rng, hit.site, "both" if both else "overload")
             related: tuple[RelatedInfo, ...] = ()
             if remote:
                 # Relative to the file being checked, as a person reading it would look for it.
                 where = f"{os.path.relpath(path, os.path.dirname(os.path.abspath(ctx.path)))}:{rng.start.row}"
-                what = f"`{ctx.source_of(use)}` holds {shown(spelled, hit.ref)} (defined in {where}), an OpOverloadPacket compared with FX node targets"
+                what = (
+                    f"`{ctx.source_of(use)}` holds OpOverloadPacket {shown(spelled, hit.ref)} "
+                    f"(defined in {where}), compared with node targets"
+                )
                 fix = replace(fix, message=f"{fix.message} in {where}", edits=tuple(replace(e, path=path) for e in fix.edits))
                 related = (RelatedInfo(path, rng, f"OpOverloadPacket `{hit.ref.spelled()}` written here"),)
             kind = "collection" if hit.site.kind == "element" else "comparison"
             yield ctx.diagnostic(
                 self,
                 use if remote else node,
-                f"{what}; {reach}: {overload_facts(info)}",
+                what,
                 fix,
                 evidence=op_evidence(kind, [hit.ref], info),
                 related=related,
+                help=f"{reach}: {overload_facts(info)}",
             )
 
 

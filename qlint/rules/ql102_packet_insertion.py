@@ -10,11 +10,12 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from qlint.analysis.functions import bodies
-from qlint.analysis.graph_context import compiler_internal, packet_graph_context
-from qlint.analysis.names import OpRef, Resolver
+from qlint.analysis.names.functions import bodies
+from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
+from qlint.analysis.names.resolver import OpRef, Resolver
 from qlint.diagnostic import Diagnostic
-from qlint.rules.base import FileContext, Rule
+from qlint.evidence import OpEvidence
+from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.overload_fixes import FixSite, op_evidence, op_info, overload_facts, overload_fix, shown
 
 _CACHE_KEY = "ql102.insertions"
@@ -24,8 +25,10 @@ class PacketInsertion(Rule):
     code = "QL102"
     name = "packet-insertion"
     summary = "`OpOverloadPacket` inserted into an FX graph as a node target"
+    runtime_check = "qlint.runtime.checks.ql101"
+    evidence_type = OpEvidence
     triggers = (".call_function(", "create_node(", ".target =")
-    fix_availability = "sometimes"
+    fix_availability = FixAvailability.SOMETIMES
 
     def skips_module(self, module: str | None) -> bool:
         return compiler_internal(module)
@@ -37,13 +40,11 @@ class PacketInsertion(Rule):
         for ref, node in found:
             info = op_info(ctx.optable, ref)
             spelled = ctx.source_of(node)
-            message = (
-                f"{shown(spelled, ref)} is an OpOverloadPacket inserted as a graph node target; "
-                f"matchers keyed on overloads will miss this node: {overload_facts(info)}"
-            )
+            message = f"{shown(spelled, ref)} is an OpOverloadPacket inserted as a graph node target"
+            help_ = f"Matchers keyed on overloads will miss this node: {overload_facts(info)}"
             fix = overload_fix(info, spelled, ctx.range_of(node), FixSite("other"))
             evidence = op_evidence("insertion", [ref], info)
-            yield ctx.diagnostic(self, node, message, fix, evidence=evidence)
+            yield ctx.diagnostic(self, node, message, fix, evidence=evidence, help=help_)
 
 
 def insertions(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:

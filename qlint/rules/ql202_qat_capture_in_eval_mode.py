@@ -2,10 +2,9 @@
 
 The mirror of QL201. `prepare_qat_pt2e` expects a graph captured in train mode: captured
 in eval mode, dropout is disabled and batch norm that is not folded into a conv uses (and
-never updates) its running statistics during QAT training. Measured on torch 2.13 /
-torchao 0.18: Linear→BatchNorm1d→Dropout keeps `batch_norm(training=False)` and
-`dropout(train=False)` after `prepare_qat_pt2e`; `move_exported_model_to_train` on the
-prepared graph flips both back, so that flow stays quiet.
+never updates) its running statistics during QAT training (what was measured is on
+rules/QL202.md). `move_exported_model_to_train` on the prepared graph flips both back,
+so that flow stays quiet.
 """
 
 from __future__ import annotations
@@ -13,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from qlint.diagnostic import Diagnostic
-from qlint.rules.base import FileContext, Rule
+from qlint.evidence import CaptureEvidence
+from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.capture_common import captures, evidence, insert_mode_call, listed, model_text, reasons, related
 
 
@@ -21,8 +21,11 @@ class QatCaptureInEvalMode(Rule):
     code = "QL202"
     name = "qat-capture-in-eval-mode"
     summary = "Model captured for `prepare_qat_pt2e` in eval mode"
+    runtime_check = "qlint.runtime.checks.capture"
+    evidence_type = CaptureEvidence
+    runtime_models = True
     triggers = ("prepare_qat_pt2e",)
-    fix_availability = "sometimes"
+    fix_availability = FixAvailability.SOMETIMES
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         for cap, flows in captures(ctx, "qat"):
@@ -33,11 +36,11 @@ class QatCaptureInEvalMode(Rule):
                 continue
             why = reasons(ctx, cap, "qat", flows)
             model = model_text(ctx, cap)
-            message = (
-                f"`{model}` is captured for QAT in eval mode ({listed(why)}). The graph gets disabled dropout"
-                " and eval-mode batch norm (except where `prepare_qat_pt2e` folds it into a conv), so QAT"
-                " training neither regularises nor updates those statistics; call"
-                f" `{model}.train()` before capturing"
+            message = f"`{model}` is captured for QAT in eval mode ({listed(why)})"
+            help_ = (
+                "The graph gets disabled dropout and eval-mode batch norm (except where `prepare_qat_pt2e`"
+                " folds it into a conv), so QAT training neither regularises nor updates those statistics;"
+                f" call `{model}.train()` before capturing"
             )
             yield ctx.diagnostic(
                 self,
@@ -46,4 +49,5 @@ class QatCaptureInEvalMode(Rule):
                 insert_mode_call(ctx, cap, "train"),
                 evidence=evidence(ctx, cap, "qat", why),
                 related=related(ctx, cap, "qat", why),
+                help=help_,
             )

@@ -15,11 +15,12 @@ import ast
 import os
 from collections.abc import Iterator
 
-from qlint.analysis.callgraph import Callee, CallGraph, Visit, node_range
-from qlint.analysis.functions import bodies
-from qlint.analysis.names import Located, Resolver
+from qlint.analysis.flow.callgraph import Callee, CallGraph, Visit, node_range
+from qlint.analysis.names.functions import bodies
+from qlint.analysis.names.resolver import Located, Resolver
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Position, Range, RelatedInfo
-from qlint.rules.base import FileContext, Rule
+from qlint.evidence import DecompositionEvidence
+from qlint.rules.base import FileContext, FixAvailability, Rule
 
 RECIPES = frozenset({"executorch.export.QuantizationRecipe", "executorch.export.recipe.QuantizationRecipe"})
 REPLACE = "dataclasses.replace"
@@ -44,8 +45,10 @@ class DecompositionInPrePreparePass(Rule):
     code = "QL301"
     name = "decomposition-in-pre-prepare-pass"
     summary = "`QuantizationRecipe.pre_prepare_passes` entry that decomposes the graph"
+    runtime_check = "qlint.runtime.checks.recipes"
+    evidence_type = DecompositionEvidence
     triggers = (FIELD,)
-    fix_availability = "sometimes"
+    fix_availability = FixAvailability.SOMETIMES
     # None: read "does the targeted executorch have QuantizationRecipe.preserve_ops?" from
     # the op table, which the generator learned by importing executorch.
     options = {"executorch-has-preserve-ops": None}
@@ -74,8 +77,8 @@ class DecompositionInPrePreparePass(Rule):
         where = element.node if here else keyword.value
         spelled = ctx.source_of(element.node) if here else f"{FIELD} entry"
         has_field = self._has_preserve_ops(ctx)
-        message = (
-            f"pre-prepare pass `{_short(spelled)}` decomposes the graph ({_how(what, visit.chain)}): "
+        message = f"pre-prepare pass `{_short(spelled)}` decomposes the graph ({_how(what, visit.chain)})"
+        help_ = (
             f"{FIELD} get the unlifted GraphModule from `ep.module()`, so the pass has to re-export "
             f"it and it changes which ops get quantized; {_advice(ctx, has_field)}"
         )
@@ -87,15 +90,14 @@ class DecompositionInPrePreparePass(Rule):
         if fix is None:
             advice = _advice(ctx, has_field)
             fix = Fix(Applicability.DISPLAY_ONLY, advice[0].upper() + advice[1:])
-        evidence = {
-            "kind": "pre-prepare-decomposition",
-            "pass": spelled,
-            "decomposition": what,
-            "path": visit.callee.path,
-            "line": visit.node.lineno,
-            "preserve_ops": [ast.unparse(op.node) for op in keep] if keep else None,
-        }
-        return ctx.diagnostic(self, where, message, fix, evidence=evidence, related=related)
+        evidence = DecompositionEvidence(
+            pass_name=spelled,
+            decomposition=what,
+            path=visit.callee.path,
+            line=visit.node.lineno,
+            preserve_ops=tuple(ast.unparse(op.node) for op in keep) if keep else None,
+        )
+        return ctx.diagnostic(self, where, message, fix, evidence=evidence, related=related, help=help_)
 
     def _has_preserve_ops(self, ctx: FileContext) -> bool | None:
         option = self.opts.get("executorch-has-preserve-ops")

@@ -17,13 +17,14 @@ names, and imports under a torch-version check.
 from __future__ import annotations
 
 import ast
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from qlint.analysis import import_edits as ie
-from qlint.analysis.functions import bodies
-from qlint.analysis.names import Resolver, dotted_parts
-from qlint.analysis.pt2e_moves import (
+from qlint.analysis.edits import import_edits as ie
+from qlint.analysis.names.functions import bodies
+from qlint.analysis.names.resolver import Resolver, dotted_parts
+from qlint.analysis.edits.pt2e_moves import (
     OBSERVER_CONSUMERS,
     OLD_PACKAGE,
     SUCCESSOR_PACKAGES,
@@ -33,7 +34,9 @@ from qlint.analysis.pt2e_moves import (
     worst,
 )
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix
-from qlint.rules.base import FileContext, Rule
+from qlint import evidence
+from qlint.evidence import MovedImportEvidence
+from qlint.rules.base import FileContext, FixAvailability, Rule
 
 _APPLICABILITY = {"safe": Applicability.SAFE, "unsafe": Applicability.UNSAFE}
 
@@ -96,20 +99,22 @@ class TorchAoPt2eImport(Rule):
     code = "QL401"
     name = "torch-ao-pt2e-import"
     summary = "PT2E API imported from `torch.ao.quantization`, which torch 2.13 no longer ships"
+    runtime_check = "qlint.runtime.checks.imports"
+    evidence_type = MovedImportEvidence
     triggers = ("ao.quantization", "torch.ao", "import ao")
-    fix_availability = "sometimes"
+    fix_availability = FixAvailability.SOMETIMES
 
     def triggered_by(self, text: str) -> bool:
         # torch's own tree mentions torch.ao in ~200 files; 7 of them name anything that moved.
-        return super().triggered_by(text) and load_moves().mentions.search(text) is not None
+        return _old_spelling(text) and load_moves().mentions.search(text) is not None
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         moves = load_moves()
-        parents = ie.parent_map(ctx)
+        parents = _Parents(ctx)
         owned_heads: set[str] = set()  # names bound by a reported import: their uses go with it
         plain: list[tuple[str, ...]] = []  # `import <old>` without `as`: owns chains by prefix
         twins = _twins(ctx, moves, parents)
-        for stmt in ast.walk(ctx.tree):
+        for stmt in _import_statements(ctx):
             if isinstance(stmt, ast.ImportFrom):
                 diag = self._from_import(ctx, moves, stmt, parents, owned_heads, twins)
             elif isinstance(stmt, ast.Import):
@@ -149,7 +154,7 @@ class TorchAoPt2eImport(Rule):
             subject = f"torch 2.13's `{OLD_PACKAGE}` no longer has {names}"
         else:
             subject = f"`{base}` is gone from torch 2.13"
-        message = _message(moves, [p.move for p in moved], subject) + note
+        message, help_ = _message(moves, [p.move for p in moved], subject, note)
         if edits:
             targets: dict[str, list[str]] = {}
             for p in fixable:
@@ -158,7 +163,7 @@ class TorchAoPt2eImport(Rule):
             fix = Fix(_APPLICABILITY[level], f"Import {what}", (*edits, *extra))
         else:
             fix = _display_fix([p.move for p in moved])
-        return ctx.diagnostic(self, stmt, message, fix, evidence=_evidence([p.move for p in moved]))
+        return ctx.diagnostic(self, stmt, message, fix, evidence=_evidence([p.move for p in moved]), help=help_)
 
     # -- import <module> [as m] ----------------------------------------------------------
     def _import(self, ctx, moves, stmt: ast.Import, parents, owned: set, plain: list, twins) -> Iterator[Diagnostic]:
@@ -183,9 +188,10 @@ class TorchAoPt2eImport(Rule):
                 prefix = tuple(alias.name.split("."))
                 plain.append(prefix)
                 fix = self._plain_import_fix(ctx, moves, stmt, alias, move, prefix)
-            message = _message(moves, [move], f"`{alias.name}` is gone from torch 2.13")
             fix, note = _with_twins(ctx, twins, [move], fix)
-            yield ctx.diagnostic(self, alias, message + note, fix or _display_fix([move]), evidence=_evidence([move]))
+            message, help_ = _message(moves, [move], f"`{alias.name}` is gone from torch 2.13", note)
+            fix = fix or _display_fix([move])
+            yield ctx.diagnostic(self, alias, message, fix, evidence=_evidence([move]), help=help_)
 
     def _plain_import_fix(self, ctx, moves: Moves, stmt, alias: ast.alias, move: Move, prefix) -> Fix | None:
         """`import torch.ao.quantization.quantize_pt2e` and its `torch.ao....prepare_pt2e(...)` uses."""
@@ -215,16 +221,28 @@ class TorchAoPt2eImport(Rule):
         # Only chains whose head could lead to torch: an import of torch, or a name bound in
         # the module or the function (an alias such as `tq = torch.ao.quantization`).
         torchy = {n for n, full in ctx.scope.imports.items() if full.split(".")[0] == "torch"} | set(ctx.scope.assigns)
-        for body in bodies(ctx.tree, ctx.scope):
+        for body in bodies(ctx.tree, ctx.scope, ctx.cache):
             resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
+            inner: set[int] = set()  # attributes inside a longer chain (walked after it)
+            heads: dict[str, str | None] = {}  # a chain's name is its head's name plus the rest
             for node in body.nodes():
-                if not isinstance(node, ast.Attribute) or isinstance(parents.get(node), ast.Attribute):
+                if not isinstance(node, ast.Attribute):
+                    continue
+                if isinstance(node.value, ast.Attribute):
+                    inner.add(id(node.value))
+                if id(node) in inner:
                     continue
                 parts = dotted_parts(node)
                 if parts is None or parts[0] in owned or (parts[0] not in torchy and parts[0] not in body.local):
                     continue
                 if any(tuple(parts[: len(p)]) == p for p in plain):
                     continue
+                if parts[0] not in ("self", "cls"):  # `self.x` resolves through the class instead
+                    if parts[0] not in heads:
+                        heads[parts[0]] = resolver.qualname(ast.Name(parts[0]))
+                    head = heads[parts[0]]
+                    if head is None or not ".".join([head, *parts[1:]]).startswith(OLD_PACKAGE + "."):
+                        continue
                 hit = _outermost_move(resolver, moves, node)
                 if hit is None or id(hit[0]) in seen or ie.guarded(hit[0], parents, set()):
                     continue
@@ -233,7 +251,6 @@ class TorchAoPt2eImport(Rule):
                 yield self._use(ctx, moves, sub, move, _in_type_check(sub, parents), twins)
 
     def _use(self, ctx, moves: Moves, sub: ast.Attribute, move: Move, type_check: bool, twins: _Twins) -> Diagnostic:
-        message = _message(moves, [move], f"`{move.old}` is gone from torch 2.13")
         fix = None
         level = _fix_level(ctx, move)
         if type_check and level == "safe":
@@ -247,20 +264,65 @@ class TorchAoPt2eImport(Rule):
                 edits.append(insert)
             fix = Fix(_APPLICABILITY[level], f"Use `{move.new}`", tuple(edits))
         fix, note = _with_twins(ctx, twins, [move], fix)
-        return ctx.diagnostic(self, sub, message + note, fix or _display_fix([move]), evidence=_evidence([move]))
+        message, help_ = _message(moves, [move], f"`{move.old}` is gone from torch 2.13", note)
+        return ctx.diagnostic(self, sub, message, fix or _display_fix([move]), evidence=_evidence([move]), help=help_)
+
+
+def _old_spelling(text: str) -> bool:
+    """A trigger substring, except that `torchao.quantization` (the successor, named by most
+    files that mention quantization at all) is no spelling of the old package."""
+    if "torch.ao" in text or "import ao" in text:
+        return True
+    return text.count("ao.quantization") > text.count("torchao.quantization")
 
 
 def _twins(ctx: FileContext, moves: Moves, parents) -> _Twins:
     found: dict[ast.ImportFrom, list[tuple[ast.alias, str, str]]] = {}
-    for stmt in ast.walk(ctx.tree):
-        if isinstance(stmt, ast.ImportFrom) and not ie.guarded(stmt, parents, {a.asname or a.name for a in stmt.names}):
-            base = ie.import_base(ctx, stmt)
-            for alias in stmt.names:
-                twin = moves.twin(f"{base}.{alias.name}")
-                if twin is not None:
-                    module, _, name = twin.rpartition(".")
-                    found.setdefault(stmt, []).append((alias, module, name))
+    for stmt in _import_statements(ctx):
+        if not isinstance(stmt, ast.ImportFrom):
+            continue
+        base = ie.import_base(ctx, stmt)
+        twins = []
+        for alias in stmt.names:
+            twin = moves.twin(f"{base}.{alias.name}")
+            if twin is not None:
+                module, _, name = twin.rpartition(".")
+                twins.append((alias, module, name))
+        if twins and not ie.guarded(stmt, parents, {a.asname or a.name for a in stmt.names}):
+            found[stmt] = twins
     return _Twins(found)
+
+
+def _import_statements(ctx: FileContext) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement in `ast.walk` order, from a breadth-first walk of statements
+    and handlers only: statements never sit inside expressions, most of the tree."""
+    found = ctx.cache.get("ql401.imports")
+    if found is None:
+        found = []
+        queue: deque[ast.AST] = deque([ctx.tree])
+        while queue:
+            node = queue.popleft()
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                found.append(node)
+            queue.extend(c for c in ast.iter_child_nodes(node) if isinstance(c, _STATEMENT_LEVEL))
+        ctx.cache["ql401.imports"] = found
+    return found
+
+
+_STATEMENT_LEVEL = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+class _Parents:
+    """Child -> parent, built on the first question: most files have nothing to ask."""
+
+    def __init__(self, ctx: FileContext):
+        self._ctx = ctx
+        self._map: dict[ast.AST, ast.AST] | None = None
+
+    def get(self, node: ast.AST) -> ast.AST | None:
+        if self._map is None:
+            self._map = ie.parent_map(self._ctx)
+        return self._map.get(node)
 
 
 def _with_twins(ctx: FileContext, twins: _Twins, moved: list[Move], fix: Fix | None) -> tuple[Fix | None, str]:
@@ -355,8 +417,15 @@ def _module_alias_fix(ctx: FileContext, moves: Moves, local: str, move: Move) ->
     return level
 
 
-def _message(moves: Moves, moved: list[Move], subject: str) -> str:
-    """`<subject>: a, b are in <module>; c is now <new>; d has no successor`."""
+_MOVED = (
+    "The PT2E quantization flow moved from `torch.ao.quantization` to torchao (`torchao.quantization.pt2e`)"
+    " and the backends; on torch 2.13 the old name no longer imports"
+)
+
+
+def _message(moves: Moves, moved: list[Move], subject: str, note: str = "") -> tuple[str, str | None]:
+    """Message and help. One move: `<subject>: it is now <new>`; several: `<subject>`, with
+    `a, b are in <module>; c is now <new>; d has no successor` as help. `note` joins the help."""
     details, groups = [], {}
     for m in moved:
         short = m.old.rpartition(".")[2]
@@ -372,9 +441,14 @@ def _message(moves: Moves, moved: list[Move], subject: str) -> str:
             groups.setdefault(m.module, []).append(f"`{short}`")
     for module, names in groups.items():
         details.append(f"{', '.join(names)} {'is' if len(names) == 1 else 'are'} in `{module}`")
+    note = note.removeprefix("; ")
     if len(moved) == 1:
         details[0] = "it " + details[0].split("` ", 1)[1]
-    return f"{subject}: " + "; ".join(details)
+    if len(details) == 1:
+        return f"{subject}: {details[0]}", (note[0].upper() + note[1:]) if note else _MOVED
+
+    help_ = "; ".join(details)
+    return subject, help_[0].upper() + help_[1:] + (f"; {note}" if note else "")
 
 
 def _display_fix(moved: list[Move]) -> Fix:
@@ -384,5 +458,5 @@ def _display_fix(moved: list[Move]) -> Fix:
     return Fix(Applicability.DISPLAY_ONLY, "Remove the use: torchao and executorch have no successor")
 
 
-def _evidence(moved: list[Move]) -> dict:
-    return {"kind": "moved-import", "moves": [{"old": m.old, "new": m.new, "fix": m.fix} for m in moved]}
+def _evidence(moved: list[Move]) -> MovedImportEvidence:
+    return MovedImportEvidence(tuple(evidence.Move(m.old, m.new, m.fix) for m in moved))

@@ -4,7 +4,9 @@ The key (see `request.request_key`) covers the code, the rule's evidence, the fi
 whether the fix was verified, the installed torch/torchao/executorch versions (read with
 `importlib.metadata`, never by importing them) and a hash of the checker's own source.
 Only deterministic verdicts are stored: a timeout or a worker crash says nothing about
-the finding and is retried on the next run.
+the finding and is retried on the next run. Each record carries its key and a SHA-256 of
+its fields; a record that fails either, or holds a value no verdict can have, is a miss
+(checked again), never an error and never a garbled verdict.
 """
 
 from __future__ import annotations
@@ -45,6 +47,14 @@ def checker_fingerprint() -> str:
     return digest.hexdigest()[:16]
 
 
+_FIELDS = ("verdict", "evidence", "fix_verified", "seconds")
+
+
+def _checksum(key: str, fields: dict) -> str:
+    canonical = json.dumps([key, *(fields[name] for name in _FIELDS)], sort_keys=True, ensure_ascii=True)
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
+
+
 class VerdictCache:
     def __init__(self, directory: Path):
         self.directory = directory
@@ -55,25 +65,32 @@ class VerdictCache:
     def get(self, key: str) -> RuntimeVerdict | None:
         try:
             data = json.loads(self._path(key).read_text(encoding="utf-8"))
-            return RuntimeVerdict(
-                verdict=data["verdict"],
-                evidence=data["evidence"],
-                fix_verified=data["fix_verified"],
-                seconds=float(data["seconds"]),
-            )
-        except (OSError, ValueError, KeyError, TypeError):
+            fields = {name: data[name] for name in _FIELDS}
+            if data.get("key") != key or data.get("sha256") != _checksum(key, fields):
+                return None
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None  # unreadable, not JSON (UnicodeDecodeError is a ValueError), not a record
+        verdict, evidence, fix_verified, seconds = (fields[name] for name in _FIELDS)
+        if (
+            verdict not in CACHEABLE
+            or not isinstance(evidence, str)
+            or fix_verified not in (True, False, None)
+            or type(seconds) not in (int, float)
+        ):
             return None
+        return RuntimeVerdict(verdict=verdict, evidence=evidence, fix_verified=fix_verified, seconds=float(seconds))
 
     def put(self, key: str, verdict: RuntimeVerdict, cacheable: bool = True) -> None:
         if not cacheable or verdict.verdict not in CACHEABLE:
             return
         path = self._path(key)
-        record = {
+        fields = {
             "verdict": verdict.verdict,
             "evidence": verdict.evidence,
             "fix_verified": verdict.fix_verified,
             "seconds": verdict.seconds,
         }
+        record = {**fields, "key": key, "sha256": _checksum(key, fields)}
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             # Atomic: a concurrent qlint run reads either nothing or a whole record.

@@ -24,9 +24,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from qlint import DISTRIBUTION
 from qlint.diagnostic import Diagnostic, RuntimeVerdict
 from qlint.runtime.cache import VerdictCache, checker_fingerprint, installed_versions
-from qlint.runtime.checks import has_check
+from qlint.runtime.checks import has_check, runs_user_models
 from qlint.runtime.request import build_request, request_key
 
 DEFAULT_TIMEOUT = 60.0
@@ -36,7 +37,6 @@ MAX_RESTARTS = 3  # consecutive crashes before the remaining checks are skipped
 # first on sys.path for `-c` holds only qlint while this line imports it; `main` then drops
 # that entry. The user's directory (a `torch/` source checkout, say) never shadows anything.
 WORKER_BOOT = "from qlint.runtime.worker import main; main()"
-MODEL_CHECKS = frozenset({"QL201", "QL202"})  # the checks that run opt-in user models too
 
 
 class WorkerDied(Exception):
@@ -244,7 +244,7 @@ class RuntimeChecker:
         """Why no check can run at all here, or None."""
         missing = [name for name in ("torch", "torchao") if not self.versions.get(name)]
         if missing:
-            return f"{' and '.join(missing)} not installed (pip install 'qlint[runtime]')"
+            return f'{" and ".join(missing)} not installed (pip install "{DISTRIBUTION}[runtime]")'
         return None
 
     def verdict(self, diag: Diagnostic, *, verify_fix: bool = True, timeout: float | None = None) -> RuntimeVerdict:
@@ -253,7 +253,7 @@ class RuntimeChecker:
         reason = self.unavailable()
         if reason is not None:
             return _skipped(reason)
-        uses_models = bool(self.models) and diag.code in MODEL_CHECKS
+        uses_models = bool(self.models) and runs_user_models(diag.code)
         request = build_request(
             diag,
             verify_fix=verify_fix,

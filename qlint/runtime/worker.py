@@ -10,7 +10,7 @@ Everything torch, its extensions and the checks print goes to stderr: the real s
 descriptor is kept private for the protocol, so a stray `print` cannot corrupt a reply.
 
 A check gets `params["timeout"]` seconds. On POSIX an interval timer interrupts it with
-`CheckTimeout` between Python bytecodes and the worker answers `skipped` (timeout) and
+`CheckTimeout` between Python bytecodes and the worker answers `inconclusive` (timeout) and
 keeps serving with its caches intact. Code stuck inside C++ cannot be interrupted that
 way; the client's own, slightly longer deadline kills the worker then.
 """
@@ -28,7 +28,7 @@ import warnings
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from qlint.runtime.checks import CHECKS
+from qlint.runtime.checks import check_module, evidence_problem
 
 
 class CheckTimeout(BaseException):
@@ -65,14 +65,20 @@ def run_check(params: dict[str, Any]) -> dict[str, Any]:
     code = params.get("code", "")
     timeout = params.get("timeout")
     start = time.perf_counter()
-    if code not in CHECKS:
+    module = check_module(code)
+    if module is None:
         return {"verdict": "skipped", "evidence": f"{code} has no runtime check yet", "fix_verified": None}
+    problem = evidence_problem(code, params.get("evidence"))
+    if problem is not None:
+        return {"verdict": "skipped", "evidence": f"malformed evidence for {code}: {problem}", "fix_verified": None}
     try:
         with _deadline(timeout):
-            record = importlib.import_module(CHECKS[code]).run(params)
+            record = importlib.import_module(module).run(params)
     except CheckTimeout:
+        # The check ran and did not finish: nothing is known about the finding, which is
+        # `inconclusive` (not `skipped`, which means no check applies here).
         record = {
-            "verdict": "skipped",
+            "verdict": "inconclusive",
             "evidence": f"timeout: the check did not finish within {timeout:g} s",
             "fix_verified": None,
             "transient": True,

@@ -23,6 +23,7 @@ from typing import Any
 
 import torch
 
+from qlint.evidence import CaptureEvidence, ModeSwitchEvidence
 from qlint.runtime import pipelines
 
 _WORSE = 2.0  # "as written" counts as broken when its error is this many times the fixed one
@@ -61,9 +62,8 @@ def _yes(flag: bool) -> str:
     return "yes" if flag else "no"
 
 
-def check_ptq(params: dict[str, Any]) -> dict[str, Any]:
-    evidence = params.get("evidence") or {}
-    api = evidence.get("api") or "torch.export.export"
+def check_ptq(params: dict[str, Any], evidence: CaptureEvidence) -> dict[str, Any]:
+    api = evidence.api or "torch.export.export"
     via = "executorch" if api.startswith("executorch") and _has_executorch() else "torch.export"
     subjects, problems = _subjects(params)
     rows = [_ptq_row(s, via) for s in subjects]
@@ -163,8 +163,8 @@ _ORIGINS = {
 def check_mode_switch(params: dict[str, Any]) -> dict[str, Any]:
     from torchao.quantization.pt2e import move_exported_model_to_eval, move_exported_model_to_train
 
-    evidence = params.get("evidence") or {}
-    mode, origin = evidence.get("mode") or "eval", evidence.get("origin") or "export"
+    evidence = ModeSwitchEvidence.from_json(params.get("evidence"))
+    mode, origin = evidence.mode or "eval", evidence.origin or "export"
     module, inputs, ref = _origin_module(origin)
     try:
         getattr(module, mode)()
@@ -192,9 +192,8 @@ def check_mode_switch(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def run(params: dict[str, Any]) -> dict[str, Any]:
-    code = params.get("code")
-    if code == "QL201":
-        return check_ptq(params)
-    if code == "QL202":
-        return check_qat(params)
-    return check_mode_switch(params)
+    """The evidence says which check: a capture for a flow (PTQ or QAT), or a mode switch."""
+    if "flow" not in (params.get("evidence") or {}):
+        return check_mode_switch(params)
+    capture = CaptureEvidence.from_json(params["evidence"])
+    return check_ptq(params, capture) if capture.flow == "ptq" else check_qat(params)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from qlint.evidence import MovedImportEvidence
+
 
 def resolve(dotted: str) -> tuple[Any, str | None]:
     """The object `dotted` names, from its longest importable module prefix; or why not."""
@@ -42,12 +44,12 @@ def _kind(obj: Any) -> str:
 
 
 def run(params: dict[str, Any]) -> dict[str, Any]:
-    moves = (params.get("evidence") or {}).get("moves") or []
+    moves = MovedImportEvidence.from_json(params.get("evidence")).moves
     if not moves:
         return {"verdict": "skipped", "evidence": "the finding carries no moved name", "fix_verified": None}
     parts, missing, new_ok = [], 0, True
     for move in moves:
-        old, new = move.get("old"), move.get("new")
+        old, new = move.old, move.new
         old_obj, old_error = resolve(old)
         if old_error is None:
             text = f"`{old}` still imports on the installed torch ({_kind(old_obj)})"

@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from qlint.evidence import OpEvidence, OpRef
 from qlint.runtime import graphs
 from qlint.runtime.checks.overload_edits import FixSpec, parse_fix
 from qlint.runtime.ops import OpId, UnknownOp, is_packet, op_id, resolve, spelled
@@ -77,9 +78,9 @@ def _overloads_of(nodes: list[torch.fx.Node]) -> Counter:
     return Counter(op_id(n.target).overload for n in nodes)
 
 
-def _prepare(op: dict[str, Any], fix: FixSpec | str | None) -> tuple[OpId, Any, list | FixProblem | None] | Outcome:
+def _prepare(op: OpRef, fix: FixSpec | str | None) -> tuple[OpId, Any, list | FixProblem | None] | Outcome:
     """Resolve the op as written and the fix's objects on the installed registry."""
-    ident = OpId(op.get("dialect") or "aten", op["namespace"], op["op"], op.get("overload"))
+    ident = OpId(op.dialect or "aten", op.namespace, op.op, op.overload)
     try:
         written = resolve(ident.namespace, ident.op, ident.overload, ident.dialect)
     except UnknownOp as exc:
@@ -103,7 +104,7 @@ def _unchecked_fix(verdict: str, text: str, problem: FixProblem) -> Outcome:
     return Outcome(verdict, f"{text}. Fix not checked: {problem.text}", problem.wrong)
 
 
-def check_matcher(op: dict[str, Any], kind: str, fix: FixSpec | str | None) -> Outcome:
+def check_matcher(op: OpRef, kind: str, fix: FixSpec | str | None) -> Outcome:
     prepared = _prepare(op, fix)
     if isinstance(prepared, Outcome):
         return prepared
@@ -186,7 +187,7 @@ def _retarget(form: graphs.GraphForm, key, target) -> tuple[graphs.GraphForm, li
     return copy, nodes, None
 
 
-def check_insertion(op: dict[str, Any], fix: FixSpec | str | None) -> Outcome:
+def check_insertion(op: OpRef, fix: FixSpec | str | None) -> Outcome:
     prepared = _prepare(op, fix)
     if isinstance(prepared, Outcome):
         return prepared
@@ -260,9 +261,8 @@ def _reexported_forms(form: graphs.GraphForm, key, written) -> str:
 
 
 def run(params: dict[str, Any]) -> dict[str, Any]:
-    evidence = params.get("evidence") or {}
-    ops = evidence.get("ops") or []
-    kind = evidence.get("kind", "comparison")
+    evidence = OpEvidence.from_json(params.get("evidence"))
+    ops, kind = evidence.ops, evidence.kind
     if not ops:
         return {"verdict": "skipped", "evidence": "the finding carries no op to check", "fix_verified": None}
     # A fix is only ever written for a single op; several ops come with a display-only fix.

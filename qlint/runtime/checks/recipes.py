@@ -20,6 +20,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from qlint.evidence import DecompositionEvidence
 from qlint.runtime.ops import UnknownOp, resolve
 
 
@@ -111,7 +112,7 @@ def _summary(gm: torch.fx.GraphModule) -> tuple[int, str]:
     return qdq, ops
 
 
-def _keep_ops(spelled: list[str] | None) -> tuple[tuple, list[str]]:
+def _keep_ops(spelled: tuple[str, ...] | None) -> tuple[tuple, list[str]]:
     """The fix's `preserve_ops`, spelled as written (`aten.linear.default`, `torch.ops...`)."""
     ops, unknown = [], []
     for text in spelled or []:
@@ -130,13 +131,9 @@ def run(params: dict[str, Any]) -> dict[str, Any]:
         import executorch.export  # noqa: F401
     except Exception:
         return {"verdict": "skipped", "evidence": "executorch is not installed", "fix_verified": None}
-    evidence = params.get("evidence") or {}
-    kind = (
-        "make_fx(decomposition_table=...)"
-        if "make_fx" in (evidence.get("decomposition") or "")
-        else "run_decompositions"
-    )
-    keep, unknown = _keep_ops(evidence.get("preserve_ops"))
+    evidence = DecompositionEvidence.from_json(params.get("evidence"))
+    kind = "make_fx(decomposition_table=...)" if "make_fx" in evidence.decomposition else "run_decompositions"
+    keep, unknown = _keep_ops(evidence.preserve_ops)
     if unknown:
         text = f"preserve_ops names ops unknown to the installed registry: {', '.join(unknown)}"
         return {"verdict": "skipped", "evidence": text, "fix_verified": False if params.get("verify_fix") else None}

@@ -1,0 +1,207 @@
+"""qlint against ruff on the repositories qlint is for, in one run, with the targets beside
+each ratio (issue 13). Every ratio compares commands measured side by side in this run, so
+a loaded machine slows both sides alike; absolute seconds are only for orientation.
+
+    python benchmarks/bench_trees.py --executorch ~/src/executorch --ao ~/src/ao
+
+Trees: pytorch/executorch and pytorch/ao at the commits pinned below, and the installed
+torch package. The script fetches nothing; get the two repositories with
+
+    git clone https://github.com/pytorch/executorch && git -C executorch checkout <EXECUTORCH_COMMIT>
+    git clone https://github.com/pytorch/ao && git -C ao checkout <AO_COMMIT>
+
+(or `git archive <commit> | tar -x` of a local mirror). A tree that is a git checkout at
+another commit is measured anyway, with a warning. Omit a flag to skip that tree.
+
+Per tree: cold whole-tree `qlint check --no-cache` against `ruff check --select ALL
+--no-cache`; warm `qlint check` (cache filled first) against `ruff check --select E,F
+--no-cache`; peak memory of the whole process tree against ruff ALL's, as PSS (qlint's forked
+workers share their parent's pages, which RSS counts once per process) and as RSS;
+`qlint check FILE`
+(warm) against `ruff check FILE` on the largest module with findings; and the in-process
+check time of that module (the engine's `check_source`, with the other modules it reads
+already loaded, as in the language server).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+from bench_vs_ruff import default_tree, measure, measure_tree
+
+EXECUTORCH_COMMIT = "cff6f4dd32e630945b7188512c1f2b4f102b05ad"
+AO_COMMIT = "36027d82d1ad9949597ea16002ff4940374b1b94"
+
+# (label, target, how the ratio is formed); "ao" has its own warm target: its whole ruff E,F
+# run takes under 0.2 s, so a Python process's start-up is the floor there.
+COLD_TARGET = 0.3
+WARM_TARGET = {"default": 0.2, "ao": 0.5}
+ONE_FILE_SECONDS = 0.15
+IN_PROCESS_MS = 30.0  # for a module of about 2,000 lines
+
+_IN_PROCESS = """
+import statistics, sys, time
+from qlint.config import load_settings
+from qlint.engine import check_source
+try:
+    from qlint.analysis.names.project import ProjectIndex
+except ImportError:  # qlint before the analysis subpackages
+    from qlint.analysis.names.project import ProjectIndex
+path, runs = sys.argv[1], int(sys.argv[2])
+settings = load_settings([path])
+data = open(path, "rb").read()
+project = ProjectIndex()
+check_source(data, path, settings, project)  # load the modules it reads, as an open editor has
+times = []
+for _ in range(runs):
+    start = time.perf_counter()
+    result = check_source(data, path, settings, project)
+    times.append(time.perf_counter() - start)
+print(statistics.median(times) * 1000, len(result.diagnostics))
+"""
+
+
+def _tool(name: str) -> str:
+    """The real executable next to this interpreter, not a version manager's shell shim
+    (a shim adds tens of milliseconds to every run and would flatter qlint)."""
+    beside = os.path.join(os.path.dirname(sys.executable), name)
+    return beside if os.access(beside, os.X_OK) else (shutil.which(name) or sys.exit(f"{name} is not installed"))
+
+
+def _env() -> dict[str, str]:
+    # An installed package has its bytecode compiled; a PYTHONDONTWRITEBYTECODE in the
+    # environment would make every qlint run recompile its own sources.
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def _commit(tree: str, pinned: str | None) -> str:
+    try:
+        head = subprocess.run(
+            ["git", "-C", tree, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "not a git checkout (commit unknown)"
+    if pinned and head != pinned:
+        return f"{head} (WARNING: pinned {pinned})"
+    return head
+
+
+def _files_with_findings(qlint: list[str], tree: str, cwd: str) -> list[str]:
+    out = subprocess.run(
+        [*qlint, "--no-cache", "--output-format", "json", tree], cwd=cwd, capture_output=True, env=_env()
+    )
+    found = {os.path.join(cwd, d["filename"]) for d in json.loads(out.stdout or b"[]")}
+    return sorted(found, key=_line_count, reverse=True)
+
+
+def _line_count(path: str) -> int:
+    with open(path, "rb") as fh:
+        return fh.read().count(b"\n")
+
+
+def _median_runs(commands: dict[str, list[str]], cwd: str, runs: int) -> dict[str, tuple[float, float, float]]:
+    """Per command: median wall seconds, peak RSS MiB and peak PSS MiB over the runs."""
+    results: dict[str, list[tuple[float, int, int]]] = {}
+    for _ in range(runs):  # interleaved, so background load hits every command alike
+        for name, cmd in commands.items():
+            results.setdefault(name, []).append(measure_tree(cmd, cwd, env=_env()))
+    return {
+        n: (statistics.median(r[0] for r in rs), max(r[1] for r in rs) / 1024, max(r[2] for r in rs) / 1024)
+        for n, rs in results.items()
+    }
+
+
+def bench_tree(label: str, tree: str, pinned: str | None, runs: int) -> list[tuple[str, float, float, str]]:
+    ruff, python = _tool("ruff"), sys.executable
+    qlint = [python, "-m", "qlint", "check", "--exit-zero", "--quiet"]
+    cwd = tempfile.mkdtemp(prefix="qlint-bench-cwd-")  # neither tool picks up a config here
+    cache = tempfile.mkdtemp(prefix="qlint-bench-cache-")
+    try:
+        files = sum(1 for _, _, fs in os.walk(tree) for f in fs if f.endswith((".py", ".pyi")))
+        print(f"== {label}: {tree} ({files} Python files), commit {_commit(tree, pinned)}")
+        commands = {
+            "ruff --select ALL --no-cache": [ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", tree],
+            "ruff --select E,F --no-cache": [ruff, "check", "--select", "E,F", "--no-cache", "--exit-zero", "-q", tree],
+            "qlint cold (--no-cache)": [*qlint, "--no-cache", tree],
+            "qlint warm": [*qlint, "--cache-dir", cache, tree],
+        }
+        measure(commands["qlint warm"], cwd, env=_env())  # fill the cache
+        med = _median_runs(commands, cwd, runs)
+        print(f"   {'command':32} {'wall':>9} {'peak RSS':>12} {'peak PSS':>12}")
+        for name, (t, rss, pss) in med.items():
+            print(f"   {name:32} {t:7.2f} s {rss:8.1f} MiB {pss:8.1f} MiB")
+        ruff_all, ruff_ef = med["ruff --select ALL --no-cache"], med["ruff --select E,F --no-cache"]
+        cold, warm = med["qlint cold (--no-cache)"], med["qlint warm"]
+        warm_target = WARM_TARGET.get(label, WARM_TARGET["default"])
+        checks = [
+            ("cold qlint / ruff ALL", cold[0] / ruff_all[0], COLD_TARGET, "x"),
+            ("warm qlint / ruff E,F", warm[0] / ruff_ef[0], warm_target, "x"),
+            ("qlint peak PSS / ruff ALL peak PSS", max(cold[2], warm[2]) / ruff_all[2], 1.0, "x"),
+            ("qlint peak RSS / ruff ALL peak RSS", max(cold[1], warm[1]) / ruff_all[1], 1.0, "x"),
+        ]
+        with_findings = _files_with_findings(qlint, tree, cwd)
+        if with_findings:
+            one = with_findings[0]
+            single = _median_runs(
+                {
+                    "ruff check FILE": [ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", one],
+                    "qlint check FILE (warm)": [*qlint, "--cache-dir", cache, one],
+                },
+                cwd,
+                max(runs, 5),
+            )
+            q1, r1 = single["qlint check FILE (warm)"][0], single["ruff check FILE"][0]
+            print(f"   largest module with findings: {os.path.relpath(one, tree)} ({_line_count(one)} lines)")
+            print(f"   {'ruff check FILE':32} {r1:7.3f} s\n   {'qlint check FILE (warm)':32} {q1:7.3f} s")
+            checks.append(("qlint check FILE, warm (s)", q1, ONE_FILE_SECONDS, " s"))
+            out = subprocess.run(
+                [python, "-c", _IN_PROCESS, one, "20"], capture_output=True, text=True, env=_env(), cwd=cwd, check=True
+            ).stdout.split()
+            ms = float(out[0])
+            budget = IN_PROCESS_MS * max(_line_count(one), 2000) / 2000
+            checks.append((f"in-process check, {_line_count(one)} lines (ms)", ms, budget, " ms"))
+        return [(f"{label}: {name}", value, target, unit) for name, value, target, unit in checks]
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+        shutil.rmtree(cwd, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--executorch", help=f"a pytorch/executorch tree at {EXECUTORCH_COMMIT}")
+    parser.add_argument("--ao", help=f"a pytorch/ao tree at {AO_COMMIT}")
+    parser.add_argument("--torch", default=None, help="a torch package tree (default: the installed one)")
+    parser.add_argument("--no-torch", action="store_true", help="skip the installed torch package")
+    parser.add_argument("--runs", type=int, default=3, help="runs per command; medians are reported")
+    args = parser.parse_args()
+    trees = [
+        ("executorch", args.executorch, EXECUTORCH_COMMIT),
+        ("ao", args.ao, AO_COMMIT),
+        ("torch", None if args.no_torch else (args.torch or default_tree()), None),
+    ]
+    if not any(t for _, t, _ in trees):
+        parser.error("no tree to measure")
+    print(f"{os.cpu_count()} cores; medians of {args.runs} runs; ratios are of commands run side by side\n")
+    rows = []
+    for label, tree, pinned in trees:
+        if tree:
+            rows += bench_tree(label, os.path.abspath(tree), pinned, args.runs)
+            print()
+    print(f"{'measure':52} {'value':>9}   target")
+    for name, value, target, unit in rows:
+        verdict = "ok" if value <= target else "MISSED"
+        print(f"{name:52} {value:8.2f}{unit:<3} ≤ {target:g}{unit.strip() or 'x'}  {verdict}")
+    return 0 if all(value <= target for _, value, target, _ in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

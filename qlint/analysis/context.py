@@ -1,0 +1,96 @@
+"""What a check of one file sees: its text, tree, line index, op table, and the project.
+
+Rules get one per file; analysis helpers take it too, so it lives in the analysis layer.
+Anything that needs other files goes through `project`, which records what it read so the
+cache can tell when a finding depends on another file.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Protocol
+
+from qlint.analysis.names.scope import ModuleScope
+from qlint.diagnostic import Diagnostic, Fix, Range, RelatedInfo
+from qlint.evidence import Evidence
+from qlint.source import LineIndex
+
+if TYPE_CHECKING:
+    from qlint.analysis.names.project import ProjectIndex
+    from qlint.optable import OpTable
+
+
+class Reporter(Protocol):
+    """What a diagnostic needs of the rule that reports it (a `Rule` has both)."""
+
+    code: str
+    name: str
+
+
+@dataclass
+class FileContext:
+    path: str
+    text: str
+    tree: ast.Module
+    lines: LineIndex
+    optable: OpTable
+    project: ProjectIndex
+    module: str | None = None  # dotted module name when the file sits in a package
+    cache: dict[str, Any] = field(default_factory=dict)  # per-file analysis shared by rules
+
+    @cached_property
+    def scope(self) -> ModuleScope:
+        return ModuleScope.build(self.tree, self.module, self.path)
+
+    def lines_containing(self, *needles: str) -> frozenset[int]:
+        """Rows on which any of the substrings occurs: rules walk expressions only there."""
+        key = ("lines", needles)
+        if key not in self.cache:
+            rows = set()
+            for needle in needles:
+                start = self.text.find(needle)
+                while start != -1:
+                    rows.add(self.lines.position(start).row)
+                    start = self.text.find(needle, start + 1)
+            self.cache[key] = frozenset(rows)
+        return self.cache[key]
+
+    def range_of(self, node: ast.AST) -> Range:
+        return Range.of(
+            node.lineno,
+            self.lines.char_col(node.lineno, node.col_offset),
+            node.end_lineno,
+            self.lines.char_col(node.end_lineno, node.end_col_offset),
+        )
+
+    def source_of(self, node: ast.AST) -> str:
+        r = self.range_of(node)
+        return self.text[self.lines.offset(r.start) : self.lines.offset(r.end)]
+
+    def diagnostic(
+        self,
+        rule: Reporter,
+        where: ast.AST | Range,
+        message: str,
+        fix: Fix | None = None,
+        evidence: Evidence | dict | None = None,
+        related: tuple[RelatedInfo, ...] = (),
+        help: str | None = None,
+    ) -> Diagnostic:
+        rng = where if isinstance(where, Range) else self.range_of(where)
+        return Diagnostic(
+            code=rule.code,
+            name=rule.name,
+            message=message,
+            path=self.path,
+            range=rng,
+            fix=fix,
+            noqa_row=rng.start.row,
+            related=related,
+            # A plain dict is still accepted (rules written before qlint.evidence); the worker
+            # validates either against the rule's `evidence_type`.
+            evidence=evidence.to_json() if isinstance(evidence, Evidence) else dict(evidence or {}),
+            help=help,
+        )

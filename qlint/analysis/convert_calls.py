@@ -1,0 +1,114 @@
+"""The project's `convert_pt2e(...)` calls and whether each keeps the weight-folding default.
+
+`convert_pt2e` folds a weight's quantize op into an int8 constant unless it gets
+`fold_quantize=False` (the default is True since PyTorch PR #118605; torchao 0.18 keeps it).
+A matcher written for the unfolded form only works when every graph it sees was made by a
+call that turns folding off, so QL103 asks: which calls can this matcher's graphs come from?
+
+"The project" is the nearest ancestor directory with a project marker (else the file's
+top-level package, or its own directory). Files are found by a text scan for `convert_pt2e` and parsed only
+when they mention it; the result is cached per directory and modification times.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass
+
+from qlint.analysis.names.project import import_root, module_name_for
+
+_NEEDLE = "convert_pt2e"
+_SKIP_DIRS = frozenset({".git", "__pycache__", "node_modules", ".tox", ".venv", "venv", "build", "dist"})
+
+
+@dataclass(frozen=True)
+class ConvertCall:
+    path: str
+    node: ast.Call
+    folds: str  # "default" (no fold_quantize), "true", "false", or "unknown" (an expression / **kwargs)
+
+
+def fold_setting(call: ast.Call) -> str:
+    for kw in call.keywords:
+        if kw.arg == "fold_quantize":
+            if isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, bool):
+                return "true" if kw.value.value else "false"
+            return "unknown"
+    if len(call.args) >= 3 or any(isinstance(a, ast.Starred) for a in call.args):
+        return "unknown"  # positional `convert_pt2e(m, False, False)` or a splat
+    if any(kw.arg is None for kw in call.keywords):
+        return "unknown"
+    return "default"
+
+
+def calls_in(tree: ast.AST, path: str) -> list[ConvertCall]:
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+            if name == _NEEDLE:
+                out.append(ConvertCall(path, node, fold_setting(node)))
+    return out
+
+
+_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
+def project_dir(path: str) -> tuple[str, bool]:
+    """(directory, recursive): the nearest ancestor with a project marker (pyproject.toml,
+    setup.py, setup.cfg, .git); else the file's top-level package, or its own directory only.
+
+    Repositories such as ExecuTorch map directories without `__init__.py` into one package
+    at install time, so the `__init__.py` chain alone would cut a backend off from the
+    examples that convert its graphs."""
+    directory = os.path.dirname(os.path.abspath(path))
+    while True:
+        if any(os.path.exists(os.path.join(directory, m)) for m in _MARKERS):
+            return directory, True
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            break
+        directory = parent
+    module = module_name_for(path)
+    if module and "." in module:
+        return os.path.join(import_root(path), module.split(".")[0]), True
+    return os.path.dirname(os.path.abspath(path)), False
+
+
+_CACHE: dict[str, tuple[tuple, list[ConvertCall]]] = {}
+
+
+def project_calls(path: str, text_of) -> list[ConvertCall]:
+    """Every `convert_pt2e(...)` call under the project directory of `path`.
+
+    `text_of(path)` reads a file (the project index's reader, so unsaved buffers count)."""
+    root, recursive = project_dir(path)
+    files = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".")] if recursive else []
+        files.extend(os.path.join(dirpath, f) for f in filenames if f.endswith(".py"))
+    key = tuple(sorted((f, _mtime(f)) for f in files))
+    cached = _CACHE.get(root)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    found: list[ConvertCall] = []
+    for file in sorted(files):
+        text = text_of(file)
+        if not text or _NEEDLE not in text:
+            continue
+        try:
+            tree = ast.parse(text, filename=file)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        found.extend(calls_in(tree, file))
+    _CACHE[root] = (key, found)
+    return found
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0

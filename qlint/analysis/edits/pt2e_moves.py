@@ -1,0 +1,130 @@
+"""Where the PT2E API that torch removed from `torch.ao.quantization` lives now.
+
+Reads `qlint/data/pt2e_moves.json`, which `scripts/generate_pt2e_moves.py` builds by
+importing the installed torch, torchao and executorch (the linter never imports them).
+QL401 asks one question of it: "what became of this dotted name?".
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+OLD_PACKAGE = "torch.ao.quantization"
+# The packages that took the code over. Their own files are the successor: QL401 does not
+# rewrite their deliberate references to the legacy API.
+SUCCESSOR_PACKAGES = ("torchao.quantization.pt2e", "executorch.backends.xnnpack.quantizer")
+# Destinations whose API takes observer constructors (quantizers, QuantizationSpec,
+# prepare_pt2e): moving a file there while it keeps torch.ao observers breaks it quietly.
+OBSERVER_CONSUMERS = (
+    "torchao.quantization.pt2e.quantize",  # quantize_pt2e, quantizer.*
+    "torchao.quantization.pt2e.prepare",
+    "executorch.backends.xnnpack.quantizer",
+)
+DEFAULT_PATH = Path(__file__).resolve().parents[2] / "data" / "pt2e_moves.json"
+# Fix levels in the data, mildest first.
+FIX_ORDER = ("safe", "unsafe", "display")
+
+
+@dataclass(frozen=True)
+class Move:
+    """What became of `old`: a module (`name is None`) or a name in `module`.
+
+    `module is None` means no successor was found. `known` is False for a name torch's
+    history does not list under a removed module: qlint then only points at the module.
+    """
+
+    old: str
+    module: str | None
+    name: str | None
+    fix: str  # "safe" | "unsafe" | "display"
+    prerelease: bool = False
+    known: bool = True
+
+    @property
+    def is_module(self) -> bool:
+        return self.name is None
+
+    @property
+    def new(self) -> str | None:
+        if self.module is None:
+            return None
+        return self.module if self.name is None else f"{self.module}.{self.name}"
+
+
+def worst(*fixes: str) -> str:
+    return max(fixes, key=FIX_ORDER.index, default="safe")
+
+
+class Moves:
+    def __init__(self, data: dict):
+        self.versions: dict[str, str] = data.get("versions", {})
+        self._modules: dict[str, dict] = data.get("modules", {})
+        self._names: dict[str, dict] = data.get("names", {})
+        self._twins: dict[str, str] = data.get("twins", {})
+
+    def exact(self, qualified: str) -> Move | None:
+        """The move recorded for exactly this module or name, if any."""
+        entry = self._names.get(qualified)
+        if entry is not None:
+            parent = self._modules.get(qualified.rpartition(".")[0], {})
+            return Move(
+                qualified,
+                entry["module"],
+                entry["name"],
+                entry["fix"],
+                prerelease=parent.get("status") == "prerelease",
+            )
+        mod = self._modules.get(qualified)
+        if mod is not None:
+            prerelease = mod["status"] == "prerelease"
+            fix = "display" if prerelease or mod["new"] is None else "safe"
+            return Move(qualified, mod["new"], None, fix, prerelease=prerelease)
+        return None
+
+    def removed_module(self, qualified: str) -> str | None:
+        """The longest removed module that `qualified` is, or lies under."""
+        parts = qualified.split(".")
+        for end in range(len(parts), 3, -1):
+            prefix = ".".join(parts[:end])
+            if prefix in self._modules:
+                return prefix
+        return None
+
+    def find(self, qualified: str) -> Move | None:
+        """The move for a name, or a display-only pointer for an unlisted name under a removed module."""
+        move = self.exact(qualified)
+        if move is not None:
+            return move
+        removed = self.removed_module(qualified)
+        if removed is None:
+            return None
+        parent = self.exact(removed)
+        return Move(qualified, parent.module, None, "display", parent.prerelease, known=False)
+
+    @functools.cached_property
+    def mentions(self) -> re.Pattern:
+        """Words any finding needs in the text: a removed module's first component under
+        `torch.ao.quantization` (`quantize_pt2e`, `pt2e`, `quantizer`, ...) or a moved
+        top-level name. Most files that mention torch.ao (eager quantization) have none."""
+        prefix = OLD_PACKAGE + "."
+        words = {m[len(prefix) :].split(".")[0] for m in self._modules}
+        words |= {n[len(prefix) :] for n in self._names if "." not in n[len(prefix) :]}
+        return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, words))) + r")\b")
+
+    def twin(self, qualified: str) -> str | None:
+        """torchao's copy of a torch.ao observer / fake-quantize name torch still ships."""
+        return self._twins.get(qualified)
+
+    def describe_versions(self) -> str:
+        v = self.versions
+        return f"torchao {v.get('torchao', '?')} / executorch {v.get('executorch', '?')}"
+
+
+@functools.lru_cache(maxsize=4)
+def load_moves(path: str | None = None) -> Moves:
+    with open(path or DEFAULT_PATH, encoding="utf-8") as fh:
+        return Moves(json.load(fh))

@@ -1,0 +1,1 @@
+"""Model flow: what a function does with models (captures, modes, sinks) and which callables it reaches."""

@@ -1,0 +1,204 @@
+"""Which calls capture, prepare, convert or switch the mode of a model, by qualified name.
+
+Names come from `Resolver.qualname`, so `from torch.export import export`,
+`import torch.export as te` and `from torchao.quantization.pt2e.quantize_pt2e import
+prepare_pt2e` (or the old `torch.ao.quantization.quantize_pt2e`) all count.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from qlint.analysis.names.resolver import Resolver
+
+
+@dataclass(frozen=True)
+class Api:
+    kind: str  # capture | executorch | prepare | prepare_qat | convert | allow_train_eval | move | load_program | copy
+    name: str  # the qualified name it was recognised by
+    model_keywords: tuple[str, ...] = ()
+    returns_module: bool = False  # the capture returns a GraphModule, not an ExportedProgram
+
+
+_CAPTURES = {
+    "torch.export.export": ("mod",),
+    "torch.export.export_for_training": ("mod",),
+    "torch.export.draft_export": ("mod",),
+    "torch.export._trace._export": ("mod",),
+}
+_GRAPH_CAPTURES = {"torch._export.capture_pre_autograd_graph": ("f",)}
+_EXECUTORCH = frozenset(
+    {
+        "executorch.export.export",
+        "executorch.export.export.export",
+        "executorch.export.ExportSession",
+        "executorch.export.export.ExportSession",
+    }
+)
+_PT2E = {
+    "prepare_pt2e": "prepare",
+    "prepare_qat_pt2e": "prepare_qat",
+    "convert_pt2e": "convert",
+    "allow_exported_model_train_eval": "allow_train_eval",
+    "_allow_exported_model_train_eval": "allow_train_eval",
+    "move_exported_model_to_eval": "move",
+    "move_exported_model_to_train": "move",
+    "_move_exported_model_to_eval": "move",
+    "_move_exported_model_to_train": "move",
+}
+_PT2E_PACKAGES = ("torchao.", "torch.ao.", "torch.quantization.", "executorch.")
+_EXPORT_RECIPE = frozenset({"executorch.export.ExportRecipe", "executorch.export.recipe.ExportRecipe"})
+# Not `torchao.prototype.quantization.module_swap.QuantizationRecipe`: an unrelated class.
+_QUANT_RECIPE = frozenset({"executorch.export.QuantizationRecipe", "executorch.export.recipe.QuantizationRecipe"})
+# Model builders that return a freshly initialised module, i.e. one in train mode.
+_FACTORIES = ("torchvision.models.", "timm.create_model")
+
+
+def classify_call(name: str | None, func: ast.expr) -> Api | None:
+    if name is None:
+        # `prepare_pt2e` brought in by a star import: the name alone is unambiguous.
+        if isinstance(func, ast.Name) and func.id in ("prepare_pt2e", "prepare_qat_pt2e", "convert_pt2e"):
+            return Api(_PT2E[func.id], func.id, ("model",))
+        return None
+    if name in _CAPTURES:
+        return Api("capture", name, _CAPTURES[name])
+    if name in _GRAPH_CAPTURES:
+        return Api("capture", name, _GRAPH_CAPTURES[name], returns_module=True)
+    if name in _EXECUTORCH:
+        return Api("executorch", name, ("model",))
+    last = name.rpartition(".")[2]
+    if last in _PT2E and name.startswith(_PT2E_PACKAGES):
+        return Api(_PT2E[last], name, ("model",))
+    if name == "torch.export.load":
+        return Api("load_program", name)
+    if name in ("copy.deepcopy", "copy.copy"):
+        return Api("copy", name, ("x",))
+    return None
+
+
+def is_class_call(name: str | None, func: ast.expr, scope) -> bool:
+    """A constructor (or a builder of a new model): the result starts in train mode."""
+    if isinstance(func, ast.Name) and func.id in scope.classes:
+        return True
+    if name is None:
+        return False
+    if name.startswith(_FACTORIES):
+        return True
+    last = name.rpartition(".")[2]
+    return last[:1].isupper() and not last.isupper()
+
+
+def recipe_flow(
+    expr: ast.expr | None, resolver: Resolver, qualname: Callable[[ast.AST], str | None]
+) -> tuple[ast.Call, str] | None:
+    """The `QuantizationRecipe(...)` call of a PTQ `export_recipe`, with its file; None otherwise.
+
+    ExecuTorch's `QuantizeStage` captures with `torch.export.export` before `prepare_pt2e`
+    when the recipe has quantizers and `is_qat` is false; a QAT recipe calls `train()` itself.
+    """
+    export_recipe = _call_of(expr, resolver, qualname, _EXPORT_RECIPE)
+    if export_recipe is None:
+        return None
+    call, sub, path = export_recipe
+    quant = _call_of(_arg(call, 1, "quantization_recipe"), sub, sub.qualname, _QUANT_RECIPE)
+    if quant is None:
+        return None
+    call, _, path = quant
+    quantizers = _arg(call, 0, "quantizers")
+    if quantizers is None or (isinstance(quantizers, ast.Constant) and quantizers.value is None):
+        return None
+    is_qat = _arg(call, 2, "is_qat")
+    if is_qat is not None and not (isinstance(is_qat, ast.Constant) and is_qat.value is False):
+        return None
+    return call, path
+
+
+def _call_of(expr, resolver: Resolver, qualname, names: frozenset[str]):
+    if expr is None:
+        return None
+    located = resolver.value_of(expr)
+    if located is None or not isinstance(located.node, ast.Call):
+        return None
+    sub = resolver.for_scope(located.scope)
+    name = (qualname if sub is resolver else sub.qualname)(located.node.func)
+    return (located.node, sub, located.scope.path) if name in names else None
+
+
+def _arg(call: ast.Call, index: int, keyword: str) -> ast.expr | None:
+    return argument(call, index, (keyword,))
+
+
+# -- syntax shared by the interpreter and the rules -----------------------------------------
+def argument(call: ast.Call, index: int, keywords: tuple[str, ...]) -> ast.expr | None:
+    """Positional argument `index` or the first of `keywords` (None behind a `*args`)."""
+    if len(call.args) > index and not any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
+        return call.args[index]
+    return next((kw.value for kw in call.keywords if kw.arg in keywords), None)
+
+
+def key(node: ast.AST) -> str | None:
+    """The variable a flow tracks: a local name or `self.<attr>`."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return f"self.{node.attr}"
+    return None
+
+
+def switch_mode(node: ast.Call, attr: str) -> str | None:
+    """ "eval" for `.eval()`/`.train(False)`, "train" for `.train()`/`.train(True)`, None for `.train(flag)`."""
+    if attr == "eval":
+        return "eval"
+    flag = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "mode"), None)
+    if flag is None:
+        return "train"
+    if isinstance(flag, ast.Constant) and isinstance(flag.value, bool):
+        return "train" if flag.value else "eval"
+    return None
+
+
+def mode_call(node: ast.AST) -> tuple[ast.expr, str | None] | None:
+    """(receiver, mode) of `<receiver>.eval()` / `<receiver>.train(...)`."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("eval", "train")
+        and len(node.args) + len(node.keywords) <= 1
+    ):
+        return node.func.value, switch_mode(node, node.func.attr)
+    return None
+
+
+def init_sets_eval(cls: ast.ClassDef) -> bool:
+    """`self.eval()` in `__init__`: instances start in eval mode."""
+    init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    return init is not None and any(
+        (m := mode_call(n)) is not None and m[1] == "eval" and key(m[0]) == "self" for n in ast.walk(init)
+    )
+
+
+def attribute_builders(cls: ast.ClassDef, is_constructor: Callable[[ast.Call], bool]) -> dict[str, ast.Call]:
+    """`self.<attr>` that the class only ever sets to a freshly built module and never evals.
+
+    Anything else (a parameter stored in `__init__`, a tuple from a loader, an `.eval()`
+    anywhere in the class) leaves the attribute's mode unknown, and the rules quiet.
+    """
+    built: dict[str, ast.Call] = {}
+    other: set[str] = set()
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                for sub in ast.walk(target):
+                    name = key(sub)
+                    if name is None or not name.startswith("self."):
+                        continue
+                    value = node.value
+                    if sub is target and isinstance(value, ast.Call) and is_constructor(value):
+                        built.setdefault(name, value)
+                    else:
+                        other.add(name)
+        elif (m := mode_call(node)) is not None and m[1] != "train" and (name := key(m[0])) is not None:
+            other.add(name)
+    return {name: call for name, call in built.items() if name not in other}

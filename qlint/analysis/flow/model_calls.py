@@ -1,0 +1,326 @@
+"""What calls do to models, for `qlint.analysis.flow.model_interp`: captures, PT2E steps, mode
+switches, ExecuTorch sessions, and summaries of helpers of the same module or project.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+
+from qlint.analysis.flow.model_apis import Api, argument, classify_call, init_sets_eval, is_class_call, key, recipe_flow
+from qlint.analysis.flow.model_apis import switch_mode as _switch_mode
+from qlint.analysis.flow.model_values import (
+    CALL,
+    CONSTRUCTED,
+    CONVERTED,
+    EXPECTS_ERROR,
+    EXPORTED,
+    PARAM,
+    PREPARED,
+    PREPARED_QAT,
+    PRETRAINED,
+    PROGRAM,
+    UNKNOWN,
+    UNKNOWN_MODE,
+    CallSite,
+    Capture,
+    Env,
+    FunctionFlow,
+    ModeFact,
+    ModeSwitch,
+    Obj,
+    Origin,
+    Sink,
+    merge_values,
+)
+
+_SELF_RETURNING = frozenset(
+    {"to", "cpu", "cuda", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory", "to_empty", "type"}
+)
+_ITEMS = frozenset({"items", "values", "get", "pop", "__getitem__"})  # of a dict of models
+_PT2E_RESULT = {"prepare": PREPARED, "prepare_qat": PREPARED_QAT, "convert": CONVERTED}
+
+
+class CallSemantics:
+    """Mixed into `Interpreter`; uses its `expr`, `new`, `qualname`, `flow`, `owner`, ..."""
+
+    def call(self, node: ast.Call, env: Env) -> Obj | None:
+        func = node.func
+        receiver = self.expr(func.value, env) if isinstance(func, ast.Attribute) else None
+        args = [self.expr(a.value if isinstance(a, ast.Starred) else a, env) for a in node.args]
+        kwargs = {kw.arg: self.expr(kw.value, env) for kw in node.keywords}
+        first = args[0] if args and not isinstance(node.args[0], ast.Starred) else None
+
+        summary = self.helper(func)
+        if summary is not None:
+            return self.apply(node, *summary, receiver, args, kwargs, env)
+        if receiver is not None and isinstance(func, ast.Attribute):
+            result = self.method(node, func.attr, receiver, env)
+            if result is not False:
+                return result
+        # A method of a model value (`model.load_state_dict`) names no API: skip the lookup.
+        name = None if receiver is not None and _root_is_value(func, env) else self.qualname(func)
+        api = classify_call(name, func)
+        if api is not None:
+            return self.api_call(node, api, first, kwargs, env)
+        if isinstance(func, ast.Attribute) and func.attr == "from_pretrained":
+            return self.new(env, node, "", Origin(PRETRAINED, node))
+        if is_class_call(name, func, self.owner.scope):
+            return self.construct(node, func, [*args, *kwargs.values()], env)
+        if first is not None and (first.captures or PARAM in first.kinds):
+            # `gm = some_pass(gm)`: graph passes return the graph they were given (or a rewrite of it).
+            facts = env.facts(first) if first.is_graph else {ModeFact("unset", node, Origin(CALL, node))}
+            obj = Obj(node, "", first.origins, first.captures)
+            env.modes[obj] = frozenset(facts)
+            return obj
+        return self.new(env, node, "", Origin(CALL, node))
+
+    def construct(self, node: ast.Call, func: ast.expr, args: list[Obj | None], env: Env) -> Obj:
+        origin = Origin(CONSTRUCTED, node)
+        wrapped = [o for o in args if o is not None and _is_module(o, env)]
+        if wrapped:  # a wrapper module: the wrapped modules keep their own modes
+            return self.new(env, node, "", origin, frozenset().union(*(env.facts(o) for o in wrapped)))
+        cls = self.owner.scope.classes.get(func.id) if isinstance(func, ast.Name) else None
+        if cls is not None and init_sets_eval(cls.node):
+            return self.new(env, node, "", origin, {ModeFact("eval", node, origin)})
+        return self.new(env, node, "", origin)
+
+    def method(self, node: ast.Call, attr: str, receiver: Obj, env: Env):
+        """A method of a tracked value; False when it is not one we know."""
+        if attr in ("eval", "train"):
+            mode = _switch_mode(node, attr)
+            seen = self.switch_index.get(id(node))
+            if seen is None:  # a loop body runs twice: merge what both passes saw
+                seen = self.switch_index[id(node)] = ModeSwitch(node, node.func.value, mode, frozenset(), False)
+                self.flow.switches.append(seen)
+            seen.origins |= receiver.origins
+            seen.patched |= receiver in env.patched or EXPECTS_ERROR in self.contexts
+            env.modes[receiver] = frozenset({ModeFact(mode or "unknown", node)})
+            if mode == "train" and receiver in env.patched:  # after allow_exported_model_train_eval
+                self.retrain(receiver)
+            return receiver
+        if attr in _SELF_RETURNING:
+            return receiver
+        if attr in _ITEMS and (part := self.part_of(receiver, node)) is not None:
+            return self.new(env, node, "", part)
+        if attr in ("module", "run_decompositions") and PROGRAM in receiver.kinds:
+            kind = EXPORTED if attr == "module" else PROGRAM
+            return self.new(env, node, "", Origin(kind, node), captures=receiver.captures)
+        if attr == "export" and receiver in self.sessions:
+            ctor, model_expr, model, recipe = self.sessions[receiver]
+            bound = key(model_expr) is not None and env.vars.get(key(model_expr)) == model
+            note = "the session is created here; its QuantizeStage captures the model"
+            index = self.capture(node, "executorch.export.ExportSession", model_expr, model, env, bound)
+            cap = self.flow.captures[index]
+            cap.inner = (self.flow.path, ctor, note)
+            cap.sinks.add(Sink("ptq", *recipe, frozenset(self.guards)))
+            return self.new(env, node, "", Origin(CALL, node))
+        return False
+
+    def api_call(self, node: ast.Call, api: Api, first: Obj | None, kwargs: dict, env: Env) -> Obj | None:
+        arg = first if first is not None else next((kwargs[k] for k in api.model_keywords if k in kwargs), None)
+        if api.kind == "capture":
+            index = self.capture(node, api.name, argument(node, 0, api.model_keywords), arg, env)
+            kind = EXPORTED if api.returns_module else PROGRAM
+            return self.new(env, node, "", Origin(kind, node), captures={index})
+        if api.kind == "executorch":
+            # ExecuTorch's QuantizeStage captures without eval() when the recipe is PTQ.
+            recipe = recipe_flow(argument(node, 2, ("export_recipe",)), self.resolver, self.qualname)
+            model_expr = argument(node, 0, api.model_keywords)
+            session = self.new(env, node, "", Origin(CALL, node))
+            if recipe is not None and model_expr is not None:
+                if api.name.endswith("ExportSession"):
+                    self.sessions[session] = (node, model_expr, arg, recipe)
+                else:
+                    index = self.capture(node, api.name, model_expr, arg, env)
+                    self.flow.captures[index].sinks.add(Sink("ptq", *recipe, frozenset(self.guards)))
+            return session
+        if api.kind in _PT2E_RESULT:
+            # `prepare_pt2e(gm, SomeQuantizer(is_qat=True))` simulates QAT: neither flow is certain.
+            qat_quantizer = api.kind == "prepare" and self.is_qat_quantizer(argument(node, 1, ("quantizer",)))
+            if arg is not None and api.kind != "convert" and not qat_quantizer:
+                self.reach(arg, Sink("ptq" if api.kind == "prepare" else "qat", node, self.flow.path))
+            captures = arg.captures if arg is not None else frozenset()
+            return self.new(env, node, "", Origin(_PT2E_RESULT[api.kind], node), captures=captures)
+        if api.kind == "allow_train_eval" and arg is not None:
+            env.patched |= {arg}
+        if api.kind == "move" and arg is not None:
+            # The torchao helpers are how an exported graph changes mode: a later re-export
+            # captures it in that mode.
+            mode = "train" if api.name.endswith("_train") else "eval"
+            env.modes[arg] = frozenset({ModeFact(mode, node)})
+            if mode == "train":
+                self.retrain(arg)
+        if api.kind == "load_program":
+            return self.new(env, node, "", Origin(PROGRAM, node))
+        if api.kind == "copy" and arg is not None:
+            obj = Obj(node, "", arg.origins, arg.captures)
+            env.modes[obj] = env.facts(arg)
+            return obj
+        return arg  # move_exported_model_to_eval/train, allow_exported_model_train_eval return the model
+
+    def capture(self, node, api: str, model_expr, model: Obj | None, env: Env, fixable=True, facts=None, inner=None):
+        """Record a capture of `model` with the modes it may be in here; returns its index."""
+        if model is None:
+            model = self.new(env, node, "", Origin(UNKNOWN, model_expr or node))
+        facts = env.facts(model) if facts is None else facts
+        index = self.capture_index.get(id(node))
+        if index is not None:  # a loop body analysed twice
+            cap = self.flow.captures[index]
+            cap.modes |= facts
+            cap.origins |= model.origins
+            return index
+        fixable = fixable and model not in self.graph_holders  # its `.eval()` reaches the graph and raises
+        cap = Capture(node, self.stmt_stack[-1], api, model_expr, facts, model.origins, inner=inner, fixable=fixable)
+        cap.contexts = tuple(self.contexts)
+        self.capture_index[id(node)] = len(self.flow.captures)
+        self.flow.captures.append(cap)
+        return len(self.flow.captures) - 1
+
+    def is_qat_quantizer(self, expr: ast.expr | None) -> bool:
+        located = self.resolver.value_of(expr) if expr is not None else None
+        call = located.node if located is not None else None
+        return isinstance(call, ast.Call) and any(
+            kw.arg == "is_qat" and isinstance(kw.value, ast.Constant) and kw.value.value is True for kw in call.keywords
+        )
+
+    def retrain(self, graph: Obj) -> None:
+        for index in graph.captures:
+            self.flow.captures[index].retrained = True
+
+    def reach(self, obj: Obj, sink: Sink) -> None:
+        sink = replace(sink, guard=frozenset(self.guards))
+        for index in obj.captures:
+            self.flow.captures[index].sinks.add(sink)
+        for origin in obj.origins:
+            if origin.kind == PARAM and origin.node is self.func:
+                self.flow.param_sinks.setdefault(origin.index, set()).add(sink)
+
+    # -- helpers of the same module / class / project ----------------------------------
+    def helper(self, func: ast.expr) -> tuple[FunctionFlow, int] | None:
+        """The summary of the function called, and 1 if `self` fills its first parameter."""
+        owner = self.owner
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
+            method = self.class_scope.methods.get(func.attr) if self.class_scope else None
+            if method is None:
+                return None
+            static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list)
+            flow = owner.function(method, self.class_scope)
+            return (flow, 0 if static else 1) if flow is not None else None
+        if isinstance(func, ast.Name) and func.id in self.nested:  # a helper defined in this function
+            flow = owner.function(self.nested[func.id])
+            return (flow, 0) if flow is not None else None
+        if isinstance(func, ast.Name) and func.id in owner.scope.functions and func.id not in self.resolver.local:
+            flow = owner.function(owner.scope.functions[func.id])
+            return (flow, 0) if flow is not None else None
+        name = self.qualname(func)
+        if not name or "." not in name or name.startswith(("torch.", "torchao.", "executorch.exir", "copy.")):
+            return None
+        module, _, attr = name.rpartition(".")
+        other = owner.for_module(module)
+        if other is None or other is owner or attr not in other.scope.functions:
+            return None
+        flow = other.function(other.scope.functions[attr])
+        return (flow, 0) if flow is not None else None
+
+    def apply(self, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: Env) -> Obj | None:
+        """The caller's view of a call to a summarised helper."""
+        actual: dict[int, tuple[Obj | None, ast.expr | None]] = {}
+        if offset:
+            actual[0] = (receiver, node.func.value)
+        for i, (obj, arg) in enumerate(zip(args, node.args, strict=True)):
+            if not isinstance(arg, ast.Starred):
+                actual[i + offset] = (obj, arg)
+        for kw in node.keywords:
+            if kw.arg in callee.params:
+                actual[callee.params.index(kw.arg)] = (kwargs[kw.arg], kw.value)
+        given = {i: obj for i, (obj, _) in actual.items() if obj is not None}
+        # Positions in another file mean nothing here: what a helper there did happened at this call.
+        foreign = callee.path != self.flow.path
+        if not foreign:
+            # An argument we cannot follow (`bundle.model`) is passed in an unknown mode.
+            passed = {i: env.facts(obj) if obj is not None else UNKNOWN_MODE for i, (obj, _) in actual.items()}
+            self.flow.calls.append(CallSite(callee.node, node, passed))
+
+        def subst(facts: frozenset[ModeFact]) -> frozenset[ModeFact]:
+            """Callee facts in caller terms: "as it came in" becomes the argument's modes here."""
+            out: set[ModeFact] = set()
+            for f in facts:
+                o = f.origin
+                if (
+                    f.state == "unset"
+                    and o is not None
+                    and o.kind == PARAM
+                    and o.node is callee.node
+                    and o.index in given
+                ):
+                    out |= env.facts(given[o.index])
+                else:
+                    out.add(replace(f, guard=frozenset(), node=node if foreign else f.node))
+            return frozenset(out)
+
+        captures: dict[int, int] = {}
+
+        def translate(obj: Obj, ret_env: Env) -> Obj:
+            for name, param in callee.param_objs.items():
+                if obj == param and callee.params.index(name) in given:
+                    return given[callee.params.index(name)]
+            origins, caps = set(), set()
+            for o in obj.origins:
+                if o.kind == PARAM and o.node is callee.node and o.index in given:
+                    origins |= given[o.index].origins
+                    caps |= given[o.index].captures
+                else:
+                    origins.add(replace(o, node=node) if foreign else o)
+            for c in obj.captures:
+                cap = callee.captures[c]
+                if cap.sinks:
+                    continue  # it reaches prepare inside the helper: reported there
+                if c not in captures:
+                    model, model_expr = actual.get(_param_index(cap, callee), (None, None))
+                    inner = (callee.path, cap.call, "the helper captures the model here")
+                    captures[c] = self.capture(node, cap.api, model_expr, model, env, True, subst(cap.modes), inner)
+                caps.add(captures[c])
+            out = Obj(node, "", frozenset(origins), frozenset(caps))
+            env.modes[out] = subst(ret_env.facts(obj))
+            return out
+
+        for index, sinks in callee.param_sinks.items():
+            for sink in sinks if index in given else ():
+                self.reach(given[index], sink)
+        ends = callee.returns
+        for name, param in callee.param_objs.items():
+            index = callee.params.index(name)
+            if index not in given or not ends:
+                continue
+            final = frozenset().union(*(e.facts(param) for e, _ in ends))
+            if any(f.state != "unset" or f.origin is None or f.origin.kind != PARAM for f in final):
+                env.modes[given[index]] = subst(final)  # the helper sets the argument's mode
+            if any(param in e.patched for e, _ in ends):
+                env.patched |= {given[index]}
+        results = [translate(obj, e) for e, obj in ends if obj is not None]
+        if not results:
+            return self.new(env, node, "", Origin(CALL, node))
+        return merge_values(results, env, node)
+
+
+def _root_is_value(func: ast.expr, env: Env) -> bool:
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return isinstance(func, ast.Name) and func.id in env.vars
+
+
+def _param_index(cap: Capture, callee: FunctionFlow) -> int | None:
+    for o in cap.origins:
+        if o.kind == PARAM and o.node is callee.node:
+            return o.index
+    return None
+
+
+def _is_module(obj: Obj, env: Env) -> bool:
+    """Known to be an nn.Module: built here, loaded pretrained, or its mode was set."""
+    if obj.is_graph:
+        return False
+    if obj.kinds & {CONSTRUCTED, PRETRAINED}:
+        return True
+    return any(f.state in ("eval", "train") for f in env.facts(obj))

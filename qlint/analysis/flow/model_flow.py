@@ -1,0 +1,241 @@
+"""Follow model values through a function body: where each came from, which mode
+statements (`.eval()`, `.train()`) reach each use, and where captured graphs flow.
+
+PT2E bakes a model's train/eval mode into the captured graph, so whether a capture is
+right depends on facts spread over a function: which `.eval()` runs on every path before
+`torch.export.export`, whether the program then reaches `prepare_pt2e` or
+`prepare_qat_pt2e`, and whether `.eval()` is later called on the exported GraphModule.
+This module computes those facts once per file for every rule (and the runtime checker).
+
+The analysis (`qlint.analysis.flow.model_interp`) is a forward abstract interpretation over the
+structured `ast`: a value is an `Obj` (one model object, or a merge of several at a join),
+each `Obj` has a set of possible `ModeFact`s (one per path), branches are joined, loops run
+twice, `return`/`raise` end a path. A fact set inside `if cond:` remembers `cond`, so a
+`.train()` under `if is_qat:` does not reach a `prepare_pt2e` under the `else:`. Helpers of
+the same module or project are summarised by analysing their body once and substituting
+the caller's arguments for their parameters.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field, replace
+
+from qlint.analysis.flow.model_apis import attribute_builders, is_class_call
+from qlint.analysis.flow.model_interp import Interpreter
+from qlint.analysis.flow.model_values import (
+    ATTRIBUTE,
+    CALL,
+    CONSTRUCTED,
+    CONVERTED,
+    EXPECTS_ERROR,
+    EXPORTED,
+    GRAPH_KINDS,
+    PARAM,
+    PARAM_PART,
+    PREPARED,
+    PREPARED_QAT,
+    PRETRAINED,
+    PROGRAM,
+    UNKNOWN,
+    UNKNOWN_MODE,
+    CallSite,
+    Capture,
+    Env,
+    FunctionFlow,
+    Guard,
+    ModeFact,
+    ModeSwitch,
+    Obj,
+    Origin,
+    Sink,
+    compatible,
+    join,
+    merge_values,
+    statement_lists,
+)
+from qlint.analysis.names.scope import ClassScope, ModuleScope
+
+# The values are re-exported: rules read captures and switches from here.
+__all__ = [
+    "ATTRIBUTE",
+    "CALL",
+    "CONSTRUCTED",
+    "CONVERTED",
+    "EXPECTS_ERROR",
+    "EXPORTED",
+    "GRAPH_KINDS",
+    "PARAM",
+    "PARAM_PART",
+    "PREPARED",
+    "PREPARED_QAT",
+    "PRETRAINED",
+    "PROGRAM",
+    "UNKNOWN",
+    "UNKNOWN_MODE",
+    "CallSite",
+    "Capture",
+    "Env",
+    "FunctionFlow",
+    "Guard",
+    "ModeFact",
+    "ModeSwitch",
+    "ModelFlow",
+    "Obj",
+    "Origin",
+    "Sink",
+    "caller_facts",
+    "compatible",
+    "join",
+    "merge_values",
+    "module_flows",
+    "statement_lists",
+]
+
+# A function is analysed only if its text mentions one of these (or a helper that does).
+_KEYWORDS = (
+    "export",
+    "prepare_pt2e",
+    "prepare_qat_pt2e",
+    "convert_pt2e",
+    "capture_pre_autograd_graph",
+    "QuantizationRecipe",
+    "ExportSession",
+)
+_MAX_SUMMARY_DEPTH = 4
+
+
+@dataclass
+class _Memo:
+    """Shared by the analyses of every module one file's check reaches."""
+
+    functions: dict[int, FunctionFlow | None] = field(default_factory=dict)  # None: in progress
+    modules: dict[str, ModelFlow | None] = field(default_factory=dict)
+
+
+class ModelFlow:
+    """Analyses and memoises function bodies of one module (and, on demand, project helpers)."""
+
+    def __init__(self, scope: ModuleScope, project, optable, depth: int = 0, memo: _Memo | None = None):
+        self.scope = scope
+        self.project = project
+        self.optable = optable
+        self.depth = depth
+        self.memo = memo or _Memo()
+        self._attributes: dict[int, dict[str, ast.Call]] = {}
+
+    def function(self, func: ast.AST, class_scope: ClassScope | None = None) -> FunctionFlow | None:
+        key = id(func)
+        if key in self.memo.functions:
+            return self.memo.functions[key]
+        self.memo.functions[key] = None  # recursion guard: a recursive call is not summarised
+        flow = Interpreter(self, func, class_scope).run()
+        self.memo.functions[key] = flow
+        return flow
+
+    def attribute_builders(self, class_scope: ClassScope | None, resolver) -> dict[str, ast.Call]:
+        """`self.<attr>` only ever set to a new module in this class (one walk per class)."""
+        if class_scope is None:
+            return {}
+        found = self._attributes.get(id(class_scope.node))
+        if found is None:
+
+            def builds(call: ast.Call) -> bool:
+                return is_class_call(resolver.qualname(call.func), call.func, self.scope)
+
+            found = self._attributes[id(class_scope.node)] = attribute_builders(class_scope.node, builds)
+        return found
+
+    def for_module(self, module: str) -> ModelFlow | None:
+        """The analysis of another module of the project (None outside it, or too deep)."""
+        if module == self.scope.module:
+            return self
+        if module not in self.memo.modules:  # one file-system lookup per module name
+            other = self.project.module_scope(module, self.scope.path) if self.depth < _MAX_SUMMARY_DEPTH else None
+            flow = None if other is None else ModelFlow(other, self.project, self.optable, self.depth + 1, self.memo)
+            self.memo.modules[module] = flow
+        return self.memo.modules[module]
+
+
+def module_flows(ctx) -> list[FunctionFlow]:
+    """Every function, method and the module body of `ctx` that may handle models (cached per file)."""
+    cached = ctx.cache.get("model_flow")
+    if cached is None:
+        flow = ModelFlow(ctx.scope, ctx.project, ctx.optable)
+        functions = list(_functions(ctx.tree, ctx.scope))
+        cached = [flow.function(f, cls) for f, cls in _relevant(ctx, functions)]
+        ctx.cache["model_flow"] = cached = [f for f in cached if f is not None]
+    return cached
+
+
+def caller_facts(flows: list[FunctionFlow], func: ast.AST, index: int) -> list[tuple[ast.Call, ModeFact]] | None:
+    """The modes the calls of this module pass for parameter `index` of `func` (None: no call here).
+
+    A parameter whose every caller passes a model in eval mode is in eval mode: the function
+    relies on its callers, and they honour it. Callers' own parameters are followed up.
+    """
+    return _callers(flows, func, index, frozenset())
+
+
+def _callers(flows, func, index, seen) -> list[tuple[ast.Call, ModeFact]] | None:
+    sites = [(c.call, c.args[index]) for f in flows for c in f.calls if c.callee is func and index in c.args]
+    if not sites:
+        return None
+    out: list[tuple[ast.Call, ModeFact]] = []
+    for call, facts in sites:
+        for fact in facts:
+            origin = fact.origin
+            if fact.state == "unset" and origin is not None and origin.kind == PARAM:
+                step = (id(origin.node), origin.index)
+                further = None if step in seen else _callers(flows, origin.node, origin.index, seen | {step})
+                if further is not None:
+                    out.extend(further)
+                    continue
+            out.append((call, replace(fact, guard=frozenset())))
+    return out
+
+
+def _functions(tree: ast.Module, scope: ModuleScope):
+    """(function, its class scope) for the module body and every function and method.
+
+    Functions and classes are statements, so only statement lists are walked.
+    """
+    yield tree, None
+    stack: list[tuple[list[ast.stmt], ClassScope | None, bool]] = [(tree.body, None, True)]
+    while stack:
+        stmts, cls, top = stack.pop()
+        for node in stmts:
+            if isinstance(node, ast.ClassDef):
+                known = scope.classes.get(node.name) if top else None
+                cls_scope = known if known is not None and known.node is node else ClassScope.build(node)
+                stack.append((node.body, cls_scope, False))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                yield node, cls
+                stack.append((node.body, None, False))
+            else:
+                for block in statement_lists(node):
+                    stack.append((block, cls, top))
+
+
+def _relevant(ctx, functions):
+    """Functions whose text mentions a capture/quantization API, or calls one that does."""
+    starts, text = ctx.lines.starts, ctx.text
+
+    def segment(node: ast.AST) -> str:
+        if isinstance(node, ast.Module):
+            return text
+        end = starts[node.end_lineno] if node.end_lineno < len(starts) else len(text)
+        return text[starts[node.lineno - 1] : end]
+
+    segments = [(f, cls, segment(f)) for f, cls in functions]
+    words = list(_KEYWORDS)
+    chosen: dict[int, tuple] = {}
+    for _ in range(3):  # helpers of helpers
+        added = [(f, cls, seg) for f, cls, seg in segments if id(f) not in chosen and any(w in seg for w in words)]
+        if not added:
+            break
+        for f, cls, _ in added:
+            chosen[id(f)] = (f, cls)
+            if not isinstance(f, ast.Module):
+                words.append(f"{f.name}(")
+    return list(chosen.values())

@@ -1,0 +1,375 @@
+"""The statement and expression walk behind `qlint.analysis.flow.model_flow`.
+
+One `Interpreter` analyses one function (or module) body. Calls, the part that knows
+what `export`, `prepare_pt2e` or a same-module helper do, live in `model_calls`.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from qlint.analysis.flow.model_apis import key
+from qlint.analysis.flow.model_calls import CallSemantics
+from qlint.analysis.flow.model_values import (
+    ATTRIBUTE,
+    CONSTRUCTED,
+    EXPECTS_ERROR,
+    PARAM,
+    PARAM_PART,
+    PRETRAINED,
+    UNKNOWN,
+    Env,
+    FunctionFlow,
+    ModeFact,
+    Obj,
+    Origin,
+    join,
+    merge_values,
+    statement_lists,
+)
+from qlint.analysis.names.modules import resolve_relative
+from qlint.analysis.names.resolver import Resolver, dotted_parts
+from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
+
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_SKIPPED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
+_RAISES = frozenset({"raises", "assertRaises", "assertRaisesRegex"})
+_CATCHES = frozenset({"NotImplementedError", "RuntimeError", "Exception", "BaseException"})
+
+
+def unset(origin: Origin) -> ModeFact:
+    return ModeFact("unset", origin.node, origin)
+
+
+class Interpreter(CallSemantics):
+    def __init__(self, owner, func: ast.AST, class_scope: ClassScope | None):
+        # `owner` is the `ModelFlow` driving this run (not imported: it imports this module).
+        self.owner = owner
+        self.func = func
+        local = function_assigns(func) if not isinstance(func, ast.Module) else {}
+        self.resolver = Resolver(owner.scope, owner.project, owner.optable, local, class_scope)
+        self.class_scope = class_scope
+        self.local_imports, self.nested = _local_definitions(func, owner.scope)
+        self.capture_index: dict[int, int] = {}
+        self.switch_index: dict[int, object] = {}
+        self.sessions: dict[Obj, tuple] = {}
+        self.graph_holders: set[Obj] = set()  # modules with an exported GraphModule as a submodule
+        self.loops: list[list[Env]] = []
+        self.contexts: list[str] = []
+        self.guards: list[tuple[str, bool]] = []
+        self.stmt_stack: list[ast.stmt] = []
+        self.flow = FunctionFlow(func, owner.scope.path, [p.arg for p in parameter_args(func, star=False)])
+
+    def run(self) -> FunctionFlow:
+        env = Env()
+        for index, arg in enumerate(parameter_args(self.func, star=False)):
+            obj = self.new(env, self.func, arg.arg, Origin(PARAM, self.func, index, arg.arg))
+            env.vars[arg.arg] = self.flow.param_objs[arg.arg] = obj
+        end = self.block(getattr(self.func, "body", []), env)
+        if end is not None:
+            self.flow.returns.append((end, None))
+        return self.flow
+
+    def new(self, env: Env, anchor, name: str, origin: Origin, facts=None, captures=frozenset()) -> Obj:
+        """A value created here; modules start in train mode, `from_pretrained` in eval mode."""
+        obj = Obj(anchor, name, frozenset({origin}), frozenset(captures))
+        if facts is None:
+            state = {CONSTRUCTED: "train", PRETRAINED: "eval"}.get(origin.kind)
+            facts = {ModeFact(state, origin.node, origin)} if state else {unset(origin)}
+        env.modes[obj] = frozenset(facts)
+        return obj
+
+    # -- statements --------------------------------------------------------------------
+    def block(self, stmts: list[ast.stmt], env: Env | None) -> Env | None:
+        for stmt in stmts:
+            if env is None:
+                return None
+            self.stmt_stack.append(stmt)
+            try:
+                env = self.stmt(stmt, env)
+            finally:
+                self.stmt_stack.pop()
+        return env
+
+    def stmt(self, s: ast.stmt, env: Env) -> Env | None:
+        if isinstance(s, (ast.Assign, ast.AnnAssign)):
+            self.assign(s, env)
+        elif isinstance(s, ast.AugAssign):
+            self.expr(s.value, env)
+            self.bind(s.target, None, None, env)
+        elif isinstance(s, (ast.Expr, ast.Assert)):
+            self.expr(s.value if isinstance(s, ast.Expr) else s.test, env)
+        elif isinstance(s, ast.If):
+            return self.branch(s, env)
+        elif isinstance(s, (ast.For, ast.AsyncFor, ast.While)):
+            return self.loop(s, env)
+        elif isinstance(s, (ast.With, ast.AsyncWith)):
+            return self.with_block(s, env)
+        elif isinstance(s, _TRY):
+            expecting = any(_catches_not_implemented(h) for h in s.handlers)
+            self.contexts.append(EXPECTS_ERROR if expecting else "try")
+            try:
+                body = self.block(s.body, env.copy())
+            finally:
+                self.contexts.pop()
+            start = join([env, body], s)
+            handlers = [self.block(h.body, start.copy()) for h in s.handlers]
+            out = join([self.block(s.orelse, body.copy()) if body else None, *handlers], s)
+            return self.block(s.finalbody, out) if out is not None else None
+        elif isinstance(s, ast.Match):
+            self.expr(s.subject, env)
+            return join([env, *(self.block(c.body, env.copy()) for c in s.cases)], s)
+        elif isinstance(s, ast.Return):
+            obj = self.expr(s.value, env) if s.value is not None else None
+            self.flow.returns.append((env, obj))
+            return None
+        elif isinstance(s, ast.Raise):
+            return None
+        elif isinstance(s, (ast.Break, ast.Continue)):
+            if self.loops:
+                self.loops[-1].append(env)
+            return None
+        elif isinstance(s, (*_NESTED, ast.Import, ast.ImportFrom, ast.Delete)):
+            for name in _bound_names(s):
+                env.vars.pop(name, None)
+        return env
+
+    def assign(self, s: ast.Assign | ast.AnnAssign, env: Env) -> None:
+        targets = s.targets if isinstance(s, ast.Assign) else [s.target]
+        value = s.value
+        if isinstance(value, (ast.Tuple, ast.List)) and any(isinstance(t, (ast.Tuple, ast.List)) for t in targets):
+            objs = [self.expr(v, env) for v in value.elts]  # `a, b = x, y`: each element once
+            for target in targets:
+                if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(objs):
+                    for t, v, obj in zip(target.elts, value.elts, objs, strict=True):
+                        self.bind(t, obj, v, env)
+                else:
+                    self.bind(target, None, value, env)
+            return
+        obj = self.expr(value, env) if value is not None else None
+        for target in targets:
+            self.bind(target, obj, value, env)
+
+    def branch(self, s: ast.If, env: Env) -> Env | None:
+        out, _ = self.fork(s.test, [lambda e, b=b: (self.block(b, e), None) for b in (s.body, s.orelse)], env, s)
+        return out
+
+    def fork(self, test: ast.expr, arms, env: Env, anchor: ast.AST):
+        """Run both arms of `if`/`a if c else b`, each remembering its condition on what it sets."""
+        self.expr(test, env)
+        condition = _condition(test)
+        outs, values = [], []
+        for run, polarity in zip(arms, (True, False), strict=True):
+            if condition is not None:
+                self.guards.append((condition[0], condition[1] == polarity))
+            try:
+                out, value = run(env.copy())
+            finally:
+                if condition is not None:
+                    self.guards.pop()
+            outs.append(out)
+            values.append(value)
+        if condition is not None and all(o is not None for o in outs):
+            _tag(outs[0], outs[1], condition)
+        return join(outs, anchor), values
+
+    def loop(self, s, env: Env) -> Env | None:
+        items = self.expr(s.test if isinstance(s, ast.While) else s.iter, env)
+        exits: list[Env] = []
+        self.loops.append(exits)
+        entry, outs = env, []
+        for _ in range(2):  # the second pass sees what the first leaves for the next iteration
+            start = entry.copy()
+            if not isinstance(s, ast.While):
+                self.bind_unknown(s.target, s, start, items)
+            outs.append(self.block(s.body, start))
+            entry = join([env, outs[-1], *exits], s)
+        self.loops.pop()
+        after = join([env, *outs, *exits], s)
+        return self.block(s.orelse, after) if s.orelse and after is not None else after
+
+    def with_block(self, s, env: Env) -> Env | None:
+        pushed = 0
+        for item in s.items:
+            self.expr(item.context_expr, env)
+            ctx_expr = item.context_expr
+            func = ctx_expr.func if isinstance(ctx_expr, ast.Call) else ctx_expr
+            name = EXPECTS_ERROR if _is_raises(func) else self.qualname(func)
+            if name:
+                self.contexts.append(name)
+                pushed += 1
+            if item.optional_vars is not None:
+                self.bind_unknown(item.optional_vars, ctx_expr, env)
+        try:
+            return self.block(s.body, env)
+        finally:
+            del self.contexts[len(self.contexts) - pushed :]
+
+    def bind(self, target: ast.expr, obj: Obj | None, value: ast.expr | None, env: Env) -> None:
+        name = key(target)
+        if name is not None:
+            if obj is None and value is not None and not _names_a_global(value, env):
+                obj = self.new(env, value, name, Origin(UNKNOWN, value))  # so its later `.eval()` counts
+            if obj is None:
+                env.vars.pop(name, None)
+            else:
+                env.vars[name] = obj
+        elif isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
+            self.bind_unknown(target, value or target, env)
+        elif isinstance(target, ast.Attribute) and obj is not None and obj.is_graph:
+            # `model.block = export(model.block, ...).module()`: `model.eval()` would now raise.
+            holder = env.vars.get(key(target.value) or "")
+            if holder is not None:
+                self.graph_holders.add(holder)
+
+    def bind_unknown(self, target: ast.expr, anchor: ast.AST, env: Env, source: Obj | None = None) -> None:
+        """Bind names we cannot follow; items of a parameter (`for m in models`) stay its parts."""
+        for node in ast.walk(target):
+            name = key(node)
+            if name is not None:
+                part = self.part_of(source, anchor)
+                env.vars[name] = self.new(env, anchor, name, part or Origin(UNKNOWN, anchor))
+
+    def part_of(self, container: Obj | None, node: ast.AST) -> Origin | None:
+        """`Origin` of an item or attribute of a parameter: its mode is the caller's, too."""
+        if container is None or container.is_graph:
+            return None
+        for o in container.origins:
+            if (o.kind == PARAM and o.name not in ("self", "cls")) or o.kind == PARAM_PART:
+                return Origin(PARAM_PART, node, o.index, o.name)
+        return None
+
+    # -- expressions -------------------------------------------------------------------
+    def expr(self, e: ast.expr | None, env: Env) -> Obj | None:
+        if e is None or isinstance(e, _SKIPPED):
+            return None
+        if isinstance(e, ast.Call):
+            return self.call(e, env)
+        name = key(e)
+        if name is not None:
+            obj = env.vars.get(name)
+            if obj is None and name.startswith("self."):
+                obj = self.attribute(name, env)
+            return obj
+        if isinstance(e, ast.NamedExpr):
+            obj = self.expr(e.value, env)
+            self.bind(e.target, obj, e.value, env)
+            return obj
+        if isinstance(e, ast.Await):
+            return self.expr(e.value, env)
+        if isinstance(e, (ast.Attribute, ast.Subscript)):
+            container = self.expr(e.value, env)
+            if isinstance(e, ast.Subscript):
+                self.expr(e.slice, env)
+            part = self.part_of(container, e)
+            return self.new(env, e, "", part) if part is not None else None
+        if isinstance(e, ast.IfExp):
+            arms = [lambda branch, x=x: (branch, self.expr(x, branch)) for x in (e.body, e.orelse)]
+            merged, values = self.fork(e.test, arms, env, e)
+            env.vars, env.modes, env.patched = merged.vars, merged.modes, merged.patched
+            values = [v for v in values if v is not None]
+            return merge_values(values, env, e) if values else None
+        for child in ast.iter_child_nodes(e):
+            if isinstance(child, ast.expr):
+                self.expr(child, env)
+        return None
+
+    def attribute(self, name: str, env: Env) -> Obj:
+        """`self.<attr>` first read in this method: it was set elsewhere in the class."""
+        origin = Origin(ATTRIBUTE, self.func, name=name)
+        built = self.owner.attribute_builders(self.class_scope, self.resolver).get(name)
+        if built is not None:
+            facts = {ModeFact("train", built, Origin(CONSTRUCTED, built))}
+        else:
+            facts = {ModeFact("unknown", None, origin)}
+        obj = self.new(env, self.func, name, origin, facts)
+        env.vars[name] = obj
+        return obj
+
+    def qualname(self, expr: ast.AST) -> str | None:
+        parts = dotted_parts(expr)
+        if parts and parts[0] in self.local_imports and parts[0] not in self.resolver.local:
+            return ".".join([self.local_imports[parts[0]], *parts[1:]])
+        return self.resolver.qualname(expr) if parts else None
+
+
+# -- small pure helpers -------------------------------------------------------------------
+def _bound_names(stmt: ast.stmt) -> list[str]:
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).split(".")[0] for a in stmt.names]
+    if isinstance(stmt, ast.Delete):
+        return [k for t in stmt.targets if (k := key(t))]
+    return [stmt.name] if hasattr(stmt, "name") else []
+
+
+def _names_a_global(value: ast.expr, env: Env) -> bool:
+    """A constant, or a dotted path such as `torch.export` (an alias the resolver follows)."""
+    if isinstance(value, ast.Constant):
+        return True
+    parts = dotted_parts(value)
+    return parts is not None and parts[0] not in env.vars
+
+
+def _is_raises(func: ast.expr) -> bool:
+    return (isinstance(func, ast.Attribute) and func.attr in _RAISES) or (
+        isinstance(func, ast.Name) and func.id in _RAISES
+    )
+
+
+def _catches_not_implemented(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any((dotted_parts(t) or [""])[-1] in _CATCHES for t in types)
+
+
+def _condition(test: ast.expr) -> tuple[str, bool] | None:
+    """A branch condition we can recognise again: `flag`, `not self.is_qat`, `mode == "qat"`."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _condition(test.operand)
+        return (inner[0], not inner[1]) if inner else None
+    parts = dotted_parts(test)
+    if parts is not None:
+        return ".".join(parts), True
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant):
+        left = dotted_parts(test.left)
+        op = test.ops[0]
+        if left is not None and isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+            return f"{'.'.join(left)} == {test.comparators[0].value!r}", isinstance(op, (ast.Eq, ast.Is))
+    return None
+
+
+def _tag(then: Env, orelse: Env, condition: tuple[str, bool]) -> None:
+    """Facts only one arm has hold only under that arm's condition."""
+    name, polarity = condition
+    before = {id(then): dict(then.modes), id(orelse): dict(orelse.modes)}
+    for env, other, arm in ((then, orelse, polarity), (orelse, then, not polarity)):
+        theirs_all = before[id(other)]
+        for obj, facts in before[id(env)].items():
+            theirs = theirs_all.get(obj, frozenset())
+            if facts != theirs:
+                env.modes[obj] = frozenset(f if f in theirs else f.guarded((name, arm)) for f in facts)
+
+
+def _local_definitions(func: ast.AST, scope: ModuleScope) -> tuple[dict[str, str], dict[str, ast.AST]]:
+    """Imports (common in library code) and helper functions written inside a function body."""
+    found: dict[str, str] = {}
+    nested: dict[str, ast.AST] = {}
+    if isinstance(func, ast.Module):
+        return found, nested
+    stack = [func.body]
+    while stack:
+        for node in stack.pop():
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    found[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+            elif isinstance(node, ast.ImportFrom):
+                base = resolve_relative(scope.module, scope.path, node.level, node.module)
+                for a in node.names if base else ():
+                    found[a.asname or a.name] = f"{base}.{a.name}"
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                nested[node.name] = node
+            elif not isinstance(node, _NESTED):
+                stack.extend(statement_lists(node))
+    return found, nested

@@ -1,0 +1,213 @@
+"""The values model flow reasons about: where a model came from (`Origin`), its mode on one
+path (`ModeFact`), the object itself (`Obj`), what a function does with models
+(`FunctionFlow`: captures, mode switches, sinks, calls of helpers) and the environment the
+interpreter carries from statement to statement (`Env`, joined where paths meet).
+
+Plain data and the join: the interpreter (`model_interp`, with `model_calls`) computes
+them, the driver (`model_flow`) memoises them per function, rules read them.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field, replace
+
+# Origin kinds: where a value came from.
+PARAM, PARAM_PART, ATTRIBUTE, CONSTRUCTED, PRETRAINED, CALL, UNKNOWN = (
+    "parameter",
+    "part of a parameter",  # `artifact.data["forward"]`, a loop over `models.items()`
+    "attribute",
+    "constructor",
+    "from_pretrained",
+    "call",
+    "unknown",
+)
+PROGRAM, EXPORTED, PREPARED, PREPARED_QAT, CONVERTED = (
+    "ExportedProgram",
+    "ExportedProgram.module()",
+    "prepare_pt2e",
+    "prepare_qat_pt2e",
+    "convert_pt2e",
+)
+GRAPH_KINDS = frozenset({EXPORTED, PREPARED, PREPARED_QAT, CONVERTED})
+# On `Capture.contexts`/the interpreter's context stack inside `with pytest.raises(...)`,
+# `self.assertRaises(...)` or a `try` catching NotImplementedError: code there expects
+# `.eval()` on an exported graph to raise, so it is no finding.
+EXPECTS_ERROR = "<expects an error>"
+
+Guard = frozenset  # of (condition, polarity): the branches a fact or a sink lies in
+
+
+@dataclass(frozen=True)
+class Origin:
+    kind: str
+    node: ast.AST  # the expression (or function, for parameters) it came from
+    index: int | None = None  # parameter position
+    name: str = ""  # parameter or attribute name
+
+
+@dataclass(frozen=True)
+class ModeFact:
+    """The mode on one path: "eval", "train", "unset" (as it came) or "unknown" (`.train(flag)`)."""
+
+    state: str
+    node: ast.AST | None  # the call that set it, or the origin's node
+    origin: Origin | None = None  # for "unset": what it came in as
+    guard: Guard = frozenset()
+
+    def guarded(self, condition: tuple[str, bool]) -> ModeFact:
+        return replace(self, guard=self.guard | {condition})
+
+
+@dataclass(frozen=True)
+class Obj:
+    anchor: ast.AST  # where it was created (or merged)
+    key: str
+    origins: frozenset[Origin]
+    captures: frozenset[int] = frozenset()  # indices into FunctionFlow.captures it derives from
+
+    @property
+    def kinds(self) -> frozenset[str]:
+        return frozenset(o.kind for o in self.origins)
+
+    @property
+    def is_graph(self) -> bool:
+        return bool(self.kinds) and self.kinds <= GRAPH_KINDS
+
+
+@dataclass(frozen=True)
+class Sink:
+    """Where a captured program goes: "ptq" or "qat", the prepare call (or recipe), its file."""
+
+    flow: str
+    node: ast.AST
+    path: str
+    guard: Guard = frozenset()
+
+
+@dataclass
+class Capture:
+    call: ast.Call  # the capture (or the call of a same-project helper that captures)
+    stmt: ast.stmt  # the statement it sits in
+    api: str
+    model: ast.expr | None  # the model as written; None when a helper builds it
+    modes: frozenset[ModeFact]
+    origins: frozenset[Origin]
+    sinks: set[Sink] = field(default_factory=set)
+    inner: tuple[str, ast.AST, str] | None = None  # (path, node, note): where a helper/session captures
+    contexts: tuple[str, ...] = ()  # qualified names of enclosing `with` contexts
+    fixable: bool = True  # `model` still names the captured object at `stmt`
+    # `move_exported_model_to_train` runs on the prepared graph: dropout and batch norm are
+    # switched back to training behaviour after an eval-mode capture.
+    retrained: bool = False
+
+    def flows(self, kind: str) -> list[Sink]:
+        return sorted((s for s in self.sinks if s.flow == kind), key=lambda s: (s.path, s.node.lineno))
+
+    def modes_for(self, kind: str) -> frozenset[ModeFact]:
+        """The facts on paths that can reach a sink of this kind."""
+        sinks = self.flows(kind)
+        return frozenset(f for f in self.modes if any(compatible(f.guard, s.guard) for s in sinks))
+
+
+@dataclass
+class ModeSwitch:
+    """`<receiver>.eval()` / `.train(...)`; mode is "eval", "train" or None (`.train(flag)`)."""
+
+    call: ast.Call
+    receiver: ast.expr
+    mode: str | None
+    origins: frozenset[Origin]
+    patched: bool  # `allow_exported_model_train_eval` was called on it first, or an error is expected
+
+
+@dataclass
+class CallSite:
+    """A call of a helper of this module, with the modes of the models it passes."""
+
+    callee: ast.AST
+    call: ast.Call
+    args: dict[int, frozenset[ModeFact]]
+
+
+@dataclass
+class FunctionFlow:
+    """What one function (or module) body does with models."""
+
+    node: ast.AST
+    path: str
+    params: list[str]
+    param_objs: dict[str, Obj] = field(default_factory=dict)
+    captures: list[Capture] = field(default_factory=list)
+    switches: list[ModeSwitch] = field(default_factory=list)
+    returns: list[tuple[Env, Obj | None]] = field(default_factory=list)
+    param_sinks: dict[int, set[Sink]] = field(default_factory=dict)  # parameter -> prepare calls it reaches
+    calls: list[CallSite] = field(default_factory=list)
+
+
+UNKNOWN_MODE = frozenset({ModeFact("unknown", None)})
+
+
+def compatible(a: Guard, b: Guard) -> bool:
+    """Two guards can hold on one run: no condition is required both true and false."""
+    return not any((cond, not polarity) in b for cond, polarity in a)
+
+
+@dataclass
+class Env:
+    vars: dict[str, Obj] = field(default_factory=dict)
+    modes: dict[Obj, frozenset[ModeFact]] = field(default_factory=dict)
+    patched: frozenset[Obj] = frozenset()
+
+    def copy(self) -> Env:
+        return Env(dict(self.vars), dict(self.modes), self.patched)
+
+    def facts(self, obj: Obj) -> frozenset[ModeFact]:
+        return self.modes.get(obj, UNKNOWN_MODE)
+
+
+def join(envs: list[Env | None], anchor: ast.AST) -> Env | None:
+    """Merge the paths that meet at `anchor`: a name bound to different objects becomes a merge."""
+    live = [e for e in envs if e is not None]
+    if len(live) <= 1:
+        return live[0].copy() if live else None
+    out = Env(patched=frozenset().union(*(e.patched for e in live)))
+    for env in live:
+        for obj, facts in env.modes.items():
+            out.modes[obj] = out.modes.get(obj, frozenset()) | facts
+    for key in {k for e in live for k in e.vars}:
+        objs = {e.vars[key] for e in live if key in e.vars}
+        if len(objs) == 1:
+            out.vars[key] = objs.pop()
+            continue
+        merged = Obj(
+            anchor,
+            key,
+            frozenset().union(*(o.origins for o in objs)),
+            frozenset().union(*(o.captures for o in objs)),
+        )
+        out.vars[key] = merged
+        out.modes[merged] = frozenset().union(*(e.facts(e.vars[key]) for e in live if key in e.vars))
+        if any(o in out.patched for o in objs):
+            out.patched |= {merged}
+    return out
+
+
+def merge_values(objs: list[Obj], env: Env, anchor: ast.AST) -> Obj:
+    """One value for `a if c else b` or a helper with several returns."""
+    if len(set(objs)) == 1:
+        return objs[0]
+    merged = join([Env({"value": o}, env.modes, env.patched) for o in objs], anchor)
+    env.modes.update(merged.modes)
+    return merged.vars["value"]
+
+
+def statement_lists(node: ast.stmt):
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(node, name, None)
+        if isinstance(block, list):
+            yield block
+    for handler in getattr(node, "handlers", ()):
+        yield handler.body
+    for case in getattr(node, "cases", ()):
+        yield case.body

@@ -1,0 +1,1 @@
+"""Graphs and ops: what FX graphs a module handles and which expressions are node targets."""

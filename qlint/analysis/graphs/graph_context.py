@@ -1,0 +1,81 @@
+"""Graphs that really carry packets, where comparing with or inserting packets is right.
+
+- Legacy FX graph mode (`symbolic_trace`, `prepare_fx`) records the callables user code
+  called, packets included.
+- Graphs converted from TorchScript IR (`torch._C.Node`), which are re-traced before any
+  matcher sees them.
+- Compiler-internal IRs (Dynamo's output graph, Inductor's pre- and post-grad graphs) are
+  re-traced or lowered by code that accepts packets and overloads alike; Inductor's own
+  passes insert packets and match them.
+
+A module is judged by what it imports, so the decision costs one look at its scope.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from qlint.analysis.context import FileContext
+from qlint.analysis.names.functions import bodies
+from qlint.analysis.names.resolver import dotted_parts
+
+_LEGACY = (
+    "torch.fx.symbolic_trace",
+    "torch.fx.Tracer",
+    "torch.fx._symbolic_trace",
+    "torch.ao.quantization.quantize_fx",
+    "torch.ao.quantization.fx",
+    "torch.quantization.quantize_fx",
+    "torch.ao.ns",
+)
+# Any of these means graphs from export, Dynamo or PT2E flow through the module.
+_MODERN = (
+    "torch.export",
+    "torch._export",
+    "torch._dynamo",
+    "torch._inductor",
+    "torch.fx.experimental.proxy_tensor",
+    "torch._functorch",
+    "torchao.quantization.pt2e",
+    "torch.ao.quantization.quantize_pt2e",
+    "torch.ao.quantization.pt2e",
+    "executorch",
+)
+_COMPILER_PACKAGES = ("torch._inductor.", "torch._dynamo.", "torch._functorch.")
+_INDUCTOR_PASS_APIS = ("torch._inductor.pattern_matcher", "torch._inductor.lowering", "torch._inductor.fx_passes")
+_CACHE_KEY = "graph_context"
+_TRACERS = ("symbolic_trace", "export", "make_fx")
+
+
+def compiler_internal(module: str | None) -> bool:
+    """Modules of torch's own compilers, known from the module name alone."""
+    return bool(module) and module.startswith(_COMPILER_PACKAGES)
+
+
+def packet_graph_context(ctx: FileContext) -> str | None:
+    """Why graphs in this module carry packets, or None when they carry overloads."""
+    if _CACHE_KEY not in ctx.cache:
+        ctx.cache[_CACHE_KEY] = _classify(ctx)
+    return ctx.cache[_CACHE_KEY]
+
+
+def _classify(ctx: FileContext) -> str | None:
+    module = ctx.module or ""
+    imports = [*ctx.scope.imports.values(), *ctx.scope.imported_modules]
+    if compiler_internal(module) or any(n.startswith(_INDUCTOR_PASS_APIS) for n in imports):
+        return "compiler-internal graph (Dynamo/Inductor), which accepts packets"
+    if "torch._C.Node" in ctx.text or "torch._C.Graph" in ctx.text:
+        return "graph converted from TorchScript IR and re-traced"
+    if not (any(n.startswith(_LEGACY) for n in imports) or "symbolic_trace" in ctx.text):
+        return None
+    # An attribute ends on the row its name is written on: only those rows are walked.
+    rows = ctx.lines_containing(*_TRACERS)
+    names = imports + [
+        ".".join(dotted_parts(n, tail=True))
+        for body in bodies(ctx.tree, ctx.scope, ctx.cache)
+        for n in body.nodes(rows)
+        if isinstance(n, ast.Attribute) and n.attr in _TRACERS
+    ]
+    legacy = any(n.startswith(_LEGACY) or n.endswith("symbolic_trace") for n in names)
+    modern = any(n.startswith(_MODERN) or n.endswith((".export", ".make_fx")) for n in names)
+    return "legacy FX graph mode, whose graphs carry packets" if legacy and not modern else None

@@ -1,0 +1,90 @@
+"""Split a module into bodies: each function, class body and the module itself.
+
+Rules that resolve local names need to know which body an expression sits in. The split
+walks statements only; expressions are walked on demand and only on the lines a rule's
+trigger text appears on, which is what keeps the linter near the speed of the parser.
+"""
+
+from __future__ import annotations
+
+import ast
+from bisect import bisect_left
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from qlint.analysis.names.scope import ClassScope, ModuleScope, bind_local, parameters
+
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_NESTED = ("body", "orelse", "finalbody", "handlers", "cases")
+_CACHE_KEY = "functions.bodies"
+
+
+@dataclass
+class Body:
+    node: ast.AST  # Module, FunctionDef, AsyncFunctionDef or ClassDef
+    local: dict[str, list[ast.AST]]
+    class_scope: ClassScope | None
+    stmts: list[ast.stmt] = field(default_factory=list)
+
+    def nodes(self, lines: frozenset[int] | set[int] | None = None) -> Iterator[ast.AST]:
+        """Statements of this body and the expressions they hold (lambdas and comprehensions
+        included, nested function bodies not). With `lines`, only statements and expressions
+        that span one of those lines are walked."""
+        rows = sorted(lines) if lines is not None else None
+        for stmt in self.stmts:
+            if rows is not None and not _spans(stmt, rows):
+                continue
+            yield stmt
+            for name, value in ast.iter_fields(stmt):
+                if name in _NESTED:
+                    continue
+                for expr in value if isinstance(value, list) else (value,):
+                    if isinstance(expr, ast.AST) and (rows is None or _spans(expr, rows)):
+                        yield from ast.walk(expr)
+
+
+def _spans(node: ast.AST, rows: list[int]) -> bool:
+    start = getattr(node, "lineno", None)
+    if start is None:
+        return True
+    i = bisect_left(rows, start)
+    return i < len(rows) and rows[i] <= (node.end_lineno or start)
+
+
+def bodies(tree: ast.Module, scope: ModuleScope, cache: dict | None = None) -> list[Body]:
+    if cache is not None and _CACHE_KEY in cache:
+        return cache[_CACHE_KEY]
+    module = Body(tree, {}, None)
+    out = [module]
+    stack: list[tuple[ast.stmt, Body, ClassScope | None]] = [(s, module, None) for s in reversed(tree.body)]
+    while stack:
+        stmt, body, cls = stack.pop()
+        body.stmts.append(stmt)
+        if isinstance(stmt, ast.ClassDef):
+            cls_scope = scope.classes.get(stmt.name) if body is module else ClassScope.build(stmt)
+            inner = Body(stmt, {}, None)
+            out.append(inner)
+            stack.extend((s, inner, cls_scope) for s in reversed(stmt.body))
+        elif isinstance(stmt, _FUNCS):
+            inner = Body(stmt, parameters(stmt), cls if isinstance(body.node, ast.ClassDef) else None)
+            out.append(inner)
+            stack.extend((s, inner, None) for s in reversed(stmt.body))
+        else:
+            if isinstance(body.node, _FUNCS):
+                bind_local(body.local, stmt)
+            for child in _child_statements(stmt):
+                stack.append((child, body, cls))
+    if cache is not None:
+        cache[_CACHE_KEY] = out
+    return out
+
+
+def _child_statements(stmt: ast.stmt) -> Iterator[ast.stmt]:
+    children: list[ast.stmt] = []
+    for name in ("body", "orelse", "finalbody"):
+        children.extend(getattr(stmt, name, ()) or ())
+    for handler in getattr(stmt, "handlers", ()) or ():
+        children.extend(handler.body)
+    for case in getattr(stmt, "cases", ()) or ():
+        children.extend(case.body)
+    return reversed(children)

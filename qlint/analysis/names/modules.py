@@ -1,0 +1,52 @@
+"""Where a file sits among Python modules: its dotted name, its import root, and what a
+relative import in it names. Pure path arithmetic (plus a cached `isfile`), used by every
+layer that has to name a module."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+
+@lru_cache(maxsize=4096)
+def _is_package_dir(directory: str) -> bool:
+    return os.path.isfile(os.path.join(directory, "__init__.py"))
+
+
+def module_name_for(path: str) -> str | None:
+    """Dotted module name from the chain of `__init__.py` above the file (None for `<stdin>`)."""
+    path = os.path.abspath(path)
+    directory, filename = os.path.split(path)
+    stem, ext = os.path.splitext(filename)
+    if ext not in (".py", ".pyi") or not stem.isidentifier():
+        return None
+    parts = [] if stem == "__init__" else [stem]
+    while _is_package_dir(directory):
+        directory, name = os.path.split(directory)
+        if not name.isidentifier():
+            break
+        parts.append(name)
+    return ".".join(reversed(parts)) or None
+
+
+def import_root(path: str) -> str:
+    """The directory from which the file's top-level package (or the file itself) imports."""
+    directory = os.path.dirname(os.path.abspath(path))
+    while _is_package_dir(directory):
+        directory = os.path.dirname(directory)
+    return directory
+
+
+def resolve_relative(module: str | None, path: str, level: int, name: str | None) -> str | None:
+    """Absolute module name for `from <level dots><name> import ...` written in `module`."""
+    if level == 0:
+        return name
+    if module is None:
+        return None
+    package = module.split(".")
+    if not path.endswith(("__init__.py", "__init__.pyi")):
+        package = package[:-1]
+    if level - 1 > len(package):
+        return None
+    package = package[: len(package) - (level - 1)]
+    return ".".join(package + ([name] if name else [])) or None

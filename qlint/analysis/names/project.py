@@ -1,0 +1,156 @@
+"""A small project index: finds and parses other modules of the same project on demand.
+
+Rules ask it for `from .qdq_utils import DQ_OPS`-style constants. It records which files
+each check consulted (with their content hashes) so a cached result is dropped when a
+module it depends on changes, and it serves unsaved editor buffers from an overlay.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+
+from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
+from qlint.analysis.names.scope import ModuleScope
+from qlint.analysis.repo_root import same_repository
+from qlint.diagnostic import Range
+from qlint.source import DecodeError, LineIndex, decode_source
+
+# Re-exported: callers that only need module names should import them from `modules`.
+__all__ = ["ProjectIndex", "import_root", "module_name_for", "resolve_relative"]
+
+
+class ProjectIndex:
+    def __init__(self, overlay: dict[str, str] | None = None):
+        self.overlay = {os.path.abspath(k): v for k, v in (overlay or {}).items()}
+        self._scopes: dict[str, tuple[tuple, ModuleScope | None]] = {}
+        self._deps: dict[str, dict[str, str]] = {}
+        # path -> the files whose last check read it: who to recheck after it changes.
+        self._users: dict[str, set[str]] = {}
+        self._read_by: dict[str, set[str]] = {}
+
+    _default: ProjectIndex | None = None
+
+    @classmethod
+    def for_path(cls, path: str) -> ProjectIndex:
+        # One shared index per process: a worker checking many files of one package
+        # parses each imported module once.
+        if cls._default is None:
+            cls._default = cls()
+        return cls._default
+
+    def set_overlay(self, path: str, text: str | None) -> None:
+        self.update(path, text)
+
+    def update(self, path: str, text: str | None) -> set[str]:
+        """An editor buffer changed (`text`) or closed (None, the file on disk counts again).
+
+        Drops what was derived from the old content and returns the files whose last check
+        read this one: the language server checks the edited buffer first, from what it
+        holds for every other module, then rechecks these at lower priority."""
+        path = os.path.abspath(path)
+        if text is None:
+            self.overlay.pop(path, None)
+        else:
+            self.overlay[path] = text
+        self._scopes.pop(path, None)
+        return self.dependents(path)
+
+    def dependents(self, path: str) -> set[str]:
+        """Files whose last check read `path` (directly), as recorded by `module_scope`."""
+        return set(self._users.get(os.path.abspath(path), ()))
+
+    def find_module(self, module: str, requester: str) -> str | None:
+        root = import_root(requester)
+        base = os.path.join(root, *module.split("."))
+        for candidate in (base + ".py", os.path.join(base, "__init__.py"), base + ".pyi"):
+            if candidate in self.overlay or os.path.isfile(candidate):
+                # A rollout checks several checkouts side by side: a package chain that
+                # climbs out of one repository must not resolve into its neighbour.
+                return candidate if same_repository(candidate, requester) else None
+        return None
+
+    def module_scope(self, module: str, requester: str) -> ModuleScope | None:
+        """The scope of another module of the project, or None if it is not part of it."""
+        path = self.find_module(module, requester)
+        if path is None:
+            requester_module = module_name_for(requester) or ""
+            if requester_module.split(".")[0] == module.split(".")[0]:
+                # A module of this project that does not exist yet: creating it must
+                # invalidate cached results that looked for it ("" = absent).
+                missing = os.path.join(import_root(requester), *module.split(".")) + ".py"
+                self._record(requester, missing, "")
+            return None
+        scope, digest = self._load(path)
+        if digest is not None:
+            self._record(requester, path, digest)
+        return scope
+
+    def _record(self, requester: str, path: str, digest: str) -> None:
+        requester = os.path.abspath(requester)
+        self._deps.setdefault(requester, {})[path] = digest
+        self._users.setdefault(path, set()).add(requester)
+
+    def text(self, path: str) -> str | None:
+        """Another module's text: its unsaved buffer if open, else the file (None if unreadable)."""
+        path = os.path.abspath(path)
+        if path in self.overlay:
+            return self.overlay[path]
+        try:
+            with open(path, "rb") as fh:
+                return decode_source(fh.read())
+        except (OSError, DecodeError):
+            return None
+
+    def locate(self, path: str, node: ast.AST) -> tuple[Range, str]:
+        """Range (in code points; ast columns are UTF-8 bytes) and source text of a node of
+        another module, from one read of that module."""
+        lines = LineIndex(self.text(path) or "")
+        rng = Range.of(
+            node.lineno,
+            lines.char_col(node.lineno, node.col_offset),
+            node.end_lineno,
+            lines.char_col(node.end_lineno, node.end_col_offset),
+        )
+        return rng, lines.text[lines.offset(rng.start) : lines.offset(rng.end)]
+
+    def dependencies_of(self, requester: str) -> dict[str, str]:
+        """What the check of `requester` that just ended read (path -> sha256, "" = absent)."""
+        requester = os.path.abspath(requester)
+        deps = self._deps.pop(requester, {})
+        for path in self._read_by.get(requester, set()) - deps.keys():
+            self._users.get(path, set()).discard(requester)
+        self._read_by[requester] = set(deps)
+        return deps
+
+    def _load(self, path: str) -> tuple[ModuleScope | None, str | None]:
+        if path in self.overlay:
+            text = self.overlay[path]
+            key: tuple = ("overlay", hash(text))
+        else:
+            try:
+                st = os.stat(path)
+            except OSError:
+                return None, None
+            key = (st.st_mtime_ns, st.st_size)
+            text = None
+        cached = self._scopes.get(path)
+        if cached is not None and cached[0][0] == key:
+            return cached[1], cached[0][1]
+        try:
+            if text is None:
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            else:
+                data = text.encode("utf-8", "surrogatepass")
+        except OSError:
+            return None, None
+        digest = hashlib.sha256(data).hexdigest()
+        try:
+            tree = ast.parse(text if text is not None else decode_source(data), filename=path)
+            scope: ModuleScope | None = ModuleScope.build(tree, module_name_for(path), path)
+        except (DecodeError, SyntaxError, ValueError, RecursionError):
+            scope = None  # still a dependency: fixing the file must refresh its users
+        self._scopes[path] = ((key, digest), scope)
+        return scope, digest

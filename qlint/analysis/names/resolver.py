@@ -1,0 +1,270 @@
+"""Resolve expressions to qualified names, op references and the constants behind names.
+
+`t.ops.aten.add`, `aten.add` after `aten = torch.ops.aten`, and `DQ_OPS` imported from a
+sibling module all resolve to what they denote, so rules match on meaning, not spelling.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from qlint.analysis.names.project import ProjectIndex
+from qlint.analysis.names.scope import ModuleScope, unique_value
+from qlint.optable import OpTable
+
+_MAX_DEPTH = 12
+_TORCH_OPS = "torch.ops."
+_EDGE_OPS = "executorch.exir.dialects._ops.ops.edge."
+# Namespaces under torch.ops whose members are not OpOverloadPackets.
+_NOT_PACKET_NAMESPACES = frozenset({"higher_order"})
+# Attributes of a packet that are not overloads.
+_PACKET_ATTRS = frozenset(
+    {
+        "overloads",
+        "name",
+        "op",
+        "_op",
+        "_qualified_op_name",
+        "_schemas",
+        "_dir",
+        "__name__",
+        "_has_torchbind_op_overload",
+    }
+)
+
+
+@dataclass(frozen=True)
+class OpRef:
+    namespace: str
+    op: str
+    overload: str | None  # None: the OpOverloadPacket itself
+    dialect: str = "aten"  # "aten" for torch.ops, "edge" for exir_ops.edge
+
+    @property
+    def is_packet(self) -> bool:
+        return self.overload is None
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.dialect, self.namespace, self.op)
+
+    def spelled(self) -> str:
+        base = f"{self.namespace}.{self.op}"
+        return base if self.overload is None else f"{base}.{self.overload}"
+
+
+def dotted_parts(expr: ast.AST, tail: bool = False) -> list[str] | None:
+    """`a.b.c` -> ["a", "b", "c"]; None unless the chain starts at a name, or with `tail`
+    the attributes after whatever it starts at (`f().b.c` -> ["b", "c"])."""
+    parts: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if isinstance(expr, ast.Name):
+        parts.append(expr.id)
+    elif not tail:
+        return None
+    return parts[::-1]
+
+
+@dataclass(frozen=True)
+class Located:
+    """An expression together with the module it is written in."""
+
+    node: ast.expr
+    scope: ModuleScope
+    dict_key: bool = False  # a dict key cannot be replaced by several elements
+    dict_value: ast.expr | None = None  # for a dict key: the value it maps to
+
+
+class Resolver:
+    """Resolves names in one function (or module) body of one file."""
+
+    def __init__(
+        self,
+        scope: ModuleScope,
+        project: ProjectIndex,
+        optable: OpTable,
+        local: dict[str, list[ast.expr]] | None = None,
+        class_scope=None,
+    ):
+        self.scope = scope
+        self.project = project
+        self.optable = optable
+        self.local = local or {}
+        self.class_scope = class_scope
+
+    # -- qualified names ---------------------------------------------------------------
+    def qualname(self, expr: ast.AST, depth: int = 0) -> str | None:
+        """`torch.ops.aten.add` for `aten.add` after `aten = torch.ops.aten`, etc."""
+        if depth > _MAX_DEPTH:
+            return None
+        parts = dotted_parts(expr)
+        if parts is None:
+            return None
+        head, rest = parts[0], parts[1:]
+        if head in ("self", "cls") and rest and self.class_scope is not None:
+            value = unique_value(self.class_scope.assigns.get(rest[0]))
+            if value is None:
+                return None
+            base = self.qualname(value, depth + 1)
+            return _join(base, rest[1:])
+        if head in self.local:
+            value = unique_value(self.local[head])
+            if value is None or isinstance(value, ast.arg):
+                return None
+            return _join(self.qualname(value, depth + 1), rest)
+        return _join(self._module_qualname(self.scope, head, depth), rest)
+
+    def _module_qualname(self, scope: ModuleScope, name: str, depth: int) -> str | None:
+        if name in scope.imports:
+            full = scope.imports[name]
+            return self._through_project(full, scope, depth)
+        value = scope.unique(name)
+        if value is not None:
+            sub = Resolver(scope, self.project, self.optable)
+            return sub.qualname(value, depth + 1)
+        if name in scope.classes or name in scope.functions:
+            return f"{scope.module}.{name}" if scope.module else name
+        return None
+
+    def _through_project(self, full: str, scope: ModuleScope, depth: int) -> str:
+        """`pkg.aliases.aten` -> `torch.ops.aten` when pkg/aliases.py binds `aten` so."""
+        module, _, name = full.rpartition(".")
+        if not module or full.startswith(("torch.", "executorch.exir.dialects")) or depth > _MAX_DEPTH:
+            return full
+        other = self.project.module_scope(module, scope.path)
+        if other is None or other is scope:
+            return full
+        resolved = self._module_qualname(other, name, depth + 1)
+        return resolved or full
+
+    # -- op references -----------------------------------------------------------------
+    def op_ref(self, expr: ast.AST) -> OpRef | None:
+        name = self.qualname(expr)
+        return self.parse_op(name) if name else None
+
+    def parse_op(self, name: str) -> OpRef | None:
+        if name.startswith(_TORCH_OPS):
+            parts, dialect = name[len(_TORCH_OPS) :].split("."), "aten"
+        elif name.startswith(_EDGE_OPS):
+            parts, dialect = name[len(_EDGE_OPS) :].split("."), "edge"
+        else:
+            return None
+        if len(parts) < 2 or len(parts) > 3 or parts[0] in _NOT_PACKET_NAMESPACES:
+            return None
+        ns, op = parts[0], parts[1]
+        if op.startswith("__") or op in _PACKET_ATTRS:
+            return None
+        if len(parts) == 2:
+            return OpRef(ns, op, None, dialect)
+        overload = parts[2]
+        info = self.optable.lookup(ns, op)
+        if info is not None:
+            if overload not in info.overloads:
+                return None
+        elif overload in _PACKET_ATTRS or overload.startswith("_"):
+            return None
+        return OpRef(ns, op, overload, dialect)
+
+    # -- constants ---------------------------------------------------------------------
+    def value_of(self, expr: ast.expr, depth: int = 0) -> Located | None:
+        """The expression a name stands for (following local, module and project bindings)."""
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(expr, ast.Name):
+            if expr.id in self.local:
+                value = unique_value(self.local[expr.id])
+                if value is None or isinstance(value, ast.arg):
+                    return None
+                return self.value_of(value, depth + 1) or Located(value, self.scope)
+            return self._module_value(self.scope, expr.id, depth)
+        if isinstance(expr, ast.Attribute):
+            parts = dotted_parts(expr)
+            if parts and parts[0] in ("self", "cls") and len(parts) == 2 and self.class_scope is not None:
+                value = unique_value(self.class_scope.assigns.get(parts[1]))
+                return Located(value, self.scope) if value is not None else None
+            if parts and len(parts) == 2 and parts[0] in self.scope.classes:
+                value = unique_value(self.scope.classes[parts[0]].assigns.get(parts[1]))
+                return Located(value, self.scope) if value is not None else None
+            return None
+        return Located(expr, self.scope)
+
+    def _module_value(self, scope: ModuleScope, name: str, depth: int) -> Located | None:
+        if name in scope.imports:
+            module, _, attr = scope.imports[name].rpartition(".")
+            other = self.project.module_scope(module, scope.path) if module else None
+            if other is None or other is scope:
+                return None
+            return self._module_value(other, attr, depth + 1)
+        value = scope.unique(name)
+        if value is None:
+            return None
+        if isinstance(value, ast.Name):
+            sub = Resolver(scope, self.project, self.optable)
+            return sub.value_of(value, depth + 1) or Located(value, scope)
+        return Located(value, scope)
+
+    def for_scope(self, scope: ModuleScope) -> Resolver:
+        if scope is self.scope:
+            return self
+        return Resolver(scope, self.project, self.optable)
+
+    def members(self, expr: ast.expr, depth: int = 0) -> Iterator[Located] | None:
+        """Elements of a collection an expression denotes, or None if it is not one we can read.
+
+        Set/list/tuple literals, `set(...)`/`frozenset(...)`/`tuple(...)` of those, dict
+        literals (their keys), `|`/`+` of collections and `*splat` inside literals.
+        """
+        located = self.value_of(expr, depth)
+        if located is None or depth > _MAX_DEPTH:
+            return None
+        node, resolver = located.node, self.for_scope(located.scope)
+        items = resolver._literal_members(node, depth)
+        return items
+
+    def _literal_members(self, node: ast.expr, depth: int) -> Iterator[Located] | None:
+        if isinstance(node, (ast.Set, ast.List, ast.Tuple)):
+            out: list[Located] = []
+            for elt in node.elts:
+                if isinstance(elt, ast.Starred):
+                    inner = self.members(elt.value, depth + 1)
+                    if inner is None:
+                        return None
+                    out.extend(inner)
+                else:
+                    out.append(Located(elt, self.scope))
+            return iter(out)
+        if isinstance(node, ast.Dict):
+            keys = []
+            for key, value in zip(node.keys, node.values, strict=True):
+                if key is None:  # **other
+                    inner = self.members(value, depth + 1)
+                    if inner is None:
+                        return None
+                    keys.extend(inner)
+                else:
+                    keys.append(Located(key, self.scope, dict_key=True, dict_value=value))
+            return iter(keys)
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("set", "frozenset", "tuple", "list", "dict")
+            and len(node.args) == 1
+        ):
+            return self.members(node.args[0], depth + 1)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitOr, ast.Add)):
+            left = self.members(node.left, depth + 1)
+            right = self.members(node.right, depth + 1)
+            if left is None or right is None:
+                return None
+            return iter([*left, *right])
+        return None
+
+
+def _join(base: str | None, rest: list[str]) -> str | None:
+    if base is None:
+        return None
+    return ".".join([base, *rest]) if rest else base

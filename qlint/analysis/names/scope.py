@@ -1,0 +1,215 @@
+"""Module- and function-level name bindings, collected once per file with the stdlib `ast`.
+
+Flow-insensitive on purpose: a name bound to several different values is ambiguous and
+resolves to nothing, which keeps the rules quiet rather than wrong.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from qlint.analysis.names.modules import resolve_relative
+
+
+@dataclass
+class ClassScope:
+    node: ast.ClassDef
+    assigns: dict[str, list[ast.expr]] = field(default_factory=dict)
+    methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
+    bases: list[ast.expr] = field(default_factory=list)
+
+    @classmethod
+    def build(cls, node: ast.ClassDef) -> ClassScope:
+        """Methods, class-level assignments and bases of a class body (the one way to build it)."""
+        scope = cls(node, bases=list(node.bases))
+        for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                scope.methods[item.name] = item
+            else:
+                for name, value in assignments(item):
+                    scope.assigns.setdefault(name, []).append(value)
+        return scope
+
+
+@dataclass
+class ModuleScope:
+    module: str | None
+    path: str
+    # local name -> fully qualified dotted name ("t" -> "torch", "DQ" -> "pkg.qdq.DQ_OPS")
+    imports: dict[str, str] = field(default_factory=dict)
+    assigns: dict[str, list[ast.expr]] = field(default_factory=dict)
+    functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
+    classes: dict[str, ClassScope] = field(default_factory=dict)
+    # Every module named by an import (`import torch.export._trace` binds only `torch`).
+    imported_modules: set[str] = field(default_factory=set)
+
+    @classmethod
+    def build(cls, tree: ast.Module, module: str | None, path: str) -> ModuleScope:
+        scope = cls(module, path)
+        for stmt in _top_level(tree.body):
+            scope._bind(stmt)
+        return scope
+
+    def _bind(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, ast.Import):
+            self.imported_modules.update(alias.name for alias in stmt.names)
+            for alias in stmt.names:
+                if alias.asname:
+                    self.imports[alias.asname] = alias.name
+                else:
+                    top = alias.name.split(".")[0]
+                    self.imports[top] = top
+        elif isinstance(stmt, ast.ImportFrom):
+            base = resolve_relative(self.module, self.path, stmt.level, stmt.module)
+            if base is None:
+                return
+            self.imported_modules.add(base)
+            for alias in stmt.names:
+                if alias.name != "*":
+                    self.imports[alias.asname or alias.name] = f"{base}.{alias.name}"
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.functions[stmt.name] = stmt
+        elif isinstance(stmt, ast.ClassDef):
+            self.classes[stmt.name] = ClassScope.build(stmt)
+        else:
+            for name, value in assignments(stmt):
+                self.assigns.setdefault(name, []).append(value)
+
+    def unique(self, name: str) -> ast.expr | None:
+        values = self.assigns.get(name)
+        return _unique(values)
+
+
+def _unique(values: list[ast.expr] | None) -> ast.expr | None:
+    if not values:
+        return None
+    if len(values) == 1:
+        return values[0]
+    return values[0] if all(same_tree(values[0], v) for v in values[1:]) else None
+
+
+def same_tree(a: object, b: object) -> bool:
+    """What `ast.dump(a) == ast.dump(b)` says (positions ignored), stopping at the first
+    difference instead of printing both trees."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, ast.AST):
+        return all(same_tree(getattr(a, f, None), getattr(b, f, None)) for f in a._fields)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same_tree(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, (float, complex)):
+        return repr(a) == repr(b)  # as printed: -0.0 is not 0.0, nan is nan
+    return a == b
+
+
+def _top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Statements that bind module names, looking into module-level if/try blocks."""
+    for stmt in body:
+        if isinstance(stmt, ast.If):
+            yield from _top_level(stmt.body)
+            yield from _top_level(stmt.orelse)
+        elif isinstance(stmt, ast.Try | getattr(ast, "TryStar", ast.Try)):
+            yield from _top_level(stmt.body)
+            for handler in stmt.handlers:
+                yield from _top_level(handler.body)
+            yield from _top_level(stmt.orelse)
+            yield from _top_level(stmt.finalbody)
+        elif isinstance(stmt, ast.With):
+            yield from _top_level(stmt.body)
+        else:
+            yield stmt
+
+
+def assignments(stmt: ast.AST) -> Iterator[tuple[str, ast.expr]]:
+    """`name = value` pairs a statement binds (plain, annotated, and `a = b = value`)."""
+    if isinstance(stmt, ast.Assign):
+        for target in stmt.targets:
+            if isinstance(target, ast.Name):
+                yield target.id, stmt.value
+            elif (
+                isinstance(target, (ast.Tuple, ast.List))
+                and isinstance(stmt.value, (ast.Tuple, ast.List))
+                and len(target.elts) == len(stmt.value.elts)
+            ):
+                for t, v in zip(target.elts, stmt.value.elts, strict=True):
+                    if isinstance(t, ast.Name):
+                        yield t.id, v
+    elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None and isinstance(stmt.target, ast.Name):
+        yield stmt.target.id, stmt.value
+
+
+def function_assigns(func: ast.AST) -> dict[str, list[ast.AST]]:
+    """Names bound in a function body (not in nested functions or classes), parameters included."""
+    found = parameters(func)
+    stack = list(ast.iter_child_nodes(func))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _OWN_SCOPES):
+            continue
+        if isinstance(node, _BINDERS):
+            bind_local(found, node)
+        # Children in `ast.iter_child_nodes` order; leaves bind nothing and hold nothing.
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                stack.extend(v for v in value if isinstance(v, ast.AST) and not isinstance(v, _LEAVES))
+            elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
+                stack.append(value)
+    return found
+
+
+_OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+# What `bind_local` records something for.
+_BINDERS = (
+    ast.Assign,
+    ast.AnnAssign,
+    ast.For,
+    ast.AsyncFor,
+    ast.comprehension,
+    ast.NamedExpr,
+    ast.AugAssign,
+    ast.With,
+    ast.AsyncWith,
+)
+_LEAVES = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
+
+
+def parameter_args(func: ast.AST, star: bool = True) -> list[ast.arg]:
+    """A function's (or lambda's) parameters in order: positional, keyword-only, then with
+    `star` the `*args` and `**kwargs` (which hold no single value a caller passes)."""
+    args = getattr(func, "args", None)
+    if not isinstance(args, ast.arguments):
+        return []
+    out = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+    if star:
+        out += [a for a in (args.vararg, args.kwarg) if a is not None]
+    return out
+
+
+def parameters(func: ast.AST) -> dict[str, list[ast.AST]]:
+    """Parameters shadow module names and have no value we can know."""
+    found: dict[str, list[ast.AST]] = {}
+    for arg in parameter_args(func):
+        found.setdefault(arg.arg, []).append(arg)
+    return found
+
+
+def bind_local(local: dict[str, list[ast.AST]], node: ast.AST) -> None:
+    """Record what one node binds in a function body; loop targets and `+=` make a name unknowable."""
+    for name, value in assignments(node):
+        local.setdefault(name, []).append(value)
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and isinstance(node.target, ast.Name):
+        local.setdefault(node.target.id, []).append(node)
+    elif isinstance(node, ast.NamedExpr):
+        local.setdefault(node.target.id, []).append(node.value)
+    elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        local.setdefault(node.target.id, []).append(node)
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        for item in node.items:
+            if isinstance(item.optional_vars, ast.Name):
+                local.setdefault(item.optional_vars.id, []).append(item.context_expr)
+
+
+unique_value = _unique

@@ -1,0 +1,123 @@
+"""The evidence contract between a rule and its runtime check: what every rule emits reads
+back as its declared type, malformed evidence is refused naming the field, and the worker
+refuses it before any check (or torch) runs."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from qlint import registry
+from qlint.evidence import (
+    CaptureEvidence,
+    DecompositionEvidence,
+    EvidenceError,
+    ModeSwitchEvidence,
+    Move,
+    MovedImportEvidence,
+    OpEvidence,
+    OpRef,
+    SinkPoint,
+    SourcePoint,
+)
+from qlint.runtime.worker import run_check
+from tests.conftest import ROOT, lint
+from tests.test_rule_pages import example_options, python_block, sections
+
+CHECKED = sorted(code for code, cls in registry.rules().items() if cls.runtime_check)
+
+
+@pytest.mark.parametrize("code", CHECKED)
+def test_what_each_rule_emits_reads_back_as_its_declared_type(code, tmp_path):
+    """The page's Example is flagged; its finding's evidence round-trips through the type."""
+    rule = registry.rules()[code]
+    assert rule.evidence_type is not None
+    sec = sections(code)
+    found = [
+        d
+        for d in lint(
+            python_block(sec["Example"]), path=str(tmp_path / "example.py"), **example_options(sec["Example"])
+        )
+        if d.code == code
+    ]
+    assert found
+    for d in found:
+        typed = rule.evidence_type.from_json(d.evidence)
+        assert typed.to_json() == d.evidence
+
+
+def test_json_shapes_are_what_the_checks_read():
+    op = OpEvidence("collection", (OpRef("aten", "relu"),), carried=("default",), overloads=("default", "out"))
+    assert op.to_json() == {
+        "kind": "collection",
+        "ops": [{"namespace": "aten", "op": "relu", "overload": None, "dialect": None}],
+        "carried": ["default"],
+        "overloads": ["default", "out"],
+    }
+    capture = CaptureEvidence(
+        "ptq", "torch.export.export", SourcePoint(3, 4), "model", ("built",), (SinkPoint("a.py", 9),)
+    )
+    assert capture.to_json()["capture"] == {"row": 3, "col": 4} and capture.to_json()["sinks"] == [
+        {"path": "a.py", "row": 9}
+    ]
+    assert (
+        ModeSwitchEvidence.from_json({"mode": None, "origin": "export", "origin_row": 2}).mode is None
+    )  # `.train(flag)`
+    decomposition = DecompositionEvidence("p", "run_decompositions", "a.py", 4, ("aten.linear.default",))
+    assert decomposition.to_json()["pass"] == "p" and "pass_name" not in decomposition.to_json()
+    assert DecompositionEvidence.from_json(decomposition.to_json()) == decomposition
+    moved = MovedImportEvidence.from_json({"kind": "moved-import", "moves": [{"old": "torch.ao.x", "new": None}]})
+    assert moved.moves == (Move("torch.ao.x", None, None),)
+
+
+@pytest.mark.parametrize(
+    ("cls", "data", "message"),
+    [
+        (OpEvidence, {"kind": "comparison", "ops": [{"namespace": "aten"}]}, "OpEvidence.ops[0]: missing 'op'"),
+        (OpEvidence, {"kind": "comparison", "ops": "aten.relu"}, "OpEvidence.ops: expected a list, got 'aten.relu'"),
+        (OpEvidence, {"kind": "sideways", "ops": []}, "OpEvidence.kind: 'sideways' is not one of"),
+        (
+            ModeSwitchEvidence,
+            {"mode": "eval", "origin": "export", "origin_row": "3"},
+            "origin_row: expected int, got '3'",
+        ),
+        (
+            ModeSwitchEvidence,
+            {"mode": "eval", "origin": "export", "origin_row": True},
+            "origin_row: expected int, got True",
+        ),
+        (
+            ModeSwitchEvidence,
+            {"mode": "sleep", "origin": "export", "origin_row": 3},
+            "ModeSwitchEvidence.mode: 'sleep'",
+        ),
+        (CaptureEvidence, {"flow": "ptq", "api": "x"}, "CaptureEvidence: missing 'capture'"),
+        (MovedImportEvidence, None, "MovedImportEvidence: expected an object, got None"),
+    ],
+)
+def test_malformed_evidence_is_refused_naming_the_field(cls, data, message):
+    with pytest.raises(EvidenceError, match=re.escape(message)):
+        cls.from_json(data)
+
+
+def test_the_worker_refuses_malformed_evidence_before_running_a_check():
+    params = {"code": "QL101", "evidence": {"kind": "comparison", "ops": [{"namespace": "aten"}]}, "fix": None}
+    record = run_check(params)
+    assert record == {
+        "verdict": "skipped",
+        "evidence": "malformed evidence for QL101: OpEvidence.ops[0]: missing 'op'",
+        "fix_verified": None,
+    }
+
+
+def test_the_linter_side_of_the_contract_never_imports_torch():
+    code = (
+        "import sys, qlint.evidence, qlint.registry, qlint.runtime.request, qlint.runtime.checks as c; "
+        "qlint.registry.rules(); assert c.evidence_problem('QL101', {}) is not None; "
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('torch', 'torchao', 'executorch')]; "
+        "assert not bad, bad"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)

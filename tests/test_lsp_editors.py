@@ -1,0 +1,135 @@
+"""Real editors talk to `qlint server` with the configurations shipped in `editors/`.
+
+Neovim (headless, the plugin in editors/nvim) and Emacs (batch, eglot with the snippet in
+editors/emacs) are the Debian packages `.ci/run` installs; the tests skip, saying so, where
+they are missing. Helix cannot be installed here: its languages.toml is checked by
+starting the server exactly as it says and speaking LSP to it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+pytest.importorskip("pygls")
+
+from tests.test_lsp import LspClient
+
+ROOT = Path(__file__).resolve().parents[1]
+EDITORS = ROOT / "editors"
+FINDING = "import torch\n\n\ndef is_relu(node):\n    return node.target == torch.ops.aten.relu\n"
+SERVER = [sys.executable, "-m", "qlint", "server"]
+
+
+def env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+
+
+def need(program: str) -> str:
+    found = shutil.which(program)
+    if found is None:
+        pytest.skip(f"{program} is not installed (.ci/run installs it from Debian's packages)")
+    return found
+
+
+def nvim_session(tmp_path: Path, runtime: str = "", timeout_s: int = 60) -> dict:
+    nvim = need("nvim")
+    source = tmp_path / "matcher.py"
+    source.write_text(FINDING)
+    out = tmp_path / "nvim.json"
+    variables = {
+        "QLINT_NVIM_OUT": str(out),
+        "QLINT_NVIM_FILE": str(source),
+        "QLINT_NVIM_CMD": json.dumps(SERVER),
+        "QLINT_NVIM_RUNTIME": runtime,
+        "QLINT_NVIM_TIMEOUT": str(timeout_s * 1000),
+    }
+    cmd = [
+        nvim,
+        "--headless",
+        "--clean",
+        "--cmd",
+        f"set rtp^={EDITORS / 'nvim'}",
+        "-c",
+        f"luafile {ROOT / 'tests' / 'editors' / 'nvim_session.lua'}",
+    ]
+    proc = subprocess.run(
+        cmd, cwd=tmp_path, env={**env(), **variables}, capture_output=True, text=True, timeout=timeout_s * 3
+    )
+    assert out.exists(), proc.stderr
+    result = json.loads(out.read_text())
+    print("\n".join(result["transcript"]))  # the session, for the record (pytest -s)
+    assert result["ok"], (result.get("error"), result["transcript"], proc.stderr)
+    assert proc.returncode == 0
+    result["text"] = source.read_text()
+    return result
+
+
+def test_neovim_gets_the_finding_and_applies_the_quick_fix(tmp_path: Path):
+    result = nvim_session(tmp_path)
+    (diag,) = result["diagnostics"]
+    assert diag["code"] == "QL101" and diag["source"] == "qlint"
+    assert (diag["lnum"], diag["col"]) == (4, 26)
+    assert result["actions"] == ["Use `torch.ops.aten.relu.default`", "Disable QL101 for this line"]
+    assert result["lines"][-1] == "    return node.target == torch.ops.aten.relu.default"
+    assert result["cleared"]  # the server re-checked the fixed buffer
+
+
+def test_neovim_shows_the_runtime_verdict(tmp_path: Path):
+    pytest.importorskip("torchao")
+    (tmp_path / "pyproject.toml").write_text("[tool.qlint]\n")
+    result = nvim_session(tmp_path, runtime="on-save", timeout_s=300)
+    (diag,) = result["with_verdict"]
+    runtime = diag["user_data"]["lsp"]["data"]["runtime"]
+    assert runtime["verdict"] == "confirmed" and runtime["fixVerified"] is True
+    assert "Confirmed on the real pipeline" in diag["message"]
+    assert result["actions"][0] == "Use `torch.ops.aten.relu.default` (verified on the real pipeline)"
+    assert result["lines"][-1].endswith("torch.ops.aten.relu.default")
+
+
+def test_emacs_eglot_brings_the_finding_to_flymake(tmp_path: Path):
+    emacs = need("emacs")
+    source = tmp_path / "matcher.py"
+    source.write_text(FINDING)
+    variables = {
+        "QLINT_EMACS_CMD": json.dumps(SERVER),
+        "QLINT_EMACS_SNIPPET": str(EDITORS / "emacs" / "qlint-eglot.el"),
+        "QLINT_EMACS_FILE": str(source),
+    }
+    # -q, not -Q: Debian's site start-up makes the elpa-eglot package loadable.
+    cmd = [emacs, "--batch", "-q", "-l", str(ROOT / "tests" / "editors" / "emacs_session.el")]
+    proc = subprocess.run(cmd, cwd=tmp_path, env={**env(), **variables}, capture_output=True, text=True, timeout=180)
+    if "Cannot open load file" in proc.stderr and "eglot" in proc.stderr:
+        pytest.skip("eglot is not installed (.ci/run installs Debian's elpa-eglot)")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("flymake:")]
+    assert len(lines) == 1, proc.stdout + proc.stderr
+    expected = "flymake: line 5 eglot-warning qlint [QL101]: `torch.ops.aten.relu` is an OpOverloadPacket"
+    assert lines[0].startswith(expected)
+
+
+def test_helix_languages_toml_starts_a_working_server(tmp_path: Path):
+    config = tomllib.loads((EDITORS / "helix" / "languages.toml").read_text())
+    server = config["language-server"]["qlint"]
+    assert [server["command"], *server["args"]] == ["qlint", "server"]
+    (python,) = (lang for lang in config["language"] if lang["name"] == "python")
+    assert "qlint" in python["language-servers"]
+    # What Helix runs: the configured arguments after the qlint entry point.
+    client = LspClient(tmp_path, argv=[sys.executable, "-m", "qlint", *server["args"]])
+    try:
+        client.initialize(tmp_path)
+        uri = client.open(tmp_path / "matcher.py", FINDING)
+        assert [d["code"] for d in client.diagnostics(uri, 1)] == ["QL101"]
+    finally:
+        client.close()

@@ -1,0 +1,85 @@
+"""ProjectIndex: the one service that reads, decodes, locates and parses other modules."""
+
+from __future__ import annotations
+
+import ast
+
+from qlint.analysis.flow.callgraph import node_range
+from qlint.analysis.names.project import ProjectIndex
+
+
+def _call(tree: ast.Module) -> ast.Call:
+    return next(n for n in ast.walk(tree) if isinstance(n, ast.Call))
+
+
+def test_other_module_is_decoded_with_its_coding_cookie_and_located_in_code_points(tmp_path):
+    src = "# -*- coding: latin-1 -*-\nx = 'é'; y = decompose()\n"
+    path = tmp_path / "m.py"
+    path.write_bytes(src.encode("latin-1"))
+    project = ProjectIndex()
+    rng = node_range(_call(ast.parse(src)), str(path), project)
+    assert (rng.start.row, rng.start.col, rng.end.col) == (2, 13, 24)
+    assert project.locate(str(path), _call(ast.parse(src)))[1] == "decompose()"
+
+
+def test_unsaved_buffer_wins_over_the_file(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("y = decompose()\n", encoding="utf-8")
+    buffer = "é = 1; y = decompose()\n"
+    project = ProjectIndex({str(path): buffer})
+    rng = node_range(_call(ast.parse(buffer)), str(path), project)
+    assert (rng.start.row, rng.start.col) == (1, 11)
+
+
+def test_same_tree_agrees_with_ast_dump():
+    from qlint.analysis.names.scope import same_tree
+
+    sources = [
+        "torch.ops.aten.add",
+        "torch.ops.aten.add.Tensor",
+        "(torch.ops.aten.add)",
+        "{a, b}",
+        "{b, a}",
+        "1",
+        "1.0",
+        "True",
+        "-0.0",
+        "0.0",
+        "float('nan')",
+        "u'x'",
+        "'x'",
+        "f(x, *a, k=1)",
+        "f(x, *a, k=2)",
+        "lambda x: x",
+        "lambda y: y",
+    ]
+    trees = [ast.parse(s, mode="eval").body for s in sources]
+    for a in trees:
+        for b in trees:
+            assert same_tree(a, b) == (ast.dump(a) == ast.dump(b)), (ast.dump(a), ast.dump(b))
+
+
+MATCHER = """
+from .ops import DQ
+
+def is_dq(node):
+    return node.target in DQ
+"""
+
+
+def test_update_returns_the_files_that_read_the_module_and_serves_its_new_content(tmp_path):
+    from qlint.engine import check_source
+    from tests.conftest import settings_for, write_package
+
+    pkg = write_package(tmp_path, "pkg", ops="import torch\nDQ = {torch.ops.aten.add.Tensor}\n", match=MATCHER)
+    match, ops = str(pkg / "match.py"), str(pkg / "ops.py")
+    settings = settings_for(("QL101",))
+    project = ProjectIndex()
+    assert check_source(MATCHER, match, settings, project).diagnostics == []
+    assert project.update(ops, "import torch\nDQ = {torch.ops.aten.add}\n") == {match}
+    (finding,) = check_source(MATCHER, match, settings, project).diagnostics
+    assert finding.code == "QL101" and finding.range.start.row == 5
+    # The matcher no longer reads ops.py: its edits no longer concern it.
+    assert check_source("def f(node):\n    return node.target\n", match, settings, project).diagnostics == []
+    assert project.dependents(ops) == set()
+    assert project.update(ops, None) == set()

@@ -1,0 +1,39 @@
+"""function_assigns: every name a function body binds, in the order its walk meets them
+(last statement first: the order callers have always seen)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from qlint.analysis.names.scope import function_assigns
+
+SOURCE = textwrap.dedent(
+    """
+    def f(a, *args, k=1, **kw):
+        x = 1
+        y: int = 2
+        x += 1
+        for i in range(3):
+            pass
+        with open(p) as fh, ctx() as (u, v):
+            pass
+        z = [w for w in args if (n := w)]
+        s, t = 1, 2
+        def inner():
+            hidden = 1
+        class C:
+            also_hidden = 1
+        g = lambda q: (r := q)
+        return x
+    """
+)
+
+
+def test_function_assigns_names_each_binding_of_the_body_only():
+    func = ast.parse(SOURCE).body[0]
+    found = function_assigns(func)
+    assert list(found) == ["a", "k", "args", "kw", "g", "s", "t", "z", "w", "n", "fh", "i", "x", "y"]
+    assert [type(v).__name__ for v in found["x"]] == ["AugAssign", "Constant"]
+    assert isinstance(found["fh"][0], ast.Call) and "u" not in found
+    assert not {"hidden", "also_hidden", "inner", "C", "q", "r"} & set(found)

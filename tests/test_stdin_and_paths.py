@@ -1,0 +1,91 @@
+"""Standard input (`-`, `--stdin-filename`), paths that cannot be checked, and the summary
+that must never claim a pass for them."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from tests.conftest import ROOT
+from tests.test_cli import no_traceback, qlint
+
+PACKET = "import torch\n\n\ndef f(n):\n    return n.target == torch.ops.aten.relu\n"
+FIXED = PACKET.replace("aten.relu\n", "aten.relu.default\n")
+
+
+def test_missing_path_is_an_error_without_all_checks_passed(tmp_path):
+    proc = qlint("check", "--no-cache", "nope.py", cwd=tmp_path)
+    assert proc.returncode == 2 and "All checks passed" not in proc.stdout
+    assert "nope.py: No such file or directory" in proc.stderr
+    proc = qlint("fix", "--no-cache", "nope.py", cwd=tmp_path)
+    assert proc.returncode == 2 and "All checks passed" not in proc.stdout
+
+
+def test_nothing_readable_is_an_error_without_all_checks_passed(tmp_path):
+    os.symlink(tmp_path / "gone.py", tmp_path / "a.py")
+    proc = qlint("check", "--no-cache", ".", cwd=tmp_path)
+    assert proc.returncode == 2 and "All checks passed" not in proc.stdout
+    assert "not everything was checked (1 problem" in proc.stdout
+
+
+def test_a_named_fifo_is_reported_and_the_run_goes_on(tmp_path):
+    os.mkfifo(tmp_path / "pipe.py")
+    (tmp_path / "a.py").write_text(PACKET)
+    proc = qlint("check", "--no-cache", "pipe.py", "a.py", cwd=tmp_path)  # would block forever on read
+    assert proc.returncode == 2 and "a.py:5:24: QL101" in proc.stdout
+    assert "pipe.py: not a regular file" in proc.stderr
+    no_traceback(proc)
+
+
+def test_check_stdin_uses_the_stdin_filename_for_config_and_output(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.qlint]\nper-file-ignores = { "quiet/*" = ["QL101"] }\n')
+    proc = qlint("check", "--no-cache", "--stdin-filename", "pkg/m.py", "-", cwd=tmp_path, input=PACKET)
+    assert proc.returncode == 1 and proc.stdout.startswith("pkg/m.py:5:24: QL101"), proc.stderr
+    proc = qlint("check", "--stdin-filename", "quiet/m.py", cwd=tmp_path, input=PACKET)  # no `-`: still stdin
+    assert proc.returncode == 0 and proc.stdout == "All checks passed!\n", proc.stderr
+    proc = qlint("check", "-", "--output-format", "json", cwd=tmp_path, input=PACKET)
+    assert proc.returncode == 1 and json.loads(proc.stdout)[0]["filename"] == str(tmp_path / "-")
+    assert not (tmp_path / "pkg").exists()
+
+
+def test_fix_stdin_writes_the_fixed_text_to_stdout_and_the_report_to_stderr(tmp_path):
+    proc = qlint("fix", "-", "--stdin-filename", "m.py", cwd=tmp_path, input=PACKET)
+    assert proc.returncode == 0 and proc.stdout == FIXED
+    assert "1 fixed, 0 remaining" in proc.stderr and not (tmp_path / "m.py").exists()
+    proc = qlint("fix", "-", cwd=tmp_path, input="x = (\n")  # a broken buffer passes through unchanged
+    assert proc.stdout == "x = (\n"
+    proc = qlint("fix", "--diff", "-", "--stdin-filename", "m.py", cwd=tmp_path, input=PACKET)
+    assert proc.returncode == 1 and "+++ b/m.py" in proc.stdout and "+    return n.target" in proc.stdout
+
+
+def test_force_exclude_passes_an_excluded_stdin_buffer_through(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.qlint]\nextend-exclude = ["gen"]\n')
+    args = ("--force-exclude", "--stdin-filename", "gen/m.py", "-")
+    assert qlint("fix", *args, cwd=tmp_path, input=PACKET).stdout == PACKET
+    assert qlint("check", *args, cwd=tmp_path, input=PACKET).returncode == 0
+
+
+def test_stdin_cannot_be_mixed_with_paths(tmp_path):
+    proc = qlint("check", "-", "a.py", cwd=tmp_path, input="")
+    assert proc.returncode == 2 and "cannot be combined" in proc.stderr
+
+
+def test_rule_by_name_and_statistics_as_json(tmp_path):
+    proc = qlint("rule", "packet-matcher", cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout.startswith("# QL101 packet-matcher")
+    (tmp_path / "a.py").write_text(PACKET)
+    proc = qlint("check", "--no-cache", "--statistics", "--output-format", "json", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout) == [
+        {"code": "QL101", "name": "packet-matcher", "count": 1, "fixable": True, "fixable_count": 1}
+    ]
+
+
+def test_repository_root_does_not_report_the_examples_unless_named(tmp_path):
+    proc = qlint("check", "--no-cache", "--output-format", "json", "--exit-zero", ".", cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert not [d for d in json.loads(proc.stdout) if "/examples/" in d["filename"]]
+    named = qlint("check", "--no-cache", "examples/", cwd=ROOT)
+    assert named.returncode == 1 and "examples/capture/" in named.stdout
+    forced = qlint("check", "--no-cache", "--force-exclude", "examples/capture/ptq_without_eval.py", cwd=ROOT)
+    assert forced.returncode == 0, forced.stdout

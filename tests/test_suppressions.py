@@ -1,0 +1,85 @@
+"""noqa comments found from the parsed tree agree with tokenizing the whole file."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from qlint.suppressions import parse_suppressions
+
+CASES = {
+    "plain": "x = torch.ops.aten.add  # noqa: QL101\ny = 1\n",
+    "in a one-line string": "x = '# noqa: QL101'\ny = 2  # NOQA\n",
+    "in a docstring": '''
+        def f():
+            """Usage:
+
+            x = torch.ops.aten.add  # noqa: QL101
+            """
+            return 1  # noqa
+        ''',
+    "string opened earlier on a continued line": '''
+        x = foo("""a
+        # noqa: QL101
+        """, b)  # noqa: QL102
+        ''',
+    "two strings, the second starting inside the first's last line": '''
+        x = """a
+        b""" + """c
+        # noqa: QL101
+        d"""  # noqa: QL201
+        ''',
+    "decorator and default": '''
+        @deco("""
+        # noqa: QL101
+        """)  # noqa: QL102
+        def f(a="""
+        # noqa: QL201
+        """):  # noqa: QL202
+            pass
+        ''',
+    "match case pattern": '''
+        match x:
+            case """a
+        # noqa: QL101
+        """:
+                y = 1  # noqa: QL102
+        ''',
+    "file level": "# qlint: noqa: QL101\nx = 1\n",
+    "except clause and else": """
+        try:
+            pass
+        except ValueError:  # noqa: QL101
+            pass
+        else:  # noqa
+            pass
+        """,
+    "f-string": '''
+        x = f"""{a}
+        # noqa: QL101
+        {b}"""  # noqa: QL102
+        ''',
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_from_tree_equals_full_tokenize(name):
+    text = textwrap.dedent(CASES[name]).lstrip("\n")
+    full = parse_suppressions(text)
+    fast = parse_suppressions(text, ast.parse(text))
+    assert (fast.lines, fast.file_codes, fast.file_all) == (full.lines, full.file_codes, full.file_all)
+
+
+def test_comment_inside_a_string_is_no_directive():
+    text = textwrap.dedent(CASES["in a docstring"]).lstrip("\n")
+    sup = parse_suppressions(text, ast.parse(text))
+    assert sorted(sup.lines) == [6]
+    assert sup.lines[6].codes is None
+
+
+def test_string_spanning_into_the_row_is_followed_back():
+    text = textwrap.dedent(CASES["two strings, the second starting inside the first's last line"]).lstrip("\n")
+    sup = parse_suppressions(text, ast.parse(text))
+    assert {row: n.codes for row, n in sup.lines.items()} == {4: ("QL201",)}
