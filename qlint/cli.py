@@ -16,7 +16,7 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from qlint import DISTRIBUTION, __version__, stdin
+from qlint import DISTRIBUTION, __version__, rollout_args, stdin
 from qlint.registry import RegistryError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -60,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even if findings remain")
     check.add_argument("--fix", action="store_true", help="apply fixes (same as `qlint fix`)")
     check.add_argument("--runtime", action="store_true", help="confirm findings on the real pipeline")
+    rollout_args.add_arguments(check, "check")
 
     fix = sub.add_parser("fix", help="apply fixes to files and directories")
     _add_common(fix)
@@ -69,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fix.add_argument("--output-format", choices=OUTPUT_FORMATS, default="full")
     fix.add_argument("--exit-zero", action="store_true", help="exit 0 even if findings remain")
+    rollout_args.add_arguments(fix, "fix")
 
     sub.add_parser("rules", help="list the rules")
     rule = sub.add_parser("rule", help="print a rule's documentation")
@@ -78,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .); @FILE lists paths")
     for flag, what in (
         ("--select", "rules to enable, replacing the config's selection"),
         ("--extend-select", "rules to enable in addition"),
@@ -129,8 +131,39 @@ def _reads_stdin(args: argparse.Namespace) -> bool:
 
 
 def _settings(args: argparse.Namespace):
+    """Settings for standard input: the config nearest `--stdin-filename`."""
+    from qlint.config import ConfigError, load_settings
+
+    try:
+        return load_settings(stdin.config_paths(args.stdin_filename), config=args.config, overrides=_overrides(args))
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _repositories(args: argparse.Namespace):
+    """The repositories the PATH arguments (with `@FILE` lists expanded) belong to, each with
+    its own settings and the command line on top (`qlint.repos`)."""
+    from qlint.argfiles import ArgfileError, expand, expanded_to_nothing
+    from qlint.config import ConfigError
+    from qlint.repos import group_paths
+
+    overrides = _overrides(args)
+    try:
+        paths = expand(args.paths)
+    except ArgfileError as exc:
+        raise UsageError(str(exc)) from None
+    if expanded_to_nothing(args.paths, paths):
+        return []
+    args.paths = paths
+    try:
+        return group_paths(paths, config=args.config, overrides=overrides)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _overrides(args: argparse.Namespace):
     from qlint import registry
-    from qlint.config import ConfigError, Overrides, load_settings, split_codes
+    from qlint.config import Overrides, split_codes
 
     registry.rules()  # a broken or conflicting plugin stops the run here, before any file is read
 
@@ -148,38 +181,54 @@ def _settings(args: argparse.Namespace):
         force_exclude=args.force_exclude,
         cache_dir=args.cache_dir,
     )
-    paths = stdin.config_paths(args.stdin_filename) if _reads_stdin(args) else args.paths
-    try:
-        return load_settings(paths, config=args.config, overrides=overrides)
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
+    return overrides
+
+
+def _progress(args: argparse.Namespace):
+    from qlint.progress import Progress, wanted
+
+    return Progress(wanted(args.quiet))
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
+    from qlint import rollout, rollout_cli
     from qlint.reporters import ReportOptions, render
-    from qlint.runner import run_check
 
-    settings = _settings(args)
     if _reads_stdin(args):
-        return _cmd_stdin(args, settings, "check")
+        return _cmd_stdin(args, _settings(args), "check")
+    repos = _repositories(args)
+    if not repos:
+        return EXIT_CLEAN  # an empty `@FILE` list: nothing to check
     runtime = _runtime_checker() if args.runtime else None
-    run = run_check(args.paths, settings, use_cache=not args.no_cache, jobs=args.jobs)
-    diagnostics = _sorted([d for r in run.results for d in r.diagnostics])
-    errors = run.all_errors
-    if runtime is not None and diagnostics:
-        try:
-            diagnostics = list(runtime(diagnostics, settings, verify_fixes=True, cache=not args.no_cache))
-        except Exception as exc:  # the static findings still stand; report the checker's failure
-            errors.append(f"runtime checker failed: {type(exc).__name__}: {exc}")
+    run = rollout.check(repos, not args.no_cache, args.jobs, _progress(args), runtime)
+    errors = run.errors
+    try:
+        handled = rollout_cli.adoption(args, run, errors)
+    except ValueError as exc:  # a baseline that cannot be read or written
+        raise UsageError(str(exc)) from None
+    if handled is not None:
+        return handled
+    diagnostics = run.diagnostics
+    settings = repos[0].settings
     options = ReportOptions(
         unsafe_fixes=settings.unsafe_fixes,
         statistics=args.statistics,
         quiet=args.quiet,
         settings=settings,
+        settings_for=run.settings_for,
         errors=len(errors),
         color=False if args.output_file else None,
     )
+    if args.output_format == "lintrunner":
+        # lintrunner reads any nonzero exit as "Linter failed" and drops every message:
+        # findings and per-file problems are all messages, the exit is 0.
+        from qlint.reporters.lintrunner import render_errors
+
+        errors += rollout_cli.outputs(args, run, settings.unsafe_fixes)
+        _emit(render(args.output_format, diagnostics, options) + render_errors(errors), args.output_file)
+        return EXIT_CLEAN
     _emit(render(args.output_format, diagnostics, options), args.output_file)
+    errors += rollout_cli.outputs(args, run, settings.unsafe_fixes)
     _print_errors(errors)
     if errors:
         return EXIT_ERROR
@@ -187,43 +236,42 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_fix(args: argparse.Namespace, diff_only: bool) -> int:
+    from qlint import rollout, rollout_cli
     from qlint.reporters import ReportOptions, render
     from qlint.reporters.text import diff_summary
-    from qlint.runner import FixRunResult, run_fix
 
-    settings = _settings(args)
     if _reads_stdin(args):
-        return _cmd_stdin(args, settings, "diff" if diff_only else "fix")
+        return _cmd_stdin(args, _settings(args), "diff" if diff_only else "fix")
+    repos = _repositories(args)
+    if not repos:
+        return EXIT_CLEAN
     verify = getattr(args, "verify", False)
-    paths, held = _verify_before_fixing(args, settings) if verify else (args.paths, [])
-    run = (
-        run_fix(
-            paths,
-            settings,
-            unsafe=settings.unsafe_fixes,
-            diff_only=diff_only,
-            jobs=args.jobs,
-            use_cache=not args.no_cache,
-        )
-        if paths or not verify
-        else FixRunResult()
+    run = rollout.fix(
+        repos,
+        lambda repo: repo.settings.unsafe_fixes,
+        diff_only,
+        not args.no_cache,
+        args.jobs,
+        _progress(args),
+        prepare=(lambda repo: _verify_before_fixing(args, repo)) if verify else None,
+        verify=_runtime_checker() if verify else None,
     )
-    remaining = _sorted([d for r in run.reports for d in r.remaining.diagnostics])
-    if verify:  # `fix --verify`: every finding left, also in the files held back, with its verdict
-        remaining = _sorted(held + _runtime_checker()(remaining, settings, verify_fixes=True, cache=not args.no_cache))
-    fixed = sum(r.applied for r in run.reports)
-    errors = run.all_errors
+    settings = repos[0].settings
+    remaining = run.diagnostics
+    fixed = sum(o.fixed for o in run.outcomes)
+    errors = run.errors
     for notice in run.notices:  # files left alone on purpose: not errors
         print(f"qlint: {notice}", file=sys.stderr)
     if diff_only:
-        _emit("".join(r.diff or "" for r in run.reports), None)
+        _emit(rollout_cli.diff(args, run), None)
         if not args.quiet:
             hidden = sum(1 for d in remaining if d.fix and d.fix.applies(True) and not d.fix.applies(False))
             print(diff_summary(fixed, 0 if settings.unsafe_fixes else hidden), file=sys.stderr)
+        errors += rollout_cli.outputs(args, run, settings.unsafe_fixes)
         _print_errors(errors)
         if errors:
             return EXIT_ERROR
-        return EXIT_FINDINGS if any(r.changed for r in run.reports) else EXIT_CLEAN
+        return EXIT_FINDINGS if any(o.changes for o in run.outcomes) else EXIT_CLEAN
     options = ReportOptions(
         unsafe_fixes=settings.unsafe_fixes,
         statistics=getattr(args, "statistics", False),
@@ -231,14 +279,18 @@ def _cmd_fix(args: argparse.Namespace, diff_only: bool) -> int:
         mode="fix",
         fixed=fixed,
         settings=settings,
-        fix_session=run.session,
+        settings_for=run.settings_for,
+        fix_session=run,
         errors=len(errors),
         color=False if getattr(args, "output_file", None) else None,
     )
     _emit(render(args.output_format, remaining, options), getattr(args, "output_file", None))
+    errors += rollout_cli.outputs(args, run, settings.unsafe_fixes)
     _print_errors(errors)
     if errors:
         return EXIT_ERROR
+    if args.output_format == "lintrunner":
+        return EXIT_CLEAN
     return EXIT_FINDINGS if remaining and not args.exit_zero else EXIT_CLEAN
 
 
@@ -312,18 +364,19 @@ def _cmd_server() -> int:
     return server.main() or EXIT_CLEAN
 
 
-def _verify_before_fixing(args: argparse.Namespace, settings) -> tuple[list[str], list]:
+def _verify_before_fixing(args: argparse.Namespace, repo) -> tuple[list[str], list]:
     from qlint.runner import run_check
     from qlint.runtime import verify_before_fixing
 
     _runtime_checker()  # a clear usage error when the runtime checker is not available
     from qlint.runtime.availability import RuntimeUnavailable, require_runtime
 
+    settings = repo.settings
     try:  # never apply "verified" fixes that nothing verified
         require_runtime(settings, cache=not args.no_cache)
     except RuntimeUnavailable as exc:
         raise UsageError(f"--verify: {exc}") from None
-    run = run_check(args.paths, settings, use_cache=not args.no_cache, jobs=args.jobs)
+    run = run_check(repo.paths, settings, use_cache=not args.no_cache, jobs=args.jobs)
     paths, held = verify_before_fixing(run.results, settings, unsafe=settings.unsafe_fixes, cache=not args.no_cache)
     for path in sorted({d.path for d in held}) if not args.quiet else ():
         print(f"qlint: not fixing {path}: the runtime checker refutes a fix there", file=sys.stderr)

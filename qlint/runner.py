@@ -85,9 +85,13 @@ class FixRunResult:
         return [f"{display_path(r.path)}: {r.notice}" for r in self.reports if r.notice]
 
 
-def run_check(paths: Sequence[str], settings: Settings, use_cache: bool = True, jobs: int | None = None) -> RunResult:
+def run_check(
+    paths: Sequence[str], settings: Settings, use_cache: bool = True, jobs: int | None = None, progress=None
+) -> RunResult:
     """Check every discovered file; cached results are reused, fresh ones stored."""
     found = discover(paths, settings)
+    if progress is not None:  # an object with start(total) and advance(n) (qlint.progress)
+        progress.start(len(found.files))
     cache = Cache.for_settings(settings) if use_cache else None
     results: dict[str, FileResult] = {}
     todo: list[str] = []
@@ -98,8 +102,12 @@ def run_check(paths: Sequence[str], settings: Settings, use_cache: bool = True, 
         else:
             results[path] = hit
     run = RunResult(errors=found.errors, cached=len(results))
+    if progress is not None:
+        progress.advance(len(results))
     for path, (result, size, mtime_ns, digest) in _map(_check_one, todo, settings, jobs):
         results[path] = result
+        if progress is not None:
+            progress.advance(1)
         if cache is not None and digest:
             cache.store(result, size, mtime_ns, digest)
     if cache is not None:
@@ -116,9 +124,12 @@ def run_fix(
     diff_only: bool,
     jobs: int | None = None,
     use_cache: bool = True,
+    progress=None,
 ) -> FixRunResult:
     """Fix (or with `diff_only`, preview) every file; a cached clean file is not re-read."""
     found = discover(paths, settings)
+    if progress is not None:
+        progress.start(len(found.files))
     cache = Cache.for_settings(settings) if use_cache else None
     reports: dict[str, FixReport] = {}
     todo: list[str] = []
@@ -129,8 +140,12 @@ def run_fix(
         else:
             todo.append(path)
     session = FixSession(settings, unsafe)
+    if progress is not None:
+        progress.advance(len(reports))
     for path, (report, fixed) in _map(_FixTask(unsafe), todo, settings, jobs):
         reports[path] = report
+        if progress is not None:
+            progress.advance(1)
         if fixed is not None:
             session.add(fixed)
     per_file = dict(reports)

@@ -87,7 +87,8 @@ def test_findings_text_json_statistics_exit_zero(tmp_path):
 def test_other_formats_through_the_cli(tmp_path, fmt):
     (tmp_path / "a.py").write_text(NOQA_ONLY)
     proc = qlint("check", "--output-format", fmt, cwd=tmp_path)
-    assert proc.returncode == 1, proc.stderr
+    # lintrunner takes any nonzero exit for "Linter failed": its findings are its messages.
+    assert proc.returncode == (0 if fmt == "lintrunner" else 1), proc.stderr
     if fmt == "github":
         # QL002 is a warning (its rule's severity), so the annotation is one.
         assert proc.stdout.startswith("::warning title=qlint (QL002),file=a.py,line=1,col=6")

@@ -71,3 +71,12 @@ def test_fix_verify_holds_back_a_file_with_a_refuted_fix(project):
     assert "fold_pass.py:28:22: QL101 [*]" in out.stdout
     assert "fix NOT verified" in out.stdout
     assert out.returncode == 1
+
+
+def test_runtime_verdicts_in_the_repository_summary(project):
+    out = qlint(project, "check", "--runtime", "--summary-json", "summary.json", "--repo-summary")
+    assert out.returncode == 1, out.stderr
+    (repo,) = json.loads((project / "summary.json").read_text())["repositories"]
+    verdicts = sum(n for per_rule in repo["runtime"].values() for n in per_rule.values())
+    assert repo["runtime"] and verdicts == sum(repo["remaining"].values())
+    assert "runtime QL101 confirmed" in out.stdout

@@ -8,7 +8,7 @@ tests and other tools can feed them anything. Columns are converted from the eng
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -40,6 +40,8 @@ class ReportOptions:
     full: bool = False  # text: source line, caret and help under each finding
     color: bool | None = None  # text: None decides from standard output (a terminal, NO_COLOR, FORCE_COLOR)
     sources: Mapping[str, str] | None = None  # texts that are not on disk (standard input), by path
+    # A run over several repositories: the settings of the repository a path belongs to.
+    settings_for: Callable[[str], Settings] | None = None
 
 
 def render(fmt: str, diagnostics: Sequence[Diagnostic], options: ReportOptions) -> str:

@@ -42,14 +42,22 @@ def _message(d: Diagnostic, original: str | None = None, replacement: str | None
 def render(diagnostics: list[Diagnostic], options: ReportOptions) -> str:
     from qlint.fix_session import FixSession
 
-    session = options.fix_session or FixSession(options.settings or Settings(), options.unsafe_fixes)
+    # One session per repository's settings when a run spans several (`settings_for`).
+    sessions: dict[Settings, FixSession] = {}
+
+    def session_for(path: str):
+        if options.fix_session is not None:
+            return options.fix_session
+        own = options.settings_for(path) if options.settings_for is not None else options.settings or Settings()
+        return sessions.setdefault(own, FixSession(own, options.unsafe_fixes))
+
     lines = []
     patched: set[str] = set()
     for d in diagnostics:
         original = replacement = None
         if d.path not in patched and d.fix is not None and d.fix.applies(options.unsafe_fixes):
             patched.add(d.path)
-            patch = session.patch(d.path)
+            patch = session_for(d.path).patch(d.path)
             if patch is not None:
                 original, replacement = patch
         lines.append(json.dumps(_message(d, original, replacement), ensure_ascii=False))
@@ -58,3 +66,25 @@ def render(diagnostics: list[Diagnostic], options: ReportOptions) -> str:
 
 def _cell(d: Diagnostic) -> str:
     return f"cell {d.cell}: " if d.cell is not None else ""
+
+
+def render_errors(errors: list[str]) -> str:
+    """Problems that are not findings (an unreadable file, a rule that crashed), as lintrunner
+    messages: lintrunner drops every message of a linter that exits nonzero, so a single bad
+    file would otherwise hide the findings of all the others."""
+    lines = []
+    for error in errors:
+        first, _, rest = error.partition("\n")
+        message = {
+            "path": None,
+            "line": None,
+            "char": None,
+            "code": LINTER_CODE,
+            "severity": "error",
+            "name": "qlint error",
+            "original": None,
+            "replacement": None,
+            "description": error if rest else first,
+        }
+        lines.append(json.dumps(message, ensure_ascii=False))
+    return "".join(line + "\n" for line in lines)

@@ -13,6 +13,7 @@ import os
 
 from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
 from qlint.analysis.names.scope import ModuleScope
+from qlint.analysis.repo_root import same_repository
 from qlint.diagnostic import Range
 from qlint.source import DecodeError, LineIndex, decode_source
 
@@ -65,7 +66,9 @@ class ProjectIndex:
         base = os.path.join(root, *module.split("."))
         for candidate in (base + ".py", os.path.join(base, "__init__.py"), base + ".pyi"):
             if candidate in self.overlay or os.path.isfile(candidate):
-                return candidate
+                # A rollout checks several checkouts side by side: a package chain that
+                # climbs out of one repository must not resolve into its neighbour.
+                return candidate if same_repository(candidate, requester) else None
         return None
 
     def module_scope(self, module: str, requester: str) -> ModuleScope | None:
