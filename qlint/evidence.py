@@ -209,3 +209,56 @@ class Move(Evidence):
 class MovedImportEvidence(Evidence):
     moves: tuple[Move, ...]
     kind: str = "moved-import"
+
+
+# ------------------------------------------------------------------ QL103
+
+
+@dataclass(frozen=True)
+class FoldingConvert(Evidence):
+    """A `convert_pt2e` call that feeds a matcher, and whether it folds weight quantize ops."""
+
+    path: str
+    folds: str
+
+
+@dataclass(frozen=True)
+class WeightMatcherEvidence(Evidence):
+    """A matcher that tests for a weight only behind a quantize-op match."""
+
+    function: str
+    weight_test: str
+    convert_calls: tuple[FoldingConvert, ...]
+    kind: str = "weight-quantize-matcher"
+
+
+# ------------------------------------------------------------------ QL204
+
+
+@dataclass(frozen=True)
+class SourceRow(Evidence):
+    path: str
+    row: int
+
+
+@dataclass(frozen=True)
+class CalibrationEvidence(Evidence):
+    """Where the model was prepared and converted; `helper` names the function that converts."""
+
+    prepare: SourceRow
+    convert: SourceRow
+    helper: str | None = None
+
+
+# ------------------------------------------------------------------ QL402
+
+
+@dataclass(frozen=True)
+class RemovedCaptureEvidence(Evidence):
+    """A removed capture API, what it returned, and the call that replaces it."""
+
+    api: str
+    returns: str
+    replacement: str
+    keywords: tuple[str, ...] = ()
+    kind: str = "removed-capture-api"

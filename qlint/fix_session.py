@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from qlint import fixes
 from qlint.engine import FileResult, display_path
 from qlint.file_writes import ChangedOnDisk, replace_file
-from qlint.fixes import fix_file, text_diff
 from qlint.settings import Settings
 from qlint.source import decode_source
 
@@ -89,14 +89,14 @@ class FixSession:
         known = self.get(path)
         if known is None or not known.changed:
             return ""
-        return text_diff(display_path(path), known.original, known.fixed)
+        return fixes.text_diff(display_path(path), known.original, known.fixed)
 
     def patch(self, path: str) -> tuple[str, str] | None:
         """(text on disk, text `qlint fix` would leave) for a file, fixed once per session;
         None when fixing changes nothing or the file's fixes were already written."""
         known = self.get(path)
         if known is None:
-            outcome = fix_file(path, self.settings, unsafe=self.unsafe, write=False)
+            outcome = fixes.fix_file(path, self.settings, unsafe=self.unsafe, write=False)
             if outcome.error is not None or outcome.data is None:
                 return None
             known = FixedFile(path, outcome.data, outcome.original, outcome.fixed, outcome.initial)

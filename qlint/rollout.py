@@ -36,6 +36,7 @@ class RepoOutcome:
     patch_file: str | None = None
     notices: list[str] = field(default_factory=list)  # files left alone on purpose (edited meanwhile)
     session: Any = None  # the repository's qlint.fix_session.FixSession, when it fixed
+    cell_diffs: dict[str, str] = field(default_factory=dict)  # notebook path -> per-cell diff
 
 
 @dataclass
@@ -152,6 +153,7 @@ def fix(
             errors=run.all_errors,
             notices=run.notices,
             session=run.session,
+            cell_diffs={r.path: r.diff for r in run.reports if r.diff and r.path.endswith(".ipynb")},
         )
         outcome.before = findings_before(repo, run.reports, texts, remaining)
         outcome.seconds = time.perf_counter() - started

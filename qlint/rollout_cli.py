@@ -6,6 +6,7 @@ stays the report (or the diff) a tool reads.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -88,6 +89,11 @@ def diff(args: argparse.Namespace, run: rollout.Rollout) -> str:
     out = []
     for o in run.outcomes:
         for c in sorted(o.changes, key=lambda c: c.path):
-            path = display_path(str(o.repo.root / c.path))
+            full = str(o.repo.root / c.path)
+            path = display_path(full)
+            cells = o.cell_diffs.get(full) or o.cell_diffs.get(os.path.abspath(full))
+            if cells:  # notebooks show one diff per changed cell, as ruff does
+                out.append(cells)
+                continue
             out.append(unified_diff(replace(FixOutcome(path, c.original, c.fixed, 0, None), path=path)))
     return "".join(out)

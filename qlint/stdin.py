@@ -77,11 +77,13 @@ def check(data: bytes, stdin_filename: str | None, settings: Settings) -> StdinO
         text = data.decode("utf-8", "replace")
         return StdinOutcome(sorted(result.diagnostics, key=Diagnostic.sort_key), result.errors, sources={path: text})
     try:
-        project = ProjectIndex({path: decode_source(data)})
+        text = decode_source(data)
     except DecodeError:
-        project = None
+        text, project = None, None
+    else:
+        project = ProjectIndex({path: text})
     result = check_source(data, path, settings, project)
-    sources = {path: result.text} if result.text is not None else {}
+    sources = {path: text} if text is not None else {}
     return StdinOutcome(sorted(result.diagnostics, key=Diagnostic.sort_key), list(result.errors), sources=sources)
 
 

@@ -39,7 +39,10 @@ def test_what_each_rule_emits_reads_back_as_its_declared_type(code, tmp_path):
     found = [
         d
         for d in lint(
-            python_block(sec["Example"]), path=str(tmp_path / "example.py"), **example_options(sec["Example"])
+            python_block(sec["Example"]),
+            path=str(tmp_path / "example.py"),
+            preview=rule.preview,
+            **example_options(sec["Example"]),
         )
         if d.code == code
     ]

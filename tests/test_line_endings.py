@@ -54,7 +54,7 @@ def matcher(gm):
 
 
 def found(text: str, **options):
-    result = check_source(text, os.path.abspath("snippet.py"), settings_for(**options))
+    result = check_source(text, os.path.abspath("snippet.py"), settings_for(preview=True, **options))
     assert not result.errors, result.errors
     return [
         (d.code, d.range.start.row, d.range.start.col, d.range.end.row, d.range.end.col) for d in result.diagnostics

@@ -37,7 +37,7 @@ def test_prepare_then_convert_is_flagged_with_the_prepare_call_related():
     assert (d.range.start.row, d.range.start.col) == (ROWS + 3, 11)
     assert d.message.startswith("`prepared` is converted without calibration")
     assert f"after `prepare_pt2e` (line {ROWS + 2})" in d.message
-    assert "scale 1.0 and zero point 0" in d.message
+    assert "scale 1.0 and zero point 0" in d.help
     (rel,) = d.related
     assert rel.message == "prepared here" and rel.range.start.row == ROWS + 2
     assert d.fix.applicability is Applicability.DISPLAY_ONLY and not d.fix.edits

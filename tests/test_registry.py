@@ -192,7 +192,7 @@ def test_a_plugin_finding_links_to_the_plugins_page_or_nowhere(acme, monkeypatch
     ]
     assert rule["helpUri"] == "https://acme.example/ACME101" and rule["properties"]["package"] == "acme-qlint"
     assert json.loads(render("json", [_diag("QL101", "packet-matcher")], ReportOptions()))[0]["url"].endswith(
-        "/rules/QL101.md"
+        "/QL101.md"
     )
 
 

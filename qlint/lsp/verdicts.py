@@ -114,11 +114,11 @@ class EditorRuntime:
         """The verdict `qlint check --runtime` (or an earlier check here) stored, if any.
         Cheap: a hash and a small file read. Runs on the runtime thread."""
         from qlint.runtime.cache import checker_fingerprint
-        from qlint.runtime.client import MODEL_CHECKS
+        from qlint.runtime.checks import runs_user_models
         from qlint.runtime.request import build_request, request_key
 
         checker = self._checker(settings)
-        if checker.cache is None or (checker.models and diag.code in MODEL_CHECKS):
+        if checker.cache is None or (checker.models and runs_user_models(diag.code)):
             return None  # a check of the user's own model is never answered from the cache
         key = request_key(build_request(diag, verify_fix=True), checker.versions, checker_fingerprint())
         return checker.cache.get(key)

@@ -44,7 +44,7 @@ def _rules(options: ReportOptions) -> list[dict[str, Any]]:
             "id": code,
             "name": rule.name,
             "shortDescription": {"text": rule.summary},
-            **({"helpUri": link} if (link := registry.url(code, rule_url(code))) else {}),
+            **({"helpUri": link} if (link := registry.url(code, rule_url(code, options))) else {}),
             "defaultConfiguration": {"level": LEVEL[Severity(rule.severity)]},
             "properties": {
                 "fixAvailability": FixAvailability(rule.fix_availability).value,

@@ -19,6 +19,8 @@ tests this rule does not follow; see the page.
 
 from __future__ import annotations
 
+from qlint.evidence import WeightMatcherEvidence
+
 import ast
 import os
 from collections.abc import Iterator
@@ -58,6 +60,7 @@ class WeightQuantizeMatcherAfterFold(Rule):
     code = "QL103"
     name = "weight-quantize-matcher-after-fold"
     runtime_check = "qlint.runtime.checks.capture_apis"
+    evidence_type = WeightMatcherEvidence
     summary = "a matcher that needs a quantize op on a weight, which `convert_pt2e` folds away by default"
     # Every matcher needs a weight test; the quantize ops may live in another module
     # (`from .utils import q_ops`), so their names are no prefilter.

@@ -10,6 +10,8 @@ their weight observers also fill only during a forward pass.
 
 from __future__ import annotations
 
+from qlint.evidence import CalibrationEvidence
+
 import ast
 from collections.abc import Iterator
 
@@ -24,6 +26,7 @@ class ConvertWithoutCalibration(Rule):
     code = "QL204"
     name = "convert-without-calibration"
     runtime_check = "qlint.runtime.checks.calibration"
+    evidence_type = CalibrationEvidence
     summary = "`convert_pt2e` on a PTQ-prepared model that never ran on data"
     triggers = ("convert_pt2e",)
     fix_availability = "none"  # a display-only hint: there is no data to invent
@@ -43,10 +46,11 @@ class ConvertWithoutCalibration(Rule):
         where = f"line {prepared.node.lineno}" if prepared.path == ctx.path else f"{prepared.path}:{prepared.node.lineno}"
         by = f" in `{prepared.helper}`" if prepared.helper else ""
         head = f"`{model}` is converted" if not f.helper else f"`{ctx.source_of(site.func)}` converts `{model}`"
-        message = (
-            f"{head} without calibration: no path runs it on data after `prepare_pt2e`{by} ({where}), so its"
-            " observers hold no statistics (min=+inf, max=-inf) and `convert_pt2e` quantizes with scale 1.0"
-            " and zero point 0; run the prepared model on representative inputs before converting"
+        message = f"{head} without calibration after `prepare_pt2e`{by} ({where})"
+        help_ = (
+            "No path runs the prepared model on data, so its observers hold no statistics (min=+inf,"
+            " max=-inf) and `convert_pt2e` quantizes with scale 1.0 and zero point 0; run the prepared"
+            " model on representative inputs before converting"
         )
         related = [RelatedInfo(prepared.path, _range(ctx, prepared.node, prepared.path), "prepared here")]
         if f.helper:
@@ -60,7 +64,7 @@ class ConvertWithoutCalibration(Rule):
             "convert": {"path": f.convert_path, "row": f.convert.lineno},
             "helper": f.helper or None,
         }
-        return ctx.diagnostic(self, site, message, fix, evidence=evidence, related=tuple(related))
+        return ctx.diagnostic(self, site, message, fix, evidence=evidence, related=tuple(related), help=help_)
 
 
 def _converted_model_runs(summary: Summary, f: Uncalibrated) -> bool:

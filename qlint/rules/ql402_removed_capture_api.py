@@ -10,6 +10,8 @@ reaches for a removed API: then no branch works on torch 2.13.
 
 from __future__ import annotations
 
+from qlint.evidence import RemovedCaptureEvidence
+
 import ast
 from collections.abc import Iterator
 
@@ -32,6 +34,7 @@ class RemovedCaptureApi(Rule):
     code = "QL402"
     name = "removed-capture-api"
     runtime_check = "qlint.runtime.checks.capture_apis"
+    evidence_type = RemovedCaptureEvidence
     summary = "`capture_pre_autograd_graph` / `export_for_training`, which torch 2.13 no longer has"
     triggers = tuple(sorted(NAMES))
     fix_availability = "sometimes"
