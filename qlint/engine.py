@@ -20,7 +20,7 @@ from qlint.diagnostic import Diagnostic, Range
 from qlint.optable import OpTable, load_op_table
 from qlint.parse_failure import describe as describe_parse_failure
 from qlint.registry import engine_rule, origin
-from qlint.rules import RULES
+from qlint.registry import rules as registered_rules
 from qlint.rules.base import EngineReport, FileContext, Rule
 from qlint.settings import Settings
 from qlint.source import DecodeError, LineIndex, decode_source
@@ -76,7 +76,7 @@ def _checking_codes() -> frozenset[str]:
 
 @lru_cache(maxsize=1)
 def _every_rule() -> tuple:
-    return tuple(cls() for cls in RULES.values() if cls.engine_report is None)
+    return tuple(cls() for cls in registered_rules().values() if cls.engine_report is None)
 
 
 def parse_module(text: str, path: str) -> ast.Module:

@@ -68,7 +68,7 @@ def test_rules_lists_the_plugin_with_its_package(env):
 
 
 def test_check_reports_the_plugin_and_selection_works(env):
-    proc = qlint(env, "check", "--no-cache", "m.py")
+    proc = qlint(env, "check", "--no-cache", "--output-format", "concise", "m.py")
     assert proc.returncode == 1, proc.stderr
     first, second = proc.stdout.splitlines()[:2]
     assert first == "m.py:5:5: EXQ101 `print()` in graph pass `fuse_pass`: use `logging`"
@@ -77,9 +77,9 @@ def test_check_reports_the_plugin_and_selection_works(env):
     [finding] = json.loads(only.stdout)
     assert (finding["code"], finding["severity"], finding["location"]) == ("EXQ101", "info", {"row": 5, "column": 5})
     assert finding["url"].endswith("/examples/plugin/qlint_example_plugin/EXQ101.md")
-    builtin_only = qlint(env, "check", "--no-cache", "--select", "QL", "m.py")
+    builtin_only = qlint(env, "check", "--no-cache", "--output-format", "concise", "--select", "QL", "m.py")
     assert "EXQ101" not in builtin_only.stdout and "QL101" in builtin_only.stdout
-    ignored = qlint(env, "check", "--no-cache", "--ignore", "EXQ", "m.py")
+    ignored = qlint(env, "check", "--no-cache", "--output-format", "concise", "--ignore", "EXQ", "m.py")
     assert "EXQ101" not in ignored.stdout and "QL101" in ignored.stdout
 
 
@@ -88,7 +88,7 @@ def test_noqa_suppresses_a_plugin_code(env):
     (work / "n.py").write_text(
         'def fuse_pass(gm):\n    print("x")  # noqa: EXQ101\n\n\ndef b_pass(gm):\n    print(1)\n'
     )
-    proc = qlint(env, "check", "--no-cache", "n.py")
+    proc = qlint(env, "check", "--no-cache", "--output-format", "concise", "n.py")
     assert [line.split(": ")[0:2] for line in proc.stdout.splitlines()[:-1]] == [
         ["n.py:6:5", "EXQ101 `print()` in graph pass `b_pass`"]
     ]
@@ -110,7 +110,7 @@ def test_a_crashing_plugin_rule_is_one_error_line_and_the_run_goes_on(env, tmp_p
         rule_source(cls="Boom", code="EXQ901", name="boom", trigger="print", crash=True),
         {"boom": "crashing_rules:Boom"},
     )
-    proc = qlint(env, "check", "--no-cache", "m.py", extra_path=[crashing])
+    proc = qlint(env, "check", "--no-cache", "--output-format", "concise", "m.py", extra_path=[crashing])
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == [
         f"qlint: error: {env[1] / 'm.py'}: internal error in EXQ901 boom (plugin crashing-plugin 0.1): "

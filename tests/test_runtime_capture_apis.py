@@ -30,7 +30,7 @@ def checker():
 
 
 def only(src: str, code: str, tmp_path):
-    (diag,) = lint(src, path=str(tmp_path / "snippet.py"), select=(code,))
+    (diag,) = lint(src, path=str(tmp_path / "snippet.py"), select=(code,), preview=True)
     return diag
 
 
