@@ -27,7 +27,6 @@ from qlint.rules.base import FileContext, Rule
 _LEVEL = {"safe": Applicability.SAFE, "unsafe": Applicability.UNSAFE}
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _NEW_NAME = "export"
-_GUARD_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"})
 
 
 class RemovedCaptureApi(Rule):
@@ -318,7 +317,7 @@ def _probe_or_alternate(ctx: FileContext, node: ast.AST, parents, names: set[str
     child, parent = node, parents.get(node)
     while parent is not None and not isinstance(parent, (*_SCOPES, ast.Module)):
         if isinstance(parent, ast.Try):
-            catching = [h for h in parent.handlers if _catches(h)]
+            catching = [h for h in parent.handlers if ie.catches_import_failure(h)]
             if catching and child in parent.body:
                 if not names or any(_binds_working(ctx, h.body, names) for h in catching):
                     return True
@@ -327,13 +326,6 @@ def _probe_or_alternate(ctx: FileContext, node: ast.AST, parents, names: set[str
         child, parent = parent, parents.get(parent)
     return False
 
-
-def _catches(handler: ast.ExceptHandler) -> bool:
-    if handler.type is None:
-        return True
-    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    labels = {t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else "" for t in types}
-    return bool(labels & _GUARD_ERRORS)
 
 
 def _binds_working(ctx: FileContext, stmts: list[ast.stmt], names: set[str]) -> bool:

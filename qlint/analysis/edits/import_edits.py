@@ -58,7 +58,7 @@ def guarded(node: ast.AST, parents: dict, names: set[str]) -> bool:
     child, parent = node, parents.get(node)
     while parent is not None and not isinstance(parent, _SCOPES):
         if isinstance(parent, _TRY):
-            catching = [h for h in parent.handlers if _catches(h)]
+            catching = [h for h in parent.handlers if catches_import_failure(h)]
             if (
                 catching
                 and child in parent.body
@@ -79,7 +79,8 @@ def guarded(node: ast.AST, parents: dict, names: set[str]) -> bool:
     return False
 
 
-def _catches(handler: ast.ExceptHandler) -> bool:
+def catches_import_failure(handler: ast.ExceptHandler) -> bool:
+    """Does `handler` catch what a missing module or name raises (a guard for older torch)?"""
     if handler.type is None:
         return True
     types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
