@@ -157,7 +157,6 @@ def check_notebook(raw: bytes | str, path: str, settings: Settings, project: Pro
     virtual = VirtualText.build(nb.sources)
     result = check_source(virtual.text, path, settings, project)
     result.diagnostics = [localize(d, virtual, nb) for d in result.diagnostics]
-    result.text = None
     return result
 
 

@@ -171,7 +171,6 @@ def _finish(report: FixReport, session: FixSession, diff_only: bool) -> FixRepor
         return report
     fixed = session.get(report.path)
     initial = fixed.initial if fixed is not None and fixed.initial is not None else report.remaining
-    initial.text = None
     if why.startswith("skipped"):
         return replace(report, applied=0, changed=False, remaining=initial, notice=why)
     return replace(report, applied=0, changed=False, remaining=initial, error=why)
@@ -217,13 +216,10 @@ class _FixTask:
             return FixReport(path, 0, False, FileResult(path=path), None, error), None
         # A fix that would not re-parse is reported, never written: count nothing as applied.
         changed = outcome.changed and outcome.error is None
-        outcome.remaining.text = None
         applied = outcome.applied if changed else 0
         report = FixReport(path, applied, changed, outcome.remaining, None, outcome.error)
         if not changed or outcome.data is None:
             return report, None
-        if outcome.initial is not None:
-            outcome.initial.text = None
         return report, FixedFile(path, outcome.data, outcome.original, outcome.fixed, outcome.initial)
 
     def _notebook(self, path: str, settings: Settings) -> tuple[FixReport, FixedFile | None]:
