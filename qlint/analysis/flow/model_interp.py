@@ -1,7 +1,8 @@
 """The statement and expression walk behind `qlint.analysis.flow.model_flow`.
 
-One `Interpreter` analyses one function (or module) body. Calls, the part that knows
-what `export`, `prepare_pt2e` or a same-module helper do, live in `model_calls`.
+One `Interpreter` analyses one function (or module) body. It hands every call to the
+`CallSemantics` it holds (`model_calls`), the part that knows what `export`, `prepare_pt2e`
+or a same-module helper do.
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ from qlint.analysis.flow.model_values import (
     CONSTRUCTED,
     EXPECTS_ERROR,
     PARAM,
-    PARAM_PART,
-    PRETRAINED,
     UNKNOWN,
     Env,
     FunctionFlow,
@@ -25,6 +24,8 @@ from qlint.analysis.flow.model_values import (
     Origin,
     join,
     merge_values,
+    new_value,
+    part_of,
     statement_lists,
 )
 from qlint.analysis.names.modules import resolve_relative
@@ -38,11 +39,7 @@ _RAISES = frozenset({"raises", "assertRaises", "assertRaisesRegex"})
 _CATCHES = frozenset({"NotImplementedError", "RuntimeError", "Exception", "BaseException"})
 
 
-def unset(origin: Origin) -> ModeFact:
-    return ModeFact("unset", origin.node, origin)
-
-
-class Interpreter(CallSemantics):
+class Interpreter:
     def __init__(self, owner, func: ast.AST, class_scope: ClassScope | None):
         # `owner` is the `ModelFlow` driving this run (not imported: it imports this module).
         self.owner = owner
@@ -50,35 +47,23 @@ class Interpreter(CallSemantics):
         local = function_assigns(func) if not isinstance(func, ast.Module) else {}
         self.resolver = Resolver(owner.scope, owner.project, owner.optable, local, class_scope)
         self.class_scope = class_scope
-        self.local_imports, self.nested = _local_definitions(func, owner.scope)
-        self.capture_index: dict[int, int] = {}
-        self.switch_index: dict[int, object] = {}
-        self.sessions: dict[Obj, tuple] = {}
-        self.graph_holders: set[Obj] = set()  # modules with an exported GraphModule as a submodule
+        self.local_imports, nested = _local_definitions(func, owner.scope)
         self.loops: list[list[Env]] = []
         self.contexts: list[str] = []
         self.guards: list[tuple[str, bool]] = []
         self.stmt_stack: list[ast.stmt] = []
         self.flow = FunctionFlow(func, owner.scope.path, [p.arg for p in parameter_args(func, star=False)])
+        self.calls = CallSemantics(self, owner, self.resolver, class_scope, nested)
 
     def run(self) -> FunctionFlow:
         env = Env()
         for index, arg in enumerate(parameter_args(self.func, star=False)):
-            obj = self.new(env, self.func, arg.arg, Origin(PARAM, self.func, index, arg.arg))
+            obj = new_value(env, self.func, arg.arg, Origin(PARAM, self.func, index, arg.arg))
             env.vars[arg.arg] = self.flow.param_objs[arg.arg] = obj
         end = self.block(getattr(self.func, "body", []), env)
         if end is not None:
             self.flow.returns.append((end, None))
         return self.flow
-
-    def new(self, env: Env, anchor, name: str, origin: Origin, facts=None, captures=frozenset()) -> Obj:
-        """A value created here; modules start in train mode, `from_pretrained` in eval mode."""
-        obj = Obj(anchor, name, frozenset({origin}), frozenset(captures))
-        if facts is None:
-            state = {CONSTRUCTED: "train", PRETRAINED: "eval"}.get(origin.kind)
-            facts = {ModeFact(state, origin.node, origin)} if state else {unset(origin)}
-        env.modes[obj] = frozenset(facts)
-        return obj
 
     # -- statements --------------------------------------------------------------------
     def block(self, stmts: list[ast.stmt], env: Env | None) -> Env | None:
@@ -210,7 +195,7 @@ class Interpreter(CallSemantics):
         name = key(target)
         if name is not None:
             if obj is None and value is not None and not _names_a_global(value, env):
-                obj = self.new(env, value, name, Origin(UNKNOWN, value))  # so its later `.eval()` counts
+                obj = new_value(env, value, name, Origin(UNKNOWN, value))  # so its later `.eval()` counts
             if obj is None:
                 env.vars.pop(name, None)
             else:
@@ -221,31 +206,22 @@ class Interpreter(CallSemantics):
             # `model.block = export(model.block, ...).module()`: `model.eval()` would now raise.
             holder = env.vars.get(key(target.value) or "")
             if holder is not None:
-                self.graph_holders.add(holder)
+                self.calls.holds_graph(holder)
 
     def bind_unknown(self, target: ast.expr, anchor: ast.AST, env: Env, source: Obj | None = None) -> None:
         """Bind names we cannot follow; items of a parameter (`for m in models`) stay its parts."""
         for node in ast.walk(target):
             name = key(node)
             if name is not None:
-                part = self.part_of(source, anchor)
-                env.vars[name] = self.new(env, anchor, name, part or Origin(UNKNOWN, anchor))
-
-    def part_of(self, container: Obj | None, node: ast.AST) -> Origin | None:
-        """`Origin` of an item or attribute of a parameter: its mode is the caller's, too."""
-        if container is None or container.is_graph:
-            return None
-        for o in container.origins:
-            if (o.kind == PARAM and o.name not in ("self", "cls")) or o.kind == PARAM_PART:
-                return Origin(PARAM_PART, node, o.index, o.name)
-        return None
+                part = part_of(source, anchor)
+                env.vars[name] = new_value(env, anchor, name, part or Origin(UNKNOWN, anchor))
 
     # -- expressions -------------------------------------------------------------------
     def expr(self, e: ast.expr | None, env: Env) -> Obj | None:
         if e is None or isinstance(e, _SKIPPED):
             return None
         if isinstance(e, ast.Call):
-            return self.call(e, env)
+            return self.calls.call(e, env)
         name = key(e)
         if name is not None:
             obj = env.vars.get(name)
@@ -262,8 +238,8 @@ class Interpreter(CallSemantics):
             container = self.expr(e.value, env)
             if isinstance(e, ast.Subscript):
                 self.expr(e.slice, env)
-            part = self.part_of(container, e)
-            return self.new(env, e, "", part) if part is not None else None
+            part = part_of(container, e)
+            return new_value(env, e, "", part) if part is not None else None
         if isinstance(e, ast.IfExp):
             arms = [lambda branch, x=x: (branch, self.expr(x, branch)) for x in (e.body, e.orelse)]
             merged, values = self.fork(e.test, arms, env, e)
@@ -283,7 +259,7 @@ class Interpreter(CallSemantics):
             facts = {ModeFact("train", built, Origin(CONSTRUCTED, built))}
         else:
             facts = {ModeFact("unknown", None, origin)}
-        obj = self.new(env, self.func, name, origin, facts)
+        obj = new_value(env, self.func, name, origin, facts)
         env.vars[name] = obj
         return obj
 
