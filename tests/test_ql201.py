@@ -361,22 +361,48 @@ def test_no_fix_for_a_model_holding_an_exported_submodule():
     assert d.fix is None
 
 
-def test_a_helper_called_here_with_a_model_qlint_cannot_follow_is_quiet():
-    assert (
-        ql201(
-            """
-            def quantize(model, quantizer, x):
-                prepare_pt2e(export(model, (x,)).module(), quantizer)
+def test_a_caller_passing_a_model_qlint_cannot_classify_does_not_silence_the_helper():
+    # Issue 14 item 7: the unclassifiable caller vouches for nothing; the helper is judged
+    # as if its callers were unknown.
+    src = """
+    def quantize(model, quantizer, x):
+        prepare_pt2e(export(model, (x,)).module(), quantizer)
 
-            def main(quantizer, x):
-                from assets import create_bundle
+    def main(quantizer, x):
+        from assets import create_bundle
 
-                bundle = create_bundle()
-                quantize(bundle.models["fp32"], quantizer, x)
-            """
-        )
-        == []
-    )
+        bundle = create_bundle()
+        quantize(bundle.models["fp32"], quantizer, x)
+    """
+    (d,) = ql201(src)
+    assert d.range.start.row == 6
+    assert "without `eval()` (as parameter `model`, in whatever mode the caller left it)" in d.message
+    # One classifiable caller beside it is named as well.
+    (d,) = ql201(src + "    quantize(torch.nn.Linear(2, 2), quantizer, x)\n")
+    assert "the call at line 13 passes it built at line 13" in d.message
+    assert "as parameter `model`, in whatever mode the caller left it" in d.message
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        'quantize(bundle.models["fp32"].eval(), quantizer, x)',  # eval on the item itself
+        "quantize(load().eval(), quantizer, x)",
+        "model = load()\n    model.eval()\n    quantize(model, quantizer, x)",
+    ],
+)
+def test_callers_that_all_pass_an_eval_mode_model_keep_the_helper_quiet(call):
+    src = f"""
+def quantize(model, quantizer, x):
+    prepare_pt2e(export(model, (x,)).module(), quantizer)
+
+def main(quantizer, x, bundle):
+    from assets import load
+
+    {call}
+    quantize(torch.nn.Linear(2, 2).eval(), quantizer, x)
+"""
+    assert lint(HEAD + src, select=("QL201",)) == []
 
 
 # -- fix safety: whose object `.eval()` changes ---------------------------------------------

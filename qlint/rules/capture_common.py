@@ -75,11 +75,17 @@ def reasons(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]
         if fact.state == "unset" and origin is not None and origin.kind == PARAM:
             callers = caller_facts(flows, origin.node, origin.index)
             if callers is not None:
+                unclassified = False
                 for call, caller_fact in callers:
                     reason = _describe(ctx, caller_fact)
                     if reason is not None:
                         via.setdefault(reason, set()).add(call.lineno)
-                continue
+                    else:
+                        unclassified = True
+                if not unclassified:
+                    continue
+                # A caller passes a model whose mode nothing here can tell (`bundle.models[k]`):
+                # it vouches for nothing, so the helper is judged as if its callers were unknown.
         reason = _describe(ctx, fact)
         if reason is not None:
             found.add(reason)
