@@ -12,6 +12,7 @@ import ast
 from dataclasses import replace
 from typing import Protocol
 
+from qlint.analysis.flow.callbacks import CallbackLinks
 from qlint.analysis.flow.model_apis import Api, argument, classify_call, init_sets_eval, is_class_call, key, recipe_flow
 from qlint.analysis.flow.model_apis import switch_mode as _switch_mode
 from qlint.analysis.flow.model_values import (
@@ -77,6 +78,7 @@ class CallSemantics:
         self.switch_index: dict[int, ModeSwitch] = {}
         self.sessions: dict[Obj, tuple] = {}
         self.graph_holders: set[Obj] = set()  # modules with an exported GraphModule as a submodule
+        self.callbacks = CallbackLinks(self)
 
     @property
     def flow(self) -> FunctionFlow:
@@ -96,6 +98,8 @@ class CallSemantics:
         summary = self.helper(func)
         if summary is not None:
             return self.apply(node, *summary, receiver, args, kwargs, env)
+        if isinstance(func, ast.Name):
+            self.callbacks.called(node, func.id, env)
         if receiver is not None and isinstance(func, ast.Attribute):
             result = self.method(node, func.attr, receiver, env)
             if result is not False:
@@ -148,6 +152,11 @@ class CallSemantics:
         if attr in ("module", "run_decompositions") and PROGRAM in receiver.kinds:
             kind = EXPORTED if attr == "module" else PROGRAM
             return new_value(env, node, "", Origin(kind, node), captures=receiver.captures)
+        if attr in ("module", "run_decompositions") and PARAM in receiver.kinds:
+            # A helper handed the caller's ExportedProgram: what it prepares is the caller's capture.
+            obj = Obj(node, "", receiver.origins, receiver.captures)
+            env.modes[obj] = frozenset({ModeFact("unset", node, Origin(CALL, node))})
+            return obj
         if attr == "export" and receiver in self.sessions:
             ctor, model_expr, model, recipe = self.sessions[receiver]
             bound = key(model_expr) is not None and env.vars.get(key(model_expr)) == model
@@ -331,6 +340,8 @@ class CallSemantics:
         for index, sinks in callee.param_sinks.items():
             for sink in sinks if index in given else ():
                 self.reach(given[index], sink)
+        for record in callee.callback_calls:
+            self.callbacks.passed(record, actual, env)
         ends = callee.returns
         for name, param in callee.param_objs.items():
             index = callee.params.index(name)

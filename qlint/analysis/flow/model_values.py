@@ -143,6 +143,8 @@ class FunctionFlow:
     returns: list[tuple[Env, Obj | None]] = field(default_factory=list)
     param_sinks: dict[int, set[Sink]] = field(default_factory=dict)  # parameter -> prepare calls it reaches
     calls: list[CallSite] = field(default_factory=list)
+    # Parameters it calls as callbacks, with what (`qlint.analysis.flow.callbacks.CallbackCall`).
+    callback_calls: list = field(default_factory=list)
 
 
 UNKNOWN_MODE = frozenset({ModeFact("unknown", None)})

@@ -1,0 +1,171 @@
+"""Callbacks a helper calls with (something built from) its other parameters.
+
+ExecuTorch's Qualcomm `skip_annotation` captures a model, then hands the graph and a nested
+`prepare_subgm` to `_partition_graph_into_submodules(gm, tag, subgm_cb, ptn)`, which fuses
+partitions of `gm` into submodules and calls `subgm_cb(subgm, name)` on each: the capture
+reaches `prepare_pt2e` only through the callback. The helper's summary records such calls
+(`CallbackCall`: which parameter is called, at which argument position, with a value
+derived from which parameters); the caller, which knows the function it passed, connects
+its prepare calls to its own capture.
+
+"Derived from" is syntactic on purpose: `subgm, inputs, outputs = fuse_as_graphmodule(gm,
+...)` unpacks a call of another package, which the model flow does not see into. A value
+counts as derived from a parameter when the expression, or an assignment, loop or `with`
+that binds one of its names, mentions the parameter. A callback handed a graph carved out
+of the captured one prepares that capture's graph: its mode is the capture's.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from qlint.analysis.flow.model_values import Env, Sink
+from qlint.analysis.names.scope import parameter_args
+
+_OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+@dataclass(frozen=True)
+class CallbackCall:
+    """`<parameter `param`>(..., <value derived from `sources`> at `position`, ...)`."""
+
+    param: int
+    position: int | str  # positional index, or the keyword it is passed by
+    sources: frozenset[int]
+
+
+class Derivation:
+    """What the values of one function body are built from (its bindings, read once)."""
+
+    def __init__(self, func: ast.AST):
+        self.func = func
+        self._bindings: tuple[dict[str, int], dict[str, tuple[str, ...]]] | None = None
+
+    def params_of(self, expr: ast.expr) -> frozenset[int]:
+        if self._bindings is None:
+            self._bindings = _bindings(self.func)
+        return derived_params(*self._bindings, expr)
+
+
+class CallbackLinks:
+    """The callback side of one function's `CallSemantics` (`sem`): records the calls of its
+    callback parameters, and connects the callbacks it passes to what helpers call them with."""
+
+    def __init__(self, sem):
+        self.sem = sem  # `model_calls.CallSemantics` (not imported: it imports this module)
+        self.derivation = Derivation(sem.walk.func)
+
+    def own_parameter(self, name: str, env: Env) -> int | None:
+        flow = self.sem.flow
+        param = flow.param_objs.get(name)
+        return flow.params.index(name) if param is not None and env.vars.get(name) == param else None
+
+    def called(self, node: ast.Call, name: str, env: Env) -> None:
+        """`cb(graph, ...)` where `cb` is a parameter: the caller knows what `cb` prepares."""
+        index = self.own_parameter(name, env)
+        if index is None:
+            return
+        passed: list[tuple[int | str, ast.expr]] = []
+        for position, arg in enumerate(node.args):
+            if isinstance(arg, ast.Starred):
+                break
+            passed.append((position, arg))
+        passed += [(kw.arg, kw.value) for kw in node.keywords if kw.arg is not None]
+        for position, arg in passed:
+            self._record(CallbackCall(index, position, self.derivation.params_of(arg) - {index}))
+
+    def _record(self, record: CallbackCall) -> None:
+        calls = self.sem.flow.callback_calls
+        if record.sources and record not in calls:  # a loop body runs twice
+            calls.append(record)
+
+    def passed(self, record: CallbackCall, actual: dict, env: Env) -> None:
+        """A helper calls the function passed here with values built from other arguments
+        (`actual`: parameter index -> (value, expression) of this call)."""
+        function = actual.get(record.param, (None, None))[1]
+        if function is None:
+            return
+        sources = [actual[i] for i in sorted(record.sources) if i in actual]
+        for sink in self.sinks(function, record.position):
+            for obj, _ in sources:
+                if obj is not None:
+                    self.sem.reach(obj, sink)
+        mine = self.own_parameter(function.id, env) if isinstance(function, ast.Name) else None
+        if mine is not None:
+            # Our own callback parameter, handed on: our caller knows what it is.
+            derived = [self.derivation.params_of(expr) for _, expr in sources if expr is not None]
+            self._record(CallbackCall(mine, record.position, frozenset().union(*derived)))
+
+    def sinks(self, function: ast.expr, position: int | str, depth: int = 0) -> set[Sink]:
+        """The prepare calls that argument `position` of a call of `function` reaches."""
+        if isinstance(function, ast.Call):
+            partial = depth < 2 and function.args and isinstance(position, int)
+            if partial and self.sem.walk.qualname(function.func) == "functools.partial":
+                return self.sinks(function.args[0], position + len(function.args) - 1, depth + 1)
+            return set()
+        if not isinstance(function, (ast.Name, ast.Attribute)):
+            return set()
+        summary = self.sem.helper(function)
+        if summary is None:
+            return set()
+        flow, offset = summary
+        index = position_in(flow.params, position, offset)
+        return set(flow.param_sinks.get(index, ())) if index is not None else set()
+
+
+def derived_params(params: dict[str, int], bindings: dict[str, tuple[str, ...]], expr: ast.expr) -> frozenset[int]:
+    """Indices of the parameters that `expr` is built from (through local bindings)."""
+    found: set[int] = set()
+    seen: set[str] = set()
+    stack = [n.id for n in ast.walk(expr) if isinstance(n, ast.Name)]
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in params:
+            found.add(params[name])
+        stack.extend(bindings.get(name, ()))
+    return frozenset(found)
+
+
+def _bindings(func: ast.AST) -> tuple[dict[str, int], dict[str, tuple[str, ...]]]:
+    """Parameter positions, and for each local name the names its bindings are built from."""
+    params = {a.arg: i for i, a in enumerate(parameter_args(func, star=False))}
+    sources: dict[str, set[str]] = {}
+
+    def bind(targets: list[ast.AST], value: ast.AST | None) -> None:
+        used = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} if value is not None else set()
+        for target in targets:
+            for node in ast.walk(target):
+                if isinstance(node, ast.Name):
+                    sources.setdefault(node.id, set()).update(used)
+
+    stack = list(getattr(func, "body", []))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _OWN_SCOPES):
+            continue
+        if isinstance(node, ast.Assign):
+            bind(node.targets, node.value)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            bind([node.target], node.value)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            bind([node.target], node.iter)
+        elif isinstance(node, ast.NamedExpr):
+            bind([node.target], node.value)
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            bind([node.optional_vars], node.context_expr)
+        stack.extend(ast.iter_child_nodes(node))
+    return params, {k: tuple(v) for k, v in sources.items()}
+
+
+def position_in(params: list[str], position: int | str, offset: int) -> int | None:
+    """The parameter index a callback's argument fills (`offset` 1 for a bound method)."""
+    if isinstance(position, str):
+        return params.index(position) if position in params else None
+    return position + offset
+
+
+__all__ = ["CallbackCall", "CallbackLinks", "Derivation"]

@@ -1,0 +1,202 @@
+"""QL201/QL202 reach (issue 14 items 5, 6, 16, 17): prepare through callbacks and helpers
+handed the ExportedProgram, helpers in other modules (repository-root packages, namespace
+packages), dead branches, and the QAT graph rebuilt only for conversion. Each construct has a
+finding and quiet look-alikes."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tests.conftest import lint
+
+HEAD = """\
+import functools
+
+import torch
+from torch.export import export
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e, prepare_qat_pt2e
+"""
+
+
+def check(src: str, select=("QL201", "QL202")):
+    return lint(HEAD + textwrap.dedent(src), select=select)
+
+
+def row(src: str, text: str) -> int:
+    """The line of the snippet (as checked, after HEAD) where `text` first appears."""
+    lines = (HEAD + textwrap.dedent(src)).splitlines()
+    return next(i for i, line in enumerate(lines, 1) if text in line)
+
+
+# -- item 5: prepare reached through a callback ------------------------------------------------
+PARTITION = """
+def _partition(gm, tag, subgm_cb, ptn):
+    for i, part in enumerate(ptn.propose_partitions()):
+        nodes = [n for n in gm.graph.nodes if n.meta.get(tag) == i]
+        subgm, inputs, outputs = fuse_as_graphmodule(gm, nodes, f"{tag}_{i}")
+        gm = insert_subgm(gm, subgm_cb(subgm, f"{tag}_{i}"), inputs, outputs)
+    return gm
+"""
+
+
+def test_prepare_in_a_nested_callback_passed_to_a_higher_order_helper():
+    # The shape of ExecuTorch's Qualcomm `skip_annotation`.
+    src = (
+        PARTITION
+        + """
+def skip_annotation(nn_module, quantizer, x, ptn):
+    def prepare_sub(subgm, name):
+        return prepare_pt2e(subgm, quantizer)
+
+    gm = torch.export.export(nn_module, (x,)).module()
+    return _partition(gm=gm, tag="annotated", subgm_cb=prepare_sub, ptn=ptn)
+"""
+    )
+    (d,) = check(src)
+    assert d.code == "QL201" and d.range.start.row == row(src, "gm = torch.export.export")
+    assert "as parameter `nn_module`, in whatever mode the caller left it" in d.message
+    sink = d.related[0]
+    assert sink.message == "the captured graph is prepared for PTQ"
+    assert sink.range.start.row == row(src, "return prepare_pt2e(subgm")
+
+
+def test_a_partial_of_a_module_function_as_the_callback():
+    src = """
+        def apply_to_graph(gm, fn):
+            return fn(gm)
+
+        def prepare_with(quantizer, gm):
+            return prepare_pt2e(gm, quantizer)
+
+        def main(quantizer, x):
+            model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout())
+            gm = export(model, (x,)).module()
+            apply_to_graph(gm, functools.partial(prepare_with, quantizer))
+        """
+    (d,) = check(src)
+    assert "in train mode (built at line" in d.message and d.range.start.row == row(src, "gm = export")
+
+
+def test_a_callback_parameter_handed_on_through_two_helpers():
+    src = """
+        def inner(graph, cb):
+            return cb(graph)
+
+        def outer(gm, cb):
+            return inner(gm.graph_module if False else gm, cb)
+
+        def prep(gm):
+            return prepare_qat_pt2e(gm, Quantizer())
+
+        def main(x):
+            model = torch.nn.Linear(2, 2).eval()
+            outer(export(model, (x,)).module(), prep)
+        """
+    (d,) = check(src)
+    assert d.code == "QL202" and d.range.start.row == row(src, "outer(export")
+
+
+def test_a_helper_handed_the_exported_program_calls_module_and_prepares():
+    src = """
+        def quantize(ep, quantizer):
+            m = ep.module()
+            return convert_pt2e(prepare_pt2e(m, quantizer))
+
+        def main(quantizer, x):
+            model = torch.nn.Linear(2, 2)
+            ep = export(model, (x,))
+            quantize(ep, quantizer)
+        """
+    (d,) = check(src)
+    assert d.code == "QL201" and d.range.start.row == row(src, "ep = export")
+    assert "built at line" in d.message
+
+
+def test_a_helper_returning_the_module_of_the_program_it_was_handed():
+    src = """
+        def unlift(ep):
+            return ep.run_decompositions({}).module()
+
+        def main(quantizer, x):
+            model = torch.nn.Linear(2, 2)
+            prepare_pt2e(unlift(export(model, (x,))), quantizer)
+        """
+    (d,) = check(src)
+    assert d.code == "QL201" and d.range.start.row == row(src, "prepare_pt2e(unlift")
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        # the callback leaves the graph alone (a lambda, a def)
+        PARTITION
+        + """
+def main(model, x, ptn):
+    gm = export(model, (x,)).module()
+    gm = _partition(gm, "skipped", lambda subgm, _: subgm, ptn)
+    keep = lambda g: g
+    return _partition(gm, "kept", keep, ptn)
+""",
+        PARTITION
+        + """
+def identity(subgm, name):
+    return subgm
+
+def main(model, x, ptn):
+    return _partition(export(model, (x,)).module(), "skipped", identity, ptn)
+""",
+        # the callback prepares, but the model was put in eval mode before the capture
+        PARTITION
+        + """
+def skip_annotation(nn_module, quantizer, x, ptn):
+    def prepare_sub(subgm, name):
+        return prepare_pt2e(subgm, quantizer)
+
+    nn_module.eval()
+    gm = torch.export.export(nn_module, (x,)).module()
+    return _partition(gm=gm, tag="annotated", subgm_cb=prepare_sub, ptn=ptn)
+""",
+        # the helper calls the callback with a graph of its own, not the one it was handed
+        """
+def run(gm, cb):
+    other = torch.fx.symbolic_trace(torch.nn.Identity())
+    return gm, cb(other)
+
+def main(model, quantizer, x):
+    run(export(model, (x,)).module(), lambda g: prepare_pt2e(g, quantizer))
+    run(export(model, (x,)).module(), functools.partial(prepare_pt2e, quantizer=quantizer))
+""",
+        # the callback prepares for QAT and the model is in train mode
+        """
+def apply_to_graph(gm, fn):
+    return fn(gm)
+
+def prep(gm):
+    return prepare_qat_pt2e(gm, Quantizer())
+
+def main(x):
+    model = torch.nn.Linear(2, 2)
+    model.train()
+    apply_to_graph(export(model, (x,)).module(), prep)
+""",
+        # a helper handed the program only saves it, or the model was evaluated first
+        """
+def save(ep, path):
+    torch.export.save(ep, path)
+    return ep.module()
+
+def quantize(ep, quantizer):
+    return prepare_pt2e(ep.module(), quantizer)
+
+def main(quantizer, x):
+    model = torch.nn.Linear(2, 2)
+    save(export(model, (x,)), "m.pt2")
+    model.eval()
+    quantize(export(model, (x,)), quantizer)
+""",
+    ],
+)
+def test_callback_and_program_look_alikes_are_quiet(src):
+    assert check(src) == []
