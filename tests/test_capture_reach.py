@@ -200,3 +200,118 @@ def main(quantizer, x):
 )
 def test_callback_and_program_look_alikes_are_quiet(src):
     assert check(src) == []
+
+
+# -- item 6: helpers in other modules of the repository ----------------------------------------
+HELPERS = HEAD + textwrap.dedent(
+    """
+    def prepare_graph(gm, quantizer):
+        return convert_pt2e(prepare_pt2e(gm, quantizer))
+
+    def build():
+        model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout())
+        model.eval()
+        return model
+    """
+)
+
+
+def _repo(path):
+    (path / ".git").mkdir(parents=True)
+    return path
+
+
+def _caller(import_line: str, body: str) -> str:
+    return HEAD + import_line + "\n" + textwrap.dedent(body)
+
+
+CALLS_WITH_TRAIN_MODEL = """
+def main(quantizer, x):
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout())
+    prepare_graph(export(model, (x,)).module(), quantizer)
+"""
+CALLS_WITH_EVAL_MODEL = """
+def main(quantizer, x):
+    prepare_pt2e(export(build(), (x,)).module(), quantizer)
+"""
+
+
+def _ql201(path):
+    return lint(path.read_text(), path=str(path), select=("QL201",))
+
+
+def test_a_package_mapped_onto_the_repository_root_by_pyproject(tmp_path):
+    # ExecuTorch: `executorch = "src/executorch"`, `src/executorch/backends -> ../../backends`.
+    repo = _repo(tmp_path)
+    (repo / "pyproject.toml").write_text('[tool.setuptools.package-dir]\nexecutorch = "src/executorch"\n')
+    (repo / "src" / "executorch").mkdir(parents=True)
+    (repo / "src" / "executorch" / "backends").symlink_to("../../backends", target_is_directory=True)
+    (repo / "backends" / "x" / "test").mkdir(parents=True)
+    for d in ("backends", "backends/x"):
+        (repo / d / "__init__.py").touch()
+    (repo / "backends" / "x" / "utils.py").write_text(HELPERS)
+    test = repo / "backends" / "x" / "test" / "test_q.py"  # no __init__.py here
+    test.write_text(_caller("from executorch.backends.x.utils import build, prepare_graph", CALLS_WITH_TRAIN_MODEL))
+    (d,) = _ql201(test)
+    assert "in train mode" in d.message and d.related[0].path == str(repo / "backends" / "x" / "utils.py")
+    test.write_text(_caller("from executorch.backends.x.utils import build, prepare_graph", CALLS_WITH_EVAL_MODEL))
+    assert _ql201(test) == []
+    # The helper's module is named as installed, so its own absolute imports resolve too.
+    from qlint.analysis.names.modules import module_name_for
+
+    assert module_name_for(str(test)) == "executorch.backends.x.test.test_q"
+
+
+def test_a_helper_module_in_a_directory_without_init(tmp_path):
+    repo = _repo(tmp_path)
+    (repo / "tests" / "quant").mkdir(parents=True)
+    (repo / "tests" / "common").mkdir(parents=True)
+    (repo / "tests" / "common" / "helpers.py").write_text(HELPERS)
+    test = repo / "tests" / "quant" / "test_q.py"
+    test.write_text(_caller("from tests.common.helpers import build", CALLS_WITH_EVAL_MODEL))
+    assert _ql201(test) == []
+    test.write_text(_caller("from tests.common.helpers import prepare_graph", CALLS_WITH_TRAIN_MODEL))
+    (d,) = _ql201(test)
+    assert "in train mode" in d.message
+
+
+def test_a_cross_module_builder_decides_the_mode(tmp_path):
+    repo = _repo(tmp_path)
+    (repo / "tests" / "quant").mkdir(parents=True)
+    (repo / "tests" / "common").mkdir(parents=True)
+    (repo / "tests" / "common" / "models.py").write_text(
+        HEAD + "\ndef build():\n    return torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout())\n"
+    )
+    test = repo / "tests" / "quant" / "test_q.py"
+    test.write_text(_caller("from tests.common.models import build", CALLS_WITH_EVAL_MODEL))
+    (d,) = _ql201(test)
+    assert "in train mode" in d.message
+    # The same import where the module is not part of the repository resolves to nothing.
+    (repo / "tests" / "common" / "models.py").unlink()
+    assert _ql201(test) == []
+
+
+def test_a_checkout_named_after_its_package(tmp_path):
+    repo = _repo(tmp_path / "mypkg")
+    (repo / "sub").mkdir()
+    (repo / "sub" / "__init__.py").touch()
+    (repo / "sub" / "models.py").write_text(
+        HEAD + "\ndef build():\n    return torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout())\n"
+    )
+    test = repo / "sub" / "run.py"
+    test.write_text(_caller("from mypkg.sub.models import build", CALLS_WITH_EVAL_MODEL))
+    (d,) = _ql201(test)
+    assert "in train mode" in d.message
+
+
+def test_mapped_names_stay_inside_the_repository(tmp_path):
+    from qlint.analysis.names.package_map import mapped_module_name
+
+    repo = _repo(tmp_path / "r")
+    (repo / "pyproject.toml").write_text('[tool.setuptools.package-dir]\npkg = "../outside"\n')
+    (tmp_path / "outside").mkdir()
+    (repo / "a.py").write_text("")
+    assert mapped_module_name(str(repo / "a.py")) is None
+    broken = _repo(tmp_path / "b")
+    (broken / "pyproject.toml").write_text("[tool.setuptools\n")  # not TOML: ignored
+    assert mapped_module_name(str(broken / "a.py")) is None

@@ -34,6 +34,8 @@ class QatCaptureInEvalMode(Rule):
                 # Eval mode must dominate (every QAT path reaches the capture in eval mode), and
                 # `move_exported_model_to_train` on the prepared graph repairs dropout and batch norm.
                 continue
+            if all(sink.node in cap.rebuilt for sink in cap.flows("qat")):
+                continue  # QAT rebuilt only to convert (no training): eval mode is right there
             why = reasons(ctx, cap, "qat", flows)
             model = model_text(ctx, cap)
             message = f"`{model}` is captured for QAT in eval mode ({listed(why)})"

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from qlint.analysis.flow.callbacks import CallbackLinks
+from qlint.analysis.flow.dead_branches import contradicted_at_call
 from qlint.analysis.flow.model_apis import Api, argument, classify_call, init_sets_eval, is_class_call, key, recipe_flow
 from qlint.analysis.flow.model_apis import switch_mode as _switch_mode
 from qlint.analysis.flow.model_values import (
@@ -59,6 +60,7 @@ class Walk(Protocol):
     guards: list[tuple[str, bool]]  # the branch conditions around the current statement
     contexts: list[str]  # enclosing `with` contexts and `try` blocks
     stmt_stack: list[ast.stmt]
+    previous: list[ast.stmt | None]  # the statement before each of `stmt_stack` in its block
 
     def expr(self, e: ast.expr | None, env: Env) -> Obj | None: ...
 
@@ -79,6 +81,7 @@ class CallSemantics:
         self.sessions: dict[Obj, tuple] = {}
         self.graph_holders: set[Obj] = set()  # modules with an exported GraphModule as a submodule
         self.callbacks = CallbackLinks(self)
+        self.fresh_qat: dict[Obj, ast.stmt] = {}  # QAT-prepared graphs -> the statement that made them
 
     @property
     def flow(self) -> FunctionFlow:
@@ -192,7 +195,11 @@ class CallSemantics:
             if arg is not None and api.kind != "convert" and not qat_quantizer:
                 self.reach(arg, Sink("ptq" if api.kind == "prepare" else "qat", node, self.flow.path))
             captures = arg.captures if arg is not None else frozenset()
-            return new_value(env, node, "", Origin(_PT2E_RESULT[api.kind], node), captures=captures)
+            if api.kind == "convert" and arg is not None:
+                self.rebuilt_for_conversion(arg)
+            result = new_value(env, node, "", Origin(_PT2E_RESULT[api.kind], node), captures=captures)
+            self.note_result(result, arg)
+            return result
         if api.kind == "allow_train_eval" and arg is not None:
             env.patched |= {arg}
         if api.kind == "move" and arg is not None:
@@ -202,6 +209,8 @@ class CallSemantics:
             env.modes[arg] = frozenset({ModeFact(mode, node)})
             if mode == "train":
                 self.retrain(arg)
+            else:
+                self.rebuilt_for_conversion(arg)
         if api.kind == "load_program":
             return new_value(env, node, "", Origin(PROGRAM, node))
         if api.kind == "copy" and arg is not None:
@@ -235,6 +244,25 @@ class CallSemantics:
         return isinstance(call, ast.Call) and any(
             kw.arg == "is_qat" and isinstance(kw.value, ast.Constant) and kw.value.value is True for kw in call.keywords
         )
+
+    def note_result(self, result: Obj, arg: Obj | None) -> None:
+        """Remember what a prepare/convert result is made of, for callers and for item 17."""
+        if PREPARED_QAT in result.kinds:
+            self.fresh_qat[result] = self.walk.stmt_stack[-1]
+        origins = arg.origins if arg is not None else ()
+        params = frozenset(o.index for o in origins if o.kind == PARAM and o.node is self.walk.func)
+        if params:
+            self.flow.param_results[result] = params
+
+    def rebuilt_for_conversion(self, graph: Obj) -> None:
+        """`convert_pt2e` / `move_exported_model_to_eval` on a QAT-prepared graph made in this or
+        the previous statement: nothing trained it, the QAT graph was only rebuilt to convert."""
+        made = self.fresh_qat.get(graph)
+        if made is None or made not in (self.walk.stmt_stack[-1], self.walk.previous[-1]):
+            return
+        nodes = {o.node for o in graph.origins if o.kind == PREPARED_QAT}
+        for index in graph.captures:
+            self.flow.captures[index].rebuilt |= nodes
 
     def retrain(self, graph: Obj) -> None:
         for index in graph.captures:
@@ -333,13 +361,18 @@ class CallSemantics:
                     inner = (callee.path, cap.call, "the helper captures the model here")
                     captures[c] = self.capture(node, cap.api, model_expr, model, env, True, subst(cap.modes), inner)
                 caps.add(captures[c])
+            for index in callee.param_results.get(obj, ()):
+                caps |= given[index].captures if index in given else frozenset()
             out = Obj(node, "", frozenset(origins), frozenset(caps))
             env.modes[out] = subst(ret_env.facts(obj))
             return out
 
+        written = {i: expr for i, (_, expr) in actual.items()}
         for index, sinks in callee.param_sinks.items():
             for sink in sinks if index in given else ():
-                self.reach(given[index], sink)
+                # `_prepare(ep)` with `def _prepare(ep, is_qat=False)`: its QAT arm cannot run.
+                if not contradicted_at_call(sink.guard, callee.node, written):
+                    self.reach(given[index], sink)
         for record in callee.callback_calls:
             self.callbacks.passed(record, actual, env)
         ends = callee.returns
@@ -355,7 +388,9 @@ class CallSemantics:
         results = [translate(obj, e) for e, obj in ends if obj is not None]
         if not results:
             return new_value(env, node, "", Origin(CALL, node))
-        return merge_values(results, env, node)
+        result = merge_values(results, env, node)
+        self.note_result(result, None)
+        return result
 
 
 def _root_is_value(func: ast.expr, env: Env) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.dead_branches import ConstantFlags
 from qlint.analysis.flow.model_apis import key
 from qlint.analysis.flow.model_calls import CallSemantics
 from qlint.analysis.flow.model_values import (
@@ -52,6 +53,8 @@ class Interpreter:
         self.contexts: list[str] = []
         self.guards: list[tuple[str, bool]] = []
         self.stmt_stack: list[ast.stmt] = []
+        self.previous: list[ast.stmt | None] = []  # the statement before each of `stmt_stack`
+        self.flags = ConstantFlags(func)  # `if False:`, `is_qat = True; if is_qat:`
         self.flow = FunctionFlow(func, owner.scope.path, [p.arg for p in parameter_args(func, star=False)])
         self.calls = CallSemantics(self, owner, self.resolver, class_scope, nested)
 
@@ -67,14 +70,18 @@ class Interpreter:
 
     # -- statements --------------------------------------------------------------------
     def block(self, stmts: list[ast.stmt], env: Env | None) -> Env | None:
+        previous = None
         for stmt in stmts:
             if env is None:
                 return None
             self.stmt_stack.append(stmt)
+            self.previous.append(previous)
             try:
                 env = self.stmt(stmt, env)
             finally:
                 self.stmt_stack.pop()
+                self.previous.pop()
+            previous = stmt
         return env
 
     def stmt(self, s: ast.stmt, env: Env) -> Env | None:
@@ -137,6 +144,10 @@ class Interpreter:
             self.bind(target, obj, value, env)
 
     def branch(self, s: ast.If, env: Env) -> Env | None:
+        truth = self.flags.truth(s.test)
+        if truth is not None:  # the other arm cannot run: nothing it does counts
+            self.expr(s.test, env)
+            return self.block(s.body if truth else s.orelse, env)
         out, _ = self.fork(s.test, [lambda e, b=b: (self.block(b, e), None) for b in (s.body, s.orelse)], env, s)
         return out
 

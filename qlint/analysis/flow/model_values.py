@@ -100,6 +100,9 @@ class Capture:
     # `move_exported_model_to_train` runs on the prepared graph: dropout and batch norm are
     # switched back to training behaviour after an eval-mode capture.
     retrained: bool = False
+    # `prepare_qat_pt2e` calls whose graph goes straight to `convert_pt2e` or
+    # `move_exported_model_to_eval`: QAT rebuilt for conversion, never trained.
+    rebuilt: set = field(default_factory=set)
 
     def flows(self, kind: str) -> list[Sink]:
         return sorted((s for s in self.sinks if s.flow == kind), key=lambda s: (s.path, s.node.lineno))
@@ -145,6 +148,8 @@ class FunctionFlow:
     calls: list[CallSite] = field(default_factory=list)
     # Parameters it calls as callbacks, with what (`qlint.analysis.flow.callbacks.CallbackCall`).
     callback_calls: list = field(default_factory=list)
+    # prepare/convert results built from parameters: the caller's captures flow into them.
+    param_results: dict[Obj, frozenset[int]] = field(default_factory=dict)
 
 
 UNKNOWN_MODE = frozenset({ModeFact("unknown", None)})

@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 
+from qlint.analysis.names.package_map import mapped_module_name
+
 
 @lru_cache(maxsize=4096)
 def _is_package_dir(directory: str) -> bool:
@@ -14,8 +16,12 @@ def _is_package_dir(directory: str) -> bool:
 
 
 def module_name_for(path: str) -> str | None:
-    """Dotted module name from the chain of `__init__.py` above the file (None for `<stdin>`)."""
+    """Dotted module name from the chain of `__init__.py` above the file (None for `<stdin>`),
+    or the installed name where `pyproject.toml` maps the directory (`package_map`)."""
     path = os.path.abspath(path)
+    mapped = mapped_module_name(path)
+    if mapped is not None:
+        return mapped
     directory, filename = os.path.split(path)
     stem, ext = os.path.splitext(filename)
     if ext not in (".py", ".pyi") or not stem.isidentifier():

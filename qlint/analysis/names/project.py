@@ -11,6 +11,7 @@ import ast
 import hashlib
 import os
 
+from qlint.analysis.names.import_paths import module_bases, resolved
 from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
 from qlint.analysis.names.scope import ModuleScope
 from qlint.analysis.repo_root import same_repository
@@ -62,13 +63,17 @@ class ProjectIndex:
         return set(self._users.get(os.path.abspath(path), ()))
 
     def find_module(self, module: str, requester: str) -> str | None:
-        root = import_root(requester)
-        base = os.path.join(root, *module.split("."))
-        for candidate in (base + ".py", os.path.join(base, "__init__.py"), base + ".pyi"):
-            if candidate in self.overlay or os.path.isfile(candidate):
-                # A rollout checks several checkouts side by side: a package chain that
-                # climbs out of one repository must not resolve into its neighbour.
-                return candidate if same_repository(candidate, requester) else None
+        # `module_bases`: the file's package root first, then namespace-package roots and
+        # directories `pyproject.toml` maps (ExecuTorch's `executorch` is the checkout itself).
+        for base in module_bases(module, requester):
+            for candidate in (base + ".py", os.path.join(base, "__init__.py"), base + ".pyi"):
+                if candidate in self.overlay or os.path.isfile(candidate):
+                    # Through a symbolic link (`src/executorch/backends -> ../../backends`): the
+                    # module is the file the link points to, the one checked and edited.
+                    real = candidate if candidate in self.overlay else resolved(candidate)
+                    # A rollout checks several checkouts side by side: a package chain that
+                    # climbs out of one repository must not resolve into its neighbour.
+                    return real if same_repository(real, requester) else None
         return None
 
     def module_scope(self, module: str, requester: str) -> ModuleScope | None:

@@ -138,6 +138,10 @@ class Resolver:
         other = self.project.module_scope(module, scope.path)
         if other is None or other is scope:
             return full
+        if (name in other.functions or name in other.classes) and name not in other.imports:
+            # Defined there: the import's spelling finds it again from here, which the other
+            # module's own name may not (a module of a directory without `__init__.py`).
+            return full
         resolved = self._module_qualname(other, name, depth + 1)
         return resolved or full
 

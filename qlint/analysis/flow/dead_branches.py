@@ -1,0 +1,141 @@
+"""Branches that cannot run, so the model flow neither follows them nor reports from them.
+
+Three shapes, all decided from constants the code itself states:
+
+- `if False:` / `if 0:` / `if not True:` blocks;
+- a flag the function binds exactly once, to a constant (`is_qat = True` then
+  `if is_qat: prepare_qat_pt2e(...) else: prepare_pt2e(...)`): any run that reaches the test
+  sees that constant, since Python raises `UnboundLocalError` on the runs that do not;
+- a helper's branch on its own parameter, at a call that passes a constant for it (or leaves
+  the constant default): `_prepare(ep)` with `def _prepare(ep, is_qat=False)` never reaches
+  the helper's `if is_qat:` arm.
+
+Anything else (a module-level constant other modules may set, `global`, a flag bound twice)
+is not constant here.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from qlint.analysis.names.scope import parameter_args
+
+_UNKNOWN = object()
+
+
+class ConstantFlags:
+    """Names one function body binds exactly once, to a constant, and never rebinds."""
+
+    def __init__(self, func: ast.AST):
+        self.func = func
+        self._values: dict[str, object] | None = None
+
+    def truth(self, test: ast.expr) -> bool | None:
+        """True/False when `test` is constant in this function, else None."""
+        value = self.value(test)
+        if value is _UNKNOWN:
+            return None
+        try:
+            return bool(value)
+        except Exception:  # a constant whose truth is not plain (none in practice)
+            return None
+
+    def value(self, test: ast.expr) -> object:
+        if isinstance(test, ast.Constant):
+            return test.value
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self.value(test.operand)
+            return _UNKNOWN if inner is _UNKNOWN else not inner
+        if isinstance(test, ast.Name):
+            if self._values is None:
+                self._values = _single_constants(self.func)
+            return self._values.get(test.id, _UNKNOWN)
+        return _UNKNOWN
+
+
+def _single_constants(func: ast.AST) -> dict[str, object]:
+    """`name -> constant` for names bound once, by `name = <constant>`, in the body."""
+    if isinstance(func, ast.Module):
+        return {}  # module globals: other modules and `global` statements may set them
+    counts: dict[str, int] = {}
+    values: dict[str, object] = {}
+    for arg in parameter_args(func):
+        counts[arg.arg] = 2
+    stack = list(getattr(func, "body", []))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            counts[node.name] = 2
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                counts[name] = 2
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            counts[node.id] = counts.get(node.id, 0) + 1
+        elif isinstance(node, ast.alias):
+            counts[(node.asname or node.name).split(".")[0]] = 2
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            counts[node.name] = 2
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Constant)
+        ):
+            values[node.targets[0].id] = node.value.value
+        stack.extend(ast.iter_child_nodes(node))
+    return {name: value for name, value in values.items() if counts.get(name) == 1}
+
+
+def contradicted_at_call(guard, callee: ast.AST, passed: dict[int, ast.expr | None]) -> bool:
+    """A callee's guard (`{(condition, polarity)}`) that the call's constant arguments rule out.
+
+    `passed` maps parameter index -> the argument expression (None: not passed, so the
+    parameter's default counts)."""
+    params = parameter_args(callee, star=False)
+    index = {a.arg: i for i, a in enumerate(params)}
+    defaults = _defaults(callee)
+    for condition, polarity in guard:
+        name, _, literal = condition.partition(" == ")
+        if name not in index or _rebound(callee, name):
+            continue
+        i = index[name]
+        expr = passed.get(i)
+        if expr is None and i not in passed:
+            expr = defaults.get(name)
+        if not isinstance(expr, ast.Constant):
+            continue
+        if literal:
+            try:
+                holds = expr.value == ast.literal_eval(literal)
+            except (ValueError, SyntaxError):
+                continue
+        else:
+            holds = bool(expr.value)
+        if holds != polarity:
+            return True
+    return False
+
+
+def _rebound(func: ast.AST, name: str) -> bool:
+    """The body assigns the parameter: a test on it may see another value than the caller's."""
+    return any(
+        isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load)
+        for stmt in getattr(func, "body", [])
+        for node in ast.walk(stmt)
+    )
+
+
+def _defaults(func: ast.AST) -> dict[str, ast.expr]:
+    args = getattr(func, "args", None)
+    if not isinstance(args, ast.arguments):
+        return {}
+    positional = [*args.posonlyargs, *args.args]
+    found = {a.arg: d for a, d in zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)}
+    found.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None})
+    return found
+
+
+__all__ = ["ConstantFlags", "contradicted_at_call"]

@@ -1,0 +1,77 @@
+"""Where a module named in a file of a repository may live in that repository.
+
+The chain of `__init__.py` above the file (`modules.import_root`) is the first place, and
+for most packages the only one. Three layouts need more, and users run qlint from the root
+of such checkouts:
+
+- directories without `__init__.py` (namespace packages, test trees run by pytest from the
+  repository root): `from tests.quant.helpers import f` in `tests/quant/test_x.py` imports
+  from the repository root, or from any directory between it and the file;
+- a package mapped onto another directory by `pyproject.toml`: ExecuTorch declares
+  `[tool.setuptools.package-dir] executorch = "src/executorch"`, and `src/executorch/backends`
+  is a symbolic link to the top-level `backends/`, so `executorch.backends.x` is `backends/x/`
+  of the checkout (`[tool.setuptools.packages.find] where = ["src"]` and a `""` entry name
+  plain roots);
+- a checkout whose directory carries the package's name (`executorch/backends/x/`, no
+  `executorch/__init__.py`): its parent directory imports it as a namespace package.
+
+Only directories inside the requester's repository count: a neighbouring checkout in a
+rollout is another project. Read once per repository (and per directory) and cached.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from functools import lru_cache
+
+from qlint.analysis.names.modules import import_root
+from qlint.analysis.names.package_map import declared_packages
+from qlint.analysis.repo_root import repository_root
+
+
+def module_bases(module: str, requester: str) -> Iterator[str]:
+    """Paths without extension (`<dir>/a/b` for `a.b`) to try, most specific first."""
+    parts = module.split(".")
+    for prefix, directory in _roots(os.path.dirname(os.path.abspath(requester))):
+        if not prefix:
+            yield os.path.join(directory, *parts)
+        elif parts[0] == prefix:
+            yield os.path.join(directory, *parts[1:]) if len(parts) > 1 else directory
+
+
+@lru_cache(maxsize=4096)
+def _roots(directory: str) -> tuple[tuple[str, str], ...]:
+    """(package prefix or "" for any module, directory) pairs for files of `directory`."""
+    first = import_root(os.path.join(directory, "_.py"))
+    roots: list[tuple[str, str]] = [("", first)]
+    repo = repository_root(directory)
+    if repo is None or os.path.commonpath([repo, first]) != repo:
+        return tuple(roots)
+    climb = first
+    while climb != repo:
+        climb = os.path.dirname(climb)
+        roots.append(("", climb))
+    for entry in declared_packages(repo):
+        if entry not in roots:
+            roots.append(entry)
+    name = os.path.basename(repo)
+    if name.isidentifier() and not os.path.isfile(os.path.join(repo, "__init__.py")):
+        roots.append((name, repo))
+    return tuple(roots)
+
+
+def resolved(path: str) -> str:
+    """`path` with symbolic links inside its repository followed, spelled from the same
+    repository root (`/tmp/x` stays `/tmp/x` where `/tmp` itself is a link)."""
+    repo = repository_root(path)
+    real = os.path.realpath(path)
+    if repo is None or real == path:
+        return path
+    real_repo = os.path.realpath(repo)
+    if os.path.commonpath([real_repo, real]) != real_repo:
+        return real  # a link out of the repository: the caller's same-repository check decides
+    return os.path.join(repo, os.path.relpath(real, real_repo))
+
+
+__all__ = ["module_bases", "resolved"]

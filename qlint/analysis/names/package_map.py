@@ -1,0 +1,115 @@
+"""Packages a repository's `pyproject.toml` maps onto other directories, and the module
+names that mapping gives the files of the checkout.
+
+ExecuTorch declares `[tool.setuptools.package-dir] executorch = "src/executorch"`, and
+`src/executorch` holds symbolic links to the top-level directories (`backends -> ../../backends`,
+`examples/qualcomm -> ../../../examples/qualcomm`). Installed, `backends/x/y.py` is
+`executorch.backends.x.y`; in the checkout, the chain of `__init__.py` alone would call it
+`backends.x.y`, and a file in a directory without `__init__.py` only `y`. Named as installed,
+the checkout resolves its own absolute imports, and recognises its own public APIs
+(`executorch.export.QuantizationRecipe`) as the rules know them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from functools import lru_cache
+
+from qlint.analysis.repo_root import repository_root
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10 needs the backport
+    import tomli as tomllib
+
+_MAX_LINK_DEPTH = 3  # `src/executorch/examples/qualcomm`: links sit a level or two down
+
+
+def mapped_module_name(path: str) -> str | None:
+    """The installed name of a `.py` file under a directory `pyproject.toml` maps (None elsewhere)."""
+    path = os.path.abspath(path)
+    repo = repository_root(path)
+    if repo is None:
+        return None
+    names = _aliases(repo)
+    if not names:
+        return None
+    directory, filename = os.path.split(path)
+    stem, ext = os.path.splitext(filename)
+    if ext not in (".py", ".pyi") or not stem.isidentifier():
+        return None
+    parts = [] if stem == "__init__" else [stem]
+    while True:
+        rel = os.path.relpath(directory, repo)
+        if rel in names:
+            return ".".join([*([names[rel]] if names[rel] else []), *reversed(parts)]) or None
+        if directory == repo:
+            return None
+        directory, name = os.path.split(directory)
+        if not name.isidentifier():
+            return None
+        parts.append(name)
+
+
+@lru_cache(maxsize=256)
+def declared_packages(repo: str) -> tuple[tuple[str, str], ...]:
+    """(package name, or "" for a plain import root; directory) pairs `pyproject.toml` declares
+    for setuptools: `[tool.setuptools.package-dir]` and `[tool.setuptools.packages.find] where`."""
+    try:
+        with open(os.path.join(repo, "pyproject.toml"), "rb") as fh:
+            data = tomllib.load(fh)
+    except (OSError, ValueError):  # absent, unreadable or not TOML (TOMLDecodeError is a ValueError)
+        return ()
+    tool = data.get("tool", {})
+    setuptools = tool.get("setuptools", {}) if isinstance(tool, dict) else {}
+    setuptools = setuptools if isinstance(setuptools, dict) else {}
+    found: list[tuple[str, str]] = []
+    package_dir = setuptools.get("package-dir", {})
+    for name, target in package_dir.items() if isinstance(package_dir, dict) else ():
+        if isinstance(target, str) and (name == "" or name.isidentifier()):
+            found.append((name, _inside(repo, target)))
+    find = setuptools.get("packages", {})
+    find = find.get("find", {}) if isinstance(find, dict) else {}
+    where = find.get("where", []) if isinstance(find, dict) else []
+    for target in where if isinstance(where, list) else []:
+        if isinstance(target, str):
+            found.append(("", _inside(repo, target)))
+    return tuple((name, path) for name, path in found if path is not None)
+
+
+@lru_cache(maxsize=256)
+def _aliases(repo: str) -> dict[str, str]:
+    """Directory (relative to the repository) -> the dotted package name it is installed as."""
+    real_repo = os.path.realpath(repo)
+    names: dict[str, str] = {}
+
+    def visit(directory: str, dotted: str, depth: int) -> None:
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            return
+        for entry in entries:
+            if not entry.name.isidentifier() or not entry.is_dir():  # follows links
+                continue
+            child = f"{dotted}.{entry.name}" if dotted else entry.name
+            if entry.is_symlink():
+                real = os.path.realpath(entry.path)
+                if os.path.commonpath([real_repo, real]) == real_repo:
+                    names.setdefault(os.path.relpath(real, real_repo), child)
+            elif depth < _MAX_LINK_DEPTH:
+                visit(entry.path, child, depth + 1)
+
+    for name, directory in declared_packages(repo):
+        if name:  # `""`/`where` roots name their packages as the `__init__.py` chain does
+            names.setdefault(os.path.relpath(directory, repo), name)
+            visit(directory, name, 1)
+    return names
+
+
+def _inside(repo: str, target: str) -> str | None:
+    path = os.path.normpath(os.path.join(repo, target))
+    return path if os.path.isdir(path) and os.path.commonpath([repo, path]) == repo else None
+
+
+__all__ = ["declared_packages", "mapped_module_name"]
