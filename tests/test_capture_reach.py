@@ -315,3 +315,182 @@ def test_mapped_names_stay_inside_the_repository(tmp_path):
     broken = _repo(tmp_path / "b")
     (broken / "pyproject.toml").write_text("[tool.setuptools\n")  # not TOML: ignored
     assert mapped_module_name(str(broken / "a.py")) is None
+
+
+# -- item 16: dead branches ---------------------------------------------------------------------
+def test_a_constant_flag_picks_the_branch_that_runs():
+    src = """
+    def main(quantizer, x):
+        model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout())
+        is_qat = {flag}
+        if is_qat:
+            prepared = prepare_qat_pt2e(export(model, (x,)).module(), quantizer)
+        else:
+            prepared = prepare_pt2e(export(model.eval(), (x,)).module(), quantizer)
+    """
+    assert check(src.format(flag="True")) == []  # the PTQ arm cannot run; QAT in train mode is right
+    assert check(src.format(flag="False")) == []  # the QAT arm cannot run
+    # `model.eval()` in the arm that cannot run does not count either.
+    (d,) = check(
+        """
+        def main(quantizer, x):
+            model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout())
+            calibrated = False
+            if calibrated:
+                model.eval()
+            prepare_pt2e(export(model, (x,)).module(), quantizer)
+        """
+    )
+    assert "in train mode (built at line" in d.message and "runs on some paths only" not in d.message
+
+
+@pytest.mark.parametrize("test", ["False", "0", "not True", "None"])
+def test_if_false_blocks_report_nothing(test):
+    src = f"""
+    def main(quantizer, x):
+        if {test}:
+            model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout())
+            prepare_pt2e(export(model, (x,)).module(), quantizer)
+    """
+    assert check(src) == []
+    assert len(check(src.replace(f"if {test}:", "if True:"))) == 1
+
+
+@pytest.mark.parametrize(
+    "setup",
+    [
+        "is_qat = True\n    is_qat = flag",  # bound twice
+        "is_qat = flag",  # not a constant
+        "is_qat = True\n    for is_qat in (True, False): pass",  # rebound by a loop
+        "global is_qat",  # a module global other code may set
+    ],
+)
+def test_flags_that_are_not_constant_keep_both_arms(setup):
+    (d,) = check(
+        f"""
+def main(quantizer, x, flag):
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout())
+    {setup}
+    if is_qat:
+        prepare_qat_pt2e(export(model, (x,)).module(), quantizer)
+    else:
+        prepare_pt2e(export(model, (x,)).module(), quantizer)
+"""
+    )
+    assert d.code == "QL201"
+
+
+HELPER_BY_FLAG = """
+def _prepare(exported, is_qat=False, mode="ptq"):
+    if is_qat:
+        return prepare_qat_pt2e(exported.module(), Quantizer())
+    return prepare_pt2e(exported.module(), Quantizer())
+"""
+
+
+def test_a_helper_branch_the_call_rules_out_by_a_constant_argument():
+    # ExecuTorch's NXP `_prepare_for_quantization(exported, is_qat=False)` shape.
+    src = (
+        HELPER_BY_FLAG
+        + """
+def main(x):
+    model = torch.nn.Linear(2, 2)
+    model.eval()
+    ep = export(model, (x,))
+    {call}
+"""
+    )
+    assert check(src.format(call="_prepare(ep)")) == []  # the default keeps the QAT arm dead
+    assert check(src.format(call="_prepare(ep, False)")) == []
+    (d,) = check(src.format(call="_prepare(ep, is_qat=True)\n    train(model)"))
+    assert d.code == "QL202"
+    (d,) = check(src.format(call="_prepare(ep, is_qat=flag)"))  # not a constant: both arms
+    assert d.code == "QL202"
+
+
+def test_a_helper_that_rebinds_its_flag_is_not_ruled_out():
+    src = """
+    def _prepare(exported, is_qat=False):
+        is_qat = is_qat or CONFIG.qat
+        if is_qat:
+            return prepare_qat_pt2e(exported.module(), Quantizer())
+        return prepare_pt2e(exported.module(), Quantizer())
+
+    def main(x):
+        model = torch.nn.Linear(2, 2).eval()
+        _prepare(export(model, (x,)))
+    """
+    (d,) = check(src)
+    assert d.code == "QL202"
+
+
+# -- item 17: QAT rebuilt only to convert ---------------------------------------------------------
+@pytest.mark.parametrize(
+    "after",
+    [
+        "prepared = prepare_qat_pt2e(gm, quantizer)\n    move_exported_model_to_eval(prepared)\n"
+        "    prepared.load_state_dict(state)\n    return convert_pt2e(prepared)",
+        "prepared = prepare_qat_pt2e(gm, quantizer)\n    prepared = move_exported_model_to_eval(prepared)",
+        "return convert_pt2e(prepare_qat_pt2e(gm, quantizer))",
+        "prepared = prepare_qat_pt2e(gm, quantizer)\n    converted = convert_pt2e(prepared)",
+    ],
+)
+def test_a_qat_graph_rebuilt_for_conversion_in_eval_mode_is_quiet(after):
+    src = f"""
+from torchao.quantization.pt2e import move_exported_model_to_eval
+
+def rebuild(model, quantizer, x, state):
+    model.eval()
+    gm = export(model, (x,)).module()
+    {after}
+"""
+    assert check(src) == []
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        # trained between prepare and the move to eval
+        "prepared = prepare_qat_pt2e(gm, quantizer)\n    train(prepared)\n    move_exported_model_to_eval(prepared)",
+        # moved to eval only much later
+        "prepared = prepare_qat_pt2e(gm, quantizer)\n    for batch in data:\n        prepared(batch)\n"
+        "    move_exported_model_to_eval(prepared)\n    convert_pt2e(prepared)",
+        # a different graph is moved to eval
+        "prepared = prepare_qat_pt2e(gm, quantizer)\n    move_exported_model_to_eval(gm)",
+    ],
+)
+def test_a_qat_graph_trained_after_an_eval_mode_capture_is_still_reported(after):
+    src = f"""
+from torchao.quantization.pt2e import move_exported_model_to_eval
+
+def rebuild(model, quantizer, x, data):
+    model.eval()
+    gm = export(model, (x,)).module()
+    {after}
+"""
+    (d,) = check(src)
+    assert d.code == "QL202"
+
+
+def test_a_helper_prepared_graph_converted_right_away_and_one_retrained():
+    src = (
+        HELPER_BY_FLAG
+        + """
+from torchao.quantization.pt2e import move_exported_model_to_train
+
+def same_graph_as_ptq(x):
+    model = torch.nn.Linear(2, 2)
+    model.eval()
+    ep = export(model, (x,))
+    converted = convert_pt2e(_prepare(ep, is_qat=True))
+
+def retrained(x):
+    model = torch.nn.Linear(2, 2)
+    model.eval()
+    ep = export(model, (x,))
+    prepared = _prepare(ep, is_qat=True)
+    prepared = move_exported_model_to_train(prepared)
+    train(prepared)
+"""
+    )
+    assert check(src) == []
