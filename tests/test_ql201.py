@@ -387,6 +387,8 @@ def test_a_caller_passing_a_model_qlint_cannot_classify_does_not_silence_the_hel
     "call",
     [
         'quantize(bundle.models["fp32"].eval(), quantizer, x)',  # eval on the item itself
+        # a graph of an eval-mode capture, re-exported by the helper (ExecuTorch's Arm Cortex-M path)
+        "model = load().eval()\n    quantize(export(model, (x,)).module(), quantizer, x)",
         "quantize(load().eval(), quantizer, x)",
         "model = load()\n    model.eval()\n    quantize(model, quantizer, x)",
     ],

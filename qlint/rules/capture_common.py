@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from qlint.analysis.flow.model_apis import mode_call
 from qlint.analysis.flow.model_flow import (
     CONSTRUCTED,
+    GRAPH_KINDS,
     PARAM,
     PARAM_PART,
     PRETRAINED,
@@ -80,7 +81,8 @@ def reasons(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]
                     reason = _describe(ctx, caller_fact)
                     if reason is not None:
                         via.setdefault(reason, set()).add(call.lineno)
-                    else:
+                    elif caller_fact.origin is None or caller_fact.origin.kind not in GRAPH_KINDS:
+                        # A graph passed on keeps the mode its own capture gave it (judged there).
                         unclassified = True
                 if not unclassified:
                     continue
