@@ -494,3 +494,17 @@ def retrained(x):
 """
     )
     assert check(src) == []
+
+
+def test_an_installed_tree_inside_a_checkout_does_not_reach_the_standard_library(tmp_path):
+    # pyenv is a git clone: site-packages sits inside a repository with the standard library.
+    repo = _repo(tmp_path)
+    lib = repo / "lib" / "python3.11"
+    (lib / "site-packages" / "pkg").mkdir(parents=True)
+    (lib / "site-packages" / "pkg" / "__init__.py").touch()
+    (lib / "helpers.py").write_text(HELPERS)
+    test = lib / "site-packages" / "pkg" / "run.py"
+    test.write_text(_caller("from helpers import prepare_graph", CALLS_WITH_TRAIN_MODEL))
+    assert _ql201(test) == []
+    (lib / "site-packages" / "helpers.py").write_text(HELPERS)  # beside the package: imported
+    assert len(_ql201(test)) == 1

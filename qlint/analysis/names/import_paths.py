@@ -29,6 +29,8 @@ from qlint.analysis.names.modules import import_root
 from qlint.analysis.names.package_map import declared_packages
 from qlint.analysis.repo_root import repository_root
 
+_INSTALL_DIRS = frozenset({"site-packages", "dist-packages"})
+
 
 def module_bases(module: str, requester: str) -> Iterator[str]:
     """Paths without extension (`<dir>/a/b` for `a.b`) to try, most specific first."""
@@ -46,7 +48,9 @@ def _roots(directory: str) -> tuple[tuple[str, str], ...]:
     first = import_root(os.path.join(directory, "_.py"))
     roots: list[tuple[str, str]] = [("", first)]
     repo = repository_root(directory)
-    if repo is None or os.path.commonpath([repo, first]) != repo:
+    if repo is None or os.path.commonpath([repo, first]) != repo or _installed(first):
+        # An installed tree is no checkout, even inside one (pyenv is a git clone): climbing
+        # from site-packages would make the standard library part of the project.
         return tuple(roots)
     climb = first
     while climb != repo:
@@ -59,6 +63,11 @@ def _roots(directory: str) -> tuple[tuple[str, str], ...]:
     if name.isidentifier() and not os.path.isfile(os.path.join(repo, "__init__.py")):
         roots.append((name, repo))
     return tuple(roots)
+
+
+@lru_cache(maxsize=8192)
+def _installed(directory: str) -> bool:
+    return any(part in _INSTALL_DIRS for part in directory.split(os.sep))
 
 
 def resolved(path: str) -> str:

@@ -28,7 +28,11 @@ _MAX_LINK_DEPTH = 3  # `src/executorch/examples/qualcomm`: links sit a level or 
 
 def mapped_module_name(path: str) -> str | None:
     """The installed name of a `.py` file under a directory `pyproject.toml` maps (None elsewhere)."""
-    path = os.path.abspath(path)
+    return _mapped(os.path.abspath(path))
+
+
+@lru_cache(maxsize=16384)
+def _mapped(path: str) -> str | None:
     repo = repository_root(path)
     if repo is None:
         return None

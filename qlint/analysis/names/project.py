@@ -30,6 +30,8 @@ class ProjectIndex:
         # path -> the files whose last check read it: who to recheck after it changes.
         self._users: dict[str, set[str]] = {}
         self._read_by: dict[str, set[str]] = {}
+        # (module, requester's directory) -> its file: `module_bases` tries several roots.
+        self._found: dict[tuple[str, str], str | None] = {}
 
     _default: ProjectIndex | None = None
 
@@ -56,6 +58,7 @@ class ProjectIndex:
         else:
             self.overlay[path] = text
         self._scopes.pop(path, None)
+        self._found.clear()  # a buffer may create a module, or stop shadowing one
         return self.dependents(path)
 
     def dependents(self, path: str) -> set[str]:
@@ -63,6 +66,12 @@ class ProjectIndex:
         return set(self._users.get(os.path.abspath(path), ()))
 
     def find_module(self, module: str, requester: str) -> str | None:
+        key = (module, os.path.dirname(os.path.abspath(requester)))
+        if key not in self._found:
+            self._found[key] = self._find_module(module, requester)
+        return self._found[key]
+
+    def _find_module(self, module: str, requester: str) -> str | None:
         # `module_bases`: the file's package root first, then namespace-package roots and
         # directories `pyproject.toml` maps (ExecuTorch's `executorch` is the checkout itself).
         for base in module_bases(module, requester):
