@@ -11,6 +11,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from qlint.analysis.flow.model_classes import FACTORIES
 from qlint.analysis.names.resolver import Resolver
 
 
@@ -52,8 +53,6 @@ _PT2E_PACKAGES = ("torchao.", "torch.ao.", "torch.quantization.", "executorch.")
 _EXPORT_RECIPE = frozenset({"executorch.export.ExportRecipe", "executorch.export.recipe.ExportRecipe"})
 # Not `torchao.prototype.quantization.module_swap.QuantizationRecipe`: an unrelated class.
 _QUANT_RECIPE = frozenset({"executorch.export.QuantizationRecipe", "executorch.export.recipe.QuantizationRecipe"})
-# Model builders that return a freshly initialised module, i.e. one in train mode.
-_FACTORIES = ("torchvision.models.", "timm.create_model")
 
 
 def classify_call(name: str | None, func: ast.expr) -> Api | None:
@@ -78,13 +77,12 @@ def classify_call(name: str | None, func: ast.expr) -> Api | None:
     return None
 
 
-def is_class_call(name: str | None, func: ast.expr, scope) -> bool:
-    """A constructor (or a builder of a new model): the result starts in train mode."""
-    if isinstance(func, ast.Name) and func.id in scope.classes:
-        return True
+def is_class_call(name: str | None, func: ast.expr) -> bool:
+    """By its name only, for a callee no class of the project resolves to (`torch.nn.Linear`, a
+    builder of a new model): the result starts in train mode."""
     if name is None:
         return False
-    if name.startswith(_FACTORIES):
+    if name.startswith(FACTORIES):
         return True
     last = name.rpartition(".")[2]
     return last[:1].isupper() and not last.isupper()

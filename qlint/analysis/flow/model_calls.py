@@ -14,6 +14,7 @@ from typing import Protocol
 
 from qlint.analysis.flow.model_apis import Api, argument, classify_call, init_sets_eval, is_class_call, key, recipe_flow
 from qlint.analysis.flow.model_apis import switch_mode as _switch_mode
+from qlint.analysis.flow.model_classes import Built
 from qlint.analysis.flow.model_values import (
     CALL,
     CONSTRUCTED,
@@ -40,7 +41,7 @@ from qlint.analysis.flow.model_values import (
     new_value,
     part_of,
 )
-from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope
 
 _SELF_RETURNING = frozenset(
@@ -67,12 +68,14 @@ class Walk(Protocol):
 class CallSemantics:
     """What one call does to the models of one function's walk; keeps the state only calls need."""
 
-    def __init__(self, walk: Walk, owner, resolver: Resolver, class_scope: ClassScope | None, nested: dict):
+    def __init__(self, walk: Walk, owner, resolver: Resolver, class_scope: ClassScope | None, nested, classes):
         self.walk = walk
         self.owner = owner  # the `ModelFlow` that summarises helpers (not imported: it imports us)
         self.resolver = resolver
         self.class_scope = class_scope
         self.nested = nested  # helpers defined inside the function: name -> def
+        self.classes = classes  # classes defined inside the function: name -> def (None: two of them)
+        self.built: dict[int, Built] = {}  # per construction call, so a loop body's second pass agrees
         self.capture_index: dict[int, int] = {}
         self.switch_index: dict[int, ModeSwitch] = {}
         self.sessions: dict[Obj, tuple] = {}
@@ -107,8 +110,9 @@ class CallSemantics:
             return self.api_call(node, api, first, kwargs, env)
         if isinstance(func, ast.Attribute) and func.attr == "from_pretrained":
             return new_value(env, node, "", Origin(PRETRAINED, node))
-        if is_class_call(name, func, self.owner.scope):
-            return self.construct(node, func, [*args, *kwargs.values()], env)
+        built = self.builds(node, name)
+        if built is not None:
+            return self.construct(node, built, [*args, *kwargs.values()], env)
         if first is not None and (first.captures or PARAM in first.kinds):
             # `gm = some_pass(gm)`: graph passes return the graph they were given (or a rewrite of it).
             facts = env.facts(first) if first.is_graph else {ModeFact("unset", node, Origin(CALL, node))}
@@ -117,13 +121,28 @@ class CallSemantics:
             return obj
         return new_value(env, node, "", Origin(CALL, node))
 
-    def construct(self, node: ast.Call, func: ast.expr, args: list[Obj | None], env: Env) -> Obj:
-        origin = Origin(CONSTRUCTED, node)
+    def builds(self, node: ast.Call, name: str | None) -> Built | None:
+        """The construction `node` is, resolving its class first; None for any other call."""
+        built = self.built.get(id(node))
+        if built is not None:
+            return built
+        index = self.owner.classes
+        cls = index.resolve(node.func, self.resolver, self.classes)
+        if cls is None and (index.names_function(node.func, self.resolver) or not is_class_call(name, node.func)):
+            return None
+        written = ".".join(dotted_parts(node.func) or ()) or (name or "the model")
+        built = self.built[id(node)] = Built(node, cls, self.resolver, index, written)
+        return built
+
+    def construct(self, node: ast.Call, built: Built, args: list[Obj | None], env: Env) -> Obj:
         wrapped = [o for o in args if o is not None and _is_module(o, env)]
         if wrapped:  # a wrapper module: the wrapped modules keep their own modes
+            parts = [next((o.built for o in w.origins if o.built is not None), None) for w in wrapped]
+            built = replace(built, parts=None if None in parts else tuple(parts))
+            origin = Origin(CONSTRUCTED, node, built=built)
             return new_value(env, node, "", origin, frozenset().union(*(env.facts(o) for o in wrapped)))
-        cls = self.owner.scope.classes.get(func.id) if isinstance(func, ast.Name) else None
-        if cls is not None and init_sets_eval(cls.node):
+        origin = Origin(CONSTRUCTED, node, built=built)
+        if built.cls is not None and init_sets_eval(built.cls.node):
             return new_value(env, node, "", origin, {ModeFact("eval", node, origin)})
         return new_value(env, node, "", origin)
 

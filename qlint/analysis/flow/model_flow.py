@@ -22,6 +22,7 @@ import ast
 from dataclasses import dataclass, field, replace
 
 from qlint.analysis.flow.model_apis import attribute_builders, is_class_call
+from qlint.analysis.flow.model_classes import ClassIndex
 from qlint.analysis.flow.model_interp import Interpreter
 from qlint.analysis.flow.model_values import (
     ATTRIBUTE,
@@ -111,6 +112,7 @@ class _Memo:
 
     functions: dict[int, FunctionFlow | None] = field(default_factory=dict)  # None: in progress
     modules: dict[str, ModelFlow | None] = field(default_factory=dict)
+    classes: ClassIndex | None = None
 
 
 class ModelFlow:
@@ -123,6 +125,9 @@ class ModelFlow:
         self.depth = depth
         self.memo = memo or _Memo()
         self._attributes: dict[int, dict[str, ast.Call]] = {}
+        if self.memo.classes is None:
+            self.memo.classes = ClassIndex(project, scope.path)
+        self.classes = self.memo.classes
 
     def function(self, func: ast.AST, class_scope: ClassScope | None = None) -> FunctionFlow | None:
         key = id(func)
@@ -141,7 +146,11 @@ class ModelFlow:
         if found is None:
 
             def builds(call: ast.Call) -> bool:
-                return is_class_call(resolver.qualname(call.func), call.func, self.scope)
+                if self.classes.resolve(call.func, resolver, {}) is not None:
+                    return True
+                return not self.classes.names_function(call.func, resolver) and is_class_call(
+                    resolver.qualname(call.func), call.func
+                )
 
             found = self._attributes[id(class_scope.node)] = attribute_builders(class_scope.node, builds)
         return found

@@ -47,13 +47,13 @@ class Interpreter:
         local = function_assigns(func) if not isinstance(func, ast.Module) else {}
         self.resolver = Resolver(owner.scope, owner.project, owner.optable, local, class_scope)
         self.class_scope = class_scope
-        self.local_imports, nested = _local_definitions(func, owner.scope)
+        self.local_imports, nested, classes = _local_definitions(func, owner.scope)
         self.loops: list[list[Env]] = []
         self.contexts: list[str] = []
         self.guards: list[tuple[str, bool]] = []
         self.stmt_stack: list[ast.stmt] = []
         self.flow = FunctionFlow(func, owner.scope.path, [p.arg for p in parameter_args(func, star=False)])
-        self.calls = CallSemantics(self, owner, self.resolver, class_scope, nested)
+        self.calls = CallSemantics(self, owner, self.resolver, class_scope, nested, classes)
 
     def run(self) -> FunctionFlow:
         env = Env()
@@ -328,12 +328,13 @@ def _tag(then: Env, orelse: Env, condition: tuple[str, bool]) -> None:
                 env.modes[obj] = frozenset(f if f in theirs else f.guarded((name, arm)) for f in facts)
 
 
-def _local_definitions(func: ast.AST, scope: ModuleScope) -> tuple[dict[str, str], dict[str, ast.AST]]:
-    """Imports (common in library code) and helper functions written inside a function body."""
+def _local_definitions(func: ast.AST, scope: ModuleScope):
+    """Imports (common in library code), helper functions and classes written inside a function body."""
     found: dict[str, str] = {}
     nested: dict[str, ast.AST] = {}
+    classes: dict[str, ast.ClassDef] = {}
     if isinstance(func, ast.Module):
-        return found, nested
+        return found, nested, classes
     stack = [func.body]
     while stack:
         for node in stack.pop():
@@ -346,6 +347,9 @@ def _local_definitions(func: ast.AST, scope: ModuleScope) -> tuple[dict[str, str
                     found[a.asname or a.name] = f"{base}.{a.name}"
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 nested[node.name] = node
+            elif isinstance(node, ast.ClassDef):
+                # Two classes of one name (an `if`/`else`): which one a call builds is not known.
+                classes[node.name] = None if node.name in classes else node
             elif not isinstance(node, _NESTED):
                 stack.extend(statement_lists(node))
-    return found, nested
+    return found, nested, classes

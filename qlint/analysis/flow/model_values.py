@@ -44,6 +44,9 @@ class Origin:
     node: ast.AST  # the expression (or function, for parameters) it came from
     index: int | None = None  # parameter position
     name: str = ""  # parameter or attribute name
+    # For a construction: the `model_classes.Built` that says what the model holds. Not part of
+    # the identity: one call analysed twice (a loop body) is one origin.
+    built: object = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
