@@ -269,3 +269,89 @@ def test_message_follows_a_model_passed_in_by_the_caller():
     )
     assert "the call at line 15 passes it built at line 15" in d.message
     assert d.message.endswith("; in `Net`, the mode changes Dropout")
+
+
+def test_one_class_built_at_two_calls_is_named_once():
+    (d,) = check(
+        """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.drop = nn.Dropout()
+
+        def quantize(model, quantizer, x):
+            return prepare_pt2e(export(model, (x,)).module(), quantizer)
+
+        def main(quantizer, x):
+            quantize(Net(), quantizer, x)
+            quantize(Net(), quantizer, x)
+        """
+    )
+    assert d.message.count("in `Net`, the mode changes Dropout") == 1
+
+
+# -- 2. a model held in `self.<attr>` ---------------------------------------------------------
+STORED = """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(3)
+
+class Quantize:
+    def __init__(self, model, quantizer, x):
+        self.model = model
+        self.quantizer, self.x = quantizer, x
+
+    def __enter__(self):
+        return prepare_pt2e(export(self.model, (self.x,)).module(), self.quantizer)
+
+    def __exit__(self, *exc):
+        return False
+"""
+
+
+def test_model_stored_by_init_and_captured_in_enter_follows_the_instantiation():
+    (d,) = check(STORED + "\ndef main(q, x):\n    with Quantize(Net(), q, x) as prepared:\n        prepared(x)\n")
+    assert (d.code, d.range.start.row) == ("QL201", 17)
+    assert "(the call at line 23 passes it built at line 23, and modules start in train mode)" in d.message
+    assert d.message.endswith("; in `Net`, the mode changes BatchNorm2d")
+
+
+def test_model_stored_by_init_without_instantiation_is_a_parameter():
+    (d,) = check(STORED)
+    assert "as `self.model`, stored from parameter `model` of `__init__` at line 13" in d.message
+    assert d.evidence["reasons"] == ["parameter"]
+
+
+def test_model_stored_by_init_quiet_look_alikes():
+    # Every instantiation passes an eval-mode model.
+    assert check(STORED + "\ndef main(q, x):\n    with Quantize(Net().eval(), q, x) as p:\n        p(x)\n") == []
+    # `__init__` puts it in eval mode, or hands it to something that may.
+    evals = STORED.replace("        self.model = model\n", "        model.eval()\n        self.model = model\n")
+    assert check(evals) == []
+    handed = STORED.replace("        self.model = model\n", "        self.model = model\n        fuse(model)\n")
+    assert check(handed) == []
+    # Another method sets its mode, or passes it on where we cannot see what happens.
+    evaluated = STORED + "\n    def calibrate(self):\n        self.model.eval()\n"
+    assert check(evaluated) == []
+    exit_ = "    def __exit__(self, *exc):\n"
+    handed_on = STORED.replace(exit_, exit_ + "        prep(self.model)\n")
+    assert check(handed_on) == []
+    # Reassigned elsewhere.
+    reassigned = STORED.replace("        return False\n", "        self.model = None\n        return False\n")
+    assert check(reassigned) == []
+
+
+def test_model_built_in_init_and_captured_in_a_method():
+    src = """
+    class Builder:
+        def __init__(self):
+            self.model = nn.Sequential(nn.Linear(3, 3), nn.Dropout())
+
+        def quantize(self, quantizer, x):
+            return prepare_pt2e(export(self.model, (x,)).module(), quantizer)
+    """
+    (d,) = check(src)
+    assert "in train mode (built at line 8, and modules start in train mode)" in d.message
+    assert d.message.endswith("; in `nn.Sequential`, the mode changes Dropout")
+    assert check(src.replace("nn.Dropout())", "nn.Dropout()).eval()")) == []

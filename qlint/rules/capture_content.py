@@ -7,7 +7,7 @@ parts, or says that none was found; where a part of it does not resolve, it says
 
 from __future__ import annotations
 
-from qlint.analysis.flow.model_flow import PARAM, Capture, FunctionFlow, caller_facts
+from qlint.analysis.flow.model_flow import PARAM, STORED, Capture, FunctionFlow, caller_facts
 
 _NAMED = 2  # models named in one message; more is noise
 
@@ -24,7 +24,7 @@ def content_note(cap: Capture, flow: str, flows: list[FunctionFlow]) -> str:
             notes.append(f"in {name}, the mode changes {held}")
         elif content.complete:
             notes.append(f"no batch norm, dropout or `self.training` was found in {name}, so its mode may not matter")
-    return "".join(f"; {n}" for n in notes)
+    return "".join(f"; {n}" for n in dict.fromkeys(notes))  # one class built twice: one note
 
 
 def _builds(cap: Capture, flow: str, flows: list[FunctionFlow]) -> list:
@@ -37,7 +37,7 @@ def _builds(cap: Capture, flow: str, flows: list[FunctionFlow]) -> list:
         if origin is None:
             continue
         origins.append(origin)
-        if fact.state == "unset" and origin.kind == PARAM:
+        if fact.state == "unset" and origin.kind in (PARAM, STORED):
             origins.extend(f.origin for _, f in caller_facts(flows, origin.node, origin.index) or () if f.origin)
     seen: dict[int, object] = {}
     for origin in origins:

@@ -175,28 +175,3 @@ def init_sets_eval(cls: ast.ClassDef) -> bool:
     return init is not None and any(
         (m := mode_call(n)) is not None and m[1] == "eval" and key(m[0]) == "self" for n in ast.walk(init)
     )
-
-
-def attribute_builders(cls: ast.ClassDef, is_constructor: Callable[[ast.Call], bool]) -> dict[str, ast.Call]:
-    """`self.<attr>` that the class only ever sets to a freshly built module and never evals.
-
-    Anything else (a parameter stored in `__init__`, a tuple from a loader, an `.eval()`
-    anywhere in the class) leaves the attribute's mode unknown, and the rules quiet.
-    """
-    built: dict[str, ast.Call] = {}
-    other: set[str] = set()
-    for node in ast.walk(cls):
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                for sub in ast.walk(target):
-                    name = key(sub)
-                    if name is None or not name.startswith("self."):
-                        continue
-                    value = node.value
-                    if sub is target and isinstance(value, ast.Call) and is_constructor(value):
-                        built.setdefault(name, value)
-                    else:
-                        other.add(name)
-        elif (m := mode_call(node)) is not None and m[1] != "train" and (name := key(m[0])) is not None:
-            other.add(name)
-    return {name: call for name, call in built.items() if name not in other}

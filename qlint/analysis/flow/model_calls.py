@@ -42,7 +42,7 @@ from qlint.analysis.flow.model_values import (
     part_of,
 )
 from qlint.analysis.names.resolver import Resolver, dotted_parts
-from qlint.analysis.names.scope import ClassScope
+from qlint.analysis.names.scope import ClassScope, parameter_args
 
 _SELF_RETURNING = frozenset(
     {"to", "cpu", "cuda", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory", "to_empty", "type"}
@@ -112,6 +112,7 @@ class CallSemantics:
             return new_value(env, node, "", Origin(PRETRAINED, node))
         built = self.builds(node, name)
         if built is not None:
+            self.instantiation(node, built, args, kwargs, env)
             return self.construct(node, built, [*args, *kwargs.values()], env)
         if first is not None and (first.captures or PARAM in first.kinds):
             # `gm = some_pass(gm)`: graph passes return the graph they were given (or a rewrite of it).
@@ -133,6 +134,32 @@ class CallSemantics:
         written = ".".join(dotted_parts(node.func) or ()) or (name or "the model")
         built = self.built[id(node)] = Built(node, cls, self.resolver, index, written)
         return built
+
+    def built_in_class(self, call: ast.Call) -> Built:
+        """A `self.<attr> = Net()` of another method of this class, read here."""
+        owner = self.owner
+        resolver = Resolver(owner.scope, owner.project, owner.optable, None, self.class_scope)
+        cls = owner.classes.resolve(call.func, resolver, {})
+        written = ".".join(dotted_parts(call.func) or ()) or "the model"
+        return Built(call, cls, resolver, owner.classes, written)
+
+    def instantiation(self, node: ast.Call, built: Built, args, kwargs, env: Env) -> None:
+        """`Quantizer(model)` of a class of this module: what its `__init__` parameters receive."""
+        cls = built.cls
+        init = (
+            next((s for s in cls.node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+            if cls
+            else None
+        )
+        if init is None or cls.scope.path != self.flow.path or any(isinstance(a, ast.Starred) for a in node.args):
+            return
+        names = [a.arg for a in parameter_args(init, star=False)]
+        passed = {i + 1: env.facts(obj) if obj is not None else UNKNOWN_MODE for i, obj in enumerate(args)}
+        for kw in node.keywords:
+            if kw.arg in names:
+                obj = kwargs[kw.arg]
+                passed[names.index(kw.arg)] = env.facts(obj) if obj is not None else UNKNOWN_MODE
+        self.flow.calls.append(CallSite(init, node, passed))
 
     def construct(self, node: ast.Call, built: Built, args: list[Obj | None], env: Env) -> Obj:
         wrapped = [o for o in args if o is not None and _is_module(o, env)]

@@ -16,6 +16,7 @@ from qlint.analysis.flow.model_values import (
     CONSTRUCTED,
     EXPECTS_ERROR,
     PARAM,
+    STORED,
     UNKNOWN,
     Env,
     FunctionFlow,
@@ -254,9 +255,12 @@ class Interpreter:
     def attribute(self, name: str, env: Env) -> Obj:
         """`self.<attr>` first read in this method: it was set elsewhere in the class."""
         origin = Origin(ATTRIBUTE, self.func, name=name)
-        built = self.owner.attribute_builders(self.class_scope, self.resolver).get(name)
-        if built is not None:
-            facts = {ModeFact("train", built, Origin(CONSTRUCTED, built))}
+        source = self.owner.attribute_sources(self.class_scope, self.resolver).get(name)
+        if isinstance(source, ast.Call):
+            facts = {ModeFact("train", source, Origin(CONSTRUCTED, source, built=self.calls.built_in_class(source)))}
+        elif source is not None and not source.passed_on_in - {id(self.func)}:
+            # Stored from `__init__` and handed to nothing elsewhere: what the caller passed.
+            facts = {ModeFact("unset", source.target, Origin(STORED, source.init, source.index, source.param))}
         else:
             facts = {ModeFact("unknown", None, origin)}
         obj = new_value(env, self.func, name, origin, facts)

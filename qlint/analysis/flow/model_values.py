@@ -22,6 +22,8 @@ PARAM, PARAM_PART, ATTRIBUTE, CONSTRUCTED, PRETRAINED, CALL, UNKNOWN = (
     "call",
     "unknown",
 )
+# A `self.<attr>` that `__init__` stored from its parameter: the caller's mode, like a parameter.
+STORED = "stored constructor parameter"
 PROGRAM, EXPORTED, PREPARED, PREPARED_QAT, CONVERTED = (
     "ExportedProgram",
     "ExportedProgram.module()",
