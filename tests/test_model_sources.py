@@ -355,3 +355,90 @@ def test_model_built_in_init_and_captured_in_a_method():
     assert "in train mode (built at line 8, and modules start in train mode)" in d.message
     assert d.message.endswith("; in `nn.Sequential`, the mode changes Dropout")
     assert check(src.replace("nn.Dropout())", "nn.Dropout()).eval()")) == []
+
+
+# -- 4. factories -------------------------------------------------------------------------------
+NETS = """
+import pytest
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(3)
+
+class Plain(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+def build_eval():
+    return Net().eval()
+"""
+
+
+def test_parametrize_values_are_the_parameter():
+    found = check(
+        NETS
+        + """
+@pytest.mark.parametrize("model", [Net(), build_eval()])
+def test_quantize(model, quantizer, x):
+    prepare_pt2e(export(model, (x,)).module(), quantizer)
+"""
+    )
+    (d,) = found
+    assert "in train mode (built at line 21, and modules start in train mode;" in d.message
+    assert "parameter" not in d.message and d.message.endswith("; in `Net`, the mode changes BatchNorm2d")
+
+
+def test_parametrize_values_all_in_eval_mode_are_quiet():
+    src = NETS + (
+        '@pytest.mark.parametrize("name, model", [("a", Net().eval()), pytest.param("b", build_eval(), id="b")])\n'
+        "def test_quantize(name, model, quantizer, x):\n"
+        "    prepare_pt2e(export(model, (x,)).module(), quantizer)\n"
+    )
+    assert check(src) == []
+
+
+def test_parametrized_factories_called_in_the_test():
+    src = NETS + (
+        '@pytest.mark.parametrize("make", [lambda: Net(), build_eval, Plain])\n'
+        "def test_quantize(make, quantizer, x):\n"
+        "    model = make()\n"
+        "    prepare_pt2e(export(model, (x,)).module(), quantizer)\n"
+    )
+    (d,) = check(src)
+    assert "(built at line 20, and modules start in train mode;" in d.message
+    assert "in `Net`, the mode changes BatchNorm2d" in d.message
+    assert "no batch norm, dropout or `self.training` was found in `Plain`" in d.message
+    quiet = src.replace("[lambda: Net(), build_eval, Plain]", "[lambda: Net().eval(), build_eval]")
+    assert check(quiet) == []
+
+
+def test_dict_of_factories_called_by_key_and_in_a_loop():
+    table = NETS + 'MODELS = {"net": lambda: Net(), "eval": build_eval}\n'
+    by_key = (
+        table + "def quantize(name, q, x):\n    m = MODELS[name]()\n    prepare_pt2e(export(m, (x,)).module(), q)\n"
+    )
+    (d,) = check(by_key)
+    assert "built at line 20" in d.message and "in `Net`, the mode changes BatchNorm2d" in d.message
+    looped = table + (
+        "def quantize(q, x):\n"
+        "    for name, make_model in MODELS.items():\n"
+        "        m = make_model()\n"
+        "        prepare_pt2e(export(m, (x,)).module(), q)\n"
+    )
+    assert rows(check(looped)) == [(24, "QL201")]
+    got = table + "def quantize(name, q, x):\n    make = MODELS.get(name)\n    m = make()\n"
+    assert rows(check(got + "    prepare_pt2e(export(m, (x,)).module(), q)\n")) == [(24, "QL201")]
+    # Every factory evals its model, or the model is put in eval mode after the call.
+    assert check(by_key.replace("lambda: Net()", "lambda: Net().eval()")) == []
+    assert check(by_key.replace("    m = MODELS[name]()\n", "    m = MODELS[name]()\n    m.eval()\n")) == []
+
+
+def test_factory_tables_with_an_element_we_cannot_follow_are_unknown():
+    table = NETS + 'from zoo import load\nMODELS = {"net": lambda: Net(), "zoo": load}\n'
+    src = table + "def quantize(name, q, x):\n    m = MODELS[name]()\n    prepare_pt2e(export(m, (x,)).module(), q)\n"
+    assert check(src) == []
+    with_param = NETS + "MODELS = [lambda: Net(), lambda size: Net()]\n"
+    src = with_param + "def quantize(i, q, x):\n    m = MODELS[i]()\n    prepare_pt2e(export(m, (x,)).module(), q)\n"
+    assert check(src) == []

@@ -15,7 +15,7 @@ _NAMED = 2  # models named in one message; more is noise
 def content_note(cap: Capture, flow: str, flows: list[FunctionFlow]) -> str:
     """`; `Net` holds BatchNorm2d and Dropout, ...` for the message, or "" when nothing is known."""
     notes: list[str] = []
-    for built in _builds(cap, flow, flows)[:_NAMED]:
+    for built in _builds(cap, flow, flows):
         content = built.content()
         name = f"`{content.name}`"
         if content.dependent:
@@ -24,21 +24,24 @@ def content_note(cap: Capture, flow: str, flows: list[FunctionFlow]) -> str:
             notes.append(f"in {name}, the mode changes {held}")
         elif content.complete:
             notes.append(f"no batch norm, dropout or `self.training` was found in {name}, so its mode may not matter")
-    return "".join(f"; {n}" for n in dict.fromkeys(notes))  # one class built twice: one note
+    return "".join(f"; {n}" for n in list(dict.fromkeys(notes))[:_NAMED])  # one class built twice: one note
 
 
 def _builds(cap: Capture, flow: str, flows: list[FunctionFlow]) -> list:
     """The constructions the captured model may come from on this flow's paths, first seen first.
 
-    The model's own origins first: a wrapper built here names what it wraps itself."""
-    origins = [o for o in cap.origins if o.built is not None]
-    for fact in () if origins else sorted(cap.modes_for(flow), key=lambda f: getattr(f.node, "lineno", 0)):
+    Those the facts on the paths name (a parameter: what its callers pass); else the model's own
+    origins (an eval-mode capture for QAT: `.eval()` facts do not say what was built)."""
+    origins = []
+    for fact in sorted(cap.modes_for(flow), key=lambda f: getattr(f.node, "lineno", 0)):
         origin = fact.origin
         if origin is None:
             continue
         origins.append(origin)
         if fact.state == "unset" and origin.kind in (PARAM, STORED):
             origins.extend(f.origin for _, f in caller_facts(flows, origin.node, origin.index) or () if f.origin)
+    if not any(o.built is not None for o in origins):
+        origins = list(cap.origins)
     seen: dict[int, object] = {}
     for origin in origins:
         built = origin.built

@@ -15,12 +15,14 @@ from typing import Protocol
 from qlint.analysis.flow.model_apis import Api, argument, classify_call, init_sets_eval, is_class_call, key, recipe_flow
 from qlint.analysis.flow.model_apis import switch_mode as _switch_mode
 from qlint.analysis.flow.model_classes import Built
+from qlint.analysis.flow.model_factories import callables, lambda_body
 from qlint.analysis.flow.model_values import (
     CALL,
     CONSTRUCTED,
     CONVERTED,
     EXPECTS_ERROR,
     EXPORTED,
+    FACTORY,
     PARAM,
     PREPARED,
     PREPARED_QAT,
@@ -96,6 +98,11 @@ class CallSemantics:
         kwargs = {kw.arg: self.walk.expr(kw.value, env) for kw in node.keywords}
         first = args[0] if args and not isinstance(node.args[0], ast.Starred) else None
 
+        makes = self.factory_called(func, env)
+        if makes is not None:  # `make()`, `MODELS[name]()`: what each callable builds
+            return merge_values([self.make(node, m, args, kwargs, env) for m in makes], env, node)
+        if isinstance(func, ast.Attribute) and func.attr == "get" and (makes := self.callables(func.value)):
+            return self.factory(node, makes, env)  # `MODELS.get(name)`
         summary = self.helper(func)
         if summary is not None:
             return self.apply(node, *summary, receiver, args, kwargs, env)
@@ -135,6 +142,48 @@ class CallSemantics:
         built = self.built[id(node)] = Built(node, cls, self.resolver, index, written)
         return built
 
+    # -- factories: callables that build models ----------------------------------------------
+    def follows(self, expr: ast.expr) -> bool:
+        """A callable named by `expr` whose result we can work out: a function here, or a class."""
+        if isinstance(expr, ast.Name) and (expr.id in self.nested or expr.id in self.owner.scope.functions):
+            return expr.id not in self.resolver.local
+        return self.owner.classes.resolve(expr, self.resolver, self.classes) is not None
+
+    def callables(self, expr: ast.expr) -> list[ast.expr] | None:
+        # A name only (`MODELS`): a subscript of anything else is no factory table we read.
+        return callables(expr, self.resolver, self.follows) if isinstance(expr, ast.Name) else None
+
+    def factory(self, anchor: ast.AST, makes: list[ast.expr], env: Env) -> Obj:
+        origin = Origin(FACTORY, anchor, makes=tuple(makes))
+        return new_value(env, anchor, "", origin, {ModeFact("unknown", None, origin)})
+
+    def factory_called(self, func: ast.expr, env: Env) -> tuple[ast.expr, ...] | None:
+        if isinstance(func, ast.Subscript):
+            makes = self.callables(func.value)
+            return tuple(makes) if makes else None
+        name = key(func)
+        obj = env.vars.get(name) if name is not None else None
+        if obj is None or len(obj.origins) != 1:
+            return None
+        (origin,) = obj.origins
+        return origin.makes if origin.kind == FACTORY else None
+
+    def make(self, node: ast.Call, maker: ast.expr, args, kwargs, env: Env) -> Obj:
+        """The result of calling one callable of a factory at `node`."""
+        if isinstance(maker, ast.Lambda):
+            obj = self.walk.expr(lambda_body(maker), env)
+            return obj if obj is not None else new_value(env, node, "", Origin(CALL, node))
+        cls = self.owner.classes.resolve(maker, self.resolver, self.classes)
+        if cls is not None:
+            # The origin is the element (`"a": Net,`): one call of the factory builds any of them.
+            written = ".".join(dotted_parts(maker) or ())
+            built = Built(maker, cls, self.resolver, self.owner.classes, written)
+            return self.construct(maker, built, [*args, *kwargs.values()], env)
+        summary = self.helper(maker)
+        if summary is None:
+            return new_value(env, node, "", Origin(CALL, node))
+        return self.apply(node, *summary, None, args, kwargs, env)
+
     def built_in_class(self, call: ast.Call) -> Built:
         """A `self.<attr> = Net()` of another method of this class, read here."""
         owner = self.owner
@@ -167,7 +216,13 @@ class CallSemantics:
             parts = [next((o.built for o in w.origins if o.built is not None), None) for w in wrapped]
             built = replace(built, parts=None if None in parts else tuple(parts))
             origin = Origin(CONSTRUCTED, node, built=built)
-            return new_value(env, node, "", origin, frozenset().union(*(env.facts(o) for o in wrapped)))
+            # What the wrapped modules were built as is now what the wrapper holds.
+            facts = {
+                replace(f, origin=replace(f.origin, built=built)) if f.origin and f.origin.kind == CONSTRUCTED else f
+                for o in wrapped
+                for f in env.facts(o)
+            }
+            return new_value(env, node, "", origin, facts)
         origin = Origin(CONSTRUCTED, node, built=built)
         if built.cls is not None and init_sets_eval(built.cls.node):
             return new_value(env, node, "", origin, {ModeFact("eval", node, origin)})

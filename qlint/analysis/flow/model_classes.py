@@ -148,6 +148,8 @@ class ClassIndex:
         if cls is not None:
             dependent, complete = self._class_content(cls, 0)
             return Content(name, dependent, complete)
+        if not isinstance(call, ast.Call):  # `nn.BatchNorm2d` named in a dict of factories
+            return Content(name, (), False)
         found: set[str] = set()
         complete = self._calls_content([call], resolver, found, 0)
         return Content(name, tuple(sorted(found)), complete)

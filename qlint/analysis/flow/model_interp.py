@@ -11,6 +11,7 @@ import ast
 
 from qlint.analysis.flow.model_apis import key
 from qlint.analysis.flow.model_calls import CallSemantics
+from qlint.analysis.flow.model_factories import factory_calls, parametrize_values
 from qlint.analysis.flow.model_values import (
     ATTRIBUTE,
     CONSTRUCTED,
@@ -59,12 +60,28 @@ class Interpreter:
     def run(self) -> FunctionFlow:
         env = Env()
         for index, arg in enumerate(parameter_args(self.func, star=False)):
-            obj = new_value(env, self.func, arg.arg, Origin(PARAM, self.func, index, arg.arg))
+            obj = self.parametrized(arg.arg, env) if getattr(self.func, "decorator_list", None) else None
+            if obj is None:
+                obj = new_value(env, self.func, arg.arg, Origin(PARAM, self.func, index, arg.arg))
             env.vars[arg.arg] = self.flow.param_objs[arg.arg] = obj
         end = self.block(getattr(self.func, "body", []), env)
         if end is not None:
             self.flow.returns.append((end, None))
         return self.flow
+
+    def parametrized(self, name: str, env: Env) -> Obj | None:
+        """A test parameter is each `pytest.mark.parametrize` value in turn, not an unknown."""
+        values = parametrize_values(self.func, name, self.resolver)
+        if not values:
+            return None
+        if factory_calls(values, self.calls.follows):
+            return self.calls.factory(self.func, values, env)
+        self.stmt_stack.append(self.func)  # values are evaluated at the decorator
+        try:
+            objs = [self.expr(v, env) or new_value(env, v, "", Origin(UNKNOWN, v)) for v in values]
+        finally:
+            self.stmt_stack.pop()
+        return merge_values(objs, env, self.func)
 
     # -- statements --------------------------------------------------------------------
     def block(self, stmts: list[ast.stmt], env: Env | None) -> Env | None:
@@ -167,13 +184,34 @@ class Interpreter:
         entry, outs = env, []
         for _ in range(2):  # the second pass sees what the first leaves for the next iteration
             start = entry.copy()
-            if not isinstance(s, ast.While):
+            if not isinstance(s, ast.While) and not self.bind_factories(s, start):
                 self.bind_unknown(s.target, s, start, items)
             outs.append(self.block(s.body, start))
             entry = join([env, outs[-1], *exits], s)
         self.loops.pop()
         after = join([env, *outs, *exits], s)
         return self.block(s.orelse, after) if s.orelse and after is not None else after
+
+    def bind_factories(self, s: ast.For | ast.AsyncFor, env: Env) -> bool:
+        """`for make in MODELS`, `for name, make in MODELS.items()`: the loop variable is a factory."""
+        it, target = s.iter, s.target
+        method = it.func.attr if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) else None
+        if method in ("items", "values") and not it.args:
+            it = it.func.value
+        elif method is not None:
+            return False
+        makes = self.calls.callables(it)
+        if not makes:
+            return False
+        if method == "items":
+            if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
+                return False
+            self.bind_unknown(target.elts[0], s, env)
+            target = target.elts[1]
+        if key(target) is None:
+            return False
+        env.vars[key(target)] = self.calls.factory(s, makes, env)
+        return True
 
     def with_block(self, s, env: Env) -> Env | None:
         pushed = 0
@@ -235,6 +273,8 @@ class Interpreter:
             return obj
         if isinstance(e, ast.Await):
             return self.expr(e.value, env)
+        if isinstance(e, ast.Subscript) and (makes := self.calls.callables(e.value)):
+            return self.calls.factory(e, makes, env)  # `make = MODELS[name]`
         if isinstance(e, (ast.Attribute, ast.Subscript)):
             container = self.expr(e.value, env)
             if isinstance(e, ast.Subscript):
