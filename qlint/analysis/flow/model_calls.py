@@ -135,8 +135,8 @@ class CallSemantics:
         if built is not None:
             return built
         index = self.owner.classes
-        cls = index.resolve(node.func, self.resolver, self.classes)
-        if cls is None and (index.names_function(node.func, self.resolver) or not is_class_call(name, node.func)):
+        cls = index.resolve(node.func, self.resolver, self.classes, name)
+        if cls is None and (not is_class_call(name, node.func) or index.names_function(node.func, self.resolver, name)):
             return None
         written = ".".join(dotted_parts(node.func) or ()) or (name or "the model")
         built = self.built[id(node)] = Built(node, cls, self.resolver, index, written)
@@ -151,7 +151,11 @@ class CallSemantics:
 
     def callables(self, expr: ast.expr) -> list[ast.expr] | None:
         # A name only (`MODELS`): a subscript of anything else is no factory table we read.
-        return callables(expr, self.resolver, self.follows) if isinstance(expr, ast.Name) else None
+        if not isinstance(expr, ast.Name):
+            return None
+        if expr.id not in self.resolver.local and expr.id not in self.owner.scope.assigns:
+            return None  # a table of another module: its names resolve there
+        return callables(expr, self.resolver, self.follows)
 
     def factory(self, anchor: ast.AST, makes: list[ast.expr], env: Env) -> Obj:
         origin = Origin(FACTORY, anchor, makes=tuple(makes))

@@ -100,8 +100,9 @@ class ClassIndex:
             self._modules[module] = self.project.module_scope(module, self.requester)
         return self._modules[module]
 
-    def resolve(self, func: ast.expr, resolver: Resolver, local_classes: dict) -> ModelClass | None:
-        """The class `func` names, or None when it names no class we can find."""
+    def resolve(self, func: ast.expr, resolver: Resolver, local_classes: dict, name=False) -> ModelClass | None:
+        """The class `func` names, or None when it names no class we can find (`name`: its
+        qualified name if the caller has it already)."""
         parts = dotted_parts(func)
         if not parts:
             return None
@@ -114,27 +115,29 @@ class ClassIndex:
         scope = resolver.scope
         if head in scope.classes and head not in scope.imports and head not in scope.assigns:
             return _nested(ModelClass(scope.classes[head].node, scope), rest)
-        return self._project_class(resolver.qualname(func))
+        return self._project_class(resolver.qualname(func) if name is False else name)
 
-    def names_function(self, func: ast.expr, resolver: Resolver) -> bool:
+    def names_function(self, func: ast.expr, resolver: Resolver, name=False) -> bool:
         """`func` resolves to a function of the project: a call of it builds no class here."""
         parts = dotted_parts(func)
         if not parts or parts[0] in resolver.local:
             return False
         if len(parts) == 1 and parts[0] in resolver.scope.functions:
             return True
-        name = resolver.qualname(func)
+        name = resolver.qualname(func) if name is False else name
         if not name or "." not in name or name.startswith(_TORCH_PREFIXES):
             return False
         module, _, attr = name.rpartition(".")
-        scope = self.module_scope(module)
+        scope = self.module_scope(module) if self.module_scope(name.split(".")[0]) is not None else None
         return scope is not None and attr in scope.functions
 
     def _project_class(self, name: str | None) -> ModelClass | None:
         if not name or "." not in name or name.startswith(_TORCH_PREFIXES):
             return None
         parts = name.split(".")
-        for cut in range(len(parts) - 1, 0, -1):  # `pkg.mod.Outer.Inner`: the module is a prefix
+        if self.module_scope(parts[0]) is None:
+            return None  # not a package of this project: one lookup per package, not per prefix
+        for cut in range(len(parts) - 1, max(0, len(parts) - 3), -1):  # `mod.Cls` or `mod.Outer.Inner`
             scope = self.module_scope(".".join(parts[:cut]))
             if scope is None:
                 continue
