@@ -442,3 +442,20 @@ def test_factory_tables_with_an_element_we_cannot_follow_are_unknown():
     with_param = NETS + "MODELS = [lambda: Net(), lambda size: Net()]\n"
     src = with_param + "def quantize(i, q, x):\n    m = MODELS[i]()\n    prepare_pt2e(export(m, (x,)).module(), q)\n"
     assert check(src) == []
+
+
+def test_indirect_parametrize_values_go_to_a_fixture():
+    src = NETS + (
+        '@pytest.mark.parametrize("model", [Net()], indirect=True)\n'
+        "def test_quantize(model, quantizer, x):\n"
+        "    model.eval()\n"
+        "    prepare_pt2e(export(model, (x,)).module(), quantizer)\n"
+    )
+    assert check(src) == []
+    # The parameter is what the fixture returns, not `Net()`: a parameter as before.
+    (d,) = check(src.replace("    model.eval()\n", ""))
+    assert "as parameter `model`" in d.message and "built at" not in d.message
+    # Without `indirect`, the same value is the parameter and its `eval()` is what counts.
+    assert check(src.replace(", indirect=True", "")) == []
+    (d,) = check(src.replace(", indirect=True", "").replace("    model.eval()\n", ""))
+    assert "built at line 20" in d.message

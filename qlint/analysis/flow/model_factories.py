@@ -30,8 +30,8 @@ def parametrize_values(func: ast.AST, param: str, resolver: Resolver) -> list[as
             listed = [e.value for e in names.elts]
         else:
             continue
-        if param not in listed:
-            continue
+        if param not in listed or any(kw.arg == "indirect" for kw in deco.keywords):
+            continue  # `indirect=...`: the values go to fixtures, and the parameter gets what they return
         rows = _literal(deco.args[1], resolver)
         if rows is None:
             return None
