@@ -12,17 +12,14 @@ import ast
 from dataclasses import replace
 from typing import Protocol
 
-from qlint.analysis.flow.model_apis import Api, argument, classify_call, init_sets_eval, is_class_call, key, recipe_flow
+from qlint.analysis.flow.model_apis import Api, argument, classify_call, key, recipe_flow
 from qlint.analysis.flow.model_apis import switch_mode as _switch_mode
-from qlint.analysis.flow.model_classes import Built
-from qlint.analysis.flow.model_factories import callables, lambda_body
+from qlint.analysis.flow.model_builds import Builds
 from qlint.analysis.flow.model_values import (
     CALL,
-    CONSTRUCTED,
     CONVERTED,
     EXPECTS_ERROR,
     EXPORTED,
-    FACTORY,
     PARAM,
     PREPARED,
     PREPARED_QAT,
@@ -43,8 +40,8 @@ from qlint.analysis.flow.model_values import (
     new_value,
     part_of,
 )
-from qlint.analysis.names.resolver import Resolver, dotted_parts
-from qlint.analysis.names.scope import ClassScope, parameter_args
+from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.names.scope import ClassScope
 
 _SELF_RETURNING = frozenset(
     {"to", "cpu", "cuda", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory", "to_empty", "type"}
@@ -77,7 +74,7 @@ class CallSemantics:
         self.class_scope = class_scope
         self.nested = nested  # helpers defined inside the function: name -> def
         self.classes = classes  # classes defined inside the function: name -> def (None: two of them)
-        self.built: dict[int, Built] = {}  # per construction call, so a loop body's second pass agrees
+        self.builds = Builds(self)
         self.capture_index: dict[int, int] = {}
         self.switch_index: dict[int, ModeSwitch] = {}
         self.sessions: dict[Obj, tuple] = {}
@@ -98,11 +95,12 @@ class CallSemantics:
         kwargs = {kw.arg: self.walk.expr(kw.value, env) for kw in node.keywords}
         first = args[0] if args and not isinstance(node.args[0], ast.Starred) else None
 
-        makes = self.factory_called(func, env)
+        builds = self.builds
+        makes = builds.factory_called(func, env)
         if makes is not None:  # `make()`, `MODELS[name]()`: what each callable builds
-            return merge_values([self.make(node, m, args, kwargs, env) for m in makes], env, node)
-        if isinstance(func, ast.Attribute) and func.attr == "get" and (makes := self.callables(func.value)):
-            return self.factory(node, makes, env)  # `MODELS.get(name)`
+            return merge_values([builds.make(node, m, args, kwargs, env) for m in makes], env, node)
+        if isinstance(func, ast.Attribute) and func.attr == "get" and (makes := builds.callables(func.value)):
+            return builds.factory(node, makes, env)  # `MODELS.get(name)`
         summary = self.helper(func)
         if summary is not None:
             return self.apply(node, *summary, receiver, args, kwargs, env)
@@ -117,10 +115,10 @@ class CallSemantics:
             return self.api_call(node, api, first, kwargs, env)
         if isinstance(func, ast.Attribute) and func.attr == "from_pretrained":
             return new_value(env, node, "", Origin(PRETRAINED, node))
-        built = self.builds(node, name)
+        built = builds.construction(node, name)
         if built is not None:
-            self.instantiation(node, built, args, kwargs, env)
-            return self.construct(node, built, [*args, *kwargs.values()], env)
+            builds.instantiation(node, built, args, kwargs, env)
+            return builds.construct(node, built, [*args, *kwargs.values()], env)
         if first is not None and (first.captures or PARAM in first.kinds):
             # `gm = some_pass(gm)`: graph passes return the graph they were given (or a rewrite of it).
             facts = env.facts(first) if first.is_graph else {ModeFact("unset", node, Origin(CALL, node))}
@@ -128,109 +126,6 @@ class CallSemantics:
             env.modes[obj] = frozenset(facts)
             return obj
         return new_value(env, node, "", Origin(CALL, node))
-
-    def builds(self, node: ast.Call, name: str | None) -> Built | None:
-        """The construction `node` is, resolving its class first; None for any other call."""
-        built = self.built.get(id(node))
-        if built is not None:
-            return built
-        index = self.owner.classes
-        cls = index.resolve(node.func, self.resolver, self.classes, name)
-        if cls is None and (not is_class_call(name, node.func) or index.names_function(node.func, self.resolver, name)):
-            return None
-        written = ".".join(dotted_parts(node.func) or ()) or (name or "the model")
-        built = self.built[id(node)] = Built(node, cls, self.resolver, index, written)
-        return built
-
-    # -- factories: callables that build models ----------------------------------------------
-    def follows(self, expr: ast.expr) -> bool:
-        """A callable named by `expr` whose result we can work out: a function here, or a class."""
-        if isinstance(expr, ast.Name) and (expr.id in self.nested or expr.id in self.owner.scope.functions):
-            return expr.id not in self.resolver.local
-        return self.owner.classes.resolve(expr, self.resolver, self.classes) is not None
-
-    def callables(self, expr: ast.expr) -> list[ast.expr] | None:
-        # A name only (`MODELS`): a subscript of anything else is no factory table we read.
-        if not isinstance(expr, ast.Name):
-            return None
-        if expr.id not in self.resolver.local and expr.id not in self.owner.scope.assigns:
-            return None  # a table of another module: its names resolve there
-        return callables(expr, self.resolver, self.follows)
-
-    def factory(self, anchor: ast.AST, makes: list[ast.expr], env: Env) -> Obj:
-        origin = Origin(FACTORY, anchor, makes=tuple(makes))
-        return new_value(env, anchor, "", origin, {ModeFact("unknown", None, origin)})
-
-    def factory_called(self, func: ast.expr, env: Env) -> tuple[ast.expr, ...] | None:
-        if isinstance(func, ast.Subscript):
-            makes = self.callables(func.value)
-            return tuple(makes) if makes else None
-        name = key(func)
-        obj = env.vars.get(name) if name is not None else None
-        if obj is None or len(obj.origins) != 1:
-            return None
-        (origin,) = obj.origins
-        return origin.makes if origin.kind == FACTORY else None
-
-    def make(self, node: ast.Call, maker: ast.expr, args, kwargs, env: Env) -> Obj:
-        """The result of calling one callable of a factory at `node`."""
-        if isinstance(maker, ast.Lambda):
-            obj = self.walk.expr(lambda_body(maker), env)
-            return obj if obj is not None else new_value(env, node, "", Origin(CALL, node))
-        cls = self.owner.classes.resolve(maker, self.resolver, self.classes)
-        if cls is not None:
-            # The origin is the element (`"a": Net,`): one call of the factory builds any of them.
-            written = ".".join(dotted_parts(maker) or ())
-            built = Built(maker, cls, self.resolver, self.owner.classes, written)
-            return self.construct(maker, built, [*args, *kwargs.values()], env)
-        summary = self.helper(maker)
-        if summary is None:
-            return new_value(env, node, "", Origin(CALL, node))
-        return self.apply(node, *summary, None, args, kwargs, env)
-
-    def built_in_class(self, call: ast.Call) -> Built:
-        """A `self.<attr> = Net()` of another method of this class, read here."""
-        owner = self.owner
-        resolver = Resolver(owner.scope, owner.project, owner.optable, None, self.class_scope)
-        cls = owner.classes.resolve(call.func, resolver, {})
-        written = ".".join(dotted_parts(call.func) or ()) or "the model"
-        return Built(call, cls, resolver, owner.classes, written)
-
-    def instantiation(self, node: ast.Call, built: Built, args, kwargs, env: Env) -> None:
-        """`Quantizer(model)` of a class of this module: what its `__init__` parameters receive."""
-        cls = built.cls
-        init = (
-            next((s for s in cls.node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
-            if cls
-            else None
-        )
-        if init is None or cls.scope.path != self.flow.path or any(isinstance(a, ast.Starred) for a in node.args):
-            return
-        names = [a.arg for a in parameter_args(init, star=False)]
-        passed = {i + 1: env.facts(obj) if obj is not None else UNKNOWN_MODE for i, obj in enumerate(args)}
-        for kw in node.keywords:
-            if kw.arg in names:
-                obj = kwargs[kw.arg]
-                passed[names.index(kw.arg)] = env.facts(obj) if obj is not None else UNKNOWN_MODE
-        self.flow.calls.append(CallSite(init, node, passed))
-
-    def construct(self, node: ast.Call, built: Built, args: list[Obj | None], env: Env) -> Obj:
-        wrapped = [o for o in args if o is not None and _is_module(o, env)]
-        if wrapped:  # a wrapper module: the wrapped modules keep their own modes
-            parts = [next((o.built for o in w.origins if o.built is not None), None) for w in wrapped]
-            built = replace(built, parts=None if None in parts else tuple(parts))
-            origin = Origin(CONSTRUCTED, node, built=built)
-            # What the wrapped modules were built as is now what the wrapper holds.
-            facts = {
-                replace(f, origin=replace(f.origin, built=built)) if f.origin and f.origin.kind == CONSTRUCTED else f
-                for o in wrapped
-                for f in env.facts(o)
-            }
-            return new_value(env, node, "", origin, facts)
-        origin = Origin(CONSTRUCTED, node, built=built)
-        if built.cls is not None and init_sets_eval(built.cls.node):
-            return new_value(env, node, "", origin, {ModeFact("eval", node, origin)})
-        return new_value(env, node, "", origin)
 
     def method(self, node: ast.Call, attr: str, receiver: Obj, env: Env):
         """A method of a tracked value; False when it is not one we know."""
@@ -463,12 +358,3 @@ def _param_index(cap: Capture, callee: FunctionFlow) -> int | None:
         if o.kind == PARAM and o.node is callee.node:
             return o.index
     return None
-
-
-def _is_module(obj: Obj, env: Env) -> bool:
-    """Known to be an nn.Module: built here, loaded pretrained, or its mode was set."""
-    if obj.is_graph:
-        return False
-    if obj.kinds & {CONSTRUCTED, PRETRAINED}:
-        return True
-    return any(f.state in ("eval", "train") for f in env.facts(obj))

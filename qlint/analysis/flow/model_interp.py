@@ -11,7 +11,6 @@ import ast
 
 from qlint.analysis.flow.model_apis import key
 from qlint.analysis.flow.model_calls import CallSemantics
-from qlint.analysis.flow.model_factories import factory_calls, parametrize_values
 from qlint.analysis.flow.model_values import (
     ATTRIBUTE,
     CONSTRUCTED,
@@ -60,7 +59,7 @@ class Interpreter:
     def run(self) -> FunctionFlow:
         env = Env()
         for index, arg in enumerate(parameter_args(self.func, star=False)):
-            obj = self.parametrized(arg.arg, env) if getattr(self.func, "decorator_list", None) else None
+            obj = self.calls.builds.parametrized(arg.arg, env) if getattr(self.func, "decorator_list", None) else None
             if obj is None:
                 obj = new_value(env, self.func, arg.arg, Origin(PARAM, self.func, index, arg.arg))
             env.vars[arg.arg] = self.flow.param_objs[arg.arg] = obj
@@ -68,20 +67,6 @@ class Interpreter:
         if end is not None:
             self.flow.returns.append((end, None))
         return self.flow
-
-    def parametrized(self, name: str, env: Env) -> Obj | None:
-        """A test parameter is each `pytest.mark.parametrize` value in turn, not an unknown."""
-        values = parametrize_values(self.func, name, self.resolver)
-        if not values:
-            return None
-        if factory_calls(values, self.calls.follows):
-            return self.calls.factory(self.func, values, env)
-        self.stmt_stack.append(self.func)  # values are evaluated at the decorator
-        try:
-            objs = [self.expr(v, env) or new_value(env, v, "", Origin(UNKNOWN, v)) for v in values]
-        finally:
-            self.stmt_stack.pop()
-        return merge_values(objs, env, self.func)
 
     # -- statements --------------------------------------------------------------------
     def block(self, stmts: list[ast.stmt], env: Env | None) -> Env | None:
@@ -200,7 +185,7 @@ class Interpreter:
             it = it.func.value
         elif method is not None:
             return False
-        makes = self.calls.callables(it)
+        makes = self.calls.builds.callables(it)
         if not makes:
             return False
         if method == "items":
@@ -210,7 +195,7 @@ class Interpreter:
             target = target.elts[1]
         if key(target) is None:
             return False
-        env.vars[key(target)] = self.calls.factory(s, makes, env)
+        env.vars[key(target)] = self.calls.builds.factory(s, makes, env)
         return True
 
     def with_block(self, s, env: Env) -> Env | None:
@@ -273,8 +258,8 @@ class Interpreter:
             return obj
         if isinstance(e, ast.Await):
             return self.expr(e.value, env)
-        if isinstance(e, ast.Subscript) and (makes := self.calls.callables(e.value)):
-            return self.calls.factory(e, makes, env)  # `make = MODELS[name]`
+        if isinstance(e, ast.Subscript) and (makes := self.calls.builds.callables(e.value)):
+            return self.calls.builds.factory(e, makes, env)  # `make = MODELS[name]`
         if isinstance(e, (ast.Attribute, ast.Subscript)):
             container = self.expr(e.value, env)
             if isinstance(e, ast.Subscript):
@@ -297,7 +282,8 @@ class Interpreter:
         origin = Origin(ATTRIBUTE, self.func, name=name)
         source = self.owner.attribute_sources(self.class_scope, self.resolver).get(name)
         if isinstance(source, ast.Call):
-            facts = {ModeFact("train", source, Origin(CONSTRUCTED, source, built=self.calls.built_in_class(source)))}
+            built = self.calls.builds.built_in_class(source)
+            facts = {ModeFact("train", source, Origin(CONSTRUCTED, source, built=built))}
         elif source is not None and not source.passed_on_in - {id(self.func)}:
             # Stored from `__init__` and handed to nothing elsewhere: what the caller passed.
             facts = {ModeFact("unset", source.target, Origin(STORED, source.init, source.index, source.param))}
