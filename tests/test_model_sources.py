@@ -459,3 +459,34 @@ def test_indirect_parametrize_values_go_to_a_fixture():
     assert check(src.replace(", indirect=True", "")) == []
     (d,) = check(src.replace(", indirect=True", "").replace("    model.eval()\n", ""))
     assert "built at line 20" in d.message
+
+
+def test_content_of_what_a_wrapper_is_handed():
+    found = check(
+        """
+        class Wrapper(nn.Module):
+            def __init__(self, inner, size=3):
+                super().__init__()
+                self.inner = inner
+                self.lin = nn.Linear(size, size)
+
+        def quantize(model, backbone, quantizer, x):
+            a = nn.DataParallel(model)
+            prepare_pt2e(export(a, (x,)).module(), quantizer)
+            b = Wrapper(backbone)
+            prepare_pt2e(export(b, (x,)).module(), quantizer)
+            c = Wrapper(nn.BatchNorm2d(3), size=4)
+            prepare_pt2e(export(c, (x,)).module(), quantizer)
+            d = Wrapper(None, -2)
+            prepare_pt2e(export(d, (x,)).module(), quantizer)
+        """
+    )
+    messages = [d.message for d in found]
+    assert len(messages) == 4
+    # What `model` and `backbone` hold is not known: nothing is said about content.
+    assert messages[0].endswith("and modules start in train mode)")
+    assert messages[1].endswith("and modules start in train mode)")
+    assert messages[2].endswith("; in `Wrapper`, the mode changes BatchNorm2d")
+    assert messages[3].endswith(
+        "no batch norm, dropout or `self.training` was found in `Wrapper`, so its mode may not matter"
+    )

@@ -45,6 +45,8 @@ _DROPOUT_DEFAULT = frozenset(
 _DROPOUT_ARG = frozenset({"MultiheadAttention", "RNN", "LSTM", "GRU"})
 # Instance norm uses running statistics in eval mode only with `track_running_stats=True`.
 _TRACKING = frozenset({"InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"})
+# torch.nn classes whose arguments are modules rather than hyperparameters.
+_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict", "DataParallel", "DistributedDataParallel"})
 _TORCH_PREFIXES = ("torch.", "torchao.", "executorch.exir", "copy.")
 _MAX_DEPTH = 4
 
@@ -82,8 +84,27 @@ class Built:
         if self.parts is None:
             return Content(own.name, own.dependent, False)
         inner = [p.content() for p in self.parts]
-        dependent = sorted({*own.dependent, *(d for c in inner for d in c.dependent)})
-        return Content(own.name, tuple(dependent), own.complete and all(c.complete for c in inner))
+        found = {*own.dependent, *(d for c in inner for d in c.dependent)}
+        complete = own.complete and all(c.complete for c in inner) and self._arguments(found)
+        return Content(own.name, tuple(sorted(found)), complete)
+
+    def _arguments(self, found: set[str]) -> bool:
+        """What the call passes may be modules too: read modules built inline, and give up on a
+        name whose value is not one of `parts` (`nn.DataParallel(model)`, `Wrapper(backbone)`)."""
+        if not isinstance(self.call, ast.Call):
+            return True
+        last = self.name.rpartition(".")[2]
+        hyperparameters = self.cls is None and last not in _CONTAINERS  # `nn.Linear(n, m)`
+        complete = True
+        for arg in [*self.call.args, *(kw.value for kw in self.call.keywords)]:
+            if _constant(arg) or hyperparameters:
+                continue
+            if isinstance(arg, ast.Call):
+                if self.cls is not None:  # a torch.nn call's own walk read these already
+                    complete &= self.index._calls_content([arg], self.resolver, found, 0)
+            elif not self.parts:
+                complete = False
+        return complete
 
 
 @dataclass
@@ -228,6 +249,12 @@ def _nested(cls: ModelClass | None, rest: list[str]) -> ModelClass | None:
         inner = next((s for s in cls.node.body if isinstance(s, ast.ClassDef) and s.name == name), None)
         cls = ModelClass(inner, cls.scope) if inner is not None else None
     return cls
+
+
+def _constant(node: ast.expr) -> bool:
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_constant(e) for e in node.elts)
+    return isinstance(node, ast.Constant) or (isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant))
 
 
 def _foreign(name: str) -> bool:
