@@ -337,6 +337,11 @@ def test_model_stored_by_init_quiet_look_alikes():
     exit_ = "    def __exit__(self, *exc):\n"
     handed_on = STORED.replace(exit_, exit_ + "        prep(self.model)\n")
     assert check(handed_on) == []
+    # Rebound in `__init__` before it is stored: not what the caller passed.
+    rebound = STORED.replace(
+        "        self.model = model\n", "        model = model or default\n        self.model = model\n"
+    )
+    assert check(rebound) == []
     # Reassigned elsewhere.
     reassigned = STORED.replace("        return False\n", "        self.model = None\n        return False\n")
     assert check(reassigned) == []

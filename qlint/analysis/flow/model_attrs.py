@@ -33,12 +33,12 @@ def attribute_sources(cls: ast.ClassDef, is_constructor: Callable[[ast.Call], bo
     """`self.<attr>` -> the call that builds it, or the `__init__` parameter stored in it."""
     init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
     params = {a.arg: i for i, a in enumerate(parameter_args(init, star=False))} if init is not None else {}
-    rebound = {n for n, bound in function_assigns(init).items() if len(bound) > 1} if init is not None else set()
     built: dict[str, ast.Call] = {}
     stored: dict[str, Stored] = {}
     other: set[str] = set()  # set some other way, or its mode changed somewhere
     passed: dict[str, set[int]] = {}
     touched: set[str] = set()  # parameters of `__init__` whose mode may change there
+    calls: list[tuple[ast.Call, ast.AST]] = []  # read only when an attribute was stored
     for method in (s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))):
         handled: set[int] = set()
         for node in ast.walk(method):
@@ -59,7 +59,6 @@ def attribute_sources(cls: ast.ClassDef, is_constructor: Callable[[ast.Call], bo
                             method is init
                             and isinstance(value, ast.Name)
                             and params.get(value.id, 0) > 0
-                            and value.id not in rebound
                             and name not in stored
                         ):
                             stored[name] = Stored(init, params[value.id], value.id, sub, frozenset())
@@ -75,13 +74,7 @@ def attribute_sources(cls: ast.ClassDef, is_constructor: Callable[[ast.Call], bo
                 elif method is init:
                     touched.add(name)
             elif isinstance(node, ast.Call):
-                for arg in [*node.args, *(kw.value for kw in node.keywords)]:
-                    arg = arg.value if isinstance(arg, ast.Starred) else arg
-                    name = key(arg)
-                    if name is not None and name.startswith("self."):
-                        passed.setdefault(name, set()).add(id(method))
-                    elif name is not None and method is init:
-                        touched.add(name)
+                calls.append((node, method))
             elif (
                 isinstance(node, ast.Attribute)
                 and not isinstance(node.ctx, ast.Load)
@@ -90,7 +83,17 @@ def attribute_sources(cls: ast.ClassDef, is_constructor: Callable[[ast.Call], bo
             ):
                 other.add(name)  # `self.model += ...`, a loop target, `del self.model`
     out: dict[str, ast.Call | Stored] = {n: c for n, c in built.items() if n not in other and n not in stored}
+    if not stored:
+        return out
+    rebound = {n for n, bound in function_assigns(init).items() if len(bound) > 1}
+    for call, method in calls:
+        for arg in [*call.args, *(kw.value for kw in call.keywords)]:
+            name = key(arg.value if isinstance(arg, ast.Starred) else arg)
+            if name is not None and name.startswith("self."):
+                passed.setdefault(name, set()).add(id(method))
+            elif name is not None and method is init:
+                touched.add(name)
     for name, source in stored.items():
-        if name not in other and name not in built and source.param not in touched:
+        if name not in other and name not in built and source.param not in touched | rebound:
             out[name] = Stored(source.init, source.index, source.param, source.target, frozenset(passed.get(name, ())))
     return out
