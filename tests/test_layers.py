@@ -133,3 +133,6 @@ def test_call_semantics_does_not_know_the_interpreter():
     assert "qlint.analysis.flow.model_calls" in graph["qlint.analysis.flow.model_interp"]
     assert not any(t.startswith("qlint.analysis.flow.model_interp") for t in graph["qlint.analysis.flow.model_calls"])
     assert not any(t.startswith("qlint.analysis.flow.model_flow") for t in graph["qlint.analysis.flow.model_calls"])
+    # What calls that build models do is asked of its own object, which knows neither side.
+    above = ("qlint.analysis.flow.model_calls", "qlint.analysis.flow.model_interp", "qlint.analysis.flow.model_flow")
+    assert not any(t.startswith(above) for t in graph["qlint.analysis.flow.model_builds"])

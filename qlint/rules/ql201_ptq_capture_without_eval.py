@@ -24,6 +24,7 @@ from qlint.rules.capture_common import (
     reasons,
     related,
 )
+from qlint.rules.capture_content import content_note
 from qlint.rules.ptq_eval_fix import HELPER, eval_fix, is_graph
 
 _BAD = ("train", "constructed", "parameter")
@@ -61,7 +62,7 @@ class PtqCaptureWithoutEval(Rule):
             detail = listed(bad + partial)
             # `.eval()` raises on an exported GraphModule (torch 2.13): torchao's helper is the way.
             remedy = f"`{HELPER}({model})`" if is_graph(cap) else f"`{model}.eval()`"
-            message = f"`{model}` is captured for PTQ {head} ({detail})"
+            message = f"`{model}` is captured for PTQ {head} ({detail}){content_note(cap, 'ptq', flows)}"
             help_ = (
                 f"{grad_mode_note(cap)}Batch norm and dropout keep their training behaviour in the graph, so"
                 " calibration after `prepare_pt2e` updates running statistics and drops activations; call"

@@ -15,6 +15,7 @@ from qlint.diagnostic import Diagnostic
 from qlint.evidence import CaptureEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.capture_common import captures, evidence, insert_mode_call, listed, model_text, reasons, related
+from qlint.rules.capture_content import content_note
 
 
 class QatCaptureInEvalMode(Rule):
@@ -38,7 +39,7 @@ class QatCaptureInEvalMode(Rule):
                 continue  # QAT rebuilt only to convert (no training): eval mode is right there
             why = reasons(ctx, cap, "qat", flows)
             model = model_text(ctx, cap)
-            message = f"`{model}` is captured for QAT in eval mode ({listed(why)})"
+            message = f"`{model}` is captured for QAT in eval mode ({listed(why)}){content_note(cap, 'qat', flows)}"
             help_ = (
                 "The graph gets disabled dropout and eval-mode batch norm (except where `prepare_qat_pt2e`"
                 " folds it into a conv), so QAT training neither regularises nor updates those statistics;"

@@ -14,11 +14,11 @@ from typing import Protocol
 
 from qlint.analysis.flow.callbacks import CallbackLinks
 from qlint.analysis.flow.dead_branches import contradicted_at_call
-from qlint.analysis.flow.model_apis import Api, argument, classify_call, init_sets_eval, is_class_call, key, recipe_flow
+from qlint.analysis.flow.model_apis import Api, argument, classify_call, key, recipe_flow
 from qlint.analysis.flow.model_apis import switch_mode as _switch_mode
+from qlint.analysis.flow.model_builds import Builds
 from qlint.analysis.flow.model_values import (
     CALL,
-    CONSTRUCTED,
     CONVERTED,
     EXPECTS_ERROR,
     EXPORTED,
@@ -42,6 +42,7 @@ from qlint.analysis.flow.model_values import (
     new_value,
     part_of,
 )
+from qlint.analysis.flow.prepared_results import PreparedResults
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope
 
@@ -70,18 +71,20 @@ class Walk(Protocol):
 class CallSemantics:
     """What one call does to the models of one function's walk; keeps the state only calls need."""
 
-    def __init__(self, walk: Walk, owner, resolver: Resolver, class_scope: ClassScope | None, nested: dict):
+    def __init__(self, walk: Walk, owner, resolver: Resolver, class_scope: ClassScope | None, nested, classes):
         self.walk = walk
         self.owner = owner  # the `ModelFlow` that summarises helpers (not imported: it imports us)
         self.resolver = resolver
         self.class_scope = class_scope
         self.nested = nested  # helpers defined inside the function: name -> def
+        self.classes = classes  # classes defined inside the function: name -> def (None: two of them)
+        self.builds = Builds(self)
         self.capture_index: dict[int, int] = {}
         self.switch_index: dict[int, ModeSwitch] = {}
         self.sessions: dict[Obj, tuple] = {}
         self.graph_holders: set[Obj] = set()  # modules with an exported GraphModule as a submodule
         self.callbacks = CallbackLinks(self)
-        self.fresh_qat: dict[Obj, ast.stmt] = {}  # QAT-prepared graphs -> the statement that made them
+        self.results = PreparedResults(self)
 
     @property
     def flow(self) -> FunctionFlow:
@@ -98,6 +101,12 @@ class CallSemantics:
         kwargs = {kw.arg: self.walk.expr(kw.value, env) for kw in node.keywords}
         first = args[0] if args and not isinstance(node.args[0], ast.Starred) else None
 
+        builds = self.builds
+        makes = builds.factory_called(func, env)
+        if makes is not None:  # `make()`, `MODELS[name]()`: what each callable builds
+            return merge_values([builds.make(node, m, args, kwargs, env) for m in makes], env, node)
+        if isinstance(func, ast.Attribute) and func.attr == "get" and (makes := builds.callables(func.value)):
+            return builds.factory(node, makes, env)  # `MODELS.get(name)`
         summary = self.helper(func)
         if summary is not None:
             return self.apply(node, *summary, receiver, args, kwargs, env)
@@ -114,8 +123,10 @@ class CallSemantics:
             return self.api_call(node, api, first, kwargs, env)
         if isinstance(func, ast.Attribute) and func.attr == "from_pretrained":
             return new_value(env, node, "", Origin(PRETRAINED, node))
-        if is_class_call(name, func, self.owner.scope):
-            return self.construct(node, func, [*args, *kwargs.values()], env)
+        built = builds.construction(node, name)
+        if built is not None:
+            builds.instantiation(node, built, args, kwargs, env)
+            return builds.construct(node, built, [*args, *kwargs.values()], env)
         if first is not None and (first.captures or PARAM in first.kinds):
             # `gm = some_pass(gm)`: graph passes return the graph they were given (or a rewrite of it).
             facts = env.facts(first) if first.is_graph else {ModeFact("unset", node, Origin(CALL, node))}
@@ -123,16 +134,6 @@ class CallSemantics:
             env.modes[obj] = frozenset(facts)
             return obj
         return new_value(env, node, "", Origin(CALL, node))
-
-    def construct(self, node: ast.Call, func: ast.expr, args: list[Obj | None], env: Env) -> Obj:
-        origin = Origin(CONSTRUCTED, node)
-        wrapped = [o for o in args if o is not None and _is_module(o, env)]
-        if wrapped:  # a wrapper module: the wrapped modules keep their own modes
-            return new_value(env, node, "", origin, frozenset().union(*(env.facts(o) for o in wrapped)))
-        cls = self.owner.scope.classes.get(func.id) if isinstance(func, ast.Name) else None
-        if cls is not None and init_sets_eval(cls.node):
-            return new_value(env, node, "", origin, {ModeFact("eval", node, origin)})
-        return new_value(env, node, "", origin)
 
     def method(self, node: ast.Call, attr: str, receiver: Obj, env: Env):
         """A method of a tracked value; False when it is not one we know."""
@@ -196,9 +197,9 @@ class CallSemantics:
                 self.reach(arg, Sink("ptq" if api.kind == "prepare" else "qat", node, self.flow.path))
             captures = arg.captures if arg is not None else frozenset()
             if api.kind == "convert" and arg is not None:
-                self.rebuilt_for_conversion(arg)
+                self.results.rebuilt_for_conversion(arg)
             result = new_value(env, node, "", Origin(_PT2E_RESULT[api.kind], node), captures=captures)
-            self.note_result(result, arg)
+            self.results.note(result, arg)
             return result
         if api.kind == "allow_train_eval" and arg is not None:
             env.patched |= {arg}
@@ -210,7 +211,7 @@ class CallSemantics:
             if mode == "train":
                 self.retrain(arg)
             else:
-                self.rebuilt_for_conversion(arg)
+                self.results.rebuilt_for_conversion(arg)
         if api.kind == "load_program":
             return new_value(env, node, "", Origin(PROGRAM, node))
         if api.kind == "copy" and arg is not None:
@@ -244,25 +245,6 @@ class CallSemantics:
         return isinstance(call, ast.Call) and any(
             kw.arg == "is_qat" and isinstance(kw.value, ast.Constant) and kw.value.value is True for kw in call.keywords
         )
-
-    def note_result(self, result: Obj, arg: Obj | None) -> None:
-        """Remember what a prepare/convert result is made of, for callers and for item 17."""
-        if PREPARED_QAT in result.kinds:
-            self.fresh_qat[result] = self.walk.stmt_stack[-1]
-        origins = arg.origins if arg is not None else ()
-        params = frozenset(o.index for o in origins if o.kind == PARAM and o.node is self.walk.func)
-        if params:
-            self.flow.param_results[result] = params
-
-    def rebuilt_for_conversion(self, graph: Obj) -> None:
-        """`convert_pt2e` / `move_exported_model_to_eval` on a QAT-prepared graph made in this or
-        the previous statement: nothing trained it, the QAT graph was only rebuilt to convert."""
-        made = self.fresh_qat.get(graph)
-        if made is None or made not in (self.walk.stmt_stack[-1], self.walk.previous[-1]):
-            return
-        nodes = {o.node for o in graph.origins if o.kind == PREPARED_QAT}
-        for index in graph.captures:
-            self.flow.captures[index].rebuilt |= nodes
 
     def retrain(self, graph: Obj) -> None:
         for index in graph.captures:
@@ -389,7 +371,7 @@ class CallSemantics:
         if not results:
             return new_value(env, node, "", Origin(CALL, node))
         result = merge_values(results, env, node)
-        self.note_result(result, None)
+        self.results.note(result, None)
         return result
 
 
@@ -404,12 +386,3 @@ def _param_index(cap: Capture, callee: FunctionFlow) -> int | None:
         if o.kind == PARAM and o.node is callee.node:
             return o.index
     return None
-
-
-def _is_module(obj: Obj, env: Env) -> bool:
-    """Known to be an nn.Module: built here, loaded pretrained, or its mode was set."""
-    if obj.is_graph:
-        return False
-    if obj.kinds & {CONSTRUCTED, PRETRAINED}:
-        return True
-    return any(f.state in ("eval", "train") for f in env.facts(obj))

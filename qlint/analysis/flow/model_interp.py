@@ -17,6 +17,7 @@ from qlint.analysis.flow.model_values import (
     CONSTRUCTED,
     EXPECTS_ERROR,
     PARAM,
+    STORED,
     UNKNOWN,
     Env,
     FunctionFlow,
@@ -48,7 +49,7 @@ class Interpreter:
         local = function_assigns(func) if not isinstance(func, ast.Module) else {}
         self.resolver = Resolver(owner.scope, owner.project, owner.optable, local, class_scope)
         self.class_scope = class_scope
-        self.local_imports, nested = _local_definitions(func, owner.scope)
+        self.local_imports, nested, classes = _local_definitions(func, owner.scope)
         self.loops: list[list[Env]] = []
         self.contexts: list[str] = []
         self.guards: list[tuple[str, bool]] = []
@@ -56,12 +57,14 @@ class Interpreter:
         self.previous: list[ast.stmt | None] = []  # the statement before each of `stmt_stack`
         self.flags = ConstantFlags(func)  # `if False:`, `is_qat = True; if is_qat:`
         self.flow = FunctionFlow(func, owner.scope.path, [p.arg for p in parameter_args(func, star=False)])
-        self.calls = CallSemantics(self, owner, self.resolver, class_scope, nested)
+        self.calls = CallSemantics(self, owner, self.resolver, class_scope, nested, classes)
 
     def run(self) -> FunctionFlow:
         env = Env()
         for index, arg in enumerate(parameter_args(self.func, star=False)):
-            obj = new_value(env, self.func, arg.arg, Origin(PARAM, self.func, index, arg.arg))
+            obj = self.calls.builds.parametrized(arg.arg, env) if getattr(self.func, "decorator_list", None) else None
+            if obj is None:
+                obj = new_value(env, self.func, arg.arg, Origin(PARAM, self.func, index, arg.arg))
             env.vars[arg.arg] = self.flow.param_objs[arg.arg] = obj
         end = self.block(getattr(self.func, "body", []), env)
         if end is not None:
@@ -177,13 +180,34 @@ class Interpreter:
         entry, outs = env, []
         for _ in range(2):  # the second pass sees what the first leaves for the next iteration
             start = entry.copy()
-            if not isinstance(s, ast.While):
+            if not isinstance(s, ast.While) and not self.bind_factories(s, start):
                 self.bind_unknown(s.target, s, start, items)
             outs.append(self.block(s.body, start))
             entry = join([env, outs[-1], *exits], s)
         self.loops.pop()
         after = join([env, *outs, *exits], s)
         return self.block(s.orelse, after) if s.orelse and after is not None else after
+
+    def bind_factories(self, s: ast.For | ast.AsyncFor, env: Env) -> bool:
+        """`for make in MODELS`, `for name, make in MODELS.items()`: the loop variable is a factory."""
+        it, target = s.iter, s.target
+        method = it.func.attr if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) else None
+        if method in ("items", "values") and not it.args:
+            it = it.func.value
+        elif method is not None:
+            return False
+        makes = self.calls.builds.callables(it)
+        if not makes:
+            return False
+        if method == "items":
+            if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
+                return False
+            self.bind_unknown(target.elts[0], s, env)
+            target = target.elts[1]
+        if key(target) is None:
+            return False
+        env.vars[key(target)] = self.calls.builds.factory(s, makes, env)
+        return True
 
     def with_block(self, s, env: Env) -> Env | None:
         pushed = 0
@@ -245,6 +269,8 @@ class Interpreter:
             return obj
         if isinstance(e, ast.Await):
             return self.expr(e.value, env)
+        if isinstance(e, ast.Subscript) and (makes := self.calls.builds.callables(e.value)):
+            return self.calls.builds.factory(e, makes, env)  # `make = MODELS[name]`
         if isinstance(e, (ast.Attribute, ast.Subscript)):
             container = self.expr(e.value, env)
             if isinstance(e, ast.Subscript):
@@ -265,9 +291,13 @@ class Interpreter:
     def attribute(self, name: str, env: Env) -> Obj:
         """`self.<attr>` first read in this method: it was set elsewhere in the class."""
         origin = Origin(ATTRIBUTE, self.func, name=name)
-        built = self.owner.attribute_builders(self.class_scope, self.resolver).get(name)
-        if built is not None:
-            facts = {ModeFact("train", built, Origin(CONSTRUCTED, built))}
+        source = self.owner.attribute_sources(self.class_scope, self.resolver).get(name)
+        if isinstance(source, ast.Call):
+            built = self.calls.builds.built_in_class(source)
+            facts = {ModeFact("train", source, Origin(CONSTRUCTED, source, built=built))}
+        elif source is not None and not source.passed_on_in - {id(self.func)}:
+            # Stored from `__init__` and handed to nothing elsewhere: what the caller passed.
+            facts = {ModeFact("unset", source.target, Origin(STORED, source.init, source.index, source.param))}
         else:
             facts = {ModeFact("unknown", None, origin)}
         obj = new_value(env, self.func, name, origin, facts)
@@ -339,12 +369,13 @@ def _tag(then: Env, orelse: Env, condition: tuple[str, bool]) -> None:
                 env.modes[obj] = frozenset(f if f in theirs else f.guarded((name, arm)) for f in facts)
 
 
-def _local_definitions(func: ast.AST, scope: ModuleScope) -> tuple[dict[str, str], dict[str, ast.AST]]:
-    """Imports (common in library code) and helper functions written inside a function body."""
+def _local_definitions(func: ast.AST, scope: ModuleScope):
+    """Imports (common in library code), helper functions and classes written inside a function body."""
     found: dict[str, str] = {}
     nested: dict[str, ast.AST] = {}
+    classes: dict[str, ast.ClassDef] = {}
     if isinstance(func, ast.Module):
-        return found, nested
+        return found, nested, classes
     stack = [func.body]
     while stack:
         for node in stack.pop():
@@ -357,6 +388,9 @@ def _local_definitions(func: ast.AST, scope: ModuleScope) -> tuple[dict[str, str
                     found[a.asname or a.name] = f"{base}.{a.name}"
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 nested[node.name] = node
+            elif isinstance(node, ast.ClassDef):
+                # Two classes of one name (an `if`/`else`): which one a call builds is not known.
+                classes[node.name] = None if node.name in classes else node
             elif not isinstance(node, _NESTED):
                 stack.extend(statement_lists(node))
-    return found, nested
+    return found, nested, classes

@@ -22,6 +22,10 @@ PARAM, PARAM_PART, ATTRIBUTE, CONSTRUCTED, PRETRAINED, CALL, UNKNOWN = (
     "call",
     "unknown",
 )
+# A callable that builds a model (a parametrize value, an element of a dict of lambdas).
+FACTORY = "factory"
+# A `self.<attr>` that `__init__` stored from its parameter: the caller's mode, like a parameter.
+STORED = "stored constructor parameter"
 PROGRAM, EXPORTED, PREPARED, PREPARED_QAT, CONVERTED = (
     "ExportedProgram",
     "ExportedProgram.module()",
@@ -44,6 +48,10 @@ class Origin:
     node: ast.AST  # the expression (or function, for parameters) it came from
     index: int | None = None  # parameter position
     name: str = ""  # parameter or attribute name
+    # For a construction: the `model_classes.Built` that says what the model holds. Not part of
+    # the identity: one call analysed twice (a loop body) is one origin.
+    built: object = field(default=None, compare=False)
+    makes: tuple = field(default=(), compare=False)  # for a factory: the callables it may be
 
 
 @dataclass(frozen=True)
