@@ -47,15 +47,16 @@ def _roots(directory: str) -> tuple[tuple[str, str], ...]:
     """(package prefix or "" for any module, directory) pairs for files of `directory`."""
     first = import_root(os.path.join(directory, "_.py"))
     roots: list[tuple[str, str]] = [("", first)]
+    installed = _install_dir(first)
+    if installed is not None:
+        # An installed tree is no checkout, even inside one (pyenv is a git clone): climb to
+        # site-packages (`executorch/examples/.../moshi/` has no `__init__.py` there either),
+        # never past it into the standard library.
+        return tuple(roots + [("", d) for d in _ancestors(first, installed)])
     repo = repository_root(directory)
-    if repo is None or os.path.commonpath([repo, first]) != repo or _installed(first):
-        # An installed tree is no checkout, even inside one (pyenv is a git clone): climbing
-        # from site-packages would make the standard library part of the project.
+    if repo is None or os.path.commonpath([repo, first]) != repo:
         return tuple(roots)
-    climb = first
-    while climb != repo:
-        climb = os.path.dirname(climb)
-        roots.append(("", climb))
+    roots += [("", d) for d in _ancestors(first, repo)]
     for entry in declared_packages(repo):
         if entry not in roots:
             roots.append(entry)
@@ -65,11 +66,25 @@ def _roots(directory: str) -> tuple[tuple[str, str], ...]:
     return tuple(roots)
 
 
+def _ancestors(start: str, top: str) -> list[str]:
+    """Directories above `start` up to `top` (inclusive; `top` is an ancestor of `start`)."""
+    found = []
+    while start != top:
+        start = os.path.dirname(start)
+        found.append(start)
+    return found
+
+
+def _install_dir(directory: str) -> str | None:
+    """The `site-packages` (or `dist-packages`) directory `directory` is, or lies in, if any."""
+    parts = directory.split(os.sep)
+    for i in range(len(parts) - 1, -1, -1):
+        if parts[i] in _INSTALL_DIRS:
+            return os.sep.join(parts[: i + 1]) or os.sep
+    return None
+
+
 @lru_cache(maxsize=8192)
-def _installed(directory: str) -> bool:
-    return any(part in _INSTALL_DIRS for part in directory.split(os.sep))
-
-
 def resolved(path: str) -> str:
     """`path` with symbolic links inside its repository followed, spelled from the same
     repository root (`/tmp/x` stays `/tmp/x` where `/tmp` itself is a link)."""
