@@ -26,10 +26,14 @@ import os
 import subprocess
 import sys
 import tempfile
-import tomllib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10: the backport qlint depends on there
+    import tomli as tomllib
 
 COLUMNS = ["repository", "commit", "path", "line", "rule", "label", "reason"]
 LABELS = ("bug", "ok")
@@ -224,9 +228,7 @@ def materialise(git_dir: Path, commit: str, into: Path) -> list[str]:
 
 
 def _git(git_dir: Path, *args: str, check: bool = True, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        ["git", f"--git-dir={git_dir}", *args], capture_output=True, text=True, check=check, env=env
-    )
+    return subprocess.run(["git", f"--git-dir={git_dir}", *args], capture_output=True, text=True, check=check, env=env)
 
 
 def run_qlint(root: Path, qlint: list[str], preview: bool) -> list[Finding]:
@@ -310,7 +312,9 @@ def evaluate(repos: list[Repo], mirrors: list[Path], qlint: list[str], preview: 
             root.mkdir()
             absent = materialise(git_dir, repo.commit, root)
             if absent:
-                print(f"{repo.slug}: the mirror lacks {len(absent)} non-Python file(s), e.g. {absent[0]}", file=sys.stderr)
+                print(
+                    f"{repo.slug}: the mirror lacks {len(absent)} non-Python file(s), e.g. {absent[0]}", file=sys.stderr
+                )
             check_sites(root, repo.rows)
             score(repo.slug, repo.rows, run_qlint(root, qlint, preview), skipped, out)
     return out
@@ -323,7 +327,8 @@ def _ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def report(out: Outcome, repos: list[Repo], stream=sys.stdout) -> None:
+def report(out: Outcome, repos: list[Repo], stream=None) -> None:
+    stream = stream or sys.stdout
     sizes = Counter((r.slug, row.rule, row.label) for r in repos for row in r.rows)
     print("rows per repository and rule (bug/ok):", file=stream)
     for repo in repos:
