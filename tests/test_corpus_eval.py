@@ -171,3 +171,15 @@ def test_a_multi_line_finding_matches_rows_within_it_and_preview_rows_can_be_ski
     assert (s.tp, s.fp, s.fn, s.tn, s.unlabelled) == (1, 0, 0, 1, 1)
     assert "QL103" not in out.scores  # not run without --preview: neither hit nor miss
     assert [f.path for _, f in out.unlabelled] == ["b.py"]
+
+
+def test_pinned_view_scores_rows_broken_only_past_the_repos_torch_pin_as_ok():
+    rows = [
+        corpus_eval.Row("a.py", 3, "QL401", "bug", f"{corpus_eval.PINNED} the repo's torch 2.8 still has it", "t:2"),
+        corpus_eval.Row("a.py", 4, "QL401", "bug", "gone on every torch the repo allows", "t:3"),
+    ]
+    findings = [corpus_eval.Finding("a.py", "QL401", 3, 3, "m"), corpus_eval.Finding("a.py", "QL401", 4, 4, "m")]
+    out = corpus_eval.Outcome()
+    corpus_eval.score("tiny", corpus_eval.as_pinned(rows), findings, set(), out)
+    s = out.scores["QL401"]
+    assert (s.tp, s.fp) == (1, 1) and [r.line for _, r, _ in out.false_alarms] == [3]
