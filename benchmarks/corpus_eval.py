@@ -65,6 +65,9 @@ class Repo:
     commit: str
     import_root: str
     rows: list[Row] = field(default_factory=list)
+    # Files qlint would read that the mirror lacks (its largest blobs) and that no row is on:
+    # accepted as absent by name in the TOML, so a lost notebook cannot hide a labelled site.
+    absent_ok: tuple[str, ...] = ()
 
     @property
     def owner_name(self) -> tuple[str, str]:
@@ -130,10 +133,17 @@ def load_corpus(directory: Path, only: set[str] | None = None) -> list[Repo]:
         if missing:
             raise CorpusError(f"{meta}: missing {', '.join(missing)}")
         repo = Repo(slug, data["url"], data["commit"], data.get("import_root", ""))
+        absent_ok = data.get("absent_ok", [])
+        if not isinstance(absent_ok, list) or not all(isinstance(p, str) for p in absent_ok):
+            raise CorpusError(f"{meta}: absent_ok must be a list of paths")
+        repo.absent_ok = tuple(absent_ok)
         table = meta.with_suffix(".csv")
         if not table.exists():
             raise CorpusError(f"{meta}: no rows file {table.name}")
         repo.rows = read_rows(table, repo)
+        labelled = sorted({r.path for r in repo.rows} & set(repo.absent_ok))
+        if labelled:
+            raise CorpusError(f"{meta}: rows on {', '.join(labelled)}, which absent_ok leaves out")
         repos.append(repo)
     if only and only - {r.slug for r in repos}:
         raise CorpusError(f"no corpus entry for {', '.join(sorted(only - {r.slug for r in repos}))}")
@@ -185,13 +195,14 @@ def find_mirror(repo: Repo, mirrors: list[Path]) -> Path:
     raise CorpusError(f"{repo.slug}: no mirror holds {repo.commit}{where}")
 
 
-def materialise(git_dir: Path, commit: str, into: Path) -> list[str]:
+def materialise(git_dir: Path, commit: str, into: Path, absent_ok: tuple[str, ...] = ()) -> list[str]:
     """Write the whole tree of `commit` into `into`, as a clone would have it; return the
     paths the mirror lacks the content of (mirrors may leave out their largest blobs).
 
     Through a throw-away index rather than `git archive`: an archive leaves out the paths a
     repository marks `export-ignore` (often its tests), which a user's checkout has. A file
-    qlint would read (`.py`, `.pyi`, `.ipynb`) that the mirror lacks is an error."""
+    qlint would read (`.py`, `.pyi`, `.ipynb`) that the mirror lacks is an error, unless the
+    corpus names it in `absent_ok`."""
     env = {**os.environ, "GIT_INDEX_FILE": str(into.parent / f".{into.name}.index")}
     try:
         _git(git_dir, "read-tree", commit, env=env)
@@ -211,7 +222,7 @@ def materialise(git_dir: Path, commit: str, into: Path) -> list[str]:
         )
         missing_ids = {line.split()[0] for line in probe.stdout.splitlines() if line.endswith(" missing")}
         absent = sorted(p for p, oid in blobs.items() if oid in missing_ids)
-        lost = [p for p in absent if p.endswith((".py", ".pyi", ".ipynb"))]
+        lost = [p for p in absent if p.endswith((".py", ".pyi", ".ipynb")) and p not in absent_ok]
         if lost:
             raise CorpusError(f"the mirror {git_dir} lacks {len(lost)} file(s) qlint reads: {', '.join(lost[:5])}")
         present = "\0".join(p for p in blobs if p not in set(absent)) + "\0"
@@ -318,7 +329,7 @@ def evaluate(repos: list[Repo], mirrors: list[Path], qlint: list[str], preview: 
         with tempfile.TemporaryDirectory(prefix=f"corpus-{repo.slug}-") as tmp:
             root = Path(tmp) / repo.owner_name[1]
             root.mkdir()
-            absent = materialise(git_dir, repo.commit, root)
+            absent = materialise(git_dir, repo.commit, root, repo.absent_ok)
             if absent:
                 print(
                     f"{repo.slug}: the mirror lacks {len(absent)} non-Python file(s), e.g. {absent[0]}", file=sys.stderr

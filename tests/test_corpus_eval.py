@@ -183,3 +183,44 @@ def test_pinned_view_scores_rows_broken_only_past_the_repos_torch_pin_as_ok():
     corpus_eval.score("tiny", corpus_eval.as_pinned(rows), findings, set(), out)
     s = out.scores["QL401"]
     assert (s.tp, s.fp) == (1, 1) and [r.line for _, r, _ in out.false_alarms] == [3]
+
+
+def test_a_file_the_mirror_lacks_is_accepted_only_when_named_and_unlabelled(tmp_path, mirror, capsys):
+    mirrors, commit = mirror
+    # A copy of the mirror without the blob of one file qlint reads, as partial mirrors are.
+    lacking = tmp_path / "lacking"
+    subprocess.run(["cp", "-r", str(mirrors), str(lacking)], check=True)
+    git_dir = lacking / "acme+tiny" / "repo"
+    oid = _git(git_dir, "rev-parse", f"{commit}:tests/test_match.py")
+    objects = [line.split()[0] for line in _git(git_dir, "rev-list", "--objects", "--all").splitlines()]
+    pack_dir = git_dir / "objects" / "pack"
+    subprocess.run(
+        ["git", f"--git-dir={git_dir}", "pack-objects", "-q", str(pack_dir / "slim")],
+        input="\n".join(o for o in objects if o != oid) + "\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    for old in git_dir.glob("objects/??/*"):  # loose objects, the lost blob among them
+        old.unlink()
+    for old in pack_dir.glob("pack-*"):
+        old.unlink()
+    assert subprocess.run(["git", f"--git-dir={git_dir}", "cat-file", "-e", oid], capture_output=True).returncode
+    rows = [("pkg/match.py", 5, "QL101", "bug", "a packet compared with node targets")]
+    corpus = _corpus(tmp_path, commit, rows)
+    code, _, err = _run(capsys, corpus, lacking)
+    assert code == 2 and "lacks 1 file(s) qlint reads: tests/test_match.py" in err
+
+    toml = corpus / "tiny.toml"
+    toml.write_text(toml.read_text() + 'absent_ok = ["tests/test_match.py"]\n')
+    code, out, _ = _run(capsys, corpus, lacking, "--json")
+    assert code == 0 and json.loads(out)["rules"]["QL101"]["tp"] == 1
+
+    labelled = tmp_path / "labelled"
+    labelled.mkdir()
+    (labelled / "tiny.toml").write_text(toml.read_text())
+    (labelled / "tiny.csv").write_text(
+        (corpus / "tiny.csv").read_text() + f"{URL},{commit},tests/test_match.py,5,QL101,bug,a row on a lost file\n"
+    )
+    with pytest.raises(corpus_eval.CorpusError, match="which absent_ok leaves out"):
+        corpus_eval.load_corpus(labelled)
