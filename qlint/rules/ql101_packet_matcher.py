@@ -14,15 +14,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.graphs.fx_targets import is_node_target, target_names
+from qlint.analysis.graphs.instance_attrs import with_instance_attrs
 from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
+from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Located, OpRef, Resolver
-from qlint.diagnostic import Applicability, Diagnostic, Fix, RelatedInfo
+from qlint.diagnostic import Diagnostic, RelatedInfo
 from qlint.evidence import OpEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.overload_fixes import (
     FixSite,
+    graphs_carry,
     op_evidence,
     op_info,
     overload_facts,
@@ -89,11 +91,17 @@ class PacketMatcher(Rule):
         for body in bodies(ctx.tree, ctx.scope, ctx.cache):
             names = target_names(body)
             lines = base_lines | ctx.lines_containing(*sorted(names)) if names else base_lines
-            resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
+            resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, with_instance_attrs(body.class_scope, ctx.cache))
             matched = list(_matchers(ctx, body, lines, resolver, names, sinks))
             # A body that also compares targets with an overload of the same op handles both
-            # forms (`t == aten.sym_size or t == aten.sym_size.int`).
-            both = {h.ref.key for _, hits in matched for h in hits if not h.ref.is_packet}
+            # forms (`t == aten.sym_size or t == aten.sym_size.int`), if graphs carry that
+            # overload (`aten.sym_size.default` is TorchScript's; graphs carry `.int`).
+            both = {
+                h.ref.key
+                for _, hits in matched
+                for h in hits
+                if not h.ref.is_packet and graphs_carry(ctx.optable, h.ref)
+            }
             for use, hits in matched:
                 hits = [h for h in hits if h.ref.is_packet and h.ref.key not in both]
                 if hits:
@@ -132,7 +140,7 @@ class PacketMatcher(Rule):
                 short = "it never matches a graph node"
             what = f"{shown(spelled, hit.ref)} is an OpOverloadPacket compared with FX node targets: {short}"
             both = style == "both" or (style == "auto" and producers)
-            fix = overload_fix(info, spelled, rng, hit.site, "both" if both else "overload")
+            fix = overload_fix(info, spelled, rng, hit.site, "both" if both else "overload", producers)
             related: tuple[RelatedInfo, ...] = ()
             if remote:
                 # Relative to the file being checked, as a person reading it would look for it.
@@ -141,7 +149,9 @@ class PacketMatcher(Rule):
                     f"`{ctx.source_of(use)}` holds OpOverloadPacket {shown(spelled, hit.ref)} "
                     f"(defined in {where}), compared with node targets"
                 )
-                fix = replace(fix, message=f"{fix.message} in {where}", edits=tuple(replace(e, path=path) for e in fix.edits))
+                fix = replace(
+                    fix, message=f"{fix.message} in {where}", edits=tuple(replace(e, path=path) for e in fix.edits)
+                )
                 related = (RelatedInfo(path, rng, f"OpOverloadPacket `{hit.ref.spelled()}` written here"),)
             kind = "collection" if hit.site.kind == "element" else "comparison"
             yield ctx.diagnostic(
@@ -223,7 +233,7 @@ def _collection(expr: ast.expr, resolver: Resolver) -> list[_Hit]:
             if value is not None and value.key == ref.key and not value.is_packet:
                 continue
         refs.append((ref, m))
-    overloaded = {r.key for r, _ in refs if not r.is_packet}
+    overloaded = {r.key for r, _ in refs if not r.is_packet and graphs_carry(resolver.optable, r)}
     return [
         _Hit(ref, located, FixSite("other" if located.dict_key else "element"))
         for ref, located in refs

@@ -10,13 +10,22 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from qlint.analysis.names.functions import bodies
+from qlint.analysis.graphs.instance_attrs import with_instance_attrs
 from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
+from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import OpRef, Resolver
 from qlint.diagnostic import Diagnostic
 from qlint.evidence import OpEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
-from qlint.rules.overload_fixes import FixSite, op_evidence, op_info, overload_facts, overload_fix, shown
+from qlint.rules.overload_fixes import (
+    FixSite,
+    op_evidence,
+    op_info,
+    overload_facts,
+    overload_fix,
+    packet_producers,
+    shown,
+)
 
 _CACHE_KEY = "ql102.insertions"
 
@@ -42,7 +51,9 @@ class PacketInsertion(Rule):
             spelled = ctx.source_of(node)
             message = f"{shown(spelled, ref)} is an OpOverloadPacket inserted as a graph node target"
             help_ = f"Matchers keyed on overloads will miss this node: {overload_facts(info)}"
-            fix = overload_fix(info, spelled, ctx.range_of(node), FixSite("other"))
+            fix = overload_fix(
+                info, spelled, ctx.range_of(node), FixSite("other"), producers=packet_producers(ctx.optable, info)
+            )
             evidence = op_evidence("insertion", [ref], info)
             yield ctx.diagnostic(self, node, message, fix, evidence=evidence, help=help_)
 
@@ -57,7 +68,7 @@ def insertions(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
     lines = lines | {row + 1 for row in lines}
     if lines:
         for body in bodies(ctx.tree, ctx.scope, ctx.cache):
-            resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
+            resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, with_instance_attrs(body.class_scope, ctx.cache))
             for node in body.nodes(lines):
                 if _is_nodespec(node, resolver):
                     continue

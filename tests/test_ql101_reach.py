@@ -1,0 +1,158 @@
+"""QL101/QL102 on constructs found on real code (issue 14, items 9-15): each with the
+look-alikes that are right and must stay quiet."""
+
+from __future__ import annotations
+
+from qlint.diagnostic import Applicability
+from tests.conftest import codes, fix, lint
+
+
+def ql101(src, **kw):
+    return lint(src, select=("QL101",), **kw)
+
+
+def rows(diagnostics) -> list[int]:
+    return sorted(d.range.start.row for d in diagnostics)
+
+
+# -- 9: a sibling overload graphs never carry does not excuse the packet ----------------
+
+
+def test_sibling_overload_graphs_never_carry_does_not_excuse_the_packet():
+    src = """
+        import torch
+        aten = torch.ops.aten
+
+        def is_sym_size(n):
+            return n.target == aten.sym_size.default or n.target == aten.sym_size
+
+        SIZES = {aten.sym_size, aten.sym_size.default}
+
+        def in_set(n):
+            return n.target in SIZES
+        """
+    diags = ql101(src)
+    assert [(d.range.start.row, d.range.start.col) for d in diags] == [(6, 60), (8, 9)]
+    assert "graphs carry `.int`" in diags[0].help
+
+
+def test_sibling_overload_graphs_carry_excuses_the_packet():
+    src = """
+        import torch
+        aten = torch.ops.aten
+
+        def is_sym_size(n):
+            return n.target == aten.sym_size.int or n.target == aten.sym_size
+
+        SIZES = {aten.sym_size, aten.sym_size.int}
+        DQ = (torch.ops.quantized_decomposed.dequantize_per_tensor, torch.ops.quantized_decomposed.dequantize_per_tensor.tensor)
+
+        def in_set(n):
+            return n.target in SIZES or n.target in DQ
+        """
+    assert ql101(src) == []
+
+
+# -- 10: op collections held in instance attributes --------------------------------------
+
+
+def test_instance_attribute_collections():
+    src = """
+        import torch
+        aten = torch.ops.aten
+
+        class FoldPass:
+            def __init__(self):
+                self.q_ops = {aten.relu, aten.linear.default}
+                self.op: object = aten.hardtanh
+
+            def call(self, gm):
+                for n in gm.graph.nodes:
+                    if n.target in self.q_ops or n.target == self.op:
+                        pass
+        """
+    assert [(d.range.start.row, d.range.start.col) for d in ql101(src)] == [(7, 22), (12, 53)]
+
+
+def test_instance_attributes_that_are_not_readable_stay_quiet():
+    src = """
+        import torch
+        aten = torch.ops.aten
+
+        class FoldPass:
+            def __init__(self, ops, extra=None):
+                self.given = ops
+                self.built = {aten.relu, *ops}
+                self.grown = {aten.relu}
+                self.grown.add(aten.relu.default)
+                self.two = {aten.relu}
+                self.mixed = {aten.relu.default}
+
+            def reset(self):
+                self.two = {aten.hardtanh}
+
+            def call(self, gm):
+                for n in gm.graph.nodes:
+                    if n.target in self.given or n.target in self.built or n.target in self.grown:
+                        pass
+                    if n.target in self.two or n.target in self.mixed:
+                        pass
+
+        class Other:
+            def call(self, n):
+                return n.target in self.q_ops
+        """
+    assert ql101(src) == []
+
+
+# -- 13: fixes for ops the installed torchao inserts as packets ------------------------
+
+
+def test_fix_for_ops_torchao_inserts_as_packets_is_never_a_safe_overload_only_rewrite():
+    src = """
+        import torch
+        from torch.testing._internal.common_quantization import NodeSpec as ns
+        QA = torch.ops.torchao.quantize_affine
+        HANDLERS = {torch.ops.torchao.dequantize_affine: 1}
+
+        def f(self, n, m):
+            a = n.target == QA == n.target
+            b = HANDLERS[n.target]
+            self.checkGraphModuleNodes(m, expected_node=ns.call_function(torch.ops.torchao.choose_qparams_affine))
+        """
+    diags = {d.range.start.row: d for d in ql101(src)}
+    assert sorted(diags) == [5, 8, 10]
+    for d in diags.values():
+        # Only `.default` would be left: graphs torchao 0.18 builds would no longer match.
+        assert d.fix.applicability is Applicability.UNSAFE, d
+        assert "flows insert" in d.fix.message
+    # The safe run leaves them alone; the unsafe one names the overload.
+    assert fix(src, select=("QL101",)) == fix(src, select=("QL101",)).replace(".default", "")
+    assert "torch.ops.torchao.choose_qparams_affine.default" in fix(src, select=("QL101",), unsafe=True)
+
+
+def test_fix_keeping_both_forms_stays_safe_and_style_overload_is_unsafe():
+    src = "import torch\nOPS = {torch.ops.torchao.quantize_affine}\ndef f(n):\n    return n.target in OPS\n"
+    (d,) = ql101(src)
+    assert d.fix.applicability is Applicability.SAFE
+    assert "OPS = {torch.ops.torchao.quantize_affine, torch.ops.torchao.quantize_affine.default}" in fix(
+        src, select=("QL101",)
+    )
+    (d,) = ql101(src, QL101={"fix-style": "overload"})
+    assert d.fix.applicability is Applicability.UNSAFE
+    # An op nothing inserts as a packet keeps its safe single-overload fix.
+    (d,) = ql101(src.replace("torchao.quantize_affine", "aten.relu"), QL101={"fix-style": "overload"})
+    assert d.fix.applicability is Applicability.SAFE
+
+
+def test_insertion_fix_of_a_packet_torchao_inserts_is_unsafe():
+    src = """
+        import torch
+
+        def rewrite(gm, node):
+            gm.graph.call_function(torch.ops.torchao.quantize_affine, node.args)
+            gm.graph.call_function(torch.ops.aten.relu, node.args)
+        """
+    diags = lint(src, select=("QL102",))
+    assert codes(diags) == ["QL102", "QL102"]
+    assert [d.fix.applicability for d in diags] == [Applicability.UNSAFE, Applicability.SAFE]
