@@ -3,6 +3,8 @@ look-alikes that are right and must stay quiet."""
 
 from __future__ import annotations
 
+import textwrap
+
 from qlint.diagnostic import Applicability
 from tests.conftest import codes, fix, lint
 
@@ -45,7 +47,8 @@ def test_sibling_overload_graphs_carry_excuses_the_packet():
             return n.target == aten.sym_size.int or n.target == aten.sym_size
 
         SIZES = {aten.sym_size, aten.sym_size.int}
-        DQ = (torch.ops.quantized_decomposed.dequantize_per_tensor, torch.ops.quantized_decomposed.dequantize_per_tensor.tensor)
+        qd = torch.ops.quantized_decomposed
+        DQ = (qd.dequantize_per_tensor, qd.dequantize_per_tensor.tensor)
 
         def in_set(n):
             return n.target in SIZES or n.target in DQ
@@ -156,3 +159,112 @@ def test_insertion_fix_of_a_packet_torchao_inserts_is_unsafe():
     diags = lint(src, select=("QL102",))
     assert codes(diags) == ["QL102", "QL102"]
     assert [d.fix.applicability for d in diags] == [Applicability.UNSAFE, Applicability.SAFE]
+
+
+# -- 12: sinks reached through a helper or by position -----------------------------------
+
+
+HELPER = """
+    import torch
+    from torch.testing._internal.common_quantization import NodeSpec as ns
+
+    class QuantTestCase:
+        def _test_quantizer(self, model, example_inputs, quantizer, expected_node_occurrence, node_list=None):
+            m = convert(prepare(model, quantizer))
+            self.checkGraphModuleNodes(
+                m, expected_node_occurrence=expected_node_occurrence, expected_node_list=node_list
+            )
+            return m
+
+    def check_nodes(case, m, occurrence):
+        case.checkGraphModuleNodes(m, None, None, occurrence)
+
+    def via_helper(case, m, occurrence):
+        return check_nodes(case, m, occurrence)
+"""
+
+
+def test_occurrence_dict_passed_positionally_to_a_helper():
+    src = (
+        HELPER
+        + """
+    class TestConv(QuantTestCase):
+        def test_conv(self):
+            node_occurrence = {
+                torch.ops.quantized_decomposed.quantize_per_channel: 1,
+                torch.ops.aten.conv2d.default: 1,
+            }
+            node_list = [ns.call_function(torch.ops.aten.relu)]
+            self._test_quantizer(M(), (x,), q, node_occurrence, node_list)
+
+    def test_free(case, m):
+        check_nodes(case, m, {torch.ops.aten.hardtanh: 1})
+        via_helper(case, m, {torch.ops.aten.linear: 1})
+    """
+    )
+    assert rows(ql101(src)) == [22, 25, 29, 30]
+
+
+def test_helper_in_another_module_and_in_a_base_class_there(tmp_path):
+    # The file prefilter passes on its own trigger text (`expected_node_occurrence=`); a file
+    # without any is not read (knowing other modules' helper names needs their summaries).
+    from tests.conftest import write_package
+
+    pkg = write_package(
+        tmp_path,
+        "pkg",
+        testing=textwrap.dedent(HELPER),
+        test_conv=(
+            "import torch\nfrom pkg.testing import QuantTestCase, check_nodes\n\n"
+            "class TestConv(QuantTestCase):\n"
+            "    def test_conv(self):\n"
+            "        occ = {torch.ops.quantized_decomposed.quantize_per_channel: 1}\n"
+            "        self._test_quantizer(M(), (x,), q, occ)\n"
+            "        check_nodes(self, m, {torch.ops.aten.hardtanh: 1})\n"
+            "        self._test_quantizer(M(), (x,), q, expected_node_occurrence={})\n"
+        ),
+    )
+    from qlint.engine import check_source
+    from tests.conftest import settings_for
+
+    user = pkg / "test_conv.py"
+    result = check_source(user.read_bytes(), str(user), settings_for(("QL101",)))
+    assert rows(result.diagnostics) == [6, 8]
+
+
+def test_helper_arguments_that_reach_no_sink_stay_quiet():
+    src = (
+        HELPER
+        + """
+    class TestConv(QuantTestCase):
+        def test_conv(self):
+            ops = {torch.ops.aten.relu: 1}
+            self._test_quantizer(M(), ops, q, {torch.ops.aten.relu.default: 1})
+            self.run_eager(torch.ops.aten.relu, {torch.ops.aten.relu: 1})
+            self._test_quantizer(M(), (x,), q, *rest, {torch.ops.aten.hardtanh: 1})
+
+    def rebinding(case, m, occurrence):
+        occurrence = dict(occurrence)
+        occurrence = {k: v for k, v in occurrence.items()}
+        case.checkGraphModuleNodes(m, expected_node_occurrence=occurrence)
+
+    def use(case, m):
+        rebinding(case, m, {torch.ops.aten.relu: 1})
+        unknown_helper(case, m, {torch.ops.aten.relu: 1})
+    """
+    )
+    assert ql101(src) == []
+
+
+def test_keyword_sink_of_any_callee_is_not_skipped_by_the_line_prefilter():
+    src = """
+        import torch
+
+        def check(self, m):
+            self.assert_nodes(
+                m,
+                expected_node=torch.ops.aten.relu,
+            )
+            verify(m, expected_node_list=[torch.ops.aten.hardtanh])
+        """
+    assert rows(ql101(src)) == [7, 9]

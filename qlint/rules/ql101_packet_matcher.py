@@ -10,11 +10,13 @@ from __future__ import annotations
 import ast
 import os
 import re
+from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import cached_property
 
 from qlint.analysis.graphs.fx_targets import is_node_target, target_names
+from qlint.analysis.graphs.forwarding import Forwarding
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
 from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
 from qlint.analysis.names.functions import Body, bodies
@@ -86,13 +88,18 @@ class PacketMatcher(Rule):
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         sinks = self.sinks
-        base_lines = ctx.lines_containing("target", *(c for c in sinks if c != "*"))
+        forwarding = Forwarding(
+            lambda call: _direct_sink_args(call, sinks),
+            lambda scope, cls: Resolver(scope, ctx.project, ctx.optable, class_scope=cls),
+        )
+        base_lines = ctx.lines_containing("target", *sink_needles(sinks), *helper_needles(ctx, sinks, forwarding))
         found: dict[tuple, Diagnostic] = {}
         for body in bodies(ctx.tree, ctx.scope, ctx.cache):
             names = target_names(body)
             lines = base_lines | ctx.lines_containing(*sorted(names)) if names else base_lines
-            resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, with_instance_attrs(body.class_scope, ctx.cache))
-            matched = list(_matchers(ctx, body, lines, resolver, names, sinks))
+            class_scope = with_instance_attrs(body.class_scope, ctx.cache)
+            resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, class_scope)
+            matched = list(_matchers(ctx, body, lines, resolver, names, sinks, forwarding))
             # A body that also compares targets with an overload of the same op handles both
             # forms (`t == aten.sym_size or t == aten.sym_size.int`), if graphs carry that
             # overload (`aten.sym_size.default` is TorchScript's; graphs carry `.int`).
@@ -174,7 +181,7 @@ def _parse_sinks(specs: tuple[str, ...]) -> dict[str, set]:
 
 
 def _matchers(
-    ctx: FileContext, body: Body, lines, resolver: Resolver, names: frozenset[str], sinks
+    ctx: FileContext, body: Body, lines, resolver: Resolver, names: frozenset[str], sinks, forwarding: Forwarding
 ) -> Iterator[tuple[ast.expr, list[_Hit]]]:
     for node in body.nodes(lines):
         if isinstance(node, ast.Compare):
@@ -190,7 +197,7 @@ def _matchers(
                 and is_node_target(node.args[0], names)
             ):
                 yield func.value, _collection(func.value, resolver)
-            yield from _sink_call(node, resolver, sinks)
+            yield from _sink_call(node, resolver, sinks, forwarding)
         elif isinstance(node, ast.Match) and is_node_target(node.subject, names):
             for case in node.cases:
                 for value in _case_values(case.pattern):
@@ -253,22 +260,93 @@ def _unwrap_nodespec(node: ast.expr) -> ast.expr:
     return node
 
 
-def _sink_call(node: ast.Call, resolver: Resolver, sinks) -> Iterator[tuple[ast.expr, list[_Hit]]]:
+def _direct_sink_args(node: ast.Call, sinks) -> Iterator[ast.expr]:
     func = node.func
     callee = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
     wanted = sinks.get(callee or "", set()) | sinks.get("*", set())
-    if not wanted:
+    if wanted:
+        yield from (a for i, a in enumerate(node.args) if i in wanted)
+        yield from (kw.value for kw in node.keywords if kw.arg in wanted)
+
+
+def _sink_call(node: ast.Call, resolver: Resolver, sinks, forwarding: Forwarding) -> Iterator[tuple[ast.expr, list[_Hit]]]:
+    args = list(_direct_sink_args(node, sinks))
+    if not args and (node.args or node.keywords):
+        # A helper that forwards a parameter to a sink is a sink too. Resolving the helper
+        # may read another module: only worth it when an argument holds a packet.
+        candidates = [(a, hits) for a in (*node.args, *(kw.value for kw in node.keywords)) if (hits := _arg_hits(a, resolver))]
+        if candidates:
+            forwarded = {id(a) for a in forwarding.forwarded_args(node, resolver)}
+            for arg, (use, hits) in candidates:
+                if id(arg) in forwarded:
+                    yield use, hits
         return
-    args: list[ast.expr] = [a for i, a in enumerate(node.args) if i in wanted]
-    args += [kw.value for kw in node.keywords if kw.arg in wanted]
     for arg in args:
-        inner = _unwrap_nodespec(arg)
-        ref = resolver.op_ref(inner)
-        if ref is not None:
-            if ref.is_packet:
-                yield inner, [_Hit(ref, Located(inner, resolver.scope), FixSite("other"))]
-            continue
-        yield arg, _collection(arg, resolver)
+        hit = _arg_hits(arg, resolver)
+        if hit:
+            yield hit
+
+
+def _arg_hits(arg: ast.expr, resolver: Resolver) -> tuple[ast.expr, list[_Hit]] | None:
+    """A sink argument's packets: the packet itself, or those in the collection it denotes."""
+    inner = _unwrap_nodespec(arg)
+    ref = resolver.op_ref(inner)
+    if ref is not None:
+        return (inner, [_Hit(ref, Located(inner, resolver.scope), FixSite("other"))]) if ref.is_packet else None
+    if not isinstance(arg, _COLLECTION_EXPRS):
+        return None
+    hits = _collection(arg, resolver)
+    return (arg, hits) if hits else None
+
+
+_COLLECTION_EXPRS = (ast.Name, ast.Attribute, ast.Set, ast.List, ast.Tuple, ast.Dict, ast.Call, ast.BinOp)
+
+
+def sink_needles(sinks) -> tuple[str, ...]:
+    """Text every sink call holds on one of its rows: the callee's name or, for a keyword
+    accepted by any callee, the keyword."""
+    out = [c for c in sinks if c != "*"]
+    out += [str(k) for k in sinks.get("*", ()) if isinstance(k, str)]
+    return tuple(out)
+
+
+def helper_needles(ctx: FileContext, sinks, forwarding: Forwarding) -> tuple[str, ...]:
+    """Names under which this module can call a helper that forwards to a sink: its own
+    functions and methods that do, and (unknowable without reading other modules) every
+    name it imports from outside torch and every method it calls on `self`/`cls` that its
+    own classes do not define."""
+    scope = ctx.scope
+    own: set[str] = set()
+    for cls in scope.classes.values():
+        own.update(cls.methods)
+    imported = {n for n, full in scope.imports.items() if not full.startswith("torch") and n != full}
+    called_on_self = {m for m in _SELF_CALL.findall(ctx.text) if m not in own and not m.startswith("assert")}
+    needles = set(sink_needles(sinks)) | imported | called_on_self
+    functions = [(f, None) for f in scope.functions.values()]
+    functions += [(m, cls) for cls in scope.classes.values() for m in cls.methods.values()]
+    helpers: set[str] = set()
+    # A helper of this module calls a sink or another helper on one of its rows: only those
+    # functions are read, and each new helper's name can make another one a helper.
+    while True:
+        rows = sorted(ctx.lines_containing(*sorted(needles | helpers)))
+        new = {
+            func.name
+            for func, cls in functions
+            if func.name not in helpers
+            and _spans_any(func, rows)
+            and forwarding.forwarded_params(func, scope, cls, 0)
+        }
+        if not new:
+            return tuple(sorted(helpers | imported | called_on_self))
+        helpers |= new
+
+
+def _spans_any(node: ast.AST, rows: list[int]) -> bool:
+    i = bisect_left(rows, node.lineno)
+    return i < len(rows) and rows[i] <= node.end_lineno
+
+
+_SELF_CALL = re.compile(r"\b(?:self|cls)\.(\w+)\(")
 
 
 def _case_values(pattern: ast.pattern) -> Iterator[ast.expr]:
