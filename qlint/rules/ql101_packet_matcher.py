@@ -91,6 +91,8 @@ class PacketMatcher(Rule):
         forwarding = Forwarding(
             lambda call: _direct_sink_args(call, sinks),
             lambda scope, cls: Resolver(scope, ctx.project, ctx.optable, class_scope=cls),
+            sink_needles(sinks),
+            ctx.scope.path,
         )
         base_lines = ctx.lines_containing("target", *sink_needles(sinks), *helper_needles(ctx, sinks, forwarding))
         found: dict[tuple, Diagnostic] = {}
@@ -311,42 +313,33 @@ def sink_needles(sinks) -> tuple[str, ...]:
 
 
 def helper_needles(ctx: FileContext, sinks, forwarding: Forwarding) -> tuple[str, ...]:
-    """Names under which this module can call a helper that forwards to a sink: its own
-    functions and methods that do, and (unknowable without reading other modules) every
-    name it imports from outside torch and every method it calls on `self`/`cls` that its
-    own classes do not define."""
+    """Names under which this module calls a helper that forwards to a sink: its own
+    functions and methods that do, functions it imports and methods its classes inherit
+    from other modules of the project that do."""
     scope = ctx.scope
-    own: set[str] = set()
-    for cls in scope.classes.values():
-        own.update(cls.methods)
-    imported = {n for n, full in scope.imports.items() if not full.startswith("torch") and n != full}
-    called_on_self = {m for m in _SELF_CALL.findall(ctx.text) if m not in own and not m.startswith("assert")}
-    needles = set(sink_needles(sinks)) | imported | called_on_self
     functions = [(f, None) for f in scope.functions.values()]
     functions += [(m, cls) for cls in scope.classes.values() for m in cls.methods.values()]
     helpers: set[str] = set()
     # A helper of this module calls a sink or another helper on one of its rows: only those
     # functions are read, and each new helper's name can make another one a helper.
+    needles = set(forwarding.needles)
     while True:
         rows = sorted(ctx.lines_containing(*sorted(needles | helpers)))
         new = {
             func.name
             for func, cls in functions
-            if func.name not in helpers
-            and _spans_any(func, rows)
-            and forwarding.forwarded_params(func, scope, cls, 0)
+            if func.name not in helpers and _spans_any(func, rows) and forwarding.forwarded_params(func, scope, cls, 0)
         }
         if not new:
-            return tuple(sorted(helpers | imported | called_on_self))
+            break
         helpers |= new
+    resolver = Resolver(scope, ctx.project, ctx.optable)
+    return tuple(sorted(helpers | forwarding.helper_names(scope, resolver)))
 
 
 def _spans_any(node: ast.AST, rows: list[int]) -> bool:
     i = bisect_left(rows, node.lineno)
     return i < len(rows) and rows[i] <= node.end_lineno
-
-
-_SELF_CALL = re.compile(r"\b(?:self|cls)\.(\w+)\(")
 
 
 def _case_values(pattern: ast.pattern) -> Iterator[ast.expr]:

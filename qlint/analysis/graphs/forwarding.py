@@ -12,10 +12,11 @@ helpers of helpers is followed a few levels deep.
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
 
 _MAX_DEPTH = 4
@@ -35,16 +36,36 @@ class Helper:
 
 
 class Forwarding:
-    """Which arguments of a call reach a sink through a helper; one per file and sink kind."""
+    """Which arguments of a call reach a sink through a helper; one per file and sink kind.
 
-    def __init__(self, direct: DirectSink, resolver_for: Callable[[ModuleScope, ClassScope | None], Resolver]):
+    `needles` are texts every direct sink call holds (its callee's name, or a keyword):
+    another module is parsed only when its text holds one, so looking for helpers does
+    not parse every module a file imports.
+    """
+
+    def __init__(
+        self,
+        direct: DirectSink,
+        resolver_for: Callable[[ModuleScope, ClassScope | None], Resolver],
+        needles: tuple[str, ...],
+        own_path: str,
+    ):
         self._direct = direct
         self._resolver_for = resolver_for
+        self.needles = needles
+        self.own_path = own_path
         self._params: dict[int, tuple[ast.AST, frozenset[str]]] = {}
+
+    def module_scope(self, resolver: Resolver, module: str, requester: str) -> ModuleScope | None:
+        """Another module of the project, if it can hold a helper (its text names a sink)."""
+        path = resolver.project.find_module(module, requester)
+        if path is None or not _mentions(resolver.project, path, self.needles):
+            return None
+        return resolver.project.module_scope(module, requester)
 
     def forwarded_args(self, call: ast.Call, resolver: Resolver) -> list[ast.expr]:
         """The arguments of `call` that a helper forwards to a sink ([] for other calls)."""
-        helper = resolve_helper(call, resolver)
+        helper = self.resolve_helper(call, resolver)
         if helper is None:
             return []
         names = self.forwarded_params(helper.func, helper.scope, helper.class_scope, 0)
@@ -65,26 +86,71 @@ class Forwarding:
         key = id(func)
         if key in self._params:
             return self._params[key][1]
+        shared = _SHARED.get((key, self.needles))
+        if shared is not None and shared[0] is func:
+            # Another module's function (its scope is cached by the project index): read once
+            # per process, not once per file that calls it.
+            return shared[1]
         self._params[key] = (func, frozenset())  # a cycle forwards nothing more
         params = {a.arg for a in parameter_args(func, star=False)}
-        # A parameter rebound in the body no longer holds what the caller passed.
-        rebound = {n for n, values in function_assigns(func).items() if len(values) > 1}
-        params -= rebound
         found: set[str] = set()
         if params and depth <= _MAX_DEPTH:
             resolver = self._resolver_for(scope, class_scope)
             for node in _calls(func):
                 args = list(self._direct(node))
-                if not args and depth < _MAX_DEPTH:
-                    helper = resolve_helper(node, resolver)
+                if (
+                    not args
+                    and depth < _MAX_DEPTH
+                    and any(isinstance(a, ast.Name) and a.id in params for a in _all_args(node))
+                ):
+                    helper = self.resolve_helper(node, resolver)
                     if helper is not None and helper.func is not func:
                         names = self.forwarded_params(helper.func, helper.scope, helper.class_scope, depth + 1)
                         if names:
                             args = self.forwarded_args(node, resolver)
                 found.update(a.id for a in args if isinstance(a, ast.Name) and a.id in params)
+        if found:
+            # A parameter rebound in the body no longer holds what the caller passed.
+            found -= {n for n, values in function_assigns(func).items() if len(values) > 1}
         result = frozenset(found)
         self._params[key] = (func, result)
+        if scope.path != self.own_path:
+            if len(_SHARED) > 50_000:
+                _SHARED.clear()
+            _SHARED[(key, self.needles)] = (func, result)
         return result
+
+    def helper_names(self, scope: ModuleScope, resolver: Resolver) -> set[str]:
+        """Names under which `scope` calls helpers of other modules: imported functions and
+        methods its classes inherit from classes of other modules."""
+        names = set()
+        for name, full in scope.imports.items():
+            if name == full or full.startswith("torch"):
+                continue
+            helper = _module_function(self, resolver, scope, name, 0)
+            if (
+                helper is not None
+                and helper.scope is not scope
+                and self.forwarded_params(helper.func, helper.scope, None, 0)
+            ):
+                names.add(name)
+        for cls in scope.classes.values():
+            for base in cls.bases:
+                names |= self._inherited_helpers(resolver, scope, base, 0)
+        return names
+
+    def _inherited_helpers(self, resolver: Resolver, scope: ModuleScope, base: ast.expr, depth: int) -> set[str]:
+        found = _base_class(self, resolver, scope, base, depth)
+        if found is None or depth > _MAX_DEPTH:
+            return set()
+        other, cls = found
+        names = {n for n, m in cls.methods.items() if self.forwarded_params(m, other, cls, 0)}
+        for b in cls.bases:
+            names |= self._inherited_helpers(resolver, other, b, depth + 1)
+        return names
+
+    def resolve_helper(self, call: ast.Call, resolver: Resolver) -> Helper | None:
+        return _resolve_helper(self, call, resolver)
 
 
 def _calls(func: ast.AST) -> Iterator[ast.Call]:
@@ -99,7 +165,33 @@ def _calls(func: ast.AST) -> Iterator[ast.Call]:
         stack.extend(ast.iter_child_nodes(node))
 
 
-def resolve_helper(call: ast.Call, resolver: Resolver) -> Helper | None:
+def _all_args(call: ast.Call) -> Iterator[ast.expr]:
+    yield from call.args
+    yield from (kw.value for kw in call.keywords)
+
+
+_TEXTS: dict[tuple, bool] = {}
+_SHARED: dict[tuple, tuple[ast.AST, frozenset[str]]] = {}
+
+
+def _mentions(project, path: str, needles: tuple[str, ...]) -> bool:
+    """Whether the module's text holds one of `needles`, remembered per file version."""
+    try:
+        st = os.stat(path)
+        key: tuple = (path, st.st_mtime_ns, st.st_size, needles)
+    except OSError:
+        return False
+    if path in project.overlay:
+        key = (path, hash(project.overlay[path]), needles)
+    if key not in _TEXTS:
+        text = project.text(path) or ""
+        if len(_TEXTS) > 50_000:
+            _TEXTS.clear()
+        _TEXTS[key] = any(n in text for n in needles)
+    return _TEXTS[key]
+
+
+def _resolve_helper(fw: Forwarding, call: ast.Call, resolver: Resolver) -> Helper | None:
     """The function a call runs, when it is one of the project's: `f(...)` for a function of
     the module or imported from another of its modules, `self.m(...)`/`cls.m(...)` for a
     method of the enclosing class or its bases."""
@@ -107,18 +199,18 @@ def resolve_helper(call: ast.Call, resolver: Resolver) -> Helper | None:
     if isinstance(func, ast.Name):
         if func.id in resolver.local:
             return None
-        return _module_function(resolver, resolver.scope, func.id, 0)
+        return _module_function(fw, resolver, resolver.scope, func.id, 0)
     if (
         isinstance(func, ast.Attribute)
         and isinstance(func.value, ast.Name)
         and func.value.id in ("self", "cls")
         and resolver.class_scope is not None
     ):
-        return _method(resolver, resolver.scope, resolver.class_scope, func.attr, 0)
+        return _method(fw, resolver, resolver.scope, resolver.class_scope, func.attr, 0)
     return None
 
 
-def _module_function(resolver: Resolver, scope: ModuleScope, name: str, depth: int) -> Helper | None:
+def _module_function(fw: Forwarding, resolver: Resolver, scope: ModuleScope, name: str, depth: int) -> Helper | None:
     if depth > _MAX_DEPTH:
         return None
     if name in scope.functions:
@@ -127,13 +219,15 @@ def _module_function(resolver: Resolver, scope: ModuleScope, name: str, depth: i
     if full is None or full.startswith("torch."):
         return None
     module, _, attr = full.rpartition(".")
-    other = resolver.project.module_scope(module, scope.path) if module else None
+    other = fw.module_scope(resolver, module, scope.path) if module else None
     if other is None or other is scope:
         return None
-    return _module_function(resolver, other, attr, depth + 1)
+    return _module_function(fw, resolver, other, attr, depth + 1)
 
 
-def _method(resolver: Resolver, scope: ModuleScope, cls: ClassScope, name: str, depth: int) -> Helper | None:
+def _method(
+    fw: Forwarding, resolver: Resolver, scope: ModuleScope, cls: ClassScope, name: str, depth: int
+) -> Helper | None:
     if depth > _MAX_DEPTH:
         return None
     method = cls.methods.get(name)
@@ -141,30 +235,34 @@ def _method(resolver: Resolver, scope: ModuleScope, cls: ClassScope, name: str, 
         static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list)
         return Helper(method, scope, cls, not static)
     for base in cls.bases:
-        found = _base_class(resolver, scope, base, depth)
+        found = _base_class(fw, resolver, scope, base, depth)
         if found is not None:
-            helper = _method(resolver, found[0], found[1], name, depth + 1)
+            helper = _method(fw, resolver, found[0], found[1], name, depth + 1)
             if helper is not None:
                 return helper
     return None
 
 
-def _base_class(resolver: Resolver, scope: ModuleScope, base: ast.expr, depth: int):
-    if isinstance(base, ast.Name) and base.id in scope.classes:
-        return scope, scope.classes[base.id]
-    full = resolver.for_scope(scope).qualname(base)
-    if not full or full.startswith(("torch.", "builtins.")):
+def _base_class(fw: Forwarding, resolver: Resolver, scope: ModuleScope, base: ast.expr, depth: int):
+    """The class a base names, from the module's own imports (not through the resolver,
+    which would parse every module on the way)."""
+    parts = dotted_parts(base)
+    if not parts:
+        return None
+    if len(parts) == 1 and parts[0] in scope.classes:
+        return scope, scope.classes[parts[0]]
+    head = scope.imports.get(parts[0])
+    if head is None or depth > _MAX_DEPTH:
+        return None
+    full = ".".join([head, *parts[1:]])
+    if full.startswith(("torch.", "builtins.")):
         return None
     module, _, name = full.rpartition(".")
-    other = resolver.project.module_scope(module, scope.path) if module else None
-    if other is None or other is scope or depth > _MAX_DEPTH:
+    other = fw.module_scope(resolver, module, scope.path) if module else None
+    if other is None or other is scope:
         return None
     if name in other.classes:
         return other, other.classes[name]
-    full2 = other.imports.get(name)  # re-exported from a package's __init__
-    if full2:
-        mod2, _, name2 = full2.rpartition(".")
-        third = resolver.project.module_scope(mod2, other.path) if mod2 else None
-        if third is not None and name2 in third.classes:
-            return third, third.classes[name2]
+    if name in other.imports:  # re-exported, e.g. from a package's __init__
+        return _base_class(fw, resolver, other, ast.Name(name), depth + 1)
     return None

@@ -20,23 +20,34 @@ _CACHE_KEY = "graphs.instance_attrs"
 
 
 def with_instance_attrs(class_scope: ClassScope | None, cache: dict) -> ClassScope | None:
-    """`class_scope` with `self.<attr> = value` assignments of its methods added to its
-    class-level assignments (cached per class in the per-file `cache`)."""
+    """`class_scope` whose assignments also answer for `self.<attr> = value` in its methods
+    (read the first time a name is not a class attribute; cached per class in `cache`)."""
     if class_scope is None:
         return None
     seen = cache.setdefault(_CACHE_KEY, {})
     key = id(class_scope.node)
     if key not in seen:
-        extra = instance_assigns(class_scope)
-        if not extra:
-            seen[key] = (class_scope.node, class_scope)
-        else:
-            assigns = {name: list(values) for name, values in class_scope.assigns.items()}
-            for name, values in extra.items():
-                assigns.setdefault(name, []).extend(values)
-            merged = ClassScope(class_scope.node, assigns, class_scope.methods, class_scope.bases)
-            seen[key] = (class_scope.node, merged)  # the node keeps the id from being reused
+        merged = ClassScope(class_scope.node, _Assigns(class_scope), class_scope.methods, class_scope.bases)
+        seen[key] = (class_scope.node, merged)  # the node keeps the id from being reused
     return seen[key][1]
+
+
+class _Assigns(dict):
+    """Class-level assignments, falling back to the instance ones on a miss: most classes
+    are never asked about an attribute they do not define at class level."""
+
+    def __init__(self, class_scope: ClassScope):
+        super().__init__(class_scope.assigns)
+        self._class_scope = class_scope
+        self._instance: dict[str, list[ast.expr]] | None = None
+
+    def get(self, name, default=None):
+        if self._instance is None:
+            if dict.__contains__(self, name):
+                return dict.get(self, name, default)
+            self._instance = instance_assigns(self._class_scope)
+        values = [*dict.get(self, name, ()), *self._instance.get(name, ())]
+        return values or default
 
 
 def instance_assigns(class_scope: ClassScope) -> dict[str, list[ast.expr]]:
