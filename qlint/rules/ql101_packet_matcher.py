@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from qlint.analysis.graphs.fx_targets import is_node_target, target_names
+from qlint.analysis.graphs.fx_targets import is_node_target, target_names, target_rows
 from qlint.analysis.graphs.forwarding import Forwarding
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
 from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
@@ -94,9 +94,14 @@ class PacketMatcher(Rule):
             sink_needles(sinks),
             ctx.scope.path,
         )
-        base_lines = ctx.lines_containing("target", *sink_needles(sinks), *helper_needles(ctx, sinks, forwarding))
+        base_lines = target_rows(ctx) | ctx.lines_containing(*sink_needles(sinks), *helper_needles(ctx, sinks, forwarding))
         found: dict[tuple, Diagnostic] = {}
+        rows = sorted(base_lines)
         for body in bodies(ctx.tree, ctx.scope, ctx.cache):
+            if body.node is not ctx.tree and not _spans_any(body.node, rows):
+                # Every matcher of a body sits on a row of the base lines (a local bound to
+                # a node target is bound on one), so a body spanning none of them holds none.
+                continue
             names = target_names(body)
             lines = base_lines | ctx.lines_containing(*sorted(names)) if names else base_lines
             class_scope = with_instance_attrs(body.class_scope, ctx.cache)
@@ -273,7 +278,7 @@ def _direct_sink_args(node: ast.Call, sinks) -> Iterator[ast.expr]:
 
 def _sink_call(node: ast.Call, resolver: Resolver, sinks, forwarding: Forwarding) -> Iterator[tuple[ast.expr, list[_Hit]]]:
     args = list(_direct_sink_args(node, sinks))
-    if not args and (node.args or node.keywords):
+    if not args and (node.args or node.keywords) and _callee_name(node) in forwarding.helpers:
         # A helper that forwards a parameter to a sink is a sink too. Resolving the helper
         # may read another module: only worth it when an argument holds a packet.
         candidates = [(a, hits) for a in (*node.args, *(kw.value for kw in node.keywords)) if (hits := _arg_hits(a, resolver))]
@@ -287,6 +292,11 @@ def _sink_call(node: ast.Call, resolver: Resolver, sinks, forwarding: Forwarding
         hit = _arg_hits(arg, resolver)
         if hit:
             yield hit
+
+
+def _callee_name(node: ast.Call) -> str | None:
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
 def _arg_hits(arg: ast.expr, resolver: Resolver) -> tuple[ast.expr, list[_Hit]] | None:
@@ -334,7 +344,8 @@ def helper_needles(ctx: FileContext, sinks, forwarding: Forwarding) -> tuple[str
             break
         helpers |= new
     resolver = Resolver(scope, ctx.project, ctx.optable)
-    return tuple(sorted(helpers | forwarding.helper_names(scope, resolver)))
+    forwarding.helpers = frozenset(helpers | forwarding.helper_names(scope, resolver))
+    return tuple(sorted(forwarding.helpers))
 
 
 def _spans_any(node: ast.AST, rows: list[int]) -> bool:

@@ -11,6 +11,7 @@ import ast
 from collections.abc import Iterator
 
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
+from qlint.analysis.graphs.fx_targets import target_store_rows
 from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import OpRef, Resolver
@@ -63,7 +64,7 @@ def insertions(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
     if _CACHE_KEY in ctx.cache:
         return ctx.cache[_CACHE_KEY]
     found: list[tuple[OpRef, ast.expr]] = []
-    lines = ctx.lines_containing("call_function", "create_node", ".target")
+    lines = ctx.lines_containing("call_function", "create_node") | target_store_rows(ctx)
     # The callee can sit on one line and the packet on the next: widen each row by one.
     lines = lines | {row + 1 for row in lines}
     if lines:

@@ -54,11 +54,18 @@ class Forwarding:
         self._resolver_for = resolver_for
         self.needles = needles
         self.own_path = own_path
+        # Names under which the file being checked calls helpers (set once they are known).
+        self.helpers: frozenset[str] = frozenset()
         self._params: dict[int, tuple[ast.AST, frozenset[str]]] = {}
 
     def module_scope(self, resolver: Resolver, module: str, requester: str) -> ModuleScope | None:
         """Another module of the project, if it can hold a helper (its text names a sink)."""
-        path = resolver.project.find_module(module, requester)
+        key = (module, os.path.dirname(requester))
+        if key not in _FOUND:
+            if len(_FOUND) > 50_000:
+                _FOUND.clear()
+            _FOUND[key] = resolver.project.find_module(module, requester)
+        path = _FOUND[key]
         if path is None or not _mentions(resolver.project, path, self.needles):
             return None
         return resolver.project.module_scope(module, requester)
@@ -171,6 +178,9 @@ def _all_args(call: ast.Call) -> Iterator[ast.expr]:
 
 
 _TEXTS: dict[tuple, bool] = {}
+# Where a module name leads from a directory (the files a process sees do not move while
+# it runs; a module that appears later is found by the next process).
+_FOUND: dict[tuple[str, str], str | None] = {}
 _SHARED: dict[tuple, tuple[ast.AST, frozenset[str]]] = {}
 
 

@@ -8,8 +8,37 @@ are different expressions and therefore never count.
 from __future__ import annotations
 
 import ast
+import re
+from bisect import bisect_right
 
+from qlint.analysis.context import FileContext
 from qlint.analysis.names.functions import Body
+
+# Where a node target can be written: `<expr>.target` (not `.target_dtype`) or the
+# `"target"` of `getattr(n, "target")`. Rows of other mentions (`target_dtype=`, a
+# docstring's "target") are not walked.
+_TARGET_TEXT = re.compile(r"""\.\s*target\b|["']target["']""")
+# `<expr>.target = value`, not `==`.
+_TARGET_STORE = re.compile(r"\.\s*target\s*=(?!=)")
+
+
+def target_rows(ctx: FileContext) -> frozenset[int]:
+    """Rows on which a node target (`n.target`, `getattr(n, "target")`) can end."""
+    return _rows(ctx, _TARGET_TEXT)
+
+
+def target_store_rows(ctx: FileContext) -> frozenset[int]:
+    """Rows on which `<expr>.target = ...` can be written."""
+    return _rows(ctx, _TARGET_STORE)
+
+
+def _rows(ctx: FileContext, pattern: re.Pattern) -> frozenset[int]:
+    key = ("graphs.rows", pattern.pattern)
+    if key not in ctx.cache:
+        starts = ctx.lines.starts
+        # `.target` may sit on the row after its dot; the match's end row is the one to keep.
+        ctx.cache[key] = frozenset(bisect_right(starts, m.end() - 1) for m in pattern.finditer(ctx.text))
+    return ctx.cache[key]
 
 
 def is_target_attr(expr: ast.AST) -> bool:
