@@ -268,3 +268,56 @@ def test_keyword_sink_of_any_callee_is_not_skipped_by_the_line_prefilter():
             verify(m, expected_node_list=[torch.ops.aten.hardtanh])
         """
     assert rows(ql101(src)) == [7, 9]
+
+
+# -- 11: compiler modules stay exempt, except for overloads they insert themselves -------
+
+
+def test_compiler_module_matching_the_packet_of_an_overload_it_inserts(tmp_path):
+    from qlint.engine import check_source
+    from tests.conftest import settings_for, write_package
+
+    src = textwrap.dedent(
+        """
+        import torch
+        aten = torch.ops.aten
+
+        def decompose(gm):
+            for node in gm.graph.nodes:
+                if node.target == aten.hardtanh:
+                    with gm.graph.inserting_before(node):
+                        new = gm.graph.call_function(aten.clamp.default, node.args)
+                    node.replace_all_uses_with(new)
+
+        def fuse(gm):
+            for node in gm.graph.nodes:
+                if node.target == aten.clamp and node.args[0].target == aten.relu:
+                    pass
+        """
+    )
+    pkg = write_package(tmp_path, "torch._inductor.fx_passes", mypass=src)
+    path = pkg / "mypass.py"
+    result = check_source(path.read_bytes(), str(path), settings_for(("QL1",)))
+    # `aten.clamp` never meets the `aten.clamp.default` nodes this module inserts; the
+    # packets it only compares (hardtanh, relu) stay exempt, and so does its insertion.
+    assert [(d.code, d.range.start.row) for d in result.diagnostics] == [("QL101", 14)]
+    assert "aten.clamp" in result.diagnostics[0].message
+
+
+def test_compiler_module_inserting_both_forms_or_only_packets_is_quiet():
+    src = """
+        import torch
+        from torch._inductor.pattern_matcher import CallFunction
+        aten = torch.ops.aten
+
+        def rewrite(gm, node):
+            gm.graph.call_function(aten.clamp.default, node.args)
+            gm.graph.call_function(aten.clamp, node.args)
+            gm.graph.call_function(aten.unsqueeze, (node, 0))
+            if node.target == aten.clamp or node.target == aten.unsqueeze:
+                pass
+        """
+    assert lint(src, select=("QL1",)) == []
+    # The same module without the second insertion: the packet cannot meet the overload.
+    flagged = lint(src.replace("gm.graph.call_function(aten.clamp, node.args)", "pass"), select=("QL1",))
+    assert [(d.code, d.range.start.row) for d in flagged] == [("QL101", 10)]

@@ -18,7 +18,7 @@ from functools import cached_property
 from qlint.analysis.graphs.fx_targets import is_node_target, target_names, target_rows
 from qlint.analysis.graphs.forwarding import Forwarding
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
-from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
+from qlint.analysis.graphs.graph_context import COMPILER_INTERNAL, packet_graph_context
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Located, OpRef, Resolver
 from qlint.diagnostic import Diagnostic, RelatedInfo
@@ -34,7 +34,7 @@ from qlint.rules.overload_fixes import (
     packet_producers,
     shown,
 )
-from qlint.rules.ql102_packet_insertion import inserted_packets
+from qlint.rules.ql102_packet_insertion import inserted_overloads, inserted_packets
 
 # APIs that compare the ops they are given with node targets exactly.
 # "callee:N" is positional argument N, "callee:name" a keyword argument; "*:name" any callee.
@@ -78,9 +78,6 @@ class PacketMatcher(Rule):
         # files are full of `'target'` strings and are the largest files to parse).
         return any(t in text for t in self.triggers if t != "getattr(") or _GETATTR_TARGET.search(text) is not None
 
-    def skips_module(self, module: str | None) -> bool:
-        return compiler_internal(module)
-
     @cached_property
     def sinks(self) -> dict[str, set]:
         """Sinks by callee, parsed once per rule instance (that is, per settings)."""
@@ -119,13 +116,21 @@ class PacketMatcher(Rule):
             for use, hits in matched:
                 hits = [h for h in hits if h.ref.is_packet and h.ref.key not in both]
                 if hits:
-                    for diag in self._report(ctx, use, hits):
-                        found.setdefault((diag.range, diag.message), diag)
+                    for hit, diag in self._report(ctx, use, hits):
+                        found.setdefault((diag.range, diag.message, hit.ref.key), diag)
         # Cheap checks first, whole-module checks only when there is something to report.
-        if found and not packet_graph_context(ctx):
+        if not found:
+            return
+        context = packet_graph_context(ctx)
+        if context is None:
             yield from found.values()
+        elif context == COMPILER_INTERNAL:
+            # Compiler graphs accept packets, except that a node this module inserts as an
+            # overload never equals the packet it then compares with.
+            own = inserted_overloads(ctx)
+            yield from (d for key, d in found.items() if key[2] in own)
 
-    def _report(self, ctx: FileContext, use: ast.expr, hits: list[_Hit]) -> Iterator[Diagnostic]:
+    def _report(self, ctx: FileContext, use: ast.expr, hits: list[_Hit]) -> Iterator[tuple[_Hit, Diagnostic]]:
         inserted = inserted_packets(ctx)
         style = self.opts["fix-style"]
         for hit in hits:
@@ -168,7 +173,7 @@ class PacketMatcher(Rule):
                 )
                 related = (RelatedInfo(path, rng, f"OpOverloadPacket `{hit.ref.spelled()}` written here"),)
             kind = "collection" if hit.site.kind == "element" else "comparison"
-            yield ctx.diagnostic(
+            yield hit, ctx.diagnostic(
                 self,
                 use if remote else node,
                 what,

@@ -41,6 +41,7 @@ class PacketInsertion(Rule):
     fix_availability = FixAvailability.SOMETIMES
 
     def skips_module(self, module: str | None) -> bool:
+        # Inductor's own passes insert packets into graphs that accept them.
         return compiler_internal(module)
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
@@ -61,6 +62,16 @@ class PacketInsertion(Rule):
 
 def insertions(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
     """Every packet the module inserts into a graph (shared with QL101 through ctx.cache)."""
+    return [(ref, expr) for ref, expr in inserted_ops(ctx) if ref.is_packet]
+
+
+def inserted_overloads(ctx: FileContext) -> set[tuple[str, str, str]]:
+    """Ops the module inserts as overloads (`graph.call_function(aten.relu.default, ...)`)."""
+    return {ref.key for ref, _ in inserted_ops(ctx) if not ref.is_packet}
+
+
+def inserted_ops(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
+    """Every op (packet or overload) the module inserts into a graph."""
     if _CACHE_KEY in ctx.cache:
         return ctx.cache[_CACHE_KEY]
     found: list[tuple[OpRef, ast.expr]] = []
@@ -80,7 +91,7 @@ def insertions(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
                         if located is not None and located.scope is ctx.scope and located.node is not expr:
                             ref = resolver.op_ref(located.node)
                             expr = located.node if ref is not None else expr
-                    if ref is not None and ref.is_packet:
+                    if ref is not None:
                         found.append((ref, expr))
     unique = {(ref, expr.lineno, expr.col_offset): (ref, expr) for ref, expr in found}
     ctx.cache[_CACHE_KEY] = list(unique.values())
