@@ -321,3 +321,60 @@ def test_compiler_module_inserting_both_forms_or_only_packets_is_quiet():
     # The same module without the second insertion: the packet cannot meet the overload.
     flagged = lint(src.replace("gm.graph.call_function(aten.clamp, node.args)", "pass"), select=("QL1",))
     assert [(d.code, d.range.start.row) for d in flagged] == [("QL101", 10)]
+
+
+# -- 15: the project's own insertion wrappers --------------------------------------------
+
+GRAPH_UTILS = """
+import torch
+
+def insert_op(graph, op, args, kwargs=None):
+    return graph.call_function(op, args, kwargs or {})
+
+def replace_with(node, target):
+    with node.graph.inserting_before(node):
+        new = node.graph.create_node("call_function", target, node.args)
+    node.replace_all_uses_with(new)
+    return new
+
+def expect(op):
+    from torch.testing._internal.common_quantization import NodeSpec as ns
+    return ns.call_function(op)
+"""
+
+
+def test_packet_inserted_through_a_wrapper_is_a_ql102_finding(tmp_path):
+    from qlint.engine import check_source
+    from tests.conftest import settings_for, write_package
+
+    pkg = write_package(
+        tmp_path,
+        "pkg",
+        graph_utils=GRAPH_UTILS,
+        passes=(
+            "import torch\nfrom torch.export import export\nfrom pkg.graph_utils import insert_op, replace_with, expect\n"
+            "\ndef rewrite(gm, node):\n"
+            "    insert_op(gm.graph, torch.ops.aten.relu, (node,))\n"
+            "    replace_with(node, target=torch.ops.quantized_decomposed.dequantize_per_channel)\n"
+            "    insert_op(gm.graph, torch.ops.aten.relu.default, (node,))\n"
+            "    spec = expect(torch.ops.aten.hardtanh)\n"
+            "    node.target = torch.ops.aten.hardtanh.default\n"
+        ),
+    )
+    path = pkg / "passes.py"
+    result = check_source(path.read_bytes(), str(path), settings_for(("QL102",)))
+    assert [(d.range.start.row, d.range.start.col) for d in result.diagnostics] == [(6, 24), (7, 30)]
+    # The fix appends the overload where the packet is passed.
+    assert result.diagnostics[0].fix.edits[0].content == ".default"
+
+
+def test_wrapper_in_the_same_module():
+    src = (
+        GRAPH_UTILS
+        + """
+def rewrite(gm, node):
+    insert_op(gm.graph, torch.ops.aten.relu, (node,))
+    return insert_op(gm.graph, torch.ops.aten.relu.default, (node,))
+"""
+    )
+    assert [d.range.start.row for d in lint(src, select=("QL102",))] == [18]

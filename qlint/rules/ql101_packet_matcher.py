@@ -10,13 +10,12 @@ from __future__ import annotations
 import ast
 import os
 import re
-from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import cached_property
 
 from qlint.analysis.graphs.fx_targets import is_node_target, target_names, target_rows
-from qlint.analysis.graphs.forwarding import Forwarding
+from qlint.analysis.graphs.forwarding import Forwarding, callee_name, spans_any
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
 from qlint.analysis.graphs.graph_context import COMPILER_INTERNAL, packet_graph_context
 from qlint.analysis.names.functions import Body, bodies
@@ -86,16 +85,16 @@ class PacketMatcher(Rule):
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         sinks = self.sinks
         forwarding = Forwarding(
-            lambda call: _direct_sink_args(call, sinks),
+            lambda call, _resolver: _direct_sink_args(call, sinks),
             lambda scope, cls: Resolver(scope, ctx.project, ctx.optable, class_scope=cls),
             sink_needles(sinks),
             ctx.scope.path,
         )
-        base_lines = target_rows(ctx) | ctx.lines_containing(*sink_needles(sinks), *helper_needles(ctx, sinks, forwarding))
+        base_lines = target_rows(ctx) | ctx.lines_containing(*sink_needles(sinks), *forwarding.find_helpers(ctx.scope, ctx.lines_containing, Resolver(ctx.scope, ctx.project, ctx.optable)))
         found: dict[tuple, Diagnostic] = {}
         rows = sorted(base_lines)
         for body in bodies(ctx.tree, ctx.scope, ctx.cache):
-            if body.node is not ctx.tree and not _spans_any(body.node, rows):
+            if body.node is not ctx.tree and not spans_any(body.node, rows):
                 # Every matcher of a body sits on a row of the base lines (a local bound to
                 # a node target is bound on one), so a body spanning none of them holds none.
                 continue
@@ -283,7 +282,7 @@ def _direct_sink_args(node: ast.Call, sinks) -> Iterator[ast.expr]:
 
 def _sink_call(node: ast.Call, resolver: Resolver, sinks, forwarding: Forwarding) -> Iterator[tuple[ast.expr, list[_Hit]]]:
     args = list(_direct_sink_args(node, sinks))
-    if not args and (node.args or node.keywords) and _callee_name(node) in forwarding.helpers:
+    if not args and (node.args or node.keywords) and callee_name(node) in forwarding.helpers:
         # A helper that forwards a parameter to a sink is a sink too. Resolving the helper
         # may read another module: only worth it when an argument holds a packet.
         candidates = [(a, hits) for a in (*node.args, *(kw.value for kw in node.keywords)) if (hits := _arg_hits(a, resolver))]
@@ -297,11 +296,6 @@ def _sink_call(node: ast.Call, resolver: Resolver, sinks, forwarding: Forwarding
         hit = _arg_hits(arg, resolver)
         if hit:
             yield hit
-
-
-def _callee_name(node: ast.Call) -> str | None:
-    func = node.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
 def _arg_hits(arg: ast.expr, resolver: Resolver) -> tuple[ast.expr, list[_Hit]] | None:
@@ -325,37 +319,6 @@ def sink_needles(sinks) -> tuple[str, ...]:
     out = [c for c in sinks if c != "*"]
     out += [str(k) for k in sinks.get("*", ()) if isinstance(k, str)]
     return tuple(out)
-
-
-def helper_needles(ctx: FileContext, sinks, forwarding: Forwarding) -> tuple[str, ...]:
-    """Names under which this module calls a helper that forwards to a sink: its own
-    functions and methods that do, functions it imports and methods its classes inherit
-    from other modules of the project that do."""
-    scope = ctx.scope
-    functions = [(f, None) for f in scope.functions.values()]
-    functions += [(m, cls) for cls in scope.classes.values() for m in cls.methods.values()]
-    helpers: set[str] = set()
-    # A helper of this module calls a sink or another helper on one of its rows: only those
-    # functions are read, and each new helper's name can make another one a helper.
-    needles = set(forwarding.needles)
-    while True:
-        rows = sorted(ctx.lines_containing(*sorted(needles | helpers)))
-        new = {
-            func.name
-            for func, cls in functions
-            if func.name not in helpers and _spans_any(func, rows) and forwarding.forwarded_params(func, scope, cls, 0)
-        }
-        if not new:
-            break
-        helpers |= new
-    resolver = Resolver(scope, ctx.project, ctx.optable)
-    forwarding.helpers = frozenset(helpers | forwarding.helper_names(scope, resolver))
-    return tuple(sorted(forwarding.helpers))
-
-
-def _spans_any(node: ast.AST, rows: list[int]) -> bool:
-    i = bisect_left(rows, node.lineno)
-    return i < len(rows) and rows[i] <= node.end_lineno
 
 
 def _case_values(pattern: ast.pattern) -> Iterator[ast.expr]:

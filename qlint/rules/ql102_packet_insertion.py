@@ -11,6 +11,7 @@ import ast
 from collections.abc import Iterator
 
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
+from qlint.analysis.graphs.forwarding import Forwarding, callee_name
 from qlint.analysis.graphs.fx_targets import target_store_rows
 from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
 from qlint.analysis.names.functions import bodies
@@ -75,16 +76,29 @@ def inserted_ops(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
     if _CACHE_KEY in ctx.cache:
         return ctx.cache[_CACHE_KEY]
     found: list[tuple[OpRef, ast.expr]] = []
-    lines = ctx.lines_containing("call_function", "create_node") | target_store_rows(ctx)
+    # A project's own `insert(graph, op, args)` that hands `op` to `graph.call_function`
+    # inserts what its callers pass.
+    wrappers = Forwarding(
+        _direct_insertions,
+        lambda scope, cls: Resolver(scope, ctx.project, ctx.optable, class_scope=cls),
+        _NEEDLES,
+        ctx.scope.path,
+    )
+    names = wrappers.find_helpers(ctx.scope, ctx.lines_containing, Resolver(ctx.scope, ctx.project, ctx.optable))
+    lines = ctx.lines_containing(*_NEEDLES, *sorted(names)) | target_store_rows(ctx)
     # The callee can sit on one line and the packet on the next: widen each row by one.
     lines = lines | {row + 1 for row in lines}
     if lines:
         for body in bodies(ctx.tree, ctx.scope, ctx.cache):
-            resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, with_instance_attrs(body.class_scope, ctx.cache))
+            class_scope = with_instance_attrs(body.class_scope, ctx.cache)
+            resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, class_scope)
             for node in body.nodes(lines):
                 if _is_nodespec(node, resolver):
                     continue
-                for expr in _inserted_exprs(node):
+                exprs = list(_inserted_exprs(node))
+                if not exprs and isinstance(node, ast.Call) and callee_name(node) in names:
+                    exprs = wrappers.forwarded_args(node, resolver)
+                for expr in exprs:
                     ref = resolver.op_ref(expr)
                     if ref is None and isinstance(expr, ast.Name):
                         located = resolver.value_of(expr)
@@ -96,6 +110,20 @@ def inserted_ops(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
     unique = {(ref, expr.lineno, expr.col_offset): (ref, expr) for ref, expr in found}
     ctx.cache[_CACHE_KEY] = list(unique.values())
     return ctx.cache[_CACHE_KEY]
+
+
+_NEEDLES = ("call_function", "create_node")
+
+
+def _direct_insertions(call: ast.Call, resolver: Resolver) -> Iterator[ast.expr]:
+    """What a wrapper's body inserts. `x.call_function(op)` with nothing else is how the PT2E
+    test helpers' NodeSpec is spelled (also where `NodeSpec` cannot be resolved, as when
+    imported inside the function): a node of an op without inputs is no wrapper's job."""
+    if _is_nodespec(call, resolver):
+        return
+    if isinstance(call.func, ast.Attribute) and call.func.attr == "call_function" and len(call.args) + len(call.keywords) < 2:
+        return
+    yield from _inserted_exprs(call)
 
 
 def inserted_packets(ctx: FileContext) -> set[tuple[str, str]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import os
+from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -24,7 +25,7 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 # What a sink is: for a call (and the resolver of its body), the argument expressions that
 # reach it directly.
-DirectSink = Callable[[ast.Call], Iterator[ast.expr]]
+DirectSink = Callable[[ast.Call, Resolver], Iterator[ast.expr]]
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ class Forwarding:
         if params and depth <= _MAX_DEPTH:
             resolver = self._resolver_for(scope, class_scope)
             for node in _calls(func):
-                args = list(self._direct(node))
+                args = list(self._direct(node, resolver))
                 if (
                     not args
                     and depth < _MAX_DEPTH
@@ -159,6 +160,28 @@ class Forwarding:
     def resolve_helper(self, call: ast.Call, resolver: Resolver) -> Helper | None:
         return _resolve_helper(self, call, resolver)
 
+    def find_helpers(self, scope: ModuleScope, lines_containing: Callable[..., frozenset[int]], resolver: Resolver):
+        """Names under which the module of `scope` calls helpers: its own functions and
+        methods that forward to a sink, functions it imports and methods its classes inherit
+        from other modules of the project that do. Sets and returns `self.helpers`."""
+        functions = [(f, None) for f in scope.functions.values()]
+        functions += [(m, cls) for cls in scope.classes.values() for m in cls.methods.values()]
+        helpers: set[str] = set()
+        # A helper of this module calls a sink or another helper on one of its rows: only
+        # those functions are read, and each new helper's name can make another one a helper.
+        while True:
+            rows = sorted(lines_containing(*sorted(set(self.needles) | helpers)))
+            new = {
+                func.name
+                for func, cls in functions
+                if func.name not in helpers and spans_any(func, rows) and self.forwarded_params(func, scope, cls, 0)
+            }
+            if not new:
+                break
+            helpers |= new
+        self.helpers = frozenset(helpers | self.helper_names(scope, resolver))
+        return self.helpers
+
 
 def _calls(func: ast.AST) -> Iterator[ast.Call]:
     """Calls in a function body, not in nested functions or classes."""
@@ -170,6 +193,17 @@ def _calls(func: ast.AST) -> Iterator[ast.Call]:
         if isinstance(node, ast.Call):
             yield node
         stack.extend(ast.iter_child_nodes(node))
+
+
+def spans_any(node: ast.AST, rows: list[int]) -> bool:
+    """Whether the node's rows include one of the sorted `rows`."""
+    i = bisect_left(rows, node.lineno)
+    return i < len(rows) and rows[i] <= node.end_lineno
+
+
+def callee_name(node: ast.Call) -> str | None:
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
 def _all_args(call: ast.Call) -> Iterator[ast.expr]:
