@@ -352,7 +352,8 @@ def test_packet_inserted_through_a_wrapper_is_a_ql102_finding(tmp_path):
         "pkg",
         graph_utils=GRAPH_UTILS,
         passes=(
-            "import torch\nfrom torch.export import export\nfrom pkg.graph_utils import insert_op, replace_with, expect\n"
+            "import torch\nfrom torch.export import export\n"
+            "from pkg.graph_utils import insert_op, replace_with, expect\n"
             "\ndef rewrite(gm, node):\n"
             "    insert_op(gm.graph, torch.ops.aten.relu, (node,))\n"
             "    replace_with(node, target=torch.ops.quantized_decomposed.dequantize_per_channel)\n"
@@ -363,7 +364,7 @@ def test_packet_inserted_through_a_wrapper_is_a_ql102_finding(tmp_path):
     )
     path = pkg / "passes.py"
     result = check_source(path.read_bytes(), str(path), settings_for(("QL102",)))
-    assert [(d.range.start.row, d.range.start.col) for d in result.diagnostics] == [(6, 24), (7, 30)]
+    assert [(d.range.start.row, d.range.start.col) for d in result.diagnostics] == [(7, 24), (8, 30)]
     # The fix appends the overload where the packet is passed.
     assert result.diagnostics[0].fix.edits[0].content == ".default"
 
