@@ -364,7 +364,7 @@ def test_packet_inserted_through_a_wrapper_is_a_ql102_finding(tmp_path):
     )
     path = pkg / "passes.py"
     result = check_source(path.read_bytes(), str(path), settings_for(("QL102",)))
-    assert [(d.range.start.row, d.range.start.col) for d in result.diagnostics] == [(7, 24), (8, 30)]
+    assert [(d.range.start.row, d.range.start.col) for d in result.diagnostics] == [(6, 24), (7, 30)]
     # The fix appends the overload where the packet is passed.
     assert result.diagnostics[0].fix.edits[0].content == ".default"
 
