@@ -379,3 +379,124 @@ def rewrite(gm, node):
 """
     )
     assert [d.range.start.row for d in lint(src, select=("QL102",))] == [18]
+
+
+def _check_in_package(tmp_path, select, target, **modules):
+    from qlint.engine import check_source
+    from tests.conftest import settings_for, write_package
+
+    pkg = write_package(tmp_path, "pkg", **{k: textwrap.dedent(v) for k, v in modules.items()})
+    path = pkg / f"{target}.py"
+    return check_source(path.read_bytes(), str(path), settings_for(select))
+
+
+MATCHER = """
+    import torch
+
+    def count_relus(gm):
+        return sum(n.target == torch.ops.aten.relu for n in gm.graph.nodes)
+"""
+
+
+def test_packet_the_project_inserts_elsewhere_is_quiet_in_the_matcher(tmp_path):
+    # Modules are kept for this question by their text (`call_function`/`create_node`): a
+    # module that only calls a wrapper of another one is not among them.
+    inserter = """
+        import torch
+        from torch.export import export
+
+        def add_relu(gm, node):
+            gm.graph.call_function(torch.ops.aten.relu, (node,))
+    """
+    result = _check_in_package(
+        tmp_path, ("QL1",), "matcher", graph_utils=GRAPH_UTILS, inserter=inserter, matcher=MATCHER
+    )
+    assert result.diagnostics == []
+    # The matcher's result depends on the module that inserts the packet.
+    assert any(p.endswith("inserter.py") for p in result.dependencies)
+
+
+def test_project_inserting_only_the_overload_or_another_packet_leaves_the_matcher_flagged(tmp_path):
+    inserter = """
+        import torch
+
+        def add_relu(gm, node):
+            gm.graph.call_function(torch.ops.aten.relu.default, (node,))
+            gm.graph.call_function(torch.ops.aten.hardtanh, (node,))
+            return "torch.ops.aten.relu"
+    """
+    result = _check_in_package(tmp_path, ("QL101",), "matcher", inserter=inserter, matcher=MATCHER)
+    assert [d.range.start.row for d in result.diagnostics] == [5]
+
+
+# -- 14: graphs normalised to packets elsewhere in the project ---------------------------
+
+
+def test_matcher_called_after_strip_overloads_elsewhere_is_quiet(tmp_path):
+    backend = """
+        from torch._functorch.compile_utils import strip_overloads
+        from pkg import matcher
+        from pkg.passes import FoldPass
+
+        def my_backend(gm, example_inputs):
+            strip_overloads(gm)
+            matcher.count_relus(gm)
+            FoldPass()(gm)
+            return gm.forward
+    """
+    passes = """
+        import torch
+
+        class FoldPass:
+            def __call__(self, gm):
+                for n in gm.graph.nodes:
+                    if n.target == torch.ops.aten.hardtanh:
+                        pass
+    """
+    kw = {"backend": backend, "matcher": MATCHER, "passes": passes}
+    assert _check_in_package(tmp_path, ("QL101",), "matcher", **kw).diagnostics == []
+    assert _check_in_package(tmp_path, ("QL101",), "passes", **kw).diagnostics == []
+
+
+def test_matcher_under_a_normalising_decorator_is_quiet(tmp_path):
+    deco = """
+        import functools
+
+        def packet_graph(fn):
+            @functools.wraps(fn)
+            def wrapper(gm, *args):
+                for n in gm.graph.nodes:
+                    if hasattr(n.target, "overloadpacket"):
+                        n.target = n.target.overloadpacket
+                return fn(gm, *args)
+            return wrapper
+    """
+    matcher = """
+        import torch
+        from pkg.normalise import packet_graph
+
+        @packet_graph
+        def count_relus(gm):
+            return sum(n.target == torch.ops.aten.relu for n in gm.graph.nodes)
+
+        def count_hardtanh(gm):
+            return sum(n.target == torch.ops.aten.hardtanh for n in gm.graph.nodes)
+    """
+    result = _check_in_package(tmp_path, ("QL101",), "matcher", normalise=deco, matcher=matcher)
+    assert [d.range.start.row for d in result.diagnostics] == [10]
+
+
+def test_normaliser_that_does_not_call_the_matcher_leaves_it_flagged(tmp_path):
+    backend = """
+        from torch._functorch.compile_utils import strip_overloads
+        from pkg import matcher
+
+        def my_backend(gm, example_inputs):
+            strip_overloads(gm)
+            return gm.forward
+
+        def other(gm):
+            return matcher.count_relus(gm)
+    """
+    result = _check_in_package(tmp_path, ("QL101",), "matcher", backend=backend, matcher=MATCHER)
+    assert [d.range.start.row for d in result.diagnostics] == [5]

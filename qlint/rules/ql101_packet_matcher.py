@@ -33,6 +33,7 @@ from qlint.rules.overload_fixes import (
     packet_producers,
     shown,
 )
+from qlint.rules.packet_origins import inserted_elsewhere, normalised_before
 from qlint.rules.ql102_packet_insertion import inserted_overloads, inserted_packets
 
 # APIs that compare the ops they are given with node targets exactly.
@@ -90,8 +91,9 @@ class PacketMatcher(Rule):
             sink_needles(sinks),
             ctx.scope.path,
         )
-        base_lines = target_rows(ctx) | ctx.lines_containing(*sink_needles(sinks), *forwarding.find_helpers(ctx.scope, ctx.lines_containing, Resolver(ctx.scope, ctx.project, ctx.optable)))
-        found: dict[tuple, Diagnostic] = {}
+        helpers = forwarding.find_helpers(ctx.scope, ctx.lines_containing, Resolver(ctx.scope, ctx.project, ctx.optable))
+        base_lines = target_rows(ctx) | ctx.lines_containing(*sink_needles(sinks), *helpers)
+        found: dict[tuple, tuple[Diagnostic, Body]] = {}
         rows = sorted(base_lines)
         for body in bodies(ctx.tree, ctx.scope, ctx.cache):
             if body.node is not ctx.tree and not spans_any(body.node, rows):
@@ -116,18 +118,21 @@ class PacketMatcher(Rule):
                 hits = [h for h in hits if h.ref.is_packet and h.ref.key not in both]
                 if hits:
                     for hit, diag in self._report(ctx, use, hits):
-                        found.setdefault((diag.range, diag.message, hit.ref.key), diag)
+                        found.setdefault((diag.range, diag.message, hit.ref.key), (diag, body))
         # Cheap checks first, whole-module checks only when there is something to report.
         if not found:
             return
         context = packet_graph_context(ctx)
-        if context is None:
-            yield from found.values()
-        elif context == COMPILER_INTERNAL:
+        if context == COMPILER_INTERNAL:
             # Compiler graphs accept packets, except that a node this module inserts as an
             # overload never equals the packet it then compares with.
             own = inserted_overloads(ctx)
-            yield from (d for key, d in found.items() if key[2] in own)
+            yield from (d for key, (d, _) in found.items() if key[2] in own)
+        elif context is None:
+            # What the rest of the project does to graphs, asked last: it reads other modules.
+            for key, (diag, body) in found.items():
+                if not inserted_elsewhere(ctx, key[2]) and not normalised_before(ctx, body):
+                    yield diag
 
     def _report(self, ctx: FileContext, use: ast.expr, hits: list[_Hit]) -> Iterator[tuple[_Hit, Diagnostic]]:
         inserted = inserted_packets(ctx)
