@@ -102,7 +102,7 @@ class PacketMatcher(Rule):
                 continue
             names = target_names(body)
             lines = base_lines | ctx.lines_containing(*sorted(names)) if names else base_lines
-            class_scope = with_instance_attrs(body.class_scope, ctx.cache)
+            class_scope = with_instance_attrs(body.class_scope, ctx.cache, ctx.lines)
             resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, class_scope)
             matched = list(_matchers(ctx, body, lines, resolver, names, sinks, forwarding))
             # A body that also compares targets with an overload of the same op handles both

@@ -90,7 +90,7 @@ def inserted_ops(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
     lines = lines | {row + 1 for row in lines}
     if lines:
         for body in bodies(ctx.tree, ctx.scope, ctx.cache):
-            class_scope = with_instance_attrs(body.class_scope, ctx.cache)
+            class_scope = with_instance_attrs(body.class_scope, ctx.cache, ctx.lines)
             resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, class_scope)
             for node in body.nodes(lines):
                 if _is_nodespec(node, resolver):

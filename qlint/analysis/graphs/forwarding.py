@@ -12,11 +12,12 @@ helpers of helpers is followed a few levels deep.
 from __future__ import annotations
 
 import ast
-import os
+import time
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from qlint.analysis.names.modules import import_root
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
 
@@ -61,7 +62,7 @@ class Forwarding:
 
     def module_scope(self, resolver: Resolver, module: str, requester: str) -> ModuleScope | None:
         """Another module of the project, if it can hold a helper (its text names a sink)."""
-        key = (module, os.path.dirname(requester))
+        key = (module, import_root(requester))
         if key not in _FOUND:
             if len(_FOUND) > 50_000:
                 _FOUND.clear()
@@ -88,7 +89,9 @@ class Forwarding:
         out += [kw.value for kw in call.keywords if kw.arg in names]
         return out
 
-    def forwarded_params(self, func, scope: ModuleScope, class_scope: ClassScope | None, depth: int) -> frozenset[str]:
+    def forwarded_params(
+        self, func, scope: ModuleScope, class_scope: ClassScope | None, depth: int, rows: list[int] | None = None
+    ) -> frozenset[str]:
         """Parameters of `func` that reach a sink unchanged (passed as a sink's argument, or
         to a helper that forwards them)."""
         key = id(func)
@@ -104,7 +107,7 @@ class Forwarding:
         found: set[str] = set()
         if params and depth <= _MAX_DEPTH:
             resolver = self._resolver_for(scope, class_scope)
-            for node in _calls(func):
+            for node in _calls(func, rows):
                 args = list(self._direct(node, resolver))
                 if (
                     not args
@@ -174,7 +177,9 @@ class Forwarding:
             new = {
                 func.name
                 for func, cls in functions
-                if func.name not in helpers and spans_any(func, rows) and self.forwarded_params(func, scope, cls, 0)
+                if func.name not in helpers
+                and spans_any(func, rows)
+                and self.forwarded_params(func, scope, cls, 0, rows)
             }
             if not new:
                 break
@@ -183,12 +188,15 @@ class Forwarding:
         return self.helpers
 
 
-def _calls(func: ast.AST) -> Iterator[ast.Call]:
-    """Calls in a function body, not in nested functions or classes."""
+def _calls(func: ast.AST, rows: list[int] | None = None) -> Iterator[ast.Call]:
+    """Calls in a function body, not in nested functions or classes; with `rows`, only
+    those spanning one of them (a helper's sink call holds the sink's text on a row)."""
     stack = list(ast.iter_child_nodes(func))
     while stack:
         node = stack.pop()
         if isinstance(node, (*_FUNCS, ast.ClassDef, ast.Lambda)):
+            continue
+        if rows is not None and hasattr(node, "lineno") and not spans_any(node, rows):
             continue
         if isinstance(node, ast.Call):
             yield node
@@ -211,7 +219,8 @@ def _all_args(call: ast.Call) -> Iterator[ast.expr]:
     yield from (kw.value for kw in call.keywords)
 
 
-_TEXTS: dict[tuple, bool] = {}
+_TEXTS: dict[tuple, tuple[bool, float]] = {}
+_FRESH_SECONDS = 5.0
 # Where a module name leads from a directory (the files a process sees do not move while
 # it runs; a module that appears later is found by the next process).
 _FOUND: dict[tuple[str, str], str | None] = {}
@@ -219,20 +228,21 @@ _SHARED: dict[tuple, tuple[ast.AST, frozenset[str]]] = {}
 
 
 def _mentions(project, path: str, needles: tuple[str, ...]) -> bool:
-    """Whether the module's text holds one of `needles`, remembered per file version."""
-    try:
-        st = os.stat(path)
-        key: tuple = (path, st.st_mtime_ns, st.st_size, needles)
-    except OSError:
-        return False
+    """Whether the module's text holds one of `needles`. An editor's buffer is read as it
+    is; a file on disk is read again once its answer is a few seconds old (one run of the
+    CLI asks about the same imports thousands of times)."""
     if path in project.overlay:
-        key = (path, hash(project.overlay[path]), needles)
-    if key not in _TEXTS:
-        text = project.text(path) or ""
+        text = project.overlay[path]
+        return any(n in text for n in needles)
+    now = time.monotonic()
+    key = (path, needles)
+    found = _TEXTS.get(key)
+    if found is None or now - found[1] > _FRESH_SECONDS:
         if len(_TEXTS) > 50_000:
             _TEXTS.clear()
-        _TEXTS[key] = any(n in text for n in needles)
-    return _TEXTS[key]
+        text = project.text(path) or ""
+        found = _TEXTS[key] = (any(n in text for n in needles), now)
+    return found[0]
 
 
 def _resolve_helper(fw: Forwarding, call: ast.Call, resolver: Resolver) -> Helper | None:

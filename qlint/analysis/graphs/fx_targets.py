@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import ast
 import re
-from bisect import bisect_right
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.names.functions import Body
 
-# Where a node target can be written: `<expr>.target` (not `.target_dtype`) or the
-# `"target"` of `getattr(n, "target")`. Rows of other mentions (`target_dtype=`, a
-# docstring's "target") are not walked.
-_TARGET_TEXT = re.compile(r"""\.\s*target\b|["']target["']""")
+# Where a node target can be written, on a row holding "target": `<expr>.target` (not
+# `.target_dtype`; the dot may end the row before), or the `"target"` of
+# `getattr(n, "target")`. Rows of other mentions (`target_dtype=`, prose) are not walked.
+_TARGET_TEXT = re.compile(r"""(?:\.|^)\s*target\b|["']target["']""")
 # `<expr>.target = value`, not `==`.
-_TARGET_STORE = re.compile(r"\.\s*target\s*=(?!=)")
+_TARGET_STORE = re.compile(r"(?:\.|^)\s*target\s*=(?!=)")
 
 
 def target_rows(ctx: FileContext) -> frozenset[int]:
@@ -35,9 +34,10 @@ def target_store_rows(ctx: FileContext) -> frozenset[int]:
 def _rows(ctx: FileContext, pattern: re.Pattern) -> frozenset[int]:
     key = ("graphs.rows", pattern.pattern)
     if key not in ctx.cache:
-        starts = ctx.lines.starts
-        # `.target` may sit on the row after its dot; the match's end row is the one to keep.
-        ctx.cache[key] = frozenset(bisect_right(starts, m.end() - 1) for m in pattern.finditer(ctx.text))
+        # The substring search is shared with every rule asking for "target"; the pattern
+        # only runs on those rows.
+        line = ctx.lines.line
+        ctx.cache[key] = frozenset(r for r in ctx.lines_containing("target") if pattern.search(line(r)))
     return ctx.cache[key]
 
 

@@ -15,11 +15,14 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.names.scope import ClassScope, function_assigns
+from qlint.source import LineIndex
 
 _CACHE_KEY = "graphs.instance_attrs"
 
 
-def with_instance_attrs(class_scope: ClassScope | None, cache: dict) -> ClassScope | None:
+def with_instance_attrs(
+    class_scope: ClassScope | None, cache: dict, lines: LineIndex | None = None
+) -> ClassScope | None:
     """`class_scope` whose assignments also answer for `self.<attr> = value` in its methods
     (read the first time a name is not a class attribute; cached per class in `cache`)."""
     if class_scope is None:
@@ -27,7 +30,7 @@ def with_instance_attrs(class_scope: ClassScope | None, cache: dict) -> ClassSco
     seen = cache.setdefault(_CACHE_KEY, {})
     key = id(class_scope.node)
     if key not in seen:
-        merged = ClassScope(class_scope.node, _Assigns(class_scope), class_scope.methods, class_scope.bases)
+        merged = ClassScope(class_scope.node, _Assigns(class_scope, lines), class_scope.methods, class_scope.bases)
         seen[key] = (class_scope.node, merged)  # the node keeps the id from being reused
     return seen[key][1]
 
@@ -36,26 +39,37 @@ class _Assigns(dict):
     """Class-level assignments, falling back to the instance ones on a miss: most classes
     are never asked about an attribute they do not define at class level."""
 
-    def __init__(self, class_scope: ClassScope):
+    def __init__(self, class_scope: ClassScope, lines: LineIndex | None):
         super().__init__(class_scope.assigns)
         self._class_scope = class_scope
-        self._instance: dict[str, list[ast.expr]] | None = None
+        self._lines = lines
+        self._instance: dict[str, list[ast.expr]] = {}
 
     def get(self, name, default=None):
-        if self._instance is None:
-            if dict.__contains__(self, name):
-                return dict.get(self, name, default)
-            self._instance = instance_assigns(self._class_scope)
-        values = [*dict.get(self, name, ()), *self._instance.get(name, ())]
+        if name not in self._instance:
+            # Only methods whose text names the attribute are read.
+            methods = [
+                m
+                for m in self._class_scope.methods.values()
+                if self._lines is None or f".{name}" in _source(self._lines, m)
+            ]
+            self._instance[name] = instance_assigns(self._class_scope, methods).get(name, [])
+        values = [*dict.get(self, name, ()), *self._instance[name]]
         return values or default
 
 
-def instance_assigns(class_scope: ClassScope) -> dict[str, list[ast.expr]]:
+def _source(lines: LineIndex, node: ast.AST) -> str:
+    starts = lines.starts
+    end = starts[node.end_lineno] if node.end_lineno < len(starts) else len(lines.text)
+    return lines.text[starts[node.lineno - 1] : end]
+
+
+def instance_assigns(class_scope: ClassScope, methods=None) -> dict[str, list[ast.expr]]:
     """`attr -> values` for `self.attr = value` in the class's methods. A value that uses a
     name local to its method is recorded as the unreadable parameter-like marker (the
     method's own `ast.arguments`), which makes the attribute ambiguous, not resolvable."""
     found: dict[str, list[ast.expr]] = {}
-    for method in class_scope.methods.values():
+    for method in class_scope.methods.values() if methods is None else methods:
         params = method.args.posonlyargs + method.args.args
         if not params or any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list):
             continue
