@@ -9,6 +9,7 @@ or the graphs are normalised to packets before the matcher runs (a backend that 
 from __future__ import annotations
 
 import ast
+import re
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.project_scan import normalised_callees, other_contexts
@@ -20,7 +21,10 @@ from qlint.rules.ql102_packet_insertion import inserted_packets
 def inserted_elsewhere(ctx: FileContext, key: tuple[str, str, str]) -> bool:
     """Whether another module of the project inserts the packet `key` into graphs."""
     op = key[2]
-    return any(key in inserted_packets(other) for other in other_contexts(ctx, (op,)))
+    # The packet is spelled somewhere in a module that inserts it: `.op` not followed by
+    # an overload (modules that only spell `.op.default` are not parsed).
+    spelled = re.compile(rf"\.{re.escape(op)}\b(?!\s*\.\s*\w)")
+    return any(key in inserted_packets(other) for other in other_contexts(ctx, (op,), spelled))
 
 
 def normalised_before(ctx: FileContext, body: Body) -> bool:

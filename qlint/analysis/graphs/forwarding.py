@@ -12,6 +12,7 @@ helpers of helpers is followed a few levels deep.
 from __future__ import annotations
 
 import ast
+import functools
 import time
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
@@ -62,7 +63,7 @@ class Forwarding:
 
     def module_scope(self, resolver: Resolver, module: str, requester: str) -> ModuleScope | None:
         """Another module of the project, if it can hold a helper (its text names a sink)."""
-        key = (module, import_root(requester))
+        key = (module, _import_root(requester))
         if key not in _FOUND:
             if len(_FOUND) > 50_000:
                 _FOUND.clear()
@@ -212,6 +213,11 @@ def spans_any(node: ast.AST, rows: list[int]) -> bool:
 def callee_name(node: ast.Call) -> str | None:
     func = node.func
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _import_root(path: str) -> str:
+    return import_root(path)
 
 
 def _all_args(call: ast.Call) -> Iterator[ast.expr]:

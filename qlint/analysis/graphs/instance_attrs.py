@@ -53,7 +53,7 @@ class _Assigns(dict):
                 for m in self._class_scope.methods.values()
                 if self._lines is None or f".{name}" in _source(self._lines, m)
             ]
-            self._instance[name] = instance_assigns(self._class_scope, methods).get(name, [])
+            self._instance[name] = instance_assigns(self._class_scope, methods, name).get(name, [])
         values = [*dict.get(self, name, ()), *self._instance[name]]
         return values or default
 
@@ -64,7 +64,7 @@ def _source(lines: LineIndex, node: ast.AST) -> str:
     return lines.text[starts[node.lineno - 1] : end]
 
 
-def instance_assigns(class_scope: ClassScope, methods=None) -> dict[str, list[ast.expr]]:
+def instance_assigns(class_scope: ClassScope, methods=None, only: str | None = None) -> dict[str, list[ast.expr]]:
     """`attr -> values` for `self.attr = value` in the class's methods. A value that uses a
     name local to its method is recorded as the unreadable parameter-like marker (the
     method's own `ast.arguments`), which makes the attribute ambiguous, not resolvable."""
@@ -77,6 +77,8 @@ def instance_assigns(class_scope: ClassScope, methods=None) -> dict[str, list[as
         local: set[str] | None = None
         for node in ast.walk(method):
             mutated = _mutated_attr(node, me)
+            if mutated is not None and only not in (None, mutated):
+                continue
             if mutated is not None:
                 # `self.ops.add(aten.relu.default)`, `self.ops |= ...`: the literal is not the
                 # whole content.
@@ -91,7 +93,7 @@ def instance_assigns(class_scope: ClassScope, methods=None) -> dict[str, list[as
             for target in targets:
                 if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)):
                     continue
-                if target.value.id != me:
+                if target.value.id != me or only not in (None, target.attr):
                     continue
                 if local is None:
                     local = set(function_assigns(method))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from dataclasses import dataclass, field
 
 from qlint.analysis.context import FileContext
@@ -27,6 +28,7 @@ from qlint.source import DecodeError, LineIndex, decode_source
 
 _INSERTS = ("call_function", "create_node")
 _NORMALISES = ("strip_overloads", "overloadpacket")
+_NEEDLE_BYTES = tuple(n.encode() for n in _INSERTS + _NORMALISES)
 _SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".tox", ".venv", "venv", "build", "dist"})
 _MAX_BYTES = 2_000_000
 
@@ -65,27 +67,32 @@ def _project(root: str | None) -> _Project:
                     continue
                 path = os.path.join(directory, name)
                 try:
-                    if os.path.getsize(path) > _MAX_BYTES:
-                        continue
                     with open(path, "rb") as fh:
-                        text = decode_source(fh.read())
-                except (OSError, DecodeError):
+                        data = fh.read(_MAX_BYTES + 1)
+                except OSError:
                     continue
-                if any(n in text for n in _INSERTS + _NORMALISES):
-                    found.texts[path] = text
+                # Bytes first: most modules hold neither, and decoding them all costs more.
+                if len(data) > _MAX_BYTES or not any(n in data for n in _NEEDLE_BYTES):
+                    continue
+                try:
+                    found.texts[path] = decode_source(data)
+                except DecodeError:
+                    continue
     return found
 
 
 def other_contexts(
-    ctx: FileContext, needles: tuple[str, ...], all_of: tuple[str, ...] = (), own: bool = False
+    ctx: FileContext, needles: tuple[str, ...], pattern: re.Pattern | None = None, own: bool = False
 ) -> list[FileContext]:
     """Parsed contexts of the project's other modules whose text holds one of `needles` and
-    all of `all_of` (only modules that insert into graphs or normalise them are kept)."""
+    matches `pattern` (only modules that insert into graphs or normalise them are kept)."""
     project = _project(scan_root(ctx.path))
     skip = None if own else os.path.abspath(ctx.path)
     out = []
     for path, text in project.texts.items():
-        if path == skip or not any(n in text for n in needles) or not all(n in text for n in all_of):
+        if path == skip or not any(n in text for n in needles):
+            continue
+        if pattern is not None and pattern.search(text) is None:
             continue
         if path not in project.contexts:
             project.contexts[path] = _context(path, text, ctx)
