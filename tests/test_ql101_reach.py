@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from qlint.diagnostic import Applicability
 from tests.conftest import codes, fix, lint
 
@@ -500,3 +502,62 @@ def test_normaliser_that_does_not_call_the_matcher_leaves_it_flagged(tmp_path):
     """
     result = _check_in_package(tmp_path, ("QL101",), "matcher", backend=backend, matcher=MATCHER)
     assert [d.range.start.row for d in result.diagnostics] == [5]
+
+
+# -- the prefilters are exact: walking every row finds nothing more ----------------------
+
+_PREFILTER_CASES = [
+    textwrap.dedent(HELPER)
+    + """
+class TestConv(QuantTestCase):
+    def test_conv(self):
+        occ = {torch.ops.quantized_decomposed.quantize_per_channel: 1}
+        self._test_quantizer(M(), (x,), q, occ)
+        via_helper(self, m, {torch.ops.aten.linear: 1})
+""",
+    """
+import torch
+aten = torch.ops.aten
+
+class P:
+    def __init__(self):
+        self.q_ops = {aten.relu, aten.linear.default}
+
+    def call(self, gm):
+        for n in gm.graph.nodes:
+            t = n.target
+            if t in self.q_ops or (n
+                    .target) == aten.hardtanh or getattr(n, 'target') is aten.sym_size:
+                pass
+            verify(m, expected_node=aten.clamp)
+            match t:
+                case aten.mul:
+                    pass
+""",
+    GRAPH_UTILS
+    + """
+def rewrite(gm, node):
+    insert_op(gm.graph,
+              torch.ops.aten.relu, (node,))
+    node.target = torch.ops.aten.relu
+""",
+]
+
+
+@pytest.mark.parametrize("src", _PREFILTER_CASES)
+def test_prefilters_never_skip_a_finding(src, monkeypatch):
+    from qlint.analysis import context
+    from qlint.analysis.graphs import fx_targets
+    from qlint.rules.ql101_packet_matcher import PacketMatcher
+    from qlint.rules.ql102_packet_insertion import PacketInsertion
+
+    text = textwrap.dedent(src)
+    found = [(d.code, d.range.start.row, d.range.start.col) for d in lint(text, select=("QL1",))]
+    codes_found = {c for c, _, _ in found}
+    assert codes_found and codes_found <= {"QL101", "QL102"}, found
+    assert all(r.triggered_by(text) for r in (PacketMatcher(), PacketInsertion()) if r.code in codes_found)
+    every_row = frozenset(range(1, text.count("\n") + 2))
+    monkeypatch.setattr(context.FileContext, "lines_containing", lambda self, *needles: every_row)
+    monkeypatch.setattr(fx_targets, "_rows", lambda ctx, pattern: every_row)
+    unfiltered = [(d.code, d.range.start.row, d.range.start.col) for d in lint(text, select=("QL1",))]
+    assert unfiltered == found
