@@ -1,8 +1,8 @@
 """Where the packets a matcher compares with come from, beyond its own module (QL101).
 
 A packet matcher is right when the graphs it sees really carry packets: the project inserts
-that packet itself in another module (the insertion is QL102's finding, not the matcher's),
-or the graphs are normalised to packets before the matcher runs (a backend that calls
+that packet itself in another module, into graphs that carry packets (legacy FX graph mode,
+a compiler's graphs), or the graphs are normalised to packets before the matcher runs (a backend that calls
 `strip_overloads` and then the pass, or a decorator whose wrapper does).
 """
 
@@ -12,6 +12,7 @@ import ast
 import re
 
 from qlint.analysis.context import FileContext
+from qlint.analysis.graphs.graph_context import packet_graph_context
 from qlint.analysis.graphs.project_scan import normalised_callees, other_contexts
 from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import Resolver
@@ -19,12 +20,18 @@ from qlint.rules.ql102_packet_insertion import inserted_packets
 
 
 def inserted_elsewhere(ctx: FileContext, key: tuple[str, str, str]) -> bool:
-    """Whether another module of the project inserts the packet `key` into graphs."""
+    """Whether another module of the project inserts the packet `key` into graphs that
+    carry packets (legacy FX, compiler graphs: QL102 leaves those insertions alone). An
+    insertion QL102 reports does not count: once fixed, the matcher would be wrong, and a
+    second `qlint fix` would change what the first left."""
     op = key[2]
     # The packet is spelled somewhere in a module that inserts it: `.op` not followed by
     # an overload (modules that only spell `.op.default` are not parsed).
     spelled = re.compile(rf"\.{re.escape(op)}\b(?!\s*\.\s*\w)")
-    return any(key in inserted_packets(other) for other in other_contexts(ctx, (op,), spelled))
+    return any(
+        key in inserted_packets(other) and packet_graph_context(other) is not None
+        for other in other_contexts(ctx, (op,), spelled)
+    )
 
 
 def normalised_before(ctx: FileContext, body: Body) -> bool:
