@@ -136,15 +136,25 @@ class Forwarding:
         """Names under which `scope` calls helpers of other modules: imported functions and
         methods its classes inherit from classes of other modules."""
         names = set()
+        root = _import_root(scope.path)
         for name, full in scope.imports.items():
             if name == full or full.startswith("torch"):
                 continue
-            helper = _module_function(self, resolver, scope, name, 0)
-            if (
-                helper is not None
-                and helper.scope is not scope
-                and self.forwarded_params(helper.func, helper.scope, None, 0)
-            ):
+            # Files of one project import the same names over and over: whether a name is a
+            # helper is remembered per import root (briefly, as for the texts it depends on).
+            key = (full, root, self.needles)
+            known = _IMPORTED.get(key)
+            if known is None or time.monotonic() - known[1] > _FRESH_SECONDS:
+                helper = _module_function(self, resolver, scope, name, 0)
+                is_helper = bool(
+                    helper is not None
+                    and helper.scope is not scope
+                    and self.forwarded_params(helper.func, helper.scope, None, 0)
+                )
+                if len(_IMPORTED) > 50_000:
+                    _IMPORTED.clear()
+                known = _IMPORTED[key] = (is_helper, time.monotonic())
+            if known[0]:
                 names.add(name)
         for cls in scope.classes.values():
             for base in cls.bases:
@@ -227,6 +237,7 @@ def _all_args(call: ast.Call) -> Iterator[ast.expr]:
 
 _TEXTS: dict[tuple, tuple[bool, float]] = {}
 _FRESH_SECONDS = 5.0
+_IMPORTED: dict[tuple, tuple[bool, float]] = {}
 # Where a module name leads from a directory (the files a process sees do not move while
 # it runs; a module that appears later is found by the next process).
 _FOUND: dict[tuple[str, str], str | None] = {}
