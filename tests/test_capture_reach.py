@@ -515,3 +515,17 @@ def test_an_installed_tree_inside_a_checkout_does_not_reach_the_standard_library
     (lib / "site-packages" / "pkg" / "helpers.py").write_text(HELPERS)
     script.write_text(_caller("from pkg.helpers import prepare_graph", CALLS_WITH_TRAIN_MODEL))
     assert len(_ql201(script)) == 1
+
+
+def test_a_tree_without_git_maps_from_its_pyproject(tmp_path):
+    # An unpacked archive, or the corpus script's materialised checkout: no `.git` directory.
+    root = tmp_path / "et"
+    (root / "src" / "executorch").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[tool.setuptools.package-dir]\nexecutorch = "src/executorch"\n')
+    (root / "src" / "executorch" / "examples").symlink_to("../../examples", target_is_directory=True)
+    (root / "examples" / "demo").mkdir(parents=True)
+    (root / "examples" / "demo" / "helpers.py").write_text(HELPERS)
+    script = root / "examples" / "demo" / "run.py"
+    script.write_text(_caller("from executorch.examples.demo.helpers import prepare_graph", CALLS_WITH_TRAIN_MODEL))
+    (d,) = _ql201(script)
+    assert "in train mode" in d.message

@@ -26,8 +26,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 
 from qlint.analysis.names.modules import import_root
-from qlint.analysis.names.package_map import declared_packages
-from qlint.analysis.repo_root import repository_root
+from qlint.analysis.names.package_map import declared_packages, project_root
 
 _INSTALL_DIRS = frozenset({"site-packages", "dist-packages"})
 
@@ -53,7 +52,7 @@ def _roots(directory: str) -> tuple[tuple[str, str], ...]:
         # site-packages (`executorch/examples/.../moshi/` has no `__init__.py` there either),
         # never past it into the standard library.
         return tuple(roots + [("", d) for d in _ancestors(first, installed)])
-    repo = repository_root(directory)
+    repo = project_root(directory)
     if repo is None or os.path.commonpath([repo, first]) != repo:
         return tuple(roots)
     roots += [("", d) for d in _ancestors(first, repo)]
@@ -88,7 +87,7 @@ def _install_dir(directory: str) -> str | None:
 def resolved(path: str) -> str:
     """`path` with symbolic links inside its repository followed, spelled from the same
     repository root (`/tmp/x` stays `/tmp/x` where `/tmp` itself is a link)."""
-    repo = repository_root(path)
+    repo = project_root(path)
     real = os.path.realpath(path)
     if repo is None or real == path:
         return path

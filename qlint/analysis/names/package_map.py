@@ -31,9 +31,27 @@ def mapped_module_name(path: str) -> str | None:
     return _mapped(os.path.abspath(path))
 
 
+def project_root(path: str) -> str | None:
+    """The repository holding `path`; outside any (an unpacked archive, a tree written by a
+    tool), the nearest directory above it with a `pyproject.toml`."""
+    repo = repository_root(path)
+    if repo is not None:
+        return repo
+    directory = path if os.path.isdir(path) else os.path.dirname(path)
+    return _pyproject_dir(directory)
+
+
+@lru_cache(maxsize=8192)
+def _pyproject_dir(directory: str) -> str | None:
+    if os.path.isfile(os.path.join(directory, "pyproject.toml")):
+        return directory
+    parent = os.path.dirname(directory)
+    return None if parent == directory else _pyproject_dir(parent)
+
+
 @lru_cache(maxsize=16384)
 def _mapped(path: str) -> str | None:
-    repo = repository_root(path)
+    repo = project_root(path)
     if repo is None:
         return None
     names = _aliases(repo)
@@ -116,4 +134,4 @@ def _inside(repo: str, target: str) -> str | None:
     return path if os.path.isdir(path) and os.path.commonpath([repo, path]) == repo else None
 
 
-__all__ = ["declared_packages", "mapped_module_name"]
+__all__ = ["declared_packages", "mapped_module_name", "project_root"]
