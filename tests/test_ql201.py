@@ -361,26 +361,46 @@ def test_no_fix_for_a_model_holding_an_exported_submodule():
     assert d.fix is None
 
 
-def test_a_caller_passing_a_model_qlint_cannot_classify_does_not_silence_the_helper():
-    # Issue 14 item 7: the unclassifiable caller vouches for nothing; the helper is judged
-    # as if its callers were unknown.
+def test_a_caller_that_leaves_the_mode_to_a_flag_does_not_silence_the_helper():
+    # Issue 14 item 7: `.train(training)` vouches for nothing; the helper is judged as if its
+    # callers were unknown.
     src = """
     def quantize(model, quantizer, x):
         prepare_pt2e(export(model, (x,)).module(), quantizer)
 
-    def main(quantizer, x):
-        from assets import create_bundle
-
-        bundle = create_bundle()
-        quantize(bundle.models["fp32"], quantizer, x)
+    def main(quantizer, x, training):
+        model = torch.nn.Linear(2, 2).eval()
+        model.train(training)
+        quantize(model, quantizer, x)
     """
     (d,) = ql201(src)
     assert d.range.start.row == 6
     assert "without `eval()` (as parameter `model`, in whatever mode the caller left it)" in d.message
     # One classifiable caller beside it is named as well.
     (d,) = ql201(src + "    quantize(torch.nn.Linear(2, 2), quantizer, x)\n")
-    assert "the call at line 13 passes it built at line 13" in d.message
+    assert "passes it built at line" in d.message
     assert "as parameter `model`, in whatever mode the caller left it" in d.message
+
+
+def test_a_helper_called_here_with_a_model_qlint_cannot_follow_is_quiet():
+    # ExecuTorch's Arm super-resolution example: `bundle.model` is `from_pretrained(...).eval()`
+    # in another module; MediaTek's chunks come from `load_weights()`, which ends in `self.eval()`.
+    src = """
+    def quantize(model, quantizer, x):
+        prepare_pt2e(export(model, (x,)).module(), quantizer)
+
+    def main(quantizer, x, state):
+        from assets import create_bundle
+
+        bundle = create_bundle()
+        quantize(bundle.models["fp32"], quantizer, x)
+        models = []
+        for i in range(2):
+            models.append(make_chunk(i).load_weights(state))
+        for chunk in models:
+            quantize(chunk, quantizer, x)
+    """
+    assert ql201(src) == []
 
 
 @pytest.mark.parametrize(
