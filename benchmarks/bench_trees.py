@@ -3,6 +3,7 @@ each ratio (issue 13). Every ratio compares commands measured side by side in th
 a loaded machine slows both sides alike; absolute seconds are only for orientation.
 
     python benchmarks/bench_trees.py --executorch ~/src/executorch --ao ~/src/ao
+    python benchmarks/bench_trees.py --executorch-git MIRROR.git --ao-git MIRROR.git
 
 Trees: pytorch/executorch and pytorch/ao at the commits pinned below, and the installed
 torch package. The script fetches nothing; get the two repositories with
@@ -10,13 +11,16 @@ torch package. The script fetches nothing; get the two repositories with
     git clone https://github.com/pytorch/executorch && git -C executorch checkout <EXECUTORCH_COMMIT>
     git clone https://github.com/pytorch/ao && git -C ao checkout <AO_COMMIT>
 
-(or `git archive <commit> | tar -x` of a local mirror). A tree that is a git checkout at
+or give a local clone or bare mirror with `--executorch-git`/`--ao-git`: the pinned commit's
+Python sources and lint configs are written to a temporary directory (blobs missing from a
+partial mirror, such as large weights, are never needed). A tree that is a git checkout at
 another commit is measured anyway, with a warning. Omit a flag to skip that tree.
 
 Per tree: cold whole-tree `qlint check --no-cache` against `ruff check --select ALL
---no-cache`; warm `qlint check` (cache filled first) against `ruff check --select E,F
---no-cache`; peak memory of the whole process tree against ruff ALL's, as PSS (qlint's forked
-workers share their parent's pages, which RSS counts once per process) and as RSS;
+--no-cache`; warm `qlint check` (cache filled first) against warm `ruff check --select E,F`
+(its cache filled first too; the `--no-cache` E,F run is printed for orientation); peak
+memory of the whole process tree against ruff ALL's, as PSS (qlint's forked workers share
+their parent's pages, which RSS counts once per process) and as RSS;
 `qlint check FILE`
 (warm) against `ruff check FILE` on the largest module with findings; and the in-process
 check time of that module (the engine's `check_source`, with the other modules it reads
@@ -125,26 +129,39 @@ def bench_tree(label: str, tree: str, pinned: str | None, runs: int) -> list[tup
     qlint = [python, "-m", "qlint", "check", "--exit-zero", "--quiet"]
     cwd = tempfile.mkdtemp(prefix="qlint-bench-cwd-")  # neither tool picks up a config here
     cache = tempfile.mkdtemp(prefix="qlint-bench-cache-")
+    ruff_cache = tempfile.mkdtemp(prefix="ruff-bench-cache-")
     try:
         files = sum(1 for _, _, fs in os.walk(tree) for f in fs if f.endswith((".py", ".pyi")))
         print(f"== {label}: {tree} ({files} Python files), commit {_commit(tree, pinned)}")
         commands = {
             "ruff --select ALL --no-cache": [ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", tree],
             "ruff --select E,F --no-cache": [ruff, "check", "--select", "E,F", "--no-cache", "--exit-zero", "-q", tree],
+            "ruff --select E,F warm": [
+                ruff,
+                "check",
+                "--select",
+                "E,F",
+                "--cache-dir",
+                ruff_cache,
+                "--exit-zero",
+                "-q",
+                tree,
+            ],
             "qlint cold (--no-cache)": [*qlint, "--no-cache", tree],
             "qlint warm": [*qlint, "--cache-dir", cache, tree],
         }
-        measure(commands["qlint warm"], cwd, env=_env())  # fill the cache
+        for warm in ("qlint warm", "ruff --select E,F warm"):
+            measure(commands[warm], cwd, env=_env())  # fill the caches
         med = _median_runs(commands, cwd, runs)
         print(f"   {'command':32} {'wall':>9} {'peak RSS':>12} {'peak PSS':>12}")
         for name, (t, rss, pss) in med.items():
             print(f"   {name:32} {t:7.2f} s {rss:8.1f} MiB {pss:8.1f} MiB")
-        ruff_all, ruff_ef = med["ruff --select ALL --no-cache"], med["ruff --select E,F --no-cache"]
+        ruff_all, ruff_ef = med["ruff --select ALL --no-cache"], med["ruff --select E,F warm"]
         cold, warm = med["qlint cold (--no-cache)"], med["qlint warm"]
         warm_target = WARM_TARGET.get(label, WARM_TARGET["default"])
         checks = [
             ("cold qlint / ruff ALL", cold[0] / ruff_all[0], COLD_TARGET, "x"),
-            ("warm qlint / ruff E,F", warm[0] / ruff_ef[0], warm_target, "x"),
+            ("warm qlint / warm ruff E,F", warm[0] / ruff_ef[0], warm_target, "x"),
             ("qlint peak PSS / ruff ALL peak PSS", max(cold[2], warm[2]) / ruff_all[2], 1.0, "x"),
             ("qlint peak RSS / ruff ALL peak RSS", max(cold[1], warm[1]) / ruff_all[1], 1.0, "x"),
         ]
@@ -155,14 +172,31 @@ def bench_tree(label: str, tree: str, pinned: str | None, runs: int) -> list[tup
                 {
                     "ruff check FILE": [ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", one],
                     "qlint check FILE (warm)": [*qlint, "--cache-dir", cache, one],
+                    # The file as just edited: its own result is not cached (a buffer on
+                    # standard input never is), what it reads of other modules is.
+                    "qlint check FILE (edited)": [
+                        "sh",
+                        "-c",
+                        'exec "$@" < "$0"',
+                        one,
+                        *qlint,
+                        "--cache-dir",
+                        cache,
+                        "--stdin-filename",
+                        one,
+                        "-",
+                    ],
                 },
                 cwd,
                 max(runs, 5),
             )
-            q1, r1 = single["qlint check FILE (warm)"][0], single["ruff check FILE"][0]
             print(f"   largest module with findings: {os.path.relpath(one, tree)} ({_line_count(one)} lines)")
-            print(f"   {'ruff check FILE':32} {r1:7.3f} s\n   {'qlint check FILE (warm)':32} {q1:7.3f} s")
-            checks.append(("qlint check FILE, warm (s)", q1, ONE_FILE_SECONDS, " s"))
+            for name, (seconds, _, _) in single.items():
+                print(f"   {name:32} {seconds:7.3f} s")
+            for name in ("qlint check FILE (warm)", "qlint check FILE (edited)"):
+                checks.append(
+                    (name.replace("qlint check FILE", "one file") + " (s)", single[name][0], ONE_FILE_SECONDS, " s")
+                )
             out = subprocess.run(
                 [python, "-c", _IN_PROCESS, one, "20"], capture_output=True, text=True, env=_env(), cwd=cwd, check=True
             ).stdout.split()
@@ -171,18 +205,70 @@ def bench_tree(label: str, tree: str, pinned: str | None, runs: int) -> list[tup
             checks.append((f"in-process check, {_line_count(one)} lines (ms)", ms, budget, " ms"))
         return [(f"{label}: {name}", value, target, unit) for name, value, target, unit in checks]
     finally:
-        shutil.rmtree(cache, ignore_errors=True)
-        shutil.rmtree(cwd, ignore_errors=True)
+        for scratch in (cache, ruff_cache, cwd):
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+_CONFIGS = ("pyproject.toml", "ruff.toml", ".ruff.toml", "setup.cfg", "qlint.toml")
+
+
+def materialise(git_dir: str, commit: str, dest: str) -> str:
+    """Write `commit`'s Python sources and lint configs from a clone or bare mirror into
+    `dest`. Blob by blob through `git cat-file --batch`, because `git archive` stops at the
+    first blob a partial mirror lacks (large model weights), none of which a linter reads."""
+    git = ["git", "--git-dir", git_dir] if os.path.isdir(os.path.join(git_dir, "objects")) else ["git", "-C", git_dir]
+    listing = subprocess.run([*git, "ls-tree", "-r", "-z", commit], capture_output=True, check=True).stdout
+    wanted = []
+    for record in filter(None, listing.split(b"\0")):
+        meta, path = record.split(b"\t", 1)
+        mode, kind, sha = meta.split()
+        name = path.decode("utf-8", "surrogateescape")
+        if (
+            kind == b"blob"
+            and mode != b"120000"
+            and (name.endswith((".py", ".pyi", ".ipynb")) or os.path.basename(name) in _CONFIGS)
+        ):
+            wanted.append((sha, name))
+    with subprocess.Popen([*git, "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        for sha, name in wanted:
+            proc.stdin.write(sha + b"\n")
+            proc.stdin.flush()
+            header = proc.stdout.readline().split()
+            if header[-1] == b"missing":
+                continue
+            data = proc.stdout.read(int(header[2]))
+            proc.stdout.read(1)
+            target = os.path.join(dest, name)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "wb") as fh:
+                fh.write(data)
+        proc.stdin.close()
+    return dest
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--executorch", help=f"a pytorch/executorch tree at {EXECUTORCH_COMMIT}")
     parser.add_argument("--ao", help=f"a pytorch/ao tree at {AO_COMMIT}")
+    parser.add_argument("--executorch-git", help="a clone or bare mirror of pytorch/executorch (pinned commit used)")
+    parser.add_argument("--ao-git", help="a clone or bare mirror of pytorch/ao (pinned commit used)")
     parser.add_argument("--torch", default=None, help="a torch package tree (default: the installed one)")
     parser.add_argument("--no-torch", action="store_true", help="skip the installed torch package")
     parser.add_argument("--runs", type=int, default=3, help="runs per command; medians are reported")
     args = parser.parse_args()
+    scratch = tempfile.mkdtemp(prefix="qlint-bench-trees-")
+    try:
+        for name, commit in (("executorch", EXECUTORCH_COMMIT), ("ao", AO_COMMIT)):
+            git_dir = getattr(args, f"{name}_git")
+            if git_dir and not getattr(args, name):
+                setattr(args, name, materialise(git_dir, commit, os.path.join(scratch, name)))
+        return _run(args, parser)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     trees = [
         ("executorch", args.executorch, EXECUTORCH_COMMIT),
         ("ao", args.ao, AO_COMMIT),

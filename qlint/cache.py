@@ -52,6 +52,12 @@ def cache_dir_for(settings: Settings) -> Path:
     return settings.cache_dir or settings.root / ".qlint_cache"
 
 
+def cache_key(settings: Settings) -> str:
+    """The settings' fingerprint and the project root: the root decides per-file-ignores and
+    module names, so two projects sharing a `--cache-dir` never see each other's entries."""
+    return hashlib.sha256(f"{settings.fingerprint}\0{settings.root}".encode()).hexdigest()[:16]
+
+
 class Cache:
     def __init__(self, directory: Path, fingerprint: str):
         self.directory = Path(directory)
@@ -64,10 +70,7 @@ class Cache:
 
     @classmethod
     def for_settings(cls, settings: Settings) -> Cache:
-        # The project root decides per-file-ignores and module names: part of the key, so
-        # two projects sharing a `--cache-dir` never see each other's results.
-        key = hashlib.sha256(f"{settings.fingerprint}\0{settings.root}".encode()).hexdigest()[:16]
-        return cls(cache_dir_for(settings), key)
+        return cls(cache_dir_for(settings), cache_key(settings))
 
     # ----------------------------------------------------------------- lookups
 

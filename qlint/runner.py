@@ -32,6 +32,7 @@ from qlint.engine import FileResult, check_source, content_hash, display_path
 from qlint.fix_session import FixedFile, FixSession
 from qlint.notebook import check_notebook, fix_notebook, is_notebook
 from qlint.settings import Settings
+from qlint.summary_cache import summary_store
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -104,12 +105,13 @@ def run_check(
     run = RunResult(errors=found.errors, cached=len(results))
     if progress is not None:
         progress.advance(len(results))
-    for path, (result, size, mtime_ns, digest) in _map(_check_one, todo, settings, jobs):
-        results[path] = result
-        if progress is not None:
-            progress.advance(1)
-        if cache is not None and digest:
-            cache.store(result, size, mtime_ns, digest)
+    with summary_store(settings, use_cache):
+        for path, (result, size, mtime_ns, digest) in _map(_check_one, todo, settings, jobs):
+            results[path] = result
+            if progress is not None:
+                progress.advance(1)
+            if cache is not None and digest:
+                cache.store(result, size, mtime_ns, digest)
     if cache is not None:
         cache.forget_missing([os.path.abspath(p) for p in paths or (".",)], set(found.files))
         cache.save()
@@ -142,12 +144,13 @@ def run_fix(
     session = FixSession(settings, unsafe)
     if progress is not None:
         progress.advance(len(reports))
-    for path, (report, fixed) in _map(_FixTask(unsafe), todo, settings, jobs):
-        reports[path] = report
-        if progress is not None:
-            progress.advance(1)
-        if fixed is not None:
-            session.add(fixed)
+    with summary_store(settings, use_cache):
+        for path, (report, fixed) in _map(_FixTask(unsafe), todo, settings, jobs):
+            reports[path] = report
+            if progress is not None:
+                progress.advance(1)
+            if fixed is not None:
+                session.add(fixed)
     per_file = dict(reports)
     apply_cross_file_fixes(reports, session, settings, unsafe)
     for path, report in reports.items():

@@ -1,8 +1,12 @@
-"""A small project index: finds and parses other modules of the same project on demand.
+"""A small project index: finds other modules of the same project and gives their scopes.
 
-Rules ask it for `from .qdq_utils import DQ_OPS`-style constants. It records which files
-each check consulted (with their content hashes) so a cached result is dropped when a
-module it depends on changes, and it serves unsaved editor buffers from an overlay.
+Rules ask it for `from .qdq_utils import DQ_OPS`-style constants. A module's scope comes
+from its summary (`qlint.analysis.names.summary`) when the summary store knows the
+module's current content, so only the statements a rule asks for are parsed; otherwise the
+module is parsed once and its summary stored. Scopes are kept in memory per content. It
+records which files each check consulted (with their content hashes) so a cached result
+is dropped when a module it depends on changes, and it serves unsaved editor buffers from
+an overlay.
 """
 
 from __future__ import annotations
@@ -10,12 +14,21 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+from typing import Protocol
 
 from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
 from qlint.analysis.names.scope import ModuleScope
+from qlint.analysis.names.summary import ModuleSummary
 from qlint.analysis.repo_root import same_repository
 from qlint.diagnostic import Range
 from qlint.source import DecodeError, LineIndex, decode_source
+
+
+class SummaryStore(Protocol):
+    def get(self, path: str, digest: str, module: str | None) -> ModuleSummary | None: ...
+
+    def put(self, path: str, summary: ModuleSummary) -> None: ...
+
 
 # Re-exported: callers that only need module names should import them from `modules`.
 __all__ = ["ProjectIndex", "import_root", "module_name_for", "resolve_relative"]
@@ -31,6 +44,15 @@ class ProjectIndex:
         self._read_by: dict[str, set[str]] = {}
 
     _default: ProjectIndex | None = None
+    # Where module summaries are kept between runs (`qlint.summary_cache.SummaryStore`, set
+    # by the CLI unless `--no-cache`): any object with `get(path, digest, module)` and
+    # `put(path, summary)`. None: summaries live in memory only (the language server).
+    store: SummaryStore | None = None
+
+    @classmethod
+    def use_store(cls, store: SummaryStore | None) -> None:
+        """Read and write module summaries there from now on, in every index of the process."""
+        cls.store = store
 
     @classmethod
     def for_path(cls, path: str) -> ProjectIndex:
@@ -147,10 +169,40 @@ class ProjectIndex:
         except OSError:
             return None, None
         digest = hashlib.sha256(data).hexdigest()
-        try:
-            tree = ast.parse(text if text is not None else decode_source(data), filename=path)
-            scope: ModuleScope | None = ModuleScope.build(tree, module_name_for(path), path)
-        except (DecodeError, SyntaxError, ValueError, RecursionError):
-            scope = None  # still a dependency: fixing the file must refresh its users
+        module = module_name_for(path)
+        store = self.store if text is None else None  # an unsaved buffer is never written down
+        summary = store.get(path, digest, module) if store is not None else None
+        if summary is not None:
+            scope = summary.scope(path, _decoder(text, data))
+        else:
+            scope = self._parse(path, module, text, data, digest, store)
         self._scopes[path] = ((key, digest), scope)
         return scope, digest
+
+    @staticmethod
+    def _parse(
+        path: str, module: str | None, text: str | None, data: bytes, digest: str, store: SummaryStore | None
+    ) -> ModuleScope | None:
+        """Parse a module whose summary is not known yet, and remember the summary."""
+        try:
+            tree: ast.Module | None = ast.parse(text if text is not None else decode_source(data), filename=path)
+            scope = ModuleScope.build(tree, module, path)  # type: ignore[arg-type]
+        except (DecodeError, SyntaxError, ValueError, RecursionError):
+            tree, scope = None, None  # still a dependency: fixing the file must refresh its users
+        if store is not None:
+            store.put(path, ModuleSummary.of(tree, scope, module, digest))
+        return scope
+
+
+def _decoder(text: str | None, data: bytes):
+    """The module's text when a summarised scope first needs a statement (None: undecodable)."""
+
+    def decoded() -> str | None:
+        if text is not None:
+            return text
+        try:
+            return decode_source(data)
+        except DecodeError:
+            return None
+
+    return decoded
