@@ -79,6 +79,10 @@ class Cache:
         entry = self.entries.get(path)
         if entry is None:
             return None
+        if not _valid_entry(entry):
+            del self.entries[path]  # a shape this version never writes: check the file again
+            self.dirty = True
+            return None
         size, mtime_ns, digest, diagnostics, deps = entry
         try:
             st = os.stat(path)
@@ -108,7 +112,7 @@ class Cache:
         if known is not None:
             return known
         entry = self.entries.get(path)
-        if entry is not None and entry[0] != _UNTRUSTED:
+        if entry is not None and _valid_entry(entry) and entry[0] != _UNTRUSTED:
             try:
                 st = os.stat(path)
             except OSError:
@@ -142,7 +146,7 @@ class Cache:
     def forget_missing(self, roots: list[str], seen: set[str]) -> None:
         """Drop entries below the walked `roots` that the walk no longer found."""
         prefixes = tuple(r.rstrip(os.sep) + os.sep for r in roots)
-        stale = [p for p in self.entries if p.startswith(prefixes) and p not in seen]
+        stale = [p for p in self.entries if not isinstance(p, str) or (p.startswith(prefixes) and p not in seen)]
         for path in stale:
             del self.entries[path]
         self.dirty = self.dirty or bool(stale)
@@ -189,7 +193,9 @@ class Cache:
             or not isinstance(payload.get("entries"), dict)
         ):
             return
-        self.entries = {p: e for p, e in payload["entries"].items() if isinstance(p, str) and _valid_entry(e)}
+        # Entries are checked when looked up, not here: a run that checks one file must not
+        # pay for validating the whole repository's index.
+        self.entries = payload["entries"]
 
     def _stat_key(self, st: os.stat_result) -> tuple[int, int]:
         return self._stat_key_values(st.st_size, st.st_mtime_ns)

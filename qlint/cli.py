@@ -165,7 +165,7 @@ def _overrides(args: argparse.Namespace):
     from qlint import registry
     from qlint.config import Overrides, split_codes
 
-    registry.rules()  # a broken or conflicting plugin stops the run here, before any file is read
+    registry.facts()  # a broken or conflicting plugin stops the run here, before any file is read
 
     def codes(values: list[str] | None) -> tuple[str, ...] | None:
         if values is None:

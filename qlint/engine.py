@@ -19,8 +19,8 @@ from qlint.analysis.names.project import ProjectIndex, module_name_for
 from qlint.diagnostic import Diagnostic, Range
 from qlint.optable import OpTable, load_op_table
 from qlint.parse_failure import describe as describe_parse_failure
-from qlint.registry import engine_rule, origin
-from qlint.registry import rules as registered_rules
+from qlint.registry import deferred, engine_rule, origin
+from qlint.registry import facts as rule_facts
 from qlint.rules.base import EngineReport, FileContext, Rule
 from qlint.settings import Settings
 from qlint.source import DecodeError, LineIndex, decode_source
@@ -71,12 +71,12 @@ def _could_hold_finding(text: str, module: str | None) -> bool:
 
 @lru_cache(maxsize=1)
 def _checking_codes() -> frozenset[str]:
-    return frozenset(r.code for r in _every_rule())
+    return frozenset(code for code, f in rule_facts().items() if f.engine_report is None)
 
 
 @lru_cache(maxsize=1)
 def _every_rule() -> tuple:
-    return tuple(cls() for cls in registered_rules().values() if cls.engine_report is None)
+    return tuple(deferred(code, {}) for code, f in rule_facts().items() if f.engine_report is None)
 
 
 def parse_module(text: str, path: str) -> ast.Module:
