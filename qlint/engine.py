@@ -157,6 +157,7 @@ def _check_source(
         result.parsed = True
     if active:
         project = project or ProjectIndex.for_path(path)
+        project.begin_check()
         ctx = FileContext(
             path=path,
             text=text,
