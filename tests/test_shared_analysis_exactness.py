@@ -92,3 +92,38 @@ def test_full_request_after_a_switch_only_one_analyses_everything():
     names = {getattr(f.node, "name", "<module>") for f in module_flows(ctx)}
     assert {"capture", "export_only", "eval_exported", "run", "go"} <= names
     assert module_flows(ctx, switches_only=True) is module_flows(ctx)
+
+
+WALKED = """
+match command:
+    case {"op": op, **rest} if op in OPS:
+        pass
+    case [first, *others]:
+        pass
+value = f"{node.target!r:>{width}}" + (lambda n: n.target)(node)
+found = {k: [t for t in v if t.op == "call_function"] for k, v in groups.items() if (n := len(v))}
+async def run():
+    async with lock as held, other:
+        await gen.asend(x)
+    return [y async for y in aiter() if await y]
+try:
+    pass
+except* ValueError as exc:
+    del a[1:2, ...], b.c
+"""
+
+
+def test_body_walk_keeps_ast_walk_order_without_token_nodes():
+    from qlint.analysis.names.functions import _TOKENS, walk
+
+    trees = [ast.parse(WALKED)]
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for folder in ("qlint/rules", "qlint/analysis/flow"):
+        for name in sorted(os.listdir(os.path.join(package, folder))):
+            if name.endswith(".py"):
+                with open(os.path.join(package, folder, name), encoding="utf-8") as fh:
+                    trees.append(ast.parse(fh.read()))
+    for tree in trees:
+        expected = [n for n in ast.walk(tree) if not isinstance(n, _TOKENS)]
+        assert walk(tree) == expected
+        assert any(isinstance(n, ast.Name) for n in expected)
