@@ -126,4 +126,4 @@ def test_body_walk_keeps_ast_walk_order_without_token_nodes():
     for tree in trees:
         expected = [n for n in ast.walk(tree) if not isinstance(n, _TOKENS)]
         assert walk(tree) == expected
-        assert any(isinstance(n, ast.Name) for n in expected)
+    assert {ast.MatchMapping, ast.JoinedStr, ast.NamedExpr, ast.TryStar} <= {type(n) for n in walk(trees[0])}
