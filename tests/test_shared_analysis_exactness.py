@@ -114,7 +114,7 @@ except* ValueError as exc:
 
 
 def test_body_walk_keeps_ast_walk_order_without_token_nodes():
-    from qlint.analysis.names.functions import _TOKENS, walk
+    from qlint.analysis.tree_walk import _TOKENS, walk
 
     trees = [ast.parse(WALKED)]
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
