@@ -249,14 +249,14 @@ def _segment(ctx, node: ast.AST) -> str:
 def _relevant(ctx):
     """Functions whose text mentions a capture/quantization API, or calls one that does."""
     segments = [(f, cls, _segment(ctx, f)) for f, cls in _functions(ctx.tree, ctx.scope)]
-    words = list(_KEYWORDS)
+    words: list[str] = list(_KEYWORDS)
     chosen: dict[int, tuple] = {}
     for _ in range(3):  # helpers of helpers
+        # A body not chosen yet lacks every earlier word: only the newest can add it.
         added = [(f, cls, seg) for f, cls, seg in segments if id(f) not in chosen and any(w in seg for w in words)]
         if not added:
             break
         for f, cls, _ in added:
             chosen[id(f)] = (f, cls)
-            if not isinstance(f, ast.Module):
-                words.append(f"{f.name}(")
+        words = list(dict.fromkeys(f"{f.name}(" for f, _, _ in added if not isinstance(f, ast.Module)))
     return list(chosen.values())
