@@ -17,6 +17,7 @@ from functools import lru_cache
 
 from qlint.analysis.names.project import ProjectIndex, module_name_for
 from qlint.diagnostic import Diagnostic, Range
+from qlint.gc_pause import gc_paused
 from qlint.optable import OpTable, load_op_table
 from qlint.parse_failure import describe as describe_parse_failure
 from qlint.registry import deferred, engine_rule, origin
@@ -96,7 +97,8 @@ def check_source(
     project: ProjectIndex | None = None,
     optable: OpTable | None = None,
 ) -> FileResult:
-    result = _check_source(source, path, settings, project, optable)
+    with gc_paused():
+        result = _check_source(source, path, settings, project, optable)
     if settings.rule_url:  # every face (reporters, LSP) reads `Diagnostic.url`
         result.diagnostics = [replace(d, url_template=settings.rule_url) for d in result.diagnostics]
     return result
@@ -157,6 +159,7 @@ def _check_source(
         result.parsed = True
     if active:
         project = project or ProjectIndex.for_path(path)
+        project.begin_check()
         ctx = FileContext(
             path=path,
             text=text,

@@ -42,6 +42,10 @@ class ProjectIndex:
         # path -> the files whose last check read it: who to recheck after it changes.
         self._users: dict[str, set[str]] = {}
         self._read_by: dict[str, set[str]] = {}
+        # (module, requester) -> (scope, what `_record` was told): a check asks for the same
+        # modules hundreds of times, each a few `stat`s. Valid for one check only (files may
+        # change between checks), see `begin_check`.
+        self._lookups: dict[tuple[str, str], tuple[ModuleScope | None, tuple[str, str] | None]] = {}
 
     _default: ProjectIndex | None = None
     # Where module summaries are kept between runs (`qlint.summary_cache.SummaryStore`, set
@@ -77,6 +81,7 @@ class ProjectIndex:
         else:
             self.overlay[path] = text
         self._scopes.pop(path, None)
+        self._lookups.clear()
         return self.dependents(path)
 
     def dependents(self, path: str) -> set[str]:
@@ -93,8 +98,21 @@ class ProjectIndex:
                 return candidate if same_repository(candidate, requester) else None
         return None
 
+    def begin_check(self) -> None:
+        """A new check starts: forget the lookups of the last one (the files may have changed)."""
+        self._lookups.clear()
+
     def module_scope(self, module: str, requester: str) -> ModuleScope | None:
         """The scope of another module of the project, or None if it is not part of it."""
+        memo = self._lookups.get((module, requester))
+        if memo is None:
+            memo = self._lookups[(module, requester)] = self._module_scope(module, requester)
+        scope, recorded = memo
+        if recorded is not None:
+            self._record(requester, *recorded)
+        return scope
+
+    def _module_scope(self, module: str, requester: str) -> tuple[ModuleScope | None, tuple[str, str] | None]:
         path = self.find_module(module, requester)
         if path is None:
             requester_module = module_name_for(requester) or ""
@@ -102,12 +120,10 @@ class ProjectIndex:
                 # A module of this project that does not exist yet: creating it must
                 # invalidate cached results that looked for it ("" = absent).
                 missing = os.path.join(import_root(requester), *module.split(".")) + ".py"
-                self._record(requester, missing, "")
-            return None
+                return None, (missing, "")
+            return None, None
         scope, digest = self._load(path)
-        if digest is not None:
-            self._record(requester, path, digest)
-        return scope
+        return scope, ((path, digest) if digest is not None else None)
 
     def _record(self, requester: str, path: str, digest: str) -> None:
         requester = os.path.abspath(requester)
