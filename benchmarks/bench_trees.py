@@ -88,12 +88,18 @@ def _env() -> dict[str, str]:
 
 
 def _commit(tree: str, pinned: str | None) -> str:
+    marker = os.path.join(tree, _MATERIALISED)
+    if os.path.isfile(marker):
+        with open(marker) as fh:
+            return fh.read().strip()
     try:
-        head = subprocess.run(
-            ["git", "-C", tree, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
+        top, head = subprocess.run(
+            ["git", "-C", tree, "rev-parse", "--show-toplevel", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.split()
+    except (OSError, subprocess.CalledProcessError, ValueError):
         return "not a git checkout (commit unknown)"
+    if os.path.realpath(top) != os.path.realpath(tree):
+        return "not a git checkout (commit unknown)"  # a tree inside some other repository
     if pinned and head != pinned:
         return f"{head} (WARNING: pinned {pinned})"
     return head
@@ -210,6 +216,7 @@ def bench_tree(label: str, tree: str, pinned: str | None, runs: int) -> list[tup
 
 
 _CONFIGS = ("pyproject.toml", "ruff.toml", ".ruff.toml", "setup.cfg", "qlint.toml")
+_MATERIALISED = ".bench-commit"  # written beside a materialised tree's sources, read by `_commit`
 
 
 def materialise(git_dir: str, commit: str, dest: str) -> str:
@@ -244,6 +251,8 @@ def materialise(git_dir: str, commit: str, dest: str) -> str:
             with open(target, "wb") as fh:
                 fh.write(data)
         proc.stdin.close()
+    with open(os.path.join(dest, _MATERIALISED), "w") as fh:
+        fh.write(f"{commit} (materialised from {git_dir})\n")
     return dest
 
 
@@ -276,7 +285,9 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     ]
     if not any(t for _, t, _ in trees):
         parser.error("no tree to measure")
-    print(f"{os.cpu_count()} cores; medians of {args.runs} runs; ratios are of commands run side by side\n")
+    print(f"{os.cpu_count()} cores; medians of {args.runs} runs; ratios are of commands run side by side")
+    floor = _median_runs({"python -c pass": [sys.executable, "-c", "pass"]}, os.getcwd(), max(args.runs, 5))
+    print(f"Python start-up on this machine now (the floor of any `qlint` run): {floor['python -c pass'][0]:.3f} s\n")
     rows = []
     for label, tree, pinned in trees:
         if tree:
