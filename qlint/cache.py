@@ -38,7 +38,7 @@ from qlint.diagnostic import (
     RelatedInfo,
     RuntimeVerdict,
 )
-from qlint.engine import FileResult, content_hash
+from qlint.results import FileResult, content_hash
 from qlint.settings import Settings
 
 _MAGIC = "qlint-cache-2"

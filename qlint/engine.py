@@ -7,12 +7,11 @@ server feeds it unsaved buffers under their real path, the fixer feeds it its ow
 from __future__ import annotations
 
 import ast
-import hashlib
 import os
 import re
 import sys
 import traceback
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import lru_cache
 
 from qlint.analysis.names.project import ProjectIndex, module_name_for
@@ -22,6 +21,7 @@ from qlint.optable import OpTable, load_op_table
 from qlint.parse_failure import describe as describe_parse_failure
 from qlint.registry import deferred, engine_rule, origin
 from qlint.registry import facts as rule_facts
+from qlint.results import FileResult, content_hash, display_path  # noqa: F401  (older callers import them here)
 from qlint.rules.base import EngineReport, FileContext, Rule
 from qlint.settings import Settings
 from qlint.source import DecodeError, LineIndex, decode_source
@@ -32,23 +32,6 @@ from qlint.suppressions import Suppressions, parse_suppressions, unused_noqa
 _PARSE_RECURSION_LIMIT = 20_000
 # Found by regex, not tokenize: the file may be exactly what tokenize cannot read.
 _FILE_NOQA_QL001 = re.compile(r"#\s*qlint\s*:\s*noqa(?!\s*:)|#\s*qlint\s*:\s*noqa\s*:[^\n]*\bQL001\b", re.I)
-
-
-@dataclass
-class FileResult:
-    path: str
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    # Other project files whose content this result depends on (path -> sha256), for the cache.
-    dependencies: dict[str, str] = field(default_factory=dict)
-    # Problems that are not findings: unreadable file, internal rule error. Exit code 2.
-    errors: list[str] = field(default_factory=list)
-    parsed: bool = False
-
-
-def content_hash(data: bytes | str) -> str:
-    if isinstance(data, str):
-        data = data.encode("utf-8", "surrogatepass")
-    return hashlib.sha256(data).hexdigest()
 
 
 def syntax_error(path: str, message: str, row: int = 1, col: int = 0, help: str | None = None) -> Diagnostic:
@@ -203,11 +186,3 @@ def internal_error(path: str, rule: Rule, exc: BaseException) -> str:
     if os.environ.get("QLINT_DEBUG"):
         message += "\n" + traceback.format_exc(limit=-3)
     return message
-
-
-def display_path(path: str) -> str:
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel
