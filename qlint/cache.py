@@ -96,7 +96,7 @@ class Cache:
             self.entries[path] = (*self._stat_key(st), digest, diagnostics, deps)
             self.dirty = True
         for dep, dep_digest in deps.items():
-            if self.current_hash(dep) != dep_digest:
+            if type(dep) is not str or type(dep_digest) is not str or self.current_hash(dep) != dep_digest:
                 return None
         try:
             decoded = [diagnostic_from_dict(d) for d in diagnostics]
@@ -208,18 +208,17 @@ class Cache:
 
 
 def _valid_entry(entry: Any) -> bool:
-    """The shape of `(size, mtime_ns, sha256, diagnostics, dependencies)`; the diagnostics'
-    own values are checked when they are decoded."""
+    """The shape of `(size, mtime_ns, sha256, diagnostics, dependencies)`, checked on every
+    lookup of a warm run (so: cheap). The diagnostics' own values are checked when they are
+    decoded, the dependencies' when `lookup` compares them."""
     return (
-        isinstance(entry, tuple)
+        type(entry) is tuple
         and len(entry) == 5
-        and isinstance(entry[0], int)
-        and isinstance(entry[1], int)
-        and isinstance(entry[2], str)
-        and isinstance(entry[3], list)
-        and all(isinstance(d, dict) for d in entry[3])
-        and isinstance(entry[4], dict)
-        and all(isinstance(k, str) and isinstance(v, str) for k, v in entry[4].items())
+        and type(entry[0]) is int
+        and type(entry[1]) is int
+        and type(entry[2]) is str
+        and type(entry[3]) is list
+        and type(entry[4]) is dict
     )
 
 
