@@ -118,101 +118,129 @@ def _line_count(path: str) -> int:
         return fh.read().count(b"\n")
 
 
-def _median_runs(commands: dict[str, list[str]], cwd: str, runs: int) -> dict[str, tuple[float, float, float]]:
+Command = tuple[list[str], dict[str, str]]  # argv and environment
+
+
+def _median_runs(commands: dict[str, Command], cwd: str, runs: int) -> dict[str, tuple[float, float, float]]:
     """Per command: median wall seconds, peak RSS MiB and peak PSS MiB over the runs."""
     results: dict[str, list[tuple[float, int, int]]] = {}
     for _ in range(runs):  # interleaved, so background load hits every command alike
-        for name, cmd in commands.items():
-            results.setdefault(name, []).append(measure_tree(cmd, cwd, env=_env()))
+        for name, (cmd, env) in commands.items():
+            results.setdefault(name, []).append(measure_tree(cmd, cwd, env=env))
     return {
         n: (statistics.median(r[0] for r in rs), max(r[1] for r in rs) / 1024, max(r[2] for r in rs) / 1024)
         for n, rs in results.items()
     }
 
 
-def bench_tree(label: str, tree: str, pinned: str | None, runs: int) -> list[tuple[str, float, float, str]]:
+def _variants(against: str | None) -> list[tuple[str, dict[str, str]]]:
+    """("", this qlint) and, with `--against SRC`, ("@against", the qlint in SRC)."""
+    out = [("", _env())]
+    if against:
+        env = _env()
+        env["PYTHONPATH"] = os.path.abspath(against)
+        out.append(("@against", env))
+    return out
+
+
+Row = tuple[str, float, float, str, "float | None"]  # measure, value, target, unit, value of --against
+
+
+def bench_tree(label: str, tree: str, pinned: str | None, runs: int, against: str | None) -> list[Row]:
     ruff, python = _tool("ruff"), sys.executable
     qlint = [python, "-m", "qlint", "check", "--exit-zero", "--quiet"]
     cwd = tempfile.mkdtemp(prefix="qlint-bench-cwd-")  # neither tool picks up a config here
-    cache = tempfile.mkdtemp(prefix="qlint-bench-cache-")
+    scratch = [cwd]
+    variants = _variants(against)
+    caches = {v: tempfile.mkdtemp(prefix="qlint-bench-cache-") for v, _ in variants}
     ruff_cache = tempfile.mkdtemp(prefix="ruff-bench-cache-")
+    scratch += [*caches.values(), ruff_cache]
     try:
         files = sum(1 for _, _, fs in os.walk(tree) for f in fs if f.endswith((".py", ".pyi")))
         print(f"== {label}: {tree} ({files} Python files), commit {_commit(tree, pinned)}")
-        commands = {
-            "ruff --select ALL --no-cache": [ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", tree],
-            "ruff --select E,F --no-cache": [ruff, "check", "--select", "E,F", "--no-cache", "--exit-zero", "-q", tree],
-            "ruff --select E,F warm": [
-                ruff,
-                "check",
-                "--select",
-                "E,F",
-                "--cache-dir",
-                ruff_cache,
-                "--exit-zero",
-                "-q",
-                tree,
-            ],
-            "qlint cold (--no-cache)": [*qlint, "--no-cache", tree],
-            "qlint warm": [*qlint, "--cache-dir", cache, tree],
+        env = _env()
+        commands: dict[str, Command] = {
+            "ruff --select ALL --no-cache": (
+                [ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", tree],
+                env,
+            ),
+            "ruff --select E,F --no-cache": (
+                [ruff, "check", "--select", "E,F", "--no-cache", "--exit-zero", "-q", tree],
+                env,
+            ),
+            "ruff --select E,F warm": (
+                [ruff, "check", "--select", "E,F", "--cache-dir", ruff_cache, "--exit-zero", "-q", tree],
+                env,
+            ),
         }
-        for warm in ("qlint warm", "ruff --select E,F warm"):
-            measure(commands[warm], cwd, env=_env())  # fill the caches
+        for v, venv in variants:
+            commands[f"qlint{v} cold (--no-cache)"] = ([*qlint, "--no-cache", tree], venv)
+            commands[f"qlint{v} warm"] = ([*qlint, "--cache-dir", caches[v], tree], venv)
+        for name, (cmd, cenv) in commands.items():
+            if name.endswith("warm"):
+                measure(cmd, cwd, env=cenv)  # fill the caches
         med = _median_runs(commands, cwd, runs)
         print(f"   {'command':32} {'wall':>9} {'peak RSS':>12} {'peak PSS':>12}")
         for name, (t, rss, pss) in med.items():
             print(f"   {name:32} {t:7.2f} s {rss:8.1f} MiB {pss:8.1f} MiB")
         ruff_all, ruff_ef = med["ruff --select ALL --no-cache"], med["ruff --select E,F warm"]
-        cold, warm = med["qlint cold (--no-cache)"], med["qlint warm"]
         warm_target = WARM_TARGET.get(label, WARM_TARGET["default"])
-        checks = [
-            ("cold qlint / ruff ALL", cold[0] / ruff_all[0], COLD_TARGET, "x"),
-            ("warm qlint / warm ruff E,F", warm[0] / ruff_ef[0], warm_target, "x"),
-            ("qlint peak PSS / ruff ALL peak PSS", max(cold[2], warm[2]) / ruff_all[2], 1.0, "x"),
-            ("qlint peak RSS / ruff ALL peak RSS", max(cold[1], warm[1]) / ruff_all[1], 1.0, "x"),
-        ]
+        values: dict[str, dict[str, float]] = {}
+        for v, _ in variants:
+            cold, warm = med[f"qlint{v} cold (--no-cache)"], med[f"qlint{v} warm"]
+            values[v] = {
+                "cold qlint / ruff ALL": cold[0] / ruff_all[0],
+                "warm qlint / warm ruff E,F": warm[0] / ruff_ef[0],
+                "qlint peak PSS / ruff ALL peak PSS": max(cold[2], warm[2]) / ruff_all[2],
+                "qlint peak RSS / ruff ALL peak RSS": max(cold[1], warm[1]) / ruff_all[1],
+            }
+        targets = {
+            "cold qlint / ruff ALL": (COLD_TARGET, "x"),
+            "warm qlint / warm ruff E,F": (warm_target, "x"),
+            "qlint peak PSS / ruff ALL peak PSS": (1.0, "x"),
+            "qlint peak RSS / ruff ALL peak RSS": (1.0, "x"),
+        }
         with_findings = _files_with_findings(qlint, tree, cwd)
         if with_findings:
             one = with_findings[0]
-            single = _median_runs(
-                {
-                    "ruff check FILE": [ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", one],
-                    "qlint check FILE (warm)": [*qlint, "--cache-dir", cache, one],
-                    # The file as just edited: its own result is not cached (a buffer on
-                    # standard input never is), what it reads of other modules is.
-                    "qlint check FILE (edited)": [
-                        "sh",
-                        "-c",
-                        'exec "$@" < "$0"',
-                        one,
-                        *qlint,
-                        "--cache-dir",
-                        cache,
-                        "--stdin-filename",
-                        one,
-                        "-",
-                    ],
-                },
-                cwd,
-                max(runs, 5),
-            )
-            print(f"   largest module with findings: {os.path.relpath(one, tree)} ({_line_count(one)} lines)")
+            single_commands: dict[str, Command] = {
+                "ruff check FILE": ([ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", one], env)
+            }
+            for v, venv in variants:
+                single_commands[f"qlint{v} check FILE (warm)"] = ([*qlint, "--cache-dir", caches[v], one], venv)
+                # The file as just edited: its own result is not cached (a buffer on standard
+                # input never is), what it reads of other modules is.
+                edited = ["sh", "-c", 'exec "$@" < "$0"', one, *qlint, "--cache-dir", caches[v]]
+                single_commands[f"qlint{v} check FILE (edited)"] = ([*edited, "--stdin-filename", one, "-"], venv)
+            single = _median_runs(single_commands, cwd, max(runs, 5))
+            lines = _line_count(one)
+            print(f"   largest module with findings: {os.path.relpath(one, tree)} ({lines} lines)")
             for name, (seconds, _, _) in single.items():
                 print(f"   {name:32} {seconds:7.3f} s")
-            for name in ("qlint check FILE (warm)", "qlint check FILE (edited)"):
-                checks.append(
-                    (name.replace("qlint check FILE", "one file") + " (s)", single[name][0], ONE_FILE_SECONDS, " s")
-                )
-            out = subprocess.run(
-                [python, "-c", _IN_PROCESS, one, "20"], capture_output=True, text=True, env=_env(), cwd=cwd, check=True
-            ).stdout.split()
-            ms = float(out[0])
-            budget = IN_PROCESS_MS * max(_line_count(one), 2000) / 2000
-            checks.append((f"in-process check, {_line_count(one)} lines (ms)", ms, budget, " ms"))
-        return [(f"{label}: {name}", value, target, unit) for name, value, target, unit in checks]
+            in_process = f"in-process check, {lines} lines (ms)"
+            targets["one file (warm) (s)"] = (ONE_FILE_SECONDS, " s")
+            targets["one file (edited) (s)"] = (ONE_FILE_SECONDS, " s")
+            targets[in_process] = (IN_PROCESS_MS * max(lines, 2000) / 2000, " ms")
+            for v, venv in variants:
+                values[v]["one file (warm) (s)"] = single[f"qlint{v} check FILE (warm)"][0]
+                values[v]["one file (edited) (s)"] = single[f"qlint{v} check FILE (edited)"][0]
+                out = subprocess.run(
+                    [python, "-c", _IN_PROCESS, one, "20"],
+                    capture_output=True,
+                    text=True,
+                    env=venv,
+                    cwd=cwd,
+                    check=True,
+                ).stdout.split()
+                values[v][in_process] = float(out[0])
+        rows: list[Row] = []
+        for name, (target, unit) in targets.items():
+            other = values["@against"][name] if "@against" in values else None
+            rows.append((f"{label}: {name}", values[""][name], target, unit, other))
+        return rows
     finally:
-        for scratch in (cache, ruff_cache, cwd):
-            shutil.rmtree(scratch, ignore_errors=True)
+        for path in scratch:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 _CONFIGS = ("pyproject.toml", "ruff.toml", ".ruff.toml", "setup.cfg", "qlint.toml")
@@ -265,6 +293,12 @@ def main() -> int:
     parser.add_argument("--torch", default=None, help="a torch package tree (default: the installed one)")
     parser.add_argument("--no-torch", action="store_true", help="skip the installed torch package")
     parser.add_argument("--runs", type=int, default=3, help="runs per command; medians are reported")
+    parser.add_argument(
+        "--against",
+        metavar="SRC",
+        help="another qlint source tree (e.g. `git archive main | tar -x -C SRC`), measured in the same "
+        "interleaved runs with PYTHONPATH=SRC: before and after figures under the same load",
+    )
     args = parser.parse_args()
     scratch = tempfile.mkdtemp(prefix="qlint-bench-trees-")
     try:
@@ -286,18 +320,20 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if not any(t for _, t, _ in trees):
         parser.error("no tree to measure")
     print(f"{os.cpu_count()} cores; medians of {args.runs} runs; ratios are of commands run side by side")
-    floor = _median_runs({"python -c pass": [sys.executable, "-c", "pass"]}, os.getcwd(), max(args.runs, 5))
+    floor = _median_runs({"python -c pass": ([sys.executable, "-c", "pass"], _env())}, os.getcwd(), max(args.runs, 5))
     print(f"Python start-up on this machine now (the floor of any `qlint` run): {floor['python -c pass'][0]:.3f} s\n")
     rows = []
     for label, tree, pinned in trees:
         if tree:
-            rows += bench_tree(label, os.path.abspath(tree), pinned, args.runs)
+            rows += bench_tree(label, os.path.abspath(tree), pinned, args.runs, args.against)
             print()
-    print(f"{'measure':52} {'value':>9}   target")
-    for name, value, target, unit in rows:
+    against = f"{'--against':>11} " if args.against else ""
+    print(f"{'measure':52} {'value':>11} {against}target")
+    for name, value, target, unit, other in rows:
         verdict = "ok" if value <= target else "MISSED"
-        print(f"{name:52} {value:8.2f}{unit:<3} ≤ {target:g}{unit.strip() or 'x'}  {verdict}")
-    return 0 if all(value <= target for _, value, target, _ in rows) else 1
+        before = f"{other:8.2f}{unit:<3} " if other is not None else ""
+        print(f"{name:52} {value:8.2f}{unit:<3} {before}≤ {target:g}{unit.strip() or 'x'}  {verdict}")
+    return 0 if all(value <= target for _, value, target, _, _ in rows) else 1
 
 
 if __name__ == "__main__":
