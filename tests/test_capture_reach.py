@@ -508,13 +508,6 @@ def test_an_installed_tree_inside_a_checkout_does_not_reach_the_standard_library
     assert _ql201(test) == []
     (lib / "site-packages" / "helpers.py").write_text(HELPERS)  # beside the package: imported
     assert len(_ql201(test)) == 1
-    # A namespace directory inside an installed package climbs to site-packages.
-    (lib / "site-packages" / "pkg" / "scripts").mkdir()
-    script = lib / "site-packages" / "pkg" / "scripts" / "run.py"
-    (lib / "site-packages" / "helpers.py").unlink()
-    (lib / "site-packages" / "pkg" / "helpers.py").write_text(HELPERS)
-    script.write_text(_caller("from pkg.helpers import prepare_graph", CALLS_WITH_TRAIN_MODEL))
-    assert len(_ql201(script)) == 1
 
 
 def test_a_tree_without_git_maps_from_its_pyproject(tmp_path):

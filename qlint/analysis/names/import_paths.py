@@ -46,12 +46,11 @@ def _roots(directory: str) -> tuple[tuple[str, str], ...]:
     """(package prefix or "" for any module, directory) pairs for files of `directory`."""
     first = import_root(os.path.join(directory, "_.py"))
     roots: list[tuple[str, str]] = [("", first)]
-    installed = _install_dir(first)
-    if installed is not None:
-        # An installed tree is no checkout, even inside one (pyenv is a git clone): climb to
-        # site-packages (`executorch/examples/.../moshi/` has no `__init__.py` there either),
-        # never past it into the standard library.
-        return tuple(roots + [("", d) for d in _ancestors(first, installed)])
+    if _install_dir(first) is not None:
+        # An installed tree is no checkout, even inside one (pyenv is a git clone): climbing
+        # from site-packages would reach the standard library, and climbing to it from the
+        # namespace directories of installed examples doubled the cost on ExecuTorch's wheel.
+        return tuple(roots)
     repo = project_root(directory)
     if repo is None or os.path.commonpath([repo, first]) != repo:
         return tuple(roots)
