@@ -3,9 +3,13 @@
 A capture in the wrong mode changes only what depends on `self.training` (batch norm,
 dropout, code reading the flag). Where the model's class resolves, the message names those
 parts, or says that none was found; where a part of it does not resolve, it says nothing.
+Where everything the captured model can be resolves and none holds such a part, its mode
+cannot change the graph and the capture is not reported (`mode_free`).
 """
 
 from __future__ import annotations
+
+import ast
 
 from qlint.analysis.flow.model_flow import PARAM, STORED, Capture, FunctionFlow, caller_facts
 
@@ -15,16 +19,80 @@ _NAMED = 2  # models named in one message; more is noise
 def content_note(cap: Capture, flow: str, flows: list[FunctionFlow]) -> str:
     """`; `Net` holds BatchNorm2d and Dropout, ...` for the message, or "" when nothing is known."""
     notes: list[str] = []
-    for built in _builds(cap, flow, flows):
+    builds = _builds(cap, flow, flows)
+    changed = _changed_after_build(cap, flows, builds)  # parts added later: "none found" is not known
+    for built in builds:
         content = built.content()
         name = f"`{content.name}`"
         if content.dependent:
             parts = [p if p != "`self.training`" else "code reading `self.training`" for p in content.dependent]
             held = ", ".join(parts[:-1]) + f" and {parts[-1]}" if len(parts) > 1 else parts[0]
             notes.append(f"in {name}, the mode changes {held}")
-        elif content.complete:
+        elif content.complete and not changed:
             notes.append(f"no batch norm, dropout or `self.training` was found in {name}, so its mode may not matter")
     return "".join(f"; {n}" for n in list(dict.fromkeys(notes))[:_NAMED])  # one class built twice: one note
+
+
+def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow]) -> bool:
+    """Every construction the captured model may come from is known in full and holds nothing
+    whose behaviour depends on the mode. One origin we cannot follow (a parameter whose callers
+    we do not see, a factory, a load, a module from elsewhere) and the mode may matter."""
+    facts = cap.modes_for(flow)
+    origins = [*cap.origins, *(f.origin for f in facts if f.origin is not None)]
+    if not facts or not origins:
+        return False
+    builds = []
+    for origin in dict.fromkeys(origins):
+        if origin.built is not None:
+            builds.append(origin.built)
+            continue
+        if origin.kind not in (PARAM, STORED):
+            return False
+        callers = caller_facts(flows, origin.node, origin.index)
+        if not callers or any(f.origin is None or f.origin.built is None for _, f in callers):
+            return False
+        builds.extend(f.origin.built for _, f in callers)
+    for built in builds:
+        content = built.content()
+        if content.dependent or not content.complete:
+            return False
+    return not _changed_after_build(cap, flows, builds)
+
+
+_CHANGES = frozenset({"add_module", "register_module", "register_forward_hook", "register_forward_pre_hook", "apply"})
+
+
+def _changed_after_build(cap: Capture, flows: list[FunctionFlow], builds: list) -> bool:
+    """A model given parts or hooks after it was built (`model.fc = head`, `model[0] = ...`,
+    `setattr(model, ...)`) may hold more than its class says. Read in the functions that build
+    it or capture it, for the names it is bound to there."""
+    calls = {id(b.call) for b in builds}
+    for fn in flows:
+        names = {cap.model.id} if any(c is cap for c in fn.captures) and isinstance(cap.model, ast.Name) else set()
+        for node in ast.walk(fn.node):
+            if isinstance(node, ast.Assign) and any(id(n) in calls for n in ast.walk(node.value)):
+                names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        if names and any(_changes(node, names) for node in ast.walk(fn.node)):
+            return True
+    return False
+
+
+def _changes(node: ast.AST, names: set[str]) -> bool:
+    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return any(isinstance(t, (ast.Attribute, ast.Subscript)) and _root(t) in names for t in targets)
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "setattr":
+            return bool(node.args) and _root(node.args[0]) in names
+        return isinstance(func, ast.Attribute) and func.attr in _CHANGES and _root(func.value) in names
+    return False
+
+
+def _root(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _builds(cap: Capture, flow: str, flows: list[FunctionFlow]) -> list:
