@@ -225,5 +225,8 @@ def test_a_model_given_parts_after_it_is_built_is_reported():
     for line in changed:
         text = src.replace("    prepare_pt2e(", f"    {line}\n    prepare_pt2e(")
         assert _message(text).endswith("modules start in train mode)"), line
+    # The same name given parts in another function is another object.
+    other = "\ndef other(model, head):\n    model.head = head\n"
+    assert check(src + other) == []
     # Switching its mode or moving it adds nothing.
     assert check(src.replace("    prepare_pt2e(", "    model.to('cpu')\n    model.train()\n    prepare_pt2e(")) == []

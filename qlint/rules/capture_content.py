@@ -69,12 +69,24 @@ def _changed_after_build(cap: Capture, flows: list[FunctionFlow], builds: list) 
     calls = {id(b.call) for b in builds}
     for fn in flows:
         names = {cap.model.id} if any(c is cap for c in fn.captures) and isinstance(cap.model, ast.Name) else set()
-        for node in ast.walk(fn.node):
+        own = list(_own_nodes(fn.node))
+        for node in own:
             if isinstance(node, ast.Assign) and any(id(n) in calls for n in ast.walk(node.value)):
                 names.update(t.id for t in node.targets if isinstance(t, ast.Name))
-        if names and any(_changes(node, names) for node in ast.walk(fn.node)):
+        if names and any(_changes(node, names) for node in own):
             return True
     return False
+
+
+def _own_nodes(fn: ast.AST):
+    """The nodes of this function's body, not those of functions or classes written in it
+    (each is a flow of its own, with names of its own)."""
+    stack = list(ast.iter_child_nodes(fn))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
 
 
 def _changes(node: ast.AST, names: set[str]) -> bool:
