@@ -45,9 +45,10 @@ def test_local_linear_relu_model_is_quiet():
 
             def forward(self, x):
                 y = torch.flatten(self.act(self.lin(x)), 1)
-                return torch.nn.functional.relu(y.view(-1))
+                return F.relu(y.view(-1))
         """
     )
+    src = "import torch.nn.functional as F\n" + src
     assert check(src) == []
     # The same model with a dropout layer is reported, naming it.
     assert _message(src.replace("nn.ReLU()", "nn.Dropout(0.5)")).endswith("; in `Net`, the mode changes Dropout")
@@ -115,6 +116,13 @@ def test_a_parameter_every_caller_builds_mode_free_is_quiet():
             quantize(Net(), quantizer, x)
     """
     assert check(src) == []
+    # Bound to a name first, and the helper hands its other parameters on: still that model.
+    named = src.replace("quantize(Net(), quantizer, x)", "m = Net()\n            quantize(m, quantizer, x)")
+    named = named.replace("return prepare_pt2e(", "prepared = prepare_pt2e(").replace(
+        "quantizer)\n\n        def main", "quantizer)\n            prepared(x)\n\n        def main"
+    )
+    assert "prepared(x)" in named and check(named) == []
+    assert len(check(named.replace("prepared(x)", "prepared(x)\n            model.head = x"))) == 1
     # A caller passing a model we cannot see: the mode may matter.
     assert len(check(src + "            quantize(other, quantizer, x)\n")) == 1
 
@@ -225,6 +233,13 @@ def test_a_model_given_parts_after_it_is_built_is_reported():
     for line in changed:
         text = src.replace("    prepare_pt2e(", f"    {line}\n    prepare_pt2e(")
         assert _message(text).endswith("modules start in train mode)"), line
+    # Handed to a call that may give it parts: a helper of the module is read, others are not.
+    helper = "\ndef swap(model, head):\n    setattr(model, 'lin', head)\n"
+    swapped = src.replace("    prepare_pt2e(", "    swap(model, x)\n    prepare_pt2e(") + helper
+    assert _message(swapped).endswith("modules start in train mode)")
+    assert _message(src.replace("    prepare_pt2e(", "    swap_layers(model)\n    prepare_pt2e(")).endswith("mode)")
+    reads = "\ndef swap(model, head):\n    print(model.lin, head)\n"
+    assert check(src.replace("    prepare_pt2e(", "    swap(model, x)\n    prepare_pt2e(") + reads) == []
     # The same name given parts in another function is another object.
     other = "\ndef other(model, head):\n    model.head = head\n"
     assert check(src + other) == []

@@ -73,9 +73,70 @@ def _changed_after_build(cap: Capture, flows: list[FunctionFlow], builds: list) 
         for node in own:
             if isinstance(node, ast.Assign) and any(id(n) in calls for n in ast.walk(node.value)):
                 names.update(t.id for t in node.targets if isinstance(t, ast.Name))
-        if names and any(_changes(node, names) for node in own):
+        if names and _changed_in(own, names, flows, 0):
             return True
     return False
+
+
+# Calls that take a model without giving it parts: capture, quantization, copies, checks.
+_READS = frozenset(
+    {"export", "export_for_training", "draft_export", "capture_pre_autograd_graph", "prepare_pt2e"}
+    | {"prepare_qat_pt2e", "convert_pt2e", "to_edge", "to_edge_transform_and_lower", "deepcopy"}
+    | {"isinstance", "print", "len", "type", "id", "str", "repr"}
+)
+
+
+def _changed_in(nodes: list[ast.AST], names: set[str], flows: list[FunctionFlow], depth: int) -> bool:
+    """Parts or hooks given here to a model bound to `names`, or the model handed to a call
+    that may give it some (`swap_linears(model)`): a helper of the module is read for its
+    parameters in turn; anything else may do anything."""
+    if any(_changes(node, names) for node in nodes):
+        return True
+    helpers = {id(c.call): c.callee for fn in flows for c in fn.calls}
+    for node in nodes:
+        if not isinstance(node, ast.Call) or not any(_root(a) in names for a in _arguments(node)):
+            continue
+        parts = node.func
+        last = parts.attr if isinstance(parts, ast.Attribute) else parts.id if isinstance(parts, ast.Name) else ""
+        if last in _READS:
+            continue
+        callee = helpers.get(id(node))
+        if callee is None or depth >= 3 or not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return True
+        if _changed_in(list(_own_nodes(callee)), _receivers(node, callee, names), flows, depth + 1):
+            return True
+    return False
+
+
+def _receivers(call: ast.Call, callee: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str]) -> set[str]:
+    """The parameters of `callee` that `call` hands a model bound to `names` (all of them
+    after a `*args`)."""
+    positional = [a.arg for a in [*callee.args.posonlyargs, *callee.args.args]]
+    if positional[:1] in (["self"], ["cls"]) and isinstance(call.func, ast.Attribute):
+        positional = positional[1:]  # a method called on its object or class
+    everything = {*positional, *(a.arg for a in callee.args.kwonlyargs)}
+    if callee.args.vararg:
+        everything.add(callee.args.vararg.arg)
+    if callee.args.kwarg:
+        everything.add(callee.args.kwarg.arg)
+    out: set[str] = set()
+    for i, arg in enumerate(call.args):
+        if _root(arg.value if isinstance(arg, ast.Starred) else arg) not in names:
+            continue
+        if isinstance(arg, ast.Starred) or i >= len(positional):
+            return everything
+        out.add(positional[i])
+    for kw in call.keywords:
+        if _root(kw.value) in names:
+            if kw.arg is None or kw.arg not in everything:
+                return everything
+            out.add(kw.arg)
+    return out
+
+
+def _arguments(call: ast.Call) -> list[ast.expr]:
+    args = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
+    return [*args, *(kw.value for kw in call.keywords)]
 
 
 def _own_nodes(fn: ast.AST):

@@ -333,7 +333,8 @@ def _references(node: ast.AST, resolver: Resolver, found: set[str]) -> bool:
         if not last[:1].isupper():
             continue
         name = resolver.qualname(ref) or ""
-        if name.startswith("torch.nn.") and name.count(".") == 2:
+        last = name.rpartition(".")[2]  # `F` may name `torch.nn.functional`
+        if name.startswith("torch.nn.") and name.count(".") == 2 and last[:1].isupper():
             kind, known = torch_nn_kind(last, None)
             if kind:
                 found.add(kind)
