@@ -59,7 +59,9 @@ def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow]) -> bool:
     return not _changed_after_build(cap, flows, builds)
 
 
-_CHANGES = frozenset({"add_module", "register_module", "register_forward_hook", "register_forward_pre_hook", "apply"})
+_CHANGES = frozenset(
+    {"add_module", "register_module", "set_submodule", "register_forward_hook", "register_forward_pre_hook", "apply"}
+)
 
 
 def _changed_after_build(cap: Capture, flows: list[FunctionFlow], builds: list) -> bool:
