@@ -25,7 +25,7 @@ except ModuleNotFoundError:  # Python 3.10
 
 pytest.importorskip("pygls")
 
-from tests.test_lsp import LspClient
+from qlint.lsp.client import LspClient
 
 ROOT = Path(__file__).resolve().parents[1]
 EDITORS = ROOT / "editors"

@@ -9,6 +9,7 @@ trixie's C library into $QLINT_EDITORS (default /opt/qlint-editors). Without it,
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -57,10 +58,8 @@ class Terminal:
         while time.monotonic() < deadline:
             readable, _, _ = select.select([self.master], [], [], 0.1)
             if readable:
-                try:
+                with contextlib.suppress(OSError):  # the program closed the terminal
                     os.read(self.master, 65536)
-                except OSError:  # the program closed the terminal
-                    pass
             found = condition()
             if found:
                 return found
@@ -113,7 +112,8 @@ def test_helix_gets_the_finding_and_applies_the_quick_fix(tmp_path: Path):
     try:
         first = term.wait(lambda: published(log), "diagnostics")[0]
         (diag,) = first["diagnostics"]
-        assert (diag["code"], diag["source"], diag["range"]["start"]) == ("QL101", "qlint", {"line": 4, "character": 26})
+        assert (diag["code"], diag["source"]) == ("QL101", "qlint")
+        assert diag["range"]["start"] == {"line": 4, "character": 26}
 
         term.type(":5\r")
         term.type("x")  # the whole line: its diagnostics go with the code-action request
