@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import time
+from pathlib import Path
 
 import pytest
 
 pytest.importorskip("pygls")
 
 from qlint.lsp import heap, scheduler
+from qlint.lsp.client import LspClient
 from qlint.lsp.scheduler import EDITED, LATER, NOW, CheckQueue, Due
+from tests.conftest import write_package
 
 
 class Recorder:
@@ -140,3 +144,52 @@ def test_settle_freezes_what_is_alive():
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
+
+
+def test_the_edited_module_is_published_before_its_importers_are_rechecked(tmp_path: Path):
+    """The real server: typing in ops.py (a keystroke 30 ms after the last publish) is
+    checked and published before the modules that import it are re-checked, which happens
+    once typing pauses, against the newest ops.py."""
+    ops = "import torch\n\nDQ_OPS = {torch.ops.torchao.dequantize_affine.default}\n"
+    pkg = write_package(tmp_path, "pkg", ops=ops)
+    use = "from .ops import DQ_OPS\n\n\ndef count(gm):\n    return sum(n.target in DQ_OPS for n in gm.graph.nodes)\n"
+    client = LspClient(tmp_path)
+    try:
+        client.initialize(tmp_path)
+        importers = []
+        for i in range(4):
+            (pkg / f"use{i}.py").write_text(use)
+            importers.append(client.open(pkg / f"use{i}.py", use))
+        ops_uri = client.open(pkg / "ops.py", ops)
+        for uri in [*importers, ops_uri]:
+            assert client.diagnostics(uri, 1) == []
+
+        def published(uri: str) -> int:
+            return sum(m["params"]["uri"] == uri for m in client.received if m["method"].endswith("publishDiagnostics"))
+
+        for uri in importers:  # opened, then re-checked once ops.py was opened after them
+            if published(uri) < 2:
+                client.wait(lambda m, uri=uri: published(uri) >= 2, what=f"the recheck of {uri}")
+        time.sleep(0.2)
+        start = len(client.received)
+
+        packet = ops.replace("dequantize_affine.default", "dequantize_affine")
+        client.send(client.change(ops_uri, 2, packet))
+        assert client.diagnostics(ops_uri, 2) == []
+        time.sleep(0.03)
+        client.send(client.change(ops_uri, 3, packet + "# typing\n"))
+        assert client.diagnostics(ops_uri, 3) == []
+        for uri in importers:  # re-checked after the pause, each against the packet
+            (diag,) = client.wait_for(
+                "textDocument/publishDiagnostics", lambda p, uri=uri: p["uri"] == uri and p["diagnostics"], since=start
+            )["diagnostics"]
+            assert diag["code"] == "QL101"
+        order = [
+            (m["params"]["uri"], m["params"].get("version"))
+            for m in client.received[start:]
+            if m["method"] == "textDocument/publishDiagnostics"
+        ]
+        assert order[:2] == [(ops_uri, 2), (ops_uri, 3)], order
+        assert sorted(uri for uri, _ in order[2:]) == sorted(importers), order
+    finally:
+        client.close()
