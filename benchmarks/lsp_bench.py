@@ -5,20 +5,22 @@ Targets (issue 11): p95 ≤ 100 ms from the edit to the publish, debounce includ
 
     python benchmarks/lsp_bench.py                 # a generated 2,000-line backend module
     python benchmarks/lsp_bench.py FILE --edits 200
+    python benchmarks/lsp_bench.py --server-cmd "python /elsewhere/run_server.py"   # compare builds
 
 The server is the real `qlint server` process over stdio, driven by `qlint.lsp.client`.
 Each timed edit is one keystroke (an incremental change of one line), sent after the
 previous version was published; the time runs from writing the change to reading the
 publish for that version. The plain `qlint check` of the same file (a fresh process, no
-cache) and the engine alone (`check_source` in this process, before and after the server
-run) are measured in the same session, so a loaded machine slows all of them alike: the
-ratios are the figures to compare across runs.
+cache) and the engine alone (`check_source` in this process, right after each edit's
+publish) are measured in the same session, so a loaded machine slows all of them alike:
+the ratios are the figures to compare across runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import statistics
 import subprocess
 import sys
@@ -137,6 +139,9 @@ def main() -> None:
     parser.add_argument("file", nargs="?", help="a Python module (default: a generated 2,000-line one)")
     parser.add_argument("--edits", type=int, default=200)
     parser.add_argument("--memory-edits", type=int, default=1000)
+    parser.add_argument(
+        "--server-cmd", help="start the server with this command instead (e.g. another checkout's, to compare)"
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="qlint-lsp-bench-") as tmp:
@@ -149,7 +154,7 @@ def main() -> None:
         cli_seconds, findings = cli_check(path)
         engine = Engine(path, text)
 
-        server = LspClient(work)
+        server = LspClient(work, shlex.split(args.server_cmd) if args.server_cmd else None)
         server.initialize(work, capabilities={"textDocument": {"publishDiagnostics": {"dataSupport": True}}})
         start = time.perf_counter()
         uri = server.open(path, text)
