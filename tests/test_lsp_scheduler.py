@@ -127,6 +127,25 @@ def test_a_buffer_edited_during_its_check_is_checked_again_after_the_pause():
     assert run.calls[1][1] - edited >= 0.1  # its pause: as long as a check of it takes
 
 
+def test_a_check_that_fails_does_not_stop_the_queue(caplog):
+    async def scenario():
+        run = Recorder()
+
+        async def failing(uri: str, due: Due) -> bool:
+            if uri == "a.py":
+                raise RuntimeError("a bug in one check")
+            return await run(uri, due)
+
+        queue = CheckQueue(failing, debounce=0.15)
+        queue.add("a.py", NOW)
+        queue.add("b.py", NOW)
+        await drained(queue)
+        return run
+
+    assert asyncio.run(scenario()).order == ["b.py"]
+    assert "checking a.py failed" in caplog.text
+
+
 def test_the_check_runs_with_the_collector_paused_and_restores_it():
     seen = []
     assert gc.isenabled()

@@ -22,11 +22,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 COALESCE_SECONDS = 0.003  # back-to-back messages reach the server about 1 ms apart
 DEPENDENT_IDLE_SECONDS = 0.3  # a pause in typing before the importers are re-checked
+
+log = logging.getLogger(__name__)
 
 EDIT, DEPENDENT = 0, 1  # priorities
 EDITED, NOW, LATER = "edited", "now", "later"  # why a buffer is due (see `add`)
@@ -148,6 +151,9 @@ class CheckQueue:
             self.in_flight = uri
             try:
                 stale = await self.run(uri, due)
+            except Exception:  # a bug must cost this check, not the ones queued after it
+                log.exception("checking %s failed", uri)
+                stale = False
             finally:
                 self.in_flight = None
             if stale:
