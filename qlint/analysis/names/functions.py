@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from qlint.analysis.names.scope import ClassScope, ModuleScope, bind_local, parameters
+from qlint.analysis.tree_walk import walk
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _NESTED = ("body", "orelse", "finalbody", "handlers", "cases")
@@ -40,7 +41,7 @@ class Body:
                     continue
                 for expr in value if isinstance(value, list) else (value,):
                     if isinstance(expr, ast.AST) and (rows is None or _spans(expr, rows)):
-                        yield from ast.walk(expr)
+                        yield from walk(expr)
 
 
 def _spans(node: ast.AST, rows: list[int]) -> bool:
