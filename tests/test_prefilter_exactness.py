@@ -63,3 +63,33 @@ def test_noqa_precheck_is_exact_for_every_character():
         if letters.fullmatch(char):
             assert char.lower() in "noqa"
     assert mentions_noqa("x = 1  # NoQa: QL101") and not mentions_noqa("no qa here")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"x = 1\n",
+        b"",
+        b"\xef\xbb\xbfx = 1\n",
+        b"# -*- coding: latin-1 -*-\nx = '\xe9'\n",
+        b"#!/usr/bin/env python\n# vim: set fileencoding=cp1252 :\nx = '\x93'\n",
+        b"x = 1\n# coding: latin-1\ny = '\xe9'\n",
+        b"x = 1\r# coding: latin-1\ry = '\xe9'\r",
+        b"x = '\xe9'\n",
+        b"\n\nx = '\xff\xfe'\n",
+        b"# coding: nonsense\n",
+        b"encoding = 'utf-8'\nx = '\xc3\xa9'\n",
+    ],
+)
+def test_decoding_fast_path_agrees_with_tokenize(data, monkeypatch):
+    import qlint.source as source
+
+    def decoded():
+        try:
+            return source.decode_source(data)
+        except source.DecodeError as exc:
+            return ("error", str(exc), exc.row, exc.col)
+
+    fast = decoded()
+    monkeypatch.setattr(source, "_first_two_lines", lambda data: b"coding")  # always the long way
+    assert decoded() == fast
