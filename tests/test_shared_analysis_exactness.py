@@ -127,3 +127,51 @@ def test_body_walk_keeps_ast_walk_order_without_token_nodes():
         expected = [n for n in ast.walk(tree) if not isinstance(n, _TOKENS)]
         assert walk(tree) == expected
     assert {ast.MatchMapping, ast.JoinedStr, ast.NamedExpr, ast.TryStar} <= {type(n) for n in walk(trees[0])}
+
+
+def _reference_bodies(tree, scope):
+    """The statement split as first written: every statement asked for bindings and children."""
+    from qlint.analysis.names.functions import Body, _child_statements
+    from qlint.analysis.names.scope import ClassScope, bind_local, parameters
+
+    module = Body(tree, {}, None)
+    out = [module]
+    stack = [(s, module, None) for s in reversed(tree.body)]
+    while stack:
+        stmt, body, cls = stack.pop()
+        body.stmts.append(stmt)
+        if isinstance(stmt, ast.ClassDef):
+            cls_scope = scope.classes.get(stmt.name) if body is module else ClassScope.build(stmt)
+            inner = Body(stmt, {}, None)
+            out.append(inner)
+            stack.extend((s, inner, cls_scope) for s in reversed(stmt.body))
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            inner = Body(stmt, parameters(stmt), cls if isinstance(body.node, ast.ClassDef) else None)
+            out.append(inner)
+            stack.extend((s, inner, None) for s in reversed(stmt.body))
+        else:
+            if isinstance(body.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                bind_local(body.local, stmt)
+            for child in _child_statements(stmt):
+                stack.append((child, body, cls))
+    return out
+
+
+def test_body_split_matches_the_reference_split():
+    from qlint.analysis.names.functions import bodies
+    from qlint.analysis.names.scope import ModuleScope
+
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sources = [WALKED]
+    for folder in ("qlint/rules", "qlint/analysis/flow", "tests"):
+        for name in sorted(os.listdir(os.path.join(package, folder))):
+            if name.endswith(".py"):
+                with open(os.path.join(package, folder, name), encoding="utf-8") as fh:
+                    sources.append(fh.read())
+    for text in sources:
+        tree = ast.parse(text)
+        scope = ModuleScope.build(tree, None, "x.py")
+        got, want = bodies(tree, scope), _reference_bodies(tree, scope)
+        assert [(b.node, b.stmts, b.local, b.class_scope) for b in got] == [
+            (b.node, b.stmts, b.local, b.class_scope) for b in want
+        ]

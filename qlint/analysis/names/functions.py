@@ -18,6 +18,20 @@ from qlint.analysis.tree_walk import walk
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _NESTED = ("body", "orelse", "finalbody", "handlers", "cases")
 _CACHE_KEY = "functions.bodies"
+# Statements `bind_local` records something for (the others bind nothing it tracks).
+_BINDING = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)
+# Statements that hold statements; every other kind is a leaf of the statement tree.
+_COMPOUND = (
+    ast.If,
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.With,
+    ast.AsyncWith,
+    ast.Try,
+    getattr(ast, "TryStar", ast.Try),
+    ast.Match,
+)
 
 
 @dataclass
@@ -71,10 +85,10 @@ def bodies(tree: ast.Module, scope: ModuleScope, cache: dict | None = None) -> l
             out.append(inner)
             stack.extend((s, inner, None) for s in reversed(stmt.body))
         else:
-            if isinstance(body.node, _FUNCS):
+            if isinstance(stmt, _BINDING) and isinstance(body.node, _FUNCS):
                 bind_local(body.local, stmt)
-            for child in _child_statements(stmt):
-                stack.append((child, body, cls))
+            if isinstance(stmt, _COMPOUND):
+                stack.extend((child, body, cls) for child in _child_statements(stmt))
     if cache is not None:
         cache[_CACHE_KEY] = out
     return out
