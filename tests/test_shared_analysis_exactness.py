@@ -175,3 +175,52 @@ def test_body_split_matches_the_reference_split():
         assert [(b.node, b.stmts, b.local, b.class_scope) for b in got] == [
             (b.node, b.stmts, b.local, b.class_scope) for b in want
         ]
+
+
+CHAINS = """
+import torch
+import torch as t
+from torch import ao
+
+tq = torch.ao.quantization
+alias_of_alias = tq
+
+
+class Holder:
+    api = torch.ao.quantization.quantize_pt2e
+
+    def run(self, m, q):
+        return self.api.prepare_pt2e(m, q)
+
+    @classmethod
+    def conv(cls, m):
+        return cls.api.convert_pt2e(m)
+
+
+def f(m, q):
+    local = alias_of_alias
+    prepared = local.quantize_pt2e.prepare_pt2e(m, q)
+    other = (
+        t.ao
+        .quantization.quantize_pt2e.convert_pt2e(prepared)
+    )
+    return ao.quantization.move_exported_model_to_eval(other)
+
+
+def g(m):
+    def inner(x):
+        return torch.ao.quantization.quantize_pt2e.prepare_pt2e(x, None)
+
+    torch = None  # shadows the import in this body only
+    return inner(m)
+"""
+
+
+def test_ql401_walks_only_rows_a_chain_can_be_on(monkeypatch):
+    from qlint.analysis.context import FileContext
+    from tests.conftest import lint
+
+    pruned = lint(CHAINS, select=("QL401",))
+    monkeypatch.setattr(FileContext, "lines_containing", lambda self, *needles: None)
+    assert pruned == lint(CHAINS, select=("QL401",))
+    assert len([d for d in pruned if d.code == "QL401"]) == 7

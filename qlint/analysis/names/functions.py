@@ -45,7 +45,7 @@ class Body:
         """Statements of this body and the expressions they hold (lambdas and comprehensions
         included, nested function bodies not). With `lines`, only statements and expressions
         that span one of those lines are walked."""
-        rows = sorted(lines) if lines is not None else None
+        rows = _sorted(lines) if lines is not None else None
         for stmt in self.stmts:
             if rows is not None and not _spans(stmt, rows):
                 continue
@@ -56,6 +56,21 @@ class Body:
                 for expr in value if isinstance(value, list) else (value,):
                     if isinstance(expr, ast.AST) and (rows is None or _spans(expr, rows)):
                         yield from walk(expr)
+
+
+# Rules walk every body with the same row set: sort it once, not once per body. The entry
+# holds the set itself, so its id cannot be reused while it is cached.
+_last_sorted: tuple[object, list[int]] | None = None
+
+
+def _sorted(lines: frozenset[int] | set[int]) -> list[int]:
+    global _last_sorted
+    last = _last_sorted
+    if last is not None and last[0] is lines and isinstance(lines, frozenset):
+        return last[1]
+    rows = sorted(lines)
+    _last_sorted = (lines, rows)
+    return rows
 
 
 def _spans(node: ast.AST, rows: list[int]) -> bool:
