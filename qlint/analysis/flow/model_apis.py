@@ -12,7 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.tree_walk import walk
 
 
 @dataclass(frozen=True)
@@ -176,7 +175,7 @@ def init_sets_eval(cls: ast.ClassDef) -> bool:
     """`self.eval()` in `__init__`: instances start in eval mode."""
     init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
     return init is not None and any(
-        (m := mode_call(n)) is not None and m[1] == "eval" and key(m[0]) == "self" for n in walk(init)
+        (m := mode_call(n)) is not None and m[1] == "eval" and key(m[0]) == "self" for n in ast.walk(init)
     )
 
 
@@ -188,7 +187,7 @@ def attribute_builders(cls: ast.ClassDef, is_constructor: Callable[[ast.Call], b
     """
     built: dict[str, ast.Call] = {}
     other: set[str] = set()
-    for node in walk(cls):
+    for node in ast.walk(cls):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 for sub in ast.walk(target):
