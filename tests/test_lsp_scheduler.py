@@ -146,14 +146,26 @@ def test_a_check_that_fails_does_not_stop_the_queue(caplog):
     assert "checking a.py failed" in caplog.text
 
 
-def test_the_check_runs_with_the_collector_paused_and_restores_it():
+def test_the_server_checks_and_converts_with_the_collector_paused(tmp_path: Path, monkeypatch):
+    from qlint.lsp import server as server_module
+
     seen = []
-    assert gc.isenabled()
-    with heap.no_collection():
+    real = server_module.to_lsp_diagnostic
+
+    def convert(*args):
         seen.append(gc.isenabled())
-    assert seen == [False] and gc.isenabled()
-    with pytest.raises(RuntimeError), heap.no_collection():
-        raise RuntimeError("a check that fails")
+        return real(*args)
+
+    monkeypatch.setattr(server_module, "to_lsp_diagnostic", convert)
+    path = tmp_path / "matcher.py"
+    text = "import torch\n\n\ndef is_relu(node):\n    return node.target == torch.ops.aten.relu\n"
+    server = server_module.QlintLanguageServer()
+    try:
+        outcome = server._check(server_module.Snapshot(path.as_uri(), str(path), 1, text), "utf-16")
+    finally:
+        server.close()
+    assert [d.code for d in outcome.diagnostics] == ["QL101"]
+    assert seen == [False]
     assert gc.isenabled()
 
 

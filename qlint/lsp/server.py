@@ -7,7 +7,7 @@ a time on a worker thread (the project index is not thread-safe, and the event l
 keep reading messages), in the order `scheduler.CheckQueue` decides: the buffer being
 edited first, the buffers that import it after, when typing pauses. A result whose buffer
 changed meanwhile is dropped rather than published. The cycle collector is kept out of
-the checks (`heap`).
+the checks (`gc_paused`) and off the start-up state (`heap`).
 
 Runtime verdicts (opt-in) run on a thread of their own after the static result is
 published, and are republished onto that same version only (see `runtime_jobs`).
@@ -35,6 +35,7 @@ from qlint.config import CONFIG_NAMES, ConfigError, runtime_editor_mode
 from qlint.diagnostic import Diagnostic, RuntimeVerdict
 from qlint.engine import check_source
 from qlint.fixes import fix_text
+from qlint.gc_pause import gc_paused
 from qlint.lsp import actions, heap
 from qlint.lsp.convert import UTF16, DocumentText, to_lsp_diagnostic
 from qlint.lsp.protocol import AlreadyAnswered, QlintProtocol
@@ -309,7 +310,7 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
     # -- on the worker thread ------------------------------------------------------------
 
     def _check(self, snap: Snapshot, encoding: str) -> CheckOutcome:
-        with heap.no_collection():
+        with gc_paused():
             return self._check_paused(snap, encoding)
 
     def _check_paused(self, snap: Snapshot, encoding: str) -> CheckOutcome:
@@ -340,7 +341,7 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
             return None
         self.project.set_overlay(snap.path, snap.text)
         try:
-            with heap.no_collection():
+            with gc_paused():
                 outcome = fix_text(snap.text, snap.path, loaded.settings, loaded.settings.unsafe_fixes, self.project)
         finally:
             self.project.set_overlay(snap.path, snap.text)  # fix_text moves the overlay along
