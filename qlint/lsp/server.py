@@ -36,7 +36,7 @@ from qlint.diagnostic import Diagnostic, RuntimeVerdict
 from qlint.engine import check_source
 from qlint.fixes import fix_text
 from qlint.gc_pause import gc_paused
-from qlint.lsp import actions, heap
+from qlint.lsp import actions, heap, stdio
 from qlint.lsp.convert import UTF16, DocumentText, to_lsp_diagnostic
 from qlint.lsp.protocol import AlreadyAnswered, QlintProtocol
 from qlint.lsp.runtime_jobs import RuntimeJobs
@@ -346,6 +346,11 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
         finally:
             self.project.set_overlay(snap.path, snap.text)  # fix_text moves the overlay along
         return outcome.fixed if outcome.changed else None
+
+    def start_io(self, stdin=None, stdout=None) -> None:
+        """stdin read by the event loop (`stdio`), else the way pygls reads it."""
+        if not stdio.serve(self, stdin, stdout):
+            super().start_io(stdin, stdout)
 
     def close(self) -> None:
         self.queue.close()
