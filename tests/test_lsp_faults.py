@@ -204,7 +204,10 @@ def test_hover_on_an_op_through_an_alias_and_on_a_finding(client: LspClient, wor
 def test_pull_diagnostics_when_the_client_supports_them(workspace: Path):
     lsp = LspClient(workspace)
     try:
-        caps = {"textDocument": {"diagnostic": {"dynamicRegistration": False}}}
+        caps = {
+            "textDocument": {"diagnostic": {"dynamicRegistration": False}},
+            "workspace": {"diagnostics": {"refreshSupport": True}},
+        }
         result = lsp.request("initialize", {"processId": None, "rootUri": workspace.as_uri(), "capabilities": caps})
         assert result["capabilities"]["diagnosticProvider"]["interFileDependencies"] is True
         lsp.notify("initialized", {})
@@ -219,6 +222,21 @@ def test_pull_diagnostics_when_the_client_supports_them(workspace: Path):
         lsp.send(lsp.change(uri, 2, "import torch\n"))
         assert lsp.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})["items"] == []
         assert not [m for m in lsp.received if m["method"] == "textDocument/publishDiagnostics"]
+    finally:
+        lsp.close()
+
+
+def test_a_client_that_pulls_but_cannot_be_told_to_pull_again_gets_pushes(workspace: Path):
+    """Neovim 0.11: pulls, no `workspace/diagnostic/refresh`. Offered pull, it would never
+    see a runtime verdict or an importer's recheck; so it is offered none and pushed to."""
+    lsp = LspClient(workspace)
+    try:
+        caps = {"textDocument": {"diagnostic": {"dynamicRegistration": False}}}
+        result = lsp.request("initialize", {"processId": None, "rootUri": workspace.as_uri(), "capabilities": caps})
+        assert "diagnosticProvider" not in result["capabilities"]
+        lsp.notify("initialized", {})
+        uri = lsp.open(workspace / "pushed.py", FINDING)
+        assert [d["code"] for d in lsp.diagnostics(uri, 1)] == ["QL101"]
     finally:
         lsp.close()
 

@@ -38,7 +38,7 @@ from qlint.fixes import fix_text
 from qlint.gc_pause import gc_paused
 from qlint.lsp import actions, heap, stdio
 from qlint.lsp.convert import UTF16, DocumentText, to_lsp_diagnostic
-from qlint.lsp.protocol import AlreadyAnswered, QlintProtocol
+from qlint.lsp.protocol import AlreadyAnswered, QlintProtocol, pulls_and_refreshes
 from qlint.lsp.runtime_jobs import RuntimeJobs
 from qlint.lsp.scheduler import EDITED, LATER, NOW, CheckQueue, Due
 from qlint.lsp.settings_cache import SettingsCache
@@ -139,9 +139,9 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
 
     @property
     def pull(self) -> bool:
-        """The client pulls diagnostics (`textDocument/diagnostic`): then none are pushed."""
-        caps = self.client_capabilities.text_document
-        return bool(caps and caps.diagnostic)
+        """The client pulls diagnostics (`textDocument/diagnostic`) and can be told to pull
+        again: then none are pushed (others were offered no pull: see `protocol`)."""
+        return pulls_and_refreshes(self.client_capabilities)
 
     def snapshot(self, uri: str) -> Snapshot | None:
         path = self.open.get(uri)
