@@ -382,9 +382,13 @@ def _pool(workers: int, settings: Settings) -> ProcessPoolExecutor:
     from concurrent.futures import ProcessPoolExecutor
 
     # fork: workers inherit the imported modules and the loaded op table for free, so the
-    # engine (imported lazily, for runs the cache does not answer) is imported before it.
+    # engine and the rules (imported lazily, as a run of a few files needs them) are
+    # imported before it: once here rather than once per worker.
     import qlint.engine
     import qlint.notebook  # noqa: F401
+    from qlint import registry
+
+    registry.rules()
 
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if sys.platform == "linux" and "fork" in methods else None)
