@@ -156,12 +156,16 @@ def test_version_gate_flags_only_the_branch_torch_2_13_takes():
     assert fixed(src).splitlines()[4] == "    model = torch.export.export(model, example_inputs).module()"
 
 
-def test_raw_version_string_comparison_is_read_as_python_reads_it():
-    # "2.13.0" < "2.5" as strings: on torch 2.13 this "old torch only" branch runs.
+def test_version_string_comparison_is_read_as_python_reads_it():
+    # torch.__version__ is a TorchVersion, which compares with a string as a version: the
+    # "old torch only" branch does not run on 2.13, the "2.5 and later" one does.
     src = 'import torch\nif torch.__version__ < "2.5":\n    from torch._export import capture_pre_autograd_graph\n'
-    assert len(ql402(src)) == 1
-    src = 'import torch\nif torch.__version__ >= "2.5":\n    gm = torch.export.export_for_training(m, a).module()\n'
     assert ql402(src) == []
+    src = 'import torch\nif torch.__version__ >= "2.5":\n    gm = torch.export.export_for_training(m, a).module()\n'
+    assert len(ql402(src)) == 1
+    # A plain string made from it compares as text: "2.13.0" < "2.5", so this branch runs.
+    src = src.replace("torch.__version__ >=", 'torch.__version__.split("+")[0] <')
+    assert len(ql402(src)) == 1
 
 
 def test_code_after_an_early_return_on_newer_torch_stays_quiet():
@@ -191,8 +195,9 @@ def test_code_after_an_early_return_on_newer_torch_stays_quiet():
     assert d.range.start.row == 13
 
 
-def test_module_skipped_by_a_version_check_stays_quiet():
-    # The check compares strings: "2.13.0" < "2.5.0", so the module is skipped on 2.13.
+def test_module_skip_by_a_version_check_is_read_as_torch_compares():
+    # coremltools' test module: `_TORCH_VERSION` is torch.__version__ (a TorchVersion), so
+    # 2.13.0 < 2.5.0 is False as versions and the module runs on 2.13: the import is reached.
     src = dedent(
         """\
         import pytest
@@ -205,9 +210,11 @@ def test_module_skipped_by_a_version_check_stays_quiet():
         from torch.export import export_for_training
         """
     )
-    assert ql402(src) == []
-    assert len(ql402(src.replace('"2.5.0"', '"10.0"'))) == 1  # "2.13.0" < "10.0" is False: reached
+    assert len(ql402(src)) == 1
+    assert ql402(src.replace('"2.5.0"', '"10.0"')) == []  # 2.13 < 10.0: skipped on 2.13
     assert ql402(src.replace('"2.5.0"', '"3.0"')) == []
+    # As a plain string it compares as text: "2.13.0" < "2.5.0", skipped.
+    assert ql402(src.replace("= torch.__version__", '= torch.__version__.split("+")[0]')) == []
 
 
 def test_version_gated_try_probe_in_the_taken_branch_stays_quiet():

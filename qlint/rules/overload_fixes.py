@@ -36,6 +36,19 @@ def graph_overloads(info: OpInfo) -> tuple[str, ...]:
     return tuple(o for o in info.overloads if o not in info.jit_only and o != "out" and not o.endswith("_out"))
 
 
+def graphs_carry(optable: OpTable, ref: OpRef) -> bool:
+    """Whether graphs can carry the overload `ref` names: `aten.sym_size.default` (a
+    TorchScript-only overload; exported graphs carry `.int`) next to the packet does not
+    make a matcher handle both forms. An op the table does not know gets the benefit of
+    the doubt."""
+    info = op_info(optable, ref)
+    if info is None or ref.overload is None:
+        return info is None
+    if info.carried:
+        return ref.overload in info.carried
+    return ref.overload in graph_overloads(info)
+
+
 def shown(spelled: str, ref: OpRef) -> str:
     """`dq_op (quantized_decomposed.dequantize_per_tensor)` when a name stands for the packet."""
     return f"`{spelled}`" if spelled.endswith(f"{ref.namespace}.{ref.op}") else f"`{spelled}` (`{ref.spelled()}`)"
@@ -89,34 +102,56 @@ def packet_producers(optable: OpTable, info: OpInfo | None) -> list[str]:
     return optable.meta.get("probe", {}).get("packet_targets", {}).get(f"{info.namespace}.{info.name}", [])
 
 
-def overload_fix(info: OpInfo | None, spelled: str, expr_range: Range, site: FixSite, style: str = "overload") -> Fix:
+def overload_fix(
+    info: OpInfo | None,
+    spelled: str,
+    expr_range: Range,
+    site: FixSite,
+    style: str = "overload",
+    producers: list[str] | None = None,
+) -> Fix:
     """Fix for the packet expression `spelled` at `expr_range`.
 
     `style="both"` keeps the packet next to the overload, for code that must still match
-    graphs from a producer that inserts packets.
+    graphs from a producer that inserts packets. With `producers` (flows of the installed
+    stack that insert this op as a packet) a fix that drops the packet breaks whatever
+    checks freshly converted graphs, so it is never safe, whatever the op table says.
     """
+    fix, keeps_packet = _overload_fix(info, spelled, expr_range, site, style)
+    if producers and fix.applicability is Applicability.SAFE and not keeps_packet:
+        flows = ", ".join(producers)
+        return Fix(
+            Applicability.UNSAFE, f"{fix.message} (drops the packet the installed {flows} flows insert)", fix.edits
+        )
+    return fix
+
+
+def _overload_fix(info: OpInfo | None, spelled: str, expr_range: Range, site: FixSite, style: str) -> tuple[Fix, bool]:
+    """The fix, and whether what it leaves still matches the packet."""
     overloads, applicability = chosen_overloads(info)
     if applicability is Applicability.DISPLAY_ONLY and site.kind == "element" and info and graph_overloads(info):
         overloads, applicability = graph_overloads(info), Applicability.UNSAFE
     if applicability is Applicability.DISPLAY_ONLY:
         listed = ", ".join(f"`{spelled}.{o}`" for o in (graph_overloads(info) if info else ("default",)))
-        return Fix(Applicability.DISPLAY_ONLY, f"Compare with the overload graphs carry: {listed}")
+        return Fix(Applicability.DISPLAY_ONLY, f"Compare with the overload graphs carry: {listed}"), False
     names = [f"{spelled}.{o}" for o in overloads]
     both = style == "both"
     suffix = " next to the packet" if both else ""
     if site.kind == "element" and (both or len(names) > 1):
         elements = ([spelled] if both else []) + names
-        return Fix(applicability, f"Use {_listed(names)}{suffix}", (Edit(expr_range, ", ".join(elements)),))
+        return Fix(applicability, f"Use {_listed(names)}{suffix}", (Edit(expr_range, ", ".join(elements)),)), both
     if len(names) == 1 and both and site.kind == "comparison" and site.compare is not None:
         rng, target, negated = site.compare
         text = f"{target} {'not in' if negated else 'in'} ({spelled}, {names[0]})"
-        return Fix(applicability, f"Match `{spelled}` and `{names[0]}`", (Edit(rng, text),))
+        return Fix(applicability, f"Match `{spelled}` and `{names[0]}`", (Edit(rng, text),)), True
     if len(names) == 1 and both and site.kind == "case":
-        return Fix(applicability, f"Match `{spelled}` and `{names[0]}`", (Edit(expr_range, f"{spelled} | {names[0]}"),))
+        return Fix(
+            applicability, f"Match `{spelled}` and `{names[0]}`", (Edit(expr_range, f"{spelled} | {names[0]}"),)
+        ), True
     if len(names) == 1:
         end = Range(expr_range.end, expr_range.end)
-        return Fix(applicability, f"Use `{names[0]}`", (Edit(end, f".{overloads[0]}"),))
-    return Fix(Applicability.DISPLAY_ONLY, f"Compare with each of {_listed(names)}")
+        return Fix(applicability, f"Use `{names[0]}`", (Edit(end, f".{overloads[0]}"),)), False
+    return Fix(Applicability.DISPLAY_ONLY, f"Compare with each of {_listed(names)}"), False
 
 
 def _listed(names: list[str]) -> str:

@@ -14,15 +14,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import cached_property
 
+from qlint.analysis.graphs.fx_targets import is_node_target, target_names, target_rows
+from qlint.analysis.graphs.forwarding import Forwarding, callee_name, spans_any
+from qlint.analysis.graphs.instance_attrs import with_instance_attrs
+from qlint.analysis.graphs.graph_context import COMPILER_INTERNAL, packet_graph_context
 from qlint.analysis.names.functions import Body, bodies
-from qlint.analysis.graphs.fx_targets import is_node_target, target_names
-from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
 from qlint.analysis.names.resolver import Located, OpRef, Resolver
-from qlint.diagnostic import Applicability, Diagnostic, Fix, RelatedInfo
+from qlint.diagnostic import Diagnostic, RelatedInfo
 from qlint.evidence import OpEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.overload_fixes import (
     FixSite,
+    graphs_carry,
     op_evidence,
     op_info,
     overload_facts,
@@ -30,7 +33,8 @@ from qlint.rules.overload_fixes import (
     packet_producers,
     shown,
 )
-from qlint.rules.ql102_packet_insertion import inserted_packets
+from qlint.rules.packet_origins import inserted_elsewhere, normalised_before
+from qlint.rules.ql102_packet_insertion import inserted_overloads, inserted_packets
 
 # APIs that compare the ops they are given with node targets exactly.
 # "callee:N" is positional argument N, "callee:name" a keyword argument; "*:name" any callee.
@@ -74,9 +78,6 @@ class PacketMatcher(Rule):
         # files are full of `'target'` strings and are the largest files to parse).
         return any(t in text for t in self.triggers if t != "getattr(") or _GETATTR_TARGET.search(text) is not None
 
-    def skips_module(self, module: str | None) -> bool:
-        return compiler_internal(module)
-
     @cached_property
     def sinks(self) -> dict[str, set]:
         """Sinks by callee, parsed once per rule instance (that is, per settings)."""
@@ -84,26 +85,56 @@ class PacketMatcher(Rule):
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         sinks = self.sinks
-        base_lines = ctx.lines_containing("target", *(c for c in sinks if c != "*"))
-        found: dict[tuple, Diagnostic] = {}
+        forwarding = Forwarding(
+            lambda call, _resolver: _direct_sink_args(call, sinks),
+            lambda scope, cls: Resolver(scope, ctx.project, ctx.optable, class_scope=cls),
+            sink_needles(sinks),
+            ctx.scope.path,
+        )
+        helpers = forwarding.find_helpers(ctx.scope, ctx.lines_containing, Resolver(ctx.scope, ctx.project, ctx.optable))
+        base_lines = target_rows(ctx) | ctx.lines_containing(*sink_needles(sinks), *helpers)
+        found: dict[tuple, tuple[Diagnostic, Body]] = {}
+        rows = sorted(base_lines)
         for body in bodies(ctx.tree, ctx.scope, ctx.cache):
+            if body.node is not ctx.tree and not spans_any(body.node, rows):
+                # Every matcher of a body sits on a row of the base lines (a local bound to
+                # a node target is bound on one), so a body spanning none of them holds none.
+                continue
             names = target_names(body)
             lines = base_lines | ctx.lines_containing(*sorted(names)) if names else base_lines
-            resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
-            matched = list(_matchers(ctx, body, lines, resolver, names, sinks))
+            class_scope = with_instance_attrs(body.class_scope, ctx.cache, ctx.lines)
+            resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, class_scope)
+            matched = list(_matchers(ctx, body, lines, resolver, names, sinks, forwarding))
             # A body that also compares targets with an overload of the same op handles both
-            # forms (`t == aten.sym_size or t == aten.sym_size.int`).
-            both = {h.ref.key for _, hits in matched for h in hits if not h.ref.is_packet}
+            # forms (`t == aten.sym_size or t == aten.sym_size.int`), if graphs carry that
+            # overload (`aten.sym_size.default` is TorchScript's; graphs carry `.int`).
+            both = {
+                h.ref.key
+                for _, hits in matched
+                for h in hits
+                if not h.ref.is_packet and graphs_carry(ctx.optable, h.ref)
+            }
             for use, hits in matched:
                 hits = [h for h in hits if h.ref.is_packet and h.ref.key not in both]
                 if hits:
-                    for diag in self._report(ctx, use, hits):
-                        found.setdefault((diag.range, diag.message), diag)
+                    for hit, diag in self._report(ctx, use, hits):
+                        found.setdefault((diag.range, diag.message, hit.ref.key), (diag, body))
         # Cheap checks first, whole-module checks only when there is something to report.
-        if found and not packet_graph_context(ctx):
-            yield from found.values()
+        if not found:
+            return
+        context = packet_graph_context(ctx)
+        if context == COMPILER_INTERNAL:
+            # Compiler graphs accept packets, except that a node this module inserts as an
+            # overload never equals the packet it then compares with.
+            own = inserted_overloads(ctx)
+            yield from (d for key, (d, _) in found.items() if key[2] in own)
+        elif context is None:
+            # What the rest of the project does to graphs, asked last: it reads other modules.
+            for key, (diag, body) in found.items():
+                if not inserted_elsewhere(ctx, key[2]) and not normalised_before(ctx, body):
+                    yield diag
 
-    def _report(self, ctx: FileContext, use: ast.expr, hits: list[_Hit]) -> Iterator[Diagnostic]:
+    def _report(self, ctx: FileContext, use: ast.expr, hits: list[_Hit]) -> Iterator[tuple[_Hit, Diagnostic]]:
         inserted = inserted_packets(ctx)
         style = self.opts["fix-style"]
         for hit in hits:
@@ -132,7 +163,7 @@ class PacketMatcher(Rule):
                 short = "it never matches a graph node"
             what = f"{shown(spelled, hit.ref)} is an OpOverloadPacket compared with FX node targets: {short}"
             both = style == "both" or (style == "auto" and producers)
-            fix = overload_fix(info, spelled, rng, hit.site, "both" if both else "overload")
+            fix = overload_fix(info, spelled, rng, hit.site, "both" if both else "overload", producers)
             related: tuple[RelatedInfo, ...] = ()
             if remote:
                 # Relative to the file being checked, as a person reading it would look for it.
@@ -141,10 +172,12 @@ class PacketMatcher(Rule):
                     f"`{ctx.source_of(use)}` holds OpOverloadPacket {shown(spelled, hit.ref)} "
                     f"(defined in {where}), compared with node targets"
                 )
-                fix = replace(fix, message=f"{fix.message} in {where}", edits=tuple(replace(e, path=path) for e in fix.edits))
+                fix = replace(
+                    fix, message=f"{fix.message} in {where}", edits=tuple(replace(e, path=path) for e in fix.edits)
+                )
                 related = (RelatedInfo(path, rng, f"OpOverloadPacket `{hit.ref.spelled()}` written here"),)
             kind = "collection" if hit.site.kind == "element" else "comparison"
-            yield ctx.diagnostic(
+            yield hit, ctx.diagnostic(
                 self,
                 use if remote else node,
                 what,
@@ -164,7 +197,7 @@ def _parse_sinks(specs: tuple[str, ...]) -> dict[str, set]:
 
 
 def _matchers(
-    ctx: FileContext, body: Body, lines, resolver: Resolver, names: frozenset[str], sinks
+    ctx: FileContext, body: Body, lines, resolver: Resolver, names: frozenset[str], sinks, forwarding: Forwarding
 ) -> Iterator[tuple[ast.expr, list[_Hit]]]:
     for node in body.nodes(lines):
         if isinstance(node, ast.Compare):
@@ -180,7 +213,7 @@ def _matchers(
                 and is_node_target(node.args[0], names)
             ):
                 yield func.value, _collection(func.value, resolver)
-            yield from _sink_call(node, resolver, sinks)
+            yield from _sink_call(node, resolver, sinks, forwarding)
         elif isinstance(node, ast.Match) and is_node_target(node.subject, names):
             for case in node.cases:
                 for value in _case_values(case.pattern):
@@ -223,7 +256,7 @@ def _collection(expr: ast.expr, resolver: Resolver) -> list[_Hit]:
             if value is not None and value.key == ref.key and not value.is_packet:
                 continue
         refs.append((ref, m))
-    overloaded = {r.key for r, _ in refs if not r.is_packet}
+    overloaded = {r.key for r, _ in refs if not r.is_packet and graphs_carry(resolver.optable, r)}
     return [
         _Hit(ref, located, FixSite("other" if located.dict_key else "element"))
         for ref, located in refs
@@ -243,22 +276,54 @@ def _unwrap_nodespec(node: ast.expr) -> ast.expr:
     return node
 
 
-def _sink_call(node: ast.Call, resolver: Resolver, sinks) -> Iterator[tuple[ast.expr, list[_Hit]]]:
+def _direct_sink_args(node: ast.Call, sinks) -> Iterator[ast.expr]:
     func = node.func
     callee = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
     wanted = sinks.get(callee or "", set()) | sinks.get("*", set())
-    if not wanted:
+    if wanted:
+        yield from (a for i, a in enumerate(node.args) if i in wanted)
+        yield from (kw.value for kw in node.keywords if kw.arg in wanted)
+
+
+def _sink_call(node: ast.Call, resolver: Resolver, sinks, forwarding: Forwarding) -> Iterator[tuple[ast.expr, list[_Hit]]]:
+    args = list(_direct_sink_args(node, sinks))
+    if not args and (node.args or node.keywords) and callee_name(node) in forwarding.helpers:
+        # A helper that forwards a parameter to a sink is a sink too. Resolving the helper
+        # may read another module: only worth it when an argument holds a packet.
+        candidates = [(a, hits) for a in (*node.args, *(kw.value for kw in node.keywords)) if (hits := _arg_hits(a, resolver))]
+        if candidates:
+            forwarded = {id(a) for a in forwarding.forwarded_args(node, resolver)}
+            for arg, (use, hits) in candidates:
+                if id(arg) in forwarded:
+                    yield use, hits
         return
-    args: list[ast.expr] = [a for i, a in enumerate(node.args) if i in wanted]
-    args += [kw.value for kw in node.keywords if kw.arg in wanted]
     for arg in args:
-        inner = _unwrap_nodespec(arg)
-        ref = resolver.op_ref(inner)
-        if ref is not None:
-            if ref.is_packet:
-                yield inner, [_Hit(ref, Located(inner, resolver.scope), FixSite("other"))]
-            continue
-        yield arg, _collection(arg, resolver)
+        hit = _arg_hits(arg, resolver)
+        if hit:
+            yield hit
+
+
+def _arg_hits(arg: ast.expr, resolver: Resolver) -> tuple[ast.expr, list[_Hit]] | None:
+    """A sink argument's packets: the packet itself, or those in the collection it denotes."""
+    inner = _unwrap_nodespec(arg)
+    ref = resolver.op_ref(inner)
+    if ref is not None:
+        return (inner, [_Hit(ref, Located(inner, resolver.scope), FixSite("other"))]) if ref.is_packet else None
+    if not isinstance(arg, _COLLECTION_EXPRS):
+        return None
+    hits = _collection(arg, resolver)
+    return (arg, hits) if hits else None
+
+
+_COLLECTION_EXPRS = (ast.Name, ast.Attribute, ast.Set, ast.List, ast.Tuple, ast.Dict, ast.Call, ast.BinOp)
+
+
+def sink_needles(sinks) -> tuple[str, ...]:
+    """Text every sink call holds on one of its rows: the callee's name or, for a keyword
+    accepted by any callee, the keyword."""
+    out = [c for c in sinks if c != "*"]
+    out += [str(k) for k in sinks.get("*", ()) if isinstance(k, str)]
+    return tuple(out)
 
 
 def _case_values(pattern: ast.pattern) -> Iterator[ast.expr]:

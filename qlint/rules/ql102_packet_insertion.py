@@ -10,13 +10,24 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from qlint.analysis.names.functions import bodies
+from qlint.analysis.graphs.instance_attrs import with_instance_attrs
+from qlint.analysis.graphs.forwarding import Forwarding, callee_name
+from qlint.analysis.graphs.fx_targets import target_store_rows
 from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
+from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import OpRef, Resolver
 from qlint.diagnostic import Diagnostic
 from qlint.evidence import OpEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
-from qlint.rules.overload_fixes import FixSite, op_evidence, op_info, overload_facts, overload_fix, shown
+from qlint.rules.overload_fixes import (
+    FixSite,
+    op_evidence,
+    op_info,
+    overload_facts,
+    overload_fix,
+    packet_producers,
+    shown,
+)
 
 _CACHE_KEY = "ql102.insertions"
 
@@ -31,6 +42,7 @@ class PacketInsertion(Rule):
     fix_availability = FixAvailability.SOMETIMES
 
     def skips_module(self, module: str | None) -> bool:
+        # Inductor's own passes insert packets into graphs that accept them.
         return compiler_internal(module)
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
@@ -42,37 +54,76 @@ class PacketInsertion(Rule):
             spelled = ctx.source_of(node)
             message = f"{shown(spelled, ref)} is an OpOverloadPacket inserted as a graph node target"
             help_ = f"Matchers keyed on overloads will miss this node: {overload_facts(info)}"
-            fix = overload_fix(info, spelled, ctx.range_of(node), FixSite("other"))
+            fix = overload_fix(
+                info, spelled, ctx.range_of(node), FixSite("other"), producers=packet_producers(ctx.optable, info)
+            )
             evidence = op_evidence("insertion", [ref], info)
             yield ctx.diagnostic(self, node, message, fix, evidence=evidence, help=help_)
 
 
 def insertions(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
     """Every packet the module inserts into a graph (shared with QL101 through ctx.cache)."""
+    return [(ref, expr) for ref, expr in inserted_ops(ctx) if ref.is_packet]
+
+
+def inserted_overloads(ctx: FileContext) -> set[tuple[str, str, str]]:
+    """Ops the module inserts as overloads (`graph.call_function(aten.relu.default, ...)`)."""
+    return {ref.key for ref, _ in inserted_ops(ctx) if not ref.is_packet}
+
+
+def inserted_ops(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
+    """Every op (packet or overload) the module inserts into a graph."""
     if _CACHE_KEY in ctx.cache:
         return ctx.cache[_CACHE_KEY]
     found: list[tuple[OpRef, ast.expr]] = []
-    lines = ctx.lines_containing("call_function", "create_node", ".target")
+    # A project's own `insert(graph, op, args)` that hands `op` to `graph.call_function`
+    # inserts what its callers pass.
+    wrappers = Forwarding(
+        _direct_insertions,
+        lambda scope, cls: Resolver(scope, ctx.project, ctx.optable, class_scope=cls),
+        _NEEDLES,
+        ctx.scope.path,
+    )
+    names = wrappers.find_helpers(ctx.scope, ctx.lines_containing, Resolver(ctx.scope, ctx.project, ctx.optable))
+    lines = ctx.lines_containing(*_NEEDLES, *sorted(names)) | target_store_rows(ctx)
     # The callee can sit on one line and the packet on the next: widen each row by one.
     lines = lines | {row + 1 for row in lines}
     if lines:
         for body in bodies(ctx.tree, ctx.scope, ctx.cache):
-            resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
+            class_scope = with_instance_attrs(body.class_scope, ctx.cache, ctx.lines)
+            resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, class_scope)
             for node in body.nodes(lines):
                 if _is_nodespec(node, resolver):
                     continue
-                for expr in _inserted_exprs(node):
+                exprs = list(_inserted_exprs(node))
+                if not exprs and isinstance(node, ast.Call) and callee_name(node) in names:
+                    exprs = wrappers.forwarded_args(node, resolver)
+                for expr in exprs:
                     ref = resolver.op_ref(expr)
                     if ref is None and isinstance(expr, ast.Name):
                         located = resolver.value_of(expr)
                         if located is not None and located.scope is ctx.scope and located.node is not expr:
                             ref = resolver.op_ref(located.node)
                             expr = located.node if ref is not None else expr
-                    if ref is not None and ref.is_packet:
+                    if ref is not None:
                         found.append((ref, expr))
     unique = {(ref, expr.lineno, expr.col_offset): (ref, expr) for ref, expr in found}
     ctx.cache[_CACHE_KEY] = list(unique.values())
     return ctx.cache[_CACHE_KEY]
+
+
+_NEEDLES = ("call_function", "create_node")
+
+
+def _direct_insertions(call: ast.Call, resolver: Resolver) -> Iterator[ast.expr]:
+    """What a wrapper's body inserts. `x.call_function(op)` with nothing else is how the PT2E
+    test helpers' NodeSpec is spelled (also where `NodeSpec` cannot be resolved, as when
+    imported inside the function): a node of an op without inputs is no wrapper's job."""
+    if _is_nodespec(call, resolver):
+        return
+    if isinstance(call.func, ast.Attribute) and call.func.attr == "call_function" and len(call.args) + len(call.keywords) < 2:
+        return
+    yield from _inserted_exprs(call)
 
 
 def inserted_packets(ctx: FileContext) -> set[tuple[str, str]]:

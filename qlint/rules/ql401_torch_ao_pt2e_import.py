@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from qlint.analysis.edits import import_edits as ie
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver, dotted_parts
+from qlint.analysis.version_gates import ModuleConstants
 from qlint.analysis.edits.pt2e_moves import (
     OBSERVER_CONSUMERS,
     OLD_PACKAGE,
@@ -134,7 +135,7 @@ class TorchAoPt2eImport(Rule):
         plans = [_Plan(a, moves.find(f"{base}.{a.name}") if a.name != "*" else moves.find(base)) for a in stmt.names]
         moved = [p for p in plans if p.move is not None]
         owned.update(p.local for p in moved)  # their uses are reported with the import, or deliberate
-        if not moved or ie.guarded(stmt, parents, {p.local for p in moved}):
+        if not moved or ie.guarded(stmt, parents, {p.local for p in moved}, _versions(ctx)):
             return None
         for p in moved:
             p.fix = _fix_level(ctx, p.move) if p.alias.name != "*" else "display"
@@ -174,7 +175,7 @@ class TorchAoPt2eImport(Rule):
             local = alias.asname or alias.name.split(".")[0]
             if alias.asname:
                 owned.add(alias.asname)
-            if ie.guarded(stmt, parents, {local}):
+            if ie.guarded(stmt, parents, {local}, _versions(ctx)):
                 if not alias.asname:
                     plain.append(tuple(alias.name.split(".")))
                 continue
@@ -252,7 +253,7 @@ class TorchAoPt2eImport(Rule):
                     if head is None or not ".".join([head, *parts[1:]]).startswith(OLD_PACKAGE + "."):
                         continue
                 hit = _outermost_move(resolver, moves, node)
-                if hit is None or id(hit[0]) in seen or ie.guarded(hit[0], parents, set()):
+                if hit is None or id(hit[0]) in seen or ie.guarded(hit[0], parents, set(), _versions(ctx)):
                     continue
                 sub, move = hit
                 seen.add(id(sub))
@@ -319,9 +320,17 @@ def _twins(ctx: FileContext, moves: Moves, parents) -> _Twins:
             if twin is not None:
                 module, _, name = twin.rpartition(".")
                 twins.append((alias, module, name))
-        if twins and not ie.guarded(stmt, parents, {a.asname or a.name for a in stmt.names}):
+        if twins and not ie.guarded(stmt, parents, {a.asname or a.name for a in stmt.names}, _versions(ctx)):
             found[stmt] = twins
     return _Twins(found)
+
+
+def _versions(ctx: FileContext) -> ModuleConstants:
+    """Module constants (here or imported from the project) that version checks are read through."""
+    found = ctx.cache.get("ql401.versions")
+    if found is None:
+        found = ctx.cache["ql401.versions"] = ModuleConstants(ctx.scope, ctx.project, ctx.path)
+    return found
 
 
 def _import_statements(ctx: FileContext) -> list[ast.Import | ast.ImportFrom]:

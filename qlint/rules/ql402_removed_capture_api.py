@@ -20,7 +20,7 @@ from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.edits.pt2e_moves import worst
 from qlint.analysis.removed_capture_apis import APIS, NAMES, REPLACEMENT, TARGET_RELEASE, RemovedApi, rewrite_call
-from qlint.analysis.version_gates import is_version_test, taken
+from qlint.analysis.version_gates import ModuleConstants, is_version_test, taken
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Position, Range
 from qlint.rules.base import FileContext, Rule
 
@@ -259,7 +259,7 @@ def _deliberate(ctx: FileContext, stmt: ast.AST, parents, names: set[str]) -> bo
         return True
     if gate == "taken":
         return _probe_or_alternate(ctx, stmt, parents, names)
-    return ie.guarded(stmt, parents, names) and not _fallback_removed(ctx, stmt, parents, names)
+    return ie.guarded(stmt, parents, names, _module_constant(ctx)) and not _fallback_removed(ctx, stmt, parents, names)
 
 
 def _version_gate(ctx: FileContext, node: ast.AST, parents) -> str | None:
@@ -270,7 +270,7 @@ def _version_gate(ctx: FileContext, node: ast.AST, parents) -> str | None:
     child, parent = node, parents.get(node)
     lookup = _module_constant(ctx)
     while parent is not None:
-        if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test and is_version_test(parent.test):
+        if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test and is_version_test(parent.test, lookup):
             runs = taken(parent.test, TARGET_RELEASE, lookup)
             in_body = child in parent.body if isinstance(parent.body, list) else child is parent.body
             if runs is None or runs != in_body:
@@ -279,7 +279,7 @@ def _version_gate(ctx: FileContext, node: ast.AST, parents) -> str | None:
         for block in _blocks(parent):
             if child in block:
                 for earlier in block[: block.index(child)]:
-                    if isinstance(earlier, ast.If) and is_version_test(earlier.test) and _exits(earlier.body):
+                    if isinstance(earlier, ast.If) and is_version_test(earlier.test, lookup) and _exits(earlier.body):
                         runs = taken(earlier.test, TARGET_RELEASE, lookup)
                         if runs is None or runs:
                             return "skipped"
@@ -304,11 +304,12 @@ def _exits(block: list[ast.stmt]) -> bool:
     return False
 
 
-def _module_constant(ctx: FileContext):
-    def lookup(node: ast.AST) -> ast.AST | None:
-        return ctx.scope.unique(node.id) if isinstance(node, ast.Name) else None
-
-    return lookup
+def _module_constant(ctx: FileContext) -> ModuleConstants:
+    """Constants of this module or imported from the project, cached for the file."""
+    found = ctx.cache.get("ql402.versions")
+    if found is None:
+        found = ctx.cache["ql402.versions"] = ModuleConstants(ctx.scope, ctx.project, ctx.path)
+    return found
 
 
 def _probe_or_alternate(ctx: FileContext, node: ast.AST, parents, names: set[str]) -> bool:

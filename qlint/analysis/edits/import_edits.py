@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from qlint.analysis.names.project import resolve_relative
+from qlint.analysis.removed_capture_apis import TARGET_RELEASE
+from qlint.analysis.version_gates import Lookup, branch_runs
 from qlint.diagnostic import Edit, Position, Range
 from qlint.source import line_ending
 
@@ -47,13 +49,16 @@ def import_base(ctx: FileContext, stmt: ast.ImportFrom) -> str | None:
 
 
 # -- where an old import is deliberate ----------------------------------------------------
-def guarded(node: ast.AST, parents: dict, names: set[str]) -> bool:
+def guarded(node: ast.AST, parents: dict, names: set[str], lookup: Lookup | None = None) -> bool:
     """Is `node` a compatibility path: one branch of a fallback, or under a version check?
 
     Quiet when it sits in a `try` (body or handler catching ImportError/AttributeError/
     Exception) whose other part imports the same `names` from elsewhere, in an `if`/`else`
-    whose other branch does, or under an `if` that tests a version or `hasattr`. With no
-    `names` (an attribute use), any `try` catching those errors counts: it is a probe.
+    whose other branch does, under an `if` (or conditional expression) that tests `hasattr`,
+    or in a branch of a torch-version check that torch 2.13 does not take (or that qlint
+    cannot read). The branch 2.13 does take is judged like any other code. `lookup` resolves
+    names bound to version checks (`if _IS_TORCH_OLDER_THAN_2_4:`). With no `names` (an
+    attribute use), any `try` catching those errors counts: it is a probe.
     """
     child, parent = node, parents.get(node)
     while parent is not None and not isinstance(parent, _SCOPES):
@@ -67,14 +72,17 @@ def guarded(node: ast.AST, parents: dict, names: set[str]) -> bool:
                 return True
             if child in catching and _imports_names(parent.body, names):
                 return True
-        elif isinstance(parent, ast.If):
+        elif isinstance(parent, (ast.If, ast.IfExp)):
             if child is parent.test:
                 return False
-            if _is_version_check(parent.test):
+            in_body = child in parent.body if isinstance(parent, ast.If) else child is parent.body
+            runs = branch_runs(parent.test, in_body, TARGET_RELEASE, lookup)
+            if runs is False or (runs is None and _probes_attribute(parent.test)):
                 return True
-            other = parent.orelse if child in parent.body else parent.body
-            if names and _imports_names(other, names):
-                return True
+            if runs is None and isinstance(parent, ast.If):
+                other = parent.orelse if in_body else parent.body
+                if names and _imports_names(other, names):
+                    return True
         child, parent = parent, parents.get(parent)
     return False
 
@@ -105,12 +113,8 @@ def _imports_names(stmts: Iterable[ast.stmt], names: set[str]) -> bool:
     return False
 
 
-def _is_version_check(test: ast.expr) -> bool:
-    for node in ast.walk(test):
-        label = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
-        if "version" in label.lower() or label == "hasattr":
-            return True
-    return False
+def _probes_attribute(test: ast.expr) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == "hasattr" for n in ast.walk(test))
 
 
 # -- small edits ---------------------------------------------------------------------------

@@ -8,8 +8,37 @@ are different expressions and therefore never count.
 from __future__ import annotations
 
 import ast
+import re
 
+from qlint.analysis.context import FileContext
 from qlint.analysis.names.functions import Body
+
+# Where a node target can be written, on a row holding "target": `<expr>.target` (not
+# `.target_dtype`; the dot may end the row before), or the `"target"` of
+# `getattr(n, "target")`. Rows of other mentions (`target_dtype=`, prose) are not walked.
+_TARGET_TEXT = re.compile(r"""(?:\.|^)\s*target\b|["']target["']""")
+# `<expr>.target = value`, not `==`.
+_TARGET_STORE = re.compile(r"(?:\.|^)\s*target\s*=(?!=)")
+
+
+def target_rows(ctx: FileContext) -> frozenset[int]:
+    """Rows on which a node target (`n.target`, `getattr(n, "target")`) can end."""
+    return _rows(ctx, _TARGET_TEXT)
+
+
+def target_store_rows(ctx: FileContext) -> frozenset[int]:
+    """Rows on which `<expr>.target = ...` can be written."""
+    return _rows(ctx, _TARGET_STORE)
+
+
+def _rows(ctx: FileContext, pattern: re.Pattern) -> frozenset[int]:
+    key = ("graphs.rows", pattern.pattern)
+    if key not in ctx.cache:
+        # The substring search is shared with every rule asking for "target"; the pattern
+        # only runs on those rows.
+        line = ctx.lines.line
+        ctx.cache[key] = frozenset(r for r in ctx.lines_containing("target") if pattern.search(line(r)))
+    return ctx.cache[key]
 
 
 def is_target_attr(expr: ast.AST) -> bool:

@@ -44,6 +44,7 @@ _MODERN = (
 _COMPILER_PACKAGES = ("torch._inductor.", "torch._dynamo.", "torch._functorch.")
 _INDUCTOR_PASS_APIS = ("torch._inductor.pattern_matcher", "torch._inductor.lowering", "torch._inductor.fx_passes")
 _CACHE_KEY = "graph_context"
+COMPILER_INTERNAL = "compiler-internal graph (Dynamo/Inductor), which accepts packets"
 _TRACERS = ("symbolic_trace", "export", "make_fx")
 
 
@@ -63,7 +64,7 @@ def _classify(ctx: FileContext) -> str | None:
     module = ctx.module or ""
     imports = [*ctx.scope.imports.values(), *ctx.scope.imported_modules]
     if compiler_internal(module) or any(n.startswith(_INDUCTOR_PASS_APIS) for n in imports):
-        return "compiler-internal graph (Dynamo/Inductor), which accepts packets"
+        return COMPILER_INTERNAL
     if "torch._C.Node" in ctx.text or "torch._C.Graph" in ctx.text:
         return "graph converted from TorchScript IR and re-traced"
     if not (any(n.startswith(_LEGACY) for n in imports) or "symbolic_trace" in ctx.text):

@@ -1,0 +1,430 @@
+"""Precision and recall of qlint per rule on a labelled corpus of real repositories.
+
+The corpus lives in `benchmarks/corpus/`: for each repository a `<slug>.toml` (URL, pinned
+commit, where its package maps onto the tree) and a `<slug>.csv` of labelled sites
+(`repository,commit,path,line,rule,label,reason`; label `bug` or `ok`). Nothing is fetched:
+each repository is materialised at its commit from a local bare mirror, qlint runs from the
+repository root as a user would (`qlint check --no-cache --exit-zero --output-format json .`),
+and each finding is matched to the rows of its path and rule whose line it covers.
+
+    python benchmarks/corpus_eval.py                       # every repository, stable rules
+    python benchmarks/corpus_eval.py --preview --repo nncf  # one repository, preview rules too
+    python benchmarks/corpus_eval.py --mirrors /srv/mirrors --mirrors /work/.mirror
+
+A `bug` row with a finding is a true positive, without one a miss; an `ok` row with a finding
+is a false alarm. A finding on a line with no row of its rule is *unlabelled*: it is listed,
+never dropped, and `--strict` makes it an error (exit 1). Exit 2 when the corpus is malformed
+or a repository cannot be materialised.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10: the backport qlint depends on there
+    import tomli as tomllib
+
+COLUMNS = ["repository", "commit", "path", "line", "rule", "label", "reason"]
+LABELS = ("bug", "ok")
+# A reason that starts with this marks a site broken on the torch qlint targets (2.13) but
+# working on the older torch the repository pins: `--pinned` scores such rows as `ok`.
+PINNED = "[pinned torch has it]"
+HERE = Path(__file__).resolve().parent
+DEFAULT_MIRRORS = (Path("/work/.mirror"),)
+
+
+class CorpusError(Exception):
+    """A malformed corpus file or a repository that cannot be materialised (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Row:
+    path: str
+    line: int
+    rule: str
+    label: str
+    reason: str
+    where: str  # `file.csv:12`, for messages
+
+
+@dataclass
+class Repo:
+    slug: str
+    url: str
+    commit: str
+    import_root: str
+    rows: list[Row] = field(default_factory=list)
+    # Files qlint would read that the mirror lacks (its largest blobs) and that no row is on:
+    # accepted as absent by name in the TOML, so a lost notebook cannot hide a labelled site.
+    absent_ok: tuple[str, ...] = ()
+
+    @property
+    def owner_name(self) -> tuple[str, str]:
+        parts = self.url.rstrip("/").removesuffix(".git").split("/")
+        return parts[-2], parts[-1]
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    rule: str
+    row: int
+    end_row: int
+    message: str
+
+
+@dataclass
+class Score:
+    """One rule's tally over the rows that rule was run for."""
+
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    tn: int = 0
+    unlabelled: int = 0
+
+    @property
+    def precision(self) -> float | None:
+        found = self.tp + self.fp
+        return self.tp / found if found else None
+
+    @property
+    def recall(self) -> float | None:
+        bugs = self.tp + self.fn
+        return self.tp / bugs if bugs else None
+
+
+@dataclass
+class Outcome:
+    scores: dict[str, Score] = field(default_factory=dict)
+    misses: list[tuple[str, Row]] = field(default_factory=list)
+    false_alarms: list[tuple[str, Row, Finding]] = field(default_factory=list)
+    unlabelled: list[tuple[str, Finding]] = field(default_factory=list)
+
+    def score(self, rule: str) -> Score:
+        return self.scores.setdefault(rule, Score())
+
+
+# -- reading the corpus -------------------------------------------------------------------
+
+
+def load_corpus(directory: Path, only: set[str] | None = None) -> list[Repo]:
+    repos = []
+    for meta in sorted(directory.glob("*.toml")):
+        slug = meta.stem
+        if only and slug not in only:
+            continue
+        try:
+            data = tomllib.loads(meta.read_text())
+        except tomllib.TOMLDecodeError as exc:
+            raise CorpusError(f"{meta}: {exc}") from None
+        missing = [k for k in ("url", "commit") if not isinstance(data.get(k), str)]
+        if missing:
+            raise CorpusError(f"{meta}: missing {', '.join(missing)}")
+        repo = Repo(slug, data["url"], data["commit"], data.get("import_root", ""))
+        absent_ok = data.get("absent_ok", [])
+        if not isinstance(absent_ok, list) or not all(isinstance(p, str) for p in absent_ok):
+            raise CorpusError(f"{meta}: absent_ok must be a list of paths")
+        repo.absent_ok = tuple(absent_ok)
+        table = meta.with_suffix(".csv")
+        if not table.exists():
+            raise CorpusError(f"{meta}: no rows file {table.name}")
+        repo.rows = read_rows(table, repo)
+        labelled = sorted({r.path for r in repo.rows} & set(repo.absent_ok))
+        if labelled:
+            raise CorpusError(f"{meta}: rows on {', '.join(labelled)}, which absent_ok leaves out")
+        repos.append(repo)
+    if only and only - {r.slug for r in repos}:
+        raise CorpusError(f"no corpus entry for {', '.join(sorted(only - {r.slug for r in repos}))}")
+    return repos
+
+
+def read_rows(table: Path, repo: Repo) -> list[Row]:
+    rows, seen = [], {}
+    with table.open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        if reader.fieldnames != COLUMNS:
+            raise CorpusError(f"{table}: columns must be {','.join(COLUMNS)}, got {reader.fieldnames}")
+        for record in reader:
+            where = f"{table.name}:{reader.line_num}"
+            if record["repository"] != repo.url or record["commit"] != repo.commit:
+                raise CorpusError(f"{where}: repository/commit differ from {table.stem}.toml")
+            if record["label"] not in LABELS:
+                raise CorpusError(f"{where}: label must be bug or ok, got {record['label']!r}")
+            if not record["reason"].strip():
+                raise CorpusError(f"{where}: the reason is empty")
+            try:
+                line = int(record["line"])
+            except ValueError:
+                raise CorpusError(f"{where}: line {record['line']!r} is not a number") from None
+            key = (record["path"], line, record["rule"])
+            if key in seen:
+                raise CorpusError(f"{where}: the same site as {seen[key]}")
+            seen[key] = where
+            rows.append(Row(record["path"], line, record["rule"], record["label"], record["reason"], where))
+    return rows
+
+
+# -- materialising and running ------------------------------------------------------------
+
+
+def find_mirror(repo: Repo, mirrors: list[Path]) -> Path:
+    """The first bare git dir under `mirrors` named for the repository that holds its commit."""
+    owner, name = repo.owner_name
+    tried = []
+    for base in mirrors:
+        for candidate in (base / f"{owner}+{name}" / "repo", base / f"{owner}+{name}", base / f"{name}.git"):
+            if not candidate.is_dir():
+                continue
+            tried.append(str(candidate))
+            probe = _git(candidate, "cat-file", "-e", f"{repo.commit}^{{commit}}", check=False)
+            if probe.returncode == 0:
+                return candidate
+    where = f" (looked in {', '.join(tried)})" if tried else f" under {', '.join(map(str, mirrors))}"
+    raise CorpusError(f"{repo.slug}: no mirror holds {repo.commit}{where}")
+
+
+def materialise(git_dir: Path, commit: str, into: Path, absent_ok: tuple[str, ...] = ()) -> list[str]:
+    """Write the whole tree of `commit` into `into`, as a clone would have it; return the
+    paths the mirror lacks the content of (mirrors may leave out their largest blobs).
+
+    Through a throw-away index rather than `git archive`: an archive leaves out the paths a
+    repository marks `export-ignore` (often its tests), which a user's checkout has. A file
+    qlint would read (`.py`, `.pyi`, `.ipynb`) that the mirror lacks is an error, unless the
+    corpus names it in `absent_ok`."""
+    env = {**os.environ, "GIT_INDEX_FILE": str(into.parent / f".{into.name}.index")}
+    try:
+        _git(git_dir, "read-tree", commit, env=env)
+        listing = _git(git_dir, "ls-files", "--stage", "-z", env=env).stdout.split("\0")
+        blobs = {}  # path -> object id, files only (a submodule has no content here)
+        for entry in filter(None, listing):
+            meta, path = entry.split("\t", 1)
+            mode, oid, _ = meta.split()
+            if mode != "160000":
+                blobs[path] = oid
+        probe = subprocess.run(
+            ["git", f"--git-dir={git_dir}", "cat-file", "--batch-check=%(objectname) %(objecttype)"],
+            input="\n".join(dict.fromkeys(blobs.values())) + "\n",
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        missing_ids = {line.split()[0] for line in probe.stdout.splitlines() if line.endswith(" missing")}
+        absent = sorted(p for p, oid in blobs.items() if oid in missing_ids)
+        lost = [p for p in absent if p.endswith((".py", ".pyi", ".ipynb")) and p not in absent_ok]
+        if lost:
+            raise CorpusError(f"the mirror {git_dir} lacks {len(lost)} file(s) qlint reads: {', '.join(lost[:5])}")
+        present = "\0".join(p for p in blobs if p not in set(absent)) + "\0"
+        subprocess.run(
+            ["git", f"--git-dir={git_dir}", f"--work-tree={into}", "checkout-index", "--force", "-z", "--stdin"],
+            input=present,
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+        )
+    except subprocess.CalledProcessError as exc:
+        raise CorpusError(f"cannot materialise {commit} from {git_dir}: {exc.stderr.strip()}") from None
+    finally:
+        Path(env["GIT_INDEX_FILE"]).unlink(missing_ok=True)
+    return absent
+
+
+def _git(git_dir: Path, *args: str, check: bool = True, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", f"--git-dir={git_dir}", *args], capture_output=True, text=True, check=check, env=env)
+
+
+def run_qlint(root: Path, qlint: list[str], preview: bool) -> list[Finding]:
+    cmd = [*qlint, "check", "--no-cache", "--exit-zero", "--output-format", "json", "."]
+    if preview:
+        cmd.append("--preview")
+    done = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise CorpusError(f"qlint failed in {root} (exit {done.returncode}): {done.stderr.strip()[-2000:]}")
+    return parse_findings(json.loads(done.stdout), root)
+
+
+def parse_findings(records: list[dict], root: Path) -> list[Finding]:
+    found = []
+    for r in records:
+        path = Path(r["filename"])
+        path = path.resolve().relative_to(root.resolve()) if path.is_absolute() else path
+        end = (r.get("end_location") or r["location"])["row"]
+        found.append(Finding(path.as_posix(), r["code"], r["location"]["row"], end, r["message"]))
+    return found
+
+
+def preview_rules() -> set[str]:
+    """Codes that run only with `--preview`: their rows are not scored without it."""
+    from qlint import registry  # the corpus script ships with qlint; importing it costs no torch
+
+    return {code for code, cls in registry.rules().items() if cls.preview}
+
+
+# -- scoring ------------------------------------------------------------------------------
+
+
+def score(repo: str, rows: list[Row], findings: list[Finding], skipped: set[str], out: Outcome) -> None:
+    """Match findings to rows (same path and rule, the row's line within the finding's lines)."""
+    index: dict[tuple[str, str], list[Row]] = {}
+    for row in rows:
+        index.setdefault((row.path, row.rule), []).append(row)
+    hit: dict[Row, Finding] = {}
+    for f in findings:
+        matched = [r for r in index.get((f.path, f.rule), ()) if f.row <= r.line <= f.end_row]
+        for r in matched:
+            hit.setdefault(r, f)
+        if not matched:
+            out.score(f.rule).unlabelled += 1
+            out.unlabelled.append((repo, f))
+    for row in rows:
+        if row.rule in skipped:
+            continue
+        tally, finding = out.score(row.rule), hit.get(row)
+        if row.label == "bug" and finding:
+            tally.tp += 1
+        elif row.label == "bug":
+            tally.fn += 1
+            out.misses.append((repo, row))
+        elif finding:
+            tally.fp += 1
+            out.false_alarms.append((repo, row, finding))
+        else:
+            tally.tn += 1
+
+
+def check_sites(root: Path, rows: list[Row]) -> None:
+    """Every row names a line that exists in the materialised tree."""
+    lengths: dict[str, int | None] = {}
+    for row in rows:
+        if row.path not in lengths:
+            file = root / row.path
+            lengths[row.path] = len(file.read_bytes().splitlines()) if file.is_file() else None
+        count = lengths[row.path]
+        if count is None or not 1 <= row.line <= count:
+            raise CorpusError(f"{row.where}: {row.path}:{row.line} is not a line of the tree")
+
+
+def as_pinned(rows: list[Row]) -> list[Row]:
+    """The rows as judged against each repository's own torch pin instead of torch 2.13."""
+    return [replace(r, label="ok") if r.label == "bug" and r.reason.startswith(PINNED) else r for r in rows]
+
+
+def evaluate(repos: list[Repo], mirrors: list[Path], qlint: list[str], preview: bool) -> Outcome:
+    skipped = set() if preview else preview_rules()
+    out = Outcome()
+    for repo in repos:
+        git_dir = find_mirror(repo, mirrors)
+        with tempfile.TemporaryDirectory(prefix=f"corpus-{repo.slug}-") as tmp:
+            root = Path(tmp) / repo.owner_name[1]
+            root.mkdir()
+            absent = materialise(git_dir, repo.commit, root, repo.absent_ok)
+            if absent:
+                print(
+                    f"{repo.slug}: the mirror lacks {len(absent)} non-Python file(s), e.g. {absent[0]}", file=sys.stderr
+                )
+            check_sites(root, repo.rows)
+            score(repo.slug, repo.rows, run_qlint(root, qlint, preview), skipped, out)
+    return out
+
+
+# -- report -------------------------------------------------------------------------------
+
+
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def report(out: Outcome, repos: list[Repo], stream=None) -> None:
+    stream = stream or sys.stdout
+    sizes = Counter((r.slug, row.rule, row.label) for r in repos for row in r.rows)
+    print("rows per repository and rule (bug/ok):", file=stream)
+    for repo in repos:
+        rules = sorted({row.rule for row in repo.rows})
+        cells = ", ".join(f"{rule} {sizes[repo.slug, rule, 'bug']}/{sizes[repo.slug, rule, 'ok']}" for rule in rules)
+        print(f"  {repo.slug} @ {repo.commit[:10]}: {len(repo.rows)} rows; {cells}", file=stream)
+    print(f"\n{'rule':<7}{'TP':>5}{'FP':>5}{'FN':>5}{'TN':>5}{'unlab':>7}{'prec':>7}{'recall':>8}", file=stream)
+    total = Score()
+    for rule in sorted(out.scores):
+        s = out.scores[rule]
+        for name in ("tp", "fp", "fn", "tn", "unlabelled"):
+            setattr(total, name, getattr(total, name) + getattr(s, name))
+        print(_line(rule, s), file=stream)
+    print(_line("all", total), file=stream)
+    for title, items in (
+        ("missed (bug rows without a finding)", [(repo, row, None) for repo, row in out.misses]),
+        ("false alarms (ok rows with a finding)", out.false_alarms),
+    ):
+        print(f"\n{title}: {len(items)}", file=stream)
+        for repo, row, finding in items:
+            print(f"  {repo} {row.path}:{row.line} {row.rule}: {row.reason}", file=stream)
+            if finding:
+                print(f"      qlint: {finding.message}", file=stream)
+    print(f"\nunlabelled findings (label them): {len(out.unlabelled)}", file=stream)
+    for repo, f in out.unlabelled:
+        print(f"  {repo} {f.path}:{f.row} {f.rule}: {f.message}", file=stream)
+
+
+def _line(rule: str, s: Score) -> str:
+    return (
+        f"{rule:<7}{s.tp:>5}{s.fp:>5}{s.fn:>5}{s.tn:>5}{s.unlabelled:>7}{_ratio(s.precision):>7}{_ratio(s.recall):>8}"
+    )
+
+
+def as_json(out: Outcome) -> dict:
+    return {
+        "rules": {
+            rule: {**vars(s), "precision": s.precision, "recall": s.recall} for rule, s in sorted(out.scores.items())
+        },
+        "missed": [{"repository": repo, "path": r.path, "line": r.line, "rule": r.rule} for repo, r in out.misses],
+        "false_alarms": [
+            {"repository": repo, "path": r.path, "line": r.line, "rule": r.rule} for repo, r, _ in out.false_alarms
+        ],
+        "unlabelled": [
+            {"repository": repo, "path": f.path, "line": f.row, "rule": f.rule, "message": f.message}
+            for repo, f in out.unlabelled
+        ],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, default=HERE / "corpus", help="directory of <slug>.toml/.csv")
+    parser.add_argument("--mirrors", type=Path, action="append", help="directory of bare mirrors (repeatable)")
+    parser.add_argument("--repo", action="append", help="only this corpus slug (repeatable)")
+    parser.add_argument("--preview", action="store_true", help="run preview rules too and score their rows")
+    parser.add_argument("--qlint", default=f"{sys.executable} -m qlint", help="the qlint command to run")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a finding has no row")
+    parser.add_argument("--pinned", action="store_true", help=f"score rows whose reason starts {PINNED} as ok")
+    args = parser.parse_args(argv)
+    try:
+        repos = load_corpus(args.corpus, set(args.repo) if args.repo else None)
+        if args.pinned:
+            for repo in repos:
+                repo.rows = as_pinned(repo.rows)
+        out = evaluate(repos, args.mirrors or list(DEFAULT_MIRRORS), args.qlint.split(), args.preview)
+    except CorpusError as exc:
+        print(f"corpus_eval: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        json.dump(as_json(out), sys.stdout, indent=1)
+        print()
+    else:
+        report(out, repos)
+    return 1 if args.strict and out.unlabelled else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

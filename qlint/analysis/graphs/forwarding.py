@@ -1,0 +1,339 @@
+"""Helpers that forward a parameter to a sink: `_test_quantizer(m, inputs, q, occurrence)`
+passes `occurrence` on to `checkGraphModuleNodes(m, expected_node_occurrence=...)`, and a
+project's own `insert(graph, op, args)` passes `op` on to `graph.call_function(op, args)`.
+
+A call of such a helper is a sink (or an insertion) at the positions and keywords of the
+forwarded parameters. Helpers are found by resolving the callee: a function of the module,
+one imported from another module of the project, or a method of the enclosing class or of
+one of its bases (in this module or another one of the project). Forwarding through
+helpers of helpers is followed a few levels deep.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import time
+from bisect import bisect_left
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from qlint.analysis.names.modules import import_root
+from qlint.analysis.names.resolver import Resolver, dotted_parts
+from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
+
+_MAX_DEPTH = 4
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+# What a sink is: for a call (and the resolver of its body), the argument expressions that
+# reach it directly.
+DirectSink = Callable[[ast.Call, Resolver], Iterator[ast.expr]]
+
+
+@dataclass(frozen=True)
+class Helper:
+    func: ast.FunctionDef | ast.AsyncFunctionDef
+    scope: ModuleScope
+    class_scope: ClassScope | None
+    bound: bool  # called through an instance or class: the first parameter is not passed
+
+
+class Forwarding:
+    """Which arguments of a call reach a sink through a helper; one per file and sink kind.
+
+    `needles` are texts every direct sink call holds (its callee's name, or a keyword):
+    another module is parsed only when its text holds one, so looking for helpers does
+    not parse every module a file imports.
+    """
+
+    def __init__(
+        self,
+        direct: DirectSink,
+        resolver_for: Callable[[ModuleScope, ClassScope | None], Resolver],
+        needles: tuple[str, ...],
+        own_path: str,
+    ):
+        self._direct = direct
+        self._resolver_for = resolver_for
+        self.needles = needles
+        self.own_path = own_path
+        # Names under which the file being checked calls helpers (set once they are known).
+        self.helpers: frozenset[str] = frozenset()
+        self._params: dict[int, tuple[ast.AST, frozenset[str]]] = {}
+
+    def module_scope(self, resolver: Resolver, module: str, requester: str) -> ModuleScope | None:
+        """Another module of the project, if it can hold a helper (its text names a sink)."""
+        key = (module, _import_root(requester))
+        if key not in _FOUND:
+            if len(_FOUND) > 50_000:
+                _FOUND.clear()
+            _FOUND[key] = resolver.project.find_module(module, requester)
+        path = _FOUND[key]
+        if path is None or not _mentions(resolver.project, path, self.needles):
+            return None
+        return resolver.project.module_scope(module, requester)
+
+    def forwarded_args(self, call: ast.Call, resolver: Resolver) -> list[ast.expr]:
+        """The arguments of `call` that a helper forwards to a sink ([] for other calls)."""
+        helper = self.resolve_helper(call, resolver)
+        if helper is None:
+            return []
+        names = self.forwarded_params(helper.func, helper.scope, helper.class_scope, 0)
+        if not names:
+            return []
+        params = [a.arg for a in parameter_args(helper.func, star=False)]
+        if helper.bound and params:
+            params = params[1:]
+        out = [arg for i, arg in enumerate(call.args) if i < len(params) and params[i] in names]
+        if any(isinstance(a, ast.Starred) for a in call.args):
+            out = []  # positions after a `*args` are unknowable
+        out += [kw.value for kw in call.keywords if kw.arg in names]
+        return out
+
+    def forwarded_params(
+        self, func, scope: ModuleScope, class_scope: ClassScope | None, depth: int, rows: list[int] | None = None
+    ) -> frozenset[str]:
+        """Parameters of `func` that reach a sink unchanged (passed as a sink's argument, or
+        to a helper that forwards them)."""
+        key = id(func)
+        if key in self._params:
+            return self._params[key][1]
+        shared = _SHARED.get((key, self.needles))
+        if shared is not None and shared[0] is func:
+            # Another module's function (its scope is cached by the project index): read once
+            # per process, not once per file that calls it.
+            return shared[1]
+        self._params[key] = (func, frozenset())  # a cycle forwards nothing more
+        params = {a.arg for a in parameter_args(func, star=False)}
+        found: set[str] = set()
+        if params and depth <= _MAX_DEPTH:
+            resolver = self._resolver_for(scope, class_scope)
+            for node in _calls(func, rows):
+                args = list(self._direct(node, resolver))
+                if (
+                    not args
+                    and depth < _MAX_DEPTH
+                    and any(isinstance(a, ast.Name) and a.id in params for a in _all_args(node))
+                ):
+                    helper = self.resolve_helper(node, resolver)
+                    if helper is not None and helper.func is not func:
+                        names = self.forwarded_params(helper.func, helper.scope, helper.class_scope, depth + 1)
+                        if names:
+                            args = self.forwarded_args(node, resolver)
+                found.update(a.id for a in args if isinstance(a, ast.Name) and a.id in params)
+        if found:
+            # A parameter rebound in the body no longer holds what the caller passed.
+            found -= {n for n, values in function_assigns(func).items() if len(values) > 1}
+        result = frozenset(found)
+        self._params[key] = (func, result)
+        if scope.path != self.own_path:
+            if len(_SHARED) > 50_000:
+                _SHARED.clear()
+            _SHARED[(key, self.needles)] = (func, result)
+        return result
+
+    def helper_names(self, scope: ModuleScope, resolver: Resolver) -> set[str]:
+        """Names under which `scope` calls helpers of other modules: imported functions and
+        methods its classes inherit from classes of other modules."""
+        names = set()
+        root = _import_root(scope.path)
+        for name, full in scope.imports.items():
+            if name == full or full.startswith("torch"):
+                continue
+            # Files of one project import the same names over and over: whether a name is a
+            # helper is remembered per import root (briefly, as for the texts it depends on).
+            key = (full, root, self.needles)
+            known = _IMPORTED.get(key)
+            if known is None or time.monotonic() - known[1] > _FRESH_SECONDS:
+                helper = _module_function(self, resolver, scope, name, 0)
+                is_helper = bool(
+                    helper is not None
+                    and helper.scope is not scope
+                    and self.forwarded_params(helper.func, helper.scope, None, 0)
+                )
+                if len(_IMPORTED) > 50_000:
+                    _IMPORTED.clear()
+                known = _IMPORTED[key] = (is_helper, time.monotonic())
+            if known[0]:
+                names.add(name)
+        for cls in scope.classes.values():
+            for base in cls.bases:
+                names |= self._inherited_helpers(resolver, scope, base, 0)
+        return names
+
+    def _inherited_helpers(self, resolver: Resolver, scope: ModuleScope, base: ast.expr, depth: int) -> set[str]:
+        found = _base_class(self, resolver, scope, base, depth)
+        if found is None or depth > _MAX_DEPTH:
+            return set()
+        other, cls = found
+        names = {n for n, m in cls.methods.items() if self.forwarded_params(m, other, cls, 0)}
+        for b in cls.bases:
+            names |= self._inherited_helpers(resolver, other, b, depth + 1)
+        return names
+
+    def resolve_helper(self, call: ast.Call, resolver: Resolver) -> Helper | None:
+        return _resolve_helper(self, call, resolver)
+
+    def find_helpers(self, scope: ModuleScope, lines_containing: Callable[..., frozenset[int]], resolver: Resolver):
+        """Names under which the module of `scope` calls helpers: its own functions and
+        methods that forward to a sink, functions it imports and methods its classes inherit
+        from other modules of the project that do. Sets and returns `self.helpers`."""
+        functions = [(f, None) for f in scope.functions.values()]
+        functions += [(m, cls) for cls in scope.classes.values() for m in cls.methods.values()]
+        helpers: set[str] = set()
+        # A helper of this module calls a sink or another helper on one of its rows: only
+        # those functions are read, and each new helper's name can make another one a helper.
+        while True:
+            rows = sorted(lines_containing(*sorted(set(self.needles) | helpers)))
+            new = {
+                func.name
+                for func, cls in functions
+                if func.name not in helpers
+                and spans_any(func, rows)
+                and self.forwarded_params(func, scope, cls, 0, rows)
+            }
+            if not new:
+                break
+            helpers |= new
+        self.helpers = frozenset(helpers | self.helper_names(scope, resolver))
+        return self.helpers
+
+
+def _calls(func: ast.AST, rows: list[int] | None = None) -> Iterator[ast.Call]:
+    """Calls in a function body, not in nested functions or classes; with `rows`, only
+    those spanning one of them (a helper's sink call holds the sink's text on a row)."""
+    stack = list(ast.iter_child_nodes(func))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (*_FUNCS, ast.ClassDef, ast.Lambda)):
+            continue
+        if rows is not None and hasattr(node, "lineno") and not spans_any(node, rows):
+            continue
+        if isinstance(node, ast.Call):
+            yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def spans_any(node: ast.AST, rows: list[int]) -> bool:
+    """Whether the node's rows include one of the sorted `rows`."""
+    i = bisect_left(rows, node.lineno)
+    return i < len(rows) and rows[i] <= node.end_lineno
+
+
+def callee_name(node: ast.Call) -> str | None:
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _import_root(path: str) -> str:
+    return import_root(path)
+
+
+def _all_args(call: ast.Call) -> Iterator[ast.expr]:
+    yield from call.args
+    yield from (kw.value for kw in call.keywords)
+
+
+_TEXTS: dict[tuple, tuple[bool, float]] = {}
+_FRESH_SECONDS = 5.0
+_IMPORTED: dict[tuple, tuple[bool, float]] = {}
+# Where a module name leads from a directory (the files a process sees do not move while
+# it runs; a module that appears later is found by the next process).
+_FOUND: dict[tuple[str, str], str | None] = {}
+_SHARED: dict[tuple, tuple[ast.AST, frozenset[str]]] = {}
+
+
+def _mentions(project, path: str, needles: tuple[str, ...]) -> bool:
+    """Whether the module's text holds one of `needles`. An editor's buffer is read as it
+    is; a file on disk is read again once its answer is a few seconds old (one run of the
+    CLI asks about the same imports thousands of times)."""
+    if path in project.overlay:
+        text = project.overlay[path]
+        return any(n in text for n in needles)
+    now = time.monotonic()
+    key = (path, needles)
+    found = _TEXTS.get(key)
+    if found is None or now - found[1] > _FRESH_SECONDS:
+        if len(_TEXTS) > 50_000:
+            _TEXTS.clear()
+        text = project.text(path) or ""
+        found = _TEXTS[key] = (any(n in text for n in needles), now)
+    return found[0]
+
+
+def _resolve_helper(fw: Forwarding, call: ast.Call, resolver: Resolver) -> Helper | None:
+    """The function a call runs, when it is one of the project's: `f(...)` for a function of
+    the module or imported from another of its modules, `self.m(...)`/`cls.m(...)` for a
+    method of the enclosing class or its bases."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        if func.id in resolver.local:
+            return None
+        return _module_function(fw, resolver, resolver.scope, func.id, 0)
+    if (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id in ("self", "cls")
+        and resolver.class_scope is not None
+    ):
+        return _method(fw, resolver, resolver.scope, resolver.class_scope, func.attr, 0)
+    return None
+
+
+def _module_function(fw: Forwarding, resolver: Resolver, scope: ModuleScope, name: str, depth: int) -> Helper | None:
+    if depth > _MAX_DEPTH:
+        return None
+    if name in scope.functions:
+        return Helper(scope.functions[name], scope, None, False)
+    full = scope.imports.get(name)
+    if full is None or full.startswith("torch."):
+        return None
+    module, _, attr = full.rpartition(".")
+    other = fw.module_scope(resolver, module, scope.path) if module else None
+    if other is None or other is scope:
+        return None
+    return _module_function(fw, resolver, other, attr, depth + 1)
+
+
+def _method(
+    fw: Forwarding, resolver: Resolver, scope: ModuleScope, cls: ClassScope, name: str, depth: int
+) -> Helper | None:
+    if depth > _MAX_DEPTH:
+        return None
+    method = cls.methods.get(name)
+    if method is not None:
+        static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list)
+        return Helper(method, scope, cls, not static)
+    for base in cls.bases:
+        found = _base_class(fw, resolver, scope, base, depth)
+        if found is not None:
+            helper = _method(fw, resolver, found[0], found[1], name, depth + 1)
+            if helper is not None:
+                return helper
+    return None
+
+
+def _base_class(fw: Forwarding, resolver: Resolver, scope: ModuleScope, base: ast.expr, depth: int):
+    """The class a base names, from the module's own imports (not through the resolver,
+    which would parse every module on the way)."""
+    parts = dotted_parts(base)
+    if not parts:
+        return None
+    if len(parts) == 1 and parts[0] in scope.classes:
+        return scope, scope.classes[parts[0]]
+    head = scope.imports.get(parts[0])
+    if head is None or depth > _MAX_DEPTH:
+        return None
+    full = ".".join([head, *parts[1:]])
+    if full.startswith(("torch.", "builtins.")):
+        return None
+    module, _, name = full.rpartition(".")
+    other = fw.module_scope(resolver, module, scope.path) if module else None
+    if other is None or other is scope:
+        return None
+    if name in other.classes:
+        return other, other.classes[name]
+    if name in other.imports:  # re-exported, e.g. from a package's __init__
+        return _base_class(fw, resolver, other, ast.Name(name), depth + 1)
+    return None

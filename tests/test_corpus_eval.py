@@ -1,0 +1,226 @@
+"""benchmarks/corpus_eval.py: materialising from a mirror, matching findings to rows, scoring."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("corpus_eval", ROOT / "benchmarks" / "corpus_eval.py")
+corpus_eval = importlib.util.module_from_spec(_spec)
+sys.modules["corpus_eval"] = corpus_eval  # dataclasses look their module up by name
+_spec.loader.exec_module(corpus_eval)
+
+MATCHERS = """\
+import torch
+
+
+def is_dq(node):
+    return node.target == torch.ops.quantized_decomposed.dequantize_per_tensor
+
+
+def is_dq_overload(node):
+    return node.target == torch.ops.quantized_decomposed.dequantize_per_tensor.default
+
+
+def is_relu(node):
+    return node.target == torch.ops.aten.relu
+
+
+def is_q(node):
+    return node.target in (
+        torch.ops.quantized_decomposed.quantize_per_tensor,
+        torch.ops.aten.add.Tensor,
+    )
+"""
+
+# Under a path the repository marks export-ignore: `git archive` would drop it, a clone has it.
+IGNORED_TEST = """\
+import torch
+
+
+def test_matcher(gm):
+    assert any(n.target == torch.ops.quantized_decomposed.quantize_per_tensor for n in gm.graph.nodes)
+"""
+
+URL = "https://github.com/acme/tiny"
+
+
+def _git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def mirror(tmp_path_factory) -> tuple[Path, str]:
+    """A bare mirror `acme+tiny/repo` of a tiny repository, and its commit."""
+    work = tmp_path_factory.mktemp("tiny")
+    (work / "pkg").mkdir()
+    (work / "pkg" / "match.py").write_text(MATCHERS)
+    (work / "tests").mkdir()
+    (work / "tests" / "test_match.py").write_text(IGNORED_TEST)
+    (work / ".gitattributes").write_text("tests/ export-ignore\n")
+    _git(work, "init", "-q")
+    _git(work, "add", ".")
+    _git(work, "commit", "-qm", "tiny")
+    commit = _git(work, "rev-parse", "HEAD")
+    mirrors = tmp_path_factory.mktemp("mirrors")
+    _git(mirrors, "clone", "-q", "--bare", str(work), str(mirrors / "acme+tiny" / "repo"))
+    return mirrors, commit
+
+
+def _corpus(tmp_path: Path, commit: str, rows: list[tuple]) -> Path:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "tiny.toml").write_text(f'url = "{URL}"\ncommit = "{commit}"\nimport_root = "."\n')
+    lines = [",".join(corpus_eval.COLUMNS)]
+    lines += [f"{URL},{commit},{path},{line},{rule},{label},{reason}" for path, line, rule, label, reason in rows]
+    (corpus / "tiny.csv").write_text("\n".join(lines) + "\n")
+    return corpus
+
+
+def _run(capsys, corpus: Path, mirrors: Path, *extra: str) -> tuple[int, str, str]:
+    code = corpus_eval.main(["--corpus", str(corpus), "--mirrors", str(mirrors), *extra])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_scores_each_row_and_lists_unlabelled_findings(tmp_path, mirror, capsys):
+    mirrors, commit = mirror
+    corpus = _corpus(
+        tmp_path,
+        commit,
+        [
+            ("pkg/match.py", 5, "QL101", "bug", "a packet compared with node targets"),  # found: TP
+            ("pkg/match.py", 9, "QL101", "bug", "labelled bug but qlint is right to be quiet"),  # FN
+            ("pkg/match.py", 13, "QL101", "ok", "labelled ok though qlint reports it"),  # FP
+            ("pkg/match.py", 17, "QL101", "ok", "the finding is on the next line, not this one"),  # TN
+            ("pkg/match.py", 5, "QL102", "ok", "another rule on a line QL101 reports"),  # TN for QL102
+            ("tests/test_match.py", 5, "QL101", "bug", "only a checkout that keeps export-ignore paths has it"),
+        ],
+    )
+    code, out, _ = _run(capsys, corpus, mirrors, "--json")
+    assert code == 0
+    result = json.loads(out)
+    ql101 = result["rules"]["QL101"]
+    assert (ql101["tp"], ql101["fp"], ql101["fn"], ql101["tn"], ql101["unlabelled"]) == (2, 1, 1, 1, 1)
+    assert ql101["precision"] == pytest.approx(2 / 3) and ql101["recall"] == pytest.approx(2 / 3)
+    assert result["rules"]["QL102"]["tn"] == 1 and result["rules"]["QL102"]["fp"] == 0
+    assert [(m["path"], m["line"]) for m in result["missed"]] == [("pkg/match.py", 9)]
+    assert [(m["path"], m["line"]) for m in result["false_alarms"]] == [("pkg/match.py", 13)]
+    assert [(u["path"], u["line"], u["rule"]) for u in result["unlabelled"]] == [("pkg/match.py", 18, "QL101")]
+
+    assert _run(capsys, corpus, mirrors, "--strict")[0] == 1  # an unlabelled finding fails --strict
+    code, out, _ = _run(capsys, corpus, mirrors)
+    assert "pkg/match.py:9 QL101: labelled bug but qlint is right to be quiet" in out
+    assert "pkg/match.py:18 QL101" in out.split("unlabelled findings")[1]
+
+
+def test_a_repository_without_mirror_or_commit_is_an_error(tmp_path, mirror, capsys):
+    mirrors, _ = mirror
+    corpus = _corpus(tmp_path, "0" * 40, [("pkg/match.py", 5, "QL101", "bug", "a packet")])
+    code, _, err = _run(capsys, corpus, mirrors)
+    assert code == 2 and "no mirror holds" in err
+    code, _, err = _run(capsys, corpus, tmp_path / "elsewhere")
+    assert code == 2 and "no mirror holds" in err
+
+
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        (("pkg/match.py", 5, "QL101", "maybe", "x"), "label must be bug or ok"),
+        (("pkg/match.py", 5, "QL101", "bug", " "), "the reason is empty"),
+        (("pkg/match.py", 99, "QL101", "bug", "x"), "is not a line of the tree"),
+        (("pkg/gone.py", 1, "QL101", "bug", "x"), "is not a line of the tree"),
+    ],
+)
+def test_malformed_rows_are_errors(tmp_path, mirror, capsys, row, message):
+    mirrors, commit = mirror
+    code, _, err = _run(capsys, _corpus(tmp_path, commit, [row]), mirrors)
+    assert code == 2 and message in err
+
+
+def test_duplicate_sites_and_foreign_commits_are_errors(tmp_path, mirror):
+    _, commit = mirror
+    corpus = _corpus(tmp_path, commit, [("a.py", 1, "QL101", "bug", "x"), ("a.py", 1, "QL101", "ok", "y")])
+    with pytest.raises(corpus_eval.CorpusError, match="the same site"):
+        corpus_eval.load_corpus(corpus)
+    text = (corpus / "tiny.csv").read_text().replace(commit, "f" * 40)
+    (corpus / "tiny.csv").write_text(text)
+    with pytest.raises(corpus_eval.CorpusError, match=r"differ from tiny\.toml"):
+        corpus_eval.load_corpus(corpus)
+
+
+def test_a_multi_line_finding_matches_rows_within_it_and_preview_rows_can_be_skipped():
+    rows = [
+        corpus_eval.Row("a.py", 11, "QL201", "bug", "inside the finding's lines", "t:2"),
+        corpus_eval.Row("a.py", 13, "QL201", "ok", "after it", "t:3"),
+        corpus_eval.Row("a.py", 10, "QL103", "bug", "a preview rule's row", "t:4"),
+    ]
+    findings = [corpus_eval.Finding("a.py", "QL201", 10, 12, "m"), corpus_eval.Finding("b.py", "QL201", 11, 11, "m")]
+    out = corpus_eval.Outcome()
+    corpus_eval.score("tiny", rows, findings, {"QL103"}, out)
+    s = out.scores["QL201"]
+    assert (s.tp, s.fp, s.fn, s.tn, s.unlabelled) == (1, 0, 0, 1, 1)
+    assert "QL103" not in out.scores  # not run without --preview: neither hit nor miss
+    assert [f.path for _, f in out.unlabelled] == ["b.py"]
+
+
+def test_pinned_view_scores_rows_broken_only_past_the_repos_torch_pin_as_ok():
+    rows = [
+        corpus_eval.Row("a.py", 3, "QL401", "bug", f"{corpus_eval.PINNED} the repo's torch 2.8 still has it", "t:2"),
+        corpus_eval.Row("a.py", 4, "QL401", "bug", "gone on every torch the repo allows", "t:3"),
+    ]
+    findings = [corpus_eval.Finding("a.py", "QL401", 3, 3, "m"), corpus_eval.Finding("a.py", "QL401", 4, 4, "m")]
+    out = corpus_eval.Outcome()
+    corpus_eval.score("tiny", corpus_eval.as_pinned(rows), findings, set(), out)
+    s = out.scores["QL401"]
+    assert (s.tp, s.fp) == (1, 1) and [r.line for _, r, _ in out.false_alarms] == [3]
+
+
+def test_a_file_the_mirror_lacks_is_accepted_only_when_named_and_unlabelled(tmp_path, mirror, capsys):
+    mirrors, commit = mirror
+    # A copy of the mirror without the blob of one file qlint reads, as partial mirrors are.
+    lacking = tmp_path / "lacking"
+    subprocess.run(["cp", "-r", str(mirrors), str(lacking)], check=True)
+    git_dir = lacking / "acme+tiny" / "repo"
+    oid = _git(git_dir, "rev-parse", f"{commit}:tests/test_match.py")
+    objects = [line.split()[0] for line in _git(git_dir, "rev-list", "--objects", "--all").splitlines()]
+    pack_dir = git_dir / "objects" / "pack"
+    subprocess.run(
+        ["git", f"--git-dir={git_dir}", "pack-objects", "-q", str(pack_dir / "slim")],
+        input="\n".join(o for o in objects if o != oid) + "\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    for old in git_dir.glob("objects/??/*"):  # loose objects, the lost blob among them
+        old.unlink()
+    for old in pack_dir.glob("pack-*"):
+        old.unlink()
+    assert subprocess.run(["git", f"--git-dir={git_dir}", "cat-file", "-e", oid], capture_output=True).returncode
+    rows = [("pkg/match.py", 5, "QL101", "bug", "a packet compared with node targets")]
+    corpus = _corpus(tmp_path, commit, rows)
+    code, _, err = _run(capsys, corpus, lacking)
+    assert code == 2 and "lacks 1 file(s) qlint reads: tests/test_match.py" in err
+
+    toml = corpus / "tiny.toml"
+    toml.write_text(toml.read_text() + 'absent_ok = ["tests/test_match.py"]\n')
+    code, out, _ = _run(capsys, corpus, lacking, "--json")
+    assert code == 0 and json.loads(out)["rules"]["QL101"]["tp"] == 1
+
+    labelled = tmp_path / "labelled"
+    labelled.mkdir()
+    (labelled / "tiny.toml").write_text(toml.read_text())
+    (labelled / "tiny.csv").write_text(
+        (corpus / "tiny.csv").read_text() + f"{URL},{commit},tests/test_match.py,5,QL101,bug,a row on a lost file\n"
+    )
+    with pytest.raises(corpus_eval.CorpusError, match="which absent_ok leaves out"):
+        corpus_eval.load_corpus(labelled)
