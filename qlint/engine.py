@@ -55,11 +55,14 @@ def mentions_noqa(text: str) -> bool:
     return "noqa" in text.lower()
 
 
-def _could_hold_finding(text: str, module: str | None, judged: frozenset[str]) -> bool:
+def _could_hold_finding(text: str, path: str, judged: frozenset[str]) -> bool:
     """Any rule, selected or not, could report something here: worth parsing for QL001.
     The `judged` rules (the selected ones) were just found not triggered: triggers are a
     fact of the rule class, so asking their default instances again would only repeat it."""
-    return any(r.code not in judged and r.triggered_by(text) and not r.skips_module(module) for r in _every_rule())
+    return any(
+        r.code not in judged and r.triggered_by(text) and not r.skips_module(module_name_for(path))
+        for r in _every_rule()
+    )
 
 
 @lru_cache(maxsize=1)
@@ -117,9 +120,11 @@ def _check_source(
         text = source
 
     rules = settings.rules_for(path)
-    module = module_name_for(path)
     codes = frozenset(r.code for r in rules)
-    active = [r for r in rules if r.engine_report is None and r.triggered_by(text) and not r.skips_module(module)]
+    triggered = [r for r in rules if r.engine_report is None and r.triggered_by(text)]
+    # Naming the module costs a stat per package level: only files a rule may check need it.
+    module = module_name_for(path) if triggered else None
+    active = [r for r in triggered if not r.skips_module(module)]
     # `--select QL001` alone asks for every file to be parsed, trigger or not.
     parse_anyway = not active and codes == {parse_error}
     unused_noqa_rule = engine_rule(EngineReport.UNUSED_NOQA)
@@ -132,7 +137,7 @@ def _check_source(
     parse_only = (
         not active
         and not codes.issuperset(_checking_codes())
-        and _could_hold_finding(text, module, codes)
+        and _could_hold_finding(text, path, codes)
         and reports_ql001(settings, path, text)
     )
     if not active and not parse_anyway and not wants_noqa_check and not parse_only:
