@@ -49,6 +49,7 @@ class Terminal:
         self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env)
         os.close(slave)
         self.master = master
+        self.screen = b""  # everything it drew
 
     def type(self, keys: str) -> None:
         os.write(self.master, keys.encode())
@@ -59,7 +60,7 @@ class Terminal:
             readable, _, _ = select.select([self.master], [], [], 0.1)
             if readable:
                 with contextlib.suppress(OSError):  # the program closed the terminal
-                    os.read(self.master, 65536)
+                    self.screen += os.read(self.master, 65536)
             found = condition()
             if found:
                 return found
@@ -125,7 +126,9 @@ def test_helix_gets_the_finding_and_applies_the_quick_fix(tmp_path: Path):
 
         titles = term.wait(action_titles, "code actions")
         assert titles[:2] == ["Use `torch.ops.aten.relu.default`", "Disable QL101 for this line"]
+        term.wait(lambda: b"Disable QL101 for this line" in term.screen, "the code-action menu on screen")
         term.type("\r")  # the first: the quick fix
+        term.wait(lambda: [m for m in messages(log, "->") if m.get("method") == "textDocument/didChange"], "the edit")
         term.type(":w\r")
         term.wait(lambda: source.read_text() != FINDING, "the fixed file on disk")
         assert source.read_text().splitlines()[-1] == "    return node.target == torch.ops.aten.relu.default"
