@@ -3,6 +3,7 @@ each ratio (issue 13). Every ratio compares commands measured side by side in th
 a loaded machine slows both sides alike; absolute seconds are only for orientation.
 
     python benchmarks/bench_trees.py --executorch ~/src/executorch --ao ~/src/ao
+    python benchmarks/bench_trees.py --executorch-git MIRROR.git --ao-git MIRROR.git
 
 Trees: pytorch/executorch and pytorch/ao at the commits pinned below, and the installed
 torch package. The script fetches nothing; get the two repositories with
@@ -10,13 +11,16 @@ torch package. The script fetches nothing; get the two repositories with
     git clone https://github.com/pytorch/executorch && git -C executorch checkout <EXECUTORCH_COMMIT>
     git clone https://github.com/pytorch/ao && git -C ao checkout <AO_COMMIT>
 
-(or `git archive <commit> | tar -x` of a local mirror). A tree that is a git checkout at
+or give a local clone or bare mirror with `--executorch-git`/`--ao-git`: the pinned commit's
+Python sources and lint configs are written to a temporary directory (blobs missing from a
+partial mirror, such as large weights, are never needed). A tree that is a git checkout at
 another commit is measured anyway, with a warning. Omit a flag to skip that tree.
 
 Per tree: cold whole-tree `qlint check --no-cache` against `ruff check --select ALL
---no-cache`; warm `qlint check` (cache filled first) against `ruff check --select E,F
---no-cache`; peak memory of the whole process tree against ruff ALL's, as PSS (qlint's forked
-workers share their parent's pages, which RSS counts once per process) and as RSS;
+--no-cache`; warm `qlint check` (cache filled first) against warm `ruff check --select E,F`
+(its cache filled first too; the `--no-cache` E,F run is printed for orientation); peak
+memory of the whole process tree against ruff ALL's, as PSS (qlint's forked workers share
+their parent's pages, which RSS counts once per process) and as RSS;
 `qlint check FILE`
 (warm) against `ruff check FILE` on the largest module with findings; and the in-process
 check time of that module (the engine's `check_source`, with the other modules it reads
@@ -84,12 +88,18 @@ def _env() -> dict[str, str]:
 
 
 def _commit(tree: str, pinned: str | None) -> str:
+    marker = os.path.join(tree, _MATERIALISED)
+    if os.path.isfile(marker):
+        with open(marker) as fh:
+            return fh.read().strip()
     try:
-        head = subprocess.run(
-            ["git", "-C", tree, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
+        top, head = subprocess.run(
+            ["git", "-C", tree, "rev-parse", "--show-toplevel", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.split()
+    except (OSError, subprocess.CalledProcessError, ValueError):
         return "not a git checkout (commit unknown)"
+    if os.path.realpath(top) != os.path.realpath(tree):
+        return "not a git checkout (commit unknown)"  # a tree inside some other repository
     if pinned and head != pinned:
         return f"{head} (WARNING: pinned {pinned})"
     return head
@@ -108,81 +118,200 @@ def _line_count(path: str) -> int:
         return fh.read().count(b"\n")
 
 
-def _median_runs(commands: dict[str, list[str]], cwd: str, runs: int) -> dict[str, tuple[float, float, float]]:
+Command = tuple[list[str], dict[str, str]]  # argv and environment
+
+
+def _median_runs(commands: dict[str, Command], cwd: str, runs: int) -> dict[str, tuple[float, float, float]]:
     """Per command: median wall seconds, peak RSS MiB and peak PSS MiB over the runs."""
     results: dict[str, list[tuple[float, int, int]]] = {}
     for _ in range(runs):  # interleaved, so background load hits every command alike
-        for name, cmd in commands.items():
-            results.setdefault(name, []).append(measure_tree(cmd, cwd, env=_env()))
+        for name, (cmd, env) in commands.items():
+            results.setdefault(name, []).append(measure_tree(cmd, cwd, env=env))
     return {
         n: (statistics.median(r[0] for r in rs), max(r[1] for r in rs) / 1024, max(r[2] for r in rs) / 1024)
         for n, rs in results.items()
     }
 
 
-def bench_tree(label: str, tree: str, pinned: str | None, runs: int) -> list[tuple[str, float, float, str]]:
+def _variants(against: str | None) -> list[tuple[str, dict[str, str]]]:
+    """("", this qlint) and, with `--against SRC`, ("@against", the qlint in SRC)."""
+    out = [("", _env())]
+    if against:
+        env = _env()
+        env["PYTHONPATH"] = os.path.abspath(against)
+        out.append(("@against", env))
+    return out
+
+
+Row = tuple[str, float, float, str, "float | None"]  # measure, value, target, unit, value of --against
+
+
+def bench_tree(label: str, tree: str, pinned: str | None, runs: int, against: str | None) -> list[Row]:
     ruff, python = _tool("ruff"), sys.executable
     qlint = [python, "-m", "qlint", "check", "--exit-zero", "--quiet"]
     cwd = tempfile.mkdtemp(prefix="qlint-bench-cwd-")  # neither tool picks up a config here
-    cache = tempfile.mkdtemp(prefix="qlint-bench-cache-")
+    scratch = [cwd]
+    variants = _variants(against)
+    caches = {v: tempfile.mkdtemp(prefix="qlint-bench-cache-") for v, _ in variants}
+    ruff_cache = tempfile.mkdtemp(prefix="ruff-bench-cache-")
+    scratch += [*caches.values(), ruff_cache]
     try:
         files = sum(1 for _, _, fs in os.walk(tree) for f in fs if f.endswith((".py", ".pyi")))
         print(f"== {label}: {tree} ({files} Python files), commit {_commit(tree, pinned)}")
-        commands = {
-            "ruff --select ALL --no-cache": [ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", tree],
-            "ruff --select E,F --no-cache": [ruff, "check", "--select", "E,F", "--no-cache", "--exit-zero", "-q", tree],
-            "qlint cold (--no-cache)": [*qlint, "--no-cache", tree],
-            "qlint warm": [*qlint, "--cache-dir", cache, tree],
+        env = _env()
+        commands: dict[str, Command] = {
+            "ruff --select ALL --no-cache": (
+                [ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", tree],
+                env,
+            ),
+            "ruff --select E,F --no-cache": (
+                [ruff, "check", "--select", "E,F", "--no-cache", "--exit-zero", "-q", tree],
+                env,
+            ),
+            "ruff --select E,F warm": (
+                [ruff, "check", "--select", "E,F", "--cache-dir", ruff_cache, "--exit-zero", "-q", tree],
+                env,
+            ),
         }
-        measure(commands["qlint warm"], cwd, env=_env())  # fill the cache
+        for v, venv in variants:
+            commands[f"qlint{v} cold (--no-cache)"] = ([*qlint, "--no-cache", tree], venv)
+            commands[f"qlint{v} warm"] = ([*qlint, "--cache-dir", caches[v], tree], venv)
+        for name, (cmd, cenv) in commands.items():
+            if name.endswith("warm"):
+                measure(cmd, cwd, env=cenv)  # fill the caches
         med = _median_runs(commands, cwd, runs)
         print(f"   {'command':32} {'wall':>9} {'peak RSS':>12} {'peak PSS':>12}")
         for name, (t, rss, pss) in med.items():
             print(f"   {name:32} {t:7.2f} s {rss:8.1f} MiB {pss:8.1f} MiB")
-        ruff_all, ruff_ef = med["ruff --select ALL --no-cache"], med["ruff --select E,F --no-cache"]
-        cold, warm = med["qlint cold (--no-cache)"], med["qlint warm"]
+        ruff_all, ruff_ef = med["ruff --select ALL --no-cache"], med["ruff --select E,F warm"]
         warm_target = WARM_TARGET.get(label, WARM_TARGET["default"])
-        checks = [
-            ("cold qlint / ruff ALL", cold[0] / ruff_all[0], COLD_TARGET, "x"),
-            ("warm qlint / ruff E,F", warm[0] / ruff_ef[0], warm_target, "x"),
-            ("qlint peak PSS / ruff ALL peak PSS", max(cold[2], warm[2]) / ruff_all[2], 1.0, "x"),
-            ("qlint peak RSS / ruff ALL peak RSS", max(cold[1], warm[1]) / ruff_all[1], 1.0, "x"),
-        ]
+        values: dict[str, dict[str, float]] = {}
+        for v, _ in variants:
+            cold, warm = med[f"qlint{v} cold (--no-cache)"], med[f"qlint{v} warm"]
+            values[v] = {
+                "cold qlint / ruff ALL": cold[0] / ruff_all[0],
+                "warm qlint / warm ruff E,F": warm[0] / ruff_ef[0],
+                "qlint peak PSS / ruff ALL peak PSS": max(cold[2], warm[2]) / ruff_all[2],
+                "qlint peak RSS / ruff ALL peak RSS": max(cold[1], warm[1]) / ruff_all[1],
+            }
+        targets = {
+            "cold qlint / ruff ALL": (COLD_TARGET, "x"),
+            "warm qlint / warm ruff E,F": (warm_target, "x"),
+            "qlint peak PSS / ruff ALL peak PSS": (1.0, "x"),
+            "qlint peak RSS / ruff ALL peak RSS": (1.0, "x"),
+        }
         with_findings = _files_with_findings(qlint, tree, cwd)
         if with_findings:
             one = with_findings[0]
-            single = _median_runs(
-                {
-                    "ruff check FILE": [ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", one],
-                    "qlint check FILE (warm)": [*qlint, "--cache-dir", cache, one],
-                },
-                cwd,
-                max(runs, 5),
-            )
-            q1, r1 = single["qlint check FILE (warm)"][0], single["ruff check FILE"][0]
-            print(f"   largest module with findings: {os.path.relpath(one, tree)} ({_line_count(one)} lines)")
-            print(f"   {'ruff check FILE':32} {r1:7.3f} s\n   {'qlint check FILE (warm)':32} {q1:7.3f} s")
-            checks.append(("qlint check FILE, warm (s)", q1, ONE_FILE_SECONDS, " s"))
-            out = subprocess.run(
-                [python, "-c", _IN_PROCESS, one, "20"], capture_output=True, text=True, env=_env(), cwd=cwd, check=True
-            ).stdout.split()
-            ms = float(out[0])
-            budget = IN_PROCESS_MS * max(_line_count(one), 2000) / 2000
-            checks.append((f"in-process check, {_line_count(one)} lines (ms)", ms, budget, " ms"))
-        return [(f"{label}: {name}", value, target, unit) for name, value, target, unit in checks]
+            single_commands: dict[str, Command] = {
+                "ruff check FILE": ([ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", one], env)
+            }
+            for v, venv in variants:
+                single_commands[f"qlint{v} check FILE (warm)"] = ([*qlint, "--cache-dir", caches[v], one], venv)
+                # The file as just edited: its own result is not cached (a buffer on standard
+                # input never is), what it reads of other modules is.
+                edited = ["sh", "-c", 'exec "$@" < "$0"', one, *qlint, "--cache-dir", caches[v]]
+                single_commands[f"qlint{v} check FILE (edited)"] = ([*edited, "--stdin-filename", one, "-"], venv)
+            single = _median_runs(single_commands, cwd, max(runs, 5))
+            lines = _line_count(one)
+            print(f"   largest module with findings: {os.path.relpath(one, tree)} ({lines} lines)")
+            for name, (seconds, _, _) in single.items():
+                print(f"   {name:32} {seconds:7.3f} s")
+            in_process = f"in-process check, {lines} lines (ms)"
+            targets["one file (warm) (s)"] = (ONE_FILE_SECONDS, " s")
+            targets["one file (edited) (s)"] = (ONE_FILE_SECONDS, " s")
+            targets[in_process] = (IN_PROCESS_MS * max(lines, 2000) / 2000, " ms")
+            for v, venv in variants:
+                values[v]["one file (warm) (s)"] = single[f"qlint{v} check FILE (warm)"][0]
+                values[v]["one file (edited) (s)"] = single[f"qlint{v} check FILE (edited)"][0]
+                out = subprocess.run(
+                    [python, "-c", _IN_PROCESS, one, "20"],
+                    capture_output=True,
+                    text=True,
+                    env=venv,
+                    cwd=cwd,
+                    check=True,
+                ).stdout.split()
+                values[v][in_process] = float(out[0])
+        rows: list[Row] = []
+        for name, (target, unit) in targets.items():
+            other = values["@against"][name] if "@against" in values else None
+            rows.append((f"{label}: {name}", values[""][name], target, unit, other))
+        return rows
     finally:
-        shutil.rmtree(cache, ignore_errors=True)
-        shutil.rmtree(cwd, ignore_errors=True)
+        for path in scratch:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+_CONFIGS = ("pyproject.toml", "ruff.toml", ".ruff.toml", "setup.cfg", "qlint.toml")
+_MATERIALISED = ".bench-commit"  # written beside a materialised tree's sources, read by `_commit`
+
+
+def materialise(git_dir: str, commit: str, dest: str) -> str:
+    """Write `commit`'s Python sources and lint configs from a clone or bare mirror into
+    `dest`. Blob by blob through `git cat-file --batch`, because `git archive` stops at the
+    first blob a partial mirror lacks (large model weights), none of which a linter reads."""
+    git = ["git", "--git-dir", git_dir] if os.path.isdir(os.path.join(git_dir, "objects")) else ["git", "-C", git_dir]
+    listing = subprocess.run([*git, "ls-tree", "-r", "-z", commit], capture_output=True, check=True).stdout
+    wanted = []
+    for record in filter(None, listing.split(b"\0")):
+        meta, path = record.split(b"\t", 1)
+        mode, kind, sha = meta.split()
+        name = path.decode("utf-8", "surrogateescape")
+        if (
+            kind == b"blob"
+            and mode != b"120000"
+            and (name.endswith((".py", ".pyi", ".ipynb")) or os.path.basename(name) in _CONFIGS)
+        ):
+            wanted.append((sha, name))
+    with subprocess.Popen([*git, "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        for sha, name in wanted:
+            proc.stdin.write(sha + b"\n")
+            proc.stdin.flush()
+            header = proc.stdout.readline().split()
+            if header[-1] == b"missing":
+                continue
+            data = proc.stdout.read(int(header[2]))
+            proc.stdout.read(1)
+            target = os.path.join(dest, name)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "wb") as fh:
+                fh.write(data)
+        proc.stdin.close()
+    with open(os.path.join(dest, _MATERIALISED), "w") as fh:
+        fh.write(f"{commit} (materialised from {git_dir})\n")
+    return dest
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--executorch", help=f"a pytorch/executorch tree at {EXECUTORCH_COMMIT}")
     parser.add_argument("--ao", help=f"a pytorch/ao tree at {AO_COMMIT}")
+    parser.add_argument("--executorch-git", help="a clone or bare mirror of pytorch/executorch (pinned commit used)")
+    parser.add_argument("--ao-git", help="a clone or bare mirror of pytorch/ao (pinned commit used)")
     parser.add_argument("--torch", default=None, help="a torch package tree (default: the installed one)")
     parser.add_argument("--no-torch", action="store_true", help="skip the installed torch package")
     parser.add_argument("--runs", type=int, default=3, help="runs per command; medians are reported")
+    parser.add_argument(
+        "--against",
+        metavar="SRC",
+        help="another qlint source tree (e.g. `git archive main | tar -x -C SRC`), measured in the same "
+        "interleaved runs with PYTHONPATH=SRC: before and after figures under the same load",
+    )
     args = parser.parse_args()
+    scratch = tempfile.mkdtemp(prefix="qlint-bench-trees-")
+    try:
+        for name, commit in (("executorch", EXECUTORCH_COMMIT), ("ao", AO_COMMIT)):
+            git_dir = getattr(args, f"{name}_git")
+            if git_dir and not getattr(args, name):
+                setattr(args, name, materialise(git_dir, commit, os.path.join(scratch, name)))
+        return _run(args, parser)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     trees = [
         ("executorch", args.executorch, EXECUTORCH_COMMIT),
         ("ao", args.ao, AO_COMMIT),
@@ -190,17 +319,21 @@ def main() -> int:
     ]
     if not any(t for _, t, _ in trees):
         parser.error("no tree to measure")
-    print(f"{os.cpu_count()} cores; medians of {args.runs} runs; ratios are of commands run side by side\n")
+    print(f"{os.cpu_count()} cores; medians of {args.runs} runs; ratios are of commands run side by side")
+    floor = _median_runs({"python -c pass": ([sys.executable, "-c", "pass"], _env())}, os.getcwd(), max(args.runs, 5))
+    print(f"Python start-up on this machine now (the floor of any `qlint` run): {floor['python -c pass'][0]:.3f} s\n")
     rows = []
     for label, tree, pinned in trees:
         if tree:
-            rows += bench_tree(label, os.path.abspath(tree), pinned, args.runs)
+            rows += bench_tree(label, os.path.abspath(tree), pinned, args.runs, args.against)
             print()
-    print(f"{'measure':52} {'value':>9}   target")
-    for name, value, target, unit in rows:
+    against = f"{'--against':>11} " if args.against else ""
+    print(f"{'measure':52} {'value':>11} {against}target")
+    for name, value, target, unit, other in rows:
         verdict = "ok" if value <= target else "MISSED"
-        print(f"{name:52} {value:8.2f}{unit:<3} ≤ {target:g}{unit.strip() or 'x'}  {verdict}")
-    return 0 if all(value <= target for _, value, target, _ in rows) else 1
+        before = f"{other:8.2f}{unit:<3} " if other is not None else ""
+        print(f"{name:52} {value:8.2f}{unit:<3} {before}≤ {target:g}{unit.strip() or 'x'}  {verdict}")
+    return 0 if all(value <= target for _, value, target, _, _ in rows) else 1
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ from qlint.diagnostic import (
     RelatedInfo,
     RuntimeVerdict,
 )
-from qlint.engine import FileResult, content_hash
+from qlint.results import FileResult, content_hash
 from qlint.settings import Settings
 
 _MAGIC = "qlint-cache-2"
@@ -50,6 +50,12 @@ _UNTRUSTED = -1
 
 def cache_dir_for(settings: Settings) -> Path:
     return settings.cache_dir or settings.root / ".qlint_cache"
+
+
+def cache_key(settings: Settings) -> str:
+    """The settings' fingerprint and the project root: the root decides per-file-ignores and
+    module names, so two projects sharing a `--cache-dir` never see each other's entries."""
+    return hashlib.sha256(f"{settings.fingerprint}\0{settings.root}".encode()).hexdigest()[:16]
 
 
 class Cache:
@@ -64,10 +70,7 @@ class Cache:
 
     @classmethod
     def for_settings(cls, settings: Settings) -> Cache:
-        # The project root decides per-file-ignores and module names: part of the key, so
-        # two projects sharing a `--cache-dir` never see each other's results.
-        key = hashlib.sha256(f"{settings.fingerprint}\0{settings.root}".encode()).hexdigest()[:16]
-        return cls(cache_dir_for(settings), key)
+        return cls(cache_dir_for(settings), cache_key(settings))
 
     # ----------------------------------------------------------------- lookups
 
@@ -75,6 +78,10 @@ class Cache:
         """The cached result for `path` if its content and dependencies are unchanged."""
         entry = self.entries.get(path)
         if entry is None:
+            return None
+        if not _valid_entry(entry):
+            del self.entries[path]  # a shape this version never writes: check the file again
+            self.dirty = True
             return None
         size, mtime_ns, digest, diagnostics, deps = entry
         try:
@@ -89,7 +96,7 @@ class Cache:
             self.entries[path] = (*self._stat_key(st), digest, diagnostics, deps)
             self.dirty = True
         for dep, dep_digest in deps.items():
-            if self.current_hash(dep) != dep_digest:
+            if type(dep) is not str or type(dep_digest) is not str or self.current_hash(dep) != dep_digest:
                 return None
         try:
             decoded = [diagnostic_from_dict(d) for d in diagnostics]
@@ -105,7 +112,7 @@ class Cache:
         if known is not None:
             return known
         entry = self.entries.get(path)
-        if entry is not None and entry[0] != _UNTRUSTED:
+        if entry is not None and _valid_entry(entry) and entry[0] != _UNTRUSTED:
             try:
                 st = os.stat(path)
             except OSError:
@@ -139,7 +146,7 @@ class Cache:
     def forget_missing(self, roots: list[str], seen: set[str]) -> None:
         """Drop entries below the walked `roots` that the walk no longer found."""
         prefixes = tuple(r.rstrip(os.sep) + os.sep for r in roots)
-        stale = [p for p in self.entries if p.startswith(prefixes) and p not in seen]
+        stale = [p for p in self.entries if not isinstance(p, str) or (p.startswith(prefixes) and p not in seen)]
         for path in stale:
             del self.entries[path]
         self.dirty = self.dirty or bool(stale)
@@ -186,7 +193,9 @@ class Cache:
             or not isinstance(payload.get("entries"), dict)
         ):
             return
-        self.entries = {p: e for p, e in payload["entries"].items() if isinstance(p, str) and _valid_entry(e)}
+        # Entries are checked when looked up, not here: a run that checks one file must not
+        # pay for validating the whole repository's index.
+        self.entries = payload["entries"]
 
     def _stat_key(self, st: os.stat_result) -> tuple[int, int]:
         return self._stat_key_values(st.st_size, st.st_mtime_ns)
@@ -199,18 +208,17 @@ class Cache:
 
 
 def _valid_entry(entry: Any) -> bool:
-    """The shape of `(size, mtime_ns, sha256, diagnostics, dependencies)`; the diagnostics'
-    own values are checked when they are decoded."""
+    """The shape of `(size, mtime_ns, sha256, diagnostics, dependencies)`, checked on every
+    lookup of a warm run (so: cheap). The diagnostics' own values are checked when they are
+    decoded, the dependencies' when `lookup` compares them."""
     return (
-        isinstance(entry, tuple)
+        type(entry) is tuple
         and len(entry) == 5
-        and isinstance(entry[0], int)
-        and isinstance(entry[1], int)
-        and isinstance(entry[2], str)
-        and isinstance(entry[3], list)
-        and all(isinstance(d, dict) for d in entry[3])
-        and isinstance(entry[4], dict)
-        and all(isinstance(k, str) and isinstance(v, str) for k, v in entry[4].items())
+        and type(entry[0]) is int
+        and type(entry[1]) is int
+        and type(entry[2]) is str
+        and type(entry[3]) is list
+        and type(entry[4]) is dict
     )
 
 

@@ -165,7 +165,7 @@ def _overrides(args: argparse.Namespace):
     from qlint import registry
     from qlint.config import Overrides, split_codes
 
-    registry.rules()  # a broken or conflicting plugin stops the run here, before any file is read
+    registry.facts()  # a broken or conflicting plugin stops the run here, before any file is read
 
     def codes(values: list[str] | None) -> tuple[str, ...] | None:
         if values is None:
@@ -302,10 +302,13 @@ def _cmd_stdin(args: argparse.Namespace, settings, mode: str) -> int:
     if getattr(args, "runtime", False) or getattr(args, "verify", False):
         raise UsageError("the runtime checker does not read standard input: name the file")
     data = stdin.read()
-    if mode == "check":
-        outcome = stdin.check(data, args.stdin_filename, settings)
-    else:
-        outcome = stdin.fix(data, args.stdin_filename, settings, settings.unsafe_fixes, mode == "diff")
+    from qlint.summary_cache import summary_store
+
+    with summary_store(settings, not getattr(args, "no_cache", False)):
+        if mode == "check":
+            outcome = stdin.check(data, args.stdin_filename, settings)
+        else:
+            outcome = stdin.fix(data, args.stdin_filename, settings, settings.unsafe_fixes, mode == "diff")
     options = ReportOptions(
         unsafe_fixes=settings.unsafe_fixes,
         statistics=getattr(args, "statistics", False),

@@ -15,7 +15,7 @@ import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from qlint.engine import display_path
+from qlint.results import display_path
 from qlint.settings import Settings
 
 # Notebooks too, as ruff since 0.6: their code cells are checked (see qlint.notebook).

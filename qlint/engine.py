@@ -7,20 +7,21 @@ server feeds it unsaved buffers under their real path, the fixer feeds it its ow
 from __future__ import annotations
 
 import ast
-import hashlib
 import os
 import re
 import sys
 import traceback
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import lru_cache
 
 from qlint.analysis.names.project import ProjectIndex, module_name_for
 from qlint.diagnostic import Diagnostic, Range
+from qlint.gc_pause import gc_paused
 from qlint.optable import OpTable, load_op_table
 from qlint.parse_failure import describe as describe_parse_failure
-from qlint.registry import engine_rule, origin
-from qlint.registry import rules as registered_rules
+from qlint.registry import deferred, engine_rule, origin
+from qlint.registry import facts as rule_facts
+from qlint.results import FileResult, content_hash, display_path  # noqa: F401  (older callers import them here)
 from qlint.rules.base import EngineReport, FileContext, Rule
 from qlint.settings import Settings
 from qlint.source import DecodeError, LineIndex, decode_source
@@ -31,23 +32,6 @@ from qlint.suppressions import Suppressions, parse_suppressions, unused_noqa
 _PARSE_RECURSION_LIMIT = 20_000
 # Found by regex, not tokenize: the file may be exactly what tokenize cannot read.
 _FILE_NOQA_QL001 = re.compile(r"#\s*qlint\s*:\s*noqa(?!\s*:)|#\s*qlint\s*:\s*noqa\s*:[^\n]*\bQL001\b", re.I)
-
-
-@dataclass
-class FileResult:
-    path: str
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    # Other project files whose content this result depends on (path -> sha256), for the cache.
-    dependencies: dict[str, str] = field(default_factory=dict)
-    # Problems that are not findings: unreadable file, internal rule error. Exit code 2.
-    errors: list[str] = field(default_factory=list)
-    parsed: bool = False
-
-
-def content_hash(data: bytes | str) -> str:
-    if isinstance(data, str):
-        data = data.encode("utf-8", "surrogatepass")
-    return hashlib.sha256(data).hexdigest()
 
 
 def syntax_error(path: str, message: str, row: int = 1, col: int = 0, help: str | None = None) -> Diagnostic:
@@ -61,22 +45,34 @@ def reports_ql001(settings: Settings, path: str, text: str) -> bool:
     QL001 or a file-level `# qlint: noqa` (bare or naming QL001) silences it."""
     if "QL001" in settings.explicit_per_file_ignores(path):
         return False
-    return _FILE_NOQA_QL001.search(text) is None
+    return not mentions_noqa(text) or _FILE_NOQA_QL001.search(text) is None
 
 
-def _could_hold_finding(text: str, module: str | None) -> bool:
-    """Any rule, selected or not, could report something here: worth parsing for QL001."""
-    return any(r.triggered_by(text) and not r.skips_module(module) for r in _every_rule())
+def mentions_noqa(text: str) -> bool:
+    """False when no `noqa` comment can be there, in a seventh of the time of any noqa regex
+    (`re.IGNORECASE` cannot use a fast literal search). Exact: no character but N, O, Q and A
+    matches those letters case-insensitively, in the regex engine or in `str.lower`."""
+    return "noqa" in text.lower()
+
+
+def _could_hold_finding(text: str, path: str, judged: frozenset[str]) -> bool:
+    """Any rule, selected or not, could report something here: worth parsing for QL001.
+    The `judged` rules (the selected ones) were just found not triggered: triggers are a
+    fact of the rule class, so asking their default instances again would only repeat it."""
+    return any(
+        r.code not in judged and r.triggered_by(text) and not r.skips_module(module_name_for(path))
+        for r in _every_rule()
+    )
 
 
 @lru_cache(maxsize=1)
 def _checking_codes() -> frozenset[str]:
-    return frozenset(r.code for r in _every_rule())
+    return frozenset(code for code, f in rule_facts().items() if f.engine_report is None)
 
 
 @lru_cache(maxsize=1)
 def _every_rule() -> tuple:
-    return tuple(cls() for cls in registered_rules().values() if cls.engine_report is None)
+    return tuple(deferred(code, {}) for code, f in rule_facts().items() if f.engine_report is None)
 
 
 def parse_module(text: str, path: str) -> ast.Module:
@@ -96,7 +92,8 @@ def check_source(
     project: ProjectIndex | None = None,
     optable: OpTable | None = None,
 ) -> FileResult:
-    result = _check_source(source, path, settings, project, optable)
+    with gc_paused():
+        result = _check_source(source, path, settings, project, optable)
     if settings.rule_url:  # every face (reporters, LSP) reads `Diagnostic.url`
         result.diagnostics = [replace(d, url_template=settings.rule_url) for d in result.diagnostics]
     return result
@@ -123,20 +120,24 @@ def _check_source(
         text = source
 
     rules = settings.rules_for(path)
-    module = module_name_for(path)
     codes = frozenset(r.code for r in rules)
-    active = [r for r in rules if r.engine_report is None and r.triggered_by(text) and not r.skips_module(module)]
+    triggered = [r for r in rules if r.engine_report is None and r.triggered_by(text)]
+    # Naming the module costs a stat per package level: only files a rule may check need it.
+    module = module_name_for(path) if triggered else None
+    active = [r for r in triggered if not r.skips_module(module)]
     # `--select QL001` alone asks for every file to be parsed, trigger or not.
     parse_anyway = not active and codes == {parse_error}
     unused_noqa_rule = engine_rule(EngineReport.UNUSED_NOQA)
-    wants_noqa_check = unused_noqa_rule.code in codes and settings.noqa_pattern.search(text) is not None
+    wants_noqa_check = (
+        unused_noqa_rule.code in codes and mentions_noqa(text) and settings.noqa_pattern.search(text) is not None
+    )
     # A narrowed selection still parses a file another rule could report on, to see whether
     # it parses at all: a file qlint could not check must not pass as clean.
     # With every rule running (the usual case) "no rule triggered" already answers it.
     parse_only = (
         not active
         and not codes.issuperset(_checking_codes())
-        and _could_hold_finding(text, module)
+        and _could_hold_finding(text, path, codes)
         and reports_ql001(settings, path, text)
     )
     if not active and not parse_anyway and not wants_noqa_check and not parse_only:
@@ -157,6 +158,7 @@ def _check_source(
         result.parsed = True
     if active:
         project = project or ProjectIndex.for_path(path)
+        project.begin_check()
         ctx = FileContext(
             path=path,
             text=text,
@@ -200,11 +202,3 @@ def internal_error(path: str, rule: Rule, exc: BaseException) -> str:
     if os.environ.get("QLINT_DEBUG"):
         message += "\n" + traceback.format_exc(limit=-3)
     return message
-
-
-def display_path(path: str) -> str:
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel

@@ -13,8 +13,8 @@ import os
 from dataclasses import dataclass
 
 from qlint import fixes
-from qlint.engine import FileResult, display_path
 from qlint.file_writes import ChangedOnDisk, replace_file
+from qlint.results import FileResult, display_path
 from qlint.settings import Settings
 from qlint.source import decode_source
 

@@ -18,11 +18,14 @@ import ast
 import json
 import re
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
-from qlint.analysis.names.project import ProjectIndex
 from qlint.diagnostic import Diagnostic, Edit, Range
-from qlint.engine import FileResult, check_source, syntax_error
+from qlint.results import FileResult
 from qlint.settings import Settings
+
+if TYPE_CHECKING:
+    from qlint.analysis.names.project import ProjectIndex
 
 SUFFIX = ".ipynb"
 MAX_ROUNDS = 10
@@ -146,6 +149,9 @@ def mask_line(line: str, in_cell_magic: bool) -> str:
 
 def check_notebook(raw: bytes | str, path: str, settings: Settings, project: ProjectIndex | None = None) -> FileResult:
     """Findings of the code cells, positioned by cell (`Diagnostic.cell`) and row in the cell."""
+    # Imported here: reporters read notebooks' cells (`cell_texts`) for runs that check nothing.
+    from qlint.engine import check_source, syntax_error
+
     try:
         nb = Notebook.parse(raw.encode("utf-8") if isinstance(raw, str) else raw)
     except NotebookError as exc:
@@ -223,6 +229,8 @@ class NotebookFix:
 
 def fix_notebook(raw: bytes, path: str, settings: Settings, unsafe: bool) -> NotebookFix:
     """Apply fixes cell by cell to a fixpoint; the result re-parses and is valid JSON."""
+    from qlint.analysis.names.project import ProjectIndex
+    from qlint.engine import check_source
     from qlint.fixes import apply_edits
 
     original = raw.decode("utf-8-sig", errors="replace")

@@ -9,10 +9,15 @@ distribution with an entry point in the `qlint.rules` group that names a `Rule` 
     print-in-pass = "acme_qlint.print_in_pass:PrintInGraphPass"
 
 Plugins are loaded lazily, the first time anything asks for the rules, and once per
-process. A plugin that cannot be imported or declares a malformed rule, and two rules that
-claim one code or name (two plugins, or a plugin and a built-in rule), stop qlint at start-up
-with a `RegistryError` naming the packages involved: guessing which rule wins would make a
-CI job's result depend on install order.
+process. qlint's own rule modules are imported one by one when needed: what the engine must
+know beforehand (codes, names, preview, triggers) is in `qlint.rules.manifest`, so checking
+a file imports only the rules whose triggers it holds (`facts`, `rule_class`,
+`DeferredRule`); `rules()` still imports them all for whoever wants every class.
+
+A plugin that cannot be imported or declares a malformed rule, and two rules that claim
+one code or name (two plugins, or a plugin and a built-in rule), stop qlint at start-up with
+a `RegistryError` naming the packages involved: guessing which rule wins would make a CI
+job's result depend on install order.
 """
 
 from __future__ import annotations
@@ -23,11 +28,12 @@ import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from qlint import __version__
 from qlint.rules.base import EngineReport, FixAvailability, Rule, Severity
 from qlint.rules.builtin import BUILTIN
+from qlint.rules.manifest import MANIFEST, RuleFacts
 
 if TYPE_CHECKING:
     from importlib import metadata
@@ -71,6 +77,47 @@ class Registry:
         self._group = group
         self._rules: dict[str, type[Rule]] | None = None
         self._origins: dict[str, Origin] = {}
+        self._loaded: dict[str, type[Rule]] = {}  # built-in classes imported one by one
+        self._manifest: dict[str, tuple[str, RuleFacts]] | None = None
+
+    def _by_manifest(self) -> dict[str, tuple[str, RuleFacts]] | None:
+        """Code -> (spec, facts) of the built-in rules, when no plugin is installed and every
+        built-in rule is in the manifest; None: the classes have to be imported to know."""
+        if self._rules is not None:
+            return None
+        if self._manifest is None:
+            plugins = self._group is not None and _may_declare(self._group)
+            if plugins or not all(spec in MANIFEST for spec in self._builtin):
+                self.rules()  # a broken or conflicting plugin is reported here, at start-up
+                return None
+            self._manifest = {MANIFEST[spec].code: (spec, MANIFEST[spec]) for spec in self._builtin}
+        return self._manifest
+
+    def facts(self) -> dict[str, RuleFacts]:
+        """Code -> what the engine needs to know before running a rule, for every rule."""
+        manifest = self._by_manifest()
+        if manifest is not None:
+            return {code: facts for code, (_, facts) in manifest.items()}
+        return {code: _facts_of(cls) for code, cls in self.rules().items()}
+
+    def rule_class(self, code: str) -> type[Rule] | None:
+        """One rule's class, importing only its module when the others are not loaded yet."""
+        manifest = self._by_manifest()
+        if manifest is None:
+            return self.rules().get(code)
+        if code not in self._loaded:
+            if code not in manifest:
+                return None
+            module, _, attr = manifest[code][0].partition(":")
+            cls = getattr(importlib.import_module(module), attr)
+            _validate(cls, BUILTIN_ORIGIN)
+            if _facts_of(cls) != manifest[code][1]:
+                raise RegistryError(
+                    f"rule {_described(cls, BUILTIN_ORIGIN)} does not match qlint/rules/manifest.py: "
+                    "run scripts/generate_rule_manifest.py"
+                )
+            self._loaded[code] = cls
+        return self._loaded[code]
 
     def rules(self) -> dict[str, type[Rule]]:
         if self._rules is None:
@@ -90,33 +137,83 @@ class Registry:
     def origin(self, code: str) -> Origin:
         """The rule's package; qlint's own for codes the registry did not load (a rule a
         test added to the table)."""
-        self.rules()
+        if self._by_manifest() is not None:
+            return BUILTIN_ORIGIN  # no plugin is installed
         return self._origins.get(code, BUILTIN_ORIGIN)
 
     def lookup(self, code_or_name: str) -> type[Rule] | None:
         """A rule by code (any case) or by kebab name."""
-        rules = self.rules()
-        found = rules.get(code_or_name.strip().upper())
+        found = self.rule_class(code_or_name.strip().upper())
         if found is not None:
             return found
         wanted = code_or_name.strip().lower()
-        return next((cls for cls in rules.values() if cls.name == wanted), None)
+        code = next((code for code, facts in self.facts().items() if facts.name == wanted), None)
+        return self.rule_class(code) if code is not None else None
 
     def engine_rule(self, report: EngineReport) -> type[Rule]:
         """The rule whose findings the engine makes itself (the parse-error rule, ...)."""
-        return next(cls for cls in self.rules().values() if cls.engine_report is report)
+        code = next(code for code, facts in self.facts().items() if facts.engine_report == report.name)
+        cls = self.rule_class(code)
+        assert cls is not None
+        return cls
 
     def url(self, code: str, default: str) -> str | None:
         """A rule's documentation URL: `default` (`Diagnostic.url`) for qlint's own rules, the
         rule's `url` for a plugin's (None when it publishes none: not a link into qlint's repo)."""
-        cls = self.rules().get(code)
+        cls = self.rule_class(code)
         if cls is None or self.origin(code).builtin:
             return cls.url if cls is not None and cls.url else default
         return cls.url
 
     def severity(self, code: str) -> Severity:
-        cls = self.rules().get(code)
+        cls = self.rule_class(code)
         return Severity(cls.severity) if cls is not None else Severity.WARNING
+
+
+def _facts_of(cls: type[Rule]) -> RuleFacts:
+    report = cls.engine_report.name if cls.engine_report is not None else None
+    return RuleFacts(cls.code, cls.name, bool(cls.preview), report, tuple(cls.triggers))
+
+
+class DeferredRule:
+    """A rule as the engine runs it, whose module is imported only when a file holds one of
+    its triggers (or anything else about it is asked). Every answer is the rule's own: the
+    triggers are only the necessary condition its `triggered_by` refines."""
+
+    def __init__(self, facts: RuleFacts, options: dict[str, Any], registry: Registry | None = None):
+        self.code = facts.code
+        self.name = facts.name
+        self.triggers = facts.triggers
+        self.preview = facts.preview
+        self.engine_report = EngineReport[facts.engine_report] if facts.engine_report else None
+        self._options = options
+        self._registry = registry or _REGISTRY
+        self._rule: Rule | None = None
+
+    @property
+    def rule(self) -> Rule:
+        if self._rule is None:
+            cls = self._registry.rule_class(self.code)
+            if cls is None:
+                raise RegistryError(f"rule {self.code} is no longer registered")
+            self._rule = cls(self._options)
+        return self._rule
+
+    def triggered_by(self, text: str) -> bool:
+        if self.triggers and not any(t in text for t in self.triggers):
+            return False
+        return self.rule.triggered_by(text)
+
+    def skips_module(self, module: str | None) -> bool:
+        return self.rule.skips_module(module)
+
+    def check(self, ctx: Any) -> Any:
+        return self.rule.check(ctx)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("_rule", "_registry", "_options"):
+            raise AttributeError(name)
+        return getattr(self.rule, name)
 
 
 def _entry_points(group: str) -> list[metadata.EntryPoint]:
@@ -221,6 +318,20 @@ _REGISTRY = Registry()
 def rules() -> dict[str, type[Rule]]:
     """Every rule, built-in and plugin, by code (loaded on first use)."""
     return _REGISTRY.rules()
+
+
+def facts() -> dict[str, RuleFacts]:
+    """Code -> facts of every rule; imports no built-in rule module when no plugin is installed."""
+    return _REGISTRY.facts()
+
+
+def rule_class(code: str) -> type[Rule] | None:
+    return _REGISTRY.rule_class(code)
+
+
+def deferred(code: str, options: dict[str, Any]) -> Rule:
+    """An instance of rule `code` for the engine: imported when first needed."""
+    return DeferredRule(_REGISTRY.facts()[code], options)  # type: ignore[return-value]
 
 
 def origin(code: str) -> Origin:

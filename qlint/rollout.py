@@ -13,12 +13,14 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qlint.diagnostic import Diagnostic
-from qlint.patches import FileChange
 from qlint.progress import Progress
 from qlint.repos import Repository
+
+if TYPE_CHECKING:
+    from qlint.patches import FileChange
 
 
 @dataclass
@@ -143,6 +145,8 @@ def fix(
         remaining = [d for r in run.reports for d in r.remaining.diagnostics]
         if verify is not None:
             remaining = held + list(verify(remaining, repo.settings, verify_fixes=True, cache=use_cache))
+        from qlint.patches import FileChange
+
         changes = [FileChange(repo.relative(path), *_with_bom(path, pair)) for path, pair in texts.items()]
         outcome = RepoOutcome(
             repo,

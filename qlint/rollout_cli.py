@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from qlint import rollout, rollout_report
-from qlint.engine import display_path
+from qlint.results import display_path
 
 # Reports people read; the others are parsed by tools and stdout must stay theirs alone.
 HUMAN_FORMATS = ("text", "full", "concise")

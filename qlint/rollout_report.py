@@ -14,9 +14,9 @@ import json
 from collections import Counter
 
 from qlint import __version__
+from qlint.registry import rule_class
 from qlint.reporters import rule_url
 from qlint.rollout import RepoOutcome, Rollout
-from qlint.rules import RULES
 
 
 def summary(o: RepoOutcome, unsafe: bool) -> dict:
@@ -130,7 +130,7 @@ def markdown(o: RepoOutcome, rollout: Rollout, unsafe: bool) -> str:
     out += ["", "| rule | what it finds | found | fixed | remaining |", "|---|---|---:|---:|---:|"]
     codes = sorted(set(r["findings"]) | set(r["remaining"]))
     for code in codes:
-        rule = RULES.get(code)
+        rule = rule_class(code)
         name = rule.name if rule else code
         what = rule.summary if rule else ""
         out.append(

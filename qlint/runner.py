@@ -26,15 +26,15 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from qlint.cache import Cache
-from qlint.cross_file_fixes import apply_cross_file_fixes
 from qlint.discovery import discover
-from qlint.engine import FileResult, check_source, content_hash, display_path
-from qlint.fix_session import FixedFile, FixSession
-from qlint.notebook import check_notebook, fix_notebook, is_notebook
+from qlint.results import FileResult, content_hash, display_path
 from qlint.settings import Settings
+from qlint.summary_cache import summary_store
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
+
+    from qlint.fix_session import FixedFile, FixSession
 
 # Below this many files to check, a process pool costs more than it saves.
 MIN_PARALLEL_FILES = 24
@@ -104,12 +104,13 @@ def run_check(
     run = RunResult(errors=found.errors, cached=len(results))
     if progress is not None:
         progress.advance(len(results))
-    for path, (result, size, mtime_ns, digest) in _map(_check_one, todo, settings, jobs):
-        results[path] = result
-        if progress is not None:
-            progress.advance(1)
-        if cache is not None and digest:
-            cache.store(result, size, mtime_ns, digest)
+    with summary_store(settings, use_cache):
+        for path, (result, size, mtime_ns, digest) in _map(_check_one, todo, settings, jobs):
+            results[path] = result
+            if progress is not None:
+                progress.advance(1)
+            if cache is not None and digest:
+                cache.store(result, size, mtime_ns, digest)
     if cache is not None:
         cache.forget_missing([os.path.abspath(p) for p in paths or (".",)], set(found.files))
         cache.save()
@@ -139,15 +140,19 @@ def run_fix(
             reports[path] = FixReport(path, 0, False, hit)
         else:
             todo.append(path)
+    from qlint.cross_file_fixes import apply_cross_file_fixes
+    from qlint.fix_session import FixSession
+
     session = FixSession(settings, unsafe)
     if progress is not None:
         progress.advance(len(reports))
-    for path, (report, fixed) in _map(_FixTask(unsafe), todo, settings, jobs):
-        reports[path] = report
-        if progress is not None:
-            progress.advance(1)
-        if fixed is not None:
-            session.add(fixed)
+    with summary_store(settings, use_cache):
+        for path, (report, fixed) in _map(_FixTask(unsafe), todo, settings, jobs):
+            reports[path] = report
+            if progress is not None:
+                progress.advance(1)
+            if fixed is not None:
+                session.add(fixed)
     per_file = dict(reports)
     apply_cross_file_fixes(reports, session, settings, unsafe)
     for path, report in reports.items():
@@ -164,6 +169,8 @@ def run_fix(
 
 def _finish(report: FixReport, session: FixSession, diff_only: bool) -> FixReport:
     """Diff or write one changed file. Not written: its findings as read stay reported."""
+    from qlint.notebook import is_notebook
+
     if diff_only:
         return report if is_notebook(report.path) else replace(report, diff=session.diff(report.path))
     why = session.write(report.path)
@@ -189,6 +196,10 @@ def _check_one(path: str, settings: Settings) -> tuple[FileResult, int, int, str
         result = FileResult(path=path)
         result.errors.append(f"{display_path(path)}: cannot read: {exc.strerror or exc}")
         return result, 0, 0, ""
+    # Imported on the first file to check: a run served from the cache needs no engine.
+    from qlint.engine import check_source
+    from qlint.notebook import check_notebook, is_notebook
+
     try:
         result = check_notebook(data, path, settings) if is_notebook(path) else check_source(data, path, settings)
     except (Exception, RecursionError):  # the engine's own safety net failed: keep going
@@ -205,7 +216,9 @@ class _FixTask:
     unsafe: bool
 
     def __call__(self, path: str, settings: Settings) -> tuple[FixReport, FixedFile | None]:
+        from qlint.fix_session import FixedFile
         from qlint.fixes import fix_file
+        from qlint.notebook import is_notebook
 
         if is_notebook(path):
             return self._notebook(path, settings)
@@ -223,6 +236,9 @@ class _FixTask:
         return report, FixedFile(path, outcome.data, outcome.original, outcome.fixed, outcome.initial)
 
     def _notebook(self, path: str, settings: Settings) -> tuple[FixReport, FixedFile | None]:
+        from qlint.fix_session import FixedFile
+        from qlint.notebook import fix_notebook
+
         try:
             with open(path, "rb") as fh:
                 raw = fh.read()
@@ -365,7 +381,15 @@ def _pool(workers: int, settings: Settings) -> ProcessPoolExecutor:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    # fork: workers inherit the imported modules and the loaded op table for free.
+    # fork: workers inherit the imported modules and the loaded op table for free, so the
+    # engine and the rules (imported lazily, as a run of a few files needs them) are
+    # imported before it: once here rather than once per worker.
+    import qlint.engine
+    import qlint.notebook  # noqa: F401
+    from qlint import registry
+
+    registry.rules()
+
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if sys.platform == "linux" and "fork" in methods else None)
     return ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(settings, os.getpid()))

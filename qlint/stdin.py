@@ -16,10 +16,7 @@ import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from qlint.analysis.names.project import ProjectIndex
 from qlint.diagnostic import Diagnostic
-from qlint.engine import check_source
-from qlint.notebook import check_notebook, fix_notebook, is_notebook
 from qlint.settings import Settings
 from qlint.source import DecodeError, decode_source
 
@@ -69,6 +66,11 @@ def excluded(settings: Settings, path: str) -> bool:
 
 
 def check(data: bytes, stdin_filename: str | None, settings: Settings) -> StdinOutcome:
+    # Imported here: the CLI imports this module for `requested` on every run.
+    from qlint.analysis.names.project import ProjectIndex
+    from qlint.engine import check_source
+    from qlint.notebook import check_notebook, is_notebook
+
     path = buffer_path(stdin_filename)
     if excluded(settings, path):
         return StdinOutcome()
@@ -88,6 +90,9 @@ def check(data: bytes, stdin_filename: str | None, settings: Settings) -> StdinO
 
 
 def fix(data: bytes, stdin_filename: str | None, settings: Settings, unsafe: bool, diff_only: bool) -> StdinOutcome:
+    from qlint.analysis.names.project import ProjectIndex
+    from qlint.notebook import is_notebook
+
     """The fixed buffer (or, on any problem, the buffer unchanged: a filter never loses text)."""
     from qlint.fixes import fix_text, unified_diff
 
@@ -126,6 +131,8 @@ def fix(data: bytes, stdin_filename: str | None, settings: Settings, unsafe: boo
 def _fix_notebook(
     data: bytes, path: str, stdin_filename: str | None, settings: Settings, unsafe: bool, diff_only: bool
 ) -> StdinOutcome:
+    from qlint.notebook import fix_notebook
+
     nb = fix_notebook(data, path, settings, unsafe)
     changed = nb.changed and nb.error is None
     errors = list(nb.remaining.errors) + ([f"{stdin_filename}: {nb.error}"] if nb.error else [])

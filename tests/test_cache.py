@@ -203,6 +203,31 @@ def test_structurally_wrong_index_is_ignored(tmp_path):
     assert Cache(tmp_path / "cache", "fp").lookup(str(f)) is None
 
 
+@pytest.mark.parametrize(
+    "entry",
+    [
+        lambda e: (*e[:3], ["not a diagnostic"], e[4]),
+        lambda e: (*e[:4], {3: "digest"}),
+        lambda e: (*e[:4], {"/some/dep.py": 3}),
+        lambda e: (str(e[0]), *e[1:]),
+        lambda e: e[:4],
+    ],
+)
+def test_a_malformed_entry_is_a_miss_when_looked_up(tmp_path, entry):
+    """Entries are not all validated when the index is loaded (a one-file run must not pay
+    for the whole repository's index): each is checked when it is looked up."""
+    f = old_file(tmp_path / "a.py", "x\n")
+    c = Cache(tmp_path / "cache", "fp")
+    stored(c, f)
+    c.entries[str(f)] = entry(c.entries[str(f)])
+    c.dirty = True
+    c.save()
+    again = Cache(tmp_path / "cache", "fp")
+    assert again.lookup(str(f)) is None
+    stored(again, f)
+    assert again.lookup(str(f)) is not None
+
+
 def test_results_with_errors_are_not_stored(tmp_path):
     c = Cache(tmp_path / "cache", "fp")
     result = FileResult(str(tmp_path / "a.py"), errors=["boom"])

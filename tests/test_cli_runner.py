@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import qlint.engine
 from qlint import runner
 from qlint.diagnostic import Range
 from qlint.rules import RULES
@@ -117,7 +118,7 @@ def test_engine_exceptions_become_file_errors(tmp_path, monkeypatch):
     def explode(*a, **k):
         raise ValueError("engine bug")
 
-    monkeypatch.setattr(runner, "check_source", explode)
+    monkeypatch.setattr(qlint.engine, "check_source", explode)  # the runner imports it per check
     run = run_check([str(tmp_path)], settings(tmp_path), use_cache=True, jobs=1)
     assert "internal error" in run.results[0].errors[0] and "engine bug" in run.results[0].errors[0]
     monkeypatch.undo()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import qlint.cross_file_fixes
 import qlint.fix_session
 import qlint.fixes
 import qlint.runner
@@ -33,7 +34,7 @@ def counted(monkeypatch):
     fixes: list[str] = []
     reads: list[str] = []
     stage = {"cross": False}
-    real_fix, real_open, real_cross = qlint.fixes.fix_text, open, qlint.runner.apply_cross_file_fixes
+    real_fix, real_open, real_cross = qlint.fixes.fix_text, open, qlint.cross_file_fixes.apply_cross_file_fixes
 
     def fix_text(text, path, *args, **kwargs):
         fixes.append(os.path.basename(path))
@@ -53,7 +54,8 @@ def counted(monkeypatch):
 
     monkeypatch.setattr(qlint.fixes, "fix_text", fix_text)
     monkeypatch.setattr("builtins.open", spy_open)
-    monkeypatch.setattr(qlint.runner, "apply_cross_file_fixes", cross)
+    # The runner imports it when a fix run starts.
+    monkeypatch.setattr(qlint.cross_file_fixes, "apply_cross_file_fixes", cross)
     return fixes, reads
 
 

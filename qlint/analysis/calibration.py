@@ -138,8 +138,9 @@ def file_summaries(tree: ast.Module, scope: ModuleScope, text: str, analysis: Ca
         if not added:
             break
         chosen += added
-        words = [f"{f.name}(" for f, _ in added if not isinstance(f, ast.Module)]
-        pending = [p for p in pending if all(p[0] is not f for f, _ in added)]
+        words = list(dict.fromkeys(f"{f.name}(" for f, _ in added if not isinstance(f, ast.Module)))
+        taken = {id(f) for f, _ in added}
+        pending = [p for p in pending if id(p[0]) not in taken]
     out = [analysis.summary(f, scope, cls) for f, cls in chosen]
     return [s for s in out if s is not None]
 

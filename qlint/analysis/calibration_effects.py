@@ -12,6 +12,7 @@ import ast
 import os
 
 from qlint.analysis.names.resolver import dotted_parts
+from qlint.analysis.tree_walk import walk
 
 # Methods that return the module itself and run nothing.
 SELF_RETURNING = frozenset(
@@ -114,13 +115,13 @@ def quantizer_is_qat(expr: ast.expr | None, module: dict) -> bool:
 
 def free_names(node: ast.AST) -> set[str]:
     """Names a lambda, comprehension or nested function reads from the enclosing scope."""
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return {n.id for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
 def called_names(node: ast.AST) -> set[str]:
     """Names called directly (`m(x)`, `m.forward(x)`) inside a lambda, comprehension or nested function."""
     out = set()
-    for n in ast.walk(node):
+    for n in walk(node):
         if isinstance(n, ast.Call):
             func = n.func
             if isinstance(func, ast.Attribute) and func.attr in ("forward", "__call__"):

@@ -58,10 +58,11 @@ def render(fmt: str, diagnostics: Sequence[Diagnostic], options: ReportOptions) 
 
 def rule_url(code: str, options: ReportOptions | None = None) -> str:
     """The documentation URL of a rule, from the one place `Diagnostic.url` defines it."""
-    from qlint.rules import RULES
+    from qlint.registry import facts
 
     template = options.settings.rule_url if options is not None and options.settings is not None else None
-    name = RULES[code].name if code in RULES else ""
+    known = facts().get(code)
+    name = known.name if known is not None else ""
     return Diagnostic(code, name, "", "", Range.of(1, 0, 1, 0), url_template=template).url
 
 

@@ -7,9 +7,9 @@ onto the repository; data and properties are escaped as the workflow-command syn
 from __future__ import annotations
 
 from qlint.diagnostic import Diagnostic
-from qlint.engine import display_path
 from qlint.registry import severity
 from qlint.reporters import ReportOptions
+from qlint.results import display_path
 from qlint.rules.base import Severity
 
 # Workflow commands exist for error, warning and notice annotations.

@@ -13,9 +13,9 @@ import json
 from typing import Any
 
 from qlint.diagnostic import Diagnostic
-from qlint.engine import display_path
 from qlint.registry import severity, url
 from qlint.reporters import ReportOptions
+from qlint.results import display_path
 from qlint.rules.base import Severity
 from qlint.settings import Settings
 

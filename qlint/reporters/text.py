@@ -12,9 +12,9 @@ from collections import Counter
 from collections.abc import Sequence
 
 from qlint.diagnostic import Diagnostic
-from qlint.engine import display_path
 from qlint.reporters import ReportOptions
 from qlint.reporters.snippet import Paint, Sources, snippet, use_color
+from qlint.results import display_path
 
 
 def render(diagnostics: list[Diagnostic], options: ReportOptions) -> str:

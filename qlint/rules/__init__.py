@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from qlint.rules.base import FileContext, Rule
+from qlint.rules.base import Rule
 from qlint.rules.builtin import BUILTIN
 
 
@@ -21,6 +21,10 @@ def __getattr__(name: str) -> Any:
         from qlint.registry import rules
 
         return rules()
+    if name == "FileContext":  # on first use: a run the cache answers needs no analysis
+        from qlint.analysis.context import FileContext
+
+        return FileContext
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

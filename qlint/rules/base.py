@@ -16,11 +16,11 @@ import enum
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-# FileContext lives in the analysis layer (analysis helpers take it too); rules import it here.
-from qlint.analysis.context import FileContext
-from qlint.diagnostic import Diagnostic
+if TYPE_CHECKING:
+    from qlint.analysis.context import FileContext
+    from qlint.diagnostic import Diagnostic
 
 
 class Severity(str, enum.Enum):
@@ -110,3 +110,14 @@ class Rule:
 
 
 __all__ = ["FileContext", "Rule"]
+
+
+def __getattr__(name: str) -> Any:
+    # FileContext lives in the analysis layer (analysis helpers take it too); rules import it
+    # here. On first use: the registry imports this module for the rule facts on every run,
+    # and a run the cache answers needs no analysis.
+    if name == "FileContext":
+        from qlint.analysis.context import FileContext
+
+        return FileContext
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -34,7 +34,7 @@ class ModeSwitchOnExportedGraph(Rule):
         return super().triggered_by(text) and any(s in text for s in _GRAPH_SOURCES)
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
-        for function in module_flows(ctx):
+        for function in module_flows(ctx, switches_only=True):
             for switch in function.switches:
                 kinds = {o.kind for o in switch.origins}
                 if not kinds or not kinds <= GRAPH_KINDS or switch.patched:

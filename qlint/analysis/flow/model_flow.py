@@ -157,15 +157,35 @@ class ModelFlow:
         return self.memo.modules[module]
 
 
-def module_flows(ctx) -> list[FunctionFlow]:
-    """Every function, method and the module body of `ctx` that may handle models (cached per file)."""
+def module_flows(ctx, switches_only: bool = False) -> list[FunctionFlow]:
+    """Every function, method and the module body of `ctx` that may handle models (cached per file).
+
+    With `switches_only` (QL203 reads nothing but mode switches) the list holds only those of
+    them whose own text can call `.eval`/`.train`: a switch is recorded only in the flow of the
+    body that makes the call, so the others could add none. Helpers they call are still
+    analysed. When every flow is already there (QL201/QL202 ran first) that list is returned."""
     cached = ctx.cache.get("model_flow")
-    if cached is None:
-        flow = ModelFlow(ctx.scope, ctx.project, ctx.optable)
-        functions = list(_functions(ctx.tree, ctx.scope))
-        cached = [flow.function(f, cls) for f, cls in _relevant(ctx, functions)]
-        ctx.cache["model_flow"] = cached = [f for f in cached if f is not None]
+    if cached is None and switches_only:
+        cached = ctx.cache.get("model_flow.switches")
+        if cached is None:
+            chosen = [(f, cls) for f, cls in _relevant(ctx) if _may_switch(_segment(ctx, f))]
+            cached = ctx.cache["model_flow.switches"] = _analyse(ctx, chosen)
+    elif cached is None:
+        cached = ctx.cache["model_flow"] = _analyse(ctx, _relevant(ctx))
     return cached
+
+
+def _analyse(ctx, functions) -> list[FunctionFlow]:
+    # One analysis per file: a later, wider request reuses the bodies already summarised.
+    flow = ctx.cache.get("model_flow.analysis")
+    if flow is None:
+        flow = ctx.cache["model_flow.analysis"] = ModelFlow(ctx.scope, ctx.project, ctx.optable)
+    flows = [flow.function(f, cls) for f, cls in functions]
+    return [f for f in flows if f is not None]
+
+
+def _may_switch(segment: str) -> bool:
+    return "eval" in segment or "train" in segment
 
 
 def caller_facts(flows: list[FunctionFlow], func: ast.AST, index: int) -> list[tuple[ast.Call, ModeFact]] | None:
@@ -217,25 +237,26 @@ def _functions(tree: ast.Module, scope: ModuleScope):
                     stack.append((block, cls, top))
 
 
-def _relevant(ctx, functions):
-    """Functions whose text mentions a capture/quantization API, or calls one that does."""
+def _segment(ctx, node: ast.AST) -> str:
+    """The source lines of a function (the whole text for the module body)."""
     starts, text = ctx.lines.starts, ctx.text
+    if isinstance(node, ast.Module):
+        return text
+    end = starts[node.end_lineno] if node.end_lineno < len(starts) else len(text)
+    return text[starts[node.lineno - 1] : end]
 
-    def segment(node: ast.AST) -> str:
-        if isinstance(node, ast.Module):
-            return text
-        end = starts[node.end_lineno] if node.end_lineno < len(starts) else len(text)
-        return text[starts[node.lineno - 1] : end]
 
-    segments = [(f, cls, segment(f)) for f, cls in functions]
-    words = list(_KEYWORDS)
+def _relevant(ctx):
+    """Functions whose text mentions a capture/quantization API, or calls one that does."""
+    segments = [(f, cls, _segment(ctx, f)) for f, cls in _functions(ctx.tree, ctx.scope)]
+    words: list[str] = list(_KEYWORDS)
     chosen: dict[int, tuple] = {}
     for _ in range(3):  # helpers of helpers
+        # A body not chosen yet lacks every earlier word: only the newest can add it.
         added = [(f, cls, seg) for f, cls, seg in segments if id(f) not in chosen and any(w in seg for w in words)]
         if not added:
             break
         for f, cls, _ in added:
             chosen[id(f)] = (f, cls)
-            if not isinstance(f, ast.Module):
-                words.append(f"{f.name}(")
+        words = list(dict.fromkeys(f"{f.name}(" for f, _, _ in added if not isinstance(f, ast.Module)))
     return list(chosen.values())

@@ -171,14 +171,26 @@ def join(envs: list[Env | None], anchor: ast.AST) -> Env | None:
     live = [e for e in envs if e is not None]
     if len(live) <= 1:
         return live[0].copy() if live else None
-    out = Env(patched=frozenset().union(*(e.patched for e in live)))
-    for env in live:
+    out = Env(modes=dict(live[0].modes), patched=frozenset().union(*(e.patched for e in live)))
+    modes = out.modes
+    # Paths copied from one environment share most fact sets (the same objects): only the
+    # sets that differ are merged, which keeps a join linear in what changed on each path.
+    for env in live[1:]:
         for obj, facts in env.modes.items():
-            out.modes[obj] = out.modes.get(obj, frozenset()) | facts
-    for key in {k for e in live for k in e.vars}:
-        objs = {e.vars[key] for e in live if key in e.vars}
+            mine = modes.get(obj)
+            if mine is None:
+                modes[obj] = facts
+            elif mine is not facts and mine != facts:
+                modes[obj] = mine | facts
+    for key in dict.fromkeys(k for e in live for k in e.vars):
+        bound = [e.vars[key] for e in live if key in e.vars]
+        first = bound[0]
+        if all(o is first for o in bound):
+            out.vars[key] = first
+            continue
+        objs = set(bound)
         if len(objs) == 1:
-            out.vars[key] = objs.pop()
+            out.vars[key] = first
             continue
         merged = Obj(
             anchor,

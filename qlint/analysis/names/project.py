@@ -1,8 +1,12 @@
-"""A small project index: finds and parses other modules of the same project on demand.
+"""A small project index: finds other modules of the same project and gives their scopes.
 
-Rules ask it for `from .qdq_utils import DQ_OPS`-style constants. It records which files
-each check consulted (with their content hashes) so a cached result is dropped when a
-module it depends on changes, and it serves unsaved editor buffers from an overlay.
+Rules ask it for `from .qdq_utils import DQ_OPS`-style constants. A module's scope comes
+from its summary (`qlint.analysis.names.summary`) when the summary store knows the
+module's current content, so only the statements a rule asks for are parsed; otherwise the
+module is parsed once and its summary stored. Scopes are kept in memory per content. It
+records which files each check consulted (with their content hashes) so a cached result
+is dropped when a module it depends on changes, and it serves unsaved editor buffers from
+an overlay.
 """
 
 from __future__ import annotations
@@ -10,12 +14,21 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+from typing import Protocol
 
 from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
 from qlint.analysis.names.scope import ModuleScope
+from qlint.analysis.names.summary import ModuleSummary
 from qlint.analysis.repo_root import same_repository
 from qlint.diagnostic import Range
 from qlint.source import DecodeError, LineIndex, decode_source
+
+
+class SummaryStore(Protocol):
+    def get(self, path: str, digest: str, module: str | None) -> ModuleSummary | None: ...
+
+    def put(self, path: str, summary: ModuleSummary) -> None: ...
+
 
 # Re-exported: callers that only need module names should import them from `modules`.
 __all__ = ["ProjectIndex", "import_root", "module_name_for", "resolve_relative"]
@@ -29,8 +42,21 @@ class ProjectIndex:
         # path -> the files whose last check read it: who to recheck after it changes.
         self._users: dict[str, set[str]] = {}
         self._read_by: dict[str, set[str]] = {}
+        # (module, requester) -> (scope, what `_record` was told): a check asks for the same
+        # modules hundreds of times, each a few `stat`s. Valid for one check only (files may
+        # change between checks), see `begin_check`.
+        self._lookups: dict[tuple[str, str], tuple[ModuleScope | None, tuple[str, str] | None]] = {}
 
     _default: ProjectIndex | None = None
+    # Where module summaries are kept between runs (`qlint.summary_cache.SummaryStore`, set
+    # by the CLI unless `--no-cache`): any object with `get(path, digest, module)` and
+    # `put(path, summary)`. None: summaries live in memory only (the language server).
+    store: SummaryStore | None = None
+
+    @classmethod
+    def use_store(cls, store: SummaryStore | None) -> None:
+        """Read and write module summaries there from now on, in every index of the process."""
+        cls.store = store
 
     @classmethod
     def for_path(cls, path: str) -> ProjectIndex:
@@ -55,6 +81,7 @@ class ProjectIndex:
         else:
             self.overlay[path] = text
         self._scopes.pop(path, None)
+        self._lookups.clear()
         return self.dependents(path)
 
     def dependents(self, path: str) -> set[str]:
@@ -71,8 +98,21 @@ class ProjectIndex:
                 return candidate if same_repository(candidate, requester) else None
         return None
 
+    def begin_check(self) -> None:
+        """A new check starts: forget the lookups of the last one (the files may have changed)."""
+        self._lookups.clear()
+
     def module_scope(self, module: str, requester: str) -> ModuleScope | None:
         """The scope of another module of the project, or None if it is not part of it."""
+        memo = self._lookups.get((module, requester))
+        if memo is None:
+            memo = self._lookups[(module, requester)] = self._module_scope(module, requester)
+        scope, recorded = memo
+        if recorded is not None:
+            self._record(requester, *recorded)
+        return scope
+
+    def _module_scope(self, module: str, requester: str) -> tuple[ModuleScope | None, tuple[str, str] | None]:
         path = self.find_module(module, requester)
         if path is None:
             requester_module = module_name_for(requester) or ""
@@ -80,12 +120,10 @@ class ProjectIndex:
                 # A module of this project that does not exist yet: creating it must
                 # invalidate cached results that looked for it ("" = absent).
                 missing = os.path.join(import_root(requester), *module.split(".")) + ".py"
-                self._record(requester, missing, "")
-            return None
+                return None, (missing, "")
+            return None, None
         scope, digest = self._load(path)
-        if digest is not None:
-            self._record(requester, path, digest)
-        return scope
+        return scope, ((path, digest) if digest is not None else None)
 
     def _record(self, requester: str, path: str, digest: str) -> None:
         requester = os.path.abspath(requester)
@@ -152,10 +190,40 @@ class ProjectIndex:
         except OSError:
             return None, None
         digest = hashlib.sha256(data).hexdigest()
-        try:
-            tree = ast.parse(text if text is not None else decode_source(data), filename=path)
-            scope: ModuleScope | None = ModuleScope.build(tree, module_name_for(path), path)
-        except (DecodeError, SyntaxError, ValueError, RecursionError):
-            scope = None  # still a dependency: fixing the file must refresh its users
+        module = module_name_for(path)
+        store = self.store if text is None else None  # an unsaved buffer is never written down
+        summary = store.get(path, digest, module) if store is not None else None
+        if summary is not None:
+            scope = summary.scope(path, _decoder(text, data))
+        else:
+            scope = self._parse(path, module, text, data, digest, store)
         self._scopes[path] = ((key, digest), scope)
         return scope, digest
+
+    @staticmethod
+    def _parse(
+        path: str, module: str | None, text: str | None, data: bytes, digest: str, store: SummaryStore | None
+    ) -> ModuleScope | None:
+        """Parse a module whose summary is not known yet, and remember the summary."""
+        try:
+            tree: ast.Module | None = ast.parse(text if text is not None else decode_source(data), filename=path)
+            scope = ModuleScope.build(tree, module, path)  # type: ignore[arg-type]
+        except (DecodeError, SyntaxError, ValueError, RecursionError):
+            tree, scope = None, None  # still a dependency: fixing the file must refresh its users
+        if store is not None:
+            store.put(path, ModuleSummary.of(tree, scope, module, digest))
+        return scope
+
+
+def _decoder(text: str | None, data: bytes):
+    """The module's text when a summarised scope first needs a statement (None: undecodable)."""
+
+    def decoded() -> str | None:
+        if text is not None:
+            return text
+        try:
+            return decode_source(data)
+        except DecodeError:
+            return None
+
+    return decoded

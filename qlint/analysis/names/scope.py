@@ -141,7 +141,22 @@ def assignments(stmt: ast.AST) -> Iterator[tuple[str, ast.expr]]:
 
 
 def function_assigns(func: ast.AST) -> dict[str, list[ast.AST]]:
-    """Names bound in a function body (not in nested functions or classes), parameters included."""
+    """Names bound in a function body (not in nested functions or classes), parameters included.
+
+    Kept on the node: the model-flow and calibration analyses, the call graph and the
+    language server each ask for the same bodies, and each answer is a walk of the body.
+    The dict is shared, so callers must not change it."""
+    found = getattr(func, _ASSIGNS, None)
+    if found is None:
+        found = _function_assigns(func)
+        setattr(func, _ASSIGNS, found)
+    return found
+
+
+_ASSIGNS = "_qlint_function_assigns"
+
+
+def _function_assigns(func: ast.AST) -> dict[str, list[ast.AST]]:
     found = parameters(func)
     stack = list(ast.iter_child_nodes(func))
     while stack:

@@ -1,0 +1,251 @@
+"""What another module contributes to a check, as plain data: a `ModuleSummary`.
+
+Rules read other project modules only through a `ModuleScope`: its imports, and by name
+its constants, functions and classes (bodies that call graphs, model flows and op
+collections then read). A summary keeps the imports and, for every bound name, where its
+statements are (first line, `def`/statement line, last line, column). It is computed once
+per module content, kept in memory and on disk (`qlint.analysis.names.summary_store`), and
+turned back into a `ModuleScope` whose tables answer "is `x` bound here" from the summary
+alone and parse only the statements a rule asks for, from the module's text. Checking one
+file after an edit therefore parses that file and a few statements of its imports, not
+every module it imports.
+
+Column offsets are kept exactly (a statement nested in a module-level `if`/`try` is parsed
+inside an `if 1:` of its own indentation) and line numbers are shifted back, so every node
+has the position it has in the whole module: findings and related locations in other files
+are the same as from a whole-module parse. A statement that cannot be parsed alone (it
+shares a line with another one that continues further) falls back to a parse of the module.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from qlint.analysis.names.scope import ClassScope, ModuleScope, _top_level, assignments
+
+# (first line, the statement's own line, last line, column): the first line is a
+# decorator's for a decorated definition.
+Loc = tuple[int, int, int, int]
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)")  # the line breaks `ast` counts
+
+
+def _loc(stmt: ast.stmt) -> Loc:
+    first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+    return (first, stmt.lineno, stmt.end_lineno or stmt.lineno, stmt.col_offset)
+
+
+@dataclass
+class ModuleSummary:
+    module: str | None
+    digest: str
+    broken: bool = False  # the module does not parse: it binds nothing, but is still a dependency
+    imports: dict[str, str] = field(default_factory=dict)
+    imported_modules: list[str] = field(default_factory=list)
+    functions: dict[str, Loc] = field(default_factory=dict)
+    classes: dict[str, Loc] = field(default_factory=dict)
+    assigns: dict[str, list[Loc]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, tree: ast.Module | None, scope: ModuleScope | None, module: str | None, digest: str) -> ModuleSummary:
+        """The summary of a parsed module (`tree` None: it does not parse)."""
+        if tree is None or scope is None:
+            return cls(module, digest, broken=True)
+        out = cls(module, digest, imports=dict(scope.imports), imported_modules=sorted(scope.imported_modules))
+        # The same walk and the same "last definition wins" as `ModuleScope.build`.
+        for stmt in _top_level(tree.body):
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                continue
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out.functions[stmt.name] = _loc(stmt)
+            elif isinstance(stmt, ast.ClassDef):
+                out.classes[stmt.name] = _loc(stmt)
+            else:
+                for name, _ in assignments(stmt):
+                    locs = out.assigns.setdefault(name, [])
+                    if not locs or locs[-1] != _loc(stmt):  # `a, a = 1, 2`: one statement
+                        locs.append(_loc(stmt))
+        return out
+
+    # ----------------------------------------------------------------- plain data
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "module": self.module,
+            "digest": self.digest,
+            "broken": self.broken,
+            "imports": self.imports,
+            "imported": self.imported_modules,
+            "functions": {k: list(v) for k, v in self.functions.items()},
+            "classes": {k: list(v) for k, v in self.classes.items()},
+            "assigns": {k: [list(v) for v in vs] for k, vs in self.assigns.items()},
+        }
+
+    @classmethod
+    def from_data(cls, data: Any) -> ModuleSummary:
+        """The inverse of `to_data`; raises TypeError on anything it would not have written."""
+        if not isinstance(data, dict):
+            raise TypeError("not a summary")
+        module, digest, broken = data["module"], data["digest"], data["broken"]
+        if not (module is None or isinstance(module, str)) or not isinstance(digest, str) or type(broken) is not bool:
+            raise TypeError("bad summary header")
+        imports = _str_map(data["imports"])
+        imported = data["imported"]
+        if not isinstance(imported, list) or not all(isinstance(m, str) for m in imported):
+            raise TypeError("bad imported modules")
+        functions = {k: _as_loc(v) for k, v in _named(data["functions"]).items()}
+        classes = {k: _as_loc(v) for k, v in _named(data["classes"]).items()}
+        assigns = {}
+        for name, locs in _named(data["assigns"]).items():
+            if not isinstance(locs, list) or not locs:
+                raise TypeError("bad assignment list")
+            assigns[name] = [_as_loc(v) for v in locs]
+        return cls(module, digest, broken, imports, imported, functions, classes, assigns)
+
+    # ----------------------------------------------------------------- back to a scope
+
+    def scope(self, path: str, text: Callable[[], str | None]) -> ModuleScope | None:
+        """A `ModuleScope` that parses statements from `text()` (the module's content, which
+        the caller has checked against `digest`) when a rule first asks for them."""
+        if self.broken:
+            return None
+        source = _StatementSource(path, self.module, text)
+        return ModuleScope(
+            self.module,
+            path,
+            imports=dict(self.imports),
+            assigns=_LazyTable(self.assigns, source.assigned),  # type: ignore[arg-type]
+            functions=_LazyTable(self.functions, source.function),  # type: ignore[arg-type]
+            classes=_LazyTable(self.classes, source.klass),  # type: ignore[arg-type]
+            imported_modules=set(self.imported_modules),
+        )
+
+
+def _named(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise TypeError("not a table of names")
+    return value
+
+
+def _str_map(value: Any) -> dict[str, str]:
+    table = _named(value)
+    if not all(isinstance(v, str) for v in table.values()):
+        raise TypeError("not a table of strings")
+    return dict(table)
+
+
+def _as_loc(value: Any) -> Loc:
+    if not isinstance(value, list) or len(value) != 4 or not all(type(x) is int and x >= 0 for x in value):
+        raise TypeError(f"not a location: {value!r}")
+    first, line, last, col = value
+    if not 1 <= first <= line <= last:
+        raise TypeError(f"not a location: {value!r}")
+    return (first, line, last, col)
+
+
+class _LazyTable(Mapping):
+    """Names from the summary; each value built on first access and then kept (so a rule
+    sees the same node object every time, as with an eagerly built scope)."""
+
+    def __init__(self, locs: Mapping[str, Any], build: Callable[[str, Any], Any]):
+        self._locs = locs
+        self._build = build
+        self._built: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        if name in self._built:
+            return self._built[name]
+        loc = self._locs[name]
+        value = self._built[name] = self._build(name, loc)
+        return value
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._locs
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._locs)
+
+    def __len__(self) -> int:
+        return len(self._locs)
+
+
+class _StatementSource:
+    """Parses single module-level statements out of a module's text, by location."""
+
+    def __init__(self, path: str, module: str | None, text: Callable[[], str | None]):
+        self.path = path
+        self.module = module
+        self._text = text
+        self._lines: list[str] | None = None
+        self._statements: dict[Loc, ast.stmt | None] = {}
+        self._whole: ModuleScope | None = None
+        self._whole_tree: ast.Module | None = None
+
+    def function(self, name: str, loc: Loc) -> ast.FunctionDef | ast.AsyncFunctionDef:
+        stmt = self.statement(loc)
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
+            return stmt
+        return self.whole().functions[name]
+
+    def klass(self, name: str, loc: Loc) -> ClassScope:
+        stmt = self.statement(loc)
+        if isinstance(stmt, ast.ClassDef) and stmt.name == name:
+            return ClassScope.build(stmt)
+        return self.whole().classes[name]
+
+    def assigned(self, name: str, locs: list[Loc]) -> list[ast.expr]:
+        values: list[ast.expr] = []
+        for loc in locs:
+            stmt = self.statement(loc)
+            found = [v for n, v in assignments(stmt) if n == name] if stmt is not None else []
+            if not found:
+                return self.whole().assigns[name]
+            values.extend(found)
+        return values
+
+    def statement(self, loc: Loc) -> ast.stmt | None:
+        if loc not in self._statements:
+            self._statements[loc] = self._parse(loc)
+        return self._statements[loc]
+
+    def _parse(self, loc: Loc) -> ast.stmt | None:
+        first, line, last, col = loc
+        lines = self._source_lines()
+        if lines is None or last > len(lines):
+            return None
+        chunk = "".join(lines[first - 1 : last])
+        shift = 0
+        if chunk[:1] in (" ", "\t", "\f"):
+            chunk, shift = "if 1:\n" + chunk, 1  # keeps the statement's own columns
+        try:
+            tree = ast.parse(chunk, filename=self.path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        body = tree.body[0].body if shift and tree.body and isinstance(tree.body[0], ast.If) else tree.body
+        ast.increment_lineno(tree, first - 1 - shift)
+        return next((s for s in body if s.lineno == line and s.col_offset == col), None)
+
+    def _source_lines(self) -> list[str] | None:
+        if self._lines is None:
+            text = self._text()
+            if text is None:
+                return None
+            self._lines = _LINES.findall(text)
+            rest = text[sum(map(len, self._lines)) :]
+            if rest:
+                self._lines.append(rest)
+        return self._lines
+
+    def whole(self) -> ModuleScope:
+        """The eagerly built scope: for statements that cannot be parsed alone."""
+        if self._whole is None:
+            text = self._text()
+            try:
+                tree = ast.parse(text or "", filename=self.path)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                tree = ast.Module(body=[], type_ignores=[])
+            self._whole = ModuleScope.build(tree, self.module, self.path)
+        return self._whole

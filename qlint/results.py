@@ -1,0 +1,36 @@
+"""What a check of one file produces, and how paths are shown: the part of the engine that
+every face reads without running a check. Kept apart from `qlint.engine` so a run whose
+results all come from the cache imports no rule, analysis or parser machinery."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+
+from qlint.diagnostic import Diagnostic
+
+
+@dataclass
+class FileResult:
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    # Other project files whose content this result depends on (path -> sha256), for the cache.
+    dependencies: dict[str, str] = field(default_factory=dict)
+    # Problems that are not findings: unreadable file, internal rule error. Exit code 2.
+    errors: list[str] = field(default_factory=list)
+    parsed: bool = False
+
+
+def content_hash(data: bytes | str) -> str:
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()
+
+
+def display_path(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel

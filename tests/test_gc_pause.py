@@ -1,0 +1,72 @@
+"""The collector is paused for the length of a check and comes back after, whatever happens."""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+import pytest
+
+from qlint.engine import check_source
+from qlint.gc_pause import gc_paused
+from qlint.settings import Settings
+
+
+def test_paused_inside_and_restored_after_nested_pauses():
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+
+
+def test_restored_after_an_exception():
+    with pytest.raises(RuntimeError), gc_paused():
+        raise RuntimeError("boom")
+    assert gc.isenabled()
+
+
+def test_a_collector_disabled_before_stays_disabled():
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_overlapping_threads_leave_the_collector_on():
+    entered, release = threading.Barrier(2), threading.Event()
+
+    def check():
+        with gc_paused():
+            entered.wait()
+            release.wait()
+
+    first = threading.Thread(target=check)
+    first.start()
+    with gc_paused():
+        entered.wait()
+        release.set()
+    first.join()
+    assert gc.isenabled()
+
+
+def test_check_source_runs_rules_with_the_collector_paused(monkeypatch):
+    seen = []
+    import qlint.engine as engine
+
+    real = engine.parse_module
+
+    def parse(text, path):
+        seen.append(gc.isenabled())
+        return real(text, path)
+
+    monkeypatch.setattr(engine, "parse_module", parse)
+    text = "from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\nprepare_pt2e(m, q)\n"
+    check_source(text, "snippet.py", Settings())
+    assert seen == [False]
+    assert gc.isenabled()

@@ -1,0 +1,240 @@
+"""Module summaries: the scope rebuilt from a summary is the scope a whole parse gives, the
+disk store serves only summaries of the current content, and checks read them."""
+
+from __future__ import annotations
+
+import ast
+import marshal
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from qlint.analysis.names.project import ProjectIndex
+from qlint.analysis.names.scope import ModuleScope, same_tree
+from qlint.analysis.names.summary import ModuleSummary
+from qlint.runner import run_check
+from qlint.settings import Settings
+from qlint.summary_cache import SummaryStore
+
+TRICKY = """\
+import torch
+from . import sibling as sib
+aten = torch.ops.aten
+A = B = (aten.add,
+         aten.mul)
+X, Y = aten.relu, "é" + "ü"
+if torch.__version__ > "2":
+    OPS = {aten.add, aten.sub}
+    def helper(n):
+        return n.target in OPS
+else:
+    OPS = {aten.add}
+try:
+    import foo
+    Q = foo.Q; R = foo.R
+except ImportError:
+    Q = None
+with open(__file__) as fh:
+    @staticmethod
+    @property
+    def wrapped():
+        return 1
+@decorate(
+    arg=1,
+)
+class Pass(Base):
+    TARGETS = [aten.add]
+
+    def call(self, gm):
+        return gm
+async def coro(): pass
+S = 1; T = (2,
+     3)
+"""
+
+
+def _positions(node: ast.AST) -> list[tuple]:
+    return [
+        (type(n).__name__, n.lineno, n.col_offset, n.end_lineno, n.end_col_offset)
+        for n in ast.walk(node)
+        if hasattr(n, "lineno")
+    ]
+
+
+def _same(a: ast.AST, b: ast.AST) -> bool:
+    return same_tree(a, b) and _positions(a) == _positions(b)
+
+
+def _summarised(text: str, module: str = "pkg.mod") -> tuple[ModuleScope, ModuleScope]:
+    tree = ast.parse(text)
+    eager = ModuleScope.build(tree, module, "/p/pkg/mod.py")
+    summary = ModuleSummary.of(tree, eager, module, "digest")
+    # Through plain data, as the disk store keeps it.
+    summary = ModuleSummary.from_data(marshal.loads(marshal.dumps(summary.to_data())))
+    lazy = summary.scope("/p/pkg/mod.py", lambda: text)
+    assert lazy is not None
+    return eager, lazy
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_scope_from_a_summary_is_the_scope_of_a_whole_parse(newline):
+    eager, lazy = _summarised(TRICKY.replace("\n", newline))
+    assert lazy.imports == eager.imports and lazy.imported_modules == eager.imported_modules
+    for table in ("assigns", "functions", "classes"):
+        assert sorted(getattr(lazy, table)) == sorted(getattr(eager, table)), table
+    for name, values in eager.assigns.items():
+        got = lazy.assigns[name]
+        assert len(got) == len(values) and all(_same(a, b) for a, b in zip(values, got, strict=True)), name
+    for name, func in eager.functions.items():
+        assert _same(func, lazy.functions[name]), name
+    for name, cls in eager.classes.items():
+        assert _same(cls.node, lazy.classes[name].node)
+        assert sorted(lazy.classes[name].methods) == sorted(cls.methods)
+    assert same_tree(lazy.unique("A"), eager.unique("A")) and lazy.unique("OPS") is None  # two different values
+    # The same node every time: rules key memos on node identity.
+    assert lazy.functions["helper"] is lazy.functions["helper"]
+    assert lazy.assigns["A"][0] is lazy.assigns["B"][0]
+
+
+def test_only_the_statements_asked_for_are_parsed(monkeypatch):
+    body = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(200))
+    _, lazy = _summarised("import torch\n" + body + "OPS = [torch.ops.aten.add]\n")
+    parsed: list[int] = []
+    real_parse = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda src, *a, **k: parsed.append(len(src)) or real_parse(src, *a, **k))
+    assert "f150" in lazy.functions and "nope" not in lazy.functions and lazy.unique("nope") is None
+    assert parsed == []  # names alone come from the summary
+    assert lazy.functions["f150"].name == "f150" and lazy.unique("OPS") is not None
+    assert len(parsed) == 2 and max(parsed) < 60
+
+
+def test_a_statement_that_cannot_be_parsed_alone_falls_back_to_the_whole_module():
+    # `A` shares its line with a statement that continues below: parsed alone it is cut off.
+    eager, lazy = _summarised("A = 1; B = (\n    2)\n")
+    assert _same(eager.assigns["A"][0], lazy.assigns["A"][0])
+    assert _same(eager.assigns["B"][0], lazy.assigns["B"][0])
+
+
+def test_a_module_that_does_not_parse_has_no_scope():
+    summary = ModuleSummary.of(None, None, "m", "d")
+    assert ModuleSummary.from_data(summary.to_data()).scope("/m.py", lambda: "") is None
+
+
+# ------------------------------------------------------------------ the disk store
+
+
+def _summary(digest: str = "d1", module: str | None = "pkg.mod") -> ModuleSummary:
+    text = "import torch\nOPS = [torch.ops.aten.add]\n"
+    tree = ast.parse(text)
+    return ModuleSummary.of(tree, ModuleScope.build(tree, module, "/p/pkg/mod.py"), module, digest)
+
+
+def test_the_store_serves_only_the_summary_of_the_current_content(tmp_path):
+    store = SummaryStore(tmp_path / "s")
+    assert store.get("/p/pkg/mod.py", "d1", "pkg.mod") is None
+    store.put("/p/pkg/mod.py", _summary())
+    got = SummaryStore(tmp_path / "s").get("/p/pkg/mod.py", "d1", "pkg.mod")
+    assert got is not None and got.to_data() == _summary().to_data()
+    assert store.get("/p/pkg/mod.py", "d2", "pkg.mod") is None  # the module changed
+    assert store.get("/p/pkg/mod.py", "d1", "mod") is None  # another package layout
+    assert store.get("/p/pkg/other.py", "d1", "pkg.mod") is None
+    assert [p.name for p in (tmp_path / "s").iterdir() if p.name.startswith(".tmp")] == []
+
+
+def test_a_damaged_summary_is_a_miss(tmp_path):
+    store = SummaryStore(tmp_path / "s")
+    store.put("/p/pkg/mod.py", _summary())
+    (file,) = (tmp_path / "s").iterdir()
+    good = file.read_bytes()
+    for damaged in (b"", good[: len(good) // 2], good[:-1], bytes([good[0] ^ 1]) + good[1:], good[:-3] + b"xyz"):
+        file.write_bytes(damaged)
+        assert store.get("/p/pkg/mod.py", "d1", "pkg.mod") is None
+    # A well-formed file with a valid checksum whose summary is not one: still a miss.
+    import hashlib
+
+    header = b"qlint-summary-1\n"
+    for bad in ({"module": 3}, {"digest": "d1", "module": "pkg.mod", "broken": False, "imports": {}, "imported": []}):
+        payload = marshal.dumps({"magic": "qlint-summary-1", "path": "/p/pkg/mod.py", "summary": bad})
+        file.write_bytes(header + hashlib.sha256(payload).digest() + payload)
+        assert store.get("/p/pkg/mod.py", "d1", "pkg.mod") is None
+    data = _summary().to_data()
+    data["functions"] = {"f": [5, 2, 9, 0]}  # a location that cannot be
+    payload = marshal.dumps({"magic": "qlint-summary-1", "path": "/p/pkg/mod.py", "summary": data})
+    file.write_bytes(header + hashlib.sha256(payload).digest() + payload)
+    assert store.get("/p/pkg/mod.py", "d1", "pkg.mod") is None
+
+
+def test_an_unwritable_store_is_not_an_error(tmp_path):
+    (tmp_path / "s").write_text("a file where the directory should be")
+    SummaryStore(tmp_path / "s").put("/p/pkg/mod.py", _summary())
+
+
+# ------------------------------------------------------------------ checks read summaries
+
+HELPER = "import torch\n\nDQ_OPS = [torch.ops.quantized_decomposed.dequantize_per_tensor]\n"
+USER = """\
+from .helper import DQ_OPS
+
+
+def match(node):
+    return node.target in DQ_OPS
+"""
+
+
+def _old(path: Path, text: str) -> Path:
+    path.write_text(text)
+    past = time.time_ns() - 3600 * 10**9
+    os.utime(path, ns=(past, past))
+    return path
+
+
+@pytest.fixture
+def package(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    _old(pkg / "__init__.py", "")
+    _old(pkg / "helper.py", HELPER)
+    _old(pkg / "user.py", USER)
+    return pkg
+
+
+def _findings(pkg: Path, s: Settings, use_cache: bool = True) -> tuple[int, list[tuple]]:
+    run = run_check([str(pkg / "user.py")], s, use_cache=use_cache, jobs=1)
+    return run.cached, [(d.code, d.range.start.row) for r in run.results for d in r.diagnostics]
+
+
+def test_a_check_reads_the_summary_of_an_imported_module_and_an_edit_recomputes(package, tmp_path, monkeypatch):
+    s = Settings(root=tmp_path, cache_dir=tmp_path / "cache")
+    ProjectIndex._default = None  # no module remembered in memory from other tests
+    cached, first = _findings(package, s)
+    assert cached == 0 and [c for c, _ in first] == ["QL101"]
+    assert list((tmp_path / "cache").glob("*/*.summaries/*.summary"))  # helper's summary was written
+
+    # A new process (no scope in memory) whose own result is not cached: helper.py's
+    # summary is read, helper.py is not parsed as a whole.
+    ProjectIndex._default = None
+    for index in (tmp_path / "cache").glob("*/*.index"):
+        index.unlink()
+    whole_parses: list[str] = []
+    real = ProjectIndex._parse
+    monkeypatch.setattr(
+        ProjectIndex, "_parse", staticmethod(lambda path, *a: whole_parses.append(path) or real(path, *a))
+    )
+    assert _findings(package, s) == (0, first)
+    assert whole_parses == []
+
+    # The helper changes: the user's cached result is recomputed from the new content.
+    assert _findings(package, s)[0] == 1
+    _old(package / "helper.py", HELPER.replace("dequantize_per_tensor]", "dequantize_per_tensor.default]"))
+    assert _findings(package, s) == (0, [])
+    assert whole_parses == [str(package / "helper.py")]  # once, for its new content
+    assert _findings(package, s, use_cache=False) == (0, [])
+
+
+def test_no_cache_writes_no_summary(package, tmp_path):
+    s = Settings(root=tmp_path, cache_dir=tmp_path / "cache")
+    assert _findings(package, s, use_cache=False)[1]
+    assert not (tmp_path / "cache").exists()
+    assert ProjectIndex.store is None  # the run's store does not outlive it
