@@ -66,6 +66,9 @@ class Forwarding:
         self._trails: list[list[tuple[str, tuple | None]]] = []
         self._found: dict[tuple[str, str], str | None] = {}  # per check: files may appear later
         self._project = None  # the project index, known once a resolver is seen
+        # Content keys and recorded dependencies of this check: a file is stat-ed once per check.
+        self._keys: dict[str, tuple | None] = {}
+        self._recorded: set[str] = set()
 
     def module_scope(self, resolver: Resolver, module: str, requester: str) -> ModuleScope | None:
         """Another module of the project, if it can hold a helper (its text names a sink).
@@ -89,10 +92,24 @@ class Forwarding:
         return project.module_scope(module, requester)
 
     def _read(self, project, path: str) -> None:
-        key = file_keys.content_key(project, path)
+        key = self._key(path)
         if self._trails:  # the innermost fact; each hands its trail on to the one around it
             self._trails[-1].append((path, key))
-        file_keys.record(project, self.own_path, ((path, key),))
+        self._record(((path, key),))
+
+    def _key(self, path: str) -> tuple | None:
+        if path not in self._keys:
+            self._keys[path] = file_keys.content_key(self._project, path)
+        return self._keys[path]
+
+    def _valid(self, deps) -> bool:
+        return self._project is not None and all(self._key(path) == key for path, key in deps)
+
+    def _record(self, deps) -> None:
+        new = tuple((p, k) for p, k in deps if p not in self._recorded)
+        if new and self._project is not None:
+            self._recorded.update(p for p, _ in new)
+            file_keys.record(self._project, self.own_path, new)
 
     def forwarded_args(self, call: ast.Call, resolver: Resolver) -> list[ast.expr]:
         """The arguments of `call` that a helper forwards to a sink ([] for other calls)."""
@@ -120,8 +137,7 @@ class Forwarding:
         if key in self._params:
             return self._params[key][1]
         shared = _SHARED.get((key, self.needles))
-        project = self._project
-        fresh = shared is not None and project is not None and file_keys.still_valid(project, shared[2])
+        fresh = shared is not None and self._valid(shared[2])
         if fresh and shared[0] is func:
             # Another module's function (its scope is cached by the project index): read once
             # per process, not once per file that calls it, while the modules it was read
@@ -158,15 +174,14 @@ class Forwarding:
         if scope.path != self.own_path:
             if len(_SHARED) > 50_000:
                 _SHARED.clear()
-            own = (scope.path, _key_of(self._project, scope.path))
+            own = (scope.path, self._key(scope.path) if self._project is not None else None)
             _SHARED[(key, self.needles)] = (func, result, (*trail, own))
         return result
 
     def _replay(self, deps) -> None:
         if self._trails:
             self._trails[-1].extend(deps)
-        if self._project is not None:
-            file_keys.record(self._project, self.own_path, deps)
+        self._record(deps)
 
     def helper_names(self, scope: ModuleScope, resolver: Resolver) -> set[str]:
         """Names under which `scope` calls helpers of other modules: imported functions and
@@ -180,7 +195,8 @@ class Forwarding:
             # helper is remembered per import root (briefly, as for the texts it depends on).
             key = (full, root, self.needles)
             known = _IMPORTED.get(key)
-            if known is not None and file_keys.still_valid(resolver.project, known[1]):
+            self._project = resolver.project
+            if known is not None and self._valid(known[1]):
                 self._replay(known[1])
             else:
                 self._trails.append([])
@@ -280,10 +296,6 @@ def _all_args(call: ast.Call) -> Iterator[ast.expr]:
 _TEXTS: dict[tuple, tuple[tuple | None, bool]] = {}
 _IMPORTED: dict[tuple, tuple[bool, tuple]] = {}
 _SHARED: dict[tuple, tuple[ast.AST, frozenset[str], tuple]] = {}
-
-
-def _key_of(project, path: str):
-    return file_keys.content_key(project, path) if project is not None else None
 
 
 def _mentions(project, path: str, needles: tuple[str, ...]) -> bool:
