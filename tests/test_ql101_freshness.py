@@ -108,3 +108,20 @@ def test_project_inserting_the_packet_in_a_module_created_or_edited_later(tmp_pa
     assert _rows(_check(pkg / "matcher.py", project, ("QL1",))) == []
     project.update(str(pkg / "other.py"), None)
     assert _rows(_check(pkg / "matcher.py", project, ("QL1",))) == [("QL101", 5)]
+
+
+def test_helper_of_a_helper_in_a_third_module_edited_on_disk(tmp_path):
+    # helpers.check forwards to inner.verify; only inner.py changes, helpers.py's parse stays.
+    outer = (
+        "from .inner import verify\n\ndef check(case, m, occurrence):\n    verify(case, m, occurrence)\n\n"
+        "def no_nodes(case, m):\n    case.checkGraphModuleNodes(m, expected_node_list=[])\n"
+    )
+    inner = FORWARDS.replace("def check", "def verify")
+    pkg = write_package(tmp_path, "pkg", user=USER, helpers=outer, inner=inner)
+    project = ProjectIndex()
+    first = _check(pkg / "user.py", project)
+    assert _rows(first) == [("QL101", 6)]
+    assert str(pkg / "inner.py") in first.dependencies
+    (pkg / "inner.py").write_text(DROPS.replace("def check", "def verify"))
+    project.update(str(pkg / "inner.py"), None)
+    assert _rows(_check(pkg / "user.py", project)) == []
