@@ -652,3 +652,30 @@ def test_own_packet_insertion_excuses_the_matcher_only_where_the_graph_carries_p
     # Legacy FX graphs carry packets: neither is reported.
     legacy = src.replace("import torch\n", "import torch\n        from torch.fx import symbolic_trace\n")
     assert lint(legacy, select=("QL101", "QL102")) == []
+
+
+OWN_OP = """
+    import torch
+    from torch.library import custom_op
+
+    @custom_op("test_int4::quantize_int4", mutates_args=())
+    def quantize_int4(x: torch.Tensor) -> torch.Tensor:
+        return x
+
+    def convert(model, node):
+        model.graph.call_function(torch.ops.test_int4.quantize_int4, (node,))
+
+    def test(self, m):
+        self.checkGraphModuleNodes(m, expected_node_occurrence={CHECKED: 1})
+"""
+
+
+def test_op_the_module_defines_inserted_and_checked_as_a_packet_is_quiet():
+    checked = OWN_OP.replace("CHECKED", "torch.ops.test_int4.quantize_int4")
+    assert lint(checked, select=("QL101", "QL102")) == []
+    # Inserted but consumed by nothing here: matchers elsewhere would key on `.default`.
+    unchecked = OWN_OP.replace("CHECKED", "torch.ops.aten.relu.default")
+    assert [d.code for d in lint(unchecked, select=("QL102",))] == ["QL102"]
+    # An op defined elsewhere: the module is not its only consumer.
+    elsewhere = checked.replace('"test_int4::quantize_int4"', '"test_int4::other"')
+    assert [d.code for d in lint(elsewhere, select=("QL102",))] == ["QL102"]
