@@ -51,7 +51,10 @@ def sees_overloads(ctx: FileContext, body: Body, row: int) -> bool:
     name = funcs[-1].name
     for caller in ast.walk(ctx.tree):
         if isinstance(caller, _FUNCS) and caller not in funcs:
-            for call in _calls_of(caller, name):
+            calls = _calls_of(caller, name)
+            if calls and _reads_exported(caller):
+                return True
+            for call in calls:
                 if _exported_into(caller.body, call.lineno, call):
                     return True
     return False
