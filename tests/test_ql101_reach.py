@@ -679,3 +679,22 @@ def test_op_the_module_defines_inserted_and_checked_as_a_packet_is_quiet():
     # An op defined elsewhere: the module is not its only consumer.
     elsewhere = checked.replace('"test_int4::quantize_int4"', '"test_int4::other"')
     assert [d.code for d in lint(elsewhere, select=("QL102",))] == ["QL102"]
+
+
+def test_packet_torchao_inserts_in_a_helper_called_on_an_exported_programs_nodes():
+    src = """
+        import torch
+
+        def is_dq(n):
+            return n.target == torch.ops.torchao.dequantize_affine
+
+        def count(ep):
+            return sum(is_dq(n) for n in ep.graph_module.graph.nodes)
+        """
+    assert rows(ql101(src)) == [5]
+    # The caller walks an exported program elsewhere; the helper sees the converted module.
+    elsewhere = src.replace(
+        "return sum(is_dq(n) for n in ep.graph_module.graph.nodes)",
+        "found = [is_dq(n) for n in converted.graph.nodes]\n            print(ep.graph_module)",
+    )
+    assert ql101(elsewhere) == []

@@ -51,11 +51,8 @@ def sees_overloads(ctx: FileContext, body: Body, row: int) -> bool:
     name = funcs[-1].name
     for caller in ast.walk(ctx.tree):
         if isinstance(caller, _FUNCS) and caller not in funcs:
-            calls = _calls_of(caller, name)
-            if calls and _reads_exported(caller):
-                return True
-            for call in calls:
-                if _exported_into(caller.body, call.lineno, call):
+            for call in _calls_of(caller, name):
+                if _exported_into(caller.body, call.lineno, call) or _on_exported(caller, call):
                     return True
     return False
 
@@ -131,6 +128,22 @@ def _all_args(call: ast.Call) -> list[ast.expr]:
 
 def _reads_exported(func: ast.AST) -> bool:
     return any(isinstance(n, ast.Attribute) and n.attr in _EXPORTED for n in _walk_own(func.body))
+
+
+def _on_exported(func: ast.AST, call: ast.Call) -> bool:
+    """Whether the call runs on an exported program's nodes: the statement holding it, or a
+    loop around it, walks `<ep>.graph_module` (`f(n) for n in ep.graph_module.graph.nodes`)."""
+    for stmt in _walk_own(func.body):
+        if isinstance(stmt, ast.stmt) and stmt.lineno <= call.lineno <= stmt.end_lineno:
+            if isinstance(stmt, (ast.For, ast.AsyncFor)):
+                scope = [stmt.iter]
+            elif isinstance(stmt, _COMPOUND):
+                continue
+            else:
+                scope = [stmt]
+            if any(isinstance(n, ast.Attribute) and n.attr in _EXPORTED for e in scope for n in ast.walk(e)):
+                return True
+    return False
 
 
 def _calls_of(func: ast.AST, name: str) -> list[ast.Call]:
