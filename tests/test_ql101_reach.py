@@ -698,3 +698,23 @@ def test_packet_torchao_inserts_in_a_helper_called_on_an_exported_programs_nodes
         "found = [is_dq(n) for n in converted.graph.nodes]\n            print(ep.graph_module)",
     )
     assert ql101(elsewhere) == []
+
+
+def test_local_helper_that_never_runs_is_quiet():
+    src = """
+        import torch
+
+        def test_buffers(self, gm):
+            def count_copies(gm):
+                return sum(node.target == torch.ops.aten.copy_ for node in gm.graph.nodes)
+
+            return CALL
+        """
+    # Defined and never named again: the body cannot run.
+    assert ql101(src.replace("CALL", "None")) == []
+    # Called, or handed on as a callback: it runs.
+    assert rows(ql101(src.replace("CALL", "count_copies(gm)"))) == [6]
+    assert rows(ql101(src.replace("CALL", "run_on(gm, count_copies)"))) == [6]
+    # Decorated: a registry keeps it, and it runs.
+    decorated = src.replace("        def count_copies", "        @register\n        def count_copies")
+    assert rows(ql101(decorated.replace("CALL", "None"))) == [6]

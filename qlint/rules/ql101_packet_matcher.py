@@ -18,7 +18,7 @@ from qlint.analysis.graphs.fx_targets import is_node_target, target_names, targe
 from qlint.analysis.graphs.forwarding import Forwarding, callee_name, spans_any
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
 from qlint.analysis.graphs.graph_context import COMPILER_INTERNAL, packet_graph_context
-from qlint.analysis.graphs.reexport import sees_overloads
+from qlint.analysis.graphs.reexport import never_runs, sees_overloads
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Located, OpRef, Resolver
 from qlint.diagnostic import Diagnostic, RelatedInfo
@@ -123,6 +123,9 @@ class PacketMatcher(Rule):
                     for hit, diag in self._report(ctx, use, hits):
                         found.setdefault((diag.range, diag.message, hit.ref.key), (diag, body, use.lineno))
         # Cheap checks first, whole-module checks only when there is something to report.
+        if not found:
+            return
+        found = {key: v for key, v in found.items() if not never_runs(ctx, v[1])}
         if not found:
             return
         context = packet_graph_context(ctx)

@@ -170,3 +170,17 @@ def _walk_own(stmts: list[ast.stmt]):
             continue
         yield node
         stack.extend(ast.iter_child_nodes(node))
+
+
+def never_runs(ctx: FileContext, body: Body) -> bool:
+    """A function defined inside another one that never names it (not called, not passed
+    on, not decorated into a registry): its body cannot run, whatever it compares."""
+    func = body.node
+    if not isinstance(func, _FUNCS) or func.decorator_list:
+        return False
+    outer = [f for f in _enclosing(ctx.tree, func) if f is not func]
+    if not outer or func not in outer[0].body:
+        return False
+    return not any(
+        isinstance(n, ast.Name) and n.id == func.name and not isinstance(n.ctx, ast.Store) for n in ast.walk(outer[0])
+    )
