@@ -716,5 +716,5 @@ def test_local_helper_that_never_runs_is_quiet():
     assert rows(ql101(src.replace("CALL", "count_copies(gm)"))) == [6]
     assert rows(ql101(src.replace("CALL", "run_on(gm, count_copies)"))) == [6]
     # Decorated: a registry keeps it, and it runs.
-    decorated = src.replace("        def count_copies", "        @register\n        def count_copies")
-    assert rows(ql101(decorated.replace("CALL", "None"))) == [6]
+    decorated = src.replace("            def count_copies", "            @register\n            def count_copies")
+    assert rows(ql101(decorated.replace("CALL", "None"))) == [7]
