@@ -95,3 +95,44 @@ def test_analysis_imports_nothing_above_it():
         if not target.startswith(BELOW_ANALYSIS)
     )
     assert upward == []
+
+
+def _qlint_bases(path: Path) -> list[tuple[str, str]]:
+    """(class, base) where a class of this module derives from a class imported from qlint."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    from_qlint = {
+        a.asname or a.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("qlint")
+        for a in node.names
+    }
+    return [
+        (node.name, base.id)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        for base in node.bases
+        if isinstance(base, ast.Name) and base.id in from_qlint
+    ]
+
+
+def test_base_finder_sees_an_imported_base(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("from qlint.x import Calls\nfrom typing import Protocol\nclass A(Calls, Protocol): pass\n")
+    assert _qlint_bases(module) == [("A", "Calls")]
+
+
+def test_analysis_classes_are_not_split_across_modules():
+    """A class whose methods live in another module as a mixin is one class a reader has to
+    assemble from two files; the analysis layer composes objects instead."""
+    split = [(str(p.relative_to(ROOT)), *pair) for p in (ROOT / "analysis").rglob("*.py") for pair in _qlint_bases(p)]
+    assert split == []
+
+
+def test_call_semantics_does_not_know_the_interpreter():
+    graph = import_graph()
+    assert "qlint.analysis.flow.model_calls" in graph["qlint.analysis.flow.model_interp"]
+    assert not any(t.startswith("qlint.analysis.flow.model_interp") for t in graph["qlint.analysis.flow.model_calls"])
+    assert not any(t.startswith("qlint.analysis.flow.model_flow") for t in graph["qlint.analysis.flow.model_calls"])
+    # What calls that build models do is asked of its own object, which knows neither side.
+    above = ("qlint.analysis.flow.model_calls", "qlint.analysis.flow.model_interp", "qlint.analysis.flow.model_flow")
+    assert not any(t.startswith(above) for t in graph["qlint.analysis.flow.model_builds"])

@@ -295,7 +295,9 @@ def test_self_attribute_set_elsewhere_is_known_only_when_always_built_fresh():
         """
     )
     assert states(built) == {"train"}
-    assert states(stored) == {"unknown"}
+    # Stored from `__init__` (issue 14 item 2): as the caller passed it, like a parameter.
+    assert states(stored) == {"unset"}
+    assert {f.origin.kind for f in stored.modes} == {"stored constructor parameter"}
 
 
 def test_loop_item_of_a_parameter_is_part_of_it():

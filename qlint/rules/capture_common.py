@@ -16,6 +16,7 @@ from qlint.analysis.flow.model_flow import (
     PARAM,
     PARAM_PART,
     PRETRAINED,
+    STORED,
     Capture,
     FunctionFlow,
     ModeFact,
@@ -72,7 +73,7 @@ def reasons(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]
     via: dict[Reason, set[int]] = {}  # what callers pass -> the lines of those calls
     for fact in cap.modes_for(flow):
         origin = fact.origin
-        if fact.state == "unset" and origin is not None and origin.kind == PARAM:
+        if fact.state == "unset" and origin is not None and origin.kind in (PARAM, STORED):
             callers = caller_facts(flows, origin.node, origin.index)
             if callers is not None:
                 for call, caller_fact in callers:
@@ -118,6 +119,9 @@ def _describe(ctx: FileContext, fact: ModeFact) -> Reason | None:
         return Reason("eval", node, f"after `{ctx.source_of(node)}` at line {row}", row)
     if fact.state == "unset" and origin is not None and origin.kind == PARAM:
         return Reason("parameter", None, f"as parameter `{origin.name}`, in whatever mode the caller left it")
+    if fact.state == "unset" and origin is not None and origin.kind == STORED:
+        where = f"stored from parameter `{origin.name}` of `__init__` at line {row}"
+        return Reason("parameter", None, f"as `{ctx.source_of(node)}`, {where}, in whatever mode the caller left it")
     if fact.state == "unset" and origin is not None and origin.kind == PARAM_PART:
         text = f"as `{ctx.source_of(node)}` from parameter `{origin.name}`, in whatever mode the caller left it"
         if isinstance(node, (ast.For, ast.AsyncFor)):

@@ -24,6 +24,7 @@ from qlint.rules.capture_common import (
     reasons,
     related,
 )
+from qlint.rules.capture_content import content_note, mode_free
 from qlint.rules.ptq_eval_fix import HELPER, eval_fix, is_graph
 
 _BAD = ("train", "constructed", "parameter")
@@ -49,8 +50,10 @@ class PtqCaptureWithoutEval(Rule):
                 src = ctx.source_of(qat_train.node)
                 row = qat_train.node.lineno
                 bad.append(Reason("qat-only", qat_train.node, f"`{src}` at line {row} runs for QAT only", row))
-            if not bad:
-                continue  # eval on every PTQ path, or a model whose mode this function cannot know
+            if not bad or mode_free(cap, "ptq", flows):
+                # Eval on every PTQ path, a model whose mode this function cannot know, or one whose
+                # mode cannot change the graph (nothing in it depends on `self.training`).
+                continue
             model = model_text(ctx, cap)
             head = "in train mode" if any(r.kind in ("train", "constructed") for r in bad) else "without `eval()`"
             partial = [
@@ -61,7 +64,7 @@ class PtqCaptureWithoutEval(Rule):
             detail = listed(bad + partial)
             # `.eval()` raises on an exported GraphModule (torch 2.13): torchao's helper is the way.
             remedy = f"`{HELPER}({model})`" if is_graph(cap) else f"`{model}.eval()`"
-            message = f"`{model}` is captured for PTQ {head} ({detail})"
+            message = f"`{model}` is captured for PTQ {head} ({detail}){content_note(cap, 'ptq', flows)}"
             help_ = (
                 f"{grad_mode_note(cap)}Batch norm and dropout keep their training behaviour in the graph, so"
                 " calibration after `prepare_pt2e` updates running statistics and drops activations; call"

@@ -15,6 +15,7 @@ from qlint.diagnostic import Diagnostic
 from qlint.evidence import CaptureEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.capture_common import captures, evidence, insert_mode_call, listed, model_text, reasons, related
+from qlint.rules.capture_content import content_note, mode_free
 
 
 class QatCaptureInEvalMode(Rule):
@@ -34,9 +35,11 @@ class QatCaptureInEvalMode(Rule):
                 # Eval mode must dominate (every QAT path reaches the capture in eval mode), and
                 # `move_exported_model_to_train` on the prepared graph repairs dropout and batch norm.
                 continue
+            if mode_free(cap, "qat", flows):
+                continue  # no dropout, batch norm or `self.training`: the same graph in either mode
             why = reasons(ctx, cap, "qat", flows)
             model = model_text(ctx, cap)
-            message = f"`{model}` is captured for QAT in eval mode ({listed(why)})"
+            message = f"`{model}` is captured for QAT in eval mode ({listed(why)}){content_note(cap, 'qat', flows)}"
             help_ = (
                 "The graph gets disabled dropout and eval-mode batch norm (except where `prepare_qat_pt2e`"
                 " folds it into a conv), so QAT training neither regularises nor updates those statistics;"

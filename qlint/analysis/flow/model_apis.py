@@ -11,6 +11,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from qlint.analysis.flow.model_classes import FACTORIES
 from qlint.analysis.names.resolver import Resolver
 
 
@@ -52,8 +53,6 @@ _PT2E_PACKAGES = ("torchao.", "torch.ao.", "torch.quantization.", "executorch.")
 _EXPORT_RECIPE = frozenset({"executorch.export.ExportRecipe", "executorch.export.recipe.ExportRecipe"})
 # Not `torchao.prototype.quantization.module_swap.QuantizationRecipe`: an unrelated class.
 _QUANT_RECIPE = frozenset({"executorch.export.QuantizationRecipe", "executorch.export.recipe.QuantizationRecipe"})
-# Model builders that return a freshly initialised module, i.e. one in train mode.
-_FACTORIES = ("torchvision.models.", "timm.create_model")
 
 
 def classify_call(name: str | None, func: ast.expr) -> Api | None:
@@ -78,13 +77,12 @@ def classify_call(name: str | None, func: ast.expr) -> Api | None:
     return None
 
 
-def is_class_call(name: str | None, func: ast.expr, scope) -> bool:
-    """A constructor (or a builder of a new model): the result starts in train mode."""
-    if isinstance(func, ast.Name) and func.id in scope.classes:
-        return True
+def is_class_call(name: str | None, func: ast.expr) -> bool:
+    """By its name only, for a callee no class of the project resolves to (`torch.nn.Linear`, a
+    builder of a new model): the result starts in train mode."""
     if name is None:
         return False
-    if name.startswith(_FACTORIES):
+    if name.startswith(FACTORIES):
         return True
     last = name.rpartition(".")[2]
     return last[:1].isupper() and not last.isupper()
@@ -177,28 +175,3 @@ def init_sets_eval(cls: ast.ClassDef) -> bool:
     return init is not None and any(
         (m := mode_call(n)) is not None and m[1] == "eval" and key(m[0]) == "self" for n in ast.walk(init)
     )
-
-
-def attribute_builders(cls: ast.ClassDef, is_constructor: Callable[[ast.Call], bool]) -> dict[str, ast.Call]:
-    """`self.<attr>` that the class only ever sets to a freshly built module and never evals.
-
-    Anything else (a parameter stored in `__init__`, a tuple from a loader, an `.eval()`
-    anywhere in the class) leaves the attribute's mode unknown, and the rules quiet.
-    """
-    built: dict[str, ast.Call] = {}
-    other: set[str] = set()
-    for node in ast.walk(cls):
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                for sub in ast.walk(target):
-                    name = key(sub)
-                    if name is None or not name.startswith("self."):
-                        continue
-                    value = node.value
-                    if sub is target and isinstance(value, ast.Call) and is_constructor(value):
-                        built.setdefault(name, value)
-                    else:
-                        other.add(name)
-        elif (m := mode_call(node)) is not None and m[1] != "train" and (name := key(m[0])) is not None:
-            other.add(name)
-    return {name: call for name, call in built.items() if name not in other}

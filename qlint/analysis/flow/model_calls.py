@@ -1,17 +1,22 @@
-"""What calls do to models, for `qlint.analysis.flow.model_interp`: captures, PT2E steps, mode
-switches, ExecuTorch sessions, and summaries of helpers of the same module or project.
+"""What calls do to models: captures, PT2E steps, mode switches, ExecuTorch sessions, and
+summaries of helpers of the same module or project.
+
+The statement walk (`qlint.analysis.flow.model_interp.Interpreter`) holds one `CallSemantics`
+and hands it every call; `CallSemantics` asks the walk back only through `Walk`, so neither
+module imports the other's class.
 """
 
 from __future__ import annotations
 
 import ast
 from dataclasses import replace
+from typing import Protocol
 
-from qlint.analysis.flow.model_apis import Api, argument, classify_call, init_sets_eval, is_class_call, key, recipe_flow
+from qlint.analysis.flow.model_apis import Api, argument, classify_call, key, recipe_flow
 from qlint.analysis.flow.model_apis import switch_mode as _switch_mode
+from qlint.analysis.flow.model_builds import Builds
 from qlint.analysis.flow.model_values import (
     CALL,
-    CONSTRUCTED,
     CONVERTED,
     EXPECTS_ERROR,
     EXPORTED,
@@ -32,7 +37,11 @@ from qlint.analysis.flow.model_values import (
     Origin,
     Sink,
     merge_values,
+    new_value,
+    part_of,
 )
+from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.names.scope import ClassScope
 
 _SELF_RETURNING = frozenset(
     {"to", "cpu", "cuda", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory", "to_empty", "type"}
@@ -41,16 +50,57 @@ _ITEMS = frozenset({"items", "values", "get", "pop", "__getitem__"})  # of a dic
 _PT2E_RESULT = {"prepare": PREPARED, "prepare_qat": PREPARED_QAT, "convert": CONVERTED}
 
 
+class Walk(Protocol):
+    """What call semantics asks of the statement walk that holds it."""
+
+    func: ast.AST  # the function (or module) analysed
+    flow: FunctionFlow  # what it records about that function
+    guards: list[tuple[str, bool]]  # the branch conditions around the current statement
+    contexts: list[str]  # enclosing `with` contexts and `try` blocks
+    stmt_stack: list[ast.stmt]
+
+    def expr(self, e: ast.expr | None, env: Env) -> Obj | None: ...
+
+    def qualname(self, expr: ast.AST) -> str | None: ...
+
+
 class CallSemantics:
-    """Mixed into `Interpreter`; uses its `expr`, `new`, `qualname`, `flow`, `owner`, ..."""
+    """What one call does to the models of one function's walk; keeps the state only calls need."""
+
+    def __init__(self, walk: Walk, owner, resolver: Resolver, class_scope: ClassScope | None, nested, classes):
+        self.walk = walk
+        self.owner = owner  # the `ModelFlow` that summarises helpers (not imported: it imports us)
+        self.resolver = resolver
+        self.class_scope = class_scope
+        self.nested = nested  # helpers defined inside the function: name -> def
+        self.classes = classes  # classes defined inside the function: name -> def (None: two of them)
+        self.builds = Builds(self)
+        self.capture_index: dict[int, int] = {}
+        self.switch_index: dict[int, ModeSwitch] = {}
+        self.sessions: dict[Obj, tuple] = {}
+        self.graph_holders: set[Obj] = set()  # modules with an exported GraphModule as a submodule
+
+    @property
+    def flow(self) -> FunctionFlow:
+        return self.walk.flow
+
+    def holds_graph(self, holder: Obj) -> None:
+        """`holder.block = <exported graph>`: `holder.eval()` would now raise."""
+        self.graph_holders.add(holder)
 
     def call(self, node: ast.Call, env: Env) -> Obj | None:
         func = node.func
-        receiver = self.expr(func.value, env) if isinstance(func, ast.Attribute) else None
-        args = [self.expr(a.value if isinstance(a, ast.Starred) else a, env) for a in node.args]
-        kwargs = {kw.arg: self.expr(kw.value, env) for kw in node.keywords}
+        receiver = self.walk.expr(func.value, env) if isinstance(func, ast.Attribute) else None
+        args = [self.walk.expr(a.value if isinstance(a, ast.Starred) else a, env) for a in node.args]
+        kwargs = {kw.arg: self.walk.expr(kw.value, env) for kw in node.keywords}
         first = args[0] if args and not isinstance(node.args[0], ast.Starred) else None
 
+        builds = self.builds
+        makes = builds.factory_called(func, env)
+        if makes is not None:  # `make()`, `MODELS[name]()`: what each callable builds
+            return merge_values([builds.make(node, m, args, kwargs, env) for m in makes], env, node)
+        if isinstance(func, ast.Attribute) and func.attr == "get" and (makes := builds.callables(func.value)):
+            return builds.factory(node, makes, env)  # `MODELS.get(name)`
         summary = self.helper(func)
         if summary is not None:
             return self.apply(node, *summary, receiver, args, kwargs, env)
@@ -59,31 +109,23 @@ class CallSemantics:
             if result is not False:
                 return result
         # A method of a model value (`model.load_state_dict`) names no API: skip the lookup.
-        name = None if receiver is not None and _root_is_value(func, env) else self.qualname(func)
+        name = None if receiver is not None and _root_is_value(func, env) else self.walk.qualname(func)
         api = classify_call(name, func)
         if api is not None:
             return self.api_call(node, api, first, kwargs, env)
         if isinstance(func, ast.Attribute) and func.attr == "from_pretrained":
-            return self.new(env, node, "", Origin(PRETRAINED, node))
-        if is_class_call(name, func, self.owner.scope):
-            return self.construct(node, func, [*args, *kwargs.values()], env)
+            return new_value(env, node, "", Origin(PRETRAINED, node))
+        built = builds.construction(node, name)
+        if built is not None:
+            builds.instantiation(node, built, args, kwargs, env)
+            return builds.construct(node, built, [*args, *kwargs.values()], env)
         if first is not None and (first.captures or PARAM in first.kinds):
             # `gm = some_pass(gm)`: graph passes return the graph they were given (or a rewrite of it).
             facts = env.facts(first) if first.is_graph else {ModeFact("unset", node, Origin(CALL, node))}
             obj = Obj(node, "", first.origins, first.captures)
             env.modes[obj] = frozenset(facts)
             return obj
-        return self.new(env, node, "", Origin(CALL, node))
-
-    def construct(self, node: ast.Call, func: ast.expr, args: list[Obj | None], env: Env) -> Obj:
-        origin = Origin(CONSTRUCTED, node)
-        wrapped = [o for o in args if o is not None and _is_module(o, env)]
-        if wrapped:  # a wrapper module: the wrapped modules keep their own modes
-            return self.new(env, node, "", origin, frozenset().union(*(env.facts(o) for o in wrapped)))
-        cls = self.owner.scope.classes.get(func.id) if isinstance(func, ast.Name) else None
-        if cls is not None and init_sets_eval(cls.node):
-            return self.new(env, node, "", origin, {ModeFact("eval", node, origin)})
-        return self.new(env, node, "", origin)
+        return new_value(env, node, "", Origin(CALL, node))
 
     def method(self, node: ast.Call, attr: str, receiver: Obj, env: Env):
         """A method of a tracked value; False when it is not one we know."""
@@ -94,18 +136,18 @@ class CallSemantics:
                 seen = self.switch_index[id(node)] = ModeSwitch(node, node.func.value, mode, frozenset(), False)
                 self.flow.switches.append(seen)
             seen.origins |= receiver.origins
-            seen.patched |= receiver in env.patched or EXPECTS_ERROR in self.contexts
+            seen.patched |= receiver in env.patched or EXPECTS_ERROR in self.walk.contexts
             env.modes[receiver] = frozenset({ModeFact(mode or "unknown", node)})
             if mode == "train" and receiver in env.patched:  # after allow_exported_model_train_eval
                 self.retrain(receiver)
             return receiver
         if attr in _SELF_RETURNING:
             return receiver
-        if attr in _ITEMS and (part := self.part_of(receiver, node)) is not None:
-            return self.new(env, node, "", part)
+        if attr in _ITEMS and (part := part_of(receiver, node)) is not None:
+            return new_value(env, node, "", part)
         if attr in ("module", "run_decompositions") and PROGRAM in receiver.kinds:
             kind = EXPORTED if attr == "module" else PROGRAM
-            return self.new(env, node, "", Origin(kind, node), captures=receiver.captures)
+            return new_value(env, node, "", Origin(kind, node), captures=receiver.captures)
         if attr == "export" and receiver in self.sessions:
             ctor, model_expr, model, recipe = self.sessions[receiver]
             bound = key(model_expr) is not None and env.vars.get(key(model_expr)) == model
@@ -113,8 +155,8 @@ class CallSemantics:
             index = self.capture(node, "executorch.export.ExportSession", model_expr, model, env, bound)
             cap = self.flow.captures[index]
             cap.inner = (self.flow.path, ctor, note)
-            cap.sinks.add(Sink("ptq", *recipe, frozenset(self.guards)))
-            return self.new(env, node, "", Origin(CALL, node))
+            cap.sinks.add(Sink("ptq", *recipe, frozenset(self.walk.guards)))
+            return new_value(env, node, "", Origin(CALL, node))
         return False
 
     def api_call(self, node: ast.Call, api: Api, first: Obj | None, kwargs: dict, env: Env) -> Obj | None:
@@ -122,18 +164,18 @@ class CallSemantics:
         if api.kind == "capture":
             index = self.capture(node, api.name, argument(node, 0, api.model_keywords), arg, env)
             kind = EXPORTED if api.returns_module else PROGRAM
-            return self.new(env, node, "", Origin(kind, node), captures={index})
+            return new_value(env, node, "", Origin(kind, node), captures={index})
         if api.kind == "executorch":
             # ExecuTorch's QuantizeStage captures without eval() when the recipe is PTQ.
-            recipe = recipe_flow(argument(node, 2, ("export_recipe",)), self.resolver, self.qualname)
+            recipe = recipe_flow(argument(node, 2, ("export_recipe",)), self.resolver, self.walk.qualname)
             model_expr = argument(node, 0, api.model_keywords)
-            session = self.new(env, node, "", Origin(CALL, node))
+            session = new_value(env, node, "", Origin(CALL, node))
             if recipe is not None and model_expr is not None:
                 if api.name.endswith("ExportSession"):
                     self.sessions[session] = (node, model_expr, arg, recipe)
                 else:
                     index = self.capture(node, api.name, model_expr, arg, env)
-                    self.flow.captures[index].sinks.add(Sink("ptq", *recipe, frozenset(self.guards)))
+                    self.flow.captures[index].sinks.add(Sink("ptq", *recipe, frozenset(self.walk.guards)))
             return session
         if api.kind in _PT2E_RESULT:
             # `prepare_pt2e(gm, SomeQuantizer(is_qat=True))` simulates QAT: neither flow is certain.
@@ -141,7 +183,7 @@ class CallSemantics:
             if arg is not None and api.kind != "convert" and not qat_quantizer:
                 self.reach(arg, Sink("ptq" if api.kind == "prepare" else "qat", node, self.flow.path))
             captures = arg.captures if arg is not None else frozenset()
-            return self.new(env, node, "", Origin(_PT2E_RESULT[api.kind], node), captures=captures)
+            return new_value(env, node, "", Origin(_PT2E_RESULT[api.kind], node), captures=captures)
         if api.kind == "allow_train_eval" and arg is not None:
             env.patched |= {arg}
         if api.kind == "move" and arg is not None:
@@ -152,7 +194,7 @@ class CallSemantics:
             if mode == "train":
                 self.retrain(arg)
         if api.kind == "load_program":
-            return self.new(env, node, "", Origin(PROGRAM, node))
+            return new_value(env, node, "", Origin(PROGRAM, node))
         if api.kind == "copy" and arg is not None:
             obj = Obj(node, "", arg.origins, arg.captures)
             env.modes[obj] = env.facts(arg)
@@ -162,7 +204,7 @@ class CallSemantics:
     def capture(self, node, api: str, model_expr, model: Obj | None, env: Env, fixable=True, facts=None, inner=None):
         """Record a capture of `model` with the modes it may be in here; returns its index."""
         if model is None:
-            model = self.new(env, node, "", Origin(UNKNOWN, model_expr or node))
+            model = new_value(env, node, "", Origin(UNKNOWN, model_expr or node))
         facts = env.facts(model) if facts is None else facts
         index = self.capture_index.get(id(node))
         if index is not None:  # a loop body analysed twice
@@ -171,8 +213,9 @@ class CallSemantics:
             cap.origins |= model.origins
             return index
         fixable = fixable and model not in self.graph_holders  # its `.eval()` reaches the graph and raises
-        cap = Capture(node, self.stmt_stack[-1], api, model_expr, facts, model.origins, inner=inner, fixable=fixable)
-        cap.contexts = tuple(self.contexts)
+        stmt = self.walk.stmt_stack[-1]
+        cap = Capture(node, stmt, api, model_expr, facts, model.origins, inner=inner, fixable=fixable)
+        cap.contexts = tuple(self.walk.contexts)
         self.capture_index[id(node)] = len(self.flow.captures)
         self.flow.captures.append(cap)
         return len(self.flow.captures) - 1
@@ -189,11 +232,11 @@ class CallSemantics:
             self.flow.captures[index].retrained = True
 
     def reach(self, obj: Obj, sink: Sink) -> None:
-        sink = replace(sink, guard=frozenset(self.guards))
+        sink = replace(sink, guard=frozenset(self.walk.guards))
         for index in obj.captures:
             self.flow.captures[index].sinks.add(sink)
         for origin in obj.origins:
-            if origin.kind == PARAM and origin.node is self.func:
+            if origin.kind == PARAM and origin.node is self.walk.func:
                 self.flow.param_sinks.setdefault(origin.index, set()).add(sink)
 
     # -- helpers of the same module / class / project ----------------------------------
@@ -213,7 +256,7 @@ class CallSemantics:
         if isinstance(func, ast.Name) and func.id in owner.scope.functions and func.id not in self.resolver.local:
             flow = owner.function(owner.scope.functions[func.id])
             return (flow, 0) if flow is not None else None
-        name = self.qualname(func)
+        name = self.walk.qualname(func)
         if not name or "." not in name or name.startswith(("torch.", "torchao.", "executorch.exir", "copy.")):
             return None
         module, _, attr = name.rpartition(".")
@@ -300,7 +343,7 @@ class CallSemantics:
                 env.patched |= {given[index]}
         results = [translate(obj, e) for e, obj in ends if obj is not None]
         if not results:
-            return self.new(env, node, "", Origin(CALL, node))
+            return new_value(env, node, "", Origin(CALL, node))
         return merge_values(results, env, node)
 
 
@@ -315,12 +358,3 @@ def _param_index(cap: Capture, callee: FunctionFlow) -> int | None:
         if o.kind == PARAM and o.node is callee.node:
             return o.index
     return None
-
-
-def _is_module(obj: Obj, env: Env) -> bool:
-    """Known to be an nn.Module: built here, loaded pretrained, or its mode was set."""
-    if obj.is_graph:
-        return False
-    if obj.kinds & {CONSTRUCTED, PRETRAINED}:
-        return True
-    return any(f.state in ("eval", "train") for f in env.facts(obj))

@@ -21,7 +21,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field, replace
 
-from qlint.analysis.flow.model_apis import attribute_builders, is_class_call
+from qlint.analysis.flow.model_apis import is_class_call
+from qlint.analysis.flow.model_attrs import Stored, attribute_sources
+from qlint.analysis.flow.model_classes import ClassIndex
 from qlint.analysis.flow.model_interp import Interpreter
 from qlint.analysis.flow.model_values import (
     ATTRIBUTE,
@@ -37,6 +39,7 @@ from qlint.analysis.flow.model_values import (
     PREPARED_QAT,
     PRETRAINED,
     PROGRAM,
+    STORED,
     UNKNOWN,
     UNKNOWN_MODE,
     CallSite,
@@ -71,6 +74,7 @@ __all__ = [
     "PREPARED_QAT",
     "PRETRAINED",
     "PROGRAM",
+    "STORED",
     "UNKNOWN",
     "UNKNOWN_MODE",
     "CallSite",
@@ -111,6 +115,7 @@ class _Memo:
 
     functions: dict[int, FunctionFlow | None] = field(default_factory=dict)  # None: in progress
     modules: dict[str, ModelFlow | None] = field(default_factory=dict)
+    classes: ClassIndex | None = None
 
 
 class ModelFlow:
@@ -122,7 +127,10 @@ class ModelFlow:
         self.optable = optable
         self.depth = depth
         self.memo = memo or _Memo()
-        self._attributes: dict[int, dict[str, ast.Call]] = {}
+        self._attributes: dict[int, dict[str, ast.Call | Stored]] = {}
+        if self.memo.classes is None:
+            self.memo.classes = ClassIndex(project, scope.path)
+        self.classes = self.memo.classes
 
     def function(self, func: ast.AST, class_scope: ClassScope | None = None) -> FunctionFlow | None:
         key = id(func)
@@ -133,17 +141,21 @@ class ModelFlow:
         self.memo.functions[key] = flow
         return flow
 
-    def attribute_builders(self, class_scope: ClassScope | None, resolver) -> dict[str, ast.Call]:
-        """`self.<attr>` only ever set to a new module in this class (one walk per class)."""
+    def attribute_sources(self, class_scope: ClassScope | None, resolver) -> dict[str, ast.Call | Stored]:
+        """`self.<attr>` built in this class or stored from `__init__` (one walk per class)."""
         if class_scope is None:
             return {}
         found = self._attributes.get(id(class_scope.node))
         if found is None:
 
             def builds(call: ast.Call) -> bool:
-                return is_class_call(resolver.qualname(call.func), call.func, self.scope)
+                if self.classes.resolve(call.func, resolver, {}) is not None:
+                    return True
+                return not self.classes.names_function(call.func, resolver) and is_class_call(
+                    resolver.qualname(call.func), call.func
+                )
 
-            found = self._attributes[id(class_scope.node)] = attribute_builders(class_scope.node, builds)
+            found = self._attributes[id(class_scope.node)] = attribute_sources(class_scope.node, builds)
         return found
 
     def for_module(self, module: str) -> ModelFlow | None:
@@ -258,5 +270,8 @@ def _relevant(ctx):
             break
         for f, cls, _ in added:
             chosen[id(f)] = (f, cls)
-        words = list(dict.fromkeys(f"{f.name}(" for f, _, _ in added if not isinstance(f, ast.Module)))
+        new = [f"{f.name}(" for f, _, _ in added if not isinstance(f, ast.Module)]
+        # A class's instantiations tell what its `__init__` stores.
+        new += [f"{cls.node.name}(" for _, cls, _ in added if cls is not None]
+        words = list(dict.fromkeys(new))
     return list(chosen.values())

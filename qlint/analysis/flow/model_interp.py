@@ -1,7 +1,8 @@
 """The statement and expression walk behind `qlint.analysis.flow.model_flow`.
 
-One `Interpreter` analyses one function (or module) body. Calls, the part that knows
-what `export`, `prepare_pt2e` or a same-module helper do, live in `model_calls`.
+One `Interpreter` analyses one function (or module) body. It hands every call to the
+`CallSemantics` it holds (`model_calls`), the part that knows what `export`, `prepare_pt2e`
+or a same-module helper do.
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ from qlint.analysis.flow.model_values import (
     CONSTRUCTED,
     EXPECTS_ERROR,
     PARAM,
-    PARAM_PART,
-    PRETRAINED,
+    STORED,
     UNKNOWN,
     Env,
     FunctionFlow,
@@ -25,6 +25,8 @@ from qlint.analysis.flow.model_values import (
     Origin,
     join,
     merge_values,
+    new_value,
+    part_of,
     statement_lists,
 )
 from qlint.analysis.names.modules import resolve_relative
@@ -38,11 +40,7 @@ _RAISES = frozenset({"raises", "assertRaises", "assertRaisesRegex"})
 _CATCHES = frozenset({"NotImplementedError", "RuntimeError", "Exception", "BaseException"})
 
 
-def unset(origin: Origin) -> ModeFact:
-    return ModeFact("unset", origin.node, origin)
-
-
-class Interpreter(CallSemantics):
+class Interpreter:
     def __init__(self, owner, func: ast.AST, class_scope: ClassScope | None):
         # `owner` is the `ModelFlow` driving this run (not imported: it imports this module).
         self.owner = owner
@@ -50,35 +48,25 @@ class Interpreter(CallSemantics):
         local = function_assigns(func) if not isinstance(func, ast.Module) else {}
         self.resolver = Resolver(owner.scope, owner.project, owner.optable, local, class_scope)
         self.class_scope = class_scope
-        self.local_imports, self.nested = _local_definitions(func, owner.scope)
-        self.capture_index: dict[int, int] = {}
-        self.switch_index: dict[int, object] = {}
-        self.sessions: dict[Obj, tuple] = {}
-        self.graph_holders: set[Obj] = set()  # modules with an exported GraphModule as a submodule
+        self.local_imports, nested, classes = _local_definitions(func, owner.scope)
         self.loops: list[list[Env]] = []
         self.contexts: list[str] = []
         self.guards: list[tuple[str, bool]] = []
         self.stmt_stack: list[ast.stmt] = []
         self.flow = FunctionFlow(func, owner.scope.path, [p.arg for p in parameter_args(func, star=False)])
+        self.calls = CallSemantics(self, owner, self.resolver, class_scope, nested, classes)
 
     def run(self) -> FunctionFlow:
         env = Env()
         for index, arg in enumerate(parameter_args(self.func, star=False)):
-            obj = self.new(env, self.func, arg.arg, Origin(PARAM, self.func, index, arg.arg))
+            obj = self.calls.builds.parametrized(arg.arg, env) if getattr(self.func, "decorator_list", None) else None
+            if obj is None:
+                obj = new_value(env, self.func, arg.arg, Origin(PARAM, self.func, index, arg.arg))
             env.vars[arg.arg] = self.flow.param_objs[arg.arg] = obj
         end = self.block(getattr(self.func, "body", []), env)
         if end is not None:
             self.flow.returns.append((end, None))
         return self.flow
-
-    def new(self, env: Env, anchor, name: str, origin: Origin, facts=None, captures=frozenset()) -> Obj:
-        """A value created here; modules start in train mode, `from_pretrained` in eval mode."""
-        obj = Obj(anchor, name, frozenset({origin}), frozenset(captures))
-        if facts is None:
-            state = {CONSTRUCTED: "train", PRETRAINED: "eval"}.get(origin.kind)
-            facts = {ModeFact(state, origin.node, origin)} if state else {unset(origin)}
-        env.modes[obj] = frozenset(facts)
-        return obj
 
     # -- statements --------------------------------------------------------------------
     def block(self, stmts: list[ast.stmt], env: Env | None) -> Env | None:
@@ -181,13 +169,34 @@ class Interpreter(CallSemantics):
         entry, outs = env, []
         for _ in range(2):  # the second pass sees what the first leaves for the next iteration
             start = entry.copy()
-            if not isinstance(s, ast.While):
+            if not isinstance(s, ast.While) and not self.bind_factories(s, start):
                 self.bind_unknown(s.target, s, start, items)
             outs.append(self.block(s.body, start))
             entry = join([env, outs[-1], *exits], s)
         self.loops.pop()
         after = join([env, *outs, *exits], s)
         return self.block(s.orelse, after) if s.orelse and after is not None else after
+
+    def bind_factories(self, s: ast.For | ast.AsyncFor, env: Env) -> bool:
+        """`for make in MODELS`, `for name, make in MODELS.items()`: the loop variable is a factory."""
+        it, target = s.iter, s.target
+        method = it.func.attr if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) else None
+        if method in ("items", "values") and not it.args:
+            it = it.func.value
+        elif method is not None:
+            return False
+        makes = self.calls.builds.callables(it)
+        if not makes:
+            return False
+        if method == "items":
+            if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
+                return False
+            self.bind_unknown(target.elts[0], s, env)
+            target = target.elts[1]
+        if key(target) is None:
+            return False
+        env.vars[key(target)] = self.calls.builds.factory(s, makes, env)
+        return True
 
     def with_block(self, s, env: Env) -> Env | None:
         pushed = 0
@@ -210,7 +219,7 @@ class Interpreter(CallSemantics):
         name = key(target)
         if name is not None:
             if obj is None and value is not None and not _names_a_global(value, env):
-                obj = self.new(env, value, name, Origin(UNKNOWN, value))  # so its later `.eval()` counts
+                obj = new_value(env, value, name, Origin(UNKNOWN, value))  # so its later `.eval()` counts
             if obj is None:
                 env.vars.pop(name, None)
             else:
@@ -221,31 +230,22 @@ class Interpreter(CallSemantics):
             # `model.block = export(model.block, ...).module()`: `model.eval()` would now raise.
             holder = env.vars.get(key(target.value) or "")
             if holder is not None:
-                self.graph_holders.add(holder)
+                self.calls.holds_graph(holder)
 
     def bind_unknown(self, target: ast.expr, anchor: ast.AST, env: Env, source: Obj | None = None) -> None:
         """Bind names we cannot follow; items of a parameter (`for m in models`) stay its parts."""
         for node in ast.walk(target):
             name = key(node)
             if name is not None:
-                part = self.part_of(source, anchor)
-                env.vars[name] = self.new(env, anchor, name, part or Origin(UNKNOWN, anchor))
-
-    def part_of(self, container: Obj | None, node: ast.AST) -> Origin | None:
-        """`Origin` of an item or attribute of a parameter: its mode is the caller's, too."""
-        if container is None or container.is_graph:
-            return None
-        for o in container.origins:
-            if (o.kind == PARAM and o.name not in ("self", "cls")) or o.kind == PARAM_PART:
-                return Origin(PARAM_PART, node, o.index, o.name)
-        return None
+                part = part_of(source, anchor)
+                env.vars[name] = new_value(env, anchor, name, part or Origin(UNKNOWN, anchor))
 
     # -- expressions -------------------------------------------------------------------
     def expr(self, e: ast.expr | None, env: Env) -> Obj | None:
         if e is None or isinstance(e, _SKIPPED):
             return None
         if isinstance(e, ast.Call):
-            return self.call(e, env)
+            return self.calls.call(e, env)
         name = key(e)
         if name is not None:
             obj = env.vars.get(name)
@@ -258,12 +258,14 @@ class Interpreter(CallSemantics):
             return obj
         if isinstance(e, ast.Await):
             return self.expr(e.value, env)
+        if isinstance(e, ast.Subscript) and (makes := self.calls.builds.callables(e.value)):
+            return self.calls.builds.factory(e, makes, env)  # `make = MODELS[name]`
         if isinstance(e, (ast.Attribute, ast.Subscript)):
             container = self.expr(e.value, env)
             if isinstance(e, ast.Subscript):
                 self.expr(e.slice, env)
-            part = self.part_of(container, e)
-            return self.new(env, e, "", part) if part is not None else None
+            part = part_of(container, e)
+            return new_value(env, e, "", part) if part is not None else None
         if isinstance(e, ast.IfExp):
             arms = [lambda branch, x=x: (branch, self.expr(x, branch)) for x in (e.body, e.orelse)]
             merged, values = self.fork(e.test, arms, env, e)
@@ -278,12 +280,16 @@ class Interpreter(CallSemantics):
     def attribute(self, name: str, env: Env) -> Obj:
         """`self.<attr>` first read in this method: it was set elsewhere in the class."""
         origin = Origin(ATTRIBUTE, self.func, name=name)
-        built = self.owner.attribute_builders(self.class_scope, self.resolver).get(name)
-        if built is not None:
-            facts = {ModeFact("train", built, Origin(CONSTRUCTED, built))}
+        source = self.owner.attribute_sources(self.class_scope, self.resolver).get(name)
+        if isinstance(source, ast.Call):
+            built = self.calls.builds.built_in_class(source)
+            facts = {ModeFact("train", source, Origin(CONSTRUCTED, source, built=built))}
+        elif source is not None and not source.passed_on_in - {id(self.func)}:
+            # Stored from `__init__` and handed to nothing elsewhere: what the caller passed.
+            facts = {ModeFact("unset", source.target, Origin(STORED, source.init, source.index, source.param))}
         else:
             facts = {ModeFact("unknown", None, origin)}
-        obj = self.new(env, self.func, name, origin, facts)
+        obj = new_value(env, self.func, name, origin, facts)
         env.vars[name] = obj
         return obj
 
@@ -352,12 +358,13 @@ def _tag(then: Env, orelse: Env, condition: tuple[str, bool]) -> None:
                 env.modes[obj] = frozenset(f if f in theirs else f.guarded((name, arm)) for f in facts)
 
 
-def _local_definitions(func: ast.AST, scope: ModuleScope) -> tuple[dict[str, str], dict[str, ast.AST]]:
-    """Imports (common in library code) and helper functions written inside a function body."""
+def _local_definitions(func: ast.AST, scope: ModuleScope):
+    """Imports (common in library code), helper functions and classes written inside a function body."""
     found: dict[str, str] = {}
     nested: dict[str, ast.AST] = {}
+    classes: dict[str, ast.ClassDef] = {}
     if isinstance(func, ast.Module):
-        return found, nested
+        return found, nested, classes
     stack = [func.body]
     while stack:
         for node in stack.pop():
@@ -370,6 +377,9 @@ def _local_definitions(func: ast.AST, scope: ModuleScope) -> tuple[dict[str, str
                     found[a.asname or a.name] = f"{base}.{a.name}"
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 nested[node.name] = node
+            elif isinstance(node, ast.ClassDef):
+                # Two classes of one name (an `if`/`else`): which one a call builds is not known.
+                classes[node.name] = None if node.name in classes else node
             elif not isinstance(node, _NESTED):
                 stack.extend(statement_lists(node))
-    return found, nested
+    return found, nested, classes

@@ -3,7 +3,7 @@ path (`ModeFact`), the object itself (`Obj`), what a function does with models
 (`FunctionFlow`: captures, mode switches, sinks, calls of helpers) and the environment the
 interpreter carries from statement to statement (`Env`, joined where paths meet).
 
-Plain data and the join: the interpreter (`model_interp`, with `model_calls`) computes
+Plain data and the join: the interpreter (`model_interp`, asking `model_calls` about calls) computes
 them, the driver (`model_flow`) memoises them per function, rules read them.
 """
 
@@ -22,6 +22,10 @@ PARAM, PARAM_PART, ATTRIBUTE, CONSTRUCTED, PRETRAINED, CALL, UNKNOWN = (
     "call",
     "unknown",
 )
+# A callable that builds a model (a parametrize value, an element of a dict of lambdas).
+FACTORY = "factory"
+# A `self.<attr>` that `__init__` stored from its parameter: the caller's mode, like a parameter.
+STORED = "stored constructor parameter"
 PROGRAM, EXPORTED, PREPARED, PREPARED_QAT, CONVERTED = (
     "ExportedProgram",
     "ExportedProgram.module()",
@@ -44,6 +48,10 @@ class Origin:
     node: ast.AST  # the expression (or function, for parameters) it came from
     index: int | None = None  # parameter position
     name: str = ""  # parameter or attribute name
+    # For a construction: the `model_classes.Built` that says what the model holds. Not part of
+    # the identity: one call analysed twice (a loop body) is one origin.
+    built: object = field(default=None, compare=False)
+    makes: tuple = field(default=(), compare=False)  # for a factory: the callables it may be
 
 
 @dataclass(frozen=True)
@@ -203,6 +211,26 @@ def join(envs: list[Env | None], anchor: ast.AST) -> Env | None:
         if any(o in out.patched for o in objs):
             out.patched |= {merged}
     return out
+
+
+def new_value(env: Env, anchor: ast.AST, name: str, origin: Origin, facts=None, captures=frozenset()) -> Obj:
+    """A value created at `anchor`; modules start in train mode, `from_pretrained` in eval mode."""
+    obj = Obj(anchor, name, frozenset({origin}), frozenset(captures))
+    if facts is None:
+        state = {CONSTRUCTED: "train", PRETRAINED: "eval"}.get(origin.kind)
+        facts = {ModeFact(state, origin.node, origin)} if state else {ModeFact("unset", origin.node, origin)}
+    env.modes[obj] = frozenset(facts)
+    return obj
+
+
+def part_of(container: Obj | None, node: ast.AST) -> Origin | None:
+    """`Origin` of an item or attribute of a parameter: its mode is the caller's, too."""
+    if container is None or container.is_graph:
+        return None
+    for o in container.origins:
+        if (o.kind == PARAM and o.name not in ("self", "cls")) or o.kind == PARAM_PART:
+            return Origin(PARAM_PART, node, o.index, o.name)
+    return None
 
 
 def merge_values(objs: list[Obj], env: Env, anchor: ast.AST) -> Obj:

@@ -1,0 +1,99 @@
+"""Where a `self.<attr>` read in one method of a class comes from, when the class says so.
+
+Two sources are followed: a module built in the class (`self.model = Net()`), which starts
+in train mode, and a parameter of `__init__` stored as it came (`self.model = model`), which
+is in whatever mode the code that built the object passed it in. Anything that could change
+the attribute's mode out of sight of the method reading it (another assignment, a mode call
+anywhere in the class, the attribute or the parameter handed to some call) leaves it
+unknown, and the rules quiet.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from qlint.analysis.flow.model_apis import key, mode_call
+from qlint.analysis.names.scope import function_assigns, parameter_args
+
+
+@dataclass(frozen=True)
+class Stored:
+    """`self.<attr> = <param>` in `__init__`: the attribute is the object the caller passed."""
+
+    init: ast.FunctionDef
+    index: int  # the parameter's position, `self` counted
+    param: str
+    target: ast.Attribute  # the `self.<attr>` assigned, for messages
+    passed_on_in: frozenset[int]  # ids of the methods that hand the attribute to a call
+
+
+def attribute_sources(cls: ast.ClassDef, is_constructor: Callable[[ast.Call], bool]) -> dict[str, ast.Call | Stored]:
+    """`self.<attr>` -> the call that builds it, or the `__init__` parameter stored in it."""
+    init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    params = {a.arg: i for i, a in enumerate(parameter_args(init, star=False))} if init is not None else {}
+    built: dict[str, ast.Call] = {}
+    stored: dict[str, Stored] = {}
+    other: set[str] = set()  # set some other way, or its mode changed somewhere
+    passed: dict[str, set[int]] = {}
+    touched: set[str] = set()  # parameters of `__init__` whose mode may change there
+    calls: list[tuple[ast.Call, ast.AST]] = []  # read only when an attribute was stored
+    for method in (s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        handled: set[int] = set()
+        for node in ast.walk(method):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    for sub in ast.walk(target):
+                        name = key(sub)
+                        if name is None or not name.startswith("self."):
+                            continue
+                        handled.add(id(sub))
+                        value = node.value
+                        if sub is not target:
+                            other.add(name)
+                        elif isinstance(value, ast.Call) and is_constructor(value):
+                            built.setdefault(name, value)
+                        elif (
+                            method is init
+                            and isinstance(value, ast.Name)
+                            and params.get(value.id, 0) > 0
+                            and name not in stored
+                        ):
+                            stored[name] = Stored(init, params[value.id], value.id, sub, frozenset())
+                        else:
+                            other.add(name)
+                if (name := key(node.value)) is not None and name.startswith("self."):
+                    passed.setdefault(name, set()).add(id(method))  # `m = self.model`: an alias
+            elif (m := mode_call(node)) is not None and (name := key(m[0])) is not None:
+                if name.startswith("self.") and m[1] != "train":
+                    other.add(name)
+                elif name.startswith("self."):  # built modules start in train mode anyway
+                    passed.setdefault(name, set()).add(id(method))
+                elif method is init:
+                    touched.add(name)
+            elif isinstance(node, ast.Call):
+                calls.append((node, method))
+            elif (
+                isinstance(node, ast.Attribute)
+                and not isinstance(node.ctx, ast.Load)
+                and id(node) not in handled
+                and (name := key(node)) is not None
+            ):
+                other.add(name)  # `self.model += ...`, a loop target, `del self.model`
+    out: dict[str, ast.Call | Stored] = {n: c for n, c in built.items() if n not in other and n not in stored}
+    if not stored:
+        return out
+    rebound = {n for n, bound in function_assigns(init).items() if len(bound) > 1}
+    for call, method in calls:
+        for arg in [*call.args, *(kw.value for kw in call.keywords)]:
+            name = key(arg.value if isinstance(arg, ast.Starred) else arg)
+            if name is not None and name.startswith("self."):
+                passed.setdefault(name, set()).add(id(method))
+            elif name is not None and method is init:
+                touched.add(name)
+    for name, source in stored.items():
+        if name not in other and name not in built and source.param not in touched | rebound:
+            out[name] = Stored(source.init, source.index, source.param, source.target, frozenset(passed.get(name, ())))
+    return out

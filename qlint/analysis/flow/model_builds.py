@@ -1,0 +1,169 @@
+"""What calls that build models do: constructions (the class resolved first), instantiations of
+the module's classes (what their `__init__` stores), and factories (parametrize values, tables
+of lambdas, functions or classes, see `model_factories`).
+
+`model_calls.CallSemantics` holds one `Builds` and asks it; `Builds` asks the call semantics
+back for helper summaries (not imported: that module imports this one).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+
+from qlint.analysis.flow.model_apis import init_sets_eval, is_class_call, key
+from qlint.analysis.flow.model_classes import Built
+from qlint.analysis.flow.model_factories import callables, factory_calls, lambda_body, parametrize_values
+from qlint.analysis.flow.model_values import (
+    CALL,
+    CONSTRUCTED,
+    FACTORY,
+    PRETRAINED,
+    UNKNOWN,
+    UNKNOWN_MODE,
+    CallSite,
+    Env,
+    ModeFact,
+    Obj,
+    Origin,
+    merge_values,
+    new_value,
+)
+from qlint.analysis.names.resolver import Resolver, dotted_parts
+from qlint.analysis.names.scope import parameter_args
+
+
+class Builds:
+    """Constructions and factories met in one function's walk."""
+
+    def __init__(self, sem):
+        self.sem = sem  # the `model_calls.CallSemantics` of the walk
+        self.cache: dict[int, Built] = {}  # per construction call, so a loop body's second pass agrees
+
+    def parametrized(self, name: str, env: Env) -> Obj | None:
+        """A test parameter is each `pytest.mark.parametrize` value in turn, not an unknown."""
+        walk = self.sem.walk
+        values = parametrize_values(walk.func, name, self.sem.resolver)
+        if not values:
+            return None
+        if factory_calls(values, self.follows):
+            return self.factory(walk.func, values, env)
+        walk.stmt_stack.append(walk.func)  # values are evaluated at the decorator
+        try:
+            objs = [walk.expr(v, env) or new_value(env, v, "", Origin(UNKNOWN, v)) for v in values]
+        finally:
+            walk.stmt_stack.pop()
+        return merge_values(objs, env, walk.func)
+
+    def construction(self, node: ast.Call, name: str | None) -> Built | None:
+        """The construction `node` is, resolving its class first; None for any other call."""
+        built = self.cache.get(id(node))
+        if built is not None:
+            return built
+        index = self.sem.owner.classes
+        cls = index.resolve(node.func, self.sem.resolver, self.sem.classes, name)
+        if cls is None and (
+            not is_class_call(name, node.func) or index.names_function(node.func, self.sem.resolver, name)
+        ):
+            return None
+        written = ".".join(dotted_parts(node.func) or ()) or (name or "the model")
+        built = self.cache[id(node)] = Built(node, cls, self.sem.resolver, index, written)
+        return built
+
+    def follows(self, expr: ast.expr) -> bool:
+        """A callable named by `expr` whose result we can work out: a function here, or a class."""
+        if isinstance(expr, ast.Name) and (expr.id in self.sem.nested or expr.id in self.sem.owner.scope.functions):
+            return expr.id not in self.sem.resolver.local
+        return self.sem.owner.classes.resolve(expr, self.sem.resolver, self.sem.classes) is not None
+
+    def callables(self, expr: ast.expr) -> list[ast.expr] | None:
+        # A name only (`MODELS`): a subscript of anything else is no factory table we read.
+        if not isinstance(expr, ast.Name):
+            return None
+        if expr.id not in self.sem.resolver.local and expr.id not in self.sem.owner.scope.assigns:
+            return None  # a table of another module: its names resolve there
+        return callables(expr, self.sem.resolver, self.follows)
+
+    def factory(self, anchor: ast.AST, makes: list[ast.expr], env: Env) -> Obj:
+        origin = Origin(FACTORY, anchor, makes=tuple(makes))
+        return new_value(env, anchor, "", origin, {ModeFact("unknown", None, origin)})
+
+    def factory_called(self, func: ast.expr, env: Env) -> tuple[ast.expr, ...] | None:
+        if isinstance(func, ast.Subscript):
+            makes = self.callables(func.value)
+            return tuple(makes) if makes else None
+        name = key(func)
+        obj = env.vars.get(name) if name is not None else None
+        if obj is None or len(obj.origins) != 1:
+            return None
+        (origin,) = obj.origins
+        return origin.makes if origin.kind == FACTORY else None
+
+    def make(self, node: ast.Call, maker: ast.expr, args, kwargs, env: Env) -> Obj:
+        """The result of calling one callable of a factory at `node`."""
+        if isinstance(maker, ast.Lambda):
+            obj = self.sem.walk.expr(lambda_body(maker), env)
+            return obj if obj is not None else new_value(env, node, "", Origin(CALL, node))
+        cls = self.sem.owner.classes.resolve(maker, self.sem.resolver, self.sem.classes)
+        if cls is not None:
+            # The origin is the element (`"a": Net,`): one call of the factory builds any of them.
+            written = ".".join(dotted_parts(maker) or ())
+            built = Built(maker, cls, self.sem.resolver, self.sem.owner.classes, written)
+            return self.construct(maker, built, [*args, *kwargs.values()], env)
+        summary = self.sem.helper(maker)
+        if summary is None:
+            return new_value(env, node, "", Origin(CALL, node))
+        return self.sem.apply(node, *summary, None, args, kwargs, env)
+
+    def built_in_class(self, call: ast.Call) -> Built:
+        """A `self.<attr> = Net()` of another method of this class, read here."""
+        owner = self.sem.owner
+        resolver = Resolver(owner.scope, owner.project, owner.optable, None, self.sem.class_scope)
+        cls = owner.classes.resolve(call.func, resolver, {})
+        written = ".".join(dotted_parts(call.func) or ()) or "the model"
+        return Built(call, cls, resolver, owner.classes, written)
+
+    def instantiation(self, node: ast.Call, built: Built, args, kwargs, env: Env) -> None:
+        """`Quantizer(model)` of a class of this module: what its `__init__` parameters receive."""
+        cls = built.cls
+        init = (
+            next((s for s in cls.node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+            if cls
+            else None
+        )
+        if init is None or cls.scope.path != self.sem.flow.path or any(isinstance(a, ast.Starred) for a in node.args):
+            return
+        names = [a.arg for a in parameter_args(init, star=False)]
+        passed = {i + 1: env.facts(obj) if obj is not None else UNKNOWN_MODE for i, obj in enumerate(args)}
+        for kw in node.keywords:
+            if kw.arg in names:
+                obj = kwargs[kw.arg]
+                passed[names.index(kw.arg)] = env.facts(obj) if obj is not None else UNKNOWN_MODE
+        self.sem.flow.calls.append(CallSite(init, node, passed))
+
+    def construct(self, node: ast.Call, built: Built, args: list[Obj | None], env: Env) -> Obj:
+        wrapped = [o for o in args if o is not None and _is_module(o, env)]
+        if wrapped:  # a wrapper module: the wrapped modules keep their own modes
+            parts = [next((o.built for o in w.origins if o.built is not None), None) for w in wrapped]
+            built = replace(built, parts=None if None in parts else tuple(parts))
+            origin = Origin(CONSTRUCTED, node, built=built)
+            # What the wrapped modules were built as is now what the wrapper holds.
+            facts = {
+                replace(f, origin=replace(f.origin, built=built)) if f.origin and f.origin.kind == CONSTRUCTED else f
+                for o in wrapped
+                for f in env.facts(o)
+            }
+            return new_value(env, node, "", origin, facts)
+        origin = Origin(CONSTRUCTED, node, built=built)
+        if built.cls is not None and init_sets_eval(built.cls.node):
+            return new_value(env, node, "", origin, {ModeFact("eval", node, origin)})
+        return new_value(env, node, "", origin)
+
+
+def _is_module(obj: Obj, env: Env) -> bool:
+    """Known to be an nn.Module: built here, loaded pretrained, or its mode was set."""
+    if obj.is_graph:
+        return False
+    if obj.kinds & {CONSTRUCTED, PRETRAINED}:
+        return True
+    return any(f.state in ("eval", "train") for f in env.facts(obj))

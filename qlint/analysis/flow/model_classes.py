@@ -1,0 +1,361 @@
+"""Which class a call builds, and which of its submodules make train/eval mode matter.
+
+A call builds a model when its callee resolves to a class: one defined in the function
+itself, in the module (`_ConvSingle()`, `Outer._Net()`), or in another module of the
+project. Only names that resolve nowhere (`torch.nn.Linear`, a third-party model) are
+judged by the shape of their name. A resolved class is also read for its content: batch
+norm, dropout and `self.training` are what a capture in the wrong mode changes; a model
+without any of them is captured the same in both modes.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import sys
+from dataclasses import dataclass, field
+
+from qlint.analysis.flow.model_torch_nn import CONTAINERS, torch_nn_kind
+from qlint.analysis.names.resolver import Resolver, dotted_parts
+from qlint.analysis.names.scope import ModuleScope
+
+# Model builders that return a freshly initialised module, i.e. one in train mode.
+FACTORIES = ("torchvision.models.", "timm.create_model")
+_TORCH_PREFIXES = ("torch.", "torchao.", "executorch.exir", "copy.")
+_MAX_DEPTH = 4
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+@dataclass(frozen=True)
+class ModelClass:
+    node: ast.ClassDef
+    scope: ModuleScope  # the module it is written in
+    # For a class written in a function: the function's other classes (its bases, its parts).
+    around: dict | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Content:
+    """What a model holds that behaves differently in train and eval mode."""
+
+    name: str  # the class (or callable) as written at the construction
+    dependent: tuple[str, ...]  # e.g. ("BatchNorm2d", "Dropout", "`self.training`")
+    complete: bool  # every part of the model was resolved: an empty `dependent` means none
+
+
+@dataclass(eq=False)
+class Built:
+    """A construction: what it holds is worked out only when a message asks."""
+
+    call: ast.Call
+    cls: ModelClass | None
+    resolver: Resolver
+    index: ClassIndex
+    name: str
+    # A wrapper of modules built before (`nn.Sequential(conv, bn)`): what they are, None when
+    # one of them was not built where we could see it.
+    parts: tuple[Built, ...] | None = ()
+
+    def content(self) -> Content:
+        own = self.index.content(self.call, self.cls, self.resolver, self.name)
+        if self.parts is None:
+            return Content(own.name, own.dependent, False)
+        inner = [p.content() for p in self.parts]
+        found = {*own.dependent, *(d for c in inner for d in c.dependent)}
+        complete = own.complete and all(c.complete for c in inner) and self._arguments(found)
+        return Content(own.name, tuple(sorted(found)), complete)
+
+    def _arguments(self, found: set[str]) -> bool:
+        """What the call passes may be modules too: read modules built inline, and give up on a
+        name whose value is not one of `parts` (`nn.DataParallel(model)`, `Wrapper(backbone)`)."""
+        if not isinstance(self.call, ast.Call):
+            return True
+        last = self.name.rpartition(".")[2]
+        hyperparameters = self.cls is None and last not in CONTAINERS  # `nn.Linear(n, m)`
+        complete = True
+        for arg in [*self.call.args, *(kw.value for kw in self.call.keywords)]:
+            if _constant(arg) or hyperparameters:
+                continue
+            if isinstance(arg, ast.Call):
+                if self.cls is not None:  # a torch.nn call's own walk read these already
+                    complete &= self.index._calls_content([arg], self.resolver, found, 0)
+            elif not self.parts:
+                complete = False
+        return complete
+
+
+@dataclass
+class ClassIndex:
+    """Resolves classes of one file's check and memoises what they hold (shared by its functions)."""
+
+    project: object  # the ProjectIndex
+    requester: str  # the file checked: project modules are found from its import root
+    _modules: dict[str, ModuleScope | None] = field(default_factory=dict)
+    _contents: dict[int, tuple[tuple[str, ...], bool]] = field(default_factory=dict)
+
+    def module_scope(self, module: str) -> ModuleScope | None:
+        if module not in self._modules:  # one file-system lookup per module name
+            self._modules[module] = self.project.module_scope(module, self.requester)
+        return self._modules[module]
+
+    def resolve(self, func: ast.expr, resolver: Resolver, local_classes: dict, name=False) -> ModelClass | None:
+        """The class `func` names, or None when it names no class we can find (`name`: its
+        qualified name if the caller has it already)."""
+        parts = dotted_parts(func)
+        if not parts:
+            return None
+        head, rest = parts[0], parts[1:]
+        if head in resolver.local or head in ("self", "cls"):
+            return None  # a variable (a parameter, or a class rebound by assignment)
+        if head in local_classes:
+            local = local_classes[head]  # None: defined twice
+            return _nested(ModelClass(local, resolver.scope, local_classes), rest) if local is not None else None
+        scope = resolver.scope
+        if head in scope.classes and head not in scope.imports and head not in scope.assigns:
+            return _nested(ModelClass(scope.classes[head].node, scope), rest)
+        return self._project_class(resolver.qualname(func) if name is False else name)
+
+    def names_function(self, func: ast.expr, resolver: Resolver, name=False) -> bool:
+        """`func` resolves to a function of the project: a call of it builds no class here."""
+        parts = dotted_parts(func)
+        if not parts or parts[0] in resolver.local:
+            return False
+        if len(parts) == 1 and parts[0] in resolver.scope.functions:
+            return True
+        name = resolver.qualname(func) if name is False else name
+        if not name or "." not in name or name.startswith(_TORCH_PREFIXES):
+            return False
+        module, _, attr = name.rpartition(".")
+        scope = self.module_scope(module) if self.module_scope(name.split(".")[0]) is not None else None
+        return scope is not None and attr in scope.functions
+
+    def _project_class(self, name: str | None) -> ModelClass | None:
+        if not name or "." not in name or name.startswith(_TORCH_PREFIXES):
+            return None
+        parts = name.split(".")
+        if self.module_scope(parts[0]) is None:
+            return None  # not a package of this project: one lookup per package, not per prefix
+        for cut in range(len(parts) - 1, max(0, len(parts) - 3), -1):  # `mod.Cls` or `mod.Outer.Inner`
+            scope = self.module_scope(".".join(parts[:cut]))
+            if scope is None:
+                continue
+            cls = scope.classes.get(parts[cut])
+            return _nested(ModelClass(cls.node, scope), parts[cut + 1 :]) if cls is not None else None
+        return None
+
+    # -- content ----------------------------------------------------------------------------
+    def content(self, call: ast.Call, cls: ModelClass | None, resolver: Resolver, name: str) -> Content:
+        """What the model `call` builds holds; `cls` is its resolved class (None: a torch.nn class)."""
+        if cls is not None:
+            dependent, complete = self._class_content(cls, 0)
+            return Content(name, dependent, complete)
+        if not isinstance(call, ast.Call):  # `nn.BatchNorm2d` named in a dict of factories
+            return Content(name, (), False)
+        found: set[str] = set()
+        complete = self._calls_content([call], resolver, found, 0)
+        return Content(name, tuple(sorted(found)), complete)
+
+    def _class_content(self, cls: ModelClass, depth: int) -> tuple[tuple[str, ...], bool]:
+        key = id(cls.node)
+        if key in self._contents:
+            return self._contents[key]
+        self._contents[key] = ((), False)  # a class that holds itself: unknown
+        resolver = Resolver(cls.scope, _NO_PROJECT, None)
+        found: set[str] = set()
+        complete = depth < _MAX_DEPTH and not _dynamic(cls.node)
+        for base in cls.node.bases:
+            complete &= self._base(base, resolver, found, depth, cls.around or {})
+        calls = [n for n in ast.walk(cls.node) if isinstance(n, ast.Call)]
+        if any(_reads_training(n) for n in ast.walk(cls.node)):
+            found.add("`self.training`")
+        complete &= self._calls_content(calls, resolver, found, depth, own=cls.node, around=cls.around)
+        complete &= _references(cls.node, resolver, found)
+        out = (tuple(sorted(found)), complete)
+        self._contents[key] = out
+        return out
+
+    def _function_content(self, func: ast.AST, resolver: Resolver, found: set[str], depth: int) -> bool:
+        """A function of the class's module called in it (`self.layers = make_layers(cfg)`): what
+        the modules it builds hold."""
+        key = id(func)
+        if key not in self._contents:
+            self._contents[key] = ((), False)
+            inner: set[str] = set()
+            complete = depth < _MAX_DEPTH and not any(_reads_any_training(n) for n in ast.walk(func))
+            complete &= self._calls_content([func], resolver, inner, depth + 1, own=func)
+            complete &= _references(func, resolver, inner)
+            self._contents[key] = (tuple(sorted(inner)), complete)
+        dependent, complete = self._contents[key]
+        found.update(dependent)
+        return complete
+
+    def _base(self, base: ast.expr, resolver: Resolver, found: set[str], depth: int, around: dict) -> bool:
+        name = resolver.qualname(base) or ""
+        if name in ("object", "typing.Generic", "abc.ABC"):
+            return True
+        if name.startswith("torch.nn.") and name.count(".") == 2:
+            kind, known = torch_nn_kind(name.rpartition(".")[2], None)
+            if kind:
+                found.add(kind)
+            return known
+        cls = self.resolve(base, resolver, around)
+        if cls is None:
+            return False
+        dependent, complete = self._class_content(cls, depth + 1)
+        found.update(dependent)
+        return complete
+
+    def _calls_content(self, calls, resolver: Resolver, found: set[str], depth: int, own=None, around=None) -> bool:
+        """Add the mode-dependent modules these calls build; False if one of them may build a
+        module we cannot see (an unlisted torch.nn class, a class or function from elsewhere,
+        a callable held in a variable)."""
+        complete = True
+        inside = [n for n in ast.walk(own) if n is not own] if own else []
+        locals_ = {**(around or {}), **{n.name: n for n in inside if isinstance(n, ast.ClassDef)}}
+        # Functions written inside: their calls are among those walked here.
+        nested = {n.name for n in inside if isinstance(n, _FUNCTIONS)}
+        for call in (n for c in calls for n in ast.walk(c) if isinstance(n, ast.Call)):
+            name = resolver.qualname(call.func) or ""
+            parts = dotted_parts(call.func)
+            last = name.rpartition(".")[2] or (parts or [""])[-1]
+            if name.startswith("torch.nn.") and last[:1].isupper():
+                kind, known = torch_nn_kind(last, call)
+                if kind:
+                    found.add(kind)
+                complete &= known
+                continue
+            cls = self.resolve(call.func, resolver, locals_)
+            if cls is not None:
+                if own is not None and cls.node is own:
+                    continue
+                dependent, sub_complete = self._class_content(cls, depth + 1)
+                found.update(dependent)
+                complete &= sub_complete
+            elif parts and len(parts) == 1 and parts[0] in resolver.scope.functions and parts[0] not in locals_:
+                func = resolver.scope.functions[parts[0]]
+                if func is not own:
+                    complete &= self._function_content(func, resolver, found, depth)
+            elif not (parts and len(parts) == 1 and parts[0] in nested):
+                complete &= _harmless(call, name, parts)
+        return complete
+
+
+class _NoProject:
+    """Classes' own names resolve through `ClassIndex.module_scope`, not the resolver's project."""
+
+    def module_scope(self, module: str, requester: str) -> None:
+        return None
+
+
+_NO_PROJECT = _NoProject()
+
+
+def _nested(cls: ModelClass | None, rest: list[str]) -> ModelClass | None:
+    """`Outer._Net`: a class written in the body of another."""
+    for name in rest:
+        if cls is None:
+            return None
+        inner = next((s for s in cls.node.body if isinstance(s, ast.ClassDef) and s.name == name), None)
+        cls = ModelClass(inner, cls.scope, cls.around) if inner is not None else None
+    return cls
+
+
+def _constant(node: ast.expr) -> bool:
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_constant(e) for e in node.elts)
+    return isinstance(node, ast.Constant) or (isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant))
+
+
+def _foreign(name: str) -> bool:
+    """Imported from outside the standard library (builtins such as `ValueError` resolve to nothing)."""
+    return bool(name) and name.split(".")[0] not in sys.stdlib_module_names
+
+
+def _reads_training(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "training"
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+        and isinstance(node.ctx, ast.Load)
+    )
+
+
+def _reads_any_training(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "training" and isinstance(node.ctx, ast.Load)
+
+
+# Calls that build no module: numbers, tensors, containers of the standard library.
+_SAFE_ROOTS = frozenset({"math", "copy", "functools", "itertools", "operator", "collections", "warnings", "logging"})
+_SAFE_ROOTS |= {"typing", "numpy", "random", "os", "re", "dataclasses", "enum", "abc"}
+_TORCH_CLASSES = frozenset({"torch.Size", "torch.Tensor", "torch.Generator", "torch.dtype"})
+
+
+def _harmless(call: ast.Call, name: str, parts: list[str] | None) -> bool:
+    """A call that does not put a module of unknown content into the model.
+
+    Method calls (`x.view()`, `super().__init__()`, `self.conv(x)`) are harmless: the module's
+    own methods are read with its class. A callable held in a variable (`block(...)`,
+    `norm_layer(c)`), a loader, or a function or class from elsewhere may build anything."""
+    if parts is None:
+        return isinstance(call.func, ast.Attribute)
+    if parts[-1] in ("map", "partial") and call.args and not isinstance(call.args[0], ast.Lambda):
+        return False  # the callable it is handed is called later, unseen
+    if not name:
+        return len(parts) > 1 or (parts[0] in _BUILTINS and parts[0] not in ("eval", "exec"))
+    if name.startswith("torch."):
+        last = name.rpartition(".")[2]
+        return (name in _TORCH_CLASSES or not last[:1].isupper()) and "load" not in last and ".hub." not in name
+    root = name.split(".")[0]
+    return root in _SAFE_ROOTS or (root in _BUILTINS and "." not in name)
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _references(node: ast.AST, resolver: Resolver, found: set[str]) -> bool:
+    """torch.nn classes named but not called here (`norm=nn.BatchNorm2d`, `partial(nn.Dropout)`):
+    they are built later, with arguments we do not see."""
+    called = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
+    # `isinstance(m, nn.BatchNorm2d)` in a weight initialiser builds nothing.
+    called |= {
+        id(t)
+        for n in ast.walk(node)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("isinstance", "issubclass")
+        for a in n.args[1:]
+        for t in ast.walk(a)
+    }
+    complete = True
+    for ref in ast.walk(node):
+        if id(ref) in called or not isinstance(ref, (ast.Attribute, ast.Name)) or not isinstance(ref.ctx, ast.Load):
+            continue
+        last = ref.attr if isinstance(ref, ast.Attribute) else ref.id
+        if not last[:1].isupper():
+            continue
+        name = resolver.qualname(ref) or ""
+        last = name.rpartition(".")[2]  # `F` may name `torch.nn.functional`
+        if name.startswith("torch.nn.") and name.count(".") == 2 and last[:1].isupper():
+            kind, known = torch_nn_kind(last, None)
+            if kind:
+                found.add(kind)
+            complete &= known
+    return complete
+
+
+_OWN_MODE = ("train", "eval", "__setattr__", "__getattr__")
+
+
+def _dynamic(cls: ast.ClassDef) -> bool:
+    """Mode or modules set in ways the walk does not read: its own `train()`/`eval()`, `.training`
+    of another object, `setattr` / `add_module` of a value not built in the call."""
+    for node in ast.walk(cls):
+        if isinstance(node, ast.FunctionDef) and node.name in _OWN_MODE and node in cls.body:
+            return True
+        if _reads_any_training(node) and not _reads_training(node):
+            return True
+        if isinstance(node, ast.Call) and node.args:
+            func = node.func
+            named = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if named in ("setattr", "add_module", "register_module") and not isinstance(node.args[-1], ast.Call):
+                return True
+    return False
