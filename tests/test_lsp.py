@@ -126,8 +126,8 @@ def test_fix_all_applies_every_safe_fix(client: LspClient, workspace: Path):
         "DQ = {torch.ops.torchao.dequantize_affine}  # ✨\n"
         "\n"
         "\n"
-        "def count(gm):\n"
-        "    return sum(1 for n in gm.graph.nodes if n.target in DQ)\n"
+        "def count(ep):\n"
+        "    return sum(1 for n in ep.graph_module.graph.nodes if n.target in DQ)\n"
         "\n"
         "\n"
         "def is_relu(node):\n"
@@ -166,7 +166,8 @@ def test_unsaved_module_is_seen_by_the_modules_that_import_it(client: LspClient,
     saved_ops = "import torch\n\nDQ_OPS = {torch.ops.torchao.dequantize_affine.default}\n"
     pkg = write_package(workspace, "pkg", ops=saved_ops)
     match = (
-        "from .ops import DQ_OPS\n\n\ndef count(gm):\n    return sum(1 for n in gm.graph.nodes if n.target in DQ_OPS)\n"
+        "from .ops import DQ_OPS\n\n\ndef count(ep):\n"
+        "    return sum(1 for n in ep.graph_module.graph.nodes if n.target in DQ_OPS)\n"
     )
     (pkg / "match.py").write_text(match)
     match_uri = client.open(pkg / "match.py", match)

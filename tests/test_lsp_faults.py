@@ -243,7 +243,10 @@ def test_a_client_that_pulls_but_cannot_be_told_to_pull_again_gets_pushes(worksp
 
 def test_a_module_changed_on_disk_rechecks_the_buffers_that_import_it(client: LspClient, workspace: Path):
     pkg = write_package(workspace, "pkg", ops="import torch\n\nDQ = {torch.ops.torchao.dequantize_affine.default}\n")
-    match = "from .ops import DQ\n\n\ndef count(gm):\n    return sum(1 for n in gm.graph.nodes if n.target in DQ)\n"
+    match = (
+        "from .ops import DQ\n\n\ndef count(ep):\n"
+        "    return sum(1 for n in ep.graph_module.graph.nodes if n.target in DQ)\n"
+    )
     (pkg / "match.py").write_text(match)
     uri = client.open(pkg / "match.py", match)
     assert client.diagnostics(uri, 1) == []

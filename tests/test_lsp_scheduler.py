@@ -183,7 +183,10 @@ def test_the_edited_module_is_published_before_its_importers_are_rechecked(tmp_p
     once typing pauses, against the newest ops.py."""
     ops = "import torch\n\nDQ_OPS = {torch.ops.torchao.dequantize_affine.default}\n"
     pkg = write_package(tmp_path, "pkg", ops=ops)
-    use = "from .ops import DQ_OPS\n\n\ndef count(gm):\n    return sum(n.target in DQ_OPS for n in gm.graph.nodes)\n"
+    use = (
+        "from .ops import DQ_OPS\n\n\ndef count(ep):\n"
+        "    return sum(n.target in DQ_OPS for n in ep.graph_module.graph.nodes)\n"
+    )
     client = LspClient(tmp_path)
     try:
         client.initialize(tmp_path)
