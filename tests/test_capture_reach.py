@@ -91,7 +91,7 @@ def test_a_callback_parameter_handed_on_through_two_helpers():
             return prepare_qat_pt2e(gm, Quantizer())
 
         def main(x):
-            model = torch.nn.Linear(2, 2).eval()
+            model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout()).eval()
             outer(export(model, (x,)).module(), prep)
         """
     (d,) = check(src)
@@ -105,7 +105,7 @@ def test_a_helper_handed_the_exported_program_calls_module_and_prepares():
             return convert_pt2e(prepare_pt2e(m, quantizer))
 
         def main(quantizer, x):
-            model = torch.nn.Linear(2, 2)
+            model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout())
             ep = export(model, (x,))
             quantize(ep, quantizer)
         """
@@ -120,7 +120,7 @@ def test_a_helper_returning_the_module_of_the_program_it_was_handed():
             return ep.run_decompositions({}).module()
 
         def main(quantizer, x):
-            model = torch.nn.Linear(2, 2)
+            model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout())
             prepare_pt2e(unlift(export(model, (x,))), quantizer)
         """
     (d,) = check(src)
@@ -177,7 +177,7 @@ def prep(gm):
     return prepare_qat_pt2e(gm, Quantizer())
 
 def main(x):
-    model = torch.nn.Linear(2, 2)
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout())
     model.train()
     apply_to_graph(export(model, (x,)).module(), prep)
 """,
@@ -191,7 +191,7 @@ def quantize(ep, quantizer):
     return prepare_pt2e(ep.module(), quantizer)
 
 def main(quantizer, x):
-    model = torch.nn.Linear(2, 2)
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout())
     save(export(model, (x,)), "m.pt2")
     model.eval()
     quantize(export(model, (x,)), quantizer)
@@ -394,7 +394,7 @@ def test_a_helper_branch_the_call_rules_out_by_a_constant_argument():
         HELPER_BY_FLAG
         + """
 def main(x):
-    model = torch.nn.Linear(2, 2)
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout())
     model.eval()
     ep = export(model, (x,))
     {call}
@@ -417,7 +417,7 @@ def test_a_helper_that_rebinds_its_flag_is_not_ruled_out():
         return prepare_pt2e(exported.module(), Quantizer())
 
     def main(x):
-        model = torch.nn.Linear(2, 2).eval()
+        model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout()).eval()
         _prepare(export(model, (x,)))
     """
     (d,) = check(src)
@@ -479,13 +479,13 @@ def test_a_helper_prepared_graph_converted_right_away_and_one_retrained():
 from torchao.quantization.pt2e import move_exported_model_to_train
 
 def same_graph_as_ptq(x):
-    model = torch.nn.Linear(2, 2)
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout())
     model.eval()
     ep = export(model, (x,))
     converted = convert_pt2e(_prepare(ep, is_qat=True))
 
 def retrained(x):
-    model = torch.nn.Linear(2, 2)
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout())
     model.eval()
     ep = export(model, (x,))
     prepared = _prepare(ep, is_qat=True)

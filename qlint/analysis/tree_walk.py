@@ -17,6 +17,25 @@ _AST = ast.AST
 _LEAVES = frozenset({ast.Name, ast.Constant})
 
 
+# Fields that never hold a node (names, numbers, flags) or hold only tokens.
+_SCALAR_FIELDS = frozenset(
+    {
+        "id", "attr", "ctx", "op", "ops", "name", "asname", "module", "level", "arg", "kind",
+        "conversion", "is_async", "type_comment", "rest", "kwd_attrs", "tag",
+    }
+)  # fmt: skip
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(cls: type) -> tuple[str, ...]:
+    fields = _CHILD_FIELDS.get(cls)
+    if fields is None:
+        # `type X = ...` (Python 3.12) names its alias with a `Name` node.
+        nodes = {"name"} if cls.__name__ == "TypeAlias" else set()
+        fields = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f not in _SCALAR_FIELDS or f in nodes)
+    return fields
+
+
 def walk(node: ast.AST) -> list[ast.AST]:
     """Every node under `node` (itself first) in `ast.walk` order, tokens left out."""
     out = [node]
@@ -24,9 +43,10 @@ def walk(node: ast.AST) -> list[ast.AST]:
     while i < len(out):
         current = out[i]
         i += 1
-        if type(current) in _LEAVES:
+        cls = type(current)
+        if cls in _LEAVES:
             continue
-        for name in current._fields:
+        for name in _CHILD_FIELDS.get(cls) or _child_fields(cls):
             value = getattr(current, name, None)
             if isinstance(value, list):
                 out.extend(v for v in value if isinstance(v, _AST) and not isinstance(v, _TOKENS))

@@ -13,6 +13,7 @@ from pygls.uris import to_fs_path
 from qlint.config import CONFIG_NAMES
 from qlint.lsp import actions, hover
 from qlint.lsp.convert import DocumentText, from_lsp_diagnostic
+from qlint.lsp.scheduler import LATER, NOW
 from qlint.lsp.server import DEBOUNCE_SECONDS, PYTHON_SUFFIXES, QlintLanguageServer, Snapshot, is_python
 
 DEBUG_MODULES = "qlint/debugModules"
@@ -51,7 +52,7 @@ def register(server: QlintLanguageServer) -> None:
         ls.set_runtime_override(params.settings)
         if ls.runtime_override != before:
             for uri in list(ls.open):
-                ls.schedule(uri, 0, notify_dependents=False, runtime=True)
+                ls.schedule(uri, NOW, notify_dependents=False, runtime=True)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(ls: QlintLanguageServer, params: types.DidChangeWatchedFilesParams) -> None:
@@ -63,7 +64,7 @@ def register(server: QlintLanguageServer) -> None:
         path = is_python(doc.uri, doc.language_id)
         if path is not None:
             ls.open[doc.uri] = path
-            ls.schedule(doc.uri, 0, runtime=True)
+            ls.schedule(doc.uri, NOW, runtime=True)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: QlintLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
@@ -74,10 +75,10 @@ def register(server: QlintLanguageServer) -> None:
     def did_save(ls: QlintLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
         uri = params.text_document.uri
         if uri in ls.open:
-            ls.schedule(uri, 0, runtime=True)
+            ls.schedule(uri, NOW, runtime=True)
         elif os.path.basename(to_fs_path(uri) or "") in CONFIG_NAMES:
             for other in list(ls.open):  # a config saved from the editor applies at once
-                ls.schedule(other, 0, notify_dependents=False)
+                ls.schedule(other, LATER, notify_dependents=False)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: QlintLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -141,9 +142,9 @@ def register(server: QlintLanguageServer) -> None:
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: QlintLanguageServer, *args) -> None:
         ls.shutdown_requested = True
-        for tasks in (ls.timers, ls.running, ls.runtime_jobs):
-            for task in tasks.values():
-                task.cancel()
+        ls.queue.close()
+        for task in ls.runtime_jobs.values():
+            task.cancel()
         ls.runtime.close()
 
     @server.feature(DEBUG_MODULES)

@@ -47,6 +47,16 @@ class QlintProtocol(LanguageServerProtocol):
     def answer_parse_error(self, exc: Exception) -> None:
         self._send_response(None, None, JsonRpcParseError(message=f"invalid JSON: {exc}").to_response_error())
 
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams):
+        result = yield from super().lsp_initialize(params)
+        if not pulls_and_refreshes(params.capabilities):
+            # A client that pulls but cannot be asked to pull again (Neovim 0.11) would
+            # never see what the server learns later: runtime verdicts, an imported module
+            # changed. It is offered no pull, so it takes pushed diagnostics.
+            result.capabilities.diagnostic_provider = None
+        return result
+
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
         document = self.workspace.get_text_document(params.text_document.uri)
@@ -57,6 +67,13 @@ class QlintProtocol(LanguageServerProtocol):
             self.workspace.update_text_document(params.text_document, change)
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
             yield handler, (params,), None
+
+
+def pulls_and_refreshes(caps: types.ClientCapabilities | None) -> bool:
+    """The client pulls diagnostics and honours `workspace/diagnostic/refresh`."""
+    pulls = bool(caps and caps.text_document and caps.text_document.diagnostic)
+    workspace = caps.workspace if caps else None
+    return pulls and bool(workspace and workspace.diagnostics and workspace.diagnostics.refresh_support)
 
 
 def clamp_range(rng: types.Range, lines: list[str], encoding: str) -> None:

@@ -4,14 +4,10 @@ Every open Python buffer is checked under its real path with the settings of its
 against a `ProjectIndex` whose overlay holds all open buffers, so a constant imported from
 another module is read as the editor shows it, not as it was last saved. Checks run one at
 a time on a worker thread (the project index is not thread-safe, and the event loop must
-keep reading messages). Each buffer has at most one check in flight: edits that arrive
-meanwhile are coalesced into one more check of the newest text, and a result whose buffer
-changed meanwhile is dropped rather than published. An edit to an idle buffer is checked
-at once (after a few milliseconds that coalesce edits sent together); edits that arrive
-while a check runs wait for it, then for a pause in typing as long as that check took (up
-to `debounce`), so fast typing on a slow module does not keep a core busy. When a buffer
-changes, the open buffers that import it are checked again; so are they when a module they
-import changes on disk.
+keep reading messages), in the order `scheduler.CheckQueue` decides: the buffer being
+edited first, the buffers that import it after, when typing pauses. A result whose buffer
+changed meanwhile is dropped rather than published. The cycle collector is kept out of
+the checks (`gc_paused`) and off the start-up state (`heap`).
 
 Runtime verdicts (opt-in) run on a thread of their own after the static result is
 published, and are republished onto that same version only (see `runtime_jobs`).
@@ -39,16 +35,17 @@ from qlint.config import CONFIG_NAMES, ConfigError, runtime_editor_mode
 from qlint.diagnostic import Diagnostic, RuntimeVerdict
 from qlint.engine import check_source
 from qlint.fixes import fix_text
-from qlint.lsp import actions
+from qlint.gc_pause import gc_paused
+from qlint.lsp import actions, heap, stdio
 from qlint.lsp.convert import UTF16, DocumentText, to_lsp_diagnostic
-from qlint.lsp.protocol import AlreadyAnswered, QlintProtocol
+from qlint.lsp.protocol import AlreadyAnswered, QlintProtocol, pulls_and_refreshes
 from qlint.lsp.runtime_jobs import RuntimeJobs
+from qlint.lsp.scheduler import EDITED, LATER, NOW, CheckQueue, Due
 from qlint.lsp.settings_cache import SettingsCache
 from qlint.lsp.verdicts import EditorRuntime, decorate
 from qlint.settings import Settings
 
 DEBOUNCE_SECONDS = 0.15  # the longest pause between back-to-back checks while typing
-MIN_DEBOUNCE_SECONDS = 0.01  # enough to coalesce edits sent back to back
 PULL_WAIT_SECONDS = 30.0
 PYTHON_SUFFIXES = (".py", ".pyi")
 
@@ -61,16 +58,6 @@ class Snapshot:
     path: str
     version: int | None
     text: str
-
-
-@dataclass
-class Due:
-    """What the next check of a buffer owes: a recheck of the buffers that import it (its
-    own text changed) and a runtime run (it was opened or saved)."""
-
-    notify_dependents: bool = False
-    runtime_version: int | None = None  # the version that was opened or saved
-    runtime: bool = False
 
 
 @dataclass
@@ -124,11 +111,9 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
         self.runtime = EditorRuntime()
         self.runtime_override: str | None = None  # the editor's runtime mode, when it sets one
         self.open: dict[str, str] = {}  # uri -> path of the open Python buffers
-        self.due: dict[str, Due] = {}
-        self.timers: dict[str, asyncio.Task] = {}  # a check waiting for its pause
-        self.running: dict[str, asyncio.Task] = {}  # a check in flight
+        self.queue = CheckQueue(self._check_once, debounce)
         self.runtime_jobs: dict[str, asyncio.Task] = {}
-        self.check_seconds: dict[str, float] = {}
+        self.settled = False  # the start-up state is frozen out of the collector's walks
         self.checked: dict[str, Checked] = {}
         self.published_signal = asyncio.Event()
         self.shutdown_requested = False
@@ -154,9 +139,9 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
 
     @property
     def pull(self) -> bool:
-        """The client pulls diagnostics (`textDocument/diagnostic`): then none are pushed."""
-        caps = self.client_capabilities.text_document
-        return bool(caps and caps.diagnostic)
+        """The client pulls diagnostics (`textDocument/diagnostic`) and can be told to pull
+        again: then none are pushed (others were offered no pull: see `protocol`)."""
+        return pulls_and_refreshes(self.client_capabilities)
 
     def snapshot(self, uri: str) -> Snapshot | None:
         path = self.open.get(uri)
@@ -195,55 +180,25 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
 
     # -- scheduling ----------------------------------------------------------------------
 
-    def schedule(self, uri: str, delay: float | None = None, notify_dependents: bool = True, runtime=False) -> None:
-        """Check `uri` after `delay` (None: a few milliseconds). A newer request
-        for the same buffer restarts the pause; one that comes during a check is done by
-        one more check when that one ends. `runtime`: the buffer was opened or saved."""
-        due = self.due.setdefault(uri, Due())
+    def schedule(self, uri: str, when: str = EDITED, notify_dependents: bool = True, runtime=False) -> None:
+        """Check `uri`: after the edit-coalescing window (EDITED: its text changed), next
+        (NOW: opened, saved, asked for), or when typing pauses (LATER: a module it imports
+        changed). A request during its check is done by one more check. `runtime`: the
+        buffer was opened or saved."""
+        due = self.queue.entry(uri)
         due.notify_dependents = due.notify_dependents or notify_dependents
         doc = self.workspace.text_documents.get(uri)
         if runtime:
             due.runtime, due.runtime_version = True, doc.version if doc is not None else None
         elif notify_dependents:
             self.cancel_runtime(uri)  # the buffer's text changed: its running checks are stale
-        if delay is None:
-            delay = MIN_DEBOUNCE_SECONDS
-        timer = self.timers.pop(uri, None)
-        if timer is not None:
-            timer.cancel()
-        if uri in self.running:
-            return  # the check in flight schedules the next one when it ends
-        task = asyncio.ensure_future(self._after(uri, delay))
-        self.timers[uri] = task
-        task.add_done_callback(lambda _: self.timers.pop(uri) if self.timers.get(uri) is task else None)
+        self.queue.add(uri, when)
 
-    def pause(self, uri: str) -> float:
-        """Between two checks of a buffer being typed into: as long as its last check took,
-        within [MIN_DEBOUNCE, debounce]. A check that costs little follows at once; a
-        costly one waits for a pause in typing."""
-        last = self.check_seconds.get(uri, self.debounce)
-        return min(self.debounce, max(MIN_DEBOUNCE_SECONDS, last))
-
-    async def _after(self, uri: str, delay: float) -> None:
-        if delay:
-            await asyncio.sleep(delay)
-        if uri in self.running:
-            return
-        task = asyncio.ensure_future(self._run_checks(uri))
-        self.running[uri] = task
-        task.add_done_callback(lambda _: self.running.pop(uri) if self.running.get(uri) is task else None)
-
-    async def _run_checks(self, uri: str) -> None:
-        while uri in self.due:
-            due = self.due.pop(uri)
-            await self._check_once(uri, due)
-            if uri in self.due:  # edits arrived during the check: one more, after a pause
-                await asyncio.sleep(self.pause(uri))
-
-    async def _check_once(self, uri: str, due: Due) -> None:
+    async def _check_once(self, uri: str, due: Due) -> bool:
+        """Check and publish; True when the buffer changed meanwhile (nothing published)."""
         snap = self.snapshot(uri)
         if snap is None:
-            return
+            return False
         loop = asyncio.get_running_loop()
         try:
             outcome = await loop.run_in_executor(self.checker, self._check, snap, self.encoding)
@@ -251,8 +206,8 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
             log.exception("checking %s failed", snap.path)
             message = f"qlint: checking {snap.path} failed: {type(exc).__name__}: {exc}"
             self.window_log_message(types.LogMessageParams(type=types.MessageType.Error, message=message))
-            return
-        self.check_seconds[uri] = outcome.seconds
+            return False
+        self.queue.cost[uri] = outcome.seconds
         if outcome.config_error:
             self.window_show_message(
                 types.ShowMessageParams(
@@ -262,18 +217,23 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
             )
         if not self.current(uri, snap.version):
             # Closed, or edited meanwhile: the newer check publishes. What this one owed
-            # (dependents, a runtime run for a saved version) carries over to it.
+            # (dependents) carries over to it.
             if uri in self.open:
-                later = self.due.setdefault(uri, Due())
+                later = self.queue.entry(uri)
                 later.notify_dependents = later.notify_dependents or due.notify_dependents
-            return
+                return True
+            return False
         self.publish(outcome)
         if due.notify_dependents:
             path = os.path.abspath(snap.path)
             for other, state in list(self.checked.items()):
                 if other != uri and path in state.dependencies:
-                    self.schedule(other, notify_dependents=False)
+                    self.schedule(other, LATER, notify_dependents=False)
         self.start_runtime(uri, run_worker=due.runtime and due.runtime_version == snap.version)
+        if not self.settled:  # after the first publish, off the edit's path
+            self.settled = True
+            self.checker.submit(heap.settle)
+        return False
 
     def publish(self, outcome: CheckOutcome) -> None:
         snap = outcome.snapshot
@@ -308,8 +268,8 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
             state = self.checked.get(uri)
             if state is not None and doc is not None and state.version == doc.version:
                 return state
-            if uri not in self.running and uri not in self.timers:
-                self.schedule(uri, 0, notify_dependents=False)
+            if not self.queue.pending(uri):
+                self.schedule(uri, NOW, notify_dependents=False)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break
@@ -320,19 +280,15 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
         return None
 
     def forget(self, uri: str) -> None:
-        for tasks in (self.timers, self.runtime_jobs):
-            task = tasks.pop(uri, None)
-            if task is not None:
-                task.cancel()
-        self.due.pop(uri, None)
+        self.cancel_runtime(uri)
+        self.queue.discard(uri)
         path = self.open.pop(uri, None)
         self.checked.pop(uri, None)
-        self.check_seconds.pop(uri, None)
         if path is not None:
             self.checker.submit(self.project.set_overlay, path, None)
             dependents = [u for u, s in self.checked.items() if os.path.abspath(path) in s.dependencies]
             for other in dependents:  # they now see the file on disk again
-                self.schedule(other, notify_dependents=False)
+                self.schedule(other, LATER, notify_dependents=False)
         if not self.pull:
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
@@ -343,17 +299,21 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
         changed = {os.path.abspath(p) for p in paths} - open_paths  # an open buffer is the truth
         if any(os.path.basename(p) in CONFIG_NAMES for p in changed):
             for uri in list(self.open):
-                self.schedule(uri, 0, notify_dependents=False)
+                self.schedule(uri, LATER, notify_dependents=False)
             return
         for path in changed:
             self.checker.submit(self.project.set_overlay, path, None)  # drop its parsed scope
         for uri, state in list(self.checked.items()):
             if changed & state.dependencies:
-                self.schedule(uri, 0, notify_dependents=False)
+                self.schedule(uri, LATER, notify_dependents=False)
 
     # -- on the worker thread ------------------------------------------------------------
 
     def _check(self, snap: Snapshot, encoding: str) -> CheckOutcome:
+        with gc_paused():
+            return self._check_paused(snap, encoding)
+
+    def _check_paused(self, snap: Snapshot, encoding: str) -> CheckOutcome:
         start = time.perf_counter()
         self.project.set_overlay(snap.path, snap.text)
         loaded = self.settings_cache.get(snap.path)
@@ -381,12 +341,19 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
             return None
         self.project.set_overlay(snap.path, snap.text)
         try:
-            outcome = fix_text(snap.text, snap.path, loaded.settings, loaded.settings.unsafe_fixes, self.project)
+            with gc_paused():
+                outcome = fix_text(snap.text, snap.path, loaded.settings, loaded.settings.unsafe_fixes, self.project)
         finally:
             self.project.set_overlay(snap.path, snap.text)  # fix_text moves the overlay along
         return outcome.fixed if outcome.changed else None
 
+    def start_io(self, stdin=None, stdout=None) -> None:
+        """stdin read by the event loop (`stdio`), else the way pygls reads it."""
+        if not stdio.serve(self, stdin, stdout):
+            super().start_io(stdin, stdout)
+
     def close(self) -> None:
+        self.queue.close()
         self.checker.shutdown(wait=False, cancel_futures=True)
         self.runtime.close()
 

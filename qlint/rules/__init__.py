@@ -13,7 +13,6 @@ from qlint.rules.base import Rule
 from qlint.rules.builtin import BUILTIN
 
 
-
 def __getattr__(name: str) -> Any:
     # `qlint.rules.RULES`: the registry's code -> class table (plugins included), for callers
     # written before the registry existed.

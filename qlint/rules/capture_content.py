@@ -3,9 +3,13 @@
 A capture in the wrong mode changes only what depends on `self.training` (batch norm,
 dropout, code reading the flag). Where the model's class resolves, the message names those
 parts, or says that none was found; where a part of it does not resolve, it says nothing.
+Where everything the captured model can be resolves and none holds such a part, its mode
+cannot change the graph and the capture is not reported (`mode_free`).
 """
 
 from __future__ import annotations
+
+import ast
 
 from qlint.analysis.flow.model_flow import PARAM, STORED, Capture, FunctionFlow, caller_facts
 
@@ -15,16 +19,155 @@ _NAMED = 2  # models named in one message; more is noise
 def content_note(cap: Capture, flow: str, flows: list[FunctionFlow]) -> str:
     """`; `Net` holds BatchNorm2d and Dropout, ...` for the message, or "" when nothing is known."""
     notes: list[str] = []
-    for built in _builds(cap, flow, flows):
+    builds = _builds(cap, flow, flows)
+    changed = _changed_after_build(cap, flows, builds)  # parts added later: "none found" is not known
+    for built in builds:
         content = built.content()
         name = f"`{content.name}`"
         if content.dependent:
             parts = [p if p != "`self.training`" else "code reading `self.training`" for p in content.dependent]
             held = ", ".join(parts[:-1]) + f" and {parts[-1]}" if len(parts) > 1 else parts[0]
             notes.append(f"in {name}, the mode changes {held}")
-        elif content.complete:
+        elif content.complete and not changed:
             notes.append(f"no batch norm, dropout or `self.training` was found in {name}, so its mode may not matter")
     return "".join(f"; {n}" for n in list(dict.fromkeys(notes))[:_NAMED])  # one class built twice: one note
+
+
+def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow]) -> bool:
+    """Every construction the captured model may come from is known in full and holds nothing
+    whose behaviour depends on the mode. One origin we cannot follow (a parameter whose callers
+    we do not see, a factory, a load, a module from elsewhere) and the mode may matter."""
+    facts = cap.modes_for(flow)
+    origins = [*cap.origins, *(f.origin for f in facts if f.origin is not None)]
+    if not facts or not origins:
+        return False
+    builds = []
+    for origin in dict.fromkeys(origins):
+        if origin.built is not None:
+            builds.append(origin.built)
+            continue
+        if origin.kind not in (PARAM, STORED):
+            return False
+        callers = caller_facts(flows, origin.node, origin.index)
+        if not callers or any(f.origin is None or f.origin.built is None for _, f in callers):
+            return False
+        builds.extend(f.origin.built for _, f in callers)
+    for built in builds:
+        content = built.content()
+        if content.dependent or not content.complete:
+            return False
+    return not _changed_after_build(cap, flows, builds)
+
+
+_CHANGES = frozenset(
+    {"add_module", "register_module", "set_submodule", "register_forward_hook", "register_forward_pre_hook", "apply"}
+)
+
+
+def _changed_after_build(cap: Capture, flows: list[FunctionFlow], builds: list) -> bool:
+    """A model given parts or hooks after it was built (`model.fc = head`, `model[0] = ...`,
+    `setattr(model, ...)`) may hold more than its class says. Read in the functions that build
+    it or capture it, for the names it is bound to there."""
+    calls = {id(b.call) for b in builds}
+    for fn in flows:
+        names = {cap.model.id} if any(c is cap for c in fn.captures) and isinstance(cap.model, ast.Name) else set()
+        own = list(_own_nodes(fn.node))
+        for node in own:
+            if isinstance(node, ast.Assign) and any(id(n) in calls for n in ast.walk(node.value)):
+                names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        if names and _changed_in(own, names, flows, 0):
+            return True
+    return False
+
+
+# Calls that take a model without giving it parts: capture, quantization, copies, checks.
+_READS = frozenset(
+    {"export", "export_for_training", "draft_export", "capture_pre_autograd_graph", "prepare_pt2e"}
+    | {"prepare_qat_pt2e", "convert_pt2e", "to_edge", "to_edge_transform_and_lower", "deepcopy"}
+    | {"isinstance", "print", "len", "type", "id", "str", "repr"}
+)
+
+
+def _changed_in(nodes: list[ast.AST], names: set[str], flows: list[FunctionFlow], depth: int) -> bool:
+    """Parts or hooks given here to a model bound to `names`, or the model handed to a call
+    that may give it some (`swap_linears(model)`): a helper of the module is read for its
+    parameters in turn; anything else may do anything."""
+    if any(_changes(node, names) for node in nodes):
+        return True
+    helpers = {id(c.call): c.callee for fn in flows for c in fn.calls}
+    for node in nodes:
+        if not isinstance(node, ast.Call) or not any(_root(a) in names for a in _arguments(node)):
+            continue
+        parts = node.func
+        last = parts.attr if isinstance(parts, ast.Attribute) else parts.id if isinstance(parts, ast.Name) else ""
+        if last in _READS:
+            continue
+        callee = helpers.get(id(node))
+        if callee is None or depth >= 3 or not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return True
+        if _changed_in(list(_own_nodes(callee)), _receivers(node, callee, names), flows, depth + 1):
+            return True
+    return False
+
+
+def _receivers(call: ast.Call, callee: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str]) -> set[str]:
+    """The parameters of `callee` that `call` hands a model bound to `names` (all of them
+    after a `*args`)."""
+    positional = [a.arg for a in [*callee.args.posonlyargs, *callee.args.args]]
+    if positional[:1] in (["self"], ["cls"]) and isinstance(call.func, ast.Attribute):
+        positional = positional[1:]  # a method called on its object or class
+    everything = {*positional, *(a.arg for a in callee.args.kwonlyargs)}
+    if callee.args.vararg:
+        everything.add(callee.args.vararg.arg)
+    if callee.args.kwarg:
+        everything.add(callee.args.kwarg.arg)
+    out: set[str] = set()
+    for i, arg in enumerate(call.args):
+        if _root(arg.value if isinstance(arg, ast.Starred) else arg) not in names:
+            continue
+        if isinstance(arg, ast.Starred) or i >= len(positional):
+            return everything
+        out.add(positional[i])
+    for kw in call.keywords:
+        if _root(kw.value) in names:
+            if kw.arg is None or kw.arg not in everything:
+                return everything
+            out.add(kw.arg)
+    return out
+
+
+def _arguments(call: ast.Call) -> list[ast.expr]:
+    args = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
+    return [*args, *(kw.value for kw in call.keywords)]
+
+
+def _own_nodes(fn: ast.AST):
+    """The nodes of this function's body, not those of functions or classes written in it
+    (each is a flow of its own, with names of its own)."""
+    stack = list(ast.iter_child_nodes(fn))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _changes(node: ast.AST, names: set[str]) -> bool:
+    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return any(isinstance(t, (ast.Attribute, ast.Subscript)) and _root(t) in names for t in targets)
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "setattr":
+            return bool(node.args) and _root(node.args[0]) in names
+        return isinstance(func, ast.Attribute) and func.attr in _CHANGES and _root(func.value) in names
+    return False
+
+
+def _root(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _builds(cap: Capture, flow: str, flows: list[FunctionFlow]) -> list:

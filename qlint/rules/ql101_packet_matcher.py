@@ -18,6 +18,7 @@ from qlint.analysis.graphs.fx_targets import is_node_target, target_names, targe
 from qlint.analysis.graphs.forwarding import Forwarding, callee_name, spans_any
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
 from qlint.analysis.graphs.graph_context import COMPILER_INTERNAL, packet_graph_context
+from qlint.analysis.graphs.reexport import never_runs, sees_overloads
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Located, OpRef, Resolver
 from qlint.diagnostic import Diagnostic, RelatedInfo
@@ -91,9 +92,11 @@ class PacketMatcher(Rule):
             sink_needles(sinks),
             ctx.scope.path,
         )
-        helpers = forwarding.find_helpers(ctx.scope, ctx.lines_containing, Resolver(ctx.scope, ctx.project, ctx.optable))
+        helpers = forwarding.find_helpers(
+            ctx.scope, ctx.lines_containing, Resolver(ctx.scope, ctx.project, ctx.optable)
+        )
         base_lines = target_rows(ctx) | ctx.lines_containing(*sink_needles(sinks), *helpers)
-        found: dict[tuple, tuple[Diagnostic, Body]] = {}
+        found: dict[tuple, tuple[Diagnostic, Body, int]] = {}
         rows = sorted(base_lines)
         for body in bodies(ctx.tree, ctx.scope, ctx.cache):
             if body.node is not ctx.tree and not spans_any(body.node, rows):
@@ -118,8 +121,11 @@ class PacketMatcher(Rule):
                 hits = [h for h in hits if h.ref.is_packet and h.ref.key not in both]
                 if hits:
                     for hit, diag in self._report(ctx, use, hits):
-                        found.setdefault((diag.range, diag.message, hit.ref.key), (diag, body))
+                        found.setdefault((diag.range, diag.message, hit.ref.key), (diag, body, use.lineno))
         # Cheap checks first, whole-module checks only when there is something to report.
+        if not found:
+            return
+        found = {key: v for key, v in found.items() if not never_runs(ctx, v[1])}
         if not found:
             return
         context = packet_graph_context(ctx)
@@ -127,10 +133,18 @@ class PacketMatcher(Rule):
             # Compiler graphs accept packets, except that a node this module inserts as an
             # overload never equals the packet it then compares with.
             own = inserted_overloads(ctx)
-            yield from (d for key, (d, _) in found.items() if key[2] in own)
+            yield from (d for key, (d, _, _) in found.items() if key[2] in own)
         elif context is None:
-            # What the rest of the project does to graphs, asked last: it reads other modules.
-            for key, (diag, body) in found.items():
+            for key, (diag, body, row) in found.items():
+                if (
+                    _fresh_packets(ctx, key[2])
+                    and "add_dont_constant_fold" not in ctx.lines.line(row)  # Inductor's graphs
+                    and not sees_overloads(ctx, body, row)
+                ):
+                    # The installed torchao inserts this op as a packet: right on graphs
+                    # fresh from convert_pt2e, which is what the module shows it matches.
+                    continue
+                # What the rest of the project does to graphs, asked last: it reads other modules.
                 if not inserted_elsewhere(ctx, key[2]) and not normalised_before(ctx, body):
                     yield diag
 
@@ -138,7 +152,7 @@ class PacketMatcher(Rule):
         inserted = inserted_packets(ctx)
         style = self.opts["fix-style"]
         for hit in hits:
-            if hit.ref.key in inserted:
+            if hit.ref.key in inserted and _own_insertion_stands(ctx, hit.ref):
                 continue
             node, path = hit.element.node, hit.element.scope.path
             remote = hit.element.scope is not ctx.scope
@@ -177,15 +191,35 @@ class PacketMatcher(Rule):
                 )
                 related = (RelatedInfo(path, rng, f"OpOverloadPacket `{hit.ref.spelled()}` written here"),)
             kind = "collection" if hit.site.kind == "element" else "comparison"
-            yield hit, ctx.diagnostic(
-                self,
-                use if remote else node,
-                what,
-                fix,
-                evidence=op_evidence(kind, [hit.ref], info),
-                related=related,
-                help=f"{reach}: {overload_facts(info)}",
+            yield (
+                hit,
+                ctx.diagnostic(
+                    self,
+                    use if remote else node,
+                    what,
+                    fix,
+                    evidence=op_evidence(kind, [hit.ref], info),
+                    related=related,
+                    help=f"{reach}: {overload_facts(info)}",
+                ),
             )
+
+
+def _own_insertion_stands(ctx: FileContext, ref: OpRef) -> bool:
+    """Whether the module's own insertion of the packet makes its matcher right: where QL102
+    leaves the insertion alone (graphs that carry packets), or for an op the op table does not
+    know (the project's own op, which nothing else inserts). A known op inserted as a packet
+    into graphs that carry its overloads (convert inserts `.default`) is QL102's finding, and
+    the matcher misses the nodes it did not insert itself."""
+    return packet_graph_context(ctx) is not None or op_info(ctx.optable, ref) is None
+
+
+def _fresh_packets(ctx: FileContext, key: tuple[str, str, str]) -> bool:
+    """Whether the installed stack inserts the op `key` as a packet (edge graphs never do)."""
+    if key[0] != "aten":
+        return False
+    info = ctx.optable.lookup(key[1], key[2])
+    return bool(packet_producers(ctx.optable, info))
 
 
 def _parse_sinks(specs: tuple[str, ...]) -> dict[str, set]:
@@ -285,12 +319,16 @@ def _direct_sink_args(node: ast.Call, sinks) -> Iterator[ast.expr]:
         yield from (kw.value for kw in node.keywords if kw.arg in wanted)
 
 
-def _sink_call(node: ast.Call, resolver: Resolver, sinks, forwarding: Forwarding) -> Iterator[tuple[ast.expr, list[_Hit]]]:
+def _sink_call(
+    node: ast.Call, resolver: Resolver, sinks, forwarding: Forwarding
+) -> Iterator[tuple[ast.expr, list[_Hit]]]:
     args = list(_direct_sink_args(node, sinks))
     if not args and (node.args or node.keywords) and callee_name(node) in forwarding.helpers:
         # A helper that forwards a parameter to a sink is a sink too. Resolving the helper
         # may read another module: only worth it when an argument holds a packet.
-        candidates = [(a, hits) for a in (*node.args, *(kw.value for kw in node.keywords)) if (hits := _arg_hits(a, resolver))]
+        candidates = [
+            (a, hits) for a in (*node.args, *(kw.value for kw in node.keywords)) if (hits := _arg_hits(a, resolver))
+        ]
         if candidates:
             forwarded = {id(a) for a in forwarding.forwarded_args(node, resolver)}
             for arg, (use, hits) in candidates:

@@ -118,7 +118,11 @@ def _is_quantize_test(cmp: ast.Compare, resolver: Resolver) -> bool:
     for side in (cmp.left, *cmp.comparators):
         if _quantize_ref(side, resolver):
             return True
-        members = resolver.members(side) if isinstance(side, (ast.Name, ast.Attribute, ast.Set, ast.List, ast.Tuple)) else None
+        members = (
+            resolver.members(side)
+            if isinstance(side, (ast.Name, ast.Attribute, ast.Set, ast.List, ast.Tuple))
+            else None
+        )
         if members is not None and any(_quantize_ref(m.node, resolver.for_scope(m.scope)) for m in members):
             return True
     return False
@@ -216,7 +220,11 @@ def _diagnostic(rule: Rule, ctx: FileContext, func, hit, calls: list[ConvertCall
     if folding:
         first = folding[0]
         row = _range(ctx, first).start.row
-        where = f"line {row}" if first.path == ctx.path else f"{os.path.relpath(first.path, os.path.dirname(ctx.path))}:{row}"
+        where = (
+            f"line {row}"
+            if first.path == ctx.path
+            else f"{os.path.relpath(first.path, os.path.dirname(ctx.path))}:{row}"
+        )
         more = f" (and {len(folding) - 1} more)" if len(folding) > 1 else ""
         cause = f"`convert_pt2e` at {where}{more} keeps `fold_quantize=True`"
         related = tuple(
@@ -230,7 +238,10 @@ def _diagnostic(rule: Rule, ctx: FileContext, func, hit, calls: list[ConvertCall
         "carries the weight as an int8 constant feeding a dequantize. Match the dequantize of the int8 "
         "constant as well, or pass `fold_quantize=False` where the graph is made"
     )
-    fix = Fix(Applicability.DISPLAY_ONLY, "Also accept `get_attr(int8 weight) -> dequantize`, or convert with `fold_quantize=False`")
+    fix = Fix(
+        Applicability.DISPLAY_ONLY,
+        "Also accept `get_attr(int8 weight) -> dequantize`, or convert with `fold_quantize=False`",
+    )
     evidence = {
         "kind": "weight-quantize-matcher",
         "function": func.name,

@@ -24,7 +24,7 @@ from qlint.rules.capture_common import (
     reasons,
     related,
 )
-from qlint.rules.capture_content import content_note
+from qlint.rules.capture_content import content_note, mode_free
 from qlint.rules.ptq_eval_fix import HELPER, eval_fix, is_graph
 
 _BAD = ("train", "constructed", "parameter")
@@ -50,8 +50,10 @@ class PtqCaptureWithoutEval(Rule):
                 src = ctx.source_of(qat_train.node)
                 row = qat_train.node.lineno
                 bad.append(Reason("qat-only", qat_train.node, f"`{src}` at line {row} runs for QAT only", row))
-            if not bad:
-                continue  # eval on every PTQ path, or a model whose mode this function cannot know
+            if not bad or mode_free(cap, "ptq", flows):
+                # Eval on every PTQ path, a model whose mode this function cannot know, or one whose
+                # mode cannot change the graph (nothing in it depends on `self.training`).
+                continue
             model = model_text(ctx, cap)
             head = "in train mode" if any(r.kind in ("train", "constructed") for r in bad) else "without `eval()`"
             partial = [

@@ -15,7 +15,7 @@ from qlint.diagnostic import Diagnostic
 from qlint.evidence import CaptureEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.capture_common import captures, evidence, insert_mode_call, listed, model_text, reasons, related
-from qlint.rules.capture_content import content_note
+from qlint.rules.capture_content import content_note, mode_free
 
 
 class QatCaptureInEvalMode(Rule):
@@ -37,6 +37,8 @@ class QatCaptureInEvalMode(Rule):
                 continue
             if all(sink.node in cap.rebuilt for sink in cap.flows("qat")):
                 continue  # QAT rebuilt only to convert (no training): eval mode is right there
+            if mode_free(cap, "qat", flows):
+                continue  # no dropout, batch norm or `self.training`: the same graph in either mode
             why = reasons(ctx, cap, "qat", flows)
             model = model_text(ctx, cap)
             message = f"`{model}` is captured for QAT in eval mode ({listed(why)}){content_note(cap, 'qat', flows)}"

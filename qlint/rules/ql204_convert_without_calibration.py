@@ -43,7 +43,9 @@ class ConvertWithoutCalibration(Rule):
     def _diagnostic(self, ctx: FileContext, f: Uncalibrated) -> Diagnostic:
         site, prepared = f.site, f.prepared
         model = _model_text(ctx, f)
-        where = f"line {prepared.node.lineno}" if prepared.path == ctx.path else f"{prepared.path}:{prepared.node.lineno}"
+        where = (
+            f"line {prepared.node.lineno}" if prepared.path == ctx.path else f"{prepared.path}:{prepared.node.lineno}"
+        )
         by = f" in `{prepared.helper}`" if prepared.helper else ""
         head = f"`{model}` is converted" if not f.helper else f"`{ctx.source_of(site.func)}` converts `{model}`"
         message = f"{head} without calibration after `prepare_pt2e`{by} ({where})"

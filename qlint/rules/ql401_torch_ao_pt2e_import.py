@@ -222,11 +222,19 @@ class TorchAoPt2eImport(Rule):
         # Only chains whose head could lead to torch: an import of torch, or a name bound in
         # the module or the function (an alias such as `tq = torch.ao.quantization`).
         torchy = {n for n, full in ctx.scope.imports.items() if full.split(".")[0] == "torch"} | set(ctx.scope.assigns)
-        for body in bodies(ctx.tree, ctx.scope, ctx.cache):
-            resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
+        walked = [
+            (body, Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope))
+            for body in bodies(ctx.tree, ctx.scope, ctx.cache)
+        ]
+        module_resolver = Resolver(ctx.scope, ctx.project, ctx.optable)
+        words = {"quantization", *(h for h in torchy - owned if _names_old(module_resolver.qualname(ast.Name(h))))}
+        for body, resolver in walked:
+            words |= _chain_words(body, resolver, owned)
+        rows = ctx.lines_containing(*sorted(words))
+        for body, resolver in walked:
             inner: set[int] = set()  # attributes inside a longer chain (walked after it)
             heads: dict[str, str | None] = {}  # a chain's name is its head's name plus the rest
-            for node in body.nodes():
+            for node in body.nodes(rows):
                 if not isinstance(node, ast.Attribute):
                     continue
                 if isinstance(node.value, ast.Attribute):
@@ -267,6 +275,29 @@ class TorchAoPt2eImport(Rule):
         fix, note = _with_twins(ctx, twins, [move], fix)
         message, help_ = _message(moves, [move], f"`{move.old}` is gone from torch 2.13", note)
         return ctx.diagnostic(self, sub, message, fix or _display_fix([move]), evidence=_evidence([move]), help=help_)
+
+
+def _chain_words(body, resolver: Resolver, owned: set) -> set[str]:
+    """Words on a row of every chain of `body` that can name something under the old package,
+    so only those rows are walked (module-level heads are asked once, by the caller).
+
+    A chain's qualified name is its head's plus the rest: a head naming `torch` or
+    `torch.ao` needs an attribute `quantization` later in the chain, a head naming the old
+    package or below is itself the word, and `self.x`/`cls.x` resolve through the class's
+    attributes, so those names count."""
+    words = set()
+    for head in body.local.keys() - owned:
+        if head in ("self", "cls") and body.class_scope is not None:
+            continue
+        if _names_old(resolver.qualname(ast.Name(head))):
+            words.add(head)
+    if body.class_scope is not None:
+        words.update(body.class_scope.assigns)
+    return words
+
+
+def _names_old(name: str | None) -> bool:
+    return name is not None and (name == OLD_PACKAGE or name.startswith(OLD_PACKAGE + "."))
 
 
 def _old_spelling(text: str) -> bool:

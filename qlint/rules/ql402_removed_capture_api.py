@@ -263,14 +263,18 @@ def _deliberate(ctx: FileContext, stmt: ast.AST, parents, names: set[str]) -> bo
 
 
 def _version_gate(ctx: FileContext, node: ast.AST, parents) -> str | None:
-    """"skipped" when torch 2.13 does not reach `node` past a version check (or past one qlint
+    """ "skipped" when torch 2.13 does not reach `node` past a version check (or past one qlint
     cannot read): the `if`/`else` branch it does not take, or the code after an `if <version>:
     return` it does take; "taken" when every version check on the way passes; None without any."""
     found = None
     child, parent = node, parents.get(node)
     lookup = _module_constant(ctx)
     while parent is not None:
-        if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test and is_version_test(parent.test, lookup):
+        if (
+            isinstance(parent, (ast.If, ast.IfExp))
+            and child is not parent.test
+            and is_version_test(parent.test, lookup)
+        ):
             runs = taken(parent.test, TARGET_RELEASE, lookup)
             in_body = child in parent.body if isinstance(parent.body, list) else child is parent.body
             if runs is None or runs != in_body:
@@ -326,7 +330,6 @@ def _probe_or_alternate(ctx: FileContext, node: ast.AST, parents, names: set[str
                 return True
         child, parent = parent, parents.get(parent)
     return False
-
 
 
 def _binds_working(ctx: FileContext, stmts: list[ast.stmt], names: set[str]) -> bool:

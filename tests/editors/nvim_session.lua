@@ -2,6 +2,9 @@
 -- Writes what it saw to $QLINT_NVIM_OUT as JSON; `transcript` is the human-readable log.
 local out_path = os.getenv("QLINT_NVIM_OUT")
 local runtime = os.getenv("QLINT_NVIM_RUNTIME")
+-- "plugin": require("qlint").setup(); "config": the 0.11 form, the shipped lsp/qlint.lua
+-- enabled with vim.lsp.enable (only the command is overridden, to run this checkout).
+local form = os.getenv("QLINT_NVIM_FORM") or "plugin"
 local timeout = tonumber(os.getenv("QLINT_NVIM_TIMEOUT") or "30000")
 local result = { transcript = {} }
 
@@ -26,22 +29,44 @@ local function diagnostics_text(bufnr)
   return shown
 end
 
+-- The diagnostic as the server sent it (what `vim.lsp.buf.code_action()` sends back).
+local function lsp_diagnostic(bufnr, d, client)
+  if vim.lsp.diagnostic.get_line_diagnostics ~= nil and vim.fn.has("nvim-0.10") == 0 then
+    return vim.lsp.diagnostic.get_line_diagnostics(bufnr, d.lnum, nil, client.id)[1]
+  end
+  return d.user_data.lsp
+end
+
+local function client_of(bufnr)
+  local clients = vim.lsp.get_clients and vim.lsp.get_clients({ bufnr = bufnr }) or vim.lsp.buf_get_clients(bufnr)
+  for _, c in pairs(clients) do
+    return c
+  end
+end
+
 local function run()
-  require("qlint").setup({
-    cmd = vim.fn.json_decode(os.getenv("QLINT_NVIM_CMD")),
-    runtime = runtime ~= "" and runtime or nil,
-  })
+  local cmd = vim.fn.json_decode(os.getenv("QLINT_NVIM_CMD"))
+  if form == "config" then
+    vim.lsp.config("qlint", { cmd = cmd, init_options = runtime ~= "" and { runtime = runtime } or nil })
+    vim.lsp.enable("qlint")
+  else
+    require("qlint").setup({ cmd = cmd, runtime = runtime ~= "" and runtime or nil })
+  end
   vim.cmd("edit " .. vim.fn.fnameescape(os.getenv("QLINT_NVIM_FILE")))
   local bufnr = vim.api.nvim_get_current_buf()
   log("nvim " .. tostring(vim.version().major) .. "." .. tostring(vim.version().minor) .. "." .. tostring(vim.version().patch)
-    .. " opened " .. vim.api.nvim_buf_get_name(bufnr))
+    .. " (" .. form .. ") opened " .. vim.api.nvim_buf_get_name(bufnr))
   if not vim.wait(timeout, function() return #vim.diagnostic.get(bufnr) > 0 end, 50) then
     return finish(false, "no diagnostics within the timeout")
   end
-  local clients = vim.lsp.buf_get_clients(bufnr)
-  local client
-  for _, c in pairs(clients) do client = c end
+  local client = client_of(bufnr)
   log("attached client " .. client.name .. " (id " .. client.id .. ")")
+  if form == "config" then -- what lsp/qlint.lua contributed, merged with the cmd set here
+    local config = vim.lsp.config.qlint
+    result.config = { filetypes = config.filetypes, root_markers = config.root_markers, cmd = config.cmd }
+    log("vim.lsp.config.qlint: filetypes " .. table.concat(config.filetypes, ",")
+      .. ", root markers " .. table.concat(config.root_markers, ","))
+  end
   for _, line in ipairs(diagnostics_text(bufnr)) do log("diagnostic: " .. line) end
   result.diagnostics = vim.diagnostic.get(bufnr)
 
@@ -61,10 +86,7 @@ local function run()
   end
 
   -- The quick fix, through the client's own code-action request.
-  -- The diagnostics on the finding's line as the client itself sends them back
-  -- (what `vim.lsp.buf.code_action()` does on 0.7).
-  local d = vim.diagnostic.get(bufnr)[1]
-  local lsp_diag = vim.lsp.diagnostic.get_line_diagnostics(bufnr, d.lnum, nil, client.id)[1]
+  local lsp_diag = lsp_diagnostic(bufnr, vim.diagnostic.get(bufnr)[1], client)
   local params = {
     textDocument = { uri = vim.uri_from_bufnr(bufnr) },
     range = lsp_diag.range,

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from qlint.analysis.flow.model_classes import FACTORIES
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.tree_walk import walk
 
 
 @dataclass(frozen=True)
@@ -174,5 +173,5 @@ def init_sets_eval(cls: ast.ClassDef) -> bool:
     """`self.eval()` in `__init__`: instances start in eval mode."""
     init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
     return init is not None and any(
-        (m := mode_call(n)) is not None and m[1] == "eval" and key(m[0]) == "self" for n in walk(init)
+        (m := mode_call(n)) is not None and m[1] == "eval" and key(m[0]) == "self" for n in ast.walk(init)
     )

@@ -11,50 +11,27 @@ without any of them is captured the same in both modes.
 from __future__ import annotations
 
 import ast
+import builtins
 import sys
 from dataclasses import dataclass, field
 
+from qlint.analysis.flow.model_torch_nn import CONTAINERS, torch_nn_kind
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ModuleScope
 
 # Model builders that return a freshly initialised module, i.e. one in train mode.
 FACTORIES = ("torchvision.models.", "timm.create_model")
-# torch.nn modules whose forward depends on `self.training` (running statistics or dropping).
-_ALWAYS = frozenset(
-    {
-        "BatchNorm1d",
-        "BatchNorm2d",
-        "BatchNorm3d",
-        "SyncBatchNorm",
-        "LazyBatchNorm1d",
-        "LazyBatchNorm2d",
-        "LazyBatchNorm3d",
-        "Dropout",
-        "Dropout1d",
-        "Dropout2d",
-        "Dropout3d",
-        "AlphaDropout",
-        "FeatureAlphaDropout",
-    }
-)
-# Dropout by default (p=0.1), unless built with `dropout=0`.
-_DROPOUT_DEFAULT = frozenset(
-    {"Transformer", "TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder", "TransformerDecoder"}
-)
-# Dropout only when built with a non-zero `dropout`.
-_DROPOUT_ARG = frozenset({"MultiheadAttention", "RNN", "LSTM", "GRU"})
-# Instance norm uses running statistics in eval mode only with `track_running_stats=True`.
-_TRACKING = frozenset({"InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"})
-# torch.nn classes whose arguments are modules rather than hyperparameters.
-_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict", "DataParallel", "DistributedDataParallel"})
 _TORCH_PREFIXES = ("torch.", "torchao.", "executorch.exir", "copy.")
 _MAX_DEPTH = 4
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 @dataclass(frozen=True)
 class ModelClass:
     node: ast.ClassDef
     scope: ModuleScope  # the module it is written in
+    # For a class written in a function: the function's other classes (its bases, its parts).
+    around: dict | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -94,7 +71,7 @@ class Built:
         if not isinstance(self.call, ast.Call):
             return True
         last = self.name.rpartition(".")[2]
-        hyperparameters = self.cls is None and last not in _CONTAINERS  # `nn.Linear(n, m)`
+        hyperparameters = self.cls is None and last not in CONTAINERS  # `nn.Linear(n, m)`
         complete = True
         for arg in [*self.call.args, *(kw.value for kw in self.call.keywords)]:
             if _constant(arg) or hyperparameters:
@@ -132,7 +109,7 @@ class ClassIndex:
             return None  # a variable (a parameter, or a class rebound by assignment)
         if head in local_classes:
             local = local_classes[head]  # None: defined twice
-            return _nested(ModelClass(local, resolver.scope), rest) if local is not None else None
+            return _nested(ModelClass(local, resolver.scope, local_classes), rest) if local is not None else None
         scope = resolver.scope
         if head in scope.classes and head not in scope.imports and head not in scope.assigns:
             return _nested(ModelClass(scope.classes[head].node, scope), rest)
@@ -185,39 +162,67 @@ class ClassIndex:
         self._contents[key] = ((), False)  # a class that holds itself: unknown
         resolver = Resolver(cls.scope, _NO_PROJECT, None)
         found: set[str] = set()
-        complete = depth < _MAX_DEPTH
+        complete = depth < _MAX_DEPTH and not _dynamic(cls.node)
         for base in cls.node.bases:
-            complete &= self._base(base, resolver, found, depth)
+            complete &= self._base(base, resolver, found, depth, cls.around or {})
         calls = [n for n in ast.walk(cls.node) if isinstance(n, ast.Call)]
         if any(_reads_training(n) for n in ast.walk(cls.node)):
             found.add("`self.training`")
-        complete &= self._calls_content(calls, resolver, found, depth, own=cls.node)
+        complete &= self._calls_content(calls, resolver, found, depth, own=cls.node, around=cls.around)
+        complete &= _references(cls.node, resolver, found)
         out = (tuple(sorted(found)), complete)
         self._contents[key] = out
         return out
 
-    def _base(self, base: ast.expr, resolver: Resolver, found: set[str], depth: int) -> bool:
+    def _function_content(self, func: ast.AST, resolver: Resolver, found: set[str], depth: int) -> bool:
+        """A function of the class's module called in it (`self.layers = make_layers(cfg)`): what
+        the modules it builds hold."""
+        key = id(func)
+        if key not in self._contents:
+            self._contents[key] = ((), False)
+            inner: set[str] = set()
+            complete = depth < _MAX_DEPTH and not any(_reads_any_training(n) for n in ast.walk(func))
+            complete &= self._calls_content([func], resolver, inner, depth + 1, own=func)
+            complete &= _references(func, resolver, inner)
+            self._contents[key] = (tuple(sorted(inner)), complete)
+        dependent, complete = self._contents[key]
+        found.update(dependent)
+        return complete
+
+    def _base(self, base: ast.expr, resolver: Resolver, found: set[str], depth: int, around: dict) -> bool:
         name = resolver.qualname(base) or ""
-        if name.startswith("torch.nn.") or name in ("object", "typing.Generic"):
+        if name in ("object", "typing.Generic", "abc.ABC"):
             return True
-        cls = self.resolve(base, resolver, {})
+        if name.startswith("torch.nn.") and name.count(".") == 2:
+            kind, known = torch_nn_kind(name.rpartition(".")[2], None)
+            if kind:
+                found.add(kind)
+            return known
+        cls = self.resolve(base, resolver, around)
         if cls is None:
             return False
         dependent, complete = self._class_content(cls, depth + 1)
         found.update(dependent)
         return complete
 
-    def _calls_content(self, calls, resolver: Resolver, found: set[str], depth: int, own=None) -> bool:
-        """Add the mode-dependent modules these calls build; False if one of them is unknown."""
+    def _calls_content(self, calls, resolver: Resolver, found: set[str], depth: int, own=None, around=None) -> bool:
+        """Add the mode-dependent modules these calls build; False if one of them may build a
+        module we cannot see (an unlisted torch.nn class, a class or function from elsewhere,
+        a callable held in a variable)."""
         complete = True
-        locals_ = {n.name: n for n in ast.walk(own) if isinstance(n, ast.ClassDef) and n is not own} if own else {}
+        inside = [n for n in ast.walk(own) if n is not own] if own else []
+        locals_ = {**(around or {}), **{n.name: n for n in inside if isinstance(n, ast.ClassDef)}}
+        # Functions written inside: their calls are among those walked here.
+        nested = {n.name for n in inside if isinstance(n, _FUNCTIONS)}
         for call in (n for c in calls for n in ast.walk(c) if isinstance(n, ast.Call)):
             name = resolver.qualname(call.func) or ""
-            last = name.rpartition(".")[2] or (dotted_parts(call.func) or [""])[-1]
-            if name.startswith("torch.nn."):
-                kind = _torch_kind(last, call)
+            parts = dotted_parts(call.func)
+            last = name.rpartition(".")[2] or (parts or [""])[-1]
+            if name.startswith("torch.nn.") and last[:1].isupper():
+                kind, known = torch_nn_kind(last, call)
                 if kind:
                     found.add(kind)
+                complete &= known
                 continue
             cls = self.resolve(call.func, resolver, locals_)
             if cls is not None:
@@ -226,8 +231,12 @@ class ClassIndex:
                 dependent, sub_complete = self._class_content(cls, depth + 1)
                 found.update(dependent)
                 complete &= sub_complete
-            elif name.startswith(FACTORIES) or (_foreign(name) and last[:1].isupper() and not last.isupper()):
-                complete = False  # a module from elsewhere: it may hold anything
+            elif parts and len(parts) == 1 and parts[0] in resolver.scope.functions and parts[0] not in locals_:
+                func = resolver.scope.functions[parts[0]]
+                if func is not own:
+                    complete &= self._function_content(func, resolver, found, depth)
+            elif not (parts and len(parts) == 1 and parts[0] in nested):
+                complete &= _harmless(call, name, parts)
         return complete
 
 
@@ -247,7 +256,7 @@ def _nested(cls: ModelClass | None, rest: list[str]) -> ModelClass | None:
         if cls is None:
             return None
         inner = next((s for s in cls.node.body if isinstance(s, ast.ClassDef) and s.name == name), None)
-        cls = ModelClass(inner, cls.scope) if inner is not None else None
+        cls = ModelClass(inner, cls.scope, cls.around) if inner is not None else None
     return cls
 
 
@@ -262,23 +271,6 @@ def _foreign(name: str) -> bool:
     return bool(name) and name.split(".")[0] not in sys.stdlib_module_names
 
 
-def _torch_kind(last: str, call: ast.Call) -> str | None:
-    if last in _ALWAYS:
-        return last
-    dropout = next((kw.value for kw in call.keywords if kw.arg == "dropout"), None)
-    zero = isinstance(dropout, ast.Constant) and not dropout.value
-    if last in _DROPOUT_DEFAULT and not zero:
-        return f"{last} (dropout)"
-    if last in _DROPOUT_ARG and dropout is not None and not zero:
-        return f"{last} (dropout)"
-    if last in _TRACKING and any(
-        kw.arg == "track_running_stats" and not (isinstance(kw.value, ast.Constant) and not kw.value.value)
-        for kw in call.keywords
-    ):
-        return last
-    return None
-
-
 def _reads_training(node: ast.AST) -> bool:
     return (
         isinstance(node, ast.Attribute)
@@ -287,3 +279,83 @@ def _reads_training(node: ast.AST) -> bool:
         and node.value.id == "self"
         and isinstance(node.ctx, ast.Load)
     )
+
+
+def _reads_any_training(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "training" and isinstance(node.ctx, ast.Load)
+
+
+# Calls that build no module: numbers, tensors, containers of the standard library.
+_SAFE_ROOTS = frozenset({"math", "copy", "functools", "itertools", "operator", "collections", "warnings", "logging"})
+_SAFE_ROOTS |= {"typing", "numpy", "random", "os", "re", "dataclasses", "enum", "abc"}
+_TORCH_CLASSES = frozenset({"torch.Size", "torch.Tensor", "torch.Generator", "torch.dtype"})
+
+
+def _harmless(call: ast.Call, name: str, parts: list[str] | None) -> bool:
+    """A call that does not put a module of unknown content into the model.
+
+    Method calls (`x.view()`, `super().__init__()`, `self.conv(x)`) are harmless: the module's
+    own methods are read with its class. A callable held in a variable (`block(...)`,
+    `norm_layer(c)`), a loader, or a function or class from elsewhere may build anything."""
+    if parts is None:
+        return isinstance(call.func, ast.Attribute)
+    if parts[-1] in ("map", "partial") and call.args and not isinstance(call.args[0], ast.Lambda):
+        return False  # the callable it is handed is called later, unseen
+    if not name:
+        return len(parts) > 1 or (parts[0] in _BUILTINS and parts[0] not in ("eval", "exec"))
+    if name.startswith("torch."):
+        last = name.rpartition(".")[2]
+        return (name in _TORCH_CLASSES or not last[:1].isupper()) and "load" not in last and ".hub." not in name
+    root = name.split(".")[0]
+    return root in _SAFE_ROOTS or (root in _BUILTINS and "." not in name)
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _references(node: ast.AST, resolver: Resolver, found: set[str]) -> bool:
+    """torch.nn classes named but not called here (`norm=nn.BatchNorm2d`, `partial(nn.Dropout)`):
+    they are built later, with arguments we do not see."""
+    called = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
+    # `isinstance(m, nn.BatchNorm2d)` in a weight initialiser builds nothing.
+    called |= {
+        id(t)
+        for n in ast.walk(node)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("isinstance", "issubclass")
+        for a in n.args[1:]
+        for t in ast.walk(a)
+    }
+    complete = True
+    for ref in ast.walk(node):
+        if id(ref) in called or not isinstance(ref, (ast.Attribute, ast.Name)) or not isinstance(ref.ctx, ast.Load):
+            continue
+        last = ref.attr if isinstance(ref, ast.Attribute) else ref.id
+        if not last[:1].isupper():
+            continue
+        name = resolver.qualname(ref) or ""
+        last = name.rpartition(".")[2]  # `F` may name `torch.nn.functional`
+        if name.startswith("torch.nn.") and name.count(".") == 2 and last[:1].isupper():
+            kind, known = torch_nn_kind(last, None)
+            if kind:
+                found.add(kind)
+            complete &= known
+    return complete
+
+
+_OWN_MODE = ("train", "eval", "__setattr__", "__getattr__")
+
+
+def _dynamic(cls: ast.ClassDef) -> bool:
+    """Mode or modules set in ways the walk does not read: its own `train()`/`eval()`, `.training`
+    of another object, `setattr` / `add_module` of a value not built in the call."""
+    for node in ast.walk(cls):
+        if isinstance(node, ast.FunctionDef) and node.name in _OWN_MODE and node in cls.body:
+            return True
+        if _reads_any_training(node) and not _reads_training(node):
+            return True
+        if isinstance(node, ast.Call) and node.args:
+            func = node.func
+            named = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if named in ("setattr", "add_module", "register_module") and not isinstance(node.args[-1], ast.Call):
+                return True
+    return False

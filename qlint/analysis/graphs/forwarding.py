@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import ast
 import functools
-import time
+import os
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from qlint.analysis.graphs import file_keys
 from qlint.analysis.names.modules import import_root
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
@@ -60,18 +61,55 @@ class Forwarding:
         # Names under which the file being checked calls helpers (set once they are known).
         self.helpers: frozenset[str] = frozenset()
         self._params: dict[int, tuple[ast.AST, frozenset[str]]] = {}
+        # Modules read while a fact shared across checks is worked out: the fact is reused
+        # only while they keep their content keys (see `file_keys`).
+        self._trails: list[list[tuple[str, tuple | None]]] = []
+        self._found: dict[tuple[str, str], str | None] = {}  # per check: files may appear later
+        self._project = None  # the project index, known once a resolver is seen
+        # Content keys and recorded dependencies of this check: a file is stat-ed once per check.
+        self._keys: dict[str, tuple | None] = {}
+        self._recorded: set[str] = set()
 
     def module_scope(self, resolver: Resolver, module: str, requester: str) -> ModuleScope | None:
-        """Another module of the project, if it can hold a helper (its text names a sink)."""
+        """Another module of the project, if it can hold a helper (its text names a sink).
+        Whatever is read (the module, or that it is absent) is a dependency of this check."""
+        project = self._project = resolver.project
         key = (module, _import_root(requester))
-        if key not in _FOUND:
-            if len(_FOUND) > 50_000:
-                _FOUND.clear()
-            _FOUND[key] = resolver.project.find_module(module, requester)
-        path = _FOUND[key]
-        if path is None or not _mentions(resolver.project, path, self.needles):
+        if key not in self._found:
+            self._found[key] = project.find_module(module, requester)
+        path = self._found[key]
+        if path is None:
+            # Records the absence when the module would be the project's: creating it later
+            # must refresh this check.
+            project.module_scope(module, requester)
+            if self._trails:
+                base = os.path.join(_import_root(requester), *module.split("."))
+                self._trails[-1].extend((p, None) for p in (base + ".py", os.path.join(base, "__init__.py")))
             return None
-        return resolver.project.module_scope(module, requester)
+        self._read(project, path)
+        if not _mentions(project, path, self.needles):
+            return None
+        return project.module_scope(module, requester)
+
+    def _read(self, project, path: str) -> None:
+        key = self._key(path)
+        if self._trails:  # the innermost fact; each hands its trail on to the one around it
+            self._trails[-1].append((path, key))
+        self._record(((path, key),))
+
+    def _key(self, path: str) -> tuple | None:
+        if path not in self._keys:
+            self._keys[path] = file_keys.content_key(self._project, path)
+        return self._keys[path]
+
+    def _valid(self, deps) -> bool:
+        return self._project is not None and all(self._key(path) == key for path, key in deps)
+
+    def _record(self, deps) -> None:
+        new = tuple((p, k) for p, k in deps if p not in self._recorded)
+        if new and self._project is not None:
+            self._recorded.update(p for p, _ in new)
+            file_keys.record(self._project, self.own_path, new)
 
     def forwarded_args(self, call: ast.Call, resolver: Resolver) -> list[ast.expr]:
         """The arguments of `call` that a helper forwards to a sink ([] for other calls)."""
@@ -99,11 +137,15 @@ class Forwarding:
         if key in self._params:
             return self._params[key][1]
         shared = _SHARED.get((key, self.needles))
-        if shared is not None and shared[0] is func:
+        fresh = shared is not None and self._valid(shared[2])
+        if fresh and shared[0] is func:
             # Another module's function (its scope is cached by the project index): read once
-            # per process, not once per file that calls it.
+            # per process, not once per file that calls it, while the modules it was read
+            # from are unchanged (helpers of helpers may live in a third one).
+            self._replay(shared[2])
             return shared[1]
         self._params[key] = (func, frozenset())  # a cycle forwards nothing more
+        self._trails.append([])
         params = {a.arg for a in parameter_args(func, star=False)}
         found: set[str] = set()
         if params and depth <= _MAX_DEPTH:
@@ -126,11 +168,20 @@ class Forwarding:
             found -= {n for n, values in function_assigns(func).items() if len(values) > 1}
         result = frozenset(found)
         self._params[key] = (func, result)
+        trail = tuple(self._trails.pop())
+        if self._trails:
+            self._trails[-1].extend(trail)
         if scope.path != self.own_path:
             if len(_SHARED) > 50_000:
                 _SHARED.clear()
-            _SHARED[(key, self.needles)] = (func, result)
+            own = (scope.path, self._key(scope.path) if self._project is not None else None)
+            _SHARED[(key, self.needles)] = (func, result, (*trail, own))
         return result
+
+    def _replay(self, deps) -> None:
+        if self._trails:
+            self._trails[-1].extend(deps)
+        self._record(deps)
 
     def helper_names(self, scope: ModuleScope, resolver: Resolver) -> set[str]:
         """Names under which `scope` calls helpers of other modules: imported functions and
@@ -144,7 +195,11 @@ class Forwarding:
             # helper is remembered per import root (briefly, as for the texts it depends on).
             key = (full, root, self.needles)
             known = _IMPORTED.get(key)
-            if known is None or time.monotonic() - known[1] > _FRESH_SECONDS:
+            self._project = resolver.project
+            if known is not None and self._valid(known[1]):
+                self._replay(known[1])
+            else:
+                self._trails.append([])
                 helper = _module_function(self, resolver, scope, name, 0)
                 is_helper = bool(
                     helper is not None
@@ -153,7 +208,7 @@ class Forwarding:
                 )
                 if len(_IMPORTED) > 50_000:
                     _IMPORTED.clear()
-                known = _IMPORTED[key] = (is_helper, time.monotonic())
+                known = _IMPORTED[key] = (is_helper, tuple(self._trails.pop()))
             if known[0]:
                 names.add(name)
         for cls in scope.classes.values():
@@ -178,6 +233,7 @@ class Forwarding:
         """Names under which the module of `scope` calls helpers: its own functions and
         methods that forward to a sink, functions it imports and methods its classes inherit
         from other modules of the project that do. Sets and returns `self.helpers`."""
+        self._project = resolver.project
         functions = [(f, None) for f in scope.functions.values()]
         functions += [(m, cls) for cls in scope.classes.values() for m in cls.methods.values()]
         helpers: set[str] = set()
@@ -235,31 +291,24 @@ def _all_args(call: ast.Call) -> Iterator[ast.expr]:
     yield from (kw.value for kw in call.keywords)
 
 
-_TEXTS: dict[tuple, tuple[bool, float]] = {}
-_FRESH_SECONDS = 5.0
-_IMPORTED: dict[tuple, tuple[bool, float]] = {}
-# Where a module name leads from a directory (the files a process sees do not move while
-# it runs; a module that appears later is found by the next process).
-_FOUND: dict[tuple[str, str], str | None] = {}
-_SHARED: dict[tuple, tuple[ast.AST, frozenset[str]]] = {}
+# Facts shared by the checks of one process, each with the modules (and their content keys)
+# it was read from: reused only while those are unchanged.
+_TEXTS: dict[tuple, tuple[tuple | None, bool]] = {}
+_IMPORTED: dict[tuple, tuple[bool, tuple]] = {}
+_SHARED: dict[tuple, tuple[ast.AST, frozenset[str], tuple]] = {}
 
 
 def _mentions(project, path: str, needles: tuple[str, ...]) -> bool:
-    """Whether the module's text holds one of `needles`. An editor's buffer is read as it
-    is; a file on disk is read again once its answer is a few seconds old (one run of the
-    CLI asks about the same imports thousands of times)."""
-    if path in project.overlay:
-        text = project.overlay[path]
-        return any(n in text for n in needles)
-    now = time.monotonic()
-    key = (path, needles)
-    found = _TEXTS.get(key)
-    if found is None or now - found[1] > _FRESH_SECONDS:
+    """Whether the module's text holds one of `needles`: an editor's buffer as it is, a
+    file as it is on disk now (read again when its stat changes)."""
+    key = file_keys.content_key(project, path)
+    found = _TEXTS.get((path, needles))
+    if found is None or found[0] != key:
         if len(_TEXTS) > 50_000:
             _TEXTS.clear()
         text = project.text(path) or ""
-        found = _TEXTS[key] = (any(n in text for n in needles), now)
-    return found[0]
+        found = _TEXTS[(path, needles)] = (key, any(n in text for n in needles))
+    return found[1]
 
 
 def _resolve_helper(fw: Forwarding, call: ast.Call, resolver: Resolver) -> Helper | None:

@@ -7,20 +7,23 @@ Two facts decide whether a packet matcher is right that cannot be read from its 
   `strip_overloads` (or rewrites `n.target = n.target.overloadpacket`) and then calls the
   matcher, or a decorator whose wrapper does so.
 
-The project is the top-level package holding the file.
-Its modules are read once per process, and only those whose text holds an insertion or a
-normalisation are kept and parsed; the modules consulted are recorded as dependencies of
-the check through the project index.
+The project is the top-level package holding the file. What the scan keeps is keyed on
+each module's content (its stat, or the editor's buffer through the project index's
+overlay), and the directory is listed again at each check that asks, so a module created or
+edited later is seen by the next check; every module the scan read is recorded as a
+dependency of the check, for the results cache and the language server's dependents.
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 import re
 from dataclasses import dataclass, field
 
 from qlint.analysis.context import FileContext
+from qlint.analysis.graphs import file_keys
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.names.resolver import Resolver
@@ -45,40 +48,69 @@ def scan_root(path: str) -> str | None:
 
 @dataclass
 class _Project:
-    texts: dict[str, str] = field(default_factory=dict)  # path -> text, for kept modules
-    contexts: dict[str, FileContext | None] = field(default_factory=dict)
-    normalised: set[str] | None = None  # qualified names normalisers call or decorate
+    # path -> (content key, text when it holds an insertion or normalisation, else None)
+    files: dict[str, tuple[tuple | None, str | None]] = field(default_factory=dict)
+    contexts: dict[str, tuple[tuple | None, FileContext | None]] = field(default_factory=dict)
+    # qualified names normalisers call or decorate, and the keys of the modules they came from
+    normalised: tuple[tuple, set[str]] | None = None
 
 
 _PROJECTS: dict[str, _Project] = {}
-_NO_PROJECT = _Project(normalised=frozenset())  # type: ignore[arg-type]
+_NO_PROJECT = _Project()
+_CACHE_KEY = "project_scan.files"
 
 
-def _project(root: str | None) -> _Project:
+def _project(root: str | None, ctx: FileContext) -> _Project:
+    """The project's modules as they are now: listed and stat-checked once per check."""
     if root is None:
         return _NO_PROJECT
-    found = _PROJECTS.get(root)
-    if found is None:
-        found = _PROJECTS[root] = _Project()
-        for directory, dirs, files in os.walk(root):
-            dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".")]
-            for name in files:
-                if not name.endswith(".py"):
-                    continue
-                path = os.path.join(directory, name)
-                try:
-                    with open(path, "rb") as fh:
-                        data = fh.read(_MAX_BYTES + 1)
-                except OSError:
-                    continue
-                # Bytes first: most modules hold neither, and decoding them all costs more.
-                if len(data) > _MAX_BYTES or not any(n in data for n in _NEEDLE_BYTES):
-                    continue
-                try:
-                    found.texts[path] = decode_source(data)
-                except DecodeError:
-                    continue
+    root = os.path.abspath(root)
+    found = _PROJECTS.setdefault(root, _Project())
+    if ctx.cache.get(_CACHE_KEY) == root:
+        return found
+    project = ctx.project
+    overlay = {p for p in project.overlay if p.startswith(root + os.sep) and p.endswith(".py")}
+    seen: dict[str, tuple[tuple | None, str | None]] = {}
+    own = os.path.abspath(ctx.path)
+    for path in sorted(set(_walk(root)) | overlay):
+        key = file_keys.content_key(project, path)
+        known = found.files.get(path)
+        seen[path] = known if known is not None and known[0] == key else _read(project, path, key)
+        if path != own:
+            # Whatever the module holds decides the answer: it is a dependency of this check.
+            project.record_read(ctx.path, path, file_keys.digest(project, path, key))
+    found.files = seen
+    ctx.cache[_CACHE_KEY] = root
     return found
+
+
+def _walk(root: str):
+    for directory, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".")]
+        for name in files:
+            if name.endswith(".py"):
+                yield os.path.abspath(os.path.join(directory, name))
+
+
+def _read(project, path: str, key: tuple | None) -> tuple[tuple | None, str | None]:
+    if key is None:
+        return key, None
+    if key[0] == "overlay":
+        text = project.overlay[path]
+        return key, text if any(n in text for n in _INSERTS + _NORMALISES) else None
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None, None
+    file_keys.remember_digest(path, key, hashlib.sha256(data).hexdigest())
+    # Bytes first: most modules hold neither, and decoding them all costs more.
+    if len(data) > _MAX_BYTES or not any(n in data for n in _NEEDLE_BYTES):
+        return key, None
+    try:
+        return key, decode_source(data)
+    except DecodeError:
+        return key, None
 
 
 def other_contexts(
@@ -86,22 +118,19 @@ def other_contexts(
 ) -> list[FileContext]:
     """Parsed contexts of the project's other modules whose text holds one of `needles` and
     matches `pattern` (only modules that insert into graphs or normalise them are kept)."""
-    project = _project(scan_root(ctx.path))
+    project = _project(scan_root(ctx.path), ctx)
     skip = None if own else os.path.abspath(ctx.path)
     out = []
-    for path, text in project.texts.items():
-        if path == skip or not any(n in text for n in needles):
+    for path, (key, text) in project.files.items():
+        if text is None or path == skip or not any(n in text for n in needles):
             continue
         if pattern is not None and pattern.search(text) is None:
             continue
-        if path not in project.contexts:
-            project.contexts[path] = _context(path, text, ctx)
-        other = project.contexts[path]
-        if other is not None:
-            out.append(other)
-            module = other.module
-            if module:
-                ctx.project.module_scope(module, ctx.path)  # a dependency of this check
+        known = project.contexts.get(path)
+        if known is None or known[0] != key:
+            known = project.contexts[path] = (key, _context(path, text, ctx))
+        if known[1] is not None:
+            out.append(known[1])
     return out
 
 
@@ -116,15 +145,17 @@ def _context(path: str, text: str, ctx: FileContext) -> FileContext | None:
 def normalised_callees(ctx: FileContext) -> set[str]:
     """Qualified names of what the project's normalisers call once the graph carries
     packets (`strip_overloads(gm); run_passes(gm)`), and of decorators whose wrapper does."""
-    project = _project(scan_root(ctx.path))
-    if project.normalised is None:
-        project.normalised = set()
-        # Every module of the project as on disk (the cache serves every file of it)...
+    project = _project(scan_root(ctx.path), ctx)
+    keys = tuple((p, k) for p, (k, text) in project.files.items() if text and any(n in text for n in _NORMALISES))
+    if project.normalised is None or project.normalised[0] != keys:
+        names: set[str] = set()
+        # Every module of the project as the index sees it (the scan serves every file of it)...
         for other in other_contexts(ctx, _NORMALISES, own=True):
-            project.normalised |= _normalisers(other)
+            names |= _normalisers(other)
+        project.normalised = (keys, names)
     # ... and this one as being checked (an editor's buffer may differ from the disk).
     own = _normalisers(ctx) if any(n in ctx.text for n in _NORMALISES) else set()
-    return project.normalised | own
+    return project.normalised[1] | own
 
 
 def _normalisers(ctx: FileContext) -> set[str]:

@@ -18,6 +18,20 @@ from qlint.analysis.tree_walk import walk
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _NESTED = ("body", "orelse", "finalbody", "handlers", "cases")
 _CACHE_KEY = "functions.bodies"
+# Statements `bind_local` records something for (the others bind nothing it tracks).
+_BINDING = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)
+# Statements that hold statements; every other kind is a leaf of the statement tree.
+_COMPOUND = (
+    ast.If,
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.With,
+    ast.AsyncWith,
+    ast.Try,
+    getattr(ast, "TryStar", ast.Try),
+    ast.Match,
+)
 
 
 @dataclass
@@ -31,7 +45,7 @@ class Body:
         """Statements of this body and the expressions they hold (lambdas and comprehensions
         included, nested function bodies not). With `lines`, only statements and expressions
         that span one of those lines are walked."""
-        rows = sorted(lines) if lines is not None else None
+        rows = _sorted(lines) if lines is not None else None
         for stmt in self.stmts:
             if rows is not None and not _spans(stmt, rows):
                 continue
@@ -42,6 +56,21 @@ class Body:
                 for expr in value if isinstance(value, list) else (value,):
                     if isinstance(expr, ast.AST) and (rows is None or _spans(expr, rows)):
                         yield from walk(expr)
+
+
+# Rules walk every body with the same row set: sort it once, not once per body. The entry
+# holds the set itself, so its id cannot be reused while it is cached.
+_last_sorted: tuple[object, list[int]] | None = None
+
+
+def _sorted(lines: frozenset[int] | set[int]) -> list[int]:
+    global _last_sorted
+    last = _last_sorted
+    if last is not None and last[0] is lines and isinstance(lines, frozenset):
+        return last[1]
+    rows = sorted(lines)
+    _last_sorted = (lines, rows)
+    return rows
 
 
 def _spans(node: ast.AST, rows: list[int]) -> bool:
@@ -71,10 +100,10 @@ def bodies(tree: ast.Module, scope: ModuleScope, cache: dict | None = None) -> l
             out.append(inner)
             stack.extend((s, inner, None) for s in reversed(stmt.body))
         else:
-            if isinstance(body.node, _FUNCS):
+            if isinstance(stmt, _BINDING) and isinstance(body.node, _FUNCS):
                 bind_local(body.local, stmt)
-            for child in _child_statements(stmt):
-                stack.append((child, body, cls))
+            if isinstance(stmt, _COMPOUND):
+                stack.extend((child, body, cls) for child in _child_statements(stmt))
     if cache is not None:
         cache[_CACHE_KEY] = out
     return out

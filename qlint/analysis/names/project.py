@@ -135,6 +135,11 @@ class ProjectIndex:
         self._deps.setdefault(requester, {})[path] = digest
         self._users.setdefault(path, set()).add(requester)
 
+    def record_read(self, requester: str, path: str, digest: str) -> None:
+        """The check of `requester` read `path` (content sha256, "" = absent) by other means
+        than `module_scope` (a scan of the project's files): a dependency like the others."""
+        self._record(requester, os.path.abspath(path), digest)
+
     def text(self, path: str) -> str | None:
         """Another module's text: its unsaved buffer if open, else the file (None if unreadable)."""
         path = os.path.abspath(path)

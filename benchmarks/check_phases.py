@@ -1,0 +1,99 @@
+"""Where the in-process check of one module spends its time: parse, suppressions, each rule.
+
+    python benchmarks/check_phases.py FILE [FILE...] [--runs N] [--preview]
+
+Each file is checked once to load what it reads from other modules (as an open editor
+has), then `--runs` times; the medians are printed per phase, with the whole check's
+median (the figure issue 13 budgets at 30 ms per 2,000 lines) and the rest (decoding,
+prefilter, line index, scope building outside rules, result assembly). Rules that share an
+analysis (QL201/QL202/QL203 the model flow) are charged to the first that asks for it.
+Timings on a loaded machine are noisy: compare medians of interleaved runs, not single runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+import qlint.engine as engine
+from qlint.analysis.names.project import ProjectIndex
+from qlint.config import load_settings
+from qlint.registry import rules as registered_rules
+
+
+def _timed(record: Callable[[float], None], func: Callable[..., Any]) -> Callable[..., Any]:
+    def run(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            record(time.perf_counter() - start)
+
+    return run
+
+
+def measure(path: str, runs: int, preview: bool) -> tuple[float, dict[str, float], int, int]:
+    """(median total ms, median ms per phase, findings, lines) for one module."""
+    settings = load_settings([path])
+    if preview:
+        from dataclasses import replace
+
+        settings = replace(settings, preview=True)
+    with open(path, "rb") as fh:
+        data = fh.read()
+    project = ProjectIndex()
+    current: dict[str, float] = defaultdict(float)
+
+    def charge(phase: str) -> Callable[[float], None]:
+        return lambda seconds: current.__setitem__(phase, current[phase] + seconds)
+
+    saved = {"parse_module": engine.parse_module, "parse_suppressions": engine.parse_suppressions}
+    checks = {cls: cls.check for cls in registered_rules().values()}
+    engine.parse_module = _timed(charge("parse"), saved["parse_module"])
+    engine.parse_suppressions = _timed(charge("suppressions"), saved["parse_suppressions"])
+    for cls, check in checks.items():
+        cls.check = lambda self, ctx, check=check, code=cls.code: _timed(charge(code), lambda: list(check(self, ctx)))()
+    try:
+        result = engine.check_source(data, path, settings, project)
+        totals: list[float] = []
+        phases: dict[str, list[float]] = defaultdict(list)
+        for _ in range(runs):
+            current.clear()
+            start = time.perf_counter()
+            result = engine.check_source(data, path, settings, project)
+            total = time.perf_counter() - start
+            totals.append(total)
+            for phase, seconds in current.items():
+                phases[phase].append(seconds)
+            phases["rest"].append(total - sum(current.values()))
+    finally:
+        engine.parse_module = saved["parse_module"]
+        engine.parse_suppressions = saved["parse_suppressions"]
+        for cls, check in checks.items():
+            cls.check = check
+    medians = {phase: statistics.median(values) * 1000 for phase, values in phases.items()}
+    return statistics.median(totals) * 1000, medians, len(result.diagnostics), data.count(b"\n")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("files", nargs="+")
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--preview", action="store_true", help="run preview rules too")
+    args = parser.parse_args()
+    for path in args.files:
+        total, phases, findings, lines = measure(path, args.runs, args.preview)
+        budget = 30.0 * max(lines, 2000) / 2000
+        shown = "  ".join(f"{p} {ms:.1f}" for p, ms in sorted(phases.items(), key=lambda kv: -kv[1]) if ms >= 0.05)
+        print(f"{total:7.1f} ms (budget {budget:.0f})  {lines:5d} lines  {findings} findings  {path}")
+        print(f"          {shown}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

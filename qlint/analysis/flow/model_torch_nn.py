@@ -1,0 +1,161 @@
+"""What train/eval mode does to torch.nn's own modules, from an explicit table.
+
+A class is judged only when it is listed: mode-free (`Linear`, activations, pooling, ...),
+mode-dependent (batch norm, dropout, `RReLU`), or dependent through its arguments (dropout,
+`track_running_stats`). Any other torch.nn class is unknown, so a model holding it is not
+known to be mode-free.
+"""
+
+from __future__ import annotations
+
+import ast
+
+# Forward depends on `self.training` whatever the arguments (running statistics, dropping,
+# RReLU's random slope).
+ALWAYS = frozenset(
+    {
+        "BatchNorm1d",
+        "BatchNorm2d",
+        "BatchNorm3d",
+        "SyncBatchNorm",
+        "LazyBatchNorm1d",
+        "LazyBatchNorm2d",
+        "LazyBatchNorm3d",
+        "Dropout",
+        "Dropout1d",
+        "Dropout2d",
+        "Dropout3d",
+        "AlphaDropout",
+        "FeatureAlphaDropout",
+        "RReLU",
+    }
+)
+# Dropout by default (p=0.1), unless built with `dropout=0`; the value is the position of
+# `dropout` among the positional parameters.
+_DROPOUT_DEFAULT = {
+    "Transformer": 5,
+    "TransformerEncoderLayer": 3,
+    "TransformerDecoderLayer": 3,
+    "TransformerEncoder": None,  # its layers' dropout: conservative, as before
+    "TransformerDecoder": None,
+}
+# Dropout only when built with a non-zero `dropout`.
+_DROPOUT_ARG = {"MultiheadAttention": 2, "RNN": 5, "LSTM": 5, "GRU": 5}
+# Running statistics in eval mode only with `track_running_stats=True` (fifth positional).
+_TRACKING = frozenset(f"{lazy}InstanceNorm{d}d" for lazy in ("", "Lazy") for d in (1, 2, 3))
+# Classes whose arguments are modules rather than hyperparameters.
+CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict", "DataParallel", "DistributedDataParallel"})
+# No `self.training` in their forward (torch 2.x), whatever the arguments.
+_MODE_FREE = frozenset(
+    {
+        *[
+            "Module",
+            "Parameter",
+            "ParameterList",
+            "ParameterDict",
+            "Identity",
+            "Linear",
+            "LazyLinear",
+            "Bilinear",
+            "ReLU",
+            "ReLU6",
+            "LeakyReLU",
+            "PReLU",
+            "ELU",
+            "SELU",
+            "CELU",
+            "GELU",
+            "SiLU",
+            "Mish",
+            "Sigmoid",
+            "Tanh",
+            "Hardtanh",
+            "Hardswish",
+            "Hardsigmoid",
+            "Hardshrink",
+            "Softshrink",
+            "Tanhshrink",
+            "Softplus",
+            "Softsign",
+            "LogSigmoid",
+            "Threshold",
+            "GLU",
+            "Softmax",
+            "Softmax2d",
+            "Softmin",
+            "LogSoftmax",
+            "Embedding",
+            "EmbeddingBag",
+            "LayerNorm",
+            "GroupNorm",
+            "RMSNorm",
+            "LocalResponseNorm",
+            "Flatten",
+            "Unflatten",
+            "Upsample",
+            "UpsamplingNearest2d",
+            "UpsamplingBilinear2d",
+            "PixelShuffle",
+            "PixelUnshuffle",
+            "ChannelShuffle",
+            "Fold",
+            "Unfold",
+            "CosineSimilarity",
+            "PairwiseDistance",
+            "RNNCell",
+            "LSTMCell",
+            "GRUCell",
+            "LPPool1d",
+            "LPPool2d",
+            "LPPool3d",
+        ],
+        *(f"{k}{d}d" for k in ("Conv", "ConvTranspose", "LazyConv", "LazyConvTranspose") for d in (1, 2, 3)),
+        *(f"{k}{d}d" for k in ("MaxPool", "AvgPool", "AdaptiveAvgPool", "AdaptiveMaxPool") for d in (1, 2, 3)),
+        *(f"{k}Pad{d}d" for k in ("Zero", "Constant", "Reflection", "Replication", "Circular") for d in (1, 2, 3)),
+    }
+)
+
+
+def torch_nn_kind(last: str, call: ast.Call | None) -> tuple[str | None, bool]:
+    """(the mode-dependent part `torch.nn.<last>(...)` is, or None; whether the class is known).
+
+    `call` None: the class named as a base, its arguments being those of `super().__init__`,
+    which are not read: an argument-dependent class counts as dependent."""
+    if last in ALWAYS:
+        return last, True
+    if last in _MODE_FREE or last in CONTAINERS:
+        return None, True
+    if last in _DROPOUT_DEFAULT or last in _DROPOUT_ARG:
+        position = _DROPOUT_DEFAULT.get(last, _DROPOUT_ARG.get(last))
+        value = _argument(call, "dropout", position)
+        if value is _ABSENT and last in _DROPOUT_ARG:
+            return None, True  # default 0
+        return (None, True) if _is_zero(value) else (f"{last} (dropout)", True)
+    if last in _TRACKING:
+        value = _argument(call, "track_running_stats", 4)
+        return (None, True) if value is _ABSENT or _is_zero(value) else (last, True)
+    return None, False
+
+
+_ABSENT = object()
+_UNKNOWN = object()
+
+
+def _argument(call: ast.Call | None, name: str, position: int | None):
+    """The argument passed for parameter `name`: _ABSENT if none, _UNKNOWN if it cannot be told."""
+    if call is None:
+        return _UNKNOWN
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+        if kw.arg is None:  # `**kwargs`
+            return _UNKNOWN
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return _UNKNOWN
+    if position is not None and len(call.args) > position:
+        return call.args[position]
+    return _ABSENT
+
+
+def _is_zero(value) -> bool:
+    return isinstance(value, ast.Constant) and not value.value

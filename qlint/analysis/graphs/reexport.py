@@ -1,0 +1,186 @@
+"""Evidence that a matcher sees graphs that carry overloads, for ops the installed stack
+inserts as packets (torchao's `convert_pt2e` inserts `torch.ops.torchao.*_affine` packets).
+
+Such a packet is right on a graph fresh from `convert_pt2e` and wrong on one exported again
+(export, `to_edge`, `run_decompositions` turn it into `.default`). Only the module can tell
+which one a matcher sees, so the evidence is read from it:
+- the function holding the matcher, or one of the module's functions calling it, exports
+  before the match with no `convert_pt2e` in between (a re-export, or an export of a model
+  converted elsewhere);
+- the function walks an exported program's graph (`ep.graph_module`, `exported_program()`).
+Without evidence the matcher is taken to see fresh graphs, the form its author wrote.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from qlint.analysis.context import FileContext
+from qlint.analysis.names.functions import Body
+from qlint.analysis.names.resolver import dotted_parts
+
+# Calls that produce a graph from a module or program: its nodes carry overloads.
+_EXPORTS = frozenset(
+    {
+        "export",
+        "export_for_training",
+        "export_for_inference",
+        "_export",
+        "to_edge",
+        "to_edge_transform_and_lower",
+        "run_decompositions",
+        "capture_pre_autograd_graph",
+    }
+)
+_CONVERTS = frozenset({"convert_pt2e", "_convert_to_reference_decomposed_fx"})
+# Attributes through which a function reaches an exported program's graph.
+_EXPORTED = frozenset({"graph_module", "exported_program"})
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def sees_overloads(ctx: FileContext, body: Body, row: int) -> bool:
+    """Whether the matcher of `body` at `row` sees graphs whose nodes carry overloads."""
+    funcs = _enclosing(ctx.tree, body.node)
+    if not funcs:
+        return _exported_into(ctx.tree.body, row, None)  # module-level code
+    for func in funcs:
+        if _reads_exported(func) or _exported_into(func.body, row, None):
+            return True
+    # The module's own callers of the function (`f(...)`, `self.f(...)`), one level up:
+    # an export counts there when what it made is handed to the call.
+    name = funcs[-1].name
+    for caller in ast.walk(ctx.tree):
+        if isinstance(caller, _FUNCS) and caller not in funcs:
+            for call in _calls_of(caller, name):
+                if _exported_into(caller.body, call.lineno, call) or _on_exported(caller, call):
+                    return True
+    return False
+
+
+def _enclosing(tree: ast.Module, node: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The function `node` is (none at module level) and the functions around it, innermost first."""
+    if not isinstance(node, _FUNCS):
+        return []
+    chain = [f for f in ast.walk(tree) if isinstance(f, _FUNCS) and f.lineno <= node.lineno <= f.end_lineno]
+    return sorted(chain, key=lambda f: -f.lineno)
+
+
+def _exported_into(stmts: list[ast.stmt], row: int, call: ast.Call | None) -> bool:
+    """Whether the last export or convert written before `row` is an export whose result
+    reaches the match: read after it in these statements, or (for a caller) handed to `call`."""
+    if call is not None and any(_outermost_is_export(a) for a in _all_args(call)):
+        return True
+    last: tuple | None = None  # (end of the call, whether it exports, its statement, the call)
+    for stmt in _walk_own(stmts):
+        if not isinstance(stmt, ast.stmt) or isinstance(stmt, _COMPOUND):
+            continue
+        for node in _walk_own([stmt]):
+            # An inner call completes first: `convert_pt2e(prepare_pt2e(export(m)))` converts last.
+            if isinstance(node, ast.Call) and node.lineno < row and _callee(node) in _EXPORTS | _CONVERTS:
+                end = (node.end_lineno, node.end_col_offset)
+                if last is None or end > last[0]:
+                    last = (end, _callee(node) in _EXPORTS, stmt, node)
+    if last is None or not last[1]:
+        return False
+    stmt, export = last[2], last[3]
+    if call is not None and any(n is export for a in _all_args(call) for n in ast.walk(a)):
+        return True
+    bound = {".".join(p) for t in _targets(stmt) if (p := dotted_parts(t))}
+    if not bound:
+        return False
+    if call is not None:
+        readers = [_all_args(call)]
+    else:
+        readers = [[n] for n in _walk_own(stmts) if stmt.end_lineno < getattr(n, "lineno", 0) <= row]
+    for exprs in readers:
+        for expr in exprs:
+            for n in ast.walk(expr):
+                if isinstance(n, (ast.Name, ast.Attribute)) and ".".join(dotted_parts(n) or ()) in bound:
+                    return True
+    return False
+
+
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match)
+
+
+def _outermost_is_export(expr: ast.expr) -> bool:
+    """`export(convert_pt2e(m)).module()`: the first export or convert met from the outside."""
+    stack = [expr]
+    while stack:
+        node = stack.pop(0)
+        if isinstance(node, ast.Call) and _callee(node) in _EXPORTS | _CONVERTS:
+            return _callee(node) in _EXPORTS
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _targets(stmt: ast.stmt) -> list[ast.expr]:
+    if isinstance(stmt, ast.Assign):
+        return list(stmt.targets)
+    if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+        return [stmt.target]
+    return []
+
+
+def _all_args(call: ast.Call) -> list[ast.expr]:
+    return [*call.args, *(kw.value for kw in call.keywords)]
+
+
+def _reads_exported(func: ast.AST) -> bool:
+    return any(isinstance(n, ast.Attribute) and n.attr in _EXPORTED for n in _walk_own(func.body))
+
+
+def _on_exported(func: ast.AST, call: ast.Call) -> bool:
+    """Whether the call runs on an exported program's nodes: the statement holding it, or a
+    loop around it, walks `<ep>.graph_module` (`f(n) for n in ep.graph_module.graph.nodes`)."""
+    for stmt in _walk_own(func.body):
+        if isinstance(stmt, ast.stmt) and stmt.lineno <= call.lineno <= stmt.end_lineno:
+            if isinstance(stmt, (ast.For, ast.AsyncFor)):
+                scope = [stmt.iter]
+            elif isinstance(stmt, _COMPOUND):
+                continue
+            else:
+                scope = [stmt]
+            if any(isinstance(n, ast.Attribute) and n.attr in _EXPORTED for e in scope for n in ast.walk(e)):
+                return True
+    return False
+
+
+def _calls_of(func: ast.AST, name: str) -> list[ast.Call]:
+    out = []
+    for node in _walk_own(func.body):
+        if isinstance(node, ast.Call):
+            parts = dotted_parts(node.func)
+            if parts and parts[-1] == name and (len(parts) == 1 or parts[0] in ("self", "cls")):
+                out.append(node)
+    return out
+
+
+def _callee(call: ast.Call) -> str | None:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def _walk_own(stmts: list[ast.stmt]):
+    """Nodes of these statements, not of nested functions or classes (their own flows)."""
+    stack: list[ast.AST] = list(reversed(stmts))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (*_FUNCS, ast.ClassDef, ast.Lambda)):
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def never_runs(ctx: FileContext, body: Body) -> bool:
+    """A function defined inside another one that never names it (not called, not passed
+    on, not decorated into a registry): its body cannot run, whatever it compares."""
+    func = body.node
+    if not isinstance(func, _FUNCS) or func.decorator_list:
+        return False
+    outer = [f for f in _enclosing(ctx.tree, func) if f is not func]
+    if not outer or func not in outer[0].body:
+        return False
+    return not any(
+        isinstance(n, ast.Name) and n.id == func.name and not isinstance(n.ctx, ast.Store) for n in ast.walk(outer[0])
+    )

@@ -1,0 +1,229 @@
+"""The language server's check order: the edited buffer first, importers when typing pauses."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pygls")
+
+from qlint.lsp import heap, scheduler
+from qlint.lsp.client import LspClient
+from qlint.lsp.scheduler import EDITED, LATER, NOW, CheckQueue, Due
+from tests.conftest import write_package
+
+
+class Recorder:
+    """A stand-in for the server's check: records (uri, loop time) and takes `seconds`."""
+
+    def __init__(self, seconds: float = 0.01, stale_calls: frozenset[int] = frozenset()):
+        self.seconds = seconds
+        self.stale_calls = stale_calls  # which calls (0-based) find their buffer edited
+        self.calls: list[tuple[str, float]] = []
+
+    async def __call__(self, uri: str, due: Due) -> bool:
+        self.calls.append((uri, asyncio.get_running_loop().time()))
+        await asyncio.sleep(self.seconds)
+        return len(self.calls) - 1 in self.stale_calls
+
+    @property
+    def order(self) -> list[str]:
+        return [uri for uri, _ in self.calls]
+
+
+async def drained(queue: CheckQueue, timeout: float = 5.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while queue.due or queue.in_flight is not None:
+        assert asyncio.get_running_loop().time() < deadline, "the queue did not drain"
+        await asyncio.sleep(0.005)
+
+
+def test_an_edit_goes_before_importers_already_due_and_they_wait_for_a_pause():
+    async def scenario():
+        run = Recorder()
+        queue = CheckQueue(run, debounce=0.15)
+        queue.add("b.py", LATER)
+        queue.add("c.py", LATER)
+        queue.add("a.py", EDITED)
+        edited = asyncio.get_running_loop().time()
+        await drained(queue)
+        return run, edited
+
+    run, edited = asyncio.run(scenario())
+    assert run.order == ["a.py", "b.py", "c.py"]
+    started = dict(run.calls)
+    assert started["a.py"] - edited < 0.1
+    assert started["b.py"] - edited >= scheduler.DEPENDENT_IDLE_SECONDS
+
+
+def test_importers_are_not_checked_while_the_user_keeps_typing():
+    async def scenario():
+        run = Recorder(seconds=0.005)
+        queue = CheckQueue(run, debounce=0.15)
+        loop = asyncio.get_running_loop()
+        queue.add("b.py", LATER)
+        for _ in range(5):  # a keystroke every 100 ms: shorter than the idle pause
+            queue.add("a.py", EDITED)
+            await asyncio.sleep(0.1)
+        last_edit = queue.last_edit
+        await drained(queue)
+        return run, last_edit, loop
+
+    run, last_edit, _ = asyncio.run(scenario())
+    assert run.order == ["a.py"] * 5 + ["b.py"]
+    assert run.calls[-1][1] - last_edit >= scheduler.DEPENDENT_IDLE_SECONDS
+
+
+def test_a_burst_of_edits_is_one_check_at_its_end():
+    async def scenario():
+        run = Recorder()
+        queue = CheckQueue(run, debounce=0.15)
+        for _ in range(5):
+            queue.add("a.py", EDITED)
+            await asyncio.sleep(0.0005)  # messages of one write reach the server ~1 ms apart
+        await drained(queue)
+        return run
+
+    assert asyncio.run(scenario()).order == ["a.py"]
+
+
+def test_after_a_stale_check_the_pause_counts_from_the_newest_edit():
+    async def scenario():
+        queue = CheckQueue(Recorder(), debounce=0.15)
+        now = asyncio.get_running_loop().time()
+        queue.cost["a.py"] = 0.5  # longer than debounce: the pause is capped at it
+        queue.due["a.py"] = Due(priority=scheduler.EDIT, ready_at=now)
+        queue.edited_at["a.py"] = now
+        queue.after_stale("a.py")
+        typing = queue.due["a.py"].ready_at - now
+        queue.due["a.py"].ready_at = now
+        queue.edited_at["a.py"] = now - 1.0  # the last keystroke was long ago: check at once
+        queue.after_stale("a.py")
+        return typing, queue.due["a.py"].ready_at - now
+
+    typing, stopped = asyncio.run(scenario())
+    assert typing == pytest.approx(0.15)
+    assert stopped == 0
+
+
+def test_a_buffer_edited_during_its_check_is_checked_again_after_the_pause():
+    async def scenario():
+        run = Recorder(seconds=0.05, stale_calls=frozenset({0}))
+        queue = CheckQueue(run, debounce=0.15)
+        queue.cost["a.py"] = 0.1
+        queue.add("a.py", NOW)
+        await asyncio.sleep(0.02)
+        queue.add("a.py", EDITED)  # during the check
+        edited = queue.last_edit
+        await drained(queue)
+        return run, edited
+
+    run, edited = asyncio.run(scenario())
+    assert run.order == ["a.py", "a.py"]
+    assert run.calls[1][1] - edited >= 0.1  # its pause: as long as a check of it takes
+
+
+def test_a_check_that_fails_does_not_stop_the_queue(caplog):
+    async def scenario():
+        run = Recorder()
+
+        async def failing(uri: str, due: Due) -> bool:
+            if uri == "a.py":
+                raise RuntimeError("a bug in one check")
+            return await run(uri, due)
+
+        queue = CheckQueue(failing, debounce=0.15)
+        queue.add("a.py", NOW)
+        queue.add("b.py", NOW)
+        await drained(queue)
+        return run
+
+    assert asyncio.run(scenario()).order == ["b.py"]
+    assert "checking a.py failed" in caplog.text
+
+
+def test_the_server_checks_and_converts_with_the_collector_paused(tmp_path: Path, monkeypatch):
+    from qlint.lsp import server as server_module
+
+    seen = []
+    real = server_module.to_lsp_diagnostic
+
+    def convert(*args):
+        seen.append(gc.isenabled())
+        return real(*args)
+
+    monkeypatch.setattr(server_module, "to_lsp_diagnostic", convert)
+    path = tmp_path / "matcher.py"
+    text = "import torch\n\n\ndef is_relu(node):\n    return node.target == torch.ops.aten.relu\n"
+    server = server_module.QlintLanguageServer()
+    try:
+        outcome = server._check(server_module.Snapshot(path.as_uri(), str(path), 1, text), "utf-16")
+    finally:
+        server.close()
+    assert [d.code for d in outcome.diagnostics] == ["QL101"]
+    assert seen == [False]
+    assert gc.isenabled()
+
+
+def test_settle_freezes_what_is_alive():
+    try:
+        heap.settle()
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+
+
+def test_the_edited_module_is_published_before_its_importers_are_rechecked(tmp_path: Path):
+    """The real server: typing in ops.py (a keystroke 30 ms after the last publish) is
+    checked and published before the modules that import it are re-checked, which happens
+    once typing pauses, against the newest ops.py."""
+    ops = "import torch\n\nDQ_OPS = {torch.ops.torchao.dequantize_affine.default}\n"
+    pkg = write_package(tmp_path, "pkg", ops=ops)
+    use = (
+        "from .ops import DQ_OPS\n\n\ndef count(ep):\n"
+        "    return sum(n.target in DQ_OPS for n in ep.graph_module.graph.nodes)\n"
+    )
+    client = LspClient(tmp_path)
+    try:
+        client.initialize(tmp_path)
+        importers = []
+        for i in range(4):
+            (pkg / f"use{i}.py").write_text(use)
+            importers.append(client.open(pkg / f"use{i}.py", use))
+        ops_uri = client.open(pkg / "ops.py", ops)
+        for uri in [*importers, ops_uri]:
+            assert client.diagnostics(uri, 1) == []
+
+        def published(uri: str) -> int:
+            return sum(m["params"]["uri"] == uri for m in client.received if m["method"].endswith("publishDiagnostics"))
+
+        for uri in importers:  # opened, then re-checked once ops.py was opened after them
+            if published(uri) < 2:
+                client.wait(lambda m, uri=uri: published(uri) >= 2, what=f"the recheck of {uri}")
+        time.sleep(0.2)
+        start = len(client.received)
+
+        packet = ops.replace("dequantize_affine.default", "dequantize_affine")
+        client.send(client.change(ops_uri, 2, packet))
+        assert client.diagnostics(ops_uri, 2) == []
+        time.sleep(0.03)
+        client.send(client.change(ops_uri, 3, packet + "# typing\n"))
+        assert client.diagnostics(ops_uri, 3) == []
+        for uri in importers:  # re-checked after the pause, each against the packet
+            (diag,) = client.wait_for(
+                "textDocument/publishDiagnostics", lambda p, uri=uri: p["uri"] == uri and p["diagnostics"], since=start
+            )["diagnostics"]
+            assert diag["code"] == "QL101"
+        order = [
+            (m["params"]["uri"], m["params"].get("version"))
+            for m in client.received[start:]
+            if m["method"] == "textDocument/publishDiagnostics"
+        ]
+        assert order[:2] == [(ops_uri, 2), (ops_uri, 3)], order
+        assert sorted(uri for uri, _ in order[2:]) == sorted(importers), order
+    finally:
+        client.close()

@@ -1,0 +1,247 @@
+"""QL201/QL202: a capture whose model cannot depend on its mode is not reported.
+
+When every class the captured model can be resolves (local, nested, project classes,
+listed torch.nn modules, inline `nn.Sequential`) and none holds batch norm, dropout or
+code reading `.training`, the graph is the same in train and eval mode. Anything not
+resolved in full (a module from elsewhere, a callable in a variable, `setattr`, an unlisted
+torch.nn class or base) keeps the report.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from tests.test_model_sources import check
+
+CAPTURE = "        prepare_pt2e(export(model, (x,)).module(), quantizer)\n"
+
+
+def _in_test(classes: str, build: str = "Net()") -> str:
+    body = textwrap.indent(textwrap.dedent(classes).strip("\n"), "    ")
+    capture = "    prepare_pt2e(export(model, (x,)).module(), quantizer)\n"
+    return f"def test_quantize(quantizer, x):\n{body}\n    model = {build}\n{capture}"
+
+
+def _message(src: str) -> str:
+    (d,) = check(src)
+    assert d.code == "QL201"
+    return d.message
+
+
+# -- quiet: resolved in full, nothing mode-dependent ---------------------------------------------
+def test_local_linear_relu_model_is_quiet():
+    src = _in_test(
+        """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(3, 3)
+                self.act = nn.ReLU()
+
+            def init(self):
+                for m in self.modules():
+                    if isinstance(m, (nn.Linear, nn.BatchNorm1d)):
+                        nn.init.zeros_(m.bias)
+
+            def forward(self, x):
+                y = torch.flatten(self.act(self.lin(x)), 1)
+                return F.relu(y.view(-1))
+        """
+    )
+    src = "import torch.nn.functional as F\n" + src
+    assert check(src) == []
+    # The same model with a dropout layer is reported, naming it.
+    assert _message(src.replace("nn.ReLU()", "nn.Dropout(0.5)")).endswith("; in `Net`, the mode changes Dropout")
+
+
+def test_nested_class_with_a_conv_only_is_quiet():
+    src = (
+        """
+        class Outer:
+            class _Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.conv = nn.Conv2d(3, 3, 3)
+
+        def quantize(quantizer, x):
+            model = Outer._Net()
+    """
+        + CAPTURE
+    )
+    assert check(src) == []
+    message = _message(src.replace("self.conv = nn.Conv2d(3, 3, 3)", "self.conv = nn.RReLU()"))
+    assert message.endswith("; in `Outer._Net`, the mode changes RReLU")
+
+
+def test_inline_sequential_and_torch_nn_leaf_are_quiet():
+    assert check(_in_test("", "nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 1))")) == []
+    assert check(_in_test("", "torch.nn.Linear(3, 3)")) == []
+    assert check(_in_test("", "nn.InstanceNorm2d(3)")) == []
+    message = _message(_in_test("", "nn.InstanceNorm2d(3, track_running_stats=True)"))
+    assert message.endswith("; in `nn.InstanceNorm2d`, the mode changes InstanceNorm2d")
+
+
+def test_layers_built_by_a_function_of_the_module():
+    src = (
+        """
+        def make_layers(sizes):
+            return nn.Sequential(*[nn.Linear(a, b) for a, b in zip(sizes, sizes[1:])])
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = make_layers([3, 4, 5])
+
+        def quantize(quantizer, x):
+            model = Net()
+    """
+        + CAPTURE
+    )
+    assert check(src) == []
+    message = _message(src.replace("nn.Linear(a, b)", "nn.BatchNorm1d(b)"))
+    assert message.endswith("; in `Net`, the mode changes BatchNorm1d")
+
+
+def test_a_parameter_every_caller_builds_mode_free_is_quiet():
+    src = """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(3, 3)
+
+        def quantize(model, quantizer, x):
+            return prepare_pt2e(export(model, (x,)).module(), quantizer)
+
+        def main(quantizer, x, other):
+            quantize(Net(), quantizer, x)
+    """
+    assert check(src) == []
+    # Bound to a name first, and the helper hands its other parameters on: still that model.
+    named = src.replace("quantize(Net(), quantizer, x)", "m = Net()\n            quantize(m, quantizer, x)")
+    named = named.replace("return prepare_pt2e(", "prepared = prepare_pt2e(").replace(
+        "quantizer)\n\n        def main", "quantizer)\n            prepared(x)\n\n        def main"
+    )
+    assert "prepared(x)" in named and check(named) == []
+    assert len(check(named.replace("prepared(x)", "prepared(x)\n            model.head = x"))) == 1
+    # A caller passing a model we cannot see: the mode may matter.
+    assert len(check(src + "            quantize(other, quantizer, x)\n")) == 1
+
+
+def test_qat_capture_in_eval_mode_of_a_mode_free_model_is_quiet():
+    src = """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 3, 3)
+
+        def quantize(quantizer, x):
+            model = Net().eval()
+            prepare_qat_pt2e(export(model, (x,)).module(), quantizer)
+    """
+    assert check(src) == []
+    (d,) = check(src.replace("nn.Conv2d(3, 3, 3)", "nn.Sequential(nn.Conv2d(3, 3, 3), nn.BatchNorm2d(3))"))
+    assert d.code == "QL202" and d.message.endswith("; in `Net`, the mode changes BatchNorm2d")
+
+
+# -- found: a mode-dependent part, or a part that does not resolve -------------------------------
+def test_batch_norm_in_a_nested_submodule_is_named():
+    src = _in_test(
+        """
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 3, 3)
+                self.bn = nn.BatchNorm2d(3)
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.blocks = nn.ModuleList([Block() for _ in range(2)])
+        """
+    )
+    assert _message(src).endswith("; in `Net`, the mode changes BatchNorm2d")
+
+
+def test_dropout_in_a_base_class_is_named():
+    src = _in_test(
+        """
+        class Base(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.drop = nn.Dropout(0.1)
+
+        class Net(Base):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(3, 3)
+        """
+    )
+    assert _message(src).endswith("; in `Net`, the mode changes Dropout")
+    # A torch.nn base is read like a submodule.
+    based = _in_test("class Net(nn.BatchNorm2d):\n    pass\n", "Net(3)")
+    assert _message(based).endswith("; in `Net`, the mode changes BatchNorm2d")
+
+
+LINEAR_NET = """
+class Net({base}):
+    def __init__(self, norm=None, cfg=()):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        {line}
+"""
+
+
+def test_parts_that_do_not_resolve_keep_the_report_without_a_content_note():
+    unresolved = [
+        "self.layers = make_layers(cfg)",  # a function from elsewhere
+        "self.norm = norm(3)",  # a callable held in a parameter
+        "setattr(self, 'extra', norm)",  # an attribute set with a value not built here
+        "self.rest = nn.ModuleList(map(norm, cfg))",  # a module list of unresolved things
+        "self.pool = nn.FractionalMaxPool2d(3, output_size=2)",  # a torch.nn class not in the table
+    ]
+    for line in unresolved:
+        classes = "from somelib import make_layers\n" + LINEAR_NET.format(base="nn.Module", line=line)
+        assert _message(_in_test(classes)).endswith("modules start in train mode)"), line
+    # A torch.nn class handed over to be built later is read as built with unknown arguments.
+    classes = LINEAR_NET.format(base="nn.Module", line="self.make = functools.partial(nn.BatchNorm2d, eps=0.1)")
+    assert _message(_in_test("import functools\n" + classes)).endswith("; in `Net`, the mode changes BatchNorm2d")
+    # Dropout passed by position, not as a constant: it may be non-zero.
+    classes = LINEAR_NET.format(base="nn.Module", line="self.mha = nn.MultiheadAttention(4, 2, cfg)")
+    assert _message(_in_test(classes)).endswith("; in `Net`, the mode changes MultiheadAttention (dropout)")
+    assert check(_in_test(classes.replace("(4, 2, cfg)", "(4, 2, 0.0)"))) == []
+    # A base class from elsewhere, or its own `train()`, is not resolved in full either.
+    foreign = "from somelib import Base\n" + LINEAR_NET.format(base="Base", line="pass")
+    assert _message(_in_test(foreign)).endswith("modules start in train mode)")
+    own_train = LINEAR_NET.format(base="nn.Module", line="pass") + "\n    def train(self, mode=True):\n        pass\n"
+    assert _message(_in_test(own_train)).endswith("modules start in train mode)")
+    # Reading another module's `.training` is mode-dependent code we do not follow.
+    other = LINEAR_NET.format(base="nn.Module", line="self.flag = self.lin.training")
+    assert _message(_in_test(other)).endswith("modules start in train mode)")
+
+
+def test_a_model_given_parts_after_it_is_built_is_reported():
+    src = _in_test(
+        """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(3, 3)
+        """
+    )
+    assert check(src) == []
+    changed = ["model.head = head(x)", "model[0] = head(x)", "setattr(model, 'head', head(x))", "model.apply(head)"]
+    for line in changed:
+        text = src.replace("    prepare_pt2e(", f"    {line}\n    prepare_pt2e(")
+        assert _message(text).endswith("modules start in train mode)"), line
+    # Handed to a call that may give it parts: a helper of the module is read, others are not.
+    helper = "\ndef swap(model, head):\n    setattr(model, 'lin', head)\n"
+    swapped = src.replace("    prepare_pt2e(", "    swap(model, x)\n    prepare_pt2e(") + helper
+    assert _message(swapped).endswith("modules start in train mode)")
+    assert _message(src.replace("    prepare_pt2e(", "    swap_layers(model)\n    prepare_pt2e(")).endswith("mode)")
+    reads = "\ndef swap(model, head):\n    print(model.lin, head)\n"
+    assert check(src.replace("    prepare_pt2e(", "    swap(model, x)\n    prepare_pt2e(") + reads) == []
+    # The same name given parts in another function is another object.
+    other = "\ndef other(model, head):\n    model.head = head\n"
+    assert check(src + other) == []
+    # Switching its mode or moving it adds nothing.
+    assert check(src.replace("    prepare_pt2e(", "    model.to('cpu')\n    model.train()\n    prepare_pt2e(")) == []
