@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 if TYPE_CHECKING:
     from qlint.analysis.context import FileContext
     from qlint.diagnostic import Diagnostic
+    from qlint.evidence import Evidence
 
 
 class Severity(str, enum.Enum):

@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from qlint.analysis.graphs.fx_targets import is_node_target, target_names, target_rows
 from qlint.analysis.graphs.forwarding import Forwarding, callee_name, spans_any
-from qlint.analysis.graphs.instance_attrs import with_instance_attrs
+from qlint.analysis.graphs.fx_targets import is_node_target, target_names, target_rows
 from qlint.analysis.graphs.graph_context import COMPILER_INTERNAL, packet_graph_context
+from qlint.analysis.graphs.instance_attrs import with_instance_attrs
 from qlint.analysis.graphs.reexport import never_runs, sees_overloads
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Located, OpRef, Resolver

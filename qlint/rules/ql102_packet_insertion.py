@@ -11,10 +11,10 @@ import ast
 import re
 from collections.abc import Iterator
 
-from qlint.analysis.graphs.instance_attrs import with_instance_attrs
 from qlint.analysis.graphs.forwarding import Forwarding, callee_name
 from qlint.analysis.graphs.fx_targets import target_store_rows
 from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
+from qlint.analysis.graphs.instance_attrs import with_instance_attrs
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import OpRef, Resolver
 from qlint.diagnostic import Diagnostic

@@ -19,8 +19,6 @@ tests this rule does not follow; see the page.
 
 from __future__ import annotations
 
-from qlint.evidence import WeightMatcherEvidence
-
 import ast
 import os
 from collections.abc import Iterator
@@ -29,6 +27,7 @@ from qlint.analysis.convert_calls import ConvertCall, calls_in, project_calls
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.diagnostic import Applicability, Diagnostic, Fix, RelatedInfo
+from qlint.evidence import WeightMatcherEvidence
 from qlint.rules.base import FileContext, Rule
 
 _QUANTIZE_OPS = frozenset(

@@ -10,8 +10,6 @@ their weight observers also fill only during a forward pass.
 
 from __future__ import annotations
 
-from qlint.evidence import CalibrationEvidence
-
 import ast
 from collections.abc import Iterator
 
@@ -19,6 +17,7 @@ from qlint.analysis.calibration import Calibration, Summary, Uncalibrated, file_
 from qlint.analysis.calibration_walk import Walker
 from qlint.analysis.flow.callgraph import node_range
 from qlint.diagnostic import Applicability, Diagnostic, Fix, RelatedInfo
+from qlint.evidence import CalibrationEvidence
 from qlint.rules.base import FileContext, Rule
 
 

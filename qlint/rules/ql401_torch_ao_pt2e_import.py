@@ -21,10 +21,8 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from qlint import evidence
 from qlint.analysis.edits import import_edits as ie
-from qlint.analysis.names.functions import bodies
-from qlint.analysis.names.resolver import Resolver, dotted_parts
-from qlint.analysis.version_gates import ModuleConstants
 from qlint.analysis.edits.pt2e_moves import (
     OBSERVER_CONSUMERS,
     OLD_PACKAGE,
@@ -34,8 +32,10 @@ from qlint.analysis.edits.pt2e_moves import (
     load_moves,
     worst,
 )
+from qlint.analysis.names.functions import bodies
+from qlint.analysis.names.resolver import Resolver, dotted_parts
+from qlint.analysis.version_gates import ModuleConstants
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix
-from qlint import evidence
 from qlint.evidence import MovedImportEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
 

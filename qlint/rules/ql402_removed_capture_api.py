@@ -10,18 +10,17 @@ reaches for a removed API: then no branch works on torch 2.13.
 
 from __future__ import annotations
 
-from qlint.evidence import RemovedCaptureEvidence
-
 import ast
 from collections.abc import Iterator
 
 from qlint.analysis.edits import import_edits as ie
+from qlint.analysis.edits.pt2e_moves import worst
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.edits.pt2e_moves import worst
 from qlint.analysis.removed_capture_apis import APIS, NAMES, REPLACEMENT, TARGET_RELEASE, RemovedApi, rewrite_call
 from qlint.analysis.version_gates import ModuleConstants, is_version_test, taken
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Position, Range
+from qlint.evidence import RemovedCaptureEvidence
 from qlint.rules.base import FileContext, Rule
 
 _LEVEL = {"safe": Applicability.SAFE, "unsafe": Applicability.UNSAFE}
@@ -124,7 +123,7 @@ def _import_plan(
 def _module_edit(ctx: FileContext, stmt: ast.ImportFrom, module: str) -> Edit | None:
     text = ctx.source_of(stmt)
     at = text.find(stmt.module or "\0")
-    if stmt.level or at < 0 or not text[:at].split() == ["from"]:
+    if stmt.level or at < 0 or text[:at].split() != ["from"]:
         return None
     start = ctx.range_of(stmt).start
     if "\n" in text[:at]:
@@ -323,9 +322,12 @@ def _probe_or_alternate(ctx: FileContext, node: ast.AST, parents, names: set[str
     while parent is not None and not isinstance(parent, (*_SCOPES, ast.Module)):
         if isinstance(parent, ast.Try):
             catching = [h for h in parent.handlers if ie.catches_import_failure(h)]
-            if catching and child in parent.body:
-                if not names or any(_binds_working(ctx, h.body, names) for h in catching):
-                    return True
+            if (
+                catching
+                and child in parent.body
+                and (not names or any(_binds_working(ctx, h.body, names) for h in catching))
+            ):
+                return True
             if child in catching and _binds_working(ctx, parent.body, names):
                 return True
         child, parent = parent, parents.get(parent)
@@ -370,7 +372,10 @@ def _fallback_removed(ctx: FileContext, node: ast.AST, parents, names: set[str])
 
 def _advice(api: RemovedApi) -> str:
     if api.needs_module:
-        return f"use `{REPLACEMENT}(model, args).module()` (it returned a GraphModule; `{REPLACEMENT}` returns an ExportedProgram)"
+        return (
+            f"use `{REPLACEMENT}(model, args).module()` "
+            f"(it returned a GraphModule; `{REPLACEMENT}` returns an ExportedProgram)"
+        )
     return f"use `{REPLACEMENT}(model, args)`, which returns the same ExportedProgram"
 
 
