@@ -127,6 +127,54 @@ def test_a_parameter_every_caller_builds_mode_free_is_quiet():
     assert len(check(src + "            quantize(other, quantizer, x)\n")) == 1
 
 
+def test_a_parameter_whose_callers_pass_eval_or_mode_free_models_is_quiet():
+    # Callers either switch a batch-norm model to eval or pass a bare conv: none is harmful.
+    src = """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.bn = nn.BatchNorm1d(3)
+
+        def quantize(model, quantizer, x):
+            return prepare_pt2e(export(model, (x,)).module(), quantizer)
+
+        def test_eval(quantizer, x):
+            quantize(Net().eval(), quantizer, x)
+
+        def test_conv(quantizer, x):
+            m = nn.Conv2d(3, 3, 3)
+            quantize(m, quantizer, x)
+    """
+    assert check(src) == []
+    # The train-mode caller's model holds dropout: reported, naming that caller and the part.
+    (d,) = check(src.replace("nn.Conv2d(3, 3, 3)", "nn.Sequential(nn.Conv2d(3, 3, 3), nn.Dropout())"))
+    assert d.code == "QL201" and "the call at line 19 passes it built at line 18" in d.message
+    assert d.message.endswith("; in `nn.Sequential`, the mode changes Dropout")
+    # The batch-norm model passed without `.eval()`: reported.
+    assert len(check(src.replace("Net().eval()", "Net()"))) == 1
+
+
+def test_weights_set_through_tensor_data_by_a_helper_from_elsewhere_are_quiet():
+    # `.data` takes tensors only: the unseen helper cannot put a module in the model.
+    src = "from tests_utils import random_tensor\n" + _in_test(
+        """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(3, 3)
+                self.lin.weight.data = random_tensor(self.lin.weight.shape, -1, 1)
+        """
+    )
+    assert check(src) == []
+    message = _message(
+        src.replace("self.lin = nn.Linear(3, 3)", "self.lin = nn.Sequential(nn.Linear(3, 3), nn.Dropout())")
+    )
+    assert message.endswith("; in `Net`, the mode changes Dropout")
+    # Stored anywhere else, or handed the model itself, the helper's result may be a module.
+    assert len(check(src.replace("self.lin.weight.data =", "self.head ="))) == 1
+    assert len(check(src.replace("random_tensor(self.lin", "random_tensor(self, self.lin"))) == 1
+
+
 def test_qat_capture_in_eval_mode_of_a_mode_free_model_is_quiet():
     src = """
         class Net(nn.Module):

@@ -116,12 +116,14 @@ def test_callers_in_the_module_decide_for_a_parameter():
         prepare_pt2e(export(model, (x,)).module(), quantizer)
 
     def main(quantizer, x):
-        quantize(torch.nn.Linear(3, 3).eval(), quantizer, x)
-        quantize(torch.nn.Linear(3, 3), quantizer, x)
+        quantize(torch.nn.Dropout(0.5).eval(), quantizer, x)
+        quantize(torch.nn.Dropout(0.5), quantizer, x)
     """
     (d,) = ql201(src)
     assert "the call at line 10 passes it built at line 10, and modules start in train mode" in d.message
-    assert ql201(src.replace("quantize(torch.nn.Linear(3, 3), quantizer, x)", "pass")) == []
+    assert ql201(src.replace("quantize(torch.nn.Dropout(0.5), quantizer, x)", "pass")) == []
+    # A train-mode caller whose model has no mode-dependent part harms nothing either.
+    assert ql201(src.replace("quantize(torch.nn.Dropout(0.5), q", "quantize(torch.nn.Linear(3, 3), q")) == []
 
 
 def test_qat_only_train_in_a_stage_that_does_both():

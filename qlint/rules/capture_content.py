@@ -49,9 +49,14 @@ def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow]) -> bool:
         if origin.kind not in (PARAM, STORED):
             return False
         callers = caller_facts(flows, origin.node, origin.index)
-        if not callers or any(f.origin is None or f.origin.built is None for _, f in callers):
+        if not callers:
             return False
-        builds.extend(f.origin.built for _, f in callers)
+        # A caller that passes an eval-mode model is harmless whatever the model holds; the
+        # others must each pass a model known in full.
+        risky = [f for _, f in callers if f.state != "eval"]
+        if any(f.origin is None or f.origin.built is None for f in risky):
+            return False
+        builds.extend(f.origin.built for f in risky)
     for built in builds:
         content = built.content()
         if content.dependent or not content.complete:

@@ -214,7 +214,10 @@ class ClassIndex:
         locals_ = {**(around or {}), **{n.name: n for n in inside if isinstance(n, ast.ClassDef)}}
         # Functions written inside: their calls are among those walked here.
         nested = {n.name for n in inside if isinstance(n, _FUNCTIONS)}
+        tensors = _tensor_values(inside)
         for call in (n for c in calls for n in ast.walk(c) if isinstance(n, ast.Call)):
+            if id(call) in tensors:
+                continue
             name = resolver.qualname(call.func) or ""
             parts = dotted_parts(call.func)
             last = name.rpartition(".")[2] or (parts or [""])[-1]
@@ -238,6 +241,22 @@ class ClassIndex:
             elif not (parts and len(parts) == 1 and parts[0] in nested):
                 complete &= _harmless(call, name, parts)
         return complete
+
+
+def _tensor_values(nodes: list[ast.AST]) -> set[int]:
+    """Calls whose result is stored only as a tensor's `.data` (`self.fc.weight.data = init(...)`):
+    that setter takes tensors alone, so whatever the callee is, it puts no module in the model.
+    Unless it is handed the model itself (`init(self)`), which it could change."""
+    out: set[int] = set()
+    for node in nodes:
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+            continue
+        if not all(isinstance(t, ast.Attribute) and t.attr == "data" for t in node.targets):
+            continue
+        handed = [*node.value.args, *(kw.value for kw in node.value.keywords)]
+        if not any(isinstance(a, ast.Name) and a.id == "self" for a in handed):
+            out.add(id(node.value))
+    return out
 
 
 class _NoProject:
