@@ -492,3 +492,29 @@ def test_content_of_what_a_wrapper_is_handed():
     assert messages[0].endswith("and modules start in train mode)")
     assert messages[1].endswith("and modules start in train mode)")
     assert messages[2].endswith("; in `Wrapper`, the mode changes BatchNorm2d")
+
+
+def test_class_of_a_module_in_a_directory_without_init_is_resolved(tmp_path):
+    # ExecuTorch's tests import models from `backends/qualcomm/tests/`, which has no `__init__.py`.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "tests" / "common").mkdir(parents=True)
+    (tmp_path / "tests" / "quant").mkdir(parents=True)
+    models = tmp_path / "tests" / "common" / "models.py"
+    net = (
+        "from torch import nn\n\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.conv = nn.Conv2d(3, 3, 3)\n"
+        "        self.bn = nn.BatchNorm2d(3)\n"
+        "        self.eval()\n"
+    )
+    models.write_text(net)
+    src = HEAD + "from tests.common.models import Net\n\n"
+    src += "def quantize(quantizer, x):\n    prepare_pt2e(export(Net(), (x,)).module(), quantizer)\n"
+    path = str(tmp_path / "tests" / "quant" / "test_q.py")
+    # Its `__init__` ends in `self.eval()`: built in eval mode.
+    assert lint(src, path=path, select=("QL201",)) == []
+    models.write_text(net.replace("        self.eval()\n", ""))
+    (d,) = lint(src, path=path, select=("QL201",))
+    assert d.message.endswith("; in `Net`, the mode changes BatchNorm2d")

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import ast
 import builtins
+import os
 import sys
 from dataclasses import dataclass, field
 
 from qlint.analysis.flow.model_torch_nn import CONTAINERS, torch_nn_kind
+from qlint.analysis.names.import_paths import module_bases
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ModuleScope
 
@@ -92,11 +94,20 @@ class ClassIndex:
     requester: str  # the file checked: project modules are found from its import root
     _modules: dict[str, ModuleScope | None] = field(default_factory=dict)
     _contents: dict[int, tuple[tuple[str, ...], bool]] = field(default_factory=dict)
+    _packages: dict[str, bool] = field(default_factory=dict)
 
     def module_scope(self, module: str) -> ModuleScope | None:
         if module not in self._modules:  # one file-system lookup per module name
             self._modules[module] = self.project.module_scope(module, self.requester)
         return self._modules[module]
+
+    def _project_package(self, top: str) -> bool:
+        """`top` is a package of the project: one with `__init__.py`, or a directory without one
+        where the project imports from (ExecuTorch's `executorch` is the checkout itself)."""
+        if top not in self._packages:
+            found = self.module_scope(top) is not None
+            self._packages[top] = found or any(os.path.isdir(b) for b in module_bases(top, self.requester))
+        return self._packages[top]
 
     def resolve(self, func: ast.expr, resolver: Resolver, local_classes: dict, name=False) -> ModelClass | None:
         """The class `func` names, or None when it names no class we can find (`name`: its
@@ -133,7 +144,7 @@ class ClassIndex:
         if not name or "." not in name or name.startswith(_TORCH_PREFIXES):
             return None
         parts = name.split(".")
-        if self.module_scope(parts[0]) is None:
+        if not self._project_package(parts[0]):
             return None  # not a package of this project: one lookup per package, not per prefix
         for cut in range(len(parts) - 1, max(0, len(parts) - 3), -1):  # `mod.Cls` or `mod.Outer.Inner`
             scope = self.module_scope(".".join(parts[:cut]))
