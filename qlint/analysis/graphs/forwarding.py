@@ -76,7 +76,7 @@ class Forwarding:
         project = self._project = resolver.project
         key = (module, _import_root(requester))
         if key not in self._found:
-            self._found[key] = project.find_module(module, requester)
+            self._found[key] = project.find_module_in_check(module, requester)
         path = self._found[key]
         if path is None:
             # Records the absence when the module would be the project's: creating it later

@@ -47,6 +47,8 @@ class ProjectIndex:
         # modules hundreds of times, each a few `stat`s. Valid for one check only (files may
         # change between checks), see `begin_check`.
         self._lookups: dict[tuple[str, str], tuple[ModuleScope | None, tuple[str, str] | None]] = {}
+        # (module, requester's directory) -> path: the same, for `find_module_in_check`.
+        self._found: dict[tuple[str, str], str | None] = {}
 
     _default: ProjectIndex | None = None
     # Where module summaries are kept between runs (`qlint.summary_cache.SummaryStore`, set
@@ -83,6 +85,7 @@ class ProjectIndex:
             self.overlay[path] = text
         self._scopes.pop(path, None)
         self._lookups.clear()
+        self._found.clear()
         return self.dependents(path)
 
     def dependents(self, path: str) -> set[str]:
@@ -106,6 +109,15 @@ class ProjectIndex:
     def begin_check(self) -> None:
         """A new check starts: forget the lookups of the last one (the files may have changed)."""
         self._lookups.clear()
+        self._found.clear()
+
+    def find_module_in_check(self, module: str, requester: str) -> str | None:
+        """`find_module`, asked once per check for files of one directory (the rules of a
+        check look for the same modules, each a few `stat`s)."""
+        key = (module, os.path.dirname(os.path.abspath(requester)))
+        if key not in self._found:
+            self._found[key] = self.find_module(module, requester)
+        return self._found[key]
 
     def module_scope(self, module: str, requester: str) -> ModuleScope | None:
         """The scope of another module of the project, or None if it is not part of it."""
@@ -118,7 +130,7 @@ class ProjectIndex:
         return scope
 
     def _module_scope(self, module: str, requester: str) -> tuple[ModuleScope | None, tuple[str, str] | None]:
-        path = self.find_module(module, requester)
+        path = self.find_module_in_check(module, requester)
         if path is None:
             requester_module = module_name_for(requester) or ""
             if requester_module.split(".")[0] == module.split(".")[0]:
