@@ -125,3 +125,32 @@ def test_helper_of_a_helper_in_a_third_module_edited_on_disk(tmp_path):
     (pkg / "inner.py").write_text(DROPS.replace("def check", "def verify"))
     project.update(str(pkg / "inner.py"), None)
     assert _rows(_check(pkg / "user.py", project)) == []
+
+
+SUBCLASS = """
+import torch
+from .base import Base
+
+class T(Base):
+    def test(self, m):
+        self.check(m, {torch.ops.aten.relu: 1})
+        self.checkGraphModuleNodes(m, expected_node_list=[])  # the file prefilter's trigger
+"""
+
+
+def test_inherited_helper_edited_between_checks_of_two_subclassing_files(tmp_path):
+    # The helper methods a base class of another module holds are looked up once per import
+    # root, not per file: a second file subclassing it sees the base as it is then.
+    forwards = "class Base:\n" + "".join("    " + row + "\n" for row in FORWARDS.replace("case", "self").splitlines())
+    drops = forwards.replace("=occurrence)", "={})  # the argument is not used")
+    pkg = write_package(tmp_path, "pkg", one=SUBCLASS, two=SUBCLASS, base=drops)
+    project = ProjectIndex()
+    assert _rows(_check(pkg / "one.py", project)) == []
+    (pkg / "base.py").write_text(forwards)
+    project.update(str(pkg / "base.py"), None)
+    second = _check(pkg / "two.py", project)
+    assert _rows(second) == [("QL101", 7)]
+    assert str(pkg / "base.py") in second.dependencies
+    third = _check(pkg / "one.py", project)
+    assert _rows(third) == [("QL101", 7)]
+    assert str(pkg / "base.py") in third.dependencies  # reused, still a dependency

@@ -60,7 +60,8 @@ class Forwarding:
         self.own_path = own_path
         # Names under which the file being checked calls helpers (set once they are known).
         self.helpers: frozenset[str] = frozenset()
-        self._params: dict[int, tuple[ast.AST, frozenset[str]]] = {}
+        # id(func) -> (func, forwarded parameters, the modules that answer was read from)
+        self._params: dict[int, tuple[ast.AST, frozenset[str], tuple]] = {}
         # Modules read while a fact shared across checks is worked out: the fact is reused
         # only while they keep their content keys (see `file_keys`).
         self._trails: list[list[tuple[str, tuple | None]]] = []
@@ -135,6 +136,10 @@ class Forwarding:
         to a helper that forwards them)."""
         key = id(func)
         if key in self._params:
+            # The modules read for it are read for whatever asks again (a fact shared across
+            # checks must carry all of them).
+            if self._trails:
+                self._trails[-1].extend(self._params[key][2])
             return self._params[key][1]
         shared = _SHARED.get((key, self.needles))
         fresh = shared is not None and self._valid(shared[2])
@@ -144,7 +149,7 @@ class Forwarding:
             # from are unchanged (helpers of helpers may live in a third one).
             self._replay(shared[2])
             return shared[1]
-        self._params[key] = (func, frozenset())  # a cycle forwards nothing more
+        self._params[key] = (func, frozenset(), ())  # a cycle forwards nothing more
         self._trails.append([])
         params = {a.arg for a in parameter_args(func, star=False)}
         found: set[str] = set()
@@ -167,8 +172,8 @@ class Forwarding:
             # A parameter rebound in the body no longer holds what the caller passed.
             found -= {n for n, values in function_assigns(func).items() if len(values) > 1}
         result = frozenset(found)
-        self._params[key] = (func, result)
         trail = tuple(self._trails.pop())
+        self._params[key] = (func, result, trail)
         if self._trails:
             self._trails[-1].extend(trail)
         if scope.path != self.own_path:
@@ -213,7 +218,32 @@ class Forwarding:
                 names.add(name)
         for cls in scope.classes.values():
             for base in cls.bases:
-                names |= self._inherited_helpers(resolver, scope, base, 0)
+                names |= self._base_helpers(resolver, scope, base)
+        return names
+
+    def _base_helpers(self, resolver: Resolver, scope: ModuleScope, base: ast.expr) -> frozenset[str]:
+        """Helper methods a class inherits through `base`. A base imported from another
+        module is looked up once per import root (like imported functions), not once per
+        file that subclasses it."""
+        parts = dotted_parts(base)
+        local = not parts or (len(parts) == 1 and parts[0] in scope.classes)
+        head = None if local else scope.imports.get(parts[0])
+        if head is None:
+            return frozenset(self._inherited_helpers(resolver, scope, base, 0))
+        key = ("base", ".".join([head, *parts[1:]]), _import_root(scope.path), self.needles)
+        known = _IMPORTED.get(key)
+        if known is not None and self._valid(known[1]):
+            self._replay(known[1])
+            return known[0]
+        self._trails.append([])
+        names = frozenset(self._inherited_helpers(resolver, scope, base, 0))
+        if len(_IMPORTED) > 50_000:
+            _IMPORTED.clear()
+        trail = tuple(self._trails.pop())
+        if self._trails:
+            self._trails[-1].extend(trail)
+        self._record(trail)
+        _IMPORTED[key] = (names, trail)
         return names
 
     def _inherited_helpers(self, resolver: Resolver, scope: ModuleScope, base: ast.expr, depth: int) -> set[str]:
@@ -294,7 +324,7 @@ def _all_args(call: ast.Call) -> Iterator[ast.expr]:
 # Facts shared by the checks of one process, each with the modules (and their content keys)
 # it was read from: reused only while those are unchanged.
 _TEXTS: dict[tuple, tuple[tuple | None, bool]] = {}
-_IMPORTED: dict[tuple, tuple[bool, tuple]] = {}
+_IMPORTED: dict[tuple, tuple[bool | frozenset[str], tuple]] = {}
 _SHARED: dict[tuple, tuple[ast.AST, frozenset[str], tuple]] = {}
 
 
