@@ -44,16 +44,22 @@ class _Assigns(dict):
         self._class_scope = class_scope
         self._lines = lines
         self._instance: dict[str, list[ast.expr]] = {}
+        # id(method) -> every `self.<attr>` it assigns: a class is asked about several
+        # attributes, and each method is walked once for all of them.
+        self._per_method: dict[int, dict[str, list[ast.expr]]] = {}
 
     def get(self, name, default=None):
         if name not in self._instance:
-            # Only methods whose text names the attribute are read.
-            methods = [
-                m
-                for m in self._class_scope.methods.values()
-                if self._lines is None or f".{name}" in _source(self._lines, m)
-            ]
-            self._instance[name] = instance_assigns(self._class_scope, methods, name).get(name, [])
+            found: list[ast.expr] = []
+            for method in self._class_scope.methods.values():
+                # Only methods whose text names the attribute are read.
+                if self._lines is not None and f".{name}" not in _source(self._lines, method):
+                    continue
+                assigns = self._per_method.get(id(method))
+                if assigns is None:
+                    assigns = self._per_method[id(method)] = instance_assigns(self._class_scope, [method])
+                found += assigns.get(name, ())
+            self._instance[name] = found
         values = [*dict.get(self, name, ()), *self._instance[name]]
         return values or default
 
