@@ -49,8 +49,8 @@ def sees_overloads(ctx: FileContext, body: Body, row: int) -> bool:
     # The module's own callers of the function (`f(...)`, `self.f(...)`), one level up:
     # an export counts there when what it made is handed to the call.
     name = funcs[-1].name
-    for caller in ast.walk(ctx.tree):
-        if isinstance(caller, _FUNCS) and caller not in funcs:
+    for caller in _functions(ctx.tree):
+        if caller not in funcs:
             for call in _calls_of(caller, name):
                 if _exported_into(caller.body, call.lineno, call) or _on_exported(caller, call):
                     return True
@@ -61,8 +61,17 @@ def _enclosing(tree: ast.Module, node: ast.AST) -> list[ast.FunctionDef | ast.As
     """The function `node` is (none at module level) and the functions around it, innermost first."""
     if not isinstance(node, _FUNCS):
         return []
-    chain = [f for f in ast.walk(tree) if isinstance(f, _FUNCS) and f.lineno <= node.lineno <= f.end_lineno]
+    chain = [f for f in _functions(tree) if f.lineno <= node.lineno <= f.end_lineno]
     return sorted(chain, key=lambda f: -f.lineno)
+
+
+def _functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Every function of the module, found once per tree: each matcher asks, and a whole-tree
+    walk per matcher made QL101 quadratic in the module's size."""
+    funcs = getattr(tree, "_qlint_functions", None)
+    if funcs is None:
+        funcs = tree._qlint_functions = [f for f in ast.walk(tree) if isinstance(f, _FUNCS)]
+    return funcs
 
 
 def _exported_into(stmts: list[ast.stmt], row: int, call: ast.Call | None) -> bool:
