@@ -18,6 +18,7 @@ import ast
 from qlint.analysis.context import FileContext
 from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import dotted_parts
+from qlint.analysis.tree_walk import walk
 
 # Calls that produce a graph from a module or program: its nodes carry overloads.
 _EXPORTS = frozenset(
@@ -70,7 +71,7 @@ def _functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]
     walk per matcher made QL101 quadratic in the module's size."""
     funcs = getattr(tree, "_qlint_functions", None)
     if funcs is None:
-        funcs = tree._qlint_functions = [f for f in ast.walk(tree) if isinstance(f, _FUNCS)]
+        funcs = tree._qlint_functions = [f for f in walk(tree) if isinstance(f, _FUNCS)]
     return funcs
 
 
