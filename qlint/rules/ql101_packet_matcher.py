@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from qlint.analysis.graphs.forwarding import Forwarding, callee_name, spans_any
+from qlint.analysis.graphs.forwarding import Forwarding, call_arguments, callee_name, spans_any
 from qlint.analysis.graphs.fx_targets import is_node_target, target_names, target_rows
 from qlint.analysis.graphs.graph_context import COMPILER_INTERNAL, packet_graph_context
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
@@ -311,9 +311,7 @@ def _unwrap_nodespec(node: ast.expr) -> ast.expr:
 
 
 def _direct_sink_args(node: ast.Call, sinks) -> Iterator[ast.expr]:
-    func = node.func
-    callee = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-    wanted = sinks.get(callee or "", set()) | sinks.get("*", set())
+    wanted = sinks.get(callee_name(node) or "", set()) | sinks.get("*", set())
     if wanted:
         yield from (a for i, a in enumerate(node.args) if i in wanted)
         yield from (kw.value for kw in node.keywords if kw.arg in wanted)
@@ -326,9 +324,7 @@ def _sink_call(
     if not args and (node.args or node.keywords) and callee_name(node) in forwarding.helpers:
         # A helper that forwards a parameter to a sink is a sink too. Resolving the helper
         # may read another module: only worth it when an argument holds a packet.
-        candidates = [
-            (a, hits) for a in (*node.args, *(kw.value for kw in node.keywords)) if (hits := _arg_hits(a, resolver))
-        ]
+        candidates = [(a, hits) for a in call_arguments(node) if (hits := _arg_hits(a, resolver))]
         if candidates:
             forwarded = {id(a) for a in forwarding.forwarded_args(node, resolver)}
             for arg, (use, hits) in candidates:

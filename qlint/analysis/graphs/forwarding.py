@@ -160,7 +160,7 @@ class Forwarding:
                 if (
                     not args
                     and depth < _MAX_DEPTH
-                    and any(isinstance(a, ast.Name) and a.id in params for a in _all_args(node))
+                    and any(isinstance(a, ast.Name) and a.id in params for a in call_arguments(node))
                 ):
                     helper = self.resolve_helper(node, resolver)
                     if helper is not None and helper.func is not func:
@@ -316,9 +316,9 @@ def _import_root(path: str) -> str:
     return import_root(path)
 
 
-def _all_args(call: ast.Call) -> Iterator[ast.expr]:
-    yield from call.args
-    yield from (kw.value for kw in call.keywords)
+def call_arguments(call: ast.Call) -> list[ast.expr]:
+    """Positional and keyword argument expressions of a call."""
+    return [*call.args, *(kw.value for kw in call.keywords)]
 
 
 # Facts shared by the checks of one process, each with the modules (and their content keys)

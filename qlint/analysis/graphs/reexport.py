@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.context import FileContext
+from qlint.analysis.graphs.forwarding import call_arguments, callee_name
 from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import dotted_parts
 from qlint.analysis.tree_walk import walk
@@ -78,7 +79,7 @@ def _functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]
 def _exported_into(stmts: list[ast.stmt], row: int, call: ast.Call | None) -> bool:
     """Whether the last export or convert written before `row` is an export whose result
     reaches the match: read after it in these statements, or (for a caller) handed to `call`."""
-    if call is not None and any(_outermost_is_export(a) for a in _all_args(call)):
+    if call is not None and any(_outermost_is_export(a) for a in call_arguments(call)):
         return True
     last: tuple | None = None  # (end of the call, whether it exports, its statement, the call)
     for stmt in _walk_own(stmts):
@@ -86,20 +87,20 @@ def _exported_into(stmts: list[ast.stmt], row: int, call: ast.Call | None) -> bo
             continue
         for node in _walk_own([stmt]):
             # An inner call completes first: `convert_pt2e(prepare_pt2e(export(m)))` converts last.
-            if isinstance(node, ast.Call) and node.lineno < row and _callee(node) in _EXPORTS | _CONVERTS:
+            if isinstance(node, ast.Call) and node.lineno < row and callee_name(node) in _EXPORTS | _CONVERTS:
                 end = (node.end_lineno, node.end_col_offset)
                 if last is None or end > last[0]:
-                    last = (end, _callee(node) in _EXPORTS, stmt, node)
+                    last = (end, callee_name(node) in _EXPORTS, stmt, node)
     if last is None or not last[1]:
         return False
     stmt, export = last[2], last[3]
-    if call is not None and any(n is export for a in _all_args(call) for n in ast.walk(a)):
+    if call is not None and any(n is export for a in call_arguments(call) for n in ast.walk(a)):
         return True
     bound = {".".join(p) for t in _targets(stmt) if (p := dotted_parts(t))}
     if not bound:
         return False
     if call is not None:
-        readers = [_all_args(call)]
+        readers = [call_arguments(call)]
     else:
         readers = [[n] for n in _walk_own(stmts) if stmt.end_lineno < getattr(n, "lineno", 0) <= row]
     for exprs in readers:
@@ -118,8 +119,8 @@ def _outermost_is_export(expr: ast.expr) -> bool:
     stack = [expr]
     while stack:
         node = stack.pop(0)
-        if isinstance(node, ast.Call) and _callee(node) in _EXPORTS | _CONVERTS:
-            return _callee(node) in _EXPORTS
+        if isinstance(node, ast.Call) and callee_name(node) in _EXPORTS | _CONVERTS:
+            return callee_name(node) in _EXPORTS
         stack.extend(ast.iter_child_nodes(node))
     return False
 
@@ -130,10 +131,6 @@ def _targets(stmt: ast.stmt) -> list[ast.expr]:
     if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
         return [stmt.target]
     return []
-
-
-def _all_args(call: ast.Call) -> list[ast.expr]:
-    return [*call.args, *(kw.value for kw in call.keywords)]
 
 
 def _reads_exported(func: ast.AST) -> bool:
@@ -164,11 +161,6 @@ def _calls_of(func: ast.AST, name: str) -> list[ast.Call]:
             if parts and parts[-1] == name and (len(parts) == 1 or parts[0] in ("self", "cls")):
                 out.append(node)
     return out
-
-
-def _callee(call: ast.Call) -> str | None:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
 def _walk_own(stmts: list[ast.stmt]):
