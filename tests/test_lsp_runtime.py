@@ -23,7 +23,7 @@ from qlint.config import ConfigError, load_settings
 from qlint.diagnostic import RuntimeVerdict
 from qlint.engine import check_source
 from qlint.lsp.client import DEFAULT_TIMEOUT as TIMEOUT
-from qlint.lsp.client import LspClient
+from qlint.lsp.client import LspClient, server_env
 from qlint.lsp.verdicts import decorate, fix_title_suffix
 from qlint.runtime.cache import VerdictCache, checker_fingerprint, installed_versions
 from qlint.runtime.request import build_request, request_key
@@ -257,6 +257,49 @@ def test_a_worker_killed_mid_check_gives_inconclusive_and_restarts(tmp_path: Pat
             since=seen,
         )
         assert client.request("qlint/debugRuntimeWorkers")["pids"] != pids
+    finally:
+        client.close()
+
+
+@pytest.mark.parametrize(
+    "shadow, reason",
+    [
+        # torch installed but broken: the worker's `import torch` fails (the server never imports it)
+        ("raise ImportError('libtorch_cpu.so: cannot open shared object file')", "ImportError: libtorch_cpu.so"),
+        ("import sys; sys.exit(7)", "exited with code 7"),
+    ],
+)
+def test_a_worker_that_cannot_start_gives_inconclusive_with_the_reason(tmp_path: Path, shadow: str, reason: str):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(ON_SAVE)
+    (project / "relu.py").write_text(RELU)
+    broken = tmp_path / "broken-torch"
+    (broken / "torch").mkdir(parents=True)
+    (broken / "torch" / "__init__.py").write_text(shadow + "\n")
+    env = server_env()
+    env["PYTHONPATH"] = os.pathsep.join([str(broken), env["PYTHONPATH"]])
+    client = LspClient(project, env=env)
+    try:
+        caps = {"textDocument": {"publishDiagnostics": {"dataSupport": True}}}
+        client.request("initialize", {"processId": None, "rootUri": project.as_uri(), "capabilities": caps})
+        client.notify("initialized", {})
+        uri = client.open(project / "relu.py", RELU)
+        diag = wait_runtime(client, uri, timeout=60)
+        verdict = runtime_of(diag)
+        assert verdict["verdict"] == "inconclusive", diag
+        assert verdict["evidence"].startswith("the runtime worker failed to start: "), verdict
+        assert reason in verdict["evidence"]
+        assert "Runtime check inconclusive: the runtime worker failed to start" in diag["message"]
+        assert diag["severity"] == 2  # the static severity is kept
+        # The server lives on: edits are checked, requests answered, a save tries again.
+        client.send(client.change(uri, 2, RELU.replace("is_relu", "is_relu2")))
+        assert client.diagnostics(uri, 2)
+        assert client.request("qlint/debugRuntimeWorkers") == {"pids": []}
+        client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+        again = wait_runtime(client, uri, 2, timeout=60)
+        assert runtime_of(again)["verdict"] == "inconclusive" and reason in runtime_of(again)["evidence"]
+        assert client.proc.poll() is None
     finally:
         client.close()
 

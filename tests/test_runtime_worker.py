@@ -85,8 +85,10 @@ def test_repeated_crashes_stop_the_restarts(light):
         v = light.verdict(standin("crash"))
         assert v.verdict == "inconclusive" and "exited with code 3" in v.evidence
     v = light.verdict(standin("crash"))
-    assert v.verdict == "skipped"
-    assert "failed 3 times in a row" in v.evidence
+    assert v.verdict == "inconclusive"  # unjudged, with the reason: not "no check exists"
+    assert "failed 3 times in a row; not restarting it again (last: " in v.evidence
+    assert "exited with code 3" in v.evidence
+    assert not list(light.cache.directory.rglob("*.json"))  # never cached: a fixed worker judges it later
 
 
 def test_transient_verdicts_are_not_cached(light, tmp_path):
@@ -153,12 +155,26 @@ def _is_zombie(pid: int) -> bool:
         return False
 
 
-def test_a_worker_that_cannot_start_is_a_named_skip(tmp_path):
+def test_a_worker_that_cannot_start_is_inconclusive_with_the_reason(tmp_path):
     broken = [sys.executable, "-c", "raise ImportError('libtorch_cpu.so: cannot open shared object file')"]
     with RuntimeChecker(tmp_path, worker_argv=broken) as checker:
         v = checker.verdict(finding("aten", "relu", fix=".default"))
-    assert v.verdict == "skipped"
+    assert v.verdict == "inconclusive"
     assert v.evidence == (
         "the runtime worker failed to start: the runtime worker exited with code 1 "
         "(ImportError: libtorch_cpu.so: cannot open shared object file)"
     )
+    assert not list(tmp_path.rglob("*.json"))  # not cached: the next check tries again
+
+
+def test_a_worker_whose_interpreter_does_not_exist_is_inconclusive(tmp_path):
+    missing = tmp_path / "no-such-venv" / "bin" / "python"
+    with RuntimeChecker(tmp_path, worker_argv=[str(missing), "-c", "pass"]) as checker:
+        first = checker.verdict(finding("aten", "relu", fix=".default"))
+        assert first.verdict == "inconclusive"
+        assert first.evidence.startswith("the runtime worker failed to start: ")
+        assert str(missing) in first.evidence
+        for _ in range(MAX_RESTARTS):
+            last = checker.verdict(finding("aten", "relu", fix=".default"))
+    assert last.verdict == "inconclusive"
+    assert "not restarting it again (last: the runtime worker failed to start: " in last.evidence

@@ -42,14 +42,14 @@ def server_env() -> dict[str, str]:
 class LspClient:
     """JSON-RPC over the server's stdin/stdout."""
 
-    def __init__(self, cwd: Path, argv: list[str] | None = None):
+    def __init__(self, cwd: Path, argv: list[str] | None = None, env: dict[str, str] | None = None):
         self.proc = subprocess.Popen(
             argv or [sys.executable, "-m", "qlint", "server"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=cwd,
-            env=server_env(),
+            env=env if env is not None else server_env(),
         )
         self.inbox: queue.Queue[tuple[float, dict]] = queue.Queue()
         self.received: list[dict] = []  # every notification, in order

@@ -32,7 +32,7 @@ from qlint.runtime.request import build_request, request_key
 
 DEFAULT_TIMEOUT = 60.0
 STARTUP_TIMEOUT = 180.0
-MAX_RESTARTS = 3  # consecutive crashes before the remaining checks are skipped
+MAX_RESTARTS = 3  # consecutive failures before the worker is no longer restarted
 # The worker runs in qlint's own package root, so the working directory that Python puts
 # first on sys.path for `-c` holds only qlint while this line imports it; `main` then drops
 # that entry. The user's directory (a `torch/` source checkout, say) never shadows anything.
@@ -203,6 +203,10 @@ def _skipped(reason: str) -> RuntimeVerdict:
     return RuntimeVerdict("skipped", reason, None, 0.0)
 
 
+def _inconclusive(reason: str, seconds: float = 0.0) -> RuntimeVerdict:
+    return RuntimeVerdict("inconclusive", reason, None, round(seconds, 3))
+
+
 class RuntimeChecker:
     """Verdicts for findings, one worker kept warm across calls (the language server keeps
     one for the whole session). Use as a context manager, or call `close()`."""
@@ -229,6 +233,7 @@ class RuntimeChecker:
         self.log_path = (cache_dir / "worker.log") if cache_dir is not None else None
         self.worker = WorkerProcess(worker_argv, self.log_path)
         self.crashes = 0  # consecutive
+        self.last_failure = ""  # why the worker last failed to start or answer
         self._memo: dict[str, RuntimeVerdict] = {}  # deterministic verdicts of this process
 
     def __enter__(self) -> RuntimeChecker:
@@ -280,22 +285,29 @@ class RuntimeChecker:
 
     def _ask(self, request: dict[str, Any], timeout: float) -> tuple[RuntimeVerdict, bool]:
         """The worker's verdict, and whether it is transient (timeout, crash: not cached)."""
+        # A worker that cannot run (it does not start, or keeps dying) leaves the finding
+        # unjudged, not out of scope: `inconclusive` with the reason, so the editor and the
+        # CLI say why no verdict came, where `skipped` would read as "no check exists".
         if self.crashes >= MAX_RESTARTS:
-            return _skipped(f"the runtime worker failed {self.crashes} times in a row; not restarting it again"), True
+            reason = f"the runtime worker failed {self.crashes} times in a row; not restarting it again"
+            if self.last_failure:
+                reason += f" (last: {self.last_failure})"
+            return _inconclusive(reason), True
         start = time.perf_counter()
         if not self.worker.alive:
             try:
                 self.worker.start(self.startup_timeout)
             except (WorkerDied, WorkerHung, OSError) as exc:
                 self.crashes += 1
-                return _skipped(f"the runtime worker failed to start: {exc}"), True
+                self.last_failure = f"the runtime worker failed to start: {exc}"
+                return _inconclusive(self.last_failure, time.perf_counter() - start), True
         try:
             record = self.worker.request("check", {**request, "timeout": timeout}, timeout + self.grace)
         except (WorkerHung, WorkerDied) as exc:
             self.crashes += 1
             how = "hung; it was killed" if isinstance(exc, WorkerHung) else "died during the check"
-            evidence = f"{exc} ({how} and restarts on the next check)"
-            return RuntimeVerdict("inconclusive", evidence, None, round(time.perf_counter() - start, 3)), True
+            self.last_failure = f"{exc} ({how} and restarts on the next check)"
+            return _inconclusive(self.last_failure, time.perf_counter() - start), True
         self.crashes = 0
         return _verdict(record), bool(record.get("transient"))
 
