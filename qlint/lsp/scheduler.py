@@ -69,6 +69,10 @@ class CheckQueue:
     def pending(self, uri: str) -> bool:
         return uri in self.due or self.in_flight == uri
 
+    def pending_dependents(self) -> bool:
+        """Whether a recheck of a dependent is due (not counting the one running now)."""
+        return any(due.priority == DEPENDENT for due in self.due.values())
+
     def add(self, uri: str, when: str) -> None:
         {EDITED: self.edit, NOW: self.now, LATER: self.later}[when](uri)
 

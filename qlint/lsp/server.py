@@ -70,11 +70,13 @@ class Checked:
     lsp: list[types.Diagnostic] = field(default_factory=list)
     settings: Settings | None = None
     verdicts: dict[int, RuntimeVerdict] = field(default_factory=dict)
-    generation: int = 0  # bumped by each republish (runtime verdicts): the pull result id
+    generation: int = 0  # bumped by each republish (runtime verdicts)
+    serial: int = 0  # which of the server's checks made it: a recheck of the same version differs
 
     @property
     def result_id(self) -> str:
-        return f"{self.version}.{self.generation}"
+        """The pull result id: it changes whenever what `published` returns may have."""
+        return f"{self.version}.{self.serial}.{self.generation}"
 
     def published(self) -> list[types.Diagnostic]:
         return [decorate(d, self.verdicts.get(i)) for i, d in enumerate(self.lsp)]
@@ -117,6 +119,8 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
         self.checked: dict[str, Checked] = {}
         self.published_signal = asyncio.Event()
         self.shutdown_requested = False
+        self.serial = 0  # checks published so far
+        self.refresh_owed = False  # a pulling client holds a result that a recheck changed
 
     # -- errors: a reply where one is owed, a log line, never a popup ---------------------
 
@@ -229,6 +233,7 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
             for other, state in list(self.checked.items()):
                 if other != uri and path in state.dependencies:
                     self.schedule(other, LATER, notify_dependents=False)
+        self.refresh_when_settled()
         self.start_runtime(uri, run_worker=due.runtime and due.runtime_version == snap.version)
         if not self.settled:  # after the first publish, off the edit's path
             self.settled = True
@@ -239,10 +244,32 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
         snap = outcome.snapshot
         for error in outcome.errors:
             self.window_log_message(types.LogMessageParams(type=types.MessageType.Error, message=f"qlint: {error}"))
-        self.checked[snap.uri] = Checked(
-            snap.version, outcome.diagnostics, outcome.dependencies, outcome.lsp, outcome.settings
+        self.serial += 1
+        state = Checked(
+            snap.version, outcome.diagnostics, outcome.dependencies, outcome.lsp, outcome.settings, serial=self.serial
         )
+        before = self.checked.get(snap.uri)
+        self.checked[snap.uri] = state
+        # A pulling client asks again by itself after its own edits; a recheck of a text it
+        # already holds (a module it imports changed, on disk or in another buffer; the
+        # config changed) it cannot know of: it is told to pull again, once the rechecks
+        # that are due have run, and only when the result differs.
+        if before is not None and before.version == snap.version:
+            if before.generation == 0 and before.lsp == state.lsp:
+                state.serial = before.serial  # the same result: the client's copy is current
+            else:
+                self.refresh_owed = True
         self.send(snap.uri)
+
+    def refresh_when_settled(self) -> None:
+        """Send the owed `workspace/diagnostic/refresh` when no dependent's recheck is due:
+        one request after a batch of rechecks, not one per buffer (each makes the client
+        pull every open document)."""
+        if not self.refresh_owed or self.queue.pending_dependents():
+            return
+        self.refresh_owed = False
+        if self.pull:
+            self.workspace_diagnostic_refresh(None)
 
     def send(self, uri: str) -> None:
         """Push the buffer's current result, or tell a pulling client to pull again."""
@@ -289,6 +316,7 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
             dependents = [u for u, s in self.checked.items() if os.path.abspath(path) in s.dependencies]
             for other in dependents:  # they now see the file on disk again
                 self.schedule(other, LATER, notify_dependents=False)
+        self.refresh_when_settled()  # its recheck may have been the last one due
         if not self.pull:
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
