@@ -11,6 +11,7 @@ import os
 import re
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import replace
 from functools import lru_cache
 
@@ -85,15 +86,23 @@ def parse_module(text: str, path: str) -> ast.Module:
         sys.setrecursionlimit(old)
 
 
+class CheckCancelled(Exception):
+    """`check_source` stopped between two rules because its caller no longer wants the result."""
+
+
 def check_source(
     source: str | bytes,
     path: str,
     settings: Settings,
     project: ProjectIndex | None = None,
     optable: OpTable | None = None,
+    cancelled: Callable[[], bool] | None = None,
 ) -> FileResult:
+    """`cancelled`: asked between rules; when it says True the check stops with
+    `CheckCancelled` (the language server: the buffer changed again, its result would be
+    dropped anyway). A rule's work is never interrupted halfway."""
     with gc_paused():
-        result = _check_source(source, path, settings, project, optable)
+        result = _check_source(source, path, settings, project, optable, cancelled)
     if settings.rule_url:  # every face (reporters, LSP) reads `Diagnostic.url`
         result.diagnostics = [replace(d, url_template=settings.rule_url) for d in result.diagnostics]
     return result
@@ -105,6 +114,7 @@ def _check_source(
     settings: Settings,
     project: ProjectIndex | None,
     optable: OpTable | None,
+    cancelled: Callable[[], bool] | None = None,
 ) -> FileResult:
     result = FileResult(path=path)
     parse_error = engine_rule(EngineReport.PARSE_ERROR).code
@@ -169,6 +179,9 @@ def _check_source(
             module=module,
         )
         for rule in active:
+            if cancelled is not None and cancelled():
+                project.dependencies_of(path)  # what it read so far is no dependency of anything
+                raise CheckCancelled(path)
             try:
                 diagnostics.extend(rule.check(ctx))
             except RecursionError:

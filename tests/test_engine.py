@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
+from qlint.config import load_settings
 from qlint.diagnostic import Position
 from qlint.engine import check_source
 from qlint.fixes import fix_file, fix_text
@@ -105,3 +108,38 @@ def test_fix_file_writes_atomically_in_the_files_encoding(tmp_path):
     assert data == src.replace("aten.relu\r", "aten.relu.default\r").encode("latin-1")
     assert oct(os.stat(path).st_mode & 0o777) == "0o640"
     assert [p.name for p in tmp_path.iterdir()] == ["latin.py"]  # no temp file left behind
+
+
+def test_a_check_asked_to_stop_stops_between_rules_and_records_nothing(tmp_path):
+    """The language server stops a check whose buffer changed again (`cancelled`)."""
+    from qlint.analysis.names.project import ProjectIndex
+    from qlint.engine import CheckCancelled
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "ops.py").write_text("import torch\n\nDQ = {torch.ops.torchao.dequantize_affine}\n")
+    use = pkg / "use.py"
+    text = (
+        "import torch\nfrom .ops import DQ\n\n\ndef count(ep):\n"
+        "    return sum(1 for n in ep.graph_module.graph.nodes if n.target in DQ)\n\n\n"
+        "def insert(graph, x):\n"  # QL102 runs after QL101
+        "    return graph.call_function(torch.ops.aten.relu.default, (x,))\n"
+    )
+    use.write_text(text)
+    settings = load_settings([str(tmp_path)])
+    project = ProjectIndex()
+    asked = []
+
+    def once_ops_was_read() -> bool:
+        asked.append(1)
+        return bool(project._deps.get(str(use)))  # a rule has read ops.py: stop before the next
+
+    with pytest.raises(CheckCancelled):
+        check_source(text, str(use), settings, project, cancelled=once_ops_was_read)
+    assert len(asked) >= 2
+    assert project.dependencies_of(str(use)) == {}  # the partial check left no dependency behind
+    full = check_source(text, str(use), settings, project, cancelled=lambda: False)
+    assert [d.code for d in full.diagnostics] == ["QL101"]
+    assert str(pkg / "ops.py") in full.dependencies
+    assert full.diagnostics == check_source(text, str(use), settings, ProjectIndex()).diagnostics

@@ -45,7 +45,7 @@ async def drained(queue: CheckQueue, timeout: float = 5.0) -> None:
 def test_an_edit_goes_before_importers_already_due_and_they_wait_for_a_pause():
     async def scenario():
         run = Recorder()
-        queue = CheckQueue(run, debounce=0.15)
+        queue = CheckQueue(run)
         queue.add("b.py", LATER)
         queue.add("c.py", LATER)
         queue.add("a.py", EDITED)
@@ -63,7 +63,7 @@ def test_an_edit_goes_before_importers_already_due_and_they_wait_for_a_pause():
 def test_importers_are_not_checked_while_the_user_keeps_typing():
     async def scenario():
         run = Recorder(seconds=0.005)
-        queue = CheckQueue(run, debounce=0.15)
+        queue = CheckQueue(run)
         loop = asyncio.get_running_loop()
         queue.add("b.py", LATER)
         for _ in range(5):  # a keystroke every 100 ms: shorter than the idle pause
@@ -81,7 +81,7 @@ def test_importers_are_not_checked_while_the_user_keeps_typing():
 def test_a_burst_of_edits_is_one_check_at_its_end():
     async def scenario():
         run = Recorder()
-        queue = CheckQueue(run, debounce=0.15)
+        queue = CheckQueue(run)
         for _ in range(5):
             queue.add("a.py", EDITED)
             await asyncio.sleep(0.0005)  # messages of one write reach the server ~1 ms apart
@@ -91,40 +91,37 @@ def test_a_burst_of_edits_is_one_check_at_its_end():
     assert asyncio.run(scenario()).order == ["a.py"]
 
 
-def test_after_a_stale_check_the_pause_counts_from_the_newest_edit():
-    async def scenario():
-        queue = CheckQueue(Recorder(), debounce=0.15)
-        now = asyncio.get_running_loop().time()
-        queue.cost["a.py"] = 0.5  # longer than debounce: the pause is capped at it
-        queue.due["a.py"] = Due(priority=scheduler.EDIT, ready_at=now)
-        queue.edited_at["a.py"] = now
-        queue.after_stale("a.py")
-        typing = queue.due["a.py"].ready_at - now
-        queue.due["a.py"].ready_at = now
-        queue.edited_at["a.py"] = now - 1.0  # the last keystroke was long ago: check at once
-        queue.after_stale("a.py")
-        return typing, queue.due["a.py"].ready_at - now
+@pytest.mark.parametrize("outcome", [True, scheduler.CANCELLED])
+def test_a_buffer_edited_during_its_check_is_checked_again_at_once(outcome):
+    """Stale (dropped) or cancelled (stopped between rules): the newest text is checked as
+    soon as the check ends, with no pause (it cost the keystroke up to a whole check)."""
 
-    typing, stopped = asyncio.run(scenario())
-    assert typing == pytest.approx(0.15)
-    assert stopped == 0
-
-
-def test_a_buffer_edited_during_its_check_is_checked_again_after_the_pause():
     async def scenario():
         run = Recorder(seconds=0.05, stale_calls=frozenset({0}))
-        queue = CheckQueue(run, debounce=0.15)
-        queue.cost["a.py"] = 0.1
+
+        async def runner(uri: str, due: Due):
+            stale = await run(uri, due)
+            return outcome if stale else False
+
+        queue = CheckQueue(runner)
         queue.add("a.py", NOW)
         await asyncio.sleep(0.02)
         queue.add("a.py", EDITED)  # during the check
-        edited = queue.last_edit
         await drained(queue)
-        return run, edited
+        return run
 
-    run, edited = asyncio.run(scenario())
+    run = asyncio.run(scenario())
     assert run.order == ["a.py", "a.py"]
-    assert run.calls[1][1] - edited >= 0.1  # its pause: as long as a check of it takes
+    first_ended = run.calls[0][1] + run.seconds
+    assert run.calls[1][1] - first_ended < 0.03
+
+
+def test_an_edit_waiting_is_what_stops_an_importers_recheck():
+    queue = CheckQueue(Recorder())
+    queue.due["b.py"] = Due(priority=scheduler.DEPENDENT)
+    assert not queue.edit_waiting() and queue.pending_dependents()
+    queue.due["a.py"] = Due(priority=scheduler.EDIT)
+    assert queue.edit_waiting()
 
 
 def test_a_check_that_fails_does_not_stop_the_queue(caplog):
@@ -136,7 +133,7 @@ def test_a_check_that_fails_does_not_stop_the_queue(caplog):
                 raise RuntimeError("a bug in one check")
             return await run(uri, due)
 
-        queue = CheckQueue(failing, debounce=0.15)
+        queue = CheckQueue(failing)
         queue.add("a.py", NOW)
         queue.add("b.py", NOW)
         await drained(queue)

@@ -125,6 +125,26 @@ class LspClient:
                 self.arrived = stamp
                 return message
 
+    def poll(self, until: float) -> list[tuple[float, dict]]:
+        """Every message that arrives before `perf_counter()` reaches `until`, with the time
+        it was read (filed and answered as `wait` does): for clients that keep typing
+        whatever the server publishes."""
+        got = []
+        while True:
+            remaining = until - time.perf_counter()
+            try:
+                stamp, message = (
+                    self.inbox.get(timeout=max(remaining, 0.0)) if remaining > 0 else self.inbox.get_nowait()
+                )
+            except queue.Empty:
+                return got
+            if "method" in message and "id" in message:
+                self.requests.append(message)
+                self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+            elif "method" in message:
+                self.received.append(message)
+            got.append((stamp, message))
+
     def wait_for(self, method: str, predicate=lambda params: True, timeout: float = DEFAULT_TIMEOUT, since: int = 0):
         """The params of the first notification that matches, among those received from
         index `since` on or arriving."""

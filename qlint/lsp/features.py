@@ -14,10 +14,11 @@ from qlint.config import CONFIG_NAMES
 from qlint.lsp import actions, hover
 from qlint.lsp.convert import DocumentText, from_lsp_diagnostic
 from qlint.lsp.scheduler import LATER, NOW
-from qlint.lsp.server import DEBOUNCE_SECONDS, PYTHON_SUFFIXES, QlintLanguageServer, Snapshot, is_python
+from qlint.lsp.server import PYTHON_SUFFIXES, QlintLanguageServer, Snapshot, is_python
 
 DEBUG_MODULES = "qlint/debugModules"
 DEBUG_WORKERS = "qlint/debugRuntimeWorkers"
+DEBUG_TIMINGS = "qlint/debugTimings"
 WATCH_ID = "qlint-watched-files"
 
 
@@ -69,6 +70,7 @@ def register(server: QlintLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: QlintLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
         if params.text_document.uri in ls.open:
+            ls.timings.edited(params.text_document.uri)
             ls.schedule(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
@@ -152,6 +154,12 @@ def register(server: QlintLanguageServer) -> None:
         """For tests and bug reports: which heavy packages this process has imported."""
         return {"modules": sorted(name for name in sys.modules if "." not in name)}
 
+    @server.feature(DEBUG_TIMINGS)
+    def debug_timings(ls: QlintLanguageServer, *args) -> dict:
+        """For `benchmarks/lsp_bench.py` and bug reports: where the checks since the last
+        call spent their time (see `qlint.lsp.timings`)."""
+        return {"checks": ls.timings.take()}
+
     @server.feature(DEBUG_WORKERS)
     def debug_workers(ls: QlintLanguageServer, *args) -> dict:
         """For tests and bug reports: the process ids of the live runtime workers."""
@@ -181,8 +189,8 @@ def _may_fix(ls: QlintLanguageServer, snap: Snapshot, asked: bool) -> bool:
     )
 
 
-def create_server(debounce: float = DEBOUNCE_SECONDS) -> QlintLanguageServer:
-    server = QlintLanguageServer(debounce)
+def create_server() -> QlintLanguageServer:
+    server = QlintLanguageServer()
     register(server)
     return server
 

@@ -11,11 +11,14 @@ the order decides latency, and this queue decides it:
 - The buffers that import an edited module are *dependents*: re-checked only when no edit
   is waiting and the user has paused typing for `DEPENDENT_IDLE_SECONDS`, so an edit never
   waits behind them, except behind the one dependent check already running when it came.
-- A check whose buffer was edited while it ran is dropped by the server; the buffer's next
-  check then waits for a pause in typing as long as that check took (up to `debounce`),
-  counted from the newest edit: a keystroke during a check is checked as soon as the
-  check ends when the typing has stopped, and fast typing on a slow module does not keep a
-  core busy.
+- A check whose buffer is edited while it runs stops at the next boundary between rules
+  (the engine asks between rules), and so does an importer's recheck when an edit comes
+  in; the newest text is then checked at once. A keystroke thus waits for at most one
+  rule's work of the check it made stale, not for the whole check and a pause after it
+  (that pause, which spared a core while typing fast on a slow module, cost up to a whole
+  check of latency on every keystroke that landed during a check: most of them, while
+  typing). A check that was not stopped in time (the edit came during its last rule) is
+  dropped by the server and followed at once too.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ DEPENDENT_IDLE_SECONDS = 0.3  # a pause in typing before the importers are re-ch
 log = logging.getLogger(__name__)
 
 EDIT, DEPENDENT = 0, 1  # priorities
+CANCELLED = "cancelled"  # what a check that stopped early (see `Runner`) returns
 EDITED, NOW, LATER = "edited", "now", "later"  # why a buffer is due (see `add`)
 
 
@@ -47,18 +51,17 @@ class Due:
     ready_at: float = 0.0  # event-loop time
 
 
-# Checks `uri` for what `Due` says; True when the buffer changed while it ran (stale).
-Runner = Callable[[str, Due], Awaitable[bool]]
+# Checks `uri` for what `Due` says; True when the buffer changed while it ran (stale),
+# CANCELLED when it stopped early because of an edit (to this buffer, or, for an importer's
+# recheck, to any): it cost at most one rule's work, so the next check needs no pause.
+Runner = Callable[[str, Due], Awaitable["bool | str"]]
 
 
 class CheckQueue:
-    def __init__(self, run: Runner, debounce: float):
+    def __init__(self, run: Runner):
         self.run = run
-        self.debounce = debounce
         self.due: dict[str, Due] = {}
         self.in_flight: str | None = None
-        self.cost: dict[str, float] = {}  # seconds each buffer's last check took
-        self.edited_at: dict[str, float] = {}
         self.last_edit = float("-inf")  # the newest edit to any buffer
         self._wake: asyncio.Event | None = None
         self._task: asyncio.Task | None = None
@@ -69,23 +72,24 @@ class CheckQueue:
     def pending(self, uri: str) -> bool:
         return uri in self.due or self.in_flight == uri
 
+    def edit_waiting(self) -> bool:
+        """Whether an edited (or opened, saved) buffer is due. Asked from the checker thread:
+        the values are copied in one step, as the event loop may change the dict meanwhile."""
+        return any(due.priority == EDIT for due in list(self.due.values()))
+
     def pending_dependents(self) -> bool:
         """Whether a recheck of a dependent is due (not counting the one running now)."""
-        return any(due.priority == DEPENDENT for due in self.due.values())
+        return any(due.priority == DEPENDENT for due in list(self.due.values()))
 
     def add(self, uri: str, when: str) -> None:
         {EDITED: self.edit, NOW: self.now, LATER: self.later}[when](uri)
 
     def edit(self, uri: str) -> None:
-        """The buffer's text changed: check it after the coalescing window (a pause that
-        `after_stale` set is kept: an edit never brings a check forward)."""
+        """The buffer's text changed: check it once the coalescing window has passed."""
         now = self._now()
-        self.edited_at[uri] = self.last_edit = now
-        fresh = uri not in self.due or self.due[uri].priority != EDIT
+        self.last_edit = now
         due = self.entry(uri)
-        if fresh:
-            due.priority, due.ready_at = EDIT, now
-        due.ready_at = max(due.ready_at, now + COALESCE_SECONDS)
+        due.priority, due.ready_at = EDIT, now + COALESCE_SECONDS
         self._kick()
 
     def now(self, uri: str) -> None:
@@ -105,8 +109,6 @@ class CheckQueue:
 
     def discard(self, uri: str) -> None:
         self.due.pop(uri, None)
-        self.cost.pop(uri, None)
-        self.edited_at.pop(uri, None)
 
     def close(self) -> None:
         if self._task is not None:
@@ -122,15 +124,6 @@ class CheckQueue:
         idle_from = self.last_edit + DEPENDENT_IDLE_SECONDS
         ready_at, uri = min((max(due.ready_at, idle_from), uri) for uri, due in self.due.items())
         return (uri, 0.0) if ready_at <= now else (None, ready_at - now)
-
-    def after_stale(self, uri: str) -> None:
-        """The check of `uri` was dropped (edited meanwhile): its next one waits for a
-        pause in typing as long as a check of it takes, counted from the newest edit."""
-        due = self.due.get(uri)
-        if due is None:
-            return
-        pause = min(self.debounce, self.cost.get(uri, self.debounce))
-        due.ready_at = max(due.ready_at, self.edited_at.get(uri, float("-inf")) + pause)
 
     def _now(self) -> float:
         return asyncio.get_running_loop().time()
@@ -160,5 +153,5 @@ class CheckQueue:
                 stale = False
             finally:
                 self.in_flight = None
-            if stale:
-                self.after_stale(uri)
+            if stale is True:
+                log.debug("%s changed during its last rule: checked again", uri)

@@ -33,19 +33,19 @@ from qlint import __version__
 from qlint.analysis.names.project import ProjectIndex
 from qlint.config import CONFIG_NAMES, ConfigError, runtime_editor_mode
 from qlint.diagnostic import Diagnostic, RuntimeVerdict
-from qlint.engine import check_source
+from qlint.engine import CheckCancelled, check_source
 from qlint.fixes import fix_text
 from qlint.gc_pause import gc_paused
 from qlint.lsp import actions, heap, stdio
 from qlint.lsp.convert import UTF16, DocumentText, to_lsp_diagnostic
 from qlint.lsp.protocol import AlreadyAnswered, QlintProtocol, pulls_and_refreshes
 from qlint.lsp.runtime_jobs import RuntimeJobs
-from qlint.lsp.scheduler import EDITED, LATER, NOW, CheckQueue, Due
+from qlint.lsp.scheduler import CANCELLED, EDIT, EDITED, LATER, NOW, CheckQueue, Due
 from qlint.lsp.settings_cache import SettingsCache
+from qlint.lsp.timings import Timings
 from qlint.lsp.verdicts import EditorRuntime, decorate
 from qlint.settings import Settings
 
-DEBOUNCE_SECONDS = 0.15  # the longest pause between back-to-back checks while typing
 PULL_WAIT_SECONDS = 30.0
 PYTHON_SUFFIXES = (".py", ".pyi")
 
@@ -96,24 +96,25 @@ class CheckOutcome:
     errors: list[str]
     settings: Settings | None = None
     seconds: float = 0.0
+    engine_seconds: float = 0.0
+    engine_cpu: float = 0.0  # the checker thread's CPU time in the engine (a loaded machine: << seconds)
 
 
 class QlintLanguageServer(RuntimeJobs, LanguageServer):
-    def __init__(self, debounce: float = DEBOUNCE_SECONDS):
+    def __init__(self):
         super().__init__(
             "qlint",
             __version__,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
             protocol_cls=QlintProtocol,
         )
-        self.debounce = debounce
         self.project = ProjectIndex()
         self.settings_cache = SettingsCache()
         self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="qlint-check")
         self.runtime = EditorRuntime()
         self.runtime_override: str | None = None  # the editor's runtime mode, when it sets one
         self.open: dict[str, str] = {}  # uri -> path of the open Python buffers
-        self.queue = CheckQueue(self._check_once, debounce)
+        self.queue = CheckQueue(self._check_once)
         self.runtime_jobs: dict[str, asyncio.Task] = {}
         self.settled = False  # the start-up state is frozen out of the collector's walks
         self.checked: dict[str, Checked] = {}
@@ -121,6 +122,7 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
         self.shutdown_requested = False
         self.serial = 0  # checks published so far
         self.refresh_owed = False  # a pulling client holds a result that a recheck changed
+        self.timings = Timings()
 
     # -- errors: a reply where one is owed, a log line, never a popup ---------------------
 
@@ -198,20 +200,42 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
             self.cancel_runtime(uri)  # the buffer's text changed: its running checks are stale
         self.queue.add(uri, when)
 
-    async def _check_once(self, uri: str, due: Due) -> bool:
-        """Check and publish; True when the buffer changed meanwhile (nothing published)."""
+    async def _check_once(self, uri: str, due: Due) -> bool | str:
+        """Check and publish; True when the buffer changed meanwhile (nothing published),
+        CANCELLED when the check stopped early for that reason or for an edit elsewhere."""
         snap = self.snapshot(uri)
         if snap is None:
             return False
         loop = asyncio.get_running_loop()
+        dependent = due.priority != EDIT
+        timing = self.timings.started(uri, snap.version, "dependent" if dependent else "edit")
+
+        def cancelled() -> bool:
+            """Asked by the engine between rules, on the checker thread: the buffer moved on
+            (its result would be dropped), or this is an importer's recheck and an edit
+            waits (the edited buffer never waits behind it)."""
+            return not self.current(uri, snap.version) or (dependent and self.queue.edit_waiting())
+
         try:
-            outcome = await loop.run_in_executor(self.checker, self._check, snap, self.encoding)
+            outcome = await loop.run_in_executor(self.checker, self._check, snap, self.encoding, cancelled)
+        except CheckCancelled:
+            timing.cancelled = True
+            self.timings.published(timing, current=False)
+            if uri in self.open:  # what it owed passes to the next check of the buffer
+                later = self.queue.entry(uri)
+                later.notify_dependents = later.notify_dependents or due.notify_dependents
+                if self.current(uri, snap.version):  # stopped for an edit elsewhere: it runs again
+                    if due.runtime and not later.runtime:
+                        later.runtime, later.runtime_version = True, due.runtime_version
+                    self.queue.add(uri, LATER)
+            return CANCELLED
         except Exception as exc:  # a bug must cost this check, not the server
             log.exception("checking %s failed", snap.path)
             message = f"qlint: checking {snap.path} failed: {type(exc).__name__}: {exc}"
             self.window_log_message(types.LogMessageParams(type=types.MessageType.Error, message=message))
             return False
-        self.queue.cost[uri] = outcome.seconds
+        timing.engine, timing.work, timing.finished = outcome.engine_seconds, outcome.seconds, time.monotonic()
+        timing.engine_cpu = outcome.engine_cpu
         if outcome.config_error:
             self.window_show_message(
                 types.ShowMessageParams(
@@ -220,6 +244,7 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
                 )
             )
         if not self.current(uri, snap.version):
+            self.timings.published(timing, current=False)
             # Closed, or edited meanwhile: the newer check publishes. What this one owed
             # (dependents) carries over to it.
             if uri in self.open:
@@ -228,6 +253,7 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
                 return True
             return False
         self.publish(outcome)
+        self.timings.published(timing, current=True)
         if due.notify_dependents:
             path = os.path.abspath(snap.path)
             for other, state in list(self.checked.items()):
@@ -308,6 +334,7 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
 
     def forget(self, uri: str) -> None:
         self.cancel_runtime(uri)
+        self.timings.forget(uri)
         self.queue.discard(uri)
         path = self.open.pop(uri, None)
         self.checked.pop(uri, None)
@@ -337,11 +364,11 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
 
     # -- on the worker thread ------------------------------------------------------------
 
-    def _check(self, snap: Snapshot, encoding: str) -> CheckOutcome:
+    def _check(self, snap: Snapshot, encoding: str, cancelled=None) -> CheckOutcome:
         with gc_paused():
-            return self._check_paused(snap, encoding)
+            return self._check_paused(snap, encoding, cancelled)
 
-    def _check_paused(self, snap: Snapshot, encoding: str) -> CheckOutcome:
+    def _check_paused(self, snap: Snapshot, encoding: str, cancelled=None) -> CheckOutcome:
         start = time.perf_counter()
         self.project.set_overlay(snap.path, snap.text)
         loaded = self.settings_cache.get(snap.path)
@@ -351,12 +378,25 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
             config_error = loaded.error
         if loaded.excludes(snap.path):
             return CheckOutcome(snap, [], [], frozenset(), config_error, [], loaded.settings)
-        result = check_source(snap.text, snap.path, loaded.settings, self.project)
+        engine_start, cpu_start = time.perf_counter(), time.thread_time()
+        result = check_source(snap.text, snap.path, loaded.settings, self.project, cancelled=cancelled)
+        engine_seconds, engine_cpu = time.perf_counter() - engine_start, time.thread_time() - cpu_start
         doc = DocumentText(snap.text, encoding, snap.path)
         lsp = [to_lsp_diagnostic(d, doc, snap.version, self._text_of) for d in result.diagnostics]
         deps = frozenset(result.dependencies)
         seconds = time.perf_counter() - start
-        return CheckOutcome(snap, result.diagnostics, lsp, deps, config_error, result.errors, loaded.settings, seconds)
+        return CheckOutcome(
+            snap,
+            result.diagnostics,
+            lsp,
+            deps,
+            config_error,
+            result.errors,
+            loaded.settings,
+            seconds,
+            engine_seconds,
+            engine_cpu,
+        )
 
     def _text_of(self, path: str) -> str | None:
         """An open buffer's text, else the file's (for related information elsewhere)."""
