@@ -276,17 +276,21 @@ def breakdown(checks: list[dict]) -> list[str]:
     if not done:
         return ["  (the server gave no timings: an older checkout)"]
     parts = {
-        "wait before the check (debounce, coalescing, the check already running)": [
-            c["started"] - c["first_edit"] for c in done
-        ],
+        "wait before the check (coalescing, the check already running)": [c["started"] - c["first_edit"] for c in done],
         "engine (check_source)": [c["engine"] for c in done],
         "server work around the engine (overlay, settings, LSP conversion)": [c["work"] - c["engine"] for c in done],
         "thread hand-offs and publish (to the transport)": [c["published"] - c["started"] - c["work"] for c in done],
     }
     total = sum(sum(v) for v in parts.values())
     lines = [f"  {name}: {ms(v)}, {100 * sum(v) / total:.0f} % of the total" for name, v in parts.items()]
-    wasted = sum(c["work"] for c in stale)
-    lines.append(f"  stale checks (the buffer changed while they ran; dropped): {len(stale)}, {1000 * wasted:.0f} ms")
+    cpu = [c.get("engine_cpu", 0.0) for c in done]
+    wall = sum(c["engine"] for c in done)
+    lines.append(f"  engine CPU time: {ms(cpu)} ({100 * sum(cpu) / wall:.0f} % of its wall time: the rest is the load)")
+    cancelled = [c for c in stale if c.get("cancelled")]
+    lines.append(
+        f"  checks made stale by a newer keystroke: {len(stale)} ({len(cancelled)} stopped between rules), "
+        f"{1000 * sum(c['work'] for c in stale):.0f} ms of work in all"
+    )
     return lines
 
 

@@ -224,3 +224,50 @@ def test_the_edited_module_is_published_before_its_importers_are_rechecked(tmp_p
         assert sorted(uri for uri, _ in order[2:]) == sorted(importers), order
     finally:
         client.close()
+
+
+def test_an_edit_stops_an_importers_recheck_that_is_running(tmp_path: Path):
+    """The real server: a keystroke in ops.py while a long module that imports it is being
+    rechecked stops that recheck between two rules; ops.py is published first, and the
+    importer is rechecked again afterwards, against the newest ops.py."""
+    ops = "import torch\n\nDQ_OPS = {torch.ops.torchao.dequantize_affine.default}\n"
+    pkg = write_package(tmp_path, "pkg", ops=ops)
+    block = (
+        "\n\ndef fold_{i}(gm):\n    changed = False\n    for node in gm.graph.nodes:\n"
+        "        if str(node.target).startswith('aten.relu'):\n            changed = bool(node.users)\n"
+        "        elif node.op == 'call_function' and node.args:\n"
+        "            node.meta['q{i}'] = node.args[0]\n            changed = True\n"
+        "    return changed\n"
+    )
+    matcher = "\n\ndef count(ep):\n    return sum(1 for n in ep.graph_module.graph.nodes if n.target in DQ_OPS)\n"
+    big = "import torch\n\nfrom .ops import DQ_OPS\n" + matcher + "".join(block.format(i=i) for i in range(300))
+    (pkg / "big.py").write_text(big)
+    client = LspClient(tmp_path)
+    try:
+        client.initialize(tmp_path)
+        big_uri = client.open(pkg / "big.py", big)
+        ops_uri = client.open(pkg / "ops.py", ops)
+        assert client.diagnostics(big_uri, 1) == [] and client.diagnostics(ops_uri, 1) == []
+        packet = ops.replace("dequantize_affine.default", "dequantize_affine")
+        version, stopped = 1, []
+        for delay in (0.31, 0.33, 0.36, 0.32, 0.4, 0.34, 0.38, 0.31):
+            version += 1
+            client.send(client.change(ops_uri, version, packet + "#" * version + "\n"))
+            client.diagnostics(ops_uri, version)
+            time.sleep(delay)  # the importer's recheck starts 0.3 s after the edit
+            version += 1
+            client.send(client.change(ops_uri, version, packet + "#" * version + "\n"))
+            client.diagnostics(ops_uri, version)
+            checks = client.request("qlint/debugTimings")["checks"]
+            stopped += [c for c in checks if c["uri"] == big_uri and c["cancelled"]]
+            if stopped:
+                break
+        assert stopped, "no keystroke landed during the importer's recheck"
+        assert all(c["why"] == "dependent" and c["published"] is None for c in stopped)
+        # It runs again, after the edit, and sees the packet of the newest ops.py.
+        found = client.wait_for(
+            "textDocument/publishDiagnostics", lambda p: p["uri"] == big_uri and p["diagnostics"], timeout=30
+        )["diagnostics"]
+        assert [d["code"] for d in found] == ["QL101"]
+    finally:
+        client.close()

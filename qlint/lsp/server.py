@@ -219,7 +219,8 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
         try:
             outcome = await loop.run_in_executor(self.checker, self._check, snap, self.encoding, cancelled)
         except CheckCancelled:
-            timing.cancelled = True
+            timing.cancelled, timing.finished = True, time.monotonic()
+            timing.work = timing.finished - timing.started
             self.timings.published(timing, current=False)
             if uri in self.open:  # what it owed passes to the next check of the buffer
                 later = self.queue.entry(uri)
