@@ -39,14 +39,14 @@ from qlint.gc_pause import gc_paused
 from qlint.lsp import actions, heap, stdio
 from qlint.lsp.convert import UTF16, DocumentText, to_lsp_diagnostic
 from qlint.lsp.protocol import AlreadyAnswered, QlintProtocol, pulls_and_refreshes
+from qlint.lsp.publishing import Publishing
 from qlint.lsp.runtime_jobs import RuntimeJobs
-from qlint.lsp.scheduler import CANCELLED, EDIT, EDITED, LATER, NOW, CheckQueue, Due
+from qlint.lsp.scheduler import CANCELLED, EDIT, EDITED, LATER, CheckQueue, Due
 from qlint.lsp.settings_cache import SettingsCache
 from qlint.lsp.timings import Timings
 from qlint.lsp.verdicts import EditorRuntime, decorate
 from qlint.settings import Settings
 
-PULL_WAIT_SECONDS = 30.0
 PYTHON_SUFFIXES = (".py", ".pyi")
 
 log = logging.getLogger(__name__)
@@ -100,7 +100,7 @@ class CheckOutcome:
     engine_cpu: float = 0.0  # the checker thread's CPU time in the engine (a loaded machine: << seconds)
 
 
-class QlintLanguageServer(RuntimeJobs, LanguageServer):
+class QlintLanguageServer(Publishing, RuntimeJobs, LanguageServer):
     def __init__(self):
         super().__init__(
             "qlint",
@@ -287,51 +287,6 @@ class QlintLanguageServer(RuntimeJobs, LanguageServer):
             else:
                 self.refresh_owed = True
         self.send(snap.uri)
-
-    def refresh_when_settled(self) -> None:
-        """Send the owed `workspace/diagnostic/refresh` when no dependent's recheck is due:
-        one request after a batch of rechecks, not one per buffer (each makes the client
-        pull every open document)."""
-        if not self.refresh_owed or self.queue.pending_dependents():
-            return
-        self.refresh_owed = False
-        if self.pull:
-            self.workspace_diagnostic_refresh(None)
-
-    def send(self, uri: str) -> None:
-        """Push the buffer's current result, or tell a pulling client to pull again."""
-        state = self.checked.get(uri)
-        if state is None:
-            return
-        signal, self.published_signal = self.published_signal, asyncio.Event()
-        signal.set()
-        if not self.pull:
-            self.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri=uri, version=state.version, diagnostics=state.published())
-            )
-            return
-        caps = self.client_capabilities.workspace
-        if state.generation and caps and caps.diagnostics and caps.diagnostics.refresh_support:
-            self.workspace_diagnostic_refresh(None)
-
-    async def result_for(self, uri: str) -> Checked | None:
-        """The result for the buffer's current version, waiting for its check (pull)."""
-        deadline = time.monotonic() + PULL_WAIT_SECONDS
-        while uri in self.open:
-            doc = self.workspace.text_documents.get(uri)
-            state = self.checked.get(uri)
-            if state is not None and doc is not None and state.version == doc.version:
-                return state
-            if not self.queue.pending(uri):
-                self.schedule(uri, NOW, notify_dependents=False)
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            try:
-                await asyncio.wait_for(self.published_signal.wait(), remaining)
-            except asyncio.TimeoutError:
-                break
-        return None
 
     def forget(self, uri: str) -> None:
         self.cancel_runtime(uri)
