@@ -327,10 +327,9 @@ def main() -> None:
             env = {**server_env(), "PYTHONPATH": str(Path(args.baseline).resolve())}
             docs.append(start("baseline", work, path, text, None, env))
         alone: list[float] = []
-        blocks = 10
-        for _ in range(blocks):  # interleaved: both servers meet the same load
+        for _ in range(args.edits // 5):  # interleaved in blocks of 5: both servers meet the same load
             for doc in docs:
-                isolated(doc, args.edits // blocks, engine if doc is docs[0] else None, alone)
+                isolated(doc, 5, engine if doc is docs[0] else None, alone)
         for session in range(args.sessions):
             for doc in docs:
                 rng = random.Random(args.seed * 1000 + session)  # the same keys and gaps for each server
