@@ -124,7 +124,8 @@ class Doc:
     isolated: list[float] = field(default_factory=list)
     per_key: list[float] = field(default_factory=list)
     per_publish: list[float] = field(default_factory=list)
-    checks: list[dict] = field(default_factory=list)
+    checks: list[dict] = field(default_factory=list)  # the server's stamps of the typing sessions
+    isolated_checks: list[dict] = field(default_factory=list)
     sent: dict[int, float] = field(default_factory=dict)
     publishes: list[tuple[int, float]] = field(default_factory=list)
 
@@ -151,9 +152,11 @@ class Doc:
                 raise TimeoutError(f"{self.name}: no publish of version {self.version}")
             self.collect(time.perf_counter() + 0.05)
 
-    def timings(self) -> None:
-        with contextlib.suppress(AssertionError):  # a server without the method (an older checkout)
-            self.checks.extend(self.client.request("qlint/debugTimings")["checks"])
+    def timings(self) -> list[dict]:
+        """The server's stamps since the last call ([] from a server without the method)."""
+        with contextlib.suppress(AssertionError):  # an older checkout
+            return self.client.request("qlint/debugTimings")["checks"]
+        return []
 
 
 def typing_session(doc: Doc, rng: random.Random, statement: str) -> None:
@@ -238,7 +241,6 @@ def start(name: str, work: Path, path: Path, text: str, argv: list[str] | None, 
         doc.edit(0, 2, "x")
         client.diagnostics(uri, doc.version, timeout=120)
     doc.timings()
-    doc.checks.clear()
     return doc
 
 
@@ -330,13 +332,15 @@ def main() -> None:
         for _ in range(args.edits // 5):  # interleaved in blocks of 5: both servers meet the same load
             for doc in docs:
                 isolated(doc, 5, engine if doc is docs[0] else None, alone)
+        for doc in docs:
+            doc.isolated_checks = doc.timings()
         for session in range(args.sessions):
             for doc in docs:
                 rng = random.Random(args.seed * 1000 + session)  # the same keys and gaps for each server
                 typing_session(doc, rng, rng.choice(TYPED).format(k=session))
                 time.sleep(0.5)  # a pause: the importers' rechecks, if any, run now
         for doc in docs:
-            doc.timings()
+            doc.checks = doc.timings()
         rss_before, rss_after = memory(docs[0], args.memory_edits)
         for doc in docs:
             doc.client.shutdown()
@@ -351,9 +355,10 @@ def main() -> None:
         print(f"  isolated keystrokes, edit -> publish: {ms(doc.isolated)}")
         print(f"  typing, keystroke -> first publish covering it: {ms(doc.per_key)}")
         print(f"  typing, oldest uncovered keystroke -> publish: {ms(doc.per_publish)}")
-        print("  where the typed edits' time went (server stamps):")
-        for line in breakdown(doc.checks):
-            print("  " + line)
+        for what, checks in (("isolated keystrokes'", doc.isolated_checks), ("typed edits'", doc.checks)):
+            print(f"  where the {what} time went (server stamps):")
+            for line in breakdown(checks):
+                print("  " + line)
     mine = docs[0]
     p95 = percentile(mine.isolated, 0.95)
     print(
