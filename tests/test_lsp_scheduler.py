@@ -166,6 +166,38 @@ def test_the_server_checks_and_converts_with_the_collector_paused(tmp_path: Path
     assert gc.isenabled()
 
 
+def test_the_collector_waits_until_the_result_is_published(tmp_path: Path, monkeypatch):
+    """A check's cyclic garbage is collected after its publish, not by the publish."""
+    from lsprotocol import types
+
+    from qlint.lsp import server as server_module
+
+    path = tmp_path / "matcher.py"
+    text = "import torch\n\n\ndef is_relu(node):\n    return node.target == torch.ops.aten.relu\n"
+    server = server_module.QlintLanguageServer()
+    sent = []
+    monkeypatch.setattr(server, "text_document_publish_diagnostics", lambda params: sent.append(gc.isenabled()))
+    monkeypatch.setattr(server, "start_runtime", lambda *args, **kwargs: None)
+    from pygls.workspace import Workspace
+
+    server.protocol._workspace = Workspace(tmp_path.as_uri())  # what `initialize` sets up
+    server.protocol.client_capabilities = types.ClientCapabilities()
+    item = types.TextDocumentItem(uri=path.as_uri(), language_id="python", version=1, text=text)
+    server.workspace.put_text_document(item)
+    server.open[path.as_uri()] = str(path)
+
+    async def check():
+        return await server._check_once(path.as_uri(), Due(priority=scheduler.EDIT))
+
+    try:
+        assert gc.isenabled()
+        assert asyncio.run(check()) is False
+    finally:
+        server.close()
+    assert sent == [False]  # published with the collector still paused
+    assert gc.isenabled()  # and running again after it
+
+
 def test_settle_freezes_what_is_alive():
     try:
         heap.settle()
