@@ -74,14 +74,25 @@ def _changed_after_build(cap: Capture, flows: list[FunctionFlow], builds: list) 
     """A model given parts or hooks after it was built (`model.fc = head`, `model[0] = ...`,
     `setattr(model, ...)`) may hold more than its class says. Read in the functions that build
     it or capture it, for the names it is bound to there."""
-    calls = {id(b.call) for b in builds}
     points = {id(cap.call)}
     for origin in {*cap.origins, *(f.origin for f in cap.modes if f.origin is not None)}:
         if origin.kind in (PARAM, STORED):
             points.update(id(call) for call, _ in caller_facts(flows, origin.node, origin.index) or ())
+    holder = next((fn for fn in flows if any(c is cap for c in fn.captures)), None)
+    captured = cap.model.id if holder is not None and isinstance(cap.model, ast.Name) else None
+    return changed_after_build(flows, builds, frozenset(points), holder, captured)
+
+
+def changed_after_build(
+    flows, builds: list, points: frozenset[int], holder: FunctionFlow | None = None, captured: str | None = None
+) -> bool:
+    """The same for any capture point: `points` are the ids of the calls that take the graph
+    (the capture, or the call handing the model to the helper that captures it), `captured`
+    the name the model has there, in the body `holder`."""
+    calls = {id(b.call) for b in builds}
     for fn in flows:
-        captured = cap.model.id if any(c is cap for c in fn.captures) and isinstance(cap.model, ast.Name) else None
-        names = {captured} if captured else set()
+        name = captured if fn is holder else None
+        names = {name} if name else set()
         own = list(_own_nodes(fn.node))
         start = None
         for node in own:
@@ -92,7 +103,7 @@ def _changed_after_build(cap: Capture, flows: list[FunctionFlow], builds: list) 
             continue
         # Where the model was built here, a name rebound to another object (`m = ep.module()`)
         # or copied for the capture no longer holds it afterwards.
-        ends = binding_ends(fn.node, names, captured, start, frozenset(points)) if start is not None else {}
+        ends = binding_ends(fn.node, names, name, start, points) if start is not None else {}
         if _changed_in(own, names, flows, 0, ends):
             return True
     return False
