@@ -141,3 +141,31 @@ def test_every_project_module_is_a_dependency_and_a_new_caller_is_seen(tmp_path)
     assert str(root / "scripts" / "a.py") in result.dependencies
     (root / "scripts" / "b.py").write_text(HEAD + BN_CALLER)
     assert len(_check(root, project).diagnostics) == 1
+
+
+# -- a helper of a test module that nothing names ---------------------------------------------------
+def _test_module(tmp_path, body: str, name: str = "test_quant.py", **scripts: str):
+    root = _repo(tmp_path, **scripts)
+    (root / "tests").mkdir()
+    path = root / "tests" / name
+    path.write_text(HELPER.replace("def quantize_module", "def dynamic_quant") + textwrap.dedent(body))
+    result = check_source(path.read_text(), str(path), settings_for(("QL201",)), ProjectIndex())
+    assert not result.errors, result.errors
+    return result.diagnostics
+
+
+def test_a_test_module_helper_nothing_calls_is_dead_code(tmp_path):
+    assert _test_module(tmp_path, "\ndef test_dynamic_quant_linear():\n    pass\n") == []
+
+
+def test_a_test_module_helper_that_is_called_or_named_is_judged(tmp_path):
+    called = "\ndef test_it(q, x):\n    dynamic_quant(torch.nn.Dropout(), q, x)\n"
+    assert len(_test_module(tmp_path, called)) == 1
+    named = "\nHELPERS = [dynamic_quant]\n"
+    assert len(_test_module(tmp_path / "n", named)) == 1
+    elsewhere = "from tests.test_quant import dynamic_quant\n\ndef main(q, x, m):\n    dynamic_quant(m, q, x)\n"
+    assert len(_test_module(tmp_path / "e", "", b=elsewhere)) == 1
+
+
+def test_an_uncalled_helper_of_a_library_module_stays_reported(tmp_path):
+    assert len(_test_module(tmp_path, "", name="quant_utils.py")) == 1

@@ -6,12 +6,15 @@ eval-mode model or one whose mode cannot change the graph, the capture is right 
 reported. One caller that cannot be classified (a model from a loader, a loop item, its own
 parameter, a use of the helper that is not a plain call) keeps the report: the helper is then
 judged as if its callers were unknown (issue 14, item 7). A helper nobody calls is not
-vouched for either: it is there for callers qlint cannot see.
+vouched for either: it is there for callers qlint cannot see, unless it is a plain function
+of a test module that nothing names (dead code: nothing can call it).
 """
 
 from __future__ import annotations
 
 import ast
+import os
+import re
 
 from qlint.analysis.flow.model_flow import PARAM, Capture, FunctionFlow, ModeFact, caller_facts
 from qlint.analysis.flow.project_callers import project_callers
@@ -21,19 +24,40 @@ from qlint.rules.capture_content import changed_after_build
 
 def vouched_by_callers(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]) -> bool:
     """Every path to the capture starts at a caller that passes a harmless model, and at least
-    one path goes through the helper's parameter."""
+    one path goes through the helper's parameter; or the helper is dead code of a test module."""
     facts = cap.modes_for(flow)
-    through_callers = False
+    helpers = set()
     for fact in facts:
         if fact.state == "eval":
             continue
         origin = fact.origin
         if fact.state != "unset" or origin is None or origin.kind != PARAM or origin.index is None:
             return False
-        if not _callers_harmless(ctx, flows, origin.node, origin.index):
-            return False
-        through_callers = True
-    return through_callers
+        helpers.add((origin.node, origin.index))
+    if len(helpers) == 1 and _dead_test_helper(ctx, flows, *next(iter(helpers))):
+        return True
+    return bool(helpers) and all(_callers_harmless(ctx, flows, func, index) for func, index in helpers)
+
+
+def _dead_test_helper(ctx: FileContext, flows: list[FunctionFlow], func: ast.AST, index: int) -> bool:
+    """A plain function of a test module that nothing in the project names: it never runs
+    (pytest calls only `test*` functions and fixtures, which are decorated). A helper of a
+    library module is there for callers outside the project and stays reported."""
+    name = os.path.basename(ctx.path)
+    if not (name.startswith("test_") or name.endswith("_test.py")):
+        return False
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or func.decorator_list:
+        return False
+    if func.name.startswith("test") or ctx.scope.functions.get(func.name) is not func:
+        return False
+    named = [
+        n
+        for n in ast.walk(ctx.tree)
+        if (isinstance(n, ast.Name) and n.id == func.name) or (isinstance(n, ast.Attribute) and n.attr == func.name)
+    ]
+    if named or len(re.findall(rf"\b{re.escape(func.name)}\b", ctx.text)) > 1:
+        return False  # named in its own module (a call, a callback, `__all__`, a string)
+    return project_callers(ctx, func, index) == []
 
 
 def _callers_harmless(ctx: FileContext, flows: list[FunctionFlow], func: ast.AST, index: int) -> bool:
