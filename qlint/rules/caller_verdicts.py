@@ -17,7 +17,7 @@ import os
 import re
 
 from qlint.analysis.flow.model_flow import PARAM, Capture, FunctionFlow, ModeFact, caller_facts
-from qlint.analysis.flow.project_callers import project_callers
+from qlint.analysis.flow.project_callers import each_project_call, project_callers
 from qlint.rules.base import FileContext
 from qlint.rules.capture_content import changed_after_build
 
@@ -62,14 +62,18 @@ def _dead_test_helper(ctx: FileContext, flows: list[FunctionFlow], func: ast.AST
 
 def _callers_harmless(ctx: FileContext, flows: list[FunctionFlow], func: ast.AST, index: int) -> bool:
     same = caller_facts(flows, func, index) or []
-    others = project_callers(ctx, func, index)
-    if others is None or not (same or others):
-        return False
     for call, fact in same:
         holder = next((f for f in flows if any(n is call for n in ast.walk(f.node))), None)
         if not _harmless(fact, flows, call, holder):
             return False
-    return all(_harmless(f, list(c.flows), c.call, c.flow) for c in others for f in c.facts)
+    called = bool(same)
+    # Module by module: the first caller that passes a risky model (or a use that cannot be
+    # read) decides, and the modules after it are not analysed.
+    for found in each_project_call(ctx, func, index):
+        if found is None or not all(_harmless(f, list(found.flows), found.call, found.flow) for f in found.facts):
+            return False
+        called = True
+    return called
 
 
 def _harmless(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder: FunctionFlow | None) -> bool:

@@ -17,8 +17,8 @@ dependency of the answer: a caller added anywhere refreshes cached results.
 from __future__ import annotations
 
 import ast
-import hashlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from qlint.analysis.context import FileContext
@@ -52,7 +52,7 @@ class ProjectCall:
 
 @dataclass
 class _Root:
-    files: dict[str, tuple[tuple | None, bytes | None]] = field(default_factory=dict)
+    files: dict[str, tuple | None] = field(default_factory=dict)  # path -> content key
 
 
 _ROOTS: dict[str, _Root] = {}
@@ -64,24 +64,35 @@ def project_callers(ctx: FileContext, func: ast.AST, index: int) -> list[Project
     """Calls of the module-level function `func` of `ctx` from the project's other modules,
     with the modes passed for parameter `index` ([] when none calls it; None when a use of it
     cannot be read)."""
+    found = []
+    for call in each_project_call(ctx, func, index):
+        if call is None:
+            return None
+        found.append(call)
+    return found
+
+
+def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[ProjectCall | None]:
+    """The same, one module at a time, so that a verdict can stop at the first caller that
+    decides it; None is yielded (last) for a use that cannot be read."""
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not ctx.module:
-        return None
+        yield None
+        return
     if ctx.scope.functions.get(func.name) is not func:
-        return None  # a method or a nested function: its callers are not found by name
+        yield None  # a method or a nested function: its callers are not found by name
+        return
     target = f"{ctx.module}.{func.name}"
     root = _scan_root(ctx.path)
-    if root is None:
-        return None
-    found: list[ProjectCall] = []
-    candidates = _candidates(ctx, root, func.name)
+    candidates = _candidates(ctx, root, func.name) if root is not None else None
     if candidates is None:
-        return None
+        yield None
+        return
     for path, data in candidates:
         calls = _calls_in(ctx, path, data, func, target, index)
         if calls is None:
-            return None
-        found.extend(calls)
-    return found
+            yield None
+            return
+        yield from calls
 
 
 def _scan_root(path: str) -> str | None:
@@ -96,10 +107,18 @@ def _scan_root(path: str) -> str | None:
 
 
 def _candidates(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes]] | None:
+    """Modules whose text holds the name: read again for each helper asked about (the page
+    cache makes that cheap; keeping every module's text would cost the memory of the tree)."""
     needle = name.encode()
     own = os.path.abspath(ctx.path)
-    hits = [(p, data) for p, (_, data) in _listing(ctx, root).files.items() if data and needle in data and p != own]
-    return None if len(hits) > _MAX_CANDIDATES else hits
+    hits = []
+    for path, key in _listing(ctx, root).files.items():
+        data = _read(ctx.project, path, key) if path != own else None
+        if data is not None and needle in data:
+            hits.append((path, data))
+            if len(hits) > _MAX_CANDIDATES:
+                return None
+    return hits
 
 
 def _listing(ctx: FileContext, root: str) -> _Root:
@@ -112,11 +131,9 @@ def _listing(ctx: FileContext, root: str) -> _Root:
     project = ctx.project
     overlay = {p for p in project.overlay if p.startswith(root + os.sep) and p.endswith(".py")}
     own = os.path.abspath(ctx.path)
-    seen: dict[str, tuple[tuple | None, bytes | None]] = {}
+    seen: dict[str, tuple | None] = {}
     for path in sorted(set(_walk(root)) | overlay):
-        key = file_keys.content_key(project, path)
-        old = known.files.get(path)
-        seen[path] = old if old is not None and old[0] == key else _read(project, path, key)
+        key = seen[path] = file_keys.content_key(project, path)
         if path != own:
             project.record_read(ctx.path, path, file_keys.digest(project, path, key))
     known.files = seen
@@ -132,18 +149,17 @@ def _walk(root: str):
                 yield os.path.abspath(os.path.join(directory, name))
 
 
-def _read(project, path: str, key: tuple | None) -> tuple[tuple | None, bytes | None]:
+def _read(project, path: str, key: tuple | None) -> bytes | None:
     if key is None:
-        return key, None
+        return None
     if key[0] == "overlay":
-        return key, project.overlay[path].encode("utf-8", "surrogatepass")
+        return project.overlay[path].encode("utf-8", "surrogatepass")
     try:
         with open(path, "rb") as fh:
-            data = fh.read()
+            data = fh.read(_MAX_BYTES + 1)
     except OSError:
-        return None, None
-    file_keys.remember_digest(path, key, hashlib.sha256(data).hexdigest())
-    return key, data if len(data) <= _MAX_BYTES else None
+        return None
+    return data if len(data) <= _MAX_BYTES else None
 
 
 def _calls_in(
@@ -197,7 +213,7 @@ def _module(ctx: FileContext, path: str, data: bytes):
         except (DecodeError, SyntaxError, ValueError, RecursionError):
             return None
         other = FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))
-        if len(_MODULES) > 512:
+        if len(_MODULES) > 64:
             _MODULES.clear()
         known = _MODULES[key] = (other, ModelFlow(other.scope, ctx.project, ctx.optable), {})
     return known
@@ -286,4 +302,4 @@ def _star_sources(other: FileContext, path: str) -> list[str]:
     return found
 
 
-__all__ = ["ProjectCall", "project_callers"]
+__all__ = ["ProjectCall", "each_project_call", "project_callers"]
