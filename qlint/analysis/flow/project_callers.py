@@ -178,7 +178,10 @@ def _calls_in(
     for body, refs in uses:
         key = id(body.node)
         if key not in analysed:
-            analysed[key] = flow.function(body.node, body.class_scope)
+            try:
+                analysed[key] = flow.function(body.node, body.class_scope)
+            except RecursionError:  # a caller too deep to follow: its call is not read
+                analysed[key] = None
         fn = analysed[key]
         if fn is None:
             return None
