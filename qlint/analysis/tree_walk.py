@@ -9,6 +9,7 @@ generator chain, which was a fifth of QL101/QL102/QL401's work on big modules.
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left
 
 # Load/Store/Del and operator tokens: shared singletons without children, which no rule asks for.
 _TOKENS = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
@@ -60,12 +61,15 @@ SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def own_nodes(owner: ast.AST | list[ast.stmt], *, scopes: bool = True, lambdas: bool = False) -> list[ast.AST]:
+def own_nodes(
+    owner: ast.AST | list[ast.stmt], *, scopes: bool = True, lambdas: bool = False, rows: list[int] | None = None
+) -> list[ast.AST]:
     """The nodes of a function's, module's or class's body (or of these statements) in
     source pre-order (`ast.iter_child_nodes` order, tokens left out), without what nested
     functions and classes hold: each runs apart, with names of its own. Nested definitions
     are listed themselves (not with `scopes=False`); lambdas count as nested too unless
-    `lambdas`, which walks their bodies as part of the owner's.
+    `lambdas`, which walks their bodies as part of the owner's. With `rows` (sorted), a node
+    with a position that spans none of them is left out with all it holds.
 
     One helper for what rules and flows ask of "this function's own code"; it walks no
     node twice, where the generator chains it replaced re-entered `iter_child_nodes` per node."""
@@ -82,6 +86,8 @@ def own_nodes(owner: ast.AST | list[ast.stmt], *, scopes: bool = True, lambdas: 
     pop, push = stack.pop, stack.extend
     while stack:
         node = pop()
+        if rows is not None and not _spans(node, rows):
+            continue
         cls = type(node)
         if cls in _LEAVES:
             append(node)
@@ -102,3 +108,11 @@ def own_nodes(owner: ast.AST | list[ast.stmt], *, scopes: bool = True, lambdas: 
             children.reverse()
             push(children)
     return out
+
+
+def _spans(node: ast.AST, rows: list[int]) -> bool:
+    start = getattr(node, "lineno", None)
+    if start is None:
+        return True
+    i = bisect_left(rows, start)
+    return i < len(rows) and rows[i] <= node.end_lineno

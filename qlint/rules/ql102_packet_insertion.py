@@ -100,7 +100,9 @@ def inserted_ops(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
         ctx.scope.path,
     )
     names = wrappers.find_helpers(ctx.scope, ctx.lines_containing, Resolver(ctx.scope, ctx.project, ctx.optable))
-    lines = ctx.lines_containing(*_NEEDLES, *sorted(names)) | target_store_rows(ctx)
+    lines = _inserting_rows(ctx) | target_store_rows(ctx)
+    if names:
+        lines |= ctx.lines_containing(*sorted(names))
     # The callee can sit on one line and the packet on the next: widen each row by one.
     lines = lines | {row + 1 for row in lines}
     if lines:
@@ -128,6 +130,15 @@ def inserted_ops(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
 
 
 _NEEDLES = ("call_function", "create_node")
+# Where `<graph>.call_function` / `.create_node` can be written: the attribute's row (the dot
+# may end the row before). Rows that only hold the strings (`n.op == "call_function"`, on
+# every row of a matcher) insert nothing.
+_INSERTING = re.compile(r"(?:\.|^)\s*(?:call_function|create_node)\b")
+
+
+def _inserting_rows(ctx: FileContext) -> frozenset[int]:
+    line = ctx.lines.line
+    return frozenset(r for r in ctx.lines_containing(*_NEEDLES) if _INSERTING.search(line(r)))
 
 
 def _direct_insertions(call: ast.Call, resolver: Resolver) -> Iterator[ast.expr]:
