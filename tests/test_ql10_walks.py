@@ -152,3 +152,39 @@ def test_caller_that_re_exports_is_found_when_the_name_sits_on_a_row_of_its_own(
     assert [d.range.start.row for d in lint(src, select=("QL101",))] == [7]
     fresh = src.replace("(ep.module())", "(m)")
     assert lint(fresh, select=("QL101",)) == []
+
+
+QL103_HEAD = """\
+import torch
+
+Q = torch.ops.quantized_decomposed.quantize_per_channel.default
+"""
+
+
+@pytest.mark.parametrize(
+    "body, named",
+    [
+        # Several weight tests: the last in the source is named.
+        (
+            'if node.target == Q and node.args[0].op == "get_attr":\n'
+            '            if node.target == Q and node.args[1].op == "get_attr":\n'
+            "                pass",
+            'node.args[1].op == "get_attr"',
+        ),
+        # A weight test inside another: the outer one.
+        (
+            "if node.target == Q and is_param(ep, get_param(ep, node)):\n            pass",
+            "is_param(ep, get_param(ep, node))",
+        ),
+        # A weight test in a lambda counts as the function's own.
+        (
+            'if node.target == Q and all(map(lambda a: a.op == "get_attr", node.args)):\n            pass',
+            'a.op == "get_attr"',
+        ),
+    ],
+)
+def test_ql103_names_the_same_weight_test(tmp_path, monkeypatch, body, named):
+    monkeypatch.chdir(tmp_path)  # no convert_pt2e call of another file in the snippet's project
+    src = QL103_HEAD + f"\n\ndef weights(gm, ep):\n    for node in gm.graph.nodes:\n        {body}\n"
+    (d,) = [d for d in lint(src, select=("QL103",), preview=True) if d.code == "QL103"]
+    assert d.evidence["weight_test"] == named

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.model_flow import PARAM, STORED, Capture, FunctionFlow, caller_facts
+from qlint.analysis.tree_walk import own_nodes
 
 _NAMED = 2  # models named in one message; more is noise
 
@@ -76,7 +77,7 @@ def _changed_after_build(cap: Capture, flows: list[FunctionFlow], builds: list) 
     calls = {id(b.call) for b in builds}
     for fn in flows:
         names = {cap.model.id} if any(c is cap for c in fn.captures) and isinstance(cap.model, ast.Name) else set()
-        own = list(_own_nodes(fn.node))
+        own = own_nodes(fn.node)
         for node in own:
             if isinstance(node, ast.Assign) and any(id(n) in calls for n in ast.walk(node.value)):
                 names.update(t.id for t in node.targets if isinstance(t, ast.Name))
@@ -110,7 +111,7 @@ def _changed_in(nodes: list[ast.AST], names: set[str], flows: list[FunctionFlow]
         callee = helpers.get(id(node))
         if callee is None or depth >= 3 or not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return True
-        if _changed_in(list(_own_nodes(callee)), _receivers(node, callee, names), flows, depth + 1):
+        if _changed_in(own_nodes(callee), _receivers(node, callee, names), flows, depth + 1):
             return True
     return False
 
@@ -144,17 +145,6 @@ def _receivers(call: ast.Call, callee: ast.FunctionDef | ast.AsyncFunctionDef, n
 def _arguments(call: ast.Call) -> list[ast.expr]:
     args = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
     return [*args, *(kw.value for kw in call.keywords)]
-
-
-def _own_nodes(fn: ast.AST):
-    """The nodes of this function's body, not those of functions or classes written in it
-    (each is a flow of its own, with names of its own)."""
-    stack = list(ast.iter_child_nodes(fn))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
 
 
 def _changes(node: ast.AST, names: set[str]) -> bool:
