@@ -188,3 +188,20 @@ def test_ql103_names_the_same_weight_test(tmp_path, monkeypatch, body, named):
     src = QL103_HEAD + f"\n\ndef weights(gm, ep):\n    for node in gm.graph.nodes:\n        {body}\n"
     (d,) = [d for d in lint(src, select=("QL103",), preview=True) if d.code == "QL103"]
     assert d.evidence["weight_test"] == named
+
+
+def test_wrapper_that_inserts_what_it_is_given_is_found_beside_call_function_strings():
+    src = """
+        import torch
+
+        def insert(graph, kind, op, args):
+            if kind == "call_function":
+                return graph.call_function(
+                    op, args)
+            return graph.create_node(kind, op, args)
+
+        def rewrite(gm, node):
+            if node.op == "call_function":
+                insert(gm.graph, "call_function", torch.ops.torchao.quantize_affine, (node,))
+        """
+    assert [(d.code, d.range.start.row) for d in lint(src, select=("QL102",))] == [("QL102", 12)]

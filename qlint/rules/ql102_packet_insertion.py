@@ -99,7 +99,7 @@ def inserted_ops(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
         _NEEDLES,
         ctx.scope.path,
     )
-    names = wrappers.find_helpers(ctx.scope, ctx.lines_containing, Resolver(ctx.scope, ctx.project, ctx.optable))
+    names = wrappers.find_helpers(ctx.scope, _rows_for(ctx), Resolver(ctx.scope, ctx.project, ctx.optable))
     lines = _inserting_rows(ctx) | target_store_rows(ctx)
     if names:
         lines |= ctx.lines_containing(*sorted(names))
@@ -139,6 +139,18 @@ _INSERTING = re.compile(r"(?:\.|^)\s*(?:call_function|create_node)\b")
 def _inserting_rows(ctx: FileContext) -> frozenset[int]:
     line = ctx.lines.line
     return frozenset(r for r in ctx.lines_containing(*_NEEDLES) if _INSERTING.search(line(r)))
+
+
+def _rows_for(ctx: FileContext):
+    """`lines_containing` for the wrapper search: a wrapper's own insertion is a call of the
+    attribute too, so the rows of the needles are those where the attribute is written."""
+
+    def rows(*needles: str) -> frozenset[int]:
+        others = tuple(n for n in needles if n not in _NEEDLES)
+        found = _inserting_rows(ctx)
+        return found | ctx.lines_containing(*others) if others else found
+
+    return rows
 
 
 def _direct_insertions(call: ast.Call, resolver: Resolver) -> Iterator[ast.expr]:
