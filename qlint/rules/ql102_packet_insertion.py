@@ -11,7 +11,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from qlint.analysis.graphs.forwarding import Forwarding, callee_name
+from qlint.analysis.graphs.forwarding import Forwarding, callee_name, spans_any
 from qlint.analysis.graphs.fx_targets import target_store_rows
 from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
@@ -106,7 +106,10 @@ def inserted_ops(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
     # The callee can sit on one line and the packet on the next: widen each row by one.
     lines = lines | {row + 1 for row in lines}
     if lines:
+        rows = sorted(lines)
         for body in bodies(ctx.tree, ctx.scope, ctx.cache):
+            if body.node is not ctx.tree and not spans_any(body.node, rows):
+                continue  # its statements lie within its rows: none of them is walked
             class_scope = with_instance_attrs(body.class_scope, ctx.cache, ctx.lines)
             resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, class_scope)
             for node in body.nodes(lines):
