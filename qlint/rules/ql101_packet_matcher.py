@@ -96,6 +96,10 @@ class PacketMatcher(Rule):
             ctx.scope, ctx.lines_containing, Resolver(ctx.scope, ctx.project, ctx.optable)
         )
         base_lines = target_rows(ctx) | ctx.lines_containing(*sink_needles(sinks), *helpers)
+        if not base_lines:
+            # Every matcher sits on one of these rows (locals bound to a node target are
+            # bound on a target row): nothing to split the module into bodies for.
+            return
         found: dict[tuple, tuple[Diagnostic, Body, int]] = {}
         rows = sorted(base_lines)
         for body in bodies(ctx.tree, ctx.scope, ctx.cache):
