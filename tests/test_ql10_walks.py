@@ -205,3 +205,23 @@ def test_wrapper_that_inserts_what_it_is_given_is_found_beside_call_function_str
                 insert(gm.graph, "call_function", torch.ops.torchao.quantize_affine, (node,))
         """
     assert [(d.code, d.range.start.row) for d in lint(src, select=("QL102",))] == [("QL102", 12)]
+
+
+@pytest.mark.parametrize(
+    "imports, flagged",
+    [
+        ("from torch.fx import symbolic_trace", False),  # legacy FX graph mode: packets are right
+        ("from torch.fx import symbolic_trace\nfrom torch.export import export", True),  # both: not legacy-only
+        ("import torch.fx\nimport torch.export", True),  # names written in code decide: export is modern
+        ("import torch.fx", False),
+    ],
+)
+def test_graph_context_from_imports_and_from_names_in_code(imports, flagged):
+    body = (
+        "torch.fx.symbolic_trace(m)" if "torch.fx\n" in imports or imports == "import torch.fx" else "symbolic_trace(m)"
+    )
+    src = f"import torch\n{imports}\n\n\ndef count(m):\n    gm = {body}\n"
+    src += "    return sum(n.target == torch.ops.aten.relu for n in gm.graph.nodes)\n"
+    if "torch.export" in imports and imports.startswith("import"):
+        src += "\n\ndef other(m, args):\n    return torch.export.export(m, args)\n"
+    assert bool(lint(src, select=("QL101",))) is flagged
