@@ -269,8 +269,10 @@ def _compare(ctx: FileContext, node: ast.Compare, resolver: Resolver, names) -> 
                     ref = resolver.op_ref(b)
                     if ref is not None:
                         negated = isinstance(op, (ast.NotEq, ast.IsNot))
-                        # A chained comparison cannot be rewritten as one membership test.
-                        whole = (ctx.range_of(node), ctx.source_of(a), negated) if len(node.ops) == 1 else None
+                        # A chained comparison cannot be rewritten as one membership test; an
+                        # overload is never fixed (it only tells that both forms are matched).
+                        single = len(node.ops) == 1 and ref.is_packet
+                        whole = (ctx.range_of(node), ctx.source_of(a), negated) if single else None
                         yield b, [_Hit(ref, Located(b, resolver.scope), FixSite("comparison", whole))]
         elif isinstance(op, (ast.In, ast.NotIn)) and is_node_target(left, names):
             yield right, _collection(right, resolver)
