@@ -1,4 +1,5 @@
-"""`ast.walk` for rules and analyses that visit most nodes of a big file.
+"""`ast.walk` for rules and analyses that visit most nodes of a big file, and `own_nodes`,
+the walk of one function's own code (not what nested functions and classes hold).
 
 Same breadth-first order, without the token nodes (Load/Store/Del, operators), which are
 shared singletons no rule asks for, and without descending into `Name`/`Constant`, which
@@ -71,8 +72,9 @@ def own_nodes(
     `lambdas`, which walks their bodies as part of the owner's. With `rows` (sorted), a node
     with a position that spans none of them is left out with all it holds.
 
-    One helper for what rules and flows ask of "this function's own code"; it walks no
-    node twice, where the generator chains it replaced re-entered `iter_child_nodes` per node."""
+    One walk for every rule and flow that asks for "this function's own code": the copies it
+    replaced differed in where they started (the body, or also defaults and decorators), what
+    they skipped and in what order they went, and each chained `iter_child_nodes` generators."""
     if isinstance(owner, list):
         roots = owner
     elif isinstance(owner, ast.Lambda):
