@@ -1,7 +1,7 @@
 """`ast.walk` for rules and analyses that visit most nodes of a big file, and `own_nodes`,
 the walk of one function's own code (not what nested functions and classes hold).
 
-Same breadth-first order, without the token nodes (Load/Store/Del, operators), which are
+`walk` keeps the breadth-first order, without the token nodes (Load/Store/Del, operators), which are
 shared singletons no rule asks for, and without descending into `Name`/`Constant`, which
 hold nothing but a token: about 40% less time than the `iter_child_nodes`/`iter_fields`
 generator chain, which was a fifth of QL101/QL102/QL401's work on big modules.
