@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis import tree_walk
 from qlint.analysis.flow.model_flow import PARAM, STORED, Capture, FunctionFlow, caller_facts
-from qlint.analysis.tree_walk import own_nodes
 
 _NAMED = 2  # models named in one message; more is noise
 
@@ -77,7 +77,7 @@ def _changed_after_build(cap: Capture, flows: list[FunctionFlow], builds: list) 
     calls = {id(b.call) for b in builds}
     for fn in flows:
         names = {cap.model.id} if any(c is cap for c in fn.captures) and isinstance(cap.model, ast.Name) else set()
-        own = own_nodes(fn.node)
+        own = list(_own_nodes(fn.node))
         for node in own:
             if isinstance(node, ast.Assign) and any(id(n) in calls for n in ast.walk(node.value)):
                 names.update(t.id for t in node.targets if isinstance(t, ast.Name))
@@ -111,7 +111,7 @@ def _changed_in(nodes: list[ast.AST], names: set[str], flows: list[FunctionFlow]
         callee = helpers.get(id(node))
         if callee is None or depth >= 3 or not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return True
-        if _changed_in(own_nodes(callee), _receivers(node, callee, names), flows, depth + 1):
+        if _changed_in(list(_own_nodes(callee)), _receivers(node, callee, names), flows, depth + 1):
             return True
     return False
 
@@ -145,6 +145,12 @@ def _receivers(call: ast.Call, callee: ast.FunctionDef | ast.AsyncFunctionDef, n
 def _arguments(call: ast.Call) -> list[ast.expr]:
     args = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
     return [*args, *(kw.value for kw in call.keywords)]
+
+
+def _own_nodes(fn: ast.AST) -> list[ast.AST]:
+    """The nodes of this function's body, not those of functions or classes written in it
+    (each is a flow of its own, with names of its own): the walk every rule shares."""
+    return tree_walk.own_nodes(fn)
 
 
 def _changes(node: ast.AST, names: set[str]) -> bool:
