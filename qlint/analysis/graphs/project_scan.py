@@ -134,6 +134,12 @@ def other_contexts(
     return out
 
 
+def project_modules(ctx: FileContext) -> list[tuple[str, tuple | None]]:
+    """Every module of the project (path, content key), each recorded as a dependency of this
+    check: for scans that need modules this one does not keep (QL102's packet consumers)."""
+    return [(path, key) for path, (key, _) in _project(scan_root(ctx.path), ctx).files.items()]
+
+
 def _context(path: str, text: str, ctx: FileContext) -> FileContext | None:
     try:
         tree = ast.parse(text, filename=path)

@@ -1,0 +1,183 @@
+"""Packets a project inserts and then consumes itself, keyed on the packet (QL102).
+
+QL102 reports a packet inserted as a node target because matchers keyed on the op's
+overloads (as exported graphs carry them) miss that node. Where the project's own code is
+the node's only consumer, and that code is keyed on the packet, nothing misses it:
+
+- a paired pass: one pass inserts `aten.zeros_like` nodes into a prepared QAT graph, and a
+  later pass of the project finds them by the packet (`n.target == aten.zeros_like`,
+  `partial(is_op_node, target_op=aten.zeros_like)`) and erases them before convert
+  (ExecuTorch's NXP simulated linear-bn fusion);
+- a table that registers the packet beside its overloads (`@converter(aten.reshape)` and
+  `@converter(aten.reshape.default)` on one function): a compile backend's converter finds
+  the node in either form (torch_migraphx).
+
+It stays a finding when the packet may meet code keyed on the overload only: a site in the
+inserting module or in a consuming module that compares with the op's overloads and not
+its packet; or a re-export between the insertion and the consumer (a function of the
+project that applies the inserting module's pass, then exports or lowers the graph before
+calling anything of a consuming module): re-export turns the packet into `.default`, which
+the packet-keyed consumer then misses. Matchers in modules that neither insert nor consume
+the packet are not read: the node reaches them only through such a re-export or lowering.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+
+from qlint.analysis.context import FileContext
+from qlint.analysis.graphs.project_scan import project_modules
+from qlint.analysis.names.modules import module_name_for
+from qlint.analysis.names.resolver import OpRef, Resolver
+from qlint.source import DecodeError, LineIndex, decode_source
+
+# Calls after which a graph's packets are overloads: a new capture or a lowering.
+_REEXPORTS = frozenset(
+    {"export", "export_for_training", "to_edge", "to_edge_transform_and_lower", "run_decompositions"}
+)
+_CACHE_KEY = "ql102.consumer-sites"
+_MAX_BYTES = 2_000_000
+# (path, needles) -> (content key, the module parsed; None when it holds none or cannot be read)
+_PARSED: dict[tuple[str, tuple[str, ...]], tuple[tuple | None, FileContext | None]] = {}
+
+
+def consumed_by_own_code(ctx: FileContext, ref: OpRef) -> bool:
+    """Whether the project's own code keyed on the packet `ref` consumes the nodes this module
+    inserts with it, and nothing keyed on its overloads only is known to see them."""
+    key = ref.key
+    spelled = re.compile(rf"\.{re.escape(ref.op)}\b(?!\s*\.\s*\w)")
+    consumers: list[FileContext] = []
+    for module in [ctx, *_spelling(ctx, (ref.op,), spelled)]:
+        sites = [s for s in _sites(module) if any(r.key == key for r in s)]
+        if any(not any(r.key == key and r.is_packet for r in s) for s in sites):
+            return False  # this module also matches the op by an overload only
+        if sites and (module is not ctx or _pairs(module)):
+            consumers.append(module)
+    return bool(consumers) and not _reexported_between(ctx, consumers)
+
+
+def _spelling(ctx: FileContext, needles: tuple[str, ...], pattern: re.Pattern) -> list[FileContext]:
+    """The project's other modules that hold one of `needles` and match `pattern` (a consumer
+    or a pipeline need not insert anything, so the project scan's own selection of modules
+    does not hold them)."""
+    own = os.path.abspath(ctx.path)
+    out = []
+    encoded = tuple(n.encode() for n in needles)
+    for path, key in project_modules(ctx):
+        if path == own or key is None:
+            continue
+        known = _PARSED.get((path, needles))
+        if known is None or known[0] != key:
+            known = _PARSED[path, needles] = (key, _parse(ctx, path, key, encoded))
+        module = known[1]
+        if module is not None and pattern.search(module.text):
+            out.append(module)
+    return out
+
+
+def _parse(ctx: FileContext, path: str, key: tuple, needles: tuple[bytes, ...]) -> FileContext | None:
+    if key[0] == "overlay":
+        text = ctx.project.overlay[path]
+    else:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return None
+        # Bytes first: most modules do not spell the op.
+        if len(data) > _MAX_BYTES or not any(n in data for n in needles):
+            return None
+        try:
+            text = decode_source(data)
+        except DecodeError:
+            return None
+    try:
+        tree = ast.parse(text, filename=path)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    return FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))
+
+
+def _pairs(module: FileContext) -> bool:
+    """The inserting module consumes its own packets where it also erases or replaces nodes."""
+    return "erase_node" in module.text or "replace_all_uses_with" in module.text
+
+
+def _sites(module: FileContext) -> list[frozenset[OpRef]]:
+    """The op sets this module keys graph nodes on: a `.target` comparison, a `partial`
+    predicate, the decorators of one function (a registration table)."""
+    if _CACHE_KEY in module.cache:
+        return module.cache[_CACHE_KEY]
+    resolver = Resolver(module.scope, module.project, module.optable)
+    sites: list[frozenset[OpRef]] = []
+    for node in ast.walk(module.tree):
+        exprs: list[ast.expr] = []
+        if isinstance(node, ast.Compare) and any(_is_target(e) for e in (node.left, *node.comparators)):
+            exprs = [e for e in (node.left, *node.comparators) if not _is_target(e)]
+        elif isinstance(node, ast.Call) and resolver.qualname(node.func) == "functools.partial":
+            # `partial(torch.ops.aten.add, x)` calls the op; a packet handed on is a key.
+            exprs = [*node.args[1:], *(k.value for k in node.keywords)]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            exprs = [a for d in node.decorator_list if isinstance(d, ast.Call) for a in d.args]
+        refs = frozenset(r for e in exprs for r in _refs(e, resolver))
+        if refs:
+            sites.append(refs)
+    module.cache[_CACHE_KEY] = sites
+    return sites
+
+
+def _is_target(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Attribute) and expr.attr == "target"
+
+
+def _refs(expr: ast.expr, resolver: Resolver) -> list[OpRef]:
+    elements = expr.elts if isinstance(expr, (ast.List, ast.Tuple, ast.Set)) else [expr]
+    return [r for r in map(resolver.op_ref, elements) if r is not None]
+
+
+def _reexported_between(ctx: FileContext, consumers: list[FileContext]) -> bool:
+    """A function of the project that calls what the inserting module defines, then exports
+    or lowers before calling anything a consuming module defines."""
+    inserting = _defined(ctx) - {"call", "main"}
+    consuming = set().union(*(_defined(c) for c in consumers if c is not ctx)) - inserting
+    if not inserting:
+        return False
+    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(inserting))) + r")\b")
+    for module in [ctx, *_spelling(ctx, tuple(sorted(inserting)), pattern)]:
+        for func in ast.walk(module.tree):
+            if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and _reexports_after(
+                func, inserting, consuming
+            ):
+                return True
+    return False
+
+
+def _reexports_after(func: ast.AST, inserting: set[str], consuming: set[str]) -> bool:
+    calls = sorted(
+        ((n.lineno, n.col_offset, _last_name(n.func)) for n in ast.walk(func) if isinstance(n, ast.Call)),
+    )
+    inserted = False
+    for _, _, name in calls:
+        if name in inserting:
+            inserted = True
+        elif inserted and name in consuming:
+            inserted = False  # consumed before anything else happened to the graph
+        elif inserted and name in _REEXPORTS:
+            return True
+    return False
+
+
+def _defined(module: FileContext) -> set[str]:
+    return {
+        node.name
+        for node in module.tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
+
+
+def _last_name(func: ast.expr) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
