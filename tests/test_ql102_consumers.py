@@ -112,6 +112,13 @@ def test_a_table_that_registers_the_packet_beside_its_overload_keeps_the_inserti
         },
         # the graph is exported again between the insertion and the packet-keyed consumer
         {"remove": REMOVE, "pipeline": PIPELINE.format(between="m = export(m, (x,)).module()")},
+        # a packet-keyed matcher in a module unrelated to the insertion (torch's constant folding
+        # lists the packet its observers insert; the graphs still go to overload-keyed users)
+        {
+            "fold": "import torch\n\n\ndef skip(n):\n    return n.target in (torch.ops.aten.zeros_like, "
+            "torch.ops.aten.add.Tensor)\n\n\ndef fold(gm):\n    for n in list(gm.graph.nodes):\n"
+            "        if not skip(n):\n            gm.graph.erase_node(n)\n"
+        },
         # a packet-keyed comparison in the inserting module itself, which erases nothing: the
         # graph leaves it holding the packet
         {

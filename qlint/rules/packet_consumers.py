@@ -5,7 +5,8 @@ overloads (as exported graphs carry them) miss that node. Where the project's ow
 the node's only consumer, and that code is keyed on the packet, nothing misses it:
 
 - a paired pass: one pass inserts `aten.zeros_like` nodes into a prepared QAT graph, and a
-  later pass of the project finds them by the packet (`n.target == aten.zeros_like`,
+  pass written for them (its module imports the inserting one, or the inserting module
+  erases them itself) finds them by the packet (`n.target == aten.zeros_like`,
   `partial(is_op_node, target_op=aten.zeros_like)`) and erases them before convert
   (ExecuTorch's NXP simulated linear-bn fusion);
 - a table that registers the packet beside its overloads (`@converter(aten.reshape)` and
@@ -19,6 +20,9 @@ project that applies the inserting module's pass, then exports or lowers the gra
 calling anything of a consuming module): re-export turns the packet into `.default`, which
 the packet-keyed consumer then misses. Matchers in modules that neither insert nor consume
 the packet are not read: the node reaches them only through such a re-export or lowering.
+A packet-keyed matcher in a module unrelated to the insertion proves nothing: torch's
+constant folding lists the `pt2e_quant.dequantize_affine` packet its observers insert, and
+the converted graphs still go to users whose matchers are keyed on `.default`.
 """
 
 from __future__ import annotations
@@ -53,9 +57,45 @@ def consumed_by_own_code(ctx: FileContext, ref: OpRef) -> bool:
         sites = [s for s in _sites(module) if any(r.key == key for r in s)]
         if any(not any(r.key == key and r.is_packet for r in s) for s in sites):
             return False  # this module also matches the op by an overload only
-        if sites and (module is not ctx or _pairs(module)):
+        if not sites:
+            continue
+        if module is ctx:
+            paired = _erases(module)
+        else:
+            # A pass written for these nodes (it imports the inserting module, or is imported by
+            # it), or a lowering table that takes the op in either form. A packet-keyed matcher
+            # anywhere else does not show where the graph goes next (a library's graphs go to
+            # its users, whose matchers are keyed on overloads).
+            paired = _linked(ctx, module) or any(_both_forms(s, key) for s in _table_sites(module))
+        if paired:
             consumers.append(module)
     return bool(consumers) and not _reexported_between(ctx, consumers)
+
+
+def _both_forms(site: frozenset[OpRef], key: tuple[str, str, str]) -> bool:
+    return any(r.key == key and r.is_packet for r in site) and any(r.key == key and not r.is_packet for r in site)
+
+
+def _linked(inserting: FileContext, other: FileContext) -> bool:
+    """One of the two modules imports the other (by its module name's last part: relative
+    imports and repositories whose package maps onto the root spell it differently)."""
+    return _stem(other) in _imported(inserting) or _stem(inserting) in _imported(other)
+
+
+def _stem(module: FileContext) -> str:
+    return os.path.splitext(os.path.basename(module.path))[0]
+
+
+def _imported(module: FileContext) -> set[str]:
+    out: set[str] = set()
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.module:
+                out.add(node.module.rpartition(".")[2])
+            out.update(a.name for a in node.names)  # `from . import add`
+        elif isinstance(node, ast.Import):
+            out.update(a.name.rpartition(".")[2] for a in node.names)
+    return out
 
 
 def _spelling(ctx: FileContext, needles: tuple[str, ...], pattern: re.Pattern) -> list[FileContext]:
@@ -100,7 +140,7 @@ def _parse(ctx: FileContext, path: str, key: tuple, needles: tuple[bytes, ...]) 
     return FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))
 
 
-def _pairs(module: FileContext) -> bool:
+def _erases(module: FileContext) -> bool:
     """The inserting module consumes its own packets where it also erases or replaces nodes."""
     return "erase_node" in module.text or "replace_all_uses_with" in module.text
 
@@ -108,12 +148,21 @@ def _pairs(module: FileContext) -> bool:
 def _sites(module: FileContext) -> list[frozenset[OpRef]]:
     """The op sets this module keys graph nodes on: a `.target` comparison, a `partial`
     predicate, the decorators of one function (a registration table)."""
+    return [site for _, site in _keyed(module)]
+
+
+def _table_sites(module: FileContext) -> list[frozenset[OpRef]]:
+    return [site for table, site in _keyed(module) if table]
+
+
+def _keyed(module: FileContext) -> list[tuple[bool, frozenset[OpRef]]]:
     if _CACHE_KEY in module.cache:
         return module.cache[_CACHE_KEY]
     resolver = Resolver(module.scope, module.project, module.optable)
-    sites: list[frozenset[OpRef]] = []
+    sites: list[tuple[bool, frozenset[OpRef]]] = []
     for node in ast.walk(module.tree):
         exprs: list[ast.expr] = []
+        table = False
         if isinstance(node, ast.Compare) and any(_is_target(e) for e in (node.left, *node.comparators)):
             exprs = [e for e in (node.left, *node.comparators) if not _is_target(e)]
         elif isinstance(node, ast.Call) and resolver.qualname(node.func) == "functools.partial":
@@ -121,9 +170,10 @@ def _sites(module: FileContext) -> list[frozenset[OpRef]]:
             exprs = [*node.args[1:], *(k.value for k in node.keywords)]
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             exprs = [a for d in node.decorator_list if isinstance(d, ast.Call) for a in d.args]
+            table = True
         refs = frozenset(r for e in exprs for r in _refs(e, resolver))
         if refs:
-            sites.append(refs)
+            sites.append((table, refs))
     module.cache[_CACHE_KEY] = sites
     return sites
 
