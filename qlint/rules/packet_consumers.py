@@ -43,18 +43,21 @@ _REEXPORTS = frozenset(
 )
 _CACHE_KEY = "ql102.consumer-sites"
 _MAX_BYTES = 2_000_000
-# (path, needles) -> (content key, the module parsed; None when it holds none or cannot be read)
-_PARSED: dict[tuple[str, tuple[str, ...]], tuple[tuple | None, FileContext | None]] = {}
+_SCAN_KEY = "ql102.consumer-scan"
+# path -> (content key, the module parsed); (path, pattern) -> the content key it did not match
+_PARSED: dict[str, tuple[tuple, FileContext | None]] = {}
+_MISSES: dict[tuple[str, str], tuple] = {}
 
 
-def consumed_by_own_code(ctx: FileContext, ref: OpRef) -> bool:
+def consumed_by_own_code(ctx: FileContext, ref: OpRef, refs: list[OpRef]) -> bool:
     """Whether the project's own code keyed on the packet `ref` consumes the nodes this module
-    inserts with it, and nothing keyed on its overloads only is known to see them."""
+    inserts with it, and nothing keyed on its overloads only is known to see them. `refs`: every
+    packet the module inserts, so one read of the project serves them all."""
     key = ref.key
-    spelled = re.compile(rf"\.{re.escape(ref.op)}\b(?!\s*\.\s*\w)")
+    found = _scan(ctx, refs)
     consumers: list[FileContext] = []
-    for module in [ctx, *_spelling(ctx, (ref.op,), spelled)]:
-        sites = [s for s in _sites(module) if any(r.key == key for r in s)]
+    for module in [ctx, *found.get(_spelled(ref).pattern, ())]:
+        sites = [s for s in _sites(module, ref.op) if any(r.key == key for r in s)]
         if any(not any(r.key == key and r.is_packet for r in s) for s in sites):
             return False  # this module also matches the op by an overload only
         if not sites:
@@ -66,10 +69,106 @@ def consumed_by_own_code(ctx: FileContext, ref: OpRef) -> bool:
             # it), or a lowering table that takes the op in either form. A packet-keyed matcher
             # anywhere else does not show where the graph goes next (a library's graphs go to
             # its users, whose matchers are keyed on overloads).
-            paired = _linked(ctx, module) or any(_both_forms(s, key) for s in _table_sites(module))
+            paired = _linked(ctx, module) or any(_both_forms(s, key) for s in _table_sites(module, ref.op))
         if paired:
             consumers.append(module)
-    return bool(consumers) and not _reexported_between(ctx, consumers)
+    return bool(consumers) and not _reexported_between(ctx, consumers, found.get(_names_pattern(ctx), ()))
+
+
+class _Packet:
+    """`search(text)`: the packet as an op (`aten.permute`, not a tensor's `x.permute(...)`), no
+    overload after it. The pattern starts with a literal (a leading `\\b` makes `re` scan 20x
+    slower), and the word boundary before it is checked here."""
+
+    def __init__(self, ref: OpRef):
+        self.pattern = rf"{re.escape(ref.namespace)}\s*\.\s*{re.escape(ref.op)}\b(?!\s*\.\s*\w)"
+        self._regex = re.compile(self.pattern)
+
+    def search(self, text: str) -> bool:
+        for m in self._regex.finditer(text):
+            before = text[m.start() - 1] if m.start() else " "
+            if not (before.isalnum() or before == "_"):
+                return True
+        return False
+
+
+def _spelled(ref: OpRef) -> _Packet:
+    return _Packet(ref)
+
+
+def _inserting_names(ctx: FileContext) -> set[str]:
+    return _defined(ctx) - {"call", "main"}
+
+
+def _names_pattern(ctx: FileContext) -> str:
+    names = sorted(_inserting_names(ctx))
+    return r"\b(?:" + "|".join(map(re.escape, names)) + r")\b" if names else ""
+
+
+def _scan(ctx: FileContext, refs: list[OpRef]) -> dict[str, list[FileContext]]:
+    """The project's other modules that spell each packet, and those that name what this
+    module defines, in one read of the project (a consumer or a pipeline need not insert
+    anything, so the project scan's own selection of modules does not hold them)."""
+    if _SCAN_KEY in ctx.cache:
+        return ctx.cache[_SCAN_KEY]
+    wanted: dict[str, tuple[_Packet | _AnyName, tuple[bytes, ...]]] = {}
+    for ref in refs:
+        wanted[_spelled(ref).pattern] = (_spelled(ref), (ref.op.encode(),))
+    names = _names_pattern(ctx)
+    if names:
+        wanted[names] = (_AnyName(_inserting_names(ctx)), tuple(n.encode() for n in _inserting_names(ctx)))
+    found: dict[str, list[FileContext]] = {p: [] for p in wanted}
+    own = os.path.abspath(ctx.path)
+    for path, key in project_modules(ctx) if wanted else ():
+        if path == own or key is None:
+            continue
+        pending = [p for p in wanted if _MISSES.get((path, p)) != key]
+        if not pending:
+            continue
+        module = _module(ctx, path, key, [wanted[p] for p in pending])
+        for p in pending:
+            if module is not None and wanted[p][0].search(module.text):
+                found[p].append(module)
+            else:
+                _MISSES[path, p] = key
+    ctx.cache[_SCAN_KEY] = found
+    return found
+
+
+def _module(
+    ctx: FileContext, path: str, key: tuple, wanted: list[tuple[_Packet | _AnyName, tuple[bytes, ...]]]
+) -> FileContext | None:
+    """The module parsed, if its text matches one of `wanted` (bytes first: most do not)."""
+    known = _PARSED.get(path)
+    if known is not None and known[0] == key:
+        return known[1]
+    if key[0] == "overlay":
+        text = ctx.project.overlay[path]
+    else:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return None
+        if len(data) > _MAX_BYTES or not any(n in data for _, needles in wanted for n in needles):
+            return None
+        try:
+            text = decode_source(data)
+        except DecodeError:
+            return None
+    if not any(pattern.search(text) for pattern, _ in wanted):
+        return None  # parsed only when it matches: op names are common words (`x.reshape(...)`)
+    try:
+        tree = ast.parse(text, filename=path)
+    except (SyntaxError, ValueError, RecursionError):
+        tree = None
+    module = (
+        FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))
+        if tree
+        else None
+    )
+    _PARSED[path] = (key, module)
+    return module
 
 
 def _both_forms(site: frozenset[OpRef], key: tuple[str, str, str]) -> bool:
@@ -98,74 +197,47 @@ def _imported(module: FileContext) -> set[str]:
     return out
 
 
-def _spelling(ctx: FileContext, needles: tuple[str, ...], pattern: re.Pattern) -> list[FileContext]:
-    """The project's other modules that hold one of `needles` and match `pattern` (a consumer
-    or a pipeline need not insert anything, so the project scan's own selection of modules
-    does not hold them)."""
-    own = os.path.abspath(ctx.path)
-    out = []
-    encoded = tuple(n.encode() for n in needles)
-    for path, key in project_modules(ctx):
-        if path == own or key is None:
-            continue
-        known = _PARSED.get((path, needles))
-        if known is None or known[0] != key:
-            known = _PARSED[path, needles] = (key, _parse(ctx, path, key, encoded))
-        module = known[1]
-        if module is not None and pattern.search(module.text):
-            out.append(module)
-    return out
-
-
-def _parse(ctx: FileContext, path: str, key: tuple, needles: tuple[bytes, ...]) -> FileContext | None:
-    if key[0] == "overlay":
-        text = ctx.project.overlay[path]
-    else:
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError:
-            return None
-        # Bytes first: most modules do not spell the op.
-        if len(data) > _MAX_BYTES or not any(n in data for n in needles):
-            return None
-        try:
-            text = decode_source(data)
-        except DecodeError:
-            return None
-    try:
-        tree = ast.parse(text, filename=path)
-    except (SyntaxError, ValueError, RecursionError):
-        return None
-    return FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))
-
-
 def _erases(module: FileContext) -> bool:
     """The inserting module consumes its own packets where it also erases or replaces nodes."""
     return "erase_node" in module.text or "replace_all_uses_with" in module.text
 
 
-def _sites(module: FileContext) -> list[frozenset[OpRef]]:
-    """The op sets this module keys graph nodes on: a `.target` comparison, a `partial`
-    predicate, the decorators of one function (a registration table)."""
-    return [site for _, site in _keyed(module)]
+class _AnyName:
+    """`search(text)`: one of `names` as a whole word (a regex alternation of a module's many
+    names is slow on large texts; most names are not in a given text at all)."""
+
+    def __init__(self, names: set[str]):
+        self.names = sorted(names)
+
+    def search(self, text: str) -> bool:
+        return any(n in text and re.search(rf"\b{re.escape(n)}\b", text) for n in self.names)
 
 
-def _table_sites(module: FileContext) -> list[frozenset[OpRef]]:
-    return [site for table, site in _keyed(module) if table]
+def _sites(module: FileContext, op: str) -> list[frozenset[OpRef]]:
+    """The op sets this module keys graph nodes on, among those naming `op`: a `.target`
+    comparison, a `partial` predicate, the decorators of one function (a registration table)."""
+    return [site for _, site in _keyed(module, op)]
 
 
-def _keyed(module: FileContext) -> list[tuple[bool, frozenset[OpRef]]]:
-    if _CACHE_KEY in module.cache:
-        return module.cache[_CACHE_KEY]
+def _table_sites(module: FileContext, op: str) -> list[frozenset[OpRef]]:
+    return [site for table, site in _keyed(module, op) if table]
+
+
+def _keyed(module: FileContext, op: str) -> list[tuple[bool, frozenset[OpRef]]]:
+    cache = module.cache.setdefault(_CACHE_KEY, {})
+    if op in cache:
+        return cache[op]
+    # Only the top-level statements spanning a line that names the op hold its sites.
+    rows = {i for i, line in enumerate(module.text.splitlines(), 1) if op in line}
+    statements = [s for s in module.tree.body if any(s.lineno <= r <= (s.end_lineno or s.lineno) for r in rows)]
     resolver = Resolver(module.scope, module.project, module.optable)
     sites: list[tuple[bool, frozenset[OpRef]]] = []
-    for node in ast.walk(module.tree):
+    for node in (n for s in statements for n in ast.walk(s)):
         exprs: list[ast.expr] = []
         table = False
         if isinstance(node, ast.Compare) and any(_is_target(e) for e in (node.left, *node.comparators)):
             exprs = [e for e in (node.left, *node.comparators) if not _is_target(e)]
-        elif isinstance(node, ast.Call) and resolver.qualname(node.func) == "functools.partial":
+        elif isinstance(node, ast.Call) and _is_partial(node.func, resolver):
             # `partial(torch.ops.aten.add, x)` calls the op; a packet handed on is a key.
             exprs = [*node.args[1:], *(k.value for k in node.keywords)]
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -174,8 +246,12 @@ def _keyed(module: FileContext) -> list[tuple[bool, frozenset[OpRef]]]:
         refs = frozenset(r for e in exprs for r in _refs(e, resolver))
         if refs:
             sites.append((table, refs))
-    module.cache[_CACHE_KEY] = sites
+    cache[op] = sites
     return sites
+
+
+def _is_partial(func: ast.expr, resolver: Resolver) -> bool:
+    return _last_name(func) == "partial" and resolver.qualname(func) == "functools.partial"
 
 
 def _is_target(expr: ast.expr) -> bool:
@@ -187,15 +263,15 @@ def _refs(expr: ast.expr, resolver: Resolver) -> list[OpRef]:
     return [r for r in map(resolver.op_ref, elements) if r is not None]
 
 
-def _reexported_between(ctx: FileContext, consumers: list[FileContext]) -> bool:
-    """A function of the project that calls what the inserting module defines, then exports
-    or lowers before calling anything a consuming module defines."""
-    inserting = _defined(ctx) - {"call", "main"}
+def _reexported_between(ctx: FileContext, consumers: list[FileContext], users: list[FileContext]) -> bool:
+    """A function of the project (`users`: the modules naming what the inserting module
+    defines) that calls what the inserting module defines, then exports or lowers before
+    calling anything a consuming module defines."""
+    inserting = _inserting_names(ctx)
     consuming = set().union(*(_defined(c) for c in consumers if c is not ctx)) - inserting
     if not inserting:
         return False
-    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(inserting))) + r")\b")
-    for module in [ctx, *_spelling(ctx, tuple(sorted(inserting)), pattern)]:
+    for module in [ctx, *users]:
         for func in ast.walk(module.tree):
             if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and _reexports_after(
                 func, inserting, consuming

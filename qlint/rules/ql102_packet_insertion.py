@@ -55,7 +55,7 @@ class PacketInsertion(Rule):
             info = op_info(ctx.optable, ref)
             if info is None and _own_op_checked_here(ctx, ref, found):
                 continue
-            if consumed_by_own_code(ctx, ref):
+            if consumed_by_own_code(ctx, ref, [r for r, _ in found]):
                 continue  # the project's own packet-keyed code is the node's consumer
             spelled = ctx.source_of(node)
             message = f"{shown(spelled, ref)} is an OpOverloadPacket inserted as a graph node target"
