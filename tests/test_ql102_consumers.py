@@ -140,3 +140,25 @@ def test_the_inserting_module_that_erases_its_own_packet_nodes_is_quiet(tmp_path
         "            gm.graph.erase_node(n)\n"
     )
     assert _ql102(tmp_path, add=own) == []
+
+
+def test_a_package_mapped_onto_the_repository_root_finds_the_paired_pass(tmp_path):
+    # ExecuTorch: `executorch = "src/executorch"` with `src/executorch/backends -> ../../backends`,
+    # and `backends/nxp/aten_passes` has no `__init__.py`: the project is the repository, found
+    # from the module's installed name (the import root joined with that name is no directory).
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.setuptools.package-dir]\nexecutorch = "src/executorch"\n')
+    (tmp_path / "src" / "executorch").mkdir(parents=True)
+    (tmp_path / "src" / "executorch" / "backends").symlink_to("../../backends", target_is_directory=True)
+    passes = tmp_path / "backends" / "nxp" / "aten_passes" / "fusion"
+    passes.mkdir(parents=True)
+    for d in (tmp_path / "backends", tmp_path / "backends" / "nxp", passes):
+        (d / "__init__.py").touch()
+    (passes / "add.py").write_text(ADD)
+    (passes / "remove.py").write_text(
+        REMOVE.replace("from pkg.add import", "from executorch.backends.nxp.aten_passes.fusion.add import")
+    )
+    add = passes / "add.py"
+    assert lint(add.read_text(), path=str(add), select=("QL102",)) == []
+    (passes / "remove.py").unlink()
+    assert [d.code for d in lint(add.read_text(), path=str(add), select=("QL102",))] == ["QL102"]
