@@ -29,6 +29,7 @@ from qlint.rules.overload_fixes import (
     packet_producers,
     shown,
 )
+from qlint.rules.packet_consumers import consumed_by_own_code
 
 _CACHE_KEY = "ql102.insertions"
 
@@ -54,6 +55,8 @@ class PacketInsertion(Rule):
             info = op_info(ctx.optable, ref)
             if info is None and _own_op_checked_here(ctx, ref, found):
                 continue
+            if consumed_by_own_code(ctx, ref, [r for r, _ in found]):
+                continue  # the project's own packet-keyed code is the node's consumer
             spelled = ctx.source_of(node)
             message = f"{shown(spelled, ref)} is an OpOverloadPacket inserted as a graph node target"
             help_ = f"Matchers keyed on overloads will miss this node: {overload_facts(info)}"
