@@ -29,7 +29,6 @@ from qlint.cache import Cache
 from qlint.discovery import discover
 from qlint.results import FileResult, content_hash, display_path
 from qlint.settings import Settings
-from qlint.summary_cache import summary_store
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -104,7 +103,7 @@ def run_check(
     run = RunResult(errors=found.errors, cached=len(results))
     if progress is not None:
         progress.advance(len(results))
-    with summary_store(settings, use_cache):
+    with _summaries(settings, use_cache, bool(todo)):
         for path, (result, size, mtime_ns, digest) in _map(_check_one, todo, settings, jobs):
             results[path] = result
             if progress is not None:
@@ -146,7 +145,7 @@ def run_fix(
     session = FixSession(settings, unsafe)
     if progress is not None:
         progress.advance(len(reports))
-    with summary_store(settings, use_cache):
+    with _summaries(settings, use_cache, bool(todo)):
         for path, (report, fixed) in _map(_FixTask(unsafe), todo, settings, jobs):
             reports[path] = report
             if progress is not None:
@@ -165,6 +164,16 @@ def run_fix(
                     before = per_file[site]
                     reports[site] = replace(reports[site], applied=before.applied, remaining=before.remaining)
     return FixRunResult([reports[p] for p in found.files], found.errors, session)
+
+
+def _summaries(settings: Settings, use_cache: bool, needed: bool) -> contextlib.AbstractContextManager:
+    """The module summary store, while files are checked; a run the results cache answers
+    entirely imports none of the summary (and scope) machinery."""
+    if not needed:
+        return contextlib.nullcontext()
+    from qlint.summary_cache import summary_store
+
+    return summary_store(settings, use_cache)
 
 
 def _finish(report: FixReport, session: FixSession, diff_only: bool) -> FixReport:

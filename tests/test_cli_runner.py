@@ -225,3 +225,23 @@ def test_a_batch_frees_each_files_cycles_without_rescanning_what_it_keeps():
     assert 0 in collections and not [g for g in collections if g > 0]
     # The last files' cycles wait for the next collection, as any garbage does.
     assert [i for i, ref in enumerate(garbage[:-3]) if ref() is not None] == []
+
+
+def test_a_run_the_cache_answers_imports_no_analysis(tmp_path):
+    """`qlint check FILE` after the file was checked: start-up is the whole run, so nothing
+    about parsing, scopes or module summaries is imported."""
+    src = tmp_path / "one.py"
+    src.write_text("import torch\nx = node.target == torch.ops.aten.add\n")
+    past = 1_600_000_000
+    os.utime(src, (past, past))
+    code = (
+        "import sys; from qlint.cli import main; "
+        "main(['check', '--exit-zero', '--cache-dir', sys.argv[2], sys.argv[1]]); "
+        "print(sorted(m for m in sys.modules if m.startswith(HEAVY)))"
+    )
+    heavy = ("qlint.analysis.names", "qlint.analysis.graphs", "qlint.summary_cache", "qlint.engine")
+    argv = [sys.executable, "-c", f"HEAVY = {heavy!r}; {code}", str(src), str(tmp_path / "cache")]
+    first = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, check=True)
+    assert "qlint.summary_cache" in first.stdout
+    out = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, check=True)
+    assert "QL101" in out.stdout and out.stdout.strip().endswith("[]"), out.stdout
