@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 # Below this many files to check, a process pool costs more than it saves.
 MIN_PARALLEL_FILES = 24
 _CHUNKS_PER_JOB = 12
+_FINE_TAIL, _FINE_CUTS = 3, 4  # the last 3 chunks per job, in quarters
 
 
 @dataclass
@@ -413,25 +414,36 @@ def _pool(workers: int, settings: Settings) -> ProcessPoolExecutor:
 
 
 def _chunks(paths: list[str], jobs: int) -> list[list[str]]:
-    """Largest files first, grouped to roughly equal byte budgets (longest-processing-time)."""
+    """Neighbouring files together, in chunks of roughly equal byte budgets, heaviest first
+    (longest-processing-time). A worker reads (and keeps) the modules the files it checks
+    import: files of one package in one chunk share them, where chunks of files from all
+    over the tree made both workers read most of the project's imported modules (on
+    ExecuTorch each of the two parsed ~310 of 432; the work and memory were duplicated)."""
     sized = []
-    for path in paths:
+    for path in sorted(paths):
         try:
             sized.append((os.stat(path).st_size, path))
         except OSError:
             sized.append((0, path))
-    sized.sort(reverse=True)
     total = sum(s for s, _ in sized)
     budget = max(total // (jobs * _CHUNKS_PER_JOB), 1)
-    chunks: list[list[str]] = []
+    chunks: list[tuple[int, list[str]]] = []
     current: list[str] = []
     weight = 0
     for size, path in sized:
         current.append(path)
         weight += size
         if weight >= budget:
-            chunks.append(current)
+            chunks.append((weight, current))
             current, weight = [], 0
     if current:
-        chunks.append(current)
-    return chunks
+        chunks.append((weight, current))
+    chunks.sort(key=lambda c: -c[0])  # stable: equal weights keep the tree's order
+    # Neighbours cluster the expensive files too: the last chunks are cut finer, so the
+    # workers still finish together.
+    head, tail = chunks[: -jobs * _FINE_TAIL], chunks[-jobs * _FINE_TAIL :]
+    out = [c for _, c in head]
+    for _, chunk in tail:
+        step = max(len(chunk) // _FINE_CUTS, 1)
+        out += [chunk[i : i + step] for i in range(0, len(chunk), step)]
+    return out

@@ -170,15 +170,20 @@ def test_run_fix_in_parallel(tmp_path):
     assert all("noqa" not in p.read_text() for p in src.iterdir())
 
 
-def test_chunks_put_big_files_first_and_cover_everything(tmp_path):
+def test_chunks_keep_neighbours_together_heaviest_first_and_cover_everything(tmp_path):
+    """Files of one package share the modules they import: one worker should read those."""
     paths = []
-    for i, size in enumerate([10, 5000, 20, 300, 1]):
-        p = tmp_path / f"f{i}.py"
-        p.write_text("x" * size)
-        paths.append(str(p))
-    chunks = runner._chunks(paths, 2)
-    assert chunks[0] == [str(tmp_path / "f1.py")]
+    for package in ("a", "b"):
+        (tmp_path / package).mkdir()
+        for i in range(48):
+            p = tmp_path / package / f"m{i:02}.py"
+            p.write_text("x" * (1000 if (package, i) == ("b", 5) else 100))
+            paths.append(str(p))
+    chunks = runner._chunks(list(reversed(paths)), 2)
     assert sorted(p for c in chunks for p in c) == sorted(paths)
+    assert str(tmp_path / "b" / "m05.py") in chunks[0]
+    assert sum(len({os.path.dirname(p) for p in chunk}) > 1 for chunk in chunks) <= 1  # where a meets b
+    assert max(map(len, chunks)) > 1 and len(chunks[-1]) == 1  # the tail is cut finer
 
 
 def test_a_batch_frees_each_files_cycles_without_rescanning_what_it_keeps():
