@@ -57,6 +57,7 @@ _SHARDS = 64
 _DIGEST_SIZE = 32
 _RACY_NS = 2_000_000_000  # stats younger than this at store time are not trusted later
 _UNTRUSTED = -1
+_UNSEEN = object()
 
 
 def cache_dir_for(settings: Settings) -> Path:
@@ -77,6 +78,7 @@ class Cache:
         self.entries = _ShardedEntries(self)
         self._hashes: dict[str, str] = {}  # current content hashes computed this run
         self._stat_digests: dict[str, tuple[tuple[int, int], str] | None] = {}
+        self._stats: dict[str, tuple[int, int] | None] = {}  # dependencies' stats this run
 
     @property
     def dirty(self) -> bool:
@@ -130,17 +132,20 @@ class Cache:
             return None
         return FileResult(path=path, diagnostics=decoded, dependencies=dict(deps), parsed=False)
 
-    @staticmethod
-    def _unchanged_by_stat(path: str, recorded: Any) -> bool:
+    def _unchanged_by_stat(self, path: str, recorded: Any) -> bool:
         """The dependency still has the stat it had when its digest was recorded: no need to
-        look at its own entry (in another shard, perhaps) nor at its content."""
+        look at its own entry (in another shard, perhaps) nor at its content. Stat once per
+        run: the same modules are dependencies of many results."""
         if type(recorded) is not tuple or len(recorded) != 2:
             return False
-        try:
-            st = os.stat(path)
-        except OSError:
-            return False
-        return (st.st_size, st.st_mtime_ns) == recorded
+        now = self._stats.get(path, _UNSEEN)
+        if now is _UNSEEN:
+            try:
+                st = os.stat(path)
+                now = self._stats[path] = (st.st_size, st.st_mtime_ns)
+            except OSError:
+                now = self._stats[path] = None
+        return now == recorded
 
     def current_hash(self, path: str) -> str:
         """Content hash of a dependency now; "" when it is gone. Uses stored stats."""
@@ -215,9 +220,7 @@ class Cache:
         the run loaded are looked at: a run that walked a directory loaded the shard of every
         file it found, so what is left elsewhere is only ever found by a later walk."""
         prefixes = tuple(r.rstrip(os.sep) + os.sep for r in roots)
-        stale = [p for p in self.entries.loaded_paths() if p.startswith(prefixes) and p not in seen]
-        for path in stale:
-            del self.entries[path]
+        self.entries.forget(lambda p: p.startswith(prefixes) and p not in seen)
 
     def save(self) -> None:
         """Write the changed shards atomically. Failing to write a cache is never an error."""
@@ -283,12 +286,13 @@ class Cache:
 def shard_of(path: str) -> int:
     """The shard of `path`: by its directory, so neighbours (what a result usually depends
     on) share one."""
-    return zlib.crc32(os.path.dirname(path).encode("utf-8", "surrogatepass")) % _SHARDS
+    return zlib.crc32(path[: path.rfind(os.sep)].encode("utf-8", "surrogatepass")) % _SHARDS
 
 
 class _ShardedEntries(MutableMapping):
     """Path -> entry over the shards, each loaded the first time one of its paths is asked
-    about; remembers which shards changed."""
+    about; remembers which shards changed. A key that is not a path of its shard (never
+    written by this version) is never found by a lookup nor listed."""
 
     def __init__(self, cache: Cache):
         self._cache = cache
@@ -299,19 +303,13 @@ class _ShardedEntries(MutableMapping):
         if type(path) is not str:
             raise KeyError(path)
         shard = shard_of(path)
-        return shard, self._entries_of(shard)
-
-    def _entries_of(self, shard: int) -> dict[str, tuple]:
         entries = self.loaded.get(shard)
         if entries is None:
             entries = self.loaded[shard] = self._cache.load_shard(shard)
-            # A key that is not a path of this shard was never written by this version.
-            foreign = [p for p in entries if type(p) is not str or shard_of(p) != shard]
-            for p in foreign:
-                del entries[p]
-            if foreign:
-                self.changed.add(shard)
-        return entries
+        return shard, entries
+
+    def get(self, path: str, default: Any = None) -> Any:  # the warm run's hot path
+        return self._shard(path)[1].get(path, default)
 
     def __getitem__(self, path: str) -> tuple:
         return self._shard(path)[1][path]
@@ -326,20 +324,29 @@ class _ShardedEntries(MutableMapping):
         del entries[path]
         self.changed.add(shard)
 
-    def loaded_paths(self) -> list[str]:
-        return [p for entries in self.loaded.values() for p in entries]
-
-    def _load_all(self) -> None:
-        for shard in range(_SHARDS):
-            self._entries_of(shard)
+    def forget(self, stale) -> None:
+        """Drop, from the loaded shards, the paths `stale(path)` says are gone (and keys that
+        are no path at all)."""
+        for shard, entries in self.loaded.items():
+            gone = [p for p in entries if type(p) is not str or stale(p)]
+            for p in gone:
+                del entries[p]
+            if gone:
+                self.changed.add(shard)
 
     def __iter__(self) -> Iterator[str]:
-        self._load_all()
-        return iter([p for shard in sorted(self.loaded) for p in self.loaded[shard]])
+        for shard in range(_SHARDS):
+            self._shard_entries(shard)
+        return iter(
+            [p for shard in sorted(self.loaded) for p in self.loaded[shard] if type(p) is str and shard_of(p) == shard]
+        )
+
+    def _shard_entries(self, shard: int) -> None:
+        if shard not in self.loaded:
+            self.loaded[shard] = self._cache.load_shard(shard)
 
     def __len__(self) -> int:
-        self._load_all()
-        return sum(len(entries) for entries in self.loaded.values())
+        return sum(1 for _ in self)
 
 
 def _valid_entry(entry: Any) -> bool:
