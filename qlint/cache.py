@@ -1,17 +1,25 @@
-"""On-disk results cache: one index file per (qlint version, settings fingerprint).
+"""On-disk results cache: per (qlint version, settings fingerprint), an index in shards.
 
-Why one file and not one per source file: a warm run over the installed torch tree
-(~2,300 files) must cost about one `stat` per file. The index maps an absolute path to
-`(size, mtime_ns, sha256, diagnostics, dependencies)`: when the stat matches, the stored
-hash is trusted without reading the file; when it does not, the file is read and hashed,
-and an unchanged hash still hits (a `touch` or a checkout does not invalidate). A result
-is valid only while every project file it depends on (`FileResult.dependencies`) still
-has the recorded hash. Files modified within the last seconds are stored with an untrusted
-stat, so a second same-size edit in the same mtime tick is still noticed next time.
+The index maps an absolute path to `(size, mtime_ns, sha256, diagnostics, dependencies,
+dependency stats)`: when the stat matches, the stored hash is trusted without reading the file; when it does
+not, the file is read and hashed, and an unchanged hash still hits (a `touch` or a checkout
+does not invalidate). A result is valid only while every project file it depends on
+(`FileResult.dependencies`) still has the recorded hash; a dependency whose stat is the one
+recorded with that hash is not looked at further (a module found by a whole-project scan
+can depend on thousands). Files modified within the last seconds are stored with an
+untrusted stat, so a second same-size edit in the same mtime tick is still noticed next time.
 
-The index is `marshal`ed plain data (no pickle: loading a cache must never run code),
+Why shards, and not one file per source file nor one for all: a warm run over the installed
+torch tree (~2,300 files) must cost about one `stat` per file, so it reads a few dozen files,
+not thousands; and `qlint check FILE` (pre-commit, an editor's save) must not load and
+verify the whole repository's index (1.8 MB and 30 ms on ExecuTorch) to answer for one file.
+A path's shard is chosen by its directory, so the modules a result depends on, usually its
+neighbours, tend to come with it; a shard is loaded the first time a path of it is asked
+about, and only changed shards are written.
+
+Each shard is `marshal`ed plain data (no pickle: loading a cache must never run code),
 written atomically, behind a header and a SHA-256 of the payload: a flipped bit or a cut
-file is noticed before anything is decoded, and the index is ignored as if absent. An
+file is noticed before anything is decoded, and the shard is ignored as if absent. An
 entry that passes the checksum but does not decode (a value this version does not know,
 a wrong type) is a miss and is dropped; a cache is never a reason for a run to fail.
 """
@@ -24,6 +32,8 @@ import marshal
 import os
 import tempfile
 import time
+import zlib
+from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -41,11 +51,13 @@ from qlint.diagnostic import (
 from qlint.results import FileResult, content_hash
 from qlint.settings import Settings
 
-_MAGIC = "qlint-cache-2"
-_HEADER = b"qlint-cache-2\n"
+_MAGIC = "qlint-cache-3"
+_HEADER = b"qlint-cache-3\n"
+_SHARDS = 64
 _DIGEST_SIZE = 32
 _RACY_NS = 2_000_000_000  # stats younger than this at store time are not trusted later
 _UNTRUSTED = -1
+_UNSEEN = object()
 
 
 def cache_dir_for(settings: Settings) -> Path:
@@ -61,12 +73,27 @@ def cache_key(settings: Settings) -> str:
 class Cache:
     def __init__(self, directory: Path, fingerprint: str):
         self.directory = Path(directory)
-        self.file = self.directory / __version__ / f"{fingerprint}.index"
+        self.shards = self.directory / __version__ / f"{fingerprint}.results"
         self.fingerprint = fingerprint
-        self.entries: dict[str, tuple] = {}
-        self.dirty = False
+        self.entries = _ShardedEntries(self)
         self._hashes: dict[str, str] = {}  # current content hashes computed this run
-        self._load()
+        self._stat_digests: dict[str, tuple[tuple[int, int], str] | None] = {}
+        self._stats: dict[str, tuple[int, int] | None] = {}  # dependencies' stats this run
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self.entries.changed)
+
+    @dirty.setter
+    def dirty(self, value: bool) -> None:
+        """True: write every loaded shard at `save` (an entry was changed in place)."""
+        if value:
+            self.entries.changed.update(self.entries.loaded)
+        else:
+            self.entries.changed.clear()
+
+    def shard_file(self, path: str) -> Path:
+        return self.shards / f"{shard_of(path):02x}.index"
 
     @classmethod
     def for_settings(cls, settings: Settings) -> Cache:
@@ -81,9 +108,8 @@ class Cache:
             return None
         if not _valid_entry(entry):
             del self.entries[path]  # a shape this version never writes: check the file again
-            self.dirty = True
             return None
-        size, mtime_ns, digest, diagnostics, deps = entry
+        size, mtime_ns, digest, diagnostics, deps, dep_stats = entry
         try:
             st = os.stat(path)
         except OSError:
@@ -93,18 +119,33 @@ class Cache:
             if current != digest:
                 return None
             # Same content, new stat: remember it so the next run stats only.
-            self.entries[path] = (*self._stat_key(st), digest, diagnostics, deps)
-            self.dirty = True
+            self.entries[path] = (*self._stat_key(st), digest, diagnostics, deps, dep_stats)
         for dep, dep_digest in deps.items():
-            if type(dep) is not str or type(dep_digest) is not str or self.current_hash(dep) != dep_digest:
+            if type(dep) is not str or type(dep_digest) is not str:
+                return None
+            if not self._unchanged_by_stat(dep, dep_stats.get(dep)) and self.current_hash(dep) != dep_digest:
                 return None
         try:
             decoded = [diagnostic_from_dict(d) for d in diagnostics]
         except (ValueError, KeyError, TypeError, IndexError, AttributeError):
             del self.entries[path]  # undecodable: check the file again and store a good entry
-            self.dirty = True
             return None
         return FileResult(path=path, diagnostics=decoded, dependencies=dict(deps), parsed=False)
+
+    def _unchanged_by_stat(self, path: str, recorded: Any) -> bool:
+        """The dependency still has the stat it had when its digest was recorded: no need to
+        look at its own entry (in another shard, perhaps) nor at its content. Stat once per
+        run: the same modules are dependencies of many results."""
+        if type(recorded) is not tuple or len(recorded) != 2:
+            return False
+        now = self._stats.get(path, _UNSEEN)
+        if now is _UNSEEN:
+            try:
+                st = os.stat(path)
+                now = self._stats[path] = (st.st_size, st.st_mtime_ns)
+            except OSError:
+                now = self._stats[path] = None
+        return now == recorded
 
     def current_hash(self, path: str) -> str:
         """Content hash of a dependency now; "" when it is gone. Uses stored stats."""
@@ -139,63 +180,98 @@ class Cache:
             return  # an internal error or unreadable file must be retried next run
         key = self._stat_key_values(size, mtime_ns)
         diagnostics = [diagnostic_to_dict(d) for d in result.diagnostics]
-        self.entries[result.path] = (*key, digest, diagnostics, dict(result.dependencies))
+        deps = dict(result.dependencies)
+        dep_stats = {}
+        for dep, dep_digest in deps.items():
+            known = self._stat_of_content(dep) if dep_digest else None
+            if known is not None and known[1] == dep_digest:
+                dep_stats[dep] = known[0]
+        self.entries[result.path] = (*key, digest, diagnostics, deps, dep_stats)
         self._hashes[result.path] = digest
-        self.dirty = True
+
+    def _stat_of_content(self, path: str) -> tuple[tuple[int, int], str] | None:
+        """A (size, mtime_ns) of `path` and the digest of the content that stat belongs to,
+        or None when the stat cannot vouch for it (too recent to be told from a second edit
+        in the same tick). The stat is taken first: content read after it is at least as
+        new, and if it is newer it has another mtime, so the pair never vouches for it."""
+        if path in self._stat_digests:
+            return self._stat_digests[path]
+        known = None
+        try:
+            st = os.stat(path)
+        except OSError:
+            st = None
+        if st is not None and time.time_ns() - st.st_mtime_ns >= _RACY_NS:
+            stat = (st.st_size, st.st_mtime_ns)
+            entry = self.entries.get(path)  # checked this run or before: its digest, unread
+            if entry is not None and _valid_entry(entry) and tuple(entry[:2]) == stat:
+                known = (stat, entry[2])
+            else:
+                try:
+                    with open(path, "rb") as fh:
+                        known = (stat, content_hash(fh.read()))
+                except OSError:
+                    known = None
+        self._stat_digests[path] = known
+        return known
 
     def forget_missing(self, roots: list[str], seen: set[str]) -> None:
-        """Drop entries below the walked `roots` that the walk no longer found."""
+        """Drop entries below the walked `roots` that the walk no longer found. Only shards
+        the run loaded are looked at: a run that walked a directory loaded the shard of every
+        file it found, so what is left elsewhere is only ever found by a later walk."""
         prefixes = tuple(r.rstrip(os.sep) + os.sep for r in roots)
-        stale = [p for p in self.entries if not isinstance(p, str) or (p.startswith(prefixes) and p not in seen)]
-        for path in stale:
-            del self.entries[path]
-        self.dirty = self.dirty or bool(stale)
+        self.entries.forget(lambda p: p.startswith(prefixes) and p not in seen)
 
     def save(self) -> None:
-        """Write the index atomically. Failing to write a cache is never an error."""
-        if not self.dirty:
-            return
-        payload = {"magic": _MAGIC, "fingerprint": self.fingerprint, "entries": self.entries}
-        try:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            _mark_cache_dir(self.directory)
-            fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".tmp-", suffix=".index")
+        """Write the changed shards atomically. Failing to write a cache is never an error."""
+        for shard in sorted(self.entries.changed):
+            payload = {
+                "magic": _MAGIC,
+                "fingerprint": self.fingerprint,
+                "shard": shard,
+                "entries": self.entries.loaded[shard],
+            }
             try:
-                data = marshal.dumps(payload)
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(_HEADER + hashlib.sha256(data).digest() + data)
-                os.replace(tmp, self.file)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
-        except (OSError, ValueError):
-            return
-        self.dirty = False
+                self.shards.mkdir(parents=True, exist_ok=True)
+                _mark_cache_dir(self.directory)
+                fd, tmp = tempfile.mkstemp(dir=self.shards, prefix=".tmp-", suffix=".index")
+                try:
+                    data = marshal.dumps(payload)
+                    with os.fdopen(fd, "wb") as fh:
+                        fh.write(_HEADER + hashlib.sha256(data).digest() + data)
+                    os.replace(tmp, self.shards / f"{shard:02x}.index")
+                except BaseException:
+                    with contextlib.suppress(OSError):
+                        os.unlink(tmp)
+                    raise
+            except (OSError, ValueError):
+                return
+            self.entries.changed.discard(shard)
 
-    def _load(self) -> None:
+    def load_shard(self, shard: int) -> dict[str, tuple]:
         try:
-            with open(self.file, "rb") as fh:
+            with open(self.shards / f"{shard:02x}.index", "rb") as fh:
                 raw = fh.read()
         except OSError:
-            return
+            return {}
         digest, data = raw[len(_HEADER) : len(_HEADER) + _DIGEST_SIZE], raw[len(_HEADER) + _DIGEST_SIZE :]
         if not raw.startswith(_HEADER) or hashlib.sha256(data).digest() != digest:
-            return  # cut short, corrupted, or written by another format
+            return {}  # cut short, corrupted, or written by another format
         try:
             payload = marshal.loads(data)
         except (EOFError, ValueError, TypeError):
-            return
+            return {}
         if (
             not isinstance(payload, dict)
             or payload.get("magic") != _MAGIC
             or payload.get("fingerprint") != self.fingerprint
+            or payload.get("shard") != shard
             or not isinstance(payload.get("entries"), dict)
         ):
-            return
+            return {}
         # Entries are checked when looked up, not here: a run that checks one file must not
-        # pay for validating the whole repository's index.
-        self.entries = payload["entries"]
+        # pay for validating the whole shard.
+        return payload["entries"]
 
     def _stat_key(self, st: os.stat_result) -> tuple[int, int]:
         return self._stat_key_values(st.st_size, st.st_mtime_ns)
@@ -207,18 +283,85 @@ class Cache:
         return (size, mtime_ns)
 
 
+def shard_of(path: str) -> int:
+    """The shard of `path`: by its directory, so neighbours (what a result usually depends
+    on) share one."""
+    return zlib.crc32(path[: path.rfind(os.sep)].encode("utf-8", "surrogatepass")) % _SHARDS
+
+
+class _ShardedEntries(MutableMapping):
+    """Path -> entry over the shards, each loaded the first time one of its paths is asked
+    about; remembers which shards changed. A key that is not a path of its shard (never
+    written by this version) is never found by a lookup nor listed."""
+
+    def __init__(self, cache: Cache):
+        self._cache = cache
+        self.loaded: dict[int, dict[str, tuple]] = {}
+        self.changed: set[int] = set()
+
+    def _shard(self, path: str) -> tuple[int, dict[str, tuple]]:
+        if type(path) is not str:
+            raise KeyError(path)
+        shard = shard_of(path)
+        entries = self.loaded.get(shard)
+        if entries is None:
+            entries = self.loaded[shard] = self._cache.load_shard(shard)
+        return shard, entries
+
+    def get(self, path: str, default: Any = None) -> Any:  # the warm run's hot path
+        return self._shard(path)[1].get(path, default)
+
+    def __getitem__(self, path: str) -> tuple:
+        return self._shard(path)[1][path]
+
+    def __setitem__(self, path: str, entry: tuple) -> None:
+        shard, entries = self._shard(path)
+        entries[path] = entry
+        self.changed.add(shard)
+
+    def __delitem__(self, path: str) -> None:
+        shard, entries = self._shard(path)
+        del entries[path]
+        self.changed.add(shard)
+
+    def forget(self, stale) -> None:
+        """Drop, from the loaded shards, the paths `stale(path)` says are gone (and keys that
+        are no path at all)."""
+        for shard, entries in self.loaded.items():
+            gone = [p for p in entries if type(p) is not str or stale(p)]
+            for p in gone:
+                del entries[p]
+            if gone:
+                self.changed.add(shard)
+
+    def __iter__(self) -> Iterator[str]:
+        for shard in range(_SHARDS):
+            self._shard_entries(shard)
+        return iter(
+            [p for shard in sorted(self.loaded) for p in self.loaded[shard] if type(p) is str and shard_of(p) == shard]
+        )
+
+    def _shard_entries(self, shard: int) -> None:
+        if shard not in self.loaded:
+            self.loaded[shard] = self._cache.load_shard(shard)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 def _valid_entry(entry: Any) -> bool:
-    """The shape of `(size, mtime_ns, sha256, diagnostics, dependencies)`, checked on every
-    lookup of a warm run (so: cheap). The diagnostics' own values are checked when they are
-    decoded, the dependencies' when `lookup` compares them."""
+    """The shape of `(size, mtime_ns, sha256, diagnostics, dependencies, dependency stats)`,
+    checked on every lookup of a warm run (so: cheap). The diagnostics' own values are
+    checked when they are decoded, the dependencies' when `lookup` compares them."""
     return (
         type(entry) is tuple
-        and len(entry) == 5
+        and len(entry) == 6
         and type(entry[0]) is int
         and type(entry[1]) is int
         and type(entry[2]) is str
         and type(entry[3]) is list
         and type(entry[4]) is dict
+        and type(entry[5]) is dict
     )
 
 

@@ -153,7 +153,8 @@ def _check_source(
     if not active and not parse_anyway and not wants_noqa_check and not parse_only:
         return result
 
-    lines = LineIndex(text)
+    # Only rules and noqa findings need row/column maps; a file parsed for QL001 alone does not.
+    lines = LineIndex(text) if active or wants_noqa_check else None
     diagnostics: list[Diagnostic] = []
     failed: set[str] = set()  # rules that crashed: their noqa comments cannot be judged
     if active or parse_anyway or parse_only:
@@ -162,13 +163,14 @@ def _check_source(
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             # ValueError: NUL bytes (older Pythons); RecursionError/MemoryError: absurd nesting.
             if reports_ql001(settings, path, text):
-                failure = describe_parse_failure(exc, text, lines)
+                failure = describe_parse_failure(exc, text, lines or LineIndex(text))
                 result.diagnostics.append(syntax_error(path, failure.message, failure.row, failure.col, failure.help))
             return result
         result.parsed = True
     if active:
         project = project or ProjectIndex.for_path(path)
         project.begin_check()
+        assert lines is not None
         ctx = FileContext(
             path=path,
             text=text,
@@ -200,7 +202,7 @@ def _check_source(
     if wants_noqa_check:
         # Every enabled rule counts as judged: one whose triggers are absent has no findings.
         judged = codes - failed
-        kept += unused_noqa(path, sup, judged, unused_noqa_rule, lines)
+        kept += unused_noqa(path, sup, judged, unused_noqa_rule, lines or LineIndex(text))
     result.diagnostics.extend(kept)
     return result
 

@@ -80,6 +80,7 @@ class Registry:
         self._origins: dict[str, Origin] = {}
         self._loaded: dict[str, type[Rule]] = {}  # built-in classes imported one by one
         self._manifest: dict[str, tuple[str, RuleFacts]] | None = None
+        self._engine_rules: dict[EngineReport, type[Rule]] = {}  # only while the manifest answers
 
     def _by_manifest(self) -> dict[str, tuple[str, RuleFacts]] | None:
         """Code -> (spec, facts) of the built-in rules, when no plugin is installed and every
@@ -152,10 +153,17 @@ class Registry:
         return self.rule_class(code) if code is not None else None
 
     def engine_rule(self, report: EngineReport) -> type[Rule]:
-        """The rule whose findings the engine makes itself (the parse-error rule, ...)."""
+        """The rule whose findings the engine makes itself (the parse-error rule, ...).
+        Asked twice per file checked: remembered while the manifest (which cannot change
+        within a process) answers, so a run does not rebuild the facts per file."""
+        known = self._engine_rules.get(report)
+        if known is not None and self._by_manifest() is not None:
+            return known
         code = next(code for code, facts in self.facts().items() if facts.engine_report == report.name)
         cls = self.rule_class(code)
         assert cls is not None
+        if self._by_manifest() is not None:
+            self._engine_rules[report] = cls
         return cls
 
     def url(self, code: str, default: str) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from qlint import cache as cache_mod
-from qlint.cache import Cache, diagnostic_from_dict, diagnostic_to_dict
+from qlint.cache import Cache, diagnostic_from_dict, diagnostic_to_dict, shard_of
 from qlint.diagnostic import (
     Applicability,
     Diagnostic,
@@ -184,7 +185,7 @@ def test_corrupt_index_is_ignored(tmp_path, garbage):
     c = Cache(tmp_path / "cache", "fp")
     stored(c, f)
     c.save()
-    c.file.write_bytes(garbage)
+    c.shard_file(str(f)).write_bytes(garbage)
     c2 = Cache(tmp_path / "cache", "fp")
     assert c2.lookup(str(f)) is None
     stored(c2, f)
@@ -197,18 +198,19 @@ def test_structurally_wrong_index_is_ignored(tmp_path):
 
     f = old_file(tmp_path / "a.py", "x\n")
     c = Cache(tmp_path / "cache", "fp")
-    c.file.parent.mkdir(parents=True)
+    c.shard_file(str(f)).parent.mkdir(parents=True)
     bad = {"magic": "qlint-cache-1", "fingerprint": "fp", "entries": {str(f): ("not", "an", "entry")}}
-    c.file.write_bytes(marshal.dumps(bad))
+    c.shard_file(str(f)).write_bytes(marshal.dumps(bad))
     assert Cache(tmp_path / "cache", "fp").lookup(str(f)) is None
 
 
 @pytest.mark.parametrize(
     "entry",
     [
-        lambda e: (*e[:3], ["not a diagnostic"], e[4]),
-        lambda e: (*e[:4], {3: "digest"}),
-        lambda e: (*e[:4], {"/some/dep.py": 3}),
+        lambda e: (*e[:3], ["not a diagnostic"], *e[4:]),
+        lambda e: (*e[:4], {3: "digest"}, e[5]),
+        lambda e: (*e[:4], {"/some/dep.py": 3}, e[5]),
+        lambda e: (*e[:4], {"/some/dep.py": "digest"}, {"/some/dep.py": "not a stat"}),
         lambda e: (str(e[0]), *e[1:]),
         lambda e: e[:4],
     ],
@@ -240,8 +242,8 @@ def test_save_is_atomic_and_marks_the_directory(tmp_path):
     c = Cache(tmp_path / "cache", "fp")
     stored(c, f)
     c.save()
-    files = sorted(p.name for p in c.file.parent.iterdir())
-    assert files == ["fp.index"]  # no temporary files left behind
+    files = sorted(p.name for p in c.shard_file(str(f)).parent.iterdir())
+    assert files == [c.shard_file(str(f)).name]  # no temporary files left behind
     assert (tmp_path / "cache" / ".gitignore").read_text().strip().endswith("*")
     assert (tmp_path / "cache" / "CACHEDIR.TAG").exists()
 
@@ -353,7 +355,7 @@ def _warm(tmp_path):
         old_file(tmp_path / f"m{i}.py", FIXABLE)
     s = settings(tmp_path)
     cold = run_check([str(tmp_path)], s, use_cache=True, jobs=1)
-    index = Cache.for_settings(s).file
+    index = Cache.for_settings(s).shard_file(str(tmp_path / "m0.py"))  # the directory's shard
     return s, cold, index
 
 
@@ -410,7 +412,7 @@ def test_an_entry_that_does_not_decode_is_a_miss_and_is_replaced(tmp_path, field
     for key in field[:-1]:
         target = target[key]
     target[field[-1]] = value
-    c.entries[path] = (*entry[:3], bad, entry[4])
+    c.entries[path] = (*entry[:3], bad, *entry[4:])
     c.dirty = True
     c.save()  # a well-formed index with a valid checksum: only decoding can tell
     assert Cache.for_settings(s).lookup(path) is None
@@ -426,13 +428,13 @@ def test_a_corrupt_cache_never_fails_the_cli(tmp_path, capsys):
         old_file(tmp_path / f"m{i}.py", FIXABLE)
     argv = ["check", "--output-format", "concise", "--cache-dir", str(tmp_path / "cache"), str(tmp_path)]
     assert main(argv) == 1
-    (index,) = (tmp_path / "cache").glob("*/*.index")
-    c = Cache(tmp_path / "cache", index.stem)
+    (index,) = (tmp_path / "cache").glob("*/*.results/*.index")
+    c = Cache(tmp_path / "cache", index.parent.name.removesuffix(".results"))
     path = str(tmp_path / "m0.py")
     entry = c.entries[path]
     bad = json.loads(json.dumps(entry[3]))
     bad[0]["fix"]["applicability"] = "bogus"  # what made every later run fail
-    c.entries[path] = (*entry[:3], bad, entry[4])
+    c.entries[path] = (*entry[:3], bad, *entry[4:])
     c.dirty = True
     c.save()
     capsys.readouterr()
@@ -440,3 +442,126 @@ def test_a_corrupt_cache_never_fails_the_cli(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert err == "" and code == 1
     assert out.count("QL101") == 3
+
+
+# ------------------------------------------------------------------ shards
+
+
+def _spread(tmp_path, n):
+    """Files in `n` directories with distinct shards."""
+    from qlint.cache import shard_of
+
+    files, shards = [], set()
+    i = 0
+    while len(files) < n:
+        d = tmp_path / f"d{i}"
+        i += 1
+        if shard_of(str(d / "m.py")) in shards:
+            continue
+        shards.add(shard_of(str(d / "m.py")))
+        d.mkdir()
+        files.append(old_file(d / "m.py", "x\n"))
+    return files
+
+
+def test_looking_up_one_file_loads_only_its_shard(tmp_path, monkeypatch):
+    files = _spread(tmp_path, 5)
+    c = Cache(tmp_path / "cache", "fp")
+    for f in files:
+        stored(c, f)
+    c.save()
+    assert len(list((tmp_path / "cache").rglob("*.index"))) == 5
+    read = []
+    real = Cache.load_shard
+    monkeypatch.setattr(Cache, "load_shard", lambda self, shard: read.append(shard) or real(self, shard))
+    again = Cache(tmp_path / "cache", "fp")
+    assert again.lookup(str(files[2])) is not None
+    assert read == [int(again.shard_file(str(files[2])).stem, 16)]
+
+
+def test_only_changed_shards_are_written(tmp_path):
+    files = _spread(tmp_path, 3)
+    c = Cache(tmp_path / "cache", "fp")
+    for f in files:
+        stored(c, f)
+    c.save()
+    before = {f: c.shard_file(str(f)).stat().st_mtime_ns for f in files}
+    again = Cache(tmp_path / "cache", "fp")
+    time.sleep(0.01)
+    files[1].write_text("y = 2\n")
+    os.utime(files[1], (time.time() - 10, time.time() - 10))
+    assert again.lookup(str(files[1])) is None and again.lookup(str(files[0])) is not None
+    stored(again, files[1])
+    again.save()
+    after = {f: again.shard_file(str(f)).stat().st_mtime_ns for f in files}
+    assert [before[f] == after[f] for f in files] == [True, False, True]
+    assert Cache(tmp_path / "cache", "fp").lookup(str(files[1])) is not None
+
+
+def test_a_dependency_in_another_shard_still_invalidates(tmp_path):
+    user, dep = _spread(tmp_path, 2)
+    c = Cache(tmp_path / "cache", "fp")
+    stored(c, dep)
+    result = FileResult(str(user), dependencies={str(dep): content_hash(dep.read_bytes())})
+    st = user.stat()
+    c.store(result, st.st_size, st.st_mtime_ns, content_hash(user.read_bytes()))
+    c.save()
+    assert Cache(tmp_path / "cache", "fp").lookup(str(user)) is not None
+    dep.write_text("changed = 1\n")
+    assert Cache(tmp_path / "cache", "fp").lookup(str(user)) is None
+
+
+def test_an_entry_in_the_wrong_shard_is_dropped(tmp_path):
+    import marshal
+
+    from qlint.cache import _HEADER, _MAGIC
+
+    a, b = _spread(tmp_path, 2)
+    c = Cache(tmp_path / "cache", "fp")
+    stored(c, a)
+    stored(c, b)
+    c.save()
+    # b's entry copied into a's shard (with a valid checksum): never served from there
+    target = c.shard_file(str(a))
+    shard = int(target.stem, 16)
+    entries = {str(a): c.entries[str(a)], str(b) + "x": c.entries[str(b)]}
+    data = marshal.dumps({"magic": _MAGIC, "fingerprint": "fp", "shard": shard, "entries": entries})
+    target.write_bytes(_HEADER + hashlib.sha256(data).digest() + data)
+    again = Cache(tmp_path / "cache", "fp")
+    assert sorted(again.entries) == sorted([str(a), str(b)])
+
+
+def _stored_with_dependency(c, user, dep):
+    result = FileResult(str(user), dependencies={str(dep): content_hash(dep.read_bytes())})
+    st = user.stat()
+    c.store(result, st.st_size, st.st_mtime_ns, content_hash(user.read_bytes()))
+
+
+def test_an_unchanged_dependency_is_vouched_for_by_its_stat(tmp_path, monkeypatch):
+    """A result depending on modules all over the project (QL101's project scan) is served
+    from its own shard: its dependencies' stats were recorded with their digests."""
+    user, dep = _spread(tmp_path, 2)
+    c = Cache(tmp_path / "cache", "fp")
+    _stored_with_dependency(c, user, dep)
+    c.save()
+    read, hashed = [], []
+    real = Cache.load_shard
+    monkeypatch.setattr(Cache, "load_shard", lambda self, shard: read.append(shard) or real(self, shard))
+    monkeypatch.setattr(cache_mod, "content_hash", lambda data: hashed.append(data) or content_hash(data))
+    again = Cache(tmp_path / "cache", "fp")
+    assert again.lookup(str(user)) is not None
+    assert read == [shard_of(str(user))] and hashed == []
+
+
+def test_a_dependency_too_recent_to_vouch_for_is_compared_by_content(tmp_path):
+    user, dep = _spread(tmp_path, 2)
+    dep.write_text("x = 1\n")  # modified just now: its stat cannot tell a second edit apart
+    c = Cache(tmp_path / "cache", "fp")
+    _stored_with_dependency(c, user, dep)
+    assert c.entries[str(user)][5] == {}
+    c.save()
+    assert Cache(tmp_path / "cache", "fp").lookup(str(user)) is not None
+    mtime = dep.stat().st_mtime_ns
+    dep.write_text("x = 2\n")  # same size, and the same mtime
+    os.utime(dep, ns=(mtime, mtime))
+    assert Cache(tmp_path / "cache", "fp").lookup(str(user)) is None

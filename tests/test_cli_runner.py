@@ -170,12 +170,83 @@ def test_run_fix_in_parallel(tmp_path):
     assert all("noqa" not in p.read_text() for p in src.iterdir())
 
 
-def test_chunks_put_big_files_first_and_cover_everything(tmp_path):
+def test_chunks_keep_neighbours_together_heaviest_first_and_cover_everything(tmp_path):
+    """Files of one package share the modules they import: one worker should read those."""
     paths = []
-    for i, size in enumerate([10, 5000, 20, 300, 1]):
-        p = tmp_path / f"f{i}.py"
-        p.write_text("x" * size)
-        paths.append(str(p))
-    chunks = runner._chunks(paths, 2)
-    assert chunks[0] == [str(tmp_path / "f1.py")]
+    for package in ("a", "b"):
+        (tmp_path / package).mkdir()
+        for i in range(48):
+            p = tmp_path / package / f"m{i:02}.py"
+            p.write_text("x" * (1000 if (package, i) == ("b", 5) else 100))
+            paths.append(str(p))
+    chunks = runner._chunks(list(reversed(paths)), 2)
     assert sorted(p for c in chunks for p in c) == sorted(paths)
+    assert str(tmp_path / "b" / "m05.py") in chunks[0]
+    assert sum(len({os.path.dirname(p) for p in chunk}) > 1 for chunk in chunks) <= 1  # where a meets b
+    assert max(map(len, chunks)) > 1 and len(chunks[-1]) == 1  # the tail is cut finer
+
+
+def test_a_batch_frees_each_files_cycles_without_rescanning_what_it_keeps():
+    """Between files only young collections run: they free the cycles a check left behind,
+    and what the run keeps on purpose is not rescanned by older collections; nor is it
+    rescanned in one big collection when the batch ends."""
+    import gc
+    import weakref
+
+    class Node:
+        pass
+
+    kept: list = []  # what a run keeps on purpose (scopes of other modules, memos)
+    garbage: list = []
+
+    def work():  # as `engine._check_source`: its cycles are unreachable once it returns
+        a, b = Node(), Node()
+        a.other, b.other = b, a  # a cycle only the collector frees
+        garbage.append(weakref.ref(a))
+        kept.append([{"n": i} for i in range(20_000)])
+
+    def check(path, _settings):
+        from qlint.gc_pause import gc_paused
+
+        with gc_paused():
+            work()
+        return path
+
+    collections: list[int] = []
+
+    def watch(phase, info):
+        if phase == "start":
+            collections.append(info["generation"])
+
+    before = gc.get_threshold()
+    gc.callbacks.append(watch)
+    try:
+        assert len(list(runner._map(check, [f"f{i}" for i in range(100)], None, jobs=1))) == 100
+        for _ in range(5):  # what the defaults do right after the batch
+            [{"x": i} for i in range(2_000)]
+    finally:
+        gc.callbacks.remove(watch)
+    assert gc.get_threshold() == before
+    assert 0 in collections and not [g for g in collections if g > 0]
+    # The last files' cycles wait for the next collection, as any garbage does.
+    assert [i for i, ref in enumerate(garbage[:-3]) if ref() is not None] == []
+
+
+def test_a_run_the_cache_answers_imports_no_analysis(tmp_path):
+    """`qlint check FILE` after the file was checked: start-up is the whole run, so nothing
+    about parsing, scopes or module summaries is imported."""
+    src = tmp_path / "one.py"
+    src.write_text("import torch\nx = node.target == torch.ops.aten.add\n")
+    past = 1_600_000_000
+    os.utime(src, (past, past))
+    code = (
+        "import sys; from qlint.cli import main; "
+        "main(['check', '--exit-zero', '--cache-dir', sys.argv[2], sys.argv[1]]); "
+        "print(sorted(m for m in sys.modules if m.startswith(HEAVY)))"
+    )
+    heavy = ("qlint.analysis.names", "qlint.analysis.graphs", "qlint.summary_cache", "qlint.engine")
+    argv = [sys.executable, "-c", f"HEAVY = {heavy!r}; {code}", str(src), str(tmp_path / "cache")]
+    first = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, check=True)
+    assert "qlint.summary_cache" in first.stdout
+    out = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, check=True)
+    assert "QL101" in out.stdout and out.stdout.strip().endswith("[]"), out.stdout

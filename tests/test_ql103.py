@@ -184,3 +184,57 @@ def test_quantize_ops_imported_from_a_sibling_module(tmp_path):
     path = str(pkg / "fold.py")
     (d,) = ql103((pkg / "fold.py").read_text(), path=path)
     assert "`fold`" in d.message and d.range.start.row == 6
+
+
+def test_a_cached_finding_is_dropped_when_another_module_stops_folding(tmp_path):
+    """The finding depends on every module of the project (any may convert with
+    `fold_quantize=False`): the results cache must see them as its dependencies."""
+    import os
+
+    from qlint.config import Overrides, load_settings
+    from qlint.runner import run_check
+
+    pkg = write_package(
+        tmp_path,
+        "backend",
+        matchers=HEAD + MATCHER,
+        lowering="from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e\n\n\n"
+        "def lower(p):\n    return convert_pt2e(p)\n",
+    )
+    past = 1_600_000_000
+    for f in pkg.iterdir():
+        os.utime(f, (past, past))
+    (tmp_path / "pyproject.toml").write_text("[tool.qlint]\npreview = true\nselect = ['QL103']\n")
+    settings = load_settings([str(pkg)], overrides=Overrides(cache_dir=str(tmp_path / "cache")))
+
+    def found():
+        run = run_check([str(pkg)], settings, use_cache=True, jobs=1)
+        return run.cached, [d.code for r in run.results for d in r.diagnostics]
+
+    assert found() == (0, ["QL103"])
+    assert found() == (3, ["QL103"])
+    (pkg / "lowering.py").write_text(
+        "from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e\n\n\n"
+        "def lower(p):\n    return convert_pt2e(p, fold_quantize=False)\n"
+    )
+    assert found() == (1, [])  # __init__.py; lowering.py changed, matchers.py depends on it
+
+
+def test_an_unsaved_buffer_of_another_module_counts(tmp_path):
+    """The editor holds `lowering.py` with `fold_quantize=False`, unsaved: the matcher's
+    check reads the buffer, not the file (and no answer remembered from the file is reused)."""
+    from qlint.analysis.names.project import ProjectIndex
+    from qlint.config import Overrides, load_settings
+    from qlint.engine import check_source
+
+    lowering = "from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e\n\n\ndef lower(p):\n"
+    folding = lowering + "    return convert_pt2e(p)\n"
+    pkg = write_package(tmp_path, "backend", matchers=HEAD + MATCHER, lowering=folding)
+    settings = load_settings([str(pkg)], overrides=Overrides(preview=True, select=("QL103",)))
+    path = str(pkg / "matchers.py")
+    project = ProjectIndex()
+    assert [d.code for d in check_source((pkg / "matchers.py").read_text(), path, settings, project).diagnostics] == [
+        "QL103"
+    ]
+    project.update(str(pkg / "lowering.py"), lowering + "    return convert_pt2e(p, fold_quantize=False)\n")
+    assert check_source((pkg / "matchers.py").read_text(), path, settings, project).diagnostics == []

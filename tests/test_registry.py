@@ -374,3 +374,19 @@ def test_a_zip_on_sys_path_gets_the_full_scan(tmp_path, monkeypatch):
     assert registry._may_declare("qlint.rules")
     monkeypatch.setattr(sys, "path", [str(tmp_path)])
     assert not registry._may_declare("qlint.rules")
+
+
+def test_the_engine_rules_are_looked_up_once_not_per_file(monkeypatch):
+    """The engine asks for QL001's and QL002's classes for every file it checks: rebuilding
+    the facts of every rule each time cost 0.4 s of a run over ExecuTorch."""
+    from qlint.registry import Registry
+    from qlint.rules.base import EngineReport
+
+    reg = Registry(group=None)
+    calls = []
+    real = Registry.facts
+    monkeypatch.setattr(Registry, "facts", lambda self: calls.append(1) or real(self))
+    first = reg.engine_rule(EngineReport.PARSE_ERROR)
+    assert [reg.engine_rule(EngineReport.PARSE_ERROR) for _ in range(5)] == [first] * 5
+    assert reg.engine_rule(EngineReport.UNUSED_NOQA).code == "QL002"
+    assert first.code == "QL001" and len(calls) == 2

@@ -215,7 +215,7 @@ def test_a_check_reads_the_summary_of_an_imported_module_and_an_edit_recomputes(
     # A new process (no scope in memory) whose own result is not cached: helper.py's
     # summary is read, helper.py is not parsed as a whole.
     ProjectIndex._default = None
-    for index in (tmp_path / "cache").glob("*/*.index"):
+    for index in (tmp_path / "cache").rglob("*.index"):  # every shard of the results index
         index.unlink()
     whole_parses: list[str] = []
     real = ProjectIndex._parse

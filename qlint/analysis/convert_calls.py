@@ -16,6 +16,7 @@ import ast
 import os
 from dataclasses import dataclass
 
+from qlint.analysis.graphs import file_keys
 from qlint.analysis.names.project import import_root, module_name_for
 
 _NEEDLE = "convert_pt2e"
@@ -80,22 +81,34 @@ def project_dir(path: str) -> tuple[str, bool]:
 _CACHE: dict[str, tuple[tuple, list[ConvertCall]]] = {}
 
 
-def project_calls(path: str, text_of) -> list[ConvertCall]:
-    """Every `convert_pt2e(...)` call under the project directory of `path`.
-
-    `text_of(path)` reads a file (the project index's reader, so unsaved buffers count)."""
+def project_calls(path: str, project) -> list[ConvertCall]:
+    """Every `convert_pt2e(...)` call under the project directory of `path`, read through the
+    project index (unsaved buffers count). Every other module there decides the answer (one
+    that gains `fold_quantize=False` silences a finding): each is recorded as a dependency of
+    the check of `path`, for the results cache and the language server's dependents."""
     root, recursive = project_dir(path)
-    files = []
+    files = set()
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".")] if recursive else []
-        files.extend(os.path.join(dirpath, f) for f in filenames if f.endswith(".py"))
-    key = tuple(sorted((f, _mtime(f)) for f in files))
+        files.update(os.path.join(dirpath, f) for f in filenames if f.endswith(".py"))
+    inside = root + os.sep
+    files.update(
+        p
+        for p in project.overlay
+        if p.endswith(".py") and p.startswith(inside) and (recursive or os.sep not in p[len(inside) :])
+    )
+    keyed = [(f, file_keys.content_key(project, f)) for f in sorted(files)]
+    own = os.path.abspath(path)
+    for file, key in keyed:
+        if file != own:
+            project.record_read(path, file, file_keys.digest(project, file, key))
+    key = tuple(keyed)
     cached = _CACHE.get(root)
     if cached is not None and cached[0] == key:
         return cached[1]
     found: list[ConvertCall] = []
-    for file in sorted(files):
-        text = text_of(file)
+    for file, _ in keyed:
+        text = project.text(file)
         if not text or _NEEDLE not in text:
             continue
         try:
@@ -105,10 +118,3 @@ def project_calls(path: str, text_of) -> list[ConvertCall]:
         found.extend(calls_in(tree, file))
     _CACHE[root] = (key, found)
     return found
-
-
-def _mtime(path: str) -> int:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return 0

@@ -1,59 +1,24 @@
 """Content keys for facts about other modules that outlive one check (helpers, the project
 scan): a fact is reused only while every module it was read from has the key it had then.
 
-A module's key is its open buffer's text when the editor holds one (the project index's
-overlay), else its stat (mtime_ns, size); a module that is absent has the key None, so one
-created later changes it. The content hash each dependency is recorded with (for the
-results cache and the language server's dependents) is computed once per key.
+The keys and digests are the project index's own (`ProjectIndex.content_key`/`digest`, see
+`qlint.analysis.names.content_keys`): these helpers take the index the fact was read through.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
+from qlint.analysis.names.content_keys import remember_digest
 
-_DIGESTS: dict[str, tuple[tuple | None, str]] = {}
-_MAX = 100_000
+__all__ = ["Deps", "content_key", "digest", "record", "remember_digest", "still_valid"]
 
 
 def content_key(project, path: str) -> tuple | None:
-    text = project.overlay.get(os.path.abspath(path))
-    if text is not None:
-        return ("overlay", hash(text))
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size)
+    return project.content_key(path)
 
 
 def digest(project, path: str, key: tuple | None = None) -> str:
     """sha256 of the module as the project index sees it ("" when absent)."""
-    key = content_key(project, path) if key is None else key
-    known = _DIGESTS.get(path)
-    if known is not None and known[0] == key:
-        return known[1]
-    if key is None:
-        value = ""
-    elif key[0] == "overlay":
-        value = hashlib.sha256(project.overlay[os.path.abspath(path)].encode("utf-8", "surrogatepass")).hexdigest()
-    else:
-        try:
-            with open(path, "rb") as fh:
-                value = hashlib.sha256(fh.read()).hexdigest()
-        except OSError:
-            key, value = None, ""
-    if len(_DIGESTS) > _MAX:
-        _DIGESTS.clear()
-    _DIGESTS[path] = (key, value)
-    return value
-
-
-def remember_digest(path: str, key: tuple | None, value: str) -> None:
-    """A digest computed while reading the module for another reason (the project scan)."""
-    if len(_DIGESTS) > _MAX:
-        _DIGESTS.clear()
-    _DIGESTS[path] = (key, value)
+    return project.digest(path, key)
 
 
 Deps = tuple[tuple[str, "tuple | None"], ...]

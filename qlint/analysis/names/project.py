@@ -16,6 +16,7 @@ import hashlib
 import os
 from typing import Protocol
 
+from qlint.analysis.names import content_keys
 from qlint.analysis.names.import_paths import module_bases, resolved
 from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
 from qlint.analysis.names.scope import ModuleScope
@@ -91,6 +92,15 @@ class ProjectIndex:
     def dependents(self, path: str) -> set[str]:
         """Files whose last check read `path` (directly), as recorded by `module_scope`."""
         return set(self._users.get(os.path.abspath(path), ()))
+
+    def content_key(self, path: str) -> tuple | None:
+        """What identifies the module's content now (its buffer, else its stat; None: absent),
+        for everything that remembers facts about other modules (`content_keys`)."""
+        return content_keys.content_key(self.overlay, path)
+
+    def digest(self, path: str, key: tuple | None = None) -> str:
+        """sha256 of the module as this index sees it ("" when absent), hashed once per content."""
+        return content_keys.digest(self.overlay, path, key)
 
     def find_module(self, module: str, requester: str) -> str | None:
         # `module_bases`: the file's package root first, then namespace-package roots and
@@ -185,16 +195,10 @@ class ProjectIndex:
         return deps
 
     def _load(self, path: str) -> tuple[ModuleScope | None, str | None]:
-        if path in self.overlay:
-            text = self.overlay[path]
-            key: tuple = ("overlay", hash(text))
-        else:
-            try:
-                st = os.stat(path)
-            except OSError:
-                return None, None
-            key = (st.st_mtime_ns, st.st_size)
-            text = None
+        key = self.content_key(path)
+        if key is None:
+            return None, None
+        text = self.overlay.get(path)
         cached = self._scopes.get(path)
         if cached is not None and cached[0][0] == key:
             return cached[1], cached[0][1]
@@ -207,6 +211,7 @@ class ProjectIndex:
         except OSError:
             return None, None
         digest = hashlib.sha256(data).hexdigest()
+        content_keys.remember_digest(path, key, digest)
         module = module_name_for(path)
         store = self.store if text is None else None  # an unsaved buffer is never written down
         summary = store.get(path, digest, module) if store is not None else None
