@@ -98,6 +98,7 @@ def inserted_ops(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
         lambda scope, cls: Resolver(scope, ctx.project, ctx.optable, class_scope=cls),
         _NEEDLES,
         ctx.scope.path,
+        "ql102-insertions",
     )
     names = wrappers.find_helpers(ctx.scope, ctx.lines_containing, Resolver(ctx.scope, ctx.project, ctx.optable))
     lines = ctx.lines_containing(*_NEEDLES, *sorted(names)) | target_store_rows(ctx)
