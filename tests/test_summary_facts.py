@@ -284,3 +284,72 @@ def test_extra_sinks_name_another_fact(tmp_path, fresh_process):
 def test_summary_data_is_plain():
     assert plain({"a": [1, None, ("x", 2.0, True)]})
     assert not plain({"a": {1, 2}}) and not plain({1: "x"}) and not plain(marshal)
+
+
+# ------------------------------------------------------------------ QL201/QL202 class facts
+
+MODELS = """\
+import torch
+
+
+class EvalNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = torch.nn.BatchNorm2d(3)
+        self.eval()
+
+
+class Other(torch.nn.Module):
+    pass
+"""
+
+CAPTURE = """\
+import torch
+from torch.export import export
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+from pkg.models import EvalNet
+
+
+def quantize(quantizer):
+    m = EvalNet()
+    return prepare_pt2e(export(m, (torch.randn(1, 3, 4, 4),)).module(), quantizer)
+"""
+
+
+def test_class_modes_fact():
+    from qlint.analysis.flow.class_facts import CLASS_MODES
+    from qlint.analysis.names.scope import ModuleScope
+
+    tree = ast.parse(MODELS)
+    value = CLASS_MODES.compute(tree, ModuleScope.build(tree, "pkg.models", "/p/pkg/models.py"), MODELS)
+    assert plain(value)
+    assert CLASS_MODES.load("/p/pkg/models.py", None, marshal.loads(marshal.dumps(value))) == {
+        "EvalNet": True,
+        "Other": False,
+    }
+    with pytest.raises((TypeError, ValueError)):
+        CLASS_MODES.load("/p/pkg/models.py", None, {"EvalNet": ["yes"]})
+
+
+def test_a_class_of_another_module_starts_in_eval_mode_from_its_summary(tmp_path, fresh_process, monkeypatch):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    _old(pkg / "__init__.py", "")
+    _old(pkg / "models.py", MODELS)
+    _old(pkg / "capture.py", CAPTURE)
+    s = Settings(root=tmp_path, cache_dir=tmp_path / "cache", select=("QL201",))
+
+    def findings() -> list[tuple[str, int]]:
+        run = run_check([str(pkg / "capture.py")], s, use_cache=True, jobs=1)
+        return [(d.code, d.range.start.row) for r in run.results for d in r.diagnostics]
+
+    assert findings() == []  # `self.eval()` in `__init__`: captured in eval mode
+    ProjectIndex._default = None
+    for index in (tmp_path / "cache").glob("*/*.index"):
+        index.unlink()
+    parsed = _parses(monkeypatch)
+    assert findings() == []
+    assert str(pkg / "models.py") not in parsed and str(pkg / "capture.py") in parsed
+    # Without the switch the model is captured in train mode; the cached result is dropped.
+    _old(pkg / "models.py", MODELS.replace("        self.eval()\n", ""))
+    assert findings() == [("QL201", 9)]

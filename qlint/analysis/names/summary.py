@@ -223,15 +223,17 @@ class _StatementSource:
         if lines is None or last > len(lines):
             return None
         chunk = "".join(lines[first - 1 : last])
-        shift = 0
-        if chunk[:1] in (" ", "\t", "\f"):
-            chunk, shift = "if 1:\n" + chunk, 1  # keeps the statement's own columns
+        nested = chunk[:1] in (" ", "\t", "\f")
+        if nested and first < 2:
+            return None  # no line above for the `if 1:` (the module would not parse either)
+        # Blank lines put the statement on its own rows (cheaper than renumbering every node
+        # after the parse); a nested one goes in an `if 1:` to keep its own columns.
+        source = "\n" * (first - 2) + "if 1:\n" + chunk if nested else "\n" * (first - 1) + chunk
         try:
-            tree = ast.parse(chunk, filename=self.path)
+            tree = ast.parse(source, filename=self.path)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
-        body = tree.body[0].body if shift and tree.body and isinstance(tree.body[0], ast.If) else tree.body
-        ast.increment_lineno(tree, first - 1 - shift)
+        body = tree.body[0].body if nested and tree.body and isinstance(tree.body[0], ast.If) else tree.body
         return next((s for s in body if s.lineno == line and s.col_offset == col), None)
 
     def _source_lines(self) -> list[str] | None:
