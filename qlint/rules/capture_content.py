@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.model_flow import PARAM, STORED, Capture, FunctionFlow, caller_facts
+from qlint.rules.model_bindings import binding_ends, live
 
 _NAMED = 2  # models named in one message; more is noise
 
@@ -73,14 +74,37 @@ def _changed_after_build(cap: Capture, flows: list[FunctionFlow], builds: list) 
     """A model given parts or hooks after it was built (`model.fc = head`, `model[0] = ...`,
     `setattr(model, ...)`) may hold more than its class says. Read in the functions that build
     it or capture it, for the names it is bound to there."""
+    points = {id(cap.call)}
+    for origin in {*cap.origins, *(f.origin for f in cap.modes if f.origin is not None)}:
+        if origin.kind in (PARAM, STORED):
+            points.update(id(call) for call, _ in caller_facts(flows, origin.node, origin.index) or ())
+    holder = next((fn for fn in flows if any(c is cap for c in fn.captures)), None)
+    captured = cap.model.id if holder is not None and isinstance(cap.model, ast.Name) else None
+    return changed_after_build(flows, builds, frozenset(points), holder, captured)
+
+
+def changed_after_build(
+    flows, builds: list, points: frozenset[int], holder: FunctionFlow | None = None, captured: str | None = None
+) -> bool:
+    """The same for any capture point: `points` are the ids of the calls that take the graph
+    (the capture, or the call handing the model to the helper that captures it), `captured`
+    the name the model has there, in the body `holder`."""
     calls = {id(b.call) for b in builds}
     for fn in flows:
-        names = {cap.model.id} if any(c is cap for c in fn.captures) and isinstance(cap.model, ast.Name) else set()
+        name = captured if fn is holder else None
+        names = {name} if name else set()
         own = list(_own_nodes(fn.node))
+        start = None
         for node in own:
             if isinstance(node, ast.Assign) and any(id(n) in calls for n in ast.walk(node.value)):
                 names.update(t.id for t in node.targets if isinstance(t, ast.Name))
-        if names and _changed_in(own, names, flows, 0):
+                start = node.lineno if start is None else min(start, node.lineno)
+        if not names:
+            continue
+        # Where the model was built here, a name rebound to another object (`m = ep.module()`)
+        # or copied for the capture no longer holds it afterwards.
+        ends = binding_ends(fn.node, names, name, start, points) if start is not None else {}
+        if _changed_in(own, names, flows, 0, ends):
             return True
     return False
 
@@ -93,15 +117,25 @@ _READS = frozenset(
 )
 
 
-def _changed_in(nodes: list[ast.AST], names: set[str], flows: list[FunctionFlow], depth: int) -> bool:
+def _changed_in(
+    nodes: list[ast.AST], names: set[str], flows: list[FunctionFlow], depth: int, ends: dict[str, int] | None = None
+) -> bool:
     """Parts or hooks given here to a model bound to `names`, or the model handed to a call
     that may give it some (`swap_linears(model)`): a helper of the module is read for its
-    parameters in turn; anything else may do anything."""
-    if any(_changes(node, names) for node in nodes):
+    parameters in turn; anything else may do anything. `ends`: the last line at which a name
+    holds the model (`model_bindings`)."""
+
+    def holding(node: ast.AST) -> set[str]:
+        return live(names, ends, getattr(node, "lineno", 0)) if ends else names
+
+    if any(_changes(node, holding(node)) for node in nodes):
         return True
     helpers = {id(c.call): c.callee for fn in flows for c in fn.calls}
     for node in nodes:
-        if not isinstance(node, ast.Call) or not any(_root(a) in names for a in _arguments(node)):
+        if not isinstance(node, ast.Call):
+            continue
+        held = holding(node)
+        if not any(_root(a) in held for a in _arguments(node)):
             continue
         parts = node.func
         last = parts.attr if isinstance(parts, ast.Attribute) else parts.id if isinstance(parts, ast.Name) else ""
@@ -110,7 +144,7 @@ def _changed_in(nodes: list[ast.AST], names: set[str], flows: list[FunctionFlow]
         callee = helpers.get(id(node))
         if callee is None or depth >= 3 or not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return True
-        if _changed_in(list(_own_nodes(callee)), _receivers(node, callee, names), flows, depth + 1):
+        if _changed_in(list(_own_nodes(callee)), _receivers(node, callee, held), flows, depth + 1):
             return True
     return False
 
