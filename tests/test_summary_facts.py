@@ -353,3 +353,28 @@ def test_a_class_of_another_module_starts_in_eval_mode_from_its_summary(tmp_path
     # Without the switch the model is captured in train mode; the cached result is dropped.
     _old(pkg / "models.py", MODELS.replace("        self.eval()\n", ""))
     assert findings() == [("QL201", 9)]
+
+
+def test_sinks_with_the_same_names_at_other_positions_share_no_answer(tmp_path, fresh_process):
+    """What a helper forwards is remembered per process: per sink kind, not per sink text."""
+    from tests.conftest import write_package
+
+    pkg = write_package(
+        tmp_path,
+        "pkg3",
+        helpers="def check(m, ops):\n    assert_ops(m, ops)\n",
+        test_user=(
+            "import torch\nfrom pkg3.helpers import check\n\n"
+            "def test(m):\n    check(m, [torch.ops.aten.relu])\n    m.expected_node = 1\n"
+        ),
+    )
+    user = str(pkg / "test_user.py")
+    base = dict(root=tmp_path, select=("QL101",))
+
+    def rows(spec: str) -> list[int]:
+        options = (("QL101", (("extra-sinks", [spec]),)),)
+        run = run_check([user], Settings(**base, rule_options=options), use_cache=False, jobs=1)
+        return [d.range.start.row for r in run.results for d in r.diagnostics]
+
+    assert rows("assert_ops:0") == []  # `m` reaches the sink, the ops do not
+    assert rows("assert_ops:1") == [5]

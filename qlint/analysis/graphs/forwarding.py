@@ -147,7 +147,7 @@ class Forwarding:
             if self._trails:
                 self._trails[-1].extend(self._params[key][2])
             return self._params[key][1]
-        shared = _SHARED.get((key, self.needles))
+        shared = _SHARED.get((key, self.fact.key))
         fresh = shared is not None and self._valid(shared[2])
         if fresh and (shared[0] is func or isinstance(func, RemoteFunction)):
             # Another module's function (its scope is cached by the project index): read once
@@ -192,7 +192,7 @@ class Forwarding:
             if len(_SHARED) > 50_000:
                 _SHARED.clear()
             own = (scope.path, self._key(scope.path) if self._project is not None else None)
-            _SHARED[(key, self.needles)] = (func, result, (*trail, own))
+            _SHARED[(key, self.fact.key)] = (func, result, (*trail, own))
         return result
 
     def _remote_params(self, func: RemoteFunction, scope: RemoteModule, class_scope, depth: int) -> set[str]:
@@ -242,7 +242,7 @@ class Forwarding:
                 continue
             # Files of one project import the same names over and over: whether a name is a
             # helper is remembered per import root (briefly, as for the texts it depends on).
-            key = (full, root, self.needles)
+            key = (full, root, self.fact.key)
             known = _IMPORTED.get(key)
             self._project = resolver.project
             if known is not None and self._valid(known[1]):
@@ -274,7 +274,7 @@ class Forwarding:
         head = None if local else scope.imports.get(parts[0])
         if head is None:
             return frozenset(self._inherited_helpers(resolver, scope, base, 0))
-        key = ("base", ".".join([head, *parts[1:]]), _import_root(scope.path), self.needles)
+        key = ("base", ".".join([head, *parts[1:]]), _import_root(scope.path), self.fact.key)
         known = _IMPORTED.get(key)
         if known is not None and self._valid(known[1]):
             self._replay(known[1])
