@@ -14,7 +14,7 @@ import pytest
 from qlint.analysis.graphs.forwarding_facts import ForwardingFact, RemoteFunction
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.summary import ModuleSummary, _LazyTable
-from qlint.analysis.names.summary_facts import SummaryFact, plain
+from qlint.analysis.names.summary_facts import plain
 from qlint.runner import run_check
 from qlint.settings import Settings
 from qlint.summary_cache import SummaryStore
@@ -209,7 +209,7 @@ def test_a_module_without_the_sinks_text_holds_no_helper():
     assert fact.compute(tree, ModuleScope.build(tree, "m", "/p/m.py"), text) is None
 
 
-class _Names(SummaryFact):
+class _Names:
     """A fact registered after modules were summarised."""
 
     key = "test-names/1"

@@ -13,12 +13,11 @@ from typing import Any
 
 from qlint.analysis.flow.model_apis import init_sets_eval
 from qlint.analysis.flow.model_classes import ModelClass
-from qlint.analysis.names.summary_facts import SummaryFact
 
 _VERSION = 1
 
 
-class ClassModes(SummaryFact):
+class ClassModes:  # a SummaryFact
     key = f"class-modes/{_VERSION}"
 
     def compute(self, tree: ast.Module, scope, text: str) -> Any:

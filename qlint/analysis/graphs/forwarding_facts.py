@@ -28,7 +28,6 @@ from typing import Any
 
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
-from qlint.analysis.names.summary_facts import SummaryFact
 
 _VERSION = 1
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -80,7 +79,7 @@ class _NoProject:
 _NO_PROJECT = _NoProject()
 
 
-class ForwardingFact(SummaryFact):
+class ForwardingFact:  # a SummaryFact
     def __init__(
         self,
         key: str,

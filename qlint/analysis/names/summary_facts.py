@@ -11,7 +11,8 @@ module's tree.
 
 Adding a fact (e.g. "which imported functions this module calls with which model"):
 
-1. Subclass `SummaryFact` in the analysis module that needs it:
+1. Write a class with what the `SummaryFact` protocol asks, in the analysis module that needs
+   it (no subclassing: analysis classes are not split across modules):
    - `key`: a string naming the fact and everything its value depends on besides the
      module's content: the format version and any rule option (QL101's sinks). Two facts
      with one key must compute the same value.
@@ -20,7 +21,7 @@ Adding a fact (e.g. "which imported functions this module calls with which model
      never run code. It may read this module alone: never another module (its summary is
      dropped when this module changes, not when another one does). Keep it small: it is
      read by every check that imports the module.
-   - `load(path, summary, value)`: the in-memory form rules use (default: the value itself).
+   - `load(path, summary, value)`: the in-memory form rules use.
      It raises TypeError/ValueError/KeyError on data it would not have written (a damaged
      or older store): the fact is then computed again, from a fresh parse.
 2. Ask `ProjectIndex.module_fact(module, requester, fact)` (or `fact_at(path, fact)` when
@@ -35,17 +36,17 @@ Adding a fact (e.g. "which imported functions this module calls with which model
 from __future__ import annotations
 
 import ast
-from typing import Any
+from typing import Any, Protocol
 
 
-class SummaryFact:
-    key: str = ""
+class SummaryFact(Protocol):
+    """What the project index asks of a fact (implement it, do not derive from it)."""
 
-    def compute(self, tree: ast.Module, scope, text: str) -> Any:
-        raise NotImplementedError
+    key: str
 
-    def load(self, path: str, summary, value: Any) -> Any:
-        return value
+    def compute(self, tree: ast.Module, scope, text: str) -> Any: ...
+
+    def load(self, path: str, summary, value: Any) -> Any: ...
 
 
 _PLAIN = (str, int, float, bool, type(None))
