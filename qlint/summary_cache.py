@@ -26,8 +26,8 @@ from qlint import __version__
 from qlint.analysis.names.summary import ModuleSummary
 from qlint.settings import Settings
 
-_MAGIC = "qlint-summary-1"
-_HEADER = b"qlint-summary-1\n"
+_MAGIC = "qlint-summary-2"
+_HEADER = b"qlint-summary-2\n"
 _DIGEST_SIZE = 32
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from qlint import summary_cache
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.scope import ModuleScope, same_tree
 from qlint.analysis.names.summary import ModuleSummary
@@ -103,7 +104,8 @@ def test_only_the_statements_asked_for_are_parsed(monkeypatch):
     _, lazy = _summarised("import torch\n" + body + "OPS = [torch.ops.aten.add]\n")
     parsed: list[int] = []
     real_parse = ast.parse
-    monkeypatch.setattr(ast, "parse", lambda src, *a, **k: parsed.append(len(src)) or real_parse(src, *a, **k))
+    # Blank lines before a statement put it on its rows: only the rest is parsed text.
+    monkeypatch.setattr(ast, "parse", lambda src, *a, **k: parsed.append(len(src.strip())) or real_parse(src, *a, **k))
     assert "f150" in lazy.functions and "nope" not in lazy.functions and lazy.unique("nope") is None
     assert parsed == []  # names alone come from the summary
     assert lazy.functions["f150"].name == "f150" and lazy.unique("OPS") is not None
@@ -154,14 +156,14 @@ def test_a_damaged_summary_is_a_miss(tmp_path):
     # A well-formed file with a valid checksum whose summary is not one: still a miss.
     import hashlib
 
-    header = b"qlint-summary-1\n"
+    header, magic = summary_cache._HEADER, summary_cache._MAGIC
     for bad in ({"module": 3}, {"digest": "d1", "module": "pkg.mod", "broken": False, "imports": {}, "imported": []}):
-        payload = marshal.dumps({"magic": "qlint-summary-1", "path": "/p/pkg/mod.py", "summary": bad})
+        payload = marshal.dumps({"magic": magic, "path": "/p/pkg/mod.py", "summary": bad})
         file.write_bytes(header + hashlib.sha256(payload).digest() + payload)
         assert store.get("/p/pkg/mod.py", "d1", "pkg.mod") is None
     data = _summary().to_data()
     data["functions"] = {"f": [5, 2, 9, 0]}  # a location that cannot be
-    payload = marshal.dumps({"magic": "qlint-summary-1", "path": "/p/pkg/mod.py", "summary": data})
+    payload = marshal.dumps({"magic": magic, "path": "/p/pkg/mod.py", "summary": data})
     file.write_bytes(header + hashlib.sha256(payload).digest() + payload)
     assert store.get("/p/pkg/mod.py", "d1", "pkg.mod") is None
 

@@ -8,6 +8,7 @@ a node target are flagged: eager calls of packets are far more common and fine.
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 import re
 from collections.abc import Iterator
@@ -91,6 +92,7 @@ class PacketMatcher(Rule):
             lambda scope, cls: Resolver(scope, ctx.project, ctx.optable, class_scope=cls),
             sink_needles(sinks),
             ctx.scope.path,
+            _sinks_key(sinks),
         )
         helpers = forwarding.find_helpers(
             ctx.scope, ctx.lines_containing, Resolver(ctx.scope, ctx.project, ctx.optable)
@@ -224,6 +226,12 @@ def _fresh_packets(ctx: FileContext, key: tuple[str, str, str]) -> bool:
         return False
     info = ctx.optable.lookup(key[1], key[2])
     return bool(packet_producers(ctx.optable, info))
+
+
+def _sinks_key(sinks: dict[str, set]) -> str:
+    """Names the sinks in other modules' summaries (`extra-sinks` changes what forwards)."""
+    spelled = repr(sorted((callee, sorted(map(str, args))) for callee, args in sinks.items()))
+    return "ql101-sinks-" + hashlib.sha256(spelled.encode()).hexdigest()[:16]
 
 
 def _parse_sinks(specs: tuple[str, ...]) -> dict[str, set]:

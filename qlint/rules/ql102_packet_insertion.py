@@ -101,6 +101,7 @@ def inserted_ops(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
         lambda scope, cls: Resolver(scope, ctx.project, ctx.optable, class_scope=cls),
         _NEEDLES,
         ctx.scope.path,
+        "ql102-insertions",
     )
     names = wrappers.find_helpers(ctx.scope, _rows_for(ctx), Resolver(ctx.scope, ctx.project, ctx.optable))
     lines = _inserting_rows(ctx) | target_store_rows(ctx)

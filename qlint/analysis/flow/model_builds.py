@@ -11,7 +11,8 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from qlint.analysis.flow.model_apis import init_sets_eval, is_class_call, key
+from qlint.analysis.flow.class_facts import sets_eval
+from qlint.analysis.flow.model_apis import is_class_call, key
 from qlint.analysis.flow.model_classes import Built
 from qlint.analysis.flow.model_factories import callables, factory_calls, lambda_body, parametrize_values
 from qlint.analysis.flow.model_values import (
@@ -126,12 +127,10 @@ class Builds:
     def instantiation(self, node: ast.Call, built: Built, args, kwargs, env: Env) -> None:
         """`Quantizer(model)` of a class of this module: what its `__init__` parameters receive."""
         cls = built.cls
-        init = (
-            next((s for s in cls.node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
-            if cls
-            else None
-        )
-        if init is None or cls.scope.path != self.sem.flow.path or any(isinstance(a, ast.Starred) for a in node.args):
+        if cls is None or cls.scope.path != self.sem.flow.path:
+            return  # a class of another module: its body is not read for this
+        init = next((s for s in cls.node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+        if init is None or any(isinstance(a, ast.Starred) for a in node.args):
             return
         names = [a.arg for a in parameter_args(init, star=False)]
         passed = {i + 1: env.facts(obj) if obj is not None else UNKNOWN_MODE for i, obj in enumerate(args)}
@@ -155,7 +154,7 @@ class Builds:
             }
             return new_value(env, node, "", origin, facts)
         origin = Origin(CONSTRUCTED, node, built=built)
-        if built.cls is not None and init_sets_eval(built.cls.node):
+        if built.cls is not None and sets_eval(built.cls):
             return new_value(env, node, "", origin, {ModeFact("eval", node, origin)})
         return new_value(env, node, "", origin)
 

@@ -29,12 +29,37 @@ _MAX_DEPTH = 4
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-@dataclass(frozen=True)
 class ModelClass:
-    node: ast.ClassDef
-    scope: ModuleScope  # the module it is written in
-    # For a class written in a function: the function's other classes (its bases, its parts).
-    around: dict | None = field(default=None, compare=False)
+    """A resolved class. One of another module is known by name until its body is asked for
+    (`node` parses that one statement); the facts every construction asks (whether its
+    `__init__` switches to eval mode) come from that module's summary (`class_facts`)."""
+
+    __slots__ = ("_node", "around", "name", "project", "scope")
+
+    def __init__(
+        self,
+        node: ast.ClassDef | None,
+        scope: ModuleScope,  # the module it is written in
+        around: dict | None = None,  # for a class written in a function: its other classes
+        name: str | None = None,
+        project=None,  # for a class of another module: the index holding its summary
+    ):
+        self._node = node
+        self.scope = scope
+        self.around = around
+        self.name = node.name if node is not None else name
+        self.project = project
+
+    @property
+    def node(self) -> ast.ClassDef:
+        if self._node is None:
+            self._node = self.scope.classes[self.name].node
+        return self._node
+
+    @property
+    def summarised(self) -> bool:
+        """A top-level class of another module whose body has not been read."""
+        return self._node is None and self.project is not None
 
 
 @dataclass(frozen=True)
@@ -151,8 +176,9 @@ class ClassIndex:
             scope = self.module_scope(".".join(parts[:cut]))
             if scope is None:
                 continue
-            cls = scope.classes.get(parts[cut])
-            return _nested(ModelClass(cls.node, scope), parts[cut + 1 :]) if cls is not None else None
+            if parts[cut] not in scope.classes:  # the summary's names: nothing is parsed
+                return None
+            return _nested(ModelClass(None, scope, name=parts[cut], project=self.project), parts[cut + 1 :])
         return None
 
     # -- content ----------------------------------------------------------------------------

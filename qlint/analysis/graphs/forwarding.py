@@ -6,7 +6,8 @@ A call of such a helper is a sink (or an insertion) at the positions and keyword
 forwarded parameters. Helpers are found by resolving the callee: a function of the module,
 one imported from another module of the project, or a method of the enclosing class or of
 one of its bases (in this module or another one of the project). Forwarding through
-helpers of helpers is followed a few levels deep.
+helpers of helpers is followed a few levels deep. Other modules are read through their
+summaries (`forwarding_facts`): their trees are neither walked nor kept.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from qlint.analysis.graphs import file_keys
+from qlint.analysis.graphs.forwarding_facts import ForwardingFact, RemoteFunction, RemoteModule
 from qlint.analysis.names.modules import import_root
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
@@ -34,8 +36,8 @@ DirectSink = Callable[[ast.Call, Resolver], Iterator[ast.expr]]
 
 @dataclass(frozen=True)
 class Helper:
-    func: ast.FunctionDef | ast.AsyncFunctionDef
-    scope: ModuleScope
+    func: ast.FunctionDef | ast.AsyncFunctionDef | RemoteFunction  # the latter: of another module
+    scope: ModuleScope | RemoteModule
     class_scope: ClassScope | None
     bound: bool  # called through an instance or class: the first parameter is not passed
 
@@ -44,8 +46,9 @@ class Forwarding:
     """Which arguments of a call reach a sink through a helper; one per file and sink kind.
 
     `needles` are texts every direct sink call holds (its callee's name, or a keyword):
-    another module is parsed only when its text holds one, so looking for helpers does
-    not parse every module a file imports.
+    another module is read only when its text holds one, so looking for helpers does
+    not parse every module a file imports. `fact_key` names the sink kind (with whatever
+    option defines it) in other modules' summaries.
     """
 
     def __init__(
@@ -54,6 +57,7 @@ class Forwarding:
         resolver_for: Callable[[ModuleScope, ClassScope | None], Resolver],
         needles: tuple[str, ...],
         own_path: str,
+        fact_key: str,
     ):
         self._direct = direct
         self._resolver_for = resolver_for
@@ -71,11 +75,13 @@ class Forwarding:
         # Content keys and recorded dependencies of this check: a file is stat-ed once per check.
         self._keys: dict[str, tuple | None] = {}
         self._recorded: set[str] = set()
+        self.fact = ForwardingFact(fact_key, direct, needles, _calls)
 
-    def module_scope(self, resolver: Resolver, module: str, requester: str) -> ModuleScope | None:
-        """Another module of the project, if it can hold a helper (its text names a sink).
-        Whatever is read (the module, or that it is absent) is a dependency of this check."""
-        project = self._project = resolver.project
+    def module_scope(self, resolver: Resolver | None, module: str, requester: str) -> RemoteModule | None:
+        """Another module of the project as its summary describes it, if it can hold a helper
+        (its text names a sink). Whatever is read (the module, or that it is absent) is a
+        dependency of this check."""
+        project = self._project = resolver.project if resolver is not None else self._project
         key = (module, _import_root(requester))
         if key not in self._found:
             self._found[key] = project.find_module_in_check(module, requester)
@@ -91,7 +97,7 @@ class Forwarding:
         self._read(project, path)
         if not _mentions(project, path, self.needles):
             return None
-        return project.module_scope(module, requester)
+        return project.module_fact(module, requester, self.fact)
 
     def _read(self, project, path: str) -> None:
         key = self._key(path)
@@ -121,7 +127,7 @@ class Forwarding:
         names = self.forwarded_params(helper.func, helper.scope, helper.class_scope, 0)
         if not names:
             return []
-        params = [a.arg for a in parameter_args(helper.func, star=False)]
+        params = _params(helper.func)
         if helper.bound and params:
             params = params[1:]
         out = [arg for i, arg in enumerate(call.args) if i < len(params) and params[i] in names]
@@ -135,16 +141,16 @@ class Forwarding:
     ) -> frozenset[str]:
         """Parameters of `func` that reach a sink unchanged (passed as a sink's argument, or
         to a helper that forwards them)."""
-        key = id(func)
+        key = _func_key(func)
         if key in self._params:
             # The modules read for it are read for whatever asks again (a fact shared across
             # checks must carry all of them).
             if self._trails:
                 self._trails[-1].extend(self._params[key][2])
             return self._params[key][1]
-        shared = _SHARED.get((key, self.needles))
+        shared = _SHARED.get((key, self.fact.key))
         fresh = shared is not None and self._valid(shared[2])
-        if fresh and shared[0] is func:
+        if fresh and (shared[0] is func or isinstance(func, RemoteFunction)):
             # Another module's function (its scope is cached by the project index): read once
             # per process, not once per file that calls it, while the modules it was read
             # from are unchanged (helpers of helpers may live in a third one).
@@ -152,9 +158,12 @@ class Forwarding:
             return shared[1]
         self._params[key] = (func, frozenset(), ())  # a cycle forwards nothing more
         self._trails.append([])
-        params = {a.arg for a in parameter_args(func, star=False)}
+        params = set(_params(func))
         found: set[str] = set()
-        if params and depth <= _MAX_DEPTH:
+        if isinstance(func, RemoteFunction):
+            if params and depth <= _MAX_DEPTH:
+                found = self._remote_params(func, scope, class_scope, depth)  # type: ignore[arg-type]
+        elif params and depth <= _MAX_DEPTH:
             resolver = self._resolver_for(scope, class_scope)
             for node in _calls(func, rows):
                 args = list(self._direct(node, resolver))
@@ -171,7 +180,10 @@ class Forwarding:
                 found.update(a.id for a in args if isinstance(a, ast.Name) and a.id in params)
         if found:
             # A parameter rebound in the body no longer holds what the caller passed.
-            found -= {n for n, values in function_assigns(func).items() if len(values) > 1}
+            if isinstance(func, RemoteFunction):
+                found -= func.rebound
+            else:
+                found -= {n for n, values in function_assigns(func).items() if len(values) > 1}
         result = frozenset(found)
         trail = tuple(self._trails.pop())
         self._params[key] = (func, result, trail)
@@ -181,8 +193,40 @@ class Forwarding:
             if len(_SHARED) > 50_000:
                 _SHARED.clear()
             own = (scope.path, self._key(scope.path) if self._project is not None else None)
-            _SHARED[(key, self.needles)] = (func, result, (*trail, own))
+            _SHARED[(key, self.fact.key)] = (func, result, (*trail, own))
         return result
+
+    def _remote_params(self, func: RemoteFunction, scope: RemoteModule, class_scope, depth: int) -> set[str]:
+        """`forwarded_params` of a function of another module, from its summary: the same
+        steps, in the same order and to the same depth, as the walk of its body."""
+        found: set[str] = set()
+        for step in func.steps:
+            if len(step) == 1:
+                found.update(step[0])
+                continue
+            if depth >= _MAX_DEPTH:
+                continue
+            kind, callee, positional, keywords = step
+            if kind == "n":
+                helper = _module_function(self, None, scope, callee, 0)  # type: ignore[arg-type]
+            elif class_scope is not None:
+                helper = _method(self, None, scope, class_scope, callee, 0)  # type: ignore[arg-type]
+            else:
+                helper = None
+            if helper is None or helper.func is func:
+                continue
+            names = self.forwarded_params(helper.func, helper.scope, helper.class_scope, depth + 1)
+            if not names:
+                continue
+            # As `forwarded_args` maps a call's arguments onto the helper's parameters.
+            params = _params(helper.func)
+            if helper.bound and params:
+                params = params[1:]
+            found.update(
+                p for i, p in enumerate(positional) if p is not None and i < len(params) and params[i] in names
+            )
+            found.update(p for k, p in keywords if k in names)
+        return found
 
     def _replay(self, deps) -> None:
         if self._trails:
@@ -199,7 +243,7 @@ class Forwarding:
                 continue
             # Files of one project import the same names over and over: whether a name is a
             # helper is remembered per import root (briefly, as for the texts it depends on).
-            key = (full, root, self.needles)
+            key = (full, root, self.fact.key)
             known = _IMPORTED.get(key)
             self._project = resolver.project
             if known is not None and self._valid(known[1]):
@@ -231,7 +275,7 @@ class Forwarding:
         head = None if local else scope.imports.get(parts[0])
         if head is None:
             return frozenset(self._inherited_helpers(resolver, scope, base, 0))
-        key = ("base", ".".join([head, *parts[1:]]), _import_root(scope.path), self.needles)
+        key = ("base", ".".join([head, *parts[1:]]), _import_root(scope.path), self.fact.key)
         known = _IMPORTED.get(key)
         if known is not None and self._valid(known[1]):
             self._replay(known[1])
@@ -284,6 +328,16 @@ class Forwarding:
             helpers |= new
         self.helpers = frozenset(helpers | self.helper_names(scope, resolver))
         return self.helpers
+
+
+def _params(func) -> list[str]:
+    if isinstance(func, RemoteFunction):
+        return list(func.params)
+    return [a.arg for a in parameter_args(func, star=False)]
+
+
+def _func_key(func) -> object:
+    return func.key if isinstance(func, RemoteFunction) else id(func)
 
 
 def _calls(func: ast.AST, rows: list[int] | None = None) -> Iterator[ast.Call]:
@@ -374,7 +428,10 @@ def _method(
         return None
     method = cls.methods.get(name)
     if method is not None:
-        static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list)
+        if isinstance(method, RemoteFunction):
+            static = method.static
+        else:
+            static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list)
         return Helper(method, scope, cls, not static)
     for base in cls.bases:
         found = _base_class(fw, resolver, scope, base, depth)
@@ -387,8 +444,9 @@ def _method(
 
 def _base_class(fw: Forwarding, resolver: Resolver, scope: ModuleScope, base: ast.expr, depth: int):
     """The class a base names, from the module's own imports (not through the resolver,
-    which would parse every module on the way)."""
-    parts = dotted_parts(base)
+    which would parse every module on the way); a base of another module's class is a list
+    of names already."""
+    parts = base if isinstance(base, list) else dotted_parts(base)
     if not parts:
         return None
     if len(parts) == 1 and parts[0] in scope.classes:
@@ -406,5 +464,5 @@ def _base_class(fw: Forwarding, resolver: Resolver, scope: ModuleScope, base: as
     if name in other.classes:
         return other, other.classes[name]
     if name in other.imports:  # re-exported, e.g. from a package's __init__
-        return _base_class(fw, resolver, other, ast.Name(name), depth + 1)
+        return _base_class(fw, resolver, other, [name], depth + 1)
     return None

@@ -1,9 +1,11 @@
 """A small project index: finds other modules of the same project and gives their scopes.
 
 Rules ask it for `from .qdq_utils import DQ_OPS`-style constants. A module's scope comes
-from its summary (`qlint.analysis.names.summary`) when the summary store knows the
-module's current content, so only the statements a rule asks for are parsed; otherwise the
-module is parsed once and its summary stored. Scopes are kept in memory per content. It
+from its summary (`qlint.analysis.names.summary`), which parses only the statements a rule
+asks for: the summary is read from the store when it knows the module's current content,
+otherwise the module is parsed once, its summary (with the registered facts other checks
+read instead of its tree, `summary_facts`) computed and stored, and the tree dropped.
+Summaries, facts and scopes are kept in memory per content. It
 records which files each check consulted (with their content hashes) so a cached result
 is dropped when a module it depends on changes, and it serves unsaved editor buffers from
 an overlay.
@@ -14,13 +16,14 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
-from typing import Protocol
+from typing import Any, Protocol
 
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.import_paths import module_bases, resolved
 from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
 from qlint.analysis.names.scope import ModuleScope
 from qlint.analysis.names.summary import ModuleSummary
+from qlint.analysis.names.summary_facts import SummaryFact
 from qlint.analysis.repo_root import same_repository
 from qlint.diagnostic import Range
 from qlint.source import DecodeError, LineIndex, decode_source
@@ -39,7 +42,8 @@ __all__ = ["ProjectIndex", "import_root", "module_name_for", "resolve_relative"]
 class ProjectIndex:
     def __init__(self, overlay: dict[str, str] | None = None):
         self.overlay = {os.path.abspath(k): v for k, v in (overlay or {}).items()}
-        self._scopes: dict[str, tuple[tuple, ModuleScope | None]] = {}
+        # path -> ((stat or overlay key, digest), scope, summary and facts): one per content.
+        self._scopes: dict[str, tuple[tuple, ModuleScope | None, _Loaded]] = {}
         self._deps: dict[str, dict[str, str]] = {}
         # path -> the files whose last check read it: who to recheck after it changes.
         self._users: dict[str, set[str]] = {}
@@ -56,6 +60,8 @@ class ProjectIndex:
     # by the CLI unless `--no-cache`): any object with `get(path, digest, module)` and
     # `put(path, summary)`. None: summaries live in memory only (the language server).
     store: SummaryStore | None = None
+    # Facts computed for every module summarised (`register_fact`), by key.
+    facts: dict[str, SummaryFact] = {}
 
     @classmethod
     def use_store(cls, store: SummaryStore | None) -> None:
@@ -195,13 +201,17 @@ class ProjectIndex:
         return deps
 
     def _load(self, path: str) -> tuple[ModuleScope | None, str | None]:
+        entry = self._entry(path)
+        return (entry[1], entry[0][1]) if entry is not None else (None, None)
+
+    def _entry(self, path: str) -> tuple[tuple, ModuleScope | None, _Loaded] | None:
         key = self.content_key(path)
         if key is None:
-            return None, None
+            return None
         text = self.overlay.get(path)
         cached = self._scopes.get(path)
         if cached is not None and cached[0][0] == key:
-            return cached[1], cached[0][1]
+            return cached
         try:
             if text is None:
                 with open(path, "rb") as fh:
@@ -209,32 +219,107 @@ class ProjectIndex:
             else:
                 data = text.encode("utf-8", "surrogatepass")
         except OSError:
-            return None, None
+            return None
         digest = hashlib.sha256(data).hexdigest()
         content_keys.remember_digest(path, key, digest)
         module = module_name_for(path)
         store = self.store if text is None else None  # an unsaved buffer is never written down
         summary = store.get(path, digest, module) if store is not None else None
-        if summary is not None:
-            scope = summary.scope(path, _decoder(text, data))
-        else:
-            scope = self._parse(path, module, text, data, digest, store)
-        self._scopes[path] = ((key, digest), scope)
-        return scope, digest
+        if summary is None:
+            summary = self._parse(path, module, text, data, digest, store)
+        # The tree the summary came from is dropped: the scope parses the statements a rule
+        # asks for, and other facts are read from the summary.
+        loaded = _Loaded(path, summary, _decoder(text, data), store)
+        entry = ((key, digest), summary.scope(path, loaded.text), loaded)
+        self._scopes[path] = entry
+        return entry
 
     @staticmethod
     def _parse(
         path: str, module: str | None, text: str | None, data: bytes, digest: str, store: SummaryStore | None
-    ) -> ModuleScope | None:
+    ) -> ModuleSummary:
         """Parse a module whose summary is not known yet, and remember the summary."""
         try:
-            tree: ast.Module | None = ast.parse(text if text is not None else decode_source(data), filename=path)
+            source = text if text is not None else decode_source(data)
+            tree: ast.Module | None = ast.parse(source, filename=path)
             scope = ModuleScope.build(tree, module, path)  # type: ignore[arg-type]
         except (DecodeError, SyntaxError, ValueError, RecursionError):
             tree, scope = None, None  # still a dependency: fixing the file must refresh its users
+        summary = ModuleSummary.of(tree, scope, module, digest)
+        if tree is not None:
+            for fact in list(ProjectIndex.facts.values()):
+                summary.facts[fact.key] = fact.compute(tree, scope, source)
         if store is not None:
-            store.put(path, ModuleSummary.of(tree, scope, module, digest))
-        return scope
+            store.put(path, summary)
+        return summary
+
+    # ----------------------------------------------------------------- summary facts
+
+    @classmethod
+    def register_fact(cls, fact: SummaryFact) -> None:
+        """Compute `fact` for every module summarised from now on (see `summary_facts`)."""
+        if fact.key not in cls.facts:
+            cls.facts[fact.key] = fact
+
+    def module_fact(self, module: str, requester: str, fact: SummaryFact) -> Any:
+        """`fact` (loaded) about another module of the project, or None if it is not part of it
+        or does not parse. Reading it makes the module a dependency, as `module_scope` does."""
+        self.register_fact(fact)  # before the module is first parsed: computed with its summary
+        if self.module_scope(module, requester) is None:
+            return None
+        path = self.find_module_in_check(module, requester)
+        return self.fact_at(path, fact) if path is not None else None
+
+    def fact_at(self, path: str, fact: SummaryFact) -> Any:
+        """`fact` about the module at `path` as its summary holds it (None: it does not parse)."""
+        self.register_fact(fact)
+        entry = self._entry(os.path.abspath(path))
+        return entry[2].fact(fact) if entry is not None else None
+
+
+class _Loaded:
+    """A module's summary with the text it was computed from, and its facts as loaded."""
+
+    def __init__(self, path: str, summary: ModuleSummary, text, store: SummaryStore | None):
+        self.path = path
+        self.summary = summary
+        self.text = text
+        self._store = store
+        self._facts: dict[str, Any] = {}
+
+    def fact(self, fact: SummaryFact) -> Any:
+        if fact.key in self._facts:
+            return self._facts[fact.key]
+        if self.summary.broken:
+            return None
+        value = self.summary.facts.get(fact.key, _MISSING)
+        loaded = _MISSING
+        if value is not _MISSING:
+            try:
+                loaded = fact.load(self.path, self.summary, value)
+            except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+                loaded = _MISSING  # a damaged or older value: computed again below
+        if loaded is _MISSING:
+            loaded = fact.load(self.path, self.summary, self._compute(fact))
+        self._facts[fact.key] = loaded
+        return loaded
+
+    def _compute(self, fact: SummaryFact) -> Any:
+        """A fact the summary does not hold yet (registered after it was computed): from a
+        parse of the same text, kept with the summary from now on."""
+        text = self.text()
+        try:
+            tree = ast.parse(text or "", filename=self.path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = ast.Module(body=[], type_ignores=[])
+        value = fact.compute(tree, ModuleScope.build(tree, self.summary.module, self.path), text or "")
+        self.summary.facts[fact.key] = value
+        if self._store is not None:
+            self._store.put(self.path, self.summary)
+        return value
+
+
+_MISSING = object()
 
 
 def _decoder(text: str | None, data: bytes):

@@ -4,11 +4,12 @@ Rules read other project modules only through a `ModuleScope`: its imports, and 
 its constants, functions and classes (bodies that call graphs, model flows and op
 collections then read). A summary keeps the imports and, for every bound name, where its
 statements are (first line, `def`/statement line, last line, column). It is computed once
-per module content, kept in memory and on disk (`qlint.analysis.names.summary_store`), and
+per module content, kept in memory and on disk (`qlint.summary_cache`), and
 turned back into a `ModuleScope` whose tables answer "is `x` bound here" from the summary
 alone and parse only the statements a rule asks for, from the module's text. Checking one
 file after an edit therefore parses that file and a few statements of its imports, not
-every module it imports.
+every module it imports. Beyond bindings, a summary carries facts other checks need about
+the module (`qlint.analysis.names.summary_facts`), so they never walk its tree.
 
 Column offsets are kept exactly (a statement nested in a module-level `if`/`try` is parsed
 inside an `if 1:` of its own indentation) and line numbers are shifted back, so every node
@@ -48,6 +49,9 @@ class ModuleSummary:
     functions: dict[str, Loc] = field(default_factory=dict)
     classes: dict[str, Loc] = field(default_factory=dict)
     assigns: dict[str, list[Loc]] = field(default_factory=dict)
+    # Facts other checks read about this module, by `SummaryFact.key` (see `summary_facts`):
+    # computed from the same parse, as plain data.
+    facts: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def of(cls, tree: ast.Module | None, scope: ModuleScope | None, module: str | None, digest: str) -> ModuleSummary:
@@ -82,6 +86,7 @@ class ModuleSummary:
             "functions": {k: list(v) for k, v in self.functions.items()},
             "classes": {k: list(v) for k, v in self.classes.items()},
             "assigns": {k: [list(v) for v in vs] for k, vs in self.assigns.items()},
+            "facts": dict(self.facts),
         }
 
     @classmethod
@@ -103,7 +108,8 @@ class ModuleSummary:
             if not isinstance(locs, list) or not locs:
                 raise TypeError("bad assignment list")
             assigns[name] = [_as_loc(v) for v in locs]
-        return cls(module, digest, broken, imports, imported, functions, classes, assigns)
+        facts = dict(_named(data["facts"]))  # each fact's `load` checks its own value
+        return cls(module, digest, broken, imports, imported, functions, classes, assigns, facts)
 
     # ----------------------------------------------------------------- back to a scope
 
@@ -217,15 +223,17 @@ class _StatementSource:
         if lines is None or last > len(lines):
             return None
         chunk = "".join(lines[first - 1 : last])
-        shift = 0
-        if chunk[:1] in (" ", "\t", "\f"):
-            chunk, shift = "if 1:\n" + chunk, 1  # keeps the statement's own columns
+        nested = chunk[:1] in (" ", "\t", "\f")
+        if nested and first < 2:
+            return None  # no line above for the `if 1:` (the module would not parse either)
+        # Blank lines put the statement on its own rows (cheaper than renumbering every node
+        # after the parse); a nested one goes in an `if 1:` to keep its own columns.
+        source = "\n" * (first - 2) + "if 1:\n" + chunk if nested else "\n" * (first - 1) + chunk
         try:
-            tree = ast.parse(chunk, filename=self.path)
+            tree = ast.parse(source, filename=self.path)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
-        body = tree.body[0].body if shift and tree.body and isinstance(tree.body[0], ast.If) else tree.body
-        ast.increment_lineno(tree, first - 1 - shift)
+        body = tree.body[0].body if nested and tree.body and isinstance(tree.body[0], ast.If) else tree.body
         return next((s for s in body if s.lineno == line and s.col_offset == col), None)
 
     def _source_lines(self) -> list[str] | None:

@@ -1,0 +1,48 @@
+"""Mode facts of a module's classes, as a summary fact: QL201/QL202 ask them of every class
+of another module the model is built from, without reading that module's tree.
+
+Per top-level class: whether its `__init__` switches the instance to eval mode
+(`self.eval()`), which decides the mode a construction starts in. What the class holds
+(its mode-dependent submodules) is read from its body only when a message names it.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from qlint.analysis.flow.model_apis import init_sets_eval
+from qlint.analysis.flow.model_classes import ModelClass
+
+_VERSION = 1
+
+
+class ClassModes:  # a SummaryFact
+    key = f"class-modes/{_VERSION}"
+
+    def compute(self, tree: ast.Module, scope, text: str) -> Any:
+        return {name: [init_sets_eval(cls.node)] for name, cls in scope.classes.items()}
+
+    def load(self, path: str, summary, value: Any) -> dict[str, bool]:
+        if not isinstance(value, dict):
+            raise TypeError("not a class-modes fact")
+        out = {}
+        for name, facts in value.items():
+            (sets_eval,) = facts
+            if not isinstance(name, str) or type(sets_eval) is not bool:
+                raise TypeError("bad class-modes entry")
+            out[name] = sets_eval
+        return out
+
+
+CLASS_MODES = ClassModes()
+
+
+def sets_eval(cls: ModelClass) -> bool:
+    """Instances of `cls` start in eval mode (`self.eval()` in its `__init__`)."""
+    if cls.summarised:
+        fact_at = getattr(cls.project, "fact_at", None)
+        facts = fact_at(cls.scope.path, CLASS_MODES) if fact_at is not None else None
+        if facts is not None and cls.name in facts:
+            return facts[cls.name]
+    return init_sets_eval(cls.node)
