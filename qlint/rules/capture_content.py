@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.model_flow import PARAM, STORED, Capture, FunctionFlow, caller_facts
+from qlint.rules.model_bindings import binding_ends, live
 
 _NAMED = 2  # models named in one message; more is noise
 
@@ -73,26 +74,45 @@ def _changed_after_build(cap: Capture, flows: list[FunctionFlow], builds: list) 
     """A model given parts or hooks after it was built (`model.fc = head`, `model[0] = ...`,
     `setattr(model, ...)`) may hold more than its class says. Read in the functions that build
     it or capture it, for the names it is bound to there."""
+    points = {id(cap.call)}
+    for origin in {*cap.origins, *(f.origin for f in cap.modes if f.origin is not None)}:
+        if origin.kind in (PARAM, STORED):
+            points.update(id(call) for call, _ in caller_facts(flows, origin.node, origin.index) or ())
+    holder = next((fn for fn in flows if any(c is cap for c in fn.captures)), None)
+    captured = cap.model.id if holder is not None and isinstance(cap.model, ast.Name) else None
+    return changed_after_build(flows, builds, frozenset(points), holder, captured)
+
+
+def changed_after_build(
+    flows, builds: list, points: frozenset[int], holder: FunctionFlow | None = None, captured: str | None = None
+) -> bool:
+    """The same for any capture point: `points` are the ids of the calls that take the graph
+    (the capture, or the call handing the model to the helper that captures it), `captured`
+    the name the model has there, in the body `holder`."""
     calls = {id(b.call) for b in builds}
     rows = [(b.call.lineno, b.call.end_lineno) for b in builds]
     helpers: dict[int, ast.AST] | None = None
     for fn in flows:
-        names = {cap.model.id} if any(c is cap for c in fn.captures) and isinstance(cap.model, ast.Name) else set()
+        name = captured if fn is holder else None
+        names = {name} if name else set()
         if not names and not any(_within(fn.node, row) for row in rows):
             continue  # neither captures it nor holds a construction: nothing of it is read
         body = _body_index(fn.node)
+        start = None
         for call in calls & body.bound_by.keys():
-            names.update(body.bound_by[call])
-        if names:
-            if helpers is None:
-                helpers = {id(c.call): c.callee for f in flows for c in f.calls}
-            if _changed_in(body, names, helpers, 0):
-                return True
+            for row, targets in body.bound_by[call]:
+                names.update(targets)
+                start = row if start is None else min(start, row)
+        if not names:
+            continue
+        # Where the model was built here, a name rebound to another object (`m = ep.module()`)
+        # or copied for the capture no longer holds it afterwards.
+        ends = binding_ends(fn.node, names, name, start, points) if start is not None else {}
+        if helpers is None:
+            helpers = {id(c.call): c.callee for f in flows for c in f.calls}
+        if _changed_in(body, names, helpers, 0, ends):
+            return True
     return False
-
-
-def _last_name(func: ast.expr) -> str:
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _within(fn: ast.AST, rows: tuple[int, int]) -> bool:
@@ -112,45 +132,57 @@ _READS = frozenset(
 )
 
 
-def _changed_in(body: _BodyIndex, names: set[str], helpers: dict[int, ast.AST], depth: int) -> bool:
+def _changed_in(
+    body: _BodyIndex, names: set[str], helpers: dict[int, ast.AST], depth: int, ends: dict[str, int] | None = None
+) -> bool:
     """Parts or hooks given here to a model bound to `names`, or the model handed to a call
     that may give it some (`swap_linears(model)`): a helper of the module is read for its
-    parameters in turn; anything else may do anything."""
-    if not body.changed.isdisjoint(names):
+    parameters in turn; anything else may do anything. `ends`: the last line at which a name
+    holds the model (`model_bindings`)."""
+
+    def holding(row: int) -> set[str]:
+        return live(names, ends, row) if ends else names
+
+    if ends:
+        if any(root in holding(row) for root, row in body.changes):
+            return True
+    elif any(root in names for root, _ in body.changes):
         return True
     for node, roots in body.handed:
-        if roots.isdisjoint(names):
+        held = holding(node.lineno)
+        if roots.isdisjoint(held):
             continue
         callee = helpers.get(id(node))
         if callee is None or depth >= 3 or not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return True
-        if _changed_in(_body_index(callee), _receivers(node, callee, names), helpers, depth + 1):
+        if _changed_in(_body_index(callee), _receivers(node, callee, held), helpers, depth + 1):
             return True
     return False
 
 
 class _BodyIndex:
-    """What `_changed_after_build` asks of one function body, from one walk of it: which
-    names each call's result is assigned to, the names whose model gets parts or hooks
-    there, and the calls (other than `_READS`) handed a model, with the names they pass.
+    """What `changed_after_build` asks of one function body, from one walk of it: the
+    assignments whose value holds each node (their line and the names they bind), the names
+    given parts or hooks (with the line), and the calls (other than `_READS`) handed a model,
+    with the names they pass.
 
     A body is asked once per capture a rule weighs, and a long test module has dozens of
     captures and hundreds of bodies: walking each body for each capture made the rules
     quadratic. Kept on the node (a new parse is a new node, so it is never stale)."""
 
-    __slots__ = ("bound_by", "changed", "handed")
+    __slots__ = ("bound_by", "changes", "handed")
 
     def __init__(self, fn: ast.AST):
-        self.bound_by: dict[int, set[str]] = {}  # id(node) -> names an assignment whose value holds it binds
-        self.changed: set[str] = set()
+        self.bound_by: dict[int, list[tuple[int, list[str]]]] = {}
+        self.changes: list[tuple[str, int]] = []
         self.handed: list[tuple[ast.Call, frozenset[str]]] = []
         for node in _own_nodes(fn):
             if isinstance(node, ast.Assign):
-                targets = [t.id for t in node.targets if isinstance(t, ast.Name)]
+                bound = (node.lineno, [t.id for t in node.targets if isinstance(t, ast.Name)])
                 # Any node of the value: a construction may be a factory table's `Net` too.
-                for inner in ast.walk(node.value) if targets else ():
-                    self.bound_by.setdefault(id(inner), set()).update(targets)
-            self.changed.update(_changed_roots(node))
+                for inner in ast.walk(node.value):
+                    self.bound_by.setdefault(id(inner), []).append(bound)
+            self.changes.extend((root, node.lineno) for root in _changed_roots(node))
             if isinstance(node, ast.Call):
                 roots = frozenset(r for a in _arguments(node) if (r := _root(a)) is not None)
                 if roots and _last_name(node.func) not in _READS:
@@ -166,6 +198,10 @@ def _body_index(fn: ast.AST) -> _BodyIndex:
         found = _BodyIndex(fn)
         setattr(fn, _INDEX, found)
     return found
+
+
+def _last_name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _receivers(call: ast.Call, callee: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str]) -> set[str]:

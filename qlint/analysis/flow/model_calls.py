@@ -299,10 +299,12 @@ class CallSemantics:
         given = {i: obj for i, (obj, _) in actual.items() if obj is not None}
         # Positions in another file mean nothing here: what a helper there did happened at this call.
         foreign = callee.path != self.flow.path
+        # An argument we cannot follow (`bundle.model`) is passed in an unknown mode.
+        passed = {i: env.facts(obj) if obj is not None else UNKNOWN_MODE for i, (obj, _) in actual.items()}
         if not foreign:
-            # An argument we cannot follow (`bundle.model`) is passed in an unknown mode.
-            passed = {i: env.facts(obj) if obj is not None else UNKNOWN_MODE for i, (obj, _) in actual.items()}
             self.flow.calls.append(CallSite(callee.node, node, passed))
+        else:
+            self.flow.foreign_calls.append((callee.path, CallSite(callee.node, node, passed)))
 
         def subst(facts: frozenset[ModeFact]) -> frozenset[ModeFact]:
             """Callee facts in caller terms: "as it came in" becomes the argument's modes here."""

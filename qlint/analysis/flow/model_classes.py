@@ -16,6 +16,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 
+from qlint.analysis.flow.installed_classes import installed_class
 from qlint.analysis.flow.model_torch_nn import CONTAINERS, torch_nn_kind
 from qlint.analysis.names.import_paths import module_bases
 from qlint.analysis.names.resolver import Resolver, dotted_parts
@@ -76,7 +77,7 @@ class Built:
         hyperparameters = self.cls is None and last not in CONTAINERS  # `nn.Linear(n, m)`
         complete = True
         for arg in [*self.call.args, *(kw.value for kw in self.call.keywords)]:
-            if _constant(arg) or hyperparameters:
+            if _constant(arg) or _arithmetic(arg) or hyperparameters:
                 continue
             if isinstance(arg, ast.Call):
                 if self.cls is not None:  # a torch.nn call's own walk read these already
@@ -157,6 +158,8 @@ class ClassIndex:
     # -- content ----------------------------------------------------------------------------
     def content(self, call: ast.Call, cls: ModelClass | None, resolver: Resolver, name: str) -> Content:
         """What the model `call` builds holds; `cls` is its resolved class (None: a torch.nn class)."""
+        if cls is None and isinstance(call, ast.Call):
+            cls = self.installed(resolver.qualname(call.func))
         if cls is not None:
             dependent, complete = self._class_content(cls, 0)
             return Content(name, dependent, complete)
@@ -209,7 +212,7 @@ class ClassIndex:
             if kind:
                 found.add(kind)
             return known
-        cls = self.resolve(base, resolver, around)
+        cls = self.resolve(base, resolver, around) or self.installed(name)
         if cls is None:
             return False
         dependent, complete = self._class_content(cls, depth + 1)
@@ -249,9 +252,21 @@ class ClassIndex:
                 func = resolver.scope.functions[parts[0]]
                 if func is not own:
                     complete &= self._function_content(func, resolver, found, depth)
-            elif not (parts and len(parts) == 1 and parts[0] in nested):
-                complete &= _harmless(call, name, parts)
+            elif not (parts and len(parts) == 1 and parts[0] in nested) and not _harmless(call, name, parts):
+                installed = self.installed(name)
+                if installed is None:
+                    complete = False
+                    continue
+                dependent, sub_complete = self._class_content(installed, depth + 1)
+                found.update(dependent)
+                complete &= sub_complete
         return complete
+
+    def installed(self, name: str | None) -> ModelClass | None:
+        """A class of an installed package (`torch.testing._internal...TestHelperModules.X`),
+        read from its source; only for content, never to decide what a call builds."""
+        found = installed_class(name, self.project, self.requester)
+        return ModelClass(found[0], found[1]) if found is not None else None
 
 
 def _tensor_values(nodes: list[ast.AST]) -> set[int]:
@@ -294,6 +309,14 @@ def _constant(node: ast.expr) -> bool:
     if isinstance(node, (ast.Tuple, ast.List)):
         return all(_constant(e) for e in node.elts)
     return isinstance(node, ast.Constant) or (isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant))
+
+
+def _arithmetic(node: ast.expr) -> bool:
+    """`x - 0.2`: arithmetic with a number is a number or a tensor, never a module (a module
+    has no arithmetic with numbers; `Sequential + Sequential` has no number in it)."""
+    return isinstance(node, ast.BinOp) and (
+        _constant(node.left) or _constant(node.right) or _arithmetic(node.left) or _arithmetic(node.right)
+    )
 
 
 def _foreign(name: str) -> bool:

@@ -154,6 +154,9 @@ class FunctionFlow:
     returns: list[tuple[Env, Obj | None]] = field(default_factory=list)
     param_sinks: dict[int, set[Sink]] = field(default_factory=dict)  # parameter -> prepare calls it reaches
     calls: list[CallSite] = field(default_factory=list)
+    # Calls of helpers of other modules, with the callee's path: read only by the cross-module
+    # caller index (`project_callers`), which asks who calls a helper and with what.
+    foreign_calls: list[tuple[str, CallSite]] = field(default_factory=list)
     # Parameters it calls as callbacks, with what (`qlint.analysis.flow.callbacks.CallbackCall`).
     callback_calls: list = field(default_factory=list)
     # prepare/convert results built from parameters: the caller's captures flow into them.

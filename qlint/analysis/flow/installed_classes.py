@@ -1,0 +1,113 @@
+"""Model classes of installed packages, read from their source (never imported).
+
+Tests build models from helper classes of other packages
+(`torch.testing._internal.common_quantization.TestHelperModules.Conv2dThenConv1d`). Whether
+such a model's mode can change its graph is written in the source installed beside the
+project: the module file is found in the interpreter's site directories the way the import
+system would find it, parsed, and its class read like one of the project's. The linter never
+imports these packages (importing torch costs seconds, and the linter must not need it).
+
+Asked only when a message or the mode-free test needs a model's content, for class-like
+names no project module defines. The file read is a dependency of the check: upgrading the
+package refreshes cached results.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import os
+import site
+import sys
+from functools import lru_cache
+
+from qlint.analysis.graphs import file_keys
+from qlint.analysis.names.scope import ModuleScope
+from qlint.source import DecodeError, decode_source
+
+# torch.nn's own classes are judged from an explicit table (`model_torch_nn`), not their source.
+_TABLE_JUDGED = ("torch.nn.",)
+_INSTALL_DIRS = ("site-packages", "dist-packages")
+_MAX_BYTES = 2_000_000
+_MAX_REEXPORTS = 3
+
+_SCOPES: dict[str, tuple[tuple | None, ModuleScope | None]] = {}
+
+
+def installed_class(name: str | None, project, requester: str) -> tuple[ast.ClassDef, ModuleScope] | None:
+    """The class `name` (`pkg.mod.Cls` or `pkg.mod.Outer.Inner`) as written in an installed
+    package, with the scope of its module; None when it is not found there."""
+    return _find(name, project, requester, 0)
+
+
+def _find(name: str | None, project, requester: str, depth: int):
+    if not name or "." not in name or name.startswith(_TABLE_JUDGED) or depth > _MAX_REEXPORTS:
+        return None
+    parts = name.split(".")
+    if parts[0] in sys.stdlib_module_names or not parts[-1][:1].isupper():
+        return None
+    for cut in range(len(parts) - 1, 0, -1):
+        path = module_file(".".join(parts[:cut]))
+        if path is None:
+            continue
+        scope = _scope(path, ".".join(parts[:cut]), project, requester)
+        if scope is None:
+            return None
+        head, rest = parts[cut], parts[cut + 1 :]
+        if head in scope.classes:
+            node = _nested(scope.classes[head].node, rest)
+            return (node, scope) if node is not None else None
+        if head in scope.imports:  # re-exported by the package (`from .models import Net`)
+            return _find(".".join([scope.imports[head], *rest]), project, requester, depth + 1)
+        return None
+    return None
+
+
+def _nested(node: ast.ClassDef, rest: list[str]) -> ast.ClassDef | None:
+    for name in rest:
+        node = next((s for s in node.body if isinstance(s, ast.ClassDef) and s.name == name), None)
+        if node is None:
+            return None
+    return node
+
+
+@lru_cache(maxsize=4096)
+def module_file(module: str) -> str | None:
+    """The source file of an installed module, from the site directories only (never the
+    current directory or the project's own paths)."""
+    parts = module.split(".")
+    for directory in _site_dirs():
+        base = os.path.join(directory, *parts)
+        for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+            if os.path.isfile(candidate):
+                return candidate
+    return None
+
+
+@lru_cache(maxsize=1)
+def _site_dirs() -> tuple[str, ...]:
+    found = [p for p in sys.path if p and any(d in p.split(os.sep) for d in _INSTALL_DIRS)]
+    with contextlib.suppress(AttributeError):  # a virtualenv's old `site` module
+        found += [*site.getsitepackages(), site.getusersitepackages()]
+    return tuple(dict.fromkeys(os.path.abspath(p) for p in found if os.path.isdir(p)))
+
+
+def _scope(path: str, module: str, project, requester: str) -> ModuleScope | None:
+    key = file_keys.content_key(project, path)
+    project.record_read(requester, path, file_keys.digest(project, path, key))
+    known = _SCOPES.get(path)
+    if known is not None and known[0] == key:
+        return known[1]
+    scope = None
+    try:
+        if os.path.getsize(path) <= _MAX_BYTES:
+            with open(path, "rb") as fh:
+                tree = ast.parse(decode_source(fh.read()), filename=path)
+            scope = ModuleScope.build(tree, module, path)
+    except (OSError, DecodeError, SyntaxError, ValueError, RecursionError):
+        scope = None
+    _SCOPES[path] = (key, scope)
+    return scope
+
+
+__all__ = ["installed_class", "module_file"]

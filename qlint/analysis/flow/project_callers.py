@@ -1,0 +1,308 @@
+"""Who calls a helper from the other modules of the project, and with which models.
+
+A helper that captures its parameter without `eval()` is right when every caller hands it an
+eval-mode model (or one whose mode cannot change the graph), and ExecuTorch's export helpers
+are called from scripts all over the repository (`examples/samsung/scripts/*` call
+`backends/samsung/utils/export_utils.quantize_module`). The index is built only for a helper
+that would otherwise be reported: the project's files are searched for the helper's name as
+text, the candidate modules are parsed, the functions that name it are run through the same
+model-flow analysis, and each call is read with the modes it passes.
+
+It answers None (callers unknown) when a use of the helper cannot be read: a reference that
+is not a call the analysis summarised (a callback, a lambda, `partial`, a re-export, a
+method called on an object), or too many candidate modules. Every file of the project is a
+dependency of the answer: a caller added anywhere refreshes cached results.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from qlint.analysis.context import FileContext
+from qlint.analysis.flow.model_flow import ModelFlow
+from qlint.analysis.flow.model_values import FunctionFlow, ModeFact
+from qlint.analysis.graphs import file_keys
+from qlint.analysis.names.functions import bodies
+from qlint.analysis.names.import_paths import module_bases
+from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
+from qlint.analysis.names.package_map import project_root
+from qlint.analysis.names.resolver import Resolver
+from qlint.source import DecodeError, LineIndex, decode_source
+
+_SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".tox", ".venv", "venv", "build", "dist"})
+_MAX_BYTES = 1_000_000
+_MAX_CANDIDATES = 80  # modules naming the helper; past this the answer is "unknown"
+_INSTALL_DIRS = ("site-packages", "dist-packages")
+_CACHE_KEY = "project_callers.root"
+
+
+@dataclass(frozen=True)
+class ProjectCall:
+    """One call of the helper in another module: the modes passed for the parameter asked."""
+
+    call: ast.Call
+    facts: frozenset[ModeFact]
+    path: str
+    flows: tuple[FunctionFlow, ...]  # what was analysed in that module (for later changes)
+    flow: FunctionFlow  # the body the call is in
+
+
+@dataclass
+class _Root:
+    files: dict[str, tuple | None] = field(default_factory=dict)  # path -> content key
+
+
+_ROOTS: dict[str, _Root] = {}
+# (path, content key) -> the parsed caller module and its analysed bodies.
+_MODULES: dict[tuple, tuple[FileContext, ModelFlow, dict[int, FunctionFlow | None]]] = {}
+
+
+def project_callers(ctx: FileContext, func: ast.AST, index: int) -> list[ProjectCall] | None:
+    """Calls of the module-level function `func` of `ctx` from the project's other modules,
+    with the modes passed for parameter `index` ([] when none calls it; None when a use of it
+    cannot be read)."""
+    found = []
+    for call in each_project_call(ctx, func, index):
+        if call is None:
+            return None
+        found.append(call)
+    return found
+
+
+def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[ProjectCall | None]:
+    """The same, one module at a time, so that a verdict can stop at the first caller that
+    decides it; None is yielded (last) for a use that cannot be read."""
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not ctx.module:
+        yield None
+        return
+    if ctx.scope.functions.get(func.name) is not func:
+        yield None  # a method or a nested function: its callers are not found by name
+        return
+    target = f"{ctx.module}.{func.name}"
+    root = _scan_root(ctx.path)
+    candidates = _candidates(ctx, root, func.name) if root is not None else None
+    if candidates is None:
+        yield None
+        return
+    for path, data in candidates:
+        calls = _calls_in(ctx, path, data, func, target, index)
+        if calls is None:
+            yield None
+            return
+        yield from calls
+
+
+def _scan_root(path: str) -> str | None:
+    """The repository holding the file; for an installed package, its top-level package."""
+    module = module_name_for(path)
+    parts = os.path.abspath(path).split(os.sep)
+    if any(d in parts for d in _INSTALL_DIRS):
+        if not module:
+            return None
+        return os.path.join(import_root(path), module.split(".")[0])
+    return project_root(path)
+
+
+def _candidates(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes]] | None:
+    """Modules whose text holds the name: read again for each helper asked about (the page
+    cache makes that cheap; keeping every module's text would cost the memory of the tree)."""
+    needle = name.encode()
+    own = os.path.abspath(ctx.path)
+    hits = []
+    for path, key in _listing(ctx, root).files.items():
+        data = _read(ctx.project, path, key) if path != own else None
+        if data is not None and needle in data:
+            hits.append((path, data))
+            if len(hits) > _MAX_CANDIDATES:
+                return None
+    return hits
+
+
+def _listing(ctx: FileContext, root: str) -> _Root:
+    """The project's modules as they are now: listed and stat-checked once per check, each a
+    dependency of it."""
+    root = os.path.abspath(root)
+    known = _ROOTS.setdefault(root, _Root())
+    if ctx.cache.get(_CACHE_KEY) == root:
+        return known
+    project = ctx.project
+    overlay = {p for p in project.overlay if p.startswith(root + os.sep) and p.endswith(".py")}
+    own = os.path.abspath(ctx.path)
+    seen: dict[str, tuple | None] = {}
+    for path in sorted(set(_walk(root)) | overlay):
+        key = seen[path] = file_keys.content_key(project, path)
+        if path != own:
+            project.record_read(ctx.path, path, file_keys.digest(project, path, key))
+    known.files = seen
+    ctx.cache[_CACHE_KEY] = root
+    return known
+
+
+def _walk(root: str):
+    for directory, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".")]
+        for name in files:
+            if name.endswith(".py"):
+                yield os.path.abspath(os.path.join(directory, name))
+
+
+def _read(project, path: str, key: tuple | None) -> bytes | None:
+    if key is None:
+        return None
+    if key[0] == "overlay":
+        return project.overlay[path].encode("utf-8", "surrogatepass")
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(_MAX_BYTES + 1)
+    except OSError:
+        return None
+    return data if len(data) <= _MAX_BYTES else None
+
+
+def _calls_in(
+    ctx: FileContext, path: str, data: bytes, func: ast.AST, target: str, index: int
+) -> list[ProjectCall] | None:
+    """The calls of the helper in one module, or None when it names the helper otherwise."""
+    module = _module(ctx, path, data)
+    if module is None:
+        return []  # does not parse: it calls nothing
+    other, flow, analysed = module
+    uses = _uses(other, target, func.name, ctx.path)
+    if uses is None:
+        return None
+    found: list[ProjectCall] = []
+    matched: set[int] = set()
+    for body, refs in uses:
+        key = id(body.node)
+        if key not in analysed:
+            try:
+                analysed[key] = flow.function(body.node, body.class_scope)
+            except RecursionError:  # a caller too deep to follow: its call is not read
+                analysed[key] = None
+        fn = analysed[key]
+        if fn is None:
+            return None
+        for callee_path, site in fn.foreign_calls:
+            if callee_path != ctx.path or getattr(site.callee, "name", None) != func.name:
+                continue
+            if site.callee.lineno != func.lineno or id(site.call.func) not in refs:
+                continue
+            matched.add(id(site.call.func))
+            found.append(_call(site, index, path, analysed, fn))
+    if any(id(ref) not in matched for _, refs in uses for ref in refs.values()):
+        return None  # named but not called where the analysis followed it
+    return found
+
+
+def _call(site, index: int, path: str, analysed: dict, fn: FunctionFlow) -> ProjectCall:
+    facts = site.args.get(index)
+    flows = tuple(f for f in analysed.values() if f is not None)
+    if facts is None:  # not passed: the default, which is no model we know
+        facts = frozenset({ModeFact("unknown", None)})
+    return ProjectCall(site.call, facts, path, flows, fn)
+
+
+def _module(ctx: FileContext, path: str, data: bytes):
+    # The caller's analysis summarises the helper's module too: keyed on both contents.
+    key = (path, file_keys.content_key(ctx.project, path), ctx.path, hash(ctx.text))
+    known = _MODULES.get(key)
+    if known is None:
+        try:
+            text = decode_source(data)
+            tree = ast.parse(text, filename=path)
+        except (DecodeError, SyntaxError, ValueError, RecursionError):
+            return None
+        other = FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))
+        if len(_MODULES) > 64:
+            _MODULES.clear()
+        known = _MODULES[key] = (other, ModelFlow(other.scope, ctx.project, ctx.optable), {})
+    return known
+
+
+def _uses(other: FileContext, target: str, name: str, helper_path: str):
+    """[(body, {id(reference): reference})] of the references to the helper in a module, or
+    None when one may denote it but is not a plain reference (an alias of a re-export, an
+    attribute of an object)."""
+    names = {name}
+    for node in ast.walk(other.tree):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name == name and alias.asname:
+                    names.add(alias.asname)
+    out = []
+    for body in bodies(other.tree, other.scope, other.cache):
+        resolver = Resolver(other.scope, other.project, other.optable, body.local, body.class_scope)
+        refs: dict[int, ast.AST] = {}
+        for node in body.nodes():
+            named = node.id in names if isinstance(node, ast.Name) else getattr(node, "attr", None) == name
+            if not named or not isinstance(getattr(node, "ctx", None), ast.Load):
+                continue
+            ref = node
+            qual = resolver.qualname(ref)
+            if qual == target or _in_module(qual, name, other, helper_path):
+                refs[id(ref)] = ref
+            elif not _elsewhere(qual, name, other, helper_path):
+                return None
+        if refs:
+            if isinstance(body.node, ast.ClassDef):
+                return None  # called in a class body: no flow is analysed there
+            out.append((body, refs))
+    return out
+
+
+def _in_module(qual: str | None, name: str, other: FileContext, helper_path: str) -> bool:
+    """`qual` names `name` in the helper's own file (module names depend on where the
+    project imports from: the file decides)."""
+    module, _, attr = (qual or "").rpartition(".")
+    if attr != name or not module:
+        return False
+    scope = other.project.module_scope(module, other.path)
+    return scope is not None and os.path.abspath(scope.path) == os.path.abspath(helper_path)
+
+
+def _elsewhere(qual: str | None, name: str, other: FileContext, helper_path: str, depth: int = 0) -> bool:
+    """The reference names a function of another module (or of no module of the project),
+    not the helper through a re-export or an object we cannot see."""
+    if qual is None or depth > 3:
+        return False
+    module, _, attr = qual.rpartition(".")
+    if attr != name or not module:
+        return True  # `alias.name` resolving to something else entirely
+    scope = other.project.module_scope(module, other.path)
+    if scope is None:
+        # Not a module of the project: a third-party function of the same name, unless the
+        # module is the project's under a name the index cannot map.
+        return not any(os.path.isdir(b) or os.path.isfile(b + ".py") for b in module_bases(module, other.path))
+    if os.path.abspath(scope.path) == os.path.abspath(helper_path):
+        return False
+    if name in scope.functions or name in scope.classes:
+        return True
+    if name in scope.imports:  # re-exported: where it comes from decides
+        return _elsewhere(scope.imports[name], name, other, helper_path, depth + 1)
+    # `from .export_utils import *` (ExecuTorch's examples/qualcomm/utils.py): each source in turn.
+    sources = _star_sources(other, scope.path)
+    return bool(sources) and all(_elsewhere(f"{m}.{name}", name, other, helper_path, depth + 1) for m in sources)
+
+
+def _star_sources(other: FileContext, path: str) -> list[str]:
+    text = other.project.text(path)
+    if text is None or "import *" not in text:
+        return []
+    try:
+        tree = ast.parse(text, filename=path)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    module = module_name_for(path)
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            base = resolve_relative(module, path, node.level, node.module)
+            if base is not None:
+                found.append(base)
+    return found
+
+
+__all__ = ["ProjectCall", "each_project_call", "project_callers"]

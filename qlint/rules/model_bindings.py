@@ -1,0 +1,77 @@
+"""How long a name holds the model that is captured, for the "given parts later" test.
+
+`capture_content` asks whether a model was changed after it was built (`model.fc = head`,
+`swap(model)`), by name. A name stops holding that model where it is rebound to something
+else on every path (`m = export(m, x).module()`: what is done to `m` afterwards is done to the
+graph), and a copy taken for the capture (`graph_model = copy.deepcopy(model)`) does not see
+what is done to the original afterwards. Only statements that run on every path are read
+(the function's own body and the bodies of its `with` blocks): a rebinding inside a branch or
+a loop ends nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+_COPIES = frozenset({"deepcopy", "copy"})
+
+
+def binding_ends(
+    fn: ast.AST, names: set[str], captured: str | None, start: int, points: frozenset[int] = frozenset()
+) -> dict[str, int]:
+    """name -> the last line at which it may still hold the model built at line `start`
+    (absent: to the end of the function). `points`: ids of the capture call and of the calls
+    that hand the model to the helper that captures it; once a statement holding one has run,
+    the graph is taken and what is done to the model afterwards is not in it."""
+    ends: dict[str, int] = {}
+    for stmt in _straight_line(getattr(fn, "body", [])):
+        if stmt.lineno >= start and points and any(id(n) in points for n in ast.walk(stmt)):
+            for name in names:
+                ends.setdefault(name, stmt.end_lineno or stmt.lineno)
+            break
+        if stmt.lineno <= start or not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+            continue
+        target = stmt.targets[0]
+        if not isinstance(target, ast.Name):
+            continue
+        source = _copied(stmt.value)
+        if source in names and source != captured and target.id == captured:
+            # `captured = copy.deepcopy(source)`: the copy is what is captured from here on.
+            ends.setdefault(source, stmt.lineno)
+        elif target.id in names and _elsewhere(stmt.value, names):
+            ends.setdefault(target.id, stmt.lineno)
+    return ends
+
+
+def _straight_line(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            yield from _straight_line(stmt.body)
+
+
+def _copied(value: ast.expr) -> str | None:
+    if not (isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords):
+        return None
+    func = value.func
+    last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    arg = value.args[0]
+    return arg.id if last in _COPIES and isinstance(arg, ast.Name) else None
+
+
+def _elsewhere(value: ast.expr, names: set[str]) -> bool:
+    """The value is another object: it mentions no name of the model, or it is the graph of a
+    program (`export(m, x).module()`, `ep.module()`). A call handed the model
+    (`m = wrap(m)`) may return the model itself."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "module":
+        return not value.args and not value.keywords
+    return not any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(value))
+
+
+def live(names: set[str], ends: dict[str, int], row: int) -> set[str]:
+    """The names that may still hold the model at line `row`."""
+    return {n for n in names if row <= ends.get(n, row)}
+
+
+__all__ = ["binding_ends", "live"]

@@ -1,0 +1,171 @@
+"""QL201: a helper's callers in other modules of the project (issue 14, item 7).
+
+A helper that captures its parameter without `eval()` is quiet only when every caller in the
+project is found and passes an eval-mode model or one whose mode cannot change the graph; a
+caller that passes a train-mode model with batch norm, or one that cannot be classified,
+keeps the finding.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from qlint.analysis.names.project import ProjectIndex
+from qlint.engine import check_source
+from tests.conftest import settings_for
+
+HEAD = """\
+import torch
+from torch import nn
+from torch.export import export
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+"""
+HELPER = (
+    HEAD
+    + """
+
+def quantize_module(module, quantizer, x):
+    captured = export(module, (x,)).module()
+    return prepare_pt2e(captured, quantizer)
+"""
+)
+IMPORT = "from pkg.utils.export_utils import quantize_module\n"
+
+
+def _repo(tmp_path, **scripts: str):
+    """A repository: the helper in `pkg/utils/export_utils.py`, callers in `scripts/`."""
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / "pkg" / "utils").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").touch()
+    (root / "pkg" / "utils" / "__init__.py").touch()
+    (root / "pkg" / "utils" / "export_utils.py").write_text(HELPER)
+    (root / "scripts").mkdir()
+    for name, body in scripts.items():
+        (root / "scripts" / f"{name}.py").write_text(HEAD + textwrap.dedent(body))
+    return root
+
+
+def _check(root, project: ProjectIndex | None = None):
+    path = root / "pkg" / "utils" / "export_utils.py"
+    result = check_source(path.read_text(), str(path), settings_for(("QL201",)), project or ProjectIndex())
+    assert not result.errors, result.errors
+    return result
+
+
+EVAL_CALLER = (
+    IMPORT
+    + """
+def main(quantizer, x):
+    model = torchvision_model().eval()
+    quantize_module(model, quantizer, x)
+"""
+)
+MODE_FREE_CALLER = (
+    IMPORT
+    + """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 3)
+
+def main(quantizer, x):
+    quantize_module(Net(), quantizer, x)
+"""
+)
+BN_CALLER = MODE_FREE_CALLER.replace("nn.Conv2d(3, 3, 3)", "nn.BatchNorm2d(3)")
+
+
+def test_no_caller_anywhere_keeps_the_finding(tmp_path):
+    (d,) = _check(_repo(tmp_path)).diagnostics
+    assert "as parameter `module`, in whatever mode the caller left it" in d.message
+
+
+def test_callers_in_other_modules_passing_eval_or_mode_free_models_are_quiet(tmp_path):
+    root = _repo(tmp_path, a=EVAL_CALLER, b=MODE_FREE_CALLER)
+    assert _check(root).diagnostics == []
+
+
+def test_a_caller_passing_a_train_mode_batch_norm_model_keeps_the_finding(tmp_path):
+    root = _repo(tmp_path, a=EVAL_CALLER, b=BN_CALLER)
+    assert len(_check(root).diagnostics) == 1
+
+
+def test_a_caller_that_cannot_be_classified_keeps_the_finding(tmp_path):
+    loaded = IMPORT + "\ndef main(quantizer, x):\n    quantize_module(load_model(), quantizer, x)\n"
+    assert len(_check(_repo(tmp_path, a=EVAL_CALLER, b=loaded)).diagnostics) == 1
+    # A caller that hands on its own parameter: its callers are not followed across modules.
+    handed = IMPORT + "\ndef run(model, quantizer, x):\n    quantize_module(model, quantizer, x)\n"
+    assert len(_check(_repo(tmp_path / "h", a=EVAL_CALLER, b=handed)).diagnostics) == 1
+
+
+def test_a_use_that_is_not_a_call_keeps_the_finding(tmp_path):
+    callback = IMPORT + "\ndef main(run):\n    run(quantize_module)\n"
+    assert len(_check(_repo(tmp_path, a=EVAL_CALLER, b=callback)).diagnostics) == 1
+    in_lambda = IMPORT + "\ndef main(q, x, m):\n    f = lambda: quantize_module(m.eval(), q, x)\n    f()\n"
+    assert len(_check(_repo(tmp_path / "l", a=EVAL_CALLER, b=in_lambda)).diagnostics) == 1
+
+
+def test_a_model_given_parts_before_the_call_keeps_the_finding(tmp_path):
+    changed = MODE_FREE_CALLER.replace(
+        "    quantize_module(Net(), quantizer, x)",
+        "    m = Net()\n    m.head = make_head()\n    quantize_module(m, quantizer, x)",
+    )
+    assert len(_check(_repo(tmp_path, a=changed)).diagnostics) == 1
+
+
+def test_a_function_of_the_same_name_elsewhere_is_not_a_caller(tmp_path):
+    other = "from otherpkg.tools import quantize_module\n\ndef main(q, x, m):\n    quantize_module(m, q, x)\n"
+    assert _check(_repo(tmp_path, a=EVAL_CALLER, b=other)).diagnostics == []
+    # Through a star re-export of the helper's own module: a use we do not follow.
+    (tmp_path / "s").mkdir()
+    root = _repo(tmp_path / "s", a=EVAL_CALLER)
+    (root / "pkg" / "reexport.py").write_text("from pkg.utils.export_utils import *  # noqa: F403\n")
+    star = "from pkg.reexport import quantize_module\n\ndef main(q, x, m):\n    quantize_module(m, q, x)\n"
+    (root / "scripts" / "b.py").write_text(HEAD + star)
+    assert len(_check(root).diagnostics) == 1
+
+
+def test_a_module_aliased_import_is_followed(tmp_path):
+    aliased = "import pkg.utils.export_utils as eu\n\ndef main(q, x, m):\n    eu.quantize_module(m.eval(), q, x)\n"
+    assert _check(_repo(tmp_path, a=aliased)).diagnostics == []
+    renamed = "from pkg.utils.export_utils import quantize_module as qm\n\ndef main(q, x, m):\n    qm(m, q, x)\n"
+    assert len(_check(_repo(tmp_path / "r", a=aliased, b=renamed)).diagnostics) == 1
+
+
+def test_every_project_module_is_a_dependency_and_a_new_caller_is_seen(tmp_path):
+    root = _repo(tmp_path, a=EVAL_CALLER)
+    project = ProjectIndex()
+    result = _check(root, project)
+    assert result.diagnostics == []
+    assert str(root / "scripts" / "a.py") in result.dependencies
+    (root / "scripts" / "b.py").write_text(HEAD + BN_CALLER)
+    assert len(_check(root, project).diagnostics) == 1
+
+
+# -- a helper of a test module that nothing names ---------------------------------------------------
+def _test_module(tmp_path, body: str, name: str = "test_quant.py", **scripts: str):
+    root = _repo(tmp_path, **scripts)
+    (root / "tests").mkdir()
+    path = root / "tests" / name
+    path.write_text(HELPER.replace("def quantize_module", "def dynamic_quant") + textwrap.dedent(body))
+    result = check_source(path.read_text(), str(path), settings_for(("QL201",)), ProjectIndex())
+    assert not result.errors, result.errors
+    return result.diagnostics
+
+
+def test_a_test_module_helper_nothing_calls_is_dead_code(tmp_path):
+    assert _test_module(tmp_path, "\ndef test_dynamic_quant_linear():\n    pass\n") == []
+
+
+def test_a_test_module_helper_that_is_called_or_named_is_judged(tmp_path):
+    called = "\ndef test_it(q, x):\n    dynamic_quant(torch.nn.Dropout(), q, x)\n"
+    assert len(_test_module(tmp_path, called)) == 1
+    named = "\nHELPERS = [dynamic_quant]\n"
+    assert len(_test_module(tmp_path / "n", named)) == 1
+    elsewhere = "from tests.test_quant import dynamic_quant\n\ndef main(q, x, m):\n    dynamic_quant(m, q, x)\n"
+    assert len(_test_module(tmp_path / "e", "", b=elsewhere)) == 1
+
+
+def test_an_uncalled_helper_of_a_library_module_stays_reported(tmp_path):
+    assert len(_test_module(tmp_path, "", name="quant_utils.py")) == 1
