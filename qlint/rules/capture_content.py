@@ -91,23 +91,38 @@ def changed_after_build(
     (the capture, or the call handing the model to the helper that captures it), `captured`
     the name the model has there, in the body `holder`."""
     calls = {id(b.call) for b in builds}
+    rows = [(b.call.lineno, b.call.end_lineno) for b in builds]
+    helpers: dict[int, ast.AST] | None = None
     for fn in flows:
         name = captured if fn is holder else None
         names = {name} if name else set()
-        own = list(_own_nodes(fn.node))
+        if not names and not any(_within(fn.node, row) for row in rows):
+            continue  # neither captures it nor holds a construction: nothing of it is read
+        body = _body_index(fn.node)
         start = None
-        for node in own:
-            if isinstance(node, ast.Assign) and any(id(n) in calls for n in ast.walk(node.value)):
-                names.update(t.id for t in node.targets if isinstance(t, ast.Name))
-                start = node.lineno if start is None else min(start, node.lineno)
+        for call in calls & body.bound_by.keys():
+            for row, targets in body.bound_by[call]:
+                names.update(targets)
+                start = row if start is None else min(start, row)
         if not names:
             continue
         # Where the model was built here, a name rebound to another object (`m = ep.module()`)
         # or copied for the capture no longer holds it afterwards.
         ends = binding_ends(fn.node, names, name, start, points) if start is not None else {}
-        if _changed_in(own, names, flows, 0, ends):
+        if helpers is None:
+            helpers = {id(c.call): c.callee for f in flows for c in f.calls}
+        if _changed_in(body, names, helpers, 0, ends):
             return True
     return False
+
+
+def _within(fn: ast.AST, rows: tuple[int, int]) -> bool:
+    """A node on these lines may be one of `fn`'s (a node of another file may share them).
+    Its decorators are its nodes too, on the lines above `def`."""
+    if isinstance(fn, ast.Module):
+        return True
+    start = min([fn.lineno, *(d.lineno for d in getattr(fn, "decorator_list", ()))])
+    return start <= rows[0] and rows[1] <= fn.end_lineno
 
 
 # Calls that take a model without giving it parts: capture, quantization, copies, checks.
@@ -119,35 +134,75 @@ _READS = frozenset(
 
 
 def _changed_in(
-    nodes: list[ast.AST], names: set[str], flows: list[FunctionFlow], depth: int, ends: dict[str, int] | None = None
+    body: _BodyIndex, names: set[str], helpers: dict[int, ast.AST], depth: int, ends: dict[str, int] | None = None
 ) -> bool:
     """Parts or hooks given here to a model bound to `names`, or the model handed to a call
     that may give it some (`swap_linears(model)`): a helper of the module is read for its
     parameters in turn; anything else may do anything. `ends`: the last line at which a name
     holds the model (`model_bindings`)."""
 
-    def holding(node: ast.AST) -> set[str]:
-        return live(names, ends, getattr(node, "lineno", 0)) if ends else names
+    def holding(row: int) -> set[str]:
+        return live(names, ends, row) if ends else names
 
-    if any(_changes(node, holding(node)) for node in nodes):
+    if ends:
+        if any(root in holding(row) for root, row in body.changes):
+            return True
+    elif any(root in names for root, _ in body.changes):
         return True
-    helpers = {id(c.call): c.callee for fn in flows for c in fn.calls}
-    for node in nodes:
-        if not isinstance(node, ast.Call):
-            continue
-        held = holding(node)
-        if not any(_root(a) in held for a in _arguments(node)):
-            continue
-        parts = node.func
-        last = parts.attr if isinstance(parts, ast.Attribute) else parts.id if isinstance(parts, ast.Name) else ""
-        if last in _READS:
+    for node, roots in body.handed:
+        held = holding(node.lineno)
+        if roots.isdisjoint(held):
             continue
         callee = helpers.get(id(node))
         if callee is None or depth >= 3 or not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return True
-        if _changed_in(list(_own_nodes(callee)), _receivers(node, callee, held), flows, depth + 1):
+        if _changed_in(_body_index(callee), _receivers(node, callee, held), helpers, depth + 1):
             return True
     return False
+
+
+class _BodyIndex:
+    """What `changed_after_build` asks of one function body, from one walk of it: the
+    assignments whose value holds each node (their line and the names they bind), the names
+    given parts or hooks (with the line), and the calls (other than `_READS`) handed a model,
+    with the names they pass.
+
+    A body is asked once per capture a rule weighs, and a long test module has dozens of
+    captures and hundreds of bodies: walking each body for each capture made the rules
+    quadratic. Kept on the node (a new parse is a new node, so it is never stale)."""
+
+    __slots__ = ("bound_by", "changes", "handed")
+
+    def __init__(self, fn: ast.AST):
+        self.bound_by: dict[int, list[tuple[int, list[str]]]] = {}
+        self.changes: list[tuple[str, int]] = []
+        self.handed: list[tuple[ast.Call, frozenset[str]]] = []
+        for node in _own_nodes(fn):
+            if isinstance(node, ast.Assign):
+                bound = (node.lineno, [t.id for t in node.targets if isinstance(t, ast.Name)])
+                # Any node of the value: a construction may be a factory table's `Net` too.
+                for inner in ast.walk(node.value):
+                    self.bound_by.setdefault(id(inner), []).append(bound)
+            self.changes.extend((root, node.lineno) for root in _changed_roots(node))
+            if isinstance(node, ast.Call):
+                roots = frozenset(r for a in _arguments(node) if (r := _root(a)) is not None)
+                if roots and _last_name(node.func) not in _READS:
+                    self.handed.append((node, roots))
+
+
+_INDEX = "_qlint_capture_content_index"
+
+
+def _body_index(fn: ast.AST) -> _BodyIndex:
+    found = getattr(fn, _INDEX, None)
+    if found is None:
+        found = _BodyIndex(fn)
+        setattr(fn, _INDEX, found)
+    return found
+
+
+def _last_name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _receivers(call: ast.Call, callee: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str]) -> set[str]:
@@ -187,16 +242,20 @@ def _own_nodes(fn: ast.AST) -> list[ast.AST]:
     return tree_walk.own_nodes(fn)
 
 
-def _changes(node: ast.AST, names: set[str]) -> bool:
+def _changed_roots(node: ast.AST) -> list[str]:
+    """The names whose model this node gives parts or hooks (`m.fc = ...`, `setattr(m, ...)`)."""
     if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        return any(isinstance(t, (ast.Attribute, ast.Subscript)) and _root(t) in names for t in targets)
+        return [r for t in targets if isinstance(t, (ast.Attribute, ast.Subscript)) and (r := _root(t)) is not None]
     if isinstance(node, ast.Call):
         func = node.func
         if isinstance(func, ast.Name) and func.id == "setattr":
-            return bool(node.args) and _root(node.args[0]) in names
-        return isinstance(func, ast.Attribute) and func.attr in _CHANGES and _root(func.value) in names
-    return False
+            root = _root(node.args[0]) if node.args else None
+            return [root] if root is not None else []
+        if isinstance(func, ast.Attribute) and func.attr in _CHANGES:
+            root = _root(func.value)
+            return [root] if root is not None else []
+    return []
 
 
 def _root(node: ast.AST) -> str | None:

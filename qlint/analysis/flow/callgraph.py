@@ -82,6 +82,8 @@ class CallGraph:
         self.project = project
         self.optable = optable
         self.max_depth = max_depth
+        # (id(class node), id(scope), depth) -> (class node, methods): asked at every `self.x(...)`.
+        self._methods: dict[tuple[int, int, int], tuple[ast.AST, dict]] = {}
 
     # -- what a value runs when called -----------------------------------------------------
     def callables(self, expr: ast.expr, resolver: Resolver, depth: int = 0) -> list[Callee]:
@@ -164,7 +166,17 @@ class CallGraph:
 
     # -- classes ---------------------------------------------------------------------------
     def methods(self, cls: ClassScope, scope: ModuleScope, depth: int = 0) -> dict[str, tuple[ast.AST, ModuleScope]]:
-        """Methods of a class including those inherited from project base classes."""
+        """Methods of a class including those inherited from project base classes (shared: the
+        graph lives for one check, and the walks ask for them at every `self.<method>(...)`)."""
+        memo_key = (id(cls.node), id(scope), depth)
+        known = self._methods.get(memo_key)
+        if known is not None and known[0] is cls.node:
+            return known[1]
+        merged = self._methods_of(cls, scope, depth)
+        self._methods[memo_key] = (cls.node, merged)
+        return merged
+
+    def _methods_of(self, cls: ClassScope, scope: ModuleScope, depth: int) -> dict[str, tuple[ast.AST, ModuleScope]]:
         merged: dict[str, tuple[ast.AST, ModuleScope]] = {}
         if depth <= _MAX_RESOLVE:
             resolver = Resolver(scope, self.project, self.optable)

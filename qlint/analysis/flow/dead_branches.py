@@ -48,9 +48,23 @@ class ConstantFlags:
             return _UNKNOWN if inner is _UNKNOWN else not inner
         if isinstance(test, ast.Name):
             if self._values is None:
-                self._values = _single_constants(self.func)
+                self._values = single_constants(self.func)
             return self._values.get(test.id, _UNKNOWN)
         return _UNKNOWN
+
+
+def single_constants(func: ast.AST) -> dict[str, object]:
+    """`_single_constants`, kept on the node: a helper of another module is analysed again by
+    every file that calls it, and its body does not change while its tree lives. Shared:
+    callers must not change the dict."""
+    found = getattr(func, _CONSTANTS, None)
+    if found is None:
+        found = _single_constants(func)
+        setattr(func, _CONSTANTS, found)
+    return found
+
+
+_CONSTANTS = "_qlint_single_constants"
 
 
 def _single_constants(func: ast.AST) -> dict[str, object]:

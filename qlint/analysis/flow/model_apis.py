@@ -170,8 +170,22 @@ def mode_call(node: ast.AST) -> tuple[ast.expr, str | None] | None:
 
 
 def init_sets_eval(cls: ast.ClassDef) -> bool:
-    """`self.eval()` in `__init__`: instances start in eval mode."""
+    """`self.eval()` in `__init__`: instances start in eval mode.
+
+    Asked at every construction of the class; the answer is kept on the class node (a
+    class of another module is asked again by every file that builds it)."""
+    found = getattr(cls, _INIT_SETS_EVAL, None)
+    if found is None:
+        found = _init_sets_eval(cls)
+        setattr(cls, _INIT_SETS_EVAL, found)
+    return found
+
+
+def _init_sets_eval(cls: ast.ClassDef) -> bool:
     init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
     return init is not None and any(
         (m := mode_call(n)) is not None and m[1] == "eval" and key(m[0]) == "self" for n in ast.walk(init)
     )
+
+
+_INIT_SETS_EVAL = "_qlint_init_sets_eval"

@@ -36,6 +36,7 @@ from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _SKIPPED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_NOTHING_TO_FOLLOW = (*_SKIPPED, ast.Constant)
 _TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
 _RAISES = frozenset({"raises", "assertRaises", "assertRaisesRegex"})
 _CATCHES = frozenset({"NotImplementedError", "RuntimeError", "Exception", "BaseException"})
@@ -253,7 +254,7 @@ class Interpreter:
 
     # -- expressions -------------------------------------------------------------------
     def expr(self, e: ast.expr | None, env: Env) -> Obj | None:
-        if e is None or isinstance(e, _SKIPPED):
+        if e is None or isinstance(e, _NOTHING_TO_FOLLOW):
             return None
         if isinstance(e, ast.Call):
             return self.calls.call(e, env)
