@@ -230,3 +230,37 @@ def test_a_helper_re_exported_through_a_star_import_is_followed(tmp_path):
     assert _check(root).diagnostics == []
     (root / "scripts" / "c.py").write_text(HEAD + body.replace("m.eval()", "torch.nn.BatchNorm2d(3)"))
     assert len(_check(root).diagnostics) == 1
+
+
+def test_a_named_mode_free_model_handed_over_in_a_loop_is_quiet(tmp_path):
+    # ExecuTorch's tests/rework/src/utils.py: `module = _UtilsModel()`, then the helper is called
+    # with it once per case. The call that hands the model over is the capture being judged,
+    # not a change to the model.
+    looped = MODE_FREE_CALLER.replace(
+        "    quantize_module(Net(), quantizer, x)",
+        "    m = Net()\n    for _ in range(2):\n        quantize_module(m, quantizer, x)",
+    )
+    assert _check(_repo(tmp_path, a=looped)).diagnostics == []
+    assert len(_check(_repo(tmp_path / "b", a=looped.replace("nn.Conv2d(3, 3, 3)", "nn.Dropout()"))).diagnostics) == 1
+
+
+def test_a_caller_unpacking_an_eval_model_from_its_own_helper_is_quiet(tmp_path):
+    # ExecuTorch's mobilebert_fine_tune.py: `model, data, labels = get_fine_tuned_mobilebert(...)`,
+    # which returns `model.eval(), ...`.
+    unpacked = (
+        IMPORT
+        + """
+def fine_tuned(path):
+    model = nn.Sequential(nn.Conv2d(3, 3, 3), nn.BatchNorm2d(3))
+    model.load_state_dict(torch.load(path))
+    return model.eval(), torch.randn(1, 3, 8, 8)
+
+
+def main(quantizer, path):
+    model, x = fine_tuned(path)
+    quantize_module(model, quantizer, x)
+"""
+    )
+    assert _check(_repo(tmp_path, a=unpacked)).diagnostics == []
+    left = unpacked.replace("return model.eval(), torch", "return model, torch")
+    assert len(_check(_repo(tmp_path / "t", a=left)).diagnostics) == 1

@@ -104,7 +104,7 @@ def changed_after_build(
         # Where the model was built here, a name rebound to another object (`m = ep.module()`)
         # or copied for the capture no longer holds it afterwards.
         ends = binding_ends(fn.node, names, name, start, points) if start is not None else {}
-        if _changed_in(own, names, flows, 0, ends):
+        if _changed_in(own, names, flows, 0, ends, points):
             return True
     return False
 
@@ -118,12 +118,18 @@ _READS = frozenset(
 
 
 def _changed_in(
-    nodes: list[ast.AST], names: set[str], flows: list[FunctionFlow], depth: int, ends: dict[str, int] | None = None
+    nodes: list[ast.AST],
+    names: set[str],
+    flows: list[FunctionFlow],
+    depth: int,
+    ends: dict[str, int] | None = None,
+    points: frozenset[int] = frozenset(),
 ) -> bool:
     """Parts or hooks given here to a model bound to `names`, or the model handed to a call
     that may give it some (`swap_linears(model)`): a helper of the module is read for its
     parameters in turn; anything else may do anything. `ends`: the last line at which a name
-    holds the model (`model_bindings`)."""
+    holds the model (`model_bindings`). The calls in `points` hand the model to the capture
+    being judged (a helper of another module too): what they do is that capture."""
 
     def holding(node: ast.AST) -> set[str]:
         return live(names, ends, getattr(node, "lineno", 0)) if ends else names
@@ -132,7 +138,7 @@ def _changed_in(
         return True
     helpers = {id(c.call): c.callee for fn in flows for c in fn.calls}
     for node in nodes:
-        if not isinstance(node, ast.Call):
+        if not isinstance(node, ast.Call) or id(node) in points:
             continue
         held = holding(node)
         if not any(_root(a) in held for a in _arguments(node)):
