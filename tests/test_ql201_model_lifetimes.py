@@ -211,6 +211,12 @@ class TestHelperModules:
         def __init__(self):
             super().__init__()
             self.body = load_body()
+
+    class ConvBnEval(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bn = torch.nn.BatchNorm2d(3)
+            self.eval()
 """
 
 
@@ -241,6 +247,17 @@ def test_a_conv_only_class_of_an_installed_package_is_quiet(site_dir):
 def test_an_installed_class_holding_batch_norm_is_reported_and_named(site_dir):
     (d,) = check(_installed("TestHelperModules.ConvBn()"), select=("QL201",))
     assert "in `TestHelperModules.ConvBn`, the mode changes BatchNorm2d" in d.message
+
+
+def test_an_installed_class_whose_init_calls_eval_starts_in_eval_mode(site_dir):
+    # ExecuTorch's installed gen_etrecord.py captures SimpleModel() of tests/models.py, whose
+    # __init__ ends with self.eval().
+    assert _ql201(_installed("TestHelperModules.ConvBnEval()")) == []
+    # A later `.train()` still counts.
+    trained = _installed("TestHelperModules.ConvBnEval()").replace(
+        "    prepare_pt2e", "    m.train()\n    prepare_pt2e"
+    )
+    assert len(_ql201(trained)) == 1
 
 
 def test_an_installed_class_with_parts_from_elsewhere_is_reported(site_dir):

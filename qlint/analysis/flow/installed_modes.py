@@ -1,0 +1,28 @@
+"""The mode a construction of an installed package's class starts in.
+
+ExecuTorch's installed `examples/qualcomm/util_scripts/gen_etrecord.py` captures
+`SimpleModel()` from `backends/qualcomm/tests/models.py`, whose `__init__` ends with
+`self.eval()`. The installed `executorch/` has no `__init__.py`, so the project lookup does
+not find the class; its source beside the project (`installed_classes`) says both what it
+holds and the mode it starts in.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from qlint.analysis.flow.installed_classes import installed_class
+from qlint.analysis.flow.model_apis import init_sets_eval
+
+
+def starts_in_eval(built) -> bool:
+    """A construction (`model_classes.Built`) of an installed package's class whose
+    `__init__` switches the instance to eval mode."""
+    call = built.call
+    if built.cls is not None or not isinstance(call, ast.Call):
+        return False
+    found = installed_class(built.resolver.qualname(call.func), built.index.project, built.index.requester)
+    return found is not None and init_sets_eval(found[0])
+
+
+__all__ = ["starts_in_eval"]
