@@ -126,6 +126,8 @@ class CallSemantics:
             return self.api_call(node, api, first, kwargs, env)
         if isinstance(func, ast.Attribute) and func.attr == "from_pretrained":
             return new_value(env, node, "", Origin(PRETRAINED, node))
+        if name in _MODE_KEEPING_WRAPPERS and (child := first if first is not None else kwargs.get("module")):
+            return child  # `nn.DataParallel(model)` runs the child in the mode the child is in
         built = builds.construction(node, name)
         if built is not None:
             builds.instantiation(node, built, args, kwargs, env)
@@ -406,6 +408,18 @@ def _items_of(callee: FunctionFlow) -> int | None:
     """The length of the tuple every return of `callee` builds (None: some return is no tuple)."""
     sizes = {len(callee.return_items[i]) if i in callee.return_items else None for i in range(len(callee.returns))}
     return next(iter(sizes)) if len(sizes) == 1 else None
+
+
+# Wrappers whose construction leaves the wrapped module's mode as it is and whose forward runs it.
+_MODE_KEEPING_WRAPPERS = frozenset(
+    {
+        "torch.nn.DataParallel",
+        "torch.nn.parallel.DataParallel",
+        "torch.nn.parallel.data_parallel.DataParallel",
+        "torch.nn.parallel.DistributedDataParallel",
+        "torch.nn.parallel.distributed.DistributedDataParallel",
+    }
+)
 
 
 def _root_is_value(func: ast.expr, env: Env) -> bool:
