@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any
 from qlint import __version__
 from qlint.rules.base import EngineReport, FixAvailability, Rule, Severity
 from qlint.rules.builtin import BUILTIN
-from qlint.rules.manifest import MANIFEST, RuleFacts
+from qlint.rules.manifest import MANIFEST
+from qlint.rules.rule_facts import RuleFacts
 
 if TYPE_CHECKING:
     from importlib import metadata

@@ -355,3 +355,46 @@ def test_a_quantizer_reassigned_after_a_qat_one_is_ptq_again():
 )
 def test_qat_configurations_by_path_helper_global_and_setter(src):
     assert ql204(src) == []
+
+
+LOWERED_TEST = """
+from executorch.exir import to_edge
+
+
+class TestLowering:
+    def lower_and_compare(self, module, x):
+        ref = module.exported_program().module()(*x)
+        return ref
+
+    def inspect(self, module, x):
+        print(module.exported_program().graph_module.code)
+
+    def test_lowered(self, gm, quantizer, x):
+        prepared = prepare_pt2e(gm, quantizer)
+        converted = convert_pt2e(prepared)
+        edge = to_edge(torch.export.export(converted, x)).transform([])
+        self.{helper}(module=edge, x=x)
+"""
+
+
+def test_a_test_that_runs_a_program_lowered_from_the_converted_model_is_flagged():
+    # Export, `to_edge` and `.transform()` keep the converted model's numbers: running the
+    # lowered program runs them (ExecuTorch's `lower_module_and_test_output`).
+    (d,) = ql204(LOWERED_TEST.format(helper="lower_and_compare"))
+    assert d.range.start.row == ROWS + 15  # the convert_pt2e call
+
+
+@pytest.mark.parametrize(
+    "helper, chain",
+    [
+        ("inspect", None),  # the lowered program's graph is only printed
+        # A new model exported beside the converted one is not derived from it.
+        ("lower_and_compare", "to_edge(torch.export.export(other, x)).transform([])"),
+    ],
+)
+def test_a_lowered_program_only_inspected_or_not_derived_stays_quiet(helper, chain):
+    src = LOWERED_TEST.format(helper=helper)
+    if chain is not None:
+        src = src.replace("to_edge(torch.export.export(converted, x)).transform([])", chain)
+        src = src.replace("(self, gm, quantizer, x)", "(self, gm, quantizer, x, other)")
+    assert ql204(src) == []

@@ -11,7 +11,8 @@ import pytest
 
 from qlint import registry
 from qlint.registry import DeferredRule, Registry, RegistryError
-from qlint.rules.manifest import MANIFEST, RuleFacts
+from qlint.rules.manifest import MANIFEST
+from qlint.rules.rule_facts import RuleFacts
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,6 +27,16 @@ def test_the_manifest_is_what_the_rule_classes_say():
     assert (ROOT / "qlint" / "rules" / "manifest.py").read_text() == expected, (
         "qlint/rules/manifest.py is out of date: run `python scripts/generate_rule_manifest.py`"
     )
+
+
+def test_the_generated_manifest_holds_data_only():
+    # Types and prose live in the hand-written `rule_facts`; the generator only writes data.
+    import ast
+
+    tree = ast.parse((ROOT / "qlint" / "rules" / "manifest.py").read_text())
+    kinds = [type(node).__name__ for node in tree.body]
+    assert kinds == ["Expr", "ImportFrom", "ImportFrom", "AnnAssign"], kinds
+    assert tree.body[2].module == "qlint.rules.rule_facts"
 
 
 def test_facts_agree_with_the_loaded_classes():

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis import calibration_effects as fx
+from qlint.analysis import converted_programs as lowered
 from qlint.analysis.calibration import (
     CONVERTED,
     PARAM,
@@ -253,14 +254,14 @@ class Walker:
                 return receiver
             if func.attr not in fx.INERT_METHODS:
                 self.ran(env, receiver, executed=func.attr in ("forward", "__call__"))
-            return qat_configs([receiver])
+            return qat_configs([receiver]) | self.derived(receiver, lowered.is_lowering_method(func.attr))
         if isinstance(func, ast.Name) and func.id in tracked:
             self.args(node, env, escape=True)
             self.ran(env, env.vars[func.id], executed=True)
             return frozenset()
         receiver: frozenset[Token] = frozenset()
         if not isinstance(func, (ast.Name, ast.Attribute)):
-            self.ran(env, self.expr(func, env))
+            self.ran(env, self.expr(func, env), executed=True)  # `program.module()(x)`: called on data
         elif isinstance(func, ast.Attribute) and not isinstance(func.value, ast.Name):
             receiver = self.expr(func.value, env)  # `XNNPACKQuantizer().set_global(config)`
         name = self.resolver.qualname(func)
@@ -279,7 +280,12 @@ class Walker:
             holder = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else None
             if qat and holder is not None and (holder in env.vars or holder in self.resolver.local):
                 env.vars[holder] = env.vars.get(holder, frozenset()) | qat  # `quantizer.set_global(config)`
-            return qat
+            first = values.get(node.args[0], frozenset()) if node.args else frozenset()
+            return (
+                qat
+                | self.derived(first, lowered.is_lowering_function(name))
+                | self.derived(receiver, isinstance(func, ast.Attribute) and lowered.is_lowering_method(func.attr))
+            )
         return self.apply(node, summary, offset, env) | self.qat_keyword(node)
 
     def qat_keyword(self, node: ast.Call) -> frozenset[Token]:
@@ -324,8 +330,15 @@ class Walker:
             if qat_configs([values.get(quantizer, frozenset())]) or self.global_qat(quantizer, env):
                 return frozenset({Token(QAT, node, self.scope.path)})  # a training loop runs it
             return frozenset({Token(PREPARED, node, self.scope.path)})
-        self.args(node, env, escape=True)  # capture, sessions: treat as a use
+        values = self.args(node, env, escape=True)  # capture, sessions: treat as a use
+        if api.kind == "capture" and first is not None:
+            return self.derived(values.get(first, frozenset()), True)  # `export(converted)`
         return frozenset({Token(QAT, node, self.scope.path)}) if api.kind == "prepare_qat" else frozenset()
+
+    @staticmethod
+    def derived(tokens: frozenset[Token], lowering: bool) -> frozenset[Token]:
+        """A program exported or lowered from a converted model stands for it (`converted_programs`)."""
+        return lowered.standing_for(tokens, (CONVERTED, PARAM)) if lowering else frozenset()
 
     def global_qat(self, quantizer: ast.expr | None, env: Env) -> bool:
         """A module-level quantizer used in a function: what the module binds it to."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis import tree_walk
 from qlint.analysis.flow.model_flow import PARAM, STORED, Capture, FunctionFlow, caller_facts
 from qlint.rules.model_bindings import binding_ends, live
 
@@ -186,15 +187,10 @@ def _arguments(call: ast.Call) -> list[ast.expr]:
     return [*args, *(kw.value for kw in call.keywords)]
 
 
-def _own_nodes(fn: ast.AST):
+def _own_nodes(fn: ast.AST) -> list[ast.AST]:
     """The nodes of this function's body, not those of functions or classes written in it
-    (each is a flow of its own, with names of its own)."""
-    stack = list(ast.iter_child_nodes(fn))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
+    (each is a flow of its own, with names of its own): the walk every rule shares."""
+    return tree_walk.own_nodes(fn)
 
 
 def _changes(node: ast.AST, names: set[str]) -> bool:

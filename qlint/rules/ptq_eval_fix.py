@@ -36,16 +36,16 @@ def eval_fix(ctx: FileContext, cap: Capture, flows: list[FunctionFlow]) -> Fix |
     function = next((f for f in flows if cap in f.captures), None)
     kinds = {o.kind for o in cap.origins}
     if is_graph(cap):
-        return _graph_fix(ctx, cap, function)
+        return graph_fix(ctx, cap, function)
     fix = insert_mode_call(ctx, cap, "eval")
     if fix is None or fix.applicability is not Applicability.SAFE:
         return fix
-    if function is not None and not kinds & GRAPH_KINDS and _built_here(ctx, cap, function):
+    if function is not None and not kinds & GRAPH_KINDS and built_here(ctx, cap, function):
         return fix
     return Fix(Applicability.UNSAFE, fix.message, fix.edits)
 
 
-def _built_here(ctx: FileContext, cap: Capture, function: FunctionFlow) -> bool:
+def built_here(ctx: FileContext, cap: Capture, function: FunctionFlow) -> bool:
     """Every object the capture may see was constructed in `function`, by a resolvable class,
     from arguments that hand it nothing of the caller's."""
     if not cap.origins:
@@ -75,18 +75,19 @@ def _resolvable(ctx: FileContext, func: ast.expr) -> bool:
     return head.id in ctx.scope.imports
 
 
-def _graph_fix(ctx: FileContext, cap: Capture, function: FunctionFlow | None) -> Fix | None:
+def graph_fix(ctx: FileContext, cap: Capture, function: FunctionFlow | None, helper: str = HELPER) -> Fix | None:
+    """`helper(gm)` before the capture (QL202 passes `move_exported_model_to_train`)."""
     model = cap.model
     if model is None or not cap.fixable or (cap.flows("ptq") and cap.flows("qat")):
         return None
     if not isinstance(model, (ast.Name, ast.Attribute)):
-        return Fix(Applicability.DISPLAY_ONLY, f"Call `{HELPER}(...)` on the GraphModule before capturing it again")
+        return Fix(Applicability.DISPLAY_ONLY, f"Call `{helper}(...)` on the GraphModule before capturing it again")
     src = ctx.source_of(model)
-    name, import_edits = pt2e_helper(ctx, HELPER)
+    name, import_edits = pt2e_helper(ctx, helper)
     edit = line_insertion(ctx, cap.stmt, f"{name}({src})") if name is not None else None
     if edit is None:
-        return Fix(Applicability.DISPLAY_ONLY, f"Call `{HELPER}({src})` before the capture")
+        return Fix(Applicability.DISPLAY_ONLY, f"Call `{helper}({src})` before the capture")
     inside = {id(n) for n in ast.walk(function.node)} if function is not None else set()
     local = isinstance(model, ast.Name) and all(id(o.node) in inside for o in cap.origins)
     applicability = Applicability.SAFE if local else Applicability.UNSAFE
-    return Fix(applicability, f"Call `{HELPER}({src})` before the capture", (edit, *import_edits))
+    return Fix(applicability, f"Call `{helper}({src})` before the capture", (edit, *import_edits))

@@ -96,6 +96,10 @@ class PacketMatcher(Rule):
             ctx.scope, ctx.lines_containing, Resolver(ctx.scope, ctx.project, ctx.optable)
         )
         base_lines = target_rows(ctx) | ctx.lines_containing(*sink_needles(sinks), *helpers)
+        if not base_lines:
+            # Every matcher sits on one of these rows (locals bound to a node target are
+            # bound on a target row): nothing to split the module into bodies for.
+            return
         found: dict[tuple, tuple[Diagnostic, Body, int]] = {}
         rows = sorted(base_lines)
         for body in bodies(ctx.tree, ctx.scope, ctx.cache):
@@ -265,8 +269,10 @@ def _compare(ctx: FileContext, node: ast.Compare, resolver: Resolver, names) -> 
                     ref = resolver.op_ref(b)
                     if ref is not None:
                         negated = isinstance(op, (ast.NotEq, ast.IsNot))
-                        # A chained comparison cannot be rewritten as one membership test.
-                        whole = (ctx.range_of(node), ctx.source_of(a), negated) if len(node.ops) == 1 else None
+                        # A chained comparison cannot be rewritten as one membership test; an
+                        # overload is never fixed (it only tells that both forms are matched).
+                        single = len(node.ops) == 1 and ref.is_packet
+                        whole = (ctx.range_of(node), ctx.source_of(a), negated) if single else None
                         yield b, [_Hit(ref, Located(b, resolver.scope), FixSite("comparison", whole))]
         elif isinstance(op, (ast.In, ast.NotIn)) and is_node_target(left, names):
             yield right, _collection(right, resolver)

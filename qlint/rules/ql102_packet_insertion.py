@@ -11,7 +11,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from qlint.analysis.graphs.forwarding import Forwarding, callee_name
+from qlint.analysis.graphs.forwarding import Forwarding, callee_name, spans_any
 from qlint.analysis.graphs.fx_targets import target_store_rows
 from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
@@ -29,6 +29,7 @@ from qlint.rules.overload_fixes import (
     packet_producers,
     shown,
 )
+from qlint.rules.packet_consumers import consumed_by_own_code
 
 _CACHE_KEY = "ql102.insertions"
 
@@ -54,6 +55,8 @@ class PacketInsertion(Rule):
             info = op_info(ctx.optable, ref)
             if info is None and _own_op_checked_here(ctx, ref, found):
                 continue
+            if consumed_by_own_code(ctx, ref, [r for r, _ in found]):
+                continue  # the project's own packet-keyed code is the node's consumer
             spelled = ctx.source_of(node)
             message = f"{shown(spelled, ref)} is an OpOverloadPacket inserted as a graph node target"
             help_ = f"Matchers keyed on overloads will miss this node: {overload_facts(info)}"
@@ -99,12 +102,17 @@ def inserted_ops(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
         _NEEDLES,
         ctx.scope.path,
     )
-    names = wrappers.find_helpers(ctx.scope, ctx.lines_containing, Resolver(ctx.scope, ctx.project, ctx.optable))
-    lines = ctx.lines_containing(*_NEEDLES, *sorted(names)) | target_store_rows(ctx)
+    names = wrappers.find_helpers(ctx.scope, _rows_for(ctx), Resolver(ctx.scope, ctx.project, ctx.optable))
+    lines = _inserting_rows(ctx) | target_store_rows(ctx)
+    if names:
+        lines |= ctx.lines_containing(*sorted(names))
     # The callee can sit on one line and the packet on the next: widen each row by one.
     lines = lines | {row + 1 for row in lines}
     if lines:
+        rows = sorted(lines)
         for body in bodies(ctx.tree, ctx.scope, ctx.cache):
+            if body.node is not ctx.tree and not spans_any(body.node, rows):
+                continue  # its statements lie within its rows: none of them is walked
             class_scope = with_instance_attrs(body.class_scope, ctx.cache, ctx.lines)
             resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, class_scope)
             for node in body.nodes(lines):
@@ -128,6 +136,27 @@ def inserted_ops(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
 
 
 _NEEDLES = ("call_function", "create_node")
+# Where `<graph>.call_function` / `.create_node` can be written: the attribute's row (the dot
+# may end the row before). Rows that only hold the strings (`n.op == "call_function"`, on
+# every row of a matcher) insert nothing.
+_INSERTING = re.compile(r"(?:\.|^)\s*(?:call_function|create_node)\b")
+
+
+def _inserting_rows(ctx: FileContext) -> frozenset[int]:
+    line = ctx.lines.line
+    return frozenset(r for r in ctx.lines_containing(*_NEEDLES) if _INSERTING.search(line(r)))
+
+
+def _rows_for(ctx: FileContext):
+    """`lines_containing` for the wrapper search: a wrapper's own insertion is a call of the
+    attribute too, so the rows of the needles are those where the attribute is written."""
+
+    def rows(*needles: str) -> frozenset[int]:
+        others = tuple(n for n in needles if n not in _NEEDLES)
+        found = _inserting_rows(ctx)
+        return found | ctx.lines_containing(*others) if others else found
+
+    return rows
 
 
 def _direct_insertions(call: ast.Call, resolver: Resolver) -> Iterator[ast.expr]:

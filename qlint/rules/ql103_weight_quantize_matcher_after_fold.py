@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from qlint.analysis.convert_calls import ConvertCall, calls_in, project_calls
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.tree_walk import own_nodes
 from qlint.diagnostic import Applicability, Diagnostic, Fix, RelatedInfo
 from qlint.evidence import WeightMatcherEvidence
 from qlint.rules.base import FileContext, Rule
@@ -85,30 +86,35 @@ class WeightQuantizeMatcherAfterFold(Rule):
 
 def _matcher(func: ast.AST, resolver: Resolver) -> tuple[ast.Compare, ast.AST] | None:
     """(the quantize comparison, the weight test that depends on it), when every weight test does."""
-    parents = {child: node for node in ast.walk(func) for child in ast.iter_child_nodes(node)}
-    compares = [n for n in _own_nodes(func) if isinstance(n, ast.Compare) and _is_quantize_test(n, resolver)]
-    if not compares:
-        return None
-    tests = [n for n in _own_nodes(func) if _is_weight_test(n)]
+    # Lambdas are read as part of the function: `filter(lambda n: n.op == "get_attr", ...)`.
+    own = own_nodes(func, scopes=False, lambdas=True)
+    tests = [n for n in own if _is_weight_test(n)]  # syntax only: the cheap exit comes first
     if not tests:
         return None
-    found = None
+    compares = [n for n in own if isinstance(n, ast.Compare) and _is_quantize_test(n, resolver)]
+    if not compares:
+        return None
+    parents = {child: node for node in ast.walk(func) for child in ast.iter_child_nodes(node)}
+    found, reported = None, _reported(tests, parents)
     for test in tests:
         guard = _guarding_compare(test, compares, parents)
         if guard is None:
             return None  # a weight test that runs without a quantize node: the folded form is taken too
-        found = found or (guard, test)
+        if test is reported:
+            found = (guard, test)
     return found
 
 
-def _own_nodes(func: ast.AST) -> Iterator[ast.AST]:
-    stack = list(ast.iter_child_nodes(func))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        yield node
-        stack.extend(ast.iter_child_nodes(node))
+def _reported(tests: list[ast.AST], parents: dict) -> ast.AST:
+    """The weight test the finding names: the last in the source, or the outermost test
+    holding it (`is_param(ep, get_param(...))` names the outer call)."""
+    held = {id(t) for t in tests}
+    report, node = tests[-1], parents.get(tests[-1])
+    while node is not None:
+        if id(node) in held:
+            report = node
+        node = parents.get(node)
+    return report
 
 
 def _is_quantize_test(cmp: ast.Compare, resolver: Resolver) -> bool:

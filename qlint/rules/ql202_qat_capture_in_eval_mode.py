@@ -14,8 +14,9 @@ from collections.abc import Iterator
 from qlint.diagnostic import Diagnostic
 from qlint.evidence import CaptureEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
-from qlint.rules.capture_common import captures, evidence, insert_mode_call, listed, model_text, reasons, related
+from qlint.rules.capture_common import captures, evidence, listed, model_text, reasons, related
 from qlint.rules.capture_content import content_note, mode_free
+from qlint.rules.qat_train_fix import train_fix
 
 
 class QatCaptureInEvalMode(Rule):
@@ -51,7 +52,7 @@ class QatCaptureInEvalMode(Rule):
                 self,
                 cap.call,
                 message,
-                insert_mode_call(ctx, cap, "train"),
+                train_fix(ctx, cap, flows),
                 evidence=evidence(ctx, cap, "qat", why),
                 related=related(ctx, cap, "qat", why),
                 help=help_,

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameters
+from qlint.analysis.tree_walk import own_nodes
 from qlint.diagnostic import Range
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
@@ -150,7 +151,7 @@ class CallGraph:
         local = factory.local()
         resolver = Resolver(factory.scope, self.project, self.optable, local, factory.class_scope)
         found: list[Callee] = []
-        for node in _own_nodes(factory.node):
+        for node in own_nodes(factory.node):
             if isinstance(node, ast.Return) and node.value is not None:
                 value = node.value
                 if isinstance(value, ast.Name) and value.id not in parameters(factory.node):
@@ -214,7 +215,7 @@ class CallGraph:
             seen.add(id(callee.node))
             resolver = callee.resolver(self.project, self.optable)
             nested: list[tuple[Callee, int, tuple[Callee, ...]]] = []
-            for node in _own_nodes(callee.node):
+            for node in own_nodes(callee.node):
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                     inner = Callee(node, callee.scope, callee.class_scope, resolver.local)
                     nested.append((inner, depth, (*chain, inner)))
@@ -246,19 +247,8 @@ def _in_scope(scope: ModuleScope, name: str) -> tuple[ast.AST, ModuleScope, Clas
     return None
 
 
-def _own_nodes(func: ast.AST) -> Iterator[ast.AST]:
-    """Nodes of a function body; nested functions are yielded but not entered."""
-    roots = [func.body] if isinstance(func, ast.Lambda) else list(func.body)
-    stack = list(reversed(roots))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, _SCOPES):
-            stack.extend(reversed(list(ast.iter_child_nodes(node))))
-
-
 def _nested_def(func: ast.AST, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    for node in _own_nodes(func):
+    for node in own_nodes(func):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
             return node
     return None

@@ -22,6 +22,7 @@ from qlint.analysis.graphs import file_keys
 from qlint.analysis.names.modules import import_root
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
+from qlint.analysis.tree_walk import own_nodes
 
 _MAX_DEPTH = 4
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -288,16 +289,7 @@ class Forwarding:
 def _calls(func: ast.AST, rows: list[int] | None = None) -> Iterator[ast.Call]:
     """Calls in a function body, not in nested functions or classes; with `rows`, only
     those spanning one of them (a helper's sink call holds the sink's text on a row)."""
-    stack = list(ast.iter_child_nodes(func))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (*_FUNCS, ast.ClassDef, ast.Lambda)):
-            continue
-        if rows is not None and hasattr(node, "lineno") and not spans_any(node, rows):
-            continue
-        if isinstance(node, ast.Call):
-            yield node
-        stack.extend(ast.iter_child_nodes(node))
+    return (n for n in own_nodes(func, scopes=False, rows=rows) if isinstance(n, ast.Call))
 
 
 def spans_any(node: ast.AST, rows: list[int]) -> bool:

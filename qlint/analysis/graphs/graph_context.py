@@ -69,6 +69,8 @@ def _classify(ctx: FileContext) -> str | None:
         return "graph converted from TorchScript IR and re-traced"
     if not (any(n.startswith(_LEGACY) for n in imports) or "symbolic_trace" in ctx.text):
         return None
+    if any(_modern(n) for n in imports):
+        return None  # what the module's code names cannot make it legacy-only
     # An attribute ends on the row its name is written on: only those rows are walked.
     rows = ctx.lines_containing(*_TRACERS)
     names = imports + [
@@ -78,5 +80,9 @@ def _classify(ctx: FileContext) -> str | None:
         if isinstance(n, ast.Attribute) and n.attr in _TRACERS
     ]
     legacy = any(n.startswith(_LEGACY) or n.endswith("symbolic_trace") for n in names)
-    modern = any(n.startswith(_MODERN) or n.endswith((".export", ".make_fx")) for n in names)
+    modern = any(_modern(n) for n in names)
     return "legacy FX graph mode, whose graphs carry packets" if legacy and not modern else None
+
+
+def _modern(name: str) -> bool:
+    return name.startswith(_MODERN) or name.endswith((".export", ".make_fx"))

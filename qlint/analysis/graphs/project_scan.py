@@ -134,6 +134,27 @@ def other_contexts(
     return out
 
 
+def project_modules(ctx: FileContext) -> list[tuple[str, tuple | None]]:
+    """Every module of the project (path, content key), each recorded as a dependency of this
+    check: for scans that need modules this one does not keep (QL102's packet consumers)."""
+    return [(path, key) for path, (key, _) in _project(package_root(ctx.path), ctx).files.items()]
+
+
+def package_root(path: str) -> str | None:
+    """The directory of the top-level package `path`'s module name starts with, counted up from
+    the file. `scan_root` joins the import root with that name, which names no directory when
+    the package maps onto a repository root and a directory on the way lacks `__init__.py`
+    (ExecuTorch's `backends/nxp/aten_passes`)."""
+    module = module_name_for(path)
+    if not module or "." not in module:
+        return None
+    directory = os.path.dirname(os.path.abspath(path))
+    levels = module.count(".") - (0 if os.path.basename(path) == "__init__.py" else 1)
+    for _ in range(levels):
+        directory = os.path.dirname(directory)
+    return directory
+
+
 def _context(path: str, text: str, ctx: FileContext) -> FileContext | None:
     try:
         tree = ast.parse(text, filename=path)

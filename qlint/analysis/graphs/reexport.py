@@ -16,10 +16,10 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.graphs.forwarding import call_arguments, callee_name
-from qlint.analysis.names.functions import Body
+from qlint.analysis.graphs.forwarding import call_arguments, callee_name, spans_any
+from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import dotted_parts
-from qlint.analysis.tree_walk import walk
+from qlint.analysis.tree_walk import own_nodes
 
 # Calls that produce a graph from a module or program: its nodes carry overloads.
 _EXPORTS = frozenset(
@@ -42,7 +42,7 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 def sees_overloads(ctx: FileContext, body: Body, row: int) -> bool:
     """Whether the matcher of `body` at `row` sees graphs whose nodes carry overloads."""
-    funcs = _enclosing(ctx.tree, body.node)
+    funcs = _enclosing(ctx, body.node)
     if not funcs:
         return _exported_into(ctx.tree.body, row, None)  # module-level code
     for func in funcs:
@@ -50,30 +50,29 @@ def sees_overloads(ctx: FileContext, body: Body, row: int) -> bool:
             return True
     # The module's own callers of the function (`f(...)`, `self.f(...)`), one level up:
     # an export counts there when what it made is handed to the call.
+    # Only functions spanning a row that holds the name can call it by that name.
     name = funcs[-1].name
-    for caller in _functions(ctx.tree):
-        if caller not in funcs:
+    rows = sorted(ctx.lines_containing(name))
+    for caller in _functions(ctx):
+        if caller not in funcs and spans_any(caller, rows):
             for call in _calls_of(caller, name):
                 if _exported_into(caller.body, call.lineno, call) or _on_exported(caller, call):
                     return True
     return False
 
 
-def _enclosing(tree: ast.Module, node: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+def _enclosing(ctx: FileContext, node: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
     """The function `node` is (none at module level) and the functions around it, innermost first."""
     if not isinstance(node, _FUNCS):
         return []
-    chain = [f for f in _functions(tree) if f.lineno <= node.lineno <= f.end_lineno]
+    chain = [f for f in _functions(ctx) if f.lineno <= node.lineno <= f.end_lineno]
     return sorted(chain, key=lambda f: -f.lineno)
 
 
-def _functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-    """Every function of the module, found once per tree: each matcher asks, and a whole-tree
-    walk per matcher made QL101 quadratic in the module's size."""
-    funcs = getattr(tree, "_qlint_functions", None)
-    if funcs is None:
-        funcs = tree._qlint_functions = [f for f in walk(tree) if isinstance(f, _FUNCS)]
-    return funcs
+def _functions(ctx: FileContext) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Every function of the module, from the statement split the rules share (a function
+    is a statement: no expression walk finds one it misses)."""
+    return [b.node for b in bodies(ctx.tree, ctx.scope, ctx.cache) if isinstance(b.node, _FUNCS)]
 
 
 def _exported_into(stmts: list[ast.stmt], row: int, call: ast.Call | None) -> bool:
@@ -82,10 +81,10 @@ def _exported_into(stmts: list[ast.stmt], row: int, call: ast.Call | None) -> bo
     if call is not None and any(_outermost_is_export(a) for a in call_arguments(call)):
         return True
     last: tuple | None = None  # (end of the call, whether it exports, its statement, the call)
-    for stmt in _walk_own(stmts):
+    for stmt in own_nodes(stmts, scopes=False):
         if not isinstance(stmt, ast.stmt) or isinstance(stmt, _COMPOUND):
             continue
-        for node in _walk_own([stmt]):
+        for node in own_nodes([stmt], scopes=False):
             # An inner call completes first: `convert_pt2e(prepare_pt2e(export(m)))` converts last.
             if isinstance(node, ast.Call) and node.lineno < row and callee_name(node) in _EXPORTS | _CONVERTS:
                 end = (node.end_lineno, node.end_col_offset)
@@ -102,7 +101,7 @@ def _exported_into(stmts: list[ast.stmt], row: int, call: ast.Call | None) -> bo
     if call is not None:
         readers = [call_arguments(call)]
     else:
-        readers = [[n] for n in _walk_own(stmts) if stmt.end_lineno < getattr(n, "lineno", 0) <= row]
+        readers = [[n] for n in own_nodes(stmts, scopes=False) if stmt.end_lineno < getattr(n, "lineno", 0) <= row]
     for exprs in readers:
         for expr in exprs:
             for n in ast.walk(expr):
@@ -134,13 +133,13 @@ def _targets(stmt: ast.stmt) -> list[ast.expr]:
 
 
 def _reads_exported(func: ast.AST) -> bool:
-    return any(isinstance(n, ast.Attribute) and n.attr in _EXPORTED for n in _walk_own(func.body))
+    return any(isinstance(n, ast.Attribute) and n.attr in _EXPORTED for n in own_nodes(func, scopes=False))
 
 
 def _on_exported(func: ast.AST, call: ast.Call) -> bool:
     """Whether the call runs on an exported program's nodes: the statement holding it, or a
     loop around it, walks `<ep>.graph_module` (`f(n) for n in ep.graph_module.graph.nodes`)."""
-    for stmt in _walk_own(func.body):
+    for stmt in own_nodes(func, scopes=False):
         if isinstance(stmt, ast.stmt) and stmt.lineno <= call.lineno <= stmt.end_lineno:
             if isinstance(stmt, (ast.For, ast.AsyncFor)):
                 scope = [stmt.iter]
@@ -155,23 +154,12 @@ def _on_exported(func: ast.AST, call: ast.Call) -> bool:
 
 def _calls_of(func: ast.AST, name: str) -> list[ast.Call]:
     out = []
-    for node in _walk_own(func.body):
+    for node in own_nodes(func, scopes=False):
         if isinstance(node, ast.Call):
             parts = dotted_parts(node.func)
             if parts and parts[-1] == name and (len(parts) == 1 or parts[0] in ("self", "cls")):
                 out.append(node)
     return out
-
-
-def _walk_own(stmts: list[ast.stmt]):
-    """Nodes of these statements, not of nested functions or classes (their own flows)."""
-    stack: list[ast.AST] = list(reversed(stmts))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (*_FUNCS, ast.ClassDef, ast.Lambda)):
-            continue
-        yield node
-        stack.extend(ast.iter_child_nodes(node))
 
 
 def never_runs(ctx: FileContext, body: Body) -> bool:
@@ -180,7 +168,7 @@ def never_runs(ctx: FileContext, body: Body) -> bool:
     func = body.node
     if not isinstance(func, _FUNCS) or func.decorator_list:
         return False
-    outer = [f for f in _enclosing(ctx.tree, func) if f is not func]
+    outer = [f for f in _enclosing(ctx, func) if f is not func]
     if not outer or func not in outer[0].body:
         return False
     return not any(

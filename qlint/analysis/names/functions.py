@@ -46,16 +46,28 @@ class Body:
         included, nested function bodies not). With `lines`, only statements and expressions
         that span one of those lines are walked."""
         rows = _sorted(lines) if lines is not None else None
+        last = len(rows) if rows is not None else 0
         for stmt in self.stmts:
-            if rows is not None and not _spans(stmt, rows):
-                continue
-            yield stmt
-            for name, value in ast.iter_fields(stmt):
-                if name in _NESTED:
+            if rows is not None:
+                i = bisect_left(rows, stmt.lineno)
+                if i == last or rows[i] > stmt.end_lineno:
                     continue
+            yield stmt
+            for name in _EXPR_FIELDS.get(type(stmt)) or _expr_fields(type(stmt)):
+                value = getattr(stmt, name, None)
                 for expr in value if isinstance(value, list) else (value,):
                     if isinstance(expr, ast.AST) and (rows is None or _spans(expr, rows)):
                         yield from walk(expr)
+
+
+# The fields of a statement that hold expressions, not the statements nested in it (each
+# is a statement of the body in its own right): `ast.iter_fields` order, found once per class.
+_EXPR_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _expr_fields(cls: type) -> tuple[str, ...]:
+    fields = _EXPR_FIELDS[cls] = tuple(f for f in cls._fields if f not in _NESTED)
+    return fields
 
 
 # Rules walk every body with the same row set: sort it once, not once per body. The entry

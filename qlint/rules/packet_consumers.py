@@ -1,0 +1,309 @@
+"""Packets a project inserts and then consumes itself, keyed on the packet (QL102).
+
+QL102 reports a packet inserted as a node target because matchers keyed on the op's
+overloads (as exported graphs carry them) miss that node. Where the project's own code is
+the node's only consumer, and that code is keyed on the packet, nothing misses it:
+
+- a paired pass: one pass inserts `aten.zeros_like` nodes into a prepared QAT graph, and a
+  pass written for them (its module imports the inserting one, or the inserting module
+  erases them itself) finds them by the packet (`n.target == aten.zeros_like`,
+  `partial(is_op_node, target_op=aten.zeros_like)`) and erases them before convert
+  (ExecuTorch's NXP simulated linear-bn fusion);
+- a table that registers the packet beside its overloads (`@converter(aten.reshape)` and
+  `@converter(aten.reshape.default)` on one function): a compile backend's converter finds
+  the node in either form (torch_migraphx).
+
+It stays a finding when the packet may meet code keyed on the overload only: a site in the
+inserting module or in a consuming module that compares with the op's overloads and not
+its packet; or a re-export between the insertion and the consumer (a function of the
+project that applies the inserting module's pass, then exports or lowers the graph before
+calling anything of a consuming module): re-export turns the packet into `.default`, which
+the packet-keyed consumer then misses. Matchers in modules that neither insert nor consume
+the packet are not read: the node reaches them only through such a re-export or lowering.
+A packet-keyed matcher in a module unrelated to the insertion proves nothing: torch's
+constant folding lists the `pt2e_quant.dequantize_affine` packet its observers insert, and
+the converted graphs still go to users whose matchers are keyed on `.default`.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+
+from qlint.analysis.context import FileContext
+from qlint.analysis.graphs.project_scan import project_modules
+from qlint.analysis.names.modules import module_name_for
+from qlint.analysis.names.resolver import OpRef, Resolver
+from qlint.source import DecodeError, LineIndex, decode_source
+
+# Calls after which a graph's packets are overloads: a new capture or a lowering.
+_REEXPORTS = frozenset(
+    {"export", "export_for_training", "to_edge", "to_edge_transform_and_lower", "run_decompositions"}
+)
+_CACHE_KEY = "ql102.consumer-sites"
+_MAX_BYTES = 2_000_000
+_SCAN_KEY = "ql102.consumer-scan"
+# path -> (content key, the module parsed); (path, pattern) -> the content key it did not match
+_PARSED: dict[str, tuple[tuple, FileContext | None]] = {}
+_MISSES: dict[tuple[str, str], tuple] = {}
+
+
+def consumed_by_own_code(ctx: FileContext, ref: OpRef, refs: list[OpRef]) -> bool:
+    """Whether the project's own code keyed on the packet `ref` consumes the nodes this module
+    inserts with it, and nothing keyed on its overloads only is known to see them. `refs`: every
+    packet the module inserts, so one read of the project serves them all."""
+    key = ref.key
+    found = _scan(ctx, refs)
+    consumers: list[FileContext] = []
+    for module in [ctx, *found.get(_spelled(ref).pattern, ())]:
+        sites = [s for s in _sites(module, ref.op) if any(r.key == key for r in s)]
+        if any(not any(r.key == key and r.is_packet for r in s) for s in sites):
+            return False  # this module also matches the op by an overload only
+        if not sites:
+            continue
+        if module is ctx:
+            paired = _erases(module)
+        else:
+            # A pass written for these nodes (it imports the inserting module, or is imported by
+            # it), or a lowering table that takes the op in either form. A packet-keyed matcher
+            # anywhere else does not show where the graph goes next (a library's graphs go to
+            # its users, whose matchers are keyed on overloads).
+            paired = _linked(ctx, module) or any(_both_forms(s, key) for s in _table_sites(module, ref.op))
+        if paired:
+            consumers.append(module)
+    return bool(consumers) and not _reexported_between(ctx, consumers, found.get(_names_pattern(ctx), ()))
+
+
+class _Packet:
+    """`search(text)`: the packet as an op (`aten.permute`, not a tensor's `x.permute(...)`), no
+    overload after it. The pattern starts with a literal (a leading `\\b` makes `re` scan 20x
+    slower), and the word boundary before it is checked here."""
+
+    def __init__(self, ref: OpRef):
+        self.pattern = rf"{re.escape(ref.namespace)}\s*\.\s*{re.escape(ref.op)}\b(?!\s*\.\s*\w)"
+        self._regex = re.compile(self.pattern)
+
+    def search(self, text: str) -> bool:
+        for m in self._regex.finditer(text):
+            before = text[m.start() - 1] if m.start() else " "
+            if not (before.isalnum() or before == "_"):
+                return True
+        return False
+
+
+def _spelled(ref: OpRef) -> _Packet:
+    return _Packet(ref)
+
+
+def _inserting_names(ctx: FileContext) -> set[str]:
+    return _defined(ctx) - {"call", "main"}
+
+
+def _names_pattern(ctx: FileContext) -> str:
+    names = sorted(_inserting_names(ctx))
+    return r"\b(?:" + "|".join(map(re.escape, names)) + r")\b" if names else ""
+
+
+def _scan(ctx: FileContext, refs: list[OpRef]) -> dict[str, list[FileContext]]:
+    """The project's other modules that spell each packet, and those that name what this
+    module defines, in one read of the project (a consumer or a pipeline need not insert
+    anything, so the project scan's own selection of modules does not hold them)."""
+    if _SCAN_KEY in ctx.cache:
+        return ctx.cache[_SCAN_KEY]
+    wanted: dict[str, tuple[_Packet | _AnyName, tuple[bytes, ...]]] = {}
+    for ref in refs:
+        wanted[_spelled(ref).pattern] = (_spelled(ref), (ref.op.encode(),))
+    names = _names_pattern(ctx)
+    if names:
+        wanted[names] = (_AnyName(_inserting_names(ctx)), tuple(n.encode() for n in _inserting_names(ctx)))
+    found: dict[str, list[FileContext]] = {p: [] for p in wanted}
+    own = os.path.abspath(ctx.path)
+    for path, key in project_modules(ctx) if wanted else ():
+        if path == own or key is None:
+            continue
+        pending = [p for p in wanted if _MISSES.get((path, p)) != key]
+        if not pending:
+            continue
+        module = _module(ctx, path, key, [wanted[p] for p in pending])
+        for p in pending:
+            if module is not None and wanted[p][0].search(module.text):
+                found[p].append(module)
+            else:
+                _MISSES[path, p] = key
+    ctx.cache[_SCAN_KEY] = found
+    return found
+
+
+def _module(
+    ctx: FileContext, path: str, key: tuple, wanted: list[tuple[_Packet | _AnyName, tuple[bytes, ...]]]
+) -> FileContext | None:
+    """The module parsed, if its text matches one of `wanted` (bytes first: most do not)."""
+    known = _PARSED.get(path)
+    if known is not None and known[0] == key:
+        return known[1]
+    if key[0] == "overlay":
+        text = ctx.project.overlay[path]
+    else:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return None
+        if len(data) > _MAX_BYTES or not any(n in data for _, needles in wanted for n in needles):
+            return None
+        try:
+            text = decode_source(data)
+        except DecodeError:
+            return None
+    if not any(pattern.search(text) for pattern, _ in wanted):
+        return None  # parsed only when it matches: op names are common words (`x.reshape(...)`)
+    try:
+        tree = ast.parse(text, filename=path)
+    except (SyntaxError, ValueError, RecursionError):
+        tree = None
+    module = (
+        FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))
+        if tree
+        else None
+    )
+    _PARSED[path] = (key, module)
+    return module
+
+
+def _both_forms(site: frozenset[OpRef], key: tuple[str, str, str]) -> bool:
+    return any(r.key == key and r.is_packet for r in site) and any(r.key == key and not r.is_packet for r in site)
+
+
+def _linked(inserting: FileContext, other: FileContext) -> bool:
+    """One of the two modules imports the other (by its module name's last part: relative
+    imports and repositories whose package maps onto the root spell it differently)."""
+    return _stem(other) in _imported(inserting) or _stem(inserting) in _imported(other)
+
+
+def _stem(module: FileContext) -> str:
+    return os.path.splitext(os.path.basename(module.path))[0]
+
+
+def _imported(module: FileContext) -> set[str]:
+    out: set[str] = set()
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.module:
+                out.add(node.module.rpartition(".")[2])
+            out.update(a.name for a in node.names)  # `from . import add`
+        elif isinstance(node, ast.Import):
+            out.update(a.name.rpartition(".")[2] for a in node.names)
+    return out
+
+
+def _erases(module: FileContext) -> bool:
+    """The inserting module consumes its own packets where it also erases or replaces nodes."""
+    return "erase_node" in module.text or "replace_all_uses_with" in module.text
+
+
+class _AnyName:
+    """`search(text)`: one of `names` as a whole word (a regex alternation of a module's many
+    names is slow on large texts; most names are not in a given text at all)."""
+
+    def __init__(self, names: set[str]):
+        self.names = sorted(names)
+
+    def search(self, text: str) -> bool:
+        return any(n in text and re.search(rf"\b{re.escape(n)}\b", text) for n in self.names)
+
+
+def _sites(module: FileContext, op: str) -> list[frozenset[OpRef]]:
+    """The op sets this module keys graph nodes on, among those naming `op`: a `.target`
+    comparison, a `partial` predicate, the decorators of one function (a registration table)."""
+    return [site for _, site in _keyed(module, op)]
+
+
+def _table_sites(module: FileContext, op: str) -> list[frozenset[OpRef]]:
+    return [site for table, site in _keyed(module, op) if table]
+
+
+def _keyed(module: FileContext, op: str) -> list[tuple[bool, frozenset[OpRef]]]:
+    cache = module.cache.setdefault(_CACHE_KEY, {})
+    if op in cache:
+        return cache[op]
+    # Only the top-level statements spanning a line that names the op hold its sites.
+    rows = {i for i, line in enumerate(module.text.splitlines(), 1) if op in line}
+    statements = [s for s in module.tree.body if any(s.lineno <= r <= (s.end_lineno or s.lineno) for r in rows)]
+    resolver = Resolver(module.scope, module.project, module.optable)
+    sites: list[tuple[bool, frozenset[OpRef]]] = []
+    for node in (n for s in statements for n in ast.walk(s)):
+        exprs: list[ast.expr] = []
+        table = False
+        if isinstance(node, ast.Compare) and any(_is_target(e) for e in (node.left, *node.comparators)):
+            exprs = [e for e in (node.left, *node.comparators) if not _is_target(e)]
+        elif isinstance(node, ast.Call) and _is_partial(node.func, resolver):
+            # `partial(torch.ops.aten.add, x)` calls the op; a packet handed on is a key.
+            exprs = [*node.args[1:], *(k.value for k in node.keywords)]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            exprs = [a for d in node.decorator_list if isinstance(d, ast.Call) for a in d.args]
+            table = True
+        refs = frozenset(r for e in exprs for r in _refs(e, resolver))
+        if refs:
+            sites.append((table, refs))
+    cache[op] = sites
+    return sites
+
+
+def _is_partial(func: ast.expr, resolver: Resolver) -> bool:
+    return _last_name(func) == "partial" and resolver.qualname(func) == "functools.partial"
+
+
+def _is_target(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Attribute) and expr.attr == "target"
+
+
+def _refs(expr: ast.expr, resolver: Resolver) -> list[OpRef]:
+    elements = expr.elts if isinstance(expr, (ast.List, ast.Tuple, ast.Set)) else [expr]
+    return [r for r in map(resolver.op_ref, elements) if r is not None]
+
+
+def _reexported_between(ctx: FileContext, consumers: list[FileContext], users: list[FileContext]) -> bool:
+    """A function of the project (`users`: the modules naming what the inserting module
+    defines) that calls what the inserting module defines, then exports or lowers before
+    calling anything a consuming module defines."""
+    inserting = _inserting_names(ctx)
+    consuming = set().union(*(_defined(c) for c in consumers if c is not ctx)) - inserting
+    if not inserting:
+        return False
+    for module in [ctx, *users]:
+        for func in ast.walk(module.tree):
+            if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and _reexports_after(
+                func, inserting, consuming
+            ):
+                return True
+    return False
+
+
+def _reexports_after(func: ast.AST, inserting: set[str], consuming: set[str]) -> bool:
+    calls = sorted(
+        ((n.lineno, n.col_offset, _last_name(n.func)) for n in ast.walk(func) if isinstance(n, ast.Call)),
+    )
+    inserted = False
+    for _, _, name in calls:
+        if name in inserting:
+            inserted = True
+        elif inserted and name in consuming:
+            inserted = False  # consumed before anything else happened to the graph
+        elif inserted and name in _REEXPORTS:
+            return True
+    return False
+
+
+def _defined(module: FileContext) -> set[str]:
+    return {
+        node.name
+        for node in module.tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
+
+
+def _last_name(func: ast.expr) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""

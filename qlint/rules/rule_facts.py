@@ -1,0 +1,18 @@
+"""What the engine knows about a built-in rule before importing its module.
+
+Hand-written: the generated `qlint/rules/manifest.py` holds only the data (one `RuleFacts`
+per rule), so a change to this shape is reviewed here, not in a generator's template.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class RuleFacts(NamedTuple):
+    code: str
+    name: str
+    preview: bool
+    engine_report: str | None  # an `EngineReport` member's name
+    # The rule's `triggers`: a file with none of them cannot hold a finding.
+    triggers: tuple[str, ...]

@@ -1,0 +1,164 @@
+"""QL102: packets the project inserts and then consumes itself, keyed on the packet."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import lint, write_package
+
+ADD = """\
+import torch
+
+
+def insert_zeros(gm, node):
+    with gm.graph.inserting_after(node):
+        zeros = gm.graph.create_node(op="call_function", target=torch.ops.aten.zeros_like, args=(node,))
+    return zeros
+
+
+class AddPass:
+    def __call__(self, gm):
+        for node in gm.graph.nodes:
+            insert_zeros(gm, node)
+        return gm
+"""
+
+REMOVE = """\
+from functools import partial
+
+import torch
+
+from pkg.add import insert_zeros
+
+
+def is_op_node(node, target_op):
+    return node.op == "call_function" and node.target == target_op
+
+
+_is_zeros_like = partial(is_op_node, target_op=torch.ops.aten.zeros_like)
+
+
+class RemovePass:
+    def __call__(self, gm):
+        for node in list(gm.graph.nodes):
+            if _is_zeros_like(node):
+                node.replace_all_uses_with(node.args[0])
+                gm.graph.erase_node(node)
+        return gm
+"""
+
+PIPELINE = """\
+from torch.export import export
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_qat_pt2e
+
+from pkg.add import AddPass
+from pkg.remove import RemovePass
+
+
+def quantize(model, quantizer, x):
+    m = prepare_qat_pt2e(export(model, (x,)).module(), quantizer)
+    m = AddPass()(m)
+    {between}
+    m = RemovePass()(m)
+    return convert_pt2e(m)
+"""
+
+TABLE = """\
+import torch
+
+CONVERTERS = {}
+
+
+def converter(op):
+    def register(fn):
+        CONVERTERS[op] = fn
+        return fn
+
+    return register
+
+
+@converter(torch.ops.aten.zeros_like)
+@converter(torch.ops.aten.zeros_like.default)
+def convert_zeros_like(node, args):
+    return args
+"""
+
+
+def _ql102(tmp_path, **modules):
+    pkg = write_package(tmp_path, "pkg", **modules)
+    add = pkg / "add.py"
+    return [d for d in lint(add.read_text(), path=str(add), select=("QL102",))]
+
+
+def test_a_paired_pass_that_erases_the_packet_nodes_keeps_the_insertion_quiet(tmp_path):
+    assert _ql102(tmp_path, add=ADD, remove=REMOVE, pipeline=PIPELINE.format(between="pass")) == []
+
+
+def test_a_table_that_registers_the_packet_beside_its_overload_keeps_the_insertion_quiet(tmp_path):
+    assert _ql102(tmp_path, add=ADD, table=TABLE) == []
+
+
+@pytest.mark.parametrize(
+    "modules",
+    [
+        # nobody in the project consumes the packet: overload-keyed matchers elsewhere miss it
+        {},
+        # the table registers only the overload
+        {"table": TABLE.replace("@converter(torch.ops.aten.zeros_like)\n", "")},
+        # the consumer also matches the op by its overload alone, and misses the packet nodes
+        {
+            "remove": REMOVE + "\n\ndef count(gm):\n    return [n for n in gm.graph.nodes if n.target == "
+            "torch.ops.aten.zeros_like.default]\n"
+        },
+        # the graph is exported again between the insertion and the packet-keyed consumer
+        {"remove": REMOVE, "pipeline": PIPELINE.format(between="m = export(m, (x,)).module()")},
+        # a packet-keyed matcher in a module unrelated to the insertion (torch's constant folding
+        # lists the packet its observers insert; the graphs still go to overload-keyed users)
+        {
+            "fold": "import torch\n\n\ndef skip(n):\n    return n.target in (torch.ops.aten.zeros_like, "
+            "torch.ops.aten.add.Tensor)\n\n\ndef fold(gm):\n    for n in list(gm.graph.nodes):\n"
+            "        if not skip(n):\n            gm.graph.erase_node(n)\n"
+        },
+        # a packet-keyed comparison in the inserting module itself, which erases nothing: the
+        # graph leaves it holding the packet
+        {
+            "add": ADD
+            + "\n\ndef has(gm):\n    return any(n.target == torch.ops.aten.zeros_like for n in gm.graph.nodes)\n"
+        },
+    ],
+)
+def test_packets_that_may_meet_overload_keyed_code_stay_loud(tmp_path, modules):
+    found = _ql102(tmp_path, **{"add": ADD, **modules})
+    assert [d.code for d in found] == ["QL102"]
+    assert "torch.ops.aten.zeros_like" in found[0].message
+
+
+def test_the_inserting_module_that_erases_its_own_packet_nodes_is_quiet(tmp_path):
+    own = ADD + (
+        "\n\ndef remove_zeros(gm):\n    for n in list(gm.graph.nodes):\n"
+        "        if n.target == torch.ops.aten.zeros_like:\n            n.replace_all_uses_with(n.args[0])\n"
+        "            gm.graph.erase_node(n)\n"
+    )
+    assert _ql102(tmp_path, add=own) == []
+
+
+def test_a_package_mapped_onto_the_repository_root_finds_the_paired_pass(tmp_path):
+    # ExecuTorch: `executorch = "src/executorch"` with `src/executorch/backends -> ../../backends`,
+    # and `backends/nxp/aten_passes` has no `__init__.py`: the project is the repository, found
+    # from the module's installed name (the import root joined with that name is no directory).
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.setuptools.package-dir]\nexecutorch = "src/executorch"\n')
+    (tmp_path / "src" / "executorch").mkdir(parents=True)
+    (tmp_path / "src" / "executorch" / "backends").symlink_to("../../backends", target_is_directory=True)
+    passes = tmp_path / "backends" / "nxp" / "aten_passes" / "fusion"
+    passes.mkdir(parents=True)
+    for d in (tmp_path / "backends", tmp_path / "backends" / "nxp", passes):
+        (d / "__init__.py").touch()
+    (passes / "add.py").write_text(ADD)
+    (passes / "remove.py").write_text(
+        REMOVE.replace("from pkg.add import", "from executorch.backends.nxp.aten_passes.fusion.add import")
+    )
+    add = passes / "add.py"
+    assert lint(add.read_text(), path=str(add), select=("QL102",)) == []
+    (passes / "remove.py").unlink()
+    assert [d.code for d in lint(add.read_text(), path=str(add), select=("QL102",))] == ["QL102"]
