@@ -10,19 +10,37 @@ holds and the mode it starts in.
 from __future__ import annotations
 
 import ast
+import os
 
 from qlint.analysis.flow.installed_classes import installed_class
 from qlint.analysis.flow.model_apis import init_sets_eval
 
+_INSTALL_DIRS = ("site-packages", "dist-packages")
+
 
 def starts_in_eval(built) -> bool:
-    """A construction (`model_classes.Built`) of an installed package's class whose
-    `__init__` switches the instance to eval mode."""
+    """A construction (`model_classes.Built`), in an installed package, of that package's
+    class whose `__init__` switches the instance to eval mode."""
     call = built.call
     if built.cls is not None or not isinstance(call, ast.Call):
         return False
-    found = installed_class(built.resolver.qualname(call.func), built.index.project, built.index.requester)
+    name = built.resolver.qualname(call.func)
+    requester = built.index.requester
+    # Only a class of the installed package being checked: other packages' classes (torch's,
+    # a model zoo's) would be parsed for every construction of them, for no case seen.
+    if not name or name.split(".")[0] != _installed_package(requester):
+        return False
+    found = installed_class(name, built.index.project, requester)
     return found is not None and init_sets_eval(found[0])
+
+
+def _installed_package(path: str) -> str | None:
+    """The top-level package an installed file belongs to (the directory under site-packages)."""
+    parts = os.path.abspath(path).split(os.sep)
+    for i, part in enumerate(parts[:-2]):
+        if part in _INSTALL_DIRS:
+            return parts[i + 1]
+    return None
 
 
 __all__ = ["starts_in_eval"]

@@ -135,7 +135,10 @@ class Resolver:
         """A name bound by `from <project module> import *`: the last such import that exports it."""
         if depth > _MAX_DEPTH or not scope.path:
             return None
-        for base in reversed(star_sources(self.project, scope.path, scope.module)):
+        stars = scope.__dict__.get("_star_sources")
+        if stars is None:  # once per scope object: a scope is rebuilt when its module changes
+            stars = scope.__dict__["_star_sources"] = star_sources(self.project, scope.path, scope.module)
+        for base in reversed(stars):
             other = self.project.module_scope(base, scope.path)
             if other is None or other is scope:
                 continue
