@@ -211,6 +211,12 @@ class TestHelperModules:
         def __init__(self):
             super().__init__()
             self.body = load_body()
+
+    class ConvBnEval(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bn = torch.nn.BatchNorm2d(3)
+            self.eval()
 """
 
 
@@ -241,6 +247,30 @@ def test_a_conv_only_class_of_an_installed_package_is_quiet(site_dir):
 def test_an_installed_class_holding_batch_norm_is_reported_and_named(site_dir):
     (d,) = check(_installed("TestHelperModules.ConvBn()"), select=("QL201",))
     assert "in `TestHelperModules.ConvBn`, the mode changes BatchNorm2d" in d.message
+
+
+def test_an_installed_class_whose_init_calls_eval_starts_in_eval_mode(site_dir):
+    # ExecuTorch's installed gen_etrecord.py captures SimpleModel() of tests/models.py, whose
+    # __init__ ends with self.eval(): a module of the same installed package.
+    from qlint.analysis.names.project import ProjectIndex
+    from qlint.engine import check_source
+    from tests.conftest import settings_for
+
+    head = "import torch\nimport torch.nn as nn\nfrom torch.export import export\n"
+    head += "from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\n"
+    src = head + _installed("TestHelperModules.ConvBnEval()")
+    script = site_dir / "fakeinstalled" / "examples" / "gen.py"
+    script.parent.mkdir()
+
+    def found(text: str) -> int:
+        result = check_source(text, str(script), settings_for(("QL201",)), ProjectIndex())
+        return len(result.diagnostics)
+
+    assert found(src) == 0
+    # A later `.train()` still counts.
+    assert found(src.replace("    prepare_pt2e", "    m.train()\n    prepare_pt2e")) == 1
+    # Another package's classes are not read for their mode (only for what they hold).
+    assert len(_ql201(_installed("TestHelperModules.ConvBnEval()"))) == 1
 
 
 def test_an_installed_class_with_parts_from_elsewhere_is_reported(site_dir):

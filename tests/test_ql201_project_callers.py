@@ -117,7 +117,7 @@ def test_a_model_given_parts_before_the_call_keeps_the_finding(tmp_path):
 def test_a_function_of_the_same_name_elsewhere_is_not_a_caller(tmp_path):
     other = "from otherpkg.tools import quantize_module\n\ndef main(q, x, m):\n    quantize_module(m, q, x)\n"
     assert _check(_repo(tmp_path, a=EVAL_CALLER, b=other)).diagnostics == []
-    # Through a star re-export of the helper's own module: a use we do not follow.
+    # Through a star re-export of the helper's own module: that caller hands on its parameter.
     (tmp_path / "s").mkdir()
     root = _repo(tmp_path / "s", a=EVAL_CALLER)
     (root / "pkg" / "reexport.py").write_text("from pkg.utils.export_utils import *  # noqa: F403\n")
@@ -169,3 +169,98 @@ def test_a_test_module_helper_that_is_called_or_named_is_judged(tmp_path):
 
 def test_an_uncalled_helper_of_a_library_module_stays_reported(tmp_path):
     assert len(_test_module(tmp_path, "", name="quant_utils.py")) == 1
+
+
+# -- names a caller takes from `from <project module> import *` ------------------------------------
+MODELS = """\
+import torch
+from torch import nn
+
+
+class SimpleModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(3)
+        self.eval()
+"""
+STAR_CALLER = (
+    IMPORT
+    + "from pkg.models import *  # noqa: F403\n"
+    + """
+def main(quantizer, x):
+    quantize_module(SimpleModel(), quantizer, x)
+"""
+)
+
+
+def _star_repo(tmp_path, models: str, caller: str = STAR_CALLER):
+    root = _repo(tmp_path, a=caller)
+    (root / "pkg" / "models.py").write_text(models)
+    return root
+
+
+def test_a_class_from_a_star_import_whose_init_calls_eval_is_quiet(tmp_path):
+    # ExecuTorch's test_qnn_delegate.py: `from ...tests.models import *`, then `SimpleModel()`.
+    assert _check(_star_repo(tmp_path, MODELS)).diagnostics == []
+
+
+def test_a_train_mode_batch_norm_class_from_a_star_import_keeps_the_finding(tmp_path):
+    assert len(_check(_star_repo(tmp_path, MODELS.replace("        self.eval()\n", ""))).diagnostics) == 1
+
+
+def test_a_star_import_binds_only_what_all_exports(tmp_path):
+    # `__all__` leaves SimpleModel out: the caller's SimpleModel is not that class.
+    hidden = MODELS + '\n__all__ = ["Other"]\n'
+    assert len(_check(_star_repo(tmp_path, hidden)).diagnostics) == 1
+    listed = MODELS + '\n__all__ = ["SimpleModel"]\n'
+    assert _check(_star_repo(tmp_path / "l", listed)).diagnostics == []
+    # A later definition in the caller's own module wins over the star import.
+    shadowed = STAR_CALLER + "\nclass SimpleModel(nn.Module):\n    def __init__(self):\n"
+    shadowed += "        super().__init__()\n        self.bn = nn.BatchNorm2d(3)\n"
+    assert len(_check(_star_repo(tmp_path / "s", MODELS, shadowed)).diagnostics) == 1
+
+
+def test_a_helper_re_exported_through_a_star_import_is_followed(tmp_path):
+    # ExecuTorch's scripts import build_executorch_binary from examples/qualcomm/utils.py,
+    # which star-imports it from backends/qualcomm/export_utils.py.
+    root = _repo(tmp_path)
+    (root / "pkg" / "reexport.py").write_text("from pkg.utils.export_utils import *  # noqa: F403\n")
+    body = "from pkg.reexport import quantize_module\n\ndef main(q, x, m):\n    quantize_module(m.eval(), q, x)\n"
+    (root / "scripts" / "b.py").write_text(HEAD + body)
+    assert _check(root).diagnostics == []
+    (root / "scripts" / "c.py").write_text(HEAD + body.replace("m.eval()", "torch.nn.BatchNorm2d(3)"))
+    assert len(_check(root).diagnostics) == 1
+
+
+def test_a_named_mode_free_model_handed_over_in_a_loop_is_quiet(tmp_path):
+    # ExecuTorch's tests/rework/src/utils.py: `module = _UtilsModel()`, then the helper is called
+    # with it once per case. The call that hands the model over is the capture being judged,
+    # not a change to the model.
+    looped = MODE_FREE_CALLER.replace(
+        "    quantize_module(Net(), quantizer, x)",
+        "    m = Net()\n    for _ in range(2):\n        quantize_module(m, quantizer, x)",
+    )
+    assert _check(_repo(tmp_path, a=looped)).diagnostics == []
+    assert len(_check(_repo(tmp_path / "b", a=looped.replace("nn.Conv2d(3, 3, 3)", "nn.Dropout()"))).diagnostics) == 1
+
+
+def test_a_caller_unpacking_an_eval_model_from_its_own_helper_is_quiet(tmp_path):
+    # ExecuTorch's mobilebert_fine_tune.py: `model, data, labels = get_fine_tuned_mobilebert(...)`,
+    # which returns `model.eval(), ...`.
+    unpacked = (
+        IMPORT
+        + """
+def fine_tuned(path):
+    model = nn.Sequential(nn.Conv2d(3, 3, 3), nn.BatchNorm2d(3))
+    model.load_state_dict(torch.load(path))
+    return model.eval(), torch.randn(1, 3, 8, 8)
+
+
+def main(quantizer, path):
+    model, x = fine_tuned(path)
+    quantize_module(model, quantizer, x)
+"""
+    )
+    assert _check(_repo(tmp_path, a=unpacked)).diagnostics == []
+    left = unpacked.replace("return model.eval(), torch", "return model, torch")
+    assert len(_check(_repo(tmp_path / "t", a=left)).diagnostics) == 1

@@ -111,7 +111,7 @@ def changed_after_build(
         ends = binding_ends(fn.node, names, name, start, points) if start is not None else {}
         if helpers is None:
             helpers = {id(c.call): c.callee for f in flows for c in f.calls}
-        if _changed_in(body, names, helpers, 0, ends):
+        if _changed_in(body, names, helpers, 0, ends, points):
             return True
     return False
 
@@ -134,12 +134,18 @@ _READS = frozenset(
 
 
 def _changed_in(
-    body: _BodyIndex, names: set[str], helpers: dict[int, ast.AST], depth: int, ends: dict[str, int] | None = None
+    body: _BodyIndex,
+    names: set[str],
+    helpers: dict[int, ast.AST],
+    depth: int,
+    ends: dict[str, int] | None = None,
+    points: frozenset[int] = frozenset(),
 ) -> bool:
     """Parts or hooks given here to a model bound to `names`, or the model handed to a call
     that may give it some (`swap_linears(model)`): a helper of the module is read for its
     parameters in turn; anything else may do anything. `ends`: the last line at which a name
-    holds the model (`model_bindings`)."""
+    holds the model (`model_bindings`). The calls in `points` hand the model to the capture
+    being judged (a helper of another module too): what they do is that capture."""
 
     def holding(row: int) -> set[str]:
         return live(names, ends, row) if ends else names
@@ -150,6 +156,8 @@ def _changed_in(
     elif any(root in names for root, _ in body.changes):
         return True
     for node, roots in body.handed:
+        if id(node) in points:
+            continue
         held = holding(node.lineno)
         if roots.isdisjoint(held):
             continue

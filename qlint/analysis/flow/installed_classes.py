@@ -7,9 +7,11 @@ project: the module file is found in the interpreter's site directories the way 
 system would find it, parsed, and its class read like one of the project's. The linter never
 imports these packages (importing torch costs seconds, and the linter must not need it).
 
-Asked only when a message or the mode-free test needs a model's content, for class-like
-names no project module defines. The file read is a dependency of the check: upgrading the
-package refreshes cached results.
+Asked when a message or the mode-free test needs a model's content, and when a construction
+of a class-like name no project module defines decides its starting mode (`self.eval()` at
+the end of `__init__`, as in ExecuTorch's installed `backends/qualcomm/tests/models.py`, whose
+directory tree has no `__init__.py` at the top for the project lookup to follow).
+The file read is a dependency of the check: upgrading the package refreshes cached results.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ import ast
 from dataclasses import replace
 
 from qlint.analysis.flow.class_facts import sets_eval
+from qlint.analysis.flow.installed_modes import starts_in_eval
 from qlint.analysis.flow.model_apis import is_class_call, key
 from qlint.analysis.flow.model_classes import Built
 from qlint.analysis.flow.model_factories import callables, factory_calls, lambda_body, parametrize_values
@@ -141,6 +142,9 @@ class Builds:
         self.sem.flow.calls.append(CallSite(init, node, passed))
 
     def construct(self, node: ast.Call, built: Built, args: list[Obj | None], env: Env) -> Obj:
+        if starts_in_eval(built):  # a class of an installed package whose `__init__` calls `eval()`
+            origin = Origin(CONSTRUCTED, node, built=built)
+            return new_value(env, node, "", origin, {ModeFact("eval", node, origin)})
         wrapped = [o for o in args if o is not None and _is_module(o, env)]
         if wrapped:  # a wrapper module: the wrapped modules keep their own modes
             parts = [next((o.built for o in w.origins if o.built is not None), None) for w in wrapped]

@@ -38,6 +38,7 @@ from qlint.analysis.flow.model_values import (
     Obj,
     Origin,
     Sink,
+    join,
     merge_values,
     new_value,
     part_of,
@@ -85,6 +86,8 @@ class CallSemantics:
         self.graph_holders: set[Obj] = set()  # modules with an exported GraphModule as a submodule
         self.callbacks = CallbackLinks(self)
         self.results = PreparedResults(self)
+        # Call node id -> the objects of each element of the tuple a helper returns on every path.
+        self.unpacked: dict[int, tuple[Obj | None, ...]] = {}
 
     @property
     def flow(self) -> FunctionFlow:
@@ -123,6 +126,8 @@ class CallSemantics:
             return self.api_call(node, api, first, kwargs, env)
         if isinstance(func, ast.Attribute) and func.attr == "from_pretrained":
             return new_value(env, node, "", Origin(PRETRAINED, node))
+        if name in _MODE_KEEPING_WRAPPERS and (child := first if first is not None else kwargs.get("module")):
+            return child  # `nn.DataParallel(model)` runs the child in the mode the child is in
         built = builds.construction(node, name)
         if built is not None:
             builds.instantiation(node, built, args, kwargs, env)
@@ -369,12 +374,52 @@ class CallSemantics:
                 env.modes[given[index]] = subst(final)  # the helper sets the argument's mode
             if any(param in e.patched for e, _ in ends):
                 env.patched |= {given[index]}
+        self._unpack(node, callee, translate, env)
         results = [translate(obj, e) for e, obj in ends if obj is not None]
         if not results:
             return new_value(env, node, "", Origin(CALL, node))
         result = merge_values(results, env, node)
         self.results.note(result, None)
         return result
+
+    def _unpack(self, node: ast.Call, callee: FunctionFlow, translate, env: Env) -> None:
+        """`return model.eval(), inputs` on every path: each element in caller terms, for `a, b = f()`."""
+        size = _items_of(callee)
+        if not size:
+            return
+        items: list[Obj | None] = []
+        for position in range(size):
+            values = [(e, callee.return_items[i][position]) for i, (e, _) in enumerate(callee.returns)]
+            if any(v is None for _, v in values):
+                items.append(None)  # some path returns something we do not follow there
+                continue
+            objs = [translate(v, e) for e, v in values]
+            if len(set(objs)) == 1:
+                items.append(objs[0])
+                continue
+            # Named by position, so that two elements merged at one call stay two objects.
+            merged = join([Env({f"item{position}": o}, env.modes, env.patched) for o in objs], node)
+            env.modes.update(merged.modes)
+            items.append(merged.vars[f"item{position}"])
+        self.unpacked[id(node)] = tuple(items)
+
+
+def _items_of(callee: FunctionFlow) -> int | None:
+    """The length of the tuple every return of `callee` builds (None: some return is no tuple)."""
+    sizes = {len(callee.return_items[i]) if i in callee.return_items else None for i in range(len(callee.returns))}
+    return next(iter(sizes)) if len(sizes) == 1 else None
+
+
+# Wrappers whose construction leaves the wrapped module's mode as it is and whose forward runs it.
+_MODE_KEEPING_WRAPPERS = frozenset(
+    {
+        "torch.nn.DataParallel",
+        "torch.nn.parallel.DataParallel",
+        "torch.nn.parallel.data_parallel.DataParallel",
+        "torch.nn.parallel.DistributedDataParallel",
+        "torch.nn.parallel.distributed.DistributedDataParallel",
+    }
+)
 
 
 def _root_is_value(func: ast.expr, env: Env) -> bool:

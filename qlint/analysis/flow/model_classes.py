@@ -102,7 +102,7 @@ class Built:
         hyperparameters = self.cls is None and last not in CONTAINERS  # `nn.Linear(n, m)`
         complete = True
         for arg in [*self.call.args, *(kw.value for kw in self.call.keywords)]:
-            if _constant(arg) or _arithmetic(arg) or hyperparameters:
+            if _constant(arg) or _arithmetic(arg) or hyperparameters or self._bound_to_constant(arg):
                 continue
             if isinstance(arg, ast.Call):
                 if self.cls is not None:  # a torch.nn call's own walk read these already
@@ -110,6 +110,13 @@ class Built:
             elif not self.parts:
                 complete = False
         return complete
+
+    def _bound_to_constant(self, arg: ast.expr) -> bool:
+        """A name bound once to a constant (`o_ch, i_ch = 32, 512`, then `Conv2dSingle(in_channel=i_ch)`)."""
+        if not isinstance(arg, ast.Name):
+            return False
+        located = self.resolver.value_of(arg)
+        return located is not None and _constant(located.node)
 
 
 @dataclass

@@ -117,7 +117,12 @@ class Interpreter:
             self.expr(s.subject, env)
             return join([env, *(self.block(c.body, env.copy()) for c in s.cases)], s)
         elif isinstance(s, ast.Return):
-            obj = self.expr(s.value, env) if s.value is not None else None
+            value = s.value
+            if isinstance(value, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in value.elts):
+                self.flow.return_items[len(self.flow.returns)] = tuple(self.expr(e, env) for e in value.elts)
+                obj = None
+            else:
+                obj = self.expr(value, env) if value is not None else None
             self.flow.returns.append((env, obj))
             return None
         elif isinstance(s, ast.Raise):
@@ -144,7 +149,15 @@ class Interpreter:
                     self.bind(target, None, value, env)
             return
         obj = self.expr(value, env) if value is not None else None
+        items = self.calls.unpacked.pop(id(value), None) if isinstance(value, ast.Call) else None
         for target in targets:
+            if items is not None and isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(items):
+                for t, item in zip(target.elts, items, strict=True):  # `model, x = build()`
+                    if item is not None and not isinstance(t, ast.Starred):
+                        self.bind(t, item, None, env)
+                    else:
+                        self.bind_unknown(t, value, env)
+                continue
             self.bind(target, obj, value, env)
 
     def branch(self, s: ast.If, env: Env) -> Env | None:

@@ -152,6 +152,9 @@ class FunctionFlow:
     captures: list[Capture] = field(default_factory=list)
     switches: list[ModeSwitch] = field(default_factory=list)
     returns: list[tuple[Env, Obj | None]] = field(default_factory=list)
+    # `return model.eval(), inputs`: the objects of each element, by position in `returns`
+    # (callers unpack them: `model, inputs = build()`).
+    return_items: dict[int, tuple[Obj | None, ...]] = field(default_factory=dict)
     param_sinks: dict[int, set[Sink]] = field(default_factory=dict)  # parameter -> prepare calls it reaches
     calls: list[CallSite] = field(default_factory=list)
     # Calls of helpers of other modules, with the callee's path: read only by the cross-module

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.scope import ModuleScope, unique_value
+from qlint.analysis.names.star_imports import defines, exports, star_sources
 from qlint.optable import OpTable
 
 _MAX_DEPTH = 12
@@ -128,6 +129,29 @@ class Resolver:
             return sub.qualname(value, depth + 1)
         if name in scope.classes or name in scope.functions:
             return f"{scope.module}.{name}" if scope.module else name
+        return self._through_stars(scope, name, depth)
+
+    def _through_stars(self, scope: ModuleScope, name: str, depth: int) -> str | None:
+        """A name bound by `from <project module> import *`: the last such import that exports it."""
+        if depth > _MAX_DEPTH or not scope.path:
+            return None
+        stars = scope.__dict__.get("_star_sources")
+        if stars is None:  # once per scope object: a scope is rebuilt when its module changes
+            stars = scope.__dict__["_star_sources"] = star_sources(self.project, scope.path, scope.module)
+        for base in reversed(stars):
+            other = self.project.module_scope(base, scope.path)
+            if other is None or other is scope:
+                continue
+            exported = exports(other, name)
+            if exported is None:
+                return None  # an `__all__` we cannot read: the name may come from there
+            if not exported:
+                continue
+            if defines(other, name):
+                return self._through_project(f"{base}.{name}", scope, depth + 1)
+            found = self._through_stars(other, name, depth + 1)
+            if found is not None:
+                return found
         return None
 
     def _through_project(self, full: str, scope: ModuleScope, depth: int) -> str:
