@@ -13,7 +13,7 @@ SPELLINGS = {
     "dot-ends-the-row": "(gm.graph.\n        call_function(torch.ops.torchao.quantize_affine, node.args))",
     "dot-starts-the-row": "(gm.graph\n        .call_function)(torch.ops.torchao.quantize_affine, node.args)",
     "continuation": "gm.graph. \\\n        call_function(torch.ops.torchao.quantize_affine, node.args)",
-    "comment-between": "(gm.graph.  # the graph's\n        call_function)(torch.ops.torchao.quantize_affine, node.args)",
+    "comment-between": "(gm.graph.  # graph\n        call_function)(torch.ops.torchao.quantize_affine, node.args)",
     "create-node-in-brackets": '(gm.graph.create_node)("call_function", torch.ops.torchao.quantize_affine, node.args)',
     "target-store-without-blank": "node.target=torch.ops.torchao.quantize_affine",
 }
