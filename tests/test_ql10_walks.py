@@ -225,3 +225,39 @@ def test_graph_context_from_imports_and_from_names_in_code(imports, flagged):
     if "torch.export" in imports and imports.startswith("import"):
         src += "\n\ndef other(m, args):\n    return torch.export.export(m, args)\n"
     assert bool(lint(src, select=("QL101",))) is flagged
+
+
+CHAINS = """
+x = torch.ops.aten.add.Tensor
+y = f(a).b.c[g(h).i == j.k.l](m.n)
+z = {p.q: [r(s).t.u for s in v.w], **x.y.z}
+"""
+
+
+@pytest.mark.parametrize(
+    "kinds",
+    [
+        frozenset({ast.Compare, ast.Subscript, ast.Call, ast.Match}),
+        frozenset({ast.Call}),
+        frozenset({ast.Attribute, ast.Name}),
+        frozenset({ast.Name}),
+    ],
+    ids=["matcher", "calls", "attributes", "names"],
+)
+def test_walk_kinds_is_walk_filtered(kinds):
+    from qlint.analysis.tree_walk import walk, walk_kinds
+
+    for source in (NESTED, CHAINS):
+        for node in ast.walk(ast.parse(source)):
+            assert walk_kinds(node, kinds) == [n for n in walk(node) if type(n) in kinds]
+
+
+def test_body_nodes_of_kinds_are_the_same_nodes_in_the_same_order():
+    from qlint.analysis.names.functions import bodies
+    from qlint.analysis.names.scope import ModuleScope
+
+    tree = ast.parse(NESTED + CHAINS)
+    kinds = frozenset({ast.Compare, ast.Call, ast.If})
+    for body in bodies(tree, ModuleScope.build(tree, None, "m.py")):
+        for rows in (None, frozenset({14, 17, 30}), frozenset()):
+            assert list(body.nodes(rows, kinds)) == [n for n in body.nodes(rows) if type(n) in kinds]

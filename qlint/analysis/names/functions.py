@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from qlint.analysis.names.scope import ClassScope, ModuleScope, bind_local, parameters
-from qlint.analysis.tree_walk import walk
+from qlint.analysis.tree_walk import walk, walk_kinds
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _NESTED = ("body", "orelse", "finalbody", "handlers", "cases")
@@ -41,10 +41,13 @@ class Body:
     class_scope: ClassScope | None
     stmts: list[ast.stmt] = field(default_factory=list)
 
-    def nodes(self, lines: frozenset[int] | set[int] | None = None) -> Iterator[ast.AST]:
+    def nodes(
+        self, lines: frozenset[int] | set[int] | None = None, kinds: frozenset[type] | None = None
+    ) -> Iterator[ast.AST]:
         """Statements of this body and the expressions they hold (lambdas and comprehensions
         included, nested function bodies not). With `lines`, only statements and expressions
-        that span one of those lines are walked."""
+        that span one of those lines are walked; with `kinds`, only nodes of those types are
+        yielded (the same ones, in the same order)."""
         rows = _sorted(lines) if lines is not None else None
         last = len(rows) if rows is not None else 0
         for stmt in self.stmts:
@@ -52,12 +55,13 @@ class Body:
                 i = bisect_left(rows, stmt.lineno)
                 if i == last or rows[i] > stmt.end_lineno:
                     continue
-            yield stmt
+            if kinds is None or type(stmt) in kinds:
+                yield stmt
             for name in _EXPR_FIELDS.get(type(stmt)) or _expr_fields(type(stmt)):
                 value = getattr(stmt, name, None)
                 for expr in value if isinstance(value, list) else (value,):
                     if isinstance(expr, ast.AST) and (rows is None or _spans(expr, rows)):
-                        yield from walk(expr)
+                        yield from walk(expr) if kinds is None else walk_kinds(expr, kinds)
 
 
 # The fields of a statement that hold expressions, not the statements nested in it (each
