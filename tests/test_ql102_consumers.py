@@ -162,3 +162,22 @@ def test_a_package_mapped_onto_the_repository_root_finds_the_paired_pass(tmp_pat
     assert lint(add.read_text(), path=str(add), select=("QL102",)) == []
     (passes / "remove.py").unlink()
     assert [d.code for d in lint(add.read_text(), path=str(add), select=("QL102",))] == ["QL102"]
+
+
+def test_modules_naming_the_inserting_one_are_searched_only_when_a_consumer_is_found(tmp_path, monkeypatch):
+    # The search for what the inserting module defines (a re-export between insertion and
+    # consumer) costs most of the project read: an insertion nobody consumes never needs it.
+    from qlint.rules import packet_consumers
+
+    def refuse(self, text):
+        raise AssertionError("names searched without a consumer")
+
+    monkeypatch.setattr(packet_consumers._AnyName, "search", refuse)
+    pipeline = PIPELINE.format(between="pass").replace("from pkg.remove import RemovePass\n", "")
+    found = _ql102(tmp_path, add=ADD, pipeline=pipeline.replace("m = RemovePass()(m)", ""))
+    assert [d.code for d in found] == ["QL102"]
+    monkeypatch.undo()
+    # With a consumer the search runs, and still finds the re-export before it.
+    loud = {"remove": REMOVE, "pipeline": PIPELINE.format(between="m = export(m, (x,)).module()")}
+    (tmp_path / "again").mkdir()
+    assert [d.code for d in _ql102(tmp_path / "again", add=ADD, **loud)] == ["QL102"]

@@ -225,3 +225,121 @@ def test_graph_context_from_imports_and_from_names_in_code(imports, flagged):
     if "torch.export" in imports and imports.startswith("import"):
         src += "\n\ndef other(m, args):\n    return torch.export.export(m, args)\n"
     assert bool(lint(src, select=("QL101",))) is flagged
+
+
+CHAINS = """
+x = torch.ops.aten.add.Tensor
+y = f(a).b.c[g(h).i == j.k.l](m.n)
+z = {p.q: [r(s).t.u for s in v.w], **x.y.z}
+"""
+
+
+@pytest.mark.parametrize(
+    "kinds",
+    [
+        frozenset({ast.Compare, ast.Subscript, ast.Call, ast.Match}),
+        frozenset({ast.Call}),
+        frozenset({ast.Attribute, ast.Name}),
+        frozenset({ast.Name}),
+    ],
+    ids=["matcher", "calls", "attributes", "names"],
+)
+def test_walk_kinds_is_walk_filtered(kinds):
+    from qlint.analysis.tree_walk import walk, walk_kinds
+
+    for source in (NESTED, CHAINS):
+        for node in ast.walk(ast.parse(source)):
+            assert walk_kinds(node, kinds) == [n for n in walk(node) if type(n) in kinds]
+
+
+def test_body_nodes_of_kinds_are_the_same_nodes_in_the_same_order():
+    from qlint.analysis.names.functions import bodies
+    from qlint.analysis.names.scope import ModuleScope
+
+    tree = ast.parse(NESTED + CHAINS)
+    kinds = frozenset({ast.Compare, ast.Call, ast.If})
+    for body in bodies(tree, ModuleScope.build(tree, None, "m.py")):
+        for rows in (None, frozenset({14, 17, 30}), frozenset()):
+            assert list(body.nodes(rows, kinds)) == [n for n in body.nodes(rows) if type(n) in kinds]
+
+
+BODIES = (
+    NESTED
+    + """
+class Outer(Base):
+    x: int = 1
+    class Inner:
+        def method(self, a, *args, b=2, **kw):
+            with open(a) as fh, lock:
+                y = fh.read()
+            for i in range(3):
+                y += i
+            while y:
+                try:
+                    z = y.pop()
+                except KeyError:
+                    z = None
+                else:
+                    w = z
+                finally:
+                    done = True
+            match y:
+                case [first, *rest]:
+                    v = first
+            return (q := v)
+    async def run(self):
+        async for item in self.items():
+            async with item as it:
+                r = it
+"""
+)
+
+
+def _reference_bodies(tree):
+    """Bodies as the isinstance-based split built them: pre-order statements, locals in order."""
+    from qlint.analysis.names.scope import bind_local, parameters
+
+    funcs = (ast.FunctionDef, ast.AsyncFunctionDef)
+    out = []
+
+    def visit(owner, local, stmts):
+        entry = (owner, local, [])
+        out.append(entry)
+        for stmt in stmts:
+            add(stmt, entry)
+
+    def add(stmt, entry):
+        owner, local, listed = entry
+        listed.append(stmt)
+        if isinstance(stmt, ast.ClassDef):
+            visit(stmt, {}, stmt.body)
+        elif isinstance(stmt, funcs):
+            visit(stmt, parameters(stmt), stmt.body)
+        else:
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With,
+                                 ast.AsyncWith)) and isinstance(owner, funcs):  # fmt: skip
+                bind_local(local, stmt)
+            for name in ("body", "orelse", "finalbody"):
+                for child in getattr(stmt, name, ()) or ():
+                    add(child, entry)
+            for handler in getattr(stmt, "handlers", ()) or ():
+                for child in handler.body:
+                    add(child, entry)
+            for case in getattr(stmt, "cases", ()) or ():
+                for child in case.body:
+                    add(child, entry)
+
+    visit(tree, {}, tree.body)
+    return out
+
+
+def test_bodies_split_by_node_type_is_the_same_split():
+    from qlint.analysis.names.functions import bodies
+    from qlint.analysis.names.scope import ModuleScope
+
+    tree = ast.parse(BODIES)
+    found = bodies(tree, ModuleScope.build(tree, None, "m.py"))
+    expected = _reference_bodies(tree)
+    assert sorted((id(b.node), [id(s) for s in b.stmts], b.local) for b in found) == sorted(
+        (id(node), [id(s) for s in stmts], local) for node, local, stmts in expected
+    )

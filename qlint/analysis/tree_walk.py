@@ -17,6 +17,7 @@ _TOKENS = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
 _AST = ast.AST
 # Half the nodes of a module, and nothing below them but a token.
 _LEAVES = frozenset({ast.Name, ast.Constant})
+_ATTRIBUTE = ast.Attribute
 
 
 # Fields that never hold a node (names, numbers, flags) or hold only tokens.
@@ -54,6 +55,40 @@ def walk(node: ast.AST) -> list[ast.AST]:
                 out.extend(v for v in value if isinstance(v, _AST) and not isinstance(v, _TOKENS))
             elif isinstance(value, _AST) and not isinstance(value, _TOKENS):
                 out.append(value)
+    return out
+
+
+def walk_kinds(node: ast.AST, kinds: frozenset[type]) -> list[ast.AST]:
+    """The nodes of `walk(node)` whose type is one of `kinds`, in the same order. A chain of
+    attributes hanging from a name (`torch.ops.aten.add.Tensor`, a third of an op-heavy
+    module's nodes) holds nothing else and is not queued; one hanging from a call is walked
+    as `walk` does, which keeps the order."""
+    out = []
+    queue = [node]
+    skip_chains = _ATTRIBUTE not in kinds
+    i = 0
+    while i < len(queue):
+        current = queue[i]
+        i += 1
+        cls = type(current)
+        if cls in kinds:
+            out.append(current)
+        if cls in _LEAVES:
+            continue
+        if cls is _ATTRIBUTE and skip_chains:
+            root = current.value
+            while type(root) is _ATTRIBUTE:
+                root = root.value
+            if type(root) in _LEAVES and type(root) not in kinds:
+                continue  # nothing on the chain is asked for
+            queue.append(current.value)
+            continue
+        for name in _CHILD_FIELDS.get(cls) or _child_fields(cls):
+            value = getattr(current, name, None)
+            if isinstance(value, list):
+                queue.extend(v for v in value if isinstance(v, _AST) and not isinstance(v, _TOKENS))
+            elif isinstance(value, _AST) and not isinstance(value, _TOKENS):
+                queue.append(value)
     return out
 
 

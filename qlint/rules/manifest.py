@@ -32,7 +32,7 @@ MANIFEST: dict[str, RuleFacts] = {
         "packet-insertion",
         preview=False,
         engine_report=None,
-        triggers=(".call_function(", "create_node(", ".target ="),
+        triggers=("call_function", "create_node", "target"),
     ),
     "qlint.rules.ql103_weight_quantize_matcher_after_fold:WeightQuantizeMatcherAfterFold": RuleFacts(
         "QL103",

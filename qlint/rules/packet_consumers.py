@@ -72,7 +72,12 @@ def consumed_by_own_code(ctx: FileContext, ref: OpRef, refs: list[OpRef]) -> boo
             paired = _linked(ctx, module) or any(_both_forms(s, key) for s in _table_sites(module, ref.op))
         if paired:
             consumers.append(module)
-    return bool(consumers) and not _reexported_between(ctx, consumers, found.get(_names_pattern(ctx), ()))
+    if not consumers:
+        return False
+    # The modules naming what this module defines are read only now: searching every module for
+    # each of its names costs most of the scan, and most insertions have no consumer.
+    users = _scan(ctx, [], names=True).get(_names_pattern(ctx), ())
+    return not _reexported_between(ctx, consumers, users)
 
 
 class _Packet:
@@ -105,18 +110,19 @@ def _names_pattern(ctx: FileContext) -> str:
     return r"\b(?:" + "|".join(map(re.escape, names)) + r")\b" if names else ""
 
 
-def _scan(ctx: FileContext, refs: list[OpRef]) -> dict[str, list[FileContext]]:
-    """The project's other modules that spell each packet, and those that name what this
-    module defines, in one read of the project (a consumer or a pipeline need not insert
+def _scan(ctx: FileContext, refs: list[OpRef], names: bool = False) -> dict[str, list[FileContext]]:
+    """The project's other modules that spell each packet, or (`names`) those that name what
+    this module defines, in one read of the project (a consumer or a pipeline need not insert
     anything, so the project scan's own selection of modules does not hold them)."""
-    if _SCAN_KEY in ctx.cache:
-        return ctx.cache[_SCAN_KEY]
+    cache_key = (_SCAN_KEY, names)
+    if cache_key in ctx.cache:
+        return ctx.cache[cache_key]
     wanted: dict[str, tuple[_Packet | _AnyName, tuple[bytes, ...]]] = {}
     for ref in refs:
         wanted[_spelled(ref).pattern] = (_spelled(ref), (ref.op.encode(),))
-    names = _names_pattern(ctx)
-    if names:
-        wanted[names] = (_AnyName(_inserting_names(ctx)), tuple(n.encode() for n in _inserting_names(ctx)))
+    pattern = _names_pattern(ctx) if names else ""
+    if pattern:
+        wanted[pattern] = (_AnyName(_inserting_names(ctx)), tuple(n.encode() for n in _inserting_names(ctx)))
     found: dict[str, list[FileContext]] = {p: [] for p in wanted}
     own = os.path.abspath(ctx.path)
     for path, key in project_modules(ctx) if wanted else ():
@@ -131,7 +137,7 @@ def _scan(ctx: FileContext, refs: list[OpRef]) -> dict[str, list[FileContext]]:
                 found[p].append(module)
             else:
                 _MISSES[path, p] = key
-    ctx.cache[_SCAN_KEY] = found
+    ctx.cache[cache_key] = found
     return found
 
 

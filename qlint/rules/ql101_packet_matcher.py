@@ -242,10 +242,14 @@ def _parse_sinks(specs: tuple[str, ...]) -> dict[str, set]:
     return sinks
 
 
+# The nodes a matcher can be written as (every other node only holds them).
+_MATCHER_KINDS = frozenset({ast.Compare, ast.Subscript, ast.Call, ast.Match})
+
+
 def _matchers(
     ctx: FileContext, body: Body, lines, resolver: Resolver, names: frozenset[str], sinks, forwarding: Forwarding
 ) -> Iterator[tuple[ast.expr, list[_Hit]]]:
-    for node in body.nodes(lines):
+    for node in body.nodes(lines, _MATCHER_KINDS):
         if isinstance(node, ast.Compare):
             yield from _compare(ctx, node, resolver, names)
         elif isinstance(node, ast.Subscript) and is_node_target(node.slice, names):

@@ -40,8 +40,22 @@ class PacketInsertion(Rule):
     summary = "`OpOverloadPacket` inserted into an FX graph as a node target"
     runtime_check = "qlint.runtime.checks.ql101"
     evidence_type = OpEvidence
-    triggers = (".call_function(", "create_node(", ".target =")
+    # Necessary substrings only; `triggered_by` decides (the attribute may be split across rows).
+    triggers = ("call_function", "create_node", "target")
     fix_availability = FixAvailability.SOMETIMES
+
+    def triggered_by(self, text: str) -> bool:
+        if any(spelling in text for spelling in _PLAIN):
+            return True
+        # `graph.\ncall_function(`, `(g\n.call_function)(`, `node.target=`: the attribute
+        # written other than in one piece, as the rows the check reads (`_INSERTING`,
+        # `target_store_rows`) allow.
+        return any(
+            _AFTER_DOT.search(text, max(0, m.start() - 200), m.start())
+            for name, pattern in _ATTRIBUTES
+            if name in text
+            for m in pattern.finditer(text)
+        )
 
     def skips_module(self, module: str | None) -> bool:
         # Inductor's own passes insert packets into graphs that accept them.
@@ -137,6 +151,21 @@ def inserted_ops(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
 
 
 _NEEDLES = ("call_function", "create_node")
+# How nearly every inserting file spells it: one substring test decides.
+_PLAIN = (".call_function", "create_node(", ".target =")
+# One pattern per name, each led by its literal (an alternation would be searched slowly).
+_ATTRIBUTES = tuple(
+    (name, re.compile(pattern))
+    for name, pattern in (
+        ("call_function", r"call_function\b"),
+        ("create_node", r"create_node\b"),
+        ("target", r"target\s*=(?!=)"),
+    )
+)
+# Only a dot, blanks, line continuations and (within brackets) comments between the dot
+# and the attribute's name (a comment is split at each `#`: one way to match, no backtracking); not an
+# ellipsis (`...     target=f` in a doctest).
+_AFTER_DOT = re.compile(r"(?<!\.)\.(?:\s|\\|#[^\n#]*)*\Z")
 # Where `<graph>.call_function` / `.create_node` can be written: the attribute's row (the dot
 # may end the row before). Rows that only hold the strings (`n.op == "call_function"`, on
 # every row of a matcher) insert nothing.

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.names.functions import bodies
-from qlint.analysis.names.modules import import_root, module_name_for
+from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.resolver import Resolver
 from qlint.source import DecodeError, LineIndex, decode_source
 
@@ -37,13 +37,20 @@ _MAX_BYTES = 2_000_000
 
 
 def scan_root(path: str) -> str | None:
-    """The top-level package `path` belongs to (None for a module outside any package: a
-    script's neighbours are not its project). In a repository whose package maps onto its
-    root, that is the top-level directory the file sits in."""
+    """The directory of the top-level package `path` belongs to (None for a module outside any
+    package: a script's neighbours are not its project), counted up from the file by its
+    module name. In a repository whose package maps onto its root, that is the repository,
+    even where a directory on the way lacks `__init__.py` (ExecuTorch's
+    `backends/nxp/aten_passes`): the import root joined with the package's name would then
+    name no directory at all."""
     module = module_name_for(path)
     if not module or "." not in module:
         return None
-    return os.path.join(import_root(path), module.split(".")[0])
+    directory = os.path.dirname(os.path.abspath(path))
+    levels = module.count(".") - (0 if os.path.basename(path) in ("__init__.py", "__init__.pyi") else 1)
+    for _ in range(levels):
+        directory = os.path.dirname(directory)
+    return directory
 
 
 @dataclass
@@ -137,22 +144,7 @@ def other_contexts(
 def project_modules(ctx: FileContext) -> list[tuple[str, tuple | None]]:
     """Every module of the project (path, content key), each recorded as a dependency of this
     check: for scans that need modules this one does not keep (QL102's packet consumers)."""
-    return [(path, key) for path, (key, _) in _project(package_root(ctx.path), ctx).files.items()]
-
-
-def package_root(path: str) -> str | None:
-    """The directory of the top-level package `path`'s module name starts with, counted up from
-    the file. `scan_root` joins the import root with that name, which names no directory when
-    the package maps onto a repository root and a directory on the way lacks `__init__.py`
-    (ExecuTorch's `backends/nxp/aten_passes`)."""
-    module = module_name_for(path)
-    if not module or "." not in module:
-        return None
-    directory = os.path.dirname(os.path.abspath(path))
-    levels = module.count(".") - (0 if os.path.basename(path) == "__init__.py" else 1)
-    for _ in range(levels):
-        directory = os.path.dirname(directory)
-    return directory
+    return [(path, key) for path, (key, _) in _project(scan_root(ctx.path), ctx).files.items()]
 
 
 def _context(path: str, text: str, ctx: FileContext) -> FileContext | None:

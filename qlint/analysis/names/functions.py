@@ -13,13 +13,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from qlint.analysis.names.scope import ClassScope, ModuleScope, bind_local, parameters
-from qlint.analysis.tree_walk import walk
+from qlint.analysis.tree_walk import walk, walk_kinds
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _NESTED = ("body", "orelse", "finalbody", "handlers", "cases")
 _CACHE_KEY = "functions.bodies"
 # Statements `bind_local` records something for (the others bind nothing it tracks).
 _BINDING = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)
+_FUNC_TYPES = frozenset(_FUNCS)
+_BINDING_TYPES = frozenset(_BINDING)
 # Statements that hold statements; every other kind is a leaf of the statement tree.
 _COMPOUND = (
     ast.If,
@@ -32,6 +34,7 @@ _COMPOUND = (
     getattr(ast, "TryStar", ast.Try),
     ast.Match,
 )
+_COMPOUND_TYPES = frozenset(_COMPOUND)
 
 
 @dataclass
@@ -41,10 +44,13 @@ class Body:
     class_scope: ClassScope | None
     stmts: list[ast.stmt] = field(default_factory=list)
 
-    def nodes(self, lines: frozenset[int] | set[int] | None = None) -> Iterator[ast.AST]:
+    def nodes(
+        self, lines: frozenset[int] | set[int] | None = None, kinds: frozenset[type] | None = None
+    ) -> Iterator[ast.AST]:
         """Statements of this body and the expressions they hold (lambdas and comprehensions
         included, nested function bodies not). With `lines`, only statements and expressions
-        that span one of those lines are walked."""
+        that span one of those lines are walked; with `kinds`, only nodes of those types are
+        yielded (the same ones, in the same order)."""
         rows = _sorted(lines) if lines is not None else None
         last = len(rows) if rows is not None else 0
         for stmt in self.stmts:
@@ -52,12 +58,13 @@ class Body:
                 i = bisect_left(rows, stmt.lineno)
                 if i == last or rows[i] > stmt.end_lineno:
                     continue
-            yield stmt
+            if kinds is None or type(stmt) in kinds:
+                yield stmt
             for name in _EXPR_FIELDS.get(type(stmt)) or _expr_fields(type(stmt)):
                 value = getattr(stmt, name, None)
                 for expr in value if isinstance(value, list) else (value,):
                     if isinstance(expr, ast.AST) and (rows is None or _spans(expr, rows)):
-                        yield from walk(expr)
+                        yield from walk(expr) if kinds is None else walk_kinds(expr, kinds)
 
 
 # The fields of a statement that hold expressions, not the statements nested in it (each
@@ -99,23 +106,27 @@ def bodies(tree: ast.Module, scope: ModuleScope, cache: dict | None = None) -> l
     module = Body(tree, {}, None)
     out = [module]
     stack: list[tuple[ast.stmt, Body, ClassScope | None]] = [(s, module, None) for s in reversed(tree.body)]
+    pop, push = stack.pop, stack.append
+    # Node types, not isinstance chains: two thousand statements per big module.
     while stack:
-        stmt, body, cls = stack.pop()
+        stmt, body, cls = pop()
         body.stmts.append(stmt)
-        if isinstance(stmt, ast.ClassDef):
+        kind = type(stmt)
+        if kind is ast.ClassDef:
             cls_scope = scope.classes.get(stmt.name) if body is module else ClassScope.build(stmt)
             inner = Body(stmt, {}, None)
             out.append(inner)
             stack.extend((s, inner, cls_scope) for s in reversed(stmt.body))
-        elif isinstance(stmt, _FUNCS):
-            inner = Body(stmt, parameters(stmt), cls if isinstance(body.node, ast.ClassDef) else None)
+        elif kind in _FUNC_TYPES:
+            inner = Body(stmt, parameters(stmt), cls if type(body.node) is ast.ClassDef else None)
             out.append(inner)
             stack.extend((s, inner, None) for s in reversed(stmt.body))
         else:
-            if isinstance(stmt, _BINDING) and isinstance(body.node, _FUNCS):
+            if kind in _BINDING_TYPES and type(body.node) in _FUNC_TYPES:
                 bind_local(body.local, stmt)
-            if isinstance(stmt, _COMPOUND):
-                stack.extend((child, body, cls) for child in _child_statements(stmt))
+            if kind in _COMPOUND_TYPES:
+                for child in _child_statements(stmt):
+                    push((child, body, cls))
     if cache is not None:
         cache[_CACHE_KEY] = out
     return out
