@@ -137,7 +137,7 @@ def test_a_warm_check_reads_the_helpers_from_the_summary_without_parsing_them(
 
     # A new process whose own result is not cached: helpers.py is read from its summary.
     ProjectIndex._default = None
-    for index in (tmp_path / "cache").glob("*/*.index"):
+    for index in (tmp_path / "cache").rglob("*.index"):  # every shard of the results index
         index.unlink()
     parsed = _parses(monkeypatch)
     assert _rows(package, s) == (0, EXPECTED)
@@ -345,7 +345,7 @@ def test_a_class_of_another_module_starts_in_eval_mode_from_its_summary(tmp_path
 
     assert findings() == []  # `self.eval()` in `__init__`: captured in eval mode
     ProjectIndex._default = None
-    for index in (tmp_path / "cache").glob("*/*.index"):
+    for index in (tmp_path / "cache").rglob("*.index"):  # every shard of the results index
         index.unlink()
     parsed = _parses(monkeypatch)
     assert findings() == []
