@@ -143,6 +143,28 @@ def test_every_project_module_is_a_dependency_and_a_new_caller_is_seen(tmp_path)
     assert len(_check(root, project).diagnostics) == 1
 
 
+def test_a_module_found_not_to_name_the_helper_is_not_read_again_until_it_changes(tmp_path, monkeypatch):
+    from qlint.analysis.flow import project_callers
+
+    unrelated = {f"u{i}": "def f():\n    return 1\n" for i in range(5)}
+    root = _repo(tmp_path, a=EVAL_CALLER, **unrelated)
+    reads: list[str] = []
+    real = project_callers._read
+    monkeypatch.setattr(
+        project_callers, "_read", lambda project, path, key: reads.append(path) or real(project, path, key)
+    )
+    project = ProjectIndex()
+    assert _check(root, project).diagnostics == []
+    assert any(p.endswith("u0.py") for p in reads)
+    reads.clear()
+    assert _check(root, project).diagnostics == []  # the next keystroke: only the callers are read
+    assert not any(p.endswith(tuple(f"u{i}.py" for i in range(5))) for p in reads)
+    # An unrelated module that becomes a caller (same size, new content) is read and judged.
+    (root / "scripts" / "u3.py").write_text(HEAD + BN_CALLER)
+    assert len(_check(root, project).diagnostics) == 1
+    assert any(p.endswith("u3.py") for p in reads)
+
+
 # -- a helper of a test module that nothing names ---------------------------------------------------
 def _test_module(tmp_path, body: str, name: str = "test_quant.py", **scripts: str):
     root = _repo(tmp_path, **scripts)

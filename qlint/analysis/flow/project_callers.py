@@ -58,6 +58,11 @@ class _Root:
 _ROOTS: dict[str, _Root] = {}
 # (path, content key) -> the parsed caller module and its analysed bodies.
 _MODULES: dict[tuple, tuple[FileContext, ModelFlow, dict[int, FunctionFlow | None]]] = {}
+# (path, name) -> the content key of a version of the module that does not hold the name: the
+# editor checks the same helper at every keystroke, and reading the whole repository for its
+# name each time cost ~100 ms on ExecuTorch. A changed module has another key, so it is read again.
+_MISSES: dict[tuple[str, str], tuple] = {}
+_MAX_MISSES = 500_000
 
 
 def project_callers(ctx: FileContext, func: ast.AST, index: int) -> list[ProjectCall] | None:
@@ -107,17 +112,26 @@ def _scan_root(path: str) -> str | None:
 
 
 def _candidates(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes]] | None:
-    """Modules whose text holds the name: read again for each helper asked about (the page
-    cache makes that cheap; keeping every module's text would cost the memory of the tree)."""
+    """Modules whose text holds the name: read again for each helper asked about, unless the
+    same version of the module was already found not to hold it (keeping every module's text
+    would cost the memory of the tree)."""
     needle = name.encode()
     own = os.path.abspath(ctx.path)
     hits = []
+    if len(_MISSES) > _MAX_MISSES:
+        _MISSES.clear()
     for path, key in _listing(ctx, root).files.items():
-        data = _read(ctx.project, path, key) if path != own else None
-        if data is not None and needle in data:
-            hits.append((path, data))
-            if len(hits) > _MAX_CANDIDATES:
-                return None
+        if path == own or key is None or _MISSES.get((path, name)) == key:
+            continue
+        data = _read(ctx.project, path, key)
+        if data is None:
+            continue
+        if needle not in data:
+            _MISSES[path, name] = key
+            continue
+        hits.append((path, data))
+        if len(hits) > _MAX_CANDIDATES:
+            return None
     return hits
 
 
