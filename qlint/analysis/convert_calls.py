@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.names.project import import_root, module_name_for
+from qlint.analysis.project_files import python_files
 
 _NEEDLE = "convert_pt2e"
-_SKIP_DIRS = frozenset({".git", "__pycache__", "node_modules", ".tox", ".venv", "venv", "build", "dist"})
 
 
 @dataclass(frozen=True)
@@ -87,17 +87,7 @@ def project_calls(path: str, project) -> list[ConvertCall]:
     that gains `fold_quantize=False` silences a finding): each is recorded as a dependency of
     the check of `path`, for the results cache and the language server's dependents."""
     root, recursive = project_dir(path)
-    files = set()
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS and not d.startswith(".")] if recursive else []
-        files.update(os.path.join(dirpath, f) for f in filenames if f.endswith(".py"))
-    inside = root + os.sep
-    files.update(
-        p
-        for p in project.overlay
-        if p.endswith(".py") and p.startswith(inside) and (recursive or os.sep not in p[len(inside) :])
-    )
-    keyed = [(f, file_keys.content_key(project, f)) for f in sorted(files)]
+    keyed = [(f, file_keys.content_key(project, f)) for f in python_files(root, project.overlay, recursive)]
     own = os.path.abspath(path)
     for file, key in keyed:
         if file != own:

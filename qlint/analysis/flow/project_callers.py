@@ -30,9 +30,9 @@ from qlint.analysis.names.import_paths import module_bases
 from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
 from qlint.analysis.names.package_map import project_root
 from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.project_files import python_files
 from qlint.source import DecodeError, LineIndex, decode_source
 
-_SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".tox", ".venv", "venv", "build", "dist"})
 _MAX_BYTES = 1_000_000
 _MAX_CANDIDATES = 80  # modules naming the helper; past this the answer is "unknown"
 _INSTALL_DIRS = ("site-packages", "dist-packages")
@@ -143,24 +143,15 @@ def _listing(ctx: FileContext, root: str) -> _Root:
     if ctx.cache.get(_CACHE_KEY) == root:
         return known
     project = ctx.project
-    overlay = {p for p in project.overlay if p.startswith(root + os.sep) and p.endswith(".py")}
     own = os.path.abspath(ctx.path)
     seen: dict[str, tuple | None] = {}
-    for path in sorted(set(_walk(root)) | overlay):
+    for path in python_files(root, project.overlay):
         key = seen[path] = file_keys.content_key(project, path)
         if path != own:
             project.record_read(ctx.path, path, file_keys.digest(project, path, key))
     known.files = seen
     ctx.cache[_CACHE_KEY] = root
     return known
-
-
-def _walk(root: str):
-    for directory, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".")]
-        for name in files:
-            if name.endswith(".py"):
-                yield os.path.abspath(os.path.join(directory, name))
 
 
 def _read(project, path: str, key: tuple | None) -> bytes | None:

@@ -27,12 +27,12 @@ from qlint.analysis.graphs import file_keys
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.project_files import python_files
 from qlint.source import DecodeError, LineIndex, decode_source
 
 _INSERTS = ("call_function", "create_node")
 _NORMALISES = ("strip_overloads", "overloadpacket")
 _NEEDLE_BYTES = tuple(n.encode() for n in _INSERTS + _NORMALISES)
-_SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".tox", ".venv", "venv", "build", "dist"})
 _MAX_BYTES = 2_000_000
 
 
@@ -76,10 +76,9 @@ def _project(root: str | None, ctx: FileContext) -> _Project:
     if ctx.cache.get(_CACHE_KEY) == root:
         return found
     project = ctx.project
-    overlay = {p for p in project.overlay if p.startswith(root + os.sep) and p.endswith(".py")}
     seen: dict[str, tuple[tuple | None, str | None]] = {}
     own = os.path.abspath(ctx.path)
-    for path in sorted(set(_walk(root)) | overlay):
+    for path in python_files(root, project.overlay):
         key = file_keys.content_key(project, path)
         known = found.files.get(path)
         seen[path] = known if known is not None and known[0] == key else _read(project, path, key)
@@ -89,14 +88,6 @@ def _project(root: str | None, ctx: FileContext) -> _Project:
     found.files = seen
     ctx.cache[_CACHE_KEY] = root
     return found
-
-
-def _walk(root: str):
-    for directory, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS and not d.startswith(".")]
-        for name in files:
-            if name.endswith(".py"):
-                yield os.path.abspath(os.path.join(directory, name))
 
 
 def _read(project, path: str, key: tuple | None) -> tuple[tuple | None, str | None]:

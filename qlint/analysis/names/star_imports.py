@@ -17,6 +17,7 @@ import ast
 import os
 import re
 
+from qlint.analysis.names.content_keys import content_key
 from qlint.analysis.names.modules import module_name_for, resolve_relative
 from qlint.analysis.names.scope import ModuleScope
 
@@ -33,7 +34,7 @@ def star_sources(project, path: str, module: str | None) -> tuple[str, ...]:
     if not hasattr(project, "text"):
         return ()  # a lookup that resolves names without the project's modules
     path = os.path.abspath(path)
-    key = _key(project, path)
+    key = content_key(project.overlay, path)
     known = _SOURCES.get(path)
     if known is not None and known[0] == key:
         return known[1]
@@ -51,17 +52,6 @@ def star_sources(project, path: str, module: str | None) -> tuple[str, ...]:
         _SOURCES.clear()
     _SOURCES[path] = (key, tuple(found))
     return tuple(found)
-
-
-def _key(project, path: str) -> tuple | None:
-    text = project.overlay.get(path)
-    if text is not None:
-        return ("overlay", hash(text))
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size)
 
 
 def exports(scope: ModuleScope, name: str) -> bool | None:
