@@ -100,6 +100,11 @@ class CallSemantics:
     def call(self, node: ast.Call, env: Env) -> Obj | None:
         func = node.func
         receiver = self.walk.expr(func.value, env) if isinstance(func, ast.Attribute) else None
+        if receiver is None and _switch_on_part(func, env):
+            # `wrapper.model.eval()`: `Module.eval()` returns the module it was called on, in that
+            # mode, whatever holds it (ExecuTorch's esrgan returns `model.model.eval()` of a
+            # third-party wrapper).
+            receiver = new_value(env, func.value, "", Origin(UNKNOWN, func.value))
         args = [self.walk.expr(a.value if isinstance(a, ast.Starred) else a, env) for a in node.args]
         kwargs = {kw.arg: self.walk.expr(kw.value, env) for kw in node.keywords}
         first = args[0] if args and not isinstance(node.args[0], ast.Starred) else None
@@ -420,6 +425,13 @@ _MODE_KEEPING_WRAPPERS = frozenset(
         "torch.nn.parallel.distributed.DistributedDataParallel",
     }
 )
+
+
+def _switch_on_part(func: ast.expr, env: Env) -> bool:
+    """`<value>.<attr>.eval()`: a mode call on an attribute of a local value."""
+    if not (isinstance(func, ast.Attribute) and func.attr in ("eval", "train")):
+        return False
+    return isinstance(func.value, ast.Attribute) and _root_is_value(func.value, env)
 
 
 def _root_is_value(func: ast.expr, env: Env) -> bool:
