@@ -18,6 +18,7 @@ from qlint.analysis.flow.model_apis import Api, argument, classify_call, key, re
 from qlint.analysis.flow.model_apis import switch_mode as _switch_mode
 from qlint.analysis.flow.model_builds import Builds
 from qlint.analysis.flow.model_values import (
+    APPLIED,
     CALL,
     CONVERTED,
     EXPECTS_ERROR,
@@ -120,6 +121,9 @@ class CallSemantics:
             return self.apply(node, *summary, receiver, args, kwargs, env)
         if isinstance(func, ast.Name):
             self.callbacks.called(node, func.id, env)
+            applied = self.callbacks.apply_parameter(node, func, first, env)
+            if applied is not None:
+                return applied
         if receiver is not None and isinstance(func, ast.Attribute):
             result = self.method(node, func.attr, receiver, env)
             if result is not False:
@@ -329,6 +333,12 @@ class CallSemantics:
                     and o.index in given
                 ):
                     out |= env.facts(given[o.index])
+                elif f.state == "unset" and o is not None and o.kind == APPLIED and id(o.node) in callee.applied:
+                    # `source_transform(model, [f, g])`: what `f` and `g` make of the model.
+                    came = callee.applied[id(o.node)]
+                    facts = env.facts(given[came]) if came in given else UNKNOWN_MODE
+                    made = self.callbacks.made_of(actual.get(o.index, (None, None))[1], facts, node)
+                    out |= made if made is not None else {ModeFact("unset", node, Origin(CALL, node))}
                 else:
                     out.add(replace(f, guard=frozenset(), node=node if foreign else f.node))
             return frozenset(out)
