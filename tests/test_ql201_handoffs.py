@@ -140,3 +140,41 @@ def main(quantizer, x):
     one = one.replace("def keep", "def apply_one(model, fn):\n    return fn(model)\n\ndef keep")
     assert ql201(one.format(names="to_eval")) == []
     assert "in train mode" in ql201(one.format(names="keep"))[0].message
+
+
+# -- a lambda, a comprehension, a callback: uses of the helper the flow does not read ----------
+LAMBDA_HELPER = """
+def quantize(model, quantizer, x):
+    prepare_pt2e(export(model, (x,)).module(), quantizer)
+
+def main(quantizer, x, run):
+    quantize(torch.nn.Linear(2, 2).eval(), quantizer, x)
+    {use}
+"""
+
+
+def test_a_use_in_a_lambda_comprehension_or_callback_vouches_for_nothing():
+    # Beside a caller passing an eval-mode model, each of these hands over a model the flow
+    # never sees (here a train-mode batch norm): the helper is judged as if its callers were unknown.
+    for use in [
+        "run(lambda: quantize(torch.nn.BatchNorm2d(3), quantizer, x))",
+        "run(lambda m: quantize(m, quantizer, x))",
+        "[quantize(m, quantizer, x) for m in (torch.nn.BatchNorm2d(3),)]",
+        "run(quantize)",
+        "run(functools.partial(quantize, quantizer=quantizer))",
+    ]:
+        (d,) = ql201(LAMBDA_HELPER.format(use=use))
+        assert "as parameter `model`, in whatever mode the caller left it" in d.message, use
+
+
+def test_names_that_are_not_the_helper_do_not_count_as_uses():
+    for use in [
+        'print("quantize")',  # a string
+        "quantize = None",  # a local of the same name, in another body
+        "return quantize_all",  # another name
+    ]:
+        src = LAMBDA_HELPER.format(use="pass")
+        src += f"\ndef other(quantize, run):\n    run(quantize)\n\ndef more():\n    {use}\n"
+        assert ql201(src) == [], use
+    # Calls in function bodies are read: a second eval-mode caller keeps it quiet.
+    assert ql201(LAMBDA_HELPER.format(use="quantize(load().eval(), quantizer, x)")) == []
