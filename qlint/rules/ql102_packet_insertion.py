@@ -11,6 +11,7 @@ import ast
 import re
 from collections.abc import Iterator
 
+from qlint.analysis.graphs.called_names import called_in
 from qlint.analysis.graphs.forwarding import Forwarding, callee_name, spans_any
 from qlint.analysis.graphs.fx_targets import target_store_rows
 from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
@@ -117,7 +118,9 @@ def inserted_ops(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
         ctx.scope.path,
         "ql102-insertions",
     )
-    names = wrappers.find_helpers(ctx.scope, _rows_for(ctx), Resolver(ctx.scope, ctx.project, ctx.optable))
+    names = wrappers.find_helpers(
+        ctx.scope, _rows_for(ctx), Resolver(ctx.scope, ctx.project, ctx.optable), called_in(ctx)
+    )
     lines = _inserting_rows(ctx) | target_store_rows(ctx)
     if names:
         lines |= ctx.lines_containing(*sorted(names))

@@ -233,13 +233,16 @@ class Forwarding:
             self._trails[-1].extend(deps)
         self._record(deps)
 
-    def helper_names(self, scope: ModuleScope, resolver: Resolver) -> set[str]:
+    def helper_names(
+        self, scope: ModuleScope, resolver: Resolver, called: Callable[[str], bool] | None = None
+    ) -> set[str]:
         """Names under which `scope` calls helpers of other modules: imported functions and
-        methods its classes inherit from classes of other modules."""
+        methods its classes inherit from classes of other modules. With `called` (whether
+        the module may call a name, see `called_names`), only imports it calls are asked about."""
         names = set()
         root = _import_root(scope.path)
         for name, full in scope.imports.items():
-            if name == full or full.startswith("torch"):
+            if name == full or full.startswith("torch") or (called is not None and not called(name)):
                 continue
             # Files of one project import the same names over and over: whether a name is a
             # helper is remembered per import root (briefly, as for the texts it depends on).
@@ -304,10 +307,20 @@ class Forwarding:
     def resolve_helper(self, call: ast.Call, resolver: Resolver) -> Helper | None:
         return _resolve_helper(self, call, resolver)
 
-    def find_helpers(self, scope: ModuleScope, lines_containing: Callable[..., frozenset[int]], resolver: Resolver):
+    def find_helpers(
+        self,
+        scope: ModuleScope,
+        lines_containing: Callable[..., frozenset[int]],
+        resolver: Resolver,
+        called: Callable[[str], bool] | None = None,
+    ):
         """Names under which the module of `scope` calls helpers: its own functions and
         methods that forward to a sink, functions it imports and methods its classes inherit
-        from other modules of the project that do. Sets and returns `self.helpers`."""
+        from other modules of the project that do. Sets and returns `self.helpers`.
+
+        `called`: whether the module may call a name (`called_names`). An imported helper the
+        module never calls is left out: its name only matters at a call (`callee_name`), and
+        finding out would read the modules it comes from."""
         self._project = resolver.project
         functions = [(f, None) for f in scope.functions.values()]
         functions += [(m, cls) for cls in scope.classes.values() for m in cls.methods.values()]
@@ -326,7 +339,7 @@ class Forwarding:
             if not new:
                 break
             helpers |= new
-        self.helpers = frozenset(helpers | self.helper_names(scope, resolver))
+        self.helpers = frozenset(helpers | self.helper_names(scope, resolver, called))
         return self.helpers
 
 

@@ -1,0 +1,67 @@
+"""Whether a module's text may call a name: what the helper search needs to ask about imports.
+
+A call of a helper reaches a sink only where the file calls it: `callee_name(call)` is the
+helper's name. Asking whether an imported name is a helper reads the module it comes from
+(and the ones that one imports from), which on ExecuTorch was most of QL101's check; a name
+the file never calls needs no answer. Rows that merely mention such a name hold no matcher
+that the target rows and sink rows do not already hold.
+
+Found from the text, not the tree: an occurrence of the name as a whole word followed by
+`(`, with only whitespace, comments, line continuations or closing brackets between
+(`(helper)(x)`, `helper  # why\\n(x)`). Occurrences in strings and comments that look like
+calls only answer yes where no was right (a module is read that did not need to be); a
+call is never missed. Identifiers outside ASCII are NFKC-normalised by the parser (a
+fullwidth `f` calls `f`), so in such a text every name counts as called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from qlint.analysis.context import FileContext
+
+_WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_BETWEEN = frozenset(" \t\f\r\n\\)")
+
+
+def may_call(text: str, name: str) -> bool:
+    """Whether `text` may call `name` (as `name(...)` or `x.name(...)`)."""
+    if not text.isascii():
+        return True
+    end = len(text)
+    start = text.find(name)
+    while start != -1:
+        after = start + len(name)
+        if (start == 0 or text[start - 1] not in _WORD) and (after == end or text[after] not in _WORD):
+            i = after
+            while i < end:
+                c = text[i]
+                if c == "#":  # a comment runs to the row's end
+                    i = text.find("\n", i)
+                    if i == -1:
+                        break
+                elif c not in _BETWEEN:
+                    break
+                i += 1
+            if i != -1 and i < end and text[i] == "(":
+                return True
+        start = text.find(name, start + 1)
+    return False
+
+
+def called_in(ctx: FileContext) -> Callable[[str], bool]:
+    """`may_call` on the file being checked, answered once per name for the rules that ask."""
+    called = ctx.cache.get(_CACHE_KEY)
+    if called is None:
+        memo: dict[str, bool] = {}
+
+        def called(name: str) -> bool:
+            if name not in memo:
+                memo[name] = may_call(ctx.text, name)
+            return memo[name]
+
+        ctx.cache[_CACHE_KEY] = called
+    return called
+
+
+_CACHE_KEY = "graphs.may_call"
