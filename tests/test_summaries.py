@@ -79,9 +79,13 @@ def _summarised(text: str, module: str = "pkg.mod") -> tuple[ModuleScope, Module
     return eager, lazy
 
 
-@pytest.mark.parametrize("newline", ["\n", "\r\n"])
-def test_a_scope_from_a_summary_is_the_scope_of_a_whole_parse(newline):
-    eager, lazy = _summarised(TRICKY.replace("\n", newline))
+@pytest.mark.parametrize("last_break", [True, False])
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_a_scope_from_a_summary_is_the_scope_of_a_whole_parse(newline, last_break):
+    # The statements are cut out of the text by line offsets: every line break `ast` counts,
+    # and a last line without one.
+    text = TRICKY + "Z = (4,\n     5)" + ("\n" if last_break else "")
+    eager, lazy = _summarised(text.replace("\n", newline))
     assert lazy.imports == eager.imports and lazy.imported_modules == eager.imported_modules
     for table in ("assigns", "functions", "classes"):
         assert sorted(getattr(lazy, table)) == sorted(getattr(eager, table)), table
@@ -110,6 +114,17 @@ def test_only_the_statements_asked_for_are_parsed(monkeypatch):
     assert parsed == []  # names alone come from the summary
     assert lazy.functions["f150"].name == "f150" and lazy.unique("OPS") is not None
     assert len(parsed) == 2 and max(parsed) < 60
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_the_last_statement_without_a_line_break_is_parsed_alone(monkeypatch, newline):
+    text = "import torch\nA = 1\nOPS = [torch.ops.aten.add,\n       torch.ops.aten.mul]".replace("\n", newline)
+    eager, lazy = _summarised(text)
+    parsed: list[str] = []
+    real_parse = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda src, *a, **k: parsed.append(src.strip()) or real_parse(src, *a, **k))
+    assert _same(eager.assigns["OPS"][0], lazy.assigns["OPS"][0])
+    assert len(parsed) == 1 and parsed[0].startswith("OPS") and "A = 1" not in parsed[0]
 
 
 def test_a_statement_that_cannot_be_parsed_alone_falls_back_to_the_whole_module():
