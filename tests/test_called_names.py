@@ -127,3 +127,25 @@ def test_names_the_file_never_calls_are_not_asked_about(tmp_path, monkeypatch):
     assert _check(tmp_path, ("QL101",), body) == [7, 8]
     assert "check_nodes" in asked
     assert "OCC" not in asked and "insert_op" not in asked
+
+
+def test_the_memo_in_the_check_cache_keeps_no_cycle_through_the_context():
+    # A cycle would keep every checked file's tree alive until the cyclic GC ran.
+    import ast
+    import gc
+    import weakref
+
+    from qlint.analysis.context import FileContext
+    from qlint.analysis.graphs.called_names import called_in
+    from qlint.source import LineIndex
+
+    text = "from pkg import helper\nhelper(1)\n"
+    ctx = FileContext("m.py", text, ast.parse(text), LineIndex(text), None, None)  # type: ignore[arg-type]
+    assert called_in(ctx)("helper") and not called_in(ctx)("other")
+    alive = weakref.ref(ctx)
+    gc.disable()
+    try:
+        del ctx
+        assert alive() is None
+    finally:
+        gc.enable()

@@ -54,10 +54,14 @@ def called_in(ctx: FileContext) -> Callable[[str], bool]:
     called = ctx.cache.get(_CACHE_KEY)
     if called is None:
         memo: dict[str, bool] = {}
+        # The text, not the context: a closure over `ctx` kept in `ctx.cache` would be a
+        # reference cycle that keeps each checked file's tree alive until the cyclic GC runs
+        # (ExecuTorch: +1.4 s CPU of collections, and a higher peak).
+        text = ctx.text
 
         def called(name: str) -> bool:
             if name not in memo:
-                memo[name] = may_call(ctx.text, name)
+                memo[name] = may_call(text, name)
             return memo[name]
 
         ctx.cache[_CACHE_KEY] = called
