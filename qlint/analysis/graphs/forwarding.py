@@ -275,13 +275,15 @@ class Forwarding:
         imports = text_imports(text, module_name_for(path), path)
         if not imports:
             return False
-        bases = class_bases(text)
+        heads: dict[str, list[tuple[str, ...]]] = {}
+        for parts in class_bases(text):
+            heads.setdefault(parts[0], []).append(parts)
         scope = RemoteModule(path, {}, {}, {})
         for name, full in imports:
             scope.imports = {name: full}
             if self._imported_helper(scope, name, full):
                 return True
-            if any(parts[0] == name and self._base_helpers(scope, list(parts)) for parts in bases):
+            if any(self._base_helpers(scope, list(parts)) for parts in heads.get(name, ())):
                 return True
         return False
 

@@ -16,14 +16,14 @@ import re
 
 from qlint.analysis.names.modules import resolve_relative
 
-# A statement starts a row or follows a `;`. `from` imports take a bracketed list (over rows,
-# with comments) or the rest of the row (with line continuations). A comment runs to the end
-# of its row (the look-ahead): one way to match, so an unclosed bracket fails in linear time.
+# A statement starts a row or follows a `;` (matched there: `_starts`). `from` imports take a
+# bracketed list (over rows, with comments) or the rest of the row (with line continuations).
+# A comment runs to the end of its row (the look-ahead): one way to match, so an unclosed
+# bracket fails in linear time.
 _STATEMENT = re.compile(
-    r"(?:^|;)[ \t]*(?:from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]*"
+    r"[ \t]*(?:from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]*"
     r"(\((?:[^)#]|#[^\n]*(?![^\n]))*\)|[^\n;#\\]*(?:\\\n[^\n;#\\]*)*)"
-    r"|import[ \t]+([^\n;#\\]*(?:\\\n[^\n;#\\]*)*))",
-    re.MULTILINE,
+    r"|import[ \t]+([^\n;#\\]*(?:\\\n[^\n;#\\]*)*))"
 )
 _COMMENT = re.compile(r"#[^\n]*")
 _ALIAS = re.compile(r"^([\w.]+)(?:\s+as\s+(\w+))?$")
@@ -36,7 +36,10 @@ def text_imports(text: str, module: str | None, path: str) -> list[tuple[str, st
     out: list[tuple[str, str]] = []
     if "import" not in text:
         return out
-    for m in _STATEMENT.finditer(text):
+    for start in _starts(text, "import"):
+        m = _STATEMENT.match(text, start)
+        if m is None:
+            continue
         dots, source, names, plain = m.groups()
         if plain is not None:
             for name, alias in _aliases(plain):
@@ -52,6 +55,20 @@ def text_imports(text: str, module: str | None, path: str) -> list[tuple[str, st
     return out
 
 
+def _starts(text: str, word: str) -> list[int]:
+    """Where the statements that can hold `word` start (the row's start, or just after the
+    last `;` before it), in order: a literal search, which a pattern anchored at each row's
+    start would not be."""
+    out: list[int] = []
+    at = text.find(word)
+    while at >= 0:
+        start = max(text.rfind("\n", 0, at), text.rfind(";", 0, at)) + 1
+        if not out or out[-1] != start:
+            out.append(start)
+        at = text.find(word, at + len(word))
+    return out
+
+
 def _aliases(names: str) -> list[tuple[str, str | None]]:
     cleaned = _COMMENT.sub("", names).replace("\\\n", " ").strip().strip("()")
     out = []
@@ -62,7 +79,7 @@ def _aliases(names: str) -> list[tuple[str, str | None]]:
     return out
 
 
-_CLASS = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(", re.MULTILINE)
+_CLASS = re.compile(r"[ \t]*class[ \t]+\w+[ \t]*\(")
 _DOTTED = re.compile(r"\w+(?:[ \t]*\.[ \t]*\w+)*")
 
 
@@ -73,7 +90,10 @@ def class_bases(text: str) -> set[tuple[str, ...]]:
     out: set[tuple[str, ...]] = set()
     if "class" not in text:
         return out
-    for m in _CLASS.finditer(text):
+    for start in _starts(text, "class"):
+        m = _CLASS.match(text, start)
+        if m is None:
+            continue
         depth, i = 1, m.end()
         end = min(len(text), i + 2000)
         while i < end and depth:
