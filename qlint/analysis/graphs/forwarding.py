@@ -440,12 +440,14 @@ def _names(project, path: str) -> tuple[frozenset[str], dict[str, str]]:
         if len(_NAMES) > 50_000:
             _NAMES.clear()
         text = project.text(path) or ""
-        defined = frozenset(_DEFINES.findall(text)) if "def" in text or "class" in text else frozenset()
+        defined = frozenset(n for pattern in _DEFINES for n in pattern.findall(text))
         found = _NAMES[path] = (key, defined, dict(text_imports(text, module_name_for(path), path)))
     return found[1], found[2]
 
 
-_DEFINES = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
+# Each led by its literal (searched fast); a superset of the names defined (also in strings,
+# comments, `undef x`): a name found here is looked up in the module's summary.
+_DEFINES = (re.compile(r"def[ \t]+(\w+)"), re.compile(r"class[ \t]+(\w+)"))
 
 
 def _mentions(project, path: str, kind: str, holds_sink: Callable[[str], bool]) -> bool:
