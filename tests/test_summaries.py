@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import ast
 import marshal
-import os
-import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from qlint.analysis.names.summary import ModuleSummary
 from qlint.runner import run_check
 from qlint.settings import Settings
 from qlint.summary_cache import SummaryStore
+from tests.conftest import old_file
 
 TRICKY = """\
 import torch
@@ -200,20 +199,13 @@ def match(node):
 """
 
 
-def _old(path: Path, text: str) -> Path:
-    path.write_text(text)
-    past = time.time_ns() - 3600 * 10**9
-    os.utime(path, ns=(past, past))
-    return path
-
-
 @pytest.fixture
 def package(tmp_path):
     pkg = tmp_path / "pkg"
     pkg.mkdir()
-    _old(pkg / "__init__.py", "")
-    _old(pkg / "helper.py", HELPER)
-    _old(pkg / "user.py", USER)
+    old_file(pkg / "__init__.py", "")
+    old_file(pkg / "helper.py", HELPER)
+    old_file(pkg / "user.py", USER)
     return pkg
 
 
@@ -244,7 +236,7 @@ def test_a_check_reads_the_summary_of_an_imported_module_and_an_edit_recomputes(
 
     # The helper changes: the user's cached result is recomputed from the new content.
     assert _findings(package, s)[0] == 1
-    _old(package / "helper.py", HELPER.replace("dequantize_per_tensor]", "dequantize_per_tensor.default]"))
+    old_file(package / "helper.py", HELPER.replace("dequantize_per_tensor]", "dequantize_per_tensor.default]"))
     assert _findings(package, s) == (0, [])
     assert whole_parses == [str(package / "helper.py")]  # once, for its new content
     assert _findings(package, s, use_cache=False) == (0, [])
