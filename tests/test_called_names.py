@@ -26,6 +26,8 @@ from tests.conftest import settings_for, write_package
         "helper \\\n(x)",
         "a = 1; helper\t(x)",
         "helper_x = 1\nhelper(x)",
+        "functools.partial(helper, op=o)",
+        "partial( \\\n helper, o)",
     ],
 )
 def test_every_spelling_of_a_call_counts(text):
@@ -42,6 +44,8 @@ def test_every_spelling_of_a_call_counts(text):
         "x = helper  # see helper_x (1)\n",
         "x = [helper]\n(y)",
         "x = helper[int](y)",
+        "impartial(helper)",
+        "partial(f, helper)",
     ],
 )
 def test_names_written_otherwise_do_not(text):

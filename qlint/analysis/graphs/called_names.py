@@ -8,8 +8,9 @@ that the target rows and sink rows do not already hold.
 
 Found from the text, not the tree: an occurrence of the name as a whole word followed by
 `(`, with only whitespace, comments, line continuations or closing brackets between
-(`(helper)(x)`, `helper  # why\\n(x)`). Occurrences in strings and comments that look like
-calls only answer yes where no was right (a module is read that did not need to be); a
+(`(helper)(x)`, `helper  # why\\n(x)`), or as the first argument of `partial(` (the helper
+search reads `functools.partial(helper, op=...)` as a call of it). Occurrences in strings and
+comments that look like calls only answer yes where no was right (a module is read that did not need to be); a
 call is never missed. Identifiers outside ASCII are NFKC-normalised by the parser (a
 fullwidth `f` calls `f`), so in such a text every name counts as called.
 """
@@ -43,10 +44,26 @@ def may_call(text: str, name: str) -> bool:
                 elif c not in _BETWEEN:
                     break
                 i += 1
-            if i != -1 and i < end and text[i] == "(":
+            if (i != -1 and i < end and text[i] == "(") or _partial_of(text, start):
                 return True
         start = text.find(name, start + 1)
     return False
+
+
+def _partial_of(text: str, start: int) -> bool:
+    """Whether the name at `start` is the first argument of a call of `partial`."""
+    i = _skip_blanks_back(text, start)
+    if i < 0 or text[i] != "(":
+        return False
+    i = _skip_blanks_back(text, i)
+    return text.startswith("partial", i - 6) and (i < 7 or text[i - 7] not in _WORD)
+
+
+def _skip_blanks_back(text: str, end: int) -> int:
+    i = end - 1
+    while i >= 0 and text[i] in " \t\f\r\n\\":
+        i -= 1
+    return i
 
 
 def called_in(ctx: FileContext) -> Callable[[str], bool]:
