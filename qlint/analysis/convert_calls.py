@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.names.project import import_root, module_name_for
-from qlint.analysis.project_files import python_files
+from qlint.analysis.project_files import listing_dependency, python_files
 
 _NEEDLE = "convert_pt2e"
 
@@ -89,6 +89,7 @@ def project_calls(path: str, project) -> list[ConvertCall]:
     root, recursive = project_dir(path)
     keyed = [(f, file_keys.content_key(project, f)) for f in python_files(root, project.overlay, recursive)]
     own = os.path.abspath(path)
+    project.record_listing(path, listing_dependency(root, recursive, [_NEEDLE]))
     for file, key in keyed:
         if file != own:
             project.record_read(path, file, file_keys.digest(project, file, key))

@@ -125,7 +125,8 @@ def _scan(ctx: FileContext, refs: list[OpRef], names: bool = False) -> dict[str,
         wanted[pattern] = (_AnyName(_inserting_names(ctx)), tuple(n.encode() for n in _inserting_names(ctx)))
     found: dict[str, list[FileContext]] = {p: [] for p in wanted}
     own = os.path.abspath(ctx.path)
-    for path, key in project_modules(ctx) if wanted else ():
+    needles = tuple(n.decode() for _, encoded in wanted.values() for n in encoded)
+    for path, key in project_modules(ctx, needles) if wanted else ():
         if path == own or key is None:
             continue
         pending = [p for p in wanted if _MISSES.get((path, p)) != key]

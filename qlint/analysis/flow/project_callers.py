@@ -30,7 +30,7 @@ from qlint.analysis.names.import_paths import module_bases
 from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
 from qlint.analysis.names.package_map import project_root
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.project_files import python_files
+from qlint.analysis.project_files import listing_dependency, python_files
 from qlint.source import DecodeError, LineIndex, decode_source
 
 _MAX_BYTES = 1_000_000
@@ -120,6 +120,8 @@ def _candidates(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes
     hits = []
     if len(_MISSES) > _MAX_MISSES:
         _MISSES.clear()
+    # A module created later that names the helper may call it: the answer depends on none appearing.
+    ctx.project.record_listing(ctx.path, listing_dependency(root, True, [name]))
     for path, key in _listing(ctx, root).files.items():
         if path == own or key is None or _MISSES.get((path, name)) == key:
             continue

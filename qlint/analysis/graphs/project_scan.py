@@ -27,7 +27,7 @@ from qlint.analysis.graphs import file_keys
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.project_files import python_files
+from qlint.analysis.project_files import listing_dependency, python_files
 from qlint.source import DecodeError, LineIndex, decode_source
 
 _INSERTS = ("call_function", "create_node")
@@ -116,7 +116,10 @@ def other_contexts(
 ) -> list[FileContext]:
     """Parsed contexts of the project's other modules whose text holds one of `needles` and
     matches `pattern` (only modules that insert into graphs or normalise them are kept)."""
-    project = _project(scan_root(ctx.path), ctx)
+    root = scan_root(ctx.path)
+    project = _project(root, ctx)
+    if root is not None:  # a module created later that holds a needle may change the answer
+        ctx.project.record_listing(ctx.path, listing_dependency(root, True, needles))
     skip = None if own else os.path.abspath(ctx.path)
     out = []
     for path, (key, text) in project.files.items():
@@ -132,10 +135,14 @@ def other_contexts(
     return out
 
 
-def project_modules(ctx: FileContext) -> list[tuple[str, tuple | None]]:
+def project_modules(ctx: FileContext, needles: tuple[str, ...]) -> list[tuple[str, tuple | None]]:
     """Every module of the project (path, content key), each recorded as a dependency of this
-    check: for scans that need modules this one does not keep (QL102's packet consumers)."""
-    return [(path, key) for path, (key, _) in _project(scan_root(ctx.path), ctx).files.items()]
+    check, for scans that need modules this one does not keep (QL102's packet consumers) and
+    skip those whose text holds none of `needles` (a new one holding one may change them)."""
+    root = scan_root(ctx.path)
+    if root is not None:
+        ctx.project.record_listing(ctx.path, listing_dependency(root, True, needles))
+    return [(path, key) for path, (key, _) in _project(root, ctx).files.items()]
 
 
 def _context(path: str, text: str, ctx: FileContext) -> FileContext | None:

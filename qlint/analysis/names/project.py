@@ -168,6 +168,11 @@ class ProjectIndex:
         than `module_scope` (a scan of the project's files): a dependency like the others."""
         self._record(requester, os.path.abspath(path), digest)
 
+    def record_listing(self, requester: str, dependency: str) -> None:
+        """The check of `requester` skipped the project's files that lack some needles
+        (`project_files.listing_dependency`): a new file holding one must invalidate it."""
+        self._record(requester, dependency, "listing")
+
     def text(self, path: str) -> str | None:
         """Another module's text: its unsaved buffer if open, else the file (None if unreadable)."""
         path = os.path.abspath(path)
