@@ -108,6 +108,29 @@ def _listed(directory: str, now: int) -> _Dir | None:
     return entry
 
 
+def project_keys(ctx, root: str) -> dict[str, tuple | None]:
+    """path -> content key of every module under `root` as the check of `ctx` sees them (its
+    project index's buffers and stats), each recorded as a dependency of that check: once per
+    check and root, shared by the scans that read the project (QL101, QL102, QL201)."""
+    root = os.path.abspath(root)
+    memo = ("project_files.keys", root)
+    known = ctx.cache.get(memo)
+    if known is not None:
+        return known
+    project = ctx.project
+    own = os.path.abspath(ctx.path)
+    keys: dict[str, tuple | None] = {}
+    reads: list[tuple[str, str]] = []
+    for path in python_files(root, project.overlay):
+        key = keys[path] = project.content_key(path)
+        if path != own:
+            # Whatever the module holds may decide the answer: a dependency of this check.
+            reads.append((path, project.digest(path, key)))
+    project.record_reads(ctx.path, reads)
+    ctx.cache[memo] = keys
+    return keys
+
+
 def listing_dependency(root: str, recursive: bool, needles: Iterable[str]) -> str:
     """The dependency standing for "no other file under `root` holds one of `needles`": a
     scan that skips the files without them depends on no new such file appearing."""

@@ -184,8 +184,14 @@ def _both_forms(site: frozenset[OpRef], key: tuple[str, str, str]) -> bool:
 
 def _linked(inserting: FileContext, other: FileContext) -> bool:
     """One of the two modules imports the other (by its module name's last part: relative
-    imports and repositories whose package maps onto the root spell it differently)."""
-    return _stem(other) in _imported(inserting) or _stem(inserting) in _imported(other)
+    imports and repositories whose package maps onto the root spell it differently). An
+    import spells the name, so a module whose text lacks it is not walked (torch's observer
+    module: 25 ms a check)."""
+    return _imports(inserting, _stem(other)) or _imports(other, _stem(inserting))
+
+
+def _imports(module: FileContext, name: str) -> bool:
+    return name in module.text and name in _imported(module)
 
 
 def _stem(module: FileContext) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.model_flow import ModelFlow
@@ -31,13 +31,12 @@ from qlint.analysis.names.modules import import_root, module_name_for, resolve_r
 from qlint.analysis.names.package_map import project_root
 from qlint.analysis.names.references import REFERENCES, References
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.project_files import listing_dependency, python_files
+from qlint.analysis.project_files import listing_dependency, project_keys
 from qlint.source import DecodeError, LineIndex, decode_source
 
 _MAX_BYTES = 1_000_000
 _MAX_CANDIDATES = 80  # modules naming the helper; past this the answer is "unknown"
 _INSTALL_DIRS = ("site-packages", "dist-packages")
-_CACHE_KEY = "project_callers.root"
 
 
 @dataclass(frozen=True)
@@ -51,12 +50,6 @@ class ProjectCall:
     flow: FunctionFlow  # the body the call is in
 
 
-@dataclass
-class _Root:
-    files: dict[str, tuple | None] = field(default_factory=dict)  # path -> content key
-
-
-_ROOTS: dict[str, _Root] = {}
 # (path, content key) -> the parsed caller module and its analysed bodies.
 _MODULES: dict[tuple, tuple[FileContext, ModelFlow, dict[int, FunctionFlow | None], dict]] = {}
 # (path, name) -> the content key of a version of the module that does not hold the name: the
@@ -131,7 +124,7 @@ def _candidates(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes
     counted = 0
     # A module created later that names the helper may call it: the answer depends on none appearing.
     ctx.project.record_listing(ctx.path, listing_dependency(root, True, [name]))
-    for path, key in _listing(ctx, root).files.items():
+    for path, key in project_keys(ctx, root).items():
         if path == own or key is None or _MISSES.get((path, name)) == key:
             continue
         if _UNUSED.get((path, name)) != key:
@@ -150,25 +143,6 @@ def _candidates(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes
         if counted > _MAX_CANDIDATES:
             return None
     return hits
-
-
-def _listing(ctx: FileContext, root: str) -> _Root:
-    """The project's modules as they are now: listed and stat-checked once per check, each a
-    dependency of it."""
-    root = os.path.abspath(root)
-    known = _ROOTS.setdefault(root, _Root())
-    if ctx.cache.get(_CACHE_KEY) == root:
-        return known
-    project = ctx.project
-    own = os.path.abspath(ctx.path)
-    seen: dict[str, tuple | None] = {}
-    for path in python_files(root, project.overlay):
-        key = seen[path] = file_keys.content_key(project, path)
-        if path != own:
-            project.record_read(ctx.path, path, file_keys.digest(project, path, key))
-    known.files = seen
-    ctx.cache[_CACHE_KEY] = root
-    return known
 
 
 def _read(project, path: str, key: tuple | None) -> bytes | None:
