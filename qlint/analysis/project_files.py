@@ -108,12 +108,12 @@ def _listed(directory: str, now: int) -> _Dir | None:
     return entry
 
 
-def project_keys(ctx, root: str) -> dict[str, tuple | None]:
+def project_keys(ctx, root: str, recursive: bool = True) -> dict[str, tuple | None]:
     """path -> content key of every module under `root` as the check of `ctx` sees them (its
     project index's buffers and stats), each recorded as a dependency of that check: once per
-    check and root, shared by the scans that read the project (QL101, QL102, QL201)."""
+    check and root, shared by the scans that read the project (QL101, QL102, QL103, QL201)."""
     root = os.path.abspath(root)
-    memo = ("project_files.keys", root)
+    memo = ("project_files.keys", root, recursive)
     known = ctx.cache.get(memo)
     if known is not None:
         return known
@@ -121,7 +121,7 @@ def project_keys(ctx, root: str) -> dict[str, tuple | None]:
     own = os.path.abspath(ctx.path)
     keys: dict[str, tuple | None] = {}
     reads: list[tuple[str, str]] = []
-    for path in python_files(root, project.overlay):
+    for path in python_files(root, project.overlay, recursive):
         key = keys[path] = project.content_key(path)
         if path != own:
             # Whatever the module holds may decide the answer: a dependency of this check.
