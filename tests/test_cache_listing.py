@@ -132,3 +132,19 @@ def test_the_kept_listing_sees_files_created_and_removed_in_any_directory(tmp_pa
     os.remove(tmp_path / "pkg" / "sub" / "a.py")
     os.utime(tmp_path / "pkg" / "sub", (_PAST + 1, _PAST + 1))  # listed again: its mtime moved
     assert "pkg/sub/a.py" not in listed()
+
+
+def test_an_unchanged_directory_is_not_listed_again(tmp_path, monkeypatch):
+    from qlint.analysis import project_files
+
+    write_package(tmp_path, "pkg.sub", a="x = 1\n", b="y = 2\n")
+    for directory in (tmp_path, tmp_path / "pkg", tmp_path / "pkg" / "sub"):
+        os.utime(directory, (_PAST, _PAST))
+    first = sorted(disk_files(str(tmp_path)))
+    listed: list[str] = []
+    real = os.scandir
+    monkeypatch.setattr(project_files.os, "scandir", lambda d: listed.append(d) or real(d))
+    assert sorted(disk_files(str(tmp_path))) == first and listed == []
+    (tmp_path / "pkg" / "c.py").write_text("")  # only this directory's mtime moves
+    assert str(tmp_path / "pkg" / "c.py") in disk_files(str(tmp_path))
+    assert listed == [str(tmp_path / "pkg")]
