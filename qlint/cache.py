@@ -55,8 +55,10 @@ from qlint.diagnostic import (
 from qlint.results import FileResult, content_hash
 from qlint.settings import Settings
 
-_MAGIC = "qlint-cache-3"
-_HEADER = b"qlint-cache-3\n"
+# 4: results of whole-project scans carry a listing dependency; a cache written without it
+# would keep serving them after a new module changed them.
+_MAGIC = "qlint-cache-4"
+_HEADER = b"qlint-cache-4\n"
 _SHARDS = 64
 _DIGEST_SIZE = 32
 _RACY_NS = 2_000_000_000  # stats younger than this at store time are not trusted later
