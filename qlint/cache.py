@@ -8,6 +8,9 @@ does not invalidate). A result is valid only while every project file it depends
 recorded with that hash is not looked at further (a module found by a whole-project scan
 can depend on thousands). Files modified within the last seconds are stored with an
 untrusted stat, so a second same-size edit in the same mtime tick is still noticed next time.
+A whole-project scan also depends on which files exist (`project_files.listing_dependency`):
+that dependency holds while no file listed now that the result did not read holds one of
+the scan's needles (a new module calling the helper misses; an unrelated one still hits).
 
 Why shards, and not one file per source file nor one for all: a warm run over the installed
 torch tree (~2,300 files) must cost about one `stat` per file, so it reads a few dozen files,
@@ -36,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from qlint import __version__, checksummed_files
+from qlint.analysis.project_files import disk_files, holds_any, parse_listing_dependency
 from qlint.diagnostic import (
     Applicability,
     Diagnostic,
@@ -49,8 +53,10 @@ from qlint.diagnostic import (
 from qlint.results import FileResult, content_hash
 from qlint.settings import Settings
 
-_MAGIC = "qlint-cache-3"
-_HEADER = b"qlint-cache-3\n"
+# 4: results of whole-project scans carry a listing dependency; a cache written without it
+# would keep serving them after a new module changed them.
+_MAGIC = "qlint-cache-4"
+_HEADER = b"qlint-cache-4\n"
 _SHARDS = 64
 _RACY_NS = 2_000_000_000  # stats younger than this at store time are not trusted later
 _UNTRUSTED = -1
@@ -76,6 +82,8 @@ class Cache:
         self._hashes: dict[str, str] = {}  # current content hashes computed this run
         self._stat_digests: dict[str, tuple[tuple[int, int], str] | None] = {}
         self._stats: dict[str, tuple[int, int] | None] = {}  # dependencies' stats this run
+        self._listings: dict[tuple[str, bool], list[str]] = {}  # (root, recursive) -> files this run
+        self._holds: dict[tuple[str, tuple[bytes, ...]], bool] = {}
 
     @property
     def dirty(self) -> bool:
@@ -120,6 +128,11 @@ class Cache:
         for dep, dep_digest in deps.items():
             if type(dep) is not str or type(dep_digest) is not str:
                 return None
+            listing = parse_listing_dependency(dep)
+            if listing is not None:
+                if not self._no_new_match(path, deps, *listing):
+                    return None
+                continue
             if not self._unchanged_by_stat(dep, dep_stats.get(dep)) and self.current_hash(dep) != dep_digest:
                 return None
         try:
@@ -128,6 +141,21 @@ class Cache:
             del self.entries[path]  # undecodable: check the file again and store a good entry
             return None
         return FileResult(path=path, diagnostics=decoded, dependencies=dict(deps), parsed=False)
+
+    def _no_new_match(self, path: str, deps: dict, root: str, recursive: bool, needles: tuple[bytes, ...]) -> bool:
+        """No file under `root` that the result did not read (one created since) holds a needle."""
+        files = self._listings.get((root, recursive))
+        if files is None:
+            files = self._listings[root, recursive] = disk_files(root, recursive)
+        for file in files:
+            if file == path or file in deps:
+                continue
+            known = self._holds.get((file, needles))
+            if known is None:
+                known = self._holds[file, needles] = holds_any(file, needles)
+            if known:
+                return False
+        return True
 
     def _unchanged_by_stat(self, path: str, recorded: Any) -> bool:
         """The dependency still has the stat it had when its digest was recorded: no need to
@@ -180,7 +208,8 @@ class Cache:
         deps = dict(result.dependencies)
         dep_stats = {}
         for dep, dep_digest in deps.items():
-            known = self._stat_of_content(dep) if dep_digest else None
+            listing = parse_listing_dependency(dep) is not None
+            known = self._stat_of_content(dep) if dep_digest and not listing else None
             if known is not None and known[1] == dep_digest:
                 dep_stats[dep] = known[0]
         self.entries[result.path] = (*key, digest, diagnostics, deps, dep_stats)

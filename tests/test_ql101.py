@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from qlint.analysis.project_files import LISTING_PREFIX, parse_listing_dependency
 from qlint.diagnostic import Applicability
 from qlint.engine import check_source
 from tests.conftest import codes, fix, lint, settings_for, write_package
@@ -187,8 +188,11 @@ def test_constant_from_another_module(tmp_path):
     (edit,) = d.fix.edits
     assert d.fix.applicability is Applicability.SAFE and edit.path == str(pkg / "qdq_utils.py")
     assert (edit.range.start.row, edit.range.start.col, edit.content) == (2, 63, ".default")
-    # The constant's module, and (asked whether the project inserts the packet) every module.
-    assert set(result.dependencies) == {str(pkg / "qdq_utils.py"), str(pkg / "__init__.py")}
+    # The constant's module, and (asked whether the project inserts the packet) every module,
+    # and that no module created later inserts it (the listing).
+    files = {p for p in result.dependencies if not p.startswith(LISTING_PREFIX)}
+    assert files == {str(pkg / "qdq_utils.py"), str(pkg / "__init__.py")}
+    assert {parse_listing_dependency(p)[:2] for p in set(result.dependencies) - files} == {(str(pkg), True)}
 
 
 def test_fixes_by_overload_count():

@@ -16,9 +16,8 @@ import ast
 import os
 from dataclasses import dataclass
 
-from qlint.analysis.graphs import file_keys
 from qlint.analysis.names.project import import_root, module_name_for
-from qlint.analysis.project_files import python_files
+from qlint.analysis.project_files import listing_dependency, project_keys
 
 _NEEDLE = "convert_pt2e"
 
@@ -81,17 +80,16 @@ def project_dir(path: str) -> tuple[str, bool]:
 _CACHE: dict[str, tuple[tuple, list[ConvertCall]]] = {}
 
 
-def project_calls(path: str, project) -> list[ConvertCall]:
-    """Every `convert_pt2e(...)` call under the project directory of `path`, read through the
-    project index (unsaved buffers count). Every other module there decides the answer (one
-    that gains `fold_quantize=False` silences a finding): each is recorded as a dependency of
-    the check of `path`, for the results cache and the language server's dependents."""
-    root, recursive = project_dir(path)
-    keyed = [(f, file_keys.content_key(project, f)) for f in python_files(root, project.overlay, recursive)]
-    own = os.path.abspath(path)
-    for file, key in keyed:
-        if file != own:
-            project.record_read(path, file, file_keys.digest(project, file, key))
+def project_calls(ctx) -> list[ConvertCall]:
+    """Every `convert_pt2e(...)` call under the project directory of the module `ctx` checks,
+    read through the project index (unsaved buffers count). Every other module there decides
+    the answer (one that gains `fold_quantize=False` silences a finding): each is recorded as a
+    dependency of the check, for the results cache and the language server's dependents, and so
+    is the listing (a new module calling `convert_pt2e`)."""
+    project = ctx.project
+    root, recursive = project_dir(ctx.path)
+    keyed = list(project_keys(ctx, root, recursive).items())
+    project.record_listing(ctx.path, listing_dependency(root, recursive, [_NEEDLE]))
     key = tuple(keyed)
     cached = _CACHE.get(root)
     if cached is not None and cached[0] == key:

@@ -1,25 +1,52 @@
 """The Python files of a project directory as a check sees them: on disk and in unsaved buffers.
 
 Scans that read the whole project (QL101's packet scan, QL102's consumers, QL103's convert
-calls, QL201's callers) list the same files, so they skip the same directories."""
+calls, QL201's callers) list the same files, so they skip the same directories, and share one
+listing per process: the language server checks again and again, and walking ExecuTorch's
+640 directories cost 50 ms per check. A directory is listed again only when its mtime moved
+(adding, removing or renaming an entry changes it; editing a file does not, and needs no new
+listing), or when the mtime is too recent to tell a later change in the same tick from it.
+
+A scan's answer depends on which files exist, not only on what the files it read hold: a
+new module can call the helper QL201 asks about. `listing_dependency` names that as a
+dependency of the check (`qlint.cache` validates it): valid while every file listed now is
+either a file the result read (its own digest decides) or holds none of the scan's needles.
+"""
 
 from __future__ import annotations
 
+import json
 import os
+import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 # Directories that hold no project source: version control, caches, environments, builds.
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".tox", ".venv", "venv", "build", "dist"})
+
+# A dependency whose "path" starts so is a listing (`listing_dependency`), never a file.
+LISTING_PREFIX = "qlint-listing:"
+# An mtime this close to now may still be shared by a change made after the listing.
+_RACY_NS = 2_000_000_000
+
+
+@dataclass
+class _Dir:
+    mtime_ns: int | None  # None: too recent to vouch for the listing below
+    subdirs: tuple[str, ...]  # absolute paths of the subdirectories to walk into
+    files: tuple[str, ...]  # absolute paths of its `.py` files
+
+
+# directory -> what it held at its mtime (shared by every root that contains it)
+_DIRS: dict[str, _Dir] = {}
+_MAX_DIRS = 200_000
 
 
 def python_files(root: str, overlay: Iterable[str] = (), recursive: bool = True) -> list[str]:
     """Absolute paths of the `.py` files under `root` (only its own files unless `recursive`),
     with the open buffers (`overlay` paths) under it, sorted."""
     root = os.path.abspath(root)
-    files: set[str] = set()
-    for directory, dirs, names in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not d.startswith(".")] if recursive else []
-        files.update(os.path.join(directory, n) for n in names if n.endswith(".py"))
+    files: set[str] = set(disk_files(root, recursive))
     inside = root + os.sep
     files.update(
         p
@@ -27,3 +54,111 @@ def python_files(root: str, overlay: Iterable[str] = (), recursive: bool = True)
         if p.endswith(".py") and p.startswith(inside) and (recursive or os.sep not in p[len(inside) :])
     )
     return sorted(files)
+
+
+def disk_files(root: str, recursive: bool = True) -> list[str]:
+    """The `.py` files on disk under `root` (as `os.walk` finds them: symbolic links to
+    directories are not followed), from the listings kept since the last check."""
+    if len(_DIRS) > _MAX_DIRS:
+        _DIRS.clear()
+    out: list[str] = []
+    pending = [os.path.abspath(root)]
+    now = time.time_ns()
+    while pending:
+        entry = _listed(pending.pop(), now)
+        if entry is None:
+            continue
+        out.extend(entry.files)
+        if recursive:
+            pending.extend(entry.subdirs)
+    return out
+
+
+def _listed(directory: str, now: int) -> _Dir | None:
+    try:
+        mtime = os.stat(directory).st_mtime_ns
+    except OSError:
+        _DIRS.pop(directory, None)
+        return None
+    known = _DIRS.get(directory)
+    if known is not None and known.mtime_ns == mtime:
+        return known
+    subdirs: list[str] = []
+    files: list[str] = []
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    is_dir = False
+                if not is_dir:
+                    if entry.name.endswith(".py"):
+                        files.append(entry.path)
+                elif entry.name not in SKIP_DIRS and not entry.name.startswith("."):
+                    try:
+                        if not entry.is_symlink():
+                            subdirs.append(entry.path)
+                    except OSError:
+                        pass
+    except OSError:
+        return None
+    entry = _Dir(mtime if now - mtime >= _RACY_NS else None, tuple(subdirs), tuple(files))
+    _DIRS[directory] = entry
+    return entry
+
+
+def project_keys(ctx, root: str, recursive: bool = True) -> dict[str, tuple | None]:
+    """path -> content key of every module under `root` as the check of `ctx` sees them (its
+    project index's buffers and stats), each recorded as a dependency of that check: once per
+    check and root, shared by the scans that read the project (QL101, QL102, QL103, QL201)."""
+    root = os.path.abspath(root)
+    memo = ("project_files.keys", root, recursive)
+    known = ctx.cache.get(memo)
+    if known is not None:
+        return known
+    project = ctx.project
+    own = os.path.abspath(ctx.path)
+    keys: dict[str, tuple | None] = {}
+    reads: list[tuple[str, str]] = []
+    for path in python_files(root, project.overlay, recursive):
+        key = keys[path] = project.content_key(path)
+        if path != own:
+            # Whatever the module holds may decide the answer: a dependency of this check.
+            reads.append((path, project.digest(path, key)))
+    project.record_reads(ctx.path, reads)
+    ctx.cache[memo] = keys
+    return keys
+
+
+def listing_dependency(root: str, recursive: bool, needles: Iterable[str]) -> str:
+    """The dependency standing for "no other file under `root` holds one of `needles`": a
+    scan that skips the files without them depends on no new such file appearing."""
+    return LISTING_PREFIX + json.dumps([os.path.abspath(root), bool(recursive), sorted(set(needles))])
+
+
+def parse_listing_dependency(dep: str) -> tuple[str, bool, tuple[bytes, ...]] | None:
+    """(root, recursive, needles as bytes) of a `listing_dependency`, None for anything else."""
+    if not dep.startswith(LISTING_PREFIX):
+        return None
+    try:
+        root, recursive, needles = json.loads(dep[len(LISTING_PREFIX) :])
+    except ValueError:
+        return None
+    if type(root) is not str or type(recursive) is not bool or type(needles) is not list:
+        return None
+    if not all(type(n) is str for n in needles):
+        return None
+    return root, recursive, tuple(n.encode("utf-8", "surrogatepass") for n in needles)
+
+
+def holds_any(path: str, needles: tuple[bytes, ...]) -> bool:
+    """Whether the file's bytes hold one of `needles` (True when it cannot be read: it may)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    return any(n in data for n in needles)

@@ -211,7 +211,7 @@ def _blocks(node: ast.AST) -> list[list[ast.stmt]]:
 
 def _visible_calls(ctx: FileContext) -> list[ConvertCall]:
     own = calls_in(ctx.tree, ctx.path)
-    others = [c for c in project_calls(ctx.path, ctx.project) if c.path != ctx.path]
+    others = [c for c in project_calls(ctx) if c.path != ctx.path]
     return own + others
 
 

@@ -5,13 +5,16 @@ eval-mode model (or one whose mode cannot change the graph), and ExecuTorch's ex
 are called from scripts all over the repository (`examples/samsung/scripts/*` call
 `backends/samsung/utils/export_utils.quantize_module`). The index is built only for a helper
 that would otherwise be reported: the project's files are searched for the helper's name as
-text, the candidate modules are parsed, the functions that name it are run through the same
-model-flow analysis, and each call is read with the modes it passes.
+text, the summaries of those that hold it say whether and on which rows their code loads it
+(`names.references`, computed once per module content), only the modules that do are parsed,
+the functions on those rows are run through the same model-flow analysis, and each call is
+read with the modes it passes.
 
 It answers None (callers unknown) when a use of the helper cannot be read: a reference that
 is not a call the analysis summarised (a callback, a lambda, `partial`, a re-export, a
 method called on an object), or too many candidate modules. Every file of the project is a
-dependency of the answer: a caller added anywhere refreshes cached results.
+dependency of the answer, and so is the listing (`project_files.listing_dependency`): a caller
+edited or added anywhere refreshes cached results.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.model_flow import ModelFlow
@@ -29,14 +32,14 @@ from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.import_paths import module_bases
 from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
 from qlint.analysis.names.package_map import project_root
+from qlint.analysis.names.references import REFERENCES, References
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.project_files import python_files
+from qlint.analysis.project_files import listing_dependency, project_keys
 from qlint.source import DecodeError, LineIndex, decode_source
 
 _MAX_BYTES = 1_000_000
 _MAX_CANDIDATES = 80  # modules naming the helper; past this the answer is "unknown"
 _INSTALL_DIRS = ("site-packages", "dist-packages")
-_CACHE_KEY = "project_callers.root"
 
 
 @dataclass(frozen=True)
@@ -50,18 +53,16 @@ class ProjectCall:
     flow: FunctionFlow  # the body the call is in
 
 
-@dataclass
-class _Root:
-    files: dict[str, tuple | None] = field(default_factory=dict)  # path -> content key
-
-
-_ROOTS: dict[str, _Root] = {}
 # (path, content key) -> the parsed caller module and its analysed bodies.
-_MODULES: dict[tuple, tuple[FileContext, ModelFlow, dict[int, FunctionFlow | None]]] = {}
+_MODULES: dict[tuple, tuple[FileContext, ModelFlow, dict[int, FunctionFlow | None], dict]] = {}
 # (path, name) -> the content key of a version of the module that does not hold the name: the
 # editor checks the same helper at every keystroke, and reading the whole repository for its
 # name each time cost ~100 ms on ExecuTorch. A changed module has another key, so it is read again.
 _MISSES: dict[tuple[str, str], tuple] = {}
+# The same for a module whose text holds the name but whose code never loads it (a docstring,
+# a comment): its summary says so, and its tree is not built. It still counts as a candidate
+# for `_MAX_CANDIDATES`, as its text does.
+_UNUSED: dict[tuple[str, str], tuple] = {}
 _MAX_MISSES = 500_000
 
 
@@ -92,8 +93,8 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
     if candidates is None:
         yield None
         return
-    for path, data in candidates:
-        calls = _calls_in(ctx, path, data, func, target, index)
+    for path, data, refs in candidates:
+        calls = _calls_in(ctx, path, data, refs, func, target, index)
         if calls is None:
             yield None
             return
@@ -111,47 +112,40 @@ def _scan_root(path: str) -> str | None:
     return project_root(path)
 
 
-def _candidates(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes]] | None:
-    """Modules whose text holds the name: read again for each helper asked about, unless the
-    same version of the module was already found not to hold it (keeping every module's text
-    would cost the memory of the tree)."""
+def _candidates(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes, References]] | None:
+    """Modules whose code loads the name (their text, and the references their summary
+    lists): read again for each helper asked about, unless the same version of the module was
+    already found not to hold it (keeping every module's text would cost the memory of the tree)."""
+
     needle = name.encode()
     own = os.path.abspath(ctx.path)
     hits = []
     if len(_MISSES) > _MAX_MISSES:
         _MISSES.clear()
-    for path, key in _listing(ctx, root).files.items():
+    if len(_UNUSED) > _MAX_MISSES:
+        _UNUSED.clear()
+    counted = 0
+    # A module created later that names the helper may call it: the answer depends on none appearing.
+    ctx.project.record_listing(ctx.path, listing_dependency(root, True, [name]))
+    for path, key in project_keys(ctx, root).items():
         if path == own or key is None or _MISSES.get((path, name)) == key:
             continue
-        data = _read(ctx.project, path, key)
-        if data is None:
-            continue
-        if needle not in data:
-            _MISSES[path, name] = key
-            continue
-        hits.append((path, data))
-        if len(hits) > _MAX_CANDIDATES:
+        if _UNUSED.get((path, name)) != key:
+            data = _read(ctx.project, path, key)
+            if data is None:
+                continue
+            if needle not in data:
+                _MISSES[path, name] = key
+                continue
+            refs = ctx.project.fact_at(path, REFERENCES)
+            if refs is not None and refs.rows(refs.names_for(name)):
+                hits.append((path, data, refs))
+            else:  # never loaded there (or it does not parse): it calls nothing
+                _UNUSED[path, name] = key
+        counted += 1
+        if counted > _MAX_CANDIDATES:
             return None
     return hits
-
-
-def _listing(ctx: FileContext, root: str) -> _Root:
-    """The project's modules as they are now: listed and stat-checked once per check, each a
-    dependency of it."""
-    root = os.path.abspath(root)
-    known = _ROOTS.setdefault(root, _Root())
-    if ctx.cache.get(_CACHE_KEY) == root:
-        return known
-    project = ctx.project
-    own = os.path.abspath(ctx.path)
-    seen: dict[str, tuple | None] = {}
-    for path in python_files(root, project.overlay):
-        key = seen[path] = file_keys.content_key(project, path)
-        if path != own:
-            project.record_read(ctx.path, path, file_keys.digest(project, path, key))
-    known.files = seen
-    ctx.cache[_CACHE_KEY] = root
-    return known
 
 
 def _read(project, path: str, key: tuple | None) -> bytes | None:
@@ -168,19 +162,17 @@ def _read(project, path: str, key: tuple | None) -> bytes | None:
 
 
 def _calls_in(
-    ctx: FileContext, path: str, data: bytes, func: ast.AST, target: str, index: int
+    ctx: FileContext, path: str, data: bytes, refs: References, func: ast.AST, target: str, index: int
 ) -> list[ProjectCall] | None:
     """The calls of the helper in one module, or None when it names the helper otherwise."""
     module = _module(ctx, path, data)
     if module is None:
         return []  # does not parse: it calls nothing
-    other, flow, analysed = module
-    # The module's references to the helper, found once per version of both modules (the key
-    # of `_MODULES`): a helper whose callers all vouch reads every caller module at each check.
-    known = other.cache.setdefault("project_callers.uses", {})
-    if target not in known:
-        known[target] = _uses(other, target, func.name, ctx.path)
-    uses = known[target]
+    other, flow, analysed, memo = module
+    asked = (target, func.name, ctx.path)
+    if asked not in memo:
+        memo[asked] = _uses(other, target, func.name, ctx.path, refs)
+    uses = memo[asked]
     if uses is None:
         return None
     found: list[ProjectCall] = []
@@ -228,28 +220,26 @@ def _module(ctx: FileContext, path: str, data: bytes):
         other = FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))
         if len(_MODULES) > 64:
             _MODULES.clear()
-        known = _MODULES[key] = (other, ModelFlow(other.scope, ctx.project, ctx.optable), {})
+        known = _MODULES[key] = (other, ModelFlow(other.scope, ctx.project, ctx.optable), {}, {})
     return known
 
 
-def _uses(other: FileContext, target: str, name: str, helper_path: str):
+def _uses(other: FileContext, target: str, name: str, helper_path: str, references: References):
     """[(body, {id(reference): reference})] of the references to the helper in a module, or
     None when one may denote it but is not a plain reference (an alias of a re-export, an
-    attribute of an object)."""
-    names = {name}
-    for node in ast.walk(other.tree):
-        if isinstance(node, ast.ImportFrom):
-            for alias in node.names:
-                if alias.name == name and alias.asname:
-                    names.add(alias.asname)
+    attribute of an object). Only the statements on the rows its summary lists are walked."""
+    names = references.names_for(name)
+    rows = references.rows(names)
     out = []
     for body in bodies(other.tree, other.scope, other.cache):
-        resolver = Resolver(other.scope, other.project, other.optable, body.local, body.class_scope)
+        resolver = None
         refs: dict[int, ast.AST] = {}
-        for node in body.nodes():
+        for node in body.nodes(rows):
             named = node.id in names if isinstance(node, ast.Name) else getattr(node, "attr", None) == name
             if not named or not isinstance(getattr(node, "ctx", None), ast.Load):
                 continue
+            if resolver is None:
+                resolver = Resolver(other.scope, other.project, other.optable, body.local, body.class_scope)
             ref = node
             qual = resolver.qualname(ref)
             if qual == target or _in_module(qual, name, other, helper_path):

@@ -27,7 +27,7 @@ from qlint.analysis.graphs import file_keys
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.project_files import python_files
+from qlint.analysis.project_files import listing_dependency, project_keys
 from qlint.source import DecodeError, LineIndex, decode_source
 
 _INSERTS = ("call_function", "create_node")
@@ -60,33 +60,31 @@ class _Project:
     contexts: dict[str, tuple[tuple | None, FileContext | None]] = field(default_factory=dict)
     # qualified names normalisers call or decorate, and the keys of the modules they came from
     normalised: tuple[tuple, set[str]] | None = None
+    keys: dict | None = None  # the check's `project_keys` the files were brought up to date with
 
 
 _PROJECTS: dict[str, _Project] = {}
 _NO_PROJECT = _Project()
-_CACHE_KEY = "project_scan.files"
 
 
 def _project(root: str | None, ctx: FileContext) -> _Project:
-    """The project's modules as they are now: listed and stat-checked once per check."""
+    """The project's modules as they are now (`project_files.project_keys`: listed and
+    stat-checked once per check, each a dependency of it), with the text of those that insert
+    or normalise kept per content."""
     if root is None:
         return _NO_PROJECT
     root = os.path.abspath(root)
     found = _PROJECTS.setdefault(root, _Project())
-    if ctx.cache.get(_CACHE_KEY) == root:
+    keys = project_keys(ctx, root)
+    if found.keys is keys:
         return found
     project = ctx.project
     seen: dict[str, tuple[tuple | None, str | None]] = {}
-    own = os.path.abspath(ctx.path)
-    for path in python_files(root, project.overlay):
-        key = file_keys.content_key(project, path)
+    for path, key in keys.items():
         known = found.files.get(path)
         seen[path] = known if known is not None and known[0] == key else _read(project, path, key)
-        if path != own:
-            # Whatever the module holds decides the answer: it is a dependency of this check.
-            project.record_read(ctx.path, path, file_keys.digest(project, path, key))
     found.files = seen
-    ctx.cache[_CACHE_KEY] = root
+    found.keys = keys
     return found
 
 
@@ -116,7 +114,10 @@ def other_contexts(
 ) -> list[FileContext]:
     """Parsed contexts of the project's other modules whose text holds one of `needles` and
     matches `pattern` (only modules that insert into graphs or normalise them are kept)."""
-    project = _project(scan_root(ctx.path), ctx)
+    root = scan_root(ctx.path)
+    project = _project(root, ctx)
+    if root is not None:  # a module created later that holds a needle may change the answer
+        ctx.project.record_listing(ctx.path, listing_dependency(root, True, needles))
     skip = None if own else os.path.abspath(ctx.path)
     out = []
     for path, (key, text) in project.files.items():
@@ -132,10 +133,14 @@ def other_contexts(
     return out
 
 
-def project_modules(ctx: FileContext) -> list[tuple[str, tuple | None]]:
+def project_modules(ctx: FileContext, needles: tuple[str, ...]) -> list[tuple[str, tuple | None]]:
     """Every module of the project (path, content key), each recorded as a dependency of this
-    check: for scans that need modules this one does not keep (QL102's packet consumers)."""
-    return [(path, key) for path, (key, _) in _project(scan_root(ctx.path), ctx).files.items()]
+    check, for scans that need modules this one does not keep (QL102's packet consumers) and
+    skip those whose text holds none of `needles` (a new one holding one may change them)."""
+    root = scan_root(ctx.path)
+    if root is not None:
+        ctx.project.record_listing(ctx.path, listing_dependency(root, True, needles))
+    return [(path, key) for path, (key, _) in _project(root, ctx).files.items()]
 
 
 def _context(path: str, text: str, ctx: FileContext) -> FileContext | None:

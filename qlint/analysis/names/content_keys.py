@@ -20,7 +20,8 @@ _MAX = 100_000
 
 
 def content_key(overlay: Mapping[str, str], path: str) -> tuple | None:
-    text = overlay.get(os.path.abspath(path))
+    # No buffer open (the CLI): no path to normalise (project scans ask for thousands).
+    text = overlay.get(os.path.abspath(path)) if overlay else None
     if text is not None:
         return ("overlay", hash(text))
     try:

@@ -168,6 +168,23 @@ class ProjectIndex:
         than `module_scope` (a scan of the project's files): a dependency like the others."""
         self._record(requester, os.path.abspath(path), digest)
 
+    def record_reads(self, requester: str, reads: list[tuple[str, str]]) -> None:
+        """`record_read` for many absolute, normalised paths at once (a scan of the project)."""
+        requester = os.path.abspath(requester)
+        self._deps.setdefault(requester, {}).update(reads)
+        users = self._users
+        for path, _ in reads:
+            known = users.get(path)
+            if known is None:
+                users[path] = {requester}
+            else:
+                known.add(requester)
+
+    def record_listing(self, requester: str, dependency: str) -> None:
+        """The check of `requester` skipped the project's files that lack some needles
+        (`project_files.listing_dependency`): a new file holding one must invalidate it."""
+        self._record(requester, dependency, "listing")
+
     def text(self, path: str) -> str | None:
         """Another module's text: its unsaved buffer if open, else the file (None if unreadable)."""
         path = os.path.abspath(path)

@@ -1,0 +1,76 @@
+"""QL201's callers read from the modules' summaries which of them load the helper's name, and
+where (issue 13): a module that only mentions it is not built into a context, and only the
+statements on the listed rows are walked, with the same verdicts as a walk of every node."""
+
+from __future__ import annotations
+
+import ast
+
+from qlint.analysis.names.project import ProjectIndex
+from qlint.analysis.names.references import REFERENCES
+from tests.test_ql201_project_callers import BN_CALLER, EVAL_CALLER, HEAD, IMPORT, _check, _repo
+
+
+def _refs(source: str):
+    tree = ast.parse(source)
+    return REFERENCES.load("m.py", None, REFERENCES.compute(tree, None, source))
+
+
+def test_the_fact_lists_loads_attribute_loads_and_import_aliases():
+    refs = _refs(
+        "from a import f as g, h\n"
+        "import b\n"
+        "f = 1\n"  # a store is not a use
+        "g(1)\n"
+        "b.f(2)\n"
+        "'f' and print('f')\n"  # strings name nothing
+        "@b.deco(f)\n"
+        "def k():\n"
+        "    return h\n"
+    )
+    assert refs.names_for("f") == {"f", "g"}
+    assert refs.rows({"f", "g"}) == {4, 5, 7, 8}  # a decorator's row and its `def`'s
+    assert refs.rows({"h"}) == {9}
+    assert refs.rows({"nothing"}) == set()
+
+
+def test_a_damaged_fact_is_rejected():
+    import pytest
+
+    for bad in ({"loads": {"f": ["1"]}, "aliases": {}}, {"loads": {}, "aliases": {"f": [1]}}, {"loads": {}}):
+        with pytest.raises((TypeError, KeyError)):
+            REFERENCES.load("m.py", None, bad)
+
+
+def test_a_module_that_only_mentions_the_helper_is_not_built(tmp_path, monkeypatch):
+    from qlint.analysis.flow import project_callers
+
+    mention = '"""See quantize_module in pkg.utils."""\n# quantize_module(model) needs eval()\nX = 1\n'
+    root = _repo(tmp_path, a=EVAL_CALLER, b=mention)
+    built: list[str] = []
+    real = project_callers._module
+    monkeypatch.setattr(project_callers, "_module", lambda ctx, path, data: built.append(path) or real(ctx, path, data))
+    assert _check(root, ProjectIndex()).diagnostics == []
+    assert [p.rsplit("/", 1)[1] for p in built] == ["a.py"]
+
+
+def test_a_helper_used_as_a_decorator_is_still_seen_as_a_use_that_is_not_a_call(tmp_path):
+    decorated = IMPORT + "\n@quantize_module\ndef main(quantizer, x):\n    pass\n"
+    assert len(_check(_repo(tmp_path, a=EVAL_CALLER, b=decorated)).diagnostics) == 1
+    called = IMPORT + "\n@register(quantize_module)\nclass Main:\n    pass\n"
+    assert len(_check(_repo(tmp_path / "c", a=EVAL_CALLER, b=called)).diagnostics) == 1
+
+
+def test_a_renamed_import_is_followed_through_the_fact(tmp_path):
+    renamed = "from pkg.utils.export_utils import quantize_module as qm\n\ndef main(q, x, m):\n    qm(m.eval(), q, x)\n"
+    assert _check(_repo(tmp_path, a=renamed)).diagnostics == []
+    bn = BN_CALLER.replace(IMPORT, "").replace("quantize_module(", "qm(")
+    renamed_bn = "from pkg.utils.export_utils import quantize_module as qm\n" + bn
+    assert len(_check(_repo(tmp_path / "r", a=HEAD + renamed_bn)).diagnostics) == 1
+
+
+def test_a_caller_on_a_late_row_of_a_long_module_is_found(tmp_path):
+    filler = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(200))
+    root = _repo(tmp_path, a=filler + BN_CALLER)
+    assert len(_check(root).diagnostics) == 1
+    assert _check(_repo(tmp_path / "e", a=filler + EVAL_CALLER)).diagnostics == []
