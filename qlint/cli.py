@@ -47,6 +47,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
 
 
+def run() -> None:
+    """The `qlint` command: `main` on the process's arguments, then a fast exit
+    (`qlint.process_exit`): nothing the run built is needed once its output is out."""
+    from qlint.process_exit import exit_now
+
+    exit_now(main())
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="qlint", description="Linter and codemod for PyTorch PT2E quantization code.")
     parser.add_argument("--version", action="version", version=f"qlint {__version__}")

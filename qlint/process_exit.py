@@ -1,0 +1,39 @@
+"""Leave the process as soon as a command's output is out.
+
+A normal interpreter exit tears down every module and object the run built (the syntax
+trees and summaries of the modules a check read, the op table, the rules) and runs a last
+garbage collection: about 25 ms after `qlint check FILE` on an ExecuTorch module, a tenth
+of the whole command and more than ruff takes for the same file. Like mypy, the command
+line flushes its streams, runs the exit handlers (the runtime checker's, a plugin's) and
+ends the process without the teardown. Where that cannot be done safely (another thread
+still runs, a stream cannot be flushed, an interpreter without `atexit._run_exitfuncs`),
+the normal exit is taken.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import sys
+
+
+def exit_now(code: int) -> None:
+    """End the process with `code`: at once when that is safe, else by `sys.exit`."""
+    run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)
+    threading = sys.modules.get("threading")
+    if run_exit_handlers is None or (threading is not None and threading.active_count() > 1):
+        sys.exit(code)
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):
+        sys.exit(code)  # a closed or broken stream: let the interpreter report it as usual
+    run_exit_handlers()
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()  # what the handlers printed
+    except (OSError, ValueError):
+        pass
+    os._exit(code)
