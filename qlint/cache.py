@@ -123,6 +123,8 @@ class Cache:
         for dep, dep_digest in deps.items():
             if type(dep) is not str or type(dep_digest) is not str:
                 return None
+            if dep_digest == "" and self._stat_now(dep) is None:
+                continue  # still absent: no need to load the shard a file there would be in
             if not self._unchanged_by_stat(dep, dep_stats.get(dep)) and self.current_hash(dep) != dep_digest:
                 return None
         try:
@@ -138,6 +140,13 @@ class Cache:
         run: the same modules are dependencies of many results."""
         if type(recorded) is not tuple or len(recorded) != 2:
             return False
+        return self._stat_now(path) == recorded
+
+    def _stat_now(self, path: str) -> tuple[int, int] | None:
+        """(size, mtime_ns) of `path` now, None when it cannot be stat'ed (absent: its content
+        hash is "", as `current_hash` would find). Once per run: the same modules are
+        dependencies of many results, and so are the same absent ones (a module looked for
+        beside the file that imports it)."""
         now = self._stats.get(path, _UNSEEN)
         if now is _UNSEEN:
             try:
@@ -145,7 +154,7 @@ class Cache:
                 now = self._stats[path] = (st.st_size, st.st_mtime_ns)
             except OSError:
                 now = self._stats[path] = None
-        return now == recorded
+        return now
 
     def current_hash(self, path: str) -> str:
         """Content hash of a dependency now; "" when it is gone. Uses stored stats."""
