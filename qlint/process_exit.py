@@ -16,6 +16,20 @@ import atexit
 import os
 import sys
 
+_ending = False
+
+
+def ends_after_command() -> None:
+    """This process ends when the command it runs returns (`qlint.cli.run`, not a test nor
+    an embedding program calling `qlint.cli.main`)."""
+    global _ending
+    _ending = True
+
+
+def ending() -> bool:
+    """Whether this process ends after the command: work for later (collecting garbage) is waste."""
+    return _ending
+
 
 def exit_now(code: int) -> None:
     """End the process with `code`: at once when that is safe, else by `sys.exit`."""

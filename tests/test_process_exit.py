@@ -79,3 +79,31 @@ def test_qlint_command_prints_every_finding_and_its_exit_code(tmp_path):
     )
     assert done.returncode == 1, done.stderr
     assert sum(1 for line in done.stdout.splitlines() if "QL402" in line) == 300
+
+
+def test_checking_standard_input_collects_no_garbage_before_the_process_ends(tmp_path):
+    # The command line (`run`) checks one buffer and exits: no collection runs. Called as a
+    # library (`main`), the collector is left as it was.
+    code = (
+        "import gc, io, sys\n"
+        "collections = []\n"
+        "gc.callbacks.append(lambda phase, info: phase == 'start' and collections.append(info))\n"
+        "import qlint.cli as cli\n"
+        "from qlint import process_exit\n"
+        "sys.stdin = io.TextIOWrapper(io.BytesIO(b'import torch\\ntorch.export.export_for_training(m, a)\\n'))\n"
+        "if sys.argv[1] == 'run':\n"
+        "    process_exit.ends_after_command()\n"
+        "from qlint import stdin\n"
+        "real, at = stdin.check, []\n"
+        "stdin.check = lambda *a: at.append(len(collections)) or real(*a)\n"
+        "code = cli.main(['check', '--no-cache', '--output-format', 'concise', '--stdin-filename', 'm.py', '-'])\n"
+        "[[] for _ in range(100_000)]\n"
+        "print(code, len(collections) - at[0], gc.isenabled(), file=sys.stderr)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    ran = {}
+    for how in ("run", "main"):
+        done = subprocess.run([sys.executable, "-c", code, how], capture_output=True, text=True, env=env, cwd=tmp_path)
+        ran[how] = done.stderr.split()[-3:]
+    assert ran["run"] == ["1", "0", "False"]
+    assert ran["main"][0] == "1" and ran["main"][1] != "0" and ran["main"][2] == "True"
