@@ -12,7 +12,6 @@ import argparse
 import importlib
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -43,6 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     except Exception as exc:  # a bug in qlint: say so briefly, details on request
         if os.environ.get("QLINT_DEBUG"):
+            import traceback  # only for a crash: with textwrap, a millisecond of every start
+
             traceback.print_exc()
         _error(f"internal error: {type(exc).__name__}: {exc} (set QLINT_DEBUG=1 for a traceback)")
         return EXIT_ERROR
