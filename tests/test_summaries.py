@@ -240,3 +240,27 @@ def test_no_cache_writes_no_summary(package, tmp_path):
     assert _findings(package, s, use_cache=False)[1]
     assert not (tmp_path / "cache").exists()
     assert ProjectIndex.store is None  # the run's store does not outlive it
+
+
+def test_source_lines_are_the_lines_ast_counts():
+    import re
+
+    from qlint.analysis.names.summary import source_lines
+
+    def by_regex(text):
+        lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)", text)
+        rest = text[sum(map(len, lines)) :]
+        return lines + ([rest] if rest else [])
+
+    pieces = ["a = 1", "\n", "\r\n", "\r", "\x0c", "\x0b", "\x85", "\u2028", "# é", "", "x"]
+    import itertools
+
+    for combo in itertools.product(pieces, repeat=3):
+        text = "".join(combo)
+        assert source_lines(text) == by_regex(text), repr(text)
+        # and the rows agree with ast's where the text parses
+        try:
+            tree = ast.parse(text + "\nlast = 0\n")
+        except SyntaxError:
+            continue
+        assert len(source_lines(text + "\nlast = 0\n")) == tree.body[-1].lineno
