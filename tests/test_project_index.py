@@ -130,3 +130,21 @@ def test_a_buffer_that_differs_from_the_file_on_disk_is_not_used_for_the_file(tm
     # Checked text and file content differ (no overlay): the lookup reads the file.
     messages, _, _ = _self_lookup(tmp_path, monkeypatch, False, on_disk="LOOKUP = 1\ndef other():\n    pass\n")
     assert messages == ["other"]
+
+
+def test_star_sources_found_in_every_spelling_and_only_there(tmp_path):
+    from qlint.analysis.names.star_imports import star_sources
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    cases = {
+        "none.py": "import os\n\ndef f(*args, **kwargs):\n    return os.path.join(*args)\n",
+        "spaced.py": "from pkg.a import\t*\nfrom .b import  *\n  from pkg.c import *\n",
+        "text.py": 's = """import *"""\nx = 2 * 3  # import *\n',
+    }
+    for name, text in cases.items():
+        (pkg / name).write_text(text)
+    project = ProjectIndex()
+    found = {name: star_sources(project, str(pkg / name), None) for name in cases}
+    assert found == {"none.py": (), "spaced.py": ("pkg.a", "pkg.b", "pkg.c"), "text.py": ()}
