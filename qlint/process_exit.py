@@ -6,8 +6,8 @@ garbage collection: about 25 ms after `qlint check FILE` on an ExecuTorch module
 of the whole command and more than ruff takes for the same file. Like mypy, the command
 line flushes its streams, runs the exit handlers (the runtime checker's, a plugin's) and
 ends the process without the teardown. Where that cannot be done safely (another thread
-still runs, a stream cannot be flushed, an interpreter without `atexit._run_exitfuncs`),
-the normal exit is taken.
+still runs, a stream cannot be flushed, a profiler waits for the exit to write its report,
+an interpreter without `atexit._run_exitfuncs`), the normal exit is taken.
 """
 
 from __future__ import annotations
@@ -35,7 +35,10 @@ def exit_now(code: int) -> None:
     """End the process with `code`: at once when that is safe, else by `sys.exit`."""
     run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)
     threading = sys.modules.get("threading")
-    if run_exit_handlers is None or (threading is not None and threading.active_count() > 1):
+    # A profiler or tracer (`python -m cProfile -m qlint`) writes its report after the
+    # command returns, as the interpreter exits: that exit is taken then.
+    watched = sys.getprofile() is not None or sys.gettrace() is not None
+    if run_exit_handlers is None or watched or (threading is not None and threading.active_count() > 1):
         sys.exit(code)
     try:
         for stream in (sys.stdout, sys.stderr):

@@ -107,3 +107,19 @@ def test_checking_standard_input_collects_no_garbage_before_the_process_ends(tmp
         ran[how] = done.stderr.split()[-3:]
     assert ran["run"] == ["1", "0", "False"]
     assert ran["main"][0] == "1" and ran["main"][1] != "0" and ran["main"][2] == "True"
+
+
+def test_a_profiled_run_still_writes_its_profile(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text("x = 1\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = tmp_path / "run.prof"
+    done = subprocess.run(
+        [sys.executable, "-m", "cProfile", "-o", str(out), "-m", "qlint", "check", "--no-cache", str(src)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert out.stat().st_size > 0
