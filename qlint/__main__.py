@@ -1,5 +1,3 @@
-import sys
+from qlint.cli import run
 
-from qlint.cli import main
-
-sys.exit(main())
+run()

@@ -119,21 +119,35 @@ class Cache:
             st = os.stat(path)
         except OSError:
             return None
-        if size == _UNTRUSTED or st.st_size != size or st.st_mtime_ns != mtime_ns:
+        # Remembered for the run: a module checked here is also a dependency of others.
+        now = self._stats[path] = (st.st_size, st.st_mtime_ns)
+        if size == _UNTRUSTED or now != (size, mtime_ns):
             current = self._hash_file(path)
             if current != digest:
                 return None
             # Same content, new stat: remember it so the next run stats only.
-            self.entries[path] = (*self._stat_key(st), digest, diagnostics, deps, dep_stats)
-        for dep, dep_digest in deps.items():
-            if type(dep) is not str or type(dep_digest) is not str:
-                return None
-            listing = parse_listing_dependency(dep)
-            if listing is not None:
-                if not self._no_new_match(path, deps, *listing):
+            self.entries[path] = (*self._stat_key_values(*now), digest, diagnostics, deps, dep_stats)
+        stats = self._stats
+        for dep, dep_digest in deps.items():  # the warm run's inner loop: thousands per result
+            now = stats.get(dep, _UNSEEN)
+            if now is _UNSEEN:
+                if type(dep) is not str:
                     return None
+                listing = parse_listing_dependency(dep)
+                if listing is not None:
+                    if not self._no_new_match(path, deps, *listing):
+                        return None
+                    continue
+                now = self._stat_now(dep)
+            if type(dep_digest) is not str:
+                return None
+            if now is not None and now == dep_stats.get(dep):
+                # The stat it had when its digest was recorded: no need to look at its own entry
+                # (in another shard, perhaps) nor at its content.
                 continue
-            if not self._unchanged_by_stat(dep, dep_stats.get(dep)) and self.current_hash(dep) != dep_digest:
+            if dep_digest == "" and now is None:
+                continue  # still absent: no need to load the shard a file there would be in
+            if self.current_hash(dep) != dep_digest:
                 return None
         try:
             decoded = [diagnostic_from_dict(d) for d in diagnostics]
@@ -157,12 +171,11 @@ class Cache:
                 return False
         return True
 
-    def _unchanged_by_stat(self, path: str, recorded: Any) -> bool:
-        """The dependency still has the stat it had when its digest was recorded: no need to
-        look at its own entry (in another shard, perhaps) nor at its content. Stat once per
-        run: the same modules are dependencies of many results."""
-        if type(recorded) is not tuple or len(recorded) != 2:
-            return False
+    def _stat_now(self, path: str) -> tuple[int, int] | None:
+        """(size, mtime_ns) of `path` now, None when it cannot be stat'ed (absent: its content
+        hash is "", as `current_hash` would find). Once per run: the same modules are
+        dependencies of many results, and so are the same absent ones (a module looked for
+        beside the file that imports it)."""
         now = self._stats.get(path, _UNSEEN)
         if now is _UNSEEN:
             try:
@@ -170,7 +183,7 @@ class Cache:
                 now = self._stats[path] = (st.st_size, st.st_mtime_ns)
             except OSError:
                 now = self._stats[path] = None
-        return now == recorded
+        return now
 
     def current_hash(self, path: str) -> str:
         """Content hash of a dependency now; "" when it is gone. Uses stored stats."""
@@ -284,9 +297,6 @@ class Cache:
         # Entries are checked when looked up, not here: a run that checks one file must not
         # pay for validating the whole shard.
         return payload["entries"]
-
-    def _stat_key(self, st: os.stat_result) -> tuple[int, int]:
-        return self._stat_key_values(st.st_size, st.st_mtime_ns)
 
     @staticmethod
     def _stat_key_values(size: int, mtime_ns: int) -> tuple[int, int]:

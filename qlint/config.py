@@ -7,7 +7,6 @@ message names the file and the key, and the CLI turns it into exit code 2.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -386,6 +385,8 @@ def _freeze(value: Any) -> Any:
 
 
 def _suggest(word: str, known) -> str:
+    import difflib  # only for a misspelt key: its import is most of a millisecond
+
     close = difflib.get_close_matches(word, list(known), n=1)
     return f" (did you mean {_q(close[0])}?)" if close else ""
 

@@ -186,7 +186,7 @@ def _check_source(
         result.parsed = True
     if active:
         project = project or ProjectIndex.for_path(path)
-        project.begin_check()
+        project.begin_check(path, text, tree)
         assert lines is not None
         ctx = FileContext(
             path=path,

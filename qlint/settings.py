@@ -193,7 +193,7 @@ def _code_fingerprint() -> str:
     stamps = []
     # os.walk, not Path.rglob: the same stats at a fraction of the cost, on every run.
     for directory, subdirs, files in os.walk(package):
-        subdirs[:] = [d for d in subdirs if d not in ("runtime", "lsp")]
+        subdirs[:] = [d for d in subdirs if d not in ("runtime", "lsp", "__pycache__")]
         for name in files:
             if name.endswith((".py", ".json")):
                 path = os.path.join(directory, name)

@@ -558,3 +558,34 @@ def test_a_dependency_too_recent_to_vouch_for_is_compared_by_content(tmp_path):
     dep.write_text("x = 2\n")  # same size, and the same mtime
     os.utime(dep, ns=(mtime, mtime))
     assert Cache(tmp_path / "cache", "fp").lookup(str(user)) is None
+
+
+def test_an_absent_dependency_loads_no_other_shard(tmp_path, monkeypatch):
+    # A module looked for elsewhere and not found (`from .typing import X` resolved as a
+    # sibling first): while it stays absent, the lookup reads only the file's own shard.
+    user, elsewhere = _spread(tmp_path, 2)
+    gone = elsewhere.parent / "gone.py"
+    c = Cache(tmp_path / "cache", "fp")
+    stored(c, elsewhere)
+    stored(c, user, deps={str(gone): ""})
+    c.save()
+    read = []
+    real = Cache.load_shard
+    monkeypatch.setattr(Cache, "load_shard", lambda self, shard: read.append(shard) or real(self, shard))
+    again = Cache(tmp_path / "cache", "fp")
+    assert again.lookup(str(user)) is not None
+    assert read == [shard_of(str(user))]
+    gone.write_text("X = 1\n")  # created: the result no longer holds
+    assert Cache(tmp_path / "cache", "fp").lookup(str(user)) is None
+
+
+def test_an_absent_dependency_that_exists_but_cannot_be_read_stays_absent(tmp_path):
+    # Recorded as "" because it could not be read: a stat that works now is not enough
+    # to call it changed, its content decides (still unreadable: "", unchanged).
+    f = old_file(tmp_path / "a.py", "x\n")
+    locked = tmp_path / "locked.py"
+    locked.mkdir()  # a directory: stat works, reading fails
+    c = Cache(tmp_path / "cache", "fp")
+    stored(c, f, deps={str(locked): ""})
+    c.save()
+    assert Cache(tmp_path / "cache", "fp").lookup(str(f)) is not None

@@ -431,3 +431,25 @@ def test_ctrl_c_stops_workers_and_exits_130_quietly(tmp_path):
     assert time.time() - start < 10
     leftover = subprocess.run(["pgrep", "-g", str(proc.pid)], capture_output=True, text=True).stdout
     assert leftover.strip() == ""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", "--exit-zero", "-q", "--select", "QL1,QL2", "a.py", "b"],
+        ["check", "--stdin-filename", "m.py", "-"],
+        ["fix", "--diff", "--unsafe-fixes", "-j", "2", "src"],
+        ["rule", "QL101"],
+        ["rules"],
+        ["server"],
+    ],
+)
+def test_the_parser_of_one_command_parses_as_the_whole_one(argv):
+    assert cli.build_parser(argv[0]).parse_args(argv) == cli.build_parser().parse_args(argv)
+
+
+def test_the_parser_of_one_command_keeps_only_that_command():
+    sub = next(a for a in cli.build_parser("check")._actions if a.dest == "command")
+    assert list(sub.choices) == ["check"]
+    sub = next(a for a in cli.build_parser("nonsense")._actions if a.dest == "command")
+    assert list(sub.choices) == list(cli.COMMANDS)

@@ -250,3 +250,25 @@ def test_a_run_the_cache_answers_imports_no_analysis(tmp_path):
     assert "qlint.summary_cache" in first.stdout
     out = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, check=True)
     assert "QL101" in out.stdout and out.stdout.strip().endswith("[]"), out.stdout
+
+
+def test_one_file_is_checked_without_a_collection_and_the_collector_is_back_after(tmp_path):
+    import gc
+
+    src = tmp_path / "m.py"
+    # Enough objects for the check to end past the young generation's threshold.
+    src.write_text("import torch\n" + "".join(f"x{i} = torch.export.export_for_training(m, a)\n" for i in range(3000)))
+    collections = []
+
+    def count(phase, info):
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.callbacks.append(count)
+    try:
+        run = run_check([str(src)], Settings(root=tmp_path), use_cache=False, jobs=1)
+    finally:
+        gc.callbacks.remove(count)
+    assert run.results[0].parsed
+    assert collections == []
+    assert gc.isenabled()

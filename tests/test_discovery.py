@@ -305,3 +305,33 @@ def test_folded_runs_give_the_last_matching_rule():
     verdicts = {rel: ig.match(rel, rel.rsplit("/", 1)[-1], is_dir) for rel, is_dir in entries}
     assert verdicts == {rel: last_rule(rel, rel.rsplit("/", 1)[-1], is_dir) for rel, is_dir in entries}
     assert verdicts["keep1.log"] is False and verdicts["keep_not.log"] is True and verdicts["build/keep"] is False
+
+
+def test_rules_without_wildcards_match_as_their_regexes_do():
+    # Literal rules are matched by equality, the others by their folded regex: the verdict
+    # is the last matching rule's either way, by name, by path, for files and directories.
+    text = (
+        "build\n/dist/\ndocs/_build\n*.pyc\n!keep.pyc\nkeep.pyc.d/\n!/dist/keep\n"
+        "a.b\nsp\\ ace\\ \n\\#hash\nx?y\n[ab]c\nvendor/**/gen\n!vendor/keep/gen\n.venv\n"
+    )
+    ig = IgnoreFile.parse("/r", text)
+    assert {r.literal for r in ig.rules if r.literal} == {
+        "build", "dist", "docs/_build", "keep.pyc", "keep.pyc.d", "dist/keep", "a.b", "#hash", ".venv",
+        "vendor/keep/gen",
+    }  # fmt: skip
+
+    def last_rule(rel: str, name: str, is_dir: bool) -> bool | None:
+        for rule in reversed(ig.rules):
+            if (not rule.dir_only or is_dir) and rule.regex.fullmatch(rel if rule.anchored else name):
+                return not rule.negate
+        return None
+
+    rels = [
+        "build", "src/build", "dist", "dist/keep", "docs/_build", "docs/_buildx", "a.b", "aXb", "m.pyc",
+        "keep.pyc", "keep.pyc.d", "sp ace ", "#hash", "xzy", "x/y", "ac", "bc", "vendor/a/gen",
+        "vendor/keep/gen", ".venv", "sub/.venv", "build.py",
+    ]  # fmt: skip
+    for rel in rels:
+        for is_dir in (False, True):
+            name = rel.rsplit("/", 1)[-1]
+            assert ig.match(rel, name, is_dir) == last_rule(rel, name, is_dir), (rel, is_dir)

@@ -83,3 +83,68 @@ def test_update_returns_the_files_that_read_the_module_and_serves_its_new_conten
     assert check_source("def f(node):\n    return node.target\n", match, settings, project).diagnostics == []
     assert project.dependents(ops) == set()
     assert project.update(ops, None) == set()
+
+
+def _self_lookup(tmp_path, monkeypatch, overlay: bool, on_disk: str | None = None):
+    """Check `helpers/utils.py` (no `__init__.py`: its module is `utils`) with a rule that
+    looks up `utils` from inside it; count the parses of that file outside the engine."""
+    from qlint.diagnostic import Range
+    from qlint.engine import check_source
+    from qlint.rules import RULES
+    from qlint.rules.base import Rule
+    from qlint.settings import Settings
+
+    class SelfLookup(Rule):
+        code = "QL905"
+        name = "self-lookup"
+        summary = "test-only"
+        triggers = ("LOOKUP",)
+
+        def check(self, ctx):
+            scope = ctx.project.module_scope("utils", ctx.path)
+            yield ctx.diagnostic(self, Range.of(1, 0, 1, 1), ",".join(sorted(scope.functions)))
+
+    monkeypatch.setitem(RULES, SelfLookup.code, SelfLookup)
+    path = tmp_path / "helpers" / "utils.py"
+    path.parent.mkdir(parents=True)
+    text = "LOOKUP = 1\ndef helper():\n    pass\n"
+    path.write_text(on_disk if on_disk is not None else text)
+    parsed = []
+    real = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda src, *a, **k: parsed.append(src) or real(src, *a, **k))
+    project = ProjectIndex({str(path): text} if overlay else None)
+    settings = Settings(root=tmp_path, select=(SelfLookup.code,))
+    result = check_source(text, str(path), settings, project)
+    return [d.message for d in result.diagnostics], parsed.count(text), result.dependencies
+
+
+def test_the_checked_file_looked_up_from_itself_is_not_parsed_again(tmp_path, monkeypatch):
+    for overlay in (True, False):
+        messages, parses, deps = _self_lookup(tmp_path / str(overlay), monkeypatch, overlay)
+        assert messages == ["helper"]
+        assert parses == 1  # the engine's own parse
+        assert len(deps) == 1  # still a dependency of itself, with its digest
+
+
+def test_a_buffer_that_differs_from_the_file_on_disk_is_not_used_for_the_file(tmp_path, monkeypatch):
+    # Checked text and file content differ (no overlay): the lookup reads the file.
+    messages, _, _ = _self_lookup(tmp_path, monkeypatch, False, on_disk="LOOKUP = 1\ndef other():\n    pass\n")
+    assert messages == ["other"]
+
+
+def test_star_sources_found_in_every_spelling_and_only_there(tmp_path):
+    from qlint.analysis.names.star_imports import star_sources
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    cases = {
+        "none.py": "import os\n\ndef f(*args, **kwargs):\n    return os.path.join(*args)\n",
+        "spaced.py": "from pkg.a import\t*\nfrom .b import  *\n  from pkg.c import *\n",
+        "text.py": 's = """import *"""\nx = 2 * 3  # import *\n',
+    }
+    for name, text in cases.items():
+        (pkg / name).write_text(text)
+    project = ProjectIndex()
+    found = {name: star_sources(project, str(pkg / name), None) for name in cases}
+    assert found == {"none.py": (), "spaced.py": ("pkg.a", "pkg.b", "pkg.c"), "text.py": ()}

@@ -54,6 +54,8 @@ class ProjectIndex:
         self._lookups: dict[tuple[str, str], tuple[ModuleScope | None, tuple[str, str] | None]] = {}
         # (module, requester's directory) -> path: the same, for `find_module_in_check`.
         self._found: dict[tuple[str, str], str | None] = {}
+        # The file being checked, its text and the engine's parse of it (`begin_check`).
+        self._checked: tuple[str, str, ast.Module] | None = None
 
     _default: ProjectIndex | None = None
     # Where module summaries are kept between runs (`qlint.summary_cache.SummaryStore`, set
@@ -122,10 +124,15 @@ class ProjectIndex:
                     return real if same_repository(real, requester) else None
         return None
 
-    def begin_check(self) -> None:
-        """A new check starts: forget the lookups of the last one (the files may have changed)."""
+    def begin_check(self, path: str | None = None, text: str | None = None, tree: ast.Module | None = None) -> None:
+        """A new check starts: forget the lookups of the last one (the files may have changed).
+
+        With the file checked (`path`, its `text` and the engine's `tree` of it): a rule that
+        looks up the checked file's own module (`utils` in a directory without `__init__.py`,
+        resolved from inside it) reads that parse instead of parsing the file a second time."""
         self._lookups.clear()
         self._found.clear()
+        self._checked = (os.path.abspath(path), text, tree) if path and text is not None and tree else None
 
     def find_module_in_check(self, module: str, requester: str) -> str | None:
         """`find_module`, asked once per check for files of one directory (the rules of a
@@ -242,28 +249,59 @@ class ProjectIndex:
         module = module_name_for(path)
         store = self.store if text is None else None  # an unsaved buffer is never written down
         summary = store.get(path, digest, module) if store is not None else None
+        parsed = None
         if summary is None:
-            summary = self._parse(path, module, text, data, digest, store)
+            parsed = self._checked_parse(path, text, data, module)
+            summary = self._parse(path, module, text, data, digest, store, parsed)
         # The tree the summary came from is dropped: the scope parses the statements a rule
-        # asks for, and other facts are read from the summary.
-        loaded = _Loaded(path, summary, _decoder(text, data), store)
+        # asks for, and other facts are read from the summary. Only the checked file's own
+        # parse is kept with it when no store wants its facts now: they are computed from it
+        # if a rule asks (the engine holds that tree anyway).
+        kept = parsed if parsed is not None and store is None else None
+        loaded = _Loaded(path, summary, _decoder(text, data), store, kept)
         entry = ((key, digest), summary.scope(path, loaded.text), loaded)
         self._scopes[path] = entry
         return entry
 
+    def _checked_parse(
+        self, path: str, text: str | None, data: bytes, module: str | None
+    ) -> tuple[ast.Module, ModuleScope, str] | None:
+        """The engine's parse of `path` when it is the file being checked, with this content."""
+        if self._checked is None or self._checked[0] != path:
+            return None
+        _, checked_text, tree = self._checked
+        if text is None:
+            try:
+                text = decode_source(data)
+            except DecodeError:
+                return None
+        if text != checked_text:
+            return None  # the buffer checked is not the file on disk
+        return tree, ModuleScope.build(tree, module, path), text
+
     @staticmethod
     def _parse(
-        path: str, module: str | None, text: str | None, data: bytes, digest: str, store: SummaryStore | None
+        path: str,
+        module: str | None,
+        text: str | None,
+        data: bytes,
+        digest: str,
+        store: SummaryStore | None,
+        parsed: tuple[ast.Module, ModuleScope, str] | None = None,
     ) -> ModuleSummary:
-        """Parse a module whose summary is not known yet, and remember the summary."""
-        try:
-            source = text if text is not None else decode_source(data)
-            tree: ast.Module | None = ast.parse(source, filename=path)
-            scope = ModuleScope.build(tree, module, path)  # type: ignore[arg-type]
-        except (DecodeError, SyntaxError, ValueError, RecursionError):
-            tree, scope = None, None  # still a dependency: fixing the file must refresh its users
+        """Parse a module whose summary is not known yet (`parsed`: the engine's parse of it,
+        when it is the file being checked), and remember the summary."""
+        if parsed is not None:
+            tree, scope, source = parsed
+        else:
+            try:
+                source = text if text is not None else decode_source(data)
+                tree = ast.parse(source, filename=path)
+                scope = ModuleScope.build(tree, module, path)
+            except (DecodeError, SyntaxError, ValueError, RecursionError):
+                tree, scope = None, None  # still a dependency: fixing the file must refresh its users
         summary = ModuleSummary.of(tree, scope, module, digest)
-        if tree is not None:
+        if tree is not None and (parsed is None or store is not None):
             for fact in list(ProjectIndex.facts.values()):
                 summary.facts[fact.key] = fact.compute(tree, scope, source)
         if store is not None:
@@ -297,12 +335,20 @@ class ProjectIndex:
 class _Loaded:
     """A module's summary with the text it was computed from, and its facts as loaded."""
 
-    def __init__(self, path: str, summary: ModuleSummary, text, store: SummaryStore | None):
+    def __init__(
+        self,
+        path: str,
+        summary: ModuleSummary,
+        text,
+        store: SummaryStore | None,
+        parsed: tuple[ast.Module, ModuleScope, str] | None = None,
+    ):
         self.path = path
         self.summary = summary
         self.text = text
         self._store = store
         self._facts: dict[str, Any] = {}
+        self._parsed = parsed  # the checked file's tree, scope and text: facts computed from it
 
     def fact(self, fact: SummaryFact) -> Any:
         if fact.key in self._facts:
@@ -324,6 +370,10 @@ class _Loaded:
     def _compute(self, fact: SummaryFact) -> Any:
         """A fact the summary does not hold yet (registered after it was computed): from a
         parse of the same text, kept with the summary from now on."""
+        if self._parsed is not None:
+            value = fact.compute(*self._parsed)
+            self.summary.facts[fact.key] = value
+            return value
         text = self.text()
         try:
             tree = ast.parse(text or "", filename=self.path)

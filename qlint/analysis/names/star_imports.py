@@ -22,6 +22,9 @@ from qlint.analysis.names.modules import module_name_for, resolve_relative
 from qlint.analysis.names.scope import ModuleScope
 
 _STAR = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*\*", re.MULTILINE)
+# What every match of `_STAR` contains: most modules have `import` and a `*` somewhere
+# (`**kwargs`), few have this, and looking for it skips encoding the text for `_STAR`.
+_STAR_HINT = re.compile(r"import[ \t]*\*")
 _SOURCES: dict[str, tuple[tuple | None, tuple[str, ...]]] = {}
 _MAX = 20_000
 # Star imports of these are not followed: their names are not the project's (and torch's own
@@ -40,7 +43,7 @@ def star_sources(project, path: str, module: str | None) -> tuple[str, ...]:
         return known[1]
     found: list[str] = []
     text = project.text(path) if key is not None else None
-    if text is not None and "import" in text and "*" in text:
+    if text is not None and _STAR_HINT.search(text) is not None:
         module = module if module is not None else module_name_for(path)
         for match in _STAR.finditer(text.encode("utf-8", "surrogatepass")):
             level = len(match.group(1))
