@@ -57,6 +57,7 @@ from qlint.analysis.flow.model_values import (
     merge_values,
     statement_lists,
 )
+from qlint.analysis.flow.shared_flows import Tracker
 from qlint.analysis.names.scope import ClassScope, ModuleScope
 
 # The values are re-exported: rules read captures and switches from here.
@@ -116,6 +117,8 @@ class _Memo:
     functions: dict[int, FunctionFlow | None] = field(default_factory=dict)  # None: in progress
     modules: dict[str, ModelFlow | None] = field(default_factory=dict)
     classes: ClassIndex | None = None
+    tracker: Tracker | None = None
+    cut: set[str] = field(default_factory=set)  # modules not followed: too deep when first met
 
 
 class ModelFlow:
@@ -130,15 +133,35 @@ class ModelFlow:
         self._attributes: dict[int, dict[str, ast.Call | Stored]] = {}
         if self.memo.classes is None:
             self.memo.classes = ClassIndex(project, scope.path)
+            self.memo.tracker = Tracker(project, self.memo.classes)
         self.classes = self.memo.classes
+        self.tracker = self.memo.tracker
 
     def function(self, func: ast.AST, class_scope: ClassScope | None = None) -> FunctionFlow | None:
         key = id(func)
+        tracker = self.tracker
         if key in self.memo.functions:
-            return self.memo.functions[key]
+            flow = self.memo.functions[key]
+            if flow is None:
+                tracker.in_progress(func)
+            else:
+                tracker.used(func)
+            return flow
+        # Another module's helper: the flow an earlier check analysed, if it still holds.
+        flow = tracker.reuse(self.scope, func, class_scope) if self.depth else None
+        if flow is not None:
+            self.memo.functions[key] = flow
+            return flow
         self.memo.functions[key] = None  # recursion guard: a recursive call is not summarised
-        flow = Interpreter(self, func, class_scope).run()
+        tracker.push(func)
+        flow = None
+        try:
+            flow = Interpreter(self, func, class_scope).run()
+        finally:
+            deps = tracker.pop(flow)
         self.memo.functions[key] = flow
+        if deps is not None and self.depth:
+            tracker.keep(self.scope, func, class_scope, flow, deps)
         return flow
 
     def attribute_sources(self, class_scope: ClassScope | None, resolver) -> dict[str, ast.Call | Stored]:
@@ -163,9 +186,13 @@ class ModelFlow:
         if module == self.scope.module:
             return self
         if module not in self.memo.modules:  # one file-system lookup per module name
+            if self.depth >= _MAX_SUMMARY_DEPTH:
+                self.memo.cut.add(module)
             other = self.project.module_scope(module, self.scope.path) if self.depth < _MAX_SUMMARY_DEPTH else None
             flow = None if other is None else ModelFlow(other, self.project, self.optable, self.depth + 1, self.memo)
             self.memo.modules[module] = flow
+        if module in self.memo.cut:
+            self.tracker.taint()  # what depth a module is first met at depends on the file checked
         return self.memo.modules[module]
 
 
@@ -192,6 +219,7 @@ def _analyse(ctx, functions) -> list[FunctionFlow]:
     flow = ctx.cache.get("model_flow.analysis")
     if flow is None:
         flow = ctx.cache["model_flow.analysis"] = ModelFlow(ctx.scope, ctx.project, ctx.optable)
+        flow.classes.claim_check()
     flows = [flow.function(f, cls) for f, cls in functions]
     return [f for f in flows if f is not None]
 

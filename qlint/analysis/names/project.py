@@ -54,6 +54,12 @@ class ProjectIndex:
         self._lookups: dict[tuple[str, str], tuple[ModuleScope | None, tuple[str, str] | None]] = {}
         # (module, requester's directory) -> path: the same, for `find_module_in_check`.
         self._found: dict[tuple[str, str], str | None] = {}
+        # Counts checks: what is valid for one check only is keyed on it (`begin_check`).
+        self.checks = 0
+        # While a list: every (path, digest) a lookup reads is appended to it, so that an
+        # analysis kept across checks (`qlint.analysis.flow.shared_flows`) knows what to
+        # compare before it is reused.
+        self.reads: list[tuple[str, str]] | None = None
 
     _default: ProjectIndex | None = None
     # Where module summaries are kept between runs (`qlint.summary_cache.SummaryStore`, set
@@ -126,6 +132,7 @@ class ProjectIndex:
         """A new check starts: forget the lookups of the last one (the files may have changed)."""
         self._lookups.clear()
         self._found.clear()
+        self.checks += 1
 
     def find_module_in_check(self, module: str, requester: str) -> str | None:
         """`find_module`, asked once per check for files of one directory (the rules of a
@@ -162,6 +169,8 @@ class ProjectIndex:
         requester = os.path.abspath(requester)
         self._deps.setdefault(requester, {})[path] = digest
         self._users.setdefault(path, set()).add(requester)
+        if self.reads is not None:
+            self.reads.append((path, digest))
 
     def record_read(self, requester: str, path: str, digest: str) -> None:
         """The check of `requester` read `path` (content sha256, "" = absent) by other means
