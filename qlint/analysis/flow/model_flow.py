@@ -13,7 +13,8 @@ each `Obj` has a set of possible `ModeFact`s (one per path), branches are joined
 twice, `return`/`raise` end a path. A fact set inside `if cond:` remembers `cond`, so a
 `.train()` under `if is_qat:` does not reach a `prepare_pt2e` under the `else:`. Helpers of
 the same module or project are summarised by analysing their body once and substituting
-the caller's arguments for their parameters.
+the caller's arguments for their parameters; other modules' helpers once per process, for
+every file that calls them (`shared_flows`).
 """
 
 from __future__ import annotations
