@@ -206,3 +206,19 @@ def test_a_reused_helper_leaves_the_check_its_dependencies(tmp_path):
         result = check_source(path.read_text(), str(path), settings_for(("QL201",)), project)
         assert [d.range.start.row for d in result.diagnostics] == [9]
         assert nets in result.dependencies, name
+
+
+def test_what_a_kept_construction_holds_is_read_for_the_check_that_reuses_it(tmp_path):
+    # The message says what `Net` holds, read through `lib/blocks.py`: the second check, which
+    # reuses `build`'s flow, reads it again (with its own class index), so it depends on it too.
+    nets = "from torch import nn\nfrom lib.blocks import Block\n\n\nclass Net(nn.Module):\n"
+    nets += "    def __init__(self):\n        super().__init__()\n        self.block = Block()\n"
+    root = _library(tmp_path, nets, a=SCRIPT, b=SCRIPT)
+    (root / "lib" / "blocks.py").write_text(NETS_TRAIN.replace("class Net", "class Block"))
+    project = ProjectIndex()
+    blocks = str(root / "lib" / "blocks.py")
+    for name in ("scripts/a.py", "scripts/b.py"):
+        path = root / name
+        result = check_source(path.read_text(), str(path), settings_for(("QL201",)), project)
+        assert ["BatchNorm2d" in d.message for d in result.diagnostics] == [True]
+        assert blocks in result.dependencies, name

@@ -127,6 +127,7 @@ class ClassIndex:
 
     project: object  # the ProjectIndex
     requester: str  # the file checked: project modules are found from its import root
+    born: object = None  # the project index's check count when it was made
     _modules: dict[str, ModuleScope | None] = field(default_factory=dict)
     _contents: dict[int, tuple[tuple[str, ...], bool]] = field(default_factory=dict)
     _packages: dict[str, bool] = field(default_factory=dict)
@@ -356,9 +357,13 @@ _CURRENT: tuple | None = None  # (project, its check count, the index of that ch
 
 
 def in_check(index: ClassIndex) -> ClassIndex:
-    """The index of the check running now if it reads the same project, else `index`."""
+    """`index` if it was made for the check running now, else that check's own index (a
+    construction kept from an earlier check with a helper's flow, `shared_flows`)."""
+    checks = getattr(index.project, "checks", None)
+    if index.born == checks:
+        return index
     current = _CURRENT
-    if current is not None and current[0] is index.project and current[1] == getattr(index.project, "checks", None):
+    if current is not None and current[0] is index.project and current[1] == checks:
         return current[2]
     return index
 

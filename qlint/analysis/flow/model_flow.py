@@ -133,7 +133,7 @@ class ModelFlow:
         self.memo = memo or _Memo()
         self._attributes: dict[int, dict[str, ast.Call | Stored]] = {}
         if self.memo.classes is None:
-            self.memo.classes = ClassIndex(project, scope.path)
+            self.memo.classes = ClassIndex(project, scope.path, getattr(project, "checks", None))
             self.memo.tracker = Tracker(project, self.memo.classes)
         self.classes = self.memo.classes
         self.tracker = self.memo.tracker
@@ -144,17 +144,17 @@ class ModelFlow:
         if key in self.memo.functions:
             flow = self.memo.functions[key]
             if flow is None:
-                tracker.in_progress(func)
+                tracker.in_progress(key)
             else:
-                tracker.used(func)
+                tracker.used(key)
             return flow
         # Another module's helper: the flow an earlier check analysed, if it still holds.
-        flow = tracker.reuse(self.scope, func, class_scope) if self.depth else None
+        flow = tracker.reuse(self.scope, key, func, class_scope) if self.depth else None
         if flow is not None:
             self.memo.functions[key] = flow
             return flow
         self.memo.functions[key] = None  # recursion guard: a recursive call is not summarised
-        tracker.push(func)
+        tracker.push(key)
         flow = None
         try:
             flow = Interpreter(self, func, class_scope).run()
@@ -162,7 +162,7 @@ class ModelFlow:
             deps = tracker.pop(flow)
         self.memo.functions[key] = flow
         if deps is not None and self.depth:
-            tracker.keep(self.scope, func, class_scope, flow, deps)
+            tracker.keep(self.scope, key, func, class_scope, flow, deps)
         return flow
 
     def attribute_sources(self, class_scope: ClassScope | None, resolver) -> dict[str, ast.Call | Stored]:

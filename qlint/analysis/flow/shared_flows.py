@@ -37,10 +37,10 @@ class Shared:
 
 
 class _Frame:
-    __slots__ = ("func", "kept", "lookups", "reads")
+    __slots__ = ("kept", "key", "lookups", "reads")
 
-    def __init__(self, func: ast.AST, reads: int, lookups: int):
-        self.func = func
+    def __init__(self, key, reads: int, lookups: int):
+        self.key = key  # the body's key in `model_flow._Memo.functions`
         self.kept = True
         self.reads = reads  # where its slice of the logs starts
         self.lookups = lookups
@@ -55,21 +55,22 @@ class Tracker:
         self.frames: list[_Frame] = []
         self.reads: list[tuple[str, str]] = []
         self.lookups: list = []
-        # id(func) -> (reads, lookups) of flows analysed or reused in this check and kept:
-        # a body that uses one of them read what it read.
+        # Memo key -> (reads, lookups) of flows analysed or reused in this check and kept:
+        # a body that uses one of them read what it read. Keys are `model_flow`'s memo keys
+        # (the function's id): whatever that key holds besides the function, the kept flows do too.
         self.deps: dict[int, tuple[tuple, tuple]] = {}
         self.untaken: set[int] = set()  # flows of this check that are not kept
         self._digests: dict[str, str] = {}
         self._saved: tuple = (None, None)
 
     # -- frames ----------------------------------------------------------------------
-    def push(self, func: ast.AST) -> None:
+    def push(self, key) -> None:
         if not self.frames:
             self._saved = (getattr(self.project, "reads", None), self.classes.log)
             if hasattr(self.project, "reads"):
                 self.project.reads = self.reads
             self.classes.log = self.lookups
-        self.frames.append(_Frame(func, len(self.reads), len(self.lookups)))
+        self.frames.append(_Frame(key, len(self.reads), len(self.lookups)))
 
     def pop(self, flow: FunctionFlow | None) -> tuple[tuple, tuple] | None:
         """The reads and lookups of the body analysed last, or None when it cannot be kept."""
@@ -80,9 +81,9 @@ class Tracker:
                 tuple(dict.fromkeys(self.reads[frame.reads :])),
                 _unique(self.lookups[frame.lookups :]),
             )
-            self.deps[id(frame.func)] = deps
+            self.deps[frame.key] = deps
         else:
-            self.untaken.add(id(frame.func))
+            self.untaken.add(frame.key)
             if self.frames:
                 self.frames[-1].kept = False
         if not self.frames:
@@ -98,19 +99,18 @@ class Tracker:
         if self.frames:
             self.frames[-1].kept = False
 
-    def in_progress(self, func: ast.AST) -> None:
-        """`func` is analysed further up: every body from it to here saw it unfinished."""
+    def in_progress(self, key) -> None:
+        """The body of `key` is analysed further up: every body from it to here saw it unfinished."""
         for i in range(len(self.frames) - 1, -1, -1):
-            if self.frames[i].func is func:
+            if self.frames[i].key == key:
                 if i < len(self.frames) - 1:  # a body calling itself is the same from anywhere
                     for frame in self.frames[i:]:
                         frame.kept = False
                 return
         self.taint()
 
-    def used(self, func: ast.AST) -> None:
+    def used(self, key) -> None:
         """A flow of this check is used by the body analysed now."""
-        key = id(func)
         if key in self.untaken:
             self.taint()
         elif self.frames and key in self.deps:
@@ -119,10 +119,10 @@ class Tracker:
             self.lookups.extend(lookups)
 
     # -- kept flows ------------------------------------------------------------------
-    def reuse(self, scope, func: ast.AST, class_scope) -> FunctionFlow | None:
+    def reuse(self, scope, key, func: ast.AST, class_scope) -> FunctionFlow | None:
         """A flow kept from an earlier check, if what it read is unchanged and the class
         index answers alike from here."""
-        shared = scope.__dict__.get(_KEY, {}).get(id(func))
+        shared = scope.__dict__.get(_KEY, {}).get(key)
         if shared is None or shared.func is not func or shared.class_scope is not class_scope:
             return None
         if not all(self._digest(path) == digest for path, digest in shared.reads):
@@ -134,14 +134,14 @@ class Tracker:
             self.classes.log = log
         if not same:
             return None
-        self.deps[id(func)] = (shared.reads, shared.lookups)
+        self.deps[key] = (shared.reads, shared.lookups)
         if self.frames:
             self.reads.extend(shared.reads)
             self.lookups.extend(shared.lookups)
         return shared.flow
 
-    def keep(self, scope, func: ast.AST, class_scope, flow: FunctionFlow, deps: tuple[tuple, tuple]) -> None:
-        scope.__dict__.setdefault(_KEY, {})[id(func)] = Shared(func, class_scope, flow, *deps)
+    def keep(self, scope, key, func: ast.AST, class_scope, flow: FunctionFlow, deps: tuple[tuple, tuple]) -> None:
+        scope.__dict__.setdefault(_KEY, {})[key] = Shared(func, class_scope, flow, *deps)
 
     def _digest(self, path: str) -> str:
         known = self._digests.get(path)
