@@ -18,6 +18,7 @@ import re
 
 from qlint.analysis.flow.model_flow import PARAM, Capture, FunctionFlow, ModeFact, caller_facts
 from qlint.analysis.flow.project_callers import each_project_call, project_callers
+from qlint.analysis.flow.unread_uses import unread_use
 from qlint.rules.base import FileContext
 from qlint.rules.capture_content import changed_after_build
 
@@ -61,6 +62,8 @@ def _dead_test_helper(ctx: FileContext, flows: list[FunctionFlow], func: ast.AST
 
 
 def _callers_harmless(ctx: FileContext, flows: list[FunctionFlow], func: ast.AST, index: int) -> bool:
+    if unread_use(ctx, flows, func):
+        return False
     same = caller_facts(flows, func, index) or []
     for call, fact in same:
         holder = next((f for f in flows if any(n is call for n in ast.walk(f.node))), None)

@@ -23,6 +23,7 @@ from qlint.analysis.flow.model_flow import (
     caller_facts,
     module_flows,
 )
+from qlint.analysis.flow.unread_uses import unread_use
 from qlint.diagnostic import Applicability, Edit, Fix, Range, RelatedInfo
 from qlint.evidence import CaptureEvidence, SinkPoint, SourcePoint
 from qlint.rules.base import FileContext
@@ -76,7 +77,8 @@ def reasons(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]
         if fact.state == "unset" and origin is not None and origin.kind in (PARAM, STORED):
             callers = caller_facts(flows, origin.node, origin.index)
             if callers is not None:
-                unclassified = False
+                # A use the flow did not read (a lambda, a callback) passes an unknown model.
+                unclassified = unread_use(ctx, flows, origin.node)
                 for call, caller_fact in callers:
                     reason = _describe(ctx, caller_fact)
                     if reason is not None:

@@ -13,6 +13,7 @@ import ast
 
 from qlint.analysis import tree_walk
 from qlint.analysis.flow.model_flow import PARAM, STORED, Capture, FunctionFlow, caller_facts
+from qlint.analysis.flow.unread_uses import unread_use
 from qlint.rules.model_bindings import binding_ends, live
 
 _NAMED = 2  # models named in one message; more is noise
@@ -35,7 +36,7 @@ def content_note(cap: Capture, flow: str, flows: list[FunctionFlow]) -> str:
     return "".join(f"; {n}" for n in list(dict.fromkeys(notes))[:_NAMED])  # one class built twice: one note
 
 
-def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow]) -> bool:
+def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow], ctx) -> bool:
     """Every construction the captured model may come from is known in full and holds nothing
     whose behaviour depends on the mode. One origin we cannot follow (a parameter whose callers
     we do not see, a factory, a load, a module from elsewhere) and the mode may matter."""
@@ -51,8 +52,8 @@ def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow]) -> bool:
         if origin.kind not in (PARAM, STORED):
             return False
         callers = caller_facts(flows, origin.node, origin.index)
-        if not callers:
-            return False
+        if not callers or unread_use(ctx, flows, origin.node):
+            return False  # a use in a lambda or a callback passes a model we did not see
         # A caller that passes an eval-mode model is harmless whatever the model holds; the
         # others must each pass a model known in full.
         risky = [f for _, f in callers if f.state != "eval"]

@@ -51,7 +51,7 @@ class PtqCaptureWithoutEval(Rule):
                 src = ctx.source_of(qat_train.node)
                 row = qat_train.node.lineno
                 bad.append(Reason("qat-only", qat_train.node, f"`{src}` at line {row} runs for QAT only", row))
-            if not bad or mode_free(cap, "ptq", flows) or vouched_by_callers(ctx, cap, "ptq", flows):
+            if not bad or mode_free(cap, "ptq", flows, ctx) or vouched_by_callers(ctx, cap, "ptq", flows):
                 # Eval on every PTQ path, a model whose mode this function cannot know, one whose
                 # mode cannot change the graph (nothing in it depends on `self.training`), or
                 # callers across the project that all pass such models.

@@ -38,7 +38,7 @@ class QatCaptureInEvalMode(Rule):
                 continue
             if all(sink.node in cap.rebuilt for sink in cap.flows("qat")):
                 continue  # QAT rebuilt only to convert (no training): eval mode is right there
-            if mode_free(cap, "qat", flows):
+            if mode_free(cap, "qat", flows, ctx):
                 continue  # no dropout, batch norm or `self.training`: the same graph in either mode
             why = reasons(ctx, cap, "qat", flows)
             model = model_text(ctx, cap)

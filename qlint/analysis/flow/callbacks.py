@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from qlint.analysis.flow.model_values import Env, Sink
+from qlint.analysis.flow.model_values import APPLIED, PARAM, PARAM_PART, Env, ModeFact, Obj, Origin, Sink
 from qlint.analysis.names.scope import parameter_args
 
 _OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -96,6 +96,78 @@ class CallbackLinks:
             # Our own callback parameter, handed on: our caller knows what it is.
             derived = [self.derivation.params_of(expr) for _, expr in sources if expr is not None]
             self._record(CallbackCall(mine, record.position, frozenset().union(*derived)))
+
+    def apply_parameter(self, node: ast.Call, func: ast.expr, first: Obj | None, env: Env) -> Obj | None:
+        """`fn(model)` where `fn` is a callable parameter or an item of one (`for t in transforms:
+        model = t(model)`, ExecuTorch's `source_transform`) and `model` this function's parameter
+        as it came: the result is what the callables the caller passes make of it. Recorded in
+        `applied` for the caller to substitute (`made_of`); None when it is not such a call."""
+        if not isinstance(func, ast.Name) or first is None or first.captures:
+            return None
+        flow = self.sem.flow
+        index = self._callable_parameter(env.vars.get(func.id))
+        if index is None:
+            return None
+        model = None
+        for fact in env.facts(first):
+            o = fact.origin
+            if fact.state != "unset" or o is None:
+                return None
+            if o.kind == PARAM and o.node is self.sem.walk.func and o.index is not None:
+                came = o.index
+            elif o.kind == APPLIED and o.index == index and id(o.node) in flow.applied:
+                came = flow.applied[id(o.node)]  # the same callables again (a loop's next item)
+            else:
+                return None  # its mode was set here, or it is not the parameter
+            if model not in (None, came):
+                return None
+            model = came
+        if model is None:
+            return None
+        flow.applied[id(node)] = model
+        obj = Obj(node, "", first.origins, first.captures)
+        env.modes[obj] = frozenset({ModeFact("unset", node, Origin(APPLIED, node, index))})
+        return obj
+
+    def _callable_parameter(self, fn: Obj | None) -> int | None:
+        if fn is None or len(fn.origins) != 1:
+            return None
+        (o,) = fn.origins
+        params = self.sem.flow.params
+        if o.index is None or o.index >= len(params) or params[o.index] != o.name:
+            return None
+        if (o.kind == PARAM and o.node is self.sem.walk.func) or o.kind == PARAM_PART:
+            return o.index
+        return None
+
+    def made_of(self, callables: ast.expr | None, came: frozenset[ModeFact], node: ast.Call):
+        """The modes of what the callables passed (one, or a list/tuple of them applied in any
+        order, any number of them) return for a model in modes `came`: `came` itself when each
+        returns the model it is given with its mode untouched. None when one is not a function
+        the flow summarises, or may return something it does not follow."""
+        if callables is None:
+            return None
+        items = callables.elts if isinstance(callables, (ast.List, ast.Tuple)) else [callables]
+        # A loop over them that may not run is the helper's own path, with the model as it came.
+        out = set() if items else set(came)
+        for item in items:
+            summary = self.sem.helper(item) if isinstance(item, (ast.Name, ast.Attribute)) else None
+            if summary is None:
+                return None
+            flow, offset = summary
+            if not flow.returns or any(obj is None for _, obj in flow.returns):
+                return None
+            foreign = flow.path != self.sem.flow.path
+            for ret_env, obj in flow.returns:
+                for f in ret_env.facts(obj):
+                    o = f.origin
+                    if f.state == "unset" and o is not None and o.kind == PARAM and o.node is flow.node:
+                        if o.index != offset:
+                            return None  # another parameter of the callable, which the helper fills
+                        out |= came
+                    else:
+                        out.add(ModeFact(f.state, node if foreign else f.node, f.origin))
+        return frozenset(out)
 
     def sinks(self, function: ast.expr, position: int | str, depth: int = 0) -> set[Sink]:
         """The prepare calls that argument `position` of a call of `function` reaches."""

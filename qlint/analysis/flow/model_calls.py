@@ -18,6 +18,7 @@ from qlint.analysis.flow.model_apis import Api, argument, classify_call, key, re
 from qlint.analysis.flow.model_apis import switch_mode as _switch_mode
 from qlint.analysis.flow.model_builds import Builds
 from qlint.analysis.flow.model_values import (
+    APPLIED,
     CALL,
     CONVERTED,
     EXPECTS_ERROR,
@@ -100,6 +101,11 @@ class CallSemantics:
     def call(self, node: ast.Call, env: Env) -> Obj | None:
         func = node.func
         receiver = self.walk.expr(func.value, env) if isinstance(func, ast.Attribute) else None
+        if receiver is None and _switch_on_part(func, env):
+            # `wrapper.model.eval()`: `Module.eval()` returns the module it was called on, in that
+            # mode, whatever holds it (ExecuTorch's esrgan returns `model.model.eval()` of a
+            # third-party wrapper).
+            receiver = new_value(env, func.value, "", Origin(UNKNOWN, func.value))
         args = [self.walk.expr(a.value if isinstance(a, ast.Starred) else a, env) for a in node.args]
         kwargs = {kw.arg: self.walk.expr(kw.value, env) for kw in node.keywords}
         first = args[0] if args and not isinstance(node.args[0], ast.Starred) else None
@@ -115,6 +121,9 @@ class CallSemantics:
             return self.apply(node, *summary, receiver, args, kwargs, env)
         if isinstance(func, ast.Name):
             self.callbacks.called(node, func.id, env)
+            applied = self.callbacks.apply_parameter(node, func, first, env)
+            if applied is not None:
+                return applied
         if receiver is not None and isinstance(func, ast.Attribute):
             result = self.method(node, func.attr, receiver, env)
             if result is not False:
@@ -324,6 +333,12 @@ class CallSemantics:
                     and o.index in given
                 ):
                     out |= env.facts(given[o.index])
+                elif f.state == "unset" and o is not None and o.kind == APPLIED and id(o.node) in callee.applied:
+                    # `source_transform(model, [f, g])`: what `f` and `g` make of the model.
+                    came = callee.applied[id(o.node)]
+                    facts = env.facts(given[came]) if came in given else UNKNOWN_MODE
+                    made = self.callbacks.made_of(actual.get(o.index, (None, None))[1], facts, node)
+                    out |= made if made is not None else {ModeFact("unset", node, Origin(CALL, node))}
                 else:
                     out.add(replace(f, guard=frozenset(), node=node if foreign else f.node))
             return frozenset(out)
@@ -420,6 +435,13 @@ _MODE_KEEPING_WRAPPERS = frozenset(
         "torch.nn.parallel.distributed.DistributedDataParallel",
     }
 )
+
+
+def _switch_on_part(func: ast.expr, env: Env) -> bool:
+    """`<value>.<attr>.eval()`: a mode call on an attribute of a local value."""
+    if not (isinstance(func, ast.Attribute) and func.attr in ("eval", "train")):
+        return False
+    return isinstance(func.value, ast.Attribute) and _root_is_value(func.value, env)
 
 
 def _root_is_value(func: ast.expr, env: Env) -> bool:

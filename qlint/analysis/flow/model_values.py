@@ -24,6 +24,9 @@ PARAM, PARAM_PART, ATTRIBUTE, CONSTRUCTED, PRETRAINED, CALL, UNKNOWN = (
 )
 # A callable that builds a model (a parametrize value, an element of a dict of lambdas).
 FACTORY = "factory"
+# `fn(model)` where `fn` is a parameter or an item of one (`for t in transforms: m = t(m)`): what
+# it returns depends on the callables the caller passes (`FunctionFlow.applied`).
+APPLIED = "result of a callable parameter"
 # A `self.<attr>` that `__init__` stored from its parameter: the caller's mode, like a parameter.
 STORED = "stored constructor parameter"
 PROGRAM, EXPORTED, PREPARED, PREPARED_QAT, CONVERTED = (
@@ -162,6 +165,9 @@ class FunctionFlow:
     foreign_calls: list[tuple[str, CallSite]] = field(default_factory=list)
     # Parameters it calls as callbacks, with what (`qlint.analysis.flow.callbacks.CallbackCall`).
     callback_calls: list = field(default_factory=list)
+    # id(call) -> the parameter the call's model came in as, for the `APPLIED` results of calls
+    # of callable parameters: the caller substitutes what the callables it passes return.
+    applied: dict[int, int] = field(default_factory=dict)
     # prepare/convert results built from parameters: the caller's captures flow into them.
     param_results: dict[Obj, frozenset[int]] = field(default_factory=dict)
 

@@ -175,7 +175,12 @@ def _calls_in(
     if module is None:
         return []  # does not parse: it calls nothing
     other, flow, analysed = module
-    uses = _uses(other, target, func.name, ctx.path)
+    # The module's references to the helper, found once per version of both modules (the key
+    # of `_MODULES`): a helper whose callers all vouch reads every caller module at each check.
+    known = other.cache.setdefault("project_callers.uses", {})
+    if target not in known:
+        known[target] = _uses(other, target, func.name, ctx.path)
+    uses = known[target]
     if uses is None:
         return None
     found: list[ProjectCall] = []
