@@ -5,8 +5,9 @@
 Runs `qlint check --no-cache --exit-zero -j 1 --select QL2 .` in this process from TREE and
 counts the function bodies the model-flow interpreter (QL201/QL202/QL203) and the
 calibration walk (QL204) analyse: in all, how many distinct bodies that is, and how many
-were bodies of other modules (helpers of the file checked, analysed again by every file
-that calls them). Counts do not depend on the machine's load; the CPU seconds (of the
+were bodies of other modules (helpers of the file checked; the model flow keeps them for
+the next file that calls them, `qlint.analysis.flow.shared_flows`, the calibration walk
+analyses them again). Counts do not depend on the machine's load; the CPU seconds (of the
 rules, and of the whole run) are printed beside them for orientation. Issue 13 asks the
 analyses to be proportional to what a tree holds: a repeat count far above the number of
 distinct bodies is work to share.

@@ -73,6 +73,15 @@ def _nested(node: ast.ClassDef, rest: list[str]) -> ast.ClassDef | None:
     return node
 
 
+def installed_package(path: str) -> str | None:
+    """The top-level package an installed file belongs to (the directory under site-packages)."""
+    parts = os.path.abspath(path).split(os.sep)
+    for i, part in enumerate(parts[:-2]):
+        if part in _INSTALL_DIRS:
+            return parts[i + 1]
+    return None
+
+
 @lru_cache(maxsize=4096)
 def module_file(module: str) -> str | None:
     """The source file of an installed module, from the site directories only (never the
@@ -112,4 +121,4 @@ def _scope(path: str, module: str, project, requester: str) -> ModuleScope | Non
     return scope
 
 
-__all__ = ["installed_class", "module_file"]
+__all__ = ["installed_class", "installed_package", "module_file"]

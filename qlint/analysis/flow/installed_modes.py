@@ -10,12 +10,8 @@ holds and the mode it starts in.
 from __future__ import annotations
 
 import ast
-import os
 
-from qlint.analysis.flow.installed_classes import installed_class
 from qlint.analysis.flow.model_apis import init_sets_eval
-
-_INSTALL_DIRS = ("site-packages", "dist-packages")
 
 
 def starts_in_eval(built) -> bool:
@@ -25,22 +21,13 @@ def starts_in_eval(built) -> bool:
     if built.cls is not None or not isinstance(call, ast.Call):
         return False
     name = built.resolver.qualname(call.func)
-    requester = built.index.requester
     # Only a class of the installed package being checked: other packages' classes (torch's,
     # a model zoo's) would be parsed for every construction of them, for no case seen.
-    if not name or name.split(".")[0] != _installed_package(requester):
+    # Asked of the check's class index, which notes what depends on the file checked.
+    if not name or name.split(".")[0] != built.index.installed_package():
         return False
-    found = installed_class(name, built.index.project, requester)
+    found = built.index.installed_source(name)
     return found is not None and init_sets_eval(found[0])
-
-
-def _installed_package(path: str) -> str | None:
-    """The top-level package an installed file belongs to (the directory under site-packages)."""
-    parts = os.path.abspath(path).split(os.sep)
-    for i, part in enumerate(parts[:-2]):
-        if part in _INSTALL_DIRS:
-            return parts[i + 1]
-    return None
 
 
 __all__ = ["starts_in_eval"]

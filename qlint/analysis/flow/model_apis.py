@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from qlint.analysis.flow.model_classes import FACTORIES
 from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.tree_walk import walk_kinds
 
 
 @dataclass(frozen=True)
@@ -184,8 +185,12 @@ def init_sets_eval(cls: ast.ClassDef) -> bool:
 def _init_sets_eval(cls: ast.ClassDef) -> bool:
     init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
     return init is not None and any(
-        (m := mode_call(n)) is not None and m[1] == "eval" and key(m[0]) == "self" for n in ast.walk(init)
+        (m := mode_call(n)) is not None and m[1] == "eval" and key(m[0]) == "self"
+        for n in walk_kinds(init, _CALLS)  # computed for every class of every module summarised
     )
+
+
+_CALLS = frozenset({ast.Call})
 
 
 _INIT_SETS_EVAL = "_qlint_init_sets_eval"

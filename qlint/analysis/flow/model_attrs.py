@@ -16,6 +16,11 @@ from dataclasses import dataclass
 
 from qlint.analysis.flow.model_apis import key, mode_call
 from qlint.analysis.names.scope import function_assigns, parameter_args
+from qlint.analysis.tree_walk import walk_kinds
+
+# The nodes the walk below decides on, in `ast.walk` order: every class is walked once per
+# check, and test classes of thousands of lines made this a walk of most of the module.
+_READ = frozenset({ast.Assign, ast.AnnAssign, ast.Call, ast.Attribute})
 
 
 @dataclass(frozen=True)
@@ -41,7 +46,7 @@ def attribute_sources(cls: ast.ClassDef, is_constructor: Callable[[ast.Call], bo
     calls: list[tuple[ast.Call, ast.AST]] = []  # read only when an attribute was stored
     for method in (s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))):
         handled: set[int] = set()
-        for node in ast.walk(method):
+        for node in walk_kinds(method, _READ):
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for target in targets:

@@ -16,7 +16,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from qlint.analysis.flow.installed_classes import installed_class
+from qlint.analysis.flow.installed_classes import installed_class, installed_package
 from qlint.analysis.flow.model_torch_nn import CONTAINERS, torch_nn_kind
 from qlint.analysis.names.import_paths import module_bases
 from qlint.analysis.names.resolver import Resolver, dotted_parts
@@ -85,7 +85,9 @@ class Built:
     parts: tuple[Built, ...] | None = ()
 
     def content(self) -> Content:
-        own = self.index.content(self.call, self.cls, self.resolver, self.name)
+        # A construction met in a helper analysed for another file's check (`shared_flows`)
+        # is read with this check's index: its lookups are this check's dependencies.
+        own = in_check(self.index).content(self.call, self.cls, self.resolver, self.name)
         if self.parts is None:
             return Content(own.name, own.dependent, False)
         inner = [p.content() for p in self.parts]
@@ -106,7 +108,7 @@ class Built:
                 continue
             if isinstance(arg, ast.Call):
                 if self.cls is not None:  # a torch.nn call's own walk read these already
-                    complete &= self.index._calls_content([arg], self.resolver, found, 0)
+                    complete &= in_check(self.index)._calls_content([arg], self.resolver, found, 0)
             elif not self.parts:
                 complete = False
         return complete
@@ -125,14 +127,22 @@ class ClassIndex:
 
     project: object  # the ProjectIndex
     requester: str  # the file checked: project modules are found from its import root
+    born: object = None  # the project index's check count when it was made
     _modules: dict[str, ModuleScope | None] = field(default_factory=dict)
     _contents: dict[int, tuple[tuple[str, ...], bool]] = field(default_factory=dict)
     _packages: dict[str, bool] = field(default_factory=dict)
+    # While a list: every answer that depends on the file checked (where project modules are
+    # looked up from) is appended as (kind, question, answer), so that an analysis made for
+    # one file is reused for another only where it gets the same answers (`replay`).
+    log: list | None = None
 
     def module_scope(self, module: str) -> ModuleScope | None:
         if module not in self._modules:  # one file-system lookup per module name
             self._modules[module] = self.project.module_scope(module, self.requester)
-        return self._modules[module]
+        found = self._modules[module]
+        if self.log is not None:
+            self.log.append(("module", module, found))
+        return found
 
     def _project_package(self, top: str) -> bool:
         """`top` is a package of the project: one with `__init__.py`, or a directory without one
@@ -140,7 +150,48 @@ class ClassIndex:
         if top not in self._packages:
             found = self.module_scope(top) is not None
             self._packages[top] = found or any(os.path.isdir(b) for b in module_bases(top, self.requester))
+        if self.log is not None:
+            self.log.append(("package", top, self._packages[top]))
         return self._packages[top]
+
+    def installed_source(self, name: str | None) -> tuple[ast.ClassDef, ModuleScope] | None:
+        """`installed_class` for this check (the file read is its dependency)."""
+        found = installed_class(name, self.project, self.requester)
+        if self.log is not None:
+            self.log.append(("installed", name, found))
+        return found
+
+    def installed_package(self) -> str | None:
+        """The installed package the file checked belongs to (None: it is no installed file)."""
+        found = installed_package(self.requester)
+        if self.log is not None:
+            self.log.append(("installed package", None, found))
+        return found
+
+    def replay(self, log) -> bool:
+        """Ask this check's questions of `log` again (which makes their modules its
+        dependencies): True when every answer is the one logged."""
+        for kind, question, answer in log:
+            if kind == "module":
+                same = self.module_scope(question) is answer
+            elif kind == "package":
+                same = self._project_package(question) == answer
+            elif kind == "installed":
+                now = self.installed_source(question)
+                same = now is answer or (
+                    now is not None and answer is not None and now[0] is answer[0] and now[1] is answer[1]
+                )
+            else:
+                same = self.installed_package() == answer
+            if not same:
+                return False
+        return True
+
+    def claim_check(self) -> None:
+        """This index serves the check that runs now: constructions read by its rules are
+        read with it (`in_check`)."""
+        global _CURRENT
+        _CURRENT = (self.project, getattr(self.project, "checks", None), self)
 
     def resolve(self, func: ast.expr, resolver: Resolver, local_classes: dict, name=False) -> ModelClass | None:
         """The class `func` names, or None when it names no class we can find (`name`: its
@@ -298,8 +349,23 @@ class ClassIndex:
     def installed(self, name: str | None) -> ModelClass | None:
         """A class of an installed package (`torch.testing._internal...TestHelperModules.X`),
         read from its source; only for content, never to decide what a call builds."""
-        found = installed_class(name, self.project, self.requester)
+        found = self.installed_source(name)
         return ModelClass(found[0], found[1]) if found is not None else None
+
+
+_CURRENT: tuple | None = None  # (project, its check count, the index of that check)
+
+
+def in_check(index: ClassIndex) -> ClassIndex:
+    """`index` if it was made for the check running now, else that check's own index (a
+    construction kept from an earlier check with a helper's flow, `shared_flows`)."""
+    checks = getattr(index.project, "checks", None)
+    if index.born == checks:
+        return index
+    current = _CURRENT
+    if current is not None and current[0] is index.project and current[1] == checks:
+        return current[2]
+    return index
 
 
 def _tensor_values(nodes: list[ast.AST]) -> set[int]:

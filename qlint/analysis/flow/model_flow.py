@@ -13,7 +13,8 @@ each `Obj` has a set of possible `ModeFact`s (one per path), branches are joined
 twice, `return`/`raise` end a path. A fact set inside `if cond:` remembers `cond`, so a
 `.train()` under `if is_qat:` does not reach a `prepare_pt2e` under the `else:`. Helpers of
 the same module or project are summarised by analysing their body once and substituting
-the caller's arguments for their parameters.
+the caller's arguments for their parameters; other modules' helpers once per process, for
+every file that calls them (`shared_flows`).
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ from qlint.analysis.flow.model_values import (
     merge_values,
     statement_lists,
 )
+from qlint.analysis.flow.shared_flows import Tracker
 from qlint.analysis.names.scope import ClassScope, ModuleScope
 
 # The values are re-exported: rules read captures and switches from here.
@@ -116,6 +118,8 @@ class _Memo:
     functions: dict[int, FunctionFlow | None] = field(default_factory=dict)  # None: in progress
     modules: dict[str, ModelFlow | None] = field(default_factory=dict)
     classes: ClassIndex | None = None
+    tracker: Tracker | None = None
+    cut: set[str] = field(default_factory=set)  # modules not followed: too deep when first met
 
 
 class ModelFlow:
@@ -129,16 +133,36 @@ class ModelFlow:
         self.memo = memo or _Memo()
         self._attributes: dict[int, dict[str, ast.Call | Stored]] = {}
         if self.memo.classes is None:
-            self.memo.classes = ClassIndex(project, scope.path)
+            self.memo.classes = ClassIndex(project, scope.path, getattr(project, "checks", None))
+            self.memo.tracker = Tracker(project, self.memo.classes)
         self.classes = self.memo.classes
+        self.tracker = self.memo.tracker
 
     def function(self, func: ast.AST, class_scope: ClassScope | None = None) -> FunctionFlow | None:
         key = id(func)
+        tracker = self.tracker
         if key in self.memo.functions:
-            return self.memo.functions[key]
+            flow = self.memo.functions[key]
+            if flow is None:
+                tracker.in_progress(key)
+            else:
+                tracker.used(key)
+            return flow
+        # Another module's helper: the flow an earlier check analysed, if it still holds.
+        flow = tracker.reuse(self.scope, key, func, class_scope) if self.depth else None
+        if flow is not None:
+            self.memo.functions[key] = flow
+            return flow
         self.memo.functions[key] = None  # recursion guard: a recursive call is not summarised
-        flow = Interpreter(self, func, class_scope).run()
+        tracker.push(key)
+        flow = None
+        try:
+            flow = Interpreter(self, func, class_scope).run()
+        finally:
+            deps = tracker.pop(flow)
         self.memo.functions[key] = flow
+        if deps is not None and self.depth:
+            tracker.keep(self.scope, key, func, class_scope, flow, deps)
         return flow
 
     def attribute_sources(self, class_scope: ClassScope | None, resolver) -> dict[str, ast.Call | Stored]:
@@ -163,9 +187,13 @@ class ModelFlow:
         if module == self.scope.module:
             return self
         if module not in self.memo.modules:  # one file-system lookup per module name
+            if self.depth >= _MAX_SUMMARY_DEPTH:
+                self.memo.cut.add(module)
             other = self.project.module_scope(module, self.scope.path) if self.depth < _MAX_SUMMARY_DEPTH else None
             flow = None if other is None else ModelFlow(other, self.project, self.optable, self.depth + 1, self.memo)
             self.memo.modules[module] = flow
+        if module in self.memo.cut:
+            self.tracker.taint()  # what depth a module is first met at depends on the file checked
         return self.memo.modules[module]
 
 
@@ -192,6 +220,7 @@ def _analyse(ctx, functions) -> list[FunctionFlow]:
     flow = ctx.cache.get("model_flow.analysis")
     if flow is None:
         flow = ctx.cache["model_flow.analysis"] = ModelFlow(ctx.scope, ctx.project, ctx.optable)
+        flow.classes.claim_check()
     flows = [flow.function(f, cls) for f, cls in functions]
     return [f for f in flows if f is not None]
 

@@ -56,6 +56,12 @@ class ProjectIndex:
         self._found: dict[tuple[str, str], str | None] = {}
         # The file being checked, its text and the engine's parse of it (`begin_check`).
         self._checked: tuple[str, str, ast.Module] | None = None
+        # Counts checks: what is valid for one check only is keyed on it (`begin_check`).
+        self.checks = 0
+        # While a list: every (path, digest) a lookup reads is appended to it, so that an
+        # analysis kept across checks (`qlint.analysis.flow.shared_flows`) knows what to
+        # compare before it is reused.
+        self.reads: list[tuple[str, str]] | None = None
 
     _default: ProjectIndex | None = None
     # Where module summaries are kept between runs (`qlint.summary_cache.SummaryStore`, set
@@ -133,6 +139,7 @@ class ProjectIndex:
         self._lookups.clear()
         self._found.clear()
         self._checked = (os.path.abspath(path), text, tree) if path and text is not None and tree else None
+        self.checks += 1
 
     def find_module_in_check(self, module: str, requester: str) -> str | None:
         """`find_module`, asked once per check for files of one directory (the rules of a
@@ -169,6 +176,8 @@ class ProjectIndex:
         requester = os.path.abspath(requester)
         self._deps.setdefault(requester, {})[path] = digest
         self._users.setdefault(path, set()).add(requester)
+        if self.reads is not None:
+            self.reads.append((path, digest))
 
     def record_read(self, requester: str, path: str, digest: str) -> None:
         """The check of `requester` read `path` (content sha256, "" = absent) by other means

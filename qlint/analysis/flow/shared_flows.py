@@ -1,0 +1,159 @@
+"""Model flows of other modules' helpers, kept across the checks of one process.
+
+Every file that calls `backends/qualcomm/utils/utils.py`'s helpers had them interpreted again
+(ExecuTorch: 1,455 analyses of 329 helper bodies for 169 files). A helper's flow is the same
+for every caller when its analysis did not depend on where it started, so it is analysed
+once per module content and reused. Kept on the module's scope (the project index holds one
+scope per content, so an edited module's flows go with its old scope), each with what it read:
+
+- `reads`: (path, sha256) of every module the analysis looked up, through helpers of helpers:
+  compared before reuse, so an edit anywhere it looked refreshes it (the language server);
+- `lookups`: the answers of the class index that depend on the file checked (where project
+  modules are found from, `model_classes.ClassIndex.log`): asked again of the new check's
+  index, which makes them its dependencies, and reused only if every answer is the same.
+
+A flow is not kept when its analysis depended on the order the check met things in: it met a
+body still in progress (recursion through another body), the module depth limit, or a flow
+that was itself not kept (`Tracker.taint`). Those are analysed again by each check, as before.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from qlint.analysis.flow.model_values import FunctionFlow
+
+_KEY = "_qlint_shared_flows"  # in the scope's `__dict__`, as the resolver keeps its star sources
+
+
+@dataclass(frozen=True)
+class Shared:
+    func: ast.AST
+    class_scope: object
+    flow: FunctionFlow
+    reads: tuple[tuple[str, str], ...]
+    lookups: tuple
+
+
+class _Frame:
+    __slots__ = ("kept", "key", "lookups", "reads")
+
+    def __init__(self, key, reads: int, lookups: int):
+        self.key = key  # the body's key in `model_flow._Memo.functions`
+        self.kept = True
+        self.reads = reads  # where its slice of the logs starts
+        self.lookups = lookups
+
+
+class Tracker:
+    """The analyses in progress in one check (one `model_flow._Memo`), and what each read."""
+
+    def __init__(self, project, classes):
+        self.project = project
+        self.classes = classes
+        self.frames: list[_Frame] = []
+        self.reads: list[tuple[str, str]] = []
+        self.lookups: list = []
+        # Memo key -> (reads, lookups) of flows analysed or reused in this check and kept:
+        # a body that uses one of them read what it read. Keys are `model_flow`'s memo keys
+        # (the function's id): whatever that key holds besides the function, the kept flows do too.
+        self.deps: dict[int, tuple[tuple, tuple]] = {}
+        self.untaken: set[int] = set()  # flows of this check that are not kept
+        self._digests: dict[str, str] = {}
+        self._saved: tuple = (None, None)
+
+    # -- frames ----------------------------------------------------------------------
+    def push(self, key) -> None:
+        if not self.frames:
+            self._saved = (getattr(self.project, "reads", None), self.classes.log)
+            if hasattr(self.project, "reads"):
+                self.project.reads = self.reads
+            self.classes.log = self.lookups
+        self.frames.append(_Frame(key, len(self.reads), len(self.lookups)))
+
+    def pop(self, flow: FunctionFlow | None) -> tuple[tuple, tuple] | None:
+        """The reads and lookups of the body analysed last, or None when it cannot be kept."""
+        frame = self.frames.pop()
+        deps = None
+        if frame.kept and flow is not None:
+            deps = (
+                tuple(dict.fromkeys(self.reads[frame.reads :])),
+                _unique(self.lookups[frame.lookups :]),
+            )
+            self.deps[frame.key] = deps
+        else:
+            self.untaken.add(frame.key)
+            if self.frames:
+                self.frames[-1].kept = False
+        if not self.frames:
+            if hasattr(self.project, "reads"):
+                self.project.reads = self._saved[0]
+            self.classes.log = self._saved[1]
+            self.reads.clear()
+            self.lookups.clear()
+        return deps
+
+    def taint(self) -> None:
+        """The body analysed now depends on the order things were met in."""
+        if self.frames:
+            self.frames[-1].kept = False
+
+    def in_progress(self, key) -> None:
+        """The body of `key` is analysed further up: every body from it to here saw it unfinished."""
+        for i in range(len(self.frames) - 1, -1, -1):
+            if self.frames[i].key == key:
+                if i < len(self.frames) - 1:  # a body calling itself is the same from anywhere
+                    for frame in self.frames[i:]:
+                        frame.kept = False
+                return
+        self.taint()
+
+    def used(self, key) -> None:
+        """A flow of this check is used by the body analysed now."""
+        if key in self.untaken:
+            self.taint()
+        elif self.frames and key in self.deps:
+            reads, lookups = self.deps[key]
+            self.reads.extend(reads)
+            self.lookups.extend(lookups)
+
+    # -- kept flows ------------------------------------------------------------------
+    def reuse(self, scope, key, func: ast.AST, class_scope) -> FunctionFlow | None:
+        """A flow kept from an earlier check, if what it read is unchanged and the class
+        index answers alike from here."""
+        shared = scope.__dict__.get(_KEY, {}).get(key)
+        if shared is None or shared.func is not func or shared.class_scope is not class_scope:
+            return None
+        if not all(self._digest(path) == digest for path, digest in shared.reads):
+            return None
+        log, self.classes.log = self.classes.log, None  # the answers are added below, once
+        try:
+            same = self.classes.replay(shared.lookups)
+        finally:
+            self.classes.log = log
+        if not same:
+            return None
+        self.deps[key] = (shared.reads, shared.lookups)
+        if self.frames:
+            self.reads.extend(shared.reads)
+            self.lookups.extend(shared.lookups)
+        return shared.flow
+
+    def keep(self, scope, key, func: ast.AST, class_scope, flow: FunctionFlow, deps: tuple[tuple, tuple]) -> None:
+        scope.__dict__.setdefault(_KEY, {})[key] = Shared(func, class_scope, flow, *deps)
+
+    def _digest(self, path: str) -> str:
+        known = self._digests.get(path)
+        if known is None:
+            digest = getattr(self.project, "digest", None)
+            known = self._digests[path] = digest(path) if digest is not None else ""
+        return known
+
+
+def _unique(lookups: list) -> tuple:
+    """One entry per question (the answers of one check agree)."""
+    return tuple({(kind, question): (kind, question, answer) for kind, question, answer in lookups}.values())
+
+
+__all__ = ["Shared", "Tracker"]

@@ -1,0 +1,224 @@
+"""Model flows of other modules' helpers kept across checks (`qlint.analysis.flow.shared_flows`).
+
+A helper called from several files is analysed once per process; each check gets the findings
+a fresh analysis would give: an edit of any module the helper's analysis read, a class index
+that answers otherwise from the file checked, or an analysis that depended on the order it met
+bodies in (recursion through two modules) means the helper is analysed again.
+"""
+
+from __future__ import annotations
+
+import collections
+import textwrap
+
+import pytest
+
+from qlint.analysis.flow import model_interp
+from qlint.analysis.names.project import ProjectIndex
+from qlint.engine import check_source
+from tests.conftest import settings_for
+
+HEAD = """\
+import torch
+from torch.export import export
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+"""
+
+BUILD = """\
+from lib.nets import Net
+
+
+def build():
+    return Net()
+"""
+
+NETS_TRAIN = """\
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(3)
+"""
+
+NETS_EVAL = NETS_TRAIN + "        self.eval()\n"
+
+SCRIPT = (
+    HEAD
+    + """from lib.helpers import build
+
+
+def main(quantizer, x):
+    model = build()
+    ep = export(model, (x,))
+    return prepare_pt2e(ep.module(), quantizer)
+"""
+)
+
+
+@pytest.fixture
+def analysed(monkeypatch):
+    """(path, line) -> how many times the interpreter analysed that body."""
+    runs: collections.Counter = collections.Counter()
+    run = model_interp.Interpreter.run
+
+    def counted(self):
+        runs[(self.owner.scope.path.rsplit("/", 1)[-1], getattr(self.func, "lineno", 0))] += 1
+        return run(self)
+
+    monkeypatch.setattr(model_interp.Interpreter, "run", counted)
+    return runs
+
+
+def _repo(tmp_path, files: dict[str, str]):
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def _rows(root, name: str, project: ProjectIndex) -> list[int]:
+    path = root / name
+    result = check_source(path.read_text(), str(path), settings_for(("QL201",)), project)
+    assert not result.errors, result.errors
+    return [d.range.start.row for d in result.diagnostics]
+
+
+def _library(tmp_path, nets: str = NETS_TRAIN, **scripts: str):
+    files = {"lib/__init__.py": "", "lib/helpers.py": BUILD, "lib/nets.py": nets}
+    files.update({f"scripts/{name}.py": text for name, text in scripts.items()})
+    return _repo(tmp_path, files)
+
+
+def test_a_helper_is_analysed_once_for_every_file_that_calls_it(tmp_path, analysed):
+    root = _library(tmp_path, a=SCRIPT, b=SCRIPT)
+    project = ProjectIndex()
+    assert _rows(root, "scripts/a.py", project) == [9]
+    assert _rows(root, "scripts/b.py", project) == [9]
+    assert analysed[("helpers.py", 4)] == 1
+    # Each check's own bodies are its own.
+    assert analysed[("a.py", 7)] == analysed[("b.py", 7)] == 1
+
+
+def test_the_second_file_gets_what_a_fresh_analysis_gives(tmp_path):
+    root = _library(tmp_path, a=SCRIPT, b=SCRIPT.replace("model = build()", "model = build().eval()"))
+    project = ProjectIndex()
+    assert _rows(root, "scripts/a.py", project) == [9]
+    assert _rows(root, "scripts/b.py", project) == []  # quiet: eval() after the shared helper
+    assert _rows(root, "scripts/b.py", ProjectIndex()) == []
+
+
+def test_an_edit_of_a_module_the_helper_read_is_seen(tmp_path, analysed):
+    # The helper's flow depends on `lib/nets.py` (whether `Net()` starts in eval mode):
+    # editing that module, not the helper's, must refresh it.
+    root = _library(tmp_path, a=SCRIPT, b=SCRIPT)
+    project = ProjectIndex()
+    assert _rows(root, "scripts/a.py", project) == [9]
+    project.update(str(root / "lib" / "nets.py"), NETS_EVAL)
+    assert _rows(root, "scripts/b.py", project) == []
+    assert analysed[("helpers.py", 4)] == 2
+    project.update(str(root / "lib" / "nets.py"), None)  # the buffer closed: the file counts again
+    assert _rows(root, "scripts/a.py", project) == [9]
+
+
+def test_an_edit_of_the_helper_itself_is_seen(tmp_path):
+    root = _library(tmp_path, a=SCRIPT, b=SCRIPT)
+    project = ProjectIndex()
+    assert _rows(root, "scripts/a.py", project) == [9]
+    project.update(str(root / "lib" / "helpers.py"), BUILD.replace("return Net()", "return Net().eval()"))
+    assert _rows(root, "scripts/b.py", project) == []
+
+
+def test_a_class_found_elsewhere_from_another_file_is_not_taken_from_the_first(tmp_path, analysed):
+    # `from models import Net` in the helper names `models` as the file checked finds it: each
+    # script's directory has its own `models.py`, one whose `Net` starts in eval mode.
+    helper = "from models import Net\n\n\ndef build():\n    return Net()\n"
+    root = _repo(
+        tmp_path,
+        {
+            "lib/__init__.py": "",
+            "lib/helpers.py": helper,
+            "one/models.py": NETS_TRAIN,
+            "one/a.py": SCRIPT,
+            "two/models.py": NETS_EVAL,
+            "two/b.py": SCRIPT,
+        },
+    )
+    project = ProjectIndex()
+    assert _rows(root, "one/a.py", project) == [9]
+    assert _rows(root, "two/b.py", project) == []
+    assert analysed[("helpers.py", 4)] == 2  # answered otherwise: analysed again
+    assert _rows(root, "two/b.py", ProjectIndex()) == []
+
+
+def test_bodies_met_in_progress_are_analysed_again(tmp_path, analysed):
+    # `ping` and `pong` call each other across two modules: what each sees of the other
+    # depends on which was met first, so neither flow is kept.
+    ping = "from lib.pong import pong\n\n\ndef ping(model, n):\n    return pong(model, n) if n else model\n"
+    pong = "from lib.ping import ping\n\n\ndef pong(model, n):\n    return ping(model, n - 1)\n"
+    script = HEAD + textwrap.dedent(
+        """\
+            from lib.ping import ping
+
+
+            def main(model, quantizer, x):
+                model = ping(model.train(), 3)
+                ep = export(model, (x,))
+                return prepare_pt2e(ep.module(), quantizer)
+            """
+    )
+    root = _repo(
+        tmp_path, {"lib/__init__.py": "", "lib/ping.py": ping, "lib/pong.py": pong, "a.py": script, "b.py": script}
+    )
+    project = ProjectIndex()
+    first = _rows(root, "a.py", project)
+    assert _rows(root, "b.py", project) == first == _rows(root, "b.py", ProjectIndex())
+    assert analysed[("ping.py", 4)] == 3 and analysed[("pong.py", 4)] == 3
+
+
+def test_an_edit_of_a_helper_the_helper_calls_is_seen(tmp_path, analysed):
+    # `build` is kept with `lib/helpers.py`'s scope, which the edit of `lib/makers.py` leaves
+    # alone: what `build`'s analysis read of `makers` is compared before it is reused.
+    makers = NETS_TRAIN + "\n\ndef make():\n    return Net()\n"
+    helper = "from lib.makers import make\n\n\ndef build():\n    return make()\n"
+    root = _repo(tmp_path, {"lib/__init__.py": "", "lib/helpers.py": helper, "lib/makers.py": makers, "a.py": SCRIPT})
+    project = ProjectIndex()
+    assert _rows(root, "a.py", project) == [9]
+    assert _rows(root, "a.py", project) == [9]
+    assert analysed[("helpers.py", 4)] == 1
+    project.update(str(root / "lib" / "makers.py"), makers.replace("return Net()", "return Net().eval()"))
+    assert _rows(root, "a.py", project) == []
+    assert analysed[("helpers.py", 4)] == 2
+
+
+def test_a_reused_helper_leaves_the_check_its_dependencies(tmp_path):
+    # The class index's lookups are asked again of the second check: `lib/nets.py` (where the
+    # helper's `Net` lives) is a dependency of both results, so the results cache drops them.
+    root = _library(tmp_path, a=SCRIPT, b=SCRIPT)
+    project = ProjectIndex()
+    nets = str(root / "lib" / "nets.py")
+    for name in ("scripts/a.py", "scripts/b.py"):
+        path = root / name
+        result = check_source(path.read_text(), str(path), settings_for(("QL201",)), project)
+        assert [d.range.start.row for d in result.diagnostics] == [9]
+        assert nets in result.dependencies, name
+
+
+def test_what_a_kept_construction_holds_is_read_for_the_check_that_reuses_it(tmp_path):
+    # The message says what `Net` holds, read through `lib/blocks.py`: the second check, which
+    # reuses `build`'s flow, reads it again (with its own class index), so it depends on it too.
+    nets = "from torch import nn\nfrom lib.blocks import Block\n\n\nclass Net(nn.Module):\n"
+    nets += "    def __init__(self):\n        super().__init__()\n        self.block = Block()\n"
+    root = _library(tmp_path, nets, a=SCRIPT, b=SCRIPT)
+    (root / "lib" / "blocks.py").write_text(NETS_TRAIN.replace("class Net", "class Block"))
+    project = ProjectIndex()
+    blocks = str(root / "lib" / "blocks.py")
+    for name in ("scripts/a.py", "scripts/b.py"):
+        path = root / name
+        result = check_source(path.read_text(), str(path), settings_for(("QL201",)), project)
+        assert ["BatchNorm2d" in d.message for d in result.diagnostics] == [True]
+        assert blocks in result.dependencies, name
