@@ -4,7 +4,3 @@ __version__ = "0.1.0"
 # The name to `pip install` (`qlint` on the package index is another project).
 DISTRIBUTION = "qlint-pt2e"
 
-# Before any of qlint's dataclasses is created (`qlint.dataclass_code`).
-from qlint import dataclass_code as _dataclass_code  # noqa: E402
-
-_dataclass_code.install()
