@@ -4,6 +4,7 @@ refuses it before any check (or torch) runs."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -124,3 +125,44 @@ def test_the_linter_side_of_the_contract_never_imports_torch():
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_every_evidence_type_is_importable_from_the_package_and_from_its_module():
+    import importlib
+
+    import qlint.evidence as ev
+
+    for name, home in ev._HOMES.items():
+        cls = getattr(ev, name)
+        assert cls is getattr(importlib.import_module(f"qlint.evidence.{home}"), name)
+        assert issubclass(cls, ev.Evidence) and name in dir(ev)
+    with pytest.raises(AttributeError):
+        ev.NoSuchEvidence  # noqa: B018
+
+
+def test_a_check_creates_only_the_evidence_types_of_the_rules_the_file_triggers(tmp_path):
+    # Each evidence dataclass costs its compiled methods at start-up; a file that triggers
+    # triggers QL201 (and QL401's prefilter) must not pay for the other rules' types, and QL201 still reports with its evidence.
+    target = tmp_path / "capture.py"
+    target.write_text(
+        "import torch\nfrom torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\n\n\n"
+        "def quantize(model, inputs, quantizer):\n"
+        "    captured = torch.export.export(model, inputs).module()\n"
+        "    return prepare_pt2e(captured, quantizer)\n"
+    )
+    code = (
+        "import sys, json, io, contextlib\nfrom qlint import cli\nout = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        "    try:\n"
+        f"        cli.main(['check', '--no-cache', '--output-format', 'json', {str(target)!r}])\n"
+        "    except SystemExit:\n        pass\n"
+        "found = json.loads(out.getvalue())\n"
+        "print(json.dumps([d['code'] for d in found]))\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('qlint.evidence.'))))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    findings, modules = run.stdout.splitlines()[-2:]
+    assert json.loads(findings) == ["QL201"]
+    # `torchao.quantization` holds QL401's trigger `ao.quantization`: its rule module is
+    # imported (and finds nothing); QL101-QL103, QL203, QL204, QL301 and QL402 are not.
+    assert json.loads(modules) == ["qlint.evidence.capture", "qlint.evidence.moved_imports"]

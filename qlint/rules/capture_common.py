@@ -25,7 +25,7 @@ from qlint.analysis.flow.model_flow import (
 )
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.diagnostic import Applicability, Edit, Fix, Range, RelatedInfo
-from qlint.evidence import CaptureEvidence, SinkPoint, SourcePoint
+from qlint.evidence.capture import CaptureEvidence, SinkPoint, SourcePoint
 from qlint.rules.base import FileContext
 from qlint.source import line_ending
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from qlint import evidence
 from qlint.analysis.names.resolver import OpRef
 from qlint.diagnostic import Applicability, Edit, Fix, Range
-from qlint.evidence import OpEvidence
+from qlint.evidence.ops import OpEvidence
 from qlint.optable import OpInfo, OpTable
 
 

@@ -24,7 +24,7 @@ from qlint.analysis.graphs.reexport import never_runs, sees_overloads
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Located, OpRef, Resolver
 from qlint.diagnostic import Diagnostic, RelatedInfo
-from qlint.evidence import OpEvidence
+from qlint.evidence.ops import OpEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.overload_fixes import (
     FixSite,

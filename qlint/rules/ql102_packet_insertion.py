@@ -20,7 +20,7 @@ from qlint.analysis.graphs.instance_attrs import with_instance_attrs
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import OpRef, Resolver
 from qlint.diagnostic import Diagnostic
-from qlint.evidence import OpEvidence
+from qlint.evidence.ops import OpEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.overload_fixes import (
     FixSite,

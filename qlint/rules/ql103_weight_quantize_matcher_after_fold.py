@@ -28,7 +28,7 @@ from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.tree_walk import own_nodes
 from qlint.diagnostic import Applicability, Diagnostic, Fix, RelatedInfo
-from qlint.evidence import WeightMatcherEvidence
+from qlint.evidence.weight_matchers import WeightMatcherEvidence
 from qlint.rules.base import FileContext, Rule
 
 _QUANTIZE_OPS = frozenset(

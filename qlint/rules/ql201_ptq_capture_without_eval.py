@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from qlint.diagnostic import Diagnostic
-from qlint.evidence import CaptureEvidence
+from qlint.evidence.capture import CaptureEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.caller_verdicts import vouched_by_callers
 from qlint.rules.capture_common import (

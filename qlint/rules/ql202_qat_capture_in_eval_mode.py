@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from qlint.diagnostic import Diagnostic
-from qlint.evidence import CaptureEvidence
+from qlint.evidence.capture import CaptureEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.capture_common import captures, evidence, listed, model_text, reasons, related
 from qlint.rules.capture_content import content_note, mode_free

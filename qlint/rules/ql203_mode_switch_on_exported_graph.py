@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from qlint.analysis.flow.model_flow import GRAPH_KINDS, ModeSwitch, module_flows
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix
-from qlint.evidence import ModeSwitchEvidence
+from qlint.evidence.mode_switch import ModeSwitchEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.pt2e_helpers import PT2E, pt2e_helper
 

@@ -17,7 +17,7 @@ from qlint.analysis.calibration import Calibration, Summary, Uncalibrated, file_
 from qlint.analysis.calibration_walk import Walker
 from qlint.analysis.flow.callgraph import node_range
 from qlint.diagnostic import Applicability, Diagnostic, Fix, RelatedInfo
-from qlint.evidence import CalibrationEvidence
+from qlint.evidence.calibration import CalibrationEvidence
 from qlint.rules.base import FileContext, Rule
 
 

@@ -19,7 +19,7 @@ from qlint.analysis.flow.callgraph import Callee, CallGraph, Visit, node_range
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Located, Resolver
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Position, Range, RelatedInfo
-from qlint.evidence import DecompositionEvidence
+from qlint.evidence.decomposition import DecompositionEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
 
 RECIPES = frozenset({"executorch.export.QuantizationRecipe", "executorch.export.recipe.QuantizationRecipe"})

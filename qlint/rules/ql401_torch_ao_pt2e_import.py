@@ -36,7 +36,7 @@ from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.version_gates import ModuleConstants
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix
-from qlint.evidence import MovedImportEvidence
+from qlint.evidence.moved_imports import MovedImportEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
 
 _APPLICABILITY = {"safe": Applicability.SAFE, "unsafe": Applicability.UNSAFE}

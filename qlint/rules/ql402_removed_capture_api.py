@@ -20,7 +20,7 @@ from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.removed_capture_apis import APIS, NAMES, REPLACEMENT, TARGET_RELEASE, RemovedApi, rewrite_call
 from qlint.analysis.version_gates import ModuleConstants, is_version_test, taken
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Position, Range
-from qlint.evidence import RemovedCaptureEvidence
+from qlint.evidence.removed_capture import RemovedCaptureEvidence
 from qlint.rules.base import FileContext, Rule
 
 _LEVEL = {"safe": Applicability.SAFE, "unsafe": Applicability.UNSAFE}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from qlint.evidence import MovedImportEvidence
+from qlint.evidence.moved_imports import MovedImportEvidence
 
 
 def resolve(dotted: str) -> tuple[Any, str | None]:

@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from qlint.evidence import OpEvidence, OpRef
+from qlint.evidence.ops import OpEvidence, OpRef
 from qlint.runtime import graphs
 from qlint.runtime.checks.overload_edits import FixSpec, parse_fix
 from qlint.runtime.ops import OpId, UnknownOp, is_packet, op_id, resolve, spelled

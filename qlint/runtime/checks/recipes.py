@@ -20,7 +20,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from qlint.evidence import DecompositionEvidence
+from qlint.evidence.decomposition import DecompositionEvidence
 from qlint.runtime.ops import UnknownOp, resolve
 
 

@@ -1,0 +1,31 @@
+"""Evidence of QL101, QL102: packets that meet FX node targets or are inserted into graphs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from qlint.evidence import Evidence, one_of
+
+
+@dataclass(frozen=True)
+class OpRef(Evidence):
+    """An op as written: `torch.ops.<namespace>.<op>[.<overload>]`, or an ExecuTorch edge op."""
+
+    namespace: str
+    op: str
+    overload: str | None = None
+    dialect: str | None = None  # "edge" for `exir_ops.edge...`, None for torch.ops
+
+
+@dataclass(frozen=True)
+class OpEvidence(Evidence):
+    """A packet that meets FX node targets (`kind`: how) or is inserted into a graph
+    (`kind == "insertion"`), with what the op table says about its overloads."""
+
+    kind: str  # "comparison", "collection" (an element of a set, dict or case) or "insertion"
+    ops: tuple[OpRef, ...]
+    carried: tuple[str, ...] = ()
+    overloads: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        one_of(self.kind, ("comparison", "collection", "insertion"), "OpEvidence.kind")

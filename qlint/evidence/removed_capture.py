@@ -1,0 +1,18 @@
+"""Evidence of QL402: removed capture APIs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from qlint.evidence import Evidence
+
+
+@dataclass(frozen=True)
+class RemovedCaptureEvidence(Evidence):
+    """A removed capture API, what it returned, and the call that replaces it."""
+
+    api: str
+    returns: str
+    replacement: str
+    keywords: tuple[str, ...] = ()
+    kind: str = "removed-capture-api"
