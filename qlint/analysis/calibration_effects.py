@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Mapping
 
 from qlint.analysis.names.resolver import dotted_parts
 from qlint.analysis.tree_walk import walk
@@ -71,11 +72,12 @@ def is_inert_function(name: str | None, func: ast.expr) -> bool:
     return parts is not None and len(parts) == 2 and parts[0] in _LOGGERS and parts[1] in _LOG_METHODS
 
 
-def inert_attribute_chain(func: ast.expr, tracked: set[str]) -> bool:
-    """`prepared.graph.print_tabular()`, `prepared.meta[...]`: rooted at a tracked name through
-    an attribute that holds no runnable part of the model."""
+def inert_attribute_chain(func: ast.expr, holdings: Mapping[str, frozenset]) -> bool:
+    """`prepared.graph.print_tabular()`, `prepared.meta[...]`: rooted at a name that holds
+    tokens (in `holdings`, name -> tokens) through an attribute that holds no runnable part of
+    the model."""
     parts = dotted_parts(func)
-    return parts is not None and len(parts) >= 2 and parts[0] in tracked and parts[1] in INERT_ATTRIBUTES
+    return parts is not None and len(parts) >= 2 and parts[1] in INERT_ATTRIBUTES and bool(holdings.get(parts[0]))
 
 
 def is_test_code(path: str, func: ast.AST) -> bool:

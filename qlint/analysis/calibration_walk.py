@@ -241,11 +241,13 @@ class Walker:
 
     def call(self, node: ast.Call, env: Env) -> frozenset[Token]:
         func = node.func
-        tracked = {n for n, ts in env.vars.items() if ts}
-        if fx.inert_attribute_chain(func, tracked):
+        # Names that hold tokens are looked up, not collected: bodies bind hundreds of names
+        # and make thousands of calls.
+        held = env.vars
+        if fx.inert_attribute_chain(func, held):
             self.args(node, env, escape=False)
             return frozenset()
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in tracked:
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and held.get(func.value.id):
             receiver = env.vars[func.value.id]
             qat = qat_configs(self.args(node, env, escape=True).values()) | self.qat_keyword(node)
             if qat:  # `quantizer.set_global(qat_config)`: the quantizer is QAT from here on
@@ -255,7 +257,7 @@ class Walker:
             if func.attr not in fx.INERT_METHODS:
                 self.ran(env, receiver, executed=func.attr in ("forward", "__call__"))
             return qat_configs([receiver]) | self.derived(receiver, lowered.is_lowering_method(func.attr))
-        if isinstance(func, ast.Name) and func.id in tracked:
+        if isinstance(func, ast.Name) and held.get(func.id):
             self.args(node, env, escape=True)
             self.ran(env, env.vars[func.id], executed=True)
             return frozenset()
