@@ -18,6 +18,7 @@ of the captured one prepares that capture's graph: its mode is the capture's.
 from __future__ import annotations
 
 import ast
+import weakref
 from dataclasses import dataclass
 
 from qlint.analysis.flow.model_values import APPLIED, PARAM, PARAM_PART, Env, ModeFact, Obj, Origin, Sink
@@ -53,7 +54,9 @@ class CallbackLinks:
     callback parameters, and connects the callbacks it passes to what helpers call them with."""
 
     def __init__(self, sem):
-        self.sem = sem  # `model_calls.CallSemantics` (not imported: it imports this module)
+        # `model_calls.CallSemantics` (not imported: it imports this module), which owns this:
+        # a weak reference, so the walk's objects are freed with it and not by the cyclic collector.
+        self.sem = weakref.proxy(sem)
         self.derivation = Derivation(sem.walk.func)
 
     def own_parameter(self, name: str, env: Env) -> int | None:

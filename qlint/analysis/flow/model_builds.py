@@ -9,6 +9,7 @@ back for helper summaries (not imported: that module imports this one).
 from __future__ import annotations
 
 import ast
+import weakref
 from dataclasses import replace
 
 from qlint.analysis.flow.class_facts import sets_eval
@@ -39,7 +40,9 @@ class Builds:
     """Constructions and factories met in one function's walk."""
 
     def __init__(self, sem):
-        self.sem = sem  # the `model_calls.CallSemantics` of the walk
+        # The `model_calls.CallSemantics` of the walk, which owns this: a weak reference, so the
+        # walk's objects are freed with it and not by the cyclic collector.
+        self.sem = weakref.proxy(sem)
         self.cache: dict[int, Built] = {}  # per construction call, so a loop body's second pass agrees
 
     def parametrized(self, name: str, env: Env) -> Obj | None:

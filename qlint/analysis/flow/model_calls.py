@@ -9,6 +9,7 @@ module imports the other's class.
 from __future__ import annotations
 
 import ast
+import weakref
 from dataclasses import replace
 from typing import Protocol
 
@@ -74,7 +75,9 @@ class CallSemantics:
     """What one call does to the models of one function's walk; keeps the state only calls need."""
 
     def __init__(self, walk: Walk, owner, resolver: Resolver, class_scope: ClassScope | None, nested, classes):
-        self.walk = walk
+        # The interpreter that owns this: a weak reference, so that a walk's objects are freed
+        # when it ends rather than when the cyclic collector next runs.
+        self.walk = weakref.proxy(walk)
         self.owner = owner  # the `ModelFlow` that summarises helpers (not imported: it imports us)
         self.resolver = resolver
         self.class_scope = class_scope

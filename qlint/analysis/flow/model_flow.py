@@ -20,6 +20,7 @@ every file that calls them (`shared_flows`).
 from __future__ import annotations
 
 import ast
+import weakref
 from dataclasses import dataclass, field, replace
 
 from qlint.analysis.flow.model_apis import is_class_call
@@ -130,7 +131,13 @@ class ModelFlow:
         self.project = project
         self.optable = optable
         self.depth = depth
-        self.memo = memo or _Memo()
+        if memo is None:
+            self.memo = _Memo()  # the checked module's analysis owns the memo
+        else:
+            # Another module's analysis, held in `memo.modules`: a weak reference back, so the memo
+            # and what it holds are freed with the check, not when the cyclic collector next runs.
+            # (A module reached from another one's analysis is handed that one's proxy.)
+            self.memo = memo if isinstance(memo, weakref.ProxyType) else weakref.proxy(memo)
         self._attributes: dict[int, dict[str, ast.Call | Stored]] = {}
         if self.memo.classes is None:
             self.memo.classes = ClassIndex(project, scope.path, getattr(project, "checks", None))

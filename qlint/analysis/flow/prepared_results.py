@@ -14,13 +14,16 @@ Two facts `CallSemantics` (`sem`) records as results are made:
 from __future__ import annotations
 
 import ast
+import weakref
 
 from qlint.analysis.flow.model_values import PARAM, PREPARED_QAT, Obj
 
 
 class PreparedResults:
     def __init__(self, sem):
-        self.sem = sem  # `model_calls.CallSemantics` (not imported: it imports this module)
+        # `model_calls.CallSemantics` (not imported: it imports this module), which owns this:
+        # a weak reference, so the walk's objects are freed with it and not by the cyclic collector.
+        self.sem = weakref.proxy(sem)
         self.fresh_qat: dict[Obj, ast.stmt] = {}  # QAT-prepared graphs -> the statement that made them
 
     def note(self, result: Obj, arg: Obj | None) -> None:
