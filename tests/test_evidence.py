@@ -141,8 +141,9 @@ def test_every_evidence_type_is_importable_from_the_package_and_from_its_module(
 
 
 def test_a_check_creates_only_the_evidence_types_of_the_rules_the_file_triggers(tmp_path):
-    # Each evidence dataclass costs its compiled methods at start-up; a file that triggers
-    # triggers QL201 (and QL401's prefilter) must not pay for the other rules' types, and QL201 still reports with its evidence.
+    # Each evidence dataclass costs its compiled methods at start-up: a file that triggers
+    # QL201 (and QL401's prefilter) must not pay for the other rules' types, and QL201 still
+    # reports.
     target = tmp_path / "capture.py"
     target.write_text(
         "import torch\nfrom torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\n\n\n"
