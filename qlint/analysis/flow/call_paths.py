@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.flow.call_sites import Home, Site, sites
+from qlint.analysis.flow.call_sites import Home, Site, each_site
 from qlint.analysis.flow.dead_branches import defaults, holds, on_name, open_ended, rebound
 from qlint.analysis.flow.model_values import PARAM, FunctionFlow, Guard, ModeFact
 
@@ -87,11 +87,12 @@ def _walk(ctx, home: Home, fn: FunctionFlow, model, needsets, harmless: Harmless
         return True  # a cycle adds no caller: the ones outside it are checked on their own
     if level > _MAX_LEVELS:
         return False
-    found = sites(ctx, home, fn.node)
-    if not found:
-        return False  # callers not known, or none: whoever calls it is not seen
     seen = seen | {step}
-    for site in found:
+    called = False
+    for site in each_site(ctx, home, fn.node):
+        if site is None:
+            return False  # a use that cannot be read: its callers are not all known
+        called = True
         alive = []
         for needs in needsets:
             forwarded = _at_call(site, fn, needs)
@@ -106,7 +107,7 @@ def _walk(ctx, home: Home, fn: FunctionFlow, model, needsets, harmless: Harmless
             return False
         if not _walk(ctx, site.home, site.holder, up, tuple(alive), harmless, level + 1, seen):
             return False
-    return True
+    return called  # nobody calls it: it is there for callers qlint cannot see
 
 
 def _at_call(site: Site, fn: FunctionFlow, needs: Needs) -> Needs | None:

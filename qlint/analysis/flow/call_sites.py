@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import os
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from qlint.analysis.context import FileContext
@@ -73,42 +74,48 @@ def checked_home(ctx: FileContext) -> Home:
     return home
 
 
-def sites(ctx: FileContext, home: Home, func: ast.AST) -> list[Site] | None:
-    """The calls of `func` (a function or method of `home`'s module) in the project, or None
-    when one of its uses cannot be read."""
+def each_site(ctx: FileContext, home: Home, func: ast.AST) -> Iterator[Site | None]:
+    """The calls of `func` (a function or method of `home`'s module) in the project: those of
+    its own module first, then module by module, so that a walk can stop at the first call
+    that decides it; None is yielded (last) for a use that cannot be read."""
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return None
+        yield None
+        return
     scope = home.ctx.scope
     owner = None
     if scope.functions.get(func.name) is not func:
         owner = next((c for c in scope.classes.values() if c.methods.get(func.name) is func), None)
         if owner is None:
-            return None  # a nested function: its uses are not found by name
-    out: list[Site] = []
-    if owner is None and home.ctx is ctx:
-        for found in each_project_call(ctx, func, 0):
-            if found is None or found.site is None or found.module is None:
-                return None
-            out.append(Site(found.site, found.flow, Home(*found.module)))
-    elif not _named_only_at_home(ctx, home, func.name):
-        return None
+            yield None  # a nested function: its uses are not found by name
+            return
     rows = _rows_naming(home.ctx, func.name)
     for body in bodies(home.ctx.tree, scope, home.ctx.cache):
         refs = _references(home, body, func, owner, rows)
         if refs is None:
-            return None
+            yield None
+            return
         if not refs:
             continue
         flow = home.body(body.node, body.class_scope) if not isinstance(body.node, ast.ClassDef) else None
         if flow is None:
-            return None
+            yield None
+            return
         calls = [c for c in flow.calls if c.callee is func]
         for ref in refs:
             made = [c for c in calls if c.call.func is ref]
             if not made:
-                return None  # named, but not as a call the analysis followed
-            out.extend(Site(c, flow, home) for c in made)
-    return out
+                yield None  # named, but not as a call the analysis followed
+                return
+            for c in made:
+                yield Site(c, flow, home)
+    if owner is None and home.ctx is ctx:
+        for found in each_project_call(ctx, func, 0):
+            if found is None or found.site is None or found.module is None:
+                yield None
+                return
+            yield Site(found.site, found.flow, Home(*found.module))
+    elif not _named_only_at_home(ctx, home, func.name):
+        yield None
 
 
 def _named_only_at_home(ctx: FileContext, home: Home, name: str) -> bool:
@@ -166,4 +173,4 @@ def _references(
     return found
 
 
-__all__ = ["Home", "Site", "checked_home", "sites"]
+__all__ = ["Home", "Site", "checked_home", "each_site"]
