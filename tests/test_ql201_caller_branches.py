@@ -99,6 +99,29 @@ def test_a_caller_asking_for_the_quantized_mode_with_a_train_mode_model_is_repor
     assert rows(evaluated.format(mode="QuantizationMode.INT8_STATIC_PER_CHANNEL"), tmp_path) == []
 
 
+def test_an_enum_member_passed_from_another_module_is_read_there(tmp_path):
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / "pkg").mkdir()
+    (root / "pkg" / "__init__.py").touch()
+    helper = root / "pkg" / "vk_utils.py"
+    helper.write_text(HEAD + textwrap.dedent(VULKAN))
+    script = (
+        "from pkg.vk_utils import Net, export_model_to_vulkan\n"
+        "from pkg.vk_utils import QuantizationMode as QM\n\n\n"
+        "def main(x):\n    export_model_to_vulkan(Net(), (x,), qmode=QM.{member})\n"
+    )
+
+    def check(member: str) -> list[int]:
+        (root / "run.py").write_text(script.format(member=member))
+        result = check_source(helper.read_text(), str(helper), settings_for(("QL201",)), ProjectIndex())
+        assert not result.errors, result.errors
+        return [d.range.start.row for d in result.diagnostics]
+
+    assert check("NONE") == []
+    assert check("INT8_STATIC_PER_CHANNEL") == [row(VULKAN, "graph = export(")]
+
+
 def test_unknown_callers_keep_the_finding(tmp_path):
     capture = row(VULKAN, "graph = export(")
     # A mode the analysis cannot read, handed on by a caller nobody calls.

@@ -12,7 +12,8 @@ callee's, the argument in the caller's), so each is read with its own module's n
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 
@@ -28,18 +29,15 @@ class Const:
 
 @dataclass(frozen=True)
 class Member:
-    """`QuantizationMode.NONE`: one member of an enum class, and whether its value is unique
-    in the class (an alias shares its value with an earlier member and compares equal)."""
+    """`QuantizationMode.NONE`: one member of an enum class (named by its module's file and
+    its name: the caller's module and the callee's may hold two parses of that file), and
+    whether its value is unique in the class (an alias shares an earlier member's value and
+    compares equal to it)."""
 
-    cls: ast.ClassDef
+    path: str
+    cls: str
     name: str
-    unique: bool
-
-    def __hash__(self) -> int:
-        return hash((id(self.cls), self.name))
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Member) and other.cls is self.cls and other.name == self.name
+    unique: bool = field(compare=False)
 
 
 Value = Const | Member
@@ -78,7 +76,7 @@ def equal(a: Value, b: Value) -> bool | None:
             return bool(a.value == b.value)
         except Exception:  # a constant whose comparison is not plain (none in practice)
             return None
-    if isinstance(a, Member) and isinstance(b, Member) and a.cls is b.cls:
+    if isinstance(a, Member) and isinstance(b, Member) and (a.path, a.cls) == (b.path, b.cls):
         if a.name == b.name:
             return True
         return False if a.unique and b.unique else None
@@ -111,7 +109,7 @@ def _member(qualname: str | None, resolver: Resolver) -> Member | None:
     local = resolver.for_scope(scope)
     if not _is_enum(cls.bases, local, 0):
         return None
-    return Member(cls.node, name, _unique(name, cls.assigns, local))
+    return Member(os.path.abspath(scope.path), cls_name, name, _unique(name, cls.assigns, local))
 
 
 def _is_enum(bases: list[ast.expr], resolver: Resolver, depth: int) -> bool:

@@ -289,7 +289,7 @@ class CallSemantics:
         if not name or "." not in name:
             return None
         module, _, attr = name.rpartition(".")
-        if name.startswith(_LIBRARIES) and not self._followed(module):
+        if name.startswith(_LIBRARIES) and (classify_call(name, func) is not None or not self._followed(module)):
             return None
         other = owner.for_module(module)
         if other is None or other is owner or attr not in other.scope.functions:
