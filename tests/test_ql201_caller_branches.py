@@ -407,4 +407,10 @@ def test_an_inherited_method_call_carries_what_it_passes(tmp_path):
             self._quantize(Net(), x, is_qat=True)
     """
     assert rows(src, tmp_path) == []
-    assert rows(src.replace("Net().eval(), x)", "Net(), x)"), tmp_path) == [row(src, "graph = export(")]
+    loud = src.replace("Net().eval(), x)", "Net(), x)")
+    assert rows(loud, tmp_path) == [row(src, "graph = export(")]
+    # The message names the PTQ call, not the QAT one whose `is_qat=True` never reaches `prepare_pt2e`.
+    (root,) = [p for p in tmp_path.iterdir() if p.name == "repo1"]
+    (d,) = lint(HEAD + textwrap.dedent(loud), path=str(root / "helpers.py"), select=("QL201",))
+    ptq, qat = row(src, "self._quantize(Net().eval(), x)"), row(src, "is_qat=True)")
+    assert f"the call at line {ptq} passes it built at line {ptq}" in d.message and str(qat) not in d.message
