@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.call_sites import Home, Site, each_site
 from qlint.analysis.flow.dead_branches import defaults, holds, on_name, open_ended, rebound
+from qlint.analysis.flow.model_flow import module_flows
 from qlint.analysis.flow.model_values import PARAM, FunctionFlow, Guard, ModeFact
+from qlint.analysis.flow.project_callers import prescan
 
 _MAX_LEVELS = 6
 Harmless = Callable[[ModeFact, Site], bool]
@@ -52,6 +54,8 @@ def vouched_on_every_path(
     """`paths`: a mode the capture in `fn` may be in, with the guards of the prepare calls it
     may reach. True when no call into `fn` can take one of them with a model that is not
     harmless."""
+    if home.ctx is ctx:
+        prescan(ctx, _callers_in_module(ctx, fn))
     for fact, guards in paths:
         origin = fact.origin
         model = None
@@ -63,6 +67,22 @@ def vouched_on_every_path(
         if not _walk(ctx, home, fn, model, needsets, harmless, 0, frozenset()):
             return False
     return True
+
+
+def _callers_in_module(ctx: FileContext, fn: FunctionFlow) -> list[str]:
+    """`fn` and the module-level functions of its module that call it, directly or not: the
+    names the walk will look for in the project's other modules."""
+    flows = module_flows(ctx)
+    functions = {id(f): name for name, f in ctx.scope.functions.items()}
+    names, todo, seen = [], [fn.node], set()
+    while todo:
+        node = todo.pop()
+        if id(node) in seen or id(node) not in functions:
+            continue
+        seen.add(id(node))
+        names.append(functions[id(node)])
+        todo.extend(f.node for f in flows for c in f.calls if c.callee is node)
+    return names
 
 
 def on_params(fn: FunctionFlow, guard: Guard) -> bool:

@@ -103,6 +103,25 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
         yield from calls
 
 
+def prescan(ctx: FileContext, names: list[str]) -> None:
+    """Read each project module once for several names a walk up the callers will ask about
+    (the helper and the functions of its module that call it), so that asking for each in turn
+    reads only the modules that hold it."""
+    root = _scan_root(ctx.path)
+    if root is None or len(names) < 2:
+        return
+    needles = [(name, name.encode()) for name in names]
+    own = os.path.abspath(ctx.path)
+    for path, key in _listing(ctx, root).files.items():
+        if path == own or key is None:
+            continue
+        todo = [(name, needle) for name, needle in needles if _MISSES.get((path, name)) != key]
+        data = _read(ctx.project, path, key) if todo else None
+        for name, needle in todo if data is not None else ():
+            if needle not in data:
+                _MISSES[path, name] = key
+
+
 def paths_naming(ctx: FileContext, name: str) -> list[str] | None:
     """The project's modules, other than the one checked, whose text holds `name` (None when
     the project is not known or too many do)."""
@@ -323,4 +342,4 @@ def _star_sources(other: FileContext, path: str) -> list[str]:
     return found
 
 
-__all__ = ["ProjectCall", "each_project_call", "paths_naming", "project_callers"]
+__all__ = ["ProjectCall", "each_project_call", "paths_naming", "prescan", "project_callers"]
