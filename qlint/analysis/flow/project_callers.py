@@ -205,7 +205,12 @@ def _calls_in(
     if module is None:
         return []  # does not parse: it calls nothing
     other, flow, analysed = module
-    uses = _uses(other, target, func.name, ctx.path)
+    # Worked out once per content of both modules (the entry's key): a walk up the callers
+    # asks again after the verdict before it did, and the editor at every keystroke.
+    known = other.cache.setdefault("project_callers.uses", {})
+    if target not in known:
+        known[target] = _uses(other, target, func.name, ctx.path)
+    uses = known[target]
     if uses is None:
         return None
     found: list[ProjectCall] = []
