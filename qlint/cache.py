@@ -26,18 +26,16 @@ a wrong type) is a miss and is dropped; a cache is never a reason for a run to f
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import marshal
 import os
-import tempfile
 import time
 import zlib
 from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from qlint import __version__
+from qlint import __version__, checksummed_files
 from qlint.diagnostic import (
     Applicability,
     Diagnostic,
@@ -54,7 +52,6 @@ from qlint.settings import Settings
 _MAGIC = "qlint-cache-3"
 _HEADER = b"qlint-cache-3\n"
 _SHARDS = 64
-_DIGEST_SIZE = 32
 _RACY_NS = 2_000_000_000  # stats younger than this at store time are not trusted later
 _UNTRUSTED = -1
 _UNSEEN = object()
@@ -234,29 +231,15 @@ class Cache:
             try:
                 self.shards.mkdir(parents=True, exist_ok=True)
                 _mark_cache_dir(self.directory)
-                fd, tmp = tempfile.mkstemp(dir=self.shards, prefix=".tmp-", suffix=".index")
-                try:
-                    data = marshal.dumps(payload)
-                    with os.fdopen(fd, "wb") as fh:
-                        fh.write(_HEADER + hashlib.sha256(data).digest() + data)
-                    os.replace(tmp, self.shards / f"{shard:02x}.index")
-                except BaseException:
-                    with contextlib.suppress(OSError):
-                        os.unlink(tmp)
-                    raise
+                checksummed_files.write(self.shards / f"{shard:02x}.index", _HEADER, marshal.dumps(payload))
             except (OSError, ValueError):
                 return
             self.entries.changed.discard(shard)
 
     def load_shard(self, shard: int) -> dict[str, tuple]:
-        try:
-            with open(self.shards / f"{shard:02x}.index", "rb") as fh:
-                raw = fh.read()
-        except OSError:
-            return {}
-        digest, data = raw[len(_HEADER) : len(_HEADER) + _DIGEST_SIZE], raw[len(_HEADER) + _DIGEST_SIZE :]
-        if not raw.startswith(_HEADER) or hashlib.sha256(data).digest() != digest:
-            return {}  # cut short, corrupted, or written by another format
+        data = checksummed_files.read(self.shards / f"{shard:02x}.index", _HEADER)
+        if data is None:
+            return {}  # absent, cut short, corrupted, or written by another format
         try:
             payload = marshal.loads(data)
         except (EOFError, ValueError, TypeError):

@@ -131,10 +131,24 @@ def _check_source(
 
     rules = settings.rules_for(path)
     codes = frozenset(r.code for r in rules)
-    triggered = [r for r in rules if r.engine_report is None and r.triggered_by(text)]
+    checking = [r for r in rules if r.engine_report is None]
+    triggered = [r for r in checking if r.triggered_by(text)]
     # Naming the module costs a stat per package level: only files a rule may check need it.
     module = module_name_for(path) if triggered else None
     active = [r for r in triggered if not r.skips_module(module)]
+    if "import" in text and len(active) < len(checking):
+        # A rule whose finding can come from what the file imports (QL102: the project's own
+        # insertion wrapper) asks the project about the files its triggers turned away.
+        # Asked before `skips_module`, which would import the rule's module for every file.
+        late = [r for r in checking if r.import_trigger and r not in triggered]
+        if late:
+            project = project or ProjectIndex.for_path(path)
+            project.begin_check()
+            late = [r for r in late if r.triggered_through_imports(text, path, project)]
+        if late:
+            module = module_name_for(path)
+            also = {id(r) for r in late if not r.skips_module(module)}
+            active = [r for r in checking if r in active or id(r) in also]
     # `--select QL001` alone asks for every file to be parsed, trigger or not.
     parse_anyway = not active and codes == {parse_error}
     unused_noqa_rule = engine_rule(EngineReport.UNUSED_NOQA)
@@ -151,6 +165,9 @@ def _check_source(
         and reports_ql001(settings, path, text)
     )
     if not active and not parse_anyway and not wants_noqa_check and not parse_only:
+        if project is not None:
+            # What an import-triggered rule read to turn the file away decides its result too.
+            result.dependencies = project.dependencies_of(path)
         return result
 
     # Only rules and noqa findings need row/column maps; a file parsed for QL001 alone does not.

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from qlint import __version__
-from qlint.rules.base import EngineReport, FixAvailability, Rule, Severity
+from qlint.rules.base import EngineReport, FixAvailability, Rule, Severity, imported_trigger
 from qlint.rules.builtin import BUILTIN
 from qlint.rules.manifest import MANIFEST
 from qlint.rules.rule_facts import RuleFacts
@@ -181,7 +181,7 @@ class Registry:
 
 def _facts_of(cls: type[Rule]) -> RuleFacts:
     report = cls.engine_report.name if cls.engine_report is not None else None
-    return RuleFacts(cls.code, cls.name, bool(cls.preview), report, tuple(cls.triggers))
+    return RuleFacts(cls.code, cls.name, bool(cls.preview), report, tuple(cls.triggers), cls.import_trigger)
 
 
 class DeferredRule:
@@ -193,6 +193,7 @@ class DeferredRule:
         self.code = facts.code
         self.name = facts.name
         self.triggers = facts.triggers
+        self.import_trigger = facts.import_trigger
         self.preview = facts.preview
         self.engine_report = EngineReport[facts.engine_report] if facts.engine_report else None
         self._options = options
@@ -212,6 +213,12 @@ class DeferredRule:
         if self.triggers and not any(t in text for t in self.triggers):
             return False
         return self.rule.triggered_by(text)
+
+    def triggered_through_imports(self, text: str, path: str, project: Any) -> bool:
+        # Asked of most files: the trigger's module is imported, not the rule's.
+        if self._rule is None and self.import_trigger:
+            return imported_trigger(self.import_trigger)(text, path, project)
+        return self.rule.triggered_through_imports(text, path, project)
 
     def skips_module(self, module: str | None) -> bool:
         return self.rule.skips_module(module)

@@ -17,18 +17,15 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import marshal
-import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from qlint import __version__
+from qlint import __version__, checksummed_files
 from qlint.analysis.names.summary import ModuleSummary
 from qlint.settings import Settings
 
 _MAGIC = "qlint-summary-2"
 _HEADER = b"qlint-summary-2\n"
-_DIGEST_SIZE = 32
 
 
 class SummaryStore:
@@ -47,14 +44,8 @@ class SummaryStore:
 
     def get(self, path: str, digest: str, module: str | None) -> ModuleSummary | None:
         """The summary of `path` as it is now (content `digest`, dotted name `module`), or None."""
-        try:
-            with open(self._file(path), "rb") as fh:
-                raw = fh.read()
-        except OSError:
-            return None
-        checksum = raw[len(_HEADER) : len(_HEADER) + _DIGEST_SIZE]
-        data = raw[len(_HEADER) + _DIGEST_SIZE :]
-        if not raw.startswith(_HEADER) or hashlib.sha256(data).digest() != checksum:
+        data = checksummed_files.read(self._file(path), _HEADER)
+        if data is None:
             return None
         try:
             payload = marshal.loads(data)
@@ -76,15 +67,7 @@ class SummaryStore:
             if not self._made:
                 self.directory.mkdir(parents=True, exist_ok=True)
                 self._made = True
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".summary")
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(_HEADER + hashlib.sha256(payload).digest() + payload)
-                os.replace(tmp, target)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            checksummed_files.write(target, _HEADER, payload)
         except (OSError, ValueError):
             return
 

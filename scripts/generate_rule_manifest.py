@@ -44,7 +44,10 @@ def render() -> str:
         lines.append(f"        {_q(cls.code)},\n        {_q(cls.name)},\n")
         lines.append(f"        preview={bool(cls.preview)!r},\n")
         lines.append(f"        engine_report={_q(report) if report else None},\n")
-        lines.append(f"        triggers=({triggers}),\n    ),\n")
+        lines.append(f"        triggers=({triggers}),\n")
+        if cls.import_trigger:
+            lines.append(f"        import_trigger={_q(cls.import_trigger)},\n")
+        lines.append("    ),\n")
     lines.append("}\n")
     return "".join(lines)
 

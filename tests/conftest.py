@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,30 @@ def write_package(root: Path, name: str, **modules: str) -> Path:
     for module, text in modules.items():
         (path / f"{module}.py").write_text(text)
     return path
+
+
+def old_file(path: Path, text: str) -> Path:
+    """Write `text` with an mtime well in the past, so its stat is trusted by the caches."""
+    path.write_text(text)
+    past = time.time_ns() - 3600 * 10**9
+    os.utime(path, ns=(past, past))
+    return path
+
+
+def mapped_repository(root: Path) -> Path:
+    """A repository shaped like ExecuTorch's: `executorch = "src/executorch"` in its
+    `pyproject.toml`, `src/executorch/backends -> ../../backends`, and
+    `backends/nxp/aten_passes` without `__init__.py`. Returns `.../aten_passes/fusion`, a
+    package (empty) whose modules are named `executorch.backends.nxp.aten_passes.fusion.*`."""
+    (root / ".git").mkdir()
+    (root / "pyproject.toml").write_text('[tool.setuptools.package-dir]\nexecutorch = "src/executorch"\n')
+    (root / "src" / "executorch").mkdir(parents=True)
+    (root / "src" / "executorch" / "backends").symlink_to("../../backends", target_is_directory=True)
+    passes = root / "backends" / "nxp" / "aten_passes" / "fusion"
+    passes.mkdir(parents=True)
+    for d in (root / "backends", root / "backends" / "nxp", passes):
+        (d / "__init__.py").touch()
+    return passes
 
 
 def codes(diagnostics) -> list[str]:

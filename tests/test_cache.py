@@ -26,6 +26,7 @@ from qlint.rules import RULES
 from qlint.rules.base import Rule
 from qlint.runner import run_check
 from qlint.settings import Settings
+from tests.conftest import old_file
 
 
 class DependentRule(Rule):
@@ -83,14 +84,6 @@ def test_diagnostic_round_trips_through_json():
     plain = Diagnostic("QL001", "syntax-error", "m", "/x/a.py", Range.of(1, 0, 1, 0))
     assert diagnostic_from_dict(diagnostic_to_dict(plain)) == plain
     assert "fix" not in diagnostic_to_dict(plain)
-
-
-def old_file(path: Path, text: str) -> Path:
-    """Write `text` with an mtime well in the past, so its stat is trusted by the cache."""
-    path.write_text(text)
-    past = time.time_ns() - 3600 * 10**9
-    os.utime(path, ns=(past, past))
-    return path
 
 
 def stored(cache: Cache, path: Path, diagnostics=(), deps=None) -> None:

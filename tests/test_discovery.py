@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -273,17 +272,12 @@ def _torch_dir() -> str | None:
 
 
 @pytest.mark.skipif(_torch_dir() is None, reason="torch is not installed")
-def test_walking_the_installed_torch_tree_is_fast():
+def test_walking_the_installed_torch_tree():
+    # Speed is measured by benchmarks/, not asserted here: a timed test fails on a loaded machine.
     torch_dir = _torch_dir()
-    settings = Settings(root=Path(torch_dir))
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        result = discover([torch_dir], settings)
-        best = min(best, time.perf_counter() - start)
+    result = discover([torch_dir], Settings(root=Path(torch_dir)))
     assert len(result.files) > 2000
     assert result.errors == []
-    assert best < 0.3, f"discovery took {best:.3f}s"
 
 
 def test_folded_runs_give_the_last_matching_rule():

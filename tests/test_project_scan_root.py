@@ -8,7 +8,7 @@ import textwrap
 
 from qlint.analysis.graphs.project_scan import scan_root
 from qlint.engine import check_source
-from tests.conftest import settings_for
+from tests.conftest import mapped_repository, settings_for
 
 INSERTER = """\
 import torch
@@ -30,22 +30,8 @@ def count_relus(gm):
 """
 
 
-def _mapped_repository(tmp_path):
-    # ExecuTorch: `executorch = "src/executorch"`, `src/executorch/backends -> ../../backends`,
-    # and `backends/nxp/aten_passes` without `__init__.py`.
-    (tmp_path / ".git").mkdir()
-    (tmp_path / "pyproject.toml").write_text('[tool.setuptools.package-dir]\nexecutorch = "src/executorch"\n')
-    (tmp_path / "src" / "executorch").mkdir(parents=True)
-    (tmp_path / "src" / "executorch" / "backends").symlink_to("../../backends", target_is_directory=True)
-    passes = tmp_path / "backends" / "nxp" / "aten_passes" / "fusion"
-    passes.mkdir(parents=True)
-    for d in (tmp_path / "backends", tmp_path / "backends" / "nxp", passes):
-        (d / "__init__.py").touch()
-    return passes
-
-
 def test_a_package_mapped_onto_the_repository_root_is_the_repository(tmp_path):
-    passes = _mapped_repository(tmp_path)
+    passes = mapped_repository(tmp_path)
     (passes / "add.py").write_text("x = 1\n")
     assert scan_root(str(passes / "add.py")) == str(tmp_path)
     assert scan_root(str(passes / "__init__.py")) == str(tmp_path)
@@ -65,7 +51,7 @@ def test_a_package_of_init_files_is_its_top_directory(tmp_path):
 def test_a_packet_inserted_elsewhere_in_the_mapped_repository_quiets_the_matcher(tmp_path):
     # The matcher's project is the repository, where another module inserts the packet into
     # legacy FX graphs; with the import root joined with `executorch` no module was seen.
-    passes = _mapped_repository(tmp_path)
+    passes = mapped_repository(tmp_path)
     other = tmp_path / "backends" / "other"
     other.mkdir()
     (other / "__init__.py").touch()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import lint, write_package
+from tests.conftest import lint, mapped_repository, write_package
 
 ADD = """\
 import torch
@@ -146,14 +146,7 @@ def test_a_package_mapped_onto_the_repository_root_finds_the_paired_pass(tmp_pat
     # ExecuTorch: `executorch = "src/executorch"` with `src/executorch/backends -> ../../backends`,
     # and `backends/nxp/aten_passes` has no `__init__.py`: the project is the repository, found
     # from the module's installed name (the import root joined with that name is no directory).
-    (tmp_path / ".git").mkdir()
-    (tmp_path / "pyproject.toml").write_text('[tool.setuptools.package-dir]\nexecutorch = "src/executorch"\n')
-    (tmp_path / "src" / "executorch").mkdir(parents=True)
-    (tmp_path / "src" / "executorch" / "backends").symlink_to("../../backends", target_is_directory=True)
-    passes = tmp_path / "backends" / "nxp" / "aten_passes" / "fusion"
-    passes.mkdir(parents=True)
-    for d in (tmp_path / "backends", tmp_path / "backends" / "nxp", passes):
-        (d / "__init__.py").touch()
+    passes = mapped_repository(tmp_path)
     (passes / "add.py").write_text(ADD)
     (passes / "remove.py").write_text(
         REMOVE.replace("from pkg.add import", "from executorch.backends.nxp.aten_passes.fusion.add import")

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import ast
 import marshal
-import os
-import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from qlint.analysis.names.summary import ModuleSummary
 from qlint.runner import run_check
 from qlint.settings import Settings
 from qlint.summary_cache import SummaryStore
+from tests.conftest import old_file
 
 TRICKY = """\
 import torch
@@ -79,9 +78,13 @@ def _summarised(text: str, module: str = "pkg.mod") -> tuple[ModuleScope, Module
     return eager, lazy
 
 
-@pytest.mark.parametrize("newline", ["\n", "\r\n"])
-def test_a_scope_from_a_summary_is_the_scope_of_a_whole_parse(newline):
-    eager, lazy = _summarised(TRICKY.replace("\n", newline))
+@pytest.mark.parametrize("last_break", [True, False])
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_a_scope_from_a_summary_is_the_scope_of_a_whole_parse(newline, last_break):
+    # The statements are cut out of the text by line offsets: every line break `ast` counts,
+    # and a last line without one.
+    text = TRICKY + "Z = (4,\n     5)" + ("\n" if last_break else "")
+    eager, lazy = _summarised(text.replace("\n", newline))
     assert lazy.imports == eager.imports and lazy.imported_modules == eager.imported_modules
     for table in ("assigns", "functions", "classes"):
         assert sorted(getattr(lazy, table)) == sorted(getattr(eager, table)), table
@@ -110,6 +113,17 @@ def test_only_the_statements_asked_for_are_parsed(monkeypatch):
     assert parsed == []  # names alone come from the summary
     assert lazy.functions["f150"].name == "f150" and lazy.unique("OPS") is not None
     assert len(parsed) == 2 and max(parsed) < 60
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_the_last_statement_without_a_line_break_is_parsed_alone(monkeypatch, newline):
+    text = "import torch\nA = 1\nOPS = [torch.ops.aten.add,\n       torch.ops.aten.mul]".replace("\n", newline)
+    eager, lazy = _summarised(text)
+    parsed: list[str] = []
+    real_parse = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda src, *a, **k: parsed.append(src.strip()) or real_parse(src, *a, **k))
+    assert _same(eager.assigns["OPS"][0], lazy.assigns["OPS"][0])
+    assert len(parsed) == 1 and parsed[0].startswith("OPS") and "A = 1" not in parsed[0]
 
 
 def test_a_statement_that_cannot_be_parsed_alone_falls_back_to_the_whole_module():
@@ -185,20 +199,13 @@ def match(node):
 """
 
 
-def _old(path: Path, text: str) -> Path:
-    path.write_text(text)
-    past = time.time_ns() - 3600 * 10**9
-    os.utime(path, ns=(past, past))
-    return path
-
-
 @pytest.fixture
 def package(tmp_path):
     pkg = tmp_path / "pkg"
     pkg.mkdir()
-    _old(pkg / "__init__.py", "")
-    _old(pkg / "helper.py", HELPER)
-    _old(pkg / "user.py", USER)
+    old_file(pkg / "__init__.py", "")
+    old_file(pkg / "helper.py", HELPER)
+    old_file(pkg / "user.py", USER)
     return pkg
 
 
@@ -229,7 +236,7 @@ def test_a_check_reads_the_summary_of_an_imported_module_and_an_edit_recomputes(
 
     # The helper changes: the user's cached result is recomputed from the new content.
     assert _findings(package, s)[0] == 1
-    _old(package / "helper.py", HELPER.replace("dequantize_per_tensor]", "dequantize_per_tensor.default]"))
+    old_file(package / "helper.py", HELPER.replace("dequantize_per_tensor]", "dequantize_per_tensor.default]"))
     assert _findings(package, s) == (0, [])
     assert whole_parses == [str(package / "helper.py")]  # once, for its new content
     assert _findings(package, s, use_cache=False) == (0, [])

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import ast
 import marshal
-import os
-import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from qlint.analysis.names.summary_facts import plain
 from qlint.runner import run_check
 from qlint.settings import Settings
 from qlint.summary_cache import SummaryStore
+from tests.conftest import old_file
 
 HELPERS = """\
 import torch
@@ -67,20 +66,13 @@ class TestX(Base):
 """
 
 
-def _old(path: Path, text: str) -> Path:
-    path.write_text(text)
-    past = time.time_ns() - 3600 * 10**9
-    os.utime(path, ns=(past, past))
-    return path
-
-
 @pytest.fixture
 def package(tmp_path):
     pkg = tmp_path / "pkg"
     pkg.mkdir()
-    _old(pkg / "__init__.py", "")
-    _old(pkg / "helpers.py", HELPERS)
-    _old(pkg / "test_user.py", USER)
+    old_file(pkg / "__init__.py", "")
+    old_file(pkg / "helpers.py", HELPERS)
+    old_file(pkg / "test_user.py", USER)
     return pkg
 
 
@@ -147,7 +139,7 @@ def test_a_warm_check_reads_the_helpers_from_the_summary_without_parsing_them(
     # An edit of the helpers drops the cached result and their summary: `_inner` no longer
     # reaches a sink, so neither does anything that calls it.
     assert _rows(package, s)[0] == 1
-    _old(package / "helpers.py", HELPERS.replace("expected_node_occurrence=occ", "expected_node_occurrence={}"))
+    old_file(package / "helpers.py", HELPERS.replace("expected_node_occurrence=occ", "expected_node_occurrence={}"))
     assert _rows(package, s) == (0, [])
     assert parsed.count(str(package / "helpers.py")) == 1  # once, for its new content
     assert _rows(package, s, use_cache=False) == (0, [])
@@ -334,9 +326,9 @@ def test_class_modes_fact():
 def test_a_class_of_another_module_starts_in_eval_mode_from_its_summary(tmp_path, fresh_process, monkeypatch):
     pkg = tmp_path / "pkg"
     pkg.mkdir()
-    _old(pkg / "__init__.py", "")
-    _old(pkg / "models.py", MODELS)
-    _old(pkg / "capture.py", CAPTURE)
+    old_file(pkg / "__init__.py", "")
+    old_file(pkg / "models.py", MODELS)
+    old_file(pkg / "capture.py", CAPTURE)
     s = Settings(root=tmp_path, cache_dir=tmp_path / "cache", select=("QL201",))
 
     def findings() -> list[tuple[str, int]]:
@@ -351,7 +343,7 @@ def test_a_class_of_another_module_starts_in_eval_mode_from_its_summary(tmp_path
     assert findings() == []
     assert str(pkg / "models.py") not in parsed and str(pkg / "capture.py") in parsed
     # Without the switch the model is captured in train mode; the cached result is dropped.
-    _old(pkg / "models.py", MODELS.replace("        self.eval()\n", ""))
+    old_file(pkg / "models.py", MODELS.replace("        self.eval()\n", ""))
     assert findings() == [("QL201", 9)]
 
 

@@ -13,8 +13,10 @@ when a finding depends on another file.
 from __future__ import annotations
 
 import enum
+import functools
+import importlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -73,6 +75,12 @@ class Rule:
     evidence_type: ClassVar[type[Evidence] | None] = None
     # A file that contains none of these substrings cannot hold a finding and is not parsed.
     triggers: ClassVar[tuple[str, ...]] = ()
+    # "module:function" `(text, path, project) -> bool`, asked of a file without the triggers
+    # whose finding may still come through what it imports from other modules of the project
+    # (the project index every check reads them through; what it reads is recorded as a
+    # dependency of the file's check). Named, not defined here: the engine asks it without
+    # importing the rule.
+    import_trigger: ClassVar[str | None] = None
     # Option name -> default value. Config validates types against the defaults and,
     # where given, against `option_choices`.
     options: ClassVar[dict[str, Any]] = {}
@@ -89,6 +97,10 @@ class Rule:
 
     def triggered_by(self, text: str) -> bool:
         return not self.triggers or any(t in text for t in self.triggers)
+
+    def triggered_through_imports(self, text: str, path: str, project: Any) -> bool:
+        """For a file `triggered_by` turned away: what `import_trigger` says."""
+        return imported_trigger(self.import_trigger)(text, path, project) if self.import_trigger else False
 
     def skips_module(self, module: str | None) -> bool:
         """True when the rule can have nothing to say in this module whatever it holds,
@@ -122,3 +134,10 @@ def __getattr__(name: str) -> Any:
 
         return FileContext
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@functools.cache
+def imported_trigger(spec: str) -> Callable[[str, str, Any], bool]:
+    """The function an `import_trigger` names."""
+    module, _, name = spec.partition(":")
+    return getattr(importlib.import_module(module), name)

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import cached_property
 
+from qlint.analysis.graphs.called_names import called_in
 from qlint.analysis.graphs.forwarding import Forwarding, call_arguments, callee_name, spans_any
 from qlint.analysis.graphs.fx_targets import is_node_target, target_names, target_rows
 from qlint.analysis.graphs.graph_context import COMPILER_INTERNAL, packet_graph_context
@@ -95,7 +96,7 @@ class PacketMatcher(Rule):
             _sinks_key(sinks),
         )
         helpers = forwarding.find_helpers(
-            ctx.scope, ctx.lines_containing, Resolver(ctx.scope, ctx.project, ctx.optable)
+            ctx.scope, ctx.lines_containing, Resolver(ctx.scope, ctx.project, ctx.optable), called_in(ctx)
         )
         base_lines = target_rows(ctx) | ctx.lines_containing(*sink_needles(sinks), *helpers)
         if not base_lines:

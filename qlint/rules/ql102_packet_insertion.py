@@ -11,9 +11,11 @@ import ast
 import re
 from collections.abc import Iterator
 
-from qlint.analysis.graphs.forwarding import Forwarding, callee_name, spans_any
+from qlint.analysis.graphs.called_names import called_in
+from qlint.analysis.graphs.forwarding import bound_call, callee_name, spans_any
 from qlint.analysis.graphs.fx_targets import target_store_rows
 from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
+from qlint.analysis.graphs.insertions import NEEDLES, inserted_exprs, is_nodespec, wrapper_search, writes_insertion
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import OpRef, Resolver
@@ -42,20 +44,13 @@ class PacketInsertion(Rule):
     evidence_type = OpEvidence
     # Necessary substrings only; `triggered_by` decides (the attribute may be split across rows).
     triggers = ("call_function", "create_node", "target")
+    # A file that inserts only through the project's own wrapper, imported from another module
+    # (`insert_op(gm.graph, aten.relu, args)`), holds none of them.
+    import_trigger = "qlint.analysis.graphs.insertions:imports_a_wrapper"
     fix_availability = FixAvailability.SOMETIMES
 
     def triggered_by(self, text: str) -> bool:
-        if any(spelling in text for spelling in _PLAIN):
-            return True
-        # `graph.\ncall_function(`, `(g\n.call_function)(`, `node.target=`: the attribute
-        # written other than in one piece, as the rows the check reads (`_INSERTING`,
-        # `target_store_rows`) allow.
-        return any(
-            _AFTER_DOT.search(text, max(0, m.start() - 200), m.start())
-            for name, pattern in _ATTRIBUTES
-            if name in text
-            for m in pattern.finditer(text)
-        )
+        return writes_insertion(text)
 
     def skips_module(self, module: str | None) -> bool:
         # Inductor's own passes insert packets into graphs that accept them.
@@ -110,14 +105,10 @@ def inserted_ops(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
     found: list[tuple[OpRef, ast.expr]] = []
     # A project's own `insert(graph, op, args)` that hands `op` to `graph.call_function`
     # inserts what its callers pass.
-    wrappers = Forwarding(
-        _direct_insertions,
-        lambda scope, cls: Resolver(scope, ctx.project, ctx.optable, class_scope=cls),
-        _NEEDLES,
-        ctx.scope.path,
-        "ql102-insertions",
+    wrappers = wrapper_search(ctx.project, ctx.optable, ctx.scope.path)
+    names = wrappers.find_helpers(
+        ctx.scope, _rows_for(ctx), Resolver(ctx.scope, ctx.project, ctx.optable), called_in(ctx)
     )
-    names = wrappers.find_helpers(ctx.scope, _rows_for(ctx), Resolver(ctx.scope, ctx.project, ctx.optable))
     lines = _inserting_rows(ctx) | target_store_rows(ctx)
     if names:
         lines |= ctx.lines_containing(*sorted(names))
@@ -131,11 +122,15 @@ def inserted_ops(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
             class_scope = with_instance_attrs(body.class_scope, ctx.cache, ctx.lines)
             resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, class_scope)
             for node in body.nodes(lines):
-                if _is_nodespec(node, resolver):
+                if is_nodespec(node, resolver):
                     continue
-                exprs = list(_inserted_exprs(node))
-                if not exprs and isinstance(node, ast.Call) and callee_name(node) in names:
-                    exprs = wrappers.forwarded_args(node, resolver)
+                exprs = list(inserted_exprs(node))
+                if not exprs and isinstance(node, ast.Call):
+                    # `partial(insert_op, op=aten.relu)` inserts what it binds, at each call.
+                    call = bound_call(node, resolver) or node
+                    exprs = list(inserted_exprs(call)) if call is not node else []
+                    if not exprs and callee_name(call) in names:
+                        exprs = wrappers.forwarded_args(call, resolver)
                 for expr in exprs:
                     ref = resolver.op_ref(expr)
                     if ref is None and isinstance(expr, ast.Name):
@@ -150,22 +145,6 @@ def inserted_ops(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
     return ctx.cache[_CACHE_KEY]
 
 
-_NEEDLES = ("call_function", "create_node")
-# How nearly every inserting file spells it: one substring test decides.
-_PLAIN = (".call_function", "create_node(", ".target =")
-# One pattern per name, each led by its literal (an alternation would be searched slowly).
-_ATTRIBUTES = tuple(
-    (name, re.compile(pattern))
-    for name, pattern in (
-        ("call_function", r"call_function\b"),
-        ("create_node", r"create_node\b"),
-        ("target", r"target\s*=(?!=)"),
-    )
-)
-# Only a dot, blanks, line continuations and (within brackets) comments between the dot
-# and the attribute's name (a comment is split at each `#`: one way to match, no backtracking); not an
-# ellipsis (`...     target=f` in a doctest).
-_AFTER_DOT = re.compile(r"(?<!\.)\.(?:\s|\\|#[^\n#]*)*\Z")
 # Where `<graph>.call_function` / `.create_node` can be written: the attribute's row (the dot
 # may end the row before). Rows that only hold the strings (`n.op == "call_function"`, on
 # every row of a matcher) insert nothing.
@@ -174,7 +153,7 @@ _INSERTING = re.compile(r"(?:\.|^)\s*(?:call_function|create_node)\b")
 
 def _inserting_rows(ctx: FileContext) -> frozenset[int]:
     line = ctx.lines.line
-    return frozenset(r for r in ctx.lines_containing(*_NEEDLES) if _INSERTING.search(line(r)))
+    return frozenset(r for r in ctx.lines_containing(*NEEDLES) if _INSERTING.search(line(r)))
 
 
 def _rows_for(ctx: FileContext):
@@ -182,59 +161,12 @@ def _rows_for(ctx: FileContext):
     attribute too, so the rows of the needles are those where the attribute is written."""
 
     def rows(*needles: str) -> frozenset[int]:
-        others = tuple(n for n in needles if n not in _NEEDLES)
+        others = tuple(n for n in needles if n not in NEEDLES)
         found = _inserting_rows(ctx)
         return found | ctx.lines_containing(*others) if others else found
 
     return rows
 
 
-def _direct_insertions(call: ast.Call, resolver: Resolver) -> Iterator[ast.expr]:
-    """What a wrapper's body inserts. `x.call_function(op)` with nothing else is how the PT2E
-    test helpers' NodeSpec is spelled (also where `NodeSpec` cannot be resolved, as when
-    imported inside the function): a node of an op without inputs is no wrapper's job."""
-    if _is_nodespec(call, resolver):
-        return
-    if (
-        isinstance(call.func, ast.Attribute)
-        and call.func.attr == "call_function"
-        and len(call.args) + len(call.keywords) < 2
-    ):
-        return
-    yield from _inserted_exprs(call)
-
-
 def inserted_packets(ctx: FileContext) -> set[tuple[str, str]]:
     return {ref.key for ref, _ in insertions(ctx)}
-
-
-def _is_nodespec(node: ast.AST, resolver: Resolver) -> bool:
-    """`NodeSpec.call_function(op)` in the PT2E test helpers describes a node; it inserts nothing."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "call_function":
-        owner = resolver.qualname(node.func.value)
-        return bool(owner and owner.endswith("NodeSpec"))
-    return False
-
-
-def _inserted_exprs(node: ast.AST) -> Iterator[ast.expr]:
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        attr = node.func.attr
-        kwargs = {kw.arg: kw.value for kw in node.keywords if kw.arg}
-        if attr == "call_function":
-            target = node.args[0] if node.args else kwargs.get("the_function")
-            if target is not None:
-                yield target
-        elif attr == "create_node":
-            op = node.args[0] if node.args else kwargs.get("op")
-            target = node.args[1] if len(node.args) > 1 else kwargs.get("target")
-            if isinstance(op, ast.Constant) and op.value == "call_function" and target is not None:
-                yield target
-    elif isinstance(node, ast.Assign):
-        for tgt in node.targets:
-            # `self.target = op` stores an op on a pattern object; only a node's target matters.
-            if (
-                isinstance(tgt, ast.Attribute)
-                and tgt.attr == "target"
-                and not (isinstance(tgt.value, ast.Name) and tgt.value.id in ("self", "cls"))
-            ):
-                yield node.value

@@ -16,3 +16,6 @@ class RuleFacts(NamedTuple):
     engine_report: str | None  # an `EngineReport` member's name
     # The rule's `triggers`: a file with none of them cannot hold a finding.
     triggers: tuple[str, ...]
+    # The rule's `import_trigger` ("module:function"): asked of a file without the triggers,
+    # whose finding may come through what it imports from the project.
+    import_trigger: str | None = None

@@ -15,15 +15,17 @@ from __future__ import annotations
 import ast
 import functools
 import os
+import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.graphs.forwarding_facts import ForwardingFact, RemoteFunction, RemoteModule
-from qlint.analysis.names.modules import import_root
+from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
+from qlint.analysis.names.text_imports import class_bases, text_imports
 from qlint.analysis.tree_walk import own_nodes
 
 _MAX_DEPTH = 4
@@ -58,10 +60,14 @@ class Forwarding:
         needles: tuple[str, ...],
         own_path: str,
         fact_key: str,
+        holds_sink: Callable[[str], bool] | None = None,
     ):
         self._direct = direct
         self._resolver_for = resolver_for
         self.needles = needles
+        # Whether a module's text can hold a direct sink call (default: it holds a needle);
+        # a module that cannot is not summarised for the helper search.
+        self.holds_sink = holds_sink or (lambda text: any(n in text for n in needles))
         self.own_path = own_path
         # Names under which the file being checked calls helpers (set once they are known).
         self.helpers: frozenset[str] = frozenset()
@@ -95,9 +101,26 @@ class Forwarding:
                 self._trails[-1].extend((p, None) for p in (base + ".py", os.path.join(base, "__init__.py")))
             return None
         self._read(project, path)
-        if not _mentions(project, path, self.needles):
+        if not _mentions(project, path, self.fact.key, self.holds_sink):
             return None
         return project.module_fact(module, requester, self.fact)
+
+    def module_holding(self, resolver: Resolver | None, module: str, requester: str, name: str) -> RemoteModule | None:
+        """`module_scope` of the module a helper's name is imported from, when its text can
+        hold `name`: it defines it (`def`/`class`), or it re-exports it (a package's
+        `__init__.py`: its imports, read from its text, lead on to the module defining it).
+        A module that does neither is not summarised (parsed) for the name."""
+        project = self._project = resolver.project if resolver is not None else self._project
+        key = (module, _import_root(requester))
+        if key not in self._found:
+            self._found[key] = project.find_module_in_check(module, requester)
+        path = self._found[key]
+        if path is not None:
+            defined, imports = _names(project, path)
+            if name not in defined:
+                self._read(project, path)  # a dependency all the same: it may come to define it
+                return RemoteModule(path, imports, {}, {}) if name in imports else None
+        return self.module_scope(resolver, module, requester)
 
     def _read(self, project, path: str) -> None:
         key = self._key(path)
@@ -233,55 +256,82 @@ class Forwarding:
             self._trails[-1].extend(deps)
         self._record(deps)
 
-    def helper_names(self, scope: ModuleScope, resolver: Resolver) -> set[str]:
+    def helper_names(
+        self, scope: ModuleScope, resolver: Resolver, called: Callable[[str], bool] | None = None
+    ) -> set[str]:
         """Names under which `scope` calls helpers of other modules: imported functions and
-        methods its classes inherit from classes of other modules."""
-        names = set()
-        root = _import_root(scope.path)
-        for name, full in scope.imports.items():
-            if name == full or full.startswith("torch"):
-                continue
-            # Files of one project import the same names over and over: whether a name is a
-            # helper is remembered per import root (briefly, as for the texts it depends on).
-            key = (full, root, self.fact.key)
-            known = _IMPORTED.get(key)
-            self._project = resolver.project
-            if known is not None and self._valid(known[1]):
-                self._replay(known[1])
-            else:
-                self._trails.append([])
-                helper = _module_function(self, resolver, scope, name, 0)
-                is_helper = bool(
-                    helper is not None
-                    and helper.scope is not scope
-                    and self.forwarded_params(helper.func, helper.scope, None, 0)
-                )
-                if len(_IMPORTED) > 50_000:
-                    _IMPORTED.clear()
-                known = _IMPORTED[key] = (is_helper, tuple(self._trails.pop()))
-            if known[0]:
-                names.add(name)
+        methods its classes inherit from classes of other modules. With `called` (whether
+        the module may call a name, see `called_names`), only imports it calls are asked about."""
+        self._project = resolver.project
+        names = {
+            name
+            for name, full in scope.imports.items()
+            if (called is None or called(name)) and self._imported_helper(scope, name, full)
+        }
         for cls in scope.classes.values():
             for base in cls.bases:
-                names |= self._base_helpers(resolver, scope, base)
+                names |= self._base_helpers(scope, base)
         return names
 
-    def _base_helpers(self, resolver: Resolver, scope: ModuleScope, base: ast.expr) -> frozenset[str]:
-        """Helper methods a class inherits through `base`. A base imported from another
-        module is looked up once per import root (like imported functions), not once per
-        file that subclasses it."""
-        parts = dotted_parts(base)
+    def imports_helper(self, project, path: str, text: str) -> bool:
+        """Whether the module with this text may call a helper of another module: it imports
+        a function that forwards to a sink, or a class with a method that does (which it may
+        subclass, also as `mod.Base`). Asked from the text alone (a prefilter), with the
+        answers `helper_names` gives and caches."""
+        self._project = project
+        imports = text_imports(text, module_name_for(path), path)
+        if not imports:
+            return False
+        heads: dict[str, list[tuple[str, ...]]] = {}
+        for parts in class_bases(text):
+            heads.setdefault(parts[0], []).append(parts)
+        scope = RemoteModule(path, {}, {}, {})
+        for name, full in imports:
+            scope.imports = {name: full}
+            if self._imported_helper(scope, name, full):
+                return True
+            if any(self._base_helpers(scope, list(parts)) for parts in heads.get(name, ())):
+                return True
+        return False
+
+    def _imported_helper(self, scope, name: str, full: str) -> bool:
+        if name == full or full.startswith("torch"):
+            return False
+        # Files of one project import the same names over and over: whether a name is a
+        # helper is remembered per import root (briefly, as for the texts it depends on).
+        key = (full, _import_root(scope.path), self.fact.key)
+        known = _IMPORTED.get(key)
+        if known is not None and self._valid(known[1]):
+            self._replay(known[1])
+        else:
+            self._trails.append([])
+            helper = _module_function(self, None, scope, name, 0)
+            is_helper = bool(
+                helper is not None
+                and helper.scope is not scope
+                and self.forwarded_params(helper.func, helper.scope, None, 0)
+            )
+            if len(_IMPORTED) > 50_000:
+                _IMPORTED.clear()
+            known = _IMPORTED[key] = (is_helper, tuple(self._trails.pop()))
+        return bool(known[0])
+
+    def _base_helpers(self, scope: ModuleScope | RemoteModule, base: ast.expr | list[str]) -> frozenset[str]:
+        """Helper methods a class inherits through `base` (an expression, or its dotted
+        parts). A base imported from another module is looked up once per import root (like
+        imported functions), not once per file that subclasses it."""
+        parts = base if isinstance(base, list) else dotted_parts(base)
         local = not parts or (len(parts) == 1 and parts[0] in scope.classes)
         head = None if local else scope.imports.get(parts[0])
         if head is None:
-            return frozenset(self._inherited_helpers(resolver, scope, base, 0))
+            return frozenset(self._inherited_helpers(scope, base, 0))
         key = ("base", ".".join([head, *parts[1:]]), _import_root(scope.path), self.fact.key)
         known = _IMPORTED.get(key)
         if known is not None and self._valid(known[1]):
             self._replay(known[1])
             return known[0]
         self._trails.append([])
-        names = frozenset(self._inherited_helpers(resolver, scope, base, 0))
+        names = frozenset(self._inherited_helpers(scope, base, 0))
         if len(_IMPORTED) > 50_000:
             _IMPORTED.clear()
         trail = tuple(self._trails.pop())
@@ -291,23 +341,33 @@ class Forwarding:
         _IMPORTED[key] = (names, trail)
         return names
 
-    def _inherited_helpers(self, resolver: Resolver, scope: ModuleScope, base: ast.expr, depth: int) -> set[str]:
-        found = _base_class(self, resolver, scope, base, depth)
+    def _inherited_helpers(self, scope, base: ast.expr | list[str], depth: int) -> set[str]:
+        found = _base_class(self, None, scope, base, depth)
         if found is None or depth > _MAX_DEPTH:
             return set()
         other, cls = found
         names = {n for n, m in cls.methods.items() if self.forwarded_params(m, other, cls, 0)}
         for b in cls.bases:
-            names |= self._inherited_helpers(resolver, other, b, depth + 1)
+            names |= self._inherited_helpers(other, b, depth + 1)
         return names
 
     def resolve_helper(self, call: ast.Call, resolver: Resolver) -> Helper | None:
         return _resolve_helper(self, call, resolver)
 
-    def find_helpers(self, scope: ModuleScope, lines_containing: Callable[..., frozenset[int]], resolver: Resolver):
+    def find_helpers(
+        self,
+        scope: ModuleScope,
+        lines_containing: Callable[..., frozenset[int]],
+        resolver: Resolver,
+        called: Callable[[str], bool] | None = None,
+    ):
         """Names under which the module of `scope` calls helpers: its own functions and
         methods that forward to a sink, functions it imports and methods its classes inherit
-        from other modules of the project that do. Sets and returns `self.helpers`."""
+        from other modules of the project that do. Sets and returns `self.helpers`.
+
+        `called`: whether the module may call a name (`called_names`). An imported helper the
+        module never calls is left out: its name only matters at a call (`callee_name`), and
+        finding out would read the modules it comes from."""
         self._project = resolver.project
         functions = [(f, None) for f in scope.functions.values()]
         functions += [(m, cls) for cls in scope.classes.values() for m in cls.methods.values()]
@@ -326,7 +386,7 @@ class Forwarding:
             if not new:
                 break
             helpers |= new
-        self.helpers = frozenset(helpers | self.helper_names(scope, resolver))
+        self.helpers = frozenset(helpers | self.helper_names(scope, resolver, called))
         return self.helpers
 
 
@@ -362,6 +422,18 @@ def _import_root(path: str) -> str:
     return import_root(path)
 
 
+def bound_call(call: ast.Call, resolver: Resolver) -> ast.Call | None:
+    """`functools.partial(f, *args, **kwargs)` as the call of `f` it stands for: what it binds
+    is passed at every call of the partial object (first, in the order written)."""
+    name = callee_name(call)
+    if not call.args or (name != "partial" and resolver.scope.imports.get(name or "") != "functools.partial"):
+        return None  # asked of every call on the rows read: resolve only what can be it
+    if resolver.qualname(call.func) != "functools.partial":
+        return None
+    bound = ast.Call(func=call.args[0], args=call.args[1:], keywords=call.keywords)
+    return ast.copy_location(bound, call)
+
+
 def call_arguments(call: ast.Call) -> list[ast.expr]:
     """Positional and keyword argument expressions of a call."""
     return [*call.args, *(kw.value for kw in call.keywords)]
@@ -372,18 +444,39 @@ def call_arguments(call: ast.Call) -> list[ast.expr]:
 _TEXTS: dict[tuple, tuple[tuple | None, bool]] = {}
 _IMPORTED: dict[tuple, tuple[bool | frozenset[str], tuple]] = {}
 _SHARED: dict[tuple, tuple[ast.AST, frozenset[str], tuple]] = {}
+_NAMES: dict[str, tuple[tuple | None, frozenset[str], dict[str, str]]] = {}
 
 
-def _mentions(project, path: str, needles: tuple[str, ...]) -> bool:
-    """Whether the module's text holds one of `needles`: an editor's buffer as it is, a
+def _names(project, path: str) -> tuple[frozenset[str], dict[str, str]]:
+    """The names a module's text defines (`def`/`class`, at any depth) and its imports as the
+    text spells them (`text_imports`, the last binding of a name winning as in
+    `ModuleScope`); read again when its content key changes."""
+    key = file_keys.content_key(project, path)
+    found = _NAMES.get(path)
+    if found is None or found[0] != key:
+        if len(_NAMES) > 50_000:
+            _NAMES.clear()
+        text = project.text(path) or ""
+        defined = frozenset(n for pattern in _DEFINES for n in pattern.findall(text))
+        found = _NAMES[path] = (key, defined, dict(text_imports(text, module_name_for(path), path)))
+    return found[1], found[2]
+
+
+# Each led by its literal (searched fast); a superset of the names defined (also in strings,
+# comments, `undef x`): a name found here is looked up in the module's summary.
+_DEFINES = (re.compile(r"def[ \t]+(\w+)"), re.compile(r"class[ \t]+(\w+)"))
+
+
+def _mentions(project, path: str, kind: str, holds_sink: Callable[[str], bool]) -> bool:
+    """Whether the module's text can hold a sink of `kind`: an editor's buffer as it is, a
     file as it is on disk now (read again when its stat changes)."""
     key = file_keys.content_key(project, path)
-    found = _TEXTS.get((path, needles))
+    found = _TEXTS.get((path, kind))
     if found is None or found[0] != key:
         if len(_TEXTS) > 50_000:
             _TEXTS.clear()
         text = project.text(path) or ""
-        found = _TEXTS[(path, needles)] = (key, any(n in text for n in needles))
+        found = _TEXTS[(path, kind)] = (key, holds_sink(text))
     return found[1]
 
 
@@ -415,7 +508,7 @@ def _module_function(fw: Forwarding, resolver: Resolver, scope: ModuleScope, nam
     if full is None or full.startswith("torch."):
         return None
     module, _, attr = full.rpartition(".")
-    other = fw.module_scope(resolver, module, scope.path) if module else None
+    other = fw.module_holding(resolver, module, scope.path, attr) if module else None
     if other is None or other is scope:
         return None
     return _module_function(fw, resolver, other, attr, depth + 1)
@@ -458,7 +551,7 @@ def _base_class(fw: Forwarding, resolver: Resolver, scope: ModuleScope, base: as
     if full.startswith(("torch.", "builtins.")):
         return None
     module, _, name = full.rpartition(".")
-    other = fw.module_scope(resolver, module, scope.path) if module else None
+    other = fw.module_holding(resolver, module, scope.path, name) if module else None
     if other is None or other is scope:
         return None
     if name in other.classes:

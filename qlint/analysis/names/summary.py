@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import re
+from array import array
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -185,7 +186,9 @@ class _StatementSource:
         self.path = path
         self.module = module
         self._text = text
-        self._lines: list[str] | None = None
+        # The text and where each of its lines starts (a kept module's text as one string:
+        # a list of line strings cost ~57 bytes more per line, for every module read).
+        self._lines: tuple[str, array] | None = None
         self._statements: dict[Loc, ast.stmt | None] = {}
         self._whole: ModuleScope | None = None
         self._whole_tree: ast.Module | None = None
@@ -220,9 +223,10 @@ class _StatementSource:
     def _parse(self, loc: Loc) -> ast.stmt | None:
         first, line, last, col = loc
         lines = self._source_lines()
-        if lines is None or last > len(lines):
+        if lines is None or last >= len(lines[1]):
             return None
-        chunk = "".join(lines[first - 1 : last])
+        text, starts = lines
+        chunk = text[starts[first - 1] : starts[last]]
         nested = chunk[:1] in (" ", "\t", "\f")
         if nested and first < 2:
             return None  # no line above for the `if 1:` (the module would not parse either)
@@ -236,15 +240,18 @@ class _StatementSource:
         body = tree.body[0].body if nested and tree.body and isinstance(tree.body[0], ast.If) else tree.body
         return next((s for s in body if s.lineno == line and s.col_offset == col), None)
 
-    def _source_lines(self) -> list[str] | None:
+    def _source_lines(self) -> tuple[str, array] | None:
+        """The text and the offsets at which its lines start, with its length last (line n
+        is `text[starts[n - 1] : starts[n]]`)."""
         if self._lines is None:
             text = self._text()
             if text is None:
                 return None
-            self._lines = _LINES.findall(text)
-            rest = text[sum(map(len, self._lines)) :]
-            if rest:
-                self._lines.append(rest)
+            starts = array("q", [0])
+            starts.extend(m.end() for m in _LINES.finditer(text))
+            if starts[-1] < len(text):  # a last line without a line break
+                starts.append(len(text))
+            self._lines = (text, starts)
         return self._lines
 
     def whole(self) -> ModuleScope:

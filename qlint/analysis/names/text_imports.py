@@ -1,0 +1,104 @@
+"""The names a module imports, read from its text without parsing it.
+
+QL102's prefilter asks whether a file that inserts nothing itself imports the project's own
+insertion wrapper, and the helper search follows a name through a module that only
+re-exports it (`from .graph_utils import insert_op` in a package's `__init__.py`). Both
+questions are asked of many modules that are never otherwise parsed, so their imports are
+read from the text: every `import`/`from ... import` statement, wherever it stands. That is
+a superset of the module-level imports `ModuleScope` binds (an import inside a function
+counts too), which is what a prefilter needs: it may keep a file the check then finds clean,
+never skip one the check would report.
+"""
+
+from __future__ import annotations
+
+import re
+
+from qlint.analysis.names.modules import resolve_relative
+
+# A statement starts a row or follows a `;` (matched there: `_starts`). `from` imports take a
+# bracketed list (over rows, with comments) or the rest of the row (with line continuations).
+# A comment runs to the end of its row (the look-ahead): one way to match, so an unclosed
+# bracket fails in linear time.
+_STATEMENT = re.compile(
+    r"[ \t]*(?:from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]*"
+    r"(\((?:[^)#]|#[^\n]*(?![^\n]))*\)|[^\n;#\\]*(?:\\\n[^\n;#\\]*)*)"
+    r"|import[ \t]+([^\n;#\\]*(?:\\\n[^\n;#\\]*)*))"
+)
+_COMMENT = re.compile(r"#[^\n]*")
+_ALIAS = re.compile(r"^([\w.]+)(?:\s+as\s+(\w+))?$")
+
+
+def text_imports(text: str, module: str | None, path: str) -> list[tuple[str, str]]:
+    """(local name, fully qualified dotted name) of every import statement, in order, as
+    `ModuleScope.imports` spells them (`import a.b` binds `a` to `a`; a star import binds
+    nothing). A name imported twice (at module level and in a function) is listed twice."""
+    out: list[tuple[str, str]] = []
+    if "import" not in text:
+        return out
+    for start in _starts(text, "import"):
+        m = _STATEMENT.match(text, start)
+        if m is None:
+            continue
+        dots, source, names, plain = m.groups()
+        if plain is not None:
+            for name, alias in _aliases(plain):
+                top = name.split(".")[0]
+                out.append((alias, name) if alias else (top, top))
+            continue
+        base = resolve_relative(module, path, len(dots), source or None)
+        if base is None:
+            continue
+        for name, alias in _aliases(names):
+            if "." not in name:
+                out.append((alias or name, f"{base}.{name}"))
+    return out
+
+
+def _starts(text: str, word: str) -> list[int]:
+    """Where the statements that can hold `word` start (the row's start, or just after the
+    last `;` before it), in order: a literal search, which a pattern anchored at each row's
+    start would not be."""
+    out: list[int] = []
+    at = text.find(word)
+    while at >= 0:
+        start = max(text.rfind("\n", 0, at), text.rfind(";", 0, at)) + 1
+        if not out or out[-1] != start:
+            out.append(start)
+        at = text.find(word, at + len(word))
+    return out
+
+
+def _aliases(names: str) -> list[tuple[str, str | None]]:
+    cleaned = _COMMENT.sub("", names).replace("\\\n", " ").strip().strip("()")
+    out = []
+    for part in cleaned.split(","):
+        m = _ALIAS.match(" ".join(part.split()))
+        if m:
+            out.append((m.group(1), m.group(2)))
+    return out
+
+
+_CLASS = re.compile(r"[ \t]*class[ \t]+\w+[ \t]*\(")
+_DOTTED = re.compile(r"\w+(?:[ \t]*\.[ \t]*\w+)*")
+
+
+def class_bases(text: str) -> set[tuple[str, ...]]:
+    """The names (`Base`, `mod.Base`, as parts) written in the bases of the text's class
+    statements (keywords and subscripts included): with `text_imports`, what a class may
+    inherit from another module."""
+    out: set[tuple[str, ...]] = set()
+    if "class" not in text:
+        return out
+    for start in _starts(text, "class"):
+        m = _CLASS.match(text, start)
+        if m is None:
+            continue
+        depth, i = 1, m.end()
+        end = min(len(text), i + 2000)
+        while i < end and depth:
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        for dotted in _DOTTED.findall(text, m.end(), i):
+            out.add(tuple(p.strip() for p in dotted.split(".")))
+    return out

@@ -1,0 +1,155 @@
+"""The helper search asks about an imported name only where the file may call it
+(`analysis/graphs/called_names`): every way of writing a call still finds the helper."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from qlint.analysis.graphs import forwarding
+from qlint.analysis.graphs.called_names import may_call
+from qlint.engine import check_source
+from tests.conftest import settings_for, write_package
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "helper(x)",
+        "obj.helper(x)",
+        "self.helper (x)",
+        "(helper)(x)",
+        "((obj.helper\n))(x)",
+        "y = [helper  # why\n    (x)]",
+        "y = [helper  # why (not this)\n    (x)]",
+        "helper \\\n(x)",
+        "a = 1; helper\t(x)",
+        "helper_x = 1\nhelper(x)",
+        "functools.partial(helper, op=o)",
+        "partial( \\\n helper, o)",
+    ],
+)
+def test_every_spelling_of_a_call_counts(text):
+    assert may_call(text, "helper")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "from pkg import helper",
+        "x = helper\ny = f(x)",
+        "def f(a: helper) -> helper: ...",
+        "helper_x(1)\nmy_helper(2)\nhelpers(3)",
+        "x = helper  # see helper_x (1)\n",
+        "x = [helper]\n(y)",
+        "x = helper[int](y)",
+        "impartial(helper)",
+        "partial(f, helper)",
+    ],
+)
+def test_names_written_otherwise_do_not(text):
+    assert not may_call(text, "helper")
+
+
+def test_text_outside_ascii_counts_every_name_as_called():
+    # The parser NFKC-normalises identifiers: a fullwidth h spells `h`.
+    assert may_call("x = 'é'\n", "helper")
+
+
+TESTING = """
+def check_nodes(m, occurrence):
+    m.checkGraphModuleNodes(m, expected_node_occurrence=occurrence)
+
+def insert_op(graph, op, args):
+    return graph.call_function(op, args)
+
+OCC = {}
+"""
+
+
+def _check(tmp_path, select, body, imports="from pkg.testing import check_nodes, insert_op, OCC"):
+    # `.target_dtype` passes QL101's prefilter (`.target`) without being a node target, as in
+    # real files that call a test helper: the helper's calls are what the rule must find.
+    # The overload inserted last passes QL102's (and is no finding).
+    text = (
+        f"import torch\n{imports}\n\ndef test(m, gm, node):\n    dtype = m.target_dtype\n"
+        + textwrap.indent(textwrap.dedent(body), "    ")
+        + "\n    gm.graph.call_function(torch.ops.aten.relu.default, (node,))\n"
+    )
+    pkg = write_package(tmp_path, "pkg", testing=TESTING, passes=text)
+    path = pkg / "passes.py"
+    result = check_source(path.read_bytes(), str(path), settings_for(select))
+    assert not result.errors, result.errors
+    return [d.range.start.row for d in result.diagnostics]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "check_nodes(m, {torch.ops.aten.relu: 1})",
+        "(check_nodes)(m, {torch.ops.aten.relu: 1})",
+        "x = [check_nodes  # why\n    (m, {torch.ops.aten.relu: 1})]",
+        "check_nodes \\\n(m, {torch.ops.aten.relu: 1})",
+    ],
+)
+def test_imported_helper_called_any_way_is_still_a_sink(tmp_path, body):
+    assert _check(tmp_path, ("QL101",), body) == [6 + body.count("\n")]
+
+
+def test_imported_helper_under_another_name(tmp_path):
+    rows = _check(tmp_path, ("QL101",), "cn(m, {torch.ops.aten.relu: 1})", "from pkg.testing import check_nodes as cn")
+    assert rows == [6]
+
+
+def test_imported_helper_called_with_a_non_ascii_spelling(tmp_path):
+    # A fullwidth c spells `check_nodes` to the parser. Its row is read for the node target
+    # there: the rows of helper calls are found by the helper's name as written.
+    body = "\uff43heck_nodes(m, {torch.ops.aten.relu: 1}); t = node.target"
+    assert _check(tmp_path, ("QL101",), body) == [6]
+
+
+@pytest.mark.parametrize(
+    "body", ["insert_op(gm.graph, torch.ops.aten.relu, (node,))", "(insert_op)(gm.graph, torch.ops.aten.relu, (node,))"]
+)
+def test_imported_insertion_wrapper_called_any_way_still_inserts(tmp_path, body):
+    assert _check(tmp_path, ("QL102",), body) == [6]
+
+
+def test_names_the_file_never_calls_are_not_asked_about(tmp_path, monkeypatch):
+    asked = []
+    real = forwarding._module_function
+
+    def recording(fw, resolver, scope, name, depth):
+        if depth == 0:
+            asked.append(name)
+        return real(fw, resolver, scope, name, depth)
+
+    monkeypatch.setattr(forwarding, "_module_function", recording)
+    monkeypatch.setattr(forwarding, "_IMPORTED", {})  # nothing known from earlier tests
+    body = "expected = OCC\ncheck_nodes(m, {torch.ops.aten.relu: 1})\nn = node.target == torch.ops.aten.add"
+    assert _check(tmp_path, ("QL101",), body) == [7, 8]
+    assert "check_nodes" in asked
+    assert "OCC" not in asked and "insert_op" not in asked
+
+
+def test_the_memo_in_the_check_cache_keeps_no_cycle_through_the_context():
+    # A cycle would keep every checked file's tree alive until the cyclic GC ran.
+    import ast
+    import gc
+    import weakref
+
+    from qlint.analysis.context import FileContext
+    from qlint.analysis.graphs.called_names import called_in
+    from qlint.source import LineIndex
+
+    text = "from pkg import helper\nhelper(1)\n"
+    ctx = FileContext("m.py", text, ast.parse(text), LineIndex(text), None, None)  # type: ignore[arg-type]
+    assert called_in(ctx)("helper") and not called_in(ctx)("other")
+    alive = weakref.ref(ctx)
+    gc.disable()
+    try:
+        del ctx
+        assert alive() is None
+    finally:
+        gc.enable()

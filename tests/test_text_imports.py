@@ -1,0 +1,46 @@
+"""`text_imports` reads a module's imports from its text: never fewer than `ModuleScope` binds."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from qlint.analysis.names.scope import ModuleScope
+from qlint.analysis.names.text_imports import class_bases, text_imports
+
+SOURCES = {
+    "plain": "import os\nimport a.b.c\nimport a.b as ab, x as y\n",
+    "from": "from pkg.mod import f, g as h\nfrom pkg import (\n    one,  # the first (see F401)\n    two as deux,\n)\n",
+    "relative": "from . import sibling\nfrom ..up import thing\nfrom .here import *\n",
+    "continued": "from pkg.mod import a, \\\n    b\nimport os; from pkg.other import c\n",
+    "guarded": "try:\n    from fast import impl\nexcept ImportError:\n    from slow import impl\n"
+    "if X:\n    import z as zz\n",
+}
+
+
+@pytest.mark.parametrize("src", SOURCES.values(), ids=SOURCES.keys())
+def test_every_import_the_scope_binds_is_read(src):
+    src = textwrap.dedent(src)
+    path = "/proj/pkg/sub/mod.py"
+    scope = ModuleScope.build(ast.parse(src), "pkg.sub.mod", path)
+    pairs = set(text_imports(src, "pkg.sub.mod", path))
+    assert set(scope.imports.items()) <= pairs
+
+
+def test_function_level_imports_are_read_too():
+    src = "def f():\n    from pkg.late import helper\n    return helper\n"
+    assert ("helper", "pkg.late.helper") in text_imports(src, "m", "/p/m.py")
+
+
+def test_class_bases_with_dotted_names_and_keywords():
+    src = "class A(Base, mod.Other, metaclass=Meta):\n    pass\n\n  class B(\n    pkg.deep.C[int]):\n    pass\n"
+    bases = class_bases(src)
+    assert {("Base",), ("mod", "Other"), ("Meta",), ("pkg", "deep", "C"), ("int",)} <= bases
+
+
+def test_an_unclosed_bracket_full_of_comments_is_read_in_linear_time():
+    # Each comment could end at any of its characters if the pattern let it: 2**40 ways.
+    src = "from x import (\n" + "# a comment without the bracket\n" * 40
+    assert text_imports(src, "m", "/p/m.py") == []
