@@ -113,7 +113,7 @@ def each_site(ctx: FileContext, home: Home, func: ast.AST) -> Iterator[Site | No
             if found is None or found.site is None or found.module is None:
                 yield None
                 return
-            yield Site(found.site, found.flow, Home(*found.module))
+            yield Site(found.site, found.flow, Home(*found.module[:3]))
     elif not _named_only_at_home(ctx, home, func.name):
         yield None
 

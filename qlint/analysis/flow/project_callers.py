@@ -52,7 +52,7 @@ class ProjectCall:
     flows: tuple[FunctionFlow, ...]  # what was analysed in that module (for later changes)
     flow: FunctionFlow  # the body the call is in
     site: CallSite | None = None  # every argument of the call, with its modes and as written
-    # That module's (context, analysis, bodies analysed): where the caller's own callers are.
+    # That module's (context, analysis, bodies analysed, uses memo): where its own callers are.
     module: tuple | None = None
 
 
