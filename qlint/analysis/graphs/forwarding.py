@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from qlint.analysis.graphs import file_keys
+from qlint.analysis.graphs.called_names import may_call
 from qlint.analysis.graphs.forwarding_facts import ForwardingFact, RemoteFunction, RemoteModule
 from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.names.resolver import Resolver, dotted_parts
@@ -277,7 +278,9 @@ class Forwarding:
         """Whether the module with this text may call a helper of another module: it imports
         a function that forwards to a sink, or a class with a method that does (which it may
         subclass, also as `mod.Base`). Asked from the text alone (a prefilter), with the
-        answers `helper_names` gives and caches."""
+        answers `helper_names` gives and caches. Only imported names the text may call are
+        asked about, as `find_helpers` asks (`called_names`): a function never called inserts
+        nothing, and the check would not look it up either."""
         self._project = project
         imports = text_imports(text, module_name_for(path), path)
         if not imports:
@@ -286,9 +289,14 @@ class Forwarding:
         for parts in class_bases(text):
             heads.setdefault(parts[0], []).append(parts)
         scope = RemoteModule(path, {}, {}, {})
+        called: dict[str, bool] = {}
         for name, full in imports:
+            if name not in called:
+                called[name] = may_call(text, name)
+            if not called[name] and name not in heads:
+                continue
             scope.imports = {name: full}
-            if self._imported_helper(scope, name, full):
+            if called[name] and self._imported_helper(scope, name, full):
                 return True
             if any(self._base_helpers(scope, list(parts)) for parts in heads.get(name, ())):
                 return True
