@@ -89,10 +89,7 @@ class Forwarding:
         (its text names a sink). Whatever is read (the module, or that it is absent) is a
         dependency of this check."""
         project = self._project = resolver.project if resolver is not None else self._project
-        key = (module, _import_root(requester))
-        if key not in self._found:
-            self._found[key] = project.find_module_in_check(module, requester)
-        path = self._found[key]
+        path = self._find(module, requester)
         if path is None:
             # Records the absence when the module would be the project's: creating it later
             # must refresh this check.
@@ -112,16 +109,20 @@ class Forwarding:
         `__init__.py`: its imports, read from its text, lead on to the module defining it).
         A module that does neither is not summarised (parsed) for the name."""
         project = self._project = resolver.project if resolver is not None else self._project
-        key = (module, _import_root(requester))
-        if key not in self._found:
-            self._found[key] = project.find_module_in_check(module, requester)
-        path = self._found[key]
+        path = self._find(module, requester)
         if path is not None:
             defined, imports = _names(project, path)
             if name not in defined:
                 self._read(project, path)  # a dependency all the same: it may come to define it
                 return RemoteModule(path, imports, {}, {}) if name in imports else None
         return self.module_scope(resolver, module, requester)
+
+    def _find(self, module: str, requester: str) -> str | None:
+        """The file of `module` as `requester` imports it, looked up once per check and root."""
+        key = (module, _import_root(requester))
+        if key not in self._found:
+            self._found[key] = self._project.find_module_in_check(module, requester)
+        return self._found[key]
 
     def _read(self, project, path: str) -> None:
         key = self._key(path)
@@ -306,8 +307,13 @@ class Forwarding:
         if name == full or full.startswith("torch"):
             return False
         # Files of one project import the same names over and over: whether a name is a
-        # helper is remembered per import root (briefly, as for the texts it depends on).
-        key = (full, _import_root(scope.path), self.fact.key)
+        # helper is remembered (briefly, as for the texts it depends on) per module file it
+        # is imported from, which the import roots of a tree share (ExecuTorch: 275 roots);
+        # everything read past that file is read from its own path, whoever imports it.
+        # A module not found is remembered per import root (whose files it would be).
+        module, _, attr = full.rpartition(".")
+        path = self._find(module, scope.path) if module else None
+        key = (path, attr, self.fact.key) if path is not None else (full, _import_root(scope.path), self.fact.key)
         known = _IMPORTED.get(key)
         if known is not None and self._valid(known[1]):
             self._replay(known[1])
