@@ -307,14 +307,19 @@ class Forwarding:
         if name == full or full.startswith("torch"):
             return False
         # Files of one project import the same names over and over: whether a name is a
-        # helper is remembered (briefly, as for the texts it depends on) per module file it
-        # is imported from, which the import roots of a tree share (ExecuTorch: 275 roots);
+        # helper is remembered (briefly, as for the texts it depends on) per import root,
+        # where a file is found without looking the module up again, and per module file it
+        # is imported from, which the import roots of a tree share (ExecuTorch: 275 roots):
         # everything read past that file is read from its own path, whoever imports it.
-        # A module not found is remembered per import root (whose files it would be).
+        rooted = (full, _import_root(scope.path), self.fact.key)
+        known = _IMPORTED.get(rooted)
+        if known is not None and self._valid(known[1]):
+            self._replay(known[1])
+            return bool(known[0])
         module, _, attr = full.rpartition(".")
         path = self._find(module, scope.path) if module else None
-        key = (path, attr, self.fact.key) if path is not None else (full, _import_root(scope.path), self.fact.key)
-        known = _IMPORTED.get(key)
+        shared = (path, attr, self.fact.key) if path is not None else None
+        known = _IMPORTED.get(shared) if shared is not None else None
         if known is not None and self._valid(known[1]):
             self._replay(known[1])
         else:
@@ -325,9 +330,12 @@ class Forwarding:
                 and helper.scope is not scope
                 and self.forwarded_params(helper.func, helper.scope, None, 0)
             )
-            if len(_IMPORTED) > 50_000:
-                _IMPORTED.clear()
-            known = _IMPORTED[key] = (is_helper, tuple(self._trails.pop()))
+            known = (is_helper, tuple(self._trails.pop()))
+            if shared is not None:
+                _IMPORTED[shared] = known
+        if len(_IMPORTED) > 50_000:
+            _IMPORTED.clear()
+        _IMPORTED[rooted] = known
         return bool(known[0])
 
     def _base_helpers(self, scope: ModuleScope | RemoteModule, base: ast.expr | list[str]) -> frozenset[str]:
