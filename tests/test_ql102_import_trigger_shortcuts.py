@@ -97,3 +97,27 @@ def test_same_module_name_in_two_import_roots_keeps_two_answers(tmp_path):
         (tmp_path / root / "utils.py").write_text(utils)
         found[root] = _check(tmp_path / root / "passes.py", text)[:2]
     assert found == {"one": (True, ["QL102"]), "two": (False, []), "three": (True, ["QL102"])}
+
+
+def test_class_called_from_an_inserting_module_is_not_summarised(tmp_path, monkeypatch):
+    # `Rewriter()` calls a class: only a `def` of the name can be a wrapper, so the module
+    # (which inserts, in a method) is not parsed to answer the import trigger.
+    pkg = write_package(tmp_path, "pkg", graph_utils=GRAPH_UTILS)
+    asked = []
+    monkeypatch.setattr(ProjectIndex, "module_fact", lambda self, *a: asked.append(a))
+    body = "return Rewriter().insert(gm.graph, torch.ops.aten.relu, ())"
+    text = _passes("from pkg.graph_utils import Rewriter", body)
+    path = str(pkg / "passes.py")
+    project = ProjectIndex()
+    project.begin_check()
+    assert not imports_a_wrapper(text, path, project) and asked == []
+    # The module is read all the same: it may come to define a function of that name.
+    assert os.path.realpath(pkg / "graph_utils.py") in project.dependencies_of(path)
+
+
+def test_function_defined_beside_a_class_of_the_module_is_still_a_wrapper(tmp_path):
+    utils = GRAPH_UTILS.replace("def insert_op", "class Options:\n    pass\n\n\nasync def insert_op")
+    pkg = write_package(tmp_path, "pkg", graph_utils=utils)
+    text = _passes("from pkg.graph_utils import insert_op", "insert_op(gm.graph, torch.ops.aten.relu, (node,))")
+    triggered, codes, _ = _check(pkg / "passes.py", text)
+    assert triggered and codes == ["QL102"]

@@ -103,16 +103,20 @@ class Forwarding:
             return None
         return project.module_fact(module, requester, self.fact)
 
-    def module_holding(self, resolver: Resolver | None, module: str, requester: str, name: str) -> RemoteModule | None:
+    def module_holding(
+        self, resolver: Resolver | None, module: str, requester: str, name: str, function: bool = False
+    ) -> RemoteModule | None:
         """`module_scope` of the module a helper's name is imported from, when its text can
         hold `name`: it defines it (`def`/`class`), or it re-exports it (a package's
         `__init__.py`: its imports, read from its text, lead on to the module defining it).
-        A module that does neither is not summarised (parsed) for the name."""
+        A module that does neither is not summarised (parsed) for the name. With `function`
+        only a `def` counts: a class of that name is no function to look up in its summary
+        (the question of most names the files of a tree call, as `Pass()`)."""
         project = self._project = resolver.project if resolver is not None else self._project
         path = self._find(module, requester)
         if path is not None:
-            defined, imports = _names(project, path)
-            if name not in defined:
+            defined, functions, imports = _names(project, path)
+            if name not in (functions if function else defined):
                 self._read(project, path)  # a dependency all the same: it may come to define it
                 return RemoteModule(path, imports, {}, {}) if name in imports else None
         return self.module_scope(resolver, module, requester)
@@ -466,11 +470,12 @@ def call_arguments(call: ast.Call) -> list[ast.expr]:
 _TEXTS: dict[tuple, tuple[tuple | None, bool]] = {}
 _IMPORTED: dict[tuple, tuple[bool | frozenset[str], tuple]] = {}
 _SHARED: dict[tuple, tuple[ast.AST, frozenset[str], tuple]] = {}
-_NAMES: dict[str, tuple[tuple | None, frozenset[str], dict[str, str]]] = {}
+_NAMES: dict[str, tuple[tuple | None, frozenset[str], frozenset[str], dict[str, str]]] = {}
 
 
-def _names(project, path: str) -> tuple[frozenset[str], dict[str, str]]:
-    """The names a module's text defines (`def`/`class`, at any depth) and its imports as the
+def _names(project, path: str) -> tuple[frozenset[str], frozenset[str], dict[str, str]]:
+    """The names a module's text defines (`def`/`class`, at any depth), those of them it
+    defines with `def` (a superset of its summary's functions), and its imports as the
     text spells them (`text_imports`, the last binding of a name winning as in
     `ModuleScope`); read again when its content key changes."""
     key = file_keys.content_key(project, path)
@@ -479,9 +484,10 @@ def _names(project, path: str) -> tuple[frozenset[str], dict[str, str]]:
         if len(_NAMES) > 50_000:
             _NAMES.clear()
         text = project.text(path) or ""
-        defined = frozenset(n for pattern in _DEFINES for n in pattern.findall(text))
-        found = _NAMES[path] = (key, defined, dict(text_imports(text, module_name_for(path), path)))
-    return found[1], found[2]
+        functions = frozenset(_DEFINES[0].findall(text))
+        defined = functions | frozenset(_DEFINES[1].findall(text))
+        found = _NAMES[path] = (key, defined, functions, dict(text_imports(text, module_name_for(path), path)))
+    return found[1], found[2], found[3]
 
 
 # Each led by its literal (searched fast); a superset of the names defined (also in strings,
@@ -530,7 +536,7 @@ def _module_function(fw: Forwarding, resolver: Resolver, scope: ModuleScope, nam
     if full is None or full.startswith("torch."):
         return None
     module, _, attr = full.rpartition(".")
-    other = fw.module_holding(resolver, module, scope.path, attr) if module else None
+    other = fw.module_holding(resolver, module, scope.path, attr, function=True) if module else None
     if other is None or other is scope:
         return None
     return _module_function(fw, resolver, other, attr, depth + 1)
