@@ -82,6 +82,7 @@ class Cache:
         self._hashes: dict[str, str] = {}  # current content hashes computed this run
         self._stat_digests: dict[str, tuple[tuple[int, int], str] | None] = {}
         self._stats: dict[str, tuple[int, int] | None] = {}  # dependencies' stats this run
+        self._unlooked: dict[str, tuple[int, int] | None] = {}  # of those, paths not looked up yet
         self._listings: dict[tuple[str, bool], list[str]] = {}  # (root, recursive) -> files this run
         self._holds: dict[tuple[str, tuple[bytes, ...]], bool] = {}
 
@@ -115,12 +116,20 @@ class Cache:
             del self.entries[path]  # a shape this version never writes: check the file again
             return None
         size, mtime_ns, digest, diagnostics, deps, dep_stats = entry
-        try:
-            st = os.stat(path)
-        except OSError:
+        # A result looked up earlier in the run may have stat'ed it as its dependency (the
+        # project scans' results depend on every module): that stat is the run's view of it,
+        # taken once. A second lookup of the path stats again (the file may have changed).
+        now = self._unlooked.pop(path, _UNSEEN)
+        if now is _UNSEEN:
+            try:
+                st = os.stat(path)
+            except OSError:
+                return None
+            now = (st.st_size, st.st_mtime_ns)
+        elif now is None:
             return None
         # Remembered for the run: a module checked here is also a dependency of others.
-        now = self._stats[path] = (st.st_size, st.st_mtime_ns)
+        self._stats[path] = now
         if size == _UNTRUSTED or now != (size, mtime_ns):
             current = self._hash_file(path)
             if current != digest:
@@ -180,9 +189,9 @@ class Cache:
         if now is _UNSEEN:
             try:
                 st = os.stat(path)
-                now = self._stats[path] = (st.st_size, st.st_mtime_ns)
+                now = self._stats[path] = self._unlooked[path] = (st.st_size, st.st_mtime_ns)
             except OSError:
-                now = self._stats[path] = None
+                now = self._stats[path] = self._unlooked[path] = None
         return now
 
     def current_hash(self, path: str) -> str:

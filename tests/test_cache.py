@@ -589,3 +589,34 @@ def test_an_absent_dependency_that_exists_but_cannot_be_read_stays_absent(tmp_pa
     stored(c, f, deps={str(locked): ""})
     c.save()
     assert Cache(tmp_path / "cache", "fp").lookup(str(f)) is not None
+
+
+def test_a_dependency_looked_up_after_is_stated_once_and_again_on_a_second_lookup(tmp_path, monkeypatch):
+    f = old_file(tmp_path / "a.py", "from dep import X\n")
+    dep = old_file(tmp_path / "dep.py", "X = 1\n")
+    c = Cache(tmp_path / "cache", "fp")
+    stored(c, dep)
+    stored(c, f, deps={str(dep): content_hash(dep.read_bytes())})
+    c.save()
+    seen: list[str] = []
+    real_stat = os.stat
+
+    def counting_stat(path, *args, **kwargs):
+        seen.append(os.fspath(path))
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(cache_mod.os, "stat", counting_stat)
+    warm = Cache(tmp_path / "cache", "fp")
+    assert warm.lookup(str(f)) is not None
+    assert warm.lookup(str(dep)) is not None
+    # The project scans' results depend on every module: one stat each per run, not two.
+    assert seen.count(str(dep)) == 1
+    # Asked again (a long-lived caller), the file is looked at afresh: an edit since misses.
+    old_file(dep, "X = 22\n")
+    assert warm.lookup(str(dep)) is None
+    assert seen.count(str(dep)) == 2
+    # A dependency gone before its own lookup misses without a second stat.
+    gone = Cache(tmp_path / "cache", "fp")
+    dep.unlink()
+    assert gone.lookup(str(f)) is None
+    assert gone.lookup(str(dep)) is None
