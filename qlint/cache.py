@@ -61,6 +61,7 @@ _SHARDS = 64
 _RACY_NS = 2_000_000_000  # stats younger than this at store time are not trusted later
 _UNTRUSTED = -1
 _UNSEEN = object()
+_FEW = 64  # fewer recorded stats than this are compared one by one
 
 
 def cache_dir_for(settings: Settings) -> Path:
@@ -137,7 +138,7 @@ class Cache:
             # Same content, new stat: remember it so the next run stats only.
             self.entries[path] = (*self._stat_key_values(*now), digest, diagnostics, deps, dep_stats)
         stats = self._stats
-        for dep, dep_digest in deps.items():  # the warm run's inner loop: thousands per result
+        for dep, dep_digest in self._unvouched(deps, dep_stats):  # thousands per result
             now = stats.get(dep, _UNSEEN)
             if now is _UNSEEN:
                 if type(dep) is not str:
@@ -164,6 +165,22 @@ class Cache:
             del self.entries[path]  # undecodable: check the file again and store a good entry
             return None
         return FileResult(path=path, diagnostics=decoded, dependencies=dict(deps), parsed=False)
+
+    def _unvouched(self, deps: dict, dep_stats: dict):
+        """The dependencies left to look at one by one: all of them, or for a result of a
+        project scan (thousands, each with the stat its digest was recorded with) only those
+        whose recorded stat is not the one they have now, found by one comparison of the two
+        tables (a warm run's inner loop, four times 3,800 on ExecuTorch)."""
+        if len(dep_stats) < _FEW:
+            return deps.items()
+        stats = self._stats
+        for dep in dep_stats.keys() - stats.keys():
+            if type(dep) is not str:
+                return deps.items()  # not a path: the loop rejects the entry
+            self._stat_now(dep)
+        if not dep_stats.items() <= stats.items():
+            return deps.items()  # one has changed: look at each (its digest may still match)
+        return [(dep, deps[dep]) for dep in deps.keys() - dep_stats.keys()]
 
     def _no_new_match(self, path: str, deps: dict, root: str, recursive: bool, needles: tuple[bytes, ...]) -> bool:
         """No file under `root` that the result did not read (one created since) holds a needle."""

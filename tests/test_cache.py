@@ -620,3 +620,34 @@ def test_a_dependency_looked_up_after_is_stated_once_and_again_on_a_second_looku
     dep.unlink()
     assert gone.lookup(str(f)) is None
     assert gone.lookup(str(dep)) is None
+
+
+def test_a_result_with_thousands_of_dependencies_is_checked_as_exactly_as_one_with_a_few(tmp_path):
+    # A project scan's result depends on every module: its recorded stats are compared in one
+    # pass, and any dependency whose stat moved is still looked at one by one.
+    f = old_file(tmp_path / "a.py", "x\n")
+    deps = [old_file(tmp_path / f"m{i}.py", f"X = {i}\n") for i in range(100)]
+    c = Cache(tmp_path / "cache", "fp")
+    recorded = {str(d): content_hash(d.read_bytes()) for d in deps}
+    recorded[str(tmp_path / "gone.py")] = ""  # absent, and must stay so
+    stored(c, f, deps=recorded)
+    c.save()
+    assert len(c.entries[str(f)][5]) == 100  # every present module with its stat
+
+    def hit() -> bool:
+        return Cache(tmp_path / "cache", "fp").lookup(str(f)) is not None
+
+    assert hit()
+    past = time.time_ns() - 10**12
+    os.utime(deps[40], ns=(past, past))  # touched: same content, another stat
+    assert hit()
+    old_file(deps[41], "X = 'changed'\n")
+    assert not hit()
+    old_file(deps[41], "X = 41\n")
+    assert hit()
+    deps[42].unlink()
+    assert not hit()
+    old_file(deps[42], "X = 42\n")
+    assert hit()
+    old_file(tmp_path / "gone.py", "")
+    assert not hit()
