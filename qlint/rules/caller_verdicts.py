@@ -16,7 +16,9 @@ import ast
 import os
 import re
 
-from qlint.analysis.flow.model_flow import PARAM, Capture, FunctionFlow, ModeFact, caller_facts
+from qlint.analysis.flow.call_paths import on_params, vouched_on_every_path
+from qlint.analysis.flow.call_sites import Site, checked_home
+from qlint.analysis.flow.model_flow import PARAM, Capture, FunctionFlow, ModeFact, caller_facts, compatible
 from qlint.analysis.flow.project_callers import each_project_call, project_callers
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.rules.base import FileContext
@@ -38,6 +40,28 @@ def vouched_by_callers(ctx: FileContext, cap: Capture, flow: str, flows: list[Fu
     if len(helpers) == 1 and _dead_test_helper(ctx, flows, *next(iter(helpers))):
         return True
     return bool(helpers) and all(_callers_harmless(ctx, flows, func, index) for func, index in helpers)
+
+
+def branch_ruled_out(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]) -> bool:
+    """The prepare calls the capture reaches lie in branches on the helper's parameters, and
+    every call path into the helper either rules them out by its arguments or passes a
+    harmless model (`call_paths`)."""
+    sinks = cap.flows(flow)
+    if not any(s.guard for s in sinks):
+        return False
+    holder = next((f for f in flows if any(c is cap for c in f.captures)), None)
+    if holder is None or not any(on_params(holder, s.guard) for s in sinks):
+        return False  # nothing a caller's argument could decide: the verdict above stands
+    paths = [
+        (fact, [s.guard for s in sinks if compatible(fact.guard, s.guard)])
+        for fact in cap.modes_for(flow)
+        if fact.state != "eval"
+    ]
+
+    def harmless(fact: ModeFact, site: Site) -> bool:
+        return _harmless(fact, site.home.flows(), site.site.call, site.holder)
+
+    return vouched_on_every_path(ctx, checked_home(ctx), holder, paths, harmless)
 
 
 def _dead_test_helper(ctx: FileContext, flows: list[FunctionFlow], func: ast.AST, index: int) -> bool:
@@ -93,4 +117,4 @@ def _harmless(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder:
     return not changed_after_build(flows, [built], frozenset({id(call)}), holder)
 
 
-__all__ = ["vouched_by_callers"]
+__all__ = ["branch_ruled_out", "vouched_by_callers"]

@@ -10,6 +10,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
 from qlint.analysis.flow.model_apis import mode_call
 from qlint.analysis.flow.model_flow import (
     CONSTRUCTED,
@@ -76,6 +77,10 @@ def reasons(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]
         origin = fact.origin
         if fact.state == "unset" and origin is not None and origin.kind in (PARAM, STORED):
             callers = caller_facts(flows, origin.node, origin.index)
+            if origin.kind == PARAM and callers:
+                # `helper(model, is_qat=True)` never reaches these sinks: it explains nothing. When
+                # no call is left, the helper is judged as if its callers were unknown.
+                callers = [c for c in callers if not _rules_out(flows, c[0], origin.node, cap.flows(flow))] or None
             if callers is not None:
                 # A use the flow did not read (a lambda, a callback) passes an unknown model.
                 unclassified = unread_use(ctx, flows, origin.node)
@@ -98,6 +103,22 @@ def reasons(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]
         found.add(Reason(reason.kind, reason.node, f"{calls} it {reason.text}", reason.row, lines[0]))
     unique = {(r.kind, r.text): r for r in sorted(found, key=lambda r: (r.via, r.row, r.kind, r.text), reverse=True)}
     return sorted(unique.values(), key=lambda r: (r.via, r.row, r.kind, r.text))
+
+
+def _rules_out(flows: list[FunctionFlow], call: ast.Call, callee: ast.AST, sinks) -> bool:
+    """The call's arguments contradict the branch of every sink (a direct call of `callee`)."""
+    site = holder = None
+    for f in flows:
+        for c in f.calls:
+            if c.call is call and c.callee is callee:
+                site, holder = c, f
+    home = next((f for f in flows if f.node is callee), None)
+    if site is None or home is None or not sinks:
+        return False
+    return all(
+        contradicted_at_call(s.guard, callee, site.exprs, holder.resolver, home.resolver, open_ended(call))
+        for s in sinks
+    )
 
 
 def _mode_left_open(fact: ModeFact) -> bool:

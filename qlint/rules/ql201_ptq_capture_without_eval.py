@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from qlint.diagnostic import Diagnostic
 from qlint.evidence import CaptureEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
-from qlint.rules.caller_verdicts import vouched_by_callers
+from qlint.rules.caller_verdicts import branch_ruled_out, vouched_by_callers
 from qlint.rules.capture_common import (
     Reason,
     captures,
@@ -51,10 +51,16 @@ class PtqCaptureWithoutEval(Rule):
                 src = ctx.source_of(qat_train.node)
                 row = qat_train.node.lineno
                 bad.append(Reason("qat-only", qat_train.node, f"`{src}` at line {row} runs for QAT only", row))
-            if not bad or mode_free(cap, "ptq", flows, ctx) or vouched_by_callers(ctx, cap, "ptq", flows):
+            if (
+                not bad
+                or mode_free(cap, "ptq", flows, ctx)
+                or vouched_by_callers(ctx, cap, "ptq", flows)
+                or branch_ruled_out(ctx, cap, "ptq", flows)
+            ):
                 # Eval on every PTQ path, a model whose mode this function cannot know, one whose
-                # mode cannot change the graph (nothing in it depends on `self.training`), or
-                # callers across the project that all pass such models.
+                # mode cannot change the graph (nothing in it depends on `self.training`),
+                # callers across the project that all pass such models, or that pass them
+                # wherever their arguments let the PTQ branch run.
                 continue
             model = model_text(ctx, cap)
             head = "in train mode" if any(r.kind in ("train", "constructed") for r in bad) else "without `eval()`"

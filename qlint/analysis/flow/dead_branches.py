@@ -8,7 +8,9 @@ Three shapes, all decided from constants the code itself states:
   sees that constant, since Python raises `UnboundLocalError` on the runs that do not;
 - a helper's branch on its own parameter, at a call that passes a constant for it (or leaves
   the constant default): `_prepare(ep)` with `def _prepare(ep, is_qat=False)` never reaches
-  the helper's `if is_qat:` arm.
+  the helper's `if is_qat:` arm; the same for a member of a project enum compared with
+  `==`/`is` (`qmode=QuantizationMode.NONE` against `if qmode == QuantizationMode.NONE:`),
+  read by `argument_values`.
 
 Anything else (a module-level constant other modules may set, `global`, a flag bound twice)
 is not constant here.
@@ -18,6 +20,8 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.argument_values import equal, literal, truth, value_of
+from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import parameter_args
 
 _UNKNOWN = object()
@@ -103,37 +107,61 @@ def _single_constants(func: ast.AST) -> dict[str, object]:
     return {name: value for name, value in values.items() if counts.get(name) == 1}
 
 
-def contradicted_at_call(guard, callee: ast.AST, passed: dict[int, ast.expr | None]) -> bool:
-    """A callee's guard (`{(condition, polarity)}`) that the call's constant arguments rule out.
+def contradicted_at_call(
+    guard,
+    callee: ast.AST,
+    passed: dict[int, ast.expr | None],
+    caller: Resolver | None = None,
+    home: Resolver | None = None,
+    open_ended: bool = False,
+) -> bool:
+    """A callee's guard (`{(condition, polarity)}`) that the call's known arguments rule out.
 
     `passed` maps parameter index -> the argument expression (None: not passed, so the
-    parameter's default counts)."""
+    parameter's default counts, unless the call is `open_ended`: `*args`/`**kwargs` may pass
+    it); `caller` reads the arguments, `home` (the callee's module) its defaults and
+    conditions: enum members need them, constants do not."""
     params = parameter_args(callee, star=False)
     index = {a.arg: i for i, a in enumerate(params)}
-    defaults = _defaults(callee)
     for condition, polarity in guard:
-        name, _, literal = condition.partition(" == ")
-        if name not in index or _rebound(callee, name):
+        name = on_name(condition)
+        if name not in index or rebound(callee, name):
             continue
         i = index[name]
-        expr = passed.get(i)
+        expr, reader = passed.get(i), caller
         if expr is None and i not in passed:
-            expr = defaults.get(name)
-        if not isinstance(expr, ast.Constant):
-            continue
-        if literal:
-            try:
-                holds = expr.value == ast.literal_eval(literal)
-            except (ValueError, SyntaxError):
+            if open_ended:
                 continue
-        else:
-            holds = bool(expr.value)
-        if holds != polarity:
+            expr, reader = defaults(callee).get(name), home
+        if holds(condition, expr, reader, home) is (not polarity):
             return True
     return False
 
 
-def _rebound(func: ast.AST, name: str) -> bool:
+def open_ended(call: ast.Call) -> bool:
+    """`f(*args)` / `f(**kwargs)`: any parameter not written out may still be passed."""
+    return any(isinstance(a, ast.Starred) for a in call.args) or any(kw.arg is None for kw in call.keywords)
+
+
+def on_name(condition: str) -> str:
+    """The name a condition tests (`is_qat`, `qmode` in `qmode == QuantizationMode.NONE`)."""
+    return condition.partition(" == ")[0]
+
+
+def holds(condition: str, expr: ast.expr | None, reader: Resolver | None, home: Resolver | None) -> bool | None:
+    """Whether `condition` is true when its name is `expr` (read with `reader`; the condition's
+    own right side with `home`); None when that is not known."""
+    value = value_of(expr, reader)
+    if value is None:
+        return None
+    _, _, text = condition.partition(" == ")
+    if not text:
+        return truth(value)
+    other = literal(text, home)
+    return equal(value, other) if other is not None else None
+
+
+def rebound(func: ast.AST, name: str) -> bool:
     """The body assigns the parameter: a test on it may see another value than the caller's."""
     return any(
         isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load)
@@ -142,7 +170,7 @@ def _rebound(func: ast.AST, name: str) -> bool:
     )
 
 
-def _defaults(func: ast.AST) -> dict[str, ast.expr]:
+def defaults(func: ast.AST) -> dict[str, ast.expr]:
     args = getattr(func, "args", None)
     if not isinstance(args, ast.arguments):
         return {}
@@ -152,4 +180,4 @@ def _defaults(func: ast.AST) -> dict[str, ast.expr]:
     return found
 
 
-__all__ = ["ConstantFlags", "contradicted_at_call"]
+__all__ = ["ConstantFlags", "contradicted_at_call", "defaults", "holds", "on_name", "open_ended", "rebound"]

@@ -9,11 +9,13 @@ module imports the other's class.
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import replace
 from typing import Protocol
 
 from qlint.analysis.flow.callbacks import CallbackLinks
-from qlint.analysis.flow.dead_branches import contradicted_at_call
+from qlint.analysis.flow.class_methods import method_of
+from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
 from qlint.analysis.flow.model_apis import Api, argument, classify_call, key, recipe_flow
 from qlint.analysis.flow.model_apis import switch_mode as _switch_mode
 from qlint.analysis.flow.model_builds import Builds
@@ -48,6 +50,8 @@ from qlint.analysis.flow.prepared_results import PreparedResults
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope
 
+# Calls into these are API calls (`classify_call`) or library internals, never summarised.
+_LIBRARIES = ("torch.", "torchao.", "executorch.exir", "copy.")
 _SELF_RETURNING = frozenset(
     {"to", "cpu", "cuda", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory", "to_empty", "type"}
 )
@@ -277,11 +281,12 @@ class CallSemantics:
         """The summary of the function called, and 1 if `self` fills its first parameter."""
         owner = self.owner
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
-            method = self.class_scope.methods.get(func.attr) if self.class_scope else None
-            if method is None:
+            found = method_of(self.class_scope, func.attr, owner.scope) if self.class_scope else None
+            if found is None:
                 return None
+            method, holder = found  # the class's own method, or one of a base class of this module
             static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list)
-            flow = owner.function(method, self.class_scope)
+            flow = owner.function(method, holder)
             return (flow, 0 if static else 1) if flow is not None else None
         if isinstance(func, ast.Name) and func.id in self.nested:  # a helper defined in this function
             flow = owner.function(self.nested[func.id])
@@ -290,14 +295,25 @@ class CallSemantics:
             flow = owner.function(owner.scope.functions[func.id])
             return (flow, 0) if flow is not None else None
         name = self.walk.qualname(func)
-        if not name or "." not in name or name.startswith(("torch.", "torchao.", "executorch.exir", "copy.")):
+        if not name or "." not in name:
             return None
         module, _, attr = name.rpartition(".")
+        if name.startswith(_LIBRARIES) and (classify_call(name, func) is not None or not self._followed(module)):
+            return None
         other = owner.for_module(module)
         if other is None or other is owner or attr not in other.scope.functions:
             return None
         flow = other.function(other.scope.functions[attr])
         return (flow, 0) if flow is not None else None
+
+    def _followed(self, module: str) -> bool:
+        """The module whose callers are being read (`project_callers`): in torchao's own tree
+        its helpers are `torchao.*` too, and their calls are what the reading is for."""
+        follow = self.owner.memo.follow
+        if follow is None:
+            return False
+        other = self.owner.for_module(module)
+        return other is not None and os.path.abspath(other.scope.path) == follow
 
     def apply(self, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: Env) -> Obj | None:
         """The caller's view of a call to a summarised helper."""
@@ -315,10 +331,11 @@ class CallSemantics:
         foreign = callee.path != self.flow.path
         # An argument we cannot follow (`bundle.model`) is passed in an unknown mode.
         passed = {i: env.facts(obj) if obj is not None else UNKNOWN_MODE for i, (obj, _) in actual.items()}
+        written = {i: expr for i, (_, expr) in actual.items()}
         if not foreign:
-            self.flow.calls.append(CallSite(callee.node, node, passed))
+            self.flow.calls.append(CallSite(callee.node, node, passed, written))
         else:
-            self.flow.foreign_calls.append((callee.path, CallSite(callee.node, node, passed)))
+            self.flow.foreign_calls.append((callee.path, CallSite(callee.node, node, passed, written)))
 
         def subst(facts: frozenset[ModeFact]) -> frozenset[ModeFact]:
             """Callee facts in caller terms: "as it came in" becomes the argument's modes here."""
@@ -371,11 +388,12 @@ class CallSemantics:
             env.modes[out] = subst(ret_env.facts(obj))
             return out
 
-        written = {i: expr for i, (_, expr) in actual.items()}
         for index, sinks in callee.param_sinks.items():
             for sink in sinks if index in given else ():
                 # `_prepare(ep)` with `def _prepare(ep, is_qat=False)`: its QAT arm cannot run.
-                if not contradicted_at_call(sink.guard, callee.node, written):
+                if not contradicted_at_call(
+                    sink.guard, callee.node, written, self.resolver, callee.resolver, open_ended(node)
+                ):
                     self.reach(given[index], sink)
         for record in callee.callback_calls:
             self.callbacks.passed(record, actual, env)

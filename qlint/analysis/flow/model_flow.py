@@ -120,17 +120,24 @@ class _Memo:
     classes: ClassIndex | None = None
     tracker: Tracker | None = None
     cut: set[str] = field(default_factory=set)  # modules not followed: too deep when first met
+    # The path of a module whose functions are summarised even under a library's name: the
+    # helper whose callers this analysis reads (`project_callers`).
+    follow: str | None = None
 
 
 class ModelFlow:
     """Analyses and memoises function bodies of one module (and, on demand, project helpers)."""
 
-    def __init__(self, scope: ModuleScope, project, optable, depth: int = 0, memo: _Memo | None = None):
+    def __init__(
+        self, scope: ModuleScope, project, optable, depth: int = 0, memo: _Memo | None = None, follow: str | None = None
+    ):
         self.scope = scope
         self.project = project
         self.optable = optable
         self.depth = depth
         self.memo = memo or _Memo()
+        if follow is not None:
+            self.memo.follow = follow
         self._attributes: dict[int, dict[str, ast.Call | Stored]] = {}
         if self.memo.classes is None:
             self.memo.classes = ClassIndex(project, scope.path, getattr(project, "checks", None))

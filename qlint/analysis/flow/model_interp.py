@@ -58,6 +58,7 @@ class Interpreter:
         self.previous: list[ast.stmt | None] = []  # the statement before each of `stmt_stack`
         self.flags = ConstantFlags(func)  # `if False:`, `is_qat = True; if is_qat:`
         self.flow = FunctionFlow(func, owner.scope.path, [p.arg for p in parameter_args(func, star=False)])
+        self.flow.resolver = self.resolver
         self.calls = CallSemantics(self, owner, self.resolver, class_scope, nested, classes)
 
     def run(self) -> FunctionFlow:
@@ -75,18 +76,24 @@ class Interpreter:
     # -- statements --------------------------------------------------------------------
     def block(self, stmts: list[ast.stmt], env: Env | None) -> Env | None:
         previous = None
-        for stmt in stmts:
-            if env is None:
-                return None
-            self.stmt_stack.append(stmt)
-            self.previous.append(previous)
-            try:
-                env = self.stmt(stmt, env)
-            finally:
-                self.stmt_stack.pop()
-                self.previous.pop()
-            previous = stmt
-        return env
+        # `if cond: return` holds `not cond` over the rest of the block (`branch` adds it):
+        # it ends with the block.
+        carried = len(self.guards)
+        try:
+            for stmt in stmts:
+                if env is None:
+                    return None
+                self.stmt_stack.append(stmt)
+                self.previous.append(previous)
+                try:
+                    env = self.stmt(stmt, env)
+                finally:
+                    self.stmt_stack.pop()
+                    self.previous.pop()
+                previous = stmt
+            return env
+        finally:
+            del self.guards[carried:]
 
     def stmt(self, s: ast.stmt, env: Env) -> Env | None:
         if isinstance(s, (ast.Assign, ast.AnnAssign)):
@@ -165,13 +172,25 @@ class Interpreter:
         if truth is not None:  # the other arm cannot run: nothing it does counts
             self.expr(s.test, env)
             return self.block(s.body if truth else s.orelse, env)
-        out, _ = self.fork(s.test, [lambda e, b=b: (self.block(b, e), None) for b in (s.body, s.orelse)], env, s)
+        ends: list[bool] = []
+
+        def arm(e: Env, b: list[ast.stmt]):
+            out = self.block(b, e)
+            ends.append(out is None)
+            return out, None
+
+        out, _ = self.fork(s.test, [lambda e, b=b: arm(e, b) for b in (s.body, s.orelse)], env, s)
+        condition = _condition(s.test, self.resolver.local)
+        if condition is not None and out is not None and ends.count(True) == 1:
+            # One arm returns (raises, breaks, continues): what follows runs under the other's
+            # condition, so a prepare after `if qmode == NONE: return gm` needs `qmode != NONE`.
+            self.guards.append((condition[0], condition[1] == ends[1]))
         return out
 
     def fork(self, test: ast.expr, arms, env: Env, anchor: ast.AST):
         """Run both arms of `if`/`a if c else b`, each remembering its condition on what it sets."""
         self.expr(test, env)
-        condition = _condition(test)
+        condition = _condition(test, self.resolver.local)
         outs, values = [], []
         for run, polarity in zip(arms, (True, False), strict=True):
             if condition is not None:
@@ -355,19 +374,27 @@ def _catches_not_implemented(handler: ast.ExceptHandler) -> bool:
     return any((dotted_parts(t) or [""])[-1] in _CATCHES for t in types)
 
 
-def _condition(test: ast.expr) -> tuple[str, bool] | None:
-    """A branch condition we can recognise again: `flag`, `not self.is_qat`, `mode == "qat"`."""
+def _condition(test: ast.expr, local: dict) -> tuple[str, bool] | None:
+    """A branch condition we can recognise again: `flag`, `not self.is_qat`, `mode == "qat"`,
+    `qmode == QuantizationMode.NONE` (a dotted name that is no local of the function: a
+    module's constant or an enum member, the same at every test)."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = _condition(test.operand)
+        inner = _condition(test.operand, local)
         return (inner[0], not inner[1]) if inner else None
     parts = dotted_parts(test)
     if parts is not None:
         return ".".join(parts), True
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant):
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
         left = dotted_parts(test.left)
-        op = test.ops[0]
-        if left is not None and isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
-            return f"{'.'.join(left)} == {test.comparators[0].value!r}", isinstance(op, (ast.Eq, ast.Is))
+        op, right = test.ops[0], test.comparators[0]
+        if left is None or not isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+            return None
+        positive = isinstance(op, (ast.Eq, ast.Is))
+        if isinstance(right, ast.Constant):
+            return f"{'.'.join(left)} == {right.value!r}", positive
+        named = dotted_parts(right)
+        if named is not None and len(named) > 1 and named[0] not in local:
+            return f"{'.'.join(left)} == {'.'.join(named)}", positive
     return None
 
 

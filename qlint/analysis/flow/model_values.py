@@ -142,6 +142,9 @@ class CallSite:
     callee: ast.AST
     call: ast.Call
     args: dict[int, frozenset[ModeFact]]
+    # Parameter index -> the argument as written (a branch of the callee on that parameter
+    # may be decided by it: `qmode=QuantizationMode.NONE`).
+    exprs: dict[int, ast.expr] = field(default_factory=dict)
 
 
 @dataclass
@@ -170,6 +173,9 @@ class FunctionFlow:
     applied: dict[int, int] = field(default_factory=dict)
     # prepare/convert results built from parameters: the caller's captures flow into them.
     param_results: dict[Obj, frozenset[int]] = field(default_factory=dict)
+    # How the body's names resolve (`qlint.analysis.names.resolver.Resolver`): its branch
+    # conditions and defaults are read with it when a caller's argument decides them.
+    resolver: object = None
 
 
 UNKNOWN_MODE = frozenset({ModeFact("unknown", None)})

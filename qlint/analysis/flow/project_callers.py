@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.model_flow import ModelFlow
-from qlint.analysis.flow.model_values import FunctionFlow, ModeFact
+from qlint.analysis.flow.model_values import CallSite, FunctionFlow, ModeFact
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.import_paths import module_bases
@@ -51,6 +51,9 @@ class ProjectCall:
     path: str
     flows: tuple[FunctionFlow, ...]  # what was analysed in that module (for later changes)
     flow: FunctionFlow  # the body the call is in
+    site: CallSite | None = None  # every argument of the call, with its modes and as written
+    # That module's (context, analysis, bodies analysed, uses memo): where its own callers are.
+    module: tuple | None = None
 
 
 # (path, content key) -> the parsed caller module and its analysed bodies.
@@ -99,6 +102,33 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
             yield None
             return
         yield from calls
+
+
+def prescan(ctx: FileContext, names: list[str]) -> None:
+    """Read each project module once for several names a walk up the callers will ask about
+    (the helper and the functions of its module that call it), so that asking for each in turn
+    reads only the modules that hold it."""
+    root = _scan_root(ctx.path)
+    if root is None or len(names) < 2:
+        return
+    needles = [(name, name.encode()) for name in names]
+    own = os.path.abspath(ctx.path)
+    for path, key in project_keys(ctx, root).items():
+        if path == own or key is None:
+            continue
+        todo = [(name, needle) for name, needle in needles if _MISSES.get((path, name)) != key]
+        data = _read(ctx.project, path, key) if todo else None
+        for name, needle in todo if data is not None else ():
+            if needle not in data:
+                _MISSES[path, name] = key
+
+
+def paths_naming(ctx: FileContext, name: str) -> list[str] | None:
+    """The project's modules, other than the one checked, whose text holds `name` (None when
+    the project is not known or too many do)."""
+    root = _scan_root(ctx.path)
+    found = _candidates(ctx, root, name) if root is not None else None
+    return None if found is None else [path for path, *_ in found]
 
 
 def _scan_root(path: str) -> str | None:
@@ -193,18 +223,18 @@ def _calls_in(
             if site.callee.lineno != func.lineno or id(site.call.func) not in refs:
                 continue
             matched.add(id(site.call.func))
-            found.append(_call(site, index, path, analysed, fn))
+            found.append(_call(site, index, path, module, fn))
     if any(id(ref) not in matched for _, refs in uses for ref in refs.values()):
         return None  # named but not called where the analysis followed it
     return found
 
 
-def _call(site, index: int, path: str, analysed: dict, fn: FunctionFlow) -> ProjectCall:
+def _call(site: CallSite, index: int, path: str, module: tuple, fn: FunctionFlow) -> ProjectCall:
     facts = site.args.get(index)
-    flows = tuple(f for f in analysed.values() if f is not None)
+    flows = tuple(f for f in module[2].values() if f is not None)
     if facts is None:  # not passed: the default, which is no model we know
         facts = frozenset({ModeFact("unknown", None)})
-    return ProjectCall(site.call, facts, path, flows, fn)
+    return ProjectCall(site.call, facts, path, flows, fn, site, module)
 
 
 def _module(ctx: FileContext, path: str, data: bytes):
@@ -225,7 +255,9 @@ def _module(ctx: FileContext, path: str, data: bytes):
             del _MODULES[stale]
         if len(_MODULES) > 64:
             _MODULES.clear()
-        known = _MODULES[key] = (other, ModelFlow(other.scope, ctx.project, ctx.optable), {}, {})
+        # The helper's calls are read even where its module has a library's name (torchao's tree).
+        flow = ModelFlow(other.scope, ctx.project, ctx.optable, follow=os.path.abspath(ctx.path))
+        known = _MODULES[key] = (other, flow, {}, {})
     return known
 
 
@@ -310,4 +342,4 @@ def _star_sources(other: FileContext, path: str) -> list[str]:
     return found
 
 
-__all__ = ["ProjectCall", "each_project_call", "project_callers"]
+__all__ = ["ProjectCall", "each_project_call", "paths_naming", "prescan", "project_callers"]

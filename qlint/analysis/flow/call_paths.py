@@ -1,0 +1,186 @@
+"""Whether every call path into a helper either hands it a harmless model or rules out the
+branch that reaches `prepare_pt2e`.
+
+A shared PTQ/QAT helper (`_generate_ref_quantized_model(mod, inputs, is_qat=False)`)
+captures whatever its callers pass and prepares for PTQ only under `not is_qat`; a test
+utility (`get_exported_graph(model, ..., qmode=QuantizationMode.NONE)`) returns before
+`prepare_pt2e` unless a caller asks for another mode. Whether the capture is right is
+decided call by call: a call that passes an eval-mode model is right whatever the branch; a
+call whose arguments (or the defaults it leaves) contradict the branch conditions is right
+whatever the model; a call that forwards its own parameters (`is_qat=is_qat`, `model`)
+hands the question to its own callers, level by level (`call_sites`). A call that is none of
+these, or a function whose callers are not all known, decides against the helper.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from qlint.analysis.context import FileContext
+from qlint.analysis.flow.call_sites import Home, Site, each_site
+from qlint.analysis.flow.dead_branches import defaults, holds, on_name, open_ended, rebound
+from qlint.analysis.flow.model_flow import module_flows
+from qlint.analysis.flow.model_values import PARAM, FunctionFlow, Guard, ModeFact
+from qlint.analysis.flow.project_callers import prescan
+
+_MAX_LEVELS = 6
+Harmless = Callable[[ModeFact, Site], bool]
+
+
+@dataclass(frozen=True)
+class Need:
+    """A branch condition on a parameter of the function walked that the path requires."""
+
+    name: str
+    right: str  # "" for a truth test (`if is_qat:`), else what it is compared with, as written
+    polarity: bool
+    home: object  # the `Resolver` of the module the condition is written in (reads `right`)
+
+    def condition(self) -> str:
+        return f"{self.name} == {self.right}" if self.right else self.name
+
+    def on(self, name: str) -> Need:
+        return Need(name, self.right, self.polarity, self.home)
+
+
+Needs = frozenset[Need]
+
+
+def vouched_on_every_path(
+    ctx: FileContext, home: Home, fn: FunctionFlow, paths: list[tuple[ModeFact, list[Guard]]], harmless: Harmless
+) -> bool:
+    """`paths`: a mode the capture in `fn` may be in, with the guards of the prepare calls it
+    may reach. True when no call into `fn` can take one of them with a model that is not
+    harmless."""
+    if home.ctx is ctx:
+        prescan(ctx, _callers_in_module(ctx, fn))
+    for fact, guards in paths:
+        origin = fact.origin
+        model = None
+        if fact.state == "unset" and origin is not None and origin.kind == PARAM and origin.node is fn.node:
+            model = origin.index
+        needsets = tuple(_needs(fn, fact.guard | guard) for guard in guards)
+        if not needsets or (model is None and not all(needsets)):
+            return False
+        if not _walk(ctx, home, fn, model, needsets, harmless, 0, frozenset()):
+            return False
+    return True
+
+
+def _callers_in_module(ctx: FileContext, fn: FunctionFlow) -> list[str]:
+    """`fn` and the module-level functions of its module that call it, directly or not: the
+    names the walk will look for in the project's other modules."""
+    flows = module_flows(ctx)
+    functions = {id(f): name for name, f in ctx.scope.functions.items()}
+    names, todo, seen = [], [fn.node], set()
+    while todo:
+        node = todo.pop()
+        if id(node) in seen or id(node) not in functions:
+            continue
+        seen.add(id(node))
+        names.append(functions[id(node)])
+        todo.extend(f.node for f in flows for c in f.calls if c.callee is node)
+    return names
+
+
+def on_params(fn: FunctionFlow, guard: Guard) -> bool:
+    """Some condition of the guard tests one of `fn`'s parameters: a call may decide it."""
+    return bool(_needs(fn, guard))
+
+
+def _needs(fn: FunctionFlow, guard: Guard) -> Needs:
+    """The conditions of a guard on `fn`'s own parameters (others cannot be decided by a call)."""
+    out = set()
+    for condition, polarity in guard:
+        name = on_name(condition)
+        if name in fn.params and not rebound(fn.node, name):
+            right = condition[len(name) + 4 :] if condition != name else ""
+            out.add(Need(name, right, polarity, fn.resolver))
+    return frozenset(out)
+
+
+def _walk(ctx, home: Home, fn: FunctionFlow, model, needsets, harmless: Harmless, level: int, seen) -> bool:
+    step = (id(fn.node), model, needsets)
+    if step in seen:
+        return True  # a cycle adds no caller: the ones outside it are checked on their own
+    if level > _MAX_LEVELS:
+        return False
+    seen = seen | {step}
+    called = False
+    for site in each_site(ctx, home, fn.node):
+        if site is None:
+            return False  # a use that cannot be read: its callers are not all known
+        called = True
+        alive = []
+        for needs in needsets:
+            forwarded = _at_call(site, fn, needs)
+            if forwarded is not None:
+                alive.append(forwarded)
+        if not alive:
+            continue  # every prepare call's branch is ruled out by this call's arguments
+        safe, up = _passed_model(site, model, harmless)
+        if safe:
+            continue
+        if up is None and not all(alive):
+            return False
+        if not _walk(ctx, site.home, site.holder, up, tuple(alive), harmless, level + 1, seen):
+            return False
+    return called  # nobody calls it: it is there for callers qlint cannot see
+
+
+def _at_call(site: Site, fn: FunctionFlow, needs: Needs) -> Needs | None:
+    """None when the call contradicts one of the needs; else the ones handed on to the caller's
+    own parameters (the others hold, or cannot be known)."""
+    out = set()
+    for need in needs:
+        expr, reader = _argument(site, fn, need.name)
+        verdict = holds(need.condition(), expr, reader, need.home) if reader is not None else None
+        if verdict is (not need.polarity):
+            return None
+        if verdict is None and isinstance(expr, ast.Name) and _forwards(site.holder, expr.id):
+            out.add(need.on(expr.id))
+    return frozenset(out)
+
+
+def _argument(site: Site, fn: FunctionFlow, name: str):
+    """(the expression the parameter gets at the call, the resolver that reads it)."""
+    index = fn.params.index(name)
+    if index in site.site.exprs:
+        return site.site.exprs[index], site.holder.resolver
+    if open_ended(site.site.call):
+        return None, None
+    default = defaults(fn.node).get(name)
+    return (default, fn.resolver) if default is not None else (None, None)
+
+
+def _forwards(holder: FunctionFlow, name: str) -> bool:
+    """`is_qat=is_qat`: the caller's own parameter, as its callers passed it."""
+    return (
+        isinstance(holder.node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and name in holder.params
+        and not rebound(holder.node, name)
+    )
+
+
+def _passed_model(site: Site, model: int | None, harmless: Harmless) -> tuple[bool, int | None]:
+    """(True, None): a harmless model; (False, index): the caller's own parameter, as its
+    callers passed it; (False, None): any other model."""
+    facts = site.site.args.get(model) if model is not None else None
+    if not facts:
+        return False, None
+    up = None
+    for fact in facts:
+        if harmless(fact, site):
+            continue
+        origin = fact.origin
+        if fact.state != "unset" or origin is None or origin.kind != PARAM or origin.node is not site.holder.node:
+            return False, None
+        if up is not None and up != origin.index:
+            return False, None
+        up = origin.index
+    return up is None, up
+
+
+__all__ = ["Need", "on_params", "vouched_on_every_path"]

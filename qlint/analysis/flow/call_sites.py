@@ -1,0 +1,176 @@
+"""Every call of a function in the project, with what each passes: the steps of a walk up a
+helper's callers (`call_paths`).
+
+A function's calls are found where its name is written. In its own module every reference
+must be a call the model flow summarised: `helper(...)` for a module-level function,
+`self.helper(...)` in a method of its class or of a subclass of the module for a method.
+In the project's other modules, a module-level function of the checked module is followed
+by `project_callers`; any other function only when no other module holds its name. A
+reference that is none of these (a callback, `partial`, `obj.helper`, `super().helper`)
+makes the answer None: its callers are not all known.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from bisect import bisect_right
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from qlint.analysis.context import FileContext
+from qlint.analysis.flow.class_methods import derives_from, method_of
+from qlint.analysis.flow.model_flow import ModelFlow, module_flows
+from qlint.analysis.flow.model_values import CallSite, FunctionFlow
+from qlint.analysis.flow.project_callers import each_project_call, paths_naming
+from qlint.analysis.names.functions import Body, bodies
+from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.names.scope import ClassScope
+
+_SELF = ("self", "cls")
+_NAMED = frozenset({ast.Name, ast.Attribute})
+
+
+@dataclass(eq=False)
+class Home:
+    """A module whose calls can be read: its context, its model-flow analysis and the bodies
+    analysed there (shared with `project_callers` for the project's other modules)."""
+
+    ctx: FileContext
+    flow: ModelFlow
+    analysed: dict[int, FunctionFlow | None]
+
+    def body(self, node: ast.AST, class_scope: ClassScope | None) -> FunctionFlow | None:
+        key = id(node)
+        if key not in self.analysed:
+            try:
+                self.analysed[key] = self.flow.function(node, class_scope)
+            except RecursionError:  # a body too deep to follow: its calls are not read
+                self.analysed[key] = None
+        return self.analysed[key]
+
+    def flows(self) -> list[FunctionFlow]:
+        """The bodies of this module analysed so far (what a construction's later changes are
+        looked up in)."""
+        path = self.ctx.path
+        return [f for f in self.flow.memo.functions.values() if f is not None and f.path == path]
+
+
+@dataclass(frozen=True)
+class Site:
+    """One call: its arguments (modes and expressions), the body it is in and that body's module."""
+
+    site: CallSite
+    holder: FunctionFlow
+    home: Home
+
+
+def checked_home(ctx: FileContext) -> Home:
+    """The checked module, with the analysis its rules already ran."""
+    home = ctx.cache.get("call_sites.home")
+    if home is None:
+        module_flows(ctx)
+        home = ctx.cache["call_sites.home"] = Home(ctx, ctx.cache["model_flow.analysis"], {})
+    return home
+
+
+def each_site(ctx: FileContext, home: Home, func: ast.AST) -> Iterator[Site | None]:
+    """The calls of `func` (a function or method of `home`'s module) in the project: those of
+    its own module first, then module by module, so that a walk can stop at the first call
+    that decides it; None is yielded (last) for a use that cannot be read."""
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        yield None
+        return
+    scope = home.ctx.scope
+    owner = None
+    if scope.functions.get(func.name) is not func:
+        owner = next((c for c in scope.classes.values() if c.methods.get(func.name) is func), None)
+        if owner is None:
+            yield None  # a nested function: its uses are not found by name
+            return
+    rows = _rows_naming(home.ctx, func.name)
+    for body in bodies(home.ctx.tree, scope, home.ctx.cache):
+        refs = _references(home, body, func, owner, rows)
+        if refs is None:
+            yield None
+            return
+        if not refs:
+            continue
+        flow = home.body(body.node, body.class_scope) if not isinstance(body.node, ast.ClassDef) else None
+        if flow is None:
+            yield None
+            return
+        calls = [c for c in flow.calls if c.callee is func]
+        for ref in refs:
+            made = [c for c in calls if c.call.func is ref]
+            if not made:
+                yield None  # named, but not as a call the analysis followed
+                return
+            for c in made:
+                yield Site(c, flow, home)
+    if owner is None and home.ctx is ctx:
+        for found in each_project_call(ctx, func, 0):
+            if found is None or found.site is None or found.module is None:
+                yield None
+                return
+            yield Site(found.site, found.flow, Home(*found.module[:3]))
+    elif not _named_only_at_home(ctx, home, func.name):
+        yield None
+
+
+def _named_only_at_home(ctx: FileContext, home: Home, name: str) -> bool:
+    others = paths_naming(ctx, name)
+    if others is None:
+        return False
+    own = os.path.abspath(home.ctx.path)
+    if any(os.path.abspath(p) != own for p in others):
+        return False
+    return home.ctx is ctx or name not in ctx.text
+
+
+def _rows_naming(ctx: FileContext, name: str) -> frozenset[int]:
+    """The lines that hold the name: only statements on them are walked."""
+    text, starts = ctx.text, ctx.lines.starts
+    rows = set()
+    start = text.find(name)
+    while start != -1:
+        rows.add(bisect_right(starts, start))
+        start = text.find(name, start + len(name))
+    return frozenset(rows)
+
+
+def _references(
+    home: Home, body: Body, func: ast.AST, owner: ClassScope | None, rows: frozenset[int]
+) -> list[ast.AST] | None:
+    """The nodes of one body that denote `func` (None: one may, but cannot be read)."""
+    name = func.name
+    scope = home.ctx.scope
+    found: list[ast.AST] = []
+    resolver = None
+    for node in body.nodes(rows, _NAMED):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+            if owner is not None:
+                if isinstance(body.node, ast.ClassDef):
+                    return None  # `alias = method` in a class body
+                continue  # a bare name is never the method
+            if name in body.local:
+                continue  # a local of the same name
+            found.append(node)
+        elif isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, ast.Load):
+            value = node.value
+            if owner is None:
+                resolver = resolver or Resolver(scope, home.ctx.project, home.ctx.optable, body.local, body.class_scope)
+                if resolver.qualname(node) == f"{scope.module}.{name}":
+                    found.append(node)
+                continue  # an attribute of another object of the same name
+            if not (isinstance(value, ast.Name) and value.id in _SELF and body.class_scope is not None):
+                return None  # `super().helper`, `tester.helper`: could be this method
+            runs = method_of(body.class_scope, name, scope)
+            if runs is not None and runs[0] is func:
+                found.append(node)
+            elif runs is None and derives_from(body.class_scope, owner, scope) is not False:
+                return None  # a class that may inherit it, whose lookup is not known
+    return found
+
+
+__all__ = ["Home", "Site", "checked_home", "each_site"]
