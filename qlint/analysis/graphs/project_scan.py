@@ -173,7 +173,10 @@ def _context(path: str, text: str, ctx: FileContext) -> FileContext | None:
 def normalised_callees(ctx: FileContext) -> set[str]:
     """Qualified names of what the project's normalisers call once the graph carries
     packets (`strip_overloads(gm); run_passes(gm)`), and of decorators whose wrapper does."""
-    project = _project(scan_root(ctx.path), ctx)
+    root = scan_root(ctx.path)
+    project = _project(root, ctx)
+    if root is not None:  # served from the memo below too: a new normaliser changes the answer
+        ctx.project.record_listing(ctx.path, listing_dependency(root, True, _NORMALISES))
     keys = tuple((p, k) for p, (k, text) in project.files.items() if text and any(n in text for n in _NORMALISES))
     if project.normalised is None or project.normalised[0] != keys:
         names: set[str] = set()
