@@ -589,3 +589,65 @@ def test_an_absent_dependency_that_exists_but_cannot_be_read_stays_absent(tmp_pa
     stored(c, f, deps={str(locked): ""})
     c.save()
     assert Cache(tmp_path / "cache", "fp").lookup(str(f)) is not None
+
+
+def test_a_dependency_looked_up_after_is_stated_once_and_again_on_a_second_lookup(tmp_path, monkeypatch):
+    f = old_file(tmp_path / "a.py", "from dep import X\n")
+    dep = old_file(tmp_path / "dep.py", "X = 1\n")
+    c = Cache(tmp_path / "cache", "fp")
+    stored(c, dep)
+    stored(c, f, deps={str(dep): content_hash(dep.read_bytes())})
+    c.save()
+    seen: list[str] = []
+    real_stat = os.stat
+
+    def counting_stat(path, *args, **kwargs):
+        seen.append(os.fspath(path))
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(cache_mod.os, "stat", counting_stat)
+    warm = Cache(tmp_path / "cache", "fp")
+    assert warm.lookup(str(f)) is not None
+    assert warm.lookup(str(dep)) is not None
+    # The project scans' results depend on every module: one stat each per run, not two.
+    assert seen.count(str(dep)) == 1
+    # Asked again (a long-lived caller), the file is looked at afresh: an edit since misses.
+    old_file(dep, "X = 22\n")
+    assert warm.lookup(str(dep)) is None
+    assert seen.count(str(dep)) == 2
+    # A dependency gone before its own lookup misses without a second stat.
+    gone = Cache(tmp_path / "cache", "fp")
+    dep.unlink()
+    assert gone.lookup(str(f)) is None
+    assert gone.lookup(str(dep)) is None
+
+
+def test_a_result_with_thousands_of_dependencies_is_checked_as_exactly_as_one_with_a_few(tmp_path):
+    # A project scan's result depends on every module: its recorded stats are compared in one
+    # pass, and any dependency whose stat moved is still looked at one by one.
+    f = old_file(tmp_path / "a.py", "x\n")
+    deps = [old_file(tmp_path / f"m{i}.py", f"X = {i}\n") for i in range(100)]
+    c = Cache(tmp_path / "cache", "fp")
+    recorded = {str(d): content_hash(d.read_bytes()) for d in deps}
+    recorded[str(tmp_path / "gone.py")] = ""  # absent, and must stay so
+    stored(c, f, deps=recorded)
+    c.save()
+    assert len(c.entries[str(f)][5]) == 100  # every present module with its stat
+
+    def hit() -> bool:
+        return Cache(tmp_path / "cache", "fp").lookup(str(f)) is not None
+
+    assert hit()
+    past = time.time_ns() - 10**12
+    os.utime(deps[40], ns=(past, past))  # touched: same content, another stat
+    assert hit()
+    old_file(deps[41], "X = 'changed'\n")
+    assert not hit()
+    old_file(deps[41], "X = 41\n")
+    assert hit()
+    deps[42].unlink()
+    assert not hit()
+    old_file(deps[42], "X = 42\n")
+    assert hit()
+    old_file(tmp_path / "gone.py", "")
+    assert not hit()

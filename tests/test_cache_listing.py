@@ -148,3 +148,38 @@ def test_an_unchanged_directory_is_not_listed_again(tmp_path, monkeypatch):
     (tmp_path / "pkg" / "c.py").write_text("")  # only this directory's mtime moves
     assert str(tmp_path / "pkg" / "c.py") in disk_files(str(tmp_path))
     assert listed == [str(tmp_path / "pkg")]
+
+
+COUNTER = """\
+import torch
+
+def count(gm):
+    return sum(n.target == torch.ops.aten.hardtanh for n in gm.graph.nodes)
+"""
+NORMALISING_BACKEND = """\
+from torch._functorch.compile_utils import strip_overloads
+from pkg import second
+
+def my_backend(gm, example_inputs):
+    strip_overloads(gm)
+    second.count(gm)
+    return gm.forward
+"""
+
+
+def test_a_new_normaliser_refreshes_every_cached_result_that_asked_for_the_normalisers(tmp_path):
+    # Both matchers ask which functions the project normalises graphs before calling; the
+    # answer is computed once per process (the first check) and served to the second: the
+    # second's cached result depends on the listing all the same.
+    pkg = write_package(tmp_path, "pkg", first=COUNTER, second=COUNTER)
+    _age(tmp_path)
+    run = _runner(tmp_path, pkg, ("QL101",))
+    cold = run()
+    assert cold[0] == 0 and sorted(cold[1]) == [("QL101", 4), ("QL101", 4)]
+    assert run() == (3, cold[1])  # first, second and the package's __init__
+    (pkg / "unrelated.py").write_text(UNRELATED)
+    assert run()[0] == 3  # a module that normalises nothing: every answer still holds
+    (pkg / "backend.py").write_text(NORMALISING_BACKEND)
+    cached, found = run()
+    assert found == [("QL101", 4)]  # `second.count` now sees packets: quiet
+    assert cached == 2  # __init__ and unrelated; first and second were checked again

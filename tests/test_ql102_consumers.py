@@ -174,3 +174,25 @@ def test_modules_naming_the_inserting_one_are_searched_only_when_a_consumer_is_f
     loud = {"remove": REMOVE, "pipeline": PIPELINE.format(between="m = export(m, (x,)).module()")}
     (tmp_path / "again").mkdir()
     assert [d.code for d in _ql102(tmp_path / "again", add=ADD, **loud)] == ["QL102"]
+
+
+def test_consumer_modules_are_kept_while_one_file_is_checked_and_dropped_after(tmp_path):
+    from qlint.rules import packet_consumers
+
+    pkg = write_package(tmp_path, "pkg", add=ADD, remove=REMOVE, pipeline=PIPELINE.format(between="pass"))
+    add = pkg / "add.py"
+    assert lint(add.read_text(), path=str(add), select=("QL102",)) == []
+    remove = str(pkg / "remove.py")
+    assert packet_consumers._PARSED[remove][1] is not None
+    # Checked again (an editor, at each keystroke): the parse kept is the one reused.
+    kept = packet_consumers._PARSED[remove][1]
+    assert lint(add.read_text(), path=str(add), select=("QL102",)) == []
+    assert packet_consumers._PARSED[remove][1] is kept
+    # Another file whose check reads consumers: the first file's are dropped, and its next
+    # check parses them again, with the same answer.
+    (tmp_path / "other").mkdir()
+    other = write_package(tmp_path / "other", "pkg", add=ADD)
+    assert [d.code for d in lint(ADD, path=str(other / "add.py"), select=("QL102",))] == ["QL102"]
+    assert remove not in packet_consumers._PARSED
+    assert lint(add.read_text(), path=str(add), select=("QL102",)) == []
+    assert packet_consumers._PARSED[remove][1] is not kept

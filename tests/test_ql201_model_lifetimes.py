@@ -309,3 +309,35 @@ def test_the_real_torch_testing_helpers_resolve():
     loud = quiet.replace("Conv2dThenConv1d()", "ConvWithBNRelu(relu=True)")
     (d,) = check(loud, select=("QL201",))
     assert "BatchNorm2d" in d.message
+
+
+def test_an_installed_module_is_kept_as_its_summary_parsing_only_the_classes_asked_for(site_dir):
+    # The whole tree of a large installed module was kept by every worker for the run.
+    import ast
+
+    from qlint.analysis.names.project import ProjectIndex
+
+    path = str(site_dir / "fakeinstalled" / "testing" / "helpers.py")
+    installed_classes._SCOPES.pop(path, None)
+    found = installed_classes.installed_class(
+        "fakeinstalled.testing.helpers.TestHelperModules.ConvBn", ProjectIndex(), "user.py"
+    )
+    assert found is not None
+    node, scope = found
+    assert installed_classes._SCOPES[path][1] is scope
+    assert list(scope.classes) == ["TestHelperModules"]
+    # A summarised scope's tables build an entry when it is asked for (an eager one is a dict).
+    assert not isinstance(scope.classes, dict)
+    assert scope.imports == {"torch": "torch"}
+    # Positions as in a parse of the whole module: findings in it point at the same rows.
+    whole = ast.parse(HELPERS)
+    outer = next(s for s in whole.body if isinstance(s, ast.ClassDef))
+    expected = next(s for s in outer.body if isinstance(s, ast.ClassDef) and s.name == "ConvBn")
+    assert ast.dump(node, include_attributes=True) == ast.dump(expected, include_attributes=True)
+    # The same node at the next ask, not a second parse.
+    assert (
+        installed_classes.installed_class(
+            "fakeinstalled.testing.helpers.TestHelperModules.ConvBn", ProjectIndex(), "user.py"
+        )[0]
+        is node
+    )

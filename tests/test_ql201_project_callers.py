@@ -286,3 +286,25 @@ def main(quantizer, path):
     assert _check(_repo(tmp_path, a=unpacked)).diagnostics == []
     left = unpacked.replace("return model.eval(), torch", "return model, torch")
     assert len(_check(_repo(tmp_path / "t", a=left)).diagnostics) == 1
+
+
+def test_caller_modules_are_kept_for_the_check_of_one_file_at_one_content(tmp_path):
+    from qlint.analysis.flow import project_callers
+
+    root = _repo(tmp_path, a=EVAL_CALLER, b=BN_CALLER)
+    project = ProjectIndex()
+    assert len(_check(root, project).diagnostics) == 1
+    helper = str(root / "pkg" / "utils" / "export_utils.py")
+    kept = [k for k in project_callers._MODULES if k[2] == helper]
+    assert len(kept) == 2  # both callers, parsed for this check
+    # Checking another file that reads callers drops them; the first file, checked again,
+    # parses them again with the same answer.
+    other = tmp_path / "other"
+    assert _check(_repo(other, a=EVAL_CALLER, b=MODE_FREE_CALLER), ProjectIndex()).diagnostics == []
+    assert not [k for k in project_callers._MODULES if k[2] == helper]
+    assert len(_check(root, project).diagnostics) == 1
+    # An edit of the checked file is another content: its earlier entries are not kept either.
+    path = root / "pkg" / "utils" / "export_utils.py"
+    path.write_text(HELPER + "\n# edited\n")
+    assert len(_check(root, project).diagnostics) == 1
+    assert {k[3] for k in project_callers._MODULES if k[2] == helper} == {hash(path.read_text())}

@@ -46,6 +46,10 @@ _MAX_BYTES = 2_000_000
 _SCAN_KEY = "ql102.consumer-scan"
 # path -> (content key, the module parsed); (path, pattern) -> the content key it did not match
 _PARSED: dict[str, tuple[tuple, FileContext | None]] = {}
+# The file whose checks `_PARSED` serves: an editor checks one buffer again and again, but
+# over a tree each file is checked once, and the parses kept for the run were whole trees
+# (~7 MiB over ao) asked for again a handful of times.
+_PARSED_FOR: list[str | None] = [None]
 _MISSES: dict[tuple[str, str], tuple] = {}
 
 
@@ -146,6 +150,9 @@ def _module(
     ctx: FileContext, path: str, key: tuple, wanted: list[tuple[_Packet | _AnyName, tuple[bytes, ...]]]
 ) -> FileContext | None:
     """The module parsed, if its text matches one of `wanted` (bytes first: most do not)."""
+    if _PARSED_FOR[0] != ctx.path:
+        _PARSED.clear()
+        _PARSED_FOR[0] = ctx.path
     known = _PARSED.get(path)
     if known is not None and known[0] == key:
         return known[1]

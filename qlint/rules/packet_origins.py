@@ -13,7 +13,7 @@ import re
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.graph_context import packet_graph_context
-from qlint.analysis.graphs.project_scan import normalised_callees, other_contexts
+from qlint.analysis.graphs.project_scan import module_facts, normalised_callees
 from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import Resolver
 from qlint.rules.ql102_packet_insertion import inserted_packets
@@ -28,10 +28,14 @@ def inserted_elsewhere(ctx: FileContext, key: tuple[str, str, str]) -> bool:
     # The packet is spelled somewhere in a module that inserts it: `.op` not followed by
     # an overload (modules that only spell `.op.default` are not parsed).
     spelled = re.compile(rf"\.{re.escape(op)}\b(?!\s*\.\s*\w)")
-    return any(
-        key in inserted_packets(other) and packet_graph_context(other) is not None
-        for other in other_contexts(ctx, (op,), spelled)
-    )
+    return any(key in found for found in module_facts(ctx, (op,), _packets_into_packet_graphs, spelled))
+
+
+def _packets_into_packet_graphs(ctx: FileContext) -> frozenset[tuple[str, str, str]]:
+    """The packets a module inserts into graphs that carry packets (none when its graphs carry
+    overloads): what the project scan keeps of the module instead of its tree."""
+    packets = inserted_packets(ctx)
+    return frozenset(packets) if packets and packet_graph_context(ctx) is not None else frozenset()
 
 
 def normalised_before(ctx: FileContext, body: Body) -> bool:

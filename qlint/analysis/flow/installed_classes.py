@@ -25,6 +25,7 @@ from functools import lru_cache
 
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.names.scope import ModuleScope
+from qlint.analysis.names.summary import ModuleSummary
 from qlint.source import DecodeError, decode_source
 
 # torch.nn's own classes are judged from an explicit table (`model_torch_nn`), not their source.
@@ -105,7 +106,8 @@ def _site_dirs() -> tuple[str, ...]:
 
 def _scope(path: str, module: str, project, requester: str) -> ModuleScope | None:
     key = file_keys.content_key(project, path)
-    project.record_read(requester, path, file_keys.digest(project, path, key))
+    digest = file_keys.digest(project, path, key)
+    project.record_read(requester, path, digest)
     known = _SCOPES.get(path)
     if known is not None and known[0] == key:
         return known[1]
@@ -113,8 +115,14 @@ def _scope(path: str, module: str, project, requester: str) -> ModuleScope | Non
     try:
         if os.path.getsize(path) <= _MAX_BYTES:
             with open(path, "rb") as fh:
-                tree = ast.parse(decode_source(fh.read()), filename=path)
-            scope = ModuleScope.build(tree, module, path)
+                text = decode_source(fh.read())
+            tree = ast.parse(text, filename=path)
+            # Kept for the run as a summarised scope over the text, which parses the classes
+            # asked for: the whole tree of torch's common_quantization.py (20,000 nodes, ~6 MiB)
+            # was kept by every worker over ao, for the few classes its tests build.
+            scope = ModuleSummary.of(tree, ModuleScope.build(tree, module, path), module, digest).scope(
+                path, lambda: text
+            )
     except (OSError, DecodeError, SyntaxError, ValueError, RecursionError):
         scope = None
     _SCOPES[path] = (key, scope)

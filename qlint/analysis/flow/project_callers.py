@@ -248,6 +248,11 @@ def _module(ctx: FileContext, path: str, data: bytes):
         except (DecodeError, SyntaxError, ValueError, RecursionError):
             return None
         other = FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))
+        # An entry serves checks of this file at this content only. Over a tree each file is
+        # checked once, so those of earlier checks were never asked for again, yet held whole
+        # trees and their flows (up to 64) for the run: they are dropped.
+        for stale in [k for k in _MODULES if k[2:] != key[2:]]:
+            del _MODULES[stale]
         if len(_MODULES) > 64:
             _MODULES.clear()
         # The helper's calls are read even where its module has a library's name (torchao's tree).

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from qlint.analysis.graphs import file_keys
+from qlint.analysis.graphs.called_names import may_call
 from qlint.analysis.graphs.forwarding_facts import ForwardingFact, RemoteFunction, RemoteModule
 from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.names.resolver import Resolver, dotted_parts
@@ -88,10 +89,7 @@ class Forwarding:
         (its text names a sink). Whatever is read (the module, or that it is absent) is a
         dependency of this check."""
         project = self._project = resolver.project if resolver is not None else self._project
-        key = (module, _import_root(requester))
-        if key not in self._found:
-            self._found[key] = project.find_module_in_check(module, requester)
-        path = self._found[key]
+        path = self._find(module, requester)
         if path is None:
             # Records the absence when the module would be the project's: creating it later
             # must refresh this check.
@@ -105,22 +103,30 @@ class Forwarding:
             return None
         return project.module_fact(module, requester, self.fact)
 
-    def module_holding(self, resolver: Resolver | None, module: str, requester: str, name: str) -> RemoteModule | None:
+    def module_holding(
+        self, resolver: Resolver | None, module: str, requester: str, name: str, function: bool = False
+    ) -> RemoteModule | None:
         """`module_scope` of the module a helper's name is imported from, when its text can
         hold `name`: it defines it (`def`/`class`), or it re-exports it (a package's
         `__init__.py`: its imports, read from its text, lead on to the module defining it).
-        A module that does neither is not summarised (parsed) for the name."""
+        A module that does neither is not summarised (parsed) for the name. With `function`
+        only a `def` counts: a class of that name is no function to look up in its summary
+        (the question of most names the files of a tree call, as `Pass()`)."""
         project = self._project = resolver.project if resolver is not None else self._project
-        key = (module, _import_root(requester))
-        if key not in self._found:
-            self._found[key] = project.find_module_in_check(module, requester)
-        path = self._found[key]
+        path = self._find(module, requester)
         if path is not None:
-            defined, imports = _names(project, path)
-            if name not in defined:
+            defined, functions, imports = _names(project, path)
+            if name not in (functions if function else defined):
                 self._read(project, path)  # a dependency all the same: it may come to define it
                 return RemoteModule(path, imports, {}, {}) if name in imports else None
         return self.module_scope(resolver, module, requester)
+
+    def _find(self, module: str, requester: str) -> str | None:
+        """The file of `module` as `requester` imports it, looked up once per check and root."""
+        key = (module, _import_root(requester))
+        if key not in self._found:
+            self._found[key] = self._project.find_module_in_check(module, requester)
+        return self._found[key]
 
     def _read(self, project, path: str) -> None:
         key = self._key(path)
@@ -277,7 +283,9 @@ class Forwarding:
         """Whether the module with this text may call a helper of another module: it imports
         a function that forwards to a sink, or a class with a method that does (which it may
         subclass, also as `mod.Base`). Asked from the text alone (a prefilter), with the
-        answers `helper_names` gives and caches."""
+        answers `helper_names` gives and caches. Only imported names the text may call are
+        asked about, as `find_helpers` asks (`called_names`): a function never called inserts
+        nothing, and the check would not look it up either."""
         self._project = project
         imports = text_imports(text, module_name_for(path), path)
         if not imports:
@@ -286,9 +294,14 @@ class Forwarding:
         for parts in class_bases(text):
             heads.setdefault(parts[0], []).append(parts)
         scope = RemoteModule(path, {}, {}, {})
+        called: dict[str, bool] = {}
         for name, full in imports:
+            if name not in called:
+                called[name] = may_call(text, name)
+            if not called[name] and name not in heads:
+                continue
             scope.imports = {name: full}
-            if self._imported_helper(scope, name, full):
+            if called[name] and self._imported_helper(scope, name, full):
                 return True
             if any(self._base_helpers(scope, list(parts)) for parts in heads.get(name, ())):
                 return True
@@ -298,9 +311,19 @@ class Forwarding:
         if name == full or full.startswith("torch"):
             return False
         # Files of one project import the same names over and over: whether a name is a
-        # helper is remembered per import root (briefly, as for the texts it depends on).
-        key = (full, _import_root(scope.path), self.fact.key)
-        known = _IMPORTED.get(key)
+        # helper is remembered (briefly, as for the texts it depends on) per import root,
+        # where a file is found without looking the module up again, and per module file it
+        # is imported from, which the import roots of a tree share (ExecuTorch: 275 roots):
+        # everything read past that file is read from its own path, whoever imports it.
+        rooted = (full, _import_root(scope.path), self.fact.key)
+        known = _IMPORTED.get(rooted)
+        if known is not None and self._valid(known[1]):
+            self._replay(known[1])
+            return bool(known[0])
+        module, _, attr = full.rpartition(".")
+        path = self._find(module, scope.path) if module else None
+        shared = (path, attr, self.fact.key) if path is not None else None
+        known = _IMPORTED.get(shared) if shared is not None else None
         if known is not None and self._valid(known[1]):
             self._replay(known[1])
         else:
@@ -311,9 +334,12 @@ class Forwarding:
                 and helper.scope is not scope
                 and self.forwarded_params(helper.func, helper.scope, None, 0)
             )
-            if len(_IMPORTED) > 50_000:
-                _IMPORTED.clear()
-            known = _IMPORTED[key] = (is_helper, tuple(self._trails.pop()))
+            known = (is_helper, tuple(self._trails.pop()))
+            if shared is not None:
+                _IMPORTED[shared] = known
+        if len(_IMPORTED) > 50_000:
+            _IMPORTED.clear()
+        _IMPORTED[rooted] = known
         return bool(known[0])
 
     def _base_helpers(self, scope: ModuleScope | RemoteModule, base: ast.expr | list[str]) -> frozenset[str]:
@@ -444,11 +470,12 @@ def call_arguments(call: ast.Call) -> list[ast.expr]:
 _TEXTS: dict[tuple, tuple[tuple | None, bool]] = {}
 _IMPORTED: dict[tuple, tuple[bool | frozenset[str], tuple]] = {}
 _SHARED: dict[tuple, tuple[ast.AST, frozenset[str], tuple]] = {}
-_NAMES: dict[str, tuple[tuple | None, frozenset[str], dict[str, str]]] = {}
+_NAMES: dict[str, tuple[tuple | None, frozenset[str], frozenset[str], dict[str, str]]] = {}
 
 
-def _names(project, path: str) -> tuple[frozenset[str], dict[str, str]]:
-    """The names a module's text defines (`def`/`class`, at any depth) and its imports as the
+def _names(project, path: str) -> tuple[frozenset[str], frozenset[str], dict[str, str]]:
+    """The names a module's text defines (`def`/`class`, at any depth), those of them it
+    defines with `def` (a superset of its summary's functions), and its imports as the
     text spells them (`text_imports`, the last binding of a name winning as in
     `ModuleScope`); read again when its content key changes."""
     key = file_keys.content_key(project, path)
@@ -457,9 +484,10 @@ def _names(project, path: str) -> tuple[frozenset[str], dict[str, str]]:
         if len(_NAMES) > 50_000:
             _NAMES.clear()
         text = project.text(path) or ""
-        defined = frozenset(n for pattern in _DEFINES for n in pattern.findall(text))
-        found = _NAMES[path] = (key, defined, dict(text_imports(text, module_name_for(path), path)))
-    return found[1], found[2]
+        functions = frozenset(_DEFINES[0].findall(text))
+        defined = functions | frozenset(_DEFINES[1].findall(text))
+        found = _NAMES[path] = (key, defined, functions, dict(text_imports(text, module_name_for(path), path)))
+    return found[1], found[2], found[3]
 
 
 # Each led by its literal (searched fast); a superset of the names defined (also in strings,
@@ -508,7 +536,7 @@ def _module_function(fw: Forwarding, resolver: Resolver, scope: ModuleScope, nam
     if full is None or full.startswith("torch."):
         return None
     module, _, attr = full.rpartition(".")
-    other = fw.module_holding(resolver, module, scope.path, attr) if module else None
+    other = fw.module_holding(resolver, module, scope.path, attr, function=True) if module else None
     if other is None or other is scope:
         return None
     return _module_function(fw, resolver, other, attr, depth + 1)

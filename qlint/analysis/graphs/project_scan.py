@@ -20,7 +20,9 @@ import ast
 import hashlib
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import file_keys
@@ -34,6 +36,7 @@ _INSERTS = ("call_function", "create_node")
 _NORMALISES = ("strip_overloads", "overloadpacket")
 _NEEDLE_BYTES = tuple(n.encode() for n in _INSERTS + _NORMALISES)
 _MAX_BYTES = 2_000_000
+_UNSEEN = object()
 
 
 def scan_root(path: str) -> str | None:
@@ -57,7 +60,10 @@ def scan_root(path: str) -> str | None:
 class _Project:
     # path -> (content key, text when it holds an insertion or normalisation, else None)
     files: dict[str, tuple[tuple | None, str | None]] = field(default_factory=dict)
-    contexts: dict[str, tuple[tuple | None, FileContext | None]] = field(default_factory=dict)
+    # path -> (content key, {fact: (its value,) or None when the module does not parse}): what
+    # was read off each module's parse. The parse itself is dropped: whole-tree contexts kept
+    # for the run were a third of each worker's memory on ao.
+    facts: dict[str, tuple[tuple | None, dict[Callable, tuple | None]]] = field(default_factory=dict)
     # qualified names normalisers call or decorate, and the keys of the modules they came from
     normalised: tuple[tuple, set[str]] | None = None
     keys: dict | None = None  # the check's `project_keys` the files were brought up to date with
@@ -109,11 +115,18 @@ def _read(project, path: str, key: tuple | None) -> tuple[tuple | None, str | No
         return key, None
 
 
-def other_contexts(
-    ctx: FileContext, needles: tuple[str, ...], pattern: re.Pattern | None = None, own: bool = False
-) -> list[FileContext]:
-    """Parsed contexts of the project's other modules whose text holds one of `needles` and
-    matches `pattern` (only modules that insert into graphs or normalise them are kept)."""
+def module_facts(
+    ctx: FileContext,
+    needles: tuple[str, ...],
+    fact: Callable[[FileContext], Any],
+    pattern: re.Pattern | None = None,
+    own: bool = False,
+    keep: bool = True,
+) -> list[Any]:
+    """`fact(module)` for the project's other modules whose text holds one of `needles` and
+    matches `pattern` (only modules that insert into graphs or normalise them are kept).
+    `keep`: computed once per module content, for a fact that is not to be asked again when
+    other modules change; otherwise from a fresh parse at each call."""
     root = scan_root(ctx.path)
     project = _project(root, ctx)
     if root is not None:  # a module created later that holds a needle may change the answer
@@ -125,11 +138,17 @@ def other_contexts(
             continue
         if pattern is not None and pattern.search(text) is None:
             continue
-        known = project.contexts.get(path)
-        if known is None or known[0] != key:
-            known = project.contexts[path] = (key, _context(path, text, ctx))
-        if known[1] is not None:
-            out.append(known[1])
+        known = project.facts.get(path)
+        if keep and (known is None or known[0] != key):
+            known = project.facts[path] = (key, {})
+        value = known[1].get(fact, _UNSEEN) if keep and known is not None else _UNSEEN
+        if value is _UNSEEN:
+            other = _context(path, text, ctx)
+            value = None if other is None else (fact(other),)
+            if keep and known is not None:
+                known[1][fact] = value
+        if value is not None:
+            out.append(value[0])
     return out
 
 
@@ -154,13 +173,17 @@ def _context(path: str, text: str, ctx: FileContext) -> FileContext | None:
 def normalised_callees(ctx: FileContext) -> set[str]:
     """Qualified names of what the project's normalisers call once the graph carries
     packets (`strip_overloads(gm); run_passes(gm)`), and of decorators whose wrapper does."""
-    project = _project(scan_root(ctx.path), ctx)
+    root = scan_root(ctx.path)
+    project = _project(root, ctx)
+    if root is not None:  # served from the memo below too: a new normaliser changes the answer
+        ctx.project.record_listing(ctx.path, listing_dependency(root, True, _NORMALISES))
     keys = tuple((p, k) for p, (k, text) in project.files.items() if text and any(n in text for n in _NORMALISES))
     if project.normalised is None or project.normalised[0] != keys:
         names: set[str] = set()
-        # Every module of the project as the index sees it (the scan serves every file of it)...
-        for other in other_contexts(ctx, _NORMALISES, own=True):
-            names |= _normalisers(other)
+        # Every module of the project as the index sees it (the scan serves every file of it),
+        # each parsed again: what a module's names resolve to may change with other modules...
+        for found in module_facts(ctx, _NORMALISES, _normalisers, own=True, keep=False):
+            names |= found
         project.normalised = (keys, names)
     # ... and this one as being checked (an editor's buffer may differ from the disk).
     own = _normalisers(ctx) if any(n in ctx.text for n in _NORMALISES) else set()
