@@ -296,6 +296,8 @@ class Forwarding:
         scope = RemoteModule(path, {}, {}, {})
         called: dict[str, bool] = {}
         for name, full in imports:
+            if _not_a_project_name(name, full) and name not in heads:
+                continue  # answered without reading the text (most of torch's own imports)
             if name not in called:
                 called[name] = may_call(text, name)
             if not called[name] and name not in heads:
@@ -308,7 +310,7 @@ class Forwarding:
         return False
 
     def _imported_helper(self, scope, name: str, full: str) -> bool:
-        if name == full or full.startswith("torch"):
+        if _not_a_project_name(name, full):
             return False
         # Files of one project import the same names over and over: whether a name is a
         # helper is remembered (briefly, as for the texts it depends on) per import root,
@@ -444,6 +446,12 @@ def callee_name(node: ast.Call) -> str | None:
 
 
 @functools.lru_cache(maxsize=4096)
+def _not_a_project_name(name: str, full: str) -> bool:
+    """A name bound by `import x` (no attribute of a module) or imported from a `torch*`
+    package: not asked about as a helper (as `helper_names` has always decided)."""
+    return name == full or full.startswith("torch")
+
+
 def _import_root(path: str) -> str:
     return import_root(path)
 
