@@ -14,6 +14,7 @@ import ast
 from qlint.analysis import tree_walk
 from qlint.analysis.flow.model_flow import PARAM, STORED, Capture, FunctionFlow, caller_facts
 from qlint.analysis.flow.unread_uses import unread_use
+from qlint.analysis.node_memo import kept_on_node
 from qlint.rules.model_bindings import binding_ends, live
 
 _NAMED = 2  # models named in one message; more is noise
@@ -203,11 +204,7 @@ _INDEX = "_qlint_capture_content_index"
 
 
 def _body_index(fn: ast.AST) -> _BodyIndex:
-    found = getattr(fn, _INDEX, None)
-    if found is None:
-        found = _BodyIndex(fn)
-        setattr(fn, _INDEX, found)
-    return found
+    return kept_on_node(fn, _INDEX, _BodyIndex)
 
 
 def _last_name(func: ast.expr) -> str:

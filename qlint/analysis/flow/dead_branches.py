@@ -23,6 +23,7 @@ import ast
 from qlint.analysis.flow.argument_values import equal, literal, truth, value_of
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import parameter_args
+from qlint.analysis.node_memo import kept_on_node
 
 _UNKNOWN = object()
 
@@ -61,11 +62,7 @@ def single_constants(func: ast.AST) -> dict[str, object]:
     """`_single_constants`, kept on the node: a helper of another module is analysed again by
     every file that calls it, and its body does not change while its tree lives. Shared:
     callers must not change the dict."""
-    found = getattr(func, _CONSTANTS, None)
-    if found is None:
-        found = _single_constants(func)
-        setattr(func, _CONSTANTS, found)
-    return found
+    return kept_on_node(func, _CONSTANTS, _single_constants)
 
 
 _CONSTANTS = "_qlint_single_constants"

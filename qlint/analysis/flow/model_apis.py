@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from qlint.analysis.flow.model_classes import FACTORIES
 from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import walk_kinds
 
 
@@ -175,11 +176,7 @@ def init_sets_eval(cls: ast.ClassDef) -> bool:
 
     Asked at every construction of the class; the answer is kept on the class node (a
     class of another module is asked again by every file that builds it)."""
-    found = getattr(cls, _INIT_SETS_EVAL, None)
-    if found is None:
-        found = _init_sets_eval(cls)
-        setattr(cls, _INIT_SETS_EVAL, found)
-    return found
+    return kept_on_node(cls, _INIT_SETS_EVAL, _init_sets_eval)
 
 
 def _init_sets_eval(cls: ast.ClassDef) -> bool:

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from qlint.analysis.names.modules import resolve_relative
+from qlint.analysis.node_memo import kept_on_node
 
 
 @dataclass
@@ -146,11 +147,7 @@ def function_assigns(func: ast.AST) -> dict[str, list[ast.AST]]:
     Kept on the node: the model-flow and calibration analyses, the call graph and the
     language server each ask for the same bodies, and each answer is a walk of the body.
     The dict is shared, so callers must not change it."""
-    found = getattr(func, _ASSIGNS, None)
-    if found is None:
-        found = _function_assigns(func)
-        setattr(func, _ASSIGNS, found)
-    return found
+    return kept_on_node(func, _ASSIGNS, _function_assigns)
 
 
 _ASSIGNS = "_qlint_function_assigns"
