@@ -139,13 +139,19 @@ def test_a_trusted_stat_skips_reading_the_file(tmp_path, monkeypatch):
     assert c2.lookup(str(f)) is not None
 
 
-def test_dependencies_invalidate(tmp_path):
+def _saved_with_a_dependency(tmp_path):
+    """A cache on disk holding `a.py`, whose result depends on `dep.py`, and `dep.py`."""
     f = old_file(tmp_path / "a.py", "from dep import X\n")
     dep = old_file(tmp_path / "dep.py", "X = 1\n")
     c = Cache(tmp_path / "cache", "fp")
     stored(c, dep)
     stored(c, f, deps={str(dep): content_hash(dep.read_bytes())})
     c.save()
+    return f, dep
+
+
+def test_dependencies_invalidate(tmp_path):
+    f, dep = _saved_with_a_dependency(tmp_path)
     assert Cache(tmp_path / "cache", "fp").lookup(str(f)) is not None
     old_file(dep, "X = 22\n")
     assert Cache(tmp_path / "cache", "fp").lookup(str(f)) is None
@@ -592,12 +598,7 @@ def test_an_absent_dependency_that_exists_but_cannot_be_read_stays_absent(tmp_pa
 
 
 def test_a_dependency_looked_up_after_is_stated_once_and_again_on_a_second_lookup(tmp_path, monkeypatch):
-    f = old_file(tmp_path / "a.py", "from dep import X\n")
-    dep = old_file(tmp_path / "dep.py", "X = 1\n")
-    c = Cache(tmp_path / "cache", "fp")
-    stored(c, dep)
-    stored(c, f, deps={str(dep): content_hash(dep.read_bytes())})
-    c.save()
+    f, dep = _saved_with_a_dependency(tmp_path)
     seen: list[str] = []
     real_stat = os.stat
 
