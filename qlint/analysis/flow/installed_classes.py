@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import hashlib
 import os
 import site
 import sys
@@ -106,27 +107,55 @@ def _site_dirs() -> tuple[str, ...]:
 
 def _scope(path: str, module: str, project, requester: str) -> ModuleScope | None:
     key = file_keys.content_key(project, path)
-    digest = file_keys.digest(project, path, key)
-    project.record_read(requester, path, digest)
     known = _SCOPES.get(path)
     if known is not None and known[0] == key:
+        project.record_read(requester, path, file_keys.digest(project, path, key))
         return known[1]
     scope = None
-    try:
-        if os.path.getsize(path) <= _MAX_BYTES:
-            with open(path, "rb") as fh:
-                text = decode_source(fh.read())
-            tree = ast.parse(text, filename=path)
-            # Kept for the run as a summarised scope over the text, which parses the classes
-            # asked for: the whole tree of torch's common_quantization.py (20,000 nodes, ~6 MiB)
-            # was kept by every worker over ao, for the few classes its tests build.
-            scope = ModuleSummary.of(tree, ModuleScope.build(tree, module, path), module, digest).scope(
-                path, lambda: text
-            )
-    except (OSError, DecodeError, SyntaxError, ValueError, RecursionError):
-        scope = None
+    data = _read(path, key, project)
+    digest = "" if data is None else hashlib.sha256(data).hexdigest()
+    file_keys.remember_digest(path, key, digest)
+    project.record_read(requester, path, digest)
+    if data is not None:
+        scope = _summarised(path, module, data, digest, type(project).store)
     _SCOPES[path] = (key, scope)
     return scope
+
+
+def _read(path: str, key: tuple | None, project) -> bytes | None:
+    if key is None:
+        return None
+    if key[0] == "overlay":
+        return project.overlay[path].encode("utf-8", "surrogatepass")
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(_MAX_BYTES + 1)
+    except OSError:
+        return None
+    return data if len(data) <= _MAX_BYTES else None
+
+
+def _summarised(path: str, module: str, data: bytes, digest: str, store) -> ModuleScope | None:
+    """The module's scope from its summary, which the summary store keeps between runs (a
+    run of `qlint check` on one of ao's tests parsed torch's 3,300-line
+    `common_quantization.py` again each time, for the one class the test builds)."""
+    try:
+        text = decode_source(data)
+    except DecodeError:
+        return None
+    summary = store.get(path, digest, module) if store is not None else None
+    if summary is None:
+        try:
+            tree = ast.parse(text, filename=path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        summary = ModuleSummary.of(tree, ModuleScope.build(tree, module, path), module, digest)
+        if store is not None:
+            store.put(path, summary)
+    # Kept for the run as a summarised scope over the text, which parses the classes asked
+    # for: the whole tree of torch's common_quantization.py (20,000 nodes, ~6 MiB) was kept
+    # by every worker over ao, for the few classes its tests build.
+    return summary.scope(path, lambda: text)
 
 
 __all__ = ["installed_class", "installed_package", "module_file"]
