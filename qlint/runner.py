@@ -349,6 +349,9 @@ def _run_chunk(func: Callable[[str, Settings], Any], paths: list[str]) -> list[t
     for path in paths:
         _exit_if_orphaned()  # the watchdog where PR_SET_PDEATHSIG does not exist
         out.append((path, func(path, _worker_settings)))
+    from qlint.analysis import scan_memo
+
+    scan_memo.flush()  # what this worker's project scans learned, for later runs
     return out
 
 

@@ -26,6 +26,9 @@ from qlint.settings import Settings
 
 _MAGIC = "qlint-summary-2"
 _HEADER = b"qlint-summary-2\n"
+# What the project scans learned about a root's modules (`qlint.analysis.scan_memo`).
+_SCAN_MAGIC = "qlint-scan-1"
+_SCAN_HEADER = b"qlint-scan-1\n"
 
 
 class SummaryStore:
@@ -62,20 +65,47 @@ class SummaryStore:
 
     def put(self, path: str, summary: ModuleSummary) -> None:
         payload = marshal.dumps({"magic": _MAGIC, "path": path, "summary": summary.to_data()})
-        target = self._file(path)
+        self._write(self._file(path), _HEADER, payload)
+
+    def _write(self, target: Path, header: bytes, payload: bytes) -> None:
         try:
             if not self._made:
                 self.directory.mkdir(parents=True, exist_ok=True)
                 self._made = True
-            checksummed_files.write(target, _HEADER, payload)
+            checksummed_files.write(target, header, payload)
         except (OSError, ValueError):
             return
+
+    def _scan_file(self, root: str) -> Path:
+        return self.directory / (hashlib.sha256(root.encode("utf-8", "surrogatepass")).hexdigest()[:32] + ".scan")
+
+    def get_scan(self, root: str) -> dict | None:
+        """What the project scans of an earlier run learned about the modules under `root`
+        (`scan_memo`), or None."""
+        data = checksummed_files.read(self._scan_file(root), _SCAN_HEADER)
+        if data is None:
+            return None
+        try:
+            payload = marshal.loads(data)
+        except (EOFError, ValueError, TypeError):
+            return None
+        if not isinstance(payload, dict) or payload.get("magic") != _SCAN_MAGIC or payload.get("root") != root:
+            return None
+        return payload.get("scan") if isinstance(payload.get("scan"), dict) else None
+
+    def put_scan(self, root: str, scan: dict) -> None:
+        try:
+            payload = marshal.dumps({"magic": _SCAN_MAGIC, "root": root, "scan": scan})
+        except ValueError:
+            return
+        self._write(self._scan_file(root), _SCAN_HEADER, payload)
 
 
 @contextlib.contextmanager
 def summary_store(settings: Settings, enabled: bool) -> Iterator[None]:
     """While inside: every project index of this process (and of workers forked meanwhile)
     reads and writes module summaries in the store of `settings` (none with `--no-cache`)."""
+    from qlint.analysis import scan_memo
     from qlint.analysis.names.project import ProjectIndex
 
     before = ProjectIndex.store
@@ -83,4 +113,5 @@ def summary_store(settings: Settings, enabled: bool) -> Iterator[None]:
     try:
         yield
     finally:
+        scan_memo.flush()
         ProjectIndex.use_store(before)

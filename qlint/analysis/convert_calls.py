@@ -16,10 +16,12 @@ import ast
 import os
 from dataclasses import dataclass
 
+from qlint.analysis import scan_memo
 from qlint.analysis.names.project import import_root, module_name_for
 from qlint.analysis.project_files import listing_dependency, project_keys
 
 _NEEDLE = "convert_pt2e"
+_QUESTION = "text-lacks:" + _NEEDLE  # `scan_memo`'s question: shared with the callers' scan
 
 
 @dataclass(frozen=True)
@@ -95,9 +97,13 @@ def project_calls(ctx) -> list[ConvertCall]:
     if cached is not None and cached[0] == key:
         return cached[1]
     found: list[ConvertCall] = []
-    for file, _ in keyed:
+    for file, file_key in keyed:
+        if scan_memo.known_miss(file, _QUESTION, file_key):
+            continue
         text = project.text(file)
         if not text or _NEEDLE not in text:
+            if text is not None:
+                scan_memo.note_miss(file, _QUESTION, file_key)
             continue
         try:
             tree = ast.parse(text, filename=file)

@@ -108,6 +108,42 @@ def _listed(directory: str, now: int) -> _Dir | None:
     return entry
 
 
+def saved_listings(root: str) -> dict[str, list]:
+    """The listings kept for the directories under `root` whose mtime vouches for them, as
+    plain data relative to `root` (`scan_memo` keeps them between runs)."""
+    root = os.path.abspath(root)
+    base = root + os.sep
+    out: dict[str, list] = {}
+    for directory, entry in _DIRS.items():
+        if entry.mtime_ns is None or not (directory == root or directory.startswith(base)):
+            continue
+        rel = "" if directory == root else directory[len(base) :]
+        out[rel] = [
+            entry.mtime_ns,
+            [os.path.basename(d) for d in entry.subdirs],
+            [os.path.basename(f) for f in entry.files],
+        ]
+    return out
+
+
+def restore_listings(root: str, saved: dict) -> None:
+    """The listings `saved_listings` wrote, for directories not listed in this process yet:
+    each is used only while the directory keeps that mtime (`_listed` stats it)."""
+    root = os.path.abspath(root)
+    for rel, (mtime_ns, subdirs, files) in saved.items():
+        if type(rel) is not str or type(mtime_ns) is not int:
+            raise TypeError("bad listing")
+        if not all(type(n) is str for n in subdirs) or not all(type(n) is str for n in files):
+            raise TypeError("bad listing")
+        directory = os.path.join(root, rel) if rel else root
+        if directory not in _DIRS:
+            _DIRS[directory] = _Dir(
+                mtime_ns,
+                tuple(os.path.join(directory, n) for n in subdirs),
+                tuple(os.path.join(directory, n) for n in files),
+            )
+
+
 def project_keys(ctx, root: str, recursive: bool = True) -> dict[str, tuple | None]:
     """path -> content key of every module under `root` as the check of `ctx` sees them (its
     project index's buffers and stats), each recorded as a dependency of that check: once per
@@ -118,11 +154,14 @@ def project_keys(ctx, root: str, recursive: bool = True) -> dict[str, tuple | No
     if known is not None:
         return known
     project = ctx.project
+    from qlint.analysis import scan_memo  # it imports this module
+
+    scan_memo.use_root(root, project.store)
     own = os.path.abspath(ctx.path)
     keys: dict[str, tuple | None] = {}
     reads: list[tuple[str, str]] = []
     for path in python_files(root, project.overlay, recursive):
-        key = keys[path] = project.content_key(path)
+        key = keys[path] = project.content_key(path, True)  # listed: absolute and normalised
         if path != own:
             # Whatever the module holds may decide the answer: a dependency of this check.
             reads.append((path, project.digest(path, key)))

@@ -31,6 +31,7 @@ import ast
 import os
 import re
 
+from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.project_scan import project_modules
 from qlint.analysis.names.modules import module_name_for
@@ -44,13 +45,15 @@ _REEXPORTS = frozenset(
 _CACHE_KEY = "ql102.consumer-sites"
 _MAX_BYTES = 2_000_000
 _SCAN_KEY = "ql102.consumer-scan"
-# path -> (content key, the module parsed); (path, pattern) -> the content key it did not match
+# path -> (content key, the module parsed)
 _PARSED: dict[str, tuple[tuple, FileContext | None]] = {}
 # The file whose checks `_PARSED` serves: an editor checks one buffer again and again, but
 # over a tree each file is checked once, and the parses kept for the run were whole trees
 # (~7 MiB over ao) asked for again a handful of times.
 _PARSED_FOR: list[str | None] = [None]
-_MISSES: dict[tuple[str, str], tuple] = {}
+# `scan_memo`'s questions: a module that does not spell the pattern that follows.
+_QUESTION = "ql102-consumer:"
+_NAME = "name:"  # in `_scan`'s table, a name the inserting module defines, not a packet pattern
 
 
 def consumed_by_own_code(ctx: FileContext, ref: OpRef, refs: list[OpRef]) -> bool:
@@ -80,7 +83,8 @@ def consumed_by_own_code(ctx: FileContext, ref: OpRef, refs: list[OpRef]) -> boo
         return False
     # The modules naming what this module defines are read only now: searching every module for
     # each of its names costs most of the scan, and most insertions have no consumer.
-    users = _scan(ctx, [], names=True).get(_names_pattern(ctx), ())
+    naming = _scan(ctx, [], names=True)
+    users = list({id(m): m for n in sorted(_inserting_names(ctx)) for m in naming.get(_NAME + n, ())}.values())
     return not _reexported_between(ctx, consumers, users)
 
 
@@ -109,14 +113,9 @@ def _inserting_names(ctx: FileContext) -> set[str]:
     return _defined(ctx) - {"call", "main"}
 
 
-def _names_pattern(ctx: FileContext) -> str:
-    names = sorted(_inserting_names(ctx))
-    return r"\b(?:" + "|".join(map(re.escape, names)) + r")\b" if names else ""
-
-
 def _scan(ctx: FileContext, refs: list[OpRef], names: bool = False) -> dict[str, list[FileContext]]:
-    """The project's other modules that spell each packet, or (`names`) those that name what
-    this module defines, in one read of the project (a consumer or a pipeline need not insert
+    """The project's other modules that spell each packet, or (`names`) those that name each
+    function or class this module defines, in one read of the project (a consumer or a pipeline need not insert
     anything, so the project scan's own selection of modules does not hold them)."""
     cache_key = (_SCAN_KEY, names)
     if cache_key in ctx.cache:
@@ -124,16 +123,18 @@ def _scan(ctx: FileContext, refs: list[OpRef], names: bool = False) -> dict[str,
     wanted: dict[str, tuple[_Packet | _AnyName, tuple[bytes, ...]]] = {}
     for ref in refs:
         wanted[_spelled(ref).pattern] = (_spelled(ref), (ref.op.encode(),))
-    pattern = _names_pattern(ctx) if names else ""
-    if pattern:
-        wanted[pattern] = (_AnyName(_inserting_names(ctx)), tuple(n.encode() for n in _inserting_names(ctx)))
+    # One search per name, not one for all: what is known of a module not naming `f` still
+    # holds after an edit defines `g` beside it.
+    for name in sorted(_inserting_names(ctx)) if names else ():
+        wanted[_NAME + name] = (_AnyName({name}), (name.encode(),))
     found: dict[str, list[FileContext]] = {p: [] for p in wanted}
     own = os.path.abspath(ctx.path)
     needles = tuple(n.decode() for _, encoded in wanted.values() for n in encoded)
     for path, key in project_modules(ctx, needles) if wanted else ():
         if path == own or key is None:
             continue
-        pending = [p for p in wanted if _MISSES.get((path, p)) != key]
+        known = scan_memo.answers(path, key, [_QUESTION + p for p in wanted])
+        pending = [p for p, held in zip(wanted, known, strict=True) if held is not False]
         if not pending:
             continue
         module = _module(ctx, path, key, [wanted[p] for p in pending])
@@ -141,7 +142,7 @@ def _scan(ctx: FileContext, refs: list[OpRef], names: bool = False) -> dict[str,
             if module is not None and wanted[p][0].search(module.text):
                 found[p].append(module)
             else:
-                _MISSES[path, p] = key
+                scan_memo.note_miss(path, _QUESTION + p, key)
     ctx.cache[cache_key] = found
     return found
 

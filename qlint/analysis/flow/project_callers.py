@@ -24,6 +24,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.model_flow import ModelFlow
 from qlint.analysis.flow.model_values import CallSite, FunctionFlow, ModeFact
@@ -58,15 +59,14 @@ class ProjectCall:
 
 # (path, content key) -> the parsed caller module and its analysed bodies.
 _MODULES: dict[tuple, tuple[FileContext, ModelFlow, dict[int, FunctionFlow | None], dict]] = {}
-# (path, name) -> the content key of a version of the module that does not hold the name: the
-# editor checks the same helper at every keystroke, and reading the whole repository for its
-# name each time cost ~100 ms on ExecuTorch. A changed module has another key, so it is read again.
-_MISSES: dict[tuple[str, str], tuple] = {}
-# The same for a module whose text holds the name but whose code never loads it (a docstring,
-# a comment): its summary says so, and its tree is not built. It still counts as a candidate
-# for `_MAX_CANDIDATES`, as its text does.
-_UNUSED: dict[tuple[str, str], tuple] = {}
-_MAX_MISSES = 500_000
+# `scan_memo`'s questions, each followed by a name: a module whose text does not hold the name
+# (the editor checks the same helper at every keystroke, and reading the whole repository for
+# its name each time cost ~100 ms on ExecuTorch; a changed module has another key, so it is
+# read again), or whose text holds it but whose code never loads it (a docstring, a comment:
+# its summary says so, and its tree is not built; it still counts as a candidate for
+# `_MAX_CANDIDATES`, as its text does).
+_LACKS = "text-lacks:"
+_UNUSED = "never-loads:"
 
 
 def project_callers(ctx: FileContext, func: ast.AST, index: int) -> list[ProjectCall] | None:
@@ -116,11 +116,11 @@ def prescan(ctx: FileContext, names: list[str]) -> None:
     for path, key in project_keys(ctx, root).items():
         if path == own or key is None:
             continue
-        todo = [(name, needle) for name, needle in needles if _MISSES.get((path, name)) != key]
+        todo = [(name, needle) for name, needle in needles if not scan_memo.known_miss(path, _LACKS + name, key)]
         data = _read(ctx.project, path, key) if todo else None
         for name, needle in todo if data is not None else ():
             if needle not in data:
-                _MISSES[path, name] = key
+                scan_memo.note_miss(path, _LACKS + name, key)
 
 
 def paths_naming(ctx: FileContext, name: str) -> list[str] | None:
@@ -150,28 +150,24 @@ def _candidates(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes
     needle = name.encode()
     own = os.path.abspath(ctx.path)
     hits = []
-    if len(_MISSES) > _MAX_MISSES:
-        _MISSES.clear()
-    if len(_UNUSED) > _MAX_MISSES:
-        _UNUSED.clear()
     counted = 0
     # A module created later that names the helper may call it: the answer depends on none appearing.
     ctx.project.record_listing(ctx.path, listing_dependency(root, True, [name]))
     for path, key in project_keys(ctx, root).items():
-        if path == own or key is None or _MISSES.get((path, name)) == key:
+        if path == own or key is None or scan_memo.known_miss(path, _LACKS + name, key):
             continue
-        if _UNUSED.get((path, name)) != key:
+        if not scan_memo.known_miss(path, _UNUSED + name, key):
             data = _read(ctx.project, path, key)
             if data is None:
                 continue
             if needle not in data:
-                _MISSES[path, name] = key
+                scan_memo.note_miss(path, _LACKS + name, key)
                 continue
             refs = ctx.project.fact_at(path, REFERENCES)
             if refs is not None and refs.rows(refs.names_for(name)):
                 hits.append((path, data, refs))
             else:  # never loaded there (or it does not parse): it calls nothing
-                _UNUSED[path, name] = key
+                scan_memo.note_miss(path, _UNUSED + name, key)
         counted += 1
         if counted > _MAX_CANDIDATES:
             return None

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.names.functions import bodies
@@ -37,6 +38,9 @@ _NORMALISES = ("strip_overloads", "overloadpacket")
 _NEEDLE_BYTES = tuple(n.encode() for n in _INSERTS + _NORMALISES)
 _MAX_BYTES = 2_000_000
 _UNSEEN = object()
+# `scan_memo`'s question: the module's bytes hold one of the needles (its text is kept).
+_QUESTION = "project-scan:" + ",".join(_INSERTS + _NORMALISES)
+_UNREAD: Any = object()  # in `_Project.files`: holds a needle, text not read yet
 
 
 def scan_root(path: str) -> str | None:
@@ -58,7 +62,8 @@ def scan_root(path: str) -> str | None:
 
 @dataclass
 class _Project:
-    # path -> (content key, text when it holds an insertion or normalisation, else None)
+    # path -> (content key, text when it holds an insertion or normalisation, else None; `_UNREAD`
+    # until a scan needs the text)
     files: dict[str, tuple[tuple | None, str | None]] = field(default_factory=dict)
     # path -> (content key, {fact: (its value,) or None when the module does not parse}): what
     # was read off each module's parse. The parse itself is dropped: whole-tree contexts kept
@@ -95,11 +100,20 @@ def _project(root: str | None, ctx: FileContext) -> _Project:
 
 
 def _read(project, path: str, key: tuple | None) -> tuple[tuple | None, str | None]:
+    """(key, the text if the module inserts or normalises, else None); `_UNREAD` for a module
+    an earlier run found does (`scan_memo`): read when a scan asks for its text."""
     if key is None:
         return key, None
     if key[0] == "overlay":
         text = project.overlay[path]
         return key, text if any(n in text for n in _INSERTS + _NORMALISES) else None
+    held = scan_memo.answers(path, key, [_QUESTION])[0]
+    if held is not None:
+        return key, _UNREAD if held else None
+    return _text(path, key)
+
+
+def _text(path: str, key: tuple) -> tuple[tuple | None, str | None]:
     try:
         with open(path, "rb") as fh:
             data = fh.read()
@@ -107,12 +121,22 @@ def _read(project, path: str, key: tuple | None) -> tuple[tuple | None, str | No
         return None, None
     file_keys.remember_digest(path, key, hashlib.sha256(data).hexdigest())
     # Bytes first: most modules hold neither, and decoding them all costs more.
-    if len(data) > _MAX_BYTES or not any(n in data for n in _NEEDLE_BYTES):
+    holds = len(data) <= _MAX_BYTES and any(n in data for n in _NEEDLE_BYTES)
+    scan_memo.note(path, _QUESTION, key, holds)
+    if not holds:
         return key, None
     try:
         return key, decode_source(data)
     except DecodeError:
         return key, None
+
+
+def _texts(project: _Project) -> dict[str, tuple[tuple | None, str | None]]:
+    """`project.files` with the text of every module that inserts or normalises read."""
+    for path, (key, text) in project.files.items():
+        if text is _UNREAD and key is not None:
+            project.files[path] = _text(path, key)
+    return project.files
 
 
 def module_facts(
@@ -133,7 +157,7 @@ def module_facts(
         ctx.project.record_listing(ctx.path, listing_dependency(root, True, needles))
     skip = None if own else os.path.abspath(ctx.path)
     out = []
-    for path, (key, text) in project.files.items():
+    for path, (key, text) in _texts(project).items():
         if text is None or path == skip or not any(n in text for n in needles):
             continue
         if pattern is not None and pattern.search(text) is None:
@@ -177,7 +201,8 @@ def normalised_callees(ctx: FileContext) -> set[str]:
     project = _project(root, ctx)
     if root is not None:  # served from the memo below too: a new normaliser changes the answer
         ctx.project.record_listing(ctx.path, listing_dependency(root, True, _NORMALISES))
-    keys = tuple((p, k) for p, (k, text) in project.files.items() if text and any(n in text for n in _NORMALISES))
+    files = _texts(project)
+    keys = tuple((p, k) for p, (k, text) in files.items() if text and any(n in text for n in _NORMALISES))
     if project.normalised is None or project.normalised[0] != keys:
         names: set[str] = set()
         # Every module of the project as the index sees it (the scan serves every file of it),

@@ -13,15 +13,22 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 
 _DIGESTS: dict[str, tuple[tuple | None, str]] = {}
 _MAX = 100_000
+# Where digests an earlier run computed are kept (`scan_memo`): asked before a module is read.
+_SAVED: list[Callable[[str, tuple], str | None]] = []
+# Before any module is stat'ed by this process: a stat older than this by more than a clock
+# tick cannot be shared by an edit made after it was taken (`scan_memo`).
+STARTED_NS = time.time_ns()
 
 
-def content_key(overlay: Mapping[str, str], path: str) -> tuple | None:
-    # No buffer open (the CLI): no path to normalise (project scans ask for thousands).
-    text = overlay.get(os.path.abspath(path)) if overlay else None
+def content_key(overlay: Mapping[str, str], path: str, normal: bool = False) -> tuple | None:
+    """`normal`: `path` is absolute and normalised already (a listing's): project scans ask
+    for thousands. No buffer open (the CLI): no path to normalise either."""
+    text = (overlay.get(path) if normal else overlay.get(os.path.abspath(path))) if overlay else None
     if text is not None:
         return ("overlay", hash(text))
     try:
@@ -37,6 +44,11 @@ def digest(overlay: Mapping[str, str], path: str, key: tuple | None = None) -> s
     known = _DIGESTS.get(path)
     if known is not None and known[0] == key:
         return known[1]
+    if key is not None and key[0] != "overlay":
+        for saved in _SAVED:
+            value = saved(path, key)
+            if value is not None:
+                return value
     if key is None:
         value = ""
     elif key[0] == "overlay":
@@ -49,6 +61,17 @@ def digest(overlay: Mapping[str, str], path: str, key: tuple | None = None) -> s
             key, value = None, ""
     remember_digest(path, key, value)
     return value
+
+
+def consult(saved: Callable[[str, tuple], str | None]) -> None:
+    """Ask `saved(path, key)` for a module's digest before reading it (None: not known)."""
+    if saved not in _SAVED:
+        _SAVED.append(saved)
+
+
+def digests_under(prefix: str) -> list[tuple[str, tuple[tuple | None, str]]]:
+    """(path, (key, digest)) of the modules whose path starts with `prefix`."""
+    return [(p, known) for p, known in _DIGESTS.items() if p.startswith(prefix)]
 
 
 def remember_digest(path: str, key: tuple | None, value: str) -> None:

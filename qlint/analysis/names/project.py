@@ -107,10 +107,11 @@ class ProjectIndex:
         """Files whose last check read `path` (directly), as recorded by `module_scope`."""
         return set(self._users.get(os.path.abspath(path), ()))
 
-    def content_key(self, path: str) -> tuple | None:
+    def content_key(self, path: str, normal: bool = False) -> tuple | None:
         """What identifies the module's content now (its buffer, else its stat; None: absent),
-        for everything that remembers facts about other modules (`content_keys`)."""
-        return content_keys.content_key(self.overlay, path)
+        for everything that remembers facts about other modules (`content_keys`). `normal`:
+        the path is absolute and normalised already."""
+        return content_keys.content_key(self.overlay, path, normal)
 
     def digest(self, path: str, key: tuple | None = None) -> str:
         """sha256 of the module as this index sees it ("" when absent), hashed once per content."""

@@ -1,0 +1,227 @@
+"""What the project scans learned about each module's content, kept between runs.
+
+The scans that read the whole project (QL102's packet consumers and insertions, QL201's
+callers, QL103's convert calls) ask each module one question: does its text hold this name,
+or match this pattern? Within a process the answers are kept per content key (the module's
+stat, or its editor buffer); a new process asked every module again, reading and hashing it:
+`qlint check -` on an edit of torch's `ao/quantization/observer.py` read each of the 2,285
+modules of the package three times (0.4 s of its 0.55 s), for answers the run before had
+found.
+
+With a summary store (the CLI's cache; the language server keeps them in memory only), the
+answers about the modules under a scan's root are kept beside the summaries: per module its
+stat, its content hash (the dependency a check records) and what its content was found to
+hold and not to hold; per directory, its listing at its mtime (`project_files`). A later run
+trusts an answer only while the module has the same stat, so an edited module is read
+again. As the results cache does, a stat is trusted only if the file was last modified at
+least two seconds before the process started: a second edit within the same mtime tick, of
+the same size, would keep the stat and change the content.
+
+What is read from disk is consulted where it lies, not copied into this process's memos, so
+a run that learns nothing new writes nothing and pays nothing per module at exit.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Protocol
+
+from qlint.analysis import project_files
+from qlint.analysis.names import content_keys
+
+# path -> (content key, {question: answer}): what this process found about the module at
+# that content.
+_KNOWN: dict[str, tuple[tuple, dict[str, bool]]] = {}
+_MAX_KNOWN = 200_000
+# Questions kept on disk per root; past this many (names of helpers long renamed) the
+# answers start again from none.
+_MAX_QUESTIONS = 256
+_RACY_NS = 2_000_000_000
+
+
+class ScanStore(Protocol):
+    def get_scan(self, root: str) -> dict | None: ...
+
+    def put_scan(self, root: str, payload: dict) -> None: ...
+
+
+class _Saved:
+    """A root's answers as an earlier run wrote them: relative path -> [mtime_ns, size,
+    digest ("" unknown), bit mask of the questions answered no, of those answered yes]."""
+
+    def __init__(self, root: str, store: ScanStore, payload: dict | None):
+        self.root = root
+        self.base = root + os.sep
+        self.store = store
+        self.questions: list[str] = []
+        self.files: dict[str, list] = {}
+        if payload is not None:
+            self.questions = list(payload["questions"])
+            self.files = payload["files"]
+            if not all(type(q) is str for q in self.questions) or type(self.files) is not dict:
+                raise TypeError("bad scan memo")
+        self.bits = {q: i for i, q in enumerate(self.questions)}
+
+    def entry(self, path: str, key: tuple) -> list | None:
+        """The saved entry of the module at `path`, if it was saved with content `key`."""
+        entry = self.files.get(path[len(self.base) :])
+        if type(entry) is not list or len(entry) != 5 or entry[0] != key[0] or entry[1] != key[1]:
+            return None
+        return entry if type(entry[2]) is str and type(entry[3]) is int and type(entry[4]) is int else None
+
+    def answer(self, entry: list | None, question: str) -> bool | None:
+        bit = self.bits.get(question)
+        if entry is None or bit is None:
+            return None
+        if (entry[3] >> bit) & 1:
+            return False
+        if (entry[4] >> bit) & 1:
+            return True
+        return None
+
+
+_ROOTS: dict[str, _Saved] = {}
+
+
+def answers(path: str, key: tuple | None, questions: list[str]) -> list[bool | None]:
+    """What is known of the module at `path` with content `key`: for each question, whether
+    its text holds (matches) it, None when unknown."""
+    if key is None:
+        return [None] * len(questions)
+    known = _KNOWN.get(path)
+    mine = known[1] if known is not None and known[0] == key else {}
+    saved = _saved_for(path) if len(mine) < len(questions) else None
+    entry = saved.entry(path, key) if saved is not None else None
+    out: list[bool | None] = []
+    for question in questions:
+        value = mine.get(question)
+        if value is None and entry is not None:
+            value = saved.answer(entry, question)  # type: ignore[union-attr]
+        out.append(value)
+    return out
+
+
+def known_miss(path: str, question: str, key: tuple | None) -> bool:
+    """Whether the module at `path`, with content `key`, is known not to hold `question`."""
+    return answers(path, key, [question])[0] is False
+
+
+def note(path: str, question: str, key: tuple | None, answer: bool) -> None:
+    """The module at `path`, with content `key`, holds `question` (`answer`) or not."""
+    if key is None:
+        return
+    known = _KNOWN.get(path)
+    if known is None or known[0] != key:
+        if len(_KNOWN) > _MAX_KNOWN:
+            _KNOWN.clear()
+        known = _KNOWN[path] = (key, {})
+    known[1][question] = answer
+
+
+def note_miss(path: str, question: str, key: tuple | None) -> None:
+    note(path, question, key, False)
+
+
+def _saved_digest(path: str, key: tuple) -> str | None:
+    saved = _saved_for(path)
+    entry = saved.entry(path, key) if saved is not None else None
+    return entry[2] if entry is not None and entry[2] else None
+
+
+def _saved_for(path: str) -> _Saved | None:
+    for saved in _ROOTS.values():  # one, or a few in a rollout over several checkouts
+        if path.startswith(saved.base):
+            return saved
+    return None
+
+
+def use_root(root: str, store: ScanStore | None) -> None:
+    """Consult what earlier runs learned about the modules under `root` (read once per
+    process and store), and keep what this one learns for `flush`. No store: memory only."""
+    if store is None:
+        return
+    known = _ROOTS.get(root)
+    if known is not None and known.store is store:
+        return
+    payload = store.get_scan(root)
+    try:
+        saved = _Saved(root, store, payload)
+        if payload is not None:
+            project_files.restore_listings(root, payload["dirs"])
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+        saved = _Saved(root, store, None)  # a damaged file: as if absent
+    _ROOTS[root] = saved
+    content_keys.consult(_saved_digest)
+
+
+def flush() -> None:
+    """Write down what this process learned about each root in use, over what the file holds
+    now (a worker beside this one may have written meanwhile). Nothing new: nothing written."""
+    for root, saved in _ROOTS.items():
+        learned = _learned(saved)
+        if not learned[0] and not learned[1]:
+            continue
+        try:
+            current = _Saved(root, saved.store, saved.store.get_scan(root))
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+            current = _Saved(root, saved.store, None)
+        _apply(current, *learned)
+        payload = {"questions": current.questions, "files": current.files, "dirs": project_files.saved_listings(root)}
+        saved.store.put_scan(root, payload)
+        current.store = saved.store
+        _ROOTS[root] = current
+
+
+def forget() -> None:
+    """Drop every answer and root in use (tests; a process that changes stores)."""
+    _KNOWN.clear()
+    _ROOTS.clear()
+
+
+def _trusted(key: tuple | None) -> bool:
+    return key is not None and key[0] != "overlay" and content_keys.STARTED_NS - key[0] >= _RACY_NS
+
+
+def _learned(saved: _Saved) -> tuple[list, list]:
+    """(digests, answers) under the root that this process found and the saved table lacks."""
+    digests = [
+        (path, key, digest)
+        for path, (key, digest) in content_keys.digests_under(saved.base)
+        if digest and _trusted(key) and _saved_digest(path, key) != digest
+    ]
+    found = []
+    for path, (key, mine) in _KNOWN.items():
+        if path.startswith(saved.base) and _trusted(key):
+            entry = saved.entry(path, key)
+            found += [(path, key, q, a) for q, a in mine.items() if saved.answer(entry, q) is not a]
+    return digests, found
+
+
+def _apply(saved: _Saved, digests: list, found: list) -> None:
+    files = saved.files
+    base = len(saved.base)
+    for path, key, digest in digests:
+        entry = saved.entry(path, key)
+        if entry is None:
+            files[path[base:]] = [key[0], key[1], digest, 0, 0]
+        else:
+            entry[2] = digest
+    if len(saved.questions) + len({q for _, _, q, _ in found}) > _MAX_QUESTIONS:
+        saved.questions.clear()
+        saved.bits.clear()
+        for entry in files.values():
+            if type(entry) is list and len(entry) == 5:
+                entry[3] = entry[4] = 0
+    for path, key, question, answer in found:
+        bit = saved.bits.get(question)
+        if bit is None:
+            bit = saved.bits[question] = len(saved.questions)
+            saved.questions.append(question)
+        entry = saved.entry(path, key)
+        if entry is None:
+            entry = files[path[base:]] = [key[0], key[1], "", 0, 0]
+        entry[4 if answer else 3] |= 1 << bit
+        entry[3 if answer else 4] &= ~(1 << bit)
+
+
+__all__ = ["answers", "flush", "forget", "known_miss", "note", "note_miss", "use_root"]

@@ -1,0 +1,209 @@
+"""What the project scans learn about each module is kept between runs (`scan_memo`), and
+trusted only while the module keeps its stat: a run after an edit elsewhere reads only what
+changed, and finds what a change to another module does to the answer."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from qlint.analysis import project_files, scan_memo
+from qlint.analysis.graphs import project_scan
+from qlint.analysis.names import content_keys
+from qlint.analysis.names.project import ProjectIndex
+from qlint.engine import check_source
+from qlint.rules import packet_consumers
+from qlint.summary_cache import SummaryStore
+from tests.conftest import old_file, settings_for
+from tests.test_ql102_consumers import ADD, PIPELINE, REMOVE
+
+PAST = time.time_ns() - 3600 * 10**9
+
+
+def _new_process() -> None:
+    """Forget what this process learned, as a new `qlint` run starts without it."""
+    scan_memo.forget()
+    content_keys._DIGESTS.clear()
+    project_files._DIRS.clear()
+    project_scan._PROJECTS.clear()
+    packet_consumers._PARSED.clear()
+    packet_consumers._PARSED_FOR[0] = None
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    store = SummaryStore(tmp_path / "cache")
+    monkeypatch.setattr(ProjectIndex, "store", store)
+    _new_process()
+    yield store
+    _new_process()
+
+
+def _package(root, **modules) -> str:
+    pkg = root / "pkg"
+    pkg.mkdir()
+    old_file(pkg / "__init__.py", "")
+    for name, text in modules.items():
+        old_file(pkg / f"{name}.py", text)
+    for directory in (pkg, root):
+        os.utime(directory, ns=(PAST, PAST))
+    return str(pkg)
+
+
+def _ql102(path: str) -> list[int]:
+    """A check of the file as `qlint check -` makes it: the buffer stands in for the file."""
+    with open(path) as fh:
+        text = fh.read()
+    result = check_source(text, path, settings_for(("QL102",)), ProjectIndex({path: text}))
+    assert not result.errors, result.errors
+    scan_memo.flush()
+    return [d.range.start.row for d in result.diagnostics]
+
+
+def _reads(monkeypatch) -> list[str]:
+    """Python modules opened from now on."""
+    opened: list[str] = []
+    real = open
+
+    def counting(file, *args, **kwargs):
+        if str(file).endswith(".py"):
+            opened.append(os.path.basename(str(file)))
+        return real(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", counting)
+    return opened
+
+
+UNRELATED = "import torch\n\n\ndef helper(x):\n    return x + 1\n"
+
+
+def test_a_later_run_reads_only_the_modules_that_may_answer(tmp_path, store, monkeypatch):
+    pkg = _package(tmp_path, add=ADD, remove=REMOVE, pipeline=PIPELINE.format(between="pass"), other=UNRELATED)
+    add = os.path.join(pkg, "add.py")
+    assert _ql102(add) == []  # its own pass consumes what it inserts
+    _new_process()
+    opened = _reads(monkeypatch)
+    assert _ql102(add) == []
+    # The unrelated module holds neither the op nor a name of add.py: known from the last run.
+    assert "other.py" not in opened
+    assert "remove.py" in opened  # the consumer is parsed again: its sites decide
+
+
+def test_a_change_to_another_module_still_changes_the_answer(tmp_path, store):
+    pkg = _package(tmp_path, add=ADD, remove=REMOVE, pipeline=PIPELINE.format(between="pass"), other=UNRELATED)
+    add = os.path.join(pkg, "add.py")
+    assert _ql102(add) == []
+    # The pipeline now re-exports between the insertion and the consumer: a finding.
+    old_file(tmp_path / "pkg" / "pipeline.py", PIPELINE.format(between="m = export(m, (x,)).module()"))
+    os.utime(os.path.join(pkg, "pipeline.py"), ns=(PAST + 10**9, PAST + 10**9))
+    _new_process()
+    assert _ql102(add) != []
+
+
+def test_a_module_created_later_is_listed_and_read(tmp_path, store):
+    pkg = _package(tmp_path, add=ADD, pipeline=PIPELINE.format(between="pass").replace("m = RemovePass()(m)", ""))
+    add = os.path.join(pkg, "add.py")
+    assert _ql102(add) != []  # nothing consumes the packet
+    _new_process()
+    # The consumer appears: the directory's mtime moves, so its saved listing is not used.
+    (tmp_path / "pkg" / "remove.py").write_text(REMOVE)
+    _new_process()
+    assert _ql102(add) == []
+
+
+def test_answers_and_digests_survive_the_process_only_for_the_same_stat(tmp_path, store):
+    path = str(old_file(tmp_path / "m.py", "x = 1\n"))
+    key = content_keys.content_key({}, path)
+    scan_memo.use_root(str(tmp_path), store)
+    scan_memo.note(path, "q", key, False)
+    scan_memo.flush()
+    _new_process()
+    scan_memo.use_root(str(tmp_path), store)
+    assert scan_memo.answers(path, key, ["q", "other"]) == [False, None]
+    os.utime(path, ns=(PAST + 10**9, PAST + 10**9))
+    assert scan_memo.answers(path, content_keys.content_key({}, path), ["q"]) == [None]
+
+
+def test_a_saved_digest_is_used_without_reading_the_module(tmp_path, store, monkeypatch):
+    path = str(old_file(tmp_path / "m.py", "x = 1\n"))
+    key = content_keys.content_key({}, path)
+    scan_memo.use_root(str(tmp_path), store)
+    digest = content_keys.digest({}, path, key)
+    scan_memo.flush()
+    _new_process()
+    scan_memo.use_root(str(tmp_path), store)
+    opened = _reads(monkeypatch)
+    assert content_keys.digest({}, path, key) == digest
+    assert opened == []
+
+
+def test_a_recently_modified_module_is_not_written_down(tmp_path, store):
+    # Another edit within the same mtime tick could keep the stat and change the content.
+    path = tmp_path / "m.py"
+    path.write_text("x = 1\n")
+    key = content_keys.content_key({}, str(path))
+    scan_memo.use_root(str(tmp_path), store)
+    scan_memo.note(str(path), "q", key, False)
+    scan_memo.flush()
+    _new_process()
+    scan_memo.use_root(str(tmp_path), store)
+    assert scan_memo.answers(str(path), key, ["q"]) == [None]
+
+
+def test_a_run_that_learns_nothing_writes_nothing(tmp_path, store, monkeypatch):
+    path = str(old_file(tmp_path / "m.py", "x = 1\n"))
+    key = content_keys.content_key({}, path)
+    scan_memo.use_root(str(tmp_path), store)
+    scan_memo.note(path, "q", key, False)
+    scan_memo.flush()
+    _new_process()
+    scan_memo.use_root(str(tmp_path), store)
+    written: list[str] = []
+    monkeypatch.setattr(store, "put_scan", lambda root, payload: written.append(root))
+    scan_memo.note(path, "q", key, False)  # known already
+    scan_memo.flush()
+    assert written == []
+
+
+def test_what_another_process_wrote_meanwhile_is_kept(tmp_path, store):
+    a = str(old_file(tmp_path / "a.py", "x = 1\n"))
+    b = str(old_file(tmp_path / "b.py", "y = 1\n"))
+    ka, kb = content_keys.content_key({}, a), content_keys.content_key({}, b)
+    scan_memo.use_root(str(tmp_path), store)
+    scan_memo.note(a, "q", ka, False)
+    scan_memo.flush()
+    # Another worker, started from the same file, learned about b and wrote first.
+    _new_process()
+    scan_memo.use_root(str(tmp_path), store)
+    scan_memo.note(b, "r", kb, True)
+    scan_memo.flush()
+    _new_process()
+    scan_memo.use_root(str(tmp_path), store)
+    assert scan_memo.answers(a, ka, ["q"]) == [False]
+    assert scan_memo.answers(b, kb, ["r"]) == [True]
+
+
+def test_a_damaged_memo_is_as_if_absent(tmp_path, store):
+    path = str(old_file(tmp_path / "m.py", "x = 1\n"))
+    key = content_keys.content_key({}, path)
+    store.put_scan(str(tmp_path), {"questions": ["q"], "files": {"m.py": ["bad"]}, "dirs": {"": "bad"}})
+    scan_memo.use_root(str(tmp_path), store)
+    assert scan_memo.answers(path, key, ["q"]) == [None]
+    assert project_files.python_files(str(tmp_path)) == [path]
+
+
+def test_a_module_once_known_not_to_consume_is_read_again_after_an_edit(tmp_path, store):
+    pipeline = PIPELINE.format(between="pass").replace("from pkg.remove import RemovePass\n", "")
+    pkg = _package(tmp_path, add=ADD, pipeline=pipeline.replace("m = RemovePass()(m)", ""), other=UNRELATED)
+    add = os.path.join(pkg, "add.py")
+    assert _ql102(add) != []
+    # The module that named nothing of add.py becomes its consumer: same directory, new stat.
+    other = os.path.join(pkg, "other.py")
+    with open(other, "w") as fh:
+        fh.write(REMOVE)
+    os.utime(other, ns=(PAST + 10**9, PAST + 10**9))
+    os.utime(pkg, ns=(PAST, PAST))  # the listing itself still vouches for the directory
+    _new_process()
+    assert _ql102(add) == []
