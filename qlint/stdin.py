@@ -57,10 +57,10 @@ class StdinOutcome:
 
 def excluded(settings: Settings, path: str) -> bool:
     """With `--force-exclude`, a buffer named like an excluded file is passed through."""
-    from qlint.discovery import ExcludeMatcher
-
     if not settings.force_exclude:
         return False
+    from qlint.discovery import ExcludeMatcher
+
     matcher = ExcludeMatcher((*settings.exclude, *settings.extend_exclude), str(settings.root))
     return matcher.excluded_or_below_excluded(path)
 
@@ -69,12 +69,13 @@ def check(data: bytes, stdin_filename: str | None, settings: Settings) -> StdinO
     # Imported here: the CLI imports this module for `requested` on every run.
     from qlint.analysis.names.project import ProjectIndex
     from qlint.engine import check_source
-    from qlint.notebook import check_notebook, is_notebook
 
     path = buffer_path(stdin_filename)
     if excluded(settings, path):
         return StdinOutcome()
-    if is_notebook(path):
+    if _notebook(path):
+        from qlint.notebook import check_notebook
+
         result = check_notebook(data, path, settings)
         text = data.decode("utf-8", "replace")
         return StdinOutcome(sorted(result.diagnostics, key=Diagnostic.sort_key), result.errors, sources={path: text})
@@ -87,6 +88,15 @@ def check(data: bytes, stdin_filename: str | None, settings: Settings) -> StdinO
     result = check_source(data, path, settings, project)
     sources = {path: text} if text is not None else {}
     return StdinOutcome(sorted(result.diagnostics, key=Diagnostic.sort_key), list(result.errors), sources=sources)
+
+
+def _notebook(path: str) -> bool:
+    """`qlint.notebook.is_notebook`, without importing the notebook support for a module."""
+    if not path.endswith(".ipynb"):
+        return False
+    from qlint.notebook import is_notebook
+
+    return is_notebook(path)
 
 
 def fix(data: bytes, stdin_filename: str | None, settings: Settings, unsafe: bool, diff_only: bool) -> StdinOutcome:

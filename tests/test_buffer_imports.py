@@ -1,0 +1,41 @@
+"""`qlint check -` on a module (an editor's or pre-commit's check of one edited buffer) imports
+what checking it needs, not the tree walk, the rollout reports nor the notebook support: a
+Python process pays for every module it imports, on each check of each edit."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+# The command line in a fresh interpreter, then the modules it imported.
+PROBE = """
+import json, sys
+from qlint.cli import main
+main(["check", "--exit-zero", "--no-cache", "--stdin-filename", sys.argv[1], "-"])
+sys.stderr.write("\\nMODULES " + json.dumps(sorted(sys.modules)))
+"""
+NOT_NEEDED = ("qlint.rollout", "qlint.rollout_cli", "qlint.repos", "qlint.discovery", "qlint.notebook")
+
+
+def _imported(tmp_path, name: str, text: str) -> set[str]:
+    path = tmp_path / name
+    path.write_text(text)
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, str(path)], input=text.encode(), env=env, cwd=tmp_path, capture_output=True
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    return set(json.loads(proc.stderr.decode().rpartition("MODULES ")[2]))
+
+
+def test_a_buffer_check_imports_no_tree_walk_nor_notebook_support(tmp_path):
+    modules = _imported(tmp_path, "m.py", "import torch\n\nx = torch.ops.aten.add\n")
+    assert "qlint.engine" in modules  # the probe saw the check
+    assert not [m for m in NOT_NEEDED if m in modules]
+
+
+def test_a_notebook_buffer_still_gets_the_notebook_support(tmp_path):
+    modules = _imported(tmp_path, "n.ipynb", '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    assert "qlint.notebook" in modules
