@@ -135,13 +135,10 @@ def restore_listings(root: str, saved: dict) -> None:
             raise TypeError("bad listing")
         if not all(type(n) is str for n in subdirs) or not all(type(n) is str for n in files):
             raise TypeError("bad listing")
-        directory = os.path.join(root, rel) if rel else root
+        directory = root + os.sep + rel if rel else root
         if directory not in _DIRS:
-            _DIRS[directory] = _Dir(
-                mtime_ns,
-                tuple(os.path.join(directory, n) for n in subdirs),
-                tuple(os.path.join(directory, n) for n in files),
-            )
+            inside = directory + os.sep  # joined by hand: thousands of names, each a plain one
+            _DIRS[directory] = _Dir(mtime_ns, tuple(inside + n for n in subdirs), tuple(inside + n for n in files))
 
 
 def project_keys(ctx, root: str, recursive: bool = True) -> dict[str, tuple | None]:

@@ -89,15 +89,22 @@ def answers(path: str, key: tuple | None, questions: list[str]) -> list[bool | N
     if key is None:
         return [None] * len(questions)
     known = _KNOWN.get(path)
-    mine = known[1] if known is not None and known[0] == key else {}
-    saved = _saved_for(path) if len(mine) < len(questions) else None
+    if known is not None and known[0] == key:
+        mine = known[1]
+        out = [mine.get(q) for q in questions]
+        if None not in out:
+            return out
+    else:
+        out = [None] * len(questions)
+    saved = _saved_for(path)
     entry = saved.entry(path, key) if saved is not None else None
-    out: list[bool | None] = []
-    for question in questions:
-        value = mine.get(question)
-        if value is None and entry is not None:
-            value = saved.answer(entry, question)  # type: ignore[union-attr]
-        out.append(value)
+    if entry is None:
+        return out
+    no, yes, bits = entry[3], entry[4], saved.bits  # type: ignore[union-attr]
+    for i, question in enumerate(questions):
+        bit = bits.get(question)
+        if out[i] is None and bit is not None:
+            out[i] = False if (no >> bit) & 1 else True if (yes >> bit) & 1 else None
     return out
 
 
