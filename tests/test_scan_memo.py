@@ -207,3 +207,22 @@ def test_a_module_once_known_not_to_consume_is_read_again_after_an_edit(tmp_path
     os.utime(pkg, ns=(PAST, PAST))  # the listing itself still vouches for the directory
     _new_process()
     assert _ql102(add) == []
+
+
+def test_workers_of_a_parallel_run_write_what_they_learned_for_the_next_run(tmp_path, monkeypatch):
+    from qlint import runner
+    from qlint.settings import Settings
+
+    _new_process()
+    modules = {f"m{i:02}": UNRELATED for i in range(runner.MIN_PARALLEL_FILES)}
+    pkg = _package(tmp_path, add=ADD, remove=REMOVE, pipeline=PIPELINE.format(between="pass"), **modules)
+    settings = Settings(root=tmp_path, cache_dir=tmp_path / ".cache", select=("QL102",))
+    run = runner.run_check([pkg], settings, use_cache=True, jobs=2)
+    assert not run.errors
+    # Written by the worker that checked add.py, as it exited: the next run (a new process)
+    # knows which modules hold nothing the scans look for.
+    (directory,) = {p.parent for p in (tmp_path / ".cache").rglob("*.scan")}
+    _new_process()
+    scan_memo.use_root(pkg, SummaryStore(directory))  # the scans' root: the top-level package
+    other = os.path.join(pkg, "m00.py")
+    assert scan_memo.answers(other, content_keys.content_key({}, other), [project_scan._QUESTION]) == [False]
