@@ -41,6 +41,12 @@ def store(tmp_path, monkeypatch):
     _new_process()
 
 
+def _use(root: str, store) -> None:
+    listed = scan_memo.use_root(root, store, lambda: project_files.saved_listings(root))
+    if listed is not None:
+        project_files.restore_listings(root, listed)
+
+
 def _package(root, **modules) -> str:
     pkg = root / "pkg"
     pkg.mkdir()
@@ -116,11 +122,11 @@ def test_a_module_created_later_is_listed_and_read(tmp_path, store):
 def test_answers_and_digests_survive_the_process_only_for_the_same_stat(tmp_path, store):
     path = str(old_file(tmp_path / "m.py", "x = 1\n"))
     key = content_keys.content_key({}, path)
-    scan_memo.use_root(str(tmp_path), store)
+    _use(str(tmp_path), store)
     scan_memo.note(path, "q", key, False)
     scan_memo.flush()
     _new_process()
-    scan_memo.use_root(str(tmp_path), store)
+    _use(str(tmp_path), store)
     assert scan_memo.answers(path, key, ["q", "other"]) == [False, None]
     os.utime(path, ns=(PAST + 10**9, PAST + 10**9))
     assert scan_memo.answers(path, content_keys.content_key({}, path), ["q"]) == [None]
@@ -129,11 +135,11 @@ def test_answers_and_digests_survive_the_process_only_for_the_same_stat(tmp_path
 def test_a_saved_digest_is_used_without_reading_the_module(tmp_path, store, monkeypatch):
     path = str(old_file(tmp_path / "m.py", "x = 1\n"))
     key = content_keys.content_key({}, path)
-    scan_memo.use_root(str(tmp_path), store)
+    _use(str(tmp_path), store)
     digest = content_keys.digest({}, path, key)
     scan_memo.flush()
     _new_process()
-    scan_memo.use_root(str(tmp_path), store)
+    _use(str(tmp_path), store)
     opened = _reads(monkeypatch)
     assert content_keys.digest({}, path, key) == digest
     assert opened == []
@@ -144,22 +150,22 @@ def test_a_recently_modified_module_is_not_written_down(tmp_path, store):
     path = tmp_path / "m.py"
     path.write_text("x = 1\n")
     key = content_keys.content_key({}, str(path))
-    scan_memo.use_root(str(tmp_path), store)
+    _use(str(tmp_path), store)
     scan_memo.note(str(path), "q", key, False)
     scan_memo.flush()
     _new_process()
-    scan_memo.use_root(str(tmp_path), store)
+    _use(str(tmp_path), store)
     assert scan_memo.answers(str(path), key, ["q"]) == [None]
 
 
 def test_a_run_that_learns_nothing_writes_nothing(tmp_path, store, monkeypatch):
     path = str(old_file(tmp_path / "m.py", "x = 1\n"))
     key = content_keys.content_key({}, path)
-    scan_memo.use_root(str(tmp_path), store)
+    _use(str(tmp_path), store)
     scan_memo.note(path, "q", key, False)
     scan_memo.flush()
     _new_process()
-    scan_memo.use_root(str(tmp_path), store)
+    _use(str(tmp_path), store)
     written: list[str] = []
     monkeypatch.setattr(store, "put_scan", lambda root, payload: written.append(root))
     scan_memo.note(path, "q", key, False)  # known already
@@ -171,16 +177,16 @@ def test_what_another_process_wrote_meanwhile_is_kept(tmp_path, store):
     a = str(old_file(tmp_path / "a.py", "x = 1\n"))
     b = str(old_file(tmp_path / "b.py", "y = 1\n"))
     ka, kb = content_keys.content_key({}, a), content_keys.content_key({}, b)
-    scan_memo.use_root(str(tmp_path), store)
+    _use(str(tmp_path), store)
     scan_memo.note(a, "q", ka, False)
     scan_memo.flush()
     # Another worker, started from the same file, learned about b and wrote first.
     _new_process()
-    scan_memo.use_root(str(tmp_path), store)
+    _use(str(tmp_path), store)
     scan_memo.note(b, "r", kb, True)
     scan_memo.flush()
     _new_process()
-    scan_memo.use_root(str(tmp_path), store)
+    _use(str(tmp_path), store)
     assert scan_memo.answers(a, ka, ["q"]) == [False]
     assert scan_memo.answers(b, kb, ["r"]) == [True]
 
@@ -189,7 +195,7 @@ def test_a_damaged_memo_is_as_if_absent(tmp_path, store):
     path = str(old_file(tmp_path / "m.py", "x = 1\n"))
     key = content_keys.content_key({}, path)
     store.put_scan(str(tmp_path), {"questions": ["q"], "files": {"m.py": ["bad"]}, "dirs": {"": "bad"}})
-    scan_memo.use_root(str(tmp_path), store)
+    scan_memo.use_root(str(tmp_path), store, dict)
     assert scan_memo.answers(path, key, ["q"]) == [None]
     assert project_files.python_files(str(tmp_path)) == [path]
 
@@ -223,6 +229,6 @@ def test_workers_of_a_parallel_run_write_what_they_learned_for_the_next_run(tmp_
     # knows which modules hold nothing the scans look for.
     (directory,) = {p.parent for p in (tmp_path / ".cache").rglob("*.scan")}
     _new_process()
-    scan_memo.use_root(pkg, SummaryStore(directory))  # the scans' root: the top-level package
+    _use(pkg, SummaryStore(directory))  # the scans' root: the top-level package
     other = os.path.join(pkg, "m00.py")
     assert scan_memo.answers(other, content_keys.content_key({}, other), [project_scan._QUESTION]) == [False]

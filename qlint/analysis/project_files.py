@@ -15,11 +15,14 @@ either a file the result read (its own digest decides) or holds none of the scan
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+
+from qlint.analysis import scan_memo
 
 # Directories that hold no project source: version control, caches, environments, builds.
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".tox", ".venv", "venv", "build", "dist"})
@@ -151,9 +154,10 @@ def project_keys(ctx, root: str, recursive: bool = True) -> dict[str, tuple | No
     if known is not None:
         return known
     project = ctx.project
-    from qlint.analysis import scan_memo  # it imports this module
-
-    scan_memo.use_root(root, project.store)
+    listed = scan_memo.use_root(root, project.store, lambda: saved_listings(root))
+    if listed is not None:
+        with contextlib.suppress(TypeError, ValueError, AttributeError):  # a damaged file: ignored
+            restore_listings(root, listed)
     own = os.path.abspath(ctx.path)
     keys: dict[str, tuple | None] = {}
     reads: list[tuple[str, str]] = []

@@ -11,7 +11,7 @@ found.
 With a summary store (the CLI's cache; the language server keeps them in memory only), the
 answers about the modules under a scan's root are kept beside the summaries: per module its
 stat, its content hash (the dependency a check records) and what its content was found to
-hold and not to hold; per directory, its listing at its mtime (`project_files`). A later run
+hold and not to hold; per directory, its listing at its mtime (`project_files`, which hands them over). A later run
 trusts an answer only while the module has the same stat, so an edited module is read
 again. As the results cache does, a stat is trusted only if the file was last modified at
 least two seconds before the process started: a second edit within the same mtime tick, of
@@ -24,9 +24,9 @@ a run that learns nothing new writes nothing and pays nothing per module at exit
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Protocol
 
-from qlint.analysis import project_files
 from qlint.analysis.names import content_keys
 
 # path -> (content key, {question: answer}): what this process found about the module at
@@ -49,8 +49,9 @@ class _Saved:
     """A root's answers as an earlier run wrote them: relative path -> [mtime_ns, size,
     digest ("" unknown), bit mask of the questions answered no, of those answered yes]."""
 
-    def __init__(self, root: str, store: ScanStore, payload: dict | None):
+    def __init__(self, root: str, store: ScanStore, payload: dict | None, listings: Callable[[], dict]):
         self.root = root
+        self.listings = listings
         self.base = root + os.sep
         self.store = store
         self.questions: list[str] = []
@@ -142,23 +143,25 @@ def _saved_for(path: str) -> _Saved | None:
     return None
 
 
-def use_root(root: str, store: ScanStore | None) -> None:
+def use_root(root: str, store: ScanStore | None, listings: Callable[[], dict]) -> dict | None:
     """Consult what earlier runs learned about the modules under `root` (read once per
-    process and store), and keep what this one learns for `flush`. No store: memory only."""
+    process and store), and keep what this one learns for `flush`, with the directory
+    listings `listings()` gives then. Returns the listings saved (for the caller to use)
+    when they were just read, else None. No store: memory only."""
     if store is None:
-        return
+        return None
     known = _ROOTS.get(root)
     if known is not None and known.store is store:
-        return
+        return None
     payload = store.get_scan(root)
     try:
-        saved = _Saved(root, store, payload)
-        if payload is not None:
-            project_files.restore_listings(root, payload["dirs"])
+        saved = _Saved(root, store, payload, listings)
+        dirs = payload["dirs"] if payload is not None else None
     except (TypeError, ValueError, KeyError, IndexError, AttributeError):
-        saved = _Saved(root, store, None)  # a damaged file: as if absent
+        saved, dirs = _Saved(root, store, None, listings), None  # a damaged file: as if absent
     _ROOTS[root] = saved
     content_keys.consult(_saved_digest)
+    return dirs if isinstance(dirs, dict) else None
 
 
 def flush() -> None:
@@ -169,11 +172,11 @@ def flush() -> None:
         if not learned[0] and not learned[1]:
             continue
         try:
-            current = _Saved(root, saved.store, saved.store.get_scan(root))
+            current = _Saved(root, saved.store, saved.store.get_scan(root), saved.listings)
         except (TypeError, ValueError, KeyError, IndexError, AttributeError):
-            current = _Saved(root, saved.store, None)
+            current = _Saved(root, saved.store, None, saved.listings)
         _apply(current, *learned)
-        payload = {"questions": current.questions, "files": current.files, "dirs": project_files.saved_listings(root)}
+        payload = {"questions": current.questions, "files": current.files, "dirs": saved.listings()}
         saved.store.put_scan(root, payload)
         current.store = saved.store
         _ROOTS[root] = current
