@@ -232,3 +232,17 @@ def test_workers_of_a_parallel_run_write_what_they_learned_for_the_next_run(tmp_
     _use(pkg, SummaryStore(directory))  # the scans' root: the top-level package
     other = os.path.join(pkg, "m00.py")
     assert scan_memo.answers(other, content_keys.content_key({}, other), [project_scan._QUESTION]) == [False]
+
+
+def test_a_module_under_two_roots_in_use_is_answered_from_either(tmp_path, store):
+    # A package's own scans and the repository-wide caller scan hold the same module.
+    (tmp_path / "pkg").mkdir()
+    path = str(old_file(tmp_path / "pkg" / "m.py", "x = 1\n"))
+    key = content_keys.content_key({}, path)
+    _use(str(tmp_path), store)
+    scan_memo.note(path, "q", key, False)
+    scan_memo.flush()
+    _new_process()
+    _use(str(tmp_path / "pkg"), store)  # asked first, knows nothing yet
+    _use(str(tmp_path), store)
+    assert scan_memo.answers(path, key, ["q"]) == [False]

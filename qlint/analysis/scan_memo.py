@@ -97,15 +97,17 @@ def answers(path: str, key: tuple | None, questions: list[str]) -> list[bool | N
             return out
     else:
         out = [None] * len(questions)
-    saved = _saved_for(path)
-    entry = saved.entry(path, key) if saved is not None else None
-    if entry is None:
-        return out
-    no, yes, bits = entry[3], entry[4], saved.bits  # type: ignore[union-attr]
-    for i, question in enumerate(questions):
-        bit = bits.get(question)
-        if out[i] is None and bit is not None:
-            out[i] = False if (no >> bit) & 1 else True if (yes >> bit) & 1 else None
+    for saved in _saved_for(path):
+        entry = saved.entry(path, key)
+        if entry is None:
+            continue
+        no, yes, bits = entry[3], entry[4], saved.bits
+        for i, question in enumerate(questions):
+            bit = bits.get(question)
+            if out[i] is None and bit is not None:
+                out[i] = False if (no >> bit) & 1 else True if (yes >> bit) & 1 else None
+        if None not in out:
+            break
     return out
 
 
@@ -131,16 +133,17 @@ def note_miss(path: str, question: str, key: tuple | None) -> None:
 
 
 def _saved_digest(path: str, key: tuple) -> str | None:
-    saved = _saved_for(path)
-    entry = saved.entry(path, key) if saved is not None else None
-    return entry[2] if entry is not None and entry[2] else None
-
-
-def _saved_for(path: str) -> _Saved | None:
-    for saved in _ROOTS.values():  # one, or a few in a rollout over several checkouts
-        if path.startswith(saved.base):
-            return saved
+    for saved in _saved_for(path):
+        entry = saved.entry(path, key)
+        if entry is not None and entry[2]:
+            return entry[2]
     return None
+
+
+def _saved_for(path: str) -> list[_Saved]:
+    """The roots in use that hold `path`: one, or a few (a package inside its repository,
+    which QL201's caller scan reads whole)."""
+    return [saved for saved in _ROOTS.values() if path.startswith(saved.base)]
 
 
 def use_root(root: str, store: ScanStore | None, listings: Callable[[], dict]) -> dict | None:
@@ -197,7 +200,7 @@ def _learned(saved: _Saved) -> tuple[list, list]:
     digests = [
         (path, key, digest)
         for path, (key, digest) in content_keys.digests_under(saved.base)
-        if digest and _trusted(key) and _saved_digest(path, key) != digest
+        if digest and _trusted(key) and (saved.entry(path, key) or [None] * 3)[2] != digest
     ]
     found = []
     for path, (key, mine) in _KNOWN.items():
