@@ -22,8 +22,6 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from qlint.analysis import scan_memo
-
 # Directories that hold no project source: version control, caches, environments, builds.
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".tox", ".venv", "venv", "build", "dist"})
 
@@ -154,6 +152,9 @@ def project_keys(ctx, root: str, recursive: bool = True) -> dict[str, tuple | No
     if known is not None:
         return known
     project = ctx.project
+    # Imported by the first scan: a run the results cache answers reads no module.
+    from qlint.analysis import scan_memo
+
     listed = scan_memo.use_root(root, project.store, lambda: saved_listings(root))
     if listed is not None:
         with contextlib.suppress(TypeError, ValueError, AttributeError):  # a damaged file: ignored
