@@ -56,6 +56,9 @@ class ProjectIndex:
         self._found: dict[tuple[str, str], str | None] = {}
         # The file being checked, its text and the engine's parse of it (`begin_check`).
         self._checked: tuple[str, str, ast.Module] | None = None
+        # (path, digest, tree) of the module a `fact_at(..., keep_tree=True)` parsed, until
+        # `take_tree` hands it over: one tree at most, asked for by name.
+        self._kept_tree: tuple[str, str, ast.Module] | None = None
         # Counts checks: what is valid for one check only is keyed on it (`begin_check`).
         self.checks = 0
         # While a list: every (path, digest) a lookup reads is appended to it, so that an
@@ -237,7 +240,18 @@ class ProjectIndex:
         entry = self._entry(path)
         return (entry[1], entry[0][1]) if entry is not None else (None, None)
 
-    def _entry(self, path: str) -> tuple[tuple, ModuleScope | None, _Loaded] | None:
+    def take_tree(self, path: str, data: bytes) -> ast.Module | None:
+        """The tree `fact_at(path, ..., keep_tree=True)` parsed just before, if it was parsed
+        from exactly `data` (None otherwise); handed over once, and dropped in any case."""
+        kept, self._kept_tree = self._kept_tree, None
+        if kept is None or kept[0] != os.path.abspath(path) or kept[1] != hashlib.sha256(data).hexdigest():
+            return None
+        return kept[2]
+
+    def drop_kept_tree(self) -> None:
+        self._kept_tree = None
+
+    def _entry(self, path: str, keep_tree: bool = False) -> tuple[tuple, ModuleScope | None, _Loaded] | None:
         key = self.content_key(path)
         if key is None:
             return None
@@ -261,7 +275,10 @@ class ProjectIndex:
         parsed = None
         if summary is None:
             parsed = self._checked_parse(path, text, data, module)
-            summary = self._parse(path, module, text, data, digest, store, parsed)
+            trees: list[ast.Module] | None = [] if keep_tree and parsed is None else None
+            summary = self._parse(path, module, text, data, digest, store, parsed, trees)
+            if trees:
+                self._kept_tree = (path, digest, trees[0])
         # The tree the summary came from is dropped: the scope parses the statements a rule
         # asks for, and other facts are read from the summary. Only the checked file's own
         # parse is kept with it when no store wants its facts now: they are computed from it
@@ -297,9 +314,11 @@ class ProjectIndex:
         digest: str,
         store: SummaryStore | None,
         parsed: tuple[ast.Module, ModuleScope, str] | None = None,
+        trees: list[ast.Module] | None = None,
     ) -> ModuleSummary:
         """Parse a module whose summary is not known yet (`parsed`: the engine's parse of it,
-        when it is the file being checked), and remember the summary."""
+        when it is the file being checked), and remember the summary. The tree parsed here is
+        appended to `trees` when given (the summary does not keep it)."""
         if parsed is not None:
             tree, scope, source = parsed
         else:
@@ -309,6 +328,8 @@ class ProjectIndex:
                 scope = ModuleScope.build(tree, module, path)
             except (DecodeError, SyntaxError, ValueError, RecursionError):
                 tree, scope = None, None  # still a dependency: fixing the file must refresh its users
+            if tree is not None and trees is not None:
+                trees.append(tree)
         summary = ModuleSummary.of(tree, scope, module, digest)
         if tree is not None and (parsed is None or store is not None):
             for fact in list(ProjectIndex.facts.values()):
@@ -334,10 +355,14 @@ class ProjectIndex:
         path = self.find_module_in_check(module, requester)
         return self.fact_at(path, fact) if path is not None else None
 
-    def fact_at(self, path: str, fact: SummaryFact) -> Any:
-        """`fact` about the module at `path` as its summary holds it (None: it does not parse)."""
+    def fact_at(self, path: str, fact: SummaryFact, keep_tree: bool = False) -> Any:
+        """`fact` about the module at `path` as its summary holds it (None: it does not parse).
+        With `keep_tree`, a tree parsed now for the summary is kept for `take_tree`: a reader
+        that builds the module's tree next (`project_callers`) does not parse it again."""
         self.register_fact(fact)
-        entry = self._entry(os.path.abspath(path))
+        if keep_tree:
+            self._kept_tree = None
+        entry = self._entry(os.path.abspath(path), keep_tree)
         return entry[2].fact(fact) if entry is not None else None
 
 
