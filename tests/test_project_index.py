@@ -148,3 +148,38 @@ def test_star_sources_found_in_every_spelling_and_only_there(tmp_path):
     project = ProjectIndex()
     found = {name: star_sources(project, str(pkg / name), None) for name in cases}
     assert found == {"none.py": (), "spaced.py": ("pkg.a", "pkg.b", "pkg.c"), "text.py": ()}
+
+
+def _layout(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").touch()
+    (pkg / "a.py").write_text("from pkg.ops import DQ\n")
+    (pkg / "b.py").write_text("from pkg.ops import DQ\n")
+    return pkg
+
+
+def test_a_run_over_a_tree_looks_each_module_up_once(tmp_path, monkeypatch):
+    from qlint.settings import Settings
+    from qlint.summary_cache import summary_store
+
+    pkg = _layout(tmp_path)
+    project = ProjectIndex()
+    monkeypatch.setattr(ProjectIndex, "_default", project)
+    looked: list[str] = []
+    real = ProjectIndex.find_module
+    monkeypatch.setattr(ProjectIndex, "find_module", lambda self, m, r: looked.append(m) or real(self, m, r))
+    with summary_store(Settings(root=tmp_path), False):
+        for name in ("a.py", "b.py"):
+            project.begin_check(str(pkg / name))
+            assert project.module_scope("pkg.ops", str(pkg / name)) is None
+        assert looked == ["pkg.ops"]  # the second check of the run asks no file system
+    assert not ProjectIndex.fixed_layout
+    # The next run sees a module created in between; outside a run each check looks again.
+    (pkg / "ops.py").write_text("DQ = 1\n")
+    with summary_store(Settings(root=tmp_path), False):
+        project.begin_check(str(pkg / "a.py"))
+        assert project.module_scope("pkg.ops", str(pkg / "a.py")) is not None
+    (pkg / "ops.py").unlink()
+    project.begin_check(str(pkg / "b.py"))
+    assert project.module_scope("pkg.ops", str(pkg / "b.py")) is None
