@@ -183,3 +183,37 @@ def test_a_run_over_a_tree_looks_each_module_up_once(tmp_path, monkeypatch):
     (pkg / "ops.py").unlink()
     project.begin_check(str(pkg / "b.py"))
     assert project.module_scope("pkg.ops", str(pkg / "b.py")) is None
+
+
+def test_a_check_run_takes_each_content_key_once(tmp_path, monkeypatch):
+    from qlint.analysis.names import content_keys
+
+    module = tmp_path / "m.py"
+    module.write_text("X = 1\n")
+    project = ProjectIndex()
+    stats: list[str] = []
+    real = content_keys.content_key
+    monkeypatch.setattr(content_keys, "content_key", lambda overlay, path: stats.append(path) or real(overlay, path))
+    with ProjectIndex.contents_fixed():
+        assert project.content_key(str(module)) == project.content_key(str(module)) is not None
+        assert ProjectIndex().content_key(str(module)) is not None  # one memo for the run
+    assert stats == [str(module)]
+    module.write_text("X = 22\n")  # the next run (or a check outside one) sees the change
+    assert project.content_key(str(module))[1] == len("X = 22\n")
+    with ProjectIndex.contents_fixed():
+        assert project.content_key(str(module))[1] == len("X = 22\n")
+        buffers = ProjectIndex({str(module): "X = 333\n"})  # an editor's buffers are never frozen
+        assert buffers.content_key(str(module)) == ("overlay", hash("X = 333\n"))
+    assert not ProjectIndex.fixed_content and len(stats) == 4  # a stat per run, one outside, the buffer
+
+
+def test_only_the_check_run_freezes_content_keys(tmp_path, monkeypatch):
+    from qlint import runner
+    from qlint.settings import Settings
+
+    (tmp_path / "a.py").write_text("import torch\nprepare_pt2e(m)\n")
+    seen: list[bool] = []
+    real = runner._check_one
+    monkeypatch.setattr(runner, "_check_one", lambda path, s: seen.append(ProjectIndex.fixed_content) or real(path, s))
+    runner.run_check([str(tmp_path)], Settings(root=tmp_path), use_cache=False, jobs=1)
+    assert seen == [True] and not ProjectIndex.fixed_content
