@@ -17,7 +17,7 @@ import os
 import re
 
 from qlint.analysis.flow.call_paths import on_params, vouched_on_every_path
-from qlint.analysis.flow.call_sites import Site, checked_home
+from qlint.analysis.flow.call_sites import Site, calls_all_known, checked_home
 from qlint.analysis.flow.model_flow import PARAM, Capture, FunctionFlow, ModeFact, caller_facts, compatible
 from qlint.analysis.flow.project_callers import each_project_call, project_callers
 from qlint.analysis.flow.unread_uses import unread_use
@@ -97,7 +97,7 @@ def _dead_test_helper(ctx: FileContext, flows: list[FunctionFlow], func: ast.AST
 def _callers_harmless(ctx: FileContext, flows: list[FunctionFlow], func: ast.AST, index: int) -> bool:
     if unread_use(ctx, flows, func):
         return False
-    same = caller_facts(flows, func, index) or []
+    same = caller_facts(flows, func, index, lambda f: calls_all_known(ctx, f)) or []
     for call, fact in same:
         holder = next((f for f in flows if any(n is call for n in ast.walk(f.node))), None)
         if not _harmless(fact, flows, call, holder):
