@@ -16,6 +16,7 @@ import ast
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.project_callers import paths_naming
+from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.scope import ClassScope, parameter_args
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -39,42 +40,43 @@ def _confined(ctx: FileContext, cls: ClassScope) -> bool:
     if not all(_self_stays(m) for m in cls.methods.values()):
         return False
     name = node.name
-    parents = _parents(ctx)
-    for other in ast.walk(ctx.tree):
-        if isinstance(other, ast.ClassDef) and any(name in _names(b) for b in other.bases):
-            return False  # a subclass inherits the methods
-        loaded = isinstance(other, ast.Name) and other.id == name and isinstance(other.ctx, ast.Load)
-        if loaded and not _construction_confined(other, parents):
-            return False
+    rows = frozenset(i for i, line in enumerate(ctx.text.splitlines(), 1) if name in line)
+    for body in bodies(ctx.tree, ctx.scope, ctx.cache):
+        loads: set[int] = set()
+        accepted: set[int] = set()
+        for n in body.nodes(rows):
+            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load):
+                loads.add(id(n))
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and _builds(n.func.value, name):
+                accepted.add(id(n.func.value.func))  # `Wrapper().prepare(m)`
+            elif isinstance(n, ast.Assign) and _builds(n.value, name):
+                if not isinstance(body.node, _FUNCS) or not _bound_to_receiver(n, body.node):
+                    return False  # a module-level or class-level instance, or one used otherwise
+                accepted.add(id(n.value.func))
+        if loads - accepted:
+            return False  # the class handed on, subclassed, or an instance passed or returned
     return paths_naming(ctx, name) == []
 
 
-def _construction_confined(ref: ast.Name, parents: dict[int, ast.AST]) -> bool:
-    call = parents.get(id(ref))
-    if not isinstance(call, ast.Call) or call.func is not ref:
-        return False  # the class itself handed on (`make(Wrapper)`, `Wrapper.prepare`)
-    holder = parents.get(id(call))
-    if isinstance(holder, ast.Attribute) and _called_method(holder, parents):
-        return True  # `Wrapper().prepare(m)`
-    if not (isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name)):
+def _builds(expr: ast.AST, name: str) -> bool:
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == name
+
+
+def _bound_to_receiver(assign: ast.Assign, func: ast.AST) -> bool:
+    """`local = Wrapper(...)` where every read of `local` in the function is `local.<m>(...)`."""
+    if len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Name):
         return False
-    local = holder.targets[0].id
-    func = _enclosing_function(holder, parents)
-    if func is None:
-        return False  # a module-level instance: any function may use it
-    for node in ast.walk(func):
-        if isinstance(node, (ast.Global, ast.Nonlocal)) and local in node.names:
+    local = assign.targets[0].id
+    receivers: set[int] = set()
+    reads: set[int] = set()
+    for n in ast.walk(func):
+        if isinstance(n, (ast.Global, ast.Nonlocal)) and local in n.names:
             return False
-        if isinstance(node, ast.Name) and node.id == local and isinstance(node.ctx, ast.Load):
-            attribute = parents.get(id(node))
-            if not (isinstance(attribute, ast.Attribute) and _called_method(attribute, parents)):
-                return False
-    return True
-
-
-def _called_method(attribute: ast.Attribute, parents: dict[int, ast.AST]) -> bool:
-    call = parents.get(id(attribute))
-    return isinstance(call, ast.Call) and call.func is attribute
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name):
+            receivers.add(id(n.func.value))
+        elif isinstance(n, ast.Name) and n.id == local and isinstance(n.ctx, ast.Load):
+            reads.add(id(n))
+    return reads <= receivers
 
 
 def _self_stays(method: ast.AST) -> bool:
@@ -90,31 +92,6 @@ def _self_stays(method: ast.AST) -> bool:
         isinstance(n, ast.Name) and n.id == me and isinstance(n.ctx, ast.Load) and id(n) not in attrs
         for n in ast.walk(method)
     )
-
-
-def _enclosing_function(node: ast.AST, parents: dict[int, ast.AST]) -> ast.AST | None:
-    while node is not None:
-        node = parents.get(id(node))
-        if isinstance(node, (*_FUNCS, ast.Lambda)):
-            return node
-        if isinstance(node, ast.ClassDef):
-            return None
-    return None
-
-
-def _names(expr: ast.expr) -> set[str]:
-    return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)} | {
-        n.attr for n in ast.walk(expr) if isinstance(n, ast.Attribute)
-    }
-
-
-def _parents(ctx: FileContext) -> dict[int, ast.AST]:
-    parents = ctx.cache.get("confined_instances.parents")
-    if parents is None:
-        parents = ctx.cache["confined_instances.parents"] = {
-            id(child): node for node in ast.walk(ctx.tree) for child in ast.iter_child_nodes(node)
-        }
-    return parents
 
 
 __all__ = ["confined"]
