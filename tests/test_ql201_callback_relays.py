@@ -169,3 +169,24 @@ def test_relay_summaries():
     # Bound in a `with` or an `except`: unknown there.
     assert relays_of("def f(m, fn):\n    with g() as m:\n        fn(m)\n") == ()
     assert relays_of("def f(m, fn):\n    try:\n        m = g()\n    except E:\n        fn(m)\n") == ()
+
+
+def test_a_capture_inside_the_relayed_lambda_gets_the_model_mode_and_no_fix(tmp_path):
+    inline = """
+
+    def test_inline(x, q):
+        replace_matching(
+            Net(){mode},
+            lambda mod: prepare_pt2e(export(mod, (x,)).module(), q),
+            lambda mod, fqn: isinstance(mod, torch.nn.Linear),
+        )
+    """
+    capture = (HEAD + textwrap.dedent(inline)).splitlines().index(
+        "        lambda mod: prepare_pt2e(export(mod, (x,)).module(), q),"
+    ) + 1
+    assert rows(inline.format(mode=".eval()"), tmp_path) == []
+    root = tmp_path / "inline"
+    (root / ".git").mkdir(parents=True)
+    (d,) = lint(HEAD + textwrap.dedent(inline.format(mode="")), path=str(root / "test_inline.py"), select=("QL201",))
+    assert d.range.start.row == capture
+    assert d.fix is None  # `mod` is no name of the statement the fix would edit
