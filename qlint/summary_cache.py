@@ -108,10 +108,12 @@ def summary_store(settings: Settings, enabled: bool) -> Iterator[None]:
     from qlint.analysis import scan_memo
     from qlint.analysis.names.project import ProjectIndex
 
-    before = ProjectIndex.store
+    before, layout = ProjectIndex.store, ProjectIndex.fixed_layout
     ProjectIndex.use_store(SummaryStore.for_settings(settings) if enabled else None)
+    ProjectIndex.fix_layout(True)  # no module file appears or disappears during the run
     try:
         yield
     finally:
         scan_memo.flush()
         ProjectIndex.use_store(before)
+        ProjectIndex.fix_layout(layout)
