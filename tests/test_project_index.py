@@ -193,7 +193,9 @@ def test_a_check_run_takes_each_content_key_once(tmp_path, monkeypatch):
     project = ProjectIndex()
     stats: list[str] = []
     real = content_keys.content_key
-    monkeypatch.setattr(content_keys, "content_key", lambda overlay, path: stats.append(path) or real(overlay, path))
+    monkeypatch.setattr(
+        content_keys, "content_key", lambda overlay, path, *more: stats.append(path) or real(overlay, path, *more)
+    )
     with ProjectIndex.contents_fixed():
         assert project.content_key(str(module)) == project.content_key(str(module)) is not None
         assert ProjectIndex().content_key(str(module)) is not None  # one memo for the run
