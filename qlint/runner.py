@@ -294,13 +294,6 @@ def _init_worker(settings: Settings, parent_pid: int) -> None:
     # Ctrl-C is the parent's to handle (exit 130, quietly); workers are stopped by it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _tune_gc()
-    # What this worker's project scans learned, written once as it exits (the pool's shutdown
-    # waits for that): written after each chunk, it cost ~1 s of a cold ExecuTorch run.
-    from multiprocessing.util import Finalize
-
-    from qlint.analysis import scan_memo
-
-    Finalize(None, scan_memo.flush, exitpriority=10)
 
 
 def _die_with_parent() -> None:

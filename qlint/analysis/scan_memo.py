@@ -162,6 +162,8 @@ def use_root(root: str, store: ScanStore | None, listings: Callable[[], dict]) -
         dirs = payload["dirs"] if payload is not None else None
     except (TypeError, ValueError, KeyError, IndexError, AttributeError):
         saved, dirs = _Saved(root, store, None, listings), None  # a damaged file: as if absent
+    if not _ROOTS:
+        _flush_at_worker_exit()
     _ROOTS[root] = saved
     content_keys.consult(_saved_digest)
     return dirs if isinstance(dirs, dict) else None
@@ -183,6 +185,18 @@ def flush() -> None:
         saved.store.put_scan(root, payload)
         current.store = saved.store
         _ROOTS[root] = current
+
+
+def _flush_at_worker_exit() -> None:
+    """In a worker of a parallel run (`qlint.runner`), `flush` once as it exits (the pool's
+    shutdown waits for that): after each chunk, the writes cost ~1 s of a cold ExecuTorch run.
+    The parent flushes when its summary store closes."""
+    import multiprocessing
+
+    if multiprocessing.parent_process() is not None:
+        from multiprocessing.util import Finalize
+
+        Finalize(None, flush, exitpriority=10)
 
 
 def forget() -> None:
