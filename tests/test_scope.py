@@ -54,4 +54,4 @@ def test_bindings_deep_inside_expressions_are_found():
     ).body[0]
     found = function_assigns(func)
     assert set(found) == {"xs", "m", "k", "j", "c", "e", "o"}
-    assert list(found)[0] == "xs"
+    assert next(iter(found)) == "xs"

@@ -197,10 +197,8 @@ _BINDER_TYPES = frozenset(
     }
 )
 # Names, constants and the token singletons (`Load`, `Add`, ...: subclasses of these bases).
-_LEAF_TYPES = frozenset(
-    {ast.Name, ast.Constant}
-    | {t for base in (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop) for t in base.__subclasses__()}
-)
+_TOKEN_BASES = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
+_LEAF_TYPES = frozenset({ast.Name, ast.Constant} | {t for base in _TOKEN_BASES for t in base.__subclasses__()})
 
 
 def parameter_args(func: ast.AST, star: bool = True) -> list[ast.arg]:
