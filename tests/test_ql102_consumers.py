@@ -196,3 +196,24 @@ def test_consumer_modules_are_kept_while_one_file_is_checked_and_dropped_after(t
     assert remove not in packet_consumers._PARSED
     assert lint(add.read_text(), path=str(add), select=("QL102",)) == []
     assert packet_consumers._PARSED[remove][1] is not kept
+
+
+def test_each_packet_of_one_statement_is_judged_by_its_own_sites(tmp_path):
+    # One function keys on both packets: the sites read for the first op asked serve the
+    # second too, which is also matched by its overload alone and stays loud.
+    both = (
+        "import torch\n\n\nclass Passes:\n"
+        "    def insert(self, gm, node):\n"
+        "        gm.graph.create_node(op='call_function', target=torch.ops.aten.zeros_like, args=(node,))\n"
+        "        gm.graph.create_node(op='call_function', target=torch.ops.aten.ones_like, args=(node,))\n\n"
+        "    def remove(self, gm):\n"
+        "        for n in list(gm.graph.nodes):\n"
+        "            if n.target in (torch.ops.aten.zeros_like, torch.ops.aten.ones_like):\n"
+        "                n.replace_all_uses_with(n.args[0])\n"
+        "                gm.graph.erase_node(n)\n"
+        "            if n.target == torch.ops.aten.ones_like.default:\n"
+        "                pass\n"
+    )
+    found = _ql102(tmp_path, add=both)
+    assert [d.code for d in found] == ["QL102"]
+    assert "ones_like" in found[0].message and "zeros_like" not in found[0].message
