@@ -141,6 +141,12 @@ class ProjectIndex:
         self._checked = (os.path.abspath(path), text, tree) if path and text is not None and tree else None
         self.checks += 1
 
+    def end_check(self) -> None:
+        """The check has ended: its tree is no longer the one to read. Held until the next
+        check, the tree and all kept on its nodes outlived it, and the collector, paused
+        while a check runs (`gc_pause`), traversed them all when it resumed."""
+        self._checked = None
+
     def find_module_in_check(self, module: str, requester: str) -> str | None:
         """`find_module`, asked once per check for files of one directory (the rules of a
         check look for the same modules, each a few `stat`s)."""
