@@ -217,3 +217,20 @@ def test_each_packet_of_one_statement_is_judged_by_its_own_sites(tmp_path):
     found = _ql102(tmp_path, add=both)
     assert [d.code for d in found] == ["QL102"]
     assert "ones_like" in found[0].message and "zeros_like" not in found[0].message
+
+
+def test_packet_spellings_count_whole_words_without_an_overload_after():
+    from qlint.analysis.names.resolver import OpRef
+    from qlint.rules.packet_consumers import packet_spellings
+
+    ref = OpRef("mylib", "scale", None)
+    text = (
+        "torch.ops.mylib.scale\n"  # counted: `.` before the namespace
+        "ops.mylib . scale(x)\n"  # counted: spaces around the dot
+        "xmylib.scale\n"  # another word
+        "torch.ops.mylib.scale.default\n"  # an overload
+        "mylib.scaled\n"  # another op
+        "mylib.scale"  # counted: at the end of the text
+    )
+    assert packet_spellings(ref, text) == 3
+    assert packet_spellings(ref, "émylib.scale _mylib.scale 1mylib.scale") == 0

@@ -95,15 +95,28 @@ class _Packet:
         self._regex = re.compile(self.pattern)
 
     def search(self, text: str) -> bool:
+        return any(True for _ in self._spellings(text))
+
+    def count(self, text: str) -> int:
+        """How many times `text` spells the packet (what `findall` of the pattern with a
+        leading `\\b` counts: a match that fails the boundary holds no start of one that
+        passes, since the op ends at a boundary and a namespace is one word)."""
+        return sum(1 for _ in self._spellings(text))
+
+    def _spellings(self, text: str):
         for m in self._regex.finditer(text):
             before = text[m.start() - 1] if m.start() else " "
             if not (before.isalnum() or before == "_"):
-                return True
-        return False
+                yield m
 
 
 def _spelled(ref: OpRef) -> _Packet:
     return _Packet(ref)
+
+
+def packet_spellings(ref: OpRef, text: str) -> int:
+    """How many times `text` names the packet `ref` (`ns.op`, no overload after it)."""
+    return _Packet(ref).count(text)
 
 
 def _inserting_names(ctx: FileContext) -> set[str]:
