@@ -342,14 +342,23 @@ def _import_statements(ctx: FileContext) -> list[ast.Import | ast.ImportFrom]:
         queue: deque[ast.AST] = deque([ctx.tree])
         while queue:
             node = queue.popleft()
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
+            cls = type(node)
+            if cls is ast.Import or cls is ast.ImportFrom:
                 found.append(node)
-            queue.extend(c for c in ast.iter_child_nodes(node) if isinstance(c, _STATEMENT_LEVEL))
+                continue
+            fields = _BLOCK_FIELDS.get(cls)
+            if fields is None:
+                fields = _BLOCK_FIELDS[cls] = tuple(f for f in cls._fields if f in _BLOCKS)
+            for name in fields:
+                queue.extend(getattr(node, name))
         ctx.cache["ql401.imports"] = found
     return found
 
 
-_STATEMENT_LEVEL = (ast.stmt, ast.excepthandler, ast.match_case)
+# The fields that hold statements, handlers and match cases (in `_fields` order, as
+# `ast.iter_child_nodes` visits them): every other field holds expressions only.
+_BLOCKS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+_BLOCK_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 class _Parents:
