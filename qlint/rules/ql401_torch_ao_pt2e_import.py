@@ -234,9 +234,7 @@ class TorchAoPt2eImport(Rule):
         for body, resolver in walked:
             inner: set[int] = set()  # attributes inside a longer chain (walked after it)
             heads: dict[str, str | None] = {}  # a chain's name is its head's name plus the rest
-            for node in body.nodes(rows):
-                if not isinstance(node, ast.Attribute):
-                    continue
+            for node in body.nodes(rows, _ATTRIBUTES):
                 if isinstance(node.value, ast.Attribute):
                     inner.add(id(node.value))
                 if id(node) in inner:
@@ -275,6 +273,9 @@ class TorchAoPt2eImport(Rule):
         fix, note = _with_twins(ctx, twins, [move], fix)
         message, help_ = _message(moves, [move], f"`{move.old}` is gone from torch 2.13", note)
         return ctx.diagnostic(self, sub, message, fix or _display_fix([move]), evidence=_evidence([move]), help=help_)
+
+
+_ATTRIBUTES = frozenset({ast.Attribute})
 
 
 def _chain_words(body, resolver: Resolver, owned: set) -> set[str]:
