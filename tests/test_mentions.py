@@ -51,3 +51,17 @@ def test_decorators_above_a_def_are_not_its_text_and_the_last_row_is():
     assert not mentions(g, word_rows(text, starts, ["prepare_pt2e"]))
     assert mentions(tree, word_rows(text, starts, ["export"]))
     assert not mentions(tree, word_rows(text, starts, ["zzz"]))
+
+
+def test_holding_answers_as_a_search_of_each_text():
+    import random
+
+    from qlint.analysis.mentions import holding
+
+    rng = random.Random(3)
+    pieces = ["a", "b", "(", "\n", "ab(", "x", "b("]
+    for _ in range(5000):
+        texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 8))) for _ in range(rng.randint(0, 6))]
+        drawn = ("".join(rng.choice("ab(x") for _ in range(rng.randint(1, 3))) for _ in range(rng.randint(0, 4)))
+        words = sorted(set(drawn))
+        assert holding(texts, words) == [any(w in t for w in words) for t in texts], (texts, words)

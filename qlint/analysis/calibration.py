@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from qlint.analysis.flow.callgraph import CallGraph
-from qlint.analysis.mentions import mentions, word_rows
+from qlint.analysis.mentions import holding, mentions, word_rows
 from qlint.analysis.names.scope import ModuleScope
 
 PREPARED, PARAM, CONVERTED, QAT = "prepared", "param", "converted", "qat"
@@ -147,7 +147,8 @@ def file_summaries(
         if round_ == 0:
             added = [(f, cls) for f, cls in functions if mentions(f, rows)]
         else:
-            added = [(f, cls) for f, cls, seg in pending if any(w in seg for w in words)]
+            held = holding([seg for _, _, seg in pending], words)
+            added = [(f, cls) for (f, cls, _), hit in zip(pending, held, strict=True) if hit]
         if not added:
             break
         chosen += added

@@ -33,3 +33,25 @@ def mentions(node: ast.AST, rows: list[int]) -> bool:
         return bool(rows)
     i = bisect_left(rows, node.lineno)
     return i < len(rows) and rows[i] <= node.end_lineno
+
+
+def holding(texts: list[str], words: list[str]) -> list[bool]:
+    """For each of `texts`, whether it holds one of `words` (none of which holds a line
+    break, nor is empty): `any(w in t for w in words)` for each, from one search per word of
+    the texts joined by line breaks (no word can span two of them)."""
+    if not texts:
+        return []
+    joined = "\n".join(texts)
+    ends: list[int] = []
+    end = -1
+    for text in texts:
+        end += len(text) + 1
+        ends.append(end)  # the offset of the break after each text (one past the last)
+    found = [False] * len(texts)
+    for word in words:
+        at = joined.find(word)
+        while at != -1:
+            i = bisect_left(ends, at)
+            found[i] = True
+            at = joined.find(word, ends[i] + 1)  # the next text: this one is known to hold it
+    return found

@@ -60,7 +60,7 @@ from qlint.analysis.flow.model_values import (
     statement_lists,
 )
 from qlint.analysis.flow.shared_flows import Tracker
-from qlint.analysis.mentions import mentions, word_rows
+from qlint.analysis.mentions import holding, mentions, word_rows
 from qlint.analysis.names.scope import ClassScope, ModuleScope
 
 # The values are re-exported: rules read captures and switches from here.
@@ -315,7 +315,9 @@ def _relevant(ctx):
             added = [(f, cls, None) for f, cls in functions if mentions(f, rows)]
             segments = [(f, cls, _segment(ctx, f)) for f, cls in functions if not mentions(f, rows)]
         else:
-            added = [(f, cls, seg) for f, cls, seg in segments if id(f) not in chosen and any(w in seg for w in words)]
+            segments = [(f, cls, seg) for f, cls, seg in segments if id(f) not in chosen]
+            held = holding([seg for _, _, seg in segments], words)
+            added = [entry for entry, hit in zip(segments, held, strict=True) if hit]
         if not added:
             break
         for f, cls, _ in added:
