@@ -234,3 +234,14 @@ def test_packet_spellings_count_whole_words_without_an_overload_after():
     )
     assert packet_spellings(ref, text) == 3
     assert packet_spellings(ref, "émylib.scale _mylib.scale 1mylib.scale") == 0
+
+
+def test_a_module_that_did_not_spell_the_packet_is_read_again_once_it_changes(tmp_path):
+    # What a module did not match is remembered with its content: new content, new search.
+    pkg = write_package(tmp_path, "pkg", add=ADD, remove="import torch\n", pipeline=PIPELINE.format(between="pass"))
+    add = pkg / "add.py"
+    assert [d.code for d in lint(add.read_text(), path=str(add), select=("QL102",))] == ["QL102"]
+    (pkg / "remove.py").write_text(REMOVE)
+    assert lint(add.read_text(), path=str(add), select=("QL102",)) == []
+    (pkg / "remove.py").write_text("import torch\n\n\n")
+    assert [d.code for d in lint(add.read_text(), path=str(add), select=("QL102",))] == ["QL102"]
