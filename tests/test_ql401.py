@@ -520,6 +520,18 @@ def test_trigger_ignores_the_successor_package_but_not_the_old_spellings():
     assert ql401(both)
 
 
+def test_trigger_needs_a_moved_word_as_a_whole_word():
+    # The words' pattern has no leading `\b`: the boundary before a match is checked by hand,
+    # and a match that fails it must not hide a whole word later in the text.
+    from qlint.analysis.edits.pt2e_moves import load_moves
+
+    moves = load_moves()
+    assert moves.mentioned("import torch.ao.quantization.quantizer\n")
+    assert moves.mentioned("x_pt2e pt2e")  # the first occurrence is no word, the second is
+    assert not moves.mentioned("x_pt2e my_quantizer quantizers pt2e_x \u00e9pt2e 1pt2e")
+    assert moves.mentioned("(quantizer)")
+
+
 def test_imports_in_every_kind_of_block_are_found():
     # Only the fields that hold statements are walked: each block kind must still be reached.
     src = dedent(

@@ -107,7 +107,7 @@ class TorchAoPt2eImport(Rule):
 
     def triggered_by(self, text: str) -> bool:
         # torch's own tree mentions torch.ao in ~200 files; 7 of them name anything that moved.
-        return _old_spelling(text) and load_moves().mentions.search(text) is not None
+        return _old_spelling(text) and load_moves().mentioned(text)
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         moves = load_moves()
