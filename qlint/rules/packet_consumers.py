@@ -51,8 +51,7 @@ _PARSED: dict[str, tuple[tuple, FileContext | None]] = {}
 # over a tree each file is checked once, and the parses kept for the run were whole trees
 # (~7 MiB over ao) asked for again a handful of times.
 _PARSED_FOR: list[str | None] = [None]
-# path -> (content key, the patterns that content does not match)
-_MISSES: dict[str, tuple[tuple, set[str]]] = {}
+_MISSES: dict[tuple[str, str], tuple] = {}
 
 
 def consumed_by_own_code(ctx: FileContext, ref: OpRef, refs: list[OpRef]) -> bool:
@@ -145,23 +144,18 @@ def _scan(ctx: FileContext, refs: list[OpRef], names: bool = False) -> dict[str,
     found: dict[str, list[FileContext]] = {p: [] for p in wanted}
     own = os.path.abspath(ctx.path)
     needles = tuple(n.decode() for _, encoded in wanted.values() for n in encoded)
-    patterns = set(wanted)
     for path, key in project_modules(ctx, needles) if wanted else ():
         if path == own or key is None:
             continue
-        # One lookup per module: most of a project matches none of the patterns, ever.
-        missed = _MISSES.get(path)
-        if missed is None or missed[0] != key:
-            missed = _MISSES[path] = (key, set())
-        elif patterns <= missed[1]:
+        pending = [p for p in wanted if _MISSES.get((path, p)) != key]
+        if not pending:
             continue
-        pending = [p for p in wanted if p not in missed[1]]
         module = _module(ctx, path, key, [wanted[p] for p in pending])
         for p in pending:
             if module is not None and wanted[p][0].search(module.text):
                 found[p].append(module)
             else:
-                missed[1].add(p)
+                _MISSES[path, p] = key
     ctx.cache[cache_key] = found
     return found
 
