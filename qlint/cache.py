@@ -88,6 +88,8 @@ class Cache:
         self._unlooked: dict[str, tuple[int, int] | None] = {}  # of those, paths not looked up yet
         self._listings: dict[tuple[str, bool], list[str]] = {}  # (root, recursive) -> files this run
         self._listed: dict[tuple[str, bool], str | None] = {}  # (root, recursive) -> fingerprint now
+        # Directories the run's file discovery listed (`Discovery.listings`): listed once.
+        self.walked: dict[str, tuple] = {}
         self._holds: dict[tuple[str, tuple[bytes, ...]], bool] = {}
 
     @property
@@ -227,7 +229,7 @@ class Cache:
     def _listing(self, root: str, recursive: bool) -> list[str]:
         files = self._listings.get((root, recursive))
         if files is None:
-            files = self._listings[root, recursive] = disk_files(root, recursive)
+            files = self._listings[root, recursive] = disk_files(root, recursive, self.walked)
         return files
 
     def _unvouched(self, deps: dict, dep_stats: dict):

@@ -15,6 +15,7 @@ import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from qlint.analysis.project_files import Listing, listing_of
 from qlint.gitignore import IgnoreFile, glob_to_regex, is_ignored
 from qlint.results import display_path
 from qlint.settings import Settings
@@ -27,6 +28,9 @@ PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 class Discovery:
     files: list[str] = field(default_factory=list)  # absolute, sorted, unique
     errors: list[str] = field(default_factory=list)
+    # directory -> its `project_files.listing_of`, for each directory walked: what the
+    # results cache checks listings against, without listing them again (ExecuTorch: 640).
+    listings: dict[str, Listing] = field(default_factory=dict)
 
 
 def discover(paths: Sequence[str], settings: Settings) -> Discovery:
@@ -34,7 +38,7 @@ def discover(paths: Sequence[str], settings: Settings) -> Discovery:
     walker = _Walker(settings)
     for arg in paths or (".",):
         walker.add_argument(arg)
-    return Discovery(sorted(walker.files), walker.errors)
+    return Discovery(sorted(walker.files), walker.errors, walker.listings)
 
 
 class ExcludeMatcher:
@@ -93,6 +97,7 @@ class _Walker:
         self.files: set[str] = set()
         self.errors: list[str] = []
         self.visited: set[str] = set()  # real paths of directories already walked
+        self.listings: dict[str, Listing] = {}
 
     def add_argument(self, arg: str) -> None:
         path = os.path.abspath(arg)
@@ -126,6 +131,7 @@ class _Walker:
             except OSError as exc:
                 self.errors.append(f"{display_path(directory)}: cannot read directory: {exc.strerror or exc}")
                 continue
+            self.listings[directory] = listing_of(entries)
             if self.gitignore:
                 for entry in entries:
                     if entry.name == ".gitignore":
