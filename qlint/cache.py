@@ -88,8 +88,9 @@ class Cache:
         self._unlooked: dict[str, tuple[int, int] | None] = {}  # of those, paths not looked up yet
         self._listings: dict[tuple[str, bool], list[str]] = {}  # (root, recursive) -> files this run
         self._listed: dict[tuple[str, bool], str | None] = {}  # (root, recursive) -> fingerprint now
-        # Directories the run's file discovery listed (`Discovery.listings`): listed once.
+        # Directories the run's file discovery listed (`Discovery.listings`, `.names`): listed once.
         self.walked: dict[str, tuple] = {}
+        self.walked_names: dict[str, frozenset[str]] = {}
         self._holds: dict[tuple[str, tuple[bytes, ...]], bool] = {}
 
     @property
@@ -162,6 +163,9 @@ class Cache:
                 if listing is not None:
                     if listing[:2] not in listed and not self._no_new_match(path, deps, *listing):
                         return None
+                    continue
+                if dep_digest == "" and self._not_walked(dep):
+                    stats[dep] = None  # recorded absent, still absent: the run's view of it
                     continue
                 now = self._stat_now(dep)
             if type(dep_digest) is not str:
@@ -259,6 +263,24 @@ class Cache:
             if known:
                 return False
         return True
+
+    def _not_walked(self, path: str) -> bool:
+        """True when the run's file discovery saw that `path` does not exist: a component of
+        it is not among the entries of the deepest directory above it that was walked. Case
+        folded (a case-insensitive file system finds `Foo.py` for `foo.py`); a component
+        that is not ASCII is left to a stat."""
+        names = self.walked_names
+        if not names:
+            return False
+        below = path
+        while True:
+            parent, _, component = below.rpartition(os.sep)
+            if not parent:
+                return False
+            known = names.get(parent)
+            if known is not None:
+                return component.isascii() and component.lower() not in known
+            below = parent
 
     def _stat_now(self, path: str) -> tuple[int, int] | None:
         """(size, mtime_ns) of `path` now, None when it cannot be stat'ed (absent: its content

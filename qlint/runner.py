@@ -93,7 +93,7 @@ def run_check(
         progress.start(len(found.files))
     cache = Cache.for_settings(settings) if use_cache else None
     if cache is not None:
-        cache.walked = found.listings
+        cache.walked, cache.walked_names = found.listings, found.names
     results: dict[str, FileResult] = {}
     todo: list[str] = []
     for path in found.files:
