@@ -16,6 +16,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 _WILDCARDS = "*?[\\"
 
@@ -74,15 +75,39 @@ class IgnoreRule:
     anchored: bool  # has a `/`: matches the path relative to the file; else the name only
     literal: str | None = None  # the glob, when it has no wildcard: matched by equality
 
-    @property
+    @cached_property
     def pattern(self) -> str:
         """The regex body, the rule's meaning: the matchers below are shortcuts of it, and
-        most rules never need it (translated when asked for, not for each rule read)."""
+        most rules never need it (translated when first asked for, once)."""
         return glob_to_regex(self.glob, star_crosses_slash=False)
 
     @property
     def regex(self) -> re.Pattern[str]:
         return re.compile(self.pattern, re.DOTALL)
+
+    @cached_property
+    def place(self) -> tuple[str, object]:
+        """Where `_RunMatcher` files the rule, and under which key: worked out once per rule
+        (each rule is in two or three matchers: files, directories, the whole file's)."""
+        glob, anchored = self.glob, self.anchored
+        if anchored and glob.startswith("**/") and _name_shape(glob[3:]) is not None:
+            glob, anchored = glob[3:], False  # `**/x`: the name x at any depth
+        if not anchored:
+            shape = _name_shape(glob)
+            if shape is None:
+                return "name_bodies", None
+            return shape, glob if shape == "name" else glob.strip("*")
+        if self.literal is not None:
+            return "paths", self.literal
+        first, last = glob.split("/", 1)[0], glob.rsplit("/", 1)[-1]
+        if _plain(first) and "/" in glob:
+            return "groups", first
+        shape = _name_shape(last)
+        if shape is not None and "/" in glob:
+            # Its regex ends by matching the whole last component with `last`'s (see
+            # `_name_shape`): the name must fit that before the regex is tried.
+            return "gates", (shape, last.strip("*"))
+        return "wild", None
 
 
 class _RunMatcher:
@@ -91,38 +116,29 @@ class _RunMatcher:
     def __init__(self, rules: list[IgnoreRule]):
         names, suffixes, prefixes, infixes, name_bodies = set(), [], [], [], []
         paths: set[str] = set()
-        groups: dict[str, list[str]] = {}
-        wild: list[str] = []
-        gates: dict[tuple[str, str], list[str]] = {}
+        groups: dict[str, list[IgnoreRule]] = {}
+        wild: list[IgnoreRule] = []
+        gates: dict[tuple[str, str], list[IgnoreRule]] = {}
         for rule in rules:
-            glob, anchored = rule.glob, rule.anchored
-            if anchored and glob.startswith("**/") and _name_shape(glob[3:]) is not None:
-                glob, anchored = glob[3:], False  # `**/x`: the name x at any depth
-            if not anchored:
-                shape = _name_shape(glob)
-                core = glob.strip("*")
-                if shape == "name":
-                    names.add(glob)
-                elif shape == "infix":
-                    infixes.append(core)
-                elif shape == "suffix":
-                    suffixes.append(core)
-                elif shape == "prefix":
-                    prefixes.append(core)
-                else:
-                    name_bodies.append(rule.pattern)
-            elif rule.literal is not None:
-                paths.add(rule.literal)
+            where, key = rule.place
+            if where == "name":
+                names.add(key)
+            elif where == "suffix":
+                suffixes.append(key)
+            elif where == "prefix":
+                prefixes.append(key)
+            elif where == "infix":
+                infixes.append(key)
+            elif where == "paths":
+                paths.add(key)
+            elif where == "groups":
+                groups.setdefault(key, []).append(rule)
+            elif where == "gates":
+                gates.setdefault(key, []).append(rule)
+            elif where == "wild":
+                wild.append(rule)
             else:
-                first, last = glob.split("/", 1)[0], glob.rsplit("/", 1)[-1]
-                if _plain(first) and "/" in glob:
-                    groups.setdefault(first, []).append(rule.pattern)
-                elif (shape := _name_shape(last)) is not None and "/" in glob:
-                    # Its regex ends by matching the whole last component with `last`'s
-                    # (see `_name_shape`): the name must fit that before the regex is tried.
-                    gates.setdefault((shape, last.strip("*")), []).append(rule.pattern)
-                else:
-                    wild.append(rule.pattern)
+                name_bodies.append(rule)
         self.names = frozenset(names)
         self.suffixes = tuple(suffixes)
         self.prefixes = tuple(prefixes)
@@ -200,8 +216,8 @@ def _plain(text: str) -> bool:
     return not any(ch in text for ch in _WILDCARDS)
 
 
-def _compiled(bodies: list[str]) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{b})" for b in bodies), re.DOTALL)
+def _compiled(rules: list[IgnoreRule]) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{r.pattern})" for r in rules), re.DOTALL)
 
 
 @dataclass
