@@ -158,7 +158,9 @@ class Cache:
                 if type(dep) is not str:
                     return None
                 if dep.startswith(listed_dependencies.LISTED_PREFIX):
-                    continue  # a marker `_listings_unchanged` found equal
+                    if listed_dependencies.parse_listed_key(dep) in listed:
+                        continue  # a marker `_listings_unchanged` found equal
+                    return None
                 listing = parse_listing_dependency(dep)
                 if listing is not None:
                     if listing[:2] not in listed and not self._no_new_match(path, deps, *listing):
@@ -192,14 +194,18 @@ class Cache:
 
     def _listings_unchanged(self, deps: dict) -> frozenset[tuple[str, bool]] | None:
         """The (root, recursive) of every marker among `deps` if each listing's fingerprint
-        is the one recorded (empty without markers); None when one differs."""
+        is the one recorded (empty without markers); None when one differs. Markers come
+        first (`listed_dependencies.set_aside`): the scan stops at the first other key, so
+        the 3,800 results without markers of a warm ExecuTorch run cost one look each (a
+        marker found later, which this version never writes, fails the lookup's loop)."""
         same = []
         for dep, recorded in deps.items():
-            if type(dep) is str and dep.startswith(listed_dependencies.LISTED_PREFIX):
-                group = listed_dependencies.parse_listed_key(dep)
-                if group is None or self._fingerprint_now(*group) != recorded:
-                    return None
-                same.append(group)
+            if type(dep) is not str or not dep.startswith(listed_dependencies.LISTED_PREFIX):
+                break
+            group = listed_dependencies.parse_listed_key(dep)
+            if group is None or self._fingerprint_now(*group) != recorded:
+                return None
+            same.append(group)
         return frozenset(same)
 
     def _fingerprint_now(self, root: str, recursive: bool) -> str | None:
@@ -441,11 +447,15 @@ class _ShardedEntries(MutableMapping):
         self._cache = cache
         self.loaded: dict[int, dict[str, tuple]] = {}
         self.changed: set[int] = set()
+        self._dir_shards: dict[str, int] = {}
 
     def _shard(self, path: str) -> tuple[int, dict[str, tuple]]:
         if type(path) is not str:
             raise KeyError(path)
-        shard = shard_of(path)
+        directory = path[: path.rfind(os.sep)]
+        shard = self._dir_shards.get(directory)
+        if shard is None:  # `shard_of`, once per directory: a warm run asks for every file
+            shard = self._dir_shards[directory] = shard_of(path)
         entries = self.loaded.get(shard)
         if entries is None:
             entries = self.loaded[shard] = self._cache.load_shard(shard)

@@ -87,8 +87,8 @@ def set_aside(
             moved.update(file for file, _ in items if file != path)
     if not markers:
         return None
-    kept = {dep: digest for dep, digest in deps.items() if dep not in moved}
-    kept.update(markers)
+    kept = dict(markers)  # first: `Cache._listings_unchanged` reads up to the first other key
+    kept.update((dep, digest) for dep, digest in deps.items() if dep not in moved)
     kept_stats = {dep: stat for dep, stat in dep_stats.items() if dep not in moved}
     return kept, kept_stats, {dep: deps[dep] for dep in moved}, {dep: dep_stats[dep] for dep in moved}
 

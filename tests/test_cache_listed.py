@@ -166,3 +166,18 @@ def test_the_fingerprint_depends_on_every_path_and_stat_and_their_order():
     assert fp != listed_dependencies.fingerprint([("/a.py", (1, 2)), ("/c.py", (3, 4))])
     assert fp != listed_dependencies.fingerprint(base[:1])
     assert fp != listed_dependencies.fingerprint(base[::-1])
+
+
+def test_a_marker_that_is_not_first_is_never_taken_on_trust(tmp_path):
+    # Markers lead the dependencies (a lookup reads them up to the first other key); an
+    # entry with one further down was not written by this version, and is a miss.
+    root, checked, _ = _project(tmp_path, n=2)
+    c = _store(tmp_path, root, checked)
+    size, mtime, digest, diagnostics, deps, stats = c.entries[str(checked)]
+    marker = next(d for d in deps if d.startswith(listed_dependencies.LISTED_PREFIX))
+    assert next(iter(deps)) == marker
+    reordered = {d: v for d, v in deps.items() if d != marker}
+    reordered[marker] = deps[marker]
+    c.entries[str(checked)] = (size, mtime, digest, diagnostics, reordered, stats)
+    c.save()
+    assert not _hit(tmp_path, checked)
