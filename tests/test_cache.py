@@ -684,3 +684,15 @@ def test_an_absent_dependency_the_walk_saw_absent_is_not_stated(tmp_path, monkey
     assert warm()  # the directory alone: its `__init__.py` is still absent
     old_file(tmp_path / "pkg" / "gone" / "__init__.py", "")
     assert not warm()
+
+
+def test_a_dependency_shared_by_results_is_one_string_in_the_index(tmp_path):
+    # The same module (found or absent) is a dependency of many results: one object, which
+    # marshal then writes once per shard and refers to after.
+    a, b = old_file(tmp_path / "a.py", "x\n"), old_file(tmp_path / "b.py", "y\n")
+    gone = str(tmp_path / "torch.py")
+    c = Cache(tmp_path / "cache", "fp")
+    stored(c, a, deps={gone[:-3] + ".py": ""})
+    stored(c, b, deps={"".join(gone): ""})
+    (ka,), (kb,) = c.entries[str(a)][4], c.entries[str(b)][4]
+    assert ka == kb == gone and ka is kb
