@@ -245,7 +245,8 @@ def test_a_run_the_cache_answers_imports_no_analysis(tmp_path):
         "main(['check', '--exit-zero', '--cache-dir', sys.argv[2], sys.argv[1]]); "
         "print(sorted(m for m in sys.modules if m.startswith(HEAVY)))"
     )
-    heavy = ("qlint.analysis.names", "qlint.analysis.graphs", "qlint.summary_cache", "qlint.engine", "tomllib")
+    heavy = ("qlint.analysis.names", "qlint.analysis.graphs", "qlint.summary_cache", "qlint.engine", "qlint.stdin")
+    heavy += ("tomllib",)
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
     argv = [sys.executable, "-c", f"HEAVY = {heavy!r}; {code}", str(src), str(tmp_path / "cache")]
     first = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, check=True)
