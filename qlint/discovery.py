@@ -13,7 +13,6 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 
 from qlint.analysis.project_files import Listing, listing_of
 from qlint.gitignore import IgnoreFile, glob_to_regex, is_ignored
@@ -24,17 +23,28 @@ from qlint.settings import Settings
 PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
-@dataclass
 class Discovery:
-    files: list[str] = field(default_factory=list)  # absolute, sorted, unique
-    errors: list[str] = field(default_factory=list)
-    # directory -> its `project_files.listing_of`, for each directory walked: what the
-    # results cache checks listings against, without listing them again (ExecuTorch: 640).
-    listings: dict[str, Listing] = field(default_factory=dict)
-    # directory -> the casefolded names of all its entries, for each directory walked: a
-    # path whose component is not among its walked parent's names does not exist (the
-    # cache's absent dependencies, 2,400 on ExecuTorch, need no stat each).
-    names: dict[str, frozenset[str]] = field(default_factory=dict)
+    """What a walk found (a plain class: a dataclass costs every start of `qlint` about a
+    millisecond, to build its methods)."""
+
+    __slots__ = ("errors", "files", "listings", "names")
+
+    def __init__(
+        self,
+        files: list[str] | None = None,
+        errors: list[str] | None = None,
+        listings: dict[str, Listing] | None = None,
+        names: dict[str, frozenset[str]] | None = None,
+    ):
+        self.files = files if files is not None else []  # absolute, sorted, unique
+        self.errors = errors if errors is not None else []
+        # directory -> its `project_files.listing_of`, for each directory walked: what the
+        # results cache checks listings against, without listing them again (ExecuTorch: 640).
+        self.listings = listings if listings is not None else {}
+        # directory -> the casefolded names of all its entries, for each directory walked: a
+        # path whose component is not among its walked parent's names does not exist (the
+        # cache's absent dependencies, 2,400 on ExecuTorch, need no stat each).
+        self.names = names if names is not None else {}
 
 
 def discover(paths: Sequence[str], settings: Settings) -> Discovery:
