@@ -359,7 +359,8 @@ def test_shortcut_shapes_match_as_their_regexes_do():
     rels = [
         "m.pyc", "d/m.pyc", "m.pyc.x", "bazel-out", "d/bazel-x", "xbazel-", "a.so", "a.so.1", "so", ".cache",
         "d/e/.cache", ".cachex", "f.tmp", "d/f.tmp", "gen-1", "d/gen-", "ab", "d/a-b", "d/x/y", "x/y", "y",
-        "cb", "d/cb", "ab", "q.a1.b", "xyz", "x/z", "bq", "x.so", "x.so.1", "d/y.so", "d/y.so.keep", "torch/lib/a.so", "torch/lib/keep.so", "torch/lib/d/a.so",
+        "cb", "d/cb", "ab", "q.a1.b", "xyz", "x/z", "bq", "x.so", "x.so.1", "d/y.so", "d/y.so.keep",
+        "torch/lib/a.so", "torch/lib/keep.so", "torch/lib/d/a.so",
         "torchao/lib/a.so", "torch/a/b/gen", "torch/gen", "top1.py", "d/top1.py", "docs/src/a", "docs/src",
         "docs/srcx/a", "a/b/__pycache__", "__pycache__", "a/__pycache__", "x.so.keep", "out", "d/out",
         "out.d", "d/out.d",
