@@ -219,3 +219,18 @@ def test_only_the_check_run_freezes_content_keys(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "_check_one", lambda path, s: seen.append(ProjectIndex.fixed_content) or real(path, s))
     runner.run_check([str(tmp_path)], Settings(root=tmp_path), use_cache=False, jobs=1)
     assert seen == [True] and not ProjectIndex.fixed_content
+
+
+def test_a_check_by_relative_path_records_its_reads_under_the_absolute_path(tmp_path, monkeypatch):
+    # Lookups answered from the check's memo record the requester as the first one did.
+    from qlint.engine import check_source
+    from tests.conftest import settings_for, write_package
+
+    pkg = write_package(tmp_path, "pkg", ops="import torch\nDQ = {torch.ops.aten.add}\n", match=MATCHER)
+    monkeypatch.chdir(tmp_path)
+    project = ProjectIndex()
+    (finding,) = check_source(MATCHER, "pkg/match.py", settings_for(("QL101",)), project).diagnostics
+    assert finding.code == "QL101"
+    assert project.dependents(str(pkg / "ops.py")) == {str(pkg / "match.py")}
+    assert project.module_scope("pkg.ops", "pkg/match.py") is project.module_scope("pkg.ops", str(pkg / "match.py"))
+    assert project.dependents(str(pkg / "ops.py")) == {str(pkg / "match.py")}

@@ -53,7 +53,7 @@ class ProjectIndex:
         # (module, requester) -> (scope, what `_record` was told): a check asks for the same
         # modules hundreds of times, each a few `stat`s. Valid for one check only (files may
         # change between checks), see `begin_check`.
-        self._lookups: dict[tuple[str, str], tuple[ModuleScope | None, tuple[str, str] | None]] = {}
+        self._lookups: dict[tuple[str, str], tuple[ModuleScope | None, tuple[str, str] | None, str]] = {}
         # (module, requester's directory) -> path: the same, for `find_module_in_check`.
         self._found: dict[tuple[str, str], str | None] = {}
         # The file being checked, its text and the engine's parse of it (`begin_check`).
@@ -186,6 +186,12 @@ class ProjectIndex:
         self._checked = (os.path.abspath(path), text, tree) if path and text is not None and tree else None
         self.checks += 1
 
+    def end_check(self) -> None:
+        """The check has ended: its tree is no longer the one to read. Held until the next
+        check, the tree and all kept on its nodes outlived it, and the collector, paused
+        while a check runs (`gc_pause`), traversed them all when it resumed."""
+        self._checked = None
+
     def find_module_in_check(self, module: str, requester: str) -> str | None:
         """`find_module`, asked once per check for files of one directory (the rules of a
         check look for the same modules, each a few `stat`s)."""
@@ -198,10 +204,13 @@ class ProjectIndex:
         """The scope of another module of the project, or None if it is not part of it."""
         memo = self._lookups.get((module, requester))
         if memo is None:
-            memo = self._lookups[(module, requester)] = self._module_scope(module, requester)
-        scope, recorded = memo
+            # The requester's absolute path with the answer: `_record` asks for it at every
+            # lookup, and `os.path.abspath` of a relative path asks the OS for the cwd.
+            found = self._module_scope(module, requester)
+            memo = self._lookups[(module, requester)] = (*found, os.path.abspath(requester))
+        scope, recorded, absolute = memo
         if recorded is not None:
-            self._record(requester, *recorded)
+            self._record_absolute(absolute, *recorded)
         return scope
 
     def _module_scope(self, module: str, requester: str) -> tuple[ModuleScope | None, tuple[str, str] | None]:
@@ -218,7 +227,9 @@ class ProjectIndex:
         return scope, ((path, digest) if digest is not None else None)
 
     def _record(self, requester: str, path: str, digest: str) -> None:
-        requester = os.path.abspath(requester)
+        self._record_absolute(os.path.abspath(requester), path, digest)
+
+    def _record_absolute(self, requester: str, path: str, digest: str) -> None:
         self._deps.setdefault(requester, {})[path] = digest
         self._users.setdefault(path, set()).add(requester)
         if self.reads is not None:
