@@ -29,6 +29,10 @@ FACTORY = "factory"
 APPLIED = "result of a callable parameter"
 # A `self.<attr>` that `__init__` stored from its parameter: the caller's mode, like a parameter.
 STORED = "stored constructor parameter"
+# A dict, list, tuple or set written as a helper's argument (`quantize_all({"fp": model.eval()})`):
+# the modes of the models it holds are its `Origin.items`, what the helper's items of that
+# parameter (`for name, m in models.items()`) are in.
+CONTAINER = "container literal"
 PROGRAM, EXPORTED, PREPARED, PREPARED_QAT, CONVERTED = (
     "ExportedProgram",
     "ExportedProgram.module()",
@@ -55,6 +59,7 @@ class Origin:
     # the identity: one call analysed twice (a loop body) is one origin.
     built: object = field(default=None, compare=False)
     makes: tuple = field(default=(), compare=False)  # for a factory: the callables it may be
+    items: frozenset = field(default=frozenset(), compare=False)  # for a container: its models' `ModeFact`s
 
 
 @dataclass(frozen=True)
