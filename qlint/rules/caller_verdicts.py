@@ -65,7 +65,7 @@ def _own_parameter(flows: list[FunctionFlow], cap: Capture, origin) -> ast.AST |
     (not in a helper's, whose capture reached it through a return)."""
     holder = next((f for f in flows if any(c is cap for c in f.captures)), None)
     index = origin.index
-    if holder is None or index is None or index >= len(holder.params) or holder.params[index] != origin.name:
+    if holder is None or origin.owner is not holder.node or index is None or index >= len(holder.params):
         return None
     if not isinstance(holder.node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not reads_only(holder.node, index):
         return None

@@ -60,6 +60,7 @@ class Origin:
     built: object = field(default=None, compare=False)
     makes: tuple = field(default=(), compare=False)  # for a factory: the callables it may be
     items: frozenset = field(default=frozenset(), compare=False)  # for a container: its models' `ModeFact`s
+    owner: ast.AST | None = field(default=None, compare=False)  # for a part: the function of its parameter
 
 
 @dataclass(frozen=True)
@@ -258,8 +259,10 @@ def part_of(container: Obj | None, node: ast.AST) -> Origin | None:
     if container is None or container.is_graph:
         return None
     for o in container.origins:
-        if (o.kind == PARAM and o.name not in ("self", "cls")) or o.kind == PARAM_PART:
-            return Origin(PARAM_PART, node, o.index, o.name)
+        if o.kind == PARAM and o.name not in ("self", "cls"):
+            return Origin(PARAM_PART, node, o.index, o.name, owner=o.node)
+        if o.kind == PARAM_PART:
+            return Origin(PARAM_PART, node, o.index, o.name, owner=o.owner)
     return None
 
 
