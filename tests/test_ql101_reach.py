@@ -467,8 +467,10 @@ def _through_wrapper(tmp_path, op, user=LEGACY_WRAPPER_USER, target="matcher", s
     return result, [(d.code, d.range.start.row) for d in result.diagnostics]
 
 
-def test_packet_the_project_inserts_through_its_own_wrapper_elsewhere_is_quiet(tmp_path):
-    result, found = _through_wrapper(tmp_path, "torch.ops.aten.relu")
+@pytest.mark.parametrize("imported", ["from pkg.graph_utils import insert_op", "from .graph_utils import insert_op"])
+def test_packet_the_project_inserts_through_its_own_wrapper_elsewhere_is_quiet(tmp_path, imported):
+    user = LEGACY_WRAPPER_USER.replace("from pkg.graph_utils import insert_op", imported)
+    result, found = _through_wrapper(tmp_path, "torch.ops.aten.relu", user)
     assert found == []
     assert any(p.endswith("legacy.py") for p in result.dependencies)
     # The pass itself inserts into legacy graphs, which carry packets: QL102 is quiet there.
