@@ -26,6 +26,7 @@ from typing import Any
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import file_keys
+from qlint.analysis.graphs.graph_context import may_carry_packets
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.resolver import Resolver
@@ -108,8 +109,8 @@ def _read(project, path: str, key: tuple | None) -> tuple[tuple | None, str | No
     file_keys.remember_digest(path, key, hashlib.sha256(data).hexdigest())
     # Bytes first: most modules hold neither, and decoding them all costs more.
     if len(data) > _MAX_BYTES or not any(n in data for n in _NEEDLE_BYTES):
-        if b"ops" not in data:
-            _OPLESS[path] = key
+        if b"ops" not in data or not may_carry_packets(data, path):
+            _NO_PACKET_INSERTS[path] = key
         return key, None
     try:
         return key, decode_source(data)
@@ -165,7 +166,8 @@ def unkept_module_facts(
     neither inserts nor normalises) whose text holds one of `needles`, matches `pattern` and
     is one `admits(text, path)`: a module that inserts only through the project's own wrapper
     (`insert_op(gm.graph, op, args)`, imported from another module) spells no insertion.
-    `needles` and `pattern` spell an op: modules without `ops` are skipped unread. Their texts
+    `fact` is the packets a module inserts into graphs that carry packets: modules the scan
+    found unable to (`_NO_PACKET_INSERTS`) are skipped unread. Their texts
     are read when asked, not kept (they are most of a tree); a version that does not match is
     not read again, and the fact is kept per content as `module_facts` keeps it."""
     root = scan_root(ctx.path)
@@ -176,14 +178,14 @@ def unkept_module_facts(
     encoded = tuple(n.encode() for n in needles)
     if len(_UNKEPT_MISSES) > _MAX_MISSES:
         _UNKEPT_MISSES.clear()
-    if len(_OPLESS) > _MAX_MISSES:
-        _OPLESS.clear()
+    if len(_NO_PACKET_INSERTS) > _MAX_MISSES:
+        _NO_PACKET_INSERTS.clear()
     out = []
     for path, (key, text) in project.files.items():
         if text is not None or key is None or path == own or _UNKEPT_MISSES.get((path, pattern.pattern)) == key:
             continue
-        if _OPLESS.get(path) == key:
-            continue  # spells no op (not `torch.ops`, `exir_ops`, nor an alias assigned from one)
+        if _NO_PACKET_INSERTS.get(path) == key:
+            continue
         known = project.facts.get(path)
         value = known[1].get(fact, _UNSEEN) if known is not None and known[0] == key else _UNSEEN
         if value is _UNSEEN:
@@ -205,9 +207,10 @@ def unkept_module_facts(
 # `unkept_module_facts` found not to match: read again only once it changes.
 _UNKEPT_MISSES: dict[tuple[str, str], tuple] = {}
 _MAX_MISSES = 500_000
-# path -> the content key of a version the scan read that does not hold `ops`: no op is
-# spelled there, so no packet is inserted through a wrapper either.
-_OPLESS: dict[str, tuple] = {}
+# path -> the content key of a version the scan read that can insert no packet into graphs
+# that carry packets: it spells no op (no `ops`: not `torch.ops`, `exir_ops`, nor an alias
+# assigned from one), or nothing makes its graphs carry packets (`may_carry_packets`).
+_NO_PACKET_INSERTS: dict[str, tuple] = {}
 
 
 def _unkept_text(project, path: str, key: tuple, needles: tuple[bytes, ...]) -> str | None:
