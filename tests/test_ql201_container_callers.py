@@ -108,12 +108,15 @@ def test_a_helper_that_fills_or_hands_on_the_container_keeps_the_finding():
     fills = HELPER.replace("    out = {}\n", "    out = {}\n    models['extra'] = Net()\n")
     updates = HELPER.replace("    out = {}\n", "    out = {}\n    models.update(extra=Net())\n")
     hands_on = HELPER.replace("    out = {}\n", "    out = {}\n    register(models)\n")
+    stores = HELPER.replace("    out = {}\n", "    out = {}\n    CACHE['last'] = models\n")
     loop = "    for name, m in models.items():\n"
     changes_an_item = HELPER.replace(loop, loop + "        m.fc = nn.Sequential(nn.Linear(4, 4), nn.Dropout())\n")
-    for helper in (fills, updates, hands_on, changes_an_item):
+    for helper in (fills, updates, hands_on, stores, changes_an_item):
         assert ql201(helper + caller) == [CAPTURE_ROW + helper.count("\n") - HELPER.count("\n")], helper
     # Reading it is fine.
     reads = HELPER.replace("    out = {}\n", "    out = {}\n    print(len(models), sorted(models))\n")
+    counted = "    first, *rest = list(models.values())\n    STATS['n'] = len(rest)\n"
+    reads = reads.replace("    return out\n", counted + "    return out\n")
     assert ql201(reads + caller) == []
 
 

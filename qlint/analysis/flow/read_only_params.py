@@ -35,10 +35,10 @@ _MUTATORS = frozenset(
         "apply",
     }
 )
-# Builtins that read a container (or copy it) and change nothing in it.
-_READERS = frozenset(
-    {"len", "isinstance", "enumerate", "sorted", "list", "tuple", "iter", "reversed", "zip", "print", "repr", "str"}
-)
+# Builtins that hand out the items of a container (a copy of it, an iterator), and those
+# that only look at it: none changes what it holds.
+_COPIES = frozenset({"enumerate", "sorted", "list", "tuple", "iter", "reversed", "zip", "next"})
+_READERS = _COPIES | {"len", "isinstance", "print", "repr", "str", "type", "id", "bool"}
 _STORES = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)
 
 
@@ -61,6 +61,9 @@ def _only_read(nodes: list[ast.AST], name: str) -> bool:
     for node in nodes:
         if isinstance(node, _STORES):
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            value = getattr(node, "value", None)
+            if value is not None and _root(value, whole_only=True) in whole and not all(_plain(t) for t in targets):
+                return False  # `CACHE["last"] = models`: stored where it may be filled later
             for target in targets:
                 for part in ast.walk(target):
                     if isinstance(part, (ast.Attribute, ast.Subscript)) and _root(part.value) in held:
@@ -94,12 +97,12 @@ def _aliases(nodes: list[ast.AST], name: str) -> tuple[set[str], set[str]]:
                     items |= _names(node.target)
             elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                if _root(node.value, whole_only=True) in whole:
-                    for target in targets:
-                        whole |= _names(target)
-                elif _root(node.value) in whole | items:
-                    for target in targets:
-                        items |= _names(target)
+                same = _root(node.value, whole_only=True) in whole
+                for target in targets:
+                    if same and isinstance(target, ast.Name):
+                        whole.add(target.id)  # `data = artifact.data`: the container itself
+                    elif same or _root(node.value) in whole | items:
+                        items |= _names(target)  # unpacked, an item, a copy of the items
         if len(whole) + len(items) == before:
             break
     return whole, items
@@ -107,24 +110,22 @@ def _aliases(nodes: list[ast.AST], name: str) -> tuple[set[str], set[str]]:
 
 def _root(expr: ast.AST, whole_only: bool = False) -> str | None:
     """The name an expression reads through attributes, subscripts, method calls and the
-    reading builtins (`list(models.values())`). With `whole_only`, a subscript (an item)
-    ends the walk: only what still holds the whole container has a root."""
+    builtins that hand out items (`list(models.values())`). With `whole_only`, only
+    attributes: what still is the container itself (not an item, a view or a copy)."""
     while True:
         if isinstance(expr, ast.Name):
             return expr.id
         if isinstance(expr, ast.Attribute):
             expr = expr.value
+        elif whole_only:
+            return None
         elif isinstance(expr, ast.Subscript):
-            if whole_only:
-                return None
             expr = expr.value
         elif isinstance(expr, ast.Call):
             func = expr.func
             if isinstance(func, ast.Attribute):
-                if whole_only and func.attr in ("get", "pop", "__getitem__"):
-                    return None  # one item
                 expr = func.value
-            elif isinstance(func, ast.Name) and func.id in _READERS and expr.args:
+            elif isinstance(func, ast.Name) and func.id in _COPIES and expr.args:
                 expr = expr.args[0]
             else:
                 return None
@@ -133,7 +134,23 @@ def _root(expr: ast.AST, whole_only: bool = False) -> str | None:
 
 
 def _names(target: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    """The names a target binds (`a`, `a, (b, *c)`), not those it stores into (`self.x`, `d[k]`)."""
+    if isinstance(target, ast.Name):
+        return {target.id}
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return {n for elt in target.elts for n in _names(elt)}
+    if isinstance(target, ast.Starred):
+        return _names(target.value)
+    return set()
+
+
+def _plain(target: ast.AST) -> bool:
+    """A target that only binds names."""
+    if isinstance(target, ast.Name):
+        return True
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return all(_plain(e) for e in target.elts)
+    return isinstance(target, ast.Starred) and _plain(target.value)
 
 
 __all__ = ["reads_only"]
