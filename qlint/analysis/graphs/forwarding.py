@@ -269,10 +269,14 @@ class Forwarding:
         methods its classes inherit from classes of other modules. With `called` (whether
         the module may call a name, see `called_names`), only imports it calls are asked about."""
         self._project = resolver.project
+        # Names that cannot be helpers are passed over before the text is searched for calls of
+        # them (most of a test module's imports come from torch and torchao).
         names = {
             name
             for name, full in scope.imports.items()
-            if (called is None or called(name)) and self._imported_helper(scope, name, full)
+            if not _not_a_project_name(name, full)
+            and (called is None or called(name))
+            and self._imported_helper(scope, name, full)
         }
         for cls in scope.classes.values():
             for base in cls.bases:
