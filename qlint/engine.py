@@ -227,6 +227,17 @@ def _check_source(
     return result
 
 
+def checked_once(path: str) -> None:
+    """A command-line run has checked (or fixed) `path` and will not check it again: what
+    the analyses keep for a re-check of the same file goes before the next file's check
+    allocates on top of it (a worker's memory is its highest point over the run)."""
+    if ProjectIndex._default is not None:
+        ProjectIndex._default.checked_once(path)
+    callers = sys.modules.get("qlint.analysis.flow.project_callers")
+    if callers is not None:  # imported by the rules that ask about callers only
+        callers.checked_once(path)
+
+
 def internal_error(path: str, rule: Rule, exc: BaseException) -> str:
     """One line naming the rule and the package it comes from (a plugin's bug is reported to
     its authors, not to qlint's); the traceback follows when QLINT_DEBUG is set."""

@@ -225,7 +225,7 @@ def _check_one(path: str, settings: Settings) -> tuple[FileResult, int, int, str
         result.errors.append(f"{display_path(path)}: cannot read: {exc.strerror or exc}")
         return result, 0, 0, ""
     # Imported on the first file to check: a run served from the cache needs no engine.
-    from qlint.engine import check_source
+    from qlint.engine import check_source, checked_once
     from qlint.notebook import check_notebook, is_notebook
 
     try:
@@ -234,6 +234,8 @@ def _check_one(path: str, settings: Settings) -> tuple[FileResult, int, int, str
         result = FileResult(path=path)
         result.errors.append(f"{display_path(path)}: internal error:\n{_traceback()}")
         return result, 0, 0, ""
+    finally:
+        checked_once(path)
     return result, st.st_size, st.st_mtime_ns, content_hash(data)
 
 

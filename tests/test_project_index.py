@@ -150,6 +150,39 @@ def test_star_sources_found_in_every_spelling_and_only_there(tmp_path):
     assert found == {"none.py": (), "spaced.py": ("pkg.a", "pkg.b", "pkg.c"), "text.py": ()}
 
 
+def test_the_checked_files_tree_goes_when_its_check_ends_and_its_facts_stay(tmp_path):
+    from qlint.analysis.names.references import REFERENCES
+
+    path = tmp_path / "helpers" / "utils.py"
+    path.parent.mkdir()
+    text = "import torch\n\ndef helper(x):\n    return torch.relu(x)\n"
+    path.write_text(text)
+    project = ProjectIndex()
+    project.begin_check(str(path), text, ast.parse(text))
+    assert "helper" in project.module_scope("utils", str(path)).functions
+    loaded = project._scopes[str(path)][2]
+    assert loaded._parsed is not None  # the engine's tree, for facts a rule may ask
+    project.checked_once(str(path))
+    assert loaded._parsed is None
+    fresh = ProjectIndex()
+    fresh.module_scope("utils", str(path))
+    asked, expected = project.fact_at(str(path), REFERENCES), fresh.fact_at(str(path), REFERENCES)
+    assert asked.rows(asked.names_for("relu")) == expected.rows(expected.names_for("relu")) != set()
+
+
+def test_a_command_line_index_records_dependencies_but_not_dependents(tmp_path):
+    ops, match = tmp_path / "ops.py", tmp_path / "match.py"
+    ops.write_text("X = 1\n")
+    for project in (ProjectIndex.for_path(str(match)), ProjectIndex(track_dependents=False)):
+        project.module_scope("ops", str(match))
+        assert str(ops) in project.dependencies_of(str(match))
+        assert project.dependents(str(ops)) == set()
+    editor = ProjectIndex()
+    editor.module_scope("ops", str(match))
+    editor.dependencies_of(str(match))
+    assert editor.dependents(str(ops)) == {str(match)}
+
+
 def _layout(tmp_path):
     pkg = tmp_path / "pkg"
     pkg.mkdir()

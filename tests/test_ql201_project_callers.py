@@ -308,3 +308,31 @@ def test_caller_modules_are_kept_for_the_check_of_one_file_at_one_content(tmp_pa
     path.write_text(HELPER + "\n# edited\n")
     assert len(_check(root, project).diagnostics) == 1
     assert {k[3] for k in project_callers._MODULES if k[2] == helper} == {hash(path.read_text())}
+
+
+def test_a_check_keeps_only_the_last_caller_modules_it_asked_with_the_same_answers(tmp_path, monkeypatch):
+    from qlint.analysis.flow import project_callers
+
+    callers = {f"c{i}": EVAL_CALLER for i in range(project_callers._MAX_MODULES + 3)}
+    root = _repo(tmp_path, **callers)
+    helper = str(root / "pkg" / "utils" / "export_utils.py")
+    assert _check(root).diagnostics == []  # every caller read, all eval-mode
+    assert len([k for k in project_callers._MODULES if k[2] == helper]) == project_callers._MAX_MODULES
+    risky = _repo(tmp_path / "risky", **callers, z=BN_CALLER)  # the last caller read decides
+    assert len(_check(risky).diagnostics) == 1
+    monkeypatch.setattr(project_callers, "_MAX_MODULES", 1000)
+    assert len(_check(_repo(tmp_path / "all", **callers, z=BN_CALLER)).diagnostics) == 1
+
+
+def test_a_file_checked_once_leaves_no_caller_module_behind(tmp_path):
+    from qlint.analysis.flow import project_callers
+    from qlint.engine import checked_once
+
+    root = _repo(tmp_path, a=EVAL_CALLER, b=BN_CALLER)
+    helper = str(root / "pkg" / "utils" / "export_utils.py")
+    other = _repo(tmp_path / "other", a=EVAL_CALLER)
+    _check(other)
+    assert len(_check(root).diagnostics) == 1
+    assert len([k for k in project_callers._MODULES if k[2] == helper]) == 2
+    checked_once(helper)
+    assert not [k for k in project_callers._MODULES if k[2] == helper]

@@ -42,8 +42,12 @@ __all__ = ["ProjectIndex", "import_root", "module_name_for", "resolve_relative"]
 
 
 class ProjectIndex:
-    def __init__(self, overlay: dict[str, str] | None = None):
+    def __init__(self, overlay: dict[str, str] | None = None, track_dependents: bool = True):
         self.overlay = {os.path.abspath(k): v for k, v in (overlay or {}).items()}
+        # Who read which file (`dependents`) serves an editor's rechecks; a command-line run
+        # checks each file once and never asks, and on ExecuTorch its sets held ~36,000 entries
+        # per process (every check that scans the project reads every file).
+        self.track_dependents = track_dependents
         # path -> ((stat or overlay key, digest), scope, summary and facts): one per content.
         self._scopes: dict[str, tuple[tuple, ModuleScope | None, _Loaded]] = {}
         self._deps: dict[str, dict[str, str]] = {}
@@ -117,9 +121,10 @@ class ProjectIndex:
     @classmethod
     def for_path(cls, path: str) -> ProjectIndex:
         # One shared index per process: a worker checking many files of one package
-        # parses each imported module once.
+        # parses each imported module once. Its users are command-line runs (the language
+        # server keeps its own index), which never ask for dependents.
         if cls._default is None:
-            cls._default = cls()
+            cls._default = cls(track_dependents=False)
         return cls._default
 
     def set_overlay(self, path: str, text: str | None) -> None:
@@ -192,6 +197,14 @@ class ProjectIndex:
         while a check runs (`gc_pause`), traversed them all when it resumed."""
         self._checked = None
 
+    def checked_once(self, path: str) -> None:
+        """The check of `path` ended and the file will not be checked again (a command-line
+        run): the engine's tree of it, kept with its module's entry for facts a later check may
+        ask, goes now (such a fact parses the text again, as for any other module)."""
+        entry = self._scopes.get(os.path.abspath(path))
+        if entry is not None:
+            entry[2].drop_parse()
+
     def find_module_in_check(self, module: str, requester: str) -> str | None:
         """`find_module`, asked once per check for files of one directory (the rules of a
         check look for the same modules, each a few `stat`s)."""
@@ -231,7 +244,8 @@ class ProjectIndex:
 
     def _record_absolute(self, requester: str, path: str, digest: str) -> None:
         self._deps.setdefault(requester, {})[path] = digest
-        self._users.setdefault(path, set()).add(requester)
+        if self.track_dependents:
+            self._users.setdefault(path, set()).add(requester)
         if self.reads is not None:
             self.reads.append((path, digest))
 
@@ -244,6 +258,8 @@ class ProjectIndex:
         """`record_read` for many absolute, normalised paths at once (a scan of the project)."""
         requester = os.path.abspath(requester)
         self._deps.setdefault(requester, {}).update(reads)
+        if not self.track_dependents:
+            return
         users = self._users
         for path, _ in reads:
             known = users.get(path)
@@ -284,6 +300,8 @@ class ProjectIndex:
         """What the check of `requester` that just ended read (path -> sha256, "" = absent)."""
         requester = os.path.abspath(requester)
         deps = self._deps.pop(requester, {})
+        if not self.track_dependents:
+            return deps
         for path in self._read_by.get(requester, set()) - deps.keys():
             self._users.get(path, set()).discard(requester)
         self._read_by[requester] = set(deps)
@@ -436,6 +454,9 @@ class _Loaded:
         self._store = store
         self._facts: dict[str, Any] = {}
         self._parsed = parsed  # the checked file's tree, scope and text: facts computed from it
+
+    def drop_parse(self) -> None:
+        self._parsed = None
 
     def fact(self, fact: SummaryFact) -> Any:
         if fact.key in self._facts:
