@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from qlint import __version__, checksummed_files
+from qlint.analysis.graphs import wrapper_record
 from qlint.analysis.project_files import disk_files, holds_any, parse_listing_dependency
 from qlint.diagnostic import (
     Applicability,
@@ -86,6 +87,8 @@ class Cache:
         self._unlooked: dict[str, tuple[int, int] | None] = {}  # of those, paths not looked up yet
         self._listings: dict[tuple[str, bool], list[str]] = {}  # (root, recursive) -> files this run
         self._holds: dict[tuple[str, tuple[bytes, ...]], bool] = {}
+        self.wrappers = self.directory / __version__ / f"{fingerprint}.wrappers"  # wrapper_record's
+        self._wrapper_digests: dict[str, str | None] = {}  # root -> the index's digest this run
 
     @property
     def dirty(self) -> bool:
@@ -148,6 +151,10 @@ class Cache:
                     if not self._no_new_match(path, deps, *listing):
                         return None
                     continue
+                if dep.startswith(wrapper_record.PREFIX):
+                    if self._wrapper_digest(dep) != dep_digest:
+                        return None
+                    continue
                 now = self._stat_now(dep)
             if type(dep_digest) is not str:
                 return None
@@ -181,6 +188,24 @@ class Cache:
         if not dep_stats.items() <= stats.items():
             return deps.items()  # one has changed: look at each (its digest may still match)
         return [(dep, deps[dep]) for dep in deps.keys() - dep_stats.keys()]
+
+    def _wrapper_digest(self, dep: str) -> str | None:
+        """The digest of the project's wrapper names now (`wrapper_record`), once per run: kept
+        on disk and checked by stats; worked out again only after a file that could change it."""
+        root = wrapper_record.parse_dependency(dep)
+        if root is None:
+            return None
+        if root not in self._wrapper_digests:
+            record = wrapper_record.load(self.wrappers, root)
+            if record is not None and record.still_valid(self._stat_now):
+                if record.dirty:
+                    record.save(self.wrappers)
+                self._wrapper_digests[root] = record.digest
+            else:
+                from qlint.analysis.graphs.wrapper_index import rebuilt_digest
+
+                self._wrapper_digests[root] = rebuilt_digest(root, self.wrappers)
+        return self._wrapper_digests[root]
 
     def _no_new_match(self, path: str, deps: dict, root: str, recursive: bool, needles: tuple[bytes, ...]) -> bool:
         """No file under `root` that the result did not read (one created since) holds a needle."""
@@ -247,7 +272,7 @@ class Cache:
         deps = dict(result.dependencies)
         dep_stats = {}
         for dep, dep_digest in deps.items():
-            listing = parse_listing_dependency(dep) is not None
+            listing = parse_listing_dependency(dep) is not None or dep.startswith(wrapper_record.PREFIX)
             known = self._stat_of_content(dep) if dep_digest and not listing else None
             if known is not None and known[1] == dep_digest:
                 dep_stats[dep] = known[0]

@@ -15,6 +15,7 @@ either a file the result read (its own digest decides) or holds none of the scan
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -35,6 +36,7 @@ class _Dir:
     mtime_ns: int | None  # None: too recent to vouch for the listing below
     subdirs: tuple[str, ...]  # absolute paths of the subdirectories to walk into
     files: tuple[str, ...]  # absolute paths of its `.py` files
+    links: tuple[str, ...] = ()  # symbolic links to directories: not walked into
 
 
 # directory -> what it held at its mtime (shared by every root that contains it)
@@ -74,6 +76,19 @@ def disk_files(root: str, recursive: bool = True) -> list[str]:
     return out
 
 
+def linked_directories(root: str) -> list[str]:
+    """The symbolic links to directories under `root` that `disk_files` does not walk into."""
+    out: list[str] = []
+    pending = [os.path.abspath(root)]
+    now = time.time_ns()
+    while pending:
+        entry = _listed(pending.pop(), now)
+        if entry is not None:
+            out.extend(entry.links)
+            pending.extend(entry.subdirs)
+    return out
+
+
 def _listed(directory: str, now: int) -> _Dir | None:
     try:
         mtime = os.stat(directory).st_mtime_ns
@@ -85,6 +100,7 @@ def _listed(directory: str, now: int) -> _Dir | None:
         return known
     subdirs: list[str] = []
     files: list[str] = []
+    links: list[str] = []
     try:
         with os.scandir(directory) as entries:
             for entry in entries:
@@ -96,14 +112,11 @@ def _listed(directory: str, now: int) -> _Dir | None:
                     if entry.name.endswith(".py"):
                         files.append(entry.path)
                 elif entry.name not in SKIP_DIRS and not entry.name.startswith("."):
-                    try:
-                        if not entry.is_symlink():
-                            subdirs.append(entry.path)
-                    except OSError:
-                        pass
+                    with contextlib.suppress(OSError):
+                        (links if entry.is_symlink() else subdirs).append(entry.path)
     except OSError:
         return None
-    entry = _Dir(mtime if now - mtime >= _RACY_NS else None, tuple(subdirs), tuple(files))
+    entry = _Dir(mtime if now - mtime >= _RACY_NS else None, tuple(subdirs), tuple(files), tuple(links))
     _DIRS[directory] = entry
     return entry
 

@@ -17,6 +17,7 @@ from qlint.analysis.graphs.fx_targets import target_store_rows
 from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
 from qlint.analysis.graphs.insertions import NEEDLES, inserted_exprs, is_nodespec, wrapper_search, writes_insertion
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
+from qlint.analysis.graphs.wrapper_index import index_for
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import OpRef, Resolver
 from qlint.diagnostic import Diagnostic
@@ -107,7 +108,11 @@ def inserted_ops(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
     # inserts what its callers pass.
     wrappers = wrapper_search(ctx.project, ctx.optable, ctx.scope.path)
     names = wrappers.find_helpers(
-        ctx.scope, _rows_for(ctx), Resolver(ctx.scope, ctx.project, ctx.optable), called_in(ctx)
+        ctx.scope,
+        _rows_for(ctx),
+        Resolver(ctx.scope, ctx.project, ctx.optable),
+        called_in(ctx),
+        index_for(ctx.path, ctx.project),
     )
     lines = _inserting_rows(ctx) | target_store_rows(ctx)
     if names:

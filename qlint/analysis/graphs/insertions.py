@@ -27,8 +27,12 @@ def writes_insertion(text: str) -> bool:
 
 def imports_a_wrapper(text: str, path: str, project) -> bool:
     """QL102's import trigger: the file imports a function of another module of the project
-    that inserts what it is given (or a class it subclasses has such a method)."""
-    return wrapper_search(project, None, path).imports_helper(project, path, text)
+    that inserts what it is given (or a class it subclasses has such a method). In a run over
+    many files, only imports the project's index of wrapper names holds are looked up."""
+    from qlint.analysis.graphs.wrapper_index import index_for
+
+    index = index_for(path, project)
+    return wrapper_search(project, None, path).imports_helper(project, path, text, index)
 
 
 def wrapper_search(project, optable, path: str) -> Forwarding:
