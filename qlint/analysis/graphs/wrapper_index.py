@@ -185,7 +185,7 @@ def build(root: str, store: Path | None = None) -> WrapperIndex | None:
 # backwards from the match.
 # An import's new name ends its item (`,`, `)`, `;`, a comment or the row): prose (`... as the
 # result`) does not.
-_AS = re.compile(rb"as[ \t\\\n]+([^\s,();#\\]+)[ \t]*(?=[,);#\n\\]|\Z)")
+_AS = re.compile(rb"as[ \t\\\n]+([^\s,();#\\]+)[ \t]*(?=[,);#\r\n\\]|\Z)")
 _NAME_END = re.compile(rb"[^\s,();#\\.]+$")
 
 
