@@ -91,8 +91,10 @@ def _project(tmp_path: Path, wrapper: str = GRAPH_UTILS) -> Path:
     others = {f"m{i}": f"import os\n\n\ndef f{i}(x):\n    return os.path.join(x)\n" for i in range(30)}
     pkg = write_package(tmp_path, "pkg", graph_utils=wrapper, **others)
     old_file(pkg / "__init__.py", "from .graph_utils import insert_op as put\n")
-    old_file(pkg / "passes.py", "import torch\n\nfrom pkg import put\n\n\ndef rewrite(gm, n):\n    put(gm.graph, torch.ops.aten.relu, (n,))\n")
-    old_file(pkg / "quiet.py", "import torch\n\nfrom pkg.graph_utils import first_user\n\n\ndef f(n):\n    return first_user(n)\n")
+    passes = "import torch\n\nfrom pkg import put\n\n\ndef rewrite(gm):\n    put(gm.graph, torch.ops.aten.relu, ())\n"
+    old_file(pkg / "passes.py", passes)
+    quiet = "import torch\n\nfrom pkg.graph_utils import first_user\n\n\ndef f(n):\n    return first_user(n)\n"
+    old_file(pkg / "quiet.py", quiet)
     for path in pkg.iterdir():
         if path.suffix == ".py":
             old_file(path, path.read_text())
