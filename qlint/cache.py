@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from qlint import __version__, checksummed_files
-from qlint.analysis.graphs import wrapper_record
+from qlint.analysis import wrapper_record
 from qlint.analysis.project_files import disk_files, holds_any, parse_listing_dependency
 from qlint.diagnostic import (
     Applicability,

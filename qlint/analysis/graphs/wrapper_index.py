@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from qlint.analysis.graphs import wrapper_record
+from qlint.analysis import wrapper_record
 from qlint.analysis.graphs.insertions import calls_inserting
 from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
 from qlint.analysis.names.import_paths import _install_dir
