@@ -40,6 +40,7 @@ from qlint.analysis.project_files import SKIP_DIRS, disk_files, linked_directori
 from qlint.source import DecodeError, decode_source
 
 _MAX_FILES = 60_000
+_SKIPPED = tuple(d for d in SKIP_DIRS if d.isidentifier())  # the ones a dotted name can pass through
 
 
 @dataclass(frozen=True)
@@ -51,14 +52,20 @@ class WrapperIndex:
 
     @property
     def dependency(self) -> str:
-        return wrapper_record.dependency(self.root)
+        known = _DEPENDENCIES.get(self.root)
+        if known is None:
+            known = _DEPENDENCIES[self.root] = wrapper_record.dependency(self.root)
+        return known
 
     def may_lead_to_function(self, full: str) -> bool:
         """Whether the import of `full` (a dotted name) may name a wrapper function."""
-        return _outside_listing(full) or full.rpartition(".")[2] in self.functions
+        return full.rpartition(".")[2] in self.functions or _outside_listing(full)
 
     def may_lead_to_class(self, full: str) -> bool:
-        return _outside_listing(full) or full.rpartition(".")[2] in self.classes
+        return full.rpartition(".")[2] in self.classes or _outside_listing(full)
+
+
+_DEPENDENCIES: dict[str, str] = {}
 
 
 _ENABLED = False
@@ -145,7 +152,7 @@ def _root_for(path: str) -> str | None:
 def _outside_listing(full: str) -> bool:
     """A dotted name through a directory the listing skips (`build.x`) may name a module
     the index never read."""
-    return any(part in SKIP_DIRS for part in full.split("."))
+    return any(d in full for d in _SKIPPED) and any(part in SKIP_DIRS for part in full.split("."))
 
 
 def build(root: str, store: Path | None = None) -> WrapperIndex | None:
