@@ -17,7 +17,7 @@ import os
 import re
 
 from qlint.analysis.flow.call_paths import on_params, vouched_on_every_path
-from qlint.analysis.flow.call_sites import Site, checked_home
+from qlint.analysis.flow.call_sites import Site, calls_all_known, checked_home
 from qlint.analysis.flow.model_flow import PARAM, Capture, FunctionFlow, ModeFact, caller_facts, compatible
 from qlint.analysis.flow.project_callers import each_project_call, project_callers
 from qlint.analysis.flow.unread_uses import unread_use
@@ -45,20 +45,29 @@ def vouched_by_callers(ctx: FileContext, cap: Capture, flow: str, flows: list[Fu
 def branch_ruled_out(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]) -> bool:
     """The prepare calls the capture reaches lie in branches on the helper's parameters, and
     every call path into the helper either rules them out by its arguments or passes a
-    harmless model (`call_paths`)."""
+    harmless model (`call_paths`).
+
+    For QL201 (`flow` "ptq") the modes at stake are those that are not eval, and a model in
+    eval mode (or one with nothing mode-dependent) is harmless. For QL202 ("qat") the
+    mirror: the eval-mode facts are at stake, and only a model whose mode cannot change the
+    graph is harmless; the helper set eval itself, so in practice only the callers' flags
+    (`is_qat=False`) can rule its QAT branch out."""
     sinks = cap.flows(flow)
     if not any(s.guard for s in sinks):
         return False
     holder = next((f for f in flows if any(c is cap for c in f.captures)), None)
     if holder is None or not any(on_params(holder, s.guard) for s in sinks):
         return False  # nothing a caller's argument could decide: the verdict above stands
+    at_stake = (lambda f: f.state != "eval") if flow == "ptq" else (lambda f: f.state == "eval")
     paths = [
         (fact, [s.guard for s in sinks if compatible(fact.guard, s.guard)])
         for fact in cap.modes_for(flow)
-        if fact.state != "eval"
+        if at_stake(fact)
     ]
 
     def harmless(fact: ModeFact, site: Site) -> bool:
+        if flow != "ptq" and fact.state == "eval":
+            return False
         return _harmless(fact, site.home.flows(), site.site.call, site.holder)
 
     return vouched_on_every_path(ctx, checked_home(ctx), holder, paths, harmless)
@@ -88,7 +97,7 @@ def _dead_test_helper(ctx: FileContext, flows: list[FunctionFlow], func: ast.AST
 def _callers_harmless(ctx: FileContext, flows: list[FunctionFlow], func: ast.AST, index: int) -> bool:
     if unread_use(ctx, flows, func):
         return False
-    same = caller_facts(flows, func, index) or []
+    same = caller_facts(flows, func, index, lambda f: calls_all_known(ctx, f)) or []
     for call, fact in same:
         holder = next((f for f in flows if any(n is call for n in ast.walk(f.node))), None)
         if not _harmless(fact, flows, call, holder):

@@ -10,6 +10,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from qlint.analysis.flow.call_sites import calls_all_known
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
 from qlint.analysis.flow.model_apis import mode_call
 from qlint.analysis.flow.model_flow import (
@@ -76,7 +77,7 @@ def reasons(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]
     for fact in cap.modes_for(flow):
         origin = fact.origin
         if fact.state == "unset" and origin is not None and origin.kind in (PARAM, STORED):
-            callers = caller_facts(flows, origin.node, origin.index)
+            callers = caller_facts(flows, origin.node, origin.index, lambda f: calls_all_known(ctx, f))
             if origin.kind == PARAM and callers:
                 # `helper(model, is_qat=True)` never reaches these sinks: it explains nothing. When
                 # no call is left, the helper is judged as if its callers were unknown.

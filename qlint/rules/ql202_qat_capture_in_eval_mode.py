@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from qlint.diagnostic import Diagnostic
 from qlint.evidence.capture import CaptureEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
+from qlint.rules.caller_verdicts import branch_ruled_out
 from qlint.rules.capture_common import captures, evidence, listed, model_text, reasons, related
 from qlint.rules.capture_content import content_note, mode_free
 from qlint.rules.qat_train_fix import train_fix
@@ -40,6 +41,8 @@ class QatCaptureInEvalMode(Rule):
                 continue  # QAT rebuilt only to convert (no training): eval mode is right there
             if mode_free(cap, "qat", flows, ctx):
                 continue  # no dropout, batch norm or `self.training`: the same graph in either mode
+            if branch_ruled_out(ctx, cap, "qat", flows):
+                continue  # `if is_qat:` in a helper whose every caller passes `is_qat=False`
             why = reasons(ctx, cap, "qat", flows)
             model = model_text(ctx, cap)
             message = f"`{model}` is captured for QAT in eval mode ({listed(why)}){content_note(cap, 'qat', flows)}"

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.class_methods import derives_from, method_of
+from qlint.analysis.flow.confined_instances import confined
 from qlint.analysis.flow.model_flow import ModelFlow, module_flows
 from qlint.analysis.flow.model_values import CallSite, FunctionFlow
 from qlint.analysis.flow.project_callers import each_project_call, paths_naming
@@ -88,9 +89,12 @@ def each_site(ctx: FileContext, home: Home, func: ast.AST) -> Iterator[Site | No
         if owner is None:
             yield None  # a nested function: its uses are not found by name
             return
+    # A class whose instances never leave this module (`confined_instances`): its method's
+    # calls on instances (`quantizer.prepare(m)`) are all here, each one read or unknown.
+    boxed = owner is not None and home.ctx is ctx and confined(ctx, owner)
     rows = _rows_naming(home.ctx, func.name)
     for body in bodies(home.ctx.tree, scope, home.ctx.cache):
-        refs = _references(home, body, func, owner, rows)
+        refs = _references(home, body, func, owner, rows, boxed)
         if refs is None:
             yield None
             return
@@ -114,8 +118,17 @@ def each_site(ctx: FileContext, home: Home, func: ast.AST) -> Iterator[Site | No
                 yield None
                 return
             yield Site(found.site, found.flow, Home(*found.module[:3]))
-    elif not _named_only_at_home(ctx, home, func.name):
+    elif not boxed and not _named_only_at_home(ctx, home, func.name):
         yield None
+
+
+def calls_all_known(ctx: FileContext, func: ast.AST) -> bool:
+    """Every use of `func` (of the checked module) in the project is a call the flow read."""
+    key = ("call_sites.known", id(func))
+    found = ctx.cache.get(key)
+    if found is None:
+        found = ctx.cache[key] = all(site is not None for site in each_site(ctx, checked_home(ctx), func))
+    return found
 
 
 def _named_only_at_home(ctx: FileContext, home: Home, name: str) -> bool:
@@ -140,7 +153,7 @@ def _rows_naming(ctx: FileContext, name: str) -> frozenset[int]:
 
 
 def _references(
-    home: Home, body: Body, func: ast.AST, owner: ClassScope | None, rows: frozenset[int]
+    home: Home, body: Body, func: ast.AST, owner: ClassScope | None, rows: frozenset[int], boxed: bool = False
 ) -> list[ast.AST] | None:
     """The nodes of one body that denote `func` (None: one may, but cannot be read)."""
     name = func.name
@@ -164,6 +177,9 @@ def _references(
                     found.append(node)
                 continue  # an attribute of another object of the same name
             if not (isinstance(value, ast.Name) and value.id in _SELF and body.class_scope is not None):
+                if boxed and not isinstance(body.node, ast.ClassDef):
+                    found.append(node)  # a call on an instance: the flow must have read it
+                    continue
                 return None  # `super().helper`, `tester.helper`: could be this method
             runs = method_of(body.class_scope, name, scope)
             if runs is not None and runs[0] is func:
@@ -173,4 +189,4 @@ def _references(
     return found
 
 
-__all__ = ["Home", "Site", "checked_home", "each_site"]
+__all__ = ["Home", "Site", "calls_all_known", "checked_home", "each_site"]

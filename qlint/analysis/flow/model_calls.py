@@ -17,6 +17,7 @@ from typing import Protocol
 from qlint.analysis.flow.callbacks import CallbackLinks
 from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
+from qlint.analysis.flow.instance_methods import method_summary
 from qlint.analysis.flow.model_apis import Api, argument, classify_call, key, recipe_flow
 from qlint.analysis.flow.model_apis import switch_mode as _switch_mode
 from qlint.analysis.flow.model_builds import Builds
@@ -48,6 +49,7 @@ from qlint.analysis.flow.model_values import (
     part_of,
 )
 from qlint.analysis.flow.prepared_results import PreparedResults
+from qlint.analysis.flow.relayed_lambdas import RelayedLambdas
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope
 
@@ -93,6 +95,7 @@ class CallSemantics:
         self.sessions: dict[Obj, tuple] = {}
         self.graph_holders: set[Obj] = set()  # modules with an exported GraphModule as a submodule
         self.callbacks = CallbackLinks(self)
+        self.lambdas = RelayedLambdas(self)
         self.results = PreparedResults(self)
         # Call node id -> the objects of each element of the tuple a helper returns on every path.
         self.unpacked: dict[int, tuple[Obj | None, ...]] = {}
@@ -116,6 +119,7 @@ class CallSemantics:
         args = [self.walk.expr(a.value if isinstance(a, ast.Starred) else a, env) for a in node.args]
         kwargs = {kw.arg: self.walk.expr(kw.value, env) for kw in node.keywords}
         first = args[0] if args and not isinstance(node.args[0], ast.Starred) else None
+        self.lambdas.call(node, args, kwargs, env)
 
         builds = self.builds
         makes = builds.factory_called(func, env)
@@ -124,6 +128,8 @@ class CallSemantics:
         if isinstance(func, ast.Attribute) and func.attr == "get" and (makes := builds.callables(func.value)):
             return builds.factory(node, makes, env)  # `MODELS.get(name)`
         summary = self.helper(func)
+        if summary is None and receiver is not None and isinstance(func, ast.Attribute):
+            summary = method_summary(self, func.attr, receiver)  # `quantizer.prepare(m)`
         if summary is not None:
             return self.apply(node, *summary, receiver, args, kwargs, env)
         if isinstance(func, ast.Name):
@@ -252,7 +258,8 @@ class CallSemantics:
             cap.modes |= facts
             cap.origins |= model.origins
             return index
-        fixable = fixable and model not in self.graph_holders  # its `.eval()` reaches the graph and raises
+        # Its `.eval()` reaches the graph and raises; a lambda's parameter is no name of `stmt`.
+        fixable = fixable and model not in self.graph_holders and not self.lambdas.depth
         stmt = self.walk.stmt_stack[-1]
         cap = Capture(node, stmt, api, model_expr, facts, model.origins, inner=inner, fixable=fixable)
         cap.contexts = tuple(self.walk.contexts)

@@ -243,18 +243,27 @@ def _may_switch(segment: str) -> bool:
     return "eval" in segment or "train" in segment
 
 
-def caller_facts(flows: list[FunctionFlow], func: ast.AST, index: int) -> list[tuple[ast.Call, ModeFact]] | None:
+def caller_facts(
+    flows: list[FunctionFlow], func: ast.AST, index: int, known=None
+) -> list[tuple[ast.Call, ModeFact]] | None:
     """The modes the calls of this module pass for parameter `index` of `func` (None: no call here).
 
     A parameter whose every caller passes a model in eval mode is in eval mode: the function
     relies on its callers, and they honour it. Callers' own parameters are followed up.
+
+    A method called on an instance (`quantizer.prepare(m)`) may also be called on instances
+    the flow cannot see: its calls count only when `known(method)` says they are all read
+    (the rules ask `confined_instances`); without it they do not.
     """
-    return _callers(flows, func, index, frozenset())
+    return _callers(flows, func, index, frozenset(), known)
 
 
-def _callers(flows, func, index, seen) -> list[tuple[ast.Call, ModeFact]] | None:
+def _callers(flows, func, index, seen, known) -> list[tuple[ast.Call, ModeFact]] | None:
     sites = [(c.call, c.args[index]) for f in flows for c in f.calls if c.callee is func and index in c.args]
     if not sites:
+        return None
+    on_instance = getattr(func, "name", "") != "__init__" and any(_on_instance(call) for call, _ in sites)
+    if on_instance and (known is None or not known(func)):
         return None
     out: list[tuple[ast.Call, ModeFact]] = []
     for call, facts in sites:
@@ -262,12 +271,20 @@ def _callers(flows, func, index, seen) -> list[tuple[ast.Call, ModeFact]] | None
             origin = fact.origin
             if fact.state == "unset" and origin is not None and origin.kind == PARAM:
                 step = (id(origin.node), origin.index)
-                further = None if step in seen else _callers(flows, origin.node, origin.index, seen | {step})
+                further = None if step in seen else _callers(flows, origin.node, origin.index, seen | {step}, known)
                 if further is not None:
                     out.extend(further)
                     continue
             out.append((call, replace(fact, guard=frozenset())))
     return out
+
+
+def _on_instance(call: ast.Call) -> bool:
+    """`obj.method(...)` on something other than `self`/`cls`."""
+    func = call.func
+    return isinstance(func, ast.Attribute) and not (
+        isinstance(func.value, ast.Name) and func.value.id in ("self", "cls")
+    )
 
 
 def _functions(tree: ast.Module, scope: ModuleScope):

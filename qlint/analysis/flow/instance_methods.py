@@ -1,0 +1,47 @@
+"""`q.prepare(m)` where `q` was built from a class of the module being walked: the call runs
+that class's method, as `self.prepare(m)` inside the class would.
+
+A test builds a quantizer wrapper (`quantizer = XNNPackDynamicQuantizer()`) and hands it the
+model (`quantizer.prepare(m)`); the method captures it. The receiver is known only when its
+every origin is one construction of a top-level class of this module, whose method resolves
+along this module's bases (`class_methods.method_of`); a decorated method (static, class, a
+property, anything wrapped) is not followed. Whether every call of such a method is known is
+the verdicts' business (`confined_instances`).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+
+from qlint.analysis.flow.class_methods import method_of
+from qlint.analysis.flow.model_values import CONSTRUCTED, FunctionFlow, Obj
+
+
+def method_summary(sem, attr: str, receiver: Obj) -> tuple[FunctionFlow, int] | None:
+    """The summary of the method `receiver.<attr>(...)` runs, with 1 for the `self` it fills
+    (None when the receiver or the method is not known). `sem` is the walk's `CallSemantics`."""
+    if len(receiver.origins) != 1:
+        return None
+    (origin,) = receiver.origins
+    cls = getattr(origin.built, "cls", None) if origin.kind == CONSTRUCTED else None
+    if cls is None or cls.summarised or cls.around is not None:
+        return None
+    owner = sem.owner
+    scope = owner.scope
+    if os.path.abspath(cls.scope.path) != os.path.abspath(scope.path):
+        return None  # another module's class: its methods are read where it is written
+    top = scope.classes.get(cls.name)
+    if top is None or top.node is not cls.node:
+        return None
+    found = method_of(top, attr, scope)
+    if found is None or not isinstance(found[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    method, holder = found
+    if method.decorator_list:
+        return None
+    flow = owner.function(method, holder)
+    return (flow, 1) if flow is not None else None
+
+
+__all__ = ["method_summary"]

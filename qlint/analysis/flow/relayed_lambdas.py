@@ -1,0 +1,101 @@
+"""Lambdas handed to a higher-order helper that calls them on the model it is given
+(`callback_relays`), read where they are written, with their parameter bound to that model.
+
+`_replace_with_custom_fn_if_matches_filter(model, lambda mod: capture_and_prepare(mod, x),
+filter)` calls the lambda only on `model` or its submodules, which are in `model`'s mode: the
+lambda's call of `capture_and_prepare` is a call with `model`, and it is recorded in the
+enclosing function's flow as such (so its callers can be followed, issue 14). A lambda may run
+any number of times, or never: what its body does to the environment is not kept, and a
+capture inside it gets no fix (its parameter is no name of the enclosing statement).
+"""
+
+from __future__ import annotations
+
+import ast
+import weakref
+
+from qlint.analysis.flow.callback_relays import Relay, relays
+from qlint.analysis.flow.model_values import Env, Obj
+from qlint.analysis.names.scope import parameter_args
+
+# Library internals whose helpers are never read for relays (their trees are not the project's).
+_SKIPPED = ("torch.", "builtins.")
+
+
+class RelayedLambdas:
+    """The lambda side of one function's `CallSemantics` (`sem`, which owns this)."""
+
+    def __init__(self, sem):
+        self.sem = weakref.proxy(sem)  # freed with the walk, not by the cyclic collector
+        self.depth = 0  # > 0 while a lambda's body is read: captures there get no fix
+
+    def call(self, node: ast.Call, args: list[Obj | None], kwargs: dict, env: Env) -> None:
+        """Read the lambdas `node` hands to a relay helper, if it is one."""
+        if not any(isinstance(a, ast.Lambda) for a in node.args) and not any(
+            isinstance(k.value, ast.Lambda) for k in node.keywords
+        ):
+            return
+        func = self._definition(node.func)
+        if func is None:
+            return
+        params = [a.arg for a in parameter_args(func, star=False)]
+        for relay in relays(func):
+            lam = _argument(node, relay.callback, params)
+            if not isinstance(lam, ast.Lambda):
+                continue
+            model = _value(node, relay.model, params, args, kwargs)
+            self._read(lam, relay, model, env)
+
+    def _read(self, lam: ast.Lambda, relay: Relay, model: Obj | None, env: Env) -> None:
+        inner = env.copy()
+        for arg in parameter_args(lam):  # the lambda's parameters shadow the enclosing names
+            prefix = arg.arg + "."
+            for name in [n for n in inner.vars if n == arg.arg or n.startswith(prefix)]:
+                del inner.vars[name]
+        positional = [*lam.args.posonlyargs, *lam.args.args]
+        if model is not None and relay.position < len(positional):
+            inner.vars[positional[relay.position].arg] = model
+        self.depth += 1
+        try:
+            self.sem.walk.expr(lam.body, inner)
+        finally:
+            self.depth -= 1
+
+    def _definition(self, func: ast.expr) -> ast.AST | None:
+        """The def a call names: a function of this function, of this module, or of another
+        module of the project."""
+        sem = self.sem
+        owner = sem.owner
+        if isinstance(func, ast.Name) and func.id in sem.nested:
+            return sem.nested[func.id]
+        if isinstance(func, ast.Name) and func.id in owner.scope.functions and func.id not in sem.resolver.local:
+            return owner.scope.functions[func.id]
+        name = sem.walk.qualname(func)
+        if not name or "." not in name or name.startswith(_SKIPPED):
+            return None
+        module, _, attr = name.rpartition(".")
+        other = owner.for_module(module)
+        return other.scope.functions.get(attr) if other is not None else None
+
+
+def _argument(node: ast.Call, index: int, params: list[str]) -> ast.expr | None:
+    for position, arg in enumerate(node.args):
+        if isinstance(arg, ast.Starred):
+            return None  # positions past a `*args` are not known
+        if position == index:
+            return arg
+    name = params[index] if index < len(params) else None
+    return next((k.value for k in node.keywords if k.arg == name), None)
+
+
+def _value(node: ast.Call, index: int, params: list[str], args: list, kwargs: dict) -> Obj | None:
+    expr = _argument(node, index, params)
+    if expr is None:
+        return None
+    for position, arg in enumerate(node.args):
+        if arg is expr:
+            return args[position]
+    return kwargs.get(params[index])
+
+
+__all__ = ["RelayedLambdas"]
