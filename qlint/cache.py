@@ -53,6 +53,7 @@ from qlint.diagnostic import (
 )
 from qlint.results import FileResult, content_hash
 from qlint.settings import Settings
+from qlint.wrapper_store import WrapperStore
 
 # 4: results of whole-project scans carry a listing dependency; a cache written without it
 # would keep serving them after a new module changed them.
@@ -87,7 +88,7 @@ class Cache:
         self._unlooked: dict[str, tuple[int, int] | None] = {}  # of those, paths not looked up yet
         self._listings: dict[tuple[str, bool], list[str]] = {}  # (root, recursive) -> files this run
         self._holds: dict[tuple[str, tuple[bytes, ...]], bool] = {}
-        self.wrappers = self.directory / __version__ / f"{fingerprint}.wrappers"  # wrapper_record's
+        self.wrappers = WrapperStore(self.directory / __version__ / f"{fingerprint}.wrappers")
         self._wrapper_digests: dict[str, str | None] = {}  # root -> the index's digest this run
 
     @property
@@ -196,10 +197,10 @@ class Cache:
         if root is None:
             return None
         if root not in self._wrapper_digests:
-            record = wrapper_record.load(self.wrappers, root)
+            record = self.wrappers.load(root)
             if record is not None and record.still_valid(self._stat_now):
                 if record.dirty:
-                    record.save(self.wrappers)
+                    self.wrappers.save(record)
                 self._wrapper_digests[root] = record.digest
             else:
                 from qlint.analysis.graphs.wrapper_index import rebuilt_digest

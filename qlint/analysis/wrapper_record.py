@@ -10,25 +10,22 @@ wrappers (a definition, a call, an `X as Y` re-export) can: a function becomes a
 in a module that inserts or by calling one, and a new name for one is written next to it.
 Every other edit keeps the set (a run after editing a test file does not work it out again).
 
-Standard library only (plus the listing): a warm run imports none of the analysis.
+Standard library only (plus the listing): a warm run imports none of the analysis. Kept on
+disk by `qlint.wrapper_store`, beside the results cache.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import marshal
 import os
 import re
 import time
 from collections.abc import Callable, Iterable
-from pathlib import Path
 
-from qlint import checksummed_files
 from qlint.analysis.project_files import disk_files
 
 PREFIX = "qlint-wrappers:"
-_HEADER = b"qlint-wrappers-1\n"
 _RACY_NS = 2_000_000_000  # a stat this recent cannot vouch for the content read after it
 _UNTRUSTED = (-1, -1)
 SINK_NEEDLES = (b"call_function", b"create_node")
@@ -70,22 +67,14 @@ class Record:
         self.digest = digest_of(self.functions, self.classes)
         self.dirty = False  # stats taken in since it was read: worth writing back
 
-    def save(self, directory: Path | None) -> None:
-        if directory is None:
-            return
-        payload = marshal.dumps(
-            {
-                "root": self.root,
-                "functions": sorted(self.functions),
-                "classes": sorted(self.classes),
-                "stats": {p: (list(s) if s is not None else None) for p, s in self.stats.items()},
-            }
-        )
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-            checksummed_files.write(_file(directory, self.root), _HEADER, payload)
-        except (OSError, ValueError):
-            return
+    def to_data(self) -> dict:
+        """Plain data for the store (`qlint.wrapper_store`)."""
+        return {
+            "root": self.root,
+            "functions": sorted(self.functions),
+            "classes": sorted(self.classes),
+            "stats": {p: (list(s) if s is not None else None) for p, s in self.stats.items()},
+        }
 
     def still_valid(self, stat: Stat) -> bool:
         """Whether the names hold for the files under the root as they are now (listed
@@ -111,14 +100,9 @@ class Record:
         return True
 
 
-def load(directory: Path | None, root: str) -> Record | None:
-    if directory is None:
-        return None
-    data = checksummed_files.read(_file(directory, root), _HEADER)
-    if data is None:
-        return None
+def from_data(payload, root: str) -> Record | None:
+    """The record `to_data` wrote for `root` (None: another root, or not what it writes)."""
     try:
-        payload = marshal.loads(data)
         if payload["root"] != root:
             return None
         stats = {p: (tuple(s) if s is not None else None) for p, s in payload["stats"].items()}
@@ -128,16 +112,12 @@ def load(directory: Path | None, root: str) -> Record | None:
         if not all(type(n) is str for n in [*functions, *classes]):
             return None
         return Record(root, functions, classes, stats)
-    except (EOFError, ValueError, TypeError, KeyError):
+    except (ValueError, TypeError, KeyError):
         return None
 
 
 def _moved(recorded: tuple[int, int] | None, now: tuple[int, int] | None) -> bool:
     return recorded is None or recorded == _UNTRUSTED or recorded != now
-
-
-def _file(directory: Path, root: str) -> Path:
-    return directory / (hashlib.sha256(root.encode("utf-8", "surrogatepass")).hexdigest()[:32] + ".wrappers")
 
 
 def _relevance(names: Iterable[str]) -> re.Pattern[bytes]:

@@ -47,7 +47,7 @@ class PacketInsertion(Rule):
     triggers = ("call_function", "create_node", "target")
     # A file that inserts only through the project's own wrapper, imported from another module
     # (`insert_op(gm.graph, aten.relu, args)`), holds none of them.
-    import_trigger = "qlint.analysis.graphs.insertions:imports_a_wrapper"
+    import_trigger = "qlint.analysis.graphs.wrapper_index:imports_a_wrapper"
     fix_availability = FixAvailability.SOMETIMES
 
     def triggered_by(self, text: str) -> bool:

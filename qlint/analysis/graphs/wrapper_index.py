@@ -28,10 +28,9 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from qlint.analysis import wrapper_record
-from qlint.analysis.graphs.insertions import calls_inserting
+from qlint.analysis.graphs.insertions import calls_inserting, wrapper_search
 from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
 from qlint.analysis.names.import_paths import _install_dir
 from qlint.analysis.names.modules import import_root
@@ -69,12 +68,12 @@ _DEPENDENCIES: dict[str, str] = {}
 
 
 _ENABLED = False
-_STORE: Path | None = None
+_STORE = None  # a `qlint.wrapper_store.WrapperStore` (any object with `load(root)`, `save(record)`)
 _INDEXES: dict[str, WrapperIndex | None] = {}
 _ROOTS: dict[str, str | None] = {}
 
 
-def enable(store: Path | None = None, paths: list[str] = ()) -> None:
+def enable(store=None, paths: list[str] = ()) -> None:
     """Answer from the index from now on (a run over many files; `store`: where the results
     cache keeps it between runs, None with `--no-cache`). The indexes of the roots of `paths`
     are made now: workers forked next inherit them instead of each making its own."""
@@ -104,7 +103,15 @@ def index_for(path: str, project) -> WrapperIndex | None:
     return _INDEXES[root]
 
 
-def rebuilt_digest(root: str, store: Path | None) -> str | None:
+def imports_a_wrapper(text: str, path: str, project) -> bool:
+    """QL102's import trigger: the file imports a function of another module of the project
+    that inserts what it is given (or a class it subclasses has such a method). In a run over
+    many files, only imports the project's index of wrapper names holds are looked up."""
+    index = index_for(path, project)
+    return wrapper_search(project, None, path).imports_helper(project, path, text, index)
+
+
+def rebuilt_digest(root: str, store) -> str | None:
     """The digest of the index of `root` worked out again from the project as it is now (and
     kept in `store`), for the results cache when the kept one no longer holds. None where no
     index can be made."""
@@ -113,11 +120,11 @@ def rebuilt_digest(root: str, store: Path | None) -> str | None:
 
 
 def _loaded(root: str) -> WrapperIndex | None:
-    record = wrapper_record.load(_STORE, root)
+    record = _STORE.load(root) if _STORE is not None else None
     if record is None or not record.still_valid(_stat):
         return None
-    if record.dirty:
-        record.save(_STORE)
+    if record.dirty and _STORE is not None:
+        _STORE.save(record)
     return WrapperIndex(root, record.functions, record.classes, record.digest)
 
 
@@ -155,7 +162,7 @@ def _outside_listing(full: str) -> bool:
     return any(d in full for d in _SKIPPED) and any(part in SKIP_DIRS for part in full.split("."))
 
 
-def build(root: str, store: Path | None = None) -> WrapperIndex | None:
+def build(root: str, store=None) -> WrapperIndex | None:
     """Read the project under `root` once: the functions and classes of its inserting modules
     that may be wrappers, and every name re-exports bind them to."""
     files = disk_files(root)
@@ -184,7 +191,8 @@ def build(root: str, store: Path | None = None) -> WrapperIndex | None:
                 sinks.append(ModuleText(text))
     functions, classes = candidates(sinks, renames)
     record = wrapper_record.Record(root, functions, classes, stats)
-    record.save(store)
+    if store is not None:
+        store.save(record)
     return WrapperIndex(root, record.functions, record.classes, record.digest)
 
 
