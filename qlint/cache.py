@@ -32,13 +32,14 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
+import sys
 import time
 import zlib
 from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from qlint import __version__, checksummed_files
+from qlint import __version__, checksummed_files, listed_dependencies
 from qlint.analysis import wrapper_record
 from qlint.analysis.project_files import disk_files, holds_any, parse_listing_dependency
 from qlint.diagnostic import (
@@ -57,8 +58,10 @@ from qlint.wrapper_store import WrapperStore
 
 # 4: results of whole-project scans carry a listing dependency; a cache written without it
 # would keep serving them after a new module changed them.
-_MAGIC = "qlint-cache-4"
-_HEADER = b"qlint-cache-4\n"
+# 5: their dependencies on a whole listing may be set aside behind one marker
+# (`qlint.listed_dependencies`), which a cache reader before 5 would not know to check.
+_MAGIC = "qlint-cache-5"
+_HEADER = b"qlint-cache-5\n"
 _SHARDS = 64
 _RACY_NS = 2_000_000_000  # stats younger than this at store time are not trusted later
 _UNTRUSTED = -1
@@ -87,6 +90,10 @@ class Cache:
         self._stats: dict[str, tuple[int, int] | None] = {}  # dependencies' stats this run
         self._unlooked: dict[str, tuple[int, int] | None] = {}  # of those, paths not looked up yet
         self._listings: dict[tuple[str, bool], list[str]] = {}  # (root, recursive) -> files this run
+        self._listed: dict[tuple[str, bool], str | None] = {}  # (root, recursive) -> fingerprint now
+        # Directories the run's file discovery listed (`Discovery.listings`, `.names`): listed once.
+        self.walked: dict[str, tuple] = {}
+        self.walked_names: dict[str, frozenset[str]] = {}
         self._holds: dict[tuple[str, tuple[bytes, ...]], bool] = {}
         self.wrappers = WrapperStore(self.directory / __version__ / f"{fingerprint}.wrappers")
         self._wrapper_digests: dict[str, str | None] = {}  # root -> the index's digest this run
@@ -141,20 +148,35 @@ class Cache:
                 return None
             # Same content, new stat: remember it so the next run stats only.
             self.entries[path] = (*self._stat_key_values(*now), digest, diagnostics, deps, dep_stats)
+        listed = self._listings_unchanged(deps)
+        refresh = listed is None
+        if refresh:  # a listing changed: its set-aside dependencies are checked one by one
+            restored = self._restored(path, deps, dep_stats)
+            if restored is None:
+                return None
+            deps, dep_stats = restored
+            listed = frozenset()
         stats = self._stats
         for dep, dep_digest in self._unvouched(deps, dep_stats):  # thousands per result
             now = stats.get(dep, _UNSEEN)
             if now is _UNSEEN:
                 if type(dep) is not str:
                     return None
+                if dep.startswith(listed_dependencies.LISTED_PREFIX):
+                    if listed_dependencies.parse_listed_key(dep) in listed:
+                        continue  # a marker `_listings_unchanged` found equal
+                    return None
                 listing = parse_listing_dependency(dep)
                 if listing is not None:
-                    if not self._no_new_match(path, deps, *listing):
+                    if listing[:2] not in listed and not self._no_new_match(path, deps, *listing):
                         return None
                     continue
                 if dep.startswith(wrapper_record.PREFIX):
                     if self._wrapper_digest(dep) != dep_digest:
                         return None
+                    continue
+                if dep_digest == "" and self._not_walked(dep):
+                    stats[dep] = None  # recorded absent, still absent: the run's view of it
                     continue
                 now = self._stat_now(dep)
             if type(dep_digest) is not str:
@@ -172,7 +194,62 @@ class Cache:
         except (ValueError, KeyError, TypeError, IndexError, AttributeError):
             del self.entries[path]  # undecodable: check the file again and store a good entry
             return None
-        return FileResult(path=path, diagnostics=decoded, dependencies=dict(deps), parsed=False)
+        result = FileResult(path=path, diagnostics=decoded, dependencies=dict(deps), parsed=False)
+        if refresh:
+            # Valid, though a listing's fingerprint differed (a touch, an unrelated new file):
+            # stored again with the stats of now, so the next run compares fingerprints again.
+            self.store(result, *self._stats[path], digest)
+        return result
+
+    def _listings_unchanged(self, deps: dict) -> frozenset[tuple[str, bool]] | None:
+        """The (root, recursive) of every marker among `deps` if each listing's fingerprint
+        is the one recorded (empty without markers); None when one differs. Markers come
+        first (`listed_dependencies.set_aside`): the scan stops at the first other key, so
+        the 3,800 results without markers of a warm ExecuTorch run cost one look each (a
+        marker found later, which this version never writes, fails the lookup's loop)."""
+        same = []
+        for dep, recorded in deps.items():
+            if type(dep) is not str or not dep.startswith(listed_dependencies.LISTED_PREFIX):
+                break
+            group = listed_dependencies.parse_listed_key(dep)
+            if group is None or self._fingerprint_now(*group) != recorded:
+                return None
+            same.append(group)
+        return frozenset(same)
+
+    def _fingerprint_now(self, root: str, recursive: bool) -> str | None:
+        """The fingerprint of what `root` lists now, with this run's stats; once per run."""
+        key = (root, recursive)
+        if key in self._listed:
+            return self._listed[key]
+        items = []
+        for file in self._listing(root, recursive):
+            stat = self._stat_now(file)
+            if stat is None:  # gone between the listing and its stat
+                items = None
+                break
+            items.append((file, stat))
+        found = self._listed[key] = listed_dependencies.fingerprint(items) if items is not None else None
+        return found
+
+    def _restored(self, path: str, deps: dict, dep_stats: dict) -> tuple[dict, dict] | None:
+        """The entry's dependencies with those set aside behind its markers read back; None
+        when the side file is missing or was written for other markers."""
+        markers = {d: v for d, v in deps.items() if type(d) is str and d.startswith(listed_dependencies.LISTED_PREFIX)}
+        if not markers:
+            return deps, dep_stats
+        aside = listed_dependencies.read(self.shards, path, markers)
+        if aside is None:
+            return None
+        full = {d: v for d, v in deps.items() if d not in markers}
+        full.update(aside[0])
+        return full, {**dep_stats, **aside[1]}
+
+    def _listing(self, root: str, recursive: bool) -> list[str]:
+        files = self._listings.get((root, recursive))
+        if files is None:
+            files = self._listings[root, recursive] = disk_files(root, recursive, self.walked)
+        return files
 
     def _unvouched(self, deps: dict, dep_stats: dict):
         """The dependencies left to look at one by one: all of them, or for a result of a
@@ -210,10 +287,7 @@ class Cache:
 
     def _no_new_match(self, path: str, deps: dict, root: str, recursive: bool, needles: tuple[bytes, ...]) -> bool:
         """No file under `root` that the result did not read (one created since) holds a needle."""
-        files = self._listings.get((root, recursive))
-        if files is None:
-            files = self._listings[root, recursive] = disk_files(root, recursive)
-        for file in files:
+        for file in self._listing(root, recursive):
             if file == path or file in deps:
                 continue
             known = self._holds.get((file, needles))
@@ -222,6 +296,24 @@ class Cache:
             if known:
                 return False
         return True
+
+    def _not_walked(self, path: str) -> bool:
+        """True when the run's file discovery saw that `path` does not exist: a component of
+        it is not among the entries of the deepest directory above it that was walked. Case
+        folded (a case-insensitive file system finds `Foo.py` for `foo.py`); a component
+        that is not ASCII is left to a stat."""
+        names = self.walked_names
+        if not names:
+            return False
+        below = path
+        while True:
+            parent, _, component = below.rpartition(os.sep)
+            if not parent:
+                return False
+            known = names.get(parent)
+            if known is not None:
+                return component.isascii() and component.lower() not in known
+            below = parent
 
     def _stat_now(self, path: str) -> tuple[int, int] | None:
         """(size, mtime_ns) of `path` now, None when it cannot be stat'ed (absent: its content
@@ -270,13 +362,27 @@ class Cache:
             return  # an internal error or unreadable file must be retried next run
         key = self._stat_key_values(size, mtime_ns)
         diagnostics = [diagnostic_to_dict(d) for d in result.diagnostics]
-        deps = dict(result.dependencies)
+        # Interned: the same modules (and the same absent ones: 11,400 mentions of 2,400 on
+        # ExecuTorch) are dependencies of many results, and marshal writes a string it has
+        # already written in a shard as a reference to it, once it is one object.
+        deps = {sys.intern(dep): digest for dep, digest in result.dependencies.items()}
         dep_stats = {}
+        groups = []
         for dep, dep_digest in deps.items():
-            listing = parse_listing_dependency(dep) is not None or dep.startswith(wrapper_record.PREFIX)
-            known = self._stat_of_content(dep) if dep_digest and not listing else None
+            listing = parse_listing_dependency(dep)
+            if listing is not None:
+                groups.append(listing[:2])
+            derived = listing is not None or dep.startswith(wrapper_record.PREFIX)
+            known = self._stat_of_content(dep) if dep_digest and not derived else None
             if known is not None and known[1] == dep_digest:
                 dep_stats[dep] = known[0]
+        if groups and key[0] != _UNTRUSTED:
+            split = listed_dependencies.set_aside(result.path, key, deps, dep_stats, groups, disk_files)
+            if split is not None:
+                kept, kept_stats, aside, aside_stats = split
+                markers = {d: v for d, v in kept.items() if d.startswith(listed_dependencies.LISTED_PREFIX)}
+                if listed_dependencies.write(self.shards, result.path, markers, aside, aside_stats):
+                    deps, dep_stats = kept, kept_stats
         self.entries[result.path] = (*key, digest, diagnostics, deps, dep_stats)
         self._hashes[result.path] = digest
 
@@ -372,11 +478,15 @@ class _ShardedEntries(MutableMapping):
         self._cache = cache
         self.loaded: dict[int, dict[str, tuple]] = {}
         self.changed: set[int] = set()
+        self._dir_shards: dict[str, int] = {}
 
     def _shard(self, path: str) -> tuple[int, dict[str, tuple]]:
         if type(path) is not str:
             raise KeyError(path)
-        shard = shard_of(path)
+        directory = path[: path.rfind(os.sep)]
+        shard = self._dir_shards.get(directory)
+        if shard is None:  # `shard_of`, once per directory: a warm run asks for every file
+            shard = self._dir_shards[directory] = shard_of(path)
         entries = self.loaded.get(shard)
         if entries is None:
             entries = self.loaded[shard] = self._cache.load_shard(shard)

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from qlint import DISTRIBUTION, __version__, rollout_args, stdin
+from qlint import DISTRIBUTION, __version__, rollout_args
 from qlint.registry import RegistryError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -153,6 +153,10 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 def _reads_stdin(args: argparse.Namespace) -> bool:
+    if "-" not in args.paths and args.stdin_filename is None:
+        return False  # the usual run: the standard input module is not imported at all
+    from qlint import stdin
+
     try:
         return stdin.requested(args.paths, args.stdin_filename)
     except stdin.StdinUsageError as exc:
@@ -161,6 +165,7 @@ def _reads_stdin(args: argparse.Namespace) -> bool:
 
 def _settings(args: argparse.Namespace):
     """Settings for standard input: the config nearest `--stdin-filename`."""
+    from qlint import stdin
     from qlint.config import ConfigError, load_settings
 
     try:
@@ -325,6 +330,7 @@ def _cmd_fix(args: argparse.Namespace, diff_only: bool) -> int:
 
 def _cmd_stdin(args: argparse.Namespace, settings, mode: str) -> int:
     """`-`: check or fix standard input; `fix -` prints the fixed text, the report on stderr."""
+    from qlint import stdin
     from qlint.reporters import ReportOptions, render
     from qlint.reporters.snippet import use_color
 

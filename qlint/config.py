@@ -17,12 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from qlint import registry
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10 needs the backport
-    import tomli as tomllib
-
 from qlint.settings import Settings
 
 CONFIG_NAMES = ("qlint.toml", "pyproject.toml")
@@ -273,6 +267,12 @@ def _runtime_table(value: Any, loc: _Where) -> dict[str, Any]:
 
 
 def _parse(path: Path, data: bytes) -> dict[str, Any]:
+    # Imported here: most runs find no qlint table and parse nothing, and tomllib (with the
+    # datetime and string it imports) costs every start a few milliseconds.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10 needs the backport
+        import tomli as tomllib
     try:
         return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:

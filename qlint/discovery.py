@@ -13,8 +13,9 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 
+from qlint.analysis.project_files import Listing, listing_of
+from qlint.gitignore import IgnoreFile, glob_to_regex, is_ignored
 from qlint.results import display_path
 from qlint.settings import Settings
 
@@ -22,10 +23,28 @@ from qlint.settings import Settings
 PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
-@dataclass
 class Discovery:
-    files: list[str] = field(default_factory=list)  # absolute, sorted, unique
-    errors: list[str] = field(default_factory=list)
+    """What a walk found (a plain class: a dataclass costs every start of `qlint` about a
+    millisecond, to build its methods)."""
+
+    __slots__ = ("errors", "files", "listings", "names")
+
+    def __init__(
+        self,
+        files: list[str] | None = None,
+        errors: list[str] | None = None,
+        listings: dict[str, Listing] | None = None,
+        names: dict[str, frozenset[str]] | None = None,
+    ):
+        self.files = files if files is not None else []  # absolute, sorted, unique
+        self.errors = errors if errors is not None else []
+        # directory -> its `project_files.listing_of`, for each directory walked: what the
+        # results cache checks listings against, without listing them again (ExecuTorch: 640).
+        self.listings = listings if listings is not None else {}
+        # directory -> the casefolded names of all its entries, for each directory walked: a
+        # path whose component is not among its walked parent's names does not exist (the
+        # cache's absent dependencies, 2,400 on ExecuTorch, need no stat each).
+        self.names = names if names is not None else {}
 
 
 def discover(paths: Sequence[str], settings: Settings) -> Discovery:
@@ -33,163 +52,7 @@ def discover(paths: Sequence[str], settings: Settings) -> Discovery:
     walker = _Walker(settings)
     for arg in paths or (".",):
         walker.add_argument(arg)
-    return Discovery(sorted(walker.files), walker.errors)
-
-
-def glob_to_regex(pattern: str, star_crosses_slash: bool) -> str:
-    """Translate a glob with `**` to a regex body. gitignore's `*` stops at `/`; fnmatch's not."""
-    star = ".*" if star_crosses_slash else "[^/]*"
-    out: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if c == "*" and pattern.startswith("**", i):
-            at_start = i == 0 or pattern[i - 1] == "/"
-            j = i + 2
-            if at_start and j < n and pattern[j] == "/":
-                out.append("(?:.*/)?")  # `**/`: zero or more directories
-                i = j + 1
-                continue
-            if at_start and j == n:
-                out.append(".*")  # trailing `/**`: everything inside
-                i = j
-                continue
-            out.append(star)
-            i = j
-        elif c == "*":
-            out.append(star)
-            i += 1
-        elif c == "?":
-            out.append("." if star_crosses_slash else "[^/]")
-            i += 1
-        elif c == "[":
-            end = pattern.find("]", i + 2 if pattern.startswith("[!", i) else i + 1)
-            if end == -1:
-                out.append(re.escape(c))
-                i += 1
-                continue
-            body = pattern[i + 1 : end]
-            if body.startswith("!"):
-                body = "^" + body[1:]
-            out.append("[" + body.replace("\\", "\\\\") + "]")
-            i = end + 1
-        elif c == "\\" and i + 1 < n:
-            out.append(re.escape(pattern[i + 1]))
-            i += 2
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return "".join(out)
-
-
-@dataclass
-class IgnoreRule:
-    pattern: str  # regex body; compiled only folded with the rest of its run (`IgnoreFile`)
-    negate: bool
-    dir_only: bool
-    anchored: bool  # has a `/`: matches the path relative to the file; else the name only
-    literal: str | None = None  # the glob, when it has no wildcard: matched by equality
-
-    @property
-    def regex(self) -> re.Pattern[str]:
-        return re.compile(self.pattern, re.DOTALL)
-
-
-@dataclass
-class IgnoreFile:
-    """One `.gitignore`: its rules apply to paths below `base`, relative to it.
-
-    The last matching rule decides, so only the order of `!` and plain rules matters: each
-    run of consecutive rules of one polarity folds into one regex per (name|path, file|dir),
-    and the runs are tried from the last. A file without `!` rules is one run: one
-    `fullmatch` per entry instead of one per rule.
-    """
-
-    base: str
-    rules: list[IgnoreRule]
-
-    def __post_init__(self) -> None:
-        self.prefix = self.base.rstrip(os.sep) + os.sep
-        self.needs_path = any(r.anchored for r in self.rules)
-        runs: list[list[IgnoreRule]] = []
-        for rule in self.rules:
-            if runs and runs[-1][0].negate == rule.negate:
-                runs[-1].append(rule)
-            else:
-                runs.append([rule])
-        # Per run and (name|path, file|dir): the rules without wildcards as a set (pytorch's
-        # .gitignore, which ao copies, has 158 of them among 262 rules), the others folded.
-        self._runs = [
-            (
-                run[0].negate,
-                {
-                    (anchored, is_dir): _fold([r for r in run if r.anchored == anchored and (is_dir or not r.dir_only)])
-                    for anchored in (False, True)
-                    for is_dir in (False, True)
-                },
-            )
-            for run in reversed(runs)
-        ]
-
-    @classmethod
-    def parse(cls, base: str, text: str) -> IgnoreFile:
-        rules = []
-        for raw in text.splitlines():
-            rule = _parse_ignore_line(raw)
-            if rule is not None:
-                rules.append(rule)
-        return cls(base, rules)
-
-    def match(self, rel: str, name: str, is_dir: bool) -> bool | None:
-        """True: ignored, False: re-included by `!`, None: no rule here says anything."""
-        for negate, folded in self._runs:
-            names, by_name = folded[(False, is_dir)]
-            if name in names or (by_name is not None and by_name.fullmatch(name)):
-                return not negate
-            paths, by_path = folded[(True, is_dir)]
-            if rel in paths or (by_path is not None and by_path.fullmatch(rel)):
-                return not negate
-        return None
-
-
-def _fold(rules: list[IgnoreRule]) -> tuple[frozenset[str], re.Pattern[str] | None]:
-    literals = frozenset(r.literal for r in rules if r.literal is not None)
-    bodies = [r.pattern for r in rules if r.literal is None]
-    return literals, (re.compile("|".join(f"(?:{b})" for b in bodies), re.DOTALL) if bodies else None)
-
-
-def _parse_ignore_line(line: str) -> IgnoreRule | None:
-    if not line or line.startswith("#"):
-        return None
-    # Trailing spaces are dropped unless escaped with a backslash.
-    stripped = line.rstrip(" ")
-    if stripped.endswith("\\") and len(stripped) < len(line):
-        stripped += " "
-    line = stripped
-    negate = line.startswith("!")
-    if negate or line.startswith(("\\!", "\\#")):  # `\!` and `\#` are literal
-        line = line[1:]
-    dir_only = line.endswith("/")
-    line = line.rstrip("/")
-    if not line:
-        return None
-    # A bare name (no `/` but a trailing one) matches at any depth, so by name alone.
-    anchored = "/" in line
-    line = line.lstrip("/")
-    literal = None if any(ch in line for ch in "*?[\\") else line
-    return IgnoreRule(glob_to_regex(line, star_crosses_slash=False), negate, dir_only, anchored, literal)
-
-
-def is_ignored(stack: Sequence[IgnoreFile], path: str, name: str, is_dir: bool) -> bool:
-    """Deeper `.gitignore` files override shallower ones; within one, the last rule wins."""
-    for ignore in reversed(stack):
-        if not path.startswith(ignore.prefix):
-            continue
-        rel = path[len(ignore.prefix) :].replace(os.sep, "/") if ignore.needs_path else ""
-        verdict = ignore.match(rel, name, is_dir)
-        if verdict is not None:
-            return verdict
-    return False
+    return Discovery(sorted(walker.files), walker.errors, walker.listings, walker.names)
 
 
 class ExcludeMatcher:
@@ -248,6 +111,8 @@ class _Walker:
         self.files: set[str] = set()
         self.errors: list[str] = []
         self.visited: set[str] = set()  # real paths of directories already walked
+        self.listings: dict[str, Listing] = {}
+        self.names: dict[str, frozenset[str]] = {}
 
     def add_argument(self, arg: str) -> None:
         path = os.path.abspath(arg)
@@ -281,6 +146,8 @@ class _Walker:
             except OSError as exc:
                 self.errors.append(f"{display_path(directory)}: cannot read directory: {exc.strerror or exc}")
                 continue
+            self.listings[directory] = listing_of(entries)
+            self.names[directory] = frozenset(entry.name.casefold() for entry in entries)
             if self.gitignore:
                 for entry in entries:
                     if entry.name == ".gitignore":

@@ -197,18 +197,21 @@ def _check_source(
             project=project,
             module=module,
         )
-        for rule in active:
-            if cancelled is not None and cancelled():
-                project.dependencies_of(path)  # what it read so far is no dependency of anything
-                raise CheckCancelled(path)
-            try:
-                diagnostics.extend(rule.check(ctx))
-            except RecursionError:
-                failed.add(rule.code)
-                result.errors.append(f"{path}: {rule.code} gave up: expression too deeply nested")
-            except Exception as exc:  # a rule bug must not lose the other files' findings
-                failed.add(rule.code)
-                result.errors.append(internal_error(path, rule, exc))
+        try:
+            for rule in active:
+                if cancelled is not None and cancelled():
+                    project.dependencies_of(path)  # what it read so far is no dependency of anything
+                    raise CheckCancelled(path)
+                try:
+                    diagnostics.extend(rule.check(ctx))
+                except RecursionError:
+                    failed.add(rule.code)
+                    result.errors.append(f"{path}: {rule.code} gave up: expression too deeply nested")
+                except Exception as exc:  # a rule bug must not lose the other files' findings
+                    failed.add(rule.code)
+                    result.errors.append(internal_error(path, rule, exc))
+        finally:
+            project.end_check()
         result.dependencies = project.dependencies_of(path)
 
     # Tokenizing for comments is the slowest step on big files: only when it can matter.

@@ -92,6 +92,8 @@ def run_check(
     if progress is not None:  # an object with start(total) and advance(n) (qlint.progress)
         progress.start(len(found.files))
     cache = Cache.for_settings(settings) if use_cache else None
+    if cache is not None:
+        cache.walked, cache.walked_names = found.listings, found.names
     results: dict[str, FileResult] = {}
     todo: list[str] = []
     for path in found.files:
@@ -103,7 +105,11 @@ def run_check(
     run = RunResult(errors=found.errors, cached=len(results))
     if progress is not None:
         progress.advance(len(results))
-    with _summaries(settings, use_cache, bool(todo)), _wrapper_index(cache, todo, settings):
+    with (
+        _summaries(settings, use_cache, bool(todo)),
+        _contents_fixed(bool(todo)),
+        _wrapper_index(cache, todo, settings),
+    ):
         for path, (result, size, mtime_ns, digest) in _map(_check_one, todo, settings, jobs):
             results[path] = result
             if progress is not None:
@@ -164,6 +170,16 @@ def run_fix(
                     before = per_file[site]
                     reports[site] = replace(reports[site], applied=before.applied, remaining=before.remaining)
     return FixRunResult([reports[p] for p in found.files], found.errors, session)
+
+
+def _contents_fixed(needed: bool) -> contextlib.AbstractContextManager:
+    """A check run changes no file: other modules' content keys are taken once (forked
+    workers inherit the setting). Not for `qlint fix`, whose files change during the run."""
+    if not needed:
+        return contextlib.nullcontext()
+    from qlint.analysis.names.project import ProjectIndex
+
+    return ProjectIndex.contents_fixed()
 
 
 def _summaries(settings: Settings, use_cache: bool, needed: bool) -> contextlib.AbstractContextManager:

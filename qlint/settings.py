@@ -188,16 +188,21 @@ def _plugin_fingerprint(codes: tuple[str, ...]) -> list[str]:
 def _code_fingerprint() -> str:
     """Size and mtime of every file of the package (rules, analysis, op table data): a
     development checkout or a regenerated op table invalidates cached findings, not only a
-    version bump. About a hundred stats per run."""
+    version bump. About 190 stats per run, by `os.scandir` with paths cut from strings (an
+    `os.walk` with `relpath` per file cost twice as much)."""
     package = os.path.dirname(os.path.abspath(__file__))
+    cut = len(package) + 1
     stamps = []
-    # os.walk, not Path.rglob: the same stats at a fraction of the cost, on every run.
-    for directory, subdirs, files in os.walk(package):
-        subdirs[:] = [d for d in subdirs if d not in ("runtime", "lsp", "__pycache__")]
-        for name in files:
-            if name.endswith((".py", ".json")):
-                path = os.path.join(directory, name)
-                st = os.stat(path)
-                rel = os.path.relpath(path, package).replace(os.sep, "/")
-                stamps.append(f"{rel}:{st.st_size}:{st.st_mtime_ns}")
+    pending = [package]
+    while pending:
+        with os.scandir(pending.pop()) as entries:
+            for entry in entries:
+                name = entry.name
+                if entry.is_dir(follow_symlinks=False):  # as os.walk: links to directories not entered
+                    if name not in ("runtime", "lsp", "__pycache__"):
+                        pending.append(entry.path)
+                elif name.endswith((".py", ".json")):
+                    st = entry.stat()
+                    rel = entry.path[cut:].replace(os.sep, "/")
+                    stamps.append(f"{rel}:{st.st_size}:{st.st_mtime_ns}")
     return hashlib.sha256("\n".join(sorted(stamps)).encode()).hexdigest()[:16]

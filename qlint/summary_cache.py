@@ -78,9 +78,11 @@ def summary_store(settings: Settings, enabled: bool) -> Iterator[None]:
     reads and writes module summaries in the store of `settings` (none with `--no-cache`)."""
     from qlint.analysis.names.project import ProjectIndex
 
-    before = ProjectIndex.store
+    before, layout = ProjectIndex.store, ProjectIndex.fixed_layout
     ProjectIndex.use_store(SummaryStore.for_settings(settings) if enabled else None)
+    ProjectIndex.fix_layout(True)  # no module file appears or disappears during the run
     try:
         yield
     finally:
         ProjectIndex.use_store(before)
+        ProjectIndex.fix_layout(layout)

@@ -652,3 +652,47 @@ def test_a_result_with_thousands_of_dependencies_is_checked_as_exactly_as_one_wi
     assert hit()
     old_file(tmp_path / "gone.py", "")
     assert not hit()
+
+
+def test_an_absent_dependency_the_walk_saw_absent_is_not_stated(tmp_path, monkeypatch):
+    # Discovery scanned the directory the module would be in: its names say the module is
+    # still absent, without a stat. A name the walk saw (in any case), or a component that
+    # is not ASCII, is left to the stat, and a module created since misses as before.
+    from qlint.discovery import discover
+
+    f = old_file(tmp_path / "a.py", "x\n")
+    old_file(tmp_path / "Cased.py", "")
+    absent = [tmp_path / "gone.py", tmp_path / "pkg" / "gone" / "__init__.py", tmp_path / "cased.py"]
+    absent.append(tmp_path / "ünï.py")
+    c = Cache(tmp_path / "cache", "fp")
+    stored(c, f, deps={str(p): "" for p in absent})
+    c.save()
+    seen: list[str] = []
+    real_stat = os.stat
+    monkeypatch.setattr(cache_mod.os, "stat", lambda p, *a, **k: seen.append(os.fspath(p)) or real_stat(p, *a, **k))
+
+    def warm() -> bool:
+        found = discover([str(tmp_path)], settings(tmp_path))
+        c = Cache(tmp_path / "cache", "fp")
+        c.walked, c.walked_names = found.listings, found.names
+        seen.clear()  # (os.stat is the os module's: discovery's own stats are not counted)
+        return c.lookup(str(f)) is not None
+
+    assert warm()
+    assert sorted(seen) == sorted([str(f), str(tmp_path / "cased.py"), str(tmp_path / "ünï.py")])
+    (tmp_path / "pkg" / "gone").mkdir(parents=True)
+    assert warm()  # the directory alone: its `__init__.py` is still absent
+    old_file(tmp_path / "pkg" / "gone" / "__init__.py", "")
+    assert not warm()
+
+
+def test_a_dependency_shared_by_results_is_one_string_in_the_index(tmp_path):
+    # The same module (found or absent) is a dependency of many results: one object, which
+    # marshal then writes once per shard and refers to after.
+    a, b = old_file(tmp_path / "a.py", "x\n"), old_file(tmp_path / "b.py", "y\n")
+    gone = str(tmp_path / "torch.py")
+    c = Cache(tmp_path / "cache", "fp")
+    stored(c, a, deps={gone[:-3] + ".py": ""})
+    stored(c, b, deps={"".join(gone): ""})
+    (ka,), (kb,) = c.entries[str(a)][4], c.entries[str(b)][4]
+    assert ka == kb == gone and ka is kb

@@ -183,3 +183,23 @@ def test_a_new_normaliser_refreshes_every_cached_result_that_asked_for_the_norma
     cached, found = run()
     assert found == [("QL101", 4)]  # `second.count` now sees packets: quiet
     assert cached == 2  # __init__ and unrelated; first and second were checked again
+
+
+def test_the_listings_file_discovery_made_are_the_listings_the_cache_would_make(tmp_path):
+    # The results cache checks listings against the directories discovery scanned this run
+    # instead of listing them again: the files, and their order (a listing's fingerprint
+    # follows it), must be those `disk_files` finds by itself, whatever discovery skipped.
+    from qlint.discovery import discover
+    from qlint.settings import Settings
+
+    write_package(tmp_path, "pkg.sub", a="x = 1\n", b="y = 2\n")
+    (tmp_path / ".gitignore").write_text("ignored/\n")
+    for extra in ("ignored/i.py", ".hidden/h.py", "build/b.py", "pkg/notes.txt", "pkg/sub/c.pyi"):
+        (tmp_path / extra).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / extra).write_text("")
+    os.symlink(tmp_path / "pkg" / "sub", tmp_path / "pkg" / "linked")
+    found = discover([str(tmp_path)], Settings(root=tmp_path))
+    assert str(tmp_path / "ignored") not in found.listings  # pruned: the cache lists it itself
+    for root in (tmp_path, tmp_path / "pkg"):
+        assert disk_files(str(root), True, found.listings) == disk_files(str(root), True)
+    assert str(tmp_path / "ignored" / "i.py") in disk_files(str(tmp_path), True, found.listings)

@@ -133,6 +133,26 @@ def test_names_the_file_never_calls_are_not_asked_about(tmp_path, monkeypatch):
     assert "OCC" not in asked and "insert_op" not in asked
 
 
+def test_the_text_is_not_searched_for_names_that_cannot_be_helpers(tmp_path, monkeypatch):
+    # `import torch` and names imported from torch* are never helpers: the search for calls
+    # of them is skipped, the project's own names are still searched for.
+    from qlint.analysis.graphs import called_names
+
+    searched = []
+    real = called_names.may_call
+
+    def recording(text, name):
+        searched.append(name)
+        return real(text, name)
+
+    monkeypatch.setattr(called_names, "may_call", recording)
+    monkeypatch.setattr(forwarding, "_IMPORTED", {})
+    imports = "from pkg.testing import check_nodes, OCC\nfrom torch.fx import GraphModule"
+    assert _check(tmp_path, ("QL101",), "check_nodes(m, {torch.ops.aten.relu: 1})", imports) == [7]
+    assert {"check_nodes", "OCC"} <= set(searched)
+    assert "torch" not in searched and "GraphModule" not in searched
+
+
 def test_the_memo_in_the_check_cache_keeps_no_cycle_through_the_context():
     # A cycle would keep every checked file's tree alive until the cyclic GC ran.
     import ast

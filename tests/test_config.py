@@ -259,3 +259,43 @@ def test_well_formed_extra_sinks_are_accepted(tmp_path):
     sinks = ["register_lowering_pattern:0", "*:expected_ops", "pkg.mod.check:2"]
     (tmp_path / "pyproject.toml").write_text(f"[tool.qlint.QL101]\nextra-sinks = {json.dumps(sinks)}\n")
     assert load_settings([str(tmp_path)]).options_for("QL101")["extra-sinks"] == tuple(sinks)
+
+
+def test_the_code_fingerprint_follows_the_package_files_but_not_the_server_or_runtime(tmp_path, monkeypatch):
+    import hashlib
+    import os
+
+    from qlint import settings as settings_mod
+
+    pkg = tmp_path / "qlint"
+    for rel in ("settings.py", "rules/r.py", "data/ops.json", "lsp/server.py", "runtime/w.py", "notes.md"):
+        (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / rel).write_text("x\n")
+    os.symlink(pkg / "rules", pkg / "linked")  # a link to a directory is not entered (as os.walk)
+    monkeypatch.setattr(settings_mod, "__file__", str(pkg / "settings.py"))
+
+    def fingerprint() -> str:
+        settings_mod._code_fingerprint.cache_clear()
+        return settings_mod._code_fingerprint()
+
+    def by_walk() -> str:
+        stamps = []
+        for directory, subdirs, files in os.walk(pkg):
+            subdirs[:] = [d for d in subdirs if d not in ("runtime", "lsp", "__pycache__")]
+            for name in files:
+                if name.endswith((".py", ".json")):
+                    st = os.stat(os.path.join(directory, name))
+                    rel = os.path.relpath(os.path.join(directory, name), pkg).replace(os.sep, "/")
+                    stamps.append(f"{rel}:{st.st_size}:{st.st_mtime_ns}")
+        return hashlib.sha256("\n".join(sorted(stamps)).encode()).hexdigest()[:16]
+
+    try:
+        first = fingerprint()
+        assert first == by_walk()
+        (pkg / "lsp" / "server.py").write_text("changed\n")
+        (pkg / "notes.md").write_text("changed\n")
+        assert fingerprint() == first
+        (pkg / "data" / "ops.json").write_text("changed\n")
+        assert fingerprint() != first and fingerprint() == by_walk()
+    finally:
+        settings_mod._code_fingerprint.cache_clear()

@@ -335,3 +335,56 @@ def test_rules_without_wildcards_match_as_their_regexes_do():
         for is_dir in (False, True):
             name = rel.rsplit("/", 1)[-1]
             assert ig.match(rel, name, is_dir) == last_rule(rel, name, is_dir), (rel, is_dir)
+
+
+def _last_rule(ig: IgnoreFile, rel: str, is_dir: bool) -> bool | None:
+    """The verdict by definition: the last rule whose own regex matches."""
+    name = rel.rsplit("/", 1)[-1]
+    for rule in reversed(ig.rules):
+        if (not rule.dir_only or is_dir) and rule.regex.fullmatch(rel if rule.anchored else name):
+            return not rule.negate
+    return None
+
+
+def test_shortcut_shapes_match_as_their_regexes_do():
+    # Each shape the matcher takes a shortcut for (equality, suffix, prefix, infix, `**/x`
+    # as a name, rules grouped under a literal first directory), beside look-alikes that
+    # must go through their regex (inner `*`, `?`, classes, `**/` before a path).
+    text = (
+        "*.pyc\nbazel-*\n*.so*\n**/.cache\n**/*.tmp\n**/gen-*\n**/a*b\n**/x/y\n**/[!a]b\n"
+        "*.a*.b\nx?z\n[ab]*\ntorch/lib/*.so*\n!torch/lib/keep.so\ntorch/**/gen\n/top*.py\n"
+        "docs/src/**/*\n*/**/__pycache__\n!*.so.keep\nout/\n!**/out.d/\n"
+    )
+    ig = IgnoreFile.parse("/r", text)
+    rels = [
+        "m.pyc", "d/m.pyc", "m.pyc.x", "bazel-out", "d/bazel-x", "xbazel-", "a.so", "a.so.1", "so", ".cache",
+        "d/e/.cache", ".cachex", "f.tmp", "d/f.tmp", "gen-1", "d/gen-", "ab", "d/a-b", "d/x/y", "x/y", "y",
+        "cb", "d/cb", "ab", "q.a1.b", "xyz", "x/z", "bq", "x.so", "x.so.1", "d/y.so", "d/y.so.keep",
+        "torch/lib/a.so", "torch/lib/keep.so", "torch/lib/d/a.so",
+        "torchao/lib/a.so", "torch/a/b/gen", "torch/gen", "top1.py", "d/top1.py", "docs/src/a", "docs/src",
+        "docs/srcx/a", "a/b/__pycache__", "__pycache__", "a/__pycache__", "x.so.keep", "out", "d/out",
+        "out.d", "d/out.d",
+    ]  # fmt: skip
+    for rel in rels:
+        for is_dir in (False, True):
+            assert ig.match(rel, rel.rsplit("/", 1)[-1], is_dir) == _last_rule(ig, rel, is_dir), (rel, is_dir)
+
+
+def test_random_ignore_files_match_as_their_regexes_do():
+    import random
+
+    rng = random.Random(13)
+    pieces = ["a", "b", "ab", ".c", "*", "**", "?", "[ab]", "[!a]", "-"]
+    comps = ["a", "b", "ab", ".c", "a.c", "b-a", "ba", "aab", "c"]
+    for _ in range(300):
+        lines = []
+        for _ in range(rng.randint(1, 8)):
+            parts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 3))) for _ in range(rng.randint(1, 3))]
+            glob = "/".join(parts)
+            lines.append(rng.choice(["", "", "!"]) + rng.choice(["", "", "/", "**/"]) + glob + rng.choice(["", "/"]))
+        ig = IgnoreFile.parse("/r", "\n".join(lines))
+        for _ in range(40):
+            rel = "/".join(rng.choice(comps) for _ in range(rng.randint(1, 4)))
+            for is_dir in (False, True):
+                verdict = ig.match(rel, rel.rsplit("/", 1)[-1], is_dir)
+                assert verdict == _last_rule(ig, rel, is_dir), (lines, rel, is_dir)

@@ -70,3 +70,30 @@ def test_check_source_runs_rules_with_the_collector_paused(monkeypatch):
     check_source(text, "snippet.py", Settings())
     assert seen == [False]
     assert gc.isenabled()
+
+
+def test_the_checked_tree_dies_with_its_check(monkeypatch):
+    # Kept by the project index until the next check, the tree (and what rules keep on its
+    # nodes) was the bulk of what the collector traversed when it resumed after each check.
+    import weakref
+
+    import qlint.engine as engine
+    from qlint.analysis.names.project import ProjectIndex
+
+    trees = []
+    real = engine.parse_module
+
+    def parse(text, path):
+        tree = real(text, path)
+        trees.append(weakref.ref(tree))
+        return tree
+
+    monkeypatch.setattr(engine, "parse_module", parse)
+    project = ProjectIndex()
+    text = "from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\nprepare_pt2e(m, q)\n"
+    gc.disable()  # freed by reference counts alone, not by a collection
+    try:
+        check_source(text, "snippet.py", Settings(), project)
+        assert len(trees) == 1 and trees[0]() is None
+    finally:
+        gc.enable()

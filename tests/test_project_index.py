@@ -148,3 +148,87 @@ def test_star_sources_found_in_every_spelling_and_only_there(tmp_path):
     project = ProjectIndex()
     found = {name: star_sources(project, str(pkg / name), None) for name in cases}
     assert found == {"none.py": (), "spaced.py": ("pkg.a", "pkg.b", "pkg.c"), "text.py": ()}
+
+
+def _layout(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").touch()
+    (pkg / "a.py").write_text("from pkg.ops import DQ\n")
+    (pkg / "b.py").write_text("from pkg.ops import DQ\n")
+    return pkg
+
+
+def test_a_run_over_a_tree_looks_each_module_up_once(tmp_path, monkeypatch):
+    from qlint.settings import Settings
+    from qlint.summary_cache import summary_store
+
+    pkg = _layout(tmp_path)
+    project = ProjectIndex()
+    monkeypatch.setattr(ProjectIndex, "_default", project)
+    looked: list[str] = []
+    real = ProjectIndex.find_module
+    monkeypatch.setattr(ProjectIndex, "find_module", lambda self, m, r: looked.append(m) or real(self, m, r))
+    with summary_store(Settings(root=tmp_path), False):
+        for name in ("a.py", "b.py"):
+            project.begin_check(str(pkg / name))
+            assert project.module_scope("pkg.ops", str(pkg / name)) is None
+        assert looked == ["pkg.ops"]  # the second check of the run asks no file system
+    assert not ProjectIndex.fixed_layout
+    # The next run sees a module created in between; outside a run each check looks again.
+    (pkg / "ops.py").write_text("DQ = 1\n")
+    with summary_store(Settings(root=tmp_path), False):
+        project.begin_check(str(pkg / "a.py"))
+        assert project.module_scope("pkg.ops", str(pkg / "a.py")) is not None
+    (pkg / "ops.py").unlink()
+    project.begin_check(str(pkg / "b.py"))
+    assert project.module_scope("pkg.ops", str(pkg / "b.py")) is None
+
+
+def test_a_check_run_takes_each_content_key_once(tmp_path, monkeypatch):
+    from qlint.analysis.names import content_keys
+
+    module = tmp_path / "m.py"
+    module.write_text("X = 1\n")
+    project = ProjectIndex()
+    stats: list[str] = []
+    real = content_keys.content_key
+    monkeypatch.setattr(content_keys, "content_key", lambda overlay, path: stats.append(path) or real(overlay, path))
+    with ProjectIndex.contents_fixed():
+        assert project.content_key(str(module)) == project.content_key(str(module)) is not None
+        assert ProjectIndex().content_key(str(module)) is not None  # one memo for the run
+    assert stats == [str(module)]
+    module.write_text("X = 22\n")  # the next run (or a check outside one) sees the change
+    assert project.content_key(str(module))[1] == len("X = 22\n")
+    with ProjectIndex.contents_fixed():
+        assert project.content_key(str(module))[1] == len("X = 22\n")
+        buffers = ProjectIndex({str(module): "X = 333\n"})  # an editor's buffers are never frozen
+        assert buffers.content_key(str(module)) == ("overlay", hash("X = 333\n"))
+    assert not ProjectIndex.fixed_content and len(stats) == 4  # a stat per run, one outside, the buffer
+
+
+def test_only_the_check_run_freezes_content_keys(tmp_path, monkeypatch):
+    from qlint import runner
+    from qlint.settings import Settings
+
+    (tmp_path / "a.py").write_text("import torch\nprepare_pt2e(m)\n")
+    seen: list[bool] = []
+    real = runner._check_one
+    monkeypatch.setattr(runner, "_check_one", lambda path, s: seen.append(ProjectIndex.fixed_content) or real(path, s))
+    runner.run_check([str(tmp_path)], Settings(root=tmp_path), use_cache=False, jobs=1)
+    assert seen == [True] and not ProjectIndex.fixed_content
+
+
+def test_a_check_by_relative_path_records_its_reads_under_the_absolute_path(tmp_path, monkeypatch):
+    # Lookups answered from the check's memo record the requester as the first one did.
+    from qlint.engine import check_source
+    from tests.conftest import settings_for, write_package
+
+    pkg = write_package(tmp_path, "pkg", ops="import torch\nDQ = {torch.ops.aten.add}\n", match=MATCHER)
+    monkeypatch.chdir(tmp_path)
+    project = ProjectIndex()
+    (finding,) = check_source(MATCHER, "pkg/match.py", settings_for(("QL101",)), project).diagnostics
+    assert finding.code == "QL101"
+    assert project.dependents(str(pkg / "ops.py")) == {str(pkg / "match.py")}
+    assert project.module_scope("pkg.ops", "pkg/match.py") is project.module_scope("pkg.ops", str(pkg / "match.py"))
+    assert project.dependents(str(pkg / "ops.py")) == {str(pkg / "match.py")}

@@ -74,3 +74,41 @@ def test_a_caller_on_a_late_row_of_a_long_module_is_found(tmp_path):
     root = _repo(tmp_path, a=filler + BN_CALLER)
     assert len(_check(root).diagnostics) == 1
     assert _check(_repo(tmp_path / "e", a=filler + EVAL_CALLER)).diagnostics == []
+
+
+def test_a_caller_module_is_parsed_once_for_its_summary_and_its_calls(tmp_path, monkeypatch):
+    # The summary's parse (for the references) is handed to the reading of the module's
+    # calls instead of a second parse of the same text; the verdicts stay those of a fresh parse.
+    root = _repo(tmp_path, a=EVAL_CALLER, b="X = 1  # not quantize_module: a mention\n")
+    parsed: list[str] = []
+    real = ast.parse
+
+    def parse(source, filename="<unknown>", *args, **kwargs):
+        parsed.append(str(filename))
+        return real(source, filename, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", parse)
+    assert _check(root, ProjectIndex()).diagnostics == []
+    assert sorted(p.rsplit("/", 1)[1] for p in parsed if "/scripts/" in p) == ["a.py", "b.py"]
+    bn = _repo(tmp_path / "bn", a=EVAL_CALLER, b=BN_CALLER)
+    assert len(_check(bn, ProjectIndex()).diagnostics) == 1
+
+
+def test_a_kept_tree_is_handed_over_only_for_the_content_it_was_parsed_from(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("def f():\n    return 1\n")
+    project = ProjectIndex()
+    assert project.fact_at(str(path), REFERENCES, keep_tree=True) is not None
+    assert project.take_tree(str(path), b"def f():\n    return 2\n") is None  # another content
+    assert project.take_tree(str(path), path.read_bytes()) is None  # dropped by the first ask
+    other = tmp_path / "n.py"
+    other.write_text("x = 1\n")
+    project.fact_at(str(other), REFERENCES, keep_tree=True)
+    tree = project.take_tree(str(other), other.read_bytes())
+    assert isinstance(tree, ast.Module) and ast.dump(tree) == ast.dump(ast.parse("x = 1\n"))
+    project.fact_at(str(other), REFERENCES, keep_tree=True)  # summary known: nothing parsed, nothing kept
+    assert project.take_tree(str(other), other.read_bytes()) is None
+    third = tmp_path / "o.py"
+    third.write_text("y = 2\n")
+    project.fact_at(str(third), REFERENCES)  # not asked to keep it
+    assert project.take_tree(str(third), third.read_bytes()) is None

@@ -196,3 +196,52 @@ def test_consumer_modules_are_kept_while_one_file_is_checked_and_dropped_after(t
     assert remove not in packet_consumers._PARSED
     assert lint(add.read_text(), path=str(add), select=("QL102",)) == []
     assert packet_consumers._PARSED[remove][1] is not kept
+
+
+def test_each_packet_of_one_statement_is_judged_by_its_own_sites(tmp_path):
+    # One function keys on both packets: the sites read for the first op asked serve the
+    # second too, which is also matched by its overload alone and stays loud.
+    both = (
+        "import torch\n\n\nclass Passes:\n"
+        "    def insert(self, gm, node):\n"
+        "        gm.graph.create_node(op='call_function', target=torch.ops.aten.zeros_like, args=(node,))\n"
+        "        gm.graph.create_node(op='call_function', target=torch.ops.aten.ones_like, args=(node,))\n\n"
+        "    def remove(self, gm):\n"
+        "        for n in list(gm.graph.nodes):\n"
+        "            if n.target in (torch.ops.aten.zeros_like, torch.ops.aten.ones_like):\n"
+        "                n.replace_all_uses_with(n.args[0])\n"
+        "                gm.graph.erase_node(n)\n"
+        "            if n.target == torch.ops.aten.ones_like.default:\n"
+        "                pass\n"
+    )
+    found = _ql102(tmp_path, add=both)
+    assert [d.code for d in found] == ["QL102"]
+    assert "ones_like" in found[0].message and "zeros_like" not in found[0].message
+
+
+def test_packet_spellings_count_whole_words_without_an_overload_after():
+    from qlint.analysis.names.resolver import OpRef
+    from qlint.rules.packet_consumers import packet_spellings
+
+    ref = OpRef("mylib", "scale", None)
+    text = (
+        "torch.ops.mylib.scale\n"  # counted: `.` before the namespace
+        "ops.mylib . scale(x)\n"  # counted: spaces around the dot
+        "xmylib.scale\n"  # another word
+        "torch.ops.mylib.scale.default\n"  # an overload
+        "mylib.scaled\n"  # another op
+        "mylib.scale"  # counted: at the end of the text
+    )
+    assert packet_spellings(ref, text) == 3
+    assert packet_spellings(ref, "émylib.scale _mylib.scale 1mylib.scale") == 0
+
+
+def test_a_module_that_did_not_spell_the_packet_is_read_again_once_it_changes(tmp_path):
+    # What a module did not match is remembered with its content: new content, new search.
+    pkg = write_package(tmp_path, "pkg", add=ADD, remove="import torch\n", pipeline=PIPELINE.format(between="pass"))
+    add = pkg / "add.py"
+    assert [d.code for d in lint(add.read_text(), path=str(add), select=("QL102",))] == ["QL102"]
+    (pkg / "remove.py").write_text(REMOVE)
+    assert lint(add.read_text(), path=str(add), select=("QL102",)) == []
+    (pkg / "remove.py").write_text("import torch\n\n\n")
+    assert [d.code for d in lint(add.read_text(), path=str(add), select=("QL102",))] == ["QL102"]

@@ -518,3 +518,48 @@ def test_trigger_ignores_the_successor_package_but_not_the_old_spellings():
     both = "import torchao.quantization\nfrom torch.ao.quantization.quantizer import Quantizer\n"
     assert rule.triggered_by(both)
     assert ql401(both)
+
+
+def test_trigger_needs_a_moved_word_as_a_whole_word():
+    # The words' pattern has no leading `\b`: the boundary before a match is checked by hand,
+    # and a match that fails it must not hide a whole word later in the text.
+    from qlint.analysis.edits.pt2e_moves import load_moves
+
+    moves = load_moves()
+    assert moves.mentioned("import torch.ao.quantization.quantizer\n")
+    assert moves.mentioned("x_pt2e pt2e")  # the first occurrence is no word, the second is
+    assert not moves.mentioned("x_pt2e my_quantizer quantizers pt2e_x \u00e9pt2e 1pt2e")
+    assert moves.mentioned("(quantizer)")
+
+
+def test_imports_in_every_kind_of_block_are_found():
+    # Only the fields that hold statements are walked: each block kind must still be reached.
+    src = dedent(
+        """
+        import sys
+
+
+        def f(flag):
+            if flag:
+                from torch.ao.quantization.quantize_pt2e import prepare_pt2e
+            else:
+                for _ in ():
+                    from torch.ao.quantization.quantize_pt2e import convert_pt2e
+            try:
+                pass
+            except KeyError:
+                from torch.ao.quantization.quantize_pt2e import prepare_qat_pt2e
+            finally:
+                with open(sys.argv[0]):
+                    from torch.ao.quantization.quantize_pt2e import convert_pt2e as c
+            match flag:
+                case 1:
+                    from torch.ao.quantization.quantize_pt2e import prepare_pt2e as p
+
+
+        class K:
+            while True:
+                from torch.ao.quantization.quantize_pt2e import prepare_pt2e as q
+        """
+    )
+    assert [row for row, _ in spots(ql401(src))] == [7, 10, 14, 17, 20, 25]

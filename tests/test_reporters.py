@@ -287,3 +287,10 @@ def test_every_format_renders_an_empty_list():
             assert out == empty[fmt], fmt
     with pytest.raises(ValueError, match="unknown output format"):
         render("xml", [], ReportOptions())
+
+
+@pytest.mark.parametrize("text", ["", "a", "a\nb\n", "a\r\nb", "a\rb\nc\r\n", "\r", "\n\n", "x\x0cy\x1cz\u2028w\n"])
+def test_snippet_rows_are_the_interpreters_rows(text):
+    from qlint.reporters.snippet import _ROWS, _rows
+
+    assert _rows(text) == _ROWS.split(text)

@@ -37,3 +37,21 @@ def test_function_assigns_names_each_binding_of_the_body_only():
     assert [type(v).__name__ for v in found["x"]] == ["AugAssign", "Constant"]
     assert isinstance(found["fh"][0], ast.Call) and "u" not in found
     assert not {"hidden", "also_hidden", "inner", "C", "q", "r"} & set(found)
+
+
+def test_bindings_deep_inside_expressions_are_found():
+    # The walk skips only what cannot bind: names, constants and tokens. Comprehensions and
+    # `:=` sit under calls, keywords, subscripts, f-strings, conditional expressions.
+    func = ast.parse(
+        textwrap.dedent(
+            """
+            def f(xs):
+                print(f"{[m for m in xs]}", key={k: 1 for k in xs})
+                xs[(j := 3)] = xs[0] if (c := xs) else None
+                assert any(e for e in xs), [(o := 1)]
+            """
+        )
+    ).body[0]
+    found = function_assigns(func)
+    assert set(found) == {"xs", "m", "k", "j", "c", "e", "o"}
+    assert next(iter(found)) == "xs"

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from qlint.analysis.flow.callgraph import CallGraph
+from qlint.analysis.mentions import holding, mentions, word_rows
 from qlint.analysis.names.scope import ModuleScope
 
 PREPARED, PARAM, CONVERTED, QAT = "prepared", "param", "converted", "qat"
@@ -120,21 +121,34 @@ class Calibration:
         return result
 
 
-def file_summaries(tree: ast.Module, scope: ModuleScope, text: str, analysis: Calibration) -> list[Summary]:
+_WORDS = ("prepare_pt2e", "convert_pt2e")
+
+
+def file_summaries(
+    tree: ast.Module, scope: ModuleScope, text: str, analysis: Calibration, starts: list[int] | None = None
+) -> list[Summary]:
     """Summaries of the module body and of every function and method that names `prepare_pt2e`
-    or `convert_pt2e`, or calls a function of this module that does (up to three steps up)."""
-    starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+    or `convert_pt2e`, or calls a function of this module that does (up to three steps up).
+    `starts`: the offset of each row of `text` (`LineIndex.starts`), if the caller has them."""
+    if starts is None:
+        starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
 
     def segment(func: ast.AST) -> str:
         if isinstance(func, ast.Module):
             return text
         return text[starts[func.lineno - 1] : starts[func.end_lineno] if func.end_lineno < len(starts) else None]
 
-    pending = [(f, cls, segment(f)) for f, cls in _functions(tree, scope)]
-    words = ["prepare_pt2e", "convert_pt2e"]
+    functions = list(_functions(tree, scope))
+    rows = word_rows(text, starts, _WORDS)
+    pending = [(f, cls, segment(f)) for f, cls in functions if not mentions(f, rows)]
+    words: list[str] = []
     chosen: list[tuple[ast.AST, object]] = []
-    for _ in range(3):  # callers of helpers, and their callers
-        added = [(f, cls) for f, cls, seg in pending if any(w in seg for w in words)]
+    for round_ in range(3):  # callers of helpers, and their callers
+        if round_ == 0:
+            added = [(f, cls) for f, cls in functions if mentions(f, rows)]
+        else:
+            held = holding([seg for _, _, seg in pending], words)
+            added = [(f, cls) for (f, cls, _), hit in zip(pending, held, strict=True) if hit]
         if not added:
             break
         chosen += added

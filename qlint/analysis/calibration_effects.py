@@ -13,6 +13,7 @@ import os
 from collections.abc import Mapping
 
 from qlint.analysis.names.resolver import dotted_parts
+from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import walk
 
 # Methods that return the module itself and run nothing.
@@ -115,22 +116,39 @@ def quantizer_is_qat(expr: ast.expr | None, module: dict) -> bool:
     return False
 
 
-def free_names(node: ast.AST) -> set[str]:
+def free_names(node: ast.AST) -> frozenset[str]:
     """Names a lambda, comprehension or nested function reads from the enclosing scope."""
-    return {n.id for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return _names(node)[0]
 
 
-def called_names(node: ast.AST) -> set[str]:
+def called_names(node: ast.AST) -> frozenset[str]:
     """Names called directly (`m(x)`, `m.forward(x)`) inside a lambda, comprehension or nested function."""
-    out = set()
+    return _names(node)[1]
+
+
+def _names(node: ast.AST) -> tuple[frozenset[str], frozenset[str]]:
+    """Both, from one walk, kept on the node: a loop's body is walked twice and each of its
+    comprehensions was walked three times a pass."""
+    return kept_on_node(node, _NAMES, _read_names)
+
+
+_NAMES = "_qlint_calibration_names"
+
+
+def _read_names(node: ast.AST) -> tuple[frozenset[str], frozenset[str]]:
+    free: set[str] = set()
+    called: set[str] = set()
     for n in walk(node):
-        if isinstance(n, ast.Call):
+        if isinstance(n, ast.Name):
+            if isinstance(n.ctx, ast.Load):
+                free.add(n.id)
+        elif isinstance(n, ast.Call):
             func = n.func
             if isinstance(func, ast.Attribute) and func.attr in ("forward", "__call__"):
                 func = func.value
             if isinstance(func, ast.Name):
-                out.add(func.id)
-    return out
+                called.add(func.id)
+    return frozenset(free), frozenset(called)
 
 
 # -- syntax shared by the walk ---------------------------------------------------------

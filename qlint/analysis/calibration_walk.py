@@ -274,7 +274,7 @@ class Walker:
             self.args(node, env, escape=False)
             return frozenset()
         self.closure(func, env)
-        summary, offset = self.helper(func)
+        summary, offset = self.helper(func, name)
         if summary is None:
             values = self.args(node, env, escape=True)  # an unknown function may run what it is given
             # A builder or setter of quantizers and configs passes QAT-ness on.
@@ -348,13 +348,14 @@ class Walker:
             return False
         return fx.quantizer_is_qat(quantizer, self.scope.assigns)
 
-    def helper(self, func: ast.expr) -> tuple[Summary | None, int]:
-        """The summary of a function of this module or project, and 1 when `self` fills a parameter."""
+    def helper(self, func: ast.expr, name: str | None) -> tuple[Summary | None, int]:
+        """The summary of a function of this module or project, and 1 when `self` fills a
+        parameter (`name`: the callee's qualified name, as `call` resolved it)."""
         if isinstance(func, ast.Name) and func.id in self.nested:
             return self.owner.summary(self.nested[func.id], self.scope, None, self.depth + 1), 0
         if isinstance(func, ast.Name) and func.id in self.resolver.local:
             return None, 0
-        name = self.resolver.qualname(func) or ""
+        name = name or ""
         if name.startswith(("torch.", "torchao.", "executorch.exir")):
             return None, 0
         try:

@@ -15,12 +15,10 @@ either a file the result read (its own digest decides) or holds none of the scan
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 
 # Directories that hold no project source: version control, caches, environments, builds.
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".tox", ".venv", "venv", "build", "dist"})
@@ -31,13 +29,18 @@ LISTING_PREFIX = "qlint-listing:"
 _RACY_NS = 2_000_000_000
 
 
-@dataclass
 class _Dir:
-    mtime_ns: int | None  # None: too recent to vouch for the listing below
-    subdirs: tuple[str, ...]  # absolute paths of the subdirectories to walk into
-    files: tuple[str, ...]  # absolute paths of its `.py` files
-    links: tuple[str, ...] = ()  # symbolic links to directories: not walked into
+    """What a directory held (a plain class: a dataclass costs every start ~1 ms)."""
 
+    __slots__ = ("files", "mtime_ns", "subdirs")
+
+    def __init__(self, mtime_ns: int | None, subdirs: tuple[str, ...], files: tuple[str, ...]):
+        self.mtime_ns = mtime_ns  # None: too recent to vouch for the listing below
+        self.subdirs = subdirs  # absolute paths of the subdirectories to walk into
+        self.files = files  # absolute paths of its `.py` files
+
+
+Listing = tuple[tuple[str, ...], tuple[str, ...]]  # (subdirectories to walk into, `.py` files)
 
 # directory -> what it held at its mtime (shared by every root that contains it)
 _DIRS: dict[str, _Dir] = {}
@@ -58,35 +61,52 @@ def python_files(root: str, overlay: Iterable[str] = (), recursive: bool = True)
     return sorted(files)
 
 
-def disk_files(root: str, recursive: bool = True) -> list[str]:
+def disk_files(root: str, recursive: bool = True, listed: Mapping[str, Listing] | None = None) -> list[str]:
     """The `.py` files on disk under `root` (as `os.walk` finds them: symbolic links to
-    directories are not followed), from the listings kept since the last check."""
+    directories are not followed), from the listings kept since the last check, or those
+    in `listed` (directory -> `listing_of` its entries, made by the caller this run)."""
     if len(_DIRS) > _MAX_DIRS:
         _DIRS.clear()
     out: list[str] = []
     pending = [os.path.abspath(root)]
     now = time.time_ns()
     while pending:
-        entry = _listed(pending.pop(), now)
-        if entry is None:
-            continue
-        out.extend(entry.files)
+        directory = pending.pop()
+        known = listed.get(directory) if listed else None
+        if known is not None:
+            subdirs, files = known
+        else:
+            entry = _listed(directory, now)
+            if entry is None:
+                continue
+            subdirs, files = entry.subdirs, entry.files
+        out.extend(files)
         if recursive:
-            pending.extend(entry.subdirs)
+            pending.extend(subdirs)
     return out
 
 
-def linked_directories(root: str) -> list[str]:
-    """The symbolic links to directories under `root` that `disk_files` does not walk into."""
-    out: list[str] = []
-    pending = [os.path.abspath(root)]
-    now = time.time_ns()
-    while pending:
-        entry = _listed(pending.pop(), now)
-        if entry is not None:
-            out.extend(entry.links)
-            pending.extend(entry.subdirs)
-    return out
+def listing_of(entries: Iterable[os.DirEntry]) -> Listing:
+    """(subdirectories to walk into, `.py` files) of one directory's `os.scandir` entries,
+    as `disk_files` lists them: a walk that scans directories anyway (file discovery) hands
+    these over instead of having every directory listed a second time."""
+    subdirs: list[str] = []
+    files: list[str] = []
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        if not is_dir:
+            if entry.name.endswith(".py"):
+                files.append(entry.path)
+        elif entry.name not in SKIP_DIRS and not entry.name.startswith("."):
+            try:
+                if not entry.is_symlink():
+                    subdirs.append(entry.path)
+            except OSError:
+                pass
+    return tuple(subdirs), tuple(files)
 
 
 def _listed(directory: str, now: int) -> _Dir | None:
@@ -98,25 +118,12 @@ def _listed(directory: str, now: int) -> _Dir | None:
     known = _DIRS.get(directory)
     if known is not None and known.mtime_ns == mtime:
         return known
-    subdirs: list[str] = []
-    files: list[str] = []
-    links: list[str] = []
     try:
         with os.scandir(directory) as entries:
-            for entry in entries:
-                try:
-                    is_dir = entry.is_dir()
-                except OSError:
-                    is_dir = False
-                if not is_dir:
-                    if entry.name.endswith(".py"):
-                        files.append(entry.path)
-                elif entry.name not in SKIP_DIRS and not entry.name.startswith("."):
-                    with contextlib.suppress(OSError):
-                        (links if entry.is_symlink() else subdirs).append(entry.path)
+            subdirs, files = listing_of(entries)
     except OSError:
         return None
-    entry = _Dir(mtime if now - mtime >= _RACY_NS else None, tuple(subdirs), tuple(files), tuple(links))
+    entry = _Dir(mtime if now - mtime >= _RACY_NS else None, subdirs, files)
     _DIRS[directory] = entry
     return entry
 

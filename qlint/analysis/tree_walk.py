@@ -39,6 +39,11 @@ def _child_fields(cls: type) -> tuple[str, ...]:
     return fields
 
 
+# For walks of their own (`scope.function_assigns`): the fields of a node type that can hold nodes.
+CHILD_FIELDS = _CHILD_FIELDS
+child_fields = _child_fields
+
+
 def walk(node: ast.AST) -> list[ast.AST]:
     """Every node under `node` (itself first) in `ast.walk` order, tokens left out."""
     out = [node]

@@ -75,7 +75,7 @@ class Sources:
                 text = self._given.get(path)
                 if text is None:
                     text = self._reader(path)
-                self._texts[key] = _ROWS.split(text) if text is not None else None
+                self._texts[key] = _rows(text) if text is not None else None
         lines = self._texts.get(key)
         if lines is None or not 0 < row <= len(lines):
             return None
@@ -95,8 +95,15 @@ class Sources:
                 raw = b""
         cells = cell_texts(raw)
         for number, text in cells.items():
-            self._texts[(path, number)] = _ROWS.split(text)
+            self._texts[(path, number)] = _rows(text)
         self._texts.setdefault((path, None), None)
+
+
+def _rows(text: str) -> list[str]:
+    """The text's rows as the interpreter counts them; without a `\\r` (nearly every file),
+    by `str.split`, five times faster than the regex on ao's 4,300-line observer.py (the
+    warm run's output over ao splits the nine files with findings)."""
+    return text.split("\n") if "\r" not in text else _ROWS.split(text)
 
 
 def _read(path: str) -> str | None:

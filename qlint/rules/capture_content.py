@@ -190,8 +190,9 @@ class _BodyIndex:
         for node in _own_nodes(fn):
             if isinstance(node, ast.Assign):
                 bound = (node.lineno, [t.id for t in node.targets if isinstance(t, ast.Name)])
-                # Any node of the value: a construction may be a factory table's `Net` too.
-                for inner in ast.walk(node.value):
+                # Any node of the value: a construction may be a factory table's `Net` too
+                # (every node but the `Load`/`Store` and operator tokens, never a construction).
+                for inner in tree_walk.walk(node.value):
                     self.bound_by.setdefault(id(inner), []).append(bound)
             self.changes.extend((root, node.lineno) for root in _changed_roots(node))
             if isinstance(node, ast.Call):

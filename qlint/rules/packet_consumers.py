@@ -35,6 +35,7 @@ from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.project_scan import project_modules
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.resolver import OpRef, Resolver
+from qlint.analysis.node_memo import kept_on_node
 from qlint.source import DecodeError, LineIndex, decode_source
 
 # Calls after which a graph's packets are overloads: a new capture or a lowering.
@@ -94,15 +95,28 @@ class _Packet:
         self._regex = re.compile(self.pattern)
 
     def search(self, text: str) -> bool:
+        return any(True for _ in self._spellings(text))
+
+    def count(self, text: str) -> int:
+        """How many times `text` spells the packet (what `findall` of the pattern with a
+        leading `\\b` counts: a match that fails the boundary holds no start of one that
+        passes, since the op ends at a boundary and a namespace is one word)."""
+        return sum(1 for _ in self._spellings(text))
+
+    def _spellings(self, text: str):
         for m in self._regex.finditer(text):
             before = text[m.start() - 1] if m.start() else " "
             if not (before.isalnum() or before == "_"):
-                return True
-        return False
+                yield m
 
 
 def _spelled(ref: OpRef) -> _Packet:
     return _Packet(ref)
+
+
+def packet_spellings(ref: OpRef, text: str) -> int:
+    """How many times `text` names the packet `ref` (`ns.op`, no overload after it)."""
+    return _Packet(ref).count(text)
 
 
 def _inserting_names(ctx: FileContext) -> set[str]:
@@ -252,15 +266,17 @@ def _keyed(module: FileContext, op: str) -> list[tuple[bool, frozenset[OpRef]]]:
     statements = [s for s in module.tree.body if any(s.lineno <= r <= (s.end_lineno or s.lineno) for r in rows)]
     resolver = Resolver(module.scope, module.project, module.optable)
     sites: list[tuple[bool, frozenset[OpRef]]] = []
-    for node in (n for s in statements for n in ast.walk(s)):
+    for node, kind in (c for s in statements for c in _site_nodes(s)):
         exprs: list[ast.expr] = []
         table = False
-        if isinstance(node, ast.Compare) and any(_is_target(e) for e in (node.left, *node.comparators)):
+        if kind is _COMPARE:
             exprs = [e for e in (node.left, *node.comparators) if not _is_target(e)]
-        elif isinstance(node, ast.Call) and _is_partial(node.func, resolver):
+        elif kind is _PARTIAL:
+            if not _is_partial(node.func, resolver):
+                continue
             # `partial(torch.ops.aten.add, x)` calls the op; a packet handed on is a key.
             exprs = [*node.args[1:], *(k.value for k in node.keywords)]
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        else:
             exprs = [a for d in node.decorator_list if isinstance(d, ast.Call) for a in d.args]
             table = True
         refs = frozenset(r for e in exprs for r in _refs(e, resolver))
@@ -268,6 +284,30 @@ def _keyed(module: FileContext, op: str) -> list[tuple[bool, frozenset[OpRef]]]:
             sites.append((table, refs))
     cache[op] = sites
     return sites
+
+
+_COMPARE, _PARTIAL, _DECORATED = "compare", "partial", "decorated"
+_SITES = "_qlint_packet_consumer_sites"
+
+
+def _site_nodes(statement: ast.stmt) -> list[tuple[ast.AST, str]]:
+    """The nodes of a top-level statement that may key graph nodes on ops, in `ast.walk`
+    order: `.target` comparisons, calls of a `partial`, decorated definitions. One walk
+    per statement, kept on it: a module inserting several packets is asked once per op,
+    and the same class or function spans the rows of each."""
+    return kept_on_node(statement, _SITES, _find_site_nodes)
+
+
+def _find_site_nodes(statement: ast.stmt) -> list[tuple[ast.AST, str]]:
+    out: list[tuple[ast.AST, str]] = []
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Compare) and any(_is_target(e) for e in (node.left, *node.comparators)):
+            out.append((node, _COMPARE))
+        elif isinstance(node, ast.Call) and _last_name(node.func) == "partial":
+            out.append((node, _PARTIAL))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.append((node, _DECORATED))
+    return out
 
 
 def _is_partial(func: ast.expr, resolver: Resolver) -> bool:

@@ -32,7 +32,7 @@ from qlint.rules.overload_fixes import (
     packet_producers,
     shown,
 )
-from qlint.rules.packet_consumers import consumed_by_own_code
+from qlint.rules.packet_consumers import consumed_by_own_code, packet_spellings
 
 _CACHE_KEY = "ql102.insertions"
 
@@ -84,9 +84,8 @@ def _own_op_checked_here(ctx: FileContext, ref: OpRef, found: list[tuple[OpRef, 
     name = f"{ref.namespace}::{ref.op}"
     if f'"{name}"' not in ctx.text and f"'{name}'" not in ctx.text:
         return False
-    spelled = re.compile(rf"\b{re.escape(ref.namespace)}\s*\.\s*{re.escape(ref.op)}\b(?!\s*\.\s*\w)")
     inserted = sum(1 for r, _ in found if r.key == ref.key)
-    return len(spelled.findall(ctx.text)) > inserted
+    return packet_spellings(ref, ctx.text) > inserted
 
 
 def insertions(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:

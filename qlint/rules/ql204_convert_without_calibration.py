@@ -33,7 +33,7 @@ class ConvertWithoutCalibration(Rule):
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         analysis = Calibration(ctx.project, ctx.optable, Walker)
-        for summary in file_summaries(ctx.tree, ctx.scope, ctx.text, analysis):
+        for summary in file_summaries(ctx.tree, ctx.scope, ctx.text, analysis, ctx.lines.starts):
             for finding in summary.findings:
                 if self.opts["structural-tests"] and summary.test and not _converted_model_runs(summary, finding):
                     continue  # a test that only inspects the converted graph's structure

@@ -107,7 +107,7 @@ class TorchAoPt2eImport(Rule):
 
     def triggered_by(self, text: str) -> bool:
         # torch's own tree mentions torch.ao in ~200 files; 7 of them name anything that moved.
-        return _old_spelling(text) and load_moves().mentions.search(text) is not None
+        return _old_spelling(text) and load_moves().mentioned(text)
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         moves = load_moves()
@@ -234,9 +234,7 @@ class TorchAoPt2eImport(Rule):
         for body, resolver in walked:
             inner: set[int] = set()  # attributes inside a longer chain (walked after it)
             heads: dict[str, str | None] = {}  # a chain's name is its head's name plus the rest
-            for node in body.nodes(rows):
-                if not isinstance(node, ast.Attribute):
-                    continue
+            for node in body.nodes(rows, _ATTRIBUTES):
                 if isinstance(node.value, ast.Attribute):
                     inner.add(id(node.value))
                 if id(node) in inner:
@@ -275,6 +273,9 @@ class TorchAoPt2eImport(Rule):
         fix, note = _with_twins(ctx, twins, [move], fix)
         message, help_ = _message(moves, [move], f"`{move.old}` is gone from torch 2.13", note)
         return ctx.diagnostic(self, sub, message, fix or _display_fix([move]), evidence=_evidence([move]), help=help_)
+
+
+_ATTRIBUTES = frozenset({ast.Attribute})
 
 
 def _chain_words(body, resolver: Resolver, owned: set) -> set[str]:
@@ -342,14 +343,23 @@ def _import_statements(ctx: FileContext) -> list[ast.Import | ast.ImportFrom]:
         queue: deque[ast.AST] = deque([ctx.tree])
         while queue:
             node = queue.popleft()
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
+            cls = type(node)
+            if cls is ast.Import or cls is ast.ImportFrom:
                 found.append(node)
-            queue.extend(c for c in ast.iter_child_nodes(node) if isinstance(c, _STATEMENT_LEVEL))
+                continue
+            fields = _BLOCK_FIELDS.get(cls)
+            if fields is None:
+                fields = _BLOCK_FIELDS[cls] = tuple(f for f in cls._fields if f in _BLOCKS)
+            for name in fields:
+                queue.extend(getattr(node, name))
         ctx.cache["ql401.imports"] = found
     return found
 
 
-_STATEMENT_LEVEL = (ast.stmt, ast.excepthandler, ast.match_case)
+# The fields that hold statements, handlers and match cases (in `_fields` order, as
+# `ast.iter_child_nodes` visits them): every other field holds expressions only.
+_BLOCKS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+_BLOCK_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 class _Parents:

@@ -105,15 +105,31 @@ class Moves:
         parent = self.exact(removed)
         return Move(qualified, parent.module, None, "display", parent.prerelease, known=False)
 
+    def mentioned(self, text: str) -> bool:
+        """Whether `text` holds a word any finding needs: a removed module's first component
+        under `torch.ao.quantization` (`quantize_pt2e`, `pt2e`, `quantizer`, ...) or a moved
+        top-level name, as a whole word. Most files that mention torch.ao (eager quantization)
+        have none.
+
+        The pattern starts with the words, not `\\b` (which keeps `re` from skipping to the
+        positions a word can start at): the boundary before a match is checked here, and a
+        match that fails it is searched past by one character, as `\\b` would have `re` do."""
+        pattern = self._mentions
+        found = pattern.search(text)
+        while found is not None:
+            start = found.start()
+            before = text[start - 1] if start else " "
+            if not (before.isalnum() or before == "_"):
+                return True
+            found = pattern.search(text, start + 1)
+        return False
+
     @functools.cached_property
-    def mentions(self) -> re.Pattern:
-        """Words any finding needs in the text: a removed module's first component under
-        `torch.ao.quantization` (`quantize_pt2e`, `pt2e`, `quantizer`, ...) or a moved
-        top-level name. Most files that mention torch.ao (eager quantization) have none."""
+    def _mentions(self) -> re.Pattern:
         prefix = OLD_PACKAGE + "."
         words = {m[len(prefix) :].split(".")[0] for m in self._modules}
         words |= {n[len(prefix) :] for n in self._names if "." not in n[len(prefix) :]}
-        return re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, words))) + r")\b")
+        return re.compile(r"(?:" + "|".join(sorted(map(re.escape, words))) + r")\b")
 
     def twin(self, qualified: str) -> str | None:
         """torchao's copy of a torch.ao observer / fake-quantize name torch still ships."""

@@ -16,6 +16,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 
+from qlint.analysis.flow.content_syntax import ContentSyntax, calls_under, content_syntax
 from qlint.analysis.flow.installed_classes import installed_class, installed_package
 from qlint.analysis.flow.model_torch_nn import CONTAINERS, torch_nn_kind
 from qlint.analysis.names.import_paths import module_bases
@@ -26,7 +27,6 @@ from qlint.analysis.names.scope import ModuleScope
 FACTORIES = ("torchvision.models.", "timm.create_model")
 _TORCH_PREFIXES = ("torch.", "torchao.", "executorch.exir", "copy.")
 _MAX_DEPTH = 4
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 class ModelClass:
@@ -260,14 +260,14 @@ class ClassIndex:
         self._contents[key] = ((), False)  # a class that holds itself: unknown
         resolver = Resolver(cls.scope, _NO_PROJECT, None)
         found: set[str] = set()
-        complete = depth < _MAX_DEPTH and not _dynamic(cls.node)
+        syntax = content_syntax(cls.node)
+        complete = depth < _MAX_DEPTH and not syntax.dynamic
         for base in cls.node.bases:
             complete &= self._base(base, resolver, found, depth, cls.around or {})
-        calls = [n for n in ast.walk(cls.node) if isinstance(n, ast.Call)]
-        if any(_reads_training(n) for n in ast.walk(cls.node)):
+        if syntax.reads_training:
             found.add("`self.training`")
-        complete &= self._calls_content(calls, resolver, found, depth, own=cls.node, around=cls.around)
-        complete &= _references(cls.node, resolver, found)
+        complete &= self._read_calls(syntax.calls, resolver, found, depth, cls.node, syntax, cls.around)
+        complete &= _references(syntax, resolver, found)
         out = (tuple(sorted(found)), complete)
         self._contents[key] = out
         return out
@@ -279,9 +279,10 @@ class ClassIndex:
         if key not in self._contents:
             self._contents[key] = ((), False)
             inner: set[str] = set()
-            complete = depth < _MAX_DEPTH and not any(_reads_any_training(n) for n in ast.walk(func))
-            complete &= self._calls_content([func], resolver, inner, depth + 1, own=func)
-            complete &= _references(func, resolver, inner)
+            syntax = content_syntax(func)
+            complete = depth < _MAX_DEPTH and not syntax.reads_any_training
+            complete &= self._read_calls(syntax.walked_calls, resolver, inner, depth + 1, func, syntax)
+            complete &= _references(syntax, resolver, inner)
             self._contents[key] = (tuple(sorted(inner)), complete)
         dependent, complete = self._contents[key]
         found.update(dependent)
@@ -303,17 +304,23 @@ class ClassIndex:
         found.update(dependent)
         return complete
 
-    def _calls_content(self, calls, resolver: Resolver, found: set[str], depth: int, own=None, around=None) -> bool:
-        """Add the mode-dependent modules these calls build; False if one of them may build a
-        module we cannot see (an unlisted torch.nn class, a class or function from elsewhere,
-        a callable held in a variable)."""
+    def _calls_content(self, calls, resolver: Resolver, found: set[str], depth: int) -> bool:
+        """Add the mode-dependent modules these calls (and those inside them) build; False if
+        one of them may build a module we cannot see (an unlisted torch.nn class, a class or
+        function from elsewhere, a callable held in a variable)."""
+        return self._read_calls(calls_under(calls), resolver, found, depth)
+
+    def _read_calls(
+        self, calls: list[ast.Call], resolver: Resolver, found: set[str], depth: int, own=None, syntax=None, around=None
+    ) -> bool:
+        """`_calls_content` for calls already listed, each once: those of the class or function
+        `own` (whose `syntax` tells the classes and functions written in it)."""
         complete = True
-        inside = [n for n in ast.walk(own) if n is not own] if own else []
-        locals_ = {**(around or {}), **{n.name: n for n in inside if isinstance(n, ast.ClassDef)}}
+        locals_ = {**(around or {}), **syntax.classes} if syntax is not None else dict(around or {})
         # Functions written inside: their calls are among those walked here.
-        nested = {n.name for n in inside if isinstance(n, _FUNCTIONS)}
-        tensors = _tensor_values(inside)
-        for call in (n for c in calls for n in ast.walk(c) if isinstance(n, ast.Call)):
+        nested = syntax.functions if syntax is not None else frozenset()
+        tensors = syntax.tensors if syntax is not None else frozenset()
+        for call in calls:
             if id(call) in tensors:
                 continue
             name = resolver.qualname(call.func) or ""
@@ -368,22 +375,6 @@ def in_check(index: ClassIndex) -> ClassIndex:
     return index
 
 
-def _tensor_values(nodes: list[ast.AST]) -> set[int]:
-    """Calls whose result is stored only as a tensor's `.data` (`self.fc.weight.data = init(...)`):
-    that setter takes tensors alone, so whatever the callee is, it puts no module in the model.
-    Unless it is handed the model itself (`init(self)`), which it could change."""
-    out: set[int] = set()
-    for node in nodes:
-        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
-            continue
-        if not all(isinstance(t, ast.Attribute) and t.attr == "data" for t in node.targets):
-            continue
-        handed = [*node.value.args, *(kw.value for kw in node.value.keywords)]
-        if not any(isinstance(a, ast.Name) and a.id == "self" for a in handed):
-            out.add(id(node.value))
-    return out
-
-
 class _NoProject:
     """Classes' own names resolve through `ClassIndex.module_scope`, not the resolver's project."""
 
@@ -423,20 +414,6 @@ def _foreign(name: str) -> bool:
     return bool(name) and name.split(".")[0] not in sys.stdlib_module_names
 
 
-def _reads_training(node: ast.AST) -> bool:
-    return (
-        isinstance(node, ast.Attribute)
-        and node.attr == "training"
-        and isinstance(node.value, ast.Name)
-        and node.value.id == "self"
-        and isinstance(node.ctx, ast.Load)
-    )
-
-
-def _reads_any_training(node: ast.AST) -> bool:
-    return isinstance(node, ast.Attribute) and node.attr == "training" and isinstance(node.ctx, ast.Load)
-
-
 # Calls that build no module: numbers, tensors, containers of the standard library.
 _SAFE_ROOTS = frozenset({"math", "copy", "functools", "itertools", "operator", "collections", "warnings", "logging"})
 _SAFE_ROOTS |= {"typing", "numpy", "random", "os", "re", "dataclasses", "enum", "abc"}
@@ -465,25 +442,11 @@ def _harmless(call: ast.Call, name: str, parts: list[str] | None) -> bool:
 _BUILTINS = frozenset(dir(builtins))
 
 
-def _references(node: ast.AST, resolver: Resolver, found: set[str]) -> bool:
+def _references(syntax: ContentSyntax, resolver: Resolver, found: set[str]) -> bool:
     """torch.nn classes named but not called here (`norm=nn.BatchNorm2d`, `partial(nn.Dropout)`):
     they are built later, with arguments we do not see."""
-    called = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
-    # `isinstance(m, nn.BatchNorm2d)` in a weight initialiser builds nothing.
-    called |= {
-        id(t)
-        for n in ast.walk(node)
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("isinstance", "issubclass")
-        for a in n.args[1:]
-        for t in ast.walk(a)
-    }
     complete = True
-    for ref in ast.walk(node):
-        if id(ref) in called or not isinstance(ref, (ast.Attribute, ast.Name)) or not isinstance(ref.ctx, ast.Load):
-            continue
-        last = ref.attr if isinstance(ref, ast.Attribute) else ref.id
-        if not last[:1].isupper():
-            continue
+    for ref in syntax.references:
         name = resolver.qualname(ref) or ""
         last = name.rpartition(".")[2]  # `F` may name `torch.nn.functional`
         if name.startswith("torch.nn.") and name.count(".") == 2 and last[:1].isupper():
@@ -492,22 +455,3 @@ def _references(node: ast.AST, resolver: Resolver, found: set[str]) -> bool:
                 found.add(kind)
             complete &= known
     return complete
-
-
-_OWN_MODE = ("train", "eval", "__setattr__", "__getattr__")
-
-
-def _dynamic(cls: ast.ClassDef) -> bool:
-    """Mode or modules set in ways the walk does not read: its own `train()`/`eval()`, `.training`
-    of another object, `setattr` / `add_module` of a value not built in the call."""
-    for node in ast.walk(cls):
-        if isinstance(node, ast.FunctionDef) and node.name in _OWN_MODE and node in cls.body:
-            return True
-        if _reads_any_training(node) and not _reads_training(node):
-            return True
-        if isinstance(node, ast.Call) and node.args:
-            func = node.func
-            named = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-            if named in ("setattr", "add_module", "register_module") and not isinstance(node.args[-1], ast.Call):
-                return True
-    return False

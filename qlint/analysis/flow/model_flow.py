@@ -60,6 +60,7 @@ from qlint.analysis.flow.model_values import (
     statement_lists,
 )
 from qlint.analysis.flow.shared_flows import Tracker
+from qlint.analysis.mentions import holding, mentions, word_rows
 from qlint.analysis.names.scope import ClassScope, ModuleScope
 
 # The values are re-exported: rules read captures and switches from here.
@@ -320,12 +321,20 @@ def _segment(ctx, node: ast.AST) -> str:
 
 def _relevant(ctx):
     """Functions whose text mentions a capture/quantization API, or calls one that does."""
-    segments = [(f, cls, _segment(ctx, f)) for f, cls in _functions(ctx.tree, ctx.scope)]
-    words: list[str] = list(_KEYWORDS)
+    functions = list(_functions(ctx.tree, ctx.scope))
+    rows = word_rows(ctx.text, ctx.lines.starts, _KEYWORDS)
+    segments: list[tuple] = []
+    words: list[str] = []
     chosen: dict[int, tuple] = {}
-    for _ in range(3):  # helpers of helpers
+    for round_ in range(3):  # helpers of helpers
         # A body not chosen yet lacks every earlier word: only the newest can add it.
-        added = [(f, cls, seg) for f, cls, seg in segments if id(f) not in chosen and any(w in seg for w in words)]
+        if round_ == 0:
+            added = [(f, cls, None) for f, cls in functions if mentions(f, rows)]
+            segments = [(f, cls, _segment(ctx, f)) for f, cls in functions if not mentions(f, rows)]
+        else:
+            segments = [(f, cls, seg) for f, cls, seg in segments if id(f) not in chosen]
+            held = holding([seg for _, _, seg in segments], words)
+            added = [entry for entry, hit in zip(segments, held, strict=True) if hit]
         if not added:
             break
         for f, cls, _ in added:

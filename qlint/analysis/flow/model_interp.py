@@ -341,7 +341,7 @@ class Interpreter:
         parts = dotted_parts(expr)
         if parts and parts[0] in self.local_imports and parts[0] not in self.resolver.local:
             return ".".join([self.local_imports[parts[0]], *parts[1:]])
-        return self.resolver.qualname(expr) if parts else None
+        return self.resolver.qualname_of(parts) if parts else None
 
 
 # -- small pure helpers -------------------------------------------------------------------

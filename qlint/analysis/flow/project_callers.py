@@ -96,8 +96,14 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
     if candidates is None:
         yield None
         return
-    for path, data, refs in candidates:
+    for path, data, key in candidates:
+        # The module's summary is parsed for its references (unless known already): the tree
+        # is kept for `_module`, which would otherwise parse the module again to read its calls.
+        refs = _references(ctx, path, key, func.name, keep_tree=True)
+        if refs is None:
+            continue
         calls = _calls_in(ctx, path, data, refs, func, target, index)
+        ctx.project.drop_kept_tree()  # not taken when the module was built before
         if calls is None:
             yield None
             return
@@ -128,7 +134,9 @@ def paths_naming(ctx: FileContext, name: str) -> list[str] | None:
     the project is not known or too many do)."""
     root = _scan_root(ctx.path)
     found = _candidates(ctx, root, name) if root is not None else None
-    return None if found is None else [path for path, *_ in found]
+    if found is None:
+        return None
+    return [path for path, _, key in found if _references(ctx, path, key, name) is not None]
 
 
 def _scan_root(path: str) -> str | None:
@@ -142,10 +150,12 @@ def _scan_root(path: str) -> str | None:
     return project_root(path)
 
 
-def _candidates(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes, References]] | None:
-    """Modules whose code loads the name (their text, and the references their summary
-    lists): read again for each helper asked about, unless the same version of the module was
-    already found not to hold it (keeping every module's text would cost the memory of the tree)."""
+def _candidates(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes, tuple]] | None:
+    """Modules whose text holds the name and whose code was not found not to load it (their
+    text and content key; `_references` tells whether the code loads it): read again for each
+    helper asked about, unless the same version of the module was already found not to hold it
+    (keeping every module's text would cost the memory of the tree). None past `_MAX_CANDIDATES`
+    modules whose text holds it, decided from the texts alone before any is parsed."""
 
     needle = name.encode()
     own = os.path.abspath(ctx.path)
@@ -167,15 +177,21 @@ def _candidates(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes
             if needle not in data:
                 _MISSES[path, name] = key
                 continue
-            refs = ctx.project.fact_at(path, REFERENCES)
-            if refs is not None and refs.rows(refs.names_for(name)):
-                hits.append((path, data, refs))
-            else:  # never loaded there (or it does not parse): it calls nothing
-                _UNUSED[path, name] = key
+            hits.append((path, data, key))
         counted += 1
         if counted > _MAX_CANDIDATES:
             return None
     return hits
+
+
+def _references(ctx: FileContext, path: str, key: tuple, name: str, keep_tree: bool = False) -> References | None:
+    """The references of a candidate module's summary, when its code loads `name` (None when
+    it never does, or does not parse: it calls nothing, which is remembered for its content)."""
+    refs = ctx.project.fact_at(path, REFERENCES, keep_tree)
+    if refs is not None and refs.rows(refs.names_for(name)):
+        return refs
+    _UNUSED[path, name] = key
+    return None
 
 
 def _read(project, path: str, key: tuple | None) -> bytes | None:
@@ -244,7 +260,8 @@ def _module(ctx: FileContext, path: str, data: bytes):
     if known is None:
         try:
             text = decode_source(data)
-            tree = ast.parse(text, filename=path)
+            # The tree the project index just parsed for the module's summary, if it did.
+            tree = ctx.project.take_tree(path, data) or ast.parse(text, filename=path)
         except (DecodeError, SyntaxError, ValueError, RecursionError):
             return None
         other = FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))

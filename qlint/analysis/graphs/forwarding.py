@@ -272,10 +272,13 @@ class Forwarding:
         self._project = resolver.project
         if index is not None:
             resolver.project.record_derived(scope.path, index.dependency, index.digest)
+        # Names that cannot be helpers are passed over before the text is searched for calls of
+        # them (most of a test module's imports come from torch and torchao).
         names = {
             name
             for name, full in scope.imports.items()
-            if (index is None or index.may_lead_to_function(full))
+            if not _not_a_project_name(name, full)
+            and (index is None or index.may_lead_to_function(full))
             and (called is None or called(name))
             and self._imported_helper(scope, name, full)
         }

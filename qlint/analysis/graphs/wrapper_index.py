@@ -35,7 +35,7 @@ from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
 from qlint.analysis.names.import_paths import _install_dir
 from qlint.analysis.names.modules import import_root
 from qlint.analysis.names.package_map import project_root
-from qlint.analysis.project_files import SKIP_DIRS, disk_files, linked_directories
+from qlint.analysis.project_files import SKIP_DIRS, disk_files
 from qlint.source import DecodeError, decode_source
 
 _MAX_FILES = 60_000
@@ -224,11 +224,27 @@ def _renames(data: bytes) -> list[tuple[str, str]]:
 
 
 def _links_out(root: str) -> bool:
-    """A symbolic link to a directory outside `root`: modules the helper search may resolve
-    there are not listed."""
+    """A symbolic link to a directory outside `root` (where the listing does not walk):
+    modules the helper search may resolve there are not listed."""
     real_root = os.path.realpath(root)
-    for link in linked_directories(root):
-        real = os.path.realpath(link)
-        if os.path.commonpath([real_root, real]) != real_root:
-            return True
+    pending = [root]
+    while pending:
+        try:
+            entries = list(os.scandir(pending.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name in SKIP_DIRS or entry.name.startswith("."):
+                continue
+            try:
+                if not entry.is_dir():
+                    continue
+                if not entry.is_symlink():
+                    pending.append(entry.path)
+                    continue
+            except OSError:
+                continue
+            real = os.path.realpath(entry.path)
+            if os.path.commonpath([real_root, real]) != real_root:
+                return True
     return False

@@ -14,8 +14,10 @@ an overlay.
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import os
+from collections.abc import Iterator
 from typing import Any, Protocol
 
 from qlint.analysis.names import content_keys
@@ -51,11 +53,14 @@ class ProjectIndex:
         # (module, requester) -> (scope, what `_record` was told): a check asks for the same
         # modules hundreds of times, each a few `stat`s. Valid for one check only (files may
         # change between checks), see `begin_check`.
-        self._lookups: dict[tuple[str, str], tuple[ModuleScope | None, tuple[str, str] | None]] = {}
+        self._lookups: dict[tuple[str, str], tuple[ModuleScope | None, tuple[str, str] | None, str]] = {}
         # (module, requester's directory) -> path: the same, for `find_module_in_check`.
         self._found: dict[tuple[str, str], str | None] = {}
         # The file being checked, its text and the engine's parse of it (`begin_check`).
         self._checked: tuple[str, str, ast.Module] | None = None
+        # (path, digest, tree) of the module a `fact_at(..., keep_tree=True)` parsed, until
+        # `take_tree` hands it over: one tree at most, asked for by name.
+        self._kept_tree: tuple[str, str, ast.Module] | None = None
         # Counts checks: what is valid for one check only is keyed on it (`begin_check`).
         self.checks = 0
         # While a list: every (path, digest) a lookup reads is appended to it, so that an
@@ -70,11 +75,44 @@ class ProjectIndex:
     store: SummaryStore | None = None
     # Facts computed for every module summarised (`register_fact`), by key.
     facts: dict[str, SummaryFact] = {}
+    # True while a CLI run checks (or fixes) a tree (`summary_cache.summary_store`): no module
+    # file appears or disappears meanwhile (fixes rewrite files in place), so where a module is
+    # found is kept for the whole run instead of one check. On ExecuTorch a run asked 9,526 times
+    # for 5,598 (module, directory) pairs, each a few dozen `stat`s for a module outside the
+    # project. The language server leaves it False: files are created while it runs.
+    fixed_layout: bool = False
 
     @classmethod
     def use_store(cls, store: SummaryStore | None) -> None:
         """Read and write module summaries there from now on, in every index of the process."""
         cls.store = store
+
+    # True while `qlint check` checks a tree (`runner.run_check`): no file changes meanwhile, so
+    # a module's content key (a `stat`) is taken once per run, not at every ask. ExecuTorch
+    # asked 53,000 times for 3,833 files: every check re-validates the facts it reuses (helpers,
+    # project scans) against the keys of the modules they were read from. `qlint fix` and the
+    # language server leave it False: files change while they run.
+    fixed_content: bool = False
+    _run_keys: dict[str, tuple | None] = {}
+
+    @classmethod
+    @contextlib.contextmanager
+    def contents_fixed(cls) -> Iterator[None]:
+        """While inside: content keys are taken once (see `fixed_content`)."""
+        before = cls.fixed_content
+        cls.fixed_content, cls._run_keys = True, {}
+        try:
+            yield
+        finally:
+            cls.fixed_content, cls._run_keys = before, {}
+
+    @classmethod
+    def fix_layout(cls, fixed: bool) -> None:
+        """A run starts (True) or ends (False): where modules were found before is forgotten
+        either way (a file may have been created between two runs of one process)."""
+        cls.fixed_layout = fixed
+        if cls._default is not None:
+            cls._default._found.clear()
 
     @classmethod
     def for_path(cls, path: str) -> ProjectIndex:
@@ -110,7 +148,12 @@ class ProjectIndex:
     def content_key(self, path: str) -> tuple | None:
         """What identifies the module's content now (its buffer, else its stat; None: absent),
         for everything that remembers facts about other modules (`content_keys`)."""
-        return content_keys.content_key(self.overlay, path)
+        if not self.fixed_content or self.overlay:
+            return content_keys.content_key(self.overlay, path)
+        keys = ProjectIndex._run_keys
+        if path not in keys:
+            keys[path] = content_keys.content_key(self.overlay, path)
+        return keys[path]
 
     def digest(self, path: str, key: tuple | None = None) -> str:
         """sha256 of the module as this index sees it ("" when absent), hashed once per content."""
@@ -137,9 +180,16 @@ class ProjectIndex:
         looks up the checked file's own module (`utils` in a directory without `__init__.py`,
         resolved from inside it) reads that parse instead of parsing the file a second time."""
         self._lookups.clear()
-        self._found.clear()
+        if not self.fixed_layout:
+            self._found.clear()
         self._checked = (os.path.abspath(path), text, tree) if path and text is not None and tree else None
         self.checks += 1
+
+    def end_check(self) -> None:
+        """The check has ended: its tree is no longer the one to read. Held until the next
+        check, the tree and all kept on its nodes outlived it, and the collector, paused
+        while a check runs (`gc_pause`), traversed them all when it resumed."""
+        self._checked = None
 
     def find_module_in_check(self, module: str, requester: str) -> str | None:
         """`find_module`, asked once per check for files of one directory (the rules of a
@@ -153,10 +203,13 @@ class ProjectIndex:
         """The scope of another module of the project, or None if it is not part of it."""
         memo = self._lookups.get((module, requester))
         if memo is None:
-            memo = self._lookups[(module, requester)] = self._module_scope(module, requester)
-        scope, recorded = memo
+            # The requester's absolute path with the answer: `_record` asks for it at every
+            # lookup, and `os.path.abspath` of a relative path asks the OS for the cwd.
+            found = self._module_scope(module, requester)
+            memo = self._lookups[(module, requester)] = (*found, os.path.abspath(requester))
+        scope, recorded, absolute = memo
         if recorded is not None:
-            self._record(requester, *recorded)
+            self._record_absolute(absolute, *recorded)
         return scope
 
     def _module_scope(self, module: str, requester: str) -> tuple[ModuleScope | None, tuple[str, str] | None]:
@@ -173,7 +226,9 @@ class ProjectIndex:
         return scope, ((path, digest) if digest is not None else None)
 
     def _record(self, requester: str, path: str, digest: str) -> None:
-        requester = os.path.abspath(requester)
+        self._record_absolute(os.path.abspath(requester), path, digest)
+
+    def _record_absolute(self, requester: str, path: str, digest: str) -> None:
         self._deps.setdefault(requester, {})[path] = digest
         self._users.setdefault(path, set()).add(requester)
         if self.reads is not None:
@@ -242,7 +297,18 @@ class ProjectIndex:
         entry = self._entry(path)
         return (entry[1], entry[0][1]) if entry is not None else (None, None)
 
-    def _entry(self, path: str) -> tuple[tuple, ModuleScope | None, _Loaded] | None:
+    def take_tree(self, path: str, data: bytes) -> ast.Module | None:
+        """The tree `fact_at(path, ..., keep_tree=True)` parsed just before, if it was parsed
+        from exactly `data` (None otherwise); handed over once, and dropped in any case."""
+        kept, self._kept_tree = self._kept_tree, None
+        if kept is None or kept[0] != os.path.abspath(path) or kept[1] != hashlib.sha256(data).hexdigest():
+            return None
+        return kept[2]
+
+    def drop_kept_tree(self) -> None:
+        self._kept_tree = None
+
+    def _entry(self, path: str, keep_tree: bool = False) -> tuple[tuple, ModuleScope | None, _Loaded] | None:
         key = self.content_key(path)
         if key is None:
             return None
@@ -266,7 +332,10 @@ class ProjectIndex:
         parsed = None
         if summary is None:
             parsed = self._checked_parse(path, text, data, module)
-            summary = self._parse(path, module, text, data, digest, store, parsed)
+            trees: list[ast.Module] | None = [] if keep_tree and parsed is None else None
+            summary = self._parse(path, module, text, data, digest, store, parsed, trees)
+            if trees:
+                self._kept_tree = (path, digest, trees[0])
         # The tree the summary came from is dropped: the scope parses the statements a rule
         # asks for, and other facts are read from the summary. Only the checked file's own
         # parse is kept with it when no store wants its facts now: they are computed from it
@@ -302,9 +371,11 @@ class ProjectIndex:
         digest: str,
         store: SummaryStore | None,
         parsed: tuple[ast.Module, ModuleScope, str] | None = None,
+        trees: list[ast.Module] | None = None,
     ) -> ModuleSummary:
         """Parse a module whose summary is not known yet (`parsed`: the engine's parse of it,
-        when it is the file being checked), and remember the summary."""
+        when it is the file being checked), and remember the summary. The tree parsed here is
+        appended to `trees` when given (the summary does not keep it)."""
         if parsed is not None:
             tree, scope, source = parsed
         else:
@@ -314,6 +385,8 @@ class ProjectIndex:
                 scope = ModuleScope.build(tree, module, path)
             except (DecodeError, SyntaxError, ValueError, RecursionError):
                 tree, scope = None, None  # still a dependency: fixing the file must refresh its users
+            if tree is not None and trees is not None:
+                trees.append(tree)
         summary = ModuleSummary.of(tree, scope, module, digest)
         if tree is not None and (parsed is None or store is not None):
             for fact in list(ProjectIndex.facts.values()):
@@ -339,10 +412,14 @@ class ProjectIndex:
         path = self.find_module_in_check(module, requester)
         return self.fact_at(path, fact) if path is not None else None
 
-    def fact_at(self, path: str, fact: SummaryFact) -> Any:
-        """`fact` about the module at `path` as its summary holds it (None: it does not parse)."""
+    def fact_at(self, path: str, fact: SummaryFact, keep_tree: bool = False) -> Any:
+        """`fact` about the module at `path` as its summary holds it (None: it does not parse).
+        With `keep_tree`, a tree parsed now for the summary is kept for `take_tree`: a reader
+        that builds the module's tree next (`project_callers`) does not parse it again."""
         self.register_fact(fact)
-        entry = self._entry(os.path.abspath(path))
+        if keep_tree:
+            self._kept_tree = None
+        entry = self._entry(os.path.abspath(path), keep_tree)
         return entry[2].fact(fact) if entry is not None else None
 
 

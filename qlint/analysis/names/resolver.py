@@ -105,6 +105,12 @@ class Resolver:
         parts = dotted_parts(expr)
         if parts is None:
             return None
+        return self.qualname_of(parts, depth)
+
+    def qualname_of(self, parts: list[str], depth: int = 0) -> str | None:
+        """`qualname` of the chain whose `dotted_parts` the caller has already."""
+        if depth > _MAX_DEPTH:
+            return None
         head, rest = parts[0], parts[1:]
         if head in ("self", "cls") and rest and self.class_scope is not None:
             value = unique_value(self.class_scope.assigns.get(rest[0]))

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 from qlint.analysis.names.modules import resolve_relative
 from qlint.analysis.node_memo import kept_on_node
+from qlint.analysis.tree_walk import CHILD_FIELDS as _CHILD_FIELDS
+from qlint.analysis.tree_walk import child_fields
 
 
 @dataclass
@@ -156,36 +158,47 @@ _ASSIGNS = "_qlint_function_assigns"
 def _function_assigns(func: ast.AST) -> dict[str, list[ast.AST]]:
     found = parameters(func)
     stack = list(ast.iter_child_nodes(func))
+    pop, append = stack.pop, stack.append
+    # Node types, not isinstance chains, and only the fields that can hold nodes: most of a
+    # body is expressions, visited here only to find the comprehensions and `:=` in them.
     while stack:
-        node = stack.pop()
-        if isinstance(node, _OWN_SCOPES):
+        node = pop()
+        cls = type(node)
+        if cls in _OWN_SCOPE_TYPES:
             continue
-        if isinstance(node, _BINDERS):
+        if cls in _BINDER_TYPES:
             bind_local(found, node)
         # Children in `ast.iter_child_nodes` order; leaves bind nothing and hold nothing.
-        for name in node._fields:
+        for name in _CHILD_FIELDS.get(cls) or child_fields(cls):
             value = getattr(node, name, None)
-            if isinstance(value, list):
-                stack.extend(v for v in value if isinstance(v, ast.AST) and not isinstance(v, _LEAVES))
-            elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
-                stack.append(value)
+            if type(value) is list:
+                for v in value:
+                    if isinstance(v, _AST) and type(v) not in _LEAF_TYPES:
+                        append(v)
+            elif isinstance(value, _AST) and type(value) not in _LEAF_TYPES:
+                append(value)
     return found
 
 
-_OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_AST = ast.AST
+_OWN_SCOPE_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda})
 # What `bind_local` records something for.
-_BINDERS = (
-    ast.Assign,
-    ast.AnnAssign,
-    ast.For,
-    ast.AsyncFor,
-    ast.comprehension,
-    ast.NamedExpr,
-    ast.AugAssign,
-    ast.With,
-    ast.AsyncWith,
+_BINDER_TYPES = frozenset(
+    {
+        ast.Assign,
+        ast.AnnAssign,
+        ast.For,
+        ast.AsyncFor,
+        ast.comprehension,
+        ast.NamedExpr,
+        ast.AugAssign,
+        ast.With,
+        ast.AsyncWith,
+    }
 )
-_LEAVES = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
+# Names, constants and the token singletons (`Load`, `Add`, ...: subclasses of these bases).
+_TOKEN_BASES = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
+_LEAF_TYPES = frozenset({ast.Name, ast.Constant} | {t for base in _TOKEN_BASES for t in base.__subclasses__()})
 
 
 def parameter_args(func: ast.AST, star: bool = True) -> list[ast.arg]:
