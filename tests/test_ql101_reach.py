@@ -422,8 +422,7 @@ def test_packet_the_project_inserts_elsewhere_is_quiet_in_the_matcher(tmp_path):
 
 def test_packet_inserted_elsewhere_into_export_graphs_leaves_the_matcher_flagged(tmp_path):
     # QL102 reports that insertion; once it is fixed the matcher misses the node, so the
-    # matcher is reported too (and `qlint fix` stays idempotent across modules). A module
-    # that only calls a wrapper is not kept for this question (its text does not insert).
+    # matcher is reported too (and `qlint fix` stays idempotent across modules).
     inserter = """
         import torch
         from torch.export import export
@@ -445,6 +444,86 @@ def test_project_inserting_only_the_overload_or_another_packet_leaves_the_matche
             return "torch.ops.aten.relu"
     """
     result = _check_in_package(tmp_path, ("QL101",), "matcher", inserter=inserter, matcher=MATCHER)
+    assert [d.range.start.row for d in result.diagnostics] == [5]
+
+
+# A legacy FX pass that inserts through the project's own wrapper, imported from another
+# module: its text spells no insertion of its own.
+LEGACY_WRAPPER_USER = """
+    import torch
+    from torch.fx import symbolic_trace
+    from pkg.graph_utils import insert_op
+
+    def add_relu(model, node):
+        gm = symbolic_trace(model)
+        insert_op(gm.graph, OP, (node,))
+        return gm
+"""
+
+
+def _through_wrapper(tmp_path, op, user=LEGACY_WRAPPER_USER, target="matcher", select=("QL1",)):
+    modules = {"graph_utils": GRAPH_UTILS, "legacy": user.replace("OP", op), "matcher": MATCHER}
+    result = _check_in_package(tmp_path, select, target, **modules)
+    return result, [(d.code, d.range.start.row) for d in result.diagnostics]
+
+
+@pytest.mark.parametrize("imported", ["from pkg.graph_utils import insert_op", "from .graph_utils import insert_op"])
+def test_packet_the_project_inserts_through_its_own_wrapper_elsewhere_is_quiet(tmp_path, imported):
+    user = LEGACY_WRAPPER_USER.replace("from pkg.graph_utils import insert_op", imported)
+    result, found = _through_wrapper(tmp_path, "torch.ops.aten.relu", user)
+    assert found == []
+    assert any(p.endswith("legacy.py") for p in result.dependencies)
+    # The pass itself inserts into legacy graphs, which carry packets: QL102 is quiet there.
+    assert _through_wrapper(tmp_path, "torch.ops.aten.relu", target="legacy")[1] == []
+
+
+@pytest.mark.parametrize("op", ["torch.ops.aten.relu.default", "torch.ops.aten.hardtanh"])
+def test_wrapper_inserting_the_overload_or_another_packet_leaves_the_matcher_flagged(tmp_path, op):
+    assert _through_wrapper(tmp_path, op)[1] == [("QL101", 5)]
+
+
+def test_wrapper_inserting_the_packet_into_export_graphs_leaves_the_matcher_flagged(tmp_path):
+    # QL102 reports the insertion through the wrapper: once fixed, the matcher would miss it.
+    exported = LEGACY_WRAPPER_USER.replace("from torch.fx import symbolic_trace", "from torch.export import export")
+    exported = exported.replace("symbolic_trace(model)", "export(model, ()).module()")
+    assert _through_wrapper(tmp_path, "torch.ops.aten.relu", exported)[1] == [("QL101", 5)]
+    assert _through_wrapper(tmp_path, "torch.ops.aten.relu", exported, "legacy")[1] == [("QL102", 8)]
+
+
+def test_packet_handed_to_a_project_helper_that_inserts_nothing_leaves_the_matcher_flagged(tmp_path):
+    # The same call shape, but `log_op` only records the op: no graph gets the packet.
+    user = LEGACY_WRAPPER_USER.replace("import insert_op", "import log_op").replace("insert_op(", "log_op(")
+    modules = {"graph_utils": GRAPH_UTILS + "\ndef log_op(graph, op, args):\n    print(op)\n"}
+    modules |= {"legacy": user.replace("OP", "torch.ops.aten.relu"), "matcher": MATCHER}
+    result = _check_in_package(tmp_path, ("QL101",), "matcher", **modules)
+    assert [d.range.start.row for d in result.diagnostics] == [5]
+
+
+def test_wrapper_inherited_from_a_base_class_of_another_module(tmp_path):
+    base = "class GraphPass:\n    def insert(self, graph, op, args):\n        return graph.call_function(op, args)\n"
+    user = """
+        import torch
+        from torch.fx import symbolic_trace
+        from pkg.base import GraphPass
+
+        class AddRelu(GraphPass):
+            def run(self, model, node):
+                gm = symbolic_trace(model)
+                self.insert(gm.graph, torch.ops.aten.relu, (node,))
+    """
+    kw = {"base": base, "legacy": user, "matcher": MATCHER}
+    assert _check_in_package(tmp_path, ("QL101",), "matcher", **kw).diagnostics == []
+
+
+def test_wrapper_user_edited_to_insert_the_overload_flags_the_matcher_again(tmp_path):
+    from qlint.engine import check_source
+    from tests.conftest import old_file, settings_for
+
+    assert _through_wrapper(tmp_path, "torch.ops.aten.relu")[1] == []
+    legacy = tmp_path / "pkg" / "legacy.py"
+    old_file(legacy, textwrap.dedent(LEGACY_WRAPPER_USER.replace("OP", "torch.ops.aten.relu.default")))
+    path = tmp_path / "pkg" / "matcher.py"
+    result = check_source(path.read_bytes(), str(path), settings_for(("QL101",)))
     assert [d.range.start.row for d in result.diagnostics] == [5]
 
 

@@ -19,27 +19,59 @@ import re
 from qlint.analysis.flow.call_paths import on_params, vouched_on_every_path
 from qlint.analysis.flow.call_sites import Site, calls_all_known, checked_home
 from qlint.analysis.flow.model_flow import PARAM, Capture, FunctionFlow, ModeFact, caller_facts, compatible
+from qlint.analysis.flow.model_values import CONTAINER, PARAM_PART
 from qlint.analysis.flow.project_callers import each_project_call, project_callers
+from qlint.analysis.flow.read_only_params import reads_only
 from qlint.analysis.flow.unread_uses import unread_use
+from qlint.analysis.tree_walk import own_nodes
 from qlint.rules.base import FileContext
 from qlint.rules.capture_content import changed_after_build
 
 
 def vouched_by_callers(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]) -> bool:
     """Every path to the capture starts at a caller that passes a harmless model, and at least
-    one path goes through the helper's parameter; or the helper is dead code of a test module."""
+    one path goes through the helper's parameter; or the helper is dead code of a test module.
+    An item of the parameter (`for name, m in models.items()`) is vouched for by callers that
+    all write the container in the call, holding harmless models only, when the helper adds
+    nothing to it (`read_only_params`)."""
     facts = cap.modes_for(flow)
     helpers = set()
+    parts = set()
     for fact in facts:
         if fact.state == "eval":
             continue
         origin = fact.origin
+        if fact.state == "unset" and origin is not None and origin.kind == PARAM_PART:
+            func = _own_parameter(flows, cap, origin)
+            if func is None:
+                return False
+            parts.add((func, origin.index))
+            continue
         if fact.state != "unset" or origin is None or origin.kind != PARAM or origin.index is None:
             return False
         helpers.add((origin.node, origin.index))
-    if len(helpers) == 1 and _dead_test_helper(ctx, flows, *next(iter(helpers))):
+    if len(helpers) == 1 and not parts and _dead_test_helper(ctx, flows, *next(iter(helpers))):
         return True
-    return bool(helpers) and all(_callers_harmless(ctx, flows, func, index) for func, index in helpers)
+    if not helpers and not parts:
+        return False
+    return all(_callers_harmless(ctx, flows, func, index) for func, index in helpers) and all(
+        _callers_harmless(ctx, flows, func, index, _harmless_items) for func, index in parts
+    )
+
+
+def _own_parameter(flows: list[FunctionFlow], cap: Capture, origin) -> ast.AST | None:
+    """The function whose own parameter the part was taken from, when that is the function
+    holding the capture, it only reads the parameter, and the part was taken in its own body
+    (not in a helper's, whose capture reached it through a return)."""
+    holder = next((f for f in flows if any(c is cap for c in f.captures)), None)
+    index = origin.index
+    if holder is None or origin.owner is not holder.node or index is None or index >= len(holder.params):
+        return None
+    if not isinstance(holder.node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not reads_only(holder.node, index):
+        return None
+    if not any(n is origin.node for n in own_nodes(holder.node, scopes=False)):
+        return None
+    return holder.node
 
 
 def branch_ruled_out(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]) -> bool:
@@ -94,19 +126,27 @@ def _dead_test_helper(ctx: FileContext, flows: list[FunctionFlow], func: ast.AST
     return project_callers(ctx, func, index) == []
 
 
-def _callers_harmless(ctx: FileContext, flows: list[FunctionFlow], func: ast.AST, index: int) -> bool:
+def _callers_harmless(ctx: FileContext, flows: list[FunctionFlow], func: ast.AST, index: int, harmless=None) -> bool:
+    """Every caller passes a harmless model (`harmless`: the test of what a call passes;
+    by default the model itself, with the callers' own parameters followed up to theirs)."""
     if unread_use(ctx, flows, func):
         return False
-    same = caller_facts(flows, func, index, lambda f: calls_all_known(ctx, f)) or []
+    if harmless is None:
+        harmless = _harmless
+        same = caller_facts(flows, func, index, lambda f: calls_all_known(ctx, f)) or []
+    else:
+        # A container the caller was handed itself holds what its own callers put in it, and
+        # they are not followed: only a container written in the call counts.
+        same = [(c.call, fact) for f in flows for c in f.calls if c.callee is func for fact in c.args.get(index, ())]
     for call, fact in same:
         holder = next((f for f in flows if any(n is call for n in ast.walk(f.node))), None)
-        if not _harmless(fact, flows, call, holder):
+        if not harmless(fact, flows, call, holder):
             return False
     called = bool(same)
     # Module by module: the first caller that passes a risky model (or a use that cannot be
     # read) decides, and the modules after it are not analysed.
     for found in each_project_call(ctx, func, index):
-        if found is None or not all(_harmless(f, list(found.flows), found.call, found.flow) for f in found.facts):
+        if found is None or not all(harmless(f, list(found.flows), found.call, found.flow) for f in found.facts):
             return False
         called = True
     return called
@@ -124,6 +164,14 @@ def _harmless(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder:
     if content.dependent or not content.complete:
         return False
     return not changed_after_build(flows, [built], frozenset({id(call)}), holder)
+
+
+def _harmless_items(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder: FunctionFlow | None) -> bool:
+    """A container written in the call whose every model (also in containers it holds) is harmless."""
+    origin = fact.origin
+    if fact.state != "unset" or origin is None or origin.kind != CONTAINER:
+        return False
+    return all(_harmless_items(f, flows, call, holder) or _harmless(f, flows, call, holder) for f in origin.items)
 
 
 __all__ = ["branch_ruled_out", "vouched_by_callers"]

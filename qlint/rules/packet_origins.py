@@ -13,7 +13,8 @@ import re
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.graph_context import packet_graph_context
-from qlint.analysis.graphs.project_scan import module_facts, normalised_callees
+from qlint.analysis.graphs.insertions import wrapper_search
+from qlint.analysis.graphs.project_scan import module_facts, normalised_callees, unkept_module_facts
 from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import Resolver
 from qlint.rules.ql102_packet_insertion import inserted_packets
@@ -28,7 +29,18 @@ def inserted_elsewhere(ctx: FileContext, key: tuple[str, str, str]) -> bool:
     # The packet is spelled somewhere in a module that inserts it: `.op` not followed by
     # an overload (modules that only spell `.op.default` are not parsed).
     spelled = re.compile(rf"\.{re.escape(op)}\b(?!\s*\.\s*\w)")
-    return any(key in found for found in module_facts(ctx, (op,), _packets_into_packet_graphs, spelled))
+    if any(key in found for found in module_facts(ctx, (op,), _packets_into_packet_graphs, spelled)):
+        return True
+    # A module that inserts it only through the project's own wrapper (`insert_op(gm.graph,
+    # op, args)` imported from another module) spells no insertion: the scan does not keep
+    # it, and is asked for it only now, with QL102's import trigger as the filter.
+    wrappers = wrapper_search(ctx.project, ctx.optable, ctx.path)
+
+    def imports_a_wrapper(text: str, path: str) -> bool:
+        return wrappers.imports_helper(ctx.project, path, text)
+
+    found = unkept_module_facts(ctx, (op,), _packets_into_packet_graphs, spelled, imports_a_wrapper)
+    return any(key in packets for packets in found)
 
 
 def _packets_into_packet_graphs(ctx: FileContext) -> frozenset[tuple[str, str, str]]:

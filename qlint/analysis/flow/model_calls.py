@@ -24,6 +24,7 @@ from qlint.analysis.flow.model_builds import Builds
 from qlint.analysis.flow.model_values import (
     APPLIED,
     CALL,
+    CONTAINER,
     CONVERTED,
     EXPECTS_ERROR,
     EXPORTED,
@@ -99,6 +100,8 @@ class CallSemantics:
         self.results = PreparedResults(self)
         # Call node id -> the objects of each element of the tuple a helper returns on every path.
         self.unpacked: dict[int, tuple[Obj | None, ...]] = {}
+        # id(dict/list/tuple/set literal) -> the modes of the models it holds (`Interpreter.items_of`).
+        self.literal_items: dict[int, frozenset[ModeFact]] = {}
 
     @property
     def flow(self) -> FunctionFlow:
@@ -198,6 +201,12 @@ class CallSemantics:
             cap.sinks.add(Sink("ptq", *recipe, frozenset(self.walk.guards)))
             return new_value(env, node, "", Origin(CALL, node))
         return False
+
+    def _literal(self, expr: ast.expr | None) -> frozenset[ModeFact]:
+        items = self.literal_items.get(id(expr)) if expr is not None else None
+        if items is None:
+            return UNKNOWN_MODE
+        return frozenset({ModeFact("unset", expr, Origin(CONTAINER, expr, items=items))})
 
     def api_call(self, node: ast.Call, api: Api, first: Obj | None, kwargs: dict, env: Env) -> Obj | None:
         arg = first if first is not None else next((kwargs[k] for k in api.model_keywords if k in kwargs), None)
@@ -340,7 +349,8 @@ class CallSemantics:
         # Positions in another file mean nothing here: what a helper there did happened at this call.
         foreign = callee.path != self.flow.path
         # An argument we cannot follow (`bundle.model`) is passed in an unknown mode.
-        passed = {i: env.facts(obj) if obj is not None else UNKNOWN_MODE for i, (obj, _) in actual.items()}
+        # A container written in the call passes the models it holds, in their modes.
+        passed = {i: env.facts(obj) if obj is not None else self._literal(expr) for i, (obj, expr) in actual.items()}
         written = {i: expr for i, (_, expr) in actual.items()}
         if not foreign:
             self.flow.calls.append(CallSite(callee.node, node, passed, written))

@@ -15,10 +15,12 @@ from qlint.analysis.flow.model_calls import CallSemantics
 from qlint.analysis.flow.model_values import (
     ATTRIBUTE,
     CONSTRUCTED,
+    CONTAINER,
     EXPECTS_ERROR,
     PARAM,
     STORED,
     UNKNOWN,
+    UNKNOWN_MODE,
     Env,
     FunctionFlow,
     ModeFact,
@@ -37,6 +39,7 @@ from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _SKIPPED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _NOTHING_TO_FOLLOW = (*_SKIPPED, ast.Constant)
+_LITERALS = (ast.Dict, ast.List, ast.Tuple, ast.Set)
 _TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
 _RAISES = frozenset({"raises", "assertRaises", "assertRaisesRegex"})
 _CATCHES = frozenset({"NotImplementedError", "RuntimeError", "Exception", "BaseException"})
@@ -310,6 +313,10 @@ class Interpreter:
                 self.expr(e.slice, env)
             part = part_of(container, e)
             return new_value(env, e, "", part) if part is not None else None
+        if isinstance(e, _LITERALS):
+            # Still no value of its own; a helper's call reads what it holds (`apply`).
+            self.calls.literal_items[id(e)] = self.items_of(e, env)
+            return None
         if isinstance(e, ast.IfExp):
             arms = [lambda branch, x=x: (branch, self.expr(x, branch)) for x in (e.body, e.orelse)]
             merged, values = self.fork(e.test, arms, env, e)
@@ -320,6 +327,30 @@ class Interpreter:
             if isinstance(child, ast.expr):
                 self.expr(child, env)
         return None
+
+    def items_of(self, e: ast.Dict | ast.List | ast.Tuple | ast.Set, env: Env) -> frozenset[ModeFact]:
+        """The modes of the models a container literal holds (a dict's values). A constant holds
+        no model; anything else the walk cannot follow (`**other`, `*rest`, a global) holds one
+        in an unknown mode, and a nested literal is an item with items of its own."""
+        if isinstance(e, ast.Dict):
+            for k in e.keys:
+                self.expr(k, env)
+            elts, spread = e.values, None in e.keys
+        else:
+            elts, spread = e.elts, False
+        facts: set[ModeFact] = set(UNKNOWN_MODE) if spread else set()
+        for elt in elts:
+            obj = self.expr(elt, env)
+            if isinstance(elt, ast.Constant):
+                continue
+            if isinstance(elt, _LITERALS):
+                inner = self.calls.literal_items[id(elt)]
+                facts.add(ModeFact("unset", elt, Origin(CONTAINER, elt, items=inner)))
+            elif obj is None or isinstance(elt, ast.Starred):
+                facts |= UNKNOWN_MODE
+            else:
+                facts |= env.facts(obj)
+        return frozenset(facts)
 
     def attribute(self, name: str, env: Env) -> Obj:
         """`self.<attr>` first read in this method: it was set elsewhere in the class."""

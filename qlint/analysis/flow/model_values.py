@@ -29,6 +29,10 @@ FACTORY = "factory"
 APPLIED = "result of a callable parameter"
 # A `self.<attr>` that `__init__` stored from its parameter: the caller's mode, like a parameter.
 STORED = "stored constructor parameter"
+# A dict, list, tuple or set written as a helper's argument (`quantize_all({"fp": model.eval()})`):
+# the modes of the models it holds are its `Origin.items`, what the helper's items of that
+# parameter (`for name, m in models.items()`) are in.
+CONTAINER = "container literal"
 PROGRAM, EXPORTED, PREPARED, PREPARED_QAT, CONVERTED = (
     "ExportedProgram",
     "ExportedProgram.module()",
@@ -55,6 +59,8 @@ class Origin:
     # the identity: one call analysed twice (a loop body) is one origin.
     built: object = field(default=None, compare=False)
     makes: tuple = field(default=(), compare=False)  # for a factory: the callables it may be
+    items: frozenset = field(default=frozenset(), compare=False)  # for a container: its models' `ModeFact`s
+    owner: ast.AST | None = field(default=None, compare=False)  # for a part: the function of its parameter
 
 
 @dataclass(frozen=True)
@@ -253,8 +259,10 @@ def part_of(container: Obj | None, node: ast.AST) -> Origin | None:
     if container is None or container.is_graph:
         return None
     for o in container.origins:
-        if (o.kind == PARAM and o.name not in ("self", "cls")) or o.kind == PARAM_PART:
-            return Origin(PARAM_PART, node, o.index, o.name)
+        if o.kind == PARAM and o.name not in ("self", "cls"):
+            return Origin(PARAM_PART, node, o.index, o.name, owner=o.node)
+        if o.kind == PARAM_PART:
+            return Origin(PARAM_PART, node, o.index, o.name, owner=o.owner)
     return None
 
 

@@ -14,6 +14,7 @@ A module is judged by what it imports, so the decision costs one look at its sco
 from __future__ import annotations
 
 import ast
+import os
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.names.functions import bodies
@@ -46,6 +47,19 @@ _INDUCTOR_PASS_APIS = ("torch._inductor.pattern_matcher", "torch._inductor.lower
 _CACHE_KEY = "graph_context"
 COMPILER_INTERNAL = "compiler-internal graph (Dynamo/Inductor), which accepts packets"
 _TRACERS = ("symbolic_trace", "export", "make_fx")
+
+
+# What a module's text holds (or its path, for a compiler's or the numeric suite's own modules,
+# which import each other relatively) whenever `packet_graph_context` can be anything but
+# None: every import of a name `_classify` asks about spells one of these.
+_MARKERS = (b"fx", b"symbolic_trace", b"Tracer", b"torch.ao", b"torch._C", b"_inductor")
+_MARKED_DIRS = ("_inductor", "_dynamo", "_functorch", f"{os.sep}ns{os.sep}")
+
+
+def may_carry_packets(data: bytes, path: str) -> bool:
+    """Whether the module with these bytes may be one whose graphs carry packets: asked by a
+    scan of many modules before parsing any (most of a tree holds none of the markers)."""
+    return any(m in data for m in _MARKERS) or any(d in path for d in _MARKED_DIRS)
 
 
 def compiler_internal(module: str | None) -> bool:

@@ -26,6 +26,7 @@ from typing import Any
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import file_keys
+from qlint.analysis.graphs.graph_context import may_carry_packets
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.resolver import Resolver
@@ -108,6 +109,8 @@ def _read(project, path: str, key: tuple | None) -> tuple[tuple | None, str | No
     file_keys.remember_digest(path, key, hashlib.sha256(data).hexdigest())
     # Bytes first: most modules hold neither, and decoding them all costs more.
     if len(data) > _MAX_BYTES or not any(n in data for n in _NEEDLE_BYTES):
+        if b"ops" not in data or not may_carry_packets(data, path):
+            _NO_PACKET_INSERTS[path] = key
         return key, None
     try:
         return key, decode_source(data)
@@ -150,6 +153,80 @@ def module_facts(
         if value is not None:
             out.append(value[0])
     return out
+
+
+def unkept_module_facts(
+    ctx: FileContext,
+    needles: tuple[str, ...],
+    fact: Callable[[FileContext], Any],
+    pattern: re.Pattern,
+    admits: Callable[[str, str], bool],
+) -> list[Any]:
+    """`fact(module)` for the project's other modules the scan does not keep (their text
+    neither inserts nor normalises) whose text holds one of `needles`, matches `pattern` and
+    is one `admits(text, path)`: a module that inserts only through the project's own wrapper
+    (`insert_op(gm.graph, op, args)`, imported from another module) spells no insertion.
+    `fact` is the packets a module inserts into graphs that carry packets: modules the scan
+    found unable to (`_NO_PACKET_INSERTS`) are skipped unread. Their texts
+    are read when asked, not kept (they are most of a tree); a version that does not match is
+    not read again, and the fact is kept per content as `module_facts` keeps it."""
+    root = scan_root(ctx.path)
+    project = _project(root, ctx)
+    if root is not None:
+        ctx.project.record_listing(ctx.path, listing_dependency(root, True, needles))
+    own = os.path.abspath(ctx.path)
+    encoded = tuple(n.encode() for n in needles)
+    if len(_UNKEPT_MISSES) > _MAX_MISSES:
+        _UNKEPT_MISSES.clear()
+    if len(_NO_PACKET_INSERTS) > _MAX_MISSES:
+        _NO_PACKET_INSERTS.clear()
+    out = []
+    for path, (key, text) in project.files.items():
+        if text is not None or key is None or path == own or _UNKEPT_MISSES.get((path, pattern.pattern)) == key:
+            continue
+        if _NO_PACKET_INSERTS.get(path) == key:
+            continue
+        known = project.facts.get(path)
+        value = known[1].get(fact, _UNSEEN) if known is not None and known[0] == key else _UNSEEN
+        if value is _UNSEEN:
+            other = _unkept_text(ctx.project, path, key, encoded)
+            if other is None or pattern.search(other) is None or not admits(other, path):
+                _UNKEPT_MISSES[path, pattern.pattern] = key
+                continue
+            parsed = _context(path, other, ctx)
+            value = None if parsed is None else (fact(parsed),)
+            if known is None or known[0] != key:
+                known = project.facts[path] = (key, {})
+            known[1][fact] = value
+        if value is not None:
+            out.append(value[0])
+    return out
+
+
+# (path, pattern) -> the content key of a version of a module the scan does not keep that
+# `unkept_module_facts` found not to match: read again only once it changes.
+_UNKEPT_MISSES: dict[tuple[str, str], tuple] = {}
+_MAX_MISSES = 500_000
+# path -> the content key of a version the scan read that can insert no packet into graphs
+# that carry packets: it spells no op (no `ops`: not `torch.ops`, `exir_ops`, nor an alias
+# assigned from one), or nothing makes its graphs carry packets (`may_carry_packets`).
+_NO_PACKET_INSERTS: dict[str, tuple] = {}
+
+
+def _unkept_text(project, path: str, key: tuple, needles: tuple[bytes, ...]) -> str | None:
+    if key[0] == "overlay":
+        return project.overlay[path]
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(_MAX_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > _MAX_BYTES or not any(n in data for n in needles):
+        return None
+    try:
+        return decode_source(data)
+    except DecodeError:
+        return None
 
 
 def project_modules(ctx: FileContext, needles: tuple[str, ...]) -> list[tuple[str, tuple | None]]:
