@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from qlint import __version__, checksummed_files, listed_dependencies
+from qlint.analysis import wrapper_record
 from qlint.analysis.project_files import disk_files, holds_any, parse_listing_dependency
 from qlint.diagnostic import (
     Applicability,
@@ -53,6 +54,7 @@ from qlint.diagnostic import (
 )
 from qlint.results import FileResult, content_hash
 from qlint.settings import Settings
+from qlint.wrapper_store import WrapperStore
 
 # 4: results of whole-project scans carry a listing dependency; a cache written without it
 # would keep serving them after a new module changed them.
@@ -93,6 +95,8 @@ class Cache:
         self.walked: dict[str, tuple] = {}
         self.walked_names: dict[str, frozenset[str]] = {}
         self._holds: dict[tuple[str, tuple[bytes, ...]], bool] = {}
+        self.wrappers = WrapperStore(self.directory / __version__ / f"{fingerprint}.wrappers")
+        self._wrapper_digests: dict[str, str | None] = {}  # root -> the index's digest this run
 
     @property
     def dirty(self) -> bool:
@@ -165,6 +169,10 @@ class Cache:
                 listing = parse_listing_dependency(dep)
                 if listing is not None:
                     if listing[:2] not in listed and not self._no_new_match(path, deps, *listing):
+                        return None
+                    continue
+                if dep.startswith(wrapper_record.PREFIX):
+                    if self._wrapper_digest(dep) != dep_digest:
                         return None
                     continue
                 if dep_digest == "" and self._not_walked(dep):
@@ -259,6 +267,24 @@ class Cache:
             return deps.items()  # one has changed: look at each (its digest may still match)
         return [(dep, deps[dep]) for dep in deps.keys() - dep_stats.keys()]
 
+    def _wrapper_digest(self, dep: str) -> str | None:
+        """The digest of the project's wrapper names now (`wrapper_record`), once per run: kept
+        on disk and checked by stats; worked out again only after a file that could change it."""
+        root = wrapper_record.parse_dependency(dep)
+        if root is None:
+            return None
+        if root not in self._wrapper_digests:
+            record = self.wrappers.load(root)
+            if record is not None and record.still_valid(self._stat_now):
+                if record.dirty:
+                    self.wrappers.save(record)
+                self._wrapper_digests[root] = record.digest
+            else:
+                from qlint.analysis.graphs.wrapper_index import rebuilt_digest
+
+                self._wrapper_digests[root] = rebuilt_digest(root, self.wrappers)
+        return self._wrapper_digests[root]
+
     def _no_new_match(self, path: str, deps: dict, root: str, recursive: bool, needles: tuple[bytes, ...]) -> bool:
         """No file under `root` that the result did not read (one created since) holds a needle."""
         for file in self._listing(root, recursive):
@@ -346,7 +372,8 @@ class Cache:
             listing = parse_listing_dependency(dep)
             if listing is not None:
                 groups.append(listing[:2])
-            known = self._stat_of_content(dep) if dep_digest and listing is None else None
+            derived = listing is not None or dep.startswith(wrapper_record.PREFIX)
+            known = self._stat_of_content(dep) if dep_digest and not derived else None
             if known is not None and known[1] == dep_digest:
                 dep_stats[dep] = known[0]
         if groups and key[0] != _UNTRUSTED:

@@ -105,7 +105,11 @@ def run_check(
     run = RunResult(errors=found.errors, cached=len(results))
     if progress is not None:
         progress.advance(len(results))
-    with _summaries(settings, use_cache, bool(todo)), _contents_fixed(bool(todo)):
+    with (
+        _summaries(settings, use_cache, bool(todo)),
+        _contents_fixed(bool(todo)),
+        _wrapper_index(cache, todo, settings),
+    ):
         for path, (result, size, mtime_ns, digest) in _map(_check_one, todo, settings, jobs):
             results[path] = result
             if progress is not None:
@@ -186,6 +190,23 @@ def _summaries(settings: Settings, use_cache: bool, needed: bool) -> contextlib.
     from qlint.summary_cache import summary_store
 
     return summary_store(settings, use_cache)
+
+
+@contextlib.contextmanager
+def _wrapper_index(cache: Cache | None, todo: list[str], settings: Settings) -> Iterator[None]:
+    """A run over many files answers QL102's import trigger from the project's index of
+    wrapper names (`wrapper_index`), made once here (workers forked meanwhile inherit it)
+    instead of resolving every file's imports."""
+    if len(todo) < MIN_PARALLEL_FILES or not any(r.import_trigger for r in settings.rules_for(todo[0])):
+        yield
+        return
+    from qlint.analysis.graphs import wrapper_index
+
+    wrapper_index.enable(cache.wrappers if cache is not None else None, todo)
+    try:
+        yield
+    finally:
+        wrapper_index.disable()
 
 
 def _finish(report: FixReport, session: FixSession, diff_only: bool) -> FixReport:

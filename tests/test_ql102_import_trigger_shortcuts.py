@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 from qlint.analysis.graphs import forwarding
-from qlint.analysis.graphs.insertions import imports_a_wrapper
+from qlint.analysis.graphs.wrapper_index import imports_a_wrapper
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
 from tests.conftest import settings_for, write_package

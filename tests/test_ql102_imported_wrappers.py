@@ -195,3 +195,16 @@ def test_a_wrapper_added_later_reaches_the_calling_module(tmp_path):
     assert path in project.update(utils, GRAPH_UTILS)
     again = check_source(text, path, settings_for(("QL102",)), project)
     assert [d.code for d in again.diagnostics] == ["QL102"]
+
+
+@pytest.fixture(autouse=True, params=["exact search", "wrapper index"])
+def _trigger_kind(request):
+    """Every case twice: as the language server and one-file runs ask (each import resolved),
+    and as a run over many files does (`wrapper_index`: only the names the project's index of
+    wrapper names holds are resolved), which must find exactly the same."""
+    from qlint.analysis.graphs import wrapper_index
+
+    if request.param == "wrapper index":
+        wrapper_index.enable(None)
+    yield
+    wrapper_index.disable()

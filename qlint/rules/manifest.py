@@ -33,7 +33,7 @@ MANIFEST: dict[str, RuleFacts] = {
         preview=False,
         engine_report=None,
         triggers=("call_function", "create_node", "target"),
-        import_trigger="qlint.analysis.graphs.insertions:imports_a_wrapper",
+        import_trigger="qlint.analysis.graphs.wrapper_index:imports_a_wrapper",
     ),
     "qlint.rules.ql103_weight_quantize_matcher_after_fold:WeightQuantizeMatcherAfterFold": RuleFacts(
         "QL103",

@@ -17,6 +17,7 @@ from qlint.analysis.graphs.fx_targets import target_store_rows
 from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
 from qlint.analysis.graphs.insertions import NEEDLES, inserted_exprs, is_nodespec, wrapper_search, writes_insertion
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
+from qlint.analysis.graphs.wrapper_index import index_for
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import OpRef, Resolver
 from qlint.diagnostic import Diagnostic
@@ -46,7 +47,7 @@ class PacketInsertion(Rule):
     triggers = ("call_function", "create_node", "target")
     # A file that inserts only through the project's own wrapper, imported from another module
     # (`insert_op(gm.graph, aten.relu, args)`), holds none of them.
-    import_trigger = "qlint.analysis.graphs.insertions:imports_a_wrapper"
+    import_trigger = "qlint.analysis.graphs.wrapper_index:imports_a_wrapper"
     fix_availability = FixAvailability.SOMETIMES
 
     def triggered_by(self, text: str) -> bool:
@@ -106,7 +107,11 @@ def inserted_ops(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
     # inserts what its callers pass.
     wrappers = wrapper_search(ctx.project, ctx.optable, ctx.scope.path)
     names = wrappers.find_helpers(
-        ctx.scope, _rows_for(ctx), Resolver(ctx.scope, ctx.project, ctx.optable), called_in(ctx)
+        ctx.scope,
+        _rows_for(ctx),
+        Resolver(ctx.scope, ctx.project, ctx.optable),
+        called_in(ctx),
+        index_for(ctx.path, ctx.project),
     )
     lines = _inserting_rows(ctx) | target_store_rows(ctx)
     if names:

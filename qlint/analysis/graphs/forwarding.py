@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from qlint.analysis.graphs import file_keys
-from qlint.analysis.graphs.called_names import may_call
+from qlint.analysis.graphs.called_names import calls_memo, may_call
 from qlint.analysis.graphs.forwarding_facts import ForwardingFact, RemoteFunction, RemoteModule
 from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.names.resolver import Resolver, dotted_parts
@@ -263,53 +263,71 @@ class Forwarding:
         self._record(deps)
 
     def helper_names(
-        self, scope: ModuleScope, resolver: Resolver, called: Callable[[str], bool] | None = None
+        self, scope: ModuleScope, resolver: Resolver, called: Callable[[str], bool] | None = None, index=None
     ) -> set[str]:
         """Names under which `scope` calls helpers of other modules: imported functions and
         methods its classes inherit from classes of other modules. With `called` (whether
-        the module may call a name, see `called_names`), only imports it calls are asked about."""
+        the module may call a name, see `called_names`), only imports it calls are asked about;
+        with the project's `index` of wrapper names (`wrapper_index`), only those it holds."""
         self._project = resolver.project
+        if index is not None:
+            resolver.project.record_derived(scope.path, index.dependency, index.digest)
         # Names that cannot be helpers are passed over before the text is searched for calls of
         # them (most of a test module's imports come from torch and torchao).
         names = {
             name
             for name, full in scope.imports.items()
             if not _not_a_project_name(name, full)
+            and (index is None or index.may_lead_to_function(full))
             and (called is None or called(name))
             and self._imported_helper(scope, name, full)
         }
         for cls in scope.classes.values():
             for base in cls.bases:
+                if index is not None and not _may_lead_to_class(scope, base, index):
+                    continue
                 names |= self._base_helpers(scope, base)
         return names
 
-    def imports_helper(self, project, path: str, text: str) -> bool:
+    def imports_helper(self, project, path: str, text: str, index=None) -> bool:
         """Whether the module with this text may call a helper of another module: it imports
         a function that forwards to a sink, or a class with a method that does (which it may
         subclass, also as `mod.Base`). Asked from the text alone (a prefilter), with the
         answers `helper_names` gives and caches. Only imported names the text may call are
         asked about, as `find_helpers` asks (`called_names`): a function never called inserts
-        nothing, and the check would not look it up either."""
+        nothing, and the check would not look it up either. With the project's `index` of
+        wrapper names (`wrapper_index`), only the names it holds are."""
         self._project = project
         imports = text_imports(text, module_name_for(path), path)
         if not imports:
             return False
+        if index is not None:
+            # The names it did not hold are answered by it: a dependency of the result.
+            project.record_derived(path, index.dependency, index.digest)
         heads: dict[str, list[tuple[str, ...]]] = {}
         for parts in class_bases(text):
             heads.setdefault(parts[0], []).append(parts)
         scope = RemoteModule(path, {}, {}, {})
-        called: dict[str, bool] = {}
+        called = calls_memo(text)
         for name, full in imports:
             if _not_a_project_name(name, full) and name not in heads:
                 continue  # answered without reading the text (most of torch's own imports)
-            if name not in called:
+            function = index is None or index.may_lead_to_function(full)
+            bases = [
+                parts
+                for parts in heads.get(name, ())
+                if index is None or index.may_lead_to_class(".".join([full, *parts[1:]]))
+            ]
+            if not function and not bases:
+                continue
+            if function and name not in called:
                 called[name] = may_call(text, name)
-            if not called[name] and name not in heads:
+            if not (function and called[name]) and not bases:
                 continue
             scope.imports = {name: full}
-            if called[name] and self._imported_helper(scope, name, full):
+            if function and called[name] and self._imported_helper(scope, name, full):
                 return True
-            if any(self._base_helpers(scope, list(parts)) for parts in heads.get(name, ())):
+            if any(self._base_helpers(scope, list(parts)) for parts in bases):
                 return True
         return False
 
@@ -392,6 +410,7 @@ class Forwarding:
         lines_containing: Callable[..., frozenset[int]],
         resolver: Resolver,
         called: Callable[[str], bool] | None = None,
+        index=None,
     ):
         """Names under which the module of `scope` calls helpers: its own functions and
         methods that forward to a sink, functions it imports and methods its classes inherit
@@ -418,7 +437,7 @@ class Forwarding:
             if not new:
                 break
             helpers |= new
-        self.helpers = frozenset(helpers | self.helper_names(scope, resolver, called))
+        self.helpers = frozenset(helpers | self.helper_names(scope, resolver, called, index))
         return self.helpers
 
 
@@ -454,6 +473,16 @@ def _not_a_project_name(name: str, full: str) -> bool:
     """A name bound by `import x` (no attribute of a module) or imported from a `torch*`
     package: not asked about as a helper (as `helper_names` has always decided)."""
     return name == full or full.startswith("torch")
+
+
+def _may_lead_to_class(scope, base: ast.expr, index) -> bool:
+    """Whether a class base may name a class of another module with a helper method, by the
+    project's index (a base of this module is followed as before)."""
+    parts = dotted_parts(base)
+    if not parts or (len(parts) == 1 and parts[0] in scope.classes):
+        return True
+    head = scope.imports.get(parts[0])
+    return head is None or index.may_lead_to_class(".".join([head, *parts[1:]]))
 
 
 def _import_root(path: str) -> str:

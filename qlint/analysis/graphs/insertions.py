@@ -4,7 +4,7 @@ QL102 reports packets inserted as node targets (`graph.call_function(op, ...)`,
 `graph.create_node("call_function", op, ...)`, `node.target = op`), also through the
 project's own wrappers that hand their parameter on to one of those. Its prefilter reads
 texts only: a file is checked when it writes one of those attributes, or when it imports a
-wrapper from another module of the project (`imports_a_wrapper`, the rule's import
+wrapper from another module of the project (`wrapper_index.imports_a_wrapper`, the rule's import
 trigger, asked without importing the rule).
 """
 
@@ -23,12 +23,6 @@ FACT = "ql102-insertions"  # other modules' wrappers, in their summaries
 def writes_insertion(text: str) -> bool:
     """QL102's trigger: the text writes `.call_function`, `.create_node` or `.target =`."""
     return attribute_written(text, PLAIN, ATTRIBUTES)
-
-
-def imports_a_wrapper(text: str, path: str, project) -> bool:
-    """QL102's import trigger: the file imports a function of another module of the project
-    that inserts what it is given (or a class it subclasses has such a method)."""
-    return wrapper_search(project, None, path).imports_helper(project, path, text)
 
 
 def wrapper_search(project, optable, path: str) -> Forwarding:

@@ -273,6 +273,11 @@ class ProjectIndex:
         (`project_files.listing_dependency`): a new file holding one must invalidate it."""
         self._record(requester, dependency, "listing")
 
+    def record_derived(self, requester: str, dependency: str, digest: str) -> None:
+        """The check of `requester` read a fact worked out from the whole project (its wrapper
+        names, `wrapper_record.dependency`), valid while that fact's digest is unchanged."""
+        self._record(requester, dependency, digest)
+
     def text(self, path: str) -> str | None:
         """Another module's text: its unsaved buffer if open, else the file (None if unreadable)."""
         path = os.path.abspath(path)

@@ -1,0 +1,280 @@
+"""Which functions and classes of a project's inserting modules may be insertion wrappers, from
+their texts alone.
+
+`wrapper_index` needs, once per run, every name under which the helper search could find a
+wrapper; parsing the modules that insert to ask the search itself cost as much as the
+lookups it saves (ExecuTorch: 233 modules). A superset does as well, and the text gives one.
+The search (`Forwarding.forwarded_params`) calls a function a wrapper when one of its
+parameters is, as a bare name, the target of an insertion in its own code
+(`x.call_function(op, ...)`, `x.create_node("call_function", op, ...)`) or an argument of a
+call of another wrapper (by its name, an import's new name, or `self.<method>`; the search
+resolves no other attribute call, `super().m(...)` included). So a
+function is a candidate when a call it spans, of either kind, has one of its parameters as a
+whole argument (any argument: a superset of the target), to a fixpoint over the names found;
+a class is one when a function it spans is, or its bases name a candidate class (it
+inherits the method).
+
+Strings and comments are blanked first (`_masked`), so a `def` row in a docstring is none
+and brackets pair as the parser pairs them. A function spans its rows up to the next
+`def`/`class` row indented no deeper: a statement after it at the module's level (not a
+`def`/`class`) only widens the span, which keeps the answer a superset.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Iterable
+
+from qlint.analysis.graphs.insertions import AFTER_DOT
+
+_HEADER = re.compile(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+(\w+)", re.M)
+_INSERT = re.compile(r"\b(?:call_function|create_node)\b")
+# Where a string or a comment may start; each is then skipped to its end.
+_OPENING = re.compile(r"'''|\"\"\"|'|\"|#")
+_PARAM = re.compile(r"^\s*\**\s*(\w+)")
+# A whole argument that is a name, maybe a keyword's value, starred or in brackets (`(op)`).
+_BARE = re.compile(r"^\s*(?:\*{1,2}\s*)?(?:\w+\s*=\s*)?[(\s]*(\w+)[)\s]*$")
+_DEFINED = re.compile(r"(?:^|\W)(?:def|class)[ \t]+$")
+_ATTRIBUTE = re.compile(r"\.\s*$")
+_OWN = re.compile(r"(?<![\w.])(?:self|cls)\s*\.\s*$")
+_KEYWORD = re.compile(r"^\s*(\w+)\s*=(?!=)")
+_BRACKETS = re.compile(r"[()\[\]{}]")
+
+Span = tuple[str, str, int, int, int, tuple[int, ...]]  # kind, name, start, end, header's end, outer
+
+
+class ModuleText:
+    """An inserting module's text (strings and comments blanked), with its `def`/`class` spans."""
+
+    def __init__(self, text: str):
+        self.masked = _masked(text)
+        self._params: dict[int, frozenset[str]] = {}
+        headers = list(_HEADER.finditer(self.masked))
+        ends = [len(self.masked)] * len(headers)
+        open_: list[tuple[int, int]] = []  # (indent, index) of the headers still open
+        outers: list[tuple[int, ...]] = []
+        for i, m in enumerate(headers):
+            indent = len(m.group(1).expandtabs(8))
+            while open_ and open_[-1][0] >= indent:
+                ends[open_.pop()[1]] = m.start()
+            outers.append(tuple(j for _, j in open_))
+            open_.append((indent, i))
+        self.spans: list[Span] = [
+            (m.group(2), m.group(3), m.start(), ends[i], m.end(), outers[i]) for i, m in enumerate(headers)
+        ]
+        self.bases = {i: self._between_brackets(m.end()) or "" for i, m in enumerate(headers) if m.group(2) == "class"}
+        self.inserting = [
+            (m.start(), self._target(m.end(), m.group()))
+            for m in _INSERT.finditer(self.masked)
+            if AFTER_DOT.search(self.masked, max(0, m.start() - 200), m.start())
+        ]
+
+    def params(self, end: int) -> frozenset[str]:
+        """The parameter names of the `def` whose name ends at `end` (read when asked)."""
+        known = self._params.get(end)
+        if known is None:
+            known = self._params[end] = self._read_params(end)
+        return known
+
+    def _read_params(self, end: int) -> frozenset[str]:
+        inside = self._between_brackets(end)
+        if inside is None:
+            return frozenset()
+        return frozenset(m.group(1) for piece in _top_level(inside) if (m := _PARAM.match(piece)))
+
+    def _between_brackets(self, end: int) -> str | None:
+        """The text inside the brackets opening right after `end` (past blanks and closing
+        brackets, as in `(f)(x)`), None when none opens there."""
+        i = end
+        text = self.masked
+        while i < len(text) and text[i] in " \t\r\n\\)":
+            i += 1
+        if i >= len(text) or text[i] != "(":
+            return None
+        depth = 0
+        for m in _BRACKETS.finditer(text, i):
+            depth += 1 if m.group() in "([{" else -1
+            if depth == 0:
+                return text[i + 1 : m.start()]
+        return text[i + 1 :]
+
+    def _arguments(self, end: int) -> frozenset[str] | None:
+        """Names passed as whole arguments by the call whose callee ends at `end` (None: no
+        call to read there, any parameter may reach it)."""
+        inside = self._between_brackets(end)
+        if inside is None:
+            return None
+        return frozenset(m.group(1) for piece in _top_level(inside) if (m := _BARE.match(piece)))
+
+    def _target(self, end: int, attr: str) -> frozenset[str] | None:
+        """The name an insertion's call passes as its target (`x.call_function(op, ...)`,
+        `x.create_node(kind, op, ...)`, or by keyword), if a name; None: unknown (no call to
+        read, or a `*args` before it), any parameter may be it."""
+        inside = self._between_brackets(end)
+        if inside is None:
+            return None
+        keyword, position = ("the_function", 0) if attr == "call_function" else ("target", 1)
+        positional = []
+        for piece in _top_level(inside):
+            named = _KEYWORD.match(piece)
+            if named is not None:
+                if named.group(1) == keyword:
+                    return _bare(piece)
+                continue
+            if piece.lstrip().startswith("*"):
+                return None if not piece.lstrip().startswith("**") else frozenset()
+            positional.append(piece)
+        return _bare(positional[position]) if len(positional) > position else frozenset()
+
+    def calls_of(self, patterns: list[tuple[str, re.Pattern]]) -> list[tuple[int, frozenset[str] | None]]:
+        """(offset, whole arguments) of every call of one of the names (`f(...)`, `x.f(...)`)."""
+        out = []
+        text = self.masked
+        for name, pattern in patterns:
+            if name not in text:
+                continue
+            for m in pattern.finditer(text):
+                before = text[max(0, m.start() - 12) : m.start()]
+                if before[-1:].isalnum() or before.endswith("_") or _DEFINED.search(before):
+                    continue  # another name, or the `def`/`class` row naming it
+                if _ATTRIBUTE.search(before) and not _OWN.search(before):
+                    continue  # `x.f(...)`, `super().f(...)`: the search resolves no helper there
+                out.append((m.start(), self._arguments(m.end())))
+        return out
+
+
+def _called(names: Iterable[str]) -> list[tuple[str, re.Pattern]]:
+    """A pattern per name for its calls: `(` after it, maybe past blanks, continuations or `)`."""
+    return [(name, re.compile(re.escape(name) + r"\b(?=[\s\\)]*\()")) for name in sorted(names)]
+
+
+def candidates(modules: list[ModuleText], renames: list[tuple[str, str]]) -> tuple[set[str], set[str]]:
+    """(function names, class names) that may be wrappers, with the names `renames` (`X as
+    Y` pairs) bind them to."""
+    functions: set[str] = set()
+    classes: set[str] = set()
+    marked: list[set[int]] = [set() for _ in modules]  # per module, the spans found so far
+    by_source: dict[str, set[str]] = {}
+    for source, target in renames:
+        if target.isidentifier():
+            by_source.setdefault(source, set()).add(target)
+    sites = [module.inserting for module in modules]
+    while True:
+        new_functions: set[str] = set()
+        new_classes: set[str] = set()
+        for module, found, calls in zip(modules, marked, sites, strict=True):
+            if not calls:
+                continue
+            calls.sort(key=lambda site: site[0])
+            offsets = [at for at, _ in calls]
+            for i, (kind, name, start, end, header, outer) in enumerate(module.spans):
+                if i in found or kind != "def":
+                    continue
+                first, last = bisect_left(offsets, start), bisect_left(offsets, end)
+                if first == last:
+                    continue
+                params = module.params(header)
+                if params and any(passed is None or passed & params for _, passed in calls[first:last]):
+                    found.add(i)
+                    new_functions.add(name)
+                    # A method of the class it lies in directly (a function's own classes are
+                    # not importable, nor are a class's nested ones' methods its own).
+                    if outer and outer[-1] not in found and module.spans[outer[-1]][0] == "class":
+                        found.add(outer[-1])
+                        new_classes.add(module.spans[outer[-1]][1])
+        known = classes | new_classes
+        while known:  # a class whose bases name one inherits its methods
+            grown = False
+            for module, found in zip(modules, marked, strict=True):
+                for i, bases in module.bases.items():
+                    if i not in found and any(c in bases and re.search(rf"\b{re.escape(c)}\b", bases) for c in known):
+                        found.add(i)
+                        new_classes.add(module.spans[i][1])
+                        grown = True
+            if not grown:
+                break
+            known = _closure(classes | new_classes, by_source)
+        new_functions = _closure(new_functions, by_source) - functions
+        new_classes = _closure(new_classes, by_source) - classes
+        if not new_functions and not new_classes:
+            return functions, classes
+        functions |= new_functions
+        classes |= new_classes
+        patterns = _called(new_functions)
+        sites = [module.calls_of(patterns) for module in modules]
+
+
+def _bare(piece: str) -> frozenset[str]:
+    found = _BARE.match(piece)
+    return frozenset((found.group(1),)) if found else frozenset()
+
+
+def _closure(names: set[str], by_source: dict[str, set[str]]) -> set[str]:
+    out = set(names)
+    pending = list(names)
+    while pending:
+        for target in by_source.get(pending.pop(), ()):
+            if target not in out:
+                out.add(target)
+                pending.append(target)
+    return out
+
+
+def _top_level(inside: str) -> list[str]:
+    """The comma-separated pieces of a bracket's content, not splitting nested brackets."""
+    pieces = []
+    depth = 0
+    start = 0
+    for i, c in enumerate(inside):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            pieces.append(inside[start:i])
+            start = i + 1
+    pieces.append(inside[start:])
+    return pieces
+
+
+def _masked(text: str) -> str:
+    """The text with every string literal's and comment's characters but line ends blanked
+    (as the tokenizer ends them: a backslash escapes the next character, raw strings too)."""
+    out = []
+    pos = 0
+    while True:
+        m = _OPENING.search(text, pos)
+        if m is None:
+            out.append(text[pos:])
+            return "".join(out)
+        start, quote = m.start(), m.group()
+        if quote == "#":
+            end = text.find("\n", start)
+            end = len(text) if end == -1 else end
+        else:
+            end = _string_end(text, m.end(), quote)
+        out.append(text[pos:start])
+        piece = text[start:end]
+        blank = "\n".join(" " * len(part) for part in piece.split("\n")) if "\n" in piece else " " * len(piece)
+        # A string keeps its quotes (an argument `"x"` stays an argument that is no name).
+        out.append(blank if quote == "#" or len(piece) < 2 else piece[0] + blank[1:-1] + piece[-1])
+        pos = max(end, start + 1)
+
+
+def _string_end(text: str, i: int, quote: str) -> int:
+    for m in _ENDS[quote].finditer(text, i):
+        found = m.group()
+        if found == "\n":
+            return m.start()  # an unterminated string ends its row (the parse would fail anyway)
+        if found == quote:
+            return m.end()
+    return len(text)
+
+
+# A backslash and what it escapes, or the closing quote (for a one-quote string, also the
+# row's end).
+_ENDS = {
+    quote: re.compile(r"\\.|" + re.escape(quote) + ("|\n" if len(quote) == 1 else ""), re.S)
+    for quote in ("'''", '"""', "'", '"')
+}

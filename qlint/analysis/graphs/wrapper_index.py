@@ -1,0 +1,250 @@
+"""Which names the project's insertion wrappers can be imported under, worked out once per run.
+
+QL102's import trigger asks, of every file that inserts nothing itself, whether it imports a
+function of the project that inserts what it is given (or a class with such a method).
+Resolving each imported name through the module it names, file after file, cost ~3.7 s of a
+cold ExecuTorch run for one file kept in 3,200. A run over many files instead reads the
+project once: the modules that insert (`calls_inserting`), their functions and classes as
+the helper search itself judges them (`Forwarding.forwarded_params`, the same answers the
+trigger would get), and every name a re-export binds one of them to (`X as Y`, to a
+fixpoint). An import whose name is none of those cannot lead to a wrapper, and is not looked
+up; the few that are, are resolved exactly as before.
+
+The set covers every module the helper search can reach from a file: `find_module` looks
+only in the file's import root, the directories above it up to its repository (or
+`pyproject.toml` directory), and the directories that declares; all of them lie under the
+root listed here. Where that cannot be vouched for (installed packages, whose import root is
+all of site-packages; a symbolic link out of the root; a file or an import in a directory
+the listing skips), there is no index and every import is resolved.
+
+Only in batch runs (`enable`, by the runner): the project is taken to hold still during the
+run. The language server and one-file runs keep the exact search, whose dependencies are the
+modules it read. A file answered from the set depends on it (`wrapper_record.dependency`,
+with the set's digest), which the results cache checks without the analysis.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from qlint.analysis import wrapper_record
+from qlint.analysis.graphs.insertions import calls_inserting, wrapper_search
+from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
+from qlint.analysis.names.import_paths import _install_dir
+from qlint.analysis.names.modules import import_root
+from qlint.analysis.names.package_map import project_root
+from qlint.analysis.project_files import SKIP_DIRS, disk_files
+from qlint.source import DecodeError, decode_source
+
+_MAX_FILES = 60_000
+_SKIPPED = tuple(d for d in SKIP_DIRS if d.isidentifier())  # the ones a dotted name can pass through
+
+
+@dataclass(frozen=True)
+class WrapperIndex:
+    root: str
+    functions: frozenset[str]  # names a wrapper function can be imported under
+    classes: frozenset[str]  # names a class with a wrapper method (own or inherited) can be imported under
+    digest: str
+
+    @property
+    def dependency(self) -> str:
+        known = _DEPENDENCIES.get(self.root)
+        if known is None:
+            known = _DEPENDENCIES[self.root] = wrapper_record.dependency(self.root)
+        return known
+
+    def may_lead_to_function(self, full: str) -> bool:
+        """Whether the import of `full` (a dotted name) may name a wrapper function."""
+        return full.rpartition(".")[2] in self.functions or _outside_listing(full)
+
+    def may_lead_to_class(self, full: str) -> bool:
+        return full.rpartition(".")[2] in self.classes or _outside_listing(full)
+
+
+_DEPENDENCIES: dict[str, str] = {}
+
+
+_ENABLED = False
+_STORE = None  # a `qlint.wrapper_store.WrapperStore` (any object with `load(root)`, `save(record)`)
+_INDEXES: dict[str, WrapperIndex | None] = {}
+_ROOTS: dict[str, str | None] = {}
+
+
+def enable(store=None, paths: list[str] = ()) -> None:
+    """Answer from the index from now on (a run over many files; `store`: where the results
+    cache keeps it between runs, None with `--no-cache`). The indexes of the roots of `paths`
+    are made now: workers forked next inherit them instead of each making its own."""
+    global _ENABLED, _STORE
+    _ENABLED, _STORE = True, store
+    _INDEXES.clear()
+    for root in {_root_for(path) for path in paths} - {None}:
+        _INDEXES[root] = _loaded(root) or build(root, _STORE)
+
+
+def disable() -> None:
+    global _ENABLED, _STORE
+    _ENABLED, _STORE = False, None
+    _INDEXES.clear()
+
+
+def index_for(path: str, project) -> WrapperIndex | None:
+    """The index covering every module the check of `path` can resolve (None: none does, or
+    this is no batch run)."""
+    if not _ENABLED or project.overlay:
+        return None  # unsaved buffers are read through the project index, never listed here
+    root = _root_for(path)
+    if root is None:
+        return None
+    if root not in _INDEXES:
+        _INDEXES[root] = _loaded(root) or build(root, _STORE)
+    return _INDEXES[root]
+
+
+def imports_a_wrapper(text: str, path: str, project) -> bool:
+    """QL102's import trigger: the file imports a function of another module of the project
+    that inserts what it is given (or a class it subclasses has such a method). In a run over
+    many files, only imports the project's index of wrapper names holds are looked up."""
+    index = index_for(path, project)
+    return wrapper_search(project, None, path).imports_helper(project, path, text, index)
+
+
+def rebuilt_digest(root: str, store) -> str | None:
+    """The digest of the index of `root` worked out again from the project as it is now (and
+    kept in `store`), for the results cache when the kept one no longer holds. None where no
+    index can be made."""
+    index = build(root, store)
+    return index.digest if index is not None else None
+
+
+def _loaded(root: str) -> WrapperIndex | None:
+    record = _STORE.load(root) if _STORE is not None else None
+    if record is None or not record.still_valid(_stat):
+        return None
+    if record.dirty and _STORE is not None:
+        _STORE.save(record)
+    return WrapperIndex(root, record.functions, record.classes, record.digest)
+
+
+def _stat(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+def _root_for(path: str) -> str | None:
+    directory = os.path.dirname(os.path.abspath(path))
+    known = _ROOTS.get(directory, "")
+    if known != "":
+        return known
+    first = import_root(path)
+    root: str | None = first
+    if _install_dir(first) is not None:
+        root = None  # an installed package: its import root is all of site-packages
+    else:
+        repo = project_root(directory)
+        if repo is not None and os.path.commonpath([repo, first]) == repo:
+            root = repo
+        inside = os.path.relpath(directory, root)
+        if any(part in SKIP_DIRS or part.startswith(".") for part in inside.split(os.sep) if part != "."):
+            root = None  # its neighbours are not listed
+    _ROOTS[directory] = root
+    return root
+
+
+def _outside_listing(full: str) -> bool:
+    """A dotted name through a directory the listing skips (`build.x`) may name a module
+    the index never read."""
+    return any(d in full for d in _SKIPPED) and any(part in SKIP_DIRS for part in full.split("."))
+
+
+def build(root: str, store=None) -> WrapperIndex | None:
+    """Read the project under `root` once: the functions and classes of its inserting modules
+    that may be wrappers, and every name re-exports bind them to."""
+    files = disk_files(root)
+    if len(files) > _MAX_FILES or _links_out(root):
+        return None
+    stats: dict[str, tuple[int, int] | None] = {}
+    sinks: list[ModuleText] = []
+    renames: list[tuple[str, str]] = []
+    for path in files:
+        try:
+            st = os.stat(path)
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            stats[path] = None
+            continue
+        stats[path] = wrapper_record.trusted_stat(st)
+        if b" as" in data:
+            renames.extend(_renames(data))
+        if any(n in data for n in wrapper_record.SINK_NEEDLES):
+            try:
+                text = decode_source(data)
+            except DecodeError:
+                continue
+            if calls_inserting(text):
+                sinks.append(ModuleText(text))
+    functions, classes = candidates(sinks, renames)
+    record = wrapper_record.Record(root, functions, classes, stats)
+    if store is not None:
+        store.save(record)
+    return WrapperIndex(root, record.functions, record.classes, record.digest)
+
+
+# `as` and the name it binds (led by the literal: searched fast); the name before it is read
+# backwards from the match.
+# An import's new name ends its item (`,`, `)`, `;`, a comment or the row): prose (`... as the
+# result`) does not.
+_AS = re.compile(rb"as[ \t\\\n]+([^\s,();#\\]+)[ \t]*(?=[,);#\r\n\\]|\Z)")
+_NAME_END = re.compile(rb"[^\s,();#\\.]+$")
+
+
+def _renames(data: bytes) -> list[tuple[str, str]]:
+    """(X, Y) for every `X as Y` in the text (in an import or not: a superset), X being the
+    last dotted part before `as`."""
+    out = []
+    for m in _AS.finditer(data):
+        start = m.start()
+        if start == 0 or data[start - 1] not in b" \t\\\n":
+            continue
+        before = data[max(0, start - 200) : start].rstrip(b" \t\\\n")
+        source = _NAME_END.search(before)
+        if source is None:
+            continue
+        try:
+            out.append((source.group().decode("utf-8"), m.group(1).decode("utf-8")))
+        except UnicodeDecodeError:
+            continue
+    return out
+
+
+def _links_out(root: str) -> bool:
+    """A symbolic link to a directory outside `root` (where the listing does not walk):
+    modules the helper search may resolve there are not listed."""
+    real_root = os.path.realpath(root)
+    pending = [root]
+    while pending:
+        try:
+            entries = list(os.scandir(pending.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name in SKIP_DIRS or entry.name.startswith("."):
+                continue
+            try:
+                if not entry.is_dir():
+                    continue
+                if not entry.is_symlink():
+                    pending.append(entry.path)
+                    continue
+            except OSError:
+                continue
+            real = os.path.realpath(entry.path)
+            if os.path.commonpath([real_root, real]) != real_root:
+                return True
+    return False

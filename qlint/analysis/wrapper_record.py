@@ -1,0 +1,136 @@
+"""The project's insertion-wrapper names as kept on disk, and whether they still hold.
+
+`wrapper_index` works out once per run the names under which a project's insertion wrappers
+can be imported; a file that imports none of them is answered "no wrapper" from that set,
+and its result depends on it (`dependency(root)`, whose digest is the set's). The results
+cache checks that dependency here, without the analysis: the set is kept with the stat of
+every file listed under the root when it was read, and holds while no file that could change
+it moved. Only a file that inserts (`call_function`/`create_node`) or names one of the
+wrappers (a definition, a call, an `X as Y` re-export) can: a function becomes a wrapper only
+in a module that inserts or by calling one, and a new name for one is written next to it.
+Every other edit keeps the set (a run after editing a test file does not work it out again).
+
+Standard library only (plus the listing): a warm run imports none of the analysis. Kept on
+disk by `qlint.wrapper_store`, beside the results cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Iterable
+
+from qlint.analysis.project_files import disk_files
+
+PREFIX = "qlint-wrappers:"
+_RACY_NS = 2_000_000_000  # a stat this recent cannot vouch for the content read after it
+_UNTRUSTED = (-1, -1)
+SINK_NEEDLES = (b"call_function", b"create_node")
+
+Stat = Callable[[str], "tuple[int, int] | None"]
+
+
+def dependency(root: str) -> str:
+    """The dependency standing for "the wrapper names of the project at `root`"."""
+    return PREFIX + json.dumps(os.path.abspath(root))
+
+
+def parse_dependency(dep: str) -> str | None:
+    if not dep.startswith(PREFIX):
+        return None
+    try:
+        root = json.loads(dep[len(PREFIX) :])
+    except ValueError:
+        return None
+    return root if type(root) is str else None
+
+
+def digest_of(functions: Iterable[str], classes: Iterable[str]) -> str:
+    data = json.dumps([sorted(functions), sorted(classes)]).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()
+
+
+def trusted_stat(st: os.stat_result, now: int | None = None) -> tuple[int, int]:
+    now = time.time_ns() if now is None else now
+    return _UNTRUSTED if now - st.st_mtime_ns < _RACY_NS else (st.st_size, st.st_mtime_ns)
+
+
+class Record:
+    def __init__(self, root: str, functions, classes, stats: dict[str, tuple[int, int] | None]):
+        self.root = root
+        self.functions = frozenset(functions)
+        self.classes = frozenset(classes)
+        self.stats = stats
+        self.digest = digest_of(self.functions, self.classes)
+        self.dirty = False  # stats taken in since it was read: worth writing back
+
+    def to_data(self) -> dict:
+        """Plain data for the store (`qlint.wrapper_store`)."""
+        return {
+            "root": self.root,
+            "functions": sorted(self.functions),
+            "classes": sorted(self.classes),
+            "stats": {p: (list(s) if s is not None else None) for p, s in self.stats.items()},
+        }
+
+    def still_valid(self, stat: Stat) -> bool:
+        """Whether the names hold for the files under the root as they are now (listed
+        again, each stat'ed through `stat`); what moved without touching them is taken in."""
+        files = disk_files(self.root)
+        moved = [p for p in files if _moved(self.stats.get(p), stat(p))]
+        gone = self.stats.keys() - set(files)
+        if not moved and not gone:
+            return True
+        relevant = _relevance(self.functions | self.classes)
+        for path in [*moved, *gone]:
+            if _holds(path, relevant):
+                return False
+        self.dirty = True
+        now = time.time_ns()
+        for path in gone:
+            del self.stats[path]
+        for path in moved:
+            try:
+                self.stats[path] = trusted_stat(os.stat(path), now)
+            except OSError:
+                self.stats[path] = None
+        return True
+
+
+def from_data(payload, root: str) -> Record | None:
+    """The record `to_data` wrote for `root` (None: another root, or not what it writes)."""
+    try:
+        if payload["root"] != root:
+            return None
+        stats = {p: (tuple(s) if s is not None else None) for p, s in payload["stats"].items()}
+        if not all(type(p) is str and (s is None or len(s) == 2) for p, s in stats.items()):
+            return None
+        functions, classes = payload["functions"], payload["classes"]
+        if not all(type(n) is str for n in [*functions, *classes]):
+            return None
+        return Record(root, functions, classes, stats)
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
+def _moved(recorded: tuple[int, int] | None, now: tuple[int, int] | None) -> bool:
+    return recorded is None or recorded == _UNTRUSTED or recorded != now
+
+
+def _relevance(names: Iterable[str]) -> re.Pattern[bytes]:
+    words = sorted({n.encode("utf-8", "surrogatepass") for n in names} | set(SINK_NEEDLES))
+    return re.compile(rb"(?<![\w])(?:" + b"|".join(re.escape(w) for w in words) + rb")(?![\w])")
+
+
+def _holds(path: str, relevant: re.Pattern[bytes]) -> bool:
+    """Whether the file holds a sink or one of the names (True when unreadable: it may; a
+    file gone held nothing that matters any more only if it never did, which is not known)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return True
+    return relevant.search(data) is not None or not data.isascii()

@@ -1,0 +1,38 @@
+"""Where the results cache keeps the project's wrapper names between runs (`wrapper_record`):
+one checksummed, `marshal`ed file per project root, written atomically."""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+from pathlib import Path
+
+from qlint import checksummed_files
+from qlint.analysis.wrapper_record import Record, from_data
+
+_HEADER = b"qlint-wrappers-1\n"
+
+
+class WrapperStore:
+    def __init__(self, directory: Path):
+        self.directory = Path(directory)
+
+    def _file(self, root: str) -> Path:
+        return self.directory / (hashlib.sha256(root.encode("utf-8", "surrogatepass")).hexdigest()[:32] + ".wrappers")
+
+    def load(self, root: str) -> Record | None:
+        data = checksummed_files.read(self._file(root), _HEADER)
+        if data is None:
+            return None
+        try:
+            payload = marshal.loads(data)
+        except (EOFError, ValueError, TypeError):
+            return None
+        return from_data(payload, root) if isinstance(payload, dict) else None
+
+    def save(self, record: Record) -> None:
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            checksummed_files.write(self._file(record.root), _HEADER, marshal.dumps(record.to_data()))
+        except (OSError, ValueError):
+            return

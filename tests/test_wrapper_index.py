@@ -1,0 +1,152 @@
+"""The project index of insertion-wrapper names (`wrapper_index`) that a run over many files
+answers QL102's import trigger from: a superset of what the helper search finds, read from
+texts, and a dependency the results cache checks (`wrapper_record`)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from qlint.analysis.graphs import wrapper_index
+from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
+from qlint.analysis.names.project import ProjectIndex
+from qlint.runner import run_check
+from qlint.settings import Settings
+from tests.conftest import old_file, write_package
+from tests.test_ql102_imported_wrappers import GRAPH_UTILS
+
+
+def _names(*texts: str, renames=()) -> tuple[set[str], set[str]]:
+    return candidates([ModuleText(t) for t in texts], list(renames))
+
+
+def test_a_function_inserting_its_parameter_is_a_candidate():
+    functions, classes = _names(GRAPH_UTILS)
+    assert {"insert_op", "insert"} <= functions
+    assert classes == {"Rewriter"}
+    assert "first_user" not in functions and "is_op_node" not in functions  # no insertion
+
+
+def test_target_passed_by_keyword_or_in_brackets():
+    text = (
+        "def by_keyword(graph, op):\n    return graph.create_node('call_function', target=op)\n\n\n"
+        "def bracketed(graph, op):\n    return graph.call_function((op), ())\n"
+    )
+    assert _names(text)[0] == {"by_keyword", "bracketed"}
+
+
+def test_a_fixed_target_or_a_parameter_elsewhere_is_no_candidate():
+    text = (
+        "def add_relu(graph, node):\n    return graph.call_function(aten.relu.default, (node,))\n\n\n"
+        "def create(graph, op):\n    return graph.create_node(op, aten.add.Tensor, ())\n\n\n"
+        "class P(ExportPass):\n    def call(self, gm):\n        gm.graph.call_function(aten.relu.default, ())\n"
+        "        return super().call(gm)\n"
+    )
+    assert _names(text) == (set(), set())
+
+
+def test_a_wrapper_calling_another_one_and_its_new_names():
+    helper = "from pkg.graph_utils import insert_op as ins\n\n\ndef relu(graph, op):\n    return ins(graph, op, ())\n"
+    # Its module inserts too (elsewhere): only inserting modules are summarised for the search.
+    helper += "\n\ndef other(graph):\n    graph.call_function(aten.relu.default, ())\n"
+    init = "from .helpers import relu as relu_op\n"
+    functions, _ = _names(GRAPH_UTILS, helper, renames=[("insert_op", "ins"), ("relu", "relu_op")])
+    assert {"insert_op", "ins", "relu", "relu_op"} <= functions
+    assert "other" not in functions
+    assert init  # the re-export itself is read from every file's text (`wrapper_index._renames`)
+
+
+def test_a_subclass_of_a_class_with_a_wrapper_method_is_a_candidate():
+    sub = "from pkg.graph_utils import Rewriter\n\n\nclass Sub(\n    Rewriter,\n):\n    pass\n"
+    sub += "\n\nclass Unrelated(Base):\n    def go(self, graph):\n        graph.call_function(aten.relu.default, ())\n"
+    assert _names(GRAPH_UTILS, sub)[1] == {"Rewriter", "Sub"}
+
+
+def test_a_def_row_in_a_string_does_not_end_the_function_it_lies_in():
+    text = (
+        "def real(graph, op):\n"
+        '    example = """\n'
+        "def fake(graph):\n"
+        "    pass\n"
+        '"""\n'
+        "    # def commented(graph, op):\n"
+        "    return graph.call_function(op, ())\n"
+    )
+    assert _names(text)[0] == {"real"}
+
+
+def test_renames_are_read_from_imports_not_prose():
+    data = b"from .a import (\n    insert_op as ins,  # why\n)\nimport x.y.z as w\r\n# we run as the caller\n"
+    assert wrapper_index._renames(data) == [("insert_op", "ins"), ("z", "w")]
+
+
+# ------------------------------------------------------------------ the index in a run
+
+
+def _project(tmp_path: Path, wrapper: str = GRAPH_UTILS) -> Path:
+    """A package with a wrapper module, a pass calling it through a re-export, look-alikes,
+    and enough other modules for a run to use the index."""
+    others = {f"m{i}": f"import os\n\n\ndef f{i}(x):\n    return os.path.join(x)\n" for i in range(30)}
+    pkg = write_package(tmp_path, "pkg", graph_utils=wrapper, **others)
+    old_file(pkg / "__init__.py", "from .graph_utils import insert_op as put\n")
+    passes = "import torch\n\nfrom pkg import put\n\n\ndef rewrite(gm):\n    put(gm.graph, torch.ops.aten.relu, ())\n"
+    old_file(pkg / "passes.py", passes)
+    quiet = "import torch\n\nfrom pkg.graph_utils import first_user\n\n\ndef f(n):\n    return first_user(n)\n"
+    old_file(pkg / "quiet.py", quiet)
+    for path in pkg.iterdir():
+        if path.suffix == ".py":
+            old_file(path, path.read_text())
+    return pkg
+
+
+def _findings(tmp_path: Path, use_cache: bool = True) -> dict[str, list[int]]:
+    settings = Settings(select=("QL102",), root=tmp_path, cache_dir=tmp_path / "cache")
+    run = run_check([str(tmp_path / "pkg")], settings, use_cache=use_cache, jobs=1)
+    return {os.path.basename(r.path): [d.range.start.row for d in r.diagnostics] for r in run.results if r.diagnostics}
+
+
+def test_a_run_over_many_files_finds_what_single_checks_find(tmp_path, monkeypatch):
+    _project(tmp_path)
+    built = []
+    real = wrapper_index.build
+    monkeypatch.setattr(wrapper_index, "build", lambda *a: built.append(a) or real(*a))
+    assert _findings(tmp_path, use_cache=False) == {"passes.py": [7]}
+    assert built, "the run answered the trigger from the index"
+
+
+def test_a_wrapper_made_later_reaches_a_file_answered_from_the_index(tmp_path):
+    pkg = _project(tmp_path, wrapper="def insert_op(graph, op, args):\n    return graph.call_function(print, args)\n")
+    assert _findings(tmp_path) == {}
+    old_file(pkg / "graph_utils.py", GRAPH_UTILS)  # now it inserts what it is given
+    assert _findings(tmp_path) == {"passes.py": [7]}
+
+
+def test_an_edit_that_cannot_change_the_index_keeps_it(tmp_path, monkeypatch):
+    pkg = _project(tmp_path)
+    assert _findings(tmp_path) == {"passes.py": [7]}
+    old_file(pkg / "m3.py", "import os\n\n\ndef f3(x):\n    return os.sep\n")
+    monkeypatch.setattr(wrapper_index, "build", lambda *a: pytest.fail("the index was made again"))
+    assert _findings(tmp_path) == {"passes.py": [7]}
+
+
+def test_no_index_where_it_could_miss_a_module(tmp_path):
+    pkg = _project(tmp_path)
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    wrapper_index.enable(None)
+    try:
+        assert wrapper_index.index_for(str(pkg / "passes.py"), ProjectIndex()) is not None
+        # A buffer the editor holds is read through the project index, never listed.
+        assert wrapper_index.index_for(str(pkg / "passes.py"), ProjectIndex({str(pkg / "x.py"): ""})) is None
+        # A link to a directory outside the listed root.
+        os.symlink(outside, pkg / "linked")
+        wrapper_index.enable(None)
+        assert wrapper_index.index_for(str(pkg / "passes.py"), ProjectIndex()) is None
+    finally:
+        wrapper_index.disable()
+    # A dotted name through a directory the listing skips.
+    index = wrapper_index.WrapperIndex(str(tmp_path), frozenset(), frozenset(), "")
+    assert index.may_lead_to_function("build.helpers.anything")
+    assert not index.may_lead_to_function("pkg.helpers.anything")
