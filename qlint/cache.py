@@ -437,13 +437,8 @@ class Cache:
             self.entries.changed.discard(shard)
 
     def load_shard(self, shard: int) -> dict[str, tuple]:
-        data = checksummed_files.read(self.shards / f"{shard:02x}.index", _HEADER)
-        if data is None:
-            return {}  # absent, cut short, corrupted, or written by another format
-        try:
-            payload = marshal.loads(data)
-        except (EOFError, ValueError, TypeError):
-            return {}
+        # None when absent, cut short, corrupted, or written by another format
+        payload = checksummed_files.read_marshalled(self.shards / f"{shard:02x}.index", _HEADER)
         if (
             not isinstance(payload, dict)
             or payload.get("magic") != _MAGIC

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import marshal
 import os
 import tempfile
 from pathlib import Path
@@ -41,3 +42,19 @@ def read(path: Path, header: bytes) -> bytes | None:
     if not raw.startswith(header) or hashlib.sha256(data).digest() != checksum:
         return None
     return data
+
+
+def name_for(key: str, suffix: str) -> str:
+    """A file name for `key` (a path, a project root) that any file system takes."""
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32] + suffix
+
+
+def read_marshalled(path: Path, header: bytes) -> object | None:
+    """What `write(path, header, marshal.dumps(value))` stored, else None."""
+    data = read(path, header)
+    if data is None:
+        return None
+    try:
+        return marshal.loads(data)
+    except (EOFError, ValueError, TypeError):
+        return None

@@ -94,8 +94,7 @@ def set_aside(
 
 
 def side_file(directory: Path, path: str) -> Path:
-    name = hashlib.sha256(path.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    return directory / f"{name}.listed"
+    return directory / checksummed_files.name_for(path, ".listed")
 
 
 def write(directory: Path, path: str, markers: dict, deps: dict, stats: dict) -> bool:
@@ -111,13 +110,7 @@ def write(directory: Path, path: str, markers: dict, deps: dict, stats: dict) ->
 
 def read(directory: Path, path: str, markers: dict) -> tuple[dict, dict] | None:
     """The set-aside (deps, stats) of `path` written with exactly `markers`, else None."""
-    data = checksummed_files.read(side_file(directory, path), _HEADER)
-    if data is None:
-        return None
-    try:
-        payload = marshal.loads(data)
-    except (EOFError, ValueError, TypeError):
-        return None
+    payload = checksummed_files.read_marshalled(side_file(directory, path), _HEADER)
     if (
         type(payload) is not dict
         or payload.get("magic") != _MAGIC

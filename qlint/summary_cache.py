@@ -15,7 +15,6 @@ decode as a summary, is a miss; writing is best effort and never fails a run.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import marshal
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,7 +42,7 @@ class SummaryStore:
         return cls(cache_dir_for(settings) / __version__ / f"{cache_key(settings)}.summaries")
 
     def _file(self, path: str) -> Path:
-        return self.directory / (hashlib.sha256(path.encode("utf-8", "surrogatepass")).hexdigest()[:32] + ".summary")
+        return self.directory / checksummed_files.name_for(path, ".summary")
 
     def get(self, path: str, digest: str, module: str | None) -> ModuleSummary | None:
         """The summary of `path` as it is now (content `digest`, dotted name `module`), or None."""
@@ -77,18 +76,12 @@ class SummaryStore:
             return
 
     def _scan_file(self, root: str) -> Path:
-        return self.directory / (hashlib.sha256(root.encode("utf-8", "surrogatepass")).hexdigest()[:32] + ".scan")
+        return self.directory / checksummed_files.name_for(root, ".scan")
 
     def get_scan(self, root: str) -> dict | None:
         """What the project scans of an earlier run learned about the modules under `root`
         (`scan_memo`), or None."""
-        data = checksummed_files.read(self._scan_file(root), _SCAN_HEADER)
-        if data is None:
-            return None
-        try:
-            payload = marshal.loads(data)
-        except (EOFError, ValueError, TypeError):
-            return None
+        payload = checksummed_files.read_marshalled(self._scan_file(root), _SCAN_HEADER)
         if not isinstance(payload, dict) or payload.get("magic") != _SCAN_MAGIC or payload.get("root") != root:
             return None
         return payload.get("scan") if isinstance(payload.get("scan"), dict) else None

@@ -3,7 +3,6 @@ one checksummed, `marshal`ed file per project root, written atomically."""
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 from pathlib import Path
 
@@ -18,16 +17,10 @@ class WrapperStore:
         self.directory = Path(directory)
 
     def _file(self, root: str) -> Path:
-        return self.directory / (hashlib.sha256(root.encode("utf-8", "surrogatepass")).hexdigest()[:32] + ".wrappers")
+        return self.directory / checksummed_files.name_for(root, ".wrappers")
 
     def load(self, root: str) -> Record | None:
-        data = checksummed_files.read(self._file(root), _HEADER)
-        if data is None:
-            return None
-        try:
-            payload = marshal.loads(data)
-        except (EOFError, ValueError, TypeError):
-            return None
+        payload = checksummed_files.read_marshalled(self._file(root), _HEADER)
         return from_data(payload, root) if isinstance(payload, dict) else None
 
     def save(self, record: Record) -> None:

@@ -149,9 +149,11 @@ def test_a_module_found_not_to_name_the_helper_is_not_read_again_until_it_change
     unrelated = {f"u{i}": "def f():\n    return 1\n" for i in range(5)}
     root = _repo(tmp_path, a=EVAL_CALLER, **unrelated)
     reads: list[str] = []
-    real = project_callers._read
+    real = project_callers.file_keys.content_bytes
     monkeypatch.setattr(
-        project_callers, "_read", lambda project, path, key: reads.append(path) or real(project, path, key)
+        project_callers.file_keys,
+        "content_bytes",
+        lambda project, path, key, limit: reads.append(path) or real(project, path, key, limit),
     )
     project = ProjectIndex()
     assert _check(root, project).diagnostics == []

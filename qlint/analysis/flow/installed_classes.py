@@ -112,7 +112,7 @@ def _scope(path: str, module: str, project, requester: str) -> ModuleScope | Non
         project.record_read(requester, path, file_keys.digest(project, path, key))
         return known[1]
     scope = None
-    data = _read(path, key, project)
+    data = file_keys.content_bytes(project, path, key, _MAX_BYTES)
     digest = "" if data is None else hashlib.sha256(data).hexdigest()
     file_keys.remember_digest(path, key, digest)
     project.record_read(requester, path, digest)
@@ -120,19 +120,6 @@ def _scope(path: str, module: str, project, requester: str) -> ModuleScope | Non
         scope = _summarised(path, module, data, digest, type(project).store)
     _SCOPES[path] = (key, scope)
     return scope
-
-
-def _read(path: str, key: tuple | None, project) -> bytes | None:
-    if key is None:
-        return None
-    if key[0] == "overlay":
-        return project.overlay[path].encode("utf-8", "surrogatepass")
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(_MAX_BYTES + 1)
-    except OSError:
-        return None
-    return data if len(data) <= _MAX_BYTES else None
 
 
 def _summarised(path: str, module: str, data: bytes, digest: str, store) -> ModuleScope | None:

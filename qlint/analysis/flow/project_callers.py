@@ -138,7 +138,7 @@ def prescan(ctx: FileContext, names: list[str]) -> None:
         if path == own or key is None:
             continue
         todo = [(name, needle) for name, needle in needles if not scan_memo.known_miss(path, _LACKS + name, key)]
-        data = _read(ctx.project, path, key) if todo else None
+        data = file_keys.content_bytes(ctx.project, path, key, _MAX_BYTES) if todo else None
         for name, needle in todo if data is not None else ():
             if needle not in data:
                 scan_memo.note_miss(path, _LACKS + name, key)
@@ -182,7 +182,7 @@ def _candidates(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes
         if path == own or key is None or scan_memo.known_miss(path, _LACKS + name, key):
             continue
         if not scan_memo.known_miss(path, _UNUSED + name, key):
-            data = _read(ctx.project, path, key)
+            data = file_keys.content_bytes(ctx.project, path, key, _MAX_BYTES)
             if data is None:
                 continue
             if needle not in data:
@@ -203,19 +203,6 @@ def _references(ctx: FileContext, path: str, key: tuple, name: str, keep_tree: b
         return refs
     scan_memo.note_miss(path, _UNUSED + name, key)
     return None
-
-
-def _read(project, path: str, key: tuple | None) -> bytes | None:
-    if key is None:
-        return None
-    if key[0] == "overlay":
-        return project.overlay[path].encode("utf-8", "surrogatepass")
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(_MAX_BYTES + 1)
-    except OSError:
-        return None
-    return data if len(data) <= _MAX_BYTES else None
 
 
 def _calls_in(

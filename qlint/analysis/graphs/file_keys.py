@@ -7,13 +7,19 @@ The keys and digests are the project index's own (`ProjectIndex.content_key`/`di
 
 from __future__ import annotations
 
+from qlint.analysis.names import content_keys
 from qlint.analysis.names.content_keys import remember_digest
 
-__all__ = ["Deps", "content_key", "digest", "record", "remember_digest", "still_valid"]
+__all__ = ["Deps", "content_bytes", "content_key", "digest", "record", "remember_digest", "still_valid"]
 
 
 def content_key(project, path: str) -> tuple | None:
     return project.content_key(path)
+
+
+def content_bytes(project, path: str, key: tuple | None, limit: int) -> bytes | None:
+    """The module's bytes as `key` was taken (None: absent, unreadable, over `limit`)."""
+    return content_keys.content_bytes(project.overlay, path, key, limit)
 
 
 def digest(project, path: str, key: tuple | None = None) -> str:

@@ -63,6 +63,21 @@ def digest(overlay: Mapping[str, str], path: str, key: tuple | None = None) -> s
     return value
 
 
+def content_bytes(overlay: Mapping[str, str], path: str, key: tuple | None, limit: int) -> bytes | None:
+    """The module's bytes as its `key` was taken (the buffer's text when open), or None when
+    it is absent, unreadable or larger than `limit`."""
+    if key is None:
+        return None
+    if key[0] == "overlay":
+        return overlay[path].encode("utf-8", "surrogatepass")
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError:
+        return None
+    return data if len(data) <= limit else None
+
+
 def consult(saved: Callable[[str, tuple], str | None]) -> None:
     """Ask `saved(path, key)` for a module's digest before reading it (None: not known)."""
     if saved not in _SAVED:
