@@ -419,10 +419,17 @@ def _map(
 
 def _stop(pool: ProcessPoolExecutor) -> None:
     processes = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
+    manager = getattr(pool, "_executor_manager_thread", None)
     for process in processes:
         with contextlib.suppress(Exception):
             process.terminate()
+    # The pool's manager thread sees its workers die and closes the pool's wake-up pipe, which
+    # `shutdown` writes to: racing it, the write met a closed pipe (BrokenPipeError, so exit 1
+    # instead of 130, or "Bad file descriptor" on stderr at exit). Once it is done, the write
+    # is skipped.
+    if manager is not None:
+        manager.join(timeout=5)
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _isolate(func, paths: list[str], settings: Settings) -> Iterator[tuple[str, Any]]:
