@@ -112,3 +112,14 @@ def test_a_kept_tree_is_handed_over_only_for_the_content_it_was_parsed_from(tmp_
     third.write_text("y = 2\n")
     project.fact_at(str(third), REFERENCES)  # not asked to keep it
     assert project.take_tree(str(third), third.read_bytes()) is None
+
+
+def test_no_caller_module_tree_outlives_the_check(tmp_path):
+    # A module that mentions the helper but names no caller is parsed for its summary with
+    # its tree kept for a reading of its calls that never comes: a worker kept that tree
+    # (a whole test module, on ao) until its next caller search.
+    own = "def quantize_module(model):\n    return model\n"  # its own function of that name
+    root = _repo(tmp_path, a=EVAL_CALLER, b=own, c=own)
+    project = ProjectIndex()
+    assert _check(root, project).diagnostics == []
+    assert project._kept_tree is None

@@ -114,11 +114,13 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
     for path, data, key in candidates:
         # The module's summary is parsed for its references (unless known already): the tree
         # is kept for `_module`, which would otherwise parse the module again to read its calls.
-        refs = _references(ctx, path, key, func.name, keep_tree=True)
-        if refs is None:
-            continue
-        calls = _calls_in(ctx, path, data, refs, func, target, index)
-        ctx.project.drop_kept_tree()  # not taken when the module was built before
+        try:
+            refs = _references(ctx, path, key, func.name, keep_tree=True)
+            calls = _calls_in(ctx, path, data, refs, func, target, index) if refs is not None else ()
+        finally:
+            # Not taken when the module was built before or names no caller: a module's whole
+            # tree would otherwise stay with the worker until the next caller search.
+            ctx.project.drop_kept_tree()
         if calls is None:
             yield None
             return
