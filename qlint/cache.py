@@ -42,6 +42,7 @@ from typing import Any
 from qlint import __version__, checksummed_files, listed_dependencies
 from qlint.analysis import wrapper_record
 from qlint.analysis.project_files import disk_files, holds_any, parse_listing_dependency
+from qlint.analysis.racy_stats import RACY_NS
 from qlint.diagnostic import (
     Applicability,
     Diagnostic,
@@ -63,7 +64,6 @@ from qlint.wrapper_store import WrapperStore
 _MAGIC = "qlint-cache-5"
 _HEADER = b"qlint-cache-5\n"
 _SHARDS = 64
-_RACY_NS = 2_000_000_000  # stats younger than this at store time are not trusted later
 _UNTRUSTED = -1
 _UNSEEN = object()
 _FEW = 64  # fewer recorded stats than this are compared one by one
@@ -398,7 +398,7 @@ class Cache:
             st = os.stat(path)
         except OSError:
             st = None
-        if st is not None and time.time_ns() - st.st_mtime_ns >= _RACY_NS:
+        if st is not None and time.time_ns() - st.st_mtime_ns >= RACY_NS:
             stat = (st.st_size, st.st_mtime_ns)
             entry = self.entries.get(path)  # checked this run or before: its digest, unread
             if entry is not None and _valid_entry(entry) and tuple(entry[:2]) == stat:
@@ -453,7 +453,7 @@ class Cache:
 
     @staticmethod
     def _stat_key_values(size: int, mtime_ns: int) -> tuple[int, int]:
-        if time.time_ns() - mtime_ns < _RACY_NS:
+        if time.time_ns() - mtime_ns < RACY_NS:
             return (_UNTRUSTED, mtime_ns)
         return (size, mtime_ns)
 

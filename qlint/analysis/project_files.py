@@ -21,13 +21,13 @@ import os
 import time
 from collections.abc import Iterable, Mapping
 
+from qlint.analysis.racy_stats import RACY_NS
+
 # Directories that hold no project source: version control, caches, environments, builds.
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".tox", ".venv", "venv", "build", "dist"})
 
 # A dependency whose "path" starts so is a listing (`listing_dependency`), never a file.
 LISTING_PREFIX = "qlint-listing:"
-# An mtime this close to now may still be shared by a change made after the listing.
-_RACY_NS = 2_000_000_000
 
 
 class _Dir:
@@ -124,7 +124,7 @@ def _listed(directory: str, now: int) -> _Dir | None:
             subdirs, files = listing_of(entries)
     except OSError:
         return None
-    entry = _Dir(mtime if now - mtime >= _RACY_NS else None, subdirs, files)
+    entry = _Dir(mtime if now - mtime >= RACY_NS else None, subdirs, files)
     _DIRS[directory] = entry
     return entry
 

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from qlint.analysis.names import content_keys
+from qlint.analysis.racy_stats import RACY_NS
 
 # path -> (content key, {question: answer}): what this process found about the module at
 # that content.
@@ -36,7 +37,6 @@ _MAX_KNOWN = 200_000
 # Questions kept on disk per root; past this many (names of helpers long renamed) the
 # answers start again from none.
 _MAX_QUESTIONS = 256
-_RACY_NS = 2_000_000_000
 
 
 class ScanStore(Protocol):
@@ -206,7 +206,7 @@ def forget() -> None:
 
 
 def _trusted(key: tuple | None) -> bool:
-    return key is not None and key[0] != "overlay" and content_keys.STARTED_NS - key[0] >= _RACY_NS
+    return key is not None and key[0] != "overlay" and content_keys.STARTED_NS - key[0] >= RACY_NS
 
 
 def _learned(saved: _Saved) -> tuple[list, list]:

@@ -24,9 +24,9 @@ import time
 from collections.abc import Callable, Iterable
 
 from qlint.analysis.project_files import disk_files
+from qlint.analysis.racy_stats import RACY_NS
 
 PREFIX = "qlint-wrappers:"
-_RACY_NS = 2_000_000_000  # a stat this recent cannot vouch for the content read after it
 _UNTRUSTED = (-1, -1)
 SINK_NEEDLES = (b"call_function", b"create_node")
 
@@ -55,7 +55,7 @@ def digest_of(functions: Iterable[str], classes: Iterable[str]) -> str:
 
 def trusted_stat(st: os.stat_result, now: int | None = None) -> tuple[int, int]:
     now = time.time_ns() if now is None else now
-    return _UNTRUSTED if now - st.st_mtime_ns < _RACY_NS else (st.st_size, st.st_mtime_ns)
+    return _UNTRUSTED if now - st.st_mtime_ns < RACY_NS else (st.st_size, st.st_mtime_ns)
 
 
 class Record:
