@@ -215,8 +215,9 @@ class DeferredRule:
         return self.rule.triggered_by(text)
 
     def triggered_through_imports(self, text: str, path: str, project: Any) -> bool:
-        # Asked of most files: the trigger's module is imported, not the rule's.
-        if self._rule is None and self.import_trigger:
+        # Asked of most files: the trigger's module is imported, not the rule's. It answers for
+        # the rule's default options; a rule given options answers itself (QL101's sinks).
+        if self._rule is None and self.import_trigger and not self._options:
             return imported_trigger(self.import_trigger)(text, path, project)
         return self.rule.triggered_through_imports(text, path, project)
 

@@ -197,7 +197,9 @@ def _wrapper_index(cache: Cache | None, todo: list[str], settings: Settings) -> 
     """A run over many files answers QL102's import trigger from the project's index of
     wrapper names (`wrapper_index`), made once here (workers forked meanwhile inherit it)
     instead of resolving every file's imports."""
-    if len(todo) < MIN_PARALLEL_FILES or not any(r.import_trigger for r in settings.rules_for(todo[0])):
+    if len(todo) < MIN_PARALLEL_FILES or not any(
+        (r.import_trigger or "").startswith("qlint.analysis.graphs.wrapper_index:") for r in settings.rules_for(todo[0])
+    ):
         yield
         return
     from qlint.analysis.graphs import wrapper_index

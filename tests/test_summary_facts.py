@@ -158,12 +158,12 @@ def test_the_other_modules_tree_is_not_kept(package, tmp_path, fresh_process):
 
 
 def _fact() -> ForwardingFact:
-    from qlint.rules.ql101_packet_matcher import DEFAULT_SINKS, _direct_sink_args, _parse_sinks
+    from qlint.analysis.graphs.sinks import DEFAULT_SINKS, direct_sink_args, parse_sinks
 
-    sinks = _parse_sinks(DEFAULT_SINKS)
+    sinks = parse_sinks(DEFAULT_SINKS)
     from qlint.analysis.graphs.forwarding import _calls
 
-    return ForwardingFact("test", lambda call, _r: _direct_sink_args(call, sinks), ("expected_node",), _calls)
+    return ForwardingFact("test", lambda call, _r: direct_sink_args(call, sinks), ("expected_node",), _calls)
 
 
 def test_the_fact_round_trips_through_the_disk_store_and_a_cut_file_is_a_miss(tmp_path):

@@ -26,6 +26,7 @@ MANIFEST: dict[str, RuleFacts] = {
         preview=False,
         engine_report=None,
         triggers=(".target", "getattr(", "add_dont_constant_fold", "expected_node", "checkGraphModuleNodes"),
+        import_trigger="qlint.analysis.graphs.sinks:imports_a_sink_helper",
     ),
     "qlint.rules.ql102_packet_insertion:PacketInsertion": RuleFacts(
         "QL102",

@@ -8,9 +8,7 @@ a node target are flagged: eager calls of packets are far more common and fine.
 from __future__ import annotations
 
 import ast
-import hashlib
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -21,6 +19,18 @@ from qlint.analysis.graphs.fx_targets import is_node_target, target_names, targe
 from qlint.analysis.graphs.graph_context import COMPILER_INTERNAL, packet_graph_context
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
 from qlint.analysis.graphs.reexport import never_runs, sees_overloads
+from qlint.analysis.graphs.sinks import (
+    DEFAULT_SINKS,
+    TRIGGERS,
+    direct_sink_args,
+    imports_sink_helper,
+    may_match_here,
+    mentions,
+    parse_sinks,
+    sink_needles,
+    sink_search,
+    sinks_key,
+)
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Located, OpRef, Resolver
 from qlint.diagnostic import Diagnostic, RelatedInfo
@@ -39,20 +49,9 @@ from qlint.rules.overload_fixes import (
 from qlint.rules.packet_origins import inserted_elsewhere, normalised_before
 from qlint.rules.ql102_packet_insertion import inserted_overloads, inserted_packets
 
-# APIs that compare the ops they are given with node targets exactly.
-# "callee:N" is positional argument N, "callee:name" a keyword argument; "*:name" any callee.
-DEFAULT_SINKS = (
-    "add_dont_constant_fold:0",
-    "*:expected_node",
-    "*:expected_node_occurrence",
-    "*:expected_node_list",
-    "checkGraphModuleNodes:1",
-    "checkGraphModuleNodes:2",
-    "checkGraphModuleNodes:3",
-)
-
-
-_GETATTR_TARGET = re.compile(r"""getattr\(\s*[\w.]+\s*,\s*["']target["']""")
+# APIs that compare the ops they are given with node targets exactly: `DEFAULT_SINKS`
+# (`qlint.analysis.graphs.sinks`), and the rule's `extra-sinks`.
+__all__ = ["DEFAULT_SINKS", "PacketMatcher", "sink_needles"]
 
 
 @dataclass(frozen=True)
@@ -68,7 +67,10 @@ class PacketMatcher(Rule):
     summary = "FX node target compared with an `OpOverloadPacket`"
     runtime_check = "qlint.runtime.checks.ql101"
     evidence_type = OpEvidence
-    triggers = (".target", "getattr(", "add_dont_constant_fold", "expected_node", "checkGraphModuleNodes")
+    triggers = TRIGGERS
+    # A file that matches only through a helper imported from another module of the project
+    # (`check_nodes(gm, expected_node_occurrence=...)`) holds no target row and no sink.
+    import_trigger = "qlint.analysis.graphs.sinks:imports_a_sink_helper"
     fix_availability = FixAvailability.SOMETIMES
     options = {"fix-style": "auto", "extra-sinks": []}
     option_choices = {"fix-style": ("auto", "overload", "both")}
@@ -77,28 +79,33 @@ class PacketMatcher(Rule):
     }
 
     def triggered_by(self, text: str) -> bool:
-        # `getattr(` alone is everywhere; only `getattr(x, "target")` counts (generated data
-        # files are full of `'target'` strings and are the largest files to parse).
-        return any(t in text for t in self.triggers if t != "getattr(") or _GETATTR_TARGET.search(text) is not None
+        # Every matcher sits on a row of a node target or a sink call (the check's base lines),
+        # or of a call of a helper imported from another module: the import trigger's question.
+        return mentions(text) and may_match_here(text, self.needles)
+
+    def triggered_through_imports(self, text: str, path: str, project) -> bool:
+        return mentions(text) and imports_sink_helper(text, path, project, self.sinks)
 
     @cached_property
     def sinks(self) -> dict[str, set]:
         """Sinks by callee, parsed once per rule instance (that is, per settings)."""
-        return _parse_sinks(DEFAULT_SINKS + tuple(self.opts["extra-sinks"]))
+        return parse_sinks(DEFAULT_SINKS + tuple(self.opts["extra-sinks"]))
+
+    @cached_property
+    def needles(self) -> tuple[str, ...]:
+        return sink_needles(self.sinks)
+
+    @cached_property
+    def sinks_key(self) -> str:
+        return sinks_key(self.sinks)
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         sinks = self.sinks
-        forwarding = Forwarding(
-            lambda call, _resolver: _direct_sink_args(call, sinks),
-            lambda scope, cls: Resolver(scope, ctx.project, ctx.optable, class_scope=cls),
-            sink_needles(sinks),
-            ctx.scope.path,
-            _sinks_key(sinks),
-        )
+        forwarding = sink_search(ctx.project, ctx.optable, ctx.scope.path, sinks, self.needles, self.sinks_key)
         helpers = forwarding.find_helpers(
             ctx.scope, ctx.lines_containing, Resolver(ctx.scope, ctx.project, ctx.optable), called_in(ctx)
         )
-        base_lines = target_rows(ctx) | ctx.lines_containing(*sink_needles(sinks), *helpers)
+        base_lines = target_rows(ctx) | ctx.lines_containing(*self.needles, *helpers)
         if not base_lines:
             # Every matcher sits on one of these rows (locals bound to a node target are
             # bound on a target row): nothing to split the module into bodies for.
@@ -229,20 +236,6 @@ def _fresh_packets(ctx: FileContext, key: tuple[str, str, str]) -> bool:
     return bool(packet_producers(ctx.optable, info))
 
 
-def _sinks_key(sinks: dict[str, set]) -> str:
-    """Names the sinks in other modules' summaries (`extra-sinks` changes what forwards)."""
-    spelled = repr(sorted((callee, sorted(map(str, args))) for callee, args in sinks.items()))
-    return "ql101-sinks-" + hashlib.sha256(spelled.encode()).hexdigest()[:16]
-
-
-def _parse_sinks(specs: tuple[str, ...]) -> dict[str, set]:
-    sinks: dict[str, set] = {}
-    for spec in specs:
-        callee, _, arg = spec.rpartition(":")
-        sinks.setdefault(callee, set()).add(int(arg) if arg.isdigit() else arg)
-    return sinks
-
-
 # The nodes a matcher can be written as (every other node only holds them).
 _MATCHER_KINDS = frozenset({ast.Compare, ast.Subscript, ast.Call, ast.Match})
 
@@ -329,17 +322,10 @@ def _unwrap_nodespec(node: ast.expr) -> ast.expr:
     return node
 
 
-def _direct_sink_args(node: ast.Call, sinks) -> Iterator[ast.expr]:
-    wanted = sinks.get(callee_name(node) or "", set()) | sinks.get("*", set())
-    if wanted:
-        yield from (a for i, a in enumerate(node.args) if i in wanted)
-        yield from (kw.value for kw in node.keywords if kw.arg in wanted)
-
-
 def _sink_call(
     node: ast.Call, resolver: Resolver, sinks, forwarding: Forwarding
 ) -> Iterator[tuple[ast.expr, list[_Hit]]]:
-    args = list(_direct_sink_args(node, sinks))
+    args = list(direct_sink_args(node, sinks))
     if not args and (node.args or node.keywords) and callee_name(node) in forwarding.helpers:
         # A helper that forwards a parameter to a sink is a sink too. Resolving the helper
         # may read another module: only worth it when an argument holds a packet.
@@ -369,14 +355,6 @@ def _arg_hits(arg: ast.expr, resolver: Resolver) -> tuple[ast.expr, list[_Hit]] 
 
 
 _COLLECTION_EXPRS = (ast.Name, ast.Attribute, ast.Set, ast.List, ast.Tuple, ast.Dict, ast.Call, ast.BinOp)
-
-
-def sink_needles(sinks) -> tuple[str, ...]:
-    """Text every sink call holds on one of its rows: the callee's name or, for a keyword
-    accepted by any callee, the keyword."""
-    out = [c for c in sinks if c != "*"]
-    out += [str(k) for k in sinks.get("*", ()) if isinstance(k, str)]
-    return tuple(out)
 
 
 def _case_values(pattern: ast.pattern) -> Iterator[ast.expr]:

@@ -1,0 +1,105 @@
+"""QL101's sinks (APIs that compare the ops they are given with node targets exactly) and
+its prefilter, which the engine asks before importing the rule.
+
+A matcher sits on a row where a node target is written (`n.target`, `getattr(n, "target")`)
+or on a row of a sink call, or of a call of a helper that forwards a parameter to a sink
+(the check's base lines). A file holding neither of the first two can only match through a
+helper it imports from another module of the project: `imports_a_sink_helper`, the rule's
+import trigger, asks the helper search about those imports from the text, and the file is
+not parsed when none is one (`.target_dtype`, `self.target` in prose, ...).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+from collections.abc import Iterator
+
+from qlint.analysis.graphs.forwarding import Forwarding, callee_name
+from qlint.analysis.names.resolver import Resolver
+
+# "callee:N" is positional argument N, "callee:name" a keyword argument; "*:name" any callee.
+DEFAULT_SINKS = (
+    "add_dont_constant_fold:0",
+    "*:expected_node",
+    "*:expected_node_occurrence",
+    "*:expected_node_list",
+    "checkGraphModuleNodes:1",
+    "checkGraphModuleNodes:2",
+    "checkGraphModuleNodes:3",
+)
+# The rule's trigger substrings (its manifest's): a file holding none is never checked.
+TRIGGERS = (".target", "getattr(", "add_dont_constant_fold", "expected_node", "checkGraphModuleNodes")
+
+_GETATTR_TARGET = re.compile(r"""getattr\(\s*[\w.]+\s*,\s*["']target["']""")
+# Where a node target can be written (`fx_targets._TARGET_TEXT`, whose rows the check reads),
+# searched in the whole text: a row starts at the text's start or after `\n` or `\r`.
+_TARGET_WRITTEN = re.compile(r"""(?:\.|^|\r)\s*target\b|["']target["']""", re.M)
+
+
+def mentions(text: str) -> bool:
+    """The triggers: `getattr(` alone is everywhere; only `getattr(x, "target")` counts
+    (generated data files are full of `'target'` strings and are the largest files to parse)."""
+    return any(t in text for t in TRIGGERS if t != "getattr(") or _GETATTR_TARGET.search(text) is not None
+
+
+def may_match_here(text: str, needles: tuple[str, ...]) -> bool:
+    """Whether the text writes a node target or names a sink (`needles`) on some row."""
+    return ("target" in text and _TARGET_WRITTEN.search(text) is not None) or any(n in text for n in needles)
+
+
+def parse_sinks(specs: tuple[str, ...]) -> dict[str, set]:
+    sinks: dict[str, set] = {}
+    for spec in specs:
+        callee, _, arg = spec.rpartition(":")
+        sinks.setdefault(callee, set()).add(int(arg) if arg.isdigit() else arg)
+    return sinks
+
+
+def sink_needles(sinks) -> tuple[str, ...]:
+    """Text every sink call holds on one of its rows: the callee's name or, for a keyword
+    accepted by any callee, the keyword."""
+    out = [c for c in sinks if c != "*"]
+    out += [str(k) for k in sinks.get("*", ()) if isinstance(k, str)]
+    return tuple(out)
+
+
+def sinks_key(sinks: dict[str, set]) -> str:
+    """Names the sinks in other modules' summaries (`extra-sinks` changes what forwards)."""
+    spelled = repr(sorted((callee, sorted(map(str, args))) for callee, args in sinks.items()))
+    return "ql101-sinks-" + hashlib.sha256(spelled.encode()).hexdigest()[:16]
+
+
+def direct_sink_args(node: ast.Call, sinks) -> Iterator[ast.expr]:
+    wanted = sinks.get(callee_name(node) or "", set()) | sinks.get("*", set())
+    if wanted:
+        yield from (a for i, a in enumerate(node.args) if i in wanted)
+        yield from (kw.value for kw in node.keywords if kw.arg in wanted)
+
+
+def sink_search(project, optable, path: str, sinks, needles: tuple[str, ...], key: str) -> Forwarding:
+    """The helper search for functions that forward a parameter to one of `sinks`."""
+    return Forwarding(
+        lambda call, _resolver: direct_sink_args(call, sinks),
+        lambda scope, cls: Resolver(scope, project, optable, class_scope=cls),
+        needles,
+        path,
+        key,
+    )
+
+
+def imports_sink_helper(text: str, path: str, project, sinks: dict[str, set]) -> bool:
+    """Whether the file may call a function of another module that forwards a parameter to
+    one of `sinks`, or subclass a class with such a method (`Forwarding.imports_helper`: the
+    answers `find_helpers` gives the check, read from the text)."""
+    needles = sink_needles(sinks)
+    return sink_search(project, None, path, sinks, needles, sinks_key(sinks)).imports_helper(project, path, text)
+
+
+_DEFAULTS = parse_sinks(DEFAULT_SINKS)
+
+
+def imports_a_sink_helper(text: str, path: str, project) -> bool:
+    """QL101's import trigger, for its default sinks (a rule given `extra-sinks` asks its own)."""
+    return mentions(text) and imports_sink_helper(text, path, project, _DEFAULTS)
