@@ -38,6 +38,9 @@ _LOADS = frozenset({ast.Name, ast.Attribute})
 
 class _ReferencesFact:
     key = "references.1"
+    # Asked of the modules that name a helper QL201 looks up (ExecuTorch: 81 of the 284
+    # summarised); computed at every summary it cost more than parsing those again.
+    lazy = True
 
     def compute(self, tree: ast.Module, scope, text: str) -> dict:
         loads: dict[str, set[int]] = {}
