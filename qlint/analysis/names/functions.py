@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 from bisect import bisect_left
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 from qlint.analysis.names.scope import ClassScope, ModuleScope, bind_local, parameters
 from qlint.analysis.tree_walk import walk, walk_kinds
@@ -37,12 +36,39 @@ _COMPOUND = (
 _COMPOUND_TYPES = frozenset(_COMPOUND)
 
 
-@dataclass
 class Body:
-    node: ast.AST  # Module, FunctionDef, AsyncFunctionDef or ClassDef
-    local: dict[str, list[ast.AST]]
-    class_scope: ClassScope | None
-    stmts: list[ast.stmt] = field(default_factory=list)
+    """`node`: Module, FunctionDef, AsyncFunctionDef or ClassDef; `stmts`: its statements,
+    nested ones included (not those of nested functions and classes), in source order;
+    `local`: a function's parameters and local bindings (empty for other bodies)."""
+
+    __slots__ = ("_local", "class_scope", "node", "stmts")
+
+    def __init__(
+        self,
+        node: ast.AST,
+        local: dict[str, list[ast.AST]] | None,
+        class_scope: ClassScope | None,
+        stmts: list[ast.stmt] | None = None,
+    ):
+        self.node = node
+        self._local = local  # None: a function's, bound when first asked
+        self.class_scope = class_scope
+        self.stmts = stmts if stmts is not None else []
+
+    @property
+    def local(self) -> dict[str, list[ast.AST]]:
+        # Rules read the bindings of the few functions spanning their rows: binding every
+        # function's statements up front cost most of the split on big modules.
+        if self._local is None:
+            local = parameters(self.node)
+            for stmt in self.stmts:
+                if type(stmt) in _BINDING_TYPES:
+                    bind_local(local, stmt)
+            self._local = local
+        return self._local
+
+    def __repr__(self) -> str:
+        return f"Body({type(self.node).__name__} at row {getattr(self.node, 'lineno', 1)})"
 
     def nodes(
         self, lines: frozenset[int] | set[int] | None = None, kinds: frozenset[type] | None = None
@@ -118,12 +144,10 @@ def bodies(tree: ast.Module, scope: ModuleScope, cache: dict | None = None) -> l
             out.append(inner)
             stack.extend((s, inner, cls_scope) for s in reversed(stmt.body))
         elif kind in _FUNC_TYPES:
-            inner = Body(stmt, parameters(stmt), cls if type(body.node) is ast.ClassDef else None)
+            inner = Body(stmt, None, cls if type(body.node) is ast.ClassDef else None)
             out.append(inner)
             stack.extend((s, inner, None) for s in reversed(stmt.body))
         else:
-            if kind in _BINDING_TYPES and type(body.node) in _FUNC_TYPES:
-                bind_local(body.local, stmt)
             if kind in _COMPOUND_TYPES:
                 for child in _child_statements(stmt):
                     push((child, body, cls))
