@@ -25,7 +25,7 @@ OVERLOAD_ONLY = REMOVE.replace("target_op=torch.ops.aten.zeros_like)", "target_o
 
 @pytest.fixture
 def counted(monkeypatch):
-    """Per-module questions the scans ask: (path, content key) of each."""
+    """The modules the scans ask about (per-module questions, reads, digests), by path."""
     asked: list[str] = []
     answers, read = scan_memo.answers, project_scan._read
 
@@ -37,8 +37,15 @@ def counted(monkeypatch):
         asked.append(path)
         return read(project, path, key)
 
+    digest = ProjectIndex.digest
+
+    def counting_digest(self, path, key=None):  # the dependency each module read records
+        asked.append(("digest", path))
+        return digest(self, path, key)
+
     monkeypatch.setattr(scan_memo, "answers", counting_answers)
     monkeypatch.setattr(project_scan, "_read", counting_read)
+    monkeypatch.setattr(ProjectIndex, "digest", counting_digest)
     return asked
 
 
@@ -181,3 +188,30 @@ def test_the_calls_of_an_inherited_method_are_walked_once_per_check(tmp_path, mo
     result = check_source(INHERITED.encode(), str(path), settings_for(("QL101", "QL102")), ProjectIndex())
     assert sorted(d.code for d in result.diagnostics) == ["QL101", "QL102"]
     assert walked and len(walked) == len(set(walked))
+
+
+def test_the_project_scan_asks_no_module_again_while_none_changed(tmp_path, counted):
+    # QL101's matcher is right where another module inserts the packet into legacy FX graphs.
+    import textwrap
+
+    from tests.test_project_scan_facts import EXPORTED_INSERTER, LEGACY_INSERTER, MATCHER
+
+    inserter = textwrap.dedent(LEGACY_INSERTER).replace("OP", "relu")
+    pkg = write_package(tmp_path, "pkg", matcher=textwrap.dedent(MATCHER), inserter=inserter, other="X = 1\n")
+    matcher = str(pkg / "matcher.py")
+    project = ProjectIndex()
+
+    def rows():
+        with open(matcher, "rb") as fh:
+            result = check_source(fh.read(), matcher, settings_for(("QL101",)), project)
+        return [(d.code, d.range.start.row) for d in result.diagnostics]
+
+    assert rows() == []
+    assert str(pkg / "other.py") in counted
+    counted.clear()
+    assert rows() == []
+    assert counted == []
+    # An edit into an exported graph (which carries overloads): that module alone is read again.
+    (pkg / "inserter.py").write_text(textwrap.dedent(EXPORTED_INSERTER).replace("OP", "relu") + "\n")
+    assert rows() == [("QL101", 5)]
+    assert str(pkg / "inserter.py") in counted and str(pkg / "other.py") not in counted  # digests aside

@@ -91,15 +91,6 @@ def _project(root: str | None, ctx: FileContext) -> _Project:
     if found.keys is keys:
         return found
     project = ctx.project
-    if found.keys is not None and found.keys == keys:
-        # No module listed, added, removed or changed since the last check (an editor checking
-        # one buffer again): what was read of each holds. Compared as whole tables, in C: the
-        # walk below cost a third of QL102's check of torch's observer.py (2,285 modules).
-        # Only a module whose read failed is read again, as the walk would.
-        for path in [p for p, (key, _) in found.files.items() if key != keys[p]]:
-            found.files[path] = _read(project, path, keys[path])
-        found.keys = keys
-        return found
     seen: dict[str, tuple[tuple | None, str | None]] = {}
     for path, key in keys.items():
         known = found.files.get(path)
