@@ -215,3 +215,22 @@ def test_the_project_scan_asks_no_module_again_while_none_changed(tmp_path, coun
     (pkg / "inserter.py").write_text(textwrap.dedent(EXPORTED_INSERTER).replace("OP", "relu") + "\n")
     assert rows() == [("QL101", 5)]
     assert str(pkg / "inserter.py") in counted and str(pkg / "other.py") not in counted  # digests aside
+
+
+def test_a_check_of_a_file_that_parses_never_imports_the_parse_failure_describer():
+    # `qlint check -` after an edit pays each module it imports; the describer of syntax
+    # errors (nine patterns and a dataclass) is for files that do not parse.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from qlint.engine import check_source\n"
+        "from qlint.settings import Settings\n"
+        "check_source(b'from m import prepare_pt2e\\nx = 1\\n', 'a.py', Settings(select=('QL',)))\n"
+        "print('qlint.parse_failure' in sys.modules)\n"
+        "result = check_source(b'from m import prepare_pt2e\\ndef f(:\\n', 'b.py', Settings(select=('QL',)))\n"
+        "print([d.code for d in result.diagnostics], 'qlint.parse_failure' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["False", "['QL001'] True"]
