@@ -96,7 +96,8 @@ class Cache:
         self.walked_names: dict[str, frozenset[str]] = {}
         self._holds: dict[tuple[str, tuple[bytes, ...]], bool] = {}
         self.wrappers = WrapperStore(self.directory / __version__ / f"{fingerprint}.wrappers")
-        self._wrapper_digests: dict[str, str | None] = {}  # root -> the index's digest this run
+        # root, and the dependency naming it -> the index's digest this run
+        self._wrapper_digests: dict[str, str | None] = {}
 
     @property
     def dirty(self) -> bool:
@@ -268,22 +269,31 @@ class Cache:
         return [(dep, deps[dep]) for dep in deps.keys() - dep_stats.keys()]
 
     def _wrapper_digest(self, dep: str) -> str | None:
-        """The digest of the project's wrapper names now (`wrapper_record`), once per run: kept
-        on disk and checked by stats; worked out again only after a file that could change it."""
+        """The digest of the project's wrapper names now (`wrapper_record`), once per run and
+        dependency (3,600 results name the same one on ExecuTorch): kept on disk and checked
+        by stats, over the directories the run listed; worked out again only after a file
+        that could change it."""
+        known = self._wrapper_digests.get(dep, _UNSEEN)
+        if known is not _UNSEEN:
+            return known
         root = wrapper_record.parse_dependency(dep)
         if root is None:
-            return None
-        if root not in self._wrapper_digests:
+            digest = None
+        elif root in self._wrapper_digests:
+            digest = self._wrapper_digests[root]
+        else:
             record = self.wrappers.load(root)
-            if record is not None and record.still_valid(self._stat_now):
+            if record is not None and record.still_valid(self._stat_now, self.walked):
                 if record.dirty:
                     self.wrappers.save(record)
-                self._wrapper_digests[root] = record.digest
+                digest = record.digest
             else:
                 from qlint.analysis.graphs.wrapper_index import rebuilt_digest
 
-                self._wrapper_digests[root] = rebuilt_digest(root, self.wrappers)
-        return self._wrapper_digests[root]
+                digest = rebuilt_digest(root, self.wrappers, self.walked)
+            self._wrapper_digests[root] = digest
+        self._wrapper_digests[dep] = digest
+        return digest
 
     def _no_new_match(self, path: str, deps: dict, root: str, recursive: bool, needles: tuple[bytes, ...]) -> bool:
         """No file under `root` that the result did not read (one created since) holds a needle."""

@@ -108,7 +108,7 @@ def run_check(
     with (
         _summaries(settings, use_cache, bool(todo)),
         _contents_fixed(bool(todo)),
-        _wrapper_index(cache, todo, settings),
+        _wrapper_index(cache, todo, settings, found.listings),
     ):
         for path, (result, size, mtime_ns, digest) in _map(_check_one, todo, settings, jobs):
             results[path] = result
@@ -193,16 +193,16 @@ def _summaries(settings: Settings, use_cache: bool, needed: bool) -> contextlib.
 
 
 @contextlib.contextmanager
-def _wrapper_index(cache: Cache | None, todo: list[str], settings: Settings) -> Iterator[None]:
+def _wrapper_index(cache: Cache | None, todo: list[str], settings: Settings, listed: dict) -> Iterator[None]:
     """A run over many files answers QL102's import trigger from the project's index of
     wrapper names (`wrapper_index`), made once here (workers forked meanwhile inherit it)
-    instead of resolving every file's imports."""
+    instead of resolving every file's imports, over the directories discovery listed."""
     if len(todo) < MIN_PARALLEL_FILES or not any(r.import_trigger for r in settings.rules_for(todo[0])):
         yield
         return
     from qlint.analysis.graphs import wrapper_index
 
-    wrapper_index.enable(cache.wrappers if cache is not None else None, todo)
+    wrapper_index.enable(cache.wrappers if cache is not None else None, todo, listed)
     try:
         yield
     finally:

@@ -246,3 +246,27 @@ def test_a_module_under_two_roots_in_use_is_answered_from_either(tmp_path, store
     _use(str(tmp_path / "pkg"), store)  # asked first, knows nothing yet
     _use(str(tmp_path), store)
     assert scan_memo.answers(path, key, ["q"]) == [False]
+
+
+def test_kept_listings_keep_the_links_a_directory_holds(tmp_path):
+    """A listing read back from the memo tells the symbolic links to directories it held, as
+    a fresh one does (what the wrapper index checks for links out of the root); one written
+    before links were kept is refused, never read as a directory without any."""
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    old_file(pkg / "a.py", "")
+    os.symlink(pkg / "sub", pkg / "linked")
+    for directory in (pkg / "sub", pkg, tmp_path):
+        os.utime(directory, ns=(PAST, PAST), follow_symlinks=False)
+    _new_process()
+    fresh: list[str] = []
+    files = project_files.disk_files(str(tmp_path), True, None, fresh)
+    saved = project_files.saved_listings(str(tmp_path))
+    _new_process()
+    project_files.restore_listings(str(tmp_path), saved)
+    restored: list[str] = []
+    assert project_files.disk_files(str(tmp_path), True, None, restored) == files
+    assert restored == fresh == [str(pkg / "linked")]
+    _new_process()
+    with pytest.raises(ValueError):
+        project_files.restore_listings(str(tmp_path), {rel: entry[:3] for rel, entry in saved.items()})
