@@ -29,6 +29,7 @@ a wrong type) is a miss and is dropped; a cache is never a reason for a run to f
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import marshal
 import os
@@ -96,6 +97,8 @@ class Cache:
         self.walked_names: dict[str, frozenset[str]] = {}
         self._holds: dict[tuple[str, tuple[bytes, ...]], bool] = {}
         self.wrappers = WrapperStore(self.directory / __version__ / f"{fingerprint}.wrappers")
+        # Paths whose side file (`listed_dependencies`) no entry names any more: removed at `save`.
+        self._unnamed_sides: set[str] = set()
         # root, and the dependency naming it -> the index's digest this run
         self._wrapper_digests: dict[str, str | None] = {}
 
@@ -127,6 +130,7 @@ class Cache:
             return None
         if not _valid_entry(entry):
             del self.entries[path]  # a shape this version never writes: check the file again
+            self._unnamed_sides.add(path)
             return None
         size, mtime_ns, digest, diagnostics, deps, dep_stats = entry
         # A result looked up earlier in the run may have stat'ed it as its dependency (the
@@ -194,6 +198,7 @@ class Cache:
             decoded = [diagnostic_from_dict(d) for d in diagnostics]
         except (ValueError, KeyError, TypeError, IndexError, AttributeError):
             del self.entries[path]  # undecodable: check the file again and store a good entry
+            self._forget_side(path, entry)
             return None
         result = FileResult(path=path, diagnostics=decoded, dependencies=dict(deps), parsed=False)
         if refresh:
@@ -393,6 +398,10 @@ class Cache:
                 markers = {d: v for d, v in kept.items() if d.startswith(listed_dependencies.LISTED_PREFIX)}
                 if listed_dependencies.write(self.shards, result.path, markers, aside, aside_stats):
                     deps, dep_stats = kept, kept_stats
+        if _markers_first(deps):
+            self._unnamed_sides.discard(result.path)  # written again just now
+        else:
+            self._forget_side(result.path, self.entries.get(result.path))
         self.entries[result.path] = (*key, digest, diagnostics, deps, dep_stats)
         self._hashes[result.path] = digest
 
@@ -427,7 +436,15 @@ class Cache:
         the run loaded are looked at: a run that walked a directory loaded the shard of every
         file it found, so what is left elsewhere is only ever found by a later walk."""
         prefixes = tuple(r.rstrip(os.sep) + os.sep for r in roots)
-        self.entries.forget(lambda p: p.startswith(prefixes) and p not in seen)
+        for path, entry in self.entries.forget(lambda p: p.startswith(prefixes) and p not in seen):
+            self._forget_side(path, entry)
+
+    def _forget_side(self, path: str, entry: Any) -> None:
+        """`path`'s entry, which named its side file if it had markers, is gone or replaced
+        by one without: the side file goes too, at `save` (after the shard that names it no
+        more), or it would stay in the cache directory for good."""
+        if type(path) is str and (not _valid_entry(entry) or _markers_first(entry[4])):
+            self._unnamed_sides.add(path)
 
     def save(self) -> None:
         """Write the changed shards atomically. Failing to write a cache is never an error."""
@@ -445,6 +462,10 @@ class Cache:
             except (OSError, ValueError):
                 return
             self.entries.changed.discard(shard)
+        for path in sorted(self._unnamed_sides):
+            with contextlib.suppress(OSError):
+                listed_dependencies.side_file(self.shards, path).unlink()
+        self._unnamed_sides.clear()
 
     def load_shard(self, shard: int) -> dict[str, tuple]:
         # None when absent, cut short, corrupted, or written by another format
@@ -513,15 +534,17 @@ class _ShardedEntries(MutableMapping):
         del entries[path]
         self.changed.add(shard)
 
-    def forget(self, stale) -> None:
+    def forget(self, stale) -> list[tuple[Any, Any]]:
         """Drop, from the loaded shards, the paths `stale(path)` says are gone (and keys that
-        are no path at all)."""
+        are no path at all); returns what was dropped, as (path, entry)."""
+        dropped = []
         for shard, entries in self.loaded.items():
             gone = [p for p in entries if type(p) is not str or stale(p)]
             for p in gone:
-                del entries[p]
+                dropped.append((p, entries.pop(p)))
             if gone:
                 self.changed.add(shard)
+        return dropped
 
     def __iter__(self) -> Iterator[str]:
         for shard in range(_SHARDS):
@@ -552,6 +575,15 @@ def _valid_entry(entry: Any) -> bool:
         and type(entry[4]) is dict
         and type(entry[5]) is dict
     )
+
+
+def _markers_first(deps: Any) -> bool:
+    """Whether a dependency table starts with a listing's marker (markers come first), so
+    its entry names a side file."""
+    if type(deps) is not dict or not deps:
+        return False
+    first = next(iter(deps))
+    return type(first) is str and first.startswith(listed_dependencies.LISTED_PREFIX)
 
 
 def _mark_cache_dir(directory: Path) -> None:
