@@ -270,3 +270,34 @@ def test_kept_listings_keep_the_links_a_directory_holds(tmp_path):
     _new_process()
     with pytest.raises(ValueError):
         project_files.restore_listings(str(tmp_path), {rel: entry[:3] for rel, entry in saved.items()})
+
+
+def test_entries_of_deleted_modules_leave_the_memo(tmp_path, store):
+    """A module deleted (or a directory above it) is dropped from the memo at its next write,
+    as the listings written with it say; a name no listing tells about is kept."""
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    paths = [str(old_file(p, "x = 1\n")) for p in (tmp_path / "a.py", tmp_path / "b.py", sub / "c.py")]
+    hidden = tmp_path / ".hidden"
+    hidden.mkdir()
+    paths.append(str(old_file(hidden / "h.py", "x = 1\n")))  # read, though no listing walks there
+    for directory in (sub, hidden, tmp_path):
+        os.utime(directory, ns=(PAST, PAST))
+
+    def write(question: str) -> dict:
+        _new_process()
+        _use(str(tmp_path), store)
+        project_files.disk_files(str(tmp_path))  # the listing a scan makes
+        for path in paths:
+            scan_memo.note(path, question, content_keys.content_key({}, path), False)
+        scan_memo.flush()
+        return store.get_scan(str(tmp_path))["files"]
+
+    assert sorted(write("q1")) == [".hidden/h.py", "a.py", "b.py", "sub/c.py"]
+    os.unlink(paths.pop(1))
+    os.unlink(paths.pop(1))
+    os.rmdir(sub)
+    for directory in (hidden, tmp_path):
+        os.utime(directory, ns=(PAST + 10**9, PAST + 10**9))
+    assert sorted(write("q2")) == [".hidden/h.py", "a.py"]
+    assert "sub" not in store.get_scan(str(tmp_path))["dirs"]  # nor its listing
