@@ -22,9 +22,7 @@ import time
 from collections.abc import Iterable, Mapping
 
 from qlint.analysis.racy_stats import RACY_NS
-
-# Directories that hold no project source: version control, caches, environments, builds.
-SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".tox", ".venv", "venv", "build", "dist"})
+from qlint.analysis.skipped_dirs import walked
 
 # A dependency whose "path" starts so is a listing (`listing_dependency`), never a file.
 LISTING_PREFIX = "qlint-listing:"
@@ -110,7 +108,7 @@ def listing_of(entries: Iterable[os.DirEntry]) -> Listing:
         if not is_dir:
             if entry.name.endswith(".py"):
                 files.append(entry.path)
-        elif entry.name not in SKIP_DIRS and not entry.name.startswith("."):
+        elif walked(entry.name):
             try:
                 linked = entry.is_symlink()
             except OSError:

@@ -27,7 +27,7 @@ import os
 from collections.abc import Callable
 from typing import Protocol
 
-from qlint.analysis import project_files
+from qlint.analysis import skipped_dirs
 from qlint.analysis.names import content_keys
 from qlint.analysis.racy_stats import RACY_NS
 
@@ -246,7 +246,7 @@ def _drop_gone(files: dict, dirs: dict) -> None:
             known = names.get(parent)
             if known is None:
                 known = names[parent] = {n for part in listing[1:] for n in part}
-            tellable = name.endswith(".py") if is_file and i == len(parts) - 1 else _listed_dir(name)
+            tellable = name.endswith(".py") if is_file and i == len(parts) - 1 else skipped_dirs.walked(name)
             if tellable and name not in known:
                 return True
         return False
@@ -255,11 +255,6 @@ def _drop_gone(files: dict, dirs: dict) -> None:
         del files[rel]
     for rel in [r for r in dirs if r and gone(r, False)]:
         del dirs[rel]
-
-
-def _listed_dir(name: str) -> bool:
-    """Whether a listing names the directory `name` when it is there (it skips some)."""
-    return name not in project_files.SKIP_DIRS and not name.startswith(".")
 
 
 def _apply(saved: _Saved, digests: list, found: list) -> None:

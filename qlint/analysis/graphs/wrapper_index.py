@@ -36,7 +36,8 @@ from qlint.analysis.names.content_keys import content_key
 from qlint.analysis.names.import_paths import _install_dir
 from qlint.analysis.names.modules import import_root
 from qlint.analysis.names.package_map import project_root
-from qlint.analysis.project_files import SKIP_DIRS, Listing, disk_files, links_out
+from qlint.analysis.project_files import Listing, disk_files, links_out
+from qlint.analysis.skipped_dirs import SKIP_DIRS
 from qlint.source import DecodeError, decode_source
 
 _MAX_FILES = 60_000
