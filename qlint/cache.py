@@ -436,7 +436,7 @@ class Cache:
         the run loaded are looked at: a run that walked a directory loaded the shard of every
         file it found, so what is left elsewhere is only ever found by a later walk."""
         prefixes = tuple(r.rstrip(os.sep) + os.sep for r in roots)
-        for path, entry in self.entries.forget(lambda p: p.startswith(prefixes) and p not in seen):
+        for path, entry in self.entries.forget(seen, prefixes):
             self._forget_side(path, entry)
 
     def _forget_side(self, path: str, entry: Any) -> None:
@@ -534,12 +534,14 @@ class _ShardedEntries(MutableMapping):
         del entries[path]
         self.changed.add(shard)
 
-    def forget(self, stale) -> list[tuple[Any, Any]]:
-        """Drop, from the loaded shards, the paths `stale(path)` says are gone (and keys that
-        are no path at all); returns what was dropped, as (path, entry)."""
+    def forget(self, seen: set[str], prefixes: tuple[str, ...]) -> list[tuple[Any, Any]]:
+        """Drop, from the loaded shards, the paths below `prefixes` that are not among `seen`
+        (and keys that are no path at all); returns what was dropped, as (path, entry). The
+        paths not seen are found by one set difference per shard (a warm ExecuTorch run sees
+        all of its 3,800)."""
         dropped = []
         for shard, entries in self.loaded.items():
-            gone = [p for p in entries if type(p) is not str or stale(p)]
+            gone = [p for p in entries.keys() - seen if type(p) is not str or p.startswith(prefixes)]
             for p in gone:
                 dropped.append((p, entries.pop(p)))
             if gone:
