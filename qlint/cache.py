@@ -99,8 +99,8 @@ class Cache:
         self.wrappers = WrapperStore(self.directory / __version__ / f"{fingerprint}.wrappers")
         # Paths whose side file (`listed_dependencies`) no entry names any more: removed at `save`.
         self._unnamed_sides: set[str] = set()
-        # root, and the dependency naming it -> the index's digest this run
-        self._wrapper_digests: dict[str, str | None] = {}
+        self._wrapper_digests: dict[str, str | None] = {}  # root -> the index's digest this run
+        self._wrapper_deps: dict[str, str | None] = {}  # the dependency naming it -> the same
 
     @property
     def dirty(self) -> bool:
@@ -162,9 +162,14 @@ class Cache:
             deps, dep_stats = restored
             listed = frozenset()
         stats = self._stats
+        wrappers = self._wrapper_deps  # most results name the one wrapper index: asked first
         for dep, dep_digest in self._unvouched(deps, dep_stats):  # thousands per result
             now = stats.get(dep, _UNSEEN)
             if now is _UNSEEN:
+                if dep in wrappers:
+                    if wrappers[dep] != dep_digest:
+                        return None
+                    continue
                 if type(dep) is not str:
                     return None
                 if dep.startswith(listed_dependencies.LISTED_PREFIX):
@@ -278,7 +283,7 @@ class Cache:
         dependency (3,600 results name the same one on ExecuTorch): kept on disk and checked
         by stats, over the directories the run listed; worked out again only after a file
         that could change it."""
-        known = self._wrapper_digests.get(dep, _UNSEEN)
+        known = self._wrapper_deps.get(dep, _UNSEEN)
         if known is not _UNSEEN:
             return known
         root = wrapper_record.parse_dependency(dep)
@@ -297,7 +302,7 @@ class Cache:
 
                 digest = rebuilt_digest(root, self.wrappers, self.walked)
             self._wrapper_digests[root] = digest
-        self._wrapper_digests[dep] = digest
+        self._wrapper_deps[dep] = digest
         return digest
 
     def _no_new_match(self, path: str, deps: dict, root: str, recursive: bool, needles: tuple[bytes, ...]) -> bool:
