@@ -327,7 +327,11 @@ class ProjectIndex:
     def drop_kept_tree(self) -> None:
         self._kept_tree = None
 
-    def _entry(self, path: str, keep_tree: bool = False) -> tuple[tuple, ModuleScope | None, _Loaded] | None:
+    def _entry(
+        self, path: str, trees: list[tuple[ast.Module, ModuleScope, str]] | None = None, lazy: SummaryFact | None = None
+    ) -> tuple[tuple, ModuleScope | None, _Loaded] | None:
+        """The module's entry, summarised now if its content is new (`trees`: where the parse
+        made for that goes, when one is made; `lazy`: a fact computed from it as well)."""
         key = self.content_key(path)
         if key is None:
             return None
@@ -351,10 +355,9 @@ class ProjectIndex:
         parsed = None
         if summary is None:
             parsed = self._checked_parse(path, text, data, module)
-            trees: list[ast.Module] | None = [] if keep_tree and parsed is None else None
-            summary = self._parse(path, module, text, data, digest, store, parsed, trees)
-            if trees:
-                self._kept_tree = (path, digest, trees[0])
+            summary = self._parse(
+                path, module, text, data, digest, store, parsed, trees if parsed is None else None, lazy
+            )
         # The tree the summary came from is dropped: the scope parses the statements a rule
         # asks for, and other facts are read from the summary. Only the checked file's own
         # parse is kept with it when no store wants its facts now: they are computed from it
@@ -390,11 +393,13 @@ class ProjectIndex:
         digest: str,
         store: SummaryStore | None,
         parsed: tuple[ast.Module, ModuleScope, str] | None = None,
-        trees: list[ast.Module] | None = None,
+        trees: list[tuple[ast.Module, ModuleScope, str]] | None = None,
+        lazy: SummaryFact | None = None,
     ) -> ModuleSummary:
         """Parse a module whose summary is not known yet (`parsed`: the engine's parse of it,
         when it is the file being checked), and remember the summary. The tree parsed here is
-        appended to `trees` when given (the summary does not keep it)."""
+        appended to `trees` when given, with its scope and text (the summary does not keep it).
+        The registered facts are computed from it, and `lazy` (a fact that is not registered)."""
         if parsed is not None:
             tree, scope, source = parsed
         else:
@@ -405,10 +410,10 @@ class ProjectIndex:
             except (DecodeError, SyntaxError, ValueError, RecursionError):
                 tree, scope = None, None  # still a dependency: fixing the file must refresh its users
             if tree is not None and trees is not None:
-                trees.append(tree)
+                trees.append((tree, scope, source))
         summary = ModuleSummary.of(tree, scope, module, digest)
         if tree is not None and (parsed is None or store is not None):
-            for fact in list(ProjectIndex.facts.values()):
+            for fact in [*ProjectIndex.facts.values(), *([lazy] if lazy is not None else [])]:
                 summary.facts[fact.key] = fact.compute(tree, scope, source)
         if store is not None:
             store.put(path, summary)
@@ -418,8 +423,9 @@ class ProjectIndex:
 
     @classmethod
     def register_fact(cls, fact: SummaryFact) -> None:
-        """Compute `fact` for every module summarised from now on (see `summary_facts`)."""
-        if fact.key not in cls.facts:
+        """Compute `fact` for every module summarised from now on (see `summary_facts`),
+        unless it is `lazy`: then only for the modules it is asked about."""
+        if fact.key not in cls.facts and not getattr(fact, "lazy", False):
             cls.facts[fact.key] = fact
 
     def module_fact(self, module: str, requester: str, fact: SummaryFact) -> Any:
@@ -438,8 +444,17 @@ class ProjectIndex:
         self.register_fact(fact)
         if keep_tree:
             self._kept_tree = None
-        entry = self._entry(os.path.abspath(path), keep_tree)
-        return entry[2].fact(fact) if entry is not None else None
+        path = os.path.abspath(path)
+        # A lazy fact is computed with the summary if the module is summarised now, otherwise
+        # from a parse of its text (`_Loaded.fact`); the tree kept is either parse.
+        trees: list[tuple[ast.Module, ModuleScope, str]] | None = [] if keep_tree else None
+        entry = self._entry(path, trees, fact if getattr(fact, "lazy", False) else None)
+        if entry is None:
+            return None
+        value = entry[2].fact(fact, trees)
+        if keep_tree and trees:
+            self._kept_tree = (path, entry[0][1], trees[0][0])
+        return value
 
 
 class _Loaded:
@@ -463,7 +478,8 @@ class _Loaded:
     def drop_parse(self) -> None:
         self._parsed = None
 
-    def fact(self, fact: SummaryFact) -> Any:
+    def fact(self, fact: SummaryFact, trees: list[tuple[ast.Module, ModuleScope, str]] | None = None) -> Any:
+        """The fact as loaded (`trees`: where a parse made here to compute it goes)."""
         if fact.key in self._facts:
             return self._facts[fact.key]
         if self.summary.broken:
@@ -476,13 +492,13 @@ class _Loaded:
             except (TypeError, ValueError, KeyError, IndexError, AttributeError):
                 loaded = _MISSING  # a damaged or older value: computed again below
         if loaded is _MISSING:
-            loaded = fact.load(self.path, self.summary, self._compute(fact))
+            loaded = fact.load(self.path, self.summary, self._compute(fact, trees))
         self._facts[fact.key] = loaded
         return loaded
 
-    def _compute(self, fact: SummaryFact) -> Any:
-        """A fact the summary does not hold yet (registered after it was computed): from a
-        parse of the same text, kept with the summary from now on."""
+    def _compute(self, fact: SummaryFact, trees: list[tuple[ast.Module, ModuleScope, str]] | None = None) -> Any:
+        """A fact the summary does not hold yet (registered after it was computed, or lazy and
+        first asked now): from a parse of the same text, kept with the summary from now on."""
         if self._parsed is not None:
             value = fact.compute(*self._parsed)
             self.summary.facts[fact.key] = value
@@ -492,7 +508,10 @@ class _Loaded:
             tree = ast.parse(text or "", filename=self.path)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             tree = ast.Module(body=[], type_ignores=[])
-        value = fact.compute(tree, ModuleScope.build(tree, self.summary.module, self.path), text or "")
+        scope = ModuleScope.build(tree, self.summary.module, self.path)
+        value = fact.compute(tree, scope, text or "")
+        if trees is not None and tree.body:
+            trees.append((tree, scope, text or ""))
         self.summary.facts[fact.key] = value
         if self._store is not None:
             self._store.put(self.path, self.summary)
