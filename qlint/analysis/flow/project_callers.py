@@ -5,7 +5,7 @@ eval-mode model (or one whose mode cannot change the graph), and ExecuTorch's ex
 are called from scripts all over the repository (`examples/samsung/scripts/*` call
 `backends/samsung/utils/export_utils.quantize_module`). The index is built only for a helper
 that would otherwise be reported: the project's files are searched for the helper's name as
-text, the summaries of those that hold it say whether and on which rows their code loads it
+an identifier, the summaries of those that hold it say whether and on which rows their code loads it
 (`names.references`, computed once per module content), only the modules that do are parsed,
 the functions on those rows are run through the same model-flow analysis, and each call is
 read with the modes it passes.
@@ -179,11 +179,12 @@ def _scan_root(path: str) -> str | None:
 
 
 def _candidates(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes, tuple]] | None:
-    """Modules whose text holds the name and whose code was not found not to load it (their
-    text and content key; `_references` tells whether the code loads it): read again for each
-    helper asked about, unless the same version of the module was already found not to hold it
-    (keeping every module's text would cost the memory of the tree). None past `_MAX_CANDIDATES`
-    modules whose text holds it, decided from the texts alone before any is parsed."""
+    """Modules whose text spells the name as an identifier (`references.spells`) and whose
+    code was not found not to load it (their text and content key; `_references` tells
+    whether the code loads it): read again for each helper asked about, unless the same
+    version of the module was already found not to hold it (keeping every module's text would
+    cost the memory of the tree). None past `_MAX_CANDIDATES` modules whose text holds it
+    (spelled or inside longer names), decided from the texts alone before any is parsed."""
 
     needle = name.encode()
     own = os.path.abspath(ctx.path)
@@ -192,9 +193,12 @@ def _candidates(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes
     # A module created later that names the helper may call it: the answer depends on none appearing.
     ctx.project.record_listing(ctx.path, listing_dependency(root, True, [name]))
     for path, key in project_keys(ctx, root).items():
-        if path == own or key is None or scan_memo.known_miss(path, _LACKS + name, key):
+        if path == own or key is None:
             continue
-        if not scan_memo.known_miss(path, _UNUSED + name, key):
+        lacks, unused = scan_memo.answers(path, key, [_LACKS + name, _UNUSED + name])  # one lookup
+        if lacks is False:
+            continue
+        if unused is not False:
             data = file_keys.content_bytes(ctx.project, path, key, _MAX_BYTES)
             if data is None:
                 continue

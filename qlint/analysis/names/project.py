@@ -328,10 +328,8 @@ class ProjectIndex:
         self._kept_tree = None
 
     def _entry(
-        self, path: str, trees: list[tuple[ast.Module, ModuleScope, str]] | None = None, lazy: SummaryFact | None = None
+        self, path: str, keep_tree: bool = False, wanted: SummaryFact | None = None
     ) -> tuple[tuple, ModuleScope | None, _Loaded] | None:
-        """The module's entry, summarised now if its content is new (`trees`: where the parse
-        made for that goes, when one is made; `lazy`: a fact computed from it as well)."""
         key = self.content_key(path)
         if key is None:
             return None
@@ -355,15 +353,16 @@ class ProjectIndex:
         parsed = None
         if summary is None:
             parsed = self._checked_parse(path, text, data, module)
-            summary = self._parse(
-                path, module, text, data, digest, store, parsed, trees if parsed is None else None, lazy
-            )
+            trees: list[ast.Module] | None = [] if keep_tree and parsed is None else None
+            summary = self._parse(path, module, text, data, digest, store, parsed, trees, wanted)
+            if trees:
+                self._kept_tree = (path, digest, trees[0])
         # The tree the summary came from is dropped: the scope parses the statements a rule
         # asks for, and other facts are read from the summary. Only the checked file's own
         # parse is kept with it when no store wants its facts now: they are computed from it
         # if a rule asks (the engine holds that tree anyway).
         kept = parsed if parsed is not None and store is None else None
-        loaded = _Loaded(path, summary, _decoder(text, data), store, kept)
+        loaded = _Loaded(path, summary, _decoder(text, data), store, kept, self)
         entry = ((key, digest), summary.scope(path, loaded.text), loaded)
         self._scopes[path] = entry
         return entry
@@ -393,13 +392,13 @@ class ProjectIndex:
         digest: str,
         store: SummaryStore | None,
         parsed: tuple[ast.Module, ModuleScope, str] | None = None,
-        trees: list[tuple[ast.Module, ModuleScope, str]] | None = None,
-        lazy: SummaryFact | None = None,
+        trees: list[ast.Module] | None = None,
+        wanted: SummaryFact | None = None,
     ) -> ModuleSummary:
         """Parse a module whose summary is not known yet (`parsed`: the engine's parse of it,
         when it is the file being checked), and remember the summary. The tree parsed here is
-        appended to `trees` when given, with its scope and text (the summary does not keep it).
-        The registered facts are computed from it, and `lazy` (a fact that is not registered)."""
+        appended to `trees` when given (the summary does not keep it). The registered facts
+        are computed from it, except the lazy ones (`SummaryFact.lazy`) other than `wanted`."""
         if parsed is not None:
             tree, scope, source = parsed
         else:
@@ -410,11 +409,12 @@ class ProjectIndex:
             except (DecodeError, SyntaxError, ValueError, RecursionError):
                 tree, scope = None, None  # still a dependency: fixing the file must refresh its users
             if tree is not None and trees is not None:
-                trees.append((tree, scope, source))
+                trees.append(tree)
         summary = ModuleSummary.of(tree, scope, module, digest)
         if tree is not None and (parsed is None or store is not None):
-            for fact in [*ProjectIndex.facts.values(), *([lazy] if lazy is not None else [])]:
-                summary.facts[fact.key] = fact.compute(tree, scope, source)
+            for fact in list(ProjectIndex.facts.values()):
+                if fact is wanted or not getattr(fact, "lazy", False):
+                    summary.facts[fact.key] = fact.compute(tree, scope, source)
         if store is not None:
             store.put(path, summary)
         return summary
@@ -423,18 +423,19 @@ class ProjectIndex:
 
     @classmethod
     def register_fact(cls, fact: SummaryFact) -> None:
-        """Compute `fact` for every module summarised from now on (see `summary_facts`),
-        unless it is `lazy`: then only for the modules it is asked about."""
-        if fact.key not in cls.facts and not getattr(fact, "lazy", False):
+        """Compute `fact` for every module summarised from now on (see `summary_facts`)."""
+        if fact.key not in cls.facts:
             cls.facts[fact.key] = fact
 
     def module_fact(self, module: str, requester: str, fact: SummaryFact) -> Any:
         """`fact` (loaded) about another module of the project, or None if it is not part of it
         or does not parse. Reading it makes the module a dependency, as `module_scope` does."""
         self.register_fact(fact)  # before the module is first parsed: computed with its summary
+        path = self.find_module_in_check(module, requester)
+        if path is not None and getattr(fact, "lazy", False):
+            self._entry(os.path.abspath(path), wanted=fact)  # parsed now: with the fact, lazy or not
         if self.module_scope(module, requester) is None:
             return None
-        path = self.find_module_in_check(module, requester)
         return self.fact_at(path, fact) if path is not None else None
 
     def fact_at(self, path: str, fact: SummaryFact, keep_tree: bool = False) -> Any:
@@ -444,17 +445,8 @@ class ProjectIndex:
         self.register_fact(fact)
         if keep_tree:
             self._kept_tree = None
-        path = os.path.abspath(path)
-        # A lazy fact is computed with the summary if the module is summarised now, otherwise
-        # from a parse of its text (`_Loaded.fact`); the tree kept is either parse.
-        trees: list[tuple[ast.Module, ModuleScope, str]] | None = [] if keep_tree else None
-        entry = self._entry(path, trees, fact if getattr(fact, "lazy", False) else None)
-        if entry is None:
-            return None
-        value = entry[2].fact(fact, trees)
-        if keep_tree and trees:
-            self._kept_tree = (path, entry[0][1], trees[0][0])
-        return value
+        entry = self._entry(os.path.abspath(path), keep_tree, fact)
+        return entry[2].fact(fact, keep_tree) if entry is not None else None
 
 
 class _Loaded:
@@ -467,8 +459,10 @@ class _Loaded:
         text,
         store: SummaryStore | None,
         parsed: tuple[ast.Module, ModuleScope, str] | None = None,
+        index: ProjectIndex | None = None,
     ):
         self.path = path
+        self._index = index  # where a tree parsed for a fact is kept (`fact(..., keep_tree)`)
         self.summary = summary
         self.text = text
         self._store = store
@@ -478,8 +472,7 @@ class _Loaded:
     def drop_parse(self) -> None:
         self._parsed = None
 
-    def fact(self, fact: SummaryFact, trees: list[tuple[ast.Module, ModuleScope, str]] | None = None) -> Any:
-        """The fact as loaded (`trees`: where a parse made here to compute it goes)."""
+    def fact(self, fact: SummaryFact, keep_tree: bool = False) -> Any:
         if fact.key in self._facts:
             return self._facts[fact.key]
         if self.summary.broken:
@@ -492,13 +485,14 @@ class _Loaded:
             except (TypeError, ValueError, KeyError, IndexError, AttributeError):
                 loaded = _MISSING  # a damaged or older value: computed again below
         if loaded is _MISSING:
-            loaded = fact.load(self.path, self.summary, self._compute(fact, trees))
+            loaded = fact.load(self.path, self.summary, self._compute(fact, keep_tree))
         self._facts[fact.key] = loaded
         return loaded
 
-    def _compute(self, fact: SummaryFact, trees: list[tuple[ast.Module, ModuleScope, str]] | None = None) -> Any:
-        """A fact the summary does not hold yet (registered after it was computed, or lazy and
-        first asked now): from a parse of the same text, kept with the summary from now on."""
+    def _compute(self, fact: SummaryFact, keep_tree: bool = False) -> Any:
+        """A fact the summary does not hold yet (registered after it was computed, or lazy):
+        from a parse of the same text, kept with the summary from now on. With `keep_tree`,
+        that parse is kept for `ProjectIndex.take_tree`, as `fact_at` keeps its own."""
         if self._parsed is not None:
             value = fact.compute(*self._parsed)
             self.summary.facts[fact.key] = value
@@ -508,11 +502,10 @@ class _Loaded:
             tree = ast.parse(text or "", filename=self.path)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             tree = ast.Module(body=[], type_ignores=[])
-        scope = ModuleScope.build(tree, self.summary.module, self.path)
-        value = fact.compute(tree, scope, text or "")
-        if trees is not None and tree.body:
-            trees.append((tree, scope, text or ""))
+        value = fact.compute(tree, ModuleScope.build(tree, self.summary.module, self.path), text or "")
         self.summary.facts[fact.key] = value
+        if keep_tree and self._index is not None and tree.body:
+            self._index._kept_tree = (self.path, self.summary.digest, tree)
         if self._store is not None:
             self._store.put(self.path, self.summary)
         return value
