@@ -178,3 +178,14 @@ def test_a_subclass_in_another_module_calling_the_method_keeps_the_finding(tmp_p
     many = {f"sub{i}": SUBCLASS for i in range(4)}
     assert check_ao(ao_repo(tmp_path / "m", **many)) == [CAPTURE]
     assert len([p for p in read if "/sub" in p]) == 1
+
+
+# -- a test module's helper that nothing names -------------------------------------------------------
+def test_a_test_helper_called_under_another_spelling_of_its_name_is_not_dead_code(tmp_path):
+    # Its module's text spells `dynamic_quant` once (the `def`), so no node names it, and its
+    # tree is not walked; unless the text is not ASCII: with a fullwidth `d` it is the same identifier.
+    from tests.test_ql201_project_callers import _test_module
+
+    assert _test_module(tmp_path, "\ndef test_linear():\n    pass\n") == []
+    fullwidth = "\ndef test_it(q, x):\n    \uff44ynamic_quant(torch.nn.Dropout(), q, x)\n"
+    assert len(_test_module(tmp_path / "w", fullwidth)) == 1

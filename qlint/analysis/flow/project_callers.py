@@ -79,6 +79,8 @@ def checked_once(path: str) -> None:
     the caller modules parsed for it go now rather than when the next check parses one, so
     the next checks do not allocate on top of them (ExecuTorch's qualcomm/export_utils.py
     keeps 59 parsed callers, ~18 MiB)."""
+    if not _MODULES:  # most files asked for no caller (3,822 checks, 132 caller modules on ExecuTorch)
+        return
     path = os.path.abspath(path)
     for key in [k for k in _MODULES if os.path.abspath(k[2]) == path]:
         del _MODULES[key]
