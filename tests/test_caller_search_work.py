@@ -189,3 +189,17 @@ def test_a_test_helper_called_under_another_spelling_of_its_name_is_not_dead_cod
     assert _test_module(tmp_path, "\ndef test_linear():\n    pass\n") == []
     fullwidth = "\ndef test_it(q, x):\n    \uff44ynamic_quant(torch.nn.Dropout(), q, x)\n"
     assert len(_test_module(tmp_path / "w", fullwidth)) == 1
+
+
+def test_a_module_is_read_whole_up_to_the_limit(tmp_path):
+    from qlint.analysis.names.content_keys import content_bytes, content_key
+
+    path = tmp_path / "m.py"
+    for data in (b"", b"x = 1\n", b"y" * 4096):
+        path.write_bytes(data)
+        assert content_bytes({}, str(path), content_key({}, str(path)), 4096) == data
+    path.write_bytes(b"y" * 4097)  # past the limit
+    assert content_bytes({}, str(path), content_key({}, str(path)), 4096) is None
+    assert content_bytes({}, str(tmp_path / "gone.py"), (1, 1), 4096) is None  # removed since
+    assert content_bytes({}, str(tmp_path), (1, 1), 4096) is None  # a directory
+    assert content_bytes({str(path): "é"}, str(path), ("overlay", 0), 4096) == "é".encode()
