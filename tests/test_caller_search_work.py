@@ -203,3 +203,29 @@ def test_a_module_is_read_whole_up_to_the_limit(tmp_path):
     assert content_bytes({}, str(tmp_path / "gone.py"), (1, 1), 4096) is None  # removed since
     assert content_bytes({}, str(tmp_path), (1, 1), 4096) is None  # a directory
     assert content_bytes({str(path): "é"}, str(path), ("overlay", 0), 4096) == "é".encode()
+
+
+def test_a_check_asking_twice_for_the_callers_of_a_helper_scans_the_project_once(tmp_path, monkeypatch):
+    from qlint.analysis import scan_memo
+    from qlint.analysis.context import FileContext
+    from qlint.analysis.flow import project_callers
+    from qlint.analysis.flow.project_callers import project_callers as callers_of
+    from qlint.analysis.names.modules import module_name_for
+    from qlint.source import LineIndex
+
+    unrelated = {f"u{i}": "def f():\n    return 1\n" for i in range(5)}
+    root = _repo(tmp_path, a=EVAL_CALLER, b=BN_CALLER, **unrelated)
+    path = root / "pkg" / "utils" / "export_utils.py"
+    text = path.read_text()
+    tree = ast.parse(text)
+    ctx = FileContext(str(path), text, tree, LineIndex(text), None, ProjectIndex(), module_name_for(str(path)))
+    func = ctx.scope.functions["quantize_module"]
+    asked: list[str] = []
+    real = scan_memo.answers
+    monkeypatch.setattr(scan_memo, "answers", lambda p, *a: asked.append(p) or real(p, *a))
+    first = callers_of(ctx, func, 0)  # the 9 other modules, __init__.py files too
+    assert len(asked) == 9 and sorted(c.path.rsplit("/", 1)[1] for c in first) == ["a.py", "b.py"]
+    asked.clear()
+    again = callers_of(ctx, func, 0)
+    assert asked == [] and [(c.path, c.facts) for c in again] == [(c.path, c.facts) for c in first]
+    assert project_callers._candidates(ctx, str(root), "nothing_names_this") == []

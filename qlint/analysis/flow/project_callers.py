@@ -181,6 +181,21 @@ def _scan_root(path: str) -> str | None:
 
 
 def _candidates(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes, tuple]] | None:
+    """`_scan`, once per check and name: a check asks for a helper's callers again (QL201's
+    verdict, then the walk of its branches), and then reads only the modules found before."""
+    memo = ("project_callers.candidates", root, name)
+    known = ctx.cache.get(memo, False)
+    if known is False:
+        found = _scan(ctx, root, name)
+        ctx.cache[memo] = None if found is None else [(path, key) for path, _, key in found]
+        return found
+    if known is None:
+        return None
+    read = ((path, file_keys.content_bytes(ctx.project, path, key, _MAX_BYTES), key) for path, key in known)
+    return [(path, data, key) for path, data, key in read if data is not None]
+
+
+def _scan(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes, tuple]] | None:
     """Modules whose text spells the name as an identifier (`references.spells`) and whose
     code was not found not to load it (their text and content key; `_references` tells
     whether the code loads it): read again for each helper asked about, unless the same
