@@ -180,16 +180,29 @@ def project_keys(ctx, root: str, recursive: bool = True) -> dict[str, tuple | No
         with contextlib.suppress(TypeError, ValueError, AttributeError):  # a damaged file: ignored
             restore_listings(root, listed)
     own = os.path.abspath(ctx.path)
-    keys: dict[str, tuple | None] = {}
-    reads: list[tuple[str, str]] = []
-    for path in python_files(root, project.overlay, recursive):
-        key = keys[path] = project.content_key(path, True)  # listed: absolute and normalised
-        if path != own:
-            # Whatever the module holds may decide the answer: a dependency of this check.
-            reads.append((path, project.digest(path, key)))
+    content_key = project.content_key
+    # Listed: absolute and normalised.
+    keys = {path: content_key(path, True) for path in python_files(root, project.overlay, recursive)}
+    last = _LAST_READS.get((root, recursive, own))
+    if last is not None and last[0] == keys:
+        reads = last[1]  # the same contents: the same digests (an editor's next check)
+    else:
+        # Whatever a module holds may decide the answer: a dependency of this check.
+        digest = project.digest
+        reads = [(path, digest(path, key)) for path, key in keys.items() if path != own]
+        if project.track_dependents:  # a command-line run checks each file once: nothing to keep
+            if len(_LAST_READS) >= _MAX_LAST_READS:
+                _LAST_READS.clear()
+            _LAST_READS[root, recursive, own] = (keys, reads)
     project.record_reads(ctx.path, reads)
     ctx.cache[memo] = keys
     return keys
+
+
+# (root, recursive, checked file) -> (the content keys `project_keys` took, the digests it
+# recorded): the last of each for the few files an editor checks again and again.
+_LAST_READS: dict[tuple[str, bool, str], tuple[dict, list]] = {}
+_MAX_LAST_READS = 8
 
 
 def listing_dependency(root: str, recursive: bool, needles: Iterable[str]) -> str:
