@@ -412,8 +412,10 @@ class ProjectIndex:
                 trees.append(tree)
         summary = ModuleSummary.of(tree, scope, module, digest)
         if tree is not None and (parsed is None or store is not None):
+            wanted_key = wanted.key if wanted is not None else None
             for fact in list(ProjectIndex.facts.values()):
-                if fact is wanted or not getattr(fact, "lazy", False):
+                # By key: each check makes its own instance of a fact (one key, one value).
+                if fact.key == wanted_key or not getattr(fact, "lazy", False):
                     summary.facts[fact.key] = fact.compute(tree, scope, source)
         if store is not None:
             store.put(path, summary)
