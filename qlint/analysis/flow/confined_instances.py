@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.flow.project_callers import named_elsewhere
+from qlint.analysis.flow.project_callers import paths_naming
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.scope import ClassScope, parameter_args
 
@@ -55,7 +55,7 @@ def _confined(ctx: FileContext, cls: ClassScope) -> bool:
                 accepted.add(id(n.value.func))
         if loads - accepted:
             return False  # the class handed on, subclassed, or an instance passed or returned
-    return named_elsewhere(ctx, name, ctx.path) is False
+    return paths_naming(ctx, name) == []
 
 
 def _builds(expr: ast.AST, name: str) -> bool:

@@ -148,25 +148,14 @@ def prescan(ctx: FileContext, names: list[str]) -> None:
                 scan_memo.note_miss(path, _LACKS + name, key)
 
 
-def named_elsewhere(ctx: FileContext, name: str, besides: str) -> bool | None:
-    """Whether a module other than the one checked and `besides` loads `name` (None: not
-    known). The modules after the first that does are not read: the callers asking only
-    want to know whether one does (`self._test_quantizer(...)` in 20 modules of ao's tests)."""
-    found = _paths_loading(ctx, name)
-    if found is None:
-        return None
-    besides = os.path.abspath(besides)
-    return any(os.path.abspath(path) != besides for path in found)
-
-
-def _paths_loading(ctx: FileContext, name: str) -> Iterator[str] | None:
-    """The project's modules, other than the one checked, whose code loads `name`, read one
-    by one (None when the project is not known or too many hold the name)."""
+def paths_naming(ctx: FileContext, name: str) -> list[str] | None:
+    """The project's modules, other than the one checked, whose text holds `name` (None when
+    the project is not known or too many do)."""
     root = _scan_root(ctx.path)
     found = _candidates(ctx, root, name) if root is not None else None
     if found is None:
         return None
-    return (path for path, _, key in found if _references(ctx, path, key, name) is not None)
+    return [path for path, _, key in found if _references(ctx, path, key, name) is not None]
 
 
 def _scan_root(path: str) -> str | None:
@@ -178,6 +167,20 @@ def _scan_root(path: str) -> str | None:
             return None
         return os.path.join(import_root(path), module.split(".")[0])
     return project_root(path)
+
+
+def named_elsewhere(ctx: FileContext, name: str, besides: str) -> bool | None:
+    """Whether a module other than the one checked and `besides` loads `name` (None: not
+    known): `paths_naming`, which stops at the first such module, as the callers asking only
+    want to know whether one does (`self._test_quantizer(...)` in 20 modules of ao's tests).
+    """
+    root = _scan_root(ctx.path)
+    found = _candidates(ctx, root, name) if root is not None else None
+    if found is None:
+        return None
+    besides = os.path.abspath(besides)
+    loading = (path for path, _, key in found if _references(ctx, path, key, name) is not None)
+    return any(os.path.abspath(path) != besides for path in loading)
 
 
 def _candidates(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes, tuple]] | None:
@@ -210,12 +213,9 @@ def _scan(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes, tupl
     # A module created later that names the helper may call it: the answer depends on none appearing.
     ctx.project.record_listing(ctx.path, listing_dependency(root, True, [name]))
     for path, key in project_keys(ctx, root).items():
-        if path == own or key is None:
+        if path == own or key is None or scan_memo.known_miss(path, _LACKS + name, key):
             continue
-        lacks, unused = scan_memo.answers(path, key, [_LACKS + name, _UNUSED + name])  # one lookup
-        if lacks is False:
-            continue
-        if unused is not False:
+        if not scan_memo.known_miss(path, _UNUSED + name, key):
             data = file_keys.content_bytes(ctx.project, path, key, _MAX_BYTES)
             if data is None:
                 continue
@@ -398,4 +398,4 @@ def _star_sources(other: FileContext, path: str) -> list[str]:
     return found
 
 
-__all__ = ["ProjectCall", "each_project_call", "named_elsewhere", "prescan", "project_callers"]
+__all__ = ["ProjectCall", "each_project_call", "paths_naming", "prescan", "project_callers"]
