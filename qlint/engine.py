@@ -12,7 +12,6 @@ import re
 import sys
 import traceback
 from collections.abc import Callable
-from dataclasses import replace
 from functools import lru_cache
 
 from qlint.analysis.names.project import ProjectIndex, module_name_for
@@ -26,6 +25,7 @@ from qlint.rules.base import EngineReport, FileContext, Rule
 from qlint.settings import Settings
 from qlint.source import DecodeError, LineIndex, decode_source
 from qlint.suppressions import Suppressions, parse_suppressions, unused_noqa
+from qlint.value_classes import replace
 
 # ast.parse recurses per nesting level; a generated file with thousands of nested
 # brackets must become a QL001, not a crash of the whole run.
