@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from qlint.analysis.flow.call_sites import calls_all_known
-from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
+from qlint.analysis.flow.dead_branches import contradicted_at_call
 from qlint.analysis.flow.model_apis import mode_call
 from qlint.analysis.flow.model_flow import (
     CONSTRUCTED,
@@ -117,7 +117,7 @@ def _rules_out(flows: list[FunctionFlow], call: ast.Call, callee: ast.AST, sinks
     if site is None or home is None or not sinks:
         return False
     return all(
-        contradicted_at_call(s.guard, callee, site.exprs, holder.resolver, home.resolver, open_ended(call))
+        contradicted_at_call(s.guard, callee, site.exprs, holder.resolver, home.resolver, site.open_ended())
         for s in sinks
     )
 

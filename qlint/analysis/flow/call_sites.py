@@ -106,7 +106,7 @@ def each_site(ctx: FileContext, home: Home, func: ast.AST) -> Iterator[Site | No
             return
         calls = [c for c in flow.calls if c.callee is func]
         for ref in refs:
-            made = [c for c in calls if c.call.func is ref]
+            made = [c for c in calls if c.ref is ref]
             if not made:
                 yield None  # named, but not as a call the analysis followed
                 return

@@ -260,10 +260,11 @@ def caller_facts(
 
 
 def _callers(flows, func, index, seen, known) -> list[tuple[ast.Call, ModeFact]] | None:
-    sites = [(c.call, c.args[index]) for f in flows for c in f.calls if c.callee is func and index in c.args]
-    if not sites:
+    found = [c for f in flows for c in f.calls if c.callee is func and index in c.args]
+    if not found:
         return None
-    on_instance = getattr(func, "name", "") != "__init__" and any(_on_instance(call) for call, _ in sites)
+    sites = [(c.call, c.args[index]) for c in found]
+    on_instance = getattr(func, "name", "") != "__init__" and any(_on_instance(c.ref) for c in found)
     if on_instance and (known is None or not known(func)):
         return None
     out: list[tuple[ast.Call, ModeFact]] = []
@@ -280,9 +281,8 @@ def _callers(flows, func, index, seen, known) -> list[tuple[ast.Call, ModeFact]]
     return out
 
 
-def _on_instance(call: ast.Call) -> bool:
-    """`obj.method(...)` on something other than `self`/`cls`."""
-    func = call.func
+def _on_instance(func: ast.expr) -> bool:
+    """`obj.method(...)` on something other than `self`/`cls` (`func`: what names the callee)."""
     return isinstance(func, ast.Attribute) and not (
         isinstance(func.value, ast.Name) and func.value.id in ("self", "cls")
     )
@@ -340,6 +340,9 @@ def _relevant(ctx):
         for f, cls, _ in added:
             chosen[id(f)] = (f, cls)
         new = [f"{f.name}(" for f, _, _ in added if not isinstance(f, ast.Module)]
+        # A function handed to a relay helper (`relay(model, capture)`) is called there.
+        functions = [f.name for f, cls, _ in added if cls is None and not isinstance(f, ast.Module)]
+        new += [f"{name}{end}" for name in functions for end in ",)"]
         # A class's instantiations tell what its `__init__` stores.
         new += [f"{cls.node.name}(" for _, cls, _ in added if cls is not None]
         words = list(dict.fromkeys(new))

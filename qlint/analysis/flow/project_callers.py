@@ -236,9 +236,9 @@ def _calls_in(
         for callee_path, site in fn.foreign_calls:
             if callee_path != ctx.path or getattr(site.callee, "name", None) != func.name:
                 continue
-            if site.callee.lineno != func.lineno or id(site.call.func) not in refs:
+            if site.callee.lineno != func.lineno or id(site.ref) not in refs:
                 continue
-            matched.add(id(site.call.func))
+            matched.add(id(site.ref))
             found.append(_call(site, index, path, module, fn))
     if any(id(ref) not in matched for _, refs in uses for ref in refs.values()):
         return None  # named but not called where the analysis followed it

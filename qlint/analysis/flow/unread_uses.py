@@ -26,7 +26,7 @@ def unread_use(ctx, flows: list[FunctionFlow], func: ast.AST) -> bool:
     known = ctx.cache.get(key)
     if known is not None:
         return known
-    read = {id(site.call.func) for flow in flows for site in flow.calls if site.callee is func}
+    read = {id(site.ref) for flow in flows for site in flow.calls if site.callee is func}
     found = False
     for body in bodies(ctx.tree, ctx.scope, ctx.cache):
         if name in body.local:
