@@ -10,7 +10,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from qlint.analysis.flow.call_sites import calls_all_known
+from qlint.analysis.flow.call_sites import calls_all_known, calls_read_here
 from qlint.analysis.flow.dead_branches import contradicted_at_call
 from qlint.analysis.flow.model_apis import mode_call
 from qlint.analysis.flow.model_flow import (
@@ -77,14 +77,17 @@ def reasons(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]
     for fact in cap.modes_for(flow):
         origin = fact.origin
         if fact.state == "unset" and origin is not None and origin.kind in (PARAM, STORED):
-            callers = caller_facts(flows, origin.node, origin.index, lambda f: calls_all_known(ctx, f))
+            callers = caller_facts(flows, origin.node, origin.index, lambda f: calls_all_known(ctx, f), _here(ctx))
             if origin.kind == PARAM and callers:
                 # `helper(model, is_qat=True)` never reaches these sinks: it explains nothing. When
                 # no call is left, the helper is judged as if its callers were unknown.
                 callers = [c for c in callers if not _rules_out(flows, c[0], origin.node, cap.flows(flow))] or None
             if callers is not None:
-                # A use the flow did not read (a lambda, a callback) passes an unknown model.
-                unclassified = unread_use(ctx, flows, origin.node)
+                # A use the flow did not read (a lambda, a callback) passes an unknown model, and
+                # callers in other modules are not in these flows: the verdicts read them.
+                unclassified = unread_use(ctx, flows, origin.node) or (
+                    origin.kind == PARAM and not calls_read_here(ctx, origin.node)
+                )
                 for call, caller_fact in callers:
                     reason = _describe(ctx, caller_fact)
                     if reason is not None:
@@ -104,6 +107,11 @@ def reasons(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]
         found.add(Reason(reason.kind, reason.node, f"{calls} it {reason.text}", reason.row, lines[0]))
     unique = {(r.kind, r.text): r for r in sorted(found, key=lambda r: (r.via, r.row, r.kind, r.text), reverse=True)}
     return sorted(unique.values(), key=lambda r: (r.via, r.row, r.kind, r.text))
+
+
+def _here(ctx: FileContext):
+    """What `caller_facts` follows a caller's parameter up through (`calls_read_here`)."""
+    return lambda f: calls_read_here(ctx, f)
 
 
 def _rules_out(flows: list[FunctionFlow], call: ast.Call, callee: ast.AST, sinks) -> bool:

@@ -24,6 +24,8 @@ from qlint.analysis.flow.confined_instances import confined
 from qlint.analysis.flow.model_flow import ModelFlow, module_flows
 from qlint.analysis.flow.model_values import CallSite, FunctionFlow
 from qlint.analysis.flow.project_callers import each_project_call, paths_naming
+from qlint.analysis.flow.unread_uses import in_function as unread_in_function
+from qlint.analysis.flow.unread_uses import unread_use
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope
@@ -75,10 +77,11 @@ def checked_home(ctx: FileContext) -> Home:
     return home
 
 
-def each_site(ctx: FileContext, home: Home, func: ast.AST) -> Iterator[Site | None]:
+def each_site(ctx: FileContext, home: Home, func: ast.AST, here: bool = False) -> Iterator[Site | None]:
     """The calls of `func` (a function or method of `home`'s module) in the project: those of
     its own module first, then module by module, so that a walk can stop at the first call
-    that decides it; None is yielded (last) for a use that cannot be read."""
+    that decides it; None is yielded (last) for a use that cannot be read. With `here`, a call
+    of a module-level `func` in another module yields None as well, and ends the walk."""
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         yield None
         return
@@ -112,7 +115,11 @@ def each_site(ctx: FileContext, home: Home, func: ast.AST) -> Iterator[Site | No
                 return
             for c in made:
                 yield Site(c, flow, home)
-    if owner is None and home.ctx is ctx:
+    if owner is None and home.ctx is ctx and here:
+        # A call read in another module, or a use there that cannot be read: not here.
+        if next(iter(each_project_call(ctx, func, 0)), False) is not False:
+            yield None
+    elif owner is None and home.ctx is ctx:
         for found in each_project_call(ctx, func, 0):
             if found is None or found.site is None or found.module is None:
                 yield None
@@ -128,6 +135,31 @@ def calls_all_known(ctx: FileContext, func: ast.AST) -> bool:
     found = ctx.cache.get(key)
     if found is None:
         found = ctx.cache[key] = all(site is not None for site in each_site(ctx, checked_home(ctx), func))
+    return found
+
+
+def calls_read_here(ctx: FileContext, func: ast.AST) -> bool:
+    """Every use of `func` (of the checked module) is a call the flow read in this module, so
+    the modes its callers pass are all in this module's flows: a walk up its callers may go on
+    there (`model_flow.caller_facts`). A module-level function another module names, one used
+    as a value: not. A nested function is found by its name in its module (`unread_uses`).
+    A method is trusted as before: its calls on instances count only when those never leave
+    the module (`caller_facts`'s `known`), and the other modules are not searched for it (its
+    name is found in too many of them: a private test helper `self._quantize` of
+    ExecuTorch's tests is named in over 80 modules, none of which can reach its class)."""
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    key = ("call_sites.here", id(func))
+    found = ctx.cache.get(key)
+    if found is None:
+        home = checked_home(ctx)
+        if ctx.scope.functions.get(func.name) is func:
+            found = all(site is not None for site in each_site(ctx, home, func, here=True))
+        elif unread_in_function(ctx, func):
+            found = not unread_use(ctx, home.flows(), func)
+        else:
+            found = True  # a method
+        ctx.cache[key] = found
     return found
 
 
@@ -189,4 +221,4 @@ def _references(
     return found
 
 
-__all__ = ["Home", "Site", "calls_all_known", "checked_home", "each_site"]
+__all__ = ["Home", "Site", "calls_all_known", "calls_read_here", "checked_home", "each_site"]

@@ -245,7 +245,7 @@ def _may_switch(segment: str) -> bool:
 
 
 def caller_facts(
-    flows: list[FunctionFlow], func: ast.AST, index: int, known=None
+    flows: list[FunctionFlow], func: ast.AST, index: int, known=None, here=None
 ) -> list[tuple[ast.Call, ModeFact]] | None:
     """The modes the calls of this module pass for parameter `index` of `func` (None: no call here).
 
@@ -255,11 +255,18 @@ def caller_facts(
     A method called on an instance (`quantizer.prepare(m)`) may also be called on instances
     the flow cannot see: its calls count only when `known(method)` says they are all read
     (the rules ask `confined_instances`); without it they do not.
+
+    A caller's own parameter is followed up only to a function whose every caller is read in
+    this module (`here(function)`, the rules ask `call_sites.calls_read_here`): one called from
+    another module, or used as a value, has callers these flows do not hold, and the caller's
+    fact stays as it is (the parameter, in whatever mode its callers left it) for the verdicts
+    to read those callers where they are (issue 14, item 7). Without `here` (what a message
+    describes) every caller's parameter is followed.
     """
-    return _callers(flows, func, index, frozenset(), known)
+    return _callers(flows, func, index, frozenset(), known, here)
 
 
-def _callers(flows, func, index, seen, known) -> list[tuple[ast.Call, ModeFact]] | None:
+def _callers(flows, func, index, seen, known, here=None) -> list[tuple[ast.Call, ModeFact]] | None:
     found = [c for f in flows for c in f.calls if c.callee is func and index in c.args]
     if not found:
         return None
@@ -273,7 +280,9 @@ def _callers(flows, func, index, seen, known) -> list[tuple[ast.Call, ModeFact]]
             origin = fact.origin
             if fact.state == "unset" and origin is not None and origin.kind == PARAM:
                 step = (id(origin.node), origin.index)
-                further = None if step in seen else _callers(flows, origin.node, origin.index, seen | {step}, known)
+                further = None
+                if step not in seen and (here is None or here(origin.node)):
+                    further = _callers(flows, origin.node, origin.index, seen | {step}, known, here)
                 if further is not None:
                     out.extend(further)
                     continue
