@@ -114,4 +114,3 @@ def local_user(quantizer, x):
     assert _check(_chain(tmp_path, mode_free)).diagnostics == []
     train = _caller("quantize_module", "quantize_module(Net(), q, x)")
     assert len(_check(_chain(tmp_path / "t", mode_free, a=train)).diagnostics) == 1
-

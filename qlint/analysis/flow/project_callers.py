@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
+from qlint.analysis.flow.foreign_references import cannot_bind, defines, imported_here, own_function
 from qlint.analysis.flow.model_flow import ModelFlow
 from qlint.analysis.flow.model_values import CallSite, FunctionFlow, ModeFact
 from qlint.analysis.graphs import file_keys
@@ -304,79 +305,22 @@ def _uses(other: FileContext, target: str, func: ast.AST, helper_path: str, refe
             if resolver is None:
                 resolver = Resolver(other.scope, other.project, other.optable, body.local, body.class_scope)
             ref = node
-            if isinstance(ref, ast.Name) and (ref.id in body.local or _defines(body, ref.id)):
+            if isinstance(ref, ast.Name) and (ref.id in body.local or defines(body, ref.id)):
                 continue  # a local of that name: where it was bound from is a reference of its own
-            if isinstance(ref, ast.Name) and _own_function(other, ref.id, body):
+            if isinstance(ref, ast.Name) and own_function(other, ref.id, body):
                 continue  # the module's own function of that name (scripts may share a module name)
             qual = resolver.qualname(ref)
             if qual is None and isinstance(ref, ast.Name):
-                qual = _imported_here(other, body, ref.id)  # `from m import f` inside the function
+                qual = imported_here(other, body, ref.id)  # `from m import f` inside the function
             if qual == target or _in_module(qual, name, other, helper_path):
                 refs[id(ref)] = ref
-            elif not _elsewhere(qual, name, other, helper_path) and not _cannot_bind(called.get(id(ref)), func):
+            elif not _elsewhere(qual, name, other, helper_path) and not cannot_bind(called.get(id(ref)), func):
                 return None
         if refs:
             if isinstance(body.node, ast.ClassDef):
                 return None  # called in a class body: no flow is analysed there
             out.append((body, refs))
     return out
-
-
-def _cannot_bind(call: ast.Call | None, func: ast.AST) -> bool:
-    """`call` passes arguments `func`'s signature rejects: too few for its required
-    parameters, too many, or a keyword it lacks (no `*`/`**` on either side hides them)."""
-    if call is None or any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-        return False
-    args = func.args
-    if args.vararg is not None or args.kwarg is not None:
-        return False
-    positional = [*args.posonlyargs, *args.args]
-    if len(call.args) > len(positional):
-        return True
-    by_keyword = {k.arg for k in call.keywords}
-    names = {a.arg for a in positional[len(args.posonlyargs) :]} | {a.arg for a in args.kwonlyargs}
-    if by_keyword - names:
-        return True
-    required = positional[: len(positional) - len(args.defaults)]
-    missing = [a for a in required[len(call.args) :] if a.arg not in by_keyword]
-    keywords = zip(args.kwonlyargs, args.kw_defaults, strict=True)
-    missing += [a for a, d in keywords if d is None and a.arg not in by_keyword]
-    return bool(missing)
-
-
-def _imported_here(other: FileContext, body, name: str) -> str | None:
-    """What an import statement of the function `body` binds `name` to, when one does and
-    nothing else in the body binds it."""
-    if not isinstance(body.node, (ast.FunctionDef, ast.AsyncFunctionDef)) or name in body.local:
-        return None
-    found = None
-    for stmt in body.stmts:
-        if isinstance(stmt, ast.ImportFrom):
-            base = resolve_relative(other.module, other.path, stmt.level, stmt.module)
-            for alias in stmt.names:
-                if (alias.asname or alias.name) == name:
-                    if found is not None or base is None:
-                        return None
-                    found = f"{base}.{alias.name}"
-        elif isinstance(stmt, ast.Import) and any((a.asname or a.name.split(".")[0]) == name for a in stmt.names):
-            return None
-    return found
-
-
-def _defines(body, name: str) -> bool:
-    """The function `body` defines a function or class `name` of its own."""
-    return isinstance(body.node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-        isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and s.name == name for s in body.stmts
-    )
-
-
-def _own_function(other: FileContext, name: str, body) -> bool:
-    """`name`, read in `body`, is a function or class the module defines and imports under no
-    name, bound by nothing else at module level, and no local of the body."""
-    scope = other.scope
-    if name in body.local or name in scope.imports or name in scope.assigns:
-        return False
-    return name in scope.functions or name in scope.classes
 
 
 def _in_module(qual: str | None, name: str, other: FileContext, helper_path: str) -> bool:
