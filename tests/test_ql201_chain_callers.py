@@ -114,3 +114,25 @@ def local_user(quantizer, x):
     assert _check(_chain(tmp_path, mode_free)).diagnostics == []
     train = _caller("quantize_module", "quantize_module(Net(), q, x)")
     assert len(_check(_chain(tmp_path / "t", mode_free, a=train)).diagnostics) == 1
+
+
+def test_nested_functions_of_the_same_name_in_other_functions_are_other_functions(tmp_path):
+    twins = """
+
+def first(quantizer, x):
+    def cap(model):
+        return quantize_module(model, quantizer, x)
+
+    cap(load_model().eval())
+
+
+def second(quantizer, x):
+    def cap(model):
+        return quantize_module(model, quantizer, x)
+
+    cap(load_model().eval())
+"""
+    assert _check(_chain(tmp_path, twins)).diagnostics == []
+    assert (
+        len(_check(_chain(tmp_path / "t", twins.replace("load_model().eval()", "nn.Dropout(0.5)", 1))).diagnostics) == 1
+    )

@@ -24,8 +24,7 @@ from qlint.analysis.flow.confined_instances import confined
 from qlint.analysis.flow.model_flow import ModelFlow, module_flows
 from qlint.analysis.flow.model_values import CallSite, FunctionFlow
 from qlint.analysis.flow.project_callers import each_project_call, paths_naming
-from qlint.analysis.flow.unread_uses import in_function as unread_in_function
-from qlint.analysis.flow.unread_uses import unread_use
+from qlint.analysis.flow.unread_uses import enclosing, unread_use
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope
@@ -155,7 +154,7 @@ def calls_read_here(ctx: FileContext, func: ast.AST) -> bool:
         home = checked_home(ctx)
         if ctx.scope.functions.get(func.name) is func:
             found = all(site is not None for site in each_site(ctx, home, func, here=True))
-        elif unread_in_function(ctx, func):
+        elif enclosing(ctx, func) is not None:
             found = not unread_use(ctx, home.flows(), func)
         else:
             found = True  # a method

@@ -8,9 +8,9 @@ another module is (`project_callers`): the helper is judged as if its callers we
 
 A function nested in another one is found by its name too: it can leave the function that
 defines it only through a load of that name, so any load that is not a call the flow read
-(a callback, a return, a store, a lambda) is such a use. Loads of the name in other bodies
-count as well: a local of the same name there cannot be told apart cheaply, and erring
-towards "unknown callers" keeps the helper judged on its own.
+(a callback, a return, a store, a lambda) is such a use. Only that function's bodies are
+read; in the functions it holds, a local of the same name is not told apart (erring
+towards "unknown callers" keeps the helper judged on its own).
 """
 
 from __future__ import annotations
@@ -36,11 +36,14 @@ def unread_use(ctx, flows: list[FunctionFlow], func: ast.AST) -> bool:
         return known
     found = False
     every = bodies(ctx.tree, ctx.scope, ctx.cache)
-    nested = ctx.scope.functions.get(name) is not func and in_function(ctx, func)
-    if ctx.scope.functions.get(name) is func or nested:
+    outer = enclosing(ctx, func) if ctx.scope.functions.get(name) is not func else None
+    if outer is not None:
+        # Only the function that defines it (and what it holds) can name it.
+        every = [b for b in every if outer.lineno <= getattr(b.node, "lineno", 0) <= outer.end_lineno]
+    if ctx.scope.functions.get(name) is func or outer is not None:
         read = {id(site.ref) for flow in flows for site in flow.calls if site.callee is func}
         for body in every:
-            if name in body.local and not nested:
+            if name in body.local and outer is None:
                 continue  # a local of the same name
             if any(n.id == name and type(n.ctx) is ast.Load and id(n) not in read for n in body.nodes(kinds=_NAMES)):
                 found = True
@@ -49,12 +52,12 @@ def unread_use(ctx, flows: list[FunctionFlow], func: ast.AST) -> bool:
     return found
 
 
-def in_function(ctx, func: ast.AST) -> bool:
-    """`func` is defined in a function's body (not a class's, nor the module's)."""
+def enclosing(ctx, func: ast.AST) -> ast.AST | None:
+    """The function whose body defines `func` (None: a class's or the module's)."""
     for body in bodies(ctx.tree, ctx.scope, ctx.cache):
         if isinstance(body.node, _FUNCS) and any(s is func for s in body.stmts):
-            return True
-    return False
+            return body.node
+    return None
 
 
-__all__ = ["in_function", "unread_use"]
+__all__ = ["enclosing", "unread_use"]
