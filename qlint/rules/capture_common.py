@@ -77,23 +77,29 @@ def reasons(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]
     for fact in cap.modes_for(flow):
         origin = fact.origin
         if fact.state == "unset" and origin is not None and origin.kind in (PARAM, STORED):
-            callers = caller_facts(flows, origin.node, origin.index, lambda f: calls_all_known(ctx, f), _here(ctx))
+            # For PTQ the reasons decide (QL201 is quiet without a bad one); for QAT they only
+            # describe, and the callers' callers are followed as far as they go.
+            here = _here(ctx) if flow == "ptq" else None
+            callers = caller_facts(flows, origin.node, origin.index, lambda f: calls_all_known(ctx, f), here)
             if origin.kind == PARAM and callers:
                 # `helper(model, is_qat=True)` never reaches these sinks: it explains nothing. When
                 # no call is left, the helper is judged as if its callers were unknown.
                 callers = [c for c in callers if not _rules_out(flows, c[0], origin.node, cap.flows(flow))] or None
             if callers is not None:
-                # A use the flow did not read (a lambda, a callback) passes an unknown model, and
-                # callers in other modules are not in these flows: the verdicts read them.
-                unclassified = unread_use(ctx, flows, origin.node) or (
-                    origin.kind == PARAM and not calls_read_here(ctx, origin.node)
-                )
+                # A use the flow did not read (a lambda, a callback) passes an unknown model.
+                unclassified = unread_use(ctx, flows, origin.node)
+                bad = False
                 for call, caller_fact in callers:
                     reason = _describe(ctx, caller_fact)
                     if reason is not None:
                         via.setdefault(reason, set()).add(call.lineno)
+                        bad = bad or reason.kind in _BAD_FOR_PTQ
                     elif _mode_left_open(caller_fact):
                         unclassified = True
+                if here is not None and not (unclassified or bad) and origin.kind == PARAM:
+                    # Callers in other modules are not in these flows: the verdicts read them.
+                    # (Asked last: a caller here that already explains the report makes it moot.)
+                    unclassified = not here(origin.node)
                 if not unclassified:
                     continue
                 # A caller sets a mode qlint cannot read (`model.train(training)`): it vouches
@@ -107,6 +113,9 @@ def reasons(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]
         found.add(Reason(reason.kind, reason.node, f"{calls} it {reason.text}", reason.row, lines[0]))
     unique = {(r.kind, r.text): r for r in sorted(found, key=lambda r: (r.via, r.row, r.kind, r.text), reverse=True)}
     return sorted(unique.values(), key=lambda r: (r.via, r.row, r.kind, r.text))
+
+
+_BAD_FOR_PTQ = frozenset({"train", "constructed", "parameter"})
 
 
 def _here(ctx: FileContext):

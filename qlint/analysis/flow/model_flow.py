@@ -281,13 +281,22 @@ def _callers(flows, func, index, seen, known, here=None) -> list[tuple[ast.Call,
             if fact.state == "unset" and origin is not None and origin.kind == PARAM:
                 step = (id(origin.node), origin.index)
                 further = None
-                if step not in seen and (here is None or here(origin.node)):
+                if step not in seen:
                     further = _callers(flows, origin.node, origin.index, seen | {step}, known, here)
+                # Asked only where it matters: a caller there that switched its model to train
+                # mode already decides against the helper, whoever else calls that function.
+                if further is not None and here is not None and not any(_switched_to_train(f) for _, f in further):
+                    further = further if here(origin.node) else None
                 if further is not None:
                     out.extend(further)
                     continue
             out.append((call, replace(fact, guard=frozenset())))
     return out
+
+
+def _switched_to_train(fact: ModeFact) -> bool:
+    """Train mode that no construction explains (a mode-free construction may be harmless)."""
+    return fact.state == "train" and (fact.origin is None or fact.origin.built is None)
 
 
 def _on_instance(func: ast.expr) -> bool:

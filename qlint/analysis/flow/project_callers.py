@@ -68,6 +68,11 @@ _MODULES: dict[tuple, tuple[FileContext, ModelFlow, dict[int, FunctionFlow | Non
 # `_MAX_CANDIDATES`, as its text does).
 _LACKS = "text-lacks:"
 _UNUSED = "never-loads:"
+# A module whose every load of the name is, by its content alone, something of its own (a
+# local, a function it defines: `foreign_references`), for any helper of that name: the 19
+# ExecuTorch Arm scripts that each define and call their own `quantize_model` are read once,
+# not once per script checked.
+_OWN = "own-name:"
 # Parsed caller modules kept for the check, the most recently asked: a walk asks a module
 # again right after (its callers' callers), and a check that asks many holds all of them at
 # once otherwise (ExecuTorch's qualcomm/export_utils.py: 59 modules, ~15 MiB at the check's
@@ -118,6 +123,8 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
         try:
             refs = _references(ctx, path, key, func.name, keep_tree=True)
             calls = _calls_in(ctx, path, data, refs, func, target, index) if refs is not None else ()
+            if calls == [] and _own_only(ctx, path, data, func.name):
+                scan_memo.note_miss(path, _OWN + func.name, key)
         finally:
             # Not taken when the module was built before or names no caller: a module's whole
             # tree would otherwise stay with the worker until the next caller search.
@@ -184,7 +191,7 @@ def _candidates(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes
     for path, key in project_keys(ctx, root).items():
         if path == own or key is None or scan_memo.known_miss(path, _LACKS + name, key):
             continue
-        if not scan_memo.known_miss(path, _UNUSED + name, key):
+        if not scan_memo.known_miss(path, _UNUSED + name, key) and not scan_memo.known_miss(path, _OWN + name, key):
             data = file_keys.content_bytes(ctx.project, path, key, _MAX_BYTES)
             if data is None:
                 continue
@@ -246,6 +253,12 @@ def _calls_in(
     return found
 
 
+def _own_only(ctx: FileContext, path: str, data: bytes, name: str) -> bool:
+    """`_uses` found every load of `name` in the module to be its own (content alone decided)."""
+    module = _module(ctx, path, data)
+    return module is not None and module[0].cache.get((_OWN, name), False)
+
+
 def _call(site: CallSite, index: int, path: str, module: tuple, fn: FunctionFlow) -> ProjectCall:
     facts = site.args.get(index)
     flows = tuple(f for f in module[2].values() if f is not None)
@@ -291,6 +304,7 @@ def _uses(other: FileContext, target: str, func: ast.AST, helper_path: str, refe
     names = references.names_for(name)
     rows = references.rows(names)
     out = []
+    own = names == {name}  # every load skipped for what the module's content alone says
     for body in bodies(other.tree, other.scope, other.cache):
         resolver = None
         refs: dict[int, ast.AST] = {}
@@ -309,6 +323,7 @@ def _uses(other: FileContext, target: str, func: ast.AST, helper_path: str, refe
                 continue  # a local of that name: where it was bound from is a reference of its own
             if isinstance(ref, ast.Name) and own_function(other, ref.id, body):
                 continue  # the module's own function of that name (scripts may share a module name)
+            own = False
             qual = resolver.qualname(ref)
             if qual is None and isinstance(ref, ast.Name):
                 qual = imported_here(other, body, ref.id)  # `from m import f` inside the function
@@ -320,6 +335,7 @@ def _uses(other: FileContext, target: str, func: ast.AST, helper_path: str, refe
             if isinstance(body.node, ast.ClassDef):
                 return None  # called in a class body: no flow is analysed there
             out.append((body, refs))
+    other.cache[(_OWN, name)] = own and not out
     return out
 
 
