@@ -136,3 +136,14 @@ def second(quantizer, x):
     assert (
         len(_check(_chain(tmp_path / "t", twins.replace("load_model().eval()", "nn.Dropout(0.5)", 1))).diagnostics) == 1
     )
+
+
+def test_outside_any_project_the_modules_own_calls_are_trusted(tmp_path):
+    # No repository, no `pyproject.toml`: no other module can be searched for callers.
+    from tests.conftest import lint
+    from tests.test_ql201_project_callers import HELPER
+
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    (loose / "other.py").write_text("from script import middle\n\nmiddle(load_model(), q, x)\n")
+    assert lint(HELPER + MIDDLE, path=str(loose / "script.py"), select=("QL201",)) == []

@@ -23,7 +23,7 @@ from qlint.analysis.flow.class_methods import derives_from, method_of
 from qlint.analysis.flow.confined_instances import confined
 from qlint.analysis.flow.model_flow import ModelFlow, module_flows
 from qlint.analysis.flow.model_values import CallSite, FunctionFlow
-from qlint.analysis.flow.project_callers import each_project_call, paths_naming
+from qlint.analysis.flow.project_callers import each_project_call, paths_naming, searchable
 from qlint.analysis.flow.unread_uses import enclosing, unread_use
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver
@@ -115,8 +115,11 @@ def each_site(ctx: FileContext, home: Home, func: ast.AST, here: bool = False) -
             for c in made:
                 yield Site(c, flow, home)
     if owner is None and home.ctx is ctx and here:
-        # A call read in another module, or a use there that cannot be read: not here.
-        if next(iter(each_project_call(ctx, func, 0)), False) is not False:
+        # A call read in another module, or a use there that cannot be read: not here. Outside
+        # any project (no repository, no `pyproject.toml`) there is nothing to search, and the
+        # module's own calls are trusted as they were before the search (Intel's extension
+        # unpacked without its `.git`: `dlrm/utils_int8.py`'s helpers).
+        if searchable(ctx) and next(iter(each_project_call(ctx, func, 0)), False) is not False:
             yield None
     elif owner is None and home.ctx is ctx:
         for found in each_project_call(ctx, func, 0):

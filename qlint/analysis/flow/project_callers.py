@@ -154,6 +154,12 @@ def prescan(ctx: FileContext, names: list[str]) -> None:
                 scan_memo.note_miss(path, _LACKS + name, key)
 
 
+def searchable(ctx: FileContext) -> bool:
+    """The file lies in a project whose other modules can be searched (a repository, or a
+    tree with a `pyproject.toml`; an installed package)."""
+    return _scan_root(ctx.path) is not None
+
+
 def paths_naming(ctx: FileContext, name: str) -> list[str] | None:
     """The project's modules, other than the one checked, whose text holds `name` (None when
     the project is not known or too many do)."""
@@ -391,4 +397,4 @@ def _star_sources(other: FileContext, path: str) -> list[str]:
     return found
 
 
-__all__ = ["ProjectCall", "each_project_call", "paths_naming", "prescan", "project_callers"]
+__all__ = ["ProjectCall", "each_project_call", "paths_naming", "prescan", "project_callers", "searchable"]
