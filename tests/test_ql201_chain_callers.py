@@ -147,3 +147,19 @@ def test_outside_any_project_the_modules_own_calls_are_trusted(tmp_path):
     loose.mkdir()
     (loose / "other.py").write_text("from script import middle\n\nmiddle(load_model(), q, x)\n")
     assert lint(HELPER + MIDDLE, path=str(loose / "script.py"), select=("QL201",)) == []
+
+
+def test_a_module_no_other_module_names_is_not_searched_for_callers(tmp_path, monkeypatch):
+    from qlint.analysis.flow import call_sites
+
+    asked = []
+    real = call_sites.each_project_call
+    monkeypatch.setattr(call_sites, "each_project_call", lambda *a: asked.append(a[1].name) or real(*a))
+    root = _chain(tmp_path)
+    (root / "scripts" / "note.py").write_text("middle = 1\n")  # the name, but not the module's
+    assert _check(root).diagnostics == []
+    assert asked == []
+    # Named (imported) somewhere: its callers are searched.
+    (root / "scripts" / "user.py").write_text("from pkg.utils import export_utils\n")
+    assert _check(root).diagnostics == []
+    assert asked

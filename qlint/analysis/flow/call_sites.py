@@ -22,8 +22,8 @@ from qlint.analysis.context import FileContext
 from qlint.analysis.flow.class_methods import derives_from, method_of
 from qlint.analysis.flow.confined_instances import confined
 from qlint.analysis.flow.model_flow import ModelFlow, module_flows
-from qlint.analysis.flow.model_values import CallSite, FunctionFlow
-from qlint.analysis.flow.project_callers import each_project_call, paths_naming, searchable
+from qlint.analysis.flow.model_values import PARAM, CallSite, FunctionFlow
+from qlint.analysis.flow.project_callers import each_project_call, named_in_text, paths_naming, prescan, searchable
 from qlint.analysis.flow.unread_uses import enclosing, unread_use
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver
@@ -119,7 +119,8 @@ def each_site(ctx: FileContext, home: Home, func: ast.AST, here: bool = False) -
         # any project (no repository, no `pyproject.toml`) there is nothing to search, and the
         # module's own calls are trusted as they were before the search (Intel's extension
         # unpacked without its `.git`: `dlrm/utils_int8.py`'s helpers).
-        if searchable(ctx) and next(iter(each_project_call(ctx, func, 0)), False) is not False:
+        elsewhere = searchable(ctx) and _imported_elsewhere(ctx)
+        if elsewhere and next(iter(each_project_call(ctx, func, 0)), False) is not False:
             yield None
     elif owner is None and home.ctx is ctx:
         for found in each_project_call(ctx, func, 0):
@@ -138,6 +139,42 @@ def calls_all_known(ctx: FileContext, func: ast.AST) -> bool:
     if found is None:
         found = ctx.cache[key] = all(site is not None for site in each_site(ctx, checked_home(ctx), func))
     return found
+
+
+def _imported_elsewhere(ctx: FileContext) -> bool:
+    """Another module's text names this module's file (or its package, for `__init__.py`):
+    it may import it (`project_callers.named_in_text`)."""
+    found = ctx.cache.get("call_sites.imported_elsewhere")
+    if found is None:
+        stem = os.path.splitext(os.path.basename(ctx.path))[0]
+        if stem == "__init__":
+            stem = os.path.basename(os.path.dirname(os.path.abspath(ctx.path)))
+        # One read of the project for the file name and the names a walk up may ask about.
+        prescan(ctx, [stem, *_chain_names(ctx)])
+        found = ctx.cache["call_sites.imported_elsewhere"] = named_in_text(ctx, stem)
+    return found
+
+
+def _chain_names(ctx: FileContext) -> list[str]:
+    """The module-level functions that capture a parameter, and those of the module that call
+    them, directly or not: the names `calls_read_here` may search the project for."""
+    flows = module_flows(ctx)
+    functions = {id(f): name for name, f in ctx.scope.functions.items()}
+    todo = [f.node for f in flows if any(o.kind == PARAM for c in f.captures for o in _origins(c))]
+    names: list[str] = []
+    seen: set[int] = set()
+    while todo:
+        node = todo.pop()
+        if id(node) in seen or id(node) not in functions:
+            continue
+        seen.add(id(node))
+        names.append(functions[id(node)])
+        todo.extend(f.node for f in flows for c in f.calls if c.callee is node)
+    return names
+
+
+def _origins(cap):
+    return [*cap.origins, *(f.origin for f in cap.modes if f.origin is not None)]
 
 
 def calls_read_here(ctx: FileContext, func: ast.AST) -> bool:

@@ -160,6 +160,31 @@ def searchable(ctx: FileContext) -> bool:
     return _scan_root(ctx.path) is not None
 
 
+def named_in_text(ctx: FileContext, word: str) -> bool:
+    """Another module of the project holds `word` in its text (True when the project is not
+    known). One read of the project answers every later question about a module's callers:
+    a module whose file name no other module's text holds is imported by none of them (an
+    import, relative or not, a re-export, `importlib` all spell it), so none calls its
+    functions (ExecuTorch's Arm export scripts)."""
+    root = _scan_root(ctx.path)
+    if root is None:
+        return True
+    needle = word.encode()
+    own = os.path.abspath(ctx.path)
+    # A module created later that names it may import it.
+    ctx.project.record_listing(ctx.path, listing_dependency(root, True, [word]))
+    for path, key in project_keys(ctx, root).items():
+        if path == own or key is None or scan_memo.known_miss(path, _LACKS + word, key):
+            continue
+        data = file_keys.content_bytes(ctx.project, path, key, _MAX_BYTES)
+        if data is None:
+            continue
+        if needle in data:
+            return True
+        scan_memo.note_miss(path, _LACKS + word, key)
+    return False
+
+
 def paths_naming(ctx: FileContext, name: str) -> list[str] | None:
     """The project's modules, other than the one checked, whose text holds `name` (None when
     the project is not known or too many do)."""
@@ -397,4 +422,12 @@ def _star_sources(other: FileContext, path: str) -> list[str]:
     return found
 
 
-__all__ = ["ProjectCall", "each_project_call", "paths_naming", "prescan", "project_callers", "searchable"]
+__all__ = [
+    "ProjectCall",
+    "each_project_call",
+    "named_in_text",
+    "paths_naming",
+    "prescan",
+    "project_callers",
+    "searchable",
+]
