@@ -10,8 +10,8 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from qlint.analysis.flow.call_sites import calls_all_known
-from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
+from qlint.analysis.flow.call_sites import calls_all_known, calls_read_here
+from qlint.analysis.flow.dead_branches import contradicted_at_call
 from qlint.analysis.flow.model_apis import mode_call
 from qlint.analysis.flow.model_flow import (
     CONSTRUCTED,
@@ -77,7 +77,10 @@ def reasons(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]
     for fact in cap.modes_for(flow):
         origin = fact.origin
         if fact.state == "unset" and origin is not None and origin.kind in (PARAM, STORED):
-            callers = caller_facts(flows, origin.node, origin.index, lambda f: calls_all_known(ctx, f))
+            # For PTQ the reasons decide (QL201 is quiet without a bad one); for QAT they only
+            # describe, and the callers' callers are followed as far as they go.
+            here = _here(ctx) if flow == "ptq" else None
+            callers = caller_facts(flows, origin.node, origin.index, lambda f: calls_all_known(ctx, f), here)
             if origin.kind == PARAM and callers:
                 # `helper(model, is_qat=True)` never reaches these sinks: it explains nothing. When
                 # no call is left, the helper is judged as if its callers were unknown.
@@ -85,12 +88,18 @@ def reasons(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]
             if callers is not None:
                 # A use the flow did not read (a lambda, a callback) passes an unknown model.
                 unclassified = unread_use(ctx, flows, origin.node)
+                bad = False
                 for call, caller_fact in callers:
                     reason = _describe(ctx, caller_fact)
                     if reason is not None:
                         via.setdefault(reason, set()).add(call.lineno)
+                        bad = bad or reason.kind in _BAD_FOR_PTQ
                     elif _mode_left_open(caller_fact):
                         unclassified = True
+                if here is not None and not (unclassified or bad) and origin.kind == PARAM:
+                    # Callers in other modules are not in these flows: the verdicts read them.
+                    # (Asked last: a caller here that already explains the report makes it moot.)
+                    unclassified = not here(origin.node)
                 if not unclassified:
                     continue
                 # A caller sets a mode qlint cannot read (`model.train(training)`): it vouches
@@ -106,6 +115,14 @@ def reasons(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]
     return sorted(unique.values(), key=lambda r: (r.via, r.row, r.kind, r.text))
 
 
+_BAD_FOR_PTQ = frozenset({"train", "constructed", "parameter"})
+
+
+def _here(ctx: FileContext):
+    """What `caller_facts` follows a caller's parameter up through (`calls_read_here`)."""
+    return lambda f: calls_read_here(ctx, f)
+
+
 def _rules_out(flows: list[FunctionFlow], call: ast.Call, callee: ast.AST, sinks) -> bool:
     """The call's arguments contradict the branch of every sink (a direct call of `callee`)."""
     site = holder = None
@@ -117,7 +134,7 @@ def _rules_out(flows: list[FunctionFlow], call: ast.Call, callee: ast.AST, sinks
     if site is None or home is None or not sinks:
         return False
     return all(
-        contradicted_at_call(s.guard, callee, site.exprs, holder.resolver, home.resolver, open_ended(call))
+        contradicted_at_call(s.guard, callee, site.exprs, holder.resolver, home.resolver, site.open_ended())
         for s in sinks
     )
 

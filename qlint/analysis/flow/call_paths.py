@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.call_sites import Home, Site, each_site
-from qlint.analysis.flow.dead_branches import defaults, holds, on_name, open_ended, rebound
+from qlint.analysis.flow.dead_branches import defaults, holds, on_name, rebound
 from qlint.analysis.flow.model_flow import module_flows
 from qlint.analysis.flow.model_values import PARAM, FunctionFlow, Guard, ModeFact
 from qlint.analysis.flow.project_callers import prescan
@@ -149,7 +149,7 @@ def _argument(site: Site, fn: FunctionFlow, name: str):
     index = fn.params.index(name)
     if index in site.site.exprs:
         return site.site.exprs[index], site.holder.resolver
-    if open_ended(site.site.call):
+    if site.site.open_ended():
         return None, None
     default = defaults(fn.node).get(name)
     return (default, fn.resolver) if default is not None else (None, None)
