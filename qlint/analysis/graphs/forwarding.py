@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from qlint.analysis.graphs import file_keys
-from qlint.analysis.graphs.called_names import calls_memo, may_call
+from qlint.analysis.graphs.called_names import attributes_called, calls_memo, may_call
 from qlint.analysis.graphs.forwarding_facts import ForwardingFact, RemoteFunction, RemoteModule
 from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.names.resolver import Resolver, dotted_parts
@@ -148,9 +148,10 @@ class Forwarding:
             self._recorded.update(p for p, _ in new)
             file_keys.record(self._project, self.own_path, new)
 
-    def forwarded_args(self, call: ast.Call, resolver: Resolver) -> list[ast.expr]:
-        """The arguments of `call` that a helper forwards to a sink ([] for other calls)."""
-        helper = self.resolve_helper(call, resolver)
+    def forwarded_args(self, call: ast.Call, resolver: Resolver, caller=None) -> list[ast.expr]:
+        """The arguments of `call` that a helper forwards to a sink ([] for other calls).
+        `caller`: the function the call is in, when `resolver.local` does not hold its names."""
+        helper = self.resolve_helper(call, resolver, caller)
         if helper is None:
             return []
         names = self.forwarded_params(helper.func, helper.scope, helper.class_scope, 0)
@@ -201,11 +202,11 @@ class Forwarding:
                     and depth < _MAX_DEPTH
                     and any(isinstance(a, ast.Name) and a.id in params for a in call_arguments(node))
                 ):
-                    helper = self.resolve_helper(node, resolver)
+                    helper = self.resolve_helper(node, resolver, func)
                     if helper is not None and helper.func is not func:
                         names = self.forwarded_params(helper.func, helper.scope, helper.class_scope, depth + 1)
                         if names:
-                            args = self.forwarded_args(node, resolver)
+                            args = self.forwarded_args(node, resolver, func)
                 found.update(a.id for a in args if isinstance(a, ast.Name) and a.id in params)
         if found:
             # A parameter rebound in the body no longer holds what the caller passed.
@@ -238,6 +239,8 @@ class Forwarding:
             kind, callee, positional, keywords = step
             if kind == "n":
                 helper = _module_function(self, None, scope, callee, 0)  # type: ignore[arg-type]
+            elif kind == "m":
+                helper = _module_attribute(self, None, scope, callee.split("."), 0)  # type: ignore[arg-type]
             elif class_scope is not None:
                 helper = _method(self, None, scope, class_scope, callee, 0)  # type: ignore[arg-type]
             else:
@@ -263,7 +266,12 @@ class Forwarding:
         self._record(deps)
 
     def helper_names(
-        self, scope: ModuleScope, resolver: Resolver, called: Callable[[str], bool] | None = None, index=None
+        self,
+        scope: ModuleScope,
+        resolver: Resolver,
+        called: Callable[[str], bool] | None = None,
+        index=None,
+        text: str | None = None,
     ) -> set[str]:
         """Names under which `scope` calls helpers of other modules: imported functions and
         methods its classes inherit from classes of other modules. With `called` (whether
@@ -287,7 +295,27 @@ class Forwarding:
                 if index is not None and not _may_lead_to_class(scope, base, index):
                     continue
                 names |= self._base_helpers(scope, base)
+        if text is not None:
+            names |= self._attribute_helpers(scope.path, scope.imports.items(), text, index)
         return names
+
+    def _attribute_helpers(self, path: str, imports, text: str, index, first: bool = False) -> set[str]:
+        """Names of the helpers the module calls as functions of the modules it imports
+        (`gu.insert_op(...)` after `import pkg.graph_utils as gu`): the attribute called, as
+        `callee_name` gives it. With `first`, the search stops at the first one."""
+        found: set[str] = set()
+        for name, full in imports:
+            if _torch(full) or name not in text:
+                continue
+            for tail in sorted(attributes_called(text, name)):
+                dotted = ".".join([full, *tail])
+                if tail[-1] in found or (index is not None and not index.may_lead_to_function(dotted)):
+                    continue
+                if self._imported_helper(RemoteModule(path, {tail[-1]: dotted}, {}, {}), tail[-1], dotted):
+                    found.add(tail[-1])
+                    if first:
+                        return found
+        return found
 
     def imports_helper(self, project, path: str, text: str, index=None) -> bool:
         """Whether the module with this text may call a helper of another module: it imports
@@ -329,7 +357,8 @@ class Forwarding:
                 return True
             if any(self._base_helpers(scope, list(parts)) for parts in bases):
                 return True
-        return False
+        # `gu.insert_op(...)`: the text names the imported module, then the function.
+        return bool(self._attribute_helpers(path, imports, text, index, first=True))
 
     def _imported_helper(self, scope, name: str, full: str) -> bool:
         if _not_a_project_name(name, full):
@@ -401,8 +430,8 @@ class Forwarding:
             names |= self._inherited_helpers(other, b, depth + 1)
         return names
 
-    def resolve_helper(self, call: ast.Call, resolver: Resolver) -> Helper | None:
-        return _resolve_helper(self, call, resolver)
+    def resolve_helper(self, call: ast.Call, resolver: Resolver, caller=None) -> Helper | None:
+        return _resolve_helper(self, call, resolver, caller)
 
     def find_helpers(
         self,
@@ -411,6 +440,7 @@ class Forwarding:
         resolver: Resolver,
         called: Callable[[str], bool] | None = None,
         index=None,
+        text: str | None = None,
     ):
         """Names under which the module of `scope` calls helpers: its own functions and
         methods that forward to a sink, functions it imports and methods its classes inherit
@@ -418,15 +448,19 @@ class Forwarding:
 
         `called`: whether the module may call a name (`called_names`). An imported helper the
         module never calls is left out: its name only matters at a call (`callee_name`), and
-        finding out would read the modules it comes from."""
+        finding out would read the modules it comes from. `text`: the module's, where it calls
+        functions of the modules it imports (`gu.insert_op(...)`)."""
         self._project = resolver.project
         functions = [(f, None) for f in scope.functions.values()]
         functions += [(m, cls) for cls in scope.classes.values() for m in cls.methods.values()]
         helpers: set[str] = set()
+        # Other modules' helpers first: a function of this module that hands its parameter
+        # on to one of them (`insert_op(graph, op)`, `gu.insert_op(...)`) is a helper too.
+        imported = self.helper_names(scope, resolver, called, index, text)
         # A helper of this module calls a sink or another helper on one of its rows: only
         # those functions are read, and each new helper's name can make another one a helper.
         while True:
-            rows = sorted(lines_containing(*sorted(set(self.needles) | helpers)))
+            rows = sorted(lines_containing(*sorted(set(self.needles) | helpers | imported)))
             new = {
                 func.name
                 for func, cls in functions
@@ -437,7 +471,7 @@ class Forwarding:
             if not new:
                 break
             helpers |= new
-        self.helpers = frozenset(helpers | self.helper_names(scope, resolver, called, index))
+        self.helpers = frozenset(helpers | imported)
         return self.helpers
 
 
@@ -549,23 +583,49 @@ def _mentions(project, path: str, kind: str, holds_sink: Callable[[str], bool]) 
     return found[1]
 
 
-def _resolve_helper(fw: Forwarding, call: ast.Call, resolver: Resolver) -> Helper | None:
+def _resolve_helper(fw: Forwarding, call: ast.Call, resolver: Resolver, caller=None) -> Helper | None:
     """The function a call runs, when it is one of the project's: `f(...)` for a function of
     the module or imported from another of its modules, `self.m(...)`/`cls.m(...)` for a
-    method of the enclosing class or its bases."""
+    method of the enclosing class or its bases, `gu.f(...)` for a function of a module the
+    module imports (`import pkg.graph_utils as gu`, `from pkg import graph_utils as gu`)."""
     func = call.func
     if isinstance(func, ast.Name):
         if func.id in resolver.local:
             return None
         return _module_function(fw, resolver, resolver.scope, func.id, 0)
-    if (
-        isinstance(func, ast.Attribute)
-        and isinstance(func.value, ast.Name)
-        and func.value.id in ("self", "cls")
-        and resolver.class_scope is not None
-    ):
+    if not isinstance(func, ast.Attribute):
+        return None
+    if isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
+        if resolver.class_scope is None:
+            return None
         return _method(fw, resolver, resolver.scope, resolver.class_scope, func.attr, 0)
-    return None
+    parts = dotted_parts(func)
+    if parts is None or parts[0] not in resolver.scope.imports or parts[0] in resolver.local:
+        return None
+    if caller is not None and parts[0] in function_assigns(caller):
+        return None  # a parameter or local named like the imported module
+    return _module_attribute(fw, resolver, resolver.scope, parts, 0)
+
+
+def _module_attribute(fw: Forwarding, resolver, scope, parts: list[str], depth: int) -> Helper | None:
+    """`m.f(...)` (`parts`: the callee's dotted name) where `m` names a module of the project
+    imported by `scope`: that module's function `f`, as an imported `f` would be found. A name
+    the module also defines itself is none of its imports' modules."""
+    head = scope.imports.get(parts[0])
+    if head is None or parts[0] in scope.functions or parts[0] in scope.classes:
+        return None
+    full = ".".join([head, *parts[1:]])
+    if _torch(full):
+        return None
+    module, _, attr = full.rpartition(".")
+    other = fw.module_holding(resolver, module, scope.path, attr, function=True)
+    if other is None or other is scope:
+        return None
+    return _module_function(fw, resolver, other, attr, depth + 1)
+
+
+def _torch(full: str) -> bool:
+    return full == "torch" or full.startswith(("torch.", "builtins."))
 
 
 def _module_function(fw: Forwarding, resolver: Resolver, scope: ModuleScope, name: str, depth: int) -> Helper | None:
