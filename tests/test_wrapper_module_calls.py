@@ -21,7 +21,7 @@ GRAPH_UTILS = """\
 import torch
 
 
-def insert_op(graph, op, args):
+def insert_op(graph, op, args=()):
     return graph.call_function(op, args)
 
 
@@ -31,7 +31,7 @@ def insert_relu(graph, args):
 
 # The same function name in a module that inserts nothing.
 LOG_UTILS = """\
-def insert_op(graph, op, args):
+def insert_op(graph, op, args=()):
     print(op)
 """
 
@@ -210,3 +210,117 @@ def test_packet_matcher_and_the_wrapper_module_call(tmp_path, op, capture, match
     assert _alone(pkg, "matcher.py", ("QL1",)) == matcher
     assert _alone(pkg, "legacy.py", ("QL1",)) == legacy
     assert _in_a_run(tmp_path, pkg, "legacy.py", ("QL1",)) == legacy
+
+
+# -- wrapper chains through modules that insert nothing themselves --------------------------
+
+CHAIN = {
+    # b.py forwards to a function of graph_utils, called by name or as a module's function.
+    "by-name": "from pkg.graph_utils import insert_op\n\n\ndef add_op(graph, op):\n    return insert_op(graph, op)\n",
+    "by-module": "from pkg import graph_utils\n\n\ndef add_op(g, op):\n    return graph_utils.insert_op(g, op)\n",
+    # Through a function of its own first.
+    "own-step": (
+        "import pkg.graph_utils as gu\n\n\ndef add_op(graph, op):\n    return _put(graph, op)\n\n\n"
+        "def _put(graph, target):\n    return gu.insert_op(graph, target, ())\n"
+    ),
+}
+MID = "from pkg.graph_utils import insert_op\n\n\ndef put(graph, op):\n    return insert_op(graph, op, ())\n"
+
+
+@pytest.mark.parametrize("chain", CHAIN.values(), ids=CHAIN.keys())
+@pytest.mark.parametrize("imports, call", [("from pkg.b import add_op", "add_op"), ("from pkg import b", "b.add_op")])
+def test_packet_passed_along_a_wrapper_chain_is_reported(tmp_path, chain, imports, call):
+    found = _both(tmp_path, imports, f"{call}(gm.graph, torch.ops.aten.relu)", b=chain, mid=MID)
+    assert [(c, row) for c, row, _ in found] == [("QL102", 8)]
+    assert _both(tmp_path, imports, f"{call}(gm.graph, torch.ops.aten.relu.default)", b=chain, mid=MID) == []
+
+
+CHAIN_QUIET = {
+    # The middle function does not pass its parameter on (it passes a fixed overload).
+    "not-forwarded": (
+        "from pkg.graph_utils import insert_op\n\n\n"
+        "def add_op(graph, op):\n    return insert_op(graph, torch.ops.aten.relu.default, ())\n"
+    ),
+    # It rebinds it first.
+    "rebound": (
+        "from pkg.graph_utils import insert_op\n\n\n"
+        "def add_op(graph, op):\n    op = lookup(op)\n    return insert_op(graph, op, ())\n"
+    ),
+    # It hands it on to the module of the same function name that inserts nothing.
+    "look-alike-module": "from pkg import log_utils as gu\n\n\ndef add_op(g, op):\n    return gu.insert_op(g, op)\n",
+    # Two modules that insert nothing on the way (c -> b -> mid -> graph_utils): a chain is
+    # followed through one such module (the bound of `Forwarding._forwards_on`).
+    "two-deep": "from pkg import mid\n\n\ndef add_op(graph, op):\n    return mid.put(graph, op)\n",
+    # A cycle of modules that never reaches an insertion.
+    "cycle": "from pkg import mid\n\n\ndef add_op(graph, op):\n    return mid.put(graph, op)\n",
+}
+MID_CYCLE = "from pkg import b\n\n\ndef put(graph, op):\n    return b.add_op(graph, op)\n"
+
+
+@pytest.mark.parametrize("chain", CHAIN_QUIET.values(), ids=CHAIN_QUIET.keys())
+def test_chains_that_insert_no_parameter_stay_quiet(tmp_path, chain):
+    mid = MID if chain == CHAIN_QUIET["two-deep"] else MID_CYCLE
+    assert _both(tmp_path, "from pkg import b", "b.add_op(gm.graph, torch.ops.aten.relu)", b=chain, mid=mid) == []
+
+
+def test_chain_edited_to_stop_forwarding_is_followed(tmp_path):
+    pkg = _package(tmp_path, "from pkg.b import add_op", "add_op(gm.graph, torch.ops.aten.relu)", b=CHAIN["by-name"])
+    result = check_source((pkg / "passes.py").read_bytes(), str(pkg / "passes.py"), settings_for(("QL102",)))
+    assert [d.range.start.row for d in result.diagnostics] == [8]
+    # Both modules of the chain are dependencies of the check.
+    assert {str(pkg / "b.py"), str(pkg / "graph_utils.py")} <= set(result.dependencies)
+    old_file(pkg / "b.py", CHAIN_QUIET["not-forwarded"])
+    assert _alone(pkg) == []
+
+
+# -- 12: occurrence dicts reaching `checkGraphModuleNodes` through such helpers ----------------
+
+TESTING = """\
+import torch
+
+
+def check_nodes(case, m, occurrence):
+    case.checkGraphModuleNodes(m, None, None, occurrence)
+
+
+def summary(case, m, occurrence):
+    print(occurrence)
+"""
+# A module naming no sink that hands the dict on to the helper of `testing`.
+EXPECT = "from pkg import testing as t\n\n\ndef expect(case, m, occ):\n    return t.check_nodes(case, m, occ)\n"
+TEST = """\
+import torch
+{imports}
+
+
+class TestConv:
+    def test_conv(self, m):
+        self.checkGraphModuleNodes(m, expected_node_list=[])
+        occ = {{torch.ops.aten.hardtanh{overload}: 1}}
+        {call}
+"""
+
+
+@pytest.mark.parametrize(
+    "imports, call, overload, expected",
+    [
+        ("import pkg.testing as t", "t.check_nodes(self, m, occ)", "", [8]),
+        (
+            "from pkg import testing",
+            "testing.check_nodes(\n            self,\n            m,\n            occ,\n        )",
+            "",
+            [8],
+        ),
+        ("from pkg import expect as e", "e.expect(self, m, occ)", "", [8]),
+        ("from pkg.expect import expect", "expect(self, m, occ)", "", [8]),
+        # The overload; a position the helper does not forward; a function that prints it.
+        ("import pkg.testing as t", "t.check_nodes(self, m, occ)", ".default", []),
+        ("import pkg.testing as t", "t.check_nodes(self, occ, None)", "", []),
+        ("import pkg.testing as t", "t.summary(self, m, occ)", "", []),
+    ],
+)
+def test_occurrence_dict_handed_to_a_helper_of_an_imported_module(tmp_path, imports, call, overload, expected):
+    pkg = _package(tmp_path, "", "pass", testing=TESTING, expect=EXPECT)
+    text = TEST.format(imports=imports, call=call, overload=overload)
+    old_file(pkg / "test_conv.py", text)
+    assert [row for _, row, _ in _alone(pkg, "test_conv.py", ("QL101",))] == expected

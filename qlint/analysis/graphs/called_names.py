@@ -27,7 +27,9 @@ _WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345678
 _BETWEEN = frozenset(" \t\f\r\n\\)")
 _WORD_OR_DOT = _WORD | {"."}
 # A dot and the name after it, with blanks, continuations and comments around the dot.
-_DOT_NAME = re.compile(r"(?:[ \t\f\r\n\\]|#[^\n]*)*\.(?:[ \t\f\r\n\\]|#[^\n]*)*([A-Za-z_]\w*)")
+# A comment runs to the row's end (the look-ahead): one way to match, so a row of `#`s does
+# not make the pattern backtrack exponentially.
+_DOT_NAME = re.compile(r"(?:[ \t\f\r\n\\]|#[^\n]*(?![^\n]))*\.(?:[ \t\f\r\n\\]|#[^\n]*(?![^\n]))*([A-Za-z_]\w*)")
 
 
 def may_call(text: str, name: str) -> bool:
@@ -61,8 +63,7 @@ def attributes_called(text: str, name: str) -> set[tuple[str, ...]]:
     argument of `partial(`: what the helper search resolves as functions of an imported module.
     `name` is the head of the dotted name (not `x.name.f(...)`); blanks, line continuations and
     comments may stand around each dot, as in brackets they can."""
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", text)  # as the parser reads identifiers
+    text = _normalised(text)
     out: set[tuple[str, ...]] = set()
     end = len(text)
     start = text.find(name)
@@ -78,6 +79,19 @@ def attributes_called(text: str, name: str) -> set[tuple[str, ...]]:
                 out.add(tuple(parts))
         start = text.find(name, after)
     return out
+
+
+def _normalised(text: str) -> str:
+    """The text as the parser reads identifiers (NFKC), once per text (asked per import)."""
+    global _NFKC
+    if text.isascii():
+        return text
+    if _NFKC is None or _NFKC[0] is not text:
+        _NFKC = (text, unicodedata.normalize("NFKC", text))
+    return _NFKC[1]
+
+
+_NFKC: tuple[str, str] | None = None
 
 
 def _call_at(text: str, i: int) -> bool:

@@ -83,6 +83,11 @@ class Forwarding:
         self._keys: dict[str, tuple | None] = {}
         self._recorded: set[str] = set()
         self.fact = ForwardingFact(fact_key, direct, needles, _calls)
+        # A module that names no sink can still hold helpers that hand a parameter on to
+        # another module's (`add_op(graph, op)` calling `a.insert(graph, op)`): read through
+        # this fact, computed only for such modules (not registered for every summary).
+        self.chain_fact = ForwardingFact(fact_key, direct, needles, _calls, gated=False)
+        self._index = None  # the project's wrapper-name index, where the check has one
 
     def module_scope(self, resolver: Resolver | None, module: str, requester: str) -> RemoteModule | None:
         """Another module of the project as its summary describes it, if it can hold a helper
@@ -99,9 +104,70 @@ class Forwarding:
                 self._trails[-1].extend((p, None) for p in (base + ".py", os.path.join(base, "__init__.py")))
             return None
         self._read(project, path)
-        if not _mentions(project, path, self.fact.key, self.holds_sink):
+        if _mentions(project, path, self.fact.key, self.holds_sink):
+            return project.module_fact(module, requester, self.fact)
+        if not self._forwards_on(project, path):
             return None
-        return project.module_fact(module, requester, self.fact)
+        if project.module_scope(module, requester) is None:
+            return None
+        return project.fact_at(path, self.chain_fact, register=False)
+
+    def _forwards_on(self, project, path: str) -> bool:
+        """Whether a module that names no sink may hand a parameter on to a function of a
+        module that does (a wrapper chain's link: `add_op(graph, op)` calling
+        `a.insert(graph, op)` or `gu.insert(graph, op)`), from texts alone: it calls a name
+        it imports (or a function of a module it imports) that a module naming a sink
+        defines with `def` (followed through re-exports). One link, not more: the module it
+        calls must name a sink itself (a bound that keeps this a question of texts, asked
+        once per module, whatever imports it). Classes it subclasses are not asked about: a
+        class of a module that names no sink holds no helper method of its own (in
+        ExecuTorch nearly every pass would otherwise be read through `ExportPass`)."""
+        key = ("chain", path, self.fact.key)
+        known = _IMPORTED.get(key)
+        if known is not None and self._valid(known[1]):
+            self._replay(known[1])
+            return bool(known[0])
+        self._trails.append([])
+        try:
+            found = self._links_to_a_sink(project, path)
+        finally:
+            trail = tuple(self._trails.pop())
+        if self._trails:
+            self._trails[-1].extend(trail)
+        if len(_IMPORTED) > 50_000:
+            _IMPORTED.clear()
+        _IMPORTED[key] = (found, (*trail, (path, self._key(path))))
+        return found
+
+    def _links_to_a_sink(self, project, path: str) -> bool:
+        text = project.text(path) or ""
+        memo: dict[str, bool] = {}
+        for name, full in text_imports(text, module_name_for(path), path):
+            if _torch(full):
+                continue
+            dotted = []
+            if name != full and (memo[name] if name in memo else memo.setdefault(name, may_call(text, name))):
+                dotted.append(full)  # `from a import insert`, called by name
+            dotted += [".".join([full, *tail]) for tail in sorted(attributes_called(text, name))]
+            for called in dotted:
+                if self._index is not None and not self._index.may_lead_to_function(called):
+                    continue
+                if self._defined_where_a_sink_is(project, called, path, 0):
+                    return True
+        return False
+
+    def _defined_where_a_sink_is(self, project, dotted: str, requester: str, depth: int) -> bool:
+        module, _, attr = dotted.rpartition(".")
+        where = self._find(module, requester) if module else None
+        if where is None or depth > _MAX_DEPTH:
+            return False
+        self._read(project, where)
+        defined, functions, imports = _names(project, where)
+        if attr in functions:
+            return _mentions(project, where, self.fact.key, self.holds_sink)
+        if attr in imports and attr not in defined:  # re-exported (a package's `__init__.py`)
+            return self._defined_where_a_sink_is(project, imports[attr], where, depth + 1)
+        return False
 
     def module_holding(
         self, resolver: Resolver | None, module: str, requester: str, name: str, function: bool = False
@@ -278,6 +344,7 @@ class Forwarding:
         the module may call a name, see `called_names`), only imports it calls are asked about;
         with the project's `index` of wrapper names (`wrapper_index`), only those it holds."""
         self._project = resolver.project
+        self._index = index
         if index is not None:
             resolver.project.record_derived(scope.path, index.dependency, index.digest)
         # Names that cannot be helpers are passed over before the text is searched for calls of
@@ -326,6 +393,7 @@ class Forwarding:
         nothing, and the check would not look it up either. With the project's `index` of
         wrapper names (`wrapper_index`), only the names it holds are."""
         self._project = project
+        self._index = index
         imports = text_imports(text, module_name_for(path), path)
         if not imports:
             return False

@@ -88,14 +88,18 @@ class ForwardingFact:  # a SummaryFact
         direct: Callable[[ast.Call, Resolver], Iterator[ast.expr]],
         needles: tuple[str, ...],
         calls: Callable[[ast.AST], Iterator[ast.Call]],
+        gated: bool = True,
     ):
-        self.key = f"forwarding/{_VERSION}/{key}"
+        # `gated`: a module whose text holds no needle holds no helper of its own (None);
+        # without, every module is read (those on a wrapper chain, asked one by one).
+        self.key = f"forwarding/{_VERSION}/{key}" + ("" if gated else "/chain")
+        self._gated = gated
         self._direct = direct
         self._needles = needles
         self._calls = calls
 
     def compute(self, tree: ast.Module, scope: ModuleScope, text: str) -> Any:
-        if not any(n in text for n in self._needles):
+        if self._gated and not any(n in text for n in self._needles):
             return None
         functions = {name: self._function(f, scope, None) for name, f in scope.functions.items()}
         classes = {
