@@ -218,7 +218,9 @@ class _Chains:
         self.paths: list[str] = []
         self.words: dict[bytes, list[int]] = {}
         self._asked: set[str] = set()  # the stems and names whose modules were looked up
-        self._matched: set[int] = set()  # matched, but held no name found so far
+        # Matched, but held no name found so far: their bytes, tested again for new names
+        # (ExecuTorch: ~600 modules, a few MiB while the index is made).
+        self._matched: dict[int, bytes] = {}
         self._read: set[int] = set()
         self.count = 0  # modules read again (`more`), for the benchmarks
 
@@ -234,7 +236,7 @@ class _Chains:
         `known` names."""
         wanted = (new | {_stem(p) for p in defining}) - self._asked
         self._asked |= wanted
-        fresh = set().union(*(self.words.get(w.encode(), ()) for w in wanted)) - self._read - self._matched
+        fresh = set().union(*(self.words.get(w.encode(), ()) for w in wanted)) - self._read - self._matched.keys()
         # A module matched before held none of the names known then: only the new ones can
         # be in it now.
         tests = [(i, known) for i in sorted(fresh)] + [(i, new) for i in sorted(self._matched)]
@@ -242,15 +244,17 @@ class _Chains:
         for i, names in tests:
             path = self.paths[i]
             try:
-                with open(path, "rb") as fh:
-                    data = fh.read()
+                data = self._matched.get(i)
+                if data is None:
+                    with open(path, "rb") as fh:
+                        data = fh.read()
                 text = decode_source(data) if _names_any(data, names) else None
             except (OSError, DecodeError):
                 continue
             if text is None:
-                self._matched.add(i)  # a name found later may be in it
+                self._matched[i] = data  # a name found later may be in it
                 continue
-            self._matched.discard(i)
+            self._matched.pop(i, None)
             self._read.add(i)
             self.count += 1
             out.append(ModuleText(text, path))
