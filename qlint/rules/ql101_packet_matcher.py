@@ -97,7 +97,11 @@ class PacketMatcher(Rule):
             _sinks_key(sinks),
         )
         helpers = forwarding.find_helpers(
-            ctx.scope, ctx.lines_containing, Resolver(ctx.scope, ctx.project, ctx.optable), called_in(ctx)
+            ctx.scope,
+            ctx.lines_containing,
+            Resolver(ctx.scope, ctx.project, ctx.optable),
+            called_in(ctx),
+            text=ctx.text,
         )
         base_lines = target_rows(ctx) | ctx.lines_containing(*sink_needles(sinks), *helpers)
         if not base_lines:
