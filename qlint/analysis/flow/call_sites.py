@@ -165,8 +165,15 @@ def _chain_names(ctx: FileContext) -> list[str]:
     """The module-level functions that capture a parameter, and those of the module that call
     them, directly or not: the names `calls_read_here` may search the project for."""
     flows = module_flows(ctx)
+    return callers_up(ctx, [f.node for f in flows if any(o.kind == PARAM for c in f.captures for o in _origins(c))])
+
+
+def callers_up(ctx: FileContext, nodes: list[ast.AST]) -> list[str]:
+    """The names of `nodes` that are module-level functions and of the module's functions
+    that call them, directly or not: what a walk up their callers looks for elsewhere."""
+    flows = module_flows(ctx)
     functions = {id(f): name for name, f in ctx.scope.functions.items()}
-    todo = [f.node for f in flows if any(o.kind == PARAM for c in f.captures for o in _origins(c))]
+    todo = list(nodes)
     names: list[str] = []
     seen: set[int] = set()
     while todo:
