@@ -18,6 +18,7 @@ from qlint.analysis.flow.callbacks import CallbackLinks
 from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
 from qlint.analysis.flow.instance_methods import method_summary
+from qlint.analysis.flow.loop_items import Containers
 from qlint.analysis.flow.model_apis import Api, argument, classify_call, key, recipe_flow
 from qlint.analysis.flow.model_apis import switch_mode as _switch_mode
 from qlint.analysis.flow.model_builds import Builds
@@ -72,6 +73,7 @@ class Walk(Protocol):
     contexts: list[str]  # enclosing `with` contexts and `try` blocks
     stmt_stack: list[ast.stmt]
     previous: list[ast.stmt | None]  # the statement before each of `stmt_stack` in its block
+    containers: Containers  # lists and dicts written in the function (`loop_items`)
 
     def expr(self, e: ast.expr | None, env: Env) -> Obj | None: ...
 
@@ -140,6 +142,8 @@ class CallSemantics:
             applied = self.callbacks.apply_parameter(node, func, first, env)
             if applied is not None:
                 return applied
+        if receiver is not None and self.walk.containers.filled(node, receiver, args):
+            return None
         if receiver is not None and isinstance(func, ast.Attribute):
             result = self.method(node, func.attr, receiver, env)
             if result is not False:
@@ -176,6 +180,7 @@ class CallSemantics:
             seen.origins |= receiver.origins
             seen.patched |= receiver in env.patched or EXPECTS_ERROR in self.walk.contexts
             env.modes[receiver] = frozenset({ModeFact(mode or "unknown", node)})
+            self.walk.containers.switched(receiver)
             if mode == "train" and receiver in env.patched:  # after allow_exported_model_train_eval
                 self.retrain(receiver)
             return receiver
@@ -425,6 +430,7 @@ class CallSemantics:
             final = frozenset().union(*(e.facts(param) for e, _ in ends))
             if any(f.state != "unset" or f.origin is None or f.origin.kind != PARAM for f in final):
                 env.modes[given[index]] = subst(final)  # the helper sets the argument's mode
+                self.walk.containers.switched(given[index])
             if any(param in e.patched for e, _ in ends):
                 env.patched |= {given[index]}
         self._unpack(node, callee, translate, env)
