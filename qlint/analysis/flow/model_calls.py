@@ -160,7 +160,10 @@ class CallSemantics:
         built = builds.construction(node, name)
         if built is not None:
             builds.instantiation(node, built, args, kwargs, env)
-            return builds.construct(node, built, [*args, *kwargs.values()], env)
+            # What it was given, for the attributes its class stores (`bundle.model`).
+            positional = () if any(isinstance(a, ast.Starred) for a in node.args) else tuple(args)
+            passed = (positional, tuple(kwargs.items()))
+            return builds.construct(node, built, [*args, *kwargs.values()], env, passed)
         if first is not None and (first.captures or PARAM in first.kinds):
             # `gm = some_pass(gm)`: graph passes return the graph they were given (or a rewrite of it).
             facts = env.facts(first) if first.is_graph else {ModeFact("unset", node, Origin(CALL, node))}
@@ -387,6 +390,27 @@ class CallSemantics:
 
         captures: dict[int, int] = {}
 
+        def passed_here(passed: tuple, ret_env: Env) -> tuple:
+            """The objects a construction in the helper was given, as the caller sees them: its
+            own arguments, or the modes the helper left them in (one level: what they were
+            given in turn is not followed)."""
+
+            def one(label, obj: Obj | None) -> Obj | None:
+                if obj is None:
+                    return None
+                for name, param in callee.param_objs.items():
+                    if obj == param and callee.params.index(name) in given:
+                        return given[callee.params.index(name)]
+                origins = frozenset(
+                    replace(o, node=node, passed=()) if foreign else replace(o, passed=()) for o in obj.origins
+                )
+                out = Obj(node, f"passed {label}", origins, frozenset())
+                env.modes[out] = subst(ret_env.facts(obj))
+                return out
+
+            args_, kwargs_ = passed
+            return tuple(one(i, a) for i, a in enumerate(args_)), tuple((k, one(k, v)) for k, v in kwargs_)
+
         def translate(obj: Obj, ret_env: Env) -> Obj:
             for name, param in callee.param_objs.items():
                 if obj == param and callee.params.index(name) in given:
@@ -397,7 +421,10 @@ class CallSemantics:
                     origins |= given[o.index].origins
                     caps |= given[o.index].captures
                 else:
-                    origins.add(replace(o, node=node) if foreign else o)
+                    here = replace(o, node=node) if foreign else o
+                    if o.passed:  # what a construction was given, in caller terms too
+                        here = replace(here, passed=passed_here(o.passed, ret_env))
+                    origins.add(here)
             for c in obj.captures:
                 cap = callee.captures[c]
                 if cap.sinks:

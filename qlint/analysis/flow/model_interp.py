@@ -290,10 +290,10 @@ class Interpreter:
                 env.vars[name] = obj
         elif isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
             self.bind_unknown(target, value or target, env)
-        elif isinstance(target, ast.Attribute) and obj is not None and obj.is_graph:
-            # `model.block = export(model.block, ...).module()`: `model.eval()` would now raise.
-            holder = env.vars.get(key(target.value) or "")
-            if holder is not None:
+        elif isinstance(target, ast.Attribute) and (holder := env.vars.get(key(target.value) or "")) is not None:
+            self.calls.builds.overwritten.add((holder, target.attr))  # `bundle.model` is no longer what was passed
+            if obj is not None and obj.is_graph:
+                # `model.block = export(model.block, ...).module()`: `model.eval()` would now raise.
                 self.calls.holds_graph(holder)
 
     def bind_unknown(self, target: ast.expr, anchor: ast.AST, env: Env, source: Obj | None = None) -> None:
@@ -326,6 +326,10 @@ class Interpreter:
             return self.calls.builds.factory(e, makes, env)  # `make = MODELS[name]`
         if isinstance(e, (ast.Attribute, ast.Subscript)):
             container = self.expr(e.value, env)
+            if isinstance(e, ast.Attribute) and container is not None:
+                stored = self.calls.builds.field(container, e.attr, e, env)
+                if stored is not None:
+                    return stored  # `bundle.model`: the model the bundle was built with
             if isinstance(e, ast.Subscript):
                 self.expr(e.slice, env)
             part = part_of(container, e)
