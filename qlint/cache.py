@@ -29,6 +29,7 @@ a wrong type) is a miss and is dropped; a cache is never a reason for a run to f
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import marshal
 import os
@@ -96,7 +97,10 @@ class Cache:
         self.walked_names: dict[str, frozenset[str]] = {}
         self._holds: dict[tuple[str, tuple[bytes, ...]], bool] = {}
         self.wrappers = WrapperStore(self.directory / __version__ / f"{fingerprint}.wrappers")
+        # Paths whose side file (`listed_dependencies`) no entry names any more: removed at `save`.
+        self._unnamed_sides: set[str] = set()
         self._wrapper_digests: dict[str, str | None] = {}  # root -> the index's digest this run
+        self._wrapper_deps: dict[str, str | None] = {}  # the dependency naming it -> the same
 
     @property
     def dirty(self) -> bool:
@@ -126,6 +130,7 @@ class Cache:
             return None
         if not _valid_entry(entry):
             del self.entries[path]  # a shape this version never writes: check the file again
+            self._unnamed_sides.add(path)
             return None
         size, mtime_ns, digest, diagnostics, deps, dep_stats = entry
         # A result looked up earlier in the run may have stat'ed it as its dependency (the
@@ -157,9 +162,14 @@ class Cache:
             deps, dep_stats = restored
             listed = frozenset()
         stats = self._stats
+        wrappers = self._wrapper_deps  # most results name the one wrapper index: asked first
         for dep, dep_digest in self._unvouched(deps, dep_stats):  # thousands per result
             now = stats.get(dep, _UNSEEN)
             if now is _UNSEEN:
+                if dep in wrappers:
+                    if wrappers[dep] != dep_digest:
+                        return None
+                    continue
                 if type(dep) is not str:
                     return None
                 if dep.startswith(listed_dependencies.LISTED_PREFIX):
@@ -193,6 +203,7 @@ class Cache:
             decoded = [diagnostic_from_dict(d) for d in diagnostics]
         except (ValueError, KeyError, TypeError, IndexError, AttributeError):
             del self.entries[path]  # undecodable: check the file again and store a good entry
+            self._forget_side(path, entry)
             return None
         result = FileResult(path=path, diagnostics=decoded, dependencies=dict(deps), parsed=False)
         if refresh:
@@ -268,22 +279,31 @@ class Cache:
         return [(dep, deps[dep]) for dep in deps.keys() - dep_stats.keys()]
 
     def _wrapper_digest(self, dep: str) -> str | None:
-        """The digest of the project's wrapper names now (`wrapper_record`), once per run: kept
-        on disk and checked by stats; worked out again only after a file that could change it."""
+        """The digest of the project's wrapper names now (`wrapper_record`), once per run and
+        dependency (3,600 results name the same one on ExecuTorch): kept on disk and checked
+        by stats, over the directories the run listed; worked out again only after a file
+        that could change it."""
+        known = self._wrapper_deps.get(dep, _UNSEEN)
+        if known is not _UNSEEN:
+            return known
         root = wrapper_record.parse_dependency(dep)
         if root is None:
-            return None
-        if root not in self._wrapper_digests:
+            digest = None
+        elif root in self._wrapper_digests:
+            digest = self._wrapper_digests[root]
+        else:
             record = self.wrappers.load(root)
-            if record is not None and record.still_valid(self._stat_now):
+            if record is not None and record.still_valid(self._stat_now, self.walked):
                 if record.dirty:
                     self.wrappers.save(record)
-                self._wrapper_digests[root] = record.digest
+                digest = record.digest
             else:
                 from qlint.analysis.graphs.wrapper_index import rebuilt_digest
 
-                self._wrapper_digests[root] = rebuilt_digest(root, self.wrappers)
-        return self._wrapper_digests[root]
+                digest = rebuilt_digest(root, self.wrappers, self.walked)
+            self._wrapper_digests[root] = digest
+        self._wrapper_deps[dep] = digest
+        return digest
 
     def _no_new_match(self, path: str, deps: dict, root: str, recursive: bool, needles: tuple[bytes, ...]) -> bool:
         """No file under `root` that the result did not read (one created since) holds a needle."""
@@ -383,6 +403,10 @@ class Cache:
                 markers = {d: v for d, v in kept.items() if d.startswith(listed_dependencies.LISTED_PREFIX)}
                 if listed_dependencies.write(self.shards, result.path, markers, aside, aside_stats):
                     deps, dep_stats = kept, kept_stats
+        if _markers_first(deps):
+            self._unnamed_sides.discard(result.path)  # written again just now
+        else:
+            self._forget_side(result.path, self.entries.get(result.path))
         self.entries[result.path] = (*key, digest, diagnostics, deps, dep_stats)
         self._hashes[result.path] = digest
 
@@ -417,7 +441,15 @@ class Cache:
         the run loaded are looked at: a run that walked a directory loaded the shard of every
         file it found, so what is left elsewhere is only ever found by a later walk."""
         prefixes = tuple(r.rstrip(os.sep) + os.sep for r in roots)
-        self.entries.forget(lambda p: p.startswith(prefixes) and p not in seen)
+        for path, entry in self.entries.forget(seen, prefixes):
+            self._forget_side(path, entry)
+
+    def _forget_side(self, path: str, entry: Any) -> None:
+        """`path`'s entry, which named its side file if it had markers, is gone or replaced
+        by one without: the side file goes too, at `save` (after the shard that names it no
+        more), or it would stay in the cache directory for good."""
+        if type(path) is str and (not _valid_entry(entry) or _markers_first(entry[4])):
+            self._unnamed_sides.add(path)
 
     def save(self) -> None:
         """Write the changed shards atomically. Failing to write a cache is never an error."""
@@ -435,6 +467,10 @@ class Cache:
             except (OSError, ValueError):
                 return
             self.entries.changed.discard(shard)
+        for path in sorted(self._unnamed_sides):
+            with contextlib.suppress(OSError):
+                listed_dependencies.side_file(self.shards, path).unlink()
+        self._unnamed_sides.clear()
 
     def load_shard(self, shard: int) -> dict[str, tuple]:
         # None when absent, cut short, corrupted, or written by another format
@@ -503,15 +539,19 @@ class _ShardedEntries(MutableMapping):
         del entries[path]
         self.changed.add(shard)
 
-    def forget(self, stale) -> None:
-        """Drop, from the loaded shards, the paths `stale(path)` says are gone (and keys that
-        are no path at all)."""
+    def forget(self, seen: set[str], prefixes: tuple[str, ...]) -> list[tuple[Any, Any]]:
+        """Drop, from the loaded shards, the paths below `prefixes` that are not among `seen`
+        (and keys that are no path at all); returns what was dropped, as (path, entry). The
+        paths not seen are found by one set difference per shard (a warm ExecuTorch run sees
+        all of its 3,800)."""
+        dropped = []
         for shard, entries in self.loaded.items():
-            gone = [p for p in entries if type(p) is not str or stale(p)]
+            gone = [p for p in entries.keys() - seen if type(p) is not str or p.startswith(prefixes)]
             for p in gone:
-                del entries[p]
+                dropped.append((p, entries.pop(p)))
             if gone:
                 self.changed.add(shard)
+        return dropped
 
     def __iter__(self) -> Iterator[str]:
         for shard in range(_SHARDS):
@@ -542,6 +582,15 @@ def _valid_entry(entry: Any) -> bool:
         and type(entry[4]) is dict
         and type(entry[5]) is dict
     )
+
+
+def _markers_first(deps: Any) -> bool:
+    """Whether a dependency table starts with a listing's marker (markers come first), so
+    its entry names a side file."""
+    if type(deps) is not dict or not deps:
+        return False
+    first = next(iter(deps))
+    return type(first) is str and first.startswith(listed_dependencies.LISTED_PREFIX)
 
 
 def _mark_cache_dir(directory: Path) -> None:

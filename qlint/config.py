@@ -12,12 +12,12 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from qlint import registry
 from qlint.settings import Settings
+from qlint.value_classes import replace, value_class
 
 CONFIG_NAMES = ("qlint.toml", "pyproject.toml")
 _SELECTOR = re.compile(r"^[A-Z]+[0-9]*$")
@@ -28,7 +28,7 @@ class ConfigError(ValueError):
     """A config file or command-line selection that qlint refuses to guess about."""
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Overrides:
     """What the command line says; `None` means "not given, keep the config's value"."""
 

@@ -11,7 +11,6 @@ re-parses, and hands the new texts back to the session, which writes or diffs th
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 
 from qlint.analysis.names.project import ProjectIndex
 from qlint.diagnostic import Diagnostic
@@ -21,6 +20,7 @@ from qlint.fixes import MAX_ROUNDS, apply_edits
 from qlint.notebook import is_notebook
 from qlint.settings import Settings
 from qlint.source import DecodeError
+from qlint.value_classes import replace
 
 
 def foreign_fixes(diagnostics: list[Diagnostic], path: str, unsafe: bool) -> list[Diagnostic]:

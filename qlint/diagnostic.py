@@ -8,21 +8,22 @@ source, the way Python strings index a line. Reporters convert to their own conv
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+from qlint.value_classes import field, replace, value_class
 
 # The rule pages ship inside the package (`qlint/rule_pages/`): the one link that always
 # points at something this project controls, and at the version that produced the finding.
 _RULE_PAGES = Path(__file__).resolve().parent / "rule_pages"
 
 
-@dataclass(frozen=True, order=True)
+@value_class(frozen=True, order=True)
 class Position:
     row: int  # 1-based
     col: int  # 0-based, code points
 
 
-@dataclass(frozen=True, order=True)
+@value_class(frozen=True, order=True)
 class Range:
     start: Position
     end: Position
@@ -40,7 +41,7 @@ class Applicability(str, enum.Enum):
     DISPLAY_ONLY = "display-only"
 
 
-@dataclass(frozen=True, order=True)
+@value_class(frozen=True, order=True)
 class Edit:
     """Replace the text in ``range`` with ``content`` (an insertion when the range is empty).
 
@@ -53,7 +54,7 @@ class Edit:
     path: str | None = None
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Fix:
     applicability: Applicability
     message: str
@@ -69,7 +70,7 @@ class Fix:
         return self.applicability is Applicability.SAFE or unsafe
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class RelatedInfo:
     """Another place that explains a finding (e.g. the decomposition call a pass makes)."""
 
@@ -78,7 +79,7 @@ class RelatedInfo:
     message: str
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class RuntimeVerdict:
     verdict: str  # confirmed | refuted | inconclusive | skipped
     evidence: str
@@ -86,7 +87,7 @@ class RuntimeVerdict:
     seconds: float = 0.0
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Diagnostic:
     code: str
     name: str

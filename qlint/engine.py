@@ -12,14 +12,12 @@ import re
 import sys
 import traceback
 from collections.abc import Callable
-from dataclasses import replace
 from functools import lru_cache
 
 from qlint.analysis.names.project import ProjectIndex, module_name_for
 from qlint.diagnostic import Diagnostic, Range
 from qlint.gc_pause import gc_paused
 from qlint.optable import OpTable, load_op_table
-from qlint.parse_failure import describe as describe_parse_failure
 from qlint.registry import deferred, engine_rule, origin
 from qlint.registry import facts as rule_facts
 from qlint.results import FileResult, content_hash, display_path  # noqa: F401  (older callers import them here)
@@ -27,6 +25,7 @@ from qlint.rules.base import EngineReport, FileContext, Rule
 from qlint.settings import Settings
 from qlint.source import DecodeError, LineIndex, decode_source
 from qlint.suppressions import Suppressions, parse_suppressions, unused_noqa
+from qlint.value_classes import replace
 
 # ast.parse recurses per nesting level; a generated file with thousands of nested
 # brackets must become a QL001, not a crash of the whole run.
@@ -180,6 +179,10 @@ def _check_source(
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             # ValueError: NUL bytes (older Pythons); RecursionError/MemoryError: absurd nesting.
             if reports_ql001(settings, path, text):
+                # Imported here: its nine patterns and a dataclass cost every check's start-up
+                # (`qlint check -` after an edit) for files that do not parse, a rare case.
+                from qlint.parse_failure import describe as describe_parse_failure
+
                 failure = describe_parse_failure(exc, text, lines or LineIndex(text))
                 result.diagnostics.append(syntax_error(path, failure.message, failure.row, failure.col, failure.help))
             return result

@@ -17,12 +17,13 @@ from __future__ import annotations
 import ast
 import json
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from qlint.diagnostic import Diagnostic, Edit, Range
 from qlint.results import FileResult
 from qlint.settings import Settings
+from qlint.value_classes import replace
 
 if TYPE_CHECKING:
     from qlint.analysis.names.project import ProjectIndex

@@ -27,7 +27,6 @@ import os
 import re
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from qlint import __version__
@@ -35,6 +34,7 @@ from qlint.rules.base import EngineReport, FixAvailability, Rule, Severity, impo
 from qlint.rules.builtin import BUILTIN
 from qlint.rules.manifest import MANIFEST
 from qlint.rules.rule_facts import RuleFacts
+from qlint.value_classes import value_class
 
 if TYPE_CHECKING:
     from importlib import metadata
@@ -50,7 +50,7 @@ class RegistryError(Exception):
     """A plugin that cannot be loaded, a malformed rule, or two rules claiming one code."""
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Origin:
     """Where a rule comes from: the distribution that ships it and, for a plugin, its entry point."""
 

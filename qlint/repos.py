@@ -19,16 +19,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from qlint.analysis.repo_root import repository_root
 from qlint.config import Overrides, apply_overrides, find_config, settings_from_file
 from qlint.settings import Settings
+from qlint.value_classes import field, value_class
 
 
-@dataclass
+@value_class
 class Repository:
     name: str
     root: Path  # the repository's top directory (or the config's, or cwd, outside one)

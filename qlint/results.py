@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass, field
 
 from qlint.diagnostic import Diagnostic
+from qlint.value_classes import field, value_class
 
 
-@dataclass
+@value_class
 class FileResult:
     path: str
     diagnostics: list[Diagnostic] = field(default_factory=list)

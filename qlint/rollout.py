@@ -12,18 +12,18 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from qlint.diagnostic import Diagnostic
 from qlint.progress import Progress
 from qlint.repos import Repository
+from qlint.value_classes import field, value_class
 
 if TYPE_CHECKING:
     from qlint.patches import FileChange
 
 
-@dataclass
+@value_class
 class RepoOutcome:
     repo: Repository
     diagnostics: list[Diagnostic] = field(default_factory=list)  # reported: findings, or what a fix left
@@ -41,7 +41,7 @@ class RepoOutcome:
     cell_diffs: dict[str, str] = field(default_factory=dict)  # notebook path -> per-cell diff
 
 
-@dataclass
+@value_class
 class Rollout:
     outcomes: list[RepoOutcome]
     mode: str  # "check" | "fix"

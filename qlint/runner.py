@@ -21,13 +21,13 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from qlint.cache import Cache
 from qlint.discovery import discover
 from qlint.results import FileResult, content_hash, display_path
 from qlint.settings import Settings
+from qlint.value_classes import field, replace, value_class
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -40,7 +40,7 @@ _CHUNKS_PER_JOB = 12
 _FINE_TAIL, _FINE_CUTS = 3, 4  # the last 3 chunks per job, in quarters
 
 
-@dataclass
+@value_class
 class RunResult:
     results: list[FileResult] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # discovery problems (files not checked)
@@ -51,7 +51,7 @@ class RunResult:
         return self.errors + [e for r in self.results for e in r.errors]
 
 
-@dataclass
+@value_class
 class FixReport:
     """What `qlint fix` did to one file; its texts are in the run's `FixSession`."""
 
@@ -64,7 +64,7 @@ class FixReport:
     notice: str | None = None  # left alone on purpose (edited meanwhile): not an error
 
 
-@dataclass
+@value_class
 class FixRunResult:
     reports: list[FixReport] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -108,7 +108,7 @@ def run_check(
     with (
         _summaries(settings, use_cache, bool(todo)),
         _contents_fixed(bool(todo)),
-        _wrapper_index(cache, todo, settings),
+        _wrapper_index(cache, todo, settings, found.listings),
     ):
         for path, (result, size, mtime_ns, digest) in _map(_check_one, todo, settings, jobs):
             results[path] = result
@@ -193,16 +193,16 @@ def _summaries(settings: Settings, use_cache: bool, needed: bool) -> contextlib.
 
 
 @contextlib.contextmanager
-def _wrapper_index(cache: Cache | None, todo: list[str], settings: Settings) -> Iterator[None]:
+def _wrapper_index(cache: Cache | None, todo: list[str], settings: Settings, listed: dict) -> Iterator[None]:
     """A run over many files answers QL102's import trigger from the project's index of
     wrapper names (`wrapper_index`), made once here (workers forked meanwhile inherit it)
-    instead of resolving every file's imports."""
+    instead of resolving every file's imports, over the directories discovery listed."""
     if len(todo) < MIN_PARALLEL_FILES or not any(r.import_trigger for r in settings.rules_for(todo[0])):
         yield
         return
     from qlint.analysis.graphs import wrapper_index
 
-    wrapper_index.enable(cache.wrappers if cache is not None else None, todo)
+    wrapper_index.enable(cache.wrappers if cache is not None else None, todo, listed)
     try:
         yield
     finally:
@@ -260,7 +260,7 @@ def _check_one(path: str, settings: Settings) -> tuple[FileResult, int, int, str
     return result, st.st_size, st.st_mtime_ns, content_hash(data)
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class _FixTask:
     """Fix one file in memory; the parent decides about writing (see `qlint.fix_session`)."""
 

@@ -12,13 +12,13 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from qlint import __version__, registry
 from qlint.rules.base import Rule
+from qlint.value_classes import field, value_class
 
 # Directories nobody wants linted, as in ruff. Not `site-packages`: qlint is pointed at
 # installed package trees on purpose. `exclude` replaces this list, `extend-exclude` adds.
@@ -53,7 +53,7 @@ def code_matches(code: str, selector: str) -> bool:
     return selector == "ALL" or code.startswith(selector)
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Settings:
     # Every installed rule, qlint's and its plugins' (as flake8 does with its extensions);
     # `select = ["QL"]` keeps qlint's own only.

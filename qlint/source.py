@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import codecs
 import re
-import tokenize
 from bisect import bisect_right
-from dataclasses import dataclass
 
 from qlint.diagnostic import Position
+from qlint.value_classes import value_class
 
 NEWLINE = re.compile(r"\r\n?|\n")
 _LF = re.compile("\n")
@@ -36,6 +35,8 @@ class DecodeError(ValueError):
 def detect_encoding(data: bytes) -> str:
     """PEP 263 / BOM detection over lines as Python splits them (a cookie on line 2 of a
     CR-only file counts). Raises SyntaxError for a bad cookie."""
+    import tokenize  # here: only a file with a BOM or a coding cookie needs it, not every start
+
     lines = iter(m.group() for m in re.finditer(rb"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$", data))
     encoding, _ = tokenize.detect_encoding(lambda: next(lines, b""))
     return encoding
@@ -77,7 +78,7 @@ def _first_two_lines(data: bytes) -> bytes:
     return data[:end]
 
 
-@dataclass
+@value_class
 class LineIndex:
     text: str
 

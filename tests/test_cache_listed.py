@@ -181,3 +181,32 @@ def test_a_marker_that_is_not_first_is_never_taken_on_trust(tmp_path):
     c.entries[str(checked)] = (size, mtime, digest, diagnostics, reordered, stats)
     c.save()
     assert not _hit(tmp_path, checked)
+
+
+def test_a_side_file_leaves_with_the_entry_that_named_it(tmp_path):
+    """Side files are not left behind: when the checked file is gone (its entry forgotten)
+    or its result is stored again without markers, its side file is removed at `save`."""
+    root, checked, modules = _project(tmp_path)
+    c = _store(tmp_path, root, checked)
+    side = listed_dependencies.side_file(c.shards, str(checked))
+    other = old_file(root / "other.py", "y = 2\n")
+    _store(tmp_path, root, other)
+    kept = listed_dependencies.side_file(c.shards, str(other))
+    assert side.is_file() and kept.is_file()
+    # Stored again with no listing among its dependencies: the entry names no side file.
+    c = Cache(tmp_path / "cache", "fp")
+    st = checked.stat()
+    c.store(FileResult(str(checked), []), st.st_size, st.st_mtime_ns, content_hash(checked.read_bytes()))
+    c.save()
+    assert not side.exists() and kept.is_file()
+    assert _hit(tmp_path, checked) and _hit(tmp_path, other)
+    # The checked file deleted: a run that walked its directory forgets it, and its side file.
+    _store(tmp_path, root, checked)
+    assert side.is_file()
+    checked.unlink()
+    c = Cache(tmp_path / "cache", "fp")
+    assert c.entries.get(str(other)) is not None  # the shard a walk of the directory loads
+    c.forget_missing([str(root)], {str(other), *map(str, modules)})
+    c.save()
+    assert not side.exists() and kept.is_file()
+    assert sorted(p.name for p in c.shards.glob("*.listed")) == [kept.name]

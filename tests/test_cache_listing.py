@@ -201,5 +201,25 @@ def test_the_listings_file_discovery_made_are_the_listings_the_cache_would_make(
     found = discover([str(tmp_path)], Settings(root=tmp_path))
     assert str(tmp_path / "ignored") not in found.listings  # pruned: the cache lists it itself
     for root in (tmp_path, tmp_path / "pkg"):
-        assert disk_files(str(root), True, found.listings) == disk_files(str(root), True)
+        links: list[str] = []
+        own: list[str] = []
+        assert disk_files(str(root), True, found.listings, links) == disk_files(str(root), True, None, own)
+        assert links == own == [str(tmp_path / "pkg" / "linked")]  # met, not walked into
     assert str(tmp_path / "ignored" / "i.py") in disk_files(str(tmp_path), True, found.listings)
+
+
+def test_links_out_of_the_root_are_told_from_links_inside_it(tmp_path):
+    from qlint.analysis.project_files import links_out
+
+    write_package(tmp_path, "pkg.sub", a="x = 1\n")
+    outside = tmp_path.parent / f"{tmp_path.name}-out"
+    outside.mkdir()
+    os.symlink(tmp_path / "pkg" / "sub", tmp_path / "pkg" / "inside")
+    links: list[str] = []
+    disk_files(str(tmp_path), True, None, links)
+    assert links == [str(tmp_path / "pkg" / "inside")] and not links_out(str(tmp_path), links)
+    os.symlink(outside, tmp_path / "pkg" / "sub" / "away")
+    links.clear()
+    disk_files(str(tmp_path), True, None, links)
+    assert links_out(str(tmp_path), links)
+    assert not links_out(str(tmp_path / "pkg" / "sub"), [])

@@ -231,7 +231,12 @@ def test_workers_of_a_parallel_run_write_what_they_learned_for_the_next_run(tmp_
     _new_process()
     _use(pkg, SummaryStore(directory))  # the scans' root: the top-level package
     other = os.path.join(pkg, "m00.py")
-    assert scan_memo.answers(other, content_keys.content_key({}, other), [project_scan._QUESTION]) == [False]
+    from qlint.analysis.names.resolver import OpRef
+    from qlint.rules import packet_consumers
+
+    # QL102's search for modules consuming the packet add.py inserts: m00 spells none.
+    question = packet_consumers._QUESTION + packet_consumers._Packet(OpRef("aten", "zeros_like", None)).pattern
+    assert scan_memo.answers(other, content_keys.content_key({}, other), [question]) == [False]
 
 
 def test_a_module_under_two_roots_in_use_is_answered_from_either(tmp_path, store):
@@ -246,3 +251,58 @@ def test_a_module_under_two_roots_in_use_is_answered_from_either(tmp_path, store
     _use(str(tmp_path / "pkg"), store)  # asked first, knows nothing yet
     _use(str(tmp_path), store)
     assert scan_memo.answers(path, key, ["q"]) == [False]
+
+
+def test_kept_listings_keep_the_links_a_directory_holds(tmp_path):
+    """A listing read back from the memo tells the symbolic links to directories it held, as
+    a fresh one does (what the wrapper index checks for links out of the root); one written
+    before links were kept is refused, never read as a directory without any."""
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    old_file(pkg / "a.py", "")
+    os.symlink(pkg / "sub", pkg / "linked")
+    for directory in (pkg / "sub", pkg, tmp_path):
+        os.utime(directory, ns=(PAST, PAST), follow_symlinks=False)
+    _new_process()
+    fresh: list[str] = []
+    files = project_files.disk_files(str(tmp_path), True, None, fresh)
+    saved = project_files.saved_listings(str(tmp_path))
+    _new_process()
+    project_files.restore_listings(str(tmp_path), saved)
+    restored: list[str] = []
+    assert project_files.disk_files(str(tmp_path), True, None, restored) == files
+    assert restored == fresh == [str(pkg / "linked")]
+    _new_process()
+    with pytest.raises(ValueError):
+        project_files.restore_listings(str(tmp_path), {rel: entry[:3] for rel, entry in saved.items()})
+
+
+def test_entries_of_deleted_modules_leave_the_memo(tmp_path, store):
+    """A module deleted (or a directory above it) is dropped from the memo at its next write,
+    as the listings written with it say; a name no listing tells about is kept."""
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    paths = [str(old_file(p, "x = 1\n")) for p in (tmp_path / "a.py", tmp_path / "b.py", sub / "c.py")]
+    hidden = tmp_path / ".hidden"
+    hidden.mkdir()
+    paths.append(str(old_file(hidden / "h.py", "x = 1\n")))  # read, though no listing walks there
+    for directory in (sub, hidden, tmp_path):
+        os.utime(directory, ns=(PAST, PAST))
+
+    def write(question: str) -> dict:
+        _new_process()
+        _use(str(tmp_path), store)
+        project_files.disk_files(str(tmp_path))  # the listing a scan makes
+        for path in paths:
+            scan_memo.note(path, question, content_keys.content_key({}, path), False)
+        scan_memo.flush()
+        return store.get_scan(str(tmp_path))["files"]
+
+    assert sorted(write("q1")) == [".hidden/h.py", "a.py", "b.py", "sub/c.py"]
+    os.unlink(paths.pop(1))
+    os.unlink(paths.pop(1))
+    os.rmdir(sub)
+    for directory in (hidden, tmp_path):
+        os.utime(directory, ns=(PAST + 10**9, PAST + 10**9))
+    assert sorted(write("q2")) == [".hidden/h.py", "a.py"]
+    assert "sub" not in store.get_scan(str(tmp_path))["dirs"]  # nor its listing

@@ -150,3 +150,36 @@ def test_no_index_where_it_could_miss_a_module(tmp_path):
     index = wrapper_index.WrapperIndex(str(tmp_path), frozenset(), frozenset(), "")
     assert index.may_lead_to_function("build.helpers.anything")
     assert not index.may_lead_to_function("pkg.helpers.anything")
+
+
+def test_a_link_out_of_the_root_made_after_the_index_drops_it(tmp_path):
+    """The kept index holds only while no symbolic link leads out of the root: modules found
+    through one made since were never read for wrappers (the listing does not follow it)."""
+    pkg = _project(tmp_path)
+    late = "import torch\n\nfrom pkg.linked.helpers import wrap_it\n\n\ndef rewrite(gm):\n"
+    late += "    wrap_it(gm.graph, torch.ops.aten.relu, ())\n"
+    old_file(pkg / "late.py", late)
+    assert _findings(tmp_path) == {"passes.py": [7]}
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    old_file(outside / "helpers.py", "def wrap_it(graph, op, args):\n    return graph.call_function(op, args)\n")
+    os.symlink(outside, pkg / "linked")
+    fresh = _findings(tmp_path, use_cache=False)
+    assert fresh == {"passes.py": [7], "late.py": [7]}
+    assert _findings(tmp_path) == fresh
+
+
+def test_a_warm_run_reads_the_listing_its_discovery_made(tmp_path, monkeypatch):
+    """The kept index is checked against the directories the run's discovery listed: no
+    directory is listed a second time (ExecuTorch: 640 of them, twice, on every warm run)."""
+    from qlint.analysis import project_files
+
+    _project(tmp_path)
+    settings = Settings(select=("QL102",), root=tmp_path, cache_dir=tmp_path / ".qlint_cache")
+    first = run_check([str(tmp_path)], settings, jobs=1)
+    assert first.cached == 0 and [r for r in first.results if r.diagnostics]
+    monkeypatch.setattr(project_files, "_DIRS", {})
+    monkeypatch.setattr(project_files, "_listed", lambda *a: pytest.fail(f"listed again: {a[0]}"))
+    again = run_check([str(tmp_path)], settings, jobs=1)
+    assert again.cached == len(first.results)
+    assert [r.diagnostics for r in again.results] == [r.diagnostics for r in first.results]

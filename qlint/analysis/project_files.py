@@ -22,9 +22,7 @@ import time
 from collections.abc import Iterable, Mapping
 
 from qlint.analysis.racy_stats import RACY_NS
-
-# Directories that hold no project source: version control, caches, environments, builds.
-SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".tox", ".venv", "venv", "build", "dist"})
+from qlint.analysis.skipped_dirs import walked
 
 # A dependency whose "path" starts so is a listing (`listing_dependency`), never a file.
 LISTING_PREFIX = "qlint-listing:"
@@ -33,15 +31,17 @@ LISTING_PREFIX = "qlint-listing:"
 class _Dir:
     """What a directory held (a plain class: a dataclass costs every start ~1 ms)."""
 
-    __slots__ = ("files", "mtime_ns", "subdirs")
+    __slots__ = ("files", "links", "mtime_ns", "subdirs")
 
-    def __init__(self, mtime_ns: int | None, subdirs: tuple[str, ...], files: tuple[str, ...]):
+    def __init__(self, mtime_ns: int | None, subdirs: tuple[str, ...], files: tuple[str, ...], links: tuple[str, ...]):
         self.mtime_ns = mtime_ns  # None: too recent to vouch for the listing below
         self.subdirs = subdirs  # absolute paths of the subdirectories to walk into
         self.files = files  # absolute paths of its `.py` files
+        self.links = links  # absolute paths of its symbolic links to directories (not walked)
 
 
-Listing = tuple[tuple[str, ...], tuple[str, ...]]  # (subdirectories to walk into, `.py` files)
+# (subdirectories to walk into, `.py` files, symbolic links to directories, which are not)
+Listing = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 
 # directory -> what it held at its mtime (shared by every root that contains it)
 _DIRS: dict[str, _Dir] = {}
@@ -62,10 +62,14 @@ def python_files(root: str, overlay: Iterable[str] = (), recursive: bool = True)
     return sorted(files)
 
 
-def disk_files(root: str, recursive: bool = True, listed: Mapping[str, Listing] | None = None) -> list[str]:
+def disk_files(
+    root: str, recursive: bool = True, listed: Mapping[str, Listing] | None = None, links: list[str] | None = None
+) -> list[str]:
     """The `.py` files on disk under `root` (as `os.walk` finds them: symbolic links to
     directories are not followed), from the listings kept since the last check, or those
-    in `listed` (directory -> `listing_of` its entries, made by the caller this run)."""
+    in `listed` (directory -> `listing_of` its entries, made by the caller this run).
+    With `links`, the symbolic links to directories met on the way are added to it (what
+    the listing did not walk into: `links_out`), from the same listings, without a walk."""
     if len(_DIRS) > _MAX_DIRS:
         _DIRS.clear()
     out: list[str] = []
@@ -75,24 +79,27 @@ def disk_files(root: str, recursive: bool = True, listed: Mapping[str, Listing] 
         directory = pending.pop()
         known = listed.get(directory) if listed else None
         if known is not None:
-            subdirs, files = known
+            subdirs, files, linked = known
         else:
             entry = _listed(directory, now)
             if entry is None:
                 continue
-            subdirs, files = entry.subdirs, entry.files
+            subdirs, files, linked = entry.subdirs, entry.files, entry.links
         out.extend(files)
+        if links is not None:
+            links.extend(linked)
         if recursive:
             pending.extend(subdirs)
     return out
 
 
 def listing_of(entries: Iterable[os.DirEntry]) -> Listing:
-    """(subdirectories to walk into, `.py` files) of one directory's `os.scandir` entries,
+    """(subdirectories to walk into, `.py` files, links to directories) of one directory's `os.scandir` entries,
     as `disk_files` lists them: a walk that scans directories anyway (file discovery) hands
     these over instead of having every directory listed a second time."""
     subdirs: list[str] = []
     files: list[str] = []
+    links: list[str] = []
     for entry in entries:
         try:
             is_dir = entry.is_dir()
@@ -101,13 +108,13 @@ def listing_of(entries: Iterable[os.DirEntry]) -> Listing:
         if not is_dir:
             if entry.name.endswith(".py"):
                 files.append(entry.path)
-        elif entry.name not in SKIP_DIRS and not entry.name.startswith("."):
+        elif walked(entry.name):
             try:
-                if not entry.is_symlink():
-                    subdirs.append(entry.path)
+                linked = entry.is_symlink()
             except OSError:
-                pass
-    return tuple(subdirs), tuple(files)
+                continue
+            (links if linked else subdirs).append(entry.path)
+    return tuple(subdirs), tuple(files), tuple(links)
 
 
 def _listed(directory: str, now: int) -> _Dir | None:
@@ -121,10 +128,10 @@ def _listed(directory: str, now: int) -> _Dir | None:
         return known
     try:
         with os.scandir(directory) as entries:
-            subdirs, files = listing_of(entries)
+            subdirs, files, links = listing_of(entries)
     except OSError:
         return None
-    entry = _Dir(mtime if now - mtime >= RACY_NS else None, subdirs, files)
+    entry = _Dir(mtime if now - mtime >= RACY_NS else None, subdirs, files, links)
     _DIRS[directory] = entry
     return entry
 
@@ -143,6 +150,7 @@ def saved_listings(root: str) -> dict[str, list]:
             entry.mtime_ns,
             [os.path.basename(d) for d in entry.subdirs],
             [os.path.basename(f) for f in entry.files],
+            [os.path.basename(link) for link in entry.links],
         ]
     return out
 
@@ -151,15 +159,32 @@ def restore_listings(root: str, saved: dict) -> None:
     """The listings `saved_listings` wrote, for directories not listed in this process yet:
     each is used only while the directory keeps that mtime (`_listed` stats it)."""
     root = os.path.abspath(root)
-    for rel, (mtime_ns, subdirs, files) in saved.items():
+    for rel, (mtime_ns, subdirs, files, links) in saved.items():
         if type(rel) is not str or type(mtime_ns) is not int:
             raise TypeError("bad listing")
-        if not all(type(n) is str for n in subdirs) or not all(type(n) is str for n in files):
+        if not all(type(n) is str for names in (subdirs, files, links) for n in names):
             raise TypeError("bad listing")
         directory = root + os.sep + rel if rel else root
         if directory not in _DIRS:
             inside = directory + os.sep  # joined by hand: thousands of names, each a plain one
-            _DIRS[directory] = _Dir(mtime_ns, tuple(inside + n for n in subdirs), tuple(inside + n for n in files))
+            _DIRS[directory] = _Dir(
+                mtime_ns,
+                tuple(inside + n for n in subdirs),
+                tuple(inside + n for n in files),
+                tuple(inside + n for n in links),
+            )
+
+
+def links_out(root: str, links: Iterable[str]) -> bool:
+    """Whether one of `links` (symbolic links to directories that `disk_files` met under
+    `root`) leads out of `root`: modules an import resolves there were never listed."""
+    real_root = ""
+    for link in links:
+        real_root = real_root or os.path.realpath(root)
+        real = os.path.realpath(link)
+        if os.path.commonpath([real_root, real]) != real_root:
+            return True
+    return False
 
 
 def project_keys(ctx, root: str, recursive: bool = True) -> dict[str, tuple | None]:
@@ -180,16 +205,29 @@ def project_keys(ctx, root: str, recursive: bool = True) -> dict[str, tuple | No
         with contextlib.suppress(TypeError, ValueError, AttributeError):  # a damaged file: ignored
             restore_listings(root, listed)
     own = os.path.abspath(ctx.path)
-    keys: dict[str, tuple | None] = {}
-    reads: list[tuple[str, str]] = []
-    for path in python_files(root, project.overlay, recursive):
-        key = keys[path] = project.content_key(path, True)  # listed: absolute and normalised
-        if path != own:
-            # Whatever the module holds may decide the answer: a dependency of this check.
-            reads.append((path, project.digest(path, key)))
+    content_key = project.content_key
+    # Listed: absolute and normalised.
+    keys = {path: content_key(path, True) for path in python_files(root, project.overlay, recursive)}
+    last = _LAST_READS.get((root, recursive, own))
+    if last is not None and last[0] == keys:
+        reads = last[1]  # the same contents: the same digests (an editor's next check)
+    else:
+        # Whatever a module holds may decide the answer: a dependency of this check.
+        digest = project.digest
+        reads = [(path, digest(path, key)) for path, key in keys.items() if path != own]
+        if project.track_dependents:  # a command-line run checks each file once: nothing to keep
+            if len(_LAST_READS) >= _MAX_LAST_READS:
+                _LAST_READS.clear()
+            _LAST_READS[root, recursive, own] = (keys, reads)
     project.record_reads(ctx.path, reads)
     ctx.cache[memo] = keys
     return keys
+
+
+# (root, recursive, checked file) -> (the content keys `project_keys` took, the digests it
+# recorded): the last of each for the few files an editor checks again and again.
+_LAST_READS: dict[tuple[str, bool, str], tuple[dict, list]] = {}
+_MAX_LAST_READS = 8
 
 
 def listing_dependency(root: str, recursive: bool, needles: Iterable[str]) -> str:

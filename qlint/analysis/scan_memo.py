@@ -27,6 +27,7 @@ import os
 from collections.abc import Callable
 from typing import Protocol
 
+from qlint.analysis import skipped_dirs
 from qlint.analysis.names import content_keys
 from qlint.analysis.racy_stats import RACY_NS
 
@@ -181,7 +182,9 @@ def flush() -> None:
         except (TypeError, ValueError, KeyError, IndexError, AttributeError):
             current = _Saved(root, saved.store, None, saved.listings)
         _apply(current, *learned)
-        payload = {"questions": current.questions, "files": current.files, "dirs": saved.listings()}
+        dirs = saved.listings()
+        _drop_gone(current.files, dirs)
+        payload = {"questions": current.questions, "files": current.files, "dirs": dirs}
         saved.store.put_scan(root, payload)
         current.store = saved.store
         _ROOTS[root] = current
@@ -222,6 +225,36 @@ def _learned(saved: _Saved) -> tuple[list, list]:
             entry = saved.entry(path, key)
             found += [(path, key, q, a) for q, a in mine.items() if saved.answer(entry, q) is not a]
     return digests, found
+
+
+def _drop_gone(files: dict, dirs: dict) -> None:
+    """Drop the entries of modules, and the listings of directories, that the listings being
+    written say are gone (a file deleted or renamed, or a directory above it): nothing would
+    ever ask about them again, and the memo would only grow. Every listed directory above a
+    path has its say (one below may be a listing kept from an earlier run that this run did
+    not list again). A name a listing cannot tell about (not a `.py` file; a directory the
+    listing skips) is kept."""
+    names: dict[str, set[str]] = {}
+
+    def gone(rel: str, is_file: bool) -> bool:
+        parts = rel.split(os.sep)
+        for i, name in enumerate(parts):
+            parent = os.sep.join(parts[:i])
+            listing = dirs.get(parent)
+            if listing is None:
+                continue
+            known = names.get(parent)
+            if known is None:
+                known = names[parent] = {n for part in listing[1:] for n in part}
+            tellable = name.endswith(".py") if is_file and i == len(parts) - 1 else skipped_dirs.walked(name)
+            if tellable and name not in known:
+                return True
+        return False
+
+    for rel in [r for r in files if type(r) is str and gone(r, True)]:
+        del files[rel]
+    for rel in [r for r in dirs if r and gone(r, False)]:
+        del dirs[rel]
 
 
 def _apply(saved: _Saved, digests: list, found: list) -> None:

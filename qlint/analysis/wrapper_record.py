@@ -21,9 +21,9 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
-from qlint.analysis.project_files import disk_files
+from qlint.analysis.project_files import Listing, disk_files, links_out
 from qlint.analysis.racy_stats import RACY_NS
 
 PREFIX = "qlint-wrappers:"
@@ -76,10 +76,15 @@ class Record:
             "stats": {p: (list(s) if s is not None else None) for p, s in self.stats.items()},
         }
 
-    def still_valid(self, stat: Stat) -> bool:
+    def still_valid(self, stat: Stat, listed: Mapping[str, Listing] | None = None) -> bool:
         """Whether the names hold for the files under the root as they are now (listed
-        again, each stat'ed through `stat`); what moved without touching them is taken in."""
-        files = disk_files(self.root)
+        again, or from the run's `listed` directories, each stat'ed through `stat`); what
+        moved without touching them is taken in. A symbolic link out of the root, made
+        since, ends them: the index is made only where no module lies beyond the listing."""
+        links: list[str] = []
+        files = disk_files(self.root, True, listed, links)
+        if links_out(self.root, links):
+            return False
         moved = [p for p in files if _moved(self.stats.get(p), stat(p))]
         gone = self.stats.keys() - set(files)
         if not moved and not gone:

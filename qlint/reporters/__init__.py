@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
 from typing import Any
 
 from qlint.diagnostic import Diagnostic, Range
 from qlint.settings import Settings
+from qlint.value_classes import replace, value_class
 
 FORMATS: dict[str, str] = {
     "full": "text",  # the default: each finding with its source line, caret and help (ruff's)
@@ -27,7 +27,7 @@ FORMATS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class ReportOptions:
     unsafe_fixes: bool = False
     statistics: bool = False

@@ -52,6 +52,11 @@ _PARSED: dict[str, tuple[tuple, FileContext | None]] = {}
 # over a tree each file is checked once, and the parses kept for the run were whole trees
 # (~7 MiB over ao) asked for again a handful of times.
 _PARSED_FOR: list[str | None] = [None]
+# (checked path, the patterns asked) -> (the project's (path, content key) list the scan read,
+# (path, key) of the modules it found per pattern): the last scan of each file an editor
+# checks again (`_scan`); a few files, each holding one list of the project's modules.
+_LAST_SCAN: dict[tuple[str, tuple[str, ...]], tuple[list, dict[str, list[tuple[str, tuple]]]]] = {}
+_MAX_LAST_SCANS = 8
 # `scan_memo`'s questions: a module that does not spell the pattern that follows.
 _QUESTION = "ql102-consumer:"
 _NAME = "name:"  # in `_scan`'s table, a name the inserting module defines, not a packet pattern
@@ -144,7 +149,22 @@ def _scan(ctx: FileContext, refs: list[OpRef], names: bool = False) -> dict[str,
     found: dict[str, list[FileContext]] = {p: [] for p in wanted}
     own = os.path.abspath(ctx.path)
     needles = tuple(n.decode() for _, encoded in wanted.values() for n in encoded)
-    for path, key in project_modules(ctx, needles) if wanted else ():
+    modules = project_modules(ctx, needles) if wanted else []
+    # Which modules spell what is a function of their contents: asked again of the same
+    # modules with the same keys (an editor's next check of this buffer), the modules found
+    # last time are the answer, and each of the project's modules is not asked again.
+    memo_key = (own, tuple(wanted))
+    last = _LAST_SCAN.get(memo_key)
+    if last is not None and last[0] == modules:
+        for p, paths in last[1].items():
+            for path, key in paths:
+                module = _module(ctx, path, key, [wanted[p]])
+                if module is not None:
+                    found[p].append(module)
+        ctx.cache[cache_key] = found
+        return found
+    matched: dict[str, list[tuple[str, tuple]]] = {p: [] for p in wanted}
+    for path, key in modules:
         if path == own or key is None:
             continue
         known = scan_memo.answers(path, key, [_QUESTION + p for p in wanted])
@@ -155,8 +175,13 @@ def _scan(ctx: FileContext, refs: list[OpRef], names: bool = False) -> dict[str,
         for p in pending:
             if module is not None and wanted[p][0].search(module.text):
                 found[p].append(module)
+                matched[p].append((path, key))
             else:
                 scan_memo.note_miss(path, _QUESTION + p, key)
+    if ctx.project.track_dependents:  # a command-line run checks each file once: nothing to keep
+        if len(_LAST_SCAN) >= _MAX_LAST_SCANS:
+            _LAST_SCAN.clear()
+        _LAST_SCAN[memo_key] = (modules, matched)
     ctx.cache[cache_key] = found
     return found
 

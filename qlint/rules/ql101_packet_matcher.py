@@ -12,7 +12,7 @@ import hashlib
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cached_property
 
 from qlint.analysis.graphs.called_names import called_in
@@ -38,6 +38,7 @@ from qlint.rules.overload_fixes import (
 )
 from qlint.rules.packet_origins import inserted_elsewhere, normalised_before
 from qlint.rules.ql102_packet_insertion import inserted_overloads, inserted_packets
+from qlint.value_classes import replace
 
 # APIs that compare the ops they are given with node targets exactly.
 # "callee:N" is positional argument N, "callee:name" a keyword argument; "*:name" any callee.

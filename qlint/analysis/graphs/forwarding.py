@@ -17,7 +17,7 @@ import functools
 import os
 import re
 from bisect import bisect_left
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from qlint.analysis.graphs import file_keys
@@ -27,6 +27,7 @@ from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
 from qlint.analysis.names.text_imports import class_bases, text_imports
+from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import own_nodes
 
 _MAX_DEPTH = 4
@@ -451,10 +452,22 @@ def _func_key(func) -> object:
     return func.key if isinstance(func, RemoteFunction) else id(func)
 
 
-def _calls(func: ast.AST, rows: list[int] | None = None) -> Iterator[ast.Call]:
+def _calls(func: ast.AST, rows: list[int] | None = None) -> Iterable[ast.Call]:
     """Calls in a function body, not in nested functions or classes; with `rows`, only
-    those spanning one of them (a helper's sink call holds the sink's text on a row)."""
+    those spanning one of them (a helper's sink call holds the sink's text on a row).
+    All of them are kept on the function: the forwarding of each sink kind (QL101's matchers,
+    QL102's insertions) asks about every method of the classes a module's classes inherit
+    from, and walked each (43 walks of torch's observer.py per check)."""
+    if rows is None:
+        return kept_on_node(func, _CALLS, _own_calls)
     return (n for n in own_nodes(func, scopes=False, rows=rows) if isinstance(n, ast.Call))
+
+
+_CALLS = "_qlint_forwarding_calls"
+
+
+def _own_calls(func: ast.AST) -> tuple[ast.Call, ...]:
+    return tuple(n for n in own_nodes(func, scopes=False) if isinstance(n, ast.Call))
 
 
 def spans_any(node: ast.AST, rows: list[int]) -> bool:

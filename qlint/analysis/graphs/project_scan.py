@@ -258,9 +258,12 @@ def project_modules(ctx: FileContext, needles: tuple[str, ...]) -> list[tuple[st
     check, for scans that need modules this one does not keep (QL102's packet consumers) and
     skip those whose text holds none of `needles` (a new one holding one may change them)."""
     root = scan_root(ctx.path)
-    if root is not None:
-        ctx.project.record_listing(ctx.path, listing_dependency(root, True, needles))
-    return [(path, key) for path, (key, _) in _project(root, ctx).files.items()]
+    if root is None:
+        return []
+    ctx.project.record_listing(ctx.path, listing_dependency(root, True, needles))
+    # The listing and keys alone: whether each module inserts or normalises (`_project`, which
+    # asks every module of torch that question) is none of these scans' business.
+    return list(project_keys(ctx, root).items())
 
 
 def _context(path: str, text: str, ctx: FileContext) -> FileContext | None:

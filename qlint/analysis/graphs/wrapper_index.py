@@ -32,10 +32,12 @@ from dataclasses import dataclass
 from qlint.analysis import wrapper_record
 from qlint.analysis.graphs.insertions import calls_inserting, wrapper_search
 from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
+from qlint.analysis.names.content_keys import content_key
 from qlint.analysis.names.import_paths import _install_dir
 from qlint.analysis.names.modules import import_root
 from qlint.analysis.names.package_map import project_root
-from qlint.analysis.project_files import SKIP_DIRS, disk_files
+from qlint.analysis.project_files import Listing, disk_files, links_out
+from qlint.analysis.skipped_dirs import SKIP_DIRS
 from qlint.source import DecodeError, decode_source
 
 _MAX_FILES = 60_000
@@ -71,22 +73,26 @@ _ENABLED = False
 _STORE = None  # a `qlint.wrapper_store.WrapperStore` (any object with `load(root)`, `save(record)`)
 _INDEXES: dict[str, WrapperIndex | None] = {}
 _ROOTS: dict[str, str | None] = {}
+# directory -> its listing, as the run's file discovery made it (`project_files.listing_of`):
+# the index's listing reads those instead of listing the directories again.
+_LISTED: dict[str, Listing] = {}
 
 
-def enable(store=None, paths: list[str] = ()) -> None:
+def enable(store=None, paths: list[str] = (), listed: dict[str, Listing] | None = None) -> None:
     """Answer from the index from now on (a run over many files; `store`: where the results
-    cache keeps it between runs, None with `--no-cache`). The indexes of the roots of `paths`
-    are made now: workers forked next inherit them instead of each making its own."""
-    global _ENABLED, _STORE
-    _ENABLED, _STORE = True, store
+    cache keeps it between runs, None with `--no-cache`; `listed`: the directories the run
+    listed already). The indexes of the roots of `paths` are made now: workers forked next
+    inherit them instead of each making its own."""
+    global _ENABLED, _STORE, _LISTED
+    _ENABLED, _STORE, _LISTED = True, store, listed or {}
     _INDEXES.clear()
     for root in {_root_for(path) for path in paths} - {None}:
-        _INDEXES[root] = _loaded(root) or build(root, _STORE)
+        _INDEXES[root] = _loaded(root) or build(root, _STORE, _LISTED)
 
 
 def disable() -> None:
-    global _ENABLED, _STORE
-    _ENABLED, _STORE = False, None
+    global _ENABLED, _STORE, _LISTED
+    _ENABLED, _STORE, _LISTED = False, None, {}
     _INDEXES.clear()
 
 
@@ -99,7 +105,7 @@ def index_for(path: str, project) -> WrapperIndex | None:
     if root is None:
         return None
     if root not in _INDEXES:
-        _INDEXES[root] = _loaded(root) or build(root, _STORE)
+        _INDEXES[root] = _loaded(root) or build(root, _STORE, _LISTED)
     return _INDEXES[root]
 
 
@@ -111,17 +117,17 @@ def imports_a_wrapper(text: str, path: str, project) -> bool:
     return wrapper_search(project, None, path).imports_helper(project, path, text, index)
 
 
-def rebuilt_digest(root: str, store) -> str | None:
+def rebuilt_digest(root: str, store, listed: dict[str, Listing] | None = None) -> str | None:
     """The digest of the index of `root` worked out again from the project as it is now (and
     kept in `store`), for the results cache when the kept one no longer holds. None where no
     index can be made."""
-    index = build(root, store)
+    index = build(root, store, listed)
     return index.digest if index is not None else None
 
 
 def _loaded(root: str) -> WrapperIndex | None:
     record = _STORE.load(root) if _STORE is not None else None
-    if record is None or not record.still_valid(_stat):
+    if record is None or not record.still_valid(_stat, _LISTED):
         return None
     if record.dirty and _STORE is not None:
         _STORE.save(record)
@@ -129,11 +135,9 @@ def _loaded(root: str) -> WrapperIndex | None:
 
 
 def _stat(path: str) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_size, st.st_mtime_ns
+    """(size, mtime_ns), the order `wrapper_record` keeps (a content key is the reverse)."""
+    key = content_key({}, path, True)
+    return None if key is None else (key[1], key[0])
 
 
 def _root_for(path: str) -> str | None:
@@ -162,11 +166,14 @@ def _outside_listing(full: str) -> bool:
     return any(d in full for d in _SKIPPED) and any(part in SKIP_DIRS for part in full.split("."))
 
 
-def build(root: str, store=None) -> WrapperIndex | None:
-    """Read the project under `root` once: the functions and classes of its inserting modules
-    that may be wrappers, and every name re-exports bind them to."""
-    files = disk_files(root)
-    if len(files) > _MAX_FILES or _links_out(root):
+def build(root: str, store=None, listed: dict[str, Listing] | None = None) -> WrapperIndex | None:
+    """Read the project under `root` once (listed, or from the directories in `listed`): the
+    functions and classes of its inserting modules that may be wrappers, and every name
+    re-exports bind them to. None where a symbolic link leads out of the root (the helper
+    search may resolve modules there, which the listing does not walk)."""
+    links: list[str] = []
+    files = disk_files(root, True, listed, links)
+    if len(files) > _MAX_FILES or links_out(root, links):
         return None
     stats: dict[str, tuple[int, int] | None] = {}
     sinks: list[ModuleText] = []
@@ -221,30 +228,3 @@ def _renames(data: bytes) -> list[tuple[str, str]]:
         except UnicodeDecodeError:
             continue
     return out
-
-
-def _links_out(root: str) -> bool:
-    """A symbolic link to a directory outside `root` (where the listing does not walk):
-    modules the helper search may resolve there are not listed."""
-    real_root = os.path.realpath(root)
-    pending = [root]
-    while pending:
-        try:
-            entries = list(os.scandir(pending.pop()))
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.name in SKIP_DIRS or entry.name.startswith("."):
-                continue
-            try:
-                if not entry.is_dir():
-                    continue
-                if not entry.is_symlink():
-                    pending.append(entry.path)
-                    continue
-            except OSError:
-                continue
-            real = os.path.realpath(entry.path)
-            if os.path.commonpath([real_root, real]) != real_root:
-                return True
-    return False

@@ -1,0 +1,103 @@
+"""`qlint.value_classes` makes the classes every run builds without `dataclasses`: each one
+must behave as the dataclass it replaced (equality, hashing, ordering, repr, defaults,
+`replace`, frozen fields), checked here side by side with `dataclasses` itself."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+
+import pytest
+
+from qlint.diagnostic import Diagnostic, Edit, Fix, Position, Range
+from qlint.results import FileResult
+from qlint.value_classes import FrozenInstanceError, field, replace, value_class
+
+
+def _body(make_field):
+    class Item:
+        """An item."""
+
+        name: str
+        size: int = 0
+        tags: list = make_field(default_factory=list)
+        note: str = make_field(default="", compare=False)
+        secret: str = make_field(default="", repr=False)
+
+    return Item
+
+
+def _pair(frozen: bool, order: bool):
+    """The same class made by `value_class` and by `dataclasses`."""
+    mine = value_class(frozen=frozen, order=order)(_body(field))
+    theirs = dataclasses.dataclass(frozen=frozen, order=order)(_body(dataclasses.field))
+    return mine, theirs
+
+
+@pytest.mark.parametrize("frozen", [False, True])
+@pytest.mark.parametrize("order", [False, True])
+def test_behaves_as_the_dataclass_it_replaced(frozen, order):
+    mine, theirs = _pair(frozen, order)
+    for args, kwargs in [(("a",), {}), (("a", 2), {"note": "n"}), ((), {"name": "b", "tags": [1], "secret": "s"})]:
+        m, t = mine(*args, **kwargs), theirs(*args, **kwargs)
+        assert repr(m).split("(", 1)[1] == repr(t).split("(", 1)[1]
+        names = [f.name for f in dataclasses.fields(t)]
+        assert [getattr(m, n) for n in names] == [getattr(t, n) for n in names]
+    assert mine("a") == mine("a", note="other") and mine("a") != mine("a", 1)
+    assert mine("a").tags is not mine("a").tags  # a fresh default each time
+    assert (mine("a") == theirs("a")) is False  # another class: never equal
+    if frozen:
+        assert hash(mine("a", 1, tags=())) == hash(mine("a", 1, tags=(), note="x"))
+        with pytest.raises(FrozenInstanceError):
+            mine("a").size = 3
+        with pytest.raises(AttributeError):
+            theirs("a").size = 3
+    else:
+        with pytest.raises(TypeError):
+            hash(mine("a"))
+        with pytest.raises(TypeError):
+            hash(theirs("a"))
+    if order:
+        items = [mine("b"), mine("a", 2), mine("a", 1)]
+        assert [(i.name, i.size) for i in sorted(items)] == [("a", 1), ("a", 2), ("b", 0)]
+        assert [(t.name, t.size) for t in sorted([theirs("b"), theirs("a", 2), theirs("a", 1)])] == [
+            (i.name, i.size) for i in sorted(items)
+        ]
+    else:
+        with pytest.raises(TypeError):
+            _ = mine("a") < mine("b")
+
+
+def test_replace_goes_through_init_and_refuses_unknown_fields():
+    seen = []
+
+    @value_class
+    class Counted:
+        n: int
+        twice: int = 0
+
+        def __post_init__(self):
+            seen.append(self.n)
+            self.twice = 2 * self.n
+
+    c = replace(Counted(1), n=5)
+    assert (c.n, c.twice, seen) == (5, 10, [1, 5])
+    with pytest.raises(TypeError):
+        replace(c, missing=1)
+
+
+def test_the_engine_types_keep_their_equality_hash_order_and_pickle():
+    r = Range.of(1, 2, 3, 4)
+    assert r == Range(Position(1, 2), Position(3, 4)) and hash(r) == hash(Range.of(1, 2, 3, 4))
+    assert sorted([Position(2, 0), Position(1, 5), Position(1, 1)]) == [Position(1, 1), Position(1, 5), Position(2, 0)]
+    assert Edit(r, "x") < Edit(r, "y")
+    d = Diagnostic("QL101", "packet-matcher", "m", "p.py", r, fix=Fix("safe", "f", (Edit(r, "x"),)))
+    # evidence, help and url_template take no part in equality or hashing, as before
+    other = replace(d, evidence={"a": 1}, help="why", url_template="https://x/{code}")
+    assert other == d and hash(other) == hash(d) and other.evidence == {"a": 1}
+    assert "url_template" not in repr(d) and "evidence={}" in repr(d)
+    assert replace(d, message="n") != d
+    assert pickle.loads(pickle.dumps(d)) == d
+    result = FileResult("p.py")
+    assert result.diagnostics == [] and result.diagnostics is not FileResult("p.py").diagnostics
+    assert pickle.loads(pickle.dumps(result)) == result
