@@ -116,13 +116,16 @@ def _dead_test_helper(ctx: FileContext, flows: list[FunctionFlow], func: ast.AST
         return False
     if func.name.startswith("test") or ctx.scope.functions.get(func.name) is not func:
         return False
-    named = [
-        n
-        for n in ast.walk(ctx.tree)
-        if (isinstance(n, ast.Name) and n.id == func.name) or (isinstance(n, ast.Attribute) and n.attr == func.name)
-    ]
-    if named or len(re.findall(rf"\b{re.escape(func.name)}\b", ctx.text)) > 1:
+    if len(re.findall(rf"\b{re.escape(func.name)}\b", ctx.text)) > 1:
         return False  # named in its own module (a call, a callback, `__all__`, a string)
+    # Spelled once, by its `def`: no node names it either, unless the text is not ASCII (an
+    # identifier is read NFKC-normalised, so another spelling may name it). The walk of the
+    # whole test module is made for such a text only.
+    if not ctx.text.isascii() and any(
+        (isinstance(n, ast.Name) and n.id == func.name) or (isinstance(n, ast.Attribute) and n.attr == func.name)
+        for n in ast.walk(ctx.tree)
+    ):
+        return False
     return project_callers(ctx, func, index) == []
 
 

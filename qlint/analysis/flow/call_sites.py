@@ -13,7 +13,6 @@ makes the answer None: its callers are not all known.
 from __future__ import annotations
 
 import ast
-import os
 from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from qlint.analysis.flow.class_methods import derives_from, method_of
 from qlint.analysis.flow.confined_instances import confined
 from qlint.analysis.flow.model_flow import ModelFlow, module_flows
 from qlint.analysis.flow.model_values import CallSite, FunctionFlow
-from qlint.analysis.flow.project_callers import each_project_call, paths_naming
+from qlint.analysis.flow.project_callers import each_project_call, named_elsewhere
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope
@@ -132,11 +131,7 @@ def calls_all_known(ctx: FileContext, func: ast.AST) -> bool:
 
 
 def _named_only_at_home(ctx: FileContext, home: Home, name: str) -> bool:
-    others = paths_naming(ctx, name)
-    if others is None:
-        return False
-    own = os.path.abspath(home.ctx.path)
-    if any(os.path.abspath(p) != own for p in others):
+    if named_elsewhere(ctx, name, home.ctx.path) is not False:
         return False
     return home.ctx is ctx or name not in ctx.text
 

@@ -53,7 +53,7 @@ from qlint.analysis.flow.model_values import (
 from qlint.analysis.flow.prepared_results import PreparedResults
 from qlint.analysis.flow.relayed_lambdas import RelayedLambdas
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.names.scope import ClassScope
+from qlint.analysis.names.scope import ClassScope, parameter_args
 
 # Calls into these are API calls (`classify_call`) or library internals, never summarised.
 _LIBRARIES = ("torch.", "torchao.", "executorch.exir", "copy.")
@@ -132,7 +132,11 @@ class CallSemantics:
             return merge_values([builds.make(node, m, args, kwargs, env) for m in makes], env, node)
         if isinstance(func, ast.Attribute) and func.attr == "get" and (makes := builds.callables(func.value)):
             return builds.factory(node, makes, env)  # `MODELS.get(name)`
-        summary = self.helper(func)
+        found = self.callee(func)
+        unread = receiver is None and found is not None and self.unread_result(node, args, kwargs)
+        if unread and self.site_only(found, node):
+            return new_value(env, node, "", Origin(CALL, node))
+        summary = self.helper(func, found)
         if summary is None and receiver is not None and isinstance(func, ast.Attribute):
             summary = method_summary(self, func.attr, receiver)  # `quantizer.prepare(m)`
         if summary is not None:
@@ -304,8 +308,20 @@ class CallSemantics:
                 self.flow.param_sinks.setdefault(origin.index, set()).add(sink)
 
     # -- helpers of the same module / class / project ----------------------------------
-    def helper(self, func: ast.expr) -> tuple[FunctionFlow, int] | None:
-        """The summary of the function called, and 1 if `self` fills its first parameter."""
+    def helper(self, func: ast.expr, found=False) -> tuple[FunctionFlow, int] | None:
+        """The summary of the function called, and 1 if `self` fills its first parameter
+        (`found`: what `callee` answered for it, when asked already)."""
+        if found is False:
+            found = self.callee(func)
+        if found is None:
+            return None
+        owner, node, holder, offset = found
+        flow = owner.function(node, holder)
+        return (flow, offset) if flow is not None else None
+
+    def callee(self, func: ast.expr):
+        """(the `ModelFlow` of its module, the def, its class scope, 1 if `self` fills its first
+        parameter) of the helper called, without analysing it; None when it is none we follow."""
         owner = self.owner
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
             found = method_of(self.class_scope, func.attr, owner.scope) if self.class_scope else None
@@ -313,14 +329,11 @@ class CallSemantics:
                 return None
             method, holder = found  # the class's own method, or one of a base class of this module
             static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list)
-            flow = owner.function(method, holder)
-            return (flow, 0 if static else 1) if flow is not None else None
+            return owner, method, holder, 0 if static else 1
         if isinstance(func, ast.Name) and func.id in self.nested:  # a helper defined in this function
-            flow = owner.function(self.nested[func.id])
-            return (flow, 0) if flow is not None else None
+            return owner, self.nested[func.id], None, 0
         if isinstance(func, ast.Name) and func.id in owner.scope.functions and func.id not in self.resolver.local:
-            flow = owner.function(owner.scope.functions[func.id])
-            return (flow, 0) if flow is not None else None
+            return owner, owner.scope.functions[func.id], None, 0
         name = self.walk.qualname(func)
         if not name or "." not in name:
             return None
@@ -330,8 +343,36 @@ class CallSemantics:
         other = owner.for_module(module)
         if other is None or other is owner or attr not in other.scope.functions:
             return None
-        flow = other.function(other.scope.functions[attr])
-        return (flow, 0) if flow is not None else None
+        return other, other.scope.functions[attr], None, 0
+
+    def unread_result(self, node: ast.Call, args: list, kwargs: dict) -> bool:
+        """A call that is a statement of its own and hands the callee no value the walk follows
+        (`main()` under `if __name__ == "__main__":`): what the callee does to its parameters,
+        returns or captures can reach nothing here (a capture it returns reaches no prepare)."""
+        stmts = self.walk.stmt_stack
+        if not stmts or not isinstance(stmts[-1], ast.Expr) or stmts[-1].value is not node:
+            return False
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(kw.arg is None for kw in node.keywords):
+            return False
+        return all(a is None for a in args) and all(v is None for v in kwargs.values())
+
+    def site_only(self, found, node: ast.Call) -> bool:
+        """For such a call of a helper (`found`, from `callee`) not analysed yet: record the
+        call (callers are looked up in `FunctionFlow.calls`, with the containers written in
+        it) without analysing the helper, which only this call would have asked for so far.
+        False when the call is to be read in full."""
+        owner, callee, _, offset = found
+        if offset or id(callee) in owner.memo.functions:
+            return False
+        params = [p.arg for p in parameter_args(callee, star=False)]
+        exprs = {i: arg for i, arg in enumerate(node.args)}
+        exprs.update((params.index(kw.arg), kw.value) for kw in node.keywords if kw.arg in params)
+        site = CallSite(callee, node, {i: self._literal(expr) for i, expr in exprs.items()}, exprs)
+        if owner.scope.path == self.flow.path:
+            self.flow.calls.append(site)
+        else:
+            self.flow.foreign_calls.append((owner.scope.path, site))
+        return True
 
     def _followed(self, module: str) -> bool:
         """The module whose callers are being read (`project_callers`): in torchao's own tree

@@ -5,10 +5,10 @@ eval-mode model (or one whose mode cannot change the graph), and ExecuTorch's ex
 are called from scripts all over the repository (`examples/samsung/scripts/*` call
 `backends/samsung/utils/export_utils.quantize_module`). The index is built only for a helper
 that would otherwise be reported: the project's files are searched for the helper's name as
-text, the summaries of those that hold it say whether and on which rows their code loads it
-(`names.references`, computed once per module content), only the modules that do are parsed,
-the functions on those rows are run through the same model-flow analysis, and each call is
-read with the modes it passes.
+an identifier, the summaries of those that spell it say whether and on which rows their code
+loads it (`names.references`, computed once per module content, for these modules only),
+only the modules that do are analysed, the functions on those rows are run through the same
+model-flow analysis, and each call is read with the modes it passes.
 
 It answers None (callers unknown) when a use of the helper cannot be read: a reference that
 is not a call the analysis summarised (a callback, a lambda, `partial`, a re-export, a
@@ -33,7 +33,7 @@ from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.import_paths import module_bases
 from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
 from qlint.analysis.names.package_map import project_root
-from qlint.analysis.names.references import REFERENCES, References
+from qlint.analysis.names.references import REFERENCES, References, spells
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.project_files import listing_dependency, project_keys
 from qlint.source import DecodeError, LineIndex, decode_source
@@ -79,6 +79,8 @@ def checked_once(path: str) -> None:
     the caller modules parsed for it go now rather than when the next check parses one, so
     the next checks do not allocate on top of them (ExecuTorch's qualcomm/export_utils.py
     keeps 59 parsed callers, ~18 MiB)."""
+    if not _MODULES:  # most files asked for no caller (3,822 checks, 132 caller modules on ExecuTorch)
+        return
     path = os.path.abspath(path)
     for key in [k for k in _MODULES if os.path.abspath(k[2]) == path]:
         del _MODULES[key]
@@ -167,12 +169,42 @@ def _scan_root(path: str) -> str | None:
     return project_root(path)
 
 
+def named_elsewhere(ctx: FileContext, name: str, besides: str) -> bool | None:
+    """Whether a module other than the one checked and `besides` loads `name` (None: not
+    known): `paths_naming`, which stops at the first such module, as the callers asking only
+    want to know whether one does (`self._test_quantizer(...)` in 20 modules of ao's tests).
+    """
+    root = _scan_root(ctx.path)
+    found = _candidates(ctx, root, name) if root is not None else None
+    if found is None:
+        return None
+    besides = os.path.abspath(besides)
+    loading = (path for path, _, key in found if _references(ctx, path, key, name) is not None)
+    return any(os.path.abspath(path) != besides for path in loading)
+
+
 def _candidates(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes, tuple]] | None:
-    """Modules whose text holds the name and whose code was not found not to load it (their
-    text and content key; `_references` tells whether the code loads it): read again for each
-    helper asked about, unless the same version of the module was already found not to hold it
-    (keeping every module's text would cost the memory of the tree). None past `_MAX_CANDIDATES`
-    modules whose text holds it, decided from the texts alone before any is parsed."""
+    """`_scan`, once per check and name: a check asks for a helper's callers again (QL201's
+    verdict, then the walk of its branches), and then reads only the modules found before."""
+    memo = ("project_callers.candidates", root, name)
+    known = ctx.cache.get(memo, False)
+    if known is False:
+        found = _scan(ctx, root, name)
+        ctx.cache[memo] = None if found is None else [(path, key) for path, _, key in found]
+        return found
+    if known is None:
+        return None
+    read = ((path, file_keys.content_bytes(ctx.project, path, key, _MAX_BYTES), key) for path, key in known)
+    return [(path, data, key) for path, data, key in read if data is not None]
+
+
+def _scan(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes, tuple]] | None:
+    """Modules whose text spells the name as an identifier (`references.spells`) and whose
+    code was not found not to load it (their text and content key; `_references` tells
+    whether the code loads it): read again for each helper asked about, unless the same
+    version of the module was already found not to hold it (keeping every module's text would
+    cost the memory of the tree). None past `_MAX_CANDIDATES` modules whose text holds it
+    (spelled or inside longer names), decided from the texts alone before any is parsed."""
 
     needle = name.encode()
     own = os.path.abspath(ctx.path)
@@ -190,7 +222,12 @@ def _candidates(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes
             if needle not in data:
                 scan_memo.note_miss(path, _LACKS + name, key)
                 continue
-            hits.append((path, data, key))
+            if spells(data, name):
+                hits.append((path, data, key))
+            else:
+                # Only inside longer identifiers: its code cannot load the name, and it is not
+                # parsed; it still counts as a candidate, as every module holding the text does.
+                scan_memo.note_miss(path, _UNUSED + name, key)
         counted += 1
         if counted > _MAX_CANDIDATES:
             return None

