@@ -14,11 +14,15 @@ from qlint.analysis.flow.call_sites import calls_all_known, calls_read_here
 from qlint.analysis.flow.dead_branches import contradicted_at_call
 from qlint.analysis.flow.model_apis import mode_call
 from qlint.analysis.flow.model_flow import (
+    ATTRIBUTE,
+    CALL,
     CONSTRUCTED,
+    GRAPH_KINDS,
     PARAM,
     PARAM_PART,
     PRETRAINED,
     STORED,
+    UNKNOWN,
     Capture,
     FunctionFlow,
     ModeFact,
@@ -140,13 +144,33 @@ def _rules_out(flows: list[FunctionFlow], call: ast.Call, callee: ast.AST, sinks
 
 
 def _mode_left_open(fact: ModeFact) -> bool:
-    """`.train(flag)` in the caller: the caller itself makes the mode depend on data.
+    """A caller whose model the analysis cannot classify: is the helper then judged as if its
+    callers were unknown (issue 14, item 7)? Yes by default, and for `.train(flag)` in the
+    caller, which makes the mode depend on data.
 
-    Other models qlint cannot classify (a loop item, `bundle.model`, a project method's
-    result) keep the helper quiet: on ExecuTorch those callers pass eval-mode models
-    (MediaTek's `load_weights()` ends in `self.eval()`), and reporting them was wrong 7 times
-    for 1 real finding."""
-    return fact.state == "unknown" and (mode := mode_call(fact.node)) is not None and mode[1] is None
+    Classified before this is asked: loop items of containers the caller writes
+    (`loop_items`), `bundle.model` of a project class that stores it (`stored_fields`), and a
+    graph (its mode was fixed by the capture that made it, judged where that is prepared).
+    Left quiet: a model made by code the analysis does not read (`_UNREAD`: the result of a
+    call it cannot resolve, a `self.<attr>` set outside the class, a value the walk has none
+    for, a loop item of such values). Every such caller measured passes an eval-mode model
+    or one with nothing mode-dependent (MediaTek's `load_weights()` ends in `self.eval()`,
+    IPEX's trainers hold `from_pretrained` models): reporting them gave 9 false alarms and no
+    finding on the labelled corpus (11 before the constructs above were classified), and 2
+    more on the installed ExecuTorch wheel, whose namespace directories leave the callers'
+    classes unresolved."""
+    origin = fact.origin
+    if fact.state == "unset" and origin is not None and origin.kind in GRAPH_KINDS:
+        return False
+    mode = mode_call(fact.node) if fact.state == "unknown" else None
+    if mode is not None and mode[1] is None:
+        return True
+    if fact.state == "unknown" and origin is None:
+        return False  # an argument the walk has no value for (`bundle.model`, a global)
+    return origin is None or origin.kind not in _UNREAD
+
+
+_UNREAD = frozenset({CALL, UNKNOWN, ATTRIBUTE})
 
 
 def _join(rows: list[int]) -> str:

@@ -60,6 +60,7 @@ from qlint.analysis.flow.model_values import (
     statement_lists,
 )
 from qlint.analysis.flow.shared_flows import Tracker
+from qlint.analysis.flow.stored_fields import stored_fields
 from qlint.analysis.mentions import holding, mentions, word_rows
 from qlint.analysis.names.scope import ClassScope, ModuleScope
 
@@ -147,6 +148,7 @@ class ModelFlow:
         if follow is not None:
             self.memo.follow = follow
         self._attributes: dict[int, dict[str, ast.Call | Stored]] = {}
+        self._fields: dict[int, tuple[ast.ClassDef, dict]] = {}  # the class kept: its id stays its own
         if self.memo.classes is None:
             self.memo.classes = ClassIndex(project, scope.path, getattr(project, "checks", None))
             self.memo.tracker = Tracker(project, self.memo.classes)
@@ -196,6 +198,14 @@ class ModelFlow:
 
             found = self._attributes[id(class_scope.node)] = attribute_sources(class_scope.node, builds)
         return found
+
+    def stored_fields(self, cls) -> dict:
+        """What constructions of the resolved class `cls` hold as attributes (`stored_fields`)."""
+        node = cls.node
+        found = self._fields.get(id(node))
+        if found is None:
+            found = self._fields[id(node)] = (node, stored_fields(node, lambda call: False))
+        return found[1]
 
     def for_module(self, module: str) -> ModelFlow | None:
         """The analysis of another module of the project (None outside it, or too deep)."""

@@ -61,6 +61,9 @@ class Origin:
     makes: tuple = field(default=(), compare=False)  # for a factory: the callables it may be
     items: frozenset = field(default=frozenset(), compare=False)  # for a container: its models' `ModeFact`s
     owner: ast.AST | None = field(default=None, compare=False)  # for a part: the function of its parameter
+    # For a construction: the objects it was given, (positional, ((keyword, object), ...)), which
+    # a class that stores them holds as attributes (`stored_fields`).
+    passed: tuple = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
