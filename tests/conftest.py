@@ -23,6 +23,22 @@ def settings_for(select=("QL",), preview: bool = False, **options) -> Settings:
     return Settings(select=tuple(select), rule_options=rule_options, root=ROOT, preview=preview)
 
 
+_ALONE: list[Path] = []
+
+
+def alone(name: str = "snippet.py") -> str:
+    """A path in a repository that holds nothing else (made once per session): a helper's
+    callers in other modules decide QL201/QL202, and a snippet under this repository's root
+    would be judged with qlint's own 1,700 tests and modules as its project."""
+    if not _ALONE:
+        import tempfile
+
+        root = Path(tempfile.mkdtemp(prefix="qlint-alone-"))
+        (root / ".git").mkdir()
+        _ALONE.append(root)
+    return str(_ALONE[0] / name)
+
+
 def lint(source: str, path: str = "snippet.py", select=("QL",), overlay=None, preview: bool = False, **options):
     """Diagnostics for a dedented snippet; `overlay` adds other project files (path -> text)."""
     source = textwrap.dedent(source)

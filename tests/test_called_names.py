@@ -176,3 +176,31 @@ def test_the_memo_in_the_check_cache_keeps_no_cycle_through_the_context():
         assert alive() is None
     finally:
         gc.enable()
+
+
+def test_attributes_called_on_an_imported_module():
+    from qlint.analysis.graphs.called_names import attributes_called
+
+    text = (
+        "gu.insert_op(g, op)\n"
+        "x.gu.skipped(1)\n"  # `gu` is not the head
+        "gu . sub .\\\n  deep (x)\n"
+        "gu.not_called\n"
+        "functools.partial(gu.bound, 1)\n"
+        "(gu.wrapped)(1)\n"
+        "gux.other()\n"
+        "(gu  # why\n .commented  # more\n (1))\n"
+    )
+    assert attributes_called(text, "gu") == {("insert_op",), ("sub", "deep"), ("bound",), ("wrapped",), ("commented",)}
+    # Identifiers are read as the parser reads them (NFKC).
+    assert attributes_called("\uff47u.insert_op(x)\n", "gu") == {("insert_op",)}
+
+
+def test_attributes_called_past_a_row_of_hashes_in_linear_time():
+    import time
+
+    from qlint.analysis.graphs.called_names import attributes_called
+
+    start = time.perf_counter()
+    assert attributes_called("gu " + "#" * 60 + "\nx = 1\n", "gu") == set()
+    assert time.perf_counter() - start < 1.0  # an ambiguous comment pattern took minutes

@@ -122,7 +122,11 @@ def test_a_parameter_every_caller_builds_mode_free_is_quiet():
         "quantizer)\n\n        def main", "quantizer)\n            prepared(x)\n\n        def main"
     )
     assert "prepared(x)" in named and check(named) == []
-    assert len(check(named.replace("prepared(x)", "prepared(x)\n            model.head = x"))) == 1
+    # A part added by the helper after its capture is not in the graph: every caller is read
+    # (a project of its own: under qlint's repository this was reported, its callers unknown).
+    assert check(named.replace("prepared(x)", "prepared(x)\n            model.head = x")) == []
+    # One added before the call may hold anything.
+    assert len(check(named.replace("m = Net()", "m = Net()\n            m.head = x"))) == 1
     # A caller passing a model we cannot see: the mode may matter.
     assert len(check(src + "            quantize(other, quantizer, x)\n")) == 1
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import textwrap
 
-from tests.conftest import lint, write_package
+from tests.conftest import alone, lint, write_package
 
 HEAD = """\
 import torch
@@ -21,6 +21,7 @@ from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e, prepare_qat_pt
 
 
 def check(src: str, select=("QL201", "QL202"), **kw):
+    kw.setdefault("path", alone())
     return lint(HEAD + textwrap.dedent(src), select=select, **kw)
 
 

@@ -133,8 +133,9 @@ def test_method_calls_that_may_happen_elsewhere_keep_the_report(tmp_path):
         good + "\n\ndef run(q, model):\n    return q.prepare(model)\n\n\ndef test_run():\n    run(Wrapper(), Net())\n"
     )
     assert rows(escaped, tmp_path) == [CAPTURE]
-    # A subclass inherits the method.
-    assert rows(good + "\n\nclass Other(Wrapper):\n    pass\n", tmp_path) == [CAPTURE]
+    # A subclass inherits the method, and its instance leaves the module.
+    sub = "\n\nclass Other(Wrapper):\n    pass\n\n\ndef make():\n    return Other()\n"
+    assert rows(good + sub, tmp_path) == [CAPTURE]
     # Another module names the class: its instances may be built there.
     assert rows(good, tmp_path, {"other.py": OTHER}) == [CAPTURE]
     # `self` handed on from a method.

@@ -17,7 +17,7 @@ import os
 import re
 
 from qlint.analysis.flow.call_paths import on_params, vouched_on_every_path
-from qlint.analysis.flow.call_sites import Site, calls_all_known, checked_home
+from qlint.analysis.flow.call_sites import Site, calls_all_known, calls_read_here, checked_home
 from qlint.analysis.flow.model_flow import PARAM, Capture, FunctionFlow, ModeFact, caller_facts, compatible
 from qlint.analysis.flow.model_values import CONTAINER, PARAM_PART
 from qlint.analysis.flow.project_callers import each_project_call, project_callers
@@ -129,14 +129,32 @@ def _dead_test_helper(ctx: FileContext, flows: list[FunctionFlow], func: ast.AST
     return project_callers(ctx, func, index) == []
 
 
-def _callers_harmless(ctx: FileContext, flows: list[FunctionFlow], func: ast.AST, index: int, harmless=None) -> bool:
+def _callers_harmless(
+    ctx: FileContext, flows: list[FunctionFlow], func: ast.AST, index: int, harmless=None, seen=frozenset()
+) -> bool:
     """Every caller passes a harmless model (`harmless`: the test of what a call passes;
-    by default the model itself, with the callers' own parameters followed up to theirs)."""
+    by default the model itself, with the callers' own parameters followed up to theirs: in
+    this module while every caller of theirs is read here, and past that, through this same
+    test of each such caller's own callers, in the project)."""
     if unread_use(ctx, flows, func):
         return False
     if harmless is None:
-        harmless = _harmless
-        same = caller_facts(flows, func, index, lambda f: calls_all_known(ctx, f)) or []
+        seen = seen | {(id(func), index)}
+        own = flows
+
+        def harmless(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder) -> bool:
+            # A parameter of a function of this module where `caller_facts` stopped: its
+            # callers, here and in the project, are read the same way.
+            origin = fact.origin
+            if fact.state == "unset" and origin is not None and origin.kind == PARAM and origin.index is not None:
+                if (id(origin.node), origin.index) in seen:
+                    return True  # a cycle adds no caller: the ones outside it are checked on their own
+                if flows is own and any(f.node is origin.node for f in own):
+                    return _callers_harmless(ctx, own, origin.node, origin.index, None, seen)
+            return _harmless(fact, flows, call, holder)
+
+        here = lambda f: calls_read_here(ctx, f)  # noqa: E731
+        same = caller_facts(flows, func, index, lambda f: calls_all_known(ctx, f), here) or []
     else:
         # A container the caller was handed itself holds what its own callers put in it, and
         # they are not followed: only a container written in the call counts.

@@ -10,15 +10,19 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from qlint.analysis.flow.call_sites import calls_all_known
-from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
+from qlint.analysis.flow.call_sites import calls_all_known, calls_read_here
+from qlint.analysis.flow.dead_branches import contradicted_at_call
 from qlint.analysis.flow.model_apis import mode_call
 from qlint.analysis.flow.model_flow import (
+    ATTRIBUTE,
+    CALL,
     CONSTRUCTED,
+    GRAPH_KINDS,
     PARAM,
     PARAM_PART,
     PRETRAINED,
     STORED,
+    UNKNOWN,
     Capture,
     FunctionFlow,
     ModeFact,
@@ -77,7 +81,10 @@ def reasons(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]
     for fact in cap.modes_for(flow):
         origin = fact.origin
         if fact.state == "unset" and origin is not None and origin.kind in (PARAM, STORED):
-            callers = caller_facts(flows, origin.node, origin.index, lambda f: calls_all_known(ctx, f))
+            # For PTQ the reasons decide (QL201 is quiet without a bad one); for QAT they only
+            # describe, and the callers' callers are followed as far as they go.
+            here = _here(ctx) if flow == "ptq" else None
+            callers = caller_facts(flows, origin.node, origin.index, lambda f: calls_all_known(ctx, f), here)
             if origin.kind == PARAM and callers:
                 # `helper(model, is_qat=True)` never reaches these sinks: it explains nothing. When
                 # no call is left, the helper is judged as if its callers were unknown.
@@ -85,12 +92,18 @@ def reasons(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]
             if callers is not None:
                 # A use the flow did not read (a lambda, a callback) passes an unknown model.
                 unclassified = unread_use(ctx, flows, origin.node)
+                bad = False
                 for call, caller_fact in callers:
                     reason = _describe(ctx, caller_fact)
                     if reason is not None:
                         via.setdefault(reason, set()).add(call.lineno)
+                        bad = bad or reason.kind in _BAD_FOR_PTQ
                     elif _mode_left_open(caller_fact):
                         unclassified = True
+                if here is not None and not (unclassified or bad) and origin.kind == PARAM:
+                    # Callers in other modules are not in these flows: the verdicts read them.
+                    # (Asked last: a caller here that already explains the report makes it moot.)
+                    unclassified = not here(origin.node)
                 if not unclassified:
                     continue
                 # A caller sets a mode qlint cannot read (`model.train(training)`): it vouches
@@ -106,6 +119,14 @@ def reasons(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]
     return sorted(unique.values(), key=lambda r: (r.via, r.row, r.kind, r.text))
 
 
+_BAD_FOR_PTQ = frozenset({"train", "constructed", "parameter"})
+
+
+def _here(ctx: FileContext):
+    """What `caller_facts` follows a caller's parameter up through (`calls_read_here`)."""
+    return lambda f: calls_read_here(ctx, f)
+
+
 def _rules_out(flows: list[FunctionFlow], call: ast.Call, callee: ast.AST, sinks) -> bool:
     """The call's arguments contradict the branch of every sink (a direct call of `callee`)."""
     site = holder = None
@@ -117,19 +138,39 @@ def _rules_out(flows: list[FunctionFlow], call: ast.Call, callee: ast.AST, sinks
     if site is None or home is None or not sinks:
         return False
     return all(
-        contradicted_at_call(s.guard, callee, site.exprs, holder.resolver, home.resolver, open_ended(call))
+        contradicted_at_call(s.guard, callee, site.exprs, holder.resolver, home.resolver, site.open_ended())
         for s in sinks
     )
 
 
 def _mode_left_open(fact: ModeFact) -> bool:
-    """`.train(flag)` in the caller: the caller itself makes the mode depend on data.
+    """A caller whose model the analysis cannot classify: is the helper then judged as if its
+    callers were unknown (issue 14, item 7)? Yes by default, and for `.train(flag)` in the
+    caller, which makes the mode depend on data.
 
-    Other models qlint cannot classify (a loop item, `bundle.model`, a project method's
-    result) keep the helper quiet: on ExecuTorch those callers pass eval-mode models
-    (MediaTek's `load_weights()` ends in `self.eval()`), and reporting them was wrong 7 times
-    for 1 real finding."""
-    return fact.state == "unknown" and (mode := mode_call(fact.node)) is not None and mode[1] is None
+    Classified before this is asked: loop items of containers the caller writes
+    (`loop_items`), `bundle.model` of a project class that stores it (`stored_fields`), and a
+    graph (its mode was fixed by the capture that made it, judged where that is prepared).
+    Left quiet: a model made by code the analysis does not read (`_UNREAD`: the result of a
+    call it cannot resolve, a `self.<attr>` set outside the class, a value the walk has none
+    for, a loop item of such values). Every such caller measured passes an eval-mode model
+    or one with nothing mode-dependent (MediaTek's `load_weights()` ends in `self.eval()`,
+    IPEX's trainers hold `from_pretrained` models): reporting them gave 9 false alarms and no
+    finding on the labelled corpus (11 before the constructs above were classified), and 2
+    more on the installed ExecuTorch wheel, whose namespace directories leave the callers'
+    classes unresolved."""
+    origin = fact.origin
+    if fact.state == "unset" and origin is not None and origin.kind in GRAPH_KINDS:
+        return False
+    mode = mode_call(fact.node) if fact.state == "unknown" else None
+    if mode is not None and mode[1] is None:
+        return True
+    if fact.state == "unknown" and origin is None:
+        return False  # an argument the walk has no value for (`bundle.model`, a global)
+    return origin is None or origin.kind not in _UNREAD
+
+
+_UNREAD = frozenset({CALL, UNKNOWN, ATTRIBUTE})
 
 
 def _join(rows: list[int]) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis import tree_walk
+from qlint.analysis.flow.call_sites import calls_read_here
 from qlint.analysis.flow.model_flow import PARAM, STORED, Capture, FunctionFlow, caller_facts
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.analysis.node_memo import kept_on_node
@@ -52,9 +53,11 @@ def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow], ctx) -> bool:
             continue
         if origin.kind not in (PARAM, STORED):
             return False
-        callers = caller_facts(flows, origin.node, origin.index)
+        callers = caller_facts(flows, origin.node, origin.index, here=lambda f: calls_read_here(ctx, f))
         if not callers or unread_use(ctx, flows, origin.node):
             return False  # a use in a lambda or a callback passes a model we did not see
+        if origin.kind == PARAM and not calls_read_here(ctx, origin.node):
+            return False  # callers in other modules: what they pass is not known here
         # A caller that passes an eval-mode model is harmless whatever the model holds; the
         # others must each pass a model known in full.
         risky = [f for _, f in callers if f.state != "eval"]

@@ -104,7 +104,11 @@ class PacketMatcher(Rule):
         sinks = self.sinks
         forwarding = sink_search(ctx.project, ctx.optable, ctx.scope.path, sinks, self.needles, self.sinks_key)
         helpers = forwarding.find_helpers(
-            ctx.scope, ctx.lines_containing, Resolver(ctx.scope, ctx.project, ctx.optable), called_in(ctx)
+            ctx.scope,
+            ctx.lines_containing,
+            Resolver(ctx.scope, ctx.project, ctx.optable),
+            called_in(ctx),
+            text=ctx.text,
         )
         base_lines = target_rows(ctx) | ctx.lines_containing(*self.needles, *helpers)
         if not base_lines:

@@ -112,6 +112,7 @@ def inserted_ops(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
         Resolver(ctx.scope, ctx.project, ctx.optable),
         called_in(ctx),
         index_for(ctx.path, ctx.project),
+        ctx.text,
     )
     lines = _inserting_rows(ctx) | target_store_rows(ctx)
     if names:

@@ -19,9 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.flow.call_sites import Home, Site, each_site
-from qlint.analysis.flow.dead_branches import defaults, holds, on_name, open_ended, rebound
-from qlint.analysis.flow.model_flow import module_flows
+from qlint.analysis.flow.call_sites import Home, Site, callers_up, each_site
+from qlint.analysis.flow.dead_branches import defaults, holds, on_name, rebound
 from qlint.analysis.flow.model_values import PARAM, FunctionFlow, Guard, ModeFact
 from qlint.analysis.flow.project_callers import prescan
 
@@ -55,7 +54,7 @@ def vouched_on_every_path(
     may reach. True when no call into `fn` can take one of them with a model that is not
     harmless."""
     if home.ctx is ctx:
-        prescan(ctx, _callers_in_module(ctx, fn))
+        prescan(ctx, callers_up(ctx, [fn.node]))
     for fact, guards in paths:
         origin = fact.origin
         model = None
@@ -67,22 +66,6 @@ def vouched_on_every_path(
         if not _walk(ctx, home, fn, model, needsets, harmless, 0, frozenset()):
             return False
     return True
-
-
-def _callers_in_module(ctx: FileContext, fn: FunctionFlow) -> list[str]:
-    """`fn` and the module-level functions of its module that call it, directly or not: the
-    names the walk will look for in the project's other modules."""
-    flows = module_flows(ctx)
-    functions = {id(f): name for name, f in ctx.scope.functions.items()}
-    names, todo, seen = [], [fn.node], set()
-    while todo:
-        node = todo.pop()
-        if id(node) in seen or id(node) not in functions:
-            continue
-        seen.add(id(node))
-        names.append(functions[id(node)])
-        todo.extend(f.node for f in flows for c in f.calls if c.callee is node)
-    return names
 
 
 def on_params(fn: FunctionFlow, guard: Guard) -> bool:
@@ -149,7 +132,7 @@ def _argument(site: Site, fn: FunctionFlow, name: str):
     index = fn.params.index(name)
     if index in site.site.exprs:
         return site.site.exprs[index], site.holder.resolver
-    if open_ended(site.site.call):
+    if site.site.open_ended():
         return None, None
     default = defaults(fn.node).get(name)
     return (default, fn.resolver) if default is not None else (None, None)

@@ -13,6 +13,7 @@ makes the answer None: its callers are not all known.
 from __future__ import annotations
 
 import ast
+import os
 from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,8 +22,15 @@ from qlint.analysis.context import FileContext
 from qlint.analysis.flow.class_methods import derives_from, method_of
 from qlint.analysis.flow.confined_instances import confined
 from qlint.analysis.flow.model_flow import ModelFlow, module_flows
-from qlint.analysis.flow.model_values import CallSite, FunctionFlow
-from qlint.analysis.flow.project_callers import each_project_call, named_elsewhere
+from qlint.analysis.flow.model_values import PARAM, CallSite, FunctionFlow
+from qlint.analysis.flow.project_callers import (
+    each_project_call,
+    named_elsewhere,
+    named_in_text,
+    prescan,
+    searchable,
+)
+from qlint.analysis.flow.unread_uses import enclosing, unread_use
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope
@@ -74,10 +82,11 @@ def checked_home(ctx: FileContext) -> Home:
     return home
 
 
-def each_site(ctx: FileContext, home: Home, func: ast.AST) -> Iterator[Site | None]:
+def each_site(ctx: FileContext, home: Home, func: ast.AST, here: bool = False) -> Iterator[Site | None]:
     """The calls of `func` (a function or method of `home`'s module) in the project: those of
     its own module first, then module by module, so that a walk can stop at the first call
-    that decides it; None is yielded (last) for a use that cannot be read."""
+    that decides it; None is yielded (last) for a use that cannot be read. With `here`, a call
+    of a module-level `func` in another module yields None as well, and ends the walk."""
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         yield None
         return
@@ -105,13 +114,21 @@ def each_site(ctx: FileContext, home: Home, func: ast.AST) -> Iterator[Site | No
             return
         calls = [c for c in flow.calls if c.callee is func]
         for ref in refs:
-            made = [c for c in calls if c.call.func is ref]
+            made = [c for c in calls if c.ref is ref]
             if not made:
                 yield None  # named, but not as a call the analysis followed
                 return
             for c in made:
                 yield Site(c, flow, home)
-    if owner is None and home.ctx is ctx:
+    if owner is None and home.ctx is ctx and here:
+        # A call read in another module, or a use there that cannot be read: not here. Outside
+        # any project (no repository, no `pyproject.toml`) there is nothing to search, and the
+        # module's own calls are trusted as they were before the search (Intel's extension
+        # unpacked without its `.git`: `dlrm/utils_int8.py`'s helpers).
+        elsewhere = searchable(ctx) and _imported_elsewhere(ctx)
+        if elsewhere and next(iter(each_project_call(ctx, func, 0)), False) is not False:
+            yield None
+    elif owner is None and home.ctx is ctx:
         for found in each_project_call(ctx, func, 0):
             if found is None or found.site is None or found.module is None:
                 yield None
@@ -127,6 +144,74 @@ def calls_all_known(ctx: FileContext, func: ast.AST) -> bool:
     found = ctx.cache.get(key)
     if found is None:
         found = ctx.cache[key] = all(site is not None for site in each_site(ctx, checked_home(ctx), func))
+    return found
+
+
+def _imported_elsewhere(ctx: FileContext) -> bool:
+    """Another module's text names this module's file (or its package, for `__init__.py`):
+    it may import it (`project_callers.named_in_text`)."""
+    found = ctx.cache.get("call_sites.imported_elsewhere")
+    if found is None:
+        stem = os.path.splitext(os.path.basename(ctx.path))[0]
+        if stem == "__init__":
+            stem = os.path.basename(os.path.dirname(os.path.abspath(ctx.path)))
+        # One read of the project for the file name and the names a walk up may ask about.
+        prescan(ctx, [stem, *_chain_names(ctx)])
+        found = ctx.cache["call_sites.imported_elsewhere"] = named_in_text(ctx, stem)
+    return found
+
+
+def _chain_names(ctx: FileContext) -> list[str]:
+    """The module-level functions that capture a parameter, and those of the module that call
+    them, directly or not: the names `calls_read_here` may search the project for."""
+    flows = module_flows(ctx)
+    return callers_up(ctx, [f.node for f in flows if any(o.kind == PARAM for c in f.captures for o in _origins(c))])
+
+
+def callers_up(ctx: FileContext, nodes: list[ast.AST]) -> list[str]:
+    """The names of `nodes` that are module-level functions and of the module's functions
+    that call them, directly or not: what a walk up their callers looks for elsewhere."""
+    flows = module_flows(ctx)
+    functions = {id(f): name for name, f in ctx.scope.functions.items()}
+    todo = list(nodes)
+    names: list[str] = []
+    seen: set[int] = set()
+    while todo:
+        node = todo.pop()
+        if id(node) in seen or id(node) not in functions:
+            continue
+        seen.add(id(node))
+        names.append(functions[id(node)])
+        todo.extend(f.node for f in flows for c in f.calls if c.callee is node)
+    return names
+
+
+def _origins(cap):
+    return [*cap.origins, *(f.origin for f in cap.modes if f.origin is not None)]
+
+
+def calls_read_here(ctx: FileContext, func: ast.AST) -> bool:
+    """Every use of `func` (of the checked module) is a call the flow read in this module, so
+    the modes its callers pass are all in this module's flows: a walk up its callers may go on
+    there (`model_flow.caller_facts`). A module-level function another module names, one used
+    as a value: not. A nested function is found by its name in its module (`unread_uses`).
+    A method is trusted as before: its calls on instances count only when those never leave
+    the module (`caller_facts`'s `known`), and the other modules are not searched for it (its
+    name is found in too many of them: a private test helper `self._quantize` of
+    ExecuTorch's tests is named in over 80 modules, none of which can reach its class)."""
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    key = ("call_sites.here", id(func))
+    found = ctx.cache.get(key)
+    if found is None:
+        home = checked_home(ctx)
+        if ctx.scope.functions.get(func.name) is func:
+            found = all(site is not None for site in each_site(ctx, home, func, here=True))
+        elif enclosing(ctx, func) is not None:
+            found = not unread_use(ctx, home.flows(), func)
+        else:
+            found = True  # a method
+        ctx.cache[key] = found
     return found
 
 
@@ -184,4 +269,4 @@ def _references(
     return found
 
 
-__all__ = ["Home", "Site", "calls_all_known", "checked_home", "each_site"]
+__all__ = ["Home", "Site", "calls_all_known", "calls_read_here", "checked_home", "each_site"]

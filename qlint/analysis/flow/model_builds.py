@@ -32,6 +32,7 @@ from qlint.analysis.flow.model_values import (
     merge_values,
     new_value,
 )
+from qlint.analysis.flow.stored_fields import passed_for
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import parameter_args
 
@@ -44,6 +45,7 @@ class Builds:
         # walk's objects are freed with it and not by the cyclic collector.
         self.sem = weakref.proxy(sem)
         self.cache: dict[int, Built] = {}  # per construction call, so a loop body's second pass agrees
+        self.overwritten: set[tuple[Obj, str]] = set()  # `bundle.model = other` in this function
 
     def parametrized(self, name: str, env: Env) -> Obj | None:
         """A test parameter is each `pytest.mark.parametrize` value in turn, not an unknown."""
@@ -144,15 +146,32 @@ class Builds:
                 passed[names.index(kw.arg)] = env.facts(obj) if obj is not None else UNKNOWN_MODE
         self.sem.flow.calls.append(CallSite(init, node, passed))
 
-    def construct(self, node: ast.Call, built: Built, args: list[Obj | None], env: Env) -> Obj:
+    def field(self, holder: Obj, attr: str, anchor: ast.AST, env: Env) -> Obj | None:
+        """`bundle.model`: what the constructions `holder` came from passed for the attribute
+        their class stores (`stored_fields`); None when one of them is not such a construction."""
+        if (holder, attr) in self.overwritten:
+            return None
+        objs = []
+        for origin in holder.origins:
+            built = origin.built
+            if origin.kind != CONSTRUCTED or not origin.passed or built is None or built.cls is None:
+                return None
+            spec = self.sem.owner.stored_fields(built.cls).get(attr)
+            obj = passed_for(spec, *origin.passed) if spec is not None else None
+            if obj is None:
+                return None
+            objs.append(obj)
+        return merge_values(objs, env, anchor) if objs else None
+
+    def construct(self, node: ast.Call, built: Built, args: list[Obj | None], env: Env, passed: tuple = ()) -> Obj:
         if starts_in_eval(built):  # a class of an installed package whose `__init__` calls `eval()`
-            origin = Origin(CONSTRUCTED, node, built=built)
+            origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
             return new_value(env, node, "", origin, {ModeFact("eval", node, origin)})
         wrapped = [o for o in args if o is not None and _is_module(o, env)]
         if wrapped:  # a wrapper module: the wrapped modules keep their own modes
             parts = [next((o.built for o in w.origins if o.built is not None), None) for w in wrapped]
             built = replace(built, parts=None if None in parts else tuple(parts))
-            origin = Origin(CONSTRUCTED, node, built=built)
+            origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
             # What the wrapped modules were built as is now what the wrapper holds.
             facts = {
                 replace(f, origin=replace(f.origin, built=built)) if f.origin and f.origin.kind == CONSTRUCTED else f
@@ -160,7 +179,7 @@ class Builds:
                 for f in env.facts(o)
             }
             return new_value(env, node, "", origin, facts)
-        origin = Origin(CONSTRUCTED, node, built=built)
+        origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
         if built.cls is not None and sets_eval(built.cls):
             return new_value(env, node, "", origin, {ModeFact("eval", node, origin)})
         return new_value(env, node, "", origin)

@@ -18,6 +18,7 @@ from qlint.analysis.flow.callbacks import CallbackLinks
 from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
 from qlint.analysis.flow.instance_methods import method_summary
+from qlint.analysis.flow.loop_items import Containers
 from qlint.analysis.flow.model_apis import Api, argument, classify_call, key, recipe_flow
 from qlint.analysis.flow.model_apis import switch_mode as _switch_mode
 from qlint.analysis.flow.model_builds import Builds
@@ -72,6 +73,7 @@ class Walk(Protocol):
     contexts: list[str]  # enclosing `with` contexts and `try` blocks
     stmt_stack: list[ast.stmt]
     previous: list[ast.stmt | None]  # the statement before each of `stmt_stack` in its block
+    containers: Containers  # lists and dicts written in the function (`loop_items`)
 
     def expr(self, e: ast.expr | None, env: Env) -> Obj | None: ...
 
@@ -144,6 +146,8 @@ class CallSemantics:
             applied = self.callbacks.apply_parameter(node, func, first, env)
             if applied is not None:
                 return applied
+        if receiver is not None and self.walk.containers.filled(node, receiver, args):
+            return None
         if receiver is not None and isinstance(func, ast.Attribute):
             result = self.method(node, func.attr, receiver, env)
             if result is not False:
@@ -160,7 +164,10 @@ class CallSemantics:
         built = builds.construction(node, name)
         if built is not None:
             builds.instantiation(node, built, args, kwargs, env)
-            return builds.construct(node, built, [*args, *kwargs.values()], env)
+            # What it was given, for the attributes its class stores (`bundle.model`).
+            positional = () if any(isinstance(a, ast.Starred) for a in node.args) else tuple(args)
+            passed = (positional, tuple(kwargs.items()))
+            return builds.construct(node, built, [*args, *kwargs.values()], env, passed)
         if first is not None and (first.captures or PARAM in first.kinds):
             # `gm = some_pass(gm)`: graph passes return the graph they were given (or a rewrite of it).
             facts = env.facts(first) if first.is_graph else {ModeFact("unset", node, Origin(CALL, node))}
@@ -180,6 +187,7 @@ class CallSemantics:
             seen.origins |= receiver.origins
             seen.patched |= receiver in env.patched or EXPECTS_ERROR in self.walk.contexts
             env.modes[receiver] = frozenset({ModeFact(mode or "unknown", node)})
+            self.walk.containers.switched(receiver)
             if mode == "train" and receiver in env.patched:  # after allow_exported_model_train_eval
                 self.retrain(receiver)
             return receiver
@@ -423,6 +431,27 @@ class CallSemantics:
 
         captures: dict[int, int] = {}
 
+        def passed_here(passed: tuple, ret_env: Env) -> tuple:
+            """The objects a construction in the helper was given, as the caller sees them: its
+            own arguments, or the modes the helper left them in (one level: what they were
+            given in turn is not followed)."""
+
+            def one(label, obj: Obj | None) -> Obj | None:
+                if obj is None:
+                    return None
+                for name, param in callee.param_objs.items():
+                    if obj == param and callee.params.index(name) in given:
+                        return given[callee.params.index(name)]
+                origins = frozenset(
+                    replace(o, node=node, passed=()) if foreign else replace(o, passed=()) for o in obj.origins
+                )
+                out = Obj(node, f"passed {label}", origins, frozenset())
+                env.modes[out] = subst(ret_env.facts(obj))
+                return out
+
+            args_, kwargs_ = passed
+            return tuple(one(i, a) for i, a in enumerate(args_)), tuple((k, one(k, v)) for k, v in kwargs_)
+
         def translate(obj: Obj, ret_env: Env) -> Obj:
             for name, param in callee.param_objs.items():
                 if obj == param and callee.params.index(name) in given:
@@ -433,7 +462,10 @@ class CallSemantics:
                     origins |= given[o.index].origins
                     caps |= given[o.index].captures
                 else:
-                    origins.add(replace(o, node=node) if foreign else o)
+                    here = replace(o, node=node) if foreign else o
+                    if o.passed:  # what a construction was given, in caller terms too
+                        here = replace(here, passed=passed_here(o.passed, ret_env))
+                    origins.add(here)
             for c in obj.captures:
                 cap = callee.captures[c]
                 if cap.sinks:
@@ -466,6 +498,7 @@ class CallSemantics:
             final = frozenset().union(*(e.facts(param) for e, _ in ends))
             if any(f.state != "unset" or f.origin is None or f.origin.kind != PARAM for f in final):
                 env.modes[given[index]] = subst(final)  # the helper sets the argument's mode
+                self.walk.containers.switched(given[index])
             if any(param in e.patched for e, _ in ends):
                 env.patched |= {given[index]}
         self._unpack(node, callee, translate, env)

@@ -60,6 +60,7 @@ from qlint.analysis.flow.model_values import (
     statement_lists,
 )
 from qlint.analysis.flow.shared_flows import Tracker
+from qlint.analysis.flow.stored_fields import stored_fields
 from qlint.analysis.mentions import holding, mentions, word_rows
 from qlint.analysis.names.scope import ClassScope, ModuleScope
 
@@ -147,6 +148,7 @@ class ModelFlow:
         if follow is not None:
             self.memo.follow = follow
         self._attributes: dict[int, dict[str, ast.Call | Stored]] = {}
+        self._fields: dict[int, tuple[ast.ClassDef, dict]] = {}  # the class kept: its id stays its own
         if self.memo.classes is None:
             self.memo.classes = ClassIndex(project, scope.path, getattr(project, "checks", None))
             self.memo.tracker = Tracker(project, self.memo.classes)
@@ -197,6 +199,14 @@ class ModelFlow:
             found = self._attributes[id(class_scope.node)] = attribute_sources(class_scope.node, builds)
         return found
 
+    def stored_fields(self, cls) -> dict:
+        """What constructions of the resolved class `cls` hold as attributes (`stored_fields`)."""
+        node = cls.node
+        found = self._fields.get(id(node))
+        if found is None:
+            found = self._fields[id(node)] = (node, stored_fields(node, lambda call: False))
+        return found[1]
+
     def for_module(self, module: str) -> ModelFlow | None:
         """The analysis of another module of the project (None outside it, or too deep)."""
         if module == self.scope.module:
@@ -245,7 +255,7 @@ def _may_switch(segment: str) -> bool:
 
 
 def caller_facts(
-    flows: list[FunctionFlow], func: ast.AST, index: int, known=None
+    flows: list[FunctionFlow], func: ast.AST, index: int, known=None, here=None
 ) -> list[tuple[ast.Call, ModeFact]] | None:
     """The modes the calls of this module pass for parameter `index` of `func` (None: no call here).
 
@@ -255,15 +265,23 @@ def caller_facts(
     A method called on an instance (`quantizer.prepare(m)`) may also be called on instances
     the flow cannot see: its calls count only when `known(method)` says they are all read
     (the rules ask `confined_instances`); without it they do not.
+
+    A caller's own parameter is followed up only to a function whose every caller is read in
+    this module (`here(function)`, the rules ask `call_sites.calls_read_here`): one called from
+    another module, or used as a value, has callers these flows do not hold, and the caller's
+    fact stays as it is (the parameter, in whatever mode its callers left it) for the verdicts
+    to read those callers where they are (issue 14, item 7). Without `here` (what a message
+    describes) every caller's parameter is followed.
     """
-    return _callers(flows, func, index, frozenset(), known)
+    return _callers(flows, func, index, frozenset(), known, here)
 
 
-def _callers(flows, func, index, seen, known) -> list[tuple[ast.Call, ModeFact]] | None:
-    sites = [(c.call, c.args[index]) for f in flows for c in f.calls if c.callee is func and index in c.args]
-    if not sites:
+def _callers(flows, func, index, seen, known, here=None) -> list[tuple[ast.Call, ModeFact]] | None:
+    found = [c for f in flows for c in f.calls if c.callee is func and index in c.args]
+    if not found:
         return None
-    on_instance = getattr(func, "name", "") != "__init__" and any(_on_instance(call) for call, _ in sites)
+    sites = [(c.call, c.args[index]) for c in found]
+    on_instance = getattr(func, "name", "") != "__init__" and any(_on_instance(c.ref) for c in found)
     if on_instance and (known is None or not known(func)):
         return None
     out: list[tuple[ast.Call, ModeFact]] = []
@@ -272,7 +290,13 @@ def _callers(flows, func, index, seen, known) -> list[tuple[ast.Call, ModeFact]]
             origin = fact.origin
             if fact.state == "unset" and origin is not None and origin.kind == PARAM:
                 step = (id(origin.node), origin.index)
-                further = None if step in seen else _callers(flows, origin.node, origin.index, seen | {step}, known)
+                further = None
+                if step not in seen:
+                    further = _callers(flows, origin.node, origin.index, seen | {step}, known, here)
+                # Asked only where it matters: a caller there that switched its model to train
+                # mode already decides against the helper, whoever else calls that function.
+                if further is not None and here is not None and not any(_switched_to_train(f) for _, f in further):
+                    further = further if here(origin.node) else None
                 if further is not None:
                     out.extend(further)
                     continue
@@ -280,9 +304,13 @@ def _callers(flows, func, index, seen, known) -> list[tuple[ast.Call, ModeFact]]
     return out
 
 
-def _on_instance(call: ast.Call) -> bool:
-    """`obj.method(...)` on something other than `self`/`cls`."""
-    func = call.func
+def _switched_to_train(fact: ModeFact) -> bool:
+    """Train mode that no construction explains (a mode-free construction may be harmless)."""
+    return fact.state == "train" and (fact.origin is None or fact.origin.built is None)
+
+
+def _on_instance(func: ast.expr) -> bool:
+    """`obj.method(...)` on something other than `self`/`cls` (`func`: what names the callee)."""
     return isinstance(func, ast.Attribute) and not (
         isinstance(func.value, ast.Name) and func.value.id in ("self", "cls")
     )
@@ -340,6 +368,9 @@ def _relevant(ctx):
         for f, cls, _ in added:
             chosen[id(f)] = (f, cls)
         new = [f"{f.name}(" for f, _, _ in added if not isinstance(f, ast.Module)]
+        # A function handed to a relay helper (`relay(model, capture)`) is called there.
+        functions = [f.name for f, cls, _ in added if cls is None and not isinstance(f, ast.Module)]
+        new += [f"{name}{end}" for name in functions for end in ",)"]
         # A class's instantiations tell what its `__init__` stores.
         new += [f"{cls.node.name}(" for _, cls, _ in added if cls is not None]
         words = list(dict.fromkeys(new))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.dead_branches import ConstantFlags
+from qlint.analysis.flow.loop_items import Containers, element_of
 from qlint.analysis.flow.model_apis import key
 from qlint.analysis.flow.model_calls import CallSemantics
 from qlint.analysis.flow.model_values import (
@@ -63,6 +64,7 @@ class Interpreter:
         self.flow = FunctionFlow(func, owner.scope.path, [p.arg for p in parameter_args(func, star=False)])
         self.flow.resolver = self.resolver
         self.calls = CallSemantics(self, owner, self.resolver, class_scope, nested, classes)
+        self.containers = Containers(func)  # lists and dicts written here, for loops over them
 
     def run(self) -> FunctionFlow:
         env = Env()
@@ -216,7 +218,7 @@ class Interpreter:
         entry, outs = env, []
         for _ in range(2):  # the second pass sees what the first leaves for the next iteration
             start = entry.copy()
-            if not isinstance(s, ast.While) and not self.bind_factories(s, start):
+            if not isinstance(s, ast.While) and not self.bind_factories(s, start) and not self.bind_items(s, start):
                 self.bind_unknown(s.target, s, start, items)
             outs.append(self.block(s.body, start))
             entry = join([env, outs[-1], *exits], s)
@@ -245,6 +247,19 @@ class Interpreter:
         env.vars[key(target)] = self.calls.builds.factory(s, makes, env)
         return True
 
+    def bind_items(self, s: ast.For | ast.AsyncFor, env: Env) -> bool:
+        """`for m in [A(), B().eval()]`, `for i, m in enumerate(models)` over a container written
+        here: the target is bound to the models it holds (`loop_items`)."""
+        items = self.containers.loop(s, env)
+        if items is None:
+            return False
+        for name, item in items:
+            if item is None:
+                self.bind_unknown(name, s, env)
+            else:
+                env.vars[name.id] = item
+        return True
+
     def with_block(self, s, env: Env) -> Env | None:
         pushed = 0
         for item in s.items:
@@ -267,16 +282,18 @@ class Interpreter:
         if name is not None:
             if obj is None and value is not None and not _names_a_global(value, env):
                 obj = new_value(env, value, name, Origin(UNKNOWN, value))  # so its later `.eval()` counts
+                if isinstance(value, _LITERALS):
+                    self.containers.bound(obj, value)
             if obj is None:
                 env.vars.pop(name, None)
             else:
                 env.vars[name] = obj
         elif isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
             self.bind_unknown(target, value or target, env)
-        elif isinstance(target, ast.Attribute) and obj is not None and obj.is_graph:
-            # `model.block = export(model.block, ...).module()`: `model.eval()` would now raise.
-            holder = env.vars.get(key(target.value) or "")
-            if holder is not None:
+        elif isinstance(target, ast.Attribute) and (holder := env.vars.get(key(target.value) or "")) is not None:
+            self.calls.builds.overwritten.add((holder, target.attr))  # `bundle.model` is no longer what was passed
+            if obj is not None and obj.is_graph:
+                # `model.block = export(model.block, ...).module()`: `model.eval()` would now raise.
                 self.calls.holds_graph(holder)
 
     def bind_unknown(self, target: ast.expr, anchor: ast.AST, env: Env, source: Obj | None = None) -> None:
@@ -309,6 +326,10 @@ class Interpreter:
             return self.calls.builds.factory(e, makes, env)  # `make = MODELS[name]`
         if isinstance(e, (ast.Attribute, ast.Subscript)):
             container = self.expr(e.value, env)
+            if isinstance(e, ast.Attribute) and container is not None:
+                stored = self.calls.builds.field(container, e.attr, e, env)
+                if stored is not None:
+                    return stored  # `bundle.model`: the model the bundle was built with
             if isinstance(e, ast.Subscript):
                 self.expr(e.slice, env)
             part = part_of(container, e)
@@ -339,8 +360,10 @@ class Interpreter:
         else:
             elts, spread = e.elts, False
         facts: set[ModeFact] = set(UNKNOWN_MODE) if spread else set()
+        elements = self.containers.literal(e, spread)
         for elt in elts:
             obj = self.expr(elt, env)
+            elements.append(element_of(elt, obj, self.containers.literals))
             if isinstance(elt, ast.Constant):
                 continue
             if isinstance(elt, _LITERALS):

@@ -61,6 +61,9 @@ class Origin:
     makes: tuple = field(default=(), compare=False)  # for a factory: the callables it may be
     items: frozenset = field(default=frozenset(), compare=False)  # for a container: its models' `ModeFact`s
     owner: ast.AST | None = field(default=None, compare=False)  # for a part: the function of its parameter
+    # For a construction: the objects it was given, (positional, ((keyword, object), ...)), which
+    # a class that stores them holds as attributes (`stored_fields`).
+    passed: tuple = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,24 @@ class CallSite:
     # Parameter index -> the argument as written (a branch of the callee on that parameter
     # may be decided by it: `qmode=QuantizationMode.NONE`).
     exprs: dict[int, ast.expr] = field(default_factory=dict)
+    # The name of the callee when the call is not written as its call: a function handed to a
+    # relay helper (`relay(model, capture)`), which calls it with the model (`relayed_functions`).
+    via: ast.expr | None = None
+
+    @property
+    def ref(self) -> ast.expr:
+        """The node that names the callee: how its uses are matched to the calls read."""
+        return self.via if self.via is not None else self.call.func
+
+    def open_ended(self) -> bool:
+        """A parameter not written out may still be passed: `f(*args)`, `f(**kwargs)`, or a
+        relayed call, whose other arguments the relay helper chooses."""
+        call = self.call
+        return (
+            self.via is not None
+            or any(isinstance(a, ast.Starred) for a in call.args)
+            or any(kw.arg is None for kw in call.keywords)
+        )
 
 
 @dataclass

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
+from qlint.analysis.flow.foreign_references import cannot_bind, defines, imported_here, own_function
 from qlint.analysis.flow.model_flow import ModelFlow
 from qlint.analysis.flow.model_values import CallSite, FunctionFlow, ModeFact
 from qlint.analysis.graphs import file_keys
@@ -67,6 +68,11 @@ _MODULES: dict[tuple, tuple[FileContext, ModelFlow, dict[int, FunctionFlow | Non
 # `_MAX_CANDIDATES`, as its text does).
 _LACKS = "text-lacks:"
 _UNUSED = "never-loads:"
+# A module whose every load of the name is, by its content alone, something of its own (a
+# local, a function it defines: `foreign_references`), for any helper of that name: the 19
+# ExecuTorch Arm scripts that each define and call their own `quantize_model` are read once,
+# not once per script checked.
+_OWN = "own-name:"
 # Parsed caller modules kept for the check, the most recently asked: a walk asks a module
 # again right after (its callers' callers), and a check that asks many holds all of them at
 # once otherwise (ExecuTorch's qualcomm/export_utils.py: 59 modules, ~15 MiB at the check's
@@ -119,6 +125,8 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
         try:
             refs = _references(ctx, path, key, func.name, keep_tree=True)
             calls = _calls_in(ctx, path, data, refs, func, target, index) if refs is not None else ()
+            if calls == [] and _own_only(ctx, path, data, func.name):
+                scan_memo.note_miss(path, _OWN + func.name, key)
         finally:
             # Not taken when the module was built before or names no caller: a module's whole
             # tree would otherwise stay with the worker until the next caller search.
@@ -146,6 +154,37 @@ def prescan(ctx: FileContext, names: list[str]) -> None:
         for name, needle in todo if data is not None else ():
             if needle not in data:
                 scan_memo.note_miss(path, _LACKS + name, key)
+
+
+def searchable(ctx: FileContext) -> bool:
+    """The file lies in a project whose other modules can be searched (a repository, or a
+    tree with a `pyproject.toml`; an installed package)."""
+    return _scan_root(ctx.path) is not None
+
+
+def named_in_text(ctx: FileContext, word: str) -> bool:
+    """Another module of the project holds `word` in its text (True when the project is not
+    known). One read of the project answers every later question about a module's callers:
+    a module whose file name no other module's text holds is imported by none of them (an
+    import, relative or not, a re-export, `importlib` all spell it), so none calls its
+    functions (ExecuTorch's Arm export scripts)."""
+    root = _scan_root(ctx.path)
+    if root is None:
+        return True
+    needle = word.encode()
+    own = os.path.abspath(ctx.path)
+    # A module created later that names it may import it.
+    ctx.project.record_listing(ctx.path, listing_dependency(root, True, [word]))
+    for path, key in project_keys(ctx, root).items():
+        if path == own or key is None or scan_memo.known_miss(path, _LACKS + word, key):
+            continue
+        data = file_keys.content_bytes(ctx.project, path, key, _MAX_BYTES)
+        if data is None:
+            continue
+        if needle in data:
+            return True
+        scan_memo.note_miss(path, _LACKS + word, key)
+    return False
 
 
 def paths_naming(ctx: FileContext, name: str) -> list[str] | None:
@@ -215,7 +254,7 @@ def _scan(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes, tupl
     for path, key in project_keys(ctx, root).items():
         if path == own or key is None or scan_memo.known_miss(path, _LACKS + name, key):
             continue
-        if not scan_memo.known_miss(path, _UNUSED + name, key):
+        if not scan_memo.known_miss(path, _UNUSED + name, key) and not scan_memo.known_miss(path, _OWN + name, key):
             data = file_keys.content_bytes(ctx.project, path, key, _MAX_BYTES)
             if data is None:
                 continue
@@ -254,7 +293,7 @@ def _calls_in(
     other, flow, analysed, memo = module
     asked = (target, func.name, ctx.path)
     if asked not in memo:
-        memo[asked] = _uses(other, target, func.name, ctx.path, refs)
+        memo[asked] = _uses(other, target, func, ctx.path, refs)
     uses = memo[asked]
     if uses is None:
         return None
@@ -273,13 +312,19 @@ def _calls_in(
         for callee_path, site in fn.foreign_calls:
             if callee_path != ctx.path or getattr(site.callee, "name", None) != func.name:
                 continue
-            if site.callee.lineno != func.lineno or id(site.call.func) not in refs:
+            if site.callee.lineno != func.lineno or id(site.ref) not in refs:
                 continue
-            matched.add(id(site.call.func))
+            matched.add(id(site.ref))
             found.append(_call(site, index, path, module, fn))
     if any(id(ref) not in matched for _, refs in uses for ref in refs.values()):
         return None  # named but not called where the analysis followed it
     return found
+
+
+def _own_only(ctx: FileContext, path: str, data: bytes, name: str) -> bool:
+    """`_uses` found every load of `name` in the module to be its own (content alone decided)."""
+    module = _module(ctx, path, data)
+    return module is not None and module[0].cache.get((_OWN, name), False)
 
 
 def _call(site: CallSite, index: int, path: str, module: tuple, fn: FunctionFlow) -> ProjectCall:
@@ -317,32 +362,48 @@ def _module(ctx: FileContext, path: str, data: bytes):
     return known
 
 
-def _uses(other: FileContext, target: str, name: str, helper_path: str, references: References):
+def _uses(other: FileContext, target: str, func: ast.AST, helper_path: str, references: References):
     """[(body, {id(reference): reference})] of the references to the helper in a module, or
     None when one may denote it but is not a plain reference (an alias of a re-export, an
-    attribute of an object). Only the statements on the rows its summary lists are walked."""
+    attribute of an object). Only the statements on the rows its summary lists are walked.
+    A call through an object that could not bind the helper's parameters (`compiled.export()`
+    for `def export(model, ...)`) would raise if it were the helper: it is not one."""
+    name = func.name
     names = references.names_for(name)
     rows = references.rows(names)
     out = []
+    own = names == {name}  # every load skipped for what the module's content alone says
     for body in bodies(other.tree, other.scope, other.cache):
         resolver = None
         refs: dict[int, ast.AST] = {}
+        called: dict[int, ast.Call] = {}
         for node in body.nodes(rows):
+            if isinstance(node, ast.Call):
+                called[id(node.func)] = node  # walked before its callee expression
+                continue
             named = node.id in names if isinstance(node, ast.Name) else getattr(node, "attr", None) == name
             if not named or not isinstance(getattr(node, "ctx", None), ast.Load):
                 continue
             if resolver is None:
                 resolver = Resolver(other.scope, other.project, other.optable, body.local, body.class_scope)
             ref = node
+            if isinstance(ref, ast.Name) and (ref.id in body.local or defines(body, ref.id)):
+                continue  # a local of that name: where it was bound from is a reference of its own
+            if isinstance(ref, ast.Name) and own_function(other, ref.id, body):
+                continue  # the module's own function of that name (scripts may share a module name)
+            own = False
             qual = resolver.qualname(ref)
+            if qual is None and isinstance(ref, ast.Name):
+                qual = imported_here(other, body, ref.id)  # `from m import f` inside the function
             if qual == target or _in_module(qual, name, other, helper_path):
                 refs[id(ref)] = ref
-            elif not _elsewhere(qual, name, other, helper_path):
+            elif not _elsewhere(qual, name, other, helper_path) and not cannot_bind(called.get(id(ref)), func):
                 return None
         if refs:
             if isinstance(body.node, ast.ClassDef):
                 return None  # called in a class body: no flow is analysed there
             out.append((body, refs))
+    other.cache[(_OWN, name)] = own and not out
     return out
 
 
@@ -398,4 +459,12 @@ def _star_sources(other: FileContext, path: str) -> list[str]:
     return found
 
 
-__all__ = ["ProjectCall", "each_project_call", "paths_naming", "prescan", "project_callers"]
+__all__ = [
+    "ProjectCall",
+    "each_project_call",
+    "named_in_text",
+    "paths_naming",
+    "prescan",
+    "project_callers",
+    "searchable",
+]

@@ -1,5 +1,6 @@
 """Lambdas handed to a higher-order helper that calls them on the model it is given
-(`callback_relays`), read where they are written, with their parameter bound to that model.
+(`callback_relays`), read where they are written, with their parameter bound to that model;
+named functions handed over the same way are calls of them (`relayed_functions`).
 
 `_replace_with_custom_fn_if_matches_filter(model, lambda mod: capture_and_prepare(mod, x),
 filter)` calls the lambda only on `model` or its submodules, which are in `model`'s mode: the
@@ -16,6 +17,7 @@ import weakref
 
 from qlint.analysis.flow.callback_relays import Relay, relays
 from qlint.analysis.flow.model_values import Env, Obj
+from qlint.analysis.flow.relayed_functions import may_name_function, relay_named
 from qlint.analysis.names.scope import parameter_args
 
 # Library internals whose helpers are never read for relays (their trees are not the project's).
@@ -30,21 +32,27 @@ class RelayedLambdas:
         self.depth = 0  # > 0 while a lambda's body is read: captures there get no fix
 
     def call(self, node: ast.Call, args: list[Obj | None], kwargs: dict, env: Env) -> None:
-        """Read the lambdas `node` hands to a relay helper, if it is one."""
-        if not any(isinstance(a, ast.Lambda) for a in node.args) and not any(
-            isinstance(k.value, ast.Lambda) for k in node.keywords
-        ):
+        """Read the lambdas `node` hands to a relay helper, if it is one; a named function
+        handed over is a call of it with the model (`relayed_functions`)."""
+        passed = [*node.args, *(k.value for k in node.keywords)]
+        named = [a for a in passed if isinstance(a, (ast.Name, ast.Attribute)) and may_name_function(self.sem, a)]
+        if not named and not any(isinstance(a, ast.Lambda) for a in passed):
             return
         func = self._definition(node.func)
         if func is None:
             return
         params = [a.arg for a in parameter_args(func, star=False)]
+        handed: dict[int, tuple[ast.expr, list]] = {}
         for relay in relays(func):
-            lam = _argument(node, relay.callback, params)
-            if not isinstance(lam, ast.Lambda):
-                continue
+            callback = _argument(node, relay.callback, params)
             model = _value(node, relay.model, params, args, kwargs)
-            self._read(lam, relay, model, env)
+            if isinstance(callback, ast.Lambda):
+                self._read(callback, relay, model, env)
+            elif any(callback is a for a in named):
+                given = (relay, model, _argument(node, relay.model, params))
+                handed.setdefault(id(callback), (callback, []))[1].append(given)
+        for callback, given in handed.values():
+            relay_named(self.sem, node, callback, given, env)
 
     def _read(self, lam: ast.Lambda, relay: Relay, model: Obj | None, env: Env) -> None:
         inner = env.copy()

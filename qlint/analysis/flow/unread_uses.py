@@ -5,6 +5,12 @@ The flow reads the calls in function bodies (`FunctionFlow.calls`); a helper nam
 passes models the flow never saw. Such a use is a caller that cannot be classified, as one in
 another module is (`project_callers`): the helper is judged as if its callers were unknown
 (issue 14, item 7), even when its other callers pass eval-mode models.
+
+A function nested in another one is found by its name too: it can leave the function that
+defines it only through a load of that name, so any load that is not a call the flow read
+(a callback, a return, a store, a lambda) is such a use. Only that function's bodies are
+read; in the functions it holds, a local of the same name is not told apart (erring
+towards "unknown callers" keeps the helper judged on its own).
 """
 
 from __future__ import annotations
@@ -15,27 +21,43 @@ from qlint.analysis.flow.model_values import FunctionFlow
 from qlint.analysis.names.functions import bodies
 
 _NAMES = frozenset({ast.Name})
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def unread_use(ctx, flows: list[FunctionFlow], func: ast.AST) -> bool:
-    """The module-level function `func` is named in its module other than as a call the flow read."""
+    """The module-level or nested function `func` is named in its module other than as a call
+    the flow read (a method: False, its uses are not found by name)."""
     name = getattr(func, "name", None)
-    if name is None or ctx.scope.functions.get(name) is not func:
-        return False  # a method or a nested function: its uses are not found by name
+    if name is None:
+        return False
     key = ("unread_use", id(func))
     known = ctx.cache.get(key)
     if known is not None:
         return known
-    read = {id(site.call.func) for flow in flows for site in flow.calls if site.callee is func}
     found = False
-    for body in bodies(ctx.tree, ctx.scope, ctx.cache):
-        if name in body.local:
-            continue  # a local of the same name
-        if any(n.id == name and isinstance(n.ctx, ast.Load) and id(n) not in read for n in body.nodes(kinds=_NAMES)):
-            found = True
-            break
+    every = bodies(ctx.tree, ctx.scope, ctx.cache)
+    outer = enclosing(ctx, func) if ctx.scope.functions.get(name) is not func else None
+    if outer is not None:
+        # Only the function that defines it (and what it holds) can name it.
+        every = [b for b in every if outer.lineno <= getattr(b.node, "lineno", 0) <= outer.end_lineno]
+    if ctx.scope.functions.get(name) is func or outer is not None:
+        read = {id(site.ref) for flow in flows for site in flow.calls if site.callee is func}
+        for body in every:
+            if name in body.local and outer is None:
+                continue  # a local of the same name
+            if any(n.id == name and type(n.ctx) is ast.Load and id(n) not in read for n in body.nodes(kinds=_NAMES)):
+                found = True
+                break
     ctx.cache[key] = found
     return found
 
 
-__all__ = ["unread_use"]
+def enclosing(ctx, func: ast.AST) -> ast.AST | None:
+    """The function whose body defines `func` (None: a class's or the module's)."""
+    for body in bodies(ctx.tree, ctx.scope, ctx.cache):
+        if isinstance(body.node, _FUNCS) and any(s is func for s in body.stmts):
+            return body.node
+    return None
+
+
+__all__ = ["enclosing", "unread_use"]

@@ -17,12 +17,19 @@ fullwidth `f` calls `f`), so in such a text every name counts as called.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Callable
 
 from qlint.analysis.context import FileContext
 
 _WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _BETWEEN = frozenset(" \t\f\r\n\\)")
+_WORD_OR_DOT = _WORD | {"."}
+# A dot and the name after it, with blanks, continuations and comments around the dot.
+# A comment runs to the row's end (the look-ahead): one way to match, so a row of `#`s does
+# not make the pattern backtrack exponentially.
+_DOT_NAME = re.compile(r"(?:[ \t\f\r\n\\]|#[^\n]*(?![^\n]))*\.(?:[ \t\f\r\n\\]|#[^\n]*(?![^\n]))*([A-Za-z_]\w*)")
 
 
 def may_call(text: str, name: str) -> bool:
@@ -47,6 +54,60 @@ def may_call(text: str, name: str) -> bool:
             if (i != -1 and i < end and text[i] == "(") or _partial_of(text, start):
                 return True
         start = text.find(name, start + 1)
+    return False
+
+
+def attributes_called(text: str, name: str) -> set[tuple[str, ...]]:
+    """The attribute paths the text may call on `name` (`gu.insert_op(...)`: `("insert_op",)`;
+    `pkg.graph_utils.insert_op(...)`: `("graph_utils", "insert_op")`), also as the first
+    argument of `partial(`: what the helper search resolves as functions of an imported module.
+    `name` is the head of the dotted name (not `x.name.f(...)`); blanks, line continuations and
+    comments may stand around each dot, as in brackets they can."""
+    text = _normalised(text)
+    out: set[tuple[str, ...]] = set()
+    end = len(text)
+    start = text.find(name)
+    while start != -1:
+        after = start + len(name)
+        if (start == 0 or text[start - 1] not in _WORD_OR_DOT) and (after == end or text[after] not in _WORD):
+            parts = []
+            pos = after
+            while (m := _DOT_NAME.match(text, pos)) is not None:
+                parts.append(m.group(1))
+                pos = m.end()
+            if parts and (_call_at(text, pos) or _partial_of(text, start)):
+                out.add(tuple(parts))
+        start = text.find(name, after)
+    return out
+
+
+def _normalised(text: str) -> str:
+    """The text as the parser reads identifiers (NFKC), once per text (asked per import)."""
+    global _NFKC
+    if text.isascii():
+        return text
+    if _NFKC is None or _NFKC[0] is not text:
+        _NFKC = (text, unicodedata.normalize("NFKC", text))
+    return _NFKC[1]
+
+
+_NFKC: tuple[str, str] | None = None
+
+
+def _call_at(text: str, i: int) -> bool:
+    """Whether a call's `(` follows at `i`, past blanks, comments, continuations and `)`."""
+    end = len(text)
+    while i < end:
+        c = text[i]
+        if c == "#":
+            i = text.find("\n", i)
+            if i == -1:
+                return False
+        elif c == "(":
+            return True
+        elif c not in _BETWEEN:
+            return False
+        i += 1
     return False
 
 

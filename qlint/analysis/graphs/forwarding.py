@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from qlint.analysis.graphs import file_keys
-from qlint.analysis.graphs.called_names import calls_memo, may_call
+from qlint.analysis.graphs.called_names import attributes_called, calls_memo, may_call
 from qlint.analysis.graphs.forwarding_facts import ForwardingFact, RemoteFunction, RemoteModule
 from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.names.resolver import Resolver, dotted_parts
@@ -84,6 +84,11 @@ class Forwarding:
         self._keys: dict[str, tuple | None] = {}
         self._recorded: set[str] = set()
         self.fact = ForwardingFact(fact_key, direct, needles, _calls)
+        # A module that names no sink can still hold helpers that hand a parameter on to
+        # another module's (`add_op(graph, op)` calling `a.insert(graph, op)`): read through
+        # this fact, computed only for such modules (not registered for every summary).
+        self.chain_fact = ForwardingFact(fact_key, direct, needles, _calls, gated=False)
+        self._index = None  # the project's wrapper-name index, where the check has one
 
     def module_scope(self, resolver: Resolver | None, module: str, requester: str) -> RemoteModule | None:
         """Another module of the project as its summary describes it, if it can hold a helper
@@ -100,9 +105,70 @@ class Forwarding:
                 self._trails[-1].extend((p, None) for p in (base + ".py", os.path.join(base, "__init__.py")))
             return None
         self._read(project, path)
-        if not _mentions(project, path, self.fact.key, self.holds_sink):
+        if _mentions(project, path, self.fact.key, self.holds_sink):
+            return project.module_fact(module, requester, self.fact)
+        if not self._forwards_on(project, path):
             return None
-        return project.module_fact(module, requester, self.fact)
+        if project.module_scope(module, requester) is None:
+            return None
+        return project.fact_at(path, self.chain_fact, register=False)
+
+    def _forwards_on(self, project, path: str) -> bool:
+        """Whether a module that names no sink may hand a parameter on to a function of a
+        module that does (a wrapper chain's link: `add_op(graph, op)` calling
+        `a.insert(graph, op)` or `gu.insert(graph, op)`), from texts alone: it calls a name
+        it imports (or a function of a module it imports) that a module naming a sink
+        defines with `def` (followed through re-exports). One link, not more: the module it
+        calls must name a sink itself (a bound that keeps this a question of texts, asked
+        once per module, whatever imports it). Classes it subclasses are not asked about: a
+        class of a module that names no sink holds no helper method of its own (in
+        ExecuTorch nearly every pass would otherwise be read through `ExportPass`)."""
+        key = ("chain", path, self.fact.key)
+        known = _IMPORTED.get(key)
+        if known is not None and self._valid(known[1]):
+            self._replay(known[1])
+            return bool(known[0])
+        self._trails.append([])
+        try:
+            found = self._links_to_a_sink(project, path)
+        finally:
+            trail = tuple(self._trails.pop())
+        if self._trails:
+            self._trails[-1].extend(trail)
+        if len(_IMPORTED) > 50_000:
+            _IMPORTED.clear()
+        _IMPORTED[key] = (found, (*trail, (path, self._key(path))))
+        return found
+
+    def _links_to_a_sink(self, project, path: str) -> bool:
+        text = project.text(path) or ""
+        memo: dict[str, bool] = {}
+        for name, full in text_imports(text, module_name_for(path), path):
+            if _torch(full):
+                continue
+            dotted = []
+            if name != full and (memo[name] if name in memo else memo.setdefault(name, may_call(text, name))):
+                dotted.append(full)  # `from a import insert`, called by name
+            dotted += [".".join([full, *tail]) for tail in sorted(attributes_called(text, name))]
+            for called in dotted:
+                if self._index is not None and not self._index.may_lead_to_function(called):
+                    continue
+                if self._defined_where_a_sink_is(project, called, path, 0):
+                    return True
+        return False
+
+    def _defined_where_a_sink_is(self, project, dotted: str, requester: str, depth: int) -> bool:
+        module, _, attr = dotted.rpartition(".")
+        where = self._find(module, requester) if module else None
+        if where is None or depth > _MAX_DEPTH:
+            return False
+        self._read(project, where)
+        defined, functions, imports = _names(project, where)
+        if attr in functions:
+            return _mentions(project, where, self.fact.key, self.holds_sink)
+        if attr in imports and attr not in defined:  # re-exported (a package's `__init__.py`)
+            return self._defined_where_a_sink_is(project, imports[attr], where, depth + 1)
+        return False
 
     def module_holding(
         self, resolver: Resolver | None, module: str, requester: str, name: str, function: bool = False
@@ -149,9 +215,10 @@ class Forwarding:
             self._recorded.update(p for p, _ in new)
             file_keys.record(self._project, self.own_path, new)
 
-    def forwarded_args(self, call: ast.Call, resolver: Resolver) -> list[ast.expr]:
-        """The arguments of `call` that a helper forwards to a sink ([] for other calls)."""
-        helper = self.resolve_helper(call, resolver)
+    def forwarded_args(self, call: ast.Call, resolver: Resolver, caller=None) -> list[ast.expr]:
+        """The arguments of `call` that a helper forwards to a sink ([] for other calls).
+        `caller`: the function the call is in, when `resolver.local` does not hold its names."""
+        helper = self.resolve_helper(call, resolver, caller)
         if helper is None:
             return []
         names = self.forwarded_params(helper.func, helper.scope, helper.class_scope, 0)
@@ -202,11 +269,11 @@ class Forwarding:
                     and depth < _MAX_DEPTH
                     and any(isinstance(a, ast.Name) and a.id in params for a in call_arguments(node))
                 ):
-                    helper = self.resolve_helper(node, resolver)
+                    helper = self.resolve_helper(node, resolver, func)
                     if helper is not None and helper.func is not func:
                         names = self.forwarded_params(helper.func, helper.scope, helper.class_scope, depth + 1)
                         if names:
-                            args = self.forwarded_args(node, resolver)
+                            args = self.forwarded_args(node, resolver, func)
                 found.update(a.id for a in args if isinstance(a, ast.Name) and a.id in params)
         if found:
             # A parameter rebound in the body no longer holds what the caller passed.
@@ -239,6 +306,8 @@ class Forwarding:
             kind, callee, positional, keywords = step
             if kind == "n":
                 helper = _module_function(self, None, scope, callee, 0)  # type: ignore[arg-type]
+            elif kind == "m":
+                helper = _module_attribute(self, None, scope, callee.split("."), 0)  # type: ignore[arg-type]
             elif class_scope is not None:
                 helper = _method(self, None, scope, class_scope, callee, 0)  # type: ignore[arg-type]
             else:
@@ -264,13 +333,19 @@ class Forwarding:
         self._record(deps)
 
     def helper_names(
-        self, scope: ModuleScope, resolver: Resolver, called: Callable[[str], bool] | None = None, index=None
+        self,
+        scope: ModuleScope,
+        resolver: Resolver,
+        called: Callable[[str], bool] | None = None,
+        index=None,
+        text: str | None = None,
     ) -> set[str]:
         """Names under which `scope` calls helpers of other modules: imported functions and
         methods its classes inherit from classes of other modules. With `called` (whether
         the module may call a name, see `called_names`), only imports it calls are asked about;
         with the project's `index` of wrapper names (`wrapper_index`), only those it holds."""
         self._project = resolver.project
+        self._index = index
         if index is not None:
             resolver.project.record_derived(scope.path, index.dependency, index.digest)
         # Names that cannot be helpers are passed over before the text is searched for calls of
@@ -288,7 +363,27 @@ class Forwarding:
                 if index is not None and not _may_lead_to_class(scope, base, index):
                     continue
                 names |= self._base_helpers(scope, base)
+        if text is not None:
+            names |= self._attribute_helpers(scope.path, scope.imports.items(), text, index)
         return names
+
+    def _attribute_helpers(self, path: str, imports, text: str, index, first: bool = False) -> set[str]:
+        """Names of the helpers the module calls as functions of the modules it imports
+        (`gu.insert_op(...)` after `import pkg.graph_utils as gu`): the attribute called, as
+        `callee_name` gives it. With `first`, the search stops at the first one."""
+        found: set[str] = set()
+        for name, full in imports:
+            if _torch(full) or name not in text:
+                continue
+            for tail in sorted(attributes_called(text, name)):
+                dotted = ".".join([full, *tail])
+                if tail[-1] in found or (index is not None and not index.may_lead_to_function(dotted)):
+                    continue
+                if self._imported_helper(RemoteModule(path, {tail[-1]: dotted}, {}, {}), tail[-1], dotted):
+                    found.add(tail[-1])
+                    if first:
+                        return found
+        return found
 
     def imports_helper(self, project, path: str, text: str, index=None) -> bool:
         """Whether the module with this text may call a helper of another module: it imports
@@ -299,6 +394,7 @@ class Forwarding:
         nothing, and the check would not look it up either. With the project's `index` of
         wrapper names (`wrapper_index`), only the names it holds are."""
         self._project = project
+        self._index = index
         imports = text_imports(text, module_name_for(path), path)
         if not imports:
             return False
@@ -330,7 +426,8 @@ class Forwarding:
                 return True
             if any(self._base_helpers(scope, list(parts)) for parts in bases):
                 return True
-        return False
+        # `gu.insert_op(...)`: the text names the imported module, then the function.
+        return bool(self._attribute_helpers(path, imports, text, index, first=True))
 
     def _imported_helper(self, scope, name: str, full: str) -> bool:
         if _not_a_project_name(name, full):
@@ -402,8 +499,8 @@ class Forwarding:
             names |= self._inherited_helpers(other, b, depth + 1)
         return names
 
-    def resolve_helper(self, call: ast.Call, resolver: Resolver) -> Helper | None:
-        return _resolve_helper(self, call, resolver)
+    def resolve_helper(self, call: ast.Call, resolver: Resolver, caller=None) -> Helper | None:
+        return _resolve_helper(self, call, resolver, caller)
 
     def find_helpers(
         self,
@@ -412,6 +509,7 @@ class Forwarding:
         resolver: Resolver,
         called: Callable[[str], bool] | None = None,
         index=None,
+        text: str | None = None,
     ):
         """Names under which the module of `scope` calls helpers: its own functions and
         methods that forward to a sink, functions it imports and methods its classes inherit
@@ -419,15 +517,19 @@ class Forwarding:
 
         `called`: whether the module may call a name (`called_names`). An imported helper the
         module never calls is left out: its name only matters at a call (`callee_name`), and
-        finding out would read the modules it comes from."""
+        finding out would read the modules it comes from. `text`: the module's, where it calls
+        functions of the modules it imports (`gu.insert_op(...)`)."""
         self._project = resolver.project
         functions = [(f, None) for f in scope.functions.values()]
         functions += [(m, cls) for cls in scope.classes.values() for m in cls.methods.values()]
         helpers: set[str] = set()
+        # Other modules' helpers first: a function of this module that hands its parameter
+        # on to one of them (`insert_op(graph, op)`, `gu.insert_op(...)`) is a helper too.
+        imported = self.helper_names(scope, resolver, called, index, text)
         # A helper of this module calls a sink or another helper on one of its rows: only
         # those functions are read, and each new helper's name can make another one a helper.
         while True:
-            rows = sorted(lines_containing(*sorted(set(self.needles) | helpers)))
+            rows = sorted(lines_containing(*sorted(set(self.needles) | helpers | imported)))
             new = {
                 func.name
                 for func, cls in functions
@@ -438,7 +540,7 @@ class Forwarding:
             if not new:
                 break
             helpers |= new
-        self.helpers = frozenset(helpers | self.helper_names(scope, resolver, called, index))
+        self.helpers = frozenset(helpers | imported)
         return self.helpers
 
 
@@ -562,23 +664,49 @@ def _mentions(project, path: str, kind: str, holds_sink: Callable[[str], bool]) 
     return found[1]
 
 
-def _resolve_helper(fw: Forwarding, call: ast.Call, resolver: Resolver) -> Helper | None:
+def _resolve_helper(fw: Forwarding, call: ast.Call, resolver: Resolver, caller=None) -> Helper | None:
     """The function a call runs, when it is one of the project's: `f(...)` for a function of
     the module or imported from another of its modules, `self.m(...)`/`cls.m(...)` for a
-    method of the enclosing class or its bases."""
+    method of the enclosing class or its bases, `gu.f(...)` for a function of a module the
+    module imports (`import pkg.graph_utils as gu`, `from pkg import graph_utils as gu`)."""
     func = call.func
     if isinstance(func, ast.Name):
         if func.id in resolver.local:
             return None
         return _module_function(fw, resolver, resolver.scope, func.id, 0)
-    if (
-        isinstance(func, ast.Attribute)
-        and isinstance(func.value, ast.Name)
-        and func.value.id in ("self", "cls")
-        and resolver.class_scope is not None
-    ):
+    if not isinstance(func, ast.Attribute):
+        return None
+    if isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
+        if resolver.class_scope is None:
+            return None
         return _method(fw, resolver, resolver.scope, resolver.class_scope, func.attr, 0)
-    return None
+    parts = dotted_parts(func)
+    if parts is None or parts[0] not in resolver.scope.imports or parts[0] in resolver.local:
+        return None
+    if caller is not None and parts[0] in function_assigns(caller):
+        return None  # a parameter or local named like the imported module
+    return _module_attribute(fw, resolver, resolver.scope, parts, 0)
+
+
+def _module_attribute(fw: Forwarding, resolver, scope, parts: list[str], depth: int) -> Helper | None:
+    """`m.f(...)` (`parts`: the callee's dotted name) where `m` names a module of the project
+    imported by `scope`: that module's function `f`, as an imported `f` would be found. A name
+    the module also defines itself is none of its imports' modules."""
+    head = scope.imports.get(parts[0])
+    if head is None or parts[0] in scope.functions or parts[0] in scope.classes:
+        return None
+    full = ".".join([head, *parts[1:]])
+    if _torch(full):
+        return None
+    module, _, attr = full.rpartition(".")
+    other = fw.module_holding(resolver, module, scope.path, attr, function=True)
+    if other is None or other is scope:
+        return None
+    return _module_function(fw, resolver, other, attr, depth + 1)
+
+
+def _torch(full: str) -> bool:
+    return full == "torch" or full.startswith(("torch.", "builtins."))
 
 
 def _module_function(fw: Forwarding, resolver: Resolver, scope: ModuleScope, name: str, depth: int) -> Helper | None:

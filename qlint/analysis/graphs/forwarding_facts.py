@@ -29,14 +29,16 @@ from typing import Any
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
 
-_VERSION = 1
+_VERSION = 2
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 # One step of a function body, in call order:
 # (params,)                           a sink call that these parameters reach directly
-# ("n" | "s", callee, positional, keywords)  a call of `callee(...)` ("n") or `self.callee(...)`
-#     ("s"), positional: the parameter each position passes (None: something else; empty
-#     after a `*args`), keywords: (keyword, parameter) pairs.
+# ("n" | "s" | "m", callee, positional, keywords)  a call of `callee(...)` ("n"),
+#     `self.callee(...)` ("s") or `m.f(...)` ("m", callee "m.f": a function of an imported
+#     module; not when the function binds `m` itself), positional: the parameter each
+#     position passes (None: something else; empty after a `*args`), keywords: (keyword,
+#     parameter) pairs.
 Step = tuple
 
 
@@ -90,14 +92,18 @@ class ForwardingFact:  # a SummaryFact
         direct: Callable[[ast.Call, Resolver], Iterator[ast.expr]],
         needles: tuple[str, ...],
         calls: Callable[[ast.AST], Iterator[ast.Call]],
+        gated: bool = True,
     ):
-        self.key = f"forwarding/{_VERSION}/{key}"
+        # `gated`: a module whose text holds no needle holds no helper of its own (None);
+        # without, every module is read (those on a wrapper chain, asked one by one).
+        self.key = f"forwarding/{_VERSION}/{key}" + ("" if gated else "/chain")
+        self._gated = gated
         self._direct = direct
         self._needles = needles
         self._calls = calls
 
     def compute(self, tree: ast.Module, scope: ModuleScope, text: str) -> Any:
-        if not any(n in text for n in self._needles):
+        if self._gated and not any(n in text for n in self._needles):
             return None
         functions = {name: self._function(f, scope, None) for name, f in scope.functions.items()}
         classes = {
@@ -115,6 +121,7 @@ class ForwardingFact:  # a SummaryFact
         steps: list[list] = []
         if named:
             resolver = Resolver(scope, _NO_PROJECT, None, class_scope=cls)  # type: ignore[arg-type]
+            bound = None  # the names the function binds (parameters included), when asked
             for node in self._calls(func):
                 args = list(self._direct(node, resolver))
                 if args:
@@ -134,6 +141,11 @@ class ForwardingFact:  # a SummaryFact
                     and cls is not None
                 ):
                     kind, name = "s", callee.attr
+                elif (parts := dotted_parts(callee)) and parts[0] in scope.imports:
+                    bound = function_assigns(func) if bound is None else bound
+                    if parts[0] in bound:
+                        continue  # a parameter or local named like the imported module
+                    kind, name = "m", ".".join(parts)
                 else:
                     continue  # resolves to no helper
                 starred = any(isinstance(a, ast.Starred) for a in node.args)
@@ -190,7 +202,7 @@ def _load_function(path: str, qual: str, value: Any) -> RemoteFunction:
             out.append((tuple(step[0]),))
             continue
         kind, callee, positional, keywords = step
-        if kind not in ("n", "s") or not isinstance(callee, str) or not isinstance(positional, list):
+        if kind not in ("n", "s", "m") or not isinstance(callee, str) or not isinstance(positional, list):
             raise TypeError("bad call step")
         if not all(p is None or isinstance(p, str) for p in positional):
             raise TypeError("bad positions")

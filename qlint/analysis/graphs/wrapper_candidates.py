@@ -7,8 +7,9 @@ lookups it saves (ExecuTorch: 233 modules). A superset does as well, and the tex
 The search (`Forwarding.forwarded_params`) calls a function a wrapper when one of its
 parameters is, as a bare name, the target of an insertion in its own code
 (`x.call_function(op, ...)`, `x.create_node("call_function", op, ...)`) or an argument of a
-call of another wrapper (by its name, an import's new name, or `self.<method>`; the search
-resolves no other attribute call, `super().m(...)` included). So a
+call of another wrapper (by its name, an import's new name, `self.<method>`, or `m.<name>` where
+`m` heads a dotted name the module imports, as `gu.insert_op` after `import pkg.graph_utils as
+gu`; the search resolves no other attribute call, `super().m(...)` included). So a
 function is a candidate when a call it spans, of either kind, has one of its parameters as a
 whole argument (any argument: a superset of the target), to a fixpoint over the names found;
 a class is one when a function it spans is, or its bases name a candidate class (it
@@ -24,9 +25,10 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from qlint.analysis.graphs.insertions import AFTER_DOT
+from qlint.analysis.names.text_imports import text_imports
 
 _HEADER = re.compile(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+(\w+)", re.M)
 _INSERT = re.compile(r"\b(?:call_function|create_node)\b")
@@ -38,6 +40,11 @@ _BARE = re.compile(r"^\s*(?:\*{1,2}\s*)?(?:\w+\s*=\s*)?[(\s]*(\w+)[)\s]*$")
 _DEFINED = re.compile(r"(?:^|\W)(?:def|class)[ \t]+$")
 _ATTRIBUTE = re.compile(r"\.\s*$")
 _OWN = re.compile(r"(?<![\w.])(?:self|cls)\s*\.\s*$")
+# The dotted name before a called attribute (`gu.`, `pkg . graph_utils .`), from its head;
+# blanks and continuations may stand around each dot (comments are blanked already).
+_HEAD = re.compile(r"(?<![\w.])([A-Za-z_]\w*)(?:[\s\\]*\.[\s\\]*[A-Za-z_]\w*)*[\s\\]*\.[\s\\]*\Z")
+# Relative imports resolve from a module this deep (only the names they bind are read).
+_ANY_MODULE = ".".join(["_"] * 32)
 _KEYWORD = re.compile(r"^\s*(\w+)\s*=(?!=)")
 _BRACKETS = re.compile(r"[()\[\]{}]")
 
@@ -47,9 +54,11 @@ Span = tuple[str, str, int, int, int, tuple[int, ...]]  # kind, name, start, end
 class ModuleText:
     """An inserting module's text (strings and comments blanked), with its `def`/`class` spans."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, path: str = ""):
+        self.path = path
         self.masked = _masked(text)
         self._params: dict[int, frozenset[str]] = {}
+        self._imported: frozenset[str] | None = None  # the names its imports bind, when asked
         headers = list(_HEADER.finditer(self.masked))
         ends = [len(self.masked)] * len(headers)
         open_: list[tuple[int, int]] = []  # (indent, index) of the headers still open
@@ -128,7 +137,8 @@ class ModuleText:
         return _bare(positional[position]) if len(positional) > position else frozenset()
 
     def calls_of(self, patterns: list[tuple[str, re.Pattern]]) -> list[tuple[int, frozenset[str] | None]]:
-        """(offset, whole arguments) of every call of one of the names (`f(...)`, `x.f(...)`)."""
+        """(offset, whole arguments) of every call of one of the names (`f(...)`, `self.f(...)`,
+        `m.f(...)` with `m` imported)."""
         out = []
         text = self.masked
         for name, pattern in patterns:
@@ -138,10 +148,20 @@ class ModuleText:
                 before = text[max(0, m.start() - 12) : m.start()]
                 if before[-1:].isalnum() or before.endswith("_") or _DEFINED.search(before):
                     continue  # another name, or the `def`/`class` row naming it
-                if _ATTRIBUTE.search(before) and not _OWN.search(before):
+                if _ATTRIBUTE.search(before) and not _OWN.search(before) and not self._of_import(m.start()):
                     continue  # `x.f(...)`, `super().f(...)`: the search resolves no helper there
                 out.append((m.start(), self._arguments(m.end())))
         return out
+
+    def _of_import(self, at: int) -> bool:
+        """Whether the dotted name ending at `at` (`gu.` of `gu.f`, `pkg.graph_utils.` of
+        `pkg.graph_utils.f`) starts at a name the module imports."""
+        head = _HEAD.search(self.masked, max(0, at - 300), at)
+        if head is None:
+            return False
+        if self._imported is None:
+            self._imported = frozenset(name for name, _ in text_imports(self.masked, _ANY_MODULE, "m.py"))
+        return head.group(1) in self._imported
 
 
 def _called(names: Iterable[str]) -> list[tuple[str, re.Pattern]]:
@@ -149,11 +169,23 @@ def _called(names: Iterable[str]) -> list[tuple[str, re.Pattern]]:
     return [(name, re.compile(re.escape(name) + r"\b(?=[\s\\)]*\()")) for name in sorted(names)]
 
 
-def candidates(modules: list[ModuleText], renames: list[tuple[str, str]]) -> tuple[set[str], set[str]]:
+def candidates(
+    modules: list[ModuleText], renames: list[tuple[str, str]], more: Callable[..., list[ModuleText]] | None = None
+) -> tuple[set[str], set[str]]:
     """(function names, class names) that may be wrappers, with the names `renames` (`X as
-    Y` pairs) bind them to."""
+    Y` pairs) bind them to. `modules`: those that insert; `more(new, known, paths)`: the
+    modules that insert nothing but may call one of the `new` functions found at the level
+    of an inserting module (at one of `paths`), among all those `known` (wrapper chains:
+    `add_op(graph, op)` handing `op` on to `a.insert`, or to `gu.insert`), each read from
+    then on as the inserting ones are. As in the helper search (`Forwarding._forwards_on`),
+    a chain has one such link: a module that inserts nothing is read for the functions of
+    inserting modules it calls, not for those of other modules read for that reason, nor for
+    the classes it subclasses."""
+    inserting = len(modules)
+    modules = list(modules)
     functions: set[str] = set()
     classes: set[str] = set()
+    toplevel: set[str] = set()  # the functions a module defines at its level (importable)
     marked: list[set[int]] = [set() for _ in modules]  # per module, the spans found so far
     by_source: dict[str, set[str]] = {}
     for source, target in renames:
@@ -163,7 +195,9 @@ def candidates(modules: list[ModuleText], renames: list[tuple[str, str]]) -> tup
     while True:
         new_functions: set[str] = set()
         new_classes: set[str] = set()
-        for module, found, calls in zip(modules, marked, sites, strict=True):
+        new_toplevel: set[str] = set()
+        defining: dict[int, ModuleText] = {}  # the modules defining them
+        for at, (module, found, calls) in enumerate(zip(modules, marked, sites, strict=True)):
             if not calls:
                 continue
             calls.sort(key=lambda site: site[0])
@@ -178,6 +212,9 @@ def candidates(modules: list[ModuleText], renames: list[tuple[str, str]]) -> tup
                 if params and any(passed is None or passed & params for _, passed in calls[first:last]):
                     found.add(i)
                     new_functions.add(name)
+                    if not outer and at < inserting:
+                        new_toplevel.add(name)
+                        defining[id(module)] = module
                     # A method of the class it lies in directly (a function's own classes are
                     # not importable, nor are a class's nested ones' methods its own).
                     if outer and outer[-1] not in found and module.spans[outer[-1]][0] == "class":
@@ -197,12 +234,22 @@ def candidates(modules: list[ModuleText], renames: list[tuple[str, str]]) -> tup
             known = _closure(classes | new_classes, by_source)
         new_functions = _closure(new_functions, by_source) - functions
         new_classes = _closure(new_classes, by_source) - classes
+        new_toplevel = _closure(new_toplevel, by_source) - toplevel
         if not new_functions and not new_classes:
             return functions, classes
         functions |= new_functions
         classes |= new_classes
+        toplevel |= new_toplevel
         patterns = _called(new_functions)
         sites = [module.calls_of(patterns) for module in modules]
+        added = more(new_toplevel, toplevel, [m.path for m in defining.values()]) if more and new_toplevel else []
+        if added:
+            # Their calls of every name found so far (the modules read before were searched
+            # for the earlier names in earlier rounds).
+            known = _called(functions)
+            modules.extend(added)
+            marked.extend(set() for _ in added)
+            sites.extend(module.inserting + module.calls_of(known) for module in added)
 
 
 def _bare(piece: str) -> frozenset[str]:

@@ -178,6 +178,7 @@ def build(root: str, store=None, listed: dict[str, Listing] | None = None) -> Wr
     stats: dict[str, tuple[int, int] | None] = {}
     sinks: list[ModuleText] = []
     renames: list[tuple[str, str]] = []
+    chains = _Chains()
     for path in files:
         try:
             st = os.stat(path)
@@ -195,12 +196,116 @@ def build(root: str, store=None, listed: dict[str, Listing] | None = None) -> Wr
             except DecodeError:
                 continue
             if calls_inserting(text):
-                sinks.append(ModuleText(text))
-    functions, classes = candidates(sinks, renames)
+                sinks.append(ModuleText(text, path))
+                continue
+        chains.add(path, data)
+    functions, classes = candidates(sinks, renames, chains.more)
     record = wrapper_record.Record(root, functions, classes, stats)
     if store is not None:
         store.save(record)
     return WrapperIndex(root, record.functions, record.classes, record.digest)
+
+
+class _Chains:
+    """The modules that insert nothing, for `candidates` to read those on a wrapper chain:
+    a module whose functions hand a parameter on to a wrapper function of another module
+    imports it, or the module defining it (`gu.insert_op`), so its import statements name
+    one or the other (a package's `__init__.py` by the package's name). Only the words of
+    every module's import statements are kept (an inverted index); a module they match,
+    whose text holds one of the names found so far, is read again."""
+
+    def __init__(self):
+        self.paths: list[str] = []
+        self.words: dict[bytes, list[int]] = {}
+        self._asked: set[str] = set()  # the stems and names whose modules were looked up
+        # Matched, but held no name found so far: their bytes, tested again for new names
+        # (ExecuTorch: ~600 modules, a few MiB while the index is made).
+        self._matched: dict[int, bytes] = {}
+        self._read: set[int] = set()
+        self.count = 0  # modules read again (`more`), for the benchmarks
+
+    def add(self, path: str, data: bytes) -> None:
+        i = len(self.paths)
+        self.paths.append(path)
+        for word in _import_words(data):
+            self.words.setdefault(word, []).append(i)
+
+    def more(self, new: set[str], known: set[str], defining: list[str]) -> list[ModuleText]:
+        """The modules not read yet that may call one of the `new` names (by name, or as
+        `m.name` of one of the modules `defining` them), among those that hold one of the
+        `known` names."""
+        wanted = (new | {_stem(p) for p in defining}) - self._asked
+        self._asked |= wanted
+        fresh = set().union(*(self.words.get(w.encode(), ()) for w in wanted)) - self._read - self._matched.keys()
+        # A module matched before held none of the names known then: only the new ones can
+        # be in it now.
+        tests = [(i, known) for i in sorted(fresh)] + [(i, new) for i in sorted(self._matched)]
+        out = []
+        for i, names in tests:
+            path = self.paths[i]
+            try:
+                data = self._matched.get(i)
+                if data is None:
+                    with open(path, "rb") as fh:
+                        data = fh.read()
+                text = decode_source(data) if _names_any(data, names) else None
+            except (OSError, DecodeError):
+                continue
+            if text is None:
+                self._matched[i] = data  # a name found later may be in it
+                continue
+            self._matched.pop(i, None)
+            self._read.add(i)
+            self.count += 1
+            out.append(ModuleText(text, path))
+        return out
+
+
+def _names_any(data: bytes, names: set[str]) -> bool:
+    """Whether the text holds one of the names as a whole word."""
+    for name in names:
+        word = name.encode()
+        if word in data and re.search(rb"(?<!\w)" + re.escape(word) + rb"(?!\w)", data):
+            return True
+    return False
+
+
+def _stem(path: str) -> str:
+    """The last part of the module's dotted name (a package's, for its `__init__.py`)."""
+    base = os.path.splitext(os.path.basename(path))[0]
+    return os.path.basename(os.path.dirname(path)) if base == "__init__" else base
+
+
+_WORD = re.compile(rb"\w+")
+
+
+def _import_words(data: bytes) -> set[bytes]:
+    """The words of every row holding `import` (a superset of the import statements: prose
+    too), with the rows a bracket or line continuations carry the statement over."""
+    out: set[bytes] = set()
+    end = len(data)
+    at = data.find(b"import")
+    while at != -1:
+        start = data.rfind(b"\n", 0, at) + 1
+        while start > 1 and _continued(data, start - 1):  # `from pkg \` on the row before
+            start = data.rfind(b"\n", 0, start - 1) + 1
+        stop = data.find(b"\n", at)
+        stop = end if stop == -1 else stop
+        if data.find(b"(", at, stop) != -1 and data.find(b")", at, stop) == -1:
+            close = data.find(b")", stop)
+            stop = end if close == -1 else close
+        while stop < end and _continued(data, stop):
+            nxt = data.find(b"\n", stop + 1)
+            stop = end if nxt == -1 else nxt
+        out.update(_WORD.findall(data, start, stop))
+        at = data.find(b"import", stop)
+    return out
+
+
+def _continued(data: bytes, newline: int) -> bool:
+    """Whether the row ending at the `\n` at `newline` ends with a line continuation."""
+    before = data[max(0, newline - 2) : newline]
+    return before.endswith(b"\\") or before == b"\\\r"
 
 
 # `as` and the name it binds (led by the literal: searched fast); the name before it is read

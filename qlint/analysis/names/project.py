@@ -440,11 +440,14 @@ class ProjectIndex:
             return None
         return self.fact_at(path, fact) if path is not None else None
 
-    def fact_at(self, path: str, fact: SummaryFact, keep_tree: bool = False) -> Any:
+    def fact_at(self, path: str, fact: SummaryFact, keep_tree: bool = False, register: bool = True) -> Any:
         """`fact` about the module at `path` as its summary holds it (None: it does not parse).
         With `keep_tree`, a tree parsed now for the summary is kept for `take_tree`: a reader
-        that builds the module's tree next (`project_callers`) does not parse it again."""
-        self.register_fact(fact)
+        that builds the module's tree next (`project_callers`) does not parse it again.
+        Without `register`, the fact is computed for this module only (when asked), not for
+        every module summarised from now on."""
+        if register:
+            self.register_fact(fact)
         if keep_tree:
             self._kept_tree = None
         entry = self._entry(os.path.abspath(path), keep_tree, fact)
