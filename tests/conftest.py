@@ -39,8 +39,13 @@ def alone(name: str = "snippet.py") -> str:
     return str(_ALONE[0] / name)
 
 
-def lint(source: str, path: str = "snippet.py", select=("QL",), overlay=None, preview: bool = False, **options):
-    """Diagnostics for a dedented snippet; `overlay` adds other project files (path -> text)."""
+def lint(source: str, path: str | None = None, select=("QL",), overlay=None, preview: bool = False, **options):
+    """Diagnostics for a dedented snippet; `overlay` adds other project files (path -> text).
+
+    Without a path the snippet lies alone in an empty repository (`overlay` paths stay
+    relative to the working directory, so with one it is `snippet.py` there)."""
+    if path is None:
+        path = "snippet.py" if overlay else alone()
     source = textwrap.dedent(source)
     project = ProjectIndex({os.path.abspath(p): textwrap.dedent(t) for p, t in (overlay or {}).items()})
     result = check_source(source, os.path.abspath(path), settings_for(select, preview, **options), project)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from qlint.diagnostic import Applicability
-from tests.conftest import alone, codes, fix, lint
+from tests.conftest import codes, fix, lint
 
 HEAD = """\
 import torch
@@ -18,7 +18,7 @@ from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e, 
 
 
 def ql201(src: str, head: str = HEAD):
-    return lint(head + textwrap.dedent(src), path=alone(), select=("QL201",))
+    return lint(head + textwrap.dedent(src), select=("QL201",))
 
 
 def fixed(src: str, head: str = HEAD, unsafe: bool = False, select=("QL201",)) -> str:
@@ -426,7 +426,7 @@ def main(quantizer, x, bundle):
     {call}
     quantize(torch.nn.Linear(2, 2).eval(), quantizer, x)
 """
-    assert lint(HEAD + src, path=alone(), select=("QL201",)) == []
+    assert lint(HEAD + src, select=("QL201",)) == []
 
 
 # -- fix safety: whose object `.eval()` changes ---------------------------------------------

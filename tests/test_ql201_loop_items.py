@@ -17,7 +17,7 @@ import textwrap
 import pytest
 
 from qlint.analysis.flow.loop_items import UNREAD, followed_names, split
-from tests.conftest import alone, lint
+from tests.conftest import lint
 
 HEAD = """\
 import torch
@@ -46,7 +46,7 @@ CAPTURE_ROW = HEAD.count("\n")  # the `return prepare_pt2e(...)` line
 
 
 def ql201(caller: str):
-    return lint(HEAD + "\n\n" + textwrap.dedent(caller), path=alone(), select=("QL201",))
+    return lint(HEAD + "\n\n" + textwrap.dedent(caller), select=("QL201",))
 
 
 QUIET = {

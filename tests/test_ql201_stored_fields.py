@@ -17,7 +17,7 @@ import pytest
 
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
-from tests.conftest import alone, lint, settings_for
+from tests.conftest import lint, settings_for
 
 HEAD = """\
 from dataclasses import dataclass
@@ -56,7 +56,7 @@ CAPTURE_ROW = HEAD.count("\n")
 
 
 def ql201(caller: str, head: str = HEAD):
-    return lint(head + "\n\n" + textwrap.dedent(caller), path=alone(), select=("QL201",))
+    return lint(head + "\n\n" + textwrap.dedent(caller), select=("QL201",))
 
 
 @pytest.mark.parametrize(
