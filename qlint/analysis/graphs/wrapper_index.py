@@ -36,6 +36,7 @@ from qlint.analysis.names.content_keys import content_key
 from qlint.analysis.names.import_paths import _install_dir
 from qlint.analysis.names.modules import import_root
 from qlint.analysis.names.package_map import project_root
+from qlint.analysis.names.references import spells
 from qlint.analysis.project_files import Listing, disk_files, links_out
 from qlint.analysis.skipped_dirs import SKIP_DIRS
 from qlint.source import DecodeError, decode_source
@@ -262,12 +263,8 @@ class _Chains:
 
 
 def _names_any(data: bytes, names: set[str]) -> bool:
-    """Whether the text holds one of the names as a whole word."""
-    for name in names:
-        word = name.encode()
-        if word in data and re.search(rb"(?<!\w)" + re.escape(word) + rb"(?!\w)", data):
-            return True
-    return False
+    """Whether the text holds one of the names as a whole identifier."""
+    return any(name.encode() in data and spells(data, name) for name in names)
 
 
 def _stem(path: str) -> str:
