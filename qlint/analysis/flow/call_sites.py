@@ -13,7 +13,6 @@ makes the answer None: its callers are not all known.
 from __future__ import annotations
 
 import ast
-import os
 from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from qlint.analysis.flow.project_callers import (
 )
 from qlint.analysis.flow.unread_uses import enclosing, unread_use
 from qlint.analysis.names.functions import Body, bodies
+from qlint.analysis.names.modules import module_stem
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope
 
@@ -152,9 +152,7 @@ def _imported_elsewhere(ctx: FileContext) -> bool:
     it may import it (`project_callers.named_in_text`)."""
     found = ctx.cache.get("call_sites.imported_elsewhere")
     if found is None:
-        stem = os.path.splitext(os.path.basename(ctx.path))[0]
-        if stem == "__init__":
-            stem = os.path.basename(os.path.dirname(os.path.abspath(ctx.path)))
+        stem = module_stem(ctx.path)
         # One read of the project for the file name and the names a walk up may ask about.
         prescan(ctx, [stem, *_chain_names(ctx)])
         found = ctx.cache["call_sites.imported_elsewhere"] = named_in_text(ctx, stem)

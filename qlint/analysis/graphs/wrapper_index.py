@@ -34,7 +34,7 @@ from qlint.analysis.graphs.insertions import calls_inserting, wrapper_search
 from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
 from qlint.analysis.names.content_keys import content_key
 from qlint.analysis.names.import_paths import _install_dir
-from qlint.analysis.names.modules import import_root
+from qlint.analysis.names.modules import import_root, module_stem
 from qlint.analysis.names.package_map import project_root
 from qlint.analysis.names.references import spells
 from qlint.analysis.project_files import Listing, disk_files, links_out
@@ -235,7 +235,7 @@ class _Chains:
         """The modules not read yet that may call one of the `new` names (by name, or as
         `m.name` of one of the modules `defining` them), among those that hold one of the
         `known` names."""
-        wanted = (new | {_stem(p) for p in defining}) - self._asked
+        wanted = (new | {module_stem(p) for p in defining}) - self._asked
         self._asked |= wanted
         fresh = set().union(*(self.words.get(w.encode(), ()) for w in wanted)) - self._read - self._matched.keys()
         # A module matched before held none of the names known then: only the new ones can
@@ -265,12 +265,6 @@ class _Chains:
 def _names_any(data: bytes, names: set[str]) -> bool:
     """Whether the text holds one of the names as a whole identifier."""
     return any(name.encode() in data and spells(data, name) for name in names)
-
-
-def _stem(path: str) -> str:
-    """The last part of the module's dotted name (a package's, for its `__init__.py`)."""
-    base = os.path.splitext(os.path.basename(path))[0]
-    return os.path.basename(os.path.dirname(path)) if base == "__init__" else base
 
 
 _WORD = re.compile(rb"\w+")

@@ -35,6 +35,14 @@ def module_name_for(path: str) -> str | None:
     return ".".join(reversed(parts)) or None
 
 
+def module_stem(path: str) -> str:
+    """The last part of the file's dotted name: its file name, or its package's directory for
+    an `__init__.py` (the word another module's import of it must spell)."""
+    path = os.path.abspath(path)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return os.path.basename(os.path.dirname(path)) if stem == "__init__" else stem
+
+
 def import_root(path: str) -> str:
     """The directory from which the file's top-level package (or the file itself) imports."""
     return _import_root_of(os.path.dirname(os.path.abspath(path)))
