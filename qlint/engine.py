@@ -215,6 +215,7 @@ def _check_source(
                     result.errors.append(internal_error(path, rule, exc))
         finally:
             project.end_check()
+            ctx.release()
         result.dependencies = project.dependencies_of(path)
 
     # Tokenizing for comments is the slowest step on big files: only when it can matter.

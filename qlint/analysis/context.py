@@ -44,6 +44,15 @@ class FileContext:
     def scope(self) -> ModuleScope:
         return ModuleScope.build(self.tree, self.module, self.path)
 
+    def release(self) -> None:
+        """Drop what the analyses kept on the context once the check is over. Several of them
+        hold the context they were built from (the context's cache holds them back), a cycle
+        that keeps the whole tree and every analysis alive until the cyclic collector finds it:
+        on a 4,300-line module that collection took a fifth of the next check. Without the
+        cycle everything goes by reference counting the moment the check returns."""
+        self.cache.clear()
+        self.__dict__.pop("scope", None)
+
     def lines_containing(self, *needles: str) -> frozenset[int]:
         """Rows on which any of the substrings occurs: rules walk expressions only there."""
         key = ("lines", needles)
