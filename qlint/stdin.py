@@ -14,11 +14,11 @@ import os
 import sys
 import tokenize
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from qlint.diagnostic import Diagnostic
 from qlint.settings import Settings
 from qlint.source import DecodeError, decode_source
+from qlint.value_classes import field, value_class
 
 STDIN = "-"
 
@@ -45,7 +45,7 @@ def buffer_path(stdin_filename: str | None) -> str:
     return os.path.abspath(stdin_filename) if stdin_filename else os.path.abspath(STDIN)
 
 
-@dataclass
+@value_class
 class StdinOutcome:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)

@@ -10,16 +10,16 @@ import ast
 import io
 import re
 import tokenize
-from dataclasses import dataclass, field
 
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Range
+from qlint.value_classes import field, value_class
 
 _LINE = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _FILE = re.compile(r"#\s*qlint\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _CODE = re.compile(r"[A-Z]+[0-9]+")
 
 
-@dataclass
+@value_class
 class NoqaComment:
     row: int
     col: int  # where `#` starts (code points)
@@ -29,7 +29,7 @@ class NoqaComment:
     used: set[str] = field(default_factory=set)
 
 
-@dataclass
+@value_class
 class Suppressions:
     lines: dict[int, NoqaComment] = field(default_factory=dict)
     file_codes: tuple[str, ...] | None = None

@@ -8,7 +8,6 @@ cache can tell when a finding depends on another file.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -16,6 +15,7 @@ from qlint.analysis.names.scope import ModuleScope
 from qlint.diagnostic import Diagnostic, Fix, Range, RelatedInfo
 from qlint.evidence import Evidence
 from qlint.source import LineIndex
+from qlint.value_classes import field, value_class
 
 if TYPE_CHECKING:
     from qlint.analysis.names.project import ProjectIndex
@@ -29,7 +29,7 @@ class Reporter(Protocol):
     name: str
 
 
-@dataclass
+@value_class
 class FileContext:
     path: str
     text: str
