@@ -271,7 +271,8 @@ def test_a_check_of_an_edited_buffer_builds_no_dataclass(tmp_path):
     code = (
         "import io, sys; from qlint.cli import main\n"
         "sys.stdin = io.TextIOWrapper(io.BytesIO(sys.argv[1].encode()))\n"
-        "try:\n    main(['check', '--no-cache', '--preview', '--output-format', 'json', '--stdin-filename', 'm.py', '-'])\n"
+        "argv = ['check', '--no-cache', '--preview', '--output-format', 'json', '--stdin-filename', 'm.py', '-']\n"
+        "try:\n    main(argv)\n"
         "except SystemExit:\n    pass\n"
         "print(sorted(m for m in sys.modules if m in ('dataclasses', 'inspect')))"
     )
