@@ -12,7 +12,6 @@ from __future__ import annotations
 import io
 import os
 import sys
-import tokenize
 from collections.abc import Sequence
 
 from qlint.diagnostic import Diagnostic
@@ -167,6 +166,8 @@ def _renamed(outcome, shown: str):
 
 def encode_like(text: str, original: bytes) -> bytes:
     """`text` in the encoding (and BOM) the original bytes had, as the fixer writes files."""
+    import tokenize  # here: only a fix writes the buffer back; every `qlint check -` imported it
+
     encoding, _ = tokenize.detect_encoding(io.BytesIO(original).readline)
     data = text.encode("utf-8" if encoding == "utf-8-sig" else encoding)
     return b"\xef\xbb\xbf" + data if original.startswith(b"\xef\xbb\xbf") else data
