@@ -137,3 +137,26 @@ def test_no_analysis_keeps_the_checked_tree_in_a_cycle(monkeypatch):
         assert len(trees) == 1 and trees[0]() is None
     finally:
         gc.enable()
+
+
+def test_a_check_whose_process_ends_after_it_leaves_what_it_built_to_the_exit(monkeypatch):
+    # `qlint check -`: the exit skips the teardown, so freeing the tree before the output is
+    # waste; any other check frees it as it returns (above).
+    import weakref
+
+    import qlint.engine as engine
+
+    trees = []
+    real = engine.parse_module
+
+    def parse(text, path):
+        tree = real(text, path)
+        trees.append(weakref.ref(tree))
+        return tree
+
+    monkeypatch.setattr(engine, "parse_module", parse)
+    monkeypatch.setattr(engine, "_LEFT_FOR_EXIT", None)
+    engine.leave_for_exit()
+    text = "from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\nprepare_pt2e(m, q)\n"
+    check_source(text, "snippet.py", Settings())
+    assert trees[0]() is not None and [c.tree for c in engine._LEFT_FOR_EXIT] == [trees[0]()]
