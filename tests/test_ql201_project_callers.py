@@ -409,3 +409,64 @@ def test_a_pure_re_exporter_is_searched_again_by_the_next_check(tmp_path):
     project = ProjectIndex()
     assert len(_check(root, project).diagnostics) == 1
     assert len(_check(root, project).diagnostics) == 1
+
+
+# -- an installed package whose directories lack `__init__.py` (issue 14: the ExecuTorch wheel) -----
+def _installed(tmp_path, **scripts: str):
+    """`site-packages/fakewheel/`: no `__init__.py` at its top nor in `examples/`, as the
+    ExecuTorch wheel ships `executorch/` and `examples/qualcomm/oss_scripts/*`."""
+    top = tmp_path / "lib" / "site-packages" / "fakewheel"
+    (top / "backends").mkdir(parents=True)
+    (top / "backends" / "__init__.py").touch()
+    (top / "backends" / "export_utils.py").write_text(HELPER)
+    (top / "examples" / "oss").mkdir(parents=True)
+    for name, body in scripts.items():
+        (top / "examples" / "oss" / f"{name}.py").write_text(HEAD + textwrap.dedent(body))
+    return top
+
+
+def _check_installed(top):
+    path = top / "backends" / "export_utils.py"
+    result = check_source(path.read_text(), str(path), settings_for(("QL201",)), ProjectIndex())
+    assert not result.errors, result.errors
+    return result.diagnostics
+
+
+WHEEL_IMPORT = "from fakewheel.backends.export_utils import quantize_module\n"
+
+
+def test_installed_modules_are_named_from_the_install_directory(tmp_path):
+    from qlint.analysis.names.modules import module_name_for
+
+    top = _installed(tmp_path, a="")
+    assert module_name_for(str(top / "backends" / "export_utils.py")) == "fakewheel.backends.export_utils"
+    assert module_name_for(str(top / "examples" / "oss" / "a.py")) == "fakewheel.examples.oss.a"
+    # A checkout's directory without `__init__.py` keeps its own name.
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "repo" / "scripts").mkdir()
+    assert module_name_for(str(tmp_path / "repo" / "scripts" / "a.py")) == "a"
+
+
+def test_callers_in_namespace_directories_of_an_installed_package_are_read(tmp_path):
+    evals = WHEEL_IMPORT + "\ndef main(q, x, model):\n    quantize_module(model.eval(), q, x)\n"
+    assert _check_installed(_installed(tmp_path, a=evals)) == []
+    bn = WHEEL_IMPORT + "\ndef main(q, x):\n    quantize_module(torch.nn.BatchNorm2d(3), q, x)\n"
+    assert len(_check_installed(_installed(tmp_path / "b", a=evals, b=bn))) == 1
+    # Another package's function of the same name is no caller.
+    other = "from otherwheel.backends.export_utils import quantize_module\n" + bn.split("\n", 1)[1]
+    assert _check_installed(_installed(tmp_path / "o", a=evals, b=other)) == []
+
+
+# -- a caller handing the helper a graph (`ep.module()`) ------------------------------------------
+def test_a_graph_handed_over_is_harmless_wherever_the_helper_is_also_called_from(tmp_path):
+    # ExecuTorch's aot_arm_compiler: `main` captures an eval model and hands `ep.module()` on;
+    # the helper captures that graph again. Its mode was fixed by the first capture.
+    root = _repo(tmp_path, a=EVAL_CALLER)
+    path = root / "pkg" / "utils" / "export_utils.py"
+    graph = "\n\ndef main(model, quantizer, x):\n    ep = export(model.eval(), (x,))\n"
+    graph += "    return quantize_module(ep.module(), quantizer, x)\n"
+    path.write_text(HELPER + graph)
+    assert _check(root).diagnostics == []
+    # An in-module caller passing its own unknown model still keeps it.
+    path.write_text(HELPER + graph.replace("quantize_module(ep.module()", "quantize_module(load()"))
+    assert len(_check(root).diagnostics) == 1

@@ -217,10 +217,12 @@ def _scan_root(path: str) -> str | None:
     """The repository holding the file; for an installed package, its top-level package."""
     module = module_name_for(path)
     parts = os.path.abspath(path).split(os.sep)
-    if any(d in parts for d in _INSTALL_DIRS):
-        if not module:
-            return None
-        return os.path.join(import_root(path), module.split(".")[0])
+    for i in range(len(parts) - 1, -1, -1):
+        if parts[i] in _INSTALL_DIRS:
+            if not module or i + 1 >= len(parts) - 1 or module.split(".")[0] != parts[i + 1]:
+                # Not named from the install directory (a directory that is no identifier).
+                return os.path.join(import_root(path), module.split(".")[0]) if module else None
+            return os.sep.join(parts[: i + 2])
     return project_root(path)
 
 
