@@ -90,10 +90,10 @@ def relay_named(sem, node: ast.Call, ref: ast.expr, given: list[tuple[Relay, Obj
 def _summary(sem, ref: ast.expr, env: Env) -> tuple[tuple | None, Obj | None]:
     """The summary of what `ref` names, with 1 when an instance fills `self`, and that instance
     (`runner` of `runner.capture`) when the walk knows it."""
+    value = ref.value if isinstance(ref, ast.Attribute) else None
     summary = sem.helper(ref)
     if summary is not None:
-        return summary, None
-    value = ref.value if isinstance(ref, ast.Attribute) else None
+        return summary, env.vars.get(value.id) if summary[1] and isinstance(value, ast.Name) else None
     if not isinstance(value, ast.Name) or value.id not in sem.resolver.local:
         return None, None
     receiver = env.vars.get(value.id)
