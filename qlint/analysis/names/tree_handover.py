@@ -1,0 +1,73 @@
+"""Trees a module summary parsed of files this process checks later in the run, handed to
+the engine's check of them instead of a second parse.
+
+A command-line run checks files that import each other: the check of one file summarises
+the modules it imports (`ProjectIndex` parses each once and drops the tree), and when such a
+module is itself one of the files to check, the engine parsed it again. On ExecuTorch (-j1)
+that was ~70 of the run's ~1,430 whole-module parses. The runner names the files it will check
+(`expect`), the project index keeps the tree of a summary it parses of one of them (`keep`),
+and asks which are kept after each check (`kept`) to check those next, so a tree lives for
+about one check. What is kept is bounded by the source size, so a check that summarises
+hundreds of pending modules (a project scan) keeps a few and parses the others again, as
+before. The language server expects no checks: nothing is kept there.
+"""
+
+from __future__ import annotations
+
+import ast
+
+# Source bytes of the trees kept at once: a tree takes ~23 bytes per source byte (ExecuTorch),
+# so ~6 MiB, a small part of a worker's peak.
+BUDGET = 256 * 1024
+
+
+class TreeHandover:
+    def __init__(self, budget: int = BUDGET):
+        self.budget = budget
+        self._pending: set[str] = set()  # absolute paths still to be checked by this process
+        self._kept: dict[str, tuple[bytes, ast.Module]] = {}  # path -> (the bytes parsed, tree)
+        self._size = 0
+        self.handed = 0  # trees the engine took instead of parsing, for the benchmarks
+
+    def expect(self, paths) -> None:
+        """These (absolute) files are checked by this process next: the ones expected before
+        and not checked are forgotten, with their trees."""
+        self._pending = set(paths)
+        self._kept.clear()
+        self._size = 0
+
+    def expects(self, path: str) -> bool:
+        return path in self._pending
+
+    def keep(self, path: str, data: bytes, tree: ast.Module) -> None:
+        """The tree a summary parsed from `data`, the content of `path`, an expected file."""
+        if path not in self._pending or path in self._kept or self._size + len(data) > self.budget:
+            return
+        self._kept[path] = (data, tree)
+        self._size += len(data)
+
+    def kept(self) -> list[str]:
+        """The expected files whose tree is kept, in the order they were parsed."""
+        return list(self._kept)
+
+    def take(self, path: str, data: bytes) -> ast.Module | None:
+        """The tree kept for `path` when it was parsed from exactly `data` (handed over once)."""
+        kept = self._drop(path)
+        if kept is None or kept[0] != data:
+            return None  # none kept, or the file was edited since the summary read it
+        self.handed += 1
+        return kept[1]
+
+    def checked(self, path: str) -> None:
+        """The check of `path` is over (parsed or not): nothing is kept for it any more."""
+        self._pending.discard(path)
+        self._drop(path)
+
+    def _drop(self, path: str) -> tuple[bytes, ast.Module] | None:
+        kept = self._kept.pop(path, None)
+        if kept is not None:
+            self._size -= len(kept[0])
+        return kept
+
+
+HANDOVER = TreeHandover()
