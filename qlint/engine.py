@@ -235,6 +235,8 @@ def _check_source(
         judged = codes - failed
         kept += unused_noqa(path, sup, judged, unused_noqa_rule, lines or LineIndex(text))
     result.diagnostics.extend(kept)
+    if result.parsed and isinstance(source, bytes):
+        HANDOVER.checked_tree(os.path.abspath(path), source, tree)  # a summary may want it soon
     return result
 
 

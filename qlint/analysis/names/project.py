@@ -410,7 +410,10 @@ class ProjectIndex:
         else:
             try:
                 source = text if text is not None else decode_source(data)
-                tree = ast.parse(source, filename=path)
+                # A file the run checked a moment ago: the engine's tree of it (`tree_handover`).
+                tree = (HANDOVER.checked_parse(path, data) if text is None else None) or ast.parse(
+                    source, filename=path
+                )
                 scope = ModuleScope.build(tree, module, path)
             except (DecodeError, SyntaxError, ValueError, RecursionError):
                 tree, scope = None, None  # still a dependency: fixing the file must refresh its users

@@ -27,14 +27,21 @@ class TreeHandover:
         self._pending: set[str] = set()  # absolute paths still to be checked by this process
         self._kept: dict[str, tuple[bytes, ast.Module]] = {}  # path -> (the bytes parsed, tree)
         self._size = 0
+        # The other way round: the engine's trees of the files checked last, for a summary
+        # asked of one of them by a check that follows soon (a sibling that imports it).
+        self._recent: dict[str, tuple[bytes, ast.Module]] = {}
+        self._recent_size = 0
         self.handed = 0  # trees the engine took instead of parsing, for the benchmarks
+        self.reused = 0  # checked files' trees a summary took instead of parsing
 
     def expect(self, paths) -> None:
         """These (absolute) files are checked by this process next: the ones expected before
-        and not checked are forgotten, with their trees."""
+        and not checked are forgotten, with their trees, and so are the checked files' trees."""
         self._pending = set(paths)
         self._kept.clear()
         self._size = 0
+        self._recent.clear()
+        self._recent_size = 0
 
     def expects(self, path: str) -> bool:
         return path in self._pending
@@ -68,6 +75,28 @@ class TreeHandover:
         if kept is not None:
             self._size -= len(kept[0])
         return kept
+
+    def checked_tree(self, path: str, data: bytes, tree: ast.Module) -> None:
+        """The engine's tree of an expected file it has just checked, parsed from `data`: kept
+        for a summary of it while the newest trees fit the budget, the oldest dropped."""
+        if path not in self._pending or len(data) > self.budget:
+            return
+        self._recent[path] = (data, tree)
+        self._recent_size += len(data)
+        while self._recent_size > self.budget:
+            oldest = next(iter(self._recent))
+            self._recent_size -= len(self._recent.pop(oldest)[0])
+
+    def checked_parse(self, path: str, data: bytes) -> ast.Module | None:
+        """The engine's tree of `path` when it was parsed from exactly `data` (handed once)."""
+        recent = self._recent.pop(path, None)
+        if recent is None:
+            return None
+        self._recent_size -= len(recent[0])
+        if recent[0] != data:
+            return None
+        self.reused += 1
+        return recent[1]
 
 
 HANDOVER = TreeHandover()
