@@ -107,3 +107,34 @@ def test_a_checked_file_keeps_nothing_and_a_new_run_forgets_the_last():
     handover.keep("/p/b.py", b"x = 1", ast.parse("x = 1"))
     handover.expect([])
     assert handover.kept() == [] and not handover.expects("/p/b.py")
+
+
+def test_a_module_checked_then_summarised_is_parsed_once(tmp_path, fresh_process, monkeypatch):  # noqa: F811
+    # The helpers sort first: checked, then summarised by the importer's check right after.
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    old_file(pkg / "__init__.py", "")
+    old_file(pkg / "a_helpers.py", HELPERS)
+    old_file(pkg / "z_user.py", USER.replace("from pkg.helpers", "from pkg.a_helpers"))
+    s = Settings(root=tmp_path, cache_dir=tmp_path / "cache", select=("QL101",))
+    helpers = str(pkg / "a_helpers.py")
+    parsed = _whole_parses(monkeypatch, {helpers: HELPERS})
+    run = run_check([str(pkg)], s, use_cache=False, jobs=1)
+    assert parsed == [helpers]
+    assert [row for path, _, row in _findings(run) if path.endswith("z_user.py")] == EXPECTED
+
+
+def test_only_the_newest_checked_trees_are_kept():
+    handover = TreeHandover(budget=12)
+    handover.expect(["/p/a.py", "/p/b.py", "/p/c.py", "/p/big.py"])
+    trees = {name: ast.parse("x = 1") for name in "abc"}
+    for name in "abc":
+        handover.checked_tree(f"/p/{name}.py", b"x = 1", trees[name])
+    handover.checked_tree("/p/big.py", b"x = 1" * 3, ast.parse("x = 1"))  # larger than the budget
+    assert handover.checked_parse("/p/a.py", b"x = 1") is None  # the oldest went
+    assert handover.checked_parse("/p/big.py", b"x = 1" * 3) is None
+    assert handover.checked_parse("/p/b.py", b"x = 2") is None  # edited since
+    assert handover.checked_parse("/p/c.py", b"x = 1") is trees["c"]
+    assert handover.checked_parse("/p/c.py", b"x = 1") is None  # handed once
+    handover.checked_tree("/p/elsewhere.py", b"x = 1", trees["a"])  # not a file of the run
+    assert handover.checked_parse("/p/elsewhere.py", b"x = 1") is None

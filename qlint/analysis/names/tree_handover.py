@@ -1,15 +1,18 @@
-"""Trees a module summary parsed of files this process checks later in the run, handed to
-the engine's check of them instead of a second parse.
+"""Trees one parse gives both the engine's check of a file and the summary of it as a
+module other files import, in a command-line run.
 
-A command-line run checks files that import each other: the check of one file summarises
-the modules it imports (`ProjectIndex` parses each once and drops the tree), and when such a
-module is itself one of the files to check, the engine parsed it again. On ExecuTorch (-j1)
-that was ~70 of the run's ~1,430 whole-module parses. The runner names the files it will check
-(`expect`), the project index keeps the tree of a summary it parses of one of them (`keep`),
-and asks which are kept after each check (`kept`) to check those next, so a tree lives for
-about one check. What is kept is bounded by the source size, so a check that summarises
-hundreds of pending modules (a project scan) keeps a few and parses the others again, as
-before. The language server expects no checks: nothing is kept there.
+A check summarises the modules its file imports (`ProjectIndex` parses each once and drops
+the tree); when such a module is one of the files the run checks, it was parsed twice: once
+for its summary, once for its own check, in either order. On ExecuTorch (-j1) that was ~150
+of the run's ~1,430 whole-module parses. Both directions are served here:
+- summarised first: the runner names the files it will check (`expect`), the project index
+  keeps the tree of a summary it parses of one of them (`keep`), and the runner checks the
+  kept ones next (`kept`), so such a tree lives for about one check;
+- checked first: the engine's trees of the last files checked (`checked_tree`) serve a
+  summary asked soon after (`checked_parse`), usually by a sibling that imports the file.
+Each is bounded by source bytes (a tree takes ~23 bytes per source byte, so ~6 MiB each),
+and a tree is taken only for the very bytes it was parsed from. The language server
+expects no checks: nothing is kept there.
 """
 
 from __future__ import annotations
