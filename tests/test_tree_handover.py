@@ -125,8 +125,8 @@ def test_a_module_checked_then_summarised_is_parsed_once(tmp_path, fresh_process
 
 
 def test_only_the_newest_checked_trees_are_kept():
-    handover = TreeHandover(budget=12)
-    handover.expect(["/p/a.py", "/p/b.py", "/p/c.py", "/p/big.py"])
+    handover = TreeHandover(recent_budget=12)
+    handover.expect(["/p/a.py", "/p/b.py", "/p/c.py", "/p/big.py", "/p/test_a.py"])
     trees = {name: ast.parse("x = 1") for name in "abc"}
     for name in "abc":
         handover.checked_tree(f"/p/{name}.py", b"x = 1", trees[name])
@@ -136,5 +136,7 @@ def test_only_the_newest_checked_trees_are_kept():
     assert handover.checked_parse("/p/b.py", b"x = 2") is None  # edited since
     assert handover.checked_parse("/p/c.py", b"x = 1") is trees["c"]
     assert handover.checked_parse("/p/c.py", b"x = 1") is None  # handed once
+    handover.checked_tree("/p/test_a.py", b"x = 1", trees["a"])  # a test module: rarely imported
+    assert handover.checked_parse("/p/test_a.py", b"x = 1") is None
     handover.checked_tree("/p/elsewhere.py", b"x = 1", trees["a"])  # not a file of the run
     assert handover.checked_parse("/p/elsewhere.py", b"x = 1") is None
