@@ -204,3 +204,28 @@ def test_attributes_called_past_a_row_of_hashes_in_linear_time():
     start = time.perf_counter()
     assert attributes_called("gu " + "#" * 60 + "\nx = 1\n", "gu") == set()
     assert time.perf_counter() - start < 1.0  # an ambiguous comment pattern took minutes
+
+
+def test_attributes_called_only_where_the_whole_name_heads_a_dotted_call():
+    from qlint.analysis.graphs.called_names import attributes_called
+
+    text = (
+        "pos.x(1)\n"  # inside a longer word, on the left
+        "osx.y(1)\n"  # and on the right
+        "os(1).z(2)\n"  # a call of the name, then an attribute of its result
+        "os\\\n  .path.join(a)\n"  # a continuation before the dot
+        "os  # why\n"  # a comment before it (inside brackets)
+    )
+    assert attributes_called(text, "os") == {("path", "join")}
+    assert attributes_called(text + "  .getcwd()\n", "os") == {("path", "join"), ("getcwd",)}
+
+
+def test_attributes_called_answers_each_text_apart():
+    from qlint.analysis.graphs.called_names import attributes_called
+
+    # Equal names, different texts (asked in turn, as a check reads other modules between).
+    first, second = "gu.a(x)\n", "gu.b(x)\n"
+    for _ in range(2):
+        assert attributes_called(first, "gu") == {("a",)}
+        assert attributes_called(second, "gu") == {("b",)}
+        assert attributes_called("".join(["gu.", "c(x)\n"]), "gu") == {("c",)}
