@@ -74,6 +74,10 @@ def _project(tmp_path: Path, chain: str | None = None) -> Path:
         pkg / "by_quiet.py",
         user.replace("    expect_nodes(", "    print(").format(module="quiet", name="expect_quietly"),
     )
+    # A helper called as a function of the module it imports (`impl.check_nodes(...)`).
+    by_module = "import torch\n\nfrom pkg import impl as helpers\n\n\ndef test(case, m):\n"
+    by_module += "    case.target_dtype = torch.int8\n    helpers.check_nodes(case, m, {torch.ops.aten.hardtanh: 1})\n"
+    old_file(pkg / "by_module.py", by_module)
     for path in pkg.iterdir():
         if path.suffix == ".py":
             old_file(path, path.read_text())
@@ -103,7 +107,7 @@ def test_a_run_over_many_files_finds_what_single_checks_find(tmp_path, monkeypat
     real = wrapper_index.WrapperIndex.may_lead_to_function
     monkeypatch.setattr(wrapper_index.WrapperIndex, "may_lead_to_function", lambda s, f: asked.append(f) or real(s, f))
     # Through a positional argument of a helper, of a chain's link and of a re-export.
-    expected = {"by_chain.py": [9, 10], "by_quiet.py": []}
+    expected = {"by_chain.py": [9, 10], "by_quiet.py": [], "by_module.py": [8]}
     indexed = _findings(tmp_path, use_cache=False)
     assert asked, "the run answered from the index"
     assert {name: indexed.get(name, []) for name in expected} == expected

@@ -18,6 +18,7 @@ fullwidth `f` calls `f`), so in such a text every name counts as called.
 from __future__ import annotations
 
 import collections
+import functools
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
@@ -106,6 +107,38 @@ def _attribute_memo(text: str) -> dict[str, frozenset[tuple[str, ...]]]:
 
 
 _ATTRIBUTES: collections.deque[tuple[str, dict[str, frozenset[tuple[str, ...]]]]] = collections.deque(maxlen=4)
+
+
+def may_call_attribute(text: str, names: frozenset[str]) -> bool:
+    """Whether some dotted name of the text may end in one of `names` (`x.insert_op`, `gu .
+    insert_op`): where none can, no `attributes_called` path of any head ends in one. Searched
+    once for all names, from each dot (a trie of the names: one pattern, no per-name scan)."""
+    return _attribute_pattern(names).search(_normalised(text)) is not None
+
+
+@functools.lru_cache(maxsize=16)
+def _attribute_pattern(names: frozenset[str]) -> re.Pattern[str]:
+    # The dot and what `_DOT_NAME` allows after it, then the name, not followed by more of an
+    # ASCII identifier (a letter outside ASCII after it: a longer name, taken for it all the same).
+    after_dot = r"\.(?:[ \t\f\r\n\\]|#[^\n]*(?![^\n]))*"
+    return re.compile(after_dot + "(?:" + (_trie(sorted(names)) or "(?!)") + ")(?![A-Za-z0-9_])")
+
+
+def _trie(words: list[str]) -> str:
+    """An alternation of the words, branching one character at a time (the regex engine tries
+    every branch of a flat alternation in turn)."""
+    groups: dict[str, list[str]] = {}
+    for word in words:
+        if word:
+            groups.setdefault(word[0], []).append(word[1:])
+    out = []
+    for first, rests in sorted(groups.items()):
+        longer = [r for r in rests if r]
+        branch = re.escape(first)
+        if longer:
+            branch += "(?:" + _trie(longer) + ")" + ("?" if len(longer) < len(rests) else "")
+        out.append(branch)
+    return "|".join(out)
 
 
 def _normalised(text: str) -> str:

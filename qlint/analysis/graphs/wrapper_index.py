@@ -77,6 +77,13 @@ class WrapperIndex:
     def may_lead_to_class(self, full: str) -> bool:
         return full.rpartition(".")[2] in self.classes or _outside_listing(full)
 
+    @functools.cached_property
+    def attribute_names(self) -> frozenset[str]:
+        """The names a dotted call's last part must be for `may_lead_to_function` to hold of
+        it, unless a part before it names a directory the listing skips: those directories'
+        names with the functions'."""
+        return self.functions | frozenset(_SKIPPED)
+
 
 _DEPENDENCIES: dict[str, str] = {}
 
@@ -178,6 +185,7 @@ def _root_for(path: str) -> str | None:
     return root
 
 
+@functools.lru_cache(maxsize=8192)  # asked of every import of every file the trigger reads
 def _outside_listing(full: str) -> bool:
     """A dotted name through a directory the listing skips (`build.x`) may name a module
     the index never read."""
