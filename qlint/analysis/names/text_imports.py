@@ -80,7 +80,10 @@ def _starts(text: str, word: str) -> list[int]:
     out: list[int] = []
     at = text.find(word)
     while at >= 0:
-        start = max(text.rfind("\n", 0, at), text.rfind(";", 0, at)) + 1
+        row = text.rfind("\n", 0, at) + 1
+        # A `;` before the row is no nearer: searched back to the row's start only (from
+        # every `import` of a text without one, back to its start).
+        start = text.rfind(";", row, at) + 1 or row
         if not out or out[-1] != start:
             out.append(start)
         at = text.find(word, at + len(word))
