@@ -42,6 +42,5 @@ class SinkModuleText(ModuleText):
     modules' insertions do, each one any parameter may reach (a superset of the search's
     sinks: a keyword or callee named in code, whatever the call)."""
 
-    def __init__(self, text: str, path: str = ""):
-        super().__init__(text, path)
-        self.inserting = [(m.start(), None) for m in _NEEDLE.finditer(self.masked)]
+    def _sites(self) -> list[tuple[int, frozenset[str] | None]]:
+        return [(m.start(), None) for m in _NEEDLE.finditer(self.masked)]

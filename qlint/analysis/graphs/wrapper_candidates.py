@@ -73,7 +73,11 @@ class ModuleText:
             (m.group(2), m.group(3), m.start(), ends[i], m.end(), outers[i]) for i, m in enumerate(headers)
         ]
         self.bases = {i: self._between_brackets(m.end()) or "" for i, m in enumerate(headers) if m.group(2) == "class"}
-        self.inserting = [
+        self.inserting = self._sites()
+
+    def _sites(self) -> list[tuple[int, frozenset[str] | None]]:
+        """(offset, the target passed) of every insertion of the module."""
+        return [
             (m.start(), self._target(m.end(), m.group()))
             for m in _INSERT.finditer(self.masked)
             if AFTER_DOT.search(self.masked, max(0, m.start() - 200), m.start())
