@@ -6,7 +6,9 @@ or on a row of a sink call, or of a call of a helper that forwards a parameter t
 (the check's base lines). A file holding neither of the first two can only match through a
 helper it imports from another module of the project: `imports_a_sink_helper`, the rule's
 import trigger, asks the helper search about those imports from the text, and the file is
-not parsed when none is one (`.target_dtype`, `self.target` in prose, ...).
+not parsed when none is one (`.target_dtype`, `self.target` in prose, ...). In a run over many
+files, the search (the check's and the trigger's) asks only about names the project index of
+sink helpers holds (`sink_index_for`).
 """
 
 from __future__ import annotations

@@ -17,6 +17,10 @@ root listed here. Where that cannot be vouched for (installed packages, whose im
 all of site-packages; a symbolic link out of the root; a file or an import in a directory
 the listing skips), there is no index and every import is resolved.
 
+The same read gives QL101's helper search the names of the functions and classes that may
+forward a parameter to one of its default sinks (`sink_index`; `WrapperIndex.sinks`), kept in
+the same record under the same dependency.
+
 Only in batch runs (`enable`, by the runner): the project is taken to hold still during the
 run. The language server and one-file runs keep the exact search, whose dependencies are the
 modules it read. A file answered from the set depends on it (`wrapper_record.dependency`,
