@@ -10,7 +10,7 @@ from pathlib import Path
 
 from qlint.analysis import wrapper_record
 from qlint.analysis.graphs import wrapper_index
-from qlint.analysis.graphs.sink_index import SinkModuleText, holds_sink
+from qlint.analysis.graphs.sink_index import holds_sink, sink_module_text
 from qlint.analysis.graphs.sinks import DEFAULT_SINKS, parse_sinks, sink_needles
 from qlint.analysis.graphs.wrapper_candidates import candidates
 from qlint.runner import run_check
@@ -46,12 +46,12 @@ def test_the_needles_are_the_default_sinks():
 
 
 def test_a_function_spanning_a_sink_is_a_candidate():
-    functions, classes = candidates([SinkModuleText(IMPL)], [])
+    functions, classes = candidates([sink_module_text(IMPL)], [])
     assert {"check_nodes", "_test_quantizer"} <= functions and classes == {"QuantTestCase"}
     assert "unrelated" not in functions
     # A sink named only in a string or a comment is none.
     text = 'def doc(m, occ):\n    """checkGraphModuleNodes(m, occ)"""\n    # expected_node=occ\n    return m\n'
-    assert candidates([SinkModuleText(text)], []) == (set(), set())
+    assert candidates([sink_module_text(text)], []) == (set(), set())
 
 
 def _project(tmp_path: Path, chain: str | None = None) -> Path:

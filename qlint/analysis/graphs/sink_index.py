@@ -37,10 +37,12 @@ def holds_sink(data: bytes) -> bool:
 _SHORTEST = tuple(n for n in QL101_NEEDLES if not any(o != n and o in n for o in QL101_NEEDLES))
 
 
-class SinkModuleText(ModuleText):
+def sink_module_text(text: str, path: str = "") -> ModuleText:
     """A module naming a sink, read for `candidates`: its sink calls stand where the inserting
     modules' insertions do, each one any parameter may reach (a superset of the search's
     sinks: a keyword or callee named in code, whatever the call)."""
+    return ModuleText(text, path, _needle_sites)
 
-    def _sites(self) -> list[tuple[int, frozenset[str] | None]]:
-        return [(m.start(), None) for m in _NEEDLE.finditer(self.masked)]
+
+def _needle_sites(masked: str) -> list[tuple[int, frozenset[str] | None]]:
+    return [(m.start(), None) for m in _NEEDLE.finditer(masked)]

@@ -226,7 +226,7 @@ def build(root: str, store=None, listed: dict[str, Listing] | None = None) -> Wr
         words = _import_words(data)
         if sink_index.holds_sink(data):
             with contextlib.suppress(DecodeError):  # not parsed by the search either
-                ql101.append(sink_index.SinkModuleText(decode_source(data), path))
+                ql101.append(sink_index.sink_module_text(decode_source(data), path))
         else:
             ql101_chains.add(path, data, words)
         if any(n in data for n in wrapper_record.SINK_NEEDLES):
