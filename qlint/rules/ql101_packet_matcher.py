@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import cached_property
 
 from qlint.analysis.graphs.called_names import called_in
@@ -49,14 +48,14 @@ from qlint.rules.overload_fixes import (
 )
 from qlint.rules.packet_origins import inserted_elsewhere, normalised_before
 from qlint.rules.ql102_packet_insertion import inserted_overloads, inserted_packets
-from qlint.value_classes import replace
+from qlint.value_classes import replace, value_class
 
 # APIs that compare the ops they are given with node targets exactly: `DEFAULT_SINKS`
 # (`qlint.analysis.graphs.sinks`), and the rule's `extra-sinks`.
 __all__ = ["DEFAULT_SINKS", "PacketMatcher", "sink_needles"]
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class _Hit:
     ref: OpRef
     element: Located  # where the packet is written

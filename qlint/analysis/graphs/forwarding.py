@@ -18,7 +18,6 @@ import os
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.graphs.called_names import attributes_called, calls_memo, may_call, may_call_attribute
@@ -29,6 +28,7 @@ from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns
 from qlint.analysis.names.text_imports import class_bases, file_imports, text_imports
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import own_nodes
+from qlint.value_classes import value_class
 
 _MAX_DEPTH = 4
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -38,7 +38,7 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 DirectSink = Callable[[ast.Call, Resolver], Iterator[ast.expr]]
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Helper:
     func: ast.FunctionDef | ast.AsyncFunctionDef | RemoteFunction  # the latter: of another module
     scope: ModuleScope | RemoteModule

@@ -33,7 +33,6 @@ import contextlib
 import functools
 import os
 import re
-from dataclasses import dataclass
 
 from qlint.analysis import wrapper_record
 from qlint.analysis.graphs import sink_index
@@ -47,12 +46,13 @@ from qlint.analysis.names.references import spells
 from qlint.analysis.project_files import Listing, disk_files, links_out
 from qlint.analysis.skipped_dirs import SKIP_DIRS
 from qlint.source import DecodeError, decode_source
+from qlint.value_classes import value_class
 
 _MAX_FILES = 60_000
 _SKIPPED = tuple(d for d in SKIP_DIRS if d.isidentifier())  # the ones a dotted name can pass through
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class WrapperIndex:
     root: str
     functions: frozenset[str]  # names a wrapper function can be imported under
