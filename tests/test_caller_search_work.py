@@ -205,14 +205,15 @@ def test_a_module_is_read_whole_up_to_the_limit(tmp_path):
     assert content_bytes({str(path): "é"}, str(path), ("overlay", 0), 4096) == "é".encode()
 
 
-def test_a_check_asking_twice_for_the_callers_of_a_helper_scans_the_project_once(tmp_path, monkeypatch):
-    from qlint.analysis import scan_memo
+def test_a_check_asking_twice_for_the_callers_of_a_helper_scans_the_project_once(tmp_path):
     from qlint.analysis.context import FileContext
     from qlint.analysis.flow import project_callers
     from qlint.analysis.flow.project_callers import project_callers as callers_of
+    from qlint.analysis.names import project_words
     from qlint.analysis.names.modules import module_name_for
     from qlint.source import LineIndex
 
+    project_words.forget()
     unrelated = {f"u{i}": "def f():\n    return 1\n" for i in range(5)}
     root = _repo(tmp_path, a=EVAL_CALLER, b=BN_CALLER, **unrelated)
     path = root / "pkg" / "utils" / "export_utils.py"
@@ -220,12 +221,9 @@ def test_a_check_asking_twice_for_the_callers_of_a_helper_scans_the_project_once
     tree = ast.parse(text)
     ctx = FileContext(str(path), text, tree, LineIndex(text), None, ProjectIndex(), module_name_for(str(path)))
     func = ctx.scope.functions["quantize_module"]
-    asked: list[str] = []
-    real = scan_memo.answers
-    monkeypatch.setattr(scan_memo, "answers", lambda p, *a: asked.append(p) or real(p, *a))
     first = callers_of(ctx, func, 0)  # the 9 other modules, __init__.py files too
-    assert len(set(asked)) == 9 and sorted(c.path.rsplit("/", 1)[1] for c in first) == ["a.py", "b.py"]
-    asked.clear()
+    assert project_words.reads() == 9 and sorted(c.path.rsplit("/", 1)[1] for c in first) == ["a.py", "b.py"]
     again = callers_of(ctx, func, 0)
-    assert asked == [] and [(c.path, c.facts) for c in again] == [(c.path, c.facts) for c in first]
+    assert project_words.reads() == 9 and [(c.path, c.facts) for c in again] == [(c.path, c.facts) for c in first]
     assert project_callers._candidates(ctx, str(root), "nothing_names_this") == []
+    assert project_words.reads() == 9
