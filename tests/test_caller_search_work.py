@@ -227,3 +227,66 @@ def test_a_check_asking_twice_for_the_callers_of_a_helper_scans_the_project_once
     assert project_words.reads() == 9 and [(c.path, c.facts) for c in again] == [(c.path, c.facts) for c in first]
     assert project_callers._candidates(ctx, str(root), "nothing_names_this") == []
     assert project_words.reads() == 9
+
+
+# -- one read of each module for every search of a run (`project_words`) ----------------------------
+def _words_read_from_now():
+    from qlint.analysis.names import project_words
+
+    project_words.forget()
+    return project_words
+
+
+def test_checks_of_several_helpers_read_each_module_once(tmp_path):
+    # Two helper modules, each checked (their callers searched, and the files naming their
+    # modules): every other module of the project is read once for all of it.
+    words = _words_read_from_now()
+    unrelated = {f"u{i}": "def f():\n    return 1\n" for i in range(5)}
+    root = _repo(tmp_path, a=EVAL_CALLER, b=BN_CALLER, **unrelated)
+    other = root / "pkg" / "utils" / "other_utils.py"
+    other.write_text((root / "pkg" / "utils" / "export_utils.py").read_text().replace("quantize_module", "other_q"))
+    project = ProjectIndex()
+    assert len(_check(root, project).diagnostics) == 1  # b.py's batch-norm model
+    from tests.test_ql201_project_callers import check_source, settings_for
+
+    result = check_source(other.read_text(), str(other), settings_for(("QL201",)), project)
+    assert len(result.diagnostics) == 1  # nobody calls it
+    modules = len(list(root.rglob("*.py")))
+    assert words.reads() == modules  # each module once, whoever asked
+    assert len(_check(root, project).diagnostics) == 1
+    assert words.reads() == modules
+
+
+def test_an_edited_buffer_in_the_editor_is_searched_and_only_it_is_read_again(tmp_path):
+    # The language server: a caller's unsaved buffer turns an eval-mode call into a risky one,
+    # and back; each edit reads that module again, not the project.
+    words = _words_read_from_now()
+    unrelated = {f"u{i}": "def f():\n    return 1\n" for i in range(5)}
+    root = _repo(tmp_path, a=EVAL_CALLER, **unrelated)
+    project = ProjectIndex()
+    assert _check(root, project).diagnostics == []
+    read = words.reads()
+    caller = str(root / "scripts" / "a.py")
+    project.update(caller, HEAD + BN_CALLER + "\n# ünïcode comment\n")
+    assert len(_check(root, project).diagnostics) == 1
+    project.update(caller, HEAD + EVAL_CALLER)
+    assert _check(root, project).diagnostics == []
+    # A buffer that names the helper only in a comment and a string calls nothing: no caller left.
+    project.update(caller, HEAD + "# quantize_module(m)\nNAME = 'quantize_module'\n")
+    assert len(_check(root, project).diagnostics) == 1
+    project.update(caller, None)  # closed: the file on disk again
+    assert _check(root, project).diagnostics == []
+    assert words.reads() == read + 4  # the module at each content it had (disk twice)
+
+
+def test_a_caller_deleted_or_added_between_checks_is_seen(tmp_path):
+    words = _words_read_from_now()
+    root = _repo(tmp_path, a=EVAL_CALLER, b=BN_CALLER)
+    project = ProjectIndex()
+    assert len(_check(root, project).diagnostics) == 1
+    (root / "scripts" / "b.py").unlink()
+    assert _check(root, project).diagnostics == []
+    (root / "scripts" / "c.py").write_text(HEAD + BN_CALLER)
+    assert len(_check(root, project).diagnostics) == 1
+    # Every module once (b.py, now gone, too), but the helper's own, which is never searched.
+    assert words.reads() == len(list(root.rglob("*.py")))

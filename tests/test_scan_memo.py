@@ -306,3 +306,29 @@ def test_entries_of_deleted_modules_leave_the_memo(tmp_path, store):
         os.utime(directory, ns=(PAST + 10**9, PAST + 10**9))
     assert sorted(write("q2")) == [".hidden/h.py", "a.py"]
     assert "sub" not in store.get_scan(str(tmp_path))["dirs"]  # nor its listing
+
+
+def test_a_later_run_reads_for_a_helper_only_the_modules_that_name_it(tmp_path, store):
+    # QL201's caller search: the modules an earlier run found not to hold the helper's name
+    # (or its module's) are not read into words again while their stat holds.
+    from qlint.analysis.names import project_words
+    from tests.test_ql201_project_callers import EVAL_CALLER, _check, _repo
+
+    unrelated = {f"u{i}": "def f():\n    return 1\n" for i in range(5)}
+    root = _repo(tmp_path, a=EVAL_CALLER, **unrelated)
+    for path in [root, *root.rglob("*")]:
+        os.utime(path, ns=(PAST, PAST))
+    project_words.forget()
+    assert _check(root).diagnostics == []
+    scan_memo.flush()
+    assert project_words.reads() == 8  # every module but the helper's
+    _new_process()
+    project_words.forget()
+    assert _check(root).diagnostics == []
+    assert project_words.reads() == 1  # a.py, the one module that holds the helper's name
+    # An unrelated module edited since becomes a caller: read, and judged.
+    old_file(root / "scripts" / "u2.py", EVAL_CALLER.replace(".eval()", ""))
+    os.utime(root / "scripts" / "u2.py", ns=(PAST + 10**9, PAST + 10**9))
+    _new_process()
+    project_words.forget()
+    assert len(_check(root).diagnostics) == 1
