@@ -44,7 +44,7 @@ TEXTS = {
     "longer.py": "def quantize_module_v2(m):\n    return my_quantize_module(m)\n",
     "comment.py": "# quantize_module is the helper\nx = 1\n",
     "string.py": "NAME = 'pkg.utils.export_utils'\nimportlib.import_module(NAME)\n",
-    "unicode.py": "# é quantize_module« »\nnaïve = 'ünïcode'\ndef ｑuantize(): pass\n",
+    "unicode.py": "# é quantize_module« »\nnaïve = 'ünïcode'\ndef \uff51uantize(): pass\n",
     "edge.py": "quantize_module",
     "empty.py": "",
     "crlf.py": "import export_utils\r\nexport_utils.quantize_module(m)\r\n",

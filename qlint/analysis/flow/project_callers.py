@@ -241,8 +241,7 @@ def _holding(ctx: FileContext, root: str, word: str) -> list[str]:
     if not scan_memo.keeps(root):
         return project_words.holding(overlay, keys, word, besides=own)
     question = _LACKS + word
-    saved = lambda path, key: False if scan_memo.known_miss(path, question, key) else None  # noqa: E731
-    found = project_words.holding(overlay, keys, word, saved, own)
+    found = project_words.holding(overlay, keys, word, lambda path, key: _saved(path, key, word), own)
     noted = (root, word, project_words.reads())
     if noted not in _NOTED:
         if len(_NOTED) > 4096:
@@ -253,6 +252,13 @@ def _holding(ctx: FileContext, root: str, word: str) -> list[str]:
             if path not in holders and path != own:
                 scan_memo.note_miss(path, question, key)
     return found
+
+
+def _saved(path: str, key: tuple, word: str) -> bool | None:
+    """Whether the module's text holds `word`, as what an earlier run found tells: it lacks
+    it, or its code was found not to load it or to load only its own (which it found in it)."""
+    lacks, unused, own = scan_memo.answers(path, key, [_LACKS + word, _UNUSED + word, _OWN + word])
+    return False if lacks is False else True if unused is False or own is False else None
 
 
 # (root, word, reads so far) whose misses were noted for `scan_memo`: the same answers again

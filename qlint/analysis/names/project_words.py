@@ -134,7 +134,7 @@ def _found(needle: bytes) -> frozenset[str]:
     if found is None:
         if len(_FOUND) >= _MAX_FOUND:
             _FOUND.clear()
-        found = _FOUND[needle] = frozenset(p for p, (_, w) in _MODULES.items() if w is not None and needle in w)
+        found = _FOUND[needle] = frozenset(p for p, (_, w) in list(_MODULES.items()) if w is not None and needle in w)
     return found
 
 
