@@ -290,3 +290,43 @@ def test_a_caller_deleted_or_added_between_checks_is_seen(tmp_path):
     assert len(_check(root, project).diagnostics) == 1
     # Every module once (b.py, now gone, too), but the helper's own, which is never searched.
     assert words.reads() == len(list(root.rglob("*.py")))
+
+
+# -- whether another module uses a function, without analysing its callers ---------------------------
+def test_used_elsewhere_answers_what_the_first_caller_found_answers(tmp_path, monkeypatch):
+    from qlint.analysis.context import FileContext
+    from qlint.analysis.flow import project_callers
+    from qlint.analysis.flow.model_flow import ModelFlow
+    from qlint.analysis.names.modules import module_name_for
+    from qlint.source import LineIndex
+
+    scripts = {
+        "call": EVAL_CALLER,
+        "callback": IMPORT + "\nHOOKS = [quantize_module]\n",
+        "own": "def quantize_module(m):\n    return m\n\n\nquantize_module(1)\n",
+        "comment": "# quantize_module(m) is called elsewhere\nNAME = 'quantize_module'\n",
+        "broken": IMPORT + "\ndef main(:\n    quantize_module(m)\n",
+        "longer": "def run(m):\n    return quantize_module_v2(m)\n",
+    }
+    cases = [(), ("call",), ("callback",), ("own",), ("comment",), ("broken",), ("longer",), ("own", "comment")]
+    cases += [("own", "call"), ("comment", "callback", "longer")]
+
+    def ctx(path):
+        text = path.read_text()
+        tree = ast.parse(text)
+        return FileContext(str(path), text, tree, LineIndex(text), None, ProjectIndex(), module_name_for(str(path)))
+
+    analysed: list[object] = []
+    real = ModelFlow.function
+    for i, names in enumerate(cases):
+        root = _repo(tmp_path / str(i), **{n: scripts[n] for n in names})
+        path = root / "pkg" / "utils" / "export_utils.py"
+        first = ctx(path)
+        monkeypatch.setattr(ModelFlow, "function", lambda self, *a: analysed.append(a) or real(self, *a))
+        used = project_callers.used_elsewhere(first, first.scope.functions["quantize_module"])
+        assert analysed == [], names  # decided from the references alone
+        monkeypatch.setattr(ModelFlow, "function", real)
+        again = ctx(path)
+        found = next(iter(project_callers.each_project_call(again, again.scope.functions["quantize_module"], 0)), False)
+        assert used == (found is not False), names
+        assert used == bool({"call", "callback"} & set(names)), names

@@ -27,6 +27,7 @@ from qlint.analysis.flow.project_callers import (
     named_elsewhere,
     named_in_text,
     searchable,
+    used_elsewhere,
 )
 from qlint.analysis.flow.unread_uses import enclosing, unread_use
 from qlint.analysis.names.functions import Body, bodies
@@ -125,7 +126,7 @@ def each_site(ctx: FileContext, home: Home, func: ast.AST, here: bool = False) -
         # module's own calls are trusted as they were before the search (Intel's extension
         # unpacked without its `.git`: `dlrm/utils_int8.py`'s helpers).
         elsewhere = searchable(ctx) and _imported_elsewhere(ctx)
-        if elsewhere and next(iter(each_project_call(ctx, func, 0)), False) is not False:
+        if elsewhere and used_elsewhere(ctx, func):
             yield None
     elif owner is None and home.ctx is ctx:
         for found in each_project_call(ctx, func, 0):

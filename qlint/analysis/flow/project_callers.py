@@ -138,6 +138,39 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
         yield from calls
 
 
+def used_elsewhere(ctx: FileContext, func: ast.AST) -> bool:
+    """Whether `each_project_call` would yield anything for `func`: another module calls it,
+    or uses it in a way that cannot be read (or its callers cannot be searched). Decided from
+    each candidate module's references (`_uses`), without analysing the bodies that hold them:
+    a walk up the callers that only asks whether all of them are in the checked module
+    (`call_sites.calls_read_here`) stops at the first such module."""
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not ctx.module:
+        return True
+    if ctx.scope.functions.get(func.name) is not func:
+        return True
+    root = _scan_root(ctx.path)
+    candidates = _candidates(ctx, root, func.name) if root is not None else None
+    if candidates is None:
+        return True
+    target = f"{ctx.module}.{func.name}"
+    for path, data, key in candidates:
+        try:
+            refs = _references(ctx, path, key, func.name, keep_tree=True)
+            module = _module(ctx, path, data) if refs is not None else None
+            if module is None:
+                continue  # never loads the name, or does not parse: calls nothing
+            uses = _uses_in(module, target, func, ctx.path, refs)
+            # A use that is not a call the flow reads makes `each_project_call` yield None; a
+            # read call, the call: anything but no use at all.
+            if uses is None or uses:
+                return True
+            if _own_only(ctx, path, data, func.name):
+                scan_memo.note_miss(path, _OWN + func.name, key)
+        finally:
+            ctx.project.drop_kept_tree()
+    return False
+
+
 def searchable(ctx: FileContext) -> bool:
     """The file lies in a project whose other modules can be searched (a repository, or a
     tree with a `pyproject.toml`; an installed package)."""
@@ -283,11 +316,8 @@ def _calls_in(
     module = _module(ctx, path, data)
     if module is None:
         return []  # does not parse: it calls nothing
-    other, flow, analysed, memo = module
-    asked = (target, func.name, ctx.path)
-    if asked not in memo:
-        memo[asked] = _uses(other, target, func, ctx.path, refs)
-    uses = memo[asked]
+    _, flow, analysed, _ = module
+    uses = _uses_in(module, target, func, ctx.path, refs)
     if uses is None:
         return None
     found: list[ProjectCall] = []
@@ -312,6 +342,15 @@ def _calls_in(
     if any(id(ref) not in matched for _, refs in uses for ref in refs.values()):
         return None  # named but not called where the analysis followed it
     return found
+
+
+def _uses_in(module: tuple, target: str, func: ast.AST, helper_path: str, refs: References):
+    """`_uses`, once per parsed module and helper."""
+    other, _, _, memo = module
+    asked = (target, func.name, helper_path)
+    if asked not in memo:
+        memo[asked] = _uses(other, target, func, helper_path, refs)
+    return memo[asked]
 
 
 def _own_only(ctx: FileContext, path: str, data: bytes, name: str) -> bool:
@@ -459,4 +498,5 @@ __all__ = [
     "paths_naming",
     "project_callers",
     "searchable",
+    "used_elsewhere",
 ]
