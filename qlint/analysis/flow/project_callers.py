@@ -5,7 +5,8 @@ eval-mode model (or one whose mode cannot change the graph), and ExecuTorch's ex
 are called from scripts all over the repository (`examples/samsung/scripts/*` call
 `backends/samsung/utils/export_utils.quantize_module`). The index is built only for a helper
 that would otherwise be reported: the project's files are searched for the helper's name as
-an identifier, the summaries of those that spell it say whether and on which rows their code
+an identifier (in their words, `names.project_words`, each module read once per content and
+process for every name asked), the summaries of those that spell it say whether and on which rows their code
 loads it (`names.references`, computed once per module content, for these modules only),
 only the modules that do are analysed, the functions on those rows are run through the same
 model-flow analysis, and each call is read with the modes it passes.
