@@ -27,6 +27,7 @@ from qlint.analysis.graphs.sinks import (
     may_match_here,
     mentions,
     parse_sinks,
+    sink_index_for,
     sink_needles,
     sink_search,
     sinks_key,
@@ -108,7 +109,8 @@ class PacketMatcher(Rule):
             ctx.lines_containing,
             Resolver(ctx.scope, ctx.project, ctx.optable),
             called_in(ctx),
-            text=ctx.text,
+            sink_index_for(ctx.path, ctx.project, sinks),
+            ctx.text,
         )
         base_lines = target_rows(ctx) | ctx.lines_containing(*self.needles, *helpers)
         if not base_lines:
