@@ -205,14 +205,15 @@ def test_a_module_is_read_whole_up_to_the_limit(tmp_path):
     assert content_bytes({str(path): "é"}, str(path), ("overlay", 0), 4096) == "é".encode()
 
 
-def test_a_check_asking_twice_for_the_callers_of_a_helper_scans_the_project_once(tmp_path, monkeypatch):
-    from qlint.analysis import scan_memo
+def test_a_check_asking_twice_for_the_callers_of_a_helper_scans_the_project_once(tmp_path):
     from qlint.analysis.context import FileContext
     from qlint.analysis.flow import project_callers
     from qlint.analysis.flow.project_callers import project_callers as callers_of
+    from qlint.analysis.names import project_words
     from qlint.analysis.names.modules import module_name_for
     from qlint.source import LineIndex
 
+    project_words.forget()
     unrelated = {f"u{i}": "def f():\n    return 1\n" for i in range(5)}
     root = _repo(tmp_path, a=EVAL_CALLER, b=BN_CALLER, **unrelated)
     path = root / "pkg" / "utils" / "export_utils.py"
@@ -220,12 +221,115 @@ def test_a_check_asking_twice_for_the_callers_of_a_helper_scans_the_project_once
     tree = ast.parse(text)
     ctx = FileContext(str(path), text, tree, LineIndex(text), None, ProjectIndex(), module_name_for(str(path)))
     func = ctx.scope.functions["quantize_module"]
-    asked: list[str] = []
-    real = scan_memo.answers
-    monkeypatch.setattr(scan_memo, "answers", lambda p, *a: asked.append(p) or real(p, *a))
     first = callers_of(ctx, func, 0)  # the 9 other modules, __init__.py files too
-    assert len(set(asked)) == 9 and sorted(c.path.rsplit("/", 1)[1] for c in first) == ["a.py", "b.py"]
-    asked.clear()
+    assert project_words.reads() == 9 and sorted(c.path.rsplit("/", 1)[1] for c in first) == ["a.py", "b.py"]
     again = callers_of(ctx, func, 0)
-    assert asked == [] and [(c.path, c.facts) for c in again] == [(c.path, c.facts) for c in first]
+    assert project_words.reads() == 9 and [(c.path, c.facts) for c in again] == [(c.path, c.facts) for c in first]
     assert project_callers._candidates(ctx, str(root), "nothing_names_this") == []
+    assert project_words.reads() == 9
+
+
+# -- one read of each module for every search of a run (`project_words`) ----------------------------
+def _words_read_from_now():
+    from qlint.analysis.names import project_words
+
+    project_words.forget()
+    return project_words
+
+
+def test_checks_of_several_helpers_read_each_module_once(tmp_path):
+    # Two helper modules, each checked (their callers searched, and the files naming their
+    # modules): every other module of the project is read once for all of it.
+    words = _words_read_from_now()
+    unrelated = {f"u{i}": "def f():\n    return 1\n" for i in range(5)}
+    root = _repo(tmp_path, a=EVAL_CALLER, b=BN_CALLER, **unrelated)
+    other = root / "pkg" / "utils" / "other_utils.py"
+    other.write_text((root / "pkg" / "utils" / "export_utils.py").read_text().replace("quantize_module", "other_q"))
+    project = ProjectIndex()
+    assert len(_check(root, project).diagnostics) == 1  # b.py's batch-norm model
+    from tests.test_ql201_project_callers import check_source, settings_for
+
+    result = check_source(other.read_text(), str(other), settings_for(("QL201",)), project)
+    assert len(result.diagnostics) == 1  # nobody calls it
+    modules = len(list(root.rglob("*.py")))
+    assert words.reads() == modules  # each module once, whoever asked
+    assert len(_check(root, project).diagnostics) == 1
+    assert words.reads() == modules
+
+
+def test_an_edited_buffer_in_the_editor_is_searched_and_only_it_is_read_again(tmp_path):
+    # The language server: a caller's unsaved buffer turns an eval-mode call into a risky one,
+    # and back; each edit reads that module again, not the project.
+    words = _words_read_from_now()
+    unrelated = {f"u{i}": "def f():\n    return 1\n" for i in range(5)}
+    root = _repo(tmp_path, a=EVAL_CALLER, **unrelated)
+    project = ProjectIndex()
+    assert _check(root, project).diagnostics == []
+    read = words.reads()
+    caller = str(root / "scripts" / "a.py")
+    project.update(caller, HEAD + BN_CALLER + "\n# ünïcode comment\n")
+    assert len(_check(root, project).diagnostics) == 1
+    project.update(caller, HEAD + EVAL_CALLER)
+    assert _check(root, project).diagnostics == []
+    # A buffer that names the helper only in a comment and a string calls nothing: no caller left.
+    project.update(caller, HEAD + "# quantize_module(m)\nNAME = 'quantize_module'\n")
+    assert len(_check(root, project).diagnostics) == 1
+    project.update(caller, None)  # closed: the file on disk again
+    assert _check(root, project).diagnostics == []
+    assert words.reads() == read + 4  # the module at each content it had (disk twice)
+
+
+def test_a_caller_deleted_or_added_between_checks_is_seen(tmp_path):
+    words = _words_read_from_now()
+    root = _repo(tmp_path, a=EVAL_CALLER, b=BN_CALLER)
+    project = ProjectIndex()
+    assert len(_check(root, project).diagnostics) == 1
+    (root / "scripts" / "b.py").unlink()
+    assert _check(root, project).diagnostics == []
+    (root / "scripts" / "c.py").write_text(HEAD + BN_CALLER)
+    assert len(_check(root, project).diagnostics) == 1
+    # Every module once (b.py, now gone, too), but the helper's own, which is never searched.
+    assert words.reads() == len(list(root.rglob("*.py")))
+
+
+# -- whether another module uses a function, without analysing its callers ---------------------------
+def test_used_elsewhere_answers_what_the_first_caller_found_answers(tmp_path, monkeypatch):
+    from qlint.analysis.context import FileContext
+    from qlint.analysis.flow import project_callers
+    from qlint.analysis.flow.model_flow import ModelFlow
+    from qlint.analysis.names.modules import module_name_for
+    from qlint.source import LineIndex
+
+    scripts = {
+        "call": EVAL_CALLER,
+        "callback": IMPORT + "\nHOOKS = [quantize_module]\n",
+        "own": "def quantize_module(m):\n    return m\n\n\nquantize_module(1)\n",
+        "comment": "# quantize_module(m) is called elsewhere\nNAME = 'quantize_module'\n",
+        "broken": IMPORT + "\ndef main(:\n    quantize_module(m)\n",
+        "longer": "def run(m):\n    return quantize_module_v2(m)\n",
+        "api": "from pkg.utils.export_utils import quantize_module as qm  # noqa: F401\n",
+        "user": "from scripts.api import qm\n\ndef main(q, x, m):\n    qm(m.eval(), q, x)\n",
+    }
+    cases = [(), ("call",), ("callback",), ("own",), ("comment",), ("broken",), ("longer",), ("own", "comment")]
+    cases += [("own", "call"), ("comment", "callback", "longer"), ("api",), ("api", "user"), ("own", "api", "user")]
+
+    def ctx(path):
+        text = path.read_text()
+        tree = ast.parse(text)
+        return FileContext(str(path), text, tree, LineIndex(text), None, ProjectIndex(), module_name_for(str(path)))
+
+    analysed: list[object] = []
+    real = ModelFlow.function
+    for i, names in enumerate(cases):
+        root = _repo(tmp_path / str(i), **{n: scripts[n] for n in names})
+        path = root / "pkg" / "utils" / "export_utils.py"
+        first = ctx(path)
+        monkeypatch.setattr(ModelFlow, "function", lambda self, *a: analysed.append(a) or real(self, *a))
+        used = project_callers.used_elsewhere(first, first.scope.functions["quantize_module"])
+        assert analysed == [], names  # decided from the references alone
+        monkeypatch.setattr(ModelFlow, "function", real)
+        again = ctx(path)
+        found = next(iter(project_callers.each_project_call(again, again.scope.functions["quantize_module"], 0)), False)
+        assert used == (found is not False), names
+        if "api" not in names:  # a re-export: whatever the search makes of it, the same
+            assert used == bool({"call", "callback"} & set(names)), names

@@ -153,8 +153,9 @@ def test_a_module_no_other_module_names_is_not_searched_for_callers(tmp_path, mo
     from qlint.analysis.flow import call_sites
 
     asked = []
-    real = call_sites.each_project_call
-    monkeypatch.setattr(call_sites, "each_project_call", lambda *a: asked.append(a[1].name) or real(*a))
+    for searched in ("each_project_call", "used_elsewhere"):
+        real = getattr(call_sites, searched)
+        monkeypatch.setattr(call_sites, searched, lambda *a, real=real: asked.append(a[1].name) or real(*a))
     root = _chain(tmp_path)
     (root / "scripts" / "note.py").write_text("middle = 1\n")  # the name, but not the module's
     assert _check(root).diagnostics == []

@@ -144,16 +144,16 @@ def test_every_project_module_is_a_dependency_and_a_new_caller_is_seen(tmp_path)
 
 
 def test_a_module_found_not_to_name_the_helper_is_not_read_again_until_it_changes(tmp_path, monkeypatch):
-    from qlint.analysis.flow import project_callers
+    from qlint.analysis.names import content_keys
 
     unrelated = {f"u{i}": "def f():\n    return 1\n" for i in range(5)}
     root = _repo(tmp_path, a=EVAL_CALLER, **unrelated)
     reads: list[str] = []
-    real = project_callers.file_keys.content_bytes
+    real = content_keys.content_bytes
     monkeypatch.setattr(
-        project_callers.file_keys,
+        content_keys,
         "content_bytes",
-        lambda project, path, key, limit: reads.append(path) or real(project, path, key, limit),
+        lambda overlay, path, key, limit: reads.append(path) or real(overlay, path, key, limit),
     )
     project = ProjectIndex()
     assert _check(root, project).diagnostics == []

@@ -319,3 +319,34 @@ def test_a_process_that_is_no_pool_worker_does_not_import_multiprocessing_to_ask
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_later_run_reads_for_a_helper_only_the_modules_that_name_it(tmp_path, store):
+    # QL201's caller search: the modules an earlier run found not to hold the helper's name
+    # (or its module's) are not read into words again while their stat holds.
+    from qlint.analysis.names import project_words
+    from tests.test_ql201_project_callers import EVAL_CALLER, _check, _repo
+
+    unrelated = {f"u{i}": "def f():\n    return 1\n" for i in range(5)}
+    # Holds the name inside a longer one, and defines and calls its own function of that name.
+    unrelated["v"] = "x = quantize_module_v2\n"
+    unrelated["w"] = "def quantize_module(m):\n    return m\n\n\nquantize_module(1)\n"
+    root = _repo(tmp_path, a=EVAL_CALLER, **unrelated)
+    for path in [root, *root.rglob("*")]:
+        os.utime(path, ns=(PAST, PAST))
+    project_words.forget()
+    assert _check(root).diagnostics == []
+    scan_memo.flush()
+    assert project_words.reads() == 10  # every module but the helper's
+    _new_process()
+    project_words.forget()
+    assert _check(root).diagnostics == []
+    # a.py, the one module that holds the helper's name and may call it: v.py and w.py were
+    # found not to, whose text holds it.
+    assert project_words.reads() == 1
+    # An unrelated module edited since becomes a caller: read, and judged.
+    old_file(root / "scripts" / "u2.py", EVAL_CALLER.replace(".eval()", ""))
+    os.utime(root / "scripts" / "u2.py", ns=(PAST + 10**9, PAST + 10**9))
+    _new_process()
+    project_words.forget()
+    assert len(_check(root).diagnostics) == 1

@@ -171,6 +171,12 @@ def use_root(root: str, store: ScanStore | None, listings: Callable[[], dict]) -
     return dirs if isinstance(dirs, dict) else None
 
 
+def keeps(root: str) -> bool:
+    """Whether what this process finds about the modules under `root` is kept between runs
+    (a summary store is in use for it: `use_root`)."""
+    return os.path.abspath(root) in _ROOTS
+
+
 def flush() -> None:
     """Write down what this process learned about each root in use, over what the file holds
     now (a worker beside this one may have written meanwhile). Nothing new: nothing written."""
@@ -285,4 +291,4 @@ def _apply(saved: _Saved, digests: list, found: list) -> None:
         entry[3 if answer else 4] &= ~(1 << bit)
 
 
-__all__ = ["answers", "flush", "forget", "known_miss", "note", "note_miss", "use_root"]
+__all__ = ["answers", "flush", "forget", "keeps", "known_miss", "note", "note_miss", "use_root"]

@@ -18,10 +18,9 @@ import ast
 from collections.abc import Callable
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.flow.call_sites import Home, Site, callers_up, each_site
+from qlint.analysis.flow.call_sites import Home, Site, each_site
 from qlint.analysis.flow.dead_branches import defaults, holds, on_name, rebound
 from qlint.analysis.flow.model_values import PARAM, FunctionFlow, Guard, ModeFact
-from qlint.analysis.flow.project_callers import prescan
 from qlint.value_classes import value_class
 
 _MAX_LEVELS = 6
@@ -53,8 +52,6 @@ def vouched_on_every_path(
     """`paths`: a mode the capture in `fn` may be in, with the guards of the prepare calls it
     may reach. True when no call into `fn` can take one of them with a model that is not
     harmless."""
-    if home.ctx is ctx:
-        prescan(ctx, callers_up(ctx, [fn.node]))
     for fact, guards in paths:
         origin = fact.origin
         model = None

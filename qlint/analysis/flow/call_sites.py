@@ -20,13 +20,13 @@ from qlint.analysis.context import FileContext
 from qlint.analysis.flow.class_methods import derives_from, method_of
 from qlint.analysis.flow.confined_instances import confined
 from qlint.analysis.flow.model_flow import ModelFlow, module_flows
-from qlint.analysis.flow.model_values import PARAM, CallSite, FunctionFlow
+from qlint.analysis.flow.model_values import CallSite, FunctionFlow
 from qlint.analysis.flow.project_callers import (
     each_project_call,
     named_elsewhere,
     named_in_text,
-    prescan,
     searchable,
+    used_elsewhere,
 )
 from qlint.analysis.flow.unread_uses import enclosing, unread_use
 from qlint.analysis.names.functions import Body, bodies
@@ -126,7 +126,7 @@ def each_site(ctx: FileContext, home: Home, func: ast.AST, here: bool = False) -
         # module's own calls are trusted as they were before the search (Intel's extension
         # unpacked without its `.git`: `dlrm/utils_int8.py`'s helpers).
         elsewhere = searchable(ctx) and _imported_elsewhere(ctx)
-        if elsewhere and next(iter(each_project_call(ctx, func, 0)), False) is not False:
+        if elsewhere and used_elsewhere(ctx, func):
             yield None
     elif owner is None and home.ctx is ctx:
         for found in each_project_call(ctx, func, 0):
@@ -152,40 +152,8 @@ def _imported_elsewhere(ctx: FileContext) -> bool:
     it may import it (`project_callers.named_in_text`)."""
     found = ctx.cache.get("call_sites.imported_elsewhere")
     if found is None:
-        stem = module_stem(ctx.path)
-        # One read of the project for the file name and the names a walk up may ask about.
-        prescan(ctx, [stem, *_chain_names(ctx)])
-        found = ctx.cache["call_sites.imported_elsewhere"] = named_in_text(ctx, stem)
+        found = ctx.cache["call_sites.imported_elsewhere"] = named_in_text(ctx, module_stem(ctx.path))
     return found
-
-
-def _chain_names(ctx: FileContext) -> list[str]:
-    """The module-level functions that capture a parameter, and those of the module that call
-    them, directly or not: the names `calls_read_here` may search the project for."""
-    flows = module_flows(ctx)
-    return callers_up(ctx, [f.node for f in flows if any(o.kind == PARAM for c in f.captures for o in _origins(c))])
-
-
-def callers_up(ctx: FileContext, nodes: list[ast.AST]) -> list[str]:
-    """The names of `nodes` that are module-level functions and of the module's functions
-    that call them, directly or not: what a walk up their callers looks for elsewhere."""
-    flows = module_flows(ctx)
-    functions = {id(f): name for name, f in ctx.scope.functions.items()}
-    todo = list(nodes)
-    names: list[str] = []
-    seen: set[int] = set()
-    while todo:
-        node = todo.pop()
-        if id(node) in seen or id(node) not in functions:
-            continue
-        seen.add(id(node))
-        names.append(functions[id(node)])
-        todo.extend(f.node for f in flows for c in f.calls if c.callee is node)
-    return names
-
-
-def _origins(cap):
-    return [*cap.origins, *(f.origin for f in cap.modes if f.origin is not None)]
 
 
 def calls_read_here(ctx: FileContext, func: ast.AST) -> bool:

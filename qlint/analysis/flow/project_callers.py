@@ -5,7 +5,8 @@ eval-mode model (or one whose mode cannot change the graph), and ExecuTorch's ex
 are called from scripts all over the repository (`examples/samsung/scripts/*` call
 `backends/samsung/utils/export_utils.quantize_module`). The index is built only for a helper
 that would otherwise be reported: the project's files are searched for the helper's name as
-an identifier, the summaries of those that spell it say whether and on which rows their code
+an identifier (in their words, `names.project_words`, each module read once per content and
+process for every name asked), the summaries of those that spell it say whether and on which rows their code
 loads it (`names.references`, computed once per module content, for these modules only),
 only the modules that do are analysed, the functions on those rows are run through the same
 model-flow analysis, and each call is read with the modes it passes.
@@ -29,17 +30,18 @@ from qlint.analysis.flow.foreign_references import cannot_bind, defines, importe
 from qlint.analysis.flow.model_flow import ModelFlow
 from qlint.analysis.flow.model_values import CallSite, FunctionFlow, ModeFact
 from qlint.analysis.graphs import file_keys
+from qlint.analysis.names import project_words
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.import_paths import module_bases
 from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
 from qlint.analysis.names.package_map import project_root
-from qlint.analysis.names.references import REFERENCES, References, spells
+from qlint.analysis.names.references import REFERENCES, References
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.project_files import listing_dependency, project_keys
 from qlint.source import DecodeError, LineIndex, decode_source
 from qlint.value_classes import value_class
 
-_MAX_BYTES = 1_000_000
+_MAX_BYTES = project_words.MAX_BYTES
 _MAX_CANDIDATES = 80  # modules naming the helper; past this the answer is "unknown"
 _INSTALL_DIRS = ("site-packages", "dist-packages")
 _MAX_WORDS = 4  # the helper's name and the names it is re-exported under, searched in turn
@@ -153,23 +155,43 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
                     yield call
 
 
-def prescan(ctx: FileContext, names: list[str]) -> None:
-    """Read each project module once for several names a walk up the callers will ask about
-    (the helper and the functions of its module that call it), so that asking for each in turn
-    reads only the modules that hold it."""
+def used_elsewhere(ctx: FileContext, func: ast.AST) -> bool:
+    """Whether `each_project_call` would yield anything for `func`: another module calls it
+    (under its name or one it is re-exported as), or uses it in a way that cannot be read (or
+    its callers cannot be searched). Decided from each candidate module's references
+    (`_uses`), without analysing the bodies that hold them: a walk up the callers that only
+    asks whether all of them are in the checked module (`call_sites.calls_read_here`) stops
+    at the first such module."""
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not ctx.module:
+        return True
+    if ctx.scope.functions.get(func.name) is not func:
+        return True
+    target = f"{ctx.module}.{func.name}"
     root = _scan_root(ctx.path)
-    if root is None or len(names) < 2:
-        return
-    needles = [(name, name.encode()) for name in names]
-    own = os.path.abspath(ctx.path)
-    for path, key in project_keys(ctx, root).items():
-        if path == own or key is None:
-            continue
-        todo = [(name, needle) for name, needle in needles if not scan_memo.known_miss(path, _LACKS + name, key)]
-        data = file_keys.content_bytes(ctx.project, path, key, _MAX_BYTES) if todo else None
-        for name, needle in todo if data is not None else ():
-            if needle not in data:
-                scan_memo.note_miss(path, _LACKS + name, key)
+    words = [func.name]
+    for word in words:
+        candidates = _candidates(ctx, root, word) if root is not None else None
+        if candidates is None:
+            return True
+        for path, data, key in candidates:
+            try:
+                refs = _references(ctx, path, key, word, keep_tree=True)
+                module = _module(ctx, path, data) if refs is not None else None
+                # A use that is not a call the flow reads makes `each_project_call` yield
+                # None; a read call, the call: anything but no use at all.
+                uses = _uses_in(module, target, func, ctx.path, refs, word) if module is not None else []
+                if uses is None or uses:
+                    return True
+                if refs is not None and _own_only(ctx, path, data, word):
+                    scan_memo.note_miss(path, _OWN + word, key)
+            finally:
+                ctx.project.drop_kept_tree()
+            for renamed in _renames(ctx, path, word):
+                if renamed not in words:
+                    if len(words) > _MAX_WORDS:
+                        return True
+                    words.append(renamed)
+    return False
 
 
 def searchable(ctx: FileContext) -> bool:
@@ -187,20 +209,9 @@ def named_in_text(ctx: FileContext, word: str) -> bool:
     root = _scan_root(ctx.path)
     if root is None:
         return True
-    needle = word.encode()
-    own = os.path.abspath(ctx.path)
     # A module created later that names it may import it.
     ctx.project.record_listing(ctx.path, listing_dependency(root, True, [word]))
-    for path, key in project_keys(ctx, root).items():
-        if path == own or key is None or scan_memo.known_miss(path, _LACKS + word, key):
-            continue
-        data = file_keys.content_bytes(ctx.project, path, key, _MAX_BYTES)
-        if data is None:
-            continue
-        if needle in data:
-            return True
-        scan_memo.note_miss(path, _LACKS + word, key)
-    return False
+    return bool(_holding(ctx, root, word))
 
 
 def paths_naming(ctx: FileContext, name: str) -> list[str] | None:
@@ -241,54 +252,76 @@ def named_elsewhere(ctx: FileContext, name: str, besides: str) -> bool | None:
 
 
 def _candidates(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes, tuple]] | None:
-    """`_scan`, once per check and name: a check asks for a helper's callers again (QL201's
-    verdict, then the walk of its branches), and then reads only the modules found before."""
+    """`_scan`, once per check and name (a check asks for a helper's callers again: QL201's
+    verdict, then the walk of its branches), with the text of each module found."""
     memo = ("project_callers.candidates", root, name)
     known = ctx.cache.get(memo, False)
     if known is False:
-        found = _scan(ctx, root, name)
-        ctx.cache[memo] = None if found is None else [(path, key) for path, _, key in found]
-        return found
+        known = ctx.cache[memo] = _scan(ctx, root, name)
     if known is None:
         return None
     read = ((path, file_keys.content_bytes(ctx.project, path, key, _MAX_BYTES), key) for path, key in known)
     return [(path, data, key) for path, data, key in read if data is not None]
 
 
-def _scan(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes, tuple]] | None:
+def _scan(ctx: FileContext, root: str, name: str) -> list[tuple[str, tuple]] | None:
     """Modules whose text spells the name as an identifier (`references.spells`) and whose
-    code was not found not to load it (their text and content key; `_references` tells
-    whether the code loads it): read again for each helper asked about, unless the same
-    version of the module was already found not to hold it (keeping every module's text would
-    cost the memory of the tree). None past `_MAX_CANDIDATES` modules whose text holds it
-    (spelled or inside longer names), decided from the texts alone before any is parsed."""
-
-    needle = name.encode()
-    own = os.path.abspath(ctx.path)
+    code was not found not to load it (their path and content key; `_references` tells
+    whether the code loads it), from the words of each module (`project_words`: read once per
+    content). None past `_MAX_CANDIDATES` modules whose text holds it (spelled or inside
+    longer names), decided from the texts alone before any is parsed."""
     hits = []
-    counted = 0
     # A module created later that names the helper may call it: the answer depends on none appearing.
     ctx.project.record_listing(ctx.path, listing_dependency(root, True, [name]))
-    for path, key in project_keys(ctx, root).items():
-        if path == own or key is None or scan_memo.known_miss(path, _LACKS + name, key):
-            continue
+    keys = project_keys(ctx, root)
+    for counted, path in enumerate(_holding(ctx, root, name), 1):
+        key = keys[path]
         if not scan_memo.known_miss(path, _UNUSED + name, key) and not scan_memo.known_miss(path, _OWN + name, key):
-            data = file_keys.content_bytes(ctx.project, path, key, _MAX_BYTES)
-            if data is None:
-                continue
-            if needle not in data:
-                scan_memo.note_miss(path, _LACKS + name, key)
-                continue
-            if spells(data, name):
-                hits.append((path, data, key))
+            if project_words.spells(ctx.project.overlay, path, key, name):
+                hits.append((path, key))
             else:
                 # Only inside longer identifiers: its code cannot load the name, and it is not
                 # parsed; it still counts as a candidate, as every module holding the text does.
                 scan_memo.note_miss(path, _UNUSED + name, key)
-        counted += 1
         if counted > _MAX_CANDIDATES:
             return None
     return hits
+
+
+def _holding(ctx: FileContext, root: str, word: str) -> list[str]:
+    """The project's modules whose text holds `word` (`project_words`). Where the answers are
+    kept between runs (`scan_memo`, with the results cache), what an earlier run found is
+    asked first, so that a module unchanged since is not read, and what this one found is
+    kept for the next."""
+    keys = project_keys(ctx, root)
+    overlay = ctx.project.overlay
+    own = os.path.abspath(ctx.path)
+    if not scan_memo.keeps(root):
+        return project_words.holding(overlay, keys, word, besides=own)
+    question = _LACKS + word
+    found = project_words.holding(overlay, keys, word, lambda path, key: _saved(path, key, word), own)
+    noted = (root, word, project_words.reads())
+    if noted not in _NOTED:
+        if len(_NOTED) > 4096:
+            _NOTED.clear()
+        _NOTED.add(noted)
+        holders = set(found)
+        for path, key in keys.items():
+            if path not in holders and path != own:
+                scan_memo.note_miss(path, question, key)
+    return found
+
+
+def _saved(path: str, key: tuple, word: str) -> bool | None:
+    """Whether the module's text holds `word`, as what an earlier run found tells: it lacks
+    it, or its code was found not to load it or to load only its own (which it found in it)."""
+    lacks, unused, own = scan_memo.answers(path, key, [_LACKS + word, _UNUSED + word, _OWN + word])
+    return False if lacks is False else True if unused is False or own is False else None
+
+
+# (root, word, reads so far) whose misses were noted for `scan_memo`: the same answers again
+# while no module was read since.
+_NOTED: set[tuple[str, str, int]] = set()
 
 
 def _references(ctx: FileContext, path: str, key: tuple, name: str, keep_tree: bool = False) -> References | None:
@@ -318,11 +351,8 @@ def _calls_in(
     module = _module(ctx, path, data)
     if module is None:
         return []  # does not parse: it calls nothing
-    other, flow, analysed, memo = module
-    asked = (target, func.name, ctx.path, word)
-    if asked not in memo:
-        memo[asked] = _uses(other, target, func, ctx.path, refs, word)
-    uses = memo[asked]
+    _, flow, analysed, _ = module
+    uses = _uses_in(module, target, func, ctx.path, refs, word)
     if uses is None:
         return None
     found: list[ProjectCall] = []
@@ -347,6 +377,15 @@ def _calls_in(
     if any(id(ref) not in matched for _, refs in uses for ref in refs.values()):
         return None  # named but not called where the analysis followed it
     return found
+
+
+def _uses_in(module: tuple, target: str, func: ast.AST, helper_path: str, refs: References, word: str):
+    """`_uses`, once per parsed module, helper and name it is spelled under."""
+    other, _, _, memo = module
+    asked = (target, func.name, helper_path, word)
+    if asked not in memo:
+        memo[asked] = _uses(other, target, func, helper_path, refs, word)
+    return memo[asked]
 
 
 def _own_only(ctx: FileContext, path: str, data: bytes, name: str) -> bool:
@@ -508,7 +547,7 @@ __all__ = [
     "each_project_call",
     "named_in_text",
     "paths_naming",
-    "prescan",
     "project_callers",
     "searchable",
+    "used_elsewhere",
 ]

@@ -1,0 +1,152 @@
+"""Which modules of a project hold which words: each module read and cut into words once per
+content, per process, for every search of a project's modules by name.
+
+The caller searches (`flow.project_callers`: a helper's callers elsewhere, whether another
+module's text names a module's file, a method named in other modules) ask every module of
+the project whether its text holds a name, dozens of names per run. Read again for each name,
+ExecuTorch's cold run made 64,000 file reads (about 4 s of its 22 s). Here a module is read
+once per content key (its stat, or the editor's buffer: `content_keys`), and only its words
+are kept: the maximal runs of ASCII letters, digits and underscores, each once, joined by
+line breaks (ExecuTorch's 29 MB of modules keep 6.4 MB). Two questions are answered from them
+exactly, as reading the text would:
+
+- `holding`: the text holds `word` (a substring test). A word made of those characters only
+  lies inside one run wherever it occurs, so the text holds it exactly when one of the
+  module's words does (a name in a comment or a string counts, as in the text).
+- `spells`: the text holds `word` with no ASCII letter, digit or underscore on either side
+  (`references.spells`), exactly when it is one of the module's words; a byte past ASCII
+  ends a run, as it is a boundary there.
+
+A word with any other character (a non-ASCII identifier, a file name with a dash) is
+answered by reading the modules, as before. The modules holding a word are kept per word
+until a module is read again (a new content: an edit in the language server), and then only
+that module is read. A module that is absent, unreadable or over `MAX_BYTES` holds nothing,
+as the searches it serves skip it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from qlint.analysis.names import content_keys
+from qlint.analysis.names.references import spells as text_spells
+
+MAX_BYTES = 1_000_000  # a module larger than this is not searched (generated tables)
+
+_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+# Every byte that is not part of a word becomes a space, which `split` cuts at.
+_TO_SPACES = bytes(c if c in _WORD_BYTES else 0x20 for c in range(256))
+
+# path -> (content key, its words as b"\nw1\nw2\n...\n", or None: holds nothing)
+_MODULES: dict[str, tuple[tuple, bytes | None]] = {}
+_MAX_MODULES = 200_000
+# pattern -> the paths of `_MODULES` whose words hold it; dropped whenever a module is read.
+_FOUND: dict[bytes, frozenset[str]] = {}
+_MAX_FOUND = 4096
+_READS = 0
+
+# A known answer for a module not read at its key yet (what an earlier run found): True or
+# False when known, None to read it.
+Known = Callable[[str, tuple], "bool | None"]
+
+
+def holding(
+    overlay: Mapping[str, str],
+    keys: Mapping[str, tuple | None],
+    word: str,
+    known: Known | None = None,
+    besides: str = "",
+) -> list[str]:
+    """The paths of `keys` (path -> content key, as `project_files.project_keys` lists them)
+    whose text holds `word`, in the order of `keys`, but `besides` (the module checked, which
+    is not read: in the editor its buffer changes at every keystroke). `known(path, key)` may
+    answer for a module not read at that key yet, which is then not read."""
+    needle = _plain(word)
+    if needle is None:
+        listed = [(p, k) for p, k in keys.items() if k is not None and p != besides]
+        return [p for p, k in listed if _read_holds(overlay, p, k, word, False, known)]
+    answered: dict[str, bool] = {}
+    for path, key in keys.items():
+        if key is None or path == besides:
+            continue
+        entry = _MODULES.get(path)
+        if entry is None or entry[0] != key:
+            answer = known(path, key) if known is not None else None
+            if answer is not None:
+                answered[path] = answer
+            else:
+                _words(overlay, path, key)
+    found = _found(needle)
+    if answered:
+        return [p for p, k in keys.items() if k is not None and p != besides and answered.get(p, p in found)]
+    return [p for p, k in keys.items() if k is not None and p != besides and p in found]
+
+
+def spells(overlay: Mapping[str, str], path: str, key: tuple | None, word: str) -> bool:
+    """Whether the module's text spells `word` as a whole identifier (`references.spells`)."""
+    if key is None:
+        return False
+    needle = _plain(word)
+    if needle is None:
+        return _read_holds(overlay, path, key, word, True, None)
+    words = _words(overlay, path, key)
+    return words is not None and b"\n" + needle + b"\n" in words
+
+
+def reads() -> int:
+    """How many times a module was read and cut into words in this process (tests, benchmarks)."""
+    return _READS
+
+
+def forget() -> None:
+    """Drop every module read (tests)."""
+    global _READS
+    _MODULES.clear()
+    _FOUND.clear()
+    _READS = 0
+
+
+def _plain(word: str) -> bytes | None:
+    """`word` as bytes when it is made of word characters only (answered from the words)."""
+    if not word or not word.isascii():
+        return None
+    needle = word.encode()
+    return needle if needle.translate(_TO_SPACES) == needle else None
+
+
+def _words(overlay: Mapping[str, str], path: str, key: tuple) -> bytes | None:
+    global _READS
+    entry = _MODULES.get(path)
+    if entry is not None and entry[0] == key:
+        return entry[1]
+    data = content_keys.content_bytes(overlay, path, key, MAX_BYTES)
+    words = None if data is None else b"\n" + b"\n".join(set(data.translate(_TO_SPACES).split())) + b"\n"
+    if len(_MODULES) >= _MAX_MODULES:
+        _MODULES.clear()
+    _MODULES[path] = (key, words)
+    _FOUND.clear()
+    _READS += 1
+    return words
+
+
+def _found(needle: bytes) -> frozenset[str]:
+    found = _FOUND.get(needle)
+    if found is None:
+        if len(_FOUND) >= _MAX_FOUND:
+            _FOUND.clear()
+        found = _FOUND[needle] = frozenset(p for p, (_, w) in list(_MODULES.items()) if w is not None and needle in w)
+    return found
+
+
+def _read_holds(overlay: Mapping[str, str], path: str, key: tuple, word: str, whole: bool, known: Known | None) -> bool:
+    """The text test itself, on the module's bytes read now (a word the runs cannot answer)."""
+    answer = known(path, key) if known is not None else None
+    if answer is not None and (answer is False or not whole):
+        return answer
+    data = content_keys.content_bytes(overlay, path, key, MAX_BYTES)
+    if data is None:
+        return False
+    return text_spells(data, word) if whole else word.encode("utf-8", "surrogatepass") in data
+
+
+__all__ = ["MAX_BYTES", "holding", "reads", "spells"]

@@ -1,0 +1,196 @@
+"""The words of a project's modules (`project_words`) answer exactly what reading each module's
+text answers (a substring, an identifier spelled whole), read each module once per content,
+and follow edits, new and deleted modules and unsaved buffers."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from qlint.analysis.names import content_keys, project_words
+from qlint.analysis.names.references import spells as text_spells
+from qlint.analysis.project_files import python_files
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    project_words.forget()
+    yield
+    project_words.forget()
+
+
+def _keys(root, overlay=None) -> dict:
+    overlay = overlay or {}
+    return {p: content_keys.content_key(overlay, p, True) for p in python_files(str(root), overlay)}
+
+
+def _by_reading(keys: dict, word: str, overlay=None, whole=False) -> list[str]:
+    """What the searches did before: read each module, test its bytes."""
+    out = []
+    for path, key in keys.items():
+        data = content_keys.content_bytes(overlay or {}, path, key, project_words.MAX_BYTES)
+        if data is not None and (text_spells(data, word) if whole else word.encode() in data):
+            out.append(path)
+    return out
+
+
+def _spelling(keys: dict, word: str, overlay=None) -> list[str]:
+    return [p for p in keys if project_words.spells(overlay or {}, p, keys[p], word)]
+
+
+TEXTS = {
+    "call.py": "from m import quantize_module\n\nquantize_module(x)\n",
+    "longer.py": "def quantize_module_v2(m):\n    return my_quantize_module(m)\n",
+    "comment.py": "# quantize_module is the helper\nx = 1\n",
+    "string.py": "NAME = 'pkg.utils.export_utils'\nimportlib.import_module(NAME)\n",
+    "unicode.py": "# é quantize_module« »\nnaïve = 'ünïcode'\ndef \uff51uantize(): pass\n",
+    "edge.py": "quantize_module",
+    "empty.py": "",
+    "crlf.py": "import export_utils\r\nexport_utils.quantize_module(m)\r\n",
+    "tabs.py": "\tquantize_module\t(x)\n",
+    "dash.py": "open('my-script.py')\nrun('a.b')\n",
+}
+WORDS = [
+    "quantize_module",
+    "quantize",
+    "module",
+    "export_utils",
+    "utils",
+    "my_quantize_module",
+    "quantize_module_v2",
+    "naïve",
+    "ünïcode",
+    "é",
+    "my-script",
+    "a.b",
+    "x",
+    "absent_everywhere",
+    "_",
+    "2",
+]
+
+
+def _tree(tmp_path, texts=TEXTS):
+    for name, text in texts.items():
+        (tmp_path / name).write_text(text, encoding="utf-8", newline="")
+    return tmp_path
+
+
+def test_the_words_answer_what_reading_the_texts_answers(tmp_path):
+    keys = _keys(_tree(tmp_path))
+    for word in WORDS:
+        assert project_words.holding({}, keys, word) == _by_reading(keys, word), word
+        assert _spelling(keys, word) == _by_reading(keys, word, whole=True), word
+    # A name in a comment or a string is in the text: found, as reading found it.
+    assert {p.rsplit("/", 1)[1] for p in project_words.holding({}, keys, "quantize_module")} >= {
+        "comment.py",
+        "unicode.py",
+        "edge.py",
+    }
+    assert "string.py" in {p.rsplit("/", 1)[1] for p in _spelling(keys, "export_utils")}
+    assert _spelling(keys, "quantize") == []  # only inside longer words
+
+
+def test_random_texts_agree_with_reading(tmp_path):
+    rng = random.Random(14)
+    alphabet = ["ab", "a", "b", "_", "1", " ", ".", "\n", "é", "#", "'", "(", "ab_1", "«"]
+    texts = {f"m{i}.py": "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40))) for i in range(40)}
+    keys = _keys(_tree(tmp_path, texts))
+    for word in ["ab", "a", "b", "ab_1", "_", "1", "a_", "b1", "é", "a.b", "abab", "ba"]:
+        assert project_words.holding({}, keys, word) == _by_reading(keys, word), word
+        assert _spelling(keys, word) == _by_reading(keys, word, whole=True), word
+
+
+def test_each_module_is_read_once_for_every_question(tmp_path):
+    keys = _keys(_tree(tmp_path))
+    for word in ["quantize_module", "export_utils", "absent_everywhere", "utils", "x"]:
+        project_words.holding({}, keys, word)
+        _spelling(keys, word)
+    # "dash.py"'s words are read once too; the words with a dash or a dot are not answered
+    # from them (and are not asked above).
+    assert project_words.reads() == len(TEXTS)
+
+
+def test_the_module_checked_is_not_read(tmp_path):
+    keys = _keys(_tree(tmp_path))
+    own = str(tmp_path / "call.py")
+    found = project_words.holding({}, keys, "quantize_module", besides=own)
+    assert own not in found and str(tmp_path / "edge.py") in found
+    assert project_words.reads() == len(TEXTS) - 1
+
+
+def test_an_edited_module_is_read_again_and_only_it(tmp_path):
+    root = _tree(tmp_path)
+    keys = _keys(root)
+    assert str(root / "empty.py") not in project_words.holding({}, keys, "quantize_module")
+    (root / "empty.py").write_text("quantize_module(m)\n")
+    keys = _keys(root)
+    assert str(root / "empty.py") in project_words.holding({}, keys, "quantize_module")
+    assert project_words.reads() == len(TEXTS) + 1
+    # Back as it was (another stat): read again, and no longer found.
+    (root / "empty.py").write_text("")
+    keys = _keys(root)
+    assert str(root / "empty.py") not in project_words.holding({}, keys, "quantize_module")
+
+
+def test_an_unsaved_buffer_is_what_is_searched(tmp_path):
+    root = _tree(tmp_path)
+    path = str(root / "call.py")
+    keys = _keys(root)
+    assert path in project_words.holding({}, keys, "quantize_module")
+    read = project_words.reads()
+    # The editor holds a buffer of call.py that no longer names the helper (keystroke after keystroke).
+    for text in ("from m import quantize_modul\n", "from m import quantize_mod\n", "x = 'naïve'\n"):
+        overlay = {path: text}
+        keys = _keys(root, overlay)
+        assert path not in project_words.holding(overlay, keys, "quantize_module")
+        assert project_words.holding(overlay, keys, "naïve") == _by_reading(keys, "naïve", overlay)
+    assert project_words.reads() == read + 3
+    # A buffer that adds a caller is found, with the words of the file on disk unchanged.
+    overlay = {str(root / "empty.py"): "quantize_module(m)  # ünïcode\n"}
+    keys = _keys(root, overlay)
+    assert project_words.holding(overlay, keys, "quantize_module") == _by_reading(keys, "quantize_module", overlay)
+    assert str(root / "empty.py") in project_words.holding(overlay, keys, "quantize_module")
+
+
+def test_a_deleted_module_is_not_found_and_a_new_one_is(tmp_path):
+    root = _tree(tmp_path)
+    keys = _keys(root)
+    assert str(root / "edge.py") in project_words.holding({}, keys, "quantize_module")
+    (root / "edge.py").unlink()
+    (root / "new.py").write_text("quantize_module()\n")
+    keys = _keys(root)
+    found = project_words.holding({}, keys, "quantize_module")
+    assert str(root / "edge.py") not in found and str(root / "new.py") in found
+    # Deleted after it was listed (its key taken before): absent, so it holds nothing.
+    stale = dict(keys)
+    (root / "new.py").unlink()
+    project_words.forget()
+    assert str(root / "new.py") not in project_words.holding({}, stale, "quantize_module")
+    assert str(root / "new.py") not in _spelling(stale, "quantize_module")
+
+
+def test_a_module_over_the_limit_holds_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(project_words, "MAX_BYTES", 64)
+    root = _tree(tmp_path, {"big.py": "quantize_module = 1\n" * 10, "small.py": "quantize_module\n"})
+    keys = _keys(root)
+    assert project_words.holding({}, keys, "quantize_module") == [str(root / "small.py")]
+    assert project_words.holding({}, keys, "a.b") == []  # read for the text test: still over the limit
+
+
+def test_known_answers_spare_the_reads(tmp_path):
+    root = _tree(tmp_path)
+    keys = _keys(root)
+    lacking = {str(root / n) for n in ("empty.py", "dash.py", "string.py")}
+
+    def known(path, key):
+        return False if path in lacking else None
+
+    found = project_words.holding({}, keys, "quantize_module", known)
+    assert found == [p for p in _by_reading(keys, "quantize_module") if p not in lacking]
+    assert project_words.reads() == len(TEXTS) - len(lacking)
+    # Once read, a module's words answer: what is known of it is not asked again.
+    assert project_words.holding({}, keys, "quantize_module", lambda p, k: False) == [
+        p for p in found if p not in lacking
+    ]
