@@ -20,6 +20,7 @@ import gc
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -335,6 +336,7 @@ def _init_worker(settings: Settings, parent_pid: int) -> None:
     # Ctrl-C is the parent's to handle (exit 130, quietly); workers are stopped by it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _tune_gc()
+    _find_malloc_trim()
 
 
 def _die_with_parent() -> None:
@@ -394,12 +396,40 @@ def _gc_tuned(collect: bool = True) -> Iterator[None]:
             gc.enable()
 
 
+# A check that took this long allocated a tree and its analyses (most files are turned away by
+# the triggers in well under a millisecond): what it freed is handed back to the system after it.
+_RELEASE_AFTER_SECONDS = 0.02
+_malloc_trim: Callable[[int], int] | None = None  # glibc's, found by `_init_worker`
+
+
+def _find_malloc_trim() -> None:
+    global _malloc_trim
+    if sys.platform != "linux":
+        return
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):  # musl has none
+        _malloc_trim = ctypes.CDLL(None).malloc_trim
+
+
+def _release_freed_memory() -> None:
+    """Give the pages a finished check freed back to the system. A worker's memory is otherwise
+    its highest point so far (freed blocks stay mapped, scattered among what the run keeps), and
+    the run's peak is the sum over the workers: with each worker back down between its big files,
+    the spikes of two workers, which seldom coincide, no longer add up (ao: 82 -> 74 MiB PSS)."""
+    if _malloc_trim is not None:
+        _malloc_trim(0)
+
+
 def _run_chunk(func: Callable[[str, Settings], Any], paths: list[str]) -> list[tuple[str, Any]]:
     assert _worker_settings is not None
     out = []
     for path in paths:
         _exit_if_orphaned()  # the watchdog where PR_SET_PDEATHSIG does not exist
+        start = time.perf_counter()
         out.append((path, func(path, _worker_settings)))
+        if time.perf_counter() - start >= _RELEASE_AFTER_SECONDS:
+            _release_freed_memory()
     return out
 
 
@@ -480,6 +510,10 @@ def _pool(workers: int, settings: Settings) -> ProcessPoolExecutor:
     from qlint import registry
 
     registry.rules()
+    # What the parent freed before forking (the project's wrapper index is built just before,
+    # reading every module that inserts) would stay mapped in it for the whole run.
+    _find_malloc_trim()
+    _release_freed_memory()
 
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if sys.platform == "linux" and "fork" in methods else None)

@@ -312,3 +312,41 @@ def test_a_run_without_cache_gets_no_dependencies_from_its_workers(tmp_path):
     assert str(pkg / "ops.py") in runner._check_one(match, settings(tmp_path))[0].dependencies
     result, *_ = runner._check_one_uncached(match, settings(tmp_path))
     assert [d.code for d in result.diagnostics] == ["QL101"] and result.dependencies == {}
+
+
+def test_a_worker_hands_freed_memory_back_after_a_heavy_file_only(tmp_path, monkeypatch):
+    # A worker's memory would stay at its highest point, and the run's peak is the sum over
+    # the workers: after a check that allocated much, what it freed goes back to the system.
+    released = []
+    monkeypatch.setattr(runner, "_malloc_trim", released.append)
+    monkeypatch.setattr(runner, "_worker_settings", settings(tmp_path))
+    slow = {"heavy.py"}
+
+    def check(path, _settings):
+        if path in slow:
+            runner.time.sleep(runner._RELEASE_AFTER_SECONDS)
+        return path
+
+    assert runner._run_chunk(check, ["light.py", "heavy.py", "light2.py"]) == [
+        ("light.py", "light.py"),
+        ("heavy.py", "heavy.py"),
+        ("light2.py", "light2.py"),
+    ]
+    assert released == [0]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="glibc's malloc_trim")
+def test_workers_find_malloc_trim(monkeypatch):
+    monkeypatch.setattr(runner, "_malloc_trim", None)
+    runner._find_malloc_trim()
+    assert runner._malloc_trim is not None
+
+
+def test_the_parent_hands_freed_memory_back_before_forking(tmp_path, monkeypatch):
+    # Freed before the fork (the wrapper index's build), it would stay mapped in the parent
+    # for the whole run.
+    calls = []
+    monkeypatch.setattr(runner, "_release_freed_memory", lambda: calls.append(os.getpid()))
+    src = tree(tmp_path, runner.MIN_PARALLEL_FILES + 2)
+    run_check([str(src)], settings(tmp_path), use_cache=False, jobs=2)
+    assert os.getpid() in calls
