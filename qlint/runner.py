@@ -468,7 +468,7 @@ def _check_order(func: Callable[[str, Settings], Any], paths: list[str]) -> Iter
     kept (`tree_handover`: a file checked meanwhile imports it) is checked right after, so
     it is parsed once and its tree is not held for long. Checks only: `qlint fix` rewrites
     files as it goes, and a file checked alone has nothing to share."""
-    if func is not _check_one or len(paths) < 2 or len(set(paths)) != len(paths):
+    if func not in (_check_one, _check_one_uncached) or len(paths) < 2 or len(set(paths)) != len(paths):
         yield from paths
         return
     from qlint.analysis.names.tree_handover import HANDOVER
