@@ -20,6 +20,7 @@ import gc
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -110,12 +111,17 @@ def run_check(
         _contents_fixed(bool(todo)),
         _wrapper_index(cache, todo, settings, found.listings),
     ):
-        for path, (result, size, mtime_ns, digest) in _map(_check_one, todo, settings, jobs):
+        check = _check_one if cache is not None else _check_one_uncached
+        for path, (result, size, mtime_ns, digest) in _map(check, todo, settings, jobs):
             results[path] = result
             if progress is not None:
                 progress.advance(1)
             if cache is not None and digest:
                 cache.store(result, size, mtime_ns, digest)
+            # What a result depends on is the cache's (which keeps its own copy, interned):
+            # kept with every result until the report, the parent held them all (~15 MiB,
+            # 127,000 objects at the end of a run over ExecuTorch).
+            result.dependencies = {}
     if cache is not None:
         cache.forget_missing([os.path.abspath(p) for p in paths or (".",)], set(found.files))
         cache.save()
@@ -266,6 +272,15 @@ def _check_one(path: str, settings: Settings) -> tuple[FileResult, int, int, str
     return result, st.st_size, st.st_mtime_ns, content_hash(data)
 
 
+def _check_one_uncached(path: str, settings: Settings) -> tuple[FileResult, int, int, str]:
+    """`_check_one` for a run without a cache: the result's dependencies, read by the cache
+    only, are not sent to the parent (thousands of paths and digests per result of a scan of
+    the project)."""
+    result, size, mtime_ns, digest = _check_one(path, settings)
+    result.dependencies = {}
+    return result, size, mtime_ns, digest
+
+
 @value_class(frozen=True)
 class _FixTask:
     """Fix one file in memory; the parent decides about writing (see `qlint.fix_session`)."""
@@ -325,6 +340,7 @@ def _init_worker(settings: Settings, parent_pid: int) -> None:
     # Ctrl-C is the parent's to handle (exit 130, quietly); workers are stopped by it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _tune_gc()
+    _find_malloc_trim()
 
 
 def _die_with_parent() -> None:
@@ -384,12 +400,40 @@ def _gc_tuned(collect: bool = True) -> Iterator[None]:
             gc.enable()
 
 
+# A check that took this long allocated a tree and its analyses (most files are turned away by
+# the triggers in well under a millisecond): what it freed is handed back to the system after it.
+_RELEASE_AFTER_SECONDS = 0.02
+_malloc_trim: Callable[[int], int] | None = None  # glibc's, found by `_init_worker`
+
+
+def _find_malloc_trim() -> None:
+    global _malloc_trim
+    if sys.platform != "linux":
+        return
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):  # musl has none
+        _malloc_trim = ctypes.CDLL(None).malloc_trim
+
+
+def _release_freed_memory() -> None:
+    """Give the pages a finished check freed back to the system. A worker's memory is otherwise
+    its highest point so far (freed blocks stay mapped, scattered among what the run keeps), and
+    the run's peak is the sum over the workers: with each worker back down between its big files,
+    the spikes of two workers, which seldom coincide, no longer add up (ao: 82 -> 74 MiB PSS)."""
+    if _malloc_trim is not None:
+        _malloc_trim(0)
+
+
 def _run_chunk(func: Callable[[str, Settings], Any], paths: list[str]) -> list[tuple[str, Any]]:
     assert _worker_settings is not None
     out = []
     for path in _check_order(func, paths):
         _exit_if_orphaned()  # the watchdog where PR_SET_PDEATHSIG does not exist
+        start = time.perf_counter()
         out.append((path, func(path, _worker_settings)))
+        if time.perf_counter() - start >= _RELEASE_AFTER_SECONDS:
+            _release_freed_memory()
     return out
 
 
@@ -428,7 +472,7 @@ def _check_order(func: Callable[[str, Settings], Any], paths: list[str]) -> Iter
     kept (`tree_handover`: a file checked meanwhile imports it) is checked right after, so
     it is parsed once and its tree is not held for long. Checks only: `qlint fix` rewrites
     files as it goes, and a file checked alone has nothing to share."""
-    if func is not _check_one or len(paths) < 2 or len(set(paths)) != len(paths):
+    if func not in (_check_one, _check_one_uncached) or len(paths) < 2 or len(set(paths)) != len(paths):
         yield from paths
         return
     from qlint.analysis.names.tree_handover import HANDOVER
@@ -477,7 +521,7 @@ def _isolate(func, paths: list[str], settings: Settings) -> Iterator[tuple[str, 
 
 
 def _crashed(func, path: str, result: FileResult) -> Any:
-    if func is _check_one:
+    if func in (_check_one, _check_one_uncached):
         return result, 0, 0, ""
     return FixReport(path, 0, False, result), None
 
@@ -494,6 +538,10 @@ def _pool(workers: int, settings: Settings) -> ProcessPoolExecutor:
     from qlint import registry
 
     registry.rules()
+    # What the parent freed before forking (the project's wrapper index is built just before,
+    # reading every module that inserts) would stay mapped in it for the whole run.
+    _find_malloc_trim()
+    _release_freed_memory()
 
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if sys.platform == "linux" and "fork" in methods else None)

@@ -303,3 +303,75 @@ def test_one_file_is_checked_without_a_collection_and_the_collector_is_back_afte
     assert run.results[0].parsed
     assert collections == []
     assert gc.isenabled()
+
+
+def _reader_and_module(tmp_path: Path) -> Path:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "ops.py").write_text("import torch\n\nDQ = torch.ops.quantized_decomposed.dequantize_per_tensor\n")
+    (pkg / "match.py").write_text("from pkg.ops import DQ\n\n\ndef is_dq(node):\n    return node.target == DQ\n")
+    return pkg
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_results_leave_their_dependencies_to_the_cache(tmp_path, monkeypatch, jobs):
+    # Kept with every result until the report, the dependencies (thousands per result of a
+    # project scan) were most of the parent's memory at the end of a run over ExecuTorch.
+    monkeypatch.setattr(runner, "MIN_PARALLEL_FILES", 1)
+    pkg = _reader_and_module(tmp_path)
+    match = str(pkg / "match.py")
+    s = settings(tmp_path)
+    run = run_check([str(pkg)], s, use_cache=True, jobs=jobs)
+    assert [d.code for r in run.results for d in r.diagnostics] == ["QL101"]
+    assert all(r.dependencies == {} for r in run.results)
+    # ... which has them, and still drops the result when the module read changes.
+    assert str(pkg / "ops.py") in runner.Cache.for_settings(s).lookup(match).dependencies
+    (pkg / "ops.py").write_text("import torch\n\nDQ = torch.ops.quantized_decomposed.dequantize_per_tensor.default\n")
+    assert [d.code for r in run_check([str(pkg)], s, use_cache=True, jobs=jobs).results for d in r.diagnostics] == []
+
+
+def test_a_run_without_cache_gets_no_dependencies_from_its_workers(tmp_path):
+    pkg = _reader_and_module(tmp_path)
+    match = str(pkg / "match.py")
+    assert str(pkg / "ops.py") in runner._check_one(match, settings(tmp_path))[0].dependencies
+    result, *_ = runner._check_one_uncached(match, settings(tmp_path))
+    assert [d.code for d in result.diagnostics] == ["QL101"] and result.dependencies == {}
+
+
+def test_a_worker_hands_freed_memory_back_after_a_heavy_file_only(tmp_path, monkeypatch):
+    # A worker's memory would stay at its highest point, and the run's peak is the sum over
+    # the workers: after a check that allocated much, what it freed goes back to the system.
+    released = []
+    monkeypatch.setattr(runner, "_malloc_trim", released.append)
+    monkeypatch.setattr(runner, "_worker_settings", settings(tmp_path))
+    slow = {"heavy.py"}
+
+    def check(path, _settings):
+        if path in slow:
+            runner.time.sleep(runner._RELEASE_AFTER_SECONDS)
+        return path
+
+    assert runner._run_chunk(check, ["light.py", "heavy.py", "light2.py"]) == [
+        ("light.py", "light.py"),
+        ("heavy.py", "heavy.py"),
+        ("light2.py", "light2.py"),
+    ]
+    assert released == [0]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="glibc's malloc_trim")
+def test_workers_find_malloc_trim(monkeypatch):
+    monkeypatch.setattr(runner, "_malloc_trim", None)
+    runner._find_malloc_trim()
+    assert runner._malloc_trim is not None
+
+
+def test_the_parent_hands_freed_memory_back_before_forking(tmp_path, monkeypatch):
+    # Freed before the fork (the wrapper index's build), it would stay mapped in the parent
+    # for the whole run.
+    calls = []
+    monkeypatch.setattr(runner, "_release_freed_memory", lambda: calls.append(os.getpid()))
+    src = tree(tmp_path, runner.MIN_PARALLEL_FILES + 2)
+    run_check([str(src)], settings(tmp_path), use_cache=False, jobs=2)
+    assert os.getpid() in calls

@@ -267,3 +267,29 @@ def test_a_check_by_relative_path_records_its_reads_under_the_absolute_path(tmp_
     assert project.dependents(str(pkg / "ops.py")) == {str(pkg / "match.py")}
     assert project.module_scope("pkg.ops", "pkg/match.py") is project.module_scope("pkg.ops", str(pkg / "match.py"))
     assert project.dependents(str(pkg / "ops.py")) == {str(pkg / "match.py")}
+
+
+def test_a_module_read_keeps_one_copy_of_its_content(tmp_path):
+    # Its bytes until a statement is first parsed, then only the text that parse keeps: both
+    # side by side were a second copy of every module a run read.
+    ops, match = tmp_path / "ops.py", tmp_path / "match.py"
+    ops.write_text("import torch\n\nDQ = torch.ops.quantized_decomposed.dequantize_per_tensor\n")
+    match.write_text("from ops import DQ\n")
+    project = ProjectIndex()
+    scope = project.module_scope("ops", str(match))
+    source = project._scopes[str(ops)][2].text
+    assert source._data is not None  # nothing asked yet: not decoded
+    assert ast.unparse(scope.assigns["DQ"][0]) == "torch.ops.quantized_decomposed.dequantize_per_tensor"
+    assert source._data is None
+    assert source() == ops.read_text()
+
+
+def test_an_undecodable_module_stays_without_text(tmp_path):
+    bad, match = tmp_path / "bad.py", tmp_path / "match.py"
+    bad.write_bytes(b"# -*- coding: nonexistent -*-\nX = 1\n")
+    match.write_text("from bad import X\n")
+    project = ProjectIndex()
+    project.module_scope("bad", str(match))
+    source = project._scopes[str(bad)][2].text
+    assert source() is None and source._data is None
+    assert source() is None

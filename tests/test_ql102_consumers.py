@@ -245,3 +245,19 @@ def test_a_module_that_did_not_spell_the_packet_is_read_again_once_it_changes(tm
     assert lint(add.read_text(), path=str(add), select=("QL102",)) == []
     (pkg / "remove.py").write_text("import torch\n\n\n")
     assert [d.code for d in lint(add.read_text(), path=str(add), select=("QL102",))] == ["QL102"]
+
+
+def test_a_file_checked_once_leaves_no_consumer_module_behind(tmp_path):
+    # A command-line run checks each file once: the consumer modules parsed for it (whole
+    # trees) go when its check ends, not when a later check happens to read consumers.
+    from qlint.engine import checked_once
+    from qlint.rules import packet_consumers
+
+    pkg = write_package(tmp_path, "pkg", add=ADD, remove=REMOVE, pipeline=PIPELINE.format(between="pass"))
+    add = str(pkg / "add.py")
+    assert lint((pkg / "add.py").read_text(), path=add, select=("QL102",)) == []
+    assert packet_consumers._PARSED
+    checked_once(str(tmp_path / "another.py"))  # another file's end leaves them
+    assert packet_consumers._PARSED
+    checked_once(add)
+    assert not packet_consumers._PARSED
