@@ -89,6 +89,10 @@ class Forwarding:
         # this fact, computed only for such modules (not registered for every summary).
         self.chain_fact = ForwardingFact(fact_key, direct, needles, _calls, gated=False)
         self._index = None  # the project's wrapper-name index, where the check has one
+        # The modules whose chain links are being worked out (a cycle of imports ends there),
+        # and how many times that cut an answer short.
+        self._linking: list[str] = []
+        self._cuts = 0
 
     def module_scope(self, resolver: Resolver | None, module: str, requester: str) -> RemoteModule | None:
         """Another module of the project as its summary describes it, if it can hold a helper
@@ -113,34 +117,44 @@ class Forwarding:
             return None
         return project.fact_at(path, self.chain_fact, register=False)
 
-    def _forwards_on(self, project, path: str) -> bool:
+    def _forwards_on(self, project, path: str, links: int = 0) -> bool:
         """Whether a module that names no sink may hand a parameter on to a function of a
         module that does (a wrapper chain's link: `add_op(graph, op)` calling
         `a.insert(graph, op)` or `gu.insert(graph, op)`), from texts alone: it calls a name
-        it imports (or a function of a module it imports) that a module naming a sink
-        defines with `def` (followed through re-exports). One link, not more: the module it
-        calls must name a sink itself (a bound that keeps this a question of texts, asked
-        once per module, whatever imports it). Classes it subclasses are not asked about: a
-        class of a module that names no sink holds no helper method of its own (in
-        ExecuTorch nearly every pass would otherwise be read through `ExportPass`)."""
+        it imports (or a function or class of a module it imports) that a module naming a
+        sink defines (followed through re-exports), or that another such link defines
+        (c -> b -> mid -> a, `links` deep at most, as deep as the search follows helpers).
+        Asked once per module, whatever imports it. Classes it subclasses are not asked
+        about: a class of a module that names no sink holds no helper method of its own
+        unless it calls one (in ExecuTorch nearly every pass would otherwise be read
+        through `ExportPass`)."""
         key = ("chain", path, self.fact.key)
         known = _IMPORTED.get(key)
         if known is not None and self._valid(known[1]):
             self._replay(known[1])
             return bool(known[0])
+        if path in self._linking or links > _MAX_DEPTH:
+            self._cuts += 1  # the answers that depend on this one are not kept
+            return False
+        cuts = self._cuts
+        self._linking.append(path)
         self._trails.append([])
         try:
-            found = self._links_to_a_sink(project, path)
+            found = self._links_to_a_sink(project, path, links)
         finally:
+            self._linking.pop()
             trail = tuple(self._trails.pop())
         if self._trails:
             self._trails[-1].extend(trail)
-        if len(_IMPORTED) > 50_000:
-            _IMPORTED.clear()
-        _IMPORTED[key] = (found, (*trail, (path, self._key(path))))
+        # A "no" reached with a module of the chain (or the depth) cut off may be "yes" when
+        # asked from elsewhere; a "yes" found a whole chain.
+        if found or cuts == self._cuts:
+            if len(_IMPORTED) > 50_000:
+                _IMPORTED.clear()
+            _IMPORTED[key] = (found, (*trail, (path, self._key(path))))
         return found
 
-    def _links_to_a_sink(self, project, path: str) -> bool:
+    def _links_to_a_sink(self, project, path: str, links: int) -> bool:
         text = project.text(path) or ""
         memo: dict[str, bool] = {}
         for name, full in text_imports(text, module_name_for(path), path):
@@ -153,11 +167,11 @@ class Forwarding:
             for called in dotted:
                 if self._index is not None and not self._index.may_lead_to_function(called):
                     continue
-                if self._defined_where_a_sink_is(project, called, path, 0):
+                if self._defined_where_a_sink_is(project, called, path, 0, links):
                     return True
         return False
 
-    def _defined_where_a_sink_is(self, project, dotted: str, requester: str, depth: int) -> bool:
+    def _defined_where_a_sink_is(self, project, dotted: str, requester: str, depth: int, links: int = 0) -> bool:
         module, _, attr = dotted.rpartition(".")
         where = self._find(module, requester) if module else None
         if where is None or depth > _MAX_DEPTH:
@@ -165,9 +179,11 @@ class Forwarding:
         self._read(project, where)
         defined, functions, imports = _names(project, where)
         if attr in functions:
-            return _mentions(project, where, self.fact.key, self.holds_sink)
+            if _mentions(project, where, self.fact.key, self.holds_sink):
+                return True
+            return self._forwards_on(project, where, links + 1)  # a link further on
         if attr in imports and attr not in defined:  # re-exported (a package's `__init__.py`)
-            return self._defined_where_a_sink_is(project, imports[attr], where, depth + 1)
+            return self._defined_where_a_sink_is(project, imports[attr], where, depth + 1, links)
         return False
 
     def module_holding(

@@ -178,10 +178,10 @@ def candidates(
     of an inserting module (at one of `paths`), among all those `known` (wrapper chains:
     `add_op(graph, op)` handing `op` on to `a.insert`, or to `gu.insert`), each read from
     then on as the inserting ones are. As in the helper search (`Forwarding._forwards_on`),
-    a chain has one such link: a module that inserts nothing is read for the functions of
-    inserting modules it calls, not for those of other modules read for that reason, nor for
-    the classes it subclasses."""
-    inserting = len(modules)
+    a chain may have several such links (c -> b -> mid -> a): the functions found in a module
+    read for that reason are asked about in turn; classes such a module subclasses are not.
+    Each round asks only about the names new in it, so a deeper chain costs a round, not a
+    read of every module again."""
     modules = list(modules)
     functions: set[str] = set()
     classes: set[str] = set()
@@ -212,7 +212,7 @@ def candidates(
                 if params and any(passed is None or passed & params for _, passed in calls[first:last]):
                     found.add(i)
                     new_functions.add(name)
-                    if not outer and at < inserting:
+                    if not outer:
                         new_toplevel.add(name)
                         defining[id(module)] = module
                     # A method of the class it lies in directly (a function's own classes are
