@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.graphs.called_names import attributes_called, calls_memo, may_call
 from qlint.analysis.graphs.forwarding_facts import ForwardingFact, RemoteFunction, RemoteModule
+from qlint.analysis.graphs.receivers import constructed_class
 from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
@@ -165,7 +166,8 @@ class Forwarding:
                 dotted.append(full)  # `from a import insert`, called by name
             dotted += [".".join([full, *tail]) for tail in sorted(attributes_called(text, name))]
             for called in dotted:
-                if self._index is not None and not self._index.may_lead_to_function(called):
+                index = self._index
+                if index is not None and not (index.may_lead_to_function(called) or index.may_lead_to_class(called)):
                     continue
                 if self._defined_where_a_sink_is(project, called, path, 0, links):
                     return True
@@ -177,8 +179,8 @@ class Forwarding:
         if where is None or depth > _MAX_DEPTH:
             return False
         self._read(project, where)
-        defined, functions, imports = _names(project, where)
-        if attr in functions:
+        defined, _, imports = _names(project, where)
+        if attr in defined:  # a function, or a class whose instances it makes (a class as a link)
             if _mentions(project, where, self.fact.key, self.holds_sink):
                 return True
             return self._forwards_on(project, where, links + 1)  # a link further on
@@ -324,6 +326,9 @@ class Forwarding:
                 helper = _module_function(self, None, scope, callee, 0)  # type: ignore[arg-type]
             elif kind == "m":
                 helper = _module_attribute(self, None, scope, callee.split("."), 0)  # type: ignore[arg-type]
+            elif kind == "c":
+                *cls, method = callee.split(".")
+                helper = _instance_method(self, None, scope, cls, method)
             elif class_scope is not None:
                 helper = _method(self, None, scope, class_scope, callee, 0)  # type: ignore[arg-type]
             else:
@@ -381,7 +386,27 @@ class Forwarding:
                 names |= self._base_helpers(scope, base)
         if text is not None:
             names |= self._attribute_helpers(scope.path, scope.imports.items(), text, index)
+        names |= self._instance_helpers(scope, called, index, text)
         return names
+
+    def _instance_helpers(self, scope, called, index, text: str | None) -> set[str]:
+        """The helper methods of the classes of other modules the module constructs
+        (`GraphBuilder(graph).insert(op)`, `bl.GraphBuilder(graph)`): the names their calls
+        go by. Only classes it calls, and with the index only those it holds."""
+        found: set[str] = set()
+        for name, full in scope.imports.items():
+            if _not_a_project_name(name, full) or (index is not None and not index.may_lead_to_class(full)):
+                continue
+            if called is None or called(name):
+                found |= self._base_helpers(scope, [name])
+        if text is not None:
+            for name, full in scope.imports.items():
+                if _torch(full) or name not in text:
+                    continue
+                for tail in attributes_called(text, name):
+                    if index is None or index.may_lead_to_class(".".join([full, *tail])):
+                        found |= self._base_helpers(scope, [name, *tail])
+        return found
 
     def _attribute_helpers(self, path: str, imports, text: str, index, first: bool = False) -> set[str]:
         """Names of the helpers the module calls as functions of the modules it imports
@@ -443,7 +468,35 @@ class Forwarding:
             if any(self._base_helpers(scope, list(parts)) for parts in bases):
                 return True
         # `gu.insert_op(...)`: the text names the imported module, then the function.
-        return bool(self._attribute_helpers(path, imports, text, index, first=True))
+        if self._attribute_helpers(path, imports, text, index, first=True):
+            return True
+        return self._constructs_a_helper_class(path, imports, text, index, called)
+
+    def _constructs_a_helper_class(self, path: str, imports, text: str, index, called: dict[str, bool]) -> bool:
+        """`imports_helper` for classes the module constructs (`GraphBuilder(graph)`,
+        `bl.GraphBuilder(graph)`) whose helper methods it calls by name (`.insert(...)`)."""
+        scope = RemoteModule(path, dict(imports), {}, {})
+        for name, full in imports:
+            if _torch(full) or name not in text:
+                continue
+            heads = []
+            if not _not_a_project_name(name, full) and (index is None or index.may_lead_to_class(full)):
+                if name not in called:
+                    called[name] = may_call(text, name)
+                if called[name]:
+                    heads.append([name])
+            heads += [
+                [name, *tail]
+                for tail in sorted(attributes_called(text, name))
+                if index is None or index.may_lead_to_class(".".join([full, *tail]))
+            ]
+            for parts in heads:
+                for method in sorted(self._base_helpers(scope, parts)):
+                    if method not in called:
+                        called[method] = may_call(text, method)
+                    if called[method]:
+                        return True
+        return False
 
     def _imported_helper(self, scope, name: str, full: str) -> bool:
         if _not_a_project_name(name, full):
@@ -696,12 +749,23 @@ def _resolve_helper(fw: Forwarding, call: ast.Call, resolver: Resolver, caller=N
         if resolver.class_scope is None:
             return None
         return _method(fw, resolver, resolver.scope, resolver.class_scope, func.attr, 0)
+    local = resolver.local or (function_assigns(caller) if caller is not None else {})
+    built = constructed_class(func.value, local, resolver.class_scope)
+    if built is not None:  # `GraphBuilder(graph).insert(op)`, `b.insert(op)`, `self.builder.insert(op)`
+        return _instance_method(fw, resolver, resolver.scope, built, func.attr)
     parts = dotted_parts(func)
     if parts is None or parts[0] not in resolver.scope.imports or parts[0] in resolver.local:
         return None
     if caller is not None and parts[0] in function_assigns(caller):
         return None  # a parameter or local named like the imported module
     return _module_attribute(fw, resolver, resolver.scope, parts, 0)
+
+
+def _instance_method(fw: Forwarding, resolver, scope, cls: list[str], name: str) -> Helper | None:
+    """The method `name` of the class `cls` (dotted, as the receiver's construction spells
+    it) of the module or of another module of the project, as a base would be found."""
+    found = _base_class(fw, resolver, scope, cls, 0)
+    return _method(fw, resolver, found[0], found[1], name, 1) if found is not None else None
 
 
 def _module_attribute(fw: Forwarding, resolver, scope, parts: list[str], depth: int) -> Helper | None:

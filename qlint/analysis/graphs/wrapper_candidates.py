@@ -23,6 +23,7 @@ and brackets pair as the parser pairs them. A function spans its rows up to the 
 
 from __future__ import annotations
 
+import functools
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterable
@@ -136,9 +137,13 @@ class ModuleText:
             positional.append(piece)
         return _bare(positional[position]) if len(positional) > position else frozenset()
 
-    def calls_of(self, patterns: list[tuple[str, re.Pattern]]) -> list[tuple[int, frozenset[str] | None]]:
+    def calls_of(
+        self, patterns: list[tuple[str, re.Pattern]], holders: dict[str, set[str]] | None = None
+    ) -> list[tuple[int, frozenset[str] | None]]:
         """(offset, whole arguments) of every call of one of the names (`f(...)`, `self.f(...)`,
-        `m.f(...)` with `m` imported)."""
+        `m.f(...)` with `m` imported, and `x.f(...)` where `f` is a method of one of the
+        classes `holders` gives for it and the module spells that class: `x` may be an
+        instance the module builds, `Builder(g).f(...)`, `self.builder.f(...)`)."""
         out = []
         text = self.masked
         for name, pattern in patterns:
@@ -148,10 +153,18 @@ class ModuleText:
                 before = text[max(0, m.start() - 12) : m.start()]
                 if before[-1:].isalnum() or before.endswith("_") or _DEFINED.search(before):
                     continue  # another name, or the `def`/`class` row naming it
-                if _ATTRIBUTE.search(before) and not _OWN.search(before) and not self._of_import(m.start()):
+                if (
+                    _ATTRIBUTE.search(before)
+                    and not _OWN.search(before)
+                    and not self._of_import(m.start())
+                    and not self._spells_any((holders or {}).get(name, ()))
+                ):
                     continue  # `x.f(...)`, `super().f(...)`: the search resolves no helper there
                 out.append((m.start(), self._arguments(m.end())))
         return out
+
+    def _spells_any(self, names: Iterable[str]) -> bool:
+        return any(name in self.masked and _word(name).search(self.masked) for name in names)
 
     def _of_import(self, at: int) -> bool:
         """Whether the dotted name ending at `at` (`gu.` of `gu.f`, `pkg.graph_utils.` of
@@ -162,6 +175,11 @@ class ModuleText:
         if self._imported is None:
             self._imported = frozenset(name for name, _ in text_imports(self.masked, _ANY_MODULE, "m.py"))
         return head.group(1) in self._imported
+
+
+@functools.lru_cache(maxsize=1024)
+def _word(name: str) -> re.Pattern:
+    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
 
 
 def _called(names: Iterable[str]) -> list[tuple[str, re.Pattern]]:
@@ -192,6 +210,10 @@ def candidates(
         if target.isidentifier():
             by_source.setdefault(source, set()).add(target)
     sites = [module.inserting for module in modules]
+    # method name -> the classes holding it as a candidate (their own or inherited): a call
+    # `x.m(...)` on an instance counts in a module that spells one of them.
+    holders: dict[str, set[str]] = {}
+    inherited: dict[str, list[str]] = {}  # a class found through its bases -> those bases
     while True:
         new_functions: set[str] = set()
         new_classes: set[str] = set()
@@ -217,17 +239,26 @@ def candidates(
                         defining[id(module)] = module
                     # A method of the class it lies in directly (a function's own classes are
                     # not importable, nor are a class's nested ones' methods its own).
-                    if outer and outer[-1] not in found and module.spans[outer[-1]][0] == "class":
-                        found.add(outer[-1])
-                        new_classes.add(module.spans[outer[-1]][1])
+                    if outer and module.spans[outer[-1]][0] == "class":
+                        owner = module.spans[outer[-1]]
+                        holders.setdefault(name, set()).add(owner[1])
+                        if outer[-1] not in found:
+                            found.add(outer[-1])
+                            new_classes.add(owner[1])
+                            if not owner[5]:  # a module-level class: importable, constructed elsewhere
+                                new_toplevel.add(owner[1])
+                                defining[id(module)] = module
         known = classes | new_classes
         while known:  # a class whose bases name one inherits its methods
             grown = False
             for module, found in zip(modules, marked, strict=True):
                 for i, bases in module.bases.items():
-                    if i not in found and any(c in bases and re.search(rf"\b{re.escape(c)}\b", bases) for c in known):
+                    named = [c for c in known if c in bases and re.search(rf"\b{re.escape(c)}\b", bases)]
+                    if i not in found and named:
                         found.add(i)
-                        new_classes.add(module.spans[i][1])
+                        sub = module.spans[i][1]
+                        new_classes.add(sub)
+                        inherited[sub] = named
                         grown = True
             if not grown:
                 break
@@ -240,8 +271,10 @@ def candidates(
         functions |= new_functions
         classes |= new_classes
         toplevel |= new_toplevel
+        _inherit(holders, inherited)
+        holders = {m: _closure(owners, by_source) for m, owners in holders.items()}
         patterns = _called(new_functions)
-        sites = [module.calls_of(patterns) for module in modules]
+        sites = [module.calls_of(patterns, holders) for module in modules]
         added = more(new_toplevel, toplevel, [m.path for m in defining.values()]) if more and new_toplevel else []
         if added:
             # Their calls of every name found so far (the modules read before were searched
@@ -249,7 +282,20 @@ def candidates(
             known = _called(functions)
             modules.extend(added)
             marked.extend(set() for _ in added)
-            sites.extend(module.inserting + module.calls_of(known) for module in added)
+            sites.extend(module.inserting + module.calls_of(known, holders) for module in added)
+
+
+def _inherit(holders: dict[str, set[str]], inherited: dict[str, list[str]]) -> None:
+    """A class found through its bases holds their candidate methods too (to a fixpoint: a
+    subclass of a subclass)."""
+    grown = True
+    while grown:
+        grown = False
+        for owners in holders.values():
+            for sub, bases in inherited.items():
+                if sub not in owners and any(b in owners for b in bases):
+                    owners.add(sub)
+                    grown = True
 
 
 def _bare(piece: str) -> frozenset[str]:
