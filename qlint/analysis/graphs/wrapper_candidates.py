@@ -204,6 +204,8 @@ def candidates(
     functions: set[str] = set()
     classes: set[str] = set()
     toplevel: set[str] = set()  # the functions a module defines at its level (importable)
+    toplevel_classes: set[str] = set()  # and the classes (a class as a link: constructed elsewhere)
+    asked_methods: dict[str, set[str]] = {}  # per class, its candidate methods when last asked
     marked: list[set[int]] = [set() for _ in modules]  # per module, the spans found so far
     by_source: dict[str, set[str]] = {}
     for source, target in renames:
@@ -218,6 +220,7 @@ def candidates(
         new_functions: set[str] = set()
         new_classes: set[str] = set()
         new_toplevel: set[str] = set()
+        new_toplevel_classes: set[str] = set()
         defining: dict[int, ModuleText] = {}  # the modules defining them
         for at, (module, found, calls) in enumerate(zip(modules, marked, sites, strict=True)):
             if not calls:
@@ -246,7 +249,7 @@ def candidates(
                             found.add(outer[-1])
                             new_classes.add(owner[1])
                             if not owner[5]:  # a module-level class: importable, constructed elsewhere
-                                new_toplevel.add(owner[1])
+                                new_toplevel_classes.add(owner[1])
                                 defining[id(module)] = module
         known = classes | new_classes
         while known:  # a class whose bases name one inherits its methods
@@ -266,16 +269,30 @@ def candidates(
         new_functions = _closure(new_functions, by_source) - functions
         new_classes = _closure(new_classes, by_source) - classes
         new_toplevel = _closure(new_toplevel, by_source) - toplevel
+        new_toplevel_classes = _closure(new_toplevel_classes, by_source) - toplevel_classes
         if not new_functions and not new_classes:
             return functions, classes
         functions |= new_functions
         classes |= new_classes
         toplevel |= new_toplevel
+        toplevel_classes |= new_toplevel_classes
         _inherit(holders, inherited)
         holders = {m: _closure(owners, by_source) for m, owners in holders.items()}
+        methods_of: dict[str, set[str]] = {}
+        for method, owners in holders.items():
+            for owner in owners:
+                methods_of.setdefault(owner, set()).add(method)
+        # A class whose candidate methods grew: a module passed over for it may call one now.
+        grown = {c for c, ms in methods_of.items() if ms != asked_methods.get(c) and c in toplevel_classes}
+        asked_methods = methods_of
         patterns = _called(new_functions)
         sites = [module.calls_of(patterns, holders) for module in modules]
-        added = more(new_toplevel, toplevel, [m.path for m in defining.values()]) if more and new_toplevel else []
+        if more and (new_toplevel or new_toplevel_classes or grown):
+            only_classes = {c: ms for c, ms in methods_of.items() if c in toplevel_classes and c not in toplevel}
+            new_names = new_toplevel | new_toplevel_classes | grown
+            added = more(new_names, toplevel | toplevel_classes, [m.path for m in defining.values()], only_classes)
+        else:
+            added = []
         if added:
             # Their calls of every name found so far (the modules read before were searched
             # for the earlier names in earlier rounds).
