@@ -144,6 +144,13 @@ CLASS_LOUD = {
         "from pkg.builders import GraphBuilder\n\n\nclass Mine(GraphBuilder):\n    pass\n",
         "Mine(gm.graph).insert(OP, (node,))",
     ),
+    # A method of this module's class that hands its parameter to the builder's method.
+    "own-method": (
+        "from pkg.builders import GraphBuilder"
+        + OWNER.format(cls="GraphBuilder").replace("self.builder.insert(OP, (node,))", "self.put(OP, node)")
+        + "\n    def put(self, op, node):\n        return self.builder.insert(op, (node,))\n",
+        "pass",
+    ),
     "own-function": (
         "from pkg.builders import GraphBuilder\n\n\ndef add(graph, op):\n    return GraphBuilder(graph).insert(op)\n",
         "add(gm.graph, OP)",
