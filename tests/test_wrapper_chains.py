@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import old_file
 from tests.test_wrapper_module_calls import _alone, _both, _in_a_run, _package
 
 RELU = "torch.ops.aten.relu"
@@ -32,11 +31,10 @@ MID2 = "import pkg.graph_utils as gu\n\n\ndef put2(g, o):\n    return gu.insert_
     ],
     ids=["two-deep", "three-deep"],
 )
-@pytest.mark.parametrize("imports, call", [("from pkg.b import add_op", "add_op"), ("from pkg import b", "b.add_op")])
-def test_packet_passed_along_a_deep_chain_is_reported(tmp_path, modules, imports, call):
-    found = _both(tmp_path, imports, f"{call}(gm.graph, {RELU})", **modules)
-    assert [(c, row) for c, row, _ in found] == [("QL102", 8)]
-    assert _both(tmp_path, imports, f"{call}(gm.graph, {RELU}.default)", **modules) == []
+def test_chains_beyond_one_module_that_inserts_nothing_are_not_followed(tmp_path, modules):
+    # The bound of `forwarding._LINKS` (one link): deeper chains cost too much without the
+    # wrapper-name index (installed packages). Alone and in a run alike.
+    assert _both(tmp_path, "from pkg import b", f"b.add_op(gm.graph, {RELU})", **modules) == []
 
 
 DEEP_QUIET = {
@@ -67,26 +65,19 @@ DEEP_QUIET = {
 
 
 @pytest.mark.parametrize("modules", DEEP_QUIET.values(), ids=DEEP_QUIET.keys())
-def test_deep_chains_that_insert_no_parameter_stay_quiet(tmp_path, modules):
-    assert _both(tmp_path, "from pkg import b", f"b.add_op(gm.graph, {RELU})", **modules) == []
+def test_chains_that_insert_no_parameter_stay_quiet(tmp_path, modules):
+    assert _both(tmp_path, "from pkg import mid", f"mid.put(gm.graph, {RELU})", **modules) == []
 
 
 def test_a_cycle_with_an_exit_reaches_the_insertion(tmp_path):
-    # b -> mid -> b is a cycle, but mid also hands the op on to the wrapper.
+    # b -> mid -> b is a cycle, but mid also hands the op on to the wrapper (one link).
     mid = (
         "from pkg import b\nfrom pkg.graph_utils import insert_op\n\n\n"
         "def put(graph, op, again=False):\n    if again:\n        return b.add_op(graph, op)\n"
         "    return insert_op(graph, op, ())\n"
     )
-    found = _both(tmp_path, "from pkg import b", f"b.add_op(gm.graph, {RELU})", b=B, mid=mid)
+    found = _both(tmp_path, "from pkg import mid", f"mid.put(gm.graph, {RELU})", b=B, mid=mid)
     assert [(c, row) for c, row, _ in found] == [("QL102", 8)]
-
-
-def test_deep_chain_edited_to_stop_forwarding_is_followed(tmp_path):
-    pkg = _package(tmp_path, "from pkg import b", f"b.add_op(gm.graph, {RELU})", b=B, mid=MID_TO_MID2, mid2=MID2)
-    assert [row for _, row, _ in _alone(pkg)] == [8]
-    old_file(pkg / "mid2.py", MID2.replace("gu.insert_op(g, o)", "gu.insert_op(g, print)"))
-    assert _alone(pkg) == []
 
 
 # -- classes as links ----------------------------------------------------------------------
@@ -290,7 +281,7 @@ LEGACY = """
 
 LEGACY_CALLS = {
     "builder": ("from pkg.builders import GraphBuilder", "GraphBuilder(gm.graph).insert(OP, (node,))"),
-    "deep-chain": ("from pkg import b", "b.add_op(gm.graph, OP)"),
+    "chain": ("from pkg import mid", "mid.put(gm.graph, OP)"),
     "method-mid-chain": ("from pkg.link import Rewriter", "Rewriter(gm.graph).add(OP, (node,))"),
 }
 

@@ -32,6 +32,10 @@ from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import own_nodes
 
 _MAX_DEPTH = 4
+# Modules that insert nothing a wrapper chain passes through, at most. Two (c -> b -> mid ->
+# a) cost 1.2 -> 3.4 s CPU on the installed torchao (QL1, no wrapper index there): the gate
+# only asks whether the last module names a sink, which most of torchao's modules reach.
+_LINKS = 1
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 # What a sink is: for a call (and the resolver of its body), the argument expressions that
@@ -90,10 +94,10 @@ class Forwarding:
         # this fact, computed only for such modules (not registered for every summary).
         self.chain_fact = ForwardingFact(fact_key, direct, needles, _calls, gated=False)
         self._index = None  # the project's wrapper-name index, where the check has one
-        # The modules whose chain links are being worked out (a cycle of imports ends there),
-        # and how many times that cut an answer short.
-        self._linking: list[str] = []
-        self._cuts = 0
+        # Per check: (module, links left) -> whether a chain from it reaches a module naming a
+        # sink, with the modules read for that answer; and each module's own links.
+        self._reach: dict[tuple[str, int], tuple[bool, tuple]] = {}
+        self._edges: dict[str, tuple[bool, tuple[str, ...], tuple]] = {}
 
     def module_scope(self, resolver: Resolver | None, module: str, requester: str) -> RemoteModule | None:
         """Another module of the project as its summary describes it, if it can hold a helper
@@ -118,75 +122,118 @@ class Forwarding:
             return None
         return project.fact_at(path, self.chain_fact, register=False)
 
-    def _forwards_on(self, project, path: str, links: int = 0) -> bool:
+    def _forwards_on(self, project, path: str) -> bool:
         """Whether a module that names no sink may hand a parameter on to a function of a
         module that does (a wrapper chain's link: `add_op(graph, op)` calling
         `a.insert(graph, op)` or `gu.insert(graph, op)`), from texts alone: it calls a name
         it imports (or a function or class of a module it imports) that a module naming a
         sink defines (followed through re-exports), or that another such link defines
-        (c -> b -> mid -> a, `links` deep at most, as deep as the search follows helpers).
-        Asked once per module, whatever imports it. Classes it subclasses are not asked
-        about: a class of a module that names no sink holds no helper method of its own
-        unless it calls one (in ExecuTorch nearly every pass would otherwise be read
-        through `ExportPass`)."""
+        (c -> b -> mid -> a, `_LINKS` modules deep at most). Asked once per module, whatever
+        imports it. Classes it subclasses are not asked about: a class of a module that
+        names no sink holds no helper method of its own unless it calls one (in ExecuTorch
+        nearly every pass would otherwise be read through `ExportPass`)."""
         key = ("chain", path, self.fact.key)
         known = _IMPORTED.get(key)
         if known is not None and self._valid(known[1]):
             self._replay(known[1])
             return bool(known[0])
-        if path in self._linking or links > _MAX_DEPTH:
-            self._cuts += 1  # the answers that depend on this one are not kept
-            return False
-        cuts = self._cuts
-        self._linking.append(path)
         self._trails.append([])
         try:
-            found = self._links_to_a_sink(project, path, links)
+            found = self._reaches(project, path, _LINKS - 1)
         finally:
-            self._linking.pop()
             trail = tuple(self._trails.pop())
         if self._trails:
             self._trails[-1].extend(trail)
-        # A "no" reached with a module of the chain (or the depth) cut off may be "yes" when
-        # asked from elsewhere; a "yes" found a whole chain.
-        if found or cuts == self._cuts:
-            if len(_IMPORTED) > 50_000:
-                _IMPORTED.clear()
-            _IMPORTED[key] = (found, (*trail, (path, self._key(path))))
+        if len(_IMPORTED) > 50_000:
+            _IMPORTED.clear()
+        _IMPORTED[key] = (found, (*trail, (path, self._key(path))))
         return found
 
-    def _links_to_a_sink(self, project, path: str, links: int) -> bool:
-        text = project.text(path) or ""
-        memo: dict[str, bool] = {}
-        for name, full in text_imports(text, module_name_for(path), path):
-            if _torch(full):
-                continue
-            dotted = []
-            if name != full and (memo[name] if name in memo else memo.setdefault(name, may_call(text, name))):
-                dotted.append(full)  # `from a import insert`, called by name
-            dotted += [".".join([full, *tail]) for tail in sorted(attributes_called(text, name))]
-            for called in dotted:
-                index = self._index
-                if index is not None and not (index.may_lead_to_function(called) or index.may_lead_to_class(called)):
-                    continue
-                if self._defined_where_a_sink_is(project, called, path, 0, links):
-                    return True
-        return False
+    def _reaches(self, project, path: str, links: int) -> bool:
+        """Whether the module calls a function or class of a module naming a sink, or (with
+        `links` left) of a module that does so in turn. Each (module, links left) is worked
+        out once per check: the links left fall at each step, so a cycle of imports ends,
+        and the modules within reach are each read once however many paths lead to them."""
+        known = self._reach.get((path, links))
+        if known is None:
+            self._trails.append([])
+            try:
+                adjacent, further = self._links_of(project, path)
+                found = adjacent or (links > 0 and any(self._reaches(project, p, links - 1) for p in further))
+            finally:
+                trail = tuple(dict.fromkeys(self._trails.pop()))  # many paths lead to one module
+            known = self._reach[(path, links)] = (found, trail)
+        if self._trails:
+            self._trails[-1].extend(known[1])
+        return known[0]
 
-    def _defined_where_a_sink_is(self, project, dotted: str, requester: str, depth: int, links: int = 0) -> bool:
+    def _links_of(self, project, path: str) -> tuple[bool, tuple[str, ...]]:
+        """Whether the module calls a function or class of a module naming a sink, and the
+        other modules of the project whose functions or classes it calls (read once per
+        check; the modules read are replayed into whatever asks)."""
+        known = self._edges.get(path)
+        if known is None:
+            # Read once per process while the modules it was read from are unchanged.
+            shared = _LINKS_OF.get((path, self.fact.key, self._index is None))
+            if shared is not None and self._valid(shared[2]):
+                known = self._edges[path] = shared
+                self._record(shared[2])
+        if known is not None:
+            if self._trails:
+                self._trails[-1].extend(known[2])
+            return known[0], known[1]
+        self._trails.append([])
+        further: list[str] = []
+        adjacent = False
+        try:
+            text = project.text(path) or ""
+            memo: dict[str, bool] = {}
+            for name, full in text_imports(text, module_name_for(path), path):
+                if _torch(full) or adjacent:
+                    continue
+                dotted = []
+                if name != full and (memo[name] if name in memo else memo.setdefault(name, may_call(text, name))):
+                    dotted.append(full)  # `from a import insert`, called by name
+                dotted += [".".join([full, *tail]) for tail in sorted(attributes_called(text, name))]
+                for called in dotted:
+                    index = self._index
+                    if index is not None and not (
+                        index.may_lead_to_function(called) or index.may_lead_to_class(called)
+                    ):
+                        continue
+                    where = self._defining(project, called, path, 0)
+                    if where is None:
+                        continue
+                    if _mentions(project, where, self.fact.key, self.holds_sink):
+                        adjacent = True
+                        break
+                    if where != path and where not in further:
+                        further.append(where)
+        finally:
+            trail = tuple(self._trails.pop())
+        if self._trails:
+            self._trails[-1].extend(trail)
+        trail = tuple(dict.fromkeys((*trail, (path, self._key(path)))))
+        self._edges[path] = (adjacent, tuple(further), trail)
+        if len(_LINKS_OF) > 50_000:
+            _LINKS_OF.clear()
+        _LINKS_OF[(path, self.fact.key, self._index is None)] = self._edges[path]
+        return adjacent, tuple(further)
+
+    def _defining(self, project, dotted: str, requester: str, depth: int) -> str | None:
+        """The module of the project defining the function or class `dotted` names
+        (followed through re-exports), None when none does."""
         module, _, attr = dotted.rpartition(".")
         where = self._find(module, requester) if module else None
         if where is None or depth > _MAX_DEPTH:
-            return False
+            return None
         self._read(project, where)
         defined, _, imports = _names(project, where)
         if attr in defined:  # a function, or a class whose instances it makes (a class as a link)
-            if _mentions(project, where, self.fact.key, self.holds_sink):
-                return True
-            return self._forwards_on(project, where, links + 1)  # a link further on
-        if attr in imports and attr not in defined:  # re-exported (a package's `__init__.py`)
-            return self._defined_where_a_sink_is(project, imports[attr], where, depth + 1, links)
-        return False
+            return where
+        if attr in imports:  # re-exported (a package's `__init__.py`)
+            return self._defining(project, imports[attr], where, depth + 1)
+        return None
 
     def module_holding(
         self, resolver: Resolver | None, module: str, requester: str, name: str, function: bool = False
@@ -394,19 +441,41 @@ class Forwarding:
         (`GraphBuilder(graph).insert(op)`, `bl.GraphBuilder(graph)`): the names their calls
         go by. Only classes it calls, and with the index only those it holds."""
         found: set[str] = set()
-        for name, full in scope.imports.items():
-            if _not_a_project_name(name, full) or (index is not None and not index.may_lead_to_class(full)):
-                continue
-            if called is None or called(name):
-                found |= self._base_helpers(scope, [name])
-        if text is not None:
-            for name, full in scope.imports.items():
-                if _torch(full) or name not in text:
-                    continue
-                for tail in attributes_called(text, name):
-                    if index is None or index.may_lead_to_class(".".join([full, *tail])):
-                        found |= self._base_helpers(scope, [name, *tail])
+        for parts in self._constructed(scope, scope.imports.items(), text, index, called):
+            found |= self._base_helpers(scope, parts)
         return found
+
+    def _constructed(self, scope, imports, text: str | None, index, called) -> Iterator[list[str]]:
+        """The dotted names (`["GraphBuilder"]`, `["bl", "GraphBuilder"]`) under which the
+        module may call a class of another module of the project: an imported name it calls,
+        or an attribute called of an imported module, whose module defines a class of that
+        name or re-exports it (a function of the name is no class to build). With the index,
+        only the class names it holds, and none where the text spells none of them."""
+        if index is not None and text is not None and not any(c in text for c in index.classes):
+            return
+        for name, full in imports:
+            if _torch(full) or (text is not None and name not in text):
+                continue
+            project_name = not _not_a_project_name(name, full) and (index is None or index.may_lead_to_class(full))
+            if project_name and (called is None or called(name)) and self._may_be_class(full, scope.path):
+                yield [name]
+            if text is None:
+                continue
+            for tail in sorted(_attributes(text, name)):
+                dotted = ".".join([full, *tail])
+                if (index is None or index.may_lead_to_class(dotted)) and self._may_be_class(dotted, scope.path):
+                    yield [name, *tail]
+
+    def _may_be_class(self, full: str, requester: str) -> bool:
+        """Whether the module `full` names (as `module.Name`) is of the project and defines a
+        class `Name` or imports it (a re-export); read from its text (and a dependency)."""
+        module, _, name = full.rpartition(".")
+        path = self._find(module, requester) if module else None
+        if path is None:
+            return False
+        self._read(self._project, path)
+        _, _, imports = _names(self._project, path)
+        return name in imports or name in _class_names(self._project, path)
 
     def _attribute_helpers(self, path: str, imports, text: str, index, first: bool = False) -> set[str]:
         """Names of the helpers the module calls as functions of the modules it imports
@@ -416,7 +485,7 @@ class Forwarding:
         for name, full in imports:
             if _torch(full) or name not in text:
                 continue
-            for tail in sorted(attributes_called(text, name)):
+            for tail in sorted(_attributes(text, name)):
                 dotted = ".".join([full, *tail])
                 if tail[-1] in found or (index is not None and not index.may_lead_to_function(dotted)):
                     continue
@@ -476,26 +545,15 @@ class Forwarding:
         """`imports_helper` for classes the module constructs (`GraphBuilder(graph)`,
         `bl.GraphBuilder(graph)`) whose helper methods it calls by name (`.insert(...)`)."""
         scope = RemoteModule(path, dict(imports), {}, {})
-        for name, full in imports:
-            if _torch(full) or name not in text:
-                continue
-            heads = []
-            if not _not_a_project_name(name, full) and (index is None or index.may_lead_to_class(full)):
-                if name not in called:
-                    called[name] = may_call(text, name)
-                if called[name]:
-                    heads.append([name])
-            heads += [
-                [name, *tail]
-                for tail in sorted(attributes_called(text, name))
-                if index is None or index.may_lead_to_class(".".join([full, *tail]))
-            ]
-            for parts in heads:
-                for method in sorted(self._base_helpers(scope, parts)):
-                    if method not in called:
-                        called[method] = may_call(text, method)
-                    if called[method]:
-                        return True
+
+        def calls(name: str) -> bool:
+            if name not in called:
+                called[name] = may_call(text, name)
+            return called[name]
+
+        for parts in self._constructed(scope, imports, text, index, calls):
+            if any(calls(method) for method in sorted(self._base_helpers(scope, parts))):
+                return True
         return False
 
     def _imported_helper(self, scope, name: str, full: str) -> bool:
@@ -695,7 +753,36 @@ def call_arguments(call: ast.Call) -> list[ast.expr]:
 _TEXTS: dict[tuple, tuple[tuple | None, bool]] = {}
 _IMPORTED: dict[tuple, tuple[bool | frozenset[str], tuple]] = {}
 _SHARED: dict[tuple, tuple[ast.AST, frozenset[str], tuple]] = {}
+# (module, sink kind, without an index) -> its chain links (`Forwarding._links_of`).
+_LINKS_OF: dict[tuple, tuple[bool, tuple[str, ...], tuple]] = {}
 _NAMES: dict[str, tuple[tuple | None, frozenset[str], frozenset[str], dict[str, str]]] = {}
+
+
+def _attributes(text: str, name: str) -> set[tuple[str, ...]]:
+    """`attributes_called`, answered once per name for the text asked about last (the import
+    trigger and the helper search ask about functions and classes of the same imports)."""
+    global _ATTRIBUTES
+    if _ATTRIBUTES is None or _ATTRIBUTES[0] is not text:
+        _ATTRIBUTES = (text, {})
+    memo = _ATTRIBUTES[1]
+    if name not in memo:
+        memo[name] = attributes_called(text, name)
+    return memo[name]
+
+
+_ATTRIBUTES: tuple[str, dict[str, set[tuple[str, ...]]]] | None = None
+_CLASSES: dict[str, tuple[tuple | None, frozenset[str]]] = {}
+
+
+def _class_names(project, path: str) -> frozenset[str]:
+    """The names a module's text defines with `class` (at any depth: a superset)."""
+    key = file_keys.content_key(project, path)
+    found = _CLASSES.get(path)
+    if found is None or found[0] != key:
+        if len(_CLASSES) > 50_000:
+            _CLASSES.clear()
+        found = _CLASSES[path] = (key, frozenset(_DEFINES[1].findall(project.text(path) or "")))
+    return found[1]
 
 
 def _names(project, path: str) -> tuple[frozenset[str], frozenset[str], dict[str, str]]:

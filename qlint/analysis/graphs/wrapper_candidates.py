@@ -196,10 +196,10 @@ def candidates(
     of an inserting module (at one of `paths`), among all those `known` (wrapper chains:
     `add_op(graph, op)` handing `op` on to `a.insert`, or to `gu.insert`), each read from
     then on as the inserting ones are. As in the helper search (`Forwarding._forwards_on`),
-    a chain may have several such links (c -> b -> mid -> a): the functions found in a module
-    read for that reason are asked about in turn; classes such a module subclasses are not.
-    Each round asks only about the names new in it, so a deeper chain costs a round, not a
-    read of every module again."""
+    a chain has one such link: a module that inserts nothing is read for the functions and
+    classes of inserting modules it calls, not for those of other modules read for that
+    reason, nor for the classes it subclasses."""
+    inserting = len(modules)
     modules = list(modules)
     functions: set[str] = set()
     classes: set[str] = set()
@@ -237,7 +237,7 @@ def candidates(
                 if params and any(passed is None or passed & params for _, passed in calls[first:last]):
                     found.add(i)
                     new_functions.add(name)
-                    if not outer:
+                    if not outer and at < inserting:
                         new_toplevel.add(name)
                         defining[id(module)] = module
                     # A method of the class it lies in directly (a function's own classes are
@@ -248,7 +248,7 @@ def candidates(
                         if outer[-1] not in found:
                             found.add(outer[-1])
                             new_classes.add(owner[1])
-                            if not owner[5]:  # a module-level class: importable, constructed elsewhere
+                            if not owner[5] and at < inserting:  # importable, constructed elsewhere
                                 new_toplevel_classes.add(owner[1])
                                 defining[id(module)] = module
         known = classes | new_classes
