@@ -15,6 +15,7 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from qlint.analysis.names.project import ProjectIndex, module_name_for
+from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.diagnostic import Diagnostic, Range
 from qlint.gc_pause import gc_paused
 from qlint.optable import OpTable, load_op_table
@@ -83,6 +84,13 @@ def parse_module(text: str, path: str) -> ast.Module:
         return ast.parse(text, filename=path)
     finally:
         sys.setrecursionlimit(old)
+
+
+def _handed_tree(source: str | bytes, path: str) -> ast.Module | None:
+    """The tree a module summary of this run parsed from these very bytes (`tree_handover`)."""
+    if not isinstance(source, bytes) or not HANDOVER.expects(path := os.path.abspath(path)):
+        return None
+    return HANDOVER.take(path, source)
 
 
 class CheckCancelled(Exception):
@@ -175,7 +183,7 @@ def _check_source(
     failed: set[str] = set()  # rules that crashed: their noqa comments cannot be judged
     if active or parse_anyway or parse_only:
         try:
-            tree = parse_module(text, path)
+            tree = _handed_tree(source, path) or parse_module(text, path)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             # ValueError: NUL bytes (older Pythons); RecursionError/MemoryError: absurd nesting.
             if reports_ql001(settings, path, text):
@@ -227,6 +235,8 @@ def _check_source(
         judged = codes - failed
         kept += unused_noqa(path, sup, judged, unused_noqa_rule, lines or LineIndex(text))
     result.diagnostics.extend(kept)
+    if result.parsed and isinstance(source, bytes):
+        HANDOVER.checked_tree(os.path.abspath(path), source, tree)  # a summary may want it soon
     return result
 
 
@@ -234,6 +244,7 @@ def checked_once(path: str) -> None:
     """A command-line run has checked (or fixed) `path` and will not check it again: what
     the analyses keep for a re-check of the same file goes before the next file's check
     allocates on top of it (a worker's memory is its highest point over the run)."""
+    HANDOVER.checked(os.path.abspath(path))
     if ProjectIndex._default is not None:
         ProjectIndex._default.checked_once(path)
     callers = sys.modules.get("qlint.analysis.flow.project_callers")

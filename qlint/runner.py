@@ -383,7 +383,7 @@ def _gc_tuned(collect: bool = True) -> Iterator[None]:
 def _run_chunk(func: Callable[[str, Settings], Any], paths: list[str]) -> list[tuple[str, Any]]:
     assert _worker_settings is not None
     out = []
-    for path in paths:
+    for path in _check_order(func, paths):
         _exit_if_orphaned()  # the watchdog where PR_SET_PDEATHSIG does not exist
         out.append((path, func(path, _worker_settings)))
     return out
@@ -396,7 +396,7 @@ def _map(
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(paths) < MIN_PARALLEL_FILES:
         with _gc_tuned(collect=len(paths) > 1):
-            for path in paths:
+            for path in _check_order(func, paths):
                 yield path, func(path, settings)
         return
     # Imported here: the usual pre-commit call checks a few files in-process and should not
@@ -417,6 +417,30 @@ def _map(
                 raise
     except BrokenProcessPool:
         yield from _isolate(func, [p for p in paths if p not in done], settings)
+
+
+def _check_order(func: Callable[[str, Settings], Any], paths: list[str]) -> Iterator[str]:
+    """Every path once, in the given order except that a file whose tree a module summary
+    kept (`tree_handover`: a file checked meanwhile imports it) is checked right after, so
+    it is parsed once and its tree is not held for long. Checks only: `qlint fix` rewrites
+    files as it goes, and a file checked alone has nothing to share."""
+    if func is not _check_one or len(paths) < 2 or len(set(paths)) != len(paths):
+        yield from paths
+        return
+    from qlint.analysis.names.tree_handover import HANDOVER
+
+    named = {os.path.abspath(p): p for p in paths}
+    remaining = dict.fromkeys(paths)
+    HANDOVER.expect(named)
+    try:
+        while remaining:
+            path = next((named[k] for k in HANDOVER.kept() if named.get(k) in remaining), None)
+            if path is None:
+                path = next(iter(remaining))
+            del remaining[path]
+            yield path
+    finally:
+        HANDOVER.expect(())
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:

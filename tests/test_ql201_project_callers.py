@@ -338,3 +338,135 @@ def test_a_file_checked_once_leaves_no_caller_module_behind(tmp_path):
     assert len([k for k in project_callers._MODULES if k[2] == helper]) == 2
     checked_once(helper)
     assert not [k for k in project_callers._MODULES if k[2] == helper]
+
+
+# -- a helper re-exported under another name (issue 14: `from .x import f as qm`) --------------------
+RENAMED = "from .utils.export_utils import quantize_module as qm\n"
+EVAL_QM = "\ndef main(q, x, model):\n    {f}(model.eval(), q, x)\n"
+BN_QM = "\ndef main(q, x):\n    {f}(torch.nn.BatchNorm2d(3), q, x)\n"
+
+
+def _renamed_repo(tmp_path, reexport: str = RENAMED, where: str = "api.py", **scripts: str):
+    root = _repo(tmp_path, **scripts)
+    (root / "pkg" / where).write_text(reexport)
+    return root
+
+
+def test_a_train_mode_caller_of_a_renamed_re_export_keeps_the_finding(tmp_path):
+    # The direct caller vouches; the one calling `qm` from `pkg.api` passes a train-mode model.
+    bn = "from pkg.api import qm\n" + BN_QM.format(f="qm")
+    assert len(_check(_renamed_repo(tmp_path, a=EVAL_CALLER, c=bn)).diagnostics) == 1
+    # Through a package `__init__` and through a second renaming.
+    init = "from pkg import qm\n" + BN_QM.format(f="qm")
+    assert len(_check(_renamed_repo(tmp_path / "i", where="__init__.py", a=EVAL_CALLER, c=init)).diagnostics) == 1
+    root = _renamed_repo(tmp_path / "t", a=EVAL_CALLER, c="from pkg.api2 import qq\n" + BN_QM.format(f="qq"))
+    (root / "pkg" / "api2.py").write_text("from .api import qm as qq\n")
+    assert len(_check(root).diagnostics) == 1
+    # As an attribute of the re-exporting module.
+    attr = "import pkg.api as api\n" + BN_QM.format(f="api.qm")
+    assert len(_check(_renamed_repo(tmp_path / "m", a=EVAL_CALLER, c=attr)).diagnostics) == 1
+
+
+def test_eval_mode_callers_of_a_renamed_re_export_vouch(tmp_path):
+    named = "from pkg.api import qm\n" + EVAL_QM.format(f="qm")
+    assert _check(_renamed_repo(tmp_path, a=named)).diagnostics == []
+    attr = "from pkg import api\n" + EVAL_QM.format(f="api.qm")
+    assert _check(_renamed_repo(tmp_path / "m", a=attr, b=EVAL_CALLER)).diagnostics == []
+    # `from pkg import f as g` of a package re-exporting it under its own name.
+    init = "from pkg import quantize_module as g\n" + EVAL_QM.format(f="g")
+    reexport = "from .utils.export_utils import quantize_module\n"
+    assert _check(_renamed_repo(tmp_path / "i", reexport, "__init__.py", a=init)).diagnostics == []
+
+
+def test_look_alikes_of_a_renamed_re_export_are_not_its_callers(tmp_path):
+    cases = {
+        # A local and a parameter of the re-exported name.
+        "local": "from pkg.api import qm\n\ndef main(q, x):\n    qm = make()\n    qm(torch.nn.BatchNorm2d(3), q, x)\n",
+        "param": "from pkg.api import qm\n\ndef main(q, x, qm):\n    qm(torch.nn.BatchNorm2d(3), q, x)\n",
+        # A function of that name of the module's own, another package's, an object's method.
+        "own": "\ndef qm(*a):\n    pass\n" + BN_QM.format(f="qm"),
+        "other": "from otherpkg import qm\n" + BN_QM.format(f="qm"),
+        "method": "\ndef main(q, x, obj):\n    obj.qm(torch.nn.BatchNorm2d(3), q, x)\n",
+        # The name only in a string.
+        "string": "NAME = 'qm'\n\ndef main(q, x):\n    print(NAME, torch.nn.BatchNorm2d(3))\n",
+    }
+    for label, body in cases.items():
+        assert _check(_renamed_repo(tmp_path / label, a=EVAL_CALLER, c=body)).diagnostics == [], label
+    # The re-exporter binds `qm` to another package's function: its callers are not the helper's.
+    other = RENAMED.replace("quantize_module as qm", "quantize_module") + "from otherpkg import quantize_module as qm\n"
+    bn = "from pkg.api import qm\n" + BN_QM.format(f="qm")
+    assert _check(_renamed_repo(tmp_path / "o", other, a=EVAL_CALLER, c=bn)).diagnostics == []
+
+
+def test_a_renamed_re_export_used_as_a_value_keeps_the_finding(tmp_path):
+    callback = "from pkg.api import qm\n\ndef main(run):\n    run(qm)\n"
+    assert len(_check(_renamed_repo(tmp_path, a=EVAL_CALLER, c=callback)).diagnostics) == 1
+
+
+def test_a_pure_re_exporter_is_searched_again_by_the_next_check(tmp_path):
+    # Its code never loads the name, yet it is not remembered as a module without callers.
+    root = _renamed_repo(tmp_path, a=EVAL_CALLER, c="from pkg.api import qm\n" + BN_QM.format(f="qm"))
+    project = ProjectIndex()
+    assert len(_check(root, project).diagnostics) == 1
+    assert len(_check(root, project).diagnostics) == 1
+
+
+# -- an installed package whose directories lack `__init__.py` (issue 14: the ExecuTorch wheel) -----
+def _installed(tmp_path, **scripts: str):
+    """`site-packages/fakewheel/`: no `__init__.py` at its top nor in `examples/`, as the
+    ExecuTorch wheel ships `executorch/` and `examples/qualcomm/oss_scripts/*`."""
+    top = tmp_path / "lib" / "site-packages" / "fakewheel"
+    (top / "backends").mkdir(parents=True)
+    (top / "backends" / "__init__.py").touch()
+    (top / "backends" / "export_utils.py").write_text(HELPER)
+    (top / "examples" / "oss").mkdir(parents=True)
+    for name, body in scripts.items():
+        (top / "examples" / "oss" / f"{name}.py").write_text(HEAD + textwrap.dedent(body))
+    return top
+
+
+def _check_installed(top):
+    path = top / "backends" / "export_utils.py"
+    result = check_source(path.read_text(), str(path), settings_for(("QL201",)), ProjectIndex())
+    assert not result.errors, result.errors
+    return result.diagnostics
+
+
+WHEEL_IMPORT = "from fakewheel.backends.export_utils import quantize_module\n"
+
+
+def test_installed_modules_are_named_from_the_install_directory(tmp_path):
+    from qlint.analysis.names.modules import module_name_for
+
+    top = _installed(tmp_path, a="")
+    assert module_name_for(str(top / "backends" / "export_utils.py")) == "fakewheel.backends.export_utils"
+    assert module_name_for(str(top / "examples" / "oss" / "a.py")) == "fakewheel.examples.oss.a"
+    # A checkout's directory without `__init__.py` keeps its own name.
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "repo" / "scripts").mkdir()
+    assert module_name_for(str(tmp_path / "repo" / "scripts" / "a.py")) == "a"
+
+
+def test_callers_in_namespace_directories_of_an_installed_package_are_read(tmp_path):
+    evals = WHEEL_IMPORT + "\ndef main(q, x, model):\n    quantize_module(model.eval(), q, x)\n"
+    assert _check_installed(_installed(tmp_path, a=evals)) == []
+    bn = WHEEL_IMPORT + "\ndef main(q, x):\n    quantize_module(torch.nn.BatchNorm2d(3), q, x)\n"
+    assert len(_check_installed(_installed(tmp_path / "b", a=evals, b=bn))) == 1
+    # Another package's function of the same name is no caller.
+    other = "from otherwheel.backends.export_utils import quantize_module\n" + bn.split("\n", 1)[1]
+    assert _check_installed(_installed(tmp_path / "o", a=evals, b=other)) == []
+
+
+# -- a caller handing the helper a graph (`ep.module()`) ------------------------------------------
+def test_a_graph_handed_over_is_harmless_wherever_the_helper_is_also_called_from(tmp_path):
+    # ExecuTorch's aot_arm_compiler: `main` captures an eval model and hands `ep.module()` on;
+    # the helper captures that graph again. Its mode was fixed by the first capture.
+    root = _repo(tmp_path, a=EVAL_CALLER)
+    path = root / "pkg" / "utils" / "export_utils.py"
+    graph = "\n\ndef main(model, quantizer, x):\n    ep = export(model.eval(), (x,))\n"
+    graph += "    return quantize_module(ep.module(), quantizer, x)\n"
+    path.write_text(HELPER + graph)
+    assert _check(root).diagnostics == []
+    # An in-module caller passing its own unknown model still keeps it.
+    path.write_text(HELPER + graph.replace("quantize_module(ep.module()", "quantize_module(load()"))
+    assert len(_check(root).diagnostics) == 1

@@ -179,3 +179,86 @@ def test_other_arguments_of_the_callback_are_the_helpers_choice(tmp_path):
     row = (head + textwrap.dedent(two)).splitlines().index("    m = export(mod, (torch.randn(1, 2),)).module()") + 1
     assert rows(two, tmp_path, head) == [row]
     assert rows(two.replace("Net()", "Net().eval()"), tmp_path, head) == []
+
+
+# -- bound methods handed to the relay (issue 14: `relay(model, self.capture)`) ---------------------
+METHOD = """
+
+class Runner:
+    def capture(self, mod):
+        m = export(mod, (torch.randn(1, 2),)).module()
+        return prepare_pt2e(m, Quantizer())
+
+    def run(self):
+        replace_matching(Net(){mode}, self.capture, is_linear)
+"""
+METHOD_LINE = "        m = export(mod, (torch.randn(1, 2),)).module()"
+METHOD_ROW = (HEAD + textwrap.dedent(METHOD)).splitlines().index(METHOD_LINE) + 1
+INSTANCE = """
+
+class Runner:
+    def capture(self, mod):
+        m = export(mod, (torch.randn(1, 2),)).module()
+        return prepare_pt2e(m, Quantizer())
+
+
+def test_it():
+    runner = Runner()
+    replace_matching(Net(){mode}, runner.capture, is_linear)
+"""
+
+
+def test_a_method_bound_to_self_relayed_a_train_mode_model_is_reported_with_the_relay_call(tmp_path):
+    src = HEAD + textwrap.dedent(METHOD.format(mode=""))
+    path = str(_repo(tmp_path) / "test_relay.py")
+    (d,) = lint(src, path=path, select=("QL201",))
+    assert d.range.start.row == METHOD_ROW
+    relay_row = src.splitlines().index("        replace_matching(Net(), self.capture, is_linear)") + 1
+    assert f"the call at line {relay_row} passes it" in d.message
+
+
+def test_a_method_bound_to_self_relayed_an_eval_model_is_quiet(tmp_path):
+    assert rows(METHOD.format(mode=".eval()"), tmp_path) == []
+    # A static method takes the model first: no instance fills a parameter.
+    static = METHOD.replace("    def capture(self, mod):", "    @staticmethod\n    def capture(mod):")
+    assert rows(static.format(mode=".eval()"), tmp_path) == []
+
+
+def test_a_method_of_a_local_instance_relayed(tmp_path):
+    src = HEAD + textwrap.dedent(INSTANCE.format(mode=""))
+    path = str(_repo(tmp_path) / "test_relay.py")
+    (d,) = lint(src, path=path, select=("QL201",))
+    relay_row = src.splitlines().index("    replace_matching(Net(), runner.capture, is_linear)") + 1
+    assert f"the call at line {relay_row} passes it" in d.message
+    assert rows(INSTANCE.format(mode=".eval()"), tmp_path) == []
+
+
+def test_a_bound_method_also_used_where_qlint_cannot_see_keeps_the_report(tmp_path):
+    # (A method's uses through `self` are trusted as for its written calls, `calls_read_here`.)
+    good = METHOD.format(mode=".eval()")
+    # Handed to a helper that is no relay (it keeps the callback).
+    kept = good.replace("replace_matching(Net().eval(), self.capture, is_linear)", "keep(Net().eval(), self.capture)")
+    assert rows(kept, tmp_path) == [METHOD_ROW]
+    # The instance's method handed to a helper qlint cannot read.
+    inst = INSTANCE.format(mode=".eval()").replace("replace_matching(", "somelib.replace_matching(")
+    assert len(rows(inst, tmp_path, "import somelib\n" + HEAD)) == 1
+    # An instance of a class qlint does not know: `other.capture` is no call of `Runner.capture`.
+    unknown = INSTANCE.format(mode=".eval()").replace("runner = Runner()", "runner = make_runner()")
+    assert len(rows(unknown, tmp_path)) == 1
+
+
+def test_a_bound_method_of_another_class_with_the_same_name_is_not_the_relayed_one(tmp_path):
+    # `self.capture` in a class that defines no `capture` of its own relays nothing read.
+    other = (
+        METHOD.format(mode=".eval()")
+        + """
+
+class Other:
+    def capture(self, mod):
+        return mod
+
+    def run(self):
+        replace_matching(Net(), self.capture, is_linear)
+"""
+    )
+    assert rows(other, tmp_path) == []

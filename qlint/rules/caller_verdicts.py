@@ -19,7 +19,7 @@ import re
 from qlint.analysis.flow.call_paths import on_params, vouched_on_every_path
 from qlint.analysis.flow.call_sites import Site, calls_all_known, calls_read_here, checked_home
 from qlint.analysis.flow.model_flow import PARAM, Capture, FunctionFlow, ModeFact, caller_facts, compatible
-from qlint.analysis.flow.model_values import CONTAINER, PARAM_PART
+from qlint.analysis.flow.model_values import CONTAINER, GRAPH_KINDS, PARAM_PART
 from qlint.analysis.flow.project_callers import each_project_call, project_callers
 from qlint.analysis.flow.read_only_params import reads_only
 from qlint.analysis.flow.unread_uses import unread_use
@@ -175,8 +175,12 @@ def _callers_harmless(
 
 def _harmless(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder: FunctionFlow | None) -> bool:
     """An eval-mode model, or a construction known in full with nothing mode-dependent, not
-    given parts between its construction and this call."""
+    given parts between its construction and this call, or a graph (`ep.module()`, a prepared
+    or converted model): its mode was fixed by the capture that made it, judged where that
+    is prepared, as a caller in the helper's own module is read (`capture_common.reasons`)."""
     if fact.state == "eval":
+        return True
+    if fact.state == "unset" and fact.origin is not None and fact.origin.kind in GRAPH_KINDS:
         return True
     built = fact.origin.built if fact.origin is not None else None
     if built is None:

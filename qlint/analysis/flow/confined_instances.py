@@ -168,7 +168,10 @@ def _builds(expr: ast.AST, name: str) -> bool:
 
 
 def _bound_to_receiver(assign: ast.Assign, func: ast.AST) -> bool:
-    """`local = Wrapper(...)` where every read of `local` in the function is `local.<m>(...)`."""
+    """`local = Wrapper(...)` where every read of `local` in the function is `local.<m>(...)`,
+    or `local.<m>` handed to a call (`relay(model, local.capture)`): the bound method holds the
+    instance, yet can run only that method, whose every use `call_sites` still reads (one the
+    flow did not read as a call of it makes its callers unknown)."""
     if len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Name):
         return False
     local = assign.targets[0].id
@@ -177,8 +180,12 @@ def _bound_to_receiver(assign: ast.Assign, func: ast.AST) -> bool:
     for n in ast.walk(func):
         if isinstance(n, (ast.Global, ast.Nonlocal)) and local in n.names:
             return False
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name):
-            receivers.add(id(n.func.value))
+        if isinstance(n, ast.Call):
+            if isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name):
+                receivers.add(id(n.func.value))
+            for a in [*n.args, *(k.value for k in n.keywords)]:
+                if isinstance(a, ast.Attribute) and isinstance(a.value, ast.Name):
+                    receivers.add(id(a.value))  # a bound method handed over
         elif isinstance(n, ast.Name) and n.id == local and isinstance(n.ctx, ast.Load):
             reads.add(id(n))
     return reads <= receivers

@@ -341,6 +341,11 @@ class CallSemantics:
         if name.startswith(_LIBRARIES) and (classify_call(name, func) is not None or not self._followed(module)):
             return None
         other = owner.for_module(module)
+        for _ in range(3):  # `api.qm(...)` where `pkg/api.py` re-exports it (renamed or not)
+            if other is None or attr in other.scope.functions or attr not in other.scope.imports:
+                break
+            module, _, attr = other.scope.imports[attr].rpartition(".")
+            other = owner.for_module(module) if module else None
         if other is None or other is owner or attr not in other.scope.functions:
             return None
         return other, other.scope.functions[attr], None, 0

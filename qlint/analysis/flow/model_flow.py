@@ -371,6 +371,9 @@ def _relevant(ctx):
         # A function handed to a relay helper (`relay(model, capture)`) is called there.
         functions = [f.name for f, cls, _ in added if cls is None and not isinstance(f, ast.Module)]
         new += [f"{name}{end}" for name in functions for end in ",)"]
+        # A method handed over bound (`relay(model, self.capture)`, `run(m, runner.capture)`).
+        methods = [f.name for f, cls, _ in added if cls is not None]
+        new += [f".{name}{end}" for name in methods for end in ",)"]
         # A class's instantiations tell what its `__init__` stores.
         new += [f"{cls.node.name}(" for _, cls, _ in added if cls is not None]
         words = list(dict.fromkeys(new))

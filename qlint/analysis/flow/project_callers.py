@@ -42,6 +42,7 @@ from qlint.source import DecodeError, LineIndex, decode_source
 _MAX_BYTES = 1_000_000
 _MAX_CANDIDATES = 80  # modules naming the helper; past this the answer is "unknown"
 _INSTALL_DIRS = ("site-packages", "dist-packages")
+_MAX_WORDS = 4  # the helper's name and the names it is re-exported under, searched in turn
 
 
 @dataclass(frozen=True)
@@ -115,26 +116,41 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
         return
     target = f"{ctx.module}.{func.name}"
     root = _scan_root(ctx.path)
-    candidates = _candidates(ctx, root, func.name) if root is not None else None
-    if candidates is None:
-        yield None
-        return
-    for path, data, key in candidates:
-        # The module's summary is parsed for its references (unless known already): the tree
-        # is kept for `_module`, which would otherwise parse the module again to read its calls.
-        try:
-            refs = _references(ctx, path, key, func.name, keep_tree=True)
-            calls = _calls_in(ctx, path, data, refs, func, target, index) if refs is not None else ()
-            if calls == [] and _own_only(ctx, path, data, func.name):
-                scan_memo.note_miss(path, _OWN + func.name, key)
-        finally:
-            # Not taken when the module was built before or names no caller: a module's whole
-            # tree would otherwise stay with the worker until the next caller search.
-            ctx.project.drop_kept_tree()
-        if calls is None:
+    # The helper's name, then the names modules re-export it under (`from .x import f as qm`):
+    # a caller of `qm` never spells `f`.
+    words = [func.name]
+    seen: set[tuple] = set()  # calls found under two words (a module that renames and calls)
+    for word in words:
+        candidates = _candidates(ctx, root, word) if root is not None else None
+        if candidates is None:
             yield None
             return
-        yield from calls
+        for path, data, key in candidates:
+            # The module's summary is parsed for its references (unless known already): the tree
+            # is kept for `_module`, which would otherwise parse the module again to read its calls.
+            try:
+                refs = _references(ctx, path, key, word, keep_tree=True)
+                calls = _calls_in(ctx, path, data, refs, func, target, index, word) if refs is not None else ()
+                if calls == [] and _own_only(ctx, path, data, word):
+                    scan_memo.note_miss(path, _OWN + word, key)
+            finally:
+                # Not taken when the module was built before or names no caller: a module's whole
+                # tree would otherwise stay with the worker until the next caller search.
+                ctx.project.drop_kept_tree()
+            if calls is None:
+                yield None
+                return
+            for renamed in _renames(ctx, path, word):
+                if renamed not in words:
+                    if len(words) > _MAX_WORDS:
+                        yield None  # re-exported under too many names to search them all
+                        return
+                    words.append(renamed)
+            for call in calls:
+                where = (path, call.call.lineno, call.call.col_offset)
+                if where not in seen:
+                    seen.add(where)
+                    yield call
 
 
 def prescan(ctx: FileContext, names: list[str]) -> None:
@@ -201,10 +217,12 @@ def _scan_root(path: str) -> str | None:
     """The repository holding the file; for an installed package, its top-level package."""
     module = module_name_for(path)
     parts = os.path.abspath(path).split(os.sep)
-    if any(d in parts for d in _INSTALL_DIRS):
-        if not module:
-            return None
-        return os.path.join(import_root(path), module.split(".")[0])
+    for i in range(len(parts) - 1, -1, -1):
+        if parts[i] in _INSTALL_DIRS:
+            if not module or i + 1 >= len(parts) - 1 or module.split(".")[0] != parts[i + 1]:
+                # Not named from the install directory (a directory that is no identifier).
+                return os.path.join(import_root(path), module.split(".")[0]) if module else None
+            return os.sep.join(parts[: i + 2])
     return project_root(path)
 
 
@@ -275,25 +293,35 @@ def _scan(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes, tupl
 
 def _references(ctx: FileContext, path: str, key: tuple, name: str, keep_tree: bool = False) -> References | None:
     """The references of a candidate module's summary, when its code loads `name` (None when
-    it never does, or does not parse: it calls nothing, which is remembered for its content)."""
+    it never does, or does not parse: it calls nothing, which is remembered for its content,
+    unless it imports `name` under another name, which its callers may spell: `_renames`)."""
     refs = ctx.project.fact_at(path, REFERENCES, keep_tree)
     if refs is not None and refs.rows(refs.names_for(name)):
         return refs
-    scan_memo.note_miss(path, _UNUSED + name, key)
+    if refs is None or not refs.aliases.get(name):
+        scan_memo.note_miss(path, _UNUSED + name, key)
     return None
 
 
+def _renames(ctx: FileContext, path: str, name: str) -> tuple[str, ...]:
+    """The names a candidate module's imports bind `name` to (`from .x import f as qm`): other
+    modules may import it from there under that name (its summary's fact, read already)."""
+    refs = ctx.project.fact_at(path, REFERENCES)
+    return refs.aliases.get(name, ()) if refs is not None else ()
+
+
 def _calls_in(
-    ctx: FileContext, path: str, data: bytes, refs: References, func: ast.AST, target: str, index: int
+    ctx: FileContext, path: str, data: bytes, refs: References, func: ast.AST, target: str, index: int, word: str
 ) -> list[ProjectCall] | None:
-    """The calls of the helper in one module, or None when it names the helper otherwise."""
+    """The calls of the helper in one module, spelled `word` (its name or a name it is
+    re-exported under), or None when it names the helper otherwise."""
     module = _module(ctx, path, data)
     if module is None:
         return []  # does not parse: it calls nothing
     other, flow, analysed, memo = module
-    asked = (target, func.name, ctx.path)
+    asked = (target, func.name, ctx.path, word)
     if asked not in memo:
-        memo[asked] = _uses(other, target, func, ctx.path, refs)
+        memo[asked] = _uses(other, target, func, ctx.path, refs, word)
     uses = memo[asked]
     if uses is None:
         return None
@@ -362,17 +390,23 @@ def _module(ctx: FileContext, path: str, data: bytes):
     return known
 
 
-def _uses(other: FileContext, target: str, func: ast.AST, helper_path: str, references: References):
+def _uses(other: FileContext, target: str, func: ast.AST, helper_path: str, references: References, word: str):
     """[(body, {id(reference): reference})] of the references to the helper in a module, or
     None when one may denote it but is not a plain reference (an alias of a re-export, an
     attribute of an object). Only the statements on the rows its summary lists are walked.
     A call through an object that could not bind the helper's parameters (`compiled.export()`
-    for `def export(model, ...)`) would raise if it were the helper: it is not one."""
+    for `def export(model, ...)`) would raise if it were the helper: it is not one.
+
+    Under a name the helper is re-exported as (`word`, not its own name), a reference counts
+    only when it resolves to the helper (`from pkg.api import qm`; the resolver follows the
+    re-export): that name is the re-exporter's binding, which another object's attribute or
+    another module's global of the same spelling is not."""
     name = func.name
-    names = references.names_for(name)
+    renamed = word != name
+    names = references.names_for(word)
     rows = references.rows(names)
     out = []
-    own = names == {name}  # every load skipped for what the module's content alone says
+    own = names == {word}  # every load skipped for what the module's content alone says
     for body in bodies(other.tree, other.scope, other.cache):
         resolver = None
         refs: dict[int, ast.AST] = {}
@@ -381,7 +415,7 @@ def _uses(other: FileContext, target: str, func: ast.AST, helper_path: str, refe
             if isinstance(node, ast.Call):
                 called[id(node.func)] = node  # walked before its callee expression
                 continue
-            named = node.id in names if isinstance(node, ast.Name) else getattr(node, "attr", None) == name
+            named = node.id in names if isinstance(node, ast.Name) else getattr(node, "attr", None) == word
             if not named or not isinstance(getattr(node, "ctx", None), ast.Load):
                 continue
             if resolver is None:
@@ -397,24 +431,34 @@ def _uses(other: FileContext, target: str, func: ast.AST, helper_path: str, refe
                 qual = imported_here(other, body, ref.id)  # `from m import f` inside the function
             if qual == target or _in_module(qual, name, other, helper_path):
                 refs[id(ref)] = ref
+            elif renamed:
+                continue  # `word` bound to something else here
             elif not _elsewhere(qual, name, other, helper_path) and not cannot_bind(called.get(id(ref)), func):
                 return None
         if refs:
             if isinstance(body.node, ast.ClassDef):
                 return None  # called in a class body: no flow is analysed there
             out.append((body, refs))
-    other.cache[(_OWN, name)] = own and not out
+    other.cache[(_OWN, word)] = own and not out
     return out
 
 
-def _in_module(qual: str | None, name: str, other: FileContext, helper_path: str) -> bool:
+def _in_module(qual: str | None, name: str, other: FileContext, helper_path: str, depth: int = 0) -> bool:
     """`qual` names `name` in the helper's own file (module names depend on where the
-    project imports from: the file decides)."""
+    project imports from: the file decides), or a module's import of it, renamed or not
+    (`api.qm` where `pkg/api.py` holds `from .utils import f as qm`: the resolver follows
+    re-exports of names, not of a module's attributes)."""
     module, _, attr = (qual or "").rpartition(".")
-    if attr != name or not module:
+    if not module or depth > 3:
         return False
     scope = other.project.module_scope(module, other.path)
-    return scope is not None and os.path.abspath(scope.path) == os.path.abspath(helper_path)
+    if scope is None:
+        return False
+    if os.path.abspath(scope.path) == os.path.abspath(helper_path):
+        return attr == name
+    if attr in scope.functions or attr in scope.classes or attr not in scope.imports:
+        return False
+    return _in_module(scope.imports[attr], name, other, helper_path, depth + 1)
 
 
 def _elsewhere(qual: str | None, name: str, other: FileContext, helper_path: str, depth: int = 0) -> bool:

@@ -9,8 +9,12 @@ reference is the name passed (`CallSite.via`), so that its callers are read wher
 other arguments the helper hands the callback are its own: the site is open-ended (no
 default can be assumed) and passes models qlint does not know at those positions. What the
 function does to the model (a mode it sets, what it returns) is not kept: the helper may
-call it any number of times, or never. A bound method (`relay(model, self.capture)`) is not
-followed.
+call it any number of times, or never.
+
+A bound method is handed over the same way (`relay(model, self.capture)` in a method of its
+class, `relay(model, runner.capture)` with `runner` built from a class of this module): the
+relay calls it with the model after the instance, which fills its `self` (the site passes the
+instance's modes there, as a written call `self.capture(model)` would).
 """
 
 from __future__ import annotations
@@ -19,7 +23,10 @@ import ast
 
 from qlint.analysis.flow.callback_relays import Relay
 from qlint.analysis.flow.dead_branches import contradicted_at_call
+from qlint.analysis.flow.instance_methods import method_summary
 from qlint.analysis.flow.model_values import UNKNOWN_MODE, CallSite, Env, Obj
+
+_SELF = ("self", "cls")
 
 
 def may_name_function(sem, arg: ast.expr) -> bool:
@@ -27,6 +34,11 @@ def may_name_function(sem, arg: ast.expr) -> bool:
     every argument of every call read): a function of the walked function, a module-level
     name that is no local, or an attribute of an imported name. `sem` is the walk's
     `CallSemantics`."""
+    if isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name):
+        if arg.value.id in _SELF and sem.class_scope is not None:
+            return True  # `self.capture`: a method of the class, if `callee` finds it
+        if arg.value.id in sem.resolver.local:
+            return True  # `runner.capture`: a method of the instance, if its class is known
     while isinstance(arg, ast.Attribute):
         arg = arg.value
         if isinstance(arg, ast.Name):
@@ -45,14 +57,23 @@ def may_name_function(sem, arg: ast.expr) -> bool:
 def relay_named(sem, node: ast.Call, ref: ast.expr, given: list[tuple[Relay, Obj | None, ast.expr | None]], env: Env):
     """Record the call of the function `ref` names that the relay helper called at `node`
     makes: `given` holds, for each relay of that callback, the model passed and its expression."""
-    summary = sem.helper(ref)
-    if summary is None or summary[1]:
-        return  # not a function the flow summarises, or a method bound to `self`
-    callee = summary[0]
-    models = {relay.position: (obj, expr) for relay, obj, expr in given if relay.position < len(callee.params)}
+    summary, receiver = _summary(sem, ref, env)
+    if summary is None:
+        return  # not a function (or method of a known instance) the flow summarises
+    callee, offset = summary
+    # The relay's positional argument `p` fills parameter `p + offset`: a bound method's
+    # instance takes the first.
+    models = {
+        relay.position + offset: (obj, expr)
+        for relay, obj, expr in given
+        if relay.position + offset < len(callee.params)
+    }
     passed = {i: UNKNOWN_MODE for i in range(len(callee.params))}
     passed.update({i: env.facts(obj) if obj is not None else UNKNOWN_MODE for i, (obj, _) in models.items()})
     written = {i: expr for i, (_, expr) in models.items() if expr is not None}
+    if offset and callee.params:
+        passed[0] = env.facts(receiver) if receiver is not None else UNKNOWN_MODE
+        written[0] = ref.value
     site = CallSite(callee.node, node, passed, written, via=ref)
     if callee.path == sem.flow.path:
         sem.flow.calls.append(site)
@@ -64,6 +85,21 @@ def relay_named(sem, node: ast.Call, ref: ast.expr, given: list[tuple[Relay, Obj
         for sink in sinks if obj is not None else ():
             if not contradicted_at_call(sink.guard, callee.node, written, sem.resolver, callee.resolver, True):
                 sem.reach(obj, sink)
+
+
+def _summary(sem, ref: ast.expr, env: Env) -> tuple[tuple | None, Obj | None]:
+    """The summary of what `ref` names, with 1 when an instance fills `self`, and that instance
+    (`runner` of `runner.capture`) when the walk knows it."""
+    value = ref.value if isinstance(ref, ast.Attribute) else None
+    summary = sem.helper(ref)
+    if summary is not None:
+        return summary, env.vars.get(value.id) if summary[1] and isinstance(value, ast.Name) else None
+    if not isinstance(value, ast.Name) or value.id not in sem.resolver.local:
+        return None, None
+    receiver = env.vars.get(value.id)
+    if receiver is None:
+        return None, None
+    return method_summary(sem, ref.attr, receiver), receiver
 
 
 __all__ = ["may_name_function", "relay_named"]

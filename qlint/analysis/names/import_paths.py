@@ -46,10 +46,16 @@ def _roots(directory: str) -> tuple[tuple[str, str], ...]:
     """(package prefix or "" for any module, directory) pairs for files of `directory`."""
     first = import_root(os.path.join(directory, "_.py"))
     roots: list[tuple[str, str]] = [("", first)]
-    if _install_dir(first) is not None:
+    installed = _install_dir(first)
+    if installed is not None:
         # An installed tree is no checkout, even inside one (pyenv is a git clone): climbing
         # from site-packages would reach the standard library, and climbing to it from the
         # namespace directories of installed examples doubled the cost on ExecuTorch's wheel.
+        # Its own top-level package resolves from anywhere inside it, namespace directories
+        # included (`executorch/` of the wheel has no `__init__.py`: `executorch.backends.x`).
+        top = os.path.relpath(first, installed).split(os.sep)[0]
+        if first != installed and top.isidentifier():
+            roots.append((top, os.path.join(installed, top)))
         return tuple(roots)
     repo = project_root(directory)
     if repo is None or os.path.commonpath([repo, first]) != repo:

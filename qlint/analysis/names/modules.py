@@ -32,7 +32,30 @@ def module_name_for(path: str) -> str | None:
         if not name.isidentifier():
             break
         parts.append(name)
+    above = _installed_package_path(directory)
+    if above:
+        parts += reversed(above)
     return ".".join(reversed(parts)) or None
+
+
+_INSTALL_DIRS = frozenset({"site-packages", "dist-packages"})
+
+
+@lru_cache(maxsize=4096)
+def _installed_package_path(directory: str) -> tuple[str, ...]:
+    """The directories between an install directory and `directory` (where a chain of
+    `__init__.py` stopped), when each is an identifier: an installed file imports by that
+    whole path, directories without `__init__.py` being namespace packages (PEP 420). The
+    ExecuTorch wheel ships `executorch/` itself, and `examples/qualcomm/oss_scripts/*`,
+    without one: `executorch.examples.qualcomm.utils` is what its scripts import, not `utils`.
+    A checkout's directories without `__init__.py` keep their ambiguous names
+    (`import_paths.module_bases` tries the roots they may be run from)."""
+    parts = directory.split(os.sep)
+    for i in range(len(parts) - 1, -1, -1):
+        if parts[i] in _INSTALL_DIRS:
+            inside = tuple(parts[i + 1 :])
+            return inside if all(p.isidentifier() for p in inside) else ()
+    return ()
 
 
 def module_stem(path: str) -> str:

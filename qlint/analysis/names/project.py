@@ -26,6 +26,7 @@ from qlint.analysis.names.modules import import_root, module_name_for, resolve_r
 from qlint.analysis.names.scope import ModuleScope
 from qlint.analysis.names.summary import ModuleSummary
 from qlint.analysis.names.summary_facts import SummaryFact
+from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.analysis.repo_root import same_repository
 from qlint.diagnostic import Range
 from qlint.source import DecodeError, LineIndex, decode_source
@@ -353,9 +354,14 @@ class ProjectIndex:
         parsed = None
         if summary is None:
             parsed = self._checked_parse(path, text, data, module)
-            trees: list[ast.Module] | None = [] if keep_tree and parsed is None else None
+            # A file this process checks later gets the tree (`tree_handover`), unless a reader
+            # takes it first (`keep_tree`): one reader per tree.
+            hand_over = parsed is None and text is None and not keep_tree and HANDOVER.expects(path)
+            trees: list[ast.Module] | None = [] if (keep_tree or hand_over) and parsed is None else None
             summary = self._parse(path, module, text, data, digest, store, parsed, trees, wanted)
-            if trees:
+            if trees and hand_over:
+                HANDOVER.keep(path, data, trees[0])
+            elif trees:
                 self._kept_tree = (path, digest, trees[0])
         # The tree the summary came from is dropped: the scope parses the statements a rule
         # asks for, and other facts are read from the summary. Only the checked file's own
@@ -404,7 +410,10 @@ class ProjectIndex:
         else:
             try:
                 source = text if text is not None else decode_source(data)
-                tree = ast.parse(source, filename=path)
+                # A file the run checked a moment ago: the engine's tree of it (`tree_handover`).
+                tree = (HANDOVER.checked_parse(path, data) if text is None else None) or ast.parse(
+                    source, filename=path
+                )
                 scope = ModuleScope.build(tree, module, path)
             except (DecodeError, SyntaxError, ValueError, RecursionError):
                 tree, scope = None, None  # still a dependency: fixing the file must refresh its users
