@@ -68,9 +68,13 @@ class Forwarding:
         own_path: str,
         fact_key: str,
         holds_sink: Callable[[str], bool] | None = None,
+        instances: bool = False,
     ):
         self._direct = direct
         self._resolver_for = resolver_for
+        # Whether classes of other modules the module constructs are asked about (their
+        # methods as helpers, and as chain links): QL102's wrappers (`GraphBuilder(g).insert(op)`).
+        self.instances = instances
         self.needles = needles
         # Whether a module's text can hold a direct sink call (default: it holds a needle);
         # a module that cannot is not summarised for the helper search.
@@ -228,8 +232,8 @@ class Forwarding:
         if where is None or depth > _MAX_DEPTH:
             return None
         self._read(project, where)
-        defined, _, imports = _names(project, where)
-        if attr in defined:  # a function, or a class whose instances it makes (a class as a link)
+        defined, functions, imports = _names(project, where)
+        if attr in (defined if self.instances else functions):  # a class it builds: a link too
             return where
         if attr in imports:  # re-exported (a package's `__init__.py`)
             return self._defining(project, imports[attr], where, depth + 1)
@@ -441,6 +445,8 @@ class Forwarding:
         (`GraphBuilder(graph).insert(op)`, `bl.GraphBuilder(graph)`): the names their calls
         go by. Only classes it calls, and with the index only those it holds."""
         found: set[str] = set()
+        if not self.instances:
+            return found
         for parts in self._constructed(scope, scope.imports.items(), text, index, called):
             found |= self._base_helpers(scope, parts)
         return found
@@ -544,6 +550,8 @@ class Forwarding:
     def _constructs_a_helper_class(self, path: str, imports, text: str, index, called: dict[str, bool]) -> bool:
         """`imports_helper` for classes the module constructs (`GraphBuilder(graph)`,
         `bl.GraphBuilder(graph)`) whose helper methods it calls by name (`.insert(...)`)."""
+        if not self.instances:
+            return False
         scope = RemoteModule(path, dict(imports), {}, {})
 
         def calls(name: str) -> bool:
