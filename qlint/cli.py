@@ -348,6 +348,10 @@ def _cmd_stdin(args: argparse.Namespace, settings, mode: str) -> int:
         import gc
 
         gc.disable()
+        # Nor is what the check built freed (the tree, the analyses): the exit skips that.
+        from qlint.engine import leave_for_exit
+
+        leave_for_exit()
 
     with summary_store(settings, not getattr(args, "no_cache", False)):
         if mode == "check":

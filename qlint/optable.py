@@ -16,8 +16,9 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+
+from qlint.value_classes import value_class
 
 __all__ = ["DEFAULT_PATH", "OpInfo", "OpTable", "load_op_table"]
 
@@ -26,7 +27,7 @@ LAYER_ORDER = ("base", "executorch")  # later layers add overloads / override `c
 _PREFIX = "torch.ops."
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class OpInfo:
     """One op packet, e.g. torch.ops.quantized_decomposed.dequantize_per_tensor.
 

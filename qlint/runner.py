@@ -192,13 +192,17 @@ def _summaries(settings: Settings, use_cache: bool, needed: bool) -> contextlib.
     return summary_store(settings, use_cache)
 
 
+# The import triggers whose searches the index answers: QL102's wrappers, QL101's sink helpers.
+_INDEXED_TRIGGERS = ("qlint.analysis.graphs.wrapper_index:", "qlint.analysis.graphs.sinks:")
+
+
 @contextlib.contextmanager
 def _wrapper_index(cache: Cache | None, todo: list[str], settings: Settings, listed: dict) -> Iterator[None]:
-    """A run over many files answers QL102's import trigger from the project's index of
-    wrapper names (`wrapper_index`), made once here (workers forked meanwhile inherit it)
+    """A run over many files answers QL102's import trigger (and QL101's) from the project's
+    index of wrapper (and sink helper) names (`wrapper_index`), made once here (workers forked meanwhile inherit it)
     instead of resolving every file's imports, over the directories discovery listed."""
     if len(todo) < MIN_PARALLEL_FILES or not any(
-        (r.import_trigger or "").startswith("qlint.analysis.graphs.wrapper_index:") for r in settings.rules_for(todo[0])
+        (r.import_trigger or "").startswith(_INDEXED_TRIGGERS) for r in settings.rules_for(todo[0])
     ):
         yield
         return

@@ -12,13 +12,12 @@ from __future__ import annotations
 import io
 import os
 import sys
-import tokenize
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from qlint.diagnostic import Diagnostic
 from qlint.settings import Settings
 from qlint.source import DecodeError, decode_source
+from qlint.value_classes import field, value_class
 
 STDIN = "-"
 
@@ -45,7 +44,7 @@ def buffer_path(stdin_filename: str | None) -> str:
     return os.path.abspath(stdin_filename) if stdin_filename else os.path.abspath(STDIN)
 
 
-@dataclass
+@value_class
 class StdinOutcome:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -167,6 +166,8 @@ def _renamed(outcome, shown: str):
 
 def encode_like(text: str, original: bytes) -> bytes:
     """`text` in the encoding (and BOM) the original bytes had, as the fixer writes files."""
+    import tokenize  # here: only a fix writes the buffer back; every `qlint check -` imported it
+
     encoding, _ = tokenize.detect_encoding(io.BytesIO(original).readline)
     data = text.encode("utf-8" if encoding == "utf-8-sig" else encoding)
     return b"\xef\xbb\xbf" + data if original.startswith(b"\xef\xbb\xbf") else data

@@ -4,13 +4,16 @@
 `dataclasses` imports `inspect` (and with it `ast`, `dis`, `tokenize`) and makes each class
 by compiling half a dozen methods: about 25 ms of CPU at every start of `qlint check` for the
 20 classes a run answered from the cache needs, a tenth of such a run on pytorch/ao, where a
-Python process's start-up is the floor. Here a class costs one compiled `__init__`; equality,
-hashing, ordering and `repr` are shared functions over the class's field names.
+Python process's start-up is the floor. Here a class costs one compiled source: `__init__`,
+and `__eq__`/`__hash__`, which the analyses call millions of times on big modules (a shared
+function over the field names was 7-13 times slower than the dataclass's); ordering and
+`repr` are shared functions over the class's field names.
 
-The part of `dataclasses` qlint uses, with its meaning: `@value_class(frozen=, order=)`,
-`field(default=, default_factory=, compare=, hash=, repr=)`, `replace(obj, **changes)`,
-`__post_init__`. A method the class defines itself is kept. Fields are the class's own
-annotations, in order (these classes inherit none).
+The part of `dataclasses` qlint uses, with its meaning: `@value_class(frozen=, order=, eq=)`,
+`field(default=, default_factory=, compare=, hash=, repr=, metadata=)`, `replace(obj, **changes)`,
+`fields(cls_or_obj)`, `is_value_class(x)`, `__post_init__`. A method the class defines itself
+is kept. Fields are the class's own annotations, in order (these classes inherit none; the
+evidence types' plain base `Evidence` declares no field).
 """
 
 from __future__ import annotations
@@ -24,45 +27,63 @@ class FrozenInstanceError(AttributeError):
     """An assignment to a field of a frozen instance (as `dataclasses` raises)."""
 
 
-class Field:
-    __slots__ = ("compare", "default", "default_factory", "hash", "name", "repr")
+MISSING: Any = _MISSING  # a field's `default`/`default_factory` when it has none
 
-    def __init__(self, default=_MISSING, default_factory=_MISSING, compare=True, hash=None, repr=True):
+_NO_METADATA: dict[str, Any] = {}
+
+
+class Field:
+    __slots__ = ("compare", "default", "default_factory", "hash", "metadata", "name", "repr")
+
+    def __init__(self, default=_MISSING, default_factory=_MISSING, compare=True, hash=None, repr=True, metadata=None):
         self.name = ""
         self.default = default
         self.default_factory = default_factory
         self.compare = compare
         self.hash = compare if hash is None else hash
         self.repr = repr
+        self.metadata = _NO_METADATA if metadata is None else metadata
 
 
-def field(*, default=_MISSING, default_factory=_MISSING, compare=True, hash=None, repr=True) -> Any:
-    return Field(default, default_factory, compare, hash, repr)
+def field(*, default=_MISSING, default_factory=_MISSING, compare=True, hash=None, repr=True, metadata=None) -> Any:
+    return Field(default, default_factory, compare, hash, repr, metadata)
 
 
-def value_class(cls: type | None = None, /, *, frozen: bool = False, order: bool = False):
-    """`@dataclass` for the options above: `eq` always, `__hash__` over the compared fields
-    when frozen (None otherwise, as an unfrozen dataclass has)."""
+def fields(class_or_instance: Any) -> tuple[Field, ...]:
+    """The fields of a value class (or of an instance of one), in order."""
+    return class_or_instance.__value_fields__
+
+
+def is_value_class(obj: Any) -> bool:
+    """A class made by `value_class`, or an instance of one."""
+    return "__value_fields__" in (obj if isinstance(obj, type) else type(obj)).__dict__
+
+
+def value_class(cls: type | None = None, /, *, frozen: bool = False, order: bool = False, eq: bool = True):
+    """`@dataclass` for the options above: with `eq`, `__eq__` over the compared fields and
+    `__hash__` over the hashed ones when frozen (None otherwise, as an unfrozen dataclass
+    has); without, identity for both (the object's own)."""
 
     def wrap(cls: type) -> type:
-        return _make(cls, frozen, order)
+        return _make(cls, frozen, order, eq)
 
     return wrap if cls is None else wrap(cls)
 
 
 def replace(obj: Any, /, **changes: Any) -> Any:
     """A copy of `obj` with `changes` (as `dataclasses.replace`: through `__init__`)."""
-    fields = type(obj).__value_fields__
-    unknown = changes.keys() - {f.name for f in fields}
-    if unknown:
-        raise TypeError(f"{type(obj).__name__} has no field {sorted(unknown)[0]!r}")
-    for f in fields:
-        if f.name not in changes:
-            changes[f.name] = getattr(obj, f.name)
-    return type(obj)(**changes)
+    cls = type(obj)
+    if not changes.keys() <= cls.__value_name_set__:
+        unknown = changes.keys() - cls.__value_name_set__
+        raise TypeError(f"{cls.__name__} has no field {sorted(unknown)[0]!r}")
+    # The analyses copy their frozen values with one field changed hundreds of thousands of
+    # times on big modules: the names come precomputed, the unchanged values in one pass.
+    values = {name: getattr(obj, name) for name in cls.__value_names__}
+    values.update(changes)
+    return cls(**values)
 
 
-def _make(cls: type, frozen: bool, order: bool) -> type:
+def _make(cls: type, frozen: bool, order: bool, eq: bool = True) -> type:
     fields: list[Field] = []
     # The class's own, as written (strings); `inspect.get_annotations` would import `inspect`.
     for name, annotation in cls.__dict__.get("__annotations__", {}).items():  # noqa: RUF063
@@ -77,17 +98,20 @@ def _make(cls: type, frozen: bool, order: bool) -> type:
         elif isinstance(declared, Field):
             delattr(cls, name)
     cls.__value_fields__ = tuple(fields)
+    cls.__value_names__ = tuple(f.name for f in fields)
+    cls.__value_name_set__ = frozenset(cls.__value_names__)
     cls.__value_compared__ = tuple(f.name for f in fields if f.compare)
     cls.__value_hashed__ = tuple(f.name for f in fields if f.hash)
     own = cls.__dict__
-    if "__init__" not in own:
-        cls.__init__ = _init(cls, fields, frozen)
+    eq_wanted = eq and "__eq__" not in own
+    hash_wanted = eq and own.get("__hash__") is None
+    methods = _methods(cls, fields, frozen, "__init__" not in own, eq_wanted, hash_wanted and frozen)
+    for name, method in methods.items():
+        setattr(cls, name, method)
     if "__repr__" not in own:
         cls.__repr__ = _repr
-    if "__eq__" not in own:
-        cls.__eq__ = _eq
-    if own.get("__hash__") is None:
-        cls.__hash__ = _hash if frozen else None
+    if hash_wanted and not frozen:
+        cls.__hash__ = None
     if order:
         for name, method in (("__lt__", _lt), ("__le__", _le), ("__gt__", _gt), ("__ge__", _ge)):
             if name not in own:
@@ -98,30 +122,46 @@ def _make(cls: type, frozen: bool, order: bool) -> type:
     return cls
 
 
-def _init(cls: type, fields: list[Field], frozen: bool):
-    """`__init__` compiled for the fields: positional or keyword, defaults bound once."""
+def _methods(cls: type, fields: list[Field], frozen: bool, init: bool, eq: bool, hash_: bool) -> dict[str, Any]:
+    """`__init__` (positional or keyword, defaults bound once), `__eq__` and `__hash__`
+    compiled together for the fields, as many as asked for."""
     env: dict[str, Any] = {"_MISSING": _MISSING, "_set": object.__setattr__}
-    params, body = [], []
-    for f in fields:
-        if f.default is not _MISSING:
-            env[f"_d_{f.name}"] = f.default
-            params.append(f"{f.name}=_d_{f.name}")
-            value = f.name
-        elif f.default_factory is not _MISSING:
-            env[f"_f_{f.name}"] = f.default_factory
-            params.append(f"{f.name}=_MISSING")
-            value = f"_f_{f.name}() if {f.name} is _MISSING else {f.name}"
-        else:
-            params.append(f.name)
-            value = f.name
-        body.append(f"_set(self, {f.name!r}, {value})" if frozen else f"self.{f.name} = {value}")
-    if hasattr(cls, "__post_init__"):
-        body.append("self.__post_init__()")
-    source = f"def __init__(self, {', '.join(params)}):\n    " + "\n    ".join(body or ["pass"]) + "\n"
-    exec(source, env)  # the source is made above from the class's own field names
-    init = env["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    return init
+    sources = []
+    if init:
+        params, body = [], []
+        for f in fields:
+            if f.default is not _MISSING:
+                env[f"_d_{f.name}"] = f.default
+                params.append(f"{f.name}=_d_{f.name}")
+                value = f.name
+            elif f.default_factory is not _MISSING:
+                env[f"_f_{f.name}"] = f.default_factory
+                params.append(f"{f.name}=_MISSING")
+                value = f"_f_{f.name}() if {f.name} is _MISSING else {f.name}"
+            else:
+                params.append(f.name)
+                value = f.name
+            body.append(f"_set(self, {f.name!r}, {value})" if frozen else f"self.{f.name} = {value}")
+        if hasattr(cls, "__post_init__"):
+            body.append("self.__post_init__()")
+        sources.append(f"def __init__(self, {', '.join(params)}):\n    " + "\n    ".join(body or ["pass"]))
+    if eq:
+        mine = "".join(f"self.{name}," for name in cls.__value_compared__)
+        theirs = "".join(f"other.{name}," for name in cls.__value_compared__)
+        sources.append(
+            "def __eq__(self, other):\n    if other.__class__ is not self.__class__:\n        return NotImplemented\n"
+            f"    return ({mine}) == ({theirs})"
+        )
+    if hash_:
+        sources.append(f"def __hash__(self):\n    return hash(({''.join(f'self.{n},' for n in cls.__value_hashed__)}))")
+    if not sources:
+        return {}
+    # The source is made above from the class's own field names.
+    exec("\n".join(sources) + "\n", env)
+    names = [n for n, wanted in (("__init__", init), ("__eq__", eq), ("__hash__", hash_)) if wanted]
+    for name in names:
+        env[name].__qualname__ = f"{cls.__qualname__}.{name}"
+    return {name: env[name] for name in names}
 
 
 def _key(obj: Any) -> tuple:
@@ -131,16 +171,6 @@ def _key(obj: Any) -> tuple:
 def _repr(self) -> str:
     shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in self.__value_fields__ if f.repr)
     return f"{type(self).__qualname__}({shown})"
-
-
-def _eq(self, other):
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    return _key(self) == _key(other)
-
-
-def _hash(self) -> int:
-    return hash(tuple([getattr(self, name) for name in self.__value_hashed__]))
 
 
 def _lt(self, other):

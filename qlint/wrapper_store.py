@@ -9,7 +9,8 @@ from pathlib import Path
 from qlint import checksummed_files
 from qlint.analysis.wrapper_record import Record, from_data
 
-_HEADER = b"qlint-wrappers-1\n"
+# 2: with the names of the helpers forwarding to QL101's sinks.
+_HEADER = b"qlint-wrappers-2\n"
 
 
 class WrapperStore:

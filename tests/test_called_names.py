@@ -204,3 +204,62 @@ def test_attributes_called_past_a_row_of_hashes_in_linear_time():
     start = time.perf_counter()
     assert attributes_called("gu " + "#" * 60 + "\nx = 1\n", "gu") == set()
     assert time.perf_counter() - start < 1.0  # an ambiguous comment pattern took minutes
+
+
+def test_attributes_called_only_where_the_whole_name_heads_a_dotted_call():
+    from qlint.analysis.graphs.called_names import attributes_called
+
+    text = (
+        "pos.x(1)\n"  # inside a longer word, on the left
+        "osx.y(1)\n"  # and on the right
+        "os(1).z(2)\n"  # a call of the name, then an attribute of its result
+        "os\\\n  .path.join(a)\n"  # a continuation before the dot
+        "os  # why\n"  # a comment before it (inside brackets)
+    )
+    assert attributes_called(text, "os") == {("path", "join")}
+    assert attributes_called(text + "  .getcwd()\n", "os") == {("path", "join"), ("getcwd",)}
+
+
+def test_attributes_called_answers_each_text_apart():
+    from qlint.analysis.graphs.called_names import attributes_called
+
+    # Equal names, different texts (asked in turn, as a check reads other modules between).
+    first, second = "gu.a(x)\n", "gu.b(x)\n"
+    for _ in range(2):
+        assert attributes_called(first, "gu") == {("a",)}
+        assert attributes_called(second, "gu") == {("b",)}
+        assert attributes_called("".join(["gu.", "c(x)\n"]), "gu") == {("c",)}
+
+
+def test_an_attribute_named_anywhere_after_a_dot_is_found_for_any_head():
+    from qlint.analysis.graphs.called_names import attributes_called, may_call_attribute
+
+    names = frozenset({"insert_op", "call", "call_function"})
+    for text in (
+        "gu.insert_op(g, op)\n",
+        "x = (gu .  # why\n  insert_op)(g, op)\n",
+        "pkg.graph_utils.\\\n    call(g)\n",
+        "functools.partial(gu.call_function, op=op)\n",
+        "\uff47u.\uff49nsert_op(x)\n",  # read NFKC-normalised, as the parser reads it
+    ):
+        assert may_call_attribute(text, names), text
+        assert any(tail[-1] in names for head in ("gu", "pkg") for tail in attributes_called(text, head))
+    for text in ("insert_op(g, op)\n", "gu.insert_ops(g)\n", "gu.caller(g)\n", "# gu.cal(g)\n", "gu.calls\n"):
+        assert not may_call_attribute(text, names), text
+    assert not may_call_attribute("gu.x(1)\n", frozenset())
+
+
+def test_every_attribute_path_ends_where_the_search_for_names_finds_one():
+    """Exactness on this repository's own modules: every dotted call `attributes_called` reads
+    ends in a name `may_call_attribute` finds after a dot."""
+    import pathlib
+
+    from qlint.analysis.graphs.called_names import attributes_called, may_call_attribute
+    from qlint.analysis.names.text_imports import text_imports
+
+    root = pathlib.Path(__file__).resolve().parent.parent / "qlint"
+    for path in sorted(root.rglob("*.py"))[:150]:
+        text = path.read_text()
+        for name, _ in text_imports(text, "a.b", "a/b.py"):
+            for tail in attributes_called(text, name):
+                assert may_call_attribute(text, frozenset({tail[-1]})), (path, name, tail)

@@ -143,3 +143,22 @@ def test_a_check_asked_to_stop_stops_between_rules_and_records_nothing(tmp_path)
     assert [d.code for d in full.diagnostics] == ["QL101"]
     assert str(pkg / "ops.py") in full.dependencies
     assert full.diagnostics == check_source(text, str(use), settings, ProjectIndex()).diagnostics
+
+
+def test_finds_noqa_answers_as_the_whole_search():
+    # Tried only where the word `noqa` is: the same answer as the IGNORECASE search of the file.
+    from qlint.engine import finds_noqa
+
+    pattern = settings_for().noqa_pattern
+    texts = [
+        "x = 1\n",
+        "x = 1  # noqa\ny = 2  # NoQA: QL101\n",  # the first mention lists no code, the second does
+        "x = 1  # noqa: E501\n",
+        "x = 1  # noqa: e501, ql101\n",
+        "İstanbul = 1  # NOQA:QL201\n",  # lowering changes the length: offsets differ
+        "İ = 1  # noqa: E501\n",
+        "# noqa\n# noqa :  QL4021\n",
+    ]
+    for text in texts:
+        assert finds_noqa(pattern, text) == (pattern.search(text) is not None), text
+    assert [finds_noqa(pattern, t) for t in texts] == [False, True, False, True, True, False, True]

@@ -10,8 +10,16 @@ from pathlib import Path
 import qlint
 
 ROOT = Path(qlint.__file__).resolve().parent
-# What the analysis layer may import from the rest of qlint: the layers below it.
-BELOW_ANALYSIS = ("qlint.analysis", "qlint.diagnostic", "qlint.evidence", "qlint.source", "qlint.optable")
+# What the analysis layer may import from the rest of qlint: the layers below it
+# (`qlint.value_classes`, which imports nothing of qlint, makes the classes of every layer).
+BELOW_ANALYSIS = (
+    "qlint.analysis",
+    "qlint.diagnostic",
+    "qlint.evidence",
+    "qlint.source",
+    "qlint.optable",
+    "qlint.value_classes",
+)
 
 
 def _module_name(path: Path) -> str:

@@ -306,3 +306,16 @@ def test_entries_of_deleted_modules_leave_the_memo(tmp_path, store):
         os.utime(directory, ns=(PAST + 10**9, PAST + 10**9))
     assert sorted(write("q2")) == [".hidden/h.py", "a.py"]
     assert "sub" not in store.get_scan(str(tmp_path))["dirs"]  # nor its listing
+
+
+def test_a_process_that_is_no_pool_worker_does_not_import_multiprocessing_to_ask():
+    # ~10 ms of every `qlint check FILE` with a cache: a pool's worker has it imported already.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom qlint.analysis import scan_memo\nscan_memo._flush_at_worker_exit()\n"
+        "print('multiprocessing' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

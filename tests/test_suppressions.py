@@ -56,6 +56,12 @@ CASES = {
         else:  # noqa
             pass
         """,
+    "comments without a quote before them": (
+        "import torch  # noqa: QL101   \nnoqa = 1\nx = 1#noqa:QL102\t\nif y:\n\tz = 2  # NoQa"
+    ),
+    "a quote or a hash in a string before the comment": (
+        'x = "#"  # noqa: QL101\ny = f(\'a\')  # noqa\nz = b"noqa"  # noqa: QL102\nw = "# noqa: QL201"\n'
+    ),
     "f-string": '''
         x = f"""{a}
         # noqa: QL101
@@ -83,3 +89,18 @@ def test_string_spanning_into_the_row_is_followed_back():
     text = textwrap.dedent(CASES["two strings, the second starting inside the first's last line"]).lstrip("\n")
     sup = parse_suppressions(text, ast.parse(text))
     assert {row: n.codes for row, n in sup.lines.items()} == {4: ("QL201",)}
+
+
+def test_comments_without_a_quote_before_them_are_found_without_tokenize():
+    # `tokenize` (its import and first-use regex compile) is ~5 ms of a one-file check.
+    import subprocess
+    import sys
+
+    code = (
+        "import ast, sys\nfrom qlint.suppressions import parse_suppressions\n"
+        "text = 'import torch  # noqa: QL101\\nx = 1  # noqa\\n'\n"
+        "sup = parse_suppressions(text, ast.parse(text))\n"
+        "print(sorted(sup.lines), 'tokenize' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[1, 2] False"

@@ -44,3 +44,20 @@ def test_an_unclosed_bracket_full_of_comments_is_read_in_linear_time():
     # Each comment could end at any of its characters if the pattern let it: 2**40 ways.
     src = "from x import (\n" + "# a comment without the bracket\n" * 40
     assert text_imports(src, "m", "/p/m.py") == []
+
+
+def test_file_imports_names_the_module_only_for_a_relative_import(tmp_path, monkeypatch):
+    from qlint.analysis.names import text_imports as module
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").touch()
+    path = str(pkg / "mod.py")
+    named = []
+    monkeypatch.setattr(module, "module_name_for", lambda p: named.append(p) or "pkg.mod")
+    assert module.file_imports("import os\nfrom pkg.a import b\n", path) == [("os", "os"), ("b", "pkg.a.b")]
+    assert named == []
+    text = "import os\nfrom \t.a import b\n"
+    assert module.file_imports(text, path) == [("os", "os"), ("b", "pkg.a.b")]
+    assert module.file_imports(text, path) == [("os", "os"), ("b", "pkg.a.b")]
+    assert named == [path]  # once per text

@@ -101,3 +101,34 @@ def test_the_engine_types_keep_their_equality_hash_order_and_pickle():
     result = FileResult("p.py")
     assert result.diagnostics == [] and result.diagnostics is not FileResult("p.py").diagnostics
     assert pickle.loads(pickle.dumps(result)) == result
+
+
+@pytest.mark.parametrize("frozen", [False, True])
+def test_without_eq_instances_are_compared_and_hashed_by_identity(frozen):
+    mine = value_class(frozen=frozen, eq=False)(_body(field))
+    theirs = dataclasses.dataclass(frozen=frozen, eq=False)(_body(dataclasses.field))
+    for cls in (mine, theirs):
+        a, b = cls("a"), cls("a")
+        assert a == a and a != b and hash(a) == object.__hash__(a)
+        assert len({a, b, a}) == 2
+
+
+def test_equality_and_hash_are_compiled_over_the_compared_fields():
+    # The analyses compare and hash their frozen values millions of times on big modules:
+    # the methods are the class's own, not a shared loop over its field names.
+    @value_class(frozen=True)
+    class Point:
+        x: int
+        y: int = field(default=0, compare=False)
+        z: int = field(default=0, hash=False)
+
+    assert Point.__eq__.__qualname__.endswith("Point.__eq__")
+    assert Point(1, 2, 3) == Point(1, 5, 3) and Point(1, 0, 3) != Point(1, 0, 4)
+    assert hash(Point(1, 0, 3)) == hash(Point(1, 9, 4)) == hash((1,))
+    assert Point(1).__eq__(object()) is NotImplemented
+
+    @value_class(frozen=True)
+    class Empty:
+        pass
+
+    assert Empty() == Empty() and hash(Empty()) == hash(())

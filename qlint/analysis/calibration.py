@@ -17,18 +17,18 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
 
 from qlint.analysis.flow.callgraph import CallGraph
 from qlint.analysis.mentions import holding, mentions, word_rows
 from qlint.analysis.names.scope import ModuleScope
+from qlint.value_classes import field, value_class
 
 PREPARED, PARAM, CONVERTED, QAT = "prepared", "param", "converted", "qat"
 QAT_CONFIG = "qat-config"  # a quantizer or config built or configured with `is_qat=` not False
 _MAX_DEPTH = 4
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Token:
     """One model value: a `prepare_pt2e` result, a parameter, or a `convert_pt2e` result."""
 
@@ -39,7 +39,7 @@ class Token:
     helper: str = ""  # the helper function that prepared it, when another function did
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Uncalibrated:
     """A fresh prepared model reaching `convert_pt2e` at `site` (the convert, or a helper call)."""
 
@@ -52,7 +52,7 @@ class Uncalibrated:
     run_inside: bool = False  # that helper runs a model it converted
 
 
-@dataclass
+@value_class
 class Summary:
     """What a function does with models, as its callers see it."""
 
@@ -69,7 +69,7 @@ class Summary:
     test: bool = False
 
 
-@dataclass
+@value_class
 class Env:
     vars: dict[str, frozenset[Token]] = field(default_factory=dict)
     ran: frozenset[Token] = frozenset()

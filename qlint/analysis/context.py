@@ -8,7 +8,6 @@ cache can tell when a finding depends on another file.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -16,6 +15,7 @@ from qlint.analysis.names.scope import ModuleScope
 from qlint.diagnostic import Diagnostic, Fix, Range, RelatedInfo
 from qlint.evidence import Evidence
 from qlint.source import LineIndex
+from qlint.value_classes import field, value_class
 
 if TYPE_CHECKING:
     from qlint.analysis.names.project import ProjectIndex
@@ -29,7 +29,7 @@ class Reporter(Protocol):
     name: str
 
 
-@dataclass
+@value_class
 class FileContext:
     path: str
     text: str
@@ -43,6 +43,15 @@ class FileContext:
     @cached_property
     def scope(self) -> ModuleScope:
         return ModuleScope.build(self.tree, self.module, self.path)
+
+    def release(self) -> None:
+        """Drop what the analyses kept on the context once the check is over. Several of them
+        hold the context they were built from (the context's cache holds them back), a cycle
+        that keeps the whole tree and every analysis alive until the cyclic collector finds it:
+        on a 4,300-line module that collection took a fifth of the next check. Without the
+        cycle everything goes by reference counting the moment the check returns."""
+        self.cache.clear()
+        self.__dict__.pop("scope", None)
 
     def lines_containing(self, *needles: str) -> frozenset[int]:
         """Rows on which any of the substrings occurs: rules walk expressions only there."""

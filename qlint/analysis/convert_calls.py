@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import ast
 import os
-from dataclasses import dataclass
 
 from qlint.analysis import scan_memo
 from qlint.analysis.names.project import import_root, module_name_for
 from qlint.analysis.project_files import listing_dependency, project_keys
+from qlint.value_classes import value_class
 
 _NEEDLE = "convert_pt2e"
 _QUESTION = "text-lacks:" + _NEEDLE  # `scan_memo`'s question: shared with the callers' scan
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class ConvertCall:
     path: str
     node: ast.Call

@@ -14,10 +14,10 @@ where calls are and how safe the whole fix is.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from qlint.diagnostic import Edit, Position, Range
+from qlint.value_classes import value_class
 
 if TYPE_CHECKING:
     from qlint.analysis.context import FileContext
@@ -27,7 +27,7 @@ REPLACEMENT = "torch.export.export"
 TARGET_RELEASE = (2, 13)
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class RemovedApi:
     qualname: str
     returns: str  # what the old API returned: "GraphModule" or "ExportedProgram"
@@ -79,7 +79,7 @@ APIS: dict[str, RemovedApi] = {
 NAMES = frozenset(api.short for api in APIS.values())
 
 
-@dataclass
+@value_class
 class CallRewrite:
     edits: list[Edit]
     level: str  # "safe" | "unsafe" | "display"

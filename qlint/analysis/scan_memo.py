@@ -24,6 +24,7 @@ a run that learns nothing new writes nothing and pays nothing per module at exit
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from typing import Protocol
 
@@ -193,10 +194,10 @@ def flush() -> None:
 def _flush_at_worker_exit() -> None:
     """In a worker of a parallel run (`qlint.runner`), `flush` once as it exits (the pool's
     shutdown waits for that): after each chunk, the writes cost ~1 s of a cold ExecuTorch run.
-    The parent flushes when its summary store closes."""
-    import multiprocessing
-
-    if multiprocessing.parent_process() is not None:
+    The parent flushes when its summary store closes. A process that has not imported
+    `multiprocessing` is no pool's worker: importing it to ask is ~10 ms of a one-file check."""
+    multiprocessing = sys.modules.get("multiprocessing")
+    if multiprocessing is not None and multiprocessing.parent_process() is not None:
         from multiprocessing.util import Finalize
 
         Finalize(None, flush, exitpriority=10)

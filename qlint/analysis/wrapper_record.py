@@ -9,6 +9,9 @@ it moved. Only a file that inserts (`call_function`/`create_node`) or names one 
 wrappers (a definition, a call, an `X as Y` re-export) can: a function becomes a wrapper only
 in a module that inserts or by calling one, and a new name for one is written next to it.
 Every other edit keeps the set (a run after editing a test file does not work it out again).
+The names of the helpers that forward to QL101's default sinks (`sink_index`) are kept in the
+same record, under the same dependency: a file holding one of those sinks or names can change
+them, and nothing else can.
 
 Standard library only (plus the listing): a warm run imports none of the analysis. Kept on
 disk by `qlint.wrapper_store`, beside the results cache.
@@ -29,6 +32,16 @@ from qlint.analysis.racy_stats import RACY_NS
 PREFIX = "qlint-wrappers:"
 _UNTRUSTED = (-1, -1)
 SINK_NEEDLES = (b"call_function", b"create_node")
+# QL101's default sinks as their calls spell them (`sinks.sink_needles`, a test keeps them
+# equal): the names of the helpers forwarding to them are kept beside the wrappers'
+# (`sink_index`). A file holds a sink only where one of these is a whole word.
+QL101_NEEDLES = (
+    b"add_dont_constant_fold",
+    b"checkGraphModuleNodes",
+    b"expected_node",
+    b"expected_node_occurrence",
+    b"expected_node_list",
+)
 
 Stat = Callable[[str], "tuple[int, int] | None"]
 
@@ -48,8 +61,14 @@ def parse_dependency(dep: str) -> str | None:
     return root if type(root) is str else None
 
 
-def digest_of(functions: Iterable[str], classes: Iterable[str]) -> str:
-    data = json.dumps([sorted(functions), sorted(classes)]).encode("utf-8", "surrogatepass")
+def digest_of(
+    functions: Iterable[str],
+    classes: Iterable[str],
+    sink_functions: Iterable[str] = (),
+    sink_classes: Iterable[str] = (),
+) -> str:
+    names = [sorted(functions), sorted(classes), sorted(sink_functions), sorted(sink_classes)]
+    data = json.dumps(names).encode("utf-8", "surrogatepass")
     return hashlib.sha256(data).hexdigest()
 
 
@@ -59,12 +78,23 @@ def trusted_stat(st: os.stat_result, now: int | None = None) -> tuple[int, int]:
 
 
 class Record:
-    def __init__(self, root: str, functions, classes, stats: dict[str, tuple[int, int] | None]):
+    def __init__(
+        self,
+        root: str,
+        functions,
+        classes,
+        stats: dict[str, tuple[int, int] | None],
+        sink_functions=(),
+        sink_classes=(),
+    ):
         self.root = root
         self.functions = frozenset(functions)
         self.classes = frozenset(classes)
+        # QL101's: the functions and classes that may forward a parameter to its default sinks.
+        self.sink_functions = frozenset(sink_functions)
+        self.sink_classes = frozenset(sink_classes)
         self.stats = stats
-        self.digest = digest_of(self.functions, self.classes)
+        self.digest = digest_of(self.functions, self.classes, self.sink_functions, self.sink_classes)
         self.dirty = False  # stats taken in since it was read: worth writing back
 
     def to_data(self) -> dict:
@@ -73,6 +103,8 @@ class Record:
             "root": self.root,
             "functions": sorted(self.functions),
             "classes": sorted(self.classes),
+            "sink_functions": sorted(self.sink_functions),
+            "sink_classes": sorted(self.sink_classes),
             "stats": {p: (list(s) if s is not None else None) for p, s in self.stats.items()},
         }
 
@@ -89,7 +121,7 @@ class Record:
         gone = self.stats.keys() - set(files)
         if not moved and not gone:
             return True
-        relevant = _relevance(self.functions | self.classes)
+        relevant = _relevance(self.functions | self.classes | self.sink_functions | self.sink_classes)
         for path in [*moved, *gone]:
             if _holds(path, relevant):
                 return False
@@ -114,9 +146,10 @@ def from_data(payload, root: str) -> Record | None:
         if not all(type(p) is str and (s is None or len(s) == 2) for p, s in stats.items()):
             return None
         functions, classes = payload["functions"], payload["classes"]
-        if not all(type(n) is str for n in [*functions, *classes]):
+        sink_functions, sink_classes = payload["sink_functions"], payload["sink_classes"]
+        if not all(type(n) is str for n in [*functions, *classes, *sink_functions, *sink_classes]):
             return None
-        return Record(root, functions, classes, stats)
+        return Record(root, functions, classes, stats, sink_functions, sink_classes)
     except (ValueError, TypeError, KeyError):
         return None
 
@@ -126,12 +159,12 @@ def _moved(recorded: tuple[int, int] | None, now: tuple[int, int] | None) -> boo
 
 
 def _relevance(names: Iterable[str]) -> re.Pattern[bytes]:
-    words = sorted({n.encode("utf-8", "surrogatepass") for n in names} | set(SINK_NEEDLES))
+    words = sorted({n.encode("utf-8", "surrogatepass") for n in names} | set(SINK_NEEDLES) | set(QL101_NEEDLES))
     return re.compile(rb"(?<![\w])(?:" + b"|".join(re.escape(w) for w in words) + rb")(?![\w])")
 
 
 def _holds(path: str, relevant: re.Pattern[bytes]) -> bool:
-    """Whether the file holds a sink or one of the names (True when unreadable: it may; a
+    """Whether the file holds a sink (QL102's or QL101's) or one of the names (True when unreadable: it may; a
     file gone held nothing that matters any more only if it never did, which is not known)."""
     try:
         with open(path, "rb") as fh:

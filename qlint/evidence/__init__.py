@@ -1,6 +1,6 @@
 """What a rule hands its runtime check: one typed contract that both sides import.
 
-A rule builds one of these dataclasses; `to_json` turns it into the plain JSON a
+A rule builds one of these value classes (`qlint.value_classes`); `to_json` turns it into the plain JSON a
 `Diagnostic` carries (cached with the finding, sent to the worker, part of the verdict
 cache key). The worker side reads it back with `from_json`, which checks every field's
 type and raises `EvidenceError` naming the field, so a check never guesses at a missing
@@ -8,17 +8,19 @@ key or a wrong type. Rule classes name their type (`Rule.evidence_type`).
 
 Torch-free and dependency-free: the linter, the language server and the worker import it.
 Each rule's types live in a module of their own (`qlint.evidence.capture` ...), still importable
-from here: creating a dataclass compiles its methods, and a check imports only the rules a file
-triggers, so it should create only their evidence types.
+from here: creating a class compiles its methods, and a check imports only the rules a file
+triggers, so it should create only their evidence types. Not `dataclasses`, which a check
+otherwise no longer imports (with `inspect`, `dis` and `copy`: ~10 ms of every `qlint check -`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import types
 import typing
 from typing import Any, TypeVar
+
+from qlint.value_classes import MISSING, Field, fields, is_value_class
 
 T = TypeVar("T", bound="Evidence")
 
@@ -28,7 +30,7 @@ class EvidenceError(ValueError):
 
 
 class Evidence:
-    """Base of every evidence type: dataclass fields <-> JSON, validated on the way in.
+    """Base of every evidence type: value-class fields <-> JSON, validated on the way in.
 
     A field's JSON key is its name unless `field(metadata={"json": ...})` says otherwise
     (`pass` is a Python keyword). Tuples travel as lists; nested evidence as objects.
@@ -42,13 +44,13 @@ class Evidence:
         return _decode(cls, data, cls.__name__)
 
 
-def _json_name(f: dataclasses.Field) -> str:
+def _json_name(f: Field) -> str:
     return f.metadata.get("json", f.name)
 
 
 def _encode(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {_json_name(f): _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if not isinstance(value, type) and is_value_class(value):
+        return {_json_name(f): _encode(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, tuple):
         return [_encode(v) for v in value]
     return value
@@ -72,18 +74,16 @@ def _decode(tp: Any, value: Any, where: str) -> Any:
             raise EvidenceError(f"{where}: expected a list, got {_shown(value)}")
         (item,) = [a for a in typing.get_args(tp) if a is not Ellipsis]
         return tuple(_decode(item, v, f"{where}[{i}]") for i, v in enumerate(value))
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and is_value_class(tp):
         if not isinstance(value, dict):
             raise EvidenceError(f"{where}: expected an object, got {_shown(value)}")
         hints = _hints(tp)
         kwargs = {}
-        for f in dataclasses.fields(tp):
-            if not f.init:
-                continue
+        for f in fields(tp):
             key = _json_name(f)
             if key in value:
                 kwargs[f.name] = _decode(hints[f.name], value[key], f"{where}.{key}")
-            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            elif f.default is MISSING and f.default_factory is MISSING:
                 raise EvidenceError(f"{where}: missing {key!r}")
         return tp(**kwargs)
     if tp is int:

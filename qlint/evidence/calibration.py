@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from qlint.evidence import Evidence
+from qlint.value_classes import value_class
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class SourceRow(Evidence):
     path: str
     row: int
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class CalibrationEvidence(Evidence):
     """Where the model was prepared and converted; `helper` names the function that converts."""
 

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from qlint.evidence import Evidence, one_of
+from qlint.value_classes import value_class
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class SourcePoint(Evidence):
     row: int
     col: int
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class SinkPoint(Evidence):
     """Where the captured program reaches `prepare_pt2e` / `prepare_qat_pt2e`."""
 
@@ -21,7 +20,7 @@ class SinkPoint(Evidence):
     row: int
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class CaptureEvidence(Evidence):
     """A capture whose model is in the wrong mode for its flow (`ptq` or `qat`)."""
 

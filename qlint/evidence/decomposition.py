@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from qlint.evidence import Evidence
+from qlint.value_classes import field, value_class
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class DecompositionEvidence(Evidence):
     """A `pre_prepare_passes` entry that decomposes; `preserve_ops` is what the fix keeps."""
 

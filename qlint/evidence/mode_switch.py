@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from qlint.evidence import Evidence, one_of
+from qlint.value_classes import value_class
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class ModeSwitchEvidence(Evidence):
     """`.eval()`/`.train()` on a GraphModule that came from `origin` (export, prepare, ...);
     `mode` is None for `.train(flag)` with a flag known only at run time."""

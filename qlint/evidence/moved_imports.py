@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from qlint.evidence import Evidence
+from qlint.value_classes import value_class
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Move(Evidence):
     """A name that left `torch.ao.quantization`: where it went (None: nowhere) and how the
     rule's fix treats it."""
@@ -17,7 +16,7 @@ class Move(Evidence):
     fix: str | None = None
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class MovedImportEvidence(Evidence):
     moves: tuple[Move, ...]
     kind: str = "moved-import"

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from qlint.evidence import Evidence, one_of
+from qlint.value_classes import value_class
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class OpRef(Evidence):
     """An op as written: `torch.ops.<namespace>.<op>[.<overload>]`, or an ExecuTorch edge op."""
 
@@ -17,7 +16,7 @@ class OpRef(Evidence):
     dialect: str | None = None  # "edge" for `exir_ops.edge...`, None for torch.ops
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class OpEvidence(Evidence):
     """A packet that meets FX node targets (`kind`: how) or is inserted into a graph
     (`kind == "insertion"`), with what the op table says about its overloads."""

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from qlint.evidence import Evidence
+from qlint.value_classes import value_class
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class FoldingConvert(Evidence):
     """A `convert_pt2e` call that feeds a matcher, and whether it folds weight quantize ops."""
 
@@ -15,7 +14,7 @@ class FoldingConvert(Evidence):
     folds: str
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class WeightMatcherEvidence(Evidence):
     """A matcher that tests for a weight only behind a quantize-op match."""
 

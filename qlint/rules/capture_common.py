@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from qlint.analysis.flow.call_sites import calls_all_known, calls_read_here
 from qlint.analysis.flow.dead_branches import contradicted_at_call
@@ -34,6 +33,7 @@ from qlint.diagnostic import Applicability, Edit, Fix, Range, RelatedInfo
 from qlint.evidence.capture import CaptureEvidence, SinkPoint, SourcePoint
 from qlint.rules.base import FileContext
 from qlint.source import line_ending
+from qlint.value_classes import value_class
 
 _NO_MODE_CHANGE = frozenset(
     {
@@ -46,7 +46,7 @@ _NO_MODE_CHANGE = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Reason:
     """One way a path reaches the capture: kind train | constructed | parameter | eval | pretrained."""
 

@@ -6,13 +6,12 @@ overloads of which graphs carry one is a likely but unsafe one; otherwise only a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from qlint import evidence
 from qlint.analysis.names.resolver import OpRef
 from qlint.diagnostic import Applicability, Edit, Fix, Range
 from qlint.evidence.ops import OpEvidence
 from qlint.optable import OpInfo, OpTable
+from qlint.value_classes import value_class
 
 
 def op_info(optable: OpTable, ref: OpRef) -> OpInfo | None:
@@ -80,7 +79,7 @@ def chosen_overloads(info: OpInfo | None) -> tuple[tuple[str, ...], Applicabilit
     return info.carried, Applicability.DISPLAY_ONLY
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class FixSite:
     """Where a packet is written, which decides what a fix can put in its place.
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import cached_property
 
 from qlint.analysis.graphs.called_names import called_in
@@ -27,6 +26,7 @@ from qlint.analysis.graphs.sinks import (
     may_match_here,
     mentions,
     parse_sinks,
+    sink_index_for,
     sink_needles,
     sink_search,
     sinks_key,
@@ -48,14 +48,14 @@ from qlint.rules.overload_fixes import (
 )
 from qlint.rules.packet_origins import inserted_elsewhere, normalised_before
 from qlint.rules.ql102_packet_insertion import inserted_overloads, inserted_packets
-from qlint.value_classes import replace
+from qlint.value_classes import replace, value_class
 
 # APIs that compare the ops they are given with node targets exactly: `DEFAULT_SINKS`
 # (`qlint.analysis.graphs.sinks`), and the rule's `extra-sinks`.
 __all__ = ["DEFAULT_SINKS", "PacketMatcher", "sink_needles"]
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class _Hit:
     ref: OpRef
     element: Located  # where the packet is written
@@ -108,7 +108,8 @@ class PacketMatcher(Rule):
             ctx.lines_containing,
             Resolver(ctx.scope, ctx.project, ctx.optable),
             called_in(ctx),
-            text=ctx.text,
+            sink_index_for(ctx.path, ctx.project, sinks),
+            ctx.text,
         )
         base_lines = target_rows(ctx) | ctx.lines_containing(*self.needles, *helpers)
         if not base_lines:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import ast
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from qlint import evidence
 from qlint.analysis.edits import import_edits as ie
@@ -38,11 +37,12 @@ from qlint.analysis.version_gates import ModuleConstants
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix
 from qlint.evidence.moved_imports import MovedImportEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
+from qlint.value_classes import value_class
 
 _APPLICABILITY = {"safe": Applicability.SAFE, "unsafe": Applicability.UNSAFE}
 
 
-@dataclass
+@value_class
 class _Plan:
     """One name of a from-import: where it goes (`move is None`: it stays)."""
 
@@ -62,7 +62,7 @@ class _Plan:
         return self.move.module, self.move.name
 
 
-@dataclass
+@value_class
 class _Twins:
     """The file's imports of torch.ao observers that torchao ships its own copies of.
 

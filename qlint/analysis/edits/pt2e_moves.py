@@ -10,8 +10,9 @@ from __future__ import annotations
 import functools
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
+
+from qlint.value_classes import value_class
 
 OLD_PACKAGE = "torch.ao.quantization"
 # The packages that took the code over. Their own files are the successor: QL401 does not
@@ -29,7 +30,7 @@ DEFAULT_PATH = Path(__file__).resolve().parents[2] / "data" / "pt2e_moves.json"
 FIX_ORDER = ("safe", "unsafe", "display")
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Move:
     """What became of `old`: a module (`name is None`) or a name in `module`.
 

@@ -13,21 +13,21 @@ from __future__ import annotations
 
 import ast
 import os
-from dataclasses import dataclass, field
 
 from qlint.analysis.names.resolver import Resolver, dotted_parts
+from qlint.value_classes import field, value_class
 
 _ENUM_BASES = frozenset({"enum.Enum", "enum.IntEnum", "enum.StrEnum", "enum.Flag", "enum.IntFlag"})
 _AUTO = frozenset({"enum.auto"})
 _MAX_BASES = 4
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Const:
     value: object
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Member:
     """`QuantizationMode.NONE`: one member of an enum class (named by its module's file and
     its name: the caller's module and the callee's may hold two parses of that file), and

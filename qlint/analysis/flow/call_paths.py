@@ -16,19 +16,19 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.call_sites import Home, Site, callers_up, each_site
 from qlint.analysis.flow.dead_branches import defaults, holds, on_name, rebound
 from qlint.analysis.flow.model_values import PARAM, FunctionFlow, Guard, ModeFact
 from qlint.analysis.flow.project_callers import prescan
+from qlint.value_classes import value_class
 
 _MAX_LEVELS = 6
 Harmless = Callable[[ModeFact, Site], bool]
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Need:
     """A branch condition on a parameter of the function walked that the path requires."""
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import ast
 from bisect import bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.class_methods import derives_from, method_of
@@ -34,12 +33,13 @@ from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.modules import module_stem
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope
+from qlint.value_classes import value_class
 
 _SELF = ("self", "cls")
 _NAMED = frozenset({ast.Name, ast.Attribute})
 
 
-@dataclass(eq=False)
+@value_class(eq=False)
 class Home:
     """A module whose calls can be read: its context, its model-flow analysis and the bodies
     analysed there (shared with `project_callers` for the project's other modules)."""
@@ -64,7 +64,7 @@ class Home:
         return [f for f in self.flow.memo.functions.values() if f is not None and f.path == path]
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Site:
     """One call: its arguments (modes and expressions), the body it is in and that body's module."""
 

@@ -28,10 +28,10 @@ are then not all known (issue 14, item 7).
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.node_memo import kept_on_node
+from qlint.value_classes import value_class
 
 _SWITCHES = frozenset({"train", "eval", "apply"})
 _KIDS = frozenset({"children", "modules"})  # iterables of descendants (`modules()` includes itself)
@@ -43,7 +43,7 @@ _TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
 MODEL, KIDS, NAMED = "model", "kids", "named"
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Relay:
     """Every call of parameter `callback` hands it parameter `model` (or a descendant) as its
     positional argument `position`."""

@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import ast
 import weakref
-from dataclasses import dataclass
 
 from qlint.analysis.flow.model_values import APPLIED, PARAM, PARAM_PART, Env, ModeFact, Obj, Origin, Sink
 from qlint.analysis.names.scope import parameter_args
+from qlint.value_classes import value_class
 
 _OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class CallbackCall:
     """`<parameter `param`>(..., <value derived from `sources`> at `position`, ...)`."""
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameters
 from qlint.analysis.tree_walk import own_nodes
 from qlint.diagnostic import Range
+from qlint.value_classes import field, value_class
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -37,7 +37,7 @@ DEFAULT_DEPTH = 4
 _MAX_RESOLVE = 8
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Callee:
     """A function body that runs, with the bindings its names resolve through."""
 
@@ -62,7 +62,7 @@ class Callee:
         return Resolver(self.scope, project, optable, self.local(), self.class_scope)
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Visit:
     """One node of a walked body; `chain` is how it was reached from the root."""
 

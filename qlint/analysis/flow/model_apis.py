@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from qlint.analysis.flow.model_classes import FACTORIES
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import walk_kinds
+from qlint.value_classes import value_class
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Api:
     kind: str  # capture | executorch | prepare | prepare_qat | convert | allow_train_eval | move | load_program | copy
     name: str  # the qualified name it was recognised by

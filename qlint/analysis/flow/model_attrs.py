@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from qlint.analysis.flow.model_apis import key, mode_call
 from qlint.analysis.names.scope import function_assigns, parameter_args
 from qlint.analysis.tree_walk import walk_kinds
+from qlint.value_classes import value_class
 
 # The nodes the walk below decides on, in `ast.walk` order: every class is walked once per
 # check, and test classes of thousands of lines made this a walk of most of the module.
 _READ = frozenset({ast.Assign, ast.AnnAssign, ast.Call, ast.Attribute})
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Stored:
     """`self.<attr> = <param>` in `__init__`: the attribute is the object the caller passed."""
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import weakref
-from dataclasses import replace
 
 from qlint.analysis.flow.class_facts import sets_eval
 from qlint.analysis.flow.installed_modes import starts_in_eval
@@ -35,6 +34,7 @@ from qlint.analysis.flow.model_values import (
 from qlint.analysis.flow.stored_fields import passed_for
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import parameter_args
+from qlint.value_classes import replace
 
 
 class Builds:

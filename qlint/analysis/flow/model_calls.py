@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import os
 import weakref
-from dataclasses import replace
 from typing import Protocol
 
 from qlint.analysis.flow.callbacks import CallbackLinks
@@ -54,6 +53,7 @@ from qlint.analysis.flow.prepared_results import PreparedResults
 from qlint.analysis.flow.relayed_lambdas import RelayedLambdas
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope, parameter_args
+from qlint.value_classes import replace
 
 # Calls into these are API calls (`classify_call`) or library internals, never summarised.
 _LIBRARIES = ("torch.", "torchao.", "executorch.exir", "copy.")

@@ -14,7 +14,6 @@ import ast
 import builtins
 import os
 import sys
-from dataclasses import dataclass, field
 
 from qlint.analysis.flow.content_syntax import ContentSyntax, calls_under, content_syntax
 from qlint.analysis.flow.installed_classes import installed_class, installed_package
@@ -22,6 +21,7 @@ from qlint.analysis.flow.model_torch_nn import CONTAINERS, torch_nn_kind
 from qlint.analysis.names.import_paths import module_bases
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ModuleScope
+from qlint.value_classes import field, value_class
 
 # Model builders that return a freshly initialised module, i.e. one in train mode.
 FACTORIES = ("torchvision.models.", "timm.create_model")
@@ -62,7 +62,7 @@ class ModelClass:
         return self._node is None and self.project is not None
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Content:
     """What a model holds that behaves differently in train and eval mode."""
 
@@ -71,7 +71,7 @@ class Content:
     complete: bool  # every part of the model was resolved: an empty `dependent` means none
 
 
-@dataclass(eq=False)
+@value_class(eq=False)
 class Built:
     """A construction: what it holds is worked out only when a message asks."""
 
@@ -121,7 +121,7 @@ class Built:
         return located is not None and _constant(located.node)
 
 
-@dataclass
+@value_class
 class ClassIndex:
     """Resolves classes of one file's check and memoises what they hold (shared by its functions)."""
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import ast
 import weakref
-from dataclasses import dataclass, field, replace
 
 from qlint.analysis.flow.model_apis import is_class_call
 from qlint.analysis.flow.model_attrs import Stored, attribute_sources
@@ -63,6 +62,7 @@ from qlint.analysis.flow.shared_flows import Tracker
 from qlint.analysis.flow.stored_fields import stored_fields
 from qlint.analysis.mentions import holding, mentions, word_rows
 from qlint.analysis.names.scope import ClassScope, ModuleScope
+from qlint.value_classes import field, replace, value_class
 
 # The values are re-exported: rules read captures and switches from here.
 __all__ = [
@@ -114,7 +114,7 @@ _KEYWORDS = (
 _MAX_SUMMARY_DEPTH = 4
 
 
-@dataclass
+@value_class
 class _Memo:
     """Shared by the analyses of every module one file's check reaches."""
 

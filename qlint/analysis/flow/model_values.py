@@ -10,7 +10,8 @@ them, the driver (`model_flow`) memoises them per function, rules read them.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field, replace
+
+from qlint.value_classes import field, replace, value_class
 
 # Origin kinds: where a value came from.
 PARAM, PARAM_PART, ATTRIBUTE, CONSTRUCTED, PRETRAINED, CALL, UNKNOWN = (
@@ -49,7 +50,7 @@ EXPECTS_ERROR = "<expects an error>"
 Guard = frozenset  # of (condition, polarity): the branches a fact or a sink lies in
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Origin:
     kind: str
     node: ast.AST  # the expression (or function, for parameters) it came from
@@ -66,7 +67,7 @@ class Origin:
     passed: tuple = field(default=(), compare=False)
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class ModeFact:
     """The mode on one path: "eval", "train", "unset" (as it came) or "unknown" (`.train(flag)`)."""
 
@@ -79,7 +80,7 @@ class ModeFact:
         return replace(self, guard=self.guard | {condition})
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Obj:
     anchor: ast.AST  # where it was created (or merged)
     key: str
@@ -95,7 +96,7 @@ class Obj:
         return bool(self.kinds) and self.kinds <= GRAPH_KINDS
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Sink:
     """Where a captured program goes: "ptq" or "qat", the prepare call (or recipe), its file."""
 
@@ -105,7 +106,7 @@ class Sink:
     guard: Guard = frozenset()
 
 
-@dataclass
+@value_class
 class Capture:
     call: ast.Call  # the capture (or the call of a same-project helper that captures)
     stmt: ast.stmt  # the statement it sits in
@@ -133,7 +134,7 @@ class Capture:
         return frozenset(f for f in self.modes if any(compatible(f.guard, s.guard) for s in sinks))
 
 
-@dataclass
+@value_class
 class ModeSwitch:
     """`<receiver>.eval()` / `.train(...)`; mode is "eval", "train" or None (`.train(flag)`)."""
 
@@ -144,7 +145,7 @@ class ModeSwitch:
     patched: bool  # `allow_exported_model_train_eval` was called on it first, or an error is expected
 
 
-@dataclass
+@value_class
 class CallSite:
     """A call of a helper of this module, with the modes of the models it passes."""
 
@@ -174,7 +175,7 @@ class CallSite:
         )
 
 
-@dataclass
+@value_class
 class FunctionFlow:
     """What one function (or module) body does with models."""
 
@@ -213,7 +214,7 @@ def compatible(a: Guard, b: Guard) -> bool:
     return not any((cond, not polarity) in b for cond, polarity in a)
 
 
-@dataclass
+@value_class
 class Env:
     vars: dict[str, Obj] = field(default_factory=dict)
     modes: dict[Obj, frozenset[ModeFact]] = field(default_factory=dict)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
@@ -38,6 +37,7 @@ from qlint.analysis.names.references import REFERENCES, References, spells
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.project_files import listing_dependency, project_keys
 from qlint.source import DecodeError, LineIndex, decode_source
+from qlint.value_classes import value_class
 
 _MAX_BYTES = 1_000_000
 _MAX_CANDIDATES = 80  # modules naming the helper; past this the answer is "unknown"
@@ -45,7 +45,7 @@ _INSTALL_DIRS = ("site-packages", "dist-packages")
 _MAX_WORDS = 4  # the helper's name and the names it is re-exported under, searched in turn
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class ProjectCall:
     """One call of the helper in another module: the modes passed for the parameter asked."""
 

@@ -20,14 +20,14 @@ that was itself not kept (`Tracker.taint`). Those are analysed again by each che
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
 from qlint.analysis.flow.model_values import FunctionFlow
+from qlint.value_classes import value_class
 
 _KEY = "_qlint_shared_flows"  # in the scope's `__dict__`, as the resolver keeps its star sources
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Shared:
     func: ast.AST
     class_scope: object

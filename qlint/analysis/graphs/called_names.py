@@ -17,15 +17,19 @@ fullwidth `f` calls `f`), so in such a text every name counts as called.
 
 from __future__ import annotations
 
+import collections
+import functools
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from qlint.analysis.context import FileContext
 
 _WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _BETWEEN = frozenset(" \t\f\r\n\\)")
 _WORD_OR_DOT = _WORD | {"."}
+# What may follow the head of a dotted name: the dot, or blanks and comments before it.
+_AFTER_HEAD = frozenset(" \t\f\r\n\\.#")
 # A dot and the name after it, with blanks, continuations and comments around the dot.
 # A comment runs to the row's end (the look-ahead): one way to match, so a row of `#`s does
 # not make the pattern backtrack exponentially.
@@ -57,28 +61,84 @@ def may_call(text: str, name: str) -> bool:
     return False
 
 
-def attributes_called(text: str, name: str) -> set[tuple[str, ...]]:
+def attributes_called(text: str, name: str) -> frozenset[tuple[str, ...]]:
     """The attribute paths the text may call on `name` (`gu.insert_op(...)`: `("insert_op",)`;
     `pkg.graph_utils.insert_op(...)`: `("graph_utils", "insert_op")`), also as the first
     argument of `partial(`: what the helper search resolves as functions of an imported module.
     `name` is the head of the dotted name (not `x.name.f(...)`); blanks, line continuations and
-    comments may stand around each dot, as in brackets they can."""
-    text = _normalised(text)
-    out: set[tuple[str, ...]] = set()
+    comments may stand around each dot, as in brackets they can.
+
+    Answered once per text and name: a file's import triggers (QL101's, QL102's) and then the
+    checks of both rules ask it of every name the file imports."""
+    memo = _attribute_memo(text)
+    found = memo.get(name)
+    if found is None:
+        found = memo[name] = frozenset(_attributes_called(_normalised(text), name))
+    return found
+
+
+def _attributes_called(text: str, name: str) -> Iterator[tuple[str, ...]]:
     end = len(text)
     start = text.find(name)
     while start != -1:
         after = start + len(name)
-        if (start == 0 or text[start - 1] not in _WORD_OR_DOT) and (after == end or text[after] not in _WORD):
+        # The character after it first: a dot, a blank or a comment goes on to a dotted name
+        # (most occurrences are followed by none, or lie inside a longer word).
+        if after < end and text[after] in _AFTER_HEAD and (start == 0 or text[start - 1] not in _WORD_OR_DOT):
             parts = []
             pos = after
             while (m := _DOT_NAME.match(text, pos)) is not None:
                 parts.append(m.group(1))
                 pos = m.end()
             if parts and (_call_at(text, pos) or _partial_of(text, start)):
-                out.add(tuple(parts))
+                yield tuple(parts)
         start = text.find(name, after)
-    return out
+
+
+def _attribute_memo(text: str) -> dict[str, frozenset[tuple[str, ...]]]:
+    """`attributes_called` answers about `text`, for the last few texts asked about (by
+    identity: the check of a file asks about its text while the helper search reads others)."""
+    for known, memo in _ATTRIBUTES:
+        if known is text:
+            return memo
+    memo: dict[str, frozenset[tuple[str, ...]]] = {}
+    _ATTRIBUTES.appendleft((text, memo))
+    return memo
+
+
+_ATTRIBUTES: collections.deque[tuple[str, dict[str, frozenset[tuple[str, ...]]]]] = collections.deque(maxlen=4)
+
+
+def may_call_attribute(text: str, names: frozenset[str]) -> bool:
+    """Whether some dotted name of the text may end in one of `names` (`x.insert_op`, `gu .
+    insert_op`): where none can, no `attributes_called` path of any head ends in one. Searched
+    once for all names, from each dot (a trie of the names: one pattern, no per-name scan)."""
+    return _attribute_pattern(names).search(_normalised(text)) is not None
+
+
+@functools.lru_cache(maxsize=16)
+def _attribute_pattern(names: frozenset[str]) -> re.Pattern[str]:
+    # The dot and what `_DOT_NAME` allows after it, then the name, not followed by more of an
+    # ASCII identifier (a letter outside ASCII after it: a longer name, taken for it all the same).
+    after_dot = r"\.(?:[ \t\f\r\n\\]|#[^\n]*(?![^\n]))*"
+    return re.compile(after_dot + "(?:" + (_trie(sorted(names)) or "(?!)") + ")(?![A-Za-z0-9_])")
+
+
+def _trie(words: list[str]) -> str:
+    """An alternation of the words, branching one character at a time (the regex engine tries
+    every branch of a flat alternation in turn)."""
+    groups: dict[str, list[str]] = {}
+    for word in words:
+        if word:
+            groups.setdefault(word[0], []).append(word[1:])
+    out = []
+    for first, rests in sorted(groups.items()):
+        longer = [r for r in rests if r]
+        branch = re.escape(first)
+        if longer:
+            branch += "(?:" + _trie(longer) + ")" + ("?" if len(longer) < len(rests) else "")
+        out.append(branch)
+    return "|".join(out)
 
 
 def _normalised(text: str) -> str:

@@ -18,18 +18,18 @@ import os
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 
 from qlint.analysis.graphs import file_keys
-from qlint.analysis.graphs.called_names import attributes_called, calls_memo, may_call
+from qlint.analysis.graphs.called_names import attributes_called, calls_memo, may_call, may_call_attribute
 from qlint.analysis.graphs.forwarding_facts import ForwardingFact, RemoteFunction, RemoteModule
 from qlint.analysis.graphs.receivers import constructed_class
 from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
-from qlint.analysis.names.text_imports import class_bases, text_imports
+from qlint.analysis.names.text_imports import class_bases, file_imports, text_imports
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import own_nodes
+from qlint.value_classes import value_class
 
 _MAX_DEPTH = 4
 # Modules that insert nothing a wrapper chain passes through, at most. Two (c -> b -> mid ->
@@ -43,7 +43,7 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 DirectSink = Callable[[ast.Call, Resolver], Iterator[ast.expr]]
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Helper:
     func: ast.FunctionDef | ast.AsyncFunctionDef | RemoteFunction  # the latter: of another module
     scope: ModuleScope | RemoteModule
@@ -488,6 +488,10 @@ class Forwarding:
         (`gu.insert_op(...)` after `import pkg.graph_utils as gu`): the attribute called, as
         `callee_name` gives it. With `first`, the search stops at the first one."""
         found: set[str] = set()
+        if index is not None and not may_call_attribute(text, index.attribute_names):
+            # No dotted name of the text ends in a name the index holds, nor passes a skipped
+            # directory: only an import naming such a directory itself may still lead to one.
+            imports = [(name, full) for name, full in imports if index.may_lead_to_function(full)]
         for name, full in imports:
             if _torch(full) or name not in text:
                 continue
@@ -511,7 +515,7 @@ class Forwarding:
         wrapper names (`wrapper_index`), only the names it holds are."""
         self._project = project
         self._index = index
-        imports = text_imports(text, module_name_for(path), path)
+        imports = file_imports(text, path)
         if not imports:
             return False
         if index is not None:

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from qlint.analysis.graphs.receivers import constructed_class
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
+from qlint.value_classes import value_class
 
 _VERSION = 3
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -46,7 +46,7 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 Step = tuple
 
 
-@dataclass(frozen=True, eq=False)
+@value_class(frozen=True, eq=False)
 class RemoteFunction:
     """A function of another module as its summary describes it (no tree)."""
 
@@ -58,13 +58,13 @@ class RemoteFunction:
     rebound: frozenset[str]
 
 
-@dataclass(eq=False)
+@value_class(eq=False)
 class RemoteClass:
     bases: list[list[str] | None]
     methods: dict[str, RemoteFunction]
 
 
-@dataclass(eq=False)
+@value_class(eq=False)
 class RemoteModule:
     """Enough of another module's scope for the helper search: its imports, functions and
     classes (duck-typing the `ModuleScope` attributes `forwarding` reads)."""

@@ -21,7 +21,6 @@ import hashlib
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from qlint.analysis import scan_memo
@@ -33,6 +32,7 @@ from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.project_files import listing_dependency, project_keys
 from qlint.source import DecodeError, LineIndex, decode_source
+from qlint.value_classes import field, value_class
 
 _INSERTS = ("call_function", "create_node")
 _NORMALISES = ("strip_overloads", "overloadpacket")
@@ -61,7 +61,7 @@ def scan_root(path: str) -> str | None:
     return directory
 
 
-@dataclass
+@value_class
 class _Project:
     # path -> (content key, text when it holds an insertion or normalisation, else None; `_UNREAD`
     # until a scan needs the text)

@@ -6,7 +6,9 @@ or on a row of a sink call, or of a call of a helper that forwards a parameter t
 (the check's base lines). A file holding neither of the first two can only match through a
 helper it imports from another module of the project: `imports_a_sink_helper`, the rule's
 import trigger, asks the helper search about those imports from the text, and the file is
-not parsed when none is one (`.target_dtype`, `self.target` in prose, ...).
+not parsed when none is one (`.target_dtype`, `self.target` in prose, ...). In a run over many
+files, the search (the check's and the trigger's) asks only about names the project index of
+sink helpers holds (`sink_index_for`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import re
 from collections.abc import Iterator
 
 from qlint.analysis.graphs.forwarding import Forwarding, callee_name
+from qlint.analysis.graphs.wrapper_index import index_for
 from qlint.analysis.names.resolver import Resolver
 
 # "callee:N" is positional argument N, "callee:name" a keyword argument; "*:name" any callee.
@@ -94,7 +97,17 @@ def imports_sink_helper(text: str, path: str, project, sinks: dict[str, set]) ->
     one of `sinks`, or subclass a class with such a method (`Forwarding.imports_helper`: the
     answers `find_helpers` gives the check, read from the text)."""
     needles = sink_needles(sinks)
-    return sink_search(project, None, path, sinks, needles, sinks_key(sinks)).imports_helper(project, path, text)
+    search = sink_search(project, None, path, sinks, needles, sinks_key(sinks))
+    return search.imports_helper(project, path, text, sink_index_for(path, project, sinks))
+
+
+def sink_index_for(path: str, project, sinks: dict[str, set]):
+    """The project's index of the names of helpers forwarding to the default sinks, in a run
+    over many files (`wrapper_index`, `sink_index`); None otherwise, or for other sinks."""
+    if sinks != _DEFAULTS:
+        return None
+    index = index_for(path, project)
+    return index.sinks if index is not None else None
 
 
 _DEFAULTS = parse_sinks(DEFAULT_SINKS)

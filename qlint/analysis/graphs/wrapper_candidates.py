@@ -50,12 +50,15 @@ _KEYWORD = re.compile(r"^\s*(\w+)\s*=(?!=)")
 _BRACKETS = re.compile(r"[()\[\]{}]")
 
 Span = tuple[str, str, int, int, int, tuple[int, ...]]  # kind, name, start, end, header's end, outer
+Sites = Callable[[str], list[tuple[int, "frozenset[str] | None"]]]
 
 
 class ModuleText:
     """An inserting module's text (strings and comments blanked), with its `def`/`class` spans."""
 
-    def __init__(self, text: str, path: str = ""):
+    def __init__(self, text: str, path: str = "", sites: Sites | None = None):
+        """`sites`: where the module's own sinks are, read from its masked text (default: its
+        insertions), each with the names it passes them (None: any parameter may reach it)."""
         self.path = path
         self.masked = _masked(text)
         self._params: dict[int, frozenset[str]] = {}
@@ -74,7 +77,11 @@ class ModuleText:
             (m.group(2), m.group(3), m.start(), ends[i], m.end(), outers[i]) for i, m in enumerate(headers)
         ]
         self.bases = {i: self._between_brackets(m.end()) or "" for i, m in enumerate(headers) if m.group(2) == "class"}
-        self.inserting = [
+        self.inserting = self._insertions() if sites is None else sites(self.masked)
+
+    def _insertions(self) -> list[tuple[int, frozenset[str] | None]]:
+        """(offset, the target passed) of every insertion of the module."""
+        return [
             (m.start(), self._target(m.end(), m.group()))
             for m in _INSERT.finditer(self.masked)
             if AFTER_DOT.search(self.masked, max(0, m.start() - 200), m.start())

@@ -17,6 +17,10 @@ root listed here. Where that cannot be vouched for (installed packages, whose im
 all of site-packages; a symbolic link out of the root; a file or an import in a directory
 the listing skips), there is no index and every import is resolved.
 
+The same read gives QL101's helper search the names of the functions and classes that may
+forward a parameter to one of its default sinks (`sink_index`; `WrapperIndex.sinks`), kept in
+the same record under the same dependency.
+
 Only in batch runs (`enable`, by the runner): the project is taken to hold still during the
 run. The language server and one-file runs keep the exact search, whose dependencies are the
 modules it read. A file answered from the set depends on it (`wrapper_record.dependency`,
@@ -25,12 +29,13 @@ with the set's digest), which the results cache checks without the analysis.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
-from dataclasses import dataclass
 
 from qlint.analysis import wrapper_record
+from qlint.analysis.graphs import sink_index
 from qlint.analysis.graphs.insertions import calls_inserting, wrapper_search
 from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
 from qlint.analysis.names.content_keys import content_key
@@ -40,17 +45,26 @@ from qlint.analysis.names.package_map import project_root
 from qlint.analysis.project_files import Listing, disk_files, links_out
 from qlint.analysis.skipped_dirs import SKIP_DIRS
 from qlint.source import DecodeError, decode_source
+from qlint.value_classes import value_class
 
 _MAX_FILES = 60_000
 _SKIPPED = tuple(d for d in SKIP_DIRS if d.isidentifier())  # the ones a dotted name can pass through
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class WrapperIndex:
     root: str
     functions: frozenset[str]  # names a wrapper function can be imported under
     classes: frozenset[str]  # names a class with a wrapper method (own or inherited) can be imported under
     digest: str
+    # The same for helpers forwarding to QL101's default sinks (`sink_index`); `sinks` asks them.
+    sink_functions: frozenset[str] = frozenset()
+    sink_classes: frozenset[str] = frozenset()
+
+    @functools.cached_property
+    def sinks(self) -> WrapperIndex:
+        """The index as QL101's helper search asks it (same root, dependency and digest)."""
+        return WrapperIndex(self.root, self.sink_functions, self.sink_classes, self.digest)
 
     @property
     def dependency(self) -> str:
@@ -65,6 +79,13 @@ class WrapperIndex:
 
     def may_lead_to_class(self, full: str) -> bool:
         return full.rpartition(".")[2] in self.classes or _outside_listing(full)
+
+    @functools.cached_property
+    def attribute_names(self) -> frozenset[str]:
+        """The names a dotted call's last part must be for `may_lead_to_function` to hold of
+        it, unless a part before it names a directory the listing skips: those directories'
+        names with the functions'."""
+        return self.functions | frozenset(_SKIPPED)
 
 
 _DEPENDENCIES: dict[str, str] = {}
@@ -132,7 +153,13 @@ def _loaded(root: str) -> WrapperIndex | None:
         return None
     if record.dirty and _STORE is not None:
         _STORE.save(record)
-    return WrapperIndex(root, record.functions, record.classes, record.digest)
+    return _index(record)
+
+
+def _index(record: wrapper_record.Record) -> WrapperIndex:
+    return WrapperIndex(
+        record.root, record.functions, record.classes, record.digest, record.sink_functions, record.sink_classes
+    )
 
 
 def _stat(path: str) -> tuple[int, int] | None:
@@ -161,6 +188,7 @@ def _root_for(path: str) -> str | None:
     return root
 
 
+@functools.lru_cache(maxsize=8192)  # asked of every import of every file the trigger reads
 def _outside_listing(full: str) -> bool:
     """A dotted name through a directory the listing skips (`build.x`) may name a module
     the index never read."""
@@ -180,6 +208,9 @@ def build(root: str, store=None, listed: dict[str, Listing] | None = None) -> Wr
     sinks: list[ModuleText] = []
     renames: list[tuple[str, str]] = []
     chains = _Chains()
+    # QL101's: the modules naming one of its default sinks, and the others (chain links).
+    ql101: list[ModuleText] = []
+    ql101_chains = _ScannedChains()
     for path in files:
         try:
             st = os.stat(path)
@@ -191,6 +222,12 @@ def build(root: str, store=None, listed: dict[str, Listing] | None = None) -> Wr
         stats[path] = wrapper_record.trusted_stat(st)
         if b" as" in data:
             renames.extend(_renames(data))
+        words = _import_words(data)
+        if sink_index.holds_sink(data):
+            with contextlib.suppress(DecodeError):  # not parsed by the search either
+                ql101.append(sink_index.sink_module_text(decode_source(data), path))
+        else:
+            ql101_chains.add(path, data, words)
         if any(n in data for n in wrapper_record.SINK_NEEDLES):
             try:
                 text = decode_source(data)
@@ -199,12 +236,13 @@ def build(root: str, store=None, listed: dict[str, Listing] | None = None) -> Wr
             if calls_inserting(text):
                 sinks.append(ModuleText(text, path))
                 continue
-        chains.add(path, data)
+        chains.add(path, data, words)
     functions, classes = candidates(sinks, renames, chains.more)
-    record = wrapper_record.Record(root, functions, classes, stats)
+    sink_functions, sink_classes = candidates(ql101, renames, ql101_chains.more)
+    record = wrapper_record.Record(root, functions, classes, stats, sink_functions, sink_classes)
     if store is not None:
         store.save(record)
-    return WrapperIndex(root, record.functions, record.classes, record.digest)
+    return _index(record)
 
 
 class _Chains:
@@ -225,10 +263,11 @@ class _Chains:
         self._read: set[int] = set()
         self.count = 0  # modules read again (`more`), for the benchmarks
 
-    def add(self, path: str, data: bytes) -> None:
+    def add(self, path: str, data: bytes, words: set[bytes] | None = None) -> None:
+        """`words`: `_import_words(data)`, when the caller has them already."""
         i = len(self.paths)
         self.paths.append(path)
-        for word in _import_words(data):
+        for word in _import_words(data) if words is None else words:
             self.words.setdefault(word, []).append(i)
 
     def more(
@@ -265,6 +304,28 @@ class _Chains:
             self.count += 1
             out.append(ModuleText(text, path))
         return out
+
+
+class _ScannedChains(_Chains):
+    """`_Chains` for QL101's sink helpers: the modules' import words kept as they are and
+    scanned for the few words asked (its `more` asks once or twice per run; an inverted
+    index of every module's words, made a second time, cost more than the scans)."""
+
+    def __init__(self):
+        super().__init__()
+        self.words = _Scanned()  # type: ignore[assignment]
+
+    def add(self, path: str, data: bytes, words: set[bytes] | None = None) -> None:
+        self.paths.append(path)
+        self.words.rows.append(_import_words(data) if words is None else words)
+
+
+class _Scanned:
+    def __init__(self):
+        self.rows: list[set[bytes]] = []
+
+    def get(self, word: bytes, default=()) -> list[int]:
+        return [i for i, words in enumerate(self.rows) if word in words]
 
 
 def _names_any(matched: tuple[bytes, frozenset[bytes]], names: set[str], methods: dict[str, set[str]]) -> bool:

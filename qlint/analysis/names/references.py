@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
 
 from qlint.analysis.tree_walk import walk
+from qlint.value_classes import value_class
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class References:
     loads: dict[str, tuple[int, ...]]  # name -> rows where it is loaded, as `name` or `x.name`
     aliases: dict[str, tuple[str, ...]]  # imported name -> the names `as` binds it to

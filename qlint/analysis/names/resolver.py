@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.scope import ModuleScope, unique_value
 from qlint.analysis.names.star_imports import defines, exports, star_sources
 from qlint.optable import OpTable
+from qlint.value_classes import value_class
 
 _MAX_DEPTH = 12
 _TORCH_OPS = "torch.ops."
@@ -36,7 +36,7 @@ _PACKET_ATTRS = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class OpRef:
     namespace: str
     op: str
@@ -70,7 +70,7 @@ def dotted_parts(expr: ast.AST, tail: bool = False) -> list[str] | None:
     return parts[::-1]
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Located:
     """An expression together with the module it is written in."""
 

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 from qlint.analysis.names.modules import resolve_relative
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import CHILD_FIELDS as _CHILD_FIELDS
 from qlint.analysis.tree_walk import child_fields
+from qlint.value_classes import field, value_class
 
 
-@dataclass
+@value_class
 class ClassScope:
     node: ast.ClassDef
     assigns: dict[str, list[ast.expr]] = field(default_factory=dict)
@@ -36,7 +36,7 @@ class ClassScope:
         return scope
 
 
-@dataclass
+@value_class
 class ModuleScope:
     module: str | None
     path: str

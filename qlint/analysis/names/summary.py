@@ -24,10 +24,10 @@ import ast
 import re
 from array import array
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from qlint.analysis.names.scope import ClassScope, ModuleScope, _top_level, assignments
+from qlint.value_classes import field, value_class
 
 # (first line, the statement's own line, last line, column): the first line is a
 # decorator's for a decorated definition.
@@ -40,7 +40,7 @@ def _loc(stmt: ast.stmt) -> Loc:
     return (first, stmt.lineno, stmt.end_lineno or stmt.lineno, stmt.col_offset)
 
 
-@dataclass
+@value_class
 class ModuleSummary:
     module: str | None
     digest: str

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from qlint.analysis.names.modules import resolve_relative
+from qlint.analysis.names.modules import module_name_for, resolve_relative
 
 # A statement starts a row or follows a `;` (matched there: `_starts`). `from` imports take a
 # bracketed list (over rows, with comments) or the rest of the row (with line continuations).
@@ -55,6 +55,24 @@ def text_imports(text: str, module: str | None, path: str) -> list[tuple[str, st
     return out
 
 
+def file_imports(text: str, path: str) -> list[tuple[str, str]]:
+    """`text_imports` of the module at `path`, named (a `stat` per package level) only where
+    a relative import needs it; once per text, for each import trigger that asks (QL101's and
+    QL102's read the same file's imports)."""
+    global _LAST
+    if _LAST is not None and _LAST[0] is text and _LAST[1] == path:
+        return _LAST[2]
+    module = module_name_for(path) if _RELATIVE.search(text) is not None else None
+    found = text_imports(text, module, path)
+    _LAST = (text, path, found)
+    return found
+
+
+# Where a relative import's dots stand, as `_STATEMENT` reads them (a superset: prose too).
+_RELATIVE = re.compile(r"from[ \t]+\.")
+_LAST: tuple[str, str, list[tuple[str, str]]] | None = None
+
+
 def _starts(text: str, word: str) -> list[int]:
     """Where the statements that can hold `word` start (the row's start, or just after the
     last `;` before it), in order: a literal search, which a pattern anchored at each row's
@@ -62,7 +80,10 @@ def _starts(text: str, word: str) -> list[int]:
     out: list[int] = []
     at = text.find(word)
     while at >= 0:
-        start = max(text.rfind("\n", 0, at), text.rfind(";", 0, at)) + 1
+        row = text.rfind("\n", 0, at) + 1
+        # A `;` before the row is no nearer: searched back to the row's start only (from
+        # every `import` of a text without one, back to its start).
+        start = text.rfind(";", row, at) + 1 or row
         if not out or out[-1] != start:
             out.append(start)
         at = text.find(word, at + len(word))

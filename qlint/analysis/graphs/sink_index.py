@@ -1,0 +1,48 @@
+"""Which functions and classes of a project may forward a parameter to one of QL101's default
+sinks (`checkGraphModuleNodes(gm, expected_node_occurrence=occ)`), from texts alone.
+
+QL101's helper search (`Forwarding.helper_names`) asked, in every file it checked, whether
+each name the file imports and calls is such a helper: it resolved the name through the module
+it names and read that module's imports in turn (ExecuTorch: 1.7 s of a cold run, for 8
+modules in 3,800 that name a sink at all). `wrapper_index` reads the project once per run
+anyway; it keeps these names beside the insertion wrappers' (one record, one dependency), and
+the search then asks only about imports that can lead to one of them.
+
+The search finds a helper in a module whose text names a sink (`holds_sink`: one of the
+needles), or in one that names none but calls a function such a module defines (a chain's one
+link, `Forwarding._forwards_on`). Those are read as `wrapper_candidates` reads the inserting
+modules, with every needle written in code standing for a sink call any parameter of the
+function around it may reach: a function is a candidate when it spans one, or passes a
+parameter to a call of a candidate; a class when a function it spans is, or its bases name
+one. A superset of what the search finds, as for the wrappers.
+"""
+
+from __future__ import annotations
+
+import re
+
+from qlint.analysis.graphs.wrapper_candidates import ModuleText
+from qlint.analysis.wrapper_record import QL101_NEEDLES
+
+_NEEDLE = re.compile("|".join(re.escape(n.decode()) for n in sorted(QL101_NEEDLES, key=len, reverse=True)))
+
+
+def holds_sink(data: bytes) -> bool:
+    """Whether a module's bytes may hold one of the default sinks (the search's `holds_sink`:
+    a needle anywhere in the text)."""
+    return any(needle in data for needle in _SHORTEST)
+
+
+# The needles no other one holds (`expected_node` is in `expected_node_list`): one search each.
+_SHORTEST = tuple(n for n in QL101_NEEDLES if not any(o != n and o in n for o in QL101_NEEDLES))
+
+
+def sink_module_text(text: str, path: str = "") -> ModuleText:
+    """A module naming a sink, read for `candidates`: its sink calls stand where the inserting
+    modules' insertions do, each one any parameter may reach (a superset of the search's
+    sinks: a keyword or callee named in code, whatever the call)."""
+    return ModuleText(text, path, _needle_sites)
+
+
+def _needle_sites(masked: str) -> list[tuple[int, frozenset[str] | None]]:
+    return [(m.start(), None) for m in _NEEDLE.finditer(masked)]

@@ -1,0 +1,46 @@
+"""What `pyproject.toml` declares for setuptools (`declared_packages`), and that a file
+declaring nothing of it is not handed to the TOML parser (~5 ms of every one-file check)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from qlint.analysis.names.package_map import declared_packages
+
+
+def _repo(tmp_path, text: str) -> str:
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "pyproject.toml").write_text(text)
+    return str(tmp_path)
+
+
+def test_package_dir_and_find_where_are_read(tmp_path):
+    repo = _repo(tmp_path, '[tool.setuptools.package-dir]\npkg = "src/pkg"\n')
+    assert declared_packages(repo) == (("pkg", str(tmp_path / "src" / "pkg")),)
+    declared_packages.cache_clear()
+    (tmp_path / "pyproject.toml").write_text('[tool.setuptools.packages.find]\nwhere = ["src"]\n')
+    assert declared_packages(repo) == (("", str(tmp_path / "src")),)
+
+
+def test_a_key_spelled_with_an_escape_is_still_read(tmp_path):
+    repo = _repo(tmp_path, '[tool.setuptools."package\\u002ddir"]\npkg = "src/pkg"\n')
+    assert declared_packages(repo) == (("pkg", str(tmp_path / "src" / "pkg")),)
+
+
+def test_a_pyproject_that_declares_neither_key_is_not_parsed(tmp_path):
+    repo = _repo(tmp_path, '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n')
+    code = (
+        "import sys\nfrom qlint.analysis.names.package_map import declared_packages\n"
+        "print(declared_packages(sys.argv[1]), 'tomllib' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code, repo], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["()", "False"]
+
+
+def test_a_file_that_is_not_toml_declares_nothing(tmp_path):
+    repo = _repo(tmp_path, "[tool.setuptools.package-dir\npkg = \n")
+    assert declared_packages(repo) == ()
+    declared_packages.cache_clear()
+    (tmp_path / "pyproject.toml").write_bytes(b"[tool.setuptools.package-dir]\npkg = '\xff'\n")
+    assert declared_packages(repo) == ()
