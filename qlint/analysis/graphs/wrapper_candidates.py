@@ -63,6 +63,7 @@ class ModuleText:
         self.masked = _masked(text)
         self._params: dict[int, frozenset[str]] = {}
         self._imported: frozenset[str] | None = None  # the names its imports bind, when asked
+        self._spelled: dict[str, bool] = {}  # class name -> whether the text spells it
         headers = list(_HEADER.finditer(self.masked))
         ends = [len(self.masked)] * len(headers)
         open_: list[tuple[int, int]] = []  # (indent, index) of the headers still open
@@ -171,7 +172,13 @@ class ModuleText:
         return out
 
     def _spells_any(self, names: Iterable[str]) -> bool:
-        return any(name in self.masked and _word(name).search(self.masked) for name in names)
+        for name in names:
+            known = self._spelled.get(name)
+            if known is None:
+                known = self._spelled[name] = bool(name in self.masked and _word(name).search(self.masked))
+            if known:
+                return True
+        return False
 
     def _of_import(self, at: int) -> bool:
         """Whether the dotted name ending at `at` (`gu.` of `gu.f`, `pkg.graph_utils.` of
@@ -195,7 +202,10 @@ def _called(names: Iterable[str]) -> list[tuple[str, re.Pattern]]:
 
 
 def candidates(
-    modules: list[ModuleText], renames: list[tuple[str, str]], more: Callable[..., list[ModuleText]] | None = None
+    modules: list[ModuleText],
+    renames: list[tuple[str, str]],
+    more: Callable[..., list[ModuleText]] | None = None,
+    instances: bool = True,
 ) -> tuple[set[str], set[str]]:
     """(function names, class names) that may be wrappers, with the names `renames` (`X as
     Y` pairs) bind them to. `modules`: those that insert; `more(new, known, paths)`: the
@@ -255,7 +265,9 @@ def candidates(
                         if outer[-1] not in found:
                             found.add(outer[-1])
                             new_classes.add(owner[1])
-                            if not owner[5] and at < inserting:  # importable, constructed elsewhere
+                            # Importable, constructed elsewhere (a link where the search asks
+                            # about classes a module builds: `Forwarding.instances`).
+                            if instances and not owner[5] and at < inserting:
                                 new_toplevel_classes.add(owner[1])
                                 defining[id(module)] = module
         known = classes | new_classes
@@ -293,7 +305,7 @@ def candidates(
         grown = {c for c, ms in methods_of.items() if ms != asked_methods.get(c) and c in toplevel_classes}
         asked_methods = methods_of
         patterns = _called(new_functions)
-        sites = [module.calls_of(patterns, holders) for module in modules]
+        sites = [module.calls_of(patterns, holders if instances else None) for module in modules]
         if more and (new_toplevel or new_toplevel_classes or grown):
             only_classes = {c: ms for c, ms in methods_of.items() if c in toplevel_classes and c not in toplevel}
             new_names = new_toplevel | new_toplevel_classes | grown
@@ -306,7 +318,7 @@ def candidates(
             known = _called(functions)
             modules.extend(added)
             marked.extend(set() for _ in added)
-            sites.extend(module.inserting + module.calls_of(known, holders) for module in added)
+            sites.extend(module.inserting + module.calls_of(known, holders if instances else None) for module in added)
 
 
 def _inherit(holders: dict[str, set[str]], inherited: dict[str, list[str]]) -> None:

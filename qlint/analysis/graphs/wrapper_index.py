@@ -238,7 +238,7 @@ def build(root: str, store=None, listed: dict[str, Listing] | None = None) -> Wr
                 continue
         chains.add(path, data, words)
     functions, classes = candidates(sinks, renames, chains.more)
-    sink_functions, sink_classes = candidates(ql101, renames, ql101_chains.more)
+    sink_functions, sink_classes = candidates(ql101, renames, ql101_chains.more, instances=False)
     record = wrapper_record.Record(root, functions, classes, stats, sink_functions, sink_classes)
     if store is not None:
         store.save(record)
