@@ -99,20 +99,17 @@ def test_same_module_name_in_two_import_roots_keeps_two_answers(tmp_path):
     assert found == {"one": (True, ["QL102"]), "two": (False, []), "three": (True, ["QL102"])}
 
 
-def test_class_called_from_an_inserting_module_is_not_summarised(tmp_path, monkeypatch):
-    # `Rewriter()` calls a class: only a `def` of the name can be a wrapper, so the module
-    # (which inserts, in a method) is not parsed to answer the import trigger.
+def test_class_constructed_from_an_inserting_module_is_a_link(tmp_path):
+    # `Rewriter().insert(...)` calls the class's wrapper method on an instance it builds (a
+    # class as a link of the chain): the trigger keeps the file and the check reports it.
     pkg = write_package(tmp_path, "pkg", graph_utils=GRAPH_UTILS)
-    asked = []
-    monkeypatch.setattr(ProjectIndex, "module_fact", lambda self, *a: asked.append(a))
     body = "return Rewriter().insert(gm.graph, torch.ops.aten.relu, ())"
-    text = _passes("from pkg.graph_utils import Rewriter", body)
-    path = str(pkg / "passes.py")
-    project = ProjectIndex()
-    project.begin_check()
-    assert not imports_a_wrapper(text, path, project) and asked == []
-    # The module is read all the same: it may come to define a function of that name.
-    assert os.path.realpath(pkg / "graph_utils.py") in project.dependencies_of(path)
+    triggered, codes, _ = _check(pkg / "passes.py", _passes("from pkg.graph_utils import Rewriter", body))
+    assert triggered and codes == ["QL102"]
+    # The class built, but none of its wrapper methods called: the file is not parsed.
+    body = "return Rewriter().run(gm.graph, torch.ops.aten.relu, ())"
+    triggered, codes, result = _check(pkg / "other.py", _passes("from pkg.graph_utils import Rewriter", body))
+    assert not triggered and codes == [] and not result.parsed
 
 
 def test_function_defined_beside_a_class_of_the_module_is_still_a_wrapper(tmp_path):

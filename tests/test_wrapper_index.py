@@ -64,6 +64,58 @@ def test_a_subclass_of_a_class_with_a_wrapper_method_is_a_candidate():
     assert _names(GRAPH_UTILS, sub)[1] == {"Rewriter", "Sub"}
 
 
+def test_a_method_call_on_an_instance_counts_where_the_module_spells_its_class():
+    # `GraphBuilder(graph).insert(op)` / `self.b.insert(op)` in an inserting module: a class
+    # as a link makes `add` and `Holder` candidates.
+    builder = "class GraphBuilder:\n    def insert(self, op, args=()):\n        return self.g.call_function(op, args)\n"
+    user = (
+        "from pkg.builders import GraphBuilder\n\n\n"
+        "def add(graph, op):\n    graph.call_function(aten.relu.default, ())\n"
+        "    return GraphBuilder(graph).insert(op)\n\n\n"
+        "class Holder:\n    def put(self, op):\n        self.b.insert(op)\n"
+    )
+    functions, classes = _names(builder, user)
+    assert {"insert", "add", "put"} <= functions and {"GraphBuilder", "Holder"} <= classes
+    # A module that does not spell the class: `x.insert(op)` is a list's, not a link.
+    other = user.replace("from pkg.builders import GraphBuilder", "").replace("GraphBuilder(graph)", "items")
+    functions, classes = _names(builder, other)
+    assert "add" not in functions and "put" not in functions and classes == {"GraphBuilder"}
+
+
+def test_a_chain_module_is_read_for_a_class_only_with_a_call_of_its_method(tmp_path, monkeypatch):
+    # Modules that insert nothing: one builds the class and calls its wrapper method (a link),
+    # one only lists it (as pass managers list passes) and is not read again.
+    builders = (
+        "class GraphBuilder:\n    def insert(self, op, args=()):\n        return self.g.call_function(op, args)\n"
+    )
+    link = "from pkg.builders import GraphBuilder\n\n\ndef add_op(graph, op):\n"
+    link += "    return GraphBuilder(graph).insert(op)\n"
+    listing = "from pkg.builders import GraphBuilder\n\nPASSES = [GraphBuilder]\n\n\ndef run(op):\n    return op\n"
+    write_package(tmp_path, "pkg", builders=builders, link=link, listing=listing)
+    read = []
+    more = wrapper_index._Chains.more
+
+    def reading(self, *args):
+        found = more(self, *args)
+        read.extend(os.path.basename(m.path) for m in found)
+        return found
+
+    monkeypatch.setattr(wrapper_index._Chains, "more", reading)
+    index = wrapper_index.build(str(tmp_path))
+    assert {"insert", "add_op"} <= index.functions and "GraphBuilder" in index.classes
+    assert read == ["link.py"]
+
+
+def test_a_chain_is_read_one_module_deep(tmp_path):
+    # graph_utils <- mid <- b: mid is read (it calls an inserting module's wrapper), b is not
+    # (the one-link bound of the helper search, `forwarding._LINKS`).
+    mid = "from pkg.graph_utils import insert_op\n\n\ndef put(graph, op):\n    return insert_op(graph, op, ())\n"
+    b = "from pkg import mid\n\n\ndef add_op(graph, op):\n    return mid.put(graph, op)\n"
+    write_package(tmp_path, "pkg", graph_utils=GRAPH_UTILS, mid=mid, b=b)
+    functions = wrapper_index.build(str(tmp_path)).functions
+    assert {"insert_op", "put"} <= functions and "add_op" not in functions
+
+
 def test_a_def_row_in_a_string_does_not_end_the_function_it_lies_in():
     text = (
         "def real(graph, op):\n"

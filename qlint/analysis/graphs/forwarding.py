@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.graphs.called_names import attributes_called, calls_memo, may_call, may_call_attribute
 from qlint.analysis.graphs.forwarding_facts import ForwardingFact, RemoteFunction, RemoteModule
+from qlint.analysis.graphs.receivers import constructed_class
 from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
@@ -31,6 +32,10 @@ from qlint.analysis.tree_walk import own_nodes
 from qlint.value_classes import value_class
 
 _MAX_DEPTH = 4
+# Modules that insert nothing a wrapper chain passes through, at most. Two (c -> b -> mid ->
+# a) cost 1.2 -> 3.4 s CPU on the installed torchao (QL1, no wrapper index there): the gate
+# only asks whether the last module names a sink, which most of torchao's modules reach.
+_LINKS = 1
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 # What a sink is: for a call (and the resolver of its body), the argument expressions that
@@ -63,9 +68,13 @@ class Forwarding:
         own_path: str,
         fact_key: str,
         holds_sink: Callable[[str], bool] | None = None,
+        instances: bool = False,
     ):
         self._direct = direct
         self._resolver_for = resolver_for
+        # Whether classes of other modules the module constructs are asked about (their
+        # methods as helpers, and as chain links): QL102's wrappers (`GraphBuilder(g).insert(op)`).
+        self.instances = instances
         self.needles = needles
         # Whether a module's text can hold a direct sink call (default: it holds a needle);
         # a module that cannot is not summarised for the helper search.
@@ -89,6 +98,10 @@ class Forwarding:
         # this fact, computed only for such modules (not registered for every summary).
         self.chain_fact = ForwardingFact(fact_key, direct, needles, _calls, gated=False)
         self._index = None  # the project's wrapper-name index, where the check has one
+        # Per check: (module, links left) -> whether a chain from it reaches a module naming a
+        # sink, with the modules read for that answer; and each module's own links.
+        self._reach: dict[tuple[str, int], tuple[bool, tuple]] = {}
+        self._edges: dict[str, tuple[bool, tuple[str, ...], tuple]] = {}
 
     def module_scope(self, resolver: Resolver | None, module: str, requester: str) -> RemoteModule | None:
         """Another module of the project as its summary describes it, if it can hold a helper
@@ -117,12 +130,12 @@ class Forwarding:
         """Whether a module that names no sink may hand a parameter on to a function of a
         module that does (a wrapper chain's link: `add_op(graph, op)` calling
         `a.insert(graph, op)` or `gu.insert(graph, op)`), from texts alone: it calls a name
-        it imports (or a function of a module it imports) that a module naming a sink
-        defines with `def` (followed through re-exports). One link, not more: the module it
-        calls must name a sink itself (a bound that keeps this a question of texts, asked
-        once per module, whatever imports it). Classes it subclasses are not asked about: a
-        class of a module that names no sink holds no helper method of its own (in
-        ExecuTorch nearly every pass would otherwise be read through `ExportPass`)."""
+        it imports (or a function or class of a module it imports) that a module naming a
+        sink defines (followed through re-exports), or that another such link defines
+        (c -> b -> mid -> a, `_LINKS` modules deep at most). Asked once per module, whatever
+        imports it. Classes it subclasses are not asked about: a class of a module that
+        names no sink holds no helper method of its own unless it calls one (in ExecuTorch
+        nearly every pass would otherwise be read through `ExportPass`)."""
         key = ("chain", path, self.fact.key)
         known = _IMPORTED.get(key)
         if known is not None and self._valid(known[1]):
@@ -130,7 +143,7 @@ class Forwarding:
             return bool(known[0])
         self._trails.append([])
         try:
-            found = self._links_to_a_sink(project, path)
+            found = self._reaches(project, path, _LINKS - 1)
         finally:
             trail = tuple(self._trails.pop())
         if self._trails:
@@ -140,35 +153,91 @@ class Forwarding:
         _IMPORTED[key] = (found, (*trail, (path, self._key(path))))
         return found
 
-    def _links_to_a_sink(self, project, path: str) -> bool:
-        text = project.text(path) or ""
-        memo: dict[str, bool] = {}
-        for name, full in text_imports(text, module_name_for(path), path):
-            if _torch(full):
-                continue
-            dotted = []
-            if name != full and (memo[name] if name in memo else memo.setdefault(name, may_call(text, name))):
-                dotted.append(full)  # `from a import insert`, called by name
-            dotted += [".".join([full, *tail]) for tail in sorted(attributes_called(text, name))]
-            for called in dotted:
-                if self._index is not None and not self._index.may_lead_to_function(called):
-                    continue
-                if self._defined_where_a_sink_is(project, called, path, 0):
-                    return True
-        return False
+    def _reaches(self, project, path: str, links: int) -> bool:
+        """Whether the module calls a function or class of a module naming a sink, or (with
+        `links` left) of a module that does so in turn. Each (module, links left) is worked
+        out once per check: the links left fall at each step, so a cycle of imports ends,
+        and the modules within reach are each read once however many paths lead to them."""
+        known = self._reach.get((path, links))
+        if known is None:
+            self._trails.append([])
+            try:
+                adjacent, further = self._links_of(project, path)
+                found = adjacent or (links > 0 and any(self._reaches(project, p, links - 1) for p in further))
+            finally:
+                trail = tuple(dict.fromkeys(self._trails.pop()))  # many paths lead to one module
+            known = self._reach[(path, links)] = (found, trail)
+        if self._trails:
+            self._trails[-1].extend(known[1])
+        return known[0]
 
-    def _defined_where_a_sink_is(self, project, dotted: str, requester: str, depth: int) -> bool:
+    def _links_of(self, project, path: str) -> tuple[bool, tuple[str, ...]]:
+        """Whether the module calls a function or class of a module naming a sink, and the
+        other modules of the project whose functions or classes it calls (read once per
+        check; the modules read are replayed into whatever asks)."""
+        known = self._edges.get(path)
+        if known is None:
+            # Read once per process while the modules it was read from are unchanged.
+            shared = _LINKS_OF.get((path, self.fact.key, self._index is None))
+            if shared is not None and self._valid(shared[2]):
+                known = self._edges[path] = shared
+                self._record(shared[2])
+        if known is not None:
+            if self._trails:
+                self._trails[-1].extend(known[2])
+            return known[0], known[1]
+        self._trails.append([])
+        further: list[str] = []
+        adjacent = False
+        try:
+            text = project.text(path) or ""
+            memo: dict[str, bool] = {}
+            for name, full in text_imports(text, module_name_for(path), path):
+                if _torch(full) or adjacent:
+                    continue
+                dotted = []
+                if name != full and (memo[name] if name in memo else memo.setdefault(name, may_call(text, name))):
+                    dotted.append(full)  # `from a import insert`, called by name
+                dotted += [".".join([full, *tail]) for tail in sorted(attributes_called(text, name))]
+                for called in dotted:
+                    index = self._index
+                    if index is not None and not (
+                        index.may_lead_to_function(called) or index.may_lead_to_class(called)
+                    ):
+                        continue
+                    where = self._defining(project, called, path, 0)
+                    if where is None:
+                        continue
+                    if _mentions(project, where, self.fact.key, self.holds_sink):
+                        adjacent = True
+                        break
+                    if where != path and where not in further:
+                        further.append(where)
+        finally:
+            trail = tuple(self._trails.pop())
+        if self._trails:
+            self._trails[-1].extend(trail)
+        trail = tuple(dict.fromkeys((*trail, (path, self._key(path)))))
+        self._edges[path] = (adjacent, tuple(further), trail)
+        if len(_LINKS_OF) > 50_000:
+            _LINKS_OF.clear()
+        _LINKS_OF[(path, self.fact.key, self._index is None)] = self._edges[path]
+        return adjacent, tuple(further)
+
+    def _defining(self, project, dotted: str, requester: str, depth: int) -> str | None:
+        """The module of the project defining the function or class `dotted` names
+        (followed through re-exports), None when none does."""
         module, _, attr = dotted.rpartition(".")
         where = self._find(module, requester) if module else None
         if where is None or depth > _MAX_DEPTH:
-            return False
+            return None
         self._read(project, where)
         defined, functions, imports = _names(project, where)
-        if attr in functions:
-            return _mentions(project, where, self.fact.key, self.holds_sink)
-        if attr in imports and attr not in defined:  # re-exported (a package's `__init__.py`)
-            return self._defined_where_a_sink_is(project, imports[attr], where, depth + 1)
-        return False
+        if attr in (defined if self.instances else functions):  # a class it builds: a link too
+            return where
+        if attr in imports:  # re-exported (a package's `__init__.py`)
+            return self._defining(project, imports[attr], where, depth + 1)
+        return None
 
     def module_holding(
         self, resolver: Resolver | None, module: str, requester: str, name: str, function: bool = False
@@ -308,6 +377,9 @@ class Forwarding:
                 helper = _module_function(self, None, scope, callee, 0)  # type: ignore[arg-type]
             elif kind == "m":
                 helper = _module_attribute(self, None, scope, callee.split("."), 0)  # type: ignore[arg-type]
+            elif kind == "c":
+                *cls, method = callee.split(".")
+                helper = _instance_method(self, None, scope, cls, method)
             elif class_scope is not None:
                 helper = _method(self, None, scope, class_scope, callee, 0)  # type: ignore[arg-type]
             else:
@@ -365,7 +437,51 @@ class Forwarding:
                 names |= self._base_helpers(scope, base)
         if text is not None:
             names |= self._attribute_helpers(scope.path, scope.imports.items(), text, index)
+        names |= self._instance_helpers(scope, called, index, text)
         return names
+
+    def _instance_helpers(self, scope, called, index, text: str | None) -> set[str]:
+        """The helper methods of the classes of other modules the module constructs
+        (`GraphBuilder(graph).insert(op)`, `bl.GraphBuilder(graph)`): the names their calls
+        go by. Only classes it calls, and with the index only those it holds."""
+        found: set[str] = set()
+        if not self.instances:
+            return found
+        for parts in self._constructed(scope, scope.imports.items(), text, index, called):
+            found |= self._base_helpers(scope, parts)
+        return found
+
+    def _constructed(self, scope, imports, text: str | None, index, called) -> Iterator[list[str]]:
+        """The dotted names (`["GraphBuilder"]`, `["bl", "GraphBuilder"]`) under which the
+        module may call a class of another module of the project: an imported name it calls,
+        or an attribute called of an imported module, whose module defines a class of that
+        name or re-exports it (a function of the name is no class to build). With the index,
+        only the class names it holds, and none where the text spells none of them."""
+        if index is not None and text is not None and not any(c in text for c in index.classes):
+            return
+        for name, full in imports:
+            if _torch(full) or (text is not None and name not in text):
+                continue
+            project_name = not _not_a_project_name(name, full) and (index is None or index.may_lead_to_class(full))
+            if project_name and (called is None or called(name)) and self._may_be_class(full, scope.path):
+                yield [name]
+            if text is None:
+                continue
+            for tail in sorted(_attributes(text, name)):
+                dotted = ".".join([full, *tail])
+                if (index is None or index.may_lead_to_class(dotted)) and self._may_be_class(dotted, scope.path):
+                    yield [name, *tail]
+
+    def _may_be_class(self, full: str, requester: str) -> bool:
+        """Whether the module `full` names (as `module.Name`) is of the project and defines a
+        class `Name` or imports it (a re-export); read from its text (and a dependency)."""
+        module, _, name = full.rpartition(".")
+        path = self._find(module, requester) if module else None
+        if path is None:
+            return False
+        self._read(self._project, path)
+        _, _, imports = _names(self._project, path)
+        return name in imports or name in _class_names(self._project, path)
 
     def _attribute_helpers(self, path: str, imports, text: str, index, first: bool = False) -> set[str]:
         """Names of the helpers the module calls as functions of the modules it imports
@@ -379,7 +495,7 @@ class Forwarding:
         for name, full in imports:
             if _torch(full) or name not in text:
                 continue
-            for tail in sorted(attributes_called(text, name)):
+            for tail in sorted(_attributes(text, name)):
                 dotted = ".".join([full, *tail])
                 if tail[-1] in found or (index is not None and not index.may_lead_to_function(dotted)):
                     continue
@@ -431,7 +547,26 @@ class Forwarding:
             if any(self._base_helpers(scope, list(parts)) for parts in bases):
                 return True
         # `gu.insert_op(...)`: the text names the imported module, then the function.
-        return bool(self._attribute_helpers(path, imports, text, index, first=True))
+        if self._attribute_helpers(path, imports, text, index, first=True):
+            return True
+        return self._constructs_a_helper_class(path, imports, text, index, called)
+
+    def _constructs_a_helper_class(self, path: str, imports, text: str, index, called: dict[str, bool]) -> bool:
+        """`imports_helper` for classes the module constructs (`GraphBuilder(graph)`,
+        `bl.GraphBuilder(graph)`) whose helper methods it calls by name (`.insert(...)`)."""
+        if not self.instances:
+            return False
+        scope = RemoteModule(path, dict(imports), {}, {})
+
+        def calls(name: str) -> bool:
+            if name not in called:
+                called[name] = may_call(text, name)
+            return called[name]
+
+        for parts in self._constructed(scope, imports, text, index, calls):
+            if any(calls(method) for method in sorted(self._base_helpers(scope, parts))):
+                return True
+        return False
 
     def _imported_helper(self, scope, name: str, full: str) -> bool:
         if _not_a_project_name(name, full):
@@ -630,7 +765,36 @@ def call_arguments(call: ast.Call) -> list[ast.expr]:
 _TEXTS: dict[tuple, tuple[tuple | None, bool]] = {}
 _IMPORTED: dict[tuple, tuple[bool | frozenset[str], tuple]] = {}
 _SHARED: dict[tuple, tuple[ast.AST, frozenset[str], tuple]] = {}
+# (module, sink kind, without an index) -> its chain links (`Forwarding._links_of`).
+_LINKS_OF: dict[tuple, tuple[bool, tuple[str, ...], tuple]] = {}
 _NAMES: dict[str, tuple[tuple | None, frozenset[str], frozenset[str], dict[str, str]]] = {}
+
+
+def _attributes(text: str, name: str) -> set[tuple[str, ...]]:
+    """`attributes_called`, answered once per name for the text asked about last (the import
+    trigger and the helper search ask about functions and classes of the same imports)."""
+    global _ATTRIBUTES
+    if _ATTRIBUTES is None or _ATTRIBUTES[0] is not text:
+        _ATTRIBUTES = (text, {})
+    memo = _ATTRIBUTES[1]
+    if name not in memo:
+        memo[name] = attributes_called(text, name)
+    return memo[name]
+
+
+_ATTRIBUTES: tuple[str, dict[str, set[tuple[str, ...]]]] | None = None
+_CLASSES: dict[str, tuple[tuple | None, frozenset[str]]] = {}
+
+
+def _class_names(project, path: str) -> frozenset[str]:
+    """The names a module's text defines with `class` (at any depth: a superset)."""
+    key = file_keys.content_key(project, path)
+    found = _CLASSES.get(path)
+    if found is None or found[0] != key:
+        if len(_CLASSES) > 50_000:
+            _CLASSES.clear()
+        found = _CLASSES[path] = (key, frozenset(_DEFINES[1].findall(project.text(path) or "")))
+    return found[1]
 
 
 def _names(project, path: str) -> tuple[frozenset[str], frozenset[str], dict[str, str]]:
@@ -684,12 +848,23 @@ def _resolve_helper(fw: Forwarding, call: ast.Call, resolver: Resolver, caller=N
         if resolver.class_scope is None:
             return None
         return _method(fw, resolver, resolver.scope, resolver.class_scope, func.attr, 0)
+    local = resolver.local or (function_assigns(caller) if caller is not None else {})
+    built = constructed_class(func.value, local, resolver.class_scope)
+    if built is not None:  # `GraphBuilder(graph).insert(op)`, `b.insert(op)`, `self.builder.insert(op)`
+        return _instance_method(fw, resolver, resolver.scope, built, func.attr)
     parts = dotted_parts(func)
     if parts is None or parts[0] not in resolver.scope.imports or parts[0] in resolver.local:
         return None
     if caller is not None and parts[0] in function_assigns(caller):
         return None  # a parameter or local named like the imported module
     return _module_attribute(fw, resolver, resolver.scope, parts, 0)
+
+
+def _instance_method(fw: Forwarding, resolver, scope, cls: list[str], name: str) -> Helper | None:
+    """The method `name` of the class `cls` (dotted, as the receiver's construction spells
+    it) of the module or of another module of the project, as a base would be found."""
+    found = _base_class(fw, resolver, scope, cls, 0)
+    return _method(fw, resolver, found[0], found[1], name, 1) if found is not None else None
 
 
 def _module_attribute(fw: Forwarding, resolver, scope, parts: list[str], depth: int) -> Helper | None:

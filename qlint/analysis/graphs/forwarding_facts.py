@@ -25,18 +25,22 @@ import ast
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from qlint.analysis.graphs.receivers import constructed_class
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
 from qlint.value_classes import value_class
 
-_VERSION = 2
+_VERSION = 3
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 # One step of a function body, in call order:
 # (params,)                           a sink call that these parameters reach directly
-# ("n" | "s" | "m", callee, positional, keywords)  a call of `callee(...)` ("n"),
-#     `self.callee(...)` ("s") or `m.f(...)` ("m", callee "m.f": a function of an imported
-#     module; not when the function binds `m` itself), positional: the parameter each
+# ("n" | "s" | "m" | "c", callee, positional, keywords)  a call of `callee(...)` ("n"),
+#     `self.callee(...)` ("s"), `m.f(...)` ("m", callee "m.f": a function of an imported
+#     module; not when the function binds `m` itself) or a method of an instance whose
+#     class the code names ("c", callee "Builder.insert" for `Builder(g).insert(...)`,
+#     `b.insert(...)` after `b = Builder(g)`, `self.b.insert(...)`: `receivers`),
+#     positional: the parameter each
 #     position passes (None: something else; empty after a `*args`), keywords: (keyword,
 #     parameter) pairs.
 Step = tuple
@@ -146,6 +150,10 @@ class ForwardingFact:  # a SummaryFact
                     if parts[0] in bound:
                         continue  # a parameter or local named like the imported module
                     kind, name = "m", ".".join(parts)
+                elif isinstance(callee, ast.Attribute) and (
+                    built := constructed_class(callee.value, function_assigns(func) if bound is None else bound, cls)
+                ):
+                    kind, name = "c", ".".join([*built, callee.attr])
                 else:
                     continue  # resolves to no helper
                 starred = any(isinstance(a, ast.Starred) for a in node.args)
@@ -202,7 +210,7 @@ def _load_function(path: str, qual: str, value: Any) -> RemoteFunction:
             out.append((tuple(step[0]),))
             continue
         kind, callee, positional, keywords = step
-        if kind not in ("n", "s", "m") or not isinstance(callee, str) or not isinstance(positional, list):
+        if kind not in ("n", "s", "m", "c") or not isinstance(callee, str) or not isinstance(positional, list):
             raise TypeError("bad call step")
         if not all(p is None or isinstance(p, str) for p in positional):
             raise TypeError("bad positions")

@@ -34,6 +34,7 @@ def wrapper_search(project, optable, path: str) -> Forwarding:
         path,
         FACT,
         calls_inserting,
+        instances=True,
     )
 
 

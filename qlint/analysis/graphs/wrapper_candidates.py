@@ -23,6 +23,7 @@ and brackets pair as the parser pairs them. A function spans its rows up to the 
 
 from __future__ import annotations
 
+import functools
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterable
@@ -62,6 +63,7 @@ class ModuleText:
         self.masked = _masked(text)
         self._params: dict[int, frozenset[str]] = {}
         self._imported: frozenset[str] | None = None  # the names its imports bind, when asked
+        self._spelled: dict[str, bool] = {}  # class name -> whether the text spells it
         headers = list(_HEADER.finditer(self.masked))
         ends = [len(self.masked)] * len(headers)
         open_: list[tuple[int, int]] = []  # (indent, index) of the headers still open
@@ -143,9 +145,13 @@ class ModuleText:
             positional.append(piece)
         return _bare(positional[position]) if len(positional) > position else frozenset()
 
-    def calls_of(self, patterns: list[tuple[str, re.Pattern]]) -> list[tuple[int, frozenset[str] | None]]:
+    def calls_of(
+        self, patterns: list[tuple[str, re.Pattern]], holders: dict[str, set[str]] | None = None
+    ) -> list[tuple[int, frozenset[str] | None]]:
         """(offset, whole arguments) of every call of one of the names (`f(...)`, `self.f(...)`,
-        `m.f(...)` with `m` imported)."""
+        `m.f(...)` with `m` imported, and `x.f(...)` where `f` is a method of one of the
+        classes `holders` gives for it and the module spells that class: `x` may be an
+        instance the module builds, `Builder(g).f(...)`, `self.builder.f(...)`)."""
         out = []
         text = self.masked
         for name, pattern in patterns:
@@ -155,10 +161,24 @@ class ModuleText:
                 before = text[max(0, m.start() - 12) : m.start()]
                 if before[-1:].isalnum() or before.endswith("_") or _DEFINED.search(before):
                     continue  # another name, or the `def`/`class` row naming it
-                if _ATTRIBUTE.search(before) and not _OWN.search(before) and not self._of_import(m.start()):
+                if (
+                    _ATTRIBUTE.search(before)
+                    and not _OWN.search(before)
+                    and not self._of_import(m.start())
+                    and not self._spells_any((holders or {}).get(name, ()))
+                ):
                     continue  # `x.f(...)`, `super().f(...)`: the search resolves no helper there
                 out.append((m.start(), self._arguments(m.end())))
         return out
+
+    def _spells_any(self, names: Iterable[str]) -> bool:
+        for name in names:
+            known = self._spelled.get(name)
+            if known is None:
+                known = self._spelled[name] = bool(name in self.masked and _word(name).search(self.masked))
+            if known:
+                return True
+        return False
 
     def _of_import(self, at: int) -> bool:
         """Whether the dotted name ending at `at` (`gu.` of `gu.f`, `pkg.graph_utils.` of
@@ -171,13 +191,21 @@ class ModuleText:
         return head.group(1) in self._imported
 
 
+@functools.lru_cache(maxsize=1024)
+def _word(name: str) -> re.Pattern:
+    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+
+
 def _called(names: Iterable[str]) -> list[tuple[str, re.Pattern]]:
     """A pattern per name for its calls: `(` after it, maybe past blanks, continuations or `)`."""
     return [(name, re.compile(re.escape(name) + r"\b(?=[\s\\)]*\()")) for name in sorted(names)]
 
 
 def candidates(
-    modules: list[ModuleText], renames: list[tuple[str, str]], more: Callable[..., list[ModuleText]] | None = None
+    modules: list[ModuleText],
+    renames: list[tuple[str, str]],
+    more: Callable[..., list[ModuleText]] | None = None,
+    instances: bool = True,
 ) -> tuple[set[str], set[str]]:
     """(function names, class names) that may be wrappers, with the names `renames` (`X as
     Y` pairs) bind them to. `modules`: those that insert; `more(new, known, paths)`: the
@@ -185,24 +213,31 @@ def candidates(
     of an inserting module (at one of `paths`), among all those `known` (wrapper chains:
     `add_op(graph, op)` handing `op` on to `a.insert`, or to `gu.insert`), each read from
     then on as the inserting ones are. As in the helper search (`Forwarding._forwards_on`),
-    a chain has one such link: a module that inserts nothing is read for the functions of
-    inserting modules it calls, not for those of other modules read for that reason, nor for
-    the classes it subclasses."""
+    a chain has one such link: a module that inserts nothing is read for the functions and
+    classes of inserting modules it calls, not for those of other modules read for that
+    reason, nor for the classes it subclasses."""
     inserting = len(modules)
     modules = list(modules)
     functions: set[str] = set()
     classes: set[str] = set()
     toplevel: set[str] = set()  # the functions a module defines at its level (importable)
+    toplevel_classes: set[str] = set()  # and the classes (a class as a link: constructed elsewhere)
+    asked_methods: dict[str, set[str]] = {}  # per class, its candidate methods when last asked
     marked: list[set[int]] = [set() for _ in modules]  # per module, the spans found so far
     by_source: dict[str, set[str]] = {}
     for source, target in renames:
         if target.isidentifier():
             by_source.setdefault(source, set()).add(target)
     sites = [module.inserting for module in modules]
+    # method name -> the classes holding it as a candidate (their own or inherited): a call
+    # `x.m(...)` on an instance counts in a module that spells one of them.
+    holders: dict[str, set[str]] = {}
+    inherited: dict[str, list[str]] = {}  # a class found through its bases -> those bases
     while True:
         new_functions: set[str] = set()
         new_classes: set[str] = set()
         new_toplevel: set[str] = set()
+        new_toplevel_classes: set[str] = set()
         defining: dict[int, ModuleText] = {}  # the modules defining them
         for at, (module, found, calls) in enumerate(zip(modules, marked, sites, strict=True)):
             if not calls:
@@ -224,17 +259,28 @@ def candidates(
                         defining[id(module)] = module
                     # A method of the class it lies in directly (a function's own classes are
                     # not importable, nor are a class's nested ones' methods its own).
-                    if outer and outer[-1] not in found and module.spans[outer[-1]][0] == "class":
-                        found.add(outer[-1])
-                        new_classes.add(module.spans[outer[-1]][1])
+                    if outer and module.spans[outer[-1]][0] == "class":
+                        owner = module.spans[outer[-1]]
+                        holders.setdefault(name, set()).add(owner[1])
+                        if outer[-1] not in found:
+                            found.add(outer[-1])
+                            new_classes.add(owner[1])
+                            # Importable, constructed elsewhere (a link where the search asks
+                            # about classes a module builds: `Forwarding.instances`).
+                            if instances and not owner[5] and at < inserting:
+                                new_toplevel_classes.add(owner[1])
+                                defining[id(module)] = module
         known = classes | new_classes
         while known:  # a class whose bases name one inherits its methods
             grown = False
             for module, found in zip(modules, marked, strict=True):
                 for i, bases in module.bases.items():
-                    if i not in found and any(c in bases and re.search(rf"\b{re.escape(c)}\b", bases) for c in known):
+                    named = [c for c in known if c in bases and re.search(rf"\b{re.escape(c)}\b", bases)]
+                    if i not in found and named:
                         found.add(i)
-                        new_classes.add(module.spans[i][1])
+                        sub = module.spans[i][1]
+                        new_classes.add(sub)
+                        inherited[sub] = named
                         grown = True
             if not grown:
                 break
@@ -242,21 +288,50 @@ def candidates(
         new_functions = _closure(new_functions, by_source) - functions
         new_classes = _closure(new_classes, by_source) - classes
         new_toplevel = _closure(new_toplevel, by_source) - toplevel
+        new_toplevel_classes = _closure(new_toplevel_classes, by_source) - toplevel_classes
         if not new_functions and not new_classes:
             return functions, classes
         functions |= new_functions
         classes |= new_classes
         toplevel |= new_toplevel
+        toplevel_classes |= new_toplevel_classes
+        _inherit(holders, inherited)
+        holders = {m: _closure(owners, by_source) for m, owners in holders.items()}
+        methods_of: dict[str, set[str]] = {}
+        for method, owners in holders.items():
+            for owner in owners:
+                methods_of.setdefault(owner, set()).add(method)
+        # A class whose candidate methods grew: a module passed over for it may call one now.
+        grown = {c for c, ms in methods_of.items() if ms != asked_methods.get(c) and c in toplevel_classes}
+        asked_methods = methods_of
         patterns = _called(new_functions)
-        sites = [module.calls_of(patterns) for module in modules]
-        added = more(new_toplevel, toplevel, [m.path for m in defining.values()]) if more and new_toplevel else []
+        sites = [module.calls_of(patterns, holders if instances else None) for module in modules]
+        if more and (new_toplevel or new_toplevel_classes or grown):
+            only_classes = {c: ms for c, ms in methods_of.items() if c in toplevel_classes and c not in toplevel}
+            new_names = new_toplevel | new_toplevel_classes | grown
+            added = more(new_names, toplevel | toplevel_classes, [m.path for m in defining.values()], only_classes)
+        else:
+            added = []
         if added:
             # Their calls of every name found so far (the modules read before were searched
             # for the earlier names in earlier rounds).
             known = _called(functions)
             modules.extend(added)
             marked.extend(set() for _ in added)
-            sites.extend(module.inserting + module.calls_of(known) for module in added)
+            sites.extend(module.inserting + module.calls_of(known, holders if instances else None) for module in added)
+
+
+def _inherit(holders: dict[str, set[str]], inherited: dict[str, list[str]]) -> None:
+    """A class found through its bases holds their candidate methods too (to a fixpoint: a
+    subclass of a subclass)."""
+    grown = True
+    while grown:
+        grown = False
+        for owners in holders.values():
+            for sub, bases in inherited.items():
+                if sub not in owners and any(b in owners for b in bases):
+                    owners.add(sub)
+                    grown = True
 
 
 def _bare(piece: str) -> frozenset[str]:

@@ -42,7 +42,6 @@ from qlint.analysis.names.content_keys import content_key
 from qlint.analysis.names.import_paths import _install_dir
 from qlint.analysis.names.modules import import_root, module_stem
 from qlint.analysis.names.package_map import project_root
-from qlint.analysis.names.references import spells
 from qlint.analysis.project_files import Listing, disk_files, links_out
 from qlint.analysis.skipped_dirs import SKIP_DIRS
 from qlint.source import DecodeError, decode_source
@@ -239,7 +238,7 @@ def build(root: str, store=None, listed: dict[str, Listing] | None = None) -> Wr
                 continue
         chains.add(path, data, words)
     functions, classes = candidates(sinks, renames, chains.more)
-    sink_functions, sink_classes = candidates(ql101, renames, ql101_chains.more)
+    sink_functions, sink_classes = candidates(ql101, renames, ql101_chains.more, instances=False)
     record = wrapper_record.Record(root, functions, classes, stats, sink_functions, sink_classes)
     if store is not None:
         store.save(record)
@@ -258,9 +257,9 @@ class _Chains:
         self.paths: list[str] = []
         self.words: dict[bytes, list[int]] = {}
         self._asked: set[str] = set()  # the stems and names whose modules were looked up
-        # Matched, but held no name found so far: their bytes, tested again for new names
-        # (ExecuTorch: ~600 modules, a few MiB while the index is made).
-        self._matched: dict[int, bytes] = {}
+        # Matched, but held no name found so far: their bytes and words, tested again for
+        # new names (ExecuTorch: ~850 modules, a few MiB while the index is made).
+        self._matched: dict[int, tuple[bytes, frozenset[bytes]]] = {}
         self._read: set[int] = set()
         self.count = 0  # modules read again (`more`), for the benchmarks
 
@@ -271,10 +270,14 @@ class _Chains:
         for word in _import_words(data) if words is None else words:
             self.words.setdefault(word, []).append(i)
 
-    def more(self, new: set[str], known: set[str], defining: list[str]) -> list[ModuleText]:
+    def more(
+        self, new: set[str], known: set[str], defining: list[str], methods: dict[str, set[str]] | None = None
+    ) -> list[ModuleText]:
         """The modules not read yet that may call one of the `new` names (by name, or as
         `m.name` of one of the modules `defining` them), among those that hold one of the
-        `known` names."""
+        `known` names. `methods`: for the names that are classes only, their candidate
+        methods; such a class counts in a module that also spells a call of one of them on
+        an instance (`.insert`): a module that only lists passes does not build a link."""
         wanted = (new | {module_stem(p) for p in defining}) - self._asked
         self._asked |= wanted
         fresh = set().union(*(self.words.get(w.encode(), ()) for w in wanted)) - self._read - self._matched.keys()
@@ -285,15 +288,16 @@ class _Chains:
         for i, names in tests:
             path = self.paths[i]
             try:
-                data = self._matched.get(i)
-                if data is None:
+                matched = self._matched.get(i)
+                if matched is None:
                     with open(path, "rb") as fh:
                         data = fh.read()
-                text = decode_source(data) if _names_any(data, names) else None
+                    matched = (data, frozenset(_WORD.findall(data)))
+                text = decode_source(matched[0]) if _names_any(matched, names, methods or {}) else None
             except (OSError, DecodeError):
                 continue
             if text is None:
-                self._matched[i] = data  # a name found later may be in it
+                self._matched[i] = matched  # a name found later may be in it
                 continue
             self._matched.pop(i, None)
             self._read.add(i)
@@ -324,9 +328,29 @@ class _Scanned:
         return [i for i, words in enumerate(self.rows) if word in words]
 
 
-def _names_any(data: bytes, names: set[str]) -> bool:
-    """Whether the text holds one of the names as a whole identifier."""
-    return any(name.encode() in data and spells(data, name) for name in names)
+def _names_any(matched: tuple[bytes, frozenset[bytes]], names: set[str], methods: dict[str, set[str]]) -> bool:
+    """Whether the text (its bytes and its words: the maximal runs of ASCII identifier
+    characters, so a name is one of them exactly where `references.spells` finds it) holds
+    one of the names as a whole identifier; a class of `methods` only with an attribute
+    named like one of its methods. The words are split once per module, not searched
+    for each name of each round."""
+    data, words = matched
+    for name in names:
+        if name.encode() not in words:
+            continue
+        if name not in methods or any(m.encode() in words and _attribute(data, m) for m in methods[name]):
+            return True
+    return False
+
+
+def _attribute(data: bytes, name: str) -> bool:
+    """Whether the text spells `.name` (blanks, continuations or comments may follow the dot)."""
+    return name.encode() in data and _ATTRIBUTE_SPELLING(name).search(data) is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def _ATTRIBUTE_SPELLING(name: str) -> re.Pattern[bytes]:
+    return re.compile(rb"\.(?:\s|\\|#[^\n]*)*" + re.escape(name.encode()) + rb"(?!\w)")
 
 
 _WORD = re.compile(rb"\w+")
