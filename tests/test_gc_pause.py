@@ -75,20 +75,9 @@ def test_check_source_runs_rules_with_the_collector_paused(monkeypatch):
 def test_the_checked_tree_dies_with_its_check(monkeypatch):
     # Kept by the project index until the next check, the tree (and what rules keep on its
     # nodes) was the bulk of what the collector traversed when it resumed after each check.
-    import weakref
-
-    import qlint.engine as engine
     from qlint.analysis.names.project import ProjectIndex
 
-    trees = []
-    real = engine.parse_module
-
-    def parse(text, path):
-        tree = real(text, path)
-        trees.append(weakref.ref(tree))
-        return tree
-
-    monkeypatch.setattr(engine, "parse_module", parse)
+    trees = _parsed_trees(monkeypatch)
     project = ProjectIndex()
     text = "from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\nprepare_pt2e(m, q)\n"
     gc.disable()  # freed by reference counts alone, not by a collection
@@ -104,10 +93,8 @@ def test_no_analysis_keeps_the_checked_tree_in_a_cycle(monkeypatch):
     # a cycle through the whole tree that only the collector frees, a fifth of the next
     # check on a 4,300-line module. Every rule page's example runs every analysis there is.
     import re
-    import weakref
     from pathlib import Path
 
-    import qlint.engine as engine
     from qlint.analysis.names.project import ProjectIndex
 
     pages = sorted((Path(__file__).parent.parent / "rules").glob("QL*.md"))
@@ -121,15 +108,7 @@ def test_no_analysis_keeps_the_checked_tree_in_a_cycle(monkeypatch):
         "def main(model, quantizer, example):\n    model.eval()\n    return calibrated(model, quantizer, example)\n"
     )
     text = "\n\n".join([*(m.group(1) for m in examples if m), helper])
-    trees = []
-    real = engine.parse_module
-
-    def parse(text, path):
-        tree = real(text, path)
-        trees.append(weakref.ref(tree))
-        return tree
-
-    monkeypatch.setattr(engine, "parse_module", parse)
+    trees = _parsed_trees(monkeypatch)
     gc.disable()
     try:
         result = check_source(text, "snippet.py", Settings(preview=True), ProjectIndex())
@@ -142,6 +121,18 @@ def test_no_analysis_keeps_the_checked_tree_in_a_cycle(monkeypatch):
 def test_a_check_whose_process_ends_after_it_leaves_what_it_built_to_the_exit(monkeypatch):
     # `qlint check -`: the exit skips the teardown, so freeing the tree before the output is
     # waste; any other check frees it as it returns (above).
+    import qlint.engine as engine
+
+    trees = _parsed_trees(monkeypatch)
+    monkeypatch.setattr(engine, "_LEFT_FOR_EXIT", None)
+    engine.leave_for_exit()
+    text = "from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\nprepare_pt2e(m, q)\n"
+    check_source(text, "snippet.py", Settings())
+    assert trees[0]() is not None and [c.tree for c in engine._LEFT_FOR_EXIT] == [trees[0]()]
+
+
+def _parsed_trees(monkeypatch):
+    """Weak references to the trees the engine parses from now on."""
     import weakref
 
     import qlint.engine as engine
@@ -155,8 +146,4 @@ def test_a_check_whose_process_ends_after_it_leaves_what_it_built_to_the_exit(mo
         return tree
 
     monkeypatch.setattr(engine, "parse_module", parse)
-    monkeypatch.setattr(engine, "_LEFT_FOR_EXIT", None)
-    engine.leave_for_exit()
-    text = "from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\nprepare_pt2e(m, q)\n"
-    check_source(text, "snippet.py", Settings())
-    assert trees[0]() is not None and [c.tree for c in engine._LEFT_FOR_EXIT] == [trees[0]()]
+    return trees
