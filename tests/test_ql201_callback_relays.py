@@ -18,7 +18,9 @@ import textwrap
 from qlint.analysis.flow.callback_relays import Relay, relays
 from tests.conftest import lint
 
-HEAD = """\
+# Net holds a dropout; replace_matching calls its callback only on the model or its submodules,
+# as torchao's `_replace_with_custom_fn_if_matches_filter` does.
+RELAY_MODULE = """\
 import torch
 from torch.export import export
 from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
@@ -41,11 +43,15 @@ def replace_matching(model, replacement_fn, filter_fn, fqn=""):
             setattr(model, name, new)
     return model
 
-
+"""
+HEAD = (
+    RELAY_MODULE
+    + """
 def capture_and_prepare(model, x):
     m = export(model, (x,)).module()
     return prepare_pt2e(m, Quantizer())
 """
+)
 CAPTURE = HEAD.splitlines().index("    m = export(model, (x,)).module()") + 1
 
 WRAPPER = """

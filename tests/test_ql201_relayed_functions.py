@@ -13,34 +13,15 @@ from __future__ import annotations
 import textwrap
 
 from tests.conftest import lint
+from tests.test_ql201_callback_relays import RELAY_MODULE
 
-HEAD = """\
-import torch
-from torch.export import export
-from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
-
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(2, 2)
-        self.drop = torch.nn.Dropout(0.5)
-
-
-def replace_matching(model, replacement_fn, filter_fn, fqn=""):
-    if filter_fn(model, fqn[:-1]):
-        model = replacement_fn(model)
-        return model
-    for name, child in list(model.named_children()):
-        new = replace_matching(child, replacement_fn, filter_fn, f"{fqn}{name}.")
-        if new is not child:
-            setattr(model, name, new)
-    return model
-
-
+HEAD = (
+    RELAY_MODULE
+    + """
 def is_linear(mod, fqn):
     return isinstance(mod, torch.nn.Linear)
 """
+)
 
 CAPTURE = """
 
