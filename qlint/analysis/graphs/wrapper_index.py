@@ -42,6 +42,7 @@ from qlint.analysis.names.content_keys import content_key
 from qlint.analysis.names.import_paths import _install_dir
 from qlint.analysis.names.modules import import_root, module_stem
 from qlint.analysis.names.package_map import project_root
+from qlint.analysis.names.project_words import words_of
 from qlint.analysis.project_files import Listing, disk_files, links_out
 from qlint.analysis.skipped_dirs import SKIP_DIRS
 from qlint.source import DecodeError, decode_source
@@ -292,7 +293,7 @@ class _Chains:
                 if matched is None:
                     with open(path, "rb") as fh:
                         data = fh.read()
-                    matched = (data, frozenset(_WORD.findall(data)))
+                    matched = (data, words_of(data))
                 text = decode_source(matched[0]) if _names_any(matched, names, methods or {}) else None
             except (OSError, DecodeError):
                 continue

@@ -77,9 +77,7 @@ def holding(
             else:
                 _words(overlay, path, key)
     found = _found(needle)
-    if answered:
-        return [p for p, k in keys.items() if k is not None and p != besides and answered.get(p, p in found)]
-    return [p for p, k in keys.items() if k is not None and p != besides and p in found]
+    return [p for p, k in keys.items() if k is not None and p != besides and answered.get(p, p in found)]
 
 
 def spells(overlay: Mapping[str, str], path: str, key: tuple | None, word: str) -> bool:
@@ -91,6 +89,12 @@ def spells(overlay: Mapping[str, str], path: str, key: tuple | None, word: str) 
         return _read_holds(overlay, path, key, word, True, None)
     words = _words(overlay, path, key)
     return words is not None and b"\n" + needle + b"\n" in words
+
+
+def words_of(data: bytes) -> frozenset[bytes]:
+    """The distinct maximal runs of ASCII letters, digits and underscores in `data`: a name is
+    one of them exactly where `references.spells` finds it."""
+    return frozenset(data.translate(_TO_SPACES).split())
 
 
 def reads() -> int:
@@ -120,7 +124,7 @@ def _words(overlay: Mapping[str, str], path: str, key: tuple) -> bytes | None:
     if entry is not None and entry[0] == key:
         return entry[1]
     data = content_keys.content_bytes(overlay, path, key, MAX_BYTES)
-    words = None if data is None else b"\n" + b"\n".join(set(data.translate(_TO_SPACES).split())) + b"\n"
+    words = None if data is None else b"\n" + b"\n".join(words_of(data)) + b"\n"
     if len(_MODULES) >= _MAX_MODULES:
         _MODULES.clear()
     _MODULES[path] = (key, words)
@@ -149,4 +153,4 @@ def _read_holds(overlay: Mapping[str, str], path: str, key: tuple, word: str, wh
     return text_spells(data, word) if whole else word.encode("utf-8", "surrogatepass") in data
 
 
-__all__ = ["MAX_BYTES", "holding", "reads", "spells"]
+__all__ = ["MAX_BYTES", "holding", "reads", "spells", "words_of"]
