@@ -31,9 +31,11 @@ import ast
 
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.node_memo import kept_on_node
+from qlint.analysis.tree_walk import walk_kinds
 from qlint.value_classes import value_class
 
 _SWITCHES = frozenset({"train", "eval", "apply"})
+_CALLS = frozenset({ast.Call})
 _KIDS = frozenset({"children", "modules"})  # iterables of descendants (`modules()` includes itself)
 _NAMED = frozenset({"named_children", "named_modules"})  # of (name, descendant) pairs
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -86,10 +88,7 @@ def _relays(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[Relay, ...]:
 def _calls_a_parameter(func: ast.AST, params: frozenset[str]) -> bool:
     """Some call anywhere in `func` calls a parameter by its name (`_Reading.call` records
     only such calls, so without one no parameter is a callback)."""
-    return any(
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in params
-        for node in ast.walk(func)
-    )
+    return any(isinstance(call.func, ast.Name) and call.func.id in params for call in walk_kinds(func, _CALLS))
 
 
 def _switches_mode(func: ast.AST) -> bool:
