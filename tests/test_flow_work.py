@@ -244,3 +244,15 @@ def test_a_flag_rebound_inside_an_expression_is_no_constant():
     assert constants("def f():\n    is_qat = True\n    g(h(is_qat := False))\n") == {}
     assert constants("def f():\n    is_qat = True\n    with g() as is_qat:\n        pass\n") == {}
     assert constants("def f(x):\n    a = 1\n    b = 2\n    x[b] = 3\n    x.y = a\n") == {"a": 1, "b": 2}
+
+
+def test_the_names_a_loop_may_follow_are_read_once_per_body(monkeypatch):
+    from qlint.analysis.flow import loop_items
+
+    reads = _counting(monkeypatch, loop_items, "_followed_names")
+    func = ast.parse("def f(a, b):\n    ms = [a, b]\n    for m in ms:\n        g(m)\n    h(ms)\n").body[0]
+    assert loop_items.followed_names(func) == frozenset()  # `ms` handed to `h`: not followed
+    assert loop_items.followed_names(func) == frozenset()
+    assert reads["f"] == 1
+    func = ast.parse("def f(a, b):\n    ms = [a, b]\n    for i, m in enumerate(ms):\n        g(m)\n").body[0]
+    assert loop_items.followed_names(func) == frozenset({"ms"})

@@ -299,7 +299,8 @@ class Interpreter:
 
     def bind_unknown(self, target: ast.expr, anchor: ast.AST, env: Env, source: Obj | None = None) -> None:
         """Bind names we cannot follow; items of a parameter (`for m in models`) stay its parts."""
-        for node in ast.walk(target):
+        # Most targets are one name (`for x in xs`, `with f() as x`): no walk for them.
+        for node in (target,) if type(target) is ast.Name else ast.walk(target):
             name = key(node)
             if name is not None:
                 part = part_of(source, anchor)
