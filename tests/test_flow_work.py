@@ -255,4 +255,4 @@ def test_the_names_a_loop_may_follow_are_read_once_per_body(monkeypatch):
     assert loop_items.followed_names(func) == frozenset()
     assert reads["f"] == 1
     func = ast.parse("def f(a, b):\n    ms = [a, b]\n    for i, m in enumerate(ms):\n        g(m)\n").body[0]
-    assert loop_items.followed_names(func) == frozenset({"ms"})
+    assert loop_items.followed_names(func) == frozenset({"ms", "i"})  # `m` is handed to `g`
