@@ -194,3 +194,87 @@ def test_known_answers_spare_the_reads(tmp_path):
     assert project_words.holding({}, keys, "quantize_module", lambda p, k: False) == [
         p for p in found if p not in lacking
     ]
+
+
+def _share(keys: dict) -> None:
+    """What a run's parent does before forking its workers (`wrapper_index.build`)."""
+    sharing = project_words.Sharing()
+    for path, key in keys.items():
+        with open(path, "rb") as fh:
+            sharing.add(path, key, fh.read())
+    sharing.share()
+
+
+def test_shared_words_answer_what_reading_answers_without_a_read(tmp_path):
+    keys = _keys(_tree(tmp_path))
+    _share(keys)
+    for word in WORDS:
+        assert project_words.holding({}, keys, word) == _by_reading(keys, word), word
+        assert _spelling(keys, word) == _by_reading(keys, word, whole=True), word
+    # Only the words the runs cannot answer read modules (for the text test itself).
+    project_words.forget()
+    _share(keys)
+    for word in ["quantize_module", "quantize", "export_utils", "absent_everywhere", "x", "_"]:
+        project_words.holding({}, keys, word)
+        _spelling(keys, word)
+    assert project_words.reads() == 0
+
+
+def test_random_texts_shared_agree_with_reading(tmp_path):
+    rng = random.Random(15)
+    alphabet = ["ab", "a", "b", "_", "1", " ", ".", "\n", "é", "#", "'", "(", "ab_1", "«"]
+    texts = {f"m{i}.py": "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40))) for i in range(40)}
+    keys = _keys(_tree(tmp_path, texts))
+    _share(keys)
+    for word in ["ab", "a", "b", "ab_1", "_", "1", "a_", "b1", "é", "abab", "ba"]:
+        assert project_words.holding({}, keys, word) == _by_reading(keys, word), word
+        assert _spelling(keys, word) == _by_reading(keys, word, whole=True), word
+    assert project_words.reads() == 0
+
+
+def test_a_module_edited_after_sharing_is_read_again(tmp_path):
+    root = _tree(tmp_path)
+    _share(_keys(root))
+    (root / "empty.py").write_text("quantize_module(m)\n")
+    (root / "edge.py").write_text("nothing_here = 1\n")
+    keys = _keys(root)
+    assert project_words.holding({}, keys, "quantize_module") == _by_reading(keys, "quantize_module")
+    assert _spelling(keys, "nothing_here") == [str(root / "edge.py")]
+    assert project_words.reads() == 2
+    # Its words read here answer while its content stays; the shared ones again when the
+    # content they were cut from is the one asked (another process's key, a test's).
+    shared = _keys(root)
+    shared[str(root / "edge.py")] = project_words._SHARED[str(root / "edge.py")][0]
+    assert str(root / "edge.py") in project_words.holding({}, shared, "quantize_module")
+    assert (
+        str(root / "edge.py") not in project_words.holding({}, keys, "quantize_module") and project_words.reads() == 3
+    )
+
+
+def test_a_shared_module_over_the_limit_holds_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(project_words, "MAX_BYTES", 64)
+    root = _tree(tmp_path, {"big.py": "quantize_module = 1\n" * 10, "small.py": "quantize_module\n"})
+    keys = _keys(root)
+    _share(keys)
+    assert project_words.holding({}, keys, "quantize_module") == [str(root / "small.py")]
+    assert _spelling(keys, "quantize_module") == [str(root / "small.py")] and project_words.reads() == 0
+
+
+def test_a_run_shares_the_words_of_the_modules_its_wrapper_index_read(tmp_path):
+    from qlint.analysis.graphs import wrapper_index
+
+    root = _tree(tmp_path)
+    (root / ".git").mkdir()
+    keys = _keys(root)
+    wrapper_index.enable(None, list(keys))
+    try:
+        assert project_words.holding({}, keys, "quantize_module") == _by_reading(keys, "quantize_module")
+        assert _spelling(keys, "export_utils") == _by_reading(keys, "export_utils", whole=True)
+        assert project_words.reads() == 0
+    finally:
+        wrapper_index.disable()
+    # An index made again for the results cache (`rebuilt_digest`) shares nothing.
+    project_words.forget()
+    wrapper_index.rebuilt_digest(str(root), None)
+    project_words.holding({}, keys, "quantize_module")
+    assert project_words.reads() == len(TEXTS)
