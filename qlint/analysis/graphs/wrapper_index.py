@@ -123,7 +123,6 @@ def disable() -> None:
     global _ENABLED, _STORE, _LISTED
     _ENABLED, _STORE, _LISTED = False, None, {}
     _INDEXES.clear()
-    project_words.unshare()  # made by `enable`, for this run only
 
 
 def index_for(path: str, project) -> WrapperIndex | None:

@@ -151,14 +151,6 @@ class Sharing:
         _FOUND.clear()
 
 
-def unshare() -> None:
-    """The run that shared its words is over: files may change from now on, and a module is
-    read again as in any other process."""
-    global _BLOB, _SHARED, _STARTS, _STARTED
-    _BLOB, _SHARED, _STARTS, _STARTED = b"", {}, [], []
-    _FOUND.clear()
-
-
 def reads() -> int:
     """How many times a module was read and cut into words in this process (tests, benchmarks)."""
     return _READS
@@ -166,10 +158,11 @@ def reads() -> int:
 
 def forget() -> None:
     """Drop every module read (tests)."""
-    global _READS
+    global _READS, _BLOB, _SHARED, _STARTS, _STARTED
     _MODULES.clear()
+    _FOUND.clear()
     _READS = 0
-    unshare()
+    _BLOB, _SHARED, _STARTS, _STARTED = b"", {}, [], []
 
 
 def _plain(word: str) -> bytes | None:
@@ -237,4 +230,4 @@ def _read_holds(overlay: Mapping[str, str], path: str, key: tuple, word: str, wh
     return text_spells(data, word) if whole else word.encode("utf-8", "surrogatepass") in data
 
 
-__all__ = ["MAX_BYTES", "Sharing", "holding", "reads", "spells", "unshare", "words_of"]
+__all__ = ["MAX_BYTES", "Sharing", "holding", "reads", "spells", "words_of"]
