@@ -38,7 +38,6 @@ from qlint.analysis import wrapper_record
 from qlint.analysis.graphs import sink_index
 from qlint.analysis.graphs.insertions import calls_inserting, wrapper_search
 from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
-from qlint.analysis.names import project_words
 from qlint.analysis.names.content_keys import content_key
 from qlint.analysis.names.import_paths import _install_dir
 from qlint.analysis.names.modules import import_root, module_stem
@@ -110,13 +109,8 @@ def enable(store=None, paths: list[str] = (), listed: dict[str, Listing] | None 
     global _ENABLED, _STORE, _LISTED
     _ENABLED, _STORE, _LISTED = True, store, listed or {}
     _INDEXES.clear()
-    # The read of the project also cuts each module into the words the caller searches ask
-    # (`project_words`), which each worker did again otherwise.
-    sharing = project_words.Sharing()
-    for root in sorted({_root_for(path) for path in paths} - {None}):
-        _INDEXES[root] = _loaded(root) or build(root, _STORE, _LISTED, sharing)
-    if sharing:
-        sharing.share()
+    for root in {_root_for(path) for path in paths} - {None}:
+        _INDEXES[root] = _loaded(root) or build(root, _STORE, _LISTED)
 
 
 def disable() -> None:
@@ -202,14 +196,11 @@ def _outside_listing(full: str) -> bool:
     return any(d in full for d in _SKIPPED) and any(part in SKIP_DIRS for part in full.split("."))
 
 
-def build(
-    root: str, store=None, listed: dict[str, Listing] | None = None, sharing: project_words.Sharing | None = None
-) -> WrapperIndex | None:
+def build(root: str, store=None, listed: dict[str, Listing] | None = None) -> WrapperIndex | None:
     """Read the project under `root` once (listed, or from the directories in `listed`): the
     functions and classes of its inserting modules that may be wrappers, and every name
     re-exports bind them to. None where a symbolic link leads out of the root (the helper
-    search may resolve modules there, which the listing does not walk). `sharing`: where each
-    module read is cut into its words too."""
+    search may resolve modules there, which the listing does not walk)."""
     links: list[str] = []
     files = disk_files(root, True, listed, links)
     if len(files) > _MAX_FILES or links_out(root, links):
@@ -230,8 +221,6 @@ def build(
             stats[path] = None
             continue
         stats[path] = wrapper_record.trusted_stat(st)
-        if sharing is not None:
-            sharing.add(path, (st.st_mtime_ns, st.st_size), data)  # the key `content_keys` takes
         if b" as" in data:
             renames.extend(_renames(data))
         words = _import_words(data)

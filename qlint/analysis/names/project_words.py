@@ -22,19 +22,11 @@ answered by reading the modules, as before. The modules holding a word are kept 
 until a module is read again (a new content: an edit in the language server), and then only
 that module is read. A module that is absent, unreadable or over `MAX_BYTES` holds nothing,
 as the searches it serves skip it.
-
-A run over a tree cuts every module into words once, before its workers fork (`Sharing`,
-filled by the wrapper index's read of the project, which reads every module anyway): each
-worker cut all of ExecuTorch's 3,784 modules again (~0.6 s of CPU per worker). They are kept
-in one bytes object, so that the workers reading it write to none of its pages (a reference
-count is written at every use of an object) and copy-on-write keeps it shared. A module read
-in a worker at another content is kept in that worker as before.
 """
 
 from __future__ import annotations
 
-import bisect
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.references import spells as text_spells
@@ -52,14 +44,6 @@ _MAX_MODULES = 200_000
 _FOUND: dict[bytes, frozenset[str]] = {}
 _MAX_FOUND = 4096
 _READS = 0
-
-# What `Sharing.share` made: every module's words (as in `_MODULES`) one after the other in
-# one bytes object, and path -> (content key, where its words start and end there; -1, -1:
-# it holds nothing); the starts in order, with their paths, to find whose words a match is in.
-_BLOB = b""
-_SHARED: dict[str, tuple[tuple, int, int]] = {}
-_STARTS: list[int] = []
-_STARTED: list[str] = []
 
 # A known answer for a module not read at its key yet (what an earlier run found): True or
 # False when known, None to read it.
@@ -86,7 +70,7 @@ def holding(
         if key is None or path == besides:
             continue
         entry = _MODULES.get(path)
-        if (entry is None or entry[0] != key) and not _shared_at(path, key):
+        if entry is None or entry[0] != key:
             answer = known(path, key) if known is not None else None
             if answer is not None:
                 answered[path] = answer
@@ -103,10 +87,6 @@ def spells(overlay: Mapping[str, str], path: str, key: tuple | None, word: str) 
     needle = _plain(word)
     if needle is None:
         return _read_holds(overlay, path, key, word, True, None)
-    entry = _MODULES.get(path)
-    if (entry is None or entry[0] != key) and _shared_at(path, key):
-        _, start, end = _SHARED[path]
-        return _BLOB.find(b"\n" + needle + b"\n", start, end) != -1
     words = _words(overlay, path, key)
     return words is not None and b"\n" + needle + b"\n" in words
 
@@ -117,40 +97,6 @@ def words_of(data: bytes) -> frozenset[bytes]:
     return frozenset(data.translate(_TO_SPACES).split())
 
 
-class Sharing:
-    """Every module of a project cut into words by the process that forks the workers of a run
-    (`share`), from the bytes it read for another reason: what the workers would each do."""
-
-    def __init__(self):
-        self._parts: list[bytes] = []
-        self._size = 0
-        self._shared: dict[str, tuple[tuple, int, int]] = {}
-
-    def add(self, path: str, key: tuple, data: bytes) -> None:
-        """`data`: the whole content of `path` (absolute, as listed) when its key was `key`."""
-        if len(data) > MAX_BYTES:
-            self._shared[path] = (key, -1, -1)  # not searched, as when read (`content_bytes`)
-            return
-        words = b"\n" + b"\n".join(words_of(data)) + b"\n"
-        self._shared[path] = (key, self._size, self._size + len(words))
-        self._parts.append(words)
-        self._size += len(words)
-
-    def __bool__(self) -> bool:
-        return bool(self._shared)
-
-    def share(self) -> None:
-        """These words answer from now on, in this process and those it forks (any shared
-        before are replaced)."""
-        global _BLOB, _SHARED, _STARTS, _STARTED
-        _BLOB, self._parts = b"".join(self._parts), []
-        _SHARED, self._shared = self._shared, {}
-        placed = sorted((start, path) for path, (_, start, _) in _SHARED.items() if start != -1)
-        _STARTS = [start for start, _ in placed]
-        _STARTED = [path for _, path in placed]
-        _FOUND.clear()
-
-
 def reads() -> int:
     """How many times a module was read and cut into words in this process (tests, benchmarks)."""
     return _READS
@@ -158,11 +104,10 @@ def reads() -> int:
 
 def forget() -> None:
     """Drop every module read (tests)."""
-    global _READS, _BLOB, _SHARED, _STARTS, _STARTED
+    global _READS
     _MODULES.clear()
     _FOUND.clear()
     _READS = 0
-    _BLOB, _SHARED, _STARTS, _STARTED = b"", {}, [], []
 
 
 def _plain(word: str) -> bytes | None:
@@ -188,35 +133,13 @@ def _words(overlay: Mapping[str, str], path: str, key: tuple) -> bytes | None:
     return words
 
 
-def _shared_at(path: str, key: tuple) -> bool:
-    """Whether the shared words of `path` are of the content at `key` (then its own words read
-    in this process, of another content, go)."""
-    shared = _SHARED.get(path)
-    if shared is None or shared[0] != key:
-        return False
-    if _MODULES.pop(path, None) is not None:
-        _FOUND.clear()
-    return True
-
-
 def _found(needle: bytes) -> frozenset[str]:
     found = _FOUND.get(needle)
     if found is None:
         if len(_FOUND) >= _MAX_FOUND:
             _FOUND.clear()
-        own = {p for p, (_, w) in list(_MODULES.items()) if w is not None and needle in w}
-        found = _FOUND[needle] = frozenset(own.union(p for p in _shared_holding(needle) if p not in _MODULES))
+        found = _FOUND[needle] = frozenset(p for p, (_, w) in list(_MODULES.items()) if w is not None and needle in w)
     return found
-
-
-def _shared_holding(needle: bytes) -> Iterator[str]:
-    """The paths whose shared words hold `needle` (a word's characters only, so a match lies
-    inside one module's words: no line break)."""
-    at = _BLOB.find(needle)
-    while at != -1:
-        i = bisect.bisect_right(_STARTS, at) - 1
-        yield _STARTED[i]
-        at = _BLOB.find(needle, _SHARED[_STARTED[i]][2])
 
 
 def _read_holds(overlay: Mapping[str, str], path: str, key: tuple, word: str, whole: bool, known: Known | None) -> bool:
@@ -230,4 +153,4 @@ def _read_holds(overlay: Mapping[str, str], path: str, key: tuple, word: str, wh
     return text_spells(data, word) if whole else word.encode("utf-8", "surrogatepass") in data
 
 
-__all__ = ["MAX_BYTES", "Sharing", "holding", "reads", "spells", "words_of"]
+__all__ = ["MAX_BYTES", "holding", "reads", "spells", "words_of"]
