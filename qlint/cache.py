@@ -30,7 +30,6 @@ a wrong type) is a miss and is dropped; a cache is never a reason for a run to f
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import marshal
 import os
 import sys
@@ -64,6 +63,7 @@ from qlint.diagnostic import (
 from qlint.listing_store import ListingStore
 from qlint.results import FileResult, content_hash
 from qlint.settings import Settings
+from qlint.short_digests import sha256_hex
 from qlint.wrapper_store import WrapperStore
 
 # 4: results of whole-project scans carry a listing dependency; a cache written without it
@@ -85,7 +85,7 @@ def cache_dir_for(settings: Settings) -> Path:
 def cache_key(settings: Settings) -> str:
     """The settings' fingerprint and the project root: the root decides per-file-ignores and
     module names, so two projects sharing a `--cache-dir` never see each other's entries."""
-    return hashlib.sha256(f"{settings.fingerprint}\0{settings.root}".encode()).hexdigest()[:16]
+    return sha256_hex(f"{settings.fingerprint}\0{settings.root}".encode())[:16]
 
 
 class Cache:
