@@ -30,7 +30,6 @@ a wrong type) is a miss and is dropped; a cache is never a reason for a run to f
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import marshal
 import os
 import sys
@@ -42,7 +41,14 @@ from typing import Any
 
 from qlint import __version__, checksummed_files, listed_dependencies
 from qlint.analysis import wrapper_record
-from qlint.analysis.project_files import disk_files, holds_any, parse_listing_dependency
+from qlint.analysis.project_files import (
+    disk_files,
+    holds_any,
+    listings_made,
+    parse_listing_dependency,
+    restore_listings,
+    saved_listings,
+)
 from qlint.analysis.racy_stats import RACY_NS
 from qlint.diagnostic import (
     Applicability,
@@ -54,8 +60,10 @@ from qlint.diagnostic import (
     RelatedInfo,
     RuntimeVerdict,
 )
+from qlint.listing_store import ListingStore
 from qlint.results import FileResult, content_hash
 from qlint.settings import Settings
+from qlint.short_digests import sha256_hex
 from qlint.wrapper_store import WrapperStore
 
 # 4: results of whole-project scans carry a listing dependency; a cache written without it
@@ -77,7 +85,7 @@ def cache_dir_for(settings: Settings) -> Path:
 def cache_key(settings: Settings) -> str:
     """The settings' fingerprint and the project root: the root decides per-file-ignores and
     module names, so two projects sharing a `--cache-dir` never see each other's entries."""
-    return hashlib.sha256(f"{settings.fingerprint}\0{settings.root}".encode()).hexdigest()[:16]
+    return sha256_hex(f"{settings.fingerprint}\0{settings.root}".encode())[:16]
 
 
 class Cache:
@@ -101,6 +109,11 @@ class Cache:
         self._unnamed_sides: set[str] = set()
         self._wrapper_digests: dict[str, str | None] = {}  # root -> the index's digest this run
         self._wrapper_deps: dict[str, str | None] = {}  # the dependency naming it -> the same
+        # Directory listings kept between runs, per root (`qlint.listing_store`): the roots
+        # read back this run, and those under which a directory was listed afresh since.
+        self.listings = ListingStore(self.directory / __version__ / f"{fingerprint}.listings")
+        self._kept_roots: set[str] = set()
+        self._relisted: set[str] = set()
 
     @property
     def dirty(self) -> bool:
@@ -259,8 +272,29 @@ class Cache:
     def _listing(self, root: str, recursive: bool) -> list[str]:
         files = self._listings.get((root, recursive))
         if files is None:
-            files = self._listings[root, recursive] = disk_files(root, recursive, self.walked)
+            with self._kept_listings(root):
+                files = self._listings[root, recursive] = disk_files(root, recursive, self.walked)
         return files
+
+    @contextlib.contextmanager
+    def _kept_listings(self, root: str) -> Iterator[None]:
+        """While inside, the directories under `root` are listed from what an earlier run
+        kept of them, each still only while its mtime is the one kept (`project_files._listed`);
+        the listings made afresh meanwhile are kept at `save`. Not where the run's file
+        discovery walked the root: it listed every directory there already."""
+        root = os.path.abspath(root)
+        if root not in self._kept_roots and root not in self.walked:
+            self._kept_roots.add(root)
+            kept = self.listings.load(root)
+            if kept is not None:
+                with contextlib.suppress(TypeError, ValueError):  # damaged: listed afresh
+                    restore_listings(root, kept)
+        made = listings_made()
+        try:
+            yield
+        finally:
+            if listings_made() != made:
+                self._relisted.add(root)
 
     def _unvouched(self, deps: dict, dep_stats: dict):
         """The dependencies left to look at one by one: all of them, or for a result of a
@@ -293,14 +327,15 @@ class Cache:
             digest = self._wrapper_digests[root]
         else:
             record = self.wrappers.load(root)
-            if record is not None and record.still_valid(self._stat_now, self.walked):
-                if record.dirty:
-                    self.wrappers.save(record)
-                digest = record.digest
-            else:
-                from qlint.analysis.graphs.wrapper_index import rebuilt_digest
+            with self._kept_listings(root):
+                if record is not None and record.still_valid(self._stat_now, self.walked):
+                    if record.dirty:
+                        self.wrappers.save(record)
+                    digest = record.digest
+                else:
+                    from qlint.analysis.graphs.wrapper_index import rebuilt_digest
 
-                digest = rebuilt_digest(root, self.wrappers, self.walked)
+                    digest = rebuilt_digest(root, self.wrappers, self.walked)
             self._wrapper_digests[root] = digest
         self._wrapper_deps[dep] = digest
         return digest
@@ -471,6 +506,11 @@ class Cache:
             with contextlib.suppress(OSError):
                 listed_dependencies.side_file(self.shards, path).unlink()
         self._unnamed_sides.clear()
+        for root in sorted(self._relisted):
+            kept = saved_listings(root)
+            if kept:
+                self.listings.save(root, kept)
+        self._relisted.clear()
 
     def load_shard(self, shard: int) -> dict[str, tuple]:
         # None when absent, cut short, corrupted, or written by another format

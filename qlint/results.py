@@ -4,7 +4,6 @@ results all come from the cache imports no rule, analysis or parser machinery.""
 
 from __future__ import annotations
 
-import hashlib
 import os
 
 from qlint.diagnostic import Diagnostic
@@ -23,6 +22,10 @@ class FileResult:
 
 
 def content_hash(data: bytes | str) -> str:
+    # `hashlib` (OpenSSL, fast on megabytes) when a content is first hashed: a run answered
+    # from the cache never is (`qlint.short_digests`).
+    import hashlib
+
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogatepass")
     return hashlib.sha256(data).hexdigest()

@@ -7,7 +7,6 @@ server only ever see this type.
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import json
 import os
 import re
@@ -18,6 +17,7 @@ from typing import Any
 
 from qlint import __version__, registry
 from qlint.rules.base import Rule
+from qlint.short_digests import sha256_hex
 from qlint.value_classes import field, value_class
 
 # Directories nobody wants linted, as in ruff. Not `site-packages`: qlint is pointed at
@@ -153,7 +153,7 @@ class Settings:
             "opts": repr(self.rule_options),
             "plugins": _plugin_fingerprint(tuple(sorted(self.enabled_codes))),
         }
-        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+        return sha256_hex(json.dumps(data, sort_keys=True).encode())[:16]
 
 
 def _glob_match(rel: str, pattern: str) -> bool:
@@ -205,4 +205,4 @@ def _code_fingerprint() -> str:
                     st = entry.stat()
                     rel = entry.path[cut:].replace(os.sep, "/")
                     stamps.append(f"{rel}:{st.st_size}:{st.st_mtime_ns}")
-    return hashlib.sha256("\n".join(sorted(stamps)).encode()).hexdigest()[:16]
+    return sha256_hex("\n".join(sorted(stamps)).encode())[:16]

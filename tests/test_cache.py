@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -11,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from qlint import cache as cache_mod
+from qlint import checksummed_files
 from qlint.cache import Cache, diagnostic_from_dict, diagnostic_to_dict, shard_of
 from qlint.diagnostic import (
     Applicability,
@@ -525,7 +525,7 @@ def test_an_entry_in_the_wrong_shard_is_dropped(tmp_path):
     shard = int(target.stem, 16)
     entries = {str(a): c.entries[str(a)], str(b) + "x": c.entries[str(b)]}
     data = marshal.dumps({"magic": _MAGIC, "fingerprint": "fp", "shard": shard, "entries": entries})
-    target.write_bytes(_HEADER + hashlib.sha256(data).digest() + data)
+    checksummed_files.write(target, _HEADER, data)
     again = Cache(tmp_path / "cache", "fp")
     assert sorted(again.entries) == sorted([str(a), str(b)])
 

@@ -251,6 +251,9 @@ def test_a_run_the_cache_answers_imports_no_analysis(tmp_path):
     # Nor `dataclasses` (with `inspect`, `ast`, `dis`): the classes such a run builds are made
     # without it (`qlint.value_classes`), 25 ms of CPU at every start.
     heavy += ("dataclasses", "inspect", "ast")
+    # Nor `hashlib` (OpenSSL, ~3 ms): its files are checked by CRC-32, its keys hashed by
+    # `qlint.short_digests`.
+    heavy += ("hashlib", "_hashlib")
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
     argv = [sys.executable, "-c", f"HEAVY = {heavy!r}; {code}", str(src), str(tmp_path / "cache")]
     first = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, check=True)

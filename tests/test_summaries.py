@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from qlint import summary_cache
+from qlint import checksummed_files, summary_cache
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.scope import ModuleScope, same_tree
 from qlint.analysis.names.summary import ModuleSummary
@@ -168,17 +168,15 @@ def test_a_damaged_summary_is_a_miss(tmp_path):
         file.write_bytes(damaged)
         assert store.get("/p/pkg/mod.py", "d1", "pkg.mod") is None
     # A well-formed file with a valid checksum whose summary is not one: still a miss.
-    import hashlib
-
     header, magic = summary_cache._HEADER, summary_cache._MAGIC
     for bad in ({"module": 3}, {"digest": "d1", "module": "pkg.mod", "broken": False, "imports": {}, "imported": []}):
         payload = marshal.dumps({"magic": magic, "path": "/p/pkg/mod.py", "summary": bad})
-        file.write_bytes(header + hashlib.sha256(payload).digest() + payload)
+        checksummed_files.write(file, header, payload)
         assert store.get("/p/pkg/mod.py", "d1", "pkg.mod") is None
     data = _summary().to_data()
     data["functions"] = {"f": [5, 2, 9, 0]}  # a location that cannot be
     payload = marshal.dumps({"magic": magic, "path": "/p/pkg/mod.py", "summary": data})
-    file.write_bytes(header + hashlib.sha256(payload).digest() + payload)
+    checksummed_files.write(file, header, payload)
     assert store.get("/p/pkg/mod.py", "d1", "pkg.mod") is None
 
 
@@ -247,3 +245,25 @@ def test_no_cache_writes_no_summary(package, tmp_path):
     assert _findings(package, s, use_cache=False)[1]
     assert not (tmp_path / "cache").exists()
     assert ProjectIndex.store is None  # the run's store does not outlive it
+
+
+def test_a_file_of_the_sha256_format_reads_as_absent(tmp_path):
+    # Written by qlint before the CRC-32 check: a miss, never decoded.
+    import hashlib
+
+    target = tmp_path / "old.summary"
+    payload = marshal.dumps({"x": 1})
+    target.write_bytes(b"h\n" + hashlib.sha256(payload).digest() + payload)
+    assert checksummed_files.read(target, b"h\n") is None
+    checksummed_files.write(target, b"h\n", payload)
+    assert checksummed_files.read_marshalled(target, b"h\n") == {"x": 1}
+    assert checksummed_files.read(target, b"other\n") is None
+
+
+def test_short_digests_are_sha256():
+    import hashlib
+
+    from qlint.short_digests import sha256_hex
+
+    for data in (b"", b"qlint", bytes(range(256)) * 40):
+        assert sha256_hex(data) == hashlib.sha256(data).hexdigest()

@@ -132,3 +132,33 @@ def test_equality_and_hash_are_compiled_over_the_compared_fields():
         pass
 
     assert Empty() == Empty() and hash(Empty()) == hash(())
+
+
+def test_methods_are_compiled_when_first_called_and_then_are_the_class_own(monkeypatch):
+    # A run imports many value classes it never makes an instance of: those compile nothing.
+    from qlint import value_classes
+
+    compiled = []
+    real = value_classes._methods
+    monkeypatch.setattr(value_classes, "_methods", lambda cls, *a: compiled.append(cls.__name__) or real(cls, *a))
+
+    @value_class(frozen=True)
+    class Unused:
+        x: int
+
+    @value_class(frozen=True)
+    class Pair:
+        a: int
+        b: str = "b"
+
+    assert compiled == []
+    stand_in = Pair.__hash__
+    assert {Pair(1), Pair(1, "b"), Pair(a=2)} == {Pair(2), Pair(1)}
+    assert compiled == ["Pair"] and Pair.__hash__ is not stand_in
+    assert Pair.__init__.__qualname__.endswith("Pair.__init__") and Pair.__eq__(Pair(1), 1) is NotImplemented
+    assert hash(Pair(3, "c")) == hash((3, "c")) and compiled == ["Pair"]
+
+    class Sub(Unused):  # a plain subclass reaches the compiled methods through its own instances
+        pass
+
+    assert Sub(4).x == 4 and compiled == ["Pair", "Unused"]

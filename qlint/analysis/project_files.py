@@ -46,6 +46,7 @@ Listing = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 # directory -> what it held at its mtime (shared by every root that contains it)
 _DIRS: dict[str, _Dir] = {}
 _MAX_DIRS = 200_000
+_MADE = [0]  # directories listed afresh by this process (`listings_made`)
 
 
 def python_files(root: str, overlay: Iterable[str] = (), recursive: bool = True) -> list[str]:
@@ -131,9 +132,16 @@ def _listed(directory: str, now: int) -> _Dir | None:
             subdirs, files, links = listing_of(entries)
     except OSError:
         return None
+    _MADE[0] += 1
     entry = _Dir(mtime if now - mtime >= RACY_NS else None, subdirs, files, links)
     _DIRS[directory] = entry
     return entry
+
+
+def listings_made() -> int:
+    """How many directories this process has listed afresh so far: a caller that kept the
+    listings between runs (`qlint.listing_store`) writes them again only after one was."""
+    return _MADE[0]
 
 
 def saved_listings(root: str) -> dict[str, list]:
