@@ -43,7 +43,9 @@ def vouched_by_callers(ctx: FileContext, cap: Capture, flow: str, flows: list[Fu
     one path goes through the helper's parameter; or the helper is dead code of a test module.
     An item of the parameter (`for name, m in models.items()`) is vouched for by callers that
     all write the container in the call, holding harmless models only, when the helper adds
-    nothing to it (`read_only_params`)."""
+    nothing to it (`read_only_params`); a field or an item of a bundle (`artifact.model`,
+    `artifact.data["forward"]`) by callers that build it in the call or just for it, from a
+    class that stores what it is given unchanged (`held_contents`, `_harmless_part`)."""
     facts = cap.modes_for(flow)
     helpers = set()
     parts = set()
@@ -221,9 +223,12 @@ def _harmless_part(path: tuple | None, func: ast.AST, index: int):
     if path is None:
         return _harmless_items
     params = [a.arg for a in parameter_args(func, star=False)]
+    # `self.helper(models)`: the receiver is the first parameter, not the call's first argument.
+    bound = 1 if params and params[0] in ("self", "cls") else 0
 
     def harmless(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder: FunctionFlow | None) -> bool:
-        argument = _argument(call, index, params[index] if index < len(params) else None)
+        offset = bound if isinstance(call.func, ast.Attribute) else 0
+        argument = _argument(call, index - offset, params[index] if index < len(params) else None)
         return _handed_over(argument, call, holder) and _harmless_at(fact, path, flows, call, holder, True)
 
     return harmless
@@ -257,7 +262,7 @@ def _harmless_at(fact: ModeFact, path: tuple, flows, call: ast.Call, holder: Fun
 def _argument(call: ast.Call, index: int, name: str | None) -> ast.expr | None:
     """The argument a call passes for parameter `index` (named `name`), as written."""
     positional = call.args
-    if any(isinstance(a, ast.Starred) for a in positional[: index + 1]):
+    if index < 0 or any(isinstance(a, ast.Starred) for a in positional[: index + 1]):
         return None
     if index < len(positional):
         return positional[index]
