@@ -32,6 +32,7 @@ from qlint.analysis.flow.model_values import (
     ITEM,
     PAIRS,
     PARAM,
+    PARAM_PART,
     PREPARED,
     PREPARED_QAT,
     PRETRAINED,
@@ -436,7 +437,8 @@ class CallSemantics:
         # A container written in the call passes the models it holds, in their modes.
         passed = {i: env.facts(obj) if obj is not None else self._literal(expr) for i, (obj, expr) in actual.items()}
         written = {i: expr for i, (_, expr) in actual.items()}
-        site = CallSite(callee.node, node, passed, written, held=self._held(given, passed, env))
+        held = self._held(given, passed, env) if _reads_parts(callee) else None
+        site = CallSite(callee.node, node, passed, written, held=held)
         if not foreign:
             self.flow.calls.append(site)
         else:
@@ -565,6 +567,16 @@ class CallSemantics:
             env.modes.update(merged.modes)
             items.append(merged.vars[f"item{position}"])
         self.unpacked[id(node)] = tuple(items)
+
+
+def _reads_parts(callee: FunctionFlow) -> bool:
+    """The helper captures a part of a parameter itself (`artifact.model`): only then is what
+    a bundle it is handed holds worth recording (`caller_verdicts` vouches for no other)."""
+    return any(
+        f.origin is not None and f.origin.kind == PARAM_PART and f.origin.owner is callee.node
+        for cap in callee.captures
+        for f in cap.modes
+    )
 
 
 def _items_of(callee: FunctionFlow) -> int | None:
