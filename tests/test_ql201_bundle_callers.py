@@ -259,3 +259,11 @@ def test_callers_in_other_modules_of_the_project(tmp_path):
     assert rows("def main(x, q, a):\n    quantize_run(a, x, q)\n") == [capture_row("loop")]
     bound = main("a = Artifact({'f': Net().eval()})", "a.data['g'] = Net()", "quantize_run(a, x, q)").lstrip()
     assert rows(bound) == [capture_row("loop")]
+
+
+@pytest.mark.parametrize("kind", sorted(HELPERS))
+def test_a_dataclass_with_post_init_keeps_the_finding(kind):
+    post_init = "    model: nn.Module = None\n\n    def __post_init__(self):\n        self.data = dict(self.data)\n"
+    head = HEAD.replace("    model: nn.Module = None\n", post_init, 1)
+    caller = main(f"quantize_run({build(kind, 'Net().eval()')}, x, q)")
+    assert ql201(helper(kind) + caller, head) == [capture_row(kind) + head.count("\n") - HEAD.count("\n")]
