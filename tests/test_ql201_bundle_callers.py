@@ -170,6 +170,7 @@ def test_a_class_that_transforms_the_value_in_init_keeps_the_finding(kind, init)
         ("    def fit(self):\n        train(self.model, self.data)\n", {"data", "model"}),
         ("    def fit(self):\n        train(self)\n", {"data", "model"}),
         ("    def show(self):\n        print(len(self.data), self.model)\n        return self.data.items()\n", set()),
+        ("    def __repr__(self):\n        return super(type(self), self).__repr__()\n", set()),
     ],
 )
 @pytest.mark.parametrize("cls", ["PipelineArtifact", "Artifact"])
@@ -179,7 +180,7 @@ def test_a_class_whose_methods_may_change_the_field_read_keeps_the_finding(kind,
     caller = f"\n\ndef main(x, q):\n    quantize_run({build(kind, 'Net().eval()', cls)}, x, q)\n"
     read = "model" if kind == "field" else "data"
     row = capture_row(kind) + head.count("\n") - HEAD.count("\n")
-    if cls == "Artifact" and "show" in method:
+    if cls == "Artifact" and "print" in method:
         fields = {"data", "model"}  # `attribute_sources` does not follow any attribute a method hands to a call
     assert ql201(helper(kind) + caller, head) == ([row] if read in fields else [])
 

@@ -79,7 +79,7 @@ _CHANGES = frozenset(
     | {"__setitem__", "__delitem__", "__setattr__", "__ior__", "__iadd__", "add_module", "register_module", "apply"}
     | {"train", "load_state_dict", "register_forward_hook", "register_forward_pre_hook"}
 )
-_LOOKS = frozenset({"len", "isinstance", "print", "repr", "str", "type", "id", "bool", "hasattr", "getattr"})
+_LOOKS = frozenset({"len", "isinstance", "print", "repr", "str", "type", "id", "bool", "hasattr", "getattr", "super"})
 
 
 def _changed_by_methods(cls: ast.ClassDef) -> frozenset[str] | None:
