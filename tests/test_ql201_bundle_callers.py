@@ -268,3 +268,11 @@ def test_a_dataclass_with_post_init_keeps_the_finding(kind):
     head = HEAD.replace("    model: nn.Module = None\n", post_init, 1)
     caller = main(f"quantize_run({build(kind, 'Net().eval()')}, x, q)")
     assert ql201(helper(kind) + caller, head) == [capture_row(kind) + head.count("\n") - HEAD.count("\n")]
+
+
+@pytest.mark.parametrize("kind", sorted(HELPERS))
+def test_a_bundle_handed_back_by_another_call_keeps_the_finding(kind):
+    # `same(a)` returns the bundle the caller built, after the caller changed what it holds.
+    same = "\n\ndef same(artifact):\n    return artifact\n"
+    changed = main(f"a = {build(kind, 'Net().eval()')}", "a.data['x'] = a.model = Net()", "quantize_run(same(a), x, q)")
+    assert ql201(helper(kind) + same + changed) == [capture_row(kind)]

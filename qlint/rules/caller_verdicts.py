@@ -229,7 +229,7 @@ def _harmless_part(path: tuple | None, func: ast.AST, index: int):
     def harmless(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder: FunctionFlow | None) -> bool:
         offset = bound if isinstance(call.func, ast.Attribute) else 0
         argument = _argument(call, index - offset, params[index] if index < len(params) else None)
-        return _handed_over(argument, call, holder) and _harmless_at(fact, path, flows, call, holder, True)
+        return _handed_over(fact, argument, holder) and _harmless_at(fact, path, flows, call, holder, True)
 
     return harmless
 
@@ -269,26 +269,24 @@ def _argument(call: ast.Call, index: int, name: str | None) -> ast.expr | None:
     return next((kw.value for kw in call.keywords if kw.arg is not None and kw.arg == name), None)
 
 
-def _handed_over(argument: ast.expr | None, call: ast.Call, holder: FunctionFlow | None) -> bool:
-    """The object came to the helper as the caller wrote it: built in the call, or bound by
-    `name = <construction or literal>` to a name of the caller that nothing else reads (nor
-    rebinds) besides this call's argument, so no attribute or item of it was changed on the
-    way. A container or bundle the caller was handed itself holds what its own callers put
-    in it."""
-    if isinstance(argument, (ast.Call, *_WRITTEN)):
-        return True
-    if not isinstance(argument, ast.Name) or holder is None:
+def _handed_over(fact: ModeFact, argument: ast.expr | None, holder: FunctionFlow | None) -> bool:
+    """The object came to the helper as the caller wrote it: the construction or literal
+    `fact` comes from is the argument, or is bound by `name = <it>` to a name of the caller
+    that nothing else reads (nor rebinds) besides this argument, so no attribute or item of
+    it was changed on the way. A container or bundle the caller was handed itself holds what
+    its own callers put in it; one handed back by a helper of the module may have been."""
+    node = fact.origin.node if fact.origin is not None else None
+    if node is None or argument is None:
         return False
-    return _bound_for(holder.node, argument)
+    if argument is node:
+        return True
+    return isinstance(argument, ast.Name) and holder is not None and _bound_for(holder.node, argument, node)
 
 
-_WRITTEN = (ast.Dict, ast.List, ast.Tuple, ast.Set)
-
-
-def _bound_for(body: ast.AST, argument: ast.Name) -> bool:
-    """`name = <call or literal>` in the innermost function of `body` holding `argument`, and
-    `name`'s only other appearance there (nested functions included; for a global, in the
-    whole module) is `argument`."""
+def _bound_for(body: ast.AST, argument: ast.Name, value: ast.AST) -> bool:
+    """`name = value` in the innermost function of `body` holding `argument`, and `name`'s
+    only other appearance there (nested functions included; for a global, in the whole
+    module) is `argument`."""
     scope = _innermost(body, argument)
     name = argument.id
     seen = [n for n in ast.walk(scope) if isinstance(n, ast.Name) and n.id == name]
@@ -298,7 +296,7 @@ def _bound_for(body: ast.AST, argument: ast.Name) -> bool:
     if not isinstance(store.ctx, ast.Store):
         return False
     bound = next((n for n in ast.walk(scope) if isinstance(n, ast.Assign) and n.targets == [store]), None)
-    if bound is None or not isinstance(bound.value, (ast.Call, *_WRITTEN)):
+    if bound is None or bound.value is not value:
         return False
     # `global name` / `nonlocal name` elsewhere would let another scope rebind or change it.
     return not any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(body))
