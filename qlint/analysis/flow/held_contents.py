@@ -3,12 +3,14 @@
 `quantize_run(PipelineArtifact(data={"forward": Net().eval()}))` hands the helper a model
 inside a construction: the helper reads it as a part of its parameter (`artifact.data`,
 `artifact.model`). What the construction was given (`Origin.passed`) are objects of the
-caller's walk, whose modes are gone when the caller is judged; the facts a call records for
-its arguments (`CallSite.args`) therefore carry, for a construction of a class that stores
-what it is given unchanged (`stored_fields`), the modes of each stored attribute at the call
-(`Origin.fields`), and for a dict, list, tuple or set written in the construction the modes
-of what it holds at the call (`Origin.items`): a model switched between the construction and
-the call is seen in the mode it has when it reaches the helper.
+caller's walk, whose modes are gone when the caller is judged. A call of a helper that
+captures a part of its parameter therefore records beside its arguments' modes
+(`CallSite.held`), for a construction of a class that stores what it is given unchanged
+(`stored_fields`), the modes of each stored attribute at the call (`Origin.fields`), and for
+a dict, list, tuple or set written in the construction the modes of what it holds at the
+call (`Origin.items`): a model switched between the construction and the call is seen in the
+mode it has when it reaches the helper. A literal inside such a container, or a spread, is
+not followed (unknown).
 """
 
 from __future__ import annotations
