@@ -109,6 +109,7 @@ def run_check(
     with (
         _summaries(settings, use_cache, bool(todo)),
         _contents_fixed(bool(todo)),
+        _dependencies_unwanted(cache is None and bool(todo)),
         _wrapper_index(cache, todo, settings, found.listings),
     ):
         check = _check_one if cache is not None else _check_one_uncached
@@ -186,6 +187,16 @@ def _contents_fixed(needed: bool) -> contextlib.AbstractContextManager:
     from qlint.analysis.names.project import ProjectIndex
 
     return ProjectIndex.contents_fixed()
+
+
+def _dependencies_unwanted(unwanted: bool) -> contextlib.AbstractContextManager:
+    """A run without a results cache drops what each check depended on (`_check_one_uncached`):
+    the checks need not hash the project's modules to record it (forked workers inherit this)."""
+    if not unwanted:
+        return contextlib.nullcontext()
+    from qlint.analysis.names.project import ProjectIndex
+
+    return ProjectIndex.dependencies_unwanted()
 
 
 def _summaries(settings: Settings, use_cache: bool, needed: bool) -> contextlib.AbstractContextManager:

@@ -73,3 +73,47 @@ def test_the_language_server_lists_at_every_check(tmp_path, monkeypatch):
     finally:
         ProjectIndex.fix_layout(False)
     assert len(listed) == 4
+
+
+def test_a_run_that_keeps_no_dependencies_hashes_no_module(tmp_path, monkeypatch):
+    root = _tree(tmp_path)
+    hashed: list[str] = []
+    real = ProjectIndex.digest
+    monkeypatch.setattr(
+        ProjectIndex, "digest", lambda self, path, key=None: hashed.append(path) or real(self, path, key)
+    )
+    project = ProjectIndex(track_dependents=False)
+    ProjectIndex.fix_layout(True)
+    try:
+        with ProjectIndex.contents_fixed(), ProjectIndex.dependencies_unwanted():
+            keys = project_files.project_keys(_ctx(root / "a.py", project), str(root))
+            project_files.project_keys(_ctx(root / "b.py", project), str(root))
+            assert not ProjectIndex.wants_dependencies
+        assert ProjectIndex.wants_dependencies
+        # The same listing and keys, no module hashed, and no dependency recorded.
+        assert set(keys) == {str(root / n) for n in ("a.py", "b.py", "c.py")} and all(keys.values())
+        assert hashed == [] and project.dependencies_of(str(root / "b.py")) == {}
+        # With dependencies wanted (the results cache), every other module is hashed.
+        with ProjectIndex.contents_fixed():
+            project_files.project_keys(_ctx(root / "c.py", project), str(root))
+        assert sorted(hashed)[:2] == [str(root / "a.py"), str(root / "b.py")]
+    finally:
+        ProjectIndex.fix_layout(False)
+
+
+def test_only_a_run_without_cache_leaves_dependencies_unrecorded(tmp_path, monkeypatch):
+    from qlint import runner
+    from qlint.settings import Settings
+
+    root = _tree(tmp_path)
+    seen: list[bool] = []
+    for name in ("_check_one", "_check_one_uncached"):
+        real = getattr(runner, name)
+        monkeypatch.setattr(
+            runner, name, lambda p, s, real=real: seen.append(ProjectIndex.wants_dependencies) or real(p, s)
+        )
+    runner.run_check([str(root)], Settings(), use_cache=False, jobs=1)
+    assert seen and not any(seen)
+    seen.clear()
+    runner.run_check([str(root)], Settings(cache_dir=tmp_path / "cache"), use_cache=True, jobs=1)
+    assert seen and all(seen) and ProjectIndex.wants_dependencies

@@ -218,6 +218,8 @@ def project_keys(ctx, root: str, recursive: bool = True) -> dict[str, tuple | No
     last = _LAST_READS.get((root, recursive, own))
     if last is not None and last[0] == keys:
         reads = last[1]  # the same contents: the same digests (an editor's next check)
+    elif not project.wants_dependencies:
+        reads = []  # the run keeps no dependencies (`--no-cache`): nothing to hash them for
     else:
         # Whatever a module holds may decide the answer: a dependency of this check.
         digest = project.digest
@@ -228,7 +230,7 @@ def project_keys(ctx, root: str, recursive: bool = True) -> dict[str, tuple | No
             _LAST_READS[root, recursive, own] = (keys, reads)
     project.record_reads(ctx.path, reads)
     if run is not None:
-        if own in keys:  # the checked file's digest too, for the checks of the others
+        if own in keys and project.wants_dependencies:  # the checked file's digest too, for the checks of the others
             reads = [*reads, (own, project.digest(own, keys[own]))]
         if len(_RUN_KEYS) >= _MAX_RUN_KEYS or any(kept[0] is not run for kept in _RUN_KEYS.values()):
             _RUN_KEYS.clear()  # another run's, or too many roots

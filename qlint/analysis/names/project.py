@@ -99,6 +99,21 @@ class ProjectIndex:
     # language server leave it False: files change while they run.
     fixed_content: bool = False
     _run_keys: dict[str, tuple | None] = {}
+    # False while a `--no-cache` run checks: no one reads what a check depended on (the runner
+    # drops it), so the scans of the whole project do not hash its modules for it: each worker
+    # hashed ExecuTorch's 3,784 modules (29 MB) once more, on top of the reads that use them.
+    wants_dependencies: bool = True
+
+    @classmethod
+    @contextlib.contextmanager
+    def dependencies_unwanted(cls) -> Iterator[None]:
+        """While inside: checks need not record the digests of every module they scan."""
+        before = cls.wants_dependencies
+        cls.wants_dependencies = False
+        try:
+            yield
+        finally:
+            cls.wants_dependencies = before
 
     @classmethod
     @contextlib.contextmanager
