@@ -19,10 +19,20 @@ import re
 from qlint.analysis.flow.call_paths import on_params, vouched_on_every_path
 from qlint.analysis.flow.call_sites import Site, calls_all_known, calls_read_here, checked_home
 from qlint.analysis.flow.model_flow import PARAM, Capture, FunctionFlow, ModeFact, caller_facts, compatible
-from qlint.analysis.flow.model_values import CONTAINER, GRAPH_KINDS, PARAM_PART
+from qlint.analysis.flow.model_values import (
+    ATTR,
+    CONTAINER,
+    GRAPH_KINDS,
+    ITEM,
+    PAIRS,
+    PARAM_PART,
+    VALUES,
+    CallSite,
+)
 from qlint.analysis.flow.project_callers import each_project_call, project_callers
 from qlint.analysis.flow.read_only_params import reads_only
 from qlint.analysis.flow.unread_uses import unread_use
+from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.tree_walk import own_nodes
 from qlint.rules.base import FileContext
 from qlint.rules.capture_content import changed_after_build
@@ -33,7 +43,9 @@ def vouched_by_callers(ctx: FileContext, cap: Capture, flow: str, flows: list[Fu
     one path goes through the helper's parameter; or the helper is dead code of a test module.
     An item of the parameter (`for name, m in models.items()`) is vouched for by callers that
     all write the container in the call, holding harmless models only, when the helper adds
-    nothing to it (`read_only_params`)."""
+    nothing to it (`read_only_params`); a field or an item of a bundle (`artifact.model`,
+    `artifact.data["forward"]`) by callers that build it in the call or just for it, from a
+    class that stores what it is given unchanged (`held_contents`, `_harmless_part`)."""
     facts = cap.modes_for(flow)
     helpers = set()
     parts = set()
@@ -45,7 +57,7 @@ def vouched_by_callers(ctx: FileContext, cap: Capture, flow: str, flows: list[Fu
             func = _own_parameter(flows, cap, origin)
             if func is None:
                 return False
-            parts.add((func, origin.index))
+            parts.add((func, origin.index, origin.path))
             continue
         if fact.state != "unset" or origin is None or origin.kind != PARAM or origin.index is None:
             return False
@@ -55,7 +67,7 @@ def vouched_by_callers(ctx: FileContext, cap: Capture, flow: str, flows: list[Fu
     if not helpers and not parts:
         return False
     return all(_callers_harmless(ctx, flows, func, index) for func, index in helpers) and all(
-        _callers_harmless(ctx, flows, func, index, _harmless_items) for func, index in parts
+        _callers_harmless(ctx, flows, func, index, _harmless_part(path, func, index)) for func, index, path in parts
     )
 
 
@@ -138,6 +150,7 @@ def _callers_harmless(
     test of each such caller's own callers, in the project)."""
     if unread_use(ctx, flows, func):
         return False
+    part = harmless is not None
     if harmless is None:
         seen = seen | {(id(func), index)}
         own = flows
@@ -158,7 +171,7 @@ def _callers_harmless(
     else:
         # A container the caller was handed itself holds what its own callers put in it, and
         # they are not followed: only a container written in the call counts.
-        same = [(c.call, fact) for f in flows for c in f.calls if c.callee is func for fact in c.args.get(index, ())]
+        same = [(c.call, fact) for f in flows for c in f.calls if c.callee is func for fact in _passed(c, index)]
     for call, fact in same:
         holder = next((f for f in flows if any(n is call for n in ast.walk(f.node))), None)
         if not harmless(fact, flows, call, holder):
@@ -167,10 +180,20 @@ def _callers_harmless(
     # Module by module: the first caller that passes a risky model (or a use that cannot be
     # read) decides, and the modules after it are not analysed.
     for found in each_project_call(ctx, func, index):
-        if found is None or not all(harmless(f, list(found.flows), found.call, found.flow) for f in found.facts):
+        if found is None:
+            return False
+        facts = _passed(found.site, index, found.facts) if part and found.site is not None else found.facts
+        if not all(harmless(f, list(found.flows), found.call, found.flow) for f in facts):
             return False
         called = True
     return called
+
+
+def _passed(site: CallSite, index: int, default: frozenset[ModeFact] = frozenset()) -> frozenset[ModeFact]:
+    """What a call passes for a parameter whose parts a helper reads: with what a bundle
+    holds at the call (`held_contents`)."""
+    held = site.held.get(index) if site.held else None
+    return held if held is not None else site.args.get(index, default)
 
 
 def _harmless(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder: FunctionFlow | None) -> bool:
@@ -189,6 +212,105 @@ def _harmless(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder:
     if content.dependent or not content.complete:
         return False
     return not changed_after_build(flows, [built], frozenset({id(call)}), holder)
+
+
+def _harmless_part(path: tuple | None, func: ast.AST, index: int):
+    """The test of what a caller passes for parameter `index` of `func`, whose part (`path`:
+    the steps from the parameter, `model_values.part_of`) the helper captures: the part,
+    found by those steps in a container or a bundle the caller writes in the call or builds
+    just for it (`_handed_over`), is harmless. A part whose steps were not followed: every
+    model of a container written in the call is."""
+    if path is None:
+        return _harmless_items
+    params = [a.arg for a in parameter_args(func, star=False)]
+    # `self.helper(models)`: the receiver is the first parameter, not the call's first argument.
+    bound = 1 if params and params[0] in ("self", "cls") else 0
+
+    def harmless(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder: FunctionFlow | None) -> bool:
+        offset = bound if isinstance(call.func, ast.Attribute) else 0
+        argument = _argument(call, index - offset, params[index] if index < len(params) else None)
+        return _handed_over(fact, argument, holder) and _harmless_at(fact, path, flows, call, holder, True)
+
+    return harmless
+
+
+def _harmless_at(fact: ModeFact, path: tuple, flows, call: ast.Call, holder: FunctionFlow | None, top=False) -> bool:
+    """What `path` leads to from `fact`'s object is harmless: an item of a container written
+    in the call, an attribute a bundle stores as it was given (`held_contents`), or any part of
+    an eval-mode model or of a graph that the caller put there (`top`: the argument itself,
+    whose mode may be a wrapper's, the modes of the modules it wraps, which say nothing of
+    its other attributes)."""
+    if not path:
+        return _harmless(fact, flows, call, holder)
+    origin = fact.origin
+    step, rest = path[0], path[1:]
+    if fact.state == "unset" and origin is not None and origin.kind == CONTAINER:
+        if step[0] in (VALUES, PAIRS):  # `.values()` captured as it is: the container
+            return _harmless_at(fact, rest, flows, call, holder, top)
+        # An item, by key or by position: any of them.
+        return step[0] == ITEM and all(_harmless_at(f, rest, flows, call, holder) for f in origin.items)
+    if origin is not None and origin.fields is not None:
+        # An attribute the class does not store (or an item of the bundle): not the caller's.
+        held = dict(origin.fields).get(step[1]) if step[0] == ATTR else None
+        return held is not None and all(_harmless_at(f, rest, flows, call, holder) for f in held)
+    # A part of an eval-mode model is in eval mode; a part of a graph is a graph's.
+    if top:
+        return False
+    return fact.state == "eval" or (fact.state == "unset" and origin is not None and origin.kind in GRAPH_KINDS)
+
+
+def _argument(call: ast.Call, index: int, name: str | None) -> ast.expr | None:
+    """The argument a call passes for parameter `index` (named `name`), as written."""
+    positional = call.args
+    if index < 0 or any(isinstance(a, ast.Starred) for a in positional[: index + 1]):
+        return None
+    if index < len(positional):
+        return positional[index]
+    return next((kw.value for kw in call.keywords if kw.arg is not None and kw.arg == name), None)
+
+
+def _handed_over(fact: ModeFact, argument: ast.expr | None, holder: FunctionFlow | None) -> bool:
+    """The object came to the helper as the caller wrote it: the construction or literal
+    `fact` comes from is the argument, or is bound by `name = <it>` to a name of the caller
+    that nothing else reads (nor rebinds) besides this argument, so no attribute or item of
+    it was changed on the way. A container or bundle the caller was handed itself holds what
+    its own callers put in it; one handed back by a helper of the module may have been."""
+    node = fact.origin.node if fact.origin is not None else None
+    if node is None or argument is None:
+        return False
+    if argument is node:
+        return True
+    return isinstance(argument, ast.Name) and holder is not None and _bound_for(holder.node, argument, node)
+
+
+def _bound_for(body: ast.AST, argument: ast.Name, value: ast.AST) -> bool:
+    """`name = value` in the innermost function of `body` holding `argument`, and `name`'s
+    only other appearance there (nested functions included; for a global, in the whole
+    module) is `argument`."""
+    scope = _innermost(body, argument)
+    name = argument.id
+    seen = [n for n in ast.walk(scope) if isinstance(n, ast.Name) and n.id == name]
+    if len(seen) != 2 or not any(n is argument for n in seen):
+        return False
+    store = next(n for n in seen if n is not argument)
+    if not isinstance(store.ctx, ast.Store):
+        return False
+    bound = next((n for n in ast.walk(scope) if isinstance(n, ast.Assign) and n.targets == [store]), None)
+    if bound is None or bound.value is not value:
+        return False
+    # `global name` / `nonlocal name` elsewhere would let another scope rebind or change it.
+    return not any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(body))
+
+
+def _innermost(body: ast.AST, node: ast.AST) -> ast.AST:
+    """The innermost function of `body` whose lines hold `node` (`body` itself when none):
+    the last such of a breadth-first walk, as each lies inside the one before."""
+    row = node.lineno
+    found = body
+    for n in ast.walk(body):
+        if n is not body and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.lineno <= row <= n.end_lineno:
+            found = n
+    return found
 
 
 def _harmless_items(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder: FunctionFlow | None) -> bool:

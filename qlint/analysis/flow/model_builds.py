@@ -19,6 +19,7 @@ from qlint.analysis.flow.model_factories import callables, factory_calls, lambda
 from qlint.analysis.flow.model_values import (
     CALL,
     CONSTRUCTED,
+    CONTAINER,
     FACTORY,
     PRETRAINED,
     UNKNOWN,
@@ -158,8 +159,8 @@ class Builds:
                 return None
             spec = self.sem.owner.stored_fields(built.cls).get(attr)
             obj = passed_for(spec, *origin.passed) if spec is not None else None
-            if obj is None:
-                return None
+            if obj is None or CONTAINER in obj.kinds:
+                return None  # a container written in the construction is read at calls only (`held_contents`)
             objs.append(obj)
         return merge_values(objs, env, anchor) if objs else None
 

@@ -16,6 +16,7 @@ from typing import Protocol
 from qlint.analysis.flow.callbacks import CallbackLinks
 from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
+from qlint.analysis.flow.held_contents import held_facts
 from qlint.analysis.flow.instance_methods import method_summary
 from qlint.analysis.flow.loop_items import Containers
 from qlint.analysis.flow.model_apis import Api, argument, classify_call, key, recipe_flow
@@ -28,13 +29,17 @@ from qlint.analysis.flow.model_values import (
     CONVERTED,
     EXPECTS_ERROR,
     EXPORTED,
+    ITEM,
+    PAIRS,
     PARAM,
+    PARAM_PART,
     PREPARED,
     PREPARED_QAT,
     PRETRAINED,
     PROGRAM,
     UNKNOWN,
     UNKNOWN_MODE,
+    VALUES,
     CallSite,
     Capture,
     Env,
@@ -61,6 +66,8 @@ _SELF_RETURNING = frozenset(
     {"to", "cpu", "cuda", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory", "to_empty", "type"}
 )
 _ITEMS = frozenset({"items", "values", "get", "pop", "__getitem__"})  # of a dict of models
+_CONTAINER_LITERALS = (ast.Dict, ast.List, ast.Tuple, ast.Set)
+_ITEM_STEPS = {"items": (PAIRS,), "values": (VALUES,)}  # the others take one item
 _PT2E_RESULT = {"prepare": PREPARED, "prepare_qat": PREPARED_QAT, "convert": CONVERTED}
 
 
@@ -164,9 +171,12 @@ class CallSemantics:
         built = builds.construction(node, name)
         if built is not None:
             builds.instantiation(node, built, args, kwargs, env)
-            # What it was given, for the attributes its class stores (`bundle.model`).
-            positional = () if any(isinstance(a, ast.Starred) for a in node.args) else tuple(args)
-            passed = (positional, tuple(kwargs.items()))
+            # What it was given, for the attributes its class stores (`bundle.model`); a
+            # container written there is a value of its own (`held_contents`).
+            starred = any(isinstance(a, ast.Starred) for a in node.args)
+            positional = () if starred else tuple(self._given(a, e, env) for a, e in zip(args, node.args, strict=True))
+            keywords = tuple((kw.arg, self._given(kwargs[kw.arg], kw.value, env)) for kw in node.keywords if kw.arg)
+            passed = (positional, keywords)
             return builds.construct(node, built, [*args, *kwargs.values()], env, passed)
         if first is not None and (first.captures or PARAM in first.kinds):
             # `gm = some_pass(gm)`: graph passes return the graph they were given (or a rewrite of it).
@@ -193,7 +203,7 @@ class CallSemantics:
             return receiver
         if attr in _SELF_RETURNING:
             return receiver
-        if attr in _ITEMS and (part := part_of(receiver, node)) is not None:
+        if attr in _ITEMS and (part := part_of(receiver, node, (_ITEM_STEPS.get(attr, (ITEM,)),))) is not None:
             return new_value(env, node, "", part)
         if attr in ("module", "run_decompositions") and PROGRAM in receiver.kinds:
             kind = EXPORTED if attr == "module" else PROGRAM
@@ -213,6 +223,27 @@ class CallSemantics:
             cap.sinks.add(Sink("ptq", *recipe, frozenset(self.walk.guards)))
             return new_value(env, node, "", Origin(CALL, node))
         return False
+
+    def _given(self, obj: Obj | None, expr: ast.expr, env: Env) -> Obj | None:
+        """What a construction is given for one argument: a container written there becomes a
+        value holding what it holds (`held_contents`), which a bundle's field then is."""
+        if obj is not None or not isinstance(expr, _CONTAINER_LITERALS):
+            return obj
+        items = self.literal_items.get(id(expr))
+        return new_value(env, expr, "", Origin(CONTAINER, expr, items=items)) if items is not None else None
+
+    def _held(self, given: dict[int, Obj], passed: dict, env: Env) -> dict | None:
+        """What the bundles a helper's call passes hold (`held_contents`), by parameter."""
+        out = None
+        for i, obj in given.items():
+            if not any(o.passed for o in obj.origins):
+                continue  # no construction given anything: most arguments
+            literals, overwritten = self.walk.containers.literals, self.builds.overwritten
+            facts = held_facts(obj, env, self.owner.stored_fields, literals, overwritten)
+            if facts is not passed[i]:
+                out = out if out is not None else {}
+                out[i] = facts
+        return out
 
     def _literal(self, expr: ast.expr | None) -> frozenset[ModeFact]:
         items = self.literal_items.get(id(expr)) if expr is not None else None
@@ -406,10 +437,12 @@ class CallSemantics:
         # A container written in the call passes the models it holds, in their modes.
         passed = {i: env.facts(obj) if obj is not None else self._literal(expr) for i, (obj, expr) in actual.items()}
         written = {i: expr for i, (_, expr) in actual.items()}
+        held = self._held(given, passed, env) if _reads_parts(callee) else None
+        site = CallSite(callee.node, node, passed, written, held=held)
         if not foreign:
-            self.flow.calls.append(CallSite(callee.node, node, passed, written))
+            self.flow.calls.append(site)
         else:
-            self.flow.foreign_calls.append((callee.path, CallSite(callee.node, node, passed, written)))
+            self.flow.foreign_calls.append((callee.path, site))
 
         def subst(facts: frozenset[ModeFact]) -> frozenset[ModeFact]:
             """Callee facts in caller terms: "as it came in" becomes the argument's modes here."""
@@ -534,6 +567,16 @@ class CallSemantics:
             env.modes.update(merged.modes)
             items.append(merged.vars[f"item{position}"])
         self.unpacked[id(node)] = tuple(items)
+
+
+def _reads_parts(callee: FunctionFlow) -> bool:
+    """The helper captures a part of a parameter itself (`artifact.model`): only then is what
+    a bundle it is handed holds worth recording (`caller_verdicts` vouches for no other)."""
+    return any(
+        f.origin is not None and f.origin.kind == PARAM_PART and f.origin.owner is callee.node
+        for cap in callee.captures
+        for f in cap.modes
+    )
 
 
 def _items_of(callee: FunctionFlow) -> int | None:

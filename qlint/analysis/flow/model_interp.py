@@ -14,10 +14,14 @@ from qlint.analysis.flow.loop_items import Containers, element_of
 from qlint.analysis.flow.model_apis import key
 from qlint.analysis.flow.model_calls import CallSemantics
 from qlint.analysis.flow.model_values import (
+    ATTR,
     ATTRIBUTE,
     CONSTRUCTED,
     CONTAINER,
     EXPECTS_ERROR,
+    ITEM,
+    KEY,
+    PAIRS,
     PARAM,
     STORED,
     UNKNOWN,
@@ -299,12 +303,10 @@ class Interpreter:
 
     def bind_unknown(self, target: ast.expr, anchor: ast.AST, env: Env, source: Obj | None = None) -> None:
         """Bind names we cannot follow; items of a parameter (`for m in models`) stay its parts."""
-        # Most targets are one name (`for x in xs`, `with f() as x`): no walk for them.
-        for node in (target,) if type(target) is ast.Name else ast.walk(target):
-            name = key(node)
-            if name is not None:
-                part = part_of(source, anchor)
-                env.vars[name] = new_value(env, anchor, name, part or Origin(UNKNOWN, anchor))
+        pairs = source is not None and any(o.path and o.path[-1] == (PAIRS,) for o in source.origins)
+        for name, steps in _unpacked(target, (), pairs):
+            part = part_of(source, anchor, steps) if source is not None else None
+            env.vars[name] = new_value(env, anchor, name, part or Origin(UNKNOWN, anchor))
 
     # -- expressions -------------------------------------------------------------------
     def expr(self, e: ast.expr | None, env: Env) -> Obj | None:
@@ -334,7 +336,8 @@ class Interpreter:
                     return stored  # `bundle.model`: the model the bundle was built with
             if isinstance(e, ast.Subscript):
                 self.expr(e.slice, env)
-            part = part_of(container, e)
+            step = (ATTR, e.attr) if isinstance(e, ast.Attribute) else (ITEM,)
+            part = part_of(container, e, (step,))
             return new_value(env, e, "", part) if part is not None else None
         if isinstance(e, _LITERALS):
             # Still no value of its own; a helper's call reads what it holds (`apply`).
@@ -414,6 +417,29 @@ class Interpreter:
 
 
 # -- small pure helpers -------------------------------------------------------------------
+def _unpacked(target: ast.expr, at: tuple, pairs: bool):
+    """(name, the steps from an item of the iterated container to it) for each name a loop
+    target binds: one item, then an element per level of unpacking; over `.items()` the
+    pair's first element is the key and its second the item (steps None: not followed)."""
+    if isinstance(target, ast.Name):
+        name = target.id
+        if not pairs:
+            yield name, ((ITEM,), *((ITEM,) for _ in at))
+        elif len(at) >= 1:
+            yield name, ((KEY,) if at[0] == 0 else (ITEM,), *((ITEM,) for _ in at[1:]))
+        else:
+            yield name, None  # the pair itself
+    elif isinstance(target, (ast.Tuple, ast.List)) and not any(isinstance(t, ast.Starred) for t in target.elts):
+        if pairs and not at and len(target.elts) != 2:
+            pairs = False
+        for i, elt in enumerate(target.elts):
+            yield from _unpacked(elt, (*at, i), pairs)
+    else:
+        for node in ast.walk(target):
+            if (name := key(node)) is not None:
+                yield name, None
+
+
 def _bound_names(stmt: ast.stmt) -> list[str]:
     if isinstance(stmt, (ast.Import, ast.ImportFrom)):
         return [(a.asname or a.name).split(".")[0] for a in stmt.names]

@@ -65,6 +65,12 @@ class Origin:
     # For a construction: the objects it was given, (positional, ((keyword, object), ...)), which
     # a class that stores them holds as attributes (`stored_fields`).
     passed: tuple = field(default=(), compare=False)
+    # For a part: the steps from the parameter to it (`part_of`), None when not followed.
+    path: tuple | None = field(default=None, compare=False)
+    # For a construction handed to a helper (`CallSite.held`): ((attribute, its `ModeFact`s), ...)
+    # for each attribute its class stores unchanged, as they were at that call (`held_contents`);
+    # None when not read so.
+    fields: tuple | None = field(default=None, compare=False)
 
 
 @value_class(frozen=True)
@@ -158,6 +164,10 @@ class CallSite:
     # The name of the callee when the call is not written as its call: a function handed to a
     # relay helper (`relay(model, capture)`), which calls it with the model (`relayed_functions`).
     via: ast.expr | None = None
+    # Parameter index -> the argument's modes with what it holds at the call, for a bundle (a
+    # construction of a class storing what it is given) or a container written in one
+    # (`held_contents`): what a helper reading a part of that parameter takes from it.
+    held: dict[int, frozenset[ModeFact]] | None = None
 
     @property
     def ref(self) -> ast.expr:
@@ -276,15 +286,31 @@ def new_value(env: Env, anchor: ast.AST, name: str, origin: Origin, facts=None, 
     return obj
 
 
-def part_of(container: Obj | None, node: ast.AST) -> Origin | None:
-    """`Origin` of an item or attribute of a parameter: its mode is the caller's, too."""
+# The steps of a part's `Origin.path`: an attribute (ATTR, name); an item of a container or
+# one element of an unpacked item (ITEM: a subscript, `.get(k)`, a loop variable); the key
+# of a dict's pair (KEY); and the views `.values()` (VALUES) and `.items()` (PAIRS), which are
+# the container itself until a loop takes an item of them.
+ATTR, ITEM, KEY, VALUES, PAIRS = "attr", "item", "key", "values", "pairs"
+
+
+def part_of(container: Obj | None, node: ast.AST, steps: tuple | None = None) -> Origin | None:
+    """`Origin` of an item or attribute of a parameter: its mode is the caller's, too. `steps`
+    (None: not followed) are how it was taken from `container`, added to the part's path; a
+    view (`.values()`, `.items()`) is the container itself to the step after it."""
     if container is None or container.is_graph:
         return None
     for o in container.origins:
         if o.kind == PARAM and o.name not in ("self", "cls"):
-            return Origin(PARAM_PART, node, o.index, o.name, owner=o.node)
+            return Origin(PARAM_PART, node, o.index, o.name, owner=o.node, path=steps)
         if o.kind == PARAM_PART:
-            return Origin(PARAM_PART, node, o.index, o.name, owner=o.owner)
+            path = o.path
+            if path is None or steps is None:
+                path = None
+            else:
+                if path and path[-1][0] in (VALUES, PAIRS):
+                    path = path[:-1]
+                path = (*path, *steps)
+            return Origin(PARAM_PART, node, o.index, o.name, owner=o.owner, path=path)
     return None
 
 

@@ -39,6 +39,13 @@ _MUTATORS = frozenset(
 # that only look at it: none changes what it holds.
 _COPIES = frozenset({"enumerate", "sorted", "list", "tuple", "iter", "reversed", "zip", "next"})
 _READERS = _COPIES | {"len", "isinstance", "print", "repr", "str", "type", "id", "bool"}
+# Calls that take a model without adding to it or changing what it holds: a capture handed
+# `artifact.model` (an attribute of the parameter, which is the container itself to `_root`)
+# takes the model the helper is for, as `export(m, ...)` takes a loop item.
+_TAKERS = frozenset(
+    {"export", "export_for_training", "draft_export", "capture_pre_autograd_graph", "prepare_pt2e"}
+    | {"prepare_qat_pt2e", "convert_pt2e", "deepcopy"}
+)
 _STORES = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)
 
 
@@ -77,7 +84,7 @@ def _only_read(nodes: list[ast.AST], name: str) -> bool:
             callee = func.id if isinstance(func, ast.Name) else None
             if callee in ("setattr", "delattr") and node.args and _root(node.args[0]) in held:
                 return False
-            if callee in _READERS:
+            if callee in _READERS or (func.attr if isinstance(func, ast.Attribute) else callee) in _TAKERS:
                 continue
             passed = [*node.args, *(kw.value for kw in node.keywords)]
             if any(_root(a.value if isinstance(a, ast.Starred) else a, whole_only=True) in whole for a in passed):

@@ -24,12 +24,16 @@ Field = tuple[int | None, str]  # (position among the call's arguments, keyword)
 def stored_fields(cls: ast.ClassDef, is_constructor: Callable[[ast.Call], bool]) -> dict[str, Field]:
     """Attribute -> the argument of a construction that it holds."""
     if _is_dataclass(cls):
-        return _dataclass_fields(cls)
-    out: dict[str, Field] = {}
-    for name, source in attribute_sources(cls, is_constructor).items():
-        if isinstance(source, Stored) and not source.passed_on_in:
-            out[name.removeprefix("self.")] = (source.index - 1, source.param)
-    return out
+        out = _dataclass_fields(cls)
+    else:
+        out = {}
+        for name, source in attribute_sources(cls, is_constructor).items():
+            if isinstance(source, Stored) and not source.passed_on_in:
+                out[name.removeprefix("self.")] = (source.index - 1, source.param)
+    if not out:
+        return out
+    changed = _changed_by_methods(cls)
+    return {} if changed is None else {name: spec for name, spec in out.items() if name not in changed}
 
 
 def passed_for(fieldspec: Field, args: tuple, kwargs: tuple):
@@ -66,6 +70,63 @@ def _dataclass_fields(cls: ast.ClassDef) -> dict[str, Field]:
         out[stmt.target.id] = (position, stmt.target.id)
         position += 1
     return out
+
+
+# Methods that add to a container, change what a module holds or its mode, and builtins that
+# only look at what they are given.
+_CHANGES = frozenset(
+    {"update", "setdefault", "append", "extend", "insert", "add", "pop", "popitem", "clear", "remove", "discard"}
+    | {"__setitem__", "__delitem__", "__setattr__", "__ior__", "__iadd__", "add_module", "register_module", "apply"}
+    | {"train", "load_state_dict", "register_forward_hook", "register_forward_pre_hook"}
+)
+_LOOKS = frozenset({"len", "isinstance", "print", "repr", "str", "type", "id", "bool", "hasattr", "getattr", "super"})
+
+
+def _changed_by_methods(cls: ast.ClassDef) -> frozenset[str] | None:
+    """The attributes the class's own methods may change after the construction stored them
+    (None: any of them): an item stored into one (`self.data[k] = m`), a mutating method called
+    on one (`self.data.update(...)`, `self.model.train()`), one reassigned outside `__init__`
+    or handed to a call (`fit(self.model)`), a name bound to one, or `self` handed on whole.
+    What a bundle's field holds is the caller's only when none of them touches it."""
+    changed: set[str] = set()
+    for method in cls.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        init = method.name == "__init__"
+        for node in ast.walk(method):
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+                targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+                for target in targets:
+                    for part in ast.walk(target):
+                        name = _field_of(part)
+                        # `self.model = model` in `__init__` is the store itself.
+                        if name is not None and not (init and part is target and isinstance(node, ast.Assign)):
+                            changed.add(name)
+                value = getattr(node, "value", None)
+                if value is not None and (name := _field_of(value)) is not None:
+                    changed.add(name)  # `d = self.data`: changed through the alias, maybe
+            elif isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Attribute) and func.attr in _CHANGES and (name := _field_of(func.value)):
+                    changed.add(name)
+                if isinstance(func, ast.Name) and func.id in _LOOKS:
+                    continue
+                for arg in [*node.args, *(kw.value for kw in node.keywords)]:
+                    arg = arg.value if isinstance(arg, ast.Starred) else arg
+                    if isinstance(arg, ast.Name) and arg.id == "self":
+                        return None  # `register(self)`, `setattr(self, ...)`: anything
+                    if (name := _field_of(arg)) is not None:
+                        changed.add(name)
+    return frozenset(changed)
+
+
+def _field_of(expr: ast.AST) -> str | None:
+    """`f` for an expression rooted at `self.f` through attributes and subscripts."""
+    while isinstance(expr, (ast.Attribute, ast.Subscript)):
+        if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self":
+            return expr.attr
+        expr = expr.value
+    return None
 
 
 __all__ = ["passed_for", "stored_fields"]
