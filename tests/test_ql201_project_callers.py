@@ -94,7 +94,7 @@ def test_a_caller_passing_a_train_mode_batch_norm_model_keeps_the_finding(tmp_pa
 def test_a_caller_that_cannot_be_classified_keeps_the_finding(tmp_path):
     loaded = IMPORT + "\ndef main(quantizer, x):\n    quantize_module(load_model(), quantizer, x)\n"
     assert len(_check(_repo(tmp_path, a=EVAL_CALLER, b=loaded)).diagnostics) == 1
-    # A caller that hands on its own parameter: its callers are not followed across modules.
+    # A caller that hands on its own parameter, which nothing calls: callers qlint cannot see.
     handed = IMPORT + "\ndef run(model, quantizer, x):\n    quantize_module(model, quantizer, x)\n"
     assert len(_check(_repo(tmp_path / "h", a=EVAL_CALLER, b=handed)).diagnostics) == 1
 

@@ -14,6 +14,12 @@ from tests.test_wrapper_module_calls import _alone, _both, _in_a_run, _package
 
 RELU = "torch.ops.aten.relu"
 
+
+def _sub(tmp_path, name: str):
+    (tmp_path / name).mkdir()
+    return tmp_path / name
+
+
 # -- chains through several modules that insert nothing ----------------------------------
 
 # b -> mid -> graph_utils.insert_op, each link by name or as a function of the module.
@@ -23,18 +29,56 @@ MID_TO_MID2 = "from pkg.mid2 import put2\n\n\ndef put(graph, target):\n    retur
 MID2 = "import pkg.graph_utils as gu\n\n\ndef put2(g, o):\n    return gu.insert_op(g, o)\n"
 
 
-@pytest.mark.parametrize(
-    "modules",
-    [
-        {"b": B, "mid": MID},  # two modules that insert nothing
-        {"b": B, "mid": MID_TO_MID2, "mid2": MID2},  # three
-    ],
-    ids=["two-deep", "three-deep"],
-)
-def test_chains_beyond_one_module_that_inserts_nothing_are_not_followed(tmp_path, modules):
-    # The bound of `forwarding._LINKS` (one link): deeper chains cost too much without the
-    # wrapper-name index (installed packages). Alone and in a run alike.
+MID2_TO_MID3 = "from pkg.mid3 import put3\n\n\ndef put2(g, o):\n    return put3(g, o)\n"
+MID3 = MID2.replace("def put2", "def put3")
+
+DEEP = {
+    "two-deep": {"b": B, "mid": MID},  # two modules that insert nothing
+    "three-deep": {"b": B, "mid": MID_TO_MID2, "mid2": MID2},  # three
+    # The link's own module defines a helper in between (found as the search finds it).
+    "helper-in-a-link": {
+        "b": B,
+        "mid": (
+            "from pkg.graph_utils import insert_op\n\n\ndef _put(graph, op):\n    return insert_op(graph, op)\n\n\n"
+            "def put(graph, op):\n    return _put(graph, op)\n"
+        ),
+    },
+    # A class of the last module as the wrapper (`GraphBuilder(graph).insert(op)`).
+    "builder-at-the-end": {
+        "b": B,
+        "mid": (
+            "from pkg.builders import GraphBuilder\n\n\n"
+            "def put(graph, op):\n    return GraphBuilder(graph).insert(op)\n"
+        ),
+        "builders": "class GraphBuilder:\n    def __init__(self, g):\n        self.g = g\n\n"
+        "    def insert(self, op, args=()):\n        return self.g.call_function(op, args)\n",
+    },
+}
+
+
+def _in_a_run_only(tmp_path, imports, body, **modules):
+    """Followed in a run over the package (the wrapper-name index), not in a check of the
+    file alone (one link: `forwarding.CHAIN_LINKS`)."""
+    pkg = _package(tmp_path, imports, body, **modules)
+    assert _alone(pkg) == []
+    return _in_a_run(tmp_path, pkg)
+
+
+@pytest.mark.parametrize("modules", DEEP.values(), ids=DEEP.keys())
+def test_chains_through_several_modules_that_insert_nothing(tmp_path, modules):
+    # Up to `forwarding.CHAIN_LINKS` (three) such modules where the run has the index.
+    found = _in_a_run_only(tmp_path, "from pkg import b", f"b.add_op(gm.graph, {RELU})", **modules)
+    assert [(c, row) for c, row, _ in found] == [("QL102", 8)]
+    assert _both(_sub(tmp_path, "d"), "from pkg import b", f"b.add_op(gm.graph, {RELU}.default)", **modules) == []
+
+
+def test_a_chain_through_four_modules_that_insert_nothing_is_not_followed(tmp_path):
+    # One more than `forwarding.CHAIN_LINKS`.
+    modules = {"b": B, "mid": MID_TO_MID2, "mid2": MID2_TO_MID3, "mid3": MID3}
     assert _both(tmp_path, "from pkg import b", f"b.add_op(gm.graph, {RELU})", **modules) == []
+    # The same chain entered one module further down is followed.
+    found = _in_a_run_only(_sub(tmp_path, "m"), "from pkg import mid", f"mid.put(gm.graph, {RELU})", **modules)
+    assert [(c, row) for c, row, _ in found] == [("QL102", 8)]
 
 
 DEEP_QUIET = {
@@ -67,6 +111,32 @@ DEEP_QUIET = {
 @pytest.mark.parametrize("modules", DEEP_QUIET.values(), ids=DEEP_QUIET.keys())
 def test_chains_that_insert_no_parameter_stay_quiet(tmp_path, modules):
     assert _both(tmp_path, "from pkg import mid", f"mid.put(gm.graph, {RELU})", **modules) == []
+    # The same one link further up (b -> mid -> ...).
+    assert _both(_sub(tmp_path, "b"), "from pkg import b", f"b.add_op(gm.graph, {RELU})", **modules) == []
+
+
+LONGER_QUIET = {
+    # The last module inserts, but the function called passes a fixed overload, not its parameter.
+    "fixed-at-the-end": {"b": B, "mid": MID.replace("insert_op", "insert_relu").replace("op, ())", "(op,))")},
+    # A middle link calls the wrapper with something else than its parameter.
+    "other-argument-mid": {
+        "b": B,
+        "mid": MID_TO_MID2.replace("put2(graph, target)", "put2(graph, torch.ops.aten.relu.default)").replace(
+            "from pkg.mid2", "import torch\nfrom pkg.mid2"
+        ),
+        "mid2": MID2,
+    },
+    # A middle link's own helper prints instead (same name as the wrapper in another module).
+    "look-alike-mid": {
+        "b": B,
+        "mid": "from pkg.log_utils import insert_op\n\n\ndef put(graph, op):\n    return insert_op(graph, op)\n",
+    },
+}
+
+
+@pytest.mark.parametrize("modules", LONGER_QUIET.values(), ids=LONGER_QUIET.keys())
+def test_longer_chains_that_insert_no_parameter_stay_quiet(tmp_path, modules):
+    assert _both(tmp_path, "from pkg import b", f"b.add_op(gm.graph, {RELU})", **modules) == []
 
 
 def test_a_cycle_with_an_exit_reaches_the_insertion(tmp_path):

@@ -106,14 +106,16 @@ def test_a_chain_module_is_read_for_a_class_only_with_a_call_of_its_method(tmp_p
     assert read == ["link.py"]
 
 
-def test_a_chain_is_read_one_module_deep(tmp_path):
-    # graph_utils <- mid <- b: mid is read (it calls an inserting module's wrapper), b is not
-    # (the one-link bound of the helper search, `forwarding._LINKS`).
+def test_a_chain_is_read_as_many_modules_deep_as_the_search_follows(tmp_path):
+    # graph_utils <- mid <- mid2 <- b <- c: mid, mid2 and b are read (each calls a function of
+    # a module read before it), c is not (`forwarding.CHAIN_LINKS`, three modules deep).
     mid = "from pkg.graph_utils import insert_op\n\n\ndef put(graph, op):\n    return insert_op(graph, op, ())\n"
-    b = "from pkg import mid\n\n\ndef add_op(graph, op):\n    return mid.put(graph, op)\n"
-    write_package(tmp_path, "pkg", graph_utils=GRAPH_UTILS, mid=mid, b=b)
+    mid2 = "from pkg import mid\n\n\ndef put2(graph, op):\n    return mid.put(graph, op)\n"
+    b = "from pkg.mid2 import put2\n\n\ndef add_op(graph, op):\n    return put2(graph, op)\n"
+    c = "from pkg import b\n\n\ndef add(graph, op):\n    return b.add_op(graph, op)\n"
+    write_package(tmp_path, "pkg", graph_utils=GRAPH_UTILS, mid=mid, mid2=mid2, b=b, c=c)
     functions = wrapper_index.build(str(tmp_path)).functions
-    assert {"insert_op", "put"} <= functions and "add_op" not in functions
+    assert {"insert_op", "put", "put2", "add_op"} <= functions and "add" not in functions
 
 
 def test_a_def_row_in_a_string_does_not_end_the_function_it_lies_in():

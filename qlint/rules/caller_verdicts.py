@@ -29,13 +29,16 @@ from qlint.analysis.flow.model_values import (
     VALUES,
     CallSite,
 )
-from qlint.analysis.flow.project_callers import each_project_call, project_callers
+from qlint.analysis.flow.project_callers import ProjectCall, each_project_call, project_callers
 from qlint.analysis.flow.read_only_params import reads_only
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.tree_walk import own_nodes
 from qlint.rules.base import FileContext
 from qlint.rules.capture_content import changed_after_build
+
+# Functions of other modules handing on their own parameter, followed up to their callers at most.
+_MAX_HANDED = 3
 
 
 def vouched_by_callers(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]) -> bool:
@@ -179,12 +182,16 @@ def _callers_harmless(
     called = bool(same)
     # Module by module: the first caller that passes a risky model (or a use that cannot be
     # read) decides, and the modules after it are not analysed.
+    follow = None if part else seen  # a container's items: only written in the call
     for found in each_project_call(ctx, func, index):
         if found is None:
             return False
         facts = _passed(found.site, index, found.facts) if part and found.site is not None else found.facts
-        if not all(harmless(f, list(found.flows), found.call, found.flow) for f in facts):
-            return False
+        for f in facts:
+            if not harmless(f, list(found.flows), found.call, found.flow) and not (
+                follow is not None and _handed_on(ctx, found, f, follow)
+            ):
+                return False
         called = True
     return called
 
@@ -194,6 +201,30 @@ def _passed(site: CallSite, index: int, default: frozenset[ModeFact] = frozenset
     holds at the call (`held_contents`)."""
     held = site.held.get(index) if site.held else None
     return held if held is not None else site.args.get(index, default)
+
+
+def _handed_on(ctx: FileContext, found: ProjectCall, fact: ModeFact, seen: frozenset) -> bool:
+    """A caller in another module that hands on its own parameter (`def quantize(model):
+    helper(model)`): harmless when that function's own callers are, read the same way in
+    the project (`_MAX_HANDED` modules up). Only a module-level function that its own module
+    never names again: callers there would need that module's whole flow, which is not
+    analysed here (such a caller stays one that cannot be classified)."""
+    origin = fact.origin
+    node = origin.node if origin is not None else None
+    if fact.state != "unset" or origin.kind != PARAM or origin.index is None or node is not found.flow.node:
+        return False
+    if found.module is None or (id(node), origin.index) in seen or len(seen) > _MAX_HANDED:
+        return False
+    other = found.module[0]
+    if other.scope.functions.get(node.name) is not node:
+        return False
+    if len(re.findall(rf"(?<!\w){re.escape(node.name)}(?!\w)", other.text)) > 1:
+        return False  # named in its own module again (a call, a callback, `__all__`, a string)
+    try:
+        return _callers_harmless(other, list(found.flows), node, origin.index, None, seen)
+    finally:
+        # What that search read is what this check's answer depends on.
+        ctx.project.hand_over_dependencies(other.path, ctx.path)
 
 
 def _harmless(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder: FunctionFlow | None) -> bool:

@@ -23,6 +23,7 @@ from qlint.analysis.graphs import file_keys
 from qlint.analysis.graphs.called_names import attributes_called, calls_memo, may_call, may_call_attribute
 from qlint.analysis.graphs.forwarding_facts import ForwardingFact, RemoteFunction, RemoteModule
 from qlint.analysis.graphs.receivers import constructed_class
+from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
 from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
@@ -32,10 +33,14 @@ from qlint.analysis.tree_walk import own_nodes
 from qlint.value_classes import value_class
 
 _MAX_DEPTH = 4
-# Modules that insert nothing a wrapper chain passes through, at most. Two (c -> b -> mid ->
-# a) cost 1.2 -> 3.4 s CPU on the installed torchao (QL1, no wrapper index there): the gate
-# only asks whether the last module names a sink, which most of torchao's modules reach.
-_LINKS = 1
+# Modules that insert nothing a wrapper chain passes through, at most (c -> b -> mid -> a:
+# two), where the run has the project's wrapper-name index (`wrapper_index`: a batch run
+# over a repository), which holds every name such a chain can pass through; without it
+# (installed packages, one file, the editor) one. Past the first, a link counts only for a
+# name its module hands a parameter on with (`_passes_on`, from texts). Without the index
+# even that walk reads most of the installed torchao (QL1 CPU 1.8 -> 2.9 s with two links,
+# 4.1-5.1 s with three); one link asks only whether the next module names a sink.
+CHAIN_LINKS = 3
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 # What a sink is: for a call (and the resolver of its body), the argument expressions that
@@ -99,9 +104,18 @@ class Forwarding:
         self.chain_fact = ForwardingFact(fact_key, direct, needles, _calls, gated=False)
         self._index = None  # the project's wrapper-name index, where the check has one
         # Per check: (module, links left) -> whether a chain from it reaches a module naming a
-        # sink, with the modules read for that answer; and each module's own links.
+        # sink, with the modules read for that answer; each module's own links; and (module,
+        # name, links left) -> whether that name of a link module hands a parameter on (`_passes_on`).
         self._reach: dict[tuple[str, int], tuple[bool, tuple]] = {}
-        self._edges: dict[str, tuple[bool, tuple[str, ...], tuple]] = {}
+        self._edges: dict[str, tuple[bool, tuple[tuple[str, str, str], ...], tuple]] = {}
+        self._passes: dict[tuple[str, str, int], tuple[bool, tuple]] = {}
+        self._methods: dict[str, tuple[frozenset[str], tuple]] = {}  # `_instance_wrapper`
+
+    @property
+    def _kind(self) -> tuple[str, bool]:
+        """What a fact shared across checks was worked out for: the sink kind, and whether
+        without the wrapper-name index (which lets chains run longer: `CHAIN_LINKS`)."""
+        return self.fact.key, self._index is None
 
     def module_scope(self, resolver: Resolver | None, module: str, requester: str) -> RemoteModule | None:
         """Another module of the project as its summary describes it, if it can hold a helper
@@ -132,18 +146,18 @@ class Forwarding:
         `a.insert(graph, op)` or `gu.insert(graph, op)`), from texts alone: it calls a name
         it imports (or a function or class of a module it imports) that a module naming a
         sink defines (followed through re-exports), or that another such link defines
-        (c -> b -> mid -> a, `_LINKS` modules deep at most). Asked once per module, whatever
+        (c -> b -> mid -> a, `CHAIN_LINKS` modules deep at most). Asked once per module, whatever
         imports it. Classes it subclasses are not asked about: a class of a module that
         names no sink holds no helper method of its own unless it calls one (in ExecuTorch
         nearly every pass would otherwise be read through `ExportPass`)."""
-        key = ("chain", path, self.fact.key)
+        key = ("chain", path, self.fact.key, self._index is None)
         known = _IMPORTED.get(key)
         if known is not None and self._valid(known[1]):
             self._replay(known[1])
             return bool(known[0])
         self._trails.append([])
         try:
-            found = self._reaches(project, path, _LINKS - 1)
+            found = self._reaches(project, path, CHAIN_LINKS - 1 if self._index is not None else 0)
         finally:
             trail = tuple(self._trails.pop())
         if self._trails:
@@ -163,7 +177,15 @@ class Forwarding:
             self._trails.append([])
             try:
                 adjacent, further = self._links_of(project, path)
-                found = adjacent or (links > 0 and any(self._reaches(project, p, links - 1) for p in further))
+                if not adjacent and links > 0 and further:
+                    # Only what the module's functions call with a parameter of theirs (the
+                    # names of most calls of other modules' functions hand nothing on).
+                    module = _module_text(project, path)
+                    called = {callee for i in module.functions() for _, callee in module.calls_within(i)}
+                    further = tuple(f for f in further if f[2] in called)
+                found = adjacent or (
+                    links > 0 and any(self._passes_on(project, p, name, links - 1) for p, name, _ in further)
+                )
             finally:
                 trail = tuple(dict.fromkeys(self._trails.pop()))  # many paths lead to one module
             known = self._reach[(path, links)] = (found, trail)
@@ -171,10 +193,10 @@ class Forwarding:
             self._trails[-1].extend(known[1])
         return known[0]
 
-    def _links_of(self, project, path: str) -> tuple[bool, tuple[str, ...]]:
+    def _links_of(self, project, path: str) -> tuple[bool, tuple[tuple[str, str, str], ...]]:
         """Whether the module calls a function or class of a module naming a sink, and the
-        other modules of the project whose functions or classes it calls (read once per
-        check; the modules read are replayed into whatever asks)."""
+        other modules of the project whose functions or classes it calls, each with the name
+        it has there (read once per check; the modules read are replayed into whatever asks)."""
         known = self._edges.get(path)
         if known is None:
             # Read once per process while the modules it was read from are unchanged.
@@ -187,7 +209,7 @@ class Forwarding:
                 self._trails[-1].extend(known[2])
             return known[0], known[1]
         self._trails.append([])
-        further: list[str] = []
+        further: list[tuple[str, str, str]] = []  # (module, name there, name as called here)
         adjacent = False
         try:
             text = project.text(path) or ""
@@ -205,14 +227,15 @@ class Forwarding:
                         index.may_lead_to_function(called) or index.may_lead_to_class(called)
                     ):
                         continue
-                    where = self._defining(project, called, path, 0)
-                    if where is None:
+                    found = self._defining(project, called, path, 0)
+                    if found is None:
                         continue
+                    where = found[0]
                     if _mentions(project, where, self.fact.key, self.holds_sink):
                         adjacent = True
                         break
-                    if where != path and where not in further:
-                        further.append(where)
+                    if where != path and (*found, called.rpartition(".")[2]) not in further:
+                        further.append((*found, called.rpartition(".")[2] if called != full else name))
         finally:
             trail = tuple(self._trails.pop())
         if self._trails:
@@ -224,9 +247,108 @@ class Forwarding:
         _LINKS_OF[(path, self.fact.key, self._index is None)] = self._edges[path]
         return adjacent, tuple(further)
 
-    def _defining(self, project, dotted: str, requester: str, depth: int) -> str | None:
+    def _passes_on(self, project, path: str, name: str, links: int) -> bool:
+        """Whether the function or class `name` of a module that names no sink may hand a
+        parameter on to a wrapper, from texts (`ModuleText.calls_within`): its body (a
+        class's methods) passes a parameter whole to a function of a module naming a sink
+        that the module's own text makes a wrapper (`_wrappers`), or (`links` left) to a
+        function or class of another module that does so in turn; helpers of the same
+        module and methods of the same class on the way are read the same way. Only the
+        calls in those bodies are looked up. Once per check and (module, name, links left)."""
+        key = (path, name, links)
+        known = self._passes.get(key)
+        if known is None:
+            shared = _PASSING.get((*key, self.fact.key, self._index is None))
+            if shared is not None and self._valid(shared[1]):
+                known = self._passes[key] = shared
+                self._record(shared[1])
+        if known is None:
+            self._passes[key] = (False, ())  # a cycle hands nothing more on
+            self._trails.append([])
+            try:
+                found = self._passes_on_now(project, path, name, links)
+            finally:
+                trail = tuple(dict.fromkeys((*self._trails.pop(), (path, self._key(path)))))
+            known = self._passes[key] = (found, trail)
+            if len(_PASSING) > 50_000:
+                _PASSING.clear()
+            _PASSING[(*key, self.fact.key, self._index is None)] = known
+        if self._trails:
+            self._trails[-1].extend(known[1])
+        return known[0]
+
+    def _passes_on_now(self, project, path: str, name: str, links: int) -> bool:
+        module = _module_text(project, path)
+        _, _, imports = _names(project, path)
+        bodies = module.bodies_of(name)
+        seen = set(bodies)
+        while bodies:
+            body = bodies.pop()
+            for head, callee in module.calls_within(body):
+                if head in ("", "self", "cls"):
+                    local = module.bodies_of(callee, of_class=module.owner(body) if head else None)
+                    fresh = [b for b in local if b not in seen]
+                    seen.update(fresh)
+                    bodies.extend(fresh)
+                    if head or local:
+                        continue
+                    full = imports.get(callee)
+                elif head in imports:
+                    full = imports[head] + "." + callee
+                else:  # a method called on an instance (`GraphBuilder(g).insert(op)`)
+                    if self.instances and self._instance_wrapper(project, path, module, imports, callee, links):
+                        return True
+                    continue
+                if full is not None and not _torch(full) and self._leads_to_wrapper(project, full, path, links):
+                    return True
+        return False
+
+    def _leads_to_wrapper(self, project, full: str, requester: str, links: int, cls: bool = False) -> bool:
+        index = self._index
+        if index is not None and not (index.may_lead_to_function(full) or index.may_lead_to_class(full)):
+            return False
+        found = self._defining(project, full, requester, 0)
+        if found is None or found[0] == requester:
+            return False
+        where, attr = found
+        if _mentions(project, where, self.fact.key, self.holds_sink):
+            functions, classes = _wrappers(project, where)
+            return attr in (classes if cls else functions)
+        return links > 0 and self._passes_on(project, where, attr, links - 1)
+
+    def _instance_wrapper(self, project, path: str, module, imports, method: str, links: int) -> bool:
+        """A method called on an instance, where the module spells a class it imports (by
+        its name, capitalised as classes are) from a module naming a sink whose text makes
+        `method` a wrapper method of it. Classes of modules that name no sink are not asked
+        about here (a call of a method on any receiver would lead through every class)."""
+        known = self._methods.get(path)
+        if known is None:
+            self._trails.append([])
+            methods: set[str] = set()
+            try:
+                for local, full in imports.items():
+                    if _torch(full) or local == full or not local[:1].isupper() or not module.spells(local):
+                        continue
+                    if self._index is not None and not self._index.may_lead_to_class(full):
+                        continue
+                    found = self._defining(project, full, path, 0)
+                    if found is None or found[0] == path:
+                        continue
+                    where, attr = found
+                    if _mentions(project, where, self.fact.key, self.holds_sink):
+                        functions, classes = _wrappers(project, where)
+                        if attr in classes:
+                            methods |= functions
+            finally:
+                trail = tuple(dict.fromkeys(self._trails.pop()))
+            known = self._methods[path] = (frozenset(methods), trail)
+        if self._trails:
+            self._trails[-1].extend(known[1])
+        return method in known[0]
+
+    def _defining(self, project, dotted: str, requester: str, depth: int) -> tuple[str, str] | None:
         """The module of the project defining the function or class `dotted` names
-        (followed through re-exports), None when none does."""
+        (followed through re-exports), with its name there; None when none does."""
         module, _, attr = dotted.rpartition(".")
         where = self._find(module, requester) if module else None
         if where is None or depth > _MAX_DEPTH:
@@ -234,7 +356,7 @@ class Forwarding:
         self._read(project, where)
         defined, functions, imports = _names(project, where)
         if attr in (defined if self.instances else functions):  # a class it builds: a link too
-            return where
+            return where, attr
         if attr in imports:  # re-exported (a package's `__init__.py`)
             return self._defining(project, imports[attr], where, depth + 1)
         return None
@@ -314,7 +436,7 @@ class Forwarding:
             if self._trails:
                 self._trails[-1].extend(self._params[key][2])
             return self._params[key][1]
-        shared = _SHARED.get((key, self.fact.key))
+        shared = _SHARED.get((key, self._kind))
         fresh = shared is not None and self._valid(shared[2])
         if fresh and (shared[0] is func or isinstance(func, RemoteFunction)):
             # Another module's function (its scope is cached by the project index): read once
@@ -359,7 +481,7 @@ class Forwarding:
             if len(_SHARED) > 50_000:
                 _SHARED.clear()
             own = (scope.path, self._key(scope.path) if self._project is not None else None)
-            _SHARED[(key, self.fact.key)] = (func, result, (*trail, own))
+            _SHARED[(key, self._kind)] = (func, result, (*trail, own))
         return result
 
     def _remote_params(self, func: RemoteFunction, scope: RemoteModule, class_scope, depth: int) -> set[str]:
@@ -576,14 +698,14 @@ class Forwarding:
         # where a file is found without looking the module up again, and per module file it
         # is imported from, which the import roots of a tree share (ExecuTorch: 275 roots):
         # everything read past that file is read from its own path, whoever imports it.
-        rooted = (full, _import_root(scope.path), self.fact.key)
+        rooted = (full, _import_root(scope.path), self._kind)
         known = _IMPORTED.get(rooted)
         if known is not None and self._valid(known[1]):
             self._replay(known[1])
             return bool(known[0])
         module, _, attr = full.rpartition(".")
         path = self._find(module, scope.path) if module else None
-        shared = (path, attr, self.fact.key) if path is not None else None
+        shared = (path, attr, self._kind) if path is not None else None
         known = _IMPORTED.get(shared) if shared is not None else None
         if known is not None and self._valid(known[1]):
             self._replay(known[1])
@@ -612,7 +734,7 @@ class Forwarding:
         head = None if local else scope.imports.get(parts[0])
         if head is None:
             return frozenset(self._inherited_helpers(scope, base, 0))
-        key = ("base", ".".join([head, *parts[1:]]), _import_root(scope.path), self.fact.key)
+        key = ("base", ".".join([head, *parts[1:]]), _import_root(scope.path), self._kind)
         known = _IMPORTED.get(key)
         if known is not None and self._valid(known[1]):
             self._replay(known[1])
@@ -766,7 +888,44 @@ _TEXTS: dict[tuple, tuple[tuple | None, bool]] = {}
 _IMPORTED: dict[tuple, tuple[bool | frozenset[str], tuple]] = {}
 _SHARED: dict[tuple, tuple[ast.AST, frozenset[str], tuple]] = {}
 # (module, sink kind, without an index) -> its chain links (`Forwarding._links_of`).
-_LINKS_OF: dict[tuple, tuple[bool, tuple[str, ...], tuple]] = {}
+_LINKS_OF: dict[tuple, tuple[bool, tuple[tuple[str, str, str], ...], tuple]] = {}
+# (module, name, links left, sink kind, without an index) -> `Forwarding._passes_on`.
+_PASSING: dict[tuple, tuple[bool, tuple]] = {}
+_WRAPPERS: dict[str, tuple[tuple | None, tuple[frozenset[str], frozenset[str]]]] = {}
+
+
+def _wrappers(project, path: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The functions and classes of a module naming a sink that its own text makes wrappers
+    (`wrapper_candidates.candidates` of it alone); read again when its content key changes."""
+    key = file_keys.content_key(project, path)
+    found = _WRAPPERS.get(path)
+    if found is None or found[0] != key:
+        if len(_WRAPPERS) > 50_000:
+            _WRAPPERS.clear()
+        functions, classes = candidates([ModuleText(project.text(path) or "", path)], [])
+        found = _WRAPPERS[path] = (key, (frozenset(functions), frozenset(classes)))
+    return found[1]
+
+
+def _no_sites(masked: str) -> list:
+    return []
+
+
+_TEXTS_READ: dict[str, tuple[tuple | None, ModuleText]] = {}
+
+
+def _module_text(project, path: str) -> ModuleText:
+    """A link module's text as `wrapper_candidates` reads it; read again when its content
+    key changes."""
+    key = file_keys.content_key(project, path)
+    found = _TEXTS_READ.get(path)
+    if found is None or found[0] != key:
+        if len(_TEXTS_READ) > 2_000:
+            _TEXTS_READ.clear()
+        found = _TEXTS_READ[path] = (key, ModuleText(project.text(path) or "", path, sites=_no_sites))
+    return found[1]
+
+
 _NAMES: dict[str, tuple[tuple | None, frozenset[str], frozenset[str], dict[str, str]]] = {}
 
 

@@ -14,6 +14,7 @@ import ast
 import re
 from collections.abc import Iterator
 
+from qlint.analysis.graphs.attribute_text import AFTER_DOT
 from qlint.analysis.graphs.forwarding import Forwarding
 from qlint.analysis.names.resolver import Resolver
 
@@ -72,10 +73,6 @@ ATTRIBUTES = tuple(
         ("target", r"target\s*=(?!=)"),
     )
 )
-# Only a dot, blanks, line continuations and (within brackets) comments between the dot
-# and the attribute's name (a comment is split at each `#`: one way to match, no backtracking); not an
-# ellipsis (`...     target=f` in a doctest).
-AFTER_DOT = re.compile(r"(?<!\.)\.(?:\s|\\|#[^\n#]*)*\Z")
 
 
 def direct_insertions(call: ast.Call, resolver: Resolver) -> Iterator[ast.expr]:

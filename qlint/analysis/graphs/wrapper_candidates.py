@@ -28,7 +28,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterable
 
-from qlint.analysis.graphs.insertions import AFTER_DOT
+from qlint.analysis.graphs.attribute_text import AFTER_DOT
 from qlint.analysis.names.text_imports import text_imports
 
 _HEADER = re.compile(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+(\w+)", re.M)
@@ -47,6 +47,8 @@ _HEAD = re.compile(r"(?<![\w.])([A-Za-z_]\w*)(?:[\s\\]*\.[\s\\]*[A-Za-z_]\w*)*[\
 # Relative imports resolve from a module this deep (only the names they bind are read).
 _ANY_MODULE = ".".join(["_"] * 32)
 _KEYWORD = re.compile(r"^\s*(\w+)\s*=(?!=)")
+# A call's callee name (its last dotted part), then its bracket, maybe past blanks and `)`.
+_CALL = re.compile(r"([A-Za-z_]\w*)[\s\\)]*\(")
 _BRACKETS = re.compile(r"[()\[\]{}]")
 
 Span = tuple[str, str, int, int, int, tuple[int, ...]]  # kind, name, start, end, header's end, outer
@@ -64,6 +66,7 @@ class ModuleText:
         self._params: dict[int, frozenset[str]] = {}
         self._imported: frozenset[str] | None = None  # the names its imports bind, when asked
         self._spelled: dict[str, bool] = {}  # class name -> whether the text spells it
+        self._by_name: dict[tuple[str, int | None], list[int]] | None = None  # `bodies_of`
         headers = list(_HEADER.finditer(self.masked))
         ends = [len(self.masked)] * len(headers)
         open_: list[tuple[int, int]] = []  # (indent, index) of the headers still open
@@ -171,6 +174,57 @@ class ModuleText:
                 out.append((m.start(), self._arguments(m.end())))
         return out
 
+    def bodies_of(self, name: str, of_class: int | None = None) -> list[int]:
+        """The spans (indices) of the module-level function `name`, or of the methods of the
+        module-level class `name`; with `of_class`, of that class's methods named `name`."""
+        if self._by_name is None:
+            by_name: dict[tuple[str, int | None], list[int]] = {}
+            methods: dict[int, list[int]] = {}
+            for i, (kind, spelled, *_, outer) in enumerate(self.spans):
+                if not outer:
+                    by_name.setdefault((spelled, None), [i] if kind == "def" else methods.setdefault(i, []))
+                elif kind == "def" and self.spans[outer[-1]][0] == "class" and len(outer) == 1:
+                    methods.setdefault(outer[0], []).append(i)
+                    by_name.setdefault((spelled, outer[0]), []).append(i)
+            self._by_name = by_name
+        return list(self._by_name.get((name, of_class), ()))
+
+    def functions(self) -> list[int]:
+        """The spans of the module's functions and methods (at any depth)."""
+        return [i for i, span in enumerate(self.spans) if span[0] == "def"]
+
+    def owner(self, body: int) -> int | None:
+        """The class a method's span lies in directly (None: no method)."""
+        outer = self.spans[body][5]
+        return outer[-1] if outer and self.spans[outer[-1]][0] == "class" else None
+
+    def calls_within(self, body: int) -> list[tuple[str, str]]:
+        """(head, name) of every call in a function's span that passes one of its parameters
+        as a whole argument (or arguments that cannot be read): `f(op)` is ("", "f"),
+        `gu.f(op)` ("gu", "f"), `self.f(op)` ("self", "f"), `x.f(op)` on another receiver
+        ("?", "f"). A nested function's calls count for the one around it (a superset)."""
+        _, _, _, end, header, _ = self.spans[body]
+        params = self.params(header)
+        found: list[tuple[str, str]] = []
+        if not params:
+            return found
+        text = self.masked
+        for m in _CALL.finditer(text, header, end):
+            if m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] == "_"):
+                continue
+            passed = self._arguments(m.end(1))
+            if passed is not None and not passed & params:
+                continue
+            head = ""
+            if _ATTRIBUTE.search(text, max(0, m.start() - 12), m.start()):
+                dotted = _HEAD.search(text, max(0, m.start() - 300), m.start())
+                head = dotted.group(1) if dotted is not None and dotted.group(0).count(".") == 1 else "?"
+            found.append((head, m.group(1)))
+        return found
+
+    def spells(self, name: str) -> bool:
+        return self._spells_any((name,))
+
     def _spells_any(self, names: Iterable[str]) -> bool:
         for name in names:
             known = self._spelled.get(name)
@@ -196,7 +250,7 @@ def _word(name: str) -> re.Pattern:
     return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
 
 
-def _called(names: Iterable[str]) -> list[tuple[str, re.Pattern]]:
+def called_patterns(names: Iterable[str]) -> list[tuple[str, re.Pattern]]:
     """A pattern per name for its calls: `(` after it, maybe past blanks, continuations or `)`."""
     return [(name, re.compile(re.escape(name) + r"\b(?=[\s\\)]*\()")) for name in sorted(names)]
 
@@ -206,6 +260,7 @@ def candidates(
     renames: list[tuple[str, str]],
     more: Callable[..., list[ModuleText]] | None = None,
     instances: bool = True,
+    links: int = 1,
 ) -> tuple[set[str], set[str]]:
     """(function names, class names) that may be wrappers, with the names `renames` (`X as
     Y` pairs) bind them to. `modules`: those that insert; `more(new, known, paths)`: the
@@ -213,11 +268,13 @@ def candidates(
     of an inserting module (at one of `paths`), among all those `known` (wrapper chains:
     `add_op(graph, op)` handing `op` on to `a.insert`, or to `gu.insert`), each read from
     then on as the inserting ones are. As in the helper search (`Forwarding._forwards_on`),
-    a chain has one such link: a module that inserts nothing is read for the functions and
-    classes of inserting modules it calls, not for those of other modules read for that
-    reason, nor for the classes it subclasses."""
-    inserting = len(modules)
+    a chain has at most `links` such modules: one is read for the functions and classes it
+    calls of inserting modules, or of modules read for that reason fewer than `links` steps
+    away, not for the classes it subclasses."""
     modules = list(modules)
+    # Per module, how many modules that insert nothing lie between it and an inserting one
+    # (0: it inserts), at most: a module read for names of several is counted from the nearest.
+    levels = [0] * len(modules)
     functions: set[str] = set()
     classes: set[str] = set()
     toplevel: set[str] = set()  # the functions a module defines at its level (importable)
@@ -254,7 +311,7 @@ def candidates(
                 if params and any(passed is None or passed & params for _, passed in calls[first:last]):
                     found.add(i)
                     new_functions.add(name)
-                    if not outer and at < inserting:
+                    if not outer and levels[at] < links:
                         new_toplevel.add(name)
                         defining[id(module)] = module
                     # A method of the class it lies in directly (a function's own classes are
@@ -267,7 +324,7 @@ def candidates(
                             new_classes.add(owner[1])
                             # Importable, constructed elsewhere (a link where the search asks
                             # about classes a module builds: `Forwarding.instances`).
-                            if instances and not owner[5] and at < inserting:
+                            if instances and not owner[5] and levels[at] < links:
                                 new_toplevel_classes.add(owner[1])
                                 defining[id(module)] = module
         known = classes | new_classes
@@ -304,7 +361,7 @@ def candidates(
         # A class whose candidate methods grew: a module passed over for it may call one now.
         grown = {c for c, ms in methods_of.items() if ms != asked_methods.get(c) and c in toplevel_classes}
         asked_methods = methods_of
-        patterns = _called(new_functions)
+        patterns = called_patterns(new_functions)
         sites = [module.calls_of(patterns, holders if instances else None) for module in modules]
         if more and (new_toplevel or new_toplevel_classes or grown):
             only_classes = {c: ms for c, ms in methods_of.items() if c in toplevel_classes and c not in toplevel}
@@ -315,7 +372,9 @@ def candidates(
         if added:
             # Their calls of every name found so far (the modules read before were searched
             # for the earlier names in earlier rounds).
-            known = _called(functions)
+            known = called_patterns(functions)
+            nearest = min((levels[i] for i, m in enumerate(modules) if id(m) in defining), default=0)
+            levels.extend(nearest + 1 for _ in added)
             modules.extend(added)
             marked.extend(set() for _ in added)
             sites.extend(module.inserting + module.calls_of(known, holders if instances else None) for module in added)

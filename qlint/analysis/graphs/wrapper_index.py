@@ -36,6 +36,7 @@ import re
 
 from qlint.analysis import wrapper_record
 from qlint.analysis.graphs import sink_index
+from qlint.analysis.graphs.forwarding import CHAIN_LINKS
 from qlint.analysis.graphs.insertions import calls_inserting, wrapper_search
 from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
 from qlint.analysis.names.content_keys import content_key
@@ -238,8 +239,8 @@ def build(root: str, store=None, listed: dict[str, Listing] | None = None) -> Wr
                 sinks.append(ModuleText(text, path))
                 continue
         chains.add(path, data, words)
-    functions, classes = candidates(sinks, renames, chains.more)
-    sink_functions, sink_classes = candidates(ql101, renames, ql101_chains.more, instances=False)
+    functions, classes = candidates(sinks, renames, chains.more, links=CHAIN_LINKS)
+    sink_functions, sink_classes = candidates(ql101, renames, ql101_chains.more, instances=False, links=CHAIN_LINKS)
     record = wrapper_record.Record(root, functions, classes, stats, sink_functions, sink_classes)
     if store is not None:
         store.save(record)

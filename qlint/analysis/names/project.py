@@ -265,6 +265,16 @@ class ProjectIndex:
         if self.reads is not None:
             self.reads.append((path, digest))
 
+    def hand_over_dependencies(self, reader: str, requester: str) -> None:
+        """What was recorded for `reader` while the check of `requester` analysed it (the
+        module of a caller, searched for its own callers as if it were checked) is a
+        dependency of `requester`'s check, not of a later check of `reader`."""
+        reader, requester = os.path.abspath(reader), os.path.abspath(requester)
+        if reader == requester:
+            return
+        for path, digest in self._deps.pop(reader, {}).items():
+            self._record_absolute(requester, path, digest)
+
     def record_read(self, requester: str, path: str, digest: str) -> None:
         """The check of `requester` read `path` (content sha256, "" = absent) by other means
         than `module_scope` (a scan of the project's files): a dependency like the others."""

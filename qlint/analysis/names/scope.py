@@ -51,19 +51,23 @@ class ModuleScope:
     @classmethod
     def build(cls, tree: ast.Module, module: str | None, path: str) -> ModuleScope:
         scope = cls(module, path)
-        for stmt in _top_level(tree.body):
-            scope._bind(stmt)
+        for stmt, sure in _top_level_bindings(tree.body):
+            scope._bind(stmt, sure)
         return scope
 
-    def _bind(self, stmt: ast.stmt) -> None:
+    def _bind(self, stmt: ast.stmt, sure: bool = False) -> None:
+        """`sure`: the statement runs whenever the module does (not in an `if`/`try`
+        branch), so its binding replaces whatever an import, `def` or `class` bound the
+        name to before: a later `def f` shadows `from m import f`, and the other way round.
+        A binding in a branch may not happen: both stay known, as before."""
         if isinstance(stmt, ast.Import):
             self.imported_modules.update(alias.name for alias in stmt.names)
             for alias in stmt.names:
                 if alias.asname:
-                    self.imports[alias.asname] = alias.name
+                    self._import(alias.asname, alias.name, sure)
                 else:
                     top = alias.name.split(".")[0]
-                    self.imports[top] = top
+                    self._import(top, top, sure)
         elif isinstance(stmt, ast.ImportFrom):
             base = resolve_relative(self.module, self.path, stmt.level, stmt.module)
             if base is None:
@@ -71,14 +75,26 @@ class ModuleScope:
             self.imported_modules.add(base)
             for alias in stmt.names:
                 if alias.name != "*":
-                    self.imports[alias.asname or alias.name] = f"{base}.{alias.name}"
+                    self._import(alias.asname or alias.name, f"{base}.{alias.name}", sure)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if sure:
+                self.imports.pop(stmt.name, None)
+                self.classes.pop(stmt.name, None)
             self.functions[stmt.name] = stmt
         elif isinstance(stmt, ast.ClassDef):
+            if sure:
+                self.imports.pop(stmt.name, None)
+                self.functions.pop(stmt.name, None)
             self.classes[stmt.name] = ClassScope.build(stmt)
         else:
             for name, value in assignments(stmt):
                 self.assigns.setdefault(name, []).append(value)
+
+    def _import(self, name: str, full: str, sure: bool) -> None:
+        if sure:
+            self.functions.pop(name, None)
+            self.classes.pop(name, None)
+        self.imports[name] = full
 
     def unique(self, name: str) -> ast.expr | None:
         values = self.assigns.get(name)
@@ -109,20 +125,28 @@ def same_tree(a: object, b: object) -> bool:
 
 def _top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """Statements that bind module names, looking into module-level if/try blocks."""
+    for stmt, _ in _top_level_bindings(body):
+        yield stmt
+
+
+def _top_level_bindings(body: list[ast.stmt], sure: bool = True) -> Iterator[tuple[ast.stmt, bool]]:
+    """`_top_level`'s statements, each with whether it runs whenever the module does: not
+    in an `if` or `try` branch (a `with` body and a `try`'s `finally` run, as far as names
+    go; a `try` body may stop at any statement, an `else` after it may not run)."""
     for stmt in body:
         if isinstance(stmt, ast.If):
-            yield from _top_level(stmt.body)
-            yield from _top_level(stmt.orelse)
+            yield from _top_level_bindings(stmt.body, False)
+            yield from _top_level_bindings(stmt.orelse, False)
         elif isinstance(stmt, ast.Try | getattr(ast, "TryStar", ast.Try)):
-            yield from _top_level(stmt.body)
+            yield from _top_level_bindings(stmt.body, False)
             for handler in stmt.handlers:
-                yield from _top_level(handler.body)
-            yield from _top_level(stmt.orelse)
-            yield from _top_level(stmt.finalbody)
+                yield from _top_level_bindings(handler.body, False)
+            yield from _top_level_bindings(stmt.orelse, False)
+            yield from _top_level_bindings(stmt.finalbody, sure)
         elif isinstance(stmt, ast.With):
-            yield from _top_level(stmt.body)
+            yield from _top_level_bindings(stmt.body, sure)
         else:
-            yield stmt
+            yield stmt, sure
 
 
 def assignments(stmt: ast.AST) -> Iterator[tuple[str, ast.expr]]:

@@ -64,10 +64,13 @@ class ModuleSummary:
         for stmt in _top_level(tree.body):
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 continue
+            # A name a later import (or `def`/`class`) shadows is none of them (`ModuleScope._bind`).
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                out.functions[stmt.name] = _loc(stmt)
+                if stmt.name in scope.functions:
+                    out.functions[stmt.name] = _loc(stmt)
             elif isinstance(stmt, ast.ClassDef):
-                out.classes[stmt.name] = _loc(stmt)
+                if stmt.name in scope.classes:
+                    out.classes[stmt.name] = _loc(stmt)
             else:
                 for name, _ in assignments(stmt):
                     locs = out.assigns.setdefault(name, [])

@@ -1,0 +1,13 @@
+"""How an attribute is written after its object in a module's text, for the text-level
+prefilters of insertions (`insertions`) and of wrapper candidates (`wrapper_candidates`), which
+the helper search (`forwarding`) reads too: kept apart so none of them imports another in a
+circle."""
+
+from __future__ import annotations
+
+import re
+
+# Only a dot, blanks, line continuations and (within brackets) comments between the dot
+# and the attribute's name (a comment is split at each `#`: one way to match, no backtracking); not an
+# ellipsis (`...     target=f` in a doctest).
+AFTER_DOT = re.compile(r"(?<!\.)\.(?:\s|\\|#[^\n#]*)*\Z")
