@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from qlint import run_record
 from qlint.cache import Cache
 from qlint.discovery import discover
 from qlint.results import FileResult, content_hash, display_path
@@ -95,6 +96,12 @@ def run_check(
     cache = Cache.for_settings(settings) if use_cache else None
     if cache is not None:
         cache.walked, cache.walked_names = found.listings, found.names
+        if not found.errors:
+            recorded = run_record.answer(cache, paths, found.files, found.listings)
+            if recorded is not None:
+                if progress is not None:
+                    progress.advance(len(recorded))
+                return RunResult(results=recorded, errors=found.errors, cached=len(recorded))
     results: dict[str, FileResult] = {}
     todo: list[str] = []
     for path in found.files:
@@ -122,10 +129,12 @@ def run_check(
             # kept with every result until the report, the parent held them all (~15 MiB,
             # 127,000 objects at the end of a run over ExecuTorch).
             result.dependencies = {}
+    run.results = [results[p] for p in found.files]
     if cache is not None:
         cache.forget_missing([os.path.abspath(p) for p in paths or (".",)], set(found.files))
         cache.save()
-    run.results = [results[p] for p in found.files]
+        if not todo and not found.errors:  # the cache answered every file: so can one record next time
+            run_record.write(cache, paths, found.files, found.listings, run.results)
     return run
 
 

@@ -1,0 +1,249 @@
+"""The whole-run record (`qlint.run_record`): a warm run over an unchanged tree is answered
+from one record, byte for byte as the per-file cache path answers it; anything that could
+change an answer (a touched, edited, new or removed file, another config, other arguments,
+another qlint version) falls back to the per-file path, whose answer is the cold run's."""
+
+from __future__ import annotations
+
+import marshal
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from qlint import checksummed_files, run_record
+from qlint.cli import main
+from tests.test_ql201_project_callers import BN_CALLER, EVAL_CALLER, HEAD, _repo
+
+_PAST = 1_600_000_000
+QL101_MATCHER = "import torch\n\n\ndef f(n):\n    return n.target == torch.ops.aten.relu\n"
+
+
+def _age(root: Path, when: int = _PAST) -> None:
+    """Stats old enough for the caches to trust them."""
+    for directory, _, names in os.walk(root):
+        for name in names:
+            os.utime(os.path.join(directory, name), (when, when))
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """A repository where QL201 (the helper's finding depends on which callers exist) and
+    QL101 report, every file old."""
+    root = _repo(tmp_path, a=EVAL_CALLER)
+    (root / "pkg" / "matchers.py").write_text(QL101_MATCHER)
+    (root / "pkg" / "clean.py").write_text("x = 1\n")
+    _age(root)
+    return root
+
+
+@pytest.fixture
+def answers(monkeypatch):
+    """What each run's `run_record.answer` returned: True when the record answered."""
+    seen: list[bool] = []
+    monkeypatch.setattr(run_record, "answer", _spy(seen))
+    return seen
+
+
+def _spy(seen: list[bool]):
+    real = run_record.answer
+
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
+        seen.append(out is not None)
+        return out
+
+    return spy
+
+
+FORMATS = (
+    ["--output-format", "full"],
+    ["--output-format", "json"],
+    ["--output-format", "concise", "--statistics"],
+    ["--output-format", "sarif"],
+)
+
+
+def _run(capsys, cache: Path, paths: list[Path], *extra: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(["check", *extra, "--cache-dir", str(cache), *map(str, paths)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _cold(capsys, paths: list[Path], *extra: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(["check", *extra, "--no-cache", *map(str, paths)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _warm_up(capsys, cache, paths, *extra) -> None:
+    _run(capsys, cache, paths, *extra)  # cold: fills the cache
+    _run(capsys, cache, paths, *extra)  # every file a hit: writes the record
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: "-".join(f[1:]))
+def test_the_record_answers_byte_for_byte_as_the_per_file_path(tmp_path, tree, capsys, answers, fmt):
+    cache = tmp_path / "cache"
+    cold = _cold(capsys, [tree], *fmt)
+    assert _run(capsys, cache, [tree], *fmt) == cold  # fresh results
+    assert _run(capsys, cache, [tree], *fmt) == cold  # per-file hits, record written
+    assert answers == [False, False]
+    assert list(cache.glob("*/*.run"))
+    assert _run(capsys, cache, [tree], *fmt) == cold
+    assert answers == [False, False, True]
+    assert cold[0] == 1 and "QL101" in cold[1]
+
+
+def test_exit_zero_and_quiet_runs_read_the_same_record(tmp_path, tree, capsys, answers):
+    cache = tmp_path / "cache"
+    _warm_up(capsys, cache, [tree])
+    for extra in (["--exit-zero"], ["--quiet"], ["--exit-zero", "--output-format", "json-lines"]):
+        assert _run(capsys, cache, [tree], *extra) == _cold(capsys, [tree], *extra)
+    assert answers == [False, False, True, True, True]
+
+
+def _after(tmp_path, tree, capsys, answers, change) -> None:
+    """After `change` the record does not answer, and the run matches a cold run."""
+    cache = tmp_path / "cache"
+    _warm_up(capsys, cache, [tree])
+    _run(capsys, cache, [tree])
+    assert answers == [False, False, True]
+    answers.clear()
+    paths = change(tree) or [tree]
+    cold = _cold(capsys, paths)
+    assert _run(capsys, cache, paths) == cold
+    assert answers == [False]
+    return cold
+
+
+def test_a_touched_file_falls_back(tmp_path, tree, capsys, answers):
+    _after(tmp_path, tree, capsys, answers, lambda root: os.utime(root / "pkg" / "clean.py", (_PAST + 5, _PAST + 5)))
+
+
+def test_an_edit_that_keeps_the_size_falls_back_and_is_seen(tmp_path, tree, capsys, answers):
+    def edit(root):
+        path = root / "pkg" / "matchers.py"
+        path.write_text(QL101_MATCHER.replace("n.target ==", "n.target !="))  # same size
+        os.utime(path, (_PAST + 7, _PAST + 7))
+
+    cold = _after(tmp_path, tree, capsys, answers, edit)
+    assert "QL101" in cold[1]
+
+
+def test_a_caller_edited_elsewhere_changes_the_helpers_finding(tmp_path, tree, capsys, answers):
+    def edit(root):
+        path = root / "scripts" / "a.py"
+        path.write_text(HEAD + textwrap.dedent(BN_CALLER))
+        os.utime(path, (_PAST + 9, _PAST + 9))
+
+    cold = _after(tmp_path, tree, capsys, answers, edit)
+    assert "QL201" in cold[1]
+
+
+def test_a_new_file_falls_back(tmp_path, tree, capsys, answers):
+    def add(root):
+        (root / "scripts" / "b.py").write_text(HEAD + textwrap.dedent(BN_CALLER))
+        _age(root)
+
+    _after(tmp_path, tree, capsys, answers, add)
+
+
+def test_a_new_file_that_is_not_checked_still_falls_back(tmp_path, tree, capsys, answers):
+    """Excluded from the check, yet listed for the project scans: the walk lists it."""
+
+    def add(root):
+        (root / "pyproject.toml").write_text('[tool.qlint]\nextend-exclude = ["skipped_*.py"]\n')
+        _age(root)
+
+    cache = tmp_path / "cache"
+    add(tree)
+    _warm_up(capsys, cache, [tree])
+    answers.clear()
+    (tree / "scripts" / "skipped_b.py").write_text(HEAD + textwrap.dedent(BN_CALLER))
+    _age(tree)
+    cold = _cold(capsys, [tree])
+    assert _run(capsys, cache, [tree]) == cold
+    assert answers == [False]
+    assert "skipped_b" not in cold[1]
+
+
+def test_a_removed_file_falls_back(tmp_path, tree, capsys, answers):
+    cold = _after(tmp_path, tree, capsys, answers, lambda root: os.remove(root / "pkg" / "matchers.py"))
+    assert "QL101" not in cold[1]
+
+
+def test_a_changed_config_falls_back(tmp_path, tree, capsys, answers):
+    def configure(root):
+        (root / "pyproject.toml").write_text('[tool.qlint]\nignore = ["QL101"]\n')
+        _age(root)
+
+    cold = _after(tmp_path, tree, capsys, answers, configure)
+    assert "QL101" not in cold[1]
+
+
+def test_other_paths_fall_back_and_replace_the_record(tmp_path, tree, capsys, answers):
+    cold = _after(tmp_path, tree, capsys, answers, lambda root: [root / "scripts", root])
+    cache = tmp_path / "cache"
+    assert _run(capsys, cache, [tree / "scripts", tree]) == cold  # recorded by the fallback's hits
+    assert answers == [False, True]
+    assert _run(capsys, cache, [tree]) == _cold(capsys, [tree])
+    assert answers == [False, True, False]
+
+
+def test_other_selected_rules_fall_back(tmp_path, tree, capsys, answers):
+    cache = tmp_path / "cache"
+    _warm_up(capsys, cache, [tree])
+    answers.clear()
+    assert _run(capsys, cache, [tree], "--select", "QL101") == _cold(capsys, [tree], "--select", "QL101")
+    assert answers == [False]
+
+
+def test_another_qlint_version_falls_back(tmp_path, tree, capsys, answers, monkeypatch):
+    cache = tmp_path / "cache"
+    _warm_up(capsys, cache, [tree])
+    (record,) = cache.glob("*/*.run")
+    monkeypatch.setattr(run_record, "__version__", "0.0.0-other")
+    answers.clear()
+    assert _run(capsys, cache, [tree]) == _cold(capsys, [tree])
+    assert answers == [False]
+    # A record of another fingerprint where this one's belongs is not read either.
+    monkeypatch.undo()
+    monkeypatch.setattr(run_record, "answer", _spy(answers))
+    payload = marshal.loads(record.read_bytes()[len(run_record._HEADER) + 32 :])
+    payload["fingerprint"] = "0" * 16
+    checksummed_files.write(record, run_record._HEADER, marshal.dumps(payload))
+    answers.clear()
+    assert _run(capsys, cache, [tree]) == _cold(capsys, [tree])
+    assert answers == [False]
+
+
+def test_a_damaged_record_is_ignored(tmp_path, tree, capsys, answers):
+    cache = tmp_path / "cache"
+    _warm_up(capsys, cache, [tree])
+    (record,) = cache.glob("*/*.run")
+    record.write_bytes(record.read_bytes()[:-10])
+    answers.clear()
+    assert _run(capsys, cache, [tree]) == _cold(capsys, [tree])
+    assert answers == [False]
+
+
+def test_recently_modified_files_are_not_recorded(tmp_path, tree, capsys, answers):
+    """A second edit in the same tick as the stat would keep the stat: no proof of content."""
+    cache = tmp_path / "cache"
+    (tree / "pkg" / "clean.py").write_text("x = 2\n")  # mtime: now
+    _warm_up(capsys, cache, [tree])
+    assert not list(cache.glob("*/*.run"))
+
+
+def test_a_listing_outside_the_walk_is_not_recorded(tmp_path, tree, capsys, answers):
+    """Checking one package: the helper's callers are looked for in the whole repository,
+    which this run did not walk, so a new caller there would go unseen by the record."""
+    cache = tmp_path / "cache"
+    _warm_up(capsys, cache, [tree / "pkg"])
+    assert not list(cache.glob("*/*.run"))
+    (tree / "scripts" / "b.py").write_text(HEAD + textwrap.dedent(BN_CALLER))
+    _age(tree)
+    assert _run(capsys, cache, [tree / "pkg"]) == _cold(capsys, [tree / "pkg"])
