@@ -90,18 +90,19 @@ def run_check(
     paths: Sequence[str], settings: Settings, use_cache: bool = True, jobs: int | None = None, progress=None
 ) -> RunResult:
     """Check every discovered file; cached results are reused, fresh ones stored."""
+    cache = Cache.for_settings(settings) if use_cache else None
+    recorded = run_record.answer(cache, paths, settings) if cache is not None else None
+    if recorded is not None:  # nothing changed since a run the cache answered entirely
+        files, answered = recorded
+        if progress is not None:
+            progress.start(len(files))
+            progress.advance(len(files))
+        return RunResult(results=answered, cached=len(answered))
     found = discover(paths, settings)
     if progress is not None:  # an object with start(total) and advance(n) (qlint.progress)
         progress.start(len(found.files))
-    cache = Cache.for_settings(settings) if use_cache else None
     if cache is not None:
         cache.walked, cache.walked_names = found.listings, found.names
-        if not found.errors:
-            recorded = run_record.answer(cache, paths, found.files, found.listings)
-            if recorded is not None:
-                if progress is not None:
-                    progress.advance(len(recorded))
-                return RunResult(results=recorded, errors=found.errors, cached=len(recorded))
     results: dict[str, FileResult] = {}
     todo: list[str] = []
     for path in found.files:
@@ -133,8 +134,8 @@ def run_check(
     if cache is not None:
         cache.forget_missing([os.path.abspath(p) for p in paths or (".",)], set(found.files))
         cache.save()
-        if not todo and not found.errors:  # the cache answered every file: so can one record next time
-            run_record.write(cache, paths, found.files, found.listings, run.results)
+        if not todo:  # the cache answered every file: so can one record next time
+            run_record.write(cache, paths, settings, found, run.results)
     return run
 
 

@@ -38,6 +38,14 @@ def tree(tmp_path):
     return root
 
 
+@pytest.fixture(autouse=True)
+def no_wait(monkeypatch):
+    """Directories made by a test have a ctime of now, which nothing moves back: the record's
+    window for changes after the walk began is shortened, so a test need not sleep 2 s. (The
+    files' own stats are aged by `_age` and keep the full window.)"""
+    monkeypatch.setattr(run_record, "RACY_NS", 1)
+
+
 @pytest.fixture
 def answers(monkeypatch):
     """What each run's `run_record.answer` returned: True when the record answered."""
@@ -170,6 +178,19 @@ def test_a_new_file_that_is_not_checked_still_falls_back(tmp_path, tree, capsys,
     assert "skipped_b" not in cold[1]
 
 
+def test_an_edited_gitignore_falls_back(tmp_path, tree, capsys, answers):
+    """Its directory keeps its stat when only its content changes: its own stat tells."""
+    (tree / ".gitignore").write_text("build/\n")
+    _age(tree)
+
+    def ignore(root):
+        (root / ".gitignore").write_text("matchers.py\n")
+        os.utime(root / ".gitignore", (_PAST + 3, _PAST + 3))
+
+    cold = _after(tmp_path, tree, capsys, answers, ignore)
+    assert "matchers.py" not in cold[1]
+
+
 def test_a_removed_file_falls_back(tmp_path, tree, capsys, answers):
     cold = _after(tmp_path, tree, capsys, answers, lambda root: os.remove(root / "pkg" / "matchers.py"))
     assert "QL101" not in cold[1]
@@ -231,11 +252,31 @@ def test_a_damaged_record_is_ignored(tmp_path, tree, capsys, answers):
 
 
 def test_recently_modified_files_are_not_recorded(tmp_path, tree, capsys, answers):
-    """A second edit in the same tick as the stat would keep the stat: no proof of content."""
+    """A second edit in the same tick as the stat would keep the stat: no proof of content.
+    (A file stamped in the future is as recent as it gets; the directories are not.)"""
     cache = tmp_path / "cache"
-    (tree / "pkg" / "clean.py").write_text("x = 2\n")  # mtime: now
+    soon = int(os.stat(tree / "pkg" / "clean.py").st_mtime) + 10**9
+    os.utime(tree / "pkg" / "clean.py", (soon, soon))
     _warm_up(capsys, cache, [tree])
     assert not list(cache.glob("*/*.run"))
+
+
+def test_a_directory_changed_after_the_walk_began_is_not_recorded(tmp_path, tree, capsys, answers, monkeypatch):
+    """Its listing may predate the change: the window covers the walk (and a clock tick)."""
+    monkeypatch.setattr(run_record, "RACY_NS", 3_600 * 10**9)
+    _warm_up(capsys, tmp_path / "cache", [tree])
+    assert not list((tmp_path / "cache").glob("*/*.run"))
+
+
+def test_a_symbolic_link_in_the_walk_is_not_recorded(tmp_path, tree, capsys, answers):
+    """A link's target can change while the directory holding it keeps its stat."""
+    (tmp_path / "elsewhere").mkdir()
+    old = tmp_path / "elsewhere" / "m.py"
+    old.write_text(QL101_MATCHER)
+    _age(tmp_path / "elsewhere")
+    os.symlink(old, tree / "scripts" / "linked.py")
+    _warm_up(capsys, tmp_path / "cache", [tree])
+    assert not list((tmp_path / "cache").glob("*/*.run"))
 
 
 def test_a_listing_outside_the_walk_is_not_recorded(tmp_path, tree, capsys, answers):
