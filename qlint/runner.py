@@ -133,9 +133,12 @@ def run_check(
     run.results = [results[p] for p in found.files]
     if cache is not None:
         cache.forget_missing([os.path.abspath(p) for p in paths or (".",)], set(found.files))
+        # Once the cache answers every file, one record can answer the next run (`run_record`):
+        # the files checked now are looked up as the next run would, against this run's view.
+        again = {p: cache.lookup(p) for p in todo} if not found.errors and not found.linked else {"": None}
         cache.save()
-        if not todo:  # the cache answered every file: so can one record next time
-            run_record.write(cache, paths, settings, found, run.results)
+        if all(hit is not None for hit in again.values()):
+            run_record.write(cache, paths, settings, found, [again.get(p) or results[p] for p in found.files])
     return run
 
 

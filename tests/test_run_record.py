@@ -88,20 +88,27 @@ def _cold(capsys, paths: list[Path], *extra: str) -> tuple[int, str, str]:
 
 
 def _warm_up(capsys, cache, paths, *extra) -> None:
-    _run(capsys, cache, paths, *extra)  # cold: fills the cache
-    _run(capsys, cache, paths, *extra)  # every file a hit: writes the record
+    _run(capsys, cache, paths, *extra)  # cold: fills the cache, and records the run
+
+
+def _records(cache: Path) -> list[Path]:
+    return list(cache.glob("*/*.run"))
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: "-".join(f[1:]))
 def test_the_record_answers_byte_for_byte_as_the_per_file_path(tmp_path, tree, capsys, answers, fmt):
     cache = tmp_path / "cache"
     cold = _cold(capsys, [tree], *fmt)
-    assert _run(capsys, cache, [tree], *fmt) == cold  # fresh results
-    assert _run(capsys, cache, [tree], *fmt) == cold  # per-file hits, record written
-    assert answers == [False, False]
-    assert list(cache.glob("*/*.run"))
+    assert _run(capsys, cache, [tree], *fmt) == cold  # fresh results, recorded
+    assert answers == [False] and _records(cache)
     assert _run(capsys, cache, [tree], *fmt) == cold
-    assert answers == [False, False, True]
+    assert answers == [False, True]
+    for record in _records(cache):
+        record.unlink()
+    assert _run(capsys, cache, [tree], *fmt) == cold  # the per-file path, every file a hit
+    assert answers == [False, True, False] and _records(cache)
+    assert _run(capsys, cache, [tree], *fmt) == cold
+    assert answers == [False, True, False, True]
     assert cold[0] == 1 and "QL101" in cold[1]
 
 
@@ -110,7 +117,7 @@ def test_exit_zero_and_quiet_runs_read_the_same_record(tmp_path, tree, capsys, a
     _warm_up(capsys, cache, [tree])
     for extra in (["--exit-zero"], ["--quiet"], ["--exit-zero", "--output-format", "json-lines"]):
         assert _run(capsys, cache, [tree], *extra) == _cold(capsys, [tree], *extra)
-    assert answers == [False, False, True, True, True]
+    assert answers == [False, True, True, True]
 
 
 def _after(tmp_path, tree, capsys, answers, change) -> None:
@@ -118,12 +125,14 @@ def _after(tmp_path, tree, capsys, answers, change) -> None:
     cache = tmp_path / "cache"
     _warm_up(capsys, cache, [tree])
     _run(capsys, cache, [tree])
-    assert answers == [False, False, True]
+    assert answers == [False, True]
     answers.clear()
     paths = change(tree) or [tree]
     cold = _cold(capsys, paths)
     assert _run(capsys, cache, paths) == cold
     assert answers == [False]
+    assert _run(capsys, cache, paths) == cold  # recorded again by the fallback
+    assert answers == [False, True]
     return cold
 
 
@@ -169,6 +178,8 @@ def test_a_new_file_that_is_not_checked_still_falls_back(tmp_path, tree, capsys,
     cache = tmp_path / "cache"
     add(tree)
     _warm_up(capsys, cache, [tree])
+    assert _run(capsys, cache, [tree]) == _cold(capsys, [tree])
+    assert answers == [False, True]
     answers.clear()
     (tree / "scripts" / "skipped_b.py").write_text(HEAD + textwrap.dedent(BN_CALLER))
     _age(tree)
@@ -206,11 +217,8 @@ def test_a_changed_config_falls_back(tmp_path, tree, capsys, answers):
 
 
 def test_other_paths_fall_back_and_replace_the_record(tmp_path, tree, capsys, answers):
-    cold = _after(tmp_path, tree, capsys, answers, lambda root: [root / "scripts", root])
-    cache = tmp_path / "cache"
-    assert _run(capsys, cache, [tree / "scripts", tree]) == cold  # recorded by the fallback's hits
-    assert answers == [False, True]
-    assert _run(capsys, cache, [tree]) == _cold(capsys, [tree])
+    _after(tmp_path, tree, capsys, answers, lambda root: [root / "scripts", root])
+    assert _run(capsys, tmp_path / "cache", [tree]) == _cold(capsys, [tree])
     assert answers == [False, True, False]
 
 
