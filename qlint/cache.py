@@ -30,7 +30,6 @@ a wrong type) is a miss and is dropped; a cache is never a reason for a run to f
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import marshal
 import os
 import sys
@@ -40,7 +39,7 @@ from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from qlint import __version__, checksummed_files, listed_dependencies
+from qlint import __version__, checksummed_files, digests, listed_dependencies
 from qlint.analysis import wrapper_record
 from qlint.analysis.project_files import disk_files, holds_any, parse_listing_dependency
 from qlint.analysis.racy_stats import RACY_NS
@@ -77,7 +76,7 @@ def cache_dir_for(settings: Settings) -> Path:
 def cache_key(settings: Settings) -> str:
     """The settings' fingerprint and the project root: the root decides per-file-ignores and
     module names, so two projects sharing a `--cache-dir` never see each other's entries."""
-    return hashlib.sha256(f"{settings.fingerprint}\0{settings.root}".encode()).hexdigest()[:16]
+    return digests.small(f"{settings.fingerprint}\0{settings.root}".encode()).hexdigest()[:16]
 
 
 class Cache:

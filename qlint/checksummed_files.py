@@ -9,21 +9,35 @@ one; read back as None when absent, cut short, corrupted or of another format.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import marshal
 import os
 import tempfile
+import zlib
+from collections.abc import Callable
 from pathlib import Path
 
-_DIGEST_SIZE = hashlib.sha256().digest_size
+from qlint import digests
+
+Checksum = Callable[[bytes], bytes]
 
 
-def write(target: Path, header: bytes, data: bytes) -> None:
+def sha256(data: bytes) -> bytes:
+    return digests.sha256(data).digest()
+
+
+def crc32(data: bytes) -> bytes:
+    """For a file read at the start of a run that hashes nothing else (`qlint.run_record`):
+    importing OpenSSL for its SHA-256 would cost more than reading the file. It still tells a
+    flipped bit or a cut file."""
+    return zlib.crc32(data).to_bytes(4, "big")
+
+
+def write(target: Path, header: bytes, data: bytes, checksum: Checksum = sha256) -> None:
     """Raises OSError when it cannot write (callers treat a cache they cannot write as absent)."""
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=target.suffix)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(header + hashlib.sha256(data).digest() + data)
+            fh.write(header + checksum(data) + data)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -31,27 +45,28 @@ def write(target: Path, header: bytes, data: bytes) -> None:
         raise
 
 
-def read(path: Path, header: bytes) -> bytes | None:
+def read(path: Path, header: bytes, checksum: Checksum = sha256) -> bytes | None:
     try:
         with open(path, "rb") as fh:
             raw = fh.read()
     except OSError:
         return None
-    checksum = raw[len(header) : len(header) + _DIGEST_SIZE]
-    data = raw[len(header) + _DIGEST_SIZE :]
-    if not raw.startswith(header) or hashlib.sha256(data).digest() != checksum:
+    size = len(checksum(b""))
+    stored = raw[len(header) : len(header) + size]
+    data = raw[len(header) + size :]
+    if not raw.startswith(header) or checksum(data) != stored:
         return None
     return data
 
 
 def name_for(key: str, suffix: str) -> str:
     """A file name for `key` (a path, a project root) that any file system takes."""
-    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32] + suffix
+    return digests.small(key.encode("utf-8", "surrogatepass")).hexdigest()[:32] + suffix
 
 
-def read_marshalled(path: Path, header: bytes) -> object | None:
+def read_marshalled(path: Path, header: bytes, checksum: Checksum = sha256) -> object | None:
     """What `write(path, header, marshal.dumps(value))` stored, else None."""
-    data = read(path, header)
+    data = read(path, header, checksum)
     if data is None:
         return None
     try:

@@ -20,13 +20,12 @@ markers is a miss, never a mix.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import marshal
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from qlint import checksummed_files
+from qlint import checksummed_files, digests
 
 # A dependency whose "path" starts so is a marker: [root, recursive] -> fingerprint.
 LISTED_PREFIX = "qlint-listed:"
@@ -56,7 +55,7 @@ def fingerprint(items: Iterable[tuple[str, Stat]]) -> str:
     always give the same bytes (later versions mark interned and shared objects, which
     depend on where a string came from), several times faster than formatting text."""
     flat = [(path, stat[0], stat[1]) for path, stat in items]
-    return hashlib.sha256(marshal.dumps(flat, 0)).hexdigest()
+    return digests.sha256(marshal.dumps(flat, 0)).hexdigest()
 
 
 def set_aside(

@@ -4,9 +4,9 @@ results all come from the cache imports no rule, analysis or parser machinery.""
 
 from __future__ import annotations
 
-import hashlib
 import os
 
+from qlint import digests
 from qlint.diagnostic import Diagnostic
 from qlint.value_classes import field, value_class
 
@@ -25,7 +25,7 @@ class FileResult:
 def content_hash(data: bytes | str) -> str:
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogatepass")
-    return hashlib.sha256(data).hexdigest()
+    return digests.sha256(data).hexdigest()
 
 
 def display_path(path: str) -> str:

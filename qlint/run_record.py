@@ -29,7 +29,8 @@ writes a new record when it answers the whole run.
 
 One record per settings fingerprint (the last whole run's): pre-commit calls with changing
 file lists replace it rather than pile up. Plain `marshal`ed data behind a checksum, as the
-shards: a damaged record is ignored.
+shards (a CRC-32: the SHA-256 would import OpenSSL, `qlint.digests`): a damaged record is
+ignored.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from qlint import __version__, checksummed_files
 from qlint.analysis.racy_stats import RACY_NS
 from qlint.results import FileResult
 
-_HEADER = b"qlint-run-2\n"
+_HEADER = b"qlint-run-3\n"
 
 
 def record_file(directory: Path, fingerprint: str) -> Path:
@@ -86,7 +87,8 @@ def _kind(path: str) -> str:
 
 def answer(cache, paths: Sequence[str], settings) -> tuple[list[str], list[FileResult]] | None:
     """(the files, their recorded results) when every recorded observation holds now, else None."""
-    payload = checksummed_files.read_marshalled(record_file(cache.directory, cache.fingerprint), _HEADER)
+    record = record_file(cache.directory, cache.fingerprint)
+    payload = checksummed_files.read_marshalled(record, _HEADER, checksummed_files.crc32)
     if not isinstance(payload, dict) or payload.get("fingerprint") != cache.fingerprint:
         return None
     key = run_key(paths, settings)
@@ -155,6 +157,6 @@ def write(cache, paths: Sequence[str], settings, found, results) -> None:
     target = record_file(cache.directory, cache.fingerprint)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        checksummed_files.write(target, _HEADER, marshal.dumps(payload))
+        checksummed_files.write(target, _HEADER, marshal.dumps(payload), checksummed_files.crc32)
     except (OSError, ValueError):
         return

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 from qlint import run_record
 from qlint.cache import Cache
-from qlint.discovery import discover
 from qlint.results import FileResult, content_hash, display_path
 from qlint.settings import Settings
 from qlint.value_classes import field, replace, value_class
@@ -98,6 +97,8 @@ def run_check(
             progress.start(len(files))
             progress.advance(len(files))
         return RunResult(results=answered, cached=len(answered))
+    from qlint.discovery import discover  # not for a run the record answers: it walks nothing
+
     found = discover(paths, settings)
     if progress is not None:  # an object with start(total) and advance(n) (qlint.progress)
         progress.start(len(found.files))
@@ -152,6 +153,8 @@ def run_fix(
     progress=None,
 ) -> FixRunResult:
     """Fix (or with `diff_only`, preview) every file; a cached clean file is not re-read."""
+    from qlint.discovery import discover
+
     found = discover(paths, settings)
     if progress is not None:
         progress.start(len(found.files))

@@ -7,7 +7,6 @@ server only ever see this type.
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import json
 import os
 import re
@@ -16,7 +15,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from qlint import __version__, registry
+from qlint import __version__, digests, registry
 from qlint.rules.base import Rule
 from qlint.value_classes import field, value_class
 
@@ -153,7 +152,7 @@ class Settings:
             "opts": repr(self.rule_options),
             "plugins": _plugin_fingerprint(tuple(sorted(self.enabled_codes))),
         }
-        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+        return digests.small(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def _glob_match(rel: str, pattern: str) -> bool:
@@ -205,4 +204,4 @@ def _code_fingerprint() -> str:
                     st = entry.stat()
                     rel = entry.path[cut:].replace(os.sep, "/")
                     stamps.append(f"{rel}:{st.st_size}:{st.st_mtime_ns}")
-    return hashlib.sha256("\n".join(sorted(stamps)).encode()).hexdigest()[:16]
+    return digests.small("\n".join(sorted(stamps)).encode()).hexdigest()[:16]

@@ -11,10 +11,12 @@ import qlint
 
 ROOT = Path(qlint.__file__).resolve().parent
 # What the analysis layer may import from the rest of qlint: the layers below it
-# (`qlint.value_classes`, which imports nothing of qlint, makes the classes of every layer).
+# (`qlint.value_classes`, which imports nothing of qlint, makes the classes of every layer;
+# `qlint.digests`, which imports nothing of qlint either, hashes for every layer).
 BELOW_ANALYSIS = (
     "qlint.analysis",
     "qlint.diagnostic",
+    "qlint.digests",
     "qlint.evidence",
     "qlint.source",
     "qlint.optable",

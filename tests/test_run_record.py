@@ -8,6 +8,7 @@ from __future__ import annotations
 import marshal
 import os
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -241,9 +242,9 @@ def test_another_qlint_version_falls_back(tmp_path, tree, capsys, answers, monke
     # A record of another fingerprint where this one's belongs is not read either.
     monkeypatch.undo()
     monkeypatch.setattr(run_record, "answer", _spy(answers))
-    payload = marshal.loads(record.read_bytes()[len(run_record._HEADER) + 32 :])
+    payload = checksummed_files.read_marshalled(record, run_record._HEADER, checksummed_files.crc32)
     payload["fingerprint"] = "0" * 16
-    checksummed_files.write(record, run_record._HEADER, marshal.dumps(payload))
+    checksummed_files.write(record, run_record._HEADER, marshal.dumps(payload), checksummed_files.crc32)
     answers.clear()
     assert _run(capsys, cache, [tree]) == _cold(capsys, [tree])
     assert answers == [False]
@@ -296,3 +297,26 @@ def test_a_listing_outside_the_walk_is_not_recorded(tmp_path, tree, capsys, answ
     (tree / "scripts" / "b.py").write_text(HEAD + textwrap.dedent(BN_CALLER))
     _age(tree)
     assert _run(capsys, cache, [tree / "pkg"]) == _cold(capsys, [tree / "pkg"])
+
+
+def test_a_run_the_record_answers_imports_neither_openssl_nor_the_walk(tmp_path, tree):
+    """`hashlib` loads OpenSSL (~3 ms) and discovery its ignore-file machinery: a warm run the
+    record answers needs neither (`qlint.digests`)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from qlint.cli import main\n"
+        "main(sys.argv[1:])\n"
+        "seen = ('hashlib', '_hashlib', 'qlint.discovery', 'qlint.gitignore')\n"
+        "print(sorted(m for m in seen if m in sys.modules), file=sys.stderr)\n"
+    )
+    argv = [sys.executable, "-c", probe, "check", "--cache-dir", str(tmp_path / "cache"), str(tree)]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    time.sleep(2.1)  # the tree's directories, made just now, are older than the record's window then
+    cold = subprocess.run(argv, capture_output=True, text=True, env=env)
+    assert "'hashlib'" in cold.stderr  # it hashed file contents, and recorded the run
+    warm = subprocess.run(argv, capture_output=True, text=True, env=env)
+    assert warm.stdout == cold.stdout and "QL101" in warm.stdout
+    assert warm.stderr.strip().splitlines()[-1] == "[]"

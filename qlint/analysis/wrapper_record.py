@@ -19,7 +19,6 @@ disk by `qlint.wrapper_store`, beside the results cache.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -28,6 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from qlint.analysis.project_files import Listing, disk_files, links_out
 from qlint.analysis.racy_stats import RACY_NS
+from qlint.digests import sha256
 
 PREFIX = "qlint-wrappers:"
 _UNTRUSTED = (-1, -1)
@@ -69,7 +69,7 @@ def digest_of(
 ) -> str:
     names = [sorted(functions), sorted(classes), sorted(sink_functions), sorted(sink_classes)]
     data = json.dumps(names).encode("utf-8", "surrogatepass")
-    return hashlib.sha256(data).hexdigest()
+    return sha256(data).hexdigest()
 
 
 def trusted_stat(st: os.stat_result, now: int | None = None) -> tuple[int, int]:
