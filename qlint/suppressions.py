@@ -91,9 +91,8 @@ def _noqa_comments(text: str, tree: ast.Module) -> list[tuple[int, int, str]] | 
     if len(lines) != text.count("\n") + (not text.endswith("\n")) or "\r" in text or "\f" in text:
         return None  # rows could disagree with the parser's: take the safe path
     found: list[tuple[int, int, str]] = []
-    for row, line in enumerate(lines, 1):
-        if "noqa" not in line.lower():
-            continue
+    for row in _noqa_rows(text, lines):
+        line = lines[row - 1]
         start = row
         while True:
             inside = _string_covering_line_start(tree, start)
@@ -120,6 +119,28 @@ def _noqa_comments(text: str, tree: ast.Module) -> list[tuple[int, int, str]] | 
         except (tokenize.TokenError, SyntaxError, IndentationError):
             pass  # the fragment ends inside brackets or a string: its comments came first
     return found
+
+
+def _noqa_rows(text: str, lines: list[str]) -> list[int]:
+    """The rows (of `lines`, the text's rows split at `\n` only) that mention noqa in any
+    case. An ASCII text is lowered once and searched, not each of its rows (a big module has
+    thousands and a handful of noqa comments); lowering may lengthen other texts' characters
+    (`İ`), so their rows are asked one by one."""
+    if not text.isascii():
+        return [row for row, line in enumerate(lines, 1) if "noqa" in line.lower()]
+    low = text.lower()
+    rows: list[int] = []
+    row, counted = 1, 0
+    at = low.find("noqa")
+    while at != -1:
+        row += low.count("\n", counted, at)
+        rows.append(row)
+        end = low.find("\n", at)  # the next row: this one is known to mention it
+        if end == -1:
+            break
+        row, counted = row + 1, end + 1
+        at = low.find("noqa", counted)
+    return rows
 
 
 _STATEMENT_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")

@@ -7,6 +7,7 @@ not stale when what it depends on differs.
 
 from __future__ import annotations
 
+import ast
 import collections
 
 import pytest
@@ -193,3 +194,65 @@ def test_methods_of_a_test_class_are_collected_once_per_check(monkeypatch):
     # Not stale: each class's own helper decides, so only the uncalibrated one is reported.
     convert = (HEAD + src).splitlines().index("        return convert_pt2e(prepared)") + 1
     assert [d.range.start.row for d in found] == [convert]
+
+
+def test_a_call_name_is_resolved_once_per_body_however_often_the_walk_asks(monkeypatch):
+    from qlint.analysis.names.resolver import Resolver
+
+    asked: collections.Counter = collections.Counter()
+    real = Resolver.qualname_of
+
+    def counting(self, parts, depth=0):
+        if depth == 0:
+            asked[tuple(parts)] += 1
+        return real(self, parts, depth)
+
+    monkeypatch.setattr(Resolver, "qualname_of", counting)
+    src = (
+        "def run(model, quantizer, xs):\n"
+        "    for x in xs:\n"  # a loop body is walked twice
+        "        torch.manual_seed(0)\n"
+        "        torch.manual_seed(1)\n"
+        "    prepare_pt2e(export(model, (xs,)).module(), quantizer)\n"
+    )
+    assert [d.code for d in check(src)] == ["QL201"]  # resolved still: `export` is a capture
+    # `callee`, the API lookup and the relay check each asked: 3 calls x 2 passes x 3 askings.
+    assert asked[("torch", "manual_seed")] == 1
+    assert asked[("export",)] == 1
+
+
+def test_a_call_of_a_parameter_hanging_under_another_call_still_makes_a_relay():
+    from tests.test_ql201_callback_relays import relays_of
+
+    # The pre-test that turns away functions calling none of their parameters finds calls
+    # inside attribute chains and arguments too.
+    assert relays_of("def f(m, fn):\n    fn(m).to('cpu')\n") != ()
+    assert relays_of("def f(m, fn):\n    log(str(fn(m)))\n") != ()
+    assert relays_of("def f(m, fn):\n    fn.method(m)\n    g(m)\n") == ()
+    assert relays_of("def f(m, fn):\n    return m\n") == ()
+    assert relays_of("def f():\n    g()\n") == ()
+
+
+def test_a_flag_rebound_inside_an_expression_is_no_constant():
+    from qlint.analysis.flow.dead_branches import single_constants
+
+    def constants(src: str) -> dict:
+        return single_constants(ast.parse(src).body[0])
+
+    assert constants("def f():\n    is_qat = True\n    if is_qat:\n        pass\n") == {"is_qat": True}
+    # Rebound by `:=` deep in a call's arguments, or by a `with ... as`: walked for what they store.
+    assert constants("def f():\n    is_qat = True\n    g(h(is_qat := False))\n") == {}
+    assert constants("def f():\n    is_qat = True\n    with g() as is_qat:\n        pass\n") == {}
+    assert constants("def f(x):\n    a = 1\n    b = 2\n    x[b] = 3\n    x.y = a\n") == {"a": 1, "b": 2}
+
+
+def test_the_names_a_loop_may_follow_are_read_once_per_body(monkeypatch):
+    from qlint.analysis.flow import loop_items
+
+    reads = _counting(monkeypatch, loop_items, "_followed_names")
+    func = ast.parse("def f(a, b):\n    ms = [a, b]\n    for m in ms:\n        g(m)\n    h(ms)\n").body[0]
+    assert loop_items.followed_names(func) == frozenset()  # `ms` handed to `h`: not followed
+    assert loop_items.followed_names(func) == frozenset()
+    assert reads["f"] == 1
+    func = ast.parse("def f(a, b):\n    ms = [a, b]\n    for i, m in enumerate(ms):\n        g(m)\n").body[0]
+    assert loop_items.followed_names(func) == frozenset({"ms", "i"})  # `m` is handed to `g`

@@ -261,3 +261,24 @@ def test_a_file_checked_once_leaves_no_consumer_module_behind(tmp_path):
     assert packet_consumers._PARSED
     checked_once(add)
     assert not packet_consumers._PARSED
+
+
+def test_site_nodes_are_found_in_ast_walk_order_wherever_they_sit():
+    # The sites' walk skips attribute chains hanging from a name: a comparison or a
+    # `partial` inside a call's arguments, a lambda or a comprehension is still found, in
+    # the order `ast.walk` meets them.
+    import ast
+
+    from qlint.rules.packet_consumers import _find_site_nodes
+
+    code = """\
+class Pass:
+    def run(self, gm):
+        hits = [n for n in gm.graph.nodes if n.target == aten.add]
+        keep = filter(lambda n: aten.mul == n.target, gm.graph.nodes)
+        pick(functools.partial(is_op, target_op=aten.sub)).apply(x.y.z)
+        return hits, keep
+"""
+    statement = ast.parse(code).body[0]
+    found = [(kind, node.lineno) for node, kind in _find_site_nodes(statement)]
+    assert found == [("decorated", 1), ("decorated", 2), ("compare", 3), ("compare", 4), ("partial", 5)]

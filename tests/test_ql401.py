@@ -532,6 +532,24 @@ def test_trigger_needs_a_moved_word_as_a_whole_word():
     assert moves.mentioned("(quantizer)")
 
 
+def test_the_trigger_finds_a_word_where_a_bounded_pattern_of_the_words_does():
+    # Each word is found by itself and its boundaries checked: the same answer as `\bword\b`
+    # over all the words, whatever the neighbours (Unicode letters and digits are word
+    # characters, as they are to `re`).
+    import random
+    import re
+
+    from qlint.analysis.edits.pt2e_moves import load_moves
+
+    moves = load_moves()
+    reference = re.compile(r"\b(?:" + "|".join(map(re.escape, moves._words)) + r")\b")
+    rng = random.Random(401)
+    pieces = [*moves._words, "pt2e", "quantizer", "_", "x", "1", "\u00e9", "\u0663", ".", " ", "\n", "(", "s"]
+    for _ in range(5_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 7)))
+        assert moves.mentioned(text) == (reference.search(text) is not None), repr(text)
+
+
 def test_imports_in_every_kind_of_block_are_found():
     # Only the fields that hold statements are walked: each block kind must still be reached.
     src = dedent(

@@ -104,3 +104,23 @@ def test_comments_without_a_quote_before_them_are_found_without_tokenize():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[1, 2] False"
+
+
+def test_the_rows_mentioning_noqa_are_those_whose_lowered_text_does():
+    # An ASCII text is lowered and searched once; a text whose lowering lengthens a
+    # character (`İ` -> `i̇`) is asked row by row, so the rows never shift.
+    import io
+
+    from qlint.suppressions import _noqa_rows
+
+    for text in (
+        "x = 1  # NOQA: QL101\ny = 2\n# noqa noqa\n\nz  # NoQa",
+        "noqa",
+        "a\nb\n",
+        "\u0130\u0130\u0130\u0130 = 1\nx = 2  # noqa: QL101\n",
+        "",
+    ):
+        lines = io.StringIO(text).readlines()
+        expected = [row for row, line in enumerate(lines, 1) if "noqa" in line.lower()]
+        assert _noqa_rows(text, lines) == expected
+    assert _noqa_rows("a\n# NOQA\nb  # noqa\n", io.StringIO("a\n# NOQA\nb  # noqa\n").readlines()) == [2, 3]

@@ -37,6 +37,7 @@ from qlint.analysis.graphs.project_scan import project_modules
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.resolver import OpRef, Resolver
 from qlint.analysis.node_memo import kept_on_node
+from qlint.analysis.tree_walk import walk_kinds
 from qlint.source import DecodeError, LineIndex, decode_source
 
 # Calls after which a graph's packets are overloads: a new capture or a lowering.
@@ -333,9 +334,14 @@ def _site_nodes(statement: ast.stmt) -> list[tuple[ast.AST, str]]:
     return kept_on_node(statement, _SITES, _find_site_nodes)
 
 
+# The node types `_find_site_nodes` decides on: a walk that skips the rest (attribute chains
+# hanging from a name hold none of them) in `ast.walk` order, a third of the time.
+_SITE_KINDS = frozenset({ast.Compare, ast.Call, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+
+
 def _find_site_nodes(statement: ast.stmt) -> list[tuple[ast.AST, str]]:
     out: list[tuple[ast.AST, str]] = []
-    for node in ast.walk(statement):
+    for node in walk_kinds(statement, _SITE_KINDS):
         if isinstance(node, ast.Compare) and any(_is_target(e) for e in (node.left, *node.comparators)):
             out.append((node, _COMPARE))
         elif isinstance(node, ast.Call) and _last_name(node.func) == "partial":

@@ -24,6 +24,7 @@ from qlint.analysis.flow.argument_values import equal, literal, truth, value_of
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.node_memo import kept_on_node
+from qlint.analysis.tree_walk import CHILD_FIELDS, child_fields
 
 _UNKNOWN = object()
 
@@ -100,8 +101,19 @@ def _single_constants(func: ast.AST) -> dict[str, object]:
             and isinstance(node.value, ast.Constant)
         ):
             values[node.targets[0].id] = node.value.value
-        stack.extend(ast.iter_child_nodes(node))
+        # `ast.iter_child_nodes` without its generators (most of a body is expressions, walked
+        # here only for the names they store); the token singletons hold nothing to count.
+        cls = type(node)
+        for field in CHILD_FIELDS.get(cls) or child_fields(cls):
+            value = getattr(node, field, None)
+            if type(value) is list:
+                stack.extend(v for v in value if isinstance(v, ast.AST) and not isinstance(v, _TOKENS))
+            elif isinstance(value, ast.AST) and not isinstance(value, _TOKENS):
+                stack.append(value)
     return {name: value for name, value in values.items() if counts.get(name) == 1}
+
+
+_TOKENS = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
 
 
 def contradicted_at_call(

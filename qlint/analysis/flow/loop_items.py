@@ -19,6 +19,8 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.model_values import Env, Obj
+from qlint.analysis.node_memo import kept_on_node
+from qlint.analysis.tree_walk import walk
 
 UNREAD = "<unread>"
 _READS = frozenset({"items", "values", "keys", "get", "index", "count", "copy"})
@@ -52,11 +54,19 @@ def iterated(it: ast.expr) -> tuple[ast.expr, str]:
 def followed_names(func: ast.AST) -> frozenset[str]:
     """Names bound once in `func` whose every other use reads the container or fills it in
     place (`for`, `enumerate`, `len`, `x[i]`, `x.append(m)`, `x.items()`): what a loop over
-    them sees is what the walk saw written into them."""
+    them sees is what the walk saw written into them. Kept on the node: a walk of the whole
+    body, asked again by every check whose analysis reaches a helper of another module."""
+    return kept_on_node(func, _FOLLOWED, _followed_names)
+
+
+_FOLLOWED = "_qlint_followed_names"
+
+
+def _followed_names(func: ast.AST) -> frozenset[str]:
     stores: dict[str, int] = {}
     allowed: set[int] = set()
     loads: list[ast.Name] = []
-    for node in ast.walk(func):
+    for node in walk(func):  # `ast.walk`'s nodes but the tokens, which none of these tests takes
         if isinstance(node, ast.Name):
             if isinstance(node.ctx, ast.Load):
                 loads.append(node)

@@ -14,6 +14,7 @@ import ast
 from collections.abc import Callable
 
 from qlint.analysis.flow.model_apis import key, mode_call
+from qlint.analysis.flow.model_values import statement_lists
 from qlint.analysis.names.scope import function_assigns, parameter_args
 from qlint.analysis.tree_walk import walk_kinds
 from qlint.value_classes import value_class
@@ -38,6 +39,9 @@ def attribute_sources(cls: ast.ClassDef, is_constructor: Callable[[ast.Call], bo
     """`self.<attr>` -> the call that builds it, or the `__init__` parameter stored in it."""
     init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
     params = {a.arg: i for i, a in enumerate(parameter_args(init, star=False))} if init is not None else {}
+    constructs = _memo(is_constructor)
+    if not _sets_a_source(cls, init, params, constructs):
+        return {}
     built: dict[str, ast.Call] = {}
     stored: dict[str, Stored] = {}
     other: set[str] = set()  # set some other way, or its mode changed somewhere
@@ -58,7 +62,7 @@ def attribute_sources(cls: ast.ClassDef, is_constructor: Callable[[ast.Call], bo
                         value = node.value
                         if sub is not target:
                             other.add(name)
-                        elif isinstance(value, ast.Call) and is_constructor(value):
+                        elif isinstance(value, ast.Call) and constructs(value):
                             built.setdefault(name, value)
                         elif (
                             method is init
@@ -102,3 +106,43 @@ def attribute_sources(cls: ast.ClassDef, is_constructor: Callable[[ast.Call], bo
         if name not in other and name not in built and source.param not in touched | rebound:
             out[name] = Stored(source.init, source.index, source.param, source.target, frozenset(passed.get(name, ())))
     return out
+
+
+def _sets_a_source(cls: ast.ClassDef, init: ast.FunctionDef | None, params: dict[str, int], constructs) -> bool:
+    """Whether some method assigns `self.<attr>` a construction, or `__init__` one of its
+    parameters: the only sources `attribute_sources` answers with. Assignments are statements,
+    so the statement lists alone are walked (a class of test methods that builds no module,
+    ExecuTorch's 750-line `TestQNN`, was walked node by node, a seventh of its module's check)."""
+    for method in cls.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        stack = [method.body]
+        while stack:
+            for stmt in stack.pop():
+                if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+                    value = stmt.value
+                    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                    for target in targets:
+                        name = key(target)
+                        if name is None or not name.startswith("self."):
+                            continue
+                        if isinstance(value, ast.Call) and constructs(value):
+                            return True
+                        if method is init and isinstance(value, ast.Name) and params.get(value.id, 0) > 0:
+                            return True
+                else:
+                    stack.extend(statement_lists(stmt))
+    return False
+
+
+def _memo(is_constructor: Callable[[ast.Call], bool]) -> Callable[[ast.Call], bool]:
+    """`is_constructor`, asked once per call (the prefilter and the walk ask of the same calls)."""
+    known: dict[int, bool] = {}
+
+    def constructs(call: ast.Call) -> bool:
+        found = known.get(id(call))
+        if found is None:
+            found = known[id(call)] = is_constructor(call)
+        return found
+
+    return constructs

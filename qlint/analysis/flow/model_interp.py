@@ -65,6 +65,7 @@ class Interpreter:
         self.flow.resolver = self.resolver
         self.calls = CallSemantics(self, owner, self.resolver, class_scope, nested, classes)
         self.containers = Containers(func)  # lists and dicts written here, for loops over them
+        self._qualnames: dict[tuple[str, ...], str | None] = {}  # `qualname`, per spelling
 
     def run(self) -> FunctionFlow:
         env = Env()
@@ -298,7 +299,8 @@ class Interpreter:
 
     def bind_unknown(self, target: ast.expr, anchor: ast.AST, env: Env, source: Obj | None = None) -> None:
         """Bind names we cannot follow; items of a parameter (`for m in models`) stay its parts."""
-        for node in ast.walk(target):
+        # Most targets are one name (`for x in xs`, `with f() as x`): no walk for them.
+        for node in (target,) if type(target) is ast.Name else ast.walk(target):
             name = key(node)
             if name is not None:
                 part = part_of(source, anchor)
@@ -393,9 +395,22 @@ class Interpreter:
 
     def qualname(self, expr: ast.AST) -> str | None:
         parts = dotted_parts(expr)
-        if parts and parts[0] in self.local_imports and parts[0] not in self.resolver.local:
-            return ".".join([self.local_imports[parts[0]], *parts[1:]])
-        return self.resolver.qualname_of(parts) if parts else None
+        if not parts:
+            return None
+        # A call's name is asked by `callee`, by the API lookup and by the relay check, and a
+        # loop's body is walked twice: one resolution per spelling and body. The answer depends
+        # on the spelling and this body's names only, and the project modules it read were
+        # logged (`shared_flows`) for this body at the first asking.
+        spelled = tuple(parts)
+        known = self._qualnames.get(spelled, False)
+        if known is not False:
+            return known
+        if parts[0] in self.local_imports and parts[0] not in self.resolver.local:
+            found = ".".join([self.local_imports[parts[0]], *parts[1:]])
+        else:
+            found = self.resolver.qualname_of(parts)
+        self._qualnames[spelled] = found
+        return found
 
 
 # -- small pure helpers -------------------------------------------------------------------

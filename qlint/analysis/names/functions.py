@@ -79,6 +79,8 @@ class Body:
         yielded (the same ones, in the same order)."""
         rows = _sorted(lines) if lines is not None else None
         last = len(rows) if rows is not None else 0
+        if rows is not None and not isinstance(self.node, ast.Module) and not _spans(self.node, rows):
+            return  # its statements lie within its rows: none spans one (most methods of a class)
         for stmt in self.stmts:
             if rows is not None:
                 i = bisect_left(rows, stmt.lineno)

@@ -1,0 +1,101 @@
+"""`model_attrs.attribute_sources`: where a `self.<attr>` read comes from. A class that assigns
+no attribute a construction, and whose `__init__` stores no parameter, has no source; the
+statements that set one are found wherever they sit in a method (blocks, nested functions)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from qlint.analysis.flow.model_attrs import Stored, attribute_sources
+
+
+def _sources(code: str, asked: list[str] | None = None):
+    cls = ast.parse(textwrap.dedent(code)).body[0]
+
+    def is_constructor(call: ast.Call) -> bool:
+        name = call.func.id if isinstance(call.func, ast.Name) else ""
+        if asked is not None:
+            asked.append(name)
+        return name == "Net"
+
+    return attribute_sources(cls, is_constructor)
+
+
+def test_a_class_that_builds_and_stores_nothing_has_no_source():
+    asked: list[str] = []
+    code = """\
+    class TestCase:
+        backend = "htp"
+
+        def setUp(self):
+            self.speed = float(read())
+            self.division = division
+            other.model = Net()
+
+        def test_it(self):
+            m = Net()
+            run(self.backend, m)
+    """
+    assert _sources(code, asked) == {}
+    assert asked == ["float"]  # only calls assigned to `self.<attr>` are asked about
+
+
+def test_constructions_in_blocks_and_nested_functions_are_sources():
+    code = """\
+    class Runner:
+        def setUp(self):
+            with ctx():
+                try:
+                    if flag:
+                        self.model = Net()
+                except Error:
+                    pass
+
+        def later(self):
+            def build():
+                for _ in range(2):
+                    self.other: nn.Module = Net()
+            build()
+    """
+    found = _sources(code)
+    assert set(found) == {"self.model", "self.other"}
+    assert all(isinstance(v, ast.Call) for v in found.values())
+
+
+def test_a_parameter_stored_in_a_block_of_init_is_a_source():
+    code = """\
+    class Holder:
+        def __init__(self, model, flag):
+            if flag:
+                self.model = model
+    """
+    found = _sources(code)
+    assert isinstance(found["self.model"], Stored) and found["self.model"].param == "model"
+
+
+def test_a_parameter_stored_outside_init_is_no_source():
+    code = """\
+    class Holder:
+        def __init__(self, model):
+            pass
+
+        def set(self, model):
+            self.model = model
+    """
+    assert _sources(code) == {}
+
+
+def test_each_construction_is_asked_about_once():
+    asked: list[str] = []
+    code = """\
+    class Runner:
+        def setUp(self):
+            self.model = Net()
+            self.speed = float(x)
+
+        def reset(self):
+            self.model.eval()
+    """
+    assert _sources(code, asked) == {}  # switched elsewhere: its mode is not the construction's
+    assert sorted(asked) == ["Net", "float"]
