@@ -114,6 +114,7 @@ class Cache:
         self.listings = ListingStore(self.directory / __version__ / f"{fingerprint}.listings")
         self._kept_roots: set[str] = set()
         self._relisted: set[str] = set()
+        self._rebuilt = False  # a wrapper index was worked out again from the files it read
 
     @property
     def dirty(self) -> bool:
@@ -224,6 +225,34 @@ class Cache:
             # stored again with the stats of now, so the next run compares fingerprints again.
             self.store(result, *self._stats[path], digest)
         return result
+
+    def observations(self) -> dict[str, tuple[int, int] | None] | None:
+        """path -> (size, mtime_ns) or None (absent), for every path the run's lookups looked at
+        (`qlint.run_record`): while each is the same and the walk lists the same directories,
+        the lookups would decide the same again. None when something else was looked at: a
+        wrapper index worked out again (it reads files without this run's stats), a listing
+        outside the walked directories or with a link out of them."""
+        if self._rebuilt:
+            return None
+        roots = [(root, recursive) for root, recursive in self._listings]
+        roots += [(root, True) for root in self._wrapper_digests]
+        if not all(self._walked_below(os.path.abspath(root), recursive) for root, recursive in roots):
+            return None
+        for file, _needles in self._holds:  # read for `_no_new_match`: its stat vouches for it
+            self._stat_now(file)
+        return dict(self._stats)
+
+    def _walked_below(self, root: str, recursive: bool) -> bool:
+        """Whether listing `root` took only directories the run's discovery walked, none with a
+        symbolic link to a directory (whose target a listing does not see change)."""
+        pending = [root]
+        while pending:
+            listing = self.walked.get(pending.pop())
+            if listing is None or listing[2]:
+                return False
+            if recursive:
+                pending.extend(listing[0])
+        return True
 
     def _listings_unchanged(self, deps: dict) -> frozenset[tuple[str, bool]] | None:
         """The (root, recursive) of every marker among `deps` if each listing's fingerprint
@@ -336,6 +365,7 @@ class Cache:
                     from qlint.analysis.graphs.wrapper_index import rebuilt_digest
 
                     digest = rebuilt_digest(root, self.wrappers, self.walked)
+                    self._rebuilt = True
             self._wrapper_digests[root] = digest
         self._wrapper_deps[dep] = digest
         return digest

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import time
 from collections.abc import Iterable, Sequence
 
 from qlint.analysis.project_files import Listing, listing_of
@@ -27,7 +28,7 @@ class Discovery:
     """What a walk found (a plain class: a dataclass costs every start of `qlint` about a
     millisecond, to build its methods)."""
 
-    __slots__ = ("errors", "files", "listings", "names")
+    __slots__ = ("errors", "files", "ignore_files", "linked", "listings", "names", "repository_probes", "started")
 
     def __init__(
         self,
@@ -45,14 +46,26 @@ class Discovery:
         # path whose component is not among its walked parent's names does not exist (the
         # cache's absent dependencies, 2,400 on ExecuTorch, need no stat each).
         self.names = names if names is not None else {}
+        # What else the walk's answer depends on (`qlint.run_record` vouches for it by stats):
+        # the `.gitignore`/`info/exclude` files it read or looked for, the directories it asked
+        # whether they hold `.git`, whether it met a symbolic link (whose target a stat of the
+        # directory holding it does not see change), and when it started (ns).
+        self.ignore_files: list[str] = []
+        self.repository_probes: list[tuple[str, bool]] = []
+        self.linked = False
+        self.started = 0
 
 
 def discover(paths: Sequence[str], settings: Settings) -> Discovery:
     """Expand files and directories; explicitly named files are kept unless `force_exclude`."""
+    started = time.time_ns()
     walker = _Walker(settings)
     for arg in paths or (".",):
         walker.add_argument(arg)
-    return Discovery(sorted(walker.files), walker.errors, walker.listings, walker.names)
+    found = Discovery(sorted(walker.files), walker.errors, walker.listings, walker.names)
+    found.ignore_files, found.repository_probes = walker.ignore_files, walker.repository_probes
+    found.linked, found.started = walker.linked, started
+    return found
 
 
 class ExcludeMatcher:
@@ -113,6 +126,9 @@ class _Walker:
         self.visited: set[str] = set()  # real paths of directories already walked
         self.listings: dict[str, Listing] = {}
         self.names: dict[str, frozenset[str]] = {}
+        self.ignore_files: list[str] = []
+        self.repository_probes: list[tuple[str, bool]] = []
+        self.linked = False
 
     def add_argument(self, arg: str) -> None:
         path = os.path.abspath(arg)
@@ -146,12 +162,14 @@ class _Walker:
             except OSError as exc:
                 self.errors.append(f"{display_path(directory)}: cannot read directory: {exc.strerror or exc}")
                 continue
-            self.listings[directory] = listing_of(entries)
+            self.listings[directory] = listing = listing_of(entries)
+            if listing[2] or (not self.linked and any(entry.is_symlink() for entry in entries)):
+                self.linked = True
             self.names[directory] = frozenset(entry.name.casefold() for entry in entries)
             if self.gitignore:
                 for entry in entries:
                     if entry.name == ".gitignore":
-                        loaded = _load_ignore(directory, entry.path)
+                        loaded = _load_ignore(directory, entry.path, self.ignore_files)
                         if loaded is not None:
                             ignores = (*ignores, loaded)
                         break
@@ -194,7 +212,11 @@ class _Walker:
         current = path
         while True:
             chain.append(current)
-            if current == self.root or os.path.exists(os.path.join(current, ".git")):
+            if current == self.root:
+                break
+            found = os.path.exists(os.path.join(current, ".git"))
+            self.repository_probes.append((current, found))
+            if found:
                 break
             parent = os.path.dirname(current)
             if parent == current:
@@ -202,17 +224,18 @@ class _Walker:
             current = parent
         top = chain[-1]
         ignores = []
-        info = _load_ignore(top, os.path.join(top, ".git", "info", "exclude"))
+        info = _load_ignore(top, os.path.join(top, ".git", "info", "exclude"), self.ignore_files)
         if info is not None:
             ignores.append(info)
         for directory in reversed(chain[1:]):
-            loaded = _load_ignore(directory, os.path.join(directory, ".gitignore"))
+            loaded = _load_ignore(directory, os.path.join(directory, ".gitignore"), self.ignore_files)
             if loaded is not None:
                 ignores.append(loaded)
         return ignores
 
 
-def _load_ignore(base: str, path: str) -> IgnoreFile | None:
+def _load_ignore(base: str, path: str, read: list[str]) -> IgnoreFile | None:
+    read.append(path)
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             text = fh.read()

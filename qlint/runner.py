@@ -24,8 +24,8 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from qlint import run_record
 from qlint.cache import Cache
-from qlint.discovery import discover
 from qlint.results import FileResult, content_hash, display_path
 from qlint.settings import Settings
 from qlint.value_classes import field, replace, value_class
@@ -89,10 +89,19 @@ def run_check(
     paths: Sequence[str], settings: Settings, use_cache: bool = True, jobs: int | None = None, progress=None
 ) -> RunResult:
     """Check every discovered file; cached results are reused, fresh ones stored."""
+    cache = Cache.for_settings(settings) if use_cache else None
+    recorded = run_record.answer(cache, paths, settings) if cache is not None else None
+    if recorded is not None:  # nothing changed since a run the cache answered entirely
+        files, answered = recorded
+        if progress is not None:
+            progress.start(len(files))
+            progress.advance(len(files))
+        return RunResult(results=answered, cached=len(answered))
+    from qlint.discovery import discover  # not for a run the record answers: it walks nothing
+
     found = discover(paths, settings)
     if progress is not None:  # an object with start(total) and advance(n) (qlint.progress)
         progress.start(len(found.files))
-    cache = Cache.for_settings(settings) if use_cache else None
     if cache is not None:
         cache.walked, cache.walked_names = found.listings, found.names
     results: dict[str, FileResult] = {}
@@ -123,10 +132,15 @@ def run_check(
             # kept with every result until the report, the parent held them all (~15 MiB,
             # 127,000 objects at the end of a run over ExecuTorch).
             result.dependencies = {}
+    run.results = [results[p] for p in found.files]
     if cache is not None:
         cache.forget_missing([os.path.abspath(p) for p in paths or (".",)], set(found.files))
+        # Once the cache answers every file, one record can answer the next run (`run_record`):
+        # the files checked now are looked up as the next run would, against this run's view.
+        again = {p: cache.lookup(p) for p in todo} if not found.errors and not found.linked else {"": None}
         cache.save()
-    run.results = [results[p] for p in found.files]
+        if all(hit is not None for hit in again.values()):
+            run_record.write(cache, paths, settings, found, [again.get(p) or results[p] for p in found.files])
     return run
 
 
@@ -140,6 +154,8 @@ def run_fix(
     progress=None,
 ) -> FixRunResult:
     """Fix (or with `diff_only`, preview) every file; a cached clean file is not re-read."""
+    from qlint.discovery import discover
+
     found = discover(paths, settings)
     if progress is not None:
         progress.start(len(found.files))

@@ -11,7 +11,8 @@ import qlint
 
 ROOT = Path(qlint.__file__).resolve().parent
 # What the analysis layer may import from the rest of qlint: the layers below it
-# (`qlint.value_classes`, which imports nothing of qlint, makes the classes of every layer).
+# (`qlint.value_classes`, which imports nothing of qlint, makes the classes of every layer;
+# `qlint.short_digests`, which imports nothing of qlint either, hashes for every layer).
 BELOW_ANALYSIS = (
     "qlint.analysis",
     "qlint.diagnostic",
@@ -19,7 +20,7 @@ BELOW_ANALYSIS = (
     "qlint.source",
     "qlint.optable",
     "qlint.value_classes",
-    "qlint.short_digests",  # the standard library only, as value_classes
+    "qlint.short_digests",
 )
 
 

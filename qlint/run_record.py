@@ -1,0 +1,161 @@
+"""A whole run answered from one record: `qlint check` over a tree where nothing changed.
+
+A warm run over ExecuTorch (3,800 files) spent most of its time in the per-file path of
+the results cache (64 shards, 17 MB, unmarshalled; every entry's dependencies compared; the
+wrapper index's record checked) and in walking the tree again. When nothing the last run
+looked at has changed, all of that gives the same answer again, so a run that the cache
+answered entirely writes down what it looked at, and what it answered:
+
+- what discovery read: each directory it walked, by its stat (mtime, ctime, inode: on Linux
+  creating, removing or renaming an entry moves the directory's mtime and ctime, and nothing
+  moves a ctime back), the `.gitignore` and `info/exclude` files it read or looked for, the
+  directories it asked whether they hold `.git`, and the files it found;
+- the stat of every path any cache lookup took (the files, their dependencies, the modules
+  of the project listings, absent ones as None);
+- the findings.
+
+None of those stats may be too recent to vouch for what was read (`RACY_NS`, as the shards'
+own stats): a directory or ignore file changed since the walk started, or a file changed
+within the last seconds, and no record is written. A walk that met a symbolic link is not
+recorded either (its target can change while the directory holding it keeps its stat).
+
+The next run with the same paths, the same discovery settings and the same settings
+fingerprint (which the qlint version, the config and the selected rules go into) stats every
+recorded path instead of walking and looking up: if everything is as recorded, the walk would
+list the same files and the per-file path would validate the same entries against the same
+observations, so the record's results are returned. Anything else (a touched, new or removed
+file, another config, other arguments) falls back to the walk and the per-file path, which
+writes a new record when it answers the whole run.
+
+One record per settings fingerprint (the last whole run's): pre-commit calls with changing
+file lists replace it rather than pile up. Plain `marshal`ed data behind a checksum, as the
+shards (`qlint.checksummed_files`): a damaged record is ignored.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import stat
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from qlint import __version__, checksummed_files
+from qlint.analysis.racy_stats import RACY_NS
+from qlint.results import FileResult
+
+_HEADER = b"qlint-run-3\n"
+
+
+def record_file(directory: Path, fingerprint: str) -> Path:
+    return Path(directory) / __version__ / f"{fingerprint}.run"
+
+
+def run_key(paths: Sequence[str], settings) -> list:
+    """The PATH arguments as the walk takes them (absolute; the default `.`) and the settings
+    the walk applies, which the fingerprint leaves out (they change no finding)."""
+    walk = [str(settings.root), list(settings.exclude), list(settings.extend_exclude)]
+    walk += [settings.respect_gitignore, settings.force_exclude]
+    return [[os.path.abspath(p) for p in paths or (".",)], walk]
+
+
+def _stat(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns)
+
+
+def _dir_stat(path: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+def _kind(path: str) -> str:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return ""
+    return "d" if stat.S_ISDIR(mode) else "f" if stat.S_ISREG(mode) else "?"
+
+
+def answer(cache, paths: Sequence[str], settings) -> tuple[list[str], list[FileResult]] | None:
+    """(the files, their recorded results) when every recorded observation holds now, else None."""
+    record = record_file(cache.directory, cache.fingerprint)
+    payload = checksummed_files.read_marshalled(record, _HEADER)
+    if not isinstance(payload, dict) or payload.get("fingerprint") != cache.fingerprint:
+        return None
+    key = run_key(paths, settings)
+    if payload.get("key") != key or payload.get("kinds") != [_kind(p) for p in key[0]]:
+        return None
+    try:
+        dirs, files, others = payload["dirs"], payload["files"], payload["others"]
+        ignores, probes, findings = payload["ignores"], payload["probes"], payload["findings"]
+        if [_dir_stat(d) for d in dirs] != payload["dir_stats"]:
+            return None
+        if [_stat(p) for p in ignores] != payload["ignore_stats"]:
+            return None
+        if [os.path.exists(os.path.join(d, ".git")) for d in probes] != payload["probes_found"]:
+            return None
+        if [_stat(p) for p in files] + [_stat(p) for p in others] != payload["stats"]:
+            return None
+        from qlint.cache import diagnostic_from_dict
+
+        decoded = {i: [diagnostic_from_dict(d) for d in ds] for i, ds in findings.items()}
+        return files, [FileResult(path=p, diagnostics=decoded.get(i, [])) for i, p in enumerate(files)]
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return None
+
+
+def write(cache, paths: Sequence[str], settings, found, results) -> None:
+    """Record a run the cache answered entirely (`results`, in `found.files` order), when
+    what discovery and the lookups looked at can vouch for them next time."""
+    if found.errors or found.linked:
+        return
+    seen = cache.observations()
+    if seen is None or not seen.keys() >= set(found.files):
+        return
+    now = time.time_ns()
+    stats = [seen.pop(p) for p in found.files]
+    others = sorted(seen)
+    stats += [seen[p] for p in others]
+    if any(s is not None and now - s[1] < RACY_NS for s in stats):
+        return  # a second edit in the same tick would keep this stat: not a proof of content
+    before = found.started - RACY_NS  # changed since the walk began: the walk may not have seen it
+    dirs = list(found.listings)
+    dir_stats = [_dir_stat(d) for d in dirs]
+    if any(s is None or s[0] >= before or s[1] >= before for s in dir_stats):
+        return
+    ignores = list(found.ignore_files)
+    ignore_stats = [_stat(p) for p in ignores]
+    if any(s is not None and s[1] >= before for s in ignore_stats):
+        return
+    from qlint.cache import diagnostic_to_dict
+
+    key = run_key(paths, settings)
+    payload = {
+        "fingerprint": cache.fingerprint,
+        "key": key,
+        "kinds": [_kind(p) for p in key[0]],
+        "dirs": dirs,
+        "dir_stats": dir_stats,
+        "ignores": ignores,
+        "ignore_stats": ignore_stats,
+        "probes": [d for d, _ in found.repository_probes],
+        "probes_found": [f for _, f in found.repository_probes],
+        "files": found.files,
+        "others": others,
+        "stats": stats,
+        "findings": {i: [diagnostic_to_dict(d) for d in r.diagnostics] for i, r in enumerate(results) if r.diagnostics},
+    }
+    target = record_file(cache.directory, cache.fingerprint)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        checksummed_files.write(target, _HEADER, marshal.dumps(payload))
+    except (OSError, ValueError):
+        return
