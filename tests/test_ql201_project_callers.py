@@ -290,9 +290,10 @@ def main(quantizer, path):
     assert len(_check(_repo(tmp_path / "t", a=left)).diagnostics) == 1
 
 
-def test_caller_modules_are_kept_for_the_check_of_one_file_at_one_content(tmp_path):
+def test_caller_modules_are_kept_for_the_check_of_one_file_at_one_content(tmp_path, monkeypatch):
     from qlint.analysis.flow import project_callers
 
+    monkeypatch.setattr(project_callers, "_MAX_MODULES", 4)  # room for both callers
     root = _repo(tmp_path, a=EVAL_CALLER, b=BN_CALLER)
     project = ProjectIndex()
     assert len(_check(root, project).diagnostics) == 1
@@ -326,10 +327,11 @@ def test_a_check_keeps_only_the_last_caller_modules_it_asked_with_the_same_answe
     assert len(_check(_repo(tmp_path / "all", **callers, z=BN_CALLER)).diagnostics) == 1
 
 
-def test_a_file_checked_once_leaves_no_caller_module_behind(tmp_path):
+def test_a_file_checked_once_leaves_no_caller_module_behind(tmp_path, monkeypatch):
     from qlint.analysis.flow import project_callers
     from qlint.engine import checked_once
 
+    monkeypatch.setattr(project_callers, "_MAX_MODULES", 4)  # room for both callers
     root = _repo(tmp_path, a=EVAL_CALLER, b=BN_CALLER)
     helper = str(root / "pkg" / "utils" / "export_utils.py")
     other = _repo(tmp_path / "other", a=EVAL_CALLER)
