@@ -5,9 +5,10 @@ A cached result that depends on a whole listing (a project scan's, or the wrappe
 `qlint.analysis.wrapper_record`) is checked against the files under its root as they are
 now. Listing them again cost `qlint check FILE` more than the rest of its lookup: 640
 directories of ExecuTorch, 620 of the installed torch package (where most entries are not
-Python files). Read back, a directory is listed again only when its mtime moved since
-(`project_files._listed`): adding, removing or renaming an entry moves it, so the files
-found are those a new listing would find; only mtimes old enough to vouch are kept.
+Python files). Read back, a directory is listed again only when its stamp moved since
+(`project_files._listed`: mtime, ctime, inode): adding, removing or renaming an entry moves
+it, so the files found are those a new listing would find; only mtimes old enough to vouch
+are kept.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from qlint import checksummed_files
 
-_HEADER = b"qlint-listings-1\n"
+_HEADER = b"qlint-listings-2\n"
 
 
 class ListingStore:

@@ -277,6 +277,28 @@ def test_kept_listings_keep_the_links_a_directory_holds(tmp_path):
         project_files.restore_listings(str(tmp_path), {rel: entry[:3] for rel, entry in saved.items()})
 
 
+def test_a_directory_put_back_with_its_old_mtime_is_listed_again(tmp_path):
+    """`rsync -a` or `tar -x` of another copy restores a directory's mtime: its ctime moves,
+    and a directory made anew at the same path has another inode."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    old_file(pkg / "a.py", "")
+    os.utime(pkg, ns=(PAST, PAST))
+    _new_process()
+    assert project_files.disk_files(str(tmp_path)) == [str(pkg / "a.py")]
+    old_file(pkg / "b.py", "")
+    os.utime(pkg, ns=(PAST, PAST))  # the mtime the kept listing was made at
+    assert project_files.disk_files(str(tmp_path)) == [str(pkg / "a.py"), str(pkg / "b.py")]
+    saved = project_files.saved_listings(str(tmp_path))
+    os.rename(pkg, tmp_path / "gone")
+    pkg.mkdir()
+    old_file(pkg / "c.py", "")
+    os.utime(pkg, ns=(PAST, PAST))
+    _new_process()
+    project_files.restore_listings(str(tmp_path), saved)
+    assert str(pkg / "c.py") in project_files.disk_files(str(tmp_path))
+
+
 def test_entries_of_deleted_modules_leave_the_memo(tmp_path, store):
     """A module deleted (or a directory above it) is dropped from the memo at its next write,
     as the listings written with it say; a name no listing tells about is kept."""

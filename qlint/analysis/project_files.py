@@ -3,9 +3,11 @@
 Scans that read the whole project (QL101's packet scan, QL102's consumers, QL103's convert
 calls, QL201's callers) list the same files, so they skip the same directories, and share one
 listing per process: the language server checks again and again, and walking ExecuTorch's
-640 directories cost 50 ms per check. A directory is listed again only when its mtime moved
-(adding, removing or renaming an entry changes it; editing a file does not, and needs no new
-listing), or when the mtime is too recent to tell a later change in the same tick from it.
+640 directories cost 50 ms per check. A directory is listed again only when its stamp moved
+(mtime, ctime and inode: adding, removing or renaming an entry changes the mtime; editing a
+file does not, and needs no new listing; a directory put back with an older mtime, as
+`rsync -a` or `tar -x` do, has a new ctime, and a new directory at that path a new inode), or
+when the mtime is too recent to tell a later change in the same tick from it.
 
 A scan's answer depends on which files exist, not only on what the files it read hold: a
 new module can call the helper QL201 asks about. `listing_dependency` names that as a
@@ -31,19 +33,22 @@ LISTING_PREFIX = "qlint-listing:"
 class _Dir:
     """What a directory held (a plain class: a dataclass costs every start ~1 ms)."""
 
-    __slots__ = ("files", "links", "mtime_ns", "subdirs")
+    __slots__ = ("files", "links", "stamp", "subdirs")
 
-    def __init__(self, mtime_ns: int | None, subdirs: tuple[str, ...], files: tuple[str, ...], links: tuple[str, ...]):
-        self.mtime_ns = mtime_ns  # None: too recent to vouch for the listing below
+    def __init__(self, stamp: Stamp | None, subdirs: tuple[str, ...], files: tuple[str, ...], links: tuple[str, ...]):
+        self.stamp = stamp  # None: too recent to vouch for the listing below
         self.subdirs = subdirs  # absolute paths of the subdirectories to walk into
         self.files = files  # absolute paths of its `.py` files
         self.links = links  # absolute paths of its symbolic links to directories (not walked)
 
 
+# A directory's (mtime, ctime, inode): what its listing is valid for.
+Stamp = tuple[int, int, int]
+
 # (subdirectories to walk into, `.py` files, symbolic links to directories, which are not)
 Listing = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 
-# directory -> what it held at its mtime (shared by every root that contains it)
+# directory -> what it held at its stamp (shared by every root that contains it)
 _DIRS: dict[str, _Dir] = {}
 _MAX_DIRS = 200_000
 _MADE = [0]  # directories listed afresh by this process (`listings_made`)
@@ -120,12 +125,13 @@ def listing_of(entries: Iterable[os.DirEntry]) -> Listing:
 
 def _listed(directory: str, now: int) -> _Dir | None:
     try:
-        mtime = os.stat(directory).st_mtime_ns
+        st = os.stat(directory)
     except OSError:
         _DIRS.pop(directory, None)
         return None
+    stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
     known = _DIRS.get(directory)
-    if known is not None and known.mtime_ns == mtime:
+    if known is not None and known.stamp == stamp:
         return known
     try:
         with os.scandir(directory) as entries:
@@ -133,7 +139,7 @@ def _listed(directory: str, now: int) -> _Dir | None:
     except OSError:
         return None
     _MADE[0] += 1
-    entry = _Dir(mtime if now - mtime >= RACY_NS else None, subdirs, files, links)
+    entry = _Dir(stamp if now - st.st_mtime_ns >= RACY_NS else None, subdirs, files, links)
     _DIRS[directory] = entry
     return entry
 
@@ -145,17 +151,17 @@ def listings_made() -> int:
 
 
 def saved_listings(root: str) -> dict[str, list]:
-    """The listings kept for the directories under `root` whose mtime vouches for them, as
+    """The listings kept for the directories under `root` whose stamp vouches for them, as
     plain data relative to `root` (`scan_memo` keeps them between runs)."""
     root = os.path.abspath(root)
     base = root + os.sep
     out: dict[str, list] = {}
     for directory, entry in _DIRS.items():
-        if entry.mtime_ns is None or not (directory == root or directory.startswith(base)):
+        if entry.stamp is None or not (directory == root or directory.startswith(base)):
             continue
         rel = "" if directory == root else directory[len(base) :]
         out[rel] = [
-            entry.mtime_ns,
+            list(entry.stamp),
             [os.path.basename(d) for d in entry.subdirs],
             [os.path.basename(f) for f in entry.files],
             [os.path.basename(link) for link in entry.links],
@@ -165,10 +171,10 @@ def saved_listings(root: str) -> dict[str, list]:
 
 def restore_listings(root: str, saved: dict) -> None:
     """The listings `saved_listings` wrote, for directories not listed in this process yet:
-    each is used only while the directory keeps that mtime (`_listed` stats it)."""
+    each is used only while the directory keeps that stamp (`_listed` stats it)."""
     root = os.path.abspath(root)
-    for rel, (mtime_ns, subdirs, files, links) in saved.items():
-        if type(rel) is not str or type(mtime_ns) is not int:
+    for rel, (stamp, subdirs, files, links) in saved.items():
+        if type(rel) is not str or type(stamp) is not list or len(stamp) != 3 or any(type(n) is not int for n in stamp):
             raise TypeError("bad listing")
         if not all(type(n) is str for names in (subdirs, files, links) for n in names):
             raise TypeError("bad listing")
@@ -176,7 +182,7 @@ def restore_listings(root: str, saved: dict) -> None:
         if directory not in _DIRS:
             inside = directory + os.sep  # joined by hand: thousands of names, each a plain one
             _DIRS[directory] = _Dir(
-                mtime_ns,
+                tuple(stamp),
                 tuple(inside + n for n in subdirs),
                 tuple(inside + n for n in files),
                 tuple(inside + n for n in links),

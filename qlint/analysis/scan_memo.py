@@ -11,7 +11,7 @@ found.
 With a summary store (the CLI's cache; the language server keeps them in memory only), the
 answers about the modules under a scan's root are kept beside the summaries: per module its
 stat, its content hash (the dependency a check records) and what its content was found to
-hold and not to hold; per directory, its listing at its mtime (`project_files`, which hands them over). A later run
+hold and not to hold; per directory, its listing at its stamp (`project_files`, which hands them over). A later run
 trusts an answer only while the module has the same stat, so an edited module is read
 again. As the results cache does, a stat is trusted only if the file was last modified at
 least two seconds before the process started: a second edit within the same mtime tick, of
