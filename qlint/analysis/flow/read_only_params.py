@@ -18,7 +18,7 @@ from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import own_nodes
 
 # Methods that add to a dict, list or set, or change what a module holds.
-_MUTATORS = frozenset(
+MUTATORS = frozenset(
     {
         "update",
         "setdefault",
@@ -38,7 +38,8 @@ _MUTATORS = frozenset(
 # Builtins that hand out the items of a container (a copy of it, an iterator), and those
 # that only look at it: none changes what it holds.
 _COPIES = frozenset({"enumerate", "sorted", "list", "tuple", "iter", "reversed", "zip", "next"})
-_READERS = _COPIES | {"len", "isinstance", "print", "repr", "str", "type", "id", "bool"}
+LOOKERS = frozenset({"len", "isinstance", "print", "repr", "str", "type", "id", "bool"})
+_READERS = _COPIES | LOOKERS
 # Calls that take a model without adding to it or changing what it holds: a capture handed
 # `artifact.model` (an attribute of the parameter, which is the container itself to `_root`)
 # takes the model the helper is for, as `export(m, ...)` takes a loop item.
@@ -79,7 +80,7 @@ def _only_read(nodes: list[ast.AST], name: str) -> bool:
                     return False  # `models |= extra`, `models += [m]`
         elif isinstance(node, ast.Call):
             func = node.func
-            if isinstance(func, ast.Attribute) and func.attr in _MUTATORS and _root(func.value) in held:
+            if isinstance(func, ast.Attribute) and func.attr in MUTATORS and _root(func.value) in held:
                 return False
             callee = func.id if isinstance(func, ast.Name) else None
             if callee in ("setattr", "delattr") and node.args and _root(node.args[0]) in held:
@@ -160,4 +161,4 @@ def _plain(target: ast.AST) -> bool:
     return isinstance(target, ast.Starred) and _plain(target.value)
 
 
-__all__ = ["reads_only"]
+__all__ = ["LOOKERS", "MUTATORS", "reads_only"]

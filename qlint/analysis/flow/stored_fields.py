@@ -17,6 +17,7 @@ import ast
 from collections.abc import Callable
 
 from qlint.analysis.flow.model_attrs import Stored, attribute_sources
+from qlint.analysis.flow.read_only_params import LOOKERS, MUTATORS
 
 Field = tuple[int | None, str]  # (position among the call's arguments, keyword)
 
@@ -72,14 +73,11 @@ def _dataclass_fields(cls: ast.ClassDef) -> dict[str, Field]:
     return out
 
 
-# Methods that add to a container, change what a module holds or its mode, and builtins that
-# only look at what they are given.
-_CHANGES = frozenset(
-    {"update", "setdefault", "append", "extend", "insert", "add", "pop", "popitem", "clear", "remove", "discard"}
-    | {"__setitem__", "__delitem__", "__setattr__", "__ior__", "__iadd__", "add_module", "register_module", "apply"}
-    | {"train", "load_state_dict", "register_forward_hook", "register_forward_pre_hook"}
-)
-_LOOKS = frozenset({"len", "isinstance", "print", "repr", "str", "type", "id", "bool", "hasattr", "getattr", "super"})
+# Methods that change what a container or a module holds (`read_only_params`), or a module's
+# mode or hooks; builtins that only look at what they are given, or at `self`'s attributes.
+_CHANGES = MUTATORS | {"pop", "popitem", "clear", "remove", "discard", "__delitem__", "train", "load_state_dict"}
+_CHANGES |= {"register_forward_hook", "register_forward_pre_hook"}
+_LOOKS = LOOKERS | {"hasattr", "getattr", "super"}
 
 
 def _changed_by_methods(cls: ast.ClassDef) -> frozenset[str] | None:
