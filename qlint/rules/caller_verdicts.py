@@ -18,6 +18,7 @@ import re
 
 from qlint.analysis.flow.call_paths import on_params, vouched_on_every_path
 from qlint.analysis.flow.call_sites import Site, calls_all_known, calls_read_here, checked_home
+from qlint.analysis.flow.model_apis import argument_for
 from qlint.analysis.flow.model_flow import PARAM, Capture, FunctionFlow, ModeFact, caller_facts, compatible
 from qlint.analysis.flow.model_values import (
     ATTR,
@@ -259,7 +260,7 @@ def _harmless_part(path: tuple | None, func: ast.AST, index: int):
 
     def harmless(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder: FunctionFlow | None) -> bool:
         offset = bound if isinstance(call.func, ast.Attribute) else 0
-        argument = _argument(call, index - offset, params[index] if index < len(params) else None)
+        argument = argument_for(call, index - offset, params[index] if index < len(params) else None)
         return _handed_over(fact, argument, holder) and _harmless_at(fact, path, flows, call, holder, True)
 
     return harmless
@@ -288,16 +289,6 @@ def _harmless_at(fact: ModeFact, path: tuple, flows, call: ast.Call, holder: Fun
     if top:
         return False
     return fact.state == "eval" or (fact.state == "unset" and origin is not None and origin.kind in GRAPH_KINDS)
-
-
-def _argument(call: ast.Call, index: int, name: str | None) -> ast.expr | None:
-    """The argument a call passes for parameter `index` (named `name`), as written."""
-    positional = call.args
-    if index < 0 or any(isinstance(a, ast.Starred) for a in positional[: index + 1]):
-        return None
-    if index < len(positional):
-        return positional[index]
-    return next((kw.value for kw in call.keywords if kw.arg is not None and kw.arg == name), None)
 
 
 def _handed_over(fact: ModeFact, argument: ast.expr | None, holder: FunctionFlow | None) -> bool:

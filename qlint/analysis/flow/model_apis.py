@@ -138,6 +138,19 @@ def argument(call: ast.Call, index: int, keywords: tuple[str, ...]) -> ast.expr 
     return next((kw.value for kw in call.keywords if kw.arg in keywords), None)
 
 
+def argument_for(call: ast.Call, index: int, name: str | None) -> ast.expr | None:
+    """The argument `call` passes for parameter `index` (named `name`, keyword-passed), as
+    written; None when none, or when a `*args` at or before that position hides which."""
+    if index < 0:
+        return None
+    for position, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            return None
+        if position == index:
+            return arg
+    return next((kw.value for kw in call.keywords if kw.arg is not None and kw.arg == name), None)
+
+
 def key(node: ast.AST) -> str | None:
     """The variable a flow tracks: a local name or `self.<attr>`."""
     if isinstance(node, ast.Name):

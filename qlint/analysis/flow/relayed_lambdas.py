@@ -16,6 +16,7 @@ import ast
 import weakref
 
 from qlint.analysis.flow.callback_relays import Relay, relays
+from qlint.analysis.flow.model_apis import argument_for
 from qlint.analysis.flow.model_values import Env, Obj
 from qlint.analysis.flow.relayed_functions import may_name_function, relay_named
 from qlint.analysis.names.scope import parameter_args
@@ -87,13 +88,7 @@ class RelayedLambdas:
 
 
 def _argument(node: ast.Call, index: int, params: list[str]) -> ast.expr | None:
-    for position, arg in enumerate(node.args):
-        if isinstance(arg, ast.Starred):
-            return None  # positions past a `*args` are not known
-        if position == index:
-            return arg
-    name = params[index] if index < len(params) else None
-    return next((k.value for k in node.keywords if k.arg == name), None)
+    return argument_for(node, index, params[index] if index < len(params) else None)
 
 
 def _value(node: ast.Call, index: int, params: list[str], args: list, kwargs: dict) -> Obj | None:
