@@ -206,7 +206,7 @@ class Containers:
             origins = frozenset().union(*(o.origins for o in objs))
             item = Obj(s, name.id, origins, frozenset().union(*(o.captures for o in objs)))
             env.modes[item] = frozenset().union(*(env.facts(o) for o in objs))
-            if not isinstance(container, _LITERALS):
+            if not isinstance(container, LITERALS):
                 self.items_from[item] = held
             out.append((name, item))
         return out
@@ -214,7 +214,7 @@ class Containers:
     def _container(self, expr: ast.expr, env: Env) -> tuple[bool, list] | None:
         """(a dict?, elements) of a literal, or of a name bound to one here that nothing
         else can change."""
-        if isinstance(expr, _LITERALS):
+        if isinstance(expr, LITERALS):
             elements = self.literals.get(id(expr))
             return (isinstance(expr, ast.Dict), elements) if elements is not None else None
         obj = env.vars.get(expr.id) if isinstance(expr, ast.Name) else None
@@ -226,6 +226,7 @@ class Containers:
         return held if expr.id in self._followed else None
 
 
-_LITERALS = (ast.List, ast.Tuple, ast.Set, ast.Dict)
+# Containers written as literals, whose items the walk reads.
+LITERALS = (ast.List, ast.Tuple, ast.Set, ast.Dict)
 
-__all__ = ["UNREAD", "Containers", "followed_names", "split"]
+__all__ = ["LITERALS", "UNREAD", "Containers", "followed_names", "split"]

@@ -18,7 +18,7 @@ from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
 from qlint.analysis.flow.held_contents import held_facts
 from qlint.analysis.flow.instance_methods import method_summary
-from qlint.analysis.flow.loop_items import Containers
+from qlint.analysis.flow.loop_items import LITERALS, Containers
 from qlint.analysis.flow.model_apis import Api, argument, classify_call, key, recipe_flow
 from qlint.analysis.flow.model_apis import switch_mode as _switch_mode
 from qlint.analysis.flow.model_builds import Builds
@@ -66,7 +66,6 @@ _SELF_RETURNING = frozenset(
     {"to", "cpu", "cuda", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory", "to_empty", "type"}
 )
 _ITEMS = frozenset({"items", "values", "get", "pop", "__getitem__"})  # of a dict of models
-_CONTAINER_LITERALS = (ast.Dict, ast.List, ast.Tuple, ast.Set)
 _ITEM_STEPS = {"items": (PAIRS,), "values": (VALUES,)}  # the others take one item
 _PT2E_RESULT = {"prepare": PREPARED, "prepare_qat": PREPARED_QAT, "convert": CONVERTED}
 
@@ -227,7 +226,7 @@ class CallSemantics:
     def _given(self, obj: Obj | None, expr: ast.expr, env: Env) -> Obj | None:
         """What a construction is given for one argument: a container written there becomes a
         value holding what it holds (`held_contents`), which a bundle's field then is."""
-        if obj is not None or not isinstance(expr, _CONTAINER_LITERALS):
+        if obj is not None or not isinstance(expr, LITERALS):
             return obj
         items = self.literal_items.get(id(expr))
         return new_value(env, expr, "", Origin(CONTAINER, expr, items=items)) if items is not None else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.dead_branches import ConstantFlags
-from qlint.analysis.flow.loop_items import Containers, element_of
+from qlint.analysis.flow.loop_items import LITERALS, Containers, element_of
 from qlint.analysis.flow.model_apis import key
 from qlint.analysis.flow.model_calls import CallSemantics
 from qlint.analysis.flow.model_values import (
@@ -44,7 +44,6 @@ from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _SKIPPED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _NOTHING_TO_FOLLOW = (*_SKIPPED, ast.Constant)
-_LITERALS = (ast.Dict, ast.List, ast.Tuple, ast.Set)
 _TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
 _RAISES = frozenset({"raises", "assertRaises", "assertRaisesRegex"})
 _CATCHES = frozenset({"NotImplementedError", "RuntimeError", "Exception", "BaseException"})
@@ -287,7 +286,7 @@ class Interpreter:
         if name is not None:
             if obj is None and value is not None and not _names_a_global(value, env):
                 obj = new_value(env, value, name, Origin(UNKNOWN, value))  # so its later `.eval()` counts
-                if isinstance(value, _LITERALS):
+                if isinstance(value, LITERALS):
                     self.containers.bound(obj, value)
             if obj is None:
                 env.vars.pop(name, None)
@@ -339,7 +338,7 @@ class Interpreter:
             step = (ATTR, e.attr) if isinstance(e, ast.Attribute) else (ITEM,)
             part = part_of(container, e, (step,))
             return new_value(env, e, "", part) if part is not None else None
-        if isinstance(e, _LITERALS):
+        if isinstance(e, LITERALS):
             # Still no value of its own; a helper's call reads what it holds (`apply`).
             self.calls.literal_items[id(e)] = self.items_of(e, env)
             return None
@@ -371,7 +370,7 @@ class Interpreter:
             elements.append(element_of(elt, obj, self.containers.literals))
             if isinstance(elt, ast.Constant):
                 continue
-            if isinstance(elt, _LITERALS):
+            if isinstance(elt, LITERALS):
                 inner = self.calls.literal_items[id(elt)]
                 facts.add(ModeFact("unset", elt, Origin(CONTAINER, elt, items=inner)))
             elif obj is None or isinstance(elt, ast.Starred):
