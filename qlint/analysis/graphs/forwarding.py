@@ -18,6 +18,7 @@ import os
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
+from typing import TypeVar
 
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.graphs.called_names import attributes_called, calls_memo, may_call, may_call_attribute
@@ -891,19 +892,30 @@ _SHARED: dict[tuple, tuple[ast.AST, frozenset[str], tuple]] = {}
 _LINKS_OF: dict[tuple, tuple[bool, tuple[tuple[str, str, str], ...], tuple]] = {}
 # (module, name, links left, sink kind, without an index) -> `Forwarding._passes_on`.
 _PASSING: dict[tuple, tuple[bool, tuple]] = {}
+_T = TypeVar("_T")
 _WRAPPERS: dict[str, tuple[tuple | None, tuple[frozenset[str], frozenset[str]]]] = {}
 
 
 def _wrappers(project, path: str) -> tuple[frozenset[str], frozenset[str]]:
     """The functions and classes of a module naming a sink that its own text makes wrappers
-    (`wrapper_candidates.candidates` of it alone); read again when its content key changes."""
+    (`wrapper_candidates.candidates` of it alone)."""
+
+    def wrappers(text: str) -> tuple[frozenset[str], frozenset[str]]:
+        functions, classes = candidates([ModuleText(text, path)], [])
+        return frozenset(functions), frozenset(classes)
+
+    return _per_content(_WRAPPERS, 50_000, project, path, wrappers)
+
+
+def _per_content(memo: dict, limit: int, project, path: str, work: Callable[[str], _T]) -> _T:
+    """What `work` makes of a module's text, kept per path (in `memo`, up to `limit` modules)
+    while the module's content key stays the one it was made for."""
     key = file_keys.content_key(project, path)
-    found = _WRAPPERS.get(path)
+    found = memo.get(path)
     if found is None or found[0] != key:
-        if len(_WRAPPERS) > 50_000:
-            _WRAPPERS.clear()
-        functions, classes = candidates([ModuleText(project.text(path) or "", path)], [])
-        found = _WRAPPERS[path] = (key, (frozenset(functions), frozenset(classes)))
+        if len(memo) > limit:
+            memo.clear()
+        found = memo[path] = (key, work(project.text(path) or ""))
     return found[1]
 
 
@@ -915,18 +927,11 @@ _TEXTS_READ: dict[str, tuple[tuple | None, ModuleText]] = {}
 
 
 def _module_text(project, path: str) -> ModuleText:
-    """A link module's text as `wrapper_candidates` reads it; read again when its content
-    key changes."""
-    key = file_keys.content_key(project, path)
-    found = _TEXTS_READ.get(path)
-    if found is None or found[0] != key:
-        if len(_TEXTS_READ) > 2_000:
-            _TEXTS_READ.clear()
-        found = _TEXTS_READ[path] = (key, ModuleText(project.text(path) or "", path, sites=_no_sites))
-    return found[1]
+    """A link module's text as `wrapper_candidates` reads it."""
+    return _per_content(_TEXTS_READ, 2_000, project, path, lambda text: ModuleText(text, path, sites=_no_sites))
 
 
-_NAMES: dict[str, tuple[tuple | None, frozenset[str], frozenset[str], dict[str, str]]] = {}
+_NAMES: dict[str, tuple[tuple | None, tuple[frozenset[str], frozenset[str], dict[str, str]]]] = {}
 
 
 def _attributes(text: str, name: str) -> set[tuple[str, ...]]:
@@ -947,13 +952,7 @@ _CLASSES: dict[str, tuple[tuple | None, frozenset[str]]] = {}
 
 def _class_names(project, path: str) -> frozenset[str]:
     """The names a module's text defines with `class` (at any depth: a superset)."""
-    key = file_keys.content_key(project, path)
-    found = _CLASSES.get(path)
-    if found is None or found[0] != key:
-        if len(_CLASSES) > 50_000:
-            _CLASSES.clear()
-        found = _CLASSES[path] = (key, frozenset(_DEFINES[1].findall(project.text(path) or "")))
-    return found[1]
+    return _per_content(_CLASSES, 50_000, project, path, lambda text: frozenset(_DEFINES[1].findall(text)))
 
 
 def _names(project, path: str) -> tuple[frozenset[str], frozenset[str], dict[str, str]]:
@@ -961,16 +960,13 @@ def _names(project, path: str) -> tuple[frozenset[str], frozenset[str], dict[str
     defines with `def` (a superset of its summary's functions), and its imports as the
     text spells them (`text_imports`, the last binding of a name winning as in
     `ModuleScope`); read again when its content key changes."""
-    key = file_keys.content_key(project, path)
-    found = _NAMES.get(path)
-    if found is None or found[0] != key:
-        if len(_NAMES) > 50_000:
-            _NAMES.clear()
-        text = project.text(path) or ""
+
+    def names(text: str) -> tuple[frozenset[str], frozenset[str], dict[str, str]]:
         functions = frozenset(_DEFINES[0].findall(text))
         defined = functions | frozenset(_DEFINES[1].findall(text))
-        found = _NAMES[path] = (key, defined, functions, dict(text_imports(text, module_name_for(path), path)))
-    return found[1], found[2], found[3]
+        return defined, functions, dict(text_imports(text, module_name_for(path), path))
+
+    return _per_content(_NAMES, 50_000, project, path, names)
 
 
 # Each led by its literal (searched fast); a superset of the names defined (also in strings,
