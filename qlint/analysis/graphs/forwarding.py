@@ -235,8 +235,9 @@ class Forwarding:
                     if _mentions(project, where, self.fact.key, self.holds_sink):
                         adjacent = True
                         break
-                    if where != path and (*found, called.rpartition(".")[2]) not in further:
-                        further.append((*found, called.rpartition(".")[2] if called != full else name))
+                    link = (*found, called.rpartition(".")[2] if called != full else name)
+                    if where != path and link not in further:
+                        further.append(link)
         finally:
             trail = tuple(self._trails.pop())
         if self._trails:
