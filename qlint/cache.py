@@ -308,7 +308,7 @@ class Cache:
     @contextlib.contextmanager
     def _kept_listings(self, root: str) -> Iterator[None]:
         """While inside, the directories under `root` are listed from what an earlier run
-        kept of them, each still only while its mtime is the one kept (`project_files._listed`);
+        kept of them, each still only while its stamp is the one kept (`project_files._listed`);
         the listings made afresh meanwhile are kept at `save`. Not where the run's file
         discovery walked the root: it listed every directory there already."""
         root = os.path.abspath(root)
