@@ -71,3 +71,25 @@ def read_marshalled(path: Path, header: bytes) -> object | None:
         return marshal.loads(data)
     except (EOFError, ValueError, TypeError):
         return None
+
+
+class RootFiles:
+    """One file per project root in `directory` (named by `name_for(root, suffix)`), holding a
+    `marshal`ed value: the stores the results cache keeps beside its index (the wrapper
+    names, the directory listings). A file it cannot write is no file (the value is worked
+    out again next time)."""
+
+    def __init__(self, directory: Path, suffix: str, header: bytes):
+        self.directory = Path(directory)
+        self.suffix = suffix
+        self.header = header
+
+    def load(self, root: str) -> object | None:
+        return read_marshalled(self.directory / name_for(root, self.suffix), self.header)
+
+    def save(self, root: str, value: object) -> None:
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            write(self.directory / name_for(root, self.suffix), self.header, marshal.dumps(value))
+        except (OSError, ValueError):
+            return

@@ -13,7 +13,6 @@ are kept.
 
 from __future__ import annotations
 
-import marshal
 from pathlib import Path
 
 from qlint import checksummed_files
@@ -23,20 +22,13 @@ _HEADER = b"qlint-listings-2\n"
 
 class ListingStore:
     def __init__(self, directory: Path):
-        self.directory = Path(directory)
-
-    def _file(self, root: str) -> Path:
-        return self.directory / checksummed_files.name_for(root, ".listing")
+        self._files = checksummed_files.RootFiles(directory, ".listing", _HEADER)
 
     def load(self, root: str) -> dict | None:
-        payload = checksummed_files.read_marshalled(self._file(root), _HEADER)
+        payload = self._files.load(root)
         if not isinstance(payload, dict) or payload.get("root") != root or not isinstance(payload.get("dirs"), dict):
             return None
         return payload["dirs"]
 
     def save(self, root: str, dirs: dict) -> None:
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            checksummed_files.write(self._file(root), _HEADER, marshal.dumps({"root": root, "dirs": dirs}))
-        except (OSError, ValueError):
-            return
+        self._files.save(root, {"root": root, "dirs": dirs})

@@ -3,7 +3,6 @@ one checksummed, `marshal`ed file per project root, written atomically."""
 
 from __future__ import annotations
 
-import marshal
 from pathlib import Path
 
 from qlint import checksummed_files
@@ -15,18 +14,11 @@ _HEADER = b"qlint-wrappers-2\n"
 
 class WrapperStore:
     def __init__(self, directory: Path):
-        self.directory = Path(directory)
-
-    def _file(self, root: str) -> Path:
-        return self.directory / checksummed_files.name_for(root, ".wrappers")
+        self._files = checksummed_files.RootFiles(directory, ".wrappers", _HEADER)
 
     def load(self, root: str) -> Record | None:
-        payload = checksummed_files.read_marshalled(self._file(root), _HEADER)
+        payload = self._files.load(root)
         return from_data(payload, root) if isinstance(payload, dict) else None
 
     def save(self, record: Record) -> None:
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            checksummed_files.write(self._file(record.root), _HEADER, marshal.dumps(record.to_data()))
-        except (OSError, ValueError):
-            return
+        self._files.save(record.root, record.to_data())
