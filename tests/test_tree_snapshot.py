@@ -111,13 +111,21 @@ def test_a_new_module_shadowing_an_import_is_seen_by_a_one_file_check(tmp_path, 
     assert _one_file(tmp_path, pkg / "user.py") == [7]
 
 
-def test_an_edit_elsewhere_keeps_the_record_and_takes_a_new_snapshot(tmp_path, listed_from_now):
+def test_an_edit_elsewhere_keeps_the_record_and_takes_a_new_snapshot(tmp_path, monkeypatch, listed_from_now):
     pkg = _project(tmp_path)
     listed_from_now(tmp_path)
     _rows(tmp_path, [pkg])
     before = _record(tmp_path)
     old_file(pkg / "m3.py", "import os\n\n\ndef f3(x):\n    return os.sep\n")
     listed_from_now(tmp_path)
+    stamped = []
+    real = tree_snapshot.dir_stamps
+    monkeypatch.setattr(tree_snapshot, "dir_stamps", lambda dirs: stamped.append(len(dirs)) or real(dirs))
+    from qlint.cache import Cache
+
+    cache = Cache.for_settings(_settings(tmp_path))
+    assert cache._wrapper_digest(wrapper_record.dependency(str(tmp_path))) == before.digest
+    assert len(stamped) == 2  # the snapshot that no longer holds, the one taken after the long check
     assert _one_file(tmp_path, pkg / "passes.py") == [7]
     after = _record(tmp_path)
     assert after.digest == before.digest

@@ -103,6 +103,7 @@ class Record:
         # The tree's stats when the names were last found to hold (`tree_snapshot`): while
         # each is the same, they hold without a listing or a look at any file.
         self.snapshot = snapshot
+        self._unchanged: bool | None = None  # what `unchanged` found, once per record read
         self.digest = digest_of(self.functions, self.classes, self.sink_functions, self.sink_classes)
         self.dirty = False  # stats taken in since it was read: worth writing back
 
@@ -168,12 +169,16 @@ class Record:
         self.dirty = self.dirty or self.snapshot is not None
         self.snapshot = take_snapshot(dirs, stats, links, started)
         self.dirty = self.dirty or self.snapshot is not None
+        self._unchanged = None
         return True
 
     def unchanged(self, stats_of: StatsOf | None = None) -> bool:
         """Whether every stat the snapshot kept is the same now (the quick way of
-        `still_valid`, which needs neither the listing nor the table of stats)."""
-        return self.snapshot is not None and self.snapshot.holds(stats_of)
+        `still_valid`, which needs neither the listing nor the table of stats). Asked once:
+        a caller that found it false goes on to `still_valid`, which need not stat again."""
+        if self._unchanged is None:
+            self._unchanged = self.snapshot is not None and self.snapshot.holds(stats_of)
+        return self._unchanged
 
 
 def take_snapshot(dirs: list[str], stats, links: list[str], now: int) -> Snapshot | None:
