@@ -209,9 +209,12 @@ def _check_source(
     lines = LineIndex(text) if active or wants_noqa_check else None
     diagnostics: list[Diagnostic] = []
     failed: set[str] = set()  # rules that crashed: their noqa comments cannot be judged
+    handed = None
     if active or parse_anyway or parse_only:
         try:
-            tree = _handed_tree(source, path) or parse_module(text, path)
+            tree = handed = _handed_tree(source, path)
+            if tree is None:
+                tree = parse_module(text, path)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             # ValueError: NUL bytes (older Pythons); RecursionError/MemoryError: absurd nesting.
             if reports_ql001(settings, path, text):
@@ -225,6 +228,9 @@ def _check_source(
         result.parsed = True
     if active:
         project = project or ProjectIndex.for_path(path)
+        previous = getattr(project, "previous_trees", None)
+        if previous is not None and handed is None:
+            previous.reuse(os.path.abspath(path), text, tree)
         project.begin_check(path, text, tree)
         assert lines is not None
         ctx = FileContext(
@@ -256,6 +262,8 @@ def _check_source(
             else:
                 _LEFT_FOR_EXIT.append(ctx)
         result.dependencies = project.dependencies_of(path)
+        if previous is not None:
+            previous.keep(os.path.abspath(path), text, tree)
 
     # Tokenizing for comments is the slowest step on big files: only when it can matter.
     sup = (
