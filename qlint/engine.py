@@ -242,6 +242,7 @@ def _check_source(
             project=project,
             module=module,
         )
+        completed = False
         try:
             for rule in active:
                 if cancelled is not None and cancelled():
@@ -255,15 +256,19 @@ def _check_source(
                 except Exception as exc:  # a rule bug must not lose the other files' findings
                     failed.add(rule.code)
                     result.errors.append(internal_error(path, rule, exc))
+            completed = True
         finally:
             project.end_check()
+            if previous is not None:
+                if completed and not failed:
+                    previous.keep(os.path.abspath(path), text, tree, ctx.__dict__.get("scope"))
+                else:  # what a cut-short or failed check kept is no base for the next one
+                    previous.drop(os.path.abspath(path))
             if _LEFT_FOR_EXIT is None:
                 ctx.release()
             else:
                 _LEFT_FOR_EXIT.append(ctx)
         result.dependencies = project.dependencies_of(path)
-        if previous is not None:
-            previous.keep(os.path.abspath(path), text, tree)
 
     # Tokenizing for comments is the slowest step on big files: only when it can matter.
     sup = (

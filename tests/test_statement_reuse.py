@@ -15,7 +15,7 @@ import random
 import textwrap
 
 from qlint.analysis.names.project import ProjectIndex
-from qlint.analysis.names.statement_reuse import PreviousTrees, edited_lines, graft
+from qlint.analysis.names.statement_reuse import PreviousTrees, confined_edit, edited_lines, graft
 from qlint.engine import check_source
 from tests.conftest import settings_for
 
@@ -249,3 +249,31 @@ def test_a_renamed_function_and_an_edited_helper(tmp_path):
     ]
     seen = _same_as_fresh(tmp_path, texts)
     assert seen[0] != seen[2] and seen[4] != seen[6]
+
+
+def _confined(old: str, new: str):
+    old_tree, new_tree = ast.parse(old), ast.parse(new)
+    first, _, added = edited_lines(old, new)
+    graft(old, old_tree, new, new_tree)
+    return old_tree, new_tree, confined_edit(old, old_tree, new_tree, first, added)
+
+
+def test_an_edit_confined_to_one_method_body():
+    old_tree, new_tree, found = _confined(MODULE, MODULE.replace("x = 1", "x = 12"))
+    assert found is not None and found.old is _named(old_tree, "second") and found.new is _named(new_tree, "second")
+    assert found.old_class is _named(old_tree, "Matchers") and found.new_class is _named(new_tree, "Matchers")
+    assert found.new_class.bases is found.old_class.bases  # the header's expressions are the old ones
+    _, _, found = _confined(MODULE, MODULE.replace("return node.target in OPS", "return node.target in OPS2"))
+    assert found is not None and found.old_class is None
+
+
+def test_edits_that_are_not_confined_to_a_body():
+    for new in (
+        MODULE.replace("OPS = {torch.ops.aten.relu.default}", "OPS = {torch.ops.aten.relu}"),  # a module statement
+        MODULE.replace("@decorated(1)", "@decorated(2)"),  # a header
+        MODULE.replace("def second(self, node):", "def second(self, nodes):"),
+        MODULE.replace("class Matchers:", "class Matcher:"),
+        MODULE.replace("x = 1\n", "x = 1\n        y = 2\n"),  # a line added
+        MODULE.replace("x = 1\n", "x = 1; y = 2\n").replace("    return 2", "    return 3"),  # two bodies
+    ):
+        assert _confined(MODULE, new)[2] is None, new

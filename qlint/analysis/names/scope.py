@@ -35,6 +35,11 @@ class ClassScope:
                     scope.assigns.setdefault(name, []).append(value)
         return scope
 
+    def key_node(self) -> ast.ClassDef:
+        """The class's node, read for its identity and name only, never walked: a flow kept
+        across checks (`carried_flows`) does not depend on the class's bodies through it."""
+        return self.node
+
 
 @value_class
 class ModuleScope:
