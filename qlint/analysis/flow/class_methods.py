@@ -22,9 +22,9 @@ def method_of(cls: ClassScope, name: str, scope: ModuleScope) -> tuple[ast.AST, 
     it is not found or another module's class comes first in the lookup."""
     if name in cls.methods:
         return cls.methods[name], cls
-    # Identity and name only (`key_node`), and the class's own entry (`dict.get`): which class
-    # a name binds is no reading of its bodies, for the flows kept across checks (`carried_flows`).
-    top = dict.get(scope.classes, cls.key_node().name)
+    # Identity and name only (`key_node`): which class a name binds is no reading of its
+    # bodies, for the flows kept across checks (`carried_flows`).
+    top = scope.classes.get(cls.key_node().name)
     if top is None or top.key_node() is not cls.key_node():
         return None  # a class written inside a function: its bases' names are not the module's
     found = _lookup(cls, name, scope, 0, set())

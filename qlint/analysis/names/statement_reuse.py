@@ -13,6 +13,12 @@ facts. A statement on an edited line, or one whose lines moved (an Enter or a de
 above it), keeps the new parse (its positions differ; a node's facts may hold rows). The
 blocks holding an edited statement are the new ones too, with their unchanged statements
 reused one level down.
+
+When the edit changed one function's body and nothing else (`confined_edit`), the check also
+takes the last check's module scope, brought up to date in place (`update_scope`), and the
+model flows it kept of the functions that read nothing the edit changed
+(`qlint.analysis.flow.carried_flows`). The language server's index keeps this for the last few
+files checked (`PreviousTrees`); a command-line run checks each file once and keeps nothing.
 """
 
 from __future__ import annotations
