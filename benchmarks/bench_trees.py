@@ -69,7 +69,7 @@ data = open(path, "rb").read()
 project = ProjectIndex()
 check_source(data, path, settings, project)  # load the modules it reads, as an open editor has
 times = []
-for buffer in keystroke_edits(data.decode("utf-8"), runs):
+for buffer in keystroke_edits(data.decode("utf-8-sig"), runs):
     edited = buffer.encode("utf-8")
     start = time.perf_counter()
     result = check_source(edited, path, settings, project)

@@ -70,7 +70,7 @@ def measure(path: str, runs: int, preview: bool) -> tuple[float, dict[str, float
         totals: list[float] = []
         phases: dict[str, list[float]] = defaultdict(list)
         findings = len(result.diagnostics)
-        for buffer in keystroke_edits(data.decode("utf-8"), runs):
+        for buffer in keystroke_edits(data.decode("utf-8-sig"), runs):
             edited = buffer.encode("utf-8")
             current.clear()
             start = time.perf_counter()

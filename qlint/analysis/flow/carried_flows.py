@@ -22,7 +22,7 @@ analysis reads its surroundings in ways the scope does not show).
 
 from __future__ import annotations
 
-from qlint.analysis.names.scope import ClassScope, ModuleScope
+from qlint.analysis.names.scope import ClassScope, ModuleScope, WatchedClassScope
 
 
 class _Hook:
@@ -91,23 +91,6 @@ def _watched(values: dict, hook: _Hook) -> _Watched:
     return out
 
 
-class _WatchedClass(ClassScope):
-    """A class of the module whose node (its bodies) counts as read when taken."""
-
-    @property
-    def node(self):
-        node = self.__dict__["_node"]
-        self.__dict__["_hook"].read(node)
-        return node
-
-    @node.setter
-    def node(self, value) -> None:
-        self.__dict__["_node"] = value
-
-    def key_node(self):
-        return self.__dict__["_node"]
-
-
 def watch(scope: ModuleScope, tracker) -> None:
     """Report to `tracker` every read of `scope`'s bodies from now on (once per scope object;
     a scope kept across checks is handed the new check's tracker)."""
@@ -117,7 +100,7 @@ def watch(scope: ModuleScope, tracker) -> None:
         for cls in dict.values(scope.classes):
             if type(cls) is ClassScope:
                 node = cls.__dict__.pop("node")
-                cls.__class__ = _WatchedClass
+                cls.__class__ = WatchedClassScope
                 cls.__dict__["_node"] = node
                 cls.__dict__["_hook"] = hook
                 cls.methods = _watched(cls.methods, hook)
@@ -127,7 +110,7 @@ def watch(scope: ModuleScope, tracker) -> None:
 
 
 def watched_class(class_scope) -> bool:
-    return class_scope is None or type(class_scope) is _WatchedClass
+    return class_scope is None or type(class_scope) is WatchedClassScope
 
 
 __all__ = ["watch", "watched_class"]
