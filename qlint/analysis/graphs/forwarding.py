@@ -8,8 +8,9 @@ one imported from another module of the project, or a method of the enclosing cl
 one of its bases (in this module or another one of the project). Forwarding through
 helpers of helpers is followed to the end (each function once per check), with no limit on
 depth: answers are shared across checks (`_SHARED`), and one cut off deep in one check was
-read shallow by the next, so a file's findings depended on the files checked before it. Other modules are read through their
-summaries (`forwarding_facts`): their trees are neither walked nor kept.
+read shallow by the next, so a file's findings depended on the files checked before it.
+Other modules are read through their summaries (`forwarding_facts`): their trees are neither
+walked nor kept.
 """
 
 from __future__ import annotations
