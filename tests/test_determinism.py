@@ -85,8 +85,14 @@ def tree(tmp_path_factory) -> Path:
     return root
 
 
+def _env(seed: str) -> dict[str, str]:
+    """A fresh process with that hash seed, running this checkout's qlint (not an installed one)."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    return dict(os.environ, PYTHONHASHSEED=seed, PYTHONPATH=path)
+
+
 def _cli(tree: Path, *args: str, seed: str) -> list[dict]:
-    env = dict(os.environ, PYTHONHASHSEED=seed)
+    env = _env(seed)
     cmd = [sys.executable, "-m", "qlint", "check", "--exit-zero", "--output-format", "json", *args, "examples"]
     out = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
@@ -127,3 +133,144 @@ def test_file_order_in_one_worker_does_not_change_findings(tree, monkeypatch):
     assert _in_process(tree, files, fresh=False) == alone
     ProjectIndex._default = None
     assert _in_process(tree, files[::-1], fresh=False) == alone
+
+
+# -- answers shared across the checks of one process -------------------------------------
+# Kept model flows of other modules' helpers (`shared_flows`) and forwarded parameters
+# (`forwarding._SHARED`) serve every later check in the worker: a chain of helpers entered at
+# two depths, a cycle entered from both sides, and a helper whose callers in other modules
+# are read, each checked from files that sort before and after the others.
+
+_NET = """\
+import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = torch.nn.BatchNorm2d(3)
+
+    def forward(self, x):
+        return self.bn(x)
+"""
+
+_CAPTURE = """\
+import torch
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+
+from lib.{module} import {name}
+
+
+def quantize(quantizer, example):
+    model = {name}()
+    return prepare_pt2e(torch.export.export(model, example).module(), quantizer)
+"""
+
+_INSERT = (
+    "import torch\n\nfrom lib.inserts import {name}\n\n\ndef rewrite(gm):\n    {name}(gm.graph, torch.ops.aten.relu)\n"
+)
+
+_INSERTS = """\
+def h1(graph, op):
+    return h2(graph, op)
+
+
+def h2(graph, op):
+    return h3(graph, op)
+
+
+def h3(graph, op):
+    return h4(graph, op)
+
+
+def h4(graph, op):
+    return h5(graph, op)
+
+
+def h5(graph, op):
+    return h6(graph, op)
+
+
+def h6(graph, op, stop=False):
+    if stop:
+        return graph.call_function(op, ())
+    return h7(graph, op)
+
+
+def h7(graph, op):
+    return h6(graph, op, True)
+"""
+
+_HELPER = """\
+import torch
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+
+
+def quantize_module(model, quantizer, example):
+    return prepare_pt2e(torch.export.export(model, example).module(), quantizer)
+"""
+
+_HELPER_CALLER = "from lib.helper import quantize_module\nfrom lib.f6 import Net\n\n\ndef main(q, x):\n    {call}\n"
+
+
+def _shared_answers_tree(root: Path) -> list[str]:
+    """The files, relative to `root`, with `.git` making it one project."""
+    files = {"lib/__init__.py": "", "lib/f6.py": _NET + "\n\ndef f6():\n    return Net()\n"}
+    for i in range(1, 6):
+        files[f"lib/f{i}.py"] = f"from lib.f{i + 1} import f{i + 1}\n\n\ndef f{i}():\n    return f{i + 1}()\n"
+    # `a_*` sort first: they enter the chains deep down, `z_*` at their heads.
+    files["scripts/a_capture.py"] = _CAPTURE.format(module="f4", name="f4")
+    files["scripts/z_capture.py"] = _CAPTURE.format(module="f1", name="f1")
+    files["lib/inserts.py"] = _INSERTS
+    files["scripts/a_insert.py"] = _INSERT.format(name="h3")
+    files["scripts/m_insert.py"] = _INSERT.format(name="h7")
+    files["scripts/z_insert.py"] = _INSERT.format(name="h1")
+    files["lib/helper.py"] = _HELPER
+    files["scripts/a_eval.py"] = _HELPER_CALLER.format(call="quantize_module(Net().eval(), q, x)")
+    files["scripts/z_train.py"] = _HELPER_CALLER.format(call="quantize_module(Net(), q, x)")
+    (root / ".git").mkdir(parents=True)
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return sorted(files)
+
+
+def _json(root: Path, *args: str, seed: str) -> list[tuple]:
+    env = _env(seed)
+    cmd = [sys.executable, "-m", "qlint", "check", "--exit-zero", "--output-format", "json", "--no-cache", *args]
+    out = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return sorted(
+        (Path(f["filename"]).relative_to(root).as_posix(), f["location"]["row"], f["code"], f["message"])
+        for f in json.loads(out.stdout)
+    )
+
+
+def test_answers_shared_across_checks_give_every_file_what_a_fresh_process_gives(tmp_path):
+    root = tmp_path / "shared"
+    _shared_answers_tree(root)
+    whole = _json(root, "-j", "1", ".", seed="0")
+    assert {(path, code) for path, _, code, _ in whole} >= {
+        ("scripts/a_capture.py", "QL201"),
+        ("scripts/z_capture.py", "QL201"),
+        ("scripts/a_insert.py", "QL102"),
+        ("scripts/m_insert.py", "QL102"),
+        ("scripts/z_insert.py", "QL102"),
+        ("lib/helper.py", "QL201"),
+    }
+    assert _json(root, "-j", "2", ".", seed="1") == whole
+    # Without the files that sort first: each chain met first at its head (or the cycle from
+    # its other side) in a fresh process.
+    heads = ["scripts/m_insert.py", "scripts/z_capture.py", "scripts/z_insert.py"]
+    assert _json(root, "-j", "1", *heads, seed="2") == [f for f in whole if f[0] in heads]
+
+
+def test_answers_shared_across_checks_in_either_file_order(tmp_path, monkeypatch):
+    root = tmp_path / "shared"
+    files = [str(root / name) for name in _shared_answers_tree(root)]
+    monkeypatch.setattr(ProjectIndex, "_default", None)
+    alone = _in_process(root, files, fresh=True)
+    assert len({path for _, path, *_ in alone}) == 6
+    for order in (files, files[::-1]):
+        ProjectIndex._default = None
+        assert _in_process(root, order, fresh=False) == alone

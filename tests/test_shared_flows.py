@@ -222,3 +222,28 @@ def test_what_a_kept_construction_holds_is_read_for_the_check_that_reuses_it(tmp
         result = check_source(path.read_text(), str(path), settings_for(("QL201",)), project)
         assert ["BatchNorm2d" in d.message for d in result.diagnostics] == [True]
         assert blocks in result.dependencies, name
+
+
+def _factory_chain(tmp_path, length: int, entry: int):
+    """`lib/m1.py` .. `lib/m<length>.py`: `f<i>()` returns `f<i+1>()`, the last builds a
+    BatchNorm model; `scripts/deep.py` captures `f1()`, `scripts/shallow.py` `f<entry>()`."""
+    files = {"lib/__init__.py": "", f"lib/m{length}.py": NETS_TRAIN + f"\n\ndef f{length}():\n    return Net()\n"}
+    for i in range(1, length):
+        files[f"lib/m{i}.py"] = f"from lib.m{i + 1} import f{i + 1}\n\n\ndef f{i}():\n    return f{i + 1}()\n"
+    for name, first in (("deep", 1), ("shallow", entry)):
+        script = SCRIPT.replace("lib.helpers import build", f"lib.m{first} import f{first}")
+        files[f"scripts/{name}.py"] = script.replace("build()", f"f{first}()")
+    return _repo(tmp_path, files)
+
+
+@pytest.mark.parametrize("length", [6, 12])
+def test_a_helper_met_shallow_first_gives_the_deep_check_what_a_fresh_one_gives(tmp_path, length):
+    # `f3` analysed from `shallow.py` (its module one away) was kept and reused from
+    # `deep.py` (three away), where a limit on module depth had cut the fresh analysis off
+    # before `Net`: `deep.py` was reported only after `shallow.py` in the same process (-j,
+    # the file order, `qlint check deep.py` alone disagreed).
+    root = _factory_chain(tmp_path, length, 3)
+    fresh = _rows(root, "scripts/deep.py", ProjectIndex())
+    project = ProjectIndex()
+    assert _rows(root, "scripts/shallow.py", project) == [9]
+    assert _rows(root, "scripts/deep.py", project) == fresh == [9]

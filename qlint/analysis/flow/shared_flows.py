@@ -13,8 +13,10 @@ scope per content, so an edited module's flows go with its old scope), each with
   index, which makes them its dependencies, and reused only if every answer is the same.
 
 A flow is not kept when its analysis depended on the order the check met things in: it met a
-body still in progress (recursion through another body), the module depth limit, or a flow
-that was itself not kept (`Tracker.taint`). Those are analysed again by each check, as before.
+body still in progress (recursion through another body), or a flow that was itself not kept
+(`Tracker.taint`). Those are analysed again by each check, as before. Nothing else may make a
+flow depend on where its analysis started: a kept flow is reused wherever the next check meets
+it (`model_flow.ModelFlow.for_module` follows modules at any depth for that reason).
 """
 
 from __future__ import annotations

@@ -6,8 +6,11 @@ A call of such a helper is a sink (or an insertion) at the positions and keyword
 forwarded parameters. Helpers are found by resolving the callee: a function of the module,
 one imported from another module of the project, or a method of the enclosing class or of
 one of its bases (in this module or another one of the project). Forwarding through
-helpers of helpers is followed a few levels deep. Other modules are read through their
-summaries (`forwarding_facts`): their trees are neither walked nor kept.
+helpers of helpers is followed to the end (each function once per check), with no limit on
+depth: answers are shared across checks (`_SHARED`), and one cut off deep in one check was
+read shallow by the next, so a file's findings depended on the files checked before it.
+Other modules are read through their summaries (`forwarding_facts`): their trees are neither
+walked nor kept.
 """
 
 from __future__ import annotations
@@ -93,6 +96,13 @@ class Forwarding:
         # Modules read while a fact shared across checks is worked out: the fact is reused
         # only while they keep their content keys (see `file_keys`).
         self._trails: list[list[tuple[str, tuple | None]]] = []
+        # `forwarded_params` in progress, innermost last: [key, whether its answer may be
+        # shared across checks]. An answer that met a function still in progress (a cycle
+        # through two functions) depends on which of them was asked first; it serves this
+        # check (whose order of questions its file decides) but is not shared (`_SHARED`), nor
+        # is anything worked out from it (`_unshared`).
+        self._asking: list[list] = []
+        self._unshared: set[object] = set()
         self._found: dict[tuple[str, str], str | None] = {}  # per check: files may appear later
         self._project = None  # the project index, known once a resolver is seen
         # Content keys and recorded dependencies of this check: a file is stat-ed once per check.
@@ -414,7 +424,7 @@ class Forwarding:
         helper = self.resolve_helper(call, resolver, caller)
         if helper is None:
             return []
-        names = self.forwarded_params(helper.func, helper.scope, helper.class_scope, 0)
+        names = self.forwarded_params(helper.func, helper.scope, helper.class_scope)
         if not names:
             return []
         params = _params(helper.func)
@@ -427,7 +437,7 @@ class Forwarding:
         return out
 
     def forwarded_params(
-        self, func, scope: ModuleScope, class_scope: ClassScope | None, depth: int, rows: list[int] | None = None
+        self, func, scope: ModuleScope, class_scope: ClassScope | None, rows: list[int] | None = None
     ) -> frozenset[str]:
         """Parameters of `func` that reach a sink unchanged (passed as a sink's argument, or
         to a helper that forwards them)."""
@@ -437,6 +447,7 @@ class Forwarding:
             # checks must carry all of them).
             if self._trails:
                 self._trails[-1].extend(self._params[key][2])
+            self._met(key)
             return self._params[key][1]
         shared = _SHARED.get((key, self._kind))
         fresh = shared is not None and self._valid(shared[2])
@@ -448,23 +459,20 @@ class Forwarding:
             return shared[1]
         self._params[key] = (func, frozenset(), ())  # a cycle forwards nothing more
         self._trails.append([])
+        self._asking.append([key, True])
         params = set(_params(func))
         found: set[str] = set()
         if isinstance(func, RemoteFunction):
-            if params and depth <= _MAX_DEPTH:
-                found = self._remote_params(func, scope, class_scope, depth)  # type: ignore[arg-type]
-        elif params and depth <= _MAX_DEPTH:
+            if params:
+                found = self._remote_params(func, scope, class_scope)  # type: ignore[arg-type]
+        elif params:
             resolver = self._resolver_for(scope, class_scope)
             for node in _calls(func, rows):
                 args = list(self._direct(node, resolver))
-                if (
-                    not args
-                    and depth < _MAX_DEPTH
-                    and any(isinstance(a, ast.Name) and a.id in params for a in call_arguments(node))
-                ):
+                if not args and any(isinstance(a, ast.Name) and a.id in params for a in call_arguments(node)):
                     helper = self.resolve_helper(node, resolver, func)
                     if helper is not None and helper.func is not func:
-                        names = self.forwarded_params(helper.func, helper.scope, helper.class_scope, depth + 1)
+                        names = self.forwarded_params(helper.func, helper.scope, helper.class_scope)
                         if names:
                             args = self.forwarded_args(node, resolver, func)
                 found.update(a.id for a in args if isinstance(a, ast.Name) and a.id in params)
@@ -479,22 +487,24 @@ class Forwarding:
         self._params[key] = (func, result, trail)
         if self._trails:
             self._trails[-1].extend(trail)
-        if scope.path != self.own_path:
+        if not self._asking.pop()[1]:
+            self._unshared.add(key)
+            if self._asking:
+                self._asking[-1][1] = False
+        elif scope.path != self.own_path:
             if len(_SHARED) > 50_000:
                 _SHARED.clear()
             own = (scope.path, self._key(scope.path) if self._project is not None else None)
             _SHARED[(key, self._kind)] = (func, result, (*trail, own))
         return result
 
-    def _remote_params(self, func: RemoteFunction, scope: RemoteModule, class_scope, depth: int) -> set[str]:
+    def _remote_params(self, func: RemoteFunction, scope: RemoteModule, class_scope) -> set[str]:
         """`forwarded_params` of a function of another module, from its summary: the same
-        steps, in the same order and to the same depth, as the walk of its body."""
+        steps, in the same order, as the walk of its body."""
         found: set[str] = set()
         for step in func.steps:
             if len(step) == 1:
                 found.update(step[0])
-                continue
-            if depth >= _MAX_DEPTH:
                 continue
             kind, callee, positional, keywords = step
             if kind == "n":
@@ -510,7 +520,7 @@ class Forwarding:
                 helper = None
             if helper is None or helper.func is func:
                 continue
-            names = self.forwarded_params(helper.func, helper.scope, helper.class_scope, depth + 1)
+            names = self.forwarded_params(helper.func, helper.scope, helper.class_scope)
             if not names:
                 continue
             # As `forwarded_args` maps a call's arguments onto the helper's parameters.
@@ -522,6 +532,22 @@ class Forwarding:
             )
             found.update(p for k, p in keywords if k in names)
         return found
+
+    def _met(self, key) -> None:
+        """`forwarded_params` answered `key` from this check's memo: an answer still in
+        progress (a cycle) or one that is not shared makes the answers being worked out
+        from it depend on the order of questions too (a function calling itself does not)."""
+        asking = self._asking
+        if not asking:
+            return
+        for i in range(len(asking) - 1, -1, -1):
+            if asking[i][0] == key:
+                if i < len(asking) - 1:
+                    for frame in asking[i:]:
+                        frame[1] = False
+                return
+        if key in self._unshared:
+            asking[-1][1] = False
 
     def _replay(self, deps) -> None:
         if self._trails:
@@ -717,7 +743,7 @@ class Forwarding:
             is_helper = bool(
                 helper is not None
                 and helper.scope is not scope
-                and self.forwarded_params(helper.func, helper.scope, None, 0)
+                and self.forwarded_params(helper.func, helper.scope, None)
             )
             known = (is_helper, tuple(self._trails.pop()))
             if shared is not None:
@@ -757,7 +783,7 @@ class Forwarding:
         if found is None or depth > _MAX_DEPTH:
             return set()
         other, cls = found
-        names = {n for n, m in cls.methods.items() if self.forwarded_params(m, other, cls, 0)}
+        names = {n for n, m in cls.methods.items() if self.forwarded_params(m, other, cls)}
         for b in cls.bases:
             names |= self._inherited_helpers(other, b, depth + 1)
         return names
@@ -796,9 +822,7 @@ class Forwarding:
             new = {
                 func.name
                 for func, cls in functions
-                if func.name not in helpers
-                and spans_any(func, rows)
-                and self.forwarded_params(func, scope, cls, 0, rows)
+                if func.name not in helpers and spans_any(func, rows) and self.forwarded_params(func, scope, cls, rows)
             }
             if not new:
                 break
