@@ -119,7 +119,7 @@ def run_check(
         _summaries(settings, use_cache, bool(todo)),
         _contents_fixed(bool(todo)),
         _dependencies_unwanted(cache is None and bool(todo)),
-        _wrapper_index(cache, todo, settings, found.listings),
+        _wrapper_index(cache, todo, settings, found.listings, _workers(todo, jobs) > 1),
     ):
         check = _check_one if cache is not None else _check_one_uncached
         for path, (result, size, mtime_ns, digest) in _map(check, todo, settings, jobs):
@@ -230,22 +230,44 @@ _INDEXED_TRIGGERS = ("qlint.analysis.graphs.wrapper_index:", "qlint.analysis.gra
 
 
 @contextlib.contextmanager
-def _wrapper_index(cache: Cache | None, todo: list[str], settings: Settings, listed: dict) -> Iterator[None]:
+def _wrapper_index(
+    cache: Cache | None, todo: list[str], settings: Settings, listed: dict, parallel: bool = False
+) -> Iterator[None]:
     """A run over many files answers QL102's import trigger (and QL101's) from the project's
     index of wrapper (and sink helper) names (`wrapper_index`), made once here (workers forked meanwhile inherit it)
-    instead of resolving every file's imports, over the directories discovery listed."""
+    instead of resolving every file's imports, over the directories discovery listed. A run
+    with workers has the project's words cut meanwhile by a child, for all of them (`shared_words`)."""
     if len(todo) < MIN_PARALLEL_FILES or not any(
         (r.import_trigger or "").startswith(_INDEXED_TRIGGERS) for r in settings.rules_for(todo[0])
     ):
         yield
         return
     from qlint.analysis.graphs import wrapper_index
+    from qlint.analysis.names import project_words
 
-    wrapper_index.enable(cache.wrappers if cache is not None else None, todo, listed)
+    words = _words_cut(wrapper_index.roots(todo), listed) if parallel else None
+    shared = None
+    try:
+        wrapper_index.enable(cache.wrappers if cache is not None else None, todo, listed)
+    finally:
+        shared = words.wait() if words is not None else None
+    project_words.share(shared)
     try:
         yield
     finally:
         wrapper_index.disable()
+        if shared is not None:
+            project_words.share(None)
+            shared.close()
+
+
+def _words_cut(roots: set[str], listed: dict):
+    """A child cutting the words of the modules under `roots` (`shared_words`), or None."""
+    from qlint.analysis.names import project_words, shared_words
+    from qlint.analysis.project_files import disk_files
+
+    paths = sorted({p for root in roots for p in disk_files(root, True, listed)})
+    return shared_words.start(paths, project_words.MAX_BYTES) if paths else None
 
 
 def _finish(report: FixReport, session: FixSession, diff_only: bool) -> FixReport:
@@ -468,8 +490,8 @@ def _map(
     func: Callable[[str, Settings], Any], paths: list[str], settings: Settings, jobs: int | None
 ) -> Iterator[tuple[str, Any]]:
     """`(path, func(path, settings))` for every path, in no particular order."""
-    jobs = jobs or os.cpu_count() or 1
-    if jobs <= 1 or len(paths) < MIN_PARALLEL_FILES:
+    jobs = _workers(paths, jobs)
+    if jobs <= 1:
         with _gc_tuned(collect=len(paths) > 1):
             for path in _check_order(func, paths):
                 yield path, func(path, settings)
@@ -492,6 +514,12 @@ def _map(
                 raise
     except BrokenProcessPool:
         yield from _isolate(func, [p for p in paths if p not in done], settings)
+
+
+def _workers(paths: list[str], jobs: int | None) -> int:
+    """How many processes check `paths`: 1 for a run too small for a pool."""
+    jobs = jobs or os.cpu_count() or 1
+    return 1 if len(paths) < MIN_PARALLEL_FILES else jobs
 
 
 def _check_order(func: Callable[[str, Settings], Any], paths: list[str]) -> Iterator[str]:
