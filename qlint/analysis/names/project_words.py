@@ -27,7 +27,6 @@ as the searches it serves skip it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-
 from typing import TYPE_CHECKING
 
 from qlint.analysis.names import content_keys

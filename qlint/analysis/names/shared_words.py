@@ -135,7 +135,7 @@ def _cut(paths: list[str], keys: list[tuple], blob: mmap.mmap, limit: int) -> No
 
     spans = array.array("q", [_LEFT_OUT]) * (2 * len(paths))
     at = _SPAN * len(paths)
-    for i, (path, key) in enumerate(zip(paths, keys)):
+    for i, (path, key) in enumerate(zip(paths, keys, strict=True)):
         data = content_keys.content_bytes({}, path, key, limit)
         if data is None:
             if key[1] > limit:  # holds nothing, as `project_words` reads it
