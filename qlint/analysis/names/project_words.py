@@ -73,11 +73,18 @@ def holding(
         listed = [(p, k) for p, k in keys.items() if k is not None and p != besides]
         return [p for p, k in listed if _read_holds(overlay, p, k, word, False, known)]
     answered: dict[str, bool] = {}
+    shared = _SHARED.holds_key if _SHARED is not None else None
     for path, key in keys.items():
         if key is None or path == besides:
             continue
         entry = _MODULES.get(path)
-        if (entry is None or entry[0] != key) and not _shared(path, key):
+        if entry is not None and entry[0] == key:
+            continue
+        if shared is not None and shared(path, key):
+            if entry is not None:  # read before at another key: the shared words are the current ones
+                del _MODULES[path]
+                _FOUND.clear()
+        else:
             answer = known(path, key) if known is not None else None
             if answer is not None:
                 answered[path] = answer
