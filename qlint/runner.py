@@ -116,7 +116,7 @@ def run_check(
     if progress is not None:
         progress.advance(len(results))
     with (
-        _summaries(settings, use_cache, bool(todo)),
+        _summaries(settings, use_cache, bool(todo), _workers(todo, jobs) > 1),
         _contents_fixed(bool(todo)),
         _dependencies_unwanted(cache is None and bool(todo)),
         _wrapper_index(cache, todo, settings, found.listings, _workers(todo, jobs) > 1),
@@ -215,14 +215,17 @@ def _dependencies_unwanted(unwanted: bool) -> contextlib.AbstractContextManager:
     return ProjectIndex.dependencies_unwanted()
 
 
-def _summaries(settings: Settings, use_cache: bool, needed: bool) -> contextlib.AbstractContextManager:
+def _summaries(
+    settings: Settings, use_cache: bool, needed: bool, shared: bool = False
+) -> contextlib.AbstractContextManager:
     """The module summary store, while files are checked; a run the results cache answers
-    entirely imports none of the summary (and scope) machinery."""
+    entirely imports none of the summary (and scope) machinery. `shared`: the check runs in
+    workers, which share their summaries even without a cache (`summary_cache.RunSummaries`)."""
     if not needed:
         return contextlib.nullcontext()
     from qlint.summary_cache import summary_store
 
-    return summary_store(settings, use_cache)
+    return summary_store(settings, use_cache, shared)
 
 
 # The import triggers whose searches the index answers: QL102's wrappers, QL101's sink helpers.
