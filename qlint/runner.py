@@ -270,7 +270,7 @@ def _words_cut(roots: set[str], listed: dict):
     from qlint.analysis.project_files import disk_files
 
     paths = sorted({p for root in roots for p in disk_files(root, True, listed)})
-    return shared_words.start(paths, project_words.MAX_BYTES) if paths else None
+    return shared_words.start(paths, project_words.MAX_BYTES, project_words.words_of) if paths else None
 
 
 def _finish(report: FixReport, session: FixSession, diff_only: bool) -> FixReport:

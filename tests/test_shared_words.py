@@ -28,7 +28,7 @@ def _fresh():
 
 
 def _shared(root, limit=project_words.MAX_BYTES) -> shared_words.SharedWords:
-    pending = shared_words.start(python_files(str(root)), limit)
+    pending = shared_words.start(python_files(str(root)), limit, project_words.words_of)
     assert pending is not None
     words = pending.wait()
     assert words is not None
@@ -115,14 +115,13 @@ def test_a_module_over_the_limit_holds_nothing(tmp_path, monkeypatch):
     assert project_words.reads() == 0
 
 
-def test_a_child_that_fails_shares_nothing(tmp_path, monkeypatch):
+def test_a_child_that_fails_shares_nothing(tmp_path):
     root = _tree(tmp_path)
 
     def broken(data):
         raise MemoryError
 
-    monkeypatch.setattr(project_words, "words_of", broken)  # the forked child inherits it
-    pending = shared_words.start(python_files(str(root)), project_words.MAX_BYTES)
+    pending = shared_words.start(python_files(str(root)), project_words.MAX_BYTES, broken)
     assert pending is not None and pending.wait() is None
 
 

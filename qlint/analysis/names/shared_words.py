@@ -21,6 +21,7 @@ import bisect
 import contextlib
 import mmap
 import os
+from collections.abc import Callable, Iterable
 
 from qlint.analysis.names import content_keys
 
@@ -100,10 +101,10 @@ class Pending:
         return SharedWords(self.paths, self.keys, spans, self.blob)
 
 
-def start(paths: list[str], limit: int) -> Pending | None:
-    """Fork a child that cuts the words of `paths` (modules over `limit` bytes hold none), at
-    the content keys taken now. None where no child can be forked (no `fork`: no workers
-    are forked either, see `runner._pool`)."""
+def start(paths: list[str], limit: int, words_of: Callable[[bytes], Iterable[bytes]]) -> Pending | None:
+    """Fork a child that cuts the words of `paths` with `words_of` (`project_words.words_of`;
+    modules over `limit` bytes hold none), at the content keys taken now. None where no child
+    can be forked (no `fork`: no workers are forked either, see `runner._pool`)."""
     if not hasattr(os, "fork"):
         return None
     keyed = [(p, content_keys.content_key({}, p, True)) for p in paths]
@@ -123,16 +124,16 @@ def start(paths: list[str], limit: int) -> Pending | None:
     if pid == 0:  # the child: never returns, never runs the parent's exit handlers
         code = 1
         try:
-            _cut(paths, keys, blob, limit)
+            _cut(paths, keys, blob, limit, words_of)
             code = 0
         finally:
             os._exit(code)
     return Pending(pid, paths, keys, blob)
 
 
-def _cut(paths: list[str], keys: list[tuple], blob: mmap.mmap, limit: int) -> None:
-    from qlint.analysis.names.project_words import words_of
-
+def _cut(
+    paths: list[str], keys: list[tuple], blob: mmap.mmap, limit: int, words_of: Callable[[bytes], Iterable[bytes]]
+) -> None:
     spans = array.array("q", [_LEFT_OUT]) * (2 * len(paths))
     at = _SPAN * len(paths)
     for i, (path, key) in enumerate(zip(paths, keys, strict=True)):
