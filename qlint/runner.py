@@ -116,10 +116,10 @@ def run_check(
     if progress is not None:
         progress.advance(len(results))
     with (
-        _summaries(settings, use_cache, bool(todo)),
+        _summaries(settings, use_cache, bool(todo), _workers(todo, jobs) > 1),
         _contents_fixed(bool(todo)),
         _dependencies_unwanted(cache is None and bool(todo)),
-        _wrapper_index(cache, todo, settings, found.listings),
+        _wrapper_index(cache, todo, settings, found.listings, _workers(todo, jobs) > 1),
     ):
         check = _check_one if cache is not None else _check_one_uncached
         for path, (result, size, mtime_ns, digest) in _map(check, todo, settings, jobs):
@@ -215,14 +215,17 @@ def _dependencies_unwanted(unwanted: bool) -> contextlib.AbstractContextManager:
     return ProjectIndex.dependencies_unwanted()
 
 
-def _summaries(settings: Settings, use_cache: bool, needed: bool) -> contextlib.AbstractContextManager:
+def _summaries(
+    settings: Settings, use_cache: bool, needed: bool, shared: bool = False
+) -> contextlib.AbstractContextManager:
     """The module summary store, while files are checked; a run the results cache answers
-    entirely imports none of the summary (and scope) machinery."""
+    entirely imports none of the summary (and scope) machinery. `shared`: the check runs in
+    workers, which share their summaries even without a cache (`summary_cache.RunSummaries`)."""
     if not needed:
         return contextlib.nullcontext()
     from qlint.summary_cache import summary_store
 
-    return summary_store(settings, use_cache)
+    return summary_store(settings, use_cache, shared)
 
 
 # The import triggers whose searches the index answers: QL102's wrappers, QL101's sink helpers.
@@ -230,22 +233,44 @@ _INDEXED_TRIGGERS = ("qlint.analysis.graphs.wrapper_index:", "qlint.analysis.gra
 
 
 @contextlib.contextmanager
-def _wrapper_index(cache: Cache | None, todo: list[str], settings: Settings, listed: dict) -> Iterator[None]:
+def _wrapper_index(
+    cache: Cache | None, todo: list[str], settings: Settings, listed: dict, parallel: bool = False
+) -> Iterator[None]:
     """A run over many files answers QL102's import trigger (and QL101's) from the project's
     index of wrapper (and sink helper) names (`wrapper_index`), made once here (workers forked meanwhile inherit it)
-    instead of resolving every file's imports, over the directories discovery listed."""
+    instead of resolving every file's imports, over the directories discovery listed. A run
+    with workers has the project's words cut meanwhile by a child, for all of them (`shared_words`)."""
     if len(todo) < MIN_PARALLEL_FILES or not any(
         (r.import_trigger or "").startswith(_INDEXED_TRIGGERS) for r in settings.rules_for(todo[0])
     ):
         yield
         return
     from qlint.analysis.graphs import wrapper_index
+    from qlint.analysis.names import project_words
 
-    wrapper_index.enable(cache.wrappers if cache is not None else None, todo, listed)
+    words = _words_cut(wrapper_index.roots(todo), listed) if parallel else None
+    shared = None
+    try:
+        wrapper_index.enable(cache.wrappers if cache is not None else None, todo, listed)
+    finally:
+        shared = words.wait() if words is not None else None
+    project_words.share(shared)
     try:
         yield
     finally:
         wrapper_index.disable()
+        if shared is not None:
+            project_words.share(None)
+            shared.close()
+
+
+def _words_cut(roots: set[str], listed: dict):
+    """A child cutting the words of the modules under `roots` (`shared_words`), or None."""
+    from qlint.analysis.names import project_words, shared_words
+    from qlint.analysis.project_files import disk_files
+
+    paths = sorted({p for root in roots for p in disk_files(root, True, listed)})
+    return shared_words.start(paths, project_words.MAX_BYTES, project_words.words_of) if paths else None
 
 
 def _finish(report: FixReport, session: FixSession, diff_only: bool) -> FixReport:
@@ -468,8 +493,8 @@ def _map(
     func: Callable[[str, Settings], Any], paths: list[str], settings: Settings, jobs: int | None
 ) -> Iterator[tuple[str, Any]]:
     """`(path, func(path, settings))` for every path, in no particular order."""
-    jobs = jobs or os.cpu_count() or 1
-    if jobs <= 1 or len(paths) < MIN_PARALLEL_FILES:
+    jobs = _workers(paths, jobs)
+    if jobs <= 1:
         with _gc_tuned(collect=len(paths) > 1):
             for path in _check_order(func, paths):
                 yield path, func(path, settings)
@@ -492,6 +517,12 @@ def _map(
                 raise
     except BrokenProcessPool:
         yield from _isolate(func, [p for p in paths if p not in done], settings)
+
+
+def _workers(paths: list[str], jobs: int | None) -> int:
+    """How many processes check `paths`: 1 for a run too small for a pool."""
+    jobs = jobs or os.cpu_count() or 1
+    return 1 if len(paths) < MIN_PARALLEL_FILES else jobs
 
 
 def _check_order(func: Callable[[str, Settings], Any], paths: list[str]) -> Iterator[str]:
@@ -562,9 +593,8 @@ def _pool(workers: int, settings: Settings) -> ProcessPoolExecutor:
     # imported before it: once here rather than once per worker.
     import qlint.engine
     import qlint.notebook  # noqa: F401
-    from qlint import registry
 
-    registry.rules()
+    _import_rules()
     # What the parent freed before forking (the project's wrapper index is built just before,
     # reading every module that inserts) would stay mapped in it for the whole run.
     _find_malloc_trim()
@@ -573,6 +603,18 @@ def _pool(workers: int, settings: Settings) -> ProcessPoolExecutor:
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if sys.platform == "linux" and "fork" in methods else None)
     return ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(settings, os.getpid()))
+
+
+def _import_rules() -> None:
+    """Import every rule's module (before forking: once, not once per worker) as the registry
+    imports one when a file needs it, so the registry keeps answering from its manifest.
+    `registry.rules()` instead turned the workers' registry to the classes, where each file's
+    two `engine_rule` questions rebuilt the facts of every rule (ExecuTorch: 7,699 rebuilds,
+    92,000 `_facts_of` calls over the two workers; none in-process)."""
+    from qlint import registry
+
+    for code in registry.facts():
+        registry.rule_class(code)
 
 
 def _chunks(paths: list[str], jobs: int) -> list[list[str]]:

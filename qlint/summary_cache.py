@@ -31,6 +31,8 @@ _SCAN_HEADER = b"qlint-scan-1\n"
 
 
 class SummaryStore:
+    keeps_scans = True  # what project scans learn is kept too (`scan_memo`), for later runs
+
     def __init__(self, directory: Path):
         self.directory = Path(directory)
         self._made = False
@@ -94,15 +96,36 @@ class SummaryStore:
         self._write(self._scan_file(root), _SCAN_HEADER, payload)
 
 
+class RunSummaries(SummaryStore):
+    """The summaries the workers of one run without a cache (`--no-cache`) compute, for each
+    other, in a directory of the run's own that goes with it. Each worker summarised the
+    modules the files it checked import, and the two workers of a run over ExecuTorch both
+    summarised ~190 of them (parsing each); a module one summarised, the other now reads.
+    Nothing outlives the run, so what project scans learn is not written (`scan_memo`)."""
+
+    keeps_scans = False
+
+
 @contextlib.contextmanager
-def summary_store(settings: Settings, enabled: bool) -> Iterator[None]:
+def summary_store(settings: Settings, enabled: bool, shared: bool = False) -> Iterator[None]:
     """While inside: every project index of this process (and of workers forked meanwhile)
-    reads and writes module summaries in the store of `settings` (none with `--no-cache`)."""
+    reads and writes module summaries in the store of `settings`; with `--no-cache`, in a
+    store of the run's own where its workers share them (`shared`), or none."""
     from qlint.analysis import scan_memo
     from qlint.analysis.names.project import ProjectIndex
 
     before, layout = ProjectIndex.store, ProjectIndex.fixed_layout
-    ProjectIndex.use_store(SummaryStore.for_settings(settings) if enabled else None)
+    directory = None
+    if enabled:
+        store: SummaryStore | None = SummaryStore.for_settings(settings)
+    elif shared:
+        import tempfile
+
+        directory = tempfile.mkdtemp(prefix="qlint-run-summaries-")
+        store = RunSummaries(Path(directory))
+    else:
+        store = None
+    ProjectIndex.use_store(store)
     ProjectIndex.fix_layout(True)  # no module file appears or disappears during the run
     try:
         yield
@@ -110,3 +133,7 @@ def summary_store(settings: Settings, enabled: bool) -> Iterator[None]:
         scan_memo.flush()
         ProjectIndex.use_store(before)
         ProjectIndex.fix_layout(layout)
+        if directory is not None:
+            import shutil
+
+            shutil.rmtree(directory, ignore_errors=True)

@@ -378,3 +378,25 @@ def test_the_parent_hands_freed_memory_back_before_forking(tmp_path, monkeypatch
     src = tree(tmp_path, runner.MIN_PARALLEL_FILES + 2)
     run_check([str(src)], settings(tmp_path), use_cache=False, jobs=2)
     assert os.getpid() in calls
+
+
+def test_rules_imported_before_forking_leave_the_registry_on_its_manifest(monkeypatch):
+    """Workers inherit the rule modules the parent imports, and still answer the engine's
+    per-file questions from the manifest: with the classes loaded all at once instead, every
+    file's `engine_rule` rebuilt the facts of every rule in the workers (only there)."""
+    from qlint import registry
+    from qlint.rules.manifest import MANIFEST
+
+    fresh = registry.Registry(group=None)  # no plugin: the manifest answers
+    monkeypatch.setattr(registry, "_REGISTRY", fresh)
+    built = []
+    real = registry._facts_of
+    monkeypatch.setattr(registry, "_facts_of", lambda cls: built.append(cls) or real(cls))
+    runner._import_rules()
+    assert set(fresh._loaded) == set(fresh.facts()) and fresh._rules is None
+    assert all(spec.partition(":")[0] in sys.modules for spec in MANIFEST)
+    before = len(built)
+    for _ in range(3):  # three files' questions
+        registry.engine_rule(registry.EngineReport.PARSE_ERROR)
+        registry.engine_rule(registry.EngineReport.UNUSED_NOQA)
+    assert len(built) == before

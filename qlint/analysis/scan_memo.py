@@ -155,8 +155,8 @@ def use_root(root: str, store: ScanStore | None, listings: Callable[[], dict]) -
     """Consult what earlier runs learned about the modules under `root` (read once per
     process and store), and keep what this one learns for `flush`, with the directory
     listings `listings()` gives then. Returns the listings saved (for the caller to use)
-    when they were just read, else None. No store: memory only."""
-    if store is None:
+    when they were just read, else None. No store (or one kept for this run only): memory only."""
+    if store is None or not getattr(store, "keeps_scans", True):
         return None
     known = _ROOTS.get(root)
     if known is not None and known.store is store:

@@ -111,8 +111,13 @@ def enable(store=None, paths: list[str] = (), listed: dict[str, Listing] | None 
     global _ENABLED, _STORE, _LISTED
     _ENABLED, _STORE, _LISTED = True, store, listed or {}
     _INDEXES.clear()
-    for root in {_root_for(path) for path in paths} - {None}:
+    for root in roots(paths):
         _INDEXES[root] = _loaded(root) or build(root, _STORE, _LISTED)
+
+
+def roots(paths) -> set[str]:
+    """The roots whose indexes the checks of `paths` ask (`index_for`)."""
+    return {_root_for(path) for path in paths} - {None}
 
 
 def disable() -> None:

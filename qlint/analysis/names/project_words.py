@@ -27,9 +27,13 @@ as the searches it serves skip it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.references import spells as text_spells
+
+if TYPE_CHECKING:
+    from qlint.analysis.names.shared_words import SharedWords
 
 MAX_BYTES = 1_000_000  # a module larger than this is not searched (generated tables)
 
@@ -44,6 +48,9 @@ _MAX_MODULES = 200_000
 _FOUND: dict[bytes, frozenset[str]] = {}
 _MAX_FOUND = 4096
 _READS = 0
+# The words a parallel run's child cut for every process of the run (`shared_words`): a module
+# is answered from them at the key they were cut at, unless `_MODULES` holds it.
+_SHARED: SharedWords | None = None
 
 # A known answer for a module not read at its key yet (what an earlier run found): True or
 # False when known, None to read it.
@@ -66,11 +73,18 @@ def holding(
         listed = [(p, k) for p, k in keys.items() if k is not None and p != besides]
         return [p for p, k in listed if _read_holds(overlay, p, k, word, False, known)]
     answered: dict[str, bool] = {}
+    shared = _SHARED.holds_key if _SHARED is not None else None
     for path, key in keys.items():
         if key is None or path == besides:
             continue
         entry = _MODULES.get(path)
-        if entry is None or entry[0] != key:
+        if entry is not None and entry[0] == key:
+            continue
+        if shared is not None and shared(path, key):
+            if entry is not None:  # read before at another key: the shared words are the current ones
+                del _MODULES[path]
+                _FOUND.clear()
+        else:
             answer = known(path, key) if known is not None else None
             if answer is not None:
                 answered[path] = answer
@@ -87,6 +101,9 @@ def spells(overlay: Mapping[str, str], path: str, key: tuple | None, word: str) 
     needle = _plain(word)
     if needle is None:
         return _read_holds(overlay, path, key, word, True, None)
+    entry = _MODULES.get(path)
+    if (entry is None or entry[0] != key) and _shared(path, key):
+        return _SHARED.spells(path, needle)  # type: ignore[union-attr]
     words = _words(overlay, path, key)
     return words is not None and b"\n" + needle + b"\n" in words
 
@@ -108,6 +125,24 @@ def forget() -> None:
     _MODULES.clear()
     _FOUND.clear()
     _READS = 0
+
+
+def share(words: SharedWords | None) -> None:
+    """Answer from `words` (cut by `shared_words` for this run) where they are at the key
+    asked; None: no more (the run is over, and the modules may change afterwards)."""
+    global _SHARED
+    _SHARED = words
+    _FOUND.clear()
+
+
+def _shared(path: str, key: tuple) -> bool:
+    """Whether the shared words answer for the module at `key`. A module read before at
+    another key is forgotten: the shared words are the current ones."""
+    if _SHARED is None or not _SHARED.holds_key(path, key):
+        return False
+    if _MODULES.pop(path, None) is not None:
+        _FOUND.clear()
+    return True
 
 
 def _plain(word: str) -> bytes | None:
@@ -138,7 +173,10 @@ def _found(needle: bytes) -> frozenset[str]:
     if found is None:
         if len(_FOUND) >= _MAX_FOUND:
             _FOUND.clear()
-        found = _FOUND[needle] = frozenset(p for p, (_, w) in list(_MODULES.items()) if w is not None and needle in w)
+        own = {p for p, (_, w) in list(_MODULES.items()) if w is not None and needle in w}
+        if _SHARED is not None:
+            own.update(p for p in _SHARED.holding(needle) if p not in _MODULES)
+        found = _FOUND[needle] = frozenset(own)
     return found
 
 

@@ -1,0 +1,176 @@
+"""The project words a parallel run's child cuts for every process (`shared_words`) answer what
+each process's own reading answers (`project_words`), spare those reads, and never answer for
+a module at a content key other than the one they were cut at."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+
+from qlint import runner
+from qlint.analysis.names import content_keys, project_words, shared_words
+from qlint.analysis.project_files import python_files
+from qlint.diagnostic import Range
+from qlint.rules import RULES
+from qlint.rules.base import Rule
+from qlint.settings import Settings
+from tests.test_project_words import TEXTS, WORDS, _by_reading, _keys, _spelling, _tree
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    project_words.forget()
+    yield
+    project_words.share(None)
+    project_words.forget()
+
+
+def _shared(root, limit=project_words.MAX_BYTES) -> shared_words.SharedWords:
+    pending = shared_words.start(python_files(str(root)), limit, project_words.words_of)
+    assert pending is not None
+    words = pending.wait()
+    assert words is not None
+    project_words.share(words)
+    return words
+
+
+def test_the_shared_words_answer_what_reading_answers_without_a_read(tmp_path):
+    root = _tree(tmp_path)
+    words = _shared(root)
+    assert len(words) == len(TEXTS)
+    keys = _keys(root)
+    for word in WORDS:
+        assert project_words.holding({}, keys, word) == _by_reading(keys, word), word
+        assert _spelling(keys, word) == _by_reading(keys, word, whole=True), word
+    # Words with other characters (a dash, a dot, non-ASCII) read the texts, as before; no
+    # module was cut into words by this process.
+    assert project_words.reads() == 0
+
+
+def test_random_texts_agree_with_reading(tmp_path):
+    rng = random.Random(13)
+    alphabet = ["ab", "a", "b", "_", "1", " ", ".", "\n", "é", "#", "(", "ab_1", "\r\n", "\t"]
+    texts = {f"m{i}.py": "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 60))) for i in range(60)}
+    root = _tree(tmp_path, texts)
+    _shared(root)
+    keys = _keys(root)
+    for word in ["ab", "a", "b", "ab_1", "_", "1", "a_", "b1", "abab", "ba", "ab1"]:
+        assert project_words.holding({}, keys, word) == _by_reading(keys, word), word
+        assert _spelling(keys, word) == _by_reading(keys, word, whole=True), word
+    assert project_words.reads() == 0
+
+
+def test_a_module_edited_after_the_cut_is_read_again_and_only_it(tmp_path):
+    root = _tree(tmp_path)
+    _shared(root)
+    edited = root / "empty.py"
+    edited.write_text("quantize_module_v3 = 1\n")
+    os.utime(edited, ns=(1, 1))  # another key, whatever the clock's tick
+    keys = _keys(root)
+    found = project_words.holding({}, keys, "quantize_module_v3")
+    assert found == [str(edited)] == _by_reading(keys, "quantize_module_v3")
+    assert project_words.reads() == 1
+    assert _spelling(keys, "quantize_module") == _by_reading(keys, "quantize_module", whole=True)
+
+
+def test_a_module_read_before_at_another_key_is_answered_at_the_current_one(tmp_path):
+    root = _tree(tmp_path, {"a.py": "old_name = 1\n", "b.py": "x = 1\n"})
+    path = str(root / "a.py")
+    stale = {path: ("stale", 1)}
+    project_words._MODULES[path] = (stale[path], b"\nold_name\n")  # what a read at that key left
+    _shared(root)
+    keys = _keys(root)
+    assert project_words.holding({}, keys, "old_name") == [path]
+    assert project_words.holding({}, keys, "new_name") == []
+    assert path not in project_words._MODULES
+
+
+def test_a_module_changed_while_cut_is_left_to_whoever_asks(tmp_path, monkeypatch):
+    root = _tree(tmp_path, {"a.py": "helper_one()\n", "b.py": "helper_two()\n"})
+    path = str(root / "a.py")
+    real = content_keys.content_key
+
+    def key(overlay, p, normal=False):
+        k = real(overlay, p, normal)
+        return (k[0], k[1] + 1) if p == path else k  # as if its size changed after its stat
+
+    monkeypatch.setattr(content_keys, "content_key", key)
+    words = _shared(root)
+    monkeypatch.undo()
+    assert len(words) == 1 and not words.holds_key(path, key({}, path, True))
+    keys = _keys(root)
+    assert project_words.holding({}, keys, "helper_one") == [path]
+    assert project_words.reads() == 1
+
+
+def test_a_module_over_the_limit_holds_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(project_words, "MAX_BYTES", 64)
+    root = _tree(tmp_path, {"big.py": "quantize_module = 1\n" * 10, "small.py": "quantize_module\n"})
+    _shared(root, limit=64)
+    keys = _keys(root)
+    assert project_words.holding({}, keys, "quantize_module") == [str(root / "small.py")]
+    assert not project_words.spells({}, str(root / "big.py"), keys[str(root / "big.py")], "quantize_module")
+    assert project_words.reads() == 0
+
+
+def test_a_child_that_fails_shares_nothing(tmp_path):
+    root = _tree(tmp_path)
+
+    def broken(data):
+        raise MemoryError
+
+    pending = shared_words.start(python_files(str(root)), project_words.MAX_BYTES, broken)
+    assert pending is not None and pending.wait() is None
+
+
+def test_a_scan_stops_where_the_words_end(tmp_path):
+    """Past the words, the mapping's pages were never written: reading them would have the
+    system allocate them (shared memory), so a search for a word no module holds stops there."""
+    root = _tree(tmp_path)
+    words = _shared(root)
+    assert words._end < len(words._blob)
+    assert words.holding(b"absent_everywhere") == set()
+    # The last module's words end the scan: found, to their very end.
+    assert words.holding(b"pass") == {str(root / "unicode.py")}
+
+
+class WordsRule(Rule):
+    """Test-only: reports, for a file saying WORDS_MARK, how many modules of its directory
+    hold the word `shared_helper`, how many modules this process cut into words, and whether
+    shared words were there."""
+
+    code = "QL905"
+    name = "words"
+    summary = "test-only"
+    triggers = ("WORDS_MARK",)
+
+    def check(self, ctx):
+        keys = _keys(os.path.dirname(ctx.path))
+        found = project_words.holding({}, keys, "shared_helper", besides=os.path.abspath(ctx.path))
+        shared = project_words._SHARED is not None
+        yield ctx.diagnostic(self, Range.of(1, 0, 1, 1), f"{len(found)} {project_words.reads()} {shared}")
+
+
+def test_a_parallel_run_shares_the_words_and_finds_the_same(tmp_path, monkeypatch):
+    monkeypatch.setitem(RULES, WordsRule.code, WordsRule)
+    src = tmp_path / "src"
+    src.mkdir()
+    for i in range(runner.MIN_PARALLEL_FILES + 10):
+        (src / f"m{i:03}.py").write_text("# WORDS_MARK\n" + ("shared_helper()\n" if i % 3 else "x = 1\n"))
+    # QL102 asks the wrapper index, which the run makes while the child cuts the words.
+    s = Settings(root=tmp_path, cache_dir=tmp_path / ".cache", select=("QL102", "QL905"))
+
+    def messages(jobs):
+        project_words.forget()  # the workers count from what they inherit
+        run = runner.run_check([str(src)], s, use_cache=False, jobs=jobs)
+        return [d.message for r in run.results for d in r.diagnostics if d.code == "QL905"]
+
+    serial, parallel = messages(1), messages(2)
+    holding = sum(1 for i in range(runner.MIN_PARALLEL_FILES + 10) if i % 3)
+    assert [m.split()[0] for m in parallel] == [m.split()[0] for m in serial]
+    assert {m.split()[0] for m in serial} == {str(holding), str(holding - 1)}
+    assert all(m.endswith(" False") for m in serial)
+    assert {m.split(maxsplit=1)[1] for m in parallel} == {"0 True"}  # no worker cut a module
+    assert project_words._SHARED is None  # the run is over: modules may change afterwards
