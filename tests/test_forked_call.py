@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from qlint import forked_call
+from qlint.analysis import forked_call
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="fork is used on Linux only")
 

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from qlint import forked_call
+from qlint.analysis import forked_call
 from qlint.analysis.flow import installed_classes
 from qlint.analysis.names.project import ProjectIndex
 from qlint.summary_cache import SummaryStore

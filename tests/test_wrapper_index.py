@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from qlint import forked_call
+from qlint.analysis import forked_call
 from qlint.analysis.graphs import wrapper_index
 from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
 from qlint.analysis.names.project import ProjectIndex

@@ -24,7 +24,7 @@ import site
 import sys
 from functools import lru_cache
 
-from qlint import forked_call
+from qlint.analysis import forked_call
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.scope import ModuleScope

@@ -118,7 +118,7 @@ def _built_apart(root: str) -> WrapperIndex | None:
     """`build`, in a forked child (`forked_call`): reading the project's modules left the
     parent's heap fragmented (ExecuTorch: 28 arenas for 7 MiB in use), and the workers forked
     next made its free blocks cost memory in every process for the whole run (peak PSS)."""
-    from qlint import forked_call
+    from qlint.analysis import forked_call
 
     def work() -> tuple | None:
         index = build(root, _STORE, _LISTED)
