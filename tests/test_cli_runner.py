@@ -67,6 +67,22 @@ def test_parallel_results_equal_serial_results_in_path_order(tmp_path):
     assert all(not hasattr(r, "text") for r in parallel.results)
 
 
+def _op_tables_loaded() -> int:
+    from qlint import optable
+
+    return optable._load_default.cache_info().currsize
+
+
+def test_workers_inherit_the_op_table_loaded_before_the_fork(tmp_path):
+    """Loaded once in the parent, not once per worker at its first check."""
+    from qlint import optable
+
+    optable._load_default.cache_clear()
+    with runner._pool(1, settings(tmp_path)) as pool:
+        assert _op_tables_loaded() == 1
+        assert pool.submit(_op_tables_loaded).result() == 1
+
+
 def test_work_really_is_spread_over_processes(tmp_path, crash_rule):
     src = tree(tmp_path, runner.MIN_PARALLEL_FILES + 20, "PID_MARK\n")
     run = run_check([str(src)], settings(tmp_path, select=("QL904",)), use_cache=False, jobs=2)

@@ -9,6 +9,7 @@ import textwrap
 
 import pytest
 
+from qlint.analysis import forked_call
 from qlint.analysis.flow import installed_classes
 from qlint.analysis.names.project import ProjectIndex
 from qlint.summary_cache import SummaryStore
@@ -82,6 +83,7 @@ def test_a_later_run_reads_the_summary_and_parses_only_the_class(installed, monk
 
 def test_a_changed_module_is_parsed_again(installed, monkeypatch):
     _ask(installed)
+    monkeypatch.setattr(forked_call, "call", lambda work: work())  # counted here, not in a child
     installed.write_text(HELPERS.replace("self.bn = torch.nn.BatchNorm2d(3)", "self.bn = torch.nn.Identity()"))
     parses = _whole_module_parses(monkeypatch, installed)
     node = _ask(installed)
@@ -93,6 +95,22 @@ def test_a_module_that_does_not_parse_has_no_classes(installed):
     installed.write_text(HELPERS + "\nclass Broken(:\n")
     installed_classes._SCOPES.pop(str(installed), None)
     assert installed_classes.installed_class(NAME, ProjectIndex(), "user.py") is None
+
+
+def test_a_run_parses_the_module_apart_and_reads_the_same_class(installed, monkeypatch):
+    """In a command-line run the whole module is parsed in a forked child (`forked_call`),
+    which hands back its summary only: the class read from it is the one a parse here finds."""
+    here = _ask(installed)
+    monkeypatch.setattr(ProjectIndex, "store", None)
+    monkeypatch.setattr(ProjectIndex, "fixed_content", True)
+    parses = _whole_module_parses(monkeypatch, installed)
+    apart = _ask(installed)
+    assert parses == []  # the child's parse is not seen here
+    assert ast.dump(apart, include_attributes=True) == ast.dump(here, include_attributes=True)
+    # A child that fails leaves the parse to this process.
+    monkeypatch.setattr(forked_call.os, "fork", lambda: (_ for _ in ()).throw(OSError("no fork")))
+    assert ast.dump(_ask(installed), include_attributes=True) == ast.dump(here, include_attributes=True)
+    assert parses == [1]
 
 
 def test_the_check_depends_on_the_installed_module_when_served_from_memory(installed):

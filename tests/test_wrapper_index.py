@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from qlint.analysis import forked_call
 from qlint.analysis.graphs import wrapper_index
 from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
 from qlint.analysis.names.project import ProjectIndex
@@ -166,8 +167,36 @@ def test_a_run_over_many_files_finds_what_single_checks_find(tmp_path, monkeypat
     built = []
     real = wrapper_index.build
     monkeypatch.setattr(wrapper_index, "build", lambda *a: built.append(a) or real(*a))
+    # Made in a forked child (`forked_call`), whose list is its own: here in-process.
+    monkeypatch.setattr(forked_call, "call", lambda work: work())
     assert _findings(tmp_path, use_cache=False) == {"passes.py": [7]}
     assert built, "the run answered the trigger from the index"
+
+
+def test_the_index_is_made_apart_from_the_process_that_forks_the_workers(tmp_path, monkeypatch):
+    """What reading the project's modules allocates stays in a child: the parent gets the
+    names only (the same index as made in-process)."""
+    _project(tmp_path)
+    pkg = str(tmp_path / "pkg")
+    parent = os.getpid()
+    made_in = []
+    real = wrapper_index.build
+
+    def build(*args):
+        made_in.append(os.getpid())
+        return real(*args)
+
+    monkeypatch.setattr(wrapper_index, "build", build)
+    wrapper_index.enable(None, [os.path.join(pkg, "passes.py")])
+    try:
+        apart = wrapper_index.index_for(os.path.join(pkg, "passes.py"), ProjectIndex())
+    finally:
+        wrapper_index.disable()
+    assert made_in == []  # not here: the child's list got the pid
+    here = build(apart.root)
+    assert (apart.functions, apart.classes, apart.digest) == (here.functions, here.classes, here.digest)
+    assert (apart.sink_functions, apart.sink_classes) == (here.sink_functions, here.sink_classes)
+    assert "insert_op" in apart.functions and made_in == [parent]
 
 
 def test_a_wrapper_made_later_reaches_a_file_answered_from_the_index(tmp_path):

@@ -24,7 +24,9 @@ import site
 import sys
 from functools import lru_cache
 
+from qlint.analysis import forked_call
 from qlint.analysis.graphs import file_keys
+from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.scope import ModuleScope
 from qlint.analysis.names.summary import ModuleSummary
 from qlint.source import DecodeError, decode_source
@@ -132,17 +134,34 @@ def _summarised(path: str, module: str, data: bytes, digest: str, store) -> Modu
         return None
     summary = store.get(path, digest, module) if store is not None else None
     if summary is None:
-        try:
-            tree = ast.parse(text, filename=path)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        made = _made(text, path, module, digest)
+        if made is None:
             return None
-        summary = ModuleSummary.of(tree, ModuleScope.build(tree, module, path), module, digest)
+        summary = ModuleSummary.from_data(made)
         if store is not None:
             store.put(path, summary)
     # Kept for the run as a summarised scope over the text, which parses the classes asked
     # for: the whole tree of torch's common_quantization.py (20,000 nodes, ~6 MiB) was kept
     # by every worker over ao, for the few classes its tests build.
     return summary.scope(path, lambda: text)
+
+
+def _made(text: str, path: str, module: str, digest: str) -> dict | None:
+    """The module's summary as plain data (None: it does not parse). In a command-line run it
+    is made in a forked child (`forked_call`): the whole tree of an installed module is large
+    (torch's common_quantization.py: ~5 MiB) and is parsed in the middle of a check that holds
+    a big tree of its own (ao's 4,300-line test_quantize_pt2e.py), and what a worker allocates
+    once stays its memory for the rest of the run (freed objects do not give arenas back)."""
+
+    def made() -> dict | None:
+        try:
+            tree = ast.parse(text, filename=path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        return ModuleSummary.of(tree, ModuleScope.build(tree, module, path), module, digest).to_data()
+
+    # The language server (files change, threads run) parses here.
+    return forked_call.call(made) if ProjectIndex.fixed_content else made()
 
 
 __all__ = ["installed_class", "installed_package", "module_file"]
