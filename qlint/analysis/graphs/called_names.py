@@ -24,6 +24,7 @@ import unicodedata
 from collections.abc import Callable, Iterator
 
 from qlint.analysis.context import FileContext
+from qlint.analysis.graphs.word_trie import alternation
 
 _WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _BETWEEN = frozenset(" \t\f\r\n\\)")
@@ -121,24 +122,7 @@ def _attribute_pattern(names: frozenset[str]) -> re.Pattern[str]:
     # The dot and what `_DOT_NAME` allows after it, then the name, not followed by more of an
     # ASCII identifier (a letter outside ASCII after it: a longer name, taken for it all the same).
     after_dot = r"\.(?:[ \t\f\r\n\\]|#[^\n]*(?![^\n]))*"
-    return re.compile(after_dot + "(?:" + (_trie(sorted(names)) or "(?!)") + ")(?![A-Za-z0-9_])")
-
-
-def _trie(words: list[str]) -> str:
-    """An alternation of the words, branching one character at a time (the regex engine tries
-    every branch of a flat alternation in turn)."""
-    groups: dict[str, list[str]] = {}
-    for word in words:
-        if word:
-            groups.setdefault(word[0], []).append(word[1:])
-    out = []
-    for first, rests in sorted(groups.items()):
-        longer = [r for r in rests if r]
-        branch = re.escape(first)
-        if longer:
-            branch += "(?:" + _trie(longer) + ")" + ("?" if len(longer) < len(rests) else "")
-        out.append(branch)
-    return "|".join(out)
+    return re.compile(after_dot + "(?:" + (alternation(sorted(names)) or "(?!)") + ")(?![A-Za-z0-9_])")
 
 
 def _normalised(text: str) -> str:

@@ -27,6 +27,7 @@ from qlint.analysis.graphs import file_keys
 from qlint.analysis.graphs.called_names import attributes_called, calls_memo, may_call, may_call_attribute
 from qlint.analysis.graphs.forwarding_facts import ForwardingFact, RemoteFunction, RemoteModule
 from qlint.analysis.graphs.receivers import constructed_class
+from qlint.analysis.graphs.word_trie import holds_any
 from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
 from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.names.resolver import Resolver, dotted_parts
@@ -607,7 +608,7 @@ class Forwarding:
         or an attribute called of an imported module, whose module defines a class of that
         name or re-exports it (a function of the name is no class to build). With the index,
         only the class names it holds, and none where the text spells none of them."""
-        if index is not None and text is not None and not any(c in text for c in index.classes):
+        if index is not None and text is not None and not holds_any(text, index.classes):
             return
         for name, full in imports:
             if _torch(full) or (text is not None and name not in text):

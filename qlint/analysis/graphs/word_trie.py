@@ -1,0 +1,41 @@
+"""One regular expression for a set of words, for texts searched for any of them at once.
+
+A text asked whether it holds any of a few dozen names (the wrapper index's class names, in
+every file QL102's import trigger reads) was searched once per name: on ExecuTorch 69
+substring scans of each of 3,200 files, 0.6 s of CPU. A pattern whose alternation branches one
+character at a time scans the text once, and the regex engine tries at each position only
+the branches that can start there (a flat alternation would try every word in turn).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+
+def alternation(words: list[str]) -> str:
+    """The words (sorted, none empty) as a regex alternation branching one character at a time."""
+    groups: dict[str, list[str]] = {}
+    for word in words:
+        if word:
+            groups.setdefault(word[0], []).append(word[1:])
+    out = []
+    for first, rests in sorted(groups.items()):
+        longer = [r for r in rests if r]
+        branch = re.escape(first)
+        if longer:
+            branch += "(?:" + alternation(longer) + ")" + ("?" if len(longer) < len(rests) else "")
+        out.append(branch)
+    return "|".join(out)
+
+
+@functools.lru_cache(maxsize=16)
+def substring_pattern(words: frozenset[str]) -> re.Pattern[str]:
+    """A pattern found in a text exactly where one of `words` is a substring of it (never,
+    for no word)."""
+    return re.compile(alternation(sorted(words)) or "(?!)")
+
+
+def holds_any(text: str, words: frozenset[str]) -> bool:
+    """`any(w in text for w in words)` in one scan of the text (the words none empty)."""
+    return substring_pattern(words).search(text) is not None
