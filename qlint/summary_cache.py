@@ -28,6 +28,9 @@ _HEADER = b"qlint-summary-2\n"
 # What the project scans learned about a root's modules (`qlint.analysis.scan_memo`).
 _SCAN_MAGIC = "qlint-scan-1"
 _SCAN_HEADER = b"qlint-scan-1\n"
+# QL101/QL102's answers about other modules (`qlint.analysis.graphs.kept_answers`).
+_ANSWERS_MAGIC = "qlint-answers-1"
+_ANSWERS_HEADER = b"qlint-answers-1\n"
 
 
 class SummaryStore:
@@ -93,20 +96,42 @@ class SummaryStore:
             return
         self._write(self._scan_file(root), _SCAN_HEADER, payload)
 
+    def _answers_file(self) -> Path:
+        return self.directory / "helper.answers"
+
+    def get_answers(self) -> dict | None:
+        """What earlier runs found about other modules for the helper search (`kept_answers`)."""
+        payload = checksummed_files.read_marshalled(self._answers_file(), _ANSWERS_HEADER)
+        if not isinstance(payload, dict) or payload.get("magic") != _ANSWERS_MAGIC:
+            return None
+        return payload.get("answers") if isinstance(payload.get("answers"), dict) else None
+
+    def put_answers(self, answers: dict) -> None:
+        try:
+            payload = marshal.dumps({"magic": _ANSWERS_MAGIC, "answers": answers})
+        except ValueError:
+            return
+        self._write(self._answers_file(), _ANSWERS_HEADER, payload)
+
 
 @contextlib.contextmanager
 def summary_store(settings: Settings, enabled: bool) -> Iterator[None]:
     """While inside: every project index of this process (and of workers forked meanwhile)
     reads and writes module summaries in the store of `settings` (none with `--no-cache`)."""
     from qlint.analysis import scan_memo
+    from qlint.analysis.graphs import kept_answers
     from qlint.analysis.names.project import ProjectIndex
 
     before, layout = ProjectIndex.store, ProjectIndex.fixed_layout
-    ProjectIndex.use_store(SummaryStore.for_settings(settings) if enabled else None)
+    store = SummaryStore.for_settings(settings) if enabled else None
+    ProjectIndex.use_store(store)
+    kept_answers.use(store)
     ProjectIndex.fix_layout(True)  # no module file appears or disappears during the run
     try:
         yield
     finally:
         scan_memo.flush()
+        kept_answers.flush()
+        kept_answers.use(before)
         ProjectIndex.use_store(before)
         ProjectIndex.fix_layout(layout)
