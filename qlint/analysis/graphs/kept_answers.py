@@ -72,6 +72,7 @@ def use(store: AnswerStore | None) -> None:
         _STATE.saved = None
         _STATE.taken.clear()
         _STATE.written.clear()
+        _NAMES.clear()
         if store is not None:
             _flush_at_worker_exit()
 
@@ -129,12 +130,23 @@ def valid_trail(trail, key_of, digest_of, find) -> tuple | None:
                 # The stat it was written with (trusted then): the hash it had is the one the
                 # check records as the dependency, without reading the file for it.
                 content_keys.remember_digest(path, now, digest)
-            if digest and module_name_for(path) != name:
+            if digest and _module_name(path, module_name_for) != name:
                 return None
             out.append((path, now))
     except (TypeError, ValueError):  # a damaged entry: as if absent
         return None
     return tuple(out)
+
+
+_NAMES: dict[str, str | None] = {}
+
+
+def _module_name(path: str, name_for: Callable[[str], str | None]) -> str | None:
+    """`module_name_for`, once per path and process (the answers of one run name the same
+    modules over and over; the package layout does not change while a run checks)."""
+    if path not in _NAMES:
+        _NAMES[path] = name_for(path)
+    return _NAMES[path]
 
 
 def flush() -> None:
@@ -207,6 +219,7 @@ def forget() -> None:
     _STATE.saved = None
     _STATE.taken.clear()
     _STATE.written.clear()
+    _NAMES.clear()
 
 
 def root_requester(root: str) -> str:
