@@ -53,6 +53,7 @@ class _State:
         self.written: set[int] = set()  # ids of those this process wrote down since
         # name -> (the process's memo, what of an entry is written besides its trail)
         self.memos: dict[str, tuple[dict, Callable[[object, tuple], tuple | None]]] = {}
+        self.pid = 0  # the process that arranged to write at its exit, if a worker
 
 
 _STATE = _State()
@@ -73,8 +74,6 @@ def use(store: AnswerStore | None) -> None:
         _STATE.taken.clear()
         _STATE.written.clear()
         _NAMES.clear()
-        if store is not None:
-            _flush_at_worker_exit()
 
 
 def saved(name: str, key) -> tuple | None:
@@ -82,6 +81,11 @@ def saved(name: str, key) -> tuple | None:
     The caller checks the trail (`valid_trail`) before taking it."""
     if _STATE.store is None:
         return None
+    if _STATE.pid != os.getpid():
+        # The first answer asked in this process: a worker forked by a parallel run (after
+        # the store was set) writes what it finds as it exits.
+        _STATE.pid = os.getpid()
+        _flush_at_worker_exit()
     if _STATE.saved is None:
         payload = _STATE.store.get_answers()
         _STATE.saved = payload if isinstance(payload, dict) else {}
