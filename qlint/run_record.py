@@ -38,6 +38,7 @@ import marshal
 import os
 import stat
 import time
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -45,7 +46,10 @@ from qlint import __version__, checksummed_files
 from qlint.analysis.racy_stats import RACY_NS
 from qlint.results import FileResult
 
-_HEADER = b"qlint-run-3\n"
+# 4: the header names the run's paths and settings (`_header`): a record of another run (the
+# tree's, when pre-commit checks one file) is passed over unread, not unmarshalled (444 KB on
+# ExecuTorch) to compare its key.
+_HEADER = b"qlint-run-4\n"
 
 
 def record_file(directory: Path, fingerprint: str) -> Path:
@@ -58,6 +62,13 @@ def run_key(paths: Sequence[str], settings) -> list:
     walk = [str(settings.root), list(settings.exclude), list(settings.extend_exclude)]
     walk += [settings.respect_gitignore, settings.force_exclude]
     return [[os.path.abspath(p) for p in paths or (".",)], walk]
+
+
+def _header(key: list, kinds: list[str]) -> bytes:
+    """The format's header and a checksum of the run's key (which the payload holds whole),
+    of its `repr` (lists of strings and booleans: the same text in every process; `marshal`
+    writes a string met twice as a reference, as it happens to be shared)."""
+    return _HEADER + b"%08x\n" % zlib.crc32(repr([key, kinds]).encode("utf-8", "surrogatepass"))
 
 
 def _stat(path: str) -> tuple[int, int] | None:
@@ -87,11 +98,12 @@ def _kind(path: str) -> str:
 def answer(cache, paths: Sequence[str], settings) -> tuple[list[str], list[FileResult]] | None:
     """(the files, their recorded results) when every recorded observation holds now, else None."""
     record = record_file(cache.directory, cache.fingerprint)
-    payload = checksummed_files.read_marshalled(record, _HEADER)
+    key = run_key(paths, settings)
+    kinds = [_kind(p) for p in key[0]]
+    payload = checksummed_files.read_marshalled(record, _header(key, kinds))
     if not isinstance(payload, dict) or payload.get("fingerprint") != cache.fingerprint:
         return None
-    key = run_key(paths, settings)
-    if payload.get("key") != key or payload.get("kinds") != [_kind(p) for p in key[0]]:
+    if payload.get("key") != key or payload.get("kinds") != kinds:
         return None
     try:
         dirs, files, others = payload["dirs"], payload["files"], payload["others"]
@@ -138,10 +150,11 @@ def write(cache, paths: Sequence[str], settings, found, results) -> None:
     from qlint.cache import diagnostic_to_dict
 
     key = run_key(paths, settings)
+    kinds = [_kind(p) for p in key[0]]
     payload = {
         "fingerprint": cache.fingerprint,
         "key": key,
-        "kinds": [_kind(p) for p in key[0]],
+        "kinds": kinds,
         "dirs": dirs,
         "dir_stats": dir_stats,
         "ignores": ignores,
@@ -156,6 +169,6 @@ def write(cache, paths: Sequence[str], settings, found, results) -> None:
     target = record_file(cache.directory, cache.fingerprint)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        checksummed_files.write(target, _HEADER, marshal.dumps(payload))
+        checksummed_files.write(target, _header(key, kinds), marshal.dumps(payload))
     except (OSError, ValueError):
         return

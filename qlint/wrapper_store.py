@@ -9,7 +9,9 @@ from qlint import checksummed_files
 from qlint.analysis.wrapper_record import Record, from_data
 
 # 2: with the names of the helpers forwarding to QL101's sinks.
-_HEADER = b"qlint-wrappers-2\n"
+# 3: the stats kept in the tree's snapshot (`tree_snapshot`), where there is one; a reader of 2
+# would take its missing table for damage.
+_HEADER = b"qlint-wrappers-3\n"
 
 
 class WrapperStore:

@@ -242,9 +242,11 @@ def test_another_qlint_version_falls_back(tmp_path, tree, capsys, answers, monke
     # A record of another fingerprint where this one's belongs is not read either.
     monkeypatch.undo()
     monkeypatch.setattr(run_record, "answer", _spy(answers))
-    payload = checksummed_files.read_marshalled(record, run_record._HEADER)
+    header = b"".join(record.read_bytes().splitlines(keepends=True)[:2])  # the format's and the key's
+    assert header.startswith(run_record._HEADER)
+    payload = checksummed_files.read_marshalled(record, header)
     payload["fingerprint"] = "0" * 16
-    checksummed_files.write(record, run_record._HEADER, marshal.dumps(payload))
+    checksummed_files.write(record, header, marshal.dumps(payload))
     answers.clear()
     assert _run(capsys, cache, [tree]) == _cold(capsys, [tree])
     assert answers == [False]
@@ -320,3 +322,21 @@ def test_a_run_the_record_answers_imports_neither_openssl_nor_the_walk(tmp_path,
     warm = subprocess.run(argv, capture_output=True, text=True, env=env)
     assert warm.stdout == cold.stdout and "QL101" in warm.stdout
     assert warm.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_a_record_of_other_paths_is_passed_over_unread(tmp_path, tree, capsys, answers, monkeypatch):
+    """The tree's record, when one file is checked next (pre-commit after a run over the tree):
+    its header names other paths, so it is not unmarshalled to compare them."""
+    cache = tmp_path / "cache"
+    _warm_up(capsys, cache, [tree])
+    read = {}
+    real = checksummed_files.read_marshalled
+    monkeypatch.setattr(
+        checksummed_files, "read_marshalled", lambda path, header: read.setdefault(path, real(path, header))
+    )
+    one = tree / "pkg" / "matchers.py"
+    answers.clear()
+    assert _run(capsys, cache, [one]) == _cold(capsys, [one])
+    assert answers == [False]
+    (record,) = _records(cache)
+    assert record in read and read[record] is None

@@ -9,9 +9,19 @@ import pickle
 
 import pytest
 
+from qlint import value_classes
 from qlint.diagnostic import Diagnostic, Edit, Fix, Position, Range
 from qlint.results import FileResult
 from qlint.value_classes import FrozenInstanceError, field, replace, value_class
+
+
+@pytest.fixture(params=["answered", "compiled"], autouse=True)
+def phase(request, monkeypatch):
+    """Every behaviour holds of a class's first calls, answered over its field names, and of
+    its compiled methods (a class new to the test compiles them at once)."""
+    if request.param == "compiled":
+        monkeypatch.setattr(value_classes, "_FIRST_CALLS", 0)
+    return request.param
 
 
 def _body(make_field):
@@ -134,13 +144,13 @@ def test_equality_and_hash_are_compiled_over_the_compared_fields():
     assert Empty() == Empty() and hash(Empty()) == hash(())
 
 
-def test_methods_are_compiled_when_first_called_and_then_are_the_class_own(monkeypatch):
-    # A run imports many value classes it never makes an instance of: those compile nothing.
-    from qlint import value_classes
-
+def test_methods_are_compiled_after_the_first_calls_and_then_are_the_class_own(monkeypatch, phase):
+    # A run imports many value classes it never makes an instance of, and makes a few of
+    # others: those compile nothing.
     compiled = []
     real = value_classes._methods
     monkeypatch.setattr(value_classes, "_methods", lambda cls, *a: compiled.append(cls.__name__) or real(cls, *a))
+    first = value_classes._FIRST_CALLS
 
     @value_class(frozen=True)
     class Unused:
@@ -153,12 +163,35 @@ def test_methods_are_compiled_when_first_called_and_then_are_the_class_own(monke
 
     assert compiled == []
     stand_in = Pair.__hash__
+    made = [Pair(1), Pair(1, "b"), Pair(a=2)]
+    answered = [hash(made[0]) == hash((1, "b")), made[0] == made[1], made[0] != made[2], Pair.__eq__(made[0], 1)]
+    assert answered == [True, True, True, NotImplemented]
+    assert compiled == ([] if first >= 7 else ["Pair"])
+    for n in range(first):
+        Pair(n)
     assert {Pair(1), Pair(1, "b"), Pair(a=2)} == {Pair(2), Pair(1)}
     assert compiled == ["Pair"] and Pair.__hash__ is not stand_in
     assert Pair.__init__.__qualname__.endswith("Pair.__init__") and Pair.__eq__(Pair(1), 1) is NotImplemented
     assert hash(Pair(3, "c")) == hash((3, "c")) and compiled == ["Pair"]
 
-    class Sub(Unused):  # a plain subclass reaches the compiled methods through its own instances
+    class Sub(Unused):  # a plain subclass reaches its base's methods through its own instances
         pass
 
-    assert Sub(4).x == 4 and compiled == ["Pair", "Unused"]
+    for n in range(first + 1):
+        assert Sub(n).x == n
+    assert compiled == ["Pair", "Unused"]
+
+
+@pytest.mark.parametrize(
+    "args, kwargs",
+    [((1, "b", "c"), {}), ((), {"b": "x"}), ((1,), {"a": 2}), ((1,), {"c": 3})],
+    ids=["too-many", "missing", "twice", "unknown"],
+)
+def test_bad_arguments_are_refused_as_the_compiled_init_refuses_them(args, kwargs):
+    @value_class(frozen=True)
+    class Pair:
+        a: int
+        b: str = "b"
+
+    with pytest.raises(TypeError):
+        Pair(*args, **kwargs)

@@ -52,6 +52,9 @@ Listing = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 _DIRS: dict[str, _Dir] = {}
 _MAX_DIRS = 200_000
 _MADE = [0]  # directories listed afresh by this process (`listings_made`)
+# No listing of this process (here, or by file discovery, which imports this module) is older:
+# a directory unchanged since is as any of them found it (`tree_snapshot`).
+STARTED = time.time_ns()
 
 
 def python_files(root: str, overlay: Iterable[str] = (), recursive: bool = True) -> list[str]:
@@ -69,13 +72,18 @@ def python_files(root: str, overlay: Iterable[str] = (), recursive: bool = True)
 
 
 def disk_files(
-    root: str, recursive: bool = True, listed: Mapping[str, Listing] | None = None, links: list[str] | None = None
+    root: str,
+    recursive: bool = True,
+    listed: Mapping[str, Listing] | None = None,
+    links: list[str] | None = None,
+    dirs: list[str] | None = None,
 ) -> list[str]:
     """The `.py` files on disk under `root` (as `os.walk` finds them: symbolic links to
     directories are not followed), from the listings kept since the last check, or those
     in `listed` (directory -> `listing_of` its entries, made by the caller this run).
     With `links`, the symbolic links to directories met on the way are added to it (what
-    the listing did not walk into: `links_out`), from the same listings, without a walk."""
+    the listing did not walk into: `links_out`), from the same listings, without a walk.
+    With `dirs`, every directory it went into is added to it (one that could not be listed too)."""
     if len(_DIRS) > _MAX_DIRS:
         _DIRS.clear()
     out: list[str] = []
@@ -83,6 +91,8 @@ def disk_files(
     now = time.time_ns()
     while pending:
         directory = pending.pop()
+        if dirs is not None:
+            dirs.append(directory)
         known = listed.get(directory) if listed else None
         if known is not None:
             subdirs, files, linked = known

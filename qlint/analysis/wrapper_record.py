@@ -25,8 +25,10 @@ import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 
+from qlint.analysis import tree_snapshot
 from qlint.analysis.project_files import Listing, disk_files, links_out
 from qlint.analysis.racy_stats import RACY_NS
+from qlint.analysis.tree_snapshot import Snapshot, StatsOf
 from qlint.short_digests import sha256_hex
 
 PREFIX = "qlint-wrappers:"
@@ -83,58 +85,106 @@ class Record:
         root: str,
         functions,
         classes,
-        stats: dict[str, tuple[int, int] | None],
+        stats: dict[str, tuple[int, int] | None] | None,
         sink_functions=(),
         sink_classes=(),
+        snapshot: Snapshot | None = None,
     ):
+        """`stats`: path -> the stat each file was read at; None with a `snapshot`, whose
+        files and stats they are (read back from the store: the table is made only when
+        the long check needs it)."""
         self.root = root
         self.functions = frozenset(functions)
         self.classes = frozenset(classes)
         # QL101's: the functions and classes that may forward a parameter to its default sinks.
         self.sink_functions = frozenset(sink_functions)
         self.sink_classes = frozenset(sink_classes)
-        self.stats = stats
+        self._stats = stats
+        # The tree's stats when the names were last found to hold (`tree_snapshot`): while
+        # each is the same, they hold without a listing or a look at any file.
+        self.snapshot = snapshot
+        self._unchanged: bool | None = None  # what `unchanged` found, once per record read
         self.digest = digest_of(self.functions, self.classes, self.sink_functions, self.sink_classes)
         self.dirty = False  # stats taken in since it was read: worth writing back
 
+    @property
+    def stats(self) -> dict[str, tuple[int, int] | None]:
+        if self._stats is None:
+            files, values = (self.snapshot.files, self.snapshot.file_stats) if self.snapshot is not None else ([], [])
+            self._stats = dict(zip(files, zip(values[0::2], values[1::2], strict=True), strict=True))
+        return self._stats
+
     def to_data(self) -> dict:
-        """Plain data for the store (`qlint.wrapper_store`)."""
-        return {
+        """Plain data for the store (`qlint.wrapper_store`). A snapshot is always taken of
+        the stats as they are: they are kept once, as it keeps them (a flat list loads
+        several times faster than a table of 3,800 pairs)."""
+        names = {
             "root": self.root,
             "functions": sorted(self.functions),
             "classes": sorted(self.classes),
             "sink_functions": sorted(self.sink_functions),
             "sink_classes": sorted(self.sink_classes),
-            "stats": {p: (list(s) if s is not None else None) for p, s in self.stats.items()},
         }
+        if self.snapshot is not None:
+            return {**names, "stats": None, "snapshot": self.snapshot.to_data()}
+        stats = {p: (list(s) if s is not None else None) for p, s in self.stats.items()}
+        return {**names, "stats": stats, "snapshot": None}
 
-    def still_valid(self, stat: Stat, listed: Mapping[str, Listing] | None = None) -> bool:
-        """Whether the names hold for the files under the root as they are now (listed
-        again, or from the run's `listed` directories, each stat'ed through `stat`); what
-        moved without touching them is taken in. A symbolic link out of the root, made
-        since, ends them: the index is made only where no module lies beyond the listing."""
+    def still_valid(
+        self, stat: Stat, listed: Mapping[str, Listing] | None = None, stats_of: StatsOf | None = None
+    ) -> bool:
+        """Whether the names hold for the files under the root as they are now: every stat
+        the snapshot kept is the same (`stats_of` stats its files as the caller keeps them),
+        or, the long way, the root listed again (or from the run's `listed` directories)
+        and each file stat'ed through `stat`. What moved without touching them is taken in,
+        and a new snapshot taken (`dirty`: worth writing back). A symbolic link out of the
+        root, made since, ends them: the index is made only where no module lies beyond the
+        listing."""
+        if self.unchanged(stats_of):
+            return True
         links: list[str] = []
-        files = disk_files(self.root, True, listed, links)
+        dirs: list[str] = []
+        started = time.time_ns()
+        files = disk_files(self.root, True, listed, links, dirs)
         if links_out(self.root, links):
             return False
-        moved = [p for p in files if _moved(self.stats.get(p), stat(p))]
-        gone = self.stats.keys() - set(files)
-        if not moved and not gone:
-            return True
-        relevant = _relevance(self.functions | self.classes | self.sink_functions | self.sink_classes)
-        for path in [*moved, *gone]:
-            if _holds(path, relevant):
-                return False
-        self.dirty = True
-        now = time.time_ns()
-        for path in gone:
-            del self.stats[path]
-        for path in moved:
-            try:
-                self.stats[path] = trusted_stat(os.stat(path), now)
-            except OSError:
-                self.stats[path] = None
+        stats = self.stats
+        moved = [p for p in files if _moved(stats.get(p), stat(p))]
+        gone = stats.keys() - set(files)
+        if moved or gone:
+            relevant = _relevance(self.functions | self.classes | self.sink_functions | self.sink_classes)
+            for path in [*moved, *gone]:
+                if _holds(path, relevant):
+                    return False
+            now = time.time_ns()
+            for path in gone:
+                del stats[path]
+            for path in moved:
+                try:
+                    stats[path] = trusted_stat(os.stat(path), now)
+                except OSError:
+                    stats[path] = None
+            self.dirty = True
+        # Taken again (or dropped, where the tree cannot vouch now): the one read no longer holds.
+        self.dirty = self.dirty or self.snapshot is not None
+        self.snapshot = take_snapshot(dirs, stats, links, started)
+        self.dirty = self.dirty or self.snapshot is not None
+        self._unchanged = None
         return True
+
+    def unchanged(self, stats_of: StatsOf | None = None) -> bool:
+        """Whether every stat the snapshot kept is the same now (the quick way of
+        `still_valid`, which needs neither the listing nor the table of stats). Asked once:
+        a caller that found it false goes on to `still_valid`, which need not stat again."""
+        if self._unchanged is None:
+            self._unchanged = self.snapshot is not None and self.snapshot.holds(stats_of)
+        return self._unchanged
+
+
+def take_snapshot(dirs: list[str], stats, links: list[str], now: int) -> Snapshot | None:
+    """The snapshot of the tree listed as `dirs`, holding `stats` (None with `links`: their
+    targets can change while the directories holding them keep their stamps)."""
+    return None if links else tree_snapshot.take(dirs, stats, now)
 
 
 def from_data(payload, root: str) -> Record | None:
@@ -142,15 +192,21 @@ def from_data(payload, root: str) -> Record | None:
     try:
         if payload["root"] != root:
             return None
-        stats = {p: (tuple(s) if s is not None else None) for p, s in payload["stats"].items()}
-        if not all(type(p) is str and (s is None or len(s) == 2) for p, s in stats.items()):
-            return None
+        snapshot = tree_snapshot.from_data(payload.get("snapshot"))
+        stats = payload["stats"]
+        if stats is None:
+            if snapshot is None:
+                return None
+        else:
+            stats = {p: (tuple(s) if s is not None else None) for p, s in stats.items()}
+            if not all(type(p) is str and (s is None or len(s) == 2) for p, s in stats.items()):
+                return None
         functions, classes = payload["functions"], payload["classes"]
         sink_functions, sink_classes = payload["sink_functions"], payload["sink_classes"]
         if not all(type(n) is str for n in [*functions, *classes, *sink_functions, *sink_classes]):
             return None
-        return Record(root, functions, classes, stats, sink_functions, sink_classes)
-    except (ValueError, TypeError, KeyError):
+        return Record(root, functions, classes, stats, sink_functions, sink_classes, snapshot)
+    except (ValueError, TypeError, KeyError, AttributeError):
         return None
 
 

@@ -33,6 +33,7 @@ import contextlib
 import functools
 import os
 import re
+import time
 
 from qlint.analysis import wrapper_record
 from qlint.analysis.graphs import sink_index
@@ -203,7 +204,9 @@ def build(root: str, store=None, listed: dict[str, Listing] | None = None) -> Wr
     re-exports bind them to. None where a symbolic link leads out of the root (the helper
     search may resolve modules there, which the listing does not walk)."""
     links: list[str] = []
-    files = disk_files(root, True, listed, links)
+    dirs: list[str] = []
+    started = time.time_ns()
+    files = disk_files(root, True, listed, links, dirs)
     if len(files) > _MAX_FILES or links_out(root, links):
         return None
     stats: dict[str, tuple[int, int] | None] = {}
@@ -241,7 +244,8 @@ def build(root: str, store=None, listed: dict[str, Listing] | None = None) -> Wr
         chains.add(path, data, words)
     functions, classes = candidates(sinks, renames, chains.more, links=CHAIN_LINKS)
     sink_functions, sink_classes = candidates(ql101, renames, ql101_chains.more, instances=False, links=CHAIN_LINKS)
-    record = wrapper_record.Record(root, functions, classes, stats, sink_functions, sink_classes)
+    snapshot = wrapper_record.take_snapshot(dirs, stats, links, started)
+    record = wrapper_record.Record(root, functions, classes, stats, sink_functions, sink_classes, snapshot)
     if store is not None:
         store.save(record)
     return _index(record)
