@@ -421,7 +421,8 @@ class Forwarding:
         known = memo.get(key)
         if known is not None and self._valid(known[-1]):
             return known
-        kept = kept_answers.saved(_MEMO_NAMES[id(memo)], key)
+        name = _MEMO_NAMES.get(id(memo))  # None: a memo put in its place (tests)
+        kept = kept_answers.saved(name, key) if name is not None else None
         if kept is None or self._project is None:
             return None
         project = self._project
