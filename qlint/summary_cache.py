@@ -115,9 +115,12 @@ class SummaryStore:
 
 
 @contextlib.contextmanager
-def summary_store(settings: Settings, enabled: bool) -> Iterator[None]:
+def summary_store(settings: Settings, enabled: bool, answers: bool = False) -> Iterator[None]:
     """While inside: every project index of this process (and of workers forked meanwhile)
-    reads and writes module summaries in the store of `settings` (none with `--no-cache`)."""
+    reads and writes module summaries in the store of `settings` (none with `--no-cache`).
+    With `answers` (a check of one buffer), QL101/QL102's answers about other modules too
+    (`kept_answers`): a whole-tree run asks thousands (torch: 2,359, 890 KB), which a check
+    of one file would load whole (50 M instructions) to use a few dozen."""
     from qlint.analysis import scan_memo
     from qlint.analysis.graphs import kept_answers
     from qlint.analysis.names.project import ProjectIndex
@@ -125,13 +128,13 @@ def summary_store(settings: Settings, enabled: bool) -> Iterator[None]:
     before, layout = ProjectIndex.store, ProjectIndex.fixed_layout
     store = SummaryStore.for_settings(settings) if enabled else None
     ProjectIndex.use_store(store)
-    kept_answers.use(store)
+    kept_answers.use(store if answers else None)
     ProjectIndex.fix_layout(True)  # no module file appears or disappears during the run
     try:
         yield
     finally:
         scan_memo.flush()
         kept_answers.flush()
-        kept_answers.use(before)
+        kept_answers.use(None)
         ProjectIndex.use_store(before)
         ProjectIndex.fix_layout(layout)

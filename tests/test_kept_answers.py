@@ -195,3 +195,15 @@ def test_kept_trails_name_modules_lookups_and_no_buffer(tmp_path, store):
     modules = [e for e in trail if len(e) == 4]
     assert (utils, content_keys.content_key({}, utils), content_keys.digest({}, utils), "pkg.graph_utils") in modules
     assert ((("pkg.graph_utils", str(tmp_path)), utils)) in [e for e in trail if len(e) == 2]
+
+
+def test_only_a_check_of_one_buffer_keeps_answers(tmp_path):
+    # A whole-tree run asks thousands of answers, which a check of one file would load whole.
+    from qlint.summary_cache import summary_store
+
+    settings = settings_for(("QL102",))
+    with summary_store(settings, True):
+        assert kept_answers._STATE.store is None
+    with summary_store(settings, True, answers=True):
+        assert kept_answers._STATE.store is not None
+    assert kept_answers._STATE.store is None

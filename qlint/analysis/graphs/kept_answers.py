@@ -19,16 +19,15 @@ As the results cache and `scan_memo` do, a stat is trusted only if the file was 
 modified at least two seconds before the process that read it started; an answer read from
 an editor's unsaved buffer, or from a file modified since, is not written down.
 
-The answers are kept in one file per store (a few hundred per repository), read once per
-process when the first answer is asked for, and written over what the file holds then at
-the end of a run (by each worker of a parallel run as it exits), only when there is
-something new.
+The answers are kept in one file per store, by the checks of one buffer (`qlint check -`,
+as editors and pre-commit hooks run it: a few dozen answers each, a few hundred per
+repository), read once per process when the first answer is asked for, and written over
+what the file holds then at the end of the check, only when there is something new.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable
 from typing import Protocol
 
@@ -53,7 +52,6 @@ class _State:
         self.written: set[int] = set()  # ids of those this process wrote down since
         # name -> (the process's memo, what of an entry is written besides its trail)
         self.memos: dict[str, tuple[dict, Callable[[object, tuple], tuple | None]]] = {}
-        self.pid = 0  # the process that arranged to write at its exit, if a worker
 
 
 _STATE = _State()
@@ -81,11 +79,6 @@ def saved(name: str, key) -> tuple | None:
     The caller checks the trail (`valid_trail`) before taking it."""
     if _STATE.store is None:
         return None
-    if _STATE.pid != os.getpid():
-        # The first answer asked in this process: a worker forked by a parallel run (after
-        # the store was set) writes what it finds as it exits.
-        _STATE.pid = os.getpid()
-        _flush_at_worker_exit()
     if _STATE.saved is None:
         payload = _STATE.store.get_answers()
         _STATE.saved = payload if isinstance(payload, dict) else {}
@@ -207,15 +200,6 @@ def _written(value: tuple, trail: tuple) -> tuple | None:
             return None
         out.append((path, key, digest, module_name_for(path)))
     return (*value, tuple(dict.fromkeys(out)))
-
-
-def _flush_at_worker_exit() -> None:
-    """As `scan_memo`: a worker of a parallel run writes what it found as it exits."""
-    multiprocessing = sys.modules.get("multiprocessing")
-    if multiprocessing is not None and multiprocessing.parent_process() is not None:
-        from multiprocessing.util import Finalize
-
-        Finalize(None, flush, exitpriority=10)
 
 
 def forget() -> None:
