@@ -209,9 +209,12 @@ def _check_source(
     lines = LineIndex(text) if active or wants_noqa_check else None
     diagnostics: list[Diagnostic] = []
     failed: set[str] = set()  # rules that crashed: their noqa comments cannot be judged
+    handed = None
     if active or parse_anyway or parse_only:
         try:
-            tree = _handed_tree(source, path) or parse_module(text, path)
+            tree = handed = _handed_tree(source, path)
+            if tree is None:
+                tree = parse_module(text, path)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             # ValueError: NUL bytes (older Pythons); RecursionError/MemoryError: absurd nesting.
             if reports_ql001(settings, path, text):
@@ -225,6 +228,9 @@ def _check_source(
         result.parsed = True
     if active:
         project = project or ProjectIndex.for_path(path)
+        previous = getattr(project, "previous_trees", None)
+        if previous is not None and handed is None:
+            previous.reuse(os.path.abspath(path), text, tree)
         project.begin_check(path, text, tree)
         assert lines is not None
         ctx = FileContext(
@@ -236,6 +242,7 @@ def _check_source(
             project=project,
             module=module,
         )
+        completed = False
         try:
             for rule in active:
                 if cancelled is not None and cancelled():
@@ -249,8 +256,14 @@ def _check_source(
                 except Exception as exc:  # a rule bug must not lose the other files' findings
                     failed.add(rule.code)
                     result.errors.append(internal_error(path, rule, exc))
+            completed = True
         finally:
             project.end_check()
+            if previous is not None:
+                if completed and not failed:
+                    previous.keep(os.path.abspath(path), text, tree, ctx.__dict__.get("scope"))
+                else:  # what a cut-short or failed check kept is no base for the next one
+                    previous.drop(os.path.abspath(path))
             if _LEFT_FOR_EXIT is None:
                 ctx.release()
             else:

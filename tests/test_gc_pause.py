@@ -75,15 +75,38 @@ def test_check_source_runs_rules_with_the_collector_paused(monkeypatch):
 def test_the_checked_tree_dies_with_its_check(monkeypatch):
     # Kept by the project index until the next check, the tree (and what rules keep on its
     # nodes) was the bulk of what the collector traversed when it resumed after each check.
+    # A command-line run's index keeps nothing of a check.
     from qlint.analysis.names.project import ProjectIndex
 
     trees = _parsed_trees(monkeypatch)
-    project = ProjectIndex()
+    project = ProjectIndex(track_dependents=False)
     text = "from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\nprepare_pt2e(m, q)\n"
     gc.disable()  # freed by reference counts alone, not by a collection
     try:
         check_source(text, "snippet.py", Settings(), project)
         assert len(trees) == 1 and trees[0]() is None
+    finally:
+        gc.enable()
+
+
+def test_an_editor_s_index_keeps_a_file_s_last_tree_for_its_next_check_only(monkeypatch):
+    # The language server's index keeps the last tree of a file, whose unchanged statements the
+    # next check of the edited buffer reuses (`statement_reuse`): the old tree itself goes then,
+    # and all of it when the file will not be checked again. Nodes the next check took over were
+    # allocated before it: a collection after it traverses only what the edit made new.
+    from qlint.analysis.names.project import ProjectIndex
+
+    trees = _parsed_trees(monkeypatch)
+    project = ProjectIndex()
+    text = "from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\nprepare_pt2e(m, q)\n"
+    gc.disable()
+    try:
+        check_source(text, "snippet.py", Settings(), project)
+        assert trees[0]() is not None
+        check_source(text + "x = 1\n", "snippet.py", Settings(), project)
+        assert trees[0]() is None and trees[1]() is not None
+        project.checked_once("snippet.py")
+        assert trees[1]() is None
     finally:
         gc.enable()
 

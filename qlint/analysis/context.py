@@ -8,6 +8,7 @@ cache can tell when a finding depends on another file.
 from __future__ import annotations
 
 import ast
+import os
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -42,7 +43,11 @@ class FileContext:
 
     @cached_property
     def scope(self) -> ModuleScope:
-        return ModuleScope.build(self.tree, self.module, self.path)
+        # After an edit of one function body, the last check's scope brought up to date: the
+        # flows kept from that check refer to it (`statement_reuse`, `carried_flows`).
+        previous = getattr(self.project, "previous_trees", None)
+        kept = previous.scope_for(os.path.abspath(self.path), self.tree) if previous is not None else None
+        return kept if kept is not None else ModuleScope.build(self.tree, self.module, self.path)
 
     def release(self) -> None:
         """Drop what the analyses kept on the context once the check is over. Several of them

@@ -22,8 +22,10 @@ def method_of(cls: ClassScope, name: str, scope: ModuleScope) -> tuple[ast.AST, 
     it is not found or another module's class comes first in the lookup."""
     if name in cls.methods:
         return cls.methods[name], cls
-    top = scope.classes.get(cls.node.name)
-    if top is None or top.node is not cls.node:
+    # Identity and name only (`key_node`): which class a name binds is no reading of its
+    # bodies, for the flows kept across checks (`carried_flows`).
+    top = scope.classes.get(cls.key_node().name)
+    if top is None or top.key_node() is not cls.key_node():
         return None  # a class written inside a function: its bases' names are not the module's
     found = _lookup(cls, name, scope, 0, set())
     return found if isinstance(found, tuple) else None
@@ -33,9 +35,9 @@ def _lookup(cls: ClassScope, name: str, scope: ModuleScope, depth: int, seen: se
     """(def, class) found; False: not in this class tree; None: not known."""
     if name in cls.methods:
         return cls.methods[name], cls
-    if name in cls.assigns or depth > _MAX_DEPTH or id(cls.node) in seen:
+    if name in cls.assigns or depth > _MAX_DEPTH or id(cls.key_node()) in seen:
         return None  # `name = other_function` in the class body, or a loop in the bases
-    seen.add(id(cls.node))
+    seen.add(id(cls.key_node()))
     for base in cls.bases:
         if isinstance(base, ast.Name) and base.id == "object":
             continue

@@ -20,8 +20,10 @@ every file that calls them (`shared_flows`).
 from __future__ import annotations
 
 import ast
+import os
 import weakref
 
+from qlint.analysis.flow.carried_flows import watch, watched_class
 from qlint.analysis.flow.model_apis import is_class_call
 from qlint.analysis.flow.model_attrs import Stored, attribute_sources
 from qlint.analysis.flow.model_classes import ClassIndex
@@ -61,7 +63,8 @@ from qlint.analysis.flow.model_values import (
 from qlint.analysis.flow.shared_flows import Tracker
 from qlint.analysis.flow.stored_fields import stored_fields
 from qlint.analysis.mentions import holding, mentions, word_rows
-from qlint.analysis.names.scope import ClassScope, ModuleScope
+from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns
 from qlint.value_classes import field, replace, value_class
 
 # The values are re-exported: rules read captures and switches from here.
@@ -147,6 +150,8 @@ class ModelFlow:
             self.memo = memo if isinstance(memo, weakref.ProxyType) else weakref.proxy(memo)
         if follow is not None:
             self.memo.follow = follow
+        # The checked module's flows kept from its last check and for its next (`carried_flows`).
+        self.carry = None
         self._attributes: dict[int, dict[str, ast.Call | Stored]] = {}
         self._fields: dict[int, tuple[ast.ClassDef, dict]] = {}  # the class kept: its id stays its own
         if self.memo.classes is None:
@@ -165,8 +170,12 @@ class ModelFlow:
             else:
                 tracker.used(key)
             return flow
-        # Another module's helper: the flow an earlier check analysed, if it still holds.
-        flow = tracker.reuse(self.scope, key, func, class_scope) if self.depth else None
+        # Another module's helper: the flow an earlier check analysed, if it still holds; a
+        # function of the checked module: its flow from the module's last check, if it holds.
+        if self.depth:
+            flow = tracker.reuse(self.scope, key, func, class_scope)
+        else:
+            flow = self._carried(key, func, class_scope)
         if flow is not None:
             self.memo.functions[key] = flow
             return flow
@@ -180,6 +189,29 @@ class ModelFlow:
         self.memo.functions[key] = flow
         if deps is not None and self.depth:
             tracker.keep(self.scope, key, func, class_scope, flow, deps)
+        elif deps is not None and self._carries(key, class_scope):
+            bodies = tracker.read_bodies(key)
+            if bodies is not None:
+                self.carry.next[key] = (func, flow, deps, bodies)
+        return flow
+
+    def _carries(self, key: int, class_scope: ClassScope | None) -> bool:
+        carry = self.carry
+        return carry is not None and key in carry.top and self.memo.follow is None and watched_class(class_scope)
+
+    def _carried(self, key: int, func: ast.AST, class_scope: ClassScope | None) -> FunctionFlow | None:
+        """The checked module's flow of `func` from its last check, if it holds (`carried_flows`)."""
+        if not self._carries(key, class_scope):
+            return None
+        entry = self.carry.last.get(key)
+        if entry is None or entry[0] is not func or any(self.carry.changed(b) for b in entry[3]):
+            return None
+        if not self.tracker.carried(key, entry[2], entry[3]):
+            return None
+        flow = entry[1]
+        # Names in it resolve as a new analysis of it would resolve them.
+        flow.resolver = Resolver(self.scope, self.project, self.optable, function_assigns(func), class_scope)
+        self.carry.next[key] = entry
         return flow
 
     def attribute_sources(self, class_scope: ClassScope | None, resolver) -> dict[str, ast.Call | Stored]:
@@ -244,8 +276,13 @@ def _analyse(ctx, functions) -> list[FunctionFlow]:
     # One analysis per file: a later, wider request reuses the bodies already summarised.
     flow = ctx.cache.get("model_flow.analysis")
     if flow is None:
+        previous = getattr(ctx.project, "previous_trees", None)
+        carry = previous.carry(os.path.abspath(ctx.path), ctx.tree) if previous is not None else None
         flow = ctx.cache["model_flow.analysis"] = ModelFlow(ctx.scope, ctx.project, ctx.optable)
         flow.classes.claim_check()
+        if carry is not None:
+            watch(ctx.scope, flow.tracker)
+            flow.carry = carry
     flows = [flow.function(f, cls) for f, cls in functions]
     return [f for f in flows if f is not None]
 

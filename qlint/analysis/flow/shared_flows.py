@@ -37,11 +37,15 @@ class Shared:
 
 
 class _Frame:
-    __slots__ = ("kept", "key", "lookups", "reads")
+    __slots__ = ("bodies", "contained", "kept", "key", "lookups", "reads")
 
     def __init__(self, key, reads: int, lookups: int):
         self.key = key  # the body's key in `model_flow._Memo.functions`
         self.kept = True
+        # The functions and classes of the checked module it read besides its own body
+        # (`carried_flows`); `contained` is False when it read ones it cannot name (all of them).
+        self.bodies: list = []
+        self.contained = True
         self.reads = reads  # where its slice of the logs starts
         self.lookups = lookups
 
@@ -60,6 +64,8 @@ class Tracker:
         # (the function's id): whatever that key holds besides the function, the kept flows do too.
         self.deps: dict[int, tuple[tuple, tuple]] = {}
         self.untaken: set[int] = set()  # flows of this check that are not kept
+        self.uncontained: set[int] = set()  # flows of this check that read bodies of its module unnamed
+        self.bodies: dict[int, tuple] = {}  # key -> the bodies of its module a flow of this check read
         self._digests: dict[str, str] = {}
         self._saved: tuple = (None, None)
 
@@ -75,6 +81,10 @@ class Tracker:
     def pop(self, flow: FunctionFlow | None) -> tuple[tuple, tuple] | None:
         """The reads and lookups of the body analysed last, or None when it cannot be kept."""
         frame = self.frames.pop()
+        if not frame.contained:
+            self.uncontained.add(frame.key)
+        else:
+            self.bodies[frame.key] = tuple({id(b): b for b in frame.bodies}.values())
         deps = None
         if frame.kept and flow is not None:
             deps = (
@@ -109,8 +119,28 @@ class Tracker:
                 return
         self.taint()
 
+    def outside_read(self, body=None) -> None:
+        """The bodies analysed now read `body`, a function or class of the checked module
+        (None: bodies they cannot name)."""
+        for frame in self.frames:
+            if body is None:
+                frame.contained = False
+            else:
+                frame.bodies.append(body)
+
+    def read_bodies(self, key) -> tuple | None:
+        """The bodies of its module the flow of `key` read (None: any)."""
+        return None if key in self.uncontained else self.bodies.get(key, ())
+
     def used(self, key) -> None:
         """A flow of this check is used by the body analysed now."""
+        if self.frames:
+            read = self.read_bodies(key)
+            if read is None:
+                self.outside_read()
+            else:
+                for body in read:
+                    self.outside_read(body)
         if key in self.untaken:
             self.taint()
         elif self.frames and key in self.deps:
@@ -139,6 +169,28 @@ class Tracker:
             self.reads.extend(shared.reads)
             self.lookups.extend(shared.lookups)
         return shared.flow
+
+    def carried(self, key, deps: tuple[tuple, tuple], bodies: tuple) -> bool:
+        """A flow of the checked module kept from its last check (`carried_flows`) may be
+        used if what it read of other modules is unchanged and the class index answers alike."""
+        reads, lookups = deps
+        if not all(self._digest(path) == digest for path, digest in reads):
+            return False
+        log, self.classes.log = self.classes.log, None
+        try:
+            same = self.classes.replay(lookups)
+        finally:
+            self.classes.log = log
+        if not same:
+            return False
+        self.deps[key] = deps
+        self.bodies[key] = bodies
+        if self.frames:
+            self.reads.extend(reads)
+            self.lookups.extend(lookups)
+            for body in bodies:
+                self.outside_read(body)
+        return True
 
     def keep(self, scope, key, func: ast.AST, class_scope, flow: FunctionFlow, deps: tuple[tuple, tuple]) -> None:
         scope.__dict__.setdefault(_KEY, {})[key] = Shared(func, class_scope, flow, *deps)

@@ -24,6 +24,7 @@ from qlint.analysis.names import content_keys
 from qlint.analysis.names.import_paths import module_bases, resolved
 from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
 from qlint.analysis.names.scope import ModuleScope
+from qlint.analysis.names.statement_reuse import PreviousTrees
 from qlint.analysis.names.summary import ModuleSummary
 from qlint.analysis.names.summary_facts import SummaryFact
 from qlint.analysis.names.tree_handover import HANDOVER
@@ -72,6 +73,10 @@ class ProjectIndex:
         # analysis kept across checks (`qlint.analysis.flow.shared_flows`) knows what to
         # compare before it is reused.
         self.reads: list[tuple[str, str]] | None = None
+        # The last checked text and tree of the files an editor checks again and again: the
+        # next check of one reuses its unchanged statements (`statement_reuse`). A command-line
+        # run checks each file once and keeps none.
+        self.previous_trees = PreviousTrees() if track_dependents else None
 
     _default: ProjectIndex | None = None
     # Where module summaries are kept between runs (`qlint.summary_cache.SummaryStore`, set
@@ -220,6 +225,8 @@ class ProjectIndex:
         entry = self._scopes.get(os.path.abspath(path))
         if entry is not None:
             entry[2].drop_parse()
+        if self.previous_trees is not None:
+            self.previous_trees.drop(os.path.abspath(path))
 
     def find_module_in_check(self, module: str, requester: str) -> str | None:
         """`find_module`, asked once per check for files of one directory (the rules of a

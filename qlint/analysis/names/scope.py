@@ -35,6 +35,30 @@ class ClassScope:
                     scope.assigns.setdefault(name, []).append(value)
         return scope
 
+    def key_node(self) -> ast.ClassDef:
+        """The class's node, read for its identity and name only, never walked: a flow kept
+        across checks (`carried_flows`) does not depend on the class's bodies through it."""
+        return self.node
+
+
+class WatchedClassScope(ClassScope):
+    """A class of the checked module whose node (its bodies) counts as read when taken: the
+    node is kept under `_node`, each read told to `_hook` (`qlint.analysis.flow.carried_flows`
+    turns a module's class scopes into these)."""
+
+    @property
+    def node(self) -> ast.ClassDef:
+        node = self.__dict__["_node"]
+        self.__dict__["_hook"].read(node)
+        return node
+
+    @node.setter
+    def node(self, value: ast.ClassDef) -> None:
+        self.__dict__["_node"] = value
+
+    def key_node(self) -> ast.ClassDef:
+        return self.__dict__["_node"]
+
 
 @value_class
 class ModuleScope:

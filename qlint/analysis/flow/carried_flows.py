@@ -1,0 +1,116 @@
+"""Model flows of the checked module's functions, carried from its last check to the next.
+
+An editor re-checks a module after every keystroke, and a keystroke changes one function's
+body. The flows of the other functions are what they were when nothing they read changed. A
+flow is carried when all of these hold (each is what makes it equal to a new analysis):
+
+- the edit changed one function's body and nothing else (`statement_reuse.confined_edit`):
+  every other statement, the module's scope and its classes' headers are the last check's
+  objects, so the function is the very node it was, and the scope is brought up to date in
+  place (`statement_reuse.update_scope`), the one object the flows refer to;
+- its analysis read nothing of the module outside its own body but the module's and its
+  classes' names, imports and assignments: no function, method or class node taken from the
+  scope (`_Watched` reports any, and the frames of the analyses under way are marked, as
+  `shared_flows.Tracker` marks order dependence), so the changed body cannot be among them;
+- what it read of other modules is unchanged and the class index answers alike
+  (`Tracker.carried`, as for other modules' helpers).
+
+It then gets a resolver on the updated scope (the one a new analysis would make). Only
+functions of the module and methods of its classes are carried (a nested function's
+analysis reads its surroundings in ways the scope does not show).
+"""
+
+from __future__ import annotations
+
+from qlint.analysis.names.scope import ClassScope, ModuleScope, WatchedClassScope
+
+
+class _Hook:
+    """The tracker of the check under way: the one whose frames a read marks."""
+
+    __slots__ = ("tracker",)
+
+    def __init__(self) -> None:
+        self.tracker = None
+
+    def read(self, body=None) -> None:
+        """`body` (a function or class node) was taken; None: bodies that cannot be named."""
+        tracker = self.tracker
+        if tracker is not None and tracker.frames:
+            tracker.outside_read(body)
+
+
+class _Watched(dict):
+    """A scope's functions, classes or methods: taking a function out is a read of its body.
+    Taking a class out reads no body by itself (its node and methods are watched in turn; its
+    bases and class-level assignments are the module's outline, which an edit of one body does
+    not change), nor does asking whether a name is there (`in`). Reading them all (`items`,
+    iterating) is a read of bodies that cannot be named."""
+
+    __slots__ = ("hook",)
+
+    def __getitem__(self, key):
+        value = dict.__getitem__(self, key)
+        if not isinstance(value, ClassScope):
+            self.hook.read(value)
+        return value
+
+    def get(self, key, default=None):
+        if dict.__contains__(self, key):
+            return self[key]
+        return default
+
+    def values(self):
+        self.hook.read()
+        return dict.values(self)
+
+    def items(self):
+        self.hook.read()
+        return dict.items(self)
+
+    def keys(self):
+        self.hook.read()
+        return dict.keys(self)
+
+    def __iter__(self):
+        self.hook.read()
+        return dict.__iter__(self)
+
+    def copy(self):
+        self.hook.read()
+        return dict.copy(self)
+
+    def pop(self, *args):
+        self.hook.read()
+        return dict.pop(self, *args)
+
+
+def _watched(values: dict, hook: _Hook) -> _Watched:
+    out = _Watched(values)
+    out.hook = hook
+    return out
+
+
+def watch(scope: ModuleScope, tracker) -> None:
+    """Report to `tracker` every read of `scope`'s bodies from now on (once per scope object;
+    a scope kept across checks is handed the new check's tracker)."""
+    hook = getattr(scope.functions, "hook", None)
+    if hook is None:
+        hook = _Hook()
+        for cls in dict.values(scope.classes):
+            if type(cls) is ClassScope:
+                node = cls.__dict__.pop("node")
+                cls.__class__ = WatchedClassScope
+                cls.__dict__["_node"] = node
+                cls.__dict__["_hook"] = hook
+                cls.methods = _watched(cls.methods, hook)
+        scope.functions = _watched(scope.functions, hook)
+        scope.classes = _watched(scope.classes, hook)
+    hook.tracker = tracker
+
+
+def watched_class(class_scope) -> bool:
+    return class_scope is None or type(class_scope) is WatchedClassScope
+
+
+__all__ = ["watch", "watched_class"]
