@@ -353,7 +353,7 @@ def _cmd_stdin(args: argparse.Namespace, settings, mode: str) -> int:
 
         leave_for_exit()
 
-    with summary_store(settings, not getattr(args, "no_cache", False)):
+    with summary_store(settings, not getattr(args, "no_cache", False), answers=True):
         if mode == "check":
             outcome = stdin.check(data, args.stdin_filename, settings)
         else:

@@ -28,6 +28,9 @@ _HEADER = b"qlint-summary-2\n"
 # What the project scans learned about a root's modules (`qlint.analysis.scan_memo`).
 _SCAN_MAGIC = "qlint-scan-1"
 _SCAN_HEADER = b"qlint-scan-1\n"
+# QL101/QL102's answers about other modules (`qlint.analysis.graphs.kept_answers`).
+_ANSWERS_MAGIC = "qlint-answers-1"
+_ANSWERS_HEADER = b"qlint-answers-1\n"
 
 
 class SummaryStore:
@@ -95,6 +98,23 @@ class SummaryStore:
             return
         self._write(self._scan_file(root), _SCAN_HEADER, payload)
 
+    def _answers_file(self) -> Path:
+        return self.directory / "helper.answers"
+
+    def get_answers(self) -> dict | None:
+        """What earlier runs found about other modules for the helper search (`kept_answers`)."""
+        payload = checksummed_files.read_marshalled(self._answers_file(), _ANSWERS_HEADER)
+        if not isinstance(payload, dict) or payload.get("magic") != _ANSWERS_MAGIC:
+            return None
+        return payload.get("answers") if isinstance(payload.get("answers"), dict) else None
+
+    def put_answers(self, answers: dict) -> None:
+        try:
+            payload = marshal.dumps({"magic": _ANSWERS_MAGIC, "answers": answers})
+        except ValueError:
+            return
+        self._write(self._answers_file(), _ANSWERS_HEADER, payload)
+
 
 class RunSummaries(SummaryStore):
     """The summaries the workers of one run without a cache (`--no-cache`) compute, for each
@@ -107,11 +127,15 @@ class RunSummaries(SummaryStore):
 
 
 @contextlib.contextmanager
-def summary_store(settings: Settings, enabled: bool, shared: bool = False) -> Iterator[None]:
+def summary_store(settings: Settings, enabled: bool, shared: bool = False, answers: bool = False) -> Iterator[None]:
     """While inside: every project index of this process (and of workers forked meanwhile)
     reads and writes module summaries in the store of `settings`; with `--no-cache`, in a
-    store of the run's own where its workers share them (`shared`), or none."""
+    store of the run's own where its workers share them (`shared`), or none.
+    With `answers` (a check of one buffer), QL101/QL102's answers about other modules too
+    (`kept_answers`): a whole-tree run asks thousands (torch: 2,359, 890 KB), which a check
+    of one file would load whole (50 M instructions) to use a few dozen."""
     from qlint.analysis import scan_memo
+    from qlint.analysis.graphs import kept_answers
     from qlint.analysis.names.project import ProjectIndex
 
     before, layout = ProjectIndex.store, ProjectIndex.fixed_layout
@@ -126,11 +150,14 @@ def summary_store(settings: Settings, enabled: bool, shared: bool = False) -> It
     else:
         store = None
     ProjectIndex.use_store(store)
+    kept_answers.use(store if answers else None)
     ProjectIndex.fix_layout(True)  # no module file appears or disappears during the run
     try:
         yield
     finally:
         scan_memo.flush()
+        kept_answers.flush()
+        kept_answers.use(None)
         ProjectIndex.use_store(before)
         ProjectIndex.fix_layout(layout)
         if directory is not None:

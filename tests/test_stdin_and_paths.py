@@ -89,3 +89,34 @@ def test_repository_root_does_not_report_the_examples_unless_named(tmp_path):
     assert named.returncode == 1 and "examples/capture/" in named.stdout
     forced = qlint("check", "--no-cache", "--force-exclude", "examples/capture/ptq_without_eval.py", cwd=ROOT)
     assert forced.returncode == 0, forced.stdout
+
+
+def test_a_buffer_check_hashes_no_module_for_the_project_scans(tmp_path, monkeypatch):
+    # `qlint check -`: what the check read is recorded nowhere, so QL102's scan of every module
+    # for consumers takes their stats and answers, not their hashes; the findings are the same.
+    from qlint import stdin
+    from qlint.analysis.names.project import ProjectIndex
+    from qlint.engine import check_source
+    from tests.conftest import old_file, settings_for
+    from tests.test_ql102_consumers import ADD, PIPELINE, REMOVE
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    old_file(pkg / "__init__.py", "")
+    for name, text in (("remove", REMOVE), ("pipeline", PIPELINE.format(between="pass"))):
+        old_file(pkg / f"{name}.py", text)
+    add = old_file(pkg / "add.py", ADD)
+    hashed: list[str] = []
+    real = ProjectIndex.digest
+
+    def digest(self, path, key=None):
+        hashed.append(path)
+        return real(self, path, key)
+
+    monkeypatch.setattr(ProjectIndex, "digest", digest)
+    settings = settings_for(("QL102",))
+    outcome = stdin.check(ADD.encode(), str(add), settings)
+    assert str(pkg / "remove.py") not in hashed and str(pkg / "pipeline.py") not in hashed
+    result = check_source(ADD, str(add), settings, ProjectIndex())
+    assert [d.code for d in outcome.diagnostics] == [d.code for d in result.diagnostics] == []
+    assert str(pkg / "remove.py") in hashed  # a check whose result may be kept hashes them

@@ -23,7 +23,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
-from qlint.analysis.graphs import file_keys
+from qlint.analysis.graphs import file_keys, kept_answers
 from qlint.analysis.graphs.called_names import attributes_called, calls_memo, may_call, may_call_attribute
 from qlint.analysis.graphs.forwarding_facts import ForwardingFact, RemoteFunction, RemoteModule
 from qlint.analysis.graphs.receivers import constructed_class
@@ -163,15 +163,15 @@ class Forwarding:
         names no sink holds no helper method of its own unless it calls one (in ExecuTorch
         nearly every pass would otherwise be read through `ExportPass`)."""
         key = ("chain", path, self.fact.key, self._index is None)
-        known = _IMPORTED.get(key)
-        if known is not None and self._valid(known[1]):
+        known = self._shared(_IMPORTED, key)
+        if known is not None:
             self._replay(known[1])
             return bool(known[0])
         self._trails.append([])
         try:
             found = self._reaches(project, path, CHAIN_LINKS - 1 if self._index is not None else 0)
         finally:
-            trail = tuple(self._trails.pop())
+            trail = tuple(dict.fromkeys(self._trails.pop()))
         if self._trails:
             self._trails[-1].extend(trail)
         if len(_IMPORTED) > 50_000:
@@ -212,8 +212,8 @@ class Forwarding:
         known = self._edges.get(path)
         if known is None:
             # Read once per process while the modules it was read from are unchanged.
-            shared = _LINKS_OF.get((path, self.fact.key, self._index is None))
-            if shared is not None and self._valid(shared[2]):
+            shared = self._shared(_LINKS_OF, (path, self.fact.key, self._index is None))
+            if shared is not None:
                 known = self._edges[path] = shared
                 self._record(shared[2])
         if known is not None:
@@ -271,8 +271,8 @@ class Forwarding:
         key = (path, name, links)
         known = self._passes.get(key)
         if known is None:
-            shared = _PASSING.get((*key, self.fact.key, self._index is None))
-            if shared is not None and self._valid(shared[1]):
+            shared = self._shared(_PASSING, (*key, self.fact.key, self._index is None))
+            if shared is not None:
                 known = self._passes[key] = shared
                 self._record(shared[1])
         if known is None:
@@ -393,10 +393,20 @@ class Forwarding:
         return self.module_scope(resolver, module, requester)
 
     def _find(self, module: str, requester: str) -> str | None:
-        """The file of `module` as `requester` imports it, looked up once per check and root."""
-        key = (module, _import_root(requester))
+        """The file of `module` as `requester` imports it, looked up once per check and root.
+        The answer is a dependency of the fact being worked out: a module created where the
+        lookup found none, or ahead of the one it found, changes it (`_key`)."""
+        root = _import_root(requester)
+        found = self._lookup(module, root, requester)
+        if self._trails:
+            self._trails[-1].append((("find", module, root), found))
+        return found
+
+    def _lookup(self, module: str, root: str, requester: str | None = None) -> str | None:
+        key = (module, root)
         if key not in self._found:
-            self._found[key] = self._project.find_module_in_check(module, requester)
+            asker = requester if requester is not None else kept_answers.root_requester(root)
+            self._found[key] = self._project.find_module_in_check(module, asker)
         return self._found[key]
 
     def _read(self, project, path: str) -> None:
@@ -405,7 +415,10 @@ class Forwarding:
             self._trails[-1].append((path, key))
         self._record(((path, key),))
 
-    def _key(self, path: str) -> tuple | None:
+    def _key(self, path: str | tuple) -> tuple | str | None:
+        """A module's content key; for a lookup in a trail (`_find`), the file it finds now."""
+        if type(path) is tuple:
+            return self._lookup(path[1], path[2])
         if path not in self._keys:
             self._keys[path] = file_keys.content_key(self._project, path)
         return self._keys[path]
@@ -413,8 +426,28 @@ class Forwarding:
     def _valid(self, deps) -> bool:
         return self._project is not None and all(self._key(path) == key for path, key in deps)
 
+    def _shared(self, memo: dict, key, load: Callable[[tuple], tuple] | None = None) -> tuple | None:
+        """The entry of a memo of facts shared across checks (value..., trail) while its trail
+        holds; else the one an earlier run kept (`kept_answers`), if its trail holds now."""
+        known = memo.get(key)
+        if known is not None and self._valid(known[-1]):
+            return known
+        name = _MEMO_NAMES.get(id(memo))  # None: a memo put in its place (tests)
+        kept = kept_answers.saved(name, key) if name is not None else None
+        if kept is None or self._project is None:
+            return None
+        project = self._project
+        trail = kept_answers.valid_trail(
+            kept[-1], self._key, lambda path, now: file_keys.digest(project, path, now), self._lookup
+        )
+        if trail is None:
+            return None
+        known = memo[key] = (*(load(kept[:-1]) if load is not None else kept[:-1]), trail)
+        kept_answers.took(known)
+        return known
+
     def _record(self, deps) -> None:
-        new = tuple((p, k) for p, k in deps if p not in self._recorded)
+        new = tuple((p, k) for p, k in deps if type(p) is str and p not in self._recorded)
         if new and self._project is not None:
             self._recorded.update(p for p, _ in new)
             file_keys.record(self._project, self.own_path, new)
@@ -450,9 +483,11 @@ class Forwarding:
                 self._trails[-1].extend(self._params[key][2])
             self._met(key)
             return self._params[key][1]
-        shared = _SHARED.get((key, self._kind))
-        fresh = shared is not None and self._valid(shared[2])
-        if fresh and (shared[0] is func or isinstance(func, RemoteFunction)):
+        remote = isinstance(func, RemoteFunction)
+        shared_key = (key, self._kind)
+        shared = self._shared(_SHARED, shared_key, _unkept_function) if remote else _SHARED.get(shared_key)
+        fresh = shared is not None and (remote or self._valid(shared[2]))
+        if fresh and (shared[0] is func or remote):
             # Another module's function (its scope is cached by the project index): read once
             # per process, not once per file that calls it, while the modules it was read
             # from are unchanged (helpers of helpers may live in a third one).
@@ -484,7 +519,7 @@ class Forwarding:
             else:
                 found -= {n for n, values in function_assigns(func).items() if len(values) > 1}
         result = frozenset(found)
-        trail = tuple(self._trails.pop())
+        trail = tuple(dict.fromkeys(self._trails.pop()))
         self._params[key] = (func, result, trail)
         if self._trails:
             self._trails[-1].extend(trail)
@@ -727,16 +762,17 @@ class Forwarding:
         # where a file is found without looking the module up again, and per module file it
         # is imported from, which the import roots of a tree share (ExecuTorch: 275 roots):
         # everything read past that file is read from its own path, whoever imports it.
-        rooted = (full, _import_root(scope.path), self._kind)
-        known = _IMPORTED.get(rooted)
-        if known is not None and self._valid(known[1]):
+        root = _import_root(scope.path)
+        rooted = (full, root, self._kind)
+        known = self._shared(_IMPORTED, rooted)
+        if known is not None:
             self._replay(known[1])
             return bool(known[0])
         module, _, attr = full.rpartition(".")
         path = self._find(module, scope.path) if module else None
         shared = (path, attr, self._kind) if path is not None else None
-        known = _IMPORTED.get(shared) if shared is not None else None
-        if known is not None and self._valid(known[1]):
+        known = self._shared(_IMPORTED, shared) if shared is not None else None
+        if known is not None:
             self._replay(known[1])
         else:
             self._trails.append([])
@@ -746,12 +782,14 @@ class Forwarding:
                 and helper.scope is not scope
                 and self.forwarded_params(helper.func, helper.scope, None)
             )
-            known = (is_helper, tuple(self._trails.pop()))
+            known = (is_helper, tuple(dict.fromkeys(self._trails.pop())))
             if shared is not None:
                 _IMPORTED[shared] = known
         if len(_IMPORTED) > 50_000:
             _IMPORTED.clear()
-        _IMPORTED[rooted] = known
+        # Per import root, the answer holds while the name's module is the file found here.
+        lookup = (("find", module, root), path)
+        _IMPORTED[rooted] = (known[0], known[1] if not module or lookup in known[1] else (*known[1], lookup))
         return bool(known[0])
 
     def _base_helpers(self, scope: ModuleScope | RemoteModule, base: ast.expr | list[str]) -> frozenset[str]:
@@ -764,15 +802,15 @@ class Forwarding:
         if head is None:
             return frozenset(self._inherited_helpers(scope, base, 0))
         key = ("base", ".".join([head, *parts[1:]]), _import_root(scope.path), self._kind)
-        known = _IMPORTED.get(key)
-        if known is not None and self._valid(known[1]):
+        known = self._shared(_IMPORTED, key)
+        if known is not None:
             self._replay(known[1])
             return known[0]
         self._trails.append([])
         names = frozenset(self._inherited_helpers(scope, base, 0))
         if len(_IMPORTED) > 50_000:
             _IMPORTED.clear()
-        trail = tuple(self._trails.pop())
+        trail = tuple(dict.fromkeys(self._trails.pop()))
         if self._trails:
             self._trails[-1].extend(trail)
         self._record(trail)
@@ -919,6 +957,21 @@ _LINKS_OF: dict[tuple, tuple[bool, tuple[tuple[str, str, str], ...], tuple]] = {
 # (module, name, links left, sink kind, without an index) -> `Forwarding._passes_on`.
 _PASSING: dict[tuple, tuple[bool, tuple]] = {}
 _T = TypeVar("_T")
+# What of each memo's entries outlives the process (`kept_answers`): all but the trail; of
+# `_SHARED`, the answer about another module's function (known by its summary's key), not
+# the function itself, nor answers about functions known only by their trees.
+_MEMO_NAMES = {id(_IMPORTED): "imported", id(_LINKS_OF): "links", id(_PASSING): "passing", id(_SHARED): "shared"}
+kept_answers.register("imported", _IMPORTED, lambda key, entry: entry[:-1])
+kept_answers.register("links", _LINKS_OF, lambda key, entry: entry[:-1])
+kept_answers.register("passing", _PASSING, lambda key, entry: entry[:-1])
+kept_answers.register("shared", _SHARED, lambda key, entry: entry[1:-1] if isinstance(key[0], tuple) else None)
+
+
+def _unkept_function(value: tuple) -> tuple:
+    """A kept `_SHARED` answer as the memo holds it: the function itself is not kept."""
+    return (None, *value)
+
+
 _WRAPPERS: dict[str, tuple[tuple | None, tuple[frozenset[str], frozenset[str]]]] = {}
 
 

@@ -103,6 +103,12 @@ def digests_under(prefix: str) -> list[tuple[str, tuple[tuple | None, str]]]:
     return [(p, known) for p, known in _DIGESTS.items() if p.startswith(prefix)]
 
 
+def known_digest(path: str, key: tuple) -> str | None:
+    """The digest this process computed for the module at content `key`, if it did."""
+    known = _DIGESTS.get(path)
+    return known[1] if known is not None and known[0] == key else None
+
+
 def remember_digest(path: str, key: tuple | None, value: str) -> None:
     """A digest computed while reading the module for another reason (the project index
     loading it, a project scan)."""

@@ -1,0 +1,218 @@
+"""QL101/QL102's answers about other modules (`forwarding`: which imported names are
+helpers, what a function forwards, a module's chain links), kept between runs.
+
+Within a process those answers are shared by every check while the modules they were read
+from keep their content keys. A new process worked them out again: on ExecuTorch, the check
+of one edited file spent about a third of its time re-deriving, from the texts and
+summaries of ~56 other modules, what the run before had found. With a summary store (the
+CLI's cache) they are written beside the summaries, each with what it was read from:
+
+- per module read: its stat, content hash and dotted name when the answer was worked out
+  (absent: no stat, hash ""). A later run takes the answer only if every such module has
+  the same content now (the same stat, or else the same hash: a touched file still counts)
+  and the same dotted name (an `__init__.py` added above renames it and changes what its
+  relative imports mean);
+- per module lookup made on the way (which file `a.b` is, from a given import root): the
+  file it found, or that there was none; looked up again, it must find the same.
+
+As the results cache and `scan_memo` do, a stat is trusted only if the file was last
+modified at least two seconds before the process that read it started; an answer read from
+an editor's unsaved buffer, or from a file modified since, is not written down.
+
+The answers are kept in one file per store, by the checks of one buffer (`qlint check -`,
+as editors and pre-commit hooks run it: a few dozen answers each, a few hundred per
+repository), read once per process when the first answer is asked for, and written over
+what the file holds then at the end of the check, only when there is something new.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Protocol
+
+from qlint.analysis.racy_stats import RACY_NS
+
+# Past this many answers (names of helpers long renamed, modules deleted) the file starts
+# again from what this process found.
+_MAX = 20_000
+
+
+class AnswerStore(Protocol):
+    def get_answers(self) -> dict | None: ...
+
+    def put_answers(self, answers: dict) -> None: ...
+
+
+class _State:
+    def __init__(self) -> None:
+        self.store: AnswerStore | None = None
+        self.saved: dict | None = None  # what the store held when first asked
+        self.taken: set[int] = set()  # ids of the in-memory entries that came from it
+        self.written: set[int] = set()  # ids of those this process wrote down since
+        # name -> (the process's memo, what of an entry is written besides its trail)
+        self.memos: dict[str, tuple[dict, Callable[[object, tuple], tuple | None]]] = {}
+
+
+_STATE = _State()
+
+
+def register(name: str, memo: dict, value_of: Callable[[object, tuple], tuple | None]) -> None:
+    """`memo` (key -> (..., trail)) is the process's memo of the answers called `name`;
+    `value_of(key, entry)` is what of an entry is written besides its trail (None: it is
+    not written, e.g. an answer about a function known only by its tree)."""
+    _STATE.memos[name] = (memo, value_of)
+
+
+def use(store: AnswerStore | None) -> None:
+    """Read and write answers there from now on (None: in memory only)."""
+    if store is not _STATE.store:
+        _STATE.store = store
+        _STATE.saved = None
+        _STATE.taken.clear()
+        _STATE.written.clear()
+        _NAMES.clear()
+
+
+def saved(name: str, key) -> tuple | None:
+    """(value..., trail as written) of the answer `name`/`key` an earlier run kept, or None.
+    The caller checks the trail (`valid_trail`) before taking it."""
+    if _STATE.store is None:
+        return None
+    if _STATE.saved is None:
+        payload = _STATE.store.get_answers()
+        _STATE.saved = payload if isinstance(payload, dict) else {}
+    table = _STATE.saved.get(name)
+    if not isinstance(table, dict):
+        return None
+    try:
+        found = table.get(key)
+    except TypeError:  # an unhashable key: nothing was kept for it
+        return None
+    return found if isinstance(found, tuple) and found else None
+
+
+def took(entry: tuple) -> None:
+    """`entry` was installed in a memo from what was kept: nothing new to write for it."""
+    _STATE.taken.add(id(entry))
+
+
+def valid_trail(trail, key_of, digest_of, find) -> tuple | None:
+    """The trail as the memos hold it ((path, content key now) and lookups) if every module
+    in the written `trail` has the content and dotted name it had, and every lookup finds
+    what it found; else None. `key_of(path)`/`digest_of(path, key)`: the checking project's
+    content key and hash; `find(module, root)`: its lookup."""
+    from qlint.analysis.names import content_keys
+    from qlint.analysis.names.modules import module_name_for
+
+    if not isinstance(trail, tuple):
+        return None
+    out = []
+    try:
+        for entry in trail:
+            if len(entry) == 2:  # a lookup: ((module, root), file found or None)
+                (module, root), found = entry
+                if find(module, root) != found:
+                    return None
+                out.append((("find", module, root), found))
+                continue
+            path, key, digest, name = entry
+            now = key_of(path)
+            if digest == "":
+                if now is not None:
+                    return None
+            elif now is None or (now != tuple(key) and digest_of(path, now) != digest):
+                return None
+            elif now == tuple(key) and content_keys.known_digest(path, now) is None:
+                # The stat it was written with (trusted then): the hash it had is the one the
+                # check records as the dependency, without reading the file for it.
+                content_keys.remember_digest(path, now, digest)
+            if digest and _module_name(path, module_name_for) != name:
+                return None
+            out.append((path, now))
+    except (TypeError, ValueError):  # a damaged entry: as if absent
+        return None
+    return tuple(out)
+
+
+_NAMES: dict[str, str | None] = {}
+
+
+def _module_name(path: str, name_for: Callable[[str], str | None]) -> str | None:
+    """`module_name_for`, once per path and process (the answers of one run name the same
+    modules over and over; the package layout does not change while a run checks)."""
+    if path not in _NAMES:
+        _NAMES[path] = name_for(path)
+    return _NAMES[path]
+
+
+def flush() -> None:
+    """Write down the answers this process worked out (over what the file holds now: a
+    worker beside this one may have written meanwhile). Nothing new: nothing written."""
+    store = _STATE.store
+    if store is None:
+        return
+    learned: dict[str, dict] = {}
+    for name, (memo, value_of) in _STATE.memos.items():
+        for key, entry in list(memo.items()):
+            if id(entry) in _STATE.taken or id(entry) in _STATE.written:
+                continue
+            value = value_of(key, entry)
+            written = _written(value, entry[-1]) if value is not None else None
+            if written is not None:
+                learned.setdefault(name, {})[key] = written
+    if not learned:
+        return
+    current = store.get_answers()
+    current = current if isinstance(current, dict) else {}
+    if sum(len(t) for t in current.values() if isinstance(t, dict)) > _MAX:
+        current = {}
+    for name, table in learned.items():
+        mine = current.get(name)
+        if not isinstance(mine, dict):
+            mine = current[name] = {}
+        mine.update(table)
+    store.put_answers(current)
+    _STATE.saved = current
+    for memo, _ in _STATE.memos.values():
+        _STATE.written.update(id(e) for e in memo.values())
+
+
+def _written(value: tuple, trail: tuple) -> tuple | None:
+    """The entry as the file holds it, or None when it must not be kept (read from a buffer
+    or a file modified too recently to trust its stat, or with a hash not at hand)."""
+    from qlint.analysis.names import content_keys
+    from qlint.analysis.names.modules import module_name_for
+
+    out = []
+    for dep in trail:
+        path, key = dep
+        if type(path) is tuple:  # ("find", module, root)
+            out.append(((path[1], path[2]), key))
+            continue
+        if key is None:
+            out.append((path, None, "", None))
+            continue
+        if key[0] == "overlay" or content_keys.STARTED_NS - key[0] < RACY_NS:
+            return None
+        digest = content_keys.known_digest(path, key)
+        if not digest:
+            return None
+        out.append((path, key, digest, module_name_for(path)))
+    return (*value, tuple(dict.fromkeys(out)))
+
+
+def forget() -> None:
+    """Drop what was read from the store (tests; a new process starts without it)."""
+    _STATE.saved = None
+    _STATE.taken.clear()
+    _STATE.written.clear()
+    _NAMES.clear()
+
+
+def root_requester(root: str) -> str:
+    """A file path under the import root `root`, for looking a module up from it again."""
+    return os.path.join(root, "_.py")
+
+
+__all__ = ["flush", "forget", "register", "root_requester", "saved", "took", "use", "valid_trail"]
