@@ -19,7 +19,6 @@ from collections.abc import Iterator
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.class_methods import derives_from, method_of
 from qlint.analysis.flow.confined_instances import confined
-from qlint.analysis.flow.method_references import owner_class
 from qlint.analysis.flow.model_flow import ModelFlow, module_flows
 from qlint.analysis.flow.model_values import CallSite, FunctionFlow
 from qlint.analysis.flow.project_callers import (
@@ -101,7 +100,7 @@ def each_site(ctx: FileContext, home: Home, func: ast.AST, here: bool = False) -
     # A class whose instances never leave this module (`confined_instances`): its method's
     # calls on instances (`quantizer.prepare(m)`) are all here, each one read or unknown.
     boxed = owner is not None and home.ctx is ctx and confined(ctx, owner)
-    rows = rows_naming(home.ctx, func.name)
+    rows = _rows_naming(home.ctx, func.name)
     for body in bodies(home.ctx.tree, scope, home.ctx.cache):
         refs = _references(home, body, func, owner, rows, boxed)
         if refs is None:
@@ -136,16 +135,7 @@ def each_site(ctx: FileContext, home: Home, func: ast.AST, here: bool = False) -
                 return
             yield Site(found.site, found.flow, Home(*found.module[:3]))
     elif not boxed and not _named_only_at_home(ctx, home, func.name):
-        if home.ctx is not ctx or owner_class(ctx, func) is None:
-            yield None
-            return
-        # A method of a top-level class another module names: its calls there (`Builder(q)
-        # .quantize(m)`), as for a module-level function (`method_references`).
-        for found in each_project_call(ctx, func, 0):
-            if found is None or found.site is None or found.module is None:
-                yield None
-                return
-            yield Site(found.site, found.flow, Home(*found.module[:3]))
+        yield None
 
 
 def calls_all_known(ctx: FileContext, func: ast.AST) -> bool:
@@ -171,10 +161,10 @@ def calls_read_here(ctx: FileContext, func: ast.AST) -> bool:
     the modes its callers pass are all in this module's flows: a walk up its callers may go on
     there (`model_flow.caller_facts`). A module-level function another module names, one used
     as a value: not. A nested function is found by its name in its module (`unread_uses`).
-    A method of a top-level class: when no other module names it or can import its module
-    (its calls on instances count only when those never leave the module, `caller_facts`'s
-    `known`); one that another module names may be called there, and the verdicts search those modules for it
-    (`project_callers`, `method_references`)."""
+    A method is trusted as before: its calls on instances count only when those never leave
+    the module (`caller_facts`'s `known`), and the other modules are not searched for it (its
+    name is found in too many of them: a private test helper `self._quantize` of
+    ExecuTorch's tests is named in over 80 modules, none of which can reach its class)."""
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
     key = ("call_sites.here", id(func))
@@ -185,16 +175,8 @@ def calls_read_here(ctx: FileContext, func: ast.AST) -> bool:
             found = all(site is not None for site in each_site(ctx, home, func, here=True))
         elif enclosing(ctx, func) is not None:
             found = not unread_use(ctx, home.flows(), func)
-        elif owner_class(ctx, func) is not None:
-            # A method of a top-level class that another module names may be called there
-            # (`Builder(q).quantize(m)`): its callers there are read by the verdicts. In a
-            # module that no other one can import (a test module: its name is in no other
-            # module's text) the class is built here, and the calls here are the ones read,
-            # as before the search (ExecuTorch's test suites each define `self._quantize`,
-            # a name held by over 80 modules).
-            found = not _imported_elsewhere(ctx) or named_elsewhere(ctx, func.name, ctx.path) is False
         else:
-            found = True  # a decorated method, one of a nested class: trusted as before
+            found = True  # a method
         ctx.cache[key] = found
     return found
 
@@ -205,7 +187,7 @@ def _named_only_at_home(ctx: FileContext, home: Home, name: str) -> bool:
     return home.ctx is ctx or name not in ctx.text
 
 
-def rows_naming(ctx: FileContext, name: str) -> frozenset[int]:
+def _rows_naming(ctx: FileContext, name: str) -> frozenset[int]:
     """The lines that hold the name: only statements on them are walked."""
     text, starts = ctx.text, ctx.lines.starts
     rows = set()
@@ -253,4 +235,4 @@ def _references(
     return found
 
 
-__all__ = ["Home", "Site", "calls_all_known", "calls_read_here", "checked_home", "each_site", "rows_naming"]
+__all__ = ["Home", "Site", "calls_all_known", "calls_read_here", "checked_home", "each_site"]

@@ -11,13 +11,9 @@ loads it (`names.references`, computed once per module content, for these module
 only the modules that do are analysed, the functions on those rows are run through the same
 model-flow analysis, and each call is read with the modes it passes.
 
-A method of a top-level class is searched the same way, by its name as an attribute
-(`method_references`: `Builder(q).quantize(m)` and `b.quantize(m)` after `b = Builder(q)` are
-read; `self.quantize` of another class, `torch.quantize` are not it).
-
 It answers None (callers unknown) when a use of the helper cannot be read: a reference that
 is not a call the analysis summarised (a callback, a lambda, `partial`, a re-export, a
-method called on an object it cannot follow), or too many candidate modules. Every file of the project is a
+method called on an object), or too many candidate modules. Every file of the project is a
 dependency of the answer, and so is the listing (`project_files.listing_dependency`): a caller
 edited or added anywhere refreshes cached results.
 """
@@ -31,7 +27,6 @@ from collections.abc import Iterator
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.foreign_references import cannot_bind, defines, imported_here, own_function
-from qlint.analysis.flow.method_references import method_uses, owner_class, subclassed_in
 from qlint.analysis.flow.model_flow import ModelFlow
 from qlint.analysis.flow.model_values import CallSite, FunctionFlow, ModeFact
 from qlint.analysis.graphs import file_keys
@@ -104,7 +99,7 @@ def checked_once(path: str) -> None:
 
 
 def project_callers(ctx: FileContext, func: ast.AST, index: int) -> list[ProjectCall] | None:
-    """Calls of the module-level function (or method) `func` of `ctx` from the project's other modules,
+    """Calls of the module-level function `func` of `ctx` from the project's other modules,
     with the modes passed for parameter `index` ([] when none calls it; None when a use of it
     cannot be read)."""
     found = []
@@ -121,18 +116,10 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not ctx.module:
         yield None
         return
+    if ctx.scope.functions.get(func.name) is not func:
+        yield None  # a method or a nested function: its callers are not found by name
+        return
     target = f"{ctx.module}.{func.name}"
-    method = ctx.scope.functions.get(func.name) is not func
-    owner_name = ""
-    if method:
-        # A method of a top-level class is found by its name too (`method_references`); a
-        # nested function, a decorated method: their callers are not.
-        owner = owner_class(ctx, func)
-        if owner is None:
-            yield None
-            return
-        target = f"{ctx.module}.{owner.node.name}.{func.name}"
-        owner_name = owner.node.name
     root = _scan_root(ctx.path)
     # The helper's name, then the names modules re-export it under (`from .x import f as qm`):
     # a caller of `qm` never spells `f`.
@@ -144,14 +131,11 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
             yield None
             return
         for path, data, key in candidates:
-            if method and subclassed_in(data, owner_name):
-                yield None
-                return
             # The module's summary is parsed for its references (unless known already): the tree
             # is kept for `_module`, which would otherwise parse the module again to read its calls.
             try:
                 refs = _references(ctx, path, key, word, keep_tree=True)
-                calls = _calls_in(ctx, path, data, refs, func, target, index, word, method) if refs is not None else ()
+                calls = _calls_in(ctx, path, data, refs, func, target, index, word) if refs is not None else ()
                 if calls == [] and _own_only(ctx, path, data, word):
                     scan_memo.note_miss(path, _OWN + word, key)
             finally:
@@ -161,7 +145,7 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
             if calls is None:
                 yield None
                 return
-            for renamed in _renames(ctx, path, word) if not method else ():
+            for renamed in _renames(ctx, path, word):
                 if renamed not in words:
                     if len(words) > _MAX_WORDS:
                         yield None  # re-exported under too many names to search them all
@@ -363,15 +347,7 @@ def _renames(ctx: FileContext, path: str, name: str) -> tuple[str, ...]:
 
 
 def _calls_in(
-    ctx: FileContext,
-    path: str,
-    data: bytes,
-    refs: References,
-    func: ast.AST,
-    target: str,
-    index: int,
-    word: str,
-    method: bool = False,
+    ctx: FileContext, path: str, data: bytes, refs: References, func: ast.AST, target: str, index: int, word: str
 ) -> list[ProjectCall] | None:
     """The calls of the helper in one module, spelled `word` (its name or a name it is
     re-exported under), or None when it names the helper otherwise."""
@@ -379,7 +355,7 @@ def _calls_in(
     if module is None:
         return []  # does not parse: it calls nothing
     _, flow, analysed, _ = module
-    uses = _uses_in(module, target, func, ctx.path, refs, word, method)
+    uses = _uses_in(module, target, func, ctx.path, refs, word)
     if uses is None:
         return None
     found: list[ProjectCall] = []
@@ -406,18 +382,12 @@ def _calls_in(
     return found
 
 
-def _uses_in(
-    module: tuple, target: str, func: ast.AST, helper_path: str, refs: References, word: str, method: bool = False
-):
-    """`_uses`, once per parsed module, helper and name it is spelled under (for a method,
-    `method_references.method_uses`: `target` is then `module.Class.method`)."""
+def _uses_in(module: tuple, target: str, func: ast.AST, helper_path: str, refs: References, word: str):
+    """`_uses`, once per parsed module, helper and name it is spelled under."""
     other, _, _, memo = module
-    asked = (target, func.name, helper_path, word, method)
+    asked = (target, func.name, helper_path, word)
     if asked not in memo:
-        if method:
-            memo[asked] = method_uses(other, target.rpartition(".")[0], word, refs.rows(refs.names_for(word)))
-        else:
-            memo[asked] = _uses(other, target, func, helper_path, refs, word)
+        memo[asked] = _uses(other, target, func, helper_path, refs, word)
     return memo[asked]
 
 
