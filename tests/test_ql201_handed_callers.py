@@ -48,7 +48,7 @@ def test_a_caller_handing_on_what_nobody_calls_keeps_the_finding(tmp_path):
 
 
 def test_a_caller_named_again_in_its_own_module_keeps_the_finding(tmp_path):
-    # Its own module calls it too (with a model it loads): those calls are not read from here.
+    # Its own module calls it too, with a model it loads: a caller that cannot be classified.
     local = RUN + "\n\ndef main(quantizer, x):\n    run(load_model(), quantizer, x)\n"
     assert len(_check(_root(tmp_path, b=local, c=_calling_run(EVAL_CALLER))).diagnostics) == 1
     # Handed on as a callback.
@@ -76,3 +76,20 @@ def test_a_new_caller_up_the_chain_is_a_dependency(tmp_path):
     assert sum(dep.endswith('["run"]]') for dep in result.dependencies) == 1
     (root / "scripts" / "d.py").write_text(HEAD + _calling_run(BN_CALLER))
     assert len(_check(root, project).diagnostics) == 1
+
+
+def test_a_caller_named_again_in_its_own_module_is_read_there(tmp_path):
+    # `run` hands its parameter on, and its own module calls it too: those calls are read.
+    eval_main = RUN + "\n\ndef main(quantizer, x):\n    return run(torchvision_model().eval(), quantizer, x)\n"
+    assert _check(_root(tmp_path / "e", b=eval_main, c=_calling_run(EVAL_CALLER))).diagnostics == []
+    script = RUN + "\n\nif __name__ == '__main__':\n    run(torchvision_model().eval(), None, None)\n"
+    assert _check(_root(tmp_path / "s", b=script, c=_calling_run(EVAL_CALLER))).diagnostics == []
+    # The look-alikes that keep the finding: a train-mode batch-norm model built there, and a
+    # function there handing on a parameter that a caller elsewhere fills with one.
+    bn = RUN + BN_CALLER.replace(IMPORT, "").replace("quantize_module(", "run(").replace("def main", "def main2")
+    assert len(_check(_root(tmp_path / "b", b=bn, c=_calling_run(EVAL_CALLER))).diagnostics) == 1
+    relay = RUN + "\n\ndef relay(model, quantizer, x):\n    return run(model, quantizer, x)\n"
+    top = BN_CALLER.replace(IMPORT, "from scripts.b import relay\n").replace("quantize_module(", "relay(")
+    assert len(_check(_root(tmp_path / "r", b=relay, c=top)).diagnostics) == 1
+    fine = EVAL_CALLER.replace(IMPORT, "from scripts.b import relay\n").replace("quantize_module(", "relay(")
+    assert _check(_root(tmp_path / "f", b=relay, c=fine)).diagnostics == []

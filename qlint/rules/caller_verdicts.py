@@ -17,7 +17,7 @@ import os
 import re
 
 from qlint.analysis.flow.call_paths import on_params, vouched_on_every_path
-from qlint.analysis.flow.call_sites import Site, calls_all_known, calls_read_here, checked_home
+from qlint.analysis.flow.call_sites import Home, Site, calls_all_known, calls_read_here, checked_home, rows_naming
 from qlint.analysis.flow.model_apis import argument_for
 from qlint.analysis.flow.model_flow import PARAM, Capture, FunctionFlow, ModeFact, caller_facts, compatible
 from qlint.analysis.flow.model_values import (
@@ -33,6 +33,7 @@ from qlint.analysis.flow.model_values import (
 from qlint.analysis.flow.project_callers import ProjectCall, each_project_call, project_callers
 from qlint.analysis.flow.read_only_params import reads_only
 from qlint.analysis.flow.unread_uses import unread_use
+from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.tree_walk import own_nodes
 from qlint.rules.base import FileContext
@@ -40,6 +41,7 @@ from qlint.rules.capture_content import changed_after_build
 
 # Functions of other modules handing on their own parameter, followed up to their callers at most.
 _MAX_HANDED = 3
+_NAMES = frozenset({ast.Name})
 
 
 def vouched_by_callers(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]) -> bool:
@@ -207,9 +209,9 @@ def _passed(site: CallSite, index: int, default: frozenset[ModeFact] = frozenset
 def _handed_on(ctx: FileContext, found: ProjectCall, fact: ModeFact, seen: frozenset) -> bool:
     """A caller in another module that hands on its own parameter (`def quantize(model):
     helper(model)`): harmless when that function's own callers are, read the same way in
-    the project (`_MAX_HANDED` modules up). Only a module-level function that its own module
-    never names again: callers there would need that module's whole flow, which is not
-    analysed here (such a caller stays one that cannot be classified)."""
+    the project (`_MAX_HANDED` modules up). A module-level function: its calls in its own
+    module (`main()` of the same script) are read from the bodies that name it there
+    (`_naming_bodies`), and a use there that is no call read keeps it unknown."""
     origin = fact.origin
     node = origin.node if origin is not None else None
     if fact.state != "unset" or origin.kind != PARAM or origin.index is None or node is not found.flow.node:
@@ -219,13 +221,31 @@ def _handed_on(ctx: FileContext, found: ProjectCall, fact: ModeFact, seen: froze
     other = found.module[0]
     if other.scope.functions.get(node.name) is not node:
         return False
-    if len(re.findall(rf"(?<!\w){re.escape(node.name)}(?!\w)", other.text)) > 1:
-        return False  # named in its own module again (a call, a callback, `__all__`, a string)
+    flows = _naming_bodies(found, node.name)
+    if flows is None:
+        return False  # named in a class body: no flow is read there
     try:
-        return _callers_harmless(other, list(found.flows), node, origin.index, None, seen)
+        return _callers_harmless(other, flows, node, origin.index, None, seen)
     finally:
         # What that search read is what this check's answer depends on.
         ctx.project.hand_over_dependencies(other.path, ctx.path)
+
+
+def _naming_bodies(found: ProjectCall, name: str) -> list[FunctionFlow] | None:
+    """The bodies of the caller's module analysed so far, with every one whose text names
+    `name` analysed too (its calls of the function handing the model on are then read), or
+    None when a class body names it. A module that names it once (its `def`) adds none."""
+    other, flow, analysed, _ = found.module
+    if len(re.findall(rf"(?<!\w){re.escape(name)}(?!\w)", other.text)) > 1:
+        home = Home(other, flow, analysed)
+        rows = rows_naming(other, name)
+        for body in bodies(other.tree, other.scope, other.cache):
+            if not any(n.id == name for n in body.nodes(rows, _NAMES)):
+                continue
+            if isinstance(body.node, ast.ClassDef):
+                return None
+            home.body(body.node, body.class_scope)
+    return [f for f in analysed.values() if f is not None]
 
 
 def _harmless(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder: FunctionFlow | None) -> bool:

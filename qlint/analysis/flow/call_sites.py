@@ -100,7 +100,7 @@ def each_site(ctx: FileContext, home: Home, func: ast.AST, here: bool = False) -
     # A class whose instances never leave this module (`confined_instances`): its method's
     # calls on instances (`quantizer.prepare(m)`) are all here, each one read or unknown.
     boxed = owner is not None and home.ctx is ctx and confined(ctx, owner)
-    rows = _rows_naming(home.ctx, func.name)
+    rows = rows_naming(home.ctx, func.name)
     for body in bodies(home.ctx.tree, scope, home.ctx.cache):
         refs = _references(home, body, func, owner, rows, boxed)
         if refs is None:
@@ -187,7 +187,7 @@ def _named_only_at_home(ctx: FileContext, home: Home, name: str) -> bool:
     return home.ctx is ctx or name not in ctx.text
 
 
-def _rows_naming(ctx: FileContext, name: str) -> frozenset[int]:
+def rows_naming(ctx: FileContext, name: str) -> frozenset[int]:
     """The lines that hold the name: only statements on them are walked."""
     text, starts = ctx.text, ctx.lines.starts
     rows = set()
@@ -235,4 +235,4 @@ def _references(
     return found
 
 
-__all__ = ["Home", "Site", "calls_all_known", "calls_read_here", "checked_home", "each_site"]
+__all__ = ["Home", "Site", "calls_all_known", "calls_read_here", "checked_home", "each_site", "rows_naming"]
