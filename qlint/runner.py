@@ -115,11 +115,12 @@ def run_check(
     run = RunResult(errors=found.errors, cached=len(results))
     if progress is not None:
         progress.advance(len(results))
+    parallel = _workers(todo, jobs) > 1
     with (
-        _summaries(settings, use_cache, bool(todo), _workers(todo, jobs) > 1),
+        _summaries(settings, use_cache, bool(todo), parallel),
         _contents_fixed(bool(todo)),
         _dependencies_unwanted(cache is None and bool(todo)),
-        _wrapper_index(cache, todo, settings, found.listings, _workers(todo, jobs) > 1),
+        _wrapper_index(cache, todo, settings, found.listings, parallel),
     ):
         check = _check_one if cache is not None else _check_one_uncached
         for path, (result, size, mtime_ns, digest) in _map(check, todo, settings, jobs):
@@ -249,7 +250,6 @@ def _wrapper_index(
     from qlint.analysis.names import project_words
 
     words = _words_cut(wrapper_index.roots(todo), listed) if parallel else None
-    shared = None
     try:
         wrapper_index.enable(cache.wrappers if cache is not None else None, todo, listed)
     finally:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping
 from itertools import chain
+from operator import attrgetter
 
 from qlint.analysis import project_files
 from qlint.analysis.racy_stats import RACY_NS
@@ -89,27 +90,26 @@ def take(dirs: Iterable[str], stats: Mapping[str, tuple[int, int] | None], now: 
     return Snapshot(dirs, stamps, files, flat)
 
 
+_DIR_STAMP = attrgetter("st_mtime_ns", "st_ctime_ns", "st_ino")
+_FILE_STAT = attrgetter("st_size", "st_mtime_ns")
+
+
 def dir_stamps(dirs: list[str]) -> list[int] | None:
-    out: list[int] = []
-    add = out.extend
-    stat = os.stat
-    try:
-        for directory in dirs:
-            st = stat(directory)
-            add((st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
-    except OSError:
-        return None
-    return out
+    return _flat_stats(dirs, _DIR_STAMP)
 
 
 def file_stats(files: list[str]) -> list[int] | None:
+    return _flat_stats(files, _FILE_STAT)
+
+
+def _flat_stats(paths: list[str], fields: attrgetter) -> list[int] | None:
+    """`fields` of each path's stat, in one flat list (None: one cannot be stat'ed)."""
     out: list[int] = []
     add = out.extend
     stat = os.stat
     try:
-        for path in files:
-            st = stat(path)
-            add((st.st_size, st.st_mtime_ns))
+        for path in paths:
+            add(fields(stat(path)))
     except OSError:
         return None
     return out

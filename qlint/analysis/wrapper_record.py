@@ -166,9 +166,9 @@ class Record:
                     stats[path] = None
             self.dirty = True
         # Taken again (or dropped, where the tree cannot vouch now): the one read no longer holds.
-        self.dirty = self.dirty or self.snapshot is not None
+        had_snapshot = self.snapshot is not None
         self.snapshot = take_snapshot(dirs, stats, links, started)
-        self.dirty = self.dirty or self.snapshot is not None
+        self.dirty = self.dirty or had_snapshot or self.snapshot is not None
         self._unchanged = None
         return True
 
