@@ -69,6 +69,17 @@ def _mapped(path: str) -> str | None:
         parts.append(name)
 
 
+# Where the parse of a `pyproject.toml` is kept for later runs (`use_store`): the results
+# cache's summary store, while one is in use. None: parsed every time.
+_STORE: list = [None]
+
+
+def use_store(store) -> None:
+    """Keep what each `pyproject.toml` declares in `store` (a `summary_cache.SummaryStore`, with
+    `get_declared`/`put_declared`), or nowhere (None)."""
+    _STORE[0] = store
+
+
 @lru_cache(maxsize=256)
 def declared_packages(repo: str) -> tuple[tuple[str, str], ...]:
     """(package name, or "" for a plain import root; directory) pairs `pyproject.toml` declares
@@ -83,6 +94,26 @@ def declared_packages(repo: str) -> tuple[tuple[str, str], ...]:
     # a repository whose `pyproject.toml` declares none (pytorch/ao's names its build backend).
     if b"package-dir" not in raw and b"where" not in raw and b"\\u" not in raw and b"\\U" not in raw:
         return ()
+    found = _kept_declarations(repo, raw)
+    if found is None:
+        found = _declarations(raw)
+        store = _STORE[0]
+        if store is not None:
+            store.put_declared(repo, raw, found)
+    resolved = ((name, _inside(repo, target)) for name, target in found)
+    return tuple((name, path) for name, path in resolved if path is not None)
+
+
+def _kept_declarations(repo: str, raw: bytes) -> tuple[tuple[str, str], ...] | None:
+    """What an earlier run read from exactly these bytes (ExecuTorch's, which declares
+    `package-dir`): the TOML parser's import is ~11 ms of a one-file check, half of its import
+    of the standard library beyond Python's own start-up."""
+    store = _STORE[0]
+    return store.get_declared(repo, raw) if store is not None else None
+
+
+def _declarations(raw: bytes) -> tuple[tuple[str, str], ...]:
+    """(package name, directory as written) pairs of the TOML text `raw`."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python 3.10 needs the backport
@@ -98,14 +129,14 @@ def declared_packages(repo: str) -> tuple[tuple[str, str], ...]:
     package_dir = setuptools.get("package-dir", {})
     for name, target in package_dir.items() if isinstance(package_dir, dict) else ():
         if isinstance(target, str) and (name == "" or name.isidentifier()):
-            found.append((name, _inside(repo, target)))
+            found.append((name, target))
     find = setuptools.get("packages", {})
     find = find.get("find", {}) if isinstance(find, dict) else {}
     where = find.get("where", []) if isinstance(find, dict) else []
     for target in where if isinstance(where, list) else []:
         if isinstance(target, str):
-            found.append(("", _inside(repo, target)))
-    return tuple((name, path) for name, path in found if path is not None)
+            found.append(("", target))
+    return tuple(found)
 
 
 @lru_cache(maxsize=256)
@@ -142,4 +173,4 @@ def _inside(repo: str, target: str) -> str | None:
     return path if os.path.isdir(path) and os.path.commonpath([repo, path]) == repo else None
 
 
-__all__ = ["declared_packages", "mapped_module_name", "project_root"]
+__all__ = ["declared_packages", "mapped_module_name", "project_root", "use_store"]
