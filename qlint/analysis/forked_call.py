@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import marshal
 import os
-import signal
 import sys
 from collections.abc import Callable
 from typing import TypeVar
@@ -44,6 +43,8 @@ def call(work: Callable[[], _T]) -> _T:
         with os.fdopen(read_end, "rb") as pipe:
             data = pipe.read()
     except BaseException:  # Ctrl-C: the child's work is not waited for
+        import signal  # only here: its import is most of a millisecond of every start
+
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         raise

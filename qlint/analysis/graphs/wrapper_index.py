@@ -34,12 +34,11 @@ import functools
 import os
 import re
 import time
+from typing import TYPE_CHECKING
 
 from qlint.analysis import wrapper_record
-from qlint.analysis.graphs import sink_index
 from qlint.analysis.graphs.forwarding import CHAIN_LINKS
 from qlint.analysis.graphs.insertions import calls_inserting, wrapper_search
-from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
 from qlint.analysis.names.content_keys import content_key
 from qlint.analysis.names.import_paths import _install_dir
 from qlint.analysis.names.modules import import_root, module_stem
@@ -49,6 +48,9 @@ from qlint.analysis.project_files import Listing, disk_files, links_out
 from qlint.analysis.skipped_dirs import SKIP_DIRS
 from qlint.source import DecodeError, decode_source
 from qlint.value_classes import value_class
+
+if TYPE_CHECKING:
+    from qlint.analysis.graphs.wrapper_candidates import ModuleText
 
 _MAX_FILES = 60_000
 _SKIPPED = tuple(d for d in SKIP_DIRS if d.isidentifier())  # the ones a dotted name can pass through
@@ -224,6 +226,11 @@ def build(root: str, store=None, listed: dict[str, Listing] | None = None) -> Wr
     functions and classes of its inserting modules that may be wrappers, and every name
     re-exports bind them to. None where a symbolic link leads out of the root (the helper
     search may resolve modules there, which the listing does not walk)."""
+    # Imported here: only building the index reads module texts; a one-file check that finds
+    # it on disk does not compile their readers' 17 patterns (~2 ms).
+    from qlint.analysis.graphs import sink_index
+    from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
+
     links: list[str] = []
     dirs: list[str] = []
     started = time.time_ns()
@@ -311,6 +318,8 @@ class _Chains:
         # A module matched before held none of the names known then: only the new ones can
         # be in it now.
         tests = [(i, known) for i in sorted(fresh)] + [(i, new) for i in sorted(self._matched)]
+        from qlint.analysis.graphs.wrapper_candidates import ModuleText  # see `build`
+
         out = []
         for i, names in tests:
             path = self.paths[i]
