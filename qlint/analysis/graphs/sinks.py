@@ -78,6 +78,11 @@ def writes_target(text: str) -> bool:
     return False
 
 
+def may_hold_matcher(text: str) -> bool:
+    """QL101's `triggered_by` with its default sinks (its `text_trigger`)."""
+    return mentions(text) and may_match_here(text, _DEFAULT_NEEDLES)
+
+
 def parse_sinks(specs: tuple[str, ...]) -> dict[str, set]:
     sinks: dict[str, set] = {}
     for spec in specs:
@@ -92,6 +97,9 @@ def sink_needles(sinks) -> tuple[str, ...]:
     out = [c for c in sinks if c != "*"]
     out += [str(k) for k in sinks.get("*", ()) if isinstance(k, str)]
     return tuple(out)
+
+
+_DEFAULT_NEEDLES = sink_needles(parse_sinks(DEFAULT_SINKS))
 
 
 def sinks_key(sinks: dict[str, set]) -> str:
