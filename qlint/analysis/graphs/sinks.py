@@ -14,13 +14,13 @@ sink helpers holds (`sink_index_for`).
 from __future__ import annotations
 
 import ast
-import hashlib
 import re
 from collections.abc import Iterator
 
 from qlint.analysis.graphs.forwarding import Forwarding, callee_name
 from qlint.analysis.graphs.wrapper_index import index_for
 from qlint.analysis.names.resolver import Resolver
+from qlint.short_digests import sha256_hex
 
 # "callee:N" is positional argument N, "callee:name" a keyword argument; "*:name" any callee.
 DEFAULT_SINKS = (
@@ -105,7 +105,7 @@ _DEFAULT_NEEDLES = sink_needles(parse_sinks(DEFAULT_SINKS))
 def sinks_key(sinks: dict[str, set]) -> str:
     """Names the sinks in other modules' summaries (`extra-sinks` changes what forwards)."""
     spelled = repr(sorted((callee, sorted(map(str, args))) for callee, args in sinks.items()))
-    return "ql101-sinks-" + hashlib.sha256(spelled.encode()).hexdigest()[:16]
+    return "ql101-sinks-" + sha256_hex(spelled.encode())[:16]
 
 
 def direct_sink_args(node: ast.Call, sinks) -> Iterator[ast.expr]:
