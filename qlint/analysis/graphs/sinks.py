@@ -14,12 +14,12 @@ sink helpers holds (`sink_index_for`).
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 
 from qlint.analysis.graphs.forwarding import Forwarding, callee_name
 from qlint.analysis.graphs.wrapper_index import index_for
 from qlint.analysis.names.resolver import Resolver
+from qlint.lazy_patterns import lazy
 from qlint.short_digests import sha256_hex
 
 # "callee:N" is positional argument N, "callee:name" a keyword argument; "*:name" any callee.
@@ -35,7 +35,7 @@ DEFAULT_SINKS = (
 # The rule's trigger substrings (its manifest's): a file holding none is never checked.
 TRIGGERS = (".target", "getattr(", "add_dont_constant_fold", "expected_node", "checkGraphModuleNodes")
 
-_GETATTR_TARGET = re.compile(r"""getattr\(\s*[\w.]+\s*,\s*["']target["']""")
+_GETATTR_TARGET = lazy(r"""getattr\(\s*[\w.]+\s*,\s*["']target["']""")
 
 
 def mentions(text: str) -> bool:

@@ -46,6 +46,7 @@ from qlint.analysis.names.package_map import project_root
 from qlint.analysis.names.project_words import words_of
 from qlint.analysis.project_files import Listing, disk_files, links_out
 from qlint.analysis.skipped_dirs import SKIP_DIRS
+from qlint.lazy_patterns import lazy
 from qlint.source import DecodeError, decode_source
 from qlint.value_classes import value_class
 
@@ -389,7 +390,7 @@ def _ATTRIBUTE_SPELLING(name: str) -> re.Pattern[bytes]:
     return re.compile(rb"\.(?:\s|\\|#[^\n]*)*" + re.escape(name.encode()) + rb"(?!\w)")
 
 
-_WORD = re.compile(rb"\w+")
+_WORD = lazy(rb"\w+")
 
 
 def _import_words(data: bytes) -> set[bytes]:
@@ -425,8 +426,8 @@ def _continued(data: bytes, newline: int) -> bool:
 # backwards from the match.
 # An import's new name ends its item (`,`, `)`, `;`, a comment or the row): prose (`... as the
 # result`) does not.
-_AS = re.compile(rb"as[ \t\\\n]+([^\s,();#\\]+)[ \t]*(?=[,);#\r\n\\]|\Z)")
-_NAME_END = re.compile(rb"[^\s,();#\\.]+$")
+_AS = lazy(rb"as[ \t\\\n]+([^\s,();#\\]+)[ \t]*(?=[,);#\r\n\\]|\Z)")
+_NAME_END = lazy(rb"[^\s,();#\\.]+$")
 
 
 def _renames(data: bytes) -> list[tuple[str, str]]:
