@@ -91,11 +91,6 @@ class ProjectIndex:
     # for 5,598 (module, directory) pairs, each a few dozen `stat`s for a module outside the
     # project. The language server leaves it False: files are created while it runs.
     fixed_layout: bool = False
-    # While the layout is fixed: directory -> the names it lists (None: it cannot be listed, so
-    # each candidate is `stat`ed). Most candidates `find_module` tries are absent: an edited
-    # one-file check of ExecuTorch's backends/qualcomm/tests/utils.py tried 1,079 paths, each a
-    # failed `stat`, in ~40 directories.
-    _listings: dict[str, frozenset[str] | None] = {}
 
     @classmethod
     def use_store(cls, store: SummaryStore | None) -> None:
@@ -141,7 +136,6 @@ class ProjectIndex:
         """A run starts (True) or ends (False): where modules were found before is forgotten
         either way (a file may have been created between two runs of one process)."""
         cls.fixed_layout = fixed
-        cls._listings = {}
         if cls._default is not None:
             cls._default._found.clear()
 
@@ -197,7 +191,7 @@ class ProjectIndex:
         # directories `pyproject.toml` maps (ExecuTorch's `executorch` is the checkout itself).
         for base in module_bases(module, requester):
             for candidate in (base + ".py", os.path.join(base, "__init__.py"), base + ".pyi"):
-                if candidate in self.overlay or self._is_file(candidate):
+                if candidate in self.overlay or os.path.isfile(candidate):
                     # Through a symbolic link (`src/executorch/backends -> ../../backends`): the
                     # module is the file the link points to, the one checked and edited.
                     real = candidate if candidate in self.overlay else resolved(candidate)
@@ -205,23 +199,6 @@ class ProjectIndex:
                     # climbs out of one repository must not resolve into its neighbour.
                     return real if same_repository(real, requester) else None
         return None
-
-    def _is_file(self, path: str) -> bool:
-        """`os.path.isfile`; while the layout is fixed, a name its directory does not list is
-        absent without a `stat` of its own (see `_listings`)."""
-        if not self.fixed_layout:
-            return os.path.isfile(path)
-        directory, name = os.path.split(path)
-        listings = ProjectIndex._listings
-        if directory not in listings:
-            try:
-                listings[directory] = frozenset(os.listdir(directory))
-            except (FileNotFoundError, NotADirectoryError):
-                listings[directory] = frozenset()
-            except OSError:  # unreadable, yet perhaps searchable: each name is asked
-                listings[directory] = None
-        names = listings[directory]
-        return (names is None or name in names) and os.path.isfile(path)
 
     def begin_check(self, path: str | None = None, text: str | None = None, tree: ast.Module | None = None) -> None:
         """A new check starts: forget the lookups of the last one (the files may have changed).
