@@ -202,7 +202,10 @@ def test_a_failing_index_unmaps_the_words_and_reaps_their_child(tmp_path, monkey
     monkeypatch.setattr(shared_words, "start", start)
     monkeypatch.setattr(wrapper_index, "enable", enable)
     settings = Settings(select=("QL101", "QL102"))
-    with pytest.raises(RuntimeError, match="the index failed"), runner._wrapper_index(None, todo, settings, {}, parallel=True):
+    with (
+        pytest.raises(RuntimeError, match="the index failed"),
+        runner._wrapper_index(None, todo, settings, {}, parallel=True),
+    ):
         pass
     (pending,) = started
     assert pending.blob.closed
