@@ -116,6 +116,7 @@ def run_check(
     if progress is not None:
         progress.advance(len(results))
     parallel = _workers(todo, jobs) > 1
+    _warn_once(todo)
     with (
         _summaries(settings, use_cache, bool(todo), parallel),
         _contents_fixed(bool(todo)),
@@ -173,6 +174,7 @@ def run_fix(
     from qlint.fix_session import FixSession
 
     session = FixSession(settings, unsafe)
+    _warn_once(todo)
     if progress is not None:
         progress.advance(len(reports))
     with _summaries(settings, use_cache, bool(todo)):
@@ -194,6 +196,15 @@ def run_fix(
                     before = per_file[site]
                     reports[site] = replace(reports[site], applied=before.applied, remaining=before.remaining)
     return FixRunResult([reports[p] for p in found.files], found.errors, session)
+
+
+def _warn_once(todo: list[str]) -> None:
+    """A run that forks (workers, the wrapper index's child) says what is wrong with the
+    project's layout before it does, once, instead of once in each process (`package_map`)."""
+    if len(todo) >= MIN_PARALLEL_FILES:
+        from qlint.analysis.names import package_map
+
+        package_map.warn_missing(todo)
 
 
 def _contents_fixed(needed: bool) -> contextlib.AbstractContextManager:
