@@ -116,7 +116,7 @@ def run_check(
     if progress is not None:
         progress.advance(len(results))
     parallel = _workers(todo, jobs) > 1
-    _warn_once(todo)
+    _warn_once(paths, todo)
     with (
         _summaries(settings, use_cache, bool(todo), parallel),
         _contents_fixed(bool(todo)),
@@ -174,7 +174,7 @@ def run_fix(
     from qlint.fix_session import FixSession
 
     session = FixSession(settings, unsafe)
-    _warn_once(todo)
+    _warn_once(paths, todo)
     if progress is not None:
         progress.advance(len(reports))
     with _summaries(settings, use_cache, bool(todo)):
@@ -198,13 +198,14 @@ def run_fix(
     return FixRunResult([reports[p] for p in found.files], found.errors, session)
 
 
-def _warn_once(todo: list[str]) -> None:
+def _warn_once(paths: Sequence[str], todo: list[str]) -> None:
     """A run that forks (workers, the wrapper index's child) says what is wrong with the
-    project's layout before it does, once, instead of once in each process (`package_map`)."""
+    layout of the repositories it was given before it does, once, instead of once in each
+    process (`package_map`)."""
     if len(todo) >= MIN_PARALLEL_FILES:
         from qlint.analysis.names import package_map
 
-        package_map.warn_missing(todo)
+        package_map.warn_missing(paths or (".",))
 
 
 def _contents_fixed(needed: bool) -> contextlib.AbstractContextManager:

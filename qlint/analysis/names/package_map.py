@@ -173,10 +173,10 @@ def _say_missing(repo: str) -> None:
 
 
 def warn_missing(paths) -> None:
-    """Say (once) which of the package directories the repositories of `paths` declare are
-    missing: before a parallel run forks, so that its processes do not each say it."""
-    directories = {os.path.dirname(os.path.abspath(p)) for p in paths}
-    for repo in sorted({r for r in map(project_root, directories) if r is not None}):
+    """Say (once) which of the package directories the repositories of `paths` (a command's
+    files and directories) declare are missing: before a parallel run forks, so that its
+    processes do not each say it."""
+    for repo in sorted({r for r in (project_root(os.path.abspath(p)) for p in paths) if r is not None}):
         _aliases(repo)
 
 
