@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import re
 
+from qlint.analysis.calibration_carry import Ledger, Lookups
 from qlint.analysis.flow.callgraph import CallGraph
 from qlint.analysis.mentions import holding, mentions, word_rows
 from qlint.analysis.names.scope import ModuleScope
@@ -100,25 +101,45 @@ def holds_models(env: Env) -> bool:
 class Calibration:
     """Summaries of the functions of one check, shared across modules (memoised by node).
 
-    `walker` is `calibration_walk.Walker`, handed in because that module builds on this one."""
+    `walker` is `calibration_walk.Walker`, handed in because that module builds on this one.
+    `carry`: the checked module's `statement_reuse.Carry`, whose stable summaries of the last
+    check are taken where they hold and this check's are kept (`calibration_carry`)."""
 
-    def __init__(self, project, optable, walker):
+    def __init__(self, project, optable, walker, carry=None):
         self.walker = walker
-        self.project = project
+        self.ledger = Ledger(project, _MAX_DEPTH, carry)
+        self.project = Lookups(project, self.ledger.frames)
         self.optable = optable
-        self.callgraph = CallGraph(project, optable)
+        self.callgraph = CallGraph(self.project, optable)
         self.memo: dict[int, Summary | None] = {}
 
     def summary(self, func: ast.AST, scope: ModuleScope, class_scope=None, depth: int = 0) -> Summary | None:
         key = id(func)
-        if key in self.memo:
-            return self.memo[key]  # None while in progress: a recursive call is opaque
+        memo, ledger = self.memo, self.ledger
+        if key in memo:
+            found = memo[key]  # None while in progress: a recursive call is opaque
+            ledger.met(key, found, depth)
+            return found
         if depth > _MAX_DEPTH:
+            ledger.unsettled()  # memoised, it would have been answered
             return None
-        self.memo[key] = None
-        result = self.walker(self, func, scope, class_scope, depth).run()
-        self.memo[key] = result
+        if ledger.take(key, func, depth, memo):
+            ledger.met(key, memo[key], depth)
+            return memo[key]
+        memo[key] = None
+        ledger.push(key)
+        result = None
+        try:
+            result = self.walker(self, func, scope, class_scope, depth).run()
+        finally:
+            ledger.pop(func, result)
+        memo[key] = result
         return result
+
+    def unsettled(self) -> None:
+        """The summary being worked out met an answer that depends on the order of the check
+        (the call stack's depth, when the interpreter's limit cut a resolution short)."""
+        self.ledger.unsettled()
 
 
 _WORDS = ("prepare_pt2e", "convert_pt2e")

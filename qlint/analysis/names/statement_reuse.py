@@ -191,23 +191,39 @@ def _top_functions(tree: ast.Module) -> set[int]:
 class Carry:
     """What flows the last check kept (`last`, by the function's id) and this one keeps (`next`),
     for the module's functions and its classes' methods (`top`): `carried_flows` decides. A
-    flow that read the function or the class the edit changed is not carried (`changed`)."""
+    flow that read the function or the class the edit changed is not carried (`changed`).
+    Other analyses keep theirs by name (`last_of`, `next_of`: `calibration_carry`)."""
 
-    def __init__(self, last: dict, top: set[int], confined: Confined | None = None):
+    def __init__(self, last: dict, top: set[int], confined: Confined | None = None, others: dict | None = None):
         self.last = last
         self.next: dict = {}
         self.top = top
         self._changed = (confined.old, confined.old_class) if confined is not None else ()
+        self._others_last = others or {}
+        self.others_next: dict[str, dict] = {}
 
     def changed(self, body) -> bool:
         return any(body is c for c in self._changed)
 
+    def changed_bodies(self) -> tuple:
+        """The function (and its class) whose body the edit changed, as the last check had them."""
+        return self._changed
+
+    def last_of(self, name: str) -> dict:
+        """What the analysis `name` kept at the last check (empty unless the edit was confined)."""
+        return self._others_last.get(name, {})
+
+    def next_of(self, name: str) -> dict:
+        """Where the analysis `name` keeps what the next check may take."""
+        return self.others_next.setdefault(name, {})
+
 
 class _Last:
-    __slots__ = ("carried", "scope", "text", "tree")
+    __slots__ = ("carried", "others", "scope", "text", "tree")
 
-    def __init__(self, text: str, tree: ast.Module, scope, carried: dict):
+    def __init__(self, text: str, tree: ast.Module, scope, carried: dict, others: dict):
         self.text, self.tree, self.scope, self.carried = text, tree, scope, carried
+        self.others = others
 
 
 class _Now:
@@ -236,7 +252,7 @@ class PreviousTrees:
             put = _graft(last.tree, tree, first, end, added)
             confined = confined_edit(last.text, last.tree, tree, first, added)
         taken = last if confined is not None and last.scope is not None else None
-        carry = Carry(taken.carried if taken else {}, _top_functions(tree), confined)
+        carry = Carry(taken.carried if taken else {}, _top_functions(tree), confined, taken.others if taken else None)
         self._now[path] = _Now(tree, confined, taken, carry)
         return put
 
@@ -254,9 +270,10 @@ class PreviousTrees:
 
     def keep(self, path: str, text: str, tree: ast.Module, scope=None) -> None:
         now = self._now.pop(path, None)
-        carried = now.carry.next if now is not None and now.tree is tree else {}
+        mine = now is not None and now.tree is tree
+        carried, others = (now.carry.next, now.carry.others_next) if mine else ({}, {})
         self._trees.pop(path, None)
-        self._trees[path] = _Last(text, tree, scope, carried)
+        self._trees[path] = _Last(text, tree, scope, carried, others)
         while len(self._trees) > self.limit:
             del self._trees[next(iter(self._trees))]
 
