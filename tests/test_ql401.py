@@ -581,3 +581,53 @@ def test_imports_in_every_kind_of_block_are_found():
         """
     )
     assert [row for row, _ in spots(ql401(src))] == [7, 10, 14, 17, 20, 25]
+
+
+# -- which rows are walked for attribute chains (`_identifier_rows`) ---------------------------
+def test_a_chain_split_over_lines_and_heads_local_to_one_body():
+    src = dedent(
+        """\
+        import torch
+
+
+        def split(m):
+            return (
+                torch.ao.
+                quantization.move_exported_model_to_eval(m)
+            )
+
+
+        def local_alias(m):
+            tq = torch.ao.quantization
+            return tq.move_exported_model_to_train(m)
+
+
+        def same_name_elsewhere(m):
+            tq = m
+            return tq.move_exported_model_to_train(m)
+
+
+        class Runner:
+            api = torch.ao.quantization
+
+            def run(self, m):
+                return self.api.allow_exported_model_train_eval(m)
+
+
+        def not_a_method(self, m):
+            return self.api.allow_exported_model_train_eval(m)
+        """
+    )
+    assert [row for row, _ in spots(ql401(src))] == [6, 13, 25]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'node.meta["quantization_annotation"] = torch.ao_quantization.move_exported_model_to_eval(m)',
+        "torchao.quantization.pt2e.move_exported_model_to_eval(m)",
+        "torch.quantization_api.move_exported_model_to_eval(m)",
+    ],
+)
+def test_longer_words_holding_quantization_are_quiet(line):
+    assert ql401(f"import torch\nimport torchao\n\n\ndef f(node, m):\n    {line}\n") == []
