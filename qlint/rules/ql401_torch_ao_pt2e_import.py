@@ -284,6 +284,7 @@ class TorchAoPt2eImport(Rule):
 
 
 _ATTRIBUTES = frozenset({ast.Attribute})
+_CHAIN_TYPES = (ast.Name, ast.Attribute)
 
 
 def _chain_words(body, resolver: Resolver, owned: set) -> set[str]:
@@ -295,8 +296,14 @@ def _chain_words(body, resolver: Resolver, owned: set) -> set[str]:
     package or below is itself the word, and `self.x`/`cls.x` resolve through the class's
     attributes, so those names count."""
     words = set()
-    for head in body.local.keys() - owned:
+    local = body.local
+    for head in local.keys() - owned:
         if head in ("self", "cls") and body.class_scope is not None:
+            continue
+        # A local names a module only through its one value, a chain of names: not when its
+        # first binding is anything else (a call, a parameter), which most locals are.
+        values = local[head]
+        if not values or type(values[0]) not in _CHAIN_TYPES:
             continue
         if _names_old(resolver.qualname(ast.Name(head))):
             words.add(head)
