@@ -63,6 +63,7 @@ class ProjectIndex:
         self._lookups: dict[tuple[str, str], tuple[ModuleScope | None, tuple[str, str] | None, str]] = {}
         # (module, requester's directory) -> path: the same, for `find_module_in_check`.
         self._found: dict[tuple[str, str], str | None] = {}
+        self._dirs: dict[str, str] = {}  # requester -> its absolute directory, per check
         # The file being checked, its text and the engine's parse of it (`begin_check`).
         self._checked: tuple[str, str, ast.Module] | None = None
         # (path, digest, tree) of the module a `fact_at(..., keep_tree=True)` parsed, until
@@ -213,6 +214,7 @@ class ProjectIndex:
         looks up the checked file's own module (`utils` in a directory without `__init__.py`,
         resolved from inside it) reads that parse instead of parsing the file a second time."""
         self._lookups.clear()
+        self._dirs.clear()
         if not self.fixed_layout:
             self._found.clear()
             if self._kept_lookups is not None:
@@ -239,7 +241,10 @@ class ProjectIndex:
     def find_module_in_check(self, module: str, requester: str) -> str | None:
         """`find_module`, asked once per check for files of one directory (the rules of a
         check look for the same modules, each a few `stat`s)."""
-        key = (module, os.path.dirname(os.path.abspath(requester)))
+        directory = self._dirs.get(requester)
+        if directory is None:  # a relative requester is absolute from the cwd of this check
+            directory = self._dirs[requester] = os.path.dirname(os.path.abspath(requester))
+        key = (module, directory)
         if key not in self._found:
             kept = self._kept_lookups
             if kept is None or self.fixed_layout:
