@@ -313,19 +313,26 @@ def _chain_words(body, resolver: Resolver, owned: set) -> set[str]:
 
 
 def _identifier_rows(ctx: FileContext, words: frozenset[str]) -> frozenset[int]:
-    """Rows on which one of `words` occurs as a whole identifier (kept per check: the same
-    set for every body that adds no word of its own)."""
+    """Rows on which one of `words` occurs as a whole identifier (kept per check and word: the
+    module's words are looked for once, whatever each body adds)."""
     key = ("ql401.rows", words)
     found = ctx.cache.get(key)
     if found is None:
+        found = ctx.cache[key] = frozenset().union(*(_rows_of(ctx, word) for word in words))
+    return found
+
+
+def _rows_of(ctx: FileContext, word: str) -> frozenset[int]:
+    key = ("ql401.word", word)
+    found = ctx.cache.get(key)
+    if found is None:
         text, starts, rows = ctx.text, ctx.lines.starts, set()
-        for word in words:
-            at = text.find(word)
-            while at != -1:
-                end = at + len(word)
-                if not (at and _continues(text[at - 1])) and not (end < len(text) and _continues(text[end])):
-                    rows.add(bisect_right(starts, at))
-                at = text.find(word, end)
+        at = text.find(word)
+        while at != -1:
+            end = at + len(word)
+            if not (at and _continues(text[at - 1])) and not (end < len(text) and _continues(text[end])):
+                rows.add(bisect_right(starts, at))
+            at = text.find(word, end)
         found = ctx.cache[key] = frozenset(rows)
     return found
 
