@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.names.edit_parse import parse_edited
 from qlint.value_classes import value_class
 
 _BLOCKS = ("body", "orelse", "finalbody", "handlers")
@@ -241,6 +242,25 @@ class PreviousTrees:
         self.limit = limit
         self._trees: dict[str, _Last] = {}
         self._now: dict[str, _Now] = {}
+        # (path, old text, new text, `edited_lines` of them): `parse_edit` and `reuse` ask both.
+        self._lines: tuple | None = None
+
+    def parse_edit(self, path: str, text: str) -> ast.Module | None:
+        """The tree of `text` from the last check's of `path` and a parse of the one function
+        the edit lies in (`edit_parse`), or None: the caller parses the whole text."""
+        last = self._trees.get(path)
+        if last is None:
+            return None
+        edited = self._edited_lines(path, last.text, text)
+        return parse_edited(last.tree, text, *edited)
+
+    def _edited_lines(self, path: str, old: str, new: str) -> tuple[int, int, int]:
+        known = self._lines
+        if known is not None and known[0] == path and known[1] is old and known[2] is new:
+            return known[3]
+        found = edited_lines(old, new)
+        self._lines = (path, old, new, found)
+        return found
 
     def reuse(self, path: str, text: str, tree: ast.Module) -> int:
         """Graft the last check's unchanged statements of `path` into `tree` (see above), and
@@ -248,7 +268,7 @@ class PreviousTrees:
         last = self._trees.get(path)
         put, confined = 0, None
         if last is not None and last.tree is not tree:
-            first, end, added = edited_lines(last.text, text)
+            first, end, added = self._edited_lines(path, last.text, text)
             put = _graft(last.tree, tree, first, end, added)
             confined = confined_edit(last.text, last.tree, tree, first, added)
         taken = last if confined is not None and last.scope is not None else None
@@ -269,6 +289,7 @@ class PreviousTrees:
         return now.carry if now is not None and now.tree is tree else None
 
     def keep(self, path: str, text: str, tree: ast.Module, scope=None) -> None:
+        self._lines = None
         now = self._now.pop(path, None)
         mine = now is not None and now.tree is tree
         carried, others = (now.carry.next, now.carry.others_next) if mine else ({}, {})
@@ -278,6 +299,7 @@ class PreviousTrees:
             del self._trees[next(iter(self._trees))]
 
     def drop(self, path: str) -> None:
+        self._lines = None
         self._trees.pop(path, None)
         self._now.pop(path, None)
 
