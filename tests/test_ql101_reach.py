@@ -600,6 +600,41 @@ def test_normaliser_that_does_not_call_the_matcher_leaves_it_flagged(tmp_path):
     assert [d.range.start.row for d in result.diagnostics] == [5]
 
 
+def test_normaliser_whose_strip_overloads_sits_inside_another_call_is_read(tmp_path):
+    # The call that normalises is an argument of another call, spelled through its module,
+    # and the call of the matcher follows in a branch: both are found where they are nested.
+    backend = """
+        import torch._functorch.compile_utils as cu
+        from pkg import matcher
+
+        def my_backend(gm, example_inputs, log):
+            log(cu.strip_overloads(gm))
+            if example_inputs:
+                matcher.count_relus(gm)
+            return gm.forward
+    """
+    result = _check_in_package(tmp_path, ("QL101",), "matcher", backend=backend, matcher=MATCHER)
+    assert result.diagnostics == []
+
+
+def test_strip_overloads_named_but_not_called_leaves_the_matcher_flagged(tmp_path):
+    # `strip_overloads` only handed on, and `overloadpacket` only read (no node target
+    # rewritten): no body normalises, so the function calling the matcher is no normaliser.
+    backend = """
+        from torch._functorch.compile_utils import strip_overloads
+        from pkg import matcher
+
+        PASSES = [strip_overloads]
+
+        def my_backend(gm, example_inputs):
+            packets = [n.target.overloadpacket for n in gm.graph.nodes]
+            matcher.count_relus(gm)
+            return packets
+    """
+    result = _check_in_package(tmp_path, ("QL101",), "matcher", backend=backend, matcher=MATCHER)
+    assert [d.range.start.row for d in result.diagnostics] == [5]
+
+
 # -- the prefilters are exact: walking every row finds nothing more ----------------------
 
 _PREFILTER_CASES = [
