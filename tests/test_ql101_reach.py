@@ -110,6 +110,35 @@ def test_instance_attributes_that_are_not_readable_stay_quiet():
     assert ql101(src) == []
 
 
+def test_instance_attributes_set_or_changed_deep_in_a_method():
+    # Every assignment and change is found wherever the method nests it: in branches and
+    # `with` blocks (read), inside a comprehension's call, a subscript store or a `del` (changed).
+    src = """
+        import torch
+        aten = torch.ops.aten
+
+        class FoldPass:
+            def __init__(self, extra, lock):
+                with lock:
+                    if extra:
+                        self.deep = {aten.relu, aten.linear.default}
+                self.late = {aten.relu}
+                [self.late.add(op) for op in extra]
+                self.keyed = {aten.relu: 1}
+                self.keyed[aten.relu.default] = 2
+                self.gone = {aten.relu: 1, aten.hardtanh: 2}
+                del self.gone[aten.hardtanh]
+
+            def call(self, gm):
+                for n in gm.graph.nodes:
+                    if n.target in self.deep or n.target in self.late:
+                        pass
+                    if n.target in self.keyed or n.target in self.gone:
+                        pass
+        """
+    assert [(d.range.start.row, d.range.start.col) for d in ql101(src)] == [(9, 29)]
+
+
 # -- 13: fixes for ops the installed torchao inserts as packets ------------------------
 
 
