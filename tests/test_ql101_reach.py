@@ -110,6 +110,35 @@ def test_instance_attributes_that_are_not_readable_stay_quiet():
     assert ql101(src) == []
 
 
+def test_instance_attributes_set_or_changed_deep_in_a_method():
+    # Every assignment and change is found wherever the method nests it: in branches and
+    # `with` blocks (read), inside a comprehension's call, a subscript store or a `del` (changed).
+    src = """
+        import torch
+        aten = torch.ops.aten
+
+        class FoldPass:
+            def __init__(self, extra, lock):
+                with lock:
+                    if extra:
+                        self.deep = {aten.relu, aten.linear.default}
+                self.late = {aten.relu}
+                [self.late.add(op) for op in extra]
+                self.keyed = {aten.relu: 1}
+                self.keyed[aten.relu.default] = 2
+                self.gone = {aten.relu: 1, aten.hardtanh: 2}
+                del self.gone[aten.hardtanh]
+
+            def call(self, gm):
+                for n in gm.graph.nodes:
+                    if n.target in self.deep or n.target in self.late:
+                        pass
+                    if n.target in self.keyed or n.target in self.gone:
+                        pass
+        """
+    assert [(d.range.start.row, d.range.start.col) for d in ql101(src)] == [(9, 29)]
+
+
 # -- 13: fixes for ops the installed torchao inserts as packets ------------------------
 
 
@@ -595,6 +624,41 @@ def test_normaliser_that_does_not_call_the_matcher_leaves_it_flagged(tmp_path):
 
         def other(gm):
             return matcher.count_relus(gm)
+    """
+    result = _check_in_package(tmp_path, ("QL101",), "matcher", backend=backend, matcher=MATCHER)
+    assert [d.range.start.row for d in result.diagnostics] == [5]
+
+
+def test_normaliser_whose_strip_overloads_sits_inside_another_call_is_read(tmp_path):
+    # The call that normalises is an argument of another call, spelled through its module,
+    # and the call of the matcher follows in a branch: both are found where they are nested.
+    backend = """
+        import torch._functorch.compile_utils as cu
+        from pkg import matcher
+
+        def my_backend(gm, example_inputs, log):
+            log(cu.strip_overloads(gm))
+            if example_inputs:
+                matcher.count_relus(gm)
+            return gm.forward
+    """
+    result = _check_in_package(tmp_path, ("QL101",), "matcher", backend=backend, matcher=MATCHER)
+    assert result.diagnostics == []
+
+
+def test_strip_overloads_named_but_not_called_leaves_the_matcher_flagged(tmp_path):
+    # `strip_overloads` only handed on, and `overloadpacket` only read (no node target
+    # rewritten): no body normalises, so the function calling the matcher is no normaliser.
+    backend = """
+        from torch._functorch.compile_utils import strip_overloads
+        from pkg import matcher
+
+        PASSES = [strip_overloads]
+
+        def my_backend(gm, example_inputs):
+            packets = [n.target.overloadpacket for n in gm.graph.nodes]
+            matcher.count_relus(gm)
+            return packets
     """
     result = _check_in_package(tmp_path, ("QL101",), "matcher", backend=backend, matcher=MATCHER)
     assert [d.range.start.row for d in result.diagnostics] == [5]
