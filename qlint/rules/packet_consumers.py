@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+from collections import Counter
 
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
@@ -298,15 +299,25 @@ def _keyed(module: FileContext, op: str) -> list[tuple[bool, frozenset[OpRef]]]:
     if op in cache:
         return cache[op]
     # Only the top-level statements spanning a line that names the op hold its sites.
-    rows = {i for i, line in enumerate(module.text.splitlines(), 1) if op in line}
+    lines = module.text.splitlines()
+    rows = {i for i, line in enumerate(lines, 1) if op in line}
+    # ... and those naming a module-level list of it (`VIEW_OPS = [...]` compared in a function).
+    listed = [
+        name
+        for name, value in kept_on_node(module.tree, _MODULE_BINDINGS, _module_bindings).items()
+        if value is not None and any(value.lineno <= r <= (value.end_lineno or value.lineno) for r in rows)
+    ]
+    if listed:
+        rows |= {i for i, line in enumerate(lines, 1) if any(re.search(rf"\b{n}\b", line) for n in listed)}
     statements = [s for s in module.tree.body if any(s.lineno <= r <= (s.end_lineno or s.lineno) for r in rows)]
     resolver = Resolver(module.scope, module.project, module.optable)
     sites: list[tuple[bool, frozenset[OpRef]]] = []
-    for node, kind in (c for s in statements for c in _site_nodes(s)):
+    for statement, node, kind in ((s, *c) for s in statements for c in _site_nodes(s)):
         exprs: list[ast.expr] = []
         table = False
         if kind is _COMPARE:
-            exprs = [e for e in (node.left, *node.comparators) if not _is_target(e)]
+            compared = (node.left, *node.comparators)
+            exprs = [_named_collection(module, statement, e) for e in compared if not _is_target(e)]
         elif kind is _PARTIAL:
             if not _is_partial(node.func, resolver):
                 continue
@@ -357,6 +368,47 @@ def _is_partial(func: ast.expr, resolver: Resolver) -> bool:
 
 def _is_target(expr: ast.expr) -> bool:
     return isinstance(expr, ast.Attribute) and expr.attr == "target"
+
+
+def _named_collection(module: FileContext, statement: ast.stmt, expr: ast.expr) -> ast.expr:
+    """The literal list, tuple or set a compared name stands for (`n.target in VIEW_OPS`, with
+    `VIEW_OPS = [aten.view, aten.view.default]` bound once in the same function, or at module
+    level when the function does not bind it): a pipeline's matcher that lists both forms
+    consumes the packet nodes an earlier pass of it inserted (PyTorch/XLA's dynamic-view pass).
+    Anything else is returned as it is."""
+    if not isinstance(expr, ast.Name):
+        return expr
+    bound = kept_on_node(statement, _BINDINGS, _find_bindings)
+    if expr.id not in bound and statement is not module.tree:
+        bound = kept_on_node(module.tree, _MODULE_BINDINGS, _module_bindings)
+    return bound.get(expr.id) or expr
+
+
+_BINDINGS, _MODULE_BINDINGS = "_qlint_packet_consumer_bindings", "_qlint_packet_consumer_module_bindings"
+_COLLECTIONS = (ast.List, ast.Tuple, ast.Set)
+
+
+def _find_bindings(root: ast.AST) -> dict[str, ast.expr | None]:
+    """Every name stored in `root`, with the literal collection it is bound to where that is
+    its only binding; None otherwise (bound twice, or to anything else: it stands for nothing known)."""
+    stores = Counter(n.id for n in ast.walk(root) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    out: dict[str, ast.expr | None] = dict.fromkeys(stores)
+    for node in ast.walk(root):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, _COLLECTIONS)
+            and stores[node.targets[0].id] == 1
+        ):
+            out[node.targets[0].id] = node.value
+    return out
+
+
+def _module_bindings(tree: ast.Module) -> dict[str, ast.expr | None]:
+    """Module-level names bound once to a literal collection (functions' own names left out)."""
+    top = [s for s in tree.body if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign))]
+    return _find_bindings(ast.Module(body=top, type_ignores=[]))
 
 
 def _refs(expr: ast.expr, resolver: Resolver) -> list[OpRef]:
