@@ -824,6 +824,54 @@ def test_op_the_module_defines_inserted_and_checked_as_a_packet_is_quiet():
     assert [d.code for d in lint(elsewhere, select=("QL102",))] == ["QL102"]
 
 
+FUSE_OWN = """
+    import torch
+
+
+    def fuse(gm):
+        for n in gm.graph.nodes:
+            if n.target == torch.ops.aten.t.default:
+                for v in n.users:
+                    if v.target == torch.ops.aten.mm.default:
+                        new_op = torch.ops.aten.linear
+                    else:
+                        continue
+                    with gm.graph.inserting_after(v):
+                        fused = gm.graph.create_node("call_function", new_op, (v.args[0], n.args[0]))
+                    v.replace_all_uses_with(fused)
+
+
+    def fold_views(gm):
+        for n in gm.graph.nodes:
+            if n.op == "call_function" and n.target == torch.ops.aten.linear:
+                n.args = (n.args[0].args[0], *n.args[1:])
+    EXTRA"""
+
+
+def test_matcher_for_the_packet_nodes_its_own_module_inserts_and_consumes_is_quiet():
+    # QL102 leaves the insertion alone (the module's packet-keyed code consumes the nodes it
+    # inserted), so the matcher that is that code is right too.
+    assert lint(FUSE_OWN.replace("EXTRA", ""), select=("QL101", "QL102")) == []
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # another function of the module matches linear by its overload: the graph may carry
+        # both forms, and QL102 reports the insertion
+        lambda s: s.replace(
+            "EXTRA",
+            "\n\n    def count(gm):\n        return [n for n in gm.graph.nodes"
+            " if n.target == torch.ops.aten.linear.default]\n",
+        ),
+        # the module erases or replaces nothing: its matcher is no consumer of what it inserted
+        lambda s: s.replace("EXTRA", "").replace("v.replace_all_uses_with(fused)", "print(fused)"),
+    ],
+)
+def test_matcher_of_an_insertion_qlint_reports_stays_loud(change):
+    assert "QL101" in [d.code for d in lint(change(FUSE_OWN), select=("QL101", "QL102"))]
+
+
 def test_packet_torchao_inserts_in_a_helper_called_on_an_exported_programs_nodes():
     src = """
         import torch
