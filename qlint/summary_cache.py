@@ -121,9 +121,9 @@ class SummaryStore:
     def _declared_file(self, root: str) -> Path:
         return self.directory / checksummed_files.name_for(root, ".declared")
 
-    def get_declared(self, root: str, raw: bytes) -> tuple[tuple[str, str], ...] | None:
-        """The (package, directory as written) pairs read from `root`'s `pyproject.toml` when
-        its bytes were exactly `raw`, or None."""
+    def get_declared(self, root: str, raw: bytes) -> tuple[tuple[str, str, bool], ...] | None:
+        """The (package, directory as written, whether a `where` root) read from `root`'s
+        `pyproject.toml` when its bytes were exactly `raw`, or None."""
         payload = checksummed_files.read_marshalled(self._declared_file(root), _DECLARED_HEADER)
         if not isinstance(payload, dict) or payload.get("magic") != _DECLARED_MAGIC:
             return None
@@ -131,12 +131,13 @@ class SummaryStore:
             return None
         pairs = payload.get("declared")
         if not isinstance(pairs, tuple) or not all(
-            isinstance(p, tuple) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in pairs
+            type(p) is tuple and len(p) == 3 and type(p[0]) is str and type(p[1]) is str and type(p[2]) is bool
+            for p in pairs
         ):
             return None
         return pairs
 
-    def put_declared(self, root: str, raw: bytes, pairs: tuple[tuple[str, str], ...]) -> None:
+    def put_declared(self, root: str, raw: bytes, pairs: tuple[tuple[str, str, bool], ...]) -> None:
         payload = marshal.dumps({"magic": _DECLARED_MAGIC, "root": root, "raw": raw, "declared": pairs})
         self._write(self._declared_file(root), _DECLARED_HEADER, payload)
 

@@ -69,6 +69,19 @@ def _mapped(path: str) -> str | None:
         parts.append(name)
 
 
+def declared_packages(repo: str) -> tuple[tuple[str, str], ...]:
+    """(package name, or "" for a plain import root; directory) pairs `pyproject.toml` declares
+    for setuptools: `[tool.setuptools.package-dir]` and `[tool.setuptools.packages.find] where`,
+    whose directories are there."""
+    return tuple((name, path) for name, _, path, there in _declared(repo) if there)
+
+
+def missing_package_dirs(repo: str) -> tuple[tuple[str, str], ...]:
+    """(package name, directory as written) pairs of `[tool.setuptools.package-dir]` whose
+    directory is not in the checkout (a copy made without ExecuTorch's `src/executorch` links)."""
+    return tuple((name, written) for name, written, _, there in _declared(repo) if not there)
+
+
 # Where the parse of a `pyproject.toml` is kept for later runs (`use_store`): the results
 # cache's summary store, while one is in use. None: parsed every time.
 _STORE: list = [None]
@@ -81,9 +94,9 @@ def use_store(store) -> None:
 
 
 @lru_cache(maxsize=256)
-def declared_packages(repo: str) -> tuple[tuple[str, str], ...]:
-    """(package name, or "" for a plain import root; directory) pairs `pyproject.toml` declares
-    for setuptools: `[tool.setuptools.package-dir]` and `[tool.setuptools.packages.find] where`."""
+def _declared(repo: str) -> tuple[tuple[str, str, str, bool], ...]:
+    """(name, directory as written, its path in `repo`, whether it is there); `where` roots only
+    when there (a missing one names nothing)."""
     try:
         with open(os.path.join(repo, "pyproject.toml"), "rb") as fh:
             raw = fh.read()
@@ -94,26 +107,27 @@ def declared_packages(repo: str) -> tuple[tuple[str, str], ...]:
     # a repository whose `pyproject.toml` declares none (pytorch/ao's names its build backend).
     if b"package-dir" not in raw and b"where" not in raw and b"\\u" not in raw and b"\\U" not in raw:
         return ()
-    found = _kept_declarations(repo, raw)
-    if found is None:
-        found = _declarations(raw)
-        store = _STORE[0]
-        if store is not None:
-            store.put_declared(repo, raw, found)
-    resolved = ((name, _inside(repo, target)) for name, target in found)
-    return tuple((name, path) for name, path in resolved if path is not None)
-
-
-def _kept_declarations(repo: str, raw: bytes) -> tuple[tuple[str, str], ...] | None:
-    """What an earlier run read from exactly these bytes (ExecuTorch's, which declares
-    `package-dir`): the TOML parser's import is ~11 ms of a one-file check, half of its import
-    of the standard library beyond Python's own start-up."""
     store = _STORE[0]
-    return store.get_declared(repo, raw) if store is not None else None
+    written = store.get_declared(repo, raw) if store is not None else None
+    if written is None:
+        written = _declarations(raw)
+        if store is not None:
+            store.put_declared(repo, raw, written)
+    found: list[tuple[str, str, str, bool]] = []
+    for name, target, where in written:
+        path = _within(repo, target)
+        if path is None:  # pointing outside the checkout: not the checkout's to name
+            continue
+        there = os.path.isdir(path)
+        if there or not where:  # a missing `where` root names nothing
+            found.append((name, target, path, there))
+    return tuple(found)
 
 
-def _declarations(raw: bytes) -> tuple[tuple[str, str], ...]:
-    """(package name, directory as written) pairs of the TOML text `raw`."""
+def _declarations(raw: bytes) -> tuple[tuple[str, str, bool], ...]:
+    """(package name, directory as written, whether a `where` root) of the TOML text `raw`.
+    Kept by an earlier run for exactly these bytes (ExecuTorch's, which declares
+    `package-dir`), this is not asked: the TOML parser's import is ~11 ms of a one-file check."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python 3.10 needs the backport
@@ -125,17 +139,17 @@ def _declarations(raw: bytes) -> tuple[tuple[str, str], ...]:
     tool = data.get("tool", {})
     setuptools = tool.get("setuptools", {}) if isinstance(tool, dict) else {}
     setuptools = setuptools if isinstance(setuptools, dict) else {}
-    found: list[tuple[str, str]] = []
+    found: list[tuple[str, str, bool]] = []
     package_dir = setuptools.get("package-dir", {})
     for name, target in package_dir.items() if isinstance(package_dir, dict) else ():
         if isinstance(target, str) and (name == "" or name.isidentifier()):
-            found.append((name, target))
+            found.append((name, target, False))
     find = setuptools.get("packages", {})
     find = find.get("find", {}) if isinstance(find, dict) else {}
     where = find.get("where", []) if isinstance(find, dict) else []
     for target in where if isinstance(where, list) else []:
         if isinstance(target, str):
-            found.append(("", target))
+            found.append(("", target, True))
     return tuple(found)
 
 
@@ -161,6 +175,7 @@ def _aliases(repo: str) -> dict[str, str]:
             elif depth < _MAX_LINK_DEPTH:
                 visit(entry.path, child, depth + 1)
 
+    _say_missing(repo)
     for name, directory in declared_packages(repo):
         if name:  # `""`/`where` roots name their packages as the `__init__.py` chain does
             names.setdefault(os.path.relpath(directory, repo), name)
@@ -168,9 +183,37 @@ def _aliases(repo: str) -> dict[str, str]:
     return names
 
 
-def _inside(repo: str, target: str) -> str | None:
+def _within(repo: str, target: str) -> str | None:
     path = os.path.normpath(os.path.join(repo, target))
-    return path if os.path.isdir(path) and os.path.commonpath([repo, path]) == repo else None
+    return path if os.path.commonpath([repo, path]) == repo else None
 
 
-__all__ = ["declared_packages", "mapped_module_name", "project_root", "use_store"]
+def _say_missing(repo: str) -> None:
+    """Once per process and repository (`_aliases` is cached; a parallel run asks before it
+    forks, `warn_missing`): the findings of such a checkout differ from a full one's."""
+    for name, written in missing_package_dirs(repo):
+        what = f"package `{name}`" if name else "the import root"
+        print(
+            f"qlint: warning: {os.path.join(repo, 'pyproject.toml')} maps {what} to {written!r}, which is not"
+            f" in the checkout: its modules are named by their directories alone"
+            f"{f' (imports of `{name}.*` may not resolve)' if name else ''}",
+            file=sys.stderr,
+        )
+
+
+def warn_missing(paths) -> None:
+    """Say (once) which of the package directories the repositories of `paths` (a command's
+    files and directories) declare are missing: before a parallel run forks, so that its
+    processes do not each say it."""
+    for repo in sorted({r for r in (project_root(os.path.abspath(p)) for p in paths) if r is not None}):
+        _aliases(repo)
+
+
+__all__ = [
+    "declared_packages",
+    "mapped_module_name",
+    "missing_package_dirs",
+    "project_root",
+    "use_store",
+    "warn_missing",
+]
