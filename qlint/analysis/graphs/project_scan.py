@@ -272,15 +272,16 @@ def _context(path: str, text: str, ctx: FileContext) -> FileContext | None:
     # the tree a summary kept for its check, or this parse, kept for it (`tree_handover`),
     # as long as the file's bytes are the ones the text was decoded from (not so with a BOM
     # or a coding cookie: then its check parses it again).
-    data = text.encode("utf-8", "surrogatepass") if HANDOVER.expects(path := os.path.abspath(path)) else None
-    tree = HANDOVER.peek(path, data) if data is not None else None
+    absolute = os.path.abspath(path)
+    data = text.encode("utf-8", "surrogatepass") if HANDOVER.expects(absolute) else None
+    tree = HANDOVER.peek(absolute, data) if data is not None else None
     if tree is None:
         try:
             tree = ast.parse(text, filename=path)
         except (SyntaxError, ValueError, RecursionError):
             return None
         if data is not None:
-            HANDOVER.keep(path, data, tree)
+            HANDOVER.keep(absolute, data, tree)
     return FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))
 
 
