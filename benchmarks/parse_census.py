@@ -90,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
 
     registry.DeferredRule.check = check
 
+    real_call = forked_call.call
     forked_call.call = lambda work: work()  # the child's parses are the run's too
     code = 0
     try:
@@ -99,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         ast.parse, builtins.open, io.open = real_parse, real_open, real_open
         registry.DeferredRule.check = real_check
+        forked_call.call = real_call
     twice = sum(1 for n in parsed.values() if n > 1)
     print(
         f"parses {sum(parses.values())}, {sum(parsed.values())} of them whole modules, of {len(parsed)} files "

@@ -7,6 +7,8 @@ import builtins
 import importlib.util
 from pathlib import Path
 
+from qlint import registry
+from qlint.analysis import forked_call
 from tests.conftest import write_package
 
 
@@ -23,9 +25,9 @@ def test_the_checked_file_and_an_imported_summary_are_counted_apart(tmp_path, ca
     user = "from pkg.consts import DQ\n\n\ndef f(n):\n    return n.target == DQ\n"
     pkg = write_package(tmp_path, "pkg", consts=consts, user=user)
     monkeypatch.chdir(tmp_path)
-    real_parse, real_open = ast.parse, builtins.open
+    real = (ast.parse, builtins.open, forked_call.call, registry.DeferredRule.check)
     assert _census().main([str(pkg)]) == 0
-    assert (ast.parse, builtins.open) == (real_parse, real_open)  # put back
+    assert (ast.parse, builtins.open, forked_call.call, registry.DeferredRule.check) == real  # put back
     err = capsys.readouterr().err
     first = err.splitlines()[0]
     assert first.startswith("parses ") and " of 2 files" in first
