@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.import_paths import module_bases, resolved
+from qlint.analysis.names.kept_lookups import KeptLookups
 from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
 from qlint.analysis.names.scope import ModuleScope
 from qlint.analysis.names.statement_reuse import PreviousTrees
@@ -62,6 +63,7 @@ class ProjectIndex:
         self._lookups: dict[tuple[str, str], tuple[ModuleScope | None, tuple[str, str] | None, str]] = {}
         # (module, requester's directory) -> path: the same, for `find_module_in_check`.
         self._found: dict[tuple[str, str], str | None] = {}
+        self._dirs: dict[str, str] = {}  # requester -> its absolute directory, per check
         # The file being checked, its text and the engine's parse of it (`begin_check`).
         self._checked: tuple[str, str, ast.Module] | None = None
         # (path, digest, tree) of the module a `fact_at(..., keep_tree=True)` parsed, until
@@ -77,6 +79,9 @@ class ProjectIndex:
         # next check of one reuses its unchanged statements (`statement_reuse`). A command-line
         # run checks each file once and keeps none.
         self.previous_trees = PreviousTrees() if track_dependents else None
+        # An editor's index keeps where modules were found across checks, while the
+        # directories that decide it are unchanged (`kept_lookups`).
+        self._kept_lookups = KeptLookups() if track_dependents else None
 
     _default: ProjectIndex | None = None
     # Where module summaries are kept between runs (`qlint.summary_cache.SummaryStore`, set
@@ -158,6 +163,8 @@ class ProjectIndex:
         read this one: the language server checks the edited buffer first, from what it
         holds for every other module, then rechecks these at lower priority."""
         path = os.path.abspath(path)
+        if (text is None) == (path in self.overlay) and self._kept_lookups is not None:
+            self._kept_lookups.clear()  # a buffer counts as a file where none was, or no longer
         if text is None:
             self.overlay.pop(path, None)
         else:
@@ -207,8 +214,11 @@ class ProjectIndex:
         looks up the checked file's own module (`utils` in a directory without `__init__.py`,
         resolved from inside it) reads that parse instead of parsing the file a second time."""
         self._lookups.clear()
+        self._dirs.clear()
         if not self.fixed_layout:
             self._found.clear()
+            if self._kept_lookups is not None:
+                self._kept_lookups.begin_check()
         self._checked = (os.path.abspath(path), text, tree) if path and text is not None and tree else None
         self.checks += 1
 
@@ -231,9 +241,16 @@ class ProjectIndex:
     def find_module_in_check(self, module: str, requester: str) -> str | None:
         """`find_module`, asked once per check for files of one directory (the rules of a
         check look for the same modules, each a few `stat`s)."""
-        key = (module, os.path.dirname(os.path.abspath(requester)))
+        directory = self._dirs.get(requester)
+        if directory is None:  # a relative requester is absolute from the cwd of this check
+            directory = self._dirs[requester] = os.path.dirname(os.path.abspath(requester))
+        key = (module, directory)
         if key not in self._found:
-            self._found[key] = self.find_module(module, requester)
+            kept = self._kept_lookups
+            if kept is None or self.fixed_layout:
+                self._found[key] = self.find_module(module, requester)
+            else:
+                self._found[key] = kept.find(key, module, requester, self.find_module)
         return self._found[key]
 
     def module_scope(self, module: str, requester: str) -> ModuleScope | None:
