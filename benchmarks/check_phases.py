@@ -11,6 +11,12 @@ lines) and the rest (decoding,
 prefilter, line index, scope building outside rules, result assembly). Rules that share an
 analysis (QL201/QL202/QL203 the model flow) are charged to the first that asks for it.
 Timings on a loaded machine are noisy: compare medians of interleaved runs, not single runs.
+
+The project index is the one an editor with a file watcher holds (`ProjectIndex.watch`, the
+file's repository as the workspace folder): the keys of the other modules are taken once and
+kept until the watcher reports a change, as the language server does once the client has
+registered `workspace/didChangeWatchedFiles`. `--stat` measures a client that watches
+nothing (every check stats what it depends on); a qlint without `watch` is measured so too.
 """
 
 from __future__ import annotations
@@ -44,7 +50,14 @@ def _timed(record: Callable[[float], None], func: Callable[..., Any]) -> Callabl
     return run
 
 
-def measure(path: str, runs: int, preview: bool) -> tuple[float, dict[str, float], int, int]:
+def workspace_of(path: str) -> str:
+    """The folder an editor opens for `path`: its repository, else its directory."""
+    from qlint.analysis.repo_root import repository_root
+
+    return repository_root(path) or os.path.dirname(os.path.abspath(path))
+
+
+def measure(path: str, runs: int, preview: bool, stat: bool = False) -> tuple[float, dict[str, float], int, int]:
     """(median total ms, median ms per phase, findings, lines) for one module."""
     settings = load_settings([path])
     if preview:
@@ -54,6 +67,8 @@ def measure(path: str, runs: int, preview: bool) -> tuple[float, dict[str, float
     with open(path, "rb") as fh:
         data = fh.read()
     project = ProjectIndex()
+    if not stat and hasattr(project, "watch"):
+        project.watch([workspace_of(path)])
     current: dict[str, float] = defaultdict(float)
 
     def charge(phase: str) -> Callable[[float], None]:
@@ -96,9 +111,10 @@ def main() -> int:
     parser.add_argument("files", nargs="+")
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--preview", action="store_true", help="run preview rules too")
+    parser.add_argument("--stat", action="store_true", help="as a client that watches no files")
     args = parser.parse_args()
     for path in args.files:
-        total, phases, findings, lines = measure(path, args.runs, args.preview)
+        total, phases, findings, lines = measure(path, args.runs, args.preview, args.stat)
         budget = 30.0 * max(lines, 2000) / 2000
         shown = "  ".join(f"{p} {ms:.1f}" for p, ms in sorted(phases.items(), key=lambda kv: -kv[1]) if ms >= 0.05)
         print(f"{total:7.1f} ms (budget {budget:.0f})  {lines:5d} lines  {findings} findings  {path}")
