@@ -69,8 +69,8 @@ data = open(path, "rb").read()
 project = ProjectIndex()
 if hasattr(project, "watch"):  # an editor whose client watches the files (VS Code): keys kept between keystrokes
     import os
-    from qlint.analysis.repo_root import repository_root
-    project.watch([repository_root(path) or os.path.dirname(os.path.abspath(path))])
+    from qlint.analysis.names.package_map import project_root
+    project.watch([project_root(os.path.abspath(path)) or os.path.dirname(os.path.abspath(path))])
 check_source(data, path, settings, project)  # load the modules it reads, as an open editor has
 times = []
 for buffer in keystroke_edits(data.decode("utf-8-sig"), runs):

@@ -48,7 +48,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: this checkout's qlint, client and server alike
 
-from qlint.analysis.repo_root import repository_root  # noqa: E402
+from qlint.analysis.names.package_map import project_root  # noqa: E402
 from qlint.lsp.client import LspClient, server_env  # noqa: E402
 
 BLOCK = '''
@@ -325,7 +325,7 @@ def main() -> None:
             # The server only reads the file; the edits stay in its memory.
             path = Path(args.file).resolve()
             text = "# \n" + path.read_text()
-            work = Path(repository_root(str(path)) or path.parent)  # the folder an editor opens
+            work = Path(project_root(str(path)) or path.parent)  # the folder an editor opens
         else:
             text = Path(args.file).read_text() if args.file else generated_module()
             path = work / "module.py"
