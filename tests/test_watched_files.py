@@ -96,6 +96,28 @@ def test_a_rewrite_its_stat_cannot_tell_is_seen_once_the_watcher_reports_it(tmp_
     assert _codes(add, project) == ["QL102"]
 
 
+def test_a_file_put_back_with_its_old_mtime_and_size_is_read_again(tmp_path):
+    padded = REMOVE + "#" * (len(OVERLOAD_ONLY) - len(REMOVE) - 1) + "\n"
+    pkg = _package(tmp_path, remove=padded)
+    remove = pkg / "remove.py"
+    before = os.stat(remove)
+    add = str(pkg / "add.py")
+    project = ProjectIndex()
+    project.watch([str(tmp_path)])
+    assert _codes(add, project) == []
+    remove.unlink()
+    project.files_changed([(str(remove), DELETED)])
+    assert _codes(add, project) == ["QL102"]
+    remove.write_text(OVERLOAD_ONLY)  # as `rsync -a` puts a file back: the mtime it had
+    os.utime(remove, ns=(before.st_atime_ns, before.st_mtime_ns))
+    project.files_changed([(str(remove), CREATED)])
+    assert _codes(add, project) == ["QL102"]
+    remove.write_text(padded)
+    os.utime(remove, ns=(before.st_atime_ns, before.st_mtime_ns))
+    project.files_changed([(str(remove), CHANGED)])
+    assert _codes(add, project) == []
+
+
 def test_files_created_and_deleted_are_listed_again(tmp_path):
     pkg = _package(tmp_path)
     add = str(pkg / "add.py")

@@ -66,7 +66,7 @@ def register(server: QlintLanguageServer) -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(ls: QlintLanguageServer, params: types.DidChangeWatchedFilesParams) -> None:
         changes = [(path, int(c.type)) for c in params.changes if (path := to_fs_path(c.uri))]
-        ls.files_changed([path for path, _ in changes], changes)
+        ls.files_changed(changes)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: QlintLanguageServer, params: types.DidOpenTextDocumentParams) -> None:

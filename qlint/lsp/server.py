@@ -331,13 +331,11 @@ class QlintLanguageServer(Publishing, RuntimeJobs, LanguageServer):
         roots = [p for p in (*folders, self.workspace.root_path) if p]
         return tuple(sorted({os.path.abspath(p) for p in roots}))
 
-    def files_changed(self, paths: list[str], changes: list[tuple[str, int]] | None = None) -> None:
-        """Files changed on disk outside the editor (a `git checkout`; `changes`: with the
-        watcher's `FileChangeType`s): what the project index kept of them goes, and the open
-        buffers whose last check read them, or scanned a directory they were created in or
-        deleted from, are checked again; a config file changed: all of them."""
-        if changes is None:
-            changes = [(p, types.FileChangeType.Changed) for p in paths]
+    def files_changed(self, changes: list[tuple[str, int]]) -> None:
+        """Files changed on disk outside the editor (a `git checkout`), with the watcher's
+        `FileChangeType`s: what the project index kept of them goes, and the open buffers
+        whose last check read them, or scanned a directory they were created in or deleted
+        from, are checked again; a config file changed: all of them."""
         changes = [(os.path.abspath(p), int(kind)) for p, kind in changes]
         # On the checker thread: between two checks, never half-way through one.
         self.checker.submit(self.project.files_changed, changes)

@@ -44,7 +44,7 @@ class WatchedFiles:
         self.found: dict[tuple[str, str], str | None] = {}  # (module, requester's directory) -> its file
         self._inside: dict[str, bool] = {}  # directory -> whether the watcher sees its files
         # path -> how many events named it: part of its key, so that a rewrite its stat cannot
-        # tell (same size, same mtime: one clock tick) is a new content all the same
+        # tell (same size, same mtime: one clock tick, or an mtime restored) is a new content
         self.reported: dict[str, int] = {}
         self.events = 0  # events taken in: what a test or a bug report asks
 
@@ -125,8 +125,9 @@ class WatchedFiles:
         gone: set[str] = set()
         for path, kind in changes:
             self.events += 1
-            if kind == CHANGED:
-                self.reported[path] = self.reported.get(path, 0) + 1
+            # Any kind: a file deleted and put back with its old mtime and size (`rsync -a`,
+            # `git stash pop` of an older copy) is no more the content kept for that stat.
+            self.reported[path] = self.reported.get(path, 0) + 1
             if path in self.keys:
                 gone.add(path)
                 del self.keys[path]
