@@ -239,7 +239,7 @@ def start(
 ) -> Doc:
     client = LspClient(work, argv, env)
     capabilities: dict = {"textDocument": {"publishDiagnostics": {"dataSupport": True}}}
-    if watching:  # as VS Code (and Neovim 0.10+): the server may keep what it read between keystrokes
+    if watching:  # as VS Code and eglot do: the server may keep what it read between keystrokes
         capabilities["workspace"] = {"didChangeWatchedFiles": {"dynamicRegistration": True}}
     client.initialize(work, capabilities=capabilities)
     if watching:
