@@ -27,6 +27,7 @@ from tests.test_edited_rechecks import OVERLOAD_ONLY
 from tests.test_ql102_consumers import ADD, PIPELINE, REMOVE
 
 CREATED, CHANGED, DELETED = 1, 2, 3
+SLOW = 60.0  # a shared machine under load: the first check of a project may take seconds
 WATCHING = {"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}}
 
 
@@ -40,7 +41,7 @@ class Editor:
         self.version = 1
 
     def codes(self) -> list[str]:
-        return [d["code"] for d in self.client.diagnostics(self.uri, self.version)]
+        return [d["code"] for d in self.client.diagnostics(self.uri, self.version, timeout=SLOW)]
 
     def on_disk(self, *changes: tuple[Path, int]) -> list[str]:
         """The diagnostics after `changes` were made on disk: reported by the watcher (the
@@ -51,7 +52,7 @@ class Editor:
             events = [{"uri": path.as_uri(), "type": kind} for path, kind in changes]
             client.notify("workspace/didChangeWatchedFiles", {"changes": events})
             params = client.wait_for(
-                "textDocument/publishDiagnostics", lambda p: p["uri"] == self.uri, since=seen, timeout=30
+                "textDocument/publishDiagnostics", lambda p: p["uri"] == self.uri, since=seen, timeout=SLOW
             )
             return [d["code"] for d in params["diagnostics"]]
         self.version += 1
@@ -70,18 +71,18 @@ def editor(request, tmp_path: Path):
     try:
         client.initialize(workspace, capabilities=WATCHING if watching else {})
         if watching:
-            client.server_request("client/registerCapability")
-            deadline = time.monotonic() + 10  # the server takes the registration's answer in
-            while client.request("qlint/debugWatchedFiles")["roots"] is None:
+            client.server_request("client/registerCapability", timeout=SLOW)
+            deadline = time.monotonic() + SLOW  # the server takes the registration's answer in
+            while client.request("qlint/debugWatchedFiles", timeout=SLOW)["roots"] is None:
                 assert time.monotonic() < deadline
                 time.sleep(0.05)
         opened = Editor(client, pkg, watching)
         assert opened.codes() == ["QL102"]
         yield opened
         if watching:  # what the checks read was kept, not stat'ed again: the events were needed
-            assert client.request("qlint/debugWatchedFiles")["roots"] == [str(workspace)]
+            assert client.request("qlint/debugWatchedFiles", timeout=SLOW)["roots"] == [str(workspace)]
         else:
-            assert client.request("qlint/debugWatchedFiles")["roots"] is None
+            assert client.request("qlint/debugWatchedFiles", timeout=SLOW)["roots"] is None
     finally:
         client.close()
 
@@ -89,7 +90,7 @@ def editor(request, tmp_path: Path):
 def _settle(editor: Editor) -> None:
     """With a watcher: the server keeps keys once a check ran after the registration."""
     if editor.watching:
-        info = editor.client.request("qlint/debugWatchedFiles")
+        info = editor.client.request("qlint/debugWatchedFiles", timeout=SLOW)
         assert info["kept"] > 0, info
 
 
@@ -126,7 +127,7 @@ def test_the_watcher_asked_for_reports_directories_too(tmp_path: Path):
     client = LspClient(tmp_path)
     try:
         client.initialize(tmp_path, capabilities=WATCHING)
-        asked = client.server_request("client/registerCapability")
+        asked = client.server_request("client/registerCapability", timeout=SLOW)
         (registration,) = asked["params"]["registrations"]
         watchers = registration["registerOptions"]["watchers"]
         assert {"globPattern": "**/*", "kind": 5} in watchers  # created and deleted, any name
