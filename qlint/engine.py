@@ -214,6 +214,10 @@ def _check_source(
         try:
             tree = handed = _handed_tree(source, path)
             if tree is None:
+                # An editor's index: a keystroke in one function parses that function only.
+                previous = getattr(project, "previous_trees", None) if project is not None else None
+                tree = previous.parse_edit(os.path.abspath(path), text) if previous is not None else None
+            if tree is None:
                 tree = parse_module(text, path)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             # ValueError: NUL bytes (older Pythons); RecursionError/MemoryError: absurd nesting.

@@ -581,3 +581,122 @@ def test_imports_in_every_kind_of_block_are_found():
         """
     )
     assert [row for row, _ in spots(ql401(src))] == [7, 10, 14, 17, 20, 25]
+
+
+# -- which rows are walked for attribute chains (`_identifier_rows`) ---------------------------
+def test_a_chain_split_over_lines_and_heads_local_to_one_body():
+    src = dedent(
+        """\
+        import torch
+
+
+        def split(m):
+            return (
+                torch.ao.
+                quantization.move_exported_model_to_eval(m)
+            )
+
+
+        def local_alias(m):
+            tq = torch.ao.quantization
+            return tq.move_exported_model_to_train(m)
+
+
+        def same_name_elsewhere(m):
+            tq = m
+            return tq.move_exported_model_to_train(m)
+
+
+        class Runner:
+            api = torch.ao.quantization
+
+            def run(self, m):
+                return self.api.allow_exported_model_train_eval(m)
+
+
+        def not_a_method(self, m):
+            return self.api.allow_exported_model_train_eval(m)
+        """
+    )
+    assert [row for row, _ in spots(ql401(src))] == [6, 13, 25]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'node.meta["quantization_annotation"] = torch.ao_quantization.move_exported_model_to_eval(m)',
+        "torchao.quantization.pt2e.move_exported_model_to_eval(m)",
+        "torch.quantization_api.move_exported_model_to_eval(m)",
+    ],
+)
+def test_longer_words_holding_quantization_are_quiet(line):
+    assert ql401(f"import torch\nimport torchao\n\n\ndef f(node, m):\n    {line}\n") == []
+
+
+def test_a_local_bound_to_one_chain_twice_names_it_and_one_bound_to_two_values_does_not():
+    src = dedent(
+        """\
+        import torch
+
+
+        def twice(m):
+            tq = torch.ao.quantization
+            tq = torch.ao.quantization
+            return tq.move_exported_model_to_eval(m)
+
+
+        def mixed(m, make):
+            tq = make()
+            tq = torch.ao.quantization
+            return tq.move_exported_model_to_eval(m)
+        """
+    )
+    assert [row for row, _ in spots(ql401(src))] == [7]
+
+
+def test_keystrokes_that_rebind_a_local_give_a_fresh_check_s_findings(tmp_path):
+    """The bindings of a function's body are kept on its node (`functions.Body.local`): an
+    editor's next check reuses the nodes of the bodies the edit left alone."""
+    from qlint.analysis.names.project import ProjectIndex
+    from qlint.engine import check_source
+    from tests.conftest import settings_for
+
+    base = dedent(
+        """\
+        import torch
+
+
+        def outer(m):
+            def inner(x):
+                tq = x
+                return tq.move_exported_model_to_eval(x)
+
+            tq = m
+            return tq.move_exported_model_to_eval(m), inner
+
+
+        def other(m):
+            tq = torch.ao.quantization
+            return tq.move_exported_model_to_eval(m)
+        """
+    )
+    texts = [
+        base,
+        base.replace("        tq = x\n", "        tq = torch.ao.quantization\n"),
+        base,
+        base.replace("    tq = m\n", "    tq = torch.ao.quantization\n"),
+        base.replace("    tq = torch.ao.quantization\n    return", "    tq = m\n    return"),
+        base,
+    ]
+    path = str(tmp_path / "checked.py")
+    kept = ProjectIndex()
+    seen = []
+    for text in texts:
+        settings = settings_for(("QL401",))
+        rows = [
+            [d.range.start.row for d in check_source(text.encode(), path, settings, project).diagnostics]
+            for project in (kept, ProjectIndex())
+        ]
+        assert rows[0] == rows[1]
+        seen.append(rows[0])
+    assert seen == [[15], [7, 15], [15], [10, 15], [], [15]]

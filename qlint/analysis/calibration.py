@@ -18,8 +18,9 @@ from __future__ import annotations
 import ast
 import re
 
+from qlint.analysis.calibration_carry import Ledger, Lookups
 from qlint.analysis.flow.callgraph import CallGraph
-from qlint.analysis.mentions import holding, mentions, word_rows
+from qlint.analysis.mentions import mentions, word_rows
 from qlint.analysis.names.scope import ModuleScope
 from qlint.value_classes import field, value_class
 
@@ -100,25 +101,45 @@ def holds_models(env: Env) -> bool:
 class Calibration:
     """Summaries of the functions of one check, shared across modules (memoised by node).
 
-    `walker` is `calibration_walk.Walker`, handed in because that module builds on this one."""
+    `walker` is `calibration_walk.Walker`, handed in because that module builds on this one.
+    `carry`: the checked module's `statement_reuse.Carry`, whose stable summaries of the last
+    check are taken where they hold and this check's are kept (`calibration_carry`)."""
 
-    def __init__(self, project, optable, walker):
+    def __init__(self, project, optable, walker, carry=None):
         self.walker = walker
-        self.project = project
+        self.ledger = Ledger(project, _MAX_DEPTH, carry)
+        self.project = Lookups(project, self.ledger.frames)
         self.optable = optable
-        self.callgraph = CallGraph(project, optable)
+        self.callgraph = CallGraph(self.project, optable)
         self.memo: dict[int, Summary | None] = {}
 
     def summary(self, func: ast.AST, scope: ModuleScope, class_scope=None, depth: int = 0) -> Summary | None:
         key = id(func)
-        if key in self.memo:
-            return self.memo[key]  # None while in progress: a recursive call is opaque
+        memo, ledger = self.memo, self.ledger
+        if key in memo:
+            found = memo[key]  # None while in progress: a recursive call is opaque
+            ledger.met(key, found, depth)
+            return found
         if depth > _MAX_DEPTH:
+            ledger.unsettled()  # memoised, it would have been answered
             return None
-        self.memo[key] = None
-        result = self.walker(self, func, scope, class_scope, depth).run()
-        self.memo[key] = result
+        if ledger.take(key, func, depth, memo):
+            ledger.met(key, memo[key], depth)
+            return memo[key]
+        memo[key] = None
+        ledger.push(key)
+        result = None
+        try:
+            result = self.walker(self, func, scope, class_scope, depth).run()
+        finally:
+            ledger.pop(func, result)
+        memo[key] = result
         return result
+
+    def unsettled(self) -> None:
+        """The summary being worked out met an answer that depends on the order of the check
+        (the call stack's depth, when the interpreter's limit cut a resolution short)."""
+        self.ledger.unsettled()
 
 
 _WORDS = ("prepare_pt2e", "convert_pt2e")
@@ -129,30 +150,20 @@ def file_summaries(
 ) -> list[Summary]:
     """Summaries of the module body and of every function and method that names `prepare_pt2e`
     or `convert_pt2e`, or calls a function of this module that does (up to three steps up).
-    `starts`: the offset of each row of `text` (`LineIndex.starts`), if the caller has them."""
+    `starts`: the offset of each row of `text` (`LineIndex.starts`), if the caller has them.
+    A body holds a word when one of its rows does (`mentions`: no word holds a line break)."""
     if starts is None:
         starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
-
-    def segment(func: ast.AST) -> str:
-        if isinstance(func, ast.Module):
-            return text
-        return text[starts[func.lineno - 1] : starts[func.end_lineno] if func.end_lineno < len(starts) else None]
-
-    functions = list(_functions(tree, scope))
-    rows = word_rows(text, starts, _WORDS)
-    pending = [(f, cls, segment(f)) for f, cls in functions if not mentions(f, rows)]
-    words: list[str] = []
+    pending = list(_functions(tree, scope))
+    words: tuple[str, ...] = _WORDS
     chosen: list[tuple[ast.AST, object]] = []
-    for round_ in range(3):  # callers of helpers, and their callers
-        if round_ == 0:
-            added = [(f, cls) for f, cls in functions if mentions(f, rows)]
-        else:
-            held = holding([seg for _, _, seg in pending], words)
-            added = [(f, cls) for (f, cls, _), hit in zip(pending, held, strict=True) if hit]
+    for _ in range(3):  # callers of helpers, and their callers
+        rows = word_rows(text, starts, words)
+        added = [(f, cls) for f, cls in pending if mentions(f, rows)]
         if not added:
             break
         chosen += added
-        words = list(dict.fromkeys(f"{f.name}(" for f, _ in added if not isinstance(f, ast.Module)))
+        words = tuple(dict.fromkeys(f"{f.name}(" for f, _ in added if not isinstance(f, ast.Module)))
         taken = {id(f) for f, _ in added}
         pending = [p for p in pending if id(p[0]) not in taken]
     out = [analysis.summary(f, scope, cls) for f, cls in chosen]
@@ -165,15 +176,23 @@ def _functions(tree: ast.Module, scope: ModuleScope):
     while stack:
         body, cls = stack.pop()
         for node in body:
-            if isinstance(node, ast.ClassDef):
+            kind = type(node)
+            if kind is ast.ClassDef:
                 known = scope.classes.get(node.name)
-                stack.append((node.body, known if known is not None and known.node is node else None))
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                stack.append((node.body, known if known is not None and known.key_node() is node else None))
+            elif kind in _FUNCTION_TYPES:
                 yield node, cls
                 stack.append((node.body, None))
-            else:
+            elif kind in _BLOCK_TYPES:  # statements holding statements (not a `match`'s cases)
                 for name in ("body", "orelse", "finalbody"):
-                    if isinstance(getattr(node, name, None), list):
-                        stack.append((getattr(node, name), cls))
+                    block = getattr(node, name, None)
+                    if isinstance(block, list):
+                        stack.append((block, cls))
                 for handler in getattr(node, "handlers", ()):
                     stack.append((handler.body, cls))
+
+
+_FUNCTION_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
+_BLOCK_TYPES = frozenset(
+    {ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, getattr(ast, "TryStar", ast.Try)}
+)

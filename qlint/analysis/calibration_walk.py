@@ -361,6 +361,7 @@ class Walker:
         try:
             found = self.owner.callgraph.definition(func, self.resolver)
         except RecursionError:
+            self.owner.unsettled()
             found = None
         if found is None or not isinstance(found[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
             return None, 0

@@ -11,6 +11,7 @@ their weight observers also fill only during a forward pass.
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Iterator
 
 from qlint.analysis.calibration import Calibration, Summary, Uncalibrated, file_summaries
@@ -32,7 +33,9 @@ class ConvertWithoutCalibration(Rule):
     options = {"structural-tests": True}
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
-        analysis = Calibration(ctx.project, ctx.optable, Walker)
+        previous = getattr(ctx.project, "previous_trees", None)
+        carry = previous.carry(os.path.abspath(ctx.path), ctx.tree) if previous is not None else None
+        analysis = Calibration(ctx.project, ctx.optable, Walker, carry)
         for summary in file_summaries(ctx.tree, ctx.scope, ctx.text, analysis, ctx.lines.starts):
             for finding in summary.findings:
                 if self.opts["structural-tests"] and summary.test and not _converted_model_runs(summary, finding):

@@ -17,6 +17,7 @@ names, and imports under a torch-version check.
 from __future__ import annotations
 
 import ast
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Iterator
 
@@ -227,11 +228,18 @@ class TorchAoPt2eImport(Rule):
             for body in bodies(ctx.tree, ctx.scope, ctx.cache)
         ]
         module_resolver = Resolver(ctx.scope, ctx.project, ctx.optable)
-        words = {"quantization", *(h for h in torchy - owned if _names_old(module_resolver.qualname(ast.Name(h))))}
+        # A chain names the old package through its head (a name naming the package or below)
+        # or through an attribute `quantization` after a head naming `torch` or `torch.ao`:
+        # its rows hold one of these words, each a whole identifier (`quantization_annotation`
+        # and `torchao` are other words). A body's own heads (its locals, its class's
+        # attributes for `self.x`) are looked for in that body only.
+        words = frozenset(
+            {"quantization", *(h for h in torchy - owned if _names_old(module_resolver.qualname(ast.Name(h))))}
+        )
+        shared = _identifier_rows(ctx, words)
         for body, resolver in walked:
-            words |= _chain_words(body, resolver, owned)
-        rows = ctx.lines_containing(*sorted(words))
-        for body, resolver in walked:
+            own = _chain_words(body, resolver, owned) - words
+            rows = shared if not own else _identifier_rows(ctx, words | own)
             inner: set[int] = set()  # attributes inside a longer chain (walked after it)
             heads: dict[str, str | None] = {}  # a chain's name is its head's name plus the rest
             for node in body.nodes(rows, _ATTRIBUTES):
@@ -276,6 +284,7 @@ class TorchAoPt2eImport(Rule):
 
 
 _ATTRIBUTES = frozenset({ast.Attribute})
+_CHAIN_TYPES = (ast.Name, ast.Attribute)
 
 
 def _chain_words(body, resolver: Resolver, owned: set) -> set[str]:
@@ -287,14 +296,50 @@ def _chain_words(body, resolver: Resolver, owned: set) -> set[str]:
     package or below is itself the word, and `self.x`/`cls.x` resolve through the class's
     attributes, so those names count."""
     words = set()
-    for head in body.local.keys() - owned:
+    local = body.local
+    for head in local.keys() - owned:
         if head in ("self", "cls") and body.class_scope is not None:
+            continue
+        # A local names a module only through its one value, a chain of names: not when its
+        # first binding is anything else (a call, a parameter), which most locals are.
+        values = local[head]
+        if not values or type(values[0]) not in _CHAIN_TYPES:
             continue
         if _names_old(resolver.qualname(ast.Name(head))):
             words.add(head)
     if body.class_scope is not None:
         words.update(body.class_scope.assigns)
     return words
+
+
+def _identifier_rows(ctx: FileContext, words: frozenset[str]) -> frozenset[int]:
+    """Rows on which one of `words` occurs as a whole identifier (kept per check and word: the
+    module's words are looked for once, whatever each body adds)."""
+    key = ("ql401.rows", words)
+    found = ctx.cache.get(key)
+    if found is None:
+        found = ctx.cache[key] = frozenset().union(*(_rows_of(ctx, word) for word in words))
+    return found
+
+
+def _rows_of(ctx: FileContext, word: str) -> frozenset[int]:
+    key = ("ql401.word", word)
+    found = ctx.cache.get(key)
+    if found is None:
+        text, starts, rows = ctx.text, ctx.lines.starts, set()
+        at = text.find(word)
+        while at != -1:
+            end = at + len(word)
+            if not (at and _continues(text[at - 1])) and not (end < len(text) and _continues(text[end])):
+                rows.add(bisect_right(starts, at))
+            at = text.find(word, end)
+        found = ctx.cache[key] = frozenset(rows)
+    return found
+
+
+def _continues(char: str) -> bool:
+    """`char` may be part of an identifier (so a word next to it is part of a longer one)."""
+    return char.isalnum() or char == "_"
 
 
 def _names_old(name: str | None) -> bool:

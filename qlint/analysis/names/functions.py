@@ -12,11 +12,13 @@ from bisect import bisect_left
 from collections.abc import Iterator
 
 from qlint.analysis.names.scope import ClassScope, ModuleScope, bind_local, parameters
+from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import walk, walk_kinds
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _NESTED = ("body", "orelse", "finalbody", "handlers", "cases")
 _CACHE_KEY = "functions.bodies"
+_LOCAL = "_qlint_body_local"
 # Statements `bind_local` records something for (the others bind nothing it tracks).
 _BINDING = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)
 _FUNC_TYPES = frozenset(_FUNCS)
@@ -59,13 +61,18 @@ class Body:
     def local(self) -> dict[str, list[ast.AST]]:
         # Rules read the bindings of the few functions spanning their rows: binding every
         # function's statements up front cost most of the split on big modules.
+        # Kept on the node too: an editor's next check reuses the unchanged functions' nodes
+        # (`statement_reuse`), whose statements bind what they bound.
         if self._local is None:
-            local = parameters(self.node)
-            for stmt in self.stmts:
-                if type(stmt) in _BINDING_TYPES:
-                    bind_local(local, stmt)
-            self._local = local
+            self._local = kept_on_node(self.node, _LOCAL, self._bind)
         return self._local
+
+    def _bind(self, node: ast.AST) -> dict[str, list[ast.AST]]:
+        local = parameters(node)
+        for stmt in self.stmts:
+            if type(stmt) in _BINDING_TYPES:
+                bind_local(local, stmt)
+        return local
 
     def __repr__(self) -> str:
         return f"Body({type(self.node).__name__} at row {getattr(self.node, 'lineno', 1)})"

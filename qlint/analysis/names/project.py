@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.import_paths import module_bases, resolved
+from qlint.analysis.names.kept_lookups import KeptLookups
 from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
 from qlint.analysis.names.scope import ModuleScope
 from qlint.analysis.names.statement_reuse import PreviousTrees
@@ -63,6 +64,7 @@ class ProjectIndex:
         self._lookups: dict[tuple[str, str], tuple[ModuleScope | None, tuple[str, str] | None, str]] = {}
         # (module, requester's directory) -> path: the same, for `find_module_in_check`.
         self._found: dict[tuple[str, str], str | None] = {}
+        self._dirs: dict[str, str] = {}  # requester -> its absolute directory, per check
         # The file being checked, its text and the engine's parse of it (`begin_check`).
         self._checked: tuple[str, str, ast.Module] | None = None
         # (path, digest, tree) of the module a `fact_at(..., keep_tree=True)` parsed, until
@@ -81,6 +83,9 @@ class ProjectIndex:
         # What an editor's file watcher vouches for between checks (`watch`): None, every
         # check stats what it depends on.
         self.watched: WatchedFiles | None = None
+        # An editor's index keeps where modules were found across checks, while the
+        # directories that decide it are unchanged (`kept_lookups`).
+        self._kept_lookups = KeptLookups() if track_dependents else None
 
     _default: ProjectIndex | None = None
     # Where module summaries are kept between runs (`qlint.summary_cache.SummaryStore`, set
@@ -183,6 +188,8 @@ class ProjectIndex:
         path = os.path.abspath(path)
         if (path in self.overlay) != (text is not None) and self.watched is not None:
             self.watched.found.clear()  # a buffer with no file on disk is found as a module
+        if (text is None) == (path in self.overlay) and self._kept_lookups is not None:
+            self._kept_lookups.clear()  # a buffer counts as a file where none was, or no longer
         if text is None:
             self.overlay.pop(path, None)
             if self.watched is not None:  # the disk counts again: its key as it is now
@@ -250,8 +257,11 @@ class ProjectIndex:
         looks up the checked file's own module (`utils` in a directory without `__init__.py`,
         resolved from inside it) reads that parse instead of parsing the file a second time."""
         self._lookups.clear()
+        self._dirs.clear()
         if not self.fixed_layout:
             self._found.clear()
+            if self._kept_lookups is not None:
+                self._kept_lookups.begin_check()
         self._checked = (os.path.abspath(path), text, tree) if path and text is not None and tree else None
         self.checks += 1
 
@@ -274,17 +284,27 @@ class ProjectIndex:
     def find_module_in_check(self, module: str, requester: str) -> str | None:
         """`find_module`, asked once per check for files of one directory (the rules of a
         check look for the same modules, each a few `stat`s)."""
-        key = (module, os.path.dirname(os.path.abspath(requester)))
+        directory = self._dirs.get(requester)
+        if directory is None:  # a relative requester is absolute from the cwd of this check
+            directory = self._dirs[requester] = os.path.dirname(os.path.abspath(requester))
+        key = (module, directory)
         if key not in self._found:
-            watched = self.watched
-            if watched is None:
-                self._found[key] = self.find_module(module, requester)
-            elif key in watched.found:
+            watched, kept = self.watched, self._kept_lookups
+            if watched is not None and key in watched.found:
                 self._found[key] = watched.found[key]
             else:
-                probed: list[str] = []
-                found = self._found[key] = self.find_module(module, requester, probed)
-                if watched.covers_all(probed):  # nothing looked at lies outside the watcher's sight
+                # With a watcher: the paths a lookup looks at, to keep its answer until an
+                # event (`watched_files`) where the watcher sees them all.
+                probed: list[str] | None = [] if watched is not None else None
+
+                def lookup(module: str, requester: str) -> str | None:
+                    return self.find_module(module, requester, probed)
+
+                if kept is None or self.fixed_layout:
+                    found = self._found[key] = lookup(module, requester)
+                else:
+                    found = self._found[key] = kept.find(key, module, requester, lookup)
+                if probed and watched.covers_all(probed):  # looked up now, nothing out of its sight
                     watched.found[key] = found
         return self._found[key]
 

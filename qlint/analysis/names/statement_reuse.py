@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.names.edit_parse import parse_edited
 from qlint.value_classes import value_class
 
 _BLOCKS = ("body", "orelse", "finalbody", "handlers")
@@ -191,23 +192,39 @@ def _top_functions(tree: ast.Module) -> set[int]:
 class Carry:
     """What flows the last check kept (`last`, by the function's id) and this one keeps (`next`),
     for the module's functions and its classes' methods (`top`): `carried_flows` decides. A
-    flow that read the function or the class the edit changed is not carried (`changed`)."""
+    flow that read the function or the class the edit changed is not carried (`changed`).
+    Other analyses keep theirs by name (`last_of`, `next_of`: `calibration_carry`)."""
 
-    def __init__(self, last: dict, top: set[int], confined: Confined | None = None):
+    def __init__(self, last: dict, top: set[int], confined: Confined | None = None, others: dict | None = None):
         self.last = last
         self.next: dict = {}
         self.top = top
         self._changed = (confined.old, confined.old_class) if confined is not None else ()
+        self._others_last = others or {}
+        self.others_next: dict[str, dict] = {}
 
     def changed(self, body) -> bool:
         return any(body is c for c in self._changed)
 
+    def changed_bodies(self) -> tuple:
+        """The function (and its class) whose body the edit changed, as the last check had them."""
+        return self._changed
+
+    def last_of(self, name: str) -> dict:
+        """What the analysis `name` kept at the last check (empty unless the edit was confined)."""
+        return self._others_last.get(name, {})
+
+    def next_of(self, name: str) -> dict:
+        """Where the analysis `name` keeps what the next check may take."""
+        return self.others_next.setdefault(name, {})
+
 
 class _Last:
-    __slots__ = ("carried", "scope", "text", "tree")
+    __slots__ = ("carried", "others", "scope", "text", "tree")
 
-    def __init__(self, text: str, tree: ast.Module, scope, carried: dict):
+    def __init__(self, text: str, tree: ast.Module, scope, carried: dict, others: dict):
         self.text, self.tree, self.scope, self.carried = text, tree, scope, carried
+        self.others = others
 
 
 class _Now:
@@ -225,6 +242,25 @@ class PreviousTrees:
         self.limit = limit
         self._trees: dict[str, _Last] = {}
         self._now: dict[str, _Now] = {}
+        # (path, old text, new text, `edited_lines` of them): `parse_edit` and `reuse` ask both.
+        self._lines: tuple | None = None
+
+    def parse_edit(self, path: str, text: str) -> ast.Module | None:
+        """The tree of `text` from the last check's of `path` and a parse of the one function
+        the edit lies in (`edit_parse`), or None: the caller parses the whole text."""
+        last = self._trees.get(path)
+        if last is None:
+            return None
+        edited = self._edited_lines(path, last.text, text)
+        return parse_edited(last.tree, text, *edited)
+
+    def _edited_lines(self, path: str, old: str, new: str) -> tuple[int, int, int]:
+        known = self._lines
+        if known is not None and known[0] == path and known[1] is old and known[2] is new:
+            return known[3]
+        found = edited_lines(old, new)
+        self._lines = (path, old, new, found)
+        return found
 
     def reuse(self, path: str, text: str, tree: ast.Module) -> int:
         """Graft the last check's unchanged statements of `path` into `tree` (see above), and
@@ -232,11 +268,11 @@ class PreviousTrees:
         last = self._trees.get(path)
         put, confined = 0, None
         if last is not None and last.tree is not tree:
-            first, end, added = edited_lines(last.text, text)
+            first, end, added = self._edited_lines(path, last.text, text)
             put = _graft(last.tree, tree, first, end, added)
             confined = confined_edit(last.text, last.tree, tree, first, added)
         taken = last if confined is not None and last.scope is not None else None
-        carry = Carry(taken.carried if taken else {}, _top_functions(tree), confined)
+        carry = Carry(taken.carried if taken else {}, _top_functions(tree), confined, taken.others if taken else None)
         self._now[path] = _Now(tree, confined, taken, carry)
         return put
 
@@ -253,14 +289,17 @@ class PreviousTrees:
         return now.carry if now is not None and now.tree is tree else None
 
     def keep(self, path: str, text: str, tree: ast.Module, scope=None) -> None:
+        self._lines = None
         now = self._now.pop(path, None)
-        carried = now.carry.next if now is not None and now.tree is tree else {}
+        mine = now is not None and now.tree is tree
+        carried, others = (now.carry.next, now.carry.others_next) if mine else ({}, {})
         self._trees.pop(path, None)
-        self._trees[path] = _Last(text, tree, scope, carried)
+        self._trees[path] = _Last(text, tree, scope, carried, others)
         while len(self._trees) > self.limit:
             del self._trees[next(iter(self._trees))]
 
     def drop(self, path: str) -> None:
+        self._lines = None
         self._trees.pop(path, None)
         self._now.pop(path, None)
 

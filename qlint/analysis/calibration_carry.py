@@ -1,0 +1,171 @@
+"""QL204's function summaries (`calibration.Calibration`), carried from a module's last check
+to the next (the language server re-checks a module after every keystroke; issue 13).
+
+A summary is worked out once per check and memoised by function; a helper asked for deeper
+than `calibration._MAX_DEPTH` calls below the function being summarised is not summarised
+(None), and a helper whose summary is still being worked out (recursion) is opaque (None).
+Both make some summaries depend on the order the check met things in: `f` summarised first
+at depth 3 sees its helpers' helpers as opaque, summarised first at depth 0 it does not, and
+a memoised summary is handed out at any depth. A summary is *stable* when no such answer
+entered it: every helper it asked for (and theirs) was summarised below the limit, from any
+depth it was asked at, and none was in progress but its own body (a body calling itself
+sees itself opaque from anywhere). Its `height` is how many calls deep its helpers went.
+
+A stable summary is what any order of the same check computes for that function when it is
+asked for at a depth `d` with `d + height <= _MAX_DEPTH`: each helper it asks for is then
+stable too and gets the same answer whether memoised or summarised there. So a summary kept
+from the last check is taken when, and only when:
+
+- the edit changed one function's body and nothing else (`statement_reuse.confined_edit`:
+  every other function is the node it was, the module scope is the same object brought up to
+  date), and that body is not among the functions it was worked out from (`reach`: its own
+  and every helper's, through memoised ones too);
+- it is asked for at a depth its height fits under, and none of those functions is in
+  progress now or memoised unstable in this check (a fresh analysis would have met that);
+- every module lookup made on the way (`lookups`: module name and requesting file to scope,
+  through helpers of helpers) finds the very same scope object now: the project index keeps
+  one scope per module content, so a module edited, created ahead of the one found (a new
+  `pkg/x.py` before `pkg/x/__init__.py`) or removed gives another answer.
+
+It is then installed with the summaries of its `reach`, as a fresh analysis would memoise
+them; unstable summaries are worked out again, in the order of the check, as before.
+"""
+
+from __future__ import annotations
+
+import ast
+
+_MISSING = object()
+
+
+class Kept:
+    """A stable summary of `func` and what it was worked out from."""
+
+    __slots__ = ("func", "height", "lookups", "reach", "summary")
+
+    def __init__(self, func: ast.AST, summary, height: int, reach: frozenset[int], lookups: dict) -> None:
+        self.func, self.summary, self.height, self.reach, self.lookups = func, summary, height, reach, lookups
+
+
+class _Frame:
+    __slots__ = ("height", "key", "lookups", "reach", "stable")
+
+    def __init__(self, key: int) -> None:
+        self.key = key
+        self.stable = True
+        self.height = 0
+        self.reach: set[int] = set()
+        self.lookups: dict = {}
+
+
+class Lookups:
+    """The project index as the analysis sees it: every module lookup is written down for the
+    summary being worked out (`module_scope` is the one way the analysis reaches another module)."""
+
+    def __init__(self, project, frames: list[_Frame]) -> None:
+        self._project = project
+        self._frames = frames
+
+    def module_scope(self, module: str, requester: str):
+        scope = self._project.module_scope(module, requester)
+        if self._frames:
+            self._frames[-1].lookups[(module, requester)] = scope
+        return scope
+
+    def __getattr__(self, name: str):
+        return getattr(self._project, name)
+
+
+class Ledger:
+    """The summaries being worked out in one check, which are stable, and the carry."""
+
+    def __init__(self, project, max_depth: int, carry=None) -> None:
+        self.project = project
+        self.max_depth = max_depth
+        self.frames: list[_Frame] = []
+        self.kept: dict[int, Kept] = {}  # key -> this check's stable summaries
+        self.unstable: set[int] = set()
+        self._last: dict[int, Kept] = carry.last_of("calibration") if carry is not None else {}
+        self._next: dict[int, Kept] | None = carry.next_of("calibration") if carry is not None else None
+        self._changed = carry.changed_bodies() if carry is not None else ()
+        self._found: dict[tuple[str, str], object] = {}
+
+    # -- what the summary being worked out met ------------------------------------------
+    def unsettled(self) -> None:
+        """An answer that depends on the order of the check entered it."""
+        if self.frames:
+            self.frames[-1].stable = False
+
+    def met(self, key: int, found, depth: int) -> None:
+        """A memoised answer (`found`, None while in progress) for a request at `depth`."""
+        if not self.frames:
+            return
+        frame = self.frames[-1]
+        if found is None:
+            if frame.key != key:
+                frame.stable = False
+            return
+        kept = self.kept.get(key)
+        if kept is None or depth + kept.height > self.max_depth:
+            frame.stable = False
+            return
+        frame.height = max(frame.height, kept.height + 1)
+        frame.reach.add(key)
+        frame.reach |= kept.reach
+        frame.lookups.update(kept.lookups)
+
+    def push(self, key: int) -> None:
+        self.frames.append(_Frame(key))
+
+    def pop(self, func: ast.AST, summary) -> None:
+        frame = self.frames.pop()
+        if not frame.stable or summary is None:
+            self.unstable.add(frame.key)
+            self.unsettled()
+            return
+        kept = Kept(func, summary, frame.height, frozenset(frame.reach), frame.lookups)
+        self._keep(frame.key, kept)
+        if self.frames:
+            parent = self.frames[-1]
+            parent.height = max(parent.height, kept.height + 1)
+            parent.reach.add(frame.key)
+            parent.reach |= kept.reach
+            parent.lookups.update(kept.lookups)
+
+    def _keep(self, key: int, kept: Kept) -> None:
+        self.kept[key] = kept
+        if self._next is not None and not isinstance(kept.func, ast.Module):  # a module's tree is new each check
+            self._next[key] = kept
+
+    # -- the last check's summaries ------------------------------------------------------
+    def take(self, key: int, func: ast.AST, depth: int, memo: dict) -> bool:
+        """Install the last check's summary of `func` (and those it was worked out from) in
+        `memo` if it is what working it out now would give (see the module's docstring)."""
+        kept = self._last.get(key)
+        if kept is None or kept.func is not func or depth + kept.height > self.max_depth:
+            return False
+        reach = kept.reach
+        if any(id(body) in reach for body in self._changed):
+            return False
+        last = self._last
+        for member in reach:
+            now = memo.get(member, _MISSING)
+            if now is None or (now is not _MISSING and member not in self.kept) or member not in last:
+                return False
+        found = self._found
+        for question, scope in kept.lookups.items():
+            answer = found.get(question, _MISSING)
+            if answer is _MISSING:
+                answer = found[question] = self.project.module_scope(*question)
+            if answer is not scope:
+                return False
+        for member in reach:
+            if member not in memo:
+                memo[member] = last[member].summary
+                self._keep(member, last[member])
+        memo[key] = kept.summary
+        self._keep(key, kept)
+        return True
+
+
+__all__ = ["Kept", "Ledger", "Lookups"]
