@@ -298,6 +298,8 @@ class ProjectIndex:
                 probed: list[str] | None = [] if watched is not None else None
 
                 def lookup(module: str, requester: str) -> str | None:
+                    if probed is None:
+                        return self.find_module(module, requester)
                     return self.find_module(module, requester, probed)
 
                 if kept is None or self.fixed_layout:
