@@ -116,6 +116,7 @@ def run_check(
     if progress is not None:
         progress.advance(len(results))
     parallel = _workers(todo, jobs) > 1
+    _warn_once(paths, todo)
     with (
         _summaries(settings, use_cache, bool(todo), parallel),
         _contents_fixed(bool(todo)),
@@ -173,6 +174,7 @@ def run_fix(
     from qlint.fix_session import FixSession
 
     session = FixSession(settings, unsafe)
+    _warn_once(paths, todo)
     if progress is not None:
         progress.advance(len(reports))
     with _summaries(settings, use_cache, bool(todo)):
@@ -194,6 +196,16 @@ def run_fix(
                     before = per_file[site]
                     reports[site] = replace(reports[site], applied=before.applied, remaining=before.remaining)
     return FixRunResult([reports[p] for p in found.files], found.errors, session)
+
+
+def _warn_once(paths: Sequence[str], todo: list[str]) -> None:
+    """A run that forks (workers, the wrapper index's child) says what is wrong with the
+    layout of the repositories it was given before it does, once, instead of once in each
+    process (`package_map`)."""
+    if len(todo) >= MIN_PARALLEL_FILES:
+        from qlint.analysis.names import package_map
+
+        package_map.warn_missing(paths or (".",))
 
 
 def _contents_fixed(needed: bool) -> contextlib.AbstractContextManager:
@@ -252,8 +264,12 @@ def _wrapper_index(
     words = _words_cut(wrapper_index.roots(todo), listed) if parallel else None
     try:
         wrapper_index.enable(cache.wrappers if cache is not None else None, todo, listed)
-    finally:
-        shared = words.wait() if words is not None else None
+    except BaseException:  # Ctrl-C, or a failure: the words are not waited for, nor kept mapped
+        wrapper_index.disable()
+        if words is not None:
+            words.stop()
+        raise
+    shared = words.wait() if words is not None else None
     project_words.share(shared)
     try:
         yield
@@ -389,8 +405,11 @@ def _init_worker(settings: Settings, parent_pid: int) -> None:
     _worker_settings = settings
     _parent_pid = parent_pid
     _die_with_parent()
-    # Ctrl-C is the parent's to handle (exit 130, quietly); workers are stopped by it.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Ctrl-C is the parent's to handle (exit 130, quietly); workers are stopped by it. One that
+    # came while the worker was forked was held (`_submitted`): it is dropped now.
+    from qlint.analysis import held_interrupts
+
+    held_interrupts.ignore_in_worker()
     _tune_gc()
     _find_malloc_trim()
 
@@ -507,7 +526,7 @@ def _map(
     try:
         with _pool(min(jobs, len(paths)), settings) as pool:
             try:
-                futures = [pool.submit(_run_chunk, func, chunk) for chunk in _chunks(paths, jobs)]
+                futures = _submitted(pool, func, _chunks(paths, jobs))
                 for future in futures:
                     for path, value in future.result():
                         done.add(path)
@@ -517,6 +536,19 @@ def _map(
                 raise
     except BrokenProcessPool:
         yield from _isolate(func, [p for p in paths if p not in done], settings)
+
+
+def _submitted(pool: ProcessPoolExecutor, func: Callable[[str, Settings], Any], chunks: list[list[str]]) -> list:
+    """The chunks' futures. The first submit forks the workers: a Ctrl-C meanwhile is held until
+    they are forked (a worker that got it before its initializer printed a traceback) and raised
+    here, in the caller's `try` that stops them."""
+    from qlint.analysis import held_interrupts
+
+    held = held_interrupts.hold()
+    try:
+        return [pool.submit(_run_chunk, func, chunk) for chunk in chunks]
+    finally:
+        held_interrupts.release(held)
 
 
 def _workers(paths: list[str], jobs: int | None) -> int:
@@ -571,7 +603,7 @@ def _isolate(func, paths: list[str], settings: Settings) -> Iterator[tuple[str, 
     for path in paths:
         try:
             with _pool(1, settings) as pool:
-                yield from pool.submit(_run_chunk, func, [path]).result()
+                yield from _submitted(pool, func, [[path]])[0].result()
         except BrokenProcessPool:
             result = FileResult(path=path)
             result.errors.append(f"{display_path(path)}: the checker crashed on this file (worker process died)")

@@ -3,10 +3,17 @@ declaring nothing of it is not handed to the TOML parser (~5 ms of every one-fil
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
-from qlint.analysis.names.package_map import declared_packages
+import pytest
+
+from qlint.analysis.names import package_map
+from qlint.analysis.names.package_map import declared_packages, missing_package_dirs
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _repo(tmp_path, text: str) -> str:
@@ -18,7 +25,7 @@ def _repo(tmp_path, text: str) -> str:
 def test_package_dir_and_find_where_are_read(tmp_path):
     repo = _repo(tmp_path, '[tool.setuptools.package-dir]\npkg = "src/pkg"\n')
     assert declared_packages(repo) == (("pkg", str(tmp_path / "src" / "pkg")),)
-    declared_packages.cache_clear()
+    package_map._declared.cache_clear()  # the file is read once per repository
     (tmp_path / "pyproject.toml").write_text('[tool.setuptools.packages.find]\nwhere = ["src"]\n')
     assert declared_packages(repo) == (("", str(tmp_path / "src")),)
 
@@ -41,6 +48,54 @@ def test_a_pyproject_that_declares_neither_key_is_not_parsed(tmp_path):
 def test_a_file_that_is_not_toml_declares_nothing(tmp_path):
     repo = _repo(tmp_path, "[tool.setuptools.package-dir\npkg = \n")
     assert declared_packages(repo) == ()
-    declared_packages.cache_clear()
+    package_map._declared.cache_clear()  # the file is read once per repository
     (tmp_path / "pyproject.toml").write_bytes(b"[tool.setuptools.package-dir]\npkg = '\xff'\n")
     assert declared_packages(repo) == ()
+
+
+def test_a_declared_package_dir_that_is_missing_is_told_apart(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.setuptools.package-dir]\nexecutorch = "src/executorch"\nhere = "lib"\nfar = "../outside"\n'
+    )
+    (tmp_path / "lib").mkdir()
+    repo = str(tmp_path)
+    assert missing_package_dirs(repo) == (("executorch", "src/executorch"),)
+    assert declared_packages(repo) == (("here", str(tmp_path / "lib")),)  # outside the checkout: neither
+
+
+def _executorch_copy(root, with_links: bool):
+    """An ExecuTorch-like checkout whose `src/executorch` links may have been left behind."""
+    (root / ".git").mkdir()
+    (root / "pyproject.toml").write_text('[tool.setuptools.package-dir]\nexecutorch = "src/executorch"\n')
+    (root / "backends").mkdir()
+    (root / "backends" / "__init__.py").touch()
+    if with_links:
+        (root / "src" / "executorch").mkdir(parents=True)
+        (root / "src" / "executorch" / "backends").symlink_to("../../backends", target_is_directory=True)
+    for i in range(30):  # a run that forks: the warning is said once all the same
+        (root / "backends" / f"m{i}.py").write_text(
+            "import torch\nfrom executorch.backends.m0 import f\n\n"
+            "def g(n):\n    return f(n) or n.target == torch.ops.aten.add\n"
+        )
+    return root
+
+
+def _check(root, *args):
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    cmd = [sys.executable, "-m", "qlint", "check", "--no-cache", "--exit-zero", "-q", *args]
+    return subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("args", [["-j2", "."], ["-j1", "."], ["backends/m1.py"]])
+def test_a_checkout_without_its_package_dir_is_warned_about_once(tmp_path, args):
+    run = _check(_executorch_copy(tmp_path, with_links=False), *args)
+    warnings = [line for line in run.stderr.splitlines() if line.startswith("qlint: warning:")]
+    assert len(warnings) == 1, run.stderr
+    assert "package `executorch`" in warnings[0] and "'src/executorch'" in warnings[0]
+    assert "Traceback" not in run.stderr
+
+
+def test_a_full_checkout_is_not_warned_about(tmp_path):
+    run = _check(_executorch_copy(tmp_path, with_links=True), "-j2", ".")
+    assert run.stderr == ""

@@ -110,6 +110,35 @@ def test_instance_attributes_that_are_not_readable_stay_quiet():
     assert ql101(src) == []
 
 
+def test_instance_attributes_set_or_changed_deep_in_a_method():
+    # Every assignment and change is found wherever the method nests it: in branches and
+    # `with` blocks (read), inside a comprehension's call, a subscript store or a `del` (changed).
+    src = """
+        import torch
+        aten = torch.ops.aten
+
+        class FoldPass:
+            def __init__(self, extra, lock):
+                with lock:
+                    if extra:
+                        self.deep = {aten.relu, aten.linear.default}
+                self.late = {aten.relu}
+                [self.late.add(op) for op in extra]
+                self.keyed = {aten.relu: 1}
+                self.keyed[aten.relu.default] = 2
+                self.gone = {aten.relu: 1, aten.hardtanh: 2}
+                del self.gone[aten.hardtanh]
+
+            def call(self, gm):
+                for n in gm.graph.nodes:
+                    if n.target in self.deep or n.target in self.late:
+                        pass
+                    if n.target in self.keyed or n.target in self.gone:
+                        pass
+        """
+    assert [(d.range.start.row, d.range.start.col) for d in ql101(src)] == [(9, 29)]
+
+
 # -- 13: fixes for ops the installed torchao inserts as packets ------------------------
 
 
@@ -600,6 +629,41 @@ def test_normaliser_that_does_not_call_the_matcher_leaves_it_flagged(tmp_path):
     assert [d.range.start.row for d in result.diagnostics] == [5]
 
 
+def test_normaliser_whose_strip_overloads_sits_inside_another_call_is_read(tmp_path):
+    # The call that normalises is an argument of another call, spelled through its module,
+    # and the call of the matcher follows in a branch: both are found where they are nested.
+    backend = """
+        import torch._functorch.compile_utils as cu
+        from pkg import matcher
+
+        def my_backend(gm, example_inputs, log):
+            log(cu.strip_overloads(gm))
+            if example_inputs:
+                matcher.count_relus(gm)
+            return gm.forward
+    """
+    result = _check_in_package(tmp_path, ("QL101",), "matcher", backend=backend, matcher=MATCHER)
+    assert result.diagnostics == []
+
+
+def test_strip_overloads_named_but_not_called_leaves_the_matcher_flagged(tmp_path):
+    # `strip_overloads` only handed on, and `overloadpacket` only read (no node target
+    # rewritten): no body normalises, so the function calling the matcher is no normaliser.
+    backend = """
+        from torch._functorch.compile_utils import strip_overloads
+        from pkg import matcher
+
+        PASSES = [strip_overloads]
+
+        def my_backend(gm, example_inputs):
+            packets = [n.target.overloadpacket for n in gm.graph.nodes]
+            matcher.count_relus(gm)
+            return packets
+    """
+    result = _check_in_package(tmp_path, ("QL101",), "matcher", backend=backend, matcher=MATCHER)
+    assert [d.range.start.row for d in result.diagnostics] == [5]
+
+
 # -- the prefilters are exact: walking every row finds nothing more ----------------------
 
 _PREFILTER_CASES = [
@@ -758,6 +822,54 @@ def test_op_the_module_defines_inserted_and_checked_as_a_packet_is_quiet():
     # An op defined elsewhere: the module is not its only consumer.
     elsewhere = checked.replace('"test_int4::quantize_int4"', '"test_int4::other"')
     assert [d.code for d in lint(elsewhere, select=("QL102",))] == ["QL102"]
+
+
+FUSE_OWN = """
+    import torch
+
+
+    def fuse(gm):
+        for n in gm.graph.nodes:
+            if n.target == torch.ops.aten.t.default:
+                for v in n.users:
+                    if v.target == torch.ops.aten.mm.default:
+                        new_op = torch.ops.aten.linear
+                    else:
+                        continue
+                    with gm.graph.inserting_after(v):
+                        fused = gm.graph.create_node("call_function", new_op, (v.args[0], n.args[0]))
+                    v.replace_all_uses_with(fused)
+
+
+    def fold_views(gm):
+        for n in gm.graph.nodes:
+            if n.op == "call_function" and n.target == torch.ops.aten.linear:
+                n.args = (n.args[0].args[0], *n.args[1:])
+    EXTRA"""
+
+
+def test_matcher_for_the_packet_nodes_its_own_module_inserts_and_consumes_is_quiet():
+    # QL102 leaves the insertion alone (the module's packet-keyed code consumes the nodes it
+    # inserted), so the matcher that is that code is right too.
+    assert lint(FUSE_OWN.replace("EXTRA", ""), select=("QL101", "QL102")) == []
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # another function of the module matches linear by its overload: the graph may carry
+        # both forms, and QL102 reports the insertion
+        lambda s: s.replace(
+            "EXTRA",
+            "\n\n    def count(gm):\n        return [n for n in gm.graph.nodes"
+            " if n.target == torch.ops.aten.linear.default]\n",
+        ),
+        # the module erases or replaces nothing: its matcher is no consumer of what it inserted
+        lambda s: s.replace("EXTRA", "").replace("v.replace_all_uses_with(fused)", "print(fused)"),
+    ],
+)
+def test_matcher_of_an_insertion_qlint_reports_stays_loud(change):
+    assert "QL101" in [d.code for d in lint(change(FUSE_OWN), select=("QL101", "QL102"))]
 
 
 def test_packet_torchao_inserts_in_a_helper_called_on_an_exported_programs_nodes():

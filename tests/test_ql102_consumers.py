@@ -142,6 +142,49 @@ def test_the_inserting_module_that_erases_its_own_packet_nodes_is_quiet(tmp_path
     assert _ql102(tmp_path, add=own) == []
 
 
+_NAMED_REMOVE = """
+
+def remove_zeros(gm):
+{bind}    for n in list(gm.graph.nodes):
+        if n.target in ZEROS_OPS:
+            n.replace_all_uses_with(n.args[0])
+            gm.graph.erase_node(n)
+"""
+_BOTH = "[torch.ops.aten.zeros_like, torch.ops.aten.zeros_like.default]"
+
+
+@pytest.mark.parametrize(
+    "own",
+    [
+        # the list a later pass of the module compares with holds both forms: bound in that pass
+        ADD + _NAMED_REMOVE.format(bind=f"    ZEROS_OPS = {_BOTH}\n"),
+        # ... or once at module level
+        ADD.replace("import torch\n", f"import torch\n\nZEROS_OPS = {_BOTH}\n", 1) + _NAMED_REMOVE.format(bind=""),
+    ],
+)
+def test_a_named_list_of_both_forms_in_the_inserting_module_consumes_the_packet(tmp_path, own):
+    assert _ql102(tmp_path, add=own) == []
+
+
+@pytest.mark.parametrize(
+    "own",
+    [
+        # the named list holds the overload only: the packet nodes slip past it
+        ADD + _NAMED_REMOVE.format(bind="    ZEROS_OPS = (torch.ops.aten.zeros_like.default,)\n"),
+        # bound twice, once to the overload alone: which list is compared is not known
+        ADD
+        + _NAMED_REMOVE.format(
+            bind=f"    ZEROS_OPS = {_BOTH}\n    if strict:\n        ZEROS_OPS = [torch.ops.aten.zeros_like.default]\n"
+        ),
+        # a local binding that is no literal hides the module-level list of both forms
+        ADD.replace("import torch\n", f"import torch\n\nZEROS_OPS = {_BOTH}\n", 1)
+        + _NAMED_REMOVE.format(bind="    ZEROS_OPS = overloads_of(torch.ops.aten.zeros_like)\n"),
+    ],
+)
+def test_a_named_list_that_may_miss_the_packet_keeps_the_insertion_loud(tmp_path, own):
+    assert [d.code for d in _ql102(tmp_path, add=own)] == ["QL102"]
+
+
 def test_a_package_mapped_onto_the_repository_root_finds_the_paired_pass(tmp_path):
     # ExecuTorch: `executorch = "src/executorch"` with `src/executorch/backends -> ../../backends`,
     # and `backends/nxp/aten_passes` has no `__init__.py`: the project is the repository, found

@@ -41,6 +41,9 @@ def dedent(src: str) -> str:
         "import torch.export as tex\ntex.export_for_training(m, (x,))\n",
         "from torch import _export\n_export.capture_pre_autograd_graph(m, (x,))\n",
         "def f(m, x):\n    from torch.export import export_for_training\n    return export_for_training(m, (x,))\n",
+        # the private namespace some scripts import it from: torch 2.13 has it there neither
+        "from torch._export import export_for_training\n",
+        "import torch\ntorch._export.export_for_training(m, (x,))\n",
     ],
 )
 def test_every_spelling_is_flagged(src):
@@ -85,6 +88,12 @@ def test_message_says_what_the_old_api_returned():
             from torch._export import capture_pre_autograd_graph as capture
         else:
             from torch.export import export as capture
+        """,
+        """\
+        try:
+            from torch._export import export_for_training
+        except ImportError:
+            from torch.export import export as export_for_training
         """,
         """\
         import torch
@@ -279,6 +288,23 @@ def test_export_for_training_dropped_from_an_import_that_has_export():
 
         ep = export(m, args, strict=True, dynamic_shapes=ds)
         gm = export(m, args).module()
+        """
+    )
+
+
+def test_private_namespace_import_becomes_torch_export():
+    src = dedent(
+        """\
+        def capture(m, x):
+            from torch._export import export_for_training
+            return export_for_training(m, (x,), kwargs={}).module()
+        """
+    )
+    assert fixed(src) == dedent(
+        """\
+        def capture(m, x):
+            from torch.export import export
+            return export(m, (x,), kwargs={}).module()
         """
     )
 

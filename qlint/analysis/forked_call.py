@@ -13,12 +13,15 @@ PSS. Made in a child, the parent forks its workers from the heap it had before t
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 import os
 import signal
 import sys
 from collections.abc import Callable
 from typing import TypeVar
+
+from qlint.analysis import held_interrupts
 
 _T = TypeVar("_T")
 
@@ -31,33 +34,45 @@ def call(work: Callable[[], _T]) -> _T:
     if sys.platform != "linux" or not hasattr(os, "fork"):
         return work()
     read_end, write_end = os.pipe()
+    held = held_interrupts.hold()  # a Ctrl-C now waits until the child can be stopped
     try:
         pid = os.fork()
     except OSError:
         os.close(read_end)
         os.close(write_end)
+        held_interrupts.release(held)
         return work()
     if pid == 0:  # pragma: no cover - the child (coverage does not follow it)
-        _child(work, read_end, write_end)
-    os.close(write_end)
+        _child(work, read_end, write_end, held)
     try:
+        os.close(write_end)
         with os.fdopen(read_end, "rb") as pipe:
+            held_interrupts.release(held)
             data = pipe.read()
+        _, status = os.waitpid(pid, 0)
     except BaseException:  # Ctrl-C: the child's work is not waited for
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
+        _stop(pid)
+        held_interrupts.release(held)  # never left blocked, whatever failed before it was released
         raise
-    _, status = os.waitpid(pid, 0)
     if os.waitstatus_to_exitcode(status) != 0 or not data:
         return work()
     return marshal.loads(data)
 
 
-def _child(work: Callable[[], object], read_end: int, write_end: int) -> None:  # pragma: no cover
+def _stop(pid: int) -> None:
+    """Kill the child and reap it: nothing of the run outlives it, not even a zombie."""
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        os.waitpid(pid, 0)
+
+
+def _child(work: Callable[[], object], read_end: int, write_end: int, held: object) -> None:  # pragma: no cover
     """Never returns: no `atexit` handler, no buffered output of the parent's is run or
     flushed twice (`os._exit`)."""
     status = 1
     try:
+        held_interrupts.release_in_child(held)
         os.close(read_end)
         data = marshal.dumps(work())
         with os.fdopen(write_end, "wb") as pipe:

@@ -64,15 +64,20 @@ APIS: dict[str, RemovedApi] = {
             3,
             {"f": "mod", "args": "args", "kwargs": "kwargs", "dynamic_shapes": "dynamic_shapes"},
         ),
-        RemovedApi(
-            "torch.export.export_for_training",
-            "ExportedProgram",
-            ("mod", "args", "kwargs"),
-            3,
-            {
-                name: name
-                for name in ("mod", "args", "kwargs", "dynamic_shapes", "strict", "preserve_module_call_signature")
-            },
+        *(
+            RemovedApi(
+                f"{module}.export_for_training",
+                "ExportedProgram",
+                ("mod", "args", "kwargs"),
+                3,
+                {
+                    name: name
+                    for name in ("mod", "args", "kwargs", "dynamic_shapes", "strict", "preserve_module_call_signature")
+                },
+            )
+            # Scripts also reach for it through the private `torch._export` (Intel's model zoo),
+            # which torch 2.13 does not have either: the same call, the same replacement.
+            for module in ("torch.export", "torch._export")
         ),
     )
 }

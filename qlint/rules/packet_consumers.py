@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+from collections import Counter
 
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
@@ -298,15 +299,27 @@ def _keyed(module: FileContext, op: str) -> list[tuple[bool, frozenset[OpRef]]]:
     if op in cache:
         return cache[op]
     # Only the top-level statements spanning a line that names the op hold its sites.
-    rows = {i for i, line in enumerate(module.text.splitlines(), 1) if op in line}
+    lines = module.text.splitlines()
+    rows = {i for i, line in enumerate(lines, 1) if op in line}
+    # ... and those naming a module-level list of it (`VIEW_OPS = [...]` compared in a function).
+    listed = [
+        name
+        for name, value in kept_on_node(module.tree, _MODULE_BINDINGS, _module_bindings).items()
+        if value is not None and any(value.lineno <= r <= (value.end_lineno or value.lineno) for r in rows)
+    ]
+    if listed:
+        rows |= {i for i, line in enumerate(lines, 1) if any(re.search(rf"\b{n}\b", line) for n in listed)}
     statements = [s for s in module.tree.body if any(s.lineno <= r <= (s.end_lineno or s.lineno) for r in rows)]
     resolver = Resolver(module.scope, module.project, module.optable)
     sites: list[tuple[bool, frozenset[OpRef]]] = []
-    for node, kind in (c for s in statements for c in _site_nodes(s)):
+    for statement, node, kind in ((s, *c) for s in statements for c in _site_nodes(s)):
         exprs: list[ast.expr] = []
         table = False
         if kind is _COMPARE:
-            exprs = [e for e in (node.left, *node.comparators) if not _is_target(e)]
+            compared = (node.left, *node.comparators)
+            exprs = [
+                _named_collection(module, _function_of(statement, node), e, op) for e in compared if not _is_target(e)
+            ]
         elif kind is _PARTIAL:
             if not _is_partial(node.func, resolver):
                 continue
@@ -357,6 +370,112 @@ def _is_partial(func: ast.expr, resolver: Resolver) -> bool:
 
 def _is_target(expr: ast.expr) -> bool:
     return isinstance(expr, ast.Attribute) and expr.attr == "target"
+
+
+def _function_of(statement: ast.stmt, node: ast.AST) -> ast.AST:
+    """The innermost function of `statement` holding `node` (the statement itself when none
+    does), from the definitions `_site_nodes` already found: names are looked up there, not in
+    a whole class."""
+    inner: ast.AST = statement
+    for candidate, kind in _site_nodes(statement):
+        if (
+            kind is _DECORATED
+            and isinstance(candidate, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and candidate.lineno <= node.lineno <= (candidate.end_lineno or candidate.lineno)
+            and candidate.lineno >= getattr(inner, "lineno", 0)
+        ):
+            inner = candidate
+    return inner
+
+
+def _named_collection(module: FileContext, scope: ast.AST, expr: ast.expr, op: str) -> ast.expr:
+    """The literal list, tuple or set a compared name stands for (`n.target in VIEW_OPS`, with
+    `VIEW_OPS = [aten.view, aten.view.default]` bound once in the same function, or at module
+    level when the function does not bind it): a pipeline's matcher that lists both forms
+    consumes the packet nodes an earlier pass of it inserted (PyTorch/XLA's dynamic-view pass).
+    Anything else is returned as it is."""
+    if not isinstance(expr, ast.Name) or not _lists_the_op(module, expr.id, op):
+        return expr
+    bound = kept_on_node(scope, _BINDINGS, _find_bindings)
+    if expr.id not in bound:
+        bound = kept_on_node(module.tree, _MODULE_BINDINGS, _module_bindings)
+    return bound.get(expr.id) or expr
+
+
+def _lists_the_op(module: FileContext, name: str, op: str) -> bool:
+    """Whether the module's text assigns `name` a literal list, tuple or set that spells `op`:
+    most compared names (`n.target == op`) are no such thing, and their statements need no
+    walk (a class of torchao's observer module spans a thousand rows)."""
+    memo = module.cache.setdefault(_LITERAL_KEY, {})
+    key = (name, op)
+    if key not in memo:
+        text = module.text
+        found = False
+        for m in re.finditer(rf"^[ \t]*{re.escape(name)}[ \t]*(?::[^=\n]*)?=[ \t]*[\[({{]", text, re.M):
+            if op in text[m.end() : _closing(text, m.end() - 1)]:
+                found = True
+                break
+        memo[key] = found
+    return memo[key]
+
+
+def _closing(text: str, start: int) -> int:
+    """Where the bracket opened at `start` closes (brackets in strings are not told apart:
+    a rough end is enough to ask whether the literal spells an op)."""
+    depth = 0
+    for i in range(start, min(len(text), start + 20_000)):
+        if text[i] in "[({":
+            depth += 1
+        elif text[i] in "])}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return min(len(text), start + 20_000)
+
+
+_LITERAL_KEY = "ql102.literal-collections"
+_BINDINGS, _MODULE_BINDINGS = "_qlint_packet_consumer_bindings", "_qlint_packet_consumer_module_bindings"
+_COLLECTIONS = (ast.List, ast.Tuple, ast.Set)
+
+
+def _find_bindings(root: ast.AST) -> dict[str, ast.expr | None]:
+    """Every name stored in `root`, with the literal collection it is bound to where that is
+    its only binding; None otherwise (bound twice, or to anything else: it stands for nothing
+    known). One walk."""
+    stores: Counter[str] = Counter()
+    literal: dict[str, ast.expr] = {}
+    for node in ast.walk(root):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stores[node.id] += 1
+        elif (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, _COLLECTIONS)
+        ):
+            literal[node.targets[0].id] = node.value
+    return {name: literal.get(name) if count == 1 else None for name, count in stores.items()}
+
+
+def _module_bindings(tree: ast.Module) -> dict[str, ast.expr | None]:
+    """Module-level names, each with the literal collection it is bound to where that is its
+    only module-level binding (the targets of top-level statements only: walking the values
+    of a module's big tables costs more than all the rest)."""
+    stores: Counter[str] = Counter()
+    literal: dict[str, ast.expr] = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign):
+            targets = statement.targets
+        elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
+            targets = [statement.target]
+        else:
+            continue
+        for target in targets:
+            for name in (n for n in ast.walk(target) if isinstance(n, ast.Name)):
+                stores[name.id] += 1
+        if len(targets) == 1 and isinstance(targets[0], ast.Name) and isinstance(statement.value, _COLLECTIONS):
+            literal[targets[0].id] = statement.value
+    return {name: literal.get(name) if count == 1 else None for name, count in stores.items()}
 
 
 def _refs(expr: ast.expr, resolver: Resolver) -> list[OpRef]:

@@ -46,8 +46,9 @@ from qlint.rules.overload_fixes import (
     packet_producers,
     shown,
 )
+from qlint.rules.packet_consumers import consumed_by_own_code
 from qlint.rules.packet_origins import inserted_elsewhere, normalised_before
-from qlint.rules.ql102_packet_insertion import inserted_overloads, inserted_packets
+from qlint.rules.ql102_packet_insertion import inserted_overloads, inserted_packets, insertions
 from qlint.value_classes import replace, value_class
 
 # APIs that compare the ops they are given with node targets exactly: `DEFAULT_SINKS`
@@ -172,7 +173,7 @@ class PacketMatcher(Rule):
         inserted = inserted_packets(ctx)
         style = self.opts["fix-style"]
         for hit in hits:
-            if hit.ref.key in inserted and _own_insertion_stands(ctx, hit.ref):
+            if hit.ref.key in inserted and (_own_insertion_stands(ctx, hit.ref) or _consumed_here(ctx, hit.ref)):
                 continue
             node, path = hit.element.node, hit.element.scope.path
             remote = hit.element.scope is not ctx.scope
@@ -232,6 +233,16 @@ def _own_insertion_stands(ctx: FileContext, ref: OpRef) -> bool:
     into graphs that carry its overloads (convert inserts `.default`) is QL102's finding, and
     the matcher misses the nodes it did not insert itself."""
     return packet_graph_context(ctx) is not None or op_info(ctx.optable, ref) is None
+
+
+def _consumed_here(ctx: FileContext, ref: OpRef) -> bool:
+    """Whether QL102 leaves the module's own insertion of the packet alone because the
+    project's packet-keyed code consumes those nodes, every matcher of the op here being keyed
+    on the packet (a pass that inserts `aten.linear` for `t`+`mm` pairs, then folds the views
+    around the very nodes it inserted: Torch-TensorRT's aten lowering). This matcher is that
+    code: it matches what its module put there; an overload-keyed one here would make QL102
+    report the insertion instead."""
+    return consumed_by_own_code(ctx, ref, [r for r, _ in insertions(ctx)])
 
 
 def _fresh_packets(ctx: FileContext, key: tuple[str, str, str]) -> bool:

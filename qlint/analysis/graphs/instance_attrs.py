@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.names.scope import ClassScope, function_assigns
+from qlint.analysis.tree_walk import walk_kinds
 from qlint.source import LineIndex
 
 _CACHE_KEY = "graphs.instance_attrs"
@@ -81,7 +82,8 @@ def instance_assigns(class_scope: ClassScope, methods=None, only: str | None = N
             continue
         me = params[0].arg
         local: set[str] | None = None
-        for node in ast.walk(method):
+        # Only the nodes `_mutated_attr` or the assignments below can take, in `ast.walk` order.
+        for node in walk_kinds(method, _READ):
             mutated = _mutated_attr(node, me)
             if mutated is not None and only not in (None, mutated):
                 continue
@@ -108,6 +110,7 @@ def instance_assigns(class_scope: ClassScope, methods=None, only: str | None = N
     return found
 
 
+_READ = frozenset({ast.AugAssign, ast.Call, ast.Assign, ast.Delete, ast.AnnAssign})
 _MUTATORS = frozenset({"add", "update", "append", "extend", "insert", "setdefault", "__setitem__", "__ior__"})
 
 

@@ -302,10 +302,12 @@ def _normalisers(ctx: FileContext) -> set[str]:
         if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
-        calls = [n for n in body.nodes() if isinstance(n, ast.Call)]
-        if not any(_normalises(n, resolver) for n in body.nodes()):
+        # Only calls and assignments can normalise, and only a normaliser's calls are read:
+        # most bodies of the modules that spell `overloadpacket` are neither (torch: 31 such
+        # modules, their every node walked twice per body was most of QL101's one scan).
+        if not any(_normalises(n, resolver) for n in body.nodes(None, _NORMALISING)):
             continue
-        for call in calls:
+        for call in body.nodes(None, _CALLS):
             target = call.func
             while isinstance(target, ast.Call):  # `FoldPass()(gm)`
                 target = target.func
@@ -317,6 +319,10 @@ def _normalisers(ctx: FileContext) -> set[str]:
             if ctx.module:
                 found.add(f"{ctx.module}.{outer.name}")
     return found
+
+
+_NORMALISING = frozenset({ast.Call, ast.Assign})
+_CALLS = frozenset({ast.Call})
 
 
 def _normalises(node: ast.AST, resolver: Resolver) -> bool:

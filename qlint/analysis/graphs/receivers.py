@@ -22,8 +22,10 @@ from collections.abc import Mapping
 from qlint.analysis.names.resolver import dotted_parts
 from qlint.analysis.names.scope import ClassScope, function_assigns, unique_value
 from qlint.analysis.node_memo import kept_on_node
+from qlint.analysis.tree_walk import walk_kinds
 
 _INSTANCE = "_qlint_receiver_instance_assigns"
+_ASSIGNS = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign})
 
 
 def constructed_class(
@@ -73,7 +75,8 @@ def _instance_values(node: ast.ClassDef) -> dict[str, list]:
             continue
         me = params[0].arg
         local = None
-        for stmt in ast.walk(method):
+        # The assignments alone, in `ast.walk` order (torch's big classes: most of the walk).
+        for stmt in walk_kinds(method, _ASSIGNS):
             if isinstance(stmt, ast.Assign):
                 targets, value = stmt.targets, stmt.value
             elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and stmt.value is not None:

@@ -69,10 +69,23 @@ def _mapped(path: str) -> str | None:
         parts.append(name)
 
 
-@lru_cache(maxsize=256)
 def declared_packages(repo: str) -> tuple[tuple[str, str], ...]:
     """(package name, or "" for a plain import root; directory) pairs `pyproject.toml` declares
-    for setuptools: `[tool.setuptools.package-dir]` and `[tool.setuptools.packages.find] where`."""
+    for setuptools: `[tool.setuptools.package-dir]` and `[tool.setuptools.packages.find] where`,
+    whose directories are there."""
+    return tuple((name, path) for name, _, path, there in _declared(repo) if there)
+
+
+def missing_package_dirs(repo: str) -> tuple[tuple[str, str], ...]:
+    """(package name, directory as written) pairs of `[tool.setuptools.package-dir]` whose
+    directory is not in the checkout (a copy made without ExecuTorch's `src/executorch` links)."""
+    return tuple((name, written) for name, written, _, there in _declared(repo) if not there)
+
+
+@lru_cache(maxsize=256)
+def _declared(repo: str) -> tuple[tuple[str, str, str, bool], ...]:
+    """(name, directory as written, its path in `repo`, whether it is there); `where` roots only
+    when there (a missing one names nothing)."""
     try:
         with open(os.path.join(repo, "pyproject.toml"), "rb") as fh:
             raw = fh.read()
@@ -94,18 +107,21 @@ def declared_packages(repo: str) -> tuple[tuple[str, str], ...]:
     tool = data.get("tool", {})
     setuptools = tool.get("setuptools", {}) if isinstance(tool, dict) else {}
     setuptools = setuptools if isinstance(setuptools, dict) else {}
-    found: list[tuple[str, str]] = []
+    found: list[tuple[str, str, str, bool]] = []
     package_dir = setuptools.get("package-dir", {})
     for name, target in package_dir.items() if isinstance(package_dir, dict) else ():
         if isinstance(target, str) and (name == "" or name.isidentifier()):
-            found.append((name, _inside(repo, target)))
+            path = _within(repo, target)
+            if path is not None:  # pointing outside the checkout: not the checkout's to name
+                found.append((name, target, path, os.path.isdir(path)))
     find = setuptools.get("packages", {})
     find = find.get("find", {}) if isinstance(find, dict) else {}
     where = find.get("where", []) if isinstance(find, dict) else []
     for target in where if isinstance(where, list) else []:
-        if isinstance(target, str):
-            found.append(("", _inside(repo, target)))
-    return tuple((name, path) for name, path in found if path is not None)
+        path = _within(repo, target) if isinstance(target, str) else None
+        if path is not None and os.path.isdir(path):
+            found.append(("", target, path, True))
+    return tuple(found)
 
 
 @lru_cache(maxsize=256)
@@ -130,6 +146,7 @@ def _aliases(repo: str) -> dict[str, str]:
             elif depth < _MAX_LINK_DEPTH:
                 visit(entry.path, child, depth + 1)
 
+    _say_missing(repo)
     for name, directory in declared_packages(repo):
         if name:  # `""`/`where` roots name their packages as the `__init__.py` chain does
             names.setdefault(os.path.relpath(directory, repo), name)
@@ -137,9 +154,30 @@ def _aliases(repo: str) -> dict[str, str]:
     return names
 
 
-def _inside(repo: str, target: str) -> str | None:
+def _within(repo: str, target: str) -> str | None:
     path = os.path.normpath(os.path.join(repo, target))
-    return path if os.path.isdir(path) and os.path.commonpath([repo, path]) == repo else None
+    return path if os.path.commonpath([repo, path]) == repo else None
 
 
-__all__ = ["declared_packages", "mapped_module_name", "project_root"]
+def _say_missing(repo: str) -> None:
+    """Once per process and repository (`_aliases` is cached; a parallel run asks before it
+    forks, `warn_missing`): the findings of such a checkout differ from a full one's."""
+    for name, written in missing_package_dirs(repo):
+        what = f"package `{name}`" if name else "the import root"
+        print(
+            f"qlint: warning: {os.path.join(repo, 'pyproject.toml')} maps {what} to {written!r}, which is not"
+            f" in the checkout: its modules are named by their directories alone"
+            f"{f' (imports of `{name}.*` may not resolve)' if name else ''}",
+            file=sys.stderr,
+        )
+
+
+def warn_missing(paths) -> None:
+    """Say (once) which of the package directories the repositories of `paths` (a command's
+    files and directories) declare are missing: before a parallel run forks, so that its
+    processes do not each say it."""
+    for repo in sorted({r for r in (project_root(os.path.abspath(p)) for p in paths) if r is not None}):
+        _aliases(repo)
+
+
+__all__ = ["declared_packages", "mapped_module_name", "missing_package_dirs", "project_root", "warn_missing"]

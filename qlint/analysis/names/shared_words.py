@@ -21,8 +21,10 @@ import bisect
 import contextlib
 import mmap
 import os
+import signal
 from collections.abc import Callable, Iterable
 
+from qlint.analysis import held_interrupts
 from qlint.analysis.names import content_keys
 
 _SPAN = 16  # two int64 per module, before the words
@@ -83,7 +85,8 @@ class SharedWords:
 
 
 class Pending:
-    """The child cutting the words; `wait` gives what it made (None: it failed)."""
+    """The child cutting the words; `wait` gives what it made (None: it failed), `stop` ends it
+    unheard (the run did not get as far as its workers)."""
 
     def __init__(self, pid: int, paths: list[str], keys: list[tuple], blob: mmap.mmap):
         self.pid, self.paths, self.keys, self.blob = pid, paths, keys, blob
@@ -93,12 +96,23 @@ class Pending:
             _, status = os.waitpid(self.pid, 0)
         except (OSError, ChildProcessError):
             status = -1
+        except BaseException:  # Ctrl-C while waiting: nothing of the child's outlives the run
+            self.stop()
+            raise
         if status != 0:
             self.blob.close()
             return None
         spans = array.array("q")
         spans.frombytes(self.blob[: _SPAN * len(self.paths)])
         return SharedWords(self.paths, self.keys, spans, self.blob)
+
+    def stop(self) -> None:
+        """Kill the child, reap it (no zombie left behind) and unmap the words."""
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            os.waitpid(self.pid, 0)
+        self.blob.close()
 
 
 def start(paths: list[str], limit: int, words_of: Callable[[bytes], Iterable[bytes]]) -> Pending | None:
@@ -116,19 +130,28 @@ def start(paths: list[str], limit: int, words_of: Callable[[bytes], Iterable[byt
         blob = mmap.mmap(-1, room)  # anonymous and MAP_SHARED: the child's writes are seen here
     except (OSError, ValueError, OverflowError):
         return None
+    held = held_interrupts.hold()  # a Ctrl-C now waits until the child can be stopped
     try:
         pid = os.fork()
     except OSError:
         blob.close()
+        held_interrupts.release(held)
         return None
     if pid == 0:  # the child: never returns, never runs the parent's exit handlers
         code = 1
         try:
+            held_interrupts.release_in_child(held)
             _cut(paths, keys, blob, limit, words_of)
             code = 0
         finally:
             os._exit(code)
-    return Pending(pid, paths, keys, blob)
+    pending = Pending(pid, paths, keys, blob)
+    try:
+        held_interrupts.release(held)
+    except BaseException:
+        pending.stop()
+        raise
+    return pending
 
 
 def _cut(

@@ -1,0 +1,215 @@
+"""Ctrl-C during a parallel run's start-up: before its workers, the run forks a child cutting
+the project's words (`shared_words`) and one making the wrapper index (`forked_call`). Wherever
+the interrupt lands, the run exits 130 without a word, at once, and leaves no process behind.
+
+The runs are real `qlint check` processes whose start-up steps announce themselves (a file in
+`marks`) and can be made to wait there, so each test interrupts at a known point."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from qlint import runner
+from qlint.analysis import held_interrupts
+from qlint.analysis.graphs import wrapper_index
+from qlint.analysis.names import project_words, shared_words
+from qlint.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="forks its children on Linux only")
+
+DRIVER = textwrap.dedent(
+    """
+    import os, signal, sys, time
+    from qlint import runner
+    from qlint.analysis.graphs import wrapper_index
+    from qlint.analysis.names import shared_words
+
+    marks, waits, interrupts, *argv = sys.argv[1:]
+
+    def reached(step):
+        open(os.path.join(marks, f"{step}.{os.getpid()}"), "w").close()
+        if step in interrupts.split(","):  # the group's Ctrl-C, sent from this very point
+            os.killpg(0, signal.SIGINT)
+            time.sleep(2)
+        if step in waits.split(","):
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # busy: outlives a Ctrl-C
+            time.sleep(120)
+
+    def announced(step, original):
+        def wrapper(*args):
+            reached(step)
+            return original(*args)
+        return wrapper
+
+    shared_words._cut = announced("words", shared_words._cut)
+    wrapper_index.build = announced("index", wrapper_index.build)
+    runner._init_worker = announced("worker", runner._init_worker)
+
+    from qlint.cli import run
+    sys.argv = ["qlint", *argv]
+    run()
+    """
+)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "proj" / "pkg").mkdir(parents=True)
+    (tmp_path / "proj" / "pyproject.toml").write_text("")
+    (tmp_path / "proj" / "pkg" / "__init__.py").write_text("")
+    for i in range(runner.MIN_PARALLEL_FILES + 6):  # a run with workers
+        (tmp_path / "proj" / "pkg" / f"m{i}.py").write_text(
+            f"import torch\n\ndef f{i}(gm):\n    return [n for n in gm.graph.nodes if n.target == torch.ops.aten.add]\n"
+        )
+    (tmp_path / "driver.py").write_text(DRIVER)
+    (tmp_path / "marks").mkdir()
+    (tmp_path / "tmp").mkdir()
+    return tmp_path
+
+
+def _interrupted(
+    where: Path, reached: tuple[str, ...], waits: str = "-", interrupts: str = "-", group: bool = True
+) -> tuple[subprocess.CompletedProcess, float, list[str]]:
+    """Run the driver; once every step of `reached` is marked, Ctrl-C it (the group, like a
+    terminal, or the parent alone, like `kill -INT`). Returns the run, how long it took to end
+    after the Ctrl-C, and the processes of its group left after it."""
+    env = dict(os.environ, TMPDIR=str(where / "tmp"))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    argv = [sys.executable, str(where / "driver.py"), str(where / "marks"), waits, interrupts]
+    proc = subprocess.Popen(
+        [*argv, "check", str(where / "proj"), "--no-cache", "-j2"],
+        cwd=where,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.time() + 60
+        while not all(any(m.startswith(f"{s}.") for m in os.listdir(where / "marks")) for s in reached):
+            assert time.time() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.02)
+        time.sleep(0.3)  # the parent reaches its wait meanwhile
+        start = time.time()
+        if interrupts == "-":
+            (os.killpg if group else os.kill)(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        took = time.time() - start
+        time.sleep(0.1)
+        left = _left(proc.pid)
+    finally:
+        _end_group(proc.pid)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), took, left
+
+
+def _end_group(pgid: int) -> None:
+    """What a test that failed left running is not left to the next one."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def _left(pgid: int) -> list[str]:
+    """The processes of the run's group still there (zombies too: a child nobody reaped)."""
+    return subprocess.run(["pgrep", "-g", str(pgid)], capture_output=True, text=True).stdout.split()
+
+
+def _quiet_130(interrupted: tuple[subprocess.CompletedProcess, float, list[str]], where: Path) -> None:
+    run, took, left = interrupted
+    assert (run.returncode, run.stdout, run.stderr.decode()) == (130, b"", "")
+    assert took < 10
+    assert left == []
+    assert os.listdir(where / "tmp") == []
+
+
+@pytest.mark.parametrize("group", [True, False], ids=["group", "parent-alone"])
+def test_ctrl_c_while_both_children_work(project, group):
+    _quiet_130(_interrupted(project, ("words", "index"), waits="words,index", group=group), project)
+
+
+@pytest.mark.parametrize("group", [True, False], ids=["group", "parent-alone"])
+def test_ctrl_c_while_waiting_for_the_words_child(project, group):
+    # The index is made: the parent waits for the words alone. It used to wait them out (two
+    # minutes here) when the Ctrl-C reached the parent only, and leave the child unreaped.
+    _quiet_130(_interrupted(project, ("words", "index"), waits="words", group=group), project)
+
+
+def test_ctrl_c_while_the_index_child_works(project):
+    _quiet_130(_interrupted(project, ("words", "index"), waits="index", group=False), project)
+
+
+@pytest.mark.parametrize("step", ["words", "index"])
+def test_ctrl_c_as_a_child_starts_its_work(project, step):
+    _quiet_130(_interrupted(project, (step,), interrupts=step), project)
+
+
+def test_ctrl_c_as_a_worker_starts_is_no_traceback(project):
+    # Sent before the worker's initializer ran: it printed "Exception in initializer" and a
+    # KeyboardInterrupt traceback. The workers are forked with Ctrl-C held until it ignores it.
+    _quiet_130(_interrupted(project, ("worker",), interrupts="worker"), project)
+
+
+def test_a_held_ctrl_c_is_raised_on_release():
+    held = held_interrupts.hold()
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.05)  # not delivered while held
+    with pytest.raises(KeyboardInterrupt):
+        held_interrupts.release(held)
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+
+
+def test_a_child_forked_while_held_ends_on_ctrl_c_without_python():
+    held = held_interrupts.hold()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            held_interrupts.release_in_child(held)
+            os._exit(0)  # not reached: the signal ended it
+        finally:
+            os._exit(3)  # KeyboardInterrupt would land here
+    held_interrupts.release(held)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGINT
+
+
+def test_a_failing_index_unmaps_the_words_and_reaps_their_child(tmp_path, monkeypatch):
+    for i in range(runner.MIN_PARALLEL_FILES):
+        (tmp_path / f"m{i}.py").write_text("x = 1\n")
+    (tmp_path / "pyproject.toml").write_text("")
+    todo = sorted(str(p) for p in tmp_path.glob("m*.py"))
+    started: list[shared_words.Pending] = []
+    original = shared_words.start
+
+    def start(*args):
+        pending = original(*args)
+        started.append(pending)
+        return pending
+
+    def enable(*args):
+        raise RuntimeError("the index failed")
+
+    monkeypatch.setattr(shared_words, "start", start)
+    monkeypatch.setattr(wrapper_index, "enable", enable)
+    settings = Settings(select=("QL101", "QL102"))
+    with (
+        pytest.raises(RuntimeError, match="the index failed"),
+        runner._wrapper_index(None, todo, settings, {}, parallel=True),
+    ):
+        pass
+    (pending,) = started
+    assert pending.blob.closed
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pending.pid, os.WNOHANG)  # reaped already
+    assert project_words._SHARED is None
+    assert not wrapper_index._ENABLED
