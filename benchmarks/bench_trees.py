@@ -67,6 +67,10 @@ path, runs = sys.argv[1], int(sys.argv[2])
 settings = load_settings([path])
 data = open(path, "rb").read()
 project = ProjectIndex()
+if hasattr(project, "watch"):  # an editor whose client watches the files (VS Code): keys kept between keystrokes
+    import os
+    from qlint.analysis.names.package_map import project_root
+    project.watch([project_root(os.path.abspath(path)) or os.path.dirname(os.path.abspath(path))])
 check_source(data, path, settings, project)  # load the modules it reads, as an open editor has
 times = []
 for buffer in keystroke_edits(data.decode("utf-8-sig"), runs):

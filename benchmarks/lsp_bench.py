@@ -48,6 +48,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script: this checkout's qlint, client and server alike
 
+from qlint.analysis.names.package_map import project_root  # noqa: E402
 from qlint.lsp.client import LspClient, server_env  # noqa: E402
 
 BLOCK = '''
@@ -209,7 +210,7 @@ class Engine:
     `qlint.lsp.heap`): what the server cannot avoid; the rest of its latency is its own.
     Timed right after each server edit, so both meet the same load."""
 
-    def __init__(self, path: Path, text: str):
+    def __init__(self, path: Path, text: str, workspace: Path | None = None):
         from qlint.analysis.names.project import ProjectIndex
         from qlint.config import load_settings
         from qlint.engine import check_source
@@ -219,6 +220,8 @@ class Engine:
         self.path, self.text = str(path), text
         self.settings = load_settings([str(path.parent)])
         self.project = ProjectIndex()
+        if workspace is not None:  # as the server whose client watches the workspace
+            self.project.watch([str(workspace)])
         check_source(text, self.path, self.settings, self.project)
         heap.settle()
         self.runs = 0
@@ -231,9 +234,16 @@ class Engine:
         return time.perf_counter() - start
 
 
-def start(name: str, work: Path, path: Path, text: str, argv: list[str] | None, env: dict | None) -> Doc:
+def start(
+    name: str, work: Path, path: Path, text: str, argv: list[str] | None, env: dict | None, watching: bool = True
+) -> Doc:
     client = LspClient(work, argv, env)
-    client.initialize(work, capabilities={"textDocument": {"publishDiagnostics": {"dataSupport": True}}})
+    capabilities: dict = {"textDocument": {"publishDiagnostics": {"dataSupport": True}}}
+    if watching:  # as VS Code and eglot do: the server may keep what it read between keystrokes
+        capabilities["workspace"] = {"didChangeWatchedFiles": {"dynamicRegistration": True}}
+    client.initialize(work, capabilities=capabilities)
+    if watching:
+        client.server_request("client/registerCapability")
     uri = client.open(path, text)
     client.diagnostics(uri, 1, timeout=120)
     doc = Doc(name, client, uri, text.split("\n"))
@@ -306,6 +316,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--server-cmd", help="start this server instead (a command line)")
     parser.add_argument("--baseline", help="another checkout: its server gets the same edits, interleaved")
+    parser.add_argument("--unwatched", action="store_true", help="a client that watches no files for the server")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="qlint-lsp-bench-") as tmp:
@@ -314,7 +325,7 @@ def main() -> None:
             # The server only reads the file; the edits stay in its memory.
             path = Path(args.file).resolve()
             text = "# \n" + path.read_text()
-            work = path.parent
+            work = Path(project_root(str(path)) or path.parent)  # the folder an editor opens
         else:
             text = Path(args.file).read_text() if args.file else generated_module()
             path = work / "module.py"
@@ -322,12 +333,13 @@ def main() -> None:
             text = path.read_text()
 
         cli_seconds, findings = cli_check(path)
-        engine = Engine(path, text)
+        engine = Engine(path, text, None if args.unwatched else work)
 
-        docs = [start("this", work, path, text, shlex.split(args.server_cmd) if args.server_cmd else None, None)]
+        argv = shlex.split(args.server_cmd) if args.server_cmd else None
+        docs = [start("this", work, path, text, argv, None, not args.unwatched)]
         if args.baseline:
             env = {**server_env(), "PYTHONPATH": str(Path(args.baseline).resolve())}
-            docs.append(start("baseline", work, path, text, None, env))
+            docs.append(start("baseline", work, path, text, None, env, not args.unwatched))
         alone: list[float] = []
         for _ in range(args.edits // 5):  # interleaved in blocks of 5: both servers meet the same load
             for doc in docs:

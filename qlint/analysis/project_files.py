@@ -62,13 +62,17 @@ def python_files(root: str, overlay: Iterable[str] = (), recursive: bool = True)
     with the open buffers (`overlay` paths) under it, sorted."""
     root = os.path.abspath(root)
     files: set[str] = set(disk_files(root, recursive))
+    files.update(_buffers_under(root, overlay, recursive))
+    return sorted(files)
+
+
+def _buffers_under(root: str, overlay: Iterable[str], recursive: bool) -> list[str]:
     inside = root + os.sep
-    files.update(
+    return [
         p
         for p in overlay
         if p.endswith(".py") and p.startswith(inside) and (recursive or os.sep not in p[len(inside) :])
-    )
-    return sorted(files)
+    ]
 
 
 def disk_files(
@@ -236,9 +240,11 @@ def project_keys(ctx, root: str, recursive: bool = True) -> dict[str, tuple | No
     if listed is not None:
         with contextlib.suppress(TypeError, ValueError, AttributeError):  # a damaged file: ignored
             restore_listings(root, listed)
-    content_key = project.content_key
-    # Listed: absolute and normalised.
-    keys = {path: content_key(path, True) for path in python_files(root, project.overlay, recursive)}
+    keys = _watched_keys(project, root, recursive)
+    if keys is None:
+        content_key = project.content_key
+        # Listed: absolute and normalised.
+        keys = {path: content_key(path, True) for path in python_files(root, project.overlay, recursive)}
     last = _LAST_READS.get((root, recursive, own))
     if last is not None and last[0] == keys:
         reads = last[1]  # the same contents: the same digests (an editor's next check)
@@ -260,6 +266,31 @@ def project_keys(ctx, root: str, recursive: bool = True) -> dict[str, tuple | No
             _RUN_KEYS.clear()  # another run's, or too many roots
         _RUN_KEYS[root, recursive] = (run, keys, reads)
     ctx.cache[memo] = keys
+    return keys
+
+
+def _watched_keys(project, root: str, recursive: bool) -> dict[str, tuple | None] | None:
+    """`project_keys` from the listing and keys an editor's file watcher vouches for
+    (`ProjectIndex.watched`; None without one, or where it does not see): stat'ing torch's
+    2,300 modules and 600 directories at each keystroke is what its events make needless."""
+    watched = getattr(project, "watched", None)
+    if watched is None:
+        return None
+    disk = watched.keys_under(root, recursive)
+    if disk is None:
+        links: list[str] = []
+        listed = sorted(disk_files(root, recursive, links=links))
+        if not watched.keep_listing(root, recursive, (listed, frozenset(listed)), links):
+            return None
+        disk = watched.keys_under(root, recursive)
+    buffers = _buffers_under(root, project.overlay, recursive)
+    if not buffers:
+        return disk
+    keys = dict(disk)
+    for path in buffers:
+        keys[path] = ("overlay", hash(project.overlay[path]))
+    if len(keys) != len(disk):  # a buffer with no file on disk yet: in the listing's order
+        keys = {path: keys[path] for path in sorted(keys)}
     return keys
 
 

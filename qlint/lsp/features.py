@@ -19,6 +19,7 @@ from qlint.lsp.server import PYTHON_SUFFIXES, QlintLanguageServer, Snapshot, is_
 DEBUG_MODULES = "qlint/debugModules"
 DEBUG_WORKERS = "qlint/debugRuntimeWorkers"
 DEBUG_TIMINGS = "qlint/debugTimings"
+DEBUG_WATCHED = "qlint/debugWatchedFiles"
 WATCH_ID = "qlint-watched-files"
 
 
@@ -34,9 +35,14 @@ def register(server: QlintLanguageServer) -> None:
         if not (watched and watched.dynamic_registration):
             return
         patterns = [f"**/*{suffix}" for suffix in PYTHON_SUFFIXES] + [f"**/{name}" for name in CONFIG_NAMES]
-        options = types.DidChangeWatchedFilesRegistrationOptions(
-            watchers=[types.FileSystemWatcher(glob_pattern=p) for p in patterns]
+        watchers = [types.FileSystemWatcher(glob_pattern=p) for p in patterns]
+        # A directory created, deleted or renamed is one event for all it holds, and its name
+        # matches none of the patterns above: without this one, modules moved with their
+        # directory would go unreported and the keys kept for them (`watched_files`) stale.
+        watchers.append(
+            types.FileSystemWatcher(glob_pattern="**/*", kind=types.WatchKind.Create | types.WatchKind.Delete)
         )
+        options = types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers)
         registration = types.Registration(
             id=WATCH_ID, method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options
         )
@@ -46,6 +52,8 @@ def register(server: QlintLanguageServer) -> None:
             ls.window_log_message(
                 types.LogMessageParams(type=types.MessageType.Info, message=f"qlint: no file watching: {exc}")
             )
+            return
+        ls.watching_started()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(ls: QlintLanguageServer, params: types.DidChangeConfigurationParams) -> None:
@@ -57,7 +65,8 @@ def register(server: QlintLanguageServer) -> None:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(ls: QlintLanguageServer, params: types.DidChangeWatchedFilesParams) -> None:
-        ls.files_changed([p for p in (to_fs_path(c.uri) for c in params.changes) if p])
+        changes = [(path, int(c.type)) for c in params.changes if (path := to_fs_path(c.uri))]
+        ls.files_changed(changes)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: QlintLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -159,6 +168,22 @@ def register(server: QlintLanguageServer) -> None:
         """For `benchmarks/lsp_bench.py` and bug reports: where the checks since the last
         call spent their time (see `qlint.lsp.timings`)."""
         return {"checks": ls.timings.take()}
+
+    @server.feature(DEBUG_WATCHED)
+    async def debug_watched(ls: QlintLanguageServer, *args) -> dict:
+        """For tests and bug reports: the folders the client watches for the server (None:
+        no watcher, every check stats what it reads) and how many file keys are kept there."""
+
+        def taken() -> dict:  # on the checker thread: between checks
+            watched = ls.project.watched
+            roots = list(watched.roots) if watched is not None else None
+            return {
+                "roots": roots,
+                "kept": len(watched.keys) if watched else 0,
+                "events": watched.events if watched else 0,
+            }
+
+        return await asyncio.get_running_loop().run_in_executor(ls.checker, taken)
 
     @server.feature(DEBUG_WORKERS)
     def debug_workers(ls: QlintLanguageServer, *args) -> dict:

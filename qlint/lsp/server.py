@@ -32,6 +32,7 @@ from pygls.uris import to_fs_path
 
 from qlint import __version__
 from qlint.analysis.names.project import ProjectIndex
+from qlint.analysis.project_files import LISTING_PREFIX, parse_listing_dependency
 from qlint.config import CONFIG_NAMES, ConfigError, runtime_editor_mode
 from qlint.diagnostic import Diagnostic, RuntimeVerdict
 from qlint.engine import CheckCancelled, check_source
@@ -124,6 +125,7 @@ class QlintLanguageServer(Publishing, RuntimeJobs, LanguageServer):
         self.serial = 0  # checks published so far
         self.refresh_owed = False  # a pulling client holds a result that a recheck changed
         self.timings = Timings()
+        self.watch_roots: tuple[str, ...] | None = None  # the folders the client watches for us
 
     # -- errors: a reply where one is owed, a log line, never a popup ---------------------
 
@@ -317,19 +319,34 @@ class QlintLanguageServer(Publishing, RuntimeJobs, LanguageServer):
         if not self.pull:
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
-    def files_changed(self, paths: list[str]) -> None:
-        """Modules changed on disk outside the editor (a `git checkout`): the open buffers
-        that import them are checked again; a config file changed: all of them."""
-        open_paths = set(self.open.values())
-        changed = {os.path.abspath(p) for p in paths} - open_paths  # an open buffer is the truth
-        if any(os.path.basename(p) in CONFIG_NAMES for p in changed):
+    def watching_started(self) -> None:
+        """The client watches the workspace folders for us (`workspace/didChangeWatchedFiles`
+        registered): from the next check on, what a check reads of the files there is kept
+        until an event names them (`ProjectIndex.watch`), instead of stat'ed at each check."""
+        self.watch_roots = self.workspace_roots()
+        self.checker.submit(self.project.watch, self.watch_roots)
+
+    def workspace_roots(self) -> tuple[str, ...]:
+        folders = [to_fs_path(f.uri) for f in self.workspace.folders.values()]
+        roots = [p for p in (*folders, self.workspace.root_path) if p]
+        return tuple(sorted({os.path.abspath(p) for p in roots}))
+
+    def files_changed(self, changes: list[tuple[str, int]]) -> None:
+        """Files changed on disk outside the editor (a `git checkout`), with the watcher's
+        `FileChangeType`s: what the project index kept of them goes, and the open buffers
+        whose last check read them, or scanned a directory they were created in or deleted
+        from, are checked again; a config file changed: all of them."""
+        changes = [(os.path.abspath(p), int(kind)) for p, kind in changes]
+        # On the checker thread: between two checks, never half-way through one.
+        self.checker.submit(self.project.files_changed, changes)
+        if any(os.path.basename(p) in CONFIG_NAMES for p, _ in changes):
             for uri in list(self.open):
                 self.schedule(uri, LATER, notify_dependents=False)
             return
-        for path in changed:
-            self.checker.submit(self.project.set_overlay, path, None)  # drop its parsed scope
+        open_paths = set(self.open.values())
+        changed = {p for p, _ in changes} - open_paths  # an open buffer is the truth
         for uri, state in list(self.checked.items()):
-            if changed & state.dependencies:
+            if recheck_due(changed, state.dependencies):
                 self.schedule(uri, LATER, notify_dependents=False)
 
     # -- on the worker thread ------------------------------------------------------------
@@ -340,6 +357,11 @@ class QlintLanguageServer(Publishing, RuntimeJobs, LanguageServer):
 
     def _check_paused(self, snap: Snapshot, encoding: str, cancelled=None) -> CheckOutcome:
         start = time.perf_counter()
+        if self.watch_roots is not None:
+            roots = self.workspace_roots()
+            if roots != self.watch_roots:  # folders added or removed: the watcher sees others now
+                self.watch_roots = roots
+                self.project.watch(roots)
         self.project.set_overlay(snap.path, snap.text)
         loaded = self.settings_cache.get(snap.path)
         config_error = None
@@ -394,6 +416,28 @@ class QlintLanguageServer(Publishing, RuntimeJobs, LanguageServer):
         self.queue.close()
         self.checker.shutdown(wait=False, cancel_futures=True)
         self.runtime.close()
+
+
+def recheck_due(changed: set[str], dependencies: frozenset[str]) -> bool:
+    """Whether a check that read `dependencies` may answer otherwise now that `changed`
+    (absolute paths: files, or directories with all they held) changed: it read one of them,
+    or a file under a changed directory, or scanned a directory one was created in or deleted
+    from (`project_files.listing_dependency`)."""
+    if not changed:
+        return False
+    if changed & dependencies:
+        return True
+    inside = tuple(p + os.sep for p in changed)
+    for dep in dependencies:
+        if dep.startswith(inside):
+            return True
+        listing = parse_listing_dependency(dep) if dep.startswith(LISTING_PREFIX) else None
+        if listing is not None:
+            root = listing[0] + os.sep
+            for p in changed:
+                if root.startswith(p + os.sep) or (p.startswith(root) and (listing[1] or os.sep not in p[len(root) :])):
+                    return True
+    return False
 
 
 def is_python(uri: str, language_id: str | None) -> str | None:

@@ -37,6 +37,7 @@ from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.project_scan import project_modules
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.resolver import OpRef, Resolver
+from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import walk_kinds
 from qlint.source import DecodeError, LineIndex, decode_source
@@ -207,6 +208,7 @@ def _module(
     known = _PARSED.get(path)
     if known is not None and known[0] == key:
         return known[1]
+    data = None
     if key[0] == "overlay":
         text = ctx.project.overlay[path]
     else:
@@ -223,10 +225,16 @@ def _module(
             return None
     if not any(pattern.search(text) for pattern, _ in wanted):
         return None  # parsed only when it matches: op names are common words (`x.reshape(...)`)
-    try:
-        tree = ast.parse(text, filename=path)
-    except (SyntaxError, ValueError, RecursionError):
-        tree = None
+    # A module this run checks later: the tree a summary or a scan kept for its check, or
+    # this parse, kept for it (`tree_handover`).
+    tree = HANDOVER.peek(os.path.abspath(path), data) if data is not None else None
+    if tree is None:
+        try:
+            tree = ast.parse(text, filename=path)
+        except (SyntaxError, ValueError, RecursionError):
+            tree = None
+        if tree is not None and data is not None:
+            HANDOVER.keep(os.path.abspath(path), data, tree)
     module = (
         FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))
         if tree

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, TypeVar
 from qlint.analysis.graphs import file_keys, kept_answers
 from qlint.analysis.graphs.called_names import attributes_called, calls_memo, may_call, may_call_attribute
 from qlint.analysis.graphs.forwarding_facts import ForwardingFact, RemoteFunction, RemoteModule
+from qlint.analysis.graphs.helper_gate import may_lead_to_helper
 from qlint.analysis.graphs.receivers import constructed_class
 from qlint.analysis.graphs.word_trie import holds_any
 from qlint.analysis.names.modules import import_root, module_name_for
@@ -709,6 +710,8 @@ class Forwarding:
         if index is not None:
             # The names it did not hold are answered by it: a dependency of the result.
             project.record_derived(path, index.dependency, index.digest)
+            if not may_lead_to_helper(text, imports, index):
+                return False
         heads: dict[str, list[tuple[str, ...]]] = {}
         for parts in class_bases(text):
             heads.setdefault(parts[0], []).append(parts)

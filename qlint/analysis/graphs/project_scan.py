@@ -29,6 +29,7 @@ from qlint.analysis.graphs.graph_context import may_carry_packets
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.analysis.project_files import listing_dependency, project_keys
 from qlint.short_digests import content_sha256_hex
 from qlint.source import DecodeError, LineIndex, decode_source
@@ -267,10 +268,20 @@ def project_modules(ctx: FileContext, needles: tuple[str, ...]) -> list[tuple[st
 
 
 def _context(path: str, text: str, ctx: FileContext) -> FileContext | None:
-    try:
-        tree = ast.parse(text, filename=path)
-    except (SyntaxError, ValueError, RecursionError):
-        return None
+    # A module of the scan that this run checks later (torch: ~20 of the scan's ~30 parses):
+    # the tree a summary kept for its check, or this parse, kept for it (`tree_handover`),
+    # as long as the file's bytes are the ones the text was decoded from (not so with a BOM
+    # or a coding cookie: then its check parses it again).
+    absolute = os.path.abspath(path)
+    data = text.encode("utf-8", "surrogatepass") if HANDOVER.expects(absolute) else None
+    tree = HANDOVER.peek(absolute, data) if data is not None else None
+    if tree is None:
+        try:
+            tree = ast.parse(text, filename=path)
+        except (SyntaxError, ValueError, RecursionError):
+            return None
+        if data is not None:
+            HANDOVER.keep(absolute, data, tree)
     return FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))
 
 

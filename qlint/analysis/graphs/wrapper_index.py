@@ -93,6 +93,12 @@ class WrapperIndex:
         names with the functions'."""
         return self.functions | frozenset(_SKIPPED)
 
+    @functools.cached_property
+    def attribute_or_class_names(self) -> frozenset[str]:
+        """`attribute_names` and the classes' names: what a dotted name must end in, or pass,
+        for any of the helper search's ways to a helper (`helper_gate`)."""
+        return self.attribute_names | self.classes
+
 
 _DEPENDENCIES: dict[str, str] = {}
 

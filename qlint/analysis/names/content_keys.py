@@ -110,6 +110,12 @@ def known_digest(path: str, key: tuple) -> str | None:
     return known[1] if known is not None and known[0] == key else None
 
 
+def forget_digest(path: str) -> None:
+    """The file changed (an editor's watcher says so): its digest is worked out again even
+    where its stat did not move (rewritten within one clock tick, at the same size)."""
+    _DIGESTS.pop(path, None)
+
+
 def remember_digest(path: str, key: tuple | None, value: str) -> None:
     """A digest computed while reading the module for another reason (the project index
     loading it, a project scan)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
 from qlint.analysis.names import content_keys
@@ -28,6 +28,7 @@ from qlint.analysis.names.statement_reuse import PreviousTrees
 from qlint.analysis.names.summary import ModuleSummary
 from qlint.analysis.names.summary_facts import SummaryFact
 from qlint.analysis.names.tree_handover import HANDOVER
+from qlint.analysis.names.watched_files import WatchedFiles
 from qlint.analysis.repo_root import same_repository
 from qlint.diagnostic import Range
 from qlint.short_digests import content_sha256_hex
@@ -79,6 +80,9 @@ class ProjectIndex:
         # next check of one reuses its unchanged statements (`statement_reuse`). A command-line
         # run checks each file once and keeps none.
         self.previous_trees = PreviousTrees() if track_dependents else None
+        # What an editor's file watcher vouches for between checks (`watch`): None, every
+        # check stats what it depends on.
+        self.watched: WatchedFiles | None = None
         # An editor's index keeps where modules were found across checks, while the
         # directories that decide it are unchanged (`kept_lookups`).
         self._kept_lookups = KeptLookups() if track_dependents else None
@@ -156,6 +160,25 @@ class ProjectIndex:
     def set_overlay(self, path: str, text: str | None) -> None:
         self.update(path, text)
 
+    def watch(self, roots: Iterable[str]) -> None:
+        """An editor's watcher reports every file created, changed or deleted under `roots`
+        from now on (`files_changed`): keys, listings and module lookups there are kept
+        between checks instead of being stat'ed again by each (`watched_files`)."""
+        self.watched = WatchedFiles(roots)
+
+    def files_changed(self, changes: Iterable[tuple[str, int]]) -> None:
+        """The watcher's events ((path, `FileChangeType`)): what was kept of those files goes.
+        An open buffer stays the truth for its module; its file's key goes all the same."""
+        changes = [(os.path.abspath(p), kind) for p, kind in changes]
+        if self.watched is not None:
+            self.watched.forget(changes)
+        for path, _ in changes:
+            content_keys.forget_digest(path)
+            if path not in self.overlay:
+                self._scopes.pop(path, None)
+        self._lookups.clear()
+        self._found.clear()
+
     def update(self, path: str, text: str | None) -> set[str]:
         """An editor buffer changed (`text`) or closed (None, the file on disk counts again).
 
@@ -163,10 +186,14 @@ class ProjectIndex:
         read this one: the language server checks the edited buffer first, from what it
         holds for every other module, then rechecks these at lower priority."""
         path = os.path.abspath(path)
+        if (path in self.overlay) != (text is not None) and self.watched is not None:
+            self.watched.found.clear()  # a buffer with no file on disk is found as a module
         if (text is None) == (path in self.overlay) and self._kept_lookups is not None:
             self._kept_lookups.clear()  # a buffer counts as a file where none was, or no longer
         if text is None:
             self.overlay.pop(path, None)
+            if self.watched is not None:  # the disk counts again: its key as it is now
+                self.watched.keys.pop(path, None)
         else:
             self.overlay[path] = text
         self._scopes.pop(path, None)
@@ -182,6 +209,12 @@ class ProjectIndex:
         """What identifies the module's content now (its buffer, else its stat; None: absent),
         for everything that remembers facts about other modules (`content_keys`). `normal`:
         the path is absolute and normalised already."""
+        watched = self.watched
+        if watched is not None:
+            if not normal:
+                path = os.path.abspath(path)
+            text = self.overlay.get(path)
+            return ("overlay", hash(text)) if text is not None else watched.key(path)
         if not self.fixed_content or self.overlay:
             return content_keys.content_key(self.overlay, path, normal)
         keys = ProjectIndex._run_keys
@@ -191,17 +224,27 @@ class ProjectIndex:
 
     def digest(self, path: str, key: tuple | None = None) -> str:
         """sha256 of the module as this index sees it ("" when absent), hashed once per content."""
+        if key is None and self.watched is not None:
+            key = self.content_key(path)  # the kept key, not a fresh stat
+            if key is None:
+                return ""
         return content_keys.digest(self.overlay, path, key)
 
-    def find_module(self, module: str, requester: str) -> str | None:
+    def find_module(self, module: str, requester: str, probed: list[str] | None = None) -> str | None:
+        """The file of `module` imported from `requester` (None: not in the project). With
+        `probed`, every path looked at is added to it."""
         # `module_bases`: the file's package root first, then namespace-package roots and
         # directories `pyproject.toml` maps (ExecuTorch's `executorch` is the checkout itself).
         for base in module_bases(module, requester):
             for candidate in (base + ".py", os.path.join(base, "__init__.py"), base + ".pyi"):
+                if probed is not None:
+                    probed.append(candidate)
                 if candidate in self.overlay or os.path.isfile(candidate):
                     # Through a symbolic link (`src/executorch/backends -> ../../backends`): the
                     # module is the file the link points to, the one checked and edited.
                     real = candidate if candidate in self.overlay else resolved(candidate)
+                    if probed is not None and real != candidate:
+                        probed.append(real)  # behind a link: what the watcher sees of it decides
                     # A rollout checks several checkouts side by side: a package chain that
                     # climbs out of one repository must not resolve into its neighbour.
                     return real if same_repository(real, requester) else None
@@ -246,11 +289,25 @@ class ProjectIndex:
             directory = self._dirs[requester] = os.path.dirname(os.path.abspath(requester))
         key = (module, directory)
         if key not in self._found:
-            kept = self._kept_lookups
-            if kept is None or self.fixed_layout:
-                self._found[key] = self.find_module(module, requester)
+            watched, kept = self.watched, self._kept_lookups
+            if watched is not None and key in watched.found:
+                self._found[key] = watched.found[key]
             else:
-                self._found[key] = kept.find(key, module, requester, self.find_module)
+                # With a watcher: the paths a lookup looks at, to keep its answer until an
+                # event (`watched_files`) where the watcher sees them all.
+                probed: list[str] | None = [] if watched is not None else None
+
+                def lookup(module: str, requester: str) -> str | None:
+                    if probed is None:
+                        return self.find_module(module, requester)
+                    return self.find_module(module, requester, probed)
+
+                if kept is None or self.fixed_layout:
+                    found = self._found[key] = lookup(module, requester)
+                else:
+                    found = self._found[key] = kept.find(key, module, requester, lookup)
+                if probed and watched.covers_all(probed):  # looked up now, nothing out of its sight
+                    watched.found[key] = found
         return self._found[key]
 
     def module_scope(self, module: str, requester: str) -> ModuleScope | None:

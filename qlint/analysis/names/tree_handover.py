@@ -74,6 +74,13 @@ class TreeHandover:
         self.handed += 1
         return kept[1]
 
+    def peek(self, path: str, data: bytes) -> ast.Module | None:
+        """The tree kept for `path` if it was parsed from exactly `data`, left for the engine:
+        another reader of the module (a project scan) reads it instead of parsing the file
+        again. It must not change the tree (facts kept on nodes are the nodes' own)."""
+        kept = self._kept.get(path)
+        return kept[1] if kept is not None and kept[0] == data else None
+
     def checked(self, path: str) -> None:
         """The check of `path` is over (parsed or not): nothing is kept for it any more."""
         self._pending.discard(path)

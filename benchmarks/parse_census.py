@@ -1,0 +1,130 @@
+"""Why a cold run parses and reads each file: counts by asking site (issue 13).
+
+    python benchmarks/parse_census.py [--top N] [--frames K] PATH...
+
+Runs `qlint check --no-cache -j1 -q PATH...` in this process with `ast.parse` and file reads
+counted, each under the innermost qlint frames that asked (`--frames`, 3 by default): the
+checked file's own parse (`engine.parse_module`), a module summary, a caller search... The
+wrapper index, made in a forked child by a run (`forked_call`), is made here, so its parses
+count too. Prints totals (parses, distinct files parsed, reads, distinct files read, files
+parsed more than once) and the asking sites, most parses first. Counts, not times: the same
+on a busy machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import builtins
+import collections
+import io
+import os
+import sys
+
+
+def _site(frames: int) -> str:
+    """The rule that asked (`QL102 check`, `QL102 import trigger`; `run` outside any rule),
+    then the innermost `frames` qlint functions on the stack, innermost first."""
+    names = []
+    rule = "run"
+    frame = sys._getframe(2)
+    while frame is not None:
+        file = frame.f_code.co_filename
+        if f"{os.sep}qlint{os.sep}" in file and not file.endswith("parse_census.py"):
+            if len(names) < frames:
+                module = file.rpartition(f"{os.sep}qlint{os.sep}")[2].removesuffix(".py")
+                names.append(f"{module}.{frame.f_code.co_name}")
+            asker = _ASKING.get(frame.f_code.co_name)
+            code = getattr(frame.f_locals.get("self"), "code", None) if asker else None
+            if isinstance(code, str):
+                rule = f"{code} {asker}"  # the outermost one wins
+        frame = frame.f_back
+    return f"[{rule}] " + " < ".join(names)
+
+
+_ASKING = {"check": "check", "triggered_through_imports": "import trigger"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="+")
+    parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--frames", type=int, default=3)
+    args = parser.parse_args(argv)
+
+    parses: collections.Counter[str] = collections.Counter()
+    parsed: collections.Counter[str] = collections.Counter()
+    reads: collections.Counter[str] = collections.Counter()
+    read: collections.Counter[str] = collections.Counter()
+    sites: dict[str, list[str]] = collections.defaultdict(list)  # file -> the sites that parsed it whole
+    real_parse, real_open = ast.parse, builtins.open
+
+    def parse(source, filename="<unknown>", *a, **k):
+        if filename not in ("<unknown>", "<string>"):
+            site = _site(args.frames)
+            parses[site] += 1
+            if "summary.statement" not in site:  # a statement parsed alone is no whole parse
+                parsed[os.path.abspath(filename)] += 1
+                sites[os.path.abspath(filename)].append(site.partition("] ")[2].partition(" < ")[0])
+        return real_parse(source, filename, *a, **k)
+
+    def open_(file, mode="r", *a, **k):
+        handle = real_open(file, mode, *a, **k)
+        if isinstance(file, (str, os.PathLike)) and "r" in mode and str(file).endswith(".py"):
+            reads[_site(args.frames)] += 1
+            read[os.path.abspath(file)] += 1
+        return handle
+
+    ast.parse, builtins.open, io.open = parse, open_, open_
+    from qlint import cli, registry
+    from qlint.analysis import forked_call
+
+    # Per checked file: the rules that ran on its parse, and which of them reported.
+    ran: dict[str, list[tuple[str, int]]] = collections.defaultdict(list)
+    real_check = registry.DeferredRule.check
+
+    def check(self, ctx):
+        found = list(real_check(self, ctx))
+        ran[ctx.path].append((self.code, len(found)))
+        return found
+
+    registry.DeferredRule.check = check
+
+    real_call = forked_call.call
+    forked_call.call = lambda work: work()  # the child's parses are the run's too
+    code = 0
+    try:
+        cli.main(["check", "--no-cache", "-j1", "-q", "--exit-zero", *args.paths])
+    except SystemExit as exc:
+        code = exc.code or 0
+    finally:
+        ast.parse, builtins.open, io.open = real_parse, real_open, real_open
+        registry.DeferredRule.check = real_check
+        forked_call.call = real_call
+    twice = sum(1 for n in parsed.values() if n > 1)
+    print(
+        f"parses {sum(parses.values())}, {sum(parsed.values())} of them whole modules, of {len(parsed)} files "
+        f"({twice} parsed whole more than once); "
+        f"reads {sum(reads.values())} of {len(read)} files",
+        file=sys.stderr,
+    )
+    by_rules: collections.Counter[str] = collections.Counter()
+    for runs in ran.values():
+        codes = "+".join(code for code, _ in runs)
+        reporting = [code for code, n in runs if n]
+        by_rules[f"{codes}: {'reported by ' + '+'.join(reporting) if reporting else 'nothing reported'}"] += 1
+    repeats = collections.Counter(" + ".join(found) for found in sites.values() if len(found) > 1)
+    for title, counter in (
+        ("checked files by rules run", by_rules),
+        ("files parsed whole again", repeats),
+        ("parses", parses),
+        ("reads", reads),
+    ):
+        print(f"-- {title} by asking site", file=sys.stderr)
+        for site, n in counter.most_common(args.top):
+            print(f"{n:6d}  {site}", file=sys.stderr)
+    return int(code)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
