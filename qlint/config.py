@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from qlint import registry
+from qlint.lazy_patterns import lazy
 from qlint.settings import Settings
 from qlint.value_classes import replace, value_class
 
 CONFIG_NAMES = ("qlint.toml", "pyproject.toml")
-_SELECTOR = re.compile(r"^[A-Z]+[0-9]*$")
+_SELECTOR = lazy(r"^[A-Z]+[0-9]*$")
 _RULE_CODE = re.compile(r"^[A-Z]+[0-9]+$")
 
 

@@ -17,6 +17,7 @@ from qlint.analysis.names.project import ProjectIndex, module_name_for
 from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.diagnostic import Diagnostic, Range
 from qlint.gc_pause import gc_paused
+from qlint.lazy_patterns import lazy
 from qlint.optable import OpTable, load_op_table
 from qlint.registry import deferred, engine_rule, origin
 from qlint.registry import facts as rule_facts
@@ -31,7 +32,7 @@ from qlint.value_classes import replace
 # brackets must become a QL001, not a crash of the whole run.
 _PARSE_RECURSION_LIMIT = 20_000
 # Found by regex, not tokenize: the file may be exactly what tokenize cannot read.
-_FILE_NOQA_QL001 = re.compile(r"#\s*qlint\s*:\s*noqa(?!\s*:)|#\s*qlint\s*:\s*noqa\s*:[^\n]*\bQL001\b", re.I)
+_FILE_NOQA_QL001 = lazy(r"#\s*qlint\s*:\s*noqa(?!\s*:)|#\s*qlint\s*:\s*noqa\s*:[^\n]*\bQL001\b", re.I)
 
 
 def syntax_error(path: str, message: str, row: int = 1, col: int = 0, help: str | None = None) -> Diagnostic:

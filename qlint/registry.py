@@ -181,7 +181,9 @@ class Registry:
 
 def _facts_of(cls: type[Rule]) -> RuleFacts:
     report = cls.engine_report.name if cls.engine_report is not None else None
-    return RuleFacts(cls.code, cls.name, bool(cls.preview), report, tuple(cls.triggers), cls.import_trigger)
+    return RuleFacts(
+        cls.code, cls.name, bool(cls.preview), report, tuple(cls.triggers), cls.import_trigger, cls.text_trigger
+    )
 
 
 class DeferredRule:
@@ -194,6 +196,7 @@ class DeferredRule:
         self.name = facts.name
         self.triggers = facts.triggers
         self.import_trigger = facts.import_trigger
+        self.text_trigger = facts.text_trigger
         self.preview = facts.preview
         self.engine_report = EngineReport[facts.engine_report] if facts.engine_report else None
         self._options = options
@@ -212,6 +215,8 @@ class DeferredRule:
     def triggered_by(self, text: str) -> bool:
         if self.triggers and not any(t in text for t in self.triggers):
             return False
+        if self._rule is None and self.text_trigger and not self._options:
+            return imported_trigger(self.text_trigger)(text)  # the rule's own answer (`Rule.text_trigger`)
         return self.rule.triggered_by(text)
 
     def triggered_through_imports(self, text: str, path: str, project: Any) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 
 from qlint.diagnostic import Diagnostic
+from qlint.short_digests import content_sha256_hex
 from qlint.value_classes import field, value_class
 
 
@@ -22,13 +23,9 @@ class FileResult:
 
 
 def content_hash(data: bytes | str) -> str:
-    # `hashlib` (OpenSSL, fast on megabytes) when a content is first hashed: a run answered
-    # from the cache never is (`qlint.short_digests`).
-    import hashlib
-
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogatepass")
-    return hashlib.sha256(data).hexdigest()
+    return content_sha256_hex(data)
 
 
 def display_path(path: str) -> str:

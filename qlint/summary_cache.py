@@ -31,6 +31,9 @@ _SCAN_HEADER = b"qlint-scan-1\n"
 # QL101/QL102's answers about other modules (`qlint.analysis.graphs.kept_answers`).
 _ANSWERS_MAGIC = "qlint-answers-1"
 _ANSWERS_HEADER = b"qlint-answers-1\n"
+# What a root's `pyproject.toml` declares for setuptools (`qlint.analysis.names.package_map`).
+_DECLARED_MAGIC = "qlint-declared-1"
+_DECLARED_HEADER = b"qlint-declared-1\n"
 
 
 class SummaryStore:
@@ -115,6 +118,29 @@ class SummaryStore:
             return
         self._write(self._answers_file(), _ANSWERS_HEADER, payload)
 
+    def _declared_file(self, root: str) -> Path:
+        return self.directory / checksummed_files.name_for(root, ".declared")
+
+    def get_declared(self, root: str, raw: bytes) -> tuple[tuple[str, str, bool], ...] | None:
+        """The (package, directory as written, whether a `where` root) read from `root`'s
+        `pyproject.toml` when its bytes were exactly `raw`, or None."""
+        payload = checksummed_files.read_marshalled(self._declared_file(root), _DECLARED_HEADER)
+        if not isinstance(payload, dict) or payload.get("magic") != _DECLARED_MAGIC:
+            return None
+        if payload.get("root") != root or payload.get("raw") != raw:
+            return None
+        pairs = payload.get("declared")
+        if not isinstance(pairs, tuple) or not all(
+            type(p) is tuple and len(p) == 3 and type(p[0]) is str and type(p[1]) is str and type(p[2]) is bool
+            for p in pairs
+        ):
+            return None
+        return pairs
+
+    def put_declared(self, root: str, raw: bytes, pairs: tuple[tuple[str, str, bool], ...]) -> None:
+        payload = marshal.dumps({"magic": _DECLARED_MAGIC, "root": root, "raw": raw, "declared": pairs})
+        self._write(self._declared_file(root), _DECLARED_HEADER, payload)
+
 
 class RunSummaries(SummaryStore):
     """The summaries the workers of one run without a cache (`--no-cache`) compute, for each
@@ -136,6 +162,7 @@ def summary_store(settings: Settings, enabled: bool, shared: bool = False, answe
     of one file would load whole (50 M instructions) to use a few dozen."""
     from qlint.analysis import scan_memo
     from qlint.analysis.graphs import kept_answers
+    from qlint.analysis.names import package_map
     from qlint.analysis.names.project import ProjectIndex
 
     before, layout = ProjectIndex.store, ProjectIndex.fixed_layout
@@ -151,6 +178,7 @@ def summary_store(settings: Settings, enabled: bool, shared: bool = False, answe
         store = None
     ProjectIndex.use_store(store)
     kept_answers.use(store if answers else None)
+    package_map.use_store(store if store is not None and store.keeps_scans else None)
     ProjectIndex.fix_layout(True)  # no module file appears or disappears during the run
     try:
         yield
@@ -158,6 +186,7 @@ def summary_store(settings: Settings, enabled: bool, shared: bool = False, answe
         scan_memo.flush()
         kept_answers.flush()
         kept_answers.use(None)
+        package_map.use_store(None)
         ProjectIndex.use_store(before)
         ProjectIndex.fix_layout(layout)
         if directory is not None:

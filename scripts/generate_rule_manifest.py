@@ -47,6 +47,8 @@ def render() -> str:
         lines.append(f"        triggers=({triggers}),\n")
         if cls.import_trigger:
             lines.append(f"        import_trigger={_q(cls.import_trigger)},\n")
+        if cls.text_trigger:
+            lines.append(f"        text_trigger={_q(cls.text_trigger)},\n")
         lines.append("    ),\n")
     lines.append("}\n")
     return "".join(lines)

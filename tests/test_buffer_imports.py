@@ -39,3 +39,33 @@ def test_a_buffer_check_imports_no_tree_walk_nor_notebook_support(tmp_path):
 def test_a_notebook_buffer_still_gets_the_notebook_support(tmp_path):
     modules = _imported(tmp_path, "n.ipynb", '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
     assert "qlint.notebook" in modules
+
+
+# Read only where the project's wrapper index is built or another module's text is searched
+# for wrappers, the Ctrl-C path of a forked child, and OpenSSL's hashing once a process has
+# hashed more than a one-file check does: a check of one matcher needs none.
+DEFERRED = (
+    "qlint.analysis.graphs.wrapper_candidates",
+    "qlint.analysis.graphs.sink_index",
+    "signal",
+    "tomllib",
+    "_hashlib",
+)
+
+
+def test_a_matcher_is_still_flagged_without_the_deferred_modules(tmp_path):
+    text = (
+        "import torch\n\n\ndef find(gm):\n    for node in gm.graph.nodes:\n"
+        "        if node.target == torch.ops.quantized_decomposed.dequantize_per_tensor:\n"
+        "            return node\n"
+    )
+    path = tmp_path / "m.py"
+    path.write_text(text)
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, str(path)], input=text.encode(), env=env, cwd=tmp_path, capture_output=True
+    )
+    assert "m.py:6:" in proc.stdout.decode() and "QL101" in proc.stdout.decode()
+    modules = set(json.loads(proc.stderr.decode().rpartition("MODULES ")[2]))
+    assert "qlint.rules.ql101_packet_matcher" in modules and "qlint.analysis.graphs.forwarding" in modules
+    assert [m for m in DEFERRED if m in modules] == []

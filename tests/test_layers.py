@@ -21,6 +21,7 @@ BELOW_ANALYSIS = (
     "qlint.optable",
     "qlint.value_classes",
     "qlint.short_digests",
+    "qlint.lazy_patterns",
 )
 
 

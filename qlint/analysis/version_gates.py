@@ -27,18 +27,20 @@ import operator
 import re
 from collections.abc import Callable
 
+from qlint.lazy_patterns import lazy
+
 # Maps a name to the expression it is bound to (a module constant), or None.
 Lookup = Callable[[ast.AST], "ast.AST | None"]
 
-_CONSTANT = re.compile(r"TORCH_VERSION_(?:AT_LEAST|AFTER|GE|GREATER_EQUAL)_(\d+)_(\d+)", re.I)
-_AT_LEAST_CALL = re.compile(r"(?:version_at_least|at_least|version_ge)$", re.I)
-_VERSION_TEXT = re.compile(r"^\s*v?(\d+)\.(\d+)")
+_CONSTANT = lazy(r"TORCH_VERSION_(?:AT_LEAST|AFTER|GE|GREATER_EQUAL)_(\d+)_(\d+)", re.I)
+_AT_LEAST_CALL = lazy(r"(?:version_at_least|at_least|version_ge)$", re.I)
+_VERSION_TEXT = lazy(r"^\s*v?(\d+)\.(\d+)")
 _OPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}
 _EQUALITY = {ast.Eq: operator.eq, ast.NotEq: operator.ne}
 # The interpreter's version, under any of its spellings: never torch's.
 _PYTHON_LABELS = frozenset({"version_info", "hexversion", "python_version", "python_version_tuple"})
 # Other packages whose names contain "torch": their versions are not torch's.
-_OTHER_PACKAGE = re.compile(r"torch(?:ao|vision|audio|text|rec|tune|data|serve)", re.I)
+_OTHER_PACKAGE = lazy(r"torch(?:ao|vision|audio|text|rec|tune|data|serve)", re.I)
 _STR_METHODS = frozenset({"split", "strip", "replace", "partition", "rsplit", "lower"})
 _DEPTH = 4  # names bound to names bound to ...: enough for real code, finite on cycles
 

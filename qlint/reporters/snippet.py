@@ -9,13 +9,13 @@ with NO_COLOR set; FORCE_COLOR forces it (https://no-color.org, https://force-co
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Mapping
 from typing import TextIO
 
 from qlint.diagnostic import Diagnostic
+from qlint.lazy_patterns import lazy
 
-_ROWS = re.compile(r"\r\n|\r|\n")
+_ROWS = lazy(r"\r\n|\r|\n")
 TAB = "    "
 
 

@@ -81,6 +81,11 @@ class Rule:
     # dependency of the file's check). Named, not defined here: the engine asks it without
     # importing the rule.
     import_trigger: ClassVar[str | None] = None
+    # "module:function" `(text) -> bool` of a module lighter than the rule's: what the rule's
+    # `triggered_by` answers with its default options (the rule asks the same function). Named
+    # so the engine can ask it first: a file holding a trigger that this turns away (QL401's
+    # `torch.ao` in eager quantization code) then never imports the rule and its analysis.
+    text_trigger: ClassVar[str | None] = None
     # Option name -> default value. Config validates types against the defaults and,
     # where given, against `option_choices`.
     options: ClassVar[dict[str, Any]] = {}
@@ -137,7 +142,7 @@ def __getattr__(name: str) -> Any:
 
 
 @functools.cache
-def imported_trigger(spec: str) -> Callable[[str, str, Any], bool]:
-    """The function an `import_trigger` names."""
+def imported_trigger(spec: str) -> Callable[..., bool]:
+    """The function an `import_trigger` or a `text_trigger` names."""
     module, _, name = spec.partition(":")
     return getattr(importlib.import_module(module), name)

@@ -27,6 +27,7 @@ MANIFEST: dict[str, RuleFacts] = {
         engine_report=None,
         triggers=(".target", "getattr(", "add_dont_constant_fold", "expected_node", "checkGraphModuleNodes"),
         import_trigger="qlint.analysis.graphs.sinks:imports_a_sink_helper",
+        text_trigger="qlint.analysis.graphs.sinks:may_hold_matcher",
     ),
     "qlint.rules.ql102_packet_insertion:PacketInsertion": RuleFacts(
         "QL102",
@@ -84,6 +85,7 @@ MANIFEST: dict[str, RuleFacts] = {
         preview=False,
         engine_report=None,
         triggers=("ao.quantization", "torch.ao", "import ao"),
+        text_trigger="qlint.analysis.edits.pt2e_moves:names_a_moved_api",
     ),
     "qlint.rules.ql402_removed_capture_api:RemovedCaptureApi": RuleFacts(
         "QL402",

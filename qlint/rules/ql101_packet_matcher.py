@@ -73,6 +73,7 @@ class PacketMatcher(Rule):
     # A file that matches only through a helper imported from another module of the project
     # (`check_nodes(gm, expected_node_occurrence=...)`) holds no target row and no sink.
     import_trigger = "qlint.analysis.graphs.sinks:imports_a_sink_helper"
+    text_trigger = "qlint.analysis.graphs.sinks:may_hold_matcher"
     fix_availability = FixAvailability.SOMETIMES
     options = {"fix-style": "auto", "extra-sinks": []}
     option_choices = {"fix-style": ("auto", "overload", "both")}

@@ -30,6 +30,7 @@ from qlint.analysis.edits.pt2e_moves import (
     Move,
     Moves,
     load_moves,
+    names_a_moved_api,
     worst,
 )
 from qlint.analysis.names.functions import bodies
@@ -104,11 +105,12 @@ class TorchAoPt2eImport(Rule):
     runtime_check = "qlint.runtime.checks.imports"
     evidence_type = MovedImportEvidence
     triggers = ("ao.quantization", "torch.ao", "import ao")
+    text_trigger = "qlint.analysis.edits.pt2e_moves:names_a_moved_api"
     fix_availability = FixAvailability.SOMETIMES
 
     def triggered_by(self, text: str) -> bool:
         # torch's own tree mentions torch.ao in ~200 files; 7 of them name anything that moved.
-        return _old_spelling(text) and load_moves().mentioned(text)
+        return names_a_moved_api(text)
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         moves = load_moves()
@@ -344,14 +346,6 @@ def _continues(char: str) -> bool:
 
 def _names_old(name: str | None) -> bool:
     return name is not None and (name == OLD_PACKAGE or name.startswith(OLD_PACKAGE + "."))
-
-
-def _old_spelling(text: str) -> bool:
-    """A trigger substring, except that `torchao.quantization` (the successor, named by most
-    files that mention quantization at all) is no spelling of the old package."""
-    if "torch.ao" in text or "import ao" in text:
-        return True
-    return text.count("ao.quantization") > text.count("torchao.quantization")
 
 
 def _twins(ctx: FileContext, moves: Moves, parents) -> _Twins:

@@ -19,3 +19,6 @@ class RuleFacts(NamedTuple):
     # The rule's `import_trigger` ("module:function"): asked of a file without the triggers,
     # whose finding may come through what it imports from the project.
     import_trigger: str | None = None
+    # The rule's `text_trigger` ("module:function"): what its `triggered_by` answers, for its
+    # default options, asked of a file that holds a trigger before the rule's module is imported.
+    text_trigger: str | None = None

@@ -148,3 +148,17 @@ class Moves:
 def load_moves(path: str | None = None) -> Moves:
     with open(path or DEFAULT_PATH, encoding="utf-8") as fh:
         return Moves(json.load(fh))
+
+
+def names_a_moved_api(text: str) -> bool:
+    """QL401's `triggered_by` (its `text_trigger`): the old package spelled, and a word of
+    what moved from it (`Moves.mentioned`)."""
+    return _old_spelling(text) and load_moves().mentioned(text)
+
+
+def _old_spelling(text: str) -> bool:
+    """A trigger substring, except that `torchao.quantization` (the successor, named by most
+    files that mention quantization at all) is no spelling of the old package."""
+    if "torch.ao" in text or "import ao" in text:
+        return True
+    return text.count("ao.quantization") > text.count("torchao.quantization")

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import hashlib
 import os
 import site
 import sys
@@ -29,6 +28,7 @@ from qlint.analysis.graphs import file_keys
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.scope import ModuleScope
 from qlint.analysis.names.summary import ModuleSummary
+from qlint.short_digests import content_sha256_hex
 from qlint.source import DecodeError, decode_source
 
 # torch.nn's own classes are judged from an explicit table (`model_torch_nn`), not their source.
@@ -115,7 +115,7 @@ def _scope(path: str, module: str, project, requester: str) -> ModuleScope | Non
         return known[1]
     scope = None
     data = file_keys.content_bytes(project, path, key, _MAX_BYTES)
-    digest = "" if data is None else hashlib.sha256(data).hexdigest()
+    digest = "" if data is None else content_sha256_hex(data)
     file_keys.remember_digest(path, key, digest)
     project.record_read(requester, path, digest)
     if data is not None:

@@ -5,11 +5,11 @@ circle."""
 
 from __future__ import annotations
 
-import re
+from qlint.lazy_patterns import lazy
 
 # Only a dot, blanks, line continuations and (within brackets) comments between the dot
 # and the attribute's name (a comment is split at each `#`: one way to match, no backtracking); not an
 # ellipsis (`...     target=f` in a doctest). The dot leads, its look-behind follows: a pattern
 # led by a literal is searched for it (`(?<!\.)\.` was tried at each of the window's 200
 # positions: 0.1 s of the wrapper index's build over ExecuTorch's 1,126 insertions).
-AFTER_DOT = re.compile(r"\.(?<!\.\.)(?:\s|\\|#[^\n#]*)*\Z")
+AFTER_DOT = lazy(r"\.(?<!\.\.)(?:\s|\\|#[^\n#]*)*\Z")

@@ -21,7 +21,7 @@ import os
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from qlint.analysis.graphs import file_keys, kept_answers
 from qlint.analysis.graphs.called_names import attributes_called, calls_memo, may_call, may_call_attribute
@@ -29,7 +29,6 @@ from qlint.analysis.graphs.forwarding_facts import ForwardingFact, RemoteFunctio
 from qlint.analysis.graphs.helper_gate import may_lead_to_helper
 from qlint.analysis.graphs.receivers import constructed_class
 from qlint.analysis.graphs.word_trie import holds_any
-from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
 from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
@@ -37,6 +36,9 @@ from qlint.analysis.names.text_imports import class_bases, file_imports, text_im
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import own_nodes
 from qlint.value_classes import value_class
+
+if TYPE_CHECKING:
+    from qlint.analysis.graphs.wrapper_candidates import ModuleText
 
 _MAX_DEPTH = 4
 # Modules that insert nothing a wrapper chain passes through, at most (c -> b -> mid -> a:
@@ -983,6 +985,10 @@ def _wrappers(project, path: str) -> tuple[frozenset[str], frozenset[str]]:
     (`wrapper_candidates.candidates` of it alone)."""
 
     def wrappers(text: str) -> tuple[frozenset[str], frozenset[str]]:
+        # Imported here: only a module naming a sink is read this way, and the text reader's
+        # 16 patterns are ~2 ms of a `qlint check FILE` that reads none (`_module_text` too).
+        from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
+
         functions, classes = candidates([ModuleText(text, path)], [])
         return frozenset(functions), frozenset(classes)
 
@@ -1010,6 +1016,8 @@ _TEXTS_READ: dict[str, tuple[tuple | None, ModuleText]] = {}
 
 def _module_text(project, path: str) -> ModuleText:
     """A link module's text as `wrapper_candidates` reads it."""
+    from qlint.analysis.graphs.wrapper_candidates import ModuleText  # see `_wrappers`
+
     return _per_content(_TEXTS_READ, 2_000, project, path, lambda text: ModuleText(text, path, sites=_no_sites))
 
 

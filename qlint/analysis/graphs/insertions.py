@@ -11,12 +11,12 @@ trigger, asked without importing the rule).
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 
 from qlint.analysis.graphs.attribute_text import AFTER_DOT
 from qlint.analysis.graphs.forwarding import Forwarding
 from qlint.analysis.names.resolver import Resolver
+from qlint.lazy_patterns import lazy
 
 FACT = "ql102-insertions"  # other modules' wrappers, in their summaries
 
@@ -66,7 +66,7 @@ NEEDLES = ("call_function", "create_node")
 PLAIN = (".call_function", "create_node(", ".target =")
 # One pattern per name, each led by its literal (an alternation would be searched slowly).
 ATTRIBUTES = tuple(
-    (name, re.compile(pattern))
+    (name, lazy(pattern))
     for name, pattern in (
         ("call_function", r"call_function\b"),
         ("create_node", r"create_node\b"),

@@ -17,7 +17,6 @@ dependency of the check, for the results cache and the language server's depende
 from __future__ import annotations
 
 import ast
-import hashlib
 import os
 import re
 from collections.abc import Callable
@@ -32,6 +31,7 @@ from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.analysis.project_files import listing_dependency, project_keys
+from qlint.short_digests import content_sha256_hex
 from qlint.source import DecodeError, LineIndex, decode_source
 from qlint.value_classes import field, value_class
 
@@ -121,7 +121,7 @@ def _text(path: str, key: tuple) -> tuple[tuple | None, str | None]:
             data = fh.read()
     except OSError:
         return None, None
-    file_keys.remember_digest(path, key, hashlib.sha256(data).hexdigest())
+    file_keys.remember_digest(path, key, content_sha256_hex(data))
     # Bytes first: most modules hold neither, and decoding them all costs more.
     holds = len(data) <= _MAX_BYTES and any(n in data for n in _NEEDLE_BYTES)
     scan_memo.note(path, _QUESTION, key, holds)

@@ -14,13 +14,13 @@ sink helpers holds (`sink_index_for`).
 from __future__ import annotations
 
 import ast
-import hashlib
-import re
 from collections.abc import Iterator
 
 from qlint.analysis.graphs.forwarding import Forwarding, callee_name
 from qlint.analysis.graphs.wrapper_index import index_for
 from qlint.analysis.names.resolver import Resolver
+from qlint.lazy_patterns import lazy
+from qlint.short_digests import sha256_hex
 
 # "callee:N" is positional argument N, "callee:name" a keyword argument; "*:name" any callee.
 DEFAULT_SINKS = (
@@ -35,7 +35,7 @@ DEFAULT_SINKS = (
 # The rule's trigger substrings (its manifest's): a file holding none is never checked.
 TRIGGERS = (".target", "getattr(", "add_dont_constant_fold", "expected_node", "checkGraphModuleNodes")
 
-_GETATTR_TARGET = re.compile(r"""getattr\(\s*[\w.]+\s*,\s*["']target["']""")
+_GETATTR_TARGET = lazy(r"""getattr\(\s*[\w.]+\s*,\s*["']target["']""")
 
 
 def mentions(text: str) -> bool:
@@ -78,6 +78,11 @@ def writes_target(text: str) -> bool:
     return False
 
 
+def may_hold_matcher(text: str) -> bool:
+    """QL101's `triggered_by` with its default sinks (its `text_trigger`)."""
+    return mentions(text) and may_match_here(text, _DEFAULT_NEEDLES)
+
+
 def parse_sinks(specs: tuple[str, ...]) -> dict[str, set]:
     sinks: dict[str, set] = {}
     for spec in specs:
@@ -94,10 +99,13 @@ def sink_needles(sinks) -> tuple[str, ...]:
     return tuple(out)
 
 
+_DEFAULT_NEEDLES = sink_needles(parse_sinks(DEFAULT_SINKS))
+
+
 def sinks_key(sinks: dict[str, set]) -> str:
     """Names the sinks in other modules' summaries (`extra-sinks` changes what forwards)."""
     spelled = repr(sorted((callee, sorted(map(str, args))) for callee, args in sinks.items()))
-    return "ql101-sinks-" + hashlib.sha256(spelled.encode()).hexdigest()[:16]
+    return "ql101-sinks-" + sha256_hex(spelled.encode())[:16]
 
 
 def direct_sink_args(node: ast.Call, sinks) -> Iterator[ast.expr]:

@@ -34,12 +34,11 @@ import functools
 import os
 import re
 import time
+from typing import TYPE_CHECKING
 
 from qlint.analysis import wrapper_record
-from qlint.analysis.graphs import sink_index
 from qlint.analysis.graphs.forwarding import CHAIN_LINKS
 from qlint.analysis.graphs.insertions import calls_inserting, wrapper_search
-from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
 from qlint.analysis.names.content_keys import content_key
 from qlint.analysis.names.import_paths import _install_dir
 from qlint.analysis.names.modules import import_root, module_stem
@@ -47,8 +46,12 @@ from qlint.analysis.names.package_map import project_root
 from qlint.analysis.names.project_words import words_of
 from qlint.analysis.project_files import Listing, disk_files, links_out
 from qlint.analysis.skipped_dirs import SKIP_DIRS
+from qlint.lazy_patterns import lazy
 from qlint.source import DecodeError, decode_source
 from qlint.value_classes import value_class
+
+if TYPE_CHECKING:
+    from qlint.analysis.graphs.wrapper_candidates import ModuleText
 
 _MAX_FILES = 60_000
 _SKIPPED = tuple(d for d in SKIP_DIRS if d.isidentifier())  # the ones a dotted name can pass through
@@ -230,6 +233,11 @@ def build(root: str, store=None, listed: dict[str, Listing] | None = None) -> Wr
     functions and classes of its inserting modules that may be wrappers, and every name
     re-exports bind them to. None where a symbolic link leads out of the root (the helper
     search may resolve modules there, which the listing does not walk)."""
+    # Imported here: only building the index reads module texts; a one-file check that finds
+    # it on disk does not compile their readers' 17 patterns (~2 ms).
+    from qlint.analysis.graphs import sink_index
+    from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
+
     links: list[str] = []
     dirs: list[str] = []
     started = time.time_ns()
@@ -317,6 +325,8 @@ class _Chains:
         # A module matched before held none of the names known then: only the new ones can
         # be in it now.
         tests = [(i, known) for i in sorted(fresh)] + [(i, new) for i in sorted(self._matched)]
+        from qlint.analysis.graphs.wrapper_candidates import ModuleText  # see `build`
+
         out = []
         for i, names in tests:
             path = self.paths[i]
@@ -386,7 +396,7 @@ def _ATTRIBUTE_SPELLING(name: str) -> re.Pattern[bytes]:
     return re.compile(rb"\.(?:\s|\\|#[^\n]*)*" + re.escape(name.encode()) + rb"(?!\w)")
 
 
-_WORD = re.compile(rb"\w+")
+_WORD = lazy(rb"\w+")
 
 
 def _import_words(data: bytes) -> set[bytes]:
@@ -422,8 +432,8 @@ def _continued(data: bytes, newline: int) -> bool:
 # backwards from the match.
 # An import's new name ends its item (`,`, `)`, `;`, a comment or the row): prose (`... as the
 # result`) does not.
-_AS = re.compile(rb"as[ \t\\\n]+([^\s,();#\\]+)[ \t]*(?=[,);#\r\n\\]|\Z)")
-_NAME_END = re.compile(rb"[^\s,();#\\.]+$")
+_AS = lazy(rb"as[ \t\\\n]+([^\s,();#\\]+)[ \t]*(?=[,);#\r\n\\]|\Z)")
+_NAME_END = lazy(rb"[^\s,();#\\.]+$")
 
 
 def _renames(data: bytes) -> list[tuple[str, str]]:

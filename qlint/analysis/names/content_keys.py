@@ -11,10 +11,11 @@ results cache and the language server's dependents): "" when the module is absen
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from collections.abc import Callable, Mapping
+
+from qlint.short_digests import content_sha256_hex
 
 _DIGESTS: dict[str, tuple[tuple | None, str]] = {}
 _MAX = 100_000
@@ -52,11 +53,11 @@ def digest(overlay: Mapping[str, str], path: str, key: tuple | None = None) -> s
     if key is None:
         value = ""
     elif key[0] == "overlay":
-        value = hashlib.sha256(overlay[os.path.abspath(path)].encode("utf-8", "surrogatepass")).hexdigest()
+        value = content_sha256_hex(overlay[os.path.abspath(path)].encode("utf-8", "surrogatepass"))
     else:
         try:
             with open(path, "rb") as fh:
-                value = hashlib.sha256(fh.read()).hexdigest()
+                value = content_sha256_hex(fh.read())
         except OSError:
             key, value = None, ""
     remember_digest(path, key, value)

@@ -82,6 +82,17 @@ def missing_package_dirs(repo: str) -> tuple[tuple[str, str], ...]:
     return tuple((name, written) for name, written, _, there in _declared(repo) if not there)
 
 
+# Where the parse of a `pyproject.toml` is kept for later runs (`use_store`): the results
+# cache's summary store, while one is in use. None: parsed every time.
+_STORE: list = [None]
+
+
+def use_store(store) -> None:
+    """Keep what each `pyproject.toml` declares in `store` (a `summary_cache.SummaryStore`, with
+    `get_declared`/`put_declared`), or nowhere (None)."""
+    _STORE[0] = store
+
+
 @lru_cache(maxsize=256)
 def _declared(repo: str) -> tuple[tuple[str, str, str, bool], ...]:
     """(name, directory as written, its path in `repo`, whether it is there); `where` roots only
@@ -96,6 +107,27 @@ def _declared(repo: str) -> tuple[tuple[str, str, str, bool], ...]:
     # a repository whose `pyproject.toml` declares none (pytorch/ao's names its build backend).
     if b"package-dir" not in raw and b"where" not in raw and b"\\u" not in raw and b"\\U" not in raw:
         return ()
+    store = _STORE[0]
+    written = store.get_declared(repo, raw) if store is not None else None
+    if written is None:
+        written = _declarations(raw)
+        if store is not None:
+            store.put_declared(repo, raw, written)
+    found: list[tuple[str, str, str, bool]] = []
+    for name, target, where in written:
+        path = _within(repo, target)
+        if path is None:  # pointing outside the checkout: not the checkout's to name
+            continue
+        there = os.path.isdir(path)
+        if there or not where:  # a missing `where` root names nothing
+            found.append((name, target, path, there))
+    return tuple(found)
+
+
+def _declarations(raw: bytes) -> tuple[tuple[str, str, bool], ...]:
+    """(package name, directory as written, whether a `where` root) of the TOML text `raw`.
+    Kept by an earlier run for exactly these bytes (ExecuTorch's, which declares
+    `package-dir`), this is not asked: the TOML parser's import is ~11 ms of a one-file check."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python 3.10 needs the backport
@@ -107,20 +139,17 @@ def _declared(repo: str) -> tuple[tuple[str, str, str, bool], ...]:
     tool = data.get("tool", {})
     setuptools = tool.get("setuptools", {}) if isinstance(tool, dict) else {}
     setuptools = setuptools if isinstance(setuptools, dict) else {}
-    found: list[tuple[str, str, str, bool]] = []
+    found: list[tuple[str, str, bool]] = []
     package_dir = setuptools.get("package-dir", {})
     for name, target in package_dir.items() if isinstance(package_dir, dict) else ():
         if isinstance(target, str) and (name == "" or name.isidentifier()):
-            path = _within(repo, target)
-            if path is not None:  # pointing outside the checkout: not the checkout's to name
-                found.append((name, target, path, os.path.isdir(path)))
+            found.append((name, target, False))
     find = setuptools.get("packages", {})
     find = find.get("find", {}) if isinstance(find, dict) else {}
     where = find.get("where", []) if isinstance(find, dict) else []
     for target in where if isinstance(where, list) else []:
-        path = _within(repo, target) if isinstance(target, str) else None
-        if path is not None and os.path.isdir(path):
-            found.append(("", target, path, True))
+        if isinstance(target, str):
+            found.append(("", target, True))
     return tuple(found)
 
 
@@ -180,4 +209,11 @@ def warn_missing(paths) -> None:
         _aliases(repo)
 
 
-__all__ = ["declared_packages", "mapped_module_name", "missing_package_dirs", "project_root", "warn_missing"]
+__all__ = [
+    "declared_packages",
+    "mapped_module_name",
+    "missing_package_dirs",
+    "project_root",
+    "use_store",
+    "warn_missing",
+]

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import hashlib
 import os
 from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
@@ -32,6 +31,7 @@ from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.analysis.names.watched_files import WatchedFiles
 from qlint.analysis.repo_root import same_repository
 from qlint.diagnostic import Range
+from qlint.short_digests import content_sha256_hex
 from qlint.source import DecodeError, LineIndex, decode_source
 
 
@@ -427,7 +427,7 @@ class ProjectIndex:
         """The tree `fact_at(path, ..., keep_tree=True)` parsed just before, if it was parsed
         from exactly `data` (None otherwise); handed over once, and dropped in any case."""
         kept, self._kept_tree = self._kept_tree, None
-        if kept is None or kept[0] != os.path.abspath(path) or kept[1] != hashlib.sha256(data).hexdigest():
+        if kept is None or kept[0] != os.path.abspath(path) or kept[1] != content_sha256_hex(data):
             return None
         return kept[2]
 
@@ -452,7 +452,7 @@ class ProjectIndex:
                 data = text.encode("utf-8", "surrogatepass")
         except OSError:
             return None
-        digest = hashlib.sha256(data).hexdigest()
+        digest = content_sha256_hex(data)
         content_keys.remember_digest(path, key, digest)
         module = module_name_for(path)
         store = self.store if text is None else None  # an unsaved buffer is never written down

@@ -20,8 +20,9 @@ import re
 from qlint.analysis.names.content_keys import content_key
 from qlint.analysis.names.modules import module_name_for, resolve_relative
 from qlint.analysis.names.scope import ModuleScope
+from qlint.lazy_patterns import lazy
 
-_STAR = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*\*", re.MULTILINE)
+_STAR = lazy(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*\*", re.MULTILINE)
 # What every match of `_STAR` contains: most modules have `import` and a `*` somewhere
 # (`**kwargs`), few have this, and looking for it skips encoding the text for `_STAR`.
 _STAR_HINT = re.compile(r"import[ \t]*\*")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from qlint.analysis.names.modules import module_name_for, resolve_relative
+from qlint.lazy_patterns import lazy
 
 # A statement starts a row or follows a `;` (matched there: `_starts`). `from` imports take a
 # bracketed list (over rows, with comments) or the rest of the row (with line continuations).
@@ -69,7 +70,7 @@ def file_imports(text: str, path: str) -> list[tuple[str, str]]:
 
 
 # Where a relative import's dots stand, as `_STATEMENT` reads them (a superset: prose too).
-_RELATIVE = re.compile(r"from[ \t]+\.")
+_RELATIVE = lazy(r"from[ \t]+\.")
 _LAST: tuple[str, str, list[tuple[str, str]]] | None = None
 
 
@@ -100,8 +101,8 @@ def _aliases(names: str) -> list[tuple[str, str | None]]:
     return out
 
 
-_CLASS = re.compile(r"[ \t]*class[ \t]+\w+[ \t]*\(")
-_DOTTED = re.compile(r"\w+(?:[ \t]*\.[ \t]*\w+)*")
+_CLASS = lazy(r"[ \t]*class[ \t]+\w+[ \t]*\(")
+_DOTTED = lazy(r"\w+(?:[ \t]*\.[ \t]*\w+)*")
 
 
 def class_bases(text: str) -> set[tuple[str, ...]]:
