@@ -9,15 +9,13 @@ of the one found), and the work follows the edit (bodies summarised are counted,
 
 from __future__ import annotations
 
-import os
 import textwrap
 
 import pytest
 
 from qlint.analysis import calibration_walk
 from qlint.analysis.names.project import ProjectIndex
-from qlint.engine import check_source
-from tests.conftest import settings_for
+from tests.keystroke_support import counted_runs, example_edits, findings, package, same_as_fresh, steps
 
 HEAD = """\
 import torch
@@ -142,54 +140,15 @@ CYCLE = HEAD + textwrap.dedent(
 @pytest.fixture
 def summarised(monkeypatch):
     """The function names whose bodies QL204's analysis walks, in order."""
-    seen: list[str] = []
-    run = calibration_walk.Walker.run
-
-    def counting(self):
-        seen.append(getattr(self.func, "name", "<module>"))
-        return run(self)
-
-    monkeypatch.setattr(calibration_walk.Walker, "run", counting)
-    return seen
+    return counted_runs(monkeypatch, calibration_walk.Walker)
 
 
 def _findings(project, path, text):
-    result = check_source(text.encode(), path, settings_for(("QL204",)), project)
-    assert not result.errors, result.errors
-    return [(d.code, d.range.start.row, d.range.start.col, d.message) for d in result.diagnostics]
-
-
-def _package(tmp_path):
-    pkg = tmp_path / "pkg"
-    pkg.mkdir(exist_ok=True)
-    (pkg / "__init__.py").write_text("")
-    return pkg
+    return findings(project, path, text, ("QL204",))
 
 
 def _steps(tmp_path, texts, others=None, files=None):
-    """Each text checked in turn with one project (carrying) and with a fresh one: the same
-    findings at every step. `others`: another module's buffer at each step; `files`: the
-    package's files on disk at each step (relative path -> text, None: absent)."""
-    pkg = _package(tmp_path)
-    path = str(pkg / "checked.py")
-    kept = ProjectIndex()
-    seen = []
-    for step, text in enumerate(texts):
-        for name, versions in (files or {}).items():
-            target = pkg / name
-            if versions[step] is None:
-                if target.exists():
-                    target.unlink()
-            else:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(versions[step])
-        overlay = {str(pkg / name): versions[step] for name, versions in (others or {}).items()}
-        for other, content in overlay.items():
-            kept.update(other, content)
-        found = _findings(kept, path, text)
-        assert found == _findings(ProjectIndex(overlay), path, text), step
-        seen.append(found)
-    return seen
+    return steps(tmp_path, texts, ("QL204",), others, files)
 
 
 def test_a_calibration_loop_edited_and_restored(tmp_path):
@@ -200,7 +159,7 @@ def test_a_calibration_loop_edited_and_restored(tmp_path):
 
 
 def test_the_caller_of_an_edited_helper_is_summarised_again_the_rest_is_carried(tmp_path, summarised):
-    path = str(_package(tmp_path) / "checked.py")
+    path = str(package(tmp_path) / "checked.py")
     project = ProjectIndex()
     _findings(project, path, LOOP)
     assert {"calibrate", "quantize", "unrelated"} <= set(summarised)
@@ -312,21 +271,9 @@ def test_a_module_created_ahead_of_the_one_found_and_removed(tmp_path):
 
 
 def test_keystrokes_in_real_modules_give_a_fresh_check_s_findings():
-    import sys
-
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
-    from keystroke_edits import keystroke_edits
-
-    examples = os.path.join(os.path.dirname(__file__), "..", "examples")
-    paths = sorted(os.path.join(root, f) for root, _, files in os.walk(examples) for f in files if f.endswith(".py"))
     checked = 0
-    for path in paths:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-        if "convert_pt2e" not in text:
-            continue
-        checked += 1
-        kept = ProjectIndex()
-        for buffer in [text, *keystroke_edits(text, 6)]:
-            assert _findings(kept, path, buffer) == _findings(ProjectIndex(), path, buffer), path
+    for path, text, edits in example_edits(6):
+        if "convert_pt2e" in text:
+            checked += 1
+            same_as_fresh([text, *edits], path, ("QL204",))
     assert checked

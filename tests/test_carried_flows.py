@@ -9,15 +9,14 @@ stores, a module constant, an import, another module, a name), and the work foll
 
 from __future__ import annotations
 
-import os
+import itertools
 import textwrap
 
 import pytest
 
 from qlint.analysis.flow import model_interp
 from qlint.analysis.names.project import ProjectIndex
-from qlint.engine import check_source
-from tests.conftest import settings_for
+from tests.keystroke_support import counted_runs, example_edits, findings, same_as_fresh, steps
 
 HEAD = """\
 import torch
@@ -87,40 +86,15 @@ METHODS = HEAD + textwrap.dedent(
 @pytest.fixture
 def interpreted(monkeypatch):
     """The function names whose bodies the model flow interprets, in order."""
-    seen: list[str] = []
-    run = model_interp.Interpreter.run
-
-    def counting(self):
-        seen.append(getattr(self.func, "name", "<module>"))
-        return run(self)
-
-    monkeypatch.setattr(model_interp.Interpreter, "run", counting)
-    return seen
+    return counted_runs(monkeypatch, model_interp.Interpreter)
 
 
 def _findings(project, path, text):
-    result = check_source(text.encode(), path, settings_for(("QL",)), project)
-    assert not result.errors, result.errors
-    return [(d.code, d.range.start.row, d.range.start.col, d.message) for d in result.diagnostics]
+    return findings(project, path, text, ("QL",))
 
 
-def _steps(tmp_path, texts, others=None):
-    """Each text checked in turn with one project (carrying) and with a fresh one: the same
-    findings at every step. `others`: another module's text at each step."""
-    pkg = tmp_path / "pkg"
-    pkg.mkdir(exist_ok=True)
-    (pkg / "__init__.py").write_text("")
-    path = str(pkg / "checked.py")
-    kept = ProjectIndex()
-    seen = []
-    for step, text in enumerate(texts):
-        overlay = {str(pkg / name): versions[step] for name, versions in (others or {}).items()}
-        for other, content in overlay.items():
-            kept.update(other, content)
-        found = _findings(kept, path, text)
-        assert found == _findings(ProjectIndex(overlay), path, text), step
-        seen.append(found)
-    return seen
+def _steps(tmp_path, texts, others=None, files=None):
+    return steps(tmp_path, texts, ("QL",), others, files)
 
 
 def test_an_edited_helper_is_read_again_by_its_caller(tmp_path):
@@ -222,18 +196,7 @@ def test_another_module_changed(tmp_path):
     assert seen[0] != seen[1] and seen[1] == seen[2] and seen[0] == seen[3]
 
 
-def test_edits_in_a_real_module_give_a_fresh_check_s_findings(tmp_path):
-    # Every top-level function of the examples, edited in turn (a statement typed at its end).
-    examples = os.path.join(os.path.dirname(__file__), "..", "examples")
-    paths = sorted(os.path.join(root, f) for root, _, files in os.walk(examples) for f in files if f.endswith(".py"))
-    import sys
-
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
-    from keystroke_edits import keystroke_edits
-
-    for path in paths[:6]:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-        kept = ProjectIndex()
-        for buffer in [text, *keystroke_edits(text, 5)]:
-            assert _findings(kept, path, buffer) == _findings(ProjectIndex(), path, buffer), path
+def test_edits_in_a_real_module_give_a_fresh_check_s_findings():
+    # Top-level functions of the first six examples, edited in turn (a statement typed at the end).
+    for path, text, edits in itertools.islice(example_edits(5), 6):
+        same_as_fresh([text, *edits], path, ("QL",))
