@@ -15,23 +15,7 @@ from tests.conftest import old_file
 from tests.test_project_scan_facts import EXPORTED_INSERTER, LEGACY_INSERTER, MATCHER
 from tests.test_ql102_consumers import ADD, PIPELINE, REMOVE
 from tests.test_summary_facts import fresh_process  # noqa: F401  (a fixture)
-
-
-def _whole_parses(monkeypatch, texts: dict[str, str]) -> list[str]:
-    seen: list[str] = []
-    real = ast.parse
-
-    def counting(source, filename="<unknown>", *a, **kw):
-        if texts.get(str(filename)) == source:
-            seen.append(str(filename))
-        return real(source, filename, *a, **kw)
-
-    monkeypatch.setattr(ast, "parse", counting)
-    return seen
-
-
-def _findings(run) -> list[tuple[str, str, int]]:
-    return sorted((r.path, d.code, d.range.start.row) for r in run.results for d in r.diagnostics)
+from tests.test_tree_handover import _findings, _whole_parses
 
 
 def _package(tmp_path, **modules):
