@@ -51,7 +51,7 @@ def call(work: Callable[[], _T]) -> _T:
             data = pipe.read()
         _, status = os.waitpid(pid, 0)
     except BaseException:  # Ctrl-C: the child's work is not waited for
-        _stop(pid)
+        kill_and_reap(pid)
         held_interrupts.release(held)  # never left blocked, whatever failed before it was released
         raise
     if os.waitstatus_to_exitcode(status) != 0 or not data:
@@ -59,7 +59,7 @@ def call(work: Callable[[], _T]) -> _T:
     return marshal.loads(data)
 
 
-def _stop(pid: int) -> None:
+def kill_and_reap(pid: int) -> None:
     """Kill the child and reap it: nothing of the run outlives it, not even a zombie."""
     with contextlib.suppress(OSError):
         os.kill(pid, signal.SIGKILL)

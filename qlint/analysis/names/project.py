@@ -186,10 +186,13 @@ class ProjectIndex:
         read this one: the language server checks the edited buffer first, from what it
         holds for every other module, then rechecks these at lower priority."""
         path = os.path.abspath(path)
-        if (path in self.overlay) != (text is not None) and self.watched is not None:
-            self.watched.found.clear()  # a buffer with no file on disk is found as a module
-        if (text is None) == (path in self.overlay) and self._kept_lookups is not None:
-            self._kept_lookups.clear()  # a buffer counts as a file where none was, or no longer
+        if (path in self.overlay) != (text is not None):
+            # A buffer counts as a file where none was, or no longer: module lookups kept
+            # across checks may find another file now.
+            if self.watched is not None:
+                self.watched.found.clear()
+            if self._kept_lookups is not None:
+                self._kept_lookups.clear()
         if text is None:
             self.overlay.pop(path, None)
             if self.watched is not None:  # the disk counts again: its key as it is now

@@ -21,10 +21,10 @@ import bisect
 import contextlib
 import mmap
 import os
-import signal
 from collections.abc import Callable, Iterable
 
 from qlint.analysis import held_interrupts
+from qlint.analysis.forked_call import kill_and_reap
 from qlint.analysis.names import content_keys
 
 _SPAN = 16  # two int64 per module, before the words
@@ -108,10 +108,7 @@ class Pending:
 
     def stop(self) -> None:
         """Kill the child, reap it (no zombie left behind) and unmap the words."""
-        with contextlib.suppress(OSError):
-            os.kill(self.pid, signal.SIGKILL)
-        with contextlib.suppress(OSError):
-            os.waitpid(self.pid, 0)
+        kill_and_reap(self.pid)
         self.blob.close()
 
 
