@@ -324,6 +324,9 @@ def test_a_value_the_class_only_gives_layers_or_tests_is_not_a_module():
     assert check(looped) == []
     assert check(_in_test(FLAG_NET, "Net(x.flag)")) == []  # by position
     assert check(_in_test(FLAG_NET, "Net(x.flag, permute=True)")) == []
+    # A parameter `__init__` never reads holds nothing.
+    unused = FLAG_NET.replace("extra=None):", "extra=None, spare=None):")
+    assert check(_in_test(unused, "Net(x.flag, spare=x.head)")) == []
 
 
 def test_a_value_the_class_may_keep_as_a_module_keeps_the_report():
