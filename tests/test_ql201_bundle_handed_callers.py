@@ -58,10 +58,22 @@ def test_a_risky_or_unknown_caller_of_that_function_keeps_the_finding(kind):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("before", ["    model.train()\n", "    model = Net()\n", "    model = load(model)\n"])
-def test_a_model_switched_or_replaced_before_the_bundle_is_built_keeps_the_finding(kind, before):
-    callers = "\n\ndef main(x, q):\n    export(Net().eval(), x, q)\n"
+@pytest.mark.parametrize(
+    "before",
+    [
+        "    model.train()\n",
+        "    model = Net()\n",
+        "    model = load(model)\n",
+        "    model.bn = nn.BatchNorm1d(4)\n",
+        "    model.add_module('bn', nn.BatchNorm1d(4))\n",
+        "    register(model)\n",
+    ],
+)
+def test_a_model_switched_replaced_or_given_parts_before_the_bundle_is_built_keeps_the_finding(kind, before):
+    callers = "\n\ndef main(x, q):\n    export(LinearOnly().eval(), x, q)\n"
     assert ql201(helper(kind) + export(kind, before) + callers) == [capture_row(kind)]
+    # Only looked at on the way: its callers still decide.
+    assert ql201(helper(kind) + export(kind, "    print(model)\n") + callers) == []
 
 
 def test_a_model_switched_after_the_bundle_is_built_keeps_the_finding():
@@ -91,9 +103,9 @@ RUN = (
 
 
 def _calling_run(caller: str) -> str:
-    return caller.replace("from pkg.utils.export_utils import quantize_module\n", "from scripts.b import run\n").replace(
-        "quantize_module(", "run("
-    )
+    return caller.replace(
+        "from pkg.utils.export_utils import quantize_module\n", "from scripts.b import run\n"
+    ).replace("quantize_module(", "run(")
 
 
 def _root(tmp_path, **scripts: str):
@@ -114,10 +126,18 @@ def _rows(root) -> list[int]:
 def test_callers_in_other_modules_of_a_caller_building_the_bundle(tmp_path):
     quiet = _root(tmp_path / "q", b=RUN, c=_calling_run(EVAL_CALLER), d=_calling_run(MODE_FREE_CALLER))
     assert _rows(quiet) == []
+    bound = RUN.replace(
+        "return quantize_all(Artifact({'forward': model})",
+        "a = Artifact({'forward': model})\n    return quantize_all(a",
+    )
+    assert _rows(_root(tmp_path / "b", b=bound, c=_calling_run(EVAL_CALLER))) == []
     risky = _root(tmp_path / "r", b=RUN, c=_calling_run(EVAL_CALLER), d=_calling_run(BN_CALLER))
     assert len(_rows(risky)) == 1
     # `run` called by nobody: its callers are unknown.
     assert len(_rows(_root(tmp_path / "n", b=RUN))) == 1
+    # `run` gives the model a batch norm before building the bundle.
+    parts = RUN.replace("    return", "    model.bn = nn.BatchNorm2d(3)\n    return")
+    assert len(_rows(_root(tmp_path / "p", b=parts, c=_calling_run(MODE_FREE_CALLER)))) == 1
     # `run` also called in its own module with a model it loads.
     local = RUN + "\n\ndef main(quantizer, x):\n    run(load_model(), quantizer, x)\n"
     assert len(_rows(_root(tmp_path / "l", b=local, c=_calling_run(EVAL_CALLER)))) == 1

@@ -38,6 +38,7 @@ from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.tree_walk import own_nodes
 from qlint.rules.base import FileContext
 from qlint.rules.capture_content import changed_after_build
+from qlint.rules.handed_parameters import kept, taking
 
 # Functions of other modules handing on their own parameter, followed up to their callers at most.
 _MAX_HANDED = 3
@@ -184,7 +185,8 @@ def _callers_harmless(
             # A model the caller put in the bundle from its own parameter (`helper(Artifact(data=
             # {"forward": model}))`): its own callers here and in the project decide, as for a
             # parameter handed on whole.
-            local = lambda f, call=call: _own_parameter_harmless(ctx, flows, f, call, seen)  # noqa: E731
+            points = taking(call, fact)
+            local = lambda f, call=call, points=points: _own_parameter_harmless(ctx, flows, f, call, points, seen)  # noqa: E731
             if not harmless(fact, flows, call, holder, local):
                 return False
         elif not harmless(fact, flows, call, holder):
@@ -197,8 +199,14 @@ def _callers_harmless(
             return False
         if part:
             facts = _passed(found.site, index, found.facts) if found.site is not None else found.facts
+
             # A model of the bundle that is the caller's own parameter: its callers decide.
-            foreign = lambda f, found=found: _handed_on(ctx, found, f, seen | {(id(func), index)})  # noqa: E731
+            def foreign(f: ModeFact, found: ProjectCall = found, facts=facts) -> bool:
+                points = frozenset().union(*(taking(found.call, top) for top in facts))
+                return kept(list(found.flows), found.flow, f, points) and _handed_on(
+                    ctx, found, f, seen | {(id(func), index)}
+                )
+
             if not all(harmless(f, list(found.flows), found.call, found.flow, foreign) for f in facts):
                 return False
         elif not all(
@@ -211,7 +219,7 @@ def _callers_harmless(
 
 
 def _own_parameter_harmless(
-    ctx: FileContext, flows: list[FunctionFlow], fact: ModeFact, call: ast.Call, seen: frozenset
+    ctx: FileContext, flows: list[FunctionFlow], fact: ModeFact, call: ast.Call, points: frozenset[int], seen: frozenset
 ) -> bool:
     """`fact` is a parameter, as it came (nothing switched it before the call), of the function
     of the checked module that makes `call` itself (not a function nested in it, which may run
@@ -225,6 +233,8 @@ def _own_parameter_harmless(
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or _innermost(func, call) is not func:
         return False
     if not any(n is call for n in ast.walk(func)):
+        return False
+    if not kept(flows, next(f for f in flows if f.node is func), fact, points):
         return False
     return _callers_harmless(ctx, flows, origin.node, origin.index, None, seen | {(id(origin.node), origin.index)})
 
