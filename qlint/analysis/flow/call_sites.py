@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.class_methods import derives_from, method_of
 from qlint.analysis.flow.confined_instances import confined
+from qlint.analysis.flow.method_references import owner_class
 from qlint.analysis.flow.model_flow import ModelFlow, module_flows
 from qlint.analysis.flow.model_values import CallSite, FunctionFlow
 from qlint.analysis.flow.project_callers import (
@@ -161,10 +162,10 @@ def calls_read_here(ctx: FileContext, func: ast.AST) -> bool:
     the modes its callers pass are all in this module's flows: a walk up its callers may go on
     there (`model_flow.caller_facts`). A module-level function another module names, one used
     as a value: not. A nested function is found by its name in its module (`unread_uses`).
-    A method is trusted as before: its calls on instances count only when those never leave
-    the module (`caller_facts`'s `known`), and the other modules are not searched for it (its
-    name is found in too many of them: a private test helper `self._quantize` of
-    ExecuTorch's tests is named in over 80 modules, none of which can reach its class)."""
+    A method of a top-level class: when no other module names it or can import its module
+    (its calls on instances count only when those never leave the module, `caller_facts`'s
+    `known`); one that another module names may be called there, and the verdicts search those modules for it
+    (`project_callers`, `method_references`)."""
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
     key = ("call_sites.here", id(func))
@@ -175,8 +176,16 @@ def calls_read_here(ctx: FileContext, func: ast.AST) -> bool:
             found = all(site is not None for site in each_site(ctx, home, func, here=True))
         elif enclosing(ctx, func) is not None:
             found = not unread_use(ctx, home.flows(), func)
+        elif owner_class(ctx, func) is not None:
+            # A method of a top-level class that another module names may be called there
+            # (`Builder(q).quantize(m)`): its callers there are read by the verdicts. In a
+            # module that no other one can import (a test module: its name is in no other
+            # module's text) the class is built here, and the calls here are the ones read,
+            # as before the search (ExecuTorch's test suites each define `self._quantize`,
+            # a name held by over 80 modules).
+            found = not _imported_elsewhere(ctx) or named_elsewhere(ctx, func.name, ctx.path) is False
         else:
-            found = True  # a method
+            found = True  # a decorated method, one of a nested class: trusted as before
         ctx.cache[key] = found
     return found
 

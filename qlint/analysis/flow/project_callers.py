@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.foreign_references import cannot_bind, defines, imported_here, own_function
+from qlint.analysis.flow.method_references import method_uses, owner_class
 from qlint.analysis.flow.model_flow import ModelFlow
 from qlint.analysis.flow.model_values import CallSite, FunctionFlow, ModeFact
 from qlint.analysis.graphs import file_keys
@@ -116,10 +117,16 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not ctx.module:
         yield None
         return
-    if ctx.scope.functions.get(func.name) is not func:
-        yield None  # a method or a nested function: its callers are not found by name
-        return
     target = f"{ctx.module}.{func.name}"
+    method = ctx.scope.functions.get(func.name) is not func
+    if method:
+        # A method of a top-level class is found by its name too (`method_references`); a
+        # nested function, a decorated method: their callers are not.
+        owner = owner_class(ctx, func)
+        if owner is None:
+            yield None
+            return
+        target = f"{ctx.module}.{owner.node.name}.{func.name}"
     root = _scan_root(ctx.path)
     # The helper's name, then the names modules re-export it under (`from .x import f as qm`):
     # a caller of `qm` never spells `f`.
@@ -135,7 +142,7 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
             # is kept for `_module`, which would otherwise parse the module again to read its calls.
             try:
                 refs = _references(ctx, path, key, word, keep_tree=True)
-                calls = _calls_in(ctx, path, data, refs, func, target, index, word) if refs is not None else ()
+                calls = _calls_in(ctx, path, data, refs, func, target, index, word, method) if refs is not None else ()
                 if calls == [] and _own_only(ctx, path, data, word):
                     scan_memo.note_miss(path, _OWN + word, key)
             finally:
@@ -145,7 +152,7 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
             if calls is None:
                 yield None
                 return
-            for renamed in _renames(ctx, path, word):
+            for renamed in _renames(ctx, path, word) if not method else ():
                 if renamed not in words:
                     if len(words) > _MAX_WORDS:
                         yield None  # re-exported under too many names to search them all
@@ -347,7 +354,15 @@ def _renames(ctx: FileContext, path: str, name: str) -> tuple[str, ...]:
 
 
 def _calls_in(
-    ctx: FileContext, path: str, data: bytes, refs: References, func: ast.AST, target: str, index: int, word: str
+    ctx: FileContext,
+    path: str,
+    data: bytes,
+    refs: References,
+    func: ast.AST,
+    target: str,
+    index: int,
+    word: str,
+    method: bool = False,
 ) -> list[ProjectCall] | None:
     """The calls of the helper in one module, spelled `word` (its name or a name it is
     re-exported under), or None when it names the helper otherwise."""
@@ -355,7 +370,7 @@ def _calls_in(
     if module is None:
         return []  # does not parse: it calls nothing
     _, flow, analysed, _ = module
-    uses = _uses_in(module, target, func, ctx.path, refs, word)
+    uses = _uses_in(module, target, func, ctx.path, refs, word, method)
     if uses is None:
         return None
     found: list[ProjectCall] = []
@@ -382,12 +397,18 @@ def _calls_in(
     return found
 
 
-def _uses_in(module: tuple, target: str, func: ast.AST, helper_path: str, refs: References, word: str):
-    """`_uses`, once per parsed module, helper and name it is spelled under."""
+def _uses_in(
+    module: tuple, target: str, func: ast.AST, helper_path: str, refs: References, word: str, method: bool = False
+):
+    """`_uses`, once per parsed module, helper and name it is spelled under (for a method,
+    `method_references.method_uses`: `target` is then `module.Class.method`)."""
     other, _, _, memo = module
-    asked = (target, func.name, helper_path, word)
+    asked = (target, func.name, helper_path, word, method)
     if asked not in memo:
-        memo[asked] = _uses(other, target, func, helper_path, refs, word)
+        if method:
+            memo[asked] = method_uses(other, target.rpartition(".")[0], word, refs.rows(refs.names_for(word)))
+        else:
+            memo[asked] = _uses(other, target, func, helper_path, refs, word)
     return memo[asked]
 
 

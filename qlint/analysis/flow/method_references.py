@@ -1,0 +1,131 @@
+"""References in another module to the name of a method that captures its parameter
+(issue 14, item 7): which ones may run it, and which cannot.
+
+`Builder(q).quantize(m)` and `builder.quantize(m)` (with `builder = Builder(q)`) run the
+method of the checked module's `Builder`; the model flow of the caller's module reads such a
+call when it is following that module (`instance_methods`), and the call is then read with
+the modes it passes. A reference that is none of those is decided here, from what it names:
+
+- `self.quantize(...)` in a class of that module that defines the method itself, or whose
+  bases define it first (a test suite's own `self._quantize` helper), is not the method;
+- `torch.quantize`, `other_module.quantize`: what the name resolves to is a module's
+  function or a library's object, not the method;
+- anything else (an object handed in as a parameter, a subclass of the class, an attribute
+  of an attribute) may be an instance of the class: the callers are not all known, and the
+  method is judged as if they were unknown.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from qlint.analysis.context import FileContext
+from qlint.analysis.names.functions import bodies
+from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.names.scope import ClassScope
+
+_SELF = ("self", "cls")
+_MAX_DEPTH = 6  # base classes followed from a class of the caller's module
+# A reference the walk must read: the flow's calls decide whether it is one of the method.
+MAYBE = "maybe"
+NOT_IT = "not-it"
+_DEFINED = "defined"
+_ABSENT = "absent"
+
+
+def owner_class(ctx: FileContext, func: ast.AST) -> ClassScope | None:
+    """The top-level class of the checked module whose undecorated method `func` is (a
+    static, class or wrapped method is called in ways the flow does not read)."""
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or func.decorator_list:
+        return None
+    return next((c for c in ctx.scope.classes.values() if c.methods.get(func.name) is func), None)
+
+
+def method_uses(other: FileContext, owner_qual: str, name: str, rows: set[int]):
+    """[(body, {id(reference): reference})] of the references of `other` that may run the
+    method `owner_qual`.`name`, or None when one is in a class body (no flow is read there).
+    The references judged not to be the method are left out."""
+    out = []
+    for body in bodies(other.tree, other.scope, other.cache):
+        refs: dict[int, ast.AST] = {}
+        resolver = None
+        for node in body.nodes(rows):
+            if not (isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, ast.Load)):
+                continue
+            if isinstance(body.node, ast.ClassDef):
+                return None
+            resolver = resolver or Resolver(other.scope, other.project, other.optable, body.local, body.class_scope)
+            if _judge(other, body, node, owner_qual, resolver) == MAYBE:
+                refs[id(node)] = node
+        if refs:
+            out.append((body, refs))
+    return out
+
+
+def _judge(other: FileContext, body, node: ast.Attribute, owner_qual: str, resolver: Resolver) -> str:
+    value = node.value
+    name = node.attr
+    if isinstance(value, ast.Name) and value.id in _SELF and body.class_scope is not None:
+        return _through_bases(other, body.class_scope, name, owner_qual)
+    qual = resolver.qualname(node)
+    if qual is None:
+        return MAYBE  # an object the walk may know (a construction of the class) or not
+    holder = qual.rpartition(".")[0]
+    if holder == owner_qual or _project_class(other, holder) is not None:
+        return MAYBE  # `Builder.quantize(b, m)`, `Sub.quantize`: a class's method, unbound
+    return NOT_IT
+
+
+def _through_bases(other: FileContext, cls: ClassScope, name: str, owner_qual: str) -> str:
+    """`self.<name>` in `cls`: not the method when `cls` or the bases before the class that
+    holds it define `name` themselves, or none of them is a class of the project (a library
+    class cannot derive from the project's). A base that is the method's class, or one that
+    cannot be read: it may be."""
+    return MAYBE if _lookup(other, cls, name, owner_qual, 0) == MAYBE else NOT_IT
+
+
+def _lookup(other: FileContext, cls: ClassScope, name: str, owner_qual: str, depth: int) -> str:
+    """_DEFINED: found before any base that may be the method's class; MAYBE; _ABSENT: no
+    class of the lookup (this module's, then the project's) defines it."""
+    if name in cls.methods or name in cls.assigns:
+        return _DEFINED
+    if depth > _MAX_DEPTH:
+        return MAYBE
+    scope = other.scope
+    for base in cls.bases:
+        if isinstance(base, ast.Name) and base.id == "object":
+            continue
+        local = scope.classes.get(base.id) if isinstance(base, ast.Name) else None
+        if local is not None and base.id not in scope.imports and not scope.assigns.get(base.id):
+            found = _lookup(other, local, name, owner_qual, depth + 1)
+        else:
+            found = _base(other, base, name, owner_qual)
+        if found != _ABSENT:
+            return found
+    return _ABSENT
+
+
+def _base(other: FileContext, base: ast.expr, name: str, owner_qual: str) -> str:
+    """A base class written in another module: the method's class or an unreadable name may
+    be it; a class of the project is read one level (what it defines itself); a library's
+    class cannot derive from the project's."""
+    qual = Resolver(other.scope, other.project, other.optable).qualname(base)
+    if qual is None or qual == owner_qual:
+        return MAYBE
+    project = _project_class(other, qual)
+    if project is not None:
+        return _DEFINED if name in project.methods or name in project.assigns else MAYBE
+    return MAYBE if _project_module(other, qual.rpartition(".")[0]) else _ABSENT
+
+
+def _project_class(other: FileContext, qual: str) -> ClassScope | None:
+    module, _, attr = qual.rpartition(".")
+    scope = other.project.module_scope(module, other.path) if module else None
+    return scope.classes.get(attr) if scope is not None else None
+
+
+def _project_module(other: FileContext, module: str) -> bool:
+    return bool(module) and other.project.module_scope(module, other.path) is not None
+
+
+__all__ = ["MAYBE", "NOT_IT", "method_uses", "owner_class"]
