@@ -23,6 +23,7 @@ from qlint.analysis.context import FileContext
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope
+from qlint.analysis.names.text_imports import class_bases
 
 _SELF = ("self", "cls")
 _MAX_DEPTH = 6  # base classes followed from a class of the caller's module
@@ -30,6 +31,7 @@ _MAX_DEPTH = 6  # base classes followed from a class of the caller's module
 MAYBE = "maybe"
 NOT_IT = "not-it"
 _DEFINED = "defined"
+_UNREAD = "unread"  # may be the method, in a call the flow never reads as one
 _ABSENT = "absent"
 
 
@@ -41,10 +43,21 @@ def owner_class(ctx: FileContext, func: ast.AST) -> ClassScope | None:
     return next((c for c in ctx.scope.classes.values() if c.methods.get(func.name) is func), None)
 
 
+def subclassed_in(data: bytes, cls: str) -> bool:
+    """The module's text writes a class statement with a base named `cls` (`class T(TestQNN)`,
+    `class T(utils.TestQNN)`): its `self.<method>` calls are no call the flow reads, so the
+    callers are unknown, which is known without parsing the module (ExecuTorch's
+    `test_qnn_delegate.py`, 11,757 lines, subclasses the suite whose `get_qdq_module` captures)."""
+    if cls.encode() not in data:
+        return False
+    return any(parts[-1] == cls for parts in class_bases(data.decode("utf-8", "replace")))
+
+
 def method_uses(other: FileContext, owner_qual: str, name: str, rows: set[int]):
     """[(body, {id(reference): reference})] of the references of `other` that may run the
-    method `owner_qual`.`name`, or None when one is in a class body (no flow is read there).
-    The references judged not to be the method are left out."""
+    method `owner_qual`.`name`, or None when one may and no flow reads it as a call (in a
+    class body, on a parameter, on a subclass's `self`): decided before any body of the
+    module is analysed. The references judged not to be the method are left out."""
     out = []
     for body in bodies(other.tree, other.scope, other.cache):
         refs: dict[int, ast.AST] = {}
@@ -55,7 +68,10 @@ def method_uses(other: FileContext, owner_qual: str, name: str, rows: set[int]):
             if isinstance(body.node, ast.ClassDef):
                 return None
             resolver = resolver or Resolver(other.scope, other.project, other.optable, body.local, body.class_scope)
-            if _judge(other, body, node, owner_qual, resolver) == MAYBE:
+            found = _judge(other, body, node, owner_qual, resolver)
+            if found == _UNREAD:
+                return None  # known before any body of the module is analysed
+            if found == MAYBE:
                 refs[id(node)] = node
         if refs:
             out.append((body, refs))
@@ -66,7 +82,10 @@ def _judge(other: FileContext, body, node: ast.Attribute, owner_qual: str, resol
     value = node.value
     name = node.attr
     if isinstance(value, ast.Name) and value.id in _SELF and body.class_scope is not None:
-        return _through_bases(other, body.class_scope, name, owner_qual)
+        # A subclass's `self`: the flow reads `self.<m>` in its own module's classes only.
+        return _UNREAD if _through_bases(other, body.class_scope, name, owner_qual) == MAYBE else NOT_IT
+    if isinstance(value, ast.Name) and _parameter(body, value.id):
+        return _UNREAD  # any instance a caller hands in
     qual = resolver.qualname(node)
     if qual is None:
         return MAYBE  # an object the walk may know (a construction of the class) or not
@@ -74,6 +93,12 @@ def _judge(other: FileContext, body, node: ast.Attribute, owner_qual: str, resol
     if holder == owner_qual or _project_class(other, holder) is not None:
         return MAYBE  # `Builder.quantize(b, m)`, `Sub.quantize`: a class's method, unbound
     return NOT_IT
+
+
+def _parameter(body, name: str) -> bool:
+    """`name` is a parameter of the function `body` that nothing in it rebinds."""
+    bound = body.local.get(name)
+    return bool(bound) and all(isinstance(b, ast.arg) for b in bound)
 
 
 def _through_bases(other: FileContext, cls: ClassScope, name: str, owner_qual: str) -> str:
@@ -128,4 +153,4 @@ def _project_module(other: FileContext, module: str) -> bool:
     return bool(module) and other.project.module_scope(module, other.path) is not None
 
 
-__all__ = ["MAYBE", "NOT_IT", "method_uses", "owner_class"]
+__all__ = ["MAYBE", "NOT_IT", "method_uses", "owner_class", "subclassed_in"]

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.foreign_references import cannot_bind, defines, imported_here, own_function
-from qlint.analysis.flow.method_references import method_uses, owner_class
+from qlint.analysis.flow.method_references import method_uses, owner_class, subclassed_in
 from qlint.analysis.flow.model_flow import ModelFlow
 from qlint.analysis.flow.model_values import CallSite, FunctionFlow, ModeFact
 from qlint.analysis.graphs import file_keys
@@ -119,6 +119,7 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
         return
     target = f"{ctx.module}.{func.name}"
     method = ctx.scope.functions.get(func.name) is not func
+    owner_name = ""
     if method:
         # A method of a top-level class is found by its name too (`method_references`); a
         # nested function, a decorated method: their callers are not.
@@ -127,6 +128,7 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
             yield None
             return
         target = f"{ctx.module}.{owner.node.name}.{func.name}"
+        owner_name = owner.node.name
     root = _scan_root(ctx.path)
     # The helper's name, then the names modules re-export it under (`from .x import f as qm`):
     # a caller of `qm` never spells `f`.
@@ -138,6 +140,9 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
             yield None
             return
         for path, data, key in candidates:
+            if method and subclassed_in(data, owner_name):
+                yield None
+                return
             # The module's summary is parsed for its references (unless known already): the tree
             # is kept for `_module`, which would otherwise parse the module again to read its calls.
             try:
