@@ -133,3 +133,38 @@ def test_a_module_no_other_module_can_import_keeps_its_calls(tmp_path):
     # ... unless the module can be imported there: the receiver may be a `Builder`.
     (root / "pkg" / "other.py").write_text("import pkg.builder\n\ndef main(tool, m):\n    return tool.quantize(m)\n")
     assert _rows(root) == [CAPTURE_ROW]
+
+
+def test_an_instance_of_another_class_is_no_caller(tmp_path):
+    others = """
+from pkg.tools import Tool
+
+
+class Local:
+    def quantize(self, model, x):
+        return model
+
+
+def main(q, x):
+    Local().quantize(Net(), x)
+    tool = Tool(q)
+    tool.quantize(Net(), x)
+    return Builder(q).quantize(Net().eval(), x)
+"""
+    root = _repo(tmp_path, script=others)
+    (root / "pkg" / "tools.py").write_text("class Tool:\n    def quantize(self, model, x):\n        return model\n")
+    assert _rows(root) == []
+    # A subclass of the method's class, built there: the method runs on it.
+    sub = "\nclass Sub(Builder):\n    pass\n\n\ndef main(q, x):\n    return Sub(q).quantize(Net(), x)\n"
+    assert _rows(_repo(tmp_path / "s", script=sub)) == [CAPTURE_ROW]
+
+
+def test_a_caller_added_later_is_seen(tmp_path):
+    root = _repo(tmp_path, script="\ndef main(q, x):\n    Builder(q).quantize(Net().eval(), x)\n")
+    project = ProjectIndex()
+    path = root / "pkg" / "builder.py"
+    result = check_source(path.read_text(), str(path), settings_for(("QL201",)), project)
+    assert result.diagnostics == []
+    (root / "pkg" / "late.py").write_text(IMPORT + "\ndef main(q, x):\n    Builder(q).quantize(Net(), x)\n")
+    result = check_source(path.read_text(), str(path), settings_for(("QL201",)), project)
+    assert [d.range.start.row for d in result.diagnostics] == [CAPTURE_ROW]

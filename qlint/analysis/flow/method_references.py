@@ -22,7 +22,7 @@ import ast
 from qlint.analysis.context import FileContext
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.names.scope import ClassScope
+from qlint.analysis.names.scope import ClassScope, unique_value
 from qlint.analysis.names.text_imports import class_bases
 
 _SELF = ("self", "cls")
@@ -86,13 +86,36 @@ def _judge(other: FileContext, body, node: ast.Attribute, owner_qual: str, resol
         return _UNREAD if _through_bases(other, body.class_scope, name, owner_qual) == MAYBE else NOT_IT
     if isinstance(value, ast.Name) and _parameter(body, value.id):
         return _UNREAD  # any instance a caller hands in
+    built = _construction(value, body)
+    if built is not None:
+        return _class_built(other, built, name, owner_qual, resolver)
     qual = resolver.qualname(node)
     if qual is None:
-        return MAYBE  # an object the walk may know (a construction of the class) or not
+        return MAYBE  # an object the walk may know or not
     holder = qual.rpartition(".")[0]
     if holder == owner_qual or _project_class(other, holder) is not None:
         return MAYBE  # `Builder.quantize(b, m)`, `Sub.quantize`: a class's method, unbound
     return NOT_IT
+
+
+def _construction(value: ast.expr, body) -> ast.Call | None:
+    """The call `value` is (`Other(q).quantize`), or the one call a local it names is bound to
+    and nothing else (`o = Other(q)`)."""
+    if isinstance(value, ast.Name) and value.id in body.local:
+        value = unique_value(body.local[value.id])
+    return value if isinstance(value, ast.Call) else None
+
+
+def _class_built(other: FileContext, call: ast.Call, name: str, owner_qual: str, resolver: Resolver) -> str:
+    """A method called on a construction: not the method when the class built is a class of
+    that module or of the project that defines `name` first, or a library's class; the
+    method's class (read by the flow), a subclass, or a call that builds no class we know
+    (a factory) may be."""
+    func = call.func
+    local = other.scope.classes.get(func.id) if isinstance(func, ast.Name) else None
+    if local is not None and func.id not in other.scope.imports and func.id not in resolver.local:
+        return MAYBE if _lookup(other, local, name, owner_qual, 0) == MAYBE else NOT_IT
+    return MAYBE if _base(other, func, name, owner_qual, resolver) == MAYBE else NOT_IT
 
 
 def _parameter(body, name: str) -> bool:
@@ -130,11 +153,12 @@ def _lookup(other: FileContext, cls: ClassScope, name: str, owner_qual: str, dep
     return _ABSENT
 
 
-def _base(other: FileContext, base: ast.expr, name: str, owner_qual: str) -> str:
-    """A base class written in another module: the method's class or an unreadable name may
-    be it; a class of the project is read one level (what it defines itself); a library's
-    class cannot derive from the project's."""
-    qual = Resolver(other.scope, other.project, other.optable).qualname(base)
+def _base(other: FileContext, base: ast.expr, name: str, owner_qual: str, resolver: Resolver | None = None) -> str:
+    """A class written in another module (a base, or the class a call builds, read with the
+    resolver of its body): the method's class or an unreadable name may be it; a class of the
+    project is read one level (what it defines itself); a library's class cannot derive from
+    the project's."""
+    qual = (resolver or Resolver(other.scope, other.project, other.optable)).qualname(base)
     if qual is None or qual == owner_qual:
         return MAYBE
     project = _project_class(other, qual)
