@@ -11,9 +11,13 @@ loads it (`names.references`, computed once per module content, for these module
 only the modules that do are analysed, the functions on those rows are run through the same
 model-flow analysis, and each call is read with the modes it passes.
 
+A method of a top-level class is searched the same way, by its name as an attribute
+(`method_references`: `Builder(q).quantize(m)` and `b.quantize(m)` after `b = Builder(q)` are
+read; `self.quantize` of another class, `torch.quantize` are not it).
+
 It answers None (callers unknown) when a use of the helper cannot be read: a reference that
 is not a call the analysis summarised (a callback, a lambda, `partial`, a re-export, a
-method called on an object), or too many candidate modules. Every file of the project is a
+method called on an object it cannot follow), or too many candidate modules. Every file of the project is a
 dependency of the answer, and so is the listing (`project_files.listing_dependency`): a caller
 edited or added anywhere refreshes cached results.
 """
@@ -100,7 +104,7 @@ def checked_once(path: str) -> None:
 
 
 def project_callers(ctx: FileContext, func: ast.AST, index: int) -> list[ProjectCall] | None:
-    """Calls of the module-level function `func` of `ctx` from the project's other modules,
+    """Calls of the module-level function (or method) `func` of `ctx` from the project's other modules,
     with the modes passed for parameter `index` ([] when none calls it; None when a use of it
     cannot be read)."""
     found = []
