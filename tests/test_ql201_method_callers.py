@@ -168,3 +168,13 @@ def test_a_caller_added_later_is_seen(tmp_path):
     (root / "pkg" / "late.py").write_text(IMPORT + "\ndef main(q, x):\n    Builder(q).quantize(Net(), x)\n")
     result = check_source(path.read_text(), str(path), settings_for(("QL201",)), project)
     assert [d.range.start.row for d in result.diagnostics] == [CAPTURE_ROW]
+
+
+def test_a_call_on_an_instance_in_its_own_module_is_not_dropped(tmp_path):
+    # `b.quantize(Net())` here, with a train-mode batch-norm model, and an eval-mode caller
+    # elsewhere: the call here counts only when every call of the method is known, and the
+    # class is named in another module, so the helper is judged as if its callers were unknown.
+    root = _repo(tmp_path, script="\ndef main(q, x):\n    Builder(q).quantize(Net().eval(), x)\n")
+    path = root / "pkg" / "builder.py"
+    path.write_text(BUILDER + "\n\ndef main(q, x):\n    b = Builder(q)\n    b.quantize(Net(), x)\n")
+    assert _rows(root) == [CAPTURE_ROW]

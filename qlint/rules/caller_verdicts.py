@@ -173,7 +173,12 @@ def _callers_harmless(
             return _harmless(fact, flows, call, holder)
 
         here = lambda f: calls_read_here(ctx, f)  # noqa: E731
-        same = caller_facts(flows, func, index, lambda f: calls_all_known(ctx, f), here) or []
+        same = caller_facts(flows, func, index, lambda f: calls_all_known(ctx, f), here)
+        if same is None and any(c.callee is func and index in c.args for f in flows for c in f.calls):
+            # Calls here on instances (`b.quantize(m)`) that count only when every call of the
+            # method is known, and not all are: what they pass is not read, so it vouches for nothing.
+            return False
+        same = same or []
     else:
         # A container the caller was handed itself holds what its own callers put in it, and
         # they are not followed: only a container written in the call counts.

@@ -136,7 +136,16 @@ def each_site(ctx: FileContext, home: Home, func: ast.AST, here: bool = False) -
                 return
             yield Site(found.site, found.flow, Home(*found.module[:3]))
     elif not boxed and not _named_only_at_home(ctx, home, func.name):
-        yield None
+        if home.ctx is not ctx or owner_class(ctx, func) is None:
+            yield None
+            return
+        # A method of a top-level class another module names: its calls there (`Builder(q)
+        # .quantize(m)`), as for a module-level function (`method_references`).
+        for found in each_project_call(ctx, func, 0):
+            if found is None or found.site is None or found.module is None:
+                yield None
+                return
+            yield Site(found.site, found.flow, Home(*found.module[:3]))
 
 
 def calls_all_known(ctx: FileContext, func: ast.AST) -> bool:
