@@ -192,11 +192,30 @@ def calls_read_here(ctx: FileContext, func: ast.AST) -> bool:
             # module's text) the class is built here, and the calls here are the ones read,
             # as before the search (ExecuTorch's test suites each define `self._quantize`,
             # a name held by over 80 modules).
-            found = not _imported_elsewhere(ctx) or named_elsewhere(ctx, func.name, ctx.path) is False
+            # Another module that names it only where it cannot be the method (another class's
+            # own `self._wrap_model`, `torch.quantize`) calls it nowhere (`used_elsewhere`):
+            # the calls here are then all of them (IPEX's two copies of one trainer module).
+            found = (
+                _private_unsearched(ctx, func)
+                or not _imported_elsewhere(ctx)
+                or named_elsewhere(ctx, func.name, ctx.path) is False
+                or not used_elsewhere(ctx, func)
+            )
         else:
             found = True  # a decorated method, one of a nested class: trusted as before
         ctx.cache[key] = found
     return found
+
+
+def _private_unsearched(ctx: FileContext, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A private method (`_wrap_model`, not a dunder a protocol calls) in a tree whose other
+    modules cannot be searched (no repository or `pyproject.toml` around it): by convention
+    its class calls it, through `self`, and those calls are read here. A public one there is
+    API for callers nobody can see, as a module-level function is. In a project that can be
+    searched the other modules are read instead (`used_elsewhere`): a subclass or a caller
+    there still counts."""
+    name = func.name
+    return name.startswith("_") and not name.endswith("__") and not searchable(ctx)
 
 
 def _named_only_at_home(ctx: FileContext, home: Home, name: str) -> bool:

@@ -180,12 +180,17 @@ def used_elsewhere(ctx: FileContext, func: ast.AST) -> bool:
     its callers cannot be searched). Decided from each candidate module's references
     (`_uses`), without analysing the bodies that hold them: a walk up the callers that only
     asks whether all of them are in the checked module (`call_sites.calls_read_here`) stops
-    at the first such module."""
+    at the first such module. A method of a top-level class likewise, from the references
+    `method_references` says may be it (a module subclassing its class: used)."""
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not ctx.module:
         return True
-    if ctx.scope.functions.get(func.name) is not func:
-        return True
     target = f"{ctx.module}.{func.name}"
+    method = ctx.scope.functions.get(func.name) is not func
+    owner = owner_class(ctx, func) if method else None
+    if method:
+        if owner is None:
+            return True  # a nested function, a decorated method: not searched by name
+        target = f"{ctx.module}.{owner.node.name}.{func.name}"
     root = _scan_root(ctx.path)
     words = [func.name]
     for word in words:
@@ -193,19 +198,22 @@ def used_elsewhere(ctx: FileContext, func: ast.AST) -> bool:
         if candidates is None:
             return True
         for path, data, key in candidates:
+            if owner is not None and subclassed_in(data, owner.node.name):
+                return True
             try:
                 refs = _references(ctx, path, key, word, keep_tree=True)
                 module = _module(ctx, path, data) if refs is not None else None
                 # A use that is not a call the flow reads makes `each_project_call` yield
-                # None; a read call, the call: anything but no use at all.
-                uses = _uses_in(module, target, func, ctx.path, refs, word) if module is not None else []
+                # None; a read call, the call: anything but no use at all. For a method, what
+                # cannot be it (another class's own `self._wrap`) is no use (`method_uses`).
+                uses = _uses_in(module, target, func, ctx.path, refs, word, method) if module is not None else []
                 if uses is None or uses:
                     return True
                 if refs is not None and _own_only(ctx, path, data, word):
                     scan_memo.note_miss(path, _OWN + word, key)
             finally:
                 ctx.project.drop_kept_tree()
-            for renamed in _renames(ctx, path, word):
+            for renamed in _renames(ctx, path, word) if not method else ():
                 if renamed not in words:
                     if len(words) > _MAX_WORDS:
                         return True
