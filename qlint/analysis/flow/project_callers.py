@@ -30,6 +30,7 @@ from collections.abc import Iterator
 
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
+from qlint.analysis.flow.construction_references import construction_uses
 from qlint.analysis.flow.foreign_references import cannot_bind, defines, imported_here, own_function
 from qlint.analysis.flow.method_references import method_uses, owner_class, subclassed_in
 from qlint.analysis.flow.model_flow import ModelFlow
@@ -121,22 +122,15 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not ctx.module:
         yield None
         return
-    target = f"{ctx.module}.{func.name}"
-    method = ctx.scope.functions.get(func.name) is not func
-    owner_name = ""
-    if method:
-        # A method of a top-level class is found by its name too (`method_references`); a
-        # nested function, a decorated method: their callers are not.
-        owner = owner_class(ctx, func)
-        if owner is None:
-            yield None
-            return
-        target = f"{ctx.module}.{owner.node.name}.{func.name}"
-        owner_name = owner.node.name
+    found = _searched_as(ctx, func)
+    if found is None:
+        yield None  # a nested function, a decorated method: their callers are not found by name
+        return
+    target, method, owner_name = found
     root = _scan_root(ctx.path)
     # The helper's name, then the names modules re-export it under (`from .x import f as qm`):
-    # a caller of `qm` never spells `f`.
-    words = [func.name]
+    # a caller of `qm` never spells `f`. A constructor's callers spell its class.
+    words = [owner_name if method == _INIT else func.name]
     seen: set[tuple] = set()  # calls found under two words (a module that renames and calls)
     for word in words:
         candidates = _candidates(ctx, root, word) if root is not None else None
@@ -174,6 +168,26 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
                     yield call
 
 
+_METHOD = "method"
+_INIT = "init"  # `__init__`: its callers are the constructions of its class
+
+
+def _searched_as(ctx: FileContext, func: ast.AST) -> tuple[str, str, str] | None:
+    """(what its references resolve to, "" / `_METHOD` / `_INIT`, its class's name) for a
+    module-level function or a method of a top-level class; None for anything else."""
+    if ctx.scope.functions.get(func.name) is func:
+        return f"{ctx.module}.{func.name}", "", ""
+    # A method of a top-level class is found by its name as an attribute
+    # (`method_references`), its `__init__` by its class's name (`construction_references`).
+    owner = owner_class(ctx, func)
+    if owner is None:
+        return None
+    name = owner.node.name
+    if func.name == "__init__":
+        return f"{ctx.module}.{name}", _INIT, name
+    return f"{ctx.module}.{name}.{func.name}", _METHOD, name
+
+
 def used_elsewhere(ctx: FileContext, func: ast.AST) -> bool:
     """Whether `each_project_call` would yield anything for `func`: another module calls it
     (under its name or one it is re-exported as), or uses it in a way that cannot be read (or
@@ -184,21 +198,18 @@ def used_elsewhere(ctx: FileContext, func: ast.AST) -> bool:
     `method_references` says may be it (a module subclassing its class: used)."""
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not ctx.module:
         return True
-    target = f"{ctx.module}.{func.name}"
-    method = ctx.scope.functions.get(func.name) is not func
-    owner = owner_class(ctx, func) if method else None
-    if method:
-        if owner is None:
-            return True  # a nested function, a decorated method: not searched by name
-        target = f"{ctx.module}.{owner.node.name}.{func.name}"
+    found = _searched_as(ctx, func)
+    if found is None:
+        return True  # a nested function, a decorated method: not searched by name
+    target, method, owner_name = found
     root = _scan_root(ctx.path)
-    words = [func.name]
+    words = [owner_name if method == _INIT else func.name]
     for word in words:
         candidates = _candidates(ctx, root, word) if root is not None else None
         if candidates is None:
             return True
         for path, data, key in candidates:
-            if owner is not None and subclassed_in(data, owner.node.name):
+            if method and subclassed_in(data, owner_name):
                 return True
             try:
                 refs = _references(ctx, path, key, word, keep_tree=True)
@@ -379,7 +390,7 @@ def _calls_in(
     target: str,
     index: int,
     word: str,
-    method: bool = False,
+    method: str = "",
 ) -> list[ProjectCall] | None:
     """The calls of the helper in one module, spelled `word` (its name or a name it is
     re-exported under), or None when it names the helper otherwise."""
@@ -415,14 +426,16 @@ def _calls_in(
 
 
 def _uses_in(
-    module: tuple, target: str, func: ast.AST, helper_path: str, refs: References, word: str, method: bool = False
+    module: tuple, target: str, func: ast.AST, helper_path: str, refs: References, word: str, method: str = ""
 ):
     """`_uses`, once per parsed module, helper and name it is spelled under (for a method,
     `method_references.method_uses`: `target` is then `module.Class.method`)."""
     other, _, _, memo = module
     asked = (target, func.name, helper_path, word, method)
     if asked not in memo:
-        if method:
+        if method == _INIT:
+            memo[asked] = construction_uses(other, target, word, refs.rows(refs.names_for(word)))
+        elif method:
             memo[asked] = method_uses(other, target.rpartition(".")[0], word, refs.rows(refs.names_for(word)))
         else:
             memo[asked] = _uses(other, target, func, helper_path, refs, word)
