@@ -56,12 +56,12 @@ CAPTURE_ROW = CTX.splitlines().index("        captured = export(self.model, (sel
 IMPORT = "from pkg.ctx import Ctx, Net\n"
 
 
-def _rows(tmp_path, script: str) -> list[int]:
+def _rows(tmp_path, script: str, own: str = "") -> list[int]:
     root = tmp_path / "repo"
     (root / ".git").mkdir(parents=True)
     (root / "pkg").mkdir()
     (root / "pkg" / "__init__.py").touch()
-    (root / "pkg" / "ctx.py").write_text(CTX)
+    (root / "pkg" / "ctx.py").write_text(CTX + own)
     (root / "pkg" / "run.py").write_text(IMPORT + textwrap.dedent(script))
     path = root / "pkg" / "ctx.py"
     result = check_source(path.read_text(), str(path), settings_for(("QL201",)), ProjectIndex())
@@ -125,3 +125,13 @@ def test_a_construction_that_does_not_vouch_keeps_the_finding(tmp_path, name):
 
 def test_no_construction_anywhere_keeps_the_finding(tmp_path):
     assert _rows(tmp_path, "def main(x):\n    return x\n") == [CAPTURE_ROW]
+
+
+def test_constructions_in_its_module_do_not_vouch_for_those_elsewhere(tmp_path):
+    # Its module builds it with an eval-mode model; a script elsewhere with a train-mode one.
+    own = "\n\ndef default(x):\n    with Ctx(Net().eval(), x) as p:\n        return p(x)\n"
+    root = tmp_path / "t"
+    assert _rows(root, "def main(x):\n    Ctx(Net(), x).__enter__()\n", own) == [CAPTURE_ROW]
+    # The look-alikes that are right: every construction, here and there, passes eval.
+    assert _rows(tmp_path / "e", "def main(x):\n    Ctx(Net().eval(), x).__enter__()\n", own) == []
+    assert _rows(tmp_path / "n", "def main(x):\n    return Net()\n", own) == []

@@ -100,8 +100,9 @@ def reasons(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]
                         bad = bad or reason.kind in _BAD_FOR_PTQ
                     elif _mode_left_open(caller_fact):
                         unclassified = True
-                if here is not None and not (unclassified or bad) and origin.kind == PARAM:
-                    # Callers in other modules are not in these flows: the verdicts read them.
+                if here is not None and not (unclassified or bad):
+                    # Callers in other modules are not in these flows: the verdicts read them
+                    # (for a stored `self.model`, the constructions of its class elsewhere).
                     # (Asked last: a caller here that already explains the report makes it moot.)
                     unclassified = not here(origin.node)
                 if not unclassified:

@@ -185,7 +185,7 @@ def calls_read_here(ctx: FileContext, func: ast.AST) -> bool:
             found = all(site is not None for site in each_site(ctx, home, func, here=True))
         elif enclosing(ctx, func) is not None:
             found = not unread_use(ctx, home.flows(), func)
-        elif owner_class(ctx, func) is not None:
+        elif (owner := owner_class(ctx, func)) is not None:
             # A method of a top-level class that another module names may be called there
             # (`Builder(q).quantize(m)`): its callers there are read by the verdicts. In a
             # module that no other one can import (a test module: its name is in no other
@@ -195,10 +195,12 @@ def calls_read_here(ctx: FileContext, func: ast.AST) -> bool:
             # Another module that names it only where it cannot be the method (another class's
             # own `self._wrap_model`, `torch.quantize`) calls it nowhere (`used_elsewhere`):
             # the calls here are then all of them (IPEX's two copies of one trainer module).
+            # An `__init__` is called by the constructions of its class, spelled by its name.
+            word = owner.node.name if func.name == "__init__" else func.name
             found = (
                 _private_unsearched(ctx, func)
                 or not _imported_elsewhere(ctx)
-                or named_elsewhere(ctx, func.name, ctx.path) is False
+                or named_elsewhere(ctx, word, ctx.path) is False
                 or not used_elsewhere(ctx, func)
             )
         else:
