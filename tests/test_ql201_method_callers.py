@@ -178,3 +178,24 @@ def test_a_call_on_an_instance_in_its_own_module_is_not_dropped(tmp_path):
     path = root / "pkg" / "builder.py"
     path.write_text(BUILDER + "\n\ndef main(q, x):\n    b = Builder(q)\n    b.quantize(Net(), x)\n")
     assert _rows(root) == [CAPTURE_ROW]
+
+
+def test_an_editor_check_again_reuses_the_scan_until_a_module_changes(tmp_path, monkeypatch):
+    from qlint.analysis.flow import project_callers
+
+    root = _repo(tmp_path, script="\ndef main(q, x):\n    Builder(q).quantize(Net().eval(), x)\n")
+    scans = []
+    real = project_callers._scan
+    monkeypatch.setattr(project_callers, "_scan", lambda *a: scans.append(a[2]) or real(*a))
+    project = ProjectIndex()
+    path = root / "pkg" / "builder.py"
+    for typed in ("", "\n# typed\n"):  # a keystroke in the checked module: the others stay as they were
+        result = check_source(path.read_text() + typed, str(path), settings_for(("QL201",)), project)
+        assert result.diagnostics == []
+    assert scans == ["quantize"]
+    # Another module edited: searched again, and its new call is read.
+    script = root / "pkg" / "script.py"
+    script.write_text(script.read_text().replace("Net().eval()", "Net()"))
+    result = check_source(path.read_text(), str(path), settings_for(("QL201",)), project)
+    assert [d.range.start.row for d in result.diagnostics] == [CAPTURE_ROW]
+    assert scans == ["quantize", "quantize"]

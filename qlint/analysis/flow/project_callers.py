@@ -138,7 +138,7 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
             yield None
             return
         for path, data, key in candidates:
-            if method and subclassed_in(data, owner_name):
+            if method and _subclasses(path, key, data, owner_name):
                 yield None
                 return
             # The module's summary is parsed for its references (unless known already): the tree
@@ -209,7 +209,7 @@ def used_elsewhere(ctx: FileContext, func: ast.AST) -> bool:
         if candidates is None:
             return True
         for path, data, key in candidates:
-            if method and subclassed_in(data, owner_name):
+            if method and _subclasses(path, key, data, owner_name):
                 return True
             try:
                 refs = _references(ctx, path, key, word, keep_tree=True)
@@ -295,11 +295,64 @@ def _candidates(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes
     memo = ("project_callers.candidates", root, name)
     known = ctx.cache.get(memo, False)
     if known is False:
-        known = ctx.cache[memo] = _scan(ctx, root, name)
+        known = ctx.cache[memo] = _scan_again(ctx, root, name)
     if known is None:
         return None
     read = ((path, file_keys.content_bytes(ctx.project, path, key, _MAX_BYTES), key) for path, key in known)
     return [(path, data, key) for path, data, key in read if data is not None]
+
+
+# (root, name, checked path) -> (the project's content keys, what `_scan` found at them): an
+# editor checks a module again at every keystroke while the other modules stay as they were,
+# and a method's callers are searched in ExecuTorch's ~3,800 modules (~6 ms a check for
+# qualcomm/tests/utils.py, whose TestQNN methods other modules subclass and call).
+_SCANS: dict[tuple[str, str, str], tuple[dict, list[tuple[str, tuple]] | None]] = {}
+_MAX_SCANS = 64
+
+
+def _scan_again(ctx: FileContext, root: str, name: str) -> list[tuple[str, tuple]] | None:
+    """`_scan`, or what it found for the same check at the same content keys of the project
+    (the checked module's own is not read by it). The answer is the same: a module's text and
+    what was learnt of it are keyed on its content key (`scan_memo` may have learnt more since,
+    which only spares reading a module found to be no caller)."""
+    own = os.path.abspath(ctx.path)
+    keys = project_keys(ctx, root)
+    kept = _SCANS.get((root, name, own))
+    if kept is not None and _same_besides(kept[0], keys, own):
+        # The dependency `_scan` records, as it would have.
+        ctx.project.record_listing(ctx.path, listing_dependency(root, True, [name]))
+        return kept[1]
+    found = _scan(ctx, root, name)
+    if len(_SCANS) >= _MAX_SCANS:
+        _SCANS.clear()
+    _SCANS[root, name, own] = (keys, found)
+    return found
+
+
+# (path, content key, class name) -> whether the module's text subclasses the class: asked at
+# every check of the class's module in an editor (ExecuTorch's 11,757-line test_qnn_delegate.py).
+_SUBCLASSED: dict[tuple[str, tuple, str], bool] = {}
+_MAX_SUBCLASSED = 4096
+
+
+def _subclasses(path: str, key: tuple, data: bytes, cls: str) -> bool:
+    memo = (path, key, cls)
+    found = _SUBCLASSED.get(memo)
+    if found is None:
+        if len(_SUBCLASSED) >= _MAX_SUBCLASSED:
+            _SUBCLASSED.clear()
+        found = _SUBCLASSED[memo] = subclassed_in(data, cls)
+    return found
+
+
+def _same_besides(before: dict, now: dict, own: str) -> bool:
+    """The same content keys for every module but the checked one (its buffer is never read
+    by the scan, and changes at every keystroke)."""
+    if before is now or before == now:
+        return True
+    if len(before) != len(now):
+        return False
+    return all(key == now.get(path) for path, key in before.items() if path != own)
 
 
 def _scan(ctx: FileContext, root: str, name: str) -> list[tuple[str, tuple]] | None:
