@@ -199,3 +199,30 @@ def test_an_editor_check_again_reuses_the_scan_until_a_module_changes(tmp_path, 
     result = check_source(path.read_text(), str(path), settings_for(("QL201",)), project)
     assert [d.range.start.row for d in result.diagnostics] == [CAPTURE_ROW]
     assert scans == ["quantize", "quantize"]
+
+
+def test_a_subclass_elsewhere_decides_again_only_when_its_module_changes(tmp_path, monkeypatch):
+    from qlint.analysis.flow import project_callers
+
+    subclass = "\nclass Sub(Builder):\n    def go(self, x):\n        return self.quantize(Net().eval(), x)\n"
+    root = _repo(tmp_path, script=subclass)
+    scans = []
+    real = project_callers._scan
+    monkeypatch.setattr(project_callers, "_scan", lambda *a: scans.append(a[2]) or real(*a))
+    project = ProjectIndex()
+    path = root / "pkg" / "builder.py"
+    for typed in ("", "\n# typed\n"):
+        result = check_source(path.read_text() + typed, str(path), settings_for(("QL201",)), project)
+        assert [d.range.start.row for d in result.diagnostics] == [CAPTURE_ROW]
+    assert scans == ["quantize"]  # the second check read the subclassing module only
+    # ... which it depends on, and which decides while it keeps its content.
+    assert str(root / "pkg" / "script.py") in result.dependencies
+    kept = project_callers._SUBCLASSING.get((str(root), "pkg.builder.Builder.quantize"))
+    assert kept is not None and kept[0] == str(root / "pkg" / "script.py")
+    # The subclass goes, an eval-mode caller stays: searched again, and quiet.
+    script = root / "pkg" / "script.py"
+    script.write_text(IMPORT + "\ndef main(q, x):\n    Builder(q).quantize(Net().eval(), x)\n")
+    result = check_source(path.read_text(), str(path), settings_for(("QL201",)), project)
+    assert result.diagnostics == []
+    assert scans == ["quantize", "quantize"]
+    assert (str(root), "pkg.builder.Builder.quantize") not in project_callers._SUBCLASSING
