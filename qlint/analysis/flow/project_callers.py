@@ -151,8 +151,10 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
                 refs = _references(ctx, path, key, word, keep_tree=True)
                 if refs is not None and not method and _imported_elsewhere(ctx, path, refs, func, target, word):
                     calls = ()  # no use of it there can be the helper: the module is not parsed
+                elif refs is not None:
+                    calls = _calls_in(ctx, path, data, refs, func, target, index, word, method)
                 else:
-                    calls = _calls_in(ctx, path, data, refs, func, target, index, word, method) if refs is not None else ()
+                    calls = ()
                 if calls == [] and _own_only(ctx, path, data, word):
                     scan_memo.note_miss(path, _OWN + word, key)
             finally:
