@@ -88,6 +88,10 @@ SPELLED = {
         "import torch\nA = (\n    torch.ops.aten\n)\n\ndef f(n):\n    return n.target == A.relu\n",
         7,
     ),
+    "chain split over rows after a comparison": (
+        "import torch\n\ndef f(n):\n    return n.target == (torch.ops.aten  # the namespace\n        .relu)\n",
+        4,
+    ),
     "chain split over rows with a comment": (
         "import torch\n\ndef f(n):\n    return n.target == (\n        torch.ops.aten  # the namespace\n"
         "        .relu\n    )\n",
@@ -284,6 +288,10 @@ def test_a_module_of_the_project_not_written_yet_is_a_dependency(tmp_path):
         ("foo(\n    torch.ops.aten,\n)\n", True),  # where the statement started is not read
         ("if n == torch.ops.aten:\n    pass\n", False),
         ("if (A := torch.ops.aten) is not None:\n    x = A.relu\n", True),
+        ("x = 1; A = torch.ops.aten\ny = A.relu\n", True),
+        ("x = (torch.ops.aten  # e.g. the namespace\n    .relu)\n", True),
+        ("x = (torch.ops  # e.g.\n    .aten.relu.default)\n", False),
+        ("\uff4es = torch.ops.aten\ny = ns.relu\n", True),  # a full-width n: one identifier for Python
         ("with torch.ops.aten as A:\n    x = A.relu\n", True),
     ],
 )

@@ -28,6 +28,7 @@ from __future__ import annotations
 import keyword
 import os
 import re
+import unicodedata
 from bisect import bisect_right
 
 from qlint.analysis.graphs import file_keys
@@ -47,19 +48,20 @@ _ROOT_WORDS = {"ops": ROOT, "edge": ROOT}
 
 # What may stand between the links of a dotted chain: blanks, line continuations, newlines
 # (inside brackets). A use of an anchor word is the word, then up to three links.
-_LINKS = r"(?P<links>(?:[\s\\]*\.[\s\\]*[A-Za-z_]\w*){0,3})"
-_LINK_NAME = re.compile(r"[A-Za-z_]\w*")
+_LINKS = r"(?P<links>(?:(?:[\s\\]|#[^\n]*)*\.(?:[\s\\]|#[^\n]*)*[^\W\d]\w*){0,3})"
+_COMMENT = re.compile(r"#[^\n]*")
+_LINK_NAME = re.compile(r"[^\W\d]\w*")
 _CALLED = re.compile(r"[ \t]*\(")
 # The chain is assigned to (`ops = _Ops()`, `self.ns: T = ...`), not read.
 _STORED = re.compile(r"[ \t]*(?::[^=\n]*)?=(?!=)")
-_AS = re.compile(r"[ \t]+as[ \t]+([A-Za-z_]\w*)")
+_AS = re.compile(r"[ \t]+as[ \t]+([^\W\d]\w*)")
 # The dotted chain written before the anchor (`torch.` of `torch.ops`): not the statement.
-_CHAIN_BEFORE = re.compile(r"(?:[A-Za-z_]\w*[ \t]*\.[ \t]*)*$")
+_CHAIN_BEFORE = re.compile(r"(?:[^\W\d]\w*[ \t]*\.[ \t]*)*$")
 # An assignment's `=` (not `==`, `!=`, `<=`, `>=`, `:=`, `+=`, ...).
 _ASSIGN = re.compile(r"(?<![=!<>:+\-*/%&|^@])=(?!=)")
-_WALRUS = re.compile(r"([A-Za-z_]\w*)[ \t]*:=[\s(]*$")
-_TARGET = re.compile(r"[A-Za-z_][\w.]*")
-_WORD = re.compile(r"(?<![.\w])[A-Za-z_]\w*")
+_WALRUS = re.compile(r"([^\W\d]\w*)[ \t]*:=[\s(]*$")
+_TARGET = re.compile(r"[^\W\d][\w.]*")
+_WORD = re.compile(r"(?<![.\w])[^\W\d]\w*")
 _USES: dict[str, re.Pattern] = {}
 
 
@@ -132,6 +134,11 @@ def _torch_names(text: str, spans: list[tuple[int, int]] | None = None) -> dict[
     return out
 
 
+def _identifiers(text: str) -> str:
+    """The text with its identifiers as Python reads them (NFKC: a full-width letter is its ASCII one)."""
+    return text if text.isascii() else unicodedata.normalize("NFKC", text)
+
+
 # -- one text --------------------------------------------------------------------------------
 
 
@@ -158,8 +165,8 @@ def spells_packet(text: str) -> bool:
         return _LAST_SPELLED[1]
     found = False
     if "ops" in text or "edge" in text:
-        read = _Text(text)
-        anchors = _torch_names(text, read.spans) if "import" in text else {}
+        read = _Text(_identifiers(text))
+        anchors = _torch_names(read.text, read.spans) if "import" in text else {}
         found = PACKET in anchors.values() or _scan(read, {**_ROOT_WORDS, **anchors})[0]
     _LAST_SPELLED = (text, found)
     return found
@@ -201,6 +208,8 @@ def _uses(read: _Text, word: str, kind: str):
         if at and _is_word(text[at - 1]):
             continue
         links = m.group("links")
+        if "#" in links:
+            links = _COMMENT.sub("", links)
         count = links.count(".")
         if count > whole:
             continue  # an overload (or an attribute of a packet): no packet
@@ -236,7 +245,7 @@ def _bindings(code: str, at: int, end: int, kind: str):
             # The statement may have started on an earlier row: its target is not on this one.
             yield None, None
         return
-    for piece in re.split(r"[=,]", before[: assigns[-1].start()]):
+    for piece in re.split(r"[=,;]", before[: assigns[-1].start()]):
         piece = piece.split(":")[0].strip(" \t()[]*")
         if _TARGET.fullmatch(piece):
             yield piece.rpartition(".")[2], kind
@@ -290,8 +299,8 @@ def may_hold_packet(text: str, path: str, project) -> bool:
                     extra.update(kinds)
         if not extra:
             return False
-        read = _Text(text)
-        return _scan(read, {**_ROOT_WORDS, **_torch_names(text, read.spans), **extra})[0]
+        read = _Text(_identifiers(text))
+        return _scan(read, {**_ROOT_WORDS, **_torch_names(read.text, read.spans), **extra})[0]
     finally:
         file_keys.record(project, path, tuple(dict.fromkeys(deps)))
 
@@ -351,7 +360,7 @@ class _Module:
 
     def __init__(self, path: str, text: str):
         self.path = path
-        self.text = text
+        self.text = text = _identifiers(text)
         self.spans = import_spans(text) if "import" in text else []
         self.torch = _torch_names(text, self.spans)
         self.imports: dict[str, str] = {}
@@ -367,15 +376,15 @@ class _Module:
 
 # A row starting at column 0 (led by the newline: a literal the search skips to).
 _RELATIVE = re.compile(r"from[ \t]+\.")
-_HEAD = re.compile(r"\n[A-Za-z_@]")
+_HEAD = re.compile(r"\n(?:[^\W\d]|@)")
 _DEF = re.compile(r"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
 _COMPOUND = frozenset({"if", "elif", "else", "try", "except", "finally", "with", "for", "while", "async", "match"})
 _ROW_TARGETS = re.compile(
-    r"\n[ \t]*((?:[(\[]?[ \t]*[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*,?[ \t]*[)\]]?"
+    r"\n[ \t]*((?:[(\[]?[ \t]*[^\W\d][\w.]*(?:[ \t]*,[ \t]*[^\W\d][\w.]*)*[ \t]*,?[ \t]*[)\]]?"
     r"[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*)+)",
 )
-_AS_TARGET = re.compile(r"\bas[ \t]+([A-Za-z_]\w*)")
-_NAME = re.compile(r"[A-Za-z_]\w*")
+_AS_TARGET = re.compile(r"\bas[ \t]+([^\W\d]\w*)")
+_NAME = re.compile(r"[^\W\d]\w*")
 
 
 def _statements(text: str, module: _Module) -> None:
