@@ -297,3 +297,21 @@ def test_a_module_of_the_project_not_written_yet_is_a_dependency(tmp_path):
 )
 def test_what_the_text_alone_spells(text, spelled):
     assert packet_text.spells_packet(text) is spelled
+
+
+def test_a_whole_run_lets_every_imported_packet_through(tmp_path):
+    """A run over a tree keeps module lookups and directory listings for the run
+    (`ProjectIndex.fixed_layout`): the same findings as one check at a time."""
+    from qlint.runner import run_check
+    from qlint.settings import Settings
+
+    (tmp_path / ".git").mkdir()
+    expected = []
+    for i, (others, text, found) in enumerate(IMPORTED.values()):
+        pkg = write_package(tmp_path, f"pkg{i}")
+        for name, source in {**others, "use.py": text}.items():
+            (pkg / name).write_text(source.replace("from pkg", f"from pkg{i}"))
+        expected += [(f"pkg{i}", code, row) for code, row in found]
+    run = run_check([str(tmp_path)], Settings(root=tmp_path, select=("QL101", "QL102")), use_cache=False, jobs=1)
+    found = [(Path(r.path).parent.name, d.code, d.range.start.row) for r in run.results for d in r.diagnostics]
+    assert sorted(found) == sorted(expected)

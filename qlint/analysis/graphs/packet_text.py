@@ -302,27 +302,28 @@ def may_hold_packet(text: str, path: str, project) -> bool:
         read = _Text(_identifiers(text))
         return _scan(read, {**_ROOT_WORDS, **_torch_names(read.text, read.spans), **extra})[0]
     finally:
-        file_keys.record(project, path, tuple(dict.fromkeys(deps)))
+        if ProjectIndex.wants_dependencies:  # a run without a cache reads none
+            file_keys.record(project, path, tuple(dict.fromkeys(deps)))
 
 
 def _find(project, module: str, requester: str, deps: list) -> str | None:
-    global _FOUND
-    root = import_root(requester)
+    run = _run()
+    root = run["roots"].get(requester)
+    if root is None:
+        root = run["roots"][requester] = import_root(requester)
     key = (module, root)
-    if _FOUND[0] != ProjectIndex.layouts:
-        _FOUND = (ProjectIndex.layouts, {}, {}, {})
-    if ProjectIndex.fixed_layout and key in _FOUND[1]:
-        where = _FOUND[1][key]
+    found = run["found"]
+    if ProjectIndex.fixed_layout and key in found:
+        where = found[key]
     else:
         where = project.find_module_in_check(module, requester) if _may_exist(project, module, requester) else None
         if ProjectIndex.fixed_layout:
             # Files under one import root find a module at the same place (`module_bases`).
-            _FOUND[1][key] = where
+            found[key] = where
     if where is None:
-        names = _FOUND[3]
-        mine = names.get(requester)
+        mine = run["names"].get(requester)
         if mine is None:
-            mine = names[requester] = module_name_for(requester) or ""
+            mine = run["names"][requester] = module_name_for(requester) or ""
         if mine.split(".")[0] == module.split(".")[0]:
             # A module of this project that does not exist yet: creating it changes the answer.
             deps.append((os.path.join(root, *module.split(".")) + ".py", None))
@@ -334,7 +335,16 @@ def _may_exist(project, module: str, requester: str) -> bool:
     their directories tell (kept for a run whose files stay put; elsewhere: True)."""
     if not ProjectIndex.fixed_layout or project.overlay:
         return True
-    listings = _FOUND[2]
+    run = _run()
+    top = module.partition(".")[0]
+    if top != module:
+        # Most imports are of other packages (torch, typing): their top package is nowhere.
+        key = (top, run["roots"].get(requester) or import_root(requester))
+        if key not in run["tops"]:
+            run["tops"][key] = _may_exist(project, top, requester)
+        if not run["tops"][key]:
+            return False
+    listings = run["listings"]
     for base in module_bases(module, requester):
         parent, name = os.path.split(base)
         names = listings.get(parent)
@@ -348,30 +358,98 @@ def _may_exist(project, module: str, requester: str) -> bool:
     return False
 
 
-# (module, import root) -> its file, for the run (`ProjectIndex.layouts`) whose files stay put.
-_FOUND: tuple[int, dict, dict, dict] = (-1, {}, {}, {})
+def _run() -> dict:
+    """What module lookups found, for the run (`ProjectIndex.layouts`) whose files stay put."""
+    global _RUN
+    if _RUN["layouts"] != ProjectIndex.layouts:
+        _RUN = {"layouts": ProjectIndex.layouts, "found": {}, "listings": {}, "roots": {}, "tops": {}, "names": {}}
+    return _RUN
+
+
+_RUN: dict = {"layouts": -1}
 
 
 # -- other modules ------------------------------------------------------------------------------
 
 
 class _Module:
-    """What a module's text binds at module level, read once per content."""
+    """What a module's text binds at module level, read once per content, and only as far as
+    the names asked about need (most are functions and classes it defines)."""
 
     def __init__(self, path: str, text: str):
         self.path = path
         self.text = text = _identifiers(text)
         self.spans = import_spans(text) if "import" in text else []
         self.torch = _torch_names(text, self.spans)
-        self.imports: dict[str, str] = {}
-        if self.spans:
-            module = module_name_for(path) if _RELATIVE.search(text) else None
-            for start, end in self.spans:
-                self.imports.update(text_imports(text[start:end], module, path))
-        self.bindings: dict[str, list[tuple[int, int]]] = {}
-        self.defs: set[str] = set()
         self.stars = "*" in text and bool(self.spans)
-        _statements(text, self)
+        self._imports: dict[str, str] | None = None
+        self._import_text: str | None = None
+        self._bindings: dict[str, list[tuple[int, int]]] | None = None
+
+    def imported(self, name: str) -> str | None:
+        """The dotted name `name` is imported as (an import statement spells it, or None)."""
+        if self._imports is None:
+            if self._import_text is None:
+                self._import_text = "\n".join(self.text[start:end] for start, end in self.spans)
+            if name not in self._import_text:
+                return None
+            self._imports = {}
+            module = module_name_for(self.path) if _RELATIVE.search(self.text) else None
+            for start, end in self.spans:
+                self._imports.update(text_imports(self.text[start:end], module, self.path))
+        return self._imports.get(name)
+
+    def bindings(self, name: str) -> list[tuple[int, int]]:
+        """The module-level statements that may bind `name` (read once a name is assigned)."""
+        if self._bindings is None:
+            if not _assigned(self.text, name):
+                return []
+            self._bindings = {}
+            _statements(self.text, self._bindings)
+        return self._bindings.get(name, [])
+
+    def every_name(self) -> set[str]:
+        """Every name the module may bind at module level or import (a star import's reach)."""
+        bindings: dict[str, list[tuple[int, int]]] = {}
+        _statements(self.text, bindings)
+        imports: dict[str, str] = {}
+        for start, end in self.spans:
+            imports.update(text_imports(self.text[start:end], None, self.path))
+        return {*bindings, *imports, *self.torch}
+
+    def defines(self, name: str) -> bool:
+        """`def name` or `class name` at column 0."""
+        text = self.text
+        for word in ("def", "class"):
+            spelled = f"{word} {name}"
+            at = text.find(spelled)
+            while at >= 0:
+                end = at + len(spelled)
+                row = text.rfind("\n", 0, at) + 1
+                if text[row:at] in ("", "async ") and not (end < len(text) and _is_word(text[end])):
+                    return True
+                at = text.find(spelled, end)
+        return False
+
+
+def _assigned(text: str, name: str) -> bool:
+    """Whether `name` may be assigned in the text: followed on its row by an `=` (not `==`),
+    or after `as`; or the text has a target list closed on a row of its own (`(a,\n b) = x`)."""
+    size = len(name)
+    at = text.find(name)
+    while at >= 0:
+        end = at + size
+        alone = not (at and _is_word(text[at - 1])) and not (end < len(text) and _is_word(text[end]))
+        if alone and (_EQUALS_AFTER.match(text, end) is not None or _AS_BEFORE.search(text, max(0, at - 16), at)):
+            return True
+        at = text.find(name, end)
+    return _CLOSED_TARGETS.search(text) is not None
+
+
+_EQUALS_AFTER = re.compile(r"[^\n]*?(?<![=!<>])=(?!=)")
+_AS_BEFORE = re.compile(r"\bas[ \t]+\Z")
+# Led by the newline (a literal the search skips to): a first row cannot close a bracket.
+_CLOSED_TARGETS = re.compile(r"\n[ \t]*[)\]][ \t]*=(?!=)")
 
 
 # A row starting at column 0 (led by the newline: a literal the search skips to).
@@ -387,7 +465,7 @@ _AS_TARGET = re.compile(r"\bas[ \t]+([^\W\d]\w*)")
 _NAME = re.compile(r"[^\W\d]\w*")
 
 
-def _statements(text: str, module: _Module) -> None:
+def _statements(text: str, bindings: dict[str, list[tuple[int, int]]]) -> None:
     r"""Split the module-level code into statements and record the names each binds (every
     name assigned on any of its rows: a superset). A statement starts at a row that starts
     at column 0; a row while brackets are still open, after a row ending in `\`, or one that
@@ -404,13 +482,8 @@ def _statements(text: str, module: _Module) -> None:
         piece = text[start:end]
         first = _NAME.match(text, start)
         head = first.group() if first is not None else "@"
-        if head in ("def", "class", "@") or (head == "async" and _DEF.match(text, start)):
-            names = None
-            m = _DEF.match(text, start)
-            if m is not None:
-                module.defs.add(m.group(1))
-        elif head in ("import", "from"):
-            names = None
+        if head in ("def", "class", "@", "import", "from") or (head == "async" and _DEF.match(text, start)):
+            names = None  # binds no name whose value this reading follows
         elif "=" not in piece and " as " not in piece:
             names = set()
         else:
@@ -434,7 +507,7 @@ def _statements(text: str, module: _Module) -> None:
         depth -= piece.count(")") + piece.count("]") + piece.count("}")
     for start, end, names in pieces:
         for name in names or ():
-            module.bindings.setdefault(name, []).append((start, end))
+            bindings.setdefault(name, []).append((start, end))
 
 
 def _module(project, path: str, deps: list) -> _Module:
@@ -483,15 +556,15 @@ def _name_kind(project, module: _Module, name: str, deps: list) -> str:
     kinds: set[str] = set()
     if name in module.torch:
         kinds.add(module.torch[name])
-    for span in module.bindings.get(name, ()):
+    for span in module.bindings(name):
         kinds.add(_statement_kind(project, module, span, name, deps))
-    full = module.imports.get(name)
+    full = module.imported(name)
     if full is not None and name not in module.torch:
         source, _, attr = full.rpartition(".")
         where = _find(project, source, module.path, deps) if source else None
         if where is not None and where != module.path:
             kinds.add(name_kind(project, where, attr, deps))
-    if module.stars and not kinds and name not in module.defs and full is None:
+    if module.stars and not kinds and full is None and not module.defines(name):
         for base in star_sources(project, module.path, None):
             where = _find(project, base, module.path, deps)
             if where is not None and where != module.path:
@@ -509,7 +582,7 @@ def _statement_kind(project, module: _Module, span: tuple[int, int], name: str, 
     for word in set(_WORD.findall(code)):
         if word == name or word in anchors or keyword.iskeyword(word):
             continue
-        if word in module.bindings or word in module.imports:
+        if module.bindings(word) or module.imported(word) is not None:
             kind = name_kind(project, module.path, word, deps)
             if kind == PACKET:
                 return PACKET
@@ -526,7 +599,7 @@ def _star_kinds(project, path: str, deps: list) -> dict[str, str]:
     roots (every name it binds or imports: its `__all__` is not read, a superset)."""
     module = _module(project, path, deps)
     out: dict[str, str] = {}
-    for name in sorted({*module.bindings, *module.imports, *module.torch}):
+    for name in sorted(module.every_name()):
         kind = name_kind(project, path, name, deps)
         if kind:
             out[name] = kind
