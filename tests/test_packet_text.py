@@ -1,4 +1,4 @@
-"""QL101/QL102's packet gate (`packet_text`): a file that cannot make a packet is not parsed.
+"""QL101/QL102's packet gate (`packet_text`, `packet_imports`): a file that cannot make a packet is not parsed.
 
 Loud: one case per way a packet reaches a matcher or an insertion (spelled, bound to a name
 of the module, imported from another module, through an imported helper): the gate lets
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from qlint.analysis.graphs import insertions, packet_text, sinks, wrapper_index
+from qlint.analysis.graphs import insertions, packet_imports, packet_text, sinks, wrapper_index
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
 from tests.conftest import settings_for, write_package
@@ -39,7 +39,7 @@ def _findings(pkg: Path, name: str = "use.py") -> list[tuple[str, int]]:
 
 def _gate(pkg: Path, name: str = "use.py") -> bool:
     path = pkg / name
-    return packet_text.may_hold_packet(path.read_text(), str(path), ProjectIndex())
+    return packet_imports.may_hold_packet(path.read_text(), str(path), ProjectIndex())
 
 
 @pytest.fixture

@@ -19,7 +19,8 @@ import ast
 from collections.abc import Iterator
 
 from qlint.analysis.graphs.forwarding import Forwarding, callee_name
-from qlint.analysis.graphs.packet_text import may_hold_packet, spells_packet
+from qlint.analysis.graphs.packet_imports import may_hold_packet
+from qlint.analysis.graphs.packet_text import spells_packet
 from qlint.analysis.graphs.wrapper_index import index_for
 from qlint.analysis.names.resolver import Resolver
 from qlint.lazy_patterns import lazy
@@ -159,7 +160,7 @@ def imports_a_sink_helper(text: str, path: str, project) -> bool:
 def matches_through_imports(text: str, path: str, project, sinks: dict[str, set] | None = None) -> bool:
     """QL101's import trigger (a rule given `extra-sinks` asks with its own `sinks`), for a
     file `triggered_by` turned away: it may match here or through an imported helper, and a
-    packet can reach it, from its text or from what it imports (`packet_text`)."""
+    packet can reach it, from its text or from what it imports (`packet_imports`)."""
     sinks = _DEFAULTS if sinks is None else sinks
     if not mentions(text):
         return False
