@@ -293,6 +293,7 @@ def test_a_module_of_the_project_not_written_yet_is_a_dependency(tmp_path):
         ("x = (torch.ops  # e.g.\n    .aten.relu.default)\n", False),
         ("\uff4es = torch.ops.aten\ny = ns.relu\n", True),  # a full-width n: one identifier for Python
         ("with torch.ops.aten as A:\n    x = A.relu\n", True),
+        ("x = 1  # rows end in CR alone\rA = torch.ops.aten\ry = A.relu\r", True),
     ],
 )
 def test_what_the_text_alone_spells(text, spelled):

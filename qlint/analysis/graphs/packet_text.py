@@ -128,7 +128,10 @@ def torch_names(text: str, spans: list[tuple[int, int]] | None = None) -> dict[s
 
 
 def identifiers(text: str) -> str:
-    """The text with its identifiers as Python reads them (NFKC: a full-width `a` is `a`)."""
+    """The text as Python reads its rows and identifiers: `\r\n` and `\r` end a row as `\n`
+    does, and a full-width `a` is `a` (NFKC)."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text if text.isascii() else unicodedata.normalize("NFKC", text)
 
 
