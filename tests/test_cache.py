@@ -273,7 +273,7 @@ def test_forget_missing(tmp_path):
 
 def test_run_check_uses_the_cache_and_agrees_with_a_cold_run(tmp_path):
     for i in range(3):
-        old_file(tmp_path / f"m{i}.py", "node.target = (\n" if i == 0 else "x = 1  # noqa: QL101\n")
+        old_file(tmp_path / f"m{i}.py", "node.target = (torch.ops.aten.relu,\n" if i == 0 else "x = 1  # noqa: QL101\n")
     s = settings(tmp_path)
     cold = run_check([str(tmp_path)], s, use_cache=True, jobs=1)
     assert cold.cached == 0

@@ -17,7 +17,8 @@ from qlint.rules.base import Rule
 
 ROOT = Path(__file__).resolve().parents[1]
 NOQA_ONLY = "x = 1  # noqa: QL101\n"  # QL002: an unused suppression, with a safe fix
-SYNTAX_ERROR = "node.target = (\n"  # mentions a trigger, so it is parsed: QL001
+# A matcher row and a packet (the triggers of QL101 and its packet gate): parsed, so QL001.
+SYNTAX_ERROR = "node.target = (torch.ops.aten.relu,\n"
 
 
 def qlint(*args: str, cwd: Path, input: str | None = None) -> subprocess.CompletedProcess:
@@ -160,10 +161,11 @@ def test_unreadable_paths_are_errors_but_other_files_are_still_reported(tmp_path
 def test_bad_inputs_never_crash_the_run(tmp_path):
     (tmp_path / "empty.py").write_text("")
     (tmp_path / "latin.py").write_bytes(b"node.target == '\xff\xfe'\n")
-    (tmp_path / "nul.py").write_bytes(b"node.target\x00 == 1\n")
-    (tmp_path / "nested.py").write_text("node.target == " + "(" * 5000 + ")" * 5000 + "\n")
-    (tmp_path / "big.py").write_text("node.target\n" + "x = 1\n" * 100_000)
-    (tmp_path / "cookie.py").write_bytes(b"# -*- coding: latin-1 -*-\nname = '\xe9'\nnode.target\n")
+    (tmp_path / "nul.py").write_bytes(b"node.target, torch.ops.aten.relu\x00 == 1\n")
+    (tmp_path / "nested.py").write_text("node.target == torch.ops.aten.relu + " + "(" * 5000 + ")" * 5000 + "\n")
+    (tmp_path / "big.py").write_text("node.target, torch.ops.aten.relu\n" + "x = 1\n" * 100_000)
+    cookie = b"# -*- coding: latin-1 -*-\nname = '\xe9'\nnode.target, torch.ops.aten.relu\n"
+    (tmp_path / "cookie.py").write_bytes(cookie)
     loop = tmp_path / "loop"
     loop.mkdir()
     os.symlink(loop, loop / "again")

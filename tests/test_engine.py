@@ -23,17 +23,18 @@ def test_one_in_memory_entry_point_checks_text_as_if_it_were_a_path(tmp_path):
 
 
 def test_syntax_error_is_reported_at_its_position():
-    (d,) = lint("import torch\nx = node.target ==\n")
-    assert d.code == "QL001" and d.range.start == Position(2, 18)
+    (d,) = lint("import torch\nx = node.target == torch.ops.aten.relu ==\n")
+    assert d.code == "QL001" and d.range.start == Position(2, 41)
 
 
 def test_invalid_utf8_nul_and_deep_nesting_are_ql001():
     settings = settings_for()
     bad = check_source(b"x = node.target\n\xff\xfe = 1\n", "bad.py", settings)
     assert codes(bad.diagnostics) == ["QL001"] and bad.diagnostics[0].range.start.row == 2
-    nul = check_source(b"x = node.target\0\n", "nul.py", settings)
+    nul = check_source(b"x = node.target == torch.ops.aten.relu\0\n", "nul.py", settings)
     assert codes(nul.diagnostics) == ["QL001"]
-    deep = check_source("x = node.target + " + "(" * 5000 + "1" + ")" * 5000 + "\n", "deep.py", settings)
+    deep_text = "x = node.target == torch.ops.aten.relu + " + "(" * 5000 + "1" + ")" * 5000 + "\n"
+    deep = check_source(deep_text, "deep.py", settings)
     assert codes(deep.diagnostics) == ["QL001"]
 
 
@@ -123,6 +124,7 @@ def test_a_check_asked_to_stop_stops_between_rules_and_records_nothing(tmp_path)
     text = (
         "import torch\nfrom .ops import DQ\n\n\ndef count(ep):\n"
         "    return sum(1 for n in ep.graph_module.graph.nodes if n.target in DQ)\n\n\n"
+        "RELU = torch.ops.aten.relu\n\n\n"  # spelled here: no import trigger reads ops.py first
         "def insert(graph, x):\n"  # QL102 runs after QL101
         "    return graph.call_function(torch.ops.aten.relu.default, (x,))\n"
     )

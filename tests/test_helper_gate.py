@@ -119,5 +119,7 @@ def test_the_gate_stays_shut_where_no_name_of_the_index_can_be_reached(text, imp
 def test_a_subclass_that_calls_nothing_itself_is_read_as_the_exact_search_reads_it(tmp_path, kind, imports, base):
     # Its instances insert through the inherited method wherever they are used: the file is
     # checked (the class name after a dot is what opens the gate), and holds nothing to report.
-    found, result = _flagged(tmp_path, imports + f"\n\n\nclass P({base}):\n    pass", "pass")
+    # A packet spelled here: the packet gate (`packet_text`) lets the file on to this one.
+    text = imports + f"\nimport torch\n\nRELU = torch.ops.aten.relu\n\n\nclass P({base}):\n    pass"
+    found, result = _flagged(tmp_path, text, "pass")
     assert found == [] and result.parsed

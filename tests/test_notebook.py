@@ -60,7 +60,7 @@ def test_magics_are_masked_so_the_cells_parse():
 
 
 def test_a_broken_cell_is_ql001_in_that_cell():
-    nb = notebook(("code", ["x = 1\n"]), ("code", ["node.target == (\n"]))
+    nb = notebook(("code", ["x = 1\n"]), ("code", ["node.target == (torch.ops.aten.relu,\n"]))
     (d,) = check_notebook(nb.encode(), "nb.ipynb", settings_for(select=("QL101",))).diagnostics
     assert d.code == "QL001" and d.cell == 2 and d.range.start.row == 1
 

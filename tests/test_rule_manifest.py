@@ -102,7 +102,9 @@ def test_a_deferred_rule_answers_as_the_rule_does():
     assert not rule.triggered_by("x = 1\n") and rule._rule is None  # no trigger: never imported
     # `getattr(` is a declared trigger, but the rule itself wants `getattr(x, "target")`.
     assert not rule.triggered_by("getattr(a, 'b')\n") and rule._rule is not None
-    assert rule.triggered_by("node.target == x\n")
+    assert rule.triggered_by("node.target == torch.ops.aten.relu\n")
+    # A matcher's row, but no packet the text can make (`packet_text`).
+    assert not rule.triggered_by("node.target == x\n")
     assert rule.opts["fix-style"] == "both" and rule.summary == registry.rule_class("QL101").summary
 
 

@@ -28,7 +28,7 @@ def _texts() -> list[str]:
 
 
 def test_the_rules_with_a_text_trigger():
-    assert WITH_TEXT_TRIGGER == ["QL101", "QL401"]
+    assert WITH_TEXT_TRIGGER == ["QL101", "QL102", "QL401"]
 
 
 @pytest.mark.parametrize("code", WITH_TEXT_TRIGGER)
@@ -71,10 +71,13 @@ def test_the_trigger_modules_do_not_import_the_rules():
 TURNED_AWAY = {
     "QL401": "from torch.ao.quantization import QConfig\n\nqconfig = QConfig(None, None)\n",
     "QL101": "import torch\n\nfn = getattr(torch.ops.aten, 'relu')\n",
+    # Inserts, but only an overload: no packet to report.
+    "QL102": "import torch\n\n\ndef f(g, x):\n    return g.call_function(torch.ops.aten.relu.default, (x,))\n",
 }
 WANTED = {
     "QL401": "from torch.ao.quantization.quantize_pt2e import prepare_pt2e\n\nprepare_pt2e(m, q)\n",
     "QL101": "import torch\n\n\ndef f(n):\n    return n.target == torch.ops.aten.relu\n",
+    "QL102": "import torch\n\n\ndef f(g, x):\n    return g.call_function(torch.ops.aten.relu, (x,))\n",
 }
 
 

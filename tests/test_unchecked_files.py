@@ -68,16 +68,16 @@ def test_cli_never_says_all_checks_passed_for_a_broken_file(tmp_path):
 
 
 def test_nul_byte_is_reported_where_it_is():
-    result = check_source(b"import torch\nx = node.target\nab\0c = 1\n", "nul.py", settings_for())
+    result = check_source(b"import torch\nx = node.target, torch.ops.aten.relu\nab\0c = 1\n", "nul.py", settings_for())
     (d,) = result.diagnostics
     assert d.code == "QL001" and d.range.start == Position(3, 2) and "NUL" in d.message
 
 
 def test_deep_nesting_is_reported_where_the_nesting_starts():
-    text = "import torch\nok = node.target\ny = 1 + " + "(" * 5000 + "1" + ")" * 5000 + "\n"
+    text = "import torch\nok = node.target, torch.ops.aten.relu\ny = 1 + " + "(" * 5000 + "1" + ")" * 5000 + "\n"
     (d,) = check_source(text, "deep.py", settings_for()).diagnostics
     assert d.code == "QL001" and d.range.start == Position(3, 8) and "nested" in d.message
-    unary = "x = node.target\n\nz = " + "-" * 100_000 + "1\n"
+    unary = "x = node.target, torch.ops.aten.relu\n\nz = " + "-" * 100_000 + "1\n"
     (d,) = check_source(unary, "unary.py", settings_for()).diagnostics
     assert d.range.start == Position(3, 4)
 
@@ -139,7 +139,7 @@ def test_ordinary_syntax_errors_are_not_blamed_on_the_python_version(source):
     with pytest.raises(SyntaxError) as info:
         ast.parse(source)
     assert newer_syntax(info.value, source, LineIndex(source)) is None
-    (d,) = check_source("node.target\n" + source, "bad.py", settings_for()).diagnostics
+    (d,) = check_source("node.target, torch.ops.aten.relu\n" + source, "bad.py", settings_for()).diagnostics
     assert d.message.startswith("SyntaxError: ")
 
 

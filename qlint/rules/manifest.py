@@ -26,7 +26,7 @@ MANIFEST: dict[str, RuleFacts] = {
         preview=False,
         engine_report=None,
         triggers=(".target", "getattr(", "add_dont_constant_fold", "expected_node", "checkGraphModuleNodes"),
-        import_trigger="qlint.analysis.graphs.sinks:imports_a_sink_helper",
+        import_trigger="qlint.analysis.graphs.sinks:matches_through_imports",
         text_trigger="qlint.analysis.graphs.sinks:may_hold_matcher",
     ),
     "qlint.rules.ql102_packet_insertion:PacketInsertion": RuleFacts(
@@ -35,7 +35,8 @@ MANIFEST: dict[str, RuleFacts] = {
         preview=False,
         engine_report=None,
         triggers=("call_function", "create_node", "target"),
-        import_trigger="qlint.analysis.graphs.wrapper_index:imports_a_wrapper",
+        import_trigger="qlint.analysis.graphs.wrapper_index:inserts_through_imports",
+        text_trigger="qlint.analysis.graphs.insertions:may_insert_packet",
     ),
     "qlint.rules.ql103_weight_quantize_matcher_after_fold:WeightQuantizeMatcherAfterFold": RuleFacts(
         "QL103",

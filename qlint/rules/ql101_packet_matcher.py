@@ -17,12 +17,13 @@ from qlint.analysis.graphs.forwarding import Forwarding, call_arguments, callee_
 from qlint.analysis.graphs.fx_targets import is_node_target, target_names, target_rows
 from qlint.analysis.graphs.graph_context import COMPILER_INTERNAL, packet_graph_context
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
+from qlint.analysis.graphs.packet_text import spells_packet
 from qlint.analysis.graphs.reexport import never_runs, sees_overloads
 from qlint.analysis.graphs.sinks import (
     DEFAULT_SINKS,
     TRIGGERS,
     direct_sink_args,
-    imports_sink_helper,
+    matches_through_imports,
     may_match_here,
     mentions,
     parse_sinks,
@@ -72,7 +73,7 @@ class PacketMatcher(Rule):
     triggers = TRIGGERS
     # A file that matches only through a helper imported from another module of the project
     # (`check_nodes(gm, expected_node_occurrence=...)`) holds no target row and no sink.
-    import_trigger = "qlint.analysis.graphs.sinks:imports_a_sink_helper"
+    import_trigger = "qlint.analysis.graphs.sinks:matches_through_imports"
     text_trigger = "qlint.analysis.graphs.sinks:may_hold_matcher"
     fix_availability = FixAvailability.SOMETIMES
     options = {"fix-style": "auto", "extra-sinks": []}
@@ -84,10 +85,12 @@ class PacketMatcher(Rule):
     def triggered_by(self, text: str) -> bool:
         # Every matcher sits on a row of a node target or a sink call (the check's base lines),
         # or of a call of a helper imported from another module: the import trigger's question.
-        return mentions(text) and may_match_here(text, self.needles)
+        # And only a packet the text can make is reported (`packet_text`); one imported is the
+        # import trigger's question too.
+        return mentions(text) and may_match_here(text, self.needles) and spells_packet(text)
 
     def triggered_through_imports(self, text: str, path: str, project) -> bool:
-        return mentions(text) and imports_sink_helper(text, path, project, self.sinks)
+        return matches_through_imports(text, path, project, self.sinks)
 
     @cached_property
     def sinks(self) -> dict[str, set]:

@@ -15,7 +15,7 @@ from qlint.analysis.graphs.called_names import called_in
 from qlint.analysis.graphs.forwarding import bound_call, callee_name, spans_any
 from qlint.analysis.graphs.fx_targets import target_store_rows
 from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
-from qlint.analysis.graphs.insertions import NEEDLES, inserted_exprs, is_nodespec, wrapper_search, writes_insertion
+from qlint.analysis.graphs.insertions import NEEDLES, inserted_exprs, is_nodespec, may_insert_packet, wrapper_search
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
 from qlint.analysis.graphs.wrapper_index import index_for
 from qlint.analysis.names.functions import bodies
@@ -47,11 +47,14 @@ class PacketInsertion(Rule):
     triggers = ("call_function", "create_node", "target")
     # A file that inserts only through the project's own wrapper, imported from another module
     # (`insert_op(gm.graph, aten.relu, args)`), holds none of them.
-    import_trigger = "qlint.analysis.graphs.wrapper_index:imports_a_wrapper"
+    import_trigger = "qlint.analysis.graphs.wrapper_index:inserts_through_imports"
+    # The insertion must be written here and a packet spelled here (`packet_text`): a packet
+    # or a wrapper imported is the import trigger's question.
+    text_trigger = "qlint.analysis.graphs.insertions:may_insert_packet"
     fix_availability = FixAvailability.SOMETIMES
 
     def triggered_by(self, text: str) -> bool:
-        return writes_insertion(text)
+        return may_insert_packet(text)
 
     def skips_module(self, module: str | None) -> bool:
         # Inductor's own passes insert packets into graphs that accept them.

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 from qlint.analysis.graphs.attribute_text import AFTER_DOT
 from qlint.analysis.graphs.forwarding import Forwarding
+from qlint.analysis.graphs.packet_text import spells_packet
 from qlint.analysis.names.resolver import Resolver
 from qlint.lazy_patterns import lazy
 
@@ -22,8 +23,14 @@ FACT = "ql102-insertions"  # other modules' wrappers, in their summaries
 
 
 def writes_insertion(text: str) -> bool:
-    """QL102's trigger: the text writes `.call_function`, `.create_node` or `.target =`."""
+    """The text writes `.call_function`, `.create_node` or `.target =`."""
     return attribute_written(text, PLAIN, ATTRIBUTES)
+
+
+def may_insert_packet(text: str) -> bool:
+    """QL102's trigger (its `text_trigger`): the text inserts, and can make a packet itself
+    (`packet_text`; a packet it imports is the import trigger's question)."""
+    return writes_insertion(text) and spells_packet(text)
 
 
 def wrapper_search(project, optable, path: str) -> Forwarding:

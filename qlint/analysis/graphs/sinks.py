@@ -4,11 +4,13 @@ its prefilter, which the engine asks before importing the rule.
 A matcher sits on a row where a node target is written (`n.target`, `getattr(n, "target")`)
 or on a row of a sink call, or of a call of a helper that forwards a parameter to a sink
 (the check's base lines). A file holding neither of the first two can only match through a
-helper it imports from another module of the project: `imports_a_sink_helper`, the rule's
+helper it imports from another module of the project: `matches_through_imports`, the rule's
 import trigger, asks the helper search about those imports from the text, and the file is
-not parsed when none is one (`.target_dtype`, `self.target` in prose, ...). In a run over many
-files, the search (the check's and the trigger's) asks only about names the project index of
-sink helpers holds (`sink_index_for`).
+not parsed when none is one (`.target_dtype`, `self.target` in prose, ...). Either way a
+packet must be able to reach the file (`packet_text`: it spells one, or imports a name bound
+to one), or there is nothing to match with. In a run over many files, the search (the
+check's and the trigger's) asks only about names the project index of sink helpers holds
+(`sink_index_for`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import ast
 from collections.abc import Iterator
 
 from qlint.analysis.graphs.forwarding import Forwarding, callee_name
+from qlint.analysis.graphs.packet_imports import may_hold_packet
+from qlint.analysis.graphs.packet_text import spells_packet
 from qlint.analysis.graphs.wrapper_index import index_for
 from qlint.analysis.names.resolver import Resolver
 from qlint.lazy_patterns import lazy
@@ -79,8 +83,9 @@ def writes_target(text: str) -> bool:
 
 
 def may_hold_matcher(text: str) -> bool:
-    """QL101's `triggered_by` with its default sinks (its `text_trigger`)."""
-    return mentions(text) and may_match_here(text, _DEFAULT_NEEDLES)
+    """QL101's `triggered_by` with its default sinks (its `text_trigger`): a matcher's row,
+    and a packet the text itself can make (`packet_text`)."""
+    return mentions(text) and may_match_here(text, _DEFAULT_NEEDLES) and spells_packet(text)
 
 
 def parse_sinks(specs: tuple[str, ...]) -> dict[str, set]:
@@ -148,5 +153,17 @@ _DEFAULTS = parse_sinks(DEFAULT_SINKS)
 
 
 def imports_a_sink_helper(text: str, path: str, project) -> bool:
-    """QL101's import trigger, for its default sinks (a rule given `extra-sinks` asks its own)."""
+    """Whether the file may match through a helper of another module, for the default sinks."""
     return mentions(text) and imports_sink_helper(text, path, project, _DEFAULTS)
+
+
+def matches_through_imports(text: str, path: str, project, sinks: dict[str, set] | None = None) -> bool:
+    """QL101's import trigger (a rule given `extra-sinks` asks with its own `sinks`), for a
+    file `triggered_by` turned away: it may match here or through an imported helper, and a
+    packet can reach it, from its text or from what it imports (`packet_imports`)."""
+    sinks = _DEFAULTS if sinks is None else sinks
+    if not mentions(text):
+        return False
+    if not may_match_here(text, sink_needles(sinks)) and not imports_sink_helper(text, path, project, sinks):
+        return False
+    return may_hold_packet(text, path, project)

@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING
 
 from qlint.analysis import wrapper_record
 from qlint.analysis.graphs.forwarding import CHAIN_LINKS
-from qlint.analysis.graphs.insertions import calls_inserting, wrapper_search
+from qlint.analysis.graphs.insertions import calls_inserting, wrapper_search, writes_insertion
+from qlint.analysis.graphs.packet_imports import may_hold_packet
 from qlint.analysis.names.content_keys import content_key
 from qlint.analysis.names.import_paths import _install_dir
 from qlint.analysis.names.modules import import_root, module_stem
@@ -170,6 +171,15 @@ def imports_a_wrapper(text: str, path: str, project) -> bool:
     many files, only imports the project's index of wrapper names holds are looked up."""
     index = index_for(path, project)
     return wrapper_search(project, None, path).imports_helper(project, path, text, index)
+
+
+def inserts_through_imports(text: str, path: str, project) -> bool:
+    """QL102's import trigger, for a file `triggered_by` turned away: it inserts, itself or
+    through an imported wrapper, and a packet can reach it, from its text or from what it
+    imports (`packet_text`, `packet_imports`)."""
+    if not writes_insertion(text) and not imports_a_wrapper(text, path, project):
+        return False
+    return may_hold_packet(text, path, project)
 
 
 def rebuilt_digest(root: str, store, listed: dict[str, Listing] | None = None) -> str | None:

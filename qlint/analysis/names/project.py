@@ -105,6 +105,8 @@ class ProjectIndex:
     # for 5,598 (module, directory) pairs, each a few dozen `stat`s for a module outside the
     # project. The language server leaves it False: files are created while it runs.
     fixed_layout: bool = False
+    # Counts `fix_layout` calls: lookups kept elsewhere for one run are keyed on it.
+    layouts: int = 0
 
     @classmethod
     def use_store(cls, store: SummaryStore | None) -> None:
@@ -150,6 +152,7 @@ class ProjectIndex:
         """A run starts (True) or ends (False): where modules were found before is forgotten
         either way (a file may have been created between two runs of one process)."""
         cls.fixed_layout = fixed
+        cls.layouts += 1
         if cls._default is not None:
             cls._default._found.clear()
 

@@ -56,6 +56,18 @@ def text_imports(text: str, module: str | None, path: str) -> list[tuple[str, st
     return out
 
 
+def import_spans(text: str) -> list[tuple[int, int]]:
+    """Where the text's import statements stand (start, end), in order, as `text_imports`
+    reads them."""
+    out: list[tuple[int, int]] = []
+    if "import" in text:
+        for start in _starts(text, "import"):
+            m = _STATEMENT.match(text, start)
+            if m is not None:
+                out.append(m.span())
+    return out
+
+
 def file_imports(text: str, path: str) -> list[tuple[str, str]]:
     """`text_imports` of the module at `path`, named (a `stat` per package level) only where
     a relative import needs it; once per text, for each import trigger that asks (QL101's and

@@ -1,0 +1,385 @@
+"""Whether a module, with what it imports from other modules of the project, can hand
+QL101/QL102 an `OpOverloadPacket`: the part of their exact gate (`packet_text`) that reads
+other modules, asked by the rules' import triggers for a file whose own text makes none.
+
+`Resolver` follows `from <module> import name` (and star imports) into the module of the
+project that binds `name`: a packet, a collection holding one, a namespace or an ops root
+bound there (directly, through the names its statement uses, or through its own imports)
+reaches the checked file. `name_kind` answers that from the texts, on demand: a module is
+read once per content, split into its module-level statements only once a name asked about
+is assigned in it, and only the statements binding that name are read (with the names they
+use, recursively). Every module read, and every module of the project looked for and not
+found, is a dependency of the check that asked.
+"""
+
+from __future__ import annotations
+
+import keyword
+import os
+import re
+
+from qlint.analysis.graphs import file_keys
+from qlint.analysis.graphs.packet_text import (
+    NAMESPACE,
+    PACKET,
+    ROOT,
+    ROOT_WORDS,
+    WORD,
+    Reading,
+    identifiers,
+    import_kind,
+    is_word,
+    scan,
+    spells_packet,
+    torch_names,
+)
+from qlint.analysis.names.import_paths import module_bases
+from qlint.analysis.names.modules import import_root, module_name_for
+from qlint.analysis.names.project import ProjectIndex
+from qlint.analysis.names.star_imports import star_sources
+from qlint.analysis.names.text_imports import file_imports, import_spans, text_imports
+
+__all__ = ["NAMESPACE", "PACKET", "ROOT", "may_hold_packet", "name_kind"]
+
+
+# -- the checked file, with what it imports from the project --------------------------------------
+
+
+def may_hold_packet(text: str, path: str, project) -> bool:
+    """The text, with the names it imports from other modules of the project, can make a
+    packet. The modules read (and those looked for and absent) are dependencies of the
+    check of `path`."""
+    if spells_packet(text):
+        return True
+    if "import" not in text:
+        return False
+    deps: list = []
+    extra: dict[str, str] = {}
+    try:
+        for local, full in file_imports(text, path):
+            if import_kind(full) is not None:
+                continue
+            module, _, name = full.rpartition(".")
+            where = _find(project, module, path, deps) if module else None
+            if where is None or where == os.path.abspath(path):
+                continue
+            kind = name_kind(project, where, name, deps)
+            if kind == PACKET:
+                return True
+            if kind:
+                extra[local] = kind
+        if "*" in text:
+            for base in star_sources(project, path, None):
+                where = _find(project, base, path, deps)
+                if where is not None:
+                    kinds = _star_kinds(project, where, deps)
+                    if PACKET in kinds.values():
+                        return True
+                    extra.update(kinds)
+        if not extra:
+            return False
+        read = Reading(identifiers(text))
+        return scan(read, {**ROOT_WORDS, **torch_names(read.text, read.spans), **extra})[0]
+    finally:
+        if ProjectIndex.wants_dependencies:  # a run without a cache reads none
+            file_keys.record(project, path, tuple(dict.fromkeys(deps)))
+
+
+def _find(project, module: str, requester: str, deps: list) -> str | None:
+    run = _run()
+    root = run["roots"].get(requester)
+    if root is None:
+        root = run["roots"][requester] = import_root(requester)
+    key = (module, root)
+    found = run["found"]
+    if ProjectIndex.fixed_layout and key in found:
+        where = found[key]
+    else:
+        where = project.find_module_in_check(module, requester) if _may_exist(project, module, requester) else None
+        if ProjectIndex.fixed_layout:
+            # Files under one import root find a module at the same place (`module_bases`).
+            found[key] = where
+    if where is None:
+        mine = run["names"].get(requester)
+        if mine is None:
+            mine = run["names"][requester] = module_name_for(requester) or ""
+        if mine.split(".")[0] == module.split(".")[0]:
+            # A module of this project that does not exist yet: creating it changes the answer.
+            deps.append((os.path.join(root, *module.split(".")) + ".py", None))
+    return where
+
+
+def _may_exist(project, module: str, requester: str) -> bool:
+    """False when no place `find_module` would look at holds the module, as the listings of
+    their directories tell (kept for a run whose files stay put; elsewhere: True)."""
+    if not ProjectIndex.fixed_layout or project.overlay:
+        return True
+    run = _run()
+    top = module.partition(".")[0]
+    if top != module:
+        # Most imports are of other packages (torch, typing): their top package is nowhere.
+        key = (top, run["roots"].get(requester) or import_root(requester))
+        if key not in run["tops"]:
+            run["tops"][key] = _may_exist(project, top, requester)
+        if not run["tops"][key]:
+            return False
+    listings = run["listings"]
+    for base in module_bases(module, requester):
+        parent, name = os.path.split(base)
+        names = listings.get(parent)
+        if names is None:
+            try:
+                names = listings[parent] = frozenset(os.listdir(parent))
+            except OSError:
+                names = listings[parent] = frozenset()
+        if name in names or name + ".py" in names or name + ".pyi" in names:
+            return True
+    return False
+
+
+def _run() -> dict:
+    """What module lookups found, for the run (`ProjectIndex.layouts`) whose files stay put."""
+    global _RUN
+    if _RUN["layouts"] != ProjectIndex.layouts:
+        _RUN = {"layouts": ProjectIndex.layouts, "found": {}, "listings": {}, "roots": {}, "tops": {}, "names": {}}
+    return _RUN
+
+
+_RUN: dict = {"layouts": -1}
+
+
+# -- other modules ------------------------------------------------------------------------------
+
+
+class _Module:
+    """What a module's text binds at module level, read once per content, and only as far as
+    the names asked about need (most are functions and classes it defines)."""
+
+    def __init__(self, path: str, text: str):
+        self.path = path
+        self.text = text = identifiers(text)
+        self.spans = import_spans(text) if "import" in text else []
+        self.torch = torch_names(text, self.spans)
+        self.stars = "*" in text and bool(self.spans)
+        self._imports: dict[str, str] | None = None
+        self._import_text: str | None = None
+        self._bindings: dict[str, list[tuple[int, int]]] | None = None
+
+    def imported(self, name: str) -> str | None:
+        """The dotted name `name` is imported as (an import statement spells it, or None)."""
+        if self._imports is None:
+            if self._import_text is None:
+                self._import_text = "\n".join(self.text[start:end] for start, end in self.spans)
+            if name not in self._import_text:
+                return None
+            self._imports = {}
+            module = module_name_for(self.path) if _RELATIVE.search(self.text) else None
+            for start, end in self.spans:
+                self._imports.update(text_imports(self.text[start:end], module, self.path))
+        return self._imports.get(name)
+
+    def bindings(self, name: str) -> list[tuple[int, int]]:
+        """The module-level statements that may bind `name` (read once a name is assigned)."""
+        if self._bindings is None:
+            if not _assigned(self.text, name):
+                return []
+            self._bindings = {}
+            _statements(self.text, self._bindings)
+        return self._bindings.get(name, [])
+
+    def every_name(self) -> set[str]:
+        """Every name the module may bind at module level or import (a star import's reach)."""
+        bindings: dict[str, list[tuple[int, int]]] = {}
+        _statements(self.text, bindings)
+        imports: dict[str, str] = {}
+        for start, end in self.spans:
+            imports.update(text_imports(self.text[start:end], None, self.path))
+        return {*bindings, *imports, *self.torch}
+
+    def defines(self, name: str) -> bool:
+        """`def name` or `class name` at column 0."""
+        text = self.text
+        for word in ("def", "class"):
+            spelled = f"{word} {name}"
+            at = text.find(spelled)
+            while at >= 0:
+                end = at + len(spelled)
+                row = text.rfind("\n", 0, at) + 1
+                if text[row:at] in ("", "async ") and not (end < len(text) and is_word(text[end])):
+                    return True
+                at = text.find(spelled, end)
+        return False
+
+
+def _assigned(text: str, name: str) -> bool:
+    """Whether `name` may be assigned in the text: followed on its row by an `=` (not `==`),
+    or after `as`; or the text has a target list closed on a row of its own (`(a,\n b) = x`)."""
+    size = len(name)
+    at = text.find(name)
+    while at >= 0:
+        end = at + size
+        alone = not (at and is_word(text[at - 1])) and not (end < len(text) and is_word(text[end]))
+        if alone and (_EQUALS_AFTER.match(text, end) is not None or _AS_BEFORE.search(text, max(0, at - 16), at)):
+            return True
+        at = text.find(name, end)
+    return _CLOSED_TARGETS.search(text) is not None
+
+
+_EQUALS_AFTER = re.compile(r"[^\n]*?(?<![=!<>])=(?!=)")
+_AS_BEFORE = re.compile(r"\bas[ \t]+\Z")
+# Led by the newline (a literal the search skips to): a first row cannot close a bracket.
+_CLOSED_TARGETS = re.compile(r"\n[ \t]*[)\]][ \t]*=(?!=)")
+
+
+# A row starting at column 0 (led by the newline: a literal the search skips to).
+_RELATIVE = re.compile(r"from[ \t]+\.")
+_HEAD = re.compile(r"\n(?:[^\W\d]|@)")
+_DEF = re.compile(r"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
+_COMPOUND = frozenset({"if", "elif", "else", "try", "except", "finally", "with", "for", "while", "async", "match"})
+_ROW_TARGETS = re.compile(
+    r"\n[ \t]*((?:[(\[]?[ \t]*[^\W\d][\w.]*(?:[ \t]*,[ \t]*[^\W\d][\w.]*)*[ \t]*,?[ \t]*[)\]]?"
+    r"[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*)+)",
+)
+_AS_TARGET = re.compile(r"\bas[ \t]+([^\W\d]\w*)")
+_NAME = re.compile(r"[^\W\d]\w*")
+
+
+def _statements(text: str, bindings: dict[str, list[tuple[int, int]]]) -> None:
+    r"""Split the module-level code into statements and record the names each binds (every
+    name assigned on any of its rows: a superset). A statement starts at a row that starts
+    at column 0; a row while brackets are still open, after a row ending in `\`, or one that
+    binds nothing (an element of a literal written at column 0, as far as this reading can
+    tell) continues the one before. Brackets are counted in strings and comments too: an
+    extra opening one joins statements, which only adds names."""
+    starts = [m.start() + 1 for m in _HEAD.finditer(text)]
+    if text[:1].isalpha() or text[:1] in "_@":
+        starts.insert(0, 0)
+    pieces: list[list] = []  # [start, end, names]
+    depth = 0
+    for i, start in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else len(text)
+        piece = text[start:end]
+        first = _NAME.match(text, start)
+        head = first.group() if first is not None else "@"
+        if head in ("def", "class", "@", "import", "from") or (head == "async" and _DEF.match(text, start)):
+            names = None  # binds no name whose value this reading follows
+        elif "=" not in piece and " as " not in piece:
+            names = set()
+        else:
+            names = {
+                n
+                for m in _ROW_TARGETS.finditer("\n" + piece)
+                for target in m.group(1).split("=")[:-1]
+                for n in _NAME.findall(target.split(":")[0])  # not the annotation's names
+            }
+            names.update(_AS_TARGET.findall(piece))
+        opened = depth > 0 or text[start - 2 : start] == "\\\n"
+        if pieces and (opened or (names is not None and not names)):
+            previous = pieces[-1]
+            previous[1] = end
+            if names:
+                previous[2] = (previous[2] or set()) | names
+        else:
+            pieces.append([start, end, names])
+            depth = 0
+        depth += piece.count("(") + piece.count("[") + piece.count("{")
+        depth -= piece.count(")") + piece.count("]") + piece.count("}")
+    for start, end, names in pieces:
+        for name in names or ():
+            bindings.setdefault(name, []).append((start, end))
+
+
+def _module(project, path: str, deps: list) -> _Module:
+    key = file_keys.content_key(project, path)
+    deps.append((path, key))
+    known = _MODULES.get(path)
+    if known is None or known[0] != key:
+        if len(_MODULES) > 20_000:
+            _MODULES.clear()
+        known = _MODULES[path] = (key, _Module(path, project.text(path) or ""))
+    return known[1]
+
+
+_MODULES: dict[str, tuple[tuple | None, _Module]] = {}
+# (path, name) -> (kind, the (path, key) pairs it was read from)
+_KINDS: dict[tuple[str, str], tuple[str, tuple]] = {}
+_ASKING: set[tuple[str, str]] = set()
+
+
+def name_kind(project, path: str, name: str, deps: list) -> str:
+    """What the module at `path` binds `name` to at module level: `PACKET` (or a collection
+    that may hold one, or cannot tell), `NAMESPACE`, `ROOT`, or "" (none of those). What was
+    read is appended to `deps`."""
+    key = (path, name)
+    known = _KINDS.get(key)
+    if known is not None and file_keys.still_valid(project, known[1]):
+        deps.extend(known[1])
+        return known[0]
+    if key in _ASKING:
+        return PACKET  # an import cycle: what the name is, is still being read
+    _ASKING.add(key)
+    mine: list = []
+    try:
+        kind = _name_kind(project, _module(project, path, mine), name, mine)
+    finally:
+        _ASKING.discard(key)
+    trail = tuple(dict.fromkeys(mine))
+    if len(_KINDS) > 50_000:
+        _KINDS.clear()
+    _KINDS[key] = (kind, trail)
+    deps.extend(trail)
+    return kind
+
+
+def _name_kind(project, module: _Module, name: str, deps: list) -> str:
+    kinds: set[str] = set()
+    if name in module.torch:
+        kinds.add(module.torch[name])
+    for span in module.bindings(name):
+        kinds.add(_statement_kind(project, module, span, name, deps))
+    full = module.imported(name)
+    if full is not None and name not in module.torch:
+        source, _, attr = full.rpartition(".")
+        where = _find(project, source, module.path, deps) if source else None
+        if where is not None and where != module.path:
+            kinds.add(name_kind(project, where, attr, deps))
+    if module.stars and not kinds and full is None and not module.defines(name):
+        for base in star_sources(project, module.path, None):
+            where = _find(project, base, module.path, deps)
+            if where is not None and where != module.path:
+                kinds.add(name_kind(project, where, name, deps))
+    kinds.discard("")
+    if PACKET in kinds or len(kinds) > 1:
+        return PACKET
+    return kinds.pop() if kinds else ""
+
+
+def _statement_kind(project, module: _Module, span: tuple[int, int], name: str, deps: list) -> str:
+    """What a module-level statement binding `name` binds it to."""
+    code = module.text[span[0] : span[1]]
+    anchors = {**ROOT_WORDS, **module.torch}
+    for word in set(WORD.findall(code)):
+        if word == name or word in anchors or keyword.iskeyword(word):
+            continue
+        if module.bindings(word) or module.imported(word) is not None:
+            kind = name_kind(project, module.path, word, deps)
+            if kind == PACKET:
+                return PACKET
+            if kind:
+                anchors[word] = kind
+    packet, bound = scan(Reading(module.text, span[0], span[1], module.spans), anchors)
+    if packet:
+        return PACKET
+    return bound.get(name, "")
+
+
+def _star_kinds(project, path: str, deps: list) -> dict[str, str]:
+    """The names a star import of the module at `path` may bind to packets, namespaces and
+    roots (every name it binds or imports: its `__all__` is not read, a superset)."""
+    module = _module(project, path, deps)
+    out: dict[str, str] = {}
+    for name in sorted(module.every_name()):
+        kind = name_kind(project, path, name, deps)
+        if kind:
+            out[name] = kind
+    return out
