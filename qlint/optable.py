@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -25,6 +26,7 @@ __all__ = ["DEFAULT_PATH", "OpInfo", "OpTable", "load_op_table"]
 DEFAULT_PATH = Path(__file__).with_name("data") / "optable.json"
 LAYER_ORDER = ("base", "executorch")  # later layers add overloads / override `carried`
 _PREFIX = "torch.ops."
+_READING = threading.Lock()  # one thread reads a deferred table, the others wait for it
 
 
 @value_class(frozen=True)
@@ -75,12 +77,15 @@ class OpTable:
 
     def __getattr__(self, name: str):
         # Asked only for an attribute not set yet: `_ops` and `meta` of a deferred table.
-        source = self.__dict__.pop("_source", None)
-        if source is None or name not in ("_ops", "meta"):
+        # Under a lock: the language server's checker thread and a hover may ask at once.
+        if name not in ("_ops", "meta") or "_source" not in self.__dict__:
             raise AttributeError(name)
-        read = _load(source)
-        self._ops, self.meta = read._ops, read.meta
-        return getattr(self, name)
+        with _READING:
+            if "_ops" not in self.__dict__:
+                read = _load(self.__dict__["_source"])
+                self.meta = read.meta
+                self._ops = read._ops  # last: `is_loaded` says so only once both are there
+        return self.__dict__[name]
 
     @property
     def is_loaded(self) -> bool:

@@ -91,3 +91,30 @@ assert [d.code for d in second.diagnostics] == ["QL101"], second.diagnostics
 assert load_op_table().is_loaded
 """
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_threads_asking_at_once_all_get_the_table(tmp_path):
+    import threading
+
+    deferred = OpTable.deferred(_table(tmp_path / "t.json", ["default", "out"]))
+    start, answers = threading.Barrier(8), []
+
+    def ask():
+        start.wait()
+        answers.append(deferred.lookup("qd", "q"))
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert answers == [OpInfo("qd", "q", ("default", "out"))] * 8
+
+
+def test_a_failed_read_is_tried_again(tmp_path):
+    path = tmp_path / "later.json"
+    deferred = OpTable.deferred(path)
+    with pytest.raises(OSError):
+        deferred.lookup("qd", "q")
+    _table(path, ["default"])
+    assert deferred.lookup("qd", "q") == OpInfo("qd", "q", ("default",))
