@@ -630,7 +630,7 @@ def _pool(workers: int, settings: Settings) -> ProcessPoolExecutor:
     _import_rules()
     # The op table too (1.3 MiB of decoded JSON): each worker loaded its own copy at its first
     # check; inherited, only the pages of the ops a worker looks up are copied.
-    load_op_table()
+    load_op_table().loaded()
     # What the parent freed before forking (the project's wrapper index is built just before,
     # reading every module that inserts) would stay mapped in it for the whole run.
     _find_malloc_trim()
