@@ -164,11 +164,16 @@ def _reads_stdin(args: argparse.Namespace) -> bool:
 
 
 def _settings(args: argparse.Namespace):
-    """Settings for standard input: the config nearest `--stdin-filename`."""
+    """Settings for standard input: those `qlint check FILE` uses for `--stdin-filename` (the
+    config search stops at the file's repository, whose top anchors a run without one), so an
+    editor's or pre-commit's buffer reads the summaries the tree's runs wrote."""
     from qlint import stdin
-    from qlint.config import ConfigError, load_settings
+    from qlint.config import ConfigError, apply_overrides, load_settings
+    from qlint.file_settings import settings_for_path
 
     try:
+        if args.stdin_filename and args.config is None:
+            return apply_overrides(settings_for_path(args.stdin_filename), _overrides(args))
         return load_settings(stdin.config_paths(args.stdin_filename), config=args.config, overrides=_overrides(args))
     except ConfigError as exc:
         raise UsageError(str(exc)) from None

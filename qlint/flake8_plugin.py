@@ -3,7 +3,7 @@
 Registered as the `flake8.extension` entry point `QL`, so `flake8 --select QL` (or flake8's
 default selection) reports QL101 and friends next to pyflakes. flake8 instantiates the
 class once per file; it reuses qlint's engine on the text flake8 read, with the settings
-of the file's repository (`qlint.repos.settings_for_path`). The engine never imports
+of the file's repository (`qlint.file_settings.settings_for_path`). The engine never imports
 torch. `# noqa` works as flake8 reads it; qlint's own suppression also applies.
 """
 
@@ -28,7 +28,7 @@ class QlintChecker:
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         from qlint.config import ConfigError
         from qlint.engine import check_source
-        from qlint.repos import settings_for_path
+        from qlint.file_settings import settings_for_path
         from qlint.settings import Settings
 
         try:

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from functools import lru_cache
 from pathlib import Path
 
 from qlint.analysis.repo_root import repository_root
-from qlint.config import Overrides, apply_overrides, find_config, settings_from_file
+from qlint.config import Overrides, apply_overrides, settings_from_file
+from qlint.file_settings import config_for, defaults_at
 from qlint.settings import Settings
 from qlint.value_classes import field, value_class
 
@@ -40,15 +40,6 @@ class Repository:
         """`path` relative to the repository's top, with `/`: what patches and baselines use."""
         rel = os.path.relpath(os.path.abspath(path), self.root)
         return rel.replace(os.sep, "/")
-
-
-def config_for(start: Path, repo_root: str | None) -> Path | None:
-    """The nearest config above `start`, not above `repo_root` (see the module docstring)."""
-    found = find_config(start)
-    if found is None or repo_root is None:
-        return found
-    inside = os.path.commonpath([str(found.parent.resolve()), os.path.realpath(repo_root)])
-    return found if inside == os.path.realpath(repo_root) else None
 
 
 def group_paths(
@@ -75,7 +66,7 @@ def group_paths(
         else:
             config_path = config_for(start, git_root)
             if config_path not in loaded:
-                base = settings_from_file(config_path) if config_path is not None else _defaults(git_root)
+                base = settings_from_file(config_path) if config_path is not None else defaults_at(git_root)
                 loaded[config_path] = apply_overrides(base, overrides)
             settings = loaded[config_path]
         root = Path(git_root) if git_root else _loose_root(absolute, settings, config_path)
@@ -117,11 +108,6 @@ def _loose_root(absolute: str, settings: Settings, config_path: Path | None) -> 
     return Path(absolute if os.path.isdir(absolute) else os.path.dirname(absolute))
 
 
-def _defaults(git_root: str | None) -> Settings:
-    # No config: globs and the cache are anchored at the repository's top (cwd outside one).
-    return Settings(root=Path(git_root).resolve() if git_root else Path.cwd().resolve())
-
-
 def _unique_names(repos: list[Repository]) -> None:
     seen: dict[str, int] = {}
     for repo in repos:
@@ -136,16 +122,3 @@ def _unique_names(repos: list[Repository]) -> None:
             name, n = f"{repo.name}-{n}", n + 1
         repo.name = name
         taken.add(name)
-
-
-def settings_for_path(path: str) -> Settings:
-    """The settings one file is checked with when a tool hands over single files (flake8,
-    the lintrunner reporter's whole-file fixes): the same rule as `group_paths`."""
-    absolute = os.path.abspath(path)
-    git_root = repository_root(absolute)
-    return _settings_of(config_for(Path(os.path.dirname(absolute)), git_root), git_root)
-
-
-@lru_cache(maxsize=64)
-def _settings_of(config_path: Path | None, git_root: str | None) -> Settings:
-    return settings_from_file(config_path) if config_path is not None else _defaults(git_root)

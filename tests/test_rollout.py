@@ -13,7 +13,8 @@ import pytest
 from qlint.analysis.names.project import ProjectIndex
 from qlint.config import Overrides
 from qlint.engine import check_source
-from qlint.repos import group_paths, settings_for_path
+from qlint.file_settings import settings_for_path
+from qlint.repos import group_paths
 from tests.rollout_support import BUGGY, CAPTURE, FIXED, git, make_repo, qlint
 
 NO_EOL = "import torch\n\n\ndef g(n):\n    return n.target is torch.ops.aten.relu or n.target == torch.ops.aten.relu"

@@ -120,3 +120,30 @@ def test_a_buffer_check_hashes_no_module_for_the_project_scans(tmp_path, monkeyp
     result = check_source(ADD, str(add), settings, ProjectIndex())
     assert [d.code for d in outcome.diagnostics] == [d.code for d in result.diagnostics] == []
     assert str(pkg / "remove.py") in hashed  # a check whose result may be kept hashes them
+
+
+def test_a_buffer_gets_the_settings_its_file_gets(tmp_path):
+    # A config above the repository is not the repository's (`qlint check FILE` stops at its
+    # top); a buffer named like the file must not find it either, or an editor's check and a
+    # tree run disagree, and the buffer's summary store is not the tree run's.
+    (tmp_path / "pyproject.toml").write_text('[tool.qlint]\nper-file-ignores = { "*" = ["QL101"] }\n')
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "m.py").write_text(PACKET)
+    on_disk = qlint("check", "--no-cache", "repo/m.py", cwd=tmp_path)
+    buffer = qlint("check", "--no-cache", "--stdin-filename", "repo/m.py", "-", cwd=tmp_path, input=PACKET)
+    assert on_disk.returncode == buffer.returncode == 1, (on_disk.stderr, buffer.stderr)
+    assert on_disk.stdout.splitlines()[0] == buffer.stdout.splitlines()[0]
+    assert buffer.stdout.startswith("repo/m.py:5:24: QL101")
+    explicit = qlint(
+        "check",
+        "--no-cache",
+        "--config",
+        "pyproject.toml",
+        "--stdin-filename",
+        "repo/m.py",
+        "-",
+        cwd=tmp_path,
+        input=PACKET,
+    )
+    assert explicit.returncode == 0, explicit.stdout
