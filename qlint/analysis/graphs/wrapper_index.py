@@ -305,7 +305,7 @@ class _Chains:
 
     def __init__(self):
         self.paths: list[str] = []
-        self.rows: list[set[bytes]] = []  # per module, its import words
+        self.rows: list[frozenset[bytes]] = []  # per module, its import words
         self._asked: set[str] = set()  # the stems and names whose modules were looked up
         # Matched, but held no name found so far: their bytes and words, tested again for
         # new names (ExecuTorch: ~850 modules, a few MiB while the index is made).
@@ -313,7 +313,7 @@ class _Chains:
         self._read: set[int] = set()
         self.count = 0  # modules read again (`more`), for the benchmarks
 
-    def add(self, path: str, data: bytes, words: set[bytes] | None = None) -> None:
+    def add(self, path: str, data: bytes, words: frozenset[bytes] | None = None) -> None:
         """`words`: `_import_words(data)`, when the caller has them already."""
         self.paths.append(path)
         self.rows.append(_import_words(data) if words is None else words)
@@ -388,10 +388,7 @@ def _ATTRIBUTE_SPELLING(name: str) -> re.Pattern[bytes]:
     return re.compile(rb"\.(?:\s|\\|#[^\n]*)*" + re.escape(name.encode()) + rb"(?!\w)")
 
 
-_WORD = lazy(rb"\w+")
-
-
-def _import_words(data: bytes) -> set[bytes]:
+def _import_words(data: bytes) -> frozenset[bytes]:
     """The words of every row holding `import` (a superset of the import statements: prose
     too), with the rows a bracket or line continuations carry the statement over."""
     rows = []
@@ -414,8 +411,9 @@ def _import_words(data: bytes) -> set[bytes]:
             stop = end if nxt == -1 else nxt
         rows.append(data[start:stop])
         at = data.find(b"import", stop)
-    # One split of all the rows (a row ends a word: the line break joining them does too).
-    return set(_WORD.findall(b"\n".join(rows)))
+    # One split of all the rows (a row ends a word: the line break joining them does too),
+    # as `words_of` splits (a translation and a split: no pattern).
+    return words_of(b"\n".join(rows))
 
 
 def _continued(data: bytes, newline: int) -> bool:
