@@ -297,3 +297,58 @@ def test_a_model_given_parts_after_it_is_built_is_reported():
     assert check(src + other) == []
     # Switching its mode or moving it adds nothing.
     assert check(src.replace("    prepare_pt2e(", "    model.to('cpu')\n    model.train()\n    prepare_pt2e(")) == []
+
+
+FLAG_NET = """
+    class Net(nn.Module):
+        def __init__(self, use_bias, permute=False, extra=None):
+            super().__init__()
+            self.lin = nn.Linear(4, 4, use_bias)
+            self.out = nn.Linear(4, 4, bias=use_bias)
+            self.permute = permute
+            if extra is not None and not permute:
+                self.extra = extra
+
+        def forward(self, x):
+            if self.permute:
+                x = x.permute(0, 2, 1)
+            return self.out(self.lin(x))
+"""
+
+
+def test_a_value_the_class_only_gives_layers_or_tests_is_not_a_module():
+    # `use_bias` from a loop: unknown, but `__init__` hands it only to torch.nn layers.
+    looped = _in_test(FLAG_NET, "Net(use_bias=flag)")
+    looped = looped.replace("    model =", "    for flag in flags():\n        model =")
+    looped = looped.replace("\n    prepare_pt2e(", "\n        prepare_pt2e(")
+    assert check(looped) == []
+    assert check(_in_test(FLAG_NET, "Net(x.flag)")) == []  # by position
+    assert check(_in_test(FLAG_NET, "Net(x.flag, permute=True)")) == []
+    # A parameter `__init__` never reads holds nothing.
+    unused = FLAG_NET.replace("extra=None):", "extra=None, spare=None):")
+    assert check(_in_test(unused, "Net(x.flag, spare=x.head)")) == []
+
+
+def test_a_value_the_class_may_keep_as_a_module_keeps_the_report():
+    # `extra` and `permute` are stored: either may be a module (a dropout) handed in.
+    assert _message(_in_test(FLAG_NET, "Net(x.flag, x.other)")).endswith("modules start in train mode)")
+    assert _message(_in_test(FLAG_NET, "Net(True, extra=x.head)")).endswith("modules start in train mode)")
+    assert _message(_in_test(FLAG_NET, "Net(True, False, x.head)")).endswith("modules start in train mode)")
+    # Positions after `*args`, keywords through `**kwargs` or not named by `__init__`: unknown.
+    assert _message(_in_test(FLAG_NET, "Net(*x.args, True)")).endswith("modules start in train mode)")
+    assert _message(_in_test(FLAG_NET, "Net(True, **x.kw)")).endswith("modules start in train mode)")
+    assert _message(_in_test(FLAG_NET, "Net(True, other=x.flag)")).endswith("modules start in train mode)")
+    # Kept through `or` (`self.head = flag or default`), passed to a container, or to a callable
+    # that is not a torch.nn layer: may be a module.
+    kept = [
+        "self.head = use_bias or nn.Identity()",
+        "self.seq = nn.Sequential(use_bias)",
+        "self.head = build(use_bias)",
+        "self.head = use_bias",
+    ]
+    for line in kept:
+        classes = "from somelib import build\n" + textwrap.dedent(FLAG_NET.replace("self.permute = permute", line))
+        assert _message(_in_test(classes, "Net(x.flag)")).endswith("modules start in train mode)"), line
+    # The same flags with a batch norm: still reported, naming it.
+    bn = FLAG_NET.replace("self.out = nn.Linear(4, 4, bias=use_bias)", "self.out = nn.BatchNorm1d(4, affine=use_bias)")
+    assert _message(_in_test(bn, "Net(x.flag)")).endswith("; in `Net`, the mode changes BatchNorm1d")

@@ -123,3 +123,34 @@ def test_no_caller_module_tree_outlives_the_check(tmp_path):
     project = ProjectIndex()
     assert _check(root, project).diagnostics == []
     assert project._kept_tree is None
+
+
+def test_a_fact_asked_of_one_module_alone_comes_from_the_parse_of_its_summary(tmp_path, monkeypatch):
+    # `fact_at(..., register=False)` of a module not summarised yet: one parse for both (the
+    # wrapper search's chain facts were computed from a second parse, asked right after).
+    import ast
+
+    class Defs:
+        key = "test-defs.1"
+        lazy = True
+
+        def compute(self, tree, scope, text):
+            return [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+
+        def load(self, path, summary, value):
+            return value
+
+    path = tmp_path / "m.py"
+    path.write_text("def f():\n    pass\n")
+    parsed: list[str] = []
+    real = ast.parse
+
+    def parse(source, filename="<unknown>", *args, **kwargs):
+        parsed.append(filename)
+        return real(source, filename, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", parse)
+    project = ProjectIndex()
+    assert project.fact_at(str(path), Defs(), register=False) == ["f"]
+    assert project.module_scope("m", str(path)) is not None
+    assert len(parsed) == 1 and Defs.key not in ProjectIndex.facts

@@ -496,6 +496,7 @@ def test_fix_on_a_model_that_is_not_only_ours_is_unsafe(body, why):
         class Net(torch.nn.Module):
             def __init__(self, backbone=None):
                 super().__init__()
+                self.backbone = backbone
 
         def build():
             return torch.nn.Dropout()

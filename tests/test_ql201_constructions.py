@@ -54,8 +54,11 @@ def test_a_class_built_from_names_bound_to_constants_holds_what_its_body_builds(
     body = "    o_ch, i_ch = 32, 512\n    m = Single(in_channel=i_ch, out_channel=o_ch)\n"
     body += "    prepare_pt2e(export(m, (torch.randn(1, i_ch, 1, 1),)).module(), q)\n"
     assert _ql201(SINGLE + body) == []
-    # A name that may hold anything (here a parameter) may be a module: the content is not known.
+    # A name that may hold anything (here a parameter): the class only hands it to a Conv2d,
+    # so it cannot be a module; kept by the class, it may be one and the content is not known.
     handed = SINGLE.replace("def test_q(q):", "def test_q(q, i_ch):") + body.replace(
         "    o_ch, i_ch = 32, 512\n", "    o_ch = 32\n"
     )
-    assert len(_ql201(handed)) == 1
+    assert _ql201(handed) == []
+    kept = handed.replace("kernel_size=1)\n", "kernel_size=1)\n        self.source = in_channel\n", 1)
+    assert len(_ql201(kept)) == 1

@@ -8,6 +8,17 @@ depends on what the session's callers pass, through the registry dispatch and th
 carried round the loop. Those links are not followed: a caller reached through them cannot be
 classified, so it must not silence the stage (item 7), and a train-mode model with batch norm
 that reaches the stage that way stays reported, whatever the stage's other callers pass.
+
+The chain, from the capture out (ExecuTorch cff6f4d): the stage's method `run` (callers of a
+method named `run` cannot be searched by name: 679 modules spell it); the receiver, a value
+of the session's stage registry (built by another method, stored on `self`, exposed by
+`register_stage` and its getters: tests register Mocks); the artifact, the first one built
+from `self._model` and each later one what the previous stage's `get_artifacts()` returns,
+of whichever stage class ran (ToEdge's output, an `EdgeProgramManager`, reaches `run` as far
+as the code says: only the session's run-time pipeline validation keeps it out); `self._model`
+from the constructor's parameter; the constructor's callers (`export(model)`, tests whose
+models come from `setUp`). A function that builds the artifact from its own parameter and
+hands it to a helper is followed (`test_ql201_bundle_handed_callers.py`); the others are not.
 """
 
 from __future__ import annotations

@@ -381,3 +381,21 @@ def test_packet_matcher_and_the_projects_wrapper(tmp_path, imports, call, op, ca
     assert [(c, row) for c, row, _ in found] == [(c, row) for c, row, _ in legacy]
     assert _in_a_run(tmp_path, pkg, "legacy.py", ("QL1",)) == found
     assert _in_a_run(tmp_path, pkg, "matcher.py", ("QL1",)) == matcher
+
+
+def test_a_chain_link_is_parsed_once_for_its_summary_and_its_chain_fact(tmp_path, monkeypatch):
+    # `mid` names no sink: its summary and the fact saying where it hands its parameters on
+    # come from one parse (the fact was computed from a second one, asked right after).
+    import ast
+
+    pkg = _package(tmp_path, "from pkg.mid import put", f"put(gm.graph, {RELU})", mid=MID)
+    parsed: list[str] = []
+    real = ast.parse
+
+    def parse(source, filename="<unknown>", *args, **kwargs):
+        parsed.append(str(filename).rsplit("/", 1)[-1])
+        return real(source, filename, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", parse)
+    assert _alone(pkg)  # reported through the chain
+    assert parsed.count("mid.py") == 1

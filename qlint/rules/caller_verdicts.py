@@ -38,6 +38,7 @@ from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.tree_walk import own_nodes
 from qlint.rules.base import FileContext
 from qlint.rules.capture_content import changed_after_build
+from qlint.rules.handed_parameters import kept, taking
 
 # Functions of other modules handing on their own parameter, followed up to their callers at most.
 _MAX_HANDED = 3
@@ -180,23 +181,62 @@ def _callers_harmless(
         same = [(c.call, fact) for f in flows for c in f.calls if c.callee is func for fact in _passed(c, index)]
     for call, fact in same:
         holder = next((f for f in flows if any(n is call for n in ast.walk(f.node))), None)
-        if not harmless(fact, flows, call, holder):
+        if part:
+            # A model the caller put in the bundle from its own parameter (`helper(Artifact(data=
+            # {"forward": model}))`): its own callers here and in the project decide, as for a
+            # parameter handed on whole.
+            points = taking(call, fact)
+            local = lambda f, call=call, points=points: _own_parameter_harmless(ctx, flows, f, call, points, seen)  # noqa: E731
+            if not harmless(fact, flows, call, holder, local):
+                return False
+        elif not harmless(fact, flows, call, holder):
             return False
     called = bool(same)
     # Module by module: the first caller that passes a risky model (or a use that cannot be
     # read) decides, and the modules after it are not analysed.
-    follow = None if part else seen  # a container's items: only written in the call
     for found in each_project_call(ctx, func, index):
         if found is None:
             return False
-        facts = _passed(found.site, index, found.facts) if part and found.site is not None else found.facts
-        for f in facts:
-            if not harmless(f, list(found.flows), found.call, found.flow) and not (
-                follow is not None and _handed_on(ctx, found, f, follow)
-            ):
+        if part:
+            facts = _passed(found.site, index, found.facts) if found.site is not None else found.facts
+
+            # A model of the bundle that is the caller's own parameter: its callers decide.
+            def foreign(f: ModeFact, found: ProjectCall = found, facts=facts) -> bool:
+                points = frozenset().union(*(taking(found.call, top) for top in facts))
+                return kept(list(found.flows), found.flow, f, points) and _handed_on(
+                    ctx, found, f, seen | {(id(func), index)}
+                )
+
+            if not all(harmless(f, list(found.flows), found.call, found.flow, foreign) for f in facts):
                 return False
+        elif not all(
+            harmless(f, list(found.flows), found.call, found.flow) or _handed_on(ctx, found, f, seen)
+            for f in found.facts
+        ):
+            return False
         called = True
     return called
+
+
+def _own_parameter_harmless(
+    ctx: FileContext, flows: list[FunctionFlow], fact: ModeFact, call: ast.Call, points: frozenset[int], seen: frozenset
+) -> bool:
+    """`fact` is a parameter, as it came (nothing switched it before the call), of the function
+    of the checked module that makes `call` itself (not a function nested in it, which may run
+    later), and its callers pass harmless models for it."""
+    origin = fact.origin
+    if fact.state != "unset" or origin is None or origin.kind != PARAM or origin.index is None:
+        return False
+    func = origin.node
+    if (id(func), origin.index) in seen or not any(f.node is func for f in flows):
+        return False
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or _innermost(func, call) is not func:
+        return False
+    if not any(n is call for n in ast.walk(func)):
+        return False
+    if not kept(flows, next(f for f in flows if f.node is func), fact, points):
+        return False
+    return _callers_harmless(ctx, flows, origin.node, origin.index, None, seen | {(id(origin.node), origin.index)})
 
 
 def _passed(site: CallSite, index: int, default: frozenset[ModeFact] = frozenset()) -> frozenset[ModeFact]:
@@ -278,33 +318,36 @@ def _harmless_part(path: tuple | None, func: ast.AST, index: int):
     # `self.helper(models)`: the receiver is the first parameter, not the call's first argument.
     bound = 1 if params and params[0] in ("self", "cls") else 0
 
-    def harmless(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder: FunctionFlow | None) -> bool:
+    def harmless(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder: FunctionFlow | None, param=None):
         offset = bound if isinstance(call.func, ast.Attribute) else 0
         argument = argument_for(call, index - offset, params[index] if index < len(params) else None)
-        return _handed_over(fact, argument, holder) and _harmless_at(fact, path, flows, call, holder, True)
+        return _handed_over(fact, argument, holder) and _harmless_at(fact, path, flows, call, holder, True, param)
 
     return harmless
 
 
-def _harmless_at(fact: ModeFact, path: tuple, flows, call: ast.Call, holder: FunctionFlow | None, top=False) -> bool:
+def _harmless_at(
+    fact: ModeFact, path: tuple, flows, call: ast.Call, holder: FunctionFlow | None, top=False, param=None
+) -> bool:
     """What `path` leads to from `fact`'s object is harmless: an item of a container written
     in the call, an attribute a bundle stores as it was given (`held_contents`), or any part of
     an eval-mode model or of a graph that the caller put there (`top`: the argument itself,
     whose mode may be a wrapper's, the modes of the modules it wraps, which say nothing of
-    its other attributes)."""
+    its other attributes). `param(fact)`: whether a model that is the caller's own parameter,
+    put there as it came, is harmless (its own callers decide)."""
     if not path:
-        return _harmless(fact, flows, call, holder)
+        return _harmless(fact, flows, call, holder) or (param is not None and param(fact))
     origin = fact.origin
     step, rest = path[0], path[1:]
     if fact.state == "unset" and origin is not None and origin.kind == CONTAINER:
         if step[0] in (VALUES, PAIRS):  # `.values()` captured as it is: the container
-            return _harmless_at(fact, rest, flows, call, holder, top)
+            return _harmless_at(fact, rest, flows, call, holder, top, param)
         # An item, by key or by position: any of them.
-        return step[0] == ITEM and all(_harmless_at(f, rest, flows, call, holder) for f in origin.items)
+        return step[0] == ITEM and all(_harmless_at(f, rest, flows, call, holder, False, param) for f in origin.items)
     if origin is not None and origin.fields is not None:
         # An attribute the class does not store (or an item of the bundle): not the caller's.
         held = dict(origin.fields).get(step[1]) if step[0] == ATTR else None
-        return held is not None and all(_harmless_at(f, rest, flows, call, holder) for f in held)
+        return held is not None and all(_harmless_at(f, rest, flows, call, holder, False, param) for f in held)
     # A part of an eval-mode model is in eval mode; a part of a graph is a graph's.
     if top:
         return False
@@ -355,12 +398,20 @@ def _innermost(body: ast.AST, node: ast.AST) -> ast.AST:
     return found
 
 
-def _harmless_items(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder: FunctionFlow | None) -> bool:
-    """A container written in the call whose every model (also in containers it holds) is harmless."""
+def _harmless_items(
+    fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder: FunctionFlow | None, param=None
+) -> bool:
+    """A container written in the call whose every model (also in containers it holds) is
+    harmless (`param`: as in `_harmless_at`)."""
     origin = fact.origin
     if fact.state != "unset" or origin is None or origin.kind != CONTAINER:
         return False
-    return all(_harmless_items(f, flows, call, holder) or _harmless(f, flows, call, holder) for f in origin.items)
+    return all(
+        _harmless_items(f, flows, call, holder, param)
+        or _harmless(f, flows, call, holder)
+        or (param is not None and param(f))
+        for f in origin.items
+    )
 
 
 __all__ = ["branch_ruled_out", "vouched_by_callers"]

@@ -16,6 +16,7 @@ import os
 import sys
 
 from qlint.analysis.flow.content_syntax import ContentSyntax, calls_under, content_syntax
+from qlint.analysis.flow.init_parameters import only_hyperparameter
 from qlint.analysis.flow.installed_classes import installed_class, installed_package
 from qlint.analysis.flow.model_torch_nn import CONTAINERS, torch_nn_kind
 from qlint.analysis.names.import_paths import module_bases
@@ -103,15 +104,26 @@ class Built:
         last = self.name.rpartition(".")[2]
         hyperparameters = self.cls is None and last not in CONTAINERS  # `nn.Linear(n, m)`
         complete = True
-        for arg in [*self.call.args, *(kw.value for kw in self.call.keywords)]:
+        slots = [*((i, None) for i in range(len(self.call.args))), *((None, kw.arg) for kw in self.call.keywords)]
+        values = [*self.call.args, *(kw.value for kw in self.call.keywords)]
+        for (position, keyword), arg in zip(slots, values, strict=True):
             if _constant(arg) or _arithmetic(arg) or hyperparameters or self._bound_to_constant(arg):
                 continue
             if isinstance(arg, ast.Call):
                 if self.cls is not None:  # a torch.nn call's own walk read these already
                     complete &= in_check(self.index)._calls_content([arg], self.resolver, found, 0)
-            elif not self.parts:
+            elif not self.parts and not self._flag_of_class(arg, position, keyword):
                 complete = False
         return complete
+
+    def _flag_of_class(self, arg: ast.expr, position: int | None, keyword: str | None) -> bool:
+        """A value the class only passes to torch.nn layers or tests (`M(use_bias=flag)`): not a module."""
+        if self.cls is None or (position is None and keyword is None):
+            return False
+        if any(isinstance(a, ast.Starred) for a in self.call.args):
+            return False  # which parameter a position binds is not known
+        resolver = Resolver(self.cls.scope, _NO_PROJECT, None)
+        return only_hyperparameter(self.cls.node, resolver, position, keyword)
 
     def _bound_to_constant(self, arg: ast.expr) -> bool:
         """A name bound once to a constant (`o_ch, i_ch = 32, 512`, then `Conv2dSingle(in_channel=i_ch)`)."""

@@ -135,7 +135,10 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
             # is kept for `_module`, which would otherwise parse the module again to read its calls.
             try:
                 refs = _references(ctx, path, key, word, keep_tree=True)
-                calls = _calls_in(ctx, path, data, refs, func, target, index, word) if refs is not None else ()
+                if refs is not None and _imported_elsewhere(ctx, path, refs, func, target, word):
+                    calls = ()  # no use of it there can be the helper: the module is not parsed
+                else:
+                    calls = _calls_in(ctx, path, data, refs, func, target, index, word) if refs is not None else ()
                 if calls == [] and _own_only(ctx, path, data, word):
                     scan_memo.note_miss(path, _OWN + word, key)
             finally:
@@ -179,6 +182,8 @@ def used_elsewhere(ctx: FileContext, func: ast.AST) -> bool:
         for path, data, key in candidates:
             try:
                 refs = _references(ctx, path, key, word, keep_tree=True)
+                if refs is not None and _imported_elsewhere(ctx, path, refs, func, target, word):
+                    refs = None  # every use of the name there is another function: not parsed
                 module = _module(ctx, path, data) if refs is not None else None
                 # A use that is not a call the flow reads makes `each_project_call` yield
                 # None; a read call, the call: anything but no use at all.
@@ -339,6 +344,24 @@ def _references(ctx: FileContext, path: str, key: tuple, name: str, keep_tree: b
     return None
 
 
+def _imported_elsewhere(ctx: FileContext, path: str, refs: References, func: ast.AST, target: str, word: str) -> bool:
+    """Whether every use of `word` in the candidate module is its one module-level import of
+    something that is not the helper (`from executorch.examples.qualcomm.utils import
+    build_executorch_binary` in the 45 Qualcomm scripts searched for the callers of
+    MediaTek's function of that name), decided from its summary as `_uses` decides each
+    reference after a parse: the import resolved through the project's re-exports, neither
+    the helper nor a re-export of it, a function of another module or of no project module."""
+    if word not in refs.sole_imports or refs.aliases.get(word):
+        return False  # loaded as `x.word`, bound otherwise too, or also imported under another name
+    scope = ctx.project.scope_at(path)
+    if scope is None or word not in scope.imports:
+        return False
+    qual = Resolver(scope, ctx.project, ctx.optable).qualname_of([word])
+    if qual == target or _in_module(qual, func.name, ctx.project, path, ctx.path):
+        return False  # the helper itself: its calls are read from the module's tree
+    return word != func.name or _elsewhere(qual, func.name, ctx.project, path, ctx.path)
+
+
 def _renames(ctx: FileContext, path: str, name: str) -> tuple[str, ...]:
     """The names a candidate module's imports bind `name` to (`from .x import f as qm`): other
     modules may import it from there under that name (its summary's fact, read already)."""
@@ -471,11 +494,13 @@ def _uses(other: FileContext, target: str, func: ast.AST, helper_path: str, refe
             qual = resolver.qualname(ref)
             if qual is None and isinstance(ref, ast.Name):
                 qual = imported_here(other, body, ref.id)  # `from m import f` inside the function
-            if qual == target or _in_module(qual, name, other, helper_path):
+            if qual == target or _in_module(qual, name, other.project, other.path, helper_path):
                 refs[id(ref)] = ref
             elif renamed:
                 continue  # `word` bound to something else here
-            elif not _elsewhere(qual, name, other, helper_path) and not cannot_bind(called.get(id(ref)), func):
+            elif not _elsewhere(qual, name, other.project, other.path, helper_path) and not cannot_bind(
+                called.get(id(ref)), func
+            ):
                 return None
         if refs:
             if isinstance(body.node, ast.ClassDef):
@@ -485,7 +510,7 @@ def _uses(other: FileContext, target: str, func: ast.AST, helper_path: str, refe
     return out
 
 
-def _in_module(qual: str | None, name: str, other: FileContext, helper_path: str, depth: int = 0) -> bool:
+def _in_module(qual: str | None, name: str, project, requester: str, helper_path: str, depth: int = 0) -> bool:
     """`qual` names `name` in the helper's own file (module names depend on where the
     project imports from: the file decides), or a module's import of it, renamed or not
     (`api.qm` where `pkg/api.py` holds `from .utils import f as qm`: the resolver follows
@@ -493,17 +518,17 @@ def _in_module(qual: str | None, name: str, other: FileContext, helper_path: str
     module, _, attr = (qual or "").rpartition(".")
     if not module or depth > 3:
         return False
-    scope = other.project.module_scope(module, other.path)
+    scope = project.module_scope(module, requester)
     if scope is None:
         return False
     if os.path.abspath(scope.path) == os.path.abspath(helper_path):
         return attr == name
     if attr in scope.functions or attr in scope.classes or attr not in scope.imports:
         return False
-    return _in_module(scope.imports[attr], name, other, helper_path, depth + 1)
+    return _in_module(scope.imports[attr], name, project, requester, helper_path, depth + 1)
 
 
-def _elsewhere(qual: str | None, name: str, other: FileContext, helper_path: str, depth: int = 0) -> bool:
+def _elsewhere(qual: str | None, name: str, project, requester: str, helper_path: str, depth: int = 0) -> bool:
     """The reference names a function of another module (or of no module of the project),
     not the helper through a re-export or an object we cannot see."""
     if qual is None or depth > 3:
@@ -511,24 +536,26 @@ def _elsewhere(qual: str | None, name: str, other: FileContext, helper_path: str
     module, _, attr = qual.rpartition(".")
     if attr != name or not module:
         return True  # `alias.name` resolving to something else entirely
-    scope = other.project.module_scope(module, other.path)
+    scope = project.module_scope(module, requester)
     if scope is None:
         # Not a module of the project: a third-party function of the same name, unless the
         # module is the project's under a name the index cannot map.
-        return not any(os.path.isdir(b) or os.path.isfile(b + ".py") for b in module_bases(module, other.path))
+        return not any(os.path.isdir(b) or os.path.isfile(b + ".py") for b in module_bases(module, requester))
     if os.path.abspath(scope.path) == os.path.abspath(helper_path):
         return False
     if name in scope.functions or name in scope.classes:
         return True
     if name in scope.imports:  # re-exported: where it comes from decides
-        return _elsewhere(scope.imports[name], name, other, helper_path, depth + 1)
+        return _elsewhere(scope.imports[name], name, project, requester, helper_path, depth + 1)
     # `from .export_utils import *` (ExecuTorch's examples/qualcomm/utils.py): each source in turn.
-    sources = _star_sources(other, scope.path)
-    return bool(sources) and all(_elsewhere(f"{m}.{name}", name, other, helper_path, depth + 1) for m in sources)
+    sources = _star_sources(project, scope.path)
+    return bool(sources) and all(
+        _elsewhere(f"{m}.{name}", name, project, requester, helper_path, depth + 1) for m in sources
+    )
 
 
-def _star_sources(other: FileContext, path: str) -> list[str]:
-    text = other.project.text(path)
+def _star_sources(project, path: str) -> list[str]:
+    text = project.text(path)
     if text is None or "import *" not in text:
         return []
     try:

@@ -151,9 +151,11 @@ class Forwarding:
             return project.module_fact(module, requester, self.fact)
         if not self._forwards_on(project, path):
             return None
+        # The fact first: a module not summarised yet is parsed once, for both.
+        chain = project.fact_at(path, self.chain_fact, register=False)
         if project.module_scope(module, requester) is None:
             return None
-        return project.fact_at(path, self.chain_fact, register=False)
+        return chain
 
     def _forwards_on(self, project, path: str) -> bool:
         """Whether a module that names no sink may hand a parameter on to a function of a

@@ -422,6 +422,12 @@ class ProjectIndex:
         self._read_by[requester] = set(deps)
         return deps
 
+    def scope_at(self, path: str) -> ModuleScope | None:
+        """The scope of the module at `path` as its summary gives it (None: unreadable), as
+        `fact_at` reads its facts: no dependency is recorded (the caller records what it uses)."""
+        entry = self._entry(os.path.abspath(path))
+        return entry[1] if entry is not None else None
+
     def _load(self, path: str) -> tuple[ModuleScope | None, str | None]:
         entry = self._entry(path)
         return (entry[1], entry[0][1]) if entry is not None else (None, None)
@@ -535,6 +541,10 @@ class ProjectIndex:
                 # By key: each check makes its own instance of a fact (one key, one value).
                 if fact.key == wanted_key or not getattr(fact, "lazy", False):
                     summary.facts[fact.key] = fact.compute(tree, scope, source)
+            if wanted is not None and wanted_key not in summary.facts:
+                # A fact asked of this module alone (`fact_at(..., register=False)`): from this
+                # parse, not from a second one when it is read next (`_Loaded._compute`).
+                summary.facts[wanted_key] = wanted.compute(tree, scope, source)
         if store is not None:
             store.put(path, summary)
         return summary

@@ -7,7 +7,9 @@ on ExecuTorch. This fact is computed once per module content, from the parse tha
 module's summary (`summary_facts`): the rows where a name is loaded (`name`, `x.name`), and
 the names `from m import name as alias` binds it to. A lookup then skips a module that
 never loads the name (nor an alias of it) without building its context, and walks only the
-statements on those rows of the others.
+statements on those rows of the others. It also lists the names whose every use the
+module's imports alone decide (`sole_imports`): a module whose `quantize_model` is imported
+from a module that is not the helper's is no caller, and is not parsed to find that out.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ from qlint.value_classes import value_class
 class References:
     loads: dict[str, tuple[int, ...]]  # name -> rows where it is loaded, as `name` or `x.name`
     aliases: dict[str, tuple[str, ...]]  # imported name -> the names `as` binds it to
+    # Names bound once, by a module-level `from m import name`, and nothing else (no other
+    # import, assignment, parameter, `def`, `global`, star import), never loaded as `x.name`:
+    # each of their loads is that import, so the module's summary says where they come from.
+    sole_imports: frozenset[str] = frozenset()
 
     def names_for(self, name: str) -> set[str]:
         """`name` and what imports rebind it to in this module."""
@@ -38,7 +44,7 @@ _LOADS = frozenset({ast.Name, ast.Attribute})
 
 
 class _ReferencesFact:
-    key = "references.1"
+    key = "references.2"
     # Asked of the modules that name a helper QL201 looks up (ExecuTorch: 81 of the 284
     # summarised); computed at every summary it cost more than parsing those again.
     lazy = True
@@ -46,19 +52,44 @@ class _ReferencesFact:
     def compute(self, tree: ast.Module, scope, text: str) -> dict:
         loads: dict[str, set[int]] = {}
         aliases: dict[str, list[str]] = {}
+        module_level = {id(s) for s in _module_statements(tree.body)}
+        imported: dict[str, int] = {}  # name -> module-level `from` imports binding it
+        other: set[str] = set()  # names bound otherwise, or loaded as an attribute
+        star = False
         # `tree_walk.walk`: every module summarised computes this fact, at half `ast.walk`'s cost.
         for node in walk(tree):
             kind = type(node)
             if kind is ast.Name:
                 if type(node.ctx) is ast.Load:
                     loads.setdefault(node.id, set()).add(node.lineno)
+                else:
+                    other.add(node.id)
             elif kind is ast.Attribute:
                 if type(node.ctx) is ast.Load:
                     loads.setdefault(node.attr, set()).add(node.lineno)
+                    other.add(node.attr)
             elif kind is ast.ImportFrom:
                 for alias in node.names:
                     if alias.asname and alias.asname != alias.name:
                         aliases.setdefault(alias.name, []).append(alias.asname)
+                    if alias.name == "*":
+                        star = True
+                    elif id(node) in module_level:
+                        bound = alias.asname or alias.name
+                        imported[bound] = imported.get(bound, 0) + 1
+                    else:
+                        other.add(alias.asname or alias.name)
+            elif kind is ast.Import:
+                other.update(a.asname or a.name.partition(".")[0] for a in node.names)
+            elif kind is ast.arg:
+                other.add(node.arg)
+            elif kind in _BINDS_NAME:
+                if node.name:
+                    other.add(node.name)
+            elif kind in _BINDS_NAMES:
+                other.update(node.names)
+            elif kind is ast.MatchMapping and node.rest:
+                other.add(node.rest)
             if kind in _DECORATED and node.decorator_list:
                 # A decorator sits above its statement's first row: the row of `def`/`class`
                 # too, so that a walk of the statements spanning the rows reaches it.
@@ -66,12 +97,36 @@ class _ReferencesFact:
                     for sub in walk(decorator):
                         if type(sub) in _LOADS and type(sub.ctx) is ast.Load:
                             loads.setdefault(sub.id if type(sub) is ast.Name else sub.attr, set()).add(node.lineno)
-        return {"loads": {n: sorted(rows) for n, rows in loads.items()}, "aliases": aliases}
+        sole = [] if star else sorted(n for n, count in imported.items() if count == 1 and n not in other)
+        return {"loads": {n: sorted(rows) for n, rows in loads.items()}, "aliases": aliases, "sole_imports": sole}
 
     def load(self, path: str, summary, value: dict) -> References:
         loads = {n: tuple(_row(r) for r in rows) for n, rows in value["loads"].items()}
         aliases = {n: tuple(_name(a) for a in names) for n, names in value["aliases"].items()}
-        return References(loads, aliases)
+        return References(loads, aliases, frozenset(_name(n) for n in value["sole_imports"]))
+
+
+# Nodes binding the name they carry (`def f`, `class C`, `except E as e`, `case x`, `case [*x]`),
+# and those binding the names they list (`global x, y`).
+_BINDS_NAME = frozenset(
+    {ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.MatchAs, ast.MatchStar}
+)
+_BINDS_NAMES = frozenset({ast.Global, ast.Nonlocal})
+# Statements whose bodies run in the module's own namespace (not a function's or a class's).
+_BLOCKS = (ast.If, ast.Try, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While, ast.Match)
+
+
+def _module_statements(body: list[ast.stmt]):
+    """Every statement that runs in the module's namespace, in blocks too (`if`, `try`...)."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, _BLOCKS) or type(stmt).__name__ == "TryStar":
+            for field in ("body", "orelse", "finalbody"):
+                yield from _module_statements(getattr(stmt, field, None) or [])
+            for handler in getattr(stmt, "handlers", None) or []:
+                yield from _module_statements(handler.body)
+            for case in getattr(stmt, "cases", None) or []:
+                yield from _module_statements(case.body)
 
 
 def _row(value) -> int:

@@ -1,0 +1,68 @@
+"""Constructor parameters a model class can only use as numbers or flags, never as modules.
+
+A construction passes values qlint may not know (`M(use_bias=flag)` with `flag` a loop
+variable or a test's parameter). Such a value could be a module the class stores, which
+would make the model's content unknown. It cannot be one when `__init__` only hands it to
+torch.nn layers as a hyperparameter (`nn.Linear(4, 4, use_bias)`) or tests it
+(`if flag:`, `flag and x`, `not flag`): what the model holds is then read from the class
+alone, whatever the value.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from qlint.analysis.flow.model_torch_nn import CONTAINERS
+from qlint.analysis.names.resolver import Resolver
+
+
+def only_hyperparameter(cls_node: ast.ClassDef, resolver: Resolver, position: int | None, keyword: str | None) -> bool:
+    """The `__init__` parameter an argument binds (by `position` after `self`, or `keyword`)
+    is read only as a torch.nn layer's argument or in a test. False when it is not known which
+    parameter the argument binds (no `__init__` of its own, `*args`, `**kwargs`)."""
+    init = next((s for s in cls_node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    if init is None:
+        return False
+    name = _parameter(init.args, position, keyword)
+    if name is None:
+        return False
+    parents = {child: node for node in ast.walk(init) for child in ast.iter_child_nodes(node)}
+    reads = [n for n in ast.walk(init) if isinstance(n, ast.Name) and n.id == name]
+    return all(isinstance(n.ctx, ast.Load) and _harmless_read(n, parents, resolver) for n in reads)
+
+
+def _parameter(args: ast.arguments, position: int | None, keyword: str | None) -> str | None:
+    positional = [*args.posonlyargs, *args.args][1:]  # after `self`
+    if position is not None:
+        return positional[position].arg if position < len(positional) else None
+    named = [a.arg for a in [*args.args[1:], *args.kwonlyargs]]
+    return keyword if keyword in named else None
+
+
+def _harmless_read(name: ast.Name, parents: dict, resolver: Resolver) -> bool:
+    parent = parents.get(name)
+    if isinstance(parent, ast.keyword):
+        parent = parents.get(parent)
+        return isinstance(parent, ast.Call) and _layer(parent, resolver)
+    if isinstance(parent, ast.Call) and name in parent.args:
+        return _layer(parent, resolver)
+    if isinstance(parent, (ast.If, ast.IfExp, ast.While, ast.Assert)) and parent.test is name:
+        return True
+    if isinstance(parent, ast.Compare) or (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)):
+        return True  # a bool, whatever the value
+    return isinstance(parent, ast.BoolOp) and _tested(parent, parents)
+
+
+def _tested(node: ast.expr, parents: dict) -> bool:
+    """An `and`/`or` whose value is only tested, never kept (`x = flag or m` keeps `m`)."""
+    parent = parents.get(node)
+    while isinstance(parent, ast.BoolOp):
+        node, parent = parent, parents.get(parent)
+    return isinstance(parent, (ast.If, ast.IfExp, ast.While, ast.Assert)) and parent.test is node
+
+
+def _layer(call: ast.Call, resolver: Resolver) -> bool:
+    """A torch.nn class other than a container: its arguments are hyperparameters."""
+    name = resolver.qualname(call.func) or ""
+    last = name.rpartition(".")[2]
+    return name.startswith("torch.nn.") and last[:1].isupper() and last not in CONTAINERS
