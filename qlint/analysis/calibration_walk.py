@@ -34,6 +34,8 @@ from qlint.analysis.names.scope import ModuleScope, function_assigns
 
 _TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
 _SCOPED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+# What an argument may do beyond naming variables (a call, a binding, a yield, an await).
+_EFFECTFUL = frozenset({ast.Call, ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await})
 
 
 class Walker:
@@ -107,6 +109,8 @@ class Walker:
             value = s.value
             if isinstance(value, (ast.Yield, ast.YieldFrom)):
                 self.ran(env, self.expr(value.value, env))
+            elif isinstance(value, ast.Call):
+                self.call(value, env, discarded=True)
             else:
                 self.expr(value, env)
         elif isinstance(s, ast.Assert):
@@ -239,7 +243,8 @@ class Walker:
                 self.ran(env, self.expr(child, env))
         return frozenset()
 
-    def call(self, node: ast.Call, env: Env) -> frozenset[Token]:
+    def call(self, node: ast.Call, env: Env, discarded: bool = False) -> frozenset[Token]:
+        """`discarded`: a statement of its own, whose result nothing reads."""
         func = node.func
         # Names that hold tokens are looked up, not collected: bodies bind hundreds of names
         # and make thousands of calls.
@@ -274,6 +279,11 @@ class Walker:
             self.args(node, env, escape=False)
             return frozenset()
         self.closure(func, env)
+        if discarded and self._hands_nothing(node, receiver, env):
+            # No model goes in, none comes out, no quantizer turns QAT: whatever the callee
+            # does, this body's summary is the same, so the callee's is not worked out
+            # (`self.assertEqual(...)`, `logger.info(...)` resolved through class hierarchies).
+            return frozenset()
         summary, offset = self.helper(func, name)
         if summary is None:
             values = self.args(node, env, escape=True)  # an unknown function may run what it is given
@@ -289,6 +299,23 @@ class Walker:
                 | self.derived(receiver, isinstance(func, ast.Attribute) and lowered.is_lowering_method(func.attr))
             )
         return self.apply(node, summary, offset, env) | self.qat_keyword(node)
+
+    def _hands_nothing(self, node: ast.Call, receiver: frozenset[Token], env: Env) -> bool:
+        """Whether evaluating the call's arguments and handing them over has no effect here and
+        makes no token: no argument names a variable holding one, calls anything, binds a name
+        or passes `is_qat=`, and the receiver holds no QAT quantizer."""
+        if qat_configs([receiver]) or fx.passes_is_qat(node):
+            return False
+        held = env.vars
+        for arg in (*node.args, *(kw.value for kw in node.keywords)):
+            for sub in ast.walk(arg):
+                kind = type(sub)
+                if kind is ast.Name:
+                    if held.get(sub.id):
+                        return False
+                elif kind in _EFFECTFUL:
+                    return False
+        return True
 
     def qat_keyword(self, node: ast.Call) -> frozenset[Token]:
         qat = fx.passes_is_qat(node)

@@ -31,10 +31,13 @@ from collections.abc import Callable, Iterable
 from qlint.analysis.graphs.attribute_text import AFTER_DOT
 from qlint.analysis.names.text_imports import text_imports
 
-_HEADER = re.compile(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+(\w+)", re.M)
-_INSERT = re.compile(r"\b(?:call_function|create_node)\b")
-# Where a string or a comment may start; each is then skipped to its end.
-_OPENING = re.compile(r"'''|\"\"\"|'|\"|#")
+# A `def`/`class` header, searched from its keyword (a pattern led by `^`, or by the line
+# break before, is tried at every row or offset of the text: 3x slower); what leads it on
+# its row is checked apart.
+_HEADER = re.compile(r"(def|class)[ \t]+(\w+)")
+_INDENT = re.compile(r"([ \t]*)(?:async[ \t]+)?")
+# Led by its words, not by `\b` (same reason); the character before is checked apart.
+_INSERT = re.compile(r"(?:call_function|create_node)\b")
 _PARAM = re.compile(r"^\s*\**\s*(\w+)")
 # A whole argument that is a name, maybe a keyword's value, starred or in brackets (`(op)`).
 _BARE = re.compile(r"^\s*(?:\*{1,2}\s*)?(?:\w+\s*=\s*)?[(\s]*(\w+)[)\s]*$")
@@ -50,6 +53,8 @@ _KEYWORD = re.compile(r"^\s*(\w+)\s*=(?!=)")
 # A call's callee name (its last dotted part), then its bracket, maybe past blanks and `)`.
 _CALL = re.compile(r"([A-Za-z_]\w*)[\s\\)]*\(")
 _BRACKETS = re.compile(r"[()\[\]{}]")
+_WORDS = re.compile(r"\w+")
+_ASCII_WORDS = re.compile(r"[0-9A-Z_a-z]+")  # the same runs in an ASCII text, found faster
 
 Span = tuple[str, str, int, int, int, tuple[int, ...]]  # kind, name, start, end, header's end, outer
 Sites = Callable[[str], list[tuple[int, "frozenset[str] | None"]]]
@@ -65,30 +70,29 @@ class ModuleText:
         self.masked = _masked(text)
         self._params: dict[int, frozenset[str]] = {}
         self._imported: frozenset[str] | None = None  # the names its imports bind, when asked
-        self._spelled: dict[str, bool] = {}  # class name -> whether the text spells it
         self._by_name: dict[tuple[str, int | None], list[int]] | None = None  # `bodies_of`
-        headers = list(_HEADER.finditer(self.masked))
+        headers = _headers(self.masked)
         ends = [len(self.masked)] * len(headers)
         open_: list[tuple[int, int]] = []  # (indent, index) of the headers still open
         outers: list[tuple[int, ...]] = []
-        for i, m in enumerate(headers):
-            indent = len(m.group(1).expandtabs(8))
+        for i, (indent, _, _, start, _) in enumerate(headers):
             while open_ and open_[-1][0] >= indent:
-                ends[open_.pop()[1]] = m.start()
+                ends[open_.pop()[1]] = start
             outers.append(tuple(j for _, j in open_))
             open_.append((indent, i))
         self.spans: list[Span] = [
-            (m.group(2), m.group(3), m.start(), ends[i], m.end(), outers[i]) for i, m in enumerate(headers)
+            (kind, name, start, ends[i], end, outers[i]) for i, (_, kind, name, start, end) in enumerate(headers)
         ]
-        self.bases = {i: self._between_brackets(m.end()) or "" for i, m in enumerate(headers) if m.group(2) == "class"}
+        self.bases = {i: self._between_brackets(h[4]) or "" for i, h in enumerate(headers) if h[1] == "class"}
         self.inserting = self._insertions() if sites is None else sites(self.masked)
 
     def _insertions(self) -> list[tuple[int, frozenset[str] | None]]:
         """(offset, the target passed) of every insertion of the module."""
+        text = self.masked
         return [
             (m.start(), self._target(m.end(), m.group()))
-            for m in _INSERT.finditer(self.masked)
-            if AFTER_DOT.search(self.masked, max(0, m.start() - 200), m.start())
+            for m in _INSERT.finditer(text)
+            if not _word_before(text, m.start()) and AFTER_DOT.search(text, max(0, m.start() - 200), m.start())
         ]
 
     def params(self, end: int) -> frozenset[str]:
@@ -157,9 +161,10 @@ class ModuleText:
         instance the module builds, `Builder(g).f(...)`, `self.builder.f(...)`)."""
         out = []
         text = self.masked
+        words = self.words
         for name, pattern in patterns:
-            if name not in text:
-                continue
+            if name not in words:
+                continue  # a call's name is a whole word (one set lookup, not a search of the text)
             for m in pattern.finditer(text):
                 before = text[max(0, m.start() - 12) : m.start()]
                 if before[-1:].isalnum() or before.endswith("_") or _DEFINED.search(before):
@@ -226,13 +231,15 @@ class ModuleText:
         return self._spells_any((name,))
 
     def _spells_any(self, names: Iterable[str]) -> bool:
-        for name in names:
-            known = self._spelled.get(name)
-            if known is None:
-                known = self._spelled[name] = bool(name in self.masked and _word(name).search(self.masked))
-            if known:
-                return True
-        return False
+        words = self.words
+        return any(name in words for name in names)
+
+    @functools.cached_property
+    def words(self) -> frozenset[str]:
+        """The maximal runs of word characters of the masked text: a name is spelled (as a
+        whole identifier) exactly where it is one of them."""
+        text = self.masked
+        return frozenset((_ASCII_WORDS if text.isascii() else _WORDS).findall(text))
 
     def _of_import(self, at: int) -> bool:
         """Whether the dotted name ending at `at` (`gu.` of `gu.f`, `pkg.graph_utils.` of
@@ -245,9 +252,27 @@ class ModuleText:
         return head.group(1) in self._imported
 
 
-@functools.lru_cache(maxsize=1024)
-def _word(name: str) -> re.Pattern:
-    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+def _headers(masked: str) -> list[tuple[int, str, str, int, int]]:
+    """(indent, kind, name, the row's start, the name's end) of every `def`/`class` that begins
+    its row (after blanks, maybe `async`): what `^([ \\t]*)(?:async[ \\t]+)?(def|class)[ \\t]+(\\w+)`
+    finds with `re.M`."""
+    out = []
+    for m in _HEADER.finditer(masked):
+        start = m.start()
+        row = masked.rfind("\n", 0, start) + 1
+        lead = _INDENT.match(masked, row, start)
+        if lead is None or lead.end() != start:
+            continue  # not the first word of its row
+        out.append((len(lead.group(1).expandtabs(8)), m.group(1), m.group(2), row, m.end()))
+    return out
+
+
+def _word_before(text: str, at: int) -> bool:
+    """Whether a word character (as `\\w` reads one) stands right before `at`."""
+    if not at:
+        return False
+    c = text[at - 1]
+    return c.isalnum() or c == "_"
 
 
 def called_patterns(names: Iterable[str]) -> list[tuple[str, re.Pattern]]:
@@ -411,58 +436,51 @@ def _closure(names: set[str], by_source: dict[str, set[str]]) -> set[str]:
 
 def _top_level(inside: str) -> list[str]:
     """The comma-separated pieces of a bracket's content, not splitting nested brackets."""
+    if not _BRACKETS.search(inside):
+        return inside.split(",")
     pieces = []
     depth = 0
     start = 0
-    for i, c in enumerate(inside):
+    for m in _SPLITS.finditer(inside):  # only where a piece may end or a bracket open or close
+        c = m.group()
         if c in "([{":
             depth += 1
         elif c in ")]}":
             depth -= 1
-        elif c == "," and depth == 0:
-            pieces.append(inside[start:i])
-            start = i + 1
+        elif depth == 0:
+            pieces.append(inside[start : m.start()])
+            start = m.end()
     pieces.append(inside[start:])
     return pieces
+
+
+_SPLITS = re.compile(r"[()\[\]{},]")
 
 
 def _masked(text: str) -> str:
     """The text with every string literal's and comment's characters but line ends blanked
     (as the tokenizer ends them: a backslash escapes the next character, raw strings too)."""
-    out = []
-    pos = 0
-    while True:
-        m = _OPENING.search(text, pos)
-        if m is None:
-            out.append(text[pos:])
-            return "".join(out)
-        start, quote = m.start(), m.group()
-        if quote == "#":
-            end = text.find("\n", start)
-            end = len(text) if end == -1 else end
-        else:
-            end = _string_end(text, m.end(), quote)
-        out.append(text[pos:start])
-        piece = text[start:end]
-        blank = "\n".join(" " * len(part) for part in piece.split("\n")) if "\n" in piece else " " * len(piece)
-        # A string keeps its quotes (an argument `"x"` stays an argument that is no name).
-        out.append(blank if quote == "#" or len(piece) < 2 else piece[0] + blank[1:-1] + piece[-1])
-        pos = max(end, start + 1)
+    return _LITERAL.sub(_blanked, text)
 
 
-def _string_end(text: str, i: int, quote: str) -> int:
-    for m in _ENDS[quote].finditer(text, i):
-        found = m.group()
-        if found == "\n":
-            return m.start()  # an unterminated string ends its row (the parse would fail anyway)
-        if found == quote:
-            return m.end()
-    return len(text)
+def _blanked(m: re.Match) -> str:
+    piece = m.group()
+    blank = _NOT_A_LINE_END.sub(" ", piece) if "\n" in piece else " " * len(piece)
+    # A string keeps its quotes (an argument `"x"` stays an argument that is no name), and an
+    # unterminated one its last character.
+    return blank if piece[0] == "#" or len(piece) < 2 else piece[0] + blank[1:-1] + piece[-1]
 
 
-# A backslash and what it escapes, or the closing quote (for a one-quote string, also the
-# row's end).
-_ENDS = {
-    quote: re.compile(r"\\.|" + re.escape(quote) + ("|\n" if len(quote) == 1 else ""), re.S)
-    for quote in ("'''", '"""', "'", '"')
-}
+# A comment to its row's end, or a string to its closing quote, a backslash escaping the next
+# character: a three-quote one may run to the end of the text, a one-quote one unterminated
+# ends at its row's end (the parse would fail anyway). One pattern, one pass through the text
+# (possessive: nothing is matched twice).
+_LITERAL = re.compile(
+    r"#[^\n]*+"
+    r"|'''(?:[^\\']++|\\.|'(?!''))*+(?:'''|\\?\Z)"
+    r'|"""(?:[^\\"]++|\\.|"(?!""))*+(?:"""|\\?\Z)'
+    r"|'(?:[^\\'\n]++|\\.)*+(?:'|\\)?"
+    r'|"(?:[^\\"\n]++|\\.)*+(?:"|\\)?',
+    re.S,
+)
+_NOT_A_LINE_END = re.compile(r"[^\n]")

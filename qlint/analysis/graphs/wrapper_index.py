@@ -260,7 +260,7 @@ def build(root: str, store=None, listed: dict[str, Listing] | None = None) -> Wr
     chains = _Chains()
     # QL101's: the modules naming one of its default sinks, and the others (chain links).
     ql101: list[ModuleText] = []
-    ql101_chains = _ScannedChains()
+    ql101_chains = _Chains()
     for path in files:
         try:
             st = os.stat(path)
@@ -278,7 +278,7 @@ def build(root: str, store=None, listed: dict[str, Listing] | None = None) -> Wr
                 ql101.append(sink_index.sink_module_text(decode_source(data), path))
         else:
             ql101_chains.add(path, data, words)
-        if any(n in data for n in wrapper_record.SINK_NEEDLES):
+        if _holds_any(data, wrapper_record.SINK_NEEDLES):
             try:
                 text = decode_source(data)
             except DecodeError:
@@ -296,17 +296,26 @@ def build(root: str, store=None, listed: dict[str, Listing] | None = None) -> Wr
     return _index(record)
 
 
+def _holds_any(data: bytes, needles: tuple[bytes, ...]) -> bool:
+    for needle in needles:  # noqa: SIM110 - asked of every module: no generator made each time
+        if needle in data:
+            return True
+    return False
+
+
 class _Chains:
     """The modules that insert nothing, for `candidates` to read those on a wrapper chain:
     a module whose functions hand a parameter on to a wrapper function of another module
     imports it, or the module defining it (`gu.insert_op`), so its import statements name
     one or the other (a package's `__init__.py` by the package's name). Only the words of
-    every module's import statements are kept (an inverted index); a module they match,
-    whose text holds one of the names found so far, is read again."""
+    every module's import statements are kept, scanned for the few words each round asks
+    (a handful of rounds per run: an inverted index of every module's words cost more to
+    make than all the scans); a module they match, whose text holds one of the names found
+    so far, is read again."""
 
     def __init__(self):
         self.paths: list[str] = []
-        self.words: dict[bytes, list[int]] = {}
+        self.rows: list[frozenset[bytes]] = []  # per module, its import words
         self._asked: set[str] = set()  # the stems and names whose modules were looked up
         # Matched, but held no name found so far: their bytes and words, tested again for
         # new names (ExecuTorch: ~850 modules, a few MiB while the index is made).
@@ -314,12 +323,10 @@ class _Chains:
         self._read: set[int] = set()
         self.count = 0  # modules read again (`more`), for the benchmarks
 
-    def add(self, path: str, data: bytes, words: set[bytes] | None = None) -> None:
+    def add(self, path: str, data: bytes, words: frozenset[bytes] | None = None) -> None:
         """`words`: `_import_words(data)`, when the caller has them already."""
-        i = len(self.paths)
         self.paths.append(path)
-        for word in _import_words(data) if words is None else words:
-            self.words.setdefault(word, []).append(i)
+        self.rows.append(_import_words(data) if words is None else words)
 
     def more(
         self, new: set[str], known: set[str], defining: list[str], methods: dict[str, set[str]] | None = None
@@ -331,10 +338,13 @@ class _Chains:
         an instance (`.insert`): a module that only lists passes does not build a link."""
         wanted = (new | {module_stem(p) for p in defining}) - self._asked
         self._asked |= wanted
-        fresh = set().union(*(self.words.get(w.encode(), ()) for w in wanted)) - self._read - self._matched.keys()
+        asked = {w.encode() for w in wanted}
+        fresh = {i for i, words in enumerate(self.rows) if not asked.isdisjoint(words)} if asked else set()
+        fresh -= self._read | self._matched.keys()
         # A module matched before held none of the names known then: only the new ones can
         # be in it now.
-        tests = [(i, known) for i in sorted(fresh)] + [(i, new) for i in sorted(self._matched)]
+        spelled_known, spelled_new = _spelled(known), _spelled(new)
+        tests = [(i, spelled_known) for i in sorted(fresh)] + [(i, spelled_new) for i in sorted(self._matched)]
         from qlint.analysis.graphs.wrapper_candidates import ModuleText  # see `build`
 
         out = []
@@ -359,38 +369,20 @@ class _Chains:
         return out
 
 
-class _ScannedChains(_Chains):
-    """`_Chains` for QL101's sink helpers: the modules' import words kept as they are and
-    scanned for the few words asked (its `more` asks once or twice per run; an inverted
-    index of every module's words, made a second time, cost more than the scans)."""
-
-    def __init__(self):
-        super().__init__()
-        self.words = _Scanned()  # type: ignore[assignment]
-
-    def add(self, path: str, data: bytes, words: set[bytes] | None = None) -> None:
-        self.paths.append(path)
-        self.words.rows.append(_import_words(data) if words is None else words)
+def _spelled(names: set[str]) -> dict[bytes, str]:
+    """The names by their bytes, encoded once per round rather than once per module."""
+    return {name.encode(): name for name in names}
 
 
-class _Scanned:
-    def __init__(self):
-        self.rows: list[set[bytes]] = []
-
-    def get(self, word: bytes, default=()) -> list[int]:
-        return [i for i, words in enumerate(self.rows) if word in words]
-
-
-def _names_any(matched: tuple[bytes, frozenset[bytes]], names: set[str], methods: dict[str, set[str]]) -> bool:
+def _names_any(matched: tuple[bytes, frozenset[bytes]], names: dict[bytes, str], methods: dict[str, set[str]]) -> bool:
     """Whether the text (its bytes and its words: the maximal runs of ASCII identifier
     characters, so a name is one of them exactly where `references.spells` finds it) holds
     one of the names as a whole identifier; a class of `methods` only with an attribute
     named like one of its methods. The words are split once per module, not searched
     for each name of each round."""
     data, words = matched
-    for name in names:
-        if name.encode() not in words:
-            continue
+    for spelled in words.intersection(names):
+        name = names[spelled]
         if name not in methods or any(m.encode() in words and _attribute(data, m) for m in methods[name]):
             return True
     return False
@@ -406,30 +398,32 @@ def _ATTRIBUTE_SPELLING(name: str) -> re.Pattern[bytes]:
     return re.compile(rb"\.(?:\s|\\|#[^\n]*)*" + re.escape(name.encode()) + rb"(?!\w)")
 
 
-_WORD = lazy(rb"\w+")
-
-
-def _import_words(data: bytes) -> set[bytes]:
+def _import_words(data: bytes) -> frozenset[bytes]:
     """The words of every row holding `import` (a superset of the import statements: prose
     too), with the rows a bracket or line continuations carry the statement over."""
-    out: set[bytes] = set()
+    rows = []
     end = len(data)
+    # Most modules continue no row with a backslash (`\\` before a row's end or, as a bracket
+    # ends a statement here, before `)`): their rows are not looked back and forth from.
+    continued = b"\\\n" in data or b"\\\r" in data or b"\\)" in data
     at = data.find(b"import")
     while at != -1:
         start = data.rfind(b"\n", 0, at) + 1
-        while start > 1 and _continued(data, start - 1):  # `from pkg \` on the row before
+        while continued and start > 1 and _continued(data, start - 1):  # `from pkg \` on the row before
             start = data.rfind(b"\n", 0, start - 1) + 1
         stop = data.find(b"\n", at)
         stop = end if stop == -1 else stop
         if data.find(b"(", at, stop) != -1 and data.find(b")", at, stop) == -1:
             close = data.find(b")", stop)
             stop = end if close == -1 else close
-        while stop < end and _continued(data, stop):
+        while continued and stop < end and _continued(data, stop):
             nxt = data.find(b"\n", stop + 1)
             stop = end if nxt == -1 else nxt
-        out.update(_WORD.findall(data, start, stop))
+        rows.append(data[start:stop])
         at = data.find(b"import", stop)
-    return out
+    # One split of all the rows (a row ends a word: the line break joining them does too),
+    # as `words_of` splits (a translation and a split: no pattern).
+    return words_of(b"\n".join(rows))
 
 
 def _continued(data: bytes, newline: int) -> bool:
@@ -443,7 +437,7 @@ def _continued(data: bytes, newline: int) -> bool:
 # An import's new name ends its item (`,`, `)`, `;`, a comment or the row): prose (`... as the
 # result`) does not.
 _AS = lazy(rb"as[ \t\\\n]+([^\s,();#\\]+)[ \t]*(?=[,);#\r\n\\]|\Z)")
-_NAME_END = lazy(rb"[^\s,();#\\.]+$")
+_NAME_FROM_END = lazy(rb"[^\s,();#\\.]+")
 
 
 def _renames(data: bytes) -> list[tuple[str, str]]:
@@ -455,11 +449,13 @@ def _renames(data: bytes) -> list[tuple[str, str]]:
         if start == 0 or data[start - 1] not in b" \t\\\n":
             continue
         before = data[max(0, start - 200) : start].rstrip(b" \t\\\n")
-        source = _NAME_END.search(before)
+        # The name ending `before`, read from its end (a search anchored at the end is
+        # tried from each of its 200 offsets).
+        source = _NAME_FROM_END.match(before[::-1])
         if source is None:
             continue
         try:
-            out.append((source.group().decode("utf-8"), m.group(1).decode("utf-8")))
+            out.append((source.group()[::-1].decode("utf-8"), m.group(1).decode("utf-8")))
         except UnicodeDecodeError:
             continue
     return out
