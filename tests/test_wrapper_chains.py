@@ -386,16 +386,9 @@ def test_packet_matcher_and_the_projects_wrapper(tmp_path, imports, call, op, ca
 def test_a_chain_link_is_parsed_once_for_its_summary_and_its_chain_fact(tmp_path, monkeypatch):
     # `mid` names no sink: its summary and the fact saying where it hands its parameters on
     # come from one parse (the fact was computed from a second one, asked right after).
-    import ast
+    from tests.test_caller_search_work import _parsed
 
     pkg = _package(tmp_path, "from pkg.mid import put", f"put(gm.graph, {RELU})", mid=MID)
-    parsed: list[str] = []
-    real = ast.parse
-
-    def parse(source, filename="<unknown>", *args, **kwargs):
-        parsed.append(str(filename).rsplit("/", 1)[-1])
-        return real(source, filename, *args, **kwargs)
-
-    monkeypatch.setattr(ast, "parse", parse)
+    parsed = _parsed(monkeypatch)
     assert _alone(pkg)  # reported through the chain
     assert parsed.count("mid.py") == 1
