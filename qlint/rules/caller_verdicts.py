@@ -225,18 +225,18 @@ def _own_parameter_harmless(
     of the checked module that makes `call` itself (not a function nested in it, which may run
     later), and its callers pass harmless models for it."""
     origin = fact.origin
-    if fact.state != "unset" or origin is None or origin.kind != PARAM or origin.index is None:
+    if origin is None or origin.kind != PARAM or (id(origin.node), origin.index) in seen:
         return False
     func = origin.node
-    if (id(func), origin.index) in seen or not any(f.node is func for f in flows):
+    holder = next((f for f in flows if f.node is func), None)
+    # `kept` asks the rest: the parameter as it came, nothing added to it on the way.
+    if holder is None or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
-    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or _innermost(func, call) is not func:
+    if _innermost(func, call) is not func or not any(n is call for n in ast.walk(func)):
         return False
-    if not any(n is call for n in ast.walk(func)):
+    if not kept(flows, holder, fact, points):
         return False
-    if not kept(flows, next(f for f in flows if f.node is func), fact, points):
-        return False
-    return _callers_harmless(ctx, flows, origin.node, origin.index, None, seen | {(id(origin.node), origin.index)})
+    return _callers_harmless(ctx, flows, func, origin.index, None, seen | {(id(func), origin.index)})
 
 
 def _passed(site: CallSite, index: int, default: frozenset[ModeFact] = frozenset()) -> frozenset[ModeFact]:
