@@ -60,9 +60,9 @@ from qlint.analysis.flow.model_values import (
     merge_values,
     statement_lists,
 )
+from qlint.analysis.flow.relevant_bodies import relevant, segment
 from qlint.analysis.flow.shared_flows import Tracker
 from qlint.analysis.flow.stored_fields import stored_fields
-from qlint.analysis.mentions import holding, mentions, word_rows
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns
 from qlint.value_classes import field, replace, value_class
@@ -103,17 +103,6 @@ __all__ = [
     "module_flows",
     "statement_lists",
 ]
-
-# A function is analysed only if its text mentions one of these (or a helper that does).
-_KEYWORDS = (
-    "export",
-    "prepare_pt2e",
-    "prepare_qat_pt2e",
-    "convert_pt2e",
-    "capture_pre_autograd_graph",
-    "QuantizationRecipe",
-    "ExportSession",
-)
 
 
 @value_class
@@ -266,10 +255,10 @@ def module_flows(ctx, switches_only: bool = False) -> list[FunctionFlow]:
     if cached is None and switches_only:
         cached = ctx.cache.get("model_flow.switches")
         if cached is None:
-            chosen = [(f, cls) for f, cls in _relevant(ctx) if _may_switch(_segment(ctx, f))]
+            chosen = [(f, cls) for f, cls in relevant(ctx) if _may_switch(segment(ctx, f))]
             cached = ctx.cache["model_flow.switches"] = _analyse(ctx, chosen)
     elif cached is None:
-        cached = ctx.cache["model_flow"] = _analyse(ctx, _relevant(ctx))
+        cached = ctx.cache["model_flow"] = _analyse(ctx, relevant(ctx))
     return cached
 
 
@@ -352,67 +341,3 @@ def _on_instance(func: ast.expr) -> bool:
     return isinstance(func, ast.Attribute) and not (
         isinstance(func.value, ast.Name) and func.value.id in ("self", "cls")
     )
-
-
-def _functions(tree: ast.Module, scope: ModuleScope):
-    """(function, its class scope) for the module body and every function and method.
-
-    Functions and classes are statements, so only statement lists are walked.
-    """
-    yield tree, None
-    stack: list[tuple[list[ast.stmt], ClassScope | None, bool]] = [(tree.body, None, True)]
-    while stack:
-        stmts, cls, top = stack.pop()
-        for node in stmts:
-            if isinstance(node, ast.ClassDef):
-                known = scope.classes.get(node.name) if top else None
-                cls_scope = known if known is not None and known.node is node else ClassScope.build(node)
-                stack.append((node.body, cls_scope, False))
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                yield node, cls
-                stack.append((node.body, None, False))
-            else:
-                for block in statement_lists(node):
-                    stack.append((block, cls, top))
-
-
-def _segment(ctx, node: ast.AST) -> str:
-    """The source lines of a function (the whole text for the module body)."""
-    starts, text = ctx.lines.starts, ctx.text
-    if isinstance(node, ast.Module):
-        return text
-    end = starts[node.end_lineno] if node.end_lineno < len(starts) else len(text)
-    return text[starts[node.lineno - 1] : end]
-
-
-def _relevant(ctx):
-    """Functions whose text mentions a capture/quantization API, or calls one that does."""
-    functions = list(_functions(ctx.tree, ctx.scope))
-    rows = word_rows(ctx.text, ctx.lines.starts, _KEYWORDS)
-    segments: list[tuple] = []
-    words: list[str] = []
-    chosen: dict[int, tuple] = {}
-    for round_ in range(3):  # helpers of helpers
-        # A body not chosen yet lacks every earlier word: only the newest can add it.
-        if round_ == 0:
-            added = [(f, cls, None) for f, cls in functions if mentions(f, rows)]
-            segments = [(f, cls, _segment(ctx, f)) for f, cls in functions if not mentions(f, rows)]
-        else:
-            segments = [(f, cls, seg) for f, cls, seg in segments if id(f) not in chosen]
-            held = holding([seg for _, _, seg in segments], words)
-            added = [entry for entry, hit in zip(segments, held, strict=True) if hit]
-        if not added:
-            break
-        for f, cls, _ in added:
-            chosen[id(f)] = (f, cls)
-        new = [f"{f.name}(" for f, _, _ in added if not isinstance(f, ast.Module)]
-        # A function handed to a relay helper (`relay(model, capture)`) is called there.
-        functions = [f.name for f, cls, _ in added if cls is None and not isinstance(f, ast.Module)]
-        new += [f"{name}{end}" for name in functions for end in ",)"]
-        # A method handed over bound (`relay(model, self.capture)`, `run(m, runner.capture)`).
-        methods = [f.name for f, cls, _ in added if cls is not None]
-        new += [f".{name}{end}" for name in methods for end in ",)"]
-        # A class's instantiations tell what its `__init__` stores.
-        new += [f"{cls.node.name}(" for _, cls, _ in added if cls is not None]
-        words = list(dict.fromkeys(new))
-    return list(chosen.values())
