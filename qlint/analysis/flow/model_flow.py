@@ -60,6 +60,7 @@ from qlint.analysis.flow.model_values import (
     merge_values,
     statement_lists,
 )
+from qlint.analysis.flow.nested_carry import inside_edited
 from qlint.analysis.flow.relevant_bodies import relevant, segment
 from qlint.analysis.flow.shared_flows import Tracker
 from qlint.analysis.flow.stored_fields import stored_fields
@@ -103,6 +104,9 @@ __all__ = [
     "module_flows",
     "statement_lists",
 ]
+
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 @value_class
@@ -176,22 +180,29 @@ class ModelFlow:
         self.memo.functions[key] = flow
         if deps is not None and self.depth:
             tracker.keep(self.scope, key, func, class_scope, flow, deps)
-        elif deps is not None and self._carries(key, class_scope):
+        elif deps is not None and self._carries(key, func, class_scope):
             bodies = tracker.read_bodies(key)
             if bodies is not None:
                 self.carry.next[key] = (func, flow, deps, bodies)
         return flow
 
-    def _carries(self, key: int, class_scope: ClassScope | None) -> bool:
+    def _carries(self, key: int, func: ast.AST, class_scope: ClassScope | None) -> bool:
         carry = self.carry
-        return carry is not None and key in carry.top and self.memo.follow is None and watched_class(class_scope)
+        if carry is None or self.memo.follow is not None:
+            return False
+        if key in carry.top:
+            return watched_class(class_scope)
+        # A function written in another one, or a method of a class written there (`nested_carry`).
+        return isinstance(func, _DEFS)
 
     def _carried(self, key: int, func: ast.AST, class_scope: ClassScope | None) -> FunctionFlow | None:
         """The checked module's flow of `func` from its last check, if it holds (`carried_flows`)."""
-        if not self._carries(key, class_scope):
+        if not self._carries(key, func, class_scope):
             return None
         entry = self.carry.last.get(key)
         if entry is None or entry[0] is not func or any(self.carry.changed(b) for b in entry[3]):
+            return None
+        if key not in self.carry.top and inside_edited(func, self.carry.changed_bodies()):
             return None
         if not self.tracker.carried(key, entry[2], entry[3]):
             return None
