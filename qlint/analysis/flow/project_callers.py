@@ -306,24 +306,28 @@ def _holding(ctx: FileContext, root: str, word: str) -> list[str]:
     own = os.path.abspath(ctx.path)
     if not scan_memo.keeps(root):
         return project_words.holding(overlay, keys, word, besides=own)
-    question = _LACKS + word
-    found = project_words.holding(overlay, keys, word, lambda path, key: _saved(path, key, word), own)
+    questions = [_LACKS + word, _UNUSED + word, _OWN + word]
+    # What is kept of every module, read in one pass (`scan_memo.known_answers`).
+    saved = {path: _holds(*answers) for path, answers in scan_memo.known_answers(keys, questions).items()}
+    found = project_words.holding(overlay, keys, word, lambda path, key: saved.get(path), own)
     noted = (root, word, project_words.reads())
     if noted not in _NOTED:
         if len(_NOTED) > 4096:
             _NOTED.clear()
         _NOTED.add(noted)
         holders = set(found)
+        # Only what this process read is new: a miss kept already is not noted again (noted,
+        # every module of the project was a memo entry that `scan_memo.flush` then compared
+        # with the kept one, ~45 ms of a one-file check that learned nothing).
         for path, key in keys.items():
-            if path not in holders and path != own:
-                scan_memo.note_miss(path, question, key)
+            if path not in holders and path != own and saved.get(path) is not False:
+                scan_memo.note_miss(path, questions[0], key)
     return found
 
 
-def _saved(path: str, key: tuple, word: str) -> bool | None:
-    """Whether the module's text holds `word`, as what an earlier run found tells: it lacks
+def _holds(lacks: bool | None, unused: bool | None, own: bool | None) -> bool | None:
+    """Whether the module's text holds the word, as what an earlier run found tells: it lacks
     it, or its code was found not to load it or to load only its own (which it found in it)."""
-    lacks, unused, own = scan_memo.answers(path, key, [_LACKS + word, _UNUSED + word, _OWN + word])
     return False if lacks is False else True if unused is False or own is False else None
 
 
