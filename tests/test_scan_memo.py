@@ -375,12 +375,13 @@ def test_a_later_run_reads_for_a_helper_only_the_modules_that_name_it(tmp_path, 
 
 
 def test_the_answers_kept_for_a_project_are_read_in_one_pass_as_module_by_module(tmp_path, store):
-    # `known_answers` is `answers` for every module at once: the same answer where one is
-    # kept at the module's stat, none where the stat moved or nothing was asked.
+    # `known_sets` is `answers` for every module at once: the same answer where one is kept
+    # at the module's stat (this process's own first), none where the stat moved or nothing
+    # was asked.
     root = tmp_path / "r"
     root.mkdir()
     paths = []
-    for i in range(4):
+    for i in range(5):
         old_file(root / f"m{i}.py", f"x = {i}\n")
         paths.append(str(root / f"m{i}.py"))
     os.utime(root, ns=(PAST, PAST))
@@ -390,23 +391,22 @@ def test_the_answers_kept_for_a_project_are_read_in_one_pass_as_module_by_module
     scan_memo.note(paths[1], "q:a", keys[paths[1]], True)
     scan_memo.note(paths[1], "q:b", keys[paths[1]], False)
     scan_memo.note(paths[2], "q:b", keys[paths[2]], True)
+    scan_memo.note(paths[4], "q:a", keys[paths[4]], True)
     scan_memo.flush()
     _new_process()
     _use(str(root), store)
-    scan_memo.note(paths[3], "q:a", keys[paths[3]], True)  # this process's own answer
+    scan_memo.note(paths[3], "q:a", keys[paths[3]], True)  # this process's own answers
+    scan_memo.note(paths[4], "q:a", keys[paths[4]], False)
     # m2.py edited since: what was kept of it is not its answer.
     keys[paths[2]] = (keys[paths[2]][0] + 1, keys[paths[2]][1])
     questions = ["q:a", "q:b", "q:c"]
     one_by_one = {p: scan_memo.answers(p, k, questions) for p, k in keys.items()}
-    assert scan_memo.known_answers(keys, questions) == {
-        p: a for p, a in one_by_one.items() if any(x is not None for x in a)
-    }
-    assert scan_memo.known_answers(keys, questions) == {
-        paths[0]: [False, None, None],
-        paths[1]: [True, False, None],
-        paths[3]: [True, None, None],
-    }
-    assert scan_memo.known_answers(keys, ["q:c"]) == {}
+    sets = scan_memo.known_sets(keys, questions)
+    assert sets == [
+        ({p for p, a in one_by_one.items() if a[i] is True}, {p for p, a in one_by_one.items() if a[i] is False})
+        for i in range(3)
+    ]
+    assert sets == [({paths[1], paths[3]}, {paths[0], paths[4]}), (set(), {paths[1]}), (set(), set())]
 
 
 def test_a_later_caller_search_notes_no_miss_an_earlier_run_kept(tmp_path, store, monkeypatch):
@@ -431,3 +431,8 @@ def test_a_later_caller_search_notes_no_miss_an_earlier_run_kept(tmp_path, store
     assert {os.path.basename(p) for p in asked} == {"a.py"}  # the candidate only, not module by module
     assert not any(os.path.basename(p).startswith("u") for p in scan_memo._KNOWN)
     assert project_words.reads() == 1
+    # The module found to hold the name is kept as holding it: the next run does not read it
+    # into words to learn that again (only to tell whether it spells it, as a candidate).
+    caller = str(root / "scripts" / "a.py")
+    key = content_keys.content_key({}, caller)
+    assert scan_memo.answers(caller, key, ["text-lacks:quantize_module"]) == [True]

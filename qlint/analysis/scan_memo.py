@@ -129,40 +129,37 @@ def answers(path: str, key: tuple | None, questions: list[str]) -> list[bool | N
     return out
 
 
-def known_answers(keys: Mapping[str, tuple | None], questions: list[str]) -> dict[str, list[bool | None]]:
-    """`answers` for every module of `keys` (path -> content key) of which one of `questions`
-    is known at that key, in one pass over what is kept per root (the others are absent).
-    QL201's caller search asks each of ExecuTorch's ~3,800 modules whether its text holds a
-    name: asked module by module, the answers cost ~0.11 s of a one-file check, more than
-    the check itself."""
-    out: dict[str, list[bool | None]] = {}
+def known_sets(keys: Mapping[str, tuple | None], questions: list[str]) -> list[tuple[set[str], set[str]]]:
+    """For each of `questions`: (the modules of `keys` (path -> content key) known to hold it
+    at that key, those known not to), as `answers` tells module by module, in one pass over
+    what is kept per root. QL201's caller search asks each of ExecuTorch's ~3,800 modules
+    whether its text holds a name: asked module by module, the answers cost ~50 ms a name
+    of a one-file check."""
+    out: list[tuple[set[str], set[str]]] = [(set(), set()) for _ in questions]
+    get = keys.get
     for saved in _ROOTS.values():
-        masks = [1 << saved.bits[q] if q in saved.bits else 0 for q in questions]
-        asked = sum(masks)
-        if not asked:
+        bits = [saved.bits.get(q) for q in questions]
+        if all(bit is None for bit in bits):
             continue
-        entries = saved.by_path()
-        for path, key in keys.items():
-            entry = entries.get(path)
-            if entry is None or key is None or entry[0] != key[0] or entry[1] != key[1]:
+        valid = [
+            (path, entry[3], entry[4])
+            for path, entry in saved.by_path().items()
+            if (key := get(path)) is not None and entry[0] == key[0] and entry[1] == key[1]
+        ]
+        for (yes, no), bit in zip(out, bits, strict=True):
+            if bit is not None:
+                mask = 1 << bit
+                no.update(path for path, held_not, _ in valid if held_not & mask)
+                yes.update(path for path, _, held in valid if held & mask)
+    if _KNOWN:  # what this process found comes first, as `answers` takes it
+        for path, (key, mine) in _KNOWN.items():
+            if get(path) != key:
                 continue
-            no, yes = entry[3], entry[4]
-            if not (no | yes) & asked:
-                continue
-            found = [False if no & m else True if yes & m else None for m in masks]
-            known = out.get(path)
-            if known is not None:  # a module under two roots in use: either may know
-                found = [a if a is not None else b for a, b in zip(known, found, strict=True)]
-            out[path] = found
-    if _KNOWN:  # what this process found first, as `answers` takes it
-        for path, key in keys.items():
-            mine = _KNOWN.get(path)
-            if mine is None or mine[0] != key:
-                continue
-            found = [mine[1].get(q) for q in questions]
-            if any(a is not None for a in found):
-                saved = out.get(path)
-                out[path] = [a if a is not None else b for a, b in zip(found, saved, strict=True)] if saved else found
+            for (yes, no), question in zip(out, questions, strict=True):
+                answer = mine.get(question)
+                if answer is not None:
+                    (yes if answer else no).add(path)
+                    (no if answer else yes).discard(path)
     return out
 
 
@@ -348,4 +345,4 @@ def _apply(saved: _Saved, digests: list, found: list) -> None:
         entry[3 if answer else 4] &= ~(1 << bit)
 
 
-__all__ = ["answers", "flush", "forget", "keeps", "known_answers", "known_miss", "note", "note_miss", "use_root"]
+__all__ = ["answers", "flush", "forget", "keeps", "known_miss", "known_sets", "note", "note_miss", "use_root"]

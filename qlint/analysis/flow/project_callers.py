@@ -307,28 +307,28 @@ def _holding(ctx: FileContext, root: str, word: str) -> list[str]:
     if not scan_memo.keeps(root):
         return project_words.holding(overlay, keys, word, besides=own)
     questions = [_LACKS + word, _UNUSED + word, _OWN + word]
-    # What is kept of every module, read in one pass (`scan_memo.known_answers`).
-    saved = {path: _holds(*answers) for path, answers in scan_memo.known_answers(keys, questions).items()}
-    found = project_words.holding(overlay, keys, word, lambda path, key: saved.get(path), own)
+    # What is kept of every module, read in one pass: its text holds the word or lacks it, or
+    # its code was found not to load it or to load only its own (which it found in it).
+    (holds, lacks), (_, unused), (_, own_only) = scan_memo.known_sets(keys, questions)
+    saved = dict.fromkeys(unused | own_only, True)
+    saved.update(dict.fromkeys(holds, True))
+    saved.update(dict.fromkeys(lacks, False))
+    found = project_words.holding(overlay, keys, word, saved, own)
     noted = (root, word, project_words.reads())
     if noted not in _NOTED:
         if len(_NOTED) > 4096:
             _NOTED.clear()
         _NOTED.add(noted)
         holders = set(found)
-        # Only what this process read is new: a miss kept already is not noted again (noted,
+        # Only what this process read is new: an answer kept already is not noted again (noted,
         # every module of the project was a memo entry that `scan_memo.flush` then compared
-        # with the kept one, ~45 ms of a one-file check that learned nothing).
+        # with the kept one, ~45 ms of a one-file check that learned nothing). A module that
+        # holds the word is noted too: it was read again by every later run (the ~1,000 of
+        # ExecuTorch's modules that hold `utils`, the name of the module of vulkan's helpers).
         for path, key in keys.items():
-            if path not in holders and path != own and saved.get(path) is not False:
-                scan_memo.note_miss(path, questions[0], key)
+            if path != own and saved.get(path) is None:
+                scan_memo.note(path, questions[0], key, path in holders)
     return found
-
-
-def _holds(lacks: bool | None, unused: bool | None, own: bool | None) -> bool | None:
-    """Whether the module's text holds the word, as what an earlier run found tells: it lacks
-    it, or its code was found not to load it or to load only its own (which it found in it)."""
-    return False if lacks is False else True if unused is False or own is False else None
 
 
 # (root, word, reads so far) whose misses were noted for `scan_memo`: the same answers again
