@@ -218,7 +218,7 @@ def test_a_subclass_elsewhere_decides_again_only_when_its_module_changes(tmp_pat
     # ... which it depends on, and which decides while it keeps its content.
     assert str(root / "pkg" / "script.py") in result.dependencies
     kept = project_callers._SUBCLASSING.get((str(root), "pkg.builder.Builder.quantize"))
-    assert kept is not None and kept[0] == str(root / "pkg" / "script.py")
+    assert kept is not None and kept[-1][0][0] == str(root / "pkg" / "script.py")
     # The subclass goes, an eval-mode caller stays: searched again, and quiet.
     script = root / "pkg" / "script.py"
     script.write_text(IMPORT + "\ndef main(q, x):\n    Builder(q).quantize(Net().eval(), x)\n")
@@ -226,3 +226,65 @@ def test_a_subclass_elsewhere_decides_again_only_when_its_module_changes(tmp_pat
     assert result.diagnostics == []
     assert scans == ["quantize", "quantize"]
     assert (str(root), "pkg.builder.Builder.quantize") not in project_callers._SUBCLASSING
+
+
+def test_a_one_file_check_takes_the_subclass_an_earlier_run_found_while_its_module_is_unchanged(tmp_path, monkeypatch):
+    # `qlint check -` (a new process per edit) keeps what decided the method's callers
+    # (`kept_answers`): the next run depends on the subclassing module alone, and neither
+    # lists nor scans the project, until that module changes.
+    import os
+    import time
+
+    from qlint.analysis import scan_memo
+    from qlint.analysis.flow import project_callers
+    from qlint.analysis.graphs import kept_answers
+    from qlint.analysis.names import content_keys
+    from qlint.summary_cache import SummaryStore
+
+    subclass = "\nclass Sub(Builder):\n    def go(self, x):\n        return self.quantize(Net().eval(), x)\n"
+    root = _repo(tmp_path, script=subclass)
+    past = time.time_ns() - 3600 * 10**9
+    for p in [root, *root.rglob("*")]:
+        os.utime(p, ns=(past, past))
+    store = SummaryStore(tmp_path / "cache")
+    monkeypatch.setattr(ProjectIndex, "store", store)
+    scans = []
+    real = project_callers._scan
+    monkeypatch.setattr(project_callers, "_scan", lambda *a: scans.append(a[2]) or real(*a))
+    path = root / "pkg" / "builder.py"
+    script = str(root / "pkg" / "script.py")
+
+    def new_process():
+        project_callers._SUBCLASSING.clear()
+        project_callers._SCANS.clear()
+        content_keys._DIGESTS.clear()
+        scan_memo.forget()
+        kept_answers.forget()
+
+    def run(text):
+        result = check_source(text, str(path), settings_for(("QL201",)), ProjectIndex())
+        assert not result.errors, result.errors
+        kept_answers.flush()
+        return result
+
+    kept_answers.use(store)
+    try:
+        new_process()
+        assert [d.range.start.row for d in run(path.read_text()).diagnostics] == [CAPTURE_ROW]
+        assert scans == ["quantize"]
+        new_process()
+        result = run(path.read_text() + "\n# typed\n")
+        assert [d.range.start.row for d in result.diagnostics] == [CAPTURE_ROW]
+        assert scans == ["quantize"]  # taken from the earlier run: no scan
+        # It depends on the subclassing module, and not on which modules exist that spell the name.
+        assert script in result.dependencies
+        assert not [d for d in result.dependencies if d.startswith("qlint-listing:") and '["quantize"]' in d]
+        # The subclass goes, an eval-mode caller stays: searched again, and quiet.
+        (root / "pkg" / "script.py").write_text(IMPORT + "\ndef main(q, x):\n    Builder(q).quantize(Net().eval(), x)\n")
+        os.utime(script, ns=(past + 10**9, past + 10**9))
+        new_process()
+        assert run(path.read_text()).diagnostics == []
+        assert scans == ["quantize", "quantize"]
+    finally:
+        kept_answers.use(None)
+        new_process()
