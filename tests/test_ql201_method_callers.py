@@ -280,7 +280,8 @@ def test_a_one_file_check_takes_the_subclass_an_earlier_run_found_while_its_modu
         assert script in result.dependencies
         assert not [d for d in result.dependencies if d.startswith("qlint-listing:") and '["quantize"]' in d]
         # The subclass goes, an eval-mode caller stays: searched again, and quiet.
-        (root / "pkg" / "script.py").write_text(IMPORT + "\ndef main(q, x):\n    Builder(q).quantize(Net().eval(), x)\n")
+        caller = "\ndef main(q, x):\n    Builder(q).quantize(Net().eval(), x)\n"
+        (root / "pkg" / "script.py").write_text(IMPORT + caller)
         os.utime(script, ns=(past + 10**9, past + 10**9))
         new_process()
         assert run(path.read_text()).diagnostics == []
