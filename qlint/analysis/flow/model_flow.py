@@ -50,6 +50,7 @@ from qlint.analysis.flow.model_values import (
     Env,
     FunctionFlow,
     Guard,
+    HandedSwitch,
     ModeFact,
     ModeSwitch,
     Obj,
@@ -76,6 +77,7 @@ __all__ = [
     "EXPECTS_ERROR",
     "EXPORTED",
     "GRAPH_KINDS",
+    "GRAPH_SOURCES",
     "PARAM",
     "PARAM_PART",
     "PREPARED",
@@ -90,6 +92,7 @@ __all__ = [
     "Env",
     "FunctionFlow",
     "Guard",
+    "HandedSwitch",
     "ModeFact",
     "ModeSwitch",
     "ModelFlow",
@@ -99,6 +102,7 @@ __all__ = [
     "caller_facts",
     "compatible",
     "join",
+    "may_hand_graph",
     "merge_values",
     "module_flows",
     "statement_lists",
@@ -260,13 +264,15 @@ def module_flows(ctx, switches_only: bool = False) -> list[FunctionFlow]:
 
     With `switches_only` (QL203 reads nothing but mode switches) the list holds only those of
     them whose own text can call `.eval`/`.train`: a switch is recorded only in the flow of the
-    body that makes the call, so the others could add none. Helpers they call are still
+    body that makes the call, so the others could add none; and those that name a source of
+    exported graphs, which they may hand to a helper that switches it (`FunctionFlow.handed`:
+    QL203 reads those only in bodies that `may_hand_graph`). Helpers they call are still
     analysed. When every flow is already there (QL201/QL202 ran first) that list is returned."""
     cached = ctx.cache.get("model_flow")
     if cached is None and switches_only:
         cached = ctx.cache.get("model_flow.switches")
         if cached is None:
-            chosen = [(f, cls) for f, cls in _relevant(ctx) if _may_switch(_segment(ctx, f))]
+            chosen = [(f, cls) for f, cls in _relevant(ctx) if _may_switch_or_hand(_segment(ctx, f))]
             cached = ctx.cache["model_flow.switches"] = _analyse(ctx, chosen)
     elif cached is None:
         cached = ctx.cache["model_flow"] = _analyse(ctx, _relevant(ctx))
@@ -290,6 +296,22 @@ def _analyse(ctx, functions) -> list[FunctionFlow]:
 
 def _may_switch(segment: str) -> bool:
     return "eval" in segment or "train" in segment
+
+
+# Where an exported GraphModule comes from; `.eval()` alone is in every training script.
+GRAPH_SOURCES = (".module()", "prepare_pt2e", "prepare_qat_pt2e", "convert_pt2e", "capture_pre_autograd_graph")
+
+
+def _may_switch_or_hand(segment: str) -> bool:
+    return _may_switch(segment) or any(s in segment for s in GRAPH_SOURCES)
+
+
+def may_hand_graph(ctx, flow: FunctionFlow) -> bool:
+    """The body names a source of exported graphs: only there are the graphs it hands to
+    switching helpers read, so that the answer is the same with or without the other rules'
+    flows. A graph from the caller is reported at the caller's call (`ParamSwitch` climbs);
+    one a body only gets from a helper's return, naming no source itself, is not read."""
+    return any(s in _segment(ctx, flow.node) for s in GRAPH_SOURCES)
 
 
 def caller_facts(
