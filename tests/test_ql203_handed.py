@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 
 from qlint.diagnostic import Applicability
-from tests.conftest import lint, write_package
+from tests.conftest import fix, lint, write_package
 
 HEAD = """\
 import copy
@@ -44,9 +44,9 @@ def test_prepared_graph_handed_to_a_switching_helper():
     assert (d.range.start.row, d.range.start.col) == (16, 4)
     assert "`prepared` comes from `prepare_pt2e` (line 15)" in d.message
     assert "runs `.eval()` on it (line 9)" in d.message and "NotImplementedError" in d.message
-    assert d.fix.applicability is Applicability.DISPLAY_ONLY
+    assert d.fix.applicability is Applicability.UNSAFE
     assert "allow_exported_model_train_eval(prepared)" in d.fix.message
-    assert d.evidence == {"mode": "eval", "origin": "prepare_pt2e", "origin_row": 15}
+    assert d.evidence == {"mode": "eval", "origin": "prepare_pt2e", "origin_row": 15, "allowed_fix": True}
 
 
 def test_module_and_converted_graphs():
@@ -256,3 +256,48 @@ def test_the_helper_itself_is_quiet():
             calibrate(prepared, loader)
         """
     ) == [16]
+
+
+def test_the_fix_allows_the_graph_before_the_call():
+    src = textwrap.dedent(
+        """\
+        import torch
+        from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+
+
+        def calibrate(model, loader):
+            model.eval()
+
+
+        def f(model, q, loader, x):
+            prepared = prepare_pt2e(torch.export.export(model.eval(), (x,)).module(), q)
+            if loader:
+                calibrate(prepared, loader)  # note
+        """
+    )
+    fixed = fix(src, select=("QL203",), unsafe=True)
+    assert fixed == src.replace(
+        "prepare_pt2e\n", "prepare_pt2e\nfrom torchao.quantization.pt2e import allow_exported_model_train_eval\n"
+    ).replace(
+        "        calibrate(prepared, loader)  # note",
+        "        allow_exported_model_train_eval(prepared)\n        calibrate(prepared, loader)  # note",
+    )
+    assert lint(fixed, select=("QL203",)) == []
+    assert fix(src, select=("QL203",)) == src  # unsafe only
+
+
+def test_the_fix_is_display_only_without_a_name_or_a_line_of_its_own():
+    diagnostics = lint(
+        HEAD
+        + textwrap.dedent(
+            """
+            def f(model, q, loader, x):
+                prepared = prepare_pt2e(torch.export.export(model.eval(), (x,)).module(), q)
+                calibrate(convert_pt2e(prepared), loader)
+                x = 1; calibrate(prepared, loader)
+            """
+        ),
+        select=("QL203",),
+    )
+    assert [d.range.start.row for d in diagnostics] == [16, 17]
+    assert {d.fix.applicability for d in diagnostics} == {Applicability.DISPLAY_ONLY}

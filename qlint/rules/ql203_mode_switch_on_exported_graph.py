@@ -12,6 +12,7 @@ import ast
 import os
 from collections.abc import Iterator
 
+from qlint.analysis.edits.import_edits import insert_before, owns_lines
 from qlint.analysis.flow.model_flow import (
     GRAPH_KINDS,
     GRAPH_SOURCES,
@@ -25,6 +26,9 @@ from qlint.evidence.mode_switch import ModeSwitchEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.pt2e_helpers import PT2E, pt2e_helper
 
+_ALLOW = "allow_exported_model_train_eval"
+# Statements a line can be added before: the call runs right after it.
+_SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)
 _HELPERS = {"eval": "move_exported_model_to_eval", "train": "move_exported_model_to_train"}
 
 
@@ -90,9 +94,25 @@ class ModeSwitchOnExportedGraph(Rule):
             f"Call `allow_exported_model_train_eval({graph})` from `{PT2E}` before handing it over (the helper's"
             f" switch then runs {use}), or switch it with {use} and keep the helper's switch for eager modules"
         )
-        fix = Fix(Applicability.DISPLAY_ONLY, f"Call `allow_exported_model_train_eval({graph})` before this call")
-        evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno)
+        fix = _allow_fix(ctx, handed, graph)
+        evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno, allowed_fix=True)
         return ctx.diagnostic(self, handed.call, message, fix, evidence=evidence, help=help_)
+
+
+def _allow_fix(ctx: FileContext, handed: HandedSwitch, graph: str) -> Fix:
+    """`allow_exported_model_train_eval(gm)` on a line of its own before the statement.
+
+    Unsafe: the graph's `eval`/`train` then switch dropout and batch norm for the rest of its
+    life, also where the code relied on them raising. Display-only when the graph is no plain
+    name or the statement shares its lines (a new line cannot go right before it)."""
+    message = f"Call `allow_exported_model_train_eval({graph})` before this call"
+    stmt = handed.stmt
+    if not isinstance(handed.argument, ast.Name) or not isinstance(stmt, _SIMPLE) or not owns_lines(ctx, stmt):
+        return Fix(Applicability.DISPLAY_ONLY, message)
+    name, import_edits = pt2e_helper(ctx, _ALLOW)
+    if name is None:
+        return Fix(Applicability.DISPLAY_ONLY, message)
+    return Fix(Applicability.UNSAFE, message, (insert_before(ctx, stmt, f"{name}({graph})"), *import_edits))
 
 
 def _fix(ctx: FileContext, switch: ModeSwitch, receiver: str, helper: str | None) -> Fix:

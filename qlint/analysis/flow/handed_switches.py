@@ -44,7 +44,7 @@ def handed_switches(sem, node: ast.Call, callee: FunctionFlow, actual: dict, wri
         if contradicted_at_call(switch.guard, callee.node, written, sem.resolver, callee.resolver, ended):
             continue
         if obj.is_graph:
-            walk.flow.handed.setdefault(id(node), HandedSwitch(node, expr, obj.origins, switch))
+            walk.flow.handed.setdefault(id(node), HandedSwitch(node, walk.stmt_stack[-1], expr, obj.origins, switch))
             continue
         own = _own_parameter(obj, walk.func)
         if own is not None:

@@ -171,6 +171,7 @@ class HandedSwitch:
     copied (a copy drops torch's override), to a parameter whose mode the callee switches."""
 
     call: ast.Call  # the helper call
+    stmt: ast.stmt  # the statement it sits in
     argument: ast.expr  # the graph as written
     origins: frozenset[Origin]  # where the graph came from
     switch: ParamSwitch
