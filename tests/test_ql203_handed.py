@@ -238,13 +238,46 @@ def test_helper_in_another_module(tmp_path):
         "from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\n"
         "from pkg.utils import calibrate\n\n\n"
         "def f(model, q, loader, x):\n"
-        "    model.eval()\n"
-        "    prepared = prepare_pt2e(torch.export.export(model, (x,)).module(), q)\n"
+        "    with torch.no_grad():\n"  # no `.eval()` in this file: `prepare_pt2e` triggers the rule
+        "        prepared = prepare_pt2e(torch.export.export(model, (x,)).module(), q)\n"
         "    calibrate(prepared, loader)\n"
     )
     (d,) = lint(main.read_text(), path=str(main), select=("QL203",))
     assert d.range.start.row == 9
     assert "(utils.py:2)" in d.message
+    # The same with every rule running (the flows QL201 computed are reused).
+    assert [x.range.start.row for x in lint(main.read_text(), path=str(main)) if x.code == "QL203"] == [9]
+
+
+def test_module_with_arguments_is_a_graph_source():
+    assert rows(
+        """
+        def f(model, loader, x):
+            ep = torch.export.export(model.eval(), (x,))
+            module = ep.module(check_guards=False)
+            calibrate(module, loader)
+        """
+    ) == [17]
+
+
+def test_helper_that_catches_the_error_is_quiet():
+    assert (
+        rows(
+            """
+        def evaluate(model, loader):
+            if hasattr(model, "eval"):
+                try:
+                    model.eval()
+                except NotImplementedError:
+                    pass
+
+        def f(model, loader, x):
+            module = torch.export.export(model.eval(), (x,)).module(check_guards=False)
+            evaluate(module, loader)
+        """
+        )
+        == []
+    )
 
 
 def test_the_helper_itself_is_quiet():

@@ -38,11 +38,13 @@ class ModeSwitchOnExportedGraph(Rule):
     summary = "`.eval()`/`.train()` called on an exported, prepared or converted GraphModule"
     runtime_check = "qlint.runtime.checks.capture"
     evidence_type = ModeSwitchEvidence
-    triggers = (".eval()", ".train(")
+    # A file that prepares a graph may hand it to a helper elsewhere that switches it
+    # (`calibrate(prepared)`); QL201/QL202 analyse those files' flows anyway.
+    triggers = (".eval()", ".train(", "prepare_pt2e", "prepare_qat_pt2e")
     fix_availability = FixAvailability.SOMETIMES
 
     def triggered_by(self, text: str) -> bool:
-        """A mode switch *and* a source of exported graphs, or the file is never parsed."""
+        """A mode switch or a prepare call, *and* a source of exported graphs, or the file is never parsed."""
         return super().triggered_by(text) and any(s in text for s in GRAPH_SOURCES)
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:

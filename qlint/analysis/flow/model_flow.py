@@ -299,7 +299,7 @@ def _may_switch(segment: str) -> bool:
 
 
 # Where an exported GraphModule comes from; `.eval()` alone is in every training script.
-GRAPH_SOURCES = (".module()", "prepare_pt2e", "prepare_qat_pt2e", "convert_pt2e", "capture_pre_autograd_graph")
+GRAPH_SOURCES = (".module(", "prepare_pt2e", "prepare_qat_pt2e", "convert_pt2e", "capture_pre_autograd_graph")
 
 
 def _may_switch_or_hand(segment: str) -> bool:
