@@ -14,7 +14,12 @@ import re
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.graph_context import packet_graph_context
 from qlint.analysis.graphs.insertions import wrapper_search
-from qlint.analysis.graphs.project_scan import module_facts, normalised_callees, unkept_module_facts
+from qlint.analysis.graphs.project_scan import (
+    module_facts,
+    normalised_callees,
+    normalising_decorator,
+    unkept_module_facts,
+)
 from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import Resolver
 from qlint.rules.ql102_packet_insertion import inserted_packets
@@ -68,14 +73,20 @@ def normalised_before(ctx: FileContext, body: Body) -> bool:
     if not names and not decorators:
         return False
     normalised = normalised_callees(ctx)
-    if not normalised:
-        return False
     if names & normalised:
         return True
     resolver = Resolver(ctx.scope, ctx.project, ctx.optable)
     for deco in decorators:
         target = deco.func if isinstance(deco, ast.Call) else deco
         name = resolver.qualname(target)
-        if name and name in normalised:
+        if not name:
+            continue
+        if name in normalised:
+            return True
+        # A script outside any package (a test next to no `__init__.py`) has no project scan,
+        # and a namespace package's module is named by its file alone: the decorator's own
+        # module, found as the import resolves, is read instead.
+        if normalising_decorator(ctx, name):
             return True
     return False
+
