@@ -32,7 +32,7 @@ from qlint.rules.overload_fixes import (
     packet_producers,
     shown,
 )
-from qlint.rules.packet_consumers import consumed_by_own_code, packet_spellings
+from qlint.rules.packet_consumers import consumed_by_own_code, own_op_keyed_on_packet, packet_spellings
 
 _CACHE_KEY = "ql102.insertions"
 
@@ -66,7 +66,9 @@ class PacketInsertion(Rule):
             return
         for ref, node in found:
             info = op_info(ctx.optable, ref)
-            if info is None and _own_op_checked_here(ctx, ref, found):
+            if info is None and (
+                _own_op_checked_here(ctx, ref, found) or own_op_keyed_on_packet(ctx, ref)
+            ):
                 continue
             if consumed_by_own_code(ctx, ref, [r for r, _ in found]):
                 continue  # the project's own packet-keyed code is the node's consumer
