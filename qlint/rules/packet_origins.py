@@ -89,4 +89,3 @@ def normalised_before(ctx: FileContext, body: Body) -> bool:
         if normalising_decorator(ctx, name):
             return True
     return False
-

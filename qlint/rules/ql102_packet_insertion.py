@@ -66,9 +66,7 @@ class PacketInsertion(Rule):
             return
         for ref, node in found:
             info = op_info(ctx.optable, ref)
-            if info is None and (
-                _own_op_checked_here(ctx, ref, found) or own_op_keyed_on_packet(ctx, ref)
-            ):
+            if info is None and (_own_op_checked_here(ctx, ref, found) or own_op_keyed_on_packet(ctx, ref)):
                 continue
             if consumed_by_own_code(ctx, ref, [r for r, _ in found]):
                 continue  # the project's own packet-keyed code is the node's consumer
@@ -107,9 +105,12 @@ def _into_normalised_graph(ctx: FileContext, node: ast.expr) -> bool:
     inner = None
     for body in bodies(ctx.tree, ctx.scope, ctx.cache):
         func = body.node
-        if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and func.lineno <= row <= (func.end_lineno or row):
-            if inner is None or func.lineno >= inner.node.lineno:
-                inner = body
+        if (
+            isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and func.lineno <= row <= (func.end_lineno or row)
+            and (inner is None or func.lineno >= inner.node.lineno)
+        ):
+            inner = body  # the innermost function holding the insertion
     return inner is not None and normalised_before(ctx, inner)
 
 
