@@ -682,6 +682,22 @@ def test_script_under_a_normalising_decorator_of_a_namespace_package_is_quiet(tm
     assert [d.range.start.row for d in result.diagnostics] == [row + 7, row + 13]
 
 
+def test_a_decorator_module_that_starts_to_normalise_is_a_dependency_of_the_script(tmp_path):
+    # An editor checks the script while the backend maker does not normalise yet: the module
+    # is read all the same, and its edit must bring the script's check up again.
+    from qlint.analysis.names.project import ProjectIndex
+    from qlint.engine import check_source
+    from tests.conftest import settings_for
+
+    script = _namespace_layout(tmp_path)
+    backend = tmp_path / "python" / "torch_mlir" / "dynamo.py"
+    backend.write_text(backend.read_text().replace("strip_overloads(gm)", "print(gm)"))
+    project = ProjectIndex()
+    first = check_source(script.read_bytes(), str(script), settings_for(("QL101",)), project)
+    assert [d.range.start.row for d in first.diagnostics] == [8, 15, 21]
+    assert str(backend) in first.dependencies
+
+
 def test_decorator_named_like_the_normaliser_elsewhere_does_not_excuse(tmp_path):
     # The import resolves to no file of the project (an installed package of that name):
     # nothing is known of what its wrapper does.

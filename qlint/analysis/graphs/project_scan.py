@@ -319,10 +319,11 @@ def normalising_decorator(ctx: FileContext, name: str) -> bool:
     if path is None or os.path.abspath(path) == os.path.abspath(ctx.path):
         return False
     key = file_keys.content_key(ctx.project, path)
+    # A dependency whatever it holds: an edit that makes it normalise changes the answer.
+    file_keys.record(ctx.project, ctx.path, ((path, key),))
     data = file_keys.content_bytes(ctx.project, path, key, _MAX_NORMALISER_BYTES)
     if data is None or not any(n.encode() in data for n in _NORMALISES):
         return False
-    file_keys.record(ctx.project, ctx.path, ((path, key),))
     try:
         text = decode_source(data)
     except DecodeError:
