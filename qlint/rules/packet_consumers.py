@@ -34,6 +34,7 @@ from collections import Counter
 
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
+from qlint.analysis.graphs.insertions import writes_insertion
 from qlint.analysis.graphs.project_scan import project_modules
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.resolver import OpRef, Resolver
@@ -131,20 +132,13 @@ def own_op_keyed_on_packet(ctx: FileContext, ref: OpRef) -> bool:
         if overload.search(module.text):
             return False  # some code of the project is keyed on (or inserts) an overload of it
         own = own or defined.search(module.text)
-        if _spelled(ref).search(module.text) and not any(r.key == ref.key for r in _inserted_here(module)):
-            consumers.append(module)
+        if _spelled(ref).search(module.text) and not writes_insertion(module.text):
+            consumers.append(module)  # it spells the packet and inserts nothing: it keys on it
     if not own or not consumers:
         return False
     naming = _scan(ctx, [], names=True)
     users = list({id(m): m for n in sorted(_inserting_names(ctx)) for m in naming.get(_NAME + n, ())}.values())
     return not _reexported_between(ctx, consumers, users)
-
-
-def _inserted_here(module: FileContext) -> list[OpRef]:
-    # QL102's own reading of a module's insertions (which imports this module): asked here.
-    from qlint.rules.ql102_packet_insertion import insertions
-
-    return [ref for ref, _ in insertions(module)]
 
 
 class _Defined:

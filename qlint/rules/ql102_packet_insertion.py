@@ -23,6 +23,7 @@ from qlint.analysis.names.resolver import OpRef, Resolver
 from qlint.diagnostic import Diagnostic
 from qlint.evidence.ops import OpEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
+from qlint.rules.normalised_graphs import normalised_before
 from qlint.rules.overload_fixes import (
     FixSite,
     op_evidence,
@@ -98,9 +99,6 @@ def _into_normalised_graph(ctx: FileContext, node: ast.expr) -> bool:
     graph to packets (`strip_overloads(gm)` and then the pass, or a decorator whose wrapper
     does): every node carries a packet, and what runs the graph next accepts them (QL101
     leaves the matchers of such functions alone for the same reason)."""
-    # packet_origins reads this module's insertions (QL101's question): imported here.
-    from qlint.rules.packet_origins import normalised_before
-
     row = node.lineno
     inner = None
     for body in bodies(ctx.tree, ctx.scope, ctx.cache):
