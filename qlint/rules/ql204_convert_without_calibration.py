@@ -15,6 +15,7 @@ import os
 from collections.abc import Iterator
 
 from qlint.analysis.calibration import Calibration, Summary, Uncalibrated, file_summaries
+from qlint.analysis.calibration_carry import run_carry
 from qlint.analysis.calibration_walk import Walker
 from qlint.analysis.flow.callgraph import node_range
 from qlint.diagnostic import Applicability, Diagnostic, Fix, RelatedInfo
@@ -35,6 +36,8 @@ class ConvertWithoutCalibration(Rule):
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         previous = getattr(ctx.project, "previous_trees", None)
         carry = previous.carry(os.path.abspath(ctx.path), ctx.tree) if previous is not None else None
+        if carry is None:
+            carry = run_carry(ctx.project, ctx.path)  # a command-line run: other checks' summaries
         analysis = Calibration(ctx.project, ctx.optable, Walker, carry)
         for summary in file_summaries(ctx.tree, ctx.scope, ctx.text, analysis, ctx.lines.starts):
             for finding in summary.findings:

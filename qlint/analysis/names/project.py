@@ -23,6 +23,7 @@ from qlint.analysis.names import content_keys
 from qlint.analysis.names.import_paths import module_bases, resolved
 from qlint.analysis.names.kept_lookups import KeptLookups
 from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
+from qlint.analysis.names.recent_trees import RECENT
 from qlint.analysis.names.scope import ModuleScope
 from qlint.analysis.names.statement_reuse import PreviousTrees
 from qlint.analysis.names.summary import ModuleSummary
@@ -493,10 +494,10 @@ class ProjectIndex:
                 HANDOVER.keep(path, data, trees[0])
             elif trees:
                 self._kept_tree = (path, digest, trees[0])
-        # The tree the summary came from is dropped: the scope parses the statements a rule
-        # asks for, and other facts are read from the summary. Only the checked file's own
-        # parse is kept with it when no store wants its facts now: they are computed from it
-        # if a rule asks (the engine holds that tree anyway).
+        # The tree the summary came from is dropped (after a while, `recent_trees`): the scope
+        # parses the statements a rule asks for, and other facts are read from the summary.
+        # Only the checked file's own parse is kept with it when no store wants its facts now:
+        # they are computed from it if a rule asks (the engine holds that tree anyway).
         kept = parsed if parsed is not None and store is None else None
         loaded = _Loaded(path, summary, _Source(text, data), store, kept, self)
         entry = ((key, digest), summary.scope(path, loaded.text), loaded)
@@ -560,6 +561,10 @@ class ProjectIndex:
                 # A fact asked of this module alone (`fact_at(..., register=False)`): from this
                 # parse, not from a second one when it is read next (`_Loaded._compute`).
                 summary.facts[wanted_key] = wanted.compute(tree, scope, source)
+        if tree is not None and parsed is None and trees is None:
+            # No other reader takes this tree: the statements rules ask of the module next are
+            # taken from it rather than parsed again (`recent_trees`).
+            RECENT.keep(path, digest, len(data), tree)
         if store is not None:
             store.put(path, summary)
         return summary

@@ -26,6 +26,7 @@ from array import array
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from qlint.analysis.names.recent_trees import RECENT
 from qlint.analysis.names.scope import ClassScope, ModuleScope, _top_level, assignments
 from qlint.value_classes import field, value_class
 
@@ -122,7 +123,7 @@ class ModuleSummary:
         the caller has checked against `digest`) when a rule first asks for them."""
         if self.broken:
             return None
-        source = _StatementSource(path, self.module, text)
+        source = _StatementSource(path, self.module, text, self.digest)
         return ModuleScope(
             self.module,
             path,
@@ -132,6 +133,11 @@ class ModuleSummary:
             classes=_LazyTable(self.classes, source.klass),  # type: ignore[arg-type]
             imported_modules=set(self.imported_modules),
         )
+
+
+def _by_loc(tree: ast.Module) -> dict[Loc, ast.stmt]:
+    """The statements a summary locates (`ModuleSummary.of`'s walk), by location."""
+    return {_loc(stmt): stmt for stmt in _top_level(tree.body)}
 
 
 def _named(value: Any) -> dict[str, Any]:
@@ -185,10 +191,11 @@ class _LazyTable(Mapping):
 class _StatementSource:
     """Parses single module-level statements out of a module's text, by location."""
 
-    def __init__(self, path: str, module: str | None, text: Callable[[], str | None]):
+    def __init__(self, path: str, module: str | None, text: Callable[[], str | None], digest: str = ""):
         self.path = path
         self.module = module
         self._text = text
+        self._digest = digest  # of the text: a tree parsed whole from it may still be kept
         # The text and where each of its lines starts (a kept module's text as one string:
         # a list of line strings cost ~57 bytes more per line, for every module read).
         self._lines: tuple[str, array] | None = None
@@ -220,7 +227,8 @@ class _StatementSource:
 
     def statement(self, loc: Loc) -> ast.stmt | None:
         if loc not in self._statements:
-            self._statements[loc] = self._parse(loc)
+            kept = RECENT.statement(self.path, self._digest, loc, _by_loc) if self._digest else None
+            self._statements[loc] = kept if kept is not None else self._parse(loc)
         return self._statements[loc]
 
     def _parse(self, loc: Loc) -> ast.stmt | None:
