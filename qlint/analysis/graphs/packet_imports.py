@@ -33,7 +33,6 @@ from qlint.analysis.graphs.packet_text import (
     spells_packet,
     torch_names,
 )
-from qlint.analysis.names.import_paths import module_bases
 from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.star_imports import star_sources
@@ -95,7 +94,9 @@ def _find(project, module: str, requester: str, deps: list) -> str | None:
     if ProjectIndex.fixed_layout and key in found:
         where = found[key]
     else:
-        where = project.find_module_in_check(module, requester) if _may_exist(project, module, requester) else None
+        # A run whose files stay put asks the listings first (`layout_lookups`): most modules
+        # asked for are not the project's, found nowhere without a `stat`.
+        where = project.find_module_in_check(module, requester)
         if ProjectIndex.fixed_layout:
             # Files under one import root find a module at the same place (`module_bases`).
             found[key] = where
@@ -109,39 +110,11 @@ def _find(project, module: str, requester: str, deps: list) -> str | None:
     return where
 
 
-def _may_exist(project, module: str, requester: str) -> bool:
-    """False when no place `find_module` would look at holds the module, as the listings of
-    their directories tell (kept for a run whose files stay put; elsewhere: True)."""
-    if not ProjectIndex.fixed_layout or project.overlay:
-        return True
-    run = _run()
-    top = module.partition(".")[0]
-    if top != module:
-        # Most imports are of other packages (torch, typing): their top package is nowhere.
-        key = (top, run["roots"].get(requester) or import_root(requester))
-        if key not in run["tops"]:
-            run["tops"][key] = _may_exist(project, top, requester)
-        if not run["tops"][key]:
-            return False
-    listings = run["listings"]
-    for base in module_bases(module, requester):
-        parent, name = os.path.split(base)
-        names = listings.get(parent)
-        if names is None:
-            try:
-                names = listings[parent] = frozenset(os.listdir(parent))
-            except OSError:
-                names = listings[parent] = frozenset()
-        if name in names or name + ".py" in names or name + ".pyi" in names:
-            return True
-    return False
-
-
 def _run() -> dict:
     """What module lookups found, for the run (`ProjectIndex.layouts`) whose files stay put."""
     global _RUN
     if _RUN["layouts"] != ProjectIndex.layouts:
-        _RUN = {"layouts": ProjectIndex.layouts, "found": {}, "listings": {}, "roots": {}, "tops": {}, "names": {}}
+        _RUN = {"layouts": ProjectIndex.layouts, "found": {}, "roots": {}, "names": {}}
     return _RUN
 
 

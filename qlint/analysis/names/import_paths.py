@@ -34,11 +34,27 @@ _INSTALL_DIRS = frozenset({"site-packages", "dist-packages"})
 def module_bases(module: str, requester: str) -> Iterator[str]:
     """Paths without extension (`<dir>/a/b` for `a.b`) to try, most specific first."""
     parts = module.split(".")
-    for prefix, directory in _roots(os.path.dirname(os.path.abspath(requester))):
-        if not prefix:
-            yield os.path.join(directory, *parts)
-        elif parts[0] == prefix:
-            yield os.path.join(directory, *parts[1:]) if len(parts) > 1 else directory
+    for root in module_roots(requester):
+        base = base_in(root, parts)
+        if base is not None:
+            yield base
+
+
+def module_roots(requester: str) -> tuple[tuple[str, str], ...]:
+    """(package prefix or "" for any module, directory) pairs a module imported by
+    `requester` is looked for under, most specific first (`base_in` makes the paths)."""
+    return _roots(os.path.dirname(os.path.abspath(requester)))
+
+
+def base_in(root: tuple[str, str], parts: list[str]) -> str | None:
+    """The path without extension of the module of dotted `parts` under one of
+    `module_roots` (None: a root for another package)."""
+    prefix, directory = root
+    if not prefix:
+        return os.path.join(directory, *parts)
+    if parts[0] == prefix:
+        return os.path.join(directory, *parts[1:]) if len(parts) > 1 else directory
+    return None
 
 
 @lru_cache(maxsize=4096)
@@ -102,4 +118,4 @@ def resolved(path: str) -> str:
     return os.path.join(repo, os.path.relpath(real, real_repo))
 
 
-__all__ = ["module_bases", "resolved"]
+__all__ = ["base_in", "module_bases", "module_roots", "resolved"]

@@ -19,7 +19,7 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
-from qlint.analysis.names import content_keys
+from qlint.analysis.names import content_keys, layout_lookups
 from qlint.analysis.names.import_paths import module_bases, resolved
 from qlint.analysis.names.kept_lookups import KeptLookups
 from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
@@ -247,6 +247,8 @@ class ProjectIndex:
         `probed`, every path looked at is added to it."""
         # `module_bases`: the file's package root first, then namespace-package roots and
         # directories `pyproject.toml` maps (ExecuTorch's `executorch` is the checkout itself).
+        if self.fixed_layout and probed is None and not self.overlay:
+            return layout_lookups.find(module, requester, ProjectIndex.layouts)  # the same, once per run
         for base in module_bases(module, requester):
             for candidate in (base + ".py", os.path.join(base, "__init__.py"), base + ".pyi"):
                 if probed is not None:
