@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.dead_branches import ConstantFlags
+from qlint.analysis.flow.handed_switches import param_switches
 from qlint.analysis.flow.loop_items import LITERALS, Containers, element_of
 from qlint.analysis.flow.model_apis import key
 from qlint.analysis.flow.model_calls import CallSemantics
@@ -80,6 +81,7 @@ class Interpreter:
         end = self.block(getattr(self.func, "body", []), env)
         if end is not None:
             self.flow.returns.append((end, None))
+        param_switches(self.flow)
         return self.flow
 
     # -- statements --------------------------------------------------------------------
@@ -356,7 +358,7 @@ class Interpreter:
         if isinstance(e, ast.IfExp):
             arms = [lambda branch, x=x: (branch, self.expr(x, branch)) for x in (e.body, e.orelse)]
             merged, values = self.fork(e.test, arms, env, e)
-            env.vars, env.modes, env.patched = merged.vars, merged.modes, merged.patched
+            env.vars, env.modes, env.patched, env.copied = merged.vars, merged.modes, merged.patched, merged.copied
             values = [v for v in values if v is not None]
             return merge_values(values, env, e) if values else None
         for child in ast.iter_child_nodes(e):
