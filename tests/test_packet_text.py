@@ -159,6 +159,14 @@ IMPORTED = {
         "from .ops import *\n\ndef f(n):\n    return n.target == RELU\n",
         [("QL101", 4)],
     ),
+    "a constant after a literal of many rows": (
+        {
+            "ops.py": "import torch\nTABLE = {\n    (Kind.a, False): (\n        None,\n        make(\n"
+            "            act=torch.int8,\n        ),\n    ),\n}\nRELU = torch.ops.aten.relu\n"
+        },
+        "from .ops import RELU\n\ndef f(n):\n    return n.target == RELU\n",
+        [("QL101", 4)],
+    ),
     "an inserted constant": (
         {"ops.py": "import torch\nRELU = torch.ops.aten.relu\n"},
         "from .ops import RELU\n\ndef f(g, x):\n    return g.call_function(RELU, (x,))\n",
@@ -316,3 +324,26 @@ def test_a_whole_run_lets_every_imported_packet_through(tmp_path):
     run = run_check([str(tmp_path)], Settings(root=tmp_path, select=("QL101", "QL102")), use_cache=False, jobs=1)
     found = [(Path(r.path).parent.name, d.code, d.range.start.row) for r in run.results for d in r.diagnostics]
     assert sorted(found) == sorted(expected)
+
+
+@pytest.mark.parametrize(
+    "piece",
+    [
+        "X = 1\n",
+        "A, B = b, a = f()\n",
+        "(A,\n B) = x\n",
+        "X: dict[str, int] = {\n    'a': 1,\n}\n",
+        "TABLE = {\n    (Kind.a, False): (\n        None,\n"
+        "        make(\n            act=torch.int8,\n        ),\n    ),\n}\n",
+        "if x == 1:\n    Y = 2\nelse:\n    Y = 3\n",
+        "d[k] = v\nself.x = 1\nY += 1\n",
+        "X = 1  # rows end in CR alone\rA = torch.ops.aten\r",
+        "with f() as g, h() as k:\n    pass\n",
+        "x = (\n    a\n    == b\n)\n",
+    ],
+)
+def test_assignment_targets_are_read_row_by_row(piece):
+    """`_assigning_rows` (rows without an `=` skipped, each row matched alone) finds what one
+    search of the whole statement finds: no match spans a newline but its leading one."""
+    whole = [m.group(1) for m in packet_imports._ROW_TARGETS.finditer("\n" + piece)]
+    assert packet_imports._assigning_rows(piece) == whole

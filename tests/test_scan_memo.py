@@ -377,6 +377,37 @@ def test_a_later_run_reads_for_a_helper_only_the_modules_that_name_it(tmp_path, 
     assert len(_check(root).diagnostics) == 1
 
 
+def test_the_modules_left_unanswered_are_those_answers_leaves_open(tmp_path, store):
+    """`unanswered` (one mask per module for what an earlier run saved) against `answers`,
+    module by module: saved no to both questions, no to one only, yes to one, a stat changed
+    since, never asked, and answered by this process itself."""
+    names = ("no", "half", "yes", "moved", "new", "mine")
+    paths = {n: str(old_file(tmp_path / f"{n}.py", f"{n} = 1\n")) for n in names}
+    keys = {n: content_keys.content_key({}, p) for n, p in paths.items()}
+    _use(str(tmp_path), store)
+    for name in ("no", "half", "moved"):
+        scan_memo.note(paths[name], "q1", keys[name], False)
+    for name in ("no", "moved"):
+        scan_memo.note(paths[name], "q2", keys[name], False)
+    scan_memo.note(paths["yes"], "q1", keys["yes"], True)
+    scan_memo.note(paths["yes"], "q2", keys["yes"], False)
+    scan_memo.flush()
+    _new_process()
+    _use(str(tmp_path), store)
+    os.utime(paths["moved"], ns=(PAST + 10**9, PAST + 10**9))
+    keys["moved"] = content_keys.content_key({}, paths["moved"])
+    scan_memo.note(paths["mine"], "q1", keys["mine"], False)
+    scan_memo.note(paths["mine"], "q2", keys["mine"], False)
+    modules = [(paths[n], keys[n]) for n in paths]
+    expected = [
+        (p, k, scan_memo.answers(p, k, ["q1", "q2"]))
+        for p, k in modules
+        if any(a is not False for a in scan_memo.answers(p, k, ["q1", "q2"]))
+    ]
+    assert scan_memo.unanswered(modules, ["q1", "q2"]) == expected
+    assert [os.path.basename(p) for p, _, _ in expected] == ["half.py", "yes.py", "moved.py", "new.py"]
+
+
 def test_the_answers_kept_for_a_project_are_read_in_one_pass_as_module_by_module(tmp_path, store):
     # `known_sets` is `answers` for every module at once: the same answer where one is kept
     # at the module's stat (this process's own first), none where the stat moved or nothing

@@ -233,10 +233,9 @@ def _scan(ctx: FileContext, refs: list[OpRef], names: bool = False) -> dict[str,
         ctx.cache[cache_key] = found
         return found
     matched: dict[str, list[tuple[str, tuple]]] = {p: [] for p in wanted}
-    for path, key in modules:
-        if path == own or key is None:
-            continue
-        known = scan_memo.answers(path, key, [_QUESTION + p for p in wanted])
+    questions = [_QUESTION + p for p in wanted]
+    others = [(path, key) for path, key in modules if path != own and key is not None]
+    for path, key, known in scan_memo.unanswered(others, questions):
         pending = [p for p, held in zip(wanted, known, strict=True) if held is not False]
         if not pending:
             continue
