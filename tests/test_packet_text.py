@@ -316,3 +316,23 @@ def test_a_whole_run_lets_every_imported_packet_through(tmp_path):
     run = run_check([str(tmp_path)], Settings(root=tmp_path, select=("QL101", "QL102")), use_cache=False, jobs=1)
     found = [(Path(r.path).parent.name, d.code, d.range.start.row) for r in run.results for d in r.diagnostics]
     assert sorted(found) == sorted(expected)
+
+
+def test_the_texts_of_only_the_modules_read_last_are_kept(tmp_path, monkeypatch):
+    # What a name of a module is stays known for the run (`_KINDS`); the module's text is kept
+    # for the few read last only, and read again for a name asked after it went.
+    monkeypatch.setattr(packet_imports, "_MODULES", {})
+    monkeypatch.setattr(packet_imports, "_KINDS", {})
+    monkeypatch.setattr(packet_imports, "_KEPT_MODULES", 2)
+    project = ProjectIndex()
+    paths = []
+    for i in range(3):
+        path = tmp_path / f"m{i}.py"
+        path.write_text(f"import torch\nP{i} = torch.ops.aten.relu\nN{i} = torch.ops.aten\nX{i} = 1\n")
+        paths.append(str(path))
+    for i, path in enumerate(paths):
+        assert packet_imports.name_kind(project, path, f"P{i}", []) == packet_imports.PACKET
+    assert list(packet_imports._MODULES) == paths[1:]
+    assert packet_imports.name_kind(project, paths[0], "N0", []) == packet_imports.NAMESPACE
+    assert packet_imports.name_kind(project, paths[0], "X0", []) == ""
+    assert list(packet_imports._MODULES) == [paths[2], paths[0]]
