@@ -184,13 +184,9 @@ def test_known_answers_spare_the_reads(tmp_path):
     keys = _keys(root)
     lacking = {str(root / n) for n in ("empty.py", "dash.py", "string.py")}
 
-    def known(path, key):
-        return False if path in lacking else None
-
-    found = project_words.holding({}, keys, "quantize_module", known)
+    found = project_words.holding({}, keys, "quantize_module", dict.fromkeys(lacking, False))
     assert found == [p for p in _by_reading(keys, "quantize_module") if p not in lacking]
     assert project_words.reads() == len(TEXTS) - len(lacking)
-    # Once read, a module's words answer: what is known of it is not asked again.
-    assert project_words.holding({}, keys, "quantize_module", lambda p, k: False) == [
-        p for p in found if p not in lacking
-    ]
+    # What is known of a module at its key is its answer, read or not (nothing is read).
+    assert project_words.holding({}, keys, "quantize_module", dict.fromkeys(keys, True)) == list(keys)
+    assert project_words.reads() == len(TEXTS) - len(lacking)

@@ -46,7 +46,7 @@ def test_each_graph_producer(line, origin):
     assert f"`gm` comes from `{origin}` (line 5)" in d.message
     assert "NotImplementedError on torch 2.13" in d.message
     assert d.fix.applicability is Applicability.SAFE
-    assert d.evidence == {"mode": "eval", "origin": origin, "origin_row": 5}
+    assert d.evidence == {"mode": "eval", "origin": origin, "origin_row": 5, "allowed_fix": False}
 
 
 def test_graph_returned_by_a_helper_and_train_false():

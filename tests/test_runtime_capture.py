@@ -48,6 +48,24 @@ def finish(prepared):
     return converted
 """
 
+HANDED = """\
+import torch
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+
+
+def calibrate(model, samples):
+    model.eval()
+    for sample in samples:
+        model(sample)
+
+
+def quantize(model, sample, quantizer):
+    model.eval()
+    prepared = prepare_pt2e(torch.export.export(model, (sample,)).module(), quantizer)
+    calibrate(prepared, [sample])
+    return prepared
+"""
+
 
 @pytest.fixture(scope="module")
 def checker():
@@ -94,6 +112,16 @@ def test_mode_switch_on_a_converted_module(checker):
     assert "returned by `convert_pt2e`" in v.evidence
     assert "`.eval()` raises NotImplementedError" in v.evidence
     assert "`move_exported_model_to_eval` leaves eval behaviour (deterministic" in v.evidence
+    assert v.fix_verified is True
+
+
+def test_graph_handed_to_a_switching_helper(checker):
+    # The fix keeps the helper's `.eval()` and allows the graph first: verified as such.
+    v = checker.verdict(only(HANDED, "QL203"), verify_fix=True)
+    assert v.verdict == "confirmed", v.evidence
+    assert "returned by `prepare_pt2e`" in v.evidence
+    assert "`.eval()` raises NotImplementedError" in v.evidence
+    assert "`allow_exported_model_train_eval` then `.eval()` leaves eval behaviour (deterministic" in v.evidence
     assert v.fix_verified is True
 
 

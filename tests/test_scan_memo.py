@@ -10,6 +10,7 @@ import time
 import pytest
 
 from qlint.analysis import project_files, scan_memo
+from qlint.analysis.flow import project_callers
 from qlint.analysis.graphs import project_scan
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.project import ProjectIndex
@@ -30,6 +31,8 @@ def _new_process() -> None:
     project_scan._PROJECTS.clear()
     packet_consumers._PARSED.clear()
     packet_consumers._PARSED_FOR[0] = None
+    project_callers._SCANS.clear()
+    project_callers._SUBCLASSING.clear()
 
 
 @pytest.fixture
@@ -372,3 +375,67 @@ def test_a_later_run_reads_for_a_helper_only_the_modules_that_name_it(tmp_path, 
     _new_process()
     project_words.forget()
     assert len(_check(root).diagnostics) == 1
+
+
+def test_the_answers_kept_for_a_project_are_read_in_one_pass_as_module_by_module(tmp_path, store):
+    # `known_sets` is `answers` for every module at once: the same answer where one is kept
+    # at the module's stat (this process's own first), none where the stat moved or nothing
+    # was asked.
+    root = tmp_path / "r"
+    root.mkdir()
+    paths = []
+    for i in range(5):
+        old_file(root / f"m{i}.py", f"x = {i}\n")
+        paths.append(str(root / f"m{i}.py"))
+    os.utime(root, ns=(PAST, PAST))
+    _use(str(root), store)
+    keys = {p: content_keys.content_key({}, p) for p in paths}
+    scan_memo.note(paths[0], "q:a", keys[paths[0]], False)
+    scan_memo.note(paths[1], "q:a", keys[paths[1]], True)
+    scan_memo.note(paths[1], "q:b", keys[paths[1]], False)
+    scan_memo.note(paths[2], "q:b", keys[paths[2]], True)
+    scan_memo.note(paths[4], "q:a", keys[paths[4]], True)
+    scan_memo.flush()
+    _new_process()
+    _use(str(root), store)
+    scan_memo.note(paths[3], "q:a", keys[paths[3]], True)  # this process's own answers
+    scan_memo.note(paths[4], "q:a", keys[paths[4]], False)
+    # m2.py edited since: what was kept of it is not its answer.
+    keys[paths[2]] = (keys[paths[2]][0] + 1, keys[paths[2]][1])
+    questions = ["q:a", "q:b", "q:c"]
+    one_by_one = {p: scan_memo.answers(p, k, questions) for p, k in keys.items()}
+    sets = scan_memo.known_sets(keys, questions)
+    assert sets == [
+        ({p for p, a in one_by_one.items() if a[i] is True}, {p for p, a in one_by_one.items() if a[i] is False})
+        for i in range(3)
+    ]
+    assert sets == [({paths[1], paths[3]}, {paths[0], paths[4]}), (set(), {paths[1]}), (set(), set())]
+
+
+def test_a_later_caller_search_notes_no_miss_an_earlier_run_kept(tmp_path, store, monkeypatch):
+    # The modules an earlier run found not to hold the helper's name are answered from the
+    # memo, not noted again for `flush` to compare with what it holds (a one-file check of
+    # ExecuTorch noted all 3,800 modules, learning nothing).
+    from qlint.analysis.names import project_words
+    from tests.test_ql201_project_callers import EVAL_CALLER, _check, _repo
+
+    root = _repo(tmp_path, a=EVAL_CALLER, **{f"u{i}": "def f():\n    return 1\n" for i in range(5)})
+    for path in [root, *root.rglob("*")]:
+        os.utime(path, ns=(PAST, PAST))
+    project_words.forget()
+    assert _check(root).diagnostics == []
+    scan_memo.flush()
+    _new_process()
+    project_words.forget()
+    asked: list[str] = []
+    real = scan_memo.answers
+    monkeypatch.setattr(scan_memo, "answers", lambda path, *a: asked.append(path) or real(path, *a))
+    assert _check(root).diagnostics == []
+    assert {os.path.basename(p) for p in asked} == {"a.py"}  # the candidate only, not module by module
+    assert not any(os.path.basename(p).startswith("u") for p in scan_memo._KNOWN)
+    assert project_words.reads() == 1
+    # The module found to hold the name is kept as holding it: the next run does not read it
+    # into words to learn that again (only to tell whether it spells it, as a candidate).
+    caller = str(root / "scripts" / "a.py")
+    key = content_keys.content_key({}, caller)
+    assert scan_memo.answers(caller, key, ["text-lacks:quantize_module"]) == [True]

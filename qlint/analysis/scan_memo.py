@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from qlint.analysis import skipped_dirs
@@ -64,6 +64,22 @@ class _Saved:
             if not all(type(q) is str for q in self.questions) or type(self.files) is not dict:
                 raise TypeError("bad scan memo")
         self.bits = {q: i for i, q in enumerate(self.questions)}
+        self._by_path: dict[str, list] | None = None
+
+    def by_path(self) -> dict[str, list]:
+        """The well-formed entries by absolute path (`known_answers`), built once."""
+        if self._by_path is None:
+            self._by_path = {
+                self.base + rel: entry
+                for rel, entry in self.files.items()
+                if type(rel) is str
+                and type(entry) is list
+                and len(entry) == 5
+                and type(entry[2]) is str
+                and type(entry[3]) is int
+                and type(entry[4]) is int
+            }
+        return self._by_path
 
     def entry(self, path: str, key: tuple) -> list | None:
         """The saved entry of the module at `path`, if it was saved with content `key`."""
@@ -110,6 +126,40 @@ def answers(path: str, key: tuple | None, questions: list[str]) -> list[bool | N
                 out[i] = False if (no >> bit) & 1 else True if (yes >> bit) & 1 else None
         if None not in out:
             break
+    return out
+
+
+def known_sets(keys: Mapping[str, tuple | None], questions: list[str]) -> list[tuple[set[str], set[str]]]:
+    """For each of `questions`: (the modules of `keys` (path -> content key) known to hold it
+    at that key, those known not to), as `answers` tells module by module, in one pass over
+    what is kept per root. QL201's caller search asks each of ExecuTorch's ~3,800 modules
+    whether its text holds a name: asked module by module, the answers cost ~50 ms a name
+    of a one-file check."""
+    out: list[tuple[set[str], set[str]]] = [(set(), set()) for _ in questions]
+    get = keys.get
+    for saved in _ROOTS.values():
+        bits = [saved.bits.get(q) for q in questions]
+        if all(bit is None for bit in bits):
+            continue
+        valid = [
+            (path, entry[3], entry[4])
+            for path, entry in saved.by_path().items()
+            if (key := get(path)) is not None and entry[0] == key[0] and entry[1] == key[1]
+        ]
+        for (yes, no), bit in zip(out, bits, strict=True):
+            if bit is not None:
+                mask = 1 << bit
+                no.update(path for path, held_not, _ in valid if held_not & mask)
+                yes.update(path for path, _, held in valid if held & mask)
+    if _KNOWN:  # what this process found comes first, as `answers` takes it
+        for path, (key, mine) in _KNOWN.items():
+            if get(path) != key:
+                continue
+            for (yes, no), question in zip(out, questions, strict=True):
+                answer = mine.get(question)
+                if answer is not None:
+                    (yes if answer else no).add(path)
+                    (no if answer else yes).discard(path)
     return out
 
 
@@ -269,6 +319,7 @@ def _drop_gone(files: dict, dirs: dict) -> None:
 
 def _apply(saved: _Saved, digests: list, found: list) -> None:
     files = saved.files
+    saved._by_path = None  # entries added: built again when asked
     base = len(saved.base)
     for path, key, digest in digests:
         entry = saved.entry(path, key)
@@ -294,4 +345,4 @@ def _apply(saved: _Saved, digests: list, found: list) -> None:
         entry[3 if answer else 4] &= ~(1 << bit)
 
 
-__all__ = ["answers", "flush", "forget", "keeps", "known_miss", "note", "note_miss", "use_root"]
+__all__ = ["answers", "flush", "forget", "keeps", "known_miss", "known_sets", "note", "note_miss", "use_root"]

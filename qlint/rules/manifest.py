@@ -64,7 +64,7 @@ MANIFEST: dict[str, RuleFacts] = {
         "mode-switch-on-exported-graph",
         preview=False,
         engine_report=None,
-        triggers=(".eval()", ".train("),
+        triggers=(".eval()", ".train(", "prepare_pt2e", "prepare_qat_pt2e"),
     ),
     "qlint.rules.ql204_convert_without_calibration:ConvertWithoutCalibration": RuleFacts(
         "QL204",

@@ -8,16 +8,28 @@ nothing); torchao's `move_exported_model_to_eval`/`_train` rewrite those ops ins
 
 from __future__ import annotations
 
+import ast
+import os
 from collections.abc import Iterator
 
-from qlint.analysis.flow.model_flow import GRAPH_KINDS, ModeSwitch, module_flows
+from qlint.analysis.edits.import_edits import insert_before, owns_lines
+from qlint.analysis.flow.model_flow import (
+    GRAPH_KINDS,
+    GRAPH_SOURCES,
+    HandedSwitch,
+    ModeSwitch,
+    may_hand_graph,
+    module_flows,
+)
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix
 from qlint.evidence.mode_switch import ModeSwitchEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.pt2e_helpers import PT2E, pt2e_helper
 
-# Where an exported GraphModule comes from; `.eval()` alone is in every training script.
-_GRAPH_SOURCES = (".module()", "prepare_pt2e", "prepare_qat_pt2e", "convert_pt2e", "capture_pre_autograd_graph")
+_ALLOW = "allow_exported_model_train_eval"
+# Statements a line can be added before: the call runs right after it.
+_SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)
+_HELPERS = {"eval": "move_exported_model_to_eval", "train": "move_exported_model_to_train"}
 
 
 class ModeSwitchOnExportedGraph(Rule):
@@ -26,12 +38,14 @@ class ModeSwitchOnExportedGraph(Rule):
     summary = "`.eval()`/`.train()` called on an exported, prepared or converted GraphModule"
     runtime_check = "qlint.runtime.checks.capture"
     evidence_type = ModeSwitchEvidence
-    triggers = (".eval()", ".train(")
+    # A file that prepares a graph may hand it to a helper elsewhere that switches it
+    # (`calibrate(prepared)`); QL201/QL202 analyse those files' flows anyway.
+    triggers = (".eval()", ".train(", "prepare_pt2e", "prepare_qat_pt2e")
     fix_availability = FixAvailability.SOMETIMES
 
     def triggered_by(self, text: str) -> bool:
-        """A mode switch *and* a source of exported graphs, or the file is never parsed."""
-        return super().triggered_by(text) and any(s in text for s in _GRAPH_SOURCES)
+        """A mode switch or a prepare call, *and* a source of exported graphs, or the file is never parsed."""
+        return super().triggered_by(text) and any(s in text for s in GRAPH_SOURCES)
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         for function in module_flows(ctx, switches_only=True):
@@ -40,12 +54,15 @@ class ModeSwitchOnExportedGraph(Rule):
                 if not kinds or not kinds <= GRAPH_KINDS or switch.patched:
                     continue
                 yield self._diagnostic(ctx, switch)
+            if function.handed and may_hand_graph(ctx, function):
+                for handed in function.handed.values():
+                    yield self._handed(ctx, handed)
 
     def _diagnostic(self, ctx: FileContext, switch: ModeSwitch) -> Diagnostic:
         receiver = ctx.source_of(switch.receiver)
         origin = min(switch.origins, key=lambda o: (o.node.lineno, o.node.col_offset))
         called = f".{switch.call.func.attr}({', '.join(ctx.source_of(a) for a in switch.call.args)})"
-        helper = {"eval": "move_exported_model_to_eval", "train": "move_exported_model_to_train"}.get(switch.mode)
+        helper = _HELPERS.get(switch.mode)
         use = f"`{helper}({receiver})`" if helper else "`move_exported_model_to_eval` / `move_exported_model_to_train`"
         message = (
             f"`{receiver}` comes from `{origin.kind}` (line {origin.node.lineno}): `{called}` on it raises"
@@ -58,6 +75,46 @@ class ModeSwitchOnExportedGraph(Rule):
         evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno)
         fix = _fix(ctx, switch, receiver, helper)
         return ctx.diagnostic(self, switch.call, message, fix, evidence=evidence, help=help_)
+
+    def _handed(self, ctx: FileContext, handed: HandedSwitch) -> Diagnostic:
+        """At the call that hands the graph over: the helper is right for eager modules."""
+        graph = ctx.source_of(handed.argument)
+        origin = min(handed.origins, key=lambda o: (o.node.lineno, o.node.col_offset))
+        switch = handed.switch
+        called = f".{switch.call.func.attr}({', '.join(ast.unparse(a) for a in switch.call.args)})"
+        if os.path.abspath(switch.path) == os.path.abspath(ctx.path):
+            where = f"line {switch.call.lineno}"
+        else:
+            where = f"{os.path.relpath(switch.path, os.path.dirname(os.path.abspath(ctx.path)))}:{switch.call.lineno}"
+        message = (
+            f"`{graph}` comes from `{origin.kind}` (line {origin.node.lineno}) and this call runs `{called}` on it"
+            f" ({where}), which raises NotImplementedError on torch 2.13"
+        )
+        helper = _HELPERS.get(switch.mode)
+        use = f"`{helper}`" if helper else "`move_exported_model_to_eval` / `move_exported_model_to_train`"
+        help_ = (
+            f"Call `allow_exported_model_train_eval({graph})` from `{PT2E}` before handing it over (the helper's"
+            f" switch then runs {use}), or switch it with {use} and keep the helper's switch for eager modules"
+        )
+        fix = _allow_fix(ctx, handed, graph)
+        evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno, allowed_fix=True)
+        return ctx.diagnostic(self, handed.call, message, fix, evidence=evidence, help=help_)
+
+
+def _allow_fix(ctx: FileContext, handed: HandedSwitch, graph: str) -> Fix:
+    """`allow_exported_model_train_eval(gm)` on a line of its own before the statement.
+
+    Unsafe: the graph's `eval`/`train` then switch dropout and batch norm for the rest of its
+    life, also where the code relied on them raising. Display-only when the graph is no plain
+    name or the statement shares its lines (a new line cannot go right before it)."""
+    message = f"Call `allow_exported_model_train_eval({graph})` before this call"
+    stmt = handed.stmt
+    if not isinstance(handed.argument, ast.Name) or not isinstance(stmt, _SIMPLE) or not owns_lines(ctx, stmt):
+        return Fix(Applicability.DISPLAY_ONLY, message)
+    name, import_edits = pt2e_helper(ctx, _ALLOW)
+    if name is None:
+        return Fix(Applicability.DISPLAY_ONLY, message)
+    return Fix(Applicability.UNSAFE, message, (insert_before(ctx, stmt, f"{name}({graph})"), *import_edits))
 
 
 def _fix(ctx: FileContext, switch: ModeSwitch, receiver: str, helper: str | None) -> Fix:

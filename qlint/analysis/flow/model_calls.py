@@ -16,6 +16,7 @@ from typing import Protocol
 from qlint.analysis.flow.callbacks import CallbackLinks
 from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
+from qlint.analysis.flow.handed_switches import handed_switches
 from qlint.analysis.flow.held_contents import held_facts
 from qlint.analysis.flow.instance_methods import method_summary
 from qlint.analysis.flow.loop_items import LITERALS, Containers
@@ -191,10 +192,12 @@ class CallSemantics:
             mode = _switch_mode(node, attr)
             seen = self.switch_index.get(id(node))
             if seen is None:  # a loop body runs twice: merge what both passes saw
-                seen = self.switch_index[id(node)] = ModeSwitch(node, node.func.value, mode, frozenset(), False)
+                guard = frozenset(self.walk.guards)
+                seen = self.switch_index[id(node)] = ModeSwitch(node, node.func.value, mode, frozenset(), False, guard)
                 self.flow.switches.append(seen)
             seen.origins |= receiver.origins
-            seen.patched |= receiver in env.patched or EXPECTS_ERROR in self.walk.contexts
+            # A copy's `eval`/`train` are the plain module's again: they raise nothing.
+            seen.patched |= receiver in env.patched or receiver in env.copied or EXPECTS_ERROR in self.walk.contexts
             env.modes[receiver] = frozenset({ModeFact(mode or "unknown", node)})
             self.walk.containers.switched(receiver)
             if mode == "train" and receiver in env.patched:  # after allow_exported_model_train_eval
@@ -295,6 +298,9 @@ class CallSemantics:
         if api.kind == "copy" and arg is not None:
             obj = Obj(node, "", arg.origins, arg.captures)
             env.modes[obj] = env.facts(arg)
+            # Measured on torch 2.13/torchao 0.18: `deepcopy`/`copy` of a graph from `.module()`,
+            # `prepare_pt2e` or `convert_pt2e` (allowed or not) switches modes without raising.
+            env.copied |= {obj}
             return obj
         return arg  # move_exported_model_to_eval/train, allow_exported_model_train_eval return the model
 
@@ -442,6 +448,8 @@ class CallSemantics:
             self.flow.calls.append(site)
         else:
             self.flow.foreign_calls.append((callee.path, site))
+        if callee.param_switches:
+            handed_switches(self, node, callee, actual, written, env)
 
         def subst(facts: frozenset[ModeFact]) -> frozenset[ModeFact]:
             """Callee facts in caller terms: "as it came in" becomes the argument's modes here."""
@@ -562,7 +570,7 @@ class CallSemantics:
                 items.append(objs[0])
                 continue
             # Named by position, so that two elements merged at one call stay two objects.
-            merged = join([Env({f"item{position}": o}, env.modes, env.patched) for o in objs], node)
+            merged = join([Env({f"item{position}": o}, env.modes, env.patched, env.copied) for o in objs], node)
             env.modes.update(merged.modes)
             items.append(merged.vars[f"item{position}"])
         self.unpacked[id(node)] = tuple(items)

@@ -50,6 +50,7 @@ from qlint.analysis.flow.model_values import (
     Env,
     FunctionFlow,
     Guard,
+    HandedSwitch,
     ModeFact,
     ModeSwitch,
     Obj,
@@ -76,6 +77,7 @@ __all__ = [
     "EXPECTS_ERROR",
     "EXPORTED",
     "GRAPH_KINDS",
+    "GRAPH_SOURCES",
     "PARAM",
     "PARAM_PART",
     "PREPARED",
@@ -90,6 +92,7 @@ __all__ = [
     "Env",
     "FunctionFlow",
     "Guard",
+    "HandedSwitch",
     "ModeFact",
     "ModeSwitch",
     "ModelFlow",
@@ -99,6 +102,7 @@ __all__ = [
     "caller_facts",
     "compatible",
     "join",
+    "may_hand_graph",
     "merge_values",
     "module_flows",
     "statement_lists",
@@ -260,13 +264,15 @@ def module_flows(ctx, switches_only: bool = False) -> list[FunctionFlow]:
 
     With `switches_only` (QL203 reads nothing but mode switches) the list holds only those of
     them whose own text can call `.eval`/`.train`: a switch is recorded only in the flow of the
-    body that makes the call, so the others could add none. Helpers they call are still
+    body that makes the call, so the others could add none; and those that name a source of
+    exported graphs, which they may hand to a helper that switches it (`FunctionFlow.handed`:
+    QL203 reads those only in bodies that `may_hand_graph`). Helpers they call are still
     analysed. When every flow is already there (QL201/QL202 ran first) that list is returned."""
     cached = ctx.cache.get("model_flow")
     if cached is None and switches_only:
         cached = ctx.cache.get("model_flow.switches")
         if cached is None:
-            chosen = [(f, cls) for f, cls in _relevant(ctx) if _may_switch(_segment(ctx, f))]
+            chosen = [(f, cls) for f, cls in _relevant(ctx) if _may_switch_or_hand(ctx, f)]
             cached = ctx.cache["model_flow.switches"] = _analyse(ctx, chosen)
     elif cached is None:
         cached = ctx.cache["model_flow"] = _analyse(ctx, _relevant(ctx))
@@ -290,6 +296,65 @@ def _analyse(ctx, functions) -> list[FunctionFlow]:
 
 def _may_switch(segment: str) -> bool:
     return "eval" in segment or "train" in segment
+
+
+# Where an exported GraphModule comes from; `.eval()` alone is in every training script.
+GRAPH_SOURCES = (".module(", "prepare_pt2e", "prepare_qat_pt2e", "convert_pt2e", "capture_pre_autograd_graph")
+
+
+def _may_switch_or_hand(ctx, func: ast.AST) -> bool:
+    segment = _segment(ctx, func)
+    return _may_switch(segment) or _hands(ctx, segment)
+
+
+def may_hand_graph(ctx, flow: FunctionFlow) -> bool:
+    """The body names a source of exported graphs and calls a function that may switch a
+    mode (`_switchers`): only there are the graphs it hands to switching helpers read, so
+    that the answer is the same with or without the other rules' flows. A graph from the
+    caller is reported at the caller's call (`ParamSwitch` climbs); one a body only gets
+    from a helper's return, naming no source itself, is not read."""
+    return _hands(ctx, _segment(ctx, flow.node))
+
+
+# Names imported from these are never helpers of the project that switch a mode.
+_LIBRARY_ROOTS = ("torch", "torchao", "numpy", "copy", "typing", "collections", "unittest", "pytest")
+
+
+def _hands(ctx, segment: str) -> bool:
+    if not any(s in segment for s in GRAPH_SOURCES):
+        return False
+    return any(f"{name}(" in segment for name in _switchers(ctx))
+
+
+def _switchers(ctx) -> tuple[str, ...]:
+    """Names of the functions a body of this module may call that may switch a mode: its own
+    functions and methods whose text switches one or calls such a name (helpers of helpers),
+    and, in a module that prepares graphs (whose flows QL201/QL202 read in full anyway), every
+    function imported from outside the libraries (another module of the project may define it).
+    Asked only of bodies that name a graph source. Elsewhere a graph handed to a helper of
+    another module is not followed: reading every imported helper there cost ~4% more bodies
+    on ExecuTorch for no finding."""
+    found = ctx.cache.get("model_flow.switchers")
+    if found is not None:
+        return found
+    names: set[str] = set()
+    if "prepare_pt2e" in ctx.text or "prepare_qat_pt2e" in ctx.text:
+        # snake_case by convention: a class's construction switches nothing it is handed
+        # until one of its methods runs, which the body names separately.
+        names = {
+            local
+            for local, full in ctx.scope.imports.items()
+            if full.partition(".")[0] not in _LIBRARY_ROOTS and "." in full and local[:1].islower()
+        }
+    pending = [(f.name, _segment(ctx, f)) for f, _ in _functions(ctx.tree, ctx.scope) if not isinstance(f, ast.Module)]
+    for _ in range(3):  # wrappers of wrappers
+        added = {n for n, seg in pending if ".eval(" in seg or ".train(" in seg or any(f"{m}(" in seg for m in names)}
+        if not added - names:
+            break
+        names |= added
+        pending = [(n, seg) for n, seg in pending if n not in names]
+    found = ctx.cache["model_flow.switchers"] = tuple(sorted(names))
+    return found
 
 
 def caller_facts(

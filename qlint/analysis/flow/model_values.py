@@ -149,6 +149,32 @@ class ModeSwitch:
     mode: str | None
     origins: frozenset[Origin]
     patched: bool  # `allow_exported_model_train_eval` was called on it first, or an error is expected
+    guard: Guard = frozenset()  # the branches it lies in (first seen)
+
+
+@value_class(frozen=True)
+class ParamSwitch:
+    """`.eval()`/`.train()` that a function runs on what its caller passes for one parameter,
+    itself or in a helper it hands the parameter to, with nothing there allowing it
+    (`allow_exported_model_train_eval`) or expecting the error first. Harmless for an eager
+    module; a caller handing such a function an exported graph is a QL203 finding there."""
+
+    call: ast.Call  # the `.eval()`/`.train()` call
+    path: str  # the file it is in
+    mode: str | None
+    guard: Guard = frozenset()  # the branches of this function the switch lies in
+
+
+@value_class(frozen=True)
+class HandedSwitch:
+    """A call here that hands an exported GraphModule, neither allowed to switch modes nor
+    copied (a copy drops torch's override), to a parameter whose mode the callee switches."""
+
+    call: ast.Call  # the helper call
+    stmt: ast.stmt  # the statement it sits in
+    argument: ast.expr  # the graph as written
+    origins: frozenset[Origin]  # where the graph came from
+    switch: ParamSwitch
 
 
 @value_class
@@ -211,6 +237,10 @@ class FunctionFlow:
     applied: dict[int, int] = field(default_factory=dict)
     # prepare/convert results built from parameters: the caller's captures flow into them.
     param_results: dict[Obj, frozenset[int]] = field(default_factory=dict)
+    # Parameter index -> the first mode switch run on what the caller passes there (`ParamSwitch`).
+    param_switches: dict[int, ParamSwitch] = field(default_factory=dict)
+    # Exported graphs handed here to such a parameter (`HandedSwitch`), by the call's id.
+    handed: dict[int, HandedSwitch] = field(default_factory=dict)
     # How the body's names resolve (`qlint.analysis.names.resolver.Resolver`): its branch
     # conditions and defaults are read with it when a caller's argument decides them.
     resolver: object = None
@@ -229,9 +259,12 @@ class Env:
     vars: dict[str, Obj] = field(default_factory=dict)
     modes: dict[Obj, frozenset[ModeFact]] = field(default_factory=dict)
     patched: frozenset[Obj] = frozenset()
+    # Copies of exported graphs (`copy.deepcopy(gm)`): a copy drops the override torch puts on the
+    # graph's `train`/`eval` (and `allow_exported_model_train_eval`'s), so switching it raises nothing.
+    copied: frozenset[Obj] = frozenset()
 
     def copy(self) -> Env:
-        return Env(dict(self.vars), dict(self.modes), self.patched)
+        return Env(dict(self.vars), dict(self.modes), self.patched, self.copied)
 
     def facts(self, obj: Obj) -> frozenset[ModeFact]:
         return self.modes.get(obj, UNKNOWN_MODE)
@@ -242,7 +275,11 @@ def join(envs: list[Env | None], anchor: ast.AST) -> Env | None:
     live = [e for e in envs if e is not None]
     if len(live) <= 1:
         return live[0].copy() if live else None
-    out = Env(modes=dict(live[0].modes), patched=frozenset().union(*(e.patched for e in live)))
+    out = Env(
+        modes=dict(live[0].modes),
+        patched=frozenset().union(*(e.patched for e in live)),
+        copied=frozenset().union(*(e.copied for e in live)),
+    )
     modes = out.modes
     # Paths copied from one environment share most fact sets (the same objects): only the
     # sets that differ are merged, which keeps a join linear in what changed on each path.
@@ -273,6 +310,8 @@ def join(envs: list[Env | None], anchor: ast.AST) -> Env | None:
         out.modes[merged] = frozenset().union(*(e.facts(e.vars[key]) for e in live if key in e.vars))
         if any(o in out.patched for o in objs):
             out.patched |= {merged}
+        if all(o in out.copied for o in objs):  # a path that hands the graph itself can raise
+            out.copied |= {merged}
     return out
 
 
@@ -318,8 +357,9 @@ def merge_values(objs: list[Obj], env: Env, anchor: ast.AST) -> Obj:
     """One value for `a if c else b` or a helper with several returns."""
     if len(set(objs)) == 1:
         return objs[0]
-    merged = join([Env({"value": o}, env.modes, env.patched) for o in objs], anchor)
+    merged = join([Env({"value": o}, env.modes, env.patched, env.copied) for o in objs], anchor)
     env.modes.update(merged.modes)
+    env.copied = merged.copied
     return merged.vars["value"]
 
 

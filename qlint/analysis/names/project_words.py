@@ -26,7 +26,7 @@ as the searches it serves skip it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from qlint.analysis.names import content_keys
@@ -52,9 +52,9 @@ _READS = 0
 # is answered from them at the key they were cut at, unless `_MODULES` holds it.
 _SHARED: SharedWords | None = None
 
-# A known answer for a module not read at its key yet (what an earlier run found): True or
-# False when known, None to read it.
-Known = Callable[[str, tuple], "bool | None"]
+# Known answers for modules not read at their keys yet (what an earlier run found), by path:
+# the text holds the word or not; absent: read it.
+Known = Mapping[str, bool]
 
 
 def holding(
@@ -66,13 +66,12 @@ def holding(
 ) -> list[str]:
     """The paths of `keys` (path -> content key, as `project_files.project_keys` lists them)
     whose text holds `word`, in the order of `keys`, but `besides` (the module checked, which
-    is not read: in the editor its buffer changes at every keystroke). `known(path, key)` may
-    answer for a module not read at that key yet, which is then not read."""
+    is not read: in the editor its buffer changes at every keystroke). `known` may answer for
+    a module (at its key in `keys`) not read at that key yet, which is then not read."""
     needle = _plain(word)
     if needle is None:
         listed = [(p, k) for p, k in keys.items() if k is not None and p != besides]
         return [p for p, k in listed if _read_holds(overlay, p, k, word, False, known)]
-    answered: dict[str, bool] = {}
     shared = _SHARED.holds_key if _SHARED is not None else None
     for path, key in keys.items():
         if key is None or path == besides:
@@ -84,14 +83,12 @@ def holding(
             if entry is not None:  # read before at another key: the shared words are the current ones
                 del _MODULES[path]
                 _FOUND.clear()
-        else:
-            answer = known(path, key) if known is not None else None
-            if answer is not None:
-                answered[path] = answer
-            else:
-                _words(overlay, path, key)
+        elif known is None or path not in known:
+            _words(overlay, path, key)
     found = _found(needle)
-    return [p for p, k in keys.items() if k is not None and p != besides and answered.get(p, p in found)]
+    if not known:
+        return [p for p, k in keys.items() if k is not None and p != besides and p in found]
+    return [p for p, k in keys.items() if k is not None and p != besides and known.get(p, p in found)]
 
 
 def spells(overlay: Mapping[str, str], path: str, key: tuple | None, word: str) -> bool:
@@ -182,7 +179,7 @@ def _found(needle: bytes) -> frozenset[str]:
 
 def _read_holds(overlay: Mapping[str, str], path: str, key: tuple, word: str, whole: bool, known: Known | None) -> bool:
     """The text test itself, on the module's bytes read now (a word the runs cannot answer)."""
-    answer = known(path, key) if known is not None else None
+    answer = known.get(path) if known is not None else None
     if answer is not None and (answer is False or not whole):
         return answer
     data = content_keys.content_bytes(overlay, path, key, MAX_BYTES)
