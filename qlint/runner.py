@@ -487,20 +487,6 @@ def _find_malloc_trim() -> None:
         _malloc_trim = ctypes.CDLL(None).malloc_trim
 
 
-# After a check that took this long, the cycles it left are collected. A worker runs young
-# collections only (`_GC_THRESHOLDS`): cycles that outlived one (ASTs and the flows kept on
-# their nodes) stayed for the run; a full collection at the end of a chunk of an ExecuTorch
-# worker found up to 60,000 such objects (10.7 MiB traced).
-_COLLECT_AFTER_SECONDS = 1.0
-
-
-def _collect_cycles() -> None:
-    """A full collection. What the worker inherited is frozen (`_tune_gc`): it traverses only
-    what the run made since (6,000 to 64,000 objects in an ExecuTorch worker), a small part of
-    a check of a second or more."""
-    gc.collect()
-
-
 def _release_freed_memory() -> None:
     """Give the pages a finished check freed back to the system. A worker's memory is otherwise
     its highest point so far (freed blocks stay mapped, scattered among what the run keeps), and
@@ -517,10 +503,7 @@ def _run_chunk(func: Callable[[str, Settings], Any], paths: list[str]) -> list[t
         _exit_if_orphaned()  # the watchdog where PR_SET_PDEATHSIG does not exist
         start = time.perf_counter()
         out.append((path, func(path, _worker_settings)))
-        took = time.perf_counter() - start
-        if took >= _COLLECT_AFTER_SECONDS:
-            _collect_cycles()
-        if took >= _RELEASE_AFTER_SECONDS:
+        if time.perf_counter() - start >= _RELEASE_AFTER_SECONDS:
             _release_freed_memory()
     return out
 

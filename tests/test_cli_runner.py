@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import subprocess
 import sys
-import weakref
 from pathlib import Path
 
 import pytest
@@ -380,37 +378,6 @@ def test_a_worker_hands_freed_memory_back_after_a_heavy_file_only(tmp_path, monk
         ("light2.py", "light2.py"),
     ]
     assert released == [0]
-
-
-class _Cycle:
-    pass
-
-
-def test_a_worker_collects_the_cycles_left_after_a_long_check_only(tmp_path, monkeypatch):
-    # A worker's collector runs young collections only: cycles a check left that outlived one
-    # stayed for the run (ExecuTorch: ~10 MiB of a worker at times).
-    monkeypatch.setattr(runner, "_malloc_trim", None)
-    monkeypatch.setattr(runner, "_worker_settings", settings(tmp_path))
-    monkeypatch.setattr(runner, "_COLLECT_AFTER_SECONDS", 0.05)
-    left = {}
-
-    def check(path, _settings):
-        node = _Cycle()
-        node.me = node
-        left[path] = weakref.ref(node)
-        if path == "long.py":
-            runner.time.sleep(0.05)
-        return path
-
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        runner._run_chunk(check, ["long.py", "short.py"])
-        assert left["long.py"]() is None
-        assert left["short.py"]() is not None
-    finally:
-        if enabled:
-            gc.enable()
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="glibc's malloc_trim")
