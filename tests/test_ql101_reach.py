@@ -613,6 +613,103 @@ def test_matcher_under_a_normalising_decorator_is_quiet(tmp_path):
     assert [d.range.start.row for d in result.diagnostics] == [10]
 
 
+# A test script beside no `__init__.py` (torch-mlir's `python/test/debug/lockstep_basic.py`)
+# decorated with a backend maker from a namespace package (`python/torch_mlir/dynamo.py`,
+# no `__init__.py` either) whose wrapper runs `strip_overloads` before the backend.
+_NAMESPACE_BACKEND = """
+    from torch._functorch.compile_utils import strip_overloads
+
+    def make_backend(user_backend):
+        def wrapper_backend(gm, example_inputs):
+            strip_overloads(gm)
+            return user_backend(gm, example_inputs)
+        return wrapper_backend
+
+    def make_logged(user_backend):
+        def wrapper_backend(gm, example_inputs):
+            print(gm.graph)
+            return user_backend(gm, example_inputs)
+        return wrapper_backend
+"""
+
+_NAMESPACE_SCRIPT = """
+    import torch
+    from torch_mlir.dynamo import make_backend, make_logged
+
+    @make_backend
+    def div_as_mul(gm, example_inputs):
+        for node in gm.graph.nodes:
+            if node.target == torch.ops.aten.div:
+                node.target = torch.ops.aten.mul
+        return gm
+
+    @make_logged
+    def logged(gm, example_inputs):
+        for node in gm.graph.nodes:
+            if node.target == torch.ops.aten.div:
+                node.target = torch.ops.aten.mul
+        return gm
+
+    def plain(gm):
+        for node in gm.graph.nodes:
+            if node.target == torch.ops.aten.div:
+                node.target = torch.ops.aten.mul
+"""
+
+
+def _namespace_layout(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    backend = tmp_path / "python" / "torch_mlir"
+    backend.mkdir(parents=True)
+    (backend / "dynamo.py").write_text(textwrap.dedent(_NAMESPACE_BACKEND))
+    tests = tmp_path / "python" / "test" / "debug"
+    tests.mkdir(parents=True)
+    script = tests / "lockstep.py"
+    script.write_text(textwrap.dedent(_NAMESPACE_SCRIPT))
+    return script
+
+
+@pytest.mark.parametrize("code", ["QL101", "QL102"])
+def test_script_under_a_normalising_decorator_of_a_namespace_package_is_quiet(tmp_path, code):
+    from qlint.engine import check_source
+    from tests.conftest import settings_for
+
+    script = _namespace_layout(tmp_path)
+    result = check_source(script.read_bytes(), str(script), settings_for((code,)))
+    # Quiet under the normalising decorator; loud under one that does not normalise, and
+    # in the undecorated function.
+    row = 8 if code == "QL101" else 9
+    assert [d.range.start.row for d in result.diagnostics] == [row + 7, row + 13]
+
+
+def test_a_decorator_module_that_starts_to_normalise_is_a_dependency_of_the_script(tmp_path):
+    # An editor checks the script while the backend maker does not normalise yet: the module
+    # is read all the same, and its edit must bring the script's check up again.
+    from qlint.analysis.names.project import ProjectIndex
+    from qlint.engine import check_source
+    from tests.conftest import settings_for
+
+    script = _namespace_layout(tmp_path)
+    backend = tmp_path / "python" / "torch_mlir" / "dynamo.py"
+    backend.write_text(backend.read_text().replace("strip_overloads(gm)", "print(gm)"))
+    project = ProjectIndex()
+    first = check_source(script.read_bytes(), str(script), settings_for(("QL101",)), project)
+    assert [d.range.start.row for d in first.diagnostics] == [8, 15, 21]
+    assert str(backend) in first.dependencies
+
+
+def test_decorator_named_like_the_normaliser_elsewhere_does_not_excuse(tmp_path):
+    # The import resolves to no file of the project (an installed package of that name):
+    # nothing is known of what its wrapper does.
+    from qlint.engine import check_source
+    from tests.conftest import settings_for
+
+    script = _namespace_layout(tmp_path)
+    script.write_text(script.read_text().replace("from torch_mlir.dynamo", "from other_pkg.dynamo"))
+    result = check_source(script.read_bytes(), str(script), settings_for(("QL101",)))
+    assert [d.range.start.row for d in result.diagnostics] == [8, 15, 21]
+
+
 def test_normaliser_that_does_not_call_the_matcher_leaves_it_flagged(tmp_path):
     backend = """
         from torch._functorch.compile_utils import strip_overloads

@@ -325,3 +325,107 @@ class Pass:
     statement = ast.parse(code).body[0]
     found = [(kind, node.lineno) for node, kind in _find_site_nodes(statement)]
     assert found == [("decorated", 1), ("decorated", 2), ("compare", 3), ("compare", 4), ("partial", 5)]
+
+
+# -- an op the project defines itself, keyed on its packet everywhere (Samsung TICO) --------
+
+OWN_OPS = """\
+from torch.library import custom_op, register_fake
+
+
+@custom_op("board::shape", mutates_args=())
+def shape(x):
+    return x.new_tensor(x.shape)
+
+
+@register_fake("board::shape")
+def _(x):
+    return x.new_empty(x.dim())
+"""
+
+OWN_ADD = """\
+import torch
+
+
+class ToShape:
+    def __call__(self, gm):
+        for node in gm.graph.nodes:
+            if node.target == torch.ops.aten.sym_size.int:
+                with gm.graph.inserting_after(node):
+                    gm.graph.call_function(torch.ops.board.shape, (node.args[0],))
+        return gm
+"""
+
+# The serializer's visitor, registered under the packet by a decorator that reads `target`.
+OWN_VISITOR = """\
+import torch
+
+VISITORS = {}
+
+
+def register(cls):
+    for t in cls.target:
+        VISITORS[t] = cls
+    return cls
+
+
+@register
+class ShapeVisitor:
+    target = [torch.ops.board.shape]
+
+
+def serialize(gm):
+    return [VISITORS[n.target] for n in gm.graph.nodes if n.op == "call_function"]
+"""
+
+OWN_PIPELINE = """\
+from torch.export import export
+
+from pkg.add import ToShape
+from pkg.visitor import serialize
+
+
+def convert(model, x):
+    ep = export(model, (x,))
+    gm = ToShape()(ep.graph_module)
+    {between}
+    return serialize(gm)
+"""
+
+
+def _own(tmp_path, **modules):
+    base = {"ops": OWN_OPS, "visitor": OWN_VISITOR, "pipeline": OWN_PIPELINE.format(between="pass")}
+    base.update(modules)
+    pkg = write_package(tmp_path, "pkg", add=OWN_ADD, **base)
+    add = pkg / "add.py"
+    return [d.code for d in lint(add.read_text(), path=str(add), select=("QL102",))]
+
+
+def test_an_op_the_project_defines_and_keys_on_its_packet_is_quiet_when_inserted_as_it(tmp_path):
+    assert _own(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "modules",
+    [
+        # the project does not define the op: someone else's code may key on `.default`
+        {"ops": "import torch\n"},
+        # a visitor keyed on the overload: it misses the packet nodes
+        {"visitor": OWN_VISITOR.replace("torch.ops.board.shape]", "torch.ops.board.shape.default]")},
+        # the inserting module names an overload of the op too
+        {"add": OWN_ADD + "\n\nSHAPE = torch.ops.board.shape.default\n"},
+        # nothing but the insertion spells the packet: no consumer keyed on it is known
+        {"visitor": "VISITORS = {}\n", "pipeline": "pass\n"},
+        # the graph is exported again between the insertion and the visitors
+        {"pipeline": OWN_PIPELINE.format(between="gm = export(gm, (x,)).module()")},
+    ],
+)
+def test_an_own_op_that_may_meet_overload_keyed_code_stays_loud(tmp_path, modules):
+    if "add" in modules:
+        pkg = write_package(
+            tmp_path, "pkg", ops=OWN_OPS, visitor=OWN_VISITOR, pipeline=OWN_PIPELINE.format(between="pass"), **modules
+        )
+        add = pkg / "add.py"
+        assert [d.code for d in lint(add.read_text(), path=str(add), select=("QL102",))] == ["QL102"]
+        return
+    assert _own(tmp_path, **modules) == ["QL102"]

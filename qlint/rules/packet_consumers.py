@@ -34,6 +34,7 @@ from collections import Counter
 
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
+from qlint.analysis.graphs.insertions import writes_insertion
 from qlint.analysis.graphs.project_scan import project_modules
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.resolver import OpRef, Resolver
@@ -104,6 +105,62 @@ def consumed_by_own_code(ctx: FileContext, ref: OpRef, refs: list[OpRef]) -> boo
     naming = _scan(ctx, [], names=True)
     users = list({id(m): m for n in sorted(_inserting_names(ctx)) for m in naming.get(_NAME + n, ())}.values())
     return not _reexported_between(ctx, consumers, users)
+
+
+def own_op_keyed_on_packet(ctx: FileContext, ref: OpRef) -> bool:
+    """An op the project defines itself (`custom_op("ns::op")`, `torch.library.define("ns::op(...)")`),
+    inserted as its packet, where every module of the project that spells the op spells its
+    packet and none an overload, and one that does not insert it keys on it (Samsung TICO's
+    `circle_custom` ops: passes insert the packets, and the serializer's visitors are registered
+    under the same packets). No one outside the project knows the op, so the project's own code is
+    every consumer its nodes have, and all of it expects the packet. Still a finding when the
+    graph is exported or lowered again between the insertion and those consumers (the packet
+    would come back as `.default`)."""
+    defined = _Defined(ref)
+    overload = _Overload(ref)
+    needles = (ref.op.encode(),)
+    consumers: list[FileContext] = []
+    own = defined.search(ctx.text)
+    if overload.search(ctx.text):
+        return False
+    for path, key in project_modules(ctx, (ref.op,)):
+        if key is None or os.path.abspath(path) == os.path.abspath(ctx.path):
+            continue
+        module = _module(ctx, path, key, [(defined, needles), (overload, needles), (_spelled(ref), needles)])
+        if module is None:
+            continue
+        if overload.search(module.text):
+            return False  # some code of the project is keyed on (or inserts) an overload of it
+        own = own or defined.search(module.text)
+        if _spelled(ref).search(module.text) and not writes_insertion(module.text):
+            consumers.append(module)  # it spells the packet and inserts nothing: it keys on it
+    if not own or not consumers:
+        return False
+    naming = _scan(ctx, [], names=True)
+    users = list({id(m): m for n in sorted(_inserting_names(ctx)) for m in naming.get(_NAME + n, ())}.values())
+    return not _reexported_between(ctx, consumers, users)
+
+
+class _Defined:
+    """`search(text)`: the op's qualified name as a string literal opens it (`"ns::op"` or a
+    schema `"ns::op(Tensor x) -> Tensor"`), as `custom_op`, `register_fake` and
+    `torch.library.define` spell it."""
+
+    def __init__(self, ref: OpRef):
+        self._regex = re.compile(rf"""["']{re.escape(ref.namespace)}::{re.escape(ref.op)}(?=["'(.])""")
+
+    def search(self, text: str) -> bool:
+        return self._regex.search(text) is not None
+
+
+class _Overload:
+    """`search(text)`: one of the op's overloads (`ns.op.default`, `ns.op.Tensor`)."""
+
+    def __init__(self, ref: OpRef):
+        self._regex = re.compile(rf"\b{re.escape(ref.namespace)}\s*\.\s*{re.escape(ref.op)}\s*\.\s*[A-Za-z_]\w*")
+
+    def search(self, text: str) -> bool:
+        return self._regex.search(text) is not None
 
 
 class _Packet:

@@ -2,21 +2,18 @@
 
 A packet matcher is right when the graphs it sees really carry packets: the project inserts
 that packet itself in another module, into graphs that carry packets (legacy FX graph mode,
-a compiler's graphs), or the graphs are normalised to packets before the matcher runs (a backend that calls
-`strip_overloads` and then the pass, or a decorator whose wrapper does).
+a compiler's graphs). Graphs normalised to packets before the matcher runs are
+`normalised_graphs`' question.
 """
 
 from __future__ import annotations
 
-import ast
 import re
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.graph_context import packet_graph_context
 from qlint.analysis.graphs.insertions import wrapper_search
-from qlint.analysis.graphs.project_scan import module_facts, normalised_callees, unkept_module_facts
-from qlint.analysis.names.functions import Body
-from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.graphs.project_scan import module_facts, unkept_module_facts
 from qlint.rules.ql102_packet_insertion import inserted_packets
 
 
@@ -48,34 +45,3 @@ def _packets_into_packet_graphs(ctx: FileContext) -> frozenset[tuple[str, str, s
     overloads): what the project scan keeps of the module instead of its tree."""
     packets = inserted_packets(ctx)
     return frozenset(packets) if packets and packet_graph_context(ctx) is not None else frozenset()
-
-
-def normalised_before(ctx: FileContext, body: Body) -> bool:
-    """Whether the project normalises graphs to packets before calling the function (or the
-    class) `body` belongs to."""
-    if ctx.module is None:
-        return False
-    names = set()
-    func = body.node if isinstance(body.node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
-    owner = body.class_scope.node if body.class_scope is not None else None
-    if func is not None and owner is None and ctx.scope.functions.get(func.name) is func:
-        names.add(f"{ctx.module}.{func.name}")
-    if owner is not None and ctx.scope.classes.get(owner.name) is not None:
-        names.add(f"{ctx.module}.{owner.name}")
-        if func is not None:
-            names.add(f"{ctx.module}.{owner.name}.{func.name}")
-    decorators = [*(func.decorator_list if func is not None else ()), *(owner.decorator_list if owner else ())]
-    if not names and not decorators:
-        return False
-    normalised = normalised_callees(ctx)
-    if not normalised:
-        return False
-    if names & normalised:
-        return True
-    resolver = Resolver(ctx.scope, ctx.project, ctx.optable)
-    for deco in decorators:
-        target = deco.func if isinstance(deco, ast.Call) else deco
-        name = resolver.qualname(target)
-        if name and name in normalised:
-            return True
-    return False

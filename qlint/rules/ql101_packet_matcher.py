@@ -37,6 +37,7 @@ from qlint.analysis.names.resolver import Located, OpRef, Resolver
 from qlint.diagnostic import Diagnostic, RelatedInfo
 from qlint.evidence.ops import OpEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
+from qlint.rules.normalised_graphs import normalised_before
 from qlint.rules.overload_fixes import (
     FixSite,
     graphs_carry,
@@ -48,7 +49,7 @@ from qlint.rules.overload_fixes import (
     shown,
 )
 from qlint.rules.packet_consumers import consumed_by_own_code
-from qlint.rules.packet_origins import inserted_elsewhere, normalised_before
+from qlint.rules.packet_origins import inserted_elsewhere
 from qlint.rules.ql102_packet_insertion import inserted_overloads, inserted_packets, insertions
 from qlint.value_classes import replace, value_class
 

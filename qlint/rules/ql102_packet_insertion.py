@@ -23,6 +23,7 @@ from qlint.analysis.names.resolver import OpRef, Resolver
 from qlint.diagnostic import Diagnostic
 from qlint.evidence.ops import OpEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
+from qlint.rules.normalised_graphs import normalised_before
 from qlint.rules.overload_fixes import (
     FixSite,
     op_evidence,
@@ -32,7 +33,7 @@ from qlint.rules.overload_fixes import (
     packet_producers,
     shown,
 )
-from qlint.rules.packet_consumers import consumed_by_own_code, packet_spellings
+from qlint.rules.packet_consumers import consumed_by_own_code, own_op_keyed_on_packet, packet_spellings
 
 _CACHE_KEY = "ql102.insertions"
 
@@ -66,10 +67,12 @@ class PacketInsertion(Rule):
             return
         for ref, node in found:
             info = op_info(ctx.optable, ref)
-            if info is None and _own_op_checked_here(ctx, ref, found):
+            if info is None and (_own_op_checked_here(ctx, ref, found) or own_op_keyed_on_packet(ctx, ref)):
                 continue
             if consumed_by_own_code(ctx, ref, [r for r, _ in found]):
                 continue  # the project's own packet-keyed code is the node's consumer
+            if _into_normalised_graph(ctx, node):
+                continue  # the graph carries packets everywhere by then: the packet fits in
             spelled = ctx.source_of(node)
             message = f"{shown(spelled, ref)} is an OpOverloadPacket inserted as a graph node target"
             help_ = f"Matchers keyed on overloads will miss this node: {overload_facts(info)}"
@@ -89,6 +92,24 @@ def _own_op_checked_here(ctx: FileContext, ref: OpRef, found: list[tuple[OpRef, 
         return False
     inserted = sum(1 for r, _ in found if r.key == ref.key)
     return packet_spellings(ref, ctx.text) > inserted
+
+
+def _into_normalised_graph(ctx: FileContext, node: ast.expr) -> bool:
+    """The insertion is made in a function the project calls only once it has normalised the
+    graph to packets (`strip_overloads(gm)` and then the pass, or a decorator whose wrapper
+    does): every node carries a packet, and what runs the graph next accepts them (QL101
+    leaves the matchers of such functions alone for the same reason)."""
+    row = node.lineno
+    inner = None
+    for body in bodies(ctx.tree, ctx.scope, ctx.cache):
+        func = body.node
+        if (
+            isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and func.lineno <= row <= (func.end_lineno or row)
+            and (inner is None or func.lineno >= inner.node.lineno)
+        ):
+            inner = body  # the innermost function holding the insertion
+    return inner is not None and normalised_before(ctx, inner)
 
 
 def insertions(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:

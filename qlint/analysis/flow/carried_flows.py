@@ -15,9 +15,10 @@ flow is carried when all of these hold (each is what makes it equal to a new ana
 - what it read of other modules is unchanged and the class index answers alike
   (`Tracker.carried`, as for other modules' helpers).
 
-It then gets a resolver on the updated scope (the one a new analysis would make). Only
-functions of the module and methods of its classes are carried (a nested function's
-analysis reads its surroundings in ways the scope does not show).
+It then gets a resolver on the updated scope (the one a new analysis would make). A function
+written in another function, or a method of a class written there, reads its surroundings in
+ways the scope does not show: it is carried only when it does not stand in the function the
+edit changed (`nested_carry`).
 """
 
 from __future__ import annotations

@@ -171,11 +171,21 @@ def holds(condition: str, expr: ast.expr | None, reader: Resolver | None, home: 
 
 
 def rebound(func: ast.AST, name: str) -> bool:
-    """The body assigns the parameter: a test on it may see another value than the caller's."""
-    return any(
-        isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load)
+    """The body assigns the parameter: a test on it may see another value than the caller's.
+    (Every call of the function asks for each guard: the names are kept on its node, which an
+    editor's next check reuses while the function is unchanged, `statement_reuse`.)"""
+    return name in kept_on_node(func, _STORED, _stored_names)
+
+
+_STORED = "_qlint_stored_names"
+
+
+def _stored_names(func: ast.AST) -> frozenset[str]:
+    return frozenset(
+        node.id
         for stmt in getattr(func, "body", [])
         for node in ast.walk(stmt)
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
     )
 
 

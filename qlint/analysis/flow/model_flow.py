@@ -61,9 +61,10 @@ from qlint.analysis.flow.model_values import (
     merge_values,
     statement_lists,
 )
+from qlint.analysis.flow.nested_carry import inside_edited
+from qlint.analysis.flow.relevant_bodies import functions_of, relevant, segment
 from qlint.analysis.flow.shared_flows import Tracker
 from qlint.analysis.flow.stored_fields import stored_fields
-from qlint.analysis.mentions import holding, mentions, word_rows
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns
 from qlint.value_classes import field, replace, value_class
@@ -108,16 +109,8 @@ __all__ = [
     "statement_lists",
 ]
 
-# A function is analysed only if its text mentions one of these (or a helper that does).
-_KEYWORDS = (
-    "export",
-    "prepare_pt2e",
-    "prepare_qat_pt2e",
-    "convert_pt2e",
-    "capture_pre_autograd_graph",
-    "QuantizationRecipe",
-    "ExportSession",
-)
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 @value_class
@@ -191,22 +184,29 @@ class ModelFlow:
         self.memo.functions[key] = flow
         if deps is not None and self.depth:
             tracker.keep(self.scope, key, func, class_scope, flow, deps)
-        elif deps is not None and self._carries(key, class_scope):
+        elif deps is not None and self._carries(key, func, class_scope):
             bodies = tracker.read_bodies(key)
             if bodies is not None:
                 self.carry.next[key] = (func, flow, deps, bodies)
         return flow
 
-    def _carries(self, key: int, class_scope: ClassScope | None) -> bool:
+    def _carries(self, key: int, func: ast.AST, class_scope: ClassScope | None) -> bool:
         carry = self.carry
-        return carry is not None and key in carry.top and self.memo.follow is None and watched_class(class_scope)
+        if carry is None or self.memo.follow is not None:
+            return False
+        if key in carry.top:
+            return watched_class(class_scope)
+        # A function written in another one, or a method of a class written there (`nested_carry`).
+        return isinstance(func, _DEFS)
 
     def _carried(self, key: int, func: ast.AST, class_scope: ClassScope | None) -> FunctionFlow | None:
         """The checked module's flow of `func` from its last check, if it holds (`carried_flows`)."""
-        if not self._carries(key, class_scope):
+        if not self._carries(key, func, class_scope):
             return None
         entry = self.carry.last.get(key)
         if entry is None or entry[0] is not func or any(self.carry.changed(b) for b in entry[3]):
+            return None
+        if key not in self.carry.top and inside_edited(func, self.carry.changed_bodies()):
             return None
         if not self.tracker.carried(key, entry[2], entry[3]):
             return None
@@ -272,10 +272,10 @@ def module_flows(ctx, switches_only: bool = False) -> list[FunctionFlow]:
     if cached is None and switches_only:
         cached = ctx.cache.get("model_flow.switches")
         if cached is None:
-            chosen = [(f, cls) for f, cls in _relevant(ctx) if _may_switch_or_hand(ctx, f)]
+            chosen = [(f, cls) for f, cls in relevant(ctx) if _may_switch_or_hand(ctx, f)]
             cached = ctx.cache["model_flow.switches"] = _analyse(ctx, chosen)
     elif cached is None:
-        cached = ctx.cache["model_flow"] = _analyse(ctx, _relevant(ctx))
+        cached = ctx.cache["model_flow"] = _analyse(ctx, relevant(ctx))
     return cached
 
 
@@ -303,8 +303,8 @@ GRAPH_SOURCES = (".module(", "prepare_pt2e", "prepare_qat_pt2e", "convert_pt2e",
 
 
 def _may_switch_or_hand(ctx, func: ast.AST) -> bool:
-    segment = _segment(ctx, func)
-    return _may_switch(segment) or _hands(ctx, segment)
+    text = segment(ctx, func)
+    return _may_switch(text) or _hands(ctx, text)
 
 
 def may_hand_graph(ctx, flow: FunctionFlow) -> bool:
@@ -313,17 +313,17 @@ def may_hand_graph(ctx, flow: FunctionFlow) -> bool:
     that the answer is the same with or without the other rules' flows. A graph from the
     caller is reported at the caller's call (`ParamSwitch` climbs); one a body only gets
     from a helper's return, naming no source itself, is not read."""
-    return _hands(ctx, _segment(ctx, flow.node))
+    return _hands(ctx, segment(ctx, flow.node))
 
 
 # Names imported from these are never helpers of the project that switch a mode.
 _LIBRARY_ROOTS = ("torch", "torchao", "numpy", "copy", "typing", "collections", "unittest", "pytest")
 
 
-def _hands(ctx, segment: str) -> bool:
-    if not any(s in segment for s in GRAPH_SOURCES):
+def _hands(ctx, text: str) -> bool:
+    if not any(s in text for s in GRAPH_SOURCES):
         return False
-    return any(f"{name}(" in segment for name in _switchers(ctx))
+    return any(f"{name}(" in text for name in _switchers(ctx))
 
 
 def _switchers(ctx) -> tuple[str, ...]:
@@ -346,7 +346,7 @@ def _switchers(ctx) -> tuple[str, ...]:
             for local, full in ctx.scope.imports.items()
             if full.partition(".")[0] not in _LIBRARY_ROOTS and "." in full and local[:1].islower()
         }
-    pending = [(f.name, _segment(ctx, f)) for f, _ in _functions(ctx.tree, ctx.scope) if not isinstance(f, ast.Module)]
+    pending = [(f.name, segment(ctx, f)) for f, _ in functions_of(ctx.tree, ctx.scope) if not isinstance(f, ast.Module)]
     for _ in range(3):  # wrappers of wrappers
         added = {n for n, seg in pending if ".eval(" in seg or ".train(" in seg or any(f"{m}(" in seg for m in names)}
         if not added - names:
@@ -417,67 +417,3 @@ def _on_instance(func: ast.expr) -> bool:
     return isinstance(func, ast.Attribute) and not (
         isinstance(func.value, ast.Name) and func.value.id in ("self", "cls")
     )
-
-
-def _functions(tree: ast.Module, scope: ModuleScope):
-    """(function, its class scope) for the module body and every function and method.
-
-    Functions and classes are statements, so only statement lists are walked.
-    """
-    yield tree, None
-    stack: list[tuple[list[ast.stmt], ClassScope | None, bool]] = [(tree.body, None, True)]
-    while stack:
-        stmts, cls, top = stack.pop()
-        for node in stmts:
-            if isinstance(node, ast.ClassDef):
-                known = scope.classes.get(node.name) if top else None
-                cls_scope = known if known is not None and known.node is node else ClassScope.build(node)
-                stack.append((node.body, cls_scope, False))
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                yield node, cls
-                stack.append((node.body, None, False))
-            else:
-                for block in statement_lists(node):
-                    stack.append((block, cls, top))
-
-
-def _segment(ctx, node: ast.AST) -> str:
-    """The source lines of a function (the whole text for the module body)."""
-    starts, text = ctx.lines.starts, ctx.text
-    if isinstance(node, ast.Module):
-        return text
-    end = starts[node.end_lineno] if node.end_lineno < len(starts) else len(text)
-    return text[starts[node.lineno - 1] : end]
-
-
-def _relevant(ctx):
-    """Functions whose text mentions a capture/quantization API, or calls one that does."""
-    functions = list(_functions(ctx.tree, ctx.scope))
-    rows = word_rows(ctx.text, ctx.lines.starts, _KEYWORDS)
-    segments: list[tuple] = []
-    words: list[str] = []
-    chosen: dict[int, tuple] = {}
-    for round_ in range(3):  # helpers of helpers
-        # A body not chosen yet lacks every earlier word: only the newest can add it.
-        if round_ == 0:
-            added = [(f, cls, None) for f, cls in functions if mentions(f, rows)]
-            segments = [(f, cls, _segment(ctx, f)) for f, cls in functions if not mentions(f, rows)]
-        else:
-            segments = [(f, cls, seg) for f, cls, seg in segments if id(f) not in chosen]
-            held = holding([seg for _, _, seg in segments], words)
-            added = [entry for entry, hit in zip(segments, held, strict=True) if hit]
-        if not added:
-            break
-        for f, cls, _ in added:
-            chosen[id(f)] = (f, cls)
-        new = [f"{f.name}(" for f, _, _ in added if not isinstance(f, ast.Module)]
-        # A function handed to a relay helper (`relay(model, capture)`) is called there.
-        functions = [f.name for f, cls, _ in added if cls is None and not isinstance(f, ast.Module)]
-        new += [f"{name}{end}" for name in functions for end in ",)"]
-        # A method handed over bound (`relay(model, self.capture)`, `run(m, runner.capture)`).
-        methods = [f.name for f, cls, _ in added if cls is not None]
-        new += [f".{name}{end}" for name in methods for end in ",)"]
-        # A class's instantiations tell what its `__init__` stores.
-        new += [f"{cls.node.name}(" for _, cls, _ in added if cls is not None]
-        words = list(dict.fromkeys(new))
-    return list(chosen.values())

@@ -306,6 +306,40 @@ def normalised_callees(ctx: FileContext) -> set[str]:
     return project.normalised[1] | own
 
 
+def normalising_decorator(ctx: FileContext, name: str) -> bool:
+    """Whether `name` (`pkg.backends.make_backend`, as the checked module imports it) is a
+    decorator of the project whose wrapper normalises the graph to packets before it calls
+    what it wraps: its module is found as the import resolves (namespace packages and
+    directories without `__init__.py` included) and read for its normalisers. For modules the
+    project scan does not reach: a script outside any package has no scan root."""
+    module, _, func = name.rpartition(".")
+    if not module or not func:
+        return False
+    path = ctx.project.find_module(module, ctx.path)
+    if path is None or os.path.abspath(path) == os.path.abspath(ctx.path):
+        return False
+    key = file_keys.content_key(ctx.project, path)
+    # A dependency whatever it holds: an edit that makes it normalise changes the answer.
+    file_keys.record(ctx.project, ctx.path, ((path, key),))
+    data = file_keys.content_bytes(ctx.project, path, key, _MAX_NORMALISER_BYTES)
+    if data is None or not any(n.encode() in data for n in _NORMALISES):
+        return False
+    try:
+        text = decode_source(data)
+    except DecodeError:
+        return False
+    other = _context(path, text, ctx)
+    if other is None:
+        return False
+    # The normaliser's names carry the module name qlint gives the file: compared by the
+    # function and the module's last part, which both spellings share.
+    tail = f"{module.rpartition('.')[2]}.{func}"
+    return any(n == tail or n.endswith("." + tail) for n in _normalisers(other))
+
+
+_MAX_NORMALISER_BYTES = 2_000_000
+
+
 def _normalisers(ctx: FileContext) -> set[str]:
     found: set[str] = set()
     for body in bodies(ctx.tree, ctx.scope, ctx.cache):

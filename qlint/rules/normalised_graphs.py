@@ -1,0 +1,51 @@
+"""Functions the project calls only once it has normalised the graph to packets (QL101, QL102).
+
+A backend that runs `strip_overloads(gm)` (or rewrites `n.target = n.target.overloadpacket`)
+and then a pass, or a decorator whose wrapper does so before calling what it wraps, hands that
+pass a graph whose every node carries a packet: matching or inserting packets there is right.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from qlint.analysis.context import FileContext
+from qlint.analysis.graphs.project_scan import normalised_callees, normalising_decorator
+from qlint.analysis.names.functions import Body
+from qlint.analysis.names.resolver import Resolver
+
+
+def normalised_before(ctx: FileContext, body: Body) -> bool:
+    """Whether the project normalises graphs to packets before calling the function (or the
+    class) `body` belongs to."""
+    if ctx.module is None:
+        return False
+    names = set()
+    func = body.node if isinstance(body.node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    owner = body.class_scope.node if body.class_scope is not None else None
+    if func is not None and owner is None and ctx.scope.functions.get(func.name) is func:
+        names.add(f"{ctx.module}.{func.name}")
+    if owner is not None and ctx.scope.classes.get(owner.name) is not None:
+        names.add(f"{ctx.module}.{owner.name}")
+        if func is not None:
+            names.add(f"{ctx.module}.{owner.name}.{func.name}")
+    decorators = [*(func.decorator_list if func is not None else ()), *(owner.decorator_list if owner else ())]
+    if not names and not decorators:
+        return False
+    normalised = normalised_callees(ctx)
+    if names & normalised:
+        return True
+    resolver = Resolver(ctx.scope, ctx.project, ctx.optable)
+    for deco in decorators:
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        name = resolver.qualname(target)
+        if not name:
+            continue
+        if name in normalised:
+            return True
+        # A script outside any package (a test next to no `__init__.py`) has no project scan,
+        # and a namespace package's module is named by its file alone: the decorator's own
+        # module, found as the import resolves, is read instead.
+        if normalising_decorator(ctx, name):
+            return True
+    return False
