@@ -347,3 +347,23 @@ def test_assignment_targets_are_read_row_by_row(piece):
     search of the whole statement finds: no match spans a newline but its leading one."""
     whole = [m.group(1) for m in packet_imports._ROW_TARGETS.finditer("\n" + piece)]
     assert packet_imports._assigning_rows(piece) == whole
+
+
+def test_the_texts_of_only_the_modules_read_last_are_kept(tmp_path, monkeypatch):
+    # What a name of a module is stays known for the run (`_KINDS`); the module's text is kept
+    # for the few read last only, and read again for a name asked after it went.
+    monkeypatch.setattr(packet_imports, "_MODULES", {})
+    monkeypatch.setattr(packet_imports, "_KINDS", {})
+    monkeypatch.setattr(packet_imports, "_KEPT_MODULES", 2)
+    project = ProjectIndex()
+    paths = []
+    for i in range(3):
+        path = tmp_path / f"m{i}.py"
+        path.write_text(f"import torch\nP{i} = torch.ops.aten.relu\nN{i} = torch.ops.aten\nX{i} = 1\n")
+        paths.append(str(path))
+    for i, path in enumerate(paths):
+        assert packet_imports.name_kind(project, path, f"P{i}", []) == packet_imports.PACKET
+    assert list(packet_imports._MODULES) == paths[1:]
+    assert packet_imports.name_kind(project, paths[0], "N0", []) == packet_imports.NAMESPACE
+    assert packet_imports.name_kind(project, paths[0], "X0", []) == ""
+    assert list(packet_imports._MODULES) == [paths[2], paths[0]]

@@ -92,6 +92,10 @@ class ProjectIndex:
         # An editor's index keeps where modules were found across checks, while the
         # directories that decide it are unchanged (`kept_lookups`).
         self._kept_lookups = KeptLookups() if track_dependents else None
+        # A command-line run keeps a module's entry while the checks use it (`_set_aside`):
+        # path -> the check that last used its entry, and the summaries of the entries set aside.
+        self._last_use: dict[str, int] | None = None if track_dependents else {}
+        self._set_aside_summaries: dict[str, ModuleSummary] = {}
 
     _default: ProjectIndex | None = None
     # Where module summaries are kept between runs (`qlint.summary_cache.SummaryStore`, set
@@ -278,6 +282,25 @@ class ProjectIndex:
                 self._kept_lookups.begin_check()
         self._checked = (os.path.abspath(path), text, tree) if path and text is not None and tree else None
         self.checks += 1
+        if self._last_use is not None and self.checks % _SET_ASIDE_EVERY == 0:
+            self._set_aside()
+
+    def _set_aside(self) -> None:
+        """Drop the entries no check used for `_UNUSED_CHECKS` checks, keeping their summaries.
+
+        A worker checks neighbouring files (`runner._chunks`): the modules they import are used
+        by a run of checks, then seldom again. Kept for the whole run, every module's text, the
+        statements parsed from it and the flows analysed on its scope made most of what a worker
+        holds (ExecuTorch: ~30 of 52 MiB traced at the end of each worker), and its heap does not
+        shrink back. A module used again is rebuilt from its summary, which is all that was
+        computed from its whole tree; its statements are parsed again as they are asked for."""
+        last_use, oldest = self._last_use, self.checks - _UNUSED_CHECKS
+        assert last_use is not None
+        for path in [p for p, used in last_use.items() if used < oldest]:
+            del last_use[path]
+            entry = self._scopes.pop(path, None)
+            if entry is not None:
+                self._set_aside_summaries[path] = entry[2].summary
 
     def end_check(self) -> None:
         """The check has ended: its tree is no longer the one to read. Held until the next
@@ -469,6 +492,8 @@ class ProjectIndex:
             return None
         text = self.overlay.get(path)
         cached = self._scopes.get(path)
+        if self._last_use is not None:
+            self._last_use[path] = self.checks
         if cached is not None and cached[0][0] == key:
             return cached
         try:
@@ -483,7 +508,11 @@ class ProjectIndex:
         content_keys.remember_digest(path, key, digest)
         module = module_name_for(path)
         store = self.store if text is None else None  # an unsaved buffer is never written down
-        summary = store.get(path, digest, module) if store is not None else None
+        summary = self._set_aside_summaries.pop(path, None) if text is None else None
+        if summary is not None and (summary.digest != digest or summary.module != module):
+            summary = None  # another content since (a `qlint fix` run), or another package layout
+        if summary is None and store is not None:
+            summary = store.get(path, digest, module)
         parsed = None
         if summary is None:
             parsed = self._checked_parse(path, text, data, module)
@@ -602,6 +631,12 @@ class ProjectIndex:
             self._kept_tree = None
         entry = self._entry(os.path.abspath(path), keep_tree, fact)
         return entry[2].fact(fact, keep_tree) if entry is not None else None
+
+
+# A command-line index sets aside the entries no check used for this many checks, looking
+# every `_SET_ASIDE_EVERY` checks (`ProjectIndex._set_aside`).
+_UNUSED_CHECKS = 64
+_SET_ASIDE_EVERY = 16
 
 
 class _Loaded:
