@@ -33,8 +33,22 @@ def normalised_before(ctx: FileContext, body: Body) -> bool:
     if not names and not decorators:
         return False
     normalised = normalised_callees(ctx)
-    if names & normalised:
-        return True
+    return bool(names & normalised) or _normalising_decorator(ctx, decorators, normalised)
+
+
+def decorated_by_normaliser(ctx: FileContext, body: Body) -> bool:
+    """Whether the function (or its class) `body` belongs to is decorated by a decorator of
+    the project whose wrapper normalises graphs to packets before calling it, read from the
+    decorator's own module alone (no scan of the project's normalisers)."""
+    if ctx.module is None:
+        return False
+    func = body.node if isinstance(body.node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    owner = body.class_scope.node if body.class_scope is not None else None
+    decorators = [*(func.decorator_list if func is not None else ()), *(owner.decorator_list if owner else ())]
+    return bool(decorators) and _normalising_decorator(ctx, decorators, set())
+
+
+def _normalising_decorator(ctx: FileContext, decorators: list[ast.expr], normalised: set[str]) -> bool:
     resolver = Resolver(ctx.scope, ctx.project, ctx.optable)
     for deco in decorators:
         target = deco.func if isinstance(deco, ast.Call) else deco

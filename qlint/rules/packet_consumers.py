@@ -63,6 +63,7 @@ _LAST_SCAN: dict[tuple[str, tuple[str, ...]], tuple[list, dict[str, list[tuple[s
 _MAX_LAST_SCANS = 8
 # `scan_memo`'s questions: a module that does not spell the pattern that follows.
 _QUESTION = "ql102-consumer:"
+_DEFINES = "ql102-defines:"  # `scan_memo`'s question: a module that defines the op named after it
 _NAME = "name:"  # in `_scan`'s table, a name the inserting module defines, not a packet pattern
 
 
@@ -107,7 +108,7 @@ def consumed_by_own_code(ctx: FileContext, ref: OpRef, refs: list[OpRef]) -> boo
     return not _reexported_between(ctx, consumers, users)
 
 
-def own_op_keyed_on_packet(ctx: FileContext, ref: OpRef) -> bool:
+def own_op_keyed_on_packet(ctx: FileContext, ref: OpRef, refs: list[OpRef]) -> bool:
     """An op the project defines itself (`custom_op("ns::op")`, `torch.library.define("ns::op(...)")`),
     inserted as its packet, where every module of the project that spells the op spells its
     packet and none an overload, and one that does not insert it keys on it (Samsung TICO's
@@ -115,13 +116,19 @@ def own_op_keyed_on_packet(ctx: FileContext, ref: OpRef) -> bool:
     under the same packets). No one outside the project knows the op, so the project's own code is
     every consumer its nodes have, and all of it expects the packet. Still a finding when the
     graph is exported or lowered again between the insertion and those consumers (the packet
-    would come back as `.default`)."""
+    would come back as `.default`). `refs`: every op the module inserts that the op table does
+    not know, so one read of the project tells which the project defines."""
     defined = _Defined(ref)
     overload = _Overload(ref)
     needles = (ref.op.encode(),)
     consumers: list[FileContext] = []
     own = defined.search(ctx.text)
     if overload.search(ctx.text):
+        return False
+    # Most ops are defined by no module of the project (torch's `pt2e_quant` ops in torch's
+    # own tree: every module spelling `quantize_affine` was read at every check). Which modules
+    # define it is kept per content, so only a project that defines it is read for the rest.
+    if not own and f"{ref.namespace}::{ref.op}" not in _defined_elsewhere(ctx, refs):
         return False
     for path, key in project_modules(ctx, (ref.op,)):
         if key is None or os.path.abspath(path) == os.path.abspath(ctx.path):
@@ -139,6 +146,31 @@ def own_op_keyed_on_packet(ctx: FileContext, ref: OpRef) -> bool:
     naming = _scan(ctx, [], names=True)
     users = list({id(m): m for n in sorted(_inserting_names(ctx)) for m in naming.get(_NAME + n, ())}.values())
     return not _reexported_between(ctx, consumers, users)
+
+
+def _defined_elsewhere(ctx: FileContext, refs: list[OpRef]) -> set[str]:
+    """Which of the ops `refs` another module of the project defines (`"ns::op"` opening a
+    string), each module read once for all of them."""
+    names = sorted({f"{r.namespace}::{r.op}" for r in refs})
+    cache_key = (_DEFINES, tuple(names))
+    if cache_key in ctx.cache:
+        return ctx.cache[cache_key]
+    searches = {n: _Defined(r) for r in refs if (n := f"{r.namespace}::{r.op}") in names}
+    questions = [_DEFINES + n for n in names]
+    own = os.path.abspath(ctx.path)
+    modules = [(p, k) for p, k in project_modules(ctx, tuple(names)) if k is not None and p != own]
+    found: set[str] = set()
+    for path, key, known in scan_memo.unanswered(modules, questions):
+        pending = [n for n, held in zip(names, known, strict=True) if held is None]
+        found.update(n for n, held in zip(names, known, strict=True) if held)
+        read = _read_text(ctx, path, key, tuple(n.encode() for n in pending)) if pending else None
+        for n in pending:
+            holds = read is not None and searches[n].search(read[0])
+            scan_memo.note(path, _DEFINES + n, key, bool(holds))
+            if holds:
+                found.add(n)
+    ctx.cache[cache_key] = found
+    return found
 
 
 class _Defined:
@@ -254,6 +286,24 @@ def _scan(ctx: FileContext, refs: list[OpRef], names: bool = False) -> dict[str,
     return found
 
 
+def _read_text(ctx: FileContext, path: str, key: tuple, needles: tuple[bytes, ...]) -> tuple[str, bytes | None] | None:
+    """(text, bytes read) of the module when its bytes hold one of `needles` (an editor's
+    buffer: its text, whatever it holds)."""
+    if key[0] == "overlay":
+        return ctx.project.overlay[path], None
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    if len(data) > _MAX_BYTES or not any(n in data for n in needles):
+        return None
+    try:
+        return decode_source(data), data
+    except DecodeError:
+        return None
+
+
 def _module(
     ctx: FileContext, path: str, key: tuple, wanted: list[tuple[_Packet | _AnyName, tuple[bytes, ...]]]
 ) -> FileContext | None:
@@ -264,21 +314,10 @@ def _module(
     known = _PARSED.get(path)
     if known is not None and known[0] == key:
         return known[1]
-    data = None
-    if key[0] == "overlay":
-        text = ctx.project.overlay[path]
-    else:
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError:
-            return None
-        if len(data) > _MAX_BYTES or not any(n in data for _, needles in wanted for n in needles):
-            return None
-        try:
-            text = decode_source(data)
-        except DecodeError:
-            return None
+    read = _read_text(ctx, path, key, tuple(n for _, needles in wanted for n in needles))
+    if read is None:
+        return None
+    text, data = read
     if not any(pattern.search(text) for pattern, _ in wanted):
         return None  # parsed only when it matches: op names are common words (`x.reshape(...)`)
     # A module this run checks later: the tree a summary or a scan kept for its check, or
