@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from qlint.rules import packet_consumers
 from tests.conftest import lint, mapped_repository, write_package
 
 ADD = """\
@@ -429,3 +430,21 @@ def test_an_own_op_that_may_meet_overload_keyed_code_stays_loud(tmp_path, module
         assert [d.code for d in lint(add.read_text(), path=str(add), select=("QL102",))] == ["QL102"]
         return
     assert _own(tmp_path, **modules) == ["QL102"]
+
+
+def test_the_project_is_read_for_an_own_op_only_when_its_packet_has_a_consumer(tmp_path, monkeypatch):
+    # torch's observer.py inserts `pt2e_quant` packets that no module of torch defines or keys
+    # on: reading every module spelling the op's name at each check cost ~0.4 s.
+    asked, scanned = [], []
+    defined, modules = packet_consumers._defined_elsewhere, packet_consumers.project_modules
+    monkeypatch.setattr(packet_consumers, "_defined_elsewhere", lambda c, r: asked.append(r) or defined(c, r))
+    monkeypatch.setattr(packet_consumers, "project_modules", lambda c, n: scanned.append(n) or modules(c, n))
+    (tmp_path / "a").mkdir()
+    assert _own(tmp_path / "a", visitor="VISITORS = {}\n", pipeline="pass\n") == ["QL102"]
+    assert asked == []  # no module but the inserting one spells the packet: no consumer
+    (tmp_path / "b").mkdir()
+    scanned.clear()
+    assert _own(tmp_path / "b", ops="import torch\n") == ["QL102"]
+    # a consumer, but no module defines the op: the modules naming it are not read one by one
+    # (the consumer scan asks for them once, kept for the check)
+    assert asked and scanned.count(("shape",)) == 1

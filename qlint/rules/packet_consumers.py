@@ -116,12 +116,16 @@ def own_op_keyed_on_packet(ctx: FileContext, ref: OpRef, refs: list[OpRef]) -> b
     under the same packets). No one outside the project knows the op, so the project's own code is
     every consumer its nodes have, and all of it expects the packet. Still a finding when the
     graph is exported or lowered again between the insertion and those consumers (the packet
-    would come back as `.default`). `refs`: every op the module inserts that the op table does
-    not know, so one read of the project tells which the project defines."""
+    would come back as `.default`). `refs`: every packet the module inserts, as
+    `consumed_by_own_code` takes them, so one read of the project serves them all."""
     defined = _Defined(ref)
     overload = _Overload(ref)
     needles = (ref.op.encode(),)
     consumers: list[FileContext] = []
+    # A consumer spells the packet and inserts nothing; the modules spelling each packet the
+    # module inserts are the ones `consumed_by_own_code` reads anyway (same scan, kept per check).
+    if all(writes_insertion(m.text) for m in _scan(ctx, refs).get(_spelled(ref).pattern, ())):
+        return False
     own = defined.search(ctx.text)
     if overload.search(ctx.text):
         return False

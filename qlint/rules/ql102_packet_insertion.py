@@ -65,12 +65,12 @@ class PacketInsertion(Rule):
         found = insertions(ctx)
         if not found or packet_graph_context(ctx):
             return
-        unknown = [r for r, _ in found if op_info(ctx.optable, r) is None]
+        refs = [r for r, _ in found]
         for ref, node in found:
             info = op_info(ctx.optable, ref)
-            if info is None and (_own_op_checked_here(ctx, ref, found) or own_op_keyed_on_packet(ctx, ref, unknown)):
+            if info is None and (_own_op_checked_here(ctx, ref, found) or own_op_keyed_on_packet(ctx, ref, refs)):
                 continue
-            if consumed_by_own_code(ctx, ref, [r for r, _ in found]):
+            if consumed_by_own_code(ctx, ref, refs):
                 continue  # the project's own packet-keyed code is the node's consumer
             if _into_normalised_graph(ctx, node):
                 continue  # the graph carries packets everywhere by then: the packet fits in
