@@ -35,8 +35,8 @@ from qlint.analysis.flow.foreign_references import cannot_bind, defines, importe
 from qlint.analysis.flow.method_references import method_uses, owner_class, subclassed_in
 from qlint.analysis.flow.model_flow import ModelFlow
 from qlint.analysis.flow.model_values import CallSite, FunctionFlow, ModeFact
-from qlint.analysis.graphs import file_keys, kept_answers
-from qlint.analysis.names import content_keys, project_words
+from qlint.analysis.graphs import file_keys
+from qlint.analysis.names import project_words
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.import_paths import module_bases
 from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
@@ -142,7 +142,7 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
             return
         for path, data, key in candidates:
             if method and _subclasses(path, key, data, owner_name):
-                _note_subclassing(ctx, root, target, owner_name, path, key)
+                _SUBCLASSING[root, target] = (path, key)
                 yield None
                 return
             # The module's summary is parsed for its references (unless known already): the tree
@@ -212,8 +212,6 @@ def used_elsewhere(ctx: FileContext, func: ast.AST) -> bool:
         return True  # a nested function, a decorated method: not searched by name
     target, method, owner_name = found
     root = _scan_root(ctx.path)
-    if method and root is not None and _still_subclassed(ctx, root, target):
-        return True  # a module subclassing its class, unchanged since it was found: used there
     words = [owner_name if method == _INIT else func.name]
     for word in words:
         candidates = _candidates(ctx, root, word) if root is not None else None
@@ -221,7 +219,6 @@ def used_elsewhere(ctx: FileContext, func: ast.AST) -> bool:
             return True
         for path, data, key in candidates:
             if method and _subclasses(path, key, data, owner_name):
-                _note_subclassing(ctx, root, target, owner_name, path, key)
                 return True
             try:
                 refs = _references(ctx, path, key, word, keep_tree=True)
@@ -295,61 +292,12 @@ def named_elsewhere(ctx: FileContext, name: str, besides: str) -> bool | None:
     want to know whether one does (`self._test_quantizer(...)` in 20 modules of ao's tests).
     """
     root = _scan_root(ctx.path)
-    if root is None:
-        return None
-    besides = os.path.abspath(besides)
-    if _still_named(ctx, root, name, besides):
-        return True
-    found = _candidates(ctx, root, name)
+    found = _candidates(ctx, root, name) if root is not None else None
     if found is None:
         return None
-    for path, _, key in found:
-        if os.path.abspath(path) != besides and _references(ctx, path, key, name) is not None:
-            _NAMED[root, name] = (True, ((path, key),))
-            file_keys.digest(ctx.project, path, key)  # what `kept_answers` writes beside the stat
-            return True
-    return False
-
-
-# (root, name) -> (True, ((path, content key),) of a module whose code loads the name): while
-# it keeps its content, another module names it whatever the others hold (or so many hold it
-# that the search gives up: None, which the callers take as they take True: not known to be
-# named nowhere). Kept between runs (`kept_answers`): a one-file check of ExecuTorch's
-# qualcomm/tests/utils.py otherwise listed and stat'ed the ~3,800 modules for the name of each
-# of its methods that another module subclassing its class loads.
-_NAMED: dict[tuple[str, str], tuple[bool, tuple]] = {}
-kept_answers.register("named", _NAMED, lambda key, entry: entry[:-1])
-
-
-def _still_named(ctx: FileContext, root: str, name: str, besides: str) -> bool:
-    project = ctx.project
-    kept = _NAMED.get((root, name))
-    if kept is None:
-        saved = kept_answers.saved("named", (root, name))
-        if saved is None or saved[:-1] != (True,):
-            return False
-        trail = kept_answers.valid_trail(
-            saved[-1],
-            lambda path: file_keys.content_key(project, path),
-            lambda path, now: file_keys.digest(project, path, now),
-            lambda module, root: False,  # none is written: a trail holding one is not taken
-        )
-        if trail is None or len(trail) != 1:
-            return False
-        kept = _NAMED[root, name] = (True, trail)
-        kept_answers.took(kept)
-    ((path, key),) = kept[-1]
-    if key is None or project.content_key(path, True) != key:
-        del _NAMED[root, name]
-        return False
-    if path in (besides, os.path.abspath(ctx.path)):
-        return False
-    # As the search would find it: a candidate (not found since to load only its own name).
-    if scan_memo.known_miss(path, _OWN + name, key) or scan_memo.known_miss(path, _UNUSED + name, key):
-        return False
-    if project.wants_dependencies:
-        project.record_read(ctx.path, path, project.digest(path, key))
-    return True
+    besides = os.path.abspath(besides)
+    loading = (path for path, _, key in found if _references(ctx, path, key, name) is not None)
+    return any(os.path.abspath(path) != besides for path in loading)
 
 
 def _candidates(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes, tuple]] | None:
@@ -398,57 +346,26 @@ _SUBCLASSED: dict[tuple[str, tuple, str], bool] = {}
 _MAX_SUBCLASSED = 4096
 
 
-# (root, the method's qualified name) -> (its class's name, ((path, content key),) of a module
-# found subclassing the class): while that module keeps its content the callers stay unknown
-# whatever the others hold, so a check's next run depends on that module alone, and does not
-# list, stat and record the whole project again (~3,800 modules on ExecuTorch at each
-# keystroke of qualcomm/tests/utils.py, whose TestQNN test_qnn_delegate.py subclasses). Kept
-# between runs too (`kept_answers`: a one-file check, `qlint check -`, starts without it).
+# (root, the method's qualified name) -> (path, content key) of a module found subclassing its
+# class: while that module keeps its content the callers stay unknown whatever the others
+# hold, so an editor's next check depends on that module alone, and does not list and record
+# the whole project again (~3,800 reads on ExecuTorch at each keystroke of
+# qualcomm/tests/utils.py, whose TestQNN test_qnn_delegate.py subclasses).
 _SUBCLASSING: dict[tuple[str, str], tuple[str, tuple]] = {}
-kept_answers.register("subclassing", _SUBCLASSING, lambda key, entry: entry[:-1])
 
 
 def _still_subclassed(ctx: FileContext, root: str, target: str) -> bool:
-    project = ctx.project
-    kept = _SUBCLASSING.get((root, target)) or _kept_subclassing(ctx, root, target)
+    kept = _SUBCLASSING.get((root, target))
     if kept is None:
         return False
-    ((path, key),) = kept[-1]
+    path, key = kept
+    project = ctx.project
     if key is None or project.content_key(path, True) != key:
         del _SUBCLASSING[root, target]
         return False
     if project.wants_dependencies:
         project.record_read(ctx.path, path, project.digest(path, key))
     return True
-
-
-def _kept_subclassing(ctx: FileContext, root: str, target: str) -> tuple[str, tuple] | None:
-    """What an earlier run found subclassing the method's class, if that module has the
-    content (and dotted name) it had then."""
-    saved = kept_answers.saved("subclassing", (root, target))
-    if saved is None or len(saved) != 2 or type(saved[0]) is not str:
-        return None
-    project = ctx.project
-    trail = kept_answers.valid_trail(
-        saved[-1],
-        lambda path: file_keys.content_key(project, path),
-        lambda path, now: file_keys.digest(project, path, now),
-        lambda module, root: False,  # no lookup is written for it: a trail holding one is not taken
-    )
-    if trail is None or len(trail) != 1:
-        return None
-    kept = _SUBCLASSING[root, target] = (saved[0], trail)
-    kept_answers.took(kept)
-    return kept
-
-
-def _note_subclassing(ctx: FileContext, root: str, target: str, owner: str, path: str, key: tuple) -> None:
-    # Its hash, as the check records it, is what `kept_answers` writes beside the stat (one an
-    # earlier run kept is not among the hashes this process computed, which it asks).
-    value = file_keys.digest(ctx.project, path, key)
-    if value and key is not None and key[0] != "overlay":
-        content_keys.remember_digest(path, key, value)
-    _SUBCLASSING[root, target] = (owner, ((path, key),))
 
 
 def _subclasses(path: str, key: tuple, data: bytes, cls: str) -> bool:
