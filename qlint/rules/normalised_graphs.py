@@ -21,15 +21,13 @@ def normalised_before(ctx: FileContext, body: Body) -> bool:
     if ctx.module is None:
         return False
     names = set()
-    func = body.node if isinstance(body.node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
-    owner = body.class_scope.node if body.class_scope is not None else None
+    func, owner, decorators = _decorated(body)
     if func is not None and owner is None and ctx.scope.functions.get(func.name) is func:
         names.add(f"{ctx.module}.{func.name}")
     if owner is not None and ctx.scope.classes.get(owner.name) is not None:
         names.add(f"{ctx.module}.{owner.name}")
         if func is not None:
             names.add(f"{ctx.module}.{owner.name}.{func.name}")
-    decorators = [*(func.decorator_list if func is not None else ()), *(owner.decorator_list if owner else ())]
     if not names and not decorators:
         return False
     normalised = normalised_callees(ctx)
@@ -42,10 +40,16 @@ def decorated_by_normaliser(ctx: FileContext, body: Body) -> bool:
     decorator's own module alone (no scan of the project's normalisers)."""
     if ctx.module is None:
         return False
+    decorators = _decorated(body)[2]
+    return bool(decorators) and _normalising_decorator(ctx, decorators, set())
+
+
+def _decorated(body: Body) -> tuple[ast.AST | None, ast.ClassDef | None, list[ast.expr]]:
+    """The function `body` is (None for a class or module body), its class, and the
+    decorators of both."""
     func = body.node if isinstance(body.node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
     owner = body.class_scope.node if body.class_scope is not None else None
-    decorators = [*(func.decorator_list if func is not None else ()), *(owner.decorator_list if owner else ())]
-    return bool(decorators) and _normalising_decorator(ctx, decorators, set())
+    return func, owner, [*(func.decorator_list if func is not None else ()), *(owner.decorator_list if owner else ())]
 
 
 def _normalising_decorator(ctx: FileContext, decorators: list[ast.expr], normalised: set[str]) -> bool:

@@ -159,7 +159,7 @@ def _defined_elsewhere(ctx: FileContext, refs: list[OpRef]) -> set[str]:
     cache_key = (_DEFINES, tuple(names))
     if cache_key in ctx.cache:
         return ctx.cache[cache_key]
-    searches = {n: _Defined(r) for r in refs if (n := f"{r.namespace}::{r.op}") in names}
+    searches = {f"{r.namespace}::{r.op}": _Defined(r) for r in refs}
     questions = [_DEFINES + n for n in names]
     own = os.path.abspath(ctx.path)
     modules = [(p, k) for p, k in project_modules(ctx, tuple(names)) if k is not None and p != own]
