@@ -233,18 +233,7 @@ def project_keys(ctx, root: str, recursive: bool = True) -> dict[str, tuple | No
             project.record_reads(ctx.path, [read for read in kept[2] if read[0] != own])
             ctx.cache[memo] = kept[1]
             return kept[1]
-    # Imported by the first scan: a run the results cache answers reads no module.
-    from qlint.analysis import scan_memo
-
-    listed = scan_memo.use_root(root, project.store, lambda: saved_listings(root))
-    if listed is not None:
-        with contextlib.suppress(TypeError, ValueError, AttributeError):  # a damaged file: ignored
-            restore_listings(root, listed)
-    keys = _watched_keys(project, root, recursive)
-    if keys is None:
-        content_key = project.content_key
-        # Listed: absolute and normalised.
-        keys = {path: content_key(path, True) for path in python_files(root, project.overlay, recursive)}
+    keys = ctx.cache.get(("project_files.unrecorded", root, recursive)) or _listed_keys(project, root, recursive)
     last = _LAST_READS.get((root, recursive, own))
     if last is not None and last[0] == keys:
         reads = last[1]  # the same contents: the same digests (an editor's next check)
@@ -266,6 +255,43 @@ def project_keys(ctx, root: str, recursive: bool = True) -> dict[str, tuple | No
             _RUN_KEYS.clear()  # another run's, or too many roots
         _RUN_KEYS[root, recursive] = (run, keys, reads)
     ctx.cache[memo] = keys
+    return keys
+
+
+def unrecorded_keys(ctx, root: str, recursive: bool = True) -> dict[str, tuple | None]:
+    """`project_keys` recorded as no dependency of the check: for a search whose answer one
+    module may decide (a module subclassing a class, one naming a method), whose caller
+    records that module alone when it does, and `project_keys` when it does not (every
+    module may then change the answer). A warm `qlint check FILE` validates what its result
+    recorded: ExecuTorch's qualcomm/tests/utils.py stat'ed its 3,784 modules for an answer
+    that test_qnn_delegate.py alone decides."""
+    root = os.path.abspath(root)
+    known = ctx.cache.get(("project_files.keys", root, recursive))
+    if known is not None:
+        return known
+    memo = ("project_files.unrecorded", root, recursive)
+    known = ctx.cache.get(memo)
+    if known is None:
+        run = _held_still(ctx.project)
+        kept = _RUN_KEYS.get((root, recursive)) if run is not None else None
+        known = kept[1] if kept is not None and kept[0] is run else _listed_keys(ctx.project, root, recursive)
+        ctx.cache[memo] = known
+    return known
+
+
+def _listed_keys(project, root: str, recursive: bool) -> dict[str, tuple | None]:
+    # Imported by the first scan: a run the results cache answers reads no module.
+    from qlint.analysis import scan_memo
+
+    listed = scan_memo.use_root(root, project.store, lambda: saved_listings(root))
+    if listed is not None:
+        with contextlib.suppress(TypeError, ValueError, AttributeError):  # a damaged file: ignored
+            restore_listings(root, listed)
+    keys = _watched_keys(project, root, recursive)
+    if keys is None:
+        content_key = project.content_key
+        # Listed: absolute and normalised.
+        keys = {path: content_key(path, True) for path in python_files(root, project.overlay, recursive)}
     return keys
 
 

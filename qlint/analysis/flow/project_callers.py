@@ -19,7 +19,10 @@ It answers None (callers unknown) when a use of the helper cannot be read: a ref
 is not a call the analysis summarised (a callback, a lambda, `partial`, a re-export, a
 method called on an object it cannot follow), or too many candidate modules. Every file of the project is a
 dependency of the answer, and so is the listing (`project_files.listing_dependency`): a caller
-edited or added anywhere refreshes cached results.
+edited or added anywhere refreshes cached results. Unless one module decides the answer
+whatever the others hold (a module subclassing a method's class, one that names the
+function, one whose text holds the module's name): that module alone is then recorded, and
+a warm check validates its stat, not the project's (`_subclassed_elsewhere`).
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from qlint.analysis.names.modules import import_root, module_name_for, resolve_r
 from qlint.analysis.names.package_map import project_root
 from qlint.analysis.names.references import REFERENCES, References
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.project_files import listing_dependency, project_keys
+from qlint.analysis.project_files import listing_dependency, project_keys, unrecorded_keys
 from qlint.source import DecodeError, LineIndex, decode_source
 from qlint.value_classes import value_class
 
@@ -128,12 +131,12 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
         return
     target, method, owner_name = found
     root = _scan_root(ctx.path)
-    if method and root is not None and _still_subclassed(ctx, root, target):
-        yield None
-        return
     # The helper's name, then the names modules re-export it under (`from .x import f as qm`):
     # a caller of `qm` never spells `f`. A constructor's callers spell its class.
     words = [owner_name if method == _INIT else func.name]
+    if method and root is not None and _subclassed_elsewhere(ctx, root, target, words[0], owner_name):
+        yield None
+        return
     seen: set[tuple] = set()  # calls found under two words (a module that renames and calls)
     for word in words:
         candidates = _candidates(ctx, root, word) if root is not None else None
@@ -141,10 +144,6 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
             yield None
             return
         for path, data, key in candidates:
-            if method and _subclasses(path, key, data, owner_name):
-                _note_subclassing(ctx, root, target, owner_name, path, key)
-                yield None
-                return
             # The module's summary is parsed for its references (unless known already): the tree
             # is kept for `_module`, which would otherwise parse the module again to read its calls.
             try:
@@ -212,17 +211,14 @@ def used_elsewhere(ctx: FileContext, func: ast.AST) -> bool:
         return True  # a nested function, a decorated method: not searched by name
     target, method, owner_name = found
     root = _scan_root(ctx.path)
-    if method and root is not None and _still_subclassed(ctx, root, target):
-        return True  # a module subclassing its class, unchanged since it was found: used there
     words = [owner_name if method == _INIT else func.name]
+    if method and root is not None and _subclassed_elsewhere(ctx, root, target, words[0], owner_name):
+        return True  # a module that subclasses its class and names the method: used there
     for word in words:
         candidates = _candidates(ctx, root, word) if root is not None else None
         if candidates is None:
             return True
         for path, data, key in candidates:
-            if method and _subclasses(path, key, data, owner_name):
-                _note_subclassing(ctx, root, target, owner_name, path, key)
-                return True
             try:
                 refs = _references(ctx, path, key, word, keep_tree=True)
                 if refs is not None and not method and _imported_elsewhere(ctx, path, refs, func, target, word):
@@ -261,9 +257,14 @@ def named_in_text(ctx: FileContext, word: str) -> bool:
     root = _scan_root(ctx.path)
     if root is None:
         return True
-    # A module created later that names it may import it.
-    ctx.project.record_listing(ctx.path, listing_dependency(root, True, [word]))
-    return bool(_holding(ctx, root, word))
+    holders = _holding(ctx, root, word)
+    if holders:  # it decides alone, while it holds the word (the answer asked, not which)
+        if ctx.project.wants_dependencies:
+            keys = unrecorded_keys(ctx, root)
+            ctx.project.record_read(ctx.path, holders[0], ctx.project.digest(holders[0], keys[holders[0]]))
+        return True
+    _record_search(ctx, root, word)  # held nowhere: any module may come to hold it
+    return False
 
 
 def paths_naming(ctx: FileContext, name: str) -> list[str] | None:
@@ -300,15 +301,18 @@ def named_elsewhere(ctx: FileContext, name: str, besides: str) -> bool | None:
     besides = os.path.abspath(besides)
     if _still_named(ctx, root, name, besides):
         return True
-    found = _candidates(ctx, root, name)
-    if found is None:
-        return None
-    for path, _, key in found:
+    found = _candidates(ctx, root, name, record=False)
+    for path, _, key in found or ():
         if os.path.abspath(path) != besides and _references(ctx, path, key, name) is not None:
             _NAMED[root, name] = (True, ((path, key),))
-            file_keys.digest(ctx.project, path, key)  # what `kept_answers` writes beside the stat
+            # What `kept_answers` writes beside the stat, and the check's one dependency for the
+            # answer: that module names it whatever the others hold.
+            digest = file_keys.digest(ctx.project, path, key)
+            if ctx.project.wants_dependencies:
+                ctx.project.record_read(ctx.path, path, digest)
             return True
-    return False
+    _record_search(ctx, root, name)  # named nowhere, or too often to tell: every module decides
+    return None if found is None else False
 
 
 # (root, name) -> (True, ((path, content key),) of a module whose code loads the name): while
@@ -352,9 +356,21 @@ def _still_named(ctx: FileContext, root: str, name: str, besides: str) -> bool:
     return True
 
 
-def _candidates(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes, tuple]] | None:
+def _record_search(ctx: FileContext, root: str, name: str) -> None:
+    """What a search of the project for `name` depends on when no one module decided its
+    answer: every module (any may come to name it, or stop) and the listing (a module
+    created later that names it)."""
+    ctx.project.record_listing(ctx.path, listing_dependency(root, True, [name]))
+    project_keys(ctx, root)
+
+
+def _candidates(ctx: FileContext, root: str, name: str, record: bool = True) -> list[tuple[str, bytes, tuple]] | None:
     """`_scan`, once per check and name (a check asks for a helper's callers again: QL201's
-    verdict, then the walk of its branches), with the text of each module found."""
+    verdict, then the walk of its branches), with the text of each module found. Unless
+    `record` is False (the caller records what decided its answer), every module of the
+    project and its listing are dependencies of the check (`_record_search`)."""
+    if record:
+        _record_search(ctx, root, name)
     memo = ("project_callers.candidates", root, name)
     known = ctx.cache.get(memo, False)
     if known is False:
@@ -379,11 +395,9 @@ def _scan_again(ctx: FileContext, root: str, name: str) -> list[tuple[str, tuple
     what was learnt of it are keyed on its content key (`scan_memo` may have learnt more since,
     which only spares reading a module found to be no caller)."""
     own = os.path.abspath(ctx.path)
-    keys = project_keys(ctx, root)
+    keys = unrecorded_keys(ctx, root)
     kept = _SCANS.get((root, name, own))
     if kept is not None and _same_besides(kept[0], keys, own):
-        # The dependency `_scan` records, as it would have.
-        ctx.project.record_listing(ctx.path, listing_dependency(root, True, [name]))
         return kept[1]
     found = _scan(ctx, root, name)
     if len(_SCANS) >= _MAX_SCANS:
@@ -408,7 +422,23 @@ _SUBCLASSING: dict[tuple[str, str], tuple[str, tuple]] = {}
 kept_answers.register("subclassing", _SUBCLASSING, lambda key, entry: entry[:-1])
 
 
-def _still_subclassed(ctx: FileContext, root: str, target: str) -> bool:
+def _subclassed_elsewhere(ctx: FileContext, root: str, target: str, word: str, owner: str) -> bool:
+    """Another module subclasses the method's class and spells `word` (the method's name, or
+    the class's for `__init__`): its `self.<method>` calls are none the flow reads, so the
+    callers are unknown whatever the other modules hold. That module alone is then the
+    check's dependency for the answer (and is kept for the next run, `_SUBCLASSING`), not
+    the project it was searched in: a warm `qlint check` of ExecuTorch's qualcomm/tests/utils.py
+    validates one module's stat, not 3,784 (test_qnn_delegate.py subclasses its TestQNN)."""
+    if _still_subclassed(ctx, root, target, word):
+        return True
+    for path, data, key in _candidates(ctx, root, word, record=False) or ():
+        if _subclasses(path, key, data, owner):
+            _note_subclassing(ctx, root, target, owner, path, key)
+            return _still_subclassed(ctx, root, target, word)
+    return False  # the search that follows records the project: every module decides
+
+
+def _still_subclassed(ctx: FileContext, root: str, target: str, word: str) -> bool:
     project = ctx.project
     kept = _SUBCLASSING.get((root, target)) or _kept_subclassing(ctx, root, target)
     if kept is None:
@@ -416,6 +446,9 @@ def _still_subclassed(ctx: FileContext, root: str, target: str) -> bool:
     ((path, key),) = kept[-1]
     if key is None or project.content_key(path, True) != key:
         del _SUBCLASSING[root, target]
+        return False
+    # As the search would find it: another module, a candidate for the word.
+    if path == os.path.abspath(ctx.path) or any(scan_memo.known_miss(path, q + word, key) for q in (_OWN, _UNUSED)):
         return False
     if project.wants_dependencies:
         project.record_read(ctx.path, path, project.digest(path, key))
@@ -478,9 +511,7 @@ def _scan(ctx: FileContext, root: str, name: str) -> list[tuple[str, tuple]] | N
     content). None past `_MAX_CANDIDATES` modules whose text holds it (spelled or inside
     longer names), decided from the texts alone before any is parsed."""
     hits = []
-    # A module created later that names the helper may call it: the answer depends on none appearing.
-    ctx.project.record_listing(ctx.path, listing_dependency(root, True, [name]))
-    keys = project_keys(ctx, root)
+    keys = unrecorded_keys(ctx, root)
     for counted, path in enumerate(_holding(ctx, root, name), 1):
         key = keys[path]
         if not scan_memo.known_miss(path, _UNUSED + name, key) and not scan_memo.known_miss(path, _OWN + name, key):
@@ -499,8 +530,8 @@ def _holding(ctx: FileContext, root: str, word: str) -> list[str]:
     """The project's modules whose text holds `word` (`project_words`). Where the answers are
     kept between runs (`scan_memo`, with the results cache), what an earlier run found is
     asked first, so that a module unchanged since is not read, and what this one found is
-    kept for the next."""
-    keys = project_keys(ctx, root)
+    kept for the next. Nothing is recorded: its callers do (`_record_search`)."""
+    keys = unrecorded_keys(ctx, root)
     overlay = ctx.project.overlay
     own = os.path.abspath(ctx.path)
     if not scan_memo.keeps(root):
