@@ -15,6 +15,8 @@ from __future__ import annotations
 import ast
 import os
 
+import pytest
+
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow import project_callers
 from qlint.analysis.names.modules import module_name_for
@@ -23,6 +25,7 @@ from qlint.config import Overrides, load_settings
 from qlint.engine import check_source
 from qlint.runner import run_check
 from qlint.source import LineIndex
+from tests import test_tree_snapshot
 from tests.conftest import settings_for
 from tests.test_ql201_method_callers import CAPTURE_ROW, IMPORT, _repo
 
@@ -30,6 +33,7 @@ SUBCLASS = "\nclass Sub(Builder):\n    def go(self, x):\n        return self.qua
 EVAL_CALLER = "\ndef main(q, x):\n    Builder(q).quantize(Net().eval(), x)\n"
 TRAIN_CALLER = "\ndef main(q, x):\n    Builder(q).quantize(Net(), x)\n"
 _PAST = 1_600_000_000
+listed_from_now = test_tree_snapshot.listed_from_now  # the fixture, for the snapshot test
 
 
 def _age(root) -> None:
@@ -156,3 +160,41 @@ def test_a_module_name_another_text_holds_depends_on_that_module(tmp_path):
     held, deps = _asked(path, lambda ctx: project_callers.named_in_text(ctx, "nowhere_named"))
     assert held is False
     assert str(root / "pkg" / "unrelated.py") in deps and _listings(deps) != []
+
+
+def _whole_tree_settings(root):
+    from qlint.settings import Settings
+
+    return Settings(select=("QL102", "QL201"), root=root, cache_dir=root / ".qlint_cache")
+
+
+def _warm_rows(root, path, use_cache=True):
+    run = run_check([str(path)], _whole_tree_settings(root), use_cache=use_cache, jobs=1)
+    assert run.all_errors == []
+    return run.cached, [d.range.start.row for r in run.results for d in r.diagnostics]
+
+
+def test_a_warm_check_takes_the_project_listing_from_the_wrapper_snapshot(tmp_path, monkeypatch, listed_from_now):
+    # Quiet (every caller passes an eval-mode model): the verdict depends on every module and
+    # on which exist. After a run over the tree, whose wrapper record keeps a snapshot of the
+    # tree's stats, a warm check of the module takes the listing from that snapshot (no
+    # kept listing read back nor walked), and still sees a caller edited or added later.
+    from qlint import cache as cache_module
+
+    root = _repo(tmp_path, other=EVAL_CALLER, **{f"m{i}": "X = 1\n" for i in range(30)})
+    _age(root)
+    listed_from_now(root)
+    path = root / "pkg" / "builder.py"
+    run = run_check([str(root)], _whole_tree_settings(root), use_cache=True, jobs=1)
+    assert run.all_errors == [] and [d for r in run.results if r.path == str(path) for d in r.diagnostics] == []
+    real = cache_module.disk_files
+    monkeypatch.setattr(cache_module, "disk_files", lambda *a: pytest.fail(f"listed: {a[0]}"))
+    assert _warm_rows(root, path) == (1, [])
+    monkeypatch.setattr(cache_module, "disk_files", real)
+    other = root / "pkg" / "other.py"
+    other.write_text(IMPORT + TRAIN_CALLER.replace("Net()", "Net() "))  # edited in place
+    os.utime(other, (_PAST + 7, _PAST + 7))
+    assert _warm_rows(root, path) == (0, [CAPTURE_ROW]) == (0, _warm_rows(root, path, use_cache=False)[1])
+    other.write_text(IMPORT + EVAL_CALLER)
+    (root / "pkg" / "late.py").write_text(IMPORT + TRAIN_CALLER)  # a caller added
+    assert _warm_rows(root, path) == (0, [CAPTURE_ROW])
