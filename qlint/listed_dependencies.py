@@ -51,11 +51,12 @@ def parse_listed_key(dep: str) -> tuple[str, bool] | None:
 
 
 def fingerprint(items: Iterable[tuple[str, Stat]]) -> str:
-    """The digest of (path, size, mtime_ns) triples in the order given (the listing's: the
-    same directories list the same way), as marshal's version 0 writes them: the same values
-    always give the same bytes (later versions mark interned and shared objects, which
-    depend on where a string came from), several times faster than formatting text."""
-    flat = [(path, stat[0], stat[1]) for path, stat in items]
+    """The digest of (path, size, mtime_ns) triples in path order (a listing, or the files of
+    a snapshot that vouches for one, `Cache._snapshot_files`, which keeps another order), as
+    marshal's version 0 writes them: the same values always give the same bytes (later
+    versions mark interned and shared objects, which depend on where a string came from),
+    several times faster than formatting text."""
+    flat = sorted((path, stat[0], stat[1]) for path, stat in items)
     return sha256_hex(marshal.dumps(flat, 0))
 
 

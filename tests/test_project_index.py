@@ -295,3 +295,25 @@ def test_an_undecodable_module_stays_without_text(tmp_path):
     source = project._scopes[str(bad)][2].text
     assert source() is None and source._data is None
     assert source() is None
+
+
+def test_the_same_scan_recorded_again_keeps_its_dependents_exact(tmp_path):
+    # An editor's next check hands `record_reads` the very list it took before: the checked
+    # file is still a user of each read, unless a check in between stopped reading one.
+    a, b, me = (str(tmp_path / n) for n in ("a.py", "b.py", "me.py"))
+    project = ProjectIndex()
+    reads = [(a, "1"), (b, "2")]
+    for _ in range(2):
+        project.record_reads(me, reads)
+        assert project.dependencies_of(me) == {a: "1", b: "2"}
+        assert project.dependents(a) == project.dependents(b) == {me}
+    project.record_reads(me, [(a, "1")])  # a check that reads `a` only
+    project.dependencies_of(me)
+    assert project.dependents(b) == set()
+    project.record_reads(me, reads)
+    project.dependencies_of(me)
+    project.dependencies_of(me)  # a check that scans nothing
+    assert project.dependents(a) == project.dependents(b) == set()
+    project.record_reads(me, reads)  # the old list again: `b` is read once more
+    project.dependencies_of(me)
+    assert project.dependents(a) == project.dependents(b) == {me}

@@ -117,3 +117,22 @@ def test_only_a_run_without_cache_leaves_dependencies_unrecorded(tmp_path, monke
     seen.clear()
     runner.run_check([str(root)], Settings(cache_dir=tmp_path / "cache"), use_cache=True, jobs=1)
     assert seen and all(seen) and ProjectIndex.wants_dependencies
+
+
+def test_keys_a_search_records_no_dependency_for_are_listed_once_a_run_too(tmp_path, monkeypatch):
+    # `unrecorded_keys` (a search one module may decide) shares the run's one listing with
+    # `project_keys`, in either order, and records nothing until a check asks `project_keys`.
+    root = _tree(tmp_path)
+    listed = _listings(monkeypatch)
+    project = ProjectIndex(track_dependents=False)
+    ProjectIndex.fix_layout(True)
+    try:
+        with ProjectIndex.contents_fixed():
+            first = project_files.unrecorded_keys(_ctx(root / "a.py", project), str(root))
+            assert project.dependencies_of(str(root / "a.py")) == {}
+            second = project_files.unrecorded_keys(_ctx(root / "b.py", project), str(root))
+            recorded = project_files.project_keys(_ctx(root / "c.py", project), str(root))
+            assert second is first and recorded is first and len(listed) == 1
+            assert set(project.dependencies_of(str(root / "c.py"))) == {str(root / "a.py"), str(root / "b.py")}
+    finally:
+        ProjectIndex.fix_layout(False)

@@ -227,24 +227,12 @@ def project_keys(ctx, root: str, recursive: bool = True) -> dict[str, tuple | No
     project = ctx.project
     own = os.path.abspath(ctx.path)
     run = _held_still(project)
-    if run is not None:
-        kept = _RUN_KEYS.get((root, recursive))
-        if kept is not None and kept[0] is run:
-            project.record_reads(ctx.path, [read for read in kept[2] if read[0] != own])
-            ctx.cache[memo] = kept[1]
-            return kept[1]
-    # Imported by the first scan: a run the results cache answers reads no module.
-    from qlint.analysis import scan_memo
-
-    listed = scan_memo.use_root(root, project.store, lambda: saved_listings(root))
-    if listed is not None:
-        with contextlib.suppress(TypeError, ValueError, AttributeError):  # a damaged file: ignored
-            restore_listings(root, listed)
-    keys = _watched_keys(project, root, recursive)
-    if keys is None:
-        content_key = project.content_key
-        # Listed: absolute and normalised.
-        keys = {path: content_key(path, True) for path in python_files(root, project.overlay, recursive)}
+    kept = _RUN_KEYS.get((root, recursive)) if run is not None else None
+    if kept is not None and kept[0] is run and kept[2] is not None:
+        project.record_reads(ctx.path, [read for read in kept[2] if read[0] != own])
+        ctx.cache[memo] = kept[1]
+        return kept[1]
+    keys = unrecorded_keys(ctx, root, recursive)
     last = _LAST_READS.get((root, recursive, own))
     if last is not None and last[0] == keys:
         reads = last[1]  # the same contents: the same digests (an editor's next check)
@@ -262,10 +250,57 @@ def project_keys(ctx, root: str, recursive: bool = True) -> dict[str, tuple | No
     if run is not None:
         if own in keys and project.wants_dependencies:  # the checked file's digest too, for the checks of the others
             reads = [*reads, (own, project.digest(own, keys[own]))]
-        if len(_RUN_KEYS) >= _MAX_RUN_KEYS or any(kept[0] is not run for kept in _RUN_KEYS.values()):
-            _RUN_KEYS.clear()  # another run's, or too many roots
-        _RUN_KEYS[root, recursive] = (run, keys, reads)
+        _keep_run_keys(run, root, recursive, keys, reads)
     ctx.cache[memo] = keys
+    return keys
+
+
+def _keep_run_keys(run: dict, root: str, recursive: bool, keys: dict, reads: list | None) -> None:
+    """`reads` None: the keys only, taken by a search that recorded none (`unrecorded_keys`)."""
+    if len(_RUN_KEYS) >= _MAX_RUN_KEYS or any(kept[0] is not run for kept in _RUN_KEYS.values()):
+        _RUN_KEYS.clear()  # another run's, or too many roots
+    _RUN_KEYS[root, recursive] = (run, keys, reads)
+
+
+def unrecorded_keys(ctx, root: str, recursive: bool = True) -> dict[str, tuple | None]:
+    """`project_keys` recorded as no dependency of the check: for a search whose answer one
+    module may decide (a module subclassing a class, one naming a method), whose caller
+    records that module alone when it does, and `project_keys` when it does not (every
+    module may then change the answer). A warm `qlint check FILE` validates what its result
+    recorded: ExecuTorch's qualcomm/tests/utils.py stat'ed its 3,784 modules for an answer
+    that test_qnn_delegate.py alone decides."""
+    root = os.path.abspath(root)
+    known = ctx.cache.get(("project_files.keys", root, recursive))
+    if known is not None:
+        return known
+    memo = ("project_files.unrecorded", root, recursive)
+    known = ctx.cache.get(memo)
+    if known is None:
+        run = _held_still(ctx.project)
+        kept = _RUN_KEYS.get((root, recursive)) if run is not None else None
+        if kept is not None and kept[0] is run:
+            known = kept[1]
+        else:
+            known = _listed_keys(ctx.project, root, recursive)
+            if run is not None:  # listed and stat'ed once per run, as `project_keys` is
+                _keep_run_keys(run, root, recursive, known, None)
+        ctx.cache[memo] = known
+    return known
+
+
+def _listed_keys(project, root: str, recursive: bool) -> dict[str, tuple | None]:
+    # Imported by the first scan: a run the results cache answers reads no module.
+    from qlint.analysis import scan_memo
+
+    listed = scan_memo.use_root(root, project.store, lambda: saved_listings(root))
+    if listed is not None:
+        with contextlib.suppress(TypeError, ValueError, AttributeError):  # a damaged file: ignored
+            restore_listings(root, listed)
+    keys = _watched_keys(project, root, recursive)
+    if keys is None:
+        content_key = project.content_key
+        # Listed: absolute and normalised.
+        keys = {path: content_key(path, True) for path in python_files(root, project.overlay, recursive)}
     return keys
 
 
@@ -295,10 +330,11 @@ def _watched_keys(project, root: str, recursive: bool) -> dict[str, tuple | None
 
 
 # (root, recursive) -> (the run's content keys, the keys `project_keys` took, the digests of
-# all of them): while a check run holds files still (`_held_still`), every check that scans
-# the project sees the same listing and contents, and listing and stat'ing ExecuTorch's 3,800
-# modules again for each of the ~50 checks that search it cost ~1 s of a cold run.
-_RUN_KEYS: dict[tuple[str, bool], tuple[dict, dict, list]] = {}
+# all of them, None until a check records them): while a check run holds files still
+# (`_held_still`), every check that scans the project sees the same listing and contents, and
+# listing and stat'ing ExecuTorch's 3,800 modules again for each of the ~50 checks that search
+# it cost ~1 s of a cold run.
+_RUN_KEYS: dict[tuple[str, bool], tuple[dict, dict, list | None]] = {}
 _MAX_RUN_KEYS = 8
 
 

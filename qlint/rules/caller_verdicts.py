@@ -19,7 +19,7 @@ import re
 from qlint.analysis.flow.call_paths import on_params, vouched_on_every_path
 from qlint.analysis.flow.call_sites import Home, Site, calls_all_known, calls_read_here, checked_home, rows_naming
 from qlint.analysis.flow.model_apis import argument_for
-from qlint.analysis.flow.model_flow import PARAM, Capture, FunctionFlow, ModeFact, caller_facts, compatible
+from qlint.analysis.flow.model_flow import PARAM, STORED, Capture, FunctionFlow, ModeFact, caller_facts, compatible
 from qlint.analysis.flow.model_values import (
     ATTR,
     CONTAINER,
@@ -52,7 +52,9 @@ def vouched_by_callers(ctx: FileContext, cap: Capture, flow: str, flows: list[Fu
     all write the container in the call, holding harmless models only, when the helper adds
     nothing to it (`read_only_params`); a field or an item of a bundle (`artifact.model`,
     `artifact.data["forward"]`) by callers that build it in the call or just for it, from a
-    class that stores what it is given unchanged (`held_contents`, `_harmless_part`)."""
+    class that stores what it is given unchanged (`held_contents`, `_harmless_part`); a
+    `self.model` stored from `__init__`'s parameter by the constructions of its class, in its
+    module and across the project (`construction_references`)."""
     facts = cap.modes_for(flow)
     helpers = set()
     parts = set()
@@ -66,8 +68,9 @@ def vouched_by_callers(ctx: FileContext, cap: Capture, flow: str, flows: list[Fu
                 return False
             parts.add((func, origin.index, origin.path))
             continue
-        if fact.state != "unset" or origin is None or origin.kind != PARAM or origin.index is None:
+        if fact.state != "unset" or origin is None or origin.kind not in (PARAM, STORED) or origin.index is None:
             return False
+        # `self.model` stored from `__init__`'s parameter: the constructions are its callers.
         helpers.add((origin.node, origin.index))
     if len(helpers) == 1 and not parts and _dead_test_helper(ctx, flows, *next(iter(helpers))):
         return True
@@ -174,7 +177,12 @@ def _callers_harmless(
             return _harmless(fact, flows, call, holder)
 
         here = lambda f: calls_read_here(ctx, f)  # noqa: E731
-        same = caller_facts(flows, func, index, lambda f: calls_all_known(ctx, f), here) or []
+        same = caller_facts(flows, func, index, lambda f: calls_all_known(ctx, f), here)
+        if same is None and any(c.callee is func and index in c.args for f in flows for c in f.calls):
+            # Calls here on instances (`b.quantize(m)`) that count only when every call of the
+            # method is known, and not all are: what they pass is not read, so it vouches for nothing.
+            return False
+        same = same or []
     else:
         # A container the caller was handed itself holds what its own callers put in it, and
         # they are not followed: only a container written in the call counts.

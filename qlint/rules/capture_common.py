@@ -100,8 +100,9 @@ def reasons(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]
                         bad = bad or reason.kind in _BAD_FOR_PTQ
                     elif _mode_left_open(caller_fact):
                         unclassified = True
-                if here is not None and not (unclassified or bad) and origin.kind == PARAM:
-                    # Callers in other modules are not in these flows: the verdicts read them.
+                if here is not None and not (unclassified or bad):
+                    # Callers in other modules are not in these flows: the verdicts read them
+                    # (for a stored `self.model`, the constructions of its class elsewhere).
                     # (Asked last: a caller here that already explains the report makes it moot.)
                     unclassified = not here(origin.node)
                 if not unclassified:
@@ -212,9 +213,13 @@ def _describe(ctx: FileContext, fact: ModeFact) -> Reason | None:
 
 
 def qat_only_train(cap: Capture) -> ModeFact | None:
-    """A `.train()` that runs only on the QAT path (`if is_qat: model.train()`)."""
-    on_ptq = cap.modes_for("ptq")
-    return next((f for f in sorted(cap.modes, key=_row) if f.state == "train" and f not in on_ptq), None)
+    """A `.train()` that runs only on the QAT path (`if is_qat: model.train()`): on a path to
+    a QAT prepare, not on one to a PTQ prepare (a `.train()` on no path to either, as in a
+    branch on `training` that the capture's branch rules out, is none)."""
+    on_ptq, on_qat = cap.modes_for("ptq"), cap.modes_for("qat")
+    return next(
+        (f for f in sorted(cap.modes, key=_row) if f.state == "train" and f not in on_ptq and f in on_qat), None
+    )
 
 
 def _row(fact: ModeFact) -> int:

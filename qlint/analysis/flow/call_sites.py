@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.class_methods import derives_from, method_of
 from qlint.analysis.flow.confined_instances import confined
+from qlint.analysis.flow.method_references import owner_class
 from qlint.analysis.flow.model_flow import ModelFlow, module_flows
 from qlint.analysis.flow.model_values import CallSite, FunctionFlow
 from qlint.analysis.flow.project_callers import (
@@ -135,7 +136,16 @@ def each_site(ctx: FileContext, home: Home, func: ast.AST, here: bool = False) -
                 return
             yield Site(found.site, found.flow, Home(*found.module[:3]))
     elif not boxed and not _named_only_at_home(ctx, home, func.name):
-        yield None
+        if home.ctx is not ctx or owner_class(ctx, func) is None:
+            yield None
+            return
+        # A method of a top-level class another module names: its calls there (`Builder(q)
+        # .quantize(m)`), as for a module-level function (`method_references`).
+        for found in each_project_call(ctx, func, 0):
+            if found is None or found.site is None or found.module is None:
+                yield None
+                return
+            yield Site(found.site, found.flow, Home(*found.module[:3]))
 
 
 def calls_all_known(ctx: FileContext, func: ast.AST) -> bool:
@@ -161,10 +171,10 @@ def calls_read_here(ctx: FileContext, func: ast.AST) -> bool:
     the modes its callers pass are all in this module's flows: a walk up its callers may go on
     there (`model_flow.caller_facts`). A module-level function another module names, one used
     as a value: not. A nested function is found by its name in its module (`unread_uses`).
-    A method is trusted as before: its calls on instances count only when those never leave
-    the module (`caller_facts`'s `known`), and the other modules are not searched for it (its
-    name is found in too many of them: a private test helper `self._quantize` of
-    ExecuTorch's tests is named in over 80 modules, none of which can reach its class)."""
+    A method of a top-level class: when no other module names it or can import its module
+    (its calls on instances count only when those never leave the module, `caller_facts`'s
+    `known`); one that another module names may be called there, and the verdicts search those modules for it
+    (`project_callers`, `method_references`)."""
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
     key = ("call_sites.here", id(func))
@@ -175,10 +185,39 @@ def calls_read_here(ctx: FileContext, func: ast.AST) -> bool:
             found = all(site is not None for site in each_site(ctx, home, func, here=True))
         elif enclosing(ctx, func) is not None:
             found = not unread_use(ctx, home.flows(), func)
+        elif (owner := owner_class(ctx, func)) is not None:
+            # A method of a top-level class that another module names may be called there
+            # (`Builder(q).quantize(m)`): its callers there are read by the verdicts. In a
+            # module that no other one can import (a test module: its name is in no other
+            # module's text) the class is built here, and the calls here are the ones read,
+            # as before the search (ExecuTorch's test suites each define `self._quantize`,
+            # a name held by over 80 modules).
+            # Another module that names it only where it cannot be the method (another class's
+            # own `self._wrap_model`, `torch.quantize`) calls it nowhere (`used_elsewhere`):
+            # the calls here are then all of them (IPEX's two copies of one trainer module).
+            # An `__init__` is called by the constructions of its class, spelled by its name.
+            word = owner.node.name if func.name == "__init__" else func.name
+            found = (
+                _private_unsearched(ctx, func)
+                or not _imported_elsewhere(ctx)
+                or named_elsewhere(ctx, word, ctx.path) is False
+                or not used_elsewhere(ctx, func)
+            )
         else:
-            found = True  # a method
+            found = True  # a decorated method, one of a nested class: trusted as before
         ctx.cache[key] = found
     return found
+
+
+def _private_unsearched(ctx: FileContext, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A private method (`_wrap_model`, not a dunder a protocol calls) in a tree whose other
+    modules cannot be searched (no repository or `pyproject.toml` around it): by convention
+    its class calls it, through `self`, and those calls are read here. A public one there is
+    API for callers nobody can see, as a module-level function is. In a project that can be
+    searched the other modules are read instead (`used_elsewhere`): a subclass or a caller
+    there still counts."""
+    name = func.name
+    return name.startswith("_") and not name.endswith("__") and not searchable(ctx)
 
 
 def _named_only_at_home(ctx: FileContext, home: Home, name: str) -> bool:

@@ -3,9 +3,10 @@ that class's method, as `self.prepare(m)` inside the class would.
 
 A test builds a quantizer wrapper (`quantizer = XNNPackDynamicQuantizer()`) and hands it the
 model (`quantizer.prepare(m)`); the method captures it. The receiver is known only when its
-every origin is one construction of a top-level class of this module, whose method resolves
-along this module's bases (`class_methods.method_of`); a decorated method (static, class, a
-property, anything wrapped) is not followed. Whether every call of such a method is known is
+every origin is one construction of a top-level class of this module (or of the module whose
+callers `project_callers` reads), whose method resolves along its module's bases
+(`class_methods.method_of`); a decorated method (static, class, a property, anything
+wrapped) is not followed. Whether every call of such a method is known is
 the verdicts' business (`confined_instances`).
 """
 
@@ -25,12 +26,21 @@ def method_summary(sem, attr: str, receiver: Obj) -> tuple[FunctionFlow, int] | 
         return None
     (origin,) = receiver.origins
     cls = getattr(origin.built, "cls", None) if origin.kind == CONSTRUCTED else None
-    if cls is None or cls.summarised or cls.around is not None:
+    if cls is None or cls.around is not None:
         return None
     owner = sem.owner
     scope = owner.scope
     if os.path.abspath(cls.scope.path) != os.path.abspath(scope.path):
-        return None  # another module's class: its methods are read where it is written
+        # Another module's class: its methods are read where it is written, unless that module
+        # is the one whose callers are being read (`project_callers`: `Builder(q).quantize(m)`).
+        if cls.scope.module is None or os.path.abspath(cls.scope.path) != owner.memo.follow:
+            return None
+        owner = owner.for_module(cls.scope.module)
+        if owner is None:
+            return None
+        scope = owner.scope
+    elif cls.summarised:
+        return None
     top = scope.classes.get(cls.name)
     if top is None or top.node is not cls.node:
         return None

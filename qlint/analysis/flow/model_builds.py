@@ -9,6 +9,7 @@ back for helper summaries (not imported: that module imports this one).
 from __future__ import annotations
 
 import ast
+import os
 import weakref
 
 from qlint.analysis.flow.class_facts import sets_eval
@@ -132,9 +133,14 @@ class Builds:
         return Built(call, cls, resolver, owner.classes, written)
 
     def instantiation(self, node: ast.Call, built: Built, args, kwargs, env: Env) -> None:
-        """`Quantizer(model)` of a class of this module: what its `__init__` parameters receive."""
+        """`Quantizer(model)` of a class of this module: what its `__init__` parameters receive.
+        Of the class of the module whose callers are being read (`project_callers`): a call of
+        its `__init__` there (`construction_references`)."""
         cls = built.cls
-        if cls is None or cls.scope.path != self.sem.flow.path:
+        if cls is None:
+            return
+        foreign = cls.scope.path != self.sem.flow.path
+        if foreign and os.path.abspath(cls.scope.path) != self.sem.owner.memo.follow:
             return  # a class of another module: its body is not read for this
         init = next((s for s in cls.node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
         if init is None or any(isinstance(a, ast.Starred) for a in node.args):
@@ -145,7 +151,10 @@ class Builds:
             if kw.arg in names:
                 obj = kwargs[kw.arg]
                 passed[names.index(kw.arg)] = env.facts(obj) if obj is not None else UNKNOWN_MODE
-        self.sem.flow.calls.append(CallSite(init, node, passed))
+        if foreign:
+            self.sem.flow.foreign_calls.append((cls.scope.path, CallSite(init, node, passed)))
+        else:
+            self.sem.flow.calls.append(CallSite(init, node, passed))
 
     def field(self, holder: Obj, attr: str, anchor: ast.AST, env: Env) -> Obj | None:
         """`bundle.model`: what the constructions `holder` came from passed for the attribute

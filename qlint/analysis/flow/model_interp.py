@@ -196,25 +196,36 @@ class Interpreter:
             # One arm returns (raises, breaks, continues): what follows runs under the other's
             # condition, so a prepare after `if qmode == NONE: return gm` needs `qmode != NONE`.
             self.guards.append((condition[0], condition[1] == ends[1]))
+        elif out is not None and ends == [False, True]:
+            # `if a and b: ... else: return`: what follows runs under each of them.
+            self.guards.extend(_conjuncts(s.test, self.resolver.local))
         return out
 
     def fork(self, test: ast.expr, arms, env: Env, anchor: ast.AST):
         """Run both arms of `if`/`a if c else b`, each remembering its condition on what it sets."""
         self.expr(test, env)
         condition = _condition(test, self.resolver.local)
+        # `a and b`: the first arm runs under each conditions recognised among them; the other
+        # under their negated conjunction, which no guard says (IPEX's trainer optimises under
+        # `use_ipex and not int8` and captures under `inductor and not training` + `int8`).
+        conjuncts = _conjuncts(test, self.resolver.local) if condition is None else []
         outs, values = [], []
         for run, polarity in zip(arms, (True, False), strict=True):
             if condition is not None:
-                self.guards.append((condition[0], condition[1] == polarity))
+                pushed = [(condition[0], condition[1] == polarity)]
+            else:
+                pushed = conjuncts if polarity else []
+            self.guards.extend(pushed)
             try:
                 out, value = run(env.copy())
             finally:
-                if condition is not None:
-                    self.guards.pop()
+                del self.guards[len(self.guards) - len(pushed) :]
             outs.append(out)
             values.append(value)
         if condition is not None and all(o is not None for o in outs):
             _tag(outs[0], outs[1], condition)
+        elif conjuncts and all(o is not None for o in outs):
+            _tag_first(outs[0], outs[1], conjuncts)
         return join(outs, anchor), values
 
     def loop(self, s, env: Env) -> Env | None:
@@ -492,6 +503,37 @@ def _condition(test: ast.expr, local: dict) -> tuple[str, bool] | None:
         if named is not None and len(named) > 1 and named[0] not in local:
             return f"{'.'.join(left)} == {'.'.join(named)}", positive
     return None
+
+
+def _conjuncts(test: ast.expr, local: dict) -> list[tuple[str, bool]]:
+    """The recognised conditions of `a and b and ...`, each of which holds when it is true
+    (also nested: `a and (b and c)`); none for anything else."""
+    if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)):
+        return []
+    out = []
+    for value in test.values:
+        found = _condition(value, local)
+        if found is not None:
+            out.append(found)
+        else:
+            out.extend(_conjuncts(value, local))
+    return out
+
+
+def _tag_first(then: Env, orelse: Env, conditions: list[tuple[str, bool]]) -> None:
+    """Facts only the first arm has hold under all its conditions; those only the other arm
+    has, under their negated conjunction, which no guard says: left as they are."""
+    theirs_all = dict(orelse.modes)
+    for obj, facts in dict(then.modes).items():
+        theirs = theirs_all.get(obj, frozenset())
+        if facts != theirs:
+            then.modes[obj] = frozenset(f if f in theirs else _guarded_all(f, conditions) for f in facts)
+
+
+def _guarded_all(fact: ModeFact, conditions: list[tuple[str, bool]]) -> ModeFact:
+    for condition in conditions:
+        fact = fact.guarded(condition)
+    return fact
 
 
 def _tag(then: Env, orelse: Env, condition: tuple[str, bool]) -> None:

@@ -11,11 +11,18 @@ loads it (`names.references`, computed once per module content, for these module
 only the modules that do are analysed, the functions on those rows are run through the same
 model-flow analysis, and each call is read with the modes it passes.
 
+A method of a top-level class is searched the same way, by its name as an attribute
+(`method_references`: `Builder(q).quantize(m)` and `b.quantize(m)` after `b = Builder(q)` are
+read; `self.quantize` of another class, `torch.quantize` are not it).
+
 It answers None (callers unknown) when a use of the helper cannot be read: a reference that
 is not a call the analysis summarised (a callback, a lambda, `partial`, a re-export, a
-method called on an object), or too many candidate modules. Every file of the project is a
+method called on an object it cannot follow), or too many candidate modules. Every file of the project is a
 dependency of the answer, and so is the listing (`project_files.listing_dependency`): a caller
-edited or added anywhere refreshes cached results.
+edited or added anywhere refreshes cached results. Unless one module decides the answer
+whatever the others hold (a module subclassing a method's class, one that names the
+function, one whose text holds the module's name): that module alone is then recorded, and
+a warm check validates its stat, not the project's (`_subclassed_elsewhere`).
 """
 
 from __future__ import annotations
@@ -26,18 +33,20 @@ from collections.abc import Iterator
 
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
+from qlint.analysis.flow.construction_references import construction_uses
 from qlint.analysis.flow.foreign_references import cannot_bind, defines, imported_here, own_function
+from qlint.analysis.flow.method_references import method_uses, owner_class, subclassed_in
 from qlint.analysis.flow.model_flow import ModelFlow
 from qlint.analysis.flow.model_values import CallSite, FunctionFlow, ModeFact
-from qlint.analysis.graphs import file_keys
-from qlint.analysis.names import project_words
+from qlint.analysis.graphs import file_keys, kept_answers
+from qlint.analysis.names import content_keys, project_words
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.import_paths import module_bases
 from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
 from qlint.analysis.names.package_map import project_root
 from qlint.analysis.names.references import REFERENCES, References
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.project_files import listing_dependency, project_keys
+from qlint.analysis.project_files import listing_dependency, project_keys, unrecorded_keys
 from qlint.source import DecodeError, LineIndex, decode_source
 from qlint.value_classes import value_class
 
@@ -99,7 +108,7 @@ def checked_once(path: str) -> None:
 
 
 def project_callers(ctx: FileContext, func: ast.AST, index: int) -> list[ProjectCall] | None:
-    """Calls of the module-level function `func` of `ctx` from the project's other modules,
+    """Calls of the module-level function (or method) `func` of `ctx` from the project's other modules,
     with the modes passed for parameter `index` ([] when none calls it; None when a use of it
     cannot be read)."""
     found = []
@@ -116,14 +125,18 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not ctx.module:
         yield None
         return
-    if ctx.scope.functions.get(func.name) is not func:
-        yield None  # a method or a nested function: its callers are not found by name
+    found = _searched_as(ctx, func)
+    if found is None:
+        yield None  # a nested function, a decorated method: their callers are not found by name
         return
-    target = f"{ctx.module}.{func.name}"
+    target, method, owner_name = found
     root = _scan_root(ctx.path)
     # The helper's name, then the names modules re-export it under (`from .x import f as qm`):
-    # a caller of `qm` never spells `f`.
-    words = [func.name]
+    # a caller of `qm` never spells `f`. A constructor's callers spell its class.
+    words = [owner_name if method == _INIT else func.name]
+    if method and root is not None and _subclassed_elsewhere(ctx, root, target, words[0], owner_name):
+        yield None
+        return
     seen: set[tuple] = set()  # calls found under two words (a module that renames and calls)
     for word in words:
         candidates = _candidates(ctx, root, word) if root is not None else None
@@ -135,10 +148,12 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
             # is kept for `_module`, which would otherwise parse the module again to read its calls.
             try:
                 refs = _references(ctx, path, key, word, keep_tree=True)
-                if refs is not None and _imported_elsewhere(ctx, path, refs, func, target, word):
+                if refs is not None and not method and _imported_elsewhere(ctx, path, refs, func, target, word):
                     calls = ()  # no use of it there can be the helper: the module is not parsed
+                elif refs is not None:
+                    calls = _calls_in(ctx, path, data, refs, func, target, index, word, method)
                 else:
-                    calls = _calls_in(ctx, path, data, refs, func, target, index, word) if refs is not None else ()
+                    calls = ()
                 if calls == [] and _own_only(ctx, path, data, word):
                     scan_memo.note_miss(path, _OWN + word, key)
             finally:
@@ -148,7 +163,7 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
             if calls is None:
                 yield None
                 return
-            for renamed in _renames(ctx, path, word):
+            for renamed in _renames(ctx, path, word) if not method else ():
                 if renamed not in words:
                     if len(words) > _MAX_WORDS:
                         yield None  # re-exported under too many names to search them all
@@ -161,20 +176,44 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
                     yield call
 
 
+_METHOD = "method"
+_INIT = "init"  # `__init__`: its callers are the constructions of its class
+
+
+def _searched_as(ctx: FileContext, func: ast.AST) -> tuple[str, str, str] | None:
+    """(what its references resolve to, "" / `_METHOD` / `_INIT`, its class's name) for a
+    module-level function or a method of a top-level class; None for anything else."""
+    if ctx.scope.functions.get(func.name) is func:
+        return f"{ctx.module}.{func.name}", "", ""
+    # A method of a top-level class is found by its name as an attribute
+    # (`method_references`), its `__init__` by its class's name (`construction_references`).
+    owner = owner_class(ctx, func)
+    if owner is None:
+        return None
+    name = owner.node.name
+    if func.name == "__init__":
+        return f"{ctx.module}.{name}", _INIT, name
+    return f"{ctx.module}.{name}.{func.name}", _METHOD, name
+
+
 def used_elsewhere(ctx: FileContext, func: ast.AST) -> bool:
     """Whether `each_project_call` would yield anything for `func`: another module calls it
     (under its name or one it is re-exported as), or uses it in a way that cannot be read (or
     its callers cannot be searched). Decided from each candidate module's references
     (`_uses`), without analysing the bodies that hold them: a walk up the callers that only
     asks whether all of them are in the checked module (`call_sites.calls_read_here`) stops
-    at the first such module."""
+    at the first such module. A method of a top-level class likewise, from the references
+    `method_references` says may be it (a module subclassing its class: used)."""
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not ctx.module:
         return True
-    if ctx.scope.functions.get(func.name) is not func:
-        return True
-    target = f"{ctx.module}.{func.name}"
+    found = _searched_as(ctx, func)
+    if found is None:
+        return True  # a nested function, a decorated method: not searched by name
+    target, method, owner_name = found
     root = _scan_root(ctx.path)
-    words = [func.name]
+    words = [owner_name if method == _INIT else func.name]
+    if method and root is not None and _subclassed_elsewhere(ctx, root, target, words[0], owner_name):
+        return True  # a module that subclasses its class and names the method: used there
     for word in words:
         candidates = _candidates(ctx, root, word) if root is not None else None
         if candidates is None:
@@ -182,19 +221,20 @@ def used_elsewhere(ctx: FileContext, func: ast.AST) -> bool:
         for path, data, key in candidates:
             try:
                 refs = _references(ctx, path, key, word, keep_tree=True)
-                if refs is not None and _imported_elsewhere(ctx, path, refs, func, target, word):
+                if refs is not None and not method and _imported_elsewhere(ctx, path, refs, func, target, word):
                     refs = None  # every use of the name there is another function: not parsed
                 module = _module(ctx, path, data) if refs is not None else None
                 # A use that is not a call the flow reads makes `each_project_call` yield
-                # None; a read call, the call: anything but no use at all.
-                uses = _uses_in(module, target, func, ctx.path, refs, word) if module is not None else []
+                # None; a read call, the call: anything but no use at all. For a method, what
+                # cannot be it (another class's own `self._wrap`) is no use (`method_uses`).
+                uses = _uses_in(module, target, func, ctx.path, refs, word, method) if module is not None else []
                 if uses is None or uses:
                     return True
                 if refs is not None and _own_only(ctx, path, data, word):
                     scan_memo.note_miss(path, _OWN + word, key)
             finally:
                 ctx.project.drop_kept_tree()
-            for renamed in _renames(ctx, path, word):
+            for renamed in _renames(ctx, path, word) if not method else ():
                 if renamed not in words:
                     if len(words) > _MAX_WORDS:
                         return True
@@ -217,9 +257,14 @@ def named_in_text(ctx: FileContext, word: str) -> bool:
     root = _scan_root(ctx.path)
     if root is None:
         return True
-    # A module created later that names it may import it.
-    ctx.project.record_listing(ctx.path, listing_dependency(root, True, [word]))
-    return bool(_holding(ctx, root, word))
+    holders = _holding(ctx, root, word)
+    if holders:  # it decides alone, while it holds the word (the answer asked, not which)
+        if ctx.project.wants_dependencies:
+            keys = unrecorded_keys(ctx, root)
+            ctx.project.record_read(ctx.path, holders[0], ctx.project.digest(holders[0], keys[holders[0]]))
+        return True
+    _record_search(ctx, root, word)  # held nowhere: any module may come to hold it
+    return False
 
 
 def paths_naming(ctx: FileContext, name: str) -> list[str] | None:
@@ -251,25 +296,212 @@ def named_elsewhere(ctx: FileContext, name: str, besides: str) -> bool | None:
     want to know whether one does (`self._test_quantizer(...)` in 20 modules of ao's tests).
     """
     root = _scan_root(ctx.path)
-    found = _candidates(ctx, root, name) if root is not None else None
-    if found is None:
+    if root is None:
         return None
     besides = os.path.abspath(besides)
-    loading = (path for path, _, key in found if _references(ctx, path, key, name) is not None)
-    return any(os.path.abspath(path) != besides for path in loading)
+    if _still_named(ctx, root, name, besides):
+        return True
+    found = _candidates(ctx, root, name, record=False)
+    for path, _, key in found or ():
+        if os.path.abspath(path) != besides and _references(ctx, path, key, name) is not None:
+            _NAMED[root, name] = (True, ((path, key),))
+            # What `kept_answers` writes beside the stat, and the check's one dependency for the
+            # answer: that module names it whatever the others hold.
+            digest = file_keys.digest(ctx.project, path, key)
+            if ctx.project.wants_dependencies:
+                ctx.project.record_read(ctx.path, path, digest)
+            return True
+    _record_search(ctx, root, name)  # named nowhere, or too often to tell: every module decides
+    return None if found is None else False
 
 
-def _candidates(ctx: FileContext, root: str, name: str) -> list[tuple[str, bytes, tuple]] | None:
+# (root, name) -> (True, ((path, content key),) of a module whose code loads the name): while
+# it keeps its content, another module names it whatever the others hold (or so many hold it
+# that the search gives up: None, which the callers take as they take True: not known to be
+# named nowhere). Kept between runs (`kept_answers`): a one-file check of ExecuTorch's
+# qualcomm/tests/utils.py otherwise listed and stat'ed the ~3,800 modules for the name of each
+# of its methods that another module subclassing its class loads.
+_NAMED: dict[tuple[str, str], tuple[bool, tuple]] = {}
+kept_answers.register("named", _NAMED, lambda key, entry: entry[:-1])
+
+
+def _still_named(ctx: FileContext, root: str, name: str, besides: str) -> bool:
+    project = ctx.project
+    kept = _NAMED.get((root, name))
+    if kept is None:
+        saved = kept_answers.saved("named", (root, name))
+        if saved is None or saved[:-1] != (True,):
+            return False
+        trail = kept_answers.valid_trail(
+            saved[-1],
+            lambda path: file_keys.content_key(project, path),
+            lambda path, now: file_keys.digest(project, path, now),
+            lambda module, root: False,  # none is written: a trail holding one is not taken
+        )
+        if trail is None or len(trail) != 1:
+            return False
+        kept = _NAMED[root, name] = (True, trail)
+        kept_answers.took(kept)
+    ((path, key),) = kept[-1]
+    if key is None or project.content_key(path, True) != key:
+        del _NAMED[root, name]
+        return False
+    if path in (besides, os.path.abspath(ctx.path)):
+        return False
+    # As the search would find it: a candidate (not found since to load only its own name).
+    if scan_memo.known_miss(path, _OWN + name, key) or scan_memo.known_miss(path, _UNUSED + name, key):
+        return False
+    if project.wants_dependencies:
+        project.record_read(ctx.path, path, project.digest(path, key))
+    return True
+
+
+def _record_search(ctx: FileContext, root: str, name: str) -> None:
+    """What a search of the project for `name` depends on when no one module decided its
+    answer: every module (any may come to name it, or stop) and the listing (a module
+    created later that names it)."""
+    ctx.project.record_listing(ctx.path, listing_dependency(root, True, [name]))
+    project_keys(ctx, root)
+
+
+def _candidates(ctx: FileContext, root: str, name: str, record: bool = True) -> list[tuple[str, bytes, tuple]] | None:
     """`_scan`, once per check and name (a check asks for a helper's callers again: QL201's
-    verdict, then the walk of its branches), with the text of each module found."""
+    verdict, then the walk of its branches), with the text of each module found. Unless
+    `record` is False (the caller records what decided its answer), every module of the
+    project and its listing are dependencies of the check (`_record_search`)."""
+    if record:
+        _record_search(ctx, root, name)
     memo = ("project_callers.candidates", root, name)
     known = ctx.cache.get(memo, False)
     if known is False:
-        known = ctx.cache[memo] = _scan(ctx, root, name)
+        known = ctx.cache[memo] = _scan_again(ctx, root, name)
     if known is None:
         return None
     read = ((path, file_keys.content_bytes(ctx.project, path, key, _MAX_BYTES), key) for path, key in known)
     return [(path, data, key) for path, data, key in read if data is not None]
+
+
+# (root, name, checked path) -> (the project's content keys, what `_scan` found at them): an
+# editor checks a module again at every keystroke while the other modules stay as they were,
+# and a method's callers are searched in ExecuTorch's ~3,800 modules (~6 ms a check for
+# qualcomm/tests/utils.py, whose TestQNN methods other modules subclass and call).
+_SCANS: dict[tuple[str, str, str], tuple[dict, list[tuple[str, tuple]] | None]] = {}
+_MAX_SCANS = 64
+
+
+def _scan_again(ctx: FileContext, root: str, name: str) -> list[tuple[str, tuple]] | None:
+    """`_scan`, or what it found for the same check at the same content keys of the project
+    (the checked module's own is not read by it). The answer is the same: a module's text and
+    what was learnt of it are keyed on its content key (`scan_memo` may have learnt more since,
+    which only spares reading a module found to be no caller)."""
+    own = os.path.abspath(ctx.path)
+    keys = unrecorded_keys(ctx, root)
+    kept = _SCANS.get((root, name, own))
+    if kept is not None and _same_besides(kept[0], keys, own):
+        return kept[1]
+    found = _scan(ctx, root, name)
+    if len(_SCANS) >= _MAX_SCANS:
+        _SCANS.clear()
+    _SCANS[root, name, own] = (keys, found)
+    return found
+
+
+# (path, content key, class name) -> whether the module's text subclasses the class: asked at
+# every check of the class's module in an editor (ExecuTorch's 11,757-line test_qnn_delegate.py).
+_SUBCLASSED: dict[tuple[str, tuple, str], bool] = {}
+_MAX_SUBCLASSED = 4096
+
+
+# (root, the method's qualified name) -> (its class's name, ((path, content key),) of a module
+# found subclassing the class): while that module keeps its content the callers stay unknown
+# whatever the others hold, so a check's next run depends on that module alone, and does not
+# list, stat and record the whole project again (~3,800 modules on ExecuTorch at each
+# keystroke of qualcomm/tests/utils.py, whose TestQNN test_qnn_delegate.py subclasses). Kept
+# between runs too (`kept_answers`: a one-file check, `qlint check -`, starts without it).
+_SUBCLASSING: dict[tuple[str, str], tuple[str, tuple]] = {}
+kept_answers.register("subclassing", _SUBCLASSING, lambda key, entry: entry[:-1])
+
+
+def _subclassed_elsewhere(ctx: FileContext, root: str, target: str, word: str, owner: str) -> bool:
+    """Another module subclasses the method's class and spells `word` (the method's name, or
+    the class's for `__init__`): its `self.<method>` calls are none the flow reads, so the
+    callers are unknown whatever the other modules hold. That module alone is then the
+    check's dependency for the answer (and is kept for the next run, `_SUBCLASSING`), not
+    the project it was searched in: a warm `qlint check` of ExecuTorch's qualcomm/tests/utils.py
+    validates one module's stat, not 3,784 (test_qnn_delegate.py subclasses its TestQNN)."""
+    if _still_subclassed(ctx, root, target, word):
+        return True
+    for path, data, key in _candidates(ctx, root, word, record=False) or ():
+        if _subclasses(path, key, data, owner):
+            _note_subclassing(ctx, root, target, owner, path, key)
+            return _still_subclassed(ctx, root, target, word)
+    return False  # the search that follows records the project: every module decides
+
+
+def _still_subclassed(ctx: FileContext, root: str, target: str, word: str) -> bool:
+    project = ctx.project
+    kept = _SUBCLASSING.get((root, target)) or _kept_subclassing(ctx, root, target)
+    if kept is None:
+        return False
+    ((path, key),) = kept[-1]
+    if key is None or project.content_key(path, True) != key:
+        del _SUBCLASSING[root, target]
+        return False
+    # As the search would find it: another module, a candidate for the word.
+    if path == os.path.abspath(ctx.path) or any(scan_memo.known_miss(path, q + word, key) for q in (_OWN, _UNUSED)):
+        return False
+    if project.wants_dependencies:
+        project.record_read(ctx.path, path, project.digest(path, key))
+    return True
+
+
+def _kept_subclassing(ctx: FileContext, root: str, target: str) -> tuple[str, tuple] | None:
+    """What an earlier run found subclassing the method's class, if that module has the
+    content (and dotted name) it had then."""
+    saved = kept_answers.saved("subclassing", (root, target))
+    if saved is None or len(saved) != 2 or type(saved[0]) is not str:
+        return None
+    project = ctx.project
+    trail = kept_answers.valid_trail(
+        saved[-1],
+        lambda path: file_keys.content_key(project, path),
+        lambda path, now: file_keys.digest(project, path, now),
+        lambda module, root: False,  # no lookup is written for it: a trail holding one is not taken
+    )
+    if trail is None or len(trail) != 1:
+        return None
+    kept = _SUBCLASSING[root, target] = (saved[0], trail)
+    kept_answers.took(kept)
+    return kept
+
+
+def _note_subclassing(ctx: FileContext, root: str, target: str, owner: str, path: str, key: tuple) -> None:
+    # Its hash, as the check records it, is what `kept_answers` writes beside the stat (one an
+    # earlier run kept is not among the hashes this process computed, which it asks).
+    value = file_keys.digest(ctx.project, path, key)
+    if value and key is not None and key[0] != "overlay":
+        content_keys.remember_digest(path, key, value)
+    _SUBCLASSING[root, target] = (owner, ((path, key),))
+
+
+def _subclasses(path: str, key: tuple, data: bytes, cls: str) -> bool:
+    memo = (path, key, cls)
+    found = _SUBCLASSED.get(memo)
+    if found is None:
+        if len(_SUBCLASSED) >= _MAX_SUBCLASSED:
+            _SUBCLASSED.clear()
+        found = _SUBCLASSED[memo] = subclassed_in(data, cls)
+    return found
+
+
+def _same_besides(before: dict, now: dict, own: str) -> bool:
+    """The same content keys for every module but the checked one (its buffer is never read
+    by the scan, and changes at every keystroke)."""
+    if before is now or before == now:
+        return True
+    if len(before) != len(now):
+        return False
+    return all(key == now.get(path) for path, key in before.items() if path != own)
 
 
 def _scan(ctx: FileContext, root: str, name: str) -> list[tuple[str, tuple]] | None:
@@ -279,9 +511,7 @@ def _scan(ctx: FileContext, root: str, name: str) -> list[tuple[str, tuple]] | N
     content). None past `_MAX_CANDIDATES` modules whose text holds it (spelled or inside
     longer names), decided from the texts alone before any is parsed."""
     hits = []
-    # A module created later that names the helper may call it: the answer depends on none appearing.
-    ctx.project.record_listing(ctx.path, listing_dependency(root, True, [name]))
-    keys = project_keys(ctx, root)
+    keys = unrecorded_keys(ctx, root)
     for counted, path in enumerate(_holding(ctx, root, name), 1):
         key = keys[path]
         if not scan_memo.known_miss(path, _UNUSED + name, key) and not scan_memo.known_miss(path, _OWN + name, key):
@@ -300,8 +530,8 @@ def _holding(ctx: FileContext, root: str, word: str) -> list[str]:
     """The project's modules whose text holds `word` (`project_words`). Where the answers are
     kept between runs (`scan_memo`, with the results cache), what an earlier run found is
     asked first, so that a module unchanged since is not read, and what this one found is
-    kept for the next."""
-    keys = project_keys(ctx, root)
+    kept for the next. Nothing is recorded: its callers do (`_record_search`)."""
+    keys = unrecorded_keys(ctx, root)
     overlay = ctx.project.overlay
     own = os.path.abspath(ctx.path)
     if not scan_memo.keeps(root):
@@ -374,7 +604,15 @@ def _renames(ctx: FileContext, path: str, name: str) -> tuple[str, ...]:
 
 
 def _calls_in(
-    ctx: FileContext, path: str, data: bytes, refs: References, func: ast.AST, target: str, index: int, word: str
+    ctx: FileContext,
+    path: str,
+    data: bytes,
+    refs: References,
+    func: ast.AST,
+    target: str,
+    index: int,
+    word: str,
+    method: str = "",
 ) -> list[ProjectCall] | None:
     """The calls of the helper in one module, spelled `word` (its name or a name it is
     re-exported under), or None when it names the helper otherwise."""
@@ -382,7 +620,7 @@ def _calls_in(
     if module is None:
         return []  # does not parse: it calls nothing
     _, flow, analysed, _ = module
-    uses = _uses_in(module, target, func, ctx.path, refs, word)
+    uses = _uses_in(module, target, func, ctx.path, refs, word, method)
     if uses is None:
         return None
     found: list[ProjectCall] = []
@@ -409,12 +647,20 @@ def _calls_in(
     return found
 
 
-def _uses_in(module: tuple, target: str, func: ast.AST, helper_path: str, refs: References, word: str):
-    """`_uses`, once per parsed module, helper and name it is spelled under."""
+def _uses_in(
+    module: tuple, target: str, func: ast.AST, helper_path: str, refs: References, word: str, method: str = ""
+):
+    """`_uses`, once per parsed module, helper and name it is spelled under (for a method,
+    `method_references.method_uses`: `target` is then `module.Class.method`)."""
     other, _, _, memo = module
-    asked = (target, func.name, helper_path, word)
+    asked = (target, func.name, helper_path, word, method)
     if asked not in memo:
-        memo[asked] = _uses(other, target, func, helper_path, refs, word)
+        if method == _INIT:
+            memo[asked] = construction_uses(other, target, word, refs.rows(refs.names_for(word)))
+        elif method:
+            memo[asked] = method_uses(other, target.rpartition(".")[0], word, refs.rows(refs.names_for(word)))
+        else:
+            memo[asked] = _uses(other, target, func, helper_path, refs, word)
     return memo[asked]
 
 

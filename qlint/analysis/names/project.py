@@ -59,6 +59,11 @@ class ProjectIndex:
         # path -> the files whose last check read it: who to recheck after it changes.
         self._users: dict[str, set[str]] = {}
         self._read_by: dict[str, set[str]] = {}
+        # requester -> the list of reads `record_reads` last added it as a user of: the same
+        # list again (`project_files.project_keys` hands an editor's next check the one it
+        # took, ~3,800 reads on ExecuTorch) finds it a user of all of them still, unless
+        # `dependencies_of` dropped it from some since.
+        self._recorded: dict[str, list[tuple[str, str]]] = {}
         # (module, requester) -> (scope, what `_record` was told): a check asks for the same
         # modules hundreds of times, each a few `stat`s. Valid for one check only (files may
         # change between checks), see `begin_check`.
@@ -397,8 +402,9 @@ class ProjectIndex:
         """`record_read` for many absolute, normalised paths at once (a scan of the project)."""
         requester = os.path.abspath(requester)
         self._deps.setdefault(requester, {}).update(reads)
-        if not self.track_dependents:
+        if not self.track_dependents or self._recorded.get(requester) is reads:
             return
+        self._recorded[requester] = reads
         users = self._users
         for path, _ in reads:
             known = users.get(path)
@@ -446,7 +452,13 @@ class ProjectIndex:
         deps = self._deps.pop(requester, {})
         if not self.track_dependents:
             return deps
-        for path in self._read_by.get(requester, set()) - deps.keys():
+        before = self._read_by.get(requester)
+        if before is not None and len(before) == len(deps) and before == deps.keys():
+            return deps  # read the same files as last time: its users hold it still
+        dropped = (before or set()) - deps.keys()
+        if dropped:
+            self._recorded.pop(requester, None)  # no longer a user of every read it recorded
+        for path in dropped:
             self._users.get(path, set()).discard(requester)
         self._read_by[requester] = set(deps)
         return deps
