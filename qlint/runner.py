@@ -266,6 +266,8 @@ def _wrapper_index(
         # What the workers inherit is loaded while a child makes the index, not after it.
         meanwhile = _load_for_workers if parallel else None
         wrapper_index.enable(cache.wrappers if cache is not None else None, todo, listed, meanwhile)
+        if parallel:
+            wrapper_index.compile_gates()
     except BaseException:  # Ctrl-C, or a failure: the words are not waited for, nor kept mapped
         wrapper_index.disable()
         if words is not None:

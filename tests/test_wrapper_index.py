@@ -238,6 +238,29 @@ def test_a_parallel_run_loads_what_its_workers_inherit_while_the_index_is_made(t
     assert handed == [runner._load_for_workers, None]
 
 
+def test_the_gates_patterns_are_compiled_before_the_workers_fork(tmp_path):
+    """Each worker compiled the trie patterns of the index's names on its first file: the
+    parent compiles them once, and the workers inherit them."""
+    from qlint import runner
+    from qlint.analysis.graphs import called_names, word_trie
+
+    pkg = _project(tmp_path)
+    todo = sorted(str(p) for p in pkg.glob("*.py"))
+    called_names._attribute_pattern.cache_clear()
+    word_trie.substring_pattern.cache_clear()
+    with runner._wrapper_index(None, todo, Settings(select=("QL102",), root=tmp_path), {}, True):
+        (index,) = wrapper_index._INDEXES.values()
+        assert "insert_op" in index.functions
+        compiled = (called_names._attribute_pattern.cache_info(), word_trie.substring_pattern.cache_info())
+        for names in (index, index.sinks):
+            called_names.may_call_attribute("gu.insert_op(g, op)", names.attribute_or_class_names)
+            called_names.may_call_attribute("gu.insert_op(g, op)", names.attribute_names)
+            word_trie.holds_any("Rewriter", names.classes)
+        asked = (called_names._attribute_pattern.cache_info(), word_trie.substring_pattern.cache_info())
+        assert compiled[0].misses == asked[0].misses >= 3 and compiled[1].misses == asked[1].misses >= 1
+        assert asked[0].hits > compiled[0].hits
+
+
 def test_a_wrapper_made_later_reaches_a_file_answered_from_the_index(tmp_path):
     pkg = _project(tmp_path, wrapper="def insert_op(graph, op, args):\n    return graph.call_function(print, args)\n")
     assert _findings(tmp_path) == {}
