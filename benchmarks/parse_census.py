@@ -91,7 +91,13 @@ def main(argv: list[str] | None = None) -> int:
     registry.DeferredRule.check = check
 
     real_call = forked_call.call
-    forked_call.call = lambda work: work()  # the child's parses are the run's too
+
+    def in_process(work, meanwhile=None):  # the child's parses are the run's too
+        if meanwhile is not None:
+            meanwhile()
+        return work()
+
+    forked_call.call = in_process
     code = 0
     try:
         cli.main(["check", "--no-cache", "-j1", "-q", "--exit-zero", *args.paths])

@@ -263,7 +263,11 @@ def _wrapper_index(
 
     words = _words_cut(wrapper_index.roots(todo), listed) if parallel else None
     try:
-        wrapper_index.enable(cache.wrappers if cache is not None else None, todo, listed)
+        # What the workers inherit is loaded while a child makes the index, not after it.
+        meanwhile = _load_for_workers if parallel else None
+        wrapper_index.enable(cache.wrappers if cache is not None else None, todo, listed, meanwhile)
+        if parallel:
+            wrapper_index.compile_gates()
     except BaseException:  # Ctrl-C, or a failure: the words are not waited for, nor kept mapped
         wrapper_index.disable()
         if words is not None:
@@ -620,17 +624,7 @@ def _pool(workers: int, settings: Settings) -> ProcessPoolExecutor:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    # fork: workers inherit the imported modules and the loaded op table for free, so the
-    # engine and the rules (imported lazily, as a run of a few files needs them) are
-    # imported before it: once here rather than once per worker.
-    import qlint.engine
-    import qlint.notebook  # noqa: F401
-    from qlint.optable import load_op_table
-
-    _import_rules()
-    # The op table too (1.3 MiB of decoded JSON): each worker loaded its own copy at its first
-    # check; inherited, only the pages of the ops a worker looks up are copied.
-    load_op_table().loaded()
+    _load_for_workers()
     # What the parent freed before forking (the project's wrapper index is built just before,
     # reading every module that inserts) would stay mapped in it for the whole run.
     _find_malloc_trim()
@@ -639,6 +633,22 @@ def _pool(workers: int, settings: Settings) -> ProcessPoolExecutor:
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if sys.platform == "linux" and "fork" in methods else None)
     return ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(settings, os.getpid()))
+
+
+def _load_for_workers() -> None:
+    """fork: workers inherit the imported modules and the loaded op table for free, so the
+    engine and the rules (imported lazily, as a run of a few files needs them) are imported
+    before it: once here rather than once per worker. A run that makes the project's wrapper
+    index does it while a child makes the index (~0.2 s of ExecuTorch's imports off the
+    time before the workers start); `_pool` then finds everything loaded."""
+    import qlint.engine
+    import qlint.notebook  # noqa: F401
+    from qlint.optable import load_op_table
+
+    _import_rules()
+    # The op table too (1.3 MiB of decoded JSON): each worker loaded its own copy at its first
+    # check; inherited, only the pages of the ops a worker looks up are copied.
+    load_op_table().loaded()
 
 
 def _import_rules() -> None:

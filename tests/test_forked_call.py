@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 import pytest
 
@@ -72,3 +73,67 @@ def test_nothing_is_printed_twice(capfd):
     forked_call.call(lambda: None)
     sys.stdout.flush()
     assert capfd.readouterr().out == "once"
+
+
+def test_the_callers_own_work_runs_here_while_the_child_works(tmp_path):
+    """`meanwhile` overlaps the child: the child waits for what it leaves, which it would never
+    see if it ran only after the child's answer came back."""
+    signal = tmp_path / "meanwhile-ran"
+    ran: list[int] = []
+
+    def meanwhile():
+        ran.append(os.getpid())
+        signal.write_text("")
+
+    def work():
+        deadline = time.monotonic() + 20
+        while not signal.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return (signal.exists(), os.getpid())
+
+    seen, pid = forked_call.call(work, meanwhile)
+    assert seen and pid != os.getpid()
+    assert ran == [os.getpid()]
+
+
+def test_the_callers_own_work_runs_once_whatever_becomes_of_the_child(monkeypatch):
+    parent = os.getpid()
+    ran: list[int] = []
+
+    def failing():
+        if os.getpid() != parent:
+            raise RuntimeError("only in the child")
+        return "here"
+
+    assert forked_call.call(failing, lambda: ran.append(os.getpid())) == "here"
+    assert ran == [parent]
+    monkeypatch.setattr(forked_call.os, "fork", lambda: (_ for _ in ()).throw(OSError("no fork")))
+    assert forked_call.call(lambda: "here too", lambda: ran.append(os.getpid())) == "here too"
+    assert ran == [parent, parent]
+
+
+def test_a_failure_of_the_callers_own_work_stops_and_reaps_the_child(monkeypatch):
+    forked: list[int] = []
+    real_fork = os.fork
+
+    def fork():
+        pid = real_fork()
+        if pid:
+            forked.append(pid)
+        return pid
+
+    def work():
+        time.sleep(30)
+        return None
+
+    def meanwhile():
+        raise KeyError("the caller's own failure")
+
+    monkeypatch.setattr(forked_call.os, "fork", fork)
+    started = time.monotonic()
+    with pytest.raises(KeyError):
+        forked_call.call(work, meanwhile)
+    assert time.monotonic() - started < 20  # the child was not waited for
+    (pid,) = forked
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reaped already

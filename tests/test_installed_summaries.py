@@ -83,7 +83,7 @@ def test_a_later_run_reads_the_summary_and_parses_only_the_class(installed, monk
 
 def test_a_changed_module_is_parsed_again(installed, monkeypatch):
     _ask(installed)
-    monkeypatch.setattr(forked_call, "call", lambda work: work())  # counted here, not in a child
+    monkeypatch.setattr(forked_call, "call", lambda work, meanwhile=None: work())  # counted here, not in a child
     installed.write_text(HELPERS.replace("self.bn = torch.nn.BatchNorm2d(3)", "self.bn = torch.nn.Identity()"))
     parses = _whole_module_parses(monkeypatch, installed)
     node = _ask(installed)

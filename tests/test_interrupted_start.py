@@ -196,7 +196,7 @@ def test_a_failing_index_unmaps_the_words_and_reaps_their_child(tmp_path, monkey
         started.append(pending)
         return pending
 
-    def enable(*args):
+    def enable(*args, **kwargs):
         raise RuntimeError("the index failed")
 
     monkeypatch.setattr(shared_words, "start", start)

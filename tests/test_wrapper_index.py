@@ -168,7 +168,7 @@ def test_a_run_over_many_files_finds_what_single_checks_find(tmp_path, monkeypat
     real = wrapper_index.build
     monkeypatch.setattr(wrapper_index, "build", lambda *a: built.append(a) or real(*a))
     # Made in a forked child (`forked_call`), whose list is its own: here in-process.
-    monkeypatch.setattr(forked_call, "call", lambda work: work())
+    monkeypatch.setattr(forked_call, "call", lambda work, meanwhile=None: work())
     assert _findings(tmp_path, use_cache=False) == {"passes.py": [7]}
     assert built, "the run answered the trigger from the index"
 
@@ -197,6 +197,68 @@ def test_the_index_is_made_apart_from_the_process_that_forks_the_workers(tmp_pat
     assert (apart.functions, apart.classes, apart.digest) == (here.functions, here.classes, here.digest)
     assert (apart.sink_functions, apart.sink_classes) == (here.sink_functions, here.sink_classes)
     assert "insert_op" in apart.functions and made_in == [parent]
+
+
+def test_the_callers_own_work_runs_once_however_the_index_is_had(tmp_path, monkeypatch):
+    """`enable(..., meanwhile)`: done while a child makes the index, and once all the same where
+    the index is read from the results cache, or where no path has one."""
+    from qlint.cache import Cache
+
+    pkg = _project(tmp_path)
+    passes = str(pkg / "passes.py")
+    ran: list[int] = []
+    store = Cache.for_settings(Settings(root=tmp_path, cache_dir=tmp_path / "cache")).wrappers
+    try:
+        for paths in ([passes], [passes], []):  # made (and kept in the store), read back, none
+            wrapper_index.enable(store, paths, None, lambda: ran.append(os.getpid()))
+            made = wrapper_index._INDEXES
+            assert ran == [os.getpid()] and (paths == [] or made[next(iter(made))] is not None)
+            ran.clear()
+            monkeypatch.setattr(wrapper_index, "_built_apart", lambda *a: pytest.fail("read from the store"))
+    finally:
+        wrapper_index.disable()
+
+
+def test_a_parallel_run_loads_what_its_workers_inherit_while_the_index_is_made(tmp_path, monkeypatch):
+    from qlint import runner
+
+    pkg = _project(tmp_path)
+    todo = sorted(str(p) for p in pkg.glob("*.py"))
+    handed = []
+    real = wrapper_index.enable
+
+    def enable(store, paths, listed, meanwhile=None):
+        handed.append(meanwhile)
+        real(store, paths, listed, meanwhile)
+
+    monkeypatch.setattr(wrapper_index, "enable", enable)
+    for parallel in (True, False):
+        with runner._wrapper_index(None, todo, Settings(select=("QL102",), root=tmp_path), {}, parallel):
+            pass
+    assert handed == [runner._load_for_workers, None]
+
+
+def test_the_gates_patterns_are_compiled_before_the_workers_fork(tmp_path):
+    """Each worker compiled the trie patterns of the index's names on its first file: the
+    parent compiles them once, and the workers inherit them."""
+    from qlint import runner
+    from qlint.analysis.graphs import called_names, word_trie
+
+    pkg = _project(tmp_path)
+    todo = sorted(str(p) for p in pkg.glob("*.py"))
+    called_names._attribute_pattern.cache_clear()
+    word_trie.substring_pattern.cache_clear()
+    with runner._wrapper_index(None, todo, Settings(select=("QL102",), root=tmp_path), {}, True):
+        (index,) = wrapper_index._INDEXES.values()
+        assert "insert_op" in index.functions
+        compiled = (called_names._attribute_pattern.cache_info(), word_trie.substring_pattern.cache_info())
+        for names in (index, index.sinks):
+            called_names.may_call_attribute("gu.insert_op(g, op)", names.attribute_or_class_names)
+            called_names.may_call_attribute("gu.insert_op(g, op)", names.attribute_names)
+            word_trie.holds_any("Rewriter", names.classes)
+        asked = (called_names._attribute_pattern.cache_info(), word_trie.substring_pattern.cache_info())
+        assert compiled[0].misses == asked[0].misses >= 3 and compiled[1].misses == asked[1].misses >= 1
+        assert asked[0].hits > compiled[0].hits
 
 
 def test_a_wrapper_made_later_reaches_a_file_answered_from_the_index(tmp_path):

@@ -26,12 +26,15 @@ from qlint.analysis import held_interrupts
 _T = TypeVar("_T")
 
 
-def call(work: Callable[[], _T]) -> _T:
+def call(work: Callable[[], _T], meanwhile: Callable[[], object] | None = None) -> _T:
     """`work()`, computed in a forked child where `fork` exists (Linux), else here. Its result
     must be something `marshal` writes (tuples, frozensets, strings...). A child that fails
     in any way (an exception, killed, a result `marshal` refuses) leaves the work to this
-    process, which then meets the same exception, if any, as it would have without a child."""
+    process, which then meets the same exception, if any, as it would have without a child.
+    `meanwhile()`: this process's own work, done while the child works (once, in any case)."""
     if sys.platform != "linux" or not hasattr(os, "fork"):
+        if meanwhile is not None:
+            meanwhile()
         return work()
     read_end, write_end = os.pipe()
     held = held_interrupts.hold()  # a Ctrl-C now waits until the child can be stopped
@@ -41,6 +44,8 @@ def call(work: Callable[[], _T]) -> _T:
         os.close(read_end)
         os.close(write_end)
         held_interrupts.release(held)
+        if meanwhile is not None:
+            meanwhile()
         return work()
     if pid == 0:  # pragma: no cover - the child (coverage does not follow it)
         _child(work, read_end, write_end, held)
@@ -48,6 +53,8 @@ def call(work: Callable[[], _T]) -> _T:
         os.close(write_end)
         with os.fdopen(read_end, "rb") as pipe:
             held_interrupts.release(held)
+            if meanwhile is not None:
+                meanwhile()
             data = pipe.read()
         _, status = os.waitpid(pid, 0)
     except BaseException:  # Ctrl-C: the child's work is not waited for
