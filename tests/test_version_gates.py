@@ -38,6 +38,16 @@ from tests.conftest import lint
         ("TORCH_VERSION_AT_LEAST_2_14 and has_cuda", False),
         ("TORCH_VERSION_AT_LEAST_2_5 or has_cuda", True),
         ("torch_version_ok()", None),
+        # transformers' helpers: named for torch and an ordering, read with a version literal.
+        ("is_torch_greater_or_equal('2.5')", True),
+        ("is_torch_greater_or_equal('2.14')", False),
+        ("import_utils.is_torch_greater_or_equal('2.0')", True),
+        ("is_torch_greater_or_equal_than_2_2", True),
+        ("is_torch_less_than('2.14')", True),
+        ("is_torch_less_than('2.5')", False),
+        ("is_torch_greater_or_equal(MIN)", None),  # no literal: unknown
+        ("is_torchvision_greater_or_equal('0.20')", None),  # another package
+        ("is_greater_or_equal('2.5')", None),  # whose version?
     ],
 )
 def test_taken_on_2_13(test, expected):
@@ -61,6 +71,10 @@ def test_version_tests_are_recognized():
         ("_OLD", True),  # bound below to a torch-version comparison
         ("not _OLD and has_cuda", True),
         ("_SWITCH", False),  # bound to something else
+        ("is_torch_greater_or_equal('2.5')", True),
+        ("is_torch_greater_or_equal(flag)", False),  # no version to read: not a version check
+        ("is_torchvision_greater_or_equal('0.20')", False),
+        ("is_greater_or_equal('2.5')", False),
     ],
 )
 def test_only_real_version_checks_are_version_tests(test, expected):
@@ -101,3 +115,21 @@ def test_ql402_hasattr_probe_in_a_conditional_expression_stays_quiet():
         )
         """
     assert ql402_rows(src) == []
+
+
+def test_ql402_reads_an_ordering_helper_named_for_torch():
+    # jeffreyyu0602/quantized-training's export_model: the elif branch only runs before torch 2.5.
+    src = """\
+        from transformers.utils.import_utils import is_torch_greater_or_equal
+
+        def export_model(model, args):
+            if is_torch_greater_or_equal("2.5"):
+                from torch.export import export_for_training
+                return export_for_training(model, args).module()
+            elif is_torch_greater_or_equal("2.0"):
+                from torch._export import capture_pre_autograd_graph
+                return capture_pre_autograd_graph(model, args)
+        """
+    assert ql402_rows(src) == [5]
+    # Another package's ordering says nothing about torch: both removed APIs stay reported.
+    assert ql402_rows(src.replace("is_torch_greater", "is_timm_greater")) == [5, 8]

@@ -7,9 +7,11 @@ torch 2.13 takes may itself call an API 2.13 no longer has. This module evaluate
 spellings of such tests against a release and says "taken", "not taken" or "unknown".
 
 Understood: torchao-style constants (`TORCH_VERSION_AT_LEAST_2_5`, `TORCH_VERSION_AFTER_2_4`,
-`is_torch_version_at_least("2.5")`-like calls with a version string), comparisons of anything
-that mentions `__version__` or a `*VERSION*` name with a version string, `version.parse("2.5")`
-/ `parse_version(...)` of one, or a tuple of ints; `not`, `and`, `or`; and names bound to any
+transformers' `is_torch_greater_or_equal_than_2_2`), `is_torch_version_at_least("2.5")`-like
+calls with a version string (transformers' `is_torch_greater_or_equal("2.5")`,
+`is_torch_less_than(...)`), comparisons of anything that mentions `__version__` or a `*VERSION*`
+name with a version string, `version.parse("2.5")` / `parse_version(...)` of one, or a tuple of
+ints; `not`, `and`, `or`; and names bound to any
 of these (`_IS_TORCH_OLDER_THAN_2_4 = tuple(...torch.__version__...) < (2, 4)`), in the module
 or in the project module they are imported from (`ModuleConstants`).
 
@@ -32,8 +34,12 @@ from qlint.lazy_patterns import lazy
 # Maps a name to the expression it is bound to (a module constant), or None.
 Lookup = Callable[[ast.AST], "ast.AST | None"]
 
-_CONSTANT = lazy(r"TORCH_VERSION_(?:AT_LEAST|AFTER|GE|GREATER_EQUAL)_(\d+)_(\d+)", re.I)
+_CONSTANT = lazy(r"TORCH_(?:VERSION_)?(?:AT_LEAST|AFTER|GE|GREATER_EQUAL|GREATER_OR_EQUAL(?:_THAN)?)_(\d+)_(\d+)", re.I)
 _AT_LEAST_CALL = lazy(r"(?:version_at_least|at_least|version_ge)$", re.I)
+# transformers' `is_torch_greater_or_equal("2.5")` and its kind: named for torch and an
+# ordering, not for "version"; read only with a version literal (`_torch_ordering`).
+_TORCH_AT_LEAST = lazy(r"torch_(?:version_)?(?:greater_or_equal|greater_equal|newer_or_equal)$", re.I)
+_TORCH_BELOW = lazy(r"torch_(?:version_)?(?:less_than|older_than)$", re.I)
 _VERSION_TEXT = lazy(r"^\s*v?(\d+)\.(\d+)")
 _OPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}
 _EQUALITY = {ast.Eq: operator.eq, ast.NotEq: operator.ne}
@@ -66,6 +72,8 @@ def _is_version_test(test: ast.AST, lookup: Lookup, depth: int) -> bool:
         name = _label(test.func) or ""
         if isinstance(test.func, ast.Attribute) and name in ("startswith", "endswith"):
             return _mentions_version(test.func.value, lookup)
+        if _torch_ordering(test, lookup) is not None:
+            return True
         return "version" in name.lower() and name not in _PYTHON_LABELS
     if isinstance(test, ast.Compare):
         sides = [test.left, *test.comparators]
@@ -117,6 +125,9 @@ def taken(test: ast.AST, release: tuple[int, int], lookup: Lookup = _none, _dept
         wanted = _version_value(test.args[0], lookup)
         if _AT_LEAST_CALL.search(name) and wanted is not None:
             return wanted <= release
+        ordering = _torch_ordering(test, lookup)
+        if ordering is not None:
+            return ordering(release)
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         return _compare(test, release, lookup)
     return None
@@ -139,6 +150,20 @@ def _compare(test: ast.Compare, release: tuple[int, int], lookup: Lookup) -> boo
         return op(release, value)
     if _mentions_version(right, lookup) and (value := _version_value(left, lookup)) is not None:
         return op(value, release)
+    return None
+
+
+def _torch_ordering(call: ast.Call, lookup: Lookup) -> Callable[[tuple[int, int]], bool] | None:
+    """`is_torch_greater_or_equal("2.5")` / `is_torch_less_than("2.5")`: whether a release passes,
+    or None when the call is not of that kind (no version literal, another package's name)."""
+    name = _label(call.func) or ""
+    wanted = _version_value(call.args[0], lookup) if len(call.args) == 1 and not call.keywords else None
+    if wanted is None or _OTHER_PACKAGE.search(name):
+        return None
+    if _TORCH_AT_LEAST.search(name):
+        return lambda release: wanted <= release
+    if _TORCH_BELOW.search(name):
+        return lambda release: release < wanted
     return None
 
 

@@ -48,6 +48,7 @@ _NOTHING_TO_FOLLOW = (*_SKIPPED, ast.Constant)
 _TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
 _RAISES = frozenset({"raises", "assertRaises", "assertRaisesRegex"})
 _CATCHES = frozenset({"NotImplementedError", "RuntimeError", "Exception", "BaseException"})
+_SWITCHES = frozenset({"eval", "train"})
 
 
 class Interpreter:
@@ -127,7 +128,9 @@ class Interpreter:
                 body = self.block(s.body, env.copy())
             finally:
                 self.contexts.pop()
-            start = join([env, body], s)
+            # A handler of the error a refused switch raises starts where the switch ended: only
+            # an exported graph refuses `.eval()`/`.train()`, and its mode cannot change anyway.
+            start = body if body is not None and _refused_switch(s) else join([env, body], s)
             handlers = [self.block(h.body, start.copy()) for h in s.handlers]
             out = join([self.block(s.orelse, body.copy()) if body else None, *handlers], s)
             return self.block(s.finalbody, out) if out is not None else None
@@ -479,6 +482,25 @@ def _catches_not_implemented(handler: ast.ExceptHandler) -> bool:
         return True
     types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
     return any((dotted_parts(t) or [""])[-1] in _CATCHES for t in types)
+
+
+def _refused_switch(s: ast.Try) -> bool:
+    """`try: model = model.eval()` (or `.train(...)`) alone, `except NotImplementedError:` by
+    name: the handler runs only when the receiver is an exported graph, which refuses the switch
+    (torch 2.13) and whose mode was fixed when it was captured. A broader handler (`Exception`)
+    or a longer body could also catch something else, so they keep the path without the switch."""
+    if len(s.body) != 1 or not isinstance(s.body[0], (ast.Expr, ast.Assign)):
+        return False
+    call = s.body[0].value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in _SWITCHES):
+        return False
+    if dotted_parts(call.func.value) is None:  # `load(m).eval()`: the call before it can raise too
+        return False
+    for handler in s.handlers:
+        types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        if any(t is not None and (dotted_parts(t) or [""])[-1] == "NotImplementedError" for t in types):
+            return True
+    return False
 
 
 def _condition(test: ast.expr, local: dict) -> tuple[str, bool] | None:
