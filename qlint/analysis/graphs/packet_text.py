@@ -40,8 +40,10 @@ PACKET, NAMESPACE, ROOT = "packet", "namespace", "root"
 ROOT_WORDS = {"ops": ROOT, "edge": ROOT}
 
 # What may stand between the links of a dotted chain: blanks, line continuations, newlines
-# (inside brackets). A use of an anchor word is the word, then up to three links.
-_LINKS = r"(?P<links>(?:(?:[\s\\]|#[^\n]*)*\.(?:[\s\\]|#[^\n]*)*[^\W\d]\w*){0,3})"
+# (inside brackets). A use of an anchor word is the word, then up to three links. A comment
+# runs to its row's end (possessive): a comment that could end anywhere lets a banner row of
+# `#`s split into exponentially many comments (a check of one 1,900-line pass never ended).
+_LINKS = r"(?P<links>(?:(?:[\s\\]|#[^\n]*+)*+\.(?:[\s\\]|#[^\n]*+)*+[^\W\d]\w*+){0,3})"
 _COMMENT = re.compile(r"#[^\n]*")
 _LINK_NAME = re.compile(r"[^\W\d]\w*")
 _CALLED = re.compile(r"[ \t]*\(")
