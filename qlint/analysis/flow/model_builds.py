@@ -141,11 +141,14 @@ class Builds:
             return
         names = [a.arg for a in parameter_args(init, star=False)]
         passed = {i + 1: env.facts(obj) if obj is not None else UNKNOWN_MODE for i, obj in enumerate(args)}
+        origins = {i + 1: obj.origins for i, obj in enumerate(args) if obj is not None}
         for kw in node.keywords:
             if kw.arg in names:
                 obj = kwargs[kw.arg]
                 passed[names.index(kw.arg)] = env.facts(obj) if obj is not None else UNKNOWN_MODE
-        self.sem.flow.calls.append(CallSite(init, node, passed))
+                if obj is not None:
+                    origins[names.index(kw.arg)] = obj.origins
+        self.sem.flow.calls.append(CallSite(init, node, passed, origins=origins))
 
     def field(self, holder: Obj, attr: str, anchor: ast.AST, env: Env) -> Obj | None:
         """`bundle.model`: what the constructions `holder` came from passed for the attribute
