@@ -253,3 +253,17 @@ def test_callers_in_a_repository_whose_package_maps_onto_its_root(tmp_path):
     assert "the call at run.py:" in d.message
     (passes / "run.py").write_text(caller + LOCAL.format(part="torch.nn.Linear(2, 2)", helper="qat_x"))
     assert _check(passes / "quant.py") == []
+
+
+def test_loop_items_and_relayed_functions_hand_over_their_eval_mode_models(tmp_path):
+    looped = "\n\ndef main(q, x):\n    for m in [Lin().eval(), Net().eval()]:\n        qat(m, q, x)\n"
+    (d,) = ql202(looped, tmp_path)
+    assert d.range.start.row == QAT_ROW and "in `Net`, the mode changes BatchNorm2d" in d.message
+    assert ql202(looped.replace("Net().eval()", "Net()"), tmp_path) == []
+    relayed = (
+        "\n\ndef relay(model, fn, q, x):\n    return fn(model, q, x)\n\n\n"
+        "def main(q, x):\n    relay(Net().eval(), qat, q, x)\n"
+    )
+    (d,) = ql202(relayed, tmp_path)
+    assert d.range.start.row == QAT_ROW
+    assert ql202(relayed.replace("Net().eval()", "Net()"), tmp_path) == []

@@ -17,6 +17,7 @@ import os
 
 from qlint.analysis.flow.call_paths import handed_on_some_path
 from qlint.analysis.flow.call_sites import Site, checked_home
+from qlint.analysis.flow.model_apis import mode_call
 from qlint.analysis.flow.model_flow import PARAM, PRETRAINED, STORED, Capture, FunctionFlow, ModeFact, compatible
 from qlint.rules.base import FileContext
 from qlint.rules.capture_common import Reason
@@ -87,6 +88,11 @@ def _risky(fact: ModeFact, site: Site, index: int) -> list[object] | None:
         return []
     if not origins:
         return []
+    inline = mode_call(fact.node) if fact.node is not None else None
+    if inline is not None and isinstance(inline[0], ast.Call):
+        # `Net().eval()`: the one construction switched, not the others the value may hold
+        # (`for m in [Lin().eval(), Net()]`).
+        origins = [o for o in origins if o.node is inline[0]] or origins
     built = [o.built for o in origins]
     if any(b is None for b in built):
         return [b for b in built if b is not None]

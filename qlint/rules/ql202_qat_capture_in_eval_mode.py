@@ -36,6 +36,8 @@ class QatCaptureInEvalMode(Rule):
             facts = cap.modes_for("qat")
             if not facts or cap.retrained:
                 continue  # `move_exported_model_to_train` on the prepared graph repairs dropout and batch norm
+            if all(sink.node in cap.rebuilt for sink in cap.flows("qat")):
+                continue  # QAT rebuilt only to convert (no training): eval mode is right there
             handed = None
             if any(f.state != "eval" for f in facts):
                 # Eval mode must dominate: every QAT path reaches the capture in eval mode, here or
@@ -43,8 +45,6 @@ class QatCaptureInEvalMode(Rule):
                 handed = eval_mode_callers(ctx, cap, flows)
                 if handed is None:
                     continue
-            if all(sink.node in cap.rebuilt for sink in cap.flows("qat")):
-                continue  # QAT rebuilt only to convert (no training): eval mode is right there
             if handed is None and mode_free(cap, "qat", flows, ctx):
                 continue  # no dropout, batch norm or `self.training`: the same graph in either mode
             if handed is None and branch_ruled_out(ctx, cap, "qat", flows):

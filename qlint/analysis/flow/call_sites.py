@@ -159,8 +159,8 @@ def _sites(ctx: FileContext, home: Home, func: ast.AST, here: bool, past: bool) 
                     continue
                 return
             yield Site(found.site, found.flow, Home(*found.module[:3]))
-    elif not boxed and not _named_only_at_home(ctx, home, func.name):
-        yield None
+    elif not past and not boxed and not _named_only_at_home(ctx, home, func.name):
+        yield None  # (a walk past unread uses would pass it over: not searched for)
 
 
 def calls_all_known(ctx: FileContext, func: ast.AST) -> bool:
