@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from qlint.analysis.flow.model_attrs import Stored, attribute_sources
+from qlint.analysis.flow.model_attrs import Evaled, Stored, attribute_sources
 
 
 def _sources(code: str, asked: list[str] | None = None):
@@ -99,3 +99,44 @@ def test_each_construction_is_asked_about_once():
     """
     assert _sources(code, asked) == {}  # switched elsewhere: its mode is not the construction's
     assert sorted(asked) == ["Net", "float"]
+
+
+def test_a_construction_evaled_in_init_is_an_evaled_source():
+    code = """\
+    class Runner:
+        def __init__(self, data):
+            self.model = Net()
+            self.model.eval()
+            self.other = Net().eval()
+            self.late = Net()
+            if data:
+                self.late.eval()
+
+        def run(self, x):
+            return self.model(x), self.other(x)
+    """
+    found = _sources(code)
+    assert set(found) == {"self.model", "self.other"}  # `self.late`: evaled in a branch only
+    model, other = found["self.model"], found["self.other"]
+    assert isinstance(model, Evaled) and isinstance(other, Evaled)
+    assert ast.unparse(model.switch) == "self.model.eval()" and ast.unparse(other.call) == "Net()"
+    assert model.passed_on_in == frozenset()
+
+
+def test_an_evaled_attribute_switched_handed_or_built_twice_is_not_evaled():
+    code = """\
+    class Runner:
+        def __init__(self):
+            self.a = Net().eval()
+            self.b = Net().eval()
+            self.c = Net()
+            self.c.eval()
+            self.c = Net()
+
+        def fit(self, data):
+            self.a.train()
+            loop(self.b, data)
+    """
+    found = _sources(code)
+    assert "self.a" not in found and "self.c" not in found
+    assert isinstance(found["self.b"], Evaled) and len(found["self.b"].passed_on_in) == 1

@@ -196,7 +196,7 @@ def _describe(ctx: FileContext, fact: ModeFact) -> Reason | None:
     if fact.state == "eval":
         if origin is not None and origin.kind == PRETRAINED:
             return Reason("pretrained", node, f"from `from_pretrained` at line {row}, which returns eval mode", row)
-        if origin is not None and origin.kind == CONSTRUCTED:
+        if origin is not None and origin.kind == CONSTRUCTED and node is origin.node:
             return Reason("eval", node, f"built at line {row} by a class whose `__init__` calls `eval()`", row)
         return Reason("eval", node, f"after `{ctx.source_of(node)}` at line {row}", row)
     if fact.state == "unset" and origin is not None and origin.kind == PARAM:

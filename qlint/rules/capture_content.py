@@ -23,9 +23,15 @@ _NAMED = 2  # models named in one message; more is noise
 
 def content_note(cap: Capture, flow: str, flows: list[FunctionFlow]) -> str:
     """`; `Net` holds BatchNorm2d and Dropout, ...` for the message, or "" when nothing is known."""
-    notes: list[str] = []
     builds = _builds(cap, flow, flows)
     changed = _changed_after_build(cap, flows, builds)  # parts added later: "none found" is not known
+    return builds_note(builds, changed)
+
+
+def builds_note(builds: list, changed: bool = True) -> str:
+    """The same for these constructions (`changed`: one may have been given parts after its
+    build, so "none found" is not said)."""
+    notes: list[str] = []
     for built in builds:
         content = built.content()
         name = f"`{content.name}`"

@@ -17,6 +17,7 @@ from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.caller_verdicts import branch_ruled_out
 from qlint.rules.capture_common import captures, evidence, listed, model_text, reasons, related
 from qlint.rules.capture_content import content_note, mode_free
+from qlint.rules.qat_callers import eval_mode_callers, handed_note
 from qlint.rules.qat_train_fix import train_fix
 
 
@@ -33,19 +34,28 @@ class QatCaptureInEvalMode(Rule):
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         for cap, flows in captures(ctx, "qat"):
             facts = cap.modes_for("qat")
-            if not facts or any(f.state != "eval" for f in facts) or cap.retrained:
-                # Eval mode must dominate (every QAT path reaches the capture in eval mode), and
-                # `move_exported_model_to_train` on the prepared graph repairs dropout and batch norm.
-                continue
+            if not facts or cap.retrained:
+                continue  # `move_exported_model_to_train` on the prepared graph repairs dropout and batch norm
             if all(sink.node in cap.rebuilt for sink in cap.flows("qat")):
                 continue  # QAT rebuilt only to convert (no training): eval mode is right there
-            if mode_free(cap, "qat", flows, ctx):
+            handed = None
+            if any(f.state != "eval" for f in facts):
+                # Eval mode must dominate: every QAT path reaches the capture in eval mode, here or
+                # in a model its callers hand over in eval mode (`qat_callers`).
+                handed = eval_mode_callers(ctx, cap, flows)
+                if handed is None:
+                    continue
+            if handed is None and mode_free(cap, "qat", flows, ctx):
                 continue  # no dropout, batch norm or `self.training`: the same graph in either mode
-            if branch_ruled_out(ctx, cap, "qat", flows):
+            if handed is None and branch_ruled_out(ctx, cap, "qat", flows):
                 continue  # `if is_qat:` in a helper whose every caller passes `is_qat=False`
-            why = reasons(ctx, cap, "qat", flows)
+            if handed is None:
+                why, note = reasons(ctx, cap, "qat", flows), content_note(cap, "qat", flows)
+            else:
+                here = [r for r in reasons(ctx, cap, "qat", flows) if r.kind in ("eval", "pretrained") and not r.via]
+                why, note = here + handed[0], handed_note(handed[1])
             model = model_text(ctx, cap)
-            message = f"`{model}` is captured for QAT in eval mode ({listed(why)}){content_note(cap, 'qat', flows)}"
+            message = f"`{model}` is captured for QAT in eval mode ({listed(why)}){note}"
             help_ = (
                 "The graph gets disabled dropout and eval-mode batch norm (except where `prepare_qat_pt2e`"
                 " folds it into a conv), so QAT training neither regularises nor updates those statistics;"

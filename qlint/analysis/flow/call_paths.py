@@ -18,13 +18,14 @@ import ast
 from collections.abc import Callable
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.flow.call_sites import Home, Site, each_site
+from qlint.analysis.flow.call_sites import Home, Site, each_site, readable_sites
 from qlint.analysis.flow.dead_branches import defaults, holds, on_name, rebound
 from qlint.analysis.flow.model_values import PARAM, FunctionFlow, Guard, ModeFact
 from qlint.value_classes import value_class
 
 _MAX_LEVELS = 6
 Harmless = Callable[[ModeFact, Site], bool]
+Hit = Callable[[ModeFact, Site, int], bool]
 
 
 @value_class(frozen=True)
@@ -63,6 +64,54 @@ def vouched_on_every_path(
         if not _walk(ctx, home, fn, model, needsets, harmless, 0, frozenset()):
             return False
     return True
+
+
+def handed_on_some_path(
+    ctx: FileContext, home: Home, fn: FunctionFlow, paths: list[tuple[ModeFact, list[Guard]]], hits: Hit
+) -> list[tuple[Site, ModeFact, int]]:
+    """The mirror of `vouched_on_every_path`: the calls into `fn` (or into the callers that
+    hand it their own parameter, level by level) that pass a model `hits` accepts, and whose
+    arguments take the branch of a prepare call for sure (a condition they cannot decide counts
+    as taken). Each with the fact passed and the index of the parameter it is passed for. A use
+    that cannot be read adds no call and hides none."""
+    out: list[tuple[Site, ModeFact, int]] = []
+    for fact, guards in paths:
+        origin = fact.origin
+        if fact.state != "unset" or origin is None or origin.kind != PARAM or origin.node is not fn.node:
+            continue
+        needsets = tuple(_needs(fn, fact.guard | guard) for guard in guards)
+        if needsets and origin.index is not None:
+            _collect(ctx, home, fn, origin.index, needsets, hits, 0, frozenset(), out)
+    return out
+
+
+def _collect(ctx, home: Home, fn: FunctionFlow, model: int, needsets, hits: Hit, level: int, seen, out) -> None:
+    step = (id(fn.node), model, needsets)
+    if step in seen or level > _MAX_LEVELS:
+        return
+    seen = seen | {step}
+    for site in readable_sites(ctx, home, fn.node):
+        alive = [f for needs in needsets if (f := _at_call(site, fn, needs)) is not None]
+        if not alive:
+            continue  # every prepare call's branch is ruled out by this call's arguments
+        for fact in site.site.args.get(model, ()):
+            if hits(fact, site, model):
+                if not all(alive):  # a branch taken whatever the callers' callers pass
+                    out.append((site, fact, model))
+            elif _own_parameter(fact, site):
+                _collect(ctx, site.home, site.holder, fact.origin.index, tuple(alive), hits, level + 1, seen, out)
+
+
+def _own_parameter(fact: ModeFact, site: Site) -> bool:
+    """The caller's own parameter, as its callers passed it."""
+    origin = fact.origin
+    return (
+        fact.state == "unset"
+        and origin is not None
+        and origin.kind == PARAM
+        and origin.index is not None
+        and origin.node is site.holder.node
+    )
 
 
 def on_params(fn: FunctionFlow, guard: Guard) -> bool:
@@ -163,4 +212,4 @@ def _passed_model(site: Site, model: int | None, harmless: Harmless) -> tuple[bo
     return up is None, up
 
 
-__all__ = ["Need", "on_params", "vouched_on_every_path"]
+__all__ = ["Need", "handed_on_some_path", "on_params", "vouched_on_every_path"]

@@ -88,6 +88,23 @@ def each_site(ctx: FileContext, home: Home, func: ast.AST, here: bool = False) -
     its own module first, then module by module, so that a walk can stop at the first call
     that decides it; None is yielded (last) for a use that cannot be read. With `here`, a call
     of a module-level `func` in another module yields None as well, and ends the walk."""
+    for site in _sites(ctx, home, func, here, False):
+        yield site
+        if site is None:
+            return
+
+
+def readable_sites(ctx: FileContext, home: Home, func: ast.AST) -> Iterator[Site]:
+    """The same calls, every one that can be read: a use that cannot be read is passed over
+    (it ends no search: the calls after it are found too)."""
+    for site in _sites(ctx, home, func, False, True):
+        if site is not None:
+            yield site
+
+
+def _sites(ctx: FileContext, home: Home, func: ast.AST, here: bool, past: bool) -> Iterator[Site | None]:
+    """`each_site`'s walk; with `past`, a use that cannot be read yields None and the walk
+    goes on."""
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         yield None
         return
@@ -106,18 +123,24 @@ def each_site(ctx: FileContext, home: Home, func: ast.AST, here: bool = False) -
         refs = _references(home, body, func, owner, rows, boxed)
         if refs is None:
             yield None
+            if past:
+                continue
             return
         if not refs:
             continue
         flow = home.body(body.node, body.class_scope) if not isinstance(body.node, ast.ClassDef) else None
         if flow is None:
             yield None
+            if past:
+                continue
             return
         calls = [c for c in flow.calls if c.callee is func]
         for ref in refs:
             made = [c for c in calls if c.ref is ref]
             if not made:
                 yield None  # named, but not as a call the analysis followed
+                if past:
+                    continue
                 return
             for c in made:
                 yield Site(c, flow, home)
@@ -133,17 +156,22 @@ def each_site(ctx: FileContext, home: Home, func: ast.AST, here: bool = False) -
         for found in each_project_call(ctx, func, 0):
             if found is None or found.site is None or found.module is None:
                 yield None
+                if past:
+                    continue
                 return
             yield Site(found.site, found.flow, Home(*found.module[:3]))
     elif not boxed and not _named_only_at_home(ctx, home, func.name):
         if home.ctx is not ctx or owner_class(ctx, func) is None:
-            yield None
+            if not past:
+                yield None  # (a walk past unread uses would pass it over: not searched for)
             return
         # A method of a top-level class another module names: its calls there (`Builder(q)
         # .quantize(m)`), as for a module-level function (`method_references`).
         for found in each_project_call(ctx, func, 0):
             if found is None or found.site is None or found.module is None:
                 yield None
+                if past:
+                    continue
                 return
             yield Site(found.site, found.flow, Home(*found.module[:3]))
 
@@ -274,4 +302,13 @@ def _references(
     return found
 
 
-__all__ = ["Home", "Site", "calls_all_known", "calls_read_here", "checked_home", "each_site", "rows_naming"]
+__all__ = [
+    "Home",
+    "Site",
+    "calls_all_known",
+    "calls_read_here",
+    "checked_home",
+    "each_site",
+    "readable_sites",
+    "rows_naming",
+]

@@ -35,13 +35,29 @@ class Stored:
     passed_on_in: frozenset[int]  # ids of the methods that hand the attribute to a call
 
 
-def attribute_sources(cls: ast.ClassDef, is_constructor: Callable[[ast.Call], bool]) -> dict[str, ast.Call | Stored]:
-    """`self.<attr>` -> the call that builds it, or the `__init__` parameter stored in it."""
+@value_class(frozen=True)
+class Evaled:
+    """`self.<attr> = Net()` put in eval mode by the statement that builds it or one right in
+    `__init__`'s body after it (`self.model.eval()`, no branch around either), and switched
+    nowhere else in the class: the attribute is that construction, in eval mode."""
+
+    call: ast.Call  # the construction
+    switch: ast.Call  # the `.eval()` call
+    passed_on_in: frozenset[int] = frozenset()  # ids of the methods that hand the attribute to a call
+
+
+def attribute_sources(
+    cls: ast.ClassDef, is_constructor: Callable[[ast.Call], bool]
+) -> dict[str, ast.Call | Stored | Evaled]:
+    """`self.<attr>` -> the call that builds it (`Evaled` when `__init__` evals it), or the
+    `__init__` parameter stored in it."""
     init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
     params = {a.arg: i for i, a in enumerate(parameter_args(init, star=False))} if init is not None else {}
     constructs = _memo(is_constructor)
     if not _sets_a_source(cls, init, params, constructs):
         return {}
+    evaled = _evaled_in_init(init, constructs) if init is not None else {}
+    switches = {id(e.switch) for e in evaled.values()}
     built: dict[str, ast.Call] = {}
     stored: dict[str, Stored] = {}
     other: set[str] = set()  # set some other way, or its mode changed somewhere
@@ -62,6 +78,8 @@ def attribute_sources(cls: ast.ClassDef, is_constructor: Callable[[ast.Call], bo
                         value = node.value
                         if sub is not target:
                             other.add(name)
+                        elif name in evaled and value is evaled[name].switch:
+                            built.setdefault(name, evaled[name].call)
                         elif isinstance(value, ast.Call) and constructs(value):
                             built.setdefault(name, value)
                         elif (
@@ -76,7 +94,9 @@ def attribute_sources(cls: ast.ClassDef, is_constructor: Callable[[ast.Call], bo
                 if (name := key(node.value)) is not None and name.startswith("self."):
                     passed.setdefault(name, set()).add(id(method))  # `m = self.model`: an alias
             elif (m := mode_call(node)) is not None and (name := key(m[0])) is not None:
-                if name.startswith("self.") and m[1] != "train":
+                if id(node) in switches:
+                    continue  # the one `.eval()` of an `Evaled` attribute
+                if name.startswith("self.") and (m[1] != "train" or name in evaled):
                     other.add(name)
                 elif name.startswith("self."):  # built modules start in train mode anyway
                     passed.setdefault(name, set()).add(id(method))
@@ -91,10 +111,13 @@ def attribute_sources(cls: ast.ClassDef, is_constructor: Callable[[ast.Call], bo
                 and (name := key(node)) is not None
             ):
                 other.add(name)  # `self.model += ...`, a loop target, `del self.model`
-    out: dict[str, ast.Call | Stored] = {n: c for n, c in built.items() if n not in other and n not in stored}
-    if not stored:
+    out: dict[str, ast.Call | Stored | Evaled] = {
+        n: c for n, c in built.items() if n not in other and n not in stored and n not in evaled
+    }
+    kept = [n for n in evaled if n in built and n not in other and n not in stored]
+    if not stored and not kept:
         return out
-    rebound = {n for n, bound in function_assigns(init).items() if len(bound) > 1}
+    rebound = {n for n, bound in function_assigns(init).items() if len(bound) > 1} if init is not None else set()
     for call, method in calls:
         for arg in [*call.args, *(kw.value for kw in call.keywords)]:
             name = key(arg.value if isinstance(arg, ast.Starred) else arg)
@@ -105,7 +128,48 @@ def attribute_sources(cls: ast.ClassDef, is_constructor: Callable[[ast.Call], bo
     for name, source in stored.items():
         if name not in other and name not in built and source.param not in touched | rebound:
             out[name] = Stored(source.init, source.index, source.param, source.target, frozenset(passed.get(name, ())))
+    for name in kept:
+        # Handed to a call, or aliased, in a method: that method may switch its mode.
+        out[name] = Evaled(evaled[name].call, evaled[name].switch, frozenset(passed.get(name, ())))
     return out
+
+
+def _evaled_in_init(init: ast.FunctionDef, constructs) -> dict[str, Evaled]:
+    """The attributes `__init__`'s own statements (not in a branch, a loop or a nested
+    function) build and then put in eval mode: `self.m = Net().eval()`, or `self.m = Net()`
+    then `self.m.eval()`. An attribute assigned twice there is not one of them."""
+    found: dict[str, Evaled] = {}
+    pending: dict[str, ast.Call] = {}
+    assigned: set[str] = set()
+    for stmt in init.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            name = key(stmt.targets[0])
+            if name is None or not name.startswith("self."):
+                continue
+            if name in assigned:
+                found.pop(name, None)
+                pending.pop(name, None)
+                continue
+            assigned.add(name)
+            value = stmt.value
+            inline = _built_evaled(value, constructs)
+            if inline is not None:
+                found[name] = Evaled(inline, value)
+            elif isinstance(value, ast.Call) and constructs(value):
+                pending[name] = value
+        elif isinstance(stmt, ast.Expr) and (m := mode_call(stmt.value)) is not None and m[1] == "eval":
+            name = key(m[0])
+            if name in pending and name not in found:
+                found[name] = Evaled(pending.pop(name), stmt.value)
+    return found
+
+
+def _built_evaled(value: ast.expr, constructs) -> ast.Call | None:
+    """The construction of `Net().eval()`."""
+    inline = mode_call(value)
+    if inline is not None and inline[1] == "eval" and isinstance(inline[0], ast.Call) and constructs(inline[0]):
+        return inline[0]
+    return None
 
 
 def _sets_a_source(cls: ast.ClassDef, init: ast.FunctionDef | None, params: dict[str, int], constructs) -> bool:
@@ -126,7 +190,7 @@ def _sets_a_source(cls: ast.ClassDef, init: ast.FunctionDef | None, params: dict
                         name = key(target)
                         if name is None or not name.startswith("self."):
                             continue
-                        if isinstance(value, ast.Call) and constructs(value):
+                        if isinstance(value, ast.Call) and (constructs(value) or _built_evaled(value, constructs)):
                             return True
                         if method is init and isinstance(value, ast.Name) and params.get(value.id, 0) > 0:
                             return True

@@ -147,14 +147,18 @@ class Builds:
             return
         names = [a.arg for a in parameter_args(init, star=False)]
         passed = {i + 1: env.facts(obj) if obj is not None else UNKNOWN_MODE for i, obj in enumerate(args)}
+        origins = {i + 1: obj.origins for i, obj in enumerate(args) if obj is not None}
         for kw in node.keywords:
             if kw.arg in names:
                 obj = kwargs[kw.arg]
                 passed[names.index(kw.arg)] = env.facts(obj) if obj is not None else UNKNOWN_MODE
+                if obj is not None:
+                    origins[names.index(kw.arg)] = obj.origins
+        site = CallSite(init, node, passed, origins=origins)
         if foreign:
-            self.sem.flow.foreign_calls.append((cls.scope.path, CallSite(init, node, passed)))
+            self.sem.flow.foreign_calls.append((cls.scope.path, site))
         else:
-            self.sem.flow.calls.append(CallSite(init, node, passed))
+            self.sem.flow.calls.append(site)
 
     def field(self, holder: Obj, attr: str, anchor: ast.AST, env: Env) -> Obj | None:
         """`bundle.model`: what the constructions `holder` came from passed for the attribute

@@ -149,6 +149,8 @@ class CallSemantics:
         if summary is not None:
             return self.apply(node, *summary, receiver, args, kwargs, env)
         if isinstance(func, ast.Name):
+            if (graph := env.vars.get(func.id)) is not None:
+                self.results.forward(graph, node)  # `prepared(*inputs)`: a calibration pass
             self.callbacks.called(node, func.id, env)
             applied = self.callbacks.apply_parameter(node, func, first, env)
             if applied is not None:
@@ -443,7 +445,8 @@ class CallSemantics:
         passed = {i: env.facts(obj) if obj is not None else self._literal(expr) for i, (obj, expr) in actual.items()}
         written = {i: expr for i, (_, expr) in actual.items()}
         held = self._held(given, passed, env) if _reads_parts(callee) else None
-        site = CallSite(callee.node, node, passed, written, held=held)
+        origins = {i: obj.origins for i, obj in given.items()}
+        site = CallSite(callee.node, node, passed, written, held=held, origins=origins)
         if not foreign:
             self.flow.calls.append(site)
         else:
@@ -533,6 +536,8 @@ class CallSemantics:
                     sink.guard, callee.node, written, self.resolver, callee.resolver, open_ended(node)
                 ):
                     self.reach(given[index], sink)
+                    if sink.node in callee.rebuilt_sinks:
+                        self.results.rebuilt_in_helper(given[index], sink.node)
         for record in callee.callback_calls:
             self.callbacks.passed(record, actual, env)
         ends = callee.returns

@@ -25,7 +25,7 @@ import weakref
 
 from qlint.analysis.flow.carried_flows import watch, watched_class
 from qlint.analysis.flow.model_apis import is_class_call
-from qlint.analysis.flow.model_attrs import Stored, attribute_sources
+from qlint.analysis.flow.model_attrs import Evaled, Stored, attribute_sources
 from qlint.analysis.flow.model_classes import ClassIndex
 from qlint.analysis.flow.model_interp import Interpreter
 from qlint.analysis.flow.model_values import (
@@ -147,7 +147,7 @@ class ModelFlow:
             self.memo.follow = follow
         # The checked module's flows kept from its last check and for its next (`carried_flows`).
         self.carry = None
-        self._attributes: dict[int, dict[str, ast.Call | Stored]] = {}
+        self._attributes: dict[int, dict[str, ast.Call | Stored | Evaled]] = {}
         self._fields: dict[int, tuple[ast.ClassDef, dict]] = {}  # the class kept: its id stays its own
         if self.memo.classes is None:
             self.memo.classes = ClassIndex(project, scope.path, getattr(project, "checks", None))
@@ -216,7 +216,7 @@ class ModelFlow:
         self.carry.next[key] = entry
         return flow
 
-    def attribute_sources(self, class_scope: ClassScope | None, resolver) -> dict[str, ast.Call | Stored]:
+    def attribute_sources(self, class_scope: ClassScope | None, resolver) -> dict[str, ast.Call | Stored | Evaled]:
         """`self.<attr>` built in this class or stored from `__init__` (one walk per class)."""
         if class_scope is None:
             return {}

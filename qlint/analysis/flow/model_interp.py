@@ -13,6 +13,7 @@ from qlint.analysis.flow.dead_branches import ConstantFlags
 from qlint.analysis.flow.handed_switches import param_switches
 from qlint.analysis.flow.loop_items import LITERALS, Containers, element_of
 from qlint.analysis.flow.model_apis import key
+from qlint.analysis.flow.model_attrs import Evaled
 from qlint.analysis.flow.model_calls import CallSemantics
 from qlint.analysis.flow.model_values import (
     ATTR,
@@ -402,6 +403,9 @@ class Interpreter:
         if isinstance(source, ast.Call):
             built = self.calls.builds.built_in_class(source)
             facts = {ModeFact("train", source, Origin(CONSTRUCTED, source, built=built))}
+        elif isinstance(source, Evaled) and not source.passed_on_in - {id(self.func)}:
+            built = self.calls.builds.built_in_class(source.call)
+            facts = {ModeFact("eval", source.switch, Origin(CONSTRUCTED, source.call, built=built))}
         elif source is not None and not source.passed_on_in - {id(self.func)}:
             # Stored from `__init__` and handed to nothing elsewhere: what the caller passed.
             facts = {ModeFact("unset", source.target, Origin(STORED, source.init, source.index, source.param))}

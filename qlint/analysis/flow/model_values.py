@@ -194,6 +194,9 @@ class CallSite:
     # construction of a class storing what it is given) or a container written in one
     # (`held_contents`): what a helper reading a part of that parameter takes from it.
     held: dict[int, frozenset[ModeFact]] | None = None
+    # Parameter index -> where the argument's object came from (its constructions): what a
+    # caller hands over in eval mode holds (QL202 through callers, `qat_callers`).
+    origins: dict[int, frozenset[Origin]] | None = None
 
     @property
     def ref(self) -> ast.expr:
@@ -226,6 +229,9 @@ class FunctionFlow:
     # (callers unpack them: `model, inputs = build()`).
     return_items: dict[int, tuple[Obj | None, ...]] = field(default_factory=dict)
     param_sinks: dict[int, set[Sink]] = field(default_factory=dict)  # parameter -> prepare calls it reaches
+    # The `prepare_qat_pt2e` calls of those whose graph is converted right away (never trained):
+    # a caller's capture that reaches them was only rebuilt for conversion (`prepared_results`).
+    rebuilt_sinks: set[ast.AST] = field(default_factory=set)
     calls: list[CallSite] = field(default_factory=list)
     # Calls of helpers of other modules, with the callee's path: read only by the cross-module
     # caller index (`project_callers`), which asks who calls a helper and with what.

@@ -6,9 +6,11 @@ Two facts `CallSemantics` (`sem`) records as results are made:
   the `ExportedProgram`): the caller's capture flows into what the helper returns, so a
   caller's `move_exported_model_to_train` on it retrains that capture;
 - a QAT-prepared graph that goes to `convert_pt2e` or `move_exported_model_to_eval` in the
-  statement that made it or the next one: nothing trained it; the QAT graph was only rebuilt
-  to be converted (loading trained weights, comparing with the PTQ graph), and eval mode is
-  right for that capture (issue 14 item 17).
+  statement that made it or the next one (calibration passes `prepared(*inputs)` between
+  them aside): nothing trained it; the QAT graph was only rebuilt to be converted (loading
+  trained weights, comparing with the PTQ graph), and eval mode is right for that capture
+  (issue 14 item 17). Made in a helper from its parameter, the caller's capture handed in
+  was rebuilt so too (`rebuilt_sinks`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ class PreparedResults:
         # a weak reference, so the walk's objects are freed with it and not by the cyclic collector.
         self.sem = weakref.proxy(sem)
         self.fresh_qat: dict[Obj, ast.stmt] = {}  # QAT-prepared graphs -> the statement that made them
+        self.from_params: set[Obj] = set()  # those made from a parameter of the function
 
     def note(self, result: Obj, arg: Obj | None) -> None:
         """A prepare/convert result (or a helper's result) made here, from `arg`."""
@@ -33,8 +36,22 @@ class PreparedResults:
             self.fresh_qat[result] = walk.stmt_stack[-1]
         origins = arg.origins if arg is not None else ()
         params = frozenset(o.index for o in origins if o.kind == PARAM and o.node is walk.func)
+        if params and PREPARED_QAT in result.kinds:
+            self.from_params.add(result)
         if params:
             walk.flow.param_results[result] = params
+
+    def forward(self, graph: Obj, call: ast.Call) -> None:
+        """`prepared(*inputs)` as a statement of its own right after the QAT graph was made:
+        one forward pass (observers calibrated, nothing trained) keeps it fresh, so that a
+        `convert_pt2e` in the next statement still finds it never trained."""
+        walk = self.sem.walk
+        made = self.fresh_qat.get(graph)
+        stmt = walk.stmt_stack[-1]
+        if made is None or not (isinstance(stmt, ast.Expr) and stmt.value is call):
+            return
+        if made in (stmt, walk.previous[-1]):
+            self.fresh_qat[graph] = stmt
 
     def rebuilt_for_conversion(self, graph: Obj) -> None:
         """`convert_pt2e` / `move_exported_model_to_eval` on `graph`: a QAT graph made in this or
@@ -46,6 +63,16 @@ class PreparedResults:
         nodes = {o.node for o in graph.origins if o.kind == PREPARED_QAT}
         for index in graph.captures:
             walk.flow.captures[index].rebuilt |= nodes
+        if graph in self.from_params:
+            walk.flow.rebuilt_sinks |= nodes  # the caller's capture, handed in, was rebuilt here
+
+    def rebuilt_in_helper(self, obj: Obj, node: ast.AST) -> None:
+        """A helper converts right away the QAT graph it prepares from `obj` (`node`)."""
+        walk = self.sem.walk
+        for index in obj.captures:
+            walk.flow.captures[index].rebuilt.add(node)
+        if any(o.kind == PARAM and o.node is walk.func for o in obj.origins):
+            walk.flow.rebuilt_sinks.add(node)  # and from this function's parameter: its callers'
 
 
 __all__ = ["PreparedResults"]
