@@ -192,16 +192,18 @@ def test_a_graph_returned_by_a_helper_of_another_module(tmp_path):
             gm.eval()
             quantized = helpers.quantize(model, q, x)
             quantized.train()
+            capture(model, x).train(False)
         """,
     )
     found = lint(path.read_text(), path=str(path), select=("QL203",))
     assert [(d.range.start.row, d.evidence["origin"]) for d in found] == [
         (7, "ExportedProgram.module()"),
         (9, "convert_pt2e"),
+        (10, "ExportedProgram.module()"),
     ]
     assert {d.fix.applicability for d in found} == {Applicability.SAFE}
     # The same with every rule running, and for the engine's import trigger (no graph source here).
-    assert [d.range.start.row for d in lint(path.read_text(), path=str(path)) if d.code == "QL203"] == [7, 9]
+    assert [d.range.start.row for d in lint(path.read_text(), path=str(path)) if d.code == "QL203"] == [7, 9, 10]
 
 
 def test_quiet_returns_of_another_module(tmp_path):

@@ -16,20 +16,22 @@ derives from this one (a subclass may store an eager module there). Only fields 
 from __future__ import annotations
 
 import ast
-import re
 
+from qlint.analysis.flow.graph_returns import switched_receivers
 from qlint.analysis.flow.model_values import ATTRIBUTE, ModeSwitch, Origin
 from qlint.analysis.flow.relevant_bodies import functions_of, segment
 from qlint.value_classes import replace
 
-_SWITCHED = re.compile(r"\bself\.([A-Za-z_]\w*)\.(?:eval\(\)|train\()")
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def field_switches(ctx, analyse) -> list[ModeSwitch]:
     """Switches of a graph field in a method that did not set it (each as a `ModeSwitch` whose
     origins are where the graph came from). `analyse((body, class scope) list)` gives flows."""
-    if "self." not in ctx.text or not _SWITCHED.search(ctx.text):
+    if "self." not in ctx.text:
+        return []
+    switched = {n[5:] for n in switched_receivers(ctx.text)[0] if n.startswith("self.") and n.count(".") == 1}
+    if not switched:
         return []
     methods: dict[int, list] = {}
     for f, cls in functions_of(ctx.tree, ctx.scope):
@@ -40,11 +42,11 @@ def field_switches(ctx, analyse) -> list[ModeSwitch]:
     for members in methods.values():
         cls = members[0][1]
         text = segment(ctx, cls.node)
-        fields = set(_SWITCHED.findall(text))
+        fields = {name for name in switched if f"self.{name}." in text}
         if not fields or cls.node.name in derived:
             continue
         for name in sorted(fields):
-            if re.search(rf"allow_exported_model_train_eval\(\s*self\.{name}\b", text):
+            if f"allow_exported_model_train_eval(self.{name})" in text:
                 continue
             out.extend(_switches_of(ctx, name, members, analyse))
     return out

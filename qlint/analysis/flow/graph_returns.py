@@ -16,6 +16,7 @@ that do both are read (`returned_graph_bodies`).
 from __future__ import annotations
 
 import ast
+import re
 
 from qlint.analysis.flow.relevant_bodies import functions_of, segment
 from qlint.analysis.names.modules import module_name_for
@@ -27,13 +28,15 @@ _SWITCHES = (".eval()", ".train(")
 # Names imported from these are never helpers of the project.
 _LIBRARY_ROOTS = frozenset({"torch", "torchao", "numpy", "copy", "typing", "collections", "unittest", "pytest"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_ASSIGNED = re.compile(r"[ \t]*=[ \t]*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\(")
 
 
 class GraphReturns:
     """The module-level functions whose text names a graph source and returns a value."""
 
+    # Computed with every summary: most modules name no graph source, and answer at once; a
+    # lazy fact would parse again each module summarised before it was first asked.
     key = "ql203.graph_returns.v1"
-    lazy = True
 
     def compute(self, tree: ast.Module, scope, text: str):
         if not any(s in text for s in _SOURCES):
@@ -59,24 +62,86 @@ class GraphReturns:
 _FACT = GraphReturns()
 
 
+def switched_receivers(text: str) -> tuple[set[str], set[str]]:
+    """(the dotted names switched in `text`: `gm` of `gm.eval()`, `self.gm` of
+    `self.gm.train(False)`; the callees switched in place: `capture` of
+    `capture(model, x).eval()`). String searches: a regex over a whole module costs ~40 ms on
+    ao's largest test file."""
+    receivers: set[str] = set()
+    in_place: set[str] = set()
+    for needle in _SWITCHES:
+        at = text.find(needle)
+        while at != -1:
+            name = _dotted_before(text, at)
+            if name:
+                receivers.add(name)
+            elif text[at - 1 : at] == ")":
+                opened = text.rfind("(", 0, at - 1)  # `f(model, x).eval()`: no nested call
+                callee = _dotted_before(text, opened) if opened != -1 else ""
+                if callee and ")" not in text[opened + 1 : at - 1]:
+                    in_place.add(callee)
+            at = text.find(needle, at + 1)
+    return receivers, in_place
+
+
+def _switched_results(text: str) -> set[str]:
+    """The callees (`capture`, `helpers.prepare`) whose result the text switches: bound to a
+    name that is then switched (`gm = capture(...)` ... `gm.eval()`), or switched in place
+    (`capture(model, x).eval()`). Only their imports are looked up: a module's every
+    imported call would cost a lookup (and a parse) per imported module."""
+    receivers, out = switched_receivers(text)
+    for name in receivers:
+        out.update(_bound_to(text, name))
+    # snake_case by convention: a class's construction is an eager module.
+    return {c for c in out if c.rpartition(".")[2][:1].islower()}
+
+
+def _bound_to(text: str, name: str) -> set[str]:
+    """The callees of the calls `name` is bound to (`name = callee(`)."""
+    out = set()
+    at = text.find(name)
+    while at != -1:
+        end = at + len(name)
+        if at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "_."):
+            m = _ASSIGNED.match(text, end)
+            if m is not None:
+                out.add(m.group(1))
+        at = text.find(name, end)
+    return out
+
+
+def _dotted_before(text: str, end: int) -> str:
+    """The dotted name that ends at `end` (`self.gm`, `helpers.prepare`), or ""."""
+    start = end
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_."):
+        start -= 1
+    name = text[start:end].strip(".")
+    return name if name[:1].isalpha() or name[:1] == "_" else ""
+
+
 def returning_calls(text: str, path: str, project) -> tuple[str, ...]:
     """The call spellings (`capture(`, `helpers.prepare(`) of imported functions of the project
-    that may return an exported graph, written in `text`."""
+    that may return an exported graph, whose results `text` switches."""
     if project is None:
         return ()
+    callees = _switched_results(text)
+    if not callees:
+        return ()
+    roots = {c.partition(".")[0] for c in callees}
     out: list[str] = []
     for local, full in text_imports(text, module_name_for(path), path):
-        if full.partition(".")[0] in _LIBRARY_ROOTS or local not in text:
+        if full.partition(".")[0] in _LIBRARY_ROOTS or local not in roots:
             continue
         module, _, attr = full.rpartition(".")
         # `from pkg.helpers import capture`
-        names = project.module_fact(module, path, _FACT) if module and f"{local}(" in text else None
+        names = project.module_fact(module, path, _FACT) if module and local in callees else None
         if names and attr in names:
             out.append(f"{local}(")
         # `from pkg import helpers` / `import pkg.helpers as helpers`
-        if f"{local}." in text:
+        attrs = sorted(c.partition(".")[2] for c in callees if c.startswith(f"{local}."))
+        if attrs:
             names = project.module_fact(full, path, _FACT)
-            out.extend(f"{local}.{name}(" for name in sorted(names or ()) if f"{local}.{name}(" in text)
+            out.extend(f"{local}.{name}(" for name in attrs if names and name in names)
     return tuple(dict.fromkeys(out))
 
 
@@ -106,4 +171,4 @@ def returned_graph_bodies(ctx, chosen: set[int]) -> list:
     return out
 
 
-__all__ = ["GraphReturns", "returned_graph_bodies", "returning_calls", "switches_returned_graph"]
+__all__ = ["GraphReturns", "returned_graph_bodies", "returning_calls", "switched_receivers", "switches_returned_graph"]
