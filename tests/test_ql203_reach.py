@@ -118,6 +118,19 @@ def test_a_callback_handed_on_through_a_wrapper():
     ) == [25]
 
 
+def test_a_lambda_callback_that_switches_the_graph():
+    # Read where it is written (`relayed_lambdas`): reported inside the lambda, once.
+    assert rows(
+        """
+        def f(model, q, x):
+            prepared = prepare_pt2e(torch.export.export(model.eval(), (x,)).module(), q)
+            run_with(lambda m: m.eval(), model)
+            run_with(lambda m: print(m.eval), prepared)
+            run_with(lambda m: m.train(), prepared)
+        """
+    ) == [24]
+
+
 @pytest.mark.parametrize(
     "src",
     [
