@@ -386,7 +386,7 @@ class Walker:
         if name.startswith(("torch.", "torchao.", "executorch.exir")):
             return None, 0
         try:
-            found = self.owner.callgraph.definition(func, self.resolver)
+            found = self.owner.callgraph.definition(func, self.resolver, functions_only=True)
         except RecursionError:
             self.owner.unsettled()
             found = None

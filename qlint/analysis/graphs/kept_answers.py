@@ -1,5 +1,6 @@
 """QL101/QL102's answers about other modules (`forwarding`: which imported names are
-helpers, what a function forwards, a module's chain links), kept between runs.
+helpers, what a function forwards, a module's chain links; `packet_imports`: what an
+imported name is bound to), kept between runs.
 
 Within a process those answers are shared by every check while the modules they were read
 from keep their content keys. A new process worked them out again: on ExecuTorch, the check
@@ -72,6 +73,11 @@ def use(store: AnswerStore | None) -> None:
         _STATE.taken.clear()
         _STATE.written.clear()
         _NAMES.clear()
+
+
+def keeping() -> bool:
+    """Answers worked out now are written down at the end (a store is in use)."""
+    return _STATE.store is not None
 
 
 def saved(name: str, key) -> tuple | None:
@@ -215,4 +221,4 @@ def root_requester(root: str) -> str:
     return os.path.join(root, "_.py")
 
 
-__all__ = ["flush", "forget", "register", "root_requester", "saved", "took", "use", "valid_trail"]
+__all__ = ["flush", "forget", "keeping", "register", "root_requester", "saved", "took", "use", "valid_trail"]
