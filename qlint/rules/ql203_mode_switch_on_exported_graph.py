@@ -13,11 +13,14 @@ import os
 from collections.abc import Iterator
 
 from qlint.analysis.edits.import_edits import insert_before, owns_lines
+from qlint.analysis.flow.graph_fields import field_switches
+from qlint.analysis.flow.graph_returns import returned_graph_bodies
 from qlint.analysis.flow.model_flow import (
     GRAPH_KINDS,
     GRAPH_SOURCES,
     HandedSwitch,
     ModeSwitch,
+    analyse_bodies,
     may_hand_graph,
     module_flows,
 )
@@ -41,6 +44,8 @@ class ModeSwitchOnExportedGraph(Rule):
     # A file that prepares a graph may hand it to a helper elsewhere that switches it
     # (`calibrate(prepared)`); QL201/QL202 analyse those files' flows anyway.
     triggers = (".eval()", ".train(", "prepare_pt2e", "prepare_qat_pt2e")
+    # A file that switches a graph it gets from a helper of another module (`graph_returns`).
+    import_trigger = "qlint.analysis.flow.graph_returns:switches_returned_graph"
     fix_availability = FixAvailability.SOMETIMES
 
     def triggered_by(self, text: str) -> bool:
@@ -48,7 +53,10 @@ class ModeSwitchOnExportedGraph(Rule):
         return super().triggered_by(text) and any(s in text for s in GRAPH_SOURCES)
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
-        for function in module_flows(ctx, switches_only=True):
+        flows = module_flows(ctx, switches_only=True)
+        # Bodies that get a graph only from an imported helper's return name no graph source.
+        extra = returned_graph_bodies(ctx, {id(f.node) for f in flows})
+        for function in [*flows, *(analyse_bodies(ctx, extra) if extra else ())]:
             for switch in function.switches:
                 kinds = {o.kind for o in switch.origins}
                 if not kinds or not kinds <= GRAPH_KINDS or switch.patched:
@@ -57,6 +65,9 @@ class ModeSwitchOnExportedGraph(Rule):
             if function.handed and may_hand_graph(ctx, function):
                 for handed in function.handed.values():
                     yield self._handed(ctx, handed)
+        # `self.gm` set to a graph in one method and switched in another.
+        for switch in field_switches(ctx, lambda bodies: analyse_bodies(ctx, bodies)):
+            yield self._diagnostic(ctx, switch)
 
     def _diagnostic(self, ctx: FileContext, switch: ModeSwitch) -> Diagnostic:
         receiver = ctx.source_of(switch.receiver)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import weakref
 
+from qlint.analysis.flow.handed_switches import handed_to_callback
 from qlint.analysis.flow.model_values import APPLIED, PARAM, PARAM_PART, Env, ModeFact, Obj, Origin, Sink
 from qlint.analysis.names.scope import parameter_args
 from qlint.value_classes import value_class
@@ -34,6 +35,9 @@ class CallbackCall:
     param: int
     position: int | str  # positional index, or the keyword it is passed by
     sources: frozenset[int]
+    # The parameter passed as it came (`cb(gm)`), not something built from it: a callback that
+    # switches the mode of what it is handed switches the caller's graph (QL203).
+    same: int | None = None
 
 
 class Derivation:
@@ -76,16 +80,17 @@ class CallbackLinks:
             passed.append((position, arg))
         passed += [(kw.arg, kw.value) for kw in node.keywords if kw.arg is not None]
         for position, arg in passed:
-            self._record(CallbackCall(index, position, self.derivation.params_of(arg) - {index}))
+            same = self.own_parameter(arg.id, env) if isinstance(arg, ast.Name) else None
+            self._record(CallbackCall(index, position, self.derivation.params_of(arg) - {index}, same))
 
     def _record(self, record: CallbackCall) -> None:
         calls = self.sem.flow.callback_calls
         if record.sources and record not in calls:  # a loop body runs twice
             calls.append(record)
 
-    def passed(self, record: CallbackCall, actual: dict, env: Env) -> None:
+    def passed(self, record: CallbackCall, actual: dict, env: Env, node: ast.Call | None = None) -> None:
         """A helper calls the function passed here with values built from other arguments
-        (`actual`: parameter index -> (value, expression) of this call)."""
+        (`actual`: parameter index -> (value, expression) of this call, `node`)."""
         function = actual.get(record.param, (None, None))[1]
         if function is None:
             return
@@ -94,11 +99,31 @@ class CallbackLinks:
             for obj, _ in sources:
                 if obj is not None:
                     self.sem.reach(obj, sink)
+        if node is not None and record.same in actual:
+            switch = self.switch(function, record.position)
+            if switch is not None:
+                obj, expr = actual[record.same]
+                handed_to_callback(self.sem, node, switch, obj, expr, env)
         mine = self.own_parameter(function.id, env) if isinstance(function, ast.Name) else None
         if mine is not None:
             # Our own callback parameter, handed on: our caller knows what it is.
             derived = [self.derivation.params_of(expr) for _, expr in sources if expr is not None]
-            self._record(CallbackCall(mine, record.position, frozenset().union(*derived)))
+            same = None
+            if record.same in actual and isinstance(actual[record.same][1], ast.Name):
+                same = self.own_parameter(actual[record.same][1].id, env)
+            self._record(CallbackCall(mine, record.position, frozenset().union(*derived), same))
+
+    def switch(self, function: ast.expr, position: int | str):
+        """The mode switch a function passed as a callback runs on argument `position`
+        (`handed_switches.ParamSwitch`), None when it runs none."""
+        if not isinstance(function, (ast.Name, ast.Attribute)):
+            return None
+        summary = self.sem.helper(function)
+        if summary is None:
+            return None
+        flow, offset = summary
+        index = position_in(flow.params, position, offset)
+        return flow.param_switches.get(index) if index is not None else None
 
     def apply_parameter(self, node: ast.Call, func: ast.expr, first: Obj | None, env: Env) -> Obj | None:
         """`fn(model)` where `fn` is a callable parameter or an item of one (`for t in transforms:

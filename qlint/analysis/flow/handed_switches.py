@@ -20,11 +20,13 @@ from qlint.value_classes import replace
 def param_switches(flow: FunctionFlow) -> None:
     """Record the switches `flow`'s function runs itself on a parameter, unallowed (`ParamSwitch`)."""
     for switch in flow.switches:
-        if switch.patched:
+        # Allowed in branches only (`if is_graph: allow(m)`): its callers decide, call by call.
+        if switch.patched and not switch.allowed_under:
             continue
         index = _own_parameter(Obj(switch.call, "", switch.origins), flow.node)
         if index is not None:
-            flow.param_switches.setdefault(index, ParamSwitch(switch.call, flow.path, switch.mode, switch.guard))
+            found = ParamSwitch(switch.call, flow.path, switch.mode, switch.guard, switch.allowed_under)
+            flow.param_switches.setdefault(index, found)
 
 
 def handed_switches(sem, node: ast.Call, callee: FunctionFlow, actual: dict, written: dict, env: Env) -> None:
@@ -43,12 +45,37 @@ def handed_switches(sem, node: ast.Call, callee: FunctionFlow, actual: dict, wri
         ended = open_ended(node)
         if contradicted_at_call(switch.guard, callee.node, written, sem.resolver, callee.resolver, ended):
             continue
-        if obj.is_graph:
-            walk.flow.handed.setdefault(id(node), HandedSwitch(node, walk.stmt_stack[-1], expr, obj.origins, switch))
+        # The callee allows the parameter under a flag: this call's arguments must rule it out.
+        if switch.unless and not contradicted_at_call(
+            switch.unless, callee.node, written, sem.resolver, callee.resolver, ended
+        ):
             continue
-        own = _own_parameter(obj, walk.func)
-        if own is not None:
-            walk.flow.param_switches.setdefault(own, replace(switch, guard=frozenset(walk.guards)))
+        _hand(walk, node, switch, obj, expr)
+
+
+def handed_to_callback(sem, node: ast.Call, switch: ParamSwitch, obj, expr, env: Env) -> None:
+    """At a call of a helper that calls the function passed here with one of the call's own
+    arguments as it came (`run(to_eval, gm)` with `def run(fn, m): fn(m)`): that function's
+    `switch` runs on the argument (`obj`, as written `expr`). Flags of the function's switch
+    are not read (the helper, not this call, passes its arguments)."""
+    walk = sem.walk
+    if obj is None or EXPECTS_ERROR in walk.contexts or obj in env.patched or obj in env.copied:
+        return
+    if switch.guard or switch.unless:
+        return
+    _hand(walk, node, switch, obj, expr)
+
+
+def _hand(walk, node: ast.Call, switch: ParamSwitch, obj: Obj, expr) -> None:
+    """An exported graph handed to `switch`: a finding at `node`; the caller's own parameter
+    handed there: switched by the caller too, for its callers to judge."""
+    if obj.is_graph:
+        walk.flow.handed.setdefault(id(node), HandedSwitch(node, walk.stmt_stack[-1], expr, obj.origins, switch))
+        return
+    own = _own_parameter(obj, walk.func)
+    if own is not None:
+        here = replace(switch, guard=frozenset(walk.guards), unless=frozenset())
+        walk.flow.param_switches.setdefault(own, here)
 
 
 def _own_parameter(obj: Obj, func: ast.AST) -> int | None:

@@ -16,6 +16,7 @@ from typing import Protocol
 from qlint.analysis.flow.callbacks import CallbackLinks
 from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
+from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.handed_switches import handed_switches
 from qlint.analysis.flow.held_contents import held_facts
 from qlint.analysis.flow.instance_methods import method_summary
@@ -81,6 +82,7 @@ class Walk(Protocol):
     stmt_stack: list[ast.stmt]
     previous: list[ast.stmt | None]  # the statement before each of `stmt_stack` in its block
     containers: Containers  # lists and dicts written in the function (`loop_items`)
+    parts: GraphParts  # graphs held in parts of local values (`graph_parts`)
 
     def expr(self, e: ast.expr | None, env: Env) -> Obj | None: ...
 
@@ -111,6 +113,8 @@ class CallSemantics:
         self.unpacked: dict[int, tuple[Obj | None, ...]] = {}
         # id(dict/list/tuple/set literal) -> the modes of the models it holds (`Interpreter.items_of`).
         self.literal_items: dict[int, frozenset[ModeFact]] = {}
+        # Object -> the branches its `allow_exported_model_train_eval` lies in (`ModeSwitch.allowed_under`).
+        self.allow_guards: dict[Obj, frozenset] = {}
 
     @property
     def flow(self) -> FunctionFlow:
@@ -122,6 +126,7 @@ class CallSemantics:
 
     def call(self, node: ast.Call, env: Env) -> Obj | None:
         func = node.func
+        self.walk.parts.touched(node, env)
         receiver = self.walk.expr(func.value, env) if isinstance(func, ast.Attribute) else None
         if receiver is None and _switch_on_part(func, env):
             # `wrapper.model.eval()`: `Module.eval()` returns the module it was called on, in that
@@ -199,7 +204,12 @@ class CallSemantics:
                 self.flow.switches.append(seen)
             seen.origins |= receiver.origins
             # A copy's `eval`/`train` are the plain module's again: they raise nothing.
-            seen.patched |= receiver in env.patched or receiver in env.copied or EXPECTS_ERROR in self.walk.contexts
+            other = receiver in env.copied or EXPECTS_ERROR in self.walk.contexts
+            if other or receiver in env.patched:
+                under = frozenset() if other else self.allow_guards.get(receiver, frozenset())
+                # Seen patched twice (a loop body) under different branches: take it as always.
+                seen.allowed_under = under if not seen.patched or seen.allowed_under == under else frozenset()
+                seen.patched = True
             env.modes[receiver] = frozenset({ModeFact(mode or "unknown", node)})
             self.walk.containers.switched(receiver)
             if mode == "train" and receiver in env.patched:  # after allow_exported_model_train_eval
@@ -286,6 +296,11 @@ class CallSemantics:
             return result
         if api.kind == "allow_train_eval" and arg is not None:
             env.patched |= {arg}
+            guard, known = frozenset(self.walk.guards), self.allow_guards.get(arg)
+            guard = self.allow_guards[arg] = guard if known is None or known == guard else frozenset()
+            for origin in arg.origins if len(arg.origins) == 1 else ():
+                if origin.kind == PARAM and origin.node is self.walk.func:
+                    self.flow.param_allows[origin.index] = guard
         if api.kind == "move" and arg is not None:
             # The torchao helpers are how an exported graph changes mode: a later re-export
             # captures it in that mode.
@@ -539,7 +554,7 @@ class CallSemantics:
                     if sink.node in callee.rebuilt_sinks:
                         self.results.rebuilt_in_helper(given[index], sink.node)
         for record in callee.callback_calls:
-            self.callbacks.passed(record, actual, env)
+            self.callbacks.passed(record, actual, env, node)
         ends = callee.returns
         for name, param in callee.param_objs.items():
             index = callee.params.index(name)
@@ -549,7 +564,7 @@ class CallSemantics:
             if any(f.state != "unset" or f.origin is None or f.origin.kind != PARAM for f in final):
                 env.modes[given[index]] = subst(final)  # the helper sets the argument's mode
                 self.walk.containers.switched(given[index])
-            if any(param in e.patched for e, _ in ends):
+            if any(param in e.patched for e, _ in ends) and not self._allow_ruled_out(node, callee, index, written):
                 env.patched |= {given[index]}
         self._unpack(node, callee, translate, env)
         results = [translate(obj, e) for e, obj in ends if obj is not None]
@@ -558,6 +573,14 @@ class CallSemantics:
         result = merge_values(results, env, node)
         self.results.note(result, None)
         return result
+
+    def _allow_ruled_out(self, node: ast.Call, callee: FunctionFlow, index: int, written: dict) -> bool:
+        """The callee allows parameter `index` only under flags this call's arguments rule out
+        (`def evaluate(m, is_graph=False): if is_graph: allow(m)` called as `evaluate(gm)`)."""
+        guard = callee.param_allows.get(index)
+        return bool(guard) and contradicted_at_call(
+            guard, callee.node, written, self.resolver, callee.resolver, open_ended(node)
+        )
 
     def _unpack(self, node: ast.Call, callee: FunctionFlow, translate, env: Env) -> None:
         """`return model.eval(), inputs` on every path: each element in caller terms, for `a, b = f()`."""

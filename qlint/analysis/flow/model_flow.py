@@ -100,6 +100,7 @@ __all__ = [
     "Obj",
     "Origin",
     "Sink",
+    "analyse_bodies",
     "caller_facts",
     "compatible",
     "join",
@@ -279,6 +280,12 @@ def module_flows(ctx, switches_only: bool = False) -> list[FunctionFlow]:
     return cached
 
 
+def analyse_bodies(ctx, functions) -> list[FunctionFlow]:
+    """The flows of `functions` ((body, class scope) of `ctx`'s module) that `relevant` did not
+    choose, in the file's one analysis (a rule reaching further: `graph_returns`)."""
+    return _analyse(ctx, functions)
+
+
 def _analyse(ctx, functions) -> list[FunctionFlow]:
     # One analysis per file: a later, wider request reuses the bodies already summarised.
     flow = ctx.cache.get("model_flow.analysis")
@@ -323,7 +330,8 @@ _LIBRARY_ROOTS = ("torch", "torchao", "numpy", "copy", "typing", "collections", 
 def _hands(ctx, text: str) -> bool:
     if not any(s in text for s in GRAPH_SOURCES):
         return False
-    return any(f"{name}(" in text for name in _switchers(ctx))
+    # Called, or handed on as a callback (`run(to_eval, gm)`: `callbacks.CallbackLinks.passed`).
+    return any(f"{name}{end}" in text for name in _switchers(ctx) for end in ("(", ",", ")"))
 
 
 def _switchers(ctx) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.dead_branches import ConstantFlags
+from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.handed_switches import param_switches
 from qlint.analysis.flow.loop_items import LITERALS, Containers, element_of
 from qlint.analysis.flow.model_apis import key
@@ -71,6 +72,7 @@ class Interpreter:
         self.flow.resolver = self.resolver
         self.calls = CallSemantics(self, owner, self.resolver, class_scope, nested, classes)
         self.containers = Containers(func)  # lists and dicts written here, for loops over them
+        self.parts = GraphParts()  # graphs held in parts of local values (`pair[0]`, `holder.gm`)
         self._qualnames: dict[tuple[str, ...], str | None] = {}  # `qualname`, per spelling
 
     def run(self) -> FunctionFlow:
@@ -156,6 +158,9 @@ class Interpreter:
         elif isinstance(s, (*_NESTED, ast.Import, ast.ImportFrom, ast.Delete)):
             for name in _bound_names(s):
                 env.vars.pop(name, None)
+            for target in s.targets if isinstance(s, ast.Delete) else ():
+                if isinstance(target, (ast.Attribute, ast.Subscript)) and isinstance(target.value, ast.Name):
+                    self.parts.rebound(target.value.id, env)  # `del pair[0]`: the others move
         return env
 
     def assign(self, s: ast.Assign | ast.AnnAssign, env: Env) -> None:
@@ -301,10 +306,12 @@ class Interpreter:
     def bind(self, target: ast.expr, obj: Obj | None, value: ast.expr | None, env: Env) -> None:
         name = key(target)
         if name is not None:
+            self.parts.rebound(name, env)
             if obj is None and value is not None and not _names_a_global(value, env):
                 obj = new_value(env, value, name, Origin(UNKNOWN, value))  # so its later `.eval()` counts
                 if isinstance(value, LITERALS):
                     self.containers.bound(obj, value)
+                    self.parts.literal(name, value, self.containers.literals.get(id(value)), env)
             if obj is None:
                 env.vars.pop(name, None)
             else:
@@ -313,9 +320,12 @@ class Interpreter:
             self.bind_unknown(target, value or target, env)
         elif isinstance(target, ast.Attribute) and (holder := env.vars.get(key(target.value) or "")) is not None:
             self.calls.builds.overwritten.add((holder, target.attr))  # `bundle.model` is no longer what was passed
+            self.parts.stored(target, obj, env)
             if obj is not None and obj.is_graph:
                 # `model.block = export(model.block, ...).module()`: `model.eval()` would now raise.
                 self.calls.holds_graph(holder)
+        elif isinstance(target, (ast.Attribute, ast.Subscript)):
+            self.parts.stored(target, obj, env)
 
     def bind_unknown(self, target: ast.expr, anchor: ast.AST, env: Env, source: Obj | None = None) -> None:
         """Bind names we cannot follow; items of a parameter (`for m in models`) stay its parts."""
@@ -345,6 +355,9 @@ class Interpreter:
         if isinstance(e, ast.Subscript) and (makes := self.calls.builds.callables(e.value)):
             return self.calls.builds.factory(e, makes, env)  # `make = MODELS[name]`
         if isinstance(e, (ast.Attribute, ast.Subscript)):
+            held = self.parts.read(e, env)
+            if held is not None:
+                return held
             container = self.expr(e.value, env)
             if isinstance(e, ast.Attribute) and container is not None:
                 stored = self.calls.builds.field(container, e.attr, e, env)

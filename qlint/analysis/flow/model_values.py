@@ -150,6 +150,9 @@ class ModeSwitch:
     origins: frozenset[Origin]
     patched: bool  # `allow_exported_model_train_eval` was called on it first, or an error is expected
     guard: Guard = frozenset()  # the branches it lies in (first seen)
+    # When `patched` only through an allow that lies in branches (`if is_graph: allow(m)`): those
+    # branches. A caller whose arguments rule them out hands a graph the allow never reached.
+    allowed_under: Guard = frozenset()
 
 
 @value_class(frozen=True)
@@ -163,6 +166,9 @@ class ParamSwitch:
     path: str  # the file it is in
     mode: str | None
     guard: Guard = frozenset()  # the branches of this function the switch lies in
+    # The branches an allow of the parameter lies in (`ModeSwitch.allowed_under`): the switch
+    # raises only for callers whose arguments rule them out. Empty: nothing allows it.
+    unless: Guard = frozenset()
 
 
 @value_class(frozen=True)
@@ -245,6 +251,9 @@ class FunctionFlow:
     param_results: dict[Obj, frozenset[int]] = field(default_factory=dict)
     # Parameter index -> the first mode switch run on what the caller passes there (`ParamSwitch`).
     param_switches: dict[int, ParamSwitch] = field(default_factory=dict)
+    # Parameter index -> the branches `allow_exported_model_train_eval` on it lies in (empty:
+    # always): a caller whose arguments rule them out gets its graph back unallowed.
+    param_allows: dict[int, Guard] = field(default_factory=dict)
     # Exported graphs handed here to such a parameter (`HandedSwitch`), by the call's id.
     handed: dict[int, HandedSwitch] = field(default_factory=dict)
     # How the body's names resolve (`qlint.analysis.names.resolver.Resolver`): its branch
@@ -298,6 +307,8 @@ def join(envs: list[Env | None], anchor: ast.AST) -> Env | None:
                 modes[obj] = mine | facts
     for key in dict.fromkeys(k for e in live for k in e.vars):
         bound = [e.vars[key] for e in live if key in e.vars]
+        if len(bound) < len(live) and partial_key(key):
+            continue  # a part of a value (`graph_parts`) that some path did not bind: not known
         first = bound[0]
         if all(o is first for o in bound):
             out.vars[key] = first
@@ -319,6 +330,12 @@ def join(envs: list[Env | None], anchor: ast.AST) -> Env | None:
         if all(o in out.copied for o in objs):  # a path that hands the graph itself can raise
             out.copied |= {merged}
     return out
+
+
+def partial_key(name: str) -> bool:
+    """A name of a part of a value (`graph_parts`: `holder.gm`, `pair[0]`): a path that does not
+    bind it leaves it unknown where paths join. `self.<attr>` is read from the class instead."""
+    return "[" in name or ("." in name and not name.startswith("self."))
 
 
 def new_value(env: Env, anchor: ast.AST, name: str, origin: Origin, facts=None, captures=frozenset()) -> Obj:

@@ -1,0 +1,112 @@
+"""Exported GraphModules a class keeps in `self.<attr>` and switches in another method (QL203).
+
+`__init__` (or `quantize()`) stores `self.gm = prepare_pt2e(...)`; `calibrate()` later runs
+`self.gm.eval()`, which raises on torch 2.13. The model flow reads each method alone: in
+`calibrate` the attribute is one it has not seen set (`model_values.ATTRIBUTE`), and the
+method names no graph source, so it is not read at all.
+
+A field counts as a graph when every method of the class that assigns it leaves a graph
+there on every path out (read from those methods' flows: `Env.vars["self.<attr>"]`), none
+allows it (`allow_exported_model_train_eval(self.<attr>)` anywhere in the class keeps the
+field quiet: the order of the methods' calls is not known), and no other class of the module
+derives from this one (a subclass may store an eager module there). Only fields spelled
+`self.<attr>.eval()`/`.train(` in the class are looked at.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from qlint.analysis.flow.graph_returns import switched_receivers
+from qlint.analysis.flow.model_values import ATTRIBUTE, ModeSwitch, Origin
+from qlint.analysis.flow.relevant_bodies import functions_of, segment
+from qlint.value_classes import replace
+
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def field_switches(ctx, analyse) -> list[ModeSwitch]:
+    """Switches of a graph field in a method that did not set it (each as a `ModeSwitch` whose
+    origins are where the graph came from). `analyse((body, class scope) list)` gives flows."""
+    if "self." not in ctx.text:
+        return []
+    switched = {n[5:] for n in switched_receivers(ctx.text)[0] if n.startswith("self.") and n.count(".") == 1}
+    if not switched:
+        return []
+    methods: dict[int, list] = {}
+    for f, cls in functions_of(ctx.tree, ctx.scope):
+        if cls is not None and isinstance(f, _FUNCS):
+            methods.setdefault(id(cls.node), []).append((f, cls))
+    derived = _derived_names(ctx.tree)
+    out: list[ModeSwitch] = []
+    for members in methods.values():
+        cls = members[0][1]
+        text = segment(ctx, cls.node)
+        fields = {name for name in switched if f"self.{name}." in text}
+        if not fields or cls.node.name in derived:
+            continue
+        for name in sorted(fields):
+            if f"allow_exported_model_train_eval(self.{name})" in text:
+                continue
+            out.extend(_switches_of(ctx, name, members, analyse))
+    return out
+
+
+def _switches_of(ctx, name: str, members: list, analyse) -> list[ModeSwitch]:
+    attr = f"self.{name}"
+    setters = [(f, cls) for f, cls in members if _assigns(f, name)]
+    flows = analyse(setters) if setters else []
+    if not flows or len(flows) != len(setters):
+        return []  # nothing sets it, or a setter the flow does not read
+    origins: set[Origin] = set()
+    for flow in flows:
+        ends = [env for env, _ in flow.returns]
+        values = [env.vars.get(attr) for env in ends]
+        if not ends or any(
+            v is None or not v.is_graph or v in env.patched for v, env in zip(values, ends, strict=True)
+        ):
+            return []
+        for v in values:
+            origins |= v.origins
+    readers = [(f, cls) for f, cls in members if _switches(segment(ctx, f), attr)]
+    out = []
+    for flow in analyse(readers):
+        for switch in flow.switches:
+            kinds = {(o.kind, o.name) for o in switch.origins}
+            if kinds == {(ATTRIBUTE, attr)} and not switch.patched:
+                out.append(replace(switch, origins=frozenset(origins)))
+    return out
+
+
+def _assigns(func: ast.AST, name: str) -> bool:
+    for node in ast.walk(func):
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        for t in targets:
+            if (
+                isinstance(t, ast.Attribute)
+                and t.attr == name
+                and isinstance(t.value, ast.Name)
+                and t.value.id == "self"
+            ):
+                return True
+    return False
+
+
+def _switches(text: str, attr: str) -> bool:
+    return f"{attr}.eval()" in text or f"{attr}.train(" in text
+
+
+def _derived_names(tree: ast.Module) -> set[str]:
+    """Names used as a base class somewhere in the module."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for base in node.bases:
+                if isinstance(base, ast.Name):
+                    out.add(base.id)
+                elif isinstance(base, ast.Attribute):
+                    out.add(base.attr)
+    return out
+
+
+__all__ = ["field_switches"]

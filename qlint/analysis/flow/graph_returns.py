@@ -1,0 +1,174 @@
+"""Graphs a body gets only from a helper of another module of the project (QL203).
+
+`gm = capture(model, x); gm.eval()` with `capture` in another module returning
+`torch.export.export(...).module()`, `prepare_pt2e(...)` or `convert_pt2e(...)` raises on
+torch 2.13 as an in-place capture does. The body names no graph source itself, so neither
+the rule's text trigger nor the bodies the model flow reads (`relevant_bodies`) see it.
+
+Which functions of a module may return such a graph is a summary fact (`GraphReturns`,
+computed once per module content from its text: a function whose text names a graph
+source and returns a value); the model flow then decides on the helper's real returns.
+A file is read for QL203 through its imports (`switches_returned_graph`, the rule's import
+trigger) when it switches a mode and calls an imported function of that list, and the bodies
+that do both are read (`returned_graph_bodies`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from qlint.analysis.flow.relevant_bodies import functions_of, segment
+from qlint.analysis.names.modules import module_name_for
+from qlint.analysis.names.text_imports import text_imports
+
+# Where an exported GraphModule comes from (as `model_flow.GRAPH_SOURCES`, which imports this).
+_SOURCES = (".module(", "prepare_pt2e", "prepare_qat_pt2e", "convert_pt2e", "capture_pre_autograd_graph")
+_SWITCHES = (".eval()", ".train(")
+# Names imported from these are never helpers of the project.
+_LIBRARY_ROOTS = frozenset({"torch", "torchao", "numpy", "copy", "typing", "collections", "unittest", "pytest"})
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_ASSIGNED = re.compile(r"[ \t]*=[ \t]*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\(")
+
+
+class GraphReturns:
+    """The module-level functions whose text names a graph source and returns a value."""
+
+    # Computed with every summary: most modules name no graph source, and answer at once; a
+    # lazy fact would parse again each module summarised before it was first asked.
+    key = "ql203.graph_returns.v1"
+
+    def compute(self, tree: ast.Module, scope, text: str):
+        if not any(s in text for s in _SOURCES):
+            return []
+        lines = text.splitlines(keepends=True)
+        out = []
+        for node in tree.body:
+            if not isinstance(node, _FUNCS):
+                continue
+            body = "".join(lines[node.lineno - 1 : node.end_lineno])
+            if any(s in body for s in _SOURCES) and any(
+                isinstance(n, ast.Return) and n.value is not None for n in ast.walk(node)
+            ):
+                out.append(node.name)
+        return out
+
+    def load(self, path: str, summary, value):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise TypeError("graph returns")
+        return frozenset(value)
+
+
+_FACT = GraphReturns()
+
+
+def switched_receivers(text: str) -> tuple[set[str], set[str]]:
+    """(the dotted names switched in `text`: `gm` of `gm.eval()`, `self.gm` of
+    `self.gm.train(False)`; the callees switched in place: `capture` of
+    `capture(model, x).eval()`). String searches: a regex over a whole module costs ~40 ms on
+    ao's largest test file."""
+    receivers: set[str] = set()
+    in_place: set[str] = set()
+    for needle in _SWITCHES:
+        at = text.find(needle)
+        while at != -1:
+            name = _dotted_before(text, at)
+            if name:
+                receivers.add(name)
+            elif text[at - 1 : at] == ")":
+                opened = text.rfind("(", 0, at - 1)  # `f(model, x).eval()`: no nested call
+                callee = _dotted_before(text, opened) if opened != -1 else ""
+                if callee and ")" not in text[opened + 1 : at - 1]:
+                    in_place.add(callee)
+            at = text.find(needle, at + 1)
+    return receivers, in_place
+
+
+def _switched_results(text: str) -> set[str]:
+    """The callees (`capture`, `helpers.prepare`) whose result the text switches: bound to a
+    name that is then switched (`gm = capture(...)` ... `gm.eval()`), or switched in place
+    (`capture(model, x).eval()`). Only their imports are looked up: a module's every
+    imported call would cost a lookup (and a parse) per imported module."""
+    receivers, out = switched_receivers(text)
+    for name in receivers:
+        out.update(_bound_to(text, name))
+    # snake_case by convention: a class's construction is an eager module.
+    return {c for c in out if c.rpartition(".")[2][:1].islower()}
+
+
+def _bound_to(text: str, name: str) -> set[str]:
+    """The callees of the calls `name` is bound to (`name = callee(`)."""
+    out = set()
+    at = text.find(name)
+    while at != -1:
+        end = at + len(name)
+        if at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "_."):
+            m = _ASSIGNED.match(text, end)
+            if m is not None:
+                out.add(m.group(1))
+        at = text.find(name, end)
+    return out
+
+
+def _dotted_before(text: str, end: int) -> str:
+    """The dotted name that ends at `end` (`self.gm`, `helpers.prepare`), or ""."""
+    start = end
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_."):
+        start -= 1
+    name = text[start:end].strip(".")
+    return name if name[:1].isalpha() or name[:1] == "_" else ""
+
+
+def returning_calls(text: str, path: str, project) -> tuple[str, ...]:
+    """The call spellings (`capture(`, `helpers.prepare(`) of imported functions of the project
+    that may return an exported graph, whose results `text` switches."""
+    if project is None:
+        return ()
+    callees = _switched_results(text)
+    if not callees:
+        return ()
+    roots = {c.partition(".")[0] for c in callees}
+    out: list[str] = []
+    for local, full in text_imports(text, module_name_for(path), path):
+        if full.partition(".")[0] in _LIBRARY_ROOTS or local not in roots:
+            continue
+        module, _, attr = full.rpartition(".")
+        # `from pkg.helpers import capture`
+        names = project.module_fact(module, path, _FACT) if module and local in callees else None
+        if names and attr in names:
+            out.append(f"{local}(")
+        # `from pkg import helpers` / `import pkg.helpers as helpers`
+        attrs = sorted(c.partition(".")[2] for c in callees if c.startswith(f"{local}."))
+        if attrs:
+            names = project.module_fact(full, path, _FACT)
+            out.extend(f"{local}.{name}(" for name in attrs if names and name in names)
+    return tuple(dict.fromkeys(out))
+
+
+def switches_returned_graph(text: str, path: str, project) -> bool:
+    """QL203's import trigger: the file switches a mode and calls an imported helper that may
+    return an exported graph."""
+    return any(s in text for s in _SWITCHES) and bool(returning_calls(text, path, project))
+
+
+def returned_graph_bodies(ctx, chosen: set[int]) -> list:
+    """(body, class scope) of the functions, beyond `chosen` (ids), that switch a mode and call
+    an imported helper that may return an exported graph."""
+    if not any(s in ctx.text for s in _SWITCHES):
+        return []
+    calls = ctx.cache.get("ql203.returning_calls")
+    if calls is None:
+        calls = ctx.cache["ql203.returning_calls"] = returning_calls(ctx.text, ctx.path, ctx.project)
+    if not calls:
+        return []
+    out = []
+    for f, cls in functions_of(ctx.tree, ctx.scope):
+        if isinstance(f, ast.Module) or id(f) in chosen:
+            continue
+        text = segment(ctx, f)
+        if any(s in text for s in _SWITCHES) and any(c in text for c in calls):
+            out.append((f, cls))
+    return out
+
+
+__all__ = ["GraphReturns", "returned_graph_bodies", "returning_calls", "switched_receivers", "switches_returned_graph"]
