@@ -16,6 +16,7 @@ that do both are read (`returned_graph_bodies`).
 from __future__ import annotations
 
 import ast
+import functools
 import re
 
 from qlint.analysis.flow.relevant_bodies import functions_of, segment
@@ -99,15 +100,19 @@ def _switched_results(text: str) -> set[str]:
 def _bound_to(text: str, name: str) -> set[str]:
     """The callees of the calls `name` is bound to (`name = callee(`)."""
     out = set()
-    at = text.find(name)
-    while at != -1:
-        end = at + len(name)
+    for m in _binding(name).finditer(text):
+        at = m.start()
         if at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "_."):
-            m = _ASSIGNED.match(text, end)
-            if m is not None:
-                out.add(m.group(1))
-        at = text.find(name, end)
+            out.add(m.group(1))
     return out
+
+
+@functools.lru_cache(maxsize=512)
+def _binding(name: str) -> re.Pattern:
+    # Led by the name itself, a literal the search skips to in C: a loop of `str.find` over a
+    # receiver such as `m` stops at every `m` of the module (~2 ms a keystroke on a
+    # 4,300-line test module).
+    return re.compile(re.escape(name) + _ASSIGNED.pattern)
 
 
 def _dotted_before(text: str, end: int) -> str:
