@@ -153,13 +153,7 @@ def _sites(ctx: FileContext, home: Home, func: ast.AST, here: bool, past: bool) 
         if elsewhere and used_elsewhere(ctx, func):
             yield None
     elif owner is None and home.ctx is ctx:
-        for found in each_project_call(ctx, func, 0):
-            if found is None or found.site is None or found.module is None:
-                yield None
-                if past:
-                    continue
-                return
-            yield Site(found.site, found.flow, Home(*found.module[:3]))
+        yield from _project_sites(ctx, func, past)
     elif not boxed and not _named_only_at_home(ctx, home, func.name):
         if home.ctx is not ctx or owner_class(ctx, func) is None:
             if not past:
@@ -167,13 +161,18 @@ def _sites(ctx: FileContext, home: Home, func: ast.AST, here: bool, past: bool) 
             return
         # A method of a top-level class another module names: its calls there (`Builder(q)
         # .quantize(m)`), as for a module-level function (`method_references`).
-        for found in each_project_call(ctx, func, 0):
-            if found is None or found.site is None or found.module is None:
-                yield None
-                if past:
-                    continue
-                return
-            yield Site(found.site, found.flow, Home(*found.module[:3]))
+        yield from _project_sites(ctx, func, past)
+
+
+def _project_sites(ctx: FileContext, func: ast.AST, past: bool) -> Iterator[Site | None]:
+    """The calls of `func` read in the project's other modules (None: a use not read)."""
+    for found in each_project_call(ctx, func, 0):
+        if found is None or found.site is None or found.module is None:
+            yield None
+            if past:
+                continue
+            return
+        yield Site(found.site, found.flow, Home(*found.module[:3]))
 
 
 def calls_all_known(ctx: FileContext, func: ast.AST) -> bool:
