@@ -23,11 +23,13 @@ from qlint.analysis.node_memo import kept_on_node
 
 
 def kept_source(tree: ast.Module, origin: Origin, reads: frozenset[str], changes: frozenset[str]) -> Origin | None:
-    """The origin (a construction, or a stored `__init__` parameter) of the attribute read
-    `origin` when nothing in the module can have replaced it or given it parts; else None."""
+    """The construction in its class of the attribute read `origin` when nothing in the module
+    can have replaced it or given it parts; else None."""
     source = origin.source
     cls = _class_of(tree, origin.node)
-    if source is None or cls is None or not origin.name.startswith("self."):
+    if source is None or source.kind == STORED or cls is None or not origin.name.startswith("self."):
+        # A stored `__init__` parameter is what the class's constructions pass, some perhaps in
+        # other modules: the caller verdicts (`vouched_by_callers`) weigh those, not this.
         return None
     attr = origin.name.removeprefix("self.")
     kept = 0
@@ -53,7 +55,7 @@ def _class_of(tree: ast.Module, method: ast.AST) -> ast.ClassDef | None:
 
 
 def _the_source(node: ast.Attribute, parents: tuple, cls: ast.ClassDef, source: Origin) -> bool:
-    """`self.<attr> = <the construction>` (or `= <the parameter>`) in a method of `cls`, the
+    """`self.<attr> = <the construction>` (or `= <it>.eval()`) in a method of `cls`, the
     assignment's only target."""
     assign = parents[0]
     if not (
@@ -67,10 +69,6 @@ def _the_source(node: ast.Attribute, parents: tuple, cls: ast.ClassDef, source: 
     if not any(any(n is assign for n in ast.walk(m)) for m in methods):
         return False
     value = assign.value
-    if source.kind == STORED:
-        return (
-            isinstance(value, ast.Name) and value.id == source.name and any(n is assign for n in ast.walk(source.node))
-        )
     switched = mode_call(value)
     return value is source.node or (switched is not None and switched[0] is source.node)
 
