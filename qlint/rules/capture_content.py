@@ -56,8 +56,8 @@ def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow], ctx) -> bool:
     builds = []
     for origin in dict.fromkeys(origins):
         if origin.kind == ATTRIBUTE:
-            # `self.model` built (or stored) in the class: judged as that construction (or
-            # parameter) when nothing else in the module writes it or gives it parts.
+            # `self.model` built in the class: judged as that construction when nothing else
+            # in the module writes it or gives it parts (a stored parameter is not judged here).
             origin = kept_source(ctx.tree, origin, _READS, _CHANGES)
             if origin is None:
                 return False
