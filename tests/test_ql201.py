@@ -298,7 +298,7 @@ def test_attribute_fix_is_unsafe():
     src = """
     class Exporter:
         def __init__(self):
-            self.model = torch.nn.Linear(3, 3)
+            self.model = torch.nn.BatchNorm1d(3)
 
         def run(self, quantizer, x):
             prepare_pt2e(export(self.model, (x,)).module(), quantizer)

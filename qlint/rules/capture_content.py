@@ -13,9 +13,10 @@ import ast
 
 from qlint.analysis import tree_walk
 from qlint.analysis.flow.call_sites import calls_read_here
-from qlint.analysis.flow.model_flow import PARAM, STORED, Capture, FunctionFlow, caller_facts
+from qlint.analysis.flow.model_flow import ATTRIBUTE, PARAM, STORED, Capture, FunctionFlow, caller_facts
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.analysis.node_memo import kept_on_node
+from qlint.rules.attribute_content import kept_source
 from qlint.rules.model_bindings import binding_ends, live
 
 _NAMED = 2  # models named in one message; more is noise
@@ -54,6 +55,12 @@ def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow], ctx) -> bool:
         return False
     builds = []
     for origin in dict.fromkeys(origins):
+        if origin.kind == ATTRIBUTE:
+            # `self.model` built in the class: judged as that construction when nothing else
+            # in the module writes it or gives it parts (a stored parameter is not judged here).
+            origin = kept_source(ctx.tree, origin, _READS, _CHANGES)
+            if origin is None:
+                return False
         if origin.built is not None:
             builds.append(origin.built)
             continue

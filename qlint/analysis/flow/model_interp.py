@@ -411,18 +411,20 @@ class Interpreter:
 
     def attribute(self, name: str, env: Env) -> Obj:
         """`self.<attr>` first read in this method: it was set elsewhere in the class."""
-        origin = Origin(ATTRIBUTE, self.func, name=name)
         source = self.owner.attribute_sources(self.class_scope, self.resolver).get(name)
+        held = None
         if isinstance(source, ast.Call):
-            built = self.calls.builds.built_in_class(source)
-            facts = {ModeFact("train", source, Origin(CONSTRUCTED, source, built=built))}
+            held = Origin(CONSTRUCTED, source, built=self.calls.builds.built_in_class(source))
+            facts = {ModeFact("train", source, held)}
         elif isinstance(source, Evaled) and not source.passed_on_in - {id(self.func)}:
-            built = self.calls.builds.built_in_class(source.call)
-            facts = {ModeFact("eval", source.switch, Origin(CONSTRUCTED, source.call, built=built))}
+            held = Origin(CONSTRUCTED, source.call, built=self.calls.builds.built_in_class(source.call))
+            facts = {ModeFact("eval", source.switch, held)}
         elif source is not None and not source.passed_on_in - {id(self.func)}:
             # Stored from `__init__` and handed to nothing elsewhere: what the caller passed.
-            facts = {ModeFact("unset", source.target, Origin(STORED, source.init, source.index, source.param))}
-        else:
+            held = Origin(STORED, source.init, source.index, source.param)
+            facts = {ModeFact("unset", source.target, held)}
+        origin = Origin(ATTRIBUTE, self.func, name=name, source=held)
+        if held is None:
             facts = {ModeFact("unknown", None, origin)}
         obj = new_value(env, self.func, name, origin, facts)
         env.vars[name] = obj

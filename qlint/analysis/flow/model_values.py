@@ -71,6 +71,10 @@ class Origin:
     # for each attribute its class stores unchanged, as they were at that call (`held_contents`);
     # None when not read so.
     fields: tuple | None = field(default=None, compare=False)
+    # For a `self.<attr>` read: the origin its class gives it (its construction in the class, or
+    # the `__init__` parameter stored in it), which `mode_free` judges once it has checked that
+    # nothing else in the module writes the attribute or gives it parts; None when unknown.
+    source: object = field(default=None, compare=False)
 
 
 @value_class(frozen=True)
