@@ -26,9 +26,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from qlint.analysis.names.project import ProjectIndex
-from qlint.engine import check_source
-from tests.conftest import settings_for
+from tests.conftest import check_file, rows_of
 
 STAGES = """\
 import torch
@@ -150,9 +148,7 @@ def _rows(tmp_path: Path, **tests: str) -> list[int]:
     for name, body in tests.items():
         (root / "tests" / f"{name}.py").write_text(TEST_HEAD + textwrap.dedent(body))
     path = root / "pkg" / "stages.py"
-    result = check_source(path.read_text(), str(path), settings_for(("QL201",)), ProjectIndex())
-    assert not result.errors, result.errors
-    return [d.range.start.row for d in result.diagnostics]
+    return rows_of(check_file(path, ("QL201",)).diagnostics)
 
 
 def test_a_train_mode_model_with_batch_norm_through_the_session_is_reported(tmp_path):

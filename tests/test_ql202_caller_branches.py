@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import textwrap
 
-from qlint.analysis.names.project import ProjectIndex
-from qlint.engine import check_source
-from tests.conftest import lint, settings_for
+from tests.conftest import check_file, lint, rows_of
 
 HEAD = """\
 import torch
@@ -99,9 +97,7 @@ def test_a_caller_in_another_module_decides_too(tmp_path):
         (root / "run.py").write_text(
             f"from pkg.quant import Net, quantize\n\n\ndef main(x, q):\n    quantize(Net(), x, q{flag})\n"
         )
-        result = check_source(helper.read_text(), str(helper), settings_for(("QL202",)), ProjectIndex())
-        assert not result.errors, result.errors
-        return [d.range.start.row for d in result.diagnostics]
+        return rows_of(check_file(helper, ("QL202",)).diagnostics)
 
     assert check("") == []
     assert check(", is_qat=True") == [CAPTURE]
