@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import textwrap
 
-from tests.conftest import check_file, lint, rows_of
+from tests.conftest import check_file, lint, package_repository, rows_of
 
 HEAD = """\
 from enum import Enum, auto
@@ -98,10 +98,7 @@ def test_a_caller_asking_for_the_quantized_mode_with_a_train_mode_model_is_repor
 
 
 def test_an_enum_member_passed_from_another_module_is_read_there(tmp_path):
-    root = tmp_path / "repo"
-    (root / ".git").mkdir(parents=True)
-    (root / "pkg").mkdir()
-    (root / "pkg" / "__init__.py").touch()
+    root = package_repository(tmp_path / "repo")
     helper = root / "pkg" / "vk_utils.py"
     helper.write_text(HEAD + textwrap.dedent(VULKAN))
     script = (

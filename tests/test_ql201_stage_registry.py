@@ -26,7 +26,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from tests.conftest import check_file, rows_of
+from tests.conftest import check_file, package_repository, rows_of
 
 STAGES = """\
 import torch
@@ -138,12 +138,7 @@ from pkg.stages import PipelineArtifact, QuantizeStage
 
 def _rows(tmp_path: Path, **tests: str) -> list[int]:
     """The QL201 rows of `pkg/stages.py` in a repository whose `tests/` hold `tests`."""
-    root = tmp_path / "repo"
-    (root / ".git").mkdir(parents=True)
-    (root / "pkg").mkdir()
-    (root / "pkg" / "__init__.py").touch()
-    for name, text in (("stages", STAGES), ("session", SESSION), ("models", MODELS)):
-        (root / "pkg" / f"{name}.py").write_text(text)
+    root = package_repository(tmp_path / "repo", stages=STAGES, session=SESSION, models=MODELS)
     (root / "tests").mkdir()
     for name, body in tests.items():
         (root / "tests" / f"{name}.py").write_text(TEST_HEAD + textwrap.dedent(body))

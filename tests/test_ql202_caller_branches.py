@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import textwrap
 
-from tests.conftest import check_file, lint, rows_of
+from tests.conftest import check_file, lint, package_repository, rows_of
 
 HEAD = """\
 import torch
@@ -86,10 +86,7 @@ def test_callers_that_cannot_all_be_read_keep_the_report(tmp_path):
 
 
 def test_a_caller_in_another_module_decides_too(tmp_path):
-    root = tmp_path / "repo"
-    (root / ".git").mkdir(parents=True)
-    (root / "pkg").mkdir()
-    (root / "pkg" / "__init__.py").touch()
+    root = package_repository(tmp_path / "repo")
     helper = root / "pkg" / "quant.py"
     helper.write_text(HEAD)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import textwrap
 
 from qlint.diagnostic import Applicability
-from tests.conftest import check_file, lint, mapped_repository
+from tests.conftest import check_file, lint, mapped_repository, package_repository
 
 HEAD = """\
 import torch
@@ -224,10 +224,7 @@ def _check(path):
 
 
 def test_callers_in_other_modules_of_a_package(tmp_path):
-    root = tmp_path / "repo"
-    (root / ".git").mkdir(parents=True)
-    (root / "pkg").mkdir()
-    (root / "pkg" / "__init__.py").touch()
+    root = package_repository(tmp_path / "repo")
     (root / "pkg" / "helpers.py").write_text(HELPER.format(helper="qat"))
     caller = IMPORTS.replace("import torch\n", "import torch\nfrom pkg.helpers import qat\n")
     (root / "pkg" / "main.py").write_text(caller + LOCAL.format(part="torch.nn.Dropout()", helper="qat"))
