@@ -85,6 +85,13 @@ def messages(log: Path, direction: str) -> list[dict]:
     return found
 
 
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        return ""
+
+
 def published(log: Path) -> list[dict]:
     return [m["params"] for m in messages(log, "<-") if m.get("method") == "textDocument/publishDiagnostics"]
 
@@ -117,8 +124,6 @@ def test_helix_gets_the_finding_and_applies_the_quick_fix(tmp_path: Path):
         assert diag["range"]["start"] == {"line": 4, "character": 26}
 
         term.type(":5\r")
-        term.type("x")  # the whole line: its diagnostics go with the code-action request
-        term.type(" a")
 
         def action_titles():
             # Helix may also ask for actions on its own (cursor moves, no diagnostics in the
@@ -127,14 +132,29 @@ def test_helix_gets_the_finding_and_applies_the_quick_fix(tmp_path: Path):
             titles = [[a["title"] for a in m["result"]] for m in replies]
             return next((t for t in reversed(titles) if "Disable QL101 for this line" in t), None)
 
-        titles = term.wait(action_titles, "code actions")
+        # The whole line (`x`): its diagnostics go with the code-action request (`space a`).
+        # On a loaded machine Helix has once asked without them; a user would ask again.
+        for attempt in range(3):
+            if attempt:
+                term.type("\x1b")  # close what the last try opened; alone, or it reads as Alt-x
+                time.sleep(0.5)
+            term.type("x")
+            term.type(" a")
+            try:
+                titles = term.wait(action_titles, "code actions", timeout=TIMEOUT / 3)
+                break
+            except AssertionError:
+                if attempt == 2:
+                    raise
         assert titles[:2] == ["Use `torch.ops.aten.relu.default`", "Disable QL101 for this line"]
         term.wait(lambda: b"Disable QL101 for this line" in term.screen, "the code-action menu on screen")
         term.type("\r")  # the first: the quick fix
         term.wait(lambda: [m for m in messages(log, "->") if m.get("method") == "textDocument/didChange"], "the edit")
         term.type(":w\r")
-        term.wait(lambda: source.read_text() != FINDING, "the fixed file on disk")
-        assert source.read_text().splitlines()[-1] == "    return node.target == torch.ops.aten.relu.default"
+        fixed = "    return node.target == torch.ops.aten.relu.default"
+        # Helix may be caught between truncating (or replacing) the file and writing it.
+        term.wait(lambda: fixed in _read(source), "the fixed file on disk")
+        assert _read(source).splitlines()[-1] == fixed
         term.wait(lambda: published(log)[-1]["diagnostics"] == [], "the fixed buffer's empty diagnostics")
         term.type(":q!\r")
         term.wait(lambda: term.proc.poll() is not None, "Helix to quit", timeout=15)
