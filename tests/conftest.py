@@ -87,12 +87,59 @@ def write_package(root: Path, name: str, **modules: str) -> Path:
     return path
 
 
+def package_repository(root: Path, **modules: str) -> Path:
+    """A git repository at `root` holding package `pkg` with `modules` (module name -> source):
+    the project in which a helper's callers are searched. Returns `root`."""
+    (root / ".git").mkdir(parents=True)
+    write_package(root, "pkg", **modules)
+    return root
+
+
+def check_file(path: Path, select=("QL",), project: ProjectIndex | None = None):
+    """A one-file run's result for the file at `path`, read from disk with the project around it
+    (a fresh `ProjectIndex` unless `project` is given); the check must raise no error."""
+    project = ProjectIndex() if project is None else project
+    result = check_source(path.read_text(), str(path), settings_for(select), project)
+    assert not result.errors, result.errors
+    return result
+
+
+def rows_of(diagnostics) -> list[int]:
+    return [d.range.start.row for d in diagnostics]
+
+
 def old_file(path: Path, text: str) -> Path:
     """Write `text` with an mtime well in the past, so its stat is trusted by the caches."""
     path.write_text(text)
     past = time.time_ns() - 3600 * 10**9
     os.utime(path, ns=(past, past))
     return path
+
+
+def old_package(root: Path, **modules: str) -> Path:
+    """Package `pkg` under `root` with `modules` (module name -> source), every file written
+    with an old mtime (`old_file`). Returns the package's folder."""
+    pkg = root / "pkg"
+    pkg.mkdir()
+    old_file(pkg / "__init__.py", "")
+    for module, text in modules.items():
+        old_file(pkg / f"{module}.py", text)
+    return pkg
+
+
+def kept_store(tmp_path: Path, monkeypatch, new_process):
+    """For a fixture: a summary store in which answers about other modules are kept, as a run
+    with the cache on has. `new_process` forgets what this process learned, before and after."""
+    from qlint.analysis.graphs import kept_answers
+    from qlint.summary_cache import SummaryStore
+
+    store = SummaryStore(tmp_path / "cache")
+    monkeypatch.setattr(ProjectIndex, "store", store)
+    new_process()
+    kept_answers.use(store)
+    yield store
+    kept_answers.use(None)
+    new_process()
 
 
 def mapped_repository(root: Path) -> Path:

@@ -254,7 +254,8 @@ def test_checks_of_several_helpers_read_each_module_once(tmp_path):
     other.write_text((root / "pkg" / "utils" / "export_utils.py").read_text().replace("quantize_module", "other_q"))
     project = ProjectIndex()
     assert len(_check(root, project).diagnostics) == 1  # b.py's batch-norm model
-    from tests.test_ql201_project_callers import check_source, settings_for
+    from qlint.engine import check_source
+    from tests.conftest import settings_for
 
     result = check_source(other.read_text(), str(other), settings_for(("QL201",)), project)
     assert len(result.diagnostics) == 1  # nobody calls it

@@ -14,8 +14,7 @@ import pytest
 
 from qlint.analysis.graphs import forwarding
 from qlint.analysis.names.project import ProjectIndex
-from qlint.engine import check_source
-from tests.conftest import settings_for
+from tests.conftest import check_file
 
 CALLER = (
     "import torch\n\nfrom pkg.helpers import {name}\n\n\ndef rewrite(gm):\n    {name}(gm.graph, torch.ops.aten.relu)\n"
@@ -35,8 +34,7 @@ def _tree(tmp_path, helpers: str, first: str, second: str):
 
 def _rows(pkg, name: str, project: ProjectIndex) -> list[tuple[str, int]]:
     path = pkg / name
-    result = check_source(path.read_text(), str(path), settings_for(("QL102",)), project)
-    assert not result.errors, result.errors
+    result = check_file(path, ("QL102",), project)
     return [(d.code, d.range.start.row) for d in result.diagnostics]
 
 

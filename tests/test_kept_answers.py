@@ -14,8 +14,7 @@ from qlint.analysis.graphs import forwarding, kept_answers
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
-from qlint.summary_cache import SummaryStore
-from tests.conftest import old_file, settings_for
+from tests.conftest import kept_store, old_file, old_package, settings_for
 from tests.test_ql102_imported_wrappers import GRAPH_UTILS
 
 PLAIN = "def insert_op(graph, op, args):\n    return None\n"
@@ -46,21 +45,12 @@ def _new_process() -> None:
 
 @pytest.fixture
 def store(tmp_path, monkeypatch):
-    store = SummaryStore(tmp_path / "cache")
-    monkeypatch.setattr(ProjectIndex, "store", store)
-    _new_process()
-    kept_answers.use(store)
-    yield store
-    kept_answers.use(None)
-    _new_process()
+    yield from kept_store(tmp_path, monkeypatch, _new_process)
 
 
 def _project(tmp_path, utils: str):
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    old_file(pkg / "__init__.py", "")
-    old_file(pkg / "graph_utils.py", utils)
-    return pkg, old_file(pkg / "passes.py", PASSES)
+    pkg = old_package(tmp_path, graph_utils=utils, passes=PASSES)
+    return pkg, pkg / "passes.py"
 
 
 def _run(path) -> list[int]:

@@ -15,8 +15,7 @@ import pytest
 from qlint.analysis.graphs import kept_answers, packet_imports
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.project import ProjectIndex
-from qlint.summary_cache import SummaryStore
-from tests.conftest import old_file
+from tests.conftest import kept_store, old_file, old_package
 
 PACKET = "import torch\n\nOPS = torch.ops.aten.relu\n"
 NOT_A_PACKET = "OPS = 1\n"
@@ -35,22 +34,13 @@ def _new_process() -> None:
 
 @pytest.fixture
 def store(tmp_path, monkeypatch):
-    store = SummaryStore(tmp_path / "cache")
-    monkeypatch.setattr(ProjectIndex, "store", store)
-    _new_process()
-    kept_answers.use(store)
-    yield store
-    kept_answers.use(None)
-    _new_process()
+    yield from kept_store(tmp_path, monkeypatch, _new_process)
 
 
 def _package(tmp_path, ops_table: str | None):
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    old_file(pkg / "__init__.py", "")
-    if ops_table is not None:
-        old_file(pkg / "ops_table.py", ops_table)
-    return pkg, old_file(pkg / "use.py", USE)
+    modules = {} if ops_table is None else {"ops_table": ops_table}
+    pkg = old_package(tmp_path, **modules, use=USE)
+    return pkg, pkg / "use.py"
 
 
 def _gate(use) -> bool:

@@ -18,7 +18,7 @@ import textwrap
 import pytest
 
 from qlint.engine import check_source
-from tests.conftest import lint, settings_for
+from tests.conftest import lint, package_repository, settings_for
 
 HEAD = """\
 from dataclasses import dataclass, field
@@ -239,10 +239,7 @@ def test_the_key_of_a_pair_is_no_model_the_caller_wrote():
 
 
 def test_callers_in_other_modules_of_the_project(tmp_path):
-    root = tmp_path / "repo"
-    (root / ".git").mkdir(parents=True)
-    (root / "pkg").mkdir()
-    (root / "pkg" / "__init__.py").touch()
+    root = package_repository(tmp_path / "repo")
     path = root / "pkg" / "helpers.py"
     path.write_text(HEAD + helper("loop"))
     caller = "from pkg.helpers import Artifact, LinearOnly, Net, PipelineArtifact, quantize_run\n\n\n"

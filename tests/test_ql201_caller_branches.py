@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import textwrap
 
-from qlint.analysis.names.project import ProjectIndex
-from qlint.engine import check_source
-from tests.conftest import lint, settings_for
+from tests.conftest import check_file, lint, package_repository, rows_of
 
 HEAD = """\
 from enum import Enum, auto
@@ -100,10 +98,7 @@ def test_a_caller_asking_for_the_quantized_mode_with_a_train_mode_model_is_repor
 
 
 def test_an_enum_member_passed_from_another_module_is_read_there(tmp_path):
-    root = tmp_path / "repo"
-    (root / ".git").mkdir(parents=True)
-    (root / "pkg").mkdir()
-    (root / "pkg" / "__init__.py").touch()
+    root = package_repository(tmp_path / "repo")
     helper = root / "pkg" / "vk_utils.py"
     helper.write_text(HEAD + textwrap.dedent(VULKAN))
     script = (
@@ -114,9 +109,7 @@ def test_an_enum_member_passed_from_another_module_is_read_there(tmp_path):
 
     def check(member: str) -> list[int]:
         (root / "run.py").write_text(script.format(member=member))
-        result = check_source(helper.read_text(), str(helper), settings_for(("QL201",)), ProjectIndex())
-        assert not result.errors, result.errors
-        return [d.range.start.row for d in result.diagnostics]
+        return rows_of(check_file(helper, ("QL201",)).diagnostics)
 
     assert check("NONE") == []
     assert check("INT8_STATIC_PER_CHANNEL") == [row(VULKAN, "graph = export(")]
@@ -340,9 +333,7 @@ def _repo(tmp_path, tests: str = TESTS, **extra: str):
 
 def _check(root) -> list[int]:
     path = root / "torchao" / "testing" / "pt2e" / "utils.py"
-    result = check_source(path.read_text(), str(path), settings_for(("QL201",)), ProjectIndex())
-    assert not result.errors, result.errors
-    return [d.range.start.row for d in result.diagnostics]
+    return rows_of(check_file(path, ("QL201",)).diagnostics)
 
 
 CAPTURE = next(i for i, line in enumerate(HELPER.splitlines(), 1) if "torch.export.export(" in line)

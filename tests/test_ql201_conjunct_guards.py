@@ -13,31 +13,16 @@ from __future__ import annotations
 import textwrap
 
 from tests.conftest import lint
-
-HEAD = """\
-import torch
-from torch import nn
-from torch.export import export
-from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.bn = nn.BatchNorm2d(3)
-
-    def forward(self, x):
-        return self.bn(x)
-"""
+from tests.snippets import NET_BN2D
 
 
 def _rows(body: str) -> list[int]:
-    source = HEAD + textwrap.dedent(body)
+    source = NET_BN2D + textwrap.dedent(body)
     return [d.range.start.row for d in lint(source, select=("QL201",))]
 
 
 def _row_of(body: str, text: str) -> int:
-    return (HEAD + textwrap.dedent(body)).splitlines().index(text) + 1
+    return (NET_BN2D + textwrap.dedent(body)).splitlines().index(text) + 1
 
 
 SWITCHED = """

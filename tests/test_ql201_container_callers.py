@@ -13,7 +13,7 @@ from __future__ import annotations
 import textwrap
 
 from qlint.engine import check_source
-from tests.conftest import lint, settings_for
+from tests.conftest import lint, package_repository, settings_for
 
 HEAD = """
 import torch
@@ -144,10 +144,7 @@ class Quantizer:
 
 
 def test_callers_in_other_modules_of_the_project(tmp_path):
-    root = tmp_path / "repo"
-    (root / ".git").mkdir(parents=True)
-    (root / "pkg").mkdir()
-    (root / "pkg" / "__init__.py").touch()
+    root = package_repository(tmp_path / "repo")
     (root / "pkg" / "helpers.py").write_text(HEAD + HELPER)
     caller = "from pkg.helpers import Net, LinearOnly, quantize_all\n\n\ndef main(x, q):\n"
     caller += "    quantize_all(CALL, x, q)\n"

@@ -15,25 +15,11 @@ import textwrap
 
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
-from tests.conftest import settings_for
+from tests.conftest import check_file, package_repository, rows_of, settings_for
+from tests.snippets import NET_BN2D
 
-HEAD = """\
-import torch
-from torch import nn
-from torch.export import export
-from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.bn = nn.BatchNorm2d(3)
-
-    def forward(self, x):
-        return self.bn(x)
-"""
 BUILDER = (
-    HEAD
+    NET_BN2D
     + """
 
 class Builder:
@@ -53,21 +39,12 @@ IMPORT = "import torch\nfrom pkg.builder import Builder, Net\n"
 
 
 def _repo(tmp_path, **scripts: str):
-    root = tmp_path / "repo"
-    (root / ".git").mkdir(parents=True)
-    (root / "pkg").mkdir()
-    (root / "pkg" / "__init__.py").touch()
-    (root / "pkg" / "builder.py").write_text(BUILDER)
-    for name, body in scripts.items():
-        (root / "pkg" / f"{name}.py").write_text(IMPORT + textwrap.dedent(body))
-    return root
+    modules = {name: IMPORT + textwrap.dedent(body) for name, body in scripts.items()}
+    return package_repository(tmp_path / "repo", builder=BUILDER, **modules)
 
 
 def _rows(root) -> list[int]:
-    path = root / "pkg" / "builder.py"
-    result = check_source(path.read_text(), str(path), settings_for(("QL201",)), ProjectIndex())
-    assert not result.errors, result.errors
-    return [d.range.start.row for d in result.diagnostics]
+    return rows_of(check_file(root / "pkg" / "builder.py", ("QL201",)).diagnostics)
 
 
 def test_only_eval_callers_in_its_own_module_is_quiet(tmp_path):

@@ -11,27 +11,11 @@ calls, is API for callers nobody can see, and is judged as if they were unknown.
 
 from __future__ import annotations
 
-from qlint.analysis.names.project import ProjectIndex
-from qlint.engine import check_source
-from tests.conftest import settings_for
+from tests.conftest import check_file, rows_of, write_package
+from tests.snippets import NET_BN2D
 
-HEAD = """\
-import torch
-from torch import nn
-from torch.export import export
-from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.bn = nn.BatchNorm2d(3)
-
-    def forward(self, x):
-        return self.bn(x)
-"""
 TRAINER = (
-    HEAD
+    NET_BN2D
     + """
 
 class Trainer:
@@ -69,21 +53,16 @@ class Trainer:
 
 def _tree(tmp_path, name="_wrap_model", model="self.model", repository=True, **others: str):
     root = tmp_path / "tree"
-    (root / "pkg").mkdir(parents=True)
+    root.mkdir(parents=True)
     if repository:
         (root / ".git").mkdir()
-    (root / "pkg" / "__init__.py").touch()
-    (root / "pkg" / "trainer.py").write_text(TRAINER.replace("NAME", name).replace("MODEL", model))
-    for module, text in others.items():
-        (root / "pkg" / f"{module}.py").write_text(text.replace("NAME", name))
+    trainer = TRAINER.replace("NAME", name).replace("MODEL", model)
+    write_package(root, "pkg", trainer=trainer, **{m: text.replace("NAME", name) for m, text in others.items()})
     return root
 
 
 def _rows(root) -> list[int]:
-    path = root / "pkg" / "trainer.py"
-    result = check_source(path.read_text(), str(path), settings_for(("QL201",)), ProjectIndex())
-    assert not result.errors, result.errors
-    return [d.range.start.row for d in result.diagnostics]
+    return rows_of(check_file(root / "pkg" / "trainer.py", ("QL201",)).diagnostics)
 
 
 def test_another_class_of_the_same_method_name_is_no_caller(tmp_path):

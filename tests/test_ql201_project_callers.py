@@ -11,8 +11,7 @@ from __future__ import annotations
 import textwrap
 
 from qlint.analysis.names.project import ProjectIndex
-from qlint.engine import check_source
-from tests.conftest import settings_for
+from tests.conftest import check_file
 
 HEAD = """\
 import torch
@@ -48,9 +47,7 @@ def _repo(tmp_path, **scripts: str):
 
 def _check(root, project: ProjectIndex | None = None):
     path = root / "pkg" / "utils" / "export_utils.py"
-    result = check_source(path.read_text(), str(path), settings_for(("QL201",)), project or ProjectIndex())
-    assert not result.errors, result.errors
-    return result
+    return check_file(path, ("QL201",), project)
 
 
 EVAL_CALLER = (
@@ -173,9 +170,7 @@ def _test_module(tmp_path, body: str, name: str = "test_quant.py", **scripts: st
     (root / "tests").mkdir()
     path = root / "tests" / name
     path.write_text(HELPER.replace("def quantize_module", "def dynamic_quant") + textwrap.dedent(body))
-    result = check_source(path.read_text(), str(path), settings_for(("QL201",)), ProjectIndex())
-    assert not result.errors, result.errors
-    return result.diagnostics
+    return check_file(path, ("QL201",)).diagnostics
 
 
 def test_a_test_module_helper_nothing_calls_is_dead_code(tmp_path):
@@ -429,9 +424,7 @@ def _installed(tmp_path, **scripts: str):
 
 def _check_installed(top):
     path = top / "backends" / "export_utils.py"
-    result = check_source(path.read_text(), str(path), settings_for(("QL201",)), ProjectIndex())
-    assert not result.errors, result.errors
-    return result.diagnostics
+    return check_file(path, ("QL201",)).diagnostics
 
 
 WHEEL_IMPORT = "from fakewheel.backends.export_utils import quantize_module\n"

@@ -26,9 +26,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from qlint.analysis.names.project import ProjectIndex
-from qlint.engine import check_source
-from tests.conftest import settings_for
+from tests.conftest import check_file, package_repository, rows_of
 
 STAGES = """\
 import torch
@@ -140,19 +138,12 @@ from pkg.stages import PipelineArtifact, QuantizeStage
 
 def _rows(tmp_path: Path, **tests: str) -> list[int]:
     """The QL201 rows of `pkg/stages.py` in a repository whose `tests/` hold `tests`."""
-    root = tmp_path / "repo"
-    (root / ".git").mkdir(parents=True)
-    (root / "pkg").mkdir()
-    (root / "pkg" / "__init__.py").touch()
-    for name, text in (("stages", STAGES), ("session", SESSION), ("models", MODELS)):
-        (root / "pkg" / f"{name}.py").write_text(text)
+    root = package_repository(tmp_path / "repo", stages=STAGES, session=SESSION, models=MODELS)
     (root / "tests").mkdir()
     for name, body in tests.items():
         (root / "tests" / f"{name}.py").write_text(TEST_HEAD + textwrap.dedent(body))
     path = root / "pkg" / "stages.py"
-    result = check_source(path.read_text(), str(path), settings_for(("QL201",)), ProjectIndex())
-    assert not result.errors, result.errors
-    return [d.range.start.row for d in result.diagnostics]
+    return rows_of(check_file(path, ("QL201",)).diagnostics)
 
 
 def test_a_train_mode_model_with_batch_norm_through_the_session_is_reported(tmp_path):

@@ -15,25 +15,12 @@ import textwrap
 
 import pytest
 
-from qlint.analysis.names.project import ProjectIndex
-from qlint.engine import check_source
-from tests.conftest import settings_for
+from tests.conftest import check_file, package_repository, rows_of
+from tests.snippets import NET_BN2D
 
-CTX = """\
-import torch
-from torch import nn
-from torch.export import export
-from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.bn = nn.BatchNorm2d(3)
-
-    def forward(self, x):
-        return self.bn(x)
-
+CTX = (
+    NET_BN2D
+    + """
     @classmethod
     def from_pretrained(cls, name):
         return cls().eval()
@@ -52,21 +39,14 @@ class Ctx:
     def __exit__(self, *exc):
         return False
 """
+)
 CAPTURE_ROW = CTX.splitlines().index("        captured = export(self.model, (self.x,)).module()") + 1
 IMPORT = "from pkg.ctx import Ctx, Net\n"
 
 
 def _rows(tmp_path, script: str, own: str = "") -> list[int]:
-    root = tmp_path / "repo"
-    (root / ".git").mkdir(parents=True)
-    (root / "pkg").mkdir()
-    (root / "pkg" / "__init__.py").touch()
-    (root / "pkg" / "ctx.py").write_text(CTX + own)
-    (root / "pkg" / "run.py").write_text(IMPORT + textwrap.dedent(script))
-    path = root / "pkg" / "ctx.py"
-    result = check_source(path.read_text(), str(path), settings_for(("QL201",)), ProjectIndex())
-    assert not result.errors, result.errors
-    return [d.range.start.row for d in result.diagnostics]
+    root = package_repository(tmp_path / "repo", ctx=CTX + own, run=IMPORT + textwrap.dedent(script))
+    return rows_of(check_file(root / "pkg" / "ctx.py", ("QL201",)).diagnostics)
 
 
 EVAL_CONSTRUCTIONS = {

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import textwrap
 
-from qlint.analysis.names.project import ProjectIndex
-from qlint.engine import check_source
-from tests.conftest import lint, settings_for
+from tests.conftest import check_file, lint, package_repository, rows_of
 
 HEAD = """\
 import torch
@@ -88,10 +86,7 @@ def test_callers_that_cannot_all_be_read_keep_the_report(tmp_path):
 
 
 def test_a_caller_in_another_module_decides_too(tmp_path):
-    root = tmp_path / "repo"
-    (root / ".git").mkdir(parents=True)
-    (root / "pkg").mkdir()
-    (root / "pkg" / "__init__.py").touch()
+    root = package_repository(tmp_path / "repo")
     helper = root / "pkg" / "quant.py"
     helper.write_text(HEAD)
 
@@ -99,9 +94,7 @@ def test_a_caller_in_another_module_decides_too(tmp_path):
         (root / "run.py").write_text(
             f"from pkg.quant import Net, quantize\n\n\ndef main(x, q):\n    quantize(Net(), x, q{flag})\n"
         )
-        result = check_source(helper.read_text(), str(helper), settings_for(("QL202",)), ProjectIndex())
-        assert not result.errors, result.errors
-        return [d.range.start.row for d in result.diagnostics]
+        return rows_of(check_file(helper, ("QL202",)).diagnostics)
 
     assert check("") == []
     assert check(", is_qat=True") == [CAPTURE]

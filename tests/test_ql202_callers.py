@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import textwrap
 
-from qlint.analysis.names.project import ProjectIndex
 from qlint.diagnostic import Applicability
-from qlint.engine import check_source
-from tests.conftest import lint, mapped_repository, settings_for
+from tests.conftest import check_file, lint, mapped_repository, package_repository
 
 HEAD = """\
 import torch
@@ -222,16 +220,11 @@ def {helper}(model, q, x):
 
 
 def _check(path):
-    result = check_source(path.read_text(), str(path), settings_for(("QL202",)), ProjectIndex())
-    assert not result.errors, result.errors
-    return result.diagnostics
+    return check_file(path, ("QL202",)).diagnostics
 
 
 def test_callers_in_other_modules_of_a_package(tmp_path):
-    root = tmp_path / "repo"
-    (root / ".git").mkdir(parents=True)
-    (root / "pkg").mkdir()
-    (root / "pkg" / "__init__.py").touch()
+    root = package_repository(tmp_path / "repo")
     (root / "pkg" / "helpers.py").write_text(HELPER.format(helper="qat"))
     caller = IMPORTS.replace("import torch\n", "import torch\nfrom pkg.helpers import qat\n")
     (root / "pkg" / "main.py").write_text(caller + LOCAL.format(part="torch.nn.Dropout()", helper="qat"))

@@ -11,20 +11,11 @@ import textwrap
 from qlint.analysis.names.project import ProjectIndex
 from qlint.runner import run_check
 from qlint.settings import Settings
-from tests.conftest import old_file
+from tests.conftest import old_package
 from tests.test_project_scan_facts import EXPORTED_INSERTER, LEGACY_INSERTER, MATCHER
 from tests.test_ql102_consumers import ADD, PIPELINE, REMOVE
 from tests.test_summary_facts import fresh_process  # noqa: F401  (a fixture)
 from tests.test_tree_handover import _findings, _whole_parses
-
-
-def _package(tmp_path, **modules):
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    old_file(pkg / "__init__.py", "")
-    for name, text in modules.items():
-        old_file(pkg / f"{name}.py", text)
-    return pkg
 
 
 def _alone(pkg, settings) -> list[tuple[str, str, int]]:
@@ -47,7 +38,7 @@ def test_a_module_the_insertion_scan_parsed_is_not_parsed_again(tmp_path, fresh_
     # The matcher sorts first: its check scans the project and parses the inserter, which
     # is checked after it; the packet it inserts into a legacy FX graph quiets the matcher.
     inserter = textwrap.dedent(LEGACY_INSERTER).replace("OP", "relu")
-    pkg = _package(tmp_path, a_matcher=textwrap.dedent(MATCHER), z_inserter=inserter)
+    pkg = old_package(tmp_path, a_matcher=textwrap.dedent(MATCHER), z_inserter=inserter)
     s = Settings(root=tmp_path, cache_dir=tmp_path / "cache", select=("QL101", "QL102"))
     parsed, inserter_path, together = _run_counting(pkg, s, monkeypatch, "z_inserter")
     assert parsed == [inserter_path]
@@ -57,7 +48,7 @@ def test_a_module_the_insertion_scan_parsed_is_not_parsed_again(tmp_path, fresh_
 def test_the_handed_tree_gives_the_findings_of_a_parse_of_its_own(tmp_path, fresh_process, monkeypatch):  # noqa: F811
     # Loud: the insertion into an exported graph is QL102's, and the matcher keeps its QL101.
     inserter = textwrap.dedent(EXPORTED_INSERTER).replace("OP", "relu")
-    pkg = _package(tmp_path, a_matcher=textwrap.dedent(MATCHER), z_inserter=inserter)
+    pkg = old_package(tmp_path, a_matcher=textwrap.dedent(MATCHER), z_inserter=inserter)
     s = Settings(root=tmp_path, cache_dir=tmp_path / "cache", select=("QL101", "QL102"))
     parsed, inserter_path, together = _run_counting(pkg, s, monkeypatch, "z_inserter")
     assert parsed == [inserter_path]
@@ -71,7 +62,7 @@ def test_the_handed_tree_gives_the_findings_of_a_parse_of_its_own(tmp_path, fres
 def test_a_consumer_module_the_packet_search_parsed_is_not_parsed_again(tmp_path, fresh_process, monkeypatch):  # noqa: F811
     # `add` inserts the packet; its check searches the project for code keyed on it and
     # parses `remove`, which the run checks after it: the paired pass keeps `add` quiet.
-    pkg = _package(tmp_path, add=ADD, remove=REMOVE, pipeline=PIPELINE.format(between="pass"))
+    pkg = old_package(tmp_path, add=ADD, remove=REMOVE, pipeline=PIPELINE.format(between="pass"))
     s = Settings(root=tmp_path, cache_dir=tmp_path / "cache", select=("QL102",))
     parsed, remove, together = _run_counting(pkg, s, monkeypatch, "remove")
     assert parsed == [remove]
@@ -86,7 +77,7 @@ def test_a_module_the_scan_read_with_a_byte_order_mark_is_parsed_by_its_check(
     # The scan's text is not the file's bytes once encoded again: no tree is handed over,
     # and the check parses the file itself, with the same findings.
     inserter = textwrap.dedent(EXPORTED_INSERTER).replace("OP", "relu")
-    pkg = _package(tmp_path, a_matcher=textwrap.dedent(MATCHER))
+    pkg = old_package(tmp_path, a_matcher=textwrap.dedent(MATCHER))
     (pkg / "z_inserter.py").write_bytes(b"\xef\xbb\xbf" + inserter.encode())
     s = Settings(root=tmp_path, cache_dir=tmp_path / "cache", select=("QL101", "QL102"))
     parsed, inserter_path, together = _run_counting(pkg, s, monkeypatch, "z_inserter")

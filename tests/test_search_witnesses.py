@@ -22,11 +22,10 @@ from qlint.analysis.flow import project_callers
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.project import ProjectIndex
 from qlint.config import Overrides, load_settings
-from qlint.engine import check_source
 from qlint.runner import run_check
 from qlint.source import LineIndex
 from tests import test_tree_snapshot
-from tests.conftest import settings_for
+from tests.conftest import check_file, rows_of
 from tests.test_ql201_method_callers import CAPTURE_ROW, IMPORT, _repo
 
 SUBCLASS = "\nclass Sub(Builder):\n    def go(self, x):\n        return self.quantize(Net().eval(), x)\n"
@@ -57,9 +56,8 @@ def _fresh() -> None:
 def _check_builder(root):
     _fresh()
     path = root / "pkg" / "builder.py"
-    result = check_source(path.read_text(), str(path), settings_for(("QL201",)), ProjectIndex())
-    assert not result.errors, result.errors
-    return [d.range.start.row for d in result.diagnostics], result.dependencies
+    result = check_file(path, ("QL201",))
+    return rows_of(result.diagnostics), result.dependencies
 
 
 def test_a_subclass_elsewhere_is_the_one_module_the_methods_verdict_depends_on(tmp_path):

@@ -16,7 +16,7 @@ import pytest
 from qlint.analysis.flow import model_interp
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
-from tests.conftest import settings_for
+from tests.conftest import check_file, rows_of, settings_for
 
 HEAD = """\
 import torch
@@ -83,9 +83,7 @@ def _repo(tmp_path, files: dict[str, str]):
 
 def _rows(root, name: str, project: ProjectIndex) -> list[int]:
     path = root / name
-    result = check_source(path.read_text(), str(path), settings_for(("QL201",)), project)
-    assert not result.errors, result.errors
-    return [d.range.start.row for d in result.diagnostics]
+    return rows_of(check_file(path, ("QL201",), project).diagnostics)
 
 
 def _library(tmp_path, nets: str = NETS_TRAIN, **scripts: str):
