@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.model_apis import mode_call
+from qlint.analysis.flow.model_apis import last_name, mode_call
 from qlint.analysis.flow.model_flow import STORED, Origin
 from qlint.analysis.node_memo import kept_on_node
 
@@ -90,12 +90,8 @@ def _read_only(node: ast.Attribute, parents: tuple, reads: frozenset[str], chang
         i += 1
         parent = parents[i] if i < len(parents) else None
     if isinstance(parent, ast.Call):
-        return _name(parent.func) in reads
+        return last_name(parent.func) in reads
     return isinstance(parent, ast.Compare)
-
-
-def _name(func: ast.expr) -> str:
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 _SETS = frozenset({"setattr", "add_module", "register_module", "set_submodule"})
@@ -115,7 +111,7 @@ def _index(tree: ast.Module) -> dict[str, list[tuple[ast.Attribute, tuple]]]:
         node, parents = stack.pop()
         if isinstance(node, ast.Attribute):
             found.setdefault(node.attr, []).append((node, parents))
-        elif isinstance(node, ast.Call) and _name(node.func) in _SETS:
+        elif isinstance(node, ast.Call) and last_name(node.func) in _SETS:
             # `setattr(self, "model", ...)`, `self.add_module("model", ...)`: a write by name.
             for arg in node.args:
                 if isinstance(arg, ast.Constant) and isinstance(arg.value, str):

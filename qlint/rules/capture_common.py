@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from qlint.analysis.flow.call_sites import calls_all_known, calls_read_here
 from qlint.analysis.flow.dead_branches import contradicted_at_call
-from qlint.analysis.flow.model_apis import mode_call
+from qlint.analysis.flow.model_apis import last_name, mode_call
 from qlint.analysis.flow.model_flow import (
     ATTRIBUTE,
     CALL,
@@ -240,17 +240,13 @@ def related(ctx: FileContext, cap: Capture, flow: str, why: list[Reason]) -> tup
         out.append(RelatedInfo(path, _range(ctx, node, path), note))
     for sink in cap.flows(flow):
         what = "prepared for PTQ" if flow == "ptq" else "prepared for QAT"
-        if not (isinstance(sink.node, ast.Call) and _name(sink.node.func).endswith("_pt2e")):
+        if not (isinstance(sink.node, ast.Call) and last_name(sink.node.func).endswith("_pt2e")):
             what = "quantized with this recipe by ExecuTorch's QuantizeStage"
         out.append(RelatedInfo(sink.path, _range(ctx, sink.node, sink.path), f"the captured graph is {what}"))
     for reason in why:
         if reason.node is not None:
             out.append(RelatedInfo(ctx.path, ctx.range_of(reason.node), reason.text))
     return tuple(out)
-
-
-def _name(func: ast.expr) -> str:
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _range(ctx: FileContext, node: ast.AST, path: str) -> Range:

@@ -13,6 +13,7 @@ import ast
 
 from qlint.analysis import tree_walk
 from qlint.analysis.flow.call_sites import calls_read_here
+from qlint.analysis.flow.model_apis import last_name
 from qlint.analysis.flow.model_flow import ATTRIBUTE, PARAM, STORED, Capture, FunctionFlow, caller_facts
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.analysis.node_memo import kept_on_node
@@ -213,7 +214,7 @@ class _BodyIndex:
             self.changes.extend((root, node.lineno) for root in _changed_roots(node))
             if isinstance(node, ast.Call):
                 roots = frozenset(r for a in _arguments(node) if (r := _root(a)) is not None)
-                if roots and _last_name(node.func) not in _READS:
+                if roots and last_name(node.func) not in _READS:
                     self.handed.append((node, roots))
 
 
@@ -222,10 +223,6 @@ _INDEX = "_qlint_capture_content_index"
 
 def _body_index(fn: ast.AST) -> _BodyIndex:
     return kept_on_node(fn, _INDEX, _BodyIndex)
-
-
-def _last_name(func: ast.expr) -> str:
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _receivers(call: ast.Call, callee: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str]) -> set[str]:

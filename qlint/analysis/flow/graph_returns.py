@@ -23,8 +23,9 @@ from qlint.analysis.flow.relevant_bodies import functions_of, segment
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.text_imports import text_imports
 
-# Where an exported GraphModule comes from (as `model_flow.GRAPH_SOURCES`, which imports this).
-_SOURCES = (".module(", "prepare_pt2e", "prepare_qat_pt2e", "convert_pt2e", "capture_pre_autograd_graph")
+# Where an exported GraphModule comes from; `.eval()` alone is in every training script.
+# (`model_flow` takes it from here: this module is the import trigger's and stays light.)
+GRAPH_SOURCES = (".module(", "prepare_pt2e", "prepare_qat_pt2e", "convert_pt2e", "capture_pre_autograd_graph")
 _SWITCHES = (".eval()", ".train(")
 # Names imported from these are never helpers of the project.
 _LIBRARY_ROOTS = frozenset({"torch", "torchao", "numpy", "copy", "typing", "collections", "unittest", "pytest"})
@@ -40,7 +41,7 @@ class GraphReturns:
     key = "ql203.graph_returns.v1"
 
     def compute(self, tree: ast.Module, scope, text: str):
-        if not any(s in text for s in _SOURCES):
+        if not any(s in text for s in GRAPH_SOURCES):
             return []
         lines = text.splitlines(keepends=True)
         out = []
@@ -48,7 +49,7 @@ class GraphReturns:
             if not isinstance(node, _FUNCS):
                 continue
             body = "".join(lines[node.lineno - 1 : node.end_lineno])
-            if any(s in body for s in _SOURCES) and any(
+            if any(s in body for s in GRAPH_SOURCES) and any(
                 isinstance(n, ast.Return) and n.value is not None for n in ast.walk(node)
             ):
                 out.append(node.name)
@@ -176,4 +177,11 @@ def returned_graph_bodies(ctx, chosen: set[int]) -> list:
     return out
 
 
-__all__ = ["GraphReturns", "returned_graph_bodies", "returning_calls", "switched_receivers", "switches_returned_graph"]
+__all__ = [
+    "GRAPH_SOURCES",
+    "GraphReturns",
+    "returned_graph_bodies",
+    "returning_calls",
+    "switched_receivers",
+    "switches_returned_graph",
+]

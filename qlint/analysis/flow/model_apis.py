@@ -172,6 +172,11 @@ def switch_mode(node: ast.Call, attr: str) -> str | None:
     return None
 
 
+def last_name(func: ast.expr) -> str:
+    """The name a call's callee ends with (`prepare_pt2e` of `q.prepare_pt2e`); "" for others."""
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
 def mode_call(node: ast.AST) -> tuple[ast.expr, str | None] | None:
     """(receiver, mode) of `<receiver>.eval()` / `<receiver>.train(...)`."""
     if (

@@ -24,6 +24,7 @@ import os
 import weakref
 
 from qlint.analysis.flow.carried_flows import watch, watched_class
+from qlint.analysis.flow.graph_returns import GRAPH_SOURCES
 from qlint.analysis.flow.model_apis import is_class_call
 from qlint.analysis.flow.model_attrs import Evaled, Stored, attribute_sources
 from qlint.analysis.flow.model_classes import ClassIndex
@@ -303,10 +304,6 @@ def _analyse(ctx, functions) -> list[FunctionFlow]:
 
 def _may_switch(segment: str) -> bool:
     return "eval" in segment or "train" in segment
-
-
-# Where an exported GraphModule comes from; `.eval()` alone is in every training script.
-GRAPH_SOURCES = (".module(", "prepare_pt2e", "prepare_qat_pt2e", "convert_pt2e", "capture_pre_autograd_graph")
 
 
 def _may_switch_or_hand(ctx, func: ast.AST) -> bool:
