@@ -358,3 +358,17 @@ def run(quantizer, inputs):
     # The loop's variable outlives the loop and is handed on: the stage may run elsewhere.
     escaped = quiet + "    return stage\n"
     assert _one_module(escaped) == [_ONE_ROW]
+
+
+def test_ql202_an_eval_mode_model_dispatched_to_a_qat_capture_is_reported():
+    # The mirror (QL202): the registry's dispatch is a caller of the QAT method like any
+    # other, and the one that hands it an eval-mode model with batch norm is named.
+    source = (
+        _ONE_MODULE.replace("prepare_pt2e", "prepare_qat_pt2e")
+        + """
+def run(kind, quantizer, inputs):
+    return HANDLERS[kind](quantizer).quantize(MODEL, inputs)
+"""
+    )
+    assert rows_of(lint(source.replace("MODEL", "ConvBn()"), select=("QL202",))) == []
+    assert rows_of(lint(source.replace("MODEL", "ConvBn().eval()"), select=("QL202",))) == [_ONE_ROW]
