@@ -152,8 +152,10 @@ class CallSemantics:
         summary = self.helper(func, found)
         if summary is None and receiver is not None and isinstance(func, ast.Attribute):
             summary = method_summary(self, func.attr, receiver)  # `quantizer.prepare(m)`
-            if summary is None and (targets := dispatch_targets(self, func.attr, receiver)):
-                return apply_each(self, node, targets, receiver, args, kwargs, env)  # `HANDLERS[k](q).prepare(m)`
+            if summary is None and len(receiver.origins) > 1:  # `HANDLERS[k](q).prepare(m)`
+                targets = dispatch_targets(self, func.attr, receiver)
+                if targets:
+                    return apply_each(self, node, targets, receiver, args, kwargs, env)
         if summary is not None:
             return self.apply(node, *summary, receiver, args, kwargs, env)
         if isinstance(func, ast.Name):

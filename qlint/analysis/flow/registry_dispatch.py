@@ -34,8 +34,10 @@ def dispatch_targets(sem, attr: str, receiver: Obj) -> list[tuple[FunctionFlow, 
     be an instance of, or None when one of them is not a construction of a class whose method
     the walk reads."""
     origins = receiver.origins
-    if len(origins) < 2 or len(origins) > _MAX_TARGETS or any(o.kind != CONSTRUCTED for o in origins):
+    if len(origins) < 2 or len(origins) > _MAX_TARGETS:
         return None
+    if any(o.kind != CONSTRUCTED or getattr(o.built, "cls", None) is None for o in origins):
+        return None  # asked of every method call on a merged value: the summaries only past this
     found: dict[int, tuple[FunctionFlow, int]] = {}
     for origin in sorted(origins, key=_position):
         summary = method_summary(sem, attr, Obj(receiver.anchor, receiver.key, frozenset({origin})))
