@@ -549,9 +549,8 @@ def _map(
                 yield path, func(path, settings)
 
 
-# Chunks queued for each worker while the parent checks one of its own: a worker that
-# finishes one starts the next at once, though the parent hands out more only between its
-# files (the heaviest take ~1 s, a chunk ~1/24 of a worker's share).
+# Chunks given to each worker ahead: the one it checks and the next, so it never waits for
+# the parent, which may be in the middle of a file (the heaviest take ~1 s).
 _QUEUED_PER_WORKER = 2
 
 
@@ -567,36 +566,63 @@ def _shared_chunks(
     the next (heaviest first). The parent checking instead of waiting saves a process: each
     process that checks copies most of the heap it was forked with (reference counts are
     written on every object read), so a parent that only waited kept its own copy of pages
-    both workers had copied, ~12 MiB of ao's 82 MiB peak PSS with two workers."""
+    both workers had copied, ~12 MiB of ao's 82 MiB peak PSS with two workers. A worker's
+    next chunk is submitted when one of its chunks comes back (in the pool's thread)."""
+    import threading
     from concurrent.futures import FIRST_COMPLETED, wait
 
     pending = list(reversed(chunks))  # popped from the end: heaviest first
     queued: list = []
+    lock = threading.Lock()
 
-    def top_up() -> None:
-        wanted = min(workers * _QUEUED_PER_WORKER - len(queued), len(pending))
-        if wanted > 0:
-            given = [pending.pop() for _ in range(wanted)]
-            handed.update(p for chunk in given for p in chunk)
-            queued.extend(_submitted(pool, func, given))
+    def take(n: int) -> list[list[str]]:
+        given = [pending.pop() for _ in range(min(n, len(pending)))]
+        handed.update(p for chunk in given for p in chunk)
+        return given
+
+    def next_for_worker(future) -> None:
+        if future.cancelled() or future.exception() is not None:
+            return  # a broken pool or a stopped run: nothing more goes to the workers
+        with lock:
+            try:
+                later = [pool.submit(_run_chunk, func, chunk) for chunk in take(1)]
+            except RuntimeError:  # shut down meanwhile (Ctrl-C): the parent is stopping
+                return
+            queued.extend(later)
+        for each in later:
+            each.add_done_callback(next_for_worker)
 
     def finished(block: bool) -> Iterator[tuple[str, Any]]:
-        if block and queued:
-            wait(queued, return_when=FIRST_COMPLETED)
-        for future in [f for f in queued if f.done()]:
-            queued.remove(future)
-            yield from future.result()  # BrokenProcessPool: a worker died
-        top_up()
+        with lock:
+            waiting = list(queued)
+        if block and waiting:
+            wait(waiting, return_when=FIRST_COMPLETED)
+        for future in waiting:
+            if future.done():
+                with lock:
+                    queued.remove(future)
+                yield from future.result()  # BrokenProcessPool: a worker died
 
-    top_up()
-    while pending:
-        for path in _check_order(func, pending.pop()):
+    with lock:
+        queued.extend(_submitted(pool, func, take(workers * _QUEUED_PER_WORKER)))
+        first = list(queued)
+    for future in first:
+        future.add_done_callback(next_for_worker)
+    while True:
+        with lock:
+            chunk = pending.pop() if pending else None
+        if chunk is None:
+            break
+        for path in _check_order(func, chunk):
             start = time.perf_counter()
             yield path, func(path, settings)
             if time.perf_counter() - start >= _RELEASE_AFTER_SECONDS:
                 _release_freed_memory()
             yield from finished(block=False)
-    while queued:
+    while True:
+        with lock:
+            if not queued:
+                break
         yield from finished(block=True)
 
 
