@@ -1,11 +1,14 @@
 """Discovery + cache + checking over all cores: what `qlint check` and `qlint fix` run.
 
 Workers are forked once per run (on Linux) with the settings handed over in the pool
-initializer, so nothing is imported or unpickled per file; files travel in chunks built
-largest-first so two cores finish together instead of one waiting on a big file at the
-end. Small runs (the usual pre-commit call) stay in-process: a pool costs more than it
-saves there. A worker that dies (a C stack overflow on a pathological file) costs only
-that file: unfinished files are retried one per process and the culprit is reported.
+initializer, so nothing is imported or unpickled per file; with `-j N` the parent checks
+too, beside N - 1 workers (a process that only waits still costs memory: the heap pages the
+workers copy). Files travel in chunks built largest-first so two cores finish together
+instead of one waiting on a big file at the end. Small runs (the usual pre-commit call)
+stay in-process: a pool costs more than it saves there. A worker that dies (a C stack
+overflow on a pathological file) costs only that file: the files it had not sent back are
+retried one per process and the culprit is reported. A file that kills the parent, as in a
+run of one process, ends the run.
 
 Workers die with the parent: on Linux the kernel sends them SIGKILL when it exits
 (`PR_SET_PDEATHSIG`, whatever killed it, `kill -9` included), and elsewhere each worker
