@@ -50,7 +50,7 @@ def handed_switches(sem, node: ast.Call, callee: FunctionFlow, actual: dict, wri
             switch.unless, callee.node, written, sem.resolver, callee.resolver, ended
         ):
             continue
-        _hand(walk, node, switch, obj, expr)
+        _hand(walk, node, switch, obj, expr, sem.containers.live(obj, env))
 
 
 def handed_to_callback(sem, node: ast.Call, switch: ParamSwitch, obj, expr, env: Env) -> None:
@@ -63,14 +63,17 @@ def handed_to_callback(sem, node: ast.Call, switch: ParamSwitch, obj, expr, env:
         return
     if switch.guard or switch.unless:
         return
-    _hand(walk, node, switch, obj, expr)
+    _hand(walk, node, switch, obj, expr, sem.containers.live(obj, env))
 
 
-def _hand(walk, node: ast.Call, switch: ParamSwitch, obj: Obj, expr) -> None:
-    """An exported graph handed to `switch`: a finding at `node`; the caller's own parameter
-    handed there: switched by the caller too, for its callers to judge."""
-    if obj.is_graph:
-        walk.flow.handed.setdefault(id(node), HandedSwitch(node, walk.stmt_stack[-1], expr, obj.origins, switch))
+def _hand(walk, node: ast.Call, switch: ParamSwitch, obj: Obj, expr, held: frozenset) -> None:
+    """An exported graph, or a torch container holding one (`held`: where its graphs came
+    from, `graph_holders`), handed to `switch`: a finding at `node`; the caller's own
+    parameter handed there: switched by the caller too, for its callers to judge."""
+    if obj.is_graph or held:
+        origins, contained = (obj.origins, False) if obj.is_graph else (held, True)
+        found = HandedSwitch(node, walk.stmt_stack[-1], expr, origins, switch, held=contained)
+        walk.flow.handed.setdefault(id(node), found)
         return
     own = _own_parameter(obj, walk.func)
     if own is not None:

@@ -157,6 +157,10 @@ class ModeSwitch:
     # When `patched` only through an allow that lies in branches (`if is_graph: allow(m)`): those
     # branches. A caller whose arguments rule them out hands a graph the allow never reached.
     allowed_under: Guard = frozenset()
+    # The receiver is a torch container (`nn.Sequential(gm)`) holding exported graphs that
+    # nothing allowed: where they came from. `Module.eval()` switches every submodule, and
+    # the graph's own switch raises.
+    held: frozenset[Origin] = frozenset()
 
 
 @value_class(frozen=True)
@@ -185,6 +189,7 @@ class HandedSwitch:
     argument: ast.expr  # the graph as written
     origins: frozenset[Origin]  # where the graph came from
     switch: ParamSwitch
+    held: bool = False  # the argument is a torch container holding the graph (`ModeSwitch.held`)
 
 
 @value_class
