@@ -112,6 +112,8 @@ class ModeSwitchOnExportedGraph(Rule):
     def _handed(self, ctx: FileContext, handed: HandedSwitch) -> Diagnostic:
         """At the call that hands the graph over: the helper is right for eager modules."""
         graph = ctx.source_of(handed.argument)
+        if handed.field:  # `runner.calibrate()` switching the `runner.gm` set here
+            graph = f"{graph}.{handed.field}"
         origin = min(handed.origins, key=lambda o: (o.node.lineno, o.node.col_offset))
         switch = handed.switch
         called = f".{switch.call.func.attr}({', '.join(ast.unparse(a) for a in switch.call.args)})"
@@ -131,6 +133,8 @@ class ModeSwitchOnExportedGraph(Rule):
             f" switch then runs {use}), or switch it with {use} and keep the helper's switch for eager modules"
         )
         fix = _allow_fix(ctx, handed, graph)
+        if handed.field:
+            message = message.replace(" on it (", f" on `self.{handed.field}` (", 1)
         evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno, allowed_fix=True)
         return ctx.diagnostic(self, handed.call, message, fix, evidence=evidence, help=help_)
 

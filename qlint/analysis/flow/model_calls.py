@@ -18,7 +18,7 @@ from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
 from qlint.analysis.flow.graph_holders import GraphHolders
 from qlint.analysis.flow.graph_parts import GraphParts
-from qlint.analysis.flow.handed_switches import handed_switches
+from qlint.analysis.flow.handed_switches import handed_fields, handed_switches
 from qlint.analysis.flow.held_contents import held_facts
 from qlint.analysis.flow.instance_methods import method_summary
 from qlint.analysis.flow.loop_items import LITERALS, Containers
@@ -128,6 +128,9 @@ class CallSemantics:
 
     def call(self, node: ast.Call, env: Env) -> Obj | None:
         func = node.func
+        # `runner.calibrate()` may change the graphs `runner`'s fields hold: what they were before.
+        root = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else None
+        fields = self.walk.parts.fields_of(root, env) if root is not None else None
         self.walk.parts.touched(node, env)
         receiver = self.walk.expr(func.value, env) if isinstance(func, ast.Attribute) else None
         if receiver is None and _switch_on_part(func, env):
@@ -154,6 +157,9 @@ class CallSemantics:
         if summary is None and receiver is not None and isinstance(func, ast.Attribute):
             summary = method_summary(self, func.attr, receiver)  # `quantizer.prepare(m)`
         if summary is not None:
+            callee, offset = summary
+            if offset and callee.field_switches and receiver is not None:
+                handed_fields(self, node, callee, receiver, fields or {}, env)
             return self.apply(node, *summary, receiver, args, kwargs, env)
         if isinstance(func, ast.Name):
             if (graph := env.vars.get(func.id)) is not None:

@@ -190,6 +190,7 @@ class HandedSwitch:
     origins: frozenset[Origin]  # where the graph came from
     switch: ParamSwitch
     held: bool = False  # the argument is a torch container holding the graph (`ModeSwitch.held`)
+    field: str = ""  # the graph is the argument's attribute of that name, which the method switches
 
 
 @value_class
@@ -260,6 +261,10 @@ class FunctionFlow:
     param_results: dict[Obj, frozenset[int]] = field(default_factory=dict)
     # Parameter index -> the first mode switch run on what the caller passes there (`ParamSwitch`).
     param_switches: dict[int, ParamSwitch] = field(default_factory=dict)
+    # For a method: field -> the first switch it runs (itself, or in a method of its own it
+    # calls) on `self.<field>` as it found it, unallowed. A caller that set that field of the
+    # instance to an exported graph (`runner.gm = prepare_pt2e(...)`) hands the graph over.
+    field_switches: dict[str, ParamSwitch] = field(default_factory=dict)
     # Parameter index -> the branches `allow_exported_model_train_eval` on it lies in (empty:
     # always): a caller whose arguments rule them out gets its graph back unallowed.
     param_allows: dict[int, Guard] = field(default_factory=dict)
