@@ -14,7 +14,8 @@ from tests.conftest import lint
 HEAD = """\
 import torch
 from torch.export import export
-from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e, prepare_qat_pt2e
+from torchao.quantization.pt2e import move_exported_model_to_eval
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e, prepare_qat_pt2e
 
 
 class Net(torch.nn.Module):
@@ -42,8 +43,8 @@ def run(model, q, x, is_qat):
 def relay(model, q, x, qat=False):
     return run(model, q, x, is_qat=qat)
 
-"""  # `quant`'s capture on line 17, `run`'s call of it on line 25; the snippets start on line 31
-CAPTURE_ROW = 17
+"""  # `quant`'s capture on line 18, `run`'s call of it on line 26; the snippets start on line 32
+CAPTURE_ROW = 18
 
 
 def ql202(src: str, tmp_path):
@@ -62,13 +63,13 @@ def test_a_forwarded_flag_set_by_the_call_above(tmp_path):
         tmp_path,
     )
     assert d.range.start.row == CAPTURE_ROW
-    assert "the call at line 25 passes it after `model.eval()` at line 24" in d.message
-    assert "the call at line 33 takes the QAT branch" in d.message
+    assert "the call at line 26 passes it after `model.eval()` at line 25" in d.message
+    assert "the call at line 34 takes the QAT branch" in d.message
 
 
 def test_a_flag_forwarded_through_two_levels(tmp_path):
     (d,) = ql202("\ndef main(q, x):\n    relay(Net(), q, x, qat=True)\n", tmp_path)
-    assert d.range.start.row == CAPTURE_ROW and "the call at line 33 takes the QAT branch" in d.message
+    assert d.range.start.row == CAPTURE_ROW and "the call at line 34 takes the QAT branch" in d.message
 
 
 @pytest.mark.parametrize(
@@ -82,3 +83,34 @@ def test_a_flag_forwarded_through_two_levels(tmp_path):
 )
 def test_quiet_forwarded_flags(src, tmp_path):
     assert ql202(src, tmp_path) == []
+
+
+# torchao's `_generate_ref_quantized_model`: QAT or PTQ in one expression, calibrated once, moved
+# to eval and converted. The QAT graph is only rebuilt to convert (never trained): eval mode is
+# right there, whether the flag comes from the call or from a call above it.
+REFERENCE = """
+def reference(model, q, x, is_qat=False):
+    gm = export(model, (x,)).module()
+    prepared = prepare_qat_pt2e(gm, q) if is_qat else prepare_pt2e(gm, q)
+    prepared(x)
+    move_exported_model_to_eval(prepared)
+    return convert_pt2e(prepared)
+
+
+def run_reference(model, q, x, is_qat):
+    model.eval()
+    return reference(model, q, x, is_qat)
+
+
+def main(q, x):
+    run_reference(Net(), q, x, True)
+    reference(Net().eval(), q, x, is_qat=True)
+"""
+
+
+def test_a_qat_graph_chosen_in_one_expression_and_only_rebuilt_to_convert_is_quiet(tmp_path):
+    assert ql202(REFERENCE, tmp_path) == []
+    trained = REFERENCE.replace(
+        "    move_exported_model_to_eval(prepared)\n    return convert_pt2e(prepared)", "    return prepared"
+    )
+    assert [d.range.start.row for d in ql202(trained, tmp_path)] == [34]
