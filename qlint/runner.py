@@ -121,7 +121,7 @@ def run_check(
     parallel = _workers(todo, jobs) > 1
     _warn_once(paths, todo)
     with (
-        _summaries(settings, use_cache, bool(todo), parallel),
+        _summaries(settings, use_cache, bool(todo), parallel, answers=len(todo) == 1),
         _contents_fixed(bool(todo)),
         _dependencies_unwanted(cache is None and bool(todo)),
         _wrapper_index(cache, todo, settings, found.listings, parallel),
@@ -232,16 +232,20 @@ def _dependencies_unwanted(unwanted: bool) -> contextlib.AbstractContextManager:
 
 
 def _summaries(
-    settings: Settings, use_cache: bool, needed: bool, shared: bool = False
+    settings: Settings, use_cache: bool, needed: bool, shared: bool = False, answers: bool = False
 ) -> contextlib.AbstractContextManager:
     """The module summary store, while files are checked; a run the results cache answers
     entirely imports none of the summary (and scope) machinery. `shared`: the check runs in
-    workers, which share their summaries even without a cache (`summary_cache.RunSummaries`)."""
+    workers, which share their summaries even without a cache (`summary_cache.RunSummaries`).
+    `answers`: QL101/QL102's answers about other modules are kept too (`kept_answers`), as
+    for a buffer: a run with one file to check (`qlint check FILE` after an edit, as
+    pre-commit runs it, or a tree run where only that file changed) worked them out again,
+    each time, from the other modules' texts and summaries."""
     if not needed:
         return contextlib.nullcontext()
     from qlint.summary_cache import summary_store
 
-    return summary_store(settings, use_cache, shared)
+    return summary_store(settings, use_cache, shared, answers=answers and use_cache)
 
 
 # The import triggers whose searches the index answers: QL102's wrappers, QL101's sink helpers.
