@@ -58,6 +58,7 @@ from qlint.analysis.flow.model_values import (
     part_of,
 )
 from qlint.analysis.flow.prepared_results import PreparedResults
+from qlint.analysis.flow.registry_dispatch import apply_each, dispatch_targets
 from qlint.analysis.flow.relayed_lambdas import RelayedLambdas
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope, parameter_args, unique_value
@@ -156,6 +157,10 @@ class CallSemantics:
         summary = self.helper(func, found)
         if summary is None and receiver is not None and isinstance(func, ast.Attribute):
             summary = method_summary(self, func.attr, receiver)  # `quantizer.prepare(m)`
+            if summary is None and len(receiver.origins) > 1:  # `HANDLERS[k](q).prepare(m)`
+                targets = dispatch_targets(self, func.attr, receiver)
+                if targets:
+                    return apply_each(self, node, targets, receiver, args, kwargs, env)
         if summary is not None:
             callee, offset = summary
             if offset and callee.field_switches and receiver is not None:
