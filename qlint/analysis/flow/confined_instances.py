@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.context import FileContext
+from qlint.analysis.flow.closed_registries import registered_loads
 from qlint.analysis.flow.project_callers import paths_naming
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.scope import ClassScope, parameter_args
@@ -54,6 +55,7 @@ def _confined(ctx: FileContext, cls: ClassScope) -> bool:
     accepted_bases = {id(b) for c in subclasses for b in c.node.bases if _names(b, node.name)}
     name = node.name
     rows = frozenset(i for i, line in enumerate(ctx.text.splitlines(), 1) if name in line)
+    unaccepted: set[int] = set()
     for body in bodies(ctx.tree, ctx.scope, ctx.cache):
         loads: set[int] = set()
         accepted: set[int] = set()
@@ -66,9 +68,14 @@ def _confined(ctx: FileContext, cls: ClassScope) -> bool:
                 if not isinstance(body.node, _FUNCS) or not _bound_to_receiver(n, body.node):
                     return False  # a module-level or class-level instance, or one used otherwise
                 accepted.add(id(n.value.func))
-        if loads - accepted - accepted_bases:
-            return False  # the class handed on, or an instance passed or returned
+        unaccepted |= loads - accepted - accepted_bases
+    if unaccepted and not unaccepted <= registered_loads(ctx, name, _receiver_only, _named_elsewhere(ctx)):
+        return False  # the class handed on, or an instance passed or returned
     return paths_naming(ctx, name) == []
+
+
+def _named_elsewhere(ctx: FileContext):
+    return lambda word: paths_naming(ctx, word) != []
 
 
 # Library bases whose methods call nothing on `self` (abstract hooks for the caller to call).
@@ -174,7 +181,12 @@ def _bound_to_receiver(assign: ast.Assign, func: ast.AST) -> bool:
     flow did not read as a call of it makes its callers unknown)."""
     if len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Name):
         return False
-    local = assign.targets[0].id
+    return _receiver_only(assign.targets[0].id, func)
+
+
+def _receiver_only(local: str, func: ast.AST) -> bool:
+    """Every read of `local` in `func` is a method call's receiver (or a bound method handed
+    to a call), and no `global`/`nonlocal` lets another scope bind it."""
     receivers: set[int] = set()
     reads: set[int] = set()
     for n in ast.walk(func):
