@@ -246,6 +246,15 @@ def test_a_flag_rebound_inside_an_expression_is_no_constant():
     assert constants("def f():\n    is_qat = True\n    g(h(is_qat := False))\n") == {}
     assert constants("def f():\n    is_qat = True\n    with g() as is_qat:\n        pass\n") == {}
     assert constants("def f(x):\n    a = 1\n    b = 2\n    x[b] = 3\n    x.y = a\n") == {"a": 1, "b": 2}
+    # Bound in a block (`if`, `for`, `with`, `try`, `match`), or only in a function or class
+    # written inside, whose names are their own.
+    for block in ("if c:", "for _ in c:", "with c:", "try:", "while c:"):
+        tail = "\n    except E:\n        pass" if block == "try:" else ""
+        assert constants(f"def f(c):\n    {block}\n        is_qat = True{tail}\n") == {"is_qat": True}, block
+    assert constants("def f(c):\n    match c:\n        case 1:\n            q = 0\n") == {"q": 0}
+    assert constants("def f(c):\n    try:\n        pass\n    except E:\n        q = 'a'\n") == {"q": "a"}
+    assert constants("def f():\n    def g():\n        is_qat = True\n    class C:\n        q = 1\n") == {}
+    assert constants("def f():\n    is_qat = x = True\n    q: bool = True\n") == {}
 
 
 def test_the_names_a_loop_may_follow_are_read_once_per_body(monkeypatch):

@@ -190,3 +190,56 @@ def test_known_answers_spare_the_reads(tmp_path):
     # What is known of a module at its key is its answer, read or not (nothing is read).
     assert project_words.holding({}, keys, "quantize_module", dict.fromkeys(keys, True)) == list(keys)
     assert project_words.reads() == len(TEXTS) - len(lacking)
+
+
+class _CountedGets(dict):
+    def __init__(self):
+        super().__init__()
+        self.gets = 0
+
+    def get(self, *args):
+        self.gets += 1
+        return super().get(*args)
+
+
+def test_a_question_after_another_walks_no_module_again(tmp_path, monkeypatch):
+    keys = _keys(_tree(tmp_path))
+    kept = _CountedGets()
+    monkeypatch.setattr(project_words, "_MODULES", kept)
+    project_words.holding({}, keys, "quantize_module")
+    walked = kept.gets
+    assert walked >= len(TEXTS)
+    for word in ("export_utils", "utils", "absent_everywhere"):
+        assert project_words.holding({}, keys, word) == _by_reading(keys, word), word
+    assert kept.gets == walked  # the same keys, nothing read since: no module asked again
+
+
+def test_the_module_passed_over_is_read_when_another_is_checked(tmp_path):
+    # The first question passes over call.py (the module checked then); the next, asked for
+    # another module's check with the same keys, must read it.
+    keys = _keys(_tree(tmp_path))
+    call, edge = str(tmp_path / "call.py"), str(tmp_path / "edge.py")
+    assert call not in project_words.holding({}, keys, "quantize_module", besides=call)
+    found = project_words.holding({}, keys, "quantize_module", besides=edge)
+    assert call in found and edge not in found
+    assert found == [p for p in _by_reading(keys, "quantize_module") if p != edge]
+
+
+def test_modules_left_to_known_answers_are_read_when_asked_without_them(tmp_path):
+    root = _tree(tmp_path)
+    keys = _keys(root)
+    lacking = {str(root / n) for n in ("empty.py", "call.py")}
+    project_words.holding({}, keys, "x", dict.fromkeys(lacking, False))
+    # Without those answers, call.py is read and found.
+    assert project_words.holding({}, keys, "quantize_module") == _by_reading(keys, "quantize_module")
+
+
+def test_a_module_edited_between_questions_is_read_again(tmp_path):
+    root = _tree(tmp_path)
+    keys = _keys(root)
+    assert str(root / "empty.py") not in project_words.holding({}, keys, "quantize_module")
+    overlay = {str(root / "empty.py"): "quantize_module()\n"}
+    keys = _keys(root, overlay)
+    assert str(root / "empty.py") in project_words.holding(overlay, keys, "quantize_module")
+    project_words.forget()  # everything read is dropped: the next question reads again
+    assert project_words.holding(overlay, keys, "quantize_module") == _by_reading(keys, "quantize_module", overlay)

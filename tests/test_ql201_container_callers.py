@@ -124,6 +124,10 @@ def test_no_caller_or_an_unread_use_keeps_the_finding():
     assert ql201(HELPER) == [CAPTURE_ROW]
     callback = "\ndef main(x, q, run):\n    quantize_all({'a': Net().eval()}, x, q)\n    run(quantize_all)\n"
     assert ql201(HELPER + callback) == [CAPTURE_ROW]
+    # On a row of its own, and spelled otherwise (read NFKC-normalised: the same name).
+    wrapped = callback.replace("run(quantize_all)", "run(\n        quantize_all,\n    )")
+    assert ql201(HELPER + wrapped) == [CAPTURE_ROW]
+    assert ql201(HELPER + callback.replace("run(quantize_all)", "run(\uff51uantize_all)")) == [CAPTURE_ROW]
 
 
 def test_a_method_is_judged_from_its_callers_as_a_function_is():

@@ -153,6 +153,41 @@ def test_a_class_found_elsewhere_from_another_file_is_not_taken_from_the_first(t
     assert _rows(root, "two/b.py", ProjectIndex()) == []
 
 
+def _two_dirs(tmp_path, **scripts: str):
+    """`lib/helpers.py` builds `models.Net`, which each directory has its own of: `one/`'s
+    starts in train mode, `two/`'s in eval mode (the class index answers per file checked)."""
+    helper = "from models import Net\n\n\ndef build():\n    return Net()\n"
+    files = {"lib/__init__.py": "", "lib/helpers.py": helper, "one/models.py": NETS_TRAIN, "two/models.py": NETS_EVAL}
+    files.update({name: SCRIPT for name in scripts})
+    return _repo(tmp_path, files)
+
+
+def test_a_helper_keeps_one_flow_per_set_of_answers(tmp_path, analysed):
+    # Checks alternating between the directories reuse the flow made for theirs (ExecuTorch's
+    # qualcomm scripts beside examples/qualcomm/utils.py and the others: one kept flow was
+    # analysed again at each turn).
+    names = ("one/a.py", "two/b.py", "one/c.py", "two/d.py", "one/e.py")
+    root = _two_dirs(tmp_path, **dict.fromkeys(names, ""))
+    project = ProjectIndex()
+    assert [_rows(root, name, project) for name in names] == [[9], [], [9], [], [9]]
+    assert analysed[("helpers.py", 4)] == 2
+    assert [_rows(root, name, ProjectIndex()) for name in names] == [[9], [], [9], [], [9]]
+
+
+def test_an_older_flow_is_not_reused_once_what_it_read_changed(tmp_path, analysed):
+    # `one/`'s flow is kept behind `two/`'s; `one/models.py` edited, it no longer holds.
+    root = _two_dirs(tmp_path, **dict.fromkeys(("one/a.py", "two/b.py", "one/c.py"), ""))
+    project = ProjectIndex()
+    assert _rows(root, "one/a.py", project) == [9]
+    assert _rows(root, "two/b.py", project) == []
+    project.update(str(root / "one" / "models.py"), NETS_EVAL)
+    assert _rows(root, "one/c.py", project) == []
+    assert analysed[("helpers.py", 4)] == 3
+    project.update(str(root / "one" / "models.py"), None)  # the buffer closed: the file counts again
+    assert _rows(root, "one/a.py", project) == [9]
+    assert _rows(root, "two/b.py", project) == []
+
+
 def test_bodies_met_in_progress_are_analysed_again(tmp_path, analysed):
     # `ping` and `pong` call each other across two modules: what each sees of the other
     # depends on which was met first, so neither flow is kept.

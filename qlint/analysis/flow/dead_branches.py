@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.argument_values import equal, literal, truth, value_of
+from qlint.analysis.flow.model_values import statement_lists
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.node_memo import kept_on_node
@@ -73,6 +74,8 @@ def _single_constants(func: ast.AST) -> dict[str, object]:
     """`name -> constant` for names bound once, by `name = <constant>`, in the body."""
     if isinstance(func, ast.Module):
         return {}  # module globals: other modules and `global` statements may set them
+    if not _binds_a_constant(getattr(func, "body", [])):
+        return {}  # no `name = <constant>` of its own: the walk below would keep nothing (most bodies)
     counts: dict[str, int] = {}
     values: dict[str, object] = {}
     for arg in parameter_args(func):
@@ -114,6 +117,24 @@ def _single_constants(func: ast.AST) -> dict[str, object]:
 
 
 _TOKENS = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
+
+
+def _binds_a_constant(stmts: list[ast.stmt]) -> bool:
+    """A statement of the body (not of a function or class in it) is `name = <constant>`:
+    statements lie in statement lists only, so these are walked, not the expressions."""
+    stack = list(stmts)
+    while stack:
+        node = stack.pop()
+        if type(node) is ast.Assign:
+            if len(node.targets) == 1 and type(node.targets[0]) is ast.Name and type(node.value) is ast.Constant:
+                return True
+        elif not isinstance(node, _OWN_SCOPES):
+            for block in statement_lists(node):
+                stack.extend(block)
+    return False
+
+
+_OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def contradicted_at_call(

@@ -170,7 +170,7 @@ class ModelFlow:
         # Another module's helper: the flow an earlier check analysed, if it still holds; a
         # function of the checked module: its flow from the module's last check, if it holds.
         if self.depth:
-            flow = tracker.reuse(self.scope, key, func, class_scope)
+            flow = tracker.reuse(self.scope, key, func, class_scope, self.memo.follow)
         else:
             flow = self._carried(key, func, class_scope)
         if flow is not None:
@@ -185,7 +185,7 @@ class ModelFlow:
             deps = tracker.pop(flow)
         self.memo.functions[key] = flow
         if deps is not None and self.depth:
-            tracker.keep(self.scope, key, func, class_scope, flow, deps)
+            tracker.keep(self.scope, key, func, class_scope, flow, deps, self.memo.follow)
         elif deps is not None and self._carries(key, func, class_scope):
             bodies = tracker.read_bodies(key)
             if bodies is not None:

@@ -17,6 +17,14 @@ body still in progress (recursion through another body), or a flow that was itse
 (`Tracker.taint`). Those are analysed again by each check, as before. Nothing else may make a
 flow depend on where its analysis started: a kept flow is reused wherever the next check meets
 it (`model_flow.ModelFlow.for_module` follows modules at any depth for that reason).
+
+A body whose analysis asks the class index something the file checked decides (`utils`, found
+beside ExecuTorch's examples/qualcomm scripts and nowhere from backends/qualcomm) keeps one
+flow per set of answers, up to `_VARIANTS`: with one, the checks of export_utils.py's callers,
+alternating between the two directories, analysed `to_edge_transform_and_lower_to_qnn` again
+at each turn (13 times in one check). The flow kept last is tried first and reused as before;
+an older one only when it was also analysed with the memo's `follow` (`project_callers`) the
+reusing analysis has, which the logged answers do not cover.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from qlint.analysis.flow.model_values import FunctionFlow
 from qlint.value_classes import value_class
 
 _KEY = "_qlint_shared_flows"  # in the scope's `__dict__`, as the resolver keeps its star sources
+_VARIANTS = 4  # flows kept per body, for as many sets of answers of the class index
 
 
 @value_class(frozen=True)
@@ -36,6 +45,7 @@ class Shared:
     flow: FunctionFlow
     reads: tuple[tuple[str, str], ...]
     lookups: tuple
+    follow: str | None = None  # `model_flow._Memo.follow` of the analysis that made it
 
 
 class _Frame:
@@ -151,26 +161,30 @@ class Tracker:
             self.lookups.extend(lookups)
 
     # -- kept flows ------------------------------------------------------------------
-    def reuse(self, scope, key, func: ast.AST, class_scope) -> FunctionFlow | None:
+    def reuse(self, scope, key, func: ast.AST, class_scope, follow: str | None = None) -> FunctionFlow | None:
         """A flow kept from an earlier check, if what it read is unchanged and the class
-        index answers alike from here."""
-        shared = scope.__dict__.get(_KEY, {}).get(key)
-        if shared is None or shared.func is not func or shared.class_scope is not class_scope:
-            return None
+        index answers alike from here (`follow`: the analysis's `model_flow._Memo.follow`)."""
+        for at, shared in enumerate(scope.__dict__.get(_KEY, {}).get(key, ())):
+            if at and shared.follow != follow:
+                continue  # not what the one kept last would have been reused for either
+            if self._holds(shared, func, class_scope):
+                self.deps[key] = (shared.reads, shared.lookups)
+                if self.frames:
+                    self.reads.extend(shared.reads)
+                    self.lookups.extend(shared.lookups)
+                return shared.flow
+        return None
+
+    def _holds(self, shared: Shared, func: ast.AST, class_scope) -> bool:
+        if shared.func is not func or shared.class_scope is not class_scope:
+            return False
         if not all(self._digest(path) == digest for path, digest in shared.reads):
-            return None
-        log, self.classes.log = self.classes.log, None  # the answers are added below, once
+            return False
+        log, self.classes.log = self.classes.log, None  # the answers are added by the caller, once
         try:
-            same = self.classes.replay(shared.lookups)
+            return self.classes.replay(shared.lookups)
         finally:
             self.classes.log = log
-        if not same:
-            return None
-        self.deps[key] = (shared.reads, shared.lookups)
-        if self.frames:
-            self.reads.extend(shared.reads)
-            self.lookups.extend(shared.lookups)
-        return shared.flow
 
     def carried(self, key, deps: tuple[tuple, tuple], bodies: tuple) -> bool:
         """A flow of the checked module kept from its last check (`carried_flows`) may be
@@ -194,8 +208,14 @@ class Tracker:
                 self.outside_read(body)
         return True
 
-    def keep(self, scope, key, func: ast.AST, class_scope, flow: FunctionFlow, deps: tuple[tuple, tuple]) -> None:
-        scope.__dict__.setdefault(_KEY, {})[key] = Shared(func, class_scope, flow, *deps)
+    def keep(
+        self, scope, key, func: ast.AST, class_scope, flow: FunctionFlow, deps: tuple[tuple, tuple], follow=None
+    ) -> None:
+        kept = scope.__dict__.setdefault(_KEY, {})
+        # The one made last first (it is the one reused whatever the `follow`); the others
+        # for the answers they were made with, while they hold the same body.
+        older = tuple(s for s in kept.get(key, ()) if s.func is func and s.class_scope is class_scope)
+        kept[key] = (Shared(func, class_scope, flow, *deps, follow), *older[: _VARIANTS - 1])
 
     def _digest(self, path: str) -> str:
         known = self._digests.get(path)

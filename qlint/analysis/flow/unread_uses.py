@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.model_values import FunctionFlow
+from qlint.analysis.mentions import word_rows
 from qlint.analysis.names.functions import bodies
 
 _NAMES = frozenset({ast.Name})
@@ -42,10 +43,14 @@ def unread_use(ctx, flows: list[FunctionFlow], func: ast.AST) -> bool:
         every = [b for b in every if outer.lineno <= getattr(b.node, "lineno", 0) <= outer.end_lineno]
     if ctx.scope.functions.get(name) is func or outer is not None:
         read = {id(site.ref) for flow in flows for site in flow.calls if site.callee is func}
+        # Only the statements on rows spelling the name can hold a load of it, in an ASCII
+        # text: elsewhere an identifier is read NFKC-normalised, and another spelling may name it.
+        rows = frozenset(word_rows(ctx.text, ctx.lines.starts, (name,))) if ctx.text.isascii() else None
         for body in every:
             if name in body.local and outer is None:
                 continue  # a local of the same name
-            if any(n.id == name and type(n.ctx) is ast.Load and id(n) not in read for n in body.nodes(kinds=_NAMES)):
+            named = body.nodes(rows, _NAMES)
+            if any(n.id == name and type(n.ctx) is ast.Load and id(n) not in read for n in named):
                 found = True
                 break
     ctx.cache[key] = found
