@@ -30,7 +30,8 @@ def _site(frames: int) -> str:
     frame = sys._getframe(2)
     while frame is not None:
         file = frame.f_code.co_filename
-        if f"{os.sep}qlint{os.sep}" in file and not file.endswith("parse_census.py"):
+        # `live_trees.parse` only passes a parse on: the reader that asked for it is the site.
+        if f"{os.sep}qlint{os.sep}" in file and not file.endswith(("parse_census.py", "live_trees.py")):
             if len(names) < frames:
                 module = file.rpartition(f"{os.sep}qlint{os.sep}")[2].removesuffix(".py")
                 names.append(f"{module}.{frame.f_code.co_name}")
@@ -43,6 +44,35 @@ def _site(frames: int) -> str:
 
 
 _ASKING = {"check": "check", "triggered_through_imports": "import trigger"}
+
+
+def _served() -> None:
+    """What readers took instead of parsing: a held tree (`live_trees`), a tree handed between
+    a summary and a check (`tree_handover`), a statement of a summary's tree (`recent_trees`).
+    Counted by the qlint measured, which may predate some of them (`--against`-style runs)."""
+    import importlib
+
+    found = []
+    for module, counts in (
+        (
+            "live_trees",
+            (("LIVE", "served", "trees held by another reader"), ("LIVE", "statements", "statements of them")),
+        ),
+        (
+            "tree_handover",
+            (("HANDOVER", "handed", "trees handed to a check"), ("HANDOVER", "reused", "checked trees to a summary")),
+        ),
+        ("recent_trees", (("RECENT", "served", "statements of recent trees"),)),
+    ):
+        try:
+            loaded = importlib.import_module(f"qlint.analysis.names.{module}")
+        except ImportError:
+            continue
+        for name, attr, what in counts:
+            value = getattr(getattr(loaded, name, None), attr, None)
+            if value is not None:
+                found.append(f"{value} {what}")
+    print(f"served instead of parsed: {', '.join(found)}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -114,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         f"reads {sum(reads.values())} of {len(read)} files",
         file=sys.stderr,
     )
+    _served()
     by_rules: collections.Counter[str] = collections.Counter()
     for runs in ran.values():
         codes = "+".join(code for code, _ in runs)

@@ -13,6 +13,8 @@ import sys
 from collections.abc import Callable
 from functools import lru_cache
 
+from qlint.analysis.names.live_trees import LIVE
+from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.project import ProjectIndex, module_name_for
 from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.diagnostic import Diagnostic, Range
@@ -214,12 +216,14 @@ def _check_source(
     if active or parse_anyway or parse_only:
         try:
             tree = handed = _handed_tree(source, path)
-            if tree is None:
+            previous = getattr(project, "previous_trees", None) if project is not None else None
+            if tree is None and previous is not None:
                 # An editor's index: a keystroke in one function parses that function only.
-                previous = getattr(project, "previous_trees", None) if project is not None else None
-                tree = previous.parse_edit(os.path.abspath(path), text) if previous is not None else None
+                tree = previous.parse_edit(os.path.abspath(path), text)
             if tree is None:
-                tree = parse_module(text, path)
+                # Another reader's tree of this very text, while it holds it (`live_trees`): not
+                # for an editor's index, which grafts the last check's statements into its tree.
+                tree = parse_module(text, path) if previous is not None else live_parse(text, path, parse_module)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             # ValueError: NUL bytes (older Pythons); RecursionError/MemoryError: absurd nesting.
             if reports_ql001(settings, path, text):
@@ -236,6 +240,9 @@ def _check_source(
         previous = getattr(project, "previous_trees", None)
         if previous is not None and handed is None:
             previous.reuse(os.path.abspath(path), text, tree)
+        # The statements a summary's scope asks of this module while the check holds its tree
+        # are taken from it (`live_trees`), not parsed again.
+        LIVE.add(path, text, tree)
         project.begin_check(path, text, tree)
         assert lines is not None
         ctx = FileContext(

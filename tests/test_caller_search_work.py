@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.names.project import ProjectIndex
+from qlint.analysis.names.recent_trees import RECENT
 from qlint.analysis.names.references import REFERENCES, spells
 from tests.test_ql201_project_callers import BN_CALLER, EVAL_CALLER, HEAD, IMPORT, _check, _repo
 
@@ -142,6 +143,7 @@ def test_a_module_summarised_before_the_search_is_parsed_once_for_its_references
     root = _repo(tmp_path, a=EVAL_CALLER)
     project = ProjectIndex()
     assert project.module_scope("a", str(root / "scripts" / "a.py")) is not None  # summarised, tree dropped
+    RECENT.clear()  # (else the search reads the tree recent_trees still holds, parsing nothing)
     parsed = _parsed(monkeypatch)
     assert _check(root, project).diagnostics == []
     assert parsed.count("a.py") == 1

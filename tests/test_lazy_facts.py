@@ -5,11 +5,13 @@ never for a module summarised only for its names."""
 from __future__ import annotations
 
 import ast
+import gc
 import os
 
 import pytest
 
 from qlint.analysis.names.project import ProjectIndex
+from qlint.analysis.names.recent_trees import RECENT
 from tests.conftest import write_package
 
 
@@ -77,6 +79,8 @@ def test_a_lazy_fact_asked_of_a_module_summarised_before_parses_it_once_more(pro
     lazy = _Fact("lazy-test", True)
     index.register_fact(lazy)
     index.module_scope("pkg.a", str(pkg / "user.py"))
+    RECENT.clear()  # the summary's tree is held no more (see the test below)
+    gc.collect()
     assert index.fact_at(str(pkg / "a.py"), lazy, keep_tree=True) == ("f",)
     assert parses == ["a.py", "a.py"]
     # That parse is handed on, as one made for the summary would be.
@@ -85,3 +89,13 @@ def test_a_lazy_fact_asked_of_a_module_summarised_before_parses_it_once_more(pro
     # ... and the fact is kept with the summary: asked again, nothing is parsed.
     assert index.fact_at(str(pkg / "a.py"), lazy) == ("f",)
     assert parses == ["a.py", "a.py"] and len(lazy.computed) == 1
+
+
+def test_a_lazy_fact_asked_while_the_summary_s_tree_is_held_parses_nothing_more(project):
+    # recent_trees still holds the tree the summary came from: the fact is computed from it.
+    index, pkg, parses = project
+    lazy = _Fact("lazy-test", True)
+    index.register_fact(lazy)
+    index.module_scope("pkg.a", str(pkg / "user.py"))
+    assert index.fact_at(str(pkg / "a.py"), lazy) == ("f",)
+    assert parses == ["a.py"] and len(lazy.computed) == 1

@@ -4,6 +4,7 @@ parsed from, not from a second parse; only for that content, within the budget, 
 from __future__ import annotations
 
 import ast
+import gc
 
 import pytest
 
@@ -82,7 +83,9 @@ def test_statements_of_a_module_just_summarised_are_not_parsed_again(module, rec
 
 
 def test_a_tree_another_reader_takes_is_not_kept(module, recent, monkeypatch):
-    # `fact_at(..., keep_tree=True)` hands the tree to a caller search: one reader per tree.
+    # `fact_at(..., keep_tree=True)` hands the tree to a caller search: not kept here. While
+    # that reader holds it, a statement comes from it (`live_trees`); once it is dropped, the
+    # statement is parsed alone.
     from qlint.analysis.flow.class_facts import CLASS_MODES
 
     index = ProjectIndex(track_dependents=False)
@@ -90,7 +93,11 @@ def test_a_tree_another_reader_takes_is_not_kept(module, recent, monkeypatch):
     parsed = _parses(monkeypatch)
     scope = index.scope_at(str(module / "mod.py"))
     assert scope.functions["helper"].name == "helper"
-    assert len(parsed) == 1 and recent.served == 0  # the function alone
+    assert parsed == [] and recent.served == 0
+    index.drop_kept_tree()
+    gc.collect()
+    assert scope.classes["Model"].node.name == "Model"
+    assert len(parsed) == 1 and recent.served == 0  # the class alone
 
 
 def test_only_the_content_it_was_parsed_from_and_each_statement_once():

@@ -16,6 +16,7 @@ import ast
 import os
 
 from qlint.analysis import scan_memo
+from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.project import import_root, module_name_for
 from qlint.analysis.project_files import listing_dependency, project_keys
 from qlint.value_classes import value_class
@@ -106,7 +107,7 @@ def project_calls(ctx) -> list[ConvertCall]:
                 scan_memo.note_miss(file, _QUESTION, file_key)
             continue
         try:
-            tree = ast.parse(text, filename=file)
+            tree = live_parse(text, file)
         except (SyntaxError, ValueError, RecursionError):
             continue
         found.extend(calls_in(tree, file))

@@ -36,6 +36,7 @@ from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.insertions import writes_insertion
 from qlint.analysis.graphs.project_scan import project_modules
+from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.resolver import OpRef, Resolver
 from qlint.analysis.names.tree_handover import HANDOVER
@@ -329,7 +330,7 @@ def _module(
     tree = HANDOVER.peek(os.path.abspath(path), data) if data is not None else None
     if tree is None:
         try:
-            tree = ast.parse(text, filename=path)
+            tree = live_parse(text, path)
         except (SyntaxError, ValueError, RecursionError):
             tree = None
         if tree is not None and data is not None:

@@ -42,10 +42,12 @@ from qlint.analysis.graphs import file_keys, kept_answers
 from qlint.analysis.names import content_keys, project_words
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.import_paths import module_bases
+from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
 from qlint.analysis.names.package_map import project_root
 from qlint.analysis.names.references import REFERENCES, References
 from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.analysis.project_files import listing_dependency, project_keys, unrecorded_keys
 from qlint.source import DecodeError, LineIndex, decode_source
 from qlint.value_classes import value_class
@@ -691,10 +693,14 @@ def _module(ctx: FileContext, path: str, data: bytes):
     else:
         try:
             text = decode_source(data)
-            # The tree the project index just parsed for the module's summary, if it did.
-            tree = ctx.project.take_tree(path, data) or ast.parse(text, filename=path)
+            # The tree the project index just parsed for the module's summary, if it did, or
+            # one another reader still holds (`live_trees`).
+            tree = ctx.project.take_tree(path, data) or live_parse(text, path)
         except (DecodeError, SyntaxError, ValueError, RecursionError):
             return None
+        # A caller this process checks later: its check takes this tree (`tree_handover`; the
+        # runner checks it next), instead of parsing the file again many checks on.
+        HANDOVER.keep(os.path.abspath(path), data, tree)
         other = FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))
         # An entry serves checks of this file at this content only. Over a tree each file is
         # checked once, so those of earlier checks were never asked for again, yet held whole
@@ -813,7 +819,7 @@ def _star_sources(project, path: str) -> list[str]:
     if text is None or "import *" not in text:
         return []
     try:
-        tree = ast.parse(text, filename=path)
+        tree = live_parse(text, path)
     except (SyntaxError, ValueError, RecursionError):
         return []
     module = module_name_for(path)

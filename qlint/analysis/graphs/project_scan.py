@@ -27,6 +27,7 @@ from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.graphs.graph_context import may_carry_packets
 from qlint.analysis.names.functions import bodies
+from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.tree_handover import HANDOVER
@@ -277,7 +278,7 @@ def _context(path: str, text: str, ctx: FileContext) -> FileContext | None:
     tree = HANDOVER.peek(absolute, data) if data is not None else None
     if tree is None:
         try:
-            tree = ast.parse(text, filename=path)
+            tree = live_parse(text, path)
         except (SyntaxError, ValueError, RecursionError):
             return None
         if data is not None:

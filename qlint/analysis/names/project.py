@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from qlint.analysis.names import content_keys, layout_lookups
 from qlint.analysis.names.import_paths import module_bases, resolved
 from qlint.analysis.names.kept_lookups import KeptLookups
+from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
 from qlint.analysis.names.recent_trees import RECENT
 from qlint.analysis.names.scope import ModuleScope
@@ -75,7 +76,7 @@ class ProjectIndex:
         self._checked: tuple[str, str, ast.Module] | None = None
         # (path, digest, tree) of the module a `fact_at(..., keep_tree=True)` parsed, until
         # `take_tree` hands it over: one tree at most, asked for by name.
-        self._kept_tree: tuple[str, str, ast.Module] | None = None
+        self._kept_tree: tuple[str, str, ast.Module, bytes] | None = None
         # Counts checks: what is valid for one check only is keyed on it (`begin_check`).
         self.checks = 0
         # While a list: every (path, digest) a lookup reads is appended to it, so that an
@@ -482,7 +483,11 @@ class ProjectIndex:
         return kept[2]
 
     def drop_kept_tree(self) -> None:
-        self._kept_tree = None
+        """The reader did not take the tree (the module names no caller): a file this process
+        checks later gets it (`tree_handover`) rather than parsing it again."""
+        kept, self._kept_tree = self._kept_tree, None
+        if kept is not None and HANDOVER.expects(kept[0]):
+            HANDOVER.keep(kept[0], kept[3], kept[2])
 
     def _entry(
         self, path: str, keep_tree: bool = False, wanted: SummaryFact | None = None
@@ -524,7 +529,7 @@ class ProjectIndex:
             if trees and hand_over:
                 HANDOVER.keep(path, data, trees[0])
             elif trees:
-                self._kept_tree = (path, digest, trees[0])
+                self._kept_tree = (path, digest, trees[0], data)
         # The tree the summary came from is dropped (after a while, `recent_trees`): the scope
         # parses the statements a rule asks for, and other facts are read from the summary.
         # Only the checked file's own parse is kept with it when no store wants its facts now:
@@ -573,9 +578,8 @@ class ProjectIndex:
             try:
                 source = text if text is not None else decode_source(data)
                 # A file the run checked a moment ago: the engine's tree of it (`tree_handover`).
-                tree = (HANDOVER.checked_parse(path, data) if text is None else None) or ast.parse(
-                    source, filename=path
-                )
+                # Or another reader's tree of this text, while it holds it (`live_trees`).
+                tree = (HANDOVER.checked_parse(path, data) if text is None else None) or live_parse(source, path)
                 scope = ModuleScope.build(tree, module, path)
             except (DecodeError, SyntaxError, ValueError, RecursionError):
                 tree, scope = None, None  # still a dependency: fixing the file must refresh its users
@@ -628,7 +632,7 @@ class ProjectIndex:
         if register:
             self.register_fact(fact)
         if keep_tree:
-            self._kept_tree = None
+            self.drop_kept_tree()
         entry = self._entry(os.path.abspath(path), keep_tree, fact)
         return entry[2].fact(fact, keep_tree) if entry is not None else None
 
@@ -689,13 +693,14 @@ class _Loaded:
             return value
         text = self.text()
         try:
-            tree = ast.parse(text or "", filename=self.path)
+            tree = live_parse(text or "", self.path)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             tree = ast.Module(body=[], type_ignores=[])
         value = fact.compute(tree, ModuleScope.build(tree, self.summary.module, self.path), text or "")
         self.summary.facts[fact.key] = value
         if keep_tree and self._index is not None and tree.body:
-            self._index._kept_tree = (self.path, self.summary.digest, tree)
+            data = (text or "").encode("utf-8", "surrogatepass")  # the file's bytes unless it has a BOM
+            self._index._kept_tree = (self.path, self.summary.digest, tree, data)
         if self._store is not None:
             self._store.put(self.path, self.summary)
         return value

@@ -26,6 +26,8 @@ from array import array
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from qlint.analysis.names.live_trees import LIVE
+from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.recent_trees import RECENT
 from qlint.analysis.names.scope import ClassScope, ModuleScope, _top_level, assignments
 from qlint.value_classes import field, value_class
@@ -228,6 +230,11 @@ class _StatementSource:
     def statement(self, loc: Loc) -> ast.stmt | None:
         if loc not in self._statements:
             kept = RECENT.statement(self.path, self._digest, loc, _by_loc) if self._digest else None
+            if kept is None:
+                # A whole tree of this text that another reader holds (the engine's of the
+                # checked file, a summary's kept for its check or a caller search).
+                lines = self._source_lines()
+                kept = LIVE.statement(self.path, lines[0], loc, _by_loc) if lines is not None else None
             self._statements[loc] = kept if kept is not None else self._parse(loc)
         return self._statements[loc]
 
@@ -270,7 +277,7 @@ class _StatementSource:
         if self._whole is None:
             text = self._text()
             try:
-                tree = ast.parse(text or "", filename=self.path)
+                tree = live_parse(text or "", self.path)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 tree = ast.Module(body=[], type_ignores=[])
             self._whole = ModuleScope.build(tree, self.module, self.path)

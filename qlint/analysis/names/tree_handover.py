@@ -9,7 +9,12 @@ of the run's ~1,430 whole-module parses. Both directions are served here:
   keeps the tree of a summary it parses of one of them (`keep`), and the runner checks the
   kept ones next (`kept`), so such a tree lives for about one check;
 - checked first: the engine's trees of the last files checked (`checked_tree`) serve a
-  summary asked soon after (`checked_parse`), usually by a sibling that imports the file.
+  summary asked soon after (`checked_parse`), usually by a sibling that imports the file;
+- a caller search of another file's check parsed it to analyse its calls of a helper
+  (`project_callers._module`), or parsed its summary for that and found no call to read
+  (`ProjectIndex.drop_kept_tree`): kept like a summary's tree. On ExecuTorch (-j1) the 15
+  MediaTek export scripts a helper's check analysed were each parsed again by their own
+  check, hundreds of checks later.
 Each is bounded by source bytes (a tree takes ~23 bytes per source byte: ~6 and ~3 MiB),
 and a tree is taken only for the very bytes it was parsed from. The language server
 expects no checks: nothing is kept there.
