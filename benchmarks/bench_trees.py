@@ -39,6 +39,7 @@ import sys
 import tempfile
 
 from bench_vs_ruff import default_tree, measure, measure_tree
+from keystroke_edits import keystroke_edits
 
 EXECUTORCH_COMMIT = "cff6f4dd32e630945b7188512c1f2b4f102b05ad"
 AO_COMMIT = "36027d82d1ad9949597ea16002ff4940374b1b94"
@@ -216,11 +217,16 @@ def bench_tree(label: str, tree: str, pinned: str | None, runs: int, against: st
             single_commands: dict[str, Command] = {
                 "ruff check FILE": ([ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", one], env)
             }
+            # The file as just edited: one statement typed into one of its function bodies
+            # (`keystroke_edits`), checked as a buffer on standard input, whose own result is
+            # never cached; what it reads of other modules is. The file's own text again would
+            # let anything kept per function (or per statement) answer every body for free.
+            buffer = os.path.join(cwd, "edited" + os.path.splitext(one)[1])
+            with open(one, encoding="utf-8-sig") as fh, open(buffer, "w", encoding="utf-8") as out:
+                out.write(keystroke_edits(fh.read(), 1)[0])
             for v, venv in variants:
                 single_commands[f"qlint{v} check FILE (warm)"] = ([*qlint, "--cache-dir", caches[v], one], venv)
-                # The file as just edited: its own result is not cached (a buffer on standard
-                # input never is), what it reads of other modules is.
-                edited = ["sh", "-c", 'exec "$@" < "$0"', one, *qlint, "--cache-dir", caches[v]]
+                edited = ["sh", "-c", 'exec "$@" < "$0"', buffer, *qlint, "--cache-dir", caches[v]]
                 single_commands[f"qlint{v} check FILE (edited)"] = ([*edited, "--stdin-filename", one, "-"], venv)
             single = _median_runs(single_commands, cwd, max(runs, 5))
             lines = _line_count(one)

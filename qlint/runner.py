@@ -1,11 +1,14 @@
 """Discovery + cache + checking over all cores: what `qlint check` and `qlint fix` run.
 
 Workers are forked once per run (on Linux) with the settings handed over in the pool
-initializer, so nothing is imported or unpickled per file; files travel in chunks built
-largest-first so two cores finish together instead of one waiting on a big file at the
-end. Small runs (the usual pre-commit call) stay in-process: a pool costs more than it
-saves there. A worker that dies (a C stack overflow on a pathological file) costs only
-that file: unfinished files are retried one per process and the culprit is reported.
+initializer, so nothing is imported or unpickled per file; with `-j N` the parent checks
+too, beside N - 1 workers (a process that only waits still costs memory: the heap pages the
+workers copy). Files travel in chunks built largest-first so two cores finish together
+instead of one waiting on a big file at the end. Small runs (the usual pre-commit call)
+stay in-process: a pool costs more than it saves there. A worker that dies (a C stack
+overflow on a pathological file) costs only that file: the files it had not sent back are
+retried one per process and the culprit is reported. A file that kills the parent, as in a
+run of one process, ends the run.
 
 Workers die with the parent: on Linux the kernel sends them SIGKILL when it exits
 (`PR_SET_PDEATHSIG`, whatever killed it, `kill -9` included), and elsewhere each worker
@@ -118,7 +121,7 @@ def run_check(
     parallel = _workers(todo, jobs) > 1
     _warn_once(paths, todo)
     with (
-        _summaries(settings, use_cache, bool(todo), parallel),
+        _summaries(settings, use_cache, bool(todo), parallel, answers=len(todo) == 1),
         _contents_fixed(bool(todo)),
         _dependencies_unwanted(cache is None and bool(todo)),
         _wrapper_index(cache, todo, settings, found.listings, parallel),
@@ -229,16 +232,20 @@ def _dependencies_unwanted(unwanted: bool) -> contextlib.AbstractContextManager:
 
 
 def _summaries(
-    settings: Settings, use_cache: bool, needed: bool, shared: bool = False
+    settings: Settings, use_cache: bool, needed: bool, shared: bool = False, answers: bool = False
 ) -> contextlib.AbstractContextManager:
     """The module summary store, while files are checked; a run the results cache answers
     entirely imports none of the summary (and scope) machinery. `shared`: the check runs in
-    workers, which share their summaries even without a cache (`summary_cache.RunSummaries`)."""
+    workers, which share their summaries even without a cache (`summary_cache.RunSummaries`).
+    `answers`: QL101/QL102's answers about other modules are kept too (`kept_answers`), as
+    for a buffer: a run with one file to check (`qlint check FILE` after an edit, as
+    pre-commit runs it, or a tree run where only that file changed) worked them out again,
+    each time, from the other modules' texts and summaries."""
     if not needed:
         return contextlib.nullcontext()
     from qlint.summary_cache import summary_store
 
-    return summary_store(settings, use_cache, shared)
+    return summary_store(settings, use_cache, shared, answers=answers and use_cache)
 
 
 # The import triggers whose searches the index answers: QL102's wrappers, QL101's sink helpers.
@@ -515,7 +522,9 @@ def _run_chunk(func: Callable[[str, Settings], Any], paths: list[str]) -> list[t
 def _map(
     func: Callable[[str, Settings], Any], paths: list[str], settings: Settings, jobs: int | None
 ) -> Iterator[tuple[str, Any]]:
-    """`(path, func(path, settings))` for every path, in no particular order."""
+    """`(path, func(path, settings))` for every path, in no particular order. With `jobs`
+    processes, the parent is one of them: it checks chunks itself beside `jobs - 1` forked
+    workers (`_shared_chunks`)."""
     jobs = _workers(paths, jobs)
     if jobs <= 1:
         with _gc_tuned(collect=len(paths) > 1):
@@ -527,19 +536,101 @@ def _map(
     from concurrent.futures.process import BrokenProcessPool
 
     done: set[str] = set()
-    try:
-        with _pool(min(jobs, len(paths)), settings) as pool:
-            try:
-                futures = _submitted(pool, func, _chunks(paths, jobs))
-                for future in futures:
-                    for path, value in future.result():
+    handed: set[str] = set()  # the paths of the chunks given to workers
+    workers = min(jobs, len(paths)) - 1
+    with _gc_tuned():
+        try:
+            with _pool(workers, settings) as pool:
+                try:
+                    for path, value in _shared_chunks(pool, workers, func, _chunks(paths, jobs), settings, handed):
                         done.add(path)
                         yield path, value
-            except (KeyboardInterrupt, GeneratorExit):
-                _stop(pool)  # do not wait for the chunks in flight
-                raise
-    except BrokenProcessPool:
-        yield from _isolate(func, [p for p in paths if p not in done], settings)
+                except (KeyboardInterrupt, GeneratorExit):
+                    _stop(pool)  # do not wait for the chunks in flight
+                    raise
+        except BrokenProcessPool:
+            # A worker died: what it was given and had not sent back is checked one file per
+            # process, so only the culprit is lost; what no worker had, the parent checks.
+            yield from _isolate(func, [p for p in paths if p in handed and p not in done], settings)
+            for path in _check_order(func, [p for p in paths if p not in handed and p not in done]):
+                yield path, func(path, settings)
+
+
+# Chunks given to each worker ahead: the one it checks and the next, so it never waits for
+# the parent, which may be in the middle of a file (the heaviest take ~1 s).
+_QUEUED_PER_WORKER = 2
+
+
+def _shared_chunks(
+    pool: ProcessPoolExecutor,
+    workers: int,
+    func: Callable[[str, Settings], Any],
+    chunks: list[list[str]],
+    settings: Settings,
+    handed: set[str],
+) -> Iterator[tuple[str, Any]]:
+    """The chunks checked by the pool's workers and by this process, whichever is free takes
+    the next (heaviest first). The parent checking instead of waiting saves a process: each
+    process that checks copies most of the heap it was forked with (reference counts are
+    written on every object read), so a parent that only waited kept its own copy of pages
+    both workers had copied, ~12 MiB of ao's 82 MiB peak PSS with two workers. A worker's
+    next chunk is submitted when one of its chunks comes back (in the pool's thread)."""
+    import threading
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    pending = list(reversed(chunks))  # popped from the end: heaviest first
+    queued: list = []
+    lock = threading.Lock()
+
+    def take(n: int) -> list[list[str]]:
+        given = [pending.pop() for _ in range(min(n, len(pending)))]
+        handed.update(p for chunk in given for p in chunk)
+        return given
+
+    def next_for_worker(future) -> None:
+        if future.cancelled() or future.exception() is not None:
+            return  # a broken pool or a stopped run: nothing more goes to the workers
+        with lock:
+            try:
+                later = [pool.submit(_run_chunk, func, chunk) for chunk in take(1)]
+            except RuntimeError:  # shut down meanwhile (Ctrl-C): the parent is stopping
+                return
+            queued.extend(later)
+        for each in later:
+            each.add_done_callback(next_for_worker)
+
+    def finished(block: bool) -> Iterator[tuple[str, Any]]:
+        with lock:
+            waiting = list(queued)
+        if block and waiting:
+            wait(waiting, return_when=FIRST_COMPLETED)
+        for future in waiting:
+            if future.done():
+                with lock:
+                    queued.remove(future)
+                yield from future.result()  # BrokenProcessPool: a worker died
+
+    with lock:
+        queued.extend(_submitted(pool, func, take(workers * _QUEUED_PER_WORKER)))
+        first = list(queued)
+    for future in first:
+        future.add_done_callback(next_for_worker)
+    while True:
+        with lock:
+            chunk = pending.pop() if pending else None
+        if chunk is None:
+            break
+        for path in _check_order(func, chunk):
+            start = time.perf_counter()
+            yield path, func(path, settings)
+            if time.perf_counter() - start >= _RELEASE_AFTER_SECONDS:
+                _release_freed_memory()
+            yield from finished(block=False)
+    while True:
+        with lock:
+            if not queued:
+                break
+        yield from finished(block=True)
 
 
 def _submitted(pool: ProcessPoolExecutor, func: Callable[[str, Settings], Any], chunks: list[list[str]]) -> list:

@@ -157,9 +157,10 @@ def summary_store(settings: Settings, enabled: bool, shared: bool = False, answe
     """While inside: every project index of this process (and of workers forked meanwhile)
     reads and writes module summaries in the store of `settings`; with `--no-cache`, in a
     store of the run's own where its workers share them (`shared`), or none.
-    With `answers` (a check of one buffer), QL101/QL102's answers about other modules too
-    (`kept_answers`): a whole-tree run asks thousands (torch: 2,359, 890 KB), which a check
-    of one file would load whole (50 M instructions) to use a few dozen."""
+    With `answers` (a check of one buffer, or a run that checks one file), QL101/QL102's
+    answers about other modules too (`kept_answers`): a whole-tree run asks thousands (torch:
+    2,359, 890 KB), which a check of one file would load whole (50 M instructions) to use a
+    few dozen."""
     from qlint.analysis import scan_memo
     from qlint.analysis.graphs import kept_answers
     from qlint.analysis.names import package_map

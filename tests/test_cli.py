@@ -410,7 +410,8 @@ def test_ctrl_c_stops_workers_and_exits_130_quietly(tmp_path):
 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH")))))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "qlint", "check", str(_torch_dir()), "--no-cache", "-j2"],
+        # -j3: two workers beside the parent, which checks too (a Ctrl-C lands in its checks)
+        [sys.executable, "-m", "qlint", "check", str(_torch_dir()), "--no-cache", "-j3"],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,

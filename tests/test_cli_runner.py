@@ -31,8 +31,14 @@ class CrashRule(Rule):
 
     def check(self, ctx):
         if "CRASH_NOW" in ctx.text:
+            if os.getpid() == _TEST_PROCESS:  # would end pytest: fail the test instead
+                yield ctx.diagnostic(self, Range.of(1, 0, 1, 1), "crash asked of the parent")
+                return
             os._exit(3)
         yield ctx.diagnostic(self, Range.of(1, 0, 1, 1), f"pid {os.getpid()}")
+
+
+_TEST_PROCESS = os.getpid()
 
 
 @pytest.fixture
@@ -84,11 +90,20 @@ def test_workers_inherit_the_op_table_loaded_before_the_fork(tmp_path):
         assert pool.submit(_op_tables_loaded).result() == (1, True)
 
 
-def test_work_really_is_spread_over_processes(tmp_path, crash_rule):
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_work_really_is_spread_over_jobs_processes_the_parent_being_one(tmp_path, crash_rule, jobs):
+    """-j N: N processes check, the parent and N - 1 workers (a parent that only waited
+    kept a copy of the heap pages every worker copied: peak memory, no speed)."""
     src = tree(tmp_path, runner.MIN_PARALLEL_FILES + 20, "PID_MARK\n")
-    run = run_check([str(src)], settings(tmp_path, select=("QL904",)), use_cache=False, jobs=2)
+    run = run_check([str(src)], settings(tmp_path, select=("QL904",)), use_cache=False, jobs=jobs)
     pids = {d.message for r in run.results for d in r.diagnostics}
-    assert len(pids) == 2 and f"pid {os.getpid()}" not in pids
+    assert len(pids) == jobs and f"pid {os.getpid()}" in pids
+
+
+def test_results_with_three_processes_equal_serial_results(tmp_path):
+    src = tree(tmp_path, runner.MIN_PARALLEL_FILES + 20)
+    s = settings(tmp_path)
+    assert flat(run_check([str(src)], s, use_cache=False, jobs=3)) == flat(run_check([str(src)], s, jobs=1))
 
 
 def test_small_runs_stay_in_process(tmp_path, monkeypatch):
@@ -111,12 +126,20 @@ def test_checking_one_file_does_not_import_multiprocessing(tmp_path):
     assert "QL101" in out.stdout and out.stdout.strip().endswith("[]")
 
 
-def test_a_crashing_file_costs_only_itself(tmp_path, crash_rule):
+def test_a_crashing_file_costs_only_itself(tmp_path, crash_rule, monkeypatch):
     src = tree(tmp_path, runner.MIN_PARALLEL_FILES + 4, "PID_MARK\n")
-    (src / "m005.py").write_text("CRASH_NOW\n")
+    # A chunk of its own, the heaviest: the first given to the worker (the parent takes the
+    # next ones; its crash would end the run).
+    (src / "m000.py").write_text("CRASH_NOW\n" + "# padding\n" * 500)
+    isolated = []
+    isolate = runner._isolate
+    monkeypatch.setattr(runner, "_isolate", lambda func, paths, s: isolated.extend(paths) or isolate(func, paths, s))
     run = run_check([str(src)], settings(tmp_path, select=("QL904",)), use_cache=True, jobs=2)
+    # One process per file only for what the dead worker had been given, not for the
+    # parent's share.
+    assert str(src / "m000.py") in isolated and len(isolated) < runner.MIN_PARALLEL_FILES
     bad = [r for r in run.results if r.errors]
-    assert [Path(r.path).name for r in bad] == ["m005.py"]
+    assert [Path(r.path).name for r in bad] == ["m000.py"]
     assert "crashed" in bad[0].errors[0]
     good = [r for r in run.results if not r.errors]
     assert len(good) == runner.MIN_PARALLEL_FILES + 3 and all(r.diagnostics for r in good)

@@ -220,7 +220,7 @@ def test_killed_fix_run_leaves_no_worker_and_writes_nothing(tmp_path, sig):
     before = {p: p.read_bytes() for p in files}
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH")))))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "qlint", "fix", "--no-cache", "-j2", str(tmp_path)],
+        [sys.executable, "-m", "qlint", "fix", "--no-cache", "-j3", str(tmp_path)],  # two workers
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -25,6 +25,20 @@ THROUGH_ATTRIBUTES = {
         "import pkg.graph_utils as gu",
         f"(gu.  # the wrapper\n        insert_op)(gm.graph, {RELU}, ())",
     ),
+    # The dotted name read back from the dot over rows: comments, comment rows, continuations.
+    "dot-leading-its-row-after-a-comment": (
+        "import pkg.graph_utils as gu",
+        f"(gu  # the module\n        .insert_op)(gm.graph, {RELU}, (node,))",
+    ),
+    "head-rows-above-past-a-comment-row": (
+        "import pkg",
+        f"(pkg.  # the package\n        # its module\n\n        graph_utils.insert_op)(gm.graph, {RELU}, (node,))",
+    ),
+    "continued-row": ("import pkg", f"pkg.\\\n        graph_utils.insert_op(gm.graph, {RELU}, (node,))"),
+    "comment-holding-a-hash": (
+        "import pkg.graph_utils as gu",
+        f"(gu.  # '#' marks it\n        insert_op)(gm.graph, {RELU}, (node,))",
+    ),
     "constructed-through-the-module": (
         "import pkg.graph_utils as gu",
         f"gu.Rewriter().insert(gm.graph, {RELU}, (node,))",
@@ -95,6 +109,16 @@ INDEX = WrapperIndex("/p", frozenset({"insert_op"}), frozenset({"Rewriter"}), "d
         # A directory the listing skips: its modules are not in the index.
         ("from pkg.build.gen import helper", [("helper", "pkg.build.gen.helper")]),
         ("import pkg as p\np.build.gen.helper(g)", [("p", "pkg")]),
+        # Where the dotted name starts is read back over blanks, rows and comments.
+        ("import pkg.graph_utils as gu\n(gu\n  .insert_op)(g)", [("gu", "pkg.graph_utils")]),
+        ("import pkg\n(pkg . graph_utils .\n  # why\n  insert_op)(g)", [("pkg", "pkg")]),
+        ("import pkg\n(pkg.graph_utils.  # a # b\n  Rewriter)()", [("pkg", "pkg")]),
+        ("import pkg\nx = (pkg.  # c\n\n  # d\n  graph_utils.insert_op)(g)", [("pkg", "pkg")]),
+        # The search reads the raw text, comments' dots too: `gu.` then `x.insert_op(` below.
+        ("import pkg.graph_utils as gu\n# gu.\nx.insert_op(n)", [("gu", "pkg.graph_utils")]),
+        ("import pkg.graph_utils as gu\nclass P(gu . Rewriter):\n    pass", [("gu", "pkg.graph_utils")]),
+        # Outside ASCII: any dotted name ending in a name of the index (NFKC is not read back).
+        ("import pkg.graph_utils as gu\nnœud.insert_op(g)", [("gu", "pkg.graph_utils")]),
     ],
 )
 def test_the_gate_opens_for_every_way_to_a_name_of_the_index(text, imports):
@@ -107,6 +131,13 @@ def test_the_gate_opens_for_every_way_to_a_name_of_the_index(text, imports):
         ("import pkg.graph_utils as gu\ngu.first_user(n)", [("gu", "pkg.graph_utils")]),
         ("from pkg.graph_utils import first_user  # not insert_op", [("first_user", "pkg.graph_utils.first_user")]),
         ("import pkg.graph_utils as gu\ngu.insert_op_now(n)  # a longer name", [("gu", "pkg.graph_utils")]),
+        # A name of the index after a dot, on what no import names (a method of a wrapper
+        # class called `run` let most of ExecuTorch's files through).
+        ("import pkg.graph_utils as gu\nbuilder.insert_op(n)", [("gu", "pkg.graph_utils")]),
+        ("import pkg.graph_utils as gu\nself.builder.Rewriter()", [("gu", "pkg.graph_utils")]),
+        ("import pkg.graph_utils as gu\ngu.make().insert_op(n)", [("gu", "pkg.graph_utils")]),
+        ("import pkg.graph_utils as gu\n# see gu\nx.insert_op(n)", [("gu", "pkg.graph_utils")]),
+        ("import pkg.graph_utils as gu\nx = [  # gu\n  y.insert_op(n)]", [("gu", "pkg.graph_utils")]),
     ],
 )
 def test_the_gate_stays_shut_where_no_name_of_the_index_can_be_reached(text, imports):

@@ -14,6 +14,7 @@ from qlint.analysis.graphs import forwarding, kept_answers
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
+from qlint.value_classes import replace
 from tests.conftest import kept_store, old_file, old_package, settings_for
 from tests.test_ql102_imported_wrappers import GRAPH_UTILS
 
@@ -197,3 +198,34 @@ def test_only_a_check_of_one_buffer_keeps_answers(tmp_path):
     with summary_store(settings, True, answers=True):
         assert kept_answers._STATE.store is not None
     assert kept_answers._STATE.store is None
+
+
+def test_a_run_that_checks_one_file_keeps_answers_and_a_wider_one_does_not(tmp_path, monkeypatch):
+    # `qlint check FILE` after an edit (pre-commit's run) is a check of one buffer that happens
+    # to be saved; a run over several files would write down every answer it asked for.
+    from qlint.runner import run_check
+    from qlint.summary_cache import SummaryStore
+
+    pkg, passes = _project(tmp_path, GRAPH_UTILS)
+
+    def run(paths, cache: str) -> tuple[list[int], dict | None]:
+        settings = replace(settings_for(("QL102",)), root=tmp_path, cache_dir=tmp_path / cache)
+        _new_process()
+        result = run_check([str(p) for p in paths], settings)
+        return [d.range.start.row for r in result.results for d in r.diagnostics], SummaryStore.for_settings(
+            settings
+        ).get_answers()
+
+    try:
+        assert run([passes, pkg / "graph_utils.py"], "wide") == ([6], None)
+        rows, kept = run([passes], "one")
+        assert rows == [6]
+        assert kept and [key for key in kept.get("imported", {}) if key[1] == "insert_op"]
+        # The next one-file run, after an edit of the file, takes what was kept and finds the same.
+        taken = []
+        monkeypatch.setattr(kept_answers, "took", lambda entry: taken.append(entry))
+        old_file(passes, PASSES + "\n")
+        assert run([passes], "one")[0] == [6]
+        assert taken
+    finally:
+        _new_process()

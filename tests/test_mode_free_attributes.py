@@ -5,8 +5,10 @@ full with nothing whose behaviour depends on the mode, and nothing else in the m
 another model there or give it parts. A mode-dependent class, an unknown one, a second
 assignment, parts added (`self.model.bn = ...`, `add_module`, `setattr`), a hand-over to a
 helper, an alias, a write from outside the class, or a stored parameter whose callers are not
-seen keeps the report. (`self.model.bn = ...` in a method leaves the attribute's mode unknown,
-and the capture quiet, before any content is weighed: `model_attrs`.)
+seen keeps the report. A part the class builds and gives it in a method (`self.model.bn =
+nn.BatchNorm1d(4)`) leaves a model built there in train mode and is judged with it
+(`Built.given`); any other part leaves the attribute's mode unknown, and the capture quiet,
+before any content is weighed (`model_attrs`).
 """
 
 from __future__ import annotations
@@ -160,3 +162,27 @@ def _row(src: str) -> int:
 
     lines = (HEAD + src).splitlines()
     return next(i for i, line in enumerate(lines, 1) if "prepare_pt2e(export(self.model" in line)
+
+
+# -- parts the class builds and gives the attribute in a method ------------------------------------
+def test_a_mode_dependent_part_given_in_a_method_is_reported_naming_it():
+    for where in ("__init__", "grow"):
+        if where == "__init__":
+            src = BUILDER.replace("self.model = Lin()", "self.model = Lin()\n        self.model.bn = nn.BatchNorm1d(4)")
+        else:
+            src = _changed("\n    def grow(self):\n        self.model.bn = nn.BatchNorm1d(4)\n")
+        d = _one(src)
+        assert d.message.startswith("`self.model` is captured for PTQ in train mode"), where
+        assert d.message.endswith("; in `Lin`, the mode changes BatchNorm1d"), where
+
+
+def test_parts_that_leave_it_mode_free_or_its_mode_unknown_are_quiet():
+    quiet = [
+        # a part whose mode does not matter: still mode-free
+        _changed("\n    def grow(self):\n        self.model.head = nn.Linear(4, 4)\n"),
+        # a part not built there (its mode is not known), or built and put in eval mode
+        _changed("\n    def grow(self, head):\n        self.model.head = make_head(head)\n"),
+        _changed("\n    def grow(self):\n        self.model.bn = nn.BatchNorm1d(4).eval()\n"),
+    ]
+    for src in quiet:
+        assert check(src) == [], src

@@ -81,14 +81,14 @@ def test_a_parallel_run_without_cache_shares_summaries_and_leaves_nothing(tmp_pa
     stores = []
     real = summary_store
 
-    def spy(settings, enabled, shared=False):
-        stores.append((enabled, shared))
-        return real(settings, enabled, shared)
+    def spy(settings, enabled, shared=False, answers=False):
+        stores.append((enabled, shared, answers))
+        return real(settings, enabled, shared, answers)
 
     monkeypatch.setattr("qlint.summary_cache.summary_store", spy)
     serial = runner.run_check([str(src)], s, use_cache=False, jobs=1)
     parallel = runner.run_check([str(src)], s, use_cache=False, jobs=2)
-    assert stores == [(False, False), (False, True)]
+    assert stores == [(False, False, False), (False, True, False)]  # no answers kept without a cache
 
     def flat(run):
         return [(r.path, [(d.code, d.range) for d in r.diagnostics]) for r in run.results]

@@ -61,3 +61,19 @@ def test_file_imports_names_the_module_only_for_a_relative_import(tmp_path, monk
     assert module.file_imports(text, path) == [("os", "os"), ("b", "pkg.a.b")]
     assert module.file_imports(text, path) == [("os", "os"), ("b", "pkg.a.b")]
     assert named == [path]  # once per text
+
+
+@pytest.mark.parametrize(
+    "src, expected",
+    [
+        # Bare names (read without the alias pattern) and every form the pattern reads.
+        ("from p import a, b_2, _c\n", [("a", "p.a"), ("b_2", "p.b_2"), ("_c", "p._c")]),
+        ("import a.b.c, d\n", [("a", "a"), ("d", "d")]),
+        ("from p import (a,\n    b as  bb,  # why\n    c)\n", [("a", "p.a"), ("bb", "p.b"), ("c", "p.c")]),
+        ("import a.b as ab, x\\\n  as y\n", [("ab", "a.b"), ("y", "x")]),
+        ("from p import a as\tb, 2bad, c d\n", [("b", "p.a"), ("2bad", "p.2bad")]),
+        ("from p import é, a\n", [("é", "p.é"), ("a", "p.a")]),
+    ],
+)
+def test_the_names_of_an_import_statement(src, expected):
+    assert text_imports(src, "m", "/p/m.py") == expected

@@ -328,3 +328,17 @@ def test_a_warm_run_reads_the_listing_its_discovery_made(tmp_path, monkeypatch):
     again = run_check([str(tmp_path)], settings, jobs=1)
     assert again.cached == len(first.results)
     assert [r.diagnostics for r in again.results] == [r.diagnostics for r in first.results]
+
+
+def test_a_relative_path_is_rooted_from_the_working_directory_it_is_asked_in(tmp_path, monkeypatch):
+    # The root is kept per path as given: a relative one names another file once the
+    # working directory changes (the language server, tests).
+    for name in ("a", "b"):
+        (tmp_path / name / "pkg").mkdir(parents=True)
+        (tmp_path / name / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+        (tmp_path / name / "pkg" / "m.py").write_text("")
+    roots = []
+    for name in ("a", "b", "a"):
+        monkeypatch.chdir(tmp_path / name)
+        roots.append(wrapper_index._root_for(os.path.join("pkg", "m.py")))
+    assert roots == [str(tmp_path / "a"), str(tmp_path / "b"), str(tmp_path / "a")]

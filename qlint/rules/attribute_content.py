@@ -2,7 +2,8 @@
 
 A model kept in an attribute (`self.model = Lin()` in `__init__`, captured in `quantize()`)
 is as mode-free as a local construction only when nothing else can reach it: no second
-assignment, no part given to it (`self.model.bn = ...`, `add_module`, `setattr`), no hand-over
+assignment, no part given to it (`add_module`, `setattr`, `self.model.bn = ...` but a
+construction the class gives it, judged with it: `Built.given`), no hand-over
 to a helper that may give it parts, no alias through which any of that may happen, and no
 write of an attribute of that name anywhere else in the module (from outside the class, or
 by a subclass). Any such use and the attribute's content is not known: the capture stays
@@ -40,9 +41,25 @@ def kept_source(tree: ast.Module, origin: Origin, reads: frozenset[str], changes
             if not _the_source(node, parents, cls, source):
                 return None
             kept += 1
-        elif not _read_only(node, parents, reads, changes):
+        elif not _read_only(node, parents, reads, changes) and not _given(node, parents, source):
             return None
     return source if kept == 1 else None
+
+
+def _given(node: ast.Attribute, parents: tuple, source: Origin) -> bool:
+    """`self.<attr>.<part> = <construction>`, one of the parts the flow read as given to the
+    construction in its class (`Built.given`, `model_attrs.given_parts`): judged with it."""
+    given = getattr(source.built, "given", ())
+    if not given or len(parents) < 2:
+        return False
+    part, assign = parents[0], parents[1]
+    return (
+        isinstance(part, ast.Attribute)
+        and part.value is node
+        and isinstance(part.ctx, ast.Store)
+        and isinstance(assign, (ast.Assign, ast.AnnAssign))
+        and any(b.call is assign.value for b in given)
+    )
 
 
 def _class_of(tree: ast.Module, method: ast.AST) -> ast.ClassDef | None:

@@ -70,12 +70,12 @@ def eval_mode_callers(
                 if call.callee is origin.node:
                     site = Site(call, flow, home)
                     passed = call.args.get(origin.index, ())
-                    handed.extend((site, f, origin.index) for f in passed if hits(f, site, origin.index))
+                    handed.extend((site, f, origin.index, None) for f in passed if hits(f, site, origin.index))
     if not handed:
         return None
     why = {}
-    for site, fact, _ in handed:
-        reason = _reason(ctx, site, fact)
+    for site, fact, _, above in handed:
+        reason = _reason(ctx, site, fact, above)
         why.setdefault((reason.text, reason.row), reason)
     return sorted(why.values(), key=lambda r: (r.via, r.row, r.text)), builds
 
@@ -105,22 +105,34 @@ def _risky(fact: ModeFact, site: Site, index: int) -> list[object] | None:
     return None
 
 
-def _reason(ctx: FileContext, site: Site, fact: ModeFact) -> Reason:
+def _reason(ctx: FileContext, site: Site, fact: ModeFact, above: Site | None = None) -> Reason:
     call = site.site.call
     other = site.home.ctx
     node = fact.node
+    # The flag the call hands on is decided by a call above it (`f(Net(), is_qat=True)`).
+    flag = f"; the call at {_where(ctx, above)} takes the QAT branch" if above is not None else ""
     if other is ctx:
         where = f"the call at line {call.lineno}"
         switch = f"`{ctx.source_of(node)}` at line {node.lineno}" if node is not None else "eval mode"
         if fact.origin is not None and fact.origin.kind == PRETRAINED:
             switch = f"`from_pretrained` at line {node.lineno}, which returns eval mode"
-        return Reason("eval", node, f"{where} passes it after {switch}", getattr(node, "lineno", 0), call.lineno)
-    rel = os.path.relpath(other.path, os.path.dirname(ctx.path)) if other.path else "another module"
+        text = f"{where} passes it after {switch}{flag}"
+        return Reason("eval", node, text, getattr(node, "lineno", 0), call.lineno)
     switch = f"`{other.source_of(node)}`" if isinstance(node, ast.AST) else "eval mode"
     if fact.origin is not None and fact.origin.kind == PRETRAINED:
         switch = "`from_pretrained`, which returns eval mode"
     # A node of another file cannot be pointed at in this one: no related location.
-    return Reason("eval", None, f"the call at {rel}:{call.lineno} passes it after {switch}", 0, call.lineno)
+    return Reason("eval", None, f"the call at {_where(ctx, site)} passes it after {switch}{flag}", 0, call.lineno)
+
+
+def _where(ctx: FileContext, site: Site) -> str:
+    """`line 12` in the checked file, `../pkg/run.py:12` in another."""
+    row = site.site.call.lineno
+    other = site.home.ctx
+    if other is ctx:
+        return f"line {row}"
+    rel = os.path.relpath(other.path, os.path.dirname(ctx.path)) if other.path else "another module"
+    return f"{rel}:{row}"
 
 
 def handed_note(builds: list[object]) -> str:

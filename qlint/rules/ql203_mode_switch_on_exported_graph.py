@@ -58,6 +58,9 @@ class ModeSwitchOnExportedGraph(Rule):
         extra = returned_graph_bodies(ctx, {id(f.node) for f in flows})
         for function in [*flows, *(analyse_bodies(ctx, extra) if extra else ())]:
             for switch in function.switches:
+                if switch.held and not switch.patched:
+                    yield self._container(ctx, switch)
+                    continue
                 kinds = {o.kind for o in switch.origins}
                 if not kinds or not kinds <= GRAPH_KINDS or switch.patched:
                     continue
@@ -87,9 +90,30 @@ class ModeSwitchOnExportedGraph(Rule):
         fix = _fix(ctx, switch, receiver, helper)
         return ctx.diagnostic(self, switch.call, message, fix, evidence=evidence, help=help_)
 
+    def _container(self, ctx: FileContext, switch: ModeSwitch) -> Diagnostic:
+        """A torch container holding an exported graph: its switch reaches the graph's."""
+        receiver = ctx.source_of(switch.receiver)
+        origin = min(switch.held, key=lambda o: (o.node.lineno, o.node.col_offset))
+        called = f".{switch.call.func.attr}({', '.join(ctx.source_of(a) for a in switch.call.args)})"
+        message = (
+            f"`{receiver}` holds the graph from `{origin.kind}` (line {origin.node.lineno}): `{called}` switches it"
+            " too, which raises NotImplementedError on torch 2.13"
+        )
+        help_ = (
+            f"`Module{called}` switches every submodule, the exported graph's raising override included; call"
+            f" `allow_exported_model_train_eval` on the graph first (from `{PT2E}`), or switch the graph with"
+            " `move_exported_model_to_eval` / `move_exported_model_to_train` and leave its container's mode alone"
+        )
+        # Neither torchao helper takes the container (it has no `.graph`): nothing to rewrite here.
+        fix = Fix(Applicability.DISPLAY_ONLY, "Allow or move the graph itself, not its container")
+        evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno)
+        return ctx.diagnostic(self, switch.call, message, fix, evidence=evidence, help=help_)
+
     def _handed(self, ctx: FileContext, handed: HandedSwitch) -> Diagnostic:
         """At the call that hands the graph over: the helper is right for eager modules."""
         graph = ctx.source_of(handed.argument)
+        if handed.field:  # `runner.calibrate()` switching the `runner.gm` set here
+            graph = f"{graph}.{handed.field}"
         origin = min(handed.origins, key=lambda o: (o.node.lineno, o.node.col_offset))
         switch = handed.switch
         called = f".{switch.call.func.attr}({', '.join(ast.unparse(a) for a in switch.call.args)})"
@@ -97,8 +121,9 @@ class ModeSwitchOnExportedGraph(Rule):
             where = f"line {switch.call.lineno}"
         else:
             where = f"{os.path.relpath(switch.path, os.path.dirname(os.path.abspath(ctx.path)))}:{switch.call.lineno}"
+        came = "holds the graph from" if handed.held else "comes from"
         message = (
-            f"`{graph}` comes from `{origin.kind}` (line {origin.node.lineno}) and this call runs `{called}` on it"
+            f"`{graph}` {came} `{origin.kind}` (line {origin.node.lineno}) and this call runs `{called}` on it"
             f" ({where}), which raises NotImplementedError on torch 2.13"
         )
         helper = _HELPERS.get(switch.mode)
@@ -108,6 +133,8 @@ class ModeSwitchOnExportedGraph(Rule):
             f" switch then runs {use}), or switch it with {use} and keep the helper's switch for eager modules"
         )
         fix = _allow_fix(ctx, handed, graph)
+        if handed.field:
+            message = message.replace(" on it (", f" on `self.{handed.field}` (", 1)
         evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno, allowed_fix=True)
         return ctx.diagnostic(self, handed.call, message, fix, evidence=evidence, help=help_)
 
@@ -119,6 +146,8 @@ def _allow_fix(ctx: FileContext, handed: HandedSwitch, graph: str) -> Fix:
     life, also where the code relied on them raising. Display-only when the graph is no plain
     name or the statement shares its lines (a new line cannot go right before it)."""
     message = f"Call `allow_exported_model_train_eval({graph})` before this call"
+    if handed.held:  # the helper takes the graph itself, not its container (no `.graph`)
+        return Fix(Applicability.DISPLAY_ONLY, "Call `allow_exported_model_train_eval` on the graph it holds first")
     stmt = handed.stmt
     if not isinstance(handed.argument, ast.Name) or not isinstance(stmt, _SIMPLE) or not owns_lines(ctx, stmt):
         return Fix(Applicability.DISPLAY_ONLY, message)

@@ -68,13 +68,15 @@ def vouched_on_every_path(
 
 def handed_on_some_path(
     ctx: FileContext, home: Home, fn: FunctionFlow, paths: list[tuple[ModeFact, list[Guard]]], hits: Hit
-) -> list[tuple[Site, ModeFact, int]]:
+) -> list[tuple[Site, ModeFact, int, Site | None]]:
     """The mirror of `vouched_on_every_path`: the calls into `fn` (or into the callers that
     hand it their own parameter, level by level) that pass a model `hits` accepts, and whose
     arguments take the branch of a prepare call for sure (a condition they cannot decide counts
-    as taken). Each with the fact passed and the index of the parameter it is passed for. A use
-    that cannot be read adds no call and hides none."""
-    out: list[tuple[Site, ModeFact, int]] = []
+    as taken), themselves or through a call above that decides the flags they hand on
+    (`f(model, is_qat)` calling `helper(model.eval(), is_qat)`, called with `is_qat=True`).
+    Each with the fact passed, the index of the parameter it is passed for and that call
+    above (None: the call decides). A use that cannot be read adds no call and hides none."""
+    out: list[tuple[Site, ModeFact, int, Site | None]] = []
     for fact, guards in paths:
         origin = fact.origin
         if fact.state != "unset" or origin is None or origin.kind != PARAM or origin.node is not fn.node:
@@ -94,12 +96,38 @@ def _collect(ctx, home: Home, fn: FunctionFlow, model: int, needsets, hits: Hit,
         alive = [f for needs in needsets if (f := _at_call(site, fn, needs)) is not None]
         if not alive:
             continue  # every prepare call's branch is ruled out by this call's arguments
+        above: Site | bool | None = False  # the call that decides the flags handed on, when asked
         for fact in site.site.args.get(model, ()):
             if hits(fact, site, model):
                 if not all(alive):  # a branch taken whatever the callers' callers pass
-                    out.append((site, fact, model))
+                    out.append((site, fact, model, None))
+                    continue
+                if above is False:
+                    above = _taken_above(ctx, site.home, site.holder, tuple(alive), level + 1, seen)
+                if above is not None:
+                    out.append((site, fact, model, above))
             elif _own_parameter(fact, site):
                 _collect(ctx, site.home, site.holder, fact.origin.index, tuple(alive), hits, level + 1, seen, out)
+
+
+def _taken_above(ctx, home: Home, fn: FunctionFlow, needsets, level: int, seen) -> Site | None:
+    """A call into `fn` (or into a caller handing on the flags, level by level) whose arguments
+    take one of the branches `needsets` describe (on `fn`'s parameters) for sure; None when
+    every readable call rules them all out, or hands them on to callers not found."""
+    step = (id(fn.node), None, needsets)
+    if step in seen or level > _MAX_LEVELS:
+        return None
+    seen = seen | {step}
+    for site in readable_sites(ctx, home, fn.node):
+        alive = [f for needs in needsets if (f := _at_call(site, fn, needs)) is not None]
+        if not alive:
+            continue
+        if not all(alive):
+            return site
+        found = _taken_above(ctx, site.home, site.holder, tuple(alive), level + 1, seen)
+        if found is not None:
+            return found
+    return None
 
 
 def _own_parameter(fact: ModeFact, site: Site) -> bool:

@@ -21,7 +21,7 @@ import ast
 import weakref
 
 from qlint.analysis.flow.handed_switches import handed_to_callback
-from qlint.analysis.flow.model_values import APPLIED, PARAM, PARAM_PART, Env, ModeFact, Obj, Origin, Sink
+from qlint.analysis.flow.model_values import APPLIED, ITEM, PARAM, PARAM_PART, Env, ModeFact, Obj, Origin, Sink
 from qlint.analysis.names.scope import parameter_args
 from qlint.value_classes import value_class
 
@@ -38,6 +38,9 @@ class CallbackCall:
     # The parameter passed as it came (`cb(gm)`), not something built from it: a callback that
     # switches the mode of what it is handed switches the caller's graph (QL203).
     same: int | None = None
+    # The parameter's elements are called, not the parameter (`for cb in callbacks: cb(gm)`): each
+    # function of the list or tuple the caller passes is called so.
+    each: bool = False
 
 
 class Derivation:
@@ -71,7 +74,8 @@ class CallbackLinks:
     def called(self, node: ast.Call, name: str, env: Env) -> None:
         """`cb(graph, ...)` where `cb` is a parameter: the caller knows what `cb` prepares."""
         index = self.own_parameter(name, env)
-        if index is None:
+        each = index is None
+        if each and (index := self._element_parameter(env.vars.get(name))) is None:
             return
         passed: list[tuple[int | str, ast.expr]] = []
         for position, arg in enumerate(node.args):
@@ -81,7 +85,17 @@ class CallbackLinks:
         passed += [(kw.arg, kw.value) for kw in node.keywords if kw.arg is not None]
         for position, arg in passed:
             same = self.own_parameter(arg.id, env) if isinstance(arg, ast.Name) else None
-            self._record(CallbackCall(index, position, self.derivation.params_of(arg) - {index}, same))
+            self._record(CallbackCall(index, position, self.derivation.params_of(arg) - {index}, same, each))
+
+    def _element_parameter(self, item: Obj | None) -> int | None:
+        """The parameter `item` is an element of on every path (a loop straight over it)."""
+        if item is None or len(item.origins) != 1:
+            return None
+        (o,) = item.origins
+        params = self.sem.flow.params
+        if o.kind != PARAM_PART or o.owner is not self.sem.walk.func or o.path != ((ITEM,),):
+            return None
+        return o.index if o.index is not None and o.index < len(params) and params[o.index] == o.name else None
 
     def _record(self, record: CallbackCall) -> None:
         calls = self.sem.flow.callback_calls
@@ -95,15 +109,16 @@ class CallbackLinks:
         if function is None:
             return
         sources = [actual[i] for i in sorted(record.sources) if i in actual]
-        for sink in self.sinks(function, record.position):
-            for obj, _ in sources:
-                if obj is not None:
-                    self.sem.reach(obj, sink)
-        if node is not None and record.same in actual:
-            switch = self.switch(function, record.position)
-            if switch is not None:
-                obj, expr = actual[record.same]
-                handed_to_callback(self.sem, node, switch, obj, expr, env)
+        for called in self._elements(function) if record.each else (function,):
+            for sink in self.sinks(called, record.position):
+                for obj, _ in sources:
+                    if obj is not None:
+                        self.sem.reach(obj, sink)
+            if node is not None and record.same in actual:
+                switch = self.switch(called, record.position)
+                if switch is not None:
+                    obj, expr = actual[record.same]
+                    handed_to_callback(self.sem, node, switch, obj, expr, env)
         mine = self.own_parameter(function.id, env) if isinstance(function, ast.Name) else None
         if mine is not None:
             # Our own callback parameter, handed on: our caller knows what it is.
@@ -111,7 +126,19 @@ class CallbackLinks:
             same = None
             if record.same in actual and isinstance(actual[record.same][1], ast.Name):
                 same = self.own_parameter(actual[record.same][1].id, env)
-            self._record(CallbackCall(mine, record.position, frozenset().union(*derived), same))
+            self._record(CallbackCall(mine, record.position, frozenset().union(*derived), same, record.each))
+
+    def _elements(self, function: ast.expr) -> list[ast.expr]:
+        """The functions of the list or tuple passed for a parameter whose elements are called:
+        written there, or a name of this module bound to one (each is called; one we cannot
+        follow does not hide the others)."""
+        node = function
+        if isinstance(function, ast.Name):
+            located = self.sem.resolver.value_of(function)
+            node = located.node if located is not None and located.scope is self.sem.resolver.scope else None
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            return []
+        return [e for e in node.elts if not isinstance(e, ast.Starred)]
 
     def switch(self, function: ast.expr, position: int | str):
         """The mode switch a function passed as a callback runs on argument `position`

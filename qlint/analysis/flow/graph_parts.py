@@ -73,6 +73,15 @@ class GraphParts:
             elif not isinstance(value, ast.Set):
                 self._keep(f"{name}[{position!r}]", name, element, env)
 
+    def fields_of(self, root: str, env: Env) -> dict[str, Obj] | None:
+        """The graphs held in attributes of `root` (`runner.gm`), by attribute; None: none."""
+        parts = self.roots.get(root) if self.roots else None
+        if not parts:
+            return None
+        prefix = f"{root}."
+        out = {p[len(prefix) :]: env.vars[p] for p in parts if p.startswith(prefix) and p in env.vars}
+        return out or None
+
     def rebound(self, name: str, env: Env) -> None:
         """`name` names another value now: its parts are gone."""
         parts = self.roots.pop(name, None) if self.roots else None

@@ -20,8 +20,7 @@ import functools
 import re
 
 from qlint.analysis.flow.relevant_bodies import functions_of, segment
-from qlint.analysis.names.modules import module_name_for
-from qlint.analysis.names.text_imports import text_imports
+from qlint.analysis.names.text_imports import file_imports
 
 # Where an exported GraphModule comes from; `.eval()` alone is in every training script.
 # (`model_flow` takes it from here: this module is the import trigger's and stays light.)
@@ -135,7 +134,9 @@ def returning_calls(text: str, path: str, project) -> tuple[str, ...]:
         return ()
     roots = {c.partition(".")[0] for c in callees}
     out: list[str] = []
-    for local, full in text_imports(text, module_name_for(path), path):
+    # The file's imports as QL101's and QL102's import triggers read them just before (once per
+    # text; its module named only where a relative import needs it).
+    for local, full in file_imports(text, path):
         if full.partition(".")[0] in _LIBRARY_ROOTS or local not in roots:
             continue
         module, _, attr = full.rpartition(".")

@@ -13,12 +13,22 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
-from qlint.analysis.flow.model_values import EXPECTS_ERROR, PARAM, Env, FunctionFlow, HandedSwitch, Obj, ParamSwitch
+from qlint.analysis.flow.model_values import (
+    ATTRIBUTE,
+    EXPECTS_ERROR,
+    PARAM,
+    Env,
+    FunctionFlow,
+    HandedSwitch,
+    Obj,
+    ParamSwitch,
+)
 from qlint.value_classes import replace
 
 
 def param_switches(flow: FunctionFlow) -> None:
-    """Record the switches `flow`'s function runs itself on a parameter, unallowed (`ParamSwitch`)."""
+    """Record the switches `flow`'s function runs itself on a parameter, unallowed (`ParamSwitch`),
+    and on a field of `self` it did not set (`FunctionFlow.field_switches`)."""
     for switch in flow.switches:
         # Allowed in branches only (`if is_graph: allow(m)`): its callers decide, call by call.
         if switch.patched and not switch.allowed_under:
@@ -27,6 +37,30 @@ def param_switches(flow: FunctionFlow) -> None:
         if index is not None:
             found = ParamSwitch(switch.call, flow.path, switch.mode, switch.guard, switch.allowed_under)
             flow.param_switches.setdefault(index, found)
+        elif not switch.patched and (name := _own_field(switch.origins, flow.node)) is not None:
+            flow.field_switches.setdefault(name, ParamSwitch(switch.call, flow.path, switch.mode, switch.guard))
+
+
+def handed_fields(sem, node: ast.Call, callee: FunctionFlow, receiver: Obj, fields: dict[str, Obj], env: Env) -> None:
+    """At `receiver.method(...)` of a method that switches fields of `self` (`callee`): a field
+    this walk set to an exported graph (`fields`: the receiver's graph parts, `graph_parts`,
+    as they were before the call), neither allowed nor copied, is a `HandedSwitch`; on our own
+    `self`, a field this method did not set is switched by this method too, for its callers."""
+    walk = sem.walk
+    if EXPECTS_ERROR in walk.contexts:
+        return
+    own_self = len(receiver.origins) == 1 and all(
+        o.kind == PARAM and o.node is walk.func and o.name == "self" for o in receiver.origins
+    )
+    for name, switch in callee.field_switches.items():
+        if switch.guard:
+            continue  # `if self.exported: ...` or a flag of the method's: not read here
+        graph = fields.get(name)
+        if graph is not None and graph not in env.patched and graph not in env.copied:
+            found = HandedSwitch(node, walk.stmt_stack[-1], node.func.value, graph.origins, switch, field=name)
+            walk.flow.handed.setdefault(id(node), found)
+        elif own_self and f"self.{name}" not in env.vars:
+            walk.flow.field_switches.setdefault(name, replace(switch, guard=frozenset(walk.guards)))
 
 
 def handed_switches(sem, node: ast.Call, callee: FunctionFlow, actual: dict, written: dict, env: Env) -> None:
@@ -50,7 +84,7 @@ def handed_switches(sem, node: ast.Call, callee: FunctionFlow, actual: dict, wri
             switch.unless, callee.node, written, sem.resolver, callee.resolver, ended
         ):
             continue
-        _hand(walk, node, switch, obj, expr)
+        _hand(walk, node, switch, obj, expr, sem.containers.live(obj, env))
 
 
 def handed_to_callback(sem, node: ast.Call, switch: ParamSwitch, obj, expr, env: Env) -> None:
@@ -63,19 +97,33 @@ def handed_to_callback(sem, node: ast.Call, switch: ParamSwitch, obj, expr, env:
         return
     if switch.guard or switch.unless:
         return
-    _hand(walk, node, switch, obj, expr)
+    _hand(walk, node, switch, obj, expr, sem.containers.live(obj, env))
 
 
-def _hand(walk, node: ast.Call, switch: ParamSwitch, obj: Obj, expr) -> None:
-    """An exported graph handed to `switch`: a finding at `node`; the caller's own parameter
-    handed there: switched by the caller too, for its callers to judge."""
-    if obj.is_graph:
-        walk.flow.handed.setdefault(id(node), HandedSwitch(node, walk.stmt_stack[-1], expr, obj.origins, switch))
+def _hand(walk, node: ast.Call, switch: ParamSwitch, obj: Obj, expr, held: frozenset) -> None:
+    """An exported graph, or a torch container holding one (`held`: where its graphs came
+    from, `graph_holders`), handed to `switch`: a finding at `node`; the caller's own
+    parameter handed there: switched by the caller too, for its callers to judge."""
+    if obj.is_graph or held:
+        origins, contained = (obj.origins, False) if obj.is_graph else (held, True)
+        found = HandedSwitch(node, walk.stmt_stack[-1], expr, origins, switch, held=contained)
+        walk.flow.handed.setdefault(id(node), found)
         return
     own = _own_parameter(obj, walk.func)
     if own is not None:
         here = replace(switch, guard=frozenset(walk.guards), unless=frozenset())
         walk.flow.param_switches.setdefault(own, here)
+
+
+def _own_field(origins, func: ast.AST) -> str | None:
+    """The field of `self` (`self.<field>` read as the method found it) that `origins` are on every path."""
+    if len(origins) != 1:
+        return None
+    (origin,) = origins
+    name = origin.name
+    if origin.kind != ATTRIBUTE or origin.node is not func or not name.startswith("self.") or name.count(".") != 1:
+        return None
+    return name[5:]
 
 
 def _own_parameter(obj: Obj, func: ast.AST) -> int | None:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from qlint.analysis.flow.model_apis import key, mode_call
 from qlint.analysis.flow.model_values import statement_lists
 from qlint.analysis.names.scope import function_assigns, parameter_args
+from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import walk_kinds
 from qlint.value_classes import value_class
 
@@ -61,6 +62,7 @@ def attribute_sources(
     built: dict[str, ast.Call] = {}
     stored: dict[str, Stored] = {}
     other: set[str] = set()  # set some other way, or its mode changed somewhere
+    given: set[str] = set()  # given a part built here (`self.model.bn = nn.BatchNorm2d(3)`)
     passed: dict[str, set[int]] = {}
     touched: set[str] = set()  # parameters of `__init__` whose mode may change there
     calls: list[tuple[ast.Call, ast.AST]] = []  # read only when an attribute was stored
@@ -77,7 +79,10 @@ def attribute_sources(
                         handled.add(id(sub))
                         value = node.value
                         if sub is not target:
-                            other.add(name)
+                            if sub is getattr(target, "value", None) and _builds_train_part(value, constructs):
+                                given.add(name)  # `self.model.bn = nn.BatchNorm2d(3)`: still in train mode
+                            else:
+                                other.add(name)
                         elif name in evaled and value is evaled[name].switch:
                             built.setdefault(name, evaled[name].call)
                         elif isinstance(value, ast.Call) and constructs(value):
@@ -111,6 +116,9 @@ def attribute_sources(
                 and (name := key(node)) is not None
             ):
                 other.add(name)  # `self.model += ...`, a loop target, `del self.model`
+    # A part built in train mode leaves a module built here in train mode; one evaled in
+    # `__init__` or passed in would be in two modes at once.
+    other |= given & (evaled.keys() | stored.keys())
     out: dict[str, ast.Call | Stored | Evaled] = {
         n: c for n, c in built.items() if n not in other and n not in stored and n not in evaled
     }
@@ -132,6 +140,30 @@ def attribute_sources(
         # Handed to a call, or aliased, in a method: that method may switch its mode.
         out[name] = Evaled(evaled[name].call, evaled[name].switch, frozenset(passed.get(name, ())))
     return out
+
+
+def given_parts(cls: ast.ClassDef) -> dict[str, tuple[ast.Call, ...]]:
+    """`self.<attr>` -> the calls its class's methods assign to one of its parts
+    (`self.model.bn = nn.BatchNorm2d(3)`); `attribute_sources` keeps a module built in the
+    class as its source only when each of those is a construction. One walk per class."""
+    return kept_on_node(cls, "_qlint_given_parts", _given_parts)
+
+
+def _given_parts(cls: ast.ClassDef) -> dict[str, tuple[ast.Call, ...]]:
+    found: dict[str, list[ast.Call]] = {}
+    for method in (s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        for node in walk_kinds(method, frozenset({ast.Assign, ast.AnnAssign})):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                name = key(target.value) if isinstance(target, ast.Attribute) else None
+                if name is not None and name.startswith("self.") and isinstance(node.value, ast.Call):
+                    found.setdefault(name, []).append(node.value)
+    return {name: tuple(calls) for name, calls in found.items()}
+
+
+def _builds_train_part(value: ast.expr, constructs) -> bool:
+    """A part built right there and left in the mode modules start in (no `.eval()`)."""
+    return isinstance(value, ast.Call) and constructs(value)
 
 
 def _evaled_in_init(init: ast.FunctionDef, constructs) -> dict[str, Evaled]:

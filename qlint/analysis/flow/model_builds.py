@@ -86,7 +86,10 @@ class Builds:
         return self.sem.owner.classes.resolve(expr, self.sem.resolver, self.sem.classes) is not None
 
     def callables(self, expr: ast.expr) -> list[ast.expr] | None:
-        # A name only (`MODELS`): a subscript of anything else is no factory table we read.
+        if isinstance(expr, (ast.List, ast.Tuple)):
+            # Written in place (`for cb in [log, to_eval]: cb(gm)`): its names resolve here.
+            return callables(expr, self.sem.resolver, self.follows)
+        # Else a name only (`MODELS`): a subscript of anything else is no factory table we read.
         if not isinstance(expr, ast.Name):
             return None
         if expr.id not in self.sem.resolver.local and expr.id not in self.sem.owner.scope.assigns:

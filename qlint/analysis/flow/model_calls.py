@@ -16,8 +16,9 @@ from typing import Protocol
 from qlint.analysis.flow.callbacks import CallbackLinks
 from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
+from qlint.analysis.flow.graph_holders import GraphHolders
 from qlint.analysis.flow.graph_parts import GraphParts
-from qlint.analysis.flow.handed_switches import handed_switches
+from qlint.analysis.flow.handed_switches import handed_fields, handed_switches
 from qlint.analysis.flow.held_contents import held_facts
 from qlint.analysis.flow.instance_methods import method_summary
 from qlint.analysis.flow.loop_items import LITERALS, Containers
@@ -59,7 +60,7 @@ from qlint.analysis.flow.model_values import (
 from qlint.analysis.flow.prepared_results import PreparedResults
 from qlint.analysis.flow.relayed_lambdas import RelayedLambdas
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.names.scope import ClassScope, parameter_args
+from qlint.analysis.names.scope import ClassScope, parameter_args, unique_value
 from qlint.value_classes import replace
 
 # Calls into these are API calls (`classify_call`) or library internals, never summarised.
@@ -106,6 +107,7 @@ class CallSemantics:
         self.switch_index: dict[int, ModeSwitch] = {}
         self.sessions: dict[Obj, tuple] = {}
         self.graph_holders: set[Obj] = set()  # modules with an exported GraphModule as a submodule
+        self.containers = GraphHolders()  # torch containers built here, with the graphs they hold
         self.callbacks = CallbackLinks(self)
         self.lambdas = RelayedLambdas(self)
         self.results = PreparedResults(self)
@@ -126,6 +128,9 @@ class CallSemantics:
 
     def call(self, node: ast.Call, env: Env) -> Obj | None:
         func = node.func
+        # `runner.calibrate()` may change the graphs `runner`'s fields hold: what they were before.
+        root = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else None
+        fields = self.walk.parts.fields_of(root, env) if root is not None else None
         self.walk.parts.touched(node, env)
         receiver = self.walk.expr(func.value, env) if isinstance(func, ast.Attribute) else None
         if receiver is None and _switch_on_part(func, env):
@@ -152,6 +157,9 @@ class CallSemantics:
         if summary is None and receiver is not None and isinstance(func, ast.Attribute):
             summary = method_summary(self, func.attr, receiver)  # `quantizer.prepare(m)`
         if summary is not None:
+            callee, offset = summary
+            if offset and callee.field_switches and receiver is not None:
+                handed_fields(self, node, callee, receiver, fields or {}, env)
             return self.apply(node, *summary, receiver, args, kwargs, env)
         if isinstance(func, ast.Name):
             if (graph := env.vars.get(func.id)) is not None:
@@ -163,6 +171,8 @@ class CallSemantics:
         if receiver is not None and self.walk.containers.filled(node, receiver, args):
             return None
         if receiver is not None and isinstance(func, ast.Attribute):
+            if self.containers.filled(node, func.attr, receiver, args):
+                return None
             result = self.method(node, func.attr, receiver, env)
             if result is not False:
                 return result
@@ -184,7 +194,10 @@ class CallSemantics:
             positional = () if starred else tuple(self._given(a, e, env) for a, e in zip(args, node.args, strict=True))
             keywords = tuple((kw.arg, self._given(kwargs[kw.arg], kw.value, env)) for kw in node.keywords if kw.arg)
             passed = (positional, keywords)
-            return builds.construct(node, built, [*args, *kwargs.values()], env, passed)
+            made = builds.construct(node, built, [*args, *kwargs.values()], env, passed)
+            if not starred:
+                self.containers.built(name, node, made, args, self.walk.containers.literals)
+            return made
         if first is not None and (first.captures or PARAM in first.kinds):
             # `gm = some_pass(gm)`: graph passes return the graph they were given (or a rewrite of it).
             facts = env.facts(first) if first.is_graph else {ModeFact("unset", node, Origin(CALL, node))}
@@ -203,6 +216,8 @@ class CallSemantics:
                 seen = self.switch_index[id(node)] = ModeSwitch(node, node.func.value, mode, frozenset(), False, guard)
                 self.flow.switches.append(seen)
             seen.origins |= receiver.origins
+            if EXPECTS_ERROR not in self.walk.contexts:
+                seen.held |= self.containers.live(receiver, env)
             # A copy's `eval`/`train` are the plain module's again: they raise nothing.
             other = receiver in env.copied or EXPECTS_ERROR in self.walk.contexts
             if other or receiver in env.patched:
@@ -372,10 +387,15 @@ class CallSemantics:
         flow = owner.function(node, holder)
         return (flow, offset) if flow is not None else None
 
-    def callee(self, func: ast.expr):
+    def callee(self, func: ast.expr, depth: int = 0):
         """(the `ModelFlow` of its module, the def, its class scope, 1 if `self` fills its first
         parameter) of the helper called, without analysing it; None when it is none we follow."""
         owner = self.owner
+        if isinstance(func, ast.Name) and func.id in self.resolver.local and depth < 3:
+            # `fn = to_eval; fn(gm)`: a local bound once to a function is that function.
+            alias = unique_value(self.resolver.local[func.id])
+            if isinstance(alias, (ast.Name, ast.Attribute)):
+                return self.callee(alias, depth + 1)
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
             found = method_of(self.class_scope, func.attr, owner.scope) if self.class_scope else None
             if found is None:

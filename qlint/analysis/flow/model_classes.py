@@ -84,6 +84,9 @@ class Built:
     # A wrapper of modules built before (`nn.Sequential(conv, bn)`): what they are, None when
     # one of them was not built where we could see it.
     parts: tuple[Built, ...] | None = ()
+    # Parts given to it after its build (`self.model.bn = nn.BatchNorm2d(3)` in a method of the
+    # class that keeps it, `model_attrs.given_parts`): held as its own are.
+    given: tuple[Built, ...] = ()
 
     def content(self) -> Content:
         # A construction met in a helper analysed for another file's check (`shared_flows`)
@@ -91,7 +94,7 @@ class Built:
         own = in_check(self.index).content(self.call, self.cls, self.resolver, self.name)
         if self.parts is None:
             return Content(own.name, own.dependent, False)
-        inner = [p.content() for p in self.parts]
+        inner = [p.content() for p in (*self.parts, *self.given)]
         found = {*own.dependent, *(d for c in inner for d in c.dependent)}
         complete = own.complete and all(c.complete for c in inner) and self._arguments(found)
         return Content(own.name, tuple(sorted(found)), complete)

@@ -14,7 +14,7 @@ from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.handed_switches import param_switches
 from qlint.analysis.flow.loop_items import LITERALS, Containers, element_of
 from qlint.analysis.flow.model_apis import key
-from qlint.analysis.flow.model_attrs import Evaled
+from qlint.analysis.flow.model_attrs import Evaled, given_parts
 from qlint.analysis.flow.model_calls import CallSemantics
 from qlint.analysis.flow.model_values import (
     ATTR,
@@ -43,6 +43,7 @@ from qlint.analysis.flow.model_values import (
 from qlint.analysis.names.modules import resolve_relative
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
+from qlint.value_classes import replace
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _SKIPPED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -414,7 +415,11 @@ class Interpreter:
         source = self.owner.attribute_sources(self.class_scope, self.resolver).get(name)
         held = None
         if isinstance(source, ast.Call):
-            held = Origin(CONSTRUCTED, source, built=self.calls.builds.built_in_class(source))
+            built = self.calls.builds.built_in_class(source)
+            given = given_parts(self.class_scope.node).get(name)
+            if given:  # parts built in train mode, given to it in a method of the class
+                built = replace(built, given=tuple(self.calls.builds.built_in_class(c) for c in given))
+            held = Origin(CONSTRUCTED, source, built=built)
             facts = {ModeFact("train", source, held)}
         elif isinstance(source, Evaled) and not source.passed_on_in - {id(self.func)}:
             held = Origin(CONSTRUCTED, source.call, built=self.calls.builds.built_in_class(source.call))

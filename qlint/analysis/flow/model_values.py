@@ -157,6 +157,10 @@ class ModeSwitch:
     # When `patched` only through an allow that lies in branches (`if is_graph: allow(m)`): those
     # branches. A caller whose arguments rule them out hands a graph the allow never reached.
     allowed_under: Guard = frozenset()
+    # The receiver is a torch container (`nn.Sequential(gm)`) holding exported graphs that
+    # nothing allowed: where they came from. `Module.eval()` switches every submodule, and
+    # the graph's own switch raises.
+    held: frozenset[Origin] = frozenset()
 
 
 @value_class(frozen=True)
@@ -185,6 +189,8 @@ class HandedSwitch:
     argument: ast.expr  # the graph as written
     origins: frozenset[Origin]  # where the graph came from
     switch: ParamSwitch
+    held: bool = False  # the argument is a torch container holding the graph (`ModeSwitch.held`)
+    field: str = ""  # the graph is the argument's attribute of that name, which the method switches
 
 
 @value_class
@@ -255,6 +261,10 @@ class FunctionFlow:
     param_results: dict[Obj, frozenset[int]] = field(default_factory=dict)
     # Parameter index -> the first mode switch run on what the caller passes there (`ParamSwitch`).
     param_switches: dict[int, ParamSwitch] = field(default_factory=dict)
+    # For a method: field -> the first switch it runs (itself, or in a method of its own it
+    # calls) on `self.<field>` as it found it, unallowed. A caller that set that field of the
+    # instance to an exported graph (`runner.gm = prepare_pt2e(...)`) hands the graph over.
+    field_switches: dict[str, ParamSwitch] = field(default_factory=dict)
     # Parameter index -> the branches `allow_exported_model_train_eval` on it lies in (empty:
     # always): a caller whose arguments rule them out gets its graph back unallowed.
     param_allows: dict[int, Guard] = field(default_factory=dict)

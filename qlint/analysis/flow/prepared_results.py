@@ -28,16 +28,23 @@ class PreparedResults:
         self.sem = weakref.proxy(sem)
         self.fresh_qat: dict[Obj, ast.stmt] = {}  # QAT-prepared graphs -> the statement that made them
         self.from_params: set[Obj] = set()  # those made from a parameter of the function
+        # The same by the `prepare_qat_pt2e` call that made them (id), and its statement: a
+        # value merged from it (`prepare_qat_pt2e(gm, q) if is_qat else prepare_pt2e(gm, q)`)
+        # is that graph on its QAT paths.
+        self.fresh_calls: dict[int, ast.stmt] = {}
+        self.param_calls: set[int] = set()
 
     def note(self, result: Obj, arg: Obj | None) -> None:
         """A prepare/convert result (or a helper's result) made here, from `arg`."""
         walk = self.sem.walk
         if PREPARED_QAT in result.kinds:
             self.fresh_qat[result] = walk.stmt_stack[-1]
+            self.fresh_calls.update((id(n), walk.stmt_stack[-1]) for n in _qat_calls(result))
         origins = arg.origins if arg is not None else ()
         params = frozenset(o.index for o in origins if o.kind == PARAM and o.node is walk.func)
         if params and PREPARED_QAT in result.kinds:
             self.from_params.add(result)
+            self.param_calls.update(id(n) for n in _qat_calls(result))
         if params:
             walk.flow.param_results[result] = params
 
@@ -46,7 +53,7 @@ class PreparedResults:
         one forward pass (observers calibrated, nothing trained) keeps it fresh, so that a
         `convert_pt2e` in the next statement still finds it never trained."""
         walk = self.sem.walk
-        made = self.fresh_qat.get(graph)
+        made = self._made(graph)
         stmt = walk.stmt_stack[-1]
         if made is None or not (isinstance(stmt, ast.Expr) and stmt.value is call):
             return
@@ -57,14 +64,23 @@ class PreparedResults:
         """`convert_pt2e` / `move_exported_model_to_eval` on `graph`: a QAT graph made in this or
         the previous statement was never trained."""
         walk = self.sem.walk
-        made = self.fresh_qat.get(graph)
+        made = self._made(graph)
         if made is None or made not in (walk.stmt_stack[-1], walk.previous[-1]):
             return
-        nodes = {o.node for o in graph.origins if o.kind == PREPARED_QAT}
+        nodes = _qat_calls(graph)
         for index in graph.captures:
             walk.flow.captures[index].rebuilt |= nodes
-        if graph in self.from_params:
+        if graph in self.from_params or (nodes and all(id(n) in self.param_calls for n in nodes)):
             walk.flow.rebuilt_sinks |= nodes  # the caller's capture, handed in, was rebuilt here
+
+    def _made(self, graph: Obj) -> ast.stmt | None:
+        """The statement a fresh QAT graph was made (or last calibrated) in; for a value merged
+        from one, the statement of the `prepare_qat_pt2e` calls it may be, when they agree."""
+        made = self.fresh_qat.get(graph)
+        if made is not None or not self.fresh_calls:
+            return made
+        stmts = {self.fresh_calls.get(id(n)) for n in _qat_calls(graph)}
+        return stmts.pop() if len(stmts) == 1 else None
 
     def rebuilt_in_helper(self, obj: Obj, node: ast.AST) -> None:
         """A helper converts right away the QAT graph it prepares from `obj` (`node`)."""
@@ -73,6 +89,10 @@ class PreparedResults:
             walk.flow.captures[index].rebuilt.add(node)
         if any(o.kind == PARAM and o.node is walk.func for o in obj.origins):
             walk.flow.rebuilt_sinks.add(node)  # and from this function's parameter: its callers'
+
+
+def _qat_calls(graph: Obj) -> set[ast.AST]:
+    return {o.node for o in graph.origins if o.kind == PREPARED_QAT}
 
 
 __all__ = ["PreparedResults"]

@@ -117,6 +117,11 @@ def may_call_attribute(text: str, names: frozenset[str]) -> bool:
     return _attribute_pattern(names).search(_normalised(text)) is not None
 
 
+def attribute_pattern(names: frozenset[str]) -> re.Pattern[str]:
+    """The pattern `may_call_attribute` searches for `names`: a match starts at the dot."""
+    return _attribute_pattern(names)
+
+
 @functools.lru_cache(maxsize=16)
 def _attribute_pattern(names: frozenset[str]) -> re.Pattern[str]:
     # The dot and what `_DOT_NAME` allows after it, then the name, not followed by more of an

@@ -18,11 +18,16 @@ per-import search (on ExecuTorch, 2,735 of the 3,157 files QL102's import trigge
 A text with characters outside ASCII is also searched for the class names as they are
 (`holds_any`, what the class search itself asks first): there the scan reads identifiers
 in NFKC, which `class_bases` does not.
+
+Each of those dotted names starts at a name the module imports: in an ASCII text a name after
+a dot opens the gate only where the dotted name it ends may hold one (`dotted_heads`; on
+ExecuTorch `x.run(...)` let 318 files through, `run` being a method of a wrapper class).
 """
 
 from __future__ import annotations
 
-from qlint.analysis.graphs.called_names import may_call_attribute
+from qlint.analysis.graphs.called_names import attribute_pattern, may_call_attribute
+from qlint.analysis.graphs.dotted_heads import reaches_from_imports
 from qlint.analysis.graphs.word_trie import holds_any
 
 
@@ -31,6 +36,9 @@ def may_lead_to_helper(text: str, imports: list[tuple[str, str]], index) -> bool
     `file_imports` reads them, are `imports`) with the wrapper index `index`."""
     if any(index.may_lead_to_function(full) or index.may_lead_to_class(full) for _, full in imports):
         return True
+    if text.isascii() and "\r" not in text:
+        heads = frozenset(name for name, _ in imports)
+        return reaches_from_imports(text, attribute_pattern(index.attribute_or_class_names), heads)
     if may_call_attribute(text, index.attribute_or_class_names):
         return True
     return not text.isascii() and holds_any(text, index.classes)

@@ -21,9 +21,10 @@ modified at least two seconds before the process that read it started; an answer
 an editor's unsaved buffer, or from a file modified since, is not written down.
 
 The answers are kept in one file per store, by the checks of one buffer (`qlint check -`,
-as editors and pre-commit hooks run it: a few dozen answers each, a few hundred per
-repository), read once per process when the first answer is asked for, and written over
-what the file holds then at the end of the check, only when there is something new.
+as editors run it) and the runs that check one file (`qlint check FILE` after an edit, as
+pre-commit runs it): a few dozen answers each, a few hundred per repository. They are read
+once per process when the first answer is asked for, and written over what the file holds
+then at the end of the check, only when there is something new.
 """
 
 from __future__ import annotations

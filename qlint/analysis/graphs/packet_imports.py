@@ -50,6 +50,31 @@ def may_hold_packet(text: str, path: str, project) -> bool:
     """The text, with the names it imports from other modules of the project, can make a
     packet. The modules read (and those looked for and absent) are dependencies of the
     check of `path`."""
+    known = answered(text, path, project)
+    if known is not None:
+        return known  # its dependencies are the check's already
+    answer = _may_hold_packet(text, path, project)
+    global _ANSWERED
+    checks = getattr(project, "checks", None)
+    _ANSWERED = (text, path, project, checks, answer) if checks is not None else None
+    return answer
+
+
+def answered(text: str, path: str, project) -> bool | None:
+    """What `may_hold_packet` answered of this text in the check under way (QL101's import
+    trigger asks before QL102's), or None: not asked yet."""
+    last = _ANSWERED
+    if last is None or last[0] is not text or last[1] != path or last[2] is not project:
+        return None
+    return last[4] if last[3] == getattr(project, "checks", None) else None
+
+
+# (text, path, project, the project's check count, answer) of the last question: the import
+# triggers of one check ask about the same text object (`ProjectIndex.begin_check` counts).
+_ANSWERED: tuple[str, str, object, int, bool] | None = None
+
+
+def _may_hold_packet(text: str, path: str, project) -> bool:
     if spells_packet(text):
         return True
     if "import" not in text:

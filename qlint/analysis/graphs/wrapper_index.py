@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 from qlint.analysis import wrapper_record
 from qlint.analysis.graphs.forwarding import CHAIN_LINKS
 from qlint.analysis.graphs.insertions import calls_inserting, wrapper_search, writes_insertion
-from qlint.analysis.graphs.packet_imports import may_hold_packet
+from qlint.analysis.graphs.packet_imports import answered, may_hold_packet
 from qlint.analysis.names.content_keys import content_key
 from qlint.analysis.names.import_paths import _install_dir
 from qlint.analysis.names.modules import import_root, module_stem
@@ -204,7 +204,10 @@ def imports_a_wrapper(text: str, path: str, project) -> bool:
 def inserts_through_imports(text: str, path: str, project) -> bool:
     """QL102's import trigger, for a file `triggered_by` turned away: it inserts, itself or
     through an imported wrapper, and a packet can reach it, from its text or from what it
-    imports (`packet_text`, `packet_imports`)."""
+    imports (`packet_text`, `packet_imports`). Where QL101's import trigger found already, in
+    this check, that no packet can, wrappers are not searched for."""
+    if answered(text, path, project) is False:
+        return False
     if not writes_insertion(text) and not imports_a_wrapper(text, path, project):
         return False
     return may_hold_packet(text, path, project)
@@ -240,6 +243,28 @@ def _stat(path: str) -> tuple[int, int] | None:
 
 
 def _root_for(path: str) -> str | None:
+    # Asked twice per file (QL101's and QL102's import triggers): by the path as given first,
+    # which names the same file while the working directory stays (`_ROOT_CWD`).
+    global _ROOT_CWD
+    if not os.path.isabs(path):
+        cwd = os.getcwd()
+        if cwd != _ROOT_CWD:
+            _ROOT_CWD = cwd
+            _PATH_ROOTS.clear()
+    known = _PATH_ROOTS.get(path, "")
+    if known != "":
+        return known
+    if len(_PATH_ROOTS) > 100_000:
+        _PATH_ROOTS.clear()
+    root = _PATH_ROOTS[path] = _directory_root(path)
+    return root
+
+
+_PATH_ROOTS: dict[str, str | None] = {}
+_ROOT_CWD: str | None = None
+
+
+def _directory_root(path: str) -> str | None:
     directory = os.path.dirname(os.path.abspath(path))
     known = _ROOTS.get(directory, "")
     if known != "":

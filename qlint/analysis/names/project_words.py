@@ -48,6 +48,14 @@ _MAX_MODULES = 200_000
 _FOUND: dict[bytes, frozenset[str]] = {}
 _MAX_FOUND = 4096
 _READS = 0
+# Bumped whenever what `_MODULES` or the shared words answer may have changed (a module read,
+# forgotten, or left to the shared words; other shared words).
+_GENERATION = 0
+# (a copy of the keys, `_GENERATION`, the module passed over) after `holding` found every
+# module of those keys but that one read at its key or answered by the shared words: the
+# next question with the same keys skips the walk over them (ExecuTorch's caller searches
+# asked 43 questions of its 3,784 modules).
+_WALKED: tuple[dict, int, str] | None = None
 # The words a parallel run's child cut for every process of the run (`shared_words`): a module
 # is answered from them at the key they were cut at, unless `_MODULES` holds it.
 _SHARED: SharedWords | None = None
@@ -72,6 +80,18 @@ def holding(
     if needle is None:
         listed = [(p, k) for p, k in keys.items() if k is not None and p != besides]
         return [p for p, k in listed if _read_holds(overlay, p, k, word, False, known)]
+    if not _walked(keys, besides):
+        _read_all(overlay, keys, besides, known)
+    found = _found(needle)
+    if not known:
+        return [p for p, k in keys.items() if k is not None and p != besides and p in found]
+    return [p for p, k in keys.items() if k is not None and p != besides and known.get(p, p in found)]
+
+
+def _read_all(overlay: Mapping[str, str], keys: Mapping[str, tuple | None], besides: str, known: Known | None) -> None:
+    """Read every module of `keys` not read at its key yet (nor answered by the shared
+    words, nor by `known`), but `besides`."""
+    global _WALKED, _GENERATION
     shared = _SHARED.holds_key if _SHARED is not None else None
     for path, key in keys.items():
         if key is None or path == besides:
@@ -83,12 +103,24 @@ def holding(
             if entry is not None:  # read before at another key: the shared words are the current ones
                 del _MODULES[path]
                 _FOUND.clear()
+                _GENERATION += 1
         elif known is None or path not in known:
             _words(overlay, path, key)
-    found = _found(needle)
-    if not known:
-        return [p for p, k in keys.items() if k is not None and p != besides and p in found]
-    return [p for p, k in keys.items() if k is not None and p != besides and known.get(p, p in found)]
+    # With answers known, some modules were left unread: nothing to skip next time.
+    _WALKED = None if known else (dict(keys), _GENERATION, besides)
+
+
+def _walked(keys: Mapping[str, tuple | None], besides: str) -> bool:
+    """Whether `_read_all` would read nothing: it walked these very keys last, nothing was
+    read or forgotten since, and the module it passed over is `besides` too or was read."""
+    walked = _WALKED
+    if walked is None or walked[1] != _GENERATION or walked[0] != keys:
+        return False
+    other = walked[2]
+    if other == besides or keys.get(other) is None:
+        return True
+    entry = _MODULES.get(other)
+    return entry is not None and entry[0] == keys[other]
 
 
 def spells(overlay: Mapping[str, str], path: str, key: tuple | None, word: str) -> bool:
@@ -118,27 +150,32 @@ def reads() -> int:
 
 def forget() -> None:
     """Drop every module read (tests)."""
-    global _READS
+    global _READS, _GENERATION, _WALKED
     _MODULES.clear()
     _FOUND.clear()
     _READS = 0
+    _GENERATION += 1
+    _WALKED = None
 
 
 def share(words: SharedWords | None) -> None:
     """Answer from `words` (cut by `shared_words` for this run) where they are at the key
     asked; None: no more (the run is over, and the modules may change afterwards)."""
-    global _SHARED
+    global _SHARED, _GENERATION
     _SHARED = words
     _FOUND.clear()
+    _GENERATION += 1
 
 
 def _shared(path: str, key: tuple) -> bool:
     """Whether the shared words answer for the module at `key`. A module read before at
     another key is forgotten: the shared words are the current ones."""
+    global _GENERATION
     if _SHARED is None or not _SHARED.holds_key(path, key):
         return False
     if _MODULES.pop(path, None) is not None:
         _FOUND.clear()
+        _GENERATION += 1
     return True
 
 
@@ -151,7 +188,7 @@ def _plain(word: str) -> bytes | None:
 
 
 def _words(overlay: Mapping[str, str], path: str, key: tuple) -> bytes | None:
-    global _READS
+    global _READS, _GENERATION
     entry = _MODULES.get(path)
     if entry is not None and entry[0] == key:
         return entry[1]
@@ -162,6 +199,7 @@ def _words(overlay: Mapping[str, str], path: str, key: tuple) -> bytes | None:
     _MODULES[path] = (key, words)
     _FOUND.clear()
     _READS += 1
+    _GENERATION += 1
     return words
 
 
