@@ -18,6 +18,9 @@ from qlint.analysis.calibration import Calibration, Summary, Uncalibrated, file_
 from qlint.analysis.calibration_carry import run_carry
 from qlint.analysis.calibration_walk import Walker
 from qlint.analysis.flow.callgraph import node_range
+from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.names.scope import function_assigns
+from qlint.analysis.unread_conversions import unread_after
 from qlint.diagnostic import Applicability, Diagnostic, Fix, RelatedInfo
 from qlint.evidence.calibration import CalibrationEvidence
 from qlint.rules.base import FileContext, Rule
@@ -43,6 +46,8 @@ class ConvertWithoutCalibration(Rule):
             for finding in summary.findings:
                 if self.opts["structural-tests"] and summary.test and not _converted_model_runs(summary, finding):
                     continue  # a test that only inspects the converted graph's structure
+                if _never_read(ctx, summary, finding):
+                    continue  # a smoke script: nothing reads what it converts
                 yield self._diagnostic(ctx, finding)
 
     def _diagnostic(self, ctx: FileContext, f: Uncalibrated) -> Diagnostic:
@@ -77,6 +82,16 @@ class ConvertWithoutCalibration(Rule):
 def _converted_model_runs(summary: Summary, f: Uncalibrated) -> bool:
     """The test runs (or hands back) the converted model, so its numbers matter."""
     return f.run_inside or any(r in summary.executed or r in summary.returns for r in f.results)
+
+
+def _never_read(ctx: FileContext, summary: Summary, f: Uncalibrated) -> bool:
+    """A `convert_pt2e` statement of this function, of a graph captured and prepared here,
+    after which no local is read (`unread_conversions`)."""
+    prepared = f.prepared
+    if f.helper or f.site is not f.convert or prepared.helper or prepared.path != ctx.path:
+        return False
+    resolver = Resolver(ctx.scope, ctx.project, ctx.optable, function_assigns(summary.node))
+    return unread_after(summary.node, f.convert, prepared.node, resolver.qualname)
 
 
 def _model_text(ctx: FileContext, f: Uncalibrated) -> str:
