@@ -340,3 +340,14 @@ def test_a_flow_of_a_caller_search_and_one_of_another_check_are_not_taken_for_ea
     root = _followed_repo(tmp_path / "together")
     project = ProjectIndex()
     assert {name: _rows(root, name, project) for name in order} == fresh
+
+
+def test_a_flow_that_asks_nothing_of_the_followed_module_serves_both(tmp_path, analysed):
+    # `ready` switches the model itself: the caller search of `pkg/helper.py` and the script's
+    # check analyse it once between them, in either order.
+    for order in (("pkg/helper.py", "scripts/script.py"), ("scripts/script.py", "pkg/helper.py")):
+        root = _followed_repo(tmp_path / order[0].replace("/", "_"))
+        (root / "lib" / "mid.py").write_text("def ready(model):\n    model.eval()\n    return model\n")
+        project = ProjectIndex()
+        assert {name: _rows(root, name, project) for name in order} == {"pkg/helper.py": [], "scripts/script.py": []}
+    assert analysed[("mid.py", 1)] == 2
