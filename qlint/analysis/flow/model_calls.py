@@ -459,7 +459,10 @@ class CallSemantics:
     def _followed(self, module: str) -> bool:
         """The module whose callers are being read (`project_callers`): in torchao's own tree
         its helpers are `torchao.*` too, and their calls are what the reading is for."""
-        return self.owner.classes.followed_module(module, self.owner.scope.path)
+        owner = self.owner
+        if module == owner.scope.module:  # `for_module`'s answer: the module itself
+            return owner.classes.followed(owner.scope.path)
+        return owner.classes.followed_module(module, owner.scope.path)
 
     def apply(self, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: Env) -> Obj | None:
         """The caller's view of a call to a summarised helper."""
