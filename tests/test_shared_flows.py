@@ -280,3 +280,74 @@ def test_a_helper_met_shallow_first_gives_the_deep_check_what_a_fresh_one_gives(
     project = ProjectIndex()
     assert _rows(root, "scripts/shallow.py", project) == [9]
     assert _rows(root, "scripts/deep.py", project) == fresh == [9]
+
+
+FOLLOWED_HELPER = """\
+class Ready:
+    def apply(self, model):
+        model.eval()
+        return model
+
+
+def quantize_module(module, quantizer, x):
+    captured = export(module, (x,)).module()
+    return prepare_pt2e(captured, quantizer)
+"""
+
+# A third module's helper that calls a method of a class of `pkg/helper.py`: read where it is
+# used only while `pkg/helper.py`'s callers are searched (`project_callers`).
+THROUGH_CLASS = """\
+from pkg.helper import Ready
+
+
+def ready(model):
+    Ready().apply(model)
+    return model
+"""
+
+BN_NET = """
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = torch.nn.BatchNorm2d(3)
+"""
+
+
+def _followed_repo(root):
+    caller = HEAD + "from pkg.helper import quantize_module\nfrom lib.mid import ready\n" + BN_NET
+    caller += "\n\ndef main(quantizer, x):\n    quantize_module(ready(Net()), quantizer, x)\n"
+    script = HEAD + "from lib.mid import ready\n" + BN_NET + "\n\ndef main(quantizer, x):\n"
+    script += "    ep = export(ready(Net()), (x,))\n    return prepare_pt2e(ep.module(), quantizer)\n"
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/helper.py": HEAD + FOLLOWED_HELPER,
+        "lib/__init__.py": "",
+        "lib/mid.py": THROUGH_CLASS,
+    }
+    files.update({"scripts/caller.py": caller, "scripts/script.py": script})
+    return _repo(root, files)
+
+
+@pytest.mark.parametrize("order", [("pkg/helper.py", "scripts/script.py"), ("scripts/script.py", "pkg/helper.py")])
+def test_a_flow_of_a_caller_search_and_one_of_another_check_are_not_taken_for_each_other(tmp_path, order):
+    # `ready` analysed while `pkg/helper.py`'s callers are searched reads `Ready.apply` (eval);
+    # a check of `scripts/script.py` does not. Whichever was kept first was reused by the other:
+    # the helper was reported, or the script quiet, only after the other file's check.
+    fresh = {}
+    for name in order:  # each alone, in a repository of its own (caller modules are kept per path)
+        fresh[name] = _rows(_followed_repo(tmp_path / "alone" / name.replace("/", "_")), name, ProjectIndex())
+    assert fresh == {"pkg/helper.py": [], "scripts/script.py": [13]}
+    root = _followed_repo(tmp_path / "together")
+    project = ProjectIndex()
+    assert {name: _rows(root, name, project) for name in order} == fresh
+
+
+def test_a_flow_that_asks_nothing_of_the_followed_module_serves_both(tmp_path, analysed):
+    # `ready` switches the model itself: the caller search of `pkg/helper.py` and the script's
+    # check analyse it once between them, in either order.
+    for order in (("pkg/helper.py", "scripts/script.py"), ("scripts/script.py", "pkg/helper.py")):
+        root = _followed_repo(tmp_path / order[0].replace("/", "_"))
+        (root / "lib" / "mid.py").write_text("def ready(model):\n    model.eval()\n    return model\n")
+        project = ProjectIndex()
+        assert {name: _rows(root, name, project) for name in order} == {"pkg/helper.py": [], "scripts/script.py": []}
+    assert analysed[("mid.py", 1)] == 2

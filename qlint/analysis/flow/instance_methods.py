@@ -33,7 +33,7 @@ def method_summary(sem, attr: str, receiver: Obj) -> tuple[FunctionFlow, int] | 
     if os.path.abspath(cls.scope.path) != os.path.abspath(scope.path):
         # Another module's class: its methods are read where it is written, unless that module
         # is the one whose callers are being read (`project_callers`: `Builder(q).quantize(m)`).
-        if cls.scope.module is None or os.path.abspath(cls.scope.path) != owner.memo.follow:
+        if cls.scope.module is None or not owner.classes.followed(cls.scope.path):
             return None
         owner = owner.for_module(cls.scope.module)
         if owner is None:

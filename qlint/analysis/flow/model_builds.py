@@ -9,7 +9,6 @@ back for helper summaries (not imported: that module imports this one).
 from __future__ import annotations
 
 import ast
-import os
 import weakref
 
 from qlint.analysis.flow.class_facts import sets_eval
@@ -143,7 +142,7 @@ class Builds:
         if cls is None:
             return
         foreign = cls.scope.path != self.sem.flow.path
-        if foreign and os.path.abspath(cls.scope.path) != self.sem.owner.memo.follow:
+        if foreign and not self.sem.owner.classes.followed(cls.scope.path):
             return  # a class of another module: its body is not read for this
         init = next((s for s in cls.node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
         if init is None or any(isinstance(a, ast.Starred) for a in node.args):

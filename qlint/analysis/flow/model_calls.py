@@ -9,7 +9,6 @@ module imports the other's class.
 from __future__ import annotations
 
 import ast
-import os
 import weakref
 from typing import Protocol
 
@@ -460,11 +459,10 @@ class CallSemantics:
     def _followed(self, module: str) -> bool:
         """The module whose callers are being read (`project_callers`): in torchao's own tree
         its helpers are `torchao.*` too, and their calls are what the reading is for."""
-        follow = self.owner.memo.follow
-        if follow is None:
-            return False
-        other = self.owner.for_module(module)
-        return other is not None and os.path.abspath(other.scope.path) == follow
+        owner = self.owner
+        if module == owner.scope.module:  # `for_module`'s answer: the module itself
+            return owner.classes.followed(owner.scope.path)
+        return owner.classes.followed_module(module, owner.scope.path)
 
     def apply(self, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: Env) -> Obj | None:
         """The caller's view of a call to a summarised helper."""

@@ -150,6 +150,31 @@ class ClassIndex:
     # looked up from) is appended as (kind, question, answer), so that an analysis made for
     # one file is reused for another only where it gets the same answers (`replay`).
     log: list | None = None
+    # `model_flow._Memo.follow`: the module whose callers this analysis reads (`project_callers`).
+    follow: str | None = None
+
+    def followed(self, path: str) -> bool:
+        """`path` is the module whose callers are read: its classes' methods and its helpers
+        under a library's name are then read where they are used. Logged, so that a flow kept
+        from a caller search is reused by a check that reads no callers (or another helper's)
+        only where it got the same answers, and the other way round (`shared_flows`)."""
+        path = os.path.abspath(path)
+        found = path == self.follow
+        if self.log is not None:
+            self.log.append(("followed", path, found))
+        return found
+
+    def followed_module(self, module: str, base: str) -> bool:
+        """`followed` for the module named `module` from `base`'s path: without a module
+        followed, no look-up (a call under a library's name is not followed from any module)."""
+        if self.follow is None:
+            found = False
+        else:
+            other = self.project.module_scope(module, base)
+            found = other is not None and os.path.abspath(other.path) == self.follow
+        if self.log is not None:
+            self.log.append(("followed module", (module, base), found))
+        return found
 
     def module_scope(self, module: str) -> ModuleScope | None:
         if module not in self._modules:  # one file-system lookup per module name
@@ -191,6 +216,10 @@ class ClassIndex:
                 same = self.module_scope(question) is answer
             elif kind == "package":
                 same = self._project_package(question) == answer
+            elif kind == "followed":
+                same = self.followed(question) == answer
+            elif kind == "followed module":
+                same = self.followed_module(*question) == answer
             elif kind == "installed":
                 now = self.installed_source(question)
                 same = now is answer or (

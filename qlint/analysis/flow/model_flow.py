@@ -152,7 +152,9 @@ class ModelFlow:
         self._attributes: dict[int, dict[str, ast.Call | Stored | Evaled]] = {}
         self._fields: dict[int, tuple[ast.ClassDef, dict]] = {}  # the class kept: its id stays its own
         if self.memo.classes is None:
-            self.memo.classes = ClassIndex(project, scope.path, getattr(project, "checks", None))
+            self.memo.classes = ClassIndex(
+                project, scope.path, getattr(project, "checks", None), follow=self.memo.follow
+            )
             self.memo.tracker = Tracker(project, self.memo.classes)
         self.classes = self.memo.classes
         self.tracker = self.memo.tracker
@@ -170,7 +172,7 @@ class ModelFlow:
         # Another module's helper: the flow an earlier check analysed, if it still holds; a
         # function of the checked module: its flow from the module's last check, if it holds.
         if self.depth:
-            flow = tracker.reuse(self.scope, key, func, class_scope, self.memo.follow)
+            flow = tracker.reuse(self.scope, key, func, class_scope)
         else:
             flow = self._carried(key, func, class_scope)
         if flow is not None:
@@ -185,7 +187,7 @@ class ModelFlow:
             deps = tracker.pop(flow)
         self.memo.functions[key] = flow
         if deps is not None and self.depth:
-            tracker.keep(self.scope, key, func, class_scope, flow, deps, self.memo.follow)
+            tracker.keep(self.scope, key, func, class_scope, flow, deps)
         elif deps is not None and self._carries(key, func, class_scope):
             bodies = tracker.read_bodies(key)
             if bodies is not None:

@@ -22,9 +22,14 @@ A body whose analysis asks the class index something the file checked decides (`
 beside ExecuTorch's examples/qualcomm scripts and nowhere from backends/qualcomm) keeps one
 flow per set of answers, up to `_VARIANTS`: with one, the checks of export_utils.py's callers,
 alternating between the two directories, analysed `to_edge_transform_and_lower_to_qnn` again
-at each turn (13 times in one check). The flow kept last is tried first and reused as before;
-an older one only when it was also analysed with the memo's `follow` (`project_callers`) the
-reusing analysis has, which the logged answers do not cover.
+at each turn (13 times in one check). The flow kept last is tried first.
+
+Whether a module is the one whose callers the analysis reads (`model_flow._Memo.follow`,
+`project_callers`) is one of those answers (`ClassIndex.followed`): that module's classes'
+methods and constructions are read where they are used then, and not in a check of its own.
+A flow kept by a caller search was reused, when kept last, by any check: `qlint check
+helper.py` alone and after a check of a script calling the same helper of a third module
+disagreed, whichever was analysed first (`test_shared_flows`).
 """
 
 from __future__ import annotations
@@ -45,7 +50,6 @@ class Shared:
     flow: FunctionFlow
     reads: tuple[tuple[str, str], ...]
     lookups: tuple
-    follow: str | None = None  # `model_flow._Memo.follow` of the analysis that made it
 
 
 class _Frame:
@@ -161,12 +165,10 @@ class Tracker:
             self.lookups.extend(lookups)
 
     # -- kept flows ------------------------------------------------------------------
-    def reuse(self, scope, key, func: ast.AST, class_scope, follow: str | None = None) -> FunctionFlow | None:
+    def reuse(self, scope, key, func: ast.AST, class_scope) -> FunctionFlow | None:
         """A flow kept from an earlier check, if what it read is unchanged and the class
-        index answers alike from here (`follow`: the analysis's `model_flow._Memo.follow`)."""
-        for at, shared in enumerate(scope.__dict__.get(_KEY, {}).get(key, ())):
-            if at and shared.follow != follow:
-                continue  # not what the one kept last would have been reused for either
+        index answers alike from here."""
+        for shared in scope.__dict__.get(_KEY, {}).get(key, ()):
             if self._holds(shared, func, class_scope):
                 self.deps[key] = (shared.reads, shared.lookups)
                 if self.frames:
@@ -208,14 +210,12 @@ class Tracker:
                 self.outside_read(body)
         return True
 
-    def keep(
-        self, scope, key, func: ast.AST, class_scope, flow: FunctionFlow, deps: tuple[tuple, tuple], follow=None
-    ) -> None:
+    def keep(self, scope, key, func: ast.AST, class_scope, flow: FunctionFlow, deps: tuple[tuple, tuple]) -> None:
         kept = scope.__dict__.setdefault(_KEY, {})
-        # The one made last first (it is the one reused whatever the `follow`); the others
-        # for the answers they were made with, while they hold the same body.
+        # The one made last first; the others for the answers they were made with, while they
+        # hold the same body.
         older = tuple(s for s in kept.get(key, ()) if s.func is func and s.class_scope is class_scope)
-        kept[key] = (Shared(func, class_scope, flow, *deps, follow), *older[: _VARIANTS - 1])
+        kept[key] = (Shared(func, class_scope, flow, *deps), *older[: _VARIANTS - 1])
 
     def _digest(self, path: str) -> str:
         known = self._digests.get(path)
