@@ -22,7 +22,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from qlint.analysis import tree_walk
 from qlint.analysis.flow.model_apis import argument, classify_call
+from qlint.analysis.names.scope import parameter_args
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -135,19 +137,13 @@ def _values(name: ast.expr, func: ast.AST) -> list[ast.Call] | None:
 
 
 def _is_parameter(name: str, func: ast.AST) -> bool:
-    args = func.args
-    return any(a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a)
+    return any(a.arg == name for a in parameter_args(func))
 
 
 def _own_nodes(func: ast.AST) -> list[ast.AST]:
-    """The nodes of `func`'s body outside nested functions, lambdas and classes."""
-    out, stack = [], list(ast.iter_child_nodes(func))
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        if not isinstance(node, _SCOPES):
-            stack.extend(ast.iter_child_nodes(node))
-    return out
+    """The nodes of `func` outside nested functions, lambdas and classes: its body, and its
+    signature and decorators too (a name bound there makes a local's bindings unknown)."""
+    return tree_walk.own_nodes(list(ast.iter_child_nodes(func)))
 
 
 def _kind(call: ast.Call, qualname: Qualname) -> str | None:

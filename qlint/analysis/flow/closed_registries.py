@@ -26,6 +26,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from qlint.analysis.names.scope import parameter_args
+
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LITERALS = (ast.List, ast.Tuple)
 
@@ -120,9 +122,7 @@ def _shadowed(node: ast.Name, registry: str, parents) -> bool:
     parent = parents.get(id(node))
     while parent is not None:
         if isinstance(parent, (*_FUNCS, ast.Lambda)):
-            args = parent.args
-            every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
-            if any(a is not None and a.arg == registry for a in every):
+            if any(a.arg == registry for a in parameter_args(parent)):
                 return True
             if not isinstance(parent, ast.Lambda) and any(_binds(n, registry) for n in ast.walk(parent)):
                 return True
