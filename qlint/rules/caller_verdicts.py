@@ -20,8 +20,10 @@ from qlint.analysis.flow.call_paths import on_params, vouched_on_every_path
 from qlint.analysis.flow.call_sites import Home, Site, calls_all_known, calls_read_here, checked_home, rows_naming
 from qlint.analysis.flow.model_apis import argument_for
 from qlint.analysis.flow.model_flow import PARAM, STORED, Capture, FunctionFlow, ModeFact, caller_facts, compatible
+from qlint.analysis.flow.decorator_registries import class_key
 from qlint.analysis.flow.model_values import (
     ATTR,
+    CONSTRUCTED,
     CONTAINER,
     GRAPH_KINDS,
     ITEM,
@@ -32,6 +34,7 @@ from qlint.analysis.flow.model_values import (
 )
 from qlint.analysis.flow.project_callers import ProjectCall, each_project_call, project_callers
 from qlint.analysis.flow.read_only_params import reads_only
+from qlint.analysis.flow.registry_closure import closed
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.scope import parameter_args
@@ -152,12 +155,20 @@ def _dead_test_helper(ctx: FileContext, flows: list[FunctionFlow], func: ast.AST
 
 
 def _callers_harmless(
-    ctx: FileContext, flows: list[FunctionFlow], func: ast.AST, index: int, harmless=None, seen=frozenset()
+    ctx: FileContext,
+    flows: list[FunctionFlow],
+    func: ast.AST,
+    index: int,
+    harmless=None,
+    seen=frozenset(),
+    select: tuple[int, frozenset[str]] | None = None,
 ) -> bool:
     """Every caller passes a harmless model (`harmless`: the test of what a call passes;
     by default the model itself, with the callers' own parameters followed up to theirs: in
     this module while every caller of theirs is read here, and past that, through this same
-    test of each such caller's own callers, in the project)."""
+    test of each such caller's own callers, in the project). `select`: (a parameter, the
+    class keys) such that a call passing a construction of another class there does not reach
+    the capture (a registry's dispatch, `decorator_registries`): such calls are passed over."""
     if unread_use(ctx, flows, func):
         return False
     part = harmless is not None
@@ -187,6 +198,8 @@ def _callers_harmless(
         # A container the caller was handed itself holds what its own callers put in it, and
         # they are not followed: only a container written in the call counts.
         same = [(c.call, fact) for f in flows for c in f.calls if c.callee is func for fact in _passed(c, index)]
+    if select is not None:
+        same = [(c, f) for c, f in same if not _selected_out(_site_of(flows, func, c), select)]
     for call, fact in same:
         holder = next((f for f in flows if any(n is call for n in ast.walk(f.node))), None)
         if part:
@@ -205,6 +218,8 @@ def _callers_harmless(
     for found in each_project_call(ctx, func, index):
         if found is None:
             return False
+        if select is not None and _selected_out(found.site, select):
+            continue  # hands the dispatch a config of another class: the capture is not reached
         if part:
             facts = _passed(found.site, index, found.facts) if found.site is not None else found.facts
 
@@ -273,10 +288,36 @@ def _handed_on(ctx: FileContext, found: ProjectCall, fact: ModeFact, seen: froze
     if flows is None:
         return False  # named in a class body: no flow is read there
     try:
-        return _callers_harmless(other, flows, node, origin.index, None, seen)
+        return _callers_harmless(other, flows, node, origin.index, None, seen, _selection(ctx, found, node))
     finally:
         # What that search read is what this check's answer depends on.
         ctx.project.hand_over_dependencies(other.path, ctx.path)
+
+
+def _selection(ctx: FileContext, found: ProjectCall, node: ast.AST) -> tuple[int, frozenset[str]] | None:
+    """The parameter of `node` and the class keys that must be passed there for the found call
+    (a registry's dispatch in `node`) to reach the capture, when the registry is closed."""
+    selection = found.site.selection if found.site is not None else None
+    if selection is None or selection.owner is not node or not closed(ctx, selection):
+        return None
+    return selection.index, selection.keys
+
+
+def _site_of(flows: list[FunctionFlow], func: ast.AST, call: ast.Call) -> CallSite | None:
+    return next((c for f in flows for c in f.calls if c.call is call and c.callee is func), None)
+
+
+def _selected_out(site: CallSite | None, select: tuple[int, frozenset[str]]) -> bool:
+    """The call passes, for the selecting parameter, only constructions of classes that are
+    not among the keys: `type(config)` picks another class of the registry."""
+    index, keys = select
+    origins = site.origins.get(index) if site is not None and site.origins else None
+    if not origins:
+        return False
+    return all(
+        o.kind == CONSTRUCTED and getattr(o.built, "cls", None) is not None and class_key(o.built.cls) not in keys
+        for o in origins
+    )
 
 
 def _naming_bodies(found: ProjectCall, name: str) -> list[FunctionFlow] | None:
