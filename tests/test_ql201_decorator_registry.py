@@ -68,7 +68,7 @@ class PT2EQuantizer:
         model = torch.export.export(model, args=args, kwargs=kwargs).module()
         return prepare_pt2e(model, object())
 """
-CAPTURE_ROW = PT2E.splitlines().index("        model = torch.export.export(model, args=args, kwargs=kwargs).module()") + 1
+CAPTURE_ROW = next(i for i, line in enumerate(PT2E.splitlines(), 1) if "torch.export.export(model" in line)
 
 GPTQ = """\
 from pkg.configs import GPTQConfig
@@ -152,29 +152,38 @@ def test_callers_passing_another_config_do_not_reach_the_capture(tmp_path):
 
 
 def test_a_train_mode_model_with_the_matching_config_is_reported(tmp_path):
-    callers = EVAL_FOR_PT2E + """
+    callers = (
+        EVAL_FOR_PT2E
+        + """
 
 def test_pt2e_train():
     prepare(ConvBn(), PT2EConfig(), args=(torch.randn(1, 3, 8, 8),))
 """
+    )
     assert _rows(tmp_path, callers) == [CAPTURE_ROW]
 
 
 def test_a_train_mode_model_with_a_config_of_unknown_class_is_reported(tmp_path):
-    callers = EVAL_FOR_PT2E + """
+    callers = (
+        EVAL_FOR_PT2E
+        + """
 
 def run(config):
     prepare(ConvBn(), config)
 """
+    )
     assert _rows(tmp_path, callers) == [CAPTURE_ROW]
 
 
 def test_a_registry_written_by_something_else_keeps_every_caller(tmp_path):
-    registry = REGISTRY + """
+    registry = (
+        REGISTRY
+        + """
 
 def add(config_cls, quantizer_cls):
     _REGISTRY[config_cls] = quantizer_cls
 """
+    )
     root = package_repository(
         tmp_path / "repo",
         registry=registry,

@@ -18,9 +18,9 @@ import re
 
 from qlint.analysis.flow.call_paths import on_params, vouched_on_every_path
 from qlint.analysis.flow.call_sites import Home, Site, calls_all_known, calls_read_here, checked_home, rows_naming
+from qlint.analysis.flow.decorator_registries import class_key
 from qlint.analysis.flow.model_apis import argument_for
 from qlint.analysis.flow.model_flow import PARAM, STORED, Capture, FunctionFlow, ModeFact, caller_facts, compatible
-from qlint.analysis.flow.decorator_registries import class_key
 from qlint.analysis.flow.model_values import (
     ATTR,
     CONSTRUCTED,

@@ -45,6 +45,7 @@ REGISTRY_CLASS = "class of a decorator-filled registry"
 REGISTRY_INSTANCE = "instance of a class of a decorator-filled registry"
 KINDS = frozenset({REGISTRY_CLASS, REGISTRY_INSTANCE})
 _WRITES = "_qlint_registry_writes"
+_SCOPES = (ast.Global, ast.Nonlocal, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 @value_class(frozen=True)
@@ -79,10 +80,10 @@ def lookup(sem, node: ast.expr, env: Env) -> Obj | None:
         holder, key_expr = node.value, node.slice
     else:
         return None
-    if not isinstance(holder, ast.Name) or holder.id in sem.resolver.local:
+    if not isinstance(holder, ast.Name):
         return None
     scope = sem.owner.scope
-    if not _empty_dict(scope.assigns.get(holder.id)) or scope.module is None:
+    if not _empty_dict(scope.assigns.get(holder.id)) or scope.module is None or holder.id in sem.resolver.local:
         return None
     if not decorators_of(scope, holder.id):
         return None
@@ -217,9 +218,7 @@ def _registered(fowner, module: str, decorators: tuple[str, ...]):
 def decorators_of(scope, registry: str) -> tuple[str, ...]:
     """The module-level functions of `scope` that are decorators writing `registry`:
     `def deco(key): def wrapper(cls): registry[key] = cls; return cls; return wrapper`."""
-    return tuple(
-        name for name, func in scope.functions.items() if kept_on_node(func, _WRITES, _writes) == (registry,)
-    )
+    return tuple(name for name, func in scope.functions.items() if kept_on_node(func, _WRITES, _writes) == (registry,))
 
 
 def _writes(func: ast.AST) -> tuple[str, ...]:
@@ -244,8 +243,8 @@ def _writes(func: ast.AST) -> tuple[str, ...]:
     for n in ast.walk(wrapper):
         if isinstance(n, ast.Return) and not (isinstance(n.value, ast.Name) and n.value.id == cls):
             return ()  # hands back something else than the class it registers
-        if isinstance(n, (ast.Global, ast.Nonlocal, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)) and n is not wrapper:
-            return ()
+        if isinstance(n, _SCOPES) and n is not wrapper:
+            return ()  # a nested scope or a `global`: what it binds is not read here
         if isinstance(n, ast.Subscript) and not isinstance(n.ctx, ast.Load):
             stores.append(n)
     if len(stores) != 1:
@@ -299,4 +298,15 @@ def _unset(origin: Origin) -> ModeFact:
     return ModeFact("unset", origin.node, origin)
 
 
-__all__ = ["KINDS", "REGISTRY_CLASS", "REGISTRY_INSTANCE", "Selection", "class_key", "dispatch", "instance", "lookup", "rekeyed"]
+__all__ = [
+    "KINDS",
+    "REGISTRY_CLASS",
+    "REGISTRY_INSTANCE",
+    "Selection",
+    "class_key",
+    "decorators_of",
+    "dispatch",
+    "instance",
+    "lookup",
+    "rekeyed",
+]

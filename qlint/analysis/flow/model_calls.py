@@ -12,9 +12,9 @@ import ast
 import weakref
 from typing import Protocol
 
+from qlint.analysis.flow import decorator_registries as registries
 from qlint.analysis.flow.callbacks import CallbackLinks
 from qlint.analysis.flow.class_methods import method_of
-from qlint.analysis.flow import decorator_registries as registries
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
 from qlint.analysis.flow.graph_holders import GraphHolders
 from qlint.analysis.flow.graph_parts import GraphParts
@@ -476,9 +476,7 @@ class CallSemantics:
             return owner.classes.followed(owner.scope.path)
         return owner.classes.followed_module(module, owner.scope.path)
 
-    def apply(
-        self, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: Env, selection=None
-    ) -> Obj | None:
+    def apply(self, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: Env, selection=None) -> Obj | None:
         """The caller's view of a call to a summarised helper."""
         actual: dict[int, tuple[Obj | None, ast.expr | None]] = {}
         if offset:

@@ -116,9 +116,12 @@ def _written_by_decorator_only(tree: ast.Module, registry: str, decorator: str) 
             if isinstance(call, ast.Call) and call.func is parent:
                 continue
             return False
-        if isinstance(parent, ast.Compare) and node in parent.comparators:
-            if all(isinstance(op, (ast.In, ast.NotIn)) for op in parent.ops):
-                continue
+        if (
+            isinstance(parent, ast.Compare)
+            and any(c is node for c in parent.comparators)
+            and all(isinstance(op, (ast.In, ast.NotIn)) for op in parent.ops)
+        ):
+            continue  # `key in REG`
         return False
     return bindings == 1
 
@@ -134,12 +137,11 @@ def _decorates_classes_only(tree: ast.Module, decorator: str) -> bool:
                     allowed.add(id(deco.func))
     for node in ast.walk(tree):
         if isinstance(node, (ast.Name, ast.Attribute)) and _names(node, decorator) and id(node) not in allowed:
-            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                return False  # rebound: whatever the name holds then is not the decorator read
-            return False
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            if any(a.asname and a.name.rpartition(".")[2] == decorator for a in node.names):
-                return False  # imported under another name: its uses do not spell it
+            return False  # called, handed on, rebound: a class it registers is not one it decorates
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+            a.asname and a.name.rpartition(".")[2] == decorator for a in node.names
+        ):
+            return False  # imported under another name: its uses do not spell it
     return True
 
 
