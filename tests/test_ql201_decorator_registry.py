@@ -289,3 +289,36 @@ def test_a_registry_bound_to_a_filled_literal_keeps_every_caller(tmp_path):
     modules = dict(registry=registry, configs=CONFIGS, pt2e=PT2E, gptq=GPTQ, api=API, models=MODELS)
     root = package_repository(tmp_path / "repo", callers=HEAD + EVAL_FOR_PT2E, **modules)
     assert rows_of(check_file(root / "pkg" / "pt2e.py", ("QL201",)).diagnostics) == [CAPTURE_ROW]
+
+
+WRAPPER = """\
+from pkg.api import prepare
+
+
+def quantize_for(model, config):
+    return prepare(model, config, args=(None,), inplace=False)
+"""
+
+WRAPPER_CALLERS = """\
+from pkg.configs import GPTQConfig, PT2EConfig
+from pkg.models import ConvBn
+from pkg.wrapper import quantize_for
+
+
+def main():
+    quantize_for(ConvBn(), GPTQConfig())
+    quantize_for(ConvBn().eval(), PT2EConfig())
+"""
+
+
+def test_a_config_handed_on_by_a_wrapper_selects_at_the_wrappers_callers(tmp_path):
+    modules = dict(registry=REGISTRY, configs=CONFIGS, pt2e=PT2E, gptq=GPTQ, api=API, models=MODELS)
+    root = package_repository(tmp_path / "repo", wrapper=WRAPPER, script=WRAPPER_CALLERS, **modules)
+    assert rows_of(check_file(root / "pkg" / "pt2e.py", ("QL201",)).diagnostics) == []
+
+
+def test_a_train_mode_model_with_the_matching_config_through_a_wrapper_is_reported(tmp_path):
+    modules = dict(registry=REGISTRY, configs=CONFIGS, pt2e=PT2E, gptq=GPTQ, api=API, models=MODELS)
+    script = WRAPPER_CALLERS + "    quantize_for(ConvBn(), PT2EConfig())\n"
+    root = package_repository(tmp_path / "repo", wrapper=WRAPPER, script=script, **modules)
+    assert rows_of(check_file(root / "pkg" / "pt2e.py", ("QL201",)).diagnostics) == [CAPTURE_ROW]

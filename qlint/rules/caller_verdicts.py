@@ -233,7 +233,7 @@ def _callers_harmless(
             if not all(harmless(f, list(found.flows), found.call, found.flow, foreign) for f in facts):
                 return False
         elif not all(
-            harmless(f, list(found.flows), found.call, found.flow) or _handed_on(ctx, found, f, seen)
+            harmless(f, list(found.flows), found.call, found.flow) or _handed_on(ctx, found, f, seen, select)
             for f in found.facts
         ):
             return False
@@ -269,12 +269,16 @@ def _passed(site: CallSite, index: int, default: frozenset[ModeFact] = frozenset
     return held if held is not None else site.args.get(index, default)
 
 
-def _handed_on(ctx: FileContext, found: ProjectCall, fact: ModeFact, seen: frozenset) -> bool:
+def _handed_on(
+    ctx: FileContext, found: ProjectCall, fact: ModeFact, seen: frozenset, select: tuple | None = None
+) -> bool:
     """A caller in another module that hands on its own parameter (`def quantize(model):
     helper(model)`): harmless when that function's own callers are, read the same way in
     the project (`_MAX_HANDED` modules up). A module-level function: its calls in its own
     module (`main()` of the same script) are read from the bodies that name it there
-    (`_naming_bodies`), and a use there that is no call read keeps it unknown."""
+    (`_naming_bodies`), and a use there that is no call read keeps it unknown. `select`: what
+    the found call must pass to reach the capture (`_callers_harmless`); a config the caller
+    hands on from its own parameter puts the same condition on its own callers."""
     origin = fact.origin
     node = origin.node if origin is not None else None
     if fact.state != "unset" or origin.kind != PARAM or origin.index is None or node is not found.flow.node:
@@ -288,7 +292,8 @@ def _handed_on(ctx: FileContext, found: ProjectCall, fact: ModeFact, seen: froze
     if flows is None:
         return False  # named in a class body: no flow is read there
     try:
-        return _callers_harmless(other, flows, node, origin.index, None, seen, _selection(ctx, found, node))
+        after = _forwarded(found, node, select) if select is not None else _selection(ctx, found, node)
+        return _callers_harmless(other, flows, node, origin.index, None, seen, after)
     finally:
         # What that search read is what this check's answer depends on.
         ctx.project.hand_over_dependencies(other.path, ctx.path)
@@ -301,6 +306,18 @@ def _selection(ctx: FileContext, found: ProjectCall, node: ast.AST) -> tuple[int
     if selection is None or selection.owner is not node or not closed(ctx, selection):
         return None
     return selection.index, selection.keys
+
+
+def _forwarded(found: ProjectCall, node: ast.AST, select: tuple[int, frozenset[str]]):
+    """`select` on the caller's own parameter, when the found call passes that parameter, as
+    it came, for the selecting one (`def quantize_for(model, config): prepare(model, config)`)."""
+    index, keys = select
+    site = found.site
+    origins = site.origins.get(index) if site is not None and site.origins else None
+    if not origins or any(o.kind != PARAM or o.node is not node or o.index is None for o in origins):
+        return None
+    indices = {o.index for o in origins}
+    return (indices.pop(), keys) if len(indices) == 1 else None
 
 
 def _site_of(flows: list[FunctionFlow], func: ast.AST, call: ast.Call) -> CallSite | None:
