@@ -322,3 +322,28 @@ def test_a_train_mode_model_with_the_matching_config_through_a_wrapper_is_report
     script = WRAPPER_CALLERS + "    quantize_for(ConvBn(), PT2EConfig())\n"
     root = package_repository(tmp_path / "repo", wrapper=WRAPPER, script=script, **modules)
     assert rows_of(check_file(root / "pkg" / "pt2e.py", ("QL201",)).diagnostics) == [CAPTURE_ROW]
+
+
+KEYED_SCRIPT = """\
+from pkg.configs import GPTQConfig, PT2EConfig
+from pkg.models import ConvBn
+from pkg.registry import get_quantizer
+
+
+def main():
+    get_quantizer(PT2EConfig()).prepare(ConvBn().eval(), (None,))
+    get_quantizer(GPTQConfig()).prepare(ConvBn(), (None,))
+"""
+
+
+def test_a_key_of_another_class_written_at_the_dispatch_does_not_reach_the_capture(tmp_path):
+    modules = dict(registry=REGISTRY, configs=CONFIGS, pt2e=PT2E, gptq=GPTQ, models=MODELS)
+    root = package_repository(tmp_path / "repo", script=KEYED_SCRIPT, **modules)
+    assert rows_of(check_file(root / "pkg" / "pt2e.py", ("QL201",)).diagnostics) == []
+
+
+def test_a_key_of_another_class_in_an_open_registry_may_reach_the_capture(tmp_path):
+    other = "from pkg import registry\n\nregistry._REGISTRY.clear()\n"
+    modules = dict(registry=REGISTRY, configs=CONFIGS, pt2e=PT2E, gptq=GPTQ, models=MODELS, other=other)
+    root = package_repository(tmp_path / "repo", script=KEYED_SCRIPT, **modules)
+    assert rows_of(check_file(root / "pkg" / "pt2e.py", ("QL201",)).diagnostics) == [CAPTURE_ROW]

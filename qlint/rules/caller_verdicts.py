@@ -218,7 +218,7 @@ def _callers_harmless(
     for found in each_project_call(ctx, func, index):
         if found is None:
             return False
-        if select is not None and _selected_out(found.site, select):
+        if (select is not None and _selected_out(found.site, select)) or _keyed_elsewhere(ctx, found.site):
             continue  # hands the dispatch a config of another class: the capture is not reached
         if part:
             facts = _passed(found.site, index, found.facts) if found.site is not None else found.facts
@@ -318,6 +318,13 @@ def _forwarded(found: ProjectCall, node: ast.AST, select: tuple[int, frozenset[s
         return None
     indices = {o.index for o in origins}
     return (indices.pop(), keys) if len(indices) == 1 else None
+
+
+def _keyed_elsewhere(ctx: FileContext, site: CallSite | None) -> bool:
+    """A registry's dispatch whose key, known at the call, selects another class, in a closed
+    registry (`decorator_registries.Selection` without a parameter)."""
+    selection = site.selection if site is not None else None
+    return selection is not None and selection.index is None and closed(ctx, selection)
 
 
 def _site_of(flows: list[FunctionFlow], func: ast.AST, call: ast.Call) -> CallSite | None:

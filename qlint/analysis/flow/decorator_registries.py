@@ -52,10 +52,11 @@ _SCOPES = (ast.Global, ast.Nonlocal, ast.Lambda, ast.FunctionDef, ast.AsyncFunct
 class Selection:
     """A call reaches the method only when the class of what the caller of `owner` passes for
     parameter `index` is one of `keys` (`class_key`), the keys the class is registered under
-    in `registry` of module `module` by its decorator `decorator`."""
+    in `registry` of module `module` by its decorator `decorator`. `index` None: the key is
+    known at the call and is none of them (`get_quantizer(GPTQConfig()).prepare(m)`)."""
 
-    owner: ast.AST
-    index: int
+    owner: ast.AST | None
+    index: int | None
     keys: frozenset[str]
     module: str
     registry: str
@@ -158,8 +159,6 @@ def dispatch(sem, node: ast.Call, attr: str, receiver: Obj, args, kwargs, env: E
             if found[0].decorator_list:
                 continue
             selection = _selection(origins, keys, module, registry, decorators, cls)
-            if selection is False:
-                continue  # every key the call may take is another class's
             callee = fowner.function(found[0], found[1])
             if callee is None:
                 continue
@@ -174,19 +173,18 @@ def dispatch(sem, node: ast.Call, attr: str, receiver: Obj, args, kwargs, env: E
 
 
 def _selection(origins, keys: frozenset[str] | None, module: str, registry: str, decorators, cls):
-    """The `Selection` the call is recorded with (None: any caller reaches it), or False when
-    every origin's key is known and none is one of `keys`."""
+    """The `Selection` the call is recorded with (None: any caller reaches it). Every origin's
+    key known and none of `keys`: one without a parameter (`index` None), whose call reaches
+    the method only if the registry is open."""
     reach = set()
     for o in origins:
         if o.index is not None:
             reach.add((o.owner, o.index))
         elif not o.name or keys is None or o.name in keys:
             reach.add(None)
-    if not reach:
-        return False
-    if None in reach or len(reach) != 1 or keys is None or len(decorators) != 1:
+    if None in reach or len(reach) > 1 or keys is None or len(decorators) != 1:
         return None
-    ((func, index),) = reach
+    func, index = next(iter(reach)) if reach else (None, None)
     return Selection(func, index, keys, module, registry, decorators[0], cls.node.name)
 
 
