@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from qlint.analysis.names.project import ProjectIndex
 from tests.conftest import check_file, package_repository, rows_of
 
 REGISTRY = """\
@@ -347,3 +348,21 @@ def test_a_key_of_another_class_in_an_open_registry_may_reach_the_capture(tmp_pa
     modules = dict(registry=REGISTRY, configs=CONFIGS, pt2e=PT2E, gptq=GPTQ, models=MODELS, other=other)
     root = package_repository(tmp_path / "repo", script=KEYED_SCRIPT, **modules)
     assert rows_of(check_file(root / "pkg" / "pt2e.py", ("QL201",)).diagnostics) == [CAPTURE_ROW]
+
+
+def test_the_verdict_does_not_depend_on_the_files_checked_before(tmp_path):
+    # The entry's flow analysed by a plain check (no module's callers read) holds no call of
+    # the registered class; the caller search must not take it for its own.
+    modules = dict(registry=REGISTRY, configs=CONFIGS, pt2e=PT2E, gptq=GPTQ, api=API, models=MODELS)
+    root = package_repository(tmp_path / "repo", callers=HEAD + EVAL_FOR_PT2E, **modules)
+    project = ProjectIndex()
+    for name in ("api", "registry", "callers"):
+        check_file(root / "pkg" / f"{name}.py", ("QL",), project)
+    assert rows_of(check_file(root / "pkg" / "pt2e.py", ("QL201",), project).diagnostics) == []
+    train = HEAD + EVAL_FOR_PT2E + "\n\ndef test_pt2e_train():\n    prepare(ConvBn(), PT2EConfig())\n"
+    (root / "pkg" / "callers.py").write_text(train)
+    project = ProjectIndex()
+    assert rows_of(check_file(root / "pkg" / "pt2e.py", ("QL201",), project).diagnostics) == [CAPTURE_ROW]
+    for name in ("api", "registry", "callers"):
+        check_file(root / "pkg" / f"{name}.py", ("QL",), project)
+    assert rows_of(check_file(root / "pkg" / "pt2e.py", ("QL201",), project).diagnostics) == [CAPTURE_ROW]
