@@ -138,7 +138,10 @@ def dispatch(sem, node: ast.Call, attr: str, receiver: Obj, args, kwargs, env: E
     it, when a parameter of the walked function chooses) and its effects joined with the
     call left as it was (the classes of other modules). True when some target was read."""
     origins = receiver.origins
-    if not origins or any(o.kind != REGISTRY_INSTANCE for o in origins):
+    for o in origins:  # asked of every method call the walk does not summarise: no generator
+        if o.kind != REGISTRY_INSTANCE:
+            return False
+    if not origins:
         return False
     owner = sem.owner
     followed = owner.classes.followed_path()
