@@ -95,6 +95,11 @@ def test_a_caller_that_leaves_or_puts_a_part_in_train_mode_keeps_the_finding(lin
     assert ql201(main(*lines)) == [CAPTURE_ROW]
 
 
+def test_a_module_level_caller_is_read_the_same_way():
+    assert ql201("\n\nnet = Net().eval()\nquantize_body(net, X, Q)\n") == []
+    assert ql201("\n\nnet = Net().eval()\nnet.model.train()\nquantize_body(net, X, Q)\n") == [CAPTURE_ROW]
+
+
 def test_an_item_of_an_eval_model_is_not_followed():
     head = HEAD.replace("export(model.model, (x,))", "export(model[0], (x,))")
     assert ql201(main("m = nn.Sequential(Body()).eval()", "quantize_body(m, x, q)"), head) == [CAPTURE_ROW]
