@@ -39,6 +39,16 @@ class Net(nn.Module):
         return self.model(x)
 
 
+class Wrap(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+        self.model = Body()
+
+    def forward(self, x):
+        return self.inner(x) + self.model(x)
+
+
 def quantize_body(model, x, q):
     return prepare_pt2e(torch.export.export(model.model, (x,)).module(), q)
 """
@@ -87,6 +97,8 @@ def test_callers_that_switch_the_whole_model_to_eval_vouch_for_its_part(lines):
         ("m = Net().eval()", "unfreeze(m.model)", "quantize_body(m, x, q)"),
         # The body is read as a whole: a part given before the switch counts as well.
         ("m = Net()", "m.model = Body()", "m.eval()", "quantize_body(m, x, q)"),
+        # The switch must be of the object passed, not of a model it was built from.
+        ("m = Net().eval()", "n = Wrap(m)", "quantize_body(n, x, q)"),
         # One caller that passes a train-mode model is enough.
         ("quantize_body(Net().eval(), x, q)", "quantize_body(Net(), x, q)"),
     ],

@@ -37,9 +37,25 @@ def eval_switched_part(fact: ModeFact, path: tuple | None, argument: ast.expr | 
         return False
     if argument is fact.node:
         return True  # `helper(Net().eval())`: no name holds it for anything else to change
-    if not isinstance(argument, ast.Name):
+    if not isinstance(argument, ast.Name) or not _switches_name(fact.node, argument.id, body):
         return False
     return not any(_touches_parts(node, argument.id) for node in ast.walk(body))
+
+
+def _switches_name(switch: ast.Call, name: str, body: ast.AST) -> bool:
+    """The switch is of the object `name` holds, not of one a bundle `name` holds was given:
+    `name.eval()`, or `name = <the switch>` or a method chain on it (`.eval().to(device)`)."""
+    receiver = switch.func.value
+    if isinstance(receiver, ast.Name) and receiver.id == name:
+        return True
+    for node in ast.walk(body):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            value = node.value
+            while isinstance(value, ast.Call) and value is not switch and isinstance(value.func, ast.Attribute):
+                value = value.func.value
+            if value is switch:
+                return True
+    return False
 
 
 def _explicit_switch(node: ast.AST | None) -> bool:
