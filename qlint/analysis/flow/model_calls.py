@@ -168,7 +168,7 @@ class CallSemantics:
         if isinstance(func, ast.Name):
             if (graph := env.vars.get(func.id)) is not None:
                 self.results.forward(graph, node)  # `prepared(*inputs)`: a calibration pass
-            self.callbacks.called(node, func.id, env)
+            self.callbacks.called(node, func.id, env, args, kwargs)
             applied = self.callbacks.apply_parameter(node, func, first, env)
             if applied is not None:
                 return applied
@@ -577,7 +577,7 @@ class CallSemantics:
                     if sink.node in callee.rebuilt_sinks:
                         self.results.rebuilt_in_helper(given[index], sink.node)
         for record in callee.callback_calls:
-            self.callbacks.passed(record, actual, env, node)
+            self.callbacks.passed(record, actual, env, node, callee)
         ends = callee.returns
         for name, param in callee.param_objs.items():
             index = callee.params.index(name)

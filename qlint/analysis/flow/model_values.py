@@ -191,6 +191,9 @@ class HandedSwitch:
     switch: ParamSwitch
     held: bool = False  # the argument is a torch container holding the graph (`ModeSwitch.held`)
     field: str = ""  # the graph is the argument's attribute of that name, which the method switches
+    # The helper called makes the graph itself, in this file, and calls `argument`, the function
+    # this call passes it, with that graph (`callbacks.CallbackCall.made`); empty otherwise.
+    made: str = ""
 
 
 @value_class
