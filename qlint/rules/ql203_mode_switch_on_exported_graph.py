@@ -138,7 +138,6 @@ class ModeSwitchOnExportedGraph(Rule):
         evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno, allowed_fix=True)
         return ctx.diagnostic(self, handed.call, message, fix, evidence=evidence, help=help_)
 
-
     def _made(self, ctx, handed: HandedSwitch, function: str, source: str, called: str, where: str, use: str):
         """The helper called makes the graph and calls `function`, chosen here, with it."""
         helper = ctx.source_of(handed.call.func)

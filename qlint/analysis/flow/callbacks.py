@@ -134,9 +134,7 @@ class CallbackLinks:
         if (record.sources or record.made) and record not in calls:  # a loop body runs twice
             calls.append(record)
 
-    def passed(
-        self, record: CallbackCall, actual: dict, env: Env, node: ast.Call | None = None, callee=None
-    ) -> None:
+    def passed(self, record: CallbackCall, actual: dict, env: Env, node: ast.Call | None = None, callee=None) -> None:
         """A helper (`callee`'s flow) calls the function passed here with values built from
         other arguments (`actual`: parameter index -> (value, expression) of this call, `node`)."""
         function = actual.get(record.param, (None, None))[1]
