@@ -68,9 +68,13 @@ class ModeSwitchOnExportedGraph(Rule):
             if function.handed and may_hand_graph(ctx, function):
                 for handed in function.handed.values():
                     yield self._handed(ctx, handed)
-        # `self.gm` set to a graph in one method and switched in another.
+        # `self.gm` set to a graph in one method and switched (or handed to a helper that
+        # switches it) in another.
         for switch in field_switches(ctx, lambda bodies: analyse_bodies(ctx, bodies)):
-            yield self._diagnostic(ctx, switch)
+            if isinstance(switch, HandedSwitch):  # `switch_off(self.gm)`
+                yield self._handed(ctx, switch)
+            else:
+                yield self._diagnostic(ctx, switch)
 
     def _diagnostic(self, ctx: FileContext, switch: ModeSwitch) -> Diagnostic:
         receiver = ctx.source_of(switch.receiver)

@@ -125,6 +125,12 @@ def _hand(walk, node: ast.Call, switch: ParamSwitch, obj: Obj, expr, held: froze
     if own is not None:
         here = replace(switch, guard=frozenset(walk.guards), unless=frozenset())
         walk.flow.param_switches.setdefault(own, here)
+    elif (name := _own_field(obj.origins, walk.func)) is not None:
+        # `switch_off(self.gm)`: switched by this method, for the class's other methods and
+        # for callers that set the field (`runner.calibrate()`) to judge.
+        walk.flow.field_handed.setdefault(id(node), HandedSwitch(node, walk.stmt_stack[-1], expr, obj.origins, switch))
+        here = replace(switch, guard=frozenset(walk.guards), unless=frozenset())
+        walk.flow.field_switches.setdefault(name, here)
 
 
 def _own_field(origins, func: ast.AST) -> str | None:
