@@ -22,6 +22,7 @@ import ast
 import re
 
 from qlint.analysis.flow.graph_returns import GRAPH_SOURCES, switched_receivers
+from qlint.analysis.flow.model_flow import switchers
 from qlint.analysis.flow.model_values import ATTRIBUTE, HandedSwitch, ModeSwitch, Origin
 from qlint.analysis.flow.relevant_bodies import functions_of, segment
 from qlint.value_classes import replace
@@ -64,6 +65,10 @@ def field_switches(ctx, analyse) -> list[ModeSwitch | HandedSwitch]:
 
 def _switches_of(ctx, name: str, members: list, analyse) -> list[ModeSwitch | HandedSwitch]:
     attr = f"self.{name}"
+    # Methods that switch the field, or hand it to a function that may switch it.
+    readers = [(f, cls) for f, cls in members if _switches(segment(ctx, f), attr, switchers(ctx))]
+    if not readers:
+        return []
     setters = [(f, cls) for f, cls in members if _assigns(f, name)]
     flows = analyse(setters) if setters else []
     if not flows or len(flows) != len(setters):
@@ -78,7 +83,6 @@ def _switches_of(ctx, name: str, members: list, analyse) -> list[ModeSwitch | Ha
             return []
         for v in values:
             origins |= v.origins
-    readers = [(f, cls) for f, cls in members if _switches(segment(ctx, f), attr)]
     out: list[ModeSwitch | HandedSwitch] = []
     for flow in analyse(readers):
         for switch in flow.switches:
@@ -106,8 +110,10 @@ def _assigns(func: ast.AST, name: str) -> bool:
     return False
 
 
-def _switches(text: str, attr: str) -> bool:
-    return f"{attr}.eval()" in text or f"{attr}.train(" in text or _argument(text, attr[5:])
+def _switches(text: str, attr: str, names: tuple[str, ...]) -> bool:
+    if f"{attr}.eval()" in text or f"{attr}.train(" in text:
+        return True
+    return _argument(text, attr[5:]) and any(f"{name}(" in text for name in names)
 
 
 def _argument(text: str, name: str) -> bool:
