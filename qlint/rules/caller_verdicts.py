@@ -18,10 +18,12 @@ import re
 
 from qlint.analysis.flow.call_paths import on_params, vouched_on_every_path
 from qlint.analysis.flow.call_sites import Home, Site, calls_all_known, calls_read_here, checked_home, rows_naming
+from qlint.analysis.flow.decorator_registries import class_key
 from qlint.analysis.flow.model_apis import argument_for
 from qlint.analysis.flow.model_flow import PARAM, STORED, Capture, FunctionFlow, ModeFact, caller_facts, compatible
 from qlint.analysis.flow.model_values import (
     ATTR,
+    CONSTRUCTED,
     CONTAINER,
     GRAPH_KINDS,
     ITEM,
@@ -32,6 +34,7 @@ from qlint.analysis.flow.model_values import (
 )
 from qlint.analysis.flow.project_callers import ProjectCall, each_project_call, project_callers
 from qlint.analysis.flow.read_only_params import reads_only
+from qlint.analysis.flow.registry_closure import closed
 from qlint.analysis.flow.switched_parts import eval_switched_part
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.analysis.names.functions import bodies
@@ -153,12 +156,20 @@ def _dead_test_helper(ctx: FileContext, flows: list[FunctionFlow], func: ast.AST
 
 
 def _callers_harmless(
-    ctx: FileContext, flows: list[FunctionFlow], func: ast.AST, index: int, harmless=None, seen=frozenset()
+    ctx: FileContext,
+    flows: list[FunctionFlow],
+    func: ast.AST,
+    index: int,
+    harmless=None,
+    seen=frozenset(),
+    select: tuple[int, frozenset[str]] | None = None,
 ) -> bool:
     """Every caller passes a harmless model (`harmless`: the test of what a call passes;
     by default the model itself, with the callers' own parameters followed up to theirs: in
     this module while every caller of theirs is read here, and past that, through this same
-    test of each such caller's own callers, in the project)."""
+    test of each such caller's own callers, in the project). `select`: (a parameter, the
+    class keys) such that a call passing a construction of another class there does not reach
+    the capture (a registry's dispatch, `decorator_registries`): such calls are passed over."""
     if unread_use(ctx, flows, func):
         return False
     part = harmless is not None
@@ -188,6 +199,8 @@ def _callers_harmless(
         # A container the caller was handed itself holds what its own callers put in it, and
         # they are not followed: only a container written in the call counts.
         same = [(c.call, fact) for f in flows for c in f.calls if c.callee is func for fact in _passed(c, index)]
+    if select is not None:
+        same = [(c, f) for c, f in same if not _selected_out(_site_of(flows, func, c), select)]
     for call, fact in same:
         holder = next((f for f in flows if any(n is call for n in ast.walk(f.node))), None)
         if part:
@@ -206,6 +219,8 @@ def _callers_harmless(
     for found in each_project_call(ctx, func, index):
         if found is None:
             return False
+        if (select is not None and _selected_out(found.site, select)) or _keyed_elsewhere(ctx, found.site):
+            continue  # hands the dispatch a config of another class: the capture is not reached
         if part:
             facts = _passed(found.site, index, found.facts) if found.site is not None else found.facts
 
@@ -219,7 +234,7 @@ def _callers_harmless(
             if not all(harmless(f, list(found.flows), found.call, found.flow, foreign) for f in facts):
                 return False
         elif not all(
-            harmless(f, list(found.flows), found.call, found.flow) or _handed_on(ctx, found, f, seen)
+            harmless(f, list(found.flows), found.call, found.flow) or _handed_on(ctx, found, f, seen, select)
             for f in found.facts
         ):
             return False
@@ -255,12 +270,16 @@ def _passed(site: CallSite, index: int, default: frozenset[ModeFact] = frozenset
     return held if held is not None else site.args.get(index, default)
 
 
-def _handed_on(ctx: FileContext, found: ProjectCall, fact: ModeFact, seen: frozenset) -> bool:
+def _handed_on(
+    ctx: FileContext, found: ProjectCall, fact: ModeFact, seen: frozenset, select: tuple | None = None
+) -> bool:
     """A caller in another module that hands on its own parameter (`def quantize(model):
     helper(model)`): harmless when that function's own callers are, read the same way in
     the project (`_MAX_HANDED` modules up). A module-level function: its calls in its own
     module (`main()` of the same script) are read from the bodies that name it there
-    (`_naming_bodies`), and a use there that is no call read keeps it unknown."""
+    (`_naming_bodies`), and a use there that is no call read keeps it unknown. `select`: what
+    the found call must pass to reach the capture (`_callers_harmless`); a config the caller
+    hands on from its own parameter puts the same condition on its own callers."""
     origin = fact.origin
     node = origin.node if origin is not None else None
     if fact.state != "unset" or origin.kind != PARAM or origin.index is None or node is not found.flow.node:
@@ -274,10 +293,56 @@ def _handed_on(ctx: FileContext, found: ProjectCall, fact: ModeFact, seen: froze
     if flows is None:
         return False  # named in a class body: no flow is read there
     try:
-        return _callers_harmless(other, flows, node, origin.index, None, seen)
+        after = _forwarded(found, node, select) if select is not None else _selection(ctx, found, node)
+        return _callers_harmless(other, flows, node, origin.index, None, seen, after)
     finally:
         # What that search read is what this check's answer depends on.
         ctx.project.hand_over_dependencies(other.path, ctx.path)
+
+
+def _selection(ctx: FileContext, found: ProjectCall, node: ast.AST) -> tuple[int, frozenset[str]] | None:
+    """The parameter of `node` and the class keys that must be passed there for the found call
+    (a registry's dispatch in `node`) to reach the capture, when the registry is closed."""
+    selection = found.site.selection if found.site is not None else None
+    if selection is None or selection.owner is not node or not closed(ctx, selection):
+        return None
+    return selection.index, selection.keys
+
+
+def _forwarded(found: ProjectCall, node: ast.AST, select: tuple[int, frozenset[str]]):
+    """`select` on the caller's own parameter, when the found call passes that parameter, as
+    it came, for the selecting one (`def quantize_for(model, config): prepare(model, config)`)."""
+    index, keys = select
+    site = found.site
+    origins = site.origins.get(index) if site is not None and site.origins else None
+    if not origins or any(o.kind != PARAM or o.node is not node or o.index is None for o in origins):
+        return None
+    indices = {o.index for o in origins}
+    return (indices.pop(), keys) if len(indices) == 1 else None
+
+
+def _keyed_elsewhere(ctx: FileContext, site: CallSite | None) -> bool:
+    """A registry's dispatch whose key, known at the call, selects another class, in a closed
+    registry (`decorator_registries.Selection` without a parameter)."""
+    selection = site.selection if site is not None else None
+    return selection is not None and selection.index is None and closed(ctx, selection)
+
+
+def _site_of(flows: list[FunctionFlow], func: ast.AST, call: ast.Call) -> CallSite | None:
+    return next((c for f in flows for c in f.calls if c.call is call and c.callee is func), None)
+
+
+def _selected_out(site: CallSite | None, select: tuple[int, frozenset[str]]) -> bool:
+    """The call passes, for the selecting parameter, only constructions of classes that are
+    not among the keys: `type(config)` picks another class of the registry."""
+    index, keys = select
+    origins = site.origins.get(index) if site is not None and site.origins else None
+    if not origins:
+        return False
+    return all(
+        o.kind == CONSTRUCTED and getattr(o.built, "cls", None) is not None and class_key(o.built.cls) not in keys
+        for o in origins
+    )
 
 
 def _naming_bodies(found: ProjectCall, name: str) -> list[FunctionFlow] | None:

@@ -12,6 +12,7 @@ import ast
 import weakref
 from typing import Protocol
 
+from qlint.analysis.flow import decorator_registries as registries
 from qlint.analysis.flow.callbacks import CallbackLinks
 from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
@@ -149,6 +150,14 @@ class CallSemantics:
         self.lambdas.call(node, args, kwargs, env)
 
         builds = self.builds
+        looked_up = registries.lookup(self, node, env)  # `REGISTRY.get(type(config))`
+        if looked_up is not None:
+            return looked_up
+        if isinstance(func, (ast.Name, ast.Subscript, ast.Call)):
+            held = env.vars.get(func.id) if isinstance(func, ast.Name) else registries.lookup(self, func, env)
+            made = registries.instance(held, node, env)  # `qcls(cfg)`, `REGISTRY[type(cfg)](cfg)`
+            if made is not None:
+                return made
         makes = builds.factory_called(func, env)
         if makes is not None:  # `make()`, `MODELS[name]()`: what each callable builds
             return merge_values([builds.make(node, m, args, kwargs, env) for m in makes], env, node)
@@ -165,6 +174,9 @@ class CallSemantics:
                 targets = dispatch_targets(self, func.attr, receiver)
                 if targets:
                     return apply_each(self, node, targets, receiver, args, kwargs, env)
+            if summary is None:
+                # `get_quantizer(config).prepare(model)`: the followed module's registered classes.
+                registries.dispatch(self, node, func.attr, receiver, args, kwargs, env)
         if summary is not None:
             callee, offset = summary
             if offset and callee.field_switches and receiver is not None:
@@ -475,7 +487,7 @@ class CallSemantics:
             return owner.classes.followed(owner.scope.path)
         return owner.classes.followed_module(module, owner.scope.path)
 
-    def apply(self, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: Env) -> Obj | None:
+    def apply(self, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: Env, selection=None) -> Obj | None:
         """The caller's view of a call to a summarised helper."""
         actual: dict[int, tuple[Obj | None, ast.expr | None]] = {}
         if offset:
@@ -495,7 +507,7 @@ class CallSemantics:
         written = {i: expr for i, (_, expr) in actual.items()}
         held = self._held(given, passed, env) if _reads_parts(callee) else None
         origins = {i: obj.origins for i, obj in given.items()}
-        site = CallSite(callee.node, node, passed, written, held=held, origins=origins)
+        site = CallSite(callee.node, node, passed, written, held=held, origins=origins, selection=selection)
         if not foreign:
             self.flow.calls.append(site)
         else:
@@ -558,6 +570,8 @@ class CallSemantics:
                 if o.kind == PARAM and o.node is callee.node and o.index in given:
                     origins |= given[o.index].origins
                     caps |= given[o.index].captures
+                elif o.kind in registries.KINDS:
+                    origins |= registries.rekeyed(o, callee.node, given, self.walk.func, node)
                 else:
                     here = replace(o, node=node) if foreign else o
                     if o.passed:  # what a construction was given, in caller terms too

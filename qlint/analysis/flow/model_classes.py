@@ -171,6 +171,13 @@ class ClassIndex:
             self.log.append(("followed", path, found))
         return found
 
+    def followed_path(self) -> str | None:
+        """The path of the module whose callers are read, if any (logged as `followed` is): a
+        registry dispatch targets that module's registered classes (`decorator_registries`)."""
+        if self.log is not None:
+            self.log.append(("follow", None, self.follow))
+        return self.follow
+
     def followed_module(self, module: str, base: str) -> bool:
         """`followed` for the module named `module` from `base`'s path: without a module
         followed, no look-up (a call under a library's name is not followed from any module)."""
@@ -225,6 +232,8 @@ class ClassIndex:
                 same = self._project_package(question) == answer
             elif kind == "followed":
                 same = self.followed(question) == answer
+            elif kind == "follow":
+                same = self.followed_path() == answer
             elif kind == "followed module":
                 same = self.followed_module(*question) == answer
             elif kind == "installed":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow import decorator_registries as registries
 from qlint.analysis.flow.dead_branches import ConstantFlags
 from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.handed_switches import param_switches
@@ -355,6 +356,8 @@ class Interpreter:
             return obj
         if isinstance(e, ast.Await):
             return self.expr(e.value, env)
+        if isinstance(e, ast.Subscript) and (found := registries.lookup(self.calls, e, env)) is not None:
+            return found  # `REGISTRY[type(config)]`
         if isinstance(e, ast.Subscript) and (makes := self.calls.builds.callables(e.value)):
             return self.calls.builds.factory(e, makes, env)  # `make = MODELS[name]`
         if isinstance(e, (ast.Attribute, ast.Subscript)):

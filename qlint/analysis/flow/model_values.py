@@ -216,6 +216,9 @@ class CallSite:
     # Parameter index -> where the argument's object came from (its constructions): what a
     # caller hands over in eval mode holds (QL202 through callers, `qat_callers`).
     origins: dict[int, frozenset[Origin]] | None = None
+    # A call that reaches the callee only for some classes of what the caller's own caller
+    # passes for one parameter (`decorator_registries.Selection`): a registry's dispatch.
+    selection: object = None
 
     @property
     def ref(self) -> ast.expr:

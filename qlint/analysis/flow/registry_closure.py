@@ -1,0 +1,156 @@
+"""Whether a decorator-filled registry holds only what its decorator puts there, so that the
+keys a class is registered under say which callers reach it (issue 14,
+`decorator_registries`).
+
+A call recorded with a `Selection` reaches the class's method only for callers whose argument
+is of a class the class is registered under. That holds when nothing but the decorator writes
+the registry and the decorator registers nothing but the class statements it decorates:
+
+- in the registry's module, the registry is bound once and every other appearance of it is
+  the decorator's store or a lookup (`REG.get(k)`, `REG[k]`, `k in REG`), and no `global`
+  names it;
+- no other module of the project names the registry (it could store into it, clear it,
+  hand it on);
+- every use of the decorator in the project is `@decorator(key)` on a class statement (a
+  call `decorator(key)(cls)` registers a class under a key the class does not show);
+- no module subclasses the class (a registered subclass runs the method under its own key).
+
+Anything else, or a project that cannot be searched, and the selection is not trusted: every
+caller of the dispatching function is a caller of the method.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+
+from qlint.analysis.context import FileContext
+from qlint.analysis.flow.method_references import subclassed_in
+from qlint.analysis.flow.project_callers import paths_naming
+from qlint.analysis.names.live_trees import parse as live_parse
+
+_MEMO = "registry_closure.closed"
+
+
+def closed(ctx: FileContext, selection) -> bool:
+    """Nothing but the decorator writes the selection's registry, and it registers the class
+    under the keys its own decorators show (once per check and selection)."""
+    memo = ctx.cache.setdefault(_MEMO, {})
+    asked = (selection.module, selection.registry, selection.decorator, selection.cls)
+    if asked not in memo:
+        memo[asked] = _closed(ctx, selection)
+    return memo[asked]
+
+
+def _closed(ctx: FileContext, selection) -> bool:
+    scope = ctx.project.module_scope(selection.module, ctx.path)
+    if scope is None:
+        return False
+    home = os.path.abspath(scope.path)
+    tree = _tree(ctx, home)
+    if tree is None or not _written_by_decorator_only(tree, selection.registry, selection.decorator):
+        return False
+    named = paths_naming(ctx, selection.registry)
+    if named is None or any(os.path.abspath(p) != home for p in named):
+        return False
+    if os.path.abspath(ctx.path) != home and _spells(ctx.text, selection.registry):
+        return False
+    users = paths_naming(ctx, selection.decorator)
+    if users is None:
+        return False
+    for path in {*users, os.path.abspath(ctx.path)}:
+        module = ctx.tree if path == os.path.abspath(ctx.path) else _tree(ctx, path)
+        if module is None or not _decorates_classes_only(module, selection.decorator):
+            return False
+    holders = paths_naming(ctx, selection.cls)
+    if holders is None:
+        return False
+    for path in holders:
+        text = ctx.project.text(path)
+        if text is None or subclassed_in(text.encode(), selection.cls):
+            return False
+    # The checked module's own subclasses: each registered one is a target of its own.
+    return not any(
+        isinstance(n, ast.ClassDef) and any(_names(b, selection.cls) for b in n.bases) for n in ast.walk(ctx.tree)
+    )
+
+
+def _tree(ctx: FileContext, path: str) -> ast.Module | None:
+    text = ctx.project.text(path)
+    if text is None:
+        return None
+    try:
+        return live_parse(text, path)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
+def _written_by_decorator_only(tree: ast.Module, registry: str, decorator: str) -> bool:
+    parents: dict[int, ast.AST] = {}
+    deco = next((s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == decorator), None)
+    if deco is None:
+        return False
+    inside = {id(n) for n in ast.walk(deco)}
+    bindings = 0
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and registry in node.names:
+            return False
+        if not (isinstance(node, ast.Name) and node.id == registry):
+            continue
+        parent = parents.get(id(node))
+        if not isinstance(node.ctx, ast.Load):
+            bindings += 1
+            if not any(parent is stmt for stmt in tree.body):
+                return False  # bound somewhere else than at module level
+            continue
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            if isinstance(parent.ctx, ast.Load) or id(parent) in inside:
+                continue  # a lookup, or the decorator's own store (`decorator_registries` read it)
+            return False
+        if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr == "get":
+            call = parents.get(id(parent))
+            if isinstance(call, ast.Call) and call.func is parent:
+                continue
+            return False
+        if (
+            isinstance(parent, ast.Compare)
+            and any(c is node for c in parent.comparators)
+            and all(isinstance(op, (ast.In, ast.NotIn)) for op in parent.ops)
+        ):
+            continue  # `key in REG`
+        return False
+    return bindings == 1
+
+
+def _decorates_classes_only(tree: ast.Module, decorator: str) -> bool:
+    """Every load of `decorator` (a name, or an attribute of that name) is the callee of a
+    call decorating a class statement."""
+    allowed: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for deco in node.decorator_list:
+                if isinstance(deco, ast.Call):
+                    allowed.add(id(deco.func))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Name, ast.Attribute)) and _names(node, decorator) and id(node) not in allowed:
+            return False  # called, handed on, rebound: a class it registers is not one it decorates
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+            a.asname and a.name.rpartition(".")[2] == decorator for a in node.names
+        ):
+            return False  # imported under another name: its uses do not spell it
+    return True
+
+
+def _names(node: ast.expr, name: str) -> bool:
+    return (isinstance(node, ast.Name) and node.id == name) or (isinstance(node, ast.Attribute) and node.attr == name)
+
+
+def _spells(text: str, word: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is not None
+
+
+__all__ = ["closed"]
