@@ -316,7 +316,7 @@ def _built(judge: Judge, build) -> list[str] | None:
         if "unexpected keyword" in str(exc) or "got an unexpected" in str(exc):
             raise
         why = f"build failed: {type(exc).__name__}"
-    except Exception as exc:  # noqa: BLE001 - a model that does not build here is unknown
+    except Exception as exc:  # a model that does not build here is unknown
         why = f"build failed: {type(exc).__name__}"
     judge.unknown[why] = judge.unknown.get(why, 0) + 1
     return None
@@ -361,8 +361,7 @@ def _timm(judge: Judge, only: set[str] | None) -> dict[str, dict]:
 
     tags: dict[str, list[str]] = {}
     for tagged in timm.list_pretrained():
-        arch, _, tag = tagged.partition(".")
-        tags.setdefault(arch, []).append(tagged)
+        tags.setdefault(tagged.partition(".")[0], []).append(tagged)
     out = {}
     for name in timm.list_models():
         if only is not None and name not in only:

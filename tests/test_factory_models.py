@@ -55,7 +55,8 @@ def test_timm_vit_built_in_train_mode_is_quiet(build):
 
 
 def test_timm_model_named_by_a_constant_is_quiet():
-    src = _script("timm.create_model(MODEL)").replace("import timm", 'import timm\n\n        MODEL = "vit_base_patch16_224"')
+    named = 'import timm\n\n        MODEL = "vit_base_patch16_224"'
+    src = _script("timm.create_model(MODEL)").replace("import timm", named)
     assert check(src) == []
 
 
@@ -133,7 +134,7 @@ def test_torchvision_vit_with_dropout_is_reported():
     [
         "timm.create_model(name)",  # a dynamic name
         'timm.create_model("vit_base_patch16_224", **kwargs)',
-        'timm.create_model(*args)',
+        "timm.create_model(*args)",
         'timm.create_model("vit_base_patch16_224", drop_path_rate=rate)',  # a rate we cannot read
         'timm.create_model("vit_base_patch16_224", img_size=384)',  # a keyword no build probed
         'timm.create_model("vit_base_patch16_224", pretrained_cfg=cfg)',
@@ -256,7 +257,7 @@ def test_the_table_matches_the_installed_libraries():
     assert done.returncode == 0, done.stderr[-2000:]
 
 
-_JUDGED = '''
+_JUDGED = """
 import importlib.util, json, sys
 import torch
 from torch import nn
@@ -341,7 +342,7 @@ cases = {
     "mha": nn.MultiheadAttention(4, 2, dropout=0.1),
 }
 print(json.dumps({name: parts(model) for name, model in cases.items()}))
-'''
+"""
 
 
 @pytest.mark.skipif(not _importable("torch"), reason="needs torch")

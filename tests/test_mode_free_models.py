@@ -299,7 +299,6 @@ def test_a_model_given_parts_after_it_is_built_is_reported():
     assert check(src.replace("    prepare_pt2e(", "    model.to('cpu')\n    model.train()\n    prepare_pt2e(")) == []
 
 
-
 def test_a_constant_set_on_a_model_gives_it_no_part():
     """`model.model_name = "vit"` (dgcnz/edge) sets a string; a value that may be a module
     still counts as a part given."""
@@ -336,6 +335,7 @@ def test_parts_given_to_a_model_bound_with_an_annotation_are_seen():
     """
     assert [d.code for d in check(src)] == ["QL201"]
     assert check(src.replace("net.head = nn.Dropout(0.5)", 'net.model_name = "net"')) == []
+
 
 FLAG_NET = """
     class Net(nn.Module):

@@ -67,9 +67,9 @@ def factory_content(call: ast.Call, name: str, resolver: Resolver) -> tuple[str,
         if call.args[1:]:
             group = None
         return model or _written(name), _parts(group, keywords, known.neutral["torchvision"], False)
-    group = known.paths.get(name)
     # Builders take keywords only (a position raises TypeError).
-    return name.rpartition(".")[2], _parts(group if not call.args else None, call.keywords, known.neutral["torchvision"], False)
+    group = known.paths.get(name) if not call.args else None
+    return name.rpartition(".")[2], _parts(group, call.keywords, known.neutral["torchvision"], False)
 
 
 def _timm(call: ast.Call, resolver: Resolver) -> tuple[str, tuple[str, ...] | None]:
