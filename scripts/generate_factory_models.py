@@ -52,6 +52,7 @@ import textwrap
 import time
 import types
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 TABLE = Path(__file__).resolve().parent.parent / "qlint" / "data" / "factory_models.json"
@@ -356,15 +357,14 @@ def _probe(judge: Judge, build, default: list[str] | None, keywords: list[str]) 
     return out
 
 
-def _timm(judge: Judge, only: set[str] | None) -> dict[str, dict]:
+def _timm(judge: Judge, keep) -> Iterator[tuple[str, str, dict, None]]:
     import timm
 
     tags: dict[str, list[str]] = {}
     for tagged in timm.list_pretrained():
         tags.setdefault(tagged.partition(".")[0], []).append(tagged)
-    out = {}
     for name in timm.list_models():
-        if only is not None and name not in only:
+        if not keep("timm", name):
             continue
 
         def build(n=name, **kwargs):
@@ -372,25 +372,25 @@ def _timm(judge: Judge, only: set[str] | None) -> dict[str, dict]:
 
         default = _built(judge, build)
         entry = {"parts": default, **_probe(judge, build, default, DROP_KEYWORDS["timm"])}
-        if default is not None and all(
+        # Tags are built for mode-free models only: there they decide whether a capture is
+        # reported; a tagged name of another model is left unknown (reported, without a note).
+        if default == [] and all(
             _built(judge, lambda t=t: timm.create_model(t, pretrained=False)) == default for t in tags.get(name, [])
         ):
             entry["tags"] = True
-        out[name] = entry
-    return out
+        yield "timm", name, entry, None
 
 
-def _torchvision(judge: Judge, only: set[str] | None) -> tuple[dict[str, dict], dict[str, list[str]]]:
-    """Entries by registered name, and the dotted paths each builder is reachable by."""
+def _torchvision(judge: Judge, keep) -> Iterator[tuple[str, str, dict, list[str]]]:
+    """Entries by registered name, with the dotted paths each builder is reachable by."""
     import importlib
 
     tv = _load_torchvision()
     packages = ["torchvision.models"] + [
         f"torchvision.models.{p}" for p in ("detection", "optical_flow", "quantization", "segmentation", "video")
     ]
-    out, paths = {}, {}
     for name in tv.models.list_models():
-        if only is not None and name not in only:
+        if not keep("torchvision", name):
             continue
         builder = tv.models.get_model_builder(name)
 
@@ -398,44 +398,46 @@ def _torchvision(judge: Judge, only: set[str] | None) -> tuple[dict[str, dict], 
             return b(weights=None, **kwargs)
 
         default = _built(judge, build)
-        out[name] = {"parts": default, **_probe(judge, build, default, DROP_KEYWORDS["torchvision"])}
+        entry = {"parts": default, **_probe(judge, build, default, DROP_KEYWORDS["torchvision"])}
         found = set()
         for package in [*packages, builder.__module__]:
             module = importlib.import_module(package)
             if getattr(module, builder.__name__, None) is builder:
                 found.add(f"{package}.{builder.__name__}")
-        paths[name] = sorted(found)
-    return out, paths
+        yield "torchvision", name, entry, sorted(found)
 
 
-def generate(only: set[str] | None = None) -> dict:
+def judged(keep) -> Iterator[tuple[str, str, dict, list[str] | None]]:
+    """(library, model name, entry, torchvision paths) for each model `keep(library, name)` selects."""
     _quiet()
     import torch
 
     torch.set_num_threads(1)
     _load_torchvision()  # before timm, which imports it
     judge = Judge()
-    timm_entries = _timm(judge, only)
-    tv_entries, tv_paths = _torchvision(judge, only)
+    yield from _timm(judge, keep)
+    yield from _torchvision(judge, keep)
+    if judge.unknown:
+        print("unknown:", json.dumps(dict(sorted(judge.unknown.items(), key=lambda kv: -kv[1]))), file=sys.stderr)
+
+
+def assemble(rows) -> dict:
+    """The table: models grouped by identical verdict."""
     import timm
 
     tv = sys.modules["torchvision"]
     groups: dict[str, dict] = {}
-    for library, entries in (("timm", timm_entries), ("torchvision", tv_entries)):
-        for name, entry in sorted(entries.items()):
-            key = json.dumps(entry, sort_keys=True)
-            group = groups.setdefault(key, {**entry, "timm": [], "torchvision": {}})
-            if library == "timm":
-                group["timm"].append(name)
-            else:
-                group["torchvision"][name] = tv_paths[name]
+    for library, name, entry, paths in sorted(rows, key=lambda r: (r[0], r[1])):
+        group = groups.setdefault(json.dumps(entry, sort_keys=True), {**entry, "timm": [], "torchvision": {}})
+        if library == "timm":
+            group["timm"].append(name)
+        else:
+            group["torchvision"][name] = paths
     ordered = sorted(groups.values(), key=lambda g: (g["parts"] is None, json.dumps(g, sort_keys=True)))
     for group in ordered:
         for library in ("timm", "torchvision"):
             if not group[library]:
                 del group[library]
-    if judge.unknown:
-        print("unknown:", json.dumps(dict(sorted(judge.unknown.items(), key=lambda kv: -kv[1]))), file=sys.stderr)
     return {
         "format": FORMAT,
         "versions": {"timm": timm.__version__, "torchvision": tv.__version__.split("+")[0]},
@@ -443,6 +445,10 @@ def generate(only: set[str] | None = None) -> dict:
         "probes": {"num_classes": NUM_CLASSES, "drop": DROP_PROBE},
         "groups": ordered,
     }
+
+
+def generate(only: set[str] | None = None) -> dict:
+    return assemble(list(judged(lambda library, name: only is None or name in only)))
 
 
 def dump(table: dict) -> str:
@@ -470,7 +476,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=TABLE)
     parser.add_argument("--check", action="store_true", help="exit 1 if the bundled table differs")
     parser.add_argument("--only", nargs="*", help="only these model names (for a quick look)")
+    parser.add_argument("--shard", help="I/N: judge every N-th model from the I-th, one JSON line each, to --out")
+    parser.add_argument("--merge", nargs="*", type=Path, help="write the table from the shards' files")
     args = parser.parse_args(argv)
+    if args.shard:
+        index, count = map(int, args.shard.split("/"))
+        seen = iter(range(10**9))
+        with args.out.open("w") as out:
+            for row in judged(lambda library, name: next(seen) % count == index):
+                out.write(json.dumps(row) + "\n")
+                out.flush()
+        return 0
+    if args.merge:
+        _load_torchvision()
+        rows = [tuple(json.loads(line)) for path in args.merge for line in path.read_text().splitlines()]
+        args.out.write_text(dump(assemble(rows)))
+        return 0
     table = generate(set(args.only) if args.only else None)
     if args.check and args.only:
         stale = sorted(set(_entries(table).items()) - set(_entries(json.loads(TABLE.read_text())).items()))
