@@ -23,11 +23,14 @@ A submodule makes the mode matter when it is
 
 Factory arguments change what is built, so the table covers only what was built:
 
-- a pretrained tag (`vit_base_patch14_dinov2.lvd142m`) only when every tag of that model was
-  built and judged the same as the plain name;
-- `num_classes` (probed with 7), and for a model judged mode-free by default each drop-rate
-  keyword the factory accepts (probed alone with 0.1: the parts it then adds; and all of them
-  at 0 at once: whether zero rates keep the default);
+- a pretrained tag (`vit_base_patch14_dinov2.lvd142m`) only when no tag of that model changes
+  anything but the head size, which the `num_classes` probe showed does not matter (a tag only
+  sets defaults for `num_classes`, `global_pool`, `in_chans` and a fixed `img_size`: timm's
+  `_update_default_model_kwargs`, whose source is checked);
+- `num_classes` (probed with 7), and for a torchvision model judged mode-free by default its
+  drop rates (`dropout`, `attention_dropout`, `stochastic_depth_prob`), each probed alone with
+  0.1 (the parts it then adds) and all at 0 at once (whether zero rates keep the default);
+  timm's drop rates are not probed (one more build of each of its models per rate);
 - keywords that only load weights into the modules built (`pretrained`, `checkpoint_path`,
   `cache_dir`; torchvision's `weights`, `progress` and legacy `pretrained`) are neutral by
   reading of the factories, not by probe (weights cannot be fetched here);
@@ -64,17 +67,12 @@ NEUTRAL = {
 }
 # Probed per model: the value set, and how a call's constant is matched to the probe.
 NUM_CLASSES = 7
+# The drop rates probed (each probe is a build of every mode-free model). timm's are not:
+# building its 1,371 models once more per rate costs more than a table regeneration should,
+# so a timm call setting a drop rate is left unknown (reported, without a note).
 DROP_KEYWORDS = {
-    "timm": [
-        "attn_drop_rate",
-        "drop_block_rate",
-        "drop_path_rate",
-        "drop_rate",
-        "patch_drop_rate",
-        "pos_drop_rate",
-        "proj_drop_rate",
-    ],
-    "torchvision": ["attention_dropout", "drop_rate", "dropout", "stochastic_depth_prob"],
+    "timm": [],
+    "torchvision": ["attention_dropout", "dropout", "stochastic_depth_prob"],
 }
 DROP_PROBE = 0.1
 # Functions (read in the libraries' source) whose `training` argument only gates dropping:
@@ -357,12 +355,33 @@ def _probe(judge: Judge, build, default: list[str] | None, keywords: list[str]) 
     return out
 
 
+def _tag_settings(timm) -> object:
+    """What a pretrained tag can change in a build: timm's `build_model_with_cfg` sets
+    `num_classes`, `global_pool`, `in_chans` (and `img_size` for a fixed input size) from the
+    tag's pretrained config, nothing else (`_update_default_model_kwargs`, checked here).
+    None when that function is not the one read (then no tag is covered)."""
+    from timm.models import _builder, get_pretrained_cfg
+
+    source = inspect.getsource(_builder._update_default_model_kwargs)
+    if "default_kwarg_names = ('num_classes', 'global_pool', 'in_chans')" not in source:
+        return None
+
+    def settings(name: str) -> tuple:
+        cfg = get_pretrained_cfg(name).to_dict()
+        size = cfg.get("input_size")
+        img_size = tuple(size[-2:]) if size is not None and cfg.get("fixed_input_size") else None
+        return (size[0] if size is not None else None, img_size, cfg.get("global_pool"))
+
+    return settings
+
+
 def _timm(judge: Judge, keep) -> Iterator[tuple[str, str, dict, None]]:
     import timm
 
     tags: dict[str, list[str]] = {}
     for tagged in timm.list_pretrained():
         tags.setdefault(tagged.partition(".")[0], []).append(tagged)
+    settings = _tag_settings(timm)
     for name in timm.list_models():
         if not keep("timm", name):
             continue
@@ -372,10 +391,12 @@ def _timm(judge: Judge, keep) -> Iterator[tuple[str, str, dict, None]]:
 
         default = _built(judge, build)
         entry = {"parts": default, **_probe(judge, build, default, DROP_KEYWORDS["timm"])}
-        # Tags are built for mode-free models only: there they decide whether a capture is
-        # reported; a tagged name of another model is left unknown (reported, without a note).
-        if default == [] and all(
-            _built(judge, lambda t=t: timm.create_model(t, pretrained=False)) == default for t in tags.get(name, [])
+        # A tag is covered when it changes nothing but the head size, which was probed.
+        if (
+            default is not None
+            and settings is not None
+            and entry.get("with", {}).get("num_classes") == default
+            and all(settings(t) == settings(name) for t in tags.get(name, []))
         ):
             entry["tags"] = True
         yield "timm", name, entry, None
@@ -415,8 +436,8 @@ def judged(keep) -> Iterator[tuple[str, str, dict, list[str] | None]]:
     torch.set_num_threads(1)
     _load_torchvision()  # before timm, which imports it
     judge = Judge()
-    yield from _timm(judge, keep)
     yield from _torchvision(judge, keep)
+    yield from _timm(judge, keep)
     if judge.unknown:
         print("unknown:", json.dumps(dict(sorted(judge.unknown.items(), key=lambda kv: -kv[1]))), file=sys.stderr)
 
