@@ -375,14 +375,15 @@ def _tag_settings(timm) -> object:
     return settings
 
 
-def _timm(judge: Judge, keep) -> Iterator[tuple[str, str, dict, None]]:
+def _timm(judge: Judge, keep, reverse: bool = False) -> Iterator[tuple[str, str, dict, None]]:
     import timm
 
     tags: dict[str, list[str]] = {}
     for tagged in timm.list_pretrained():
         tags.setdefault(tagged.partition(".")[0], []).append(tagged)
     settings = _tag_settings(timm)
-    for name in timm.list_models():
+    names = timm.list_models()
+    for name in reversed(names) if reverse else names:
         if not keep("timm", name):
             continue
 
@@ -428,7 +429,11 @@ def _torchvision(judge: Judge, keep) -> Iterator[tuple[str, str, dict, list[str]
         yield "torchvision", name, entry, sorted(found)
 
 
-def judged(keep) -> Iterator[tuple[str, str, dict, list[str] | None]]:
+def _lines(path: Path) -> list[str]:
+    return path.read_text().splitlines()
+
+
+def judged(keep, reverse: bool = False) -> Iterator[tuple[str, str, dict, list[str] | None]]:
     """(library, model name, entry, torchvision paths) for each model `keep(library, name)` selects."""
     _quiet()
     import torch
@@ -436,8 +441,9 @@ def judged(keep) -> Iterator[tuple[str, str, dict, list[str] | None]]:
     torch.set_num_threads(1)
     _load_torchvision()  # before timm, which imports it
     judge = Judge()
-    yield from _torchvision(judge, keep)
-    yield from _timm(judge, keep)
+    if not reverse:
+        yield from _torchvision(judge, keep)
+    yield from _timm(judge, keep, reverse)
     if judge.unknown:
         print("unknown:", json.dumps(dict(sorted(judge.unknown.items(), key=lambda kv: -kv[1]))), file=sys.stderr)
 
@@ -464,6 +470,8 @@ def assemble(rows) -> dict:
         "versions": {"timm": timm.__version__, "torchvision": tv.__version__.split("+")[0]},
         "neutral": NEUTRAL,
         "probes": {"num_classes": NUM_CLASSES, "drop": DROP_PROBE},
+        # A merge of shards that did not all finish holds fewer: the others are unknown.
+        "registered": {"timm": len(timm.list_models()), "torchvision": len(tv.models.list_models())},
         "groups": ordered,
     }
 
@@ -498,19 +506,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 if the bundled table differs")
     parser.add_argument("--only", nargs="*", help="only these model names (for a quick look)")
     parser.add_argument("--shard", help="I/N: judge every N-th model from the I-th, one JSON line each, to --out")
+    parser.add_argument("--reverse", action="store_true", help="with --shard: timm's models from the last")
     parser.add_argument("--merge", nargs="*", type=Path, help="write the table from the shards' files")
     args = parser.parse_args(argv)
     if args.shard:
         index, count = map(int, args.shard.split("/"))
         seen = iter(range(10**9))
         with args.out.open("w") as out:
-            for row in judged(lambda library, name: next(seen) % count == index):
+            for row in judged(lambda library, name: next(seen) % count == index, args.reverse):
                 out.write(json.dumps(row) + "\n")
                 out.flush()
         return 0
     if args.merge:
         _load_torchvision()
-        rows = [tuple(json.loads(line)) for path in args.merge for line in path.read_text().splitlines()]
+        # Shards may overlap (a `--reverse` one meeting a forward one): one row per model.
+        rows = {tuple(row[:2]): tuple(row) for path in args.merge for row in map(json.loads, _lines(path))}
+        rows = list(rows.values())
         args.out.write_text(dump(assemble(rows)))
         return 0
     table = generate(set(args.only) if args.only else None)
