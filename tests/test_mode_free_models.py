@@ -299,6 +299,44 @@ def test_a_model_given_parts_after_it_is_built_is_reported():
     assert check(src.replace("    prepare_pt2e(", "    model.to('cpu')\n    model.train()\n    prepare_pt2e(")) == []
 
 
+def test_a_constant_set_on_a_model_gives_it_no_part():
+    """`model.model_name = "vit"` (dgcnz/edge) sets a string; a value that may be a module
+    still counts as a part given."""
+    src = _in_test(
+        """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(3, 3)
+        """
+    )
+    for line in ['model.model_name = "vit"', "model.scale = 2.0", 'model.tag = f"net{x}"', "model.head = None"]:
+        assert check(src.replace("    prepare_pt2e(", f"    {line}\n    prepare_pt2e(")) == [], line
+    for line in ["model.head = nn.Dropout(0.5)", "model.head = NAME", 'model["head"] = "vit"']:
+        text = src.replace("    prepare_pt2e(", f"    {line}\n    prepare_pt2e(")
+        assert [d.code for d in check(text)] == ["QL201"], line
+
+
+def test_parts_given_to_a_model_bound_with_an_annotation_are_seen():
+    """`net: Net = Net()` at module level, given a dropout, then handed to a helper that
+    captures it: the annotated binding is the construction's as `net = Net()` is."""
+    src = """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(3, 3)
+
+        def export_and_quantize(model, example):
+            return prepare_pt2e(export(model, example).module(), None)
+
+        net: Net = Net()
+        net.head = nn.Dropout(0.5)
+        export_and_quantize(net, (torch.randn(1, 3),))
+    """
+    assert [d.code for d in check(src)] == ["QL201"]
+    assert check(src.replace("net.head = nn.Dropout(0.5)", 'net.model_name = "net"')) == []
+
+
 FLAG_NET = """
     class Net(nn.Module):
         def __init__(self, use_bias, permute=False, extra=None):

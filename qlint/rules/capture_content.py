@@ -205,8 +205,10 @@ class _BodyIndex:
         self.changes: list[tuple[str, int]] = []
         self.handed: list[tuple[ast.Call, frozenset[str]]] = []
         for node in _own_nodes(fn):
-            if isinstance(node, ast.Assign):
-                bound = (node.lineno, [t.id for t in node.targets if isinstance(t, ast.Name)])
+            if isinstance(node, ast.Assign) or (isinstance(node, ast.AnnAssign) and node.value is not None):
+                # `model: VisionTransformer = timm.create_model(...)` binds it as `=` does.
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                bound = (node.lineno, [t.id for t in targets if isinstance(t, ast.Name)])
                 # Any node of the value: a construction may be a factory table's `Net` too
                 # (every node but the `Load`/`Store` and operator tokens, never a construction).
                 for inner in tree_walk.walk(node.value):
@@ -266,7 +268,15 @@ def _changed_roots(node: ast.AST) -> list[str]:
     """The names whose model this node gives parts or hooks (`m.fc = ...`, `setattr(m, ...)`)."""
     if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        return [r for t in targets if isinstance(t, (ast.Attribute, ast.Subscript)) and (r := _root(t)) is not None]
+        # A number or a string set on it (`model.model_name = "vit"`) is no part.
+        plain = _plain_value(node.value)
+        return [
+            r
+            for t in targets
+            if isinstance(t, (ast.Attribute, ast.Subscript))
+            and not (plain and isinstance(t, ast.Attribute))
+            and (r := _root(t)) is not None
+        ]
     if isinstance(node, ast.Call):
         func = node.func
         if isinstance(func, ast.Name) and func.id == "setattr":
@@ -276,6 +286,13 @@ def _changed_roots(node: ast.AST) -> list[str]:
             root = _root(func.value)
             return [root] if root is not None else []
     return []
+
+
+def _plain_value(value: ast.expr | None) -> bool:
+    """A constant, an f-string, or a tuple of those: never a module (None removes a part)."""
+    if isinstance(value, ast.Tuple):
+        return all(_plain_value(e) for e in value.elts)
+    return isinstance(value, (ast.Constant, ast.JoinedStr))
 
 
 def _root(node: ast.AST) -> str | None:

@@ -16,6 +16,7 @@ import os
 import sys
 
 from qlint.analysis.flow.content_syntax import ContentSyntax, calls_under, content_syntax
+from qlint.analysis.flow.factory_models import factory_content
 from qlint.analysis.flow.init_parameters import only_hyperparameter
 from qlint.analysis.flow.installed_classes import installed_class, installed_package
 from qlint.analysis.flow.model_torch_nn import CONTAINERS, torch_nn_kind
@@ -310,9 +311,15 @@ class ClassIndex:
 
     # -- content ----------------------------------------------------------------------------
     def content(self, call: ast.Call, cls: ModelClass | None, resolver: Resolver, name: str) -> Content:
-        """What the model `call` builds holds; `cls` is its resolved class (None: a torch.nn class)."""
+        """What the model `call` builds holds; `cls` is its resolved class (None: a torch.nn
+        class or a library factory)."""
         if cls is None and isinstance(call, ast.Call):
-            cls = self.installed(resolver.qualname(call.func))
+            qualname = resolver.qualname(call.func)
+            if qualname and qualname.startswith(FACTORIES):
+                model, parts = factory_content(call, qualname, resolver)
+                if parts is not None:
+                    return Content(model, parts, True)
+            cls = self.installed(qualname)
         if cls is not None:
             dependent, complete = self._class_content(cls, 0)
             return Content(name, dependent, complete)
@@ -412,6 +419,8 @@ class ClassIndex:
                 func = resolver.scope.functions[parts[0]]
                 if func is not own:
                     complete &= self._function_content(func, resolver, found, depth)
+            elif name.startswith(FACTORIES) and (built := factory_content(call, name, resolver)[1]) is not None:
+                found.update(built)
             elif not (parts and len(parts) == 1 and parts[0] in nested) and not _harmless(call, name, parts):
                 installed = self.installed(name)
                 if installed is None:
