@@ -64,7 +64,7 @@ class ExtHandler:
         self.quantizer = quantizer
 
     def quantize(self, model, inputs):
-        return model
+        return model.eval()
 """
 
 DECORATED = EXTRA.replace("    def quantize", "    @traced\n    def quantize").replace(
@@ -160,8 +160,10 @@ def run(kind, quantizer, inputs):
     return HANDLERS[kind](quantizer).quantize(ConvBn().eval(), inputs)
 """
     assert _rows(tmp_path, runner, extra=DECORATED) == [CAPTURE_ROW]
-    # Another module's class whose method the walk reads, as it reads that module's functions.
+    # Another module's class whose method the walk reads, as it reads that module's functions
+    # (one that names a mode switch, `method_words`).
     assert _rows(tmp_path / "read", runner, extra=EXTRA) == []
+    assert _rows(tmp_path / "unnamed", runner, extra=EXTRA.replace("model.eval()", "model")) == [CAPTURE_ROW]
 
 
 def test_a_registry_read_from_another_module_stays_reported(tmp_path):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.inherited_methods import inherited_method, project_class
+from qlint.analysis.flow.method_words import names_a_step
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -23,6 +24,11 @@ def class_callee(owner, module: str, attr: str):
     class fills its first parameter) for `<module>.<Class>.<attr>(...)` (`module` names the
     class: `pkg.ready.Ready`; only `Ready` for a module without a name), or None."""
     head, _, name = module.rpartition(".")
+    if not name[:1].isupper():
+        # `os.path.join`, `np.random.rand`: a module's function, whose module no lookup finds
+        # (classes are named in CapWords: a lookup of every such module cost ExecuTorch's run
+        # a tenth of its project lookups).
+        return None
     found = project_class(owner, head, name) if head else _own_class(owner, name)
     if found is None:
         return None
@@ -30,6 +36,8 @@ def class_callee(owner, module: str, attr: str):
     if method is None or not isinstance(method[1], _DEFS):
         return None
     holder_flow, func, holder = method
+    if holder_flow is not owner and not names_a_step(holder_flow.scope, func):
+        return None
     offset = _offset(func)
     return None if offset is None else (holder_flow, func, holder, offset)
 

@@ -16,6 +16,7 @@ import ast
 import os
 
 from qlint.analysis.flow.inherited_methods import inherited_method
+from qlint.analysis.flow.method_words import names_a_step
 from qlint.analysis.flow.model_values import CONSTRUCTED, FunctionFlow, Obj
 
 
@@ -50,6 +51,12 @@ def method_summary(sem, attr: str, receiver: Obj) -> tuple[FunctionFlow, int] | 
     owner, method, holder = found
     if method.decorator_list:
         return None
+    if (
+        owner is not sem.owner
+        and not names_a_step(owner.scope, method)
+        and not sem.owner.classes.followed(cls.scope.path)
+    ):
+        return None  # names no step (`method_words`), and is not of the module whose callers are read
     flow = owner.function(method, holder)
     return (flow, 1) if flow is not None else None
 
