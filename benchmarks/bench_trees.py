@@ -228,6 +228,13 @@ def bench_tree(label: str, tree: str, pinned: str | None, runs: int, against: st
                 single_commands[f"qlint{v} check FILE (warm)"] = ([*qlint, "--cache-dir", caches[v], one], venv)
                 edited = ["sh", "-c", 'exec "$@" < "$0"', buffer, *qlint, "--cache-dir", caches[v]]
                 single_commands[f"qlint{v} check FILE (edited)"] = ([*edited, "--stdin-filename", one, "-"], venv)
+            # The same buffer with QL001 alone: start-up, the command line and the parse, and no
+            # rule runs: what the edited row costs before any analysis, which nothing kept between
+            # runs answers (ao's 4,307-line module: ~476 M instructions of the whole check's
+            # ~1,360 M, of which the parse ~204 M and Python's start-up here ~145 M).
+            parse_only = ["sh", "-c", 'exec "$@" < "$0"', buffer, *qlint, "--cache-dir", caches[""]]
+            parse_only += ["--select", "QL001", "--stdin-filename", one, "-"]
+            single_commands["qlint FILE (edited, parse only)"] = (parse_only, env)
             single = _median_runs(single_commands, cwd, max(runs, 5))
             lines = _line_count(one)
             print(f"   largest module with findings: {os.path.relpath(one, tree)} ({lines} lines)")
