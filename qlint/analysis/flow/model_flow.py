@@ -194,6 +194,17 @@ class ModelFlow:
                 self.carry.next[key] = (func, flow, deps, bodies)
         return flow
 
+    def renew(self, path: str) -> None:
+        """The analysis (of a caller of `path`, the module checked) serves a later check of
+        `path`, whose content changed only in bodies none of its flows read
+        (`caller_modules`): that module is looked up again, for its new scope, and so is what
+        the class index found."""
+        for name, flow in list(self.memo.modules.items()):
+            if flow is None or os.path.abspath(flow.scope.path) == path:
+                del self.memo.modules[name]
+        self.classes.renew()
+        self.tracker.renew()
+
     def _carries(self, key: int, func: ast.AST, class_scope: ClassScope | None) -> bool:
         carry = self.carry
         if carry is None or self.memo.follow is not None:
