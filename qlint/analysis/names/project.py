@@ -434,6 +434,8 @@ class ProjectIndex:
         requester = os.path.abspath(requester)
         known = self._deps.get(requester, {})
         for path, digest in reads:
+            if path == BODY_READ:
+                continue  # a body of the checked module read (`caller_modules`), no file
             if known.get(path) != digest:
                 self._record_absolute(requester, path, digest)
                 known = self._deps[requester]
