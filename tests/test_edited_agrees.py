@@ -26,6 +26,7 @@ from torch.export import export
 from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
 
 from pkg.helpers import ready
+from pkg.readied import Readied
 
 
 class Net(nn.Module):
@@ -53,7 +54,17 @@ def capture_remote(x, quantizer):
     ready(model)
     ep = export(model, (x,)).module()
     return prepare_pt2e(ep, quantizer)
+
+
+def capture_by_method(x, quantizer):
+    model = Net()
+    Readied().apply(model)
+    ep = export(model, (x,)).module()
+    return prepare_pt2e(ep, quantizer)
 """
+# A class of another module whose method it inherits from a base of a third module.
+READIED = "from pkg.bases import Base\n\n\nclass Readied(Base):\n    pass\n"
+BASES = "class Base:\n    def apply(self, model):\n        model.eval()\n        return model\n"
 HELPERS = "def ready(model):\n    model.eval()\n    return model\n"
 OPS = "import torch\n\nDQ = torch.ops.quantized_decomposed.dequantize_per_tensor.default\n"
 MATCH = """\
@@ -85,7 +96,7 @@ _SOURCE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 @pytest.fixture
 def repo(tmp_path) -> Path:
     (tmp_path / ".git").mkdir()  # the project's top: the config search and module names stop here
-    old_package(tmp_path, flows=FLOWS, helpers=HELPERS, ops=OPS, match=MATCH, calib=CALIB)
+    old_package(tmp_path, flows=FLOWS, helpers=HELPERS, ops=OPS, match=MATCH, calib=CALIB, readied=READIED, bases=BASES)
     # A whole-tree run fills the cache, then an editor's check of each module's buffer as it is
     # on disk keeps the answers a buffer's check takes (`kept_answers`).
     _qlint(tmp_path, "--cache-dir", "cache", "pkg")
@@ -134,7 +145,7 @@ def _rows(found: list[tuple]) -> list[tuple[int, str]]:
             "def set_mode(model):\n    model.eval()",
             "def set_mode(model):\n    model.train()",
             [],
-            [(25, "QL201")],
+            [(26, "QL201")],
         ),
         # A helper that no longer runs the prepared model: its caller converts it uncalibrated.
         ("calib", "        model(x)", "        print(x)", [], [(12, "QL204")]),
@@ -144,7 +155,7 @@ def _rows(found: list[tuple]) -> list[tuple[int, str]]:
             "def set_mode(model):\n    model.eval()",
             "def set_mode(model):\n    model.train()\n    model.train()\n    model.train()",
             [],
-            [(27, "QL201")],
+            [(28, "QL201")],
         ),
     ],
 )
@@ -166,7 +177,9 @@ def test_an_edited_buffer_gets_what_a_run_without_the_cache_gets(repo, module, o
     ("edited", "old", "new", "checked", "before", "after"),
     [
         # A helper of another module no longer sets eval mode: the capture after it is reported.
-        ("helpers", "    model.eval()\n", "    model.train()\n", "flows", [], [(32, "QL201")]),
+        ("helpers", "    model.eval()\n", "    model.train()\n", "flows", [], [(33, "QL201")]),
+        # The base class of another module's class, in a third module, no longer sets eval mode.
+        ("bases", "        model.eval()\n", "        model.train()\n", "flows", [], [(40, "QL201")]),
         # Another module's constant becomes the packet: the matcher comparing with it is reported.
         ("ops", "dequantize_per_tensor.default", "dequantize_per_tensor", "match", [], [(6, "QL101")]),
     ],

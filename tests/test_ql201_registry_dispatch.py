@@ -64,8 +64,12 @@ class ExtHandler:
         self.quantizer = quantizer
 
     def quantize(self, model, inputs):
-        return model
+        return model.eval()
 """
+
+DECORATED = EXTRA.replace("    def quantize", "    @traced\n    def quantize").replace(
+    "class ExtHandler", "def traced(f):\n    return f\n\n\nclass ExtHandler"
+)
 
 
 def _rows(tmp_path: Path, runner: str, **more: str) -> list[int]:
@@ -143,8 +147,9 @@ def main(quantizer, inputs):
 
 
 def test_a_registry_class_the_walk_does_not_read_keeps_the_callers_unknown(tmp_path):
-    # `ExtHandler` is another module's class: its method is not summarised here, so the call
-    # is not read as one of `PtqHandler.quantize` (which it may be): the callers are unknown.
+    # `ExtHandler.quantize` is wrapped by a decorator: the walk does not read what it runs, so
+    # the call is not read as one of `PtqHandler.quantize` (which it may be): the callers are
+    # unknown.
     runner = """
 from pkg.extra import ExtHandler
 
@@ -154,7 +159,11 @@ HANDLERS = {"ptq": PtqHandler, "ext": ExtHandler}
 def run(kind, quantizer, inputs):
     return HANDLERS[kind](quantizer).quantize(ConvBn().eval(), inputs)
 """
-    assert _rows(tmp_path, runner, extra=EXTRA) == [CAPTURE_ROW]
+    assert _rows(tmp_path, runner, extra=DECORATED) == [CAPTURE_ROW]
+    # Another module's class whose method the walk reads, as it reads that module's functions
+    # (one that names a mode switch, `method_words`).
+    assert _rows(tmp_path / "read", runner, extra=EXTRA) == []
+    assert _rows(tmp_path / "unnamed", runner, extra=EXTRA.replace("model.eval()", "model")) == [CAPTURE_ROW]
 
 
 def test_a_registry_read_from_another_module_stays_reported(tmp_path):

@@ -295,7 +295,7 @@ def quantize_module(module, quantizer, x):
 """
 
 # A third module's helper that calls a method of a class of `pkg/helper.py`: read where it is
-# used only while `pkg/helper.py`'s callers are searched (`project_callers`).
+# used, in a caller search of `pkg/helper.py` and in any other check alike.
 THROUGH_CLASS = """\
 from pkg.helper import Ready
 
@@ -329,15 +329,67 @@ def _followed_repo(root):
 
 
 @pytest.mark.parametrize("order", [("pkg/helper.py", "scripts/script.py"), ("scripts/script.py", "pkg/helper.py")])
-def test_a_flow_of_a_caller_search_and_one_of_another_check_are_not_taken_for_each_other(tmp_path, order):
-    # `ready` analysed while `pkg/helper.py`'s callers are searched reads `Ready.apply` (eval);
-    # a check of `scripts/script.py` does not. Whichever was kept first was reused by the other:
-    # the helper was reported, or the script quiet, only after the other file's check.
+def test_a_method_of_another_modules_class_is_read_by_a_caller_search_and_a_plain_check_alike(tmp_path, order):
+    # `ready` reads `Ready.apply` (eval) wherever it is analysed: the script is quiet too.
     fresh = {}
     for name in order:  # each alone, in a repository of its own (caller modules are kept per path)
         fresh[name] = _rows(_followed_repo(tmp_path / "alone" / name.replace("/", "_")), name, ProjectIndex())
-    assert fresh == {"pkg/helper.py": [], "scripts/script.py": [13]}
+    assert fresh == {"pkg/helper.py": [], "scripts/script.py": []}
     root = _followed_repo(tmp_path / "together")
+    project = ProjectIndex()
+    assert {name: _rows(root, name, project) for name in order} == fresh
+
+
+# The followed module under a library's name (a checkout of torchao): its helpers are read
+# where they are used only while its callers are searched (`CallSemantics._followed`).
+LIBRARY_HELPER = """\
+def apply_eval(model):
+    model.eval()
+    return model
+
+
+def quantize_module(module, quantizer, x):
+    captured = export(module, (x,)).module()
+    return prepare_pt2e(captured, quantizer)
+"""
+
+THROUGH_LIBRARY_NAME = """\
+import torchao.helper
+
+
+def ready(model):
+    torchao.helper.apply_eval(model)
+    return model
+"""
+
+
+def _library_named_repo(root):
+    caller = HEAD + "from torchao.helper import quantize_module\nfrom lib.mid import ready\n" + BN_NET
+    caller += "\n\ndef main(quantizer, x):\n    quantize_module(ready(Net()), quantizer, x)\n"
+    script = HEAD + "from lib.mid import ready\n" + BN_NET + "\n\ndef main(quantizer, x):\n"
+    script += "    ep = export(ready(Net()), (x,))\n    return prepare_pt2e(ep.module(), quantizer)\n"
+    files = {
+        "torchao/__init__.py": "",
+        "torchao/helper.py": HEAD + LIBRARY_HELPER,
+        "lib/__init__.py": "",
+        "lib/mid.py": THROUGH_LIBRARY_NAME,
+    }
+    files.update({"scripts/caller.py": caller, "scripts/script.py": script})
+    return _repo(root, files)
+
+
+@pytest.mark.parametrize(
+    "order", [("torchao/helper.py", "scripts/script.py"), ("scripts/script.py", "torchao/helper.py")]
+)
+def test_a_flow_of_a_caller_search_and_one_of_another_check_are_not_taken_for_each_other(tmp_path, order):
+    # `ready` analysed while `torchao/helper.py`'s callers are searched reads `apply_eval`
+    # (eval); a check of `scripts/script.py` does not. Whichever was kept first was reused by
+    # the other: the helper was reported, or the script quiet, only after the other file's check.
+    fresh = {}
+    for name in order:  # each alone, in a repository of its own (caller modules are kept per path)
+        fresh[name] = _rows(_library_named_repo(tmp_path / "alone" / name.replace("/", "_")), name, ProjectIndex())
+    assert fresh == {"torchao/helper.py": [], "scripts/script.py": [13]}
+    root = _library_named_repo(tmp_path / "together")
     project = ProjectIndex()
     assert {name: _rows(root, name, project) for name in order} == fresh
 

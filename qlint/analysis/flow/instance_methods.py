@@ -15,7 +15,8 @@ from __future__ import annotations
 import ast
 import os
 
-from qlint.analysis.flow.class_methods import method_of
+from qlint.analysis.flow.inherited_methods import inherited_method
+from qlint.analysis.flow.method_words import names_a_step
 from qlint.analysis.flow.model_values import CONSTRUCTED, FunctionFlow, Obj
 
 
@@ -31,9 +32,9 @@ def method_summary(sem, attr: str, receiver: Obj) -> tuple[FunctionFlow, int] | 
     owner = sem.owner
     scope = owner.scope
     if os.path.abspath(cls.scope.path) != os.path.abspath(scope.path):
-        # Another module's class: its methods are read where it is written, unless that module
-        # is the one whose callers are being read (`project_callers`: `Builder(q).quantize(m)`).
-        if cls.scope.module is None or not owner.classes.followed(cls.scope.path):
+        # Another module's class: its method is read as that module's functions are
+        # (`CallSemantics.callee`), from the module that builds the instance.
+        if cls.scope.module is None:
             return None
         owner = owner.for_module(cls.scope.module)
         if owner is None:
@@ -44,12 +45,18 @@ def method_summary(sem, attr: str, receiver: Obj) -> tuple[FunctionFlow, int] | 
     top = scope.classes.get(cls.name)
     if top is None or top.node is not cls.node:
         return None
-    found = method_of(top, attr, scope)
-    if found is None or not isinstance(found[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+    found = inherited_method(owner, top, attr)
+    if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
-    method, holder = found
+    owner, method, holder = found
     if method.decorator_list:
         return None
+    if (
+        owner is not sem.owner
+        and not names_a_step(owner.scope, method)
+        and not sem.owner.classes.followed(cls.scope.path)
+    ):
+        return None  # names no step (`method_words`), and is not of the module whose callers are read
     flow = owner.function(method, holder)
     return (flow, 1) if flow is not None else None
 

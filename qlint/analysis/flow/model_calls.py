@@ -14,6 +14,7 @@ from typing import Protocol
 
 from qlint.analysis.flow import decorator_registries as registries
 from qlint.analysis.flow.callbacks import CallbackLinks
+from qlint.analysis.flow.class_calls import class_callee
 from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
 from qlint.analysis.flow.graph_holders import GraphHolders
@@ -61,6 +62,7 @@ from qlint.analysis.flow.model_values import (
 from qlint.analysis.flow.prepared_results import PreparedResults
 from qlint.analysis.flow.registry_dispatch import apply_each, dispatch_targets
 from qlint.analysis.flow.relayed_lambdas import RelayedLambdas
+from qlint.analysis.flow.switched_fields import switch_fields
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope, parameter_args, unique_value
 from qlint.value_classes import replace
@@ -181,6 +183,7 @@ class CallSemantics:
             callee, offset = summary
             if offset and callee.field_switches and receiver is not None:
                 handed_fields(self, node, callee, receiver, fields or {}, env)
+                switch_fields(self, node, callee, receiver, env)  # `Wrapper(model).prepare()`
             return self.apply(node, *summary, receiver, args, kwargs, env)
         if isinstance(func, ast.Name):
             if (graph := env.vars.get(func.id)) is not None:
@@ -446,9 +449,11 @@ class CallSemantics:
                 break
             module, _, attr = other.scope.imports[attr].rpartition(".")
             other = owner.for_module(module) if module else None
-        if other is None or other is owner or attr not in other.scope.functions:
-            return None
-        return other, other.scope.functions[attr], None, 0
+        if other is not None and other is not owner and attr in other.scope.functions:
+            return other, other.scope.functions[attr], None, 0
+        if other is None and isinstance(func, ast.Attribute):
+            return class_callee(owner, module, attr)  # `Ready.apply(model)`, on the class
+        return None
 
     def unread_result(self, node: ast.Call, args: list, kwargs: dict) -> bool:
         """A call that is a statement of its own and hands the callee no value the walk follows

@@ -65,7 +65,7 @@ from qlint.analysis.flow.model_values import (
 from qlint.analysis.flow.nested_carry import inside_edited
 from qlint.analysis.flow.relevant_bodies import functions_of, relevant, segment
 from qlint.analysis.flow.shared_flows import Tracker
-from qlint.analysis.flow.stored_fields import stored_fields
+from qlint.analysis.flow.stored_fields import held_fields, stored_fields
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns
 from qlint.value_classes import field, replace, value_class
@@ -151,7 +151,7 @@ class ModelFlow:
         # The checked module's flows kept from its last check and for its next (`carried_flows`).
         self.carry = None
         self._attributes: dict[int, dict[str, ast.Call | Stored | Evaled]] = {}
-        self._fields: dict[int, tuple[ast.ClassDef, dict]] = {}  # the class kept: its id stays its own
+        self._fields: dict[tuple[int, bool], tuple[ast.ClassDef, dict]] = {}  # the class kept: its id stays its own
         if self.memo.classes is None:
             self.memo.classes = ClassIndex(
                 project, scope.path, getattr(project, "checks", None), follow=self.memo.follow
@@ -249,12 +249,14 @@ class ModelFlow:
             found = self._attributes[id(class_scope.node)] = attribute_sources(class_scope.node, builds)
         return found
 
-    def stored_fields(self, cls) -> dict:
-        """What constructions of the resolved class `cls` hold as attributes (`stored_fields`)."""
+    def stored_fields(self, cls, held: bool = False) -> dict:
+        """What constructions of the resolved class `cls` hold as attributes (`stored_fields`;
+        with `held`, whatever mode a method switches them to: `held_fields`)."""
         node = cls.node
-        found = self._fields.get(id(node))
+        found = self._fields.get((id(node), held))
         if found is None:
-            found = self._fields[id(node)] = (node, stored_fields(node, lambda call: False))
+            fields = held_fields(node) if held else stored_fields(node, lambda call: False)
+            found = self._fields[(id(node), held)] = (node, fields)
         return found[1]
 
     def for_module(self, module: str) -> ModelFlow | None:

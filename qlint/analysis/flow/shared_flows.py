@@ -122,9 +122,18 @@ class Tracker:
             if hasattr(self.project, "reads"):
                 self.project.reads = self._saved[0]
             self.classes.log = self._saved[1]
+            self._depend(self.reads)
             self.reads.clear()
             self.lookups.clear()
         return deps
+
+    def _depend(self, reads) -> None:
+        """What the analyses read is a dependency of the check (its results cache entry): a
+        module looked up from another module's analysis (`Child(Base)` with `Base` in a third
+        module) was recorded for that module, not for the file checked."""
+        record = getattr(self.project, "record_flow_reads", None)
+        if record is not None and reads:
+            record(self.classes.requester, reads)
 
     def taint(self) -> None:
         """The body analysed now depends on the order things were met in."""
@@ -180,6 +189,8 @@ class Tracker:
                 if self.frames:
                     self.reads.extend(shared.reads)
                     self.lookups.extend(shared.lookups)
+                else:
+                    self._depend(shared.reads)
                 return shared.flow
         return None
 
@@ -214,6 +225,8 @@ class Tracker:
             self.lookups.extend(lookups)
             for body in bodies:
                 self.outside_read(body)
+        else:
+            self._depend(reads)
         return True
 
     def keep(self, scope, key, func: ast.AST, class_scope, flow: FunctionFlow, deps: tuple[tuple, tuple]) -> None:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from qlint.analysis.flow.model_attrs import Stored, attribute_sources
 from qlint.analysis.flow.read_only_params import LOOKERS, MUTATORS
+from qlint.analysis.names.scope import parameter_args
 
 Field = tuple[int | None, str]  # (position among the call's arguments, keyword)
 
@@ -33,8 +34,46 @@ def stored_fields(cls: ast.ClassDef, is_constructor: Callable[[ast.Call], bool])
                 out[name.removeprefix("self.")] = (source.index - 1, source.param)
     if not out:
         return out
-    changed = _changed_by_methods(cls)
+    changed = _changed_by_methods(cls, _CHANGES)
     return {} if changed is None else {name: spec for name, spec in out.items() if name not in changed}
+
+
+def held_fields(cls: ast.ClassDef) -> dict[str, Field]:
+    """Attribute -> the argument of a construction that it still is, whatever its mode: a
+    dataclass field, or a parameter `__init__`'s own statements store once (`self.model =
+    model`), which no method reassigns, aliases or hands to a call (a mode switch of it,
+    `self.model.eval()`, keeps it: `switched_fields` reads those)."""
+    if _is_dataclass(cls):
+        out = _dataclass_fields(cls)
+    else:
+        out = _stored_once(cls)
+    if not out:
+        return out
+    changed = _changed_by_methods(cls, _CHANGES - _SWITCHES)
+    return {} if changed is None else {name: spec for name, spec in out.items() if name not in changed}
+
+
+def _stored_once(cls: ast.ClassDef) -> dict[str, Field]:
+    init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    if init is None:
+        return {}
+    params = {a.arg: i for i, a in enumerate(parameter_args(init, star=False))}
+    rebound = {n.id for n in ast.walk(init) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    found: dict[str, Field] = {}
+    seen: set[str] = set()
+    for stmt in init.body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            continue
+        name = _field_of(stmt.targets[0])
+        if name is None or not isinstance(stmt.targets[0], ast.Attribute):
+            continue
+        value = stmt.value
+        if name in seen:
+            found.pop(name, None)
+        elif isinstance(value, ast.Name) and params.get(value.id, 0) > 0 and value.id not in rebound:
+            found[name] = (params[value.id] - 1, value.id)
+        seen.add(name)
+    return found
 
 
 def passed_for(fieldspec: Field, args: tuple, kwargs: tuple):
@@ -77,10 +116,11 @@ def _dataclass_fields(cls: ast.ClassDef) -> dict[str, Field]:
 # mode or hooks; builtins that only look at what they are given, or at `self`'s attributes.
 _CHANGES = MUTATORS | {"pop", "popitem", "clear", "remove", "discard", "__delitem__", "train", "load_state_dict"}
 _CHANGES |= {"register_forward_hook", "register_forward_pre_hook"}
+_SWITCHES = frozenset({"train", "eval"})
 _LOOKS = LOOKERS | {"hasattr", "getattr", "super"}
 
 
-def _changed_by_methods(cls: ast.ClassDef) -> frozenset[str] | None:
+def _changed_by_methods(cls: ast.ClassDef, changes: frozenset[str]) -> frozenset[str] | None:
     """The attributes the class's own methods may change after the construction stored them
     (None: any of them): an item stored into one (`self.data[k] = m`), a mutating method called
     on one (`self.data.update(...)`, `self.model.train()`), one reassigned outside `__init__`
@@ -105,7 +145,7 @@ def _changed_by_methods(cls: ast.ClassDef) -> frozenset[str] | None:
                     changed.add(name)  # `d = self.data`: changed through the alias, maybe
             elif isinstance(node, ast.Call):
                 func = node.func
-                if isinstance(func, ast.Attribute) and func.attr in _CHANGES and (name := _field_of(func.value)):
+                if isinstance(func, ast.Attribute) and func.attr in changes and (name := _field_of(func.value)):
                     changed.add(name)
                 if isinstance(func, ast.Name) and func.id in _LOOKS:
                     continue
@@ -127,4 +167,4 @@ def _field_of(expr: ast.AST) -> str | None:
     return None
 
 
-__all__ = ["passed_for", "stored_fields"]
+__all__ = ["held_fields", "passed_for", "stored_fields"]

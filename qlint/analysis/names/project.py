@@ -425,6 +425,21 @@ class ProjectIndex:
             else:
                 known.add(requester)
 
+    def record_flow_reads(self, requester: str, reads) -> None:
+        """The modules (path, digest) model flows read for the check of `requester`, through
+        other modules' analyses too (`shared_flows.Tracker`): those not recorded for it yet
+        (none in a run that keeps no dependencies, `--no-cache`)."""
+        if not self.wants_dependencies:
+            return
+        requester = os.path.abspath(requester)
+        known = self._deps.get(requester, {})
+        for path, digest in reads:
+            if path == BODY_READ:
+                continue  # a body of the checked module read (`caller_modules`), no file
+            if known.get(path) != digest:
+                self._record_absolute(requester, path, digest)
+                known = self._deps[requester]
+
     def record_listing(self, requester: str, dependency: str) -> None:
         """The check of `requester` skipped the project's files that lack some needles
         (`project_files.listing_dependency`): a new file holding one must invalidate it."""
