@@ -231,7 +231,7 @@ def test_a_check_asking_twice_for_the_callers_of_a_helper_scans_the_project_once
     first = callers_of(ctx, func, 0)  # the 9 other modules, __init__.py files too
     assert project_words.reads() == 9 and sorted(c.path.rsplit("/", 1)[1] for c in first) == ["a.py", "b.py"]
     again = callers_of(ctx, func, 0)
-    # The same answers; a caller module parsed again (one is kept, `_MAX_MODULES`) gives them
+    # The same answers; a caller module kept (`caller_modules`) or parsed again gives them
     # on nodes of its new tree, at the same places.
     assert project_words.reads() == 9 and list(map(_answer, again)) == list(map(_answer, first))
     assert project_callers._candidates(ctx, str(root), "nothing_names_this") == []

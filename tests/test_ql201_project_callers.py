@@ -285,56 +285,61 @@ def main(quantizer, path):
     assert len(_check(_repo(tmp_path / "t", a=left)).diagnostics) == 1
 
 
-def test_caller_modules_are_kept_for_the_check_of_one_file_at_one_content(tmp_path, monkeypatch):
-    from qlint.analysis.flow import project_callers
+def test_caller_modules_are_kept_for_the_checks_of_one_file(tmp_path):
+    from qlint.analysis.flow import caller_modules
 
-    monkeypatch.setattr(project_callers, "_MAX_MODULES", 4)  # room for both callers
     root = _repo(tmp_path, a=EVAL_CALLER, b=BN_CALLER)
-    project = ProjectIndex()
+    project = ProjectIndex()  # an editor's: every caller module of the file checked is kept
     assert len(_check(root, project).diagnostics) == 1
     helper = str(root / "pkg" / "utils" / "export_utils.py")
-    kept = [k for k in project_callers._MODULES if k[2] == helper]
+    kept = [k for k in caller_modules._MODULES if k[2] == helper]
     assert len(kept) == 2  # both callers, parsed for this check
     # Checking another file that reads callers drops them; the first file, checked again,
     # parses them again with the same answer.
     other = tmp_path / "other"
     assert _check(_repo(other, a=EVAL_CALLER, b=MODE_FREE_CALLER), ProjectIndex()).diagnostics == []
-    assert not [k for k in project_callers._MODULES if k[2] == helper]
+    assert not [k for k in caller_modules._MODULES if k[2] == helper]
+    built = caller_modules.BUILT[0]
     assert len(_check(root, project).diagnostics) == 1
-    # An edit of the checked file is another content: its earlier entries are not kept either.
+    assert caller_modules.BUILT[0] == built + 2
+    # An edit of the checked file that adds a line is no edit of one body: they are analysed again.
     path = root / "pkg" / "utils" / "export_utils.py"
     path.write_text(HELPER + "\n# edited\n")
     assert len(_check(root, project).diagnostics) == 1
-    assert {k[3] for k in project_callers._MODULES if k[2] == helper} == {hash(path.read_text())}
+    assert caller_modules.BUILT[0] == built + 4
+
+
+def _run_index() -> ProjectIndex:
+    return ProjectIndex(track_dependents=False)  # a command-line run's
 
 
 def test_a_check_keeps_only_the_last_caller_modules_it_asked_with_the_same_answers(tmp_path, monkeypatch):
-    from qlint.analysis.flow import project_callers
+    from qlint.analysis.flow import caller_modules
 
-    callers = {f"c{i}": EVAL_CALLER for i in range(project_callers._MAX_MODULES + 3)}
+    callers = {f"c{i}": EVAL_CALLER for i in range(caller_modules._MAX_MODULES + 3)}
     root = _repo(tmp_path, **callers)
     helper = str(root / "pkg" / "utils" / "export_utils.py")
-    assert _check(root).diagnostics == []  # every caller read, all eval-mode
-    assert len([k for k in project_callers._MODULES if k[2] == helper]) == project_callers._MAX_MODULES
+    assert _check(root, _run_index()).diagnostics == []  # every caller read, all eval-mode
+    assert len([k for k in caller_modules._MODULES if k[2] == helper]) == caller_modules._MAX_MODULES
     risky = _repo(tmp_path / "risky", **callers, z=BN_CALLER)  # the last caller read decides
-    assert len(_check(risky).diagnostics) == 1
-    monkeypatch.setattr(project_callers, "_MAX_MODULES", 1000)
-    assert len(_check(_repo(tmp_path / "all", **callers, z=BN_CALLER)).diagnostics) == 1
+    assert len(_check(risky, _run_index()).diagnostics) == 1
+    monkeypatch.setattr(caller_modules, "_MAX_MODULES", 1000)
+    assert len(_check(_repo(tmp_path / "all", **callers, z=BN_CALLER), _run_index()).diagnostics) == 1
 
 
 def test_a_file_checked_once_leaves_no_caller_module_behind(tmp_path, monkeypatch):
-    from qlint.analysis.flow import project_callers
+    from qlint.analysis.flow import caller_modules
     from qlint.engine import checked_once
 
-    monkeypatch.setattr(project_callers, "_MAX_MODULES", 4)  # room for both callers
+    monkeypatch.setattr(caller_modules, "_MAX_MODULES", 4)  # room for both callers
     root = _repo(tmp_path, a=EVAL_CALLER, b=BN_CALLER)
     helper = str(root / "pkg" / "utils" / "export_utils.py")
     other = _repo(tmp_path / "other", a=EVAL_CALLER)
-    _check(other)
-    assert len(_check(root).diagnostics) == 1
-    assert len([k for k in project_callers._MODULES if k[2] == helper]) == 2
+    _check(other, _run_index())
+    assert len(_check(root, _run_index()).diagnostics) == 1
+    assert len([k for k in caller_modules._MODULES if k[2] == helper]) == 2
     checked_once(helper)
-    assert not [k for k in project_callers._MODULES if k[2] == helper]
+    assert not [k for k in caller_modules._MODULES if k[2] == helper]
 
 
 # -- a helper re-exported under another name (issue 14: `from .x import f as qm`) --------------------

@@ -32,6 +32,7 @@ from qlint.analysis.flow.model_values import (
 )
 from qlint.analysis.flow.project_callers import ProjectCall, each_project_call, project_callers
 from qlint.analysis.flow.read_only_params import reads_only
+from qlint.analysis.flow.switched_parts import eval_switched_part
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.scope import parameter_args
@@ -318,8 +319,9 @@ def _harmless_part(path: tuple | None, func: ast.AST, index: int):
     """The test of what a caller passes for parameter `index` of `func`, whose part (`path`:
     the steps from the parameter, `model_values.part_of`) the helper captures: the part,
     found by those steps in a container or a bundle the caller writes in the call or builds
-    just for it (`_handed_over`), is harmless. A part whose steps were not followed: every
-    model of a container written in the call is."""
+    just for it (`_handed_over`), is harmless, and so is an attribute of a model the caller
+    switched to eval and gave no parts since (`switched_parts`). A part whose steps were not
+    followed: every model of a container written in the call is."""
     if path is None:
         return _harmless_items
     params = [a.arg for a in parameter_args(func, star=False)]
@@ -329,6 +331,8 @@ def _harmless_part(path: tuple | None, func: ast.AST, index: int):
     def harmless(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder: FunctionFlow | None, param=None):
         offset = bound if isinstance(call.func, ast.Attribute) else 0
         argument = argument_for(call, index - offset, params[index] if index < len(params) else None)
+        if eval_switched_part(fact, path, argument, holder.node if holder is not None else None):
+            return True
         return _handed_over(fact, argument, holder) and _harmless_at(fact, path, flows, call, holder, True, param)
 
     return harmless

@@ -190,6 +190,10 @@ def _describe(ctx: FileContext, fact: ModeFact) -> Reason | None:
     origin, node = fact.origin, fact.node
     row = getattr(node, "lineno", 0)
     if fact.state == "train":
+        if origin is not None and origin.kind == CONSTRUCTED and isinstance(node, ast.Assign):
+            # `model.bn = nn.BatchNorm1d(4)` (`model_builds.Builds.given_part`)
+            text = f"given a part built in train mode at line {row} (`{ctx.source_of(node.targets[0])}`)"
+            return Reason("constructed", node, text, row)
         if origin is not None and origin.kind == CONSTRUCTED:
             return Reason("constructed", node, f"built at line {row}, and modules start in train mode", row)
         return Reason("train", node, f"after `{ctx.source_of(node)}` at line {row}", row)

@@ -68,9 +68,13 @@ class ModeSwitchOnExportedGraph(Rule):
             if function.handed and may_hand_graph(ctx, function):
                 for handed in function.handed.values():
                     yield self._handed(ctx, handed)
-        # `self.gm` set to a graph in one method and switched in another.
+        # `self.gm` set to a graph in one method and switched (or handed to a helper that
+        # switches it) in another.
         for switch in field_switches(ctx, lambda bodies: analyse_bodies(ctx, bodies)):
-            yield self._diagnostic(ctx, switch)
+            if isinstance(switch, HandedSwitch):  # `switch_off(self.gm)`
+                yield self._handed(ctx, switch)
+            else:
+                yield self._diagnostic(ctx, switch)
 
     def _diagnostic(self, ctx: FileContext, switch: ModeSwitch) -> Diagnostic:
         receiver = ctx.source_of(switch.receiver)
@@ -117,10 +121,7 @@ class ModeSwitchOnExportedGraph(Rule):
         origin = min(handed.origins, key=lambda o: (o.node.lineno, o.node.col_offset))
         switch = handed.switch
         called = f".{switch.call.func.attr}({', '.join(ast.unparse(a) for a in switch.call.args)})"
-        if os.path.abspath(switch.path) == os.path.abspath(ctx.path):
-            where = f"line {switch.call.lineno}"
-        else:
-            where = f"{os.path.relpath(switch.path, os.path.dirname(os.path.abspath(ctx.path)))}:{switch.call.lineno}"
+        where = _where(ctx, switch.path, switch.call.lineno)
         came = "holds the graph from" if handed.held else "comes from"
         message = (
             f"`{graph}` {came} `{origin.kind}` (line {origin.node.lineno}) and this call runs `{called}` on it"
@@ -128,6 +129,9 @@ class ModeSwitchOnExportedGraph(Rule):
         )
         helper = _HELPERS.get(switch.mode)
         use = f"`{helper}`" if helper else "`move_exported_model_to_eval` / `move_exported_model_to_train`"
+        if handed.made:
+            made = _where(ctx, handed.made, origin.node.lineno)
+            return self._made(ctx, handed, graph, f"`{origin.kind}` ({made})", called, where, use)
         help_ = (
             f"Call `allow_exported_model_train_eval({graph})` from `{PT2E}` before handing it over (the helper's"
             f" switch then runs {use}), or switch it with {use} and keep the helper's switch for eager modules"
@@ -137,6 +141,31 @@ class ModeSwitchOnExportedGraph(Rule):
             message = message.replace(" on it (", f" on `self.{handed.field}` (", 1)
         evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno, allowed_fix=True)
         return ctx.diagnostic(self, handed.call, message, fix, evidence=evidence, help=help_)
+
+    def _made(self, ctx, handed: HandedSwitch, function: str, source: str, called: str, where: str, use: str):
+        """The helper called makes the graph and calls `function`, chosen here, with it."""
+        helper = ctx.source_of(handed.call.func)
+        switch = handed.switch
+        origin = min(handed.origins, key=lambda o: (o.node.lineno, o.node.col_offset))
+        message = (
+            f"`{helper}` calls `{function}` with the graph it makes from {source}, and `{function}` runs"
+            f" `{called}` on it ({where}), which raises NotImplementedError on torch 2.13"
+        )
+        help_ = (
+            f"Pass a callback that switches the graph with {use} from `{PT2E}` (or calls"
+            f" `allow_exported_model_train_eval` on it first), or allow the graph in `{helper}` before it calls back"
+        )
+        # The graph is no name here, and the callback is right for the eager modules others pass.
+        fix = Fix(Applicability.DISPLAY_ONLY, f"Pass a callback that uses {use} on the graph")
+        evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno)
+        return ctx.diagnostic(self, handed.call, message, fix, evidence=evidence, help=help_)
+
+
+def _where(ctx: FileContext, path: str, line: int) -> str:
+    """`line N` in the checked file, else `path:N` relative to it."""
+    if os.path.abspath(path) == os.path.abspath(ctx.path):
+        return f"line {line}"
+    return f"{os.path.relpath(path, os.path.dirname(os.path.abspath(ctx.path)))}:{line}"
 
 
 def _allow_fix(ctx: FileContext, handed: HandedSwitch, graph: str) -> Fix:

@@ -20,10 +20,23 @@ from __future__ import annotations
 import ast
 import weakref
 
-from qlint.analysis.flow.handed_switches import handed_to_callback
-from qlint.analysis.flow.model_values import APPLIED, ITEM, PARAM, PARAM_PART, Env, ModeFact, Obj, Origin, Sink
+from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
+from qlint.analysis.flow.handed_switches import handed_made, handed_to_callback
+from qlint.analysis.flow.model_values import (
+    APPLIED,
+    EXPECTS_ERROR,
+    ITEM,
+    PARAM,
+    PARAM_PART,
+    Env,
+    Guard,
+    ModeFact,
+    Obj,
+    Origin,
+    Sink,
+)
 from qlint.analysis.names.scope import parameter_args
-from qlint.value_classes import value_class
+from qlint.value_classes import replace, value_class
 
 _OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
@@ -41,6 +54,13 @@ class CallbackCall:
     # The parameter's elements are called, not the parameter (`for cb in callbacks: cb(gm)`): each
     # function of the list or tuple the caller passes is called so.
     each: bool = False
+    # An exported graph the helper makes itself and hands over as it is, neither allowed nor
+    # copied (`gm = prepare_pt2e(...); cb(gm)`): where it came from, and the branches of the
+    # helper the call lies in. A callback that switches what it is handed raises on it (QL203),
+    # and the caller that chose the callback is where that is decided.
+    made: frozenset[Origin] = frozenset()
+    guard: Guard = frozenset()
+    made_in: str = ""  # the file of the helper that made it
 
 
 class Derivation:
@@ -71,21 +91,33 @@ class CallbackLinks:
         param = flow.param_objs.get(name)
         return flow.params.index(name) if param is not None and env.vars.get(name) == param else None
 
-    def called(self, node: ast.Call, name: str, env: Env) -> None:
-        """`cb(graph, ...)` where `cb` is a parameter: the caller knows what `cb` prepares."""
+    def called(self, node: ast.Call, name: str, env: Env, args: list, kwargs: dict) -> None:
+        """`cb(graph, ...)` where `cb` is a parameter: the caller knows what `cb` prepares
+        (`args`/`kwargs`: the values of the call's arguments)."""
         index = self.own_parameter(name, env)
         each = index is None
         if each and (index := self._element_parameter(env.vars.get(name))) is None:
             return
-        passed: list[tuple[int | str, ast.expr]] = []
+        passed: list[tuple[int | str, ast.expr, Obj | None]] = []
         for position, arg in enumerate(node.args):
             if isinstance(arg, ast.Starred):
                 break
-            passed.append((position, arg))
-        passed += [(kw.arg, kw.value) for kw in node.keywords if kw.arg is not None]
-        for position, arg in passed:
+            passed.append((position, arg, args[position]))
+        passed += [(kw.arg, kw.value, kwargs[kw.arg]) for kw in node.keywords if kw.arg is not None]
+        for position, arg, obj in passed:
             same = self.own_parameter(arg.id, env) if isinstance(arg, ast.Name) else None
-            self._record(CallbackCall(index, position, self.derivation.params_of(arg) - {index}, same, each))
+            made = self._made(obj, env) if same is None else frozenset()
+            guard = frozenset(self.sem.walk.guards) if made else frozenset()
+            sources = self.derivation.params_of(arg) - {index}
+            made_in = self.sem.flow.path if made else ""
+            self._record(CallbackCall(index, position, sources, same, each, made, guard, made_in))
+
+    def _made(self, obj: Obj | None, env: Env) -> frozenset[Origin]:
+        """Where `obj` came from when it is an exported graph made in this body that nothing
+        allowed or copied, and no error is expected around the call."""
+        if obj is None or not obj.is_graph or obj in env.patched or obj in env.copied:
+            return frozenset()
+        return frozenset() if EXPECTS_ERROR in self.sem.walk.contexts else obj.origins
 
     def _element_parameter(self, item: Obj | None) -> int | None:
         """The parameter `item` is an element of on every path (a loop straight over it)."""
@@ -99,16 +131,18 @@ class CallbackLinks:
 
     def _record(self, record: CallbackCall) -> None:
         calls = self.sem.flow.callback_calls
-        if record.sources and record not in calls:  # a loop body runs twice
+        if (record.sources or record.made) and record not in calls:  # a loop body runs twice
             calls.append(record)
 
-    def passed(self, record: CallbackCall, actual: dict, env: Env, node: ast.Call | None = None) -> None:
-        """A helper calls the function passed here with values built from other arguments
-        (`actual`: parameter index -> (value, expression) of this call, `node`)."""
+    def passed(self, record: CallbackCall, actual: dict, env: Env, node: ast.Call | None = None, callee=None) -> None:
+        """A helper (`callee`'s flow) calls the function passed here with values built from
+        other arguments (`actual`: parameter index -> (value, expression) of this call, `node`)."""
         function = actual.get(record.param, (None, None))[1]
         if function is None:
             return
         sources = [actual[i] for i in sorted(record.sources) if i in actual]
+        made = self._made_here(record, actual, node, callee)
+        made_in = record.made_in if made else ""
         for called in self._elements(function) if record.each else (function,):
             for sink in self.sinks(called, record.position):
                 for obj, _ in sources:
@@ -119,6 +153,8 @@ class CallbackLinks:
                 if switch is not None:
                     obj, expr = actual[record.same]
                     handed_to_callback(self.sem, node, switch, obj, expr, env)
+            if made and EXPECTS_ERROR not in self.sem.walk.contexts:
+                self._switch_made(called, record.position, made, made_in, node, env)
         mine = self.own_parameter(function.id, env) if isinstance(function, ast.Name) else None
         if mine is not None:
             # Our own callback parameter, handed on: our caller knows what it is.
@@ -126,7 +162,42 @@ class CallbackLinks:
             same = None
             if record.same in actual and isinstance(actual[record.same][1], ast.Name):
                 same = self.own_parameter(actual[record.same][1].id, env)
-            self._record(CallbackCall(mine, record.position, frozenset().union(*derived), same, record.each))
+            # A graph made here and handed on with our callback (`relay(cb, gm)`), or one the
+            # helper made, is made by us for our caller's callback.
+            if record.same in actual and same is None and (graph := self._made(actual[record.same][0], env)):
+                made, made_in = graph, self.sem.flow.path
+            guard = frozenset(self.sem.walk.guards) if made else frozenset()
+            derived = frozenset().union(*derived)
+            self._record(CallbackCall(mine, record.position, derived, same, record.each, made, guard, made_in))
+
+    def _made_here(self, record: CallbackCall, actual: dict, node: ast.Call | None, callee) -> frozenset[Origin]:
+        """The origins of the graph the helper makes for the callback (`record.made`), unless
+        this call's arguments rule out the branches the helper calls it in."""
+        if not record.made or node is None or callee is None:
+            return frozenset()
+        written = {i: expr for i, (_, expr) in actual.items()}
+        if record.guard and contradicted_at_call(
+            record.guard, callee.node, written, self.sem.resolver, callee.resolver, open_ended(node)
+        ):
+            return frozenset()
+        return record.made
+
+    def _switch_made(self, function: ast.expr, position, made: frozenset[Origin], made_in: str, node, env: Env) -> None:
+        """`function`, chosen here, is called by the helper with a graph the helper made (in
+        file `made_in`): a lambda written here is read with its parameter bound to that graph
+        (its switch is reported where it is written; a graph made in another file is made at
+        this call); a function that switches the argument is reported here."""
+        if isinstance(function, ast.Lambda):
+            if isinstance(position, int):
+                if made_in != self.sem.flow.path:
+                    made = frozenset(replace(o, node=node) for o in made)
+                graph = Obj(node, "", made)
+                env.modes[graph] = frozenset({ModeFact("unset", node, min(made, key=_at))})
+                self.sem.lambdas.read_at(function, position, graph, env)
+            return
+        switch = self.switch(function, position)
+        if switch is not None:
+            handed_made(self.sem, node, switch, function, made, made_in)
 
     def _elements(self, function: ast.expr) -> list[ast.expr]:
         """The functions of the list or tuple passed for a parameter whose elements are called:
@@ -140,9 +211,16 @@ class CallbackLinks:
             return []
         return [e for e in node.elts if not isinstance(e, ast.Starred)]
 
-    def switch(self, function: ast.expr, position: int | str):
+    def switch(self, function: ast.expr, position: int | str, depth: int = 0):
         """The mode switch a function passed as a callback runs on argument `position`
         (`handed_switches.ParamSwitch`), None when it runs none."""
+        if isinstance(function, ast.Call):
+            # `functools.partial(to_eval, ...)`: its own positional arguments come first.
+            # One that binds keywords may bind the parameter itself: not followed.
+            partial = depth < 2 and function.args and not function.keywords and isinstance(position, int)
+            if partial and self.sem.walk.qualname(function.func) == "functools.partial":
+                return self.switch(function.args[0], position + len(function.args) - 1, depth + 1)
+            return None
         if not isinstance(function, (ast.Name, ast.Attribute)):
             return None
         summary = self.sem.helper(function)
@@ -239,6 +317,10 @@ class CallbackLinks:
         flow, offset = summary
         index = position_in(flow.params, position, offset)
         return set(flow.param_sinks.get(index, ())) if index is not None else set()
+
+
+def _at(origin: Origin) -> tuple[int, int]:
+    return (origin.node.lineno, origin.node.col_offset)
 
 
 def derived_params(params: dict[str, int], bindings: dict[str, tuple[str, ...]], expr: ast.expr) -> frozenset[int]:

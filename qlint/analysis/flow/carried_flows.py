@@ -23,7 +23,7 @@ edit changed (`nested_carry`).
 
 from __future__ import annotations
 
-from qlint.analysis.names.scope import ClassScope, ModuleScope, WatchedClassScope
+from qlint.analysis.names.scope import ModuleScope, WatchedClassScope, watch_class, watched_table
 
 
 class _Hook:
@@ -41,57 +41,6 @@ class _Hook:
             tracker.outside_read(body)
 
 
-class _Watched(dict):
-    """A scope's functions, classes or methods: taking a function out is a read of its body.
-    Taking a class out reads no body by itself (its node and methods are watched in turn; its
-    bases and class-level assignments are the module's outline, which an edit of one body does
-    not change), nor does asking whether a name is there (`in`). Reading them all (`items`,
-    iterating) is a read of bodies that cannot be named."""
-
-    __slots__ = ("hook",)
-
-    def __getitem__(self, key):
-        value = dict.__getitem__(self, key)
-        if not isinstance(value, ClassScope):
-            self.hook.read(value)
-        return value
-
-    def get(self, key, default=None):
-        if dict.__contains__(self, key):
-            return self[key]
-        return default
-
-    def values(self):
-        self.hook.read()
-        return dict.values(self)
-
-    def items(self):
-        self.hook.read()
-        return dict.items(self)
-
-    def keys(self):
-        self.hook.read()
-        return dict.keys(self)
-
-    def __iter__(self):
-        self.hook.read()
-        return dict.__iter__(self)
-
-    def copy(self):
-        self.hook.read()
-        return dict.copy(self)
-
-    def pop(self, *args):
-        self.hook.read()
-        return dict.pop(self, *args)
-
-
-def _watched(values: dict, hook: _Hook) -> _Watched:
-    out = _Watched(values)
-    out.hook = hook
-    return out
-
-
 def watch(scope: ModuleScope, tracker) -> None:
     """Report to `tracker` every read of `scope`'s bodies from now on (once per scope object;
     a scope kept across checks is handed the new check's tracker)."""
@@ -99,14 +48,9 @@ def watch(scope: ModuleScope, tracker) -> None:
     if hook is None:
         hook = _Hook()
         for cls in dict.values(scope.classes):
-            if type(cls) is ClassScope:
-                node = cls.__dict__.pop("node")
-                cls.__class__ = WatchedClassScope
-                cls.__dict__["_node"] = node
-                cls.__dict__["_hook"] = hook
-                cls.methods = _watched(cls.methods, hook)
-        scope.functions = _watched(scope.functions, hook)
-        scope.classes = _watched(scope.classes, hook)
+            watch_class(cls, hook)
+        scope.functions = watched_table(scope.functions, hook)
+        scope.classes = watched_table(scope.classes, hook)
     hook.tracker = tracker
 
 

@@ -10,39 +10,50 @@ there on every path out (read from those methods' flows: `Env.vars["self.<attr>"
 allows it (`allow_exported_model_train_eval(self.<attr>)` anywhere in the class keeps the
 field quiet: the order of the methods' calls is not known), and no other class of the module
 derives from this one (a subclass may store an eager module there). Only fields spelled
-`self.<attr>.eval()`/`.train(` in the class are looked at.
+`self.<attr>.eval()`/`.train(` in the class are looked at, and fields handed as an argument
+(`switch_off(self.gm)`, `run(self.gm, x)`) in a class that names a source of exported graphs:
+a method handing one to a helper that switches that parameter (`FunctionFlow.field_handed`)
+is reported at that call, as a graph handed to a switching helper is.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 
-from qlint.analysis.flow.graph_returns import switched_receivers
-from qlint.analysis.flow.model_values import ATTRIBUTE, ModeSwitch, Origin
+from qlint.analysis.flow.graph_returns import GRAPH_SOURCES, switched_receivers
+from qlint.analysis.flow.model_flow import switchers
+from qlint.analysis.flow.model_values import ATTRIBUTE, HandedSwitch, ModeSwitch, Origin
 from qlint.analysis.flow.relevant_bodies import functions_of, segment
 from qlint.value_classes import replace
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# `self.<attr>` as an argument of a call: `f(self.gm)`, `f(self.gm, x)`, `f(x, self.gm)`.
+_ARGUMENT = re.compile(r"[(,]\s*self\.(\w+)\s*[,)]")
 
 
-def field_switches(ctx, analyse) -> list[ModeSwitch]:
+def field_switches(ctx, analyse) -> list[ModeSwitch | HandedSwitch]:
     """Switches of a graph field in a method that did not set it (each as a `ModeSwitch` whose
-    origins are where the graph came from). `analyse((body, class scope) list)` gives flows."""
+    origins are where the graph came from), and calls there that hand it to a helper that
+    switches it (`HandedSwitch`). `analyse((body, class scope) list)` gives flows."""
     if "self." not in ctx.text:
         return []
     switched = {n[5:] for n in switched_receivers(ctx.text)[0] if n.startswith("self.") and n.count(".") == 1}
-    if not switched:
+    handed = set(_ARGUMENT.findall(ctx.text)) if "(self." in ctx.text or ", self." in ctx.text else set()
+    if not switched and not handed:
         return []
     methods: dict[int, list] = {}
     for f, cls in functions_of(ctx.tree, ctx.scope):
         if cls is not None and isinstance(f, _FUNCS):
             methods.setdefault(id(cls.node), []).append((f, cls))
     derived = _derived_names(ctx.tree)
-    out: list[ModeSwitch] = []
+    out: list[ModeSwitch | HandedSwitch] = []
     for members in methods.values():
         cls = members[0][1]
         text = segment(ctx, cls.node)
         fields = {name for name in switched if f"self.{name}." in text}
+        if handed and any(s in text for s in GRAPH_SOURCES):
+            fields |= {name for name in handed if _argument(text, name)}
         if not fields or cls.node.name in derived:
             continue
         for name in sorted(fields):
@@ -52,8 +63,12 @@ def field_switches(ctx, analyse) -> list[ModeSwitch]:
     return out
 
 
-def _switches_of(ctx, name: str, members: list, analyse) -> list[ModeSwitch]:
+def _switches_of(ctx, name: str, members: list, analyse) -> list[ModeSwitch | HandedSwitch]:
     attr = f"self.{name}"
+    # Methods that switch the field, or hand it to a function that may switch it.
+    readers = [(f, cls) for f, cls in members if _switches(segment(ctx, f), attr, switchers(ctx))]
+    if not readers:
+        return []
     setters = [(f, cls) for f, cls in members if _assigns(f, name)]
     flows = analyse(setters) if setters else []
     if not flows or len(flows) != len(setters):
@@ -68,13 +83,16 @@ def _switches_of(ctx, name: str, members: list, analyse) -> list[ModeSwitch]:
             return []
         for v in values:
             origins |= v.origins
-    readers = [(f, cls) for f, cls in members if _switches(segment(ctx, f), attr)]
-    out = []
+    out: list[ModeSwitch | HandedSwitch] = []
     for flow in analyse(readers):
         for switch in flow.switches:
             kinds = {(o.kind, o.name) for o in switch.origins}
             if kinds == {(ATTRIBUTE, attr)} and not switch.patched:
                 out.append(replace(switch, origins=frozenset(origins)))
+        for found in flow.field_handed.values():
+            kinds = {(o.kind, o.name) for o in found.origins}
+            if kinds == {(ATTRIBUTE, attr)}:  # the callee's flags were read at the call
+                out.append(replace(found, origins=frozenset(origins)))
     return out
 
 
@@ -92,8 +110,14 @@ def _assigns(func: ast.AST, name: str) -> bool:
     return False
 
 
-def _switches(text: str, attr: str) -> bool:
-    return f"{attr}.eval()" in text or f"{attr}.train(" in text
+def _switches(text: str, attr: str, names: tuple[str, ...]) -> bool:
+    if f"{attr}.eval()" in text or f"{attr}.train(" in text:
+        return True
+    return _argument(text, attr[5:]) and any(f"{name}(" in text for name in names)
+
+
+def _argument(text: str, name: str) -> bool:
+    return f"self.{name})" in text or f"self.{name}," in text
 
 
 def _derived_names(tree: ast.Module) -> set[str]:

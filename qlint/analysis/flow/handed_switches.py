@@ -100,6 +100,18 @@ def handed_to_callback(sem, node: ast.Call, switch: ParamSwitch, obj, expr, env:
     _hand(walk, node, switch, obj, expr, sem.containers.live(obj, env))
 
 
+def handed_made(sem, node: ast.Call, switch: ParamSwitch, function: ast.expr, origins: frozenset, path: str) -> None:
+    """At a call of a helper that makes an exported graph (`origins`, in file `path`) and calls the function
+    passed here (`function`) with it, the function switching that argument (`switch`): a
+    finding at `node`, the call that chose the function. Flags of the function's switch are
+    not read (the helper, not this call, passes its arguments)."""
+    if switch.guard or switch.unless:
+        return
+    walk = sem.walk
+    found = HandedSwitch(node, walk.stmt_stack[-1], function, origins, switch, made=path)
+    walk.flow.handed.setdefault(id(node), found)
+
+
 def _hand(walk, node: ast.Call, switch: ParamSwitch, obj: Obj, expr, held: frozenset) -> None:
     """An exported graph, or a torch container holding one (`held`: where its graphs came
     from, `graph_holders`), handed to `switch`: a finding at `node`; the caller's own
@@ -113,6 +125,12 @@ def _hand(walk, node: ast.Call, switch: ParamSwitch, obj: Obj, expr, held: froze
     if own is not None:
         here = replace(switch, guard=frozenset(walk.guards), unless=frozenset())
         walk.flow.param_switches.setdefault(own, here)
+    elif (name := _own_field(obj.origins, walk.func)) is not None:
+        # `switch_off(self.gm)`: switched by this method, for the class's other methods and
+        # for callers that set the field (`runner.calibrate()`) to judge.
+        walk.flow.field_handed.setdefault(id(node), HandedSwitch(node, walk.stmt_stack[-1], expr, obj.origins, switch))
+        here = replace(switch, guard=frozenset(walk.guards), unless=frozenset())
+        walk.flow.field_switches.setdefault(name, here)
 
 
 def _own_field(origins, func: ast.AST) -> str | None:

@@ -200,6 +200,27 @@ class Builds:
             return new_value(env, node, "", origin, {ModeFact("eval", node, origin)})
         return new_value(env, node, "", origin)
 
+    def given_part(self, holder: Obj, part: Obj | None, env: Env) -> None:
+        """`model.bn = nn.BatchNorm1d(4)`: a part built right here starts in train mode, whatever
+        mode the module it joins is in. A capture then bakes that part's training behaviour in
+        (measured on torch 2.13/torchao 0.18: Conv->ReLU evaled, then given a BatchNorm2d, is
+        captured as the all-train model is: calibration moves its running mean, max error 3.9
+        against 0.04 for an eval capture), so the module counts as in the part's train mode.
+        Only a part known to hold something whose behaviour depends on the mode: the rest of
+        the module keeps its own mode, and a part of unknown content is not judged."""
+        if part is None or part.kinds != {CONSTRUCTED} or not _is_module(holder, env):
+            return
+        facts = env.facts(part)
+        if facts and all(f.state == "train" for f in facts) and _mode_dependent(part):
+            at = self.sem.walk.stmt_stack[-1]  # the assignment: the message names it
+            env.modes[holder] = frozenset(replace(f, node=at) for f in facts)
+
+
+def _mode_dependent(part: Obj) -> bool:
+    """Every construction `part` may come from holds a module whose behaviour depends on the mode."""
+    builds = [o.built for o in part.origins]
+    return all(b is not None and b.content().dependent for b in builds)
+
 
 def _is_module(obj: Obj, env: Env) -> bool:
     """Known to be an nn.Module: built here, loaded pretrained, or its mode was set."""

@@ -17,6 +17,7 @@ from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
 from qlint.analysis.flow.graph_holders import GraphHolders
 from qlint.analysis.flow.graph_parts import GraphParts
+from qlint.analysis.flow.graph_wrappers import constructed_plain, wrapper_fields
 from qlint.analysis.flow.handed_switches import handed_fields, handed_switches
 from qlint.analysis.flow.held_contents import held_facts
 from qlint.analysis.flow.instance_methods import method_summary
@@ -126,6 +127,10 @@ class CallSemantics:
         """`holder.block = <exported graph>`: `holder.eval()` would now raise."""
         self.graph_holders.add(holder)
 
+    def stored_on(self, holder: Obj, attr: str, obj: Obj | None) -> None:
+        """`holder.<attr> = obj`: what a module instance built here holds (`graph_wrappers`)."""
+        self.containers.stored(holder, attr, obj, lambda: constructed_plain(self.owner, holder))
+
     def call(self, node: ast.Call, env: Env) -> Obj | None:
         func = node.func
         # `runner.calibrate()` may change the graphs `runner`'s fields hold: what they were before.
@@ -168,7 +173,7 @@ class CallSemantics:
         if isinstance(func, ast.Name):
             if (graph := env.vars.get(func.id)) is not None:
                 self.results.forward(graph, node)  # `prepared(*inputs)`: a calibration pass
-            self.callbacks.called(node, func.id, env)
+            self.callbacks.called(node, func.id, env, args, kwargs)
             applied = self.callbacks.apply_parameter(node, func, first, env)
             if applied is not None:
                 return applied
@@ -201,6 +206,8 @@ class CallSemantics:
             made = builds.construct(node, built, [*args, *kwargs.values()], env, passed)
             if not starred:
                 self.containers.built(name, node, made, args, self.walk.containers.literals)
+                if built.cls is not None and any(self._holds(o) for o in [*args, *kwargs.values()]):
+                    self.containers.wrapped(made, wrapper_fields(self.owner, built.cls), passed)
             return made
         if first is not None and (first.captures or PARAM in first.kinds):
             # `gm = some_pass(gm)`: graph passes return the graph they were given (or a rewrite of it).
@@ -256,6 +263,10 @@ class CallSemantics:
             cap.sinks.add(Sink("ptq", *recipe, frozenset(self.walk.guards)))
             return new_value(env, node, "", Origin(CALL, node))
         return False
+
+    def _holds(self, obj: Obj | None) -> bool:
+        """`obj` is an exported graph, or a container or module instance built here holding one."""
+        return obj is not None and (obj.is_graph or obj in self.containers.held or obj in self.containers.fields)
 
     def _given(self, obj: Obj | None, expr: ast.expr, env: Env) -> Obj | None:
         """What a construction is given for one argument: a container written there becomes a
@@ -577,7 +588,7 @@ class CallSemantics:
                     if sink.node in callee.rebuilt_sinks:
                         self.results.rebuilt_in_helper(given[index], sink.node)
         for record in callee.callback_calls:
-            self.callbacks.passed(record, actual, env, node)
+            self.callbacks.passed(record, actual, env, node, callee)
         ends = callee.returns
         for name, param in callee.param_objs.items():
             index = callee.params.index(name)

@@ -57,6 +57,13 @@ class ModelClass:
             self._node = self.scope.classes[self.name].node
         return self._node
 
+    def class_statements(self) -> list[ast.stmt]:
+        """The statements of the class's body, read for the classes written there (by name):
+        an edit of one method's body leaves those as they were, so this reads no method's body
+        (`carried_flows`, `caller_modules`), as `node` does."""
+        node = self._node if self._node is not None else self.scope.classes[self.name].key_node()
+        return node.body
+
     @property
     def summarised(self) -> bool:
         """A top-level class of another module whose body has not been read."""
@@ -230,6 +237,15 @@ class ClassIndex:
             if not same:
                 return False
         return True
+
+    def renew(self) -> None:
+        """The index serves a later check (a caller module kept across checks,
+        `caller_modules`): what it found and read is found again, and constructions are read
+        with it, as with an index made for that check (`in_check`)."""
+        self._modules.clear()
+        self._contents.clear()
+        self._packages.clear()
+        self.born = getattr(self.project, "checks", None)
 
     def claim_check(self) -> None:
         """This index serves the check that runs now: constructions read by its rules are
@@ -434,7 +450,7 @@ def _nested(cls: ModelClass | None, rest: list[str]) -> ModelClass | None:
     for name in rest:
         if cls is None:
             return None
-        inner = next((s for s in cls.node.body if isinstance(s, ast.ClassDef) and s.name == name), None)
+        inner = next((s for s in cls.class_statements() if isinstance(s, ast.ClassDef) and s.name == name), None)
         cls = ModelClass(inner, cls.scope, cls.around) if inner is not None else None
     return cls
 

@@ -109,6 +109,7 @@ __all__ = [
     "merge_values",
     "module_flows",
     "statement_lists",
+    "switchers",
 ]
 
 
@@ -193,6 +194,17 @@ class ModelFlow:
             if bodies is not None:
                 self.carry.next[key] = (func, flow, deps, bodies)
         return flow
+
+    def renew(self, path: str) -> None:
+        """The analysis (of a caller of `path`, the module checked) serves a later check of
+        `path`, whose content changed only in bodies none of its flows read
+        (`caller_modules`): that module is looked up again, for its new scope, and so is what
+        the class index found."""
+        for name, flow in list(self.memo.modules.items()):
+            if flow is None or os.path.abspath(flow.scope.path) == path:
+                del self.memo.modules[name]
+        self.classes.renew()
+        self.tracker.renew()
 
     def _carries(self, key: int, func: ast.AST, class_scope: ClassScope | None) -> bool:
         carry = self.carry
@@ -315,8 +327,9 @@ def _may_switch_or_hand(ctx, func: ast.AST) -> bool:
 
 def may_hand_graph(ctx, flow: FunctionFlow) -> bool:
     """The body names a source of exported graphs and calls a function that may switch a
-    mode (`_switchers`): only there are the graphs it hands to switching helpers read, so
-    that the answer is the same with or without the other rules' flows. A graph from the
+    mode (`switchers`), or hands such a function on as a value: only there are the graphs it
+    hands to switching helpers read, so that the answer is the same with or without the
+    other rules' flows. A graph from the
     caller is reported at the caller's call (`ParamSwitch` climbs); one a body only gets
     from a helper's return, naming no source itself, is not read."""
     return _hands(ctx, segment(ctx, flow.node))
@@ -327,13 +340,14 @@ _LIBRARY_ROOTS = ("torch", "torchao", "numpy", "copy", "typing", "collections", 
 
 
 def _hands(ctx, text: str) -> bool:
-    if not any(s in text for s in GRAPH_SOURCES):
-        return False
-    # Called, or handed on as a callback (`run(to_eval, gm)`: `callbacks.CallbackLinks.passed`).
-    return any(f"{name}{end}" in text for name in _switchers(ctx) for end in ("(", ",", ")"))
+    # Called, or handed on as a callback (`run(to_eval, gm)`: `callbacks.CallbackLinks.passed`);
+    # a body naming no graph source may still hand a switching function to a helper that calls
+    # it with a graph the helper makes (`run(to_eval)`: `callbacks.CallbackCall.made`).
+    ends = ("(", ",", ")") if any(s in text for s in GRAPH_SOURCES) else (",", ")")
+    return any(f"{name}{end}" in text for name in switchers(ctx) for end in ends)
 
 
-def _switchers(ctx) -> tuple[str, ...]:
+def switchers(ctx) -> tuple[str, ...]:
     """Names of the functions a body of this module may call that may switch a mode: its own
     functions and methods whose text switches one or calls such a name (helpers of helpers),
     and, in a module that prepares graphs (whose flows QL201/QL202 read in full anyway), every

@@ -322,6 +322,8 @@ class Interpreter:
         elif isinstance(target, ast.Attribute) and (holder := env.vars.get(key(target.value) or "")) is not None:
             self.calls.builds.overwritten.add((holder, target.attr))  # `bundle.model` is no longer what was passed
             self.parts.stored(target, obj, env)
+            self.calls.stored_on(holder, target.attr, obj)
+            self.calls.builds.given_part(holder, obj, env)
             if obj is not None and obj.is_graph:
                 # `model.block = export(model.block, ...).module()`: `model.eval()` would now raise.
                 self.calls.holds_graph(holder)

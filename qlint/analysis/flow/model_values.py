@@ -191,6 +191,9 @@ class HandedSwitch:
     switch: ParamSwitch
     held: bool = False  # the argument is a torch container holding the graph (`ModeSwitch.held`)
     field: str = ""  # the graph is the argument's attribute of that name, which the method switches
+    # The helper called makes the graph itself, in this file, and calls `argument`, the function
+    # this call passes it, with that graph (`callbacks.CallbackCall.made`); empty otherwise.
+    made: str = ""
 
 
 @value_class
@@ -270,6 +273,10 @@ class FunctionFlow:
     param_allows: dict[int, Guard] = field(default_factory=dict)
     # Exported graphs handed here to such a parameter (`HandedSwitch`), by the call's id.
     handed: dict[int, HandedSwitch] = field(default_factory=dict)
+    # For a method: the calls here that hand `self.<field>`, as it found it, to a parameter a
+    # helper switches (`HandedSwitch`es whose origins are that read), by the call's id: a graph
+    # another method of the class stores there is switched by them (`graph_fields`).
+    field_handed: dict[int, HandedSwitch] = field(default_factory=dict)
     # How the body's names resolve (`qlint.analysis.names.resolver.Resolver`): its branch
     # conditions and defaults are read with it when a caller's argument decides them.
     resolver: object = None

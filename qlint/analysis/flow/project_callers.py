@@ -33,10 +33,11 @@ from collections.abc import Iterator
 
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
+from qlint.analysis.flow import caller_modules
+from qlint.analysis.flow.caller_modules import caller_module
 from qlint.analysis.flow.construction_references import construction_uses
 from qlint.analysis.flow.foreign_references import cannot_bind, defines, imported_here, own_function
 from qlint.analysis.flow.method_references import method_uses, owner_class, subclassed_in
-from qlint.analysis.flow.model_flow import ModelFlow
 from qlint.analysis.flow.model_values import CallSite, FunctionFlow, ModeFact
 from qlint.analysis.graphs import file_keys, kept_answers
 from qlint.analysis.names import content_keys, project_words
@@ -47,9 +48,7 @@ from qlint.analysis.names.modules import import_root, module_name_for, resolve_r
 from qlint.analysis.names.package_map import project_root
 from qlint.analysis.names.references import REFERENCES, References
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.analysis.project_files import listing_dependency, project_keys, unrecorded_keys
-from qlint.source import DecodeError, LineIndex, decode_source
 from qlint.value_classes import value_class
 
 _MAX_BYTES = project_words.MAX_BYTES
@@ -72,8 +71,6 @@ class ProjectCall:
     module: tuple | None = None
 
 
-# (path, content key) -> the parsed caller module and its analysed bodies.
-_MODULES: dict[tuple, tuple[FileContext, ModelFlow, dict[int, FunctionFlow | None], dict]] = {}
 # `scan_memo`'s questions, each followed by a name: a module whose text does not hold the name
 # (the editor checks the same helper at every keystroke, and reading the whole repository for
 # its name each time cost ~100 ms on ExecuTorch; a changed module has another key, so it is
@@ -87,26 +84,11 @@ _UNUSED = "never-loads:"
 # ExecuTorch Arm scripts that each define and call their own `quantize_model` are read once,
 # not once per script checked.
 _OWN = "own-name:"
-# Parsed caller modules kept for the check, the most recently asked: a walk asks a module
-# again right after (its callers' callers), and a check that asks many holds all of them at
-# once otherwise (ExecuTorch's qualcomm/export_utils.py: 59 modules, ~15 MiB at the check's
-# peak). Over the whole ExecuTorch tree no module was asked twice in one check (132 asks), and
-# the last one alone answers every ask that a longer list did (qualcomm, vulkan and examples:
-# 138 parses of 215 asks either way): with four kept, the check of vulkan/test/utils.py held
-# four parsed test modules and their flows (peak 47 -> 25 MiB traced with one).
-_MAX_MODULES = 1
 
 
 def checked_once(path: str) -> None:
-    """The check of `path` ended and the file will not be checked again (a command-line run):
-    the caller modules parsed for it go now rather than when the next check parses one, so
-    the next checks do not allocate on top of them (ExecuTorch's qualcomm/export_utils.py
-    keeps 59 parsed callers, ~18 MiB)."""
-    if not _MODULES:  # most files asked for no caller (3,822 checks, 132 caller modules on ExecuTorch)
-        return
-    path = os.path.abspath(path)
-    for key in [k for k in _MODULES if os.path.abspath(k[2]) == path]:
-        del _MODULES[key]
+    """The check of `path` ended and the file will not be checked again (`caller_modules`)."""
+    caller_modules.checked_once(path)
 
 
 def project_callers(ctx: FileContext, func: ast.AST, index: int) -> list[ProjectCall] | None:
@@ -685,34 +667,9 @@ def _call(site: CallSite, index: int, path: str, module: tuple, fn: FunctionFlow
 
 
 def _module(ctx: FileContext, path: str, data: bytes):
-    # The caller's analysis summarises the helper's module too: keyed on both contents.
-    key = (path, file_keys.content_key(ctx.project, path), ctx.path, hash(ctx.text))
-    known = _MODULES.pop(key, None)
-    if known is not None:
-        _MODULES[key] = known  # most recently asked last
-    else:
-        try:
-            text = decode_source(data)
-            # The tree the project index just parsed for the module's summary, if it did, or
-            # one another reader still holds (`live_trees`).
-            tree = ctx.project.take_tree(path, data) or live_parse(text, path)
-        except (DecodeError, SyntaxError, ValueError, RecursionError):
-            return None
-        # A caller this process checks later: its check takes this tree (`tree_handover`; the
-        # runner checks it next), instead of parsing the file again many checks on.
-        HANDOVER.keep(os.path.abspath(path), data, tree)
-        other = FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))
-        # An entry serves checks of this file at this content only. Over a tree each file is
-        # checked once, so those of earlier checks were never asked for again, yet held whole
-        # trees and their flows for the run: they are dropped.
-        for stale in [k for k in _MODULES if k[2:] != key[2:]]:
-            del _MODULES[stale]
-        if len(_MODULES) >= _MAX_MODULES:
-            del _MODULES[next(iter(_MODULES))]  # the least recently asked
-        # The helper's calls are read even where its module has a library's name (torchao's tree).
-        flow = ModelFlow(other.scope, ctx.project, ctx.optable, follow=os.path.abspath(ctx.path))
-        known = _MODULES[key] = (other, flow, {}, {})
-    return known
+    # The caller's analysis summarises the helper's module too: kept while what it read of
+    # that module is unchanged (`caller_modules`).
+    return caller_module(ctx, path, data)
 
 
 def _uses(other: FileContext, target: str, func: ast.AST, helper_path: str, references: References, word: str):

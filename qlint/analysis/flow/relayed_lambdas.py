@@ -55,6 +55,10 @@ class RelayedLambdas:
         for callback, given in handed.values():
             relay_named(self.sem, node, callback, given, env)
 
+    def read_at(self, lam: ast.Lambda, position: int, model: Obj, env: Env) -> None:
+        """Read `lam`, which a helper calls with `model` as its argument `position`."""
+        self._read(lam, Relay(-1, -1, position), model, env)
+
     def _read(self, lam: ast.Lambda, relay: Relay, model: Obj | None, env: Env) -> None:
         inner = env.copy()
         for arg in parameter_args(lam):  # the lambda's parameters shadow the enclosing names

@@ -37,6 +37,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.model_values import FunctionFlow
+from qlint.analysis.names.project import BODY_READ
 from qlint.value_classes import value_class
 
 _KEY = "_qlint_shared_flows"  # in the scope's `__dict__`, as the resolver keeps its star sources
@@ -84,6 +85,9 @@ class Tracker:
         self.bodies: dict[int, tuple] = {}  # key -> the bodies of its module a flow of this check read
         self._digests: dict[str, str] = {}
         self._saved: tuple = (None, None)
+        # Told everything each analysis read, when it ends (a caller module kept across
+        # checks, `caller_modules`, collects what its analyses depend on).
+        self.sink = None
 
     # -- frames ----------------------------------------------------------------------
     def push(self, key) -> None:
@@ -113,6 +117,8 @@ class Tracker:
             if self.frames:
                 self.frames[-1].kept = False
         if not self.frames:
+            if self.sink is not None:
+                self.sink(self.reads)
             if hasattr(self.project, "reads"):
                 self.project.reads = self._saved[0]
             self.classes.log = self._saved[1]
@@ -180,7 +186,7 @@ class Tracker:
     def _holds(self, shared: Shared, func: ast.AST, class_scope) -> bool:
         if shared.func is not func or shared.class_scope is not class_scope:
             return False
-        if not all(self._digest(path) == digest for path, digest in shared.reads):
+        if not self._same(shared.reads):
             return False
         log, self.classes.log = self.classes.log, None  # the answers are added by the caller, once
         try:
@@ -192,7 +198,7 @@ class Tracker:
         """A flow of the checked module kept from its last check (`carried_flows`) may be
         used if what it read of other modules is unchanged and the class index answers alike."""
         reads, lookups = deps
-        if not all(self._digest(path) == digest for path, digest in reads):
+        if not self._same(reads):
             return False
         log, self.classes.log = self.classes.log, None
         try:
@@ -216,6 +222,15 @@ class Tracker:
         # hold the same body.
         older = tuple(s for s in kept.get(key, ()) if s.func is func and s.class_scope is class_scope)
         kept[key] = (Shared(func, class_scope, flow, *deps), *older[: _VARIANTS - 1])
+
+    def _same(self, reads) -> bool:
+        """Every module read has the content it had (a body of the checked module read, which
+        its digest covers, is no module: `caller_modules` reads those)."""
+        return all(path == BODY_READ or self._digest(path) == digest for path, digest in reads)
+
+    def renew(self) -> None:
+        """The analysis serves another check: modules may have changed since their digests were taken."""
+        self._digests.clear()
 
     def _digest(self, path: str) -> str:
         known = self._digests.get(path)

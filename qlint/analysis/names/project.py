@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import os
+import weakref
 from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
@@ -25,7 +26,7 @@ from qlint.analysis.names.kept_lookups import KeptLookups
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
 from qlint.analysis.names.recent_trees import RECENT
-from qlint.analysis.names.scope import ModuleScope
+from qlint.analysis.names.scope import ClassScope, ModuleScope, watch_class
 from qlint.analysis.names.statement_reuse import PreviousTrees
 from qlint.analysis.names.summary import ModuleSummary
 from qlint.analysis.names.summary_facts import SummaryFact
@@ -44,7 +45,12 @@ class SummaryStore(Protocol):
 
 
 # Re-exported: callers that only need module names should import them from `modules`.
-__all__ = ["ProjectIndex", "import_root", "module_name_for", "resolve_relative"]
+__all__ = ["BODY_READ", "ProjectIndex", "import_root", "module_name_for", "resolve_relative"]
+
+# In `ProjectIndex.reads`, (BODY_READ, node): a function or class of the checked module was
+# taken from the scope other modules' analyses see of it (`watch_bodies`). Not a file: what
+# compares reads' digests passes over it (`shared_flows`).
+BODY_READ = "\0body read"
 
 
 class ProjectIndex:
@@ -97,6 +103,7 @@ class ProjectIndex:
         # path -> the check that last used its entry, and the summaries of the entries set aside.
         self._last_use: dict[str, int] | None = None if track_dependents else {}
         self._set_aside_summaries: dict[str, ModuleSummary] = {}
+        self._body_hook = _BodyReads(weakref.ref(self))  # held by scopes the index holds: no cycle
 
     _default: ProjectIndex | None = None
     # Where module summaries are kept between runs (`qlint.summary_cache.SummaryStore`, set
@@ -283,6 +290,10 @@ class ProjectIndex:
                 self._kept_lookups.begin_check()
         self._checked = (os.path.abspath(path), text, tree) if path and text is not None and tree else None
         self.checks += 1
+        if self._checked is not None:
+            entry = self._scopes.get(self._checked[0])
+            if entry is not None and entry[0][0] == self.content_key(self._checked[0]):
+                self._watch_bodies(entry[1])
         if self._last_use is not None and self.checks % _SET_ASIDE_EVERY == 0:
             self._set_aside()
 
@@ -538,7 +549,20 @@ class ProjectIndex:
         loaded = _Loaded(path, summary, _Source(text, data), store, kept, self)
         entry = ((key, digest), summary.scope(path, loaded.text), loaded)
         self._scopes[path] = entry
+        if self._checked is not None and self._checked[0] == path:
+            self._watch_bodies(entry[1])
         return entry
+
+    def _watch_bodies(self, scope: ModuleScope | None) -> None:
+        """Every function or method taken from `scope` (the checked module, as other modules'
+        analyses see it), and every class node, while an analysis records its reads is one of
+        them (`BODY_READ`): an analysis of a caller kept across the checked module's edits
+        (`caller_modules`) is still right after an edit of a body it did not read. As for
+        the checked module's own flows (`carried_flows`), taking a class reads no body by
+        itself; taking its node or all its methods at once (None: bodies unnamed) does."""
+        for table in (getattr(scope, "functions", None), getattr(scope, "classes", None)):
+            if hasattr(table, "watch") and table.watch is None:
+                table.watch = self._body_hook.taken
 
     def _checked_parse(
         self, path: str, text: str | None, data: bytes, module: str | None
@@ -707,6 +731,29 @@ class _Loaded:
 
 
 _MISSING = object()
+
+
+class _BodyReads:
+    """Tells the analysis recording its reads (`ProjectIndex.reads`) of a body of the checked
+    module taken (`_watch_bodies`)."""
+
+    __slots__ = ("project",)
+
+    def __init__(self, project: weakref.ref):
+        self.project = project
+
+    def taken(self, value) -> None:
+        """A function, or a class (whose node and methods are then watched), was taken."""
+        if isinstance(value, ClassScope):
+            watch_class(value, self)
+        else:
+            self.read(value)
+
+    def read(self, body=None) -> None:
+        project = self.project()
+        reads = project.reads if project is not None else None
+        if reads is not None:
+            reads.append((BODY_READ, body))
 
 
 class _Source:

@@ -228,10 +228,11 @@ class _Last:
 
 
 class _Now:
-    __slots__ = ("carry", "confined", "last", "tree")
+    __slots__ = ("base", "carry", "confined", "last", "tree")
 
-    def __init__(self, tree: ast.Module, confined: Confined | None, last: _Last | None, carry: Carry):
+    def __init__(self, tree: ast.Module, confined: Confined | None, last: _Last | None, carry: Carry, base=None):
         self.tree, self.confined, self.last, self.carry = tree, confined, last, carry
+        self.base = base  # the last check's tree, when there was one
 
 
 class PreviousTrees:
@@ -273,8 +274,16 @@ class PreviousTrees:
             confined = confined_edit(last.text, last.tree, tree, first, added)
         taken = last if confined is not None and last.scope is not None else None
         carry = Carry(taken.carried if taken else {}, _top_functions(tree), confined, taken.others if taken else None)
-        self._now[path] = _Now(tree, confined, taken, carry)
+        self._now[path] = _Now(tree, confined, taken, carry, last.tree if last is not None else None)
         return put
+
+    def edit_of(self, path: str, tree: ast.Module) -> tuple[ast.Module, Confined | None] | None:
+        """(the tree of the last check of `path`, the edit confined to one function's body
+        that made `tree` of it, or None for any other edit), for the check of `tree` under way."""
+        now = self._now.get(path)
+        if now is None or now.tree is not tree or now.base is None:
+            return None
+        return now.base, now.confined
 
     def scope_for(self, path: str, tree: ast.Module):
         """The last check's module scope, brought up to this tree, when only one function's

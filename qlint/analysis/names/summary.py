@@ -172,12 +172,16 @@ class _LazyTable(Mapping):
         self._locs = locs
         self._build = build
         self._built: dict[str, Any] = {}
+        # Told of every value taken (the checked module's functions and classes, which the
+        # analyses of its callers record reading: `ProjectIndex.watch_bodies`).
+        self.watch: Callable[[Any], None] | None = None
 
     def __getitem__(self, name: str) -> Any:
-        if name in self._built:
-            return self._built[name]
-        loc = self._locs[name]
-        value = self._built[name] = self._build(name, loc)
+        value = self._built.get(name)
+        if value is None:
+            value = self._built[name] = self._build(name, self._locs[name])
+        if self.watch is not None:
+            self.watch(value)
         return value
 
     def __contains__(self, name: object) -> bool:

@@ -1,0 +1,169 @@
+"""The modules of a helper's callers, parsed and analysed for the check of the helper's module,
+kept across its checks while what their analyses read stays the same.
+
+An editor checks a module again at every keystroke. A helper of it that captures its
+parameter has its callers in the project read (`project_callers`): ExecuTorch's
+qualcomm/export_utils.py has 44 caller modules, and each check parsed and analysed them all
+again (~0.5 s), although a keystroke in one function body changes nothing most of them read.
+A caller module's analysis is kept (`Kept`) with what it depends on, and reused by a later
+check of the helper's module when all of these hold:
+
+- the caller module has the same content (its content key is part of the key);
+- every other module its analyses read has the content it had (`reads`, digests compared);
+- the helper's module changed by edits confined to one function's body each
+  (`statement_reuse.confined_edit`: every other statement, its scope's names and its classes'
+  headers are the last check's), and no function or class whose body an edit changed was
+  taken by the analyses (`bodies`: the project index reports each one taken from the scope
+  other modules see of the checked module, `ProjectIndex.watch_bodies`, through the
+  analyses' reads, also those of other modules' helper flows kept and reused,
+  `shared_flows`). That is what a flow of the checked module itself needs to be carried
+  (`carried_flows`), here for the flows of its callers.
+
+What is looked up again at each check (the helper module's new scope, the class index's
+answers, the uses of the helper found in the module, what the caller module's own checks
+cached) is forgotten on reuse (`ModelFlow.renew`); the bodies analysed are kept. Within one
+check QL202 asks the callers QL201 asked: an editor's index keeps every caller module of the
+module checked (the language server holds ExecuTorch's 44 for export_utils.py while it is
+edited), a command-line run the last one asked, as before (it checks each module once).
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+
+from qlint.analysis.context import FileContext
+from qlint.analysis.flow.model_flow import ModelFlow
+from qlint.analysis.graphs import file_keys
+from qlint.analysis.names.live_trees import parse as live_parse
+from qlint.analysis.names.modules import module_name_for
+from qlint.analysis.names.project import BODY_READ
+from qlint.analysis.names.tree_handover import HANDOVER
+from qlint.source import DecodeError, LineIndex, decode_source
+
+# A command-line run: parsed caller modules kept for the check, the most recently asked (a
+# walk asks a module again right after: its callers' callers), as a check that asks many holds
+# all of them at once otherwise (ExecuTorch's qualcomm/export_utils.py: 59 modules, ~15 MiB at
+# the check's peak). Over the whole ExecuTorch tree the last one alone answers every ask that a
+# longer list did (qualcomm, vulkan and examples: 138 parses of 215 asks either way): with four
+# kept, the check of vulkan/test/utils.py held four parsed test modules and their flows (peak
+# 47 -> 25 MiB traced with one). An editor's index keeps them all, for the next keystroke.
+_MAX_MODULES = 1
+
+
+class Kept:
+    """A caller module's context, analysis and bodies analysed (`module`, the tuple
+    `project_callers` hands on), with what they read of the other modules and of the checked one."""
+
+    __slots__ = ("bodies", "check", "module", "optable", "reads", "tree")
+
+    def __init__(self, module: tuple, ctx: FileContext):
+        self.module = module
+        self.optable = ctx.optable
+        # The tree of the checked module its analyses read: not held (the checked module's
+        # last tree is, by an editor's index, `statement_reuse`), so that a check's tree goes
+        # when the check does elsewhere.
+        self.tree = weakref.ref(ctx.tree)
+        self.check = getattr(ctx.project, "checks", None)
+        self.bodies: dict[int, object] = {}  # its functions, methods, class nodes taken (None: unnamed)
+        self.reads: dict[str, str] = {}  # every other module read: path -> digest
+
+    def take(self, own: str):
+        def take(reads: list) -> None:
+            for path, digest in reads:
+                if path == BODY_READ:
+                    self.bodies[id(digest)] = digest
+                elif os.path.abspath(path) != own:
+                    self.reads[path] = digest
+
+        return take
+
+
+# (path, content key, the checked module's path, the project index) -> the caller module kept.
+_MODULES: dict[tuple, Kept] = {}
+# How many caller modules were parsed and analysed anew (what the tests count).
+BUILT = [0]
+
+
+def checked_once(path: str) -> None:
+    """The check of `path` ended and the file will not be checked again (a command-line run):
+    the caller modules parsed for it go now rather than when the next check parses one, so
+    the next checks do not allocate on top of them (ExecuTorch's qualcomm/export_utils.py
+    keeps 59 parsed callers, ~18 MiB)."""
+    if not _MODULES:  # most files asked for no caller (3,822 checks, 132 caller modules on ExecuTorch)
+        return
+    path = os.path.abspath(path)
+    for key in [k for k in _MODULES if k[2] == path]:
+        del _MODULES[key]
+
+
+def caller_module(ctx: FileContext, path: str, data: bytes) -> tuple | None:
+    """(context, analysis, bodies analysed, uses memo) of the caller module at `path` (content
+    `data`) for the check of `ctx`; None when it does not parse."""
+    own = os.path.abspath(ctx.path)
+    key = (path, file_keys.content_key(ctx.project, path), own, ctx.project)
+    kept = _MODULES.pop(key, None)
+    if kept is not None and _still(kept, ctx, own):
+        _MODULES[key] = kept  # most recently asked last
+        return kept.module
+    if kept is not None and kept.optable is ctx.optable:
+        other = kept.module[0]  # its text is the same: its tree, scope and lines are too
+        other.cache.clear()
+    else:
+        try:
+            text = decode_source(data)
+            # The tree the project index just parsed for the module's summary, if it did, or
+            # one another reader still holds (`live_trees`).
+            tree = ctx.project.take_tree(path, data) or live_parse(text, path)
+        except (DecodeError, SyntaxError, ValueError, RecursionError):
+            return None
+        # A caller this process checks later: its check takes this tree (`tree_handover`; the
+        # runner checks it next), instead of parsing the file again many checks on.
+        HANDOVER.keep(os.path.abspath(path), data, tree)
+        other = FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))
+    BUILT[0] += 1
+    # Those kept for another module checked serve it no more (an editor's index: the module
+    # edited changed; a run: each file is checked once).
+    for stale in [k for k in _MODULES if k[2] != own]:
+        del _MODULES[stale]
+    if getattr(ctx.project, "previous_trees", None) is None and len(_MODULES) >= _MAX_MODULES:
+        del _MODULES[next(iter(_MODULES))]  # the least recently asked
+    # The helper's calls are read even where its module has a library's name (torchao's tree).
+    flow = ModelFlow(other.scope, other.project, other.optable, follow=own)
+    kept = _MODULES[key] = Kept((other, flow, {}, {}), ctx)
+    if getattr(ctx.project, "previous_trees", None) is not None:
+        # What a later check needs to know whether it may take it (a run checks each file once).
+        flow.tracker.sink = kept.take(own)
+    return kept.module
+
+
+def _still(kept: Kept, ctx: FileContext, own: str) -> bool:
+    """Whether the analysis kept is the one this check would make (see the module's doc);
+    if so, it is made ready for this check."""
+    project = ctx.project
+    checks = getattr(project, "checks", None)
+    if kept.optable is not ctx.optable:
+        return False
+    if kept.check == checks and kept.tree() is ctx.tree:
+        return True  # asked again in the same check
+    previous = getattr(project, "previous_trees", None)
+    if previous is None:
+        return False  # nothing was recorded: a run checks each file once
+    if kept.tree() is not ctx.tree:
+        edit = previous.edit_of(own, ctx.tree)
+        if edit is None or edit[0] is not kept.tree() or edit[1] is None:
+            return False
+        changed = (edit[1].old, edit[1].old_class)
+        if id(None) in kept.bodies or any(node is not None and id(node) in kept.bodies for node in changed):
+            return False  # a body the edit changed was read (or bodies that cannot be named)
+    if any(project.digest(path) != digest for path, digest in kept.reads.items()):
+        return False
+    other, flow, _, uses = kept.module
+    uses.clear()  # found through the checked module's scope, which is a new one
+    other.cache.clear()  # what the caller module's own checks asked (`call_sites`) is asked again
+    flow.renew(own)
+    kept.tree, kept.check = weakref.ref(ctx.tree), checks
+    return True
+
+
+__all__ = ["BUILT", "Kept", "caller_module", "checked_once"]
