@@ -114,6 +114,11 @@ def test_name_rebound_by_its_module_keeps_the_finding(tmp_path):
     _loud(_repo(tmp_path, TO_ET + "\n\nto_et = torch.compile(to_et)\n"))
 
 
+def test_name_rebound_by_the_callers_module_keeps_the_finding(tmp_path):
+    caller = CALLER.replace("\ndef main", "\nto_et = torch.compile(to_et)\n\ndef main")
+    _loud(_repo(tmp_path, run=caller))
+
+
 def test_imported_under_another_name_keeps_the_finding(tmp_path):
     caller = CALLER.replace("quantize_4, to_et", "quantize_4, to_et as lower_it").replace(
         "to_et(model)", "lower_it(model)"

@@ -49,8 +49,8 @@ def _plain_without_result(flow: FunctionFlow, path: str | None, site) -> bool:
         return False
     name = call.func.id
     resolver = flow.resolver
-    if func.name != name or resolver is None or name in resolver.local:
-        return False
+    if func.name != name or resolver is None or name in resolver.local or name in resolver.scope.assigns:
+        return False  # the caller's module may rebind the name it imported
     scope = resolver.scope if path is None else _defining_scope(resolver, call.func, flow.path)
     if scope is None or scope.functions.get(name) is not func:
         return False  # a nested function, a method, `__init__` of a construction, a re-export
