@@ -32,6 +32,7 @@ from qlint.analysis.flow.model_values import (
     VALUES,
     CallSite,
 )
+from qlint.analysis.flow.none_results import none_result
 from qlint.analysis.flow.project_callers import ProjectCall, each_project_call, project_callers
 from qlint.analysis.flow.read_only_params import reads_only
 from qlint.analysis.flow.registry_closure import closed
@@ -366,10 +367,13 @@ def _harmless(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder:
     """An eval-mode model, or a construction known in full with nothing mode-dependent, not
     given parts between its construction and this call, or a graph (`ep.module()`, a prepared
     or converted model): its mode was fixed by the capture that made it, judged where that
-    is prepared, as a caller in the helper's own module is read (`capture_common.reasons`)."""
+    is prepared, as a caller in the helper's own module is read (`capture_common.reasons`); or
+    what a project function without a result returned: None, no model (`none_results`)."""
     if fact.state == "eval":
         return True
     if fact.state == "unset" and fact.origin is not None and fact.origin.kind in GRAPH_KINDS:
+        return True
+    if none_result(fact, flows):
         return True
     built = fact.origin.built if fact.origin is not None else None
     if built is None:
