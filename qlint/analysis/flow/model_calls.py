@@ -24,6 +24,7 @@ from qlint.analysis.flow.handed_switches import handed_fields, handed_switches
 from qlint.analysis.flow.held_contents import held_facts
 from qlint.analysis.flow.instance_methods import method_summary
 from qlint.analysis.flow.loop_items import LITERALS, Containers
+from qlint.analysis.flow.maybe_graphs import graph_paths, reaching, returned_paths, tests_type
 from qlint.analysis.flow.model_apis import Api, argument, classify_call, key, recipe_flow
 from qlint.analysis.flow.model_apis import switch_mode as _switch_mode
 from qlint.analysis.flow.model_builds import Builds
@@ -34,6 +35,7 @@ from qlint.analysis.flow.model_values import (
     CONVERTED,
     EXPECTS_ERROR,
     EXPORTED,
+    GRAPH_KINDS,
     ITEM,
     PAIRS,
     PARAM,
@@ -121,6 +123,8 @@ class CallSemantics:
         self.literal_items: dict[int, frozenset[ModeFact]] = {}
         # Object -> the branches its `allow_exported_model_train_eval` lies in (`ModeSwitch.allowed_under`).
         self.allow_guards: dict[Obj, frozenset] = {}
+        # Helper results that are an exported graph on some paths only (`maybe_graphs`).
+        self.graph_paths: dict[Obj, frozenset] = {}
 
     @property
     def flow(self) -> FunctionFlow:
@@ -251,6 +255,10 @@ class CallSemantics:
                 # Seen patched twice (a loop body) under different branches: take it as always.
                 seen.allowed_under = under if not seen.patched or seen.allowed_under == under else frozenset()
                 seen.patched = True
+            if not other and receiver not in env.patched and "try" not in self.walk.contexts:
+                paths = graph_paths(receiver, env, self.graph_paths)
+                if paths and not tests_type(self.walk.func, node.func.value):
+                    seen.maybe |= reaching(paths, self.walk.guards)
             env.modes[receiver] = frozenset({ModeFact(mode or "unknown", node)})
             self.walk.containers.switched(receiver)
             if mode == "train" and receiver in env.patched:  # after allow_exported_model_train_eval
@@ -625,6 +633,9 @@ class CallSemantics:
             return new_value(env, node, "", Origin(CALL, node))
         result = merge_values(results, env, node)
         self.results.note(result, None)
+        if not result.is_graph and any(o.kind in GRAPH_KINDS for o in result.origins):
+            # Only the graphs the helper's returns say: an allowed one is no path to a raise.
+            self.graph_paths[result] = returned_paths(callee, node, written, self.resolver, foreign)
         return result
 
     def _allow_ruled_out(self, node: ast.Call, callee: FunctionFlow, index: int, written: dict) -> bool:

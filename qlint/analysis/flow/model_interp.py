@@ -42,6 +42,7 @@ from qlint.analysis.flow.model_values import (
     statement_lists,
 )
 from qlint.analysis.names.modules import resolve_relative
+from qlint.analysis.flow.maybe_graphs import graph_paths
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
 from qlint.value_classes import replace
@@ -149,6 +150,10 @@ class Interpreter:
                 obj = None
             else:
                 obj = self.expr(value, env) if value is not None else None
+            paths = graph_paths(obj, env, self.calls.graph_paths, whole=True)
+            if paths:
+                here = frozenset(self.guards)
+                self.flow.return_graphs[len(self.flow.returns)] = frozenset((o, g | here) for o, g in paths)
             self.flow.returns.append((env, obj))
             return None
         elif isinstance(s, ast.Raise):
