@@ -14,6 +14,7 @@ from qlint.analysis.flow.dead_branches import ConstantFlags
 from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.handed_switches import param_switches
 from qlint.analysis.flow.loop_items import LITERALS, Containers, element_of
+from qlint.analysis.flow.maybe_graphs import graph_paths
 from qlint.analysis.flow.model_apis import key
 from qlint.analysis.flow.model_attrs import Evaled, given_parts
 from qlint.analysis.flow.model_calls import CallSemantics
@@ -42,7 +43,6 @@ from qlint.analysis.flow.model_values import (
     statement_lists,
 )
 from qlint.analysis.names.modules import resolve_relative
-from qlint.analysis.flow.maybe_graphs import graph_paths
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
 from qlint.value_classes import replace
