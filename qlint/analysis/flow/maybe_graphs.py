@@ -23,22 +23,24 @@ from qlint.value_classes import replace
 GraphPath = tuple[Origin, frozenset]
 
 
-def graph_paths(obj: Obj | None, env: Env, known: dict, whole: bool = False) -> frozenset[GraphPath]:
-    """The graphs `obj` may be, each with the conditions it is that graph under; none for an
-    allowed or a copied value, nor, unless `whole`, for one that is a graph on every path
-    (QL203 reads those switches already; a helper's return under a branch is asked `whole`)."""
+def graph_paths(obj: Obj | None, env: Env, made: dict, whole: bool = False) -> frozenset[GraphPath]:
+    """The graphs `obj` may be, each with the conditions it is that graph under (`made`: graph
+    origin -> the guards of the paths it was made or handed back on); none for an allowed or a
+    copied value, nor, unless `whole`, for one that is a graph on every path (QL203 reads those
+    switches already; a helper's return under a branch is asked `whole`). A graph origin with
+    no paths known (made where the walk did not see) gives none: it is not known to be feasible."""
     if obj is None or obj in env.patched or obj in env.copied or (obj.is_graph and not whole):
         return frozenset()
-    if not any(o.kind in GRAPH_KINDS for o in obj.origins):
-        return frozenset()
-    found = known.get(obj)
-    if found is not None:
-        return found
-    # A graph made in this body: the branch it was made in tagged its fact (`_tag`).
-    out = {(f.origin, f.guard) for f in env.facts(obj) if f.origin is not None and f.origin.kind in GRAPH_KINDS}
-    made = {o for o, _ in out}
-    out |= {(o, frozenset()) for o in obj.origins if o.kind in GRAPH_KINDS and o not in made}
-    return frozenset(out)
+    return frozenset((o, g) for o in obj.origins if o.kind in GRAPH_KINDS for g in made.get(o, ()))
+
+
+def note_made(made: dict, obj: Obj | None, node: ast.Call, guards) -> None:
+    """A graph the call `node` makes: it is that graph under the branches the call lies in."""
+    if obj is None:
+        return
+    for o in obj.origins:
+        if o.node is node and o.kind in GRAPH_KINDS and o not in made:
+            made[o] = {frozenset(guards)}
 
 
 def returned_paths(callee: FunctionFlow, node: ast.Call, written: dict, caller, foreign: bool) -> frozenset:
@@ -83,12 +85,19 @@ def tests_type(func: ast.AST, receiver: ast.expr) -> bool:
     `hasattr(model, "graph")`): its switch is written for the eager case it tells apart."""
     text = ast.unparse(receiver)
     for node in ast.walk(func):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id in ("isinstance", "hasattr", "type")
-            and node.args
-            and ast.unparse(node.args[0]) == text
-        ):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args):
+            continue
+        if ast.unparse(node.args[0]) != text:
+            continue
+        test = node.func.id
+        second = node.args[1] if len(node.args) > 1 else None
+        if test == "type" or (test == "isinstance" and second is not None and "GraphModule" in ast.unparse(second)):
+            return True
+        # `hasattr(model, "get_rand_input")` asks something else of an eager model.
+        if test == "hasattr" and isinstance(second, ast.Constant) and second.value in _GRAPH_ATTRS:
             return True
     return False
+
+
+# What only a GraphModule has.
+_GRAPH_ATTRS = frozenset({"graph", "graph_module", "_graph", "code", "recompile"})

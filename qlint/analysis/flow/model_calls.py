@@ -123,8 +123,9 @@ class CallSemantics:
         self.literal_items: dict[int, frozenset[ModeFact]] = {}
         # Object -> the branches its `allow_exported_model_train_eval` lies in (`ModeSwitch.allowed_under`).
         self.allow_guards: dict[Obj, frozenset] = {}
-        # Helper results that are an exported graph on some paths only (`maybe_graphs`).
-        self.graph_paths: dict[Obj, frozenset] = {}
+        # Graph origin -> the guards of the paths it was made (or a helper handed it back) on
+        # here, in this function's terms (`maybe_graphs`).
+        self.made_graphs: dict[Origin, set] = {}
 
     @property
     def flow(self) -> FunctionFlow:
@@ -256,7 +257,7 @@ class CallSemantics:
                 seen.allowed_under = under if not seen.patched or seen.allowed_under == under else frozenset()
                 seen.patched = True
             if not other and receiver not in env.patched and "try" not in self.walk.contexts:
-                paths = graph_paths(receiver, env, self.graph_paths)
+                paths = graph_paths(receiver, env, self.made_graphs)
                 if paths and not tests_type(self.walk.func, node.func.value):
                     seen.maybe |= reaching(paths, self.walk.guards)
             env.modes[receiver] = frozenset({ModeFact(mode or "unknown", node)})
@@ -633,9 +634,16 @@ class CallSemantics:
             return new_value(env, node, "", Origin(CALL, node))
         result = merge_values(results, env, node)
         self.results.note(result, None)
-        if not result.is_graph and any(o.kind in GRAPH_KINDS for o in result.origins):
-            # Only the graphs the helper's returns say: an allowed one is no path to a raise.
-            self.graph_paths[result] = returned_paths(callee, node, written, self.resolver, foreign)
+        # The graphs the helper's returns hand back, on the branches of the call's arguments
+        # (an allowed one is no path to a raise); what it was given keeps the paths it had.
+        here = frozenset(self.walk.guards)
+        for origin, guard in returned_paths(callee, node, written, self.resolver, foreign):
+            self.made_graphs.setdefault(origin, set()).add(guard | here)
+        # The others of another file's helper are named for this call too: none of their
+        # paths reaches here, which `note_made` must not take for a graph made at the call.
+        for origin in result.origins if foreign else ():
+            if origin.node is node and origin.kind in GRAPH_KINDS:
+                self.made_graphs.setdefault(origin, set())
         return result
 
     def _allow_ruled_out(self, node: ast.Call, callee: FunctionFlow, index: int, written: dict) -> bool:

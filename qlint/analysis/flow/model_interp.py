@@ -14,7 +14,7 @@ from qlint.analysis.flow.dead_branches import ConstantFlags
 from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.handed_switches import param_switches
 from qlint.analysis.flow.loop_items import LITERALS, Containers, element_of
-from qlint.analysis.flow.maybe_graphs import graph_paths
+from qlint.analysis.flow.maybe_graphs import graph_paths, note_made
 from qlint.analysis.flow.model_apis import key
 from qlint.analysis.flow.model_attrs import Evaled, given_parts
 from qlint.analysis.flow.model_calls import CallSemantics
@@ -150,7 +150,7 @@ class Interpreter:
                 obj = None
             else:
                 obj = self.expr(value, env) if value is not None else None
-            paths = graph_paths(obj, env, self.calls.graph_paths, whole=True)
+            paths = graph_paths(obj, env, self.calls.made_graphs, whole=True)
             if paths:
                 here = frozenset(self.guards)
                 self.flow.return_graphs[len(self.flow.returns)] = frozenset((o, g | here) for o, g in paths)
@@ -348,7 +348,9 @@ class Interpreter:
         if e is None or isinstance(e, _NOTHING_TO_FOLLOW):
             return None
         if isinstance(e, ast.Call):
-            return self.calls.call(e, env)
+            obj = self.calls.call(e, env)
+            note_made(self.calls.made_graphs, obj, e, self.guards)
+            return obj
         name = key(e)
         if name is not None:
             obj = env.vars.get(name)
