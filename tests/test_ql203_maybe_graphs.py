@@ -170,3 +170,57 @@ def test_a_graph_allowed_on_its_branch_is_quiet():
         )
         == []
     )
+
+
+def test_a_helper_handing_the_value_back_keeps_its_paths():
+    assert rows(
+        """
+        def keep(m):
+            m.tag = 1
+            return m
+        def build(model, use_pt2e, quantizer, x):
+            model = keep(prepare(model, use_pt2e, quantizer, x))
+            model.eval()
+        """
+    ) == [17]
+
+
+def test_a_switch_under_a_denied_conjunction_of_the_graphs_conditions_is_quiet():
+    # IPEX's trainer: `_wrap_model` compiles a converted graph under `self.args.inductor` and
+    # `self.args.int8`; the evaluation loop switches under `not (inductor and int8)`.
+    assert (
+        rows(
+            """
+        class Trainer:
+            def wrap(self, model, training=True):
+                if self.args.inductor and not training:
+                    if self.args.int8:
+                        model = prepare_qat_pt2e(torch.export.export(model, ()).module(), None)
+                return model
+            def evaluate(self):
+                model = self.wrap(self.model, training=False)
+                if not (self.args.inductor and self.args.int8):
+                    model.eval()
+                if self.args.inductor and self.args.int8:
+                    pass
+                else:
+                    model.train()
+        """
+        )
+        == []
+    )
+    # Denying only one of them leaves the graph's path.
+    assert rows(
+        """
+        class Trainer:
+            def wrap(self, model, training=True):
+                if self.args.inductor and not training:
+                    if self.args.int8:
+                        model = prepare_qat_pt2e(torch.export.export(model, ()).module(), None)
+                return model
+            def evaluate(self):
+                model = self.wrap(self.model, training=False)
+                if not (self.args.inductor and self.args.bf16):
+                    model.eval()
+        """
+    ) == [21]

@@ -53,18 +53,28 @@ def returned_paths(callee: FunctionFlow, node: ast.Call, written: dict, caller, 
             if contradicted_at_call(guard, callee.node, written, caller, callee.resolver, ended):
                 continue
             here = replace(origin, node=node) if foreign else origin
-            out.add((here, _in_caller_terms(guard, callee.node, written)))
+            out.add((here, _in_caller_terms(guard, callee.node, written, _on_self(node))))
     return frozenset(out)
 
 
-def _in_caller_terms(guard: frozenset, callee: ast.AST, written: dict) -> frozenset:
+def _on_self(node: ast.Call) -> bool:
+    """`self.method(...)`: the method's `self.<attr>` are the caller's."""
+    func = node.func
+    return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
+
+
+def _in_caller_terms(guard: frozenset, callee: ast.AST, written: dict, same_self: bool) -> frozenset:
     """A condition on a parameter the call passes a name for (`use_pt2e`, `cfg.pt2e`) becomes
-    that condition on the name; any other is not the caller's to test and is left out (the
-    path is then taken as possible wherever the caller switches)."""
+    that condition on the name, one on `self.<attr>` stays as it is for a call on `self`; any
+    other is not the caller's to test and is left out (the path is then taken as possible
+    wherever the caller switches)."""
     index = {a.arg: i for i, a in enumerate(parameter_args(callee, star=False))}
     out = set()
     for condition, polarity in guard:
         name = on_name(condition)
+        if same_self and name.startswith("self."):
+            out.add((condition, polarity))
+            continue
         if name not in index or rebound(callee, name):
             continue
         expr = written.get(index[name])
@@ -74,10 +84,11 @@ def _in_caller_terms(guard: frozenset, callee: ast.AST, written: dict) -> frozen
     return frozenset(out)
 
 
-def reaching(paths: frozenset[GraphPath], guards) -> frozenset[Origin]:
-    """The graph origins whose conditions can hold where the switch runs."""
+def reaching(paths: frozenset[GraphPath], guards, denied=()) -> frozenset[Origin]:
+    """The graph origins whose conditions can hold where the switch runs (`denied`: sets of
+    conditions an enclosing `if not (a and b):` rules out together)."""
     here = frozenset(guards)
-    return frozenset(o for o, g in paths if compatible(g, here))
+    return frozenset(o for o, g in paths if compatible(g, here) and not any(d <= g for d in denied))
 
 
 def tests_type(func: ast.AST, receiver: ast.expr) -> bool:

@@ -259,7 +259,7 @@ class CallSemantics:
             if not other and receiver not in env.patched and "try" not in self.walk.contexts:
                 paths = graph_paths(receiver, env, self.made_graphs)
                 if paths and not tests_type(self.walk.func, node.func.value):
-                    seen.maybe |= reaching(paths, self.walk.guards)
+                    seen.maybe |= reaching(paths, self.walk.guards, self.walk.denied())
             env.modes[receiver] = frozenset({ModeFact(mode or "unknown", node)})
             self.walk.containers.switched(receiver)
             if mode == "train" and receiver in env.patched:  # after allow_exported_model_train_eval

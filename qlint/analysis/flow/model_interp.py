@@ -8,6 +8,7 @@ or a same-module helper do.
 from __future__ import annotations
 
 import ast
+import itertools
 
 from qlint.analysis.flow import decorator_registries as registries
 from qlint.analysis.flow.dead_branches import ConstantFlags
@@ -342,6 +343,24 @@ class Interpreter:
         for name, steps in _unpacked(target, (), pairs):
             part = part_of(source, anchor, steps) if source is not None else None
             env.vars[name] = new_value(env, anchor, name, part or Origin(UNKNOWN, anchor))
+
+    def denied(self) -> list[frozenset]:
+        """The conjunctions the enclosing branches deny, which no guard says: the body of
+        `if not (a and b):` or the else of `if a and b:` cannot run where all of them hold."""
+        out = []
+        stack = self.stmt_stack
+        for s, inner in itertools.pairwise(stack):
+            if not isinstance(s, ast.If):
+                continue
+            test, positive = s.test, any(inner is b for b in s.body)
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                test, positive = test.operand, not positive
+            if positive or not any(inner is b for b in (*s.body, *s.orelse)):
+                continue
+            conjuncts = _conjuncts(test, self.resolver.local)
+            if conjuncts and len(conjuncts) == len(test.values):
+                out.append(frozenset(conjuncts))
+        return out
 
     # -- expressions -------------------------------------------------------------------
     def expr(self, e: ast.expr | None, env: Env) -> Obj | None:
