@@ -205,6 +205,8 @@ def test_a_switch_under_a_denied_conjunction_of_the_graphs_conditions_is_quiet()
                     pass
                 else:
                     model.train()
+                if not (self.args.inductor and (self.args.int8 or self.args.fp8)):
+                    model.eval()
         """
         )
         == []

@@ -85,10 +85,15 @@ def _in_caller_terms(guard: frozenset, callee: ast.AST, written: dict, same_self
 
 
 def reaching(paths: frozenset[GraphPath], guards, denied=()) -> frozenset[Origin]:
-    """The graph origins whose conditions can hold where the switch runs (`denied`: sets of
-    conditions an enclosing `if not (a and b):` rules out together)."""
+    """The graph origins whose conditions can hold where the switch runs (`denied`: the
+    conjunctions an enclosing `if not (a and (b or c)):` rules out, each conjunct as the
+    conditions any of which makes it hold)."""
     here = frozenset(guards)
-    return frozenset(o for o, g in paths if compatible(g, here) and not any(d <= g for d in denied))
+
+    def ruled_out(g: frozenset) -> bool:
+        return any(all(alternatives & g for alternatives in d) for d in denied)
+
+    return frozenset(o for o, g in paths if compatible(g, here) and not ruled_out(g))
 
 
 def tests_type(func: ast.AST, receiver: ast.expr) -> bool:

@@ -344,7 +344,7 @@ class Interpreter:
             part = part_of(source, anchor, steps) if source is not None else None
             env.vars[name] = new_value(env, anchor, name, part or Origin(UNKNOWN, anchor))
 
-    def denied(self) -> list[frozenset]:
+    def denied(self) -> list[tuple[frozenset, ...]]:
         """The conjunctions the enclosing branches deny, which no guard says: the body of
         `if not (a and b):` or the else of `if a and b:` cannot run where all of them hold."""
         out = []
@@ -357,9 +357,12 @@ class Interpreter:
                 test, positive = test.operand, not positive
             if positive or not any(inner is b for b in (*s.body, *s.orelse)):
                 continue
-            conjuncts = _conjuncts(test, self.resolver.local)
-            if conjuncts and len(conjuncts) == len(test.values):
-                out.append(frozenset(conjuncts))
+            if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)):
+                continue
+            # Each conjunct as the conditions any of which makes it hold (`a and (b or c)`).
+            alternatives = [_alternatives(v, self.resolver.local) for v in test.values]
+            if all(alternatives):
+                out.append(tuple(alternatives))
         return out
 
     # -- expressions -------------------------------------------------------------------
@@ -580,6 +583,13 @@ def _condition(test: ast.expr, local: dict) -> tuple[str, bool] | None:
         if named is not None and len(named) > 1 and named[0] not in local:
             return f"{'.'.join(left)} == {'.'.join(named)}", positive
     return None
+
+
+def _alternatives(test: ast.expr, local: dict) -> frozenset:
+    """The recognised conditions any of which makes `test` true (`b or c`); none when one is not."""
+    values = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else [test]
+    found = [_condition(v, local) for v in values]
+    return frozenset(found) if all(f is not None for f in found) else frozenset()
 
 
 def _conjuncts(test: ast.expr, local: dict) -> list[tuple[str, bool]]:
