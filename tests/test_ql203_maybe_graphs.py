@@ -68,8 +68,11 @@ def test_a_graph_made_under_a_branch_of_the_body_is_reported():
             if use_pt2e:
                 model = prepare_qat_pt2e(torch.export.export(model, (x,)).module(), quantizer)
             model.eval()
+        def pick(model, x, exported):
+            m = torch.export.export(model, (x,)).module() if exported else model
+            m.eval()
         """
-    ) == [15]
+    ) == [15, 18]
 
 
 def test_a_switch_under_the_flag_that_chose_the_eager_model_is_quiet():
