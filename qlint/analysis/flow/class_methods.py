@@ -27,24 +27,39 @@ def method_of(cls: ClassScope, name: str, scope: ModuleScope) -> tuple[ast.AST, 
     top = scope.classes.get(cls.key_node().name)
     if top is None or top.key_node() is not cls.key_node():
         return None  # a class written inside a function: its bases' names are not the module's
-    found = _lookup(cls, name, scope, 0, set())
+    found = mro_lookup(scope, cls, name, _same_module_base)
+    return found[1:] if found is not None else None
+
+
+def _same_module_base(scope: ModuleScope, base: ast.expr):
+    known = scope.classes.get(base.id) if isinstance(base, ast.Name) else None
+    if known is None or base.id in scope.imports or scope.assigns.get(base.id):
+        return None  # a base from elsewhere may define it
+    return scope, known
+
+
+def mro_lookup(where, cls: ClassScope, name: str, base_of):
+    """(where, def, class) of the method `name` an instance of `cls` runs, or None when it
+    is not found or a base `base_of(where, base)` cannot place (None) may define it.
+    `where` is whatever `base_of` resolves a base's name in (a module scope, a flow)."""
+    found = _walk(where, cls, name, base_of, 0, set())
     return found if isinstance(found, tuple) else None
 
 
-def _lookup(cls: ClassScope, name: str, scope: ModuleScope, depth: int, seen: set[int]):
-    """(def, class) found; False: not in this class tree; None: not known."""
+def _walk(where, cls: ClassScope, name: str, base_of, depth: int, seen: set[int]):
+    """(where, def, class) found; False: not in this class tree; None: not known."""
     if name in cls.methods:
-        return cls.methods[name], cls
+        return where, cls.methods[name], cls
     if name in cls.assigns or depth > _MAX_DEPTH or id(cls.key_node()) in seen:
         return None  # `name = other_function` in the class body, or a loop in the bases
     seen.add(id(cls.key_node()))
     for base in cls.bases:
         if isinstance(base, ast.Name) and base.id == "object":
             continue
-        known = scope.classes.get(base.id) if isinstance(base, ast.Name) else None
-        if known is None or base.id in scope.imports or scope.assigns.get(base.id):
+        placed = base_of(where, base)
+        if placed is None:
             return None  # a base from elsewhere may define it
-        found = _lookup(known, name, scope, depth + 1, seen)
+        found = _walk(*placed, name, base_of, depth + 1, seen)
         if found is not False:
             return found
     return False
@@ -72,4 +87,4 @@ def derives_from(cls: ClassScope, base: ClassScope, scope: ModuleScope, depth: i
     return None if unknown else False
 
 
-__all__ = ["derives_from", "method_of"]
+__all__ = ["derives_from", "method_of", "mro_lookup"]

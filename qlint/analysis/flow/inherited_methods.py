@@ -8,7 +8,7 @@ written, so the lookup goes on in the module the import names, found as
 `CallSemantics.callee` finds another module's function: from the module that imports it
 (`ModelFlow.for_module`), so that a flow kept across checks reads the same modules wherever
 it is met. Depth first from the left is Python's order as long as no base is shared (a
-diamond), as for `method_of`; a base that resolves to no project class (an installed
+diamond), as for `method_of` (the same walk, `mro_lookup`); a base that resolves to no project class (an installed
 library's, a name bound otherwise) may define the name itself, and the lookup stops there
 unanswered.
 """
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.class_methods import mro_lookup
 from qlint.analysis.names.scope import ClassScope
 
-_MAX_DEPTH = 8
 _HOPS = 3  # `from pkg import Base` where `pkg/__init__.py` re-exports it
 
 
@@ -27,27 +27,7 @@ def inherited_method(owner, cls: ClassScope, name: str):
     """(the `ModelFlow` of the module holding it, the def, its class scope) of the method
     `name` that an instance of `cls` (a top-level class of `owner`'s module) runs, or None
     when it is not found or a base from outside the project may define it."""
-    found = _lookup(owner, cls, name, 0, set())
-    return found if isinstance(found, tuple) else None
-
-
-def _lookup(owner, cls: ClassScope, name: str, depth: int, seen: set[int]):
-    """(owner, def, class) found; False: not in this class tree; None: not known."""
-    if name in cls.methods:
-        return owner, cls.methods[name], cls
-    if name in cls.assigns or depth > _MAX_DEPTH or id(cls.key_node()) in seen:
-        return None  # `name = other_function` in the class body, or a loop in the bases
-    seen.add(id(cls.key_node()))
-    for base in cls.bases:
-        if isinstance(base, ast.Name) and base.id == "object":
-            continue
-        where = _base_class(owner, base)
-        if where is None:
-            return None  # a base from elsewhere may define it
-        found = _lookup(*where, name, depth + 1, seen)
-        if found is not False:
-            return found
-    return False
+    return mro_lookup(owner, cls, name, _base_class)
 
 
 def _base_class(owner, base: ast.expr):
