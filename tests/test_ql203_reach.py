@@ -219,6 +219,27 @@ def test_a_graph_returned_by_a_helper_of_another_module(tmp_path):
     assert [d.range.start.row for d in lint(path.read_text(), path=str(path)) if d.code == "QL203"] == [7, 9, 10]
 
 
+def test_a_graph_another_module_returns_on_a_branch_is_reported_where_the_branch_reaches(tmp_path):
+    path = _project(
+        tmp_path,
+        """\
+        from pkg.helpers import maybe
+
+
+        def f(model, x, exported):
+            m = maybe(model, x, exported)
+            m.eval()
+            if exported:
+                m.train()
+            n = maybe(model, x, False)
+            n.eval()
+        """,
+    )
+    found = lint(path.read_text(), path=str(path), select=("QL203",))
+    assert [d.range.start.row for d in found] == [6, 8]
+    assert "may be the graph from `ExportedProgram.module()`" in found[0].message
+
+
 def test_quiet_returns_of_another_module(tmp_path):
     path = _project(
         tmp_path,
@@ -230,7 +251,8 @@ def test_quiet_returns_of_another_module(tmp_path):
 
         def f(model, x, exported):
             m = maybe(model, x, exported)
-            m.eval()
+            if not exported:  # the helper's eager branch (switched on every path: reported)
+                m.eval()
             model.eval()
             w = wrapped(model, x)
             gm = capture(model, x)

@@ -62,6 +62,9 @@ class ModeSwitchOnExportedGraph(Rule):
                     yield self._container(ctx, switch)
                     continue
                 kinds = {o.kind for o in switch.origins}
+                if switch.maybe and not switch.patched and not kinds <= GRAPH_KINDS:
+                    yield self._maybe(ctx, switch)
+                    continue
                 if not kinds or not kinds <= GRAPH_KINDS or switch.patched:
                     continue
                 yield self._diagnostic(ctx, switch)
@@ -92,6 +95,26 @@ class ModeSwitchOnExportedGraph(Rule):
         )
         evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno)
         fix = _fix(ctx, switch, receiver, helper)
+        return ctx.diagnostic(self, switch.call, message, fix, evidence=evidence, help=help_)
+
+    def _maybe(self, ctx: FileContext, switch: ModeSwitch) -> Diagnostic:
+        """The receiver is the graph on some paths that reach the switch, an eager module on others."""
+        receiver = ctx.source_of(switch.receiver)
+        origin = min(switch.maybe, key=lambda o: (o.node.lineno, o.node.col_offset))
+        called = f".{switch.call.func.attr}({', '.join(ctx.source_of(a) for a in switch.call.args)})"
+        helper = _HELPERS.get(switch.mode)
+        use = f"`{helper}`" if helper else "`move_exported_model_to_eval` / `move_exported_model_to_train`"
+        message = (
+            f"`{receiver}` may be the graph from `{origin.kind}` (line {origin.node.lineno}): on that path"
+            f" `{called}` raises NotImplementedError on torch 2.13"
+        )
+        help_ = (
+            f"On the paths that make it an exported graph, switch it with {use} from `{PT2E}` (or call"
+            " `allow_exported_model_train_eval` on it there); keep this switch for the eager module"
+        )
+        # The eager paths need the switch itself: no one rewrite is right for both.
+        fix = Fix(Applicability.DISPLAY_ONLY, f"Use {use} where `{receiver}` is the exported graph")
+        evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno)
         return ctx.diagnostic(self, switch.call, message, fix, evidence=evidence, help=help_)
 
     def _container(self, ctx: FileContext, switch: ModeSwitch) -> Diagnostic:

@@ -24,6 +24,7 @@ from qlint.analysis.flow.handed_switches import handed_fields, handed_switches
 from qlint.analysis.flow.held_contents import held_facts
 from qlint.analysis.flow.instance_methods import method_summary
 from qlint.analysis.flow.loop_items import LITERALS, Containers
+from qlint.analysis.flow.maybe_graphs import graph_paths, reaching, returned_paths, tests_type
 from qlint.analysis.flow.model_apis import Api, argument, classify_call, key, recipe_flow
 from qlint.analysis.flow.model_apis import switch_mode as _switch_mode
 from qlint.analysis.flow.model_builds import Builds
@@ -34,6 +35,7 @@ from qlint.analysis.flow.model_values import (
     CONVERTED,
     EXPECTS_ERROR,
     EXPORTED,
+    GRAPH_KINDS,
     ITEM,
     PAIRS,
     PARAM,
@@ -121,6 +123,9 @@ class CallSemantics:
         self.literal_items: dict[int, frozenset[ModeFact]] = {}
         # Object -> the branches its `allow_exported_model_train_eval` lies in (`ModeSwitch.allowed_under`).
         self.allow_guards: dict[Obj, frozenset] = {}
+        # Graph origin -> the guards of the paths it was made (or a helper handed it back) on
+        # here, in this function's terms (`maybe_graphs`).
+        self.made_graphs: dict[Origin, set] = {}
 
     @property
     def flow(self) -> FunctionFlow:
@@ -251,6 +256,10 @@ class CallSemantics:
                 # Seen patched twice (a loop body) under different branches: take it as always.
                 seen.allowed_under = under if not seen.patched or seen.allowed_under == under else frozenset()
                 seen.patched = True
+            if not other and receiver not in env.patched and "try" not in self.walk.contexts:
+                paths = graph_paths(receiver, env, self.made_graphs)
+                if paths and not tests_type(self.walk.func, node.func.value):
+                    seen.maybe |= reaching(paths, self.walk.guards, self.walk.denied())
             env.modes[receiver] = frozenset({ModeFact(mode or "unknown", node)})
             self.walk.containers.switched(receiver)
             if mode == "train" and receiver in env.patched:  # after allow_exported_model_train_eval
@@ -625,6 +634,16 @@ class CallSemantics:
             return new_value(env, node, "", Origin(CALL, node))
         result = merge_values(results, env, node)
         self.results.note(result, None)
+        # The graphs the helper's returns hand back, on the branches of the call's arguments
+        # (an allowed one is no path to a raise); what it was given keeps the paths it had.
+        here = frozenset(self.walk.guards)
+        for origin, guard in returned_paths(callee, node, written, self.resolver, foreign):
+            self.made_graphs.setdefault(origin, set()).add(guard | here)
+        # The others of another file's helper are named for this call too: none of their
+        # paths reaches here, which `note_made` must not take for a graph made at the call.
+        for origin in result.origins if foreign else ():
+            if origin.node is node and origin.kind in GRAPH_KINDS:
+                self.made_graphs.setdefault(origin, set())
         return result
 
     def _allow_ruled_out(self, node: ast.Call, callee: FunctionFlow, index: int, written: dict) -> bool:

@@ -8,12 +8,14 @@ or a same-module helper do.
 from __future__ import annotations
 
 import ast
+import itertools
 
 from qlint.analysis.flow import decorator_registries as registries
 from qlint.analysis.flow.dead_branches import ConstantFlags
 from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.handed_switches import param_switches
 from qlint.analysis.flow.loop_items import LITERALS, Containers, element_of
+from qlint.analysis.flow.maybe_graphs import graph_paths, note_made
 from qlint.analysis.flow.model_apis import key
 from qlint.analysis.flow.model_attrs import Evaled, given_parts
 from qlint.analysis.flow.model_calls import CallSemantics
@@ -149,6 +151,10 @@ class Interpreter:
                 obj = None
             else:
                 obj = self.expr(value, env) if value is not None else None
+            paths = graph_paths(obj, env, self.calls.made_graphs, whole=True)
+            if paths:
+                here = frozenset(self.guards)
+                self.flow.return_graphs[len(self.flow.returns)] = frozenset((o, g | here) for o, g in paths)
             self.flow.returns.append((env, obj))
             return None
         elif isinstance(s, ast.Raise):
@@ -338,12 +344,35 @@ class Interpreter:
             part = part_of(source, anchor, steps) if source is not None else None
             env.vars[name] = new_value(env, anchor, name, part or Origin(UNKNOWN, anchor))
 
+    def denied(self) -> list[tuple[frozenset, ...]]:
+        """The conjunctions the enclosing branches deny, which no guard says: the body of
+        `if not (a and b):` or the else of `if a and b:` cannot run where all of them hold."""
+        out = []
+        stack = self.stmt_stack
+        for s, inner in itertools.pairwise(stack):
+            if not isinstance(s, ast.If):
+                continue
+            test, positive = s.test, any(inner is b for b in s.body)
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                test, positive = test.operand, not positive
+            if positive or not any(inner is b for b in (*s.body, *s.orelse)):
+                continue
+            if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)):
+                continue
+            # Each conjunct as the conditions any of which makes it hold (`a and (b or c)`).
+            alternatives = [_alternatives(v, self.resolver.local) for v in test.values]
+            if all(alternatives):
+                out.append(tuple(alternatives))
+        return out
+
     # -- expressions -------------------------------------------------------------------
     def expr(self, e: ast.expr | None, env: Env) -> Obj | None:
         if e is None or isinstance(e, _NOTHING_TO_FOLLOW):
             return None
         if isinstance(e, ast.Call):
-            return self.calls.call(e, env)
+            obj = self.calls.call(e, env)
+            note_made(self.calls.made_graphs, obj, e, self.guards)
+            return obj
         name = key(e)
         if name is not None:
             obj = env.vars.get(name)
@@ -554,6 +583,13 @@ def _condition(test: ast.expr, local: dict) -> tuple[str, bool] | None:
         if named is not None and len(named) > 1 and named[0] not in local:
             return f"{'.'.join(left)} == {'.'.join(named)}", positive
     return None
+
+
+def _alternatives(test: ast.expr, local: dict) -> frozenset:
+    """The recognised conditions any of which makes `test` true (`b or c`); none when one is not."""
+    values = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else [test]
+    found = [_condition(v, local) for v in values]
+    return frozenset(found) if all(f is not None for f in found) else frozenset()
 
 
 def _conjuncts(test: ast.expr, local: dict) -> list[tuple[str, bool]]:

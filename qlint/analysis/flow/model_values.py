@@ -161,6 +161,9 @@ class ModeSwitch:
     # nothing allowed: where they came from. `Module.eval()` switches every submodule, and
     # the graph's own switch raises.
     held: frozenset[Origin] = frozenset()
+    # The receiver is an exported graph on some paths only (`maybe_graphs`): the graphs whose
+    # paths can reach the switch, none allowed, copied or told apart by a type test.
+    maybe: frozenset[Origin] = frozenset()
 
 
 @value_class(frozen=True)
@@ -250,6 +253,9 @@ class FunctionFlow:
     # `return model.eval(), inputs`: the objects of each element, by position in `returns`
     # (callers unpack them: `model, inputs = build()`).
     return_items: dict[int, tuple[Obj | None, ...]] = field(default_factory=dict)
+    # Position in `returns` -> the graphs that return may be on some paths only, with the
+    # conditions on this function's names they are under (`maybe_graphs.GraphPath`).
+    return_graphs: dict[int, frozenset] = field(default_factory=dict)
     param_sinks: dict[int, set[Sink]] = field(default_factory=dict)  # parameter -> prepare calls it reaches
     # The `prepare_qat_pt2e` calls of those whose graph is converted right away (never trained):
     # a caller's capture that reaches them was only rebuilt for conversion (`prepared_results`).
