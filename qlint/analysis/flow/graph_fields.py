@@ -46,7 +46,8 @@ def field_switches(ctx, analyse) -> list[ModeSwitch | HandedSwitch]:
     for f, cls in functions_of(ctx.tree, ctx.scope):
         if cls is not None and isinstance(f, _FUNCS):
             methods.setdefault(id(cls.node), []).append((f, cls))
-    derived = _derived_names(ctx.tree)
+    derived: set[str] | None = None  # a whole-tree walk: only once a class has such a field
+    assigned: dict[int, frozenset[str]] = {}  # each method walked once, whatever the fields
     out: list[ModeSwitch | HandedSwitch] = []
     for members in methods.values():
         cls = members[0][1]
@@ -54,22 +55,27 @@ def field_switches(ctx, analyse) -> list[ModeSwitch | HandedSwitch]:
         fields = {name for name in switched if f"self.{name}." in text}
         if handed and any(s in text for s in GRAPH_SOURCES):
             fields |= {name for name in handed if _argument(text, name)}
-        if not fields or cls.node.name in derived:
+        if not fields:
             continue
+        if ctx.text.count(cls.node.name) > 1:  # named only where defined: no class derives from it
+            if derived is None:
+                derived = _derived_names(ctx.tree)
+            if cls.node.name in derived:
+                continue
         for name in sorted(fields):
             if f"allow_exported_model_train_eval(self.{name})" in text:
                 continue
-            out.extend(_switches_of(ctx, name, members, analyse))
+            out.extend(_switches_of(ctx, name, members, analyse, assigned))
     return out
 
 
-def _switches_of(ctx, name: str, members: list, analyse) -> list[ModeSwitch | HandedSwitch]:
+def _switches_of(ctx, name: str, members: list, analyse, assigned: dict) -> list[ModeSwitch | HandedSwitch]:
     attr = f"self.{name}"
     # Methods that switch the field, or hand it to a function that may switch it.
     readers = [(f, cls) for f, cls in members if _switches(segment(ctx, f), attr, switchers(ctx))]
     if not readers:
         return []
-    setters = [(f, cls) for f, cls in members if _assigns(f, name)]
+    setters = [(f, cls) for f, cls in members if attr in segment(ctx, f) and name in _assigned(f, assigned)]
     flows = analyse(setters) if setters else []
     if not flows or len(flows) != len(setters):
         return []  # nothing sets it, or a setter the flow does not read
@@ -96,18 +102,18 @@ def _switches_of(ctx, name: str, members: list, analyse) -> list[ModeSwitch | Ha
     return out
 
 
-def _assigns(func: ast.AST, name: str) -> bool:
-    for node in ast.walk(func):
-        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
-        for t in targets:
-            if (
-                isinstance(t, ast.Attribute)
-                and t.attr == name
-                and isinstance(t.value, ast.Name)
-                and t.value.id == "self"
-            ):
-                return True
-    return False
+def _assigned(func: ast.AST, memo: dict[int, frozenset[str]]) -> frozenset[str]:
+    """The names `self.<name> = ...` (also augmented or annotated) sets in `func`."""
+    found = memo.get(id(func))
+    if found is None:
+        names = set()
+        for node in ast.walk(func):
+            targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+            for t in targets:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    names.add(t.attr)
+        found = memo[id(func)] = frozenset(names)
+    return found
 
 
 def _switches(text: str, attr: str, names: tuple[str, ...]) -> bool:
@@ -123,14 +129,25 @@ def _argument(text: str, name: str) -> bool:
 def _derived_names(tree: ast.Module) -> set[str]:
     """Names used as a base class somewhere in the module."""
     out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef):
-            for base in node.bases:
-                if isinstance(base, ast.Name):
-                    out.add(base.id)
-                elif isinstance(base, ast.Attribute):
-                    out.add(base.attr)
+    for node in _class_defs(tree.body):
+        for base in node.bases:
+            if isinstance(base, ast.Name):
+                out.add(base.id)
+            elif isinstance(base, ast.Attribute):
+                out.add(base.attr)
     return out
+
+
+def _class_defs(body: list[ast.stmt]):
+    """Class statements at any depth: a class is a statement, so only statement lists are
+    walked, not the expressions that make up most of a module's nodes."""
+    for stmt in body:
+        if isinstance(stmt, ast.ClassDef):
+            yield stmt
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            inner = getattr(stmt, field, None)
+            if inner:
+                yield from _class_defs(inner)
 
 
 __all__ = ["field_switches"]
