@@ -24,6 +24,7 @@ from qlint.analysis.flow.model_flow import (
     may_hand_graph,
     module_flows,
 )
+from qlint.analysis.flow.model_values import Origin
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix
 from qlint.evidence.mode_switch import ModeSwitchEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
@@ -80,9 +81,7 @@ class ModeSwitchOnExportedGraph(Rule):
                 yield self._diagnostic(ctx, switch)
 
     def _diagnostic(self, ctx: FileContext, switch: ModeSwitch) -> Diagnostic:
-        receiver = ctx.source_of(switch.receiver)
-        origin = min(switch.origins, key=lambda o: (o.node.lineno, o.node.col_offset))
-        called = f".{switch.call.func.attr}({', '.join(ctx.source_of(a) for a in switch.call.args)})"
+        receiver, origin, called = _described(ctx, switch, switch.origins)
         helper = _HELPERS.get(switch.mode)
         use = f"`{helper}({receiver})`" if helper else "`move_exported_model_to_eval` / `move_exported_model_to_train`"
         message = (
@@ -99,9 +98,7 @@ class ModeSwitchOnExportedGraph(Rule):
 
     def _maybe(self, ctx: FileContext, switch: ModeSwitch) -> Diagnostic:
         """The receiver is the graph on some paths that reach the switch, an eager module on others."""
-        receiver = ctx.source_of(switch.receiver)
-        origin = min(switch.maybe, key=lambda o: (o.node.lineno, o.node.col_offset))
-        called = f".{switch.call.func.attr}({', '.join(ctx.source_of(a) for a in switch.call.args)})"
+        receiver, origin, called = _described(ctx, switch, switch.maybe)
         helper = _HELPERS.get(switch.mode)
         use = f"`{helper}`" if helper else "`move_exported_model_to_eval` / `move_exported_model_to_train`"
         message = (
@@ -119,9 +116,7 @@ class ModeSwitchOnExportedGraph(Rule):
 
     def _container(self, ctx: FileContext, switch: ModeSwitch) -> Diagnostic:
         """A torch container holding an exported graph: its switch reaches the graph's."""
-        receiver = ctx.source_of(switch.receiver)
-        origin = min(switch.held, key=lambda o: (o.node.lineno, o.node.col_offset))
-        called = f".{switch.call.func.attr}({', '.join(ctx.source_of(a) for a in switch.call.args)})"
+        receiver, origin, called = _described(ctx, switch, switch.held)
         message = (
             f"`{receiver}` holds the graph from `{origin.kind}` (line {origin.node.lineno}): `{called}` switches it"
             " too, which raises NotImplementedError on torch 2.13"
@@ -207,6 +202,13 @@ def _allow_fix(ctx: FileContext, handed: HandedSwitch, graph: str) -> Fix:
     if name is None:
         return Fix(Applicability.DISPLAY_ONLY, message)
     return Fix(Applicability.UNSAFE, message, (insert_before(ctx, stmt, f"{name}({graph})"), *import_edits))
+
+
+def _described(ctx: FileContext, switch: ModeSwitch, origins) -> tuple[str, Origin, str]:
+    """The receiver's text, the first of `origins` in the file, and the call as written (`.eval()`)."""
+    origin = min(origins, key=lambda o: (o.node.lineno, o.node.col_offset))
+    called = f".{switch.call.func.attr}({', '.join(ctx.source_of(a) for a in switch.call.args)})"
+    return ctx.source_of(switch.receiver), origin, called
 
 
 def _fix(ctx: FileContext, switch: ModeSwitch, receiver: str, helper: str | None) -> Fix:
