@@ -157,6 +157,9 @@ class _Values:
         scope = self._scope_binding(expr, holder)
         if scope is self.tree or holder in _params(scope) or not self._private(scope):
             return None  # an object others can reach and write
+        # The object may still leave the function (`sys.modules[name] = mod`, `return mod`); who
+        # writes the attribute later has to reach it through this module's private function,
+        # and this module never names the class whose callers are read (`own_classes`).
         out: set[str] = set()
         for node in ast.walk(scope):
             if _handed_to_builtin(node, holder):
