@@ -181,11 +181,15 @@ def test_qat_rule_reads_the_callers_the_ptq_rule_read_in_the_same_check(tmp_path
     assert caller_modules.BUILT[0] - built == 3  # not 6: QL202 asked the modules QL201 asked
 
 
-def test_a_command_line_index_keeps_the_last_caller_module_only(tmp_path):
+def test_a_command_line_index_keeps_the_caller_modules_until_the_check_ends(tmp_path):
     _, path = _repo(tmp_path, callers=3)
-    result = check_source(HELPER, path, settings_for(("QL201",)), ProjectIndex(track_dependents=False))
+    built = caller_modules.BUILT[0]
+    result = check_source(HELPER, path, settings_for(("QL201", "QL202")), ProjectIndex(track_dependents=False))
     assert not result.errors
-    assert len([k for k in caller_modules._MODULES if k[2] == path]) == caller_modules._MAX_MODULES
+    assert caller_modules.BUILT[0] - built == 3  # QL202 read the callers QL201 read
+    assert len([k for k in caller_modules._MODULES if k[2] == path]) == 3
+    caller_modules.checked_once(path)  # the run checks each file once: they go with the check
+    assert not [k for k in caller_modules._MODULES if k[2] == path]
 
 
 def test_another_module_a_caller_reads_edited_on_disk_changes_the_findings(tmp_path):

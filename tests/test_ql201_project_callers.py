@@ -313,25 +313,23 @@ def _run_index() -> ProjectIndex:
     return ProjectIndex(track_dependents=False)  # a command-line run's
 
 
-def test_a_check_keeps_only_the_last_caller_modules_it_asked_with_the_same_answers(tmp_path, monkeypatch):
+def test_a_check_keeps_every_caller_module_it_asked_with_the_same_answers(tmp_path):
     from qlint.analysis.flow import caller_modules
 
-    callers = {f"c{i}": EVAL_CALLER for i in range(caller_modules._MAX_MODULES + 3)}
+    callers = {f"c{i}": EVAL_CALLER for i in range(4)}
     root = _repo(tmp_path, **callers)
     helper = str(root / "pkg" / "utils" / "export_utils.py")
     assert _check(root, _run_index()).diagnostics == []  # every caller read, all eval-mode
-    assert len([k for k in caller_modules._MODULES if k[2] == helper]) == caller_modules._MAX_MODULES
+    assert len([k for k in caller_modules._MODULES if k[2] == helper]) == len(callers)
     risky = _repo(tmp_path / "risky", **callers, z=BN_CALLER)  # the last caller read decides
     assert len(_check(risky, _run_index()).diagnostics) == 1
-    monkeypatch.setattr(caller_modules, "_MAX_MODULES", 1000)
-    assert len(_check(_repo(tmp_path / "all", **callers, z=BN_CALLER), _run_index()).diagnostics) == 1
+    assert not [k for k in caller_modules._MODULES if k[2] == helper]  # another check's: gone
 
 
-def test_a_file_checked_once_leaves_no_caller_module_behind(tmp_path, monkeypatch):
+def test_a_file_checked_once_leaves_no_caller_module_behind(tmp_path):
     from qlint.analysis.flow import caller_modules
     from qlint.engine import checked_once
 
-    monkeypatch.setattr(caller_modules, "_MAX_MODULES", 4)  # room for both callers
     root = _repo(tmp_path, a=EVAL_CALLER, b=BN_CALLER)
     helper = str(root / "pkg" / "utils" / "export_utils.py")
     other = _repo(tmp_path / "other", a=EVAL_CALLER)
