@@ -307,9 +307,14 @@ class Env:
     # Copies of exported graphs (`copy.deepcopy(gm)`): a copy drops the override torch puts on the
     # graph's `train`/`eval` (and `allow_exported_model_train_eval`'s), so switching it raises nothing.
     copied: frozenset[Obj] = frozenset()
+    # `self.<attr>` values a method read from its class on some path (`Interpreter.attribute`),
+    # with the modes they came in: one dict per function, shared by every path. A path that
+    # never read the attribute holds it in that mode, which `join` must count (`if is_qat:
+    # self.model.train()` leaves the model as stored on the other arm).
+    unread: dict[str, tuple[Obj, frozenset[ModeFact]]] | None = field(default=None, compare=False)
 
     def copy(self) -> Env:
-        return Env(dict(self.vars), dict(self.modes), self.patched, self.copied)
+        return Env(dict(self.vars), dict(self.modes), self.patched, self.copied, self.unread)
 
     def facts(self, obj: Obj) -> frozenset[ModeFact]:
         return self.modes.get(obj, UNKNOWN_MODE)
@@ -320,10 +325,14 @@ def join(envs: list[Env | None], anchor: ast.AST) -> Env | None:
     live = [e for e in envs if e is not None]
     if len(live) <= 1:
         return live[0].copy() if live else None
+    unread = live[0].unread
+    if unread:
+        fill_unread(live, unread)
     out = Env(
         modes=dict(live[0].modes),
         patched=frozenset().union(*(e.patched for e in live)),
         copied=frozenset().union(*(e.copied for e in live)),
+        unread=unread,
     )
     modes = out.modes
     # Paths copied from one environment share most fact sets (the same objects): only the
@@ -360,6 +369,17 @@ def join(envs: list[Env | None], anchor: ast.AST) -> Env | None:
         if all(o in out.copied for o in objs):  # a path that hands the graph itself can raise
             out.copied |= {merged}
     return out
+
+
+def fill_unread(live: list[Env], unread: dict[str, tuple[Obj, frozenset[ModeFact]]]) -> None:
+    """Paths that never read a `self.<attr>` another path read from the class hold it as the
+    class left it: bound to the same value, in the mode it came in."""
+    for name, (obj, facts) in unread.items():
+        if any(name in e.vars for e in live):
+            for env in live:
+                if name not in env.vars:
+                    env.vars[name] = obj
+                    env.modes.setdefault(obj, facts)
 
 
 def partial_key(name: str) -> bool:
