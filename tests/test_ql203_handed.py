@@ -249,6 +249,44 @@ def test_helper_in_another_module(tmp_path):
     assert [x.range.start.row for x in lint(main.read_text(), path=str(main)) if x.code == "QL203"] == [9]
 
 
+UTILS = """\
+def _settle(model):
+    model.eval()
+
+
+def _keep(model):
+    return model
+
+
+class Runner:
+    def settle(self, model):
+        _settle(model)
+
+    def keep(self, model):
+        return _keep(model)
+"""
+
+
+def test_a_method_of_another_module_that_switches_through_a_module_helper(tmp_path):
+    # `Runner.settle` names no switch itself: its module's `_settle` does.
+    (tmp_path / ".git").mkdir()
+    write_package(tmp_path, "pkg", utils=UTILS)
+    main = tmp_path / "pkg" / "main.py"
+    main.write_text(
+        "import torch\n"
+        "from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\n"
+        "from pkg.utils import Runner\n\n\n"
+        "def f(model, q, x):\n"
+        "    prepared = prepare_pt2e(torch.export.export(model.eval(), (x,)).module(), q)\n"
+        "    Runner().keep(prepared)\n"
+        "    Runner().settle(model)\n"
+        "    Runner().settle(prepared)\n"
+    )
+    (d,) = lint(main.read_text(), path=str(main), select=("QL203",))
+    assert d.range.start.row == 10
+    assert "(utils.py:2)" in d.message
+
+
 def test_module_with_arguments_is_a_graph_source():
     assert rows(
         """
