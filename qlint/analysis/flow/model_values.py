@@ -75,6 +75,17 @@ class Origin:
     # the `__init__` parameter stored in it), which `mode_free` judges once it has checked that
     # nothing else in the module writes the attribute or gives it parts; None when unknown.
     source: object = field(default=None, compare=False)
+    # For a graph a helper of another module made, named at the call here (`anchored`): where
+    # that module made it, (path, line), for messages. Not part of the identity.
+    made_at: tuple | None = field(default=None, compare=False)
+
+
+def anchored(origin: Origin, node: ast.AST, path: str, **changes) -> Origin:
+    """`origin`, from a helper in the module at `path`, as the call `node` here hands it back:
+    positions there mean nothing here, but where a graph was made is worth a message's words."""
+    if origin.kind in GRAPH_KINDS and origin.made_at is None:
+        changes["made_at"] = (path, origin.node.lineno)
+    return replace(origin, node=node, **changes)
 
 
 @value_class(frozen=True)
