@@ -27,10 +27,12 @@ Factory arguments change what is built, so the table covers only what was built:
   anything but the head size, which the `num_classes` probe showed does not matter (a tag only
   sets defaults for `num_classes`, `global_pool`, `in_chans` and a fixed `img_size`: timm's
   `_update_default_model_kwargs`, whose source is checked);
-- `num_classes` (probed with 7), and for a torchvision model judged mode-free by default its
-  drop rates (`dropout`, `attention_dropout`, `stochastic_depth_prob`), each probed alone with
-  0.1 (the parts it then adds) and all at 0 at once (whether zero rates keep the default);
-  timm's drop rates are not probed (one more build of each of its models per rate);
+- `num_classes` (probed with 7), and for a model judged mode-free by default its drop rates
+  (torchvision's `dropout`, `attention_dropout`, `stochastic_depth_prob`; timm's
+  `drop_path_rate`, the one most training recipes set), each probed alone with 0.1 (the parts
+  it then adds) and all at 0 at once (whether zero rates keep the default); timm's other
+  rates (`drop_rate`, `attn_drop_rate`, ...) are not probed (two more builds of each of its
+  ~500 mode-free models per rate);
 - keywords that only load weights into the modules built (`pretrained`, `checkpoint_path`,
   `cache_dir`; torchvision's `weights`, `progress` and legacy `pretrained`) are neutral by
   reading of the factories, not by probe (weights cannot be fetched here);
@@ -67,11 +69,13 @@ NEUTRAL = {
 }
 # Probed per model: the value set, and how a call's constant is matched to the probe.
 NUM_CLASSES = 7
-# The drop rates probed (each probe is a build of every mode-free model). timm's are not:
-# building its 1,371 models once more per rate costs more than a table regeneration should,
-# so a timm call setting a drop rate is left unknown (reported, without a note).
+# The drop rates probed (each probe is a build of every mode-free model). timm's
+# `drop_path_rate` turns a mode-free ViT's blocks into DropPath, which reads `self.training`
+# (`timm.create_model("vit_base_patch16_224", drop_path_rate=0.1)`, common in fine-tuning
+# code); its other rates are not probed, and a timm call setting one is left unknown
+# (reported, without a note).
 DROP_KEYWORDS = {
-    "timm": [],
+    "timm": ["drop_path_rate"],
     "torchvision": ["attention_dropout", "dropout", "stochastic_depth_prob"],
 }
 DROP_PROBE = 0.1

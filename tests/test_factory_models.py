@@ -128,15 +128,25 @@ def test_torchvision_vit_with_dropout_is_reported_naming_it():
     assert "the mode changes" not in message
 
 
+def test_a_timm_vit_with_drop_path_is_reported_naming_it():
+    # Every rate of the default ViT is 0: `drop_path_rate` puts DropPath in its blocks, which
+    # drops residual branches in train mode.
+    message = _message(_script('timm.create_model("vit_base_patch16_224", drop_path_rate=0.1)'))
+    assert message.endswith("; in `vit_base_patch16_224`, the mode changes DropPath")
+    # A zero rate builds the default model: still quiet.
+    assert check(_script('timm.create_model("vit_base_patch16_224", drop_path_rate=0.0)')) == []
+    assert check(_script('timm.create_model("vit_base_patch16_224", drop_path_rate=0)')) == []
+
+
 @pytest.mark.parametrize(
     "build",
     [
         "timm.create_model(name)",  # a dynamic name
         'timm.create_model("vit_base_patch16_224", **kwargs)',
         "timm.create_model(*args)",
-        # Drop rates of timm models are not probed: a ViT with drop path is unknown, not quiet.
-        'timm.create_model("vit_base_patch16_224", drop_path_rate=0.1)',
+        # timm's drop rates other than `drop_path_rate` are not probed: unknown, not quiet.
         'timm.create_model("vit_base_patch16_224", drop_rate=0.0)',
+        'timm.create_model("vit_base_patch16_224", drop_path_rate=rate)',  # a rate we cannot read
         'timm.create_model("vit_base_patch16_224", img_size=384)',  # a keyword no build probed
         'timm.create_model("vit_base_patch16_224", attn_drop_rate=0.1)',
         'timm.create_model("vit_base_patch16_224", pretrained_cfg=cfg)',

@@ -118,6 +118,37 @@ class Debugged:
         if DEBUG:
             model.eval()
         return model
+
+
+def _frozen(model):
+    model.eval()
+    return model
+
+
+def _settle(model):
+    return _frozen(model)
+
+
+def _keep(model):
+    return model
+
+
+def _capture(model, x):
+    return torch.export.export(model, (x,)).module()
+
+
+class Delegating:
+    def apply(self, model):
+        return _frozen(model)
+
+    def deep_apply(self, model):
+        return _settle(model)
+
+    def idle_apply(self, model):
+        return _keep(model)
+
+    def capture(self, model, x):
+        return _capture(model, x)
 """
 
 
@@ -135,7 +166,7 @@ import torch
 from torch import nn
 from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e, prepare_qat_pt2e
 
-from pkg.ready import Child, Copying, Debugged, Flagged, Other, Override, Ready, Trains, Wrapper
+from pkg.ready import Child, Copying, Debugged, Delegating, Flagged, Other, Override, Ready, Trains, Wrapper
 
 
 def main(quantizer, x):
@@ -173,6 +204,8 @@ QUIET = {
     "keyword-given": "wrapper = Wrapper(model=model, inputs=x)\nwrapper.prepare()",
     "base-class-of-a-third-module": "Child().apply(model)",
     "base-called-on-the-class": "Child.apply(Child(), model)",
+    "delegates-to-a-module-helper": "Delegating().apply(model)",
+    "delegates-two-helpers-down": "Delegating().deep_apply(model)",
 }
 
 
@@ -192,12 +225,31 @@ LOUD = {
     "wrapper-evals-a-copy": "Copying(model).prepare()",
     "wrapper-evals-on-some-paths": "Wrapper(model).maybe()",
     "wrapper-of-another-model": "Wrapper(nn.Linear(1, 1)).prepare()",
+    "delegates-to-a-helper-that-switches-nothing": "Delegating().idle_apply(model)",
 }
 
 
 @pytest.mark.parametrize("body", LOUD.values(), ids=LOUD.keys())
 def test_a_method_that_leaves_the_model_in_train_mode_keeps_the_capture_reported(tmp_path, body):
     assert _rows(tmp_path, body) == [CAPTURE_ROW]
+
+
+def test_a_method_that_captures_through_a_module_helper_is_read(tmp_path):
+    # `Delegating().capture(model, x)` names no step itself: its module's `_capture` exports.
+    root = package_repository(tmp_path / "repo", ready=READY, base=BASE)
+    script = root / "run.py"
+    script.write_text(
+        "import torch\n"
+        "from torch import nn\n"
+        "from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\n\n"
+        "from pkg.ready import Delegating\n\n\n"
+        "def main(quantizer, x, evaled):\n"
+        "    model = nn.Sequential(nn.Conv2d(3, 3, 1), nn.BatchNorm2d(3))\n"
+        "    if evaled:\n"
+        "        return prepare_pt2e(Delegating().capture(model.eval(), x), quantizer)\n"
+        "    return prepare_pt2e(Delegating().capture(model, x), quantizer)\n"
+    )
+    assert rows_of(check_file(script, ("QL201",)).diagnostics) == [12]
 
 
 def test_qat_mirror_a_method_that_trains_the_model_vouches_for_a_qat_capture(tmp_path):

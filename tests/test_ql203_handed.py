@@ -249,6 +249,44 @@ def test_helper_in_another_module(tmp_path):
     assert [x.range.start.row for x in lint(main.read_text(), path=str(main)) if x.code == "QL203"] == [9]
 
 
+UTILS = """\
+def _settle(model):
+    model.eval()
+
+
+def _keep(model):
+    return model
+
+
+class Runner:
+    def settle(self, model):
+        _settle(model)
+
+    def keep(self, model):
+        return _keep(model)
+"""
+
+
+def test_a_method_of_another_module_that_switches_through_a_module_helper(tmp_path):
+    # `Runner.settle` names no switch itself: its module's `_settle` does.
+    (tmp_path / ".git").mkdir()
+    write_package(tmp_path, "pkg", utils=UTILS)
+    main = tmp_path / "pkg" / "main.py"
+    main.write_text(
+        "import torch\n"
+        "from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\n"
+        "from pkg.utils import Runner\n\n\n"
+        "def f(model, q, x):\n"
+        "    prepared = prepare_pt2e(torch.export.export(model.eval(), (x,)).module(), q)\n"
+        "    Runner().keep(prepared)\n"
+        "    Runner().settle(model)\n"
+        "    Runner().settle(prepared)\n"
+    )
+    (d,) = lint(main.read_text(), path=str(main), select=("QL203",))
+    assert d.range.start.row == 10
+    assert "(utils.py:2)" in d.message
+
+
 def test_module_with_arguments_is_a_graph_source():
     assert rows(
         """
@@ -334,3 +372,47 @@ def test_the_fix_is_display_only_without_a_name_or_a_line_of_its_own():
     )
     assert [d.range.start.row for d in diagnostics] == [16, 17]
     assert {d.fix.applicability for d in diagnostics} == {Applicability.DISPLAY_ONLY}
+
+
+MAKERS = """\
+import torch
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+
+from pkg.deeper import exported
+
+
+def make_graph(model, q, x):
+    return prepare_pt2e(torch.export.export(model.eval(), (x,)).module(), q)
+
+
+def make_exported(model, x):
+    return exported(model, x)
+"""
+
+DEEPER = """\
+import torch
+
+
+def exported(model, x):
+    return torch.export.export(model.eval(), (x,)).module()
+"""
+
+
+def test_a_graph_made_in_another_module_is_named_where_it_was_made(tmp_path):
+    (tmp_path / ".git").mkdir()
+    write_package(tmp_path, "pkg", makers=MAKERS, deeper=DEEPER)
+    main = tmp_path / "pkg" / "main.py"
+    main.write_text(
+        "from pkg.makers import make_exported, make_graph\n\n\n"
+        "def f(model, q, x):\n"
+        "    gm = make_graph(model, q, x)\n"
+        "    gm.eval()\n"
+        "    make_exported(model, x).train()\n"
+    )
+    found = lint(main.read_text(), path=str(main), select=("QL203",))
+    assert [d.range.start.row for d in found] == [6, 7]
+    assert "comes from `prepare_pt2e` (makers.py:8, returned by the call at line 5):" in found[0].message
+    # Two modules away: where the graph was made, not the module in between.
+    assert "(deeper.py:5, returned by the call at line 7)" in found[1].message
+    # The evidence keeps the row of the call here, as before.
+    assert found[0].evidence["origin_row"] == 5

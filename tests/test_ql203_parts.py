@@ -174,3 +174,60 @@ def test_quiet_fields(change):
     )
     assert src != QUANTIZER
     assert lint(HEAD + src, select=("QL203",)) == []
+
+
+# -- a subclass without its own `__init__` switches the graph its base stored ------------------
+
+INHERITED = """
+class Base:
+    def __init__(self, model, q, x):
+        self.gm = prepare_pt2e(torch.export.export(model, (x,)).module(), q)
+
+
+class Wrapper(Base):
+    def calibrate(self, loader):
+        self.gm.eval()
+        for x in loader:
+            self.gm(x)
+"""
+
+
+STORE = "        self.gm = prepare_pt2e(torch.export.export(model, (x,)).module(), q)\n"
+
+
+def test_a_subclass_switching_the_graph_its_base_stored():
+    (d,) = lint(HEAD + INHERITED, select=("QL203",))
+    assert d.range.start.row == 21
+    assert "`self.gm` comes from `prepare_pt2e` (line 16)" in d.message
+    # Two levels of bases, and a subclass whose `__init__` hands on to the base's.
+    deeper = INHERITED.replace("class Wrapper(Base):", "class Middle(Base):\n    pass\n\n\nclass Wrapper(Middle):")
+    assert [x.range.start.row for x in lint(HEAD + deeper, select=("QL203",))] == [25]
+    calling = INHERITED.replace(
+        "class Wrapper(Base):\n",
+        "class Wrapper(Base):\n    def __init__(self, *args):\n        super().__init__(*args)\n\n",
+    )
+    assert [x.range.start.row for x in lint(HEAD + calling, select=("QL203",))] == [24]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # the subclass stores an eager module there itself
+        ("class Wrapper(Base):\n", "class Wrapper(Base):\n    def __init__(self, model):\n        self.gm = model\n\n"),
+        # a base between them does
+        (
+            "class Wrapper(Base):",
+            "class Middle(Base):\n    def __init__(self, model):\n        self.gm = model\n\n\nclass Wrapper(Middle):",
+        ),
+        # the base allows the switch
+        (STORE, STORE + "        allow_exported_model_train_eval(self.gm)\n"),
+        # a base of another module (or the library's) is not read: nothing known sets the field
+        ("class Base:", "class Unrelated:"),
+        # a class derives from the wrapper and may store something else
+        ("class Wrapper(Base):", "class Leaf(Wrapper):\n    pass\n\n\nclass Wrapper(Base):"),
+    ],
+)
+def test_quiet_inherited_fields(change):
+    src = INHERITED.replace(*change)
+    assert src != INHERITED
+    assert lint(HEAD + src, select=("QL203",)) == []

@@ -112,17 +112,16 @@ def branch_ruled_out(ctx: FileContext, cap: Capture, flow: str, flows: list[Func
     graph is harmless; the helper set eval itself, so in practice only the callers' flags
     (`is_qat=False`) can rule its QAT branch out."""
     sinks = cap.flows(flow)
-    if not any(s.guard for s in sinks):
+    at_stake = (lambda f: f.state != "eval") if flow == "ptq" else (lambda f: f.state == "eval")
+    facts = [f for f in cap.modes_for(flow) if at_stake(f)]
+    # The branch may be the prepare call's or the mode's own (`if calibrate: model.eval()`,
+    # called with `calibrate=True`, never captures the model as it came).
+    if not any(s.guard for s in sinks) and not any(f.guard for f in facts):
         return False
     holder = next((f for f in flows if any(c is cap for c in f.captures)), None)
-    if holder is None or not any(on_params(holder, s.guard) for s in sinks):
+    paths = [(fact, [s.guard for s in sinks if compatible(fact.guard, s.guard)]) for fact in facts]
+    if holder is None or not any(on_params(holder, fact.guard | g) for fact, guards in paths for g in guards):
         return False  # nothing a caller's argument could decide: the verdict above stands
-    at_stake = (lambda f: f.state != "eval") if flow == "ptq" else (lambda f: f.state == "eval")
-    paths = [
-        (fact, [s.guard for s in sinks if compatible(fact.guard, s.guard)])
-        for fact in cap.modes_for(flow)
-        if at_stake(fact)
-    ]
 
     def harmless(fact: ModeFact, site: Site) -> bool:
         if flow != "ptq" and fact.state == "eval":

@@ -85,7 +85,7 @@ class ModeSwitchOnExportedGraph(Rule):
         helper = _HELPERS.get(switch.mode)
         use = f"`{helper}({receiver})`" if helper else "`move_exported_model_to_eval` / `move_exported_model_to_train`"
         message = (
-            f"`{receiver}` comes from `{origin.kind}` (line {origin.node.lineno}): `{called}` on it raises"
+            f"`{receiver}` comes from `{origin.kind}` ({_made(ctx, origin)}): `{called}` on it raises"
             " NotImplementedError on torch 2.13"
         )
         help_ = (
@@ -102,7 +102,7 @@ class ModeSwitchOnExportedGraph(Rule):
         helper = _HELPERS.get(switch.mode)
         use = f"`{helper}`" if helper else "`move_exported_model_to_eval` / `move_exported_model_to_train`"
         message = (
-            f"`{receiver}` may be the graph from `{origin.kind}` (line {origin.node.lineno}): on that path"
+            f"`{receiver}` may be the graph from `{origin.kind}` ({_made(ctx, origin)}): on that path"
             f" `{called}` raises NotImplementedError on torch 2.13"
         )
         help_ = (
@@ -118,7 +118,7 @@ class ModeSwitchOnExportedGraph(Rule):
         """A torch container holding an exported graph: its switch reaches the graph's."""
         receiver, origin, called = _described(ctx, switch, switch.held)
         message = (
-            f"`{receiver}` holds the graph from `{origin.kind}` (line {origin.node.lineno}): `{called}` switches it"
+            f"`{receiver}` holds the graph from `{origin.kind}` ({_made(ctx, origin)}): `{called}` switches it"
             " too, which raises NotImplementedError on torch 2.13"
         )
         help_ = (
@@ -142,7 +142,7 @@ class ModeSwitchOnExportedGraph(Rule):
         where = _where(ctx, switch.path, switch.call.lineno)
         came = "holds the graph from" if handed.held else "comes from"
         message = (
-            f"`{graph}` {came} `{origin.kind}` (line {origin.node.lineno}) and this call runs `{called}` on it"
+            f"`{graph}` {came} `{origin.kind}` ({_made(ctx, origin)}) and this call runs `{called}` on it"
             f" ({where}), which raises NotImplementedError on torch 2.13"
         )
         helper = _HELPERS.get(switch.mode)
@@ -177,6 +177,17 @@ class ModeSwitchOnExportedGraph(Rule):
         fix = Fix(Applicability.DISPLAY_ONLY, f"Pass a callback that uses {use} on the graph")
         evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno)
         return ctx.diagnostic(self, handed.call, message, fix, evidence=evidence, help=help_)
+
+
+def _made(ctx: FileContext, origin: Origin) -> str:
+    """Where the graph was made: `line N` here; for one a helper of another module made and
+    returned, `path:N` there and the call here that returned it (the helper's own line is what
+    a same-module message names)."""
+    here = f"line {origin.node.lineno}"
+    if origin.made_at is None:
+        return here
+    path, line = origin.made_at
+    return f"{_where(ctx, path, line)}, returned by the call at {here}"
 
 
 def _where(ctx: FileContext, path: str, line: int) -> str:

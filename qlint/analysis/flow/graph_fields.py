@@ -62,20 +62,47 @@ def field_switches(ctx, analyse) -> list[ModeSwitch | HandedSwitch]:
                 derived = _derived_names(ctx.tree)
             if cls.node.name in derived:
                 continue
+        inherited = _inherited(ctx, cls.node, methods)
+        texts = [text, *(segment(ctx, base[0][1].node) for base in inherited)]
         for name in sorted(fields):
-            if f"allow_exported_model_train_eval(self.{name})" in text:
+            if any(f"allow_exported_model_train_eval(self.{name})" in t for t in texts):
                 continue
-            out.extend(_switches_of(ctx, name, members, analyse, assigned))
+            out.extend(_switches_of(ctx, name, members, analyse, assigned, inherited))
     return out
 
 
-def _switches_of(ctx, name: str, members: list, analyse, assigned: dict) -> list[ModeSwitch | HandedSwitch]:
+def _inherited(ctx, cls: ast.ClassDef, methods: dict[int, list]) -> list:
+    """The methods (as `methods` holds them) of the classes of this module `cls` derives from,
+    nearest first, each class once: they run on its instances too: a wrapper without its own `__init__` keeps the
+    graph its base's `__init__` stored. A base named otherwise (another module's, `nn.Module`)
+    is not read, as no class's unread bases are."""
+    found: list = []
+    pending = list(cls.bases)
+    seen = {id(cls)}
+    while pending:
+        base = pending.pop(0)
+        known = ctx.scope.classes.get(base.id) if isinstance(base, ast.Name) else None
+        if known is None or id(known.node) in seen:
+            continue
+        seen.add(id(known.node))
+        found.append(known)
+        pending.extend(known.node.bases)
+    return [methods[id(c.node)] for c in found if id(c.node) in methods]
+
+
+def _switches_of(
+    ctx, name: str, members: list, analyse, assigned: dict, inherited: list = ()
+) -> list[ModeSwitch | HandedSwitch]:
     attr = f"self.{name}"
     # Methods that switch the field, or hand it to a function that may switch it.
     readers = [(f, cls) for f, cls in members if _switches(segment(ctx, f), attr, switchers(ctx))]
     if not readers:
         return []
-    setters = [(f, cls) for f, cls in members if attr in segment(ctx, f) and name in _assigned(f, assigned)]
+    # Every method that may set it, the bases' included (an override that does not set the
+    # field either calls the base's or leaves the field unset: counting the base's setter
+    # asks only that it, too, leave a graph).
+    chain = [*members, *(m for base in inherited for m in base)]
+    setters = [(f, cls) for f, cls in chain if attr in segment(ctx, f) and name in _assigned(f, assigned)]
     flows = analyse(setters) if setters else []
     if not flows or len(flows) != len(setters):
         return []  # nothing sets it, or a setter the flow does not read

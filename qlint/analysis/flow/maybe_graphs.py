@@ -14,10 +14,9 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.dead_branches import contradicted_at_call, on_name, open_ended, rebound
-from qlint.analysis.flow.model_values import GRAPH_KINDS, Env, FunctionFlow, Obj, Origin, compatible
+from qlint.analysis.flow.model_values import GRAPH_KINDS, Env, FunctionFlow, Obj, Origin, anchored, compatible
 from qlint.analysis.names.resolver import dotted_parts
 from qlint.analysis.names.scope import parameter_args
-from qlint.value_classes import replace
 
 # (graph origin, the conditions on a path where the value is that graph)
 GraphPath = tuple[Origin, frozenset]
@@ -52,7 +51,7 @@ def returned_paths(callee: FunctionFlow, node: ast.Call, written: dict, caller, 
         for origin, guard in paths:
             if contradicted_at_call(guard, callee.node, written, caller, callee.resolver, ended):
                 continue
-            here = replace(origin, node=node) if foreign else origin
+            here = anchored(origin, node, callee.path) if foreign else origin
             out.add((here, _in_caller_terms(guard, callee.node, written, _on_self(node))))
     return frozenset(out)
 

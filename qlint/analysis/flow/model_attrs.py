@@ -4,8 +4,8 @@ Two sources are followed: a module built in the class (`self.model = Net()`), wh
 in train mode, and a parameter of `__init__` stored as it came (`self.model = model`), which
 is in whatever mode the code that built the object passed it in. Anything that could change
 the attribute's mode out of sight of the method reading it (another assignment, a mode call
-anywhere in the class, the attribute or the parameter handed to some call) leaves it
-unknown, and the rules quiet.
+in another method, or anywhere in the class for a module built there, the attribute or the
+parameter handed to some call) leaves it unknown, and the rules quiet.
 """
 
 from __future__ import annotations
@@ -66,6 +66,7 @@ def attribute_sources(
     passed: dict[str, set[int]] = {}
     touched: set[str] = set()  # parameters of `__init__` whose mode may change there
     calls: list[tuple[ast.Call, ast.AST]] = []  # read only when an attribute was stored
+    switched: dict[str, set[int]] = {}  # `self.<attr>.eval()` / `.train(flag)`: in which methods
     for method in (s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))):
         handled: set[int] = set()
         for node in walk_kinds(method, _READ):
@@ -102,7 +103,7 @@ def attribute_sources(
                 if id(node) in switches:
                     continue  # the one `.eval()` of an `Evaled` attribute
                 if name.startswith("self.") and (m[1] != "train" or name in evaled):
-                    other.add(name)
+                    switched.setdefault(name, set()).add(id(method))
                 elif name.startswith("self."):  # built modules start in train mode anyway
                     passed.setdefault(name, set()).add(id(method))
                 elif method is init:
@@ -116,6 +117,14 @@ def attribute_sources(
                 and (name := key(node)) is not None
             ):
                 other.add(name)  # `self.model += ...`, a loop target, `del self.model`
+    for name, methods in switched.items():
+        if name in stored and name not in built and name not in evaled:
+            # What the caller passed, switched by some methods: the method that switches it
+            # reads the switch itself (`if calibrate: self.model.eval()`); the others cannot
+            # know whether it ran before them.
+            passed.setdefault(name, set()).update(methods)
+        else:
+            other.add(name)
     # A part built in train mode leaves a module built here in train mode; one evaled in
     # `__init__` or passed in would be in two modes at once.
     other |= given & (evaled.keys() | stored.keys())

@@ -56,6 +56,7 @@ from qlint.analysis.flow.model_values import (
     Obj,
     Origin,
     Sink,
+    anchored,
     join,
     merge_values,
     new_value,
@@ -566,7 +567,7 @@ class CallSemantics:
                     if obj == param and callee.params.index(name) in given:
                         return given[callee.params.index(name)]
                 origins = frozenset(
-                    replace(o, node=node, passed=()) if foreign else replace(o, passed=()) for o in obj.origins
+                    anchored(o, node, callee.path, passed=()) if foreign else replace(o, passed=()) for o in obj.origins
                 )
                 out = Obj(node, f"passed {label}", origins, frozenset())
                 env.modes[out] = subst(ret_env.facts(obj))
@@ -587,7 +588,7 @@ class CallSemantics:
                 elif o.kind in registries.KINDS:
                     origins |= registries.rekeyed(o, callee.node, given, self.walk.func, node)
                 else:
-                    here = replace(o, node=node) if foreign else o
+                    here = anchored(o, node, callee.path) if foreign else o
                     if o.passed:  # what a construction was given, in caller terms too
                         here = replace(here, passed=passed_here(o.passed, ret_env))
                     origins.add(here)

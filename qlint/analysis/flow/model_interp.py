@@ -37,6 +37,7 @@ from qlint.analysis.flow.model_values import (
     ModeFact,
     Obj,
     Origin,
+    fill_unread,
     join,
     merge_values,
     new_value,
@@ -80,7 +81,7 @@ class Interpreter:
         self._qualnames: dict[tuple[str, ...], str | None] = {}  # `qualname`, per spelling
 
     def run(self) -> FunctionFlow:
-        env = Env()
+        env = Env(unread={} if self.class_scope is not None else None)
         for index, arg in enumerate(parameter_args(self.func, star=False)):
             obj = self.calls.builds.parametrized(arg.arg, env) if getattr(self.func, "decorator_list", None) else None
             if obj is None:
@@ -239,6 +240,8 @@ class Interpreter:
                 del self.guards[len(self.guards) - len(pushed) :]
             outs.append(out)
             values.append(value)
+        if env.unread and all(o is not None for o in outs):
+            fill_unread(outs, env.unread)  # before the tags: the arm that never read it differs too
         if condition is not None and all(o is not None for o in outs):
             _tag(outs[0], outs[1], condition)
         elif conjuncts and all(o is not None for o in outs):
@@ -467,6 +470,8 @@ class Interpreter:
             facts = {ModeFact("unknown", None, origin)}
         obj = new_value(env, self.func, name, origin, facts)
         env.vars[name] = obj
+        if env.unread is not None:
+            env.unread.setdefault(name, (obj, env.modes[obj]))
         return obj
 
     def qualname(self, expr: ast.AST) -> str | None:

@@ -75,6 +75,17 @@ class Origin:
     # the `__init__` parameter stored in it), which `mode_free` judges once it has checked that
     # nothing else in the module writes the attribute or gives it parts; None when unknown.
     source: object = field(default=None, compare=False)
+    # For a graph a helper of another module made, named at the call here (`anchored`): where
+    # that module made it, (path, line), for messages. Not part of the identity.
+    made_at: tuple | None = field(default=None, compare=False)
+
+
+def anchored(origin: Origin, node: ast.AST, path: str, **changes) -> Origin:
+    """`origin`, from a helper in the module at `path`, as the call `node` here hands it back:
+    positions there mean nothing here, but where a graph was made is worth a message's words."""
+    if origin.kind in GRAPH_KINDS and origin.made_at is None:
+        changes["made_at"] = (path, origin.node.lineno)
+    return replace(origin, node=node, **changes)
 
 
 @value_class(frozen=True)
@@ -307,9 +318,14 @@ class Env:
     # Copies of exported graphs (`copy.deepcopy(gm)`): a copy drops the override torch puts on the
     # graph's `train`/`eval` (and `allow_exported_model_train_eval`'s), so switching it raises nothing.
     copied: frozenset[Obj] = frozenset()
+    # `self.<attr>` values a method read from its class on some path (`Interpreter.attribute`),
+    # with the modes they came in: one dict per function, shared by every path. A path that
+    # never read the attribute holds it in that mode, which `join` must count (`if is_qat:
+    # self.model.train()` leaves the model as stored on the other arm).
+    unread: dict[str, tuple[Obj, frozenset[ModeFact]]] | None = field(default=None, compare=False)
 
     def copy(self) -> Env:
-        return Env(dict(self.vars), dict(self.modes), self.patched, self.copied)
+        return Env(dict(self.vars), dict(self.modes), self.patched, self.copied, self.unread)
 
     def facts(self, obj: Obj) -> frozenset[ModeFact]:
         return self.modes.get(obj, UNKNOWN_MODE)
@@ -320,10 +336,14 @@ def join(envs: list[Env | None], anchor: ast.AST) -> Env | None:
     live = [e for e in envs if e is not None]
     if len(live) <= 1:
         return live[0].copy() if live else None
+    unread = live[0].unread
+    if unread:
+        fill_unread(live, unread)
     out = Env(
         modes=dict(live[0].modes),
         patched=frozenset().union(*(e.patched for e in live)),
         copied=frozenset().union(*(e.copied for e in live)),
+        unread=unread,
     )
     modes = out.modes
     # Paths copied from one environment share most fact sets (the same objects): only the
@@ -360,6 +380,17 @@ def join(envs: list[Env | None], anchor: ast.AST) -> Env | None:
         if all(o in out.copied for o in objs):  # a path that hands the graph itself can raise
             out.copied |= {merged}
     return out
+
+
+def fill_unread(live: list[Env], unread: dict[str, tuple[Obj, frozenset[ModeFact]]]) -> None:
+    """Paths that never read a `self.<attr>` another path read from the class hold it as the
+    class left it: bound to the same value, in the mode it came in."""
+    for name, (obj, facts) in unread.items():
+        if any(name in e.vars for e in live):
+            for env in live:
+                if name not in env.vars:
+                    env.vars[name] = obj
+                    env.modes.setdefault(obj, facts)
 
 
 def partial_key(name: str) -> bool:
