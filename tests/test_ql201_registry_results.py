@@ -1,0 +1,139 @@
+"""QL201: the model a registry-selected class hands back, read by the key the caller passes
+(issue 14; Samsung TICO's GPTQ tests: `prepare(q_m, GPTQConfig())` then `prepare(q_m,
+PT2EConfig())` through the same public entry).
+
+The entry dispatches on the config's class; what its first dispatch returns is the model the
+GPTQ quantizer's `@torch.no_grad()` method was given, in the mode it came in. That holds only
+when the registry is closed, the key selects one class, and that class's method returns its
+parameter unswitched under nothing but a mode-neutral decorator resolved by import.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import check_file, package_repository, rows_of
+from tests.test_ql201_decorator_registry import API, CAPTURE_ROW, CONFIGS, MODELS, PT2E, REGISTRY
+
+GPTQ = """\
+import torch
+
+from pkg.configs import GPTQConfig
+from pkg.registry import register_quantizer
+
+
+@register_quantizer(GPTQConfig)
+class GPTQQuantizer:
+    def __init__(self, config):
+        self.config = config
+
+    @torch.no_grad()
+    def prepare(self, model, args=None, kwargs=None):
+        model.forward = lambda *a, **k: None
+        return model
+"""
+
+CALLERS = """\
+import torch
+
+from pkg.api import prepare
+from pkg.configs import GPTQConfig, PT2EConfig
+from pkg.models import ConvBn
+
+
+def test_gptq_then_pt2e():
+    q_m = ConvBn()
+    q_m.eval()
+    q_m = prepare(q_m, GPTQConfig(show_progress=False))
+    q_m = prepare(q_m, PT2EConfig(), args=(torch.randn(1, 3, 8, 8),), inplace=False)
+"""
+
+
+def _rows(tmp_path: Path, gptq: str = GPTQ, callers: str = CALLERS, **more: str) -> list[int]:
+    modules = dict(registry=REGISTRY, configs=CONFIGS, pt2e=PT2E, gptq=gptq, api=API, models=MODELS)
+    modules.update(callers=callers, **more)
+    root = package_repository(tmp_path / "repo", **modules)
+    return rows_of(check_file(root / "pkg" / "pt2e.py", ("QL201",)).diagnostics)
+
+
+def test_an_eval_mode_model_handed_back_by_a_no_grad_method_is_quiet(tmp_path):
+    assert _rows(tmp_path) == []
+
+
+def test_the_method_inherited_from_another_module_is_read(tmp_path):
+    # FPI-GPTQ: a subclass in its own module, under its own key, running the base's prepare.
+    configs = CONFIGS + "\n\nclass FPIGPTQConfig(GPTQConfig):\n    pass\n"
+    fpi = """\
+from pkg.configs import FPIGPTQConfig
+from pkg.gptq import GPTQQuantizer
+from pkg.registry import register_quantizer
+
+
+@register_quantizer(FPIGPTQConfig)
+class FPIGPTQQuantizer(GPTQQuantizer):
+    pass
+"""
+    callers = CALLERS.replace("GPTQConfig, PT2EConfig", "FPIGPTQConfig, PT2EConfig").replace(
+        "GPTQConfig(show_progress=False)", "FPIGPTQConfig()"
+    )
+    modules = dict(registry=REGISTRY, configs=configs, pt2e=PT2E, gptq=GPTQ, api=API, models=MODELS, fpi=fpi)
+    root = package_repository(tmp_path / "repo", callers=callers, **modules)
+    assert rows_of(check_file(root / "pkg" / "pt2e.py", ("QL201",)).diagnostics) == []
+
+
+def test_a_method_that_trains_its_argument_is_reported(tmp_path):
+    gptq = GPTQ.replace("        return model\n", "        model.train()\n        return model\n")
+    assert gptq != GPTQ
+    assert _rows(tmp_path, gptq) == [CAPTURE_ROW]
+
+
+def test_a_method_that_returns_a_fresh_model_is_reported(tmp_path):
+    gptq = GPTQ.replace("        return model\n", "        return ConvBn()\n").replace(
+        "from pkg.registry", "from pkg.models import ConvBn\nfrom pkg.registry"
+    )
+    assert gptq != GPTQ
+    assert _rows(tmp_path, gptq) == [CAPTURE_ROW]
+
+
+def test_a_train_mode_model_handed_back_is_reported(tmp_path):
+    callers = CALLERS.replace("    q_m.eval()\n", "")
+    assert callers != CALLERS
+    assert _rows(tmp_path, callers=callers) == [CAPTURE_ROW]
+
+
+def test_an_open_registry_is_reported(tmp_path):
+    other = "from pkg import registry\n\nregistry._REGISTRY.clear()\n"
+    assert _rows(tmp_path, other=other) == [CAPTURE_ROW]
+
+
+def test_a_second_class_under_the_same_key_is_reported(tmp_path):
+    # Two classes registered under the GPTQ config: the one imported last wins, and it trains.
+    other = """\
+from pkg.configs import GPTQConfig
+from pkg.registry import register_quantizer
+
+
+@register_quantizer(GPTQConfig)
+class Trainer:
+    def __init__(self, config):
+        self.config = config
+
+    def prepare(self, model, args=None, kwargs=None):
+        return model.train()
+"""
+    assert _rows(tmp_path, other=other) == [CAPTURE_ROW]
+
+
+def test_an_unknown_decorator_is_reported(tmp_path):
+    # Spelled like torch's, resolved to the project's own: it may do anything to the model.
+    gptq = GPTQ.replace("import torch\n", "from pkg.contexts import no_grad\n").replace(
+        "@torch.no_grad()", "@no_grad()"
+    )
+    contexts = "def no_grad():\n    def wrap(f):\n        return f\n\n    return wrap\n"
+    assert _rows(tmp_path, gptq, contexts=contexts) == [CAPTURE_ROW]
+
+
+def test_a_decorator_with_arguments_is_reported(tmp_path):
+    # `torch.inference_mode(mode)`: not known to leave the gradient context alone, nor needed here.
+    gptq = GPTQ.replace("@torch.no_grad()", "@torch.inference_mode(False)")
+    assert _rows(tmp_path, gptq) == [CAPTURE_ROW]
