@@ -137,3 +137,65 @@ def test_a_decorator_with_arguments_is_reported(tmp_path):
     # `torch.inference_mode(mode)`: not known to leave the gradient context alone, nor needed here.
     gptq = GPTQ.replace("@torch.no_grad()", "@torch.inference_mode(False)")
     assert _rows(tmp_path, gptq) == [CAPTURE_ROW]
+
+
+QUANTIZER = """\
+import torch
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+
+from pkg.models import ConvBn
+
+
+class Quantizer:
+    DECORATOR
+    def prepare(self, model, args):
+        model = torch.export.export(model, args).module()
+        return prepare_pt2e(model, object())
+
+
+def test_quantize():
+    Quantizer().prepare(ConvBn().eval(), (torch.randn(1, 3, 8, 8),))
+"""
+QUANTIZER_ROW = next(i for i, line in enumerate(QUANTIZER.splitlines(), 1) if "torch.export.export(model" in line)
+
+
+def _method_rows(tmp_path: Path, decorator: str, caller_eval: bool = True) -> list[int]:
+    text = QUANTIZER.replace("DECORATOR", decorator)
+    if not caller_eval:
+        text = text.replace("ConvBn().eval()", "ConvBn()")
+    root = package_repository(tmp_path / "repo", models=MODELS, quantizer=text)
+    return rows_of(check_file(root / "pkg" / "quantizer.py", ("QL201",)).diagnostics)
+
+
+def test_a_no_grad_method_called_on_an_instance_is_read(tmp_path):
+    # Its only caller hands it an eval-mode model.
+    assert _method_rows(tmp_path, "@torch.no_grad()") == []
+    assert _method_rows(tmp_path / "inference", "@torch.inference_mode()") == []
+
+
+def test_a_no_grad_method_given_a_train_mode_model_is_reported(tmp_path):
+    assert _method_rows(tmp_path, "@torch.no_grad()", caller_eval=False) == [QUANTIZER_ROW]
+
+
+def test_a_method_under_another_decorator_is_not_read(tmp_path):
+    # A project decorator named like torch's: it may wrap the method in anything, so the call
+    # is left unread and the method's capture is judged as if its callers were unknown.
+    contexts = "def no_grad():\n    def wrap(f):\n        return f\n\n    return wrap\n"
+    text = QUANTIZER.replace("DECORATOR", "@no_grad()").replace(
+        "import torch\n", "import torch\n\nfrom pkg.contexts import no_grad\n"
+    )
+    root = package_repository(tmp_path / "repo", models=MODELS, quantizer=text, contexts=contexts)
+    row = next(i for i, line in enumerate(text.splitlines(), 1) if "torch.export.export(model" in line)
+    assert rows_of(check_file(root / "pkg" / "quantizer.py", ("QL201",)).diagnostics) == [row]
+
+
+def test_a_no_grad_method_the_registry_dispatches_to_is_read(tmp_path):
+    # The capturing class's own method under `@torch.no_grad()`: its callers are the entry's.
+    pt2e = PT2E.replace("    def prepare(self", "    @torch.no_grad()\n    def prepare(self")
+    assert pt2e != PT2E
+    modules = dict(registry=REGISTRY, configs=CONFIGS, pt2e=pt2e, gptq=GPTQ, api=API, models=MODELS)
+    root = package_repository(tmp_path / "quiet", callers=CALLERS, **modules)
+    assert rows_of(check_file(root / "pkg" / "pt2e.py", ("QL201",)).diagnostics) == []
+    train = CALLERS.replace("    q_m.eval()\n", "")
+    root = package_repository(tmp_path / "loud", callers=train, **modules)
+    assert rows_of(check_file(root / "pkg" / "pt2e.py", ("QL201",)).diagnostics) == [CAPTURE_ROW + 1]

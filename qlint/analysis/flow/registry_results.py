@@ -30,11 +30,11 @@ import os
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.decorator_registries import REGISTRY_RESULT, _registered, decorators_of
 from qlint.analysis.flow.inherited_methods import inherited_method
+from qlint.analysis.flow.mode_neutral import mode_neutral
 from qlint.analysis.flow.model_values import PARAM, ModeFact
 from qlint.analysis.flow.project_callers import paths_naming
 from qlint.analysis.flow.registry_closure import _elsewhere, _names, _spells, _tree, _written_by_decorator_only
 from qlint.analysis.flow.registry_registrations import registers_own_classes_only
-from qlint.analysis.names.resolver import Resolver
 
 _MODE_NEUTRAL = frozenset({"torch.no_grad", "torch.inference_mode", "torch.enable_grad"})
 _MEMO = "registry_results.carried"
@@ -93,19 +93,6 @@ def _as_it_came(fact: ModeFact, func: ast.AST) -> bool:
     if fact.state != "unset" or origin is None:
         return False
     return origin.kind == PARAM and origin.node is func and origin.index == 1
-
-
-def mode_neutral(owner, decorators: list[ast.expr]) -> bool:
-    """Every decorator is `torch.no_grad()`, `torch.inference_mode()` or `torch.enable_grad()`,
-    resolved by the module's imports and called without arguments."""
-    resolver = None
-    for deco in decorators:
-        if not (isinstance(deco, ast.Call) and not deco.args and not deco.keywords):
-            return False
-        resolver = resolver or Resolver(owner.scope, owner.project, owner.optable)
-        if resolver.qualname(deco.func) not in _MODE_NEUTRAL:
-            return False
-    return True
 
 
 def _selected(ctx: FileContext, flow, module: str, registry: str, decorator: str, key: str):
@@ -176,4 +163,4 @@ def _by_hand(tree: ast.Module, decorator: str) -> bool:
     )
 
 
-__all__ = ["carried", "mode_neutral"]
+__all__ = ["carried"]
