@@ -199,3 +199,34 @@ def test_a_no_grad_method_the_registry_dispatches_to_is_read(tmp_path):
     train = CALLERS.replace("    q_m.eval()\n", "")
     root = package_repository(tmp_path / "loud", callers=train, **modules)
     assert rows_of(check_file(root / "pkg" / "pt2e.py", ("QL201",)).diagnostics) == [CAPTURE_ROW + 1]
+
+
+DOUBLE = """\
+from pkg.configs import KEY
+from pkg.registry import register_quantizer
+
+
+class _Fake:
+    def __init__(self, config):
+        self.config = config
+
+    def prepare(self, model, args=None, kwargs=None):
+        return model.train()
+
+
+def test_registry():
+    register_quantizer(KEY)(_Fake)
+"""
+
+
+def test_a_test_double_registered_by_hand_under_its_own_key_is_quiet(tmp_path):
+    configs = CONFIGS + "\n\nclass FakeConfig:\n    pass\n"
+    other = DOUBLE.replace("KEY", "FakeConfig")
+    modules = dict(registry=REGISTRY, configs=configs, pt2e=PT2E, gptq=GPTQ, api=API, models=MODELS)
+    root = package_repository(tmp_path / "repo", callers=CALLERS, other=other, **modules)
+    assert rows_of(check_file(root / "pkg" / "pt2e.py", ("QL201",)).diagnostics) == []
+
+
+def test_a_test_double_registered_by_hand_under_the_key_is_reported(tmp_path):
+    # It may replace the GPTQ quantizer when that test runs first: its prepare trains the model.
+    assert _rows(tmp_path, other=DOUBLE.replace("KEY", "GPTQConfig")) == [CAPTURE_ROW]
