@@ -36,6 +36,7 @@ from qlint.analysis.flow.none_results import none_result
 from qlint.analysis.flow.project_callers import ProjectCall, each_project_call, project_callers
 from qlint.analysis.flow.read_only_params import reads_only
 from qlint.analysis.flow.registry_closure import closed
+from qlint.analysis.flow.registry_results import carried
 from qlint.analysis.flow.switched_parts import eval_switched_part
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.analysis.names.functions import bodies
@@ -48,6 +49,7 @@ from qlint.rules.handed_parameters import kept, taking
 # Functions of other modules handing on their own parameter, followed up to their callers at most.
 _MAX_HANDED = 3
 _NAMES = frozenset({ast.Name})
+_FLOW = "caller_verdicts.model_flow"  # on a caller module's context: the analysis its calls were read in
 
 
 def vouched_by_callers(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]) -> bool:
@@ -178,6 +180,11 @@ def _callers_harmless(
         own = flows
 
         def harmless(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder) -> bool:
+            # What a registry's class hands back as it was given (`registry_results`): the
+            # argument of that earlier call decides, read the same way.
+            given = carried(ctx, ctx.cache.get("model_flow.analysis") or ctx.cache.get(_FLOW), fact)
+            if given is not None:
+                return bool(given) and all(harmless(f, flows, call, holder) for f in given)
             # A parameter of a function of this module where `caller_facts` stopped: its
             # callers, here and in the project, are read the same way.
             origin = fact.origin
@@ -287,6 +294,8 @@ def _handed_on(
     if found.module is None or (id(node), origin.index) in seen or len(seen) > _MAX_HANDED:
         return False
     other = found.module[0]
+    # That module's analysis, for the classes its registry dispatch may select (`registry_results`).
+    other.cache.setdefault(_FLOW, found.module[1])
     if other.scope.functions.get(node.name) is not node:
         return False
     flows = _naming_bodies(found, node.name)

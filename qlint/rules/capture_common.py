@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 from qlint.analysis.flow.call_sites import calls_all_known, calls_read_here
 from qlint.analysis.flow.dead_branches import contradicted_at_call
+from qlint.analysis.flow.decorator_registries import REGISTRY_RESULT
 from qlint.analysis.flow.model_apis import last_name, mode_call
 from qlint.analysis.flow.model_flow import (
     ATTRIBUTE,
@@ -171,7 +172,7 @@ def _mode_left_open(fact: ModeFact) -> bool:
     return origin is None or origin.kind not in _UNREAD
 
 
-_UNREAD = frozenset({CALL, UNKNOWN, ATTRIBUTE})
+_UNREAD = frozenset({CALL, UNKNOWN, ATTRIBUTE, REGISTRY_RESULT})
 
 
 def _join(rows: list[int]) -> str:

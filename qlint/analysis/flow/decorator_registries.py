@@ -36,6 +36,7 @@ import ast
 import os
 
 from qlint.analysis.flow.class_methods import method_of
+from qlint.analysis.flow.mode_neutral import mode_neutral
 from qlint.analysis.flow.model_values import CONSTRUCTED, PARAM, Env, ModeFact, Obj, Origin, join
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.node_memo import kept_on_node
@@ -44,6 +45,9 @@ from qlint.value_classes import replace, value_class
 REGISTRY_CLASS = "class of a decorator-filled registry"
 REGISTRY_INSTANCE = "instance of a class of a decorator-filled registry"
 KINDS = frozenset({REGISTRY_CLASS, REGISTRY_INSTANCE})
+# What a method of such an instance returns (`registry_results` judges it where the key is known).
+REGISTRY_RESULT = "result of a method of a class of a decorator-filled registry"
+# `torch.no_grad()` and its kin wrap the method in a context that leaves the module's mode alone.
 _WRITES = "_qlint_registry_writes"
 _SCOPES = (ast.Global, ast.Nonlocal, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -159,8 +163,8 @@ def dispatch(sem, node: ast.Call, attr: str, receiver: Obj, args, kwargs, env: E
             found = method_of(cls, attr, fowner.scope)
             if found is None or not isinstance(found[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            if found[0].decorator_list:
-                continue
+            if found[0].decorator_list and not mode_neutral(fowner, found[0].decorator_list):
+                continue  # wrapped in something that may do anything with the model
             selection = _selection(origins, keys, module, registry, decorators, cls)
             callee = fowner.function(found[0], found[1])
             if callee is None:
@@ -173,6 +177,24 @@ def dispatch(sem, node: ast.Call, attr: str, receiver: Obj, args, kwargs, env: E
     joined = join([env, *branches], node)
     env.vars, env.modes, env.patched, env.copied = joined.vars, joined.modes, joined.patched, joined.copied
     return True
+
+
+def result_fact(node: ast.Call, attr: str, receiver: Obj, first: frozenset[ModeFact]) -> frozenset[ModeFact]:
+    """The facts of `receiver.<attr>(first, ...)` on an instance of a registry's class: one
+    per registry origin of the receiver, each with the modes `first` had before the call."""
+    out = set()
+    for o in receiver.origins:
+        module, registry = o.makes
+        origin = replace(o, kind=REGISTRY_RESULT, node=node, makes=(module, registry, attr), items=first)
+        out.add(ModeFact("unset", node, origin))
+    return frozenset(out)
+
+
+def rekeyed_fact(fact: ModeFact, callee: ast.AST, given: dict, caller: ast.AST, node: ast.Call, subst) -> set[ModeFact]:
+    """A result fact of a summarised function in its caller's terms: the key chosen by the
+    argument passed here, the argument's modes the caller's (`subst`)."""
+    items = subst(fact.origin.items)
+    return {ModeFact("unset", node, replace(o, items=items)) for o in rekeyed(fact.origin, callee, given, caller, node)}
 
 
 def _selection(origins, keys: frozenset[str] | None, module: str, registry: str, decorators, cls):
@@ -303,6 +325,7 @@ __all__ = [
     "KINDS",
     "REGISTRY_CLASS",
     "REGISTRY_INSTANCE",
+    "REGISTRY_RESULT",
     "Selection",
     "class_key",
     "decorators_of",
@@ -310,4 +333,6 @@ __all__ = [
     "instance",
     "lookup",
     "rekeyed",
+    "rekeyed_fact",
+    "result_fact",
 ]

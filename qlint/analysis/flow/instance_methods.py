@@ -6,8 +6,8 @@ model (`quantizer.prepare(m)`); the method captures it. The receiver is known on
 every origin is one construction of a top-level class of this module (or of the module whose
 callers `project_callers` reads), whose method resolves along its module's bases
 (`class_methods.method_of`); a decorated method (static, class, a property, anything
-wrapped) is not followed. Whether every call of such a method is known is
-the verdicts' business (`confined_instances`).
+wrapped) is not followed, unless its decorators only switch autograd (`mode_neutral`).
+Whether every call of such a method is known is the verdicts' business (`confined_instances`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import os
 
 from qlint.analysis.flow.inherited_methods import inherited_method
 from qlint.analysis.flow.method_words import names_a_step
+from qlint.analysis.flow.mode_neutral import mode_neutral
 from qlint.analysis.flow.model_values import CONSTRUCTED, FunctionFlow, Obj
 
 
@@ -49,7 +50,7 @@ def method_summary(sem, attr: str, receiver: Obj) -> tuple[FunctionFlow, int] | 
     if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     owner, method, holder = found
-    if method.decorator_list:
+    if method.decorator_list and not mode_neutral(owner, method.decorator_list):
         return None
     if (
         owner is not sem.owner

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.context import FileContext
+from qlint.analysis.flow.mode_neutral import mode_neutral
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope, unique_value
@@ -37,8 +38,11 @@ _ABSENT = "absent"
 
 def owner_class(ctx: FileContext, func: ast.AST) -> ClassScope | None:
     """The top-level class of the checked module whose undecorated method `func` is (a
-    static, class or wrapped method is called in ways the flow does not read)."""
-    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or func.decorator_list:
+    static, class or wrapped method is called in ways the flow does not read; one under
+    `torch.no_grad()` and its kin is called as written, `mode_neutral`)."""
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    if func.decorator_list and not mode_neutral(ctx, func.decorator_list):
         return None
     return next((c for c in ctx.scope.classes.values() if c.methods.get(func.name) is func), None)
 

@@ -183,8 +183,15 @@ class CallSemantics:
                 if targets:
                     return apply_each(self, node, targets, receiver, args, kwargs, env)
             if summary is None:
+                registered = _registered_instance(receiver) and first is not None
+                before = env.facts(first) if registered else frozenset()
                 # `get_quantizer(config).prepare(model)`: the followed module's registered classes.
                 registries.dispatch(self, node, func.attr, receiver, args, kwargs, env)
+                if registered:
+                    # Which class runs is the caller's key: what it returns is judged there.
+                    made = self._unread_result(node, first, env)
+                    env.modes[made] = registries.result_fact(node, func.attr, receiver, before)
+                    return made
         if summary is not None:
             callee, offset = summary
             if offset and callee.field_switches and receiver is not None:
@@ -230,6 +237,10 @@ class CallSemantics:
                 if built.cls is not None and any(self._holds(o) for o in [*args, *kwargs.values()]):
                     self.containers.wrapped(made, wrapper_fields(self.owner, built.cls), passed)
             return made
+        return self._unread_result(node, first, env)
+
+    def _unread_result(self, node: ast.Call, first: Obj | None, env: Env) -> Obj:
+        """The value of a call the walk does not read, given `first` as its first argument."""
         if first is not None and (first.captures or PARAM in first.kinds):
             # `gm = some_pass(gm)`: graph passes return the graph they were given (or a rewrite of it).
             facts = env.facts(first) if first.is_graph else {ModeFact("unset", node, Origin(CALL, node))}
@@ -543,6 +554,8 @@ class CallSemantics:
                     and o.index in given
                 ):
                     out |= env.facts(given[o.index])
+                elif f.state == "unset" and o is not None and o.kind == registries.REGISTRY_RESULT:
+                    out |= registries.rekeyed_fact(f, callee.node, given, self.walk.func, node, subst)
                 elif f.state == "unset" and o is not None and o.kind == APPLIED and id(o.node) in callee.applied:
                     # `source_transform(model, [f, g])`: what `f` and `g` make of the model.
                     came = callee.applied[id(o.node)]
@@ -675,6 +688,11 @@ class CallSemantics:
             env.modes.update(merged.modes)
             items.append(merged.vars[f"item{position}"])
         self.unpacked[id(node)] = tuple(items)
+
+
+def _registered_instance(receiver: Obj) -> bool:
+    """An instance of a class looked up in a decorator-filled registry (and nothing else)."""
+    return bool(receiver.origins) and all(o.kind == registries.REGISTRY_INSTANCE for o in receiver.origins)
 
 
 def _reads_parts(callee: FunctionFlow) -> bool:
