@@ -15,7 +15,7 @@ of the run's ~1,430 whole-module parses. Both directions are served here:
   (`ProjectIndex.drop_kept_tree`): kept like a summary's tree. On ExecuTorch (-j1) the 15
   MediaTek export scripts a helper's check analysed were each parsed again by their own
   check, hundreds of checks later.
-Each is bounded by source bytes (a tree takes ~23 bytes per source byte: ~1.5 and ~0.75 MiB),
+Each is bounded by source bytes (a tree takes ~23 bytes per source byte: ~6 and ~3 MiB),
 and a tree is taken only for the very bytes it was parsed from. The language server
 expects no checks: nothing is kept there.
 """
@@ -26,17 +26,12 @@ import ast
 import os
 
 # Source bytes of the trees kept at once: a tree takes ~23 bytes per source byte (ExecuTorch),
-# so ~1.5 MiB. Kept trees are held while the next files are checked, so they sit on top of
-# whatever a heavy check allocates, and a process's memory stays at its highest point: at
-# 256 KiB (and 128 KiB below) a -j1 run over ao peaked 4.7 MiB higher (56.4 -> 51.7 MiB RSS),
-# ExecuTorch's 5-8 MiB, for 5 parses more of 633 files on ao and ~30 of ~1,430 on ExecuTorch
-# (63 -> 43 trees handed over).
-BUDGET = 64 * 1024
+# so ~6 MiB, a small part of a worker's peak.
+BUDGET = 256 * 1024
 # The same for the checked files' trees (a budget always full). Test modules are left out: few
 # are imported, and on ExecuTorch they are ~45% of the bytes checked, so this budget without
-# them reaches further back. ExecuTorch -j1: 10 summaries took a checked file's tree (20 at
-# 128 KiB); ao: none at either budget.
-RECENT_BUDGET = 32 * 1024
+# them reaches further back (44 of 87 summaries of a checked file, against 31 with them).
+RECENT_BUDGET = 128 * 1024
 
 
 class TreeHandover:
