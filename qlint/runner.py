@@ -735,8 +735,10 @@ def _load_for_workers() -> None:
     import qlint.engine
     import qlint.notebook  # noqa: F401
     from qlint.optable import load_op_table
+    from qlint.short_digests import load_before_forking
 
     _import_rules()
+    load_before_forking()
     # The op table too (1.3 MiB of decoded JSON): each worker loaded its own copy at its first
     # check; inherited, only the pages of the ops a worker looks up are copied.
     load_op_table().loaded()

@@ -28,3 +28,15 @@ def test_hashlib_is_loaded_only_past_the_budget():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "True"]
+
+
+def test_a_process_about_to_fork_loads_openssl_for_its_children():
+    """Workers forked after `load_before_forking` share the parent's OpenSSL (its pages were
+    each worker's own when every worker loaded it past the budget), and digests stay hashlib's."""
+    code = (
+        "import sys, hashlib\nfrom qlint import short_digests\n"
+        "short_digests.load_before_forking()\nprint('_hashlib' in sys.modules)\n"
+        "print(short_digests.content_sha256_hex(b'abc') == hashlib.sha256(b'abc').hexdigest())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True", "True"]
