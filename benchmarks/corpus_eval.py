@@ -310,7 +310,8 @@ def check_sites(root: Path, rows: list[Row]) -> None:
     for row in rows:
         if row.path not in lengths:
             file = root / row.path
-            lengths[row.path] = len(file.read_bytes().splitlines()) if file.is_file() else None
+            # An empty file still has a first line: where a finding on the whole file sits.
+            lengths[row.path] = max(1, len(file.read_bytes().splitlines())) if file.is_file() else None
         count = lengths[row.path]
         if count is None or not 1 <= row.line <= count:
             raise CorpusError(f"{row.where}: {row.path}:{row.line} is not a line of the tree")

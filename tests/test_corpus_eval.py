@@ -224,3 +224,11 @@ def test_a_file_the_mirror_lacks_is_accepted_only_when_named_and_unlabelled(tmp_
     )
     with pytest.raises(corpus_eval.CorpusError, match="which absent_ok leaves out"):
         corpus_eval.load_corpus(labelled)
+
+
+def test_an_empty_file_has_a_first_line_and_no_second(tmp_path):
+    # qlint reports an unreadable empty file (a 0-byte notebook, QL001) on its first line.
+    (tmp_path / "empty.ipynb").write_bytes(b"")
+    corpus_eval.check_sites(tmp_path, [corpus_eval.Row("empty.ipynb", 1, "QL001", "bug", "empty", "t:2")])
+    with pytest.raises(corpus_eval.CorpusError, match="is not a line of the tree"):
+        corpus_eval.check_sites(tmp_path, [corpus_eval.Row("empty.ipynb", 2, "QL001", "bug", "empty", "t:2")])

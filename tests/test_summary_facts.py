@@ -312,15 +312,30 @@ def test_class_modes_fact():
     from qlint.analysis.flow.class_facts import CLASS_MODES
     from qlint.analysis.names.scope import ModuleScope
 
-    tree = ast.parse(MODELS)
-    value = CLASS_MODES.compute(tree, ModuleScope.build(tree, "pkg.models", "/p/pkg/models.py"), MODELS)
+    # A wrapper that takes the mode of the module it is given (`self.train(model.training)`).
+    source = MODELS + MIRRORING
+    tree = ast.parse(source)
+    value = CLASS_MODES.compute(tree, ModuleScope.build(tree, "pkg.models", "/p/pkg/models.py"), source)
     assert plain(value)
     assert CLASS_MODES.load("/p/pkg/models.py", None, marshal.loads(marshal.dumps(value))) == {
-        "EvalNet": True,
-        "Other": False,
+        "EvalNet": (True, ""),
+        "Other": (False, ""),
+        "Mirroring": (False, "inner"),
     }
     with pytest.raises((TypeError, ValueError)):
         CLASS_MODES.load("/p/pkg/models.py", None, {"EvalNet": ["yes"]})
+    with pytest.raises((TypeError, ValueError)):
+        CLASS_MODES.load("/p/pkg/models.py", None, {"EvalNet": [True, None]})
+
+
+MIRRORING = """
+
+class Mirroring(torch.nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+        self.train(inner.training)
+"""
 
 
 def test_a_class_of_another_module_starts_in_eval_mode_from_its_summary(tmp_path, fresh_process, monkeypatch):

@@ -2,7 +2,8 @@
 of another module the model is built from, without reading that module's tree.
 
 Per top-level class: whether its `__init__` switches the instance to eval mode
-(`self.eval()`), which decides the mode a construction starts in. What the class holds
+(`self.eval()`), or to the mode of one of its parameters (`self.train(model.training)`),
+which decides the mode a construction starts in. What the class holds
 (its mode-dependent submodules) is read from its body only when a message names it.
 """
 
@@ -11,27 +12,29 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from qlint.analysis.flow.model_apis import init_sets_eval
+from qlint.analysis.flow.model_apis import init_mirrored_param, init_sets_eval
 from qlint.analysis.flow.model_classes import ModelClass
 
-_VERSION = 1
+_VERSION = 2
 
 
 class ClassModes:  # a SummaryFact
     key = f"class-modes/{_VERSION}"
 
     def compute(self, tree: ast.Module, scope, text: str) -> Any:
-        return {name: [init_sets_eval(cls.node)] for name, cls in scope.classes.items()}
+        return {
+            name: [init_sets_eval(cls.node), init_mirrored_param(cls.node) or ""] for name, cls in scope.classes.items()
+        }
 
-    def load(self, path: str, summary, value: Any) -> dict[str, bool]:
+    def load(self, path: str, summary, value: Any) -> dict[str, tuple[bool, str]]:
         if not isinstance(value, dict):
             raise TypeError("not a class-modes fact")
         out = {}
         for name, facts in value.items():
-            (sets_eval,) = facts
-            if not isinstance(name, str) or type(sets_eval) is not bool:
+            sets_eval, mirrored = facts
+            if not isinstance(name, str) or type(sets_eval) is not bool or not isinstance(mirrored, str):
                 raise TypeError("bad class-modes entry")
-            out[name] = sets_eval
+            out[name] = (sets_eval, mirrored)
         return out
 
 
@@ -40,9 +43,19 @@ CLASS_MODES = ClassModes()
 
 def sets_eval(cls: ModelClass) -> bool:
     """Instances of `cls` start in eval mode (`self.eval()` in its `__init__`)."""
-    if cls.summarised:
-        fact_at = getattr(cls.project, "fact_at", None)
-        facts = fact_at(cls.scope.path, CLASS_MODES) if fact_at is not None else None
-        if facts is not None and cls.name in facts:
-            return facts[cls.name]
-    return init_sets_eval(cls.node)
+    facts = _summarised(cls)
+    return facts[0] if facts is not None else init_sets_eval(cls.node)
+
+
+def mirrored_param(cls: ModelClass) -> str | None:
+    """The `__init__` parameter whose mode instances of `cls` take (`init_mirrored_param`)."""
+    facts = _summarised(cls)
+    return (facts[1] or None) if facts is not None else init_mirrored_param(cls.node)
+
+
+def _summarised(cls: ModelClass) -> tuple[bool, str] | None:
+    if not cls.summarised:
+        return None
+    fact_at = getattr(cls.project, "fact_at", None)
+    facts = fact_at(cls.scope.path, CLASS_MODES) if fact_at is not None else None
+    return facts.get(cls.name) if facts is not None else None

@@ -209,3 +209,38 @@ _CALLS = frozenset({ast.Call})
 
 
 _INIT_SETS_EVAL = "_qlint_init_sets_eval"
+
+
+def init_mirrored_param(cls: ast.ClassDef) -> str | None:
+    """The `__init__` parameter whose mode instances take: the last switch of `self` in the
+    body of `__init__` (not under a branch) is `self.train(<param>.training)`, and nothing
+    rebinds the parameter. A wrapper written so (`self.train(model.training)`) is in the mode
+    of the module it was given, whichever that is, and `.train(flag)` moves its children too."""
+    return kept_on_node(cls, _INIT_MIRRORS, _init_mirrored_param) or None
+
+
+def _init_mirrored_param(cls: ast.ClassDef) -> str:
+    init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    if init is None:
+        return ""
+    last = None
+    for stmt in init.body:
+        m = mode_call(stmt.value) if isinstance(stmt, ast.Expr) else None
+        if m is not None and key(m[0]) == "self":
+            last = stmt.value
+    flag = last.args[0] if last is not None and last.args and not last.keywords else None
+    if not (
+        last is not None
+        and last.func.attr == "train"
+        and isinstance(flag, ast.Attribute)
+        and flag.attr == "training"
+        and isinstance(flag.value, ast.Name)
+    ):
+        return ""
+    name = flag.value.id
+    params = {a.arg for a in (*init.args.posonlyargs, *init.args.args[1:], *init.args.kwonlyargs)}
+    rebound = any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(init))
+    return name if name in params and not rebound else ""
+
+
+_INIT_MIRRORS = "_qlint_init_mirrored_param"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import weakref
 
-from qlint.analysis.flow.class_facts import sets_eval
+from qlint.analysis.flow.class_facts import mirrored_param, sets_eval
 from qlint.analysis.flow.installed_modes import starts_in_eval
 from qlint.analysis.flow.model_apis import is_class_call, key
 from qlint.analysis.flow.model_classes import Built
@@ -183,6 +183,12 @@ class Builds:
         if starts_in_eval(built):  # a class of an installed package whose `__init__` calls `eval()`
             origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
             return new_value(env, node, "", origin, {ModeFact("eval", node, origin)})
+        mirrored = _mirrored_arg(node, built, args)
+        if mirrored is not None and not _is_module(mirrored, env):
+            # `self.train(model.training)` in its `__init__`: the instance is in the mode of what
+            # it was given, also when that is only known at the callers (a helper's parameter).
+            origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
+            return new_value(env, node, "", origin, env.facts(mirrored))
         wrapped = [o for o in args if o is not None and _is_module(o, env)]
         if wrapped:  # a wrapper module: the wrapped modules keep their own modes
             parts = [next((o.built for o in w.origins if o.built is not None), None) for w in wrapped]
@@ -220,6 +226,21 @@ def _mode_dependent(part: Obj) -> bool:
     """Every construction `part` may come from holds a module whose behaviour depends on the mode."""
     builds = [o.built for o in part.origins]
     return all(b is not None and b.content().dependent for b in builds)
+
+
+def _mirrored_arg(node: ast.AST, built: Built, args: list[Obj | None]) -> Obj | None:
+    """What a construction passed for the parameter whose mode its class takes."""
+    name = mirrored_param(built.cls) if built.cls is not None else None
+    if name is None or not isinstance(node, ast.Call) or any(isinstance(a, ast.Starred) for a in node.args):
+        return None
+    init = next(s for s in built.cls.node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__")
+    positional = [a.arg for a in (*init.args.posonlyargs, *init.args.args[1:])]
+    if name in positional and positional.index(name) < len(node.args):
+        return args[positional.index(name)]
+    keywords = [kw.arg for kw in node.keywords]
+    if name in keywords and None not in keywords:
+        return args[len(node.args) + keywords.index(name)]
+    return None
 
 
 def _is_module(obj: Obj, env: Env) -> bool:

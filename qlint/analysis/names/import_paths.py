@@ -80,6 +80,13 @@ def _roots(directory: str) -> tuple[tuple[str, str], ...]:
     for entry in declared_packages(repo):
         if entry not in roots:
             roots.append(entry)
+    # The src layout (`src/<package>/`, tests beside `src/`): what setuptools' automatic
+    # discovery, hatchling, uv_build, flit and pdm install without being told, so a test
+    # module's `import <package>` is the checkout's `src/<package>` even when `pyproject.toml`
+    # declares no `where` (timmx's tests call its PT2E helpers so).
+    src = os.path.join(repo, "src")
+    if ("", src) not in roots and os.path.isdir(src) and not os.path.isfile(os.path.join(src, "__init__.py")):
+        roots.append(("", src))
     name = os.path.basename(repo)
     if name.isidentifier() and not os.path.isfile(os.path.join(repo, "__init__.py")):
         roots.append((name, repo))
