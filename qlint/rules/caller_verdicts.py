@@ -36,7 +36,7 @@ from qlint.analysis.flow.none_results import none_result
 from qlint.analysis.flow.project_callers import ProjectCall, each_project_call, project_callers
 from qlint.analysis.flow.read_only_params import reads_only
 from qlint.analysis.flow.registry_closure import closed
-from qlint.analysis.flow.switched_parts import eval_switched_part
+from qlint.analysis.flow.switched_parts import eval_switched_part, kept_until
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.scope import parameter_args
@@ -94,7 +94,15 @@ def _own_parameter(flows: list[FunctionFlow], cap: Capture, origin) -> ast.AST |
     index = origin.index
     if holder is None or origin.owner is not holder.node or index is None or index >= len(holder.params):
         return None
-    if not isinstance(holder.node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not reads_only(holder.node, index):
+    if not isinstance(holder.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    # An attribute of the model (`model.model`): what the helper does to its other parts, or
+    # after the capture (`model.model = prepare_pt2e(...)`), leaves the captured part as it
+    # came; an item of a container: the helper adds nothing to it anywhere.
+    attrs = origin.path is not None and all(step[0] == ATTR for step in origin.path)
+    if attrs and not kept_until(holder.node, holder.params[index], origin.path, cap.call):
+        return None
+    if not attrs and not reads_only(holder.node, index):
         return None
     if not any(n is origin.node for n in own_nodes(holder.node, scopes=False)):
         return None
