@@ -214,3 +214,37 @@ def test_a_model_captured_from_the_engine_has_the_mode_it_was_given(imports, cal
     found = lint(WHOLE.format(imports=imports, switch="", call=call), select=("QL201",))
     assert [d.code for d in found] == ["QL201"]
     assert "in train mode" in found[0].message
+
+
+HELPERS = """
+
+def compiled(model):
+    model.model = torch.compile(model.model)
+    return model
+
+
+def tagged(model):
+    model.tag = "v1"
+    model.head = Body()
+    return model
+
+
+def patched(model):
+    for name, child in model.named_children():
+        setattr(model, name, Body())
+"""
+
+
+@pytest.mark.parametrize(
+    ("caller", "found"),
+    [
+        (["m = Net().eval()", "m = compiled(m)", "quantize_body(m, x, q)"], [CAPTURE]),
+        (["m = Net().eval()", "patched(m)", "quantize_body(m, x, q)"], [CAPTURE]),
+        # A project function that changes only other parts leaves the captured one alone.
+        (["m = Net().eval()", "m = tagged(m)", "quantize_body(m, x, q)"], []),
+    ],
+)
+def test_a_project_function_handed_the_model_may_replace_the_captured_part(caller, found):
+    src = HEAD.format(body=f"    {CAPTURE}\n    model.model = prepare_pt2e(exported, q)\n    return model\n")
+    src += HELPERS + "\n\ndef main(x, q):\n" + "".join(f"    {line}\n" for line in caller)
+    assert [src.splitlines()[d.range.start.row - 1].strip() for d in lint(src, select=("QL201",))] == found

@@ -211,7 +211,7 @@ def _callers_harmless(
     if select is not None:
         same = [(c, f) for c, f in same if not _selected_out(_site_of(flows, func, c), select)]
     for call, fact in same:
-        holder = next((f for f in flows if any(n is call for n in ast.walk(f.node))), None)
+        holder = _holding(flows, call)
         if part:
             # A model the caller put in the bundle from its own parameter (`helper(Artifact(data=
             # {"forward": model}))`): its own callers here and in the project decide, as for a
@@ -249,6 +249,18 @@ def _callers_harmless(
             return False
         called = True
     return called
+
+
+def _holding(flows: list[FunctionFlow], call: ast.Call) -> FunctionFlow | None:
+    """The innermost analysed body holding `call`: the function making it rather than the
+    module around it, whose body holds every function's code too."""
+    holding = [f for f in flows if any(n is call for n in ast.walk(f.node))]
+    return min(holding, key=lambda f: _span(f.node), default=None)
+
+
+def _span(node: ast.AST) -> int:
+    end = getattr(node, "end_lineno", None)
+    return end - node.lineno if end is not None else 1 << 30
 
 
 def _own_parameter_harmless(
@@ -408,7 +420,10 @@ def _harmless_part(path: tuple | None, func: ast.AST, index: int):
     def harmless(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder: FunctionFlow | None, param=None):
         offset = bound if isinstance(call.func, ast.Attribute) else 0
         argument = argument_for(call, index - offset, params[index] if index < len(params) else None)
-        if eval_switched_part(fact, path, argument, holder.node if holder is not None else None):
+        # The project functions the caller hands the model to, but for the helper judged here.
+        sites = [*holder.calls, *(site for _, site in holder.foreign_calls)] if holder is not None else []
+        sites = [site for site in sites if site.call is not call]
+        if eval_switched_part(fact, path, argument, holder.node if holder is not None else None, sites):
             return True
         return _handed_over(fact, argument, holder) and _harmless_at(fact, path, flows, call, holder, True, param)
 

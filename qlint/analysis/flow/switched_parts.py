@@ -30,6 +30,7 @@ import ast
 
 from qlint.analysis.flow.model_values import ATTR, ModeFact
 from qlint.analysis.flow.read_only_params import LOOKERS
+from qlint.analysis.names.scope import parameter_args
 
 # Methods that give a module parts or run code on each of them (which may switch them); those
 # whose first argument, when a constant, names the part they set.
@@ -45,10 +46,13 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
-def eval_switched_part(fact: ModeFact, path: tuple | None, argument: ast.expr | None, body: ast.AST | None) -> bool:
+def eval_switched_part(
+    fact: ModeFact, path: tuple | None, argument: ast.expr | None, body: ast.AST | None, sites: list = ()
+) -> bool:
     """`fact` (what a call passes as `argument`) is a model in eval mode from an explicit
     switch, `path` only takes attributes of it, and nothing in `body` (the caller's function,
-    or module) gives that part new modules, switches it back, or hands it to a call."""
+    or module) gives that part new modules, switches it back, or hands it to a call, nor does a
+    project function `body` hands the whole model to (`sites`: the caller's `CallSite`s)."""
     if not path or any(step[0] != ATTR for step in path) or fact.state != "eval":
         return False
     if not _explicit_switch(fact.node) or argument is None or body is None:
@@ -59,7 +63,33 @@ def eval_switched_part(fact: ModeFact, path: tuple | None, argument: ast.expr | 
         return False
     attrs = tuple(step[1] for step in path)
     nodes = list(ast.walk(body))
-    return not _changes_part(nodes, _aliases(nodes, argument.id, attrs), attrs, (), whole_switch=False)
+    held = _aliases(nodes, argument.id, attrs)
+    if _changes_part(nodes, held, attrs, (), whole_switch=False):
+        return False
+    return not any(_helper_changes(site, held, attrs) for site in sites)
+
+
+def _helper_changes(site, held: dict[str, tuple | None], path: tuple) -> bool:
+    """A project function handed the model (or a name holding it) whose body changes the part
+    of its parameter the path takes (`model.model = torch.compile(model.model)`). What that
+    function hands on in turn is not followed, as for a call of a library."""
+    callee = site.callee
+    if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    params = [a.arg for a in parameter_args(callee, star=False)]
+    for index, expr in site.exprs.items():
+        found = _chain(expr, held) if isinstance(expr, ast.Name) else False
+        if found is False or index >= len(params):
+            continue
+        rest = path[len(found) :] if found is not _UNKNOWN and _overlaps(found, path) else None
+        if found is not _UNKNOWN and rest is None:
+            continue  # a part off the way (`setup(model.config)`)
+        if rest is None or not rest:
+            return True  # some part, or the captured part itself: it may be changed in full
+        nodes = list(ast.walk(callee))
+        if _changes_part(nodes, _aliases(nodes, params[index], rest), rest, (), whole_switch=True):
+            return True
+    return False
 
 
 def kept_until(func: ast.AST, name: str, path: tuple, capture: ast.AST) -> bool:
