@@ -4,8 +4,9 @@ back after the capture, and a caller's changes to other parts leave the captured
 mode. `deepspeed.init_inference(model, ...).module` is the model handed in (`library_engines`).
 
 Loud where the captured part (or a module on the way to it, or in it) is replaced or switched
-before the capture, through an alias too, where the part of a train-mode model is captured, and
-where `init_inference` is not DeepSpeed's or the engine's `.module` was replaced.
+before the capture, through an alias too, or by a project function the caller hands the whole
+model to; where the part of a train-mode model is captured; and where `init_inference` is not
+DeepSpeed's or the engine's `.module` was replaced.
 """
 
 from __future__ import annotations
