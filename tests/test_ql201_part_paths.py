@@ -233,6 +233,10 @@ def tagged(model):
 def patched(model):
     for name, child in model.named_children():
         setattr(model, name, Body())
+
+
+def described(model):
+    print(type(model.model).__name__, model.training)
 """
 
 
@@ -248,4 +252,16 @@ def patched(model):
 def test_a_project_function_handed_the_model_may_replace_the_captured_part(caller, found):
     src = HEAD.format(body=f"    {CAPTURE}\n    model.model = prepare_pt2e(exported, q)\n    return model\n")
     src += HELPERS + "\n\ndef main(x, q):\n" + "".join(f"    {line}\n" for line in caller)
+    assert [src.splitlines()[d.range.start.row - 1].strip() for d in lint(src, select=("QL201",))] == found
+
+
+@pytest.mark.parametrize(
+    ("first", "found"),
+    [("patched(model)", [CAPTURE]), ("model = compiled(model)", [CAPTURE]), ("described(model)", [])],
+)
+def test_a_project_function_the_helper_hands_its_model_to_first(first, found):
+    src = HEAD.format(
+        body=f"    {first}\n    {CAPTURE}\n    model.model = prepare_pt2e(exported, q)\n    return model\n"
+    )
+    src += HELPERS + "\n\ndef main(x, q):\n    m = Net().eval()\n    quantize_body(m, x, q)\n"
     assert [src.splitlines()[d.range.start.row - 1].strip() for d in lint(src, select=("QL201",))] == found

@@ -100,7 +100,8 @@ def _own_parameter(flows: list[FunctionFlow], cap: Capture, origin) -> ast.AST |
     # after the capture (`model.model = prepare_pt2e(...)`), leaves the captured part as it
     # came; an item of a container: the helper adds nothing to it anywhere.
     attrs = origin.path is not None and all(step[0] == ATTR for step in origin.path)
-    if attrs and not kept_until(holder.node, holder.params[index], origin.path, cap.call):
+    sites = [*holder.calls, *(site for _, site in holder.foreign_calls)]
+    if attrs and not kept_until(holder.node, holder.params[index], origin.path, cap.call, sites):
         return None
     if not attrs and not reads_only(holder.node, index):
         return None

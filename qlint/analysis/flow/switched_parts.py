@@ -92,16 +92,21 @@ def _helper_changes(site, held: dict[str, tuple | None], path: tuple) -> bool:
     return False
 
 
-def kept_until(func: ast.AST, name: str, path: tuple, capture: ast.AST) -> bool:
+def kept_until(func: ast.AST, name: str, path: tuple, capture: ast.AST, sites: list = ()) -> bool:
     """The part of parameter `name` that `path` (attributes only) takes is not given new
     modules, switched, nor handed to a call by anything in `func` that can run before
-    `capture`."""
+    `capture`, nor by a project function handed the whole model there (`sites`: `func`'s
+    `CallSite`s)."""
     if not path or any(step[0] != ATTR for step in path):
         return False
     attrs = tuple(step[1] for step in path)
     nodes = list(ast.walk(func))
     before = _before(func, capture)
-    return not _changes_part(before, _aliases(nodes, name, attrs), attrs, (capture,), whole_switch=True)
+    held = _aliases(nodes, name, attrs)
+    if _changes_part(before, held, attrs, (capture,), whole_switch=True):
+        return False
+    earlier = {id(n) for n in before}
+    return not any(_helper_changes(site, held, attrs) for site in sites if id(site.call) in earlier)
 
 
 def _before(func: ast.AST, capture: ast.AST) -> list[ast.AST]:
