@@ -37,7 +37,7 @@ from qlint.analysis.flow.project_callers import ProjectCall, each_project_call, 
 from qlint.analysis.flow.read_only_params import reads_only
 from qlint.analysis.flow.registry_closure import closed
 from qlint.analysis.flow.registry_results import carried
-from qlint.analysis.flow.switched_parts import eval_switched_part
+from qlint.analysis.flow.switched_parts import eval_switched_part, kept_until
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.scope import parameter_args
@@ -96,7 +96,16 @@ def _own_parameter(flows: list[FunctionFlow], cap: Capture, origin) -> ast.AST |
     index = origin.index
     if holder is None or origin.owner is not holder.node or index is None or index >= len(holder.params):
         return None
-    if not isinstance(holder.node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not reads_only(holder.node, index):
+    if not isinstance(holder.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    # An attribute of the model (`model.model`): what the helper does to its other parts, or
+    # after the capture (`model.model = prepare_pt2e(...)`), leaves the captured part as it
+    # came; an item of a container: the helper adds nothing to it anywhere.
+    attrs = origin.path is not None and all(step[0] == ATTR for step in origin.path)
+    sites = [*holder.calls, *(site for _, site in holder.foreign_calls)]
+    if attrs and not kept_until(holder.node, holder.params[index], origin.path, cap.call, sites):
+        return None
+    if not attrs and not reads_only(holder.node, index):
         return None
     if not any(n is origin.node for n in own_nodes(holder.node, scopes=False)):
         return None
@@ -209,7 +218,7 @@ def _callers_harmless(
     if select is not None:
         same = [(c, f) for c, f in same if not _selected_out(_site_of(flows, func, c), select)]
     for call, fact in same:
-        holder = next((f for f in flows if any(n is call for n in ast.walk(f.node))), None)
+        holder = _holding(flows, call)
         if part:
             # A model the caller put in the bundle from its own parameter (`helper(Artifact(data=
             # {"forward": model}))`): its own callers here and in the project decide, as for a
@@ -247,6 +256,18 @@ def _callers_harmless(
             return False
         called = True
     return called
+
+
+def _holding(flows: list[FunctionFlow], call: ast.Call) -> FunctionFlow | None:
+    """The innermost analysed body holding `call`: the function making it rather than the
+    module around it, whose body holds every function's code too."""
+    holding = [f for f in flows if any(n is call for n in ast.walk(f.node))]
+    return min(holding, key=lambda f: _span(f.node), default=None)
+
+
+def _span(node: ast.AST) -> int:
+    end = getattr(node, "end_lineno", None)
+    return end - node.lineno if end is not None else 1 << 30
 
 
 def _own_parameter_harmless(
@@ -408,7 +429,10 @@ def _harmless_part(path: tuple | None, func: ast.AST, index: int):
     def harmless(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder: FunctionFlow | None, param=None):
         offset = bound if isinstance(call.func, ast.Attribute) else 0
         argument = argument_for(call, index - offset, params[index] if index < len(params) else None)
-        if eval_switched_part(fact, path, argument, holder.node if holder is not None else None):
+        # The project functions the caller hands the model to, but for the helper judged here.
+        sites = [*holder.calls, *(site for _, site in holder.foreign_calls)] if holder is not None else []
+        sites = [site for site in sites if site.call is not call]
+        if eval_switched_part(fact, path, argument, holder.node if holder is not None else None, sites):
             return True
         return _handed_over(fact, argument, holder) and _harmless_at(fact, path, flows, call, holder, True, param)
 

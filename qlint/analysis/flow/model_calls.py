@@ -23,6 +23,7 @@ from qlint.analysis.flow.graph_wrappers import constructed_plain, wrapper_fields
 from qlint.analysis.flow.handed_switches import handed_fields, handed_switches
 from qlint.analysis.flow.held_contents import held_facts
 from qlint.analysis.flow.instance_methods import method_summary
+from qlint.analysis.flow.library_engines import wrapped_model
 from qlint.analysis.flow.loop_items import LITERALS, Containers
 from qlint.analysis.flow.maybe_graphs import graph_paths, reaching, returned_paths, tests_type
 from qlint.analysis.flow.model_apis import Api, argument, classify_call, key, recipe_flow
@@ -127,10 +128,20 @@ class CallSemantics:
         # Graph origin -> the guards of the paths it was made (or a helper handed it back) on
         # here, in this function's terms (`maybe_graphs`).
         self.made_graphs: dict[Origin, set] = {}
+        # An engine a library built around a model -> (its attribute holding it, the model).
+        self.engines: dict[Obj, tuple[str, Obj]] = {}
 
     @property
     def flow(self) -> FunctionFlow:
         return self.walk.flow
+
+    def engine_part(self, holder: Obj, attr: str) -> Obj | None:
+        """The model a library engine holds (`library_engines`), read as `engine.<attr>`,
+        while nothing here assigned to that attribute."""
+        held = self.engines.get(holder) if self.engines else None
+        if held is None or held[0] != attr or (holder, attr) in self.builds.overwritten:
+            return None
+        return held[1]
 
     def holds_graph(self, holder: Obj) -> None:
         """`holder.block = <exported graph>`: `holder.eval()` would now raise."""
@@ -220,6 +231,10 @@ class CallSemantics:
             return self.api_call(node, api, first, kwargs, env)
         if isinstance(func, ast.Attribute) and func.attr == "from_pretrained":
             return new_value(env, node, "", Origin(PRETRAINED, node))
+        if (wrapped := wrapped_model(name, node, args, kwargs)) is not None:
+            engine = new_value(env, node, "", Origin(CALL, node))
+            self.engines[engine] = wrapped  # `deepspeed.init_inference(model).module` is `model`
+            return engine
         if name in _MODE_KEEPING_WRAPPERS and (child := first if first is not None else kwargs.get("module")):
             return child  # `nn.DataParallel(model)` runs the child in the mode the child is in
         built = builds.construction(node, name)

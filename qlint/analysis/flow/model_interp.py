@@ -398,6 +398,8 @@ class Interpreter:
                 return held
             container = self.expr(e.value, env)
             if isinstance(e, ast.Attribute) and container is not None:
+                if (engine_model := self.calls.engine_part(container, e.attr)) is not None:
+                    return engine_model  # `deepspeed.init_inference(model).module`
                 stored = self.calls.builds.field(container, e.attr, e, env)
                 if stored is not None:
                     return stored  # `bundle.model`: the model the bundle was built with

@@ -1,14 +1,23 @@
-"""Whether an attribute of a model a caller switched to eval is still in eval mode at a call.
+"""Whether an attribute of a model a caller switched to eval is still in eval mode at a call,
+and whether the helper that captures it left it as it came.
 
 A helper that captures a part of its parameter (`export(model.model, ...)`, the base model of a
 Transformers `...ForCausalLM`; `export(net.backbone, ...)`) is right when its callers hand it a
 model they switched with `.eval()`: `nn.Module.train(False)` sets every registered submodule,
-and a module stored as an attribute of a module is registered. What can undo that between the
-switch and the call is the caller giving the model new parts or switching a part back
-(`model.model = Net()`, `setattr(model, ...)`, `model.add_module(...)`, `model.apply(fn)`,
-`model.backbone.train()`), or handing a part to a call that may (`freeze(model.backbone)`).
-Any of those anywhere in the caller's body, before or after the switch, keeps the part's mode
-unknown: the body is read as a whole, not in order.
+and a module stored as an attribute of a module is registered. What can undo that is giving the
+captured part (or a module on the way to it, or one inside it) a new module or switching it back
+(`model.model = Net()`, `setattr(model, "model", ...)`, `model.add_module("model", ...)`,
+`model.apply(fn)`, `model.model.train()`), or handing it to a call that may (`freeze(model.model)`).
+The part is followed by its attribute names: `model.pt2e_config = ...` or `model.head.train()`
+leaves `model.model` alone, as they do for registered submodules (a class whose `__getattr__`
+forwards `model` to another attribute is not seen through). A name bound to a part is followed as
+that part; one bound to anything else taken from the model (`m.get_submodule(...)`, a loop over
+`m.children()`) may be any part.
+
+On the caller's side the body is read as a whole, not in order: any of those anywhere in it,
+before or after the switch, keeps the part's mode unknown. On the helper's side only what can run
+before the capture counts (earlier in the body, in a loop around it, or in a nested function),
+so the helper may store the prepared graph back (`model.model = prepare_pt2e(...)`) afterwards.
 
 Only an explicit switch of the object passed counts (`model.eval()`, `model.train(False)`,
 also chained, as in `model.eval().to(device)`): a mode known some other way (a wrapper's, a
@@ -21,16 +30,29 @@ import ast
 
 from qlint.analysis.flow.model_values import ATTR, ModeFact
 from qlint.analysis.flow.read_only_params import LOOKERS
+from qlint.analysis.names.scope import parameter_args
 
-# Methods that give a module parts or run code on each of them (which may switch them).
+# Methods that give a module parts or run code on each of them (which may switch them); those
+# whose first argument, when a constant, names the part they set.
 _REBUILDS = frozenset({"add_module", "register_module", "set_submodule", "apply", "__setattr__", "__delattr__"})
+_NAMED = frozenset({"add_module", "register_module", "set_submodule", "__setattr__", "__delattr__"})
 _SETTERS = frozenset({"setattr", "delattr"})
+# Methods that return the module they are called on: a name bound to the result is the same part.
+_SAME = frozenset({"eval", "to", "cpu", "cuda", "float", "half", "bfloat16", "double", "requires_grad_", "to_empty"})
+# Calls that take a part without changing it (the capture itself, a copy).
+_TAKERS = frozenset({"export", "export_for_training", "draft_export", "capture_pre_autograd_graph", "deepcopy"})
+_UNKNOWN = None  # the path of a name bound to some part of the model, which one not known
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
-def eval_switched_part(fact: ModeFact, path: tuple | None, argument: ast.expr | None, body: ast.AST | None) -> bool:
+def eval_switched_part(
+    fact: ModeFact, path: tuple | None, argument: ast.expr | None, body: ast.AST | None, sites: list = ()
+) -> bool:
     """`fact` (what a call passes as `argument`) is a model in eval mode from an explicit
     switch, `path` only takes attributes of it, and nothing in `body` (the caller's function,
-    or module) gives that model new parts, switches one back, or hands one to a call."""
+    or module) gives that part new modules, switches it back, or hands it to a call, nor does a
+    project function `body` hands the whole model to (`sites`: the caller's `CallSite`s)."""
     if not path or any(step[0] != ATTR for step in path) or fact.state != "eval":
         return False
     if not _explicit_switch(fact.node) or argument is None or body is None:
@@ -39,7 +61,72 @@ def eval_switched_part(fact: ModeFact, path: tuple | None, argument: ast.expr | 
         return True  # `helper(Net().eval())`: no name holds it for anything else to change
     if not isinstance(argument, ast.Name) or not _switches_name(fact.node, argument.id, body):
         return False
-    return not any(_touches_parts(node, argument.id) for node in ast.walk(body))
+    attrs = tuple(step[1] for step in path)
+    nodes = list(ast.walk(body))
+    held = _aliases(nodes, argument.id, attrs)
+    if _changes_part(nodes, held, attrs, (), whole_switch=False):
+        return False
+    return not any(_helper_changes(site, held, attrs) for site in sites)
+
+
+def _helper_changes(site, held: dict[str, tuple | None], path: tuple) -> bool:
+    """A project function handed the model (or a name holding it) whose body changes the part
+    of its parameter the path takes (`model.model = torch.compile(model.model)`). What that
+    function hands on in turn is not followed, as for a call of a library."""
+    callee = site.callee
+    if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    params = [a.arg for a in parameter_args(callee, star=False)]
+    for index, expr in site.exprs.items():
+        found = _chain(expr, held) if isinstance(expr, ast.Name) else False
+        if found is False or index >= len(params):
+            continue
+        rest = path[len(found) :] if found is not _UNKNOWN and _overlaps(found, path) else None
+        if found is not _UNKNOWN and rest is None:
+            continue  # a part off the way (`setup(model.config)`)
+        if rest is None or not rest:
+            return True  # some part, or the captured part itself: it may be changed in full
+        nodes = list(ast.walk(callee))
+        if _changes_part(nodes, _aliases(nodes, params[index], rest), rest, (), whole_switch=True):
+            return True
+    return False
+
+
+def kept_until(func: ast.AST, name: str, path: tuple, capture: ast.AST, sites: list = ()) -> bool:
+    """The part of parameter `name` that `path` (attributes only) takes is not given new
+    modules, switched, nor handed to a call by anything in `func` that can run before
+    `capture`, nor by a project function handed the whole model there (`sites`: `func`'s
+    `CallSite`s)."""
+    if not path or any(step[0] != ATTR for step in path):
+        return False
+    attrs = tuple(step[1] for step in path)
+    nodes = list(ast.walk(func))
+    before = _before(func, capture)
+    held = _aliases(nodes, name, attrs)
+    if _changes_part(before, held, attrs, (capture,), whole_switch=True):
+        return False
+    earlier = {id(n) for n in before}
+    return not any(_helper_changes(site, held, attrs) for site in sites if id(site.call) in earlier)
+
+
+def _before(func: ast.AST, capture: ast.AST) -> list[ast.AST]:
+    """The nodes of `func` that may run before `capture`: earlier ones, those of a loop holding
+    it, and those of nested functions and classes (which may be called at any time)."""
+    at = (capture.lineno, capture.col_offset)
+    loops, nested = [], []
+    for node in ast.walk(func):
+        if node is func:
+            continue
+        if isinstance(node, _LOOPS) and any(n is capture for n in ast.walk(node)):
+            loops.append(node)
+        elif isinstance(node, _SCOPES):
+            nested.append(node)
+    inside = {id(n) for block in (*loops, *nested) for n in ast.walk(block)}
+    return [
+        n
+        for n in ast.walk(func)
+        if n is not capture and hasattr(n, "lineno") and (id(n) in inside or (n.lineno, n.col_offset) < at)
+    ]
 
 
 def _switches_name(switch: ast.Call, name: str, body: ast.AST) -> bool:
@@ -70,31 +157,152 @@ def _explicit_switch(node: ast.AST | None) -> bool:
     return False
 
 
-def _touches_parts(node: ast.AST, name: str) -> bool:
-    if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
-        return _depth(node, name) >= 1  # `name.x = ...`, `name.x.y = ...`, `del name.x`
-    if not isinstance(node, ast.Call):
+def _aliases(nodes: list[ast.AST], name: str, part: tuple) -> dict[str, tuple | None]:
+    """The names holding the model or a part of it, each with the attributes it takes from the
+    model (`_UNKNOWN`: some part), read in a few rounds so that an alias of an alias counts.
+    What is taken from a part off the way to `part` (`model.config`) is left out."""
+    held: dict[str, tuple | None] = {name: ()}
+    for _ in range(3):
+        before = dict(held)
+        for node in nodes:
+            if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+                if _reaches(node.iter, held, part):
+                    for bound in _names(node.target):
+                        held[bound] = _UNKNOWN  # an item of the model: any of its parts
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+                path = _chain(node.value, held, follow=True)
+                if path is _UNKNOWN and not _reaches(node.value, held, part):
+                    continue  # `qdtype = model.config.get("dtype")`: nothing on the way to the part
+                if path is False:
+                    continue
+                for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                    for bound in _names(target):
+                        if bound == name:
+                            continue  # `model = model.eval().to(device)` is the model itself
+                        plain = isinstance(target, ast.Name) and held.get(bound, path) == path
+                        held[bound] = path if plain else _UNKNOWN
+        if held == before:
+            break
+    return held
+
+
+def _reaches(expr: ast.AST, held: dict[str, tuple | None], part: tuple) -> bool:
+    """`expr` is read from the model through the part, a module on the way to it, or one in it
+    (`model.children()`, `model.model.layers[0]`): the attributes it takes before its first call
+    or subscript (less the method called) overlap the part's; `model.config.get(...)` does not."""
+    steps: list[str | ast.AST] = []  # from the outside in; a node: a call or a subscript
+    while isinstance(expr, (ast.Attribute, ast.Call, ast.Subscript)):
+        steps.append(expr.attr if isinstance(expr, ast.Attribute) else expr)
+        expr = expr.func if isinstance(expr, ast.Call) else expr.value
+    if not isinstance(expr, ast.Name) or expr.id not in held:
         return False
+    steps.reverse()
+    attrs: list[str] = []
+    for i, step in enumerate(steps):
+        after = steps[i + 1] if i + 1 < len(steps) else None
+        if not isinstance(step, str) or isinstance(after, ast.Call):
+            break  # a call or subscript, or the method a call calls
+        attrs.append(step)
+    base = held[expr.id]
+    return _overlaps(base if base is _UNKNOWN else (*base, *attrs), part)
+
+
+def _chain(expr: ast.AST, held: dict[str, tuple | None], follow: bool = False):
+    """The attributes `expr` takes from the model (`_UNKNOWN`: some part of it), or False when
+    it is not read from a name in `held`. With `follow`, also through calls and subscripts:
+    a method returning its module (`.to(device)`) keeps the part; any other is some part."""
+    attrs: list[str] = []
+    known = True
+    while True:
+        if isinstance(expr, ast.Name):
+            if expr.id not in held:
+                return False
+            base = held[expr.id]
+            if base is _UNKNOWN or not known:
+                return _UNKNOWN
+            return (*base, *reversed(attrs))
+        if isinstance(expr, ast.Attribute):
+            attrs.append(expr.attr)
+            expr = expr.value
+        elif follow and isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+            if expr.func.attr not in _SAME or attrs:
+                known = False
+            expr = expr.func.value
+        elif follow and isinstance(expr, ast.Subscript):
+            known = False
+            expr = expr.value
+        else:
+            return False
+
+
+def _changes_part(
+    nodes: list[ast.AST], held: dict[str, tuple | None], path: tuple, skip: tuple, whole_switch: bool
+) -> bool:
+    """Some node gives the part at `path` (or a module on the way to it or inside it) a new
+    module, switches it back, or hands it to a call. `whole_switch`: `model.train()` itself
+    counts (the helper's own switch; on the caller's side the model's mode says it)."""
+    for node in nodes:
+        if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            found = _chain(node.value, held)
+            if found is False:
+                continue
+            target = found if found is _UNKNOWN or isinstance(node, ast.Subscript) else (*found, node.attr)
+            if _overlaps(target, path):
+                return True  # `name.model = ...`, `del name.model`, `name.model.layers[0] = ...`
+        elif (
+            isinstance(node, ast.Call)
+            and not any(node is s for s in skip)
+            and _call_changes(node, held, path, whole_switch)
+        ):
+            return True
+    return False
+
+
+def _call_changes(node: ast.Call, held: dict, path: tuple, whole_switch: bool) -> bool:
     func = node.func
     if isinstance(func, ast.Name) and func.id in _SETTERS:
-        return bool(node.args) and _depth(node.args[0], name) >= 0
+        found = _chain(node.args[0], held) if node.args else False
+        return found is not False and _overlaps(_named(found, node.args[1:2]), path)
     if isinstance(func, ast.Attribute):
-        owner = _depth(func.value, name)
-        if func.attr in _REBUILDS and owner >= 0:
-            return True
-        if func.attr == "train" and owner >= 1:
-            return True  # `name.backbone.train()` switches that part back
-    if isinstance(func, ast.Name) and func.id in LOOKERS:
+        owner = _chain(func.value, held)
+        if owner is not False:
+            if func.attr in _REBUILDS:
+                named = _named(owner, node.args[:1]) if func.attr in _NAMED else owner
+                return _overlaps(named, path)
+            if func.attr == "train" and (owner or owner is _UNKNOWN or whole_switch) and _overlaps(owner, path):
+                return True  # `name.model.train()` switches that part back
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+    if name in LOOKERS or name in _TAKERS:
         return False  # `print(name.training)`, `isinstance(name.model, ...)` only look
     # A part handed to a call, which may switch it or replace what it holds.
-    return any(_depth(arg, name) >= 1 for arg in [*node.args, *(kw.value for kw in node.keywords)])
+    for arg in [*node.args, *(kw.value for kw in node.keywords)]:
+        found = _chain(arg.value if isinstance(arg, ast.Starred) else arg, held)
+        if found is not False and found != () and _overlaps(found, path):
+            return True
+    return False
 
 
-def _depth(node: ast.AST, name: str) -> int:
-    """How many attributes `node` takes from the variable `name` (`name`: 0, `name.a.b`: 2),
-    or -1 when it is not such a chain."""
-    depth = 0
-    while isinstance(node, ast.Attribute):
-        node = node.value
-        depth += 1
-    return depth if isinstance(node, ast.Name) and node.id == name else -1
+def _named(owner: tuple | None, key: list[ast.expr]) -> tuple | None:
+    """The part a setter names (`setattr(m, "head", ...)`, `m.add_module("head", ...)`,
+    `m.set_submodule("a.b", ...)`): under `owner`, or `owner` itself when not a constant."""
+    if owner is _UNKNOWN or not key or not isinstance(key[0], ast.Constant) or not isinstance(key[0].value, str):
+        return owner
+    return (*owner, *key[0].value.split("."))
+
+
+def _overlaps(found: tuple | None, path: tuple) -> bool:
+    """`found` is the part at `path`, a module on the way to it, or one inside it."""
+    if found is _UNKNOWN:
+        return True
+    n = min(len(found), len(path))
+    return found[:n] == path[:n]
+
+
+def _names(target: ast.AST) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for elt in target.elts for n in _names(elt)]
+    if isinstance(target, ast.Starred):
+        return _names(target.value)
+    return []

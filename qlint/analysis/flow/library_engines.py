@@ -1,0 +1,53 @@
+"""Library calls that wrap a model in an engine which hands the same model back by an attribute.
+
+`deepspeed.init_inference(model, ...)` returns DeepSpeed's `InferenceEngine`, whose constructor
+stores the model it was given as `self.module` and neither switches it to train nor to eval:
+`model = deepspeed.init_inference(model, **kwargs).module` is the model passed in, in the mode
+the caller left it (optimum-habana's distributed text-generation setup evals the model, wraps
+it and hands `.module` to its PT2E helper). Its injection policies swap some layers of the
+model in place for DeepSpeed's inference layers (tensor-parallel linears, fused inference
+kernels), built for inference only; the rest of the model is untouched.
+
+Resolved by the callee's qualified name, so a project function that happens to be called
+`init_inference` is not DeepSpeed's. The engine itself is no model qlint follows: only the
+attribute that holds the model is, and only until something assigns to it.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from qlint.analysis.flow.model_values import Obj
+from qlint.value_classes import value_class
+
+
+@value_class(frozen=True)
+class Engine:
+    """Where the call takes the model (`position`, or `keyword`), and the engine's attribute
+    that holds it afterwards."""
+
+    position: int
+    keyword: str
+    attribute: str
+
+
+# deepspeed/__init__.py: `def init_inference(model, config=None, **kwargs)`.
+ENGINES = {"deepspeed.init_inference": Engine(0, "model", "module")}
+
+
+def wrapped_model(name: str | None, node: ast.Call, args: list[Obj | None], kwargs: dict) -> tuple[str, Obj] | None:
+    """(the engine's attribute, the model it holds) for a call of a known engine factory whose
+    model argument is a value the walk follows; None otherwise."""
+    engine = ENGINES.get(name) if name is not None else None
+    if engine is None:
+        return None
+    if len(node.args) > engine.position and not any(
+        isinstance(a, ast.Starred) for a in node.args[: engine.position + 1]
+    ):
+        model = args[engine.position]
+    else:
+        model = kwargs.get(engine.keyword)
+    return (engine.attribute, model) if model is not None else None
+
+
+__all__ = ["ENGINES", "Engine", "wrapped_model"]
