@@ -165,3 +165,45 @@ def test_attribute_probe_in_a_conditional_expression_stays_quiet():
         """
     assert ql401(src) == []
     assert ql401(src.replace('hasattr(torch.ao.quantization, "move_exported_model_to_eval")', "ready")) == [3]
+
+
+# -- blocks no run reaches ------------------------------------------------------------------
+@pytest.mark.parametrize("test", ["False", "0", "None", "not True", "not 1"])
+def test_an_import_in_a_literal_false_block_is_quiet(test):
+    # TI edgeai-tensorlab's onnx2torchmodel `main_modelzoo.py`: its QAT trial sits under `if False:`.
+    src = f"""\
+        def run(model):
+            if {test}:
+                {OLD}
+                prepare_pt2e(model, None)
+        """
+    assert ql401(src) == []
+
+
+@pytest.mark.parametrize(
+    ("test", "row"),
+    [
+        ("True", 3),  # the block every run takes
+        ("flag", 3),  # a name: not a literal
+        ("not False", 3),
+    ],
+)
+def test_an_import_in_a_block_that_runs_is_reported(test, row):
+    src = f"""\
+        def run(model, flag=False):
+            if {test}:
+                {OLD}
+                prepare_pt2e(model, None)
+        """
+    assert ql401(src) == [row]
+
+
+def test_the_else_of_a_literal_true_test_is_quiet_and_its_body_is_not():
+    src = f"""\
+        def run(model):
+            if True:
+                {OLD}
+            else:
+                from torch.ao.quantization.quantize_pt2e import convert_pt2e
+        """
+    assert ql401(src) == [3]

@@ -76,6 +76,8 @@ def guarded(node: ast.AST, parents: dict, names: set[str], lookup: Lookup | None
             if child is parent.test:
                 return False
             in_body = child in parent.body if isinstance(parent, ast.If) else child is parent.body
+            if (literal := _literal_truth(parent.test)) is not None and literal != in_body:
+                return True  # `if False:`: a block no run reaches imports nothing
             runs = branch_runs(parent.test, in_body, TARGET_RELEASE, lookup)
             if runs is False or (runs is None and _probes_attribute(parent.test)):
                 return True
@@ -85,6 +87,16 @@ def guarded(node: ast.AST, parents: dict, names: set[str], lookup: Lookup | None
                     return True
         child, parent = parent, parents.get(parent)
     return False
+
+
+def _literal_truth(test: ast.expr) -> bool | None:
+    """The truth of a test written as a literal (`False`, `0`, `not True`), else None."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _literal_truth(test.operand)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Constant):
+        return bool(test.value)
+    return None
 
 
 def catches_import_failure(handler: ast.ExceptHandler) -> bool:
