@@ -70,8 +70,8 @@ def guarded(node: ast.AST, parents: dict, names: set[str], lookup: Lookup | None
                 and (not names or any(_imports_names(h.body, names) for h in catching))
             ):
                 return True
-            if child in catching and _imports_names(parent.body, names):
-                return True
+            if child in catching and (_imports_names(parent.body, names) or _imports_torchao(parent.body)):
+                return True  # the handler runs where torchao (the PT2E stack's new home) is missing
         elif isinstance(parent, (ast.If, ast.IfExp)):
             if child is parent.test:
                 return False
@@ -107,6 +107,17 @@ def catches_import_failure(handler: ast.ExceptHandler) -> bool:
     for t in types:
         name = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else None
         if name in _GUARD_ERRORS:
+            return True
+    return False
+
+
+def _imports_torchao(stmts: Iterable[ast.stmt]) -> bool:
+    """Does a statement of a `try` body import torchao itself (`import torchao`,
+    `from torchao.quantization.pt2e import ...`)? TI's edgeai-tensorlab probes it so."""
+    for stmt in stmts:
+        if isinstance(stmt, ast.Import) and any(a.name.split(".")[0] == "torchao" for a in stmt.names):
+            return True
+        if isinstance(stmt, ast.ImportFrom) and not stmt.level and (stmt.module or "").split(".")[0] == "torchao":
             return True
     return False
 
