@@ -4,15 +4,17 @@ keys a class is registered under say which callers reach it (issue 14,
 
 A call recorded with a `Selection` reaches the class's method only for callers whose argument
 is of a class the class is registered under. That holds when nothing but the decorator writes
-the registry and the decorator registers nothing but the class statements it decorates:
+the registry and the decorator registers the class under no key but those it shows:
 
 - in the registry's module, the registry is bound once and every other appearance of it is
   the decorator's store or a lookup (`REG.get(k)`, `REG[k]`, `k in REG`), and no `global`
   names it;
 - no other module of the project names the registry (it could store into it, clear it,
   hand it on);
-- every use of the decorator in the project is `@decorator(key)` on a class statement (a
-  call `decorator(key)(cls)` registers a class under a key the class does not show);
+- every use of the decorator in the project is `@decorator(key)` on a class statement, or
+  registers only classes its own module defines (`registry_registrations`: a test double;
+  a call `decorator(key)(cls)` of any other class may register the class under a key the
+  class does not show);
 - no module subclasses the class (a registered subclass runs the method under its own key).
 
 Anything else, or a project that cannot be searched, and the selection is not trusted: every
@@ -28,6 +30,7 @@ import re
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.method_references import subclassed_in
 from qlint.analysis.flow.project_callers import paths_naming
+from qlint.analysis.flow.registry_registrations import registers_own_classes_only
 from qlint.analysis.names.live_trees import parse as live_parse
 
 _MEMO = "registry_closure.closed"
@@ -61,7 +64,9 @@ def _closed(ctx: FileContext, selection) -> bool:
         return False
     for path in {*users, os.path.abspath(ctx.path)}:
         module = ctx.tree if path == os.path.abspath(ctx.path) else _tree(ctx, path)
-        if module is None or not _decorates_classes_only(module, selection.decorator):
+        if module is None:
+            return False
+        if not registers_own_classes_only(module, selection.decorator, selection.cls, _elsewhere(ctx, path)):
             return False
     holders = paths_naming(ctx, selection.cls)
     if holders is None:
@@ -126,23 +131,19 @@ def _written_by_decorator_only(tree: ast.Module, registry: str, decorator: str) 
     return bindings == 1
 
 
-def _decorates_classes_only(tree: ast.Module, decorator: str) -> bool:
-    """Every load of `decorator` (a name, or an attribute of that name) is the callee of a
-    call decorating a class statement."""
-    allowed: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef):
-            for deco in node.decorator_list:
-                if isinstance(deco, ast.Call):
-                    allowed.add(id(deco.func))
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Name, ast.Attribute)) and _names(node, decorator) and id(node) not in allowed:
-            return False  # called, handed on, rebound: a class it registers is not one it decorates
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
-            a.asname and a.name.rpartition(".")[2] == decorator for a in node.names
-        ):
-            return False  # imported under another name: its uses do not spell it
-    return True
+def _elsewhere(ctx: FileContext, path: str):
+    """Whether a module of the project other than `path` names a name (unknown: yes)."""
+
+    def named(name: str) -> bool:
+        found = paths_naming(ctx, name)
+        if found is None:
+            return True
+        here = os.path.abspath(path)
+        return any(os.path.abspath(p) != here for p in found) or (
+            os.path.abspath(ctx.path) != here and _spells(ctx.text, name)
+        )
+
+    return named
 
 
 def _names(node: ast.expr, name: str) -> bool:

@@ -28,12 +28,13 @@ def mapped_module_name(path: str) -> str | None:
 
 def project_root(path: str) -> str | None:
     """The repository holding `path`; outside any (an unpacked archive, a tree written by a
-    tool), the nearest directory above it with a `pyproject.toml`."""
+    tool), the nearest directory above it with a `pyproject.toml`, else with a `setup.py` or
+    `setup.cfg` (a project that predates `pyproject.toml`: Samsung TICO's release archive)."""
     repo = repository_root(path)
     if repo is not None:
         return repo
     directory = path if os.path.isdir(path) else os.path.dirname(path)
-    return _pyproject_dir(directory)
+    return _pyproject_dir(directory) or _setup_dir(directory)
 
 
 @lru_cache(maxsize=8192)
@@ -42,6 +43,27 @@ def _pyproject_dir(directory: str) -> str | None:
         return directory
     parent = os.path.dirname(directory)
     return None if parent == directory else _pyproject_dir(parent)
+
+
+_INSTALL_DIRS = ("site-packages", "dist-packages")
+
+
+@lru_cache(maxsize=8192)
+def _setup_dir(directory: str) -> str | None:
+    """The nearest directory above with a setup script that is not a module: one in a package
+    (`torchao/prototype/.../setup.py`, a build helper shipped inside it) or anywhere in an
+    installed tree marks no project."""
+    if any(part in _INSTALL_DIRS for part in directory.split(os.sep)):
+        return None
+    here = directory
+    while True:
+        markers = (os.path.join(here, m) for m in ("setup.py", "setup.cfg"))
+        if any(os.path.isfile(m) for m in markers) and not os.path.isfile(os.path.join(here, "__init__.py")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
 
 
 @lru_cache(maxsize=16384)
