@@ -66,6 +66,7 @@ from qlint.analysis.flow.nested_carry import inside_edited
 from qlint.analysis.flow.relevant_bodies import functions_of, relevant, segment
 from qlint.analysis.flow.shared_flows import Tracker
 from qlint.analysis.flow.stored_fields import held_fields, stored_fields
+from qlint.analysis.mentions import mentions, word_rows
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns
 from qlint.value_classes import field, replace, value_class
@@ -369,13 +370,21 @@ def switchers(ctx) -> tuple[str, ...]:
             for local, full in ctx.scope.imports.items()
             if full.partition(".")[0] not in _LIBRARY_ROOTS and "." in full and local[:1].islower()
         }
-    pending = [(f.name, segment(ctx, f)) for f, _ in functions_of(ctx.tree, ctx.scope) if not isinstance(f, ast.Module)]
+    # A body's text is whole rows and no word spans a line break: it holds a word exactly
+    # when one of its rows does (`mentions`). One search of the module per word, instead of
+    # one per word and body (ao's 4,307-line test_quantize_pt2e.py: ~20,000 searches, 4.5 ms).
+    text, starts = ctx.text, ctx.lines.starts
+    pending = [f for f, _ in functions_of(ctx.tree, ctx.scope) if not isinstance(f, ast.Module)]
+    switching = word_rows(text, starts, (".eval(", ".train("))
+    calling = word_rows(text, starts, [f"{m}(" for m in names])
     for _ in range(3):  # wrappers of wrappers
-        added = {n for n, seg in pending if ".eval(" in seg or ".train(" in seg or any(f"{m}(" in seg for m in names)}
-        if not added - names:
+        added = {f.name for f in pending if mentions(f, switching) or mentions(f, calling)}
+        new = added - names
+        if not new:
             break
         names |= added
-        pending = [(n, seg) for n, seg in pending if n not in names]
+        pending = [f for f in pending if f.name not in names]
+        calling = sorted({*calling, *word_rows(text, starts, [f"{m}(" for m in new])})
     found = ctx.cache["model_flow.switchers"] = tuple(sorted(names))
     return found
 
