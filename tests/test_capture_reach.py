@@ -380,6 +380,41 @@ def main(quantizer, x, flag):
     assert d.code == "QL201"
 
 
+OVERWRITTEN_PARAMETER = """
+def init(model, x, quantizer, is_qat=False):
+    {setup}
+    m = export(model, (x,)).module()
+    if is_qat:
+        return prepare_qat_pt2e(m, quantizer)
+    return prepare_pt2e(m, quantizer)
+
+
+def main(quantizer, x):
+    init(torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout()), x, quantizer, is_qat=False)
+"""
+
+
+def test_a_parameter_overwritten_by_a_constant_first_picks_the_branch_that_runs():
+    # TI edgeai-tensorlab `quant_func.init`: `is_qat = True` ("only the QAT flow is used")
+    # ahead of `if is_qat: prepare_qat_pt2e(...) else: prepare_pt2e(...)`.
+    assert check(OVERWRITTEN_PARAMETER.format(setup="is_qat = True")) == []
+
+
+@pytest.mark.parametrize(
+    "setup",
+    [
+        "is_qat = is_qat or False",  # not a constant
+        "if x is None:\n        is_qat = True",  # only on some paths
+        "print(is_qat)\n    is_qat = True",  # read before it is overwritten
+        "is_qat = True\n    is_qat = bool(x)",  # bound again
+        "pass",  # the caller's False
+    ],
+)
+def test_a_parameter_not_overwritten_first_keeps_the_ptq_arm(setup):
+    (d,) = check(OVERWRITTEN_PARAMETER.format(setup=setup))
+    assert d.code == "QL201"
+
+
 HELPER_BY_FLAG = """
 def _prepare(exported, is_qat=False, mode="ptq"):
     if is_qat:

@@ -165,3 +165,77 @@ def test_attribute_probe_in_a_conditional_expression_stays_quiet():
         """
     assert ql401(src) == []
     assert ql401(src.replace('hasattr(torch.ao.quantization, "move_exported_model_to_eval")', "ready")) == [3]
+
+
+# -- blocks no run reaches ------------------------------------------------------------------
+@pytest.mark.parametrize("test", ["False", "0", "None", "not True", "not 1"])
+def test_an_import_in_a_literal_false_block_is_quiet(test):
+    # TI edgeai-tensorlab's onnx2torchmodel `main_modelzoo.py`: its QAT trial sits under `if False:`.
+    src = f"""\
+        def run(model):
+            if {test}:
+                {OLD}
+                prepare_pt2e(model, None)
+        """
+    assert ql401(src) == []
+
+
+@pytest.mark.parametrize(
+    ("test", "row"),
+    [
+        ("True", 3),  # the block every run takes
+        ("flag", 3),  # a name: not a literal
+        ("not False", 3),
+    ],
+)
+def test_an_import_in_a_block_that_runs_is_reported(test, row):
+    src = f"""\
+        def run(model, flag=False):
+            if {test}:
+                {OLD}
+                prepare_pt2e(model, None)
+        """
+    assert ql401(src) == [row]
+
+
+def test_the_else_of_a_literal_true_test_is_quiet_and_its_body_is_not():
+    src = f"""\
+        def run(model):
+            if True:
+                {OLD}
+            else:
+                from torch.ao.quantization.quantize_pt2e import convert_pt2e
+        """
+    assert ql401(src) == [3]
+
+
+# -- fallbacks for installs without torchao -------------------------------------------------
+@pytest.mark.parametrize("probe", ["import torchao", "from torchao.quantization import quantize_"])
+@pytest.mark.parametrize("handler", ["except:", "except ImportError:", "except Exception:"])
+def test_a_handler_of_a_torchao_import_is_a_fallback(probe, handler):
+    # TI edgeai-tensorlab's tidlrt_quantizer_basic_predispatch.py: `try: import torchao`,
+    # then the torch.ao imports in the handler, which runs only where torchao is missing.
+    src = f"""\
+        try:
+            {probe}
+        {handler}
+            {OLD}
+        """
+    assert ql401(src) == []
+
+
+@pytest.mark.parametrize(
+    ("src", "rows"),
+    [
+        # the import in the try body itself runs on torch 2.13
+        (f"try:\n    import torchao\n    {OLD}\nexcept ImportError:\n    pass\n", [3]),
+        # a handler that does not catch a failed import
+        (f"try:\n    import torchao\nexcept KeyError:\n    {OLD}\n", [4]),
+        # another package's probe
+        (f"try:\n    import executorch\nexcept ImportError:\n    {OLD}\n", [4]),
+        # a name that only starts like torchao
+        (f"try:\n    import torchaudio\nexcept ImportError:\n    {OLD}\n", [4]),
+    ],
+)
+def test_imports_beside_a_torchao_import_are_still_judged(src, rows):
+    assert ql401(src) == rows

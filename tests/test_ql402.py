@@ -397,3 +397,14 @@ def test_second_run_changes_nothing():
     once = fixed(src, unsafe=True)
     assert ql402(once) == []
     assert fixed(once, unsafe=True) == once
+
+
+@pytest.mark.parametrize(("test", "found"), [("False", 0), ("0", 0), ("True", 1), ("flag", 1)])
+def test_an_import_in_a_literal_false_block_is_quiet(test, found):
+    src = f"""\
+        def run(model, x, flag=False):
+            if {test}:
+                from torch._export import capture_pre_autograd_graph
+                return capture_pre_autograd_graph(model, (x,))
+        """
+    assert len([d for d in ql402(src) if d.range.start.row == 3]) == found

@@ -70,12 +70,14 @@ def guarded(node: ast.AST, parents: dict, names: set[str], lookup: Lookup | None
                 and (not names or any(_imports_names(h.body, names) for h in catching))
             ):
                 return True
-            if child in catching and _imports_names(parent.body, names):
-                return True
+            if child in catching and (_imports_names(parent.body, names) or _imports_torchao(parent.body)):
+                return True  # the handler runs where torchao (the PT2E stack's new home) is missing
         elif isinstance(parent, (ast.If, ast.IfExp)):
             if child is parent.test:
                 return False
             in_body = child in parent.body if isinstance(parent, ast.If) else child is parent.body
+            if (literal := _literal_truth(parent.test)) is not None and literal != in_body:
+                return True  # `if False:`: a block no run reaches imports nothing
             runs = branch_runs(parent.test, in_body, TARGET_RELEASE, lookup)
             if runs is False or (runs is None and _probes_attribute(parent.test)):
                 return True
@@ -87,6 +89,16 @@ def guarded(node: ast.AST, parents: dict, names: set[str], lookup: Lookup | None
     return False
 
 
+def _literal_truth(test: ast.expr) -> bool | None:
+    """The truth of a test written as a literal (`False`, `0`, `not True`), else None."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _literal_truth(test.operand)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Constant):
+        return bool(test.value)
+    return None
+
+
 def catches_import_failure(handler: ast.ExceptHandler) -> bool:
     """Does `handler` catch what a missing module or name raises (a guard for older torch)?"""
     if handler.type is None:
@@ -95,6 +107,17 @@ def catches_import_failure(handler: ast.ExceptHandler) -> bool:
     for t in types:
         name = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else None
         if name in _GUARD_ERRORS:
+            return True
+    return False
+
+
+def _imports_torchao(stmts: Iterable[ast.stmt]) -> bool:
+    """Does a statement of a `try` body import torchao itself (`import torchao`,
+    `from torchao.quantization.pt2e import ...`)? TI's edgeai-tensorlab probes it so."""
+    for stmt in stmts:
+        if isinstance(stmt, ast.Import) and any(a.name.split(".")[0] == "torchao" for a in stmt.names):
+            return True
+        if isinstance(stmt, ast.ImportFrom) and not stmt.level and (stmt.module or "").split(".")[0] == "torchao":
             return True
     return False
 

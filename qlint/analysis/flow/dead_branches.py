@@ -78,8 +78,7 @@ def _single_constants(func: ast.AST) -> dict[str, object]:
         return {}  # no `name = <constant>` of its own: the walk below would keep nothing (most bodies)
     counts: dict[str, int] = {}
     values: dict[str, object] = {}
-    for arg in parameter_args(func):
-        counts[arg.arg] = 2
+    params = {arg.arg for arg in parameter_args(func)}
     stack = list(getattr(func, "body", []))
     while stack:
         node = stack.pop()
@@ -113,7 +112,28 @@ def _single_constants(func: ast.AST) -> dict[str, object]:
                 stack.extend(v for v in value if isinstance(v, ast.AST) and not isinstance(v, _TOKENS))
             elif isinstance(value, ast.AST) and not isinstance(value, _TOKENS):
                 stack.append(value)
-    return {name: value for name, value in values.items() if counts.get(name) == 1}
+    return {
+        name: value
+        for name, value in values.items()
+        if counts.get(name) == 1 and (name not in params or _overwritten_first(func.body, name))
+    }
+
+
+def _overwritten_first(body: list[ast.stmt], name: str) -> bool:
+    """The parameter `name` is set to a constant by a statement of the body's own list (run on
+    every path) before any statement reads it: every test of it sees that constant (TI's
+    `is_qat = True  # only the QAT flow is used` ahead of `if is_qat: ... else: prepare_pt2e`)."""
+    for stmt in body:
+        if (
+            type(stmt) is ast.Assign
+            and len(stmt.targets) == 1
+            and type(stmt.targets[0]) is ast.Name
+            and stmt.targets[0].id == name
+        ):
+            return True
+        if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(stmt)):
+            return False
+    return False
 
 
 _TOKENS = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)

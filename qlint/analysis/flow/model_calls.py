@@ -73,6 +73,8 @@ from qlint.value_classes import replace
 
 # Calls into these are API calls (`classify_call`) or library internals, never summarised.
 _LIBRARIES = ("torch.", "torchao.", "executorch.exir", "copy.")
+# Decorators whose method is read as an attribute: calling `self.name(...)` calls its value.
+_PROPERTIES = frozenset({"property", "cached_property"})
 _SELF_RETURNING = frozenset(
     {"to", "cpu", "cuda", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory", "to_empty", "type"}
 )
@@ -461,12 +463,16 @@ class CallSemantics:
             # `fn = to_eval; fn(gm)`: a local bound once to a function is that function.
             alias = unique_value(self.resolver.local[func.id])
             if isinstance(alias, (ast.Name, ast.Attribute)):
-                return self.callee(alias, depth + 1)
+                found = self.callee(alias, depth + 1)
+                # `fn = self.method; fn(x)`: the call has no `.value` to hand over as `self`.
+                return found if found is None or not found[3] else None
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
             found = method_of(self.class_scope, func.attr, owner.scope) if self.class_scope else None
             if found is None:
                 return None
             method, holder = found  # the class's own method, or one of a base class of this module
+            if any(_decorator_name(d) in _PROPERTIES for d in method.decorator_list):
+                return None  # `self.prop(x)` calls the value the property returns, not its getter
             static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list)
             return owner, method, holder, 0 if static else 1
         if isinstance(func, ast.Name) and func.id in self.nested:  # a helper defined in this function
@@ -756,3 +762,10 @@ def _param_index(cap: Capture, callee: FunctionFlow) -> int | None:
         if o.kind == PARAM and o.node is callee.node:
             return o.index
     return None
+
+
+def _decorator_name(decorator: ast.expr) -> str:
+    """`property`, `functools.cached_property` -> its last name ('' for a call or other form)."""
+    if isinstance(decorator, ast.Attribute):
+        return decorator.attr
+    return decorator.id if isinstance(decorator, ast.Name) else ""
