@@ -576,7 +576,7 @@ class CallSemantics:
                 ):
                     out |= env.facts(given[o.index])
                 elif f.state == "unset" and o is not None and o.kind == registries.REGISTRY_RESULT:
-                    out |= registries.rekeyed_fact(f, callee.node, given, self.walk.func, node, subst)
+                    out |= registries.rekeyed_fact(f, callee.node, given, self.walk.func, node, again())
                 elif f.state == "unset" and o is not None and o.kind == APPLIED and id(o.node) in callee.applied:
                     # `source_transform(model, [f, g])`: what `f` and `g` make of the model.
                     came = callee.applied[id(o.node)]
@@ -587,6 +587,9 @@ class CallSemantics:
                     out.add(replace(f, guard=frozenset(), node=node if foreign else f.node))
             return frozenset(out)
 
+        # `subst` recurses through a weak reference: a closure over itself is a reference
+        # cycle, which would keep this check's flows alive until the cyclic collector runs.
+        again = weakref.ref(subst)
         captures: dict[int, int] = {}
 
         def passed_here(passed: tuple, ret_env: Env) -> tuple:
