@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import weakref
 
 from qlint.analysis.flow.call_paths import on_params, vouched_on_every_path
 from qlint.analysis.flow.call_sites import Home, Site, calls_all_known, calls_read_here, checked_home, rows_naming
@@ -193,7 +194,7 @@ def _callers_harmless(
             # argument of that earlier call decides, read the same way.
             given = carried(ctx, ctx.cache.get("model_flow.analysis") or ctx.cache.get(_FLOW), fact)
             if given is not None:
-                return bool(given) and all(harmless(f, flows, call, holder) for f in given)
+                return bool(given) and all(again()(f, flows, call, holder) for f in given)
             # A parameter of a function of this module where `caller_facts` stopped: its
             # callers, here and in the project, are read the same way.
             origin = fact.origin
@@ -204,6 +205,9 @@ def _callers_harmless(
                     return _callers_harmless(ctx, own, origin.node, origin.index, None, seen)
             return _harmless(fact, flows, call, holder)
 
+        # Recursion through a weak reference: a closure over itself would be a cycle through
+        # the check's context, freed only by the cyclic collector.
+        again = weakref.ref(harmless)
         here = lambda f: calls_read_here(ctx, f)  # noqa: E731
         same = caller_facts(flows, func, index, lambda f: calls_all_known(ctx, f), here)
         if same is None and any(c.callee is func and index in c.args for f in flows for c in f.calls):
