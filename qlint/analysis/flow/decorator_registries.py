@@ -47,7 +47,6 @@ REGISTRY_INSTANCE = "instance of a class of a decorator-filled registry"
 KINDS = frozenset({REGISTRY_CLASS, REGISTRY_INSTANCE})
 # What a method of such an instance returns (`registry_results` judges it where the key is known).
 REGISTRY_RESULT = "result of a method of a class of a decorator-filled registry"
-# `torch.no_grad()` and its kin wrap the method in a context that leaves the module's mode alone.
 _WRITES = "_qlint_registry_writes"
 _SCOPES = (ast.Global, ast.Nonlocal, ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 

@@ -30,7 +30,7 @@ import re
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.method_references import subclassed_in
 from qlint.analysis.flow.project_callers import paths_naming
-from qlint.analysis.flow.registry_registrations import registers_own_classes_only
+from qlint.analysis.flow.registry_registrations import _names, registers_own_classes_only
 from qlint.analysis.names.live_trees import parse as live_parse
 
 _MEMO = "registry_closure.closed"
@@ -144,10 +144,6 @@ def _elsewhere(ctx: FileContext, path: str):
         )
 
     return named
-
-
-def _names(node: ast.expr, name: str) -> bool:
-    return (isinstance(node, ast.Name) and node.id == name) or (isinstance(node, ast.Attribute) and node.attr == name)
 
 
 def _spells(text: str, word: str) -> bool:

@@ -33,10 +33,9 @@ from qlint.analysis.flow.inherited_methods import inherited_method
 from qlint.analysis.flow.mode_neutral import mode_neutral
 from qlint.analysis.flow.model_values import PARAM, ModeFact
 from qlint.analysis.flow.project_callers import paths_naming
-from qlint.analysis.flow.registry_closure import _elsewhere, _names, _spells, _tree, _written_by_decorator_only
-from qlint.analysis.flow.registry_registrations import registers_own_classes_only
+from qlint.analysis.flow.registry_closure import _elsewhere, _spells, _tree, _written_by_decorator_only
+from qlint.analysis.flow.registry_registrations import _names, registers_own_classes_only
 
-_MODE_NEUTRAL = frozenset({"torch.no_grad", "torch.inference_mode", "torch.enable_grad"})
 _MEMO = "registry_results.carried"
 
 
@@ -146,12 +145,11 @@ def _selected(ctx: FileContext, flow, module: str, registry: str, decorator: str
 def _by_hand(tree: ast.Module, decorator: str) -> bool:
     """Some use of `decorator` in the module is not the decorator of a class statement of the
     module's body (those `_registered` reads)."""
-    top = {id(s) for s in tree.body if isinstance(s, ast.ClassDef)}
     decorating = {
         id(d.func)
-        for n in ast.walk(tree)
-        if isinstance(n, ast.ClassDef) and id(n) in top
-        for d in n.decorator_list
+        for s in tree.body
+        if isinstance(s, ast.ClassDef)
+        for d in s.decorator_list
         if isinstance(d, ast.Call)
     }
     return any(

@@ -101,7 +101,7 @@ def kept_until(func: ast.AST, name: str, path: tuple, capture: ast.AST, sites: l
         return False
     attrs = tuple(step[1] for step in path)
     nodes = list(ast.walk(func))
-    before = _before(func, capture)
+    before = _before(nodes, func, capture)
     held = _aliases(nodes, name, attrs)
     if _changes_part(before, held, attrs, (capture,), whole_switch=True):
         return False
@@ -109,22 +109,20 @@ def kept_until(func: ast.AST, name: str, path: tuple, capture: ast.AST, sites: l
     return not any(_helper_changes(site, held, attrs) for site in sites if id(site.call) in earlier)
 
 
-def _before(func: ast.AST, capture: ast.AST) -> list[ast.AST]:
-    """The nodes of `func` that may run before `capture`: earlier ones, those of a loop holding
-    it, and those of nested functions and classes (which may be called at any time)."""
+def _before(nodes: list[ast.AST], func: ast.AST, capture: ast.AST) -> list[ast.AST]:
+    """The nodes of `func` (`nodes`: its walk) that may run before `capture`: earlier ones,
+    those of a loop holding it, and those of nested functions and classes (which may be called
+    at any time)."""
     at = (capture.lineno, capture.col_offset)
-    loops, nested = [], []
-    for node in ast.walk(func):
-        if node is func:
-            continue
-        if isinstance(node, _LOOPS) and any(n is capture for n in ast.walk(node)):
-            loops.append(node)
-        elif isinstance(node, _SCOPES):
-            nested.append(node)
-    inside = {id(n) for block in (*loops, *nested) for n in ast.walk(block)}
+    inside: set[int] = set()
+    for node in nodes:
+        if node is not func and (
+            isinstance(node, _SCOPES) or (isinstance(node, _LOOPS) and any(n is capture for n in ast.walk(node)))
+        ):
+            inside.update(id(n) for n in ast.walk(node))
     return [
         n
-        for n in ast.walk(func)
+        for n in nodes
         if n is not capture and hasattr(n, "lineno") and (id(n) in inside or (n.lineno, n.col_offset) < at)
     ]
 
