@@ -39,25 +39,39 @@ class ConstantFlags:
 
     def truth(self, test: ast.expr) -> bool | None:
         """True/False when `test` is constant in this function, else None."""
-        value = self.value(test)
-        if value is _UNKNOWN:
-            return None
-        try:
-            return bool(value)
-        except Exception:  # a constant whose truth is not plain (none in practice)
-            return None
+        return _truth(_value(test, self))
 
-    def value(self, test: ast.expr) -> object:
-        if isinstance(test, ast.Constant):
-            return test.value
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            inner = self.value(test.operand)
-            return _UNKNOWN if inner is _UNKNOWN else not inner
-        if isinstance(test, ast.Name):
-            if self._values is None:
-                self._values = single_constants(self.func)
-            return self._values.get(test.id, _UNKNOWN)
-        return _UNKNOWN
+    def named(self, name: str) -> object:
+        if self._values is None:
+            self._values = single_constants(self.func)
+        return self._values.get(name, _UNKNOWN)
+
+
+def literal_truth(test: ast.expr) -> bool | None:
+    """The truth of a test written as a literal (`False`, `0`, `not True`), else None: the
+    first shape above, for code that has no function body to read flags from (an import's
+    guard, `import_edits`)."""
+    return _truth(_value(test, None))
+
+
+def _value(test: ast.expr, flags: ConstantFlags | None) -> object:
+    if isinstance(test, ast.Constant):
+        return test.value
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _value(test.operand, flags)
+        return _UNKNOWN if inner is _UNKNOWN else not inner
+    if flags is not None and isinstance(test, ast.Name):
+        return flags.named(test.id)
+    return _UNKNOWN
+
+
+def _truth(value: object) -> bool | None:
+    if value is _UNKNOWN:
+        return None
+    try:
+        return bool(value)
+    except Exception:  # a constant whose truth is not plain (none in practice)
+        return None
 
 
 def single_constants(func: ast.AST) -> dict[str, object]:
@@ -240,4 +254,13 @@ def defaults(func: ast.AST) -> dict[str, ast.expr]:
     return found
 
 
-__all__ = ["ConstantFlags", "contradicted_at_call", "defaults", "holds", "on_name", "open_ended", "rebound"]
+__all__ = [
+    "ConstantFlags",
+    "contradicted_at_call",
+    "defaults",
+    "holds",
+    "literal_truth",
+    "on_name",
+    "open_ended",
+    "rebound",
+]
