@@ -21,11 +21,10 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.argument_values import equal, literal, truth, value_of
-from qlint.analysis.flow.model_values import statement_lists
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.node_memo import kept_on_node
-from qlint.analysis.tree_walk import CHILD_FIELDS, child_fields
+from qlint.analysis.tree_walk import CHILD_FIELDS, child_fields, own_statements
 
 _UNKNOWN = object()
 
@@ -156,19 +155,13 @@ _TOKENS = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
 def _binds_a_constant(stmts: list[ast.stmt]) -> bool:
     """A statement of the body (not of a function or class in it) is `name = <constant>`:
     statements lie in statement lists only, so these are walked, not the expressions."""
-    stack = list(stmts)
-    while stack:
-        node = stack.pop()
-        if type(node) is ast.Assign:
-            if len(node.targets) == 1 and type(node.targets[0]) is ast.Name and type(node.value) is ast.Constant:
-                return True
-        elif not isinstance(node, _OWN_SCOPES):
-            for block in statement_lists(node):
-                stack.extend(block)
-    return False
-
-
-_OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    return any(
+        type(node) is ast.Assign
+        and len(node.targets) == 1
+        and type(node.targets[0]) is ast.Name
+        and type(node.value) is ast.Constant
+        for node in own_statements(stmts)
+    )
 
 
 def contradicted_at_call(

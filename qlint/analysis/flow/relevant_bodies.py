@@ -26,9 +26,9 @@ from __future__ import annotations
 import ast
 import os
 
-from qlint.analysis.flow.model_values import statement_lists
 from qlint.analysis.mentions import holding, mentions, word_rows
 from qlint.analysis.names.scope import ClassScope, ModuleScope
+from qlint.analysis.tree_walk import statement_lists
 
 # A function is analysed only if its text mentions one of these (or a helper that does).
 KEYWORDS = (
