@@ -68,6 +68,15 @@ def decode_source(data: bytes) -> str:
     return text
 
 
+def read_source(path: str) -> str | None:
+    """A file's text, decoded as the interpreter would (None: unreadable or undecodable)."""
+    try:
+        with open(path, "rb") as fh:
+            return decode_source(fh.read())
+    except (OSError, DecodeError):
+        return None
+
+
 def _first_two_lines(data: bytes) -> bytes:
     end = 0
     for _ in range(2):

@@ -35,7 +35,7 @@ from qlint.analysis.names.watched_files import WatchedFiles
 from qlint.analysis.repo_root import same_repository
 from qlint.diagnostic import Range
 from qlint.short_digests import content_sha256_hex
-from qlint.source import DecodeError, LineIndex, decode_source
+from qlint.source import DecodeError, LineIndex, decode_source, read_source
 
 
 class SummaryStore(Protocol):
@@ -455,11 +455,7 @@ class ProjectIndex:
         path = os.path.abspath(path)
         if path in self.overlay:
             return self.overlay[path]
-        try:
-            with open(path, "rb") as fh:
-                return decode_source(fh.read())
-        except (OSError, DecodeError):
-            return None
+        return read_source(path)
 
     def locate(self, path: str, node: ast.AST) -> tuple[Range, str]:
         """Range (in code points; ast columns are UTF-8 bytes) and source text of a node of
