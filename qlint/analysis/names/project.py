@@ -461,12 +461,7 @@ class ProjectIndex:
         """Range (in code points; ast columns are UTF-8 bytes) and source text of a node of
         another module, from one read of that module."""
         lines = LineIndex(self.text(path) or "")
-        rng = Range.of(
-            node.lineno,
-            lines.char_col(node.lineno, node.col_offset),
-            node.end_lineno,
-            lines.char_col(node.end_lineno, node.end_col_offset),
-        )
+        rng = lines.range_of(node)
         return rng, lines.text[lines.offset(rng.start) : lines.offset(rng.end)]
 
     def dependencies_of(self, requester: str) -> dict[str, str]:
