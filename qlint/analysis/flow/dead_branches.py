@@ -41,6 +41,8 @@ class ConstantFlags:
         return _truth(_value(test, self))
 
     def named(self, name: str) -> object:
+        """The constant the body binds `name` to once (`_UNKNOWN`: none), its flags read at the
+        first name asked: most tests name none."""
         if self._values is None:
             self._values = single_constants(self.func)
         return self._values.get(name, _UNKNOWN)
@@ -54,6 +56,7 @@ def literal_truth(test: ast.expr) -> bool | None:
 
 
 def _value(test: ast.expr, flags: ConstantFlags | None) -> object:
+    """What a test states: a constant, `not` of one, or one of `flags` (`_UNKNOWN`: anything else)."""
     if isinstance(test, ast.Constant):
         return test.value
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
