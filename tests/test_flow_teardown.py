@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import gc
 
+from qlint.analysis.names import project as project_module
 from qlint.analysis.names.project import ProjectIndex
+from qlint.analysis.names.scope import KEPT_FLOWS
 from tests.test_shared_flows import HEAD, SCRIPT, _library, _rows
 
 
@@ -39,3 +41,44 @@ def test_a_second_check_reusing_kept_helper_flows_leaves_no_cycles(tmp_path):
     rows: list[list[int]] = []
     assert _cyclic_garbage_of(lambda: rows.append(_rows(root, "scripts/b.py", project))) == 0
     assert rows == [[9]]
+
+
+def _dropped_garbage(drop) -> int:
+    """The objects the cyclic collector frees after `drop()` lets the index's entries go."""
+    gc.collect()
+    gc.disable()
+    try:
+        drop()
+        return gc.collect()
+    finally:
+        gc.enable()
+
+
+def test_an_edited_module_s_kept_flows_go_with_its_old_scope(tmp_path):
+    # The helper's flow is kept on lib/helpers.py's scope and refers back to it (its resolver).
+    root = _library(tmp_path, a=SCRIPT)
+    project = ProjectIndex()
+    assert _rows(root, "scripts/a.py", project) == [9]
+    helpers = str(root / "lib" / "helpers.py")
+    old = project.scope_at(helpers)
+    assert old.__dict__.get(KEPT_FLOWS)  # something to let go
+    edited = (root / "lib" / "helpers.py").read_text() + "\n"
+    assert _dropped_garbage(lambda: project.update(helpers, edited)) == 0
+    assert KEPT_FLOWS not in old.__dict__
+    assert _rows(root, "scripts/a.py", project) == [9]  # analysed again, as a new scope is
+
+
+def test_a_set_aside_module_s_kept_flows_go_with_its_scope(tmp_path):
+    root = _library(tmp_path, a=SCRIPT)
+    project = ProjectIndex(track_dependents=False)
+    assert _rows(root, "scripts/a.py", project) == [9]
+    helpers = str(root / "lib" / "helpers.py")
+    assert project._scopes[helpers][1].__dict__.get(KEPT_FLOWS)
+
+    def unused_for_a_while():
+        for _ in range(project_module._UNUSED_CHECKS + project_module._SET_ASIDE_EVERY):
+            project.begin_check()
+
+    assert _dropped_garbage(unused_for_a_while) == 0
+    assert helpers not in project._scopes
+    assert _rows(root, "scripts/a.py", project) == [9]

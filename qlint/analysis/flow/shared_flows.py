@@ -38,9 +38,10 @@ import ast
 
 from qlint.analysis.flow.model_values import FunctionFlow
 from qlint.analysis.names.project import BODY_READ
+from qlint.analysis.names.scope import KEPT_FLOWS
 from qlint.value_classes import value_class
 
-_KEY = "_qlint_shared_flows"  # in the scope's `__dict__`, as the resolver keeps its star sources
+_KEY = KEPT_FLOWS  # in the scope's `__dict__`, as the resolver keeps its star sources
 _VARIANTS = 4  # flows kept per body, for as many sets of answers of the class index
 
 

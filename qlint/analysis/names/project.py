@@ -209,7 +209,7 @@ class ProjectIndex:
         for path, _ in changes:
             content_keys.forget_digest(path)
             if path not in self.overlay:
-                self._scopes.pop(path, None)
+                self._drop_entry(path)
         self._lookups.clear()
         self._found.clear()
 
@@ -233,7 +233,7 @@ class ProjectIndex:
                 self.watched.keys.pop(path, None)
         else:
             self.overlay[path] = text
-        self._scopes.pop(path, None)
+        self._drop_entry(path)
         self._lookups.clear()
         self._found.clear()
         return self.dependents(path)
@@ -323,9 +323,15 @@ class ProjectIndex:
         assert last_use is not None
         for path in [p for p, used in last_use.items() if used < oldest]:
             del last_use[path]
-            entry = self._scopes.pop(path, None)
+            entry = self._drop_entry(path)
             if entry is not None:
                 self._set_aside_summaries[path] = entry[2].summary
+
+    def _drop_entry(self, path: str) -> tuple[tuple, ModuleScope | None, _Loaded] | None:
+        entry = self._scopes.pop(path, None)
+        if entry is not None and entry[1] is not None:
+            entry[1].let_go()
+        return entry
 
     def end_check(self) -> None:
         """The check has ended: its tree is no longer the one to read. Held until the next
@@ -567,6 +573,8 @@ class ProjectIndex:
         kept = parsed if parsed is not None and store is None else None
         loaded = _Loaded(path, summary, _Source(text, data), store, kept, self)
         entry = ((key, digest), summary.scope(path, loaded.text), loaded)
+        if cached is not None and cached[1] is not None:
+            cached[1].let_go()  # the module's old content
         self._scopes[path] = entry
         if self._checked is not None and self._checked[0] == path:
             self._watch_bodies(entry[1])
