@@ -17,9 +17,37 @@ from qlint.analysis.context import FileContext
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver
 
-# A module can rename only if it writes both: the scan reads no other module's tree.
+# The text of a rename: a lookup of an op namespace (`torch.ops.aten`, an alias `aten`/`ops`) by
+# a name that is not a literal, with a target store on its row or a few rows below (directly, or
+# through a local). Only modules holding one are parsed: on torch, torchao and ExecuTorch none
+# does (`_inductor/ir.py` and three others store targets and look namespaces up by name, far
+# apart), and parsing them was most of the cost of asking. A namespace under another alias, or a
+# store further from its lookup, is not looked for.
 NEEDLES = ("getattr",)
-TARGET_STORE = re.compile(r"\.target\s*=(?!=)")
+_LOOKUP = re.compile(r"getattr\(\s*(?:[\w.]*\bops\b[\w.]*|aten|prims)\s*,\s*[A-Za-z_(]")
+_STORE = re.compile(r"\.target\s*=(?!=)")
+_ROWS_AFTER = 12
+
+
+class _RenameText:
+    """`search(text)` as a compiled pattern's, for the project scan's filter: anchored on the
+    lookup (one regex over the text), the store looked for near each one only."""
+
+    def search(self, text: str) -> bool | None:
+        for found in _LOOKUP.finditer(text):
+            start = text.rfind("\n", 0, found.start()) + 1
+            end = found.end()
+            for _ in range(_ROWS_AFTER + 1):
+                end = text.find("\n", end + 1)
+                if end < 0:
+                    end = len(text)
+                    break
+            if _STORE.search(text, start, end):
+                return True
+        return None
+
+
+LOOKUP = _RenameText()
 
 _TORCH_OPS = "torch.ops."
 # What names the op a node calls, read off its target: `str(n.target)`, `n.target.__name__`,
@@ -33,7 +61,7 @@ def renaming_functions(ctx: FileContext) -> frozenset[tuple[str, int, int]]:
     to such lookups, where the name is not a literal and the function reads the same node's
     own target as a name. A literal name is an insertion of one packet (QL102's matter), and a
     name not read off the node may be any op: neither says the graph carries packets."""
-    if "getattr" not in ctx.text or TARGET_STORE.search(ctx.text) is None:
+    if "getattr" not in ctx.text or not LOOKUP.search(ctx.text):
         return frozenset()
     found: set[tuple[str, int, int]] = set()
     for body in bodies(ctx.tree, ctx.scope, ctx.cache):

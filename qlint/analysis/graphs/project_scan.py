@@ -187,15 +187,13 @@ def unkept_module_facts(
     fact: Callable[[FileContext], Any],
     pattern: re.Pattern,
     admits: Callable[[str, str], bool],
-    inserts: bool = True,
 ) -> list[Any]:
     """`fact(module)` for the project's other modules the scan does not keep (their text
     neither inserts nor normalises) whose text holds one of `needles`, matches `pattern` and
     is one `admits(text, path)`: a module that inserts only through the project's own wrapper
     (`insert_op(gm.graph, op, args)`, imported from another module) spells no insertion.
     `fact` is the packets a module inserts into graphs that carry packets: modules the scan
-    found unable to (`_NO_PACKET_INSERTS`) are skipped unread, unless `inserts` is False (a
-    fact about something else than insertions). Their texts
+    found unable to (`_NO_PACKET_INSERTS`) are skipped unread. Their texts
     are read when asked, not kept (they are most of a tree); a version that does not match is
     not read again, and the fact is kept per content as `module_facts` keeps it."""
     root = scan_root(ctx.path)
@@ -212,7 +210,7 @@ def unkept_module_facts(
     for path, (key, text) in project.files.items():
         if text is not None or key is None or path == own or _UNKEPT_MISSES.get((path, pattern.pattern)) == key:
             continue
-        if inserts and _NO_PACKET_INSERTS.get(path) == key:
+        if _NO_PACKET_INSERTS.get(path) == key:
             continue
         known = project.facts.get(path)
         value = known[1].get(fact, _UNSEEN) if known is not None and known[0] == key else _UNSEEN
