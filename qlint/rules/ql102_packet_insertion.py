@@ -104,6 +104,8 @@ def _into_renamed_graph(ctx: FileContext, ref: OpRef, node: ast.expr) -> bool:
 
 
 def _innermost_function(ctx: FileContext, row: int):
+    """The body of the innermost function holding `row` (None at module level): what runs
+    the insertion, and what a decorator or a front end's own body is asked about."""
     inner = None
     for body in bodies(ctx.tree, ctx.scope, ctx.cache):
         func = body.node
