@@ -3,6 +3,8 @@
 A backend that runs `strip_overloads(gm)` (or rewrites `n.target = n.target.overloadpacket`)
 and then a pass, or a decorator whose wrapper does so before calling what it wraps, hands that
 pass a graph whose every node carries a packet: matching or inserting packets there is right.
+So does a front end that rewrites each node's target to the packet of its own name
+(`packet_renames`), for every pass of the project.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.graphs.project_scan import normalised_callees, normalising_decorator
+from qlint.analysis.graphs.packet_renames import LOOKUP, NEEDLES, renaming_functions
+from qlint.analysis.graphs.project_scan import module_facts, normalised_callees, normalising_decorator
 from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import Resolver
 
@@ -67,3 +70,23 @@ def _normalising_decorator(ctx: FileContext, decorators: list[ast.expr], normali
         if normalising_decorator(ctx, name):
             return True
     return False
+
+
+def renamed_by_front_end(ctx: FileContext, body: Body | None, namespace: str) -> bool:
+    """Whether a function of the project (this module or another of its package) rewrites
+    node targets to the packets of `namespace` named after each node's own op, and `body`
+    (where the packet is compared or inserted) is not such a function: a pipeline that
+    renames its graphs at the front hands packets to all its passes. Within the renaming
+    function a comparison may come before the rewrite (EVT's `visit` drops `aten.detach`
+    packets from graphs that still carry overloads), so nothing there is excused."""
+    own = renaming_functions(ctx)
+    if body is not None and isinstance(body.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        row = body.node.lineno
+        if any(first <= row <= last for _, first, last in own):
+            return False
+    if any(found == namespace for found, _, _ in own):
+        return True
+    # Among the modules the project scan keeps (those that insert nodes or normalise graphs: a
+    # front end is a pass too). Reading every other module of torch for it cost ~0.4 s a run.
+    kept = module_facts(ctx, NEEDLES, renaming_functions, LOOKUP)
+    return any(found == namespace for funcs in kept for found, _, _ in funcs)

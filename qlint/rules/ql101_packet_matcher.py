@@ -37,7 +37,7 @@ from qlint.analysis.names.resolver import Located, OpRef, Resolver
 from qlint.diagnostic import Diagnostic, RelatedInfo
 from qlint.evidence.ops import OpEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
-from qlint.rules.normalised_graphs import normalised_before
+from qlint.rules.normalised_graphs import normalised_before, renamed_by_front_end
 from qlint.rules.overload_fixes import (
     FixSite,
     graphs_carry,
@@ -171,7 +171,11 @@ class PacketMatcher(Rule):
                     # fresh from convert_pt2e, which is what the module shows it matches.
                     continue
                 # What the rest of the project does to graphs, asked last: it reads other modules.
-                if not inserted_elsewhere(ctx, key[2]) and not normalised_before(ctx, body):
+                if (
+                    not inserted_elsewhere(ctx, key[2])
+                    and not normalised_before(ctx, body)
+                    and not (key[2][0] == "aten" and renamed_by_front_end(ctx, body, key[2][1]))
+                ):
                     yield diag
 
     def _report(self, ctx: FileContext, use: ast.expr, hits: list[_Hit]) -> Iterator[tuple[_Hit, Diagnostic]]:

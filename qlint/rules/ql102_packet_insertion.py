@@ -23,7 +23,7 @@ from qlint.analysis.names.resolver import OpRef, Resolver
 from qlint.diagnostic import Diagnostic
 from qlint.evidence.ops import OpEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
-from qlint.rules.normalised_graphs import decorated_by_normaliser
+from qlint.rules.normalised_graphs import decorated_by_normaliser, renamed_by_front_end
 from qlint.rules.overload_fixes import (
     FixSite,
     op_evidence,
@@ -72,7 +72,7 @@ class PacketInsertion(Rule):
                 continue
             if consumed_by_own_code(ctx, ref, refs):
                 continue  # the project's own packet-keyed code is the node's consumer
-            if _into_normalised_graph(ctx, node):
+            if _into_normalised_graph(ctx, node) or _into_renamed_graph(ctx, ref, node):
                 continue  # the graph carries packets everywhere by then: the packet fits in
             spelled = ctx.source_of(node)
             message = f"{shown(spelled, ref)} is an OpOverloadPacket inserted as a graph node target"
@@ -95,13 +95,17 @@ def _own_op_checked_here(ctx: FileContext, ref: OpRef, found: list[tuple[OpRef, 
     return packet_spellings(ref, ctx.text) > inserted
 
 
-def _into_normalised_graph(ctx: FileContext, node: ast.expr) -> bool:
-    """The insertion is made in a function decorated by a decorator of the project whose
-    wrapper normalises the graph to packets before calling it: every node carries a packet,
-    and what runs the graph next accepts them (QL101 leaves the matchers of such functions
-    alone for the same reason). Only the decorator's own module is read: scanning the
-    project's normalisers for each reported insertion cost ~0.4 s a check in torch."""
-    row = node.lineno
+def _into_renamed_graph(ctx: FileContext, ref: OpRef, node: ast.expr) -> bool:
+    """The project's front end rewrites every node's target to the packet of its own name
+    (`normalised_graphs.renamed_by_front_end`): the packet is the form its graphs carry."""
+    if ref.dialect != "aten":
+        return False
+    return renamed_by_front_end(ctx, _innermost_function(ctx, node.lineno), ref.namespace)
+
+
+def _innermost_function(ctx: FileContext, row: int):
+    """The body of the innermost function holding `row` (None at module level): what runs
+    the insertion, and what a decorator or a front end's own body is asked about."""
     inner = None
     for body in bodies(ctx.tree, ctx.scope, ctx.cache):
         func = body.node
@@ -110,7 +114,17 @@ def _into_normalised_graph(ctx: FileContext, node: ast.expr) -> bool:
             and func.lineno <= row <= (func.end_lineno or row)
             and (inner is None or func.lineno >= inner.node.lineno)
         ):
-            inner = body  # the innermost function holding the insertion
+            inner = body
+    return inner
+
+
+def _into_normalised_graph(ctx: FileContext, node: ast.expr) -> bool:
+    """The insertion is made in a function decorated by a decorator of the project whose
+    wrapper normalises the graph to packets before calling it: every node carries a packet,
+    and what runs the graph next accepts them (QL101 leaves the matchers of such functions
+    alone for the same reason). Only the decorator's own module is read: scanning the
+    project's normalisers for each reported insertion cost ~0.4 s a check in torch."""
+    inner = _innermost_function(ctx, node.lineno)
     return inner is not None and decorated_by_normaliser(ctx, inner)
 
 
