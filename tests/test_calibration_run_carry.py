@@ -157,3 +157,47 @@ def test_no_carry_outside_a_check_run(tmp_path):
             assert again is not None and again._pool is not first._pool  # another run: a new pool
         finally:
             ProjectIndex.fix_layout(False)
+
+
+def test_summaries_of_a_module_set_aside_leave_the_pool_and_findings_stay(tmp_path, monkeypatch):
+    """A module the index set aside is rebuilt as a new scope: what the pool kept of the old one
+    goes (it held the old scope, its statements and flows, for the rest of the run), and the
+    findings are those of each file checked alone."""
+    from qlint.analysis.names import project as project_module
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    old_file(pkg / "__init__.py", "")
+    old_file(pkg / "helpers.py", HELPERS)
+    old_file(pkg / "a_user.py", _user("h3"))
+    for i in range(3):  # checks that use no helper: the index sets `helpers` aside meanwhile
+        old_file(pkg / f"m{i}_other.py", HEAD + "\ndef f(prepared):\n    return convert_pt2e(prepared)\n")
+    old_file(pkg / "z_user.py", _user("h3"))
+    monkeypatch.setattr(project_module, "_UNUSED_CHECKS", 1)
+    monkeypatch.setattr(project_module, "_SET_ASIDE_EVERY", 1)
+    s = Settings(root=tmp_path, cache_dir=tmp_path / "cache", select=("QL204",))
+    ProjectIndex._default = None
+    pools = []
+    real = calibration_carry.run_carry
+
+    def recording(project, path):
+        carry = real(project, path)
+        pools.append(carry._pool if carry is not None else None)
+        return carry
+
+    monkeypatch.setattr("qlint.rules.ql204_convert_without_calibration.run_carry", recording)
+    together = _findings(run_check([str(pkg)], s, use_cache=False, jobs=1))
+    index = ProjectIndex._default
+    assert index.set_asides > 0
+    kept = list(pools[0].values())
+    assert {k.func.name for k in kept} >= {"h3", "h4", "h5"}  # z_user's, kept anew
+    for k in kept:  # only summaries of the scope the index holds now
+        assert k.home is not None and index.held_scope(k.home.path) is k.home
+        assert index.scope_at(k.summary.path).functions[k.func.name] is k.func
+
+    alone = []
+    for path in sorted(pkg.iterdir()):
+        ProjectIndex._default = None
+        alone += _findings(run_check([str(path)], s, use_cache=False, jobs=1))
+    assert together == sorted(alone)
+    assert {name for name, _ in together} == {"a_user.py", "z_user.py"}

@@ -103,6 +103,7 @@ class ProjectIndex:
         # path -> the check that last used its entry, and the summaries of the entries set aside.
         self._last_use: dict[str, int] | None = None if track_dependents else {}
         self._set_aside_summaries: dict[str, ModuleSummary] = {}
+        self.set_asides = 0  # how many times entries were set aside: what was kept of them may go
         self._body_hook = _BodyReads(weakref.ref(self))  # held by scopes the index holds: no cycle
 
     _default: ProjectIndex | None = None
@@ -321,11 +322,20 @@ class ProjectIndex:
         computed from its whole tree; its statements are parsed again as they are asked for."""
         last_use, oldest = self._last_use, self.checks - _UNUSED_CHECKS
         assert last_use is not None
-        for path in [p for p, used in last_use.items() if used < oldest]:
+        unused = [p for p, used in last_use.items() if used < oldest]
+        for path in unused:
             del last_use[path]
             entry = self._drop_entry(path)
             if entry is not None:
                 self._set_aside_summaries[path] = entry[2].summary
+        if unused:
+            self.set_asides += 1
+
+    def held_scope(self, path: str) -> ModuleScope | None:
+        """The scope this index holds now for the module at `path` (absolute), None when it
+        holds none (never read, or set aside): nothing is read or parsed."""
+        entry = self._scopes.get(path)
+        return entry[1] if entry is not None else None
 
     def _drop_entry(self, path: str) -> tuple[tuple, ModuleScope | None, _Loaded] | None:
         entry = self._scopes.pop(path, None)
