@@ -95,6 +95,8 @@ def test_an_insertion_after_the_front_end_is_quiet(tmp_path):
         "FrontEnd()(gm)\ncount_relus(gm)\ncount_relus(gm2)\n",
         # Handed on as a callback: who runs it on what is not read.
         "FrontEnd()(gm)\ncallbacks = [count_relus]\n",
+        "FrontEnd()(gm)\ncount_relus(gm)\nlater = lambda g: count_relus(g)\n",
+        "FrontEnd()(gm)\ncount_relus(gm)\ndef inner(g=count_relus):\n    return g\n",
     ],
 )
 def test_a_pass_the_front_end_may_not_precede_is_reported(tmp_path, body):
@@ -103,6 +105,17 @@ def test_a_pass_the_front_end_may_not_precede_is_reported(tmp_path, body):
 
 def test_a_front_end_of_another_namespace_is_no_excuse(tmp_path):
     assert _rows(tmp_path, "FrontEnd()(gm)\ncount_relus(gm)\n", front=OTHER_NAMESPACE) == [MATCH_ROW]
+
+
+def test_a_call_at_module_level_is_no_excuse(tmp_path):
+    from qlint.engine import check_source
+    from tests.conftest import settings_for
+
+    _rows(tmp_path, "FrontEnd()(gm)\ncount_relus(gm)\n")
+    script = tmp_path / "run.py"
+    script.write_text(script.read_text() + "\ncount_relus(None)\n")
+    found = check_source(script.read_bytes(), str(script), settings_for(("QL101",))).diagnostics
+    assert [d.range.start.row for d in found] == [MATCH_ROW]
 
 
 def test_a_class_that_renames_nothing_is_no_excuse(tmp_path):

@@ -44,23 +44,21 @@ def runs_after_front_end(ctx: FileContext, func: ast.FunctionDef | ast.AsyncFunc
                 if not _preceded(ctx, body, index, sub, stmt, namespace):
                     return False
                 calls += 1
-    # A reference outside every function (module level, a class body, a default) is not excused.
-    for stmt in ctx.tree.body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        if any(isinstance(n, ast.Name) and n.id == func.name for n in ast.walk(stmt)):
-            return False
-    return calls > 0
+    # Every reference must be one of those calls: one outside the functions' own statements (at
+    # module level, in a class body, a default, a decorator) is not excused.
+    references = sum(1 for n in ast.walk(ctx.tree) if isinstance(n, ast.Name) and n.id == func.name)
+    return calls > 0 and calls == references
 
 
 def _own_nodes(stmt: ast.stmt):
-    """The nodes of `stmt`, not those of functions or classes nested in it (their own bodies)."""
+    """The nodes of `stmt`, not those of functions or classes nested in it (their own bodies);
+    a lambda's are its statement's (a call in it is handed the lambda's parameter)."""
     stack: list[ast.AST] = [stmt]
     while stack:
         node = stack.pop()
         yield node
         for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 stack.append(child)
 
 
