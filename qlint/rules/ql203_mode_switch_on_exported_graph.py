@@ -45,8 +45,9 @@ class ModeSwitchOnExportedGraph(Rule):
     # A file that prepares a graph may hand it to a helper elsewhere that switches it
     # (`calibrate(prepared)`); QL201/QL202 analyse those files' flows anyway.
     triggers = (".eval()", ".train(", "prepare_pt2e", "prepare_qat_pt2e")
-    # A file that switches a graph it gets from a helper of another module (`graph_returns`).
-    import_trigger = "qlint.analysis.flow.graph_returns:switches_returned_graph"
+    # A file that switches a graph it gets from a helper of another module (`graph_returns`),
+    # or a field a base class of another module stores (`inherited_fields`).
+    import_trigger = "qlint.analysis.flow.inherited_fields:switches_graph_from_elsewhere"
     fix_availability = FixAvailability.SOMETIMES
 
     def triggered_by(self, text: str) -> bool:
@@ -182,11 +183,14 @@ class ModeSwitchOnExportedGraph(Rule):
 def _made(ctx: FileContext, origin: Origin) -> str:
     """Where the graph was made: `line N` here; for one a helper of another module made and
     returned, `path:N` there and the call here that returned it (the helper's own line is what
-    a same-module message names)."""
+    a same-module message names); for one a base class of another module stores in a field,
+    `path:N` there and the base as this module names it."""
     here = f"line {origin.node.lineno}"
     if origin.made_at is None:
         return here
     path, line = origin.made_at
+    if not isinstance(origin.node, ast.Call):  # a field a base of another module stores (`graph_fields`)
+        return f"{_where(ctx, path, line)}, stored by the base class named at {here}"
     return f"{_where(ctx, path, line)}, returned by the call at {here}"
 
 

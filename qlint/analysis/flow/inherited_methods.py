@@ -27,10 +27,10 @@ def inherited_method(owner, cls: ClassScope, name: str):
     """(the `ModelFlow` of the module holding it, the def, its class scope) of the method
     `name` that an instance of `cls` (a top-level class of `owner`'s module) runs, or None
     when it is not found or a base from outside the project may define it."""
-    return mro_lookup(owner, cls, name, _base_class)
+    return mro_lookup(owner, cls, name, base_class)
 
 
-def _base_class(owner, base: ast.expr):
+def base_class(owner, base: ast.expr):
     """(the `ModelFlow` of its module, its class scope) for a base written as a name of
     `owner`'s module: a class of the module, or one it imports from another project module."""
     if not isinstance(base, ast.Name):
@@ -62,4 +62,4 @@ def project_class(owner, module: str, name: str):
     return None
 
 
-__all__ = ["inherited_method", "project_class"]
+__all__ = ["base_class", "inherited_method", "project_class"]

@@ -105,6 +105,7 @@ __all__ = [
     "analyse_bodies",
     "caller_facts",
     "compatible",
+    "file_flow",
     "join",
     "may_hand_graph",
     "merge_values",
@@ -305,7 +306,14 @@ def analyse_bodies(ctx, functions) -> list[FunctionFlow]:
 
 
 def _analyse(ctx, functions) -> list[FunctionFlow]:
-    # One analysis per file: a later, wider request reuses the bodies already summarised.
+    flow = file_flow(ctx)
+    flows = [flow.function(f, cls) for f, cls in functions]
+    return [f for f in flows if f is not None]
+
+
+def file_flow(ctx) -> ModelFlow:
+    """The file's one analysis: a later, wider request reuses the bodies already summarised,
+    and another module's bodies are read from it (`ModelFlow.for_module`)."""
     flow = ctx.cache.get("model_flow.analysis")
     if flow is None:
         previous = getattr(ctx.project, "previous_trees", None)
@@ -315,8 +323,7 @@ def _analyse(ctx, functions) -> list[FunctionFlow]:
         if carry is not None:
             watch(ctx.scope, flow.tracker)
             flow.carry = carry
-    flows = [flow.function(f, cls) for f, cls in functions]
-    return [f for f in flows if f is not None]
+    return flow
 
 
 def _may_switch(segment: str) -> bool:
