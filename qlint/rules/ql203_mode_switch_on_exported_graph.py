@@ -151,6 +151,8 @@ class ModeSwitchOnExportedGraph(Rule):
         if handed.made:
             made = _where(ctx, handed.made, origin.node.lineno)
             return self._made(ctx, handed, graph, f"`{origin.kind}` ({made})", called, where, use)
+        if handed.maybe:
+            return self._dispatched(ctx, handed, graph, origin, called, where, use)
         help_ = (
             f"Call `allow_exported_model_train_eval({graph})` from `{PT2E}` before handing it over (the helper's"
             f" switch then runs {use}), or switch it with {use} and keep the helper's switch for eager modules"
@@ -159,6 +161,25 @@ class ModeSwitchOnExportedGraph(Rule):
         if handed.field:
             message = message.replace(" on it (", f" on `self.{handed.field}` (", 1)
         evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno, allowed_fix=True)
+        return ctx.diagnostic(self, handed.call, message, fix, evidence=evidence, help=help_)
+
+    def _dispatched(self, ctx, handed: HandedSwitch, graph: str, origin: Origin, called: str, where: str, use: str):
+        """The receiver is an instance of one of several classes, and `graph` is the graph only
+        where the class that returned it runs: so does the switch its method makes."""
+        switch = handed.switch
+        message = (
+            f"`{graph}` may be the graph from `{origin.kind}` ({_made(ctx, origin)}): where the class that"
+            f" returns it runs, this call runs `{called}` on it ({where}), which raises NotImplementedError"
+            " on torch 2.13"
+        )
+        help_ = (
+            "In the classes whose method returns the exported graph, allow it first"
+            f" (`allow_exported_model_train_eval` from `{PT2E}`) or switch it with {use}; the switch stays right"
+            " for the classes that return an eager module"
+        )
+        # Which class runs is chosen at run time: no one rewrite here is right for all of them.
+        fix = Fix(Applicability.DISPLAY_ONLY, f"Use {use} where `{graph}` is the exported graph")
+        evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno)
         return ctx.diagnostic(self, handed.call, message, fix, evidence=evidence, help=help_)
 
     def _made(self, ctx, handed: HandedSwitch, function: str, source: str, called: str, where: str, use: str):

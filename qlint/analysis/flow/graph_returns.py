@@ -165,6 +165,31 @@ def switches_returned_graph(text: str, path: str, project) -> bool:
     return any(s in text for s in _SWITCHES) and bool(returning_calls(text, path, project))
 
 
+def own_graph_returns(ctx) -> tuple[str, ...]:
+    """Names of this module's functions and methods whose text names a graph source and
+    returns a value, and of those that call one of them and return a value (a strategy's
+    `quantize` returning what `convert_pt2e` made): a body that calls one may get a graph
+    from it without naming a source itself (the model flow decides on the real returns)."""
+    found = ctx.cache.get("ql203.own_graph_returns")
+    if found is not None:
+        return found
+    bodies: dict[str, list[str]] = {}
+    if any(s in ctx.text for s in GRAPH_SOURCES):
+        for f, _ in functions_of(ctx.tree, ctx.scope):
+            if isinstance(f, _FUNCS) and any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(f)):
+                bodies.setdefault(f.name, []).append(segment(ctx, f))
+    out = {name for name, texts in bodies.items() if any(s in t for t in texts for s in GRAPH_SOURCES)}
+    grown = bool(out)
+    while grown:
+        grown = False
+        for name, texts in bodies.items():
+            if name not in out and any(re.search(rf"(?<!\w){re.escape(o)}\(", t) for t in texts for o in out):
+                out.add(name)
+                grown = True
+    found = ctx.cache["ql203.own_graph_returns"] = tuple(sorted(out))
+    return found
+
+
 def returned_graph_bodies(ctx, chosen: set[int]) -> list:
     """(body, class scope) of the functions, beyond `chosen` (ids), that switch a mode and call
     an imported helper that may return an exported graph."""
@@ -188,6 +213,7 @@ def returned_graph_bodies(ctx, chosen: set[int]) -> list:
 __all__ = [
     "GRAPH_SOURCES",
     "GraphReturns",
+    "own_graph_returns",
     "returned_graph_bodies",
     "returning_calls",
     "switched_receivers",

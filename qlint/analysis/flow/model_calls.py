@@ -17,6 +17,7 @@ from qlint.analysis.flow.callbacks import CallbackLinks
 from qlint.analysis.flow.class_calls import class_callee
 from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
+from qlint.analysis.flow.field_instances import field_instances
 from qlint.analysis.flow.graph_holders import GraphHolders
 from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.graph_wrappers import constructed_plain, wrapper_fields
@@ -115,6 +116,8 @@ class CallSemantics:
         self.builds = Builds(self)
         self.capture_index: dict[int, int] = {}
         self.switch_index: dict[int, ModeSwitch] = {}
+        # Per receiver's classes: which class's method returned each origin (`registry_dispatch`).
+        self.dispatched: dict[frozenset, dict] = {}
         self.sessions: dict[Obj, tuple] = {}
         self.graph_holders: set[Obj] = set()  # modules with an exported GraphModule as a submodule
         self.containers = GraphHolders()  # torch containers built here, with the graphs they hold
@@ -191,6 +194,9 @@ class CallSemantics:
         summary = self.helper(func, found)
         if summary is None and receiver is not None and isinstance(func, ast.Attribute):
             summary = method_summary(self, func.attr, receiver)  # `quantizer.prepare(m)`
+            if summary is None and (stored := field_instances(self, receiver)) is not None:
+                receiver = stored  # `self.strategy.quantize(m)`, stored by `self._create_strategy()`
+                summary = method_summary(self, func.attr, receiver)
             if summary is None and len(receiver.origins) > 1:  # `HANDLERS[k](q).prepare(m)`
                 targets = dispatch_targets(self, func.attr, receiver)
                 if targets:
@@ -672,6 +678,8 @@ class CallSemantics:
             return new_value(env, node, "", Origin(CALL, node))
         result = merge_values(results, env, node)
         self.results.note(result, None)
+        if callee.allowed_returns:  # `allow_exported_model_train_eval(gm); return gm`: allowed here too
+            env.patched |= {result}
         # The graphs the helper's returns hand back, on the branches of the call's arguments
         # (an allowed one is no path to a raise); what it was given keeps the paths it had.
         here = frozenset(self.walk.guards)

@@ -24,7 +24,7 @@ import os
 import weakref
 
 from qlint.analysis.flow.carried_flows import watch, watched_class
-from qlint.analysis.flow.graph_returns import GRAPH_SOURCES
+from qlint.analysis.flow.graph_returns import GRAPH_SOURCES, own_graph_returns
 from qlint.analysis.flow.model_apis import is_class_call
 from qlint.analysis.flow.model_attrs import Evaled, Stored, attribute_sources
 from qlint.analysis.flow.model_classes import ClassIndex
@@ -154,6 +154,7 @@ class ModelFlow:
         self.carry = None
         self._attributes: dict[int, dict[str, ast.Call | Stored | Evaled]] = {}
         self._fields: dict[tuple[int, bool], tuple[ast.ClassDef, dict]] = {}  # the class kept: its id stays its own
+        self.field_makers: dict[tuple[int, str], list | None] = {}  # `field_instances`, per class and field
         if self.memo.classes is None:
             self.memo.classes = ClassIndex(
                 project, scope.path, getattr(project, "checks", None), follow=self.memo.follow
@@ -353,7 +354,10 @@ def _hands(ctx, text: str) -> bool:
     # Called, or handed on as a callback (`run(to_eval, gm)`: `callbacks.CallbackLinks.passed`);
     # a body naming no graph source may still hand a switching function to a helper that calls
     # it with a graph the helper makes (`run(to_eval)`: `callbacks.CallbackCall.made`).
-    ends = ("(", ",", ")") if any(s in text for s in GRAPH_SOURCES) else (",", ")")
+    # A graph may also come back from a function of this module that returns one
+    # (`q = self.strategy.quantize(m)`, then `self.strategy.calibrate(q)`).
+    graphs = any(s in text for s in GRAPH_SOURCES) or any(f"{name}(" in text for name in own_graph_returns(ctx))
+    ends = ("(", ",", ")") if graphs else (",", ")")
     return any(f"{name}{end}" in text for name in switchers(ctx) for end in ends)
 
 
