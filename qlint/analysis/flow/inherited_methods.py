@@ -62,4 +62,19 @@ def project_class(owner, module: str, name: str):
     return None
 
 
-__all__ = ["base_class", "inherited_method", "project_class"]
+def imported_class_methods(owner, roots) -> set[str]:
+    """The method names of the classes `owner`'s module imports from other modules of the
+    project (CapWords names, not from `roots`), each class's own: a body handing a graph to
+    `Runner().warm(gm)` calls one of them."""
+    out: set[str] = set()
+    for local, full in owner.scope.imports.items():
+        if not local[:1].isupper() or full.partition(".")[0] in roots:
+            continue
+        module, _, name = full.rpartition(".")
+        found = project_class(owner, module, name) if module else None
+        if found is not None:
+            out.update(m for m in found[1].methods if not m.startswith("__"))
+    return out
+
+
+__all__ = ["base_class", "imported_class_methods", "inherited_method", "project_class"]

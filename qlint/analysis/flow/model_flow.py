@@ -25,6 +25,7 @@ import weakref
 
 from qlint.analysis.flow.carried_flows import watch, watched_class
 from qlint.analysis.flow.graph_returns import GRAPH_SOURCES, own_graph_returns
+from qlint.analysis.flow.inherited_methods import imported_class_methods
 from qlint.analysis.flow.model_apis import is_class_call
 from qlint.analysis.flow.model_attrs import Evaled, Stored, attribute_sources
 from qlint.analysis.flow.model_classes import ClassIndex
@@ -381,6 +382,8 @@ def switchers(ctx) -> tuple[str, ...]:
             for local, full in ctx.scope.imports.items()
             if full.partition(".")[0] not in _LIBRARY_ROOTS and "." in full and local[:1].islower()
         }
+        # And the methods of classes imported from the project (`Runner().warm(gm)`).
+        names |= imported_class_methods(file_flow(ctx), _LIBRARY_ROOTS)
     # A body's text is whole rows and no word spans a line break: it holds a word exactly
     # when one of its rows does (`mentions`). One search of the module per word, instead of
     # one per word and body (ao's 4,307-line test_quantize_pt2e.py: ~20,000 searches, 4.5 ms).
