@@ -12,7 +12,8 @@ instances: a method call on it is a call of each class's method (`registry_dispa
 Only the receiver of a method call is read so: the field's mode facts (a model stored so)
 stay as they were. Anything else that may write the field gives up: a write of another form
 in the class, a write from outside it in this module (`runner.strategy = Custom()`), a
-subclass in this module (it may override the method), a decorated method.
+subclass in this module (it may override the method), a base class of another module (it may
+write the field), a decorated method.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from qlint.analysis.flow.model_values import ATTRIBUTE, CONSTRUCTED, Obj
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _MAX_CLASSES = 8  # as many as `registry_dispatch` follows at one call
+# Libraries whose classes write no field a subclass names (`class Manager(ABC)`, `nn.Module`).
+_INERT_ROOTS = frozenset({"abc", "torch", "typing"})
 
 
 def field_instances(sem, receiver: Obj) -> Obj | None:
@@ -86,9 +89,23 @@ def _makers(scope, cls: ast.ClassDef, attr: str) -> list[ast.AST] | None:
         return None  # `setattr(self, name, value)`: any field
     if not names or any(n not in methods or methods[n].decorator_list for n in names):
         return None
-    if _written_outside(scope, cls, attr):
+    if not all(_known_base(b, scope) for b in cls.bases) or _written_outside(scope, cls, attr):
         return None
     return [methods[n] for n in sorted(names)]
+
+
+def _known_base(base: ast.expr, scope) -> bool:
+    """A base whose writes of the field are read (a class of the module: `_written_outside`),
+    or one of the libraries that write no field of a subclass (`ABC`, `nn.Module`)."""
+    if isinstance(base, ast.Name) and (base.id == "object" or base.id in scope.classes):
+        return base.id not in scope.imports
+    head = base
+    while isinstance(head, ast.Attribute):
+        head = head.value
+    if not isinstance(head, ast.Name):
+        return False
+    full = scope.imports.get(head.id, "")
+    return full.partition(".")[0] in _INERT_ROOTS
 
 
 def _targets(node: ast.AST) -> list[ast.expr]:
