@@ -23,6 +23,7 @@ import re
 
 from qlint.analysis.flow.graph_returns import GRAPH_SOURCES, switched_receivers
 from qlint.analysis.flow.inherited_methods import base_class
+from qlint.analysis.flow.method_words import names_a_step
 from qlint.analysis.flow.model_flow import file_flow, switchers
 from qlint.analysis.flow.model_values import ATTRIBUTE, HandedSwitch, ModeSwitch, Origin, anchored
 from qlint.analysis.flow.relevant_bodies import functions_of, segment
@@ -54,8 +55,14 @@ def field_switches(ctx, analyse) -> list[ModeSwitch | HandedSwitch]:
         cls = members[0][1]
         text = segment(ctx, cls.node)
         fields = {name for name in switched if f"self.{name}." in text}
-        if handed and (any(s in text for s in GRAPH_SOURCES) or _imports_a_base(ctx, cls.node)):
+        if handed and any(s in text for s in GRAPH_SOURCES):
             fields |= {name for name in handed if _argument(text, name)}
+        foreign = None
+        if handed and not fields.issuperset(handed) and _imports_a_base(ctx, cls.node):
+            # A field handed on in a class naming no graph source: only one a base of
+            # another module sets is worth reading (most such classes are test cases).
+            foreign = foreign_methods(ctx, cls.node)
+            fields |= {n for n in handed if _argument(text, n) and any(_setters(c, n, assigned) for _, c, _ in foreign)}
         if not fields:
             continue
         if ctx.text.count(cls.node.name) > 1:  # named only where defined: no class derives from it
@@ -64,12 +71,12 @@ def field_switches(ctx, analyse) -> list[ModeSwitch | HandedSwitch]:
             if cls.node.name in derived:
                 continue
         inherited = _inherited(ctx, cls.node, methods)
-        foreign = foreign_methods(ctx, cls.node)
+        foreign = foreign_methods(ctx, cls.node) if foreign is None else foreign
         texts = [text, *(segment(ctx, base[0][1].node) for base in inherited)]
         for name in sorted(fields):
             if any(f"allow_exported_model_train_eval(self.{name})" in t for t in texts):
                 continue
-            if any(allows_field(c.node, name) for _, c, _ in foreign):
+            if any(name in allowed_fields(c) for _, c, _ in foreign):
                 continue
             out.extend(_switches_of(ctx, name, members, analyse, assigned, inherited, foreign))
     return out
@@ -112,7 +119,12 @@ def _switches_of(
         return []  # a setter the flow does not read
     # A base of another module's setters, read in that module's analysis; their graphs
     # anchored at the base as this class names it (positions there mean nothing here).
-    elsewhere = [(owner.function(f, c), owner.scope.path, at) for owner, c, at in foreign for f in _setters(c, name)]
+    setters_elsewhere = [(owner, f, c, at) for owner, c, at in foreign for f in _setters(c, name, assigned)]
+    # A setter that names no capture or PT2E step, itself or through its helpers, stores no
+    # graph: the field is no graph, and the setters are not analysed (ExecuTorch's test bases).
+    if not all(names_a_step(owner, f) for owner, f, _, _ in setters_elsewhere):
+        return []
+    elsewhere = [(owner.function(f, c), owner.scope.path, at) for owner, f, c, at in setters_elsewhere]
     if not flows and not elsewhere:
         return []  # nothing sets it
     if any(flow is None for flow, _, _ in elsewhere):
@@ -167,23 +179,31 @@ def foreign_methods(ctx, cls: ast.ClassDef) -> list:
     return found
 
 
-def allows_field(cls: ast.ClassDef, name: str) -> bool:
-    """`allow_exported_model_train_eval(self.<name>)` somewhere in the class (another
-    module's: its text is not at hand, its tree is)."""
-    for node in ast.walk(cls):
-        if isinstance(node, ast.Call) and node.args and _called(node.func) == "allow_exported_model_train_eval":
-            first = node.args[0]
-            if isinstance(first, ast.Attribute) and first.attr == name and getattr(first.value, "id", "") == "self":
-                return True
-    return False
+def allowed_fields(cls) -> frozenset[str]:
+    """The fields `allow_exported_model_train_eval(self.<name>)` allows somewhere in the class
+    scope `cls` (another module's: its text is not at hand, its tree is), one walk per class
+    (kept on its scope, which every check of the run that reads the module shares)."""
+    found = cls.__dict__.get(_ALLOWED)
+    if found is None or found[0] is not cls.node:
+        names = set()
+        for node in ast.walk(cls.node):
+            if isinstance(node, ast.Call) and node.args and _called(node.func) == "allow_exported_model_train_eval":
+                first = node.args[0]
+                if isinstance(first, ast.Attribute) and getattr(first.value, "id", "") == "self":
+                    names.add(first.attr)
+        found = cls.__dict__[_ALLOWED] = (cls.node, frozenset(names))
+    return found[1]
+
+
+_ALLOWED = "_qlint_allowed_fields"
 
 
 def _called(func: ast.expr) -> str:
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
 
 
-def _setters(cls, name: str) -> list:
-    return [f for f in cls.methods.values() if name in _assigned(f, {})]
+def _setters(cls, name: str, assigned: dict) -> list:
+    return [f for f in cls.methods.values() if name in _assigned(f, assigned)]
 
 
 def _bases_below(ctx, cls: ast.ClassDef) -> list[ast.expr]:

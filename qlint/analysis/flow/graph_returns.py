@@ -173,21 +173,27 @@ def own_graph_returns(ctx) -> tuple[str, ...]:
     found = ctx.cache.get("ql203.own_graph_returns")
     if found is not None:
         return found
-    bodies: dict[str, list[str]] = {}
+    bodies: dict[str, list[tuple[ast.AST, str]]] = {}
     if any(s in ctx.text for s in GRAPH_SOURCES):
         for f, _ in functions_of(ctx.tree, ctx.scope):
-            if isinstance(f, _FUNCS) and any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(f)):
-                bodies.setdefault(f.name, []).append(segment(ctx, f))
-    out = {name for name, texts in bodies.items() if any(s in t for t in texts for s in GRAPH_SOURCES)}
+            if isinstance(f, _FUNCS) and "return" in (text := segment(ctx, f)):
+                bodies.setdefault(f.name, []).append((f, text))
+    out = {name for name, found in bodies.items() if any(s in t for _, t in found for s in GRAPH_SOURCES)}
     grown = bool(out)
     while grown:
         grown = False
-        for name, texts in bodies.items():
-            if name not in out and any(re.search(rf"(?<!\w){re.escape(o)}\(", t) for t in texts for o in out):
+        for name, found in bodies.items():
+            if name not in out and any(re.search(rf"(?<!\w){re.escape(o)}\(", t) for _, t in found for o in out):
                 out.add(name)
                 grown = True
-    found = ctx.cache["ql203.own_graph_returns"] = tuple(sorted(out))
+    # The text search above is a superset: a name counts when one of its defs returns a value.
+    kept = {name for name in out if any(_returns_value(f) for f, _ in bodies[name])}
+    found = ctx.cache["ql203.own_graph_returns"] = tuple(sorted(kept))
     return found
+
+
+def _returns_value(func: ast.AST) -> bool:
+    return any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(func))
 
 
 def returned_graph_bodies(ctx, chosen: set[int]) -> list:

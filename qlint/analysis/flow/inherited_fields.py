@@ -7,11 +7,12 @@ bases of the checked module only) sees that the field holds a graph.
 
 This module is the import trigger's half and stays light (no parse of the checked file): a
 summary fact lists, per module, the top-level classes that may leave a graph in a field of
-`self` (the module names a graph source and the class writes `self.`), or that derive from a class
-imported from outside the libraries, whose own module may be such a base (a chain of bases
-across modules). A file is read when it switches (or hands on) a field of `self` and writes a
-class whose base it imports from a module that lists that base. What the base really stores
-is the model flow's business (`graph_fields`), on every setter's real paths.
+`self` (the module names a graph source and the class writes `self.`), and those that derive
+from a class imported from outside the libraries, with those bases, which the trigger follows
+up a few modules (a chain of bases across modules). A file is read when it switches (or
+hands on) a field of `self` and writes a class whose base it imports from a module that lists
+that base as one that may store a graph, itself or further up. What the base really stores is
+the model flow's business (`graph_fields`), on every setter's real paths.
 """
 
 from __future__ import annotations
@@ -26,53 +27,79 @@ from qlint.analysis.names.text_imports import file_imports
 _LIBRARY_ROOTS = frozenset({"torch", "torchao", "numpy", "copy", "typing", "collections", "unittest", "pytest", "abc"})
 # `class Name(Base, mod.Other):` (bases over several rows too): the bases' text.
 _CLASS = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.MULTILINE)
+_SWITCHES = (".eval()", ".train(")
 # `self.<attr>` handed to a call, as `graph_fields` reads it.
 _ARGUMENT = re.compile(r"[(,]\s*self\.\w+\s*[,)]")
 
 
 class FieldBases:
-    """The top-level classes of a module that may give their subclasses a graph field."""
+    """The top-level classes of a module that may give their subclasses a graph field:
+    name -> [] when the class itself may store one, else the dotted names of its bases
+    imported from other modules (one of which, further up, may)."""
 
-    key = "ql203.field_bases.v1"
+    key = "ql203.field_bases.v2"
 
     def compute(self, tree: ast.Module, scope, text: str):
         if "class" not in text:
-            return []
-        sources = any(s in text for s in GRAPH_SOURCES)
-        lines = text.splitlines(keepends=True)
-        out = []
+            return {}
+        # Computed for every module summarised once a file asks: the module's text is sliced
+        # only where it names a graph source.
+        sources = "self." in text and any(s in text for s in GRAPH_SOURCES)
+        starts = _row_starts(text) if sources else None
+        out = {}
         for node in tree.body:
             if not isinstance(node, ast.ClassDef):
                 continue
-            body = "".join(lines[node.lineno - 1 : node.end_lineno])
-            if sources and "self." in body:  # the graph may come from a helper of the module
-                out.append(node.name)
-            elif any(_imported_base(b, scope) for b in node.bases):
-                out.append(node.name)  # its own base, in a third module, may store the graph
+            if starts is not None and "self." in text[starts[node.lineno - 1] : starts[node.end_lineno]]:
+                out[node.name] = []  # the graph may come from a helper of the module
+            elif bases := [b for b in (_imported_base(b, scope) for b in node.bases) if b]:
+                out[node.name] = bases  # its own base, in a third module, may store the graph
         return out
 
     def load(self, path: str, summary, value):
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        if not isinstance(value, dict) or not all(isinstance(v, list) for v in value.values()):
             raise TypeError("field bases")
-        return frozenset(value)
+        return value
 
 
 _FACT = FieldBases()
 
 
-def _imported_base(base: ast.expr, scope) -> bool:
-    head = base
-    while isinstance(head, ast.Attribute):
-        head = head.value
-    if not isinstance(head, ast.Name) or head.id not in scope.imports:
+def _row_starts(text: str) -> list[int]:
+    starts = [0]
+    at = text.find("\n")
+    while at != -1:
+        starts.append(at + 1)
+        at = text.find("\n", at + 1)
+    starts.append(len(text))
+    return starts
+
+
+def _imported_base(base: ast.expr, scope) -> str:
+    """The dotted name a base imported from outside the libraries stands for, or ""."""
+    if not isinstance(base, ast.Name) or base.id not in scope.imports:
+        return ""
+    full = scope.imports[base.id]
+    return full if full.partition(".")[0] not in _LIBRARY_ROOTS else ""
+
+
+def _stores(project, path: str, full: str, hops: int = 3) -> bool:
+    """The class `full` (`pkg.base.Runner`) is listed by its module as one that may store a
+    graph field itself, or derives (up to `hops` modules away) from one that is."""
+    module, _, name = full.rpartition(".")
+    listed = project.module_fact(module, path, _FACT) if module else None
+    if not listed or name not in listed:
         return False
-    return scope.imports[head.id].partition(".")[0] not in _LIBRARY_ROOTS
+    bases = listed[name]
+    return not bases or (hops > 0 and any(_stores(project, path, b, hops - 1) for b in bases))
 
 
 def inherits_graph_field(text: str, path: str, project) -> bool:
     """The file switches a field of `self` (or hands one to a call) and writes a class whose
     base is imported from a project module that may store a graph in a field."""
-    if project is None or "class" not in text or "self." not in text:
+    # A field handed on is switched by a helper of this module (the only ones `graph_fields`
+    # reads where the class names no graph source): either way the text switches something.
+    if project is None or "self." not in text or not any(s in text for s in _SWITCHES) or "class" not in text:
         return False
     switched = any(n.startswith("self.") for n in switched_receivers(text)[0])
     if not switched and _ARGUMENT.search(text) is None:
@@ -84,16 +111,11 @@ def inherits_graph_field(text: str, path: str, project) -> bool:
     for local, full in file_imports(text, path):
         if full.partition(".")[0] in _LIBRARY_ROOTS:
             continue
-        module, _, attr = full.rpartition(".")
-        if local in bases and module:  # `from pkg.base import Runner`
-            names = project.module_fact(module, path, _FACT)
-            if names and attr in names:
-                return True
+        if local in bases and _stores(project, path, full):  # `from pkg.base import Runner`
+            return True
         attrs = [b.partition(".")[2] for b in bases if b.startswith(f"{local}.") and b.count(".") == 1]
-        if attrs:  # `from pkg import base` ... `class C(base.Runner)`
-            names = project.module_fact(full, path, _FACT)
-            if names and any(a in names for a in attrs):
-                return True
+        if any(_stores(project, path, f"{full}.{a}") for a in attrs):  # `class C(base.Runner)`
+            return True
     return False
 
 
