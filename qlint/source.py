@@ -11,13 +11,16 @@ line while `ast` numbers it line by line.
 
 from __future__ import annotations
 
-import ast
 import codecs
 import re
 from bisect import bisect_right
+from typing import TYPE_CHECKING
 
 from qlint.diagnostic import Position, Range
 from qlint.value_classes import value_class
+
+if TYPE_CHECKING:  # a cached run's start-up never imports `ast` (test_cli_runner)
+    import ast
 
 NEWLINE = re.compile(r"\r\n?|\n")
 _LF = re.compile("\n")

@@ -29,10 +29,10 @@ Factory arguments change what is built, so the table covers only what was built:
   `_update_default_model_kwargs`, whose source is checked);
 - `num_classes` (probed with 7), and for a model judged mode-free by default its drop rates
   (torchvision's `dropout`, `attention_dropout`, `stochastic_depth_prob`; timm's
-  `drop_path_rate`, the one most training recipes set), each probed alone with 0.1 (the parts
-  it then adds) and all at 0 at once (whether zero rates keep the default); timm's other
-  rates (`drop_rate`, `attn_drop_rate`, ...) are not probed (two more builds of each of its
-  ~500 mode-free models per rate);
+  `drop_path_rate`, `drop_rate`, `attn_drop_rate`, `proj_drop_rate`, the ones training
+  recipes set), each that the model accepts probed alone with 0.1 (the parts it then adds)
+  and all at 0 at once (whether zero rates keep the default); timm's rarer rates
+  (`pos_drop_rate`, `patch_drop_rate`, ...) are not probed;
 - keywords that only load weights into the modules built (`pretrained`, `checkpoint_path`,
   `cache_dir`; torchvision's `weights`, `progress` and legacy `pretrained`) are neutral by
   reading of the factories, not by probe (weights cannot be fetched here);
@@ -69,13 +69,14 @@ NEUTRAL = {
 }
 # Probed per model: the value set, and how a call's constant is matched to the probe.
 NUM_CLASSES = 7
-# The drop rates probed (each probe is a build of every mode-free model). timm's
+# The drop rates probed (each probe is a build of every mode-free model that accepts the
+# keyword; one that does not is left unprobed, and a call setting it unknown). timm's
 # `drop_path_rate` turns a mode-free ViT's blocks into DropPath, which reads `self.training`
 # (`timm.create_model("vit_base_patch16_224", drop_path_rate=0.1)`, common in fine-tuning
-# code); its other rates are not probed, and a timm call setting one is left unknown
-# (reported, without a note).
+# code); `drop_rate` adds a Dropout before the head, `attn_drop_rate` and `proj_drop_rate`
+# Dropouts in the attention blocks (recipes set them too).
 DROP_KEYWORDS = {
-    "timm": ["drop_path_rate"],
+    "timm": ["drop_path_rate", "drop_rate", "attn_drop_rate", "proj_drop_rate"],
     "torchvision": ["attention_dropout", "dropout", "stochastic_depth_prob"],
 }
 DROP_PROBE = 0.1

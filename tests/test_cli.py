@@ -56,6 +56,16 @@ def test_clean_tree_exits_zero(tmp_path):
     assert proc.stdout == "All checks passed!\n"
 
 
+def test_invalid_escapes_in_checked_files_print_no_warning(tmp_path, monkeypatch):
+    """Python warns on stderr when it parses `"\\d"` (3.12+: SyntaxWarning; 3.11: a
+    DeprecationWarning, shown here under -W default): users' code, not a finding."""
+    (tmp_path / "esc.py").write_text('import torch\npat = "\\d+"\nx = node.target == torch.ops.aten.relu\n')
+    monkeypatch.setenv("PYTHONWARNINGS", "default")
+    proc = qlint("check", "--no-cache", "esc.py", cwd=tmp_path)
+    assert proc.returncode == 1 and "QL101" in proc.stdout
+    assert "escape" not in proc.stderr, proc.stderr
+
+
 def test_findings_text_json_statistics_exit_zero(tmp_path):
     (tmp_path / "a.py").write_text(NOQA_ONLY)
     (tmp_path / "b.py").write_text(SYNTAX_ERROR)

@@ -139,16 +139,35 @@ def test_a_timm_vit_with_drop_path_is_reported_naming_it():
 
 
 @pytest.mark.parametrize(
+    ("keyword", "parts"),
+    [
+        # a Dropout before the head
+        ("drop_rate", "Dropout"),
+        # Dropouts inside the attention blocks, and the attention's own fused dropout
+        ("attn_drop_rate", "Attention and Dropout"),
+        ("proj_drop_rate", "Dropout"),
+    ],
+)
+def test_a_timm_vit_with_another_drop_rate_is_reported_naming_it(keyword, parts):
+    message = _message(_script(f'timm.create_model("vit_base_patch16_224", {keyword}=0.1)'))
+    assert message.endswith(f"; in `vit_base_patch16_224`, the mode changes {parts}")
+    # At zero (each alone, or all of them) the default model is built: quiet.
+    assert check(_script(f'timm.create_model("vit_base_patch16_224", {keyword}=0.0)')) == []
+    every = ", ".join(f"{k}=0" for k in ("drop_rate", "attn_drop_rate", "proj_drop_rate", "drop_path_rate"))
+    assert check(_script(f'timm.create_model("vit_base_patch16_224", {every})')) == []
+
+
+@pytest.mark.parametrize(
     "build",
     [
         "timm.create_model(name)",  # a dynamic name
         'timm.create_model("vit_base_patch16_224", **kwargs)',
         "timm.create_model(*args)",
-        # timm's drop rates other than `drop_path_rate` are not probed: unknown, not quiet.
-        'timm.create_model("vit_base_patch16_224", drop_rate=0.0)',
+        # timm's rarer drop rates are not probed: unknown, not quiet.
+        'timm.create_model("vit_base_patch16_224", pos_drop_rate=0.0)',
         'timm.create_model("vit_base_patch16_224", drop_path_rate=rate)',  # a rate we cannot read
         'timm.create_model("vit_base_patch16_224", img_size=384)',  # a keyword no build probed
-        'timm.create_model("vit_base_patch16_224", attn_drop_rate=0.1)',
+        'timm.create_model("vit_base_patch16_224", patch_drop_rate=0.1)',
         'timm.create_model("vit_base_patch16_224", pretrained_cfg=cfg)',
         'timm.create_model("hf-hub:timm/vit_base_patch16_224.augreg_in21k")',
         'timm.create_model("vit_base_patch16_224.no_such_tag_judged", features_only=True)',

@@ -166,6 +166,13 @@ def test_a_field_holding_a_graph_switched_in_another_method():
         ),
         # a subclass of the module may store something else
         ("class Quantizer:", "class Other(Base):\n    pass\n\n\nclass Base:"),
+        # a deep copy of the graph has the plain module's `eval` again
+        (
+            "class Quantizer:\n    def __init__(self, model, q, x):\n        self.model = model\n"
+            "        self.gm = prepare_pt2e(torch.export.export(model, (x,)).module(), q)",
+            "import copy\n\n\nclass Quantizer:\n    def __init__(self, model, q, x):\n        self.model = model\n"
+            "        self.gm = copy.deepcopy(prepare_pt2e(torch.export.export(model, (x,)).module(), q))",
+        ),
     ],
 )
 def test_quiet_fields(change):

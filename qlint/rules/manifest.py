@@ -65,7 +65,7 @@ MANIFEST: dict[str, RuleFacts] = {
         preview=False,
         engine_report=None,
         triggers=(".eval()", ".train(", "prepare_pt2e", "prepare_qat_pt2e"),
-        import_trigger="qlint.analysis.flow.graph_returns:switches_returned_graph",
+        import_trigger="qlint.analysis.flow.inherited_fields:switches_graph_from_elsewhere",
     ),
     "qlint.rules.ql204_convert_without_calibration:ConvertWithoutCalibration": RuleFacts(
         "QL204",

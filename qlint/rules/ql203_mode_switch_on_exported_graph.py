@@ -45,8 +45,9 @@ class ModeSwitchOnExportedGraph(Rule):
     # A file that prepares a graph may hand it to a helper elsewhere that switches it
     # (`calibrate(prepared)`); QL201/QL202 analyse those files' flows anyway.
     triggers = (".eval()", ".train(", "prepare_pt2e", "prepare_qat_pt2e")
-    # A file that switches a graph it gets from a helper of another module (`graph_returns`).
-    import_trigger = "qlint.analysis.flow.graph_returns:switches_returned_graph"
+    # A file that switches a graph it gets from a helper of another module (`graph_returns`),
+    # or a field a base class of another module stores (`inherited_fields`).
+    import_trigger = "qlint.analysis.flow.inherited_fields:switches_graph_from_elsewhere"
     fix_availability = FixAvailability.SOMETIMES
 
     def triggered_by(self, text: str) -> bool:
@@ -150,6 +151,8 @@ class ModeSwitchOnExportedGraph(Rule):
         if handed.made:
             made = _where(ctx, handed.made, origin.node.lineno)
             return self._made(ctx, handed, graph, f"`{origin.kind}` ({made})", called, where, use)
+        if handed.maybe:
+            return self._dispatched(ctx, handed, graph, origin, called, where, use)
         help_ = (
             f"Call `allow_exported_model_train_eval({graph})` from `{PT2E}` before handing it over (the helper's"
             f" switch then runs {use}), or switch it with {use} and keep the helper's switch for eager modules"
@@ -158,6 +161,25 @@ class ModeSwitchOnExportedGraph(Rule):
         if handed.field:
             message = message.replace(" on it (", f" on `self.{handed.field}` (", 1)
         evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno, allowed_fix=True)
+        return ctx.diagnostic(self, handed.call, message, fix, evidence=evidence, help=help_)
+
+    def _dispatched(self, ctx, handed: HandedSwitch, graph: str, origin: Origin, called: str, where: str, use: str):
+        """The receiver is an instance of one of several classes, and `graph` is the graph only
+        where the class that returned it runs: so does the switch its method makes."""
+        switch = handed.switch
+        message = (
+            f"`{graph}` may be the graph from `{origin.kind}` ({_made(ctx, origin)}): where the class that"
+            f" returns it runs, this call runs `{called}` on it ({where}), which raises NotImplementedError"
+            " on torch 2.13"
+        )
+        help_ = (
+            "In the classes whose method returns the exported graph, allow it first"
+            f" (`allow_exported_model_train_eval` from `{PT2E}`) or switch it with {use}; the switch stays right"
+            " for the classes that return an eager module"
+        )
+        # Which class runs is chosen at run time: no one rewrite here is right for all of them.
+        fix = Fix(Applicability.DISPLAY_ONLY, f"Use {use} where `{graph}` is the exported graph")
+        evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno)
         return ctx.diagnostic(self, handed.call, message, fix, evidence=evidence, help=help_)
 
     def _made(self, ctx, handed: HandedSwitch, function: str, source: str, called: str, where: str, use: str):
@@ -182,11 +204,14 @@ class ModeSwitchOnExportedGraph(Rule):
 def _made(ctx: FileContext, origin: Origin) -> str:
     """Where the graph was made: `line N` here; for one a helper of another module made and
     returned, `path:N` there and the call here that returned it (the helper's own line is what
-    a same-module message names)."""
+    a same-module message names); for one a base class of another module stores in a field,
+    `path:N` there and the base as this module names it."""
     here = f"line {origin.node.lineno}"
     if origin.made_at is None:
         return here
     path, line = origin.made_at
+    if not isinstance(origin.node, ast.Call):  # a field a base of another module stores (`graph_fields`)
+        return f"{_where(ctx, path, line)}, stored by the base class named at {here}"
     return f"{_where(ctx, path, line)}, returned by the call at {here}"
 
 

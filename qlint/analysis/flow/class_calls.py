@@ -36,7 +36,7 @@ def class_callee(owner, module: str, attr: str):
     if method is None or not isinstance(method[1], _DEFS):
         return None
     holder_flow, func, holder = method
-    if holder_flow is not owner and not names_a_step(holder_flow.scope, func):
+    if holder_flow is not owner and not names_a_step(holder_flow, func):
         return None
     offset = _offset(func)
     return None if offset is None else (holder_flow, func, holder, offset)

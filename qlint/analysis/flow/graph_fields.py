@@ -22,8 +22,10 @@ import ast
 import re
 
 from qlint.analysis.flow.graph_returns import GRAPH_SOURCES, switched_receivers
-from qlint.analysis.flow.model_flow import switchers
-from qlint.analysis.flow.model_values import ATTRIBUTE, HandedSwitch, ModeSwitch, Origin
+from qlint.analysis.flow.inherited_methods import base_class
+from qlint.analysis.flow.method_words import names_a_step
+from qlint.analysis.flow.model_flow import file_flow, switchers
+from qlint.analysis.flow.model_values import ATTRIBUTE, HandedSwitch, ModeSwitch, Origin, anchored
 from qlint.analysis.flow.relevant_bodies import functions_of, segment
 from qlint.analysis.tree_walk import statement_lists
 from qlint.value_classes import replace
@@ -56,6 +58,12 @@ def field_switches(ctx, analyse) -> list[ModeSwitch | HandedSwitch]:
         fields = {name for name in switched if f"self.{name}." in text}
         if handed and any(s in text for s in GRAPH_SOURCES):
             fields |= {name for name in handed if _argument(text, name)}
+        foreign = None
+        if handed and not fields.issuperset(handed) and _imports_a_base(ctx, cls.node):
+            # A field handed on in a class naming no graph source: only one a base of
+            # another module sets is worth reading (most such classes are test cases).
+            foreign = foreign_methods(ctx, cls.node)
+            fields |= {n for n in handed if _argument(text, n) and any(_setters(c, n, assigned) for _, c, _ in foreign)}
         if not fields:
             continue
         if ctx.text.count(cls.node.name) > 1:  # named only where defined: no class derives from it
@@ -64,11 +72,14 @@ def field_switches(ctx, analyse) -> list[ModeSwitch | HandedSwitch]:
             if cls.node.name in derived:
                 continue
         inherited = _inherited(ctx, cls.node, methods)
+        foreign = foreign_methods(ctx, cls.node) if foreign is None else foreign
         texts = [text, *(segment(ctx, base[0][1].node) for base in inherited)]
         for name in sorted(fields):
             if any(f"allow_exported_model_train_eval(self.{name})" in t for t in texts):
                 continue
-            out.extend(_switches_of(ctx, name, members, analyse, assigned, inherited))
+            if any(name in allowed_fields(c) for _, c, _ in foreign):
+                continue
+            out.extend(_switches_of(ctx, name, members, analyse, assigned, inherited, foreign))
     return out
 
 
@@ -92,7 +103,7 @@ def _inherited(ctx, cls: ast.ClassDef, methods: dict[int, list]) -> list:
 
 
 def _switches_of(
-    ctx, name: str, members: list, analyse, assigned: dict, inherited: list = ()
+    ctx, name: str, members: list, analyse, assigned: dict, inherited: list = (), foreign: list = ()
 ) -> list[ModeSwitch | HandedSwitch]:
     attr = f"self.{name}"
     # Methods that switch the field, or hand it to a function that may switch it.
@@ -105,18 +116,32 @@ def _switches_of(
     chain = [*members, *(m for base in inherited for m in base)]
     setters = [(f, cls) for f, cls in chain if attr in segment(ctx, f) and name in _assigned(f, assigned)]
     flows = analyse(setters) if setters else []
-    if not flows or len(flows) != len(setters):
-        return []  # nothing sets it, or a setter the flow does not read
+    if len(flows) != len(setters):
+        return []  # a setter the flow does not read
+    # A base of another module's setters, read in that module's analysis; their graphs
+    # anchored at the base as this class names it (positions there mean nothing here).
+    setters_elsewhere = [(owner, f, c, at) for owner, c, at in foreign for f in _setters(c, name, assigned)]
+    # A setter that names no capture or PT2E step, itself or through its helpers, stores no
+    # graph: the field is no graph, and the setters are not analysed (ExecuTorch's test bases).
+    if not all(names_a_step(owner, f) for owner, f, _, _ in setters_elsewhere):
+        return []
+    elsewhere = [(owner.function(f, c), owner.scope.path, at) for owner, f, c, at in setters_elsewhere]
+    if not flows and not elsewhere:
+        return []  # nothing sets it
+    if any(flow is None for flow, _, _ in elsewhere):
+        return []
     origins: set[Origin] = set()
-    for flow in flows:
+    for flow, path, at in [*((f, None, None) for f in flows), *elsewhere]:
         ends = [env for env, _ in flow.returns]
         values = [env.vars.get(attr) for env in ends]
+        # A deep copy of a graph has the plain module's `eval`/`train` again (`handed_switches`).
         if not ends or any(
-            v is None or not v.is_graph or v in env.patched for v, env in zip(values, ends, strict=True)
+            v is None or not v.is_graph or v in env.patched or v in env.copied
+            for v, env in zip(values, ends, strict=True)
         ):
             return []
         for v in values:
-            origins |= v.origins
+            origins |= v.origins if path is None else {anchored(o, at, path) for o in v.origins}
     out: list[ModeSwitch | HandedSwitch] = []
     for flow in analyse(readers):
         for switch in flow.switches:
@@ -128,6 +153,75 @@ def _switches_of(
             if kinds == {(ATTRIBUTE, attr)}:  # the callee's flags were read at the call
                 out.append(replace(found, origins=frozenset(origins)))
     return out
+
+
+def foreign_methods(ctx, cls: ast.ClassDef) -> list:
+    """(the `ModelFlow` of its module, its class scope, the base expression here) for each
+    class of another project module that `cls` derives from, nearest first, each once: a
+    subclass without its own `__init__` keeps the graph that base's `__init__` stored. Bases
+    are placed as `inherited_methods` places them (a name of the module, an import of a
+    project module); one placed nowhere (a library's) is not read, as in `_inherited`."""
+    if not any(isinstance(b, ast.Name) and b.id in ctx.scope.imports for b in _bases_below(ctx, cls)):
+        return []
+    here = file_flow(ctx)
+    found: list = []
+    seen = {id(cls)}
+    pending = [(here, base, base) for base in cls.bases]
+    while pending:
+        owner, base, at = pending.pop(0)
+        placed = base_class(owner, base)
+        if placed is None or id(placed[1].node) in seen:
+            continue
+        other, scope = placed
+        seen.add(id(scope.node))
+        if other is not here:
+            found.append((other, scope, at))
+        pending.extend((other, b, at) for b in scope.bases)
+    return found
+
+
+def allowed_fields(cls) -> frozenset[str]:
+    """The fields `allow_exported_model_train_eval(self.<name>)` allows somewhere in the class
+    scope `cls` (another module's: its text is not at hand, its tree is), one walk per class
+    (kept on its scope, which every check of the run that reads the module shares)."""
+    found = cls.__dict__.get(_ALLOWED)
+    if found is None or found[0] is not cls.node:
+        names = set()
+        for node in ast.walk(cls.node):
+            if isinstance(node, ast.Call) and node.args and _called(node.func) == "allow_exported_model_train_eval":
+                first = node.args[0]
+                if isinstance(first, ast.Attribute) and getattr(first.value, "id", "") == "self":
+                    names.add(first.attr)
+        found = cls.__dict__[_ALLOWED] = (cls.node, frozenset(names))
+    return found[1]
+
+
+_ALLOWED = "_qlint_allowed_fields"
+
+
+def _called(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
+def _setters(cls, name: str, assigned: dict) -> list:
+    return [f for f in cls.methods.values() if name in _assigned(f, assigned)]
+
+
+def _bases_below(ctx, cls: ast.ClassDef) -> list[ast.expr]:
+    """The bases of `cls` and of the classes of this module it derives from."""
+    out, pending, seen = [], list(cls.bases), {id(cls)}
+    while pending:
+        base = pending.pop(0)
+        out.append(base)
+        known = ctx.scope.classes.get(base.id) if isinstance(base, ast.Name) else None
+        if known is not None and id(known.node) not in seen:
+            seen.add(id(known.node))
+            pending.extend(known.node.bases)
+    return out
+
+
+def _imports_a_base(ctx, cls: ast.ClassDef) -> bool:
+    return any(isinstance(b, ast.Name) and b.id in ctx.scope.imports for b in _bases_below(ctx, cls))
 
 
 def _assigned(func: ast.AST, memo: dict[int, frozenset[str]]) -> frozenset[str]:

@@ -165,6 +165,37 @@ def switches_returned_graph(text: str, path: str, project) -> bool:
     return any(s in text for s in _SWITCHES) and bool(returning_calls(text, path, project))
 
 
+def own_graph_returns(ctx) -> tuple[str, ...]:
+    """Names of this module's functions and methods whose text names a graph source and
+    returns a value, and of those that call one of them and return a value (a strategy's
+    `quantize` returning what `convert_pt2e` made): a body that calls one may get a graph
+    from it without naming a source itself (the model flow decides on the real returns)."""
+    found = ctx.cache.get("ql203.own_graph_returns")
+    if found is not None:
+        return found
+    bodies: dict[str, list[tuple[ast.AST, str]]] = {}
+    if any(s in ctx.text for s in GRAPH_SOURCES):
+        for f, _ in functions_of(ctx.tree, ctx.scope):
+            if isinstance(f, _FUNCS) and "return" in (text := segment(ctx, f)):
+                bodies.setdefault(f.name, []).append((f, text))
+    out = {name for name, found in bodies.items() if any(s in t for _, t in found for s in GRAPH_SOURCES)}
+    grown = bool(out)
+    while grown:
+        grown = False
+        for name, found in bodies.items():
+            if name not in out and any(re.search(rf"(?<!\w){re.escape(o)}\(", t) for _, t in found for o in out):
+                out.add(name)
+                grown = True
+    # The text search above is a superset: a name counts when one of its defs returns a value.
+    kept = {name for name in out if any(_returns_value(f) for f, _ in bodies[name])}
+    found = ctx.cache["ql203.own_graph_returns"] = tuple(sorted(kept))
+    return found
+
+
+def _returns_value(func: ast.AST) -> bool:
+    return any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(func))
+
+
 def returned_graph_bodies(ctx, chosen: set[int]) -> list:
     """(body, class scope) of the functions, beyond `chosen` (ids), that switch a mode and call
     an imported helper that may return an exported graph."""
@@ -188,6 +219,7 @@ def returned_graph_bodies(ctx, chosen: set[int]) -> list:
 __all__ = [
     "GRAPH_SOURCES",
     "GraphReturns",
+    "own_graph_returns",
     "returned_graph_bodies",
     "returning_calls",
     "switched_receivers",

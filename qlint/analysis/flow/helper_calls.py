@@ -276,6 +276,8 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
         return new_value(env, node, "", Origin(CALL, node))
     result = merge_values(results, env, node)
     sem.results.note(result, None)
+    if callee.allowed_returns:  # `allow_exported_model_train_eval(gm); return gm`: allowed here too
+        env.patched |= {result}
     # The graphs the helper's returns hand back, on the branches of the call's arguments
     # (an allowed one is no path to a raise); what it was given keeps the paths it had.
     here = frozenset(sem.walk.guards)

@@ -27,10 +27,10 @@ def inherited_method(owner, cls: ClassScope, name: str):
     """(the `ModelFlow` of the module holding it, the def, its class scope) of the method
     `name` that an instance of `cls` (a top-level class of `owner`'s module) runs, or None
     when it is not found or a base from outside the project may define it."""
-    return mro_lookup(owner, cls, name, _base_class)
+    return mro_lookup(owner, cls, name, base_class)
 
 
-def _base_class(owner, base: ast.expr):
+def base_class(owner, base: ast.expr):
     """(the `ModelFlow` of its module, its class scope) for a base written as a name of
     `owner`'s module: a class of the module, or one it imports from another project module."""
     if not isinstance(base, ast.Name):
@@ -62,4 +62,19 @@ def project_class(owner, module: str, name: str):
     return None
 
 
-__all__ = ["inherited_method", "project_class"]
+def imported_class_methods(owner, roots) -> set[str]:
+    """The method names of the classes `owner`'s module imports from other modules of the
+    project (CapWords names, not from `roots`), each class's own: a body handing a graph to
+    `Runner().warm(gm)` calls one of them."""
+    out: set[str] = set()
+    for local, full in owner.scope.imports.items():
+        if not local[:1].isupper() or full.partition(".")[0] in roots:
+            continue
+        module, _, name = full.rpartition(".")
+        found = project_class(owner, module, name) if module else None
+        if found is not None:
+            out.update(m for m in found[1].methods if not m.startswith("__"))
+    return out
+
+
+__all__ = ["base_class", "imported_class_methods", "inherited_method", "project_class"]

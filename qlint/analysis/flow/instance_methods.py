@@ -52,11 +52,7 @@ def method_summary(sem, attr: str, receiver: Obj) -> tuple[FunctionFlow, int] | 
     owner, method, holder = found
     if method.decorator_list and not mode_neutral(owner, method.decorator_list):
         return None
-    if (
-        owner is not sem.owner
-        and not names_a_step(owner.scope, method)
-        and not sem.owner.classes.followed(cls.scope.path)
-    ):
+    if owner is not sem.owner and not names_a_step(owner, method) and not sem.owner.classes.followed(cls.scope.path):
         return None  # names no step (`method_words`), and is not of the module whose callers are read
     flow = owner.function(method, holder)
     return (flow, 1) if flow is not None else None

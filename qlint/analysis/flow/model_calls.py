@@ -17,6 +17,7 @@ from typing import Protocol
 from qlint.analysis.flow import decorator_registries as registries
 from qlint.analysis.flow import helper_calls
 from qlint.analysis.flow.callbacks import CallbackLinks
+from qlint.analysis.flow.field_instances import field_instances
 from qlint.analysis.flow.graph_holders import GraphHolders
 from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.graph_wrappers import constructed_plain, wrapper_fields
@@ -85,6 +86,8 @@ class CallSemantics:
         self.builds = Builds(self)
         self.capture_index: dict[int, int] = {}
         self.switch_index: dict[int, ModeSwitch] = {}
+        # Per receiver's classes: which class's method returned each origin (`registry_dispatch`).
+        self.dispatched: dict[frozenset, dict] = {}
         self.sessions: dict[Obj, tuple] = {}
         self.graph_holders: set[Obj] = set()  # modules with an exported GraphModule as a submodule
         self.containers = GraphHolders()  # torch containers built here, with the graphs they hold
@@ -161,6 +164,9 @@ class CallSemantics:
         summary = helper_calls.helper(self, func, found)
         if summary is None and receiver is not None and isinstance(func, ast.Attribute):
             summary = method_summary(self, func.attr, receiver)  # `quantizer.prepare(m)`
+            if summary is None and (stored := field_instances(self, receiver)) is not None:
+                receiver = stored  # `self.strategy.quantize(m)`, stored by `self._create_strategy()`
+                summary = method_summary(self, func.attr, receiver)
             if summary is None and len(receiver.origins) > 1:  # `HANDLERS[k](q).prepare(m)`
                 targets = dispatch_targets(self, func.attr, receiver)
                 if targets:

@@ -24,7 +24,8 @@ import os
 import weakref
 
 from qlint.analysis.flow.carried_flows import watch, watched_class
-from qlint.analysis.flow.graph_returns import GRAPH_SOURCES
+from qlint.analysis.flow.graph_returns import GRAPH_SOURCES, own_graph_returns
+from qlint.analysis.flow.inherited_methods import imported_class_methods
 from qlint.analysis.flow.model_apis import is_class_call
 from qlint.analysis.flow.model_attrs import Evaled, Stored, attribute_sources
 from qlint.analysis.flow.model_classes import ClassIndex
@@ -104,6 +105,7 @@ __all__ = [
     "analyse_bodies",
     "caller_facts",
     "compatible",
+    "file_flow",
     "join",
     "may_hand_graph",
     "merge_values",
@@ -151,6 +153,7 @@ class ModelFlow:
         self.carry = None
         self._attributes: dict[int, dict[str, ast.Call | Stored | Evaled]] = {}
         self._fields: dict[tuple[int, bool], tuple[ast.ClassDef, dict]] = {}  # the class kept: its id stays its own
+        self.field_makers: dict[tuple[int, str], list | None] = {}  # `field_instances`, per class and field
         if self.memo.classes is None:
             self.memo.classes = ClassIndex(
                 project, scope.path, getattr(project, "checks", None), follow=self.memo.follow
@@ -303,7 +306,14 @@ def analyse_bodies(ctx, functions) -> list[FunctionFlow]:
 
 
 def _analyse(ctx, functions) -> list[FunctionFlow]:
-    # One analysis per file: a later, wider request reuses the bodies already summarised.
+    flow = file_flow(ctx)
+    flows = [flow.function(f, cls) for f, cls in functions]
+    return [f for f in flows if f is not None]
+
+
+def file_flow(ctx) -> ModelFlow:
+    """The file's one analysis: a later, wider request reuses the bodies already summarised,
+    and another module's bodies are read from it (`ModelFlow.for_module`)."""
     flow = ctx.cache.get("model_flow.analysis")
     if flow is None:
         previous = getattr(ctx.project, "previous_trees", None)
@@ -313,8 +323,7 @@ def _analyse(ctx, functions) -> list[FunctionFlow]:
         if carry is not None:
             watch(ctx.scope, flow.tracker)
             flow.carry = carry
-    flows = [flow.function(f, cls) for f, cls in functions]
-    return [f for f in flows if f is not None]
+    return flow
 
 
 def _may_switch(segment: str) -> bool:
@@ -344,7 +353,10 @@ def _hands(ctx, text: str) -> bool:
     # Called, or handed on as a callback (`run(to_eval, gm)`: `callbacks.CallbackLinks.passed`);
     # a body naming no graph source may still hand a switching function to a helper that calls
     # it with a graph the helper makes (`run(to_eval)`: `callbacks.CallbackCall.made`).
-    ends = ("(", ",", ")") if any(s in text for s in GRAPH_SOURCES) else (",", ")")
+    # A graph may also come back from a function of this module that returns one
+    # (`q = self.strategy.quantize(m)`, then `self.strategy.calibrate(q)`).
+    graphs = any(s in text for s in GRAPH_SOURCES) or any(f"{name}(" in text for name in own_graph_returns(ctx))
+    ends = ("(", ",", ")") if graphs else (",", ")")
     return any(f"{name}{end}" in text for name in switchers(ctx) for end in ends)
 
 
@@ -368,6 +380,8 @@ def switchers(ctx) -> tuple[str, ...]:
             for local, full in ctx.scope.imports.items()
             if full.partition(".")[0] not in _LIBRARY_ROOTS and "." in full and local[:1].islower()
         }
+        # And the methods of classes imported from the project (`Runner().warm(gm)`).
+        names |= imported_class_methods(file_flow(ctx), _LIBRARY_ROOTS)
     # A body's text is whole rows and no word spans a line break: it holds a word exactly
     # when one of its rows does (`mentions`). One search of the module per word, instead of
     # one per word and body (ao's 4,307-line test_quantize_pt2e.py: ~20,000 searches, 4.5 ms).

@@ -91,6 +91,9 @@ class Interpreter:
         if end is not None:
             self.flow.returns.append((end, None))
         param_switches(self.flow)
+        values = [(e, obj) for e, obj in self.flow.returns if obj is not None]
+        guards = self.calls.allow_guards
+        self.flow.allowed_returns = bool(values) and all(obj in e.patched and not guards.get(obj) for e, obj in values)
         return self.flow
 
     # -- statements --------------------------------------------------------------------
@@ -543,10 +546,24 @@ def _is_raises(func: ast.expr) -> bool:
 
 
 def _catches_not_implemented(handler: ast.ExceptHandler) -> bool:
+    if _raises_again(handler):
+        return False  # logs and raises (`raise QuantizationError(...) from e`): the switch still fails
     if handler.type is None:
         return True
     types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
     return any((dotted_parts(t) or [""])[-1] in _CATCHES for t in types)
+
+
+def _raises_again(handler: ast.ExceptHandler) -> bool:
+    """The handler ends in a `raise` that nothing in it can step around (no `return`,
+    `break` or `continue` anywhere in it), of anything but a test's skip."""
+    last = handler.body[-1] if handler.body else None
+    if not isinstance(last, ast.Raise):
+        return False
+    raised = last.exc.func if isinstance(last.exc, ast.Call) else last.exc
+    if raised is not None and "skip" in ".".join(dotted_parts(raised) or ()).lower():
+        return False  # `raise unittest.SkipTest(...)`: a test that expects the refusal skips
+    return not any(isinstance(n, (ast.Return, ast.Break, ast.Continue)) for n in ast.walk(handler))
 
 
 def _refused_switch(s: ast.Try) -> bool:

@@ -208,6 +208,9 @@ class HandedSwitch:
     # The helper called makes the graph itself, in this file, and calls `argument`, the function
     # this call passes it, with that graph (`callbacks.CallbackCall.made`); empty otherwise.
     made: str = ""
+    # The argument is the graph only for some of the classes a receiver may be an instance of
+    # (`registry_dispatch`): the switch runs on the paths where the class that made it runs.
+    maybe: bool = False
 
 
 @value_class
@@ -267,6 +270,9 @@ class FunctionFlow:
     # Position in `returns` -> the graphs that return may be on some paths only, with the
     # conditions on this function's names they are under (`maybe_graphs.GraphPath`).
     return_graphs: dict[int, frozenset] = field(default_factory=dict)
+    # Every value it returns was allowed to switch modes (`allow_exported_model_train_eval`)
+    # under no branch condition: its callers may switch what it returns.
+    allowed_returns: bool = False
     param_sinks: dict[int, set[Sink]] = field(default_factory=dict)  # parameter -> prepare calls it reaches
     # The `prepare_qat_pt2e` calls of those whose graph is converted right away (never trained):
     # a caller's capture that reaches them was only rebuilt for conversion (`prepared_results`).

@@ -1,0 +1,185 @@
+"""QL203 on a graph field a subclass inherits from a base class of another module of the
+project (`graph_fields.foreign_methods`, `inherited_fields`): `class Calibrated(Runner)` with
+`from pkg.base import Runner`, whose `__init__` stores `self.gm = prepare_pt2e(...)`, and
+`self.gm.eval()` in the subclass. The subclass's module names no graph source: the engine's
+import trigger has to find it."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from qlint.diagnostic import Applicability
+from tests.conftest import lint, write_package
+
+BASE = """\
+import copy
+import torch
+from torchao.quantization.pt2e import allow_exported_model_train_eval
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+
+
+def capture(model, x, q):
+    return prepare_pt2e(torch.export.export(model.eval(), (x,)).module(), q)
+
+
+class Runner:
+    def __init__(self, model, x, q):
+        self.gm = capture(model, x, q)
+
+
+class Maybe:
+    def __init__(self, model, x, q, exported):
+        if exported:
+            self.gm = capture(model, x, q)
+        else:
+            self.gm = model
+
+
+class Allowed:
+    def __init__(self, model, x, q):
+        self.gm = capture(model, x, q)
+        allow_exported_model_train_eval(self.gm)
+
+
+class Copied:
+    def __init__(self, model, x, q):
+        self.gm = copy.deepcopy(capture(model, x, q))
+
+
+class Plain(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.gm = model
+"""
+
+MID = """\
+from pkg.base import Runner
+
+
+class Middle(Runner):
+    def run(self, x):
+        return self.gm(x)
+"""
+
+
+def _project(tmp_path, child: str):
+    (tmp_path / ".git").mkdir()
+    write_package(tmp_path, "pkg", base=BASE, mid=MID)
+    path = tmp_path / "pkg" / "child.py"
+    path.write_text(textwrap.dedent(child))
+    return path
+
+
+def _found(path, select=("QL203",)):
+    return lint(path.read_text(), path=str(path), select=select)
+
+
+def test_a_subclass_switching_the_graph_its_base_of_another_module_stores(tmp_path):
+    path = _project(
+        tmp_path,
+        """\
+        from pkg.base import Runner
+
+
+        class Calibrated(Runner):
+            def calibrate(self, batches):
+                self.gm.eval()
+                for x in batches:
+                    self.gm(x)
+        """,
+    )
+    (d,) = _found(path)
+    assert d.range.start.row == 6
+    assert "`self.gm` comes from `prepare_pt2e` (base.py:8, stored by the base class named at line 4)" in d.message
+    assert d.fix.applicability is Applicability.SAFE
+    # Every rule running: the engine's import trigger reads the file (it names no graph source).
+    assert [x.range.start.row for x in _found(path, select=("QL",)) if x.code == "QL203"] == [6]
+
+
+def test_a_base_two_modules_away(tmp_path):
+    path = _project(
+        tmp_path,
+        """\
+        from pkg.mid import Middle
+
+
+        class Calibrated(Middle):
+            def calibrate(self):
+                self.gm.train()
+        """,
+    )
+    assert [d.range.start.row for d in _found(path)] == [6]
+
+
+def test_the_inherited_graph_handed_to_a_helper_that_switches_it(tmp_path):
+    path = _project(
+        tmp_path,
+        """\
+        from pkg.base import Runner
+
+
+        def to_eval(model):
+            model.eval()
+
+
+        class Calibrated(Runner):
+            def calibrate(self):
+                to_eval(self.gm)
+        """,
+    )
+    (d,) = _found(path)
+    assert d.range.start.row == 10
+    assert "runs `.eval()` on it (line 5)" in d.message
+
+
+@pytest.mark.parametrize(
+    "child",
+    [
+        # The base leaves an eager module there on one path.
+        "from pkg.base import Maybe as Base\n",
+        # The base allows the graph's switch itself.
+        "from pkg.base import Allowed as Base\n",
+        # A deep copy has the plain module's `eval` again.
+        "from pkg.base import Copied as Base\n",
+        # The field holds whatever module the caller gave.
+        "from pkg.base import Plain as Base\n",
+        # A library's class: nothing of the project stores the field.
+        "from torch.nn import Module as Base\n",
+    ],
+)
+def test_quiet_bases_of_another_module(tmp_path, child):
+    path = _project(
+        tmp_path,
+        child
+        + textwrap.dedent(
+            """\
+
+
+            class Calibrated(Base):
+                def calibrate(self):
+                    self.gm.eval()
+            """
+        ),
+    )
+    assert _found(path) == []
+    assert [d for d in _found(path, select=("QL",)) if d.code == "QL203"] == []
+
+
+def test_quiet_when_the_subclass_stores_an_eager_module_there(tmp_path):
+    path = _project(
+        tmp_path,
+        """\
+        from pkg.base import Runner
+
+
+        class Calibrated(Runner):
+            def reset(self, model):
+                self.gm = model
+
+            def calibrate(self):
+                self.gm.eval()
+        """,
+    )
+    assert _found(path) == []
