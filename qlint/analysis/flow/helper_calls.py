@@ -314,6 +314,8 @@ def _unpack(sem, node: ast.Call, callee: FunctionFlow, translate, env: Env) -> N
         objs = [translate(v, e) for e, v in values]
         if len(set(objs)) == 1:
             items.append(objs[0])
+            if position in callee.allowed_items:  # `gm, info = quantize(...)`, gm allowed inside
+                env.patched |= {objs[0]}
             continue
         # Named by position, so that two elements merged at one call stay two objects.
         merged = join([Env({f"item{position}": o}, env.modes, env.patched, env.copied) for o in objs], node)

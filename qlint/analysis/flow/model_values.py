@@ -273,6 +273,8 @@ class FunctionFlow:
     # Every value it returns was allowed to switch modes (`allow_exported_model_train_eval`)
     # under no branch condition: its callers may switch what it returns.
     allowed_returns: bool = False
+    # The same for positions of the tuple every return builds (`return gm, info` after allowing gm).
+    allowed_items: frozenset[int] = frozenset()
     param_sinks: dict[int, set[Sink]] = field(default_factory=dict)  # parameter -> prepare calls it reaches
     # The `prepare_qat_pt2e` calls of those whose graph is converted right away (never trained):
     # a caller's capture that reaches them was only rebuilt for conversion (`prepared_results`).
