@@ -104,7 +104,7 @@ def _own_parameter(flows: list[FunctionFlow], cap: Capture, origin) -> ast.AST |
     # came; an item of a container: the helper adds nothing to it anywhere.
     attrs = origin.path is not None and all(step[0] == ATTR for step in origin.path)
     sites = [*holder.calls, *(site for _, site in holder.foreign_calls)]
-    if attrs and not kept_until(holder.node, holder.params[index], origin.path, cap.call, sites):
+    if attrs and not kept_until(holder.node, holder.params[index], origin.path, cap.call, sites, holder.kept):
         return None
     if not attrs and not reads_only(holder.node, index):
         return None
@@ -436,7 +436,8 @@ def _harmless_part(path: tuple | None, func: ast.AST, index: int):
         # The project functions the caller hands the model to, but for the helper judged here.
         sites = [*holder.calls, *(site for _, site in holder.foreign_calls)] if holder is not None else []
         sites = [site for site in sites if site.call is not call]
-        if eval_switched_part(fact, path, argument, holder.node if holder is not None else None, sites):
+        body = holder.node if holder is not None else None
+        if eval_switched_part(fact, path, argument, body, sites, holder.kept if holder is not None else None):
             return True
         return _handed_over(fact, argument, holder) and _harmless_at(fact, path, flows, call, holder, True, param)
 

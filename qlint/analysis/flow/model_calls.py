@@ -23,9 +23,11 @@ from qlint.analysis.flow.graph_wrappers import constructed_plain, wrapper_fields
 from qlint.analysis.flow.handed_switches import handed_fields, handed_switches
 from qlint.analysis.flow.held_contents import held_facts
 from qlint.analysis.flow.instance_methods import method_summary
+from qlint.analysis.flow.kept_calls import kept_argument
 from qlint.analysis.flow.library_engines import wrapped_model
 from qlint.analysis.flow.loop_items import LITERALS, Containers
 from qlint.analysis.flow.maybe_graphs import graph_paths, reaching, returned_paths, tests_type
+from qlint.analysis.flow.mode_keeping import LIBRARY, hands_back_same
 from qlint.analysis.flow.model_apis import Api, argument, classify_call, key, recipe_flow
 from qlint.analysis.flow.model_apis import switch_mode as _switch_mode
 from qlint.analysis.flow.model_builds import Builds
@@ -185,6 +187,9 @@ class CallSemantics:
         if isinstance(func, ast.Attribute) and func.attr == "get" and (makes := builds.callables(func.value)):
             return builds.factory(node, makes, env)  # `MODELS.get(name)`
         found = self.callee(func)
+        kept = self._kept(node, func, receiver, found, args, kwargs, env)
+        if kept is not None:
+            return kept  # `torch.compile(model)`: the model, in the mode it was in
         unread = receiver is None and found is not None and self.unread_result(node, args, kwargs)
         if unread and self.site_only(found, node):
             return new_value(env, node, "", Origin(CALL, node))
@@ -255,6 +260,23 @@ class CallSemantics:
                     self.containers.wrapped(made, wrapper_fields(self.owner, built.cls), passed)
             return made
         return self._unread_result(node, first, env)
+
+    def _kept(self, node: ast.Call, func, receiver, found, args, kwargs, env: Env) -> Obj | None:
+        """Record a call that hands back the module it is given in its mode (`kept_calls`);
+        for a library's or an alias's, the object it was given is its value."""
+        name = None if receiver is not None and _root_is_value(func, env) else self.walk.qualname(func)
+        kept = kept_argument(self, node, name, found)
+        if kept is None:
+            return None
+        self.flow.kept[id(node)] = kept
+        keeper = LIBRARY.get(name) if name is not None else None
+        if found is not None or not (keeper or (isinstance(func, ast.Name) and func.id in self.resolver.local)):
+            return None  # a helper's summary, or a construction, is read as any other
+        if keeper is not None and not hands_back_same(keeper, node):
+            return None  # a copy in the same mode: switching it later leaves the original
+        if any(a is kept for a in node.args):
+            return args[next(i for i, a in enumerate(node.args) if a is kept)]
+        return next((kwargs[kw.arg] for kw in node.keywords if kw.value is kept), None)
 
     def _unread_result(self, node: ast.Call, first: Obj | None, env: Env) -> Obj:
         """The value of a call the walk does not read, given `first` as its first argument."""
@@ -554,7 +576,9 @@ class CallSemantics:
         written = {i: expr for i, (_, expr) in actual.items()}
         held = self._held(given, passed, env) if _reads_parts(callee) else None
         origins = {i: obj.origins for i, obj in given.items()}
-        site = CallSite(callee.node, node, passed, written, held=held, origins=origins, selection=selection)
+        site = CallSite(
+            callee.node, node, passed, written, held=held, origins=origins, selection=selection, kept=callee.kept
+        )
         if not foreign:
             self.flow.calls.append(site)
         else:
