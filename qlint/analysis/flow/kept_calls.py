@@ -41,18 +41,19 @@ def kept_argument(sem, node: ast.Call, name: str | None, found) -> ast.expr | No
         return None
     if found is not None:
         _, callee, _, offset = found
-        if offset:
+        if offset or not (callee is walked or _stored_back(sem, node)):
             return None
         first = _first_param(callee)
         if first is None:
             return None
         if callee is walked:
             return argument(node, 0, first)  # kept if the rest of this body is
-        if _stored_back(sem, node) and keeps(sem, found):
-            return argument(node, 0, first)
-        return None
+        return argument(node, 0, first) if keeps(sem, found) else None
     func = node.func
     if isinstance(func, ast.Name) and func.id in sem.resolver.local:
+        # Most local names called hold a model (`model(x)`): the body's bindings say so at once.
+        if not all(isinstance(v, ast.Name | ast.Attribute) for v in sem.resolver.local[func.id]):
+            return None
         values = bindings(walked, func.id)
         if values and all(_keeping_callable(sem, v) for v in values):
             return argument(node, 0, "")  # only positionally: the callables may name it apart
@@ -63,13 +64,12 @@ def kept_argument(sem, node: ast.Call, name: str | None, found) -> ast.expr | No
 def _in_children_loop(sem) -> bool:
     """The call lies in a loop over `<module>.named_children()`, where a copy of the child
     may be stored back in its place (the only place `switched_parts` reads one)."""
-    return any(
-        isinstance(s, ast.For)
-        and isinstance(s.iter, ast.Call)
-        and isinstance(s.iter.func, ast.Attribute)
-        and s.iter.func.attr == "named_children"
-        for s in sem.walk.stmt_stack
-    )
+    for stmt in sem.walk.stmt_stack:
+        if type(stmt) is ast.For:
+            it = stmt.iter
+            if type(it) is ast.Call and type(it.func) is ast.Attribute and it.func.attr == "named_children":
+                return True
+    return False
 
 
 def _first_param(func: ast.AST) -> str | None:

@@ -264,7 +264,10 @@ class CallSemantics:
     def _kept(self, node: ast.Call, func, receiver, found, args, kwargs, env: Env) -> Obj | None:
         """Record a call that hands back the module it is given in its mode (`kept_calls`);
         for a library's or an alias's, the object it was given is its value."""
-        name = None if receiver is not None and _root_is_value(func, env) else self.walk.qualname(func)
+        # A project helper is judged by its def; only other callees need the name (resolved
+        # here as below, where the walk asks for it again).
+        skip = found is not None or (receiver is not None and _root_is_value(func, env))
+        name = None if skip else self.walk.qualname(func)
         kept = kept_argument(self, node, name, found)
         if kept is None:
             return None
