@@ -172,6 +172,15 @@ def test_a_part_stored_back_kept_is_vouched_for(caller):
         ("", "m.model = torch.compile(m.head)"),
         # One that returns something else than it was given.
         ("def fresh(module):\n    return torch.compile(Body())\n", "m.model = fresh(m.model)"),
+        # One that hands the module to a library qlint does not know, or to a helper that switches it.
+        ("def tuned(module):\n    fastpath.tune(module)\n    return module\n", "m.model = tuned(m.model)"),
+        (
+            "def unfreeze(module):\n    module.train()\n\n\n"
+            "def thawed(module):\n    unfreeze(module)\n    return module\n",
+            "m.model = thawed(m.model)",
+        ),
+        # One that gives it a new part.
+        ("def grown(module):\n    module.bn = nn.BatchNorm1d(4)\n    return module\n", "m.model = grown(m.model)"),
     ],
 )
 def test_look_alikes_that_may_change_the_part_keep_the_finding(extra, call):

@@ -104,7 +104,7 @@ def changes_parts(func: ast.AST, name: str, kept: dict | None) -> bool:
     another mode, switch it, or hand a part of it to a call that may (`kept`: its calls that
     hand back what they are given in its mode)."""
     nodes = list(ast.walk(func))
-    return _changes_part(nodes, _aliases(nodes, name, ()), (), (), True, kept, func)
+    return _changes_part(nodes, _aliases(nodes, name, ()), (), (), True, kept, func, whole=True)
 
 
 def kept_until(
@@ -258,12 +258,14 @@ def _changes_part(
     whole_switch: bool,
     kept: dict | None = None,
     func: ast.AST | None = None,
+    whole: bool = False,
 ) -> bool:
     """Some node gives the part at `path` (or a module on the way to it or inside it) a new
     module, switches it back, or hands it to a call. `whole_switch`: `model.train()` itself
     counts (the helper's own switch; on the caller's side the model's mode says it). A store
     of a kept form of the very module it replaces (`kept_stores`, from `kept` in `func`) and a
-    part handed to a call that hands it back in its mode do not count."""
+    part handed to a call that hands it back in its mode do not count. `whole`: the model
+    itself handed to a call counts too (for a function said to hand it back unchanged)."""
     fine = kept_stores(func, nodes, held, kept, _chain)
     for node in nodes:
         if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -279,13 +281,15 @@ def _changes_part(
             isinstance(node, ast.Call)
             and id(node) not in fine
             and not any(node is s for s in skip)
-            and _call_changes(node, held, path, whole_switch, kept.get(id(node)) if kept else None)
+            and _call_changes(node, held, path, whole_switch, kept.get(id(node)) if kept else None, whole)
         ):
             return True
     return False
 
 
-def _call_changes(node: ast.Call, held: dict, path: tuple, whole_switch: bool, given: ast.expr | None) -> bool:
+def _call_changes(
+    node: ast.Call, held: dict, path: tuple, whole_switch: bool, given: ast.expr | None, whole: bool = False
+) -> bool:
     """`given`: the argument the call hands back in its mode, if it does (`kept_calls`)."""
     func = node.func
     if isinstance(func, ast.Name) and func.id in _SETTERS:
@@ -307,7 +311,7 @@ def _call_changes(node: ast.Call, held: dict, path: tuple, whole_switch: bool, g
         if arg is given:
             continue
         found = _chain(arg.value if isinstance(arg, ast.Starred) else arg, held)
-        if found is not False and found != () and _overlaps(found, path):
+        if found is not False and (found != () or whole) and _overlaps(found, path):
             return True
     return False
 
