@@ -245,3 +245,13 @@ def test_neural_compressor_hands_back_the_model_itself_unless_asked_for_a_copy()
     # `inplace=False` deep-copies it: switching the copy leaves the model in eval mode.
     copied = [INC, "m = Net().eval()", "q8 = convert(m, FP8Config(), inplace=False)", "q8.train()"]
     assert ql201("", [*copied, "quantize_body(m, x, q)"]) == []
+
+
+def test_a_recursive_helper_is_judged_whole_not_by_the_parts_it_leaves_here():
+    # Each call gives the module it is handed a new train-mode part: the one under `m.model` too,
+    # though this body's own store (`module.extra`) is off the captured path.
+    deep = (
+        "\n\ndef deep(module):\n    for key, child in module.named_children():\n        deep(child)\n"
+        "    module.extra = Body()\n"
+    )
+    assert ql201(deep, ["m = Net().eval()", "deep(m)", "quantize_body(m, x, q)"]) == [CAPTURE]

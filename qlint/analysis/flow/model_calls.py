@@ -272,6 +272,8 @@ class CallSemantics:
         if kept is None:
             return None
         self.flow.kept[id(node)] = kept
+        if found is not None and found[1] is self.walk.func:
+            self.flow.itself.add(id(node))
         keeper = LIBRARY.get(name) if name is not None else None
         if found is not None or not (keeper or (isinstance(func, ast.Name) and func.id in self.resolver.local)):
             return None  # a helper's summary, or a construction, is read as any other
@@ -580,7 +582,15 @@ class CallSemantics:
         held = self._held(given, passed, env) if _reads_parts(callee) else None
         origins = {i: obj.origins for i, obj in given.items()}
         site = CallSite(
-            callee.node, node, passed, written, held=held, origins=origins, selection=selection, kept=callee.kept
+            callee.node,
+            node,
+            passed,
+            written,
+            held=held,
+            origins=origins,
+            selection=selection,
+            kept=callee.kept,
+            itself=frozenset(callee.itself),
         )
         if not foreign:
             self.flow.calls.append(site)

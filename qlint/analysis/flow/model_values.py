@@ -235,6 +235,7 @@ class CallSite:
     selection: object = None
     # The callee's `FunctionFlow.kept`, when it was analysed: what its body stores back kept.
     kept: dict[int, ast.expr] | None = None
+    itself: frozenset[int] = frozenset()
 
     @property
     def ref(self) -> ast.expr:
@@ -302,6 +303,9 @@ class FunctionFlow:
     # Call id -> the argument the call hands back in the mode it was in (`kept_calls`): what
     # `switched_parts` lets the body store back over the part it was given.
     kept: dict[int, ast.expr] = field(default_factory=dict)
+    # The ids among them of calls of the body itself: kept only when the whole body is judged
+    # (by induction), not for what a part of it does to one part.
+    itself: set[int] = field(default_factory=set)
     # Whether it returns its first parameter as it came, switching none of its parts
     # (`kept_calls.keeps`), once asked.
     keeps: bool | None = None

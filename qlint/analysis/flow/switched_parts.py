@@ -93,10 +93,21 @@ def _helper_changes(site, held: dict[str, tuple | None], path: tuple) -> bool:
             continue  # a part off the way (`setup(model.config)`)
         if rest is None or not rest:
             return True  # some part, or the captured part itself: it may be changed in full
+        if not changes_parts(callee, params[index], site.kept):
+            continue  # it leaves every part of what it is handed as it came
         nodes = list(ast.walk(callee))
-        if _changes_part(nodes, _aliases(nodes, params[index], rest), rest, (), True, site.kept, callee):
+        kept = partial(site.kept, site.itself)
+        if _changes_part(nodes, _aliases(nodes, params[index], rest), rest, (), True, kept, callee):
             return True
     return False
+
+
+def partial(kept: dict | None, itself) -> dict | None:
+    """`kept` less a body's calls of itself, for judging what it does to one part: applied to
+    another part, the body's changes to the rest of that one may reach this."""
+    if not kept or not itself:
+        return kept
+    return {k: v for k, v in kept.items() if k not in itself}
 
 
 def changes_parts(func: ast.AST, name: str, kept: dict | None) -> bool:
