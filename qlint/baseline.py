@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from qlint.diagnostic import Diagnostic
+from qlint.source import read_source
 
 VERSION = 1
 
@@ -69,7 +70,7 @@ class Located:
 
 
 def keys_of(found: Sequence[Located], read=None) -> list[Key]:
-    read = read or _read_text
+    read = read or read_source
     texts: dict[str, str | None] = {}
     out = []
     for item in found:
@@ -78,16 +79,6 @@ def keys_of(found: Sequence[Located], read=None) -> list[Key]:
             texts[path] = read(path)
         out.append(Key(item.repository, item.path, item.diagnostic.code, finding_source(item.diagnostic, texts[path])))
     return out
-
-
-def _read_text(path: str) -> str | None:
-    from qlint.source import DecodeError, decode_source
-
-    try:
-        with open(path, "rb") as fh:
-            return decode_source(fh.read())
-    except (OSError, DecodeError):
-        return None
 
 
 def write(path: str | os.PathLike, found: Sequence[Located]) -> int:

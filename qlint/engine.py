@@ -302,8 +302,7 @@ def checked_once(path: str) -> None:
     the analyses keep for a re-check of the same file goes before the next file's check
     allocates on top of it (a worker's memory is its highest point over the run)."""
     HANDOVER.checked(os.path.abspath(path))
-    if ProjectIndex._default is not None:
-        ProjectIndex._default.checked_once(path)
+    ProjectIndex.shared_checked_once(path)
     callers = sys.modules.get("qlint.analysis.flow.project_callers")
     if callers is not None:  # imported by the rules that ask about callers only
         callers.checked_once(path)

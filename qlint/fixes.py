@@ -79,7 +79,7 @@ def fix_text(text: str, path: str, settings: Settings, unsafe: bool, project: Pr
     project = project or ProjectIndex.for_path(path)
     in_overlay = os.path.abspath(path) in project.overlay
     if in_overlay:
-        project = _private_copy(project)  # the rounds below move the file's overlay along
+        project = project.private_copy()  # the rounds below move the file's overlay along
     current, applied = text, 0
     result = initial = check_source(current, path, settings, project)
     for _ in range(MAX_ROUNDS):
@@ -96,14 +96,6 @@ def fix_text(text: str, path: str, settings: Settings, unsafe: bool, project: Pr
             project.set_overlay(path, current)
         result = check_source(current, path, settings, project)
     return FixOutcome(path, text, current, applied, result, None, initial)
-
-
-def _private_copy(project: ProjectIndex) -> ProjectIndex:
-    """The caller's index with its own overlay dict; parsed scopes are shared read-only
-    (they are keyed by the text they came from, so a copy of the dict is enough)."""
-    copy = ProjectIndex(project.overlay)
-    copy._scopes = dict(project._scopes)
-    return copy
 
 
 def fix_file(path: str, settings: Settings, unsafe: bool, write: bool) -> FixOutcome:

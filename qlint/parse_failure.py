@@ -126,8 +126,8 @@ def _probe(msg: str, line: str, text: str, lines: LineIndex, row: int) -> tuple[
             if "=" in m.group("params"):
                 return (3, 13), f"generic {what} with type parameter defaults, PEP 696"
             return (3, 12), f"generic {what} with type parameters, PEP 695"
-    if msg.startswith("f-string") and _pep701_fstring(lines, row):
-        return (3, 12), "f-string with a nested quote, backslash or comment, PEP 701"
+    if msg.startswith(("f-string", "unterminated string literal")) and _pep701_fstring(lines, row):
+        return (3, 12), "f-string with a nested quote, backslash, comment or line break in a replacement field, PEP 701"
     if _EXCEPT_UNPARENTHESIZED.match(line) and "parenthesized" in msg:
         return (3, 14), "`except` with several exception types without parentheses, PEP 758"
     if _TEMPLATE_STRING.search(line):
@@ -138,18 +138,22 @@ def _probe(msg: str, line: str, text: str, lines: LineIndex, row: int) -> tuple[
 
 
 def _pep701_fstring(lines: LineIndex, row: int) -> bool:
-    """An f-string on the failing line (or the few before it, for triple quotes) that is
-    complete under 3.12's grammar and whose replacement field holds its own quote, a
-    backslash or a `#`: legal since 3.12 only. An f-string broken under any grammar is not."""
+    """An f-string starting on the failing line (or the few before it, for triple quotes)
+    that is complete under 3.12's grammar and whose replacement field holds its own quote, a
+    backslash, a `#` or, in a one-quote string, a line break: legal since 3.12 only (3.11
+    calls the last an unterminated string). An f-string broken under any grammar is not."""
     start = max(row - 5, 1)
-    chunk = "\n".join(lines.line(r) for r in range(start, row + 1))
-    for m in _FSTRING_START.finditer(chunk):
+    head = "\n".join(lines.line(r) for r in range(start, row + 1))
+    # A replacement field may run on over the lines after the failing one.
+    chunk = "\n".join([head, *(lines.line(r) for r in range(row + 1, row + _FIELD_LINES))])
+    for m in _FSTRING_START.finditer(chunk, 0, len(head)):
         end, newer = _scan_fstring(chunk, m.end(), m.group(1))
         if end is not None and newer:
             return True
     return False
 
 
+_FIELD_LINES = 40
 _FSTRING_START = re.compile(r"(?<![\w'\"])(?:[fF][rR]?|[rR][fF])('\'\'|\"\"\"|'|\")")
 _STRING_START = re.compile(r"(?:[fFrRbBuU]{0,2})('\'\'|\"\"\"|'|\")")
 
@@ -184,7 +188,7 @@ def _scan_fstring(text: str, i: int, quote: str) -> tuple[int | None, bool]:
             if nl == -1:
                 return None, newer
             i = nl
-        elif c == "\\":
+        elif c == "\\" or (c == "\n" and len(quote) == 1):
             newer = True
         else:
             m = _STRING_START.match(text, i)

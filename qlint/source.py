@@ -11,11 +11,12 @@ line while `ast` numbers it line by line.
 
 from __future__ import annotations
 
+import ast
 import codecs
 import re
 from bisect import bisect_right
 
-from qlint.diagnostic import Position
+from qlint.diagnostic import Position, Range
 from qlint.value_classes import value_class
 
 NEWLINE = re.compile(r"\r\n?|\n")
@@ -68,6 +69,15 @@ def decode_source(data: bytes) -> str:
     return text
 
 
+def read_source(path: str) -> str | None:
+    """A file's text, decoded as the interpreter would (None: unreadable or undecodable)."""
+    try:
+        with open(path, "rb") as fh:
+            return decode_source(fh.read())
+    except (OSError, DecodeError):
+        return None
+
+
 def _first_two_lines(data: bytes) -> bytes:
     end = 0
     for _ in range(2):
@@ -108,6 +118,15 @@ class LineIndex:
         if line.isascii():
             return byte_col
         return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
+
+    def range_of(self, node: ast.AST) -> Range:
+        """The range of an `ast` node, its columns in code points."""
+        return Range.of(
+            node.lineno,
+            self.char_col(node.lineno, node.col_offset),
+            node.end_lineno,
+            self.char_col(node.end_lineno, node.end_col_offset),
+        )
 
     def offset(self, pos: Position) -> int:
         row = min(max(pos.row, 1), len(self.starts))

@@ -274,3 +274,32 @@ def test_answers_shared_across_checks_in_either_file_order(tmp_path, monkeypatch
     for order in (files, files[::-1]):
         ProjectIndex._default = None
         assert _in_process(root, order, fresh=False) == alone
+
+
+# A model built of parts on one line: each part starts in train mode, and the message says
+# "built at line 7" once, with one of the parts as its related location.
+_PARTS_ON_ONE_LINE = """\
+from torch import nn
+from torch.export import export
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+
+
+def capture(x, quantizer):
+    model = nn.Sequential(nn.Conv2d(3, 3, 1), nn.BatchNorm2d(3))
+    ep = export(model, (x,)).module()
+    return prepare_pt2e(ep, quantizer)
+"""
+
+
+def test_of_reasons_that_say_the_same_the_related_location_is_the_leftmost_whatever_the_hash_seed(tmp_path):
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "parts.py").write_text(_PARTS_ON_ONE_LINE)
+    # Seeds 0 and 1 kept different parts before the reasons were ordered by position too.
+    runs = [_cli(tmp_path, "--no-cache", seed=seed) for seed in ("0", "1", "2", "3")]
+    assert all(run == runs[0] for run in runs)
+    (finding,) = runs[0]
+    assert finding["code"] == "QL201" and "built at line 7" in finding["message"]
+    built = [r for r in finding["related"] if r["message"].startswith("built at line 7")]
+    assert [(r["location"], r["end_location"]) for r in built] == [
+        ({"row": 7, "column": 27}, {"row": 7, "column": 45})  # `nn.Conv2d(3, 3, 1)`
+    ]

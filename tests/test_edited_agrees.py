@@ -90,17 +90,57 @@ def quantize(ep, quantizer, data):
     calibrate(prepared, data)
     return convert_pt2e(prepared)
 """
+# A test class's helper method and a helper written inside a function: the shape of ao's
+# test_quantize_pt2e.py, whose methods benchmarks/bench_trees.py edits.
+METHODS = """\
+import torch
+from torch import nn
+from torch.export import export
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(3)
+
+    def forward(self, x):
+        return self.bn(x)
+
+
+class TestCapture:
+    def _ready(self, model):
+        model.eval()
+        return model
+
+    def test_capture(self, x, quantizer):
+        model = Net()
+        self._ready(model)
+        ep = export(model, (x,)).module()
+        return prepare_pt2e(ep, quantizer)
+
+
+def capture_with_nested_helper(x, quantizer):
+    def ready(model):
+        model.eval()
+
+    model = Net()
+    ready(model)
+    ep = export(model, (x,)).module()
+    return prepare_pt2e(ep, quantizer)
+"""
 _SOURCE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.fixture
 def repo(tmp_path) -> Path:
     (tmp_path / ".git").mkdir()  # the project's top: the config search and module names stop here
-    old_package(tmp_path, flows=FLOWS, helpers=HELPERS, ops=OPS, match=MATCH, calib=CALIB, readied=READIED, bases=BASES)
+    modules = {"flows": FLOWS, "helpers": HELPERS, "ops": OPS, "match": MATCH, "calib": CALIB, "methods": METHODS}
+    old_package(tmp_path, **modules, readied=READIED, bases=BASES)
     # A whole-tree run fills the cache, then an editor's check of each module's buffer as it is
     # on disk keeps the answers a buffer's check takes (`kept_answers`).
     _qlint(tmp_path, "--cache-dir", "cache", "pkg")
-    for module in ("flows", "match", "calib"):
+    for module in ("flows", "match", "calib", "methods"):
         _buffer(tmp_path, module, (tmp_path / "pkg" / f"{module}.py").read_text(), cached=True)
     return tmp_path
 
@@ -157,6 +197,22 @@ def _rows(found: list[tuple]) -> list[tuple[int, str]]:
             [],
             [(28, "QL201")],
         ),
+        # A test class's helper method no longer sets eval mode: the test method's capture.
+        (
+            "methods",
+            "    def _ready(self, model):\n        model.eval()",
+            "    def _ready(self, model):\n        model.train()",
+            [],
+            [(24, "QL201")],
+        ),
+        # The same of a helper written inside the function that calls it.
+        (
+            "methods",
+            "    def ready(model):\n        model.eval()",
+            "    def ready(model):\n        model.train()",
+            [],
+            [(34, "QL201")],
+        ),
     ],
 )
 def test_an_edited_buffer_gets_what_a_run_without_the_cache_gets(repo, module, old, new, before, after):
@@ -201,3 +257,23 @@ def test_an_edit_of_another_module_reaches_the_cached_check(repo, edited, old, n
         write(text)
         assert _rows(_file(repo, checked, cached=True)) == _rows(_file(repo, checked, cached=False)) == before
         assert _rows(_buffer(repo, checked, checked_text, cached=True)) == before
+
+
+def test_a_keystroke_keeps_the_findings_of_the_file_on_disk(repo):
+    """bench_trees.py's edited one-file check: a whole-tree run filled the cache, then each
+    buffer types one statement into another function body of a module with findings (a fresh
+    local: nothing reads it). Warm or cold, the findings stay those of the file on disk."""
+    sys.path.insert(0, os.path.join(_SOURCE, "benchmarks"))
+    from keystroke_edits import keystroke_edits
+
+    path = repo / "pkg" / "methods.py"
+    text = METHODS.replace("        model.eval()\n        return model", "        model.train()\n        return model")
+    old_file(path, text)
+    _qlint(repo, "--cache-dir", "cache", "pkg")
+    on_disk = _file(repo, "methods", cached=False)
+    assert _rows(on_disk) == [(24, "QL201")]
+    buffers = keystroke_edits(text, 4)
+    assert len({*buffers, text}) == 5
+    for buffer in buffers:
+        warm = _buffer(repo, "methods", buffer, cached=True)
+        assert warm == _buffer(repo, "methods", buffer, cached=False) == on_disk

@@ -147,3 +147,7 @@ def test_call_semantics_does_not_know_the_interpreter():
     # What calls that build models do is asked of its own object, which knows neither side.
     above = ("qlint.analysis.flow.model_calls", "qlint.analysis.flow.model_interp", "qlint.analysis.flow.model_flow")
     assert not any(t.startswith(above) for t in graph["qlint.analysis.flow.model_builds"])
+    # So are what library calls and helper calls do, which the call semantics hands on.
+    for part in ("qlint.analysis.flow.library_calls", "qlint.analysis.flow.helper_calls"):
+        assert part in graph["qlint.analysis.flow.model_calls"]
+        assert not any(t.startswith(above) for t in graph[part])

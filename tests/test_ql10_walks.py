@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from qlint.analysis.tree_walk import _TOKENS, SCOPES, own_nodes
+from qlint.analysis.tree_walk import _TOKENS, SCOPES, own_nodes, own_statements
 from tests.conftest import codes, lint
 
 NESTED = '''
@@ -76,6 +76,24 @@ def test_own_nodes_is_the_pre_order_walk_of_a_body_without_nested_scopes(scopes,
         owners = [tree] + [n for n in ast.walk(tree) if isinstance(n, SCOPES)]
         for owner in owners:
             assert own_nodes(owner, scopes=scopes, lambdas=lambdas) == _reference(owner, scopes, lambdas)
+
+
+def test_own_statements_are_the_statements_of_own_nodes():
+    for tree in _trees():
+        for owner in [tree] + [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))]:
+            walked = own_statements(owner.body)
+            assert sorted(map(id, walked)) == sorted(id(n) for n in own_nodes(owner) if isinstance(n, ast.stmt))
+
+
+def test_own_statements_go_into_blocks_not_into_nested_scopes():
+    body = ast.parse(NESTED).body[0].body
+    walked = [type(s).__name__ for s in own_statements(body)]
+    assert walked == [
+        *("Expr", "Assign", "ClassDef", "FunctionDef", "AsyncFunctionDef"),
+        *("For", "If", "Expr", "Match", "Pass", "TryStar", "Pass", "Delete", "Return"),
+    ]
+    tried = ast.parse("try:\n    a\nexcept E:\n    b\nelse:\n    c\nfinally:\n    d\n").body
+    assert [ast.unparse(s) for s in list(own_statements(tried))[1:]] == ["a", "c", "d", "b"]
 
 
 def test_own_nodes_of_a_function_holds_its_body_only():

@@ -187,7 +187,6 @@ def test_convert_of_a_parameter_without_callers_is_unknown_provenance():
     [
         # QAT: the training loop runs the model.
         "def f(m, q, data):\n    p = prepare_qat_pt2e(m, q)\n    train(p, data)\n    return convert_pt2e(p)\n",
-        "def f(m, q):\n    p = prepare_qat_pt2e(m, q)\n    return convert_pt2e(p)\n",
         "def f(m):\n    q = XNNPACKQuantizer()\n    q.set_global(get_symmetric_quantization_config(is_qat=True))\n"
         "    return convert_pt2e(prepare_pt2e(m, q))\n",
         "def f(m, is_qat):\n    cfg = get_config(is_qat=is_qat)\n    q = Quantizer().set_global(cfg)\n"

@@ -93,6 +93,10 @@ NEWER = [
     ("def f[T = int]():\n    pass\n", (3, 13), "type parameter defaults"),
     ('names = {}\nx = f"{names["k"]}"\n', (3, 12), "f-string"),
     ("x = f\"{'\\n'.join([])}\"\n", (3, 12), "f-string"),
+    # A one-quote f-string whose replacement field runs over several lines: 3.11 calls it an
+    # unterminated string literal at its first line.
+    ('d = 1\nx = f"total: {\n    d\n}"\n', (3, 12), "line break in a replacement field"),
+    ('d = {}\nx = f"keys: {\n    ", ".join(\n        f\'{k}\' for k in d\n    )\n}"\n', (3, 12), "f-string"),
     ("try:\n    pass\nexcept ValueError, TypeError:\n    pass\n", (3, 14), "PEP 758"),
     ("x = t'hello {name}'\n", (3, 14), "template string"),
 ]
@@ -128,6 +132,8 @@ def test_newer_syntax_diagnostic_says_which_python_to_run():
     [
         "x = (\n",  # unclosed bracket
         'x = f"{"\n',  # a broken f-string, not a newer one
+        'x = f"{a\nb = 2\n',  # a field never closed under any grammar
+        'x = "abc\ny = f"{\n1}"\n',  # an ordinary unterminated string before a newer f-string
         "typ X = int\n",
         "def f[(): pass\n",
         "try:\n    pass\nexcept (A, B) C:\n    pass\n",

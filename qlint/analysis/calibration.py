@@ -67,6 +67,7 @@ class Summary:
     returns: set[Token] = field(default_factory=set)  # fresh prepared, converted, and parameter tokens
     findings: list[Uncalibrated] = field(default_factory=list)
     executed: set[Token] = field(default_factory=set)  # tokens called on data anywhere in the body
+    used: set[Token] = field(default_factory=set)  # converted models some path runs, hands on or stores
     test: bool = False
 
 

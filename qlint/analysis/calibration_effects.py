@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from qlint.analysis.names.resolver import dotted_parts
 from qlint.analysis.node_memo import kept_on_node
-from qlint.analysis.tree_walk import walk
+from qlint.analysis.tree_walk import statement_lists, walk
 
 # Methods that return the module itself and run nothing.
 SELF_RETURNING = frozenset(
@@ -171,9 +171,5 @@ def own_statements(func: ast.AST):
         yield node
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        for name in ("body", "orelse", "finalbody"):
-            stack.extend(getattr(node, name, None) or [])
-        for handler in getattr(node, "handlers", ()):
-            stack.extend(handler.body)
-        for case in getattr(node, "cases", ()):
-            stack.extend(case.body)
+        for block in statement_lists(node):
+            stack.extend(block)

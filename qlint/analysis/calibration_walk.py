@@ -53,6 +53,9 @@ class Walker:
         self.ever_ran: set[Token] = set()
         self.loops: list[list[Env]] = []
         self.seen: set[tuple[int, Token]] = set()
+        # `prepare_qat_pt2e` results made in this body: the training loop that runs them would
+        # be here too, so one that no path runs before `convert_pt2e` was never trained.
+        self.own_qat: set[Token] = set()
 
     def run(self) -> Summary:
         env = Env()
@@ -63,6 +66,7 @@ class Walker:
         out = self.out
         out.runs = {t.index for t in self.ever_ran if t.kind == PARAM and t.node is self.func}
         out.executes = {t.index for t in out.executed if t.kind == PARAM and t.node is self.func}
+        out.used = {t for t in self.ever_ran if t.kind == CONVERTED}
         return out
 
     # -- effects ---------------------------------------------------------------------
@@ -78,7 +82,7 @@ class Walker:
             if t in env.ran or (id(site), t) in self.seen:
                 continue
             self.seen.add((id(site), t))
-            if t.kind == PREPARED:
+            if t.kind == PREPARED or t in self.own_qat:
                 self.out.findings.append(Uncalibrated(site, t, convert, path, results, helper, inside))
             elif t.kind == PARAM and t.node is self.func:
                 self.out.converts.setdefault(t.index, site)
@@ -362,7 +366,11 @@ class Walker:
         values = self.args(node, env, escape=True)  # capture, sessions: treat as a use
         if api.kind == "capture" and first is not None:
             return self.derived(values.get(first, frozenset()), True)  # `export(converted)`
-        return frozenset({Token(QAT, node, self.scope.path)}) if api.kind == "prepare_qat" else frozenset()
+        if api.kind != "prepare_qat":
+            return frozenset()
+        token = Token(QAT, node, self.scope.path)
+        self.own_qat.add(token)
+        return frozenset({token})
 
     @staticmethod
     def derived(tokens: frozenset[Token], lowering: bool) -> frozenset[Token]:

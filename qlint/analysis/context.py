@@ -72,12 +72,7 @@ class FileContext:
         return self.cache[key]
 
     def range_of(self, node: ast.AST) -> Range:
-        return Range.of(
-            node.lineno,
-            self.lines.char_col(node.lineno, node.col_offset),
-            node.end_lineno,
-            self.lines.char_col(node.end_lineno, node.end_col_offset),
-        )
+        return self.lines.range_of(node)
 
     def source_of(self, node: ast.AST) -> str:
         r = self.range_of(node)

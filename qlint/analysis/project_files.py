@@ -344,7 +344,7 @@ def _held_still(project) -> dict | None:
     language server, `qlint fix`, an unsaved buffer)."""
     cls = type(project)
     if getattr(cls, "fixed_content", False) and getattr(cls, "fixed_layout", False) and not project.overlay:
-        return cls._run_keys
+        return cls.run_keys
     return None
 
 

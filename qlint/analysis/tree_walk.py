@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 from bisect import bisect_left
+from collections.abc import Iterator
 
 # Load/Store/Del and operator tokens: shared singletons without children, which no rule asks for.
 _TOKENS = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
@@ -128,7 +129,7 @@ def own_nodes(
     pop, push = stack.pop, stack.extend
     while stack:
         node = pop()
-        if rows is not None and not _spans(node, rows):
+        if rows is not None and not spans_rows(node, rows):
             continue
         cls = type(node)
         if cls in _LEAVES:
@@ -152,9 +153,50 @@ def own_nodes(
     return out
 
 
-def _spans(node: ast.AST, rows: list[int]) -> bool:
+def spans_rows(node: ast.AST, rows: list[int]) -> bool:
+    """A node without a position, or one whose rows hold one of `rows` (sorted)."""
     start = getattr(node, "lineno", None)
     if start is None:
         return True
     i = bisect_left(rows, start)
-    return i < len(rows) and rows[i] <= node.end_lineno
+    return i < len(rows) and rows[i] <= (node.end_lineno or start)
+
+
+# -- statements only: a function, class or module holds statements in statement lists alone,
+# so walks that look for statements (defs, imports, assignments) skip the expressions, most
+# of a body's nodes.
+def statement_lists(node: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists a statement holds: its body, else and finally blocks, then the
+    bodies of its handlers and match cases (none for most statements: asked of each)."""
+    kinds = _BLOCK_KINDS.get(type(node))
+    if kinds is None:
+        kinds = _BLOCK_KINDS[type(node)] = _block_kinds(type(node))
+    if not kinds:
+        return []
+    blocks, nested = kinds
+    out = [block for block in (getattr(node, name, None) for name in blocks) if isinstance(block, list)]
+    for name in nested:
+        out.extend(part.body for part in getattr(node, name, ()))
+    return out
+
+
+_BLOCK_KINDS: dict[type, tuple[tuple[str, ...], tuple[str, ...]] | tuple[()]] = {}
+
+
+def _block_kinds(cls: type):
+    fields = set(cls._fields)
+    blocks = tuple(n for n in ("body", "orelse", "finalbody") if n in fields)
+    nested = tuple(n for n in ("handlers", "cases") if n in fields)
+    return (blocks, nested) if blocks or nested else ()
+
+
+def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of `body` and of the blocks in it (`if`, `for`, `while`, `try`, `with`,
+    `match`), each before those it holds, its blocks in `statement_lists` order (source order
+    but for a `try`'s handlers, after its `else` and `finally`); nested functions and classes
+    are listed, not entered (their statements run apart)."""
+    for stmt in body:
+        yield stmt
+        if not isinstance(stmt, _DEFS):
+            for block in statement_lists(stmt):
+                yield from own_statements(block)

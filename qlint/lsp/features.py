@@ -142,10 +142,10 @@ def register(server: QlintLanguageServer) -> None:
             for lsp_diag in params.context.diagnostics:
                 diag = from_lsp_diagnostic(lsp_diag, doc, snap.path, snap.version) or _cached(ls, snap, lsp_diag, doc)
                 if diag is not None:
-                    found.append(actions.quick_fix(diag, lsp_diag, doc, edit_for, ls._text_of))
+                    found.append(actions.quick_fix(diag, lsp_diag, doc, edit_for, ls.text_of))
                     found.append(actions.disable_for_line(diag, lsp_diag, doc, edit_for))
         if actions.kind_wanted(actions.FIX_ALL_KIND, only) and _may_fix(ls, snap, asked=only is not None):
-            fixed = await asyncio.get_running_loop().run_in_executor(ls.checker, ls._fix_all, snap)
+            fixed = await asyncio.get_running_loop().run_in_executor(ls.checker, ls.fixed_text, snap)
             if fixed is not None and ls.snapshot(snap.uri) == snap:
                 found.append(actions.fix_all(doc, fixed, edit_for))
         return [a for a in found if a is not None]

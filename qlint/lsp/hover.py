@@ -91,12 +91,7 @@ def op_at(text: str, path: str, where: Position, project: ProjectIndex) -> tuple
     for func, node in _dotted_nodes(tree):
         if not node.lineno <= where.row <= (node.end_lineno or node.lineno):
             continue
-        rng = Range.of(
-            node.lineno,
-            lines.char_col(node.lineno, node.col_offset),
-            node.end_lineno,
-            lines.char_col(node.end_lineno, node.end_col_offset),
-        )
+        rng = lines.range_of(node)
         if not (rng.start <= where <= rng.end):
             continue
         local = function_assigns(func) if func is not None else None

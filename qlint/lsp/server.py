@@ -374,7 +374,7 @@ class QlintLanguageServer(Publishing, RuntimeJobs, LanguageServer):
         result = check_source(snap.text, snap.path, loaded.settings, self.project, cancelled=cancelled)
         engine_seconds, engine_cpu = time.perf_counter() - engine_start, time.thread_time() - cpu_start
         doc = DocumentText(snap.text, encoding, snap.path)
-        lsp = [to_lsp_diagnostic(d, doc, snap.version, self._text_of) for d in result.diagnostics]
+        lsp = [to_lsp_diagnostic(d, doc, snap.version, self.text_of) for d in result.diagnostics]
         deps = frozenset(result.dependencies)
         seconds = time.perf_counter() - start
         return CheckOutcome(
@@ -390,11 +390,11 @@ class QlintLanguageServer(Publishing, RuntimeJobs, LanguageServer):
             engine_cpu,
         )
 
-    def _text_of(self, path: str) -> str | None:
+    def text_of(self, path: str) -> str | None:
         """An open buffer's text, else the file's (for related information elsewhere)."""
         return self.project.text(path)
 
-    def _fix_all(self, snap: Snapshot) -> str | None:
+    def fixed_text(self, snap: Snapshot) -> str | None:
         """The buffer with every applicable fix applied to a fixpoint (None: nothing to do)."""
         loaded = self.settings_cache.get(snap.path)
         if loaded.excludes(snap.path):

@@ -102,7 +102,7 @@ class EditorRuntime:
         # runs a check should not even load it.
         from qlint import runtime
 
-        cache_dir = runtime._cache_dir(settings)
+        cache_dir = runtime.runtime_cache_dir(settings)
         with self._lock:
             checker = self._checkers.get(cache_dir)
             if checker is None:

@@ -117,8 +117,16 @@ def reasons(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]
         lines = sorted(rows)
         calls = f"the call at line {lines[0]} passes" if len(lines) == 1 else f"the calls at lines {_join(lines)} pass"
         found.add(Reason(reason.kind, reason.node, f"{calls} it {reason.text}", reason.row, lines[0]))
-    unique = {(r.kind, r.text): r for r in sorted(found, key=lambda r: (r.via, r.row, r.kind, r.text), reverse=True)}
+    # One reason per text: of those that say the same (the parts of `nn.Sequential(conv, bn)`
+    # built on one line), the leftmost node is the related location. Without its position in
+    # the order, the one kept followed the set's order, which the hash seed changes.
+    ordered = sorted(found, key=lambda r: (r.via, r.row, r.kind, r.text, _position(r.node)), reverse=True)
+    unique = {(r.kind, r.text): r for r in ordered}
     return sorted(unique.values(), key=lambda r: (r.via, r.row, r.kind, r.text))
+
+
+def _position(node: ast.AST | None) -> tuple[int, int]:
+    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
 
 
 _BAD_FOR_PTQ = frozenset({"train", "constructed", "parameter"})

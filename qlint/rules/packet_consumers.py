@@ -35,21 +35,20 @@ from collections import Counter
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.insertions import writes_insertion
-from qlint.analysis.graphs.project_scan import project_modules
+from qlint.analysis.graphs.project_scan import project_modules, text_holding
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.resolver import OpRef, Resolver
 from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import walk_kinds
-from qlint.source import DecodeError, LineIndex, decode_source
+from qlint.source import LineIndex
 
 # Calls after which a graph's packets are overloads: a new capture or a lowering.
 _REEXPORTS = frozenset(
     {"export", "export_for_training", "to_edge", "to_edge_transform_and_lower", "run_decompositions"}
 )
 _CACHE_KEY = "ql102.consumer-sites"
-_MAX_BYTES = 2_000_000
 _SCAN_KEY = "ql102.consumer-scan"
 # path -> (content key, the module parsed)
 _PARSED: dict[str, tuple[tuple, FileContext | None]] = {}
@@ -168,7 +167,7 @@ def _defined_elsewhere(ctx: FileContext, refs: list[OpRef]) -> set[str]:
     for path, key, known in scan_memo.unanswered(modules, questions):
         pending = [n for n, held in zip(names, known, strict=True) if held is None]
         found.update(n for n, held in zip(names, known, strict=True) if held)
-        read = _read_text(ctx, path, key, tuple(n.encode() for n in pending)) if pending else None
+        read = text_holding(ctx.project, path, key, tuple(n.encode() for n in pending)) if pending else None
         for n in pending:
             holds = read is not None and searches[n].search(read[0])
             scan_memo.note(path, _DEFINES + n, key, bool(holds))
@@ -291,24 +290,6 @@ def _scan(ctx: FileContext, refs: list[OpRef], names: bool = False) -> dict[str,
     return found
 
 
-def _read_text(ctx: FileContext, path: str, key: tuple, needles: tuple[bytes, ...]) -> tuple[str, bytes | None] | None:
-    """(text, bytes read) of the module when its bytes hold one of `needles` (an editor's
-    buffer: its text, whatever it holds)."""
-    if key[0] == "overlay":
-        return ctx.project.overlay[path], None
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return None
-    if len(data) > _MAX_BYTES or not any(n in data for n in needles):
-        return None
-    try:
-        return decode_source(data), data
-    except DecodeError:
-        return None
-
-
 def _module(
     ctx: FileContext, path: str, key: tuple, wanted: list[tuple[_Packet | _AnyName, tuple[bytes, ...]]]
 ) -> FileContext | None:
@@ -319,7 +300,7 @@ def _module(
     known = _PARSED.get(path)
     if known is not None and known[0] == key:
         return known[1]
-    read = _read_text(ctx, path, key, tuple(n for _, needles in wanted for n in needles))
+    read = text_holding(ctx.project, path, key, tuple(n for _, needles in wanted for n in needles))
     if read is None:
         return None
     text, data = read

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from qlint.analysis.convert_calls import ConvertCall, calls_in, project_calls
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.tree_walk import own_nodes
+from qlint.analysis.tree_walk import own_nodes, statement_lists
 from qlint.diagnostic import Applicability, Diagnostic, Fix, RelatedInfo
 from qlint.evidence.weight_matchers import WeightMatcherEvidence
 from qlint.rules.base import FileContext, Rule
@@ -166,7 +166,7 @@ def _guarding_compare(test: ast.AST, compares: list[ast.Compare], parents: dict)
             if hit is not None:
                 return hit
         if isinstance(child, ast.stmt):
-            for block in _blocks(parent):
+            for block in statement_lists(parent):
                 if child in block:
                     for earlier in block[: block.index(child)]:
                         if isinstance(earlier, ast.If) and _exits(earlier.body) and not earlier.orelse:
@@ -201,12 +201,6 @@ def _negative(test: ast.AST, compares: list[ast.Compare]) -> ast.Compare | None:
 
 def _exits(block: list[ast.stmt]) -> bool:
     return bool(block) and isinstance(block[-1], _EXITS)
-
-
-def _blocks(node: ast.AST) -> list[list[ast.stmt]]:
-    found = [getattr(node, name, None) for name in ("body", "orelse", "finalbody")]
-    found += [h.body for h in getattr(node, "handlers", [])]
-    return [b for b in found if isinstance(b, list)]
 
 
 def _visible_calls(ctx: FileContext) -> list[ConvertCall]:

@@ -14,7 +14,7 @@ import ast
 import os
 from collections.abc import Iterator
 
-from qlint.analysis.calibration import Calibration, Summary, Uncalibrated, file_summaries
+from qlint.analysis.calibration import QAT, Calibration, Summary, Uncalibrated, file_summaries
 from qlint.analysis.calibration_carry import run_carry
 from qlint.analysis.calibration_walk import Walker
 from qlint.analysis.flow.callgraph import node_range
@@ -24,6 +24,12 @@ from qlint.analysis.unread_conversions import unread_after
 from qlint.diagnostic import Applicability, Diagnostic, Fix, RelatedInfo
 from qlint.evidence.calibration import CalibrationEvidence
 from qlint.rules.base import FileContext, Rule
+
+_PREPARE = {False: "prepare_pt2e", True: "prepare_qat_pt2e"}
+_REMEDY = {
+    False: "run the prepared model on representative inputs",
+    True: "train the prepared model (or load the state dict of a trained one)",
+}
 
 
 class ConvertWithoutCalibration(Rule):
@@ -48,6 +54,8 @@ class ConvertWithoutCalibration(Rule):
                     continue  # a test that only inspects the converted graph's structure
                 if _never_read(ctx, summary, finding):
                     continue  # a smoke script: nothing reads what it converts
+                if finding.prepared.kind == QAT and not _converted_model_used(summary, finding):
+                    continue  # only the converted QAT graph's text is looked at
                 yield self._diagnostic(ctx, finding)
 
     def _diagnostic(self, ctx: FileContext, f: Uncalibrated) -> Diagnostic:
@@ -58,11 +66,12 @@ class ConvertWithoutCalibration(Rule):
         )
         by = f" in `{prepared.helper}`" if prepared.helper else ""
         head = f"`{model}` is converted" if not f.helper else f"`{ctx.source_of(site.func)}` converts `{model}`"
-        message = f"{head} without calibration after `prepare_pt2e`{by} ({where})"
+        qat = prepared.kind == QAT
+        message = f"{head} without {'training' if qat else 'calibration'} after `{_PREPARE[qat]}`{by} ({where})"
         help_ = (
-            "No path runs the prepared model on data, so its observers hold no statistics (min=+inf,"
-            " max=-inf) and `convert_pt2e` quantizes with scale 1.0 and zero point 0; run the prepared"
-            " model on representative inputs before converting"
+            f"No path {'trains or runs' if qat else 'runs'} the prepared model on data, so its observers hold"
+            " no statistics (min=+inf, max=-inf) and `convert_pt2e` quantizes with scale 1.0 and zero point 0;"
+            f" {_REMEDY[qat]} before converting"
         )
         related = [RelatedInfo(prepared.path, _range(ctx, prepared.node, prepared.path), "prepared here")]
         if f.helper:
@@ -82,6 +91,12 @@ class ConvertWithoutCalibration(Rule):
 def _converted_model_runs(summary: Summary, f: Uncalibrated) -> bool:
     """The test runs (or hands back) the converted model, so its numbers matter."""
     return f.run_inside or any(r in summary.executed or r in summary.returns for r in f.results)
+
+
+def _converted_model_used(summary: Summary, f: Uncalibrated) -> bool:
+    """Some path runs the converted model, returns it, stores it or hands it to a call that
+    is not a mere look (`print`, `str(m.graph)`, `m.code`): its numbers may matter."""
+    return _converted_model_runs(summary, f) or any(r in summary.used for r in f.results)
 
 
 def _never_read(ctx: FileContext, summary: Summary, f: Uncalibrated) -> bool:

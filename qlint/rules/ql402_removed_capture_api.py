@@ -18,6 +18,7 @@ from qlint.analysis.edits.pt2e_moves import worst
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.removed_capture_apis import APIS, NAMES, REPLACEMENT, TARGET_RELEASE, RemovedApi, rewrite_call
+from qlint.analysis.tree_walk import statement_lists
 from qlint.analysis.version_gates import ModuleConstants, is_version_test, taken
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Position, Range
 from qlint.evidence.removed_capture import RemovedCaptureEvidence
@@ -135,17 +136,10 @@ def _module_edit(ctx: FileContext, stmt: ast.ImportFrom, module: str) -> Edit | 
 def _delete_statement(ctx: FileContext, stmt: ast.stmt, parents) -> Edit | None:
     """Delete a statement's whole lines, where it owns them and its block keeps another statement."""
     parent = parents.get(stmt)
-    block = next((b for b in _blocks(parent) if stmt in b), None)
+    block = next((b for b in statement_lists(parent) if stmt in b), None) if parent is not None else None
     if block is None or len(block) < 2 or not ie.owns_lines(ctx, stmt) or ctx.text.count("\n") < stmt.end_lineno:
         return None
     return Edit(Range(Position(stmt.lineno, 0), Position(stmt.end_lineno + 1, 0)), "")
-
-
-def _blocks(node: ast.AST | None) -> list[list[ast.stmt]]:
-    if node is None:
-        return []
-    found = [getattr(node, name, None) for name in ("body", "orelse", "finalbody")]
-    return [b for b in found if isinstance(b, list)]
 
 
 def _drop_alias(ctx: FileContext, stmt: ast.ImportFrom, alias: ast.alias) -> Edit | None:
@@ -279,7 +273,7 @@ def _version_gate(ctx: FileContext, node: ast.AST, parents) -> str | None:
             if runs is None or runs != in_body:
                 return "skipped"
             found = "taken"
-        for block in _blocks(parent):
+        for block in statement_lists(parent):
             if child in block:
                 for earlier in block[: block.index(child)]:
                     if isinstance(earlier, ast.If) and is_version_test(earlier.test, lookup) and _exits(earlier.body):

@@ -23,20 +23,32 @@ from pathlib import Path
 from qlint.diagnostic import Diagnostic, RuntimeVerdict
 from qlint.runtime.client import DEFAULT_TIMEOUT, RuntimeChecker
 
-__all__ = ["DEFAULT_TIMEOUT", "RuntimeChecker", "RuntimeVerdict", "attach_verdicts", "shutdown", "verify_before_fixing"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "RuntimeChecker",
+    "RuntimeVerdict",
+    "attach_verdicts",
+    "runtime_cache_dir",
+    "shared_checker",
+    "shutdown",
+    "verify_before_fixing",
+]
 
 _checkers: dict[tuple, RuntimeChecker] = {}
 
 
-def _cache_dir(settings) -> Path:
+def runtime_cache_dir(settings) -> Path:
+    """The runtime checker's folder in qlint's cache: its verdicts and its worker's log."""
     from qlint.cache import cache_dir_for
 
     return cache_dir_for(settings) / "runtime"
 
 
-def _shared_checker(settings, cache: bool) -> RuntimeChecker:
+def shared_checker(settings, cache: bool) -> RuntimeChecker:
+    """One checker per cache folder, cache choice and models, kept for the life of the
+    process: its worker is slow to start (torch), so every caller reuses the warm one."""
     models = tuple(getattr(settings, "runtime_models", ()) or ())
-    cache_dir = _cache_dir(settings)
+    cache_dir = runtime_cache_dir(settings)
     key = (cache_dir, cache, models)
     if key not in _checkers:
         # The worker's log lives in the cache directory even with `cache=False`.
@@ -58,7 +70,7 @@ def attach_verdicts(
     """Every diagnostic with a runtime verdict; findings are never dropped (a refuted one
     stays, marked refuted). `timeout` is per check; `cache=False` neither reads nor writes
     the verdict cache."""
-    checker = _shared_checker(settings, cache)
+    checker = shared_checker(settings, cache)
     return checker.attach(diagnostics, verify_fixes=verify_fixes, timeout=timeout)
 
 

@@ -37,9 +37,9 @@ def install_hint() -> str:
 
 def require_runtime(settings, *, cache: bool = True) -> None:
     """Raise RuntimeUnavailable unless checks can run; leaves the shared worker warm."""
-    from qlint.runtime import _shared_checker
+    from qlint.runtime import shared_checker
 
-    checker = _shared_checker(settings, cache)
+    checker = shared_checker(settings, cache)
     missing = [name for name in ("torch", "torchao") if not checker.versions.get(name)]
     if missing:
         raise RuntimeUnavailable(

@@ -207,7 +207,7 @@ def _ptq_executorch(model: nn.Module, subject: Subject, quantizer) -> PtqRun:
     return PtqRun(converted, _moved(stats["before"], stats["model"]))
 
 
-def _conv_annotating_quantizer():
+def conv_annotating_quantizer():
     """XNNPACK's QAT fake-quant specs on every conv, without the XNNPACK quantizer's own
     conv-bn annotation, which exports a dozen pattern graphs per call."""
     from torchao.quantization.pt2e.quantizer import QuantizationAnnotation, Quantizer
@@ -245,7 +245,7 @@ def qat(subject: Subject, mode: str, seed: int, steps: int = 4) -> QatRun:
     torch.manual_seed(seed)
     captured = torch.export.export(model, subject.calibration[0]).module()
     with skip_impossible_conv_bn_search():
-        prepared = prepare_qat_pt2e(captured, _conv_annotating_quantizer())
+        prepared = prepare_qat_pt2e(captured, conv_annotating_quantizer())
     before = _bn_stats(prepared)
     optimizer = torch.optim.SGD(prepared.parameters(), lr=0.01)
     zeros = total = 0

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from qlint.analysis.flow.dead_branches import literal_truth
 from qlint.analysis.names.project import resolve_relative
 from qlint.analysis.removed_capture_apis import TARGET_RELEASE
 from qlint.analysis.version_gates import Lookup, branch_runs
@@ -76,7 +77,7 @@ def guarded(node: ast.AST, parents: dict, names: set[str], lookup: Lookup | None
             if child is parent.test:
                 return False
             in_body = child in parent.body if isinstance(parent, ast.If) else child is parent.body
-            if (literal := _literal_truth(parent.test)) is not None and literal != in_body:
+            if (literal := literal_truth(parent.test)) is not None and literal != in_body:
                 return True  # `if False:`: a block no run reaches imports nothing
             runs = branch_runs(parent.test, in_body, TARGET_RELEASE, lookup)
             if runs is False or (runs is None and _probes_attribute(parent.test)):
@@ -87,16 +88,6 @@ def guarded(node: ast.AST, parents: dict, names: set[str], lookup: Lookup | None
                     return True
         child, parent = parent, parents.get(parent)
     return False
-
-
-def _literal_truth(test: ast.expr) -> bool | None:
-    """The truth of a test written as a literal (`False`, `0`, `not True`), else None."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = _literal_truth(test.operand)
-        return None if inner is None else not inner
-    if isinstance(test, ast.Constant):
-        return bool(test.value)
-    return None
 
 
 def catches_import_failure(handler: ast.ExceptHandler) -> bool:

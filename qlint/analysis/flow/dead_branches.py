@@ -21,11 +21,10 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.argument_values import equal, literal, truth, value_of
-from qlint.analysis.flow.model_values import statement_lists
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.node_memo import kept_on_node
-from qlint.analysis.tree_walk import CHILD_FIELDS, child_fields
+from qlint.analysis.tree_walk import CHILD_FIELDS, child_fields, own_statements
 
 _UNKNOWN = object()
 
@@ -39,25 +38,42 @@ class ConstantFlags:
 
     def truth(self, test: ast.expr) -> bool | None:
         """True/False when `test` is constant in this function, else None."""
-        value = self.value(test)
-        if value is _UNKNOWN:
-            return None
-        try:
-            return bool(value)
-        except Exception:  # a constant whose truth is not plain (none in practice)
-            return None
+        return _truth(_value(test, self))
 
-    def value(self, test: ast.expr) -> object:
-        if isinstance(test, ast.Constant):
-            return test.value
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            inner = self.value(test.operand)
-            return _UNKNOWN if inner is _UNKNOWN else not inner
-        if isinstance(test, ast.Name):
-            if self._values is None:
-                self._values = single_constants(self.func)
-            return self._values.get(test.id, _UNKNOWN)
-        return _UNKNOWN
+    def named(self, name: str) -> object:
+        """The constant the body binds `name` to once (`_UNKNOWN`: none), its flags read at the
+        first name asked: most tests name none."""
+        if self._values is None:
+            self._values = single_constants(self.func)
+        return self._values.get(name, _UNKNOWN)
+
+
+def literal_truth(test: ast.expr) -> bool | None:
+    """The truth of a test written as a literal (`False`, `0`, `not True`), else None: the
+    first shape above, for code that has no function body to read flags from (an import's
+    guard, `import_edits`)."""
+    return _truth(_value(test, None))
+
+
+def _value(test: ast.expr, flags: ConstantFlags | None) -> object:
+    """What a test states: a constant, `not` of one, or one of `flags` (`_UNKNOWN`: anything else)."""
+    if isinstance(test, ast.Constant):
+        return test.value
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _value(test.operand, flags)
+        return _UNKNOWN if inner is _UNKNOWN else not inner
+    if flags is not None and isinstance(test, ast.Name):
+        return flags.named(test.id)
+    return _UNKNOWN
+
+
+def _truth(value: object) -> bool | None:
+    if value is _UNKNOWN:
+        return None
+    try:
+        return bool(value)
+    except Exception:  # a constant whose truth is not plain (none in practice)
+        return None
 
 
 def single_constants(func: ast.AST) -> dict[str, object]:
@@ -142,19 +158,13 @@ _TOKENS = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
 def _binds_a_constant(stmts: list[ast.stmt]) -> bool:
     """A statement of the body (not of a function or class in it) is `name = <constant>`:
     statements lie in statement lists only, so these are walked, not the expressions."""
-    stack = list(stmts)
-    while stack:
-        node = stack.pop()
-        if type(node) is ast.Assign:
-            if len(node.targets) == 1 and type(node.targets[0]) is ast.Name and type(node.value) is ast.Constant:
-                return True
-        elif not isinstance(node, _OWN_SCOPES):
-            for block in statement_lists(node):
-                stack.extend(block)
-    return False
-
-
-_OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    return any(
+        type(node) is ast.Assign
+        and len(node.targets) == 1
+        and type(node.targets[0]) is ast.Name
+        and type(node.value) is ast.Constant
+        for node in own_statements(stmts)
+    )
 
 
 def contradicted_at_call(
@@ -240,4 +250,13 @@ def defaults(func: ast.AST) -> dict[str, ast.expr]:
     return found
 
 
-__all__ = ["ConstantFlags", "contradicted_at_call", "defaults", "holds", "on_name", "open_ended", "rebound"]
+__all__ = [
+    "ConstantFlags",
+    "contradicted_at_call",
+    "defaults",
+    "holds",
+    "literal_truth",
+    "on_name",
+    "open_ended",
+    "rebound",
+]

@@ -158,7 +158,7 @@ def dispatch(sem, node: ast.Call, attr: str, receiver: Obj, args, kwargs, env: E
     for module, registry in {o.makes for o in origins}:
         rowner = owner.for_module(module)
         decorators = decorators_of(rowner.scope, registry) if rowner is not None else ()
-        for cls, keys in _registered(fowner, module, decorators):
+        for cls, keys in registered_classes(fowner, module, decorators):
             found = method_of(cls, attr, fowner.scope)
             if found is None or not isinstance(found[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
@@ -212,7 +212,7 @@ def _selection(origins, keys: frozenset[str] | None, module: str, registry: str,
     return Selection(func, index, keys, module, registry, decorators[0], cls.node.name)
 
 
-def _registered(fowner, module: str, decorators: tuple[str, ...]):
+def registered_classes(fowner, module: str, decorators: tuple[str, ...]):
     """(class scope, the keys it is registered under, None when one is not a class we
     resolve) for each top-level class of the followed module the decorators register."""
     scope = fowner.scope
@@ -331,6 +331,7 @@ __all__ = [
     "dispatch",
     "instance",
     "lookup",
+    "registered_classes",
     "rekeyed",
     "rekeyed_fact",
     "result_fact",

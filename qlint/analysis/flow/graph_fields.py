@@ -25,6 +25,7 @@ from qlint.analysis.flow.graph_returns import GRAPH_SOURCES, switched_receivers
 from qlint.analysis.flow.model_flow import switchers
 from qlint.analysis.flow.model_values import ATTRIBUTE, HandedSwitch, ModeSwitch, Origin
 from qlint.analysis.flow.relevant_bodies import functions_of, segment
+from qlint.analysis.tree_walk import statement_lists
 from qlint.value_classes import replace
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -171,10 +172,8 @@ def _class_defs(body: list[ast.stmt]):
     for stmt in body:
         if isinstance(stmt, ast.ClassDef):
             yield stmt
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            inner = getattr(stmt, field, None)
-            if inner:
-                yield from _class_defs(inner)
+        for block in statement_lists(stmt):
+            yield from _class_defs(block)
 
 
 __all__ = ["field_switches"]

@@ -34,7 +34,7 @@ def method_summary(sem, attr: str, receiver: Obj) -> tuple[FunctionFlow, int] | 
     scope = owner.scope
     if os.path.abspath(cls.scope.path) != os.path.abspath(scope.path):
         # Another module's class: its method is read as that module's functions are
-        # (`CallSemantics.callee`), from the module that builds the instance.
+        # (`helper_calls.callee`), from the module that builds the instance.
         if cls.scope.module is None:
             return None
         owner = owner.for_module(cls.scope.module)

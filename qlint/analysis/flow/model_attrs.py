@@ -14,10 +14,9 @@ import ast
 from collections.abc import Callable
 
 from qlint.analysis.flow.model_apis import key, mode_call
-from qlint.analysis.flow.model_values import statement_lists
 from qlint.analysis.names.scope import function_assigns, parameter_args
 from qlint.analysis.node_memo import kept_on_node
-from qlint.analysis.tree_walk import walk_kinds
+from qlint.analysis.tree_walk import statement_lists, walk_kinds
 from qlint.value_classes import value_class
 
 # The nodes the walk below decides on, in `ast.walk` order: every class is walked once per

@@ -60,7 +60,6 @@ from qlint.analysis.flow.model_values import (
     compatible,
     join,
     merge_values,
-    statement_lists,
 )
 from qlint.analysis.flow.nested_carry import inside_edited
 from qlint.analysis.flow.relevant_bodies import functions_of, relevant, segment
@@ -109,7 +108,6 @@ __all__ = [
     "may_hand_graph",
     "merge_values",
     "module_flows",
-    "statement_lists",
     "switchers",
 ]
 

@@ -42,11 +42,11 @@ from qlint.analysis.flow.model_values import (
     merge_values,
     new_value,
     part_of,
-    statement_lists,
 )
 from qlint.analysis.names.modules import resolve_relative
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
+from qlint.analysis.tree_walk import statement_lists
 from qlint.value_classes import replace
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)

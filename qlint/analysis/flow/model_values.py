@@ -457,28 +457,3 @@ def merge_values(objs: list[Obj], env: Env, anchor: ast.AST) -> Obj:
     env.modes.update(merged.modes)
     env.copied = merged.copied
     return merged.vars["value"]
-
-
-def statement_lists(node: ast.stmt) -> list[list[ast.stmt]]:
-    """The statement lists a statement holds: its body, else and finally blocks, then the
-    bodies of its handlers and match cases (none for most statements: asked of each)."""
-    kinds = _BLOCK_KINDS.get(type(node))
-    if kinds is None:
-        kinds = _BLOCK_KINDS[type(node)] = _block_kinds(type(node))
-    if not kinds:
-        return []
-    blocks, nested = kinds
-    out = [block for block in (getattr(node, name, None) for name in blocks) if isinstance(block, list)]
-    for name in nested:
-        out.extend(part.body for part in getattr(node, name, ()))
-    return out
-
-
-_BLOCK_KINDS: dict[type, tuple[tuple[str, ...], tuple[str, ...]] | tuple[()]] = {}
-
-
-def _block_kinds(cls: type):
-    fields = set(cls._fields)
-    blocks = tuple(n for n in ("body", "orelse", "finalbody") if n in fields)
-    nested = tuple(n for n in ("handlers", "cases") if n in fields)
-    return (blocks, nested) if blocks or nested else ()

@@ -3,7 +3,7 @@
 `aten = to_executorch(model); quantize_4_executorch(aten)` where `to_executorch` ends without
 `return <value>` on every path: the helper gets None, no model, so that caller can hand it no
 model in train mode (ETH-PBL/Nano-VS-SLAM, issue 14). The flow analysis gives such a call's
-value the origin "call" (`model_calls.apply` found no result to translate); this module says
+value the origin "call" (`helper_calls.apply` found no result to translate); this module says
 when that value is None for certain, from the call site the analysis recorded and the text of
 the function it resolved the call to.
 

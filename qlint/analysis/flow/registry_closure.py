@@ -30,7 +30,7 @@ import re
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.method_references import subclassed_in
 from qlint.analysis.flow.project_callers import paths_naming
-from qlint.analysis.flow.registry_registrations import _names, registers_own_classes_only
+from qlint.analysis.flow.registry_registrations import ends_with_name, registers_own_classes_only
 from qlint.analysis.names.live_trees import parse as live_parse
 
 _MEMO = "registry_closure.closed"
@@ -47,26 +47,14 @@ def closed(ctx: FileContext, selection) -> bool:
 
 
 def _closed(ctx: FileContext, selection) -> bool:
-    scope = ctx.project.module_scope(selection.module, ctx.path)
-    if scope is None:
-        return False
-    home = os.path.abspath(scope.path)
-    tree = _tree(ctx, home)
-    if tree is None or not _written_by_decorator_only(tree, selection.registry, selection.decorator):
-        return False
-    named = paths_naming(ctx, selection.registry)
-    if named is None or any(os.path.abspath(p) != home for p in named):
-        return False
-    if os.path.abspath(ctx.path) != home and _spells(ctx.text, selection.registry):
-        return False
-    users = paths_naming(ctx, selection.decorator)
+    users = decorator_users(ctx, selection.module, selection.registry, selection.decorator)
     if users is None:
         return False
     for path in {*users, os.path.abspath(ctx.path)}:
-        module = ctx.tree if path == os.path.abspath(ctx.path) else _tree(ctx, path)
+        module = ctx.tree if path == os.path.abspath(ctx.path) else tree_at(ctx, path)
         if module is None:
             return False
-        if not registers_own_classes_only(module, selection.decorator, selection.cls, _elsewhere(ctx, path)):
+        if not registers_own_classes_only(module, selection.decorator, selection.cls, named_outside(ctx, path)):
             return False
     holders = paths_naming(ctx, selection.cls)
     if holders is None:
@@ -77,11 +65,32 @@ def _closed(ctx: FileContext, selection) -> bool:
             return False
     # The checked module's own subclasses: each registered one is a target of its own.
     return not any(
-        isinstance(n, ast.ClassDef) and any(_names(b, selection.cls) for b in n.bases) for n in ast.walk(ctx.tree)
+        isinstance(n, ast.ClassDef) and any(ends_with_name(b, selection.cls) for b in n.bases)
+        for n in ast.walk(ctx.tree)
     )
 
 
-def _tree(ctx: FileContext, path: str) -> ast.Module | None:
+def decorator_users(ctx: FileContext, module: str, registry: str, decorator: str) -> list[str] | None:
+    """The project's modules that name `decorator`, when nothing but it writes `registry` (the
+    first two conditions above); None when something else may write it or the project cannot
+    be searched."""
+    scope = ctx.project.module_scope(module, ctx.path)
+    if scope is None:
+        return None
+    home = os.path.abspath(scope.path)
+    tree = tree_at(ctx, home)
+    if tree is None or not _written_by_decorator_only(tree, registry, decorator):
+        return None
+    named = paths_naming(ctx, registry)
+    if named is None or any(os.path.abspath(p) != home for p in named):
+        return None
+    if os.path.abspath(ctx.path) != home and spells_word(ctx.text, registry):
+        return None
+    return paths_naming(ctx, decorator)
+
+
+def tree_at(ctx: FileContext, path: str) -> ast.Module | None:
+    """The project's module at `path`, parsed (None: not read or not Python)."""
     text = ctx.project.text(path)
     if text is None:
         return None
@@ -131,7 +140,7 @@ def _written_by_decorator_only(tree: ast.Module, registry: str, decorator: str) 
     return bindings == 1
 
 
-def _elsewhere(ctx: FileContext, path: str):
+def named_outside(ctx: FileContext, path: str):
     """Whether a module of the project other than `path` names a name (unknown: yes)."""
 
     def named(name: str) -> bool:
@@ -140,14 +149,15 @@ def _elsewhere(ctx: FileContext, path: str):
             return True
         here = os.path.abspath(path)
         return any(os.path.abspath(p) != here for p in found) or (
-            os.path.abspath(ctx.path) != here and _spells(ctx.text, name)
+            os.path.abspath(ctx.path) != here and spells_word(ctx.text, name)
         )
 
     return named
 
 
-def _spells(text: str, word: str) -> bool:
+def spells_word(text: str, word: str) -> bool:
+    """`word` stands in `text` as a whole word: a name no parse is needed to rule out."""
     return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is not None
 
 
-__all__ = ["closed"]
+__all__ = ["closed", "decorator_users", "named_outside", "spells_word", "tree_at"]

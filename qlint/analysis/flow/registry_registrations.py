@@ -56,7 +56,10 @@ def registers_own_classes_only(
             a.asname and a.name.rpartition(".")[2] == decorator for a in node.names
         ):
             return False  # imported under another name: its uses do not spell it
-        if not (isinstance(node, (ast.Name, ast.Attribute)) and _names(node, decorator)) or id(node) in decorating:
+        if (
+            not (isinstance(node, (ast.Name, ast.Attribute)) and ends_with_name(node, decorator))
+            or id(node) in decorating
+        ):
             continue
         parent = parents.get(id(node))
         if _alias(node, parent, decorator) or (
@@ -164,7 +167,7 @@ class _Values:
         for node in ast.walk(scope):
             if _handed_to_builtin(node, holder):
                 return None  # `setattr(mod, name, value)`: a store no attribute spells
-            if not (isinstance(node, ast.Attribute) and node.attr == expr.attr and _names(node.value, holder)):
+            if not (isinstance(node, ast.Attribute) and node.attr == expr.attr and ends_with_name(node.value, holder)):
                 continue
             if isinstance(node.ctx, ast.Load):
                 continue
@@ -262,8 +265,9 @@ def _binds_at_top(stmt: ast.stmt, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in ast.walk(stmt))
 
 
-def _names(node: ast.expr, name: str) -> bool:
+def ends_with_name(node: ast.expr, name: str) -> bool:
+    """`name` or `<anything>.name`: a decorator or class spelled as imported or through its module."""
     return (isinstance(node, ast.Name) and node.id == name) or (isinstance(node, ast.Attribute) and node.attr == name)
 
 
-__all__ = ["registers_own_classes_only"]
+__all__ = ["ends_with_name", "registers_own_classes_only"]

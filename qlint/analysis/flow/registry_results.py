@@ -28,13 +28,12 @@ import ast
 import os
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.flow.decorator_registries import REGISTRY_RESULT, _registered, decorators_of
+from qlint.analysis.flow.decorator_registries import REGISTRY_RESULT, decorators_of, registered_classes
 from qlint.analysis.flow.inherited_methods import inherited_method
 from qlint.analysis.flow.mode_neutral import mode_neutral
 from qlint.analysis.flow.model_values import PARAM, ModeFact
-from qlint.analysis.flow.project_callers import paths_naming
-from qlint.analysis.flow.registry_closure import _elsewhere, _spells, _tree, _written_by_decorator_only
-from qlint.analysis.flow.registry_registrations import _names, registers_own_classes_only
+from qlint.analysis.flow.registry_closure import decorator_users, named_outside, spells_word, tree_at
+from qlint.analysis.flow.registry_registrations import ends_with_name, registers_own_classes_only
 
 _MEMO = "registry_results.carried"
 
@@ -98,32 +97,20 @@ def _selected(ctx: FileContext, flow, module: str, registry: str, decorator: str
     """(the `ModelFlow` of its module, its class scope) of the one class the registry holds
     under `key`, when nothing but the decorator writes the registry, every use of the decorator
     is read, and none can register another class under `key`; None otherwise."""
-    scope = ctx.project.module_scope(module, ctx.path)
-    if scope is None:
-        return None
-    home = os.path.abspath(scope.path)
-    tree = _tree(ctx, home)
-    if tree is None or not _written_by_decorator_only(tree, registry, decorator):
-        return None
-    named = paths_naming(ctx, registry)
-    if named is None or any(os.path.abspath(p) != home for p in named):
-        return None
-    if os.path.abspath(ctx.path) != home and _spells(ctx.text, registry):
-        return None
-    users = paths_naming(ctx, decorator)
+    users = decorator_users(ctx, module, registry, decorator)
     if users is None:
         return None
     key_name = key.rpartition("::")[2]
     chosen, by_hand = [], []
     for path in sorted({*map(os.path.abspath, users), os.path.abspath(ctx.path)}):
-        user = ctx.tree if path == os.path.abspath(ctx.path) else _tree(ctx, path)
+        user = ctx.tree if path == os.path.abspath(ctx.path) else tree_at(ctx, path)
         uscope = ctx.project.scope_at(path)
         if user is None or uscope is None or not uscope.module:
             return None
         fowner = flow.for_module(uscope.module)
         if fowner is None:
             return None
-        for cls, keys in _registered(fowner, module, (decorator,)):
+        for cls, keys in registered_classes(fowner, module, (decorator,)):
             if keys is None:
                 return None  # a key we cannot resolve may be this one
             if key in keys:
@@ -131,20 +118,20 @@ def _selected(ctx: FileContext, flow, module: str, registry: str, decorator: str
         if _by_hand(user, decorator):
             # A class registered by a call or inside a function: only a module's own test
             # double, and under a key the module does not name.
-            if _spells(ctx.project.text(path) or "", key_name):
+            if spells_word(ctx.project.text(path) or "", key_name):
                 return None
             by_hand.append((path, user))
     if len(chosen) != 1:
         return None
     name = chosen[0][1].node.name
-    if any(not registers_own_classes_only(user, decorator, name, _elsewhere(ctx, path)) for path, user in by_hand):
+    if any(not registers_own_classes_only(user, decorator, name, named_outside(ctx, path)) for path, user in by_hand):
         return None
     return chosen[0]
 
 
 def _by_hand(tree: ast.Module, decorator: str) -> bool:
     """Some use of `decorator` in the module is not the decorator of a class statement of the
-    module's body (those `_registered` reads)."""
+    module's body (those `registered_classes` reads)."""
     decorating = {
         id(d.func)
         for s in tree.body
@@ -155,7 +142,7 @@ def _by_hand(tree: ast.Module, decorator: str) -> bool:
     return any(
         isinstance(n, (ast.Name, ast.Attribute))
         and isinstance(n.ctx, ast.Load)
-        and _names(n, decorator)
+        and ends_with_name(n, decorator)
         and id(n) not in decorating
         for n in ast.walk(tree)
     )

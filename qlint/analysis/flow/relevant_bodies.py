@@ -26,9 +26,9 @@ from __future__ import annotations
 import ast
 import os
 
-from qlint.analysis.flow.model_values import statement_lists
 from qlint.analysis.mentions import holding, mentions, word_rows
 from qlint.analysis.names.scope import ClassScope, ModuleScope
+from qlint.analysis.tree_walk import statement_lists
 
 # A function is analysed only if its text mentions one of these (or a helper that does).
 KEYWORDS = (
@@ -139,9 +139,9 @@ def _carried(ctx, carry) -> _Choice | None:
     new, holder = _edited(ctx.tree, old, old_class)
     if new is None or not _only_in(ctx, last, old, new):
         return None
-    # The bodies written in the edited function, before and after: one run of `functions_of`.
-    region_old = [f for f, _ in _inside(old)]
-    region_new = list(_inside(new))
+    # The bodies written in the edited function, before and after, in `functions_of`'s order.
+    region_old = [f for f, _ in _functions_in(old.body)]
+    region_new = list(_functions_in(new.body))
     position = {id(f): i for i, f in enumerate(last.order)}
     at = position.get(id(region_old[0])) if region_old else None
     if region_old and [position.get(id(f)) for f in region_old] != list(range(at, at + len(region_old))):
@@ -214,22 +214,6 @@ def _class_of(scope: ModuleScope, holder: ast.ClassDef | None) -> ClassScope | N
     return known if known is not None and known.node is holder else ClassScope.build(holder)
 
 
-def _inside(func: ast.AST):
-    """(body, class scope) of the functions written in `func`, as `functions_of` orders them."""
-    stack: list[tuple[list[ast.stmt], ClassScope | None]] = [(func.body, None)]
-    while stack:
-        stmts, cls = stack.pop()
-        for node in stmts:
-            if isinstance(node, ast.ClassDef):
-                stack.append((node.body, ClassScope.build(node)))
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                yield node, cls
-                stack.append((node.body, None))
-            else:
-                for block in statement_lists(node):
-                    stack.append((block, cls))
-
-
 def _only_in(ctx, last: _Choice, old: ast.AST, new: ast.AST) -> bool:
     """The text differs from the last check's within the edited function's rows only (a
     comment typed in another body in the same edit changes what that body's text holds)."""
@@ -264,12 +248,18 @@ def _edited(tree: ast.Module, old: ast.AST, old_class: ast.ClassDef | None) -> t
 
 
 def functions_of(tree: ast.Module, scope: ModuleScope):
-    """(function, its class scope) for the module body and every function and method.
+    """(function, its class scope) for the module body and every function and method."""
+    yield tree, None
+    yield from _functions_in(tree.body, scope)
+
+
+def _functions_in(body: list[ast.stmt], scope: ModuleScope | None = None):
+    """(function, its class scope) of the functions written in `body`, at any depth; `scope`:
+    the module's, whose class scopes stand for the class statements of its own body.
 
     Functions and classes are statements, so only statement lists are walked.
     """
-    yield tree, None
-    stack: list[tuple[list[ast.stmt], ClassScope | None, bool]] = [(tree.body, None, True)]
+    stack: list[tuple[list[ast.stmt], ClassScope | None, bool]] = [(body, None, scope is not None)]
     while stack:
         stmts, cls, top = stack.pop()
         for node in stmts:

@@ -215,7 +215,8 @@ def unkept_module_facts(
         known = project.facts.get(path)
         value = known[1].get(fact, _UNSEEN) if known is not None and known[0] == key else _UNSEEN
         if value is _UNSEEN:
-            other = _unkept_text(ctx.project, path, key, encoded)
+            read = text_holding(ctx.project, path, key, encoded)
+            other = read[0] if read is not None else None
             if other is None or pattern.search(other) is None or not admits(other, path):
                 _UNKEPT_MISSES[path, pattern.pattern] = key
                 continue
@@ -239,9 +240,12 @@ _MAX_MISSES = 500_000
 _NO_PACKET_INSERTS: dict[str, tuple] = {}
 
 
-def _unkept_text(project, path: str, key: tuple, needles: tuple[bytes, ...]) -> str | None:
+def text_holding(project, path: str, key: tuple, needles: tuple[bytes, ...]) -> tuple[str, bytes | None] | None:
+    """(text, bytes read) of a module the project does not keep, when its bytes hold one of
+    `needles` (an editor's buffer: its text, whatever it holds; None: a module too big to scan,
+    unreadable, or holding none)."""
     if key[0] == "overlay":
-        return project.overlay[path]
+        return project.overlay[path], None
     try:
         with open(path, "rb") as fh:
             data = fh.read(_MAX_BYTES + 1)
@@ -250,7 +254,7 @@ def _unkept_text(project, path: str, key: tuple, needles: tuple[bytes, ...]) -> 
     if len(data) > _MAX_BYTES or not any(n in data for n in needles):
         return None
     try:
-        return decode_source(data)
+        return decode_source(data), data
     except DecodeError:
         return None
 

@@ -42,7 +42,7 @@ from qlint.analysis.graphs.forwarding import CHAIN_LINKS
 from qlint.analysis.graphs.insertions import calls_inserting, wrapper_search, writes_insertion
 from qlint.analysis.graphs.packet_imports import answered, may_hold_packet
 from qlint.analysis.names.content_keys import content_key
-from qlint.analysis.names.import_paths import _install_dir
+from qlint.analysis.names.import_paths import install_dir
 from qlint.analysis.names.modules import import_root, module_stem
 from qlint.analysis.names.package_map import project_root
 from qlint.analysis.names.project_words import words_of
@@ -271,7 +271,7 @@ def _directory_root(path: str) -> str | None:
         return known
     first = import_root(path)
     root: str | None = first
-    if _install_dir(first) is not None:
+    if install_dir(first) is not None:
         root = None  # an installed package: its import root is all of site-packages
     else:
         repo = project_root(directory)

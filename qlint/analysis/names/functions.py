@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from qlint.analysis.names.scope import ClassScope, ModuleScope, bind_local, parameters
 from qlint.analysis.node_memo import kept_on_node
-from qlint.analysis.tree_walk import walk, walk_kinds
+from qlint.analysis.tree_walk import spans_rows, statement_lists, walk, walk_kinds
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _NESTED = ("body", "orelse", "finalbody", "handlers", "cases")
@@ -86,7 +86,7 @@ class Body:
         yielded (the same ones, in the same order)."""
         rows = _sorted(lines) if lines is not None else None
         last = len(rows) if rows is not None else 0
-        if rows is not None and not isinstance(self.node, ast.Module) and not _spans(self.node, rows):
+        if rows is not None and not isinstance(self.node, ast.Module) and not spans_rows(self.node, rows):
             return  # its statements lie within its rows: none spans one (most methods of a class)
         for stmt in self.stmts:
             if rows is not None:
@@ -98,7 +98,7 @@ class Body:
             for name in _EXPR_FIELDS.get(type(stmt)) or _expr_fields(type(stmt)):
                 value = getattr(stmt, name, None)
                 for expr in value if isinstance(value, list) else (value,):
-                    if isinstance(expr, ast.AST) and (rows is None or _spans(expr, rows)):
+                    if isinstance(expr, ast.AST) and (rows is None or spans_rows(expr, rows)):
                         yield from walk(expr) if kinds is None else walk_kinds(expr, kinds)
 
 
@@ -125,14 +125,6 @@ def _sorted(lines: frozenset[int] | set[int]) -> list[int]:
     rows = sorted(lines)
     _last_sorted = (lines, rows)
     return rows
-
-
-def _spans(node: ast.AST, rows: list[int]) -> bool:
-    start = getattr(node, "lineno", None)
-    if start is None:
-        return True
-    i = bisect_left(rows, start)
-    return i < len(rows) and rows[i] <= (node.end_lineno or start)
 
 
 def bodies(tree: ast.Module, scope: ModuleScope, cache: dict | None = None) -> list[Body]:
@@ -166,11 +158,4 @@ def bodies(tree: ast.Module, scope: ModuleScope, cache: dict | None = None) -> l
 
 
 def _child_statements(stmt: ast.stmt) -> Iterator[ast.stmt]:
-    children: list[ast.stmt] = []
-    for name in ("body", "orelse", "finalbody"):
-        children.extend(getattr(stmt, name, ()) or ())
-    for handler in getattr(stmt, "handlers", ()) or ():
-        children.extend(handler.body)
-    for case in getattr(stmt, "cases", ()) or ():
-        children.extend(case.body)
-    return reversed(children)
+    return reversed([child for block in statement_lists(stmt) for child in block])

@@ -62,7 +62,7 @@ def _roots(directory: str) -> tuple[tuple[str, str], ...]:
     """(package prefix or "" for any module, directory) pairs for files of `directory`."""
     first = import_root(os.path.join(directory, "_.py"))
     roots: list[tuple[str, str]] = [("", first)]
-    installed = _install_dir(first)
+    installed = install_dir(first)
     if installed is not None:
         # An installed tree is no checkout, even inside one (pyenv is a git clone): climbing
         # from site-packages would reach the standard library, and climbing to it from the
@@ -102,7 +102,7 @@ def _ancestors(start: str, top: str) -> list[str]:
     return found
 
 
-def _install_dir(directory: str) -> str | None:
+def install_dir(directory: str) -> str | None:
     """The `site-packages` (or `dist-packages`) directory `directory` is, or lies in, if any."""
     parts = directory.split(os.sep)
     for i in range(len(parts) - 1, -1, -1):
@@ -125,4 +125,4 @@ def resolved(path: str) -> str:
     return os.path.join(repo, os.path.relpath(real, real_repo))
 
 
-__all__ = ["base_in", "module_bases", "module_roots", "resolved"]
+__all__ = ["base_in", "install_dir", "module_bases", "module_roots", "resolved"]

@@ -35,7 +35,7 @@ from qlint.analysis.names.watched_files import WatchedFiles
 from qlint.analysis.repo_root import same_repository
 from qlint.diagnostic import Range
 from qlint.short_digests import content_sha256_hex
-from qlint.source import DecodeError, LineIndex, decode_source
+from qlint.source import DecodeError, LineIndex, decode_source, read_source
 
 
 class SummaryStore(Protocol):
@@ -132,7 +132,7 @@ class ProjectIndex:
     # project scans) against the keys of the modules they were read from. `qlint fix` and the
     # language server leave it False: files change while they run.
     fixed_content: bool = False
-    _run_keys: dict[str, tuple | None] = {}
+    run_keys: dict[str, tuple | None] = {}
     # False while a `--no-cache` run checks: no one reads what a check depended on (the runner
     # drops it), so the scans of the whole project do not hash its modules for it: each worker
     # hashed ExecuTorch's 3,784 modules (29 MB) once more, on top of the reads that use them.
@@ -154,11 +154,11 @@ class ProjectIndex:
     def contents_fixed(cls) -> Iterator[None]:
         """While inside: content keys are taken once (see `fixed_content`)."""
         before = cls.fixed_content
-        cls.fixed_content, cls._run_keys = True, {}
+        cls.fixed_content, cls.run_keys = True, {}
         try:
             yield
         finally:
-            cls.fixed_content, cls._run_keys = before, {}
+            cls.fixed_content, cls.run_keys = before, {}
 
     @classmethod
     def fix_layout(cls, fixed: bool) -> None:
@@ -177,6 +177,19 @@ class ProjectIndex:
         if cls._default is None:
             cls._default = cls(track_dependents=False)
         return cls._default
+
+    @classmethod
+    def shared_checked_once(cls, path: str) -> None:
+        """`checked_once` on the shared index of `for_path`, if the process made one."""
+        if cls._default is not None:
+            cls._default.checked_once(path)
+
+    def private_copy(self) -> ProjectIndex:
+        """This index with its own overlay dict; parsed scopes are shared read-only (they are
+        keyed by the text they came from, so a copy of the dict is enough)."""
+        copy = ProjectIndex(self.overlay)
+        copy._scopes = dict(self._scopes)
+        return copy
 
     def set_overlay(self, path: str, text: str | None) -> None:
         self.update(path, text)
@@ -241,7 +254,7 @@ class ProjectIndex:
             return ("overlay", hash(text)) if text is not None else watched.key(path)
         if not self.fixed_content or self.overlay:
             return content_keys.content_key(self.overlay, path, normal)
-        keys = ProjectIndex._run_keys
+        keys = ProjectIndex.run_keys
         if path not in keys:
             keys[path] = content_keys.content_key(self.overlay, path, normal)
         return keys[path]
@@ -455,22 +468,13 @@ class ProjectIndex:
         path = os.path.abspath(path)
         if path in self.overlay:
             return self.overlay[path]
-        try:
-            with open(path, "rb") as fh:
-                return decode_source(fh.read())
-        except (OSError, DecodeError):
-            return None
+        return read_source(path)
 
     def locate(self, path: str, node: ast.AST) -> tuple[Range, str]:
         """Range (in code points; ast columns are UTF-8 bytes) and source text of a node of
         another module, from one read of that module."""
         lines = LineIndex(self.text(path) or "")
-        rng = Range.of(
-            node.lineno,
-            lines.char_col(node.lineno, node.col_offset),
-            node.end_lineno,
-            lines.char_col(node.end_lineno, node.end_col_offset),
-        )
+        rng = lines.range_of(node)
         return rng, lines.text[lines.offset(rng.start) : lines.offset(rng.end)]
 
     def dependencies_of(self, requester: str) -> dict[str, str]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import re
 
-from qlint.analysis.tree_walk import walk
+from qlint.analysis.tree_walk import own_statements, walk
 from qlint.value_classes import value_class
 
 
@@ -52,7 +52,8 @@ class _ReferencesFact:
     def compute(self, tree: ast.Module, scope, text: str) -> dict:
         loads: dict[str, set[int]] = {}
         aliases: dict[str, list[str]] = {}
-        module_level = {id(s) for s in _module_statements(tree.body)}
+        # Statements run in the module's namespace: in its blocks (`if`, `try`), not its defs.
+        module_level = {id(s) for s in own_statements(tree.body)}
         imported: dict[str, int] = {}  # name -> module-level `from` imports binding it
         other: set[str] = set()  # names bound otherwise, or loaded as an attribute
         star = False
@@ -112,21 +113,6 @@ _BINDS_NAME = frozenset(
     {ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.MatchAs, ast.MatchStar}
 )
 _BINDS_NAMES = frozenset({ast.Global, ast.Nonlocal})
-# Statements whose bodies run in the module's own namespace (not a function's or a class's).
-_BLOCKS = (ast.If, ast.Try, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While, ast.Match)
-
-
-def _module_statements(body: list[ast.stmt]):
-    """Every statement that runs in the module's namespace, in blocks too (`if`, `try`...)."""
-    for stmt in body:
-        yield stmt
-        if isinstance(stmt, _BLOCKS) or type(stmt).__name__ == "TryStar":
-            for field in ("body", "orelse", "finalbody"):
-                yield from _module_statements(getattr(stmt, field, None) or [])
-            for handler in getattr(stmt, "handlers", None) or []:
-                yield from _module_statements(handler.body)
-            for case in getattr(stmt, "cases", None) or []:
-                yield from _module_statements(case.body)
 
 
 def _row(value) -> int:

@@ -210,14 +210,14 @@ def same_tree(a: object, b: object) -> bool:
     return a == b
 
 
-def _top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+def binding_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """Statements that bind module names, looking into module-level if/try blocks."""
     for stmt, _ in _top_level_bindings(body):
         yield stmt
 
 
 def _top_level_bindings(body: list[ast.stmt], sure: bool = True) -> Iterator[tuple[ast.stmt, bool]]:
-    """`_top_level`'s statements, each with whether it runs whenever the module does: not
+    """`binding_statements`'s statements, each with whether it runs whenever the module does: not
     in an `if` or `try` branch (a `with` body and a `try`'s `finally` run, as far as names
     go; a `try` body may stop at any statement, an `else` after it may not run)."""
     for stmt in body:

@@ -29,7 +29,7 @@ from typing import Any
 from qlint.analysis.names.live_trees import LIVE
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.recent_trees import RECENT
-from qlint.analysis.names.scope import ClassScope, ModuleScope, _top_level, assignments
+from qlint.analysis.names.scope import ClassScope, ModuleScope, assignments, binding_statements
 from qlint.value_classes import field, value_class
 
 # (first line, the statement's own line, last line, column): the first line is a
@@ -64,7 +64,7 @@ class ModuleSummary:
             return cls(module, digest, broken=True)
         out = cls(module, digest, imports=dict(scope.imports), imported_modules=sorted(scope.imported_modules))
         # The same walk and the same "last definition wins" as `ModuleScope.build`.
-        for stmt in _top_level(tree.body):
+        for stmt in binding_statements(tree.body):
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 continue
             # A name a later import (or `def`/`class`) shadows is none of them (`ModuleScope._bind`).
@@ -139,7 +139,7 @@ class ModuleSummary:
 
 def _by_loc(tree: ast.Module) -> dict[Loc, ast.stmt]:
     """The statements a summary locates (`ModuleSummary.of`'s walk), by location."""
-    return {_loc(stmt): stmt for stmt in _top_level(tree.body)}
+    return {_loc(stmt): stmt for stmt in binding_statements(tree.body)}
 
 
 def _named(value: Any) -> dict[str, Any]:

@@ -140,7 +140,7 @@ def _origin_module(origin: str) -> tuple[torch.fx.GraphModule, tuple, torch.Tens
             if origin == "convert_pt2e":
                 module = convert_pt2e(module)
         elif origin == "prepare_qat_pt2e":
-            module = prepare_qat_pt2e(module, pipelines._conv_annotating_quantizer())
+            module = prepare_qat_pt2e(module, pipelines.conv_annotating_quantizer())
     return module, inputs, ref
 
 

@@ -1,0 +1,177 @@
+"""The edited one-file row of benchmarks/bench_trees.py, alone, as CPU time beside wall time,
+and against another qlint side by side: what a lane changing the engine can measure on a
+machine other work shares (bench_trees.py needs an idle one).
+
+    python benchmarks/edited_one_file.py FILE [--tree TREE] [--against PYTHONPATH] [--runs N] [--phases]
+
+The check is bench_trees.py's: a cache filled by a whole-tree run of TREE (the file's project
+by default), then `qlint check --stdin-filename FILE -` of the buffer one keystroke left
+(`keystroke_edits`: one statement typed into the first function body), whose own result
+is never cached. Nothing is written to TREE. Each run is a new process, as pre-commit's or an
+editor's; the sides alternate run by run, so background load hits both alike. Printed per
+side: the median user+sys CPU (of the process and its children) and wall seconds, and the
+number of findings (both sides must agree).
+
+`--phases`: where a fresh process's CPU goes, the median over the runs per phase: importing
+qlint's command line, parsing, each rule (the imports a rule makes when it first runs
+included; rules that share an analysis are charged to the first that asks for it), and the
+rest of the command (settings, rule selection and the rule modules' imports, output). Python's
+own start-up is outside: compare it with `python -c pass` on the same machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from keystroke_edits import keystroke_edits
+
+# Run in a fresh interpreter with the side's PYTHONPATH: argv = cache dir, file, buffer.
+_PHASES = r"""
+import io, json, os, sys, time
+clock = time.process_time
+start = clock()
+import qlint.cli
+import qlint.engine as engine
+from qlint.registry import rules as registered_rules
+spent = {"import": clock() - start}
+def timed(phase, func):
+    def run(*args, **kwargs):
+        began = clock()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            spent[phase] = spent.get(phase, 0.0) + clock() - began
+    return run
+engine.parse_module = timed("parse", engine.parse_module)
+for cls in registered_rules().values():
+    check = cls.check
+    cls.check = lambda self, ctx, check=check, code=cls.code: timed(code, lambda: list(check(self, ctx)))()
+cache, path, buffer = sys.argv[1:4]
+sys.stdin = io.TextIOWrapper(open(buffer, "rb"))
+sys.stdout = open(os.devnull, "w")
+try:
+    qlint.cli.main(["check", "--exit-zero", "--quiet", "--cache-dir", cache, "--stdin-filename", path, "-"])
+except SystemExit:
+    pass
+spent["rest"] = clock() - start - sum(spent.values())
+sys.__stdout__.write(json.dumps(spent))
+"""
+
+
+_COMPARED = ("code", "filename", "location", "end_location", "message")
+
+
+def _env(pythonpath: str | None) -> dict[str, str]:
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = os.path.abspath(pythonpath)
+    return env
+
+
+def _timed_run(cmd: list[str], cwd: str, env: dict[str, str], stdin_path: str) -> tuple[float, float, bytes]:
+    """(user+sys CPU seconds of the process and the children it waited for, wall seconds,
+    stdout). The CPU is the growth of this process's reaped children's totals (`os.times`)
+    over the run, which reaps exactly this one child."""
+    before = _children_cpu()
+    with open(stdin_path, "rb") as stdin:
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, cwd=cwd, env=env, stdin=stdin, capture_output=True)
+        wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr.decode()[-2000:]}")
+    return _children_cpu() - before, wall, proc.stdout
+
+
+def _children_cpu() -> float:
+    usage = os.times()
+    return usage.children_user + usage.children_system
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("file")
+    parser.add_argument("--tree", help="the tree a whole run fills the cache from (default: the file's project)")
+    parser.add_argument("--against", help="PYTHONPATH of another qlint, measured side by side")
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--phases", action="store_true", help="also time the phases of a fresh process")
+    args = parser.parse_args()
+    path = os.path.abspath(args.file)
+    if args.tree:
+        tree = os.path.abspath(args.tree)
+    else:
+        from qlint.analysis.names.package_map import project_root
+
+        tree = project_root(path) or os.path.dirname(path)
+    sides = {"this": _env(None)}
+    if args.against:
+        sides["against"] = _env(args.against)
+    cwd = tempfile.mkdtemp(prefix="qlint-edited-cwd-")  # no config is picked up here
+    caches = {side: tempfile.mkdtemp(prefix="qlint-edited-cache-") for side in sides}
+    try:
+        buffer = os.path.join(cwd, "edited.py")
+        with open(path, encoding="utf-8-sig") as fh, open(buffer, "w", encoding="utf-8") as out:
+            out.write(keystroke_edits(fh.read(), 1)[0])
+        qlint = [sys.executable, "-m", "qlint", "check", "--exit-zero", "--quiet"]
+        for side, env in sides.items():  # the whole-tree run that fills the cache
+            fill = [*qlint, "--cache-dir", caches[side], tree]
+            subprocess.run(fill, cwd=cwd, env=env, capture_output=True, check=True)
+        cpu: dict[str, list[float]] = {side: [] for side in sides}
+        wall: dict[str, list[float]] = {side: [] for side in sides}
+        found: dict[str, list] = {}
+        phases: dict[str, dict[str, list[float]]] = {side: {} for side in sides}
+        edited = [*qlint, "--stdin-filename", path, "-"]  # bench_trees.py's command
+        for _ in range(args.runs):
+            for side, env in sides.items():
+                used, seconds, _ = _timed_run([*edited, "--cache-dir", caches[side]], cwd, env, buffer)
+                cpu[side].append(used)
+                wall[side].append(seconds)
+                if args.phases:
+                    probe = [sys.executable, "-c", _PHASES, caches[side], path, buffer]
+                    spent = json.loads(subprocess.run(probe, cwd=cwd, env=env, capture_output=True, check=True).stdout)
+                    for phase, value in spent.items():
+                        phases[side].setdefault(phase, []).append(value)
+        for side, env in sides.items():  # after the timed runs: what the check found, as JSON
+            as_json = [*edited, "--output-format", "json", "--cache-dir", caches[side]]
+            # What was found where (not the rule page's URL, which names where each side is
+            # installed, nor the related locations, which 9216a04 chose by the hash seed).
+            found[side] = [
+                {k: d[k] for k in _COMPARED} for d in json.loads(_timed_run(as_json, cwd, env, buffer)[2] or b"[]")
+            ]
+        with open(path, "rb") as fh:
+            lines = fh.read().count(b"\n")
+        print(f"{path} ({lines} lines), edited as bench_trees.py edits it")
+        print(f"median of {args.runs} runs, sides interleaved: `qlint check --stdin-filename FILE -`, warm cache")
+        for side in sides:
+            print(
+                f"   {side:8} CPU {statistics.median(cpu[side]):6.3f} s   wall {statistics.median(wall[side]):6.3f} s"
+                f"   findings {len(found[side])}"
+            )
+        if len(sides) == 2:
+            ratio = statistics.median(cpu["this"]) / statistics.median(cpu["against"])
+            print(f"   this / against CPU: {ratio:.3f}")
+        for side in sides if args.phases else ():
+            medians = {p: statistics.median(v) * 1000 for p, v in phases[side].items()}
+            shown = "  ".join(f"{p} {ms:.1f}" for p, ms in sorted(medians.items(), key=lambda kv: -kv[1]))
+            print(f"   {side:8} phases (CPU ms, total {sum(medians.values()):.1f}): {shown}")
+        if len(sides) == 2 and found["this"] != found["against"]:
+            print("   the two sides disagree on the findings:", file=sys.stderr)
+            for side in sides:
+                print(f"   {side}: {json.dumps(found[side])}", file=sys.stderr)
+            return 1
+        return 0
+    finally:
+        for directory in [cwd, *caches.values()]:
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,384 @@
+"""Calls of the helpers a walk follows (functions and methods of the same module, class or
+project): which helper a call names (`callee`), its summary (`helper`), and what that summary
+does at the call, in the caller's terms (`apply`): the modes it leaves its arguments in, the
+captures it returns, the sinks its parameters reach, the call site its callers are read from.
+
+Each takes the walk's `model_calls.CallSemantics` (`sem`) and records into it: it is not
+imported here, so that this module knows neither the call semantics nor the walk above it.
+"""
+
+from __future__ import annotations
+
+import ast
+import weakref
+
+from qlint.analysis.flow import decorator_registries as registries
+from qlint.analysis.flow.class_calls import class_callee
+from qlint.analysis.flow.class_methods import method_of
+from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
+from qlint.analysis.flow.handed_switches import handed_switches
+from qlint.analysis.flow.held_contents import held_facts
+from qlint.analysis.flow.maybe_graphs import returned_paths
+from qlint.analysis.flow.model_apis import classify_call
+from qlint.analysis.flow.model_values import (
+    APPLIED,
+    CALL,
+    CONTAINER,
+    GRAPH_KINDS,
+    PARAM,
+    PARAM_PART,
+    UNKNOWN_MODE,
+    CallSite,
+    Capture,
+    Env,
+    FunctionFlow,
+    ModeFact,
+    Obj,
+    Origin,
+    anchored,
+    join,
+    merge_values,
+    new_value,
+)
+from qlint.analysis.names.scope import parameter_args, unique_value
+from qlint.value_classes import replace
+
+# Calls into these are API calls (`classify_call`) or library internals, never summarised.
+_LIBRARIES = ("torch.", "torchao.", "executorch.exir", "copy.")
+# Decorators whose method is read as an attribute: calling `self.name(...)` calls its value.
+_PROPERTIES = frozenset({"property", "cached_property"})
+
+
+def helper(sem, func: ast.expr, found=False) -> tuple[FunctionFlow, int] | None:
+    """The summary of the function called, and 1 if `self` fills its first parameter
+    (`found`: what `callee` answered for it, when asked already)."""
+    if found is False:
+        found = callee(sem, func)
+    if found is None:
+        return None
+    owner, node, holder, offset = found
+    flow = owner.function(node, holder)
+    return (flow, offset) if flow is not None else None
+
+
+def callee(sem, func: ast.expr, depth: int = 0):
+    """(the `ModelFlow` of its module, the def, its class scope, 1 if `self` fills its first
+    parameter) of the helper called, without analysing it; None when it is none we follow."""
+    owner = sem.owner
+    if isinstance(func, ast.Name) and func.id in sem.resolver.local and depth < 3:
+        # `fn = to_eval; fn(gm)`: a local bound once to a function is that function.
+        alias = unique_value(sem.resolver.local[func.id])
+        if isinstance(alias, (ast.Name, ast.Attribute)):
+            found = callee(sem, alias, depth + 1)
+            # `fn = self.method; fn(x)`: the call has no `.value` to hand over as `self`.
+            return found if found is None or not found[3] else None
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
+        found = method_of(sem.class_scope, func.attr, owner.scope) if sem.class_scope else None
+        if found is None:
+            return None
+        method, holder = found  # the class's own method, or one of a base class of this module
+        if any(_decorator_name(d) in _PROPERTIES for d in method.decorator_list):
+            return None  # `self.prop(x)` calls the value the property returns, not its getter
+        static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list)
+        return owner, method, holder, 0 if static else 1
+    if isinstance(func, ast.Name) and func.id in sem.nested:  # a helper defined in this function
+        return owner, sem.nested[func.id], None, 0
+    if isinstance(func, ast.Name) and func.id in owner.scope.functions and func.id not in sem.resolver.local:
+        return owner, owner.scope.functions[func.id], None, 0
+    name = sem.walk.qualname(func)
+    if not name or "." not in name:
+        return None
+    module, _, attr = name.rpartition(".")
+    if name.startswith(_LIBRARIES) and (classify_call(name, func) is not None or not _followed(sem, module)):
+        return None
+    other = owner.for_module(module)
+    for _ in range(3):  # `api.qm(...)` where `pkg/api.py` re-exports it (renamed or not)
+        if other is None or attr in other.scope.functions or attr not in other.scope.imports:
+            break
+        module, _, attr = other.scope.imports[attr].rpartition(".")
+        other = owner.for_module(module) if module else None
+    if other is not None and other is not owner and attr in other.scope.functions:
+        return other, other.scope.functions[attr], None, 0
+    if other is None and isinstance(func, ast.Attribute):
+        return class_callee(owner, module, attr)  # `Ready.apply(model)`, on the class
+    return None
+
+
+def unread_result(sem, node: ast.Call, args: list, kwargs: dict) -> bool:
+    """A call that is a statement of its own and hands the callee no value the walk follows
+    (`main()` under `if __name__ == "__main__":`): what the callee does to its parameters,
+    returns or captures can reach nothing here (a capture it returns reaches no prepare)."""
+    stmts = sem.walk.stmt_stack
+    if not stmts or not isinstance(stmts[-1], ast.Expr) or stmts[-1].value is not node:
+        return False
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(kw.arg is None for kw in node.keywords):
+        return False
+    return all(a is None for a in args) and all(v is None for v in kwargs.values())
+
+
+def site_only(sem, found, node: ast.Call) -> bool:
+    """For such a call of a helper (`found`, from `callee`) not analysed yet: record the
+    call (callers are looked up in `FunctionFlow.calls`, with the containers written in
+    it) without analysing the helper, which only this call would have asked for so far.
+    False when the call is to be read in full."""
+    owner, callee, _, offset = found
+    if offset or id(callee) in owner.memo.functions:
+        return False
+    params = [p.arg for p in parameter_args(callee, star=False)]
+    exprs = {i: arg for i, arg in enumerate(node.args)}
+    exprs.update((params.index(kw.arg), kw.value) for kw in node.keywords if kw.arg in params)
+    site = CallSite(callee, node, {i: _literal(sem, expr) for i, expr in exprs.items()}, exprs)
+    if owner.scope.path == sem.flow.path:
+        sem.flow.calls.append(site)
+    else:
+        sem.flow.foreign_calls.append((owner.scope.path, site))
+    return True
+
+
+def _followed(sem, module: str) -> bool:
+    """The module whose callers are being read (`project_callers`): in torchao's own tree
+    its helpers are `torchao.*` too, and their calls are what the reading is for."""
+    owner = sem.owner
+    if module == owner.scope.module:  # `for_module`'s answer: the module itself
+        return owner.classes.followed(owner.scope.path)
+    return owner.classes.followed_module(module, owner.scope.path)
+
+
+def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: Env, selection=None) -> Obj | None:
+    """The caller's view of a call to a summarised helper."""
+    actual: dict[int, tuple[Obj | None, ast.expr | None]] = {}
+    if offset:
+        actual[0] = (receiver, node.func.value)
+    for i, (obj, arg) in enumerate(zip(args, node.args, strict=True)):
+        if not isinstance(arg, ast.Starred):
+            actual[i + offset] = (obj, arg)
+    for kw in node.keywords:
+        if kw.arg in callee.params:
+            actual[callee.params.index(kw.arg)] = (kwargs[kw.arg], kw.value)
+    given = {i: obj for i, (obj, _) in actual.items() if obj is not None}
+    # Positions in another file mean nothing here: what a helper there did happened at this call.
+    foreign = callee.path != sem.flow.path
+    # An argument we cannot follow (`bundle.model`) is passed in an unknown mode.
+    # A container written in the call passes the models it holds, in their modes.
+    passed = {i: env.facts(obj) if obj is not None else _literal(sem, expr) for i, (obj, expr) in actual.items()}
+    written = {i: expr for i, (_, expr) in actual.items()}
+    held = _held(sem, given, passed, env) if _reads_parts(callee) else None
+    origins = {i: obj.origins for i, obj in given.items()}
+    site = CallSite(
+        callee.node,
+        node,
+        passed,
+        written,
+        held=held,
+        origins=origins,
+        selection=selection,
+        kept=callee.kept,
+        itself=frozenset(callee.itself),
+    )
+    if not foreign:
+        sem.flow.calls.append(site)
+    else:
+        sem.flow.foreign_calls.append((callee.path, site))
+    if callee.param_switches:
+        handed_switches(sem, node, callee, actual, written, env)
+
+    def subst(facts: frozenset[ModeFact]) -> frozenset[ModeFact]:
+        """Callee facts in caller terms: "as it came in" becomes the argument's modes here."""
+        out: set[ModeFact] = set()
+        for f in facts:
+            o = f.origin
+            if f.state == "unset" and o is not None and o.kind == PARAM and o.node is callee.node and o.index in given:
+                out |= env.facts(given[o.index])
+            elif f.state == "unset" and o is not None and o.kind == registries.REGISTRY_RESULT:
+                out |= registries.rekeyed_fact(f, callee.node, given, sem.walk.func, node, again())
+            elif f.state == "unset" and o is not None and o.kind == APPLIED and id(o.node) in callee.applied:
+                # `source_transform(model, [f, g])`: what `f` and `g` make of the model.
+                came = callee.applied[id(o.node)]
+                facts = env.facts(given[came]) if came in given else UNKNOWN_MODE
+                made = sem.callbacks.made_of(actual.get(o.index, (None, None))[1], facts, node)
+                out |= made if made is not None else {ModeFact("unset", node, Origin(CALL, node))}
+            else:
+                out.add(replace(f, guard=frozenset(), node=node if foreign else f.node))
+        return frozenset(out)
+
+    # `subst` recurses through a weak reference: a closure over itself is a reference
+    # cycle, which would keep this check's flows alive until the cyclic collector runs.
+    again = weakref.ref(subst)
+    captures: dict[int, int] = {}
+
+    def passed_here(passed: tuple, ret_env: Env) -> tuple:
+        """The objects a construction in the helper was given, as the caller sees them: its
+        own arguments, or the modes the helper left them in (one level: what they were
+        given in turn is not followed)."""
+
+        def one(label, obj: Obj | None) -> Obj | None:
+            if obj is None:
+                return None
+            for name, param in callee.param_objs.items():
+                if obj == param and callee.params.index(name) in given:
+                    return given[callee.params.index(name)]
+            origins = frozenset(
+                anchored(o, node, callee.path, passed=()) if foreign else replace(o, passed=()) for o in obj.origins
+            )
+            out = Obj(node, f"passed {label}", origins, frozenset())
+            env.modes[out] = subst(ret_env.facts(obj))
+            return out
+
+        args_, kwargs_ = passed
+        return tuple(one(i, a) for i, a in enumerate(args_)), tuple((k, one(k, v)) for k, v in kwargs_)
+
+    def translate(obj: Obj, ret_env: Env) -> Obj:
+        for name, param in callee.param_objs.items():
+            if obj == param and callee.params.index(name) in given:
+                return given[callee.params.index(name)]
+        origins, caps = set(), set()
+        for o in obj.origins:
+            if o.kind == PARAM and o.node is callee.node and o.index in given:
+                origins |= given[o.index].origins
+                caps |= given[o.index].captures
+            elif o.kind in registries.KINDS:
+                origins |= registries.rekeyed(o, callee.node, given, sem.walk.func, node)
+            else:
+                here = anchored(o, node, callee.path) if foreign else o
+                if o.passed:  # what a construction was given, in caller terms too
+                    here = replace(here, passed=passed_here(o.passed, ret_env))
+                origins.add(here)
+        for c in obj.captures:
+            cap = callee.captures[c]
+            if cap.sinks:
+                continue  # it reaches prepare inside the helper: reported there
+            if c not in captures:
+                model, model_expr = actual.get(_param_index(cap, callee), (None, None))
+                inner = (callee.path, cap.call, "the helper captures the model here")
+                captures[c] = sem.capture(node, cap.api, model_expr, model, env, True, subst(cap.modes), inner)
+            caps.add(captures[c])
+        for index in callee.param_results.get(obj, ()):
+            caps |= given[index].captures if index in given else frozenset()
+        out = Obj(node, "", frozenset(origins), frozenset(caps))
+        env.modes[out] = subst(ret_env.facts(obj))
+        return out
+
+    for index, sinks in callee.param_sinks.items():
+        for sink in sinks if index in given else ():
+            # `_prepare(ep)` with `def _prepare(ep, is_qat=False)`: its QAT arm cannot run.
+            if not contradicted_at_call(
+                sink.guard, callee.node, written, sem.resolver, callee.resolver, open_ended(node)
+            ):
+                sem.reach(given[index], sink)
+                if sink.node in callee.rebuilt_sinks:
+                    sem.results.rebuilt_in_helper(given[index], sink.node)
+    for record in callee.callback_calls:
+        sem.callbacks.passed(record, actual, env, node, callee)
+    ends = callee.returns
+    for name, param in callee.param_objs.items():
+        index = callee.params.index(name)
+        if index not in given or not ends:
+            continue
+        final = frozenset().union(*(e.facts(param) for e, _ in ends))
+        if any(f.state != "unset" or f.origin is None or f.origin.kind != PARAM for f in final):
+            env.modes[given[index]] = subst(final)  # the helper sets the argument's mode
+            sem.walk.containers.switched(given[index])
+        if any(param in e.patched for e, _ in ends) and not _allow_ruled_out(sem, node, callee, index, written):
+            env.patched |= {given[index]}
+    _unpack(sem, node, callee, translate, env)
+    results = [translate(obj, e) for e, obj in ends if obj is not None]
+    if not results:
+        return new_value(env, node, "", Origin(CALL, node))
+    result = merge_values(results, env, node)
+    sem.results.note(result, None)
+    # The graphs the helper's returns hand back, on the branches of the call's arguments
+    # (an allowed one is no path to a raise); what it was given keeps the paths it had.
+    here = frozenset(sem.walk.guards)
+    for origin, guard in returned_paths(callee, node, written, sem.resolver, foreign):
+        sem.made_graphs.setdefault(origin, set()).add(guard | here)
+    # The others of another file's helper are named for this call too: none of their
+    # paths reaches here, which `note_made` must not take for a graph made at the call.
+    for origin in result.origins if foreign else ():
+        if origin.node is node and origin.kind in GRAPH_KINDS:
+            sem.made_graphs.setdefault(origin, set())
+    return result
+
+
+def _allow_ruled_out(sem, node: ast.Call, callee: FunctionFlow, index: int, written: dict) -> bool:
+    """The callee allows parameter `index` only under flags this call's arguments rule out
+    (`def evaluate(m, is_graph=False): if is_graph: allow(m)` called as `evaluate(gm)`)."""
+    guard = callee.param_allows.get(index)
+    return bool(guard) and contradicted_at_call(
+        guard, callee.node, written, sem.resolver, callee.resolver, open_ended(node)
+    )
+
+
+def _unpack(sem, node: ast.Call, callee: FunctionFlow, translate, env: Env) -> None:
+    """`return model.eval(), inputs` on every path: each element in caller terms, for `a, b = f()`."""
+    size = _items_of(callee)
+    if not size:
+        return
+    items: list[Obj | None] = []
+    for position in range(size):
+        values = [(e, callee.return_items[i][position]) for i, (e, _) in enumerate(callee.returns)]
+        if any(v is None for _, v in values):
+            items.append(None)  # some path returns something we do not follow there
+            continue
+        objs = [translate(v, e) for e, v in values]
+        if len(set(objs)) == 1:
+            items.append(objs[0])
+            continue
+        # Named by position, so that two elements merged at one call stay two objects.
+        merged = join([Env({f"item{position}": o}, env.modes, env.patched, env.copied) for o in objs], node)
+        env.modes.update(merged.modes)
+        items.append(merged.vars[f"item{position}"])
+    sem.unpacked[id(node)] = tuple(items)
+
+
+def _held(sem, given: dict[int, Obj], passed: dict, env: Env) -> dict | None:
+    """What the bundles a helper's call passes hold (`held_contents`), by parameter."""
+    out = None
+    for i, obj in given.items():
+        if not any(o.passed for o in obj.origins):
+            continue  # no construction given anything: most arguments
+        literals, overwritten = sem.walk.containers.literals, sem.builds.overwritten
+        facts = held_facts(obj, env, sem.owner.stored_fields, literals, overwritten)
+        if facts is not passed[i]:
+            out = out if out is not None else {}
+            out[i] = facts
+    return out
+
+
+def _literal(sem, expr: ast.expr | None) -> frozenset[ModeFact]:
+    items = sem.literal_items.get(id(expr)) if expr is not None else None
+    if items is None:
+        return UNKNOWN_MODE
+    return frozenset({ModeFact("unset", expr, Origin(CONTAINER, expr, items=items))})
+
+
+def _reads_parts(callee: FunctionFlow) -> bool:
+    """The helper captures a part of a parameter itself (`artifact.model`): only then is what
+    a bundle it is handed holds worth recording (`caller_verdicts` vouches for no other)."""
+    return any(
+        f.origin is not None and f.origin.kind == PARAM_PART and f.origin.owner is callee.node
+        for cap in callee.captures
+        for f in cap.modes
+    )
+
+
+def _items_of(callee: FunctionFlow) -> int | None:
+    """The length of the tuple every return of `callee` builds (None: some return is no tuple)."""
+    sizes = {len(callee.return_items[i]) if i in callee.return_items else None for i in range(len(callee.returns))}
+    return next(iter(sizes)) if len(sizes) == 1 else None
+
+
+def _param_index(cap: Capture, callee: FunctionFlow) -> int | None:
+    for o in cap.origins:
+        if o.kind == PARAM and o.node is callee.node:
+            return o.index
+    return None
+
+
+def _decorator_name(decorator: ast.expr) -> str:
+    """`property`, `functools.cached_property` -> its last name ('' for a call or other form)."""
+    if isinstance(decorator, ast.Attribute):
+        return decorator.attr
+    return decorator.id if isinstance(decorator, ast.Name) else ""
+
+
+__all__ = ["apply", "callee", "helper", "site_only", "unread_result"]

@@ -1,0 +1,47 @@
+"""benchmarks/edited_one_file.py times bench_trees.py's edited one-file check in new processes,
+side by side, and says whether the two sides found the same."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+from tests.conftest import old_package
+
+_ROOT = Path(__file__).resolve().parent.parent
+_CAPTURE = """\
+from torch import nn
+from torch.export import export
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+
+
+def capture(x, quantizer):
+    model = nn.Sequential(nn.Conv2d(3, 3, 1), nn.BatchNorm2d(3))
+    ep = export(model, (x,)).module()
+    return prepare_pt2e(ep, quantizer)
+"""
+
+
+def _bench():
+    path = _ROOT / "benchmarks" / "edited_one_file.py"
+    spec = importlib.util.spec_from_file_location("edited_one_file", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_both_sides_are_timed_phase_by_phase_and_agree(tmp_path, monkeypatch, capsys):
+    (tmp_path / ".git").mkdir()
+    pkg = old_package(tmp_path, capture=_CAPTURE)
+    monkeypatch.setenv("PYTHONPATH", str(_ROOT))
+    argv = ["edited_one_file.py", str(pkg / "capture.py"), "--against", str(_ROOT), "--runs", "1", "--phases"]
+    monkeypatch.setattr(sys, "argv", argv)
+    assert _bench().main() == 0
+    out = capsys.readouterr().out
+    assert "(9 lines)" in out
+    for side in ("this", "against"):
+        assert f"   {side:8} CPU " in out and "findings 1" in out
+        phases = next(line for line in out.splitlines() if line.startswith(f"   {side:8} phases"))
+        assert all(f" {phase} " in phases for phase in ("QL201", "parse", "import", "rest"))
+    assert "this / against CPU" in out
