@@ -164,7 +164,17 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
     written = {i: expr for i, (_, expr) in actual.items()}
     held = _held(sem, given, passed, env) if _reads_parts(callee) else None
     origins = {i: obj.origins for i, obj in given.items()}
-    site = CallSite(callee.node, node, passed, written, held=held, origins=origins, selection=selection)
+    site = CallSite(
+        callee.node,
+        node,
+        passed,
+        written,
+        held=held,
+        origins=origins,
+        selection=selection,
+        kept=callee.kept,
+        itself=frozenset(callee.itself),
+    )
     if not foreign:
         sem.flow.calls.append(site)
     else:
