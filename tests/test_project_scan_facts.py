@@ -79,3 +79,33 @@ def test_another_packet_inserted_elsewhere_does_not_quiet_the_matcher(tmp_path):
     project = ProjectIndex()
     assert _rows(pkg, project) == [("QL101", 5)]
     assert _rows(pkg, project) == [("QL101", 5)]  # from the facts kept, the same answer
+
+
+def test_a_module_text_is_searched_once_per_content(tmp_path, monkeypatch):
+    """A keystroke's check asks whether any kept module renames targets to packets: the text
+    of each is searched once per content, not at every check (~470 modules of torch)."""
+    from qlint.analysis.graphs import packet_renames
+
+    searched = []
+
+    class Counting:
+        def __init__(self, pattern):
+            self.pattern = pattern
+
+        def finditer(self, text):
+            searched.append(text)
+            return self.pattern.finditer(text)
+
+    monkeypatch.setattr(packet_renames, "_LOOKUP", Counting(packet_renames._LOOKUP))
+    inserter = textwrap.dedent(LEGACY_INSERTER).replace("OP", "sigmoid")
+    inserter += "\n\ndef literal(node):\n    node.target = getattr(torch.ops.aten, 'relu')\n"
+    pkg = write_package(tmp_path, "pkg", matcher=MATCHER, inserter=inserter)
+    project = ProjectIndex()
+    assert _rows(pkg, project) == [("QL101", 5)]
+    first = len(searched)
+    assert first >= 1
+    assert _rows(pkg, project) == [("QL101", 5)]
+    assert len(searched) == first
+    (pkg / "inserter.py").write_text(inserter + "\n# edited\n")  # a new content is searched again
+    assert _rows(pkg, project) == [("QL101", 5)]
+    assert len(searched) > first

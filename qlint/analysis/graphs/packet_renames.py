@@ -34,6 +34,8 @@ class _RenameText:
     lookup (one regex over the text), the store looked for near each one only."""
 
     def search(self, text: str) -> bool | None:
+        if ".target" not in text:  # a substring test is ~50x cheaper than the lookup's regex
+            return None
         for found in _LOOKUP.finditer(text):
             start = text.rfind("\n", 0, found.start()) + 1
             end = found.end()

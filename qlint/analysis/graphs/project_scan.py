@@ -162,15 +162,23 @@ def module_facts(
         ctx.project.record_listing(ctx.path, listing_dependency(root, True, needles))
     skip = None if own else os.path.abspath(ctx.path)
     out = []
+    # Whether a module's text holds the needles and the pattern is kept per content too: an
+    # editor's check asks on every keystroke, over every module the scan keeps (~470 in torch).
+    probe = (needles, pattern)  # a compiled pattern is equal to, and hashes as, its recompiled self
     for path, (key, text) in _texts(project).items():
-        if text is None or path == skip or not any(n in text for n in needles):
+        if text is None or path == skip:
             continue
-        if pattern is not None and pattern.search(text) is None:
-            continue
-        known = project.facts.get(path)
+        known = project.facts.get(path) if keep else None
         if keep and (known is None or known[0] != key):
             known = project.facts[path] = (key, {})
-        value = known[1].get(fact, _UNSEEN) if keep and known is not None else _UNSEEN
+        holds = known[1].get(probe) if known is not None else None
+        if holds is None:
+            holds = any(n in text for n in needles) and (pattern is None or pattern.search(text) is not None)
+            if known is not None:
+                known[1][probe] = holds
+        if not holds:
+            continue
+        value = known[1].get(fact, _UNSEEN) if known is not None else _UNSEEN
         if value is _UNSEEN:
             other = _context(path, text, ctx)
             value = None if other is None else (fact(other),)
