@@ -18,6 +18,7 @@ from tests.conftest import lint
 HEAD = """\
 import torch
 import deepspeed
+import fastpath
 from torch import nn
 from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
 
@@ -224,6 +225,11 @@ def compiled(model):
     return model
 
 
+def wrapped(model):
+    model.model = fastpath.wrap(model.model)
+    return model
+
+
 def tagged(model):
     model.tag = "v1"
     model.head = Body()
@@ -243,7 +249,9 @@ def described(model):
 @pytest.mark.parametrize(
     ("caller", "found"),
     [
-        (["m = Net().eval()", "m = compiled(m)", "quantize_body(m, x, q)"], [CAPTURE]),
+        # torch.compile hands back the part in its mode (`mode_keeping`); a library not known to is not read so.
+        (["m = Net().eval()", "m = compiled(m)", "quantize_body(m, x, q)"], []),
+        (["m = Net().eval()", "m = wrapped(m)", "quantize_body(m, x, q)"], [CAPTURE]),
         (["m = Net().eval()", "patched(m)", "quantize_body(m, x, q)"], [CAPTURE]),
         # A project function that changes only other parts leaves the captured one alone.
         (["m = Net().eval()", "m = tagged(m)", "quantize_body(m, x, q)"], []),
@@ -257,7 +265,12 @@ def test_a_project_function_handed_the_model_may_replace_the_captured_part(calle
 
 @pytest.mark.parametrize(
     ("first", "found"),
-    [("patched(model)", [CAPTURE]), ("model = compiled(model)", [CAPTURE]), ("described(model)", [])],
+    [
+        ("patched(model)", [CAPTURE]),
+        ("model = compiled(model)", []),
+        ("model = wrapped(model)", [CAPTURE]),
+        ("described(model)", []),
+    ],
 )
 def test_a_project_function_the_helper_hands_its_model_to_first(first, found):
     src = HEAD.format(

@@ -192,3 +192,39 @@ def test_a_helper_that_allows_the_graph_it_returns():
     assert rows(ALLOWING) == [15]
     # Allowed on every path out of the helper: the caller's switch is `allow`'s.
     assert rows(ALLOWING.replace("    if allow:\n        allow_", "    if allow:\n        pass\n    allow_")) == []
+
+
+ALLOWING_PAIR = """\
+import torch
+from torchao.quantization.pt2e import allow_exported_model_train_eval
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+
+def quantize(model, q, x):
+    done = convert_pt2e(prepare_pt2e(torch.export.export(model.eval(), (x,)).module(), q))
+    other = convert_pt2e(prepare_pt2e(torch.export.export(model.eval(), (x,)).module(), q))
+    allow_exported_model_train_eval(done)
+    return done, other
+
+
+def f(model, q, x):
+    gm, spare = quantize(model, q, x)
+    gm.eval()
+"""
+
+
+def test_a_helper_that_allows_the_graph_of_the_pair_it_returns():
+    # `qm, info = quantize(...)` (knowledge-distillation-edge's quantize_static_pt2e): the
+    # element allowed on every path out of the helper may be switched by the caller.
+    assert rows(ALLOWING_PAIR) == []
+    # The other element of the pair was never allowed.
+    assert rows(ALLOWING_PAIR.replace("gm.eval()", "spare.eval()")) == [15]
+    # Allowed under a flag only.
+    flagged = ALLOWING_PAIR.replace("def quantize(model, q, x):", "def quantize(model, q, x, allow=False):")
+    flagged = flagged.replace("    allow_exported", "    if allow:\n        allow_exported")
+    assert rows(flagged) == [16]
+    # A path that returns something else in the first place.
+    other_path = ALLOWING_PAIR.replace(
+        "    allow_exported", "    if x is None:\n        return other, done\n    allow_exported"
+    )
+    assert rows(other_path) == [17]

@@ -164,7 +164,17 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
     written = {i: expr for i, (_, expr) in actual.items()}
     held = _held(sem, given, passed, env) if _reads_parts(callee) else None
     origins = {i: obj.origins for i, obj in given.items()}
-    site = CallSite(callee.node, node, passed, written, held=held, origins=origins, selection=selection)
+    site = CallSite(
+        callee.node,
+        node,
+        passed,
+        written,
+        held=held,
+        origins=origins,
+        selection=selection,
+        kept=callee.kept,
+        itself=frozenset(callee.itself),
+    )
     if not foreign:
         sem.flow.calls.append(site)
     else:
@@ -314,6 +324,8 @@ def _unpack(sem, node: ast.Call, callee: FunctionFlow, translate, env: Env) -> N
         objs = [translate(v, e) for e, v in values]
         if len(set(objs)) == 1:
             items.append(objs[0])
+            if position in callee.allowed_items:  # `gm, info = quantize(...)`, gm allowed inside
+                env.patched |= {objs[0]}
             continue
         # Named by position, so that two elements merged at one call stay two objects.
         merged = join([Env({f"item{position}": o}, env.modes, env.patched, env.copied) for o in objs], node)

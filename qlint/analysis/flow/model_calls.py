@@ -23,9 +23,11 @@ from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.graph_wrappers import constructed_plain, wrapper_fields
 from qlint.analysis.flow.handed_switches import handed_fields
 from qlint.analysis.flow.instance_methods import method_summary
+from qlint.analysis.flow.kept_calls import kept_argument
 from qlint.analysis.flow.library_calls import api_call, method_call
 from qlint.analysis.flow.library_engines import wrapped_model
 from qlint.analysis.flow.loop_items import LITERALS, Containers
+from qlint.analysis.flow.mode_keeping import LIBRARY, hands_back_same
 from qlint.analysis.flow.model_apis import classify_call
 from qlint.analysis.flow.model_builds import Builds
 from qlint.analysis.flow.model_values import (
@@ -158,6 +160,9 @@ class CallSemantics:
         if isinstance(func, ast.Attribute) and func.attr == "get" and (makes := builds.callables(func.value)):
             return builds.factory(node, makes, env)  # `MODELS.get(name)`
         found = helper_calls.callee(self, func)
+        kept = self._kept(node, func, receiver, found, args, kwargs, env)
+        if kept is not None:
+            return kept  # `torch.compile(model)`: the model, in the mode it was in
         unread = receiver is None and found is not None and helper_calls.unread_result(self, node, args, kwargs)
         if unread and helper_calls.site_only(self, found, node):
             return new_value(env, node, "", Origin(CALL, node))
@@ -231,6 +236,28 @@ class CallSemantics:
                     self.containers.wrapped(made, wrapper_fields(self.owner, built.cls), passed)
             return made
         return self._unread_result(node, first, env)
+
+    def _kept(self, node: ast.Call, func, receiver, found, args, kwargs, env: Env) -> Obj | None:
+        """Record a call that hands back the module it is given in its mode (`kept_calls`);
+        for a library's or an alias's, the object it was given is its value."""
+        # A project helper is judged by its def; only other callees need the name (resolved
+        # here as below, where the walk asks for it again).
+        skip = found is not None or (receiver is not None and _root_is_value(func, env))
+        name = None if skip else self.walk.qualname(func)
+        kept = kept_argument(self, node, name, found)
+        if kept is None:
+            return None
+        self.flow.kept[id(node)] = kept
+        if found is not None and found[1] is self.walk.func:
+            self.flow.itself.add(id(node))
+        keeper = LIBRARY.get(name) if name is not None else None
+        if found is not None or not (keeper or (isinstance(func, ast.Name) and func.id in self.resolver.local)):
+            return None  # a helper's summary, or a construction, is read as any other
+        if keeper is not None and not hands_back_same(keeper, node):
+            return None  # a copy in the same mode: switching it later leaves the original
+        if any(a is kept for a in node.args):
+            return args[next(i for i, a in enumerate(node.args) if a is kept)]
+        return next((kwargs[kw.arg] for kw in node.keywords if kw.value is kept), None)
 
     def _unread_result(self, node: ast.Call, first: Obj | None, env: Env) -> Obj:
         """The value of a call the walk does not read, given `first` as its first argument."""

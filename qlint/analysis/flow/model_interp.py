@@ -94,6 +94,13 @@ class Interpreter:
         values = [(e, obj) for e, obj in self.flow.returns if obj is not None]
         guards = self.calls.allow_guards
         self.flow.allowed_returns = bool(values) and all(obj in e.patched and not guards.get(obj) for e, obj in values)
+        items = [(e, self.flow.return_items.get(i)) for i, (e, _) in enumerate(self.flow.returns)]
+        if items and all(t is not None for _, t in items) and len({len(t) for _, t in items}) == 1:
+            self.flow.allowed_items = frozenset(
+                p
+                for p in range(len(items[0][1]))
+                if all(t[p] is not None and t[p] in e.patched and not guards.get(t[p]) for e, t in items)
+            )
         return self.flow
 
     # -- statements --------------------------------------------------------------------

@@ -236,6 +236,9 @@ class CallSite:
     # A call that reaches the callee only for some classes of what the caller's own caller
     # passes for one parameter (`decorator_registries.Selection`): a registry's dispatch.
     selection: object = None
+    # The callee's `FunctionFlow.kept`, when it was analysed: what its body stores back kept.
+    kept: dict[int, ast.expr] | None = None
+    itself: frozenset[int] = frozenset()
 
     @property
     def ref(self) -> ast.expr:
@@ -273,6 +276,8 @@ class FunctionFlow:
     # Every value it returns was allowed to switch modes (`allow_exported_model_train_eval`)
     # under no branch condition: its callers may switch what it returns.
     allowed_returns: bool = False
+    # The same for positions of the tuple every return builds (`return gm, info` after allowing gm).
+    allowed_items: frozenset[int] = frozenset()
     param_sinks: dict[int, set[Sink]] = field(default_factory=dict)  # parameter -> prepare calls it reaches
     # The `prepare_qat_pt2e` calls of those whose graph is converted right away (never trained):
     # a caller's capture that reaches them was only rebuilt for conversion (`prepared_results`).
@@ -303,6 +308,15 @@ class FunctionFlow:
     # helper switches (`HandedSwitch`es whose origins are that read), by the call's id: a graph
     # another method of the class stores there is switched by them (`graph_fields`).
     field_handed: dict[int, HandedSwitch] = field(default_factory=dict)
+    # Call id -> the argument the call hands back in the mode it was in (`kept_calls`): what
+    # `switched_parts` lets the body store back over the part it was given.
+    kept: dict[int, ast.expr] = field(default_factory=dict)
+    # The ids among them of calls of the body itself: kept only when the whole body is judged
+    # (by induction), not for what a part of it does to one part.
+    itself: set[int] = field(default_factory=set)
+    # Whether it returns its first parameter as it came, switching none of its parts
+    # (`kept_calls.keeps`), once asked.
+    keeps: bool | None = None
     # How the body's names resolve (`qlint.analysis.names.resolver.Resolver`): its branch
     # conditions and defaults are read with it when a caller's argument decides them.
     resolver: object = None

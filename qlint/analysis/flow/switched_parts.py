@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.kept_stores import kept_stores
 from qlint.analysis.flow.model_values import ATTR, ModeFact
 from qlint.analysis.flow.read_only_params import LOOKERS
 from qlint.analysis.names.scope import parameter_args
@@ -47,12 +48,18 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
 def eval_switched_part(
-    fact: ModeFact, path: tuple | None, argument: ast.expr | None, body: ast.AST | None, sites: list = ()
+    fact: ModeFact,
+    path: tuple | None,
+    argument: ast.expr | None,
+    body: ast.AST | None,
+    sites: list = (),
+    kept: dict | None = None,
 ) -> bool:
     """`fact` (what a call passes as `argument`) is a model in eval mode from an explicit
     switch, `path` only takes attributes of it, and nothing in `body` (the caller's function,
     or module) gives that part new modules, switches it back, or hands it to a call, nor does a
-    project function `body` hands the whole model to (`sites`: the caller's `CallSite`s)."""
+    project function `body` hands the whole model to (`sites`: the caller's `CallSite`s).
+    `kept`: the body's calls that hand back what they are given in its mode (`kept_calls`)."""
     if not path or any(step[0] != ATTR for step in path) or fact.state != "eval":
         return False
     if not _explicit_switch(fact.node) or argument is None or body is None:
@@ -64,7 +71,7 @@ def eval_switched_part(
     attrs = tuple(step[1] for step in path)
     nodes = list(ast.walk(body))
     held = _aliases(nodes, argument.id, attrs)
-    if _changes_part(nodes, held, attrs, (), whole_switch=False):
+    if _changes_part(nodes, held, attrs, (), False, kept, body):
         return False
     return not any(_helper_changes(site, held, attrs) for site in sites)
 
@@ -86,24 +93,45 @@ def _helper_changes(site, held: dict[str, tuple | None], path: tuple) -> bool:
             continue  # a part off the way (`setup(model.config)`)
         if rest is None or not rest:
             return True  # some part, or the captured part itself: it may be changed in full
+        if not changes_parts(callee, params[index], site.kept):
+            continue  # it leaves every part of what it is handed as it came
         nodes = list(ast.walk(callee))
-        if _changes_part(nodes, _aliases(nodes, params[index], rest), rest, (), whole_switch=True):
+        kept = partial(site.kept, site.itself)
+        if _changes_part(nodes, _aliases(nodes, params[index], rest), rest, (), True, kept, callee):
             return True
     return False
 
 
-def kept_until(func: ast.AST, name: str, path: tuple, capture: ast.AST, sites: list = ()) -> bool:
+def partial(kept: dict | None, itself) -> dict | None:
+    """`kept` less a body's calls of itself, for judging what it does to one part: applied to
+    another part, the body's changes to the rest of that one may reach this."""
+    if not kept or not itself:
+        return kept
+    return {k: v for k, v in kept.items() if k not in itself}
+
+
+def changes_parts(func: ast.AST, name: str, kept: dict | None) -> bool:
+    """Something in `func` may give parameter `name` (or any part of it) new modules of
+    another mode, switch it, or hand a part of it to a call that may (`kept`: its calls that
+    hand back what they are given in its mode)."""
+    nodes = list(ast.walk(func))
+    return _changes_part(nodes, _aliases(nodes, name, ()), (), (), True, kept, func, whole=True)
+
+
+def kept_until(
+    func: ast.AST, name: str, path: tuple, capture: ast.AST, sites: list = (), kept: dict | None = None
+) -> bool:
     """The part of parameter `name` that `path` (attributes only) takes is not given new
     modules, switched, nor handed to a call by anything in `func` that can run before
     `capture`, nor by a project function handed the whole model there (`sites`: `func`'s
-    `CallSite`s)."""
+    `CallSite`s; `kept`: as for `eval_switched_part`)."""
     if not path or any(step[0] != ATTR for step in path):
         return False
     attrs = tuple(step[1] for step in path)
     nodes = list(ast.walk(func))
     before = _before(nodes, func, capture)
     held = _aliases(nodes, name, attrs)
-    if _changes_part(before, held, attrs, (capture,), whole_switch=True):
+    if _changes_part(before, held, attrs, (capture,), True, kept, func):
         return False
     earlier = {id(n) for n in before}
     return not any(_helper_changes(site, held, attrs) for site in sites if id(site.call) in earlier)
@@ -234,13 +262,26 @@ def _chain(expr: ast.AST, held: dict[str, tuple | None], follow: bool = False):
 
 
 def _changes_part(
-    nodes: list[ast.AST], held: dict[str, tuple | None], path: tuple, skip: tuple, whole_switch: bool
+    nodes: list[ast.AST],
+    held: dict[str, tuple | None],
+    path: tuple,
+    skip: tuple,
+    whole_switch: bool,
+    kept: dict | None = None,
+    func: ast.AST | None = None,
+    whole: bool = False,
 ) -> bool:
     """Some node gives the part at `path` (or a module on the way to it or inside it) a new
     module, switches it back, or hands it to a call. `whole_switch`: `model.train()` itself
-    counts (the helper's own switch; on the caller's side the model's mode says it)."""
+    counts (the helper's own switch; on the caller's side the model's mode says it). A store
+    of a kept form of the very module it replaces (`kept_stores`, from `kept` in `func`) and a
+    part handed to a call that hands it back in its mode do not count. `whole`: the model
+    itself handed to a call counts too (for a function said to hand it back unchanged)."""
+    fine = kept_stores(func, nodes, held, kept, _chain)
     for node in nodes:
         if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            if id(node) in fine:
+                continue
             found = _chain(node.value, held)
             if found is False:
                 continue
@@ -249,14 +290,18 @@ def _changes_part(
                 return True  # `name.model = ...`, `del name.model`, `name.model.layers[0] = ...`
         elif (
             isinstance(node, ast.Call)
+            and id(node) not in fine
             and not any(node is s for s in skip)
-            and _call_changes(node, held, path, whole_switch)
+            and _call_changes(node, held, path, whole_switch, kept.get(id(node)) if kept else None, whole)
         ):
             return True
     return False
 
 
-def _call_changes(node: ast.Call, held: dict, path: tuple, whole_switch: bool) -> bool:
+def _call_changes(
+    node: ast.Call, held: dict, path: tuple, whole_switch: bool, given: ast.expr | None, whole: bool = False
+) -> bool:
+    """`given`: the argument the call hands back in its mode, if it does (`kept_calls`)."""
     func = node.func
     if isinstance(func, ast.Name) and func.id in _SETTERS:
         found = _chain(node.args[0], held) if node.args else False
@@ -274,8 +319,10 @@ def _call_changes(node: ast.Call, held: dict, path: tuple, whole_switch: bool) -
         return False  # `print(name.training)`, `isinstance(name.model, ...)` only look
     # A part handed to a call, which may switch it or replace what it holds.
     for arg in [*node.args, *(kw.value for kw in node.keywords)]:
+        if arg is given:
+            continue
         found = _chain(arg.value if isinstance(arg, ast.Starred) else arg, held)
-        if found is not False and found != () and _overlaps(found, path):
+        if found is not False and (found != () or whole) and _overlaps(found, path):
             return True
     return False
 
