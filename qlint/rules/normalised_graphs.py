@@ -4,7 +4,8 @@ A backend that runs `strip_overloads(gm)` (or rewrites `n.target = n.target.over
 and then a pass, or a decorator whose wrapper does so before calling what it wraps, hands that
 pass a graph whose every node carries a packet: matching or inserting packets there is right.
 So does a front end that rewrites each node's target to the packet of its own name
-(`packet_renames`), for every pass of the project.
+(`packet_renames`), for every pass of the project, and for a pass a script runs only after it
+(`front_end_calls`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.context import FileContext
+from qlint.analysis.graphs.front_end_calls import runs_after_front_end
 from qlint.analysis.graphs.packet_renames import LOOKUP, NEEDLES, renaming_functions
 from qlint.analysis.graphs.project_scan import module_facts, normalised_callees, normalising_decorator
 from qlint.analysis.names.functions import Body
@@ -89,4 +91,9 @@ def renamed_by_front_end(ctx: FileContext, body: Body | None, namespace: str) ->
     # Among the modules the project scan keeps (those that insert nodes or normalise graphs: a
     # front end is a pass too). Reading every other module of torch for it cost ~0.4 s a run.
     kept = module_facts(ctx, NEEDLES, renaming_functions, LOOKUP)
-    return any(found == namespace for funcs in kept for found, _, _ in funcs)
+    if any(found == namespace for funcs in kept for found, _, _ in funcs):
+        return True
+    # A pass the module runs only after a front end (imported or its own) renamed that graph:
+    # a script outside the front end's package, which no project scan reaches.
+    func = body.node if body is not None else None
+    return isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and runs_after_front_end(ctx, func, namespace)
