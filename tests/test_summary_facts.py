@@ -313,19 +313,24 @@ def test_class_modes_fact():
     from qlint.analysis.names.scope import ModuleScope
 
     # A wrapper that takes the mode of the module it is given (`self.train(model.training)`).
-    source = MODELS + MIRRORING
+    # And one that evals the part it stores (`self.encoder = encoder.eval()`).
+    evaling = "\n\nclass Evaling(torch.nn.Module):\n    def __init__(self, encoder):\n        super().__init__()\n"
+    source = MODELS + MIRRORING + evaling + "        self.encoder = encoder.eval()\n"
     tree = ast.parse(source)
     value = CLASS_MODES.compute(tree, ModuleScope.build(tree, "pkg.models", "/p/pkg/models.py"), source)
     assert plain(value)
     assert CLASS_MODES.load("/p/pkg/models.py", None, marshal.loads(marshal.dumps(value))) == {
-        "EvalNet": (True, ""),
-        "Other": (False, ""),
-        "Mirroring": (False, "inner"),
+        "EvalNet": (True, "", False),
+        "Other": (False, "", False),
+        "Mirroring": (False, "inner", False),
+        "Evaling": (False, "", True),
     }
     with pytest.raises((TypeError, ValueError)):
         CLASS_MODES.load("/p/pkg/models.py", None, {"EvalNet": ["yes"]})
     with pytest.raises((TypeError, ValueError)):
-        CLASS_MODES.load("/p/pkg/models.py", None, {"EvalNet": [True, None]})
+        CLASS_MODES.load("/p/pkg/models.py", None, {"EvalNet": [True, None, False]})
+    with pytest.raises((TypeError, ValueError)):
+        CLASS_MODES.load("/p/pkg/models.py", None, {"EvalNet": [True, "", None]})
 
 
 MIRRORING = """

@@ -3,7 +3,8 @@ of another module the model is built from, without reading that module's tree.
 
 Per top-level class: whether its `__init__` switches the instance to eval mode
 (`self.eval()`), or to the mode of one of its parameters (`self.train(model.training)`),
-which decides the mode a construction starts in. What the class holds
+or evals every part it stores and holds nothing else (`evaled_parts`), which decides the
+mode a construction starts in. What the class holds
 (its mode-dependent submodules) is read from its body only when a message names it.
 """
 
@@ -12,10 +13,11 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from qlint.analysis.flow.evaled_parts import init_evals_parts
 from qlint.analysis.flow.model_apis import init_mirrored_param, init_sets_eval
 from qlint.analysis.flow.model_classes import ModelClass
 
-_VERSION = 2
+_VERSION = 3
 
 
 class ClassModes:  # a SummaryFact
@@ -23,18 +25,21 @@ class ClassModes:  # a SummaryFact
 
     def compute(self, tree: ast.Module, scope, text: str) -> Any:
         return {
-            name: [init_sets_eval(cls.node), init_mirrored_param(cls.node) or ""] for name, cls in scope.classes.items()
+            name: [init_sets_eval(cls.node), init_mirrored_param(cls.node) or "", init_evals_parts(cls.node)]
+            for name, cls in scope.classes.items()
         }
 
-    def load(self, path: str, summary, value: Any) -> dict[str, tuple[bool, str]]:
+    def load(self, path: str, summary, value: Any) -> dict[str, tuple[bool, str, bool]]:
         if not isinstance(value, dict):
             raise TypeError("not a class-modes fact")
         out = {}
         for name, facts in value.items():
-            sets_eval, mirrored = facts
+            sets_eval, mirrored, evals_parts = facts
             if not isinstance(name, str) or type(sets_eval) is not bool or not isinstance(mirrored, str):
                 raise TypeError("bad class-modes entry")
-            out[name] = (sets_eval, mirrored)
+            if type(evals_parts) is not bool:
+                raise TypeError("bad class-modes entry")
+            out[name] = (sets_eval, mirrored, evals_parts)
         return out
 
 
@@ -53,7 +58,13 @@ def mirrored_param(cls: ModelClass) -> str | None:
     return (facts[1] or None) if facts is not None else init_mirrored_param(cls.node)
 
 
-def _summarised(cls: ModelClass) -> tuple[bool, str] | None:
+def evals_parts(cls: ModelClass) -> bool:
+    """Fresh instances of `cls` hold only parts its `__init__` evaled (`init_evals_parts`)."""
+    facts = _summarised(cls)
+    return facts[2] if facts is not None else init_evals_parts(cls.node)
+
+
+def _summarised(cls: ModelClass) -> tuple[bool, str, bool] | None:
     if not cls.summarised:
         return None
     fact_at = getattr(cls.project, "fact_at", None)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import weakref
 
-from qlint.analysis.flow.class_facts import mirrored_param, sets_eval
+from qlint.analysis.flow.class_facts import evals_parts, mirrored_param, sets_eval
 from qlint.analysis.flow.installed_modes import starts_in_eval
 from qlint.analysis.flow.model_apis import is_class_call, key
 from qlint.analysis.flow.model_classes import Built
@@ -189,6 +189,10 @@ class Builds:
             # it was given, also when that is only known at the callers (a helper's parameter).
             origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
             return new_value(env, node, "", origin, env.facts(mirrored))
+        if built.cls is not None and evals_parts(built.cls):
+            # Every part it holds was evaled by its `__init__`, whatever mode it was given in.
+            origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
+            return new_value(env, node, "", origin, {ModeFact("eval", node, origin)})
         wrapped = [o for o in args if o is not None and _is_module(o, env)]
         if wrapped:  # a wrapper module: the wrapped modules keep their own modes
             parts = [next((o.built for o in w.origins if o.built is not None), None) for w in wrapped]
