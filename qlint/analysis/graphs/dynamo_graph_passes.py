@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
@@ -46,7 +47,10 @@ _PRE_GRAD = "pre_grad_custom_pass"
 _INDUCTOR_CONFIG = "torch._inductor.config"
 _NEEDLES = ("aot_module", "aot_autograd", _PRE_GRAD)
 _NEEDLE_BYTES = tuple(n.encode() for n in _NEEDLES)
-_QUESTION = "dynamo-graph-passes:" + ",".join(_NEEDLES)
+# Only a module that calls an entry point or assigns the hook is parsed: most modules that
+# spell them import or mention them (torch: 72 spell one, 10 call or assign).
+_WRITES = re.compile(r"\b(?:aot_module_simplified|aot_module|aot_autograd)\s*\(|\bpre_grad_custom_pass\s*=[^=]")
+_QUESTION = "dynamo-graph-passes:" + _WRITES.pattern
 _CACHE_KEY = "dynamo-graph-passes"
 # path -> (content key, the qualified names the module's backends run on Dynamo's graph)
 _FACTS: dict[str, tuple[tuple, frozenset[str]]] = {}
@@ -122,7 +126,7 @@ def dynamo_graph_callees(ctx: FileContext) -> frozenset[str]:
         if key is None:
             continue
         if os.path.abspath(path) == own:
-            if any(n in ctx.text for n in _NEEDLES):
+            if _WRITES.search(ctx.text):
                 found |= _backend_callees(ctx)
             continue
         known = _FACTS.get(path)
@@ -132,7 +136,7 @@ def dynamo_graph_callees(ctx: FileContext) -> frozenset[str]:
         if scan_memo.answers(path, key, [_QUESTION])[0] is False:
             continue
         read = text_holding(ctx.project, path, key, _NEEDLE_BYTES)
-        if read is None:
+        if read is None or not _WRITES.search(read[0]):
             scan_memo.note(path, _QUESTION, key, False)
             continue
         scan_memo.note(path, _QUESTION, key, True)
