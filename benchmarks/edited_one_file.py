@@ -71,7 +71,12 @@ _COMPARED = ("code", "filename", "location", "end_location", "message")
 
 
 def _env(pythonpath: str | None) -> dict[str, str]:
+    # As bench_trees.py: with PYTHONDONTWRITEBYTECODE set (this machine sets it), a source tree
+    # whose bytecode is missing or stale (a new worktree, a file just edited) is compiled again
+    # by every run: ao's edited check measured 0.42 s of CPU instead of 0.22 s, "rest" 227 ms
+    # instead of 46 ms. The first run writes the bytecode; the timed ones read it.
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if pythonpath:
         env["PYTHONPATH"] = os.path.abspath(pythonpath)
     return env

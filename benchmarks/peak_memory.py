@@ -186,6 +186,7 @@ def main() -> None:
     if not sys.platform.startswith("linux"):
         sys.exit("reads /proc: Linux only")
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # compiling qlint's sources is no part of a run (bench_trees.py)
     src = os.path.abspath(args.against) if args.against else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = src
     python = sys.executable

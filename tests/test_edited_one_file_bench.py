@@ -45,3 +45,13 @@ def test_both_sides_are_timed_phase_by_phase_and_agree(tmp_path, monkeypatch, ca
         phases = next(line for line in out.splitlines() if line.startswith(f"   {side:8} phases"))
         assert all(f" {phase} " in phases for phase in ("QL201", "parse", "import", "rest"))
     assert "this / against CPU" in out
+
+
+def test_runs_may_write_their_bytecode(monkeypatch):
+    """A PYTHONDONTWRITEBYTECODE in the caller's environment is not handed to the timed runs:
+    each would compile qlint's sources again wherever their bytecode is stale or missing."""
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    bench = _bench()
+    assert "PYTHONDONTWRITEBYTECODE" not in bench._env(None)
+    env = bench._env(str(_ROOT))
+    assert "PYTHONDONTWRITEBYTECODE" not in env and env["PYTHONPATH"] == str(_ROOT)
