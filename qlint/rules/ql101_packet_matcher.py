@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from functools import cached_property
 
 from qlint.analysis.graphs.called_names import called_in
+from qlint.analysis.graphs.dynamo_graph_passes import sees_dynamo_graph
 from qlint.analysis.graphs.forwarding import Forwarding, call_arguments, callee_name, spans_any
 from qlint.analysis.graphs.fx_targets import is_node_target, target_names, target_rows
 from qlint.analysis.graphs.graph_context import COMPILER_INTERNAL, packet_graph_context
@@ -175,6 +176,7 @@ class PacketMatcher(Rule):
                     not inserted_elsewhere(ctx, key[2])
                     and not normalised_before(ctx, body)
                     and not (key[2][0] == "aten" and renamed_by_front_end(ctx, body, key[2][1]))
+                    and not sees_dynamo_graph(ctx, body)
                 ):
                     yield diag
 

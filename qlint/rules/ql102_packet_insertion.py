@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator
 
 from qlint.analysis.graphs.called_names import called_in
+from qlint.analysis.graphs.dynamo_graph_passes import sees_dynamo_graph
 from qlint.analysis.graphs.forwarding import bound_call, callee_name, spans_any
 from qlint.analysis.graphs.fx_targets import target_store_rows
 from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
@@ -74,6 +75,8 @@ class PacketInsertion(Rule):
                 continue  # the project's own packet-keyed code is the node's consumer
             if _into_normalised_graph(ctx, node) or _into_renamed_graph(ctx, ref, node):
                 continue  # the graph carries packets everywhere by then: the packet fits in
+            if sees_dynamo_graph(ctx, _innermost_function(ctx, node.lineno)):
+                continue  # Dynamo's graph, which AOT autograd re-traces to overloads next
             spelled = ctx.source_of(node)
             message = f"{shown(spelled, ref)} is an OpOverloadPacket inserted as a graph node target"
             help_ = f"Matchers keyed on overloads will miss this node: {overload_facts(info)}"

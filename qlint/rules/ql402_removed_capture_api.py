@@ -76,6 +76,10 @@ class RemovedCaptureApi(Rule):
             for node in body.nodes(rows):
                 if not isinstance(node, ast.Attribute) or node.attr not in NAMES:
                     continue
+                if not isinstance(node.ctx, ast.Load):
+                    # Assigning `torch._export.capture_pre_autograd_graph = wrapper` (a
+                    # monkey-patch) creates the attribute on a torch that lacks it: only reads break.
+                    continue
                 api = APIS.get(resolver.qualname(node) or "")
                 if api is None or _deliberate(ctx, node, parents, set()):
                     continue

@@ -1,0 +1,338 @@
+"""Passes the project runs on Dynamo's output graph, before AOT autograd traces it (QL101, QL102).
+
+A `torch.compile` backend is handed Dynamo's graph, which records what the user's code
+called: a call of a packet is a node whose target is the packet, and Dynamo creates some
+nodes as packets itself (`torch.ops.streams.record_event`). A backend that runs a pass on
+that graph and then hands it to `aot_module_simplified` (or `aot_autograd(...)`) gives the
+pass a graph where matching packets is right, and where an inserted packet is re-traced to
+its overload by AOT before any matcher keyed on overloads sees it. So does Inductor's
+`pre_grad_custom_pass`, which Inductor runs on the same graph before AOT.
+
+Read off the backends, anywhere in the project: a function whose first parameter (the graph)
+and another of its parameters (the example inputs) are the first two arguments of the AOT
+call, and which calls a pass on the graph before it; and a function assigned to
+`torch._inductor.config.pre_grad_custom_pass`. A graph bound anew before the pass (a
+re-trace, `gm = make_fx(gm)(*args)`) is not Dynamo's any more: such a backend is not read.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+
+from qlint.analysis import scan_memo
+from qlint.analysis.context import FileContext
+from qlint.analysis.graphs import file_keys
+from qlint.analysis.graphs.project_scan import scan_root, text_holding
+from qlint.analysis.names.functions import Body, bodies
+from qlint.analysis.names.live_trees import parse as live_parse
+from qlint.analysis.names.modules import module_name_for
+from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.project_files import listing_dependency, project_keys
+from qlint.source import LineIndex
+
+# AOT autograd's entry points for a Dynamo graph (`aot_autograd(**kw)` returns a backend
+# that is then called with the graph and the inputs).
+_AOT_CALLS = frozenset(
+    {
+        "torch._functorch.aot_autograd.aot_module_simplified",
+        "torch._functorch.aot_autograd.aot_module",
+        "functorch.compile.aot_module_simplified",
+        "functorch.compile.aot_module",
+    }
+)
+_AOT_FACTORIES = frozenset({"torch._dynamo.backends.common.aot_autograd", "functorch.compile.aot_autograd"})
+_PRE_GRAD = "pre_grad_custom_pass"
+_INDUCTOR_CONFIG = "torch._inductor.config"
+_NEEDLES = ("aot_module", "aot_autograd", _PRE_GRAD)
+_NEEDLE_BYTES = tuple(n.encode() for n in _NEEDLES)
+# Only a module that calls an entry point or assigns the hook is parsed: most modules that
+# spell them import or mention them (torch: 72 spell one, 10 call or assign).
+_WRITES = re.compile(r"\b(?:aot_module_simplified|aot_module|aot_autograd)\s*\(|\bpre_grad_custom_pass\s*=[^=]")
+_QUESTION = "dynamo-graph-passes:" + _WRITES.pattern
+_CACHE_KEY = "dynamo-graph-passes"
+# path -> (content key, the qualified names the module's backends run on Dynamo's graph)
+_FACTS: dict[str, tuple[tuple, frozenset[str]]] = {}
+_MAX_FACTS = 100_000
+
+
+def sees_dynamo_graph(ctx: FileContext, body: Body | None) -> bool:
+    """Whether a backend of the project runs the function `body` belongs to (or its method's
+    class) on Dynamo's output graph before AOT autograd, or registers it as Inductor's
+    pre-grad pass."""
+    if body is None or ctx.module is None or not isinstance(body.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    func = body.node
+    # A module of a directory without `__init__.py` is named by its file alone, while a
+    # backend names it as its import resolves: compared from the module's last part on.
+    base = ctx.module.rpartition(".")[2]
+    tails = set()
+    if ctx.scope.functions.get(func.name) is func:
+        tails.add(f"{base}.{func.name}")
+    owner = body.class_scope.node if body.class_scope is not None else None
+    if owner is not None and ctx.scope.classes.get(owner.name) is not None:
+        tails |= {f"{base}.{owner.name}", f"{base}.{owner.name}.{func.name}"}
+    if not tails:
+        return False
+    callees = dynamo_graph_callees(ctx)
+    if not callees:
+        return False
+    if _named(callees, tails):
+        return True
+    # A private helper of the module that only such passes call (with the graph they were
+    # handed) runs on the same graph.
+    if owner is not None or not func.name.startswith("_"):
+        return False
+    callers = _callers(ctx, func.name)
+    return bool(callers) and all(_named(callees, {f"{base}.{c.name}"}) for c in callers)
+
+
+def _named(callees: frozenset[str], tails: set[str]) -> bool:
+    ends = tuple("." + t for t in tails)
+    return any(c in tails or c.endswith(ends) for c in callees)
+
+
+def _callers(ctx: FileContext, name: str) -> list[ast.FunctionDef | ast.AsyncFunctionDef] | None:
+    """The module-level functions that call `name`; None when something else does (a method,
+    the module body, a reference that is not a call)."""
+    callers = []
+    for body in bodies(ctx.tree, ctx.scope, ctx.cache):
+        uses = [n for n in body.nodes() if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+        if not uses:
+            continue
+        node = body.node
+        if (
+            not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            or ctx.scope.functions.get(node.name) is not node
+        ):
+            return None
+        calls = {id(n.func) for n in body.nodes() if isinstance(n, ast.Call)}
+        if any(id(u) not in calls for u in uses):
+            return None  # handed on as a value: what runs it is not known
+        callers.append(node)
+    return callers
+
+
+def dynamo_graph_callees(ctx: FileContext) -> frozenset[str]:
+    """Qualified names of what the project's backends run on Dynamo's graph before AOT, and
+    of its pre-grad passes, read from every module of the project that spells an AOT entry
+    point or the pre-grad hook (kept per module content)."""
+    if _CACHE_KEY in ctx.cache:
+        return ctx.cache[_CACHE_KEY]
+    found: set[str] = set()
+    own = os.path.abspath(ctx.path)
+    modules = dict(_project_modules(ctx))
+    # What earlier checks and runs found, in one pass: a check with a finding would otherwise
+    # ask every module of the project the question again (torch: ~2,300 of them).
+    misses = scan_memo.known_sets(modules, [_QUESTION])[0][1]
+    for path, key in modules.items():
+        if key is None or path in misses:
+            continue
+        if os.path.abspath(path) == own:
+            if _WRITES.search(ctx.text):
+                found |= _backend_callees(ctx)
+            continue
+        known = _FACTS.get(path)
+        if known is not None and known[0] == key:
+            found |= known[1]
+            continue
+        read = text_holding(ctx.project, path, key, _NEEDLE_BYTES)
+        if read is None or not _WRITES.search(read[0]):
+            scan_memo.note(path, _QUESTION, key, False)
+            continue
+        scan_memo.note(path, _QUESTION, key, True)
+        names = frozenset(_backend_callees(_module(ctx, path, read[0])))
+        if len(_FACTS) > _MAX_FACTS:
+            _FACTS.clear()
+        _FACTS[path] = (key, names)
+        if names:
+            file_keys.record(ctx.project, ctx.path, ((path, key),))
+        found |= names
+    ctx.cache[_CACHE_KEY] = frozenset(found)
+    return ctx.cache[_CACHE_KEY]
+
+
+def _project_modules(ctx: FileContext) -> list[tuple[str, tuple | None]]:
+    """Every module of the package the file belongs to (each a dependency of the check)."""
+    root = scan_root(ctx.path) or _namespace_root(ctx.path)
+    if root is None:
+        return []
+    ctx.project.record_listing(ctx.path, listing_dependency(root, True, _NEEDLES))
+    return list(project_keys(ctx, root).items())
+
+
+def _namespace_root(path: str) -> str | None:
+    """The top-level package above a module whose own directory lacks `__init__.py`
+    (TorchAir's `torchair/_acl_concrete_graph/`): a few directories up at most, so that a
+    script outside any package does not make the scan read a whole disk."""
+    directory = os.path.dirname(os.path.abspath(path))
+    for _ in range(_MAX_UP):
+        if os.path.isfile(os.path.join(directory, "__init__.py")):
+            while os.path.isfile(os.path.join(os.path.dirname(directory), "__init__.py")):
+                directory = os.path.dirname(directory)
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+    return None
+
+
+_MAX_UP = 3
+
+
+def _module(ctx: FileContext, path: str, text: str) -> FileContext | None:
+    try:
+        tree = live_parse(text, path)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    return FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))
+
+
+def _backend_callees(ctx: FileContext | None) -> set[str]:
+    if ctx is None:
+        return set()
+    found: set[str] = set()
+    for body in bodies(ctx.tree, ctx.scope, ctx.cache):
+        resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
+        found |= _pre_grad_passes(ctx, body, resolver)
+        if isinstance(body.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found |= _passes_before_aot(body, resolver)
+    return found
+
+
+def _pre_grad_passes(ctx: FileContext, body: Body, resolver: Resolver) -> set[str]:
+    """`torch._inductor.config.pre_grad_custom_pass = f` (the config module imported under
+    any name, in the module or in the function): f runs on Dynamo's graph."""
+    found = set()
+    local = _local_imports(ctx, body)
+
+    def qualname(expr: ast.expr) -> str | None:
+        head = expr
+        while isinstance(head, ast.Attribute):
+            head = head.value
+        if isinstance(head, ast.Name) and head.id in local:
+            rest = ast.unparse(expr)[len(head.id) :]
+            return local[head.id] + rest
+        return resolver.qualname(expr)
+
+    for stmt in body.stmts:
+        if not isinstance(stmt, ast.Assign):
+            continue
+        for target in stmt.targets:
+            if (
+                isinstance(target, ast.Attribute)
+                and target.attr == _PRE_GRAD
+                and qualname(target.value) == _INDUCTOR_CONFIG
+            ):
+                name = qualname(stmt.value)
+                if name:
+                    found.add(name)
+    return found
+
+
+def _local_imports(ctx: FileContext, body: Body) -> dict[str, str]:
+    """Names a function imports itself (`from torch._inductor import config as c`, relative
+    imports resolved against the module's package), which the module scope does not hold."""
+    if not isinstance(body.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return {}
+    module = ctx.module or ""
+    package = module if os.path.basename(ctx.path) == "__init__.py" else module.rpartition(".")[0]
+    found = {}
+    for stmt in body.stmts:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.asname:
+                    found[alias.asname] = alias.name
+        elif isinstance(stmt, ast.ImportFrom):
+            base = stmt.module or ""
+            if stmt.level:
+                parts = package.split(".") if package else []
+                parts = parts[: len(parts) - (stmt.level - 1)] if stmt.level > 1 else parts
+                base = ".".join(p for p in (*parts, base) if p)
+            for alias in stmt.names:
+                found[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
+    return found
+
+
+def _passes_before_aot(body: Body, resolver: Resolver) -> set[str]:
+    """What a backend `def backend(gm, example_inputs)` calls on `gm` before handing `gm` and
+    `example_inputs` (any other parameter) to AOT autograd, in its own statements (not those
+    of nested functions)."""
+    params = [a.arg for a in (*body.node.args.posonlyargs, *body.node.args.args)]
+    if params and params[0] in ("self", "cls"):
+        params = params[1:]
+    if len(params) < 2:
+        return set()
+    graph, inputs = params[0], set(params[1:])
+    calls = [n for stmt in body.stmts for n in _own_calls(stmt)]
+    aot_rows = [c.lineno for c in calls if _aot_call(c, resolver, graph, inputs)]
+    if not aot_rows:
+        return set()
+    last = max(aot_rows)
+    found = set()
+    for stmt in body.stmts:
+        if stmt.lineno >= last:
+            continue
+        if _rebinds(stmt, graph) and not _pass_on(stmt.value, graph):
+            return set()  # `gm` is another graph from here on (a re-trace, a copy)
+        for call in _own_calls(stmt):
+            if call.lineno < last and _pass_on(call, graph):
+                name = resolver.qualname(call.func)
+                if name and name not in _AOT_CALLS:
+                    found.add(name)
+    return found
+
+
+def _own_calls(stmt: ast.stmt) -> list[ast.Call]:
+    """The calls a statement makes itself: a nested statement list is its own entry of
+    `Body.stmts`, and nested functions or lambdas do not run here."""
+    out: list[ast.Call] = []
+    todo: list[ast.AST] = [stmt]
+    while todo:
+        node = todo.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.stmt, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                continue
+            if isinstance(child, ast.Call):
+                out.append(child)
+            todo.append(child)
+    return out
+
+
+def _pass_on(node: ast.AST | None, graph: str) -> bool:
+    """`f(gm, ...)` with a function named directly (a call of a call is a re-trace's shape:
+    `make_fx(gm)(*args)`)."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, (ast.Name, ast.Attribute))
+        and bool(node.args)
+        and isinstance(node.args[0], ast.Name)
+        and node.args[0].id == graph
+    )
+
+
+def _rebinds(stmt: ast.stmt, name: str) -> bool:
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]
+    return isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and any(
+        isinstance(t, ast.Name) and t.id == name for t in targets
+    )
+
+
+def _aot_call(call: ast.Call, resolver: Resolver, graph: str, inputs: set[str]) -> bool:
+    """`aot_module_simplified(gm, example_inputs, ...)` or `aot_autograd(...)(gm, example_inputs)`."""
+    func = call.func
+    if isinstance(func, ast.Call):
+        if resolver.qualname(func.func) not in _AOT_FACTORIES:
+            return False
+    elif resolver.qualname(func) not in _AOT_CALLS:
+        return False
+    args = call.args
+    return (
+        len(args) >= 2
+        and isinstance(args[0], ast.Name)
+        and args[0].id == graph
+        and isinstance(args[1], ast.Name)
+        and args[1].id in inputs
+    )

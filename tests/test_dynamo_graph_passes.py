@@ -1,0 +1,231 @@
+"""QL101/QL102 and passes that run on Dynamo's output graph before AOT autograd (TorchAir's
+`replace_stream_event_pass`, run by its backend before `aot_module_simplified`; an Inductor
+`pre_grad_custom_pass`): Dynamo records packets as packets (and creates some, such as
+`torch.ops.streams.record_event`), and AOT re-traces an inserted packet to its overload.
+Each quiet case has loud look-alikes whose graph is not Dynamo's, or not before AOT."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+PASS = """
+    import torch
+
+    def rewrite_events(gm):
+        for node in gm.graph.nodes:
+            if node.target == torch.ops.streams.record_event:
+                node.target = torch.ops.mine.tagged_record
+        return gm
+"""
+
+BACKEND = """
+    from torch._functorch.aot_autograd import aot_module_simplified
+
+    from pkg.passes import rewrite_events
+
+
+    def my_backend(gm, example_inputs):
+        gm = rewrite_events(gm)
+        return aot_module_simplified(gm, example_inputs)
+"""
+
+
+def _rows(root: Path, target: str, select=("QL101", "QL102")) -> list[int]:
+    from qlint.engine import check_source
+    from tests.conftest import settings_for
+
+    path = root / target
+    result = check_source(path.read_bytes(), str(path), settings_for(select))
+    assert not result.errors, result.errors
+    return [d.range.start.row for d in result.diagnostics]
+
+
+def _project(tmp_path: Path, files: dict[str, str]) -> Path:
+    (tmp_path / ".git").mkdir()
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return tmp_path
+
+
+def _package(tmp_path: Path, **modules: str) -> Path:
+    return _project(tmp_path, {"pkg/__init__.py": "", **{f"pkg/{k}.py": v for k, v in modules.items()}})
+
+
+# -- quiet: the pass sees Dynamo's graph -------------------------------------------------------
+
+
+def test_pass_run_by_a_backend_before_aot_is_quiet(tmp_path):
+    root = _package(tmp_path, passes=PASS, backend=BACKEND)
+    assert _rows(root, "pkg/passes.py") == []
+
+
+def test_pass_before_an_aot_autograd_backend_is_quiet(tmp_path):
+    backend = """
+        from torch._dynamo.backends.common import aot_autograd
+
+        from pkg.passes import rewrite_events
+
+
+        def my_backend(gm, example_inputs, compiler):
+            if compiler is not None:
+                rewrite_events(gm)
+            return aot_autograd(fw_compiler=compiler)(gm, example_inputs)
+    """
+    root = _package(tmp_path, passes=PASS, backend=backend)
+    assert _rows(root, "pkg/passes.py") == []
+
+
+def test_backend_taking_the_inputs_later_and_a_namespace_directory_is_quiet(tmp_path):
+    # TorchAir's shape: the pass lives in a directory without `__init__.py`, and the function
+    # that calls AOT takes the inputs as its third parameter.
+    backend = """
+        from torch._functorch.aot_autograd import aot_module_simplified
+
+        from pkg.graph.passes import rewrite_events
+
+
+        def compile_with_aot(gm, compiler, example_inputs, config=None):
+            gm = rewrite_events(gm)
+            return aot_module_simplified(gm, example_inputs, fw_compiler=compiler)
+    """
+    root = _project(tmp_path, {"pkg/__init__.py": "", "pkg/graph/passes.py": PASS, "pkg/backend.py": backend})
+    assert _rows(root, "pkg/graph/passes.py") == []
+
+
+def test_pre_grad_custom_pass_and_its_private_helper_are_quiet(tmp_path):
+    legacy = """
+        import torch
+
+        def _replace(graph, node):
+            with graph.inserting_after(node):
+                graph.call_function(torch.ops.modern.update_, node.args)
+
+        def rewrite_legacy(graph):
+            for node in list(graph.nodes):
+                if node.target == torch.ops.npu.legacy_update_:
+                    _replace(graph, node)
+            return graph
+    """
+    init = """
+        def load_passes():
+            from torch._inductor import config as inductor_config
+            from .passes.legacy import rewrite_legacy
+
+            if inductor_config.pre_grad_custom_pass is None:
+                inductor_config.pre_grad_custom_pass = rewrite_legacy
+    """
+    root = _project(tmp_path, {"ext/__init__.py": init, "ext/passes/legacy.py": legacy})
+    assert _rows(root, "ext/passes/legacy.py") == []
+
+
+# -- loud: not Dynamo's graph, or not before AOT ----------------------------------------------
+
+
+def test_pass_run_after_the_aot_call_is_reported(tmp_path):
+    backend = """
+        from torch._functorch.aot_autograd import aot_module_simplified
+
+        from pkg.passes import rewrite_events
+
+
+        def my_backend(gm, example_inputs):
+            compiled = aot_module_simplified(gm, example_inputs)
+            rewrite_events(gm)
+            return compiled
+    """
+    root = _package(tmp_path, passes=PASS, backend=backend)
+    assert _rows(root, "pkg/passes.py") == [6, 7]
+
+
+def test_pass_after_a_retrace_is_reported(tmp_path):
+    backend = """
+        from torch._functorch.aot_autograd import aot_module_simplified
+        from torch.fx.experimental.proxy_tensor import make_fx
+
+        from pkg.passes import rewrite_events
+
+
+        def my_backend(gm, example_inputs):
+            gm = make_fx(gm)(*example_inputs)
+            gm = rewrite_events(gm)
+            return aot_module_simplified(gm, example_inputs)
+    """
+    root = _package(tmp_path, passes=PASS, backend=backend)
+    assert _rows(root, "pkg/passes.py") == [6, 7]
+
+
+def test_pass_on_another_graph_is_reported(tmp_path):
+    backend = """
+        from torch._functorch.aot_autograd import aot_module_simplified
+
+        from pkg.passes import rewrite_events
+
+
+        def my_backend(gm, example_inputs, exported):
+            rewrite_events(exported)
+            return aot_module_simplified(gm, example_inputs)
+    """
+    root = _package(tmp_path, passes=PASS, backend=backend)
+    assert _rows(root, "pkg/passes.py") == [6, 7]
+
+
+def test_aot_call_on_a_graph_that_is_not_the_parameter_is_reported(tmp_path):
+    backend = """
+        from torch._functorch.aot_autograd import aot_module_simplified
+
+        from pkg.passes import rewrite_events
+
+
+        def lower(program, example_inputs):
+            gm = program.module()
+            rewrite_events(gm)
+            return aot_module_simplified(gm, example_inputs)
+    """
+    root = _package(tmp_path, passes=PASS, backend=backend)
+    assert _rows(root, "pkg/passes.py") == [6, 7]
+
+
+def test_post_grad_pass_is_reported(tmp_path):
+    init = """
+        import torch._inductor.config as inductor_config
+
+        from pkg.passes import rewrite_events
+
+        inductor_config.post_grad_custom_post_pass = rewrite_events
+    """
+    root = _project(tmp_path, {"pkg/__init__.py": init, "pkg/passes.py": PASS})
+    assert _rows(root, "pkg/passes.py") == [6, 7]
+
+
+def test_helper_also_called_elsewhere_or_public_is_reported(tmp_path):
+    legacy = """
+        import torch
+
+        def _replace(graph, node):
+            graph.call_function(torch.ops.modern.update_, node.args)
+
+        def replace_public(graph, node):
+            graph.call_function(torch.ops.modern.other_, node.args)
+
+        def rewrite_legacy(graph):
+            for node in list(graph.nodes):
+                _replace(graph, node)
+                replace_public(graph, node)
+            return graph
+
+        def after_export(ep):
+            for node in ep.graph.nodes:
+                _replace(ep.graph, node)
+    """
+    init = """
+        import torch._inductor.config as inductor_config
+
+        from pkg.legacy import rewrite_legacy
+
+        inductor_config.pre_grad_custom_pass = rewrite_legacy
+    """
+    root = _project(tmp_path, {"pkg/__init__.py": init, "pkg/legacy.py": legacy})
+    assert _rows(root, "pkg/legacy.py", select=("QL102",)) == [5, 8]
