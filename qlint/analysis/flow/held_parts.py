@@ -78,6 +78,8 @@ class HeldParts:
         cls = built.cls
         if cls is None or any(isinstance(a, ast.Starred) for a in node.args):
             return
+        if not any(_chain_or_name(a) for a in (*node.args, *(kw.value for kw in node.keywords))):
+            return  # nothing passed that a later switch could name: the class is not read
         fields = owner.stored_fields(cls, held=True)
         if evals_parts(cls):
             fields = {**fields, **_evaled_stores(cls.node)}
@@ -124,6 +126,17 @@ class HeldParts:
                 done.add(id(wrapper))
                 env.modes[wrapper] = frozenset({ModeFact("train", node, _with_part(wrapper, part))})
                 todo.append((wrapper, ()))
+
+
+def _chain_or_name(expr: ast.expr) -> bool:
+    """`net`, `m.encoder`, `m.encoder.eval()`: what `HeldParts.path` may follow."""
+    while True:
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _SAME:
+            expr = expr.func.value
+        elif isinstance(expr, ast.Attribute):
+            expr = expr.value
+        else:
+            return isinstance(expr, ast.Name)
 
 
 def _evaled_stores(cls: ast.ClassDef) -> dict:
