@@ -203,3 +203,19 @@ def test_a_module_table_changed_by_a_function_is_not_followed():
             KEPT[kind](gm)
         """
     ) == [36]
+
+
+def test_a_get_called_at_once_and_a_get_with_a_constant_key():
+    assert rows(
+        """
+        def f(kind, model, q, x):
+            gm = capture(model, q, x)
+            handlers = {"eval": to_eval, "log": log}
+            handlers.get(kind)(gm)
+            handlers.get("log")(gm)
+            picked = handlers.get("log")
+            picked(gm)
+            chosen = handlers.get("eval")
+            chosen(gm)
+        """
+    ) == [28, 33]

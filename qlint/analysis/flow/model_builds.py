@@ -118,6 +118,9 @@ class Builds:
         if isinstance(func, ast.Subscript):
             makes = self.callables(func.value, func.slice)
             return tuple(makes) if makes else None
+        if _one_key_get(func):  # `HANDLERS.get(kind)(gm)`: without a default, what the key picks
+            makes = self.callables(func.func.value, func.args[0])
+            return tuple(makes) if makes else None
         name = key(func)
         obj = env.vars.get(name) if name is not None else None
         if obj is None or len(obj.origins) != 1:
@@ -239,6 +242,18 @@ class Builds:
         if facts and all(f.state == "train" for f in facts) and _mode_dependent(part):
             at = self.sem.walk.stmt_stack[-1]  # the assignment: the message names it
             env.modes[holder] = frozenset(replace(f, node=at) for f in facts)
+
+
+def _one_key_get(call: ast.expr) -> bool:
+    """`table.get(key)`, with no default."""
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "get"
+        and len(call.args) == 1
+        and not call.keywords
+        and not isinstance(call.args[0], ast.Starred)
+    )
 
 
 def _mode_dependent(part: Obj) -> bool:

@@ -160,7 +160,8 @@ class CallSemantics:
         makes = builds.factory_called(func, env)
         if makes is not None:  # `make()`, `MODELS[name]()`: what each callable builds
             return merge_values([builds.make(node, m, args, kwargs, env) for m in makes], env, node)
-        if isinstance(func, ast.Attribute) and func.attr == "get" and (makes := builds.callables(func.value)):
+        key = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
+        if isinstance(func, ast.Attribute) and func.attr == "get" and (makes := builds.callables(func.value, key)):
             return builds.factory(node, makes, env)  # `MODELS.get(name)`
         found = helper_calls.callee(self, func)
         kept = self._kept(node, func, receiver, found, args, kwargs, env)
