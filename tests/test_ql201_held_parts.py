@@ -109,6 +109,12 @@ def test_the_stored_part_switched_back_by_another_name_is_reported(body, switch,
         "net = Net()\nw = EvalWrapper(net)\nnet.train(False)",
         "net = Net()\nw = EvalWrapper(net)\nnet.train(flag)",
         "net = Net().eval()\nw = Wrapper(net)\nnet.train()\nw.eval()",
+        # Switched back, then evaled again (a training step between).
+        "net = Net()\nw = EvalWrapper(net)\nnet.train()\nnet(x)\nnet.eval()",
+        "net = Net().eval()\nw = Wrapper(net)\nnet.train()\nnet.train(False)",
+        "m = Net()\nw = EvalWrapper(m.encoder)\nm.train()\nm.encoder.eval()",
+        "m = Net()\nw = EvalWrapper(m.encoder)\nm.encoder.train()\nm.eval()",
+        "net = Net()\ninner = EvalWrapper(net)\nw = Wrapper(inner)\nnet.train()\nnet.eval()",
         # Switched before the wrapper evals it.
         "net = Net()\nnet.train()\nw = EvalWrapper(net)",
         # The wrapper holds a copy.
@@ -152,3 +158,30 @@ def main(x, q):
     assert lint(main.replace("TAIL", "m.decoder.train()"), select=("QL201",), overlay={"models.py": models}) == []
     (d,) = lint(main.replace("TAIL", "m.train()"), select=("QL201",), overlay={"models.py": models})
     assert "(after `m.train()` at line 9)" in d.message and "BatchNorm1d" in d.message
+
+
+def test_an_eval_of_one_part_leaves_the_other_part_in_train_mode():
+    head = HEAD.replace(
+        "\n\nclass Wrapper(",
+        """
+
+class Pair(nn.Module):
+    def __init__(self, first, second):
+        super().__init__()
+        self.first = first.eval()
+        self.second = second.eval()
+
+    def forward(self, x):
+        return self.second(self.first(x))
+
+
+class Wrapper(""",
+    )
+    body = "a = Net()\nb = Net()\nw = Pair(a, b)\na.train()\nb.train()\nSWITCH"
+    (message,) = messages(body.replace("SWITCH", "a.eval()"), head=head)
+    assert "(after `b.train()`" in message
+    (message,) = messages(body.replace("SWITCH", "b.eval()"), head=head)
+    assert "(after `a.train()`" in message
+    assert messages(body.replace("SWITCH", "b.eval()\na.eval()"), head=head) == []
+    assert messages("m = Net()\nw = Pair(m.encoder, m.decoder)\nm.train()\nm.encoder.eval()", head=head) != []
+    assert messages("m = Net()\nw = Pair(m.encoder, m.decoder)\nm.train()\nm.eval()", head=head) == []

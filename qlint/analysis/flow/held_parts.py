@@ -17,7 +17,8 @@ or evals every part it stores (`evaled_parts`): a deep copy (`self.m = copy.deep
 another object. Storing a new module on the path (`m.encoder = Other()`, `setattr(m, ...)`,
 `m.add_module(...)`) forgets the link. Only an unconditional `.train()` of the function's own
 body is followed (no branch, loop or `try` around it); an `.eval()` of the part is not read
-back into the wrapper, whose other content may still be in train mode.
+back into the wrapper, whose other content may still be in train mode, except to undo such a
+`.train()` (`net.train()`, training, then `net.eval()`: the wrapper is as it was built).
 """
 
 from __future__ import annotations
@@ -44,11 +45,14 @@ Path = tuple[Obj, tuple[str, ...]]
 class HeldParts:
     """The wrappers one function's walk built around parts it can still name."""
 
-    __slots__ = ("holders", "names")
+    __slots__ = ("holders", "names", "set")
 
     def __init__(self):
         self.names: dict[Obj, Path] = {}  # `enc = m.encoder`: enc's value -> (m's value, ("encoder",))
-        self.holders: dict[tuple[int, Path], tuple[Obj, ast.AST | None]] = {}  # -> (wrapper, its call)
+        self.holders: dict[tuple[int, Path], tuple[Obj, Built | None]] = {}  # -> (wrapper, the part's build)
+        # The modes `switched` gave a wrapper, with the paths of the parts the switch reached and
+        # the modes before, so an `.eval()` of those parts undoes them.
+        self.set: dict[Obj, list[tuple[tuple[Path, ...], frozenset, frozenset]]] = {}
 
     def path(self, expr: ast.expr, env: Env) -> Path | None:
         """The root value and attribute names `expr` reaches (`m.encoder.eval()`: m, ("encoder",))."""
@@ -70,7 +74,7 @@ class HeldParts:
     def bound(self, name: str, path: Path | None, env: Env) -> None:
         """`name` was just bound to what `path` reached before the binding."""
         obj = env.vars.get(name)
-        if obj is not None and path is not None and path[1] and path[0] is not obj:
+        if obj is not None and path is not None and path[1] and path[0] != obj:
             self.names[obj] = path
 
     def built(self, owner, wrapper: Obj, built: Built, node: ast.Call, env: Env) -> None:
@@ -88,7 +92,7 @@ class HeldParts:
             arg = passed_for(spec, tuple(node.args), keywords)
             path = self.path(arg, env) if arg is not None else None
             if path is not None:
-                self.holders[(id(wrapper), path)] = (wrapper, _part_call(owner, path, env))
+                self.holders[(id(wrapper), path)] = (wrapper, _part_call(owner, path))
 
     def replaced(self, expr: ast.expr, env: Env) -> None:
         """A part on `expr`'s path was replaced (`m.encoder = Other()`): forget wrappers of it."""
@@ -98,7 +102,7 @@ class HeldParts:
         root, steps = path
         for k in list(self.holders):
             held_root, held_steps = k[1]
-            if held_root is root and (held_steps[: len(steps)] == steps or steps[: len(held_steps)] == held_steps):
+            if held_root == root and (held_steps[: len(steps)] == steps or steps[: len(held_steps)] == held_steps):
                 del self.holders[k]
 
     def replacing(self, node: ast.Call, env: Env) -> None:
@@ -120,12 +124,51 @@ class HeldParts:
         todo, done = [path], set()
         while todo:
             root, steps = todo.pop()
-            for (_, (held_root, held_steps)), (wrapper, part) in list(self.holders.items()):
-                if held_root is not root or held_steps[: len(steps)] != steps or id(wrapper) in done:
+            for wrapper, (held, part) in self._holding(root, steps).items():
+                if id(wrapper) in done:
                     continue
                 done.add(id(wrapper))
-                env.modes[wrapper] = frozenset({ModeFact("train", node, _with_part(wrapper, part))})
+                facts = frozenset({ModeFact("train", node, _with_part(wrapper, part))})
+                self.set.setdefault(wrapper, []).append((held, facts, env.facts(wrapper)))
+                env.modes[wrapper] = facts
                 todo.append((wrapper, ()))
+
+    def restored(self, node: ast.Call, env: Env) -> None:
+        """An `.eval()` (or `.train(flag)`) at `node` of every part a `.train()` that `switched`
+        followed reached in a wrapper, or of a module they are parts of: the wrapper (and the
+        wrappers holding it) are back as they were, unless something set them since (an
+        `.eval()` of one part leaves a wrapper whose other part is in train mode as it is)."""
+        if not self.set:
+            return
+        path = self.path(node.func.value, env)
+        if path is None:
+            return
+        todo, done = [path], set()
+        while todo:
+            root, steps = todo.pop()
+            for wrapper, records in self.set.items():
+                if id(wrapper) in done:
+                    continue
+                # The switch that set the modes the wrapper has here (the latest such).
+                now = env.modes.get(wrapper)
+                record = next((r for r in reversed(records) if r[1] == now), None)
+                if record is None:
+                    continue
+                held, _, before = record
+                if all(r == root and s[: len(steps)] == steps for r, s in held):
+                    done.add(id(wrapper))
+                    env.modes[wrapper] = before
+                    todo.append((wrapper, ()))
+
+    def _holding(self, root: Obj, steps: tuple[str, ...]) -> dict[Obj, tuple[tuple[Path, ...], Built | None]]:
+        """The wrappers holding the module at (`root`, `steps`) or a part of it: the paths of
+        what each holds there, and what the first of them was built as."""
+        found: dict[Obj, tuple[tuple[Path, ...], Built | None]] = {}
+        for (_, held), (wrapper, part) in self.holders.items():
+            if held[0] == root and held[1][: len(steps)] == steps:
+                paths, first = found.get(wrapper, ((), part))
+                found[wrapper] = ((*paths, held), first)
+        return found
 
 
 def _chain_or_name(expr: ast.expr) -> bool:
@@ -175,7 +218,7 @@ def _unconditional(node: ast.Call, walk) -> bool:
     return expr is node
 
 
-def _part_call(owner, path: Path, env: Env) -> Built | None:
+def _part_call(owner, path: Path) -> Built | None:
     """What the stored part was built as, for the message: the root's construction, or the
     construction its class's `__init__` stores under each attribute name of the path."""
     root, steps = path

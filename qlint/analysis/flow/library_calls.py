@@ -128,6 +128,8 @@ def method_call(sem, node: ast.Call, attr: str, receiver: Obj, env: Env):
         sem.walk.containers.switched(receiver)
         if mode == "train":
             sem.held_parts.switched(node, sem.walk, env)  # `w = Wrapper(m.encoder); m.train()`
+        else:
+            sem.held_parts.restored(node, env)  # then `m.eval()`: as it was built
         if mode == "train" and receiver in env.patched:  # after allow_exported_model_train_eval
             sem.retrain(receiver)
         return receiver
