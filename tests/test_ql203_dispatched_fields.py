@@ -228,3 +228,34 @@ def test_a_helper_that_allows_the_graph_of_the_pair_it_returns():
         "    allow_exported", "    if x is None:\n        return other, done\n    allow_exported"
     )
     assert rows(other_path) == [17]
+
+
+CREATE = """        classes = {"eager": Eager, "pt2e": Pt2e}
+        cls = classes.get(self.kind)
+        if cls is None:
+            raise ValueError(self.kind)
+        return cls(quantizer)"""
+
+
+@pytest.mark.parametrize(
+    ("create", "expected"),
+    [
+        # Written in place and indexed by a variable: either class may be built.
+        ('        return {"eager": Eager, "pt2e": Pt2e}[self.kind](quantizer)', [39]),
+        ("        return [Eager, Pt2e][self.kind](quantizer)", [39]),
+        # A constant key builds its one class.
+        ('        return {"eager": Eager, "pt2e": Pt2e}["pt2e"](quantizer)', [39]),
+        ('        return {"eager": Eager, "pt2e": Pt2e}["eager"](quantizer)', []),
+        ('        classes = {"eager": Eager, "pt2e": Pt2e}\n        return classes["eager"](quantizer)', []),
+        # The table is changed before the lookup: what it holds is not known.
+        (
+            '        classes = {"eager": Eager, "pt2e": Pt2e}\n'
+            '        classes["pt2e"] = Eager\n'
+            "        return classes[self.kind](quantizer)",
+            [],
+        ),
+    ],
+)
+def test_the_class_picked_from_a_table_written_in_the_method(create, expected):
+    assert CREATE in STRATEGIES
+    assert rows(STRATEGIES.replace(CREATE, create)) == expected

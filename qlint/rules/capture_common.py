@@ -203,8 +203,9 @@ def _describe(ctx: FileContext, fact: ModeFact) -> Reason | None:
             # `model.bn = nn.BatchNorm1d(4)` (`model_builds.Builds.given_part`)
             text = f"given a part built in train mode at line {row} (`{ctx.source_of(node.targets[0])}`)"
             return Reason("constructed", node, text, row)
-        if origin is not None and origin.kind == CONSTRUCTED:
+        if origin is not None and origin.kind == CONSTRUCTED and not _switch(node):
             return Reason("constructed", node, f"built at line {row}, and modules start in train mode", row)
+        # A switch (also one of a part a wrapper holds, `held_parts`: the origin is the wrapper's).
         return Reason("train", node, f"after `{ctx.source_of(node)}` at line {row}", row)
     if fact.state == "eval":
         if origin is not None and origin.kind == PRETRAINED:
@@ -223,6 +224,10 @@ def _describe(ctx: FileContext, fact: ModeFact) -> Reason | None:
             text = f"as a loop item of parameter `{origin.name}`, in whatever mode the caller left it"
         return Reason("parameter", None, text)
     return None
+
+
+def _switch(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "train"
 
 
 def qat_only_train(cap: Capture) -> ModeFact | None:

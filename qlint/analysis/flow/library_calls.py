@@ -126,6 +126,10 @@ def method_call(sem, node: ast.Call, attr: str, receiver: Obj, env: Env):
                 seen.maybe |= reaching(paths, sem.walk.guards, sem.walk.denied())
         env.modes[receiver] = frozenset({ModeFact(mode or "unknown", node)})
         sem.walk.containers.switched(receiver)
+        if mode == "train":
+            sem.held_parts.switched(node, sem.walk, env)  # `w = Wrapper(m.encoder); m.train()`
+        else:
+            sem.held_parts.restored(node, env)  # then `m.eval()`: as it was built
         if mode == "train" and receiver in env.patched:  # after allow_exported_model_train_eval
             sem.retrain(receiver)
         return receiver

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import weakref
 
+from qlint.analysis.flow.changed_tables import changed_in
 from qlint.analysis.flow.class_facts import evals_parts, mirrored_param, sets_eval
 from qlint.analysis.flow.installed_modes import starts_in_eval
 from qlint.analysis.flow.model_apis import is_class_call, key
@@ -34,7 +35,7 @@ from qlint.analysis.flow.model_values import (
 )
 from qlint.analysis.flow.stored_fields import passed_for
 from qlint.analysis.names.resolver import Resolver, dotted_parts
-from qlint.analysis.names.scope import parameter_args
+from qlint.analysis.names.scope import parameter_args, unique_value
 from qlint.value_classes import replace
 
 
@@ -84,16 +85,30 @@ class Builds:
             return expr.id not in self.sem.resolver.local
         return self.sem.owner.classes.resolve(expr, self.sem.resolver, self.sem.classes) is not None
 
-    def callables(self, expr: ast.expr) -> list[ast.expr] | None:
-        if isinstance(expr, (ast.List, ast.Tuple)):
+    def callables(self, expr: ast.expr, key: ast.expr | None = None) -> list[ast.expr] | None:
+        """The callables of the table `expr` (a lookup with `key`: those it may pick)."""
+        if isinstance(expr, (ast.List, ast.Tuple, ast.Dict)):
             # Written in place (`for cb in [log, to_eval]: cb(gm)`): its names resolve here.
-            return callables(expr, self.sem.resolver, self.follows)
+            return callables(expr, self.sem.resolver, self.follows, key)
         # Else a name only (`MODELS`): a subscript of anything else is no factory table we read.
         if not isinstance(expr, ast.Name):
             return None
         if expr.id not in self.sem.resolver.local and expr.id not in self.sem.owner.scope.assigns:
             return None  # a table of another module: its names resolve there
-        return callables(expr, self.sem.resolver, self.follows)
+        found = callables(expr, self.sem.resolver, self.follows, key)
+        return None if found is None or self._changed(expr.id) else found
+
+    def _changed(self, name: str, depth: int = 0) -> bool:
+        """Table `name` may hold other than its literal where it is looked up (`changed_tables`)."""
+        local = self.sem.resolver.local
+        if name in local:
+            if changed_in(self.sem.walk.func, name):
+                return True
+            value = unique_value(local[name])  # `h = HANDLERS`: the module's table too
+            return isinstance(value, ast.Name) and value.id != name and depth < 4 and self._changed(value.id, depth + 1)
+        scope = self.sem.owner.scope
+        bodies = [*scope.functions.values(), *(c.node for c in scope.classes.values())]
+        return any(changed_in(body, name) for body in bodies)
 
     def factory(self, anchor: ast.AST, makes: list[ast.expr], env: Env) -> Obj:
         origin = Origin(FACTORY, anchor, makes=tuple(makes))
@@ -101,7 +116,10 @@ class Builds:
 
     def factory_called(self, func: ast.expr, env: Env) -> tuple[ast.expr, ...] | None:
         if isinstance(func, ast.Subscript):
-            makes = self.callables(func.value)
+            makes = self.callables(func.value, func.slice)
+            return tuple(makes) if makes else None
+        if _one_key_get(func):  # `HANDLERS.get(kind)(gm)`: without a default, what the key picks
+            makes = self.callables(func.func.value, func.args[0])
             return tuple(makes) if makes else None
         name = key(func)
         obj = env.vars.get(name) if name is not None else None
@@ -224,6 +242,18 @@ class Builds:
         if facts and all(f.state == "train" for f in facts) and _mode_dependent(part):
             at = self.sem.walk.stmt_stack[-1]  # the assignment: the message names it
             env.modes[holder] = frozenset(replace(f, node=at) for f in facts)
+
+
+def _one_key_get(call: ast.expr) -> bool:
+    """`table.get(key)`, with no default."""
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "get"
+        and len(call.args) == 1
+        and not call.keywords
+        and not isinstance(call.args[0], ast.Starred)
+    )
 
 
 def _mode_dependent(part: Obj) -> bool:

@@ -22,6 +22,7 @@ from qlint.analysis.flow.graph_holders import GraphHolders
 from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.graph_wrappers import constructed_plain, wrapper_fields
 from qlint.analysis.flow.handed_switches import handed_fields
+from qlint.analysis.flow.held_parts import HeldParts
 from qlint.analysis.flow.instance_methods import method_summary
 from qlint.analysis.flow.kept_calls import kept_argument
 from qlint.analysis.flow.library_calls import api_call, method_call
@@ -93,6 +94,7 @@ class CallSemantics:
         self.sessions: dict[Obj, tuple] = {}
         self.graph_holders: set[Obj] = set()  # modules with an exported GraphModule as a submodule
         self.containers = GraphHolders()  # torch containers built here, with the graphs they hold
+        self.held_parts = HeldParts()  # wrappers built here around parts still named here
         self.callbacks = CallbackLinks(self)
         self.lambdas = RelayedLambdas(self)
         self.results = PreparedResults(self)
@@ -134,6 +136,7 @@ class CallSemantics:
         root = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else None
         fields = self.walk.parts.fields_of(root, env) if root is not None else None
         self.walk.parts.touched(node, env)
+        self.held_parts.replacing(node, env)
         receiver = self.walk.expr(func.value, env) if isinstance(func, ast.Attribute) else None
         if receiver is None and _switch_on_part(func, env):
             # `wrapper.model.eval()`: `Module.eval()` returns the module it was called on, in that
@@ -157,7 +160,8 @@ class CallSemantics:
         makes = builds.factory_called(func, env)
         if makes is not None:  # `make()`, `MODELS[name]()`: what each callable builds
             return merge_values([builds.make(node, m, args, kwargs, env) for m in makes], env, node)
-        if isinstance(func, ast.Attribute) and func.attr == "get" and (makes := builds.callables(func.value)):
+        key = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
+        if isinstance(func, ast.Attribute) and func.attr == "get" and (makes := builds.callables(func.value, key)):
             return builds.factory(node, makes, env)  # `MODELS.get(name)`
         found = helper_calls.callee(self, func)
         kept = self._kept(node, func, receiver, found, args, kwargs, env)
@@ -230,6 +234,7 @@ class CallSemantics:
             keywords = tuple((kw.arg, self._given(kwargs[kw.arg], kw.value, env)) for kw in node.keywords if kw.arg)
             passed = (positional, keywords)
             made = builds.construct(node, built, [*args, *kwargs.values()], env, passed)
+            self.held_parts.built(self.owner, made, built, node, env)
             if not starred:
                 self.containers.built(name, node, made, args, self.walk.containers.literals)
                 if built.cls is not None and any(self._holds(o) for o in [*args, *kwargs.values()]):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from qlint.analysis.flow.changed_tables import keyed
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 
 _PARAMETRIZE = ("pytest.mark.parametrize", "_pytest.mark.parametrize")
@@ -47,9 +48,16 @@ def parametrize_values(func: ast.AST, param: str, resolver: Resolver) -> list[as
     return None
 
 
-def callables(expr: ast.expr, resolver: Resolver, follows: Callable[[ast.expr], bool]) -> list[ast.expr] | None:
-    """The elements of a dict (its values) or list of callables `expr` names; None if any is not one."""
-    items = _literal(expr, resolver, values=True)
+def callables(
+    expr: ast.expr, resolver: Resolver, follows: Callable[[ast.expr], bool], key: ast.expr | None = None
+) -> list[ast.expr] | None:
+    """The elements of a dict (its values) or list of callables `expr` names; None if any is not
+    one. With `key`, a lookup's: only the element a constant key picks (`changed_tables.keyed`)."""
+    if key is None:
+        items = _literal(expr, resolver, values=True)
+    else:
+        table = _table(expr, resolver)
+        items = keyed(table, key) if table is not None else None
     if not items:
         return None
     items = [_unwrap_param(i) for i in items]
@@ -77,10 +85,7 @@ def _is_callable(expr: ast.expr, follows: Callable[[ast.expr], bool]) -> bool:
 
 def _literal(expr: ast.expr, resolver: Resolver, values: bool = False) -> list[ast.expr] | None:
     """A list/tuple literal's elements (a dict's values with `values`), written in this module."""
-    located = resolver.value_of(expr) if not isinstance(expr, (ast.List, ast.Tuple, ast.Dict)) else None
-    node = expr if located is None else located.node
-    if located is not None and located.scope is not resolver.scope:
-        return None  # names in another module's literal resolve there, not here
+    node = _table(expr, resolver)
     if isinstance(node, (ast.List, ast.Tuple)):
         if any(isinstance(e, ast.Starred) for e in node.elts):
             return None
@@ -90,6 +95,15 @@ def _literal(expr: ast.expr, resolver: Resolver, values: bool = False) -> list[a
             return None
         return list(node.values)
     return None
+
+
+def _table(expr: ast.expr, resolver: Resolver) -> ast.List | ast.Tuple | ast.Dict | None:
+    """The list, tuple or dict literal `expr` is or names, written in this module."""
+    located = resolver.value_of(expr) if not isinstance(expr, (ast.List, ast.Tuple, ast.Dict)) else None
+    node = expr if located is None else located.node
+    if located is not None and located.scope is not resolver.scope:
+        return None  # names in another module's literal resolve there, not here
+    return node if isinstance(node, (ast.List, ast.Tuple, ast.Dict)) else None
 
 
 def _unwrap_param(node: ast.expr) -> ast.expr:

@@ -196,6 +196,8 @@ class Interpreter:
             return
         obj = self.expr(value, env) if value is not None else None
         items = self.calls.unpacked.pop(id(value), None) if isinstance(value, ast.Call) else None
+        # `enc = m.encoder`: what the name reaches, taken before a binding that may rebind `m`.
+        reached = self.calls.held_parts.path(value, env) if _chain(value) else None
         for target in targets:
             if items is not None and isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == len(items):
                 for t, item in zip(target.elts, items, strict=True):  # `model, x = build()`
@@ -205,6 +207,8 @@ class Interpreter:
                         self.bind_unknown(t, value, env)
                 continue
             self.bind(target, obj, value, env)
+            if reached is not None and isinstance(target, ast.Name):
+                self.calls.held_parts.bound(target.id, reached, env)
 
     def branch(self, s: ast.If, env: Env) -> Env | None:
         truth = self.flags.truth(s.test)
@@ -341,6 +345,7 @@ class Interpreter:
             self.bind_unknown(target, value or target, env)
         elif isinstance(target, ast.Attribute) and (holder := env.vars.get(key(target.value) or "")) is not None:
             self.calls.builds.overwritten.add((holder, target.attr))  # `bundle.model` is no longer what was passed
+            self.calls.held_parts.replaced(target, env)  # `m.encoder = Other()`: a wrapper of the old one
             self.parts.stored(target, obj, env)
             self.calls.stored_on(holder, target.attr, obj)
             self.calls.builds.given_part(holder, obj, env)
@@ -400,7 +405,7 @@ class Interpreter:
             return self.expr(e.value, env)
         if isinstance(e, ast.Subscript) and (found := registries.lookup(self.calls, e, env)) is not None:
             return found  # `REGISTRY[type(config)]`
-        if isinstance(e, ast.Subscript) and (makes := self.calls.builds.callables(e.value)):
+        if isinstance(e, ast.Subscript) and (makes := self.calls.builds.callables(e.value, e.slice)):
             return self.calls.builds.factory(e, makes, env)  # `make = MODELS[name]`
         if isinstance(e, (ast.Attribute, ast.Subscript)):
             held = self.parts.read(e, env)
@@ -528,6 +533,13 @@ def _unpacked(target: ast.expr, at: tuple, pairs: bool):
         for node in ast.walk(target):
             if (name := key(node)) is not None:
                 yield name, None
+
+
+def _chain(value: ast.expr | None) -> bool:
+    """An attribute chain (`m.encoder`, `m.encoder.eval()`): what a name bound to a part is."""
+    while isinstance(value, ast.Call) and not value.args and isinstance(value.func, ast.Attribute):
+        value = value.func.value
+    return isinstance(value, ast.Attribute)
 
 
 def _bound_names(stmt: ast.stmt) -> list[str]:

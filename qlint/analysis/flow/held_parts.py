@@ -1,0 +1,261 @@
+"""A wrapper's part switched back to train through another name after the wrapper is built.
+
+`w = Wrapper(m.encoder)` with `Wrapper.__init__` storing its parameter (`self.encoder =
+encoder`, or `encoder.eval()`) keeps the very object `m.encoder` names: a later `m.train()`
+(`Module.train` reaches every submodule) or `m.encoder.train()`, or `enc.train()` after `enc =
+m.encoder`, puts what the wrapper holds in train mode, and a capture of `w` bakes that in.
+The walk judged the wrapper by its parts as they were at the construction (an evaled part: an
+eval-mode wrapper, `evaled_parts`); this follows the part afterwards.
+
+Only what can be shown to be the stored object counts: a local value (or `self.<attr>`) and the
+attribute names taken from it (`m.encoder`, or a name bound to it), the same root value at the
+construction and at the switch (a name rebound between them is another object), and a switch of
+that value or of a module on the way to it (`m.train()` for a stored `m.encoder`; not
+`m.decoder.train()`). A class keeps the argument only when its `__init__` stores the parameter
+as it came, once, and no method reassigns, aliases or hands it on (`stored_fields.held_fields`),
+or evals every part it stores (`evaled_parts`): a deep copy (`self.m = copy.deepcopy(m)`) is
+another object. Storing a new module on the path (`m.encoder = Other()`, `setattr(m, ...)`,
+`m.add_module(...)`) forgets the link. Only an unconditional `.train()` of the function's own
+body is followed (no branch, loop or `try` around it); an `.eval()` of the part is not read
+back into the wrapper, whose other content may still be in train mode, except to undo such a
+`.train()` (`net.train()`, training, then `net.eval()`: the wrapper is as it was built).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from qlint.analysis.flow.class_facts import evals_parts
+from qlint.analysis.flow.model_apis import key
+from qlint.analysis.flow.model_classes import Built
+from qlint.analysis.flow.model_values import CONSTRUCTED, Env, ModeFact, Obj
+from qlint.analysis.flow.stored_fields import passed_for
+from qlint.analysis.names.resolver import Resolver, dotted_parts
+from qlint.value_classes import replace
+
+# Calls that return the module they are called on.
+_SAME = frozenset({"eval", "to", "cpu", "cuda", "float", "half", "double", "bfloat16", "requires_grad_"})
+# Calls that give a module a new part (or take one away) by name.
+_REPLACES = frozenset({"add_module", "register_module", "set_submodule", "__setattr__", "__delattr__"})
+_CONDITIONAL = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.Match, getattr(ast, "TryStar", ast.Try))
+
+Path = tuple[Obj, tuple[str, ...]]
+
+
+class HeldParts:
+    """The wrappers one function's walk built around parts it can still name."""
+
+    __slots__ = ("holders", "names", "set")
+
+    def __init__(self):
+        self.names: dict[Obj, Path] = {}  # `enc = m.encoder`: enc's value -> (m's value, ("encoder",))
+        self.holders: dict[tuple[int, Path], tuple[Obj, Built | None]] = {}  # -> (wrapper, the part's build)
+        # The modes `switched` gave a wrapper, with the paths of the parts the switch reached and
+        # the modes before, so an `.eval()` of those parts undoes them.
+        self.set: dict[Obj, list[tuple[tuple[Path, ...], frozenset, frozenset]]] = {}
+
+    def path(self, expr: ast.expr, env: Env) -> Path | None:
+        """The root value and attribute names `expr` reaches (`m.encoder.eval()`: m, ("encoder",))."""
+        steps: list[str] = []
+        while True:
+            if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _SAME:
+                expr = expr.func.value
+                continue
+            name = key(expr)
+            if name is not None and name in env.vars:
+                obj = env.vars[name]
+                root, before = self.names.get(obj, (obj, ()))
+                return root, (*before, *reversed(steps))
+            if not isinstance(expr, ast.Attribute):
+                return None
+            steps.append(expr.attr)
+            expr = expr.value
+
+    def bound(self, name: str, path: Path | None, env: Env) -> None:
+        """`name` was just bound to what `path` reached before the binding."""
+        obj = env.vars.get(name)
+        if obj is not None and path is not None and path[1] and path[0] != obj:
+            self.names[obj] = path
+
+    def built(self, owner, wrapper: Obj, built: Built, node: ast.Call, env: Env) -> None:
+        """`wrapper` was built at `node` from `built.cls`: the arguments it keeps as parts."""
+        cls = built.cls
+        if cls is None or any(isinstance(a, ast.Starred) for a in node.args):
+            return
+        if not any(_chain_or_name(a) for a in (*node.args, *(kw.value for kw in node.keywords))):
+            return  # nothing passed that a later switch could name: the class is not read
+        fields = owner.stored_fields(cls, held=True)
+        if evals_parts(cls):
+            fields = {**fields, **_evaled_stores(cls.node)}
+        keywords = tuple((kw.arg, kw.value) for kw in node.keywords if kw.arg)
+        for spec in fields.values():
+            arg = passed_for(spec, tuple(node.args), keywords)
+            path = self.path(arg, env) if arg is not None else None
+            if path is not None:
+                self.holders[(id(wrapper), path)] = (wrapper, _part_call(owner, path))
+
+    def replaced(self, expr: ast.expr, env: Env) -> None:
+        """A part on `expr`'s path was replaced (`m.encoder = Other()`): forget wrappers of it."""
+        path = self.path(expr, env)
+        if path is None:
+            return
+        root, steps = path
+        for k in list(self.holders):
+            held_root, held_steps = k[1]
+            if held_root == root and (held_steps[: len(steps)] == steps or steps[: len(held_steps)] == held_steps):
+                del self.holders[k]
+
+    def replacing(self, node: ast.Call, env: Env) -> None:
+        """`setattr(m, ...)`, `m.add_module(...)`: a part of `m` may be replaced."""
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _REPLACES:
+            self.replaced(func.value, env)
+        elif isinstance(func, ast.Name) and func.id in ("setattr", "delattr") and node.args:
+            self.replaced(node.args[0], env)
+
+    def switched(self, node: ast.Call, walk, env: Env) -> None:
+        """An unconditional `.train()` at `node`: every wrapper holding the switched module, or a
+        part of it, now holds a train-mode part (through wrappers of wrappers too)."""
+        if not self.holders or not _unconditional(node, walk):
+            return
+        path = self.path(node.func.value, env)
+        if path is None:
+            return
+        todo, done = [path], set()
+        while todo:
+            root, steps = todo.pop()
+            for wrapper, (held, part) in self._holding(root, steps).items():
+                if id(wrapper) in done:
+                    continue
+                done.add(id(wrapper))
+                facts = frozenset({ModeFact("train", node, _with_part(wrapper, part))})
+                self.set.setdefault(wrapper, []).append((held, facts, env.facts(wrapper)))
+                env.modes[wrapper] = facts
+                todo.append((wrapper, ()))
+
+    def restored(self, node: ast.Call, env: Env) -> None:
+        """An `.eval()` (or `.train(flag)`) at `node` of every part a `.train()` that `switched`
+        followed reached in a wrapper, or of a module they are parts of: the wrapper (and the
+        wrappers holding it) are back as they were, unless something set them since (an
+        `.eval()` of one part leaves a wrapper whose other part is in train mode as it is)."""
+        if not self.set:
+            return
+        path = self.path(node.func.value, env)
+        if path is None:
+            return
+        todo, done = [path], set()
+        while todo:
+            root, steps = todo.pop()
+            for wrapper, records in self.set.items():
+                if id(wrapper) in done:
+                    continue
+                # The switch that set the modes the wrapper has here (the latest such).
+                now = env.modes.get(wrapper)
+                record = next((r for r in reversed(records) if r[1] == now), None)
+                if record is None:
+                    continue
+                held, _, before = record
+                if all(r == root and s[: len(steps)] == steps for r, s in held):
+                    done.add(id(wrapper))
+                    env.modes[wrapper] = before
+                    todo.append((wrapper, ()))
+
+    def _holding(self, root: Obj, steps: tuple[str, ...]) -> dict[Obj, tuple[tuple[Path, ...], Built | None]]:
+        """The wrappers holding the module at (`root`, `steps`) or a part of it: the paths of
+        what each holds there, and what the first of them was built as."""
+        found: dict[Obj, tuple[tuple[Path, ...], Built | None]] = {}
+        for (_, held), (wrapper, part) in self.holders.items():
+            if held[0] == root and held[1][: len(steps)] == steps:
+                paths, first = found.get(wrapper, ((), part))
+                found[wrapper] = ((*paths, held), first)
+        return found
+
+
+def _chain_or_name(expr: ast.expr) -> bool:
+    """`net`, `m.encoder`, `m.encoder.eval()`: what `HeldParts.path` may follow."""
+    while True:
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _SAME:
+            expr = expr.func.value
+        elif isinstance(expr, ast.Attribute):
+            expr = expr.value
+        else:
+            return isinstance(expr, ast.Name)
+
+
+def _evaled_stores(cls: ast.ClassDef) -> dict:
+    """`self.a = p.eval()` in `__init__` of a class that evals every part it stores."""
+    init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    if init is None:
+        return {}
+    params = [a.arg for a in (*init.args.posonlyargs, *init.args.args[1:])]
+    found = {}
+    for stmt in init.body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            continue
+        target, value = stmt.targets[0], stmt.value
+        if not (isinstance(target, ast.Attribute) and isinstance(value, ast.Call)):
+            continue
+        receiver = value.func.value if isinstance(value.func, ast.Attribute) else None
+        if isinstance(receiver, ast.Name) and receiver.id in params:
+            found[target.attr] = (params.index(receiver.id), receiver.id)
+        elif isinstance(receiver, ast.Name) and receiver.id in {a.arg for a in init.args.kwonlyargs}:
+            found[target.attr] = (None, receiver.id)
+    return found
+
+
+def _unconditional(node: ast.Call, walk) -> bool:
+    """The switch runs whenever the function reaches it: its statement is under no branch,
+    loop or `try`, and the call is the statement's own (`m.train()`, `m.train().to(d)`)."""
+    if walk.guards or walk.loops or walk.contexts or not walk.stmt_stack:
+        return False
+    if any(isinstance(s, _CONDITIONAL) for s in walk.stmt_stack):
+        return False
+    stmt = walk.stmt_stack[-1]
+    expr = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
+    while expr is not None and expr is not node:
+        is_chain = isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)
+        expr = expr.func.value if is_chain else None
+    return expr is node
+
+
+def _part_call(owner, path: Path) -> Built | None:
+    """What the stored part was built as, for the message: the root's construction, or the
+    construction its class's `__init__` stores under each attribute name of the path."""
+    root, steps = path
+    builts = [o.built for o in root.origins if o.kind == CONSTRUCTED and o.built is not None]
+    built = builts[0] if len(builts) == 1 else None
+    for step in steps:
+        if built is None or built.cls is None:
+            return None
+        built = _stored_build(owner, built, step)
+    return built
+
+
+def _stored_build(owner, built: Built, attr: str) -> Built | None:
+    init = next((s for s in built.cls.node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    calls = [
+        s.value
+        for s in (init.body if init is not None else ())
+        if isinstance(s, ast.Assign)
+        and any(isinstance(t, ast.Attribute) and key(t) == f"self.{attr}" for t in s.targets)
+    ]
+    if len(calls) != 1 or not isinstance(calls[0], ast.Call) or dotted_parts(calls[0].func) is None:
+        return None
+    call = calls[0]
+    resolver = Resolver(built.cls.scope, owner.project, owner.optable)
+    cls = owner.classes.resolve(call.func, resolver, built.cls.around or {})
+    return Built(call, cls, resolver, owner.classes, ".".join(dotted_parts(call.func)))
+
+
+def _with_part(wrapper: Obj, part: Built | None) -> object:
+    """The wrapper's construction, holding `part` when that is the one thing it was given."""
+    origins = [o for o in wrapper.origins if o.kind == CONSTRUCTED and o.built is not None]
+    if len(origins) != 1:
+        return None
+    origin = origins[0]
+    built = origin.built
+    call = built.call
+    single = isinstance(call, ast.Call) and len(call.args) + len(call.keywords) == 1
+    if part is not None and not built.parts and single:
+        return replace(origin, built=replace(built, parts=(part,)))
+    return origin
