@@ -185,3 +185,41 @@ class Wrapper(""",
     assert messages(body.replace("SWITCH", "b.eval()\na.eval()"), head=head) == []
     assert messages("m = Net()\nw = Pair(m.encoder, m.decoder)\nm.train()\nm.encoder.eval()", head=head) != []
     assert messages("m = Net()\nw = Pair(m.encoder, m.decoder)\nm.train()\nm.eval()", head=head) == []
+
+
+# A wrapper given a part of a module built here is in the mode of that module: `Module.eval()`
+# and `.train()` reach every submodule (`model_builds._taken_parts`).
+@pytest.mark.parametrize(
+    "body",
+    [
+        "m = Net().eval()\nw = Wrapper(m.encoder)",
+        "m = Net().eval()\nenc = m.encoder\nw = Wrapper(enc)",
+        "m = Net()\nm.eval()\nw = Wrapper(model=m.encoder)",
+        "m = Net().eval()\nw = Wrapper(m.decoder)",
+        # A part evaled on its own; another part switched back.
+        "m = Net().eval()\nm.encoder.eval()\nw = Wrapper(m.encoder)",
+        "m = Net().eval()\nm.decoder.train()\nw = Wrapper(m.encoder)",
+    ],
+)
+def test_a_part_taken_from_an_evaled_model_is_quiet(body):
+    assert messages(body) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        ("m = Net()\nw = Wrapper(m.encoder)", "built at line"),
+        ("m = Net().eval()\nm.train()\nw = Wrapper(m.encoder)", "(after `m.train()`"),
+        # A part switched back on its own (or a part of it), anywhere: the walk keeps no mode per
+        # part, so the wrapper is judged as built.
+        ("m = Net().eval()\nm.encoder.train()\nw = Wrapper(m.encoder)", "built at line"),
+        ("m = Net().eval()\nm.encoder[1].train()\nw = Wrapper(m.encoder)", "built at line"),
+        ("m = Net().eval()\nw = Wrapper(m.encoder.eval())\nm.encoder.train()", "(after `m.encoder.train()`"),
+        ("m = Net().eval()\nenc = m.encoder\nenc.train()\nw = Wrapper(enc)", "(after `enc.train()`"),
+        # Another part built here in train mode beside the evaled one.
+        ("m = Net().eval()\nw = Wrapper(nn.Sequential(m.encoder, nn.Dropout(0.1)))", "built at line"),
+    ],
+)
+def test_a_part_taken_from_a_train_mode_model_is_reported(body, why):
+    (message,) = messages(body)
+    assert why in message

@@ -92,7 +92,7 @@ class HeldParts:
             arg = passed_for(spec, tuple(node.args), keywords)
             path = self.path(arg, env) if arg is not None else None
             if path is not None:
-                self.holders[(id(wrapper), path)] = (wrapper, _part_call(owner, path))
+                self.holders[(id(wrapper), path)] = (wrapper, part_build(owner, path))
 
     def replaced(self, expr: ast.expr, env: Env) -> None:
         """A part on `expr`'s path was replaced (`m.encoder = Other()`): forget wrappers of it."""
@@ -218,7 +218,7 @@ def _unconditional(node: ast.Call, walk) -> bool:
     return expr is node
 
 
-def _part_call(owner, path: Path) -> Built | None:
+def part_build(owner, path: Path) -> Built | None:
     """What the stored part was built as, for the message: the root's construction, or the
     construction its class's `__init__` stores under each attribute name of the path."""
     root, steps = path

@@ -13,6 +13,7 @@ import weakref
 
 from qlint.analysis.flow.changed_tables import changed_in
 from qlint.analysis.flow.class_facts import evals_parts, mirrored_param, sets_eval
+from qlint.analysis.flow.held_parts import part_build
 from qlint.analysis.flow.installed_modes import starts_in_eval
 from qlint.analysis.flow.model_apis import is_class_call, key
 from qlint.analysis.flow.model_classes import Built
@@ -202,7 +203,7 @@ class Builds:
             origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
             return new_value(env, node, "", origin, {ModeFact("eval", node, origin)})
         mirrored = _mirrored_arg(node, built, args)
-        if mirrored is not None and not _is_module(mirrored, env):
+        if mirrored is not None and not is_module(mirrored, env):
             # `self.train(model.training)` in its `__init__`: the instance is in the mode of what
             # it was given, also when that is only known at the callers (a helper's parameter).
             origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
@@ -211,9 +212,12 @@ class Builds:
             # Every part it holds was evaled by its `__init__`, whatever mode it was given in.
             origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
             return new_value(env, node, "", origin, {ModeFact("eval", node, origin)})
-        wrapped = [o for o in args if o is not None and _is_module(o, env)]
-        if wrapped:  # a wrapper module: the wrapped modules keep their own modes
+        wrapped = [o for o in args if o is not None and is_module(o, env)]
+        taken = self._taken_parts(node, args, env)
+        if wrapped or taken:  # a wrapper module: the wrapped modules keep their own modes
             parts = [next((o.built for o in w.origins if o.built is not None), None) for w in wrapped]
+            parts += [part for _, part in taken]
+            wrapped += [root for root, _ in taken]
             built = replace(built, parts=None if None in parts else tuple(parts))
             origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
             # What the wrapped modules were built as is now what the wrapper holds.
@@ -228,6 +232,47 @@ class Builds:
             return new_value(env, node, "", origin, {ModeFact("eval", node, origin)})
         return new_value(env, node, "", origin)
 
+    def _taken_parts(self, node: ast.AST, args: list[Obj | None], env: Env) -> list[tuple[Obj, Built | None]]:
+        """Arguments that are parts taken from a module named here (`Wrapper(m.encoder)`, or `enc`
+        after `enc = m.encoder`): `Module.eval()`/`.train()` reach every submodule, so each part is in the
+        mode of the module it was taken from; with what the part was built as, when that is
+        known (for the message)."""
+        if not isinstance(node, ast.Call) or any(isinstance(a, ast.Starred) for a in node.args):
+            return []
+        exprs = [*node.args, *(kw.value for kw in node.keywords if kw.arg)]
+        if len(exprs) != len(args):
+            return []
+        held = self.sem.held_parts
+        taken = []
+        for obj, expr in zip(args, exprs, strict=True):
+            if (obj is not None and is_module(obj, env)) or not isinstance(expr, ast.Attribute | ast.Name):
+                continue  # a module is one of the `wrapped`
+            path = held.path(expr, env)
+            if path is not None and path[1] and is_module(path[0], env) and not self._part_trained(path, env):
+                taken.append((path[0], part_build(self.sem.owner, path)))
+        return taken
+
+    def _part_trained(self, path, env: Env) -> bool:
+        """A `.train()` anywhere in the function of the part at `path`, of a part inside it, or
+        of a part on the way to it (`m.encoder.train()`): the walk keeps no mode per part, so
+        the part's mode is not the module's."""
+        root, steps = path
+        for node in ast.walk(self.sem.walk.func):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            if node.func.attr != "train":
+                continue
+            receiver = node.func.value
+            while isinstance(receiver, ast.Subscript):  # `m.encoder[1]`: a part inside `m.encoder`
+                receiver = receiver.value
+            switched = self.sem.held_parts.path(receiver, env)
+            if switched is None or switched[0] != root or not switched[1]:
+                continue
+            short = min(len(steps), len(switched[1]))
+            if switched[1][:short] == steps[:short]:
+                return True
+        return False
+
     def given_part(self, holder: Obj, part: Obj | None, env: Env) -> None:
         """`model.bn = nn.BatchNorm1d(4)`: a part built right here starts in train mode, whatever
         mode the module it joins is in. A capture then bakes that part's training behaviour in
@@ -236,7 +281,7 @@ class Builds:
         against 0.04 for an eval capture), so the module counts as in the part's train mode.
         Only a part known to hold something whose behaviour depends on the mode: the rest of
         the module keeps its own mode, and a part of unknown content is not judged."""
-        if part is None or part.kinds != {CONSTRUCTED} or not _is_module(holder, env):
+        if part is None or part.kinds != {CONSTRUCTED} or not is_module(holder, env):
             return
         facts = env.facts(part)
         if facts and all(f.state == "train" for f in facts) and _mode_dependent(part):
@@ -277,7 +322,7 @@ def _mirrored_arg(node: ast.AST, built: Built, args: list[Obj | None]) -> Obj | 
     return None
 
 
-def _is_module(obj: Obj, env: Env) -> bool:
+def is_module(obj: Obj, env: Env) -> bool:
     """Known to be an nn.Module: built here, loaded pretrained, or its mode was set."""
     if obj.is_graph:
         return False
