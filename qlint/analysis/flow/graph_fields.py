@@ -62,10 +62,11 @@ def field_switches(ctx, analyse) -> list[ModeSwitch | HandedSwitch]:
         # `nn.Module` and the test-case bases) only for a field some method of the class
         # switches or hands to a switching helper: `_switches_of` reads no other.
         foreign = _Foreign(ctx, cls.node)
-        others = [n for n in handed - fields if _read_here(ctx, n, text, members)]
+        others = [n for n in handed - fields if _argument(text, n)]
         if others and _imports_a_base(ctx, cls.node):
             # A field handed on in a class naming no graph source: only one a base of
             # another module sets is worth reading (most such classes are test cases).
+            others = [n for n in others if _read_here(ctx, n, text, members)]
             fields |= {n for n in others if any(_setters(c, n, assigned) for _, c, _ in foreign.get())}
         if not fields:
             continue
@@ -98,8 +99,8 @@ class _Foreign:
 def _read_here(ctx, name: str, text: str, members: list) -> bool:
     """Some method of the class (whose text is `text`) switches `self.<name>` or hands it to
     a switching helper."""
-    attr, names = f"self.{name}", switchers(ctx)
-    return _switches(text, attr, names) and any(_switches(segment(ctx, f), attr, names) for f, _ in members)
+    attr = f"self.{name}"
+    return _switches(ctx, text, attr) and any(_switches(ctx, segment(ctx, f), attr) for f, _ in members)
 
 
 def _inherited(ctx, cls: ast.ClassDef, methods: dict[int, list]) -> list:
@@ -126,7 +127,7 @@ def _switches_of(
 ) -> list[ModeSwitch | HandedSwitch]:
     attr = f"self.{name}"
     # Methods that switch the field, or hand it to a function that may switch it.
-    readers = [(f, cls) for f, cls in members if _switches(segment(ctx, f), attr, switchers(ctx))]
+    readers = [(f, cls) for f, cls in members if _switches(ctx, segment(ctx, f), attr)]
     if not readers:
         return []
     foreign = foreign.get() if isinstance(foreign, _Foreign) else foreign
@@ -260,10 +261,12 @@ def _assigned(func: ast.AST, memo: dict[int, frozenset[str]]) -> frozenset[str]:
     return found
 
 
-def _switches(text: str, attr: str, names: tuple[str, ...]) -> bool:
+def _switches(ctx, text: str, attr: str) -> bool:
+    """`text` switches `attr` or hands it to a function of `switchers` (computed only then:
+    in a module that prepares graphs they are the project's imported helpers, placed)."""
     if f"{attr}.eval()" in text or f"{attr}.train(" in text:
         return True
-    return _argument(text, attr[5:]) and any(f"{name}(" in text for name in names)
+    return _argument(text, attr[5:]) and any(f"{name}(" in text for name in switchers(ctx))
 
 
 def _argument(text: str, name: str) -> bool:
