@@ -126,3 +126,27 @@ def test_a_class_that_renames_nothing_is_no_excuse(tmp_path):
 def test_an_insertion_before_the_front_end_is_reported(tmp_path):
     body = "insert_relu(gm, None)\nFrontEnd()(gm)\n"
     assert _rows(tmp_path, body, select=("QL102",)) == [INSERT_ROW]
+
+
+def test_a_pass_the_text_names_only_at_its_def_is_judged_without_walking_the_module(tmp_path, monkeypatch):
+    # Asked for every finding in a function of the module, at each keystroke in an editor: the
+    # benchmark's 2,000-line module spent 50 ms a check walking it for passes nothing calls.
+    from qlint.analysis.graphs import front_end_calls
+
+    walked = []
+    real = front_end_calls._own_nodes
+    monkeypatch.setattr(front_end_calls, "_own_nodes", lambda stmt: walked.append(stmt) or real(stmt))
+    assert _rows(tmp_path, "FrontEnd()(gm)\n") == [MATCH_ROW]
+    assert walked == []
+    # Called after the front end: read, and quiet.
+    (tmp_path / "b").mkdir()
+    assert _rows(tmp_path / "b", "FrontEnd()(gm)\ncount_relus(gm)\n") == []
+    assert walked
+
+
+def test_a_call_spelled_with_compatibility_characters_is_read_as_the_tree_has_it(tmp_path):
+    # `\uff43ount_relus` (a fullwidth c) is the name `count_relus` once parsed (NFKC): the text names
+    # the pass once, the tree twice.
+    assert _rows(tmp_path, "FrontEnd()(gm)\n\uff43ount_relus(gm)\n") == []
+    (tmp_path / "b").mkdir()
+    assert _rows(tmp_path / "b", "\uff43ount_relus(gm)\nFrontEnd()(gm)\n") == [MATCH_ROW]

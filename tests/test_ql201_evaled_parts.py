@@ -166,3 +166,24 @@ def test_a_wrapper_trained_after_its_build_is_reported():
 def test_a_qat_capture_of_the_evaled_wrapper_is_reported():
     src = source().replace("return prepare_pt2e(ep, q)", "return prepare_qat_pt2e(ep, q)")
     assert reported(src, "QL202") == [CAPTURE]
+
+
+def test_a_class_building_a_part_in_init_is_not_walked_whole(monkeypatch):
+    # Asked of every `nn.Module` subclass a summary lists (about 1,000 on ExecuTorch), nearly
+    # all of which build a part in `__init__`: their own statements answer, before the walks
+    # of the whole class that the wrapper's shape needs.
+    import ast
+
+    from qlint.analysis.flow import evaled_parts
+
+    walked = []
+    real = evaled_parts.content_syntax
+    monkeypatch.setattr(evaled_parts, "content_syntax", lambda node: walked.append(node.name) or real(node))
+    builds = "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    builds += "        self.bn = nn.BatchNorm1d(4)\n"
+    wraps = "class Wrapper(nn.Module):\n    def __init__(self, encoder):\n        super().__init__()\n"
+    wraps += "        self.encoder = encoder.eval()\n"
+    for source, expected in ((builds, False), (wraps, True)):
+        (cls,) = ast.parse(source).body
+        assert evaled_parts.init_evals_parts(cls) is expected
+    assert walked == ["Wrapper"]

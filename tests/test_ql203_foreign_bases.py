@@ -183,3 +183,37 @@ def test_quiet_when_the_subclass_stores_an_eager_module_there(tmp_path):
         """,
     )
     assert _found(path) == []
+
+
+def test_the_bases_of_other_modules_are_placed_only_for_a_field_a_method_reads(tmp_path, monkeypatch):
+    # `self.gm` handed to a helper that switches nothing: no method of the class reads the
+    # field as `field_switches` would report it, so the base's module is not placed (in the
+    # torch package that was `nn.Module` and the test-case bases, for every such class).
+    from qlint.analysis.flow import graph_fields
+
+    placed = []
+    real = graph_fields.foreign_methods
+    monkeypatch.setattr(graph_fields, "foreign_methods", lambda ctx, cls: placed.append(cls.name) or real(ctx, cls))
+    quiet = """\
+        from pkg.base import Runner
+
+
+        def log(model):
+            print(model)
+
+
+        def to_eval(model):
+            model.eval()
+
+
+        class Logged(Runner):
+            def report(self):
+                log(self.gm)
+        """
+    assert _found(_project(tmp_path, quiet)) == []
+    assert placed == []
+    # The same class handing it to the switching helper: placed, and reported.
+    (tmp_path / "b").mkdir()
+    path = _project(tmp_path / "b", quiet.replace("log(self.gm)", "to_eval(self.gm)"))
+    assert [d.range.start.row for d in _found(path)] == [14]
+    assert placed == ["Logged"]

@@ -58,12 +58,16 @@ def field_switches(ctx, analyse) -> list[ModeSwitch | HandedSwitch]:
         fields = {name for name in switched if f"self.{name}." in text}
         if handed and any(s in text for s in GRAPH_SOURCES):
             fields |= {name for name in handed if _argument(text, name)}
-        foreign = None
-        if handed and not fields.issuperset(handed) and _imports_a_base(ctx, cls.node):
+        # The bases of other modules are placed (their modules parsed, in the torch package
+        # `nn.Module` and the test-case bases) only for a field some method of the class
+        # switches or hands to a switching helper: `_switches_of` reads no other.
+        foreign = _Foreign(ctx, cls.node)
+        others = [n for n in handed - fields if _argument(text, n)]
+        if others and _imports_a_base(ctx, cls.node):
             # A field handed on in a class naming no graph source: only one a base of
             # another module sets is worth reading (most such classes are test cases).
-            foreign = foreign_methods(ctx, cls.node)
-            fields |= {n for n in handed if _argument(text, n) and any(_setters(c, n, assigned) for _, c, _ in foreign)}
+            others = [n for n in others if _read_here(ctx, n, text, members)]
+            fields |= {n for n in others if any(_setters(c, n, assigned) for _, c, _ in foreign.get())}
         if not fields:
             continue
         if ctx.text.count(cls.node.name) > 1:  # named only where defined: no class derives from it
@@ -72,15 +76,31 @@ def field_switches(ctx, analyse) -> list[ModeSwitch | HandedSwitch]:
             if cls.node.name in derived:
                 continue
         inherited = _inherited(ctx, cls.node, methods)
-        foreign = foreign_methods(ctx, cls.node) if foreign is None else foreign
         texts = [text, *(segment(ctx, base[0][1].node) for base in inherited)]
         for name in sorted(fields):
             if any(f"allow_exported_model_train_eval(self.{name})" in t for t in texts):
                 continue
-            if any(name in allowed_fields(c) for _, c, _ in foreign):
-                continue
             out.extend(_switches_of(ctx, name, members, analyse, assigned, inherited, foreign))
     return out
+
+
+class _Foreign:
+    """`foreign_methods` of a class, placed at the first use."""
+
+    def __init__(self, ctx, cls: ast.ClassDef) -> None:
+        self.ctx, self.cls, self.found = ctx, cls, None
+
+    def get(self) -> list:
+        if self.found is None:
+            self.found = foreign_methods(self.ctx, self.cls)
+        return self.found
+
+
+def _read_here(ctx, name: str, text: str, members: list) -> bool:
+    """Some method of the class (whose text is `text`) switches `self.<name>` or hands it to
+    a switching helper."""
+    attr = f"self.{name}"
+    return _switches(ctx, text, attr) and any(_switches(ctx, segment(ctx, f), attr) for f, _ in members)
 
 
 def _inherited(ctx, cls: ast.ClassDef, methods: dict[int, list]) -> list:
@@ -103,13 +123,16 @@ def _inherited(ctx, cls: ast.ClassDef, methods: dict[int, list]) -> list:
 
 
 def _switches_of(
-    ctx, name: str, members: list, analyse, assigned: dict, inherited: list = (), foreign: list = ()
+    ctx, name: str, members: list, analyse, assigned: dict, inherited: list = (), foreign=()
 ) -> list[ModeSwitch | HandedSwitch]:
     attr = f"self.{name}"
     # Methods that switch the field, or hand it to a function that may switch it.
-    readers = [(f, cls) for f, cls in members if _switches(segment(ctx, f), attr, switchers(ctx))]
+    readers = [(f, cls) for f, cls in members if _switches(ctx, segment(ctx, f), attr)]
     if not readers:
         return []
+    foreign = foreign.get() if isinstance(foreign, _Foreign) else foreign
+    if any(name in allowed_fields(c) for _, c, _ in foreign):
+        return []  # allowed in a base of another module
     # Every method that may set it, the bases' included (an override that does not set the
     # field either calls the base's or leaves the field unset: counting the base's setter
     # asks only that it, too, leave a graph).
@@ -238,10 +261,12 @@ def _assigned(func: ast.AST, memo: dict[int, frozenset[str]]) -> frozenset[str]:
     return found
 
 
-def _switches(text: str, attr: str, names: tuple[str, ...]) -> bool:
+def _switches(ctx, text: str, attr: str) -> bool:
+    """`text` switches `attr` or hands it to a function of `switchers` (computed only then:
+    in a module that prepares graphs they are the project's imported helpers, placed)."""
     if f"{attr}.eval()" in text or f"{attr}.train(" in text:
         return True
-    return _argument(text, attr[5:]) and any(f"{name}(" in text for name in names)
+    return _argument(text, attr[5:]) and any(f"{name}(" in text for name in switchers(ctx))
 
 
 def _argument(text: str, name: str) -> bool:

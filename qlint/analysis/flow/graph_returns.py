@@ -179,13 +179,11 @@ def own_graph_returns(ctx) -> tuple[str, ...]:
             if isinstance(f, _FUNCS) and "return" in (text := segment(ctx, f)):
                 bodies.setdefault(f.name, []).append((f, text))
     out = {name for name, found in bodies.items() if any(s in t for _, t in found for s in GRAPH_SOURCES)}
-    grown = bool(out)
-    while grown:
-        grown = False
-        for name, found in bodies.items():
-            if name not in out and any(re.search(rf"(?<!\w){re.escape(o)}\(", t) for _, t in found for o in out):
-                out.add(name)
-                grown = True
+    new = out
+    while new:  # each round searches for the names the last one added, in one pattern
+        calls = re.compile(rf"(?<!\w)(?:{'|'.join(re.escape(o) for o in sorted(new))})\(")
+        new = {name for name, found in bodies.items() if name not in out and any(calls.search(t) for _, t in found)}
+        out |= new
     # The text search above is a superset: a name counts when one of its defs returns a value.
     kept = {name for name in out if any(_returns_value(f) for f, _ in bodies[name])}
     found = ctx.cache["ql203.own_graph_returns"] = tuple(sorted(kept))

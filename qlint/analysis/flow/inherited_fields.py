@@ -121,7 +121,10 @@ def inherits_graph_field(text: str, path: str, project) -> bool:
 
 def switches_graph_from_elsewhere(text: str, path: str, project) -> bool:
     """QL203's import trigger: a graph a helper of another module returns, or a field a base
-    of another module stores, is switched here."""
+    of another module stores, is switched here (both ask for a switch: asked of most files,
+    whose text is searched for one once)."""
+    if not any(s in text for s in _SWITCHES):
+        return False
     return switches_returned_graph(text, path, project) or inherits_graph_field(text, path, project)
 
 

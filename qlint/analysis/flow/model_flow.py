@@ -355,9 +355,13 @@ def _hands(ctx, text: str) -> bool:
     # it with a graph the helper makes (`run(to_eval)`: `callbacks.CallbackCall.made`).
     # A graph may also come back from a function of this module that returns one
     # (`q = self.strategy.quantize(m)`, then `self.strategy.calibrate(q)`).
-    graphs = any(s in text for s in GRAPH_SOURCES) or any(f"{name}(" in text for name in own_graph_returns(ctx))
-    ends = ("(", ",", ")") if graphs else (",", ")")
-    return any(f"{name}{end}" in text for name in switchers(ctx) for end in ends)
+    # Handed on is enough; called asks for a graph in the text, the module's returns searched last.
+    names = switchers(ctx)
+    if any(f"{name}{end}" in text for name in names for end in (",", ")")):
+        return True
+    if not any(f"{name}(" in text for name in names):
+        return False
+    return any(s in text for s in GRAPH_SOURCES) or any(f"{name}(" in text for name in own_graph_returns(ctx))
 
 
 def switchers(ctx) -> tuple[str, ...]:

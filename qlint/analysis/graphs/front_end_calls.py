@@ -20,6 +20,7 @@ from qlint.analysis.graphs.packet_renames import LOOKUP, renaming_functions
 from qlint.analysis.graphs.project_scan import _context
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.tree_walk import spans_rows
 from qlint.source import DecodeError, decode_source
 
 _MAX_BYTES = 2_000_000
@@ -32,12 +33,22 @@ def runs_after_front_end(ctx: FileContext, func: ast.FunctionDef | ast.AsyncFunc
     (and there is at least one such call)."""
     if ctx.scope.functions.get(func.name) is not func:
         return False
+    # Asked for every finding in a function of the module (each keystroke in an editor): the
+    # walks below are for a pass the text names beyond its def. The tree's names are the
+    # text's spellings where the text is ASCII (NFKC may change others).
+    if ctx.text.isascii() and ctx.text.count(func.name) < 2:
+        return False
+    rows = _reference_rows(ctx).get(func.name, [])
+    if not rows:
+        return False
     calls = 0
     for body in bodies(ctx.tree, ctx.scope, ctx.cache):
         node = body.node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not spans_rows(node, rows):
             continue
         for index, stmt in enumerate(node.body):
+            if not spans_rows(stmt, rows):
+                continue  # no reference in it: nothing to judge
             for sub in _own_nodes(stmt):
                 if not (isinstance(sub, ast.Name) and sub.id == func.name and isinstance(sub.ctx, ast.Load)):
                     continue
@@ -46,8 +57,24 @@ def runs_after_front_end(ctx: FileContext, func: ast.FunctionDef | ast.AsyncFunc
                 calls += 1
     # Every reference must be one of those calls: one outside the functions' own statements (at
     # module level, in a class body, a default, a decorator) is not excused.
-    references = sum(1 for n in ast.walk(ctx.tree) if isinstance(n, ast.Name) and n.id == func.name)
-    return calls > 0 and calls == references
+    return calls > 0 and calls == len(rows)
+
+
+def _reference_rows(ctx: FileContext) -> dict[str, list[int]]:
+    """The rows of the module's `Name` nodes by name, sorted: one walk per check."""
+    found = ctx.cache.get(_ROWS)
+    if found is None:
+        found = {}
+        for n in ast.walk(ctx.tree):
+            if isinstance(n, ast.Name):
+                found.setdefault(n.id, []).append(n.lineno)
+        for rows in found.values():
+            rows.sort()
+        ctx.cache[_ROWS] = found
+    return found
+
+
+_ROWS = "front_end_calls.reference_rows"
 
 
 def _own_nodes(stmt: ast.stmt):
