@@ -119,6 +119,7 @@ def run_check(
     if progress is not None:
         progress.advance(len(results))
     parallel = _workers(todo, jobs) > 1
+    _take_run_roots(paths, todo)
     _warn_once(paths, todo)
     with (
         _summaries(settings, use_cache, bool(todo), parallel, answers=len(todo) == 1),
@@ -177,6 +178,7 @@ def run_fix(
     from qlint.fix_session import FixSession
 
     session = FixSession(settings, unsafe)
+    _take_run_roots(paths, todo)
     _warn_once(paths, todo)
     if progress is not None:
         progress.advance(len(reports))
@@ -199,6 +201,15 @@ def run_fix(
                     before = per_file[site]
                     reports[site] = replace(reports[site], applied=before.applied, remaining=before.remaining)
     return FixRunResult([reports[p] for p in found.files], found.errors, session)
+
+
+def _take_run_roots(paths: Sequence[str], todo: list[str]) -> None:
+    """The directories this run was asked about stand in for the project root of files with
+    none (`run_roots`); set before any check, and before a parallel run forks."""
+    if todo:
+        from qlint.analysis.names import run_roots
+
+        run_roots.use(paths)
 
 
 def _warn_once(paths: Sequence[str], todo: list[str]) -> None:

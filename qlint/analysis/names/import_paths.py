@@ -12,6 +12,10 @@ of such checkouts:
   is a symbolic link to the top-level `backends/`, so `executorch.backends.x` is `backends/x/`
   of the checkout (`[tool.setuptools.packages.find] where = ["src"]` and a `""` entry name
   plain roots);
+- a package installed from a directory a setup script names (EVT's `python/setup.py`,
+  `package_dir={"": "."}`): `setup.py` and `setup.cfg` are read as `pyproject.toml` is, at
+  the project root and in the directories right below it (`packaging_files`); a tree with no
+  marker at all takes the run's directory as its root for this (`run_roots`);
 - a checkout whose directory carries the package's name (`executorch/backends/x/`, no
   `executorch/__init__.py`): its parent directory imports it as a namespace package.
 
@@ -25,6 +29,7 @@ import os
 from collections.abc import Iterator
 from functools import lru_cache
 
+from qlint.analysis.names import run_roots
 from qlint.analysis.names.modules import import_root
 from qlint.analysis.names.package_map import declared_packages, project_root
 
@@ -74,7 +79,15 @@ def _roots(directory: str) -> tuple[tuple[str, str], ...]:
             roots.append((top, os.path.join(installed, top)))
         return tuple(roots)
     repo = project_root(directory)
-    if repo is None or os.path.commonpath([repo, first]) != repo:
+    if repo is None:
+        # No marker above the file: the packaging of the directory the run was asked about,
+        # if it holds the file (`run_roots`), and nothing else of a project.
+        unmarked = run_roots.root_for(directory)
+        for entry in declared_packages(unmarked) if unmarked is not None else ():
+            if entry not in roots:
+                roots.append(entry)
+        return tuple(roots)
+    if os.path.commonpath([repo, first]) != repo:
         return tuple(roots)
     roots += [("", d) for d in _ancestors(first, repo)]
     for entry in declared_packages(repo):
@@ -91,6 +104,11 @@ def _roots(directory: str) -> tuple[tuple[str, str], ...]:
     if name.isidentifier() and not os.path.isfile(os.path.join(repo, "__init__.py")):
         roots.append((name, repo))
     return tuple(roots)
+
+
+def forget_roots() -> None:
+    """The run's directories changed (`run_roots.use`): the roots found before may not hold."""
+    _roots.cache_clear()
 
 
 def _ancestors(start: str, top: str) -> list[str]:
@@ -125,4 +143,4 @@ def resolved(path: str) -> str:
     return os.path.join(repo, os.path.relpath(real, real_repo))
 
 
-__all__ = ["base_in", "install_dir", "module_bases", "module_roots", "resolved"]
+__all__ = ["base_in", "forget_roots", "install_dir", "module_bases", "module_roots", "resolved"]

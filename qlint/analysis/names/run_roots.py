@@ -1,0 +1,54 @@
+"""The directories a run was asked about, standing in for the project root of a file that has
+none (no `.git`, no `pyproject.toml`, `setup.py` or `setup.cfg` above it): an unpacked archive
+or a copy of a tree checked from its top, `qlint check .`, as a user of ruff or pyright would
+(both take the directory they run in as the project's when no marker says otherwise).
+
+Only the project's packaging declarations are read from there (`import_paths.module_roots`):
+EVT's `benchmark/` scripts import `gtl`, which `python/setup.py` installs from `python/`, and
+a copy of the tree without `.git` has no marker above the scripts. Whole-project scans and
+the directories between a file and the root (`tests.x` imported from the top) stay with a
+marked root: where none is, a scan would have to guess how far up the project reaches.
+
+The CLI names the directories on its command line, or the working directory when it is handed
+files or nothing; the language server its workspace folders. The filesystem root and the home
+directory are never a project's.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+_ROOTS: list[tuple[str, ...]] = [()]
+
+
+def use(paths: Iterable[str], cwd: str | None = None) -> None:
+    """Take the run's directories from its `paths` (the command line's; `cwd` for the files
+    among them, and when there are none)."""
+    paths = [os.path.abspath(p) for p in paths]
+    roots = [p for p in paths if os.path.isdir(p)]
+    if len(roots) < len(paths) or not paths:
+        roots.append(os.path.abspath(cwd if cwd is not None else os.getcwd()))
+    use_directories(roots)
+
+
+def use_directories(directories: Iterable[str]) -> None:
+    """Take `directories` (absolute: workspace folders) as the run's."""
+    never = {os.path.abspath(os.sep), os.path.expanduser("~")}
+    kept = tuple(sorted({os.path.abspath(d) for d in directories} - never, key=len))
+    if kept != _ROOTS[0]:
+        _ROOTS[0] = kept
+        from qlint.analysis.names import import_paths  # its memo is of the roots in use
+
+        import_paths.forget_roots()
+
+
+def root_for(directory: str) -> str | None:
+    """The outermost of the run's directories holding `directory` (absolute), if any."""
+    for root in _ROOTS[0]:
+        if directory == root or directory.startswith(root.rstrip(os.sep) + os.sep):
+            return root
+    return None
+
+
+__all__ = ["root_for", "use", "use_directories"]
