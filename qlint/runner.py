@@ -92,6 +92,7 @@ def run_check(
     paths: Sequence[str], settings: Settings, use_cache: bool = True, jobs: int | None = None, progress=None
 ) -> RunResult:
     """Check every discovered file; cached results are reused, fresh ones stored."""
+    _take_run_roots(paths)
     cache = Cache.for_settings(settings) if use_cache else None
     recorded = run_record.answer(cache, paths, settings) if cache is not None else None
     if recorded is not None:  # nothing changed since a run the cache answered entirely
@@ -119,7 +120,6 @@ def run_check(
     if progress is not None:
         progress.advance(len(results))
     parallel = _workers(todo, jobs) > 1
-    _take_run_roots(paths, todo)
     _warn_once(paths, todo)
     with (
         _summaries(settings, use_cache, bool(todo), parallel, answers=len(todo) == 1),
@@ -162,6 +162,7 @@ def run_fix(
     """Fix (or with `diff_only`, preview) every file; a cached clean file is not re-read."""
     from qlint.discovery import discover
 
+    _take_run_roots(paths)
     found = discover(paths, settings)
     if progress is not None:
         progress.start(len(found.files))
@@ -178,7 +179,6 @@ def run_fix(
     from qlint.fix_session import FixSession
 
     session = FixSession(settings, unsafe)
-    _take_run_roots(paths, todo)
     _warn_once(paths, todo)
     if progress is not None:
         progress.advance(len(reports))
@@ -203,13 +203,12 @@ def run_fix(
     return FixRunResult([reports[p] for p in found.files], found.errors, session)
 
 
-def _take_run_roots(paths: Sequence[str], todo: list[str]) -> None:
+def _take_run_roots(paths: Sequence[str]) -> None:
     """The directories this run was asked about stand in for the project root of files with
-    none (`run_roots`); set before any check, and before a parallel run forks."""
-    if todo:
-        from qlint.analysis.names import run_roots
+    none (`run_roots`); set before anything looks for a project, and before a run forks."""
+    from qlint.analysis.names import run_roots
 
-        run_roots.use(paths)
+    run_roots.use(paths)
 
 
 def _warn_once(paths: Sequence[str], todo: list[str]) -> None:

@@ -29,7 +29,6 @@ import os
 from collections.abc import Iterator
 from functools import lru_cache
 
-from qlint.analysis.names import run_roots
 from qlint.analysis.names.modules import import_root
 from qlint.analysis.names.package_map import declared_packages, project_root
 
@@ -79,15 +78,7 @@ def _roots(directory: str) -> tuple[tuple[str, str], ...]:
             roots.append((top, os.path.join(installed, top)))
         return tuple(roots)
     repo = project_root(directory)
-    if repo is None:
-        # No marker above the file: the packaging of the directory the run was asked about,
-        # if it holds the file (`run_roots`), and nothing else of a project.
-        unmarked = run_roots.root_for(directory)
-        for entry in declared_packages(unmarked) if unmarked is not None else ():
-            if entry not in roots:
-                roots.append(entry)
-        return tuple(roots)
-    if os.path.commonpath([repo, first]) != repo:
+    if repo is None or os.path.commonpath([repo, first]) != repo:
         return tuple(roots)
     roots += [("", d) for d in _ancestors(first, repo)]
     for entry in declared_packages(repo):
@@ -109,6 +100,7 @@ def _roots(directory: str) -> tuple[tuple[str, str], ...]:
 def forget_roots() -> None:
     """The run's directories changed (`run_roots.use`): the roots found before may not hold."""
     _roots.cache_clear()
+    resolved.cache_clear()
 
 
 def _ancestors(start: str, top: str) -> list[str]:

@@ -16,6 +16,7 @@ import os
 import sys
 from functools import lru_cache
 
+from qlint.analysis.names import run_roots
 from qlint.analysis.names.packaging_files import declarations, packaging_texts, store_key
 from qlint.analysis.repo_root import repository_root
 
@@ -30,12 +31,13 @@ def mapped_module_name(path: str) -> str | None:
 def project_root(path: str) -> str | None:
     """The repository holding `path`; outside any (an unpacked archive, a tree written by a
     tool), the nearest directory above it with a `pyproject.toml`, else with a `setup.py` or
-    `setup.cfg` (a project that predates `pyproject.toml`: Samsung TICO's release archive)."""
+    `setup.cfg` (a project that predates `pyproject.toml`: Samsung TICO's release archive),
+    else the directory the run was asked about, if it holds `path` (`run_roots`)."""
     repo = repository_root(path)
     if repo is not None:
         return repo
     directory = path if os.path.isdir(path) else os.path.dirname(path)
-    return _pyproject_dir(directory) or _setup_dir(directory)
+    return _pyproject_dir(directory) or _setup_dir(directory) or run_roots.root_for(directory)
 
 
 @lru_cache(maxsize=8192)
@@ -90,6 +92,11 @@ def _mapped(path: str) -> str | None:
         if not name.isidentifier():
             return None
         parts.append(name)
+
+
+def forget_roots() -> None:
+    """The run's directories changed (`run_roots`): the project roots found before may not hold."""
+    _mapped.cache_clear()
 
 
 def declared_packages(repo: str) -> tuple[tuple[str, str], ...]:
@@ -202,6 +209,7 @@ def warn_missing(paths) -> None:
 
 __all__ = [
     "declared_packages",
+    "forget_roots",
     "mapped_module_name",
     "missing_package_dirs",
     "project_root",

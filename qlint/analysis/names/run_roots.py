@@ -1,17 +1,14 @@
 """The directories a run was asked about, standing in for the project root of a file that has
 none (no `.git`, no `pyproject.toml`, `setup.py` or `setup.cfg` above it): an unpacked archive
 or a copy of a tree checked from its top, `qlint check .`, as a user of ruff or pyright would
-(both take the directory they run in as the project's when no marker says otherwise).
-
-Only the project's packaging declarations are read from there (`import_paths.module_roots`):
-EVT's `benchmark/` scripts import `gtl`, which `python/setup.py` installs from `python/`, and
-a copy of the tree without `.git` has no marker above the scripts. Whole-project scans and
-the directories between a file and the root (`tests.x` imported from the top) stay with a
-marked root: where none is, a scan would have to guess how far up the project reaches.
+(both take the directory they run in as the project's when no marker says otherwise). The
+file is then checked as in a checkout with `.git` there: its imports resolve through the
+packaging the root declares (EVT's `benchmark/` scripts import `gtl`, which `python/setup.py`
+installs from `python/`), and the project scans (a helper's callers) reach the whole tree.
 
 The CLI names the directories on its command line, or the working directory when it is handed
-files or nothing; the language server its workspace folders. The filesystem root and the home
-directory are never a project's.
+files or nothing; the language server its workspace folders. The filesystem root, the home
+directory and installed trees (`site-packages`) are never a project's.
 """
 
 from __future__ import annotations
@@ -38,16 +35,18 @@ def use_directories(directories: Iterable[str]) -> None:
     kept = tuple(sorted({os.path.abspath(d) for d in directories} - never, key=len))
     if kept != _ROOTS[0]:
         _ROOTS[0] = kept
-        from qlint.analysis.names import import_paths  # its memo is of the roots in use
+        from qlint.analysis.names import import_paths, package_map  # their memos are of the roots in use
 
         import_paths.forget_roots()
+        package_map.forget_roots()
 
 
 def root_for(directory: str) -> str | None:
     """The outermost of the run's directories holding `directory` (absolute), if any."""
     for root in _ROOTS[0]:
         if directory == root or directory.startswith(root.rstrip(os.sep) + os.sep):
-            return root
+            parts = directory.split(os.sep)
+            return None if "site-packages" in parts or "dist-packages" in parts else root
     return None
 
 
