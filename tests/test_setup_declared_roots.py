@@ -80,14 +80,16 @@ def test_keywords_of_other_calls_and_unparsable_scripts_declare_nothing():
 def test_a_root_setup_script_that_finds_packages_beside_itself_is_not_parsed():
     # The root is an import root already; ExecuTorch's and torchao's scripts are 14-40 ms to parse.
     assert not may_declare(_setup(packages="find_packages(exclude=['benchmarks'])"), beside_root=True)
-    helper = b"def _minimal():\n    return find_namespace_packages(\n        where='src')\n\nsetup(packages=_minimal())\n"
+    helper = b"def _minimal():\n    return find_namespace_packages(\n        where='src')\n\n"
+    helper += b"setup(packages=_minimal())\n"
     assert not may_declare(helper, beside_root=True)
     assert may_declare(_setup(packages="find_packages()"), beside_root=False)
     assert setup_py_declarations(_setup(packages="find_packages()"), beside_root=False) == (("", ".", True),)
 
 
 def test_setup_cfg_options_are_read():
-    cfg = b"[metadata]\nname = gtl\n\n[options]\npackage_dir =\n    =code\n    gtl = lib/gtl\npackages = find:\n\n[options.packages.find]\nwhere = code\n"
+    cfg = b"[metadata]\nname = gtl\n\n[options]\npackage_dir =\n    =code\n    gtl = lib/gtl\npackages = find:\n\n"
+    cfg += b"[options.packages.find]\nwhere = code\n"
     assert setup_cfg_declarations(cfg) == (("", "code", False), ("gtl", "lib/gtl", False), ("", "code", True))
     assert setup_cfg_declarations(b"[options\npackage_dir = =code\n") == ()  # not an INI file
     assert setup_cfg_declarations(b"[options]\npackage_dir = =\xff\n") == ()  # not UTF-8
@@ -288,3 +290,27 @@ def test_the_editors_workspace_folder_is_the_root_of_an_unmarked_tree(tmp_path):
             assert [d["range"]["start"]["line"] for d in lsp.diagnostics(uri, 1) if d["code"] == "QL101"] == expected
         finally:
             lsp.close()
+
+
+def test_an_unmarked_tree_checked_from_its_top_is_searched_for_callers(tmp_path):
+    # As with a `.git` there: the callers of a helper that captures its parameter are read.
+    from qlint.analysis.names.package_map import project_root
+    from tests.test_project_root_setup import CAPTURE_ROW, _archive, _rows
+
+    root = _archive(tmp_path / "proj")
+    assert project_root(str(root / "pkg" / "pt2e.py")) is None
+    assert _rows(root) == [CAPTURE_ROW]  # callers unknown: in whatever mode they leave it
+    run_roots.use([str(root)])
+    assert project_root(str(root / "pkg" / "pt2e.py")) == str(root)
+    assert _rows(root) == []
+    run_roots.use([str(root / "pkg" / "pt2e.py")], cwd=str(tmp_path / "elsewhere"))  # not holding it
+    assert project_root(str(root / "pkg" / "pt2e.py")) is None
+
+
+def test_an_installed_tree_is_never_the_runs_project(tmp_path):
+    from qlint.analysis.names.package_map import project_root
+
+    tree = tmp_path / "lib" / "site-packages" / "tool"
+    tree.mkdir(parents=True)
+    run_roots.use([str(tree)])
+    assert project_root(str(tree / "mod.py")) is None
