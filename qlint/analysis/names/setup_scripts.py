@@ -28,10 +28,12 @@ Declaration = tuple[str, str, bool]
 # (ExecuTorch's is 120 kB, ~40 ms to parse, and declares neither: its `find_namespace_packages`
 # sits in a helper whose result `setup()` is handed). `find_packages()` with no directory
 # finds packages beside the script, which only a script in a subdirectory makes news of.
-_PACKAGE_DIR = rb"\bpackage_dir\s*=\s*(?:\{|dict\s*\()"
-_FIND = rb"\bpackages\s*=\s*(?:setuptools\s*\.\s*)?find_(?:namespace_)?packages\s*\("
-_DECLARES_WHERE = re.compile(_PACKAGE_DIR + rb"|" + _FIND + rb"\s*(?:['\"]|where\b)")
-_DECLARES_ANY = re.compile(_PACKAGE_DIR + rb"|" + _FIND)
+# Each pattern starts with its literal, which `re` looks for first (~0.1 ms over ExecuTorch's
+# script, against ~0.8 ms for one alternation behind `\b`).
+_PACKAGE_DIR = re.compile(rb"package_dir\s*=\s*(?:\{|dict\s*\()")
+_FIND = rb"packages\s*=\s*(?:setuptools\s*\.\s*)?find_(?:namespace_)?packages\s*\("
+_FIND_ANY = re.compile(_FIND)
+_FIND_WHERE = re.compile(_FIND + rb"\s*(?:['\"]|where\b)")
 _FINDERS = frozenset({"find_packages", "find_namespace_packages"})
 
 
@@ -39,7 +41,9 @@ def may_declare(raw: bytes, beside_root: bool) -> bool:
     """Whether the setup script `raw` spells a keyword that may declare something.
     `beside_root`: the script sits at the project root, where `find_packages()` without a
     directory names the root itself (already an import root)."""
-    return bool((_DECLARES_WHERE if beside_root else _DECLARES_ANY).search(raw))
+    if _PACKAGE_DIR.search(raw):
+        return True
+    return bool((_FIND_WHERE if beside_root else _FIND_ANY).search(raw))
 
 
 def setup_py_declarations(raw: bytes, beside_root: bool) -> tuple[Declaration, ...]:
