@@ -206,7 +206,7 @@ def run_fix(
 def _take_run_roots(paths: Sequence[str]) -> None:
     """The directories this run was asked about stand in for the project root of files with
     none (`run_roots`); set before anything looks for a project, and before a run forks."""
-    from qlint.analysis.names import run_roots
+    from qlint.analysis import run_roots
 
     run_roots.use(paths)
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from qlint.analysis.names import import_paths, package_map, run_roots
+from qlint.analysis import run_roots
+from qlint.analysis.names import import_paths, package_map
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.setup_scripts import may_declare, setup_cfg_declarations, setup_py_declarations
 

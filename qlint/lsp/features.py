@@ -10,7 +10,7 @@ import sys
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from qlint.analysis.names import run_roots
+from qlint.analysis import run_roots
 from qlint.config import CONFIG_NAMES
 from qlint.lsp import actions, hover
 from qlint.lsp.convert import DocumentText, from_lsp_diagnostic

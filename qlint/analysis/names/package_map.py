@@ -16,7 +16,7 @@ import os
 import sys
 from functools import lru_cache
 
-from qlint.analysis.names import run_roots
+from qlint.analysis import run_roots
 from qlint.analysis.names.packaging_files import declarations, packaging_texts, store_key
 from qlint.analysis.repo_root import repository_root
 

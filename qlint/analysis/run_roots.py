@@ -14,6 +14,7 @@ directory and installed trees (`site-packages`) are never a project's.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable
 
 _ROOTS: list[tuple[str, ...]] = [()]
@@ -35,10 +36,12 @@ def use_directories(directories: Iterable[str]) -> None:
     kept = tuple(sorted({os.path.abspath(d) for d in directories} - never, key=len))
     if kept != _ROOTS[0]:
         _ROOTS[0] = kept
-        from qlint.analysis.names import import_paths, package_map  # their memos are of the roots in use
-
-        import_paths.forget_roots()
-        package_map.forget_roots()
+        # Their memos are of the roots in use. A module not imported yet remembers nothing, and
+        # a run the results cache answers imports neither (nor any of the analysis).
+        for name in ("qlint.analysis.names.import_paths", "qlint.analysis.names.package_map"):
+            module = sys.modules.get(name)
+            if module is not None:
+                module.forget_roots()
 
 
 def root_for(directory: str) -> str | None:
