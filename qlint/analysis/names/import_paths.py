@@ -15,7 +15,7 @@ of such checkouts:
 - a package installed from a directory a setup script names (EVT's `python/setup.py`,
   `package_dir={"": "."}`): `setup.py` and `setup.cfg` are read as `pyproject.toml` is, at
   the project root and in the directories right below it (`packaging_files`); a tree with no
-  marker at all takes the run's directory as its root for this (`run_roots`);
+  marker at all takes the run's directory as its project root (`run_roots`);
 - a checkout whose directory carries the package's name (`executorch/backends/x/`, no
   `executorch/__init__.py`): its parent directory imports it as a namespace package.
 
