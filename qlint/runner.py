@@ -92,6 +92,7 @@ def run_check(
     paths: Sequence[str], settings: Settings, use_cache: bool = True, jobs: int | None = None, progress=None
 ) -> RunResult:
     """Check every discovered file; cached results are reused, fresh ones stored."""
+    _take_run_roots(paths)
     cache = Cache.for_settings(settings) if use_cache else None
     recorded = run_record.answer(cache, paths, settings) if cache is not None else None
     if recorded is not None:  # nothing changed since a run the cache answered entirely
@@ -161,6 +162,7 @@ def run_fix(
     """Fix (or with `diff_only`, preview) every file; a cached clean file is not re-read."""
     from qlint.discovery import discover
 
+    _take_run_roots(paths)
     found = discover(paths, settings)
     if progress is not None:
         progress.start(len(found.files))
@@ -199,6 +201,14 @@ def run_fix(
                     before = per_file[site]
                     reports[site] = replace(reports[site], applied=before.applied, remaining=before.remaining)
     return FixRunResult([reports[p] for p in found.files], found.errors, session)
+
+
+def _take_run_roots(paths: Sequence[str]) -> None:
+    """The directories this run was asked about stand in for the project root of files with
+    none (`run_roots`); set before anything looks for a project, and before a run forks."""
+    from qlint.analysis import run_roots
+
+    run_roots.use(paths)
 
 
 def _warn_once(paths: Sequence[str], todo: list[str]) -> None:

@@ -31,9 +31,10 @@ _SCAN_HEADER = b"qlint-scan-1\n"
 # QL101/QL102's answers about other modules (`qlint.analysis.graphs.kept_answers`).
 _ANSWERS_MAGIC = "qlint-answers-1"
 _ANSWERS_HEADER = b"qlint-answers-1\n"
-# What a root's `pyproject.toml` declares for setuptools (`qlint.analysis.names.package_map`).
-_DECLARED_MAGIC = "qlint-declared-1"
-_DECLARED_HEADER = b"qlint-declared-1\n"
+# What a root's packaging files declare for setuptools (`qlint.analysis.names.package_map`);
+# 2: `setup.py`, `setup.cfg` and the subdirectories' files are read too.
+_DECLARED_MAGIC = "qlint-declared-2"
+_DECLARED_HEADER = b"qlint-declared-2\n"
 
 
 class SummaryStore:
@@ -122,8 +123,8 @@ class SummaryStore:
         return self.directory / checksummed_files.name_for(root, ".declared")
 
     def get_declared(self, root: str, raw: bytes) -> tuple[tuple[str, str, bool], ...] | None:
-        """The (package, directory as written, whether a `where` root) read from `root`'s
-        `pyproject.toml` when its bytes were exactly `raw`, or None."""
+        """The (package, directory, quiet when missing) read from `root`'s packaging files
+        when their bytes were exactly `raw` (`packaging_files.store_key`), or None."""
         payload = checksummed_files.read_marshalled(self._declared_file(root), _DECLARED_HEADER)
         if not isinstance(payload, dict) or payload.get("magic") != _DECLARED_MAGIC:
             return None

@@ -10,6 +10,7 @@ import sys
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from qlint.analysis import run_roots
 from qlint.config import CONFIG_NAMES
 from qlint.lsp import actions, hover
 from qlint.lsp.convert import DocumentText, from_lsp_diagnostic
@@ -30,6 +31,9 @@ def register(server: QlintLanguageServer) -> None:
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: QlintLanguageServer, params: types.InitializedParams) -> None:
+        # The workspace folders stand in for the project root of files with no marker above
+        # them (`run_roots`); on the checker thread, between two checks.
+        ls.checker.submit(run_roots.use_directories, ls.workspace_roots())
         caps = ls.client_capabilities.workspace
         watched = caps and caps.did_change_watched_files
         if not (watched and watched.dynamic_registration):

@@ -12,6 +12,10 @@ of such checkouts:
   is a symbolic link to the top-level `backends/`, so `executorch.backends.x` is `backends/x/`
   of the checkout (`[tool.setuptools.packages.find] where = ["src"]` and a `""` entry name
   plain roots);
+- a package installed from a directory a setup script names (EVT's `python/setup.py`,
+  `package_dir={"": "."}`): `setup.py` and `setup.cfg` are read as `pyproject.toml` is, at
+  the project root and in the directories right below it (`packaging_files`); a tree with no
+  marker at all takes the run's directory as its project root (`run_roots`);
 - a checkout whose directory carries the package's name (`executorch/backends/x/`, no
   `executorch/__init__.py`): its parent directory imports it as a namespace package.
 
@@ -93,6 +97,12 @@ def _roots(directory: str) -> tuple[tuple[str, str], ...]:
     return tuple(roots)
 
 
+def forget_roots() -> None:
+    """The run's directories changed (`run_roots.use`): the roots found before may not hold."""
+    _roots.cache_clear()
+    resolved.cache_clear()
+
+
 def _ancestors(start: str, top: str) -> list[str]:
     """Directories above `start` up to `top` (inclusive; `top` is an ancestor of `start`)."""
     found = []
@@ -125,4 +135,4 @@ def resolved(path: str) -> str:
     return os.path.join(repo, os.path.relpath(real, real_repo))
 
 
-__all__ = ["base_in", "install_dir", "module_bases", "module_roots", "resolved"]
+__all__ = ["base_in", "forget_roots", "install_dir", "module_bases", "module_roots", "resolved"]

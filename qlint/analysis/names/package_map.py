@@ -16,6 +16,8 @@ import os
 import sys
 from functools import lru_cache
 
+from qlint.analysis import run_roots
+from qlint.analysis.names.packaging_files import declarations, packaging_texts, store_key
 from qlint.analysis.repo_root import repository_root
 
 _MAX_LINK_DEPTH = 3  # `src/executorch/examples/qualcomm`: links sit a level or two down
@@ -29,12 +31,13 @@ def mapped_module_name(path: str) -> str | None:
 def project_root(path: str) -> str | None:
     """The repository holding `path`; outside any (an unpacked archive, a tree written by a
     tool), the nearest directory above it with a `pyproject.toml`, else with a `setup.py` or
-    `setup.cfg` (a project that predates `pyproject.toml`: Samsung TICO's release archive)."""
+    `setup.cfg` (a project that predates `pyproject.toml`: Samsung TICO's release archive),
+    else the directory the run was asked about, if it holds `path` (`run_roots`)."""
     repo = repository_root(path)
     if repo is not None:
         return repo
     directory = path if os.path.isdir(path) else os.path.dirname(path)
-    return _pyproject_dir(directory) or _setup_dir(directory)
+    return _pyproject_dir(directory) or _setup_dir(directory) or run_roots.root_for(directory)
 
 
 @lru_cache(maxsize=8192)
@@ -91,10 +94,16 @@ def _mapped(path: str) -> str | None:
         parts.append(name)
 
 
+def forget_roots() -> None:
+    """The run's directories changed (`run_roots`): the project roots found before may not hold."""
+    _mapped.cache_clear()
+
+
 def declared_packages(repo: str) -> tuple[tuple[str, str], ...]:
-    """(package name, or "" for a plain import root; directory) pairs `pyproject.toml` declares
-    for setuptools: `[tool.setuptools.package-dir]` and `[tool.setuptools.packages.find] where`,
-    whose directories are there."""
+    """(package name, or "" for a plain import root; directory) pairs the project's packaging
+    declares for setuptools (`[tool.setuptools.package-dir]`, `[tool.setuptools.packages.find]
+    where`, their `setup.cfg` and `setup.py` spellings: `packaging_files`), whose directories
+    are there, named packages first."""
     return tuple((name, path) for name, _, path, there in _declared(repo) if there)
 
 
@@ -104,74 +113,41 @@ def missing_package_dirs(repo: str) -> tuple[tuple[str, str], ...]:
     return tuple((name, written) for name, written, _, there in _declared(repo) if not there)
 
 
-# Where the parse of a `pyproject.toml` is kept for later runs (`use_store`): the results
+# Where the reading of the packaging files is kept for later runs (`use_store`): the results
 # cache's summary store, while one is in use. None: parsed every time.
 _STORE: list = [None]
 
 
 def use_store(store) -> None:
-    """Keep what each `pyproject.toml` declares in `store` (a `summary_cache.SummaryStore`, with
+    """Keep what each project's packaging files declare in `store` (a `summary_cache.SummaryStore`, with
     `get_declared`/`put_declared`), or nowhere (None)."""
     _STORE[0] = store
 
 
 @lru_cache(maxsize=256)
 def _declared(repo: str) -> tuple[tuple[str, str, str, bool], ...]:
-    """(name, directory as written, its path in `repo`, whether it is there); `where` roots only
-    when there (a missing one names nothing)."""
-    try:
-        with open(os.path.join(repo, "pyproject.toml"), "rb") as fh:
-            raw = fh.read()
-    except OSError:  # absent or unreadable
+    """(name, directory as written, its path in `repo`, whether it is there), from the packaging
+    files of `repo` (`packaging_files`: its `pyproject.toml`, `setup.cfg`, `setup.py`, and
+    those of the directories right below it); a missing directory only where the root's
+    `pyproject.toml` names a package directory (`missing_package_dirs`), else nothing."""
+    texts = packaging_texts(repo)
+    if not texts:
         return ()
-    # Parsed only when a key read below is spelled in the file (or could be, by an escape in a
-    # quoted key): the TOML parser (with `datetime`) is ~5 ms of every `qlint check FILE` in
-    # a repository whose `pyproject.toml` declares none (pytorch/ao's names its build backend).
-    if b"package-dir" not in raw and b"where" not in raw and b"\\u" not in raw and b"\\U" not in raw:
-        return ()
+    key = store_key(texts)
     store = _STORE[0]
-    written = store.get_declared(repo, raw) if store is not None else None
+    written = store.get_declared(repo, key) if store is not None else None
     if written is None:
-        written = _declarations(raw)
+        written = declarations(texts)
         if store is not None:
-            store.put_declared(repo, raw, written)
+            store.put_declared(repo, key, written)
     found: list[tuple[str, str, str, bool]] = []
-    for name, target, where in written:
+    for name, target, quiet in written:
         path = _within(repo, target)
         if path is None:  # pointing outside the checkout: not the checkout's to name
             continue
         there = os.path.isdir(path)
-        if there or not where:  # a missing `where` root names nothing
+        if there or not quiet:
             found.append((name, target, path, there))
-    return tuple(found)
-
-
-def _declarations(raw: bytes) -> tuple[tuple[str, str, bool], ...]:
-    """(package name, directory as written, whether a `where` root) of the TOML text `raw`.
-    Kept by an earlier run for exactly these bytes (ExecuTorch's, which declares
-    `package-dir`), this is not asked: the TOML parser's import is ~11 ms of a one-file check."""
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10 needs the backport
-        import tomli as tomllib
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except ValueError:  # not UTF-8 or not TOML (both errors are ValueErrors)
-        return ()
-    tool = data.get("tool", {})
-    setuptools = tool.get("setuptools", {}) if isinstance(tool, dict) else {}
-    setuptools = setuptools if isinstance(setuptools, dict) else {}
-    found: list[tuple[str, str, bool]] = []
-    package_dir = setuptools.get("package-dir", {})
-    for name, target in package_dir.items() if isinstance(package_dir, dict) else ():
-        if isinstance(target, str) and (name == "" or name.isidentifier()):
-            found.append((name, target, False))
-    find = setuptools.get("packages", {})
-    find = find.get("find", {}) if isinstance(find, dict) else {}
-    where = find.get("where", []) if isinstance(find, dict) else []
-    for target in where if isinstance(where, list) else []:
-        if isinstance(target, str):
-            found.append(("", target, True))
     return tuple(found)
 
 
@@ -233,6 +209,7 @@ def warn_missing(paths) -> None:
 
 __all__ = [
     "declared_packages",
+    "forget_roots",
     "mapped_module_name",
     "missing_package_dirs",
     "project_root",
