@@ -129,3 +129,17 @@ def test_insertion_into_another_graph_is_loud(tmp_path):
         "add_seed(gm)\nstrip_overloads(gm)\n"
     )
     assert _rows(tmp_path, text) == [ROW]
+
+
+def test_strip_of_the_project_own_is_loud(tmp_path):
+    text = PASS + _lower("add_seed(gm)\nstrip_overloads(gm)\n").replace(
+        "from torch._functorch.compile_utils import strip_overloads", "from pkg.util import strip_overloads"
+    )
+    assert _rows(tmp_path, text, {"util.py": "def strip_overloads(gm):\n    return gm\n"}) == [ROW]
+
+
+def test_strip_imported_by_the_module_is_quiet(tmp_path):
+    text = "from functorch.compile import strip_overloads\n" + textwrap.dedent(
+        PASS + _lower("add_seed(gm)\nstrip_overloads(gm)\n")
+    ).replace("    from torch._functorch.compile_utils import strip_overloads\n", "")
+    assert _rows(tmp_path, text) == []

@@ -21,7 +21,7 @@ import re
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.project_scan import project_modules, text_holding
-from qlint.analysis.names.functions import Body
+from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import OpRef, Resolver
 
 _STRIP = "strip_overloads"
@@ -45,8 +45,12 @@ def stripped_after(ctx: FileContext, body: Body | None, ref: OpRef, expr: ast.ex
     calls = _calls_of(ctx.tree, func.name)
     if not calls:
         return False
+    owners = {id(b.node): b for b in bodies(ctx.tree, ctx.scope, ctx.cache)}
     for owner, stmts, index in calls:
-        resolver = Resolver(ctx.scope, ctx.project, ctx.optable)
+        held = owners.get(id(owner))
+        if held is None:
+            return False
+        resolver = Resolver(ctx.scope, ctx.project, ctx.optable, held.local, held.class_scope)
         if not _strips_next(ctx, owner, stmts, index, ref, resolver):
             return False
     return func.name.startswith("_") or not _named_elsewhere(ctx, func.name)
@@ -141,12 +145,30 @@ def _strips_next(
         callee = _callee(stmt)
         if callee is None or _call_statement(stmt, callee) != graph:
             return False  # the graph read, stored, returned or bound anew
-        name = resolver.qualname(stmt.value.func) or callee
-        if name.rpartition(".")[2] == _STRIP and len(stmt.value.args) == 1:
+        name = _imported_in(owner, callee) or resolver.qualname(stmt.value.func) or ""
+        if _is_strip(name) and len(stmt.value.args) == 1:
             return True
         if not _blind_pass(ctx, callee, ref):
             return False
     return False
+
+
+def _imported_in(func: ast.AST, name: str) -> str | None:
+    """What `from m import x` in the function itself binds `name` to (absolute imports only:
+    a relative one is the project's)."""
+    for node in ast.walk(func):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            for alias in node.names:
+                if (alias.asname or alias.name) == name:
+                    return f"{node.module}.{alias.name}"
+    return None
+
+
+def _is_strip(name: str) -> bool:
+    # torch's own (`torch._functorch.compile_utils`, re-exported by `functorch.compile`),
+    # imported by the module or by the function itself; a function of that name of the
+    # project's may do anything.
+    return name.rpartition(".")[2] == _STRIP and name.partition(".")[0] in ("torch", "functorch")
 
 
 def _callee(stmt: ast.stmt) -> str | None:
