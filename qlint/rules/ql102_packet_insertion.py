@@ -18,6 +18,8 @@ from qlint.analysis.graphs.fx_targets import target_store_rows
 from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
 from qlint.analysis.graphs.insertions import NEEDLES, inserted_exprs, is_nodespec, may_insert_packet, wrapper_search
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
+from qlint.analysis.graphs.printed_name_keys import keyed_on_printed_packet
+from qlint.analysis.graphs.stripped_later import stripped_after
 from qlint.analysis.graphs.wrapper_index import index_for
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import OpRef, Resolver
@@ -71,12 +73,14 @@ class PacketInsertion(Rule):
             info = op_info(ctx.optable, ref)
             if info is None and (_own_op_checked_here(ctx, ref, found) or own_op_keyed_on_packet(ctx, ref, refs)):
                 continue
-            if consumed_by_own_code(ctx, ref, refs):
+            if consumed_by_own_code(ctx, ref, refs) or keyed_on_printed_packet(ctx, ref):
                 continue  # the project's own packet-keyed code is the node's consumer
             if _into_normalised_graph(ctx, node) or _into_renamed_graph(ctx, ref, node):
                 continue  # the graph carries packets everywhere by then: the packet fits in
             if sees_dynamo_graph(ctx, _innermost_function(ctx, node.lineno)):
                 continue  # Dynamo's graph, which AOT autograd re-traces to overloads next
+            if stripped_after(ctx, _innermost_function(ctx, node.lineno), ref, node):
+                continue  # every caller strips the graph to packets next
             spelled = ctx.source_of(node)
             message = f"{shown(spelled, ref)} is an OpOverloadPacket inserted as a graph node target"
             help_ = f"Matchers keyed on overloads will miss this node: {overload_facts(info)}"

@@ -1,0 +1,219 @@
+"""Packets inserted by a pass whose every caller strips the graph's overloads next (QL102).
+
+`strip_overloads(gm)` rewrites every node's target to its packet (a backend's lowering to
+TorchScript does so). A pass whose callers all run it on a graph and then strip that same
+graph, unconditionally, before anything else could read a node's overload, inserts a packet
+into a graph where every target is about to be one: what reads the graph afterwards expects
+packets. Between the two, only passes of the module that never name the inserted op may run
+on the graph (they cannot be keyed on its overload); anything else that sees the graph (a
+return, a store, a call of something else, a condition around the strip) makes the caller
+unknown, and the insertion stays reported.
+
+Read in the insertion's own module; a public pass is also looked for by name in the other
+modules of the project, where a caller that does not strip may sit.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+
+from qlint.analysis.context import FileContext
+from qlint.analysis.graphs.project_scan import project_modules, text_holding
+from qlint.analysis.names.functions import Body, bodies
+from qlint.analysis.names.resolver import OpRef, Resolver
+
+_STRIP = "strip_overloads"
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# Statements that cannot leave the statement list early nor hold another one.
+_SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Import, ast.ImportFrom, ast.Pass)
+
+
+def stripped_after(ctx: FileContext, body: Body | None, ref: OpRef, expr: ast.expr) -> bool:
+    """Whether the insertion of `ref` (at `expr`, in the function `body`) is made into the
+    function's graph parameter, and every call of the function strips that graph's overloads
+    next."""
+    if _STRIP not in ctx.text or body is None or not isinstance(body.node, _FUNCS):
+        return False
+    func = body.node
+    if ctx.scope.functions.get(func.name) is not func:
+        return False
+    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+    if not params or not _inserts_into(func, params[0], expr):
+        return False
+    calls = _calls_of(ctx.tree, func.name)
+    if not calls:
+        return False
+    owners = {id(b.node): b for b in bodies(ctx.tree, ctx.scope, ctx.cache)}
+    for owner, stmts, index in calls:
+        held = owners.get(id(owner))
+        if held is None:
+            return False
+        resolver = Resolver(ctx.scope, ctx.project, ctx.optable, held.local, held.class_scope)
+        if not _strips_next(ctx, owner, stmts, index, ref, resolver):
+            return False
+    return func.name.startswith("_") or not _named_elsewhere(ctx, func.name)
+
+
+def _inserts_into(func: ast.AST, graph: str, expr: ast.expr) -> bool:
+    """`graph.graph.call_function(op, ...)` or `graph.call_function(op, ...)` on the parameter,
+    which the function never binds anew."""
+    for node in ast.walk(func):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.With)):
+            bound = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+            if isinstance(node, ast.With):
+                bound = [item.optional_vars for item in node.items]
+            if any(isinstance(t, ast.Name) and t.id == graph for t in bound):
+                return False
+    for node in ast.walk(func):
+        if isinstance(node, ast.Call) and any(a is expr for a in node.args) and isinstance(node.func, ast.Attribute):
+            head = node.func.value
+            if isinstance(head, ast.Attribute) and head.attr == "graph":
+                head = head.value
+            return isinstance(head, ast.Name) and head.id == graph
+    return False
+
+
+def _calls_of(tree: ast.Module, name: str) -> list[tuple[ast.AST, list[ast.stmt], int]] | None:
+    """Each `name(x)` statement of the module: (the function holding it, its statement list,
+    its index). None when the name is used otherwise (handed on, called in an expression, at
+    module level): what runs it then is not known."""
+    found = []
+    uses = 0
+    for owner in ast.walk(tree):
+        if not isinstance(owner, _FUNCS):
+            continue
+        for stmts in _statement_lists(owner):
+            for index, stmt in enumerate(stmts):
+                if _call_statement(stmt, name) is not None:
+                    found.append((owner, stmts, index))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+            uses += 1
+    return found if found and uses == len(found) else None
+
+
+def _statement_lists(func: ast.AST) -> list[list[ast.stmt]]:
+    """The statement lists of a function's own body (not of its nested functions)."""
+    out = []
+    todo = [func]
+    while todo:
+        node = todo.pop()
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            value = getattr(node, field, None)
+            if not isinstance(value, list):
+                continue
+            stmts = [s for s in value if isinstance(s, ast.stmt)]
+            if stmts:
+                out.append(stmts)
+            todo.extend(s for s in value if not isinstance(s, (*_FUNCS, ast.ClassDef, ast.Lambda)))
+    return out
+
+
+def _call_statement(stmt: ast.stmt, name: str) -> str | None:
+    """The graph's name in `name(graph)` written as a statement of its own."""
+    if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
+        return None
+    call = stmt.value
+    if not (isinstance(call.func, ast.Name) and call.func.id == name):
+        return None
+    if call.args and isinstance(call.args[0], ast.Name):
+        return call.args[0].id
+    return None
+
+
+def _strips_next(
+    ctx: FileContext, owner: ast.AST, stmts: list[ast.stmt], index: int, ref: OpRef, resolver: Resolver
+) -> bool:
+    graph = _call_statement(stmts[index], _callee(stmts[index]))
+    if graph is None:
+        return False
+    todo = list(stmts[index + 1 :])
+    while todo:
+        stmt = todo.pop(0)
+        if isinstance(stmt, ast.With):
+            # The body of a `with` runs unless its context manager raises: read on.
+            if any(_mentions(item, graph) for item in stmt.items):
+                return False
+            todo = list(stmt.body) + todo
+            continue
+        if not isinstance(stmt, _SIMPLE):
+            return False  # a branch, loop or exit: the strip may not come
+        if not _mentions(stmt, graph):
+            continue
+        callee = _callee(stmt)
+        if callee is None or _call_statement(stmt, callee) != graph:
+            return False  # the graph read, stored, returned or bound anew
+        name = _imported_in(owner, callee) or resolver.qualname(stmt.value.func) or ""
+        if _is_strip(name) and len(stmt.value.args) == 1:
+            return True
+        if not _blind_pass(ctx, callee, ref):
+            return False
+    return False
+
+
+def _imported_in(func: ast.AST, name: str) -> str | None:
+    """What `from m import x` in the function itself binds `name` to (absolute imports only:
+    a relative one is the project's)."""
+    for node in ast.walk(func):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            for alias in node.names:
+                if (alias.asname or alias.name) == name:
+                    return f"{node.module}.{alias.name}"
+    return None
+
+
+def _is_strip(name: str) -> bool:
+    # torch's own (`torch._functorch.compile_utils`, re-exported by `functorch.compile`),
+    # imported by the module or by the function itself; a function of that name of the
+    # project's may do anything.
+    return name.rpartition(".")[2] == _STRIP and name.partition(".")[0] in ("torch", "functorch")
+
+
+def _callee(stmt: ast.stmt) -> str | None:
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name):
+        return stmt.value.func.id
+    return None
+
+
+def _mentions(node: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+
+
+def _blind_pass(ctx: FileContext, name: str, ref: OpRef) -> bool:
+    """A function of the module that never names the inserted op (so cannot be keyed on its
+    overload) and hands its graph to no other function."""
+    func = ctx.scope.functions.get(name)
+    if not isinstance(func, _FUNCS):
+        return False
+    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+    if not params:
+        return False
+    for node in ast.walk(func):
+        if isinstance(node, ast.Attribute) and node.attr == ref.op:
+            return False
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and ref.op in node.value:
+            return False
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and any(isinstance(a, ast.Name) and a.id == params[0] for a in node.args)
+        ):
+            return False
+    return True
+
+
+def _named_elsewhere(ctx: FileContext, name: str) -> bool:
+    """Whether another module of the project spells the pass's name (a caller there may not
+    strip the graph)."""
+    needle = name.encode()
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    own = os.path.abspath(ctx.path)
+    for path, key in project_modules(ctx, (name,)):
+        if key is None or os.path.abspath(path) == own:
+            continue
+        read = text_holding(ctx.project, path, key, (needle,))
+        if read is not None and word.search(read[0]):
+            return True
+    return False
