@@ -72,7 +72,7 @@ def _evals_every_part(init: ast.FunctionDef) -> bool:
     evaled_params: set[str] = set()
     evaled_attrs: set[str] = set()
     for stmt in init.body:
-        if _docstring(stmt) or _super_init(stmt):
+        if _docstring(stmt) or super_init(stmt):
             continue
         if isinstance(stmt, ast.Expr) and _eval_of(stmt.value) is not None:
             kind, name = _eval_of(stmt.value)
@@ -125,7 +125,7 @@ def _self_attr(node: ast.expr) -> str | None:
     return None
 
 
-def _super_init(stmt: ast.stmt) -> bool:
+def super_init(stmt: ast.stmt) -> bool:
     """`super().__init__()` or `super(Cls, self).__init__()`, handing nothing on."""
     if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
         return False

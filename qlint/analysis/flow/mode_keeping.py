@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.evaled_parts import super_init
 from qlint.analysis.names.scope import parameter_args
 from qlint.value_classes import value_class
 
@@ -180,7 +181,7 @@ def copied_parameter(cls: ast.ClassDef) -> str | None:
         return None
     params = [a.arg for a in parameter_args(init, star=False)]
     body = [s for s in init.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-    if body and _super_init(body[0]):
+    if body and super_init(body[0]):
         body = body[1:]
     if len(params) < 2 or len(body) != 1 or not isinstance(body[0], ast.Expr):
         return None
@@ -206,24 +207,6 @@ def init_of(cls: ast.ClassDef) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     """The class's own `__init__`."""
     return next(
         (n for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == "__init__"), None
-    )
-
-
-def _super_init(stmt: ast.stmt) -> bool:
-    """`super().__init__()` with no arguments."""
-    if not isinstance(stmt, ast.Expr) or not isinstance(stmt.value, ast.Call):
-        return False
-    call = stmt.value
-    func = call.func
-    return (
-        not call.args
-        and not call.keywords
-        and isinstance(func, ast.Attribute)
-        and func.attr == "__init__"
-        and isinstance(func.value, ast.Call)
-        and isinstance(func.value.func, ast.Name)
-        and func.value.func.id == "super"
-        and not func.value.args
     )
 
 
