@@ -10,7 +10,7 @@ import time
 import pytest
 
 from qlint.analysis import project_files, scan_memo
-from qlint.analysis.flow import project_callers
+from qlint.analysis.flow import project_search, subclassed_methods
 from qlint.analysis.graphs import project_scan
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.project import ProjectIndex
@@ -31,8 +31,8 @@ def _new_process() -> None:
     project_scan._PROJECTS.clear()
     packet_consumers._PARSED.clear()
     packet_consumers._PARSED_FOR[0] = None
-    project_callers._SCANS.clear()
-    project_callers._SUBCLASSING.clear()
+    project_search._SCANS.clear()
+    subclassed_methods._SUBCLASSING.clear()
 
 
 @pytest.fixture
