@@ -235,10 +235,10 @@ def test_workers_of_a_parallel_run_write_what_they_learned_for_the_next_run(tmp_
     _use(pkg, SummaryStore(directory))  # the scans' root: the top-level package
     other = os.path.join(pkg, "m00.py")
     from qlint.analysis.names.resolver import OpRef
-    from qlint.rules import packet_consumers
+    from qlint.rules import packet_scan
 
     # QL102's search for modules consuming the packet add.py inserts: m00 spells none.
-    question = packet_consumers._QUESTION + packet_consumers._Packet(OpRef("aten", "zeros_like", None)).pattern
+    question = packet_scan._QUESTION + packet_scan._Packet(OpRef("aten", "zeros_like", None)).pattern
     assert scan_memo.answers(other, content_keys.content_key({}, other), [question]) == [False]
 
 
