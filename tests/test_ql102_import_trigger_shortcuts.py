@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from qlint.analysis.graphs.forwarding_trails import _IMPORTED
+from qlint.analysis.graphs.forwarding_memos import _IMPORTED
 from qlint.analysis.graphs.wrapper_index import imports_a_wrapper
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source

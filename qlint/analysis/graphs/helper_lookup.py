@@ -1,13 +1,14 @@
 """Which function of the project a call runs (`Helper`): a function of the module or one
 it imports, a method of the enclosing class or of its bases, a function of an imported module,
-a method of a class the call's receiver is built from. Other modules are reached through
-`Forwarding.module_holding`, which reads only those whose text can hold the name.
+a method of a class the call's receiver is built from. Other modules are reached through the
+helper search's `module_holding` (`forwarding.Forwarding`), which reads only those whose text
+can hold the name.
 """
 
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from qlint.analysis.graphs.forwarding_facts import RemoteFunction, RemoteModule
 from qlint.analysis.graphs.forwarding_texts import _torch
@@ -16,10 +17,16 @@ from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns
 from qlint.value_classes import value_class
 
-if TYPE_CHECKING:
-    from qlint.analysis.graphs.forwarding import Forwarding
-
 _MAX_DEPTH = 4
+
+
+class ModuleHolder(Protocol):
+    """What the lookup asks of the helper search (`forwarding.Forwarding`): the module a name
+    is imported from, read only when its text can hold the name."""
+
+    def module_holding(
+        self, resolver: Resolver | None, module: str, requester: str, name: str, function: bool = False
+    ) -> RemoteModule | None: ...
 
 
 @value_class(frozen=True)
@@ -30,7 +37,7 @@ class Helper:
     bound: bool  # called through an instance or class: the first parameter is not passed
 
 
-def _resolve_helper(fw: Forwarding, call: ast.Call, resolver: Resolver, caller=None) -> Helper | None:
+def _resolve_helper(fw: ModuleHolder, call: ast.Call, resolver: Resolver, caller=None) -> Helper | None:
     """The function a call runs, when it is one of the project's: `f(...)` for a function of
     the module or imported from another of its modules, `self.m(...)`/`cls.m(...)` for a
     method of the enclosing class or its bases, `gu.f(...)` for a function of a module the
@@ -58,14 +65,14 @@ def _resolve_helper(fw: Forwarding, call: ast.Call, resolver: Resolver, caller=N
     return _module_attribute(fw, resolver, resolver.scope, parts, 0)
 
 
-def _instance_method(fw: Forwarding, resolver, scope, cls: list[str], name: str) -> Helper | None:
+def _instance_method(fw: ModuleHolder, resolver, scope, cls: list[str], name: str) -> Helper | None:
     """The method `name` of the class `cls` (dotted, as the receiver's construction spells
     it) of the module or of another module of the project, as a base would be found."""
     found = _base_class(fw, resolver, scope, cls, 0)
     return _method(fw, resolver, found[0], found[1], name, 1) if found is not None else None
 
 
-def _module_attribute(fw: Forwarding, resolver, scope, parts: list[str], depth: int) -> Helper | None:
+def _module_attribute(fw: ModuleHolder, resolver, scope, parts: list[str], depth: int) -> Helper | None:
     """`m.f(...)` (`parts`: the callee's dotted name) where `m` names a module of the project
     imported by `scope`: that module's function `f`, as an imported `f` would be found. A name
     the module also defines itself is none of its imports' modules."""
@@ -82,7 +89,7 @@ def _module_attribute(fw: Forwarding, resolver, scope, parts: list[str], depth: 
     return _module_function(fw, resolver, other, attr, depth + 1)
 
 
-def _module_function(fw: Forwarding, resolver: Resolver, scope: ModuleScope, name: str, depth: int) -> Helper | None:
+def _module_function(fw: ModuleHolder, resolver: Resolver, scope: ModuleScope, name: str, depth: int) -> Helper | None:
     if depth > _MAX_DEPTH:
         return None
     if name in scope.functions:
@@ -98,7 +105,7 @@ def _module_function(fw: Forwarding, resolver: Resolver, scope: ModuleScope, nam
 
 
 def _method(
-    fw: Forwarding, resolver: Resolver, scope: ModuleScope, cls: ClassScope, name: str, depth: int
+    fw: ModuleHolder, resolver: Resolver, scope: ModuleScope, cls: ClassScope, name: str, depth: int
 ) -> Helper | None:
     if depth > _MAX_DEPTH:
         return None
@@ -118,7 +125,7 @@ def _method(
     return None
 
 
-def _base_class(fw: Forwarding, resolver: Resolver, scope: ModuleScope, base: ast.expr, depth: int):
+def _base_class(fw: ModuleHolder, resolver: Resolver, scope: ModuleScope, base: ast.expr, depth: int):
     """The class a base names, from the module's own imports (not through the resolver,
     which would parse every module on the way); a base of another module's class is a list
     of names already."""

@@ -38,9 +38,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from qlint.analysis import wrapper_record
+from qlint.analysis.graphs.forwarding import CHAIN_LINKS
 from qlint.analysis.graphs.insertions import calls_inserting, wrapper_search, writes_insertion
 from qlint.analysis.graphs.packet_imports import answered, may_hold_packet
-from qlint.analysis.graphs.wrapper_chains import CHAIN_LINKS
 from qlint.analysis.names.content_keys import content_key
 from qlint.analysis.names.import_paths import install_dir
 from qlint.analysis.names.modules import import_root, module_stem
