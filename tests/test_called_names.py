@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+import sys
 import textwrap
 
 import pytest
 
-from qlint.analysis.graphs import forwarding
+from qlint.analysis.graphs import forwarding_memos, helper_lookup
 from qlint.analysis.graphs.called_names import may_call
 from qlint.engine import check_source
 from tests.conftest import settings_for, write_package
@@ -116,17 +117,25 @@ def test_imported_insertion_wrapper_called_any_way_still_inserts(tmp_path, body)
     assert _check(tmp_path, ("QL102",), body) == [6]
 
 
+def _patch_everywhere(monkeypatch, name: str, real, replacement) -> None:
+    """Replace `real` in every module of the helper search that imported it as `name` (the
+    search is split over several modules), so the test does not depend on which one asks."""
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith("qlint.") and getattr(module, name, None) is real:
+            monkeypatch.setattr(module, name, replacement)
+
+
 def test_names_the_file_never_calls_are_not_asked_about(tmp_path, monkeypatch):
     asked = []
-    real = forwarding._module_function
+    real = helper_lookup._module_function
 
     def recording(fw, resolver, scope, name, depth):
         if depth == 0:
             asked.append(name)
         return real(fw, resolver, scope, name, depth)
 
-    monkeypatch.setattr(forwarding, "_module_function", recording)
-    monkeypatch.setattr(forwarding, "_IMPORTED", {})  # nothing known from earlier tests
+    _patch_everywhere(monkeypatch, "_module_function", real, recording)
+    _patch_everywhere(monkeypatch, "_IMPORTED", forwarding_memos._IMPORTED, {})  # nothing known from earlier tests
     body = "expected = OCC\ncheck_nodes(m, {torch.ops.aten.relu: 1})\nn = node.target == torch.ops.aten.add"
     assert _check(tmp_path, ("QL101",), body) == [7, 8]
     assert "check_nodes" in asked
@@ -148,8 +157,8 @@ def test_the_text_is_not_searched_for_names_that_cannot_be_helpers(tmp_path, mon
     monkeypatch.setattr(called_names, "may_call", recording)
     # QL101's import trigger asks first (the file writes no node target) and shares its
     # answers with the check (`calls_memo`).
-    monkeypatch.setattr(forwarding, "may_call", recording)
-    monkeypatch.setattr(forwarding, "_IMPORTED", {})
+    _patch_everywhere(monkeypatch, "may_call", real, recording)
+    _patch_everywhere(monkeypatch, "_IMPORTED", forwarding_memos._IMPORTED, {})
     imports = "from pkg.testing import check_nodes, OCC\nfrom torch.fx import GraphModule"
     assert _check(tmp_path, ("QL101",), "check_nodes(m, {torch.ops.aten.relu: 1})", imports) == [7]
     assert {"check_nodes", "OCC"} <= set(searched)

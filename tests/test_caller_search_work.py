@@ -161,7 +161,7 @@ SUBCLASS = (
 def test_a_subclass_in_another_module_calling_the_method_keeps_the_finding(tmp_path, monkeypatch):
     # torchao's layout: the helper's caller is `TestPatternMatcherBase._test_common`, a method
     # of a test module, which a subclass in another module may call with anything.
-    from qlint.analysis.flow import project_callers
+    from qlint.analysis.flow import project_callers, project_search
     from tests.test_ql201_caller_branches import CAPTURE
     from tests.test_ql201_caller_branches import _check as check_ao
     from tests.test_ql201_caller_branches import _repo as ao_repo
@@ -173,10 +173,12 @@ def test_a_subclass_in_another_module_calling_the_method_keeps_the_finding(tmp_p
     assert check_ao(ao_repo(tmp_path / "l", other_tests=longer)) == []
     # Several modules name it: the first one read decides, the others are not read.
     read: list[str] = []
-    real = project_callers._references
-    monkeypatch.setattr(
-        project_callers, "_references", lambda ctx, path, *a, **k: read.append(path) or real(ctx, path, *a, **k)
-    )
+    real = project_search._references
+    # Asked by the caller search and by the text search it is built on.
+    for module in (project_callers, project_search):
+        monkeypatch.setattr(
+            module, "_references", lambda ctx, path, *a, **k: read.append(path) or real(ctx, path, *a, **k)
+        )
     many = {f"sub{i}": SUBCLASS for i in range(4)}
     assert check_ao(ao_repo(tmp_path / "m", **many)) == [CAPTURE]
     assert len([p for p in read if "/sub" in p]) == 1
@@ -214,7 +216,7 @@ def _answer(call) -> tuple:
 
 def test_a_check_asking_twice_for_the_callers_of_a_helper_scans_the_project_once(tmp_path):
     from qlint.analysis.context import FileContext
-    from qlint.analysis.flow import project_callers
+    from qlint.analysis.flow import project_search
     from qlint.analysis.flow.project_callers import project_callers as callers_of
     from qlint.analysis.names import project_words
     from qlint.analysis.names.modules import module_name_for
@@ -234,7 +236,7 @@ def test_a_check_asking_twice_for_the_callers_of_a_helper_scans_the_project_once
     # The same answers; a caller module kept (`caller_modules`) or parsed again gives them
     # on nodes of its new tree, at the same places.
     assert project_words.reads() == 9 and list(map(_answer, again)) == list(map(_answer, first))
-    assert project_callers._candidates(ctx, str(root), "nothing_names_this") == []
+    assert project_search._candidates(ctx, str(root), "nothing_names_this") == []
     assert project_words.reads() == 9
 
 

@@ -15,7 +15,7 @@ from qlint.analysis import scan_memo
 from qlint.analysis.graphs import project_scan
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
-from qlint.rules import packet_consumers
+from qlint.rules import packet_scan
 from tests.conftest import settings_for, write_package
 from tests.test_ql102_consumers import ADD, PIPELINE, REMOVE
 
@@ -117,15 +117,15 @@ def test_a_command_line_run_keeps_no_scan_for_a_next_check(tmp_path):
     # Each file of a tree is checked once: a list of the project's modules kept per file
     # would only grow the run's memory.
     pkg = _package(tmp_path, remove=REMOVE)
-    packet_consumers._LAST_SCAN.clear()
+    packet_scan._LAST_SCAN.clear()
     from qlint.analysis import project_files
 
     project_files._LAST_READS.clear()
     project = ProjectIndex(track_dependents=False)
     assert _codes(str(pkg / "add.py"), project) == []
-    assert packet_consumers._LAST_SCAN == {} and project_files._LAST_READS == {}
+    assert packet_scan._LAST_SCAN == {} and project_files._LAST_READS == {}
     assert _codes(str(pkg / "add.py"), ProjectIndex()) == []
-    assert packet_consumers._LAST_SCAN and project_files._LAST_READS
+    assert packet_scan._LAST_SCAN and project_files._LAST_READS
 
 
 def test_the_scan_reused_finds_the_same_consumer_modules(tmp_path):
@@ -133,11 +133,11 @@ def test_the_scan_reused_finds_the_same_consumer_modules(tmp_path):
     add = str(pkg / "add.py")
     project = ProjectIndex()
     assert _codes(add, project) == []
-    key = (os.path.abspath(add), (packet_consumers._Packet(_zeros_like()).pattern,))
-    first = packet_consumers._LAST_SCAN[key]
+    key = (os.path.abspath(add), (packet_scan._Packet(_zeros_like()).pattern,))
+    first = packet_scan._LAST_SCAN[key]
     assert [p for p, _ in next(iter(first[1].values()))] == [str(pkg / "remove.py")]
     assert _codes(add, project) == []
-    assert packet_consumers._LAST_SCAN[key] is first  # reused, not scanned again
+    assert packet_scan._LAST_SCAN[key] is first  # reused, not scanned again
 
 
 def _zeros_like():

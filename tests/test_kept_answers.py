@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from qlint.analysis.graphs import forwarding, kept_answers
+from qlint.analysis.graphs import forwarding_memos, forwarding_texts, kept_answers
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
@@ -24,15 +24,15 @@ PASSES = (
     "def rewrite(gm, node):\n    insert_op(gm.graph, torch.ops.aten.relu, (node,))\n"
 )
 _MEMOS = (
-    forwarding._IMPORTED,
-    forwarding._SHARED,
-    forwarding._LINKS_OF,
-    forwarding._PASSING,
-    forwarding._TEXTS,
-    forwarding._NAMES,
-    forwarding._CLASSES,
-    forwarding._WRAPPERS,
-    forwarding._TEXTS_READ,
+    forwarding_memos._IMPORTED,
+    forwarding_memos._SHARED,
+    forwarding_memos._LINKS_OF,
+    forwarding_memos._PASSING,
+    forwarding_texts._TEXTS,
+    forwarding_texts._NAMES,
+    forwarding_texts._CLASSES,
+    forwarding_texts._WRAPPERS,
+    forwarding_texts._TEXTS_READ,
 )
 
 
@@ -77,7 +77,7 @@ def _taken(utils) -> list[bool]:
     """Whether the answer about `insert_op` of `utils` came from the store (True) or was
     worked out (False) in this process: asked per module file and per import root."""
     about = {(os.path.realpath(utils), "insert_op"), ("pkg.graph_utils.insert_op", os.path.dirname(utils.parent))}
-    found = [id(v) in kept_answers._STATE.taken for k, v in forwarding._IMPORTED.items() if k[:2] in about]
+    found = [id(v) in kept_answers._STATE.taken for k, v in forwarding_memos._IMPORTED.items() if k[:2] in about]
     return sorted(set(found))
 
 

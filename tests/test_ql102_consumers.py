@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from qlint.rules import packet_consumers
+from qlint.rules import packet_consumers, packet_scan
 from tests.conftest import lint, mapped_repository, write_package
 
 ADD = """\
@@ -204,12 +204,10 @@ def test_a_package_mapped_onto_the_repository_root_finds_the_paired_pass(tmp_pat
 def test_modules_naming_the_inserting_one_are_searched_only_when_a_consumer_is_found(tmp_path, monkeypatch):
     # The search for what the inserting module defines (a re-export between insertion and
     # consumer) costs most of the project read: an insertion nobody consumes never needs it.
-    from qlint.rules import packet_consumers
-
     def refuse(self, text):
         raise AssertionError("names searched without a consumer")
 
-    monkeypatch.setattr(packet_consumers._AnyName, "search", refuse)
+    monkeypatch.setattr(packet_scan._AnyName, "search", refuse)
     pipeline = PIPELINE.format(between="pass").replace("from pkg.remove import RemovePass\n", "")
     found = _ql102(tmp_path, add=ADD, pipeline=pipeline.replace("m = RemovePass()(m)", ""))
     assert [d.code for d in found] == ["QL102"]
@@ -313,7 +311,7 @@ def test_site_nodes_are_found_in_ast_walk_order_wherever_they_sit():
     # the order `ast.walk` meets them.
     import ast
 
-    from qlint.rules.packet_consumers import _find_site_nodes
+    from qlint.rules.packet_sites import _find_site_nodes
 
     code = """\
 class Pass:
@@ -438,7 +436,9 @@ def test_the_project_is_read_for_an_own_op_only_when_its_packet_has_a_consumer(t
     asked, scanned = [], []
     defined, modules = packet_consumers._defined_elsewhere, packet_consumers.project_modules
     monkeypatch.setattr(packet_consumers, "_defined_elsewhere", lambda c, r: asked.append(r) or defined(c, r))
-    monkeypatch.setattr(packet_consumers, "project_modules", lambda c, n: scanned.append(n) or modules(c, n))
+    # Asked by the checks of an own op and by the consumer scan they share.
+    for module in (packet_consumers, packet_scan):
+        monkeypatch.setattr(module, "project_modules", lambda c, n: scanned.append(n) or modules(c, n))
     (tmp_path / "a").mkdir()
     assert _own(tmp_path / "a", visitor="VISITORS = {}\n", pipeline="pass\n") == ["QL102"]
     assert asked == []  # no module but the inserting one spells the packet: no consumer

@@ -158,12 +158,12 @@ def test_a_call_on_an_instance_in_its_own_module_is_not_dropped(tmp_path):
 
 
 def test_an_editor_check_again_reuses_the_scan_until_a_module_changes(tmp_path, monkeypatch):
-    from qlint.analysis.flow import project_callers
+    from qlint.analysis.flow import project_search
 
     root = _repo(tmp_path, script="\ndef main(q, x):\n    Builder(q).quantize(Net().eval(), x)\n")
     scans = []
-    real = project_callers._scan
-    monkeypatch.setattr(project_callers, "_scan", lambda *a: scans.append(a[2]) or real(*a))
+    real = project_search._scan
+    monkeypatch.setattr(project_search, "_scan", lambda *a: scans.append(a[2]) or real(*a))
     project = ProjectIndex()
     path = root / "pkg" / "builder.py"
     for typed in ("", "\n# typed\n"):  # a keystroke in the checked module: the others stay as they were
@@ -179,13 +179,13 @@ def test_an_editor_check_again_reuses_the_scan_until_a_module_changes(tmp_path, 
 
 
 def test_a_subclass_elsewhere_decides_again_only_when_its_module_changes(tmp_path, monkeypatch):
-    from qlint.analysis.flow import project_callers
+    from qlint.analysis.flow import project_search, subclassed_methods
 
     subclass = "\nclass Sub(Builder):\n    def go(self, x):\n        return self.quantize(Net().eval(), x)\n"
     root = _repo(tmp_path, script=subclass)
     scans = []
-    real = project_callers._scan
-    monkeypatch.setattr(project_callers, "_scan", lambda *a: scans.append(a[2]) or real(*a))
+    real = project_search._scan
+    monkeypatch.setattr(project_search, "_scan", lambda *a: scans.append(a[2]) or real(*a))
     project = ProjectIndex()
     path = root / "pkg" / "builder.py"
     for typed in ("", "\n# typed\n"):
@@ -194,7 +194,7 @@ def test_a_subclass_elsewhere_decides_again_only_when_its_module_changes(tmp_pat
     assert scans == ["quantize"]  # the second check read the subclassing module only
     # ... which it depends on, and which decides while it keeps its content.
     assert str(root / "pkg" / "script.py") in result.dependencies
-    kept = project_callers._SUBCLASSING.get((str(root), "pkg.builder.Builder.quantize"))
+    kept = subclassed_methods._SUBCLASSING.get((str(root), "pkg.builder.Builder.quantize"))
     assert kept is not None and kept[-1][0][0] == str(root / "pkg" / "script.py")
     # The subclass goes, an eval-mode caller stays: searched again, and quiet.
     script = root / "pkg" / "script.py"
@@ -202,7 +202,7 @@ def test_a_subclass_elsewhere_decides_again_only_when_its_module_changes(tmp_pat
     result = check_source(path.read_text(), str(path), settings_for(("QL201",)), project)
     assert result.diagnostics == []
     assert scans == ["quantize", "quantize"]
-    assert (str(root), "pkg.builder.Builder.quantize") not in project_callers._SUBCLASSING
+    assert (str(root), "pkg.builder.Builder.quantize") not in subclassed_methods._SUBCLASSING
 
 
 def test_a_one_file_check_takes_the_subclass_an_earlier_run_found_while_its_module_is_unchanged(tmp_path, monkeypatch):
@@ -213,7 +213,7 @@ def test_a_one_file_check_takes_the_subclass_an_earlier_run_found_while_its_modu
     import time
 
     from qlint.analysis import scan_memo
-    from qlint.analysis.flow import project_callers
+    from qlint.analysis.flow import project_search, subclassed_methods
     from qlint.analysis.graphs import kept_answers
     from qlint.analysis.names import content_keys
     from qlint.summary_cache import SummaryStore
@@ -226,14 +226,14 @@ def test_a_one_file_check_takes_the_subclass_an_earlier_run_found_while_its_modu
     store = SummaryStore(tmp_path / "cache")
     monkeypatch.setattr(ProjectIndex, "store", store)
     scans = []
-    real = project_callers._scan
-    monkeypatch.setattr(project_callers, "_scan", lambda *a: scans.append(a[2]) or real(*a))
+    real = project_search._scan
+    monkeypatch.setattr(project_search, "_scan", lambda *a: scans.append(a[2]) or real(*a))
     path = root / "pkg" / "builder.py"
     script = str(root / "pkg" / "script.py")
 
     def new_process():
-        project_callers._SUBCLASSING.clear()
-        project_callers._SCANS.clear()
+        subclassed_methods._SUBCLASSING.clear()
+        project_search._SCANS.clear()
         content_keys._DIGESTS.clear()
         scan_memo.forget()
         kept_answers.forget()

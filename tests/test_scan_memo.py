@@ -10,7 +10,7 @@ import time
 import pytest
 
 from qlint.analysis import project_files, scan_memo
-from qlint.analysis.flow import project_callers
+from qlint.analysis.flow import project_search, subclassed_methods
 from qlint.analysis.graphs import project_scan
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.project import ProjectIndex
@@ -31,8 +31,8 @@ def _new_process() -> None:
     project_scan._PROJECTS.clear()
     packet_consumers._PARSED.clear()
     packet_consumers._PARSED_FOR[0] = None
-    project_callers._SCANS.clear()
-    project_callers._SUBCLASSING.clear()
+    project_search._SCANS.clear()
+    subclassed_methods._SUBCLASSING.clear()
 
 
 @pytest.fixture
@@ -235,10 +235,10 @@ def test_workers_of_a_parallel_run_write_what_they_learned_for_the_next_run(tmp_
     _use(pkg, SummaryStore(directory))  # the scans' root: the top-level package
     other = os.path.join(pkg, "m00.py")
     from qlint.analysis.names.resolver import OpRef
-    from qlint.rules import packet_consumers
+    from qlint.rules import packet_scan
 
     # QL102's search for modules consuming the packet add.py inserts: m00 spells none.
-    question = packet_consumers._QUESTION + packet_consumers._Packet(OpRef("aten", "zeros_like", None)).pattern
+    question = packet_scan._QUESTION + packet_scan._Packet(OpRef("aten", "zeros_like", None)).pattern
     assert scan_memo.answers(other, content_keys.content_key({}, other), [question]) == [False]
 
 

@@ -18,7 +18,7 @@ import os
 import pytest
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.flow import project_callers
+from qlint.analysis.flow import project_search, subclassed_methods
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.project import ProjectIndex
 from qlint.config import Overrides, load_settings
@@ -48,9 +48,9 @@ def _listings(deps) -> list[str]:
 
 def _fresh() -> None:
     """What a new process knows: nothing kept of earlier searches."""
-    project_callers._SUBCLASSING.clear()
-    project_callers._NAMED.clear()
-    project_callers._SCANS.clear()
+    subclassed_methods._SUBCLASSING.clear()
+    project_search._NAMED.clear()
+    project_search._SCANS.clear()
 
 
 def _check_builder(root):
@@ -138,12 +138,12 @@ def _asked(path, ask):
 def test_a_name_loaded_elsewhere_depends_on_the_module_loading_it(tmp_path):
     root = _repo(tmp_path, other=EVAL_CALLER, unrelated="X = 1\n")
     path = root / "pkg" / "builder.py"
-    named, deps = _asked(path, lambda ctx: project_callers.named_elsewhere(ctx, "quantize", str(path)))
+    named, deps = _asked(path, lambda ctx: project_search.named_elsewhere(ctx, "quantize", str(path)))
     assert named is True
     assert str(root / "pkg" / "other.py") in deps
     assert str(root / "pkg" / "unrelated.py") not in deps and _listings(deps) == []
     # Named nowhere: every module, and the listing.
-    named, deps = _asked(path, lambda ctx: project_callers.named_elsewhere(ctx, "default", str(path)))
+    named, deps = _asked(path, lambda ctx: project_search.named_elsewhere(ctx, "default", str(path)))
     assert named is False
     assert str(root / "pkg" / "unrelated.py") in deps and _listings(deps) != []
 
@@ -151,11 +151,11 @@ def test_a_name_loaded_elsewhere_depends_on_the_module_loading_it(tmp_path):
 def test_a_module_name_another_text_holds_depends_on_that_module(tmp_path):
     root = _repo(tmp_path, other=EVAL_CALLER, unrelated="X = 1\n")
     path = root / "pkg" / "builder.py"
-    held, deps = _asked(path, lambda ctx: project_callers.named_in_text(ctx, "builder"))
+    held, deps = _asked(path, lambda ctx: project_search.named_in_text(ctx, "builder"))
     assert held is True
     assert str(root / "pkg" / "other.py") in deps
     assert str(root / "pkg" / "unrelated.py") not in deps and _listings(deps) == []
-    held, deps = _asked(path, lambda ctx: project_callers.named_in_text(ctx, "nowhere_named"))
+    held, deps = _asked(path, lambda ctx: project_search.named_in_text(ctx, "nowhere_named"))
     assert held is False
     assert str(root / "pkg" / "unrelated.py") in deps and _listings(deps) != []
 

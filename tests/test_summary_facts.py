@@ -81,9 +81,9 @@ def fresh_process(monkeypatch):
     """No module remembered in memory by earlier tests (as in a new process)."""
     ProjectIndex._default = None
     monkeypatch.setattr(ProjectIndex, "facts", {})
-    from qlint.analysis.graphs import forwarding
+    from qlint.analysis.graphs import forwarding_memos, forwarding_texts
 
-    for memo in (forwarding._TEXTS, forwarding._IMPORTED, forwarding._SHARED):
+    for memo in (forwarding_texts._TEXTS, forwarding_memos._IMPORTED, forwarding_memos._SHARED):
         memo.clear()
     yield
     ProjectIndex._default = None

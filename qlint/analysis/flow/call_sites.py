@@ -22,13 +22,8 @@ from qlint.analysis.flow.confined_instances import confined
 from qlint.analysis.flow.method_references import owner_class
 from qlint.analysis.flow.model_flow import ModelFlow, module_flows
 from qlint.analysis.flow.model_values import CallSite, FunctionFlow
-from qlint.analysis.flow.project_callers import (
-    each_project_call,
-    named_elsewhere,
-    named_in_text,
-    searchable,
-    used_elsewhere,
-)
+from qlint.analysis.flow.project_callers import each_project_call, used_elsewhere
+from qlint.analysis.flow.project_search import named_elsewhere, named_in_text, searchable
 from qlint.analysis.flow.unread_uses import enclosing, unread_use
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.modules import module_stem
@@ -186,7 +181,7 @@ def calls_all_known(ctx: FileContext, func: ast.AST) -> bool:
 
 def _imported_elsewhere(ctx: FileContext) -> bool:
     """Another module's text names this module's file (or its package, for `__init__.py`):
-    it may import it (`project_callers.named_in_text`)."""
+    it may import it (`project_search.named_in_text`)."""
     found = ctx.cache.get("call_sites.imported_elsewhere")
     if found is None:
         found = ctx.cache["call_sites.imported_elsewhere"] = named_in_text(ctx, module_stem(ctx.path))

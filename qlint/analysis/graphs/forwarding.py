@@ -11,6 +11,10 @@ depth: answers are shared across checks (`_SHARED`), and one cut off deep in one
 read shallow by the next, so a file's findings depended on the files checked before it.
 Other modules are read through their summaries (`forwarding_facts`): their trees are neither
 walked nor kept.
+
+Kept in modules of their own: which function a call runs (`helper_lookup`), the facts shared
+across checks (`forwarding_memos`), what is read of other modules' texts (`forwarding_texts`)
+and the shapes of calls the sink rules share (`call_parts`).
 """
 
 from __future__ import annotations
@@ -18,29 +22,51 @@ from __future__ import annotations
 import ast
 import functools
 import os
-import re
-from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, TypeVar
 
 from qlint.analysis.graphs import file_keys, kept_answers
+from qlint.analysis.graphs.call_parts import bound_call as bound_call  # the packet rules import it from here
+from qlint.analysis.graphs.call_parts import call_arguments, spans_any
+from qlint.analysis.graphs.call_parts import callee_name as callee_name  # as `bound_call`
 from qlint.analysis.graphs.called_names import attributes_called, calls_memo, may_call, may_call_attribute
 from qlint.analysis.graphs.forwarding_facts import ForwardingFact, RemoteFunction, RemoteModule
+from qlint.analysis.graphs.forwarding_memos import (
+    _IMPORTED,
+    _LINKS_OF,
+    _MEMO_NAMES,
+    _PASSING,
+    _SHARED,
+    _unkept_function,
+)
+from qlint.analysis.graphs.forwarding_texts import (
+    _attributes,
+    _class_names,
+    _import_root,
+    _mentions,
+    _module_text,
+    _names,
+    _torch,
+    _wrappers,
+)
 from qlint.analysis.graphs.helper_gate import may_lead_to_helper
-from qlint.analysis.graphs.receivers import constructed_class
+from qlint.analysis.graphs.helper_lookup import (
+    _MAX_DEPTH,
+    Helper,
+    _base_class,
+    _instance_method,
+    _method,
+    _module_attribute,
+    _module_function,
+    _resolve_helper,
+)
 from qlint.analysis.graphs.word_trie import holds_any
-from qlint.analysis.names.modules import import_root, module_name_for
+from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
 from qlint.analysis.names.text_imports import class_bases, file_imports, text_imports
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import own_nodes
-from qlint.value_classes import value_class
 
-if TYPE_CHECKING:
-    from qlint.analysis.graphs.wrapper_candidates import ModuleText
-
-_MAX_DEPTH = 4
 # Modules that insert nothing a wrapper chain passes through, at most (c -> b -> mid -> a:
 # two), where the run has the project's wrapper-name index (`wrapper_index`: a batch run
 # over a repository), which holds every name such a chain can pass through; without it
@@ -54,14 +80,6 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # What a sink is: for a call (and the resolver of its body), the argument expressions that
 # reach it directly.
 DirectSink = Callable[[ast.Call, Resolver], Iterator[ast.expr]]
-
-
-@value_class(frozen=True)
-class Helper:
-    func: ast.FunctionDef | ast.AsyncFunctionDef | RemoteFunction  # the latter: of another module
-    scope: ModuleScope | RemoteModule
-    class_scope: ClassScope | None
-    bound: bool  # called through an instance or class: the first parameter is not passed
 
 
 class Forwarding:
@@ -905,17 +923,6 @@ def _own_calls(func: ast.AST) -> tuple[ast.Call, ...]:
     return tuple(n for n in own_nodes(func, scopes=False) if isinstance(n, ast.Call))
 
 
-def spans_any(node: ast.AST, rows: list[int]) -> bool:
-    """Whether the node's rows include one of the sorted `rows`."""
-    i = bisect_left(rows, node.lineno)
-    return i < len(rows) and rows[i] <= node.end_lineno
-
-
-def callee_name(node: ast.Call) -> str | None:
-    func = node.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-
-
 @functools.lru_cache(maxsize=4096)
 def _not_a_project_name(name: str, full: str) -> bool:
     """A name bound by `import x` (no attribute of a module) or imported from a `torch*`
@@ -931,267 +938,3 @@ def _may_lead_to_class(scope, base: ast.expr, index) -> bool:
         return True
     head = scope.imports.get(parts[0])
     return head is None or index.may_lead_to_class(".".join([head, *parts[1:]]))
-
-
-def _import_root(path: str) -> str:
-    return import_root(path)
-
-
-def bound_call(call: ast.Call, resolver: Resolver) -> ast.Call | None:
-    """`functools.partial(f, *args, **kwargs)` as the call of `f` it stands for: what it binds
-    is passed at every call of the partial object (first, in the order written)."""
-    name = callee_name(call)
-    if not call.args or (name != "partial" and resolver.scope.imports.get(name or "") != "functools.partial"):
-        return None  # asked of every call on the rows read: resolve only what can be it
-    if resolver.qualname(call.func) != "functools.partial":
-        return None
-    bound = ast.Call(func=call.args[0], args=call.args[1:], keywords=call.keywords)
-    return ast.copy_location(bound, call)
-
-
-def call_arguments(call: ast.Call) -> list[ast.expr]:
-    """Positional and keyword argument expressions of a call."""
-    return [*call.args, *(kw.value for kw in call.keywords)]
-
-
-# Facts shared by the checks of one process, each with the modules (and their content keys)
-# it was read from: reused only while those are unchanged.
-_TEXTS: dict[tuple, tuple[tuple | None, bool]] = {}
-_IMPORTED: dict[tuple, tuple[bool | frozenset[str], tuple]] = {}
-_SHARED: dict[tuple, tuple[ast.AST, frozenset[str], tuple]] = {}
-# (module, sink kind, without an index) -> its chain links (`Forwarding._links_of`).
-_LINKS_OF: dict[tuple, tuple[bool, tuple[tuple[str, str, str], ...], tuple]] = {}
-# (module, name, links left, sink kind, without an index) -> `Forwarding._passes_on`.
-_PASSING: dict[tuple, tuple[bool, tuple]] = {}
-_T = TypeVar("_T")
-# What of each memo's entries outlives the process (`kept_answers`): all but the trail; of
-# `_SHARED`, the answer about another module's function (known by its summary's key), not
-# the function itself, nor answers about functions known only by their trees.
-_MEMO_NAMES = {id(_IMPORTED): "imported", id(_LINKS_OF): "links", id(_PASSING): "passing", id(_SHARED): "shared"}
-kept_answers.register("imported", _IMPORTED, lambda key, entry: entry[:-1])
-kept_answers.register("links", _LINKS_OF, lambda key, entry: entry[:-1])
-kept_answers.register("passing", _PASSING, lambda key, entry: entry[:-1])
-kept_answers.register("shared", _SHARED, lambda key, entry: entry[1:-1] if isinstance(key[0], tuple) else None)
-
-
-def _unkept_function(value: tuple) -> tuple:
-    """A kept `_SHARED` answer as the memo holds it: the function itself is not kept."""
-    return (None, *value)
-
-
-_WRAPPERS: dict[str, tuple[tuple | None, tuple[frozenset[str], frozenset[str]]]] = {}
-
-
-def _wrappers(project, path: str) -> tuple[frozenset[str], frozenset[str]]:
-    """The functions and classes of a module naming a sink that its own text makes wrappers
-    (`wrapper_candidates.candidates` of it alone)."""
-
-    def wrappers(text: str) -> tuple[frozenset[str], frozenset[str]]:
-        # Imported here: only a module naming a sink is read this way, and the text reader's
-        # 16 patterns are ~2 ms of a `qlint check FILE` that reads none (`_module_text` too).
-        from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
-
-        functions, classes = candidates([ModuleText(text, path)], [])
-        return frozenset(functions), frozenset(classes)
-
-    return _per_content(_WRAPPERS, 50_000, project, path, wrappers)
-
-
-def _per_content(memo: dict, limit: int, project, path: str, work: Callable[[str], _T]) -> _T:
-    """What `work` makes of a module's text, kept per path (in `memo`, up to `limit` modules)
-    while the module's content key stays the one it was made for."""
-    key = file_keys.content_key(project, path)
-    found = memo.get(path)
-    if found is None or found[0] != key:
-        if len(memo) > limit:
-            memo.clear()
-        found = memo[path] = (key, work(project.text(path) or ""))
-    return found[1]
-
-
-def _no_sites(masked: str) -> list:
-    return []
-
-
-_TEXTS_READ: dict[str, tuple[tuple | None, ModuleText]] = {}
-
-
-def _module_text(project, path: str) -> ModuleText:
-    """A link module's text as `wrapper_candidates` reads it."""
-    from qlint.analysis.graphs.wrapper_candidates import ModuleText  # see `_wrappers`
-
-    return _per_content(_TEXTS_READ, 2_000, project, path, lambda text: ModuleText(text, path, sites=_no_sites))
-
-
-_NAMES: dict[str, tuple[tuple | None, tuple[frozenset[str], frozenset[str], dict[str, str]]]] = {}
-
-
-def _attributes(text: str, name: str) -> set[tuple[str, ...]]:
-    """`attributes_called`, answered once per name for the text asked about last (the import
-    trigger and the helper search ask about functions and classes of the same imports)."""
-    global _ATTRIBUTES
-    if _ATTRIBUTES is None or _ATTRIBUTES[0] is not text:
-        _ATTRIBUTES = (text, {})
-    memo = _ATTRIBUTES[1]
-    if name not in memo:
-        memo[name] = attributes_called(text, name)
-    return memo[name]
-
-
-_ATTRIBUTES: tuple[str, dict[str, set[tuple[str, ...]]]] | None = None
-_CLASSES: dict[str, tuple[tuple | None, frozenset[str]]] = {}
-
-
-def _class_names(project, path: str) -> frozenset[str]:
-    """The names a module's text defines with `class` (at any depth: a superset)."""
-    return _per_content(_CLASSES, 50_000, project, path, lambda text: frozenset(_DEFINES[1].findall(text)))
-
-
-def _names(project, path: str) -> tuple[frozenset[str], frozenset[str], dict[str, str]]:
-    """The names a module's text defines (`def`/`class`, at any depth), those of them it
-    defines with `def` (a superset of its summary's functions), and its imports as the
-    text spells them (`text_imports`, the last binding of a name winning as in
-    `ModuleScope`); read again when its content key changes."""
-
-    def names(text: str) -> tuple[frozenset[str], frozenset[str], dict[str, str]]:
-        functions = frozenset(_DEFINES[0].findall(text))
-        defined = functions | frozenset(_DEFINES[1].findall(text))
-        return defined, functions, dict(text_imports(text, module_name_for(path), path))
-
-    return _per_content(_NAMES, 50_000, project, path, names)
-
-
-# Each led by its literal (searched fast); a superset of the names defined (also in strings,
-# comments, `undef x`): a name found here is looked up in the module's summary.
-_DEFINES = (re.compile(r"def[ \t]+(\w+)"), re.compile(r"class[ \t]+(\w+)"))
-
-
-def _mentions(project, path: str, kind: str, holds_sink: Callable[[str], bool]) -> bool:
-    """Whether the module's text can hold a sink of `kind`: an editor's buffer as it is, a
-    file as it is on disk now (read again when its stat changes)."""
-    key = file_keys.content_key(project, path)
-    found = _TEXTS.get((path, kind))
-    if found is None or found[0] != key:
-        if len(_TEXTS) > 50_000:
-            _TEXTS.clear()
-        text = project.text(path) or ""
-        found = _TEXTS[(path, kind)] = (key, holds_sink(text))
-    return found[1]
-
-
-def _resolve_helper(fw: Forwarding, call: ast.Call, resolver: Resolver, caller=None) -> Helper | None:
-    """The function a call runs, when it is one of the project's: `f(...)` for a function of
-    the module or imported from another of its modules, `self.m(...)`/`cls.m(...)` for a
-    method of the enclosing class or its bases, `gu.f(...)` for a function of a module the
-    module imports (`import pkg.graph_utils as gu`, `from pkg import graph_utils as gu`)."""
-    func = call.func
-    if isinstance(func, ast.Name):
-        if func.id in resolver.local:
-            return None
-        return _module_function(fw, resolver, resolver.scope, func.id, 0)
-    if not isinstance(func, ast.Attribute):
-        return None
-    if isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
-        if resolver.class_scope is None:
-            return None
-        return _method(fw, resolver, resolver.scope, resolver.class_scope, func.attr, 0)
-    local = resolver.local or (function_assigns(caller) if caller is not None else {})
-    built = constructed_class(func.value, local, resolver.class_scope)
-    if built is not None:  # `GraphBuilder(graph).insert(op)`, `b.insert(op)`, `self.builder.insert(op)`
-        return _instance_method(fw, resolver, resolver.scope, built, func.attr)
-    parts = dotted_parts(func)
-    if parts is None or parts[0] not in resolver.scope.imports or parts[0] in resolver.local:
-        return None
-    if caller is not None and parts[0] in function_assigns(caller):
-        return None  # a parameter or local named like the imported module
-    return _module_attribute(fw, resolver, resolver.scope, parts, 0)
-
-
-def _instance_method(fw: Forwarding, resolver, scope, cls: list[str], name: str) -> Helper | None:
-    """The method `name` of the class `cls` (dotted, as the receiver's construction spells
-    it) of the module or of another module of the project, as a base would be found."""
-    found = _base_class(fw, resolver, scope, cls, 0)
-    return _method(fw, resolver, found[0], found[1], name, 1) if found is not None else None
-
-
-def _module_attribute(fw: Forwarding, resolver, scope, parts: list[str], depth: int) -> Helper | None:
-    """`m.f(...)` (`parts`: the callee's dotted name) where `m` names a module of the project
-    imported by `scope`: that module's function `f`, as an imported `f` would be found. A name
-    the module also defines itself is none of its imports' modules."""
-    head = scope.imports.get(parts[0])
-    if head is None or parts[0] in scope.functions or parts[0] in scope.classes:
-        return None
-    full = ".".join([head, *parts[1:]])
-    if _torch(full):
-        return None
-    module, _, attr = full.rpartition(".")
-    other = fw.module_holding(resolver, module, scope.path, attr, function=True)
-    if other is None or other is scope:
-        return None
-    return _module_function(fw, resolver, other, attr, depth + 1)
-
-
-def _torch(full: str) -> bool:
-    return full == "torch" or full.startswith(("torch.", "builtins."))
-
-
-def _module_function(fw: Forwarding, resolver: Resolver, scope: ModuleScope, name: str, depth: int) -> Helper | None:
-    if depth > _MAX_DEPTH:
-        return None
-    if name in scope.functions:
-        return Helper(scope.functions[name], scope, None, False)
-    full = scope.imports.get(name)
-    if full is None or full.startswith("torch."):
-        return None
-    module, _, attr = full.rpartition(".")
-    other = fw.module_holding(resolver, module, scope.path, attr, function=True) if module else None
-    if other is None or other is scope:
-        return None
-    return _module_function(fw, resolver, other, attr, depth + 1)
-
-
-def _method(
-    fw: Forwarding, resolver: Resolver, scope: ModuleScope, cls: ClassScope, name: str, depth: int
-) -> Helper | None:
-    if depth > _MAX_DEPTH:
-        return None
-    method = cls.methods.get(name)
-    if method is not None:
-        if isinstance(method, RemoteFunction):
-            static = method.static
-        else:
-            static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list)
-        return Helper(method, scope, cls, not static)
-    for base in cls.bases:
-        found = _base_class(fw, resolver, scope, base, depth)
-        if found is not None:
-            helper = _method(fw, resolver, found[0], found[1], name, depth + 1)
-            if helper is not None:
-                return helper
-    return None
-
-
-def _base_class(fw: Forwarding, resolver: Resolver, scope: ModuleScope, base: ast.expr, depth: int):
-    """The class a base names, from the module's own imports (not through the resolver,
-    which would parse every module on the way); a base of another module's class is a list
-    of names already."""
-    parts = base if isinstance(base, list) else dotted_parts(base)
-    if not parts:
-        return None
-    if len(parts) == 1 and parts[0] in scope.classes:
-        return scope, scope.classes[parts[0]]
-    head = scope.imports.get(parts[0])
-    if head is None or depth > _MAX_DEPTH:
-        return None
-    full = ".".join([head, *parts[1:]])
-    if full.startswith(("torch.", "builtins.")):
-        return None
-    module, _, name = full.rpartition(".")
-    other = fw.module_holding(resolver, module, scope.path, name) if module else None
-    if other is None or other is scope:
-        return None
-    if name in other.classes:
-        return other, other.classes[name]
-    if name in other.imports:  # re-exported, e.g. from a package's __init__
-        return _base_class(fw, resolver, other, [name], depth + 1)
-    return None

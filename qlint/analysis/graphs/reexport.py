@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.graphs.forwarding import call_arguments, callee_name, spans_any
+from qlint.analysis.graphs.call_parts import call_arguments, callee_name, spans_any
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import dotted_parts
 from qlint.analysis.tree_walk import own_nodes

@@ -18,7 +18,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from qlint.analysis.graphs.forwarding import Forwarding, callee_name
+from qlint.analysis.graphs.call_parts import callee_name
+from qlint.analysis.graphs.forwarding import Forwarding
 from qlint.analysis.graphs.packet_imports import may_hold_packet
 from qlint.analysis.graphs.packet_text import spells_packet
 from qlint.analysis.graphs.wrapper_index import index_for

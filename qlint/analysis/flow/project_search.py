@@ -1,0 +1,294 @@
+"""Which modules of the project name a word: the text search behind the caller search
+(`project_callers`) and the questions other analyses ask of it (`named_in_text`,
+`named_elsewhere`, `paths_naming`). Modules are found from their words (`project_words`,
+read once per content), what is learnt of each is kept per content key (`scan_memo`), and
+only modules whose code loads the word are handed on: the search decides from texts and
+summaries before any module is parsed.
+"""
+
+from __future__ import annotations
+
+import os
+
+from qlint.analysis import scan_memo
+from qlint.analysis.context import FileContext
+from qlint.analysis.graphs import file_keys, kept_answers
+from qlint.analysis.names import project_words
+from qlint.analysis.names.modules import import_root, module_name_for
+from qlint.analysis.names.package_map import project_root
+from qlint.analysis.names.references import REFERENCES, References
+from qlint.analysis.project_files import listing_dependency, project_keys, unrecorded_keys
+
+_MAX_BYTES = project_words.MAX_BYTES
+_MAX_CANDIDATES = 80  # modules naming the helper; past this the answer is "unknown"
+_INSTALL_DIRS = ("site-packages", "dist-packages")
+
+
+# `scan_memo`'s questions, each followed by a name: a module whose text does not hold the name
+# (the editor checks the same helper at every keystroke, and reading the whole repository for
+# its name each time cost ~100 ms on ExecuTorch; a changed module has another key, so it is
+# read again), or whose text holds it but whose code never loads it (a docstring, a comment:
+# its summary says so, and its tree is not built; it still counts as a candidate for
+# `_MAX_CANDIDATES`, as its text does).
+_LACKS = "text-lacks:"
+_UNUSED = "never-loads:"
+# A module whose every load of the name is, by its content alone, something of its own (a
+# local, a function it defines: `foreign_references`), for any helper of that name: the 19
+# ExecuTorch Arm scripts that each define and call their own `quantize_model` are read once,
+# not once per script checked.
+_OWN = "own-name:"
+
+
+def searchable(ctx: FileContext) -> bool:
+    """The file lies in a project whose other modules can be searched (a repository, or a
+    tree with a `pyproject.toml`; an installed package)."""
+    return _scan_root(ctx.path) is not None
+
+
+def named_in_text(ctx: FileContext, word: str) -> bool:
+    """Another module of the project holds `word` in its text (True when the project is not
+    known). One read of the project answers every later question about a module's callers:
+    a module whose file name no other module's text holds is imported by none of them (an
+    import, relative or not, a re-export, `importlib` all spell it), so none calls its
+    functions (ExecuTorch's Arm export scripts)."""
+    root = _scan_root(ctx.path)
+    if root is None:
+        return True
+    holders = _holding(ctx, root, word)
+    if holders:  # it decides alone, while it holds the word (the answer asked, not which)
+        if ctx.project.wants_dependencies:
+            keys = unrecorded_keys(ctx, root)
+            ctx.project.record_read(ctx.path, holders[0], ctx.project.digest(holders[0], keys[holders[0]]))
+        return True
+    _record_search(ctx, root, word)  # held nowhere: any module may come to hold it
+    return False
+
+
+def paths_naming(ctx: FileContext, name: str) -> list[str] | None:
+    """The project's modules, other than the one checked, whose text holds `name` (None when
+    the project is not known or too many do)."""
+    root = _scan_root(ctx.path)
+    found = _candidates(ctx, root, name) if root is not None else None
+    if found is None:
+        return None
+    return [path for path, _, key in found if _references(ctx, path, key, name) is not None]
+
+
+def _scan_root(path: str) -> str | None:
+    """The repository holding the file; for an installed package, its top-level package."""
+    module = module_name_for(path)
+    parts = os.path.abspath(path).split(os.sep)
+    for i in range(len(parts) - 1, -1, -1):
+        if parts[i] in _INSTALL_DIRS:
+            if not module or i + 1 >= len(parts) - 1 or module.split(".")[0] != parts[i + 1]:
+                # Not named from the install directory (a directory that is no identifier).
+                return os.path.join(import_root(path), module.split(".")[0]) if module else None
+            return os.sep.join(parts[: i + 2])
+    return project_root(path)
+
+
+def named_elsewhere(ctx: FileContext, name: str, besides: str) -> bool | None:
+    """Whether a module other than the one checked and `besides` loads `name` (None: not
+    known): `paths_naming`, which stops at the first such module, as the callers asking only
+    want to know whether one does (`self._test_quantizer(...)` in 20 modules of ao's tests).
+    """
+    root = _scan_root(ctx.path)
+    if root is None:
+        return None
+    besides = os.path.abspath(besides)
+    if _still_named(ctx, root, name, besides):
+        return True
+    found = _candidates(ctx, root, name, record=False)
+    for path, _, key in found or ():
+        if os.path.abspath(path) != besides and _references(ctx, path, key, name) is not None:
+            _NAMED[root, name] = (True, ((path, key),))
+            # What `kept_answers` writes beside the stat, and the check's one dependency for the
+            # answer: that module names it whatever the others hold.
+            digest = file_keys.digest(ctx.project, path, key)
+            if ctx.project.wants_dependencies:
+                ctx.project.record_read(ctx.path, path, digest)
+            return True
+    _record_search(ctx, root, name)  # named nowhere, or too often to tell: every module decides
+    return None if found is None else False
+
+
+# (root, name) -> (True, ((path, content key),) of a module whose code loads the name): while
+# it keeps its content, another module names it whatever the others hold (or so many hold it
+# that the search gives up: None, which the callers take as they take True: not known to be
+# named nowhere). Kept between runs (`kept_answers`): a one-file check of ExecuTorch's
+# qualcomm/tests/utils.py otherwise listed and stat'ed the ~3,800 modules for the name of each
+# of its methods that another module subclassing its class loads.
+_NAMED: dict[tuple[str, str], tuple[bool, tuple]] = {}
+kept_answers.register("named", _NAMED, lambda key, entry: entry[:-1])
+
+
+def _still_named(ctx: FileContext, root: str, name: str, besides: str) -> bool:
+    project = ctx.project
+    kept = _NAMED.get((root, name))
+    if kept is None:
+        saved = kept_answers.saved("named", (root, name))
+        if saved is None or saved[:-1] != (True,):
+            return False
+        trail = kept_answers.valid_trail(
+            saved[-1],
+            lambda path: file_keys.content_key(project, path),
+            lambda path, now: file_keys.digest(project, path, now),
+            lambda module, root: False,  # none is written: a trail holding one is not taken
+        )
+        if trail is None or len(trail) != 1:
+            return False
+        kept = _NAMED[root, name] = (True, trail)
+        kept_answers.took(kept)
+    ((path, key),) = kept[-1]
+    if key is None or project.content_key(path, True) != key:
+        del _NAMED[root, name]
+        return False
+    if path in (besides, os.path.abspath(ctx.path)):
+        return False
+    # As the search would find it: a candidate (not found since to load only its own name).
+    if scan_memo.known_miss(path, _OWN + name, key) or scan_memo.known_miss(path, _UNUSED + name, key):
+        return False
+    if project.wants_dependencies:
+        project.record_read(ctx.path, path, project.digest(path, key))
+    return True
+
+
+def _record_search(ctx: FileContext, root: str, name: str) -> None:
+    """What a search of the project for `name` depends on when no one module decided its
+    answer: every module (any may come to name it, or stop) and the listing (a module
+    created later that names it)."""
+    ctx.project.record_listing(ctx.path, listing_dependency(root, True, [name]))
+    project_keys(ctx, root)
+
+
+def _candidates(ctx: FileContext, root: str, name: str, record: bool = True) -> list[tuple[str, bytes, tuple]] | None:
+    """`_scan`, once per check and name (a check asks for a helper's callers again: QL201's
+    verdict, then the walk of its branches), with the text of each module found. Unless
+    `record` is False (the caller records what decided its answer), every module of the
+    project and its listing are dependencies of the check (`_record_search`)."""
+    if record:
+        _record_search(ctx, root, name)
+    memo = ("project_callers.candidates", root, name)
+    known = ctx.cache.get(memo, False)
+    if known is False:
+        known = ctx.cache[memo] = _scan_again(ctx, root, name)
+    if known is None:
+        return None
+    read = ((path, file_keys.content_bytes(ctx.project, path, key, _MAX_BYTES), key) for path, key in known)
+    return [(path, data, key) for path, data, key in read if data is not None]
+
+
+# (root, name, checked path) -> (the project's content keys, what `_scan` found at them): an
+# editor checks a module again at every keystroke while the other modules stay as they were,
+# and a method's callers are searched in ExecuTorch's ~3,800 modules (~6 ms a check for
+# qualcomm/tests/utils.py, whose TestQNN methods other modules subclass and call).
+_SCANS: dict[tuple[str, str, str], tuple[dict, list[tuple[str, tuple]] | None]] = {}
+_MAX_SCANS = 64
+
+
+def _scan_again(ctx: FileContext, root: str, name: str) -> list[tuple[str, tuple]] | None:
+    """`_scan`, or what it found for the same check at the same content keys of the project
+    (the checked module's own is not read by it). The answer is the same: a module's text and
+    what was learnt of it are keyed on its content key (`scan_memo` may have learnt more since,
+    which only spares reading a module found to be no caller)."""
+    own = os.path.abspath(ctx.path)
+    keys = unrecorded_keys(ctx, root)
+    kept = _SCANS.get((root, name, own))
+    if kept is not None and _same_besides(kept[0], keys, own):
+        return kept[1]
+    found = _scan(ctx, root, name)
+    if len(_SCANS) >= _MAX_SCANS:
+        _SCANS.clear()
+    _SCANS[root, name, own] = (keys, found)
+    return found
+
+
+def _same_besides(before: dict, now: dict, own: str) -> bool:
+    """The same content keys for every module but the checked one (its buffer is never read
+    by the scan, and changes at every keystroke)."""
+    if before is now or before == now:
+        return True
+    if len(before) != len(now):
+        return False
+    return all(key == now.get(path) for path, key in before.items() if path != own)
+
+
+def _scan(ctx: FileContext, root: str, name: str) -> list[tuple[str, tuple]] | None:
+    """Modules whose text spells the name as an identifier (`references.spells`) and whose
+    code was not found not to load it (their path and content key; `_references` tells
+    whether the code loads it), from the words of each module (`project_words`: read once per
+    content). None past `_MAX_CANDIDATES` modules whose text holds it (spelled or inside
+    longer names), decided from the texts alone before any is parsed."""
+    hits = []
+    keys = unrecorded_keys(ctx, root)
+    for counted, path in enumerate(_holding(ctx, root, name), 1):
+        key = keys[path]
+        if not scan_memo.known_miss(path, _UNUSED + name, key) and not scan_memo.known_miss(path, _OWN + name, key):
+            if project_words.spells(ctx.project.overlay, path, key, name):
+                hits.append((path, key))
+            else:
+                # Only inside longer identifiers: its code cannot load the name, and it is not
+                # parsed; it still counts as a candidate, as every module holding the text does.
+                scan_memo.note_miss(path, _UNUSED + name, key)
+        if counted > _MAX_CANDIDATES:
+            return None
+    return hits
+
+
+def _holding(ctx: FileContext, root: str, word: str) -> list[str]:
+    """The project's modules whose text holds `word` (`project_words`). Where the answers are
+    kept between runs (`scan_memo`, with the results cache), what an earlier run found is
+    asked first, so that a module unchanged since is not read, and what this one found is
+    kept for the next. Nothing is recorded: its callers do (`_record_search`)."""
+    keys = unrecorded_keys(ctx, root)
+    overlay = ctx.project.overlay
+    own = os.path.abspath(ctx.path)
+    if not scan_memo.keeps(root):
+        return project_words.holding(overlay, keys, word, besides=own)
+    questions = [_LACKS + word, _UNUSED + word, _OWN + word]
+    # What is kept of every module, read in one pass: its text holds the word or lacks it, or
+    # its code was found not to load it or to load only its own (which it found in it).
+    (holds, lacks), (_, unused), (_, own_only) = scan_memo.known_sets(keys, questions)
+    saved = dict.fromkeys(unused | own_only, True)
+    saved.update(dict.fromkeys(holds, True))
+    saved.update(dict.fromkeys(lacks, False))
+    found = project_words.holding(overlay, keys, word, saved, own)
+    noted = (root, word, project_words.reads())
+    if noted not in _NOTED:
+        if len(_NOTED) > 4096:
+            _NOTED.clear()
+        _NOTED.add(noted)
+        holders = set(found)
+        # Only what this process read is new: an answer kept already is not noted again (noted,
+        # every module of the project was a memo entry that `scan_memo.flush` then compared
+        # with the kept one, ~45 ms of a one-file check that learned nothing). A module that
+        # holds the word is noted too: it was read again by every later run (the ~1,000 of
+        # ExecuTorch's modules that hold `utils`, the name of the module of vulkan's helpers).
+        for path, key in keys.items():
+            if path != own and saved.get(path) is None:
+                scan_memo.note(path, questions[0], key, path in holders)
+    return found
+
+
+# (root, word, reads so far) whose misses were noted for `scan_memo`: the same answers again
+# while no module was read since.
+_NOTED: set[tuple[str, str, int]] = set()
+
+
+def _references(ctx: FileContext, path: str, key: tuple, name: str, keep_tree: bool = False) -> References | None:
+    """The references of a candidate module's summary, when its code loads `name` (None when
+    it never does, or does not parse: it calls nothing, which is remembered for its content,
+    unless it imports `name` under another name, which its callers may spell: `_renames`)."""
+    refs = ctx.project.fact_at(path, REFERENCES, keep_tree)
+    if refs is not None and refs.rows(refs.names_for(name)):
+        return refs
+    if refs is None or not refs.aliases.get(name):
+        scan_memo.note_miss(path, _UNUSED + name, key)
+    return None
+
+
+def _renames(ctx: FileContext, path: str, name: str) -> tuple[str, ...]:
+    """The names a candidate module's imports bind `name` to (`from .x import f as qm`): other
+    modules may import it from there under that name (its summary's fact, read already)."""
+    refs = ctx.project.fact_at(path, REFERENCES)
+    return refs.aliases.get(name, ()) if refs is not None else ()

@@ -1,0 +1,129 @@
+"""What the helper search reads of other modules from their texts alone (names defined,
+imports, wrappers, whether a sink can be named): answers kept per path while the module's
+content key holds, so a module is not parsed (nor summarised) to learn that it holds no helper.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
+
+from qlint.analysis.graphs import file_keys
+from qlint.analysis.graphs.called_names import attributes_called
+from qlint.analysis.names.modules import import_root, module_name_for
+from qlint.analysis.names.text_imports import text_imports
+
+if TYPE_CHECKING:
+    from qlint.analysis.graphs.wrapper_candidates import ModuleText
+
+# Facts shared by the checks of one process, each with the modules (and their content keys)
+# it was read from: reused only while those are unchanged.
+_TEXTS: dict[tuple, tuple[tuple | None, bool]] = {}
+_T = TypeVar("_T")
+_WRAPPERS: dict[str, tuple[tuple | None, tuple[frozenset[str], frozenset[str]]]] = {}
+
+
+def _wrappers(project, path: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The functions and classes of a module naming a sink that its own text makes wrappers
+    (`wrapper_candidates.candidates` of it alone)."""
+
+    def wrappers(text: str) -> tuple[frozenset[str], frozenset[str]]:
+        # Imported here: only a module naming a sink is read this way, and the text reader's
+        # 16 patterns are ~2 ms of a `qlint check FILE` that reads none (`_module_text` too).
+        from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
+
+        functions, classes = candidates([ModuleText(text, path)], [])
+        return frozenset(functions), frozenset(classes)
+
+    return _per_content(_WRAPPERS, 50_000, project, path, wrappers)
+
+
+def _per_content(memo: dict, limit: int, project, path: str, work: Callable[[str], _T]) -> _T:
+    """What `work` makes of a module's text, kept per path (in `memo`, up to `limit` modules)
+    while the module's content key stays the one it was made for."""
+    key = file_keys.content_key(project, path)
+    found = memo.get(path)
+    if found is None or found[0] != key:
+        if len(memo) > limit:
+            memo.clear()
+        found = memo[path] = (key, work(project.text(path) or ""))
+    return found[1]
+
+
+def _no_sites(masked: str) -> list:
+    return []
+
+
+_TEXTS_READ: dict[str, tuple[tuple | None, ModuleText]] = {}
+
+
+def _module_text(project, path: str) -> ModuleText:
+    """A link module's text as `wrapper_candidates` reads it."""
+    from qlint.analysis.graphs.wrapper_candidates import ModuleText  # see `_wrappers`
+
+    return _per_content(_TEXTS_READ, 2_000, project, path, lambda text: ModuleText(text, path, sites=_no_sites))
+
+
+_NAMES: dict[str, tuple[tuple | None, tuple[frozenset[str], frozenset[str], dict[str, str]]]] = {}
+
+
+def _attributes(text: str, name: str) -> set[tuple[str, ...]]:
+    """`attributes_called`, answered once per name for the text asked about last (the import
+    trigger and the helper search ask about functions and classes of the same imports)."""
+    global _ATTRIBUTES
+    if _ATTRIBUTES is None or _ATTRIBUTES[0] is not text:
+        _ATTRIBUTES = (text, {})
+    memo = _ATTRIBUTES[1]
+    if name not in memo:
+        memo[name] = attributes_called(text, name)
+    return memo[name]
+
+
+_ATTRIBUTES: tuple[str, dict[str, set[tuple[str, ...]]]] | None = None
+_CLASSES: dict[str, tuple[tuple | None, frozenset[str]]] = {}
+
+
+def _class_names(project, path: str) -> frozenset[str]:
+    """The names a module's text defines with `class` (at any depth: a superset)."""
+    return _per_content(_CLASSES, 50_000, project, path, lambda text: frozenset(_DEFINES[1].findall(text)))
+
+
+def _names(project, path: str) -> tuple[frozenset[str], frozenset[str], dict[str, str]]:
+    """The names a module's text defines (`def`/`class`, at any depth), those of them it
+    defines with `def` (a superset of its summary's functions), and its imports as the
+    text spells them (`text_imports`, the last binding of a name winning as in
+    `ModuleScope`); read again when its content key changes."""
+
+    def names(text: str) -> tuple[frozenset[str], frozenset[str], dict[str, str]]:
+        functions = frozenset(_DEFINES[0].findall(text))
+        defined = functions | frozenset(_DEFINES[1].findall(text))
+        return defined, functions, dict(text_imports(text, module_name_for(path), path))
+
+    return _per_content(_NAMES, 50_000, project, path, names)
+
+
+# Each led by its literal (searched fast); a superset of the names defined (also in strings,
+# comments, `undef x`): a name found here is looked up in the module's summary.
+_DEFINES = (re.compile(r"def[ \t]+(\w+)"), re.compile(r"class[ \t]+(\w+)"))
+
+
+def _mentions(project, path: str, kind: str, holds_sink: Callable[[str], bool]) -> bool:
+    """Whether the module's text can hold a sink of `kind`: an editor's buffer as it is, a
+    file as it is on disk now (read again when its stat changes)."""
+    key = file_keys.content_key(project, path)
+    found = _TEXTS.get((path, kind))
+    if found is None or found[0] != key:
+        if len(_TEXTS) > 50_000:
+            _TEXTS.clear()
+        text = project.text(path) or ""
+        found = _TEXTS[(path, kind)] = (key, holds_sink(text))
+    return found[1]
+
+
+def _torch(full: str) -> bool:
+    return full == "torch" or full.startswith(("torch.", "builtins."))
+
+
+def _import_root(path: str) -> str:
+    return import_root(path)

@@ -1,0 +1,207 @@
+"""Which modules of the project spell a packet, or name what the inserting module defines
+(QL102's consumers): one read of the project per check, whatever is learnt of a module kept
+per content key (`scan_memo`), and only modules whose text matches parsed. The patterns are
+searched as text first: op names are common words (`x.reshape(...)`).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+
+from qlint.analysis import scan_memo
+from qlint.analysis.context import FileContext
+from qlint.analysis.graphs.project_scan import project_modules, text_holding
+from qlint.analysis.names.live_trees import parse as live_parse
+from qlint.analysis.names.modules import module_name_for
+from qlint.analysis.names.resolver import OpRef
+from qlint.analysis.names.tree_handover import HANDOVER
+from qlint.source import LineIndex
+
+_SCAN_KEY = "ql102.consumer-scan"
+# path -> (content key, the module parsed)
+_PARSED: dict[str, tuple[tuple, FileContext | None]] = {}
+# The file whose checks `_PARSED` serves: an editor checks one buffer again and again, but
+# over a tree each file is checked once, and the parses kept for the run were whole trees
+# (~7 MiB over ao) asked for again a handful of times.
+_PARSED_FOR: list[str | None] = [None]
+# (checked path, the patterns asked) -> (the project's (path, content key) list the scan read,
+# (path, key) of the modules it found per pattern): the last scan of each file an editor
+# checks again (`_scan`); a few files, each holding one list of the project's modules.
+_LAST_SCAN: dict[tuple[str, tuple[str, ...]], tuple[list, dict[str, list[tuple[str, tuple]]]]] = {}
+_MAX_LAST_SCANS = 8
+
+
+# `scan_memo`'s questions: a module that does not spell the pattern that follows.
+_QUESTION = "ql102-consumer:"
+
+
+_NAME = "name:"  # in `_scan`'s table, a name the inserting module defines, not a packet pattern
+
+
+class _Defined:
+    """`search(text)`: the op's qualified name as a string literal opens it (`"ns::op"` or a
+    schema `"ns::op(Tensor x) -> Tensor"`), as `custom_op`, `register_fake` and
+    `torch.library.define` spell it."""
+
+    def __init__(self, ref: OpRef):
+        self._regex = re.compile(rf"""["']{re.escape(ref.namespace)}::{re.escape(ref.op)}(?=["'(.])""")
+
+    def search(self, text: str) -> bool:
+        return self._regex.search(text) is not None
+
+
+class _Overload:
+    """`search(text)`: one of the op's overloads (`ns.op.default`, `ns.op.Tensor`)."""
+
+    def __init__(self, ref: OpRef):
+        self._regex = re.compile(rf"\b{re.escape(ref.namespace)}\s*\.\s*{re.escape(ref.op)}\s*\.\s*[A-Za-z_]\w*")
+
+    def search(self, text: str) -> bool:
+        return self._regex.search(text) is not None
+
+
+class _Packet:
+    """`search(text)`: the packet as an op (`aten.permute`, not a tensor's `x.permute(...)`), no
+    overload after it. The pattern starts with a literal (a leading `\\b` makes `re` scan 20x
+    slower), and the word boundary before it is checked here."""
+
+    def __init__(self, ref: OpRef):
+        self.pattern = rf"{re.escape(ref.namespace)}\s*\.\s*{re.escape(ref.op)}\b(?!\s*\.\s*\w)"
+        self._regex = re.compile(self.pattern)
+
+    def search(self, text: str) -> bool:
+        return any(True for _ in self._spellings(text))
+
+    def count(self, text: str) -> int:
+        """How many times `text` spells the packet (what `findall` of the pattern with a
+        leading `\\b` counts: a match that fails the boundary holds no start of one that
+        passes, since the op ends at a boundary and a namespace is one word)."""
+        return sum(1 for _ in self._spellings(text))
+
+    def _spellings(self, text: str):
+        for m in self._regex.finditer(text):
+            before = text[m.start() - 1] if m.start() else " "
+            if not (before.isalnum() or before == "_"):
+                yield m
+
+
+def _spelled(ref: OpRef) -> _Packet:
+    return _Packet(ref)
+
+
+def packet_spellings(ref: OpRef, text: str) -> int:
+    """How many times `text` names the packet `ref` (`ns.op`, no overload after it)."""
+    return _Packet(ref).count(text)
+
+
+def _inserting_names(ctx: FileContext) -> set[str]:
+    return _defined(ctx) - {"call", "main"}
+
+
+def _scan(ctx: FileContext, refs: list[OpRef], names: bool = False) -> dict[str, list[FileContext]]:
+    """The project's other modules that spell each packet, or (`names`) those that name each
+    function or class this module defines, in one read of the project (a consumer or a pipeline need not insert
+    anything, so the project scan's own selection of modules does not hold them)."""
+    cache_key = (_SCAN_KEY, names)
+    if cache_key in ctx.cache:
+        return ctx.cache[cache_key]
+    wanted: dict[str, tuple[_Packet | _AnyName, tuple[bytes, ...]]] = {}
+    for ref in refs:
+        wanted[_spelled(ref).pattern] = (_spelled(ref), (ref.op.encode(),))
+    # One search per name, not one for all: what is known of a module not naming `f` still
+    # holds after an edit defines `g` beside it.
+    for name in sorted(_inserting_names(ctx)) if names else ():
+        wanted[_NAME + name] = (_AnyName({name}), (name.encode(),))
+    found: dict[str, list[FileContext]] = {p: [] for p in wanted}
+    own = os.path.abspath(ctx.path)
+    needles = tuple(n.decode() for _, encoded in wanted.values() for n in encoded)
+    modules = project_modules(ctx, needles) if wanted else []
+    # Which modules spell what is a function of their contents: asked again of the same
+    # modules with the same keys (an editor's next check of this buffer), the modules found
+    # last time are the answer, and each of the project's modules is not asked again.
+    memo_key = (own, tuple(wanted))
+    last = _LAST_SCAN.get(memo_key)
+    if last is not None and last[0] == modules:
+        for p, paths in last[1].items():
+            for path, key in paths:
+                module = _module(ctx, path, key, [wanted[p]])
+                if module is not None:
+                    found[p].append(module)
+        ctx.cache[cache_key] = found
+        return found
+    matched: dict[str, list[tuple[str, tuple]]] = {p: [] for p in wanted}
+    questions = [_QUESTION + p for p in wanted]
+    others = [(path, key) for path, key in modules if path != own and key is not None]
+    for path, key, known in scan_memo.unanswered(others, questions):
+        pending = [p for p, held in zip(wanted, known, strict=True) if held is not False]
+        if not pending:
+            continue
+        module = _module(ctx, path, key, [wanted[p] for p in pending])
+        for p in pending:
+            if module is not None and wanted[p][0].search(module.text):
+                found[p].append(module)
+                matched[p].append((path, key))
+            else:
+                scan_memo.note_miss(path, _QUESTION + p, key)
+    if ctx.project.track_dependents:  # a command-line run checks each file once: nothing to keep
+        if len(_LAST_SCAN) >= _MAX_LAST_SCANS:
+            _LAST_SCAN.clear()
+        _LAST_SCAN[memo_key] = (modules, matched)
+    ctx.cache[cache_key] = found
+    return found
+
+
+def _module(
+    ctx: FileContext, path: str, key: tuple, wanted: list[tuple[_Packet | _AnyName, tuple[bytes, ...]]]
+) -> FileContext | None:
+    """The module parsed, if its text matches one of `wanted` (bytes first: most do not)."""
+    if _PARSED_FOR[0] != ctx.path:
+        _PARSED.clear()
+        _PARSED_FOR[0] = ctx.path
+    known = _PARSED.get(path)
+    if known is not None and known[0] == key:
+        return known[1]
+    read = text_holding(ctx.project, path, key, tuple(n for _, needles in wanted for n in needles))
+    if read is None:
+        return None
+    text, data = read
+    if not any(pattern.search(text) for pattern, _ in wanted):
+        return None  # parsed only when it matches: op names are common words (`x.reshape(...)`)
+    # A module this run checks later: the tree a summary or a scan kept for its check, or
+    # this parse, kept for it (`tree_handover`).
+    tree = HANDOVER.peek(os.path.abspath(path), data) if data is not None else None
+    if tree is None:
+        try:
+            tree = live_parse(text, path)
+        except (SyntaxError, ValueError, RecursionError):
+            tree = None
+        if tree is not None and data is not None:
+            HANDOVER.keep(os.path.abspath(path), data, tree)
+    module = (
+        FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))
+        if tree
+        else None
+    )
+    _PARSED[path] = (key, module)
+    return module
+
+
+class _AnyName:
+    """`search(text)`: one of `names` as a whole word (a regex alternation of a module's many
+    names is slow on large texts; most names are not in a given text at all)."""
+
+    def __init__(self, names: set[str]):
+        self.names = sorted(names)
+
+    def search(self, text: str) -> bool:
+        return any(n in text and re.search(rf"\b{re.escape(n)}\b", text) for n in self.names)
+
+
+def _defined(module: FileContext) -> set[str]:
+    return {
+        node.name
+        for node in module.tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
