@@ -75,7 +75,6 @@ from qlint.analysis.tree_walk import own_nodes
 # even that walk reads most of the installed torchao (QL1 CPU 1.8 -> 2.9 s with two links,
 # 4.1-5.1 s with three); one link asks only whether the next module names a sink.
 CHAIN_LINKS = 3
-_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 # What a sink is: for a call (and the resolver of its body), the argument expressions that
 # reach it directly.
