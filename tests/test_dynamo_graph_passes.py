@@ -229,3 +229,22 @@ def test_helper_also_called_elsewhere_or_public_is_reported(tmp_path):
     """
     root = _project(tmp_path, {"pkg/__init__.py": init, "pkg/legacy.py": legacy})
     assert _rows(root, "pkg/legacy.py", select=("QL102",)) == [5, 8]
+
+
+def test_a_backend_module_that_names_no_pass_of_the_file_is_not_parsed(tmp_path, monkeypatch):
+    """A backend names what it runs: the module of one that spells neither the pass nor its
+    class is not parsed for the check (a fresh one-file check of torch's observer.py parsed ten
+    of torch's backend modules), and the one that does still answers."""
+    from qlint.analysis.graphs import dynamo_graph_passes
+
+    other = BACKEND.replace("rewrite_events", "other_pass").replace("pkg.passes", "pkg.others")
+    others = PASS.replace("rewrite_events", "other_pass")
+    root = _package(tmp_path, passes=PASS, backend=BACKEND, unrelated=other, others=others)
+    parsed = []
+    real = dynamo_graph_passes._module
+    monkeypatch.setattr(
+        dynamo_graph_passes, "_module", lambda ctx, path, text: parsed.append(path) or real(ctx, path, text)
+    )
+    dynamo_graph_passes._FACTS.clear()
+    assert _rows(root, "pkg/passes.py") == []
+    assert [Path(p).name for p in parsed] == ["backend.py"]

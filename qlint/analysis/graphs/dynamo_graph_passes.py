@@ -75,17 +75,18 @@ def sees_dynamo_graph(ctx: FileContext, body: Body | None) -> bool:
         tails |= {f"{base}.{owner.name}", f"{base}.{owner.name}.{func.name}"}
     if not tails:
         return False
-    callees = dynamo_graph_callees(ctx)
-    if not callees:
-        return False
-    if _named(callees, tails):
+    # A backend names what it runs: a module whose text spells none of these names none of them.
+    if _named(dynamo_graph_callees(ctx, frozenset({func.name, *(() if owner is None else (owner.name,))})), tails):
         return True
     # A private helper of the module that only such passes call (with the graph they were
     # handed) runs on the same graph.
     if owner is not None or not func.name.startswith("_"):
         return False
     callers = _callers(ctx, func.name)
-    return bool(callers) and all(_named(callees, {f"{base}.{c.name}"}) for c in callers)
+    if not callers:
+        return False
+    callees = dynamo_graph_callees(ctx, frozenset(c.name for c in callers))
+    return all(_named(callees, {f"{base}.{c.name}"}) for c in callers)
 
 
 def _named(callees: frozenset[str], tails: set[str]) -> bool:
@@ -114,43 +115,69 @@ def _callers(ctx: FileContext, name: str) -> list[ast.FunctionDef | ast.AsyncFun
     return callers
 
 
-def dynamo_graph_callees(ctx: FileContext) -> frozenset[str]:
+def dynamo_graph_callees(ctx: FileContext, words: frozenset[str]) -> frozenset[str]:
     """Qualified names of what the project's backends run on Dynamo's graph before AOT, and
-    of its pre-grad passes, read from every module of the project that spells an AOT entry
-    point or the pre-grad hook (kept per module content)."""
-    if _CACHE_KEY in ctx.cache:
-        return ctx.cache[_CACHE_KEY]
+    of its pre-grad passes, read from the modules of the project that spell an AOT entry point
+    or the pre-grad hook (kept per module content) and one of `words`: a module that spells
+    none of them is not parsed (a fresh one-file check of torch's observer.py parsed ten)."""
+    memo = (_CACHE_KEY, words)
+    if memo in ctx.cache:
+        return ctx.cache[memo]
     found: set[str] = set()
-    own = os.path.abspath(ctx.path)
-    modules = dict(_project_modules(ctx))
-    # What earlier checks and runs found, in one pass: a check with a finding would otherwise
-    # ask every module of the project the question again (torch: ~2,300 of them).
-    misses = scan_memo.known_sets(modules, [_QUESTION])[0][1]
-    for path, key in modules.items():
-        if key is None or path in misses:
-            continue
-        if os.path.abspath(path) == own:
-            if _WRITES.search(ctx.text):
-                found |= _backend_callees(ctx)
+    for path, key, text in _backends(ctx):
+        if text is None:  # the module checked
+            found |= _backend_callees(ctx)
             continue
         known = _FACTS.get(path)
         if known is not None and known[0] == key:
             found |= known[1]
             continue
-        read = text_holding(ctx.project, path, key, _NEEDLE_BYTES)
-        if read is None or not _WRITES.search(read[0]):
-            scan_memo.note(path, _QUESTION, key, False)
+        if not any(w in text for w in words):
             continue
-        scan_memo.note(path, _QUESTION, key, True)
-        names = frozenset(_backend_callees(_module(ctx, path, read[0])))
+        names = frozenset(_backend_callees(_module(ctx, path, text)))
         if len(_FACTS) > _MAX_FACTS:
             _FACTS.clear()
         _FACTS[path] = (key, names)
         if names:
             file_keys.record(ctx.project, ctx.path, ((path, key),))
         found |= names
-    ctx.cache[_CACHE_KEY] = frozenset(found)
-    return ctx.cache[_CACHE_KEY]
+    ctx.cache[memo] = frozenset(found)
+    return ctx.cache[memo]
+
+
+def _backends(ctx: FileContext) -> list[tuple[str, tuple, str | None]]:
+    """(path, content key, text) of each module of the project that spells an AOT entry point
+    or the pre-grad hook, once per check; the checked module's own text is None."""
+    if _CACHE_KEY in ctx.cache:
+        return ctx.cache[_CACHE_KEY]
+    found = []
+    own = os.path.abspath(ctx.path)
+    modules = dict(_project_modules(ctx))
+    # What earlier checks and runs found, in one pass: a check with a finding would otherwise
+    # ask every module of the project the question again (torch: ~2,300 of them).
+    holds, misses = scan_memo.known_sets(modules, [_QUESTION])[0]
+    for path, key in modules.items():
+        if key is None or path in misses:
+            continue
+        if os.path.abspath(path) == own:
+            if _WRITES.search(ctx.text):
+                found.append((path, key, None))
+            continue
+        known = _FACTS.get(path)
+        if known is not None and known[0] == key:
+            found.append((path, key, ""))  # read before: `dynamo_graph_callees` takes its facts
+            continue
+        read = text_holding(ctx.project, path, key, _NEEDLE_BYTES)
+        if read is not None and path in holds:
+            found.append((path, key, read[0]))
+            continue
+        if read is None or not _WRITES.search(read[0]):
+            scan_memo.note(path, _QUESTION, key, False)
+            continue
+        scan_memo.note(path, _QUESTION, key, True)
+        found.append((path, key, read[0]))
+    ctx.cache[_CACHE_KEY] = found
+    return found
 
 
 def _project_modules(ctx: FileContext) -> list[tuple[str, tuple | None]]:

@@ -31,6 +31,8 @@ def keyed_on_printed_packet(ctx: FileContext, ref: OpRef) -> bool:
     an overload's."""
     if ref.op not in ctx.text or not any(n in ctx.text for n in _CONSUMES):
         return False
+    if "__name__" not in ctx.text and "_pretty_print_target" not in ctx.text:
+        return False  # no printed name read anywhere in the module (torch's observer.py)
     if re.search(rf"\b{re.escape(ref.namespace)}\.{re.escape(ref.op)}\.\w", ctx.text):
         return False  # an overload of the op spelled: a matcher may key on it
     keys = _printed_keys(ctx)
