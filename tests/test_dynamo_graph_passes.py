@@ -248,3 +248,20 @@ def test_a_backend_module_that_names_no_pass_of_the_file_is_not_parsed(tmp_path,
     dynamo_graph_passes._FACTS.clear()
     assert _rows(root, "pkg/passes.py") == []
     assert [Path(p).name for p in parsed] == ["backend.py"]
+
+
+def test_a_method_pass_run_through_its_class_is_quiet(tmp_path):
+    """A backend reaches a method through its class's name (`Rewriter.rewrite_events(gm)`): the
+    modules read for it are those spelling the class."""
+    method = "class Rewriter:\n    @staticmethod\n" + textwrap.indent(
+        textwrap.dedent(PASS).replace("import torch\n", ""), "    "
+    )
+    passes = "import torch\n\n" + method
+    backend = BACKEND.replace("import rewrite_events", "import Rewriter").replace(
+        "gm = rewrite_events(gm)", "gm = Rewriter.rewrite_events(gm)"
+    )
+    root = _package(tmp_path, passes=passes, backend=backend)
+    assert _rows(root, "pkg/passes.py") == []
+    (tmp_path / "loud").mkdir()
+    loud = _package(tmp_path / "loud", passes=passes, backend=backend.replace("Rewriter.rewrite_events(gm)", "gm"))
+    assert len(_rows(loud, "pkg/passes.py")) == 2

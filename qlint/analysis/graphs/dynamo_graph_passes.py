@@ -75,8 +75,9 @@ def sees_dynamo_graph(ctx: FileContext, body: Body | None) -> bool:
         tails |= {f"{base}.{owner.name}", f"{base}.{owner.name}.{func.name}"}
     if not tails:
         return False
-    # A backend names what it runs: a module whose text spells none of these names none of them.
-    if _named(dynamo_graph_callees(ctx, frozenset({func.name, *(() if owner is None else (owner.name,))})), tails):
+    # A backend names what it runs: a module whose text spells none of these names none of them
+    # (a method through its class: `Pass.run(gm)`, `Pass(gm)`).
+    if _named(dynamo_graph_callees(ctx, frozenset({func.name if owner is None else owner.name})), tails):
         return True
     # A private helper of the module that only such passes call (with the graph they were
     # handed) runs on the same graph.
