@@ -30,13 +30,13 @@ from qlint.analysis.flow.model_apis import key
 from qlint.analysis.flow.model_classes import Built
 from qlint.analysis.flow.model_values import CONSTRUCTED, Env, ModeFact, Obj
 from qlint.analysis.flow.stored_fields import passed_for
+from qlint.analysis.flow.switched_parts import PART_SETTERS
 from qlint.analysis.names.resolver import Resolver, dotted_parts
+from qlint.analysis.names.scope import own_init
 from qlint.value_classes import replace
 
 # Calls that return the module they are called on.
 _SAME = frozenset({"eval", "to", "cpu", "cuda", "float", "half", "double", "bfloat16", "requires_grad_"})
-# Calls that give a module a new part (or take one away) by name.
-_REPLACES = frozenset({"add_module", "register_module", "set_submodule", "__setattr__", "__delattr__"})
 _CONDITIONAL = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.Match, getattr(ast, "TryStar", ast.Try))
 
 Path = tuple[Obj, tuple[str, ...]]
@@ -108,7 +108,7 @@ class HeldParts:
     def replacing(self, node: ast.Call, env: Env) -> None:
         """`setattr(m, ...)`, `m.add_module(...)`: a part of `m` may be replaced."""
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in _REPLACES:
+        if isinstance(func, ast.Attribute) and func.attr in PART_SETTERS:
             self.replaced(func.value, env)
         elif isinstance(func, ast.Name) and func.id in ("setattr", "delattr") and node.args:
             self.replaced(node.args[0], env)
@@ -184,7 +184,7 @@ def _chain_or_name(expr: ast.expr) -> bool:
 
 def _evaled_stores(cls: ast.ClassDef) -> dict:
     """`self.a = p.eval()` in `__init__` of a class that evals every part it stores."""
-    init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    init = own_init(cls)
     if init is None:
         return {}
     params = [a.arg for a in (*init.args.posonlyargs, *init.args.args[1:])]
@@ -232,7 +232,7 @@ def part_build(owner, path: Path) -> Built | None:
 
 
 def _stored_build(owner, built: Built, attr: str) -> Built | None:
-    init = next((s for s in built.cls.node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    init = own_init(built.cls.node)
     calls = [
         s.value
         for s in (init.body if init is not None else ())

@@ -14,13 +14,14 @@ import ast
 
 from qlint.analysis.flow.model_torch_nn import CONTAINERS
 from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.names.scope import own_init
 
 
 def only_hyperparameter(cls_node: ast.ClassDef, resolver: Resolver, position: int | None, keyword: str | None) -> bool:
     """The `__init__` parameter an argument binds (by `position` after `self`, or `keyword`)
     is read only as a torch.nn layer's argument or in a test. False when it is not known which
     parameter the argument binds (no `__init__` of its own, `*args`, `**kwargs`)."""
-    init = next((s for s in cls_node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    init = own_init(cls_node)
     if init is None:
         return False
     name = _parameter(init.args, position, keyword)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from qlint.analysis.flow.model_classes import FACTORIES
 from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.names.scope import own_init
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import walk_kinds
 from qlint.value_classes import value_class
@@ -198,7 +199,7 @@ def init_sets_eval(cls: ast.ClassDef) -> bool:
 
 
 def _init_sets_eval(cls: ast.ClassDef) -> bool:
-    init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    init = own_init(cls)
     return init is not None and any(
         (m := mode_call(n)) is not None and m[1] == "eval" and key(m[0]) == "self"
         for n in walk_kinds(init, _CALLS)  # computed for every class of every module summarised
@@ -220,7 +221,7 @@ def init_mirrored_param(cls: ast.ClassDef) -> str | None:
 
 
 def _init_mirrored_param(cls: ast.ClassDef) -> str:
-    init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    init = own_init(cls)
     if init is None:
         return ""
     last = None

@@ -14,7 +14,7 @@ import ast
 from collections.abc import Callable
 
 from qlint.analysis.flow.model_apis import key, mode_call
-from qlint.analysis.names.scope import function_assigns, parameter_args
+from qlint.analysis.names.scope import function_assigns, own_init, parameter_args
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import statement_lists, walk_kinds
 from qlint.value_classes import value_class
@@ -51,7 +51,7 @@ def attribute_sources(
 ) -> dict[str, ast.Call | Stored | Evaled]:
     """`self.<attr>` -> the call that builds it (`Evaled` when `__init__` evals it), or the
     `__init__` parameter stored in it."""
-    init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    init = own_init(cls)
     params = {a.arg: i for i, a in enumerate(parameter_args(init, star=False))} if init is not None else {}
     constructs = _memo(is_constructor)
     if not _sets_a_source(cls, init, params, constructs):

@@ -36,7 +36,7 @@ from qlint.analysis.flow.model_values import (
 )
 from qlint.analysis.flow.stored_fields import passed_for
 from qlint.analysis.names.resolver import Resolver, dotted_parts
-from qlint.analysis.names.scope import parameter_args, unique_value
+from qlint.analysis.names.scope import own_init, parameter_args, unique_value
 from qlint.value_classes import replace
 
 
@@ -163,7 +163,7 @@ class Builds:
         foreign = cls.scope.path != self.sem.flow.path
         if foreign and not self.sem.owner.classes.followed(cls.scope.path):
             return  # a class of another module: its body is not read for this
-        init = next((s for s in cls.node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+        init = own_init(cls.node)
         if init is None or any(isinstance(a, ast.Starred) for a in node.args):
             return
         names = [a.arg for a in parameter_args(init, star=False)]
@@ -312,7 +312,7 @@ def _mirrored_arg(node: ast.AST, built: Built, args: list[Obj | None]) -> Obj | 
     name = mirrored_param(built.cls) if built.cls is not None else None
     if name is None or not isinstance(node, ast.Call) or any(isinstance(a, ast.Starred) for a in node.args):
         return None
-    init = next(s for s in built.cls.node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__")
+    init = own_init(built.cls.node)
     positional = [a.arg for a in (*init.args.posonlyargs, *init.args.args[1:])]
     if name in positional and positional.index(name) < len(node.args):
         return args[positional.index(name)]

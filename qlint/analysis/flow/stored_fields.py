@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from qlint.analysis.flow.model_attrs import Stored, attribute_sources
 from qlint.analysis.flow.read_only_params import LOOKERS, MUTATORS
-from qlint.analysis.names.scope import parameter_args
+from qlint.analysis.names.scope import own_init, parameter_args
 
 Field = tuple[int | None, str]  # (position among the call's arguments, keyword)
 
@@ -54,7 +54,7 @@ def held_fields(cls: ast.ClassDef) -> dict[str, Field]:
 
 
 def _stored_once(cls: ast.ClassDef) -> dict[str, Field]:
-    init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    init = own_init(cls)
     if init is None:
         return {}
     params = {a.arg: i for i, a in enumerate(parameter_args(init, star=False))}

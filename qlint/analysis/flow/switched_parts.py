@@ -36,7 +36,7 @@ from qlint.analysis.names.scope import parameter_args
 # Methods that give a module parts or run code on each of them (which may switch them); those
 # whose first argument, when a constant, names the part they set.
 _REBUILDS = frozenset({"add_module", "register_module", "set_submodule", "apply", "__setattr__", "__delattr__"})
-_NAMED = frozenset({"add_module", "register_module", "set_submodule", "__setattr__", "__delattr__"})
+PART_SETTERS = frozenset({"add_module", "register_module", "set_submodule", "__setattr__", "__delattr__"})
 _SETTERS = frozenset({"setattr", "delattr"})
 # Methods that return the module they are called on: a name bound to the result is the same part.
 _SAME = frozenset({"eval", "to", "cpu", "cuda", "float", "half", "bfloat16", "double", "requires_grad_", "to_empty"})
@@ -310,7 +310,7 @@ def _call_changes(
         owner = _chain(func.value, held)
         if owner is not False:
             if func.attr in _REBUILDS:
-                named = _named(owner, node.args[:1]) if func.attr in _NAMED else owner
+                named = _named(owner, node.args[:1]) if func.attr in PART_SETTERS else owner
                 return _overlaps(named, path)
             if func.attr == "train" and (owner or owner is _UNKNOWN or whole_switch) and _overlaps(owner, path):
                 return True  # `name.model.train()` switches that part back

@@ -327,6 +327,11 @@ _TOKEN_BASES = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.bool
 _LEAF_TYPES = frozenset({ast.Name, ast.Constant} | {t for base in _TOKEN_BASES for t in base.__subclasses__()})
 
 
+def own_init(cls: ast.ClassDef) -> ast.FunctionDef | None:
+    """The `__init__` a class body defines itself (not an inherited one)."""
+    return next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+
+
 def parameter_args(func: ast.AST, star: bool = True) -> list[ast.arg]:
     """A function's (or lambda's) parameters in order: positional, keyword-only, then with
     `star` the `*args` and `**kwargs` (which hold no single value a caller passes)."""
