@@ -18,6 +18,7 @@ from qlint.analysis.calibration import QAT, Calibration, Summary, Uncalibrated, 
 from qlint.analysis.calibration_carry import run_carry
 from qlint.analysis.calibration_walk import Walker
 from qlint.analysis.flow.callgraph import node_range
+from qlint.analysis.guarded_calibration import guarded_converts
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import function_assigns
 from qlint.analysis.unread_conversions import unread_after
@@ -57,6 +58,7 @@ class ConvertWithoutCalibration(Rule):
                 if finding.prepared.kind == QAT and not _converted_model_used(summary, finding):
                     continue  # only the converted QAT graph's text is looked at
                 yield self._diagnostic(ctx, finding)
+        yield from _guarded_diagnostics(self, ctx)
 
     def _diagnostic(self, ctx: FileContext, f: Uncalibrated) -> Diagnostic:
         site, prepared = f.site, f.prepared
@@ -120,3 +122,34 @@ def _model_text(ctx: FileContext, f: Uncalibrated) -> str:
 
 def _range(ctx: FileContext, node: ast.AST, path: str):
     return ctx.range_of(node) if path == ctx.path else node_range(node, path, ctx.project)
+
+
+def _guarded_diagnostics(rule: Rule, ctx: FileContext) -> Iterator[Diagnostic]:
+    """Helpers that calibrate only when a caller of their module hands them the data, and
+    a caller that does not (`guarded_calibration`)."""
+
+    def qualnames(func: ast.AST):
+        return Resolver(ctx.scope, ctx.project, ctx.optable, function_assigns(func)).qualname
+
+    for g in guarded_converts(ctx.tree, qualnames):
+        message = (
+            f"`{g.model}` is converted without calibration after `prepare_pt2e` (line {g.prepare.lineno}):"
+            f" it runs only when `{g.param}` is given, and the call at line {g.caller.lineno} leaves it empty"
+        )
+        help_ = (
+            f"The calibration loop is guarded by `{g.param}`, whose default is empty; on that call no path"
+            " runs the prepared model, so its observers hold no statistics and `convert_pt2e` quantizes with"
+            f" scale 1.0 and zero point 0; pass calibration data at line {g.caller.lineno}, or refuse to"
+            " convert without it"
+        )
+        related = (
+            RelatedInfo(ctx.path, ctx.range_of(g.prepare), "prepared here"),
+            RelatedInfo(ctx.path, ctx.range_of(g.caller), "called without calibration data here"),
+        )
+        fix = Fix(Applicability.DISPLAY_ONLY, f"Pass `{g.param}` at line {g.caller.lineno}")
+        evidence = {
+            "prepare": {"path": ctx.path, "row": g.prepare.lineno},
+            "convert": {"path": ctx.path, "row": g.convert.lineno},
+            "helper": None,
+        }
+        yield ctx.diagnostic(rule, g.convert, message, fix, evidence=evidence, related=related, help=help_)
