@@ -315,3 +315,29 @@ def test_an_installed_tree_is_never_the_runs_project(tmp_path):
     tree.mkdir(parents=True)
     run_roots.use([str(tree)])
     assert project_root(str(tree / "mod.py")) is None
+
+
+def test_a_workspace_folder_added_later_becomes_the_root_of_an_unmarked_tree(tmp_path):
+    # An editor opened on `bench/` alone, then given the tree's top as a folder (VS Code's
+    # "Add Folder to Workspace"): the open buffer is checked again with the tree's packaging,
+    # and again without it once the folder is removed.
+    from qlint.lsp.client import LspClient
+
+    root = _evt_like(tmp_path / "tree")
+    run = root / "bench" / "run.py"
+    lsp = LspClient(tmp_path)
+    try:
+        lsp.initialize(root / "bench")
+        uri = lsp.open(run, run.read_text())
+        assert [d["code"] for d in lsp.diagnostics(uri, 1)] == ["QL101"]
+        for added, removed, expected in (([root], [], []), ([], [root], ["QL101"])):
+            seen = len(lsp.received)
+            event = {
+                "added": [{"uri": p.as_uri(), "name": p.name} for p in added],
+                "removed": [{"uri": p.as_uri(), "name": p.name} for p in removed],
+            }
+            lsp.notify("workspace/didChangeWorkspaceFolders", {"event": event})
+            params = lsp.wait_for("textDocument/publishDiagnostics", lambda p: p["uri"] == uri, since=seen, timeout=60)
+            assert [d["code"] for d in params["diagnostics"]] == expected
+    finally:
+        lsp.close()

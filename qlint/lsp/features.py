@@ -67,6 +67,10 @@ def register(server: QlintLanguageServer) -> None:
             for uri in list(ls.open):
                 ls.schedule(uri, NOW, notify_dependents=False, runtime=True)
 
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def did_change_workspace_folders(ls: QlintLanguageServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        ls.folders_changed()  # pygls has already added and removed them in `ls.workspace`
+
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(ls: QlintLanguageServer, params: types.DidChangeWatchedFilesParams) -> None:
         changes = [(path, int(c.type)) for c in params.changes if (path := to_fs_path(c.uri))]

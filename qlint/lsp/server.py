@@ -31,6 +31,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from qlint import __version__
+from qlint.analysis import run_roots
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.project_files import LISTING_PREFIX, parse_listing_dependency
 from qlint.config import CONFIG_NAMES, ConfigError, runtime_editor_mode
@@ -325,6 +326,15 @@ class QlintLanguageServer(Publishing, RuntimeJobs, LanguageServer):
         until an event names them (`ProjectIndex.watch`), instead of stat'ed at each check."""
         self.watch_roots = self.workspace_roots()
         self.checker.submit(self.project.watch, self.watch_roots)
+
+    def folders_changed(self) -> None:
+        """Workspace folders added or removed: they stand in for the project root of a file
+        with no marker above it (`run_roots`), which decides how its imports resolve and how
+        far the scans for a helper's callers reach, so every open buffer is checked again
+        under the new roots. The watcher's roots follow at the next check."""
+        self.checker.submit(run_roots.use_directories, self.workspace_roots())
+        for uri in list(self.open):
+            self.schedule(uri, LATER, notify_dependents=False)
 
     def workspace_roots(self) -> tuple[str, ...]:
         folders = [to_fs_path(f.uri) for f in self.workspace.folders.values()]
