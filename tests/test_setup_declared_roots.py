@@ -341,3 +341,28 @@ def test_a_workspace_folder_added_later_becomes_the_root_of_an_unmarked_tree(tmp
             assert [d["code"] for d in params["diagnostics"]] == expected
     finally:
         lsp.close()
+
+
+def _cached_check(cwd: Path, *args: str) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    cmd = [sys.executable, "-m", "qlint", "check", "--exit-zero", "--select", "QL101", "--output-format", "concise"]
+    run = subprocess.run([*cmd, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in run.stderr, run.stderr
+    return [line for line in run.stdout.splitlines() if "QL101" in line]
+
+
+def test_the_results_cache_is_not_reused_across_layouts(tmp_path):
+    # Same files, same settings, same cache directory: what resolves differs with the run's
+    # directories and with the packaging files, and so must the results.
+    root = _evt_like(tmp_path / "tree")
+    assert _cached_check(root, ".") == []
+    assert len(_cached_check(root, "bench")) == 1  # `bench/` alone is the unmarked tree's root
+    assert _cached_check(root, ".") == []
+    setup = root / "python" / "setup.py"
+    kept = setup.read_bytes()
+    setup.unlink()
+    assert len(_cached_check(root, ".")) == 1
+    setup.write_bytes(kept)
+    assert _cached_check(root, ".") == []
+    assert (root / ".qlint_cache").is_dir()
