@@ -366,3 +366,33 @@ def test_the_results_cache_is_not_reused_across_layouts(tmp_path):
     setup.write_bytes(kept)
     assert _cached_check(root, ".") == []
     assert (root / ".qlint_cache").is_dir()
+
+
+@pytest.mark.parametrize("watching", [True, False], ids=["watched", "saved"])
+def test_the_server_follows_a_setup_script_changed_while_it_runs(tmp_path, watching):
+    # The packaging files decide the import roots: once read, the server must not keep using
+    # what `python/setup.py` declared after it stopped declaring it, whether the client's
+    # watcher reports the change or the script is saved from the editor.
+    from qlint.lsp.client import LspClient
+
+    root = _evt_like(tmp_path / "tree")
+    run, setup = root / "bench" / "run.py", root / "python" / "setup.py"
+    lsp = LspClient(tmp_path)
+    try:
+        capabilities = {"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}} if watching else {}
+        lsp.initialize(root, capabilities=capabilities)
+        if watching:
+            lsp.server_request("client/registerCapability", timeout=60)
+        uri = lsp.open(run, run.read_text())
+        assert lsp.diagnostics(uri, 1) == []
+        script = lsp.open(setup, setup.read_text())
+        setup.write_text(_setup(package_dir="{}").decode())
+        seen = len(lsp.received)
+        if watching:
+            lsp.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": setup.as_uri(), "type": 2}]})
+        else:
+            lsp.notify("textDocument/didSave", {"textDocument": {"uri": script}})
+        params = lsp.wait_for("textDocument/publishDiagnostics", lambda p: p["uri"] == uri, since=seen, timeout=60)
+        assert [d["code"] for d in params["diagnostics"]] == ["QL101"]
+    finally:
+        lsp.close()

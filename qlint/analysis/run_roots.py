@@ -39,12 +39,18 @@ def use_directories(directories: Iterable[str]) -> None:
     _PATHS[0] = kept
     if kept != _ROOTS[0]:
         _ROOTS[0] = kept
-        # Their memos are of the roots in use. A module not imported yet remembers nothing, and
-        # a run the results cache answers imports neither (nor any of the analysis).
-        for name in ("qlint.analysis.names.import_paths", "qlint.analysis.names.package_map"):
-            module = sys.modules.get(name)
-            if module is not None:
-                module.forget_roots()
+        forget_layout()
+
+
+def forget_layout() -> None:
+    """The run's directories or a project's packaging files changed: what was found through
+    them (project roots, import roots, installed module names) may not hold. A module not
+    imported yet remembers nothing, and a run the results cache answers imports neither (nor
+    any of the analysis)."""
+    for name in ("qlint.analysis.names.import_paths", "qlint.analysis.names.package_map"):
+        module = sys.modules.get(name)
+        if module is not None:
+            module.forget_roots()
 
 
 def paths() -> tuple[str, ...]:
@@ -61,4 +67,4 @@ def root_for(directory: str) -> str | None:
     return None
 
 
-__all__ = ["paths", "root_for", "use", "use_directories"]
+__all__ = ["forget_layout", "paths", "root_for", "use", "use_directories"]

@@ -26,7 +26,7 @@ from qlint.analysis.skipped_dirs import walked
 # ExecuTorch copy without its `src/executorch` links resolves differently from a full one.
 Written = tuple[str, str, bool]
 
-_NAMES = ("pyproject.toml", "setup.cfg", "setup.py")
+PACKAGING_NAMES = ("pyproject.toml", "setup.cfg", "setup.py")
 
 
 def packaging_texts(repo: str) -> tuple[tuple[str, str, bytes], ...]:
@@ -43,7 +43,7 @@ def packaging_stats(repo: str) -> tuple[tuple[str, str, int, int], ...]:
     declaring or not: what a run's layout is keyed on (`run_layout`), without reading them."""
     found = []
     for rel, directory in _directories(repo):
-        for name in _NAMES:
+        for name in PACKAGING_NAMES:
             try:
                 st = os.stat(os.path.join(directory, name))
             except OSError:
@@ -77,7 +77,7 @@ def _is_dir(entry: os.DirEntry) -> bool:
 
 def _texts(directory: str, rel: str) -> list[tuple[str, str, bytes]]:
     found = []
-    for name in _NAMES:
+    for name in PACKAGING_NAMES:
         try:
             with open(os.path.join(directory, name), "rb") as fh:
                 raw = fh.read()
@@ -129,4 +129,4 @@ def declarations(texts: tuple[tuple[str, str, bytes], ...]) -> tuple[Written, ..
     return tuple(dict.fromkeys(named + roots))
 
 
-__all__ = ["Written", "declarations", "packaging_stats", "packaging_texts", "store_key"]
+__all__ = ["PACKAGING_NAMES", "Written", "declarations", "packaging_stats", "packaging_texts", "store_key"]
