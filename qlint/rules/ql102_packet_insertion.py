@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator
 
 from qlint.analysis.graphs.called_names import called_in
+from qlint.analysis.graphs.compiled_next import compiled_after
 from qlint.analysis.graphs.dynamo_graph_passes import sees_dynamo_graph
 from qlint.analysis.graphs.forwarding import bound_call, callee_name, spans_any
 from qlint.analysis.graphs.fx_targets import target_store_rows
@@ -85,6 +86,8 @@ class PacketInsertion(Rule):
                 continue  # a graph built here, traced by nothing: what it holds is what was put
             if stripped_after(ctx, inner, ref, node):
                 continue  # every caller strips the graph to packets next
+            if compiled_after(ctx, inner, ref, node):
+                continue  # every caller has Dynamo trace the graph next, as a user's code
             spelled = ctx.source_of(node)
             message = f"{shown(spelled, ref)} is an OpOverloadPacket inserted as a graph node target"
             help_ = f"Matchers keyed on overloads will miss this node: {overload_facts(info)}"
