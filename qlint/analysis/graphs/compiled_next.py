@@ -239,7 +239,7 @@ def _compiled_next(
 
 
 def _compiles(stmt: ast.stmt, graph: str, resolver: Resolver) -> bool:
-    """`x = torch.compile(graph, ...)`, also in a `with` body, or in every branch of an `if`
+    """`x = torch.compile(graph, ...)` (or returned), also in a `with` body, or in every branch of an `if`
     whose test does not read the graph, each the first statement there to read it."""
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
         return not any(_mentions(i, graph) for i in stmt.items) and _first_compiles(stmt.body, graph, resolver)
@@ -250,7 +250,7 @@ def _compiles(stmt: ast.stmt, graph: str, resolver: Resolver) -> bool:
             and _first_compiles(stmt.body, graph, resolver)
             and _first_compiles(stmt.orelse, graph, resolver)
         )
-    value = stmt.value if isinstance(stmt, (ast.Assign, ast.Expr)) else None
+    value = stmt.value if isinstance(stmt, (ast.Assign, ast.Expr, ast.Return)) else None
     return (
         isinstance(value, ast.Call)
         and bool(value.args)
