@@ -209,3 +209,8 @@ def test_a_direct_caller_that_returns_the_graph_uncompiled_is_reported(tmp_path)
 """
     passes = PASSES[: PASSES.index("    class Replacer")] + lower
     assert _check(tmp_path, passes=passes, wrapper="") == [ROW]
+
+
+def test_a_method_of_the_instance_called_in_between_is_reported(tmp_path):
+    wrapper = WRAPPER.replace('if os.getenv("FREEZE"):', 'self.inspect()\n            if os.getenv("FREEZE"):')
+    assert _check(tmp_path, wrapper=wrapper) == [ROW]

@@ -280,6 +280,8 @@ def _harmless(ctx: FileContext, stmt: ast.stmt, graph: str, ref: OpRef, cls: ast
         )
     if not isinstance(stmt, stripped_later.SIMPLE) or any(isinstance(n, _EXITS) for n in ast.walk(stmt)):
         return False
+    if graph.startswith("self.") and _hands_self(stmt):
+        return False  # a method of the instance may read the field
     if not _mentions(stmt, graph):
         return True
     if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
@@ -291,6 +293,22 @@ def _harmless(ctx: FileContext, stmt: ast.stmt, graph: str, ref: OpRef, cls: ast
     if graph_readers.logs(call) and not _mentions(call.func, graph):
         return True
     return graph_readers.harmless_method(ctx, cls, call, graph)
+
+
+def _hands_self(stmt: ast.stmt) -> bool:
+    """`self.method(...)`, or `self` itself handed to a call."""
+    for node in ast.walk(stmt):
+        if not isinstance(node, ast.Call):
+            continue
+        if (
+            dotted_parts(node.func) is not None
+            and dotted_parts(node.func)[0] == "self"
+            and len(dotted_parts(node.func)) == 2
+        ):
+            return True
+        if any(isinstance(a, ast.Name) and a.id == "self" for a in (*node.args, *(k.value for k in node.keywords))):
+            return True
+    return False
 
 
 def _dotted(expr: ast.AST) -> str | None:
