@@ -214,3 +214,42 @@ def test_a_direct_caller_that_returns_the_graph_uncompiled_is_reported(tmp_path)
 def test_a_method_of_the_instance_called_in_between_is_reported(tmp_path):
     wrapper = WRAPPER.replace('if os.getenv("FREEZE"):', 'self.inspect()\n            if os.getenv("FREEZE"):')
     assert _check(tmp_path, wrapper=wrapper) == [ROW]
+
+
+COMPILER = """
+    import torch
+
+
+    class Compiler:
+        def compile(self, gm):
+            return torch.compile(gm, backend="mine")
+"""
+
+
+def _compiled_through_a_field(init: str) -> str:
+    wrapper = WRAPPER.replace(
+        "from pkg.passes import Replacer", "from pkg.compiler import Compiler\n    from pkg.passes import Replacer"
+    )
+    wrapper = wrapper.replace(
+        "self._context = context\n", f"self._context = context\n            self._compiler = {init}\n"
+    )
+    return wrapper.replace(
+        'self._converted = torch.compile(self._converted, backend="mine")\n',
+        "self._converted = self._compiler.compile(self._converted)\n",
+    )
+
+
+def test_a_graph_compiled_by_a_method_of_a_field_of_another_module_is_quiet(tmp_path):
+    wrapper = _compiled_through_a_field("Compiler()")
+    assert "self._compiler.compile(self._converted)" in wrapper
+    assert _check(tmp_path, wrapper=wrapper, compiler=COMPILER) == []
+
+
+def test_a_field_method_that_reads_the_graph_first_or_a_field_given_is_reported(tmp_path):
+    reads = COMPILER.replace(
+        "            return torch.compile", "            lower(gm)\n            return torch.compile"
+    )
+    assert _check(tmp_path, wrapper=_compiled_through_a_field("Compiler()"), compiler=reads) == [ROW]
+    given = _compiled_through_a_field("context")
+    (tmp_path / "given").mkdir()
+    assert _check(tmp_path / "given", wrapper=given, compiler=COMPILER) == [ROW]

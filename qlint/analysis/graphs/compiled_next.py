@@ -230,38 +230,56 @@ def _compiled_next(
     if rest is None:
         return False
     resolver = Resolver(ctx.scope, ctx.project, ctx.optable)
+
+    def compiles(call: ast.Call) -> bool:
+        return resolver.qualname(call.func) == _COMPILE or _compiled_by_field(ctx, cls, call)
+
     for after in rest:
-        if _compiles(after, graph, resolver):
+        if _compiles(after, graph, compiles):
             return True
         if not _harmless(ctx, after, graph, ref, cls):
             return False
     return False
 
 
-def _compiles(stmt: ast.stmt, graph: str, resolver: Resolver) -> bool:
-    """`x = torch.compile(graph, ...)` (or returned), also in a `with` body, or in every branch of an `if`
-    whose test does not read the graph, each the first statement there to read it."""
+def _compiled_by_field(ctx: FileContext, cls: ast.ClassDef | None, call: ast.Call) -> bool:
+    """`self.<field>.<method>(graph)`, the field holding a construction of a project class
+    whose method hands its graph parameter to `torch.compile` before anything else reads it."""
+    func = call.func
+    parts = dotted_parts(func.value) if isinstance(func, ast.Attribute) else None
+    if cls is None or parts is None or len(parts) != 2 or parts[0] != "self" or len(call.args) != 1:
+        return False
+    found = init_fields.constructed_method(ctx, cls, parts[1], func.attr)
+    if found is None:
+        return False
+    other, method = found
+    params = [a.arg for a in (*method.args.posonlyargs, *method.args.args)][1:]
+    if not params:
+        return False
+    resolver = Resolver(other.scope, other.project, other.optable)
+    return _first_compiles(method.body, params[0], lambda c: resolver.qualname(c.func) == _COMPILE)
+
+
+def _compiles(stmt: ast.stmt, graph: str, compiles) -> bool:
+    """`x = torch.compile(graph, ...)` (or returned), also in a `with` body, or in every
+    branch of an `if` whose test does not read the graph, each the first statement there to
+    read it; `compiles` tells whether a call of the graph compiles it."""
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
-        return not any(_mentions(i, graph) for i in stmt.items) and _first_compiles(stmt.body, graph, resolver)
+        return not any(_mentions(i, graph) for i in stmt.items) and _first_compiles(stmt.body, graph, compiles)
     if isinstance(stmt, ast.If):
         return (
             bool(stmt.orelse)
             and not _mentions(stmt.test, graph)
-            and _first_compiles(stmt.body, graph, resolver)
-            and _first_compiles(stmt.orelse, graph, resolver)
+            and _first_compiles(stmt.body, graph, compiles)
+            and _first_compiles(stmt.orelse, graph, compiles)
         )
     value = stmt.value if isinstance(stmt, (ast.Assign, ast.Expr, ast.Return)) else None
-    return (
-        isinstance(value, ast.Call)
-        and bool(value.args)
-        and _dotted(value.args[0]) == graph
-        and resolver.qualname(value.func) == _COMPILE
-    )
+    return isinstance(value, ast.Call) and bool(value.args) and _dotted(value.args[0]) == graph and compiles(value)
 
 
-def _first_compiles(stmts: list[ast.stmt], graph: str, resolver: Resolver) -> bool:
+def _first_compiles(stmts: list[ast.stmt], graph: str, compiles) -> bool:
     for stmt in stmts:
-        if _compiles(stmt, graph, resolver):
+        if _compiles(stmt, graph, compiles):
             return True
         if _mentions(stmt, graph) or any(isinstance(n, _EXITS) for n in ast.walk(stmt)):
             return False

@@ -115,3 +115,46 @@ def modules_naming(ctx: FileContext, name: str) -> list[FileContext]:
         text = read[0]
         found.append(FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path)))
     return found
+
+
+def constructed_method(ctx: FileContext, cls: ast.ClassDef, field: str, method: str):
+    """(module, def) of `method` of the class whose construction `__init__` of `cls` stores in
+    `self.<field>` (`self.compiler = Compiler()`), the one store of that attribute in the
+    module; the class is one of the module or of another module of the project. None when
+    that is not so, or the method is decorated or not the class's own."""
+    init = next((s for s in cls.body if isinstance(s, _FUNCS) and s.name == "__init__"), None)
+    stores = [n for n in ast.walk(ctx.tree) if isinstance(n, ast.Attribute) and n.attr == field and not _loaded(n)]
+    if init is None or len(stores) != 1 or dotted_parts(stores[0]) != ["self", field]:
+        return None
+    stmt = next((s for s in init.body if isinstance(s, ast.Assign) and s.targets == stores), None)
+    if stmt is None or not isinstance(stmt.value, ast.Call):
+        return None
+    found = _class_of(ctx, stmt.value.func)
+    if found is None:
+        return None
+    other, held = found
+    node = next((s for s in held.body if isinstance(s, _FUNCS) and s.name == method), None)
+    if node is None or node.decorator_list:
+        return None
+    return other, node
+
+
+def _class_of(ctx: FileContext, func: ast.expr) -> tuple[FileContext, ast.ClassDef] | None:
+    if isinstance(func, ast.Name) and func.id in ctx.scope.classes:
+        return ctx, ctx.scope.classes[func.id].node
+    name = Resolver(ctx.scope, ctx.project, ctx.optable).qualname(func)
+    if not name or "." not in name:
+        return None
+    module, _, attr = name.rpartition(".")
+    path = ctx.project.find_module_in_check(module, ctx.path)
+    text = ctx.project.text(path) if path is not None else None
+    if text is None:
+        return None
+    ctx.project.record_read(ctx.path, path, ctx.project.digest(path))
+    try:
+        tree = live_parse(text, path)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    other = FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))
+    held = other.scope.classes.get(attr)
+    return (other, held.node) if held is not None else None
