@@ -148,3 +148,15 @@ def test_a_matcher_over_another_graph_is_reported(tmp_path):
     test = TEST.replace("def test_rewrite():", "def test_rewrite(other):")
     test = test.replace("for n in gm.graph.nodes", "for n in other.graph.nodes")
     assert _rows(_tree(tmp_path, test), "tests/test_events.py", select=("QL101",)) == [15]
+
+
+def test_the_pass_and_backend_modules_are_dependencies_of_the_check(tmp_path):
+    from qlint.analysis.names.project import ProjectIndex
+    from qlint.engine import check_source
+    from tests.conftest import settings_for
+
+    root = _tree(tmp_path, TEST)
+    path = root / "tests" / "test_events.py"
+    result = check_source(path.read_bytes(), str(path), settings_for(("QL101", "QL102")), ProjectIndex())
+    assert result.diagnostics == []
+    assert {str(root / "pkg" / n) for n in ("passes.py", "backend.py")} <= set(result.dependencies)

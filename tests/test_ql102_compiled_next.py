@@ -253,3 +253,17 @@ def test_a_field_method_that_reads_the_graph_first_or_a_field_given_is_reported(
     given = _compiled_through_a_field("context")
     (tmp_path / "given").mkdir()
     assert _check(tmp_path / "given", wrapper=given, compiler=COMPILER) == [ROW]
+
+
+def test_the_modules_read_are_dependencies_of_the_check(tmp_path):
+    # The wrapper that constructs the replacer and the compiler's module decide the answer:
+    # an edit there must bring the pass module's check up again.
+    from qlint.analysis.names.project import ProjectIndex
+    from qlint.engine import check_source
+    from tests.conftest import settings_for
+
+    root = _package(tmp_path, passes=PASSES, wrapper=_compiled_through_a_field("Compiler()"), compiler=COMPILER)
+    path = root / "pkg" / "passes.py"
+    result = check_source(path.read_bytes(), str(path), settings_for(("QL102",)), ProjectIndex())
+    assert result.diagnostics == []
+    assert {str(root / "pkg" / n) for n in ("wrapper.py", "compiler.py")} <= set(result.dependencies)

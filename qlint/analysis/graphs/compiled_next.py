@@ -134,16 +134,21 @@ def _held_site(ctx: FileContext, owner: ast.AST, stmt: ast.stmt, graph: str, ref
     found = init_fields.constructions(ctx, cls)
     if not found:
         return False
-    for other, call in found:
-        given = init_fields.argument(call, param)
-        parts = dotted_parts(given) if given is not None else None
-        run = _method_call_after(other, call, owner.name)
-        if parts is None or run is None:
-            return False
-        func, after = run
-        if not _compiled_next(other, func, after, ".".join(parts), ref, _method_class(other.tree, func)):
-            return False
-    return True
+    try:
+        for other, call in found:
+            given = init_fields.argument(call, param)
+            parts = dotted_parts(given) if given is not None else None
+            run = _method_call_after(other, call, owner.name)
+            if parts is None or run is None:
+                return False
+            func, after = run
+            if not _compiled_next(other, func, after, ".".join(parts), ref, _method_class(other.tree, func)):
+                return False
+        return True
+    finally:
+        # What the constructing modules' questions read is what this check's answer depends on.
+        for other in {id(o): o for o, _ in found if o is not ctx}.values():
+            ctx.project.hand_over_dependencies(other.path, ctx.path)
 
 
 def _method_class(tree: ast.Module, func: ast.AST) -> ast.ClassDef | None:
