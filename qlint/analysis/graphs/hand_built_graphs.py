@@ -53,7 +53,7 @@ def inserted_into_kept_graph(ctx: FileContext, body: Body | None, packet: ast.ex
             and any(a is packet for a in (*node.args, *(k.value for k in node.keywords)))
         ):
             parts = dotted_parts(node.func.value)
-            return bool(parts) and len(parts) <= 2 and kept_graph(ctx, body, parts[0])
+            return bool(parts) and parts[1:] in ([], ["graph"]) and kept_graph(ctx, body, parts[0])
     return False
 
 
@@ -73,7 +73,7 @@ def matched_on_kept_graph(ctx: FileContext, body: Body | None, row: int) -> bool
             continue
         for it in iters:
             parts = dotted_parts(it)
-            if parts and parts[-1] == "nodes" and len(parts) <= 3 and kept_graph(ctx, body, parts[0]):
+            if parts and parts[1:] in (["nodes"], ["graph", "nodes"]) and kept_graph(ctx, body, parts[0]):
                 return True
     return False
 
