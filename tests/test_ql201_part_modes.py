@@ -72,20 +72,35 @@ def messages(body: str, rule: str = "QL201", captured: str = "m") -> list[str]:
         ("m = Net().eval()\nm.encoder.train()", "m.encoder", "m.encoder.train()", "BatchNorm2d and Dropout"),
         ("m = Net()\nm.eval()\nm.encoder.train(True)", "m.encoder", "m.encoder.train(True)", "BatchNorm2d"),
         ("m = Net().eval()\nenc = m.encoder\nenc.train()", "enc", "enc.train()", "BatchNorm2d and Dropout"),
-        ('m = Net().eval()\ngetattr(m, "encoder").train()', 'getattr(m, "encoder")', "encoder\").train()", "Dropout"),
+        (
+            'm = Net().eval()\ngetattr(m, "encoder").train()',
+            'getattr(m, "encoder")',
+            'encoder").train()',
+            "BatchNorm2d and Dropout",
+        ),
         ("m = Net().eval()\nm.layers[1].train()", "m.layers[1]", "m.layers[1].train()", "Dropout"),
         # Switched back, then again: the last switch counts.
-        ("m = Net().eval()\nm.encoder.train()\nm.encoder.eval()\nm.encoder.train()", "m.encoder", f"line {FIRST + 3}", "Dropout"),
+        (
+            "m = Net().eval()\nm.encoder.train()\nm.encoder.eval()\nm.encoder.train()",
+            "m.encoder",
+            f"line {FIRST + 3}",
+            "BatchNorm2d and Dropout",
+        ),
         # Another part switched back leaves this one as it is.
-        ("m = Net().eval()\nm.encoder.train()\nm.layers.train()\nm.layers.eval()", "m.encoder", f"line {FIRST + 1}", "Dropout"),
+        (
+            "m = Net().eval()\nm.encoder.train()\nm.layers.train()\nm.layers.eval()",
+            "m.encoder",
+            f"line {FIRST + 1}",
+            "BatchNorm2d and Dropout",
+        ),
     ],
 )
 def test_ptq_capture_with_a_part_in_train_mode(body, part, switch, held):
     (message,) = messages(body)
     assert "in train mode" in message
-    assert f"`{part}` is in train mode after" in message
+    assert f"with `{part}` in train mode after" in message
     assert switch in message
-    assert held in message
+    assert f"which holds {held}" in message
 
 
 @pytest.mark.parametrize(
@@ -129,13 +144,13 @@ def test_switch_on_a_branch_the_prepare_is_not_on_is_quiet():
 
 def test_switch_on_a_branch_that_reaches_the_prepare_is_reported():
     (message,) = messages("m = Net().eval()\nif flag:\n    m.encoder.train()")
-    assert "`m.encoder` is in train mode" in message
+    assert "with `m.encoder` in train mode" in message
 
 
 def test_part_of_a_model_whose_class_is_not_known_is_reported():
     # As a whole model of a class that does not resolve: its content may depend on the mode.
     (message,) = messages("m = build().eval()\nm.encoder.train()")
-    assert f"`m.encoder` is in train mode after `m.encoder.train()` at line {FIRST + 1}" in message
+    assert f"with `m.encoder` in train mode after `m.encoder.train()` at line {FIRST + 1}" in message
     assert "holds" not in message
 
 
@@ -146,7 +161,7 @@ def test_wrapper_of_another_part_is_quiet():
 
 def test_wrapper_of_the_switched_part_in_qat_is_reported():
     (message,) = messages("m = Net()\nm.train()\nm.encoder.eval()\nw = Wrapper(m.encoder)", "QL202", captured="w")
-    assert "`m.encoder` is in eval mode" in message
+    assert "with `m.encoder` in eval mode" in message
 
 
 @pytest.mark.parametrize(
@@ -181,3 +196,53 @@ def test_ptq_after_a_part_evaled_in_a_train_model_still_says_train():
     # The rest of the model is in train mode: the whole-model switch stays the reason.
     (message,) = messages("m = Net()\nm.train()\nm.encoder.eval()")
     assert "after `m.train()`" in message
+
+
+CALLERS = (
+    HEAD.split("def main(")[0]
+    + """\
+def quantize(model, x, q):
+    return prepare_pt2e(torch.export.export(model, (x,)).module(), q)
+
+
+def quantize_qat(model, x, q):
+    return prepare_qat_pt2e(torch.export.export(model, (x,)).module(), q)
+
+
+def main(x, q):
+    BODY
+"""
+)
+
+
+def caller_messages(body: str, rule: str) -> list[str]:
+    return [d.message for d in lint(CALLERS.replace("BODY", body.replace("\n", "\n    ")), select=(rule,))]
+
+
+def test_part_switched_before_a_helper_captures_for_ptq():
+    (message,) = caller_messages("m = Net().eval()\nm.encoder.train()\nquantize(m, x, q)", "QL201")
+    assert "passes it with `m.encoder` in train mode after `m.encoder.train()`" in message
+    assert "which holds BatchNorm2d and Dropout" in message
+
+
+def test_part_switched_before_a_helper_captures_for_qat():
+    (message,) = caller_messages("m = Net()\nm.train()\nm.encoder.eval()\nquantize_qat(m, x, q)", "QL202")
+    assert "passes it with `m.encoder` in eval mode after `m.encoder.eval()`" in message
+
+
+@pytest.mark.parametrize(
+    ("body", "rule"),
+    [
+        ("m = Net().eval()\nm.encoder.train()\nm.encoder.eval()\nquantize(m, x, q)", "QL201"),
+        ("m = Net().eval()\nm.head.train()\nquantize(m, x, q)", "QL201"),
+        # The helper captures for QAT: a train-mode part is what it wants.
+        ("m = Net().eval()\nm.encoder.train()\nquantize_qat(m, x, q)", "QL201"),
+        ("m = Net()\nm.train()\nm.encoder.eval()\nm.encoder.train()\nquantize_qat(m, x, q)", "QL202"),
+        ("m = Net()\nm.train()\nm.head.eval()\nquantize_qat(m, x, q)", "QL202"),
+        # The helper captures for PTQ: an eval-mode part is what it wants.
+        ("m = Net()\nm.train()\nm.encoder.eval()\nquantize(m, x, q)", "QL202"),
+    ],
+)
+def test_callers_quiet_look_alikes(body, rule):
+    # The helper the snippet does not call is reported for its parameter, as without a caller.
+    assert not any("m.encoder" in m or "m.head" in m for m in caller_messages(body, rule))

@@ -20,6 +20,7 @@ from qlint.analysis.flow.handed_switches import handed_switches
 from qlint.analysis.flow.held_contents import held_facts
 from qlint.analysis.flow.maybe_graphs import returned_paths
 from qlint.analysis.flow.model_apis import classify_call
+from qlint.analysis.flow.part_modes import handed
 from qlint.analysis.flow.model_values import (
     APPLIED,
     CALL,
@@ -135,6 +136,15 @@ def site_only(sem, found, node: ast.Call) -> bool:
     return True
 
 
+def _param_flows(callee: FunctionFlow, index: int) -> set[str]:
+    """The flows ("ptq", "qat") the captures of parameter `index` of `callee` reach."""
+    found = {s.flow for s in callee.param_sinks.get(index, ())}
+    for cap in callee.captures:
+        if any(o.kind == PARAM and o.node is callee.node and o.index == index for o in cap.origins):
+            found.update(s.flow for s in cap.sinks)
+    return found
+
+
 def _followed(sem, module: str) -> bool:
     """The module whose callers are being read (`project_callers`): in torchao's own tree
     its helpers are `torchao.*` too, and their calls are what the reading is for."""
@@ -161,6 +171,10 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
     # An argument we cannot follow (`bundle.model`) is passed in an unknown mode.
     # A container written in the call passes the models it holds, in their modes.
     passed = {i: env.facts(obj) if obj is not None else _literal(sem, expr) for i, (obj, expr) in actual.items()}
+    if any(f.parts for facts in passed.values() for f in facts):
+        # A model with a part in another mode, handed to a helper that captures it for one
+        # flow: its callers' facts are read in that flow's terms (`part_modes`).
+        passed = {i: handed(facts, _param_flows(callee, i)) for i, facts in passed.items()}
     written = {i: expr for i, (_, expr) in actual.items()}
     held = _held(sem, given, passed, env) if _reads_parts(callee) else None
     origins = {i: obj.origins for i, obj in given.items()}

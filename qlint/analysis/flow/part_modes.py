@@ -64,6 +64,16 @@ def for_flow(fact, flow: str):
     return replace(fact, state=wrong, node=part.switch, parts=(part,))
 
 
+def handed(facts: frozenset, flows: set[str]) -> frozenset:
+    """The facts of a model handed to a helper whose captures of it reach `flows`: read as that
+    flow reads them when there is one (the helper's capture is judged by its callers' facts);
+    as they are when the helper captures it for both or for neither."""
+    if len(flows) != 1:
+        return facts
+    (flow,) = flows
+    return frozenset(for_flow(f, flow) for f in facts)
+
+
 def taken_part(fact, steps: tuple[str, ...]):
     """`fact` of a model, for its part at `steps` taken out (a wrapper of `m.encoder`): only the
     switches of that part, of modules inside it, or of a module on the way to it still apply."""
@@ -89,10 +99,9 @@ def described(fact, source) -> str | None:
     part = fact.parts[0]
     switch = part.switch
     held = part.dependent
-    mode = "train" if part.state == "train" else "eval"
-    text = f"`{source(switch.func.value)}` is in {mode} mode after `{source(switch)}` at line {switch.lineno}"
+    text = f"with `{source(switch.func.value)}` in {part.state} mode after `{source(switch)}` at line {switch.lineno}"
     if held:
         names = ", ".join(held[:-1]) + f" and {held[-1]}" if len(held) > 1 else held[0]
         names = names.replace("`self.training`", "code reading `self.training`")
-        text += f", and it holds {names}"
+        text += f", which holds {names}"
     return text
