@@ -136,7 +136,8 @@ def test_switch_after_the_capture_is_quiet():
 def test_switch_on_a_branch_the_prepare_is_not_on_is_quiet():
     src = HEAD.replace(
         "    BODY\n    return PREPARE(torch.export.export(CAPTURED, (x,)).module(), q)",
-        "    m = Net().eval()\n    if flag:\n        m.encoder.train()\n    gm = torch.export.export(m, (x,)).module()\n"
+        "    m = Net().eval()\n    if flag:\n        m.encoder.train()\n"
+        "    gm = torch.export.export(m, (x,)).module()\n"
         "    if not flag:\n        return prepare_pt2e(gm, q)\n    return gm",
     )
     assert [d.message for d in lint(src, select=("QL201",))] == []

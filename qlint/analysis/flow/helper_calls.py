@@ -20,7 +20,6 @@ from qlint.analysis.flow.handed_switches import handed_switches
 from qlint.analysis.flow.held_contents import held_facts
 from qlint.analysis.flow.maybe_graphs import returned_paths
 from qlint.analysis.flow.model_apis import classify_call
-from qlint.analysis.flow.part_modes import handed
 from qlint.analysis.flow.model_values import (
     APPLIED,
     CALL,
@@ -41,6 +40,7 @@ from qlint.analysis.flow.model_values import (
     merge_values,
     new_value,
 )
+from qlint.analysis.flow.part_modes import handed
 from qlint.analysis.names.scope import parameter_args, unique_value
 from qlint.value_classes import replace
 

@@ -14,7 +14,6 @@ import weakref
 from qlint.analysis.flow.changed_tables import changed_in
 from qlint.analysis.flow.class_facts import evals_parts, mirrored_param, sets_eval
 from qlint.analysis.flow.held_parts import part_build
-from qlint.analysis.flow.part_modes import taken_part
 from qlint.analysis.flow.installed_modes import starts_in_eval
 from qlint.analysis.flow.model_apis import is_class_call, key
 from qlint.analysis.flow.model_classes import Built
@@ -35,6 +34,7 @@ from qlint.analysis.flow.model_values import (
     merge_values,
     new_value,
 )
+from qlint.analysis.flow.part_modes import taken_part
 from qlint.analysis.flow.stored_fields import passed_for
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import own_init, parameter_args, unique_value
