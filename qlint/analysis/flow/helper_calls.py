@@ -211,8 +211,11 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
                 facts = env.facts(given[came]) if came in given else UNKNOWN_MODE
                 made = sem.callbacks.made_of(actual.get(o.index, (None, None))[1], facts, node)
                 out |= made if made is not None else {ModeFact("unset", node, Origin(CALL, node))}
+            elif foreign:
+                # A part's switch there is no node of this file to name (`part_modes`).
+                out.add(replace(f, guard=frozenset(), node=node, parts=()))
             else:
-                out.add(replace(f, guard=frozenset(), node=node if foreign else f.node))
+                out.add(replace(f, guard=frozenset()))
         return frozenset(out)
 
     # `subst` recurses through a weak reference: a closure over itself is a reference
