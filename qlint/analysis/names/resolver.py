@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from qlint.analysis.names.local_imports import ImportedName
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.scope import ModuleScope, unique_value
 from qlint.analysis.names.star_imports import defines, exports, star_sources
@@ -102,6 +103,8 @@ class Resolver:
         """`torch.ops.aten.add` for `aten.add` after `aten = torch.ops.aten`, etc."""
         if depth > _MAX_DEPTH:
             return None
+        if isinstance(expr, ImportedName):
+            return expr.qualname
         parts = dotted_parts(expr)
         if parts is None:
             return None
