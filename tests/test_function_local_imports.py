@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import textwrap
 
-from tests.conftest import lint
+from tests.conftest import check_file, lint, rows_of, write_package
 
 
 def codes(src: str, select: tuple[str, ...]) -> list[tuple[str, int]]:
@@ -109,3 +109,49 @@ def test_a_local_import_does_not_leak_into_another_function():
             return torch.export.export_for_training(model, args)
         """
     assert codes(src, ("QL402",)) == []
+
+
+def test_moved_pt2e_module_through_a_local_alias_is_reported():
+    src = """
+        def to_eval(model):
+            import torch.ao.quantization as tq
+            tq.move_exported_model_to_eval(model)
+        """
+    assert codes(src, ("QL401",)) == [("QL401", 4)]
+
+
+_LAZY_HELPER = """
+def prepare(model, quantizer, args):
+    from torch.export import export
+    from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+
+    return prepare_pt2e(export(model, args).module(), quantizer)
+"""
+
+_CALLER = """
+import torch
+
+
+def main(quantizer, args):
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5)){mode}
+    from pkg.tools import prepare
+
+    return prepare(model, quantizer, args)
+"""
+
+
+def _helper_findings(tmp_path, mode: str) -> list[int]:
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    write_package(root, "pkg", tools=_LAZY_HELPER, run=_CALLER.format(mode=mode))
+    return rows_of(check_file(root / "pkg" / "tools.py", ("QL201",)).diagnostics)
+
+
+def test_a_lazy_capture_is_vouched_for_by_callers_that_import_it_lazily(tmp_path):
+    # optimum-habana: the helper imports the capture in its body, its callers import the
+    # helper in theirs after `eval()`; a local import read as a variable lost those callers.
+    assert _helper_findings(tmp_path, ".eval()") == []
+
+
+def test_a_lazy_capture_of_a_train_mode_model_is_reported(tmp_path):
+    assert _helper_findings(tmp_path, "") == [6]

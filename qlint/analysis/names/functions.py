@@ -11,7 +11,7 @@ import ast
 from bisect import bisect_left
 from collections.abc import Iterator
 
-from qlint.analysis.names.local_imports import bind_imports
+from qlint.analysis.names.local_imports import LocalNames, bind_imports
 from qlint.analysis.names.scope import ClassScope, ModuleScope, bind_local, parameters
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import spans_rows, statement_lists, walk, walk_kinds
@@ -70,7 +70,7 @@ class Body:
         return self._local
 
     def _bind(self, node: ast.AST) -> dict[str, list[ast.AST]]:
-        local = parameters(node)
+        local = LocalNames(parameters(node))
         for stmt in self.stmts:
             if type(stmt) in _BINDING_TYPES:
                 bind_local(local, stmt)

@@ -3,9 +3,12 @@
 Libraries that keep torch optional import it inside the function that needs it (optimum's
 exporters, transformers' integrations): `torch.export.export_for_training(...)` or
 `n.target == torch.ops.aten.relu` there names torch's API as surely as after a module-level
-import. A local import is recorded as an `ImportedName` carrying the dotted name it binds, so
-the resolver reads `torch.ops.aten.relu` through it as through the module's imports.
-Relative imports are left out: the body does not know its module's package.
+import. The resolver reads such a name through the import, as it reads the module's.
+
+Kept beside the function's locals, not among them: analyses ask `name in body.local` to mean
+"a variable of the function, whose value is its own" (the project's caller search skips such
+a name, and reads a local import of the helper itself). Relative imports are left out: a body
+does not know its module's package.
 """
 
 from __future__ import annotations
@@ -13,30 +16,29 @@ from __future__ import annotations
 import ast
 
 
-class ImportedName(ast.expr):
-    """The value a function-local import binds a name to: the module or object `qualname`."""
+class LocalNames(dict):
+    """A function's parameters and local bindings, plus `imports`: the dotted name each
+    absolute import statement of the body binds a name to (a set: two imports of one name
+    make it unknowable)."""
 
-    _fields = ()
+    __slots__ = ("imports",)
 
-    def __init__(self, qualname: str, stmt: ast.stmt) -> None:
-        super().__init__()
-        self.qualname = qualname
-        ast.copy_location(self, stmt)
-        self.end_lineno = stmt.end_lineno
-        self.end_col_offset = stmt.end_col_offset
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.imports: dict[str, set[str]] = {}
+
+    def imported(self, name: str) -> str | None:
+        found = self.imports.get(name)
+        return next(iter(found)) if found is not None and len(found) == 1 else None
 
 
-def bind_imports(local: dict[str, list[ast.AST]], stmt: ast.stmt) -> None:
+def bind_imports(local: LocalNames, stmt: ast.stmt) -> None:
     """Record the names an absolute `import` / `from ... import` statement binds."""
     if isinstance(stmt, ast.Import):
         for alias in stmt.names:
-            if alias.asname:
-                local.setdefault(alias.asname, []).append(ImportedName(alias.name, stmt))
-            else:
-                top = alias.name.split(".")[0]
-                local.setdefault(top, []).append(ImportedName(top, stmt))
+            name = alias.asname or alias.name.split(".")[0]
+            local.imports.setdefault(name, set()).add(alias.name if alias.asname else name)
     elif isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module:
         for alias in stmt.names:
             if alias.name != "*":
-                name = alias.asname or alias.name
-                local.setdefault(name, []).append(ImportedName(f"{stmt.module}.{alias.name}", stmt))
+                local.imports.setdefault(alias.asname or alias.name, set()).add(f"{stmt.module}.{alias.name}")

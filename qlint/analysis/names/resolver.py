@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from qlint.analysis.names.local_imports import ImportedName
+from qlint.analysis.names.local_imports import LocalNames
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.scope import ModuleScope, unique_value
 from qlint.analysis.names.star_imports import defines, exports, star_sources
@@ -103,8 +103,6 @@ class Resolver:
         """`torch.ops.aten.add` for `aten.add` after `aten = torch.ops.aten`, etc."""
         if depth > _MAX_DEPTH:
             return None
-        if isinstance(expr, ImportedName):
-            return expr.qualname
         parts = dotted_parts(expr)
         if parts is None:
             return None
@@ -126,6 +124,8 @@ class Resolver:
             if value is None or isinstance(value, ast.arg):
                 return None
             return _join(self.qualname(value, depth + 1), rest)
+        if isinstance(self.local, LocalNames) and head in self.local.imports:
+            return _join(self.local.imported(head), rest)
         return _join(self._module_qualname(self.scope, head, depth), rest)
 
     def _module_qualname(self, scope: ModuleScope, name: str, depth: int) -> str | None:
