@@ -5,7 +5,8 @@ initializer, so nothing is imported or unpickled per file; with `-j N` the paren
 too, beside N - 1 workers (a process that only waits still costs memory: the heap pages the
 workers copy). Files travel in chunks built largest-first so two cores finish together
 instead of one waiting on a big file at the end. Small runs (the usual pre-commit call)
-stay in-process: a pool costs more than it saves there. A worker that dies (a C stack
+stay in-process: a pool costs more than it saves there; without `-j`, so do runs whose files
+are too few bytes for a worker to pay for its memory (`run_size`). A worker that dies (a C stack
 overflow on a pathological file) costs only that file: the files it had not sent back are
 retried one per process and the culprit is reported. A file that kills the parent, as in a
 run of one process, ends the run.
