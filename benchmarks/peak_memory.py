@@ -150,11 +150,13 @@ def report(label: str, tree: str, runs: int, qlint: list[str], env: dict[str, st
         print(f"      timeline (MiB): {line}")
 
 
-def per_file(tree: str, python: str, env: dict[str, str], top: int) -> None:
+def per_file(tree: str, python: str, env: dict[str, str], top: int, jobs: int | None = None) -> None:
     logs = tempfile.mkdtemp(prefix="qlint-peak-")
     try:
         run_env = dict(env, QLINT_PEAK_LOG=logs)
         cmd = [python, "-c", _PER_FILE_DRIVER, "check", "--exit-zero", "--quiet", "--no-cache", tree]
+        if jobs:
+            cmd.insert(-1, f"-j{jobs}")
         Run(cmd, run_env)
         rises, kept = [], []
         for name in sorted(os.listdir(logs)):
@@ -182,6 +184,7 @@ def main() -> None:
     ap.add_argument("--against", help="another qlint source tree (PYTHONPATH) to measure instead of this one")
     ap.add_argument("--per-file", action="store_true", help="also measure every check in its process")
     ap.add_argument("--top", type=int, default=8)
+    ap.add_argument("--jobs", "-j", type=int, help="qlint's -j (default: none, as a user runs it: `run_size` decides)")
     args = ap.parse_args()
     if not sys.platform.startswith("linux"):
         sys.exit("reads /proc: Linux only")
@@ -191,10 +194,12 @@ def main() -> None:
     env["PYTHONPATH"] = src
     python = sys.executable
     qlint = [python, "-P", "-m", "qlint", "check", "--exit-zero", "--quiet"]
+    if args.jobs:
+        qlint.append(f"-j{args.jobs}")
     for tree in args.trees:
         report(os.path.basename(os.path.normpath(tree)), tree, args.runs, qlint, env)
         if args.per_file:
-            per_file(tree, python, env, args.top)
+            per_file(tree, python, env, args.top, args.jobs)
 
 
 if __name__ == "__main__":

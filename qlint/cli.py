@@ -127,7 +127,13 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     p.add_argument("--cache-dir", metavar="DIR", help="where to keep the cache (default: .qlint_cache)")
     p.add_argument("--force-exclude", action="store_true", default=None, help="exclude even named files")
-    p.add_argument("--jobs", "-j", type=_positive_int, metavar="N", help="processes that check (default: cores)")
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=_positive_int,
+        metavar="N",
+        help="processes that check (default: cores; 1 for a run of few bytes)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
     p.add_argument("--stdin-filename", metavar="PATH", help="the name of the file `-` (standard input) stands for")
 

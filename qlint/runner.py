@@ -5,7 +5,8 @@ initializer, so nothing is imported or unpickled per file; with `-j N` the paren
 too, beside N - 1 workers (a process that only waits still costs memory: the heap pages the
 workers copy). Files travel in chunks built largest-first so two cores finish together
 instead of one waiting on a big file at the end. Small runs (the usual pre-commit call)
-stay in-process: a pool costs more than it saves there. A worker that dies (a C stack
+stay in-process: a pool costs more than it saves there; without `-j`, so do runs whose files
+are too few bytes for a worker to pay for its memory (`run_size`). A worker that dies (a C stack
 overflow on a pathological file) costs only that file: the files it had not sent back are
 retried one per process and the culprit is reported. A file that kills the parent, as in a
 run of one process, ends the run.
@@ -119,7 +120,8 @@ def run_check(
     run = RunResult(errors=found.errors, cached=len(results))
     if progress is not None:
         progress.advance(len(results))
-    parallel = _workers(todo, jobs) > 1
+    jobs = _workers(todo, jobs)  # decided once: `_map` is given the count
+    parallel = jobs > 1
     _warn_once(paths, todo)
     with (
         _summaries(settings, use_cache, bool(todo), parallel, answers=len(todo) == 1),
@@ -661,9 +663,16 @@ def _submitted(pool: ProcessPoolExecutor, func: Callable[[str, Settings], Any], 
 
 
 def _workers(paths: list[str], jobs: int | None) -> int:
-    """How many processes check `paths`: 1 for a run too small for a pool."""
-    jobs = jobs or os.cpu_count() or 1
-    return 1 if len(paths) < MIN_PARALLEL_FILES else jobs
+    """How many processes check `paths`: 1 for a run too small for a pool; without `-j`, also
+    for one whose files are too few bytes for a worker to pay for its memory (`run_size`)."""
+    if len(paths) < MIN_PARALLEL_FILES:
+        return 1
+    if jobs:
+        return jobs
+    from qlint.run_size import enough_for_workers
+
+    cores = os.cpu_count() or 1
+    return cores if cores > 1 and enough_for_workers(paths) else 1
 
 
 def _check_order(func: Callable[[str, Settings], Any], paths: list[str]) -> Iterator[str]:

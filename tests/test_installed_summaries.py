@@ -83,7 +83,6 @@ def test_a_later_run_reads_the_summary_and_parses_only_the_class(installed, monk
 
 def test_a_changed_module_is_parsed_again(installed, monkeypatch):
     _ask(installed)
-    monkeypatch.setattr(forked_call, "call", lambda work, meanwhile=None: work())  # counted here, not in a child
     installed.write_text(HELPERS.replace("self.bn = torch.nn.BatchNorm2d(3)", "self.bn = torch.nn.Identity()"))
     parses = _whole_module_parses(monkeypatch, installed)
     node = _ask(installed)
@@ -97,20 +96,17 @@ def test_a_module_that_does_not_parse_has_no_classes(installed):
     assert installed_classes.installed_class(NAME, ProjectIndex(), "user.py") is None
 
 
-def test_a_run_parses_the_module_apart_and_reads_the_same_class(installed, monkeypatch):
-    """In a command-line run the whole module is parsed in a forked child (`forked_call`),
-    which hands back its summary only: the class read from it is the one a parse here finds."""
+def test_a_run_parses_the_module_here_without_forking(installed, monkeypatch):
+    """A command-line run parses the whole module in its own process: a forked child copied
+    the pages it touched and counted twice at the run's peak while it lived."""
     here = _ask(installed)
     monkeypatch.setattr(ProjectIndex, "store", None)
     monkeypatch.setattr(ProjectIndex, "fixed_content", True)
+    monkeypatch.setattr(forked_call.os, "fork", lambda: pytest.fail("forked for an installed module"))
     parses = _whole_module_parses(monkeypatch, installed)
-    apart = _ask(installed)
-    assert parses == []  # the child's parse is not seen here
-    assert ast.dump(apart, include_attributes=True) == ast.dump(here, include_attributes=True)
-    # A child that fails leaves the parse to this process.
-    monkeypatch.setattr(forked_call.os, "fork", lambda: (_ for _ in ()).throw(OSError("no fork")))
-    assert ast.dump(_ask(installed), include_attributes=True) == ast.dump(here, include_attributes=True)
+    again = _ask(installed)
     assert parses == [1]
+    assert ast.dump(again, include_attributes=True) == ast.dump(here, include_attributes=True)
 
 
 def test_the_check_depends_on_the_installed_module_when_served_from_memory(installed):

@@ -29,12 +29,14 @@ def _env() -> dict[str, str]:
 
 
 def test_every_check_is_measured_once_in_the_process_that_made_it(tmp_path, capsys):
-    # Enough files for a pool (`runner.MIN_PARALLEL_FILES`): the wrapped engine is inherited.
+    # Enough files for a pool (`runner.MIN_PARALLEL_FILES`) and `-j2` (too few bytes for a pool
+    # otherwise, `run_size`): the wrapped engine is inherited.
     pkg = write_package(tmp_path, "pkg", **{f"m{i}": _MATCHER for i in range(30)})
-    _bench().per_file(str(pkg), sys.executable, _env(), top=3)
+    _bench().per_file(str(pkg), sys.executable, _env(), top=3, jobs=2)
     out = capsys.readouterr().out
     counts = [int(line.split(":")[1].split()[0]) for line in out.splitlines() if line.startswith("   process ")]
     assert sum(counts) == 31  # m0..m29 and __init__.py, each once whichever worker took it
+    assert len(counts) == 2  # the parent and its worker
     assert "largest rises, retained" in out
     assert any(f"  m{i}.py  [" in out for i in range(30))
 

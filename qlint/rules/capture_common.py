@@ -29,6 +29,7 @@ from qlint.analysis.flow.model_flow import (
     caller_facts,
     module_flows,
 )
+from qlint.analysis.flow.part_modes import described
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.diagnostic import Applicability, Edit, Fix, Range, RelatedInfo
 from qlint.evidence.capture import CaptureEvidence, SinkPoint, SourcePoint
@@ -198,6 +199,9 @@ def listed(reasons: list[Reason], limit: int = 3) -> str:
 def _describe(ctx: FileContext, fact: ModeFact) -> Reason | None:
     origin, node = fact.origin, fact.node
     row = getattr(node, "lineno", 0)
+    part = described(fact, ctx.source_of)  # `m.encoder.train()` after `m.eval()` (`part_modes`)
+    if part is not None:
+        return Reason(fact.state, node, part, row)
     if fact.state == "train":
         if origin is not None and origin.kind == CONSTRUCTED and isinstance(node, ast.Assign):
             # `model.bn = nn.BatchNorm1d(4)` (`model_builds.Builds.given_part`)

@@ -19,6 +19,7 @@ from qlint.analysis.flow.call_paths import handed_on_some_path
 from qlint.analysis.flow.call_sites import Site, checked_home
 from qlint.analysis.flow.model_apis import mode_call
 from qlint.analysis.flow.model_flow import PARAM, PRETRAINED, STORED, Capture, FunctionFlow, ModeFact, compatible
+from qlint.analysis.flow.part_modes import described
 from qlint.rules.base import FileContext
 from qlint.rules.capture_common import Reason
 from qlint.rules.capture_content import builds_note, changed_after_build
@@ -116,7 +117,8 @@ def _reason(ctx: FileContext, site: Site, fact: ModeFact, above: Site | None = N
         switch = f"`{ctx.source_of(node)}` at line {node.lineno}" if node is not None else "eval mode"
         if fact.origin is not None and fact.origin.kind == PRETRAINED:
             switch = f"`from_pretrained` at line {node.lineno}, which returns eval mode"
-        text = f"{where} passes it after {switch}{flag}"
+        part = described(fact, ctx.source_of)  # `m.encoder.eval()` after `m.train()` (`part_modes`)
+        text = f"{where} passes it {part}{flag}" if part is not None else f"{where} passes it after {switch}{flag}"
         return Reason("eval", node, text, getattr(node, "lineno", 0), call.lineno)
     switch = f"`{other.source_of(node)}`" if isinstance(node, ast.AST) else "eval mode"
     if fact.origin is not None and fact.origin.kind == PRETRAINED:

@@ -17,6 +17,7 @@ from qlint.analysis.graphs.dynamo_graph_passes import sees_dynamo_graph
 from qlint.analysis.graphs.forwarding import Forwarding, call_arguments, callee_name, spans_any
 from qlint.analysis.graphs.fx_targets import is_node_target, target_names, target_rows
 from qlint.analysis.graphs.graph_context import COMPILER_INTERNAL, packet_graph_context
+from qlint.analysis.graphs.hand_built_graphs import matched_on_kept_graph
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
 from qlint.analysis.graphs.packet_text import spells_packet
 from qlint.analysis.graphs.reexport import never_runs, sees_overloads
@@ -177,6 +178,7 @@ class PacketMatcher(Rule):
                     and not normalised_before(ctx, body)
                     and not (key[2][0] == "aten" and renamed_by_front_end(ctx, body, key[2][1]))
                     and not sees_dynamo_graph(ctx, body)
+                    and not matched_on_kept_graph(ctx, body, row)
                 ):
                     yield diag
 

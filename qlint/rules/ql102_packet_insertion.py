@@ -12,10 +12,12 @@ import re
 from collections.abc import Iterator
 
 from qlint.analysis.graphs.called_names import called_in
+from qlint.analysis.graphs.compiled_next import compiled_after
 from qlint.analysis.graphs.dynamo_graph_passes import sees_dynamo_graph
 from qlint.analysis.graphs.forwarding import bound_call, callee_name, spans_any
 from qlint.analysis.graphs.fx_targets import target_store_rows
 from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
+from qlint.analysis.graphs.hand_built_graphs import inserted_into_kept_graph
 from qlint.analysis.graphs.insertions import NEEDLES, inserted_exprs, is_nodespec, may_insert_packet, wrapper_search
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
 from qlint.analysis.graphs.printed_name_keys import keyed_on_printed_packet
@@ -77,10 +79,15 @@ class PacketInsertion(Rule):
                 continue  # the project's own packet-keyed code is the node's consumer
             if _into_normalised_graph(ctx, node) or _into_renamed_graph(ctx, ref, node):
                 continue  # the graph carries packets everywhere by then: the packet fits in
-            if sees_dynamo_graph(ctx, _innermost_function(ctx, node.lineno)):
+            inner = _innermost_function(ctx, node.lineno)
+            if sees_dynamo_graph(ctx, inner):
                 continue  # Dynamo's graph, which AOT autograd re-traces to overloads next
-            if stripped_after(ctx, _innermost_function(ctx, node.lineno), ref, node):
+            if inserted_into_kept_graph(ctx, inner, node, ref.op):
+                continue  # a graph built here, traced by nothing: what it holds is what was put
+            if stripped_after(ctx, inner, ref, node):
                 continue  # every caller strips the graph to packets next
+            if compiled_after(ctx, inner, ref, node):
+                continue  # every caller has Dynamo trace the graph next, as a user's code
             spelled = ctx.source_of(node)
             message = f"{shown(spelled, ref)} is an OpOverloadPacket inserted as a graph node target"
             help_ = f"Matchers keyed on overloads will miss this node: {overload_facts(info)}"

@@ -250,7 +250,7 @@ class TorchAoPt2eImport(Rule):
                 if id(node) in inner:
                     continue
                 parts = dotted_parts(node)
-                if parts is None or parts[0] in owned or (parts[0] not in torchy and parts[0] not in body.local):
+                if parts is None or parts[0] in owned or not (parts[0] in torchy or _bound_in(body, parts[0])):
                     continue
                 if any(tuple(parts[: len(p)]) == p for p in plain):
                     continue
@@ -309,9 +309,17 @@ def _chain_words(body, resolver: Resolver, owned: set) -> set[str]:
             continue
         if _names_old(resolver.qualname(ast.Name(head))):
             words.add(head)
+    # The function's own imports (`import torch.ao.quantization as tq` in its body).
+    imported = getattr(local, "imports", ())
+    words.update(h for h in imported if h not in owned and _names_old(resolver.qualname(ast.Name(h))))
     if body.class_scope is not None:
         words.update(body.class_scope.assigns)
     return words
+
+
+def _bound_in(body, name: str) -> bool:
+    """A local of the function, or a name one of its own import statements binds."""
+    return name in body.local or name in getattr(body.local, "imports", ())
 
 
 def _identifier_rows(ctx: FileContext, words: frozenset[str]) -> frozenset[int]:

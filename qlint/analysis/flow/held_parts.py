@@ -29,6 +29,7 @@ from qlint.analysis.flow.class_facts import evals_parts
 from qlint.analysis.flow.model_apis import key
 from qlint.analysis.flow.model_classes import Built
 from qlint.analysis.flow.model_values import CONSTRUCTED, Env, ModeFact, Obj
+from qlint.analysis.flow.part_modes import taken_out
 from qlint.analysis.flow.stored_fields import passed_for
 from qlint.analysis.flow.switched_parts import PART_SETTERS
 from qlint.analysis.names.resolver import Resolver, dotted_parts
@@ -54,12 +55,24 @@ class HeldParts:
         # the modes before, so an `.eval()` of those parts undoes them.
         self.set: dict[Obj, list[tuple[tuple[Path, ...], frozenset, frozenset]]] = {}
 
-    def path(self, expr: ast.expr, env: Env) -> Path | None:
-        """The root value and attribute names `expr` reaches (`m.encoder.eval()`: m, ("encoder",))."""
+    def path(self, expr: ast.expr, env: Env, items: bool = False) -> Path | None:
+        """The root value and attribute names `expr` reaches (`m.encoder.eval()`: m, ("encoder",);
+        `getattr(m, "encoder")` names it too). With `items`, an item of a part is a step as well
+        (`m.layers[0]`: m, ("layers", "[0]"); `[]` for an index not written as a constant)."""
         steps: list[str] = []
         while True:
             if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _SAME:
                 expr = expr.func.value
+                continue
+            if _named_getattr(expr):
+                steps.append(expr.args[1].value)
+                expr = expr.args[0]
+                continue
+            if items and isinstance(expr, ast.Subscript):
+                index = expr.slice
+                constant = isinstance(index, ast.Constant) and isinstance(index.value, (int, str))
+                steps.append(f"[{index.value!r}]" if constant else "[]")
+                expr = expr.value
                 continue
             name = key(expr)
             if name is not None and name in env.vars:
@@ -95,11 +108,14 @@ class HeldParts:
                 self.holders[(id(wrapper), path)] = (wrapper, part_build(owner, path))
 
     def replaced(self, expr: ast.expr, env: Env) -> None:
-        """A part on `expr`'s path was replaced (`m.encoder = Other()`): forget wrappers of it."""
+        """A part on `expr`'s path was replaced (`m.encoder = Other()`): forget wrappers of it,
+        and the mode a switch of the old part gave it (`part_modes`)."""
         path = self.path(expr, env)
         if path is None:
             return
         root, steps = path
+        if steps and any(f.parts for f in env.facts(root)):
+            env.modes[root] = frozenset(taken_out(f, steps) for f in env.facts(root))
         for k in list(self.holders):
             held_root, held_steps = k[1]
             if held_root == root and (held_steps[: len(steps)] == steps or steps[: len(held_steps)] == held_steps):
@@ -169,6 +185,19 @@ class HeldParts:
                 paths, first = found.get(wrapper, ((), part))
                 found[wrapper] = ((*paths, held), first)
         return found
+
+
+def _named_getattr(expr: ast.expr) -> bool:
+    """`getattr(m, "encoder")`, with no default: the attribute `m.encoder`."""
+    return (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Name)
+        and expr.func.id == "getattr"
+        and len(expr.args) == 2
+        and not expr.keywords
+        and isinstance(expr.args[1], ast.Constant)
+        and isinstance(expr.args[1].value, str)
+    )
 
 
 def _chain_or_name(expr: ast.expr) -> bool:

@@ -40,6 +40,7 @@ from qlint.analysis.flow.model_values import (
     merge_values,
     new_value,
 )
+from qlint.analysis.flow.part_modes import handed
 from qlint.analysis.names.scope import parameter_args, unique_value
 from qlint.value_classes import replace
 
@@ -135,6 +136,15 @@ def site_only(sem, found, node: ast.Call) -> bool:
     return True
 
 
+def _param_flows(callee: FunctionFlow, index: int) -> set[str]:
+    """The flows ("ptq", "qat") the captures of parameter `index` of `callee` reach."""
+    found = {s.flow for s in callee.param_sinks.get(index, ())}
+    for cap in callee.captures:
+        if any(o.kind == PARAM and o.node is callee.node and o.index == index for o in cap.origins):
+            found.update(s.flow for s in cap.sinks)
+    return found
+
+
 def _followed(sem, module: str) -> bool:
     """The module whose callers are being read (`project_callers`): in torchao's own tree
     its helpers are `torchao.*` too, and their calls are what the reading is for."""
@@ -161,6 +171,10 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
     # An argument we cannot follow (`bundle.model`) is passed in an unknown mode.
     # A container written in the call passes the models it holds, in their modes.
     passed = {i: env.facts(obj) if obj is not None else _literal(sem, expr) for i, (obj, expr) in actual.items()}
+    if any(f.parts for facts in passed.values() for f in facts):
+        # A model with a part in another mode, handed to a helper that captures it for one
+        # flow: its callers' facts are read in that flow's terms (`part_modes`).
+        passed = {i: handed(facts, _param_flows(callee, i)) for i, facts in passed.items()}
     written = {i: expr for i, (_, expr) in actual.items()}
     held = _held(sem, given, passed, env) if _reads_parts(callee) else None
     origins = {i: obj.origins for i, obj in given.items()}
@@ -197,8 +211,11 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
                 facts = env.facts(given[came]) if came in given else UNKNOWN_MODE
                 made = sem.callbacks.made_of(actual.get(o.index, (None, None))[1], facts, node)
                 out |= made if made is not None else {ModeFact("unset", node, Origin(CALL, node))}
+            elif foreign:
+                # A part's switch there is no node of this file to name (`part_modes`).
+                out.add(replace(f, guard=frozenset(), node=node, parts=()))
             else:
-                out.add(replace(f, guard=frozenset(), node=node if foreign else f.node))
+                out.add(replace(f, guard=frozenset()))
         return frozenset(out)
 
     # `subst` recurses through a weak reference: a closure over itself is a reference

@@ -34,6 +34,7 @@ from qlint.analysis.flow.model_values import (
     new_value,
     part_of,
 )
+from qlint.analysis.flow.part_switches import part_switch
 from qlint.analysis.names.resolver import Resolver
 
 _SELF_RETURNING = frozenset(
@@ -130,6 +131,7 @@ def method_call(sem, node: ast.Call, attr: str, receiver: Obj, env: Env):
             sem.held_parts.switched(node, sem.walk, env)  # `w = Wrapper(m.encoder); m.train()`
         else:
             sem.held_parts.restored(node, env)  # then `m.eval()`: as it was built
+        part_switch(sem, node, mode, env)  # `m.eval(); m.encoder.train()`: that part's mode
         if mode == "train" and receiver in env.patched:  # after allow_exported_model_train_eval
             sem.retrain(receiver)
         return receiver

@@ -34,6 +34,7 @@ from qlint.analysis.flow.model_values import (
     merge_values,
     new_value,
 )
+from qlint.analysis.flow.part_modes import taken_part
 from qlint.analysis.flow.stored_fields import passed_for
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import own_init, parameter_args, unique_value
@@ -216,15 +217,18 @@ class Builds:
         taken = self._taken_parts(node, args, env)
         if wrapped or taken:  # a wrapper module: the wrapped modules keep their own modes
             parts = [next((o.built for o in w.origins if o.built is not None), None) for w in wrapped]
-            parts += [part for _, part in taken]
-            wrapped += [root for root, _ in taken]
+            parts += [part for _, part, _ in taken]
+            steps = {id(o): () for o in wrapped}
+            wrapped += [root for root, _, _ in taken]
+            steps.update((id(root), path) for root, _, path in taken)
             built = replace(built, parts=None if None in parts else tuple(parts))
             origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
-            # What the wrapped modules were built as is now what the wrapper holds.
+            # What the wrapped modules were built as is now what the wrapper holds; of a part
+            # taken out, only the switches of that part still apply (`part_modes`).
             facts = {
                 replace(f, origin=replace(f.origin, built=built)) if f.origin and f.origin.kind == CONSTRUCTED else f
                 for o in wrapped
-                for f in env.facts(o)
+                for f in (taken_part(g, steps[id(o)]) for g in env.facts(o))
             }
             return new_value(env, node, "", origin, facts)
         origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
@@ -232,7 +236,7 @@ class Builds:
             return new_value(env, node, "", origin, {ModeFact("eval", node, origin)})
         return new_value(env, node, "", origin)
 
-    def _taken_parts(self, node: ast.AST, args: list[Obj | None], env: Env) -> list[tuple[Obj, Built | None]]:
+    def _taken_parts(self, node: ast.AST, args: list[Obj | None], env: Env) -> list[tuple[Obj, Built | None, tuple]]:
         """Arguments that are parts taken from a module named here (`Wrapper(m.encoder)`, or `enc`
         after `enc = m.encoder`): `Module.eval()`/`.train()` reach every submodule, so each part is in the
         mode of the module it was taken from; with what the part was built as, when that is
@@ -249,7 +253,7 @@ class Builds:
                 continue  # a module is one of the `wrapped`
             path = held.path(expr, env)
             if path is not None and path[1] and is_module(path[0], env) and not self._part_trained(path, env):
-                taken.append((path[0], part_build(self.sem.owner, path)))
+                taken.append((path[0], part_build(self.sem.owner, path), path[1]))
         return taken
 
     def _part_trained(self, path, env: Env) -> bool:

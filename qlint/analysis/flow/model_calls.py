@@ -345,10 +345,15 @@ _MODE_KEEPING_WRAPPERS = frozenset(
 
 
 def _switch_on_part(func: ast.expr, env: Env) -> bool:
-    """`<value>.<attr>.eval()`: a mode call on an attribute of a local value."""
+    """`<value>.<attr>.eval()`: a mode call on an attribute of a local value (or an item of one)."""
     if not (isinstance(func, ast.Attribute) and func.attr in ("eval", "train")):
         return False
-    return isinstance(func.value, ast.Attribute) and _root_is_value(func.value, env)
+    part = func.value
+    while isinstance(part, ast.Subscript):  # `m.layers[0].train()`
+        part = part.value
+    if isinstance(part, ast.Call) and isinstance(part.func, ast.Name) and part.func.id == "getattr" and part.args:
+        part = ast.Attribute(part.args[0])  # `getattr(m, "encoder").train()`: as `m.encoder`
+    return isinstance(part, ast.Attribute) and _root_is_value(part, env)
 
 
 def _root_is_value(func: ast.expr, env: Env) -> bool:

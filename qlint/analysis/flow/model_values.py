@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.part_modes import for_flow
 from qlint.value_classes import field, replace, value_class
 
 # Origin kinds: where a value came from.
@@ -96,6 +97,8 @@ class ModeFact:
     node: ast.AST | None  # the call that set it, or the origin's node
     origin: Origin | None = None  # for "unset": what it came in as
     guard: Guard = frozenset()
+    # Parts switched to another mode since the whole model was (`part_modes.PartMode`).
+    parts: tuple = ()
 
     def guarded(self, condition: tuple[str, bool]) -> ModeFact:
         return replace(self, guard=self.guard | {condition})
@@ -150,9 +153,10 @@ class Capture:
         return sorted((s for s in self.sinks if s.flow == kind), key=lambda s: (s.path, s.node.lineno))
 
     def modes_for(self, kind: str) -> frozenset[ModeFact]:
-        """The facts on paths that can reach a sink of this kind."""
+        """The facts on paths that can reach a sink of this kind, as that flow reads them (a
+        part switched to the mode wrong for it makes the model's mode that: `part_modes`)."""
         sinks = self.flows(kind)
-        return frozenset(f for f in self.modes if any(compatible(f.guard, s.guard) for s in sinks))
+        return frozenset(for_flow(f, kind) for f in self.modes if any(compatible(f.guard, s.guard) for s in sinks))
 
 
 @value_class

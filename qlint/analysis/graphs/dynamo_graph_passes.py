@@ -234,7 +234,7 @@ def _pre_grad_passes(ctx: FileContext, body: Body, resolver: Resolver) -> set[st
     """`torch._inductor.config.pre_grad_custom_pass = f` (the config module imported under
     any name, in the module or in the function): f runs on Dynamo's graph."""
     found = set()
-    local = _local_imports(ctx, body)
+    local = function_imports(ctx, body)
 
     def qualname(expr: ast.expr) -> str | None:
         head = expr
@@ -260,7 +260,7 @@ def _pre_grad_passes(ctx: FileContext, body: Body, resolver: Resolver) -> set[st
     return found
 
 
-def _local_imports(ctx: FileContext, body: Body) -> dict[str, str]:
+def function_imports(ctx: FileContext, body: Body) -> dict[str, str]:
     """Names a function imports itself (`from torch._inductor import config as c`, relative
     imports resolved against the module's package), which the module scope does not hold."""
     if not isinstance(body.node, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -27,7 +27,7 @@ from qlint.analysis.names.resolver import OpRef, Resolver
 _STRIP = "strip_overloads"
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Statements that cannot leave the statement list early nor hold another one.
-_SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Import, ast.ImportFrom, ast.Pass)
+SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Import, ast.ImportFrom, ast.Pass)
 
 
 def stripped_after(ctx: FileContext, body: Body | None, ref: OpRef, expr: ast.expr) -> bool:
@@ -84,7 +84,7 @@ def _calls_of(tree: ast.Module, name: str) -> list[tuple[ast.AST, list[ast.stmt]
     for owner in ast.walk(tree):
         if not isinstance(owner, _FUNCS):
             continue
-        for stmts in _statement_lists(owner):
+        for stmts in statement_lists(owner):
             for index, stmt in enumerate(stmts):
                 if _call_statement(stmt, name) is not None:
                     found.append((owner, stmts, index))
@@ -94,7 +94,7 @@ def _calls_of(tree: ast.Module, name: str) -> list[tuple[ast.AST, list[ast.stmt]
     return found if found and uses == len(found) else None
 
 
-def _statement_lists(func: ast.AST) -> list[list[ast.stmt]]:
+def statement_lists(func: ast.AST) -> list[list[ast.stmt]]:
     """The statement lists of a function's own body (not of its nested functions)."""
     out = []
     todo = [func]
@@ -138,7 +138,7 @@ def _strips_next(
                 return False
             todo = list(stmt.body) + todo
             continue
-        if not isinstance(stmt, _SIMPLE):
+        if not isinstance(stmt, SIMPLE):
             return False  # a branch, loop or exit: the strip may not come
         if not _mentions(stmt, graph):
             continue
@@ -148,7 +148,7 @@ def _strips_next(
         name = _imported_in(owner, callee) or resolver.qualname(stmt.value.func) or ""
         if _is_strip(name) and len(stmt.value.args) == 1:
             return True
-        if not _blind_pass(ctx, callee, ref):
+        if not blind_pass(ctx, callee, ref):
             return False
     return False
 
@@ -181,7 +181,7 @@ def _mentions(node: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
 
 
-def _blind_pass(ctx: FileContext, name: str, ref: OpRef) -> bool:
+def blind_pass(ctx: FileContext, name: str, ref: OpRef) -> bool:
     """A function of the module that never names the inserted op (so cannot be keyed on its
     overload) and hands its graph to no other function."""
     func = ctx.scope.functions.get(name)

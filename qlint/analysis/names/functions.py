@@ -11,6 +11,7 @@ import ast
 from bisect import bisect_left
 from collections.abc import Iterator
 
+from qlint.analysis.names.local_imports import LocalNames, bind_imports
 from qlint.analysis.names.scope import ClassScope, ModuleScope, bind_local, parameters
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import spans_rows, statement_lists, walk, walk_kinds
@@ -21,6 +22,7 @@ _CACHE_KEY = "functions.bodies"
 _LOCAL = "_qlint_body_local"
 # Statements `bind_local` records something for (the others bind nothing it tracks).
 _BINDING = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)
+_IMPORTS = frozenset((ast.Import, ast.ImportFrom))
 _FUNC_TYPES = frozenset(_FUNCS)
 _BINDING_TYPES = frozenset(_BINDING)
 # Statements that hold statements; every other kind is a leaf of the statement tree.
@@ -68,10 +70,12 @@ class Body:
         return self._local
 
     def _bind(self, node: ast.AST) -> dict[str, list[ast.AST]]:
-        local = parameters(node)
+        local = LocalNames(parameters(node))
         for stmt in self.stmts:
             if type(stmt) in _BINDING_TYPES:
                 bind_local(local, stmt)
+            elif type(stmt) in _IMPORTS:
+                bind_imports(local, stmt)
         return local
 
     def __repr__(self) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from qlint.analysis.names.local_imports import LocalNames
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.scope import ModuleScope, unique_value
 from qlint.analysis.names.star_imports import defines, exports, star_sources
@@ -123,6 +124,8 @@ class Resolver:
             if value is None or isinstance(value, ast.arg):
                 return None
             return _join(self.qualname(value, depth + 1), rest)
+        if isinstance(self.local, LocalNames) and head in self.local.imports:
+            return _join(self.local.imported(head), rest)
         return _join(self._module_qualname(self.scope, head, depth), rest)
 
     def _module_qualname(self, scope: ModuleScope, name: str, depth: int) -> str | None:

@@ -1,0 +1,48 @@
+"""The walk's side of `part_modes`: a `.train()`/`.eval()` of a part of a model the walk holds
+(`m.encoder.train()`, `m.layers[0].eval()`, `getattr(m, "encoder").train()`, or through a name
+bound to the part, `enc = m.encoder; enc.train()`), read with the path reader the wrappers of
+parts use (`held_parts.HeldParts.path`), recorded on the model's facts with what the part holds.
+
+What the part holds comes from the model's construction, through the attributes its class's
+`__init__` stores (`held_parts.part_build`); an item of a part (`m.layers[0]`) is judged by the
+part it is taken from. A part that cannot be followed there (a parameter, a factory's model, an
+attribute built outside `__init__`) is of unknown content, as a whole model whose class does not
+resolve is: kept, and reported.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from qlint.analysis.flow.held_parts import part_build
+from qlint.analysis.flow.model_values import Env
+from qlint.analysis.flow.part_modes import switched
+
+
+def part_switch(sem, node: ast.Call, mode: str | None, env: Env) -> None:
+    """Record the switch `node` (to `mode`; None: `.train(flag)`) of a part on its model's facts."""
+    path = sem.held_parts.path(node.func.value, env, items=True)
+    if path is None or not path[1]:
+        return  # the whole model: its own facts were just set
+    root, steps = path
+    if root.is_graph or root not in env.modes:
+        return
+    facts = env.modes[root]
+    dependent = _dependent(sem, root, steps) if mode is not None else ()
+    env.modes[root] = frozenset(switched(f, steps, mode, node, dependent) for f in facts)
+
+
+def _dependent(sem, root, steps: tuple[str, ...]) -> tuple[str, ...] | None:
+    """What the part at `steps` of `root` holds that depends on the mode (None: not known)."""
+    attrs = []
+    for step in steps:
+        if step.startswith("["):
+            break
+        attrs.append(step)
+    built = part_build(sem.owner, (root, tuple(attrs)))
+    if built is None:
+        return None
+    content = built.content()
+    if content.dependent:
+        return tuple(content.dependent)
+    return () if content.complete else None

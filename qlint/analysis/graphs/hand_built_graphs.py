@@ -1,0 +1,236 @@
+"""Graphs a function builds by hand and keeps to itself, or feeds only to passes that run on
+Dynamo's output graph (QL101, QL102).
+
+A test of a Dynamo-graph pass builds the graph the pass expects by hand
+(`gm = GraphModule(root, Graph())`, then `gm.graph.call_function(...)`): Dynamo's graph
+records a packet the user's code called as that packet, and creates some nodes as packets
+itself (`torch.ops.streams.record_stream`), so the test inserts the packet, runs the pass and
+looks for the packet the pass set. Nothing traces such a graph: its nodes carry what the
+function put there and what the pass made of it, so a packet inserted or matched there is
+the form the graph holds.
+
+Only a graph the function both builds and keeps counts: every binding of its name is a
+construction of an empty `Graph`, a `GraphModule` around one, or the result of such a pass on
+it; every other use runs it, calls its own methods, walks or prints its nodes. Handed to any
+other function (a pass that runs on exported or ATen graphs, an export, a re-trace), stored,
+aliased or returned, the graph is not the function's alone, and the finding stands.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+
+from qlint.analysis.context import FileContext
+from qlint.analysis.graphs import dynamo_graph_passes
+from qlint.analysis.names.functions import Body, bodies
+from qlint.analysis.names.modules import module_name_for
+from qlint.analysis.names.resolver import Resolver, dotted_parts
+from qlint.source import LineIndex
+
+_GRAPHS = frozenset({"torch.fx.Graph", "torch.fx.graph.Graph"})
+_MODULES = frozenset({"torch.fx.GraphModule", "torch.fx.graph_module.GraphModule"})
+# Builtins that read a graph's nodes and keep nothing of them.
+_READERS = frozenset({"len", "list", "tuple", "set", "str", "repr", "print", "iter", "enumerate", "sorted"})
+_INSERTS = frozenset({"call_function", "create_node"})
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_CACHE_KEY = "graphs.hand_built"
+
+
+def inserted_into_kept_graph(ctx: FileContext, body: Body | None, packet: ast.expr, op: str) -> bool:
+    """Whether `packet` is an argument of `<g>.call_function(...)`/`create_node(...)` (or of
+    `<gm>.graph.<that>`) on a graph the function `body` builds by hand and keeps (above). Not
+    when the function spells an overload of the op `op`: it expects that form somewhere."""
+    if body is None or not isinstance(body.node, _FUNCS):
+        return False
+    if _spells_overload(ctx, body.node, op):
+        return False
+    for node in ast.walk(body.node):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _INSERTS
+            and any(a is packet for a in (*node.args, *(k.value for k in node.keywords)))
+        ):
+            parts = dotted_parts(node.func.value)
+            return bool(parts) and parts[1:] in ([], ["graph"]) and kept_graph(ctx, body, parts[0])
+    return False
+
+
+def matched_on_kept_graph(ctx: FileContext, body: Body | None, row: int) -> bool:
+    """Whether the matcher at `row` sits in a loop (or comprehension) over the nodes of a graph
+    the function `body` builds by hand and keeps (`for n in gm.graph.nodes`, `g.nodes`)."""
+    if body is None or not isinstance(body.node, _FUNCS):
+        return False
+    for node in ast.walk(body.node):
+        if isinstance(node, (ast.For, ast.AsyncFor)) and node.lineno <= row <= (node.end_lineno or row):
+            iters = [node.iter]
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            if not node.lineno <= row <= (node.end_lineno or row):
+                continue
+            iters = [g.iter for g in node.generators]
+        else:
+            continue
+        for it in iters:
+            parts = dotted_parts(it)
+            if parts and parts[1:] in (["nodes"], ["graph", "nodes"]) and kept_graph(ctx, body, parts[0]):
+                return True
+    return False
+
+
+def _spells_overload(ctx: FileContext, func: ast.AST, op: str) -> bool:
+    return any(
+        isinstance(n, ast.Attribute) and isinstance(n.value, ast.Attribute) and n.value.attr == op
+        for n in ast.walk(func)
+    )
+
+
+def kept_graph(ctx: FileContext, body: Body, name: str) -> bool:
+    """Whether the local `name` of the function `body` is a graph it builds by hand and keeps."""
+    memo = ctx.cache.setdefault(_CACHE_KEY, {})
+    key = (id(body.node), name)
+    if key not in memo:
+        memo[key] = (body.node, _kept(ctx, body, name, frozenset()))
+    return memo[key][1]
+
+
+def _kept(ctx: FileContext, body: Body, name: str, seen: frozenset[str]) -> bool:
+    func = body.node
+    if name in seen:
+        return True  # asked while its own uses are read: that answer decides
+    if name in {a.arg for a in ast.walk(func.args) if isinstance(a, ast.arg)}:
+        return False
+    seen = seen | {name}
+    resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
+    imports = dynamo_graph_passes.function_imports(ctx, body)
+    parents = {child: node for node in ast.walk(func) for child in ast.iter_child_nodes(node)}
+    built = False
+    for node in ast.walk(func):
+        if not isinstance(node, ast.Name) or node.id != name:
+            continue
+        if isinstance(node.ctx, ast.Store):
+            stmt = parents.get(node)
+            if not (isinstance(stmt, ast.Assign) and stmt.targets == [node]):
+                return False  # a loop target, a tuple, `with ... as`: not read
+            if _built(stmt.value, resolver, body, ctx, seen):
+                built = True
+            elif not _dynamo_pass_on(ctx, stmt.value, name, resolver, imports):
+                return False
+        elif isinstance(node.ctx, ast.Del) or not _kept_use(ctx, body, node, parents, seen, resolver, imports):
+            return False
+    return built
+
+
+def _built(value: ast.expr, resolver: Resolver, body: Body, ctx: FileContext, seen: frozenset[str]) -> bool:
+    """`Graph()`, or `GraphModule(root, <Graph() or a graph built so>)`."""
+    if not isinstance(value, ast.Call):
+        return False
+    name = resolver.qualname(value.func)
+    if name in _GRAPHS:
+        return not value.args and not value.keywords
+    if name not in _MODULES:
+        return False
+    graph = value.args[1] if len(value.args) > 1 else next((k.value for k in value.keywords if k.arg == "graph"), None)
+    if isinstance(graph, ast.Name):
+        return _kept(ctx, body, graph.id, seen)
+    return graph is not None and _built(graph, resolver, body, ctx, seen)
+
+
+def _kept_use(
+    ctx: FileContext,
+    body: Body,
+    node: ast.Name,
+    parents: dict[ast.AST, ast.AST],
+    seen: frozenset[str],
+    resolver: Resolver,
+    imports: dict[str, str],
+) -> bool:
+    name = node.id
+    parent = parents.get(node)
+    if isinstance(parent, ast.Call) and parent.func is node:
+        return True  # run eagerly
+    if isinstance(parent, ast.Call):
+        # Handed to a Dynamo-graph pass whose result is the graph again (or unused), or
+        # wrapped as the graph of a module that is itself kept.
+        stmt = parents.get(parent)
+        if isinstance(stmt, ast.Assign) and stmt.value is parent:
+            targets = stmt.targets
+            if len(targets) != 1 or not isinstance(targets[0], ast.Name):
+                return False
+            if resolver.qualname(parent.func) in _MODULES:
+                return _kept(ctx, body, targets[0].id, seen)
+            return targets[0].id == name and _dynamo_pass_on(ctx, parent, name, resolver, imports)
+        if isinstance(stmt, ast.Expr):
+            return _dynamo_pass_on(ctx, parent, name, resolver, imports)
+        return False
+    if not isinstance(parent, ast.Attribute):
+        return False
+    # `gm.graph.call_function(...)`, `gm.recompile()`, `for n in gm.graph.nodes`,
+    # `len(g.nodes)`, `f"{gm.graph}"`: the chain's top, and what holds it.
+    top = parent
+    while isinstance(parents.get(top), ast.Attribute):
+        top = parents[top]
+    holder = parents.get(top)
+    if isinstance(holder, ast.Call):
+        if holder.func is top:
+            return True
+        return isinstance(holder.func, ast.Name) and holder.func.id in _READERS and top in holder.args
+    if isinstance(holder, (ast.For, ast.AsyncFor, ast.comprehension)):
+        return holder.iter is top
+    return isinstance(holder, (ast.FormattedValue, ast.Compare))
+
+
+def _dynamo_pass_on(ctx: FileContext, value: ast.expr, name: str, resolver: Resolver, imports: dict[str, str]) -> bool:
+    """`p(name)` with `p` a function a backend of the project runs on Dynamo's output graph."""
+    if not (
+        isinstance(value, ast.Call)
+        and len(value.args) == 1
+        and not value.keywords
+        and isinstance(value.args[0], ast.Name)
+        and value.args[0].id == name
+    ):
+        return False
+    parts = dotted_parts(value.func)
+    if not parts:
+        return False
+    qualname = resolver.qualname(value.func)
+    if qualname is None and parts[0] in imports:
+        qualname = ".".join((imports[parts[0]], *parts[1:]))
+    if qualname is None or "." not in qualname:
+        return False
+    module, _, func = qualname.rpartition(".")
+    return _runs_on_dynamo_graph(ctx, module, func)
+
+
+def _runs_on_dynamo_graph(ctx: FileContext, module: str, func: str) -> bool:
+    memo = ctx.cache.setdefault(_CACHE_KEY + ".passes", {})
+    if (module, func) not in memo:
+        memo[(module, func)] = _read_pass(ctx, module, func)
+    return memo[(module, func)]
+
+
+def _read_pass(ctx: FileContext, module: str, func: str) -> bool:
+    path = ctx.project.find_module_in_check(module, ctx.path)
+    if path is None:
+        return False
+    if os.path.abspath(path) == os.path.abspath(ctx.path):
+        other = ctx
+    else:
+        text = ctx.project.text(path)
+        if text is None:
+            return False
+        ctx.project.record_read(ctx.path, path, ctx.project.digest(path))
+        try:
+            tree = ast.parse(text, path)
+        except (SyntaxError, ValueError, RecursionError):
+            return False
+        other = FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))
+    node = other.scope.functions.get(func)
+    if node is None:
+        return False
+    body = next((b for b in bodies(other.tree, other.scope, other.cache) if b.node is node), None)
+    try:
+        return dynamo_graph_passes.sees_dynamo_graph(other, body)
+    finally:
+        # What that question read is what this check's answer depends on.
+        ctx.project.hand_over_dependencies(other.path, ctx.path)
