@@ -136,12 +136,49 @@ def _text(path: str, key: tuple) -> tuple[tuple | None, str | None]:
         return key, None
 
 
-def _texts(project: _Project) -> dict[str, tuple[tuple | None, str | None]]:
-    """`project.files` with the text of every module that inserts or normalises read."""
-    for path, (key, text) in project.files.items():
-        if text is _UNREAD and key is not None:
-            project.files[path] = _text(path, key)
-    return project.files
+# `scan_memo`'s questions of `module_facts(saved=True)`: the module's text holds these needles
+# and matches that pattern (its source in the question: a changed pattern asks anew).
+_PROBE = "project-facts:"
+
+
+def _question(needles: tuple[str, ...], pattern) -> str | None:
+    """The memo's question for a probe, None for a pattern that cannot be named: a compiled
+    pattern by its source and flags, a filter object by its `question`."""
+    if pattern is None:
+        described = ""
+    elif isinstance(pattern, re.Pattern):
+        described = f"{pattern.pattern}/{pattern.flags}"
+    else:
+        described = getattr(pattern, "question", None)
+        if not isinstance(described, str):
+            return None
+    return f"{_PROBE}{','.join(needles)}:{described}"
+
+
+def _holds(project: _Project, path: str, key, text, needles, pattern, question: str | None):
+    """(whether the kept module's text holds one of `needles` and matches `pattern`, its text
+    or `_UNREAD`). A module whose text was not read in this process (`_UNREAD`) is answered
+    from what an earlier run found (`question`) when it can be: on torch, one check of an edit
+    of `ao/quantization/observer.py` read and searched the 251 kept modules for the front-end
+    rename (~60 ms of its ~180), none of which holds it. (None, None): the module cannot be read."""
+    if text is _UNREAD and question is not None and scan_memo.answers(path, key, [question])[0] is False:
+        return False, text
+    if text is _UNREAD:
+        text = _read_kept(project, path, key)
+        if text is None:
+            return None, None
+    holds = any(n in text for n in needles) and (pattern is None or pattern.search(text) is not None)
+    if question is not None:
+        scan_memo.note(path, question, key, holds)
+    return holds, text
+
+
+def _read_kept(project: _Project, path: str, key) -> str | None:
+    """The text of a kept module not read yet in this process, kept from now on."""
+    if key is None:
+        return None
+    entry = project.files[path] = _text(path, key)
+    return entry[1]
 
 
 def module_facts(
@@ -151,11 +188,15 @@ def module_facts(
     pattern: re.Pattern | None = None,
     own: bool = False,
     keep: bool = True,
+    saved: bool = False,
 ) -> list[Any]:
     """`fact(module)` for the project's other modules whose text holds one of `needles` and
     matches `pattern` (only modules that insert into graphs or normalise them are kept).
     `keep`: computed once per module content, for a fact that is not to be asked again when
-    other modules change; otherwise from a fresh parse at each call."""
+    other modules change; otherwise from a fresh parse at each call.
+    `saved`: whether each module's text holds the needles and pattern is also kept between
+    runs (`scan_memo`), for a scan asked with the same few needles (not one per op, which
+    would crowd out the memo's other questions)."""
     root = scan_root(ctx.path)
     project = _project(root, ctx)
     if root is not None:  # a module created later that holds a needle may change the answer
@@ -165,7 +206,8 @@ def module_facts(
     # Whether a module's text holds the needles and the pattern is kept per content too: an
     # editor's check asks on every keystroke, over every module the scan keeps (~470 in torch).
     probe = (needles, pattern)  # a compiled pattern is equal to, and hashes as, its recompiled self
-    for path, (key, text) in _texts(project).items():
+    question = _question(needles, pattern) if saved else None
+    for path, (key, text) in project.files.items():
         if text is None or path == skip:
             continue
         known = project.facts.get(path) if keep else None
@@ -173,11 +215,15 @@ def module_facts(
             known = project.facts[path] = (key, {})
         holds = known[1].get(probe) if known is not None else None
         if holds is None:
-            holds = any(n in text for n in needles) and (pattern is None or pattern.search(text) is not None)
-            if known is not None:
+            holds, text = _holds(project, path, key, text, needles, pattern, question)
+            if known is not None and holds is not None:
                 known[1][probe] = holds
         if not holds:
             continue
+        if text is _UNREAD:  # known to hold from this process's memo, its text not read since
+            text = _read_kept(project, path, key)
+            if text is None:
+                continue
         value = known[1].get(fact, _UNSEEN) if known is not None else _UNSEEN
         if value is _UNSEEN:
             other = _context(path, text, ctx)
@@ -305,13 +351,19 @@ def normalised_callees(ctx: FileContext) -> set[str]:
     project = _project(root, ctx)
     if root is not None:  # served from the memo below too: a new normaliser changes the answer
         ctx.project.record_listing(ctx.path, listing_dependency(root, True, _NORMALISES))
-    files = _texts(project)
-    keys = tuple((p, k) for p, (k, text) in files.items() if text and any(n in text for n in _NORMALISES))
+    # Which kept modules normalise, from what an earlier run found where it holds: most of
+    # them only insert, and their texts need not be read for this.
+    question = _question(_NORMALISES, None)
+    holding = []
+    for path, (key, text) in project.files.items():
+        if text is not None and _holds(project, path, key, text, _NORMALISES, None, question)[0]:
+            holding.append((path, key))
+    keys = tuple(holding)
     if project.normalised is None or project.normalised[0] != keys:
         names: set[str] = set()
         # Every module of the project as the index sees it (the scan serves every file of it),
         # each parsed again: what a module's names resolve to may change with other modules...
-        for found in module_facts(ctx, _NORMALISES, _normalisers, own=True, keep=False):
+        for found in module_facts(ctx, _NORMALISES, _normalisers, own=True, keep=False, saved=True):
             names |= found
         project.normalised = (keys, names)
     # ... and this one as being checked (an editor's buffer may differ from the disk).

@@ -1,0 +1,122 @@
+"""Whether a kept module of the project scan holds a probe's needles and pattern (the front-end
+rename search, the normalisers) is kept between runs (`project_scan.module_facts(saved=True)`,
+`scan_memo`): a later `qlint check -` reads only the kept modules that may answer, and an
+edit to one of them (a renaming front end appears, a normaliser disappears) still changes the
+verdict through the cache."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+from qlint.analysis import scan_memo
+from qlint.analysis.graphs import project_scan
+from tests.test_front_end_renames import FRONT_END, INSERTER, MATCHER
+from tests.test_scan_memo import PAST, _new_process, _package, _reads, _use, store  # noqa: F401 (fixture)
+
+# A kept module (it inserts nodes) that renames nothing.
+PASS = """
+import torch
+
+def add_sigmoid(gm, node):
+    return gm.graph.call_function(torch.ops.aten.sigmoid.default, (node,))
+"""
+# The front end written as a normaliser: it strips overloads, then runs the project's pass.
+NORMALISER = """
+import torch
+from torch._functorch.compile_utils import strip_overloads
+from pkg.matcher import count_relus
+
+def run(gm):
+    strip_overloads(gm)
+    return count_relus(gm)
+"""
+
+
+def _check(path: str, select: tuple[str, ...]) -> list[int]:
+    from qlint.analysis.names.project import ProjectIndex
+    from qlint.engine import check_source
+    from tests.conftest import settings_for
+
+    with open(path) as fh:
+        text = fh.read()
+    _use(os.path.dirname(path), ProjectIndex.store)
+    result = check_source(text, path, settings_for(select), ProjectIndex({path: text}))
+    assert not result.errors, result.errors
+    scan_memo.flush()
+    return [d.range.start.row for d in result.diagnostics]
+
+
+def _edit(path: str, text: str, tick: int) -> None:
+    """Rewrite a module as an edit made long enough ago for its new stat to be trusted."""
+    with open(path, "w") as fh:
+        fh.write(text)
+    os.utime(path, ns=(PAST + tick * 10**9, PAST + tick * 10**9))
+
+
+def test_a_later_run_reads_no_kept_module_known_not_to_rename(tmp_path, store, monkeypatch):
+    pkg = _package(tmp_path, inserter=textwrap.dedent(INSERTER), passes=PASS)
+    inserter = os.path.join(pkg, "inserter.py")
+    assert _check(inserter, ("QL102",)) == [5]
+    _new_process()
+    opened = _reads(monkeypatch)
+    assert _check(inserter, ("QL102",)) == [5]
+    # The pass inserts (the scan keeps it) but renames nothing: known from the last run.
+    assert "passes.py" not in opened
+    # Without the saved answers (the memo's file gone), it is read for the question.
+    _new_process()
+    store.put_scan(str(tmp_path), {"questions": [], "files": {}, "dirs": {}})
+    store.put_scan(pkg, {"questions": [], "files": {}, "dirs": {}})
+    opened.clear()
+    assert _check(inserter, ("QL102",)) == [5]
+    assert "passes.py" in opened
+
+
+def test_a_front_end_written_later_into_a_kept_module_quiets_the_matcher(tmp_path, store):
+    pkg = _package(tmp_path, matcher=textwrap.dedent(MATCHER), passes=PASS)
+    matcher = os.path.join(pkg, "matcher.py")
+    assert _check(matcher, ("QL101",)) == [5]
+    # The kept module becomes a renaming front end: its stat changes, its old answer is not used.
+    _edit(os.path.join(pkg, "passes.py"), textwrap.dedent(FRONT_END), 10)
+    _new_process()
+    assert _check(matcher, ("QL101",)) == []
+    # And back: the module renames nothing again, and the matcher is reported again.
+    _edit(os.path.join(pkg, "passes.py"), PASS, 20)
+    _new_process()
+    assert _check(matcher, ("QL101",)) == [5]
+
+
+def test_an_insertion_is_judged_by_the_front_end_through_the_cache(tmp_path, store):
+    pkg = _package(tmp_path, inserter=textwrap.dedent(INSERTER), frontend=textwrap.dedent(FRONT_END))
+    inserter = os.path.join(pkg, "inserter.py")
+    assert _check(inserter, ("QL102",)) == []
+    _new_process()
+    assert _check(inserter, ("QL102",)) == []  # the front end's answer, from the saved memo
+    _edit(os.path.join(pkg, "frontend.py"), PASS, 10)
+    _new_process()
+    assert _check(inserter, ("QL102",)) == [5]
+
+
+def test_a_normaliser_is_found_again_after_the_memo_knew_its_module_did_not_normalise(tmp_path, store):
+    pkg = _package(tmp_path, matcher=textwrap.dedent(MATCHER), runner=PASS)
+    matcher = os.path.join(pkg, "matcher.py")
+    assert _check(matcher, ("QL101",)) == [5]
+    # The memo now says the kept module `runner` does not normalise; it is edited into one
+    # that strips overloads before calling the matcher.
+    _edit(os.path.join(pkg, "runner.py"), NORMALISER + PASS, 10)
+    _new_process()
+    assert _check(matcher, ("QL101",)) == []
+    _edit(os.path.join(pkg, "runner.py"), PASS, 20)
+    _new_process()
+    assert _check(matcher, ("QL101",)) == [5]
+
+
+def test_the_questions_name_the_probe_and_a_pattern_that_cannot_be_named_is_not_saved():
+    import re
+
+    from qlint.analysis.graphs.packet_renames import LOOKUP
+
+    assert project_scan._question(("a", "b"), None) == "project-facts:a,b:"
+    assert project_scan._question(("a",), re.compile("x+", re.I)) == f"project-facts:a:x+/{int(re.I | re.U)}"
+    assert project_scan._question(("getattr",), LOOKUP).startswith("project-facts:getattr:rename-text:")
+    assert project_scan._question(("a",), object()) is None
