@@ -12,7 +12,10 @@ import textwrap
 from qlint.analysis import scan_memo
 from qlint.analysis.graphs import project_scan
 from tests.test_front_end_renames import FRONT_END, INSERTER, MATCHER
-from tests.test_scan_memo import PAST, _new_process, _package, _reads, _use, store  # noqa: F401 (fixture)
+from tests.test_scan_memo import PAST, _new_process, _package, _reads, _use
+from tests.test_scan_memo import store as _store
+
+store = _store  # the fixture: a summary store, and each test starts as a new process
 
 # A kept module (it inserts nodes) that renames nothing.
 PASS = """
