@@ -123,3 +123,33 @@ def test_the_questions_name_the_probe_and_a_pattern_that_cannot_be_named_is_not_
     assert project_scan._question(("a",), re.compile("x+", re.I)) == f"project-facts:a:x+/{int(re.I | re.U)}"
     assert project_scan._question(("getattr",), LOOKUP).startswith("project-facts:getattr:rename-text:")
     assert project_scan._question(("a",), object()) is None
+
+
+def test_a_big_project_is_answered_in_one_pass_as_module_by_module(tmp_path, store, monkeypatch):
+    # 70 modules that neither insert nor normalise, two passes that insert and one normaliser:
+    # past `_BATCH` modules the saved answers are read in one pass (`known_sets`).
+    quiet = {f"m{i}": f"def f{i}(x):\n    return x + {i}\n" for i in range(70)}
+    pkg = _package(tmp_path, inserter=textwrap.dedent(INSERTER), passes=PASS, runner=NORMALISER, **quiet)
+    inserter = os.path.join(pkg, "inserter.py")
+    first = _check(inserter, ("QL102",))
+    kept = dict(project_scan._PROJECTS[pkg].files)
+    assert sum(text is not None for _, text in kept.values()) == 3  # inserter, passes, runner
+
+    def files_after_a_new_run(batch: int) -> dict:
+        _new_process()
+        monkeypatch.setattr(project_scan, "_BATCH", batch)
+        asked: list[str] = []
+        real = scan_memo.answers
+        monkeypatch.setattr(scan_memo, "answers", lambda path, *a: asked.append(path) or real(path, *a))
+        assert _check(inserter, ("QL102",)) == first
+        monkeypatch.setattr(scan_memo, "answers", real)
+        files = project_scan._PROJECTS[pkg].files
+        return {p: (k, "read" if t is project_scan._UNREAD or t else None) for p, (k, t) in files.items()}, asked
+
+    batched, asked_batched = files_after_a_new_run(64)
+    one_by_one, asked_one_by_one = files_after_a_new_run(10**6)
+    assert batched == one_by_one
+    assert sum(v[1] == "read" for v in batched.values()) == 3
+    quiet_paths = {os.path.join(pkg, f"{name}.py") for name in quiet}
+    assert quiet_paths <= set(asked_one_by_one)
+    assert not quiet_paths & set(asked_batched)
