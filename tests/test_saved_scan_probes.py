@@ -153,3 +153,28 @@ def test_a_big_project_is_answered_in_one_pass_as_module_by_module(tmp_path, sto
     quiet_paths = {os.path.join(pkg, f"{name}.py") for name in quiet}
     assert quiet_paths <= set(asked_one_by_one)
     assert not quiet_paths & set(asked_batched)
+
+
+def test_a_front_end_written_into_a_kept_module_reaches_the_cached_cli_check(tmp_path):
+    """Real processes sharing one `--cache-dir`, as pre-commit's `qlint check FILE` and an
+    editor's `--stdin-filename` after a whole-tree run: the kept module's saved answer (it
+    renames nothing) is not used once it changes, saved as an editor leaves it (stat not
+    trusted yet) or as a checkout leaves it (an old stat)."""
+    from tests.conftest import old_file, old_package
+    from tests.test_edited_agrees import _buffer, _file, _qlint, _rows
+
+    (tmp_path / ".git").mkdir()
+    old_package(tmp_path, matcher=textwrap.dedent(MATCHER), passes=PASS)
+    _qlint(tmp_path, "--cache-dir", "cache", "pkg")
+    matcher = (tmp_path / "pkg" / "matcher.py").read_text()
+    assert _rows(_file(tmp_path, "matcher", cached=True)) == [(5, "QL101")]
+    assert _rows(_buffer(tmp_path, "matcher", matcher, cached=True)) == [(5, "QL101")]
+    path = tmp_path / "pkg" / "passes.py"
+    for write in (path.write_text, lambda t: old_file(path, t)):
+        write(textwrap.dedent(FRONT_END))
+        assert _rows(_file(tmp_path, "matcher", cached=False)) == []
+        assert _rows(_file(tmp_path, "matcher", cached=True)) == []
+        assert _rows(_buffer(tmp_path, "matcher", matcher, cached=True)) == []
+        write(PASS)
+        assert _rows(_file(tmp_path, "matcher", cached=True)) == [(5, "QL101")]
+        assert _rows(_buffer(tmp_path, "matcher", matcher, cached=True)) == [(5, "QL101")]
