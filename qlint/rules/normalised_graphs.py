@@ -15,7 +15,8 @@ import ast
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.front_end_calls import runs_after_front_end
 from qlint.analysis.graphs.packet_renames import LOOKUP, NEEDLES, renaming_functions
-from qlint.analysis.graphs.project_scan import module_facts, normalised_callees, normalising_decorator
+from qlint.analysis.graphs.project_normalisers import normalised_callees, normalising_decorator
+from qlint.analysis.graphs.project_scan import module_facts
 from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import Resolver
 

@@ -5,7 +5,8 @@ Two facts decide whether a packet matcher is right that cannot be read from its 
   own wrapper), so the graphs the matcher sees carry it;
 - the graphs are normalised to packets before the matcher sees them: a function that runs
   `strip_overloads` (or rewrites `n.target = n.target.overloadpacket`) and then calls the
-  matcher, or a decorator whose wrapper does so.
+  matcher, or a decorator whose wrapper does so (found by `project_normalisers` among the
+  modules this scan keeps).
 
 The project is the top-level package holding the file. What the scan keeps is keyed on
 each module's content (its stat, or the editor's buffer through the project index's
@@ -16,7 +17,6 @@ dependency of the check, for the results cache and the language server's depende
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 from collections.abc import Callable
@@ -26,10 +26,8 @@ from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.graphs.graph_context import may_carry_packets
-from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import module_name_for
-from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.analysis.project_files import listing_dependency, project_keys
 from qlint.short_digests import content_sha256_hex
@@ -358,115 +356,3 @@ def _context(path: str, text: str, ctx: FileContext) -> FileContext | None:
         if data is not None:
             HANDOVER.keep(absolute, data, tree)
     return FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))
-
-
-def normalised_callees(ctx: FileContext) -> set[str]:
-    """Qualified names of what the project's normalisers call once the graph carries
-    packets (`strip_overloads(gm); run_passes(gm)`), and of decorators whose wrapper does."""
-    root = scan_root(ctx.path)
-    project = _project(root, ctx)
-    if root is not None:  # served from the memo below too: a new normaliser changes the answer
-        ctx.project.record_listing(ctx.path, listing_dependency(root, True, _NORMALISES))
-    # Which kept modules normalise, from what an earlier run found where it holds: most of
-    # them only insert, and their texts need not be read for this.
-    question = _question(_NORMALISES, None)
-    holding = []
-    for path, (key, text) in project.files.items():
-        if text is not None and _holds(project, path, key, text, _NORMALISES, None, question)[0]:
-            holding.append((path, key))
-    keys = tuple(holding)
-    if project.normalised is None or project.normalised[0] != keys:
-        names: set[str] = set()
-        # Every module of the project as the index sees it (the scan serves every file of it),
-        # each parsed again: what a module's names resolve to may change with other modules...
-        for found in module_facts(ctx, _NORMALISES, _normalisers, own=True, keep=False, saved=True):
-            names |= found
-        project.normalised = (keys, names)
-    # ... and this one as being checked (an editor's buffer may differ from the disk).
-    own = _normalisers(ctx) if any(n in ctx.text for n in _NORMALISES) else set()
-    return project.normalised[1] | own
-
-
-def normalising_decorator(ctx: FileContext, name: str) -> bool:
-    """Whether `name` (`pkg.backends.make_backend`, as the checked module imports it) is a
-    decorator of the project whose wrapper normalises the graph to packets before it calls
-    what it wraps: its module is found as the import resolves (namespace packages and
-    directories without `__init__.py` included) and read for its normalisers. For modules the
-    project scan does not reach: a script outside any package has no scan root."""
-    module, _, func = name.rpartition(".")
-    if not module or not func:
-        return False
-    path = ctx.project.find_module(module, ctx.path)
-    if path is None or os.path.abspath(path) == os.path.abspath(ctx.path):
-        return False
-    key = file_keys.content_key(ctx.project, path)
-    # A dependency whatever it holds: an edit that makes it normalise changes the answer.
-    file_keys.record(ctx.project, ctx.path, ((path, key),))
-    data = file_keys.content_bytes(ctx.project, path, key, _MAX_NORMALISER_BYTES)
-    if data is None or not any(n.encode() in data for n in _NORMALISES):
-        return False
-    try:
-        text = decode_source(data)
-    except DecodeError:
-        return False
-    other = _context(path, text, ctx)
-    if other is None:
-        return False
-    # The normaliser's names carry the module name qlint gives the file: compared by the
-    # function and the module's last part, which both spellings share.
-    tail = f"{module.rpartition('.')[2]}.{func}"
-    return any(n == tail or n.endswith("." + tail) for n in _normalisers(other))
-
-
-_MAX_NORMALISER_BYTES = 2_000_000
-
-
-def _normalisers(ctx: FileContext) -> set[str]:
-    found: set[str] = set()
-    for body in bodies(ctx.tree, ctx.scope, ctx.cache):
-        func = body.node
-        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
-        # Only calls and assignments can normalise, and only a normaliser's calls are read:
-        # most bodies of the modules that spell `overloadpacket` are neither (torch: 31 such
-        # modules, their every node walked twice per body was most of QL101's one scan).
-        if not any(_normalises(n, resolver) for n in body.nodes(None, _NORMALISING)):
-            continue
-        for call in body.nodes(None, _CALLS):
-            target = call.func
-            while isinstance(target, ast.Call):  # `FoldPass()(gm)`
-                target = target.func
-            name = resolver.qualname(target)
-            if name:
-                found.add(name)
-        # A wrapper defined in a decorator: functions the decorator wraps are normalised.
-        for outer in _enclosing_functions(ctx.tree, func):
-            if ctx.module:
-                found.add(f"{ctx.module}.{outer.name}")
-    return found
-
-
-_NORMALISING = frozenset({ast.Call, ast.Assign})
-_CALLS = frozenset({ast.Call})
-
-
-def _normalises(node: ast.AST, resolver: Resolver) -> bool:
-    if isinstance(node, ast.Call):
-        name = resolver.qualname(node.func) or ""
-        return name.split(".")[-1] == "strip_overloads"
-    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute):
-        return node.value.attr == "overloadpacket" and any(
-            isinstance(t, ast.Attribute) and t.attr == "target" for t in node.targets
-        )
-    return False
-
-
-def _enclosing_functions(tree: ast.Module, func: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-    return [
-        node
-        for node in tree.body
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-        and node is not func
-        and any(inner is func for inner in ast.walk(node))
-    ]
