@@ -15,7 +15,8 @@ import ast
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.front_end_calls import runs_after_front_end
 from qlint.analysis.graphs.packet_renames import LOOKUP, NEEDLES, renaming_functions
-from qlint.analysis.graphs.project_scan import module_facts, normalised_callees, normalising_decorator
+from qlint.analysis.graphs.project_normalisers import normalised_callees, normalising_decorator
+from qlint.analysis.graphs.project_scan import module_facts
 from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import Resolver
 
@@ -90,7 +91,7 @@ def renamed_by_front_end(ctx: FileContext, body: Body | None, namespace: str) ->
         return True
     # Among the modules the project scan keeps (those that insert nodes or normalise graphs: a
     # front end is a pass too). Reading every other module of torch for it cost ~0.4 s a run.
-    kept = module_facts(ctx, NEEDLES, renaming_functions, LOOKUP)
+    kept = module_facts(ctx, NEEDLES, renaming_functions, LOOKUP, saved=True)
     if any(found == namespace for funcs in kept for found, _, _ in funcs):
         return True
     # A pass the module runs only after a front end (imported or its own) renamed that graph:

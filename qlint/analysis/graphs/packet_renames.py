@@ -31,7 +31,10 @@ _ROWS_AFTER = 12
 
 class _RenameText:
     """`search(text)` as a compiled pattern's, for the project scan's filter: anchored on the
-    lookup (one regex over the text), the store looked for near each one only."""
+    lookup (one regex over the text), the store looked for near each one only. `question`
+    names the filter for the answers kept between runs (`project_scan.module_facts`)."""
+
+    question = f"rename-text:{_LOOKUP.pattern}|{_STORE.pattern}|{_ROWS_AFTER}"
 
     def search(self, text: str) -> bool | None:
         if ".target" not in text:  # a substring test is ~50x cheaper than the lookup's regex

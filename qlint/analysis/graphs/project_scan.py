@@ -5,7 +5,8 @@ Two facts decide whether a packet matcher is right that cannot be read from its 
   own wrapper), so the graphs the matcher sees carry it;
 - the graphs are normalised to packets before the matcher sees them: a function that runs
   `strip_overloads` (or rewrites `n.target = n.target.overloadpacket`) and then calls the
-  matcher, or a decorator whose wrapper does so.
+  matcher, or a decorator whose wrapper does so (found by `project_normalisers` among the
+  modules this scan keeps).
 
 The project is the top-level package holding the file. What the scan keeps is keyed on
 each module's content (its stat, or the editor's buffer through the project index's
@@ -16,7 +17,6 @@ dependency of the check, for the results cache and the language server's depende
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 from collections.abc import Callable
@@ -26,10 +26,8 @@ from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.graphs.graph_context import may_carry_packets
-from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import module_name_for
-from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.analysis.project_files import listing_dependency, project_keys
 from qlint.short_digests import content_sha256_hex
@@ -78,6 +76,7 @@ class _Project:
 
 
 _PROJECTS: dict[str, _Project] = {}
+_BATCH = 64  # modules to look up at once, past which the saved answers are read in one pass
 _NO_PROJECT = _Project()
 
 
@@ -93,10 +92,25 @@ def _project(root: str | None, ctx: FileContext) -> _Project:
     if found.keys is keys:
         return found
     project = ctx.project
+    files = found.files
+    # What earlier runs found about the modules not kept at their key yet, in one pass over the
+    # saved answers (`known_sets`) when they are many: asked module by module, torch's 2,285
+    # cost ~10 ms of each fresh process's check. An editor's next check asks about a few.
+    pending = {
+        path: key
+        for path, key in keys.items()
+        if key is not None and key[0] != "overlay" and ((known := files.get(path)) is None or known[0] != key)
+    }
+    holds, misses = scan_memo.known_sets(pending, [_QUESTION])[0] if len(pending) > _BATCH else (set(), set())
     seen: dict[str, tuple[tuple | None, str | None]] = {}
     for path, key in keys.items():
-        known = found.files.get(path)
-        seen[path] = known if known is not None and known[0] == key else _read(project, path, key)
+        known = files.get(path)
+        if known is not None and known[0] == key:
+            seen[path] = known
+        elif (path in holds) != (path in misses):  # answered, and by every root alike
+            seen[path] = (key, _UNREAD if path in holds else None)
+        else:
+            seen[path] = _read(project, path, key)
     found.files = seen
     found.keys = keys
     return found
@@ -136,12 +150,49 @@ def _text(path: str, key: tuple) -> tuple[tuple | None, str | None]:
         return key, None
 
 
-def _texts(project: _Project) -> dict[str, tuple[tuple | None, str | None]]:
-    """`project.files` with the text of every module that inserts or normalises read."""
-    for path, (key, text) in project.files.items():
-        if text is _UNREAD and key is not None:
-            project.files[path] = _text(path, key)
-    return project.files
+# `scan_memo`'s questions of `module_facts(saved=True)`: the module's text holds these needles
+# and matches that pattern (its source in the question: a changed pattern asks anew).
+_PROBE = "project-facts:"
+
+
+def _question(needles: tuple[str, ...], pattern) -> str | None:
+    """The memo's question for a probe, None for a pattern that cannot be named: a compiled
+    pattern by its source and flags, a filter object by its `question`."""
+    if pattern is None:
+        described = ""
+    elif isinstance(pattern, re.Pattern):
+        described = f"{pattern.pattern}/{pattern.flags}"
+    else:
+        described = getattr(pattern, "question", None)
+        if not isinstance(described, str):
+            return None
+    return f"{_PROBE}{','.join(needles)}:{described}"
+
+
+def _holds(project: _Project, path: str, key, text, needles, pattern, question: str | None):
+    """(whether the kept module's text holds one of `needles` and matches `pattern`, its text
+    or `_UNREAD`). A module whose text was not read in this process (`_UNREAD`) is answered
+    from what an earlier run found (`question`) when it can be: on torch, one check of an edit
+    of `ao/quantization/observer.py` read and searched the 251 kept modules for the front-end
+    rename (~60 ms of its ~180), none of which holds it. (None, None): the module cannot be read."""
+    if text is _UNREAD and question is not None and scan_memo.answers(path, key, [question])[0] is False:
+        return False, text
+    if text is _UNREAD:
+        text = _read_kept(project, path, key)
+        if text is None:
+            return None, None
+    holds = any(n in text for n in needles) and (pattern is None or pattern.search(text) is not None)
+    if question is not None:
+        scan_memo.note(path, question, key, holds)
+    return holds, text
+
+
+def _read_kept(project: _Project, path: str, key) -> str | None:
+    """The text of a kept module not read yet in this process, kept from now on."""
+    if key is None:
+        return None
+    entry = project.files[path] = _text(path, key)
+    return entry[1]
 
 
 def module_facts(
@@ -151,11 +202,15 @@ def module_facts(
     pattern: re.Pattern | None = None,
     own: bool = False,
     keep: bool = True,
+    saved: bool = False,
 ) -> list[Any]:
     """`fact(module)` for the project's other modules whose text holds one of `needles` and
     matches `pattern` (only modules that insert into graphs or normalise them are kept).
     `keep`: computed once per module content, for a fact that is not to be asked again when
-    other modules change; otherwise from a fresh parse at each call."""
+    other modules change; otherwise from a fresh parse at each call.
+    `saved`: whether each module's text holds the needles and pattern is also kept between
+    runs (`scan_memo`), for a scan asked with the same few needles (not one per op, which
+    would crowd out the memo's other questions)."""
     root = scan_root(ctx.path)
     project = _project(root, ctx)
     if root is not None:  # a module created later that holds a needle may change the answer
@@ -165,7 +220,8 @@ def module_facts(
     # Whether a module's text holds the needles and the pattern is kept per content too: an
     # editor's check asks on every keystroke, over every module the scan keeps (~470 in torch).
     probe = (needles, pattern)  # a compiled pattern is equal to, and hashes as, its recompiled self
-    for path, (key, text) in _texts(project).items():
+    question = _question(needles, pattern) if saved else None
+    for path, (key, text) in project.files.items():
         if text is None or path == skip:
             continue
         known = project.facts.get(path) if keep else None
@@ -173,11 +229,15 @@ def module_facts(
             known = project.facts[path] = (key, {})
         holds = known[1].get(probe) if known is not None else None
         if holds is None:
-            holds = any(n in text for n in needles) and (pattern is None or pattern.search(text) is not None)
-            if known is not None:
+            holds, text = _holds(project, path, key, text, needles, pattern, question)
+            if known is not None and holds is not None:
                 known[1][probe] = holds
         if not holds:
             continue
+        if text is _UNREAD:  # known to hold from this process's memo, its text not read since
+            text = _read_kept(project, path, key)
+            if text is None:
+                continue
         value = known[1].get(fact, _UNSEEN) if known is not None else _UNSEEN
         if value is _UNSEEN:
             other = _context(path, text, ctx)
@@ -296,109 +356,3 @@ def _context(path: str, text: str, ctx: FileContext) -> FileContext | None:
         if data is not None:
             HANDOVER.keep(absolute, data, tree)
     return FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))
-
-
-def normalised_callees(ctx: FileContext) -> set[str]:
-    """Qualified names of what the project's normalisers call once the graph carries
-    packets (`strip_overloads(gm); run_passes(gm)`), and of decorators whose wrapper does."""
-    root = scan_root(ctx.path)
-    project = _project(root, ctx)
-    if root is not None:  # served from the memo below too: a new normaliser changes the answer
-        ctx.project.record_listing(ctx.path, listing_dependency(root, True, _NORMALISES))
-    files = _texts(project)
-    keys = tuple((p, k) for p, (k, text) in files.items() if text and any(n in text for n in _NORMALISES))
-    if project.normalised is None or project.normalised[0] != keys:
-        names: set[str] = set()
-        # Every module of the project as the index sees it (the scan serves every file of it),
-        # each parsed again: what a module's names resolve to may change with other modules...
-        for found in module_facts(ctx, _NORMALISES, _normalisers, own=True, keep=False):
-            names |= found
-        project.normalised = (keys, names)
-    # ... and this one as being checked (an editor's buffer may differ from the disk).
-    own = _normalisers(ctx) if any(n in ctx.text for n in _NORMALISES) else set()
-    return project.normalised[1] | own
-
-
-def normalising_decorator(ctx: FileContext, name: str) -> bool:
-    """Whether `name` (`pkg.backends.make_backend`, as the checked module imports it) is a
-    decorator of the project whose wrapper normalises the graph to packets before it calls
-    what it wraps: its module is found as the import resolves (namespace packages and
-    directories without `__init__.py` included) and read for its normalisers. For modules the
-    project scan does not reach: a script outside any package has no scan root."""
-    module, _, func = name.rpartition(".")
-    if not module or not func:
-        return False
-    path = ctx.project.find_module(module, ctx.path)
-    if path is None or os.path.abspath(path) == os.path.abspath(ctx.path):
-        return False
-    key = file_keys.content_key(ctx.project, path)
-    # A dependency whatever it holds: an edit that makes it normalise changes the answer.
-    file_keys.record(ctx.project, ctx.path, ((path, key),))
-    data = file_keys.content_bytes(ctx.project, path, key, _MAX_NORMALISER_BYTES)
-    if data is None or not any(n.encode() in data for n in _NORMALISES):
-        return False
-    try:
-        text = decode_source(data)
-    except DecodeError:
-        return False
-    other = _context(path, text, ctx)
-    if other is None:
-        return False
-    # The normaliser's names carry the module name qlint gives the file: compared by the
-    # function and the module's last part, which both spellings share.
-    tail = f"{module.rpartition('.')[2]}.{func}"
-    return any(n == tail or n.endswith("." + tail) for n in _normalisers(other))
-
-
-_MAX_NORMALISER_BYTES = 2_000_000
-
-
-def _normalisers(ctx: FileContext) -> set[str]:
-    found: set[str] = set()
-    for body in bodies(ctx.tree, ctx.scope, ctx.cache):
-        func = body.node
-        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
-        # Only calls and assignments can normalise, and only a normaliser's calls are read:
-        # most bodies of the modules that spell `overloadpacket` are neither (torch: 31 such
-        # modules, their every node walked twice per body was most of QL101's one scan).
-        if not any(_normalises(n, resolver) for n in body.nodes(None, _NORMALISING)):
-            continue
-        for call in body.nodes(None, _CALLS):
-            target = call.func
-            while isinstance(target, ast.Call):  # `FoldPass()(gm)`
-                target = target.func
-            name = resolver.qualname(target)
-            if name:
-                found.add(name)
-        # A wrapper defined in a decorator: functions the decorator wraps are normalised.
-        for outer in _enclosing_functions(ctx.tree, func):
-            if ctx.module:
-                found.add(f"{ctx.module}.{outer.name}")
-    return found
-
-
-_NORMALISING = frozenset({ast.Call, ast.Assign})
-_CALLS = frozenset({ast.Call})
-
-
-def _normalises(node: ast.AST, resolver: Resolver) -> bool:
-    if isinstance(node, ast.Call):
-        name = resolver.qualname(node.func) or ""
-        return name.split(".")[-1] == "strip_overloads"
-    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute):
-        return node.value.attr == "overloadpacket" and any(
-            isinstance(t, ast.Attribute) and t.attr == "target" for t in node.targets
-        )
-    return False
-
-
-def _enclosing_functions(tree: ast.Module, func: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-    return [
-        node
-        for node in tree.body
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-        and node is not func
-        and any(inner is func for inner in ast.walk(node))
-    ]

@@ -1,0 +1,138 @@
+"""The project's normalisers (QL101, QL102): functions that hand a pass a graph normalised to
+packets (`strip_overloads(gm)`, or `n.target = n.target.overloadpacket`, then the pass), and
+decorators whose wrapper does so before calling what it wraps. Found among the modules the
+project scan keeps (`project_scan`), whose saved answers tell which of them normalise at all.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+
+from qlint.analysis.context import FileContext
+from qlint.analysis.graphs import file_keys
+from qlint.analysis.graphs.project_scan import (
+    _NORMALISES,
+    _context,
+    _holds,
+    _project,
+    _question,
+    module_facts,
+    scan_root,
+)
+from qlint.analysis.names.functions import bodies
+from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.project_files import listing_dependency
+from qlint.source import DecodeError, decode_source
+
+
+def normalised_callees(ctx: FileContext) -> set[str]:
+    """Qualified names of what the project's normalisers call once the graph carries
+    packets (`strip_overloads(gm); run_passes(gm)`), and of decorators whose wrapper does."""
+    root = scan_root(ctx.path)
+    project = _project(root, ctx)
+    if root is not None:  # served from the memo below too: a new normaliser changes the answer
+        ctx.project.record_listing(ctx.path, listing_dependency(root, True, _NORMALISES))
+    # Which kept modules normalise, from what an earlier run found where it holds: most of
+    # them only insert, and their texts need not be read for this.
+    question = _question(_NORMALISES, None)
+    holding = []
+    for path, (key, text) in project.files.items():
+        if text is not None and _holds(project, path, key, text, _NORMALISES, None, question)[0]:
+            holding.append((path, key))
+    keys = tuple(holding)
+    if project.normalised is None or project.normalised[0] != keys:
+        names: set[str] = set()
+        # Every module of the project as the index sees it (the scan serves every file of it),
+        # each parsed again: what a module's names resolve to may change with other modules...
+        for found in module_facts(ctx, _NORMALISES, _normalisers, own=True, keep=False, saved=True):
+            names |= found
+        project.normalised = (keys, names)
+    # ... and this one as being checked (an editor's buffer may differ from the disk).
+    own = _normalisers(ctx) if any(n in ctx.text for n in _NORMALISES) else set()
+    return project.normalised[1] | own
+
+
+def normalising_decorator(ctx: FileContext, name: str) -> bool:
+    """Whether `name` (`pkg.backends.make_backend`, as the checked module imports it) is a
+    decorator of the project whose wrapper normalises the graph to packets before it calls
+    what it wraps: its module is found as the import resolves (namespace packages and
+    directories without `__init__.py` included) and read for its normalisers. For modules the
+    project scan does not reach: a script outside any package has no scan root."""
+    module, _, func = name.rpartition(".")
+    if not module or not func:
+        return False
+    path = ctx.project.find_module(module, ctx.path)
+    if path is None or os.path.abspath(path) == os.path.abspath(ctx.path):
+        return False
+    key = file_keys.content_key(ctx.project, path)
+    # A dependency whatever it holds: an edit that makes it normalise changes the answer.
+    file_keys.record(ctx.project, ctx.path, ((path, key),))
+    data = file_keys.content_bytes(ctx.project, path, key, _MAX_NORMALISER_BYTES)
+    if data is None or not any(n.encode() in data for n in _NORMALISES):
+        return False
+    try:
+        text = decode_source(data)
+    except DecodeError:
+        return False
+    other = _context(path, text, ctx)
+    if other is None:
+        return False
+    # The normaliser's names carry the module name qlint gives the file: compared by the
+    # function and the module's last part, which both spellings share.
+    tail = f"{module.rpartition('.')[2]}.{func}"
+    return any(n == tail or n.endswith("." + tail) for n in _normalisers(other))
+
+
+_MAX_NORMALISER_BYTES = 2_000_000
+
+
+def _normalisers(ctx: FileContext) -> set[str]:
+    found: set[str] = set()
+    for body in bodies(ctx.tree, ctx.scope, ctx.cache):
+        func = body.node
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
+        # Only calls and assignments can normalise, and only a normaliser's calls are read:
+        # most bodies of the modules that spell `overloadpacket` are neither (torch: 31 such
+        # modules, their every node walked twice per body was most of QL101's one scan).
+        if not any(_normalises(n, resolver) for n in body.nodes(None, _NORMALISING)):
+            continue
+        for call in body.nodes(None, _CALLS):
+            target = call.func
+            while isinstance(target, ast.Call):  # `FoldPass()(gm)`
+                target = target.func
+            name = resolver.qualname(target)
+            if name:
+                found.add(name)
+        # A wrapper defined in a decorator: functions the decorator wraps are normalised.
+        for outer in _enclosing_functions(ctx.tree, func):
+            if ctx.module:
+                found.add(f"{ctx.module}.{outer.name}")
+    return found
+
+
+_NORMALISING = frozenset({ast.Call, ast.Assign})
+_CALLS = frozenset({ast.Call})
+
+
+def _normalises(node: ast.AST, resolver: Resolver) -> bool:
+    if isinstance(node, ast.Call):
+        name = resolver.qualname(node.func) or ""
+        return name.split(".")[-1] == "strip_overloads"
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute):
+        return node.value.attr == "overloadpacket" and any(
+            isinstance(t, ast.Attribute) and t.attr == "target" for t in node.targets
+        )
+    return False
+
+
+def _enclosing_functions(tree: ast.Module, func: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [
+        node
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node is not func
+        and any(inner is func for inner in ast.walk(node))
+    ]
