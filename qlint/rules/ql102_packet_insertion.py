@@ -18,6 +18,7 @@ from qlint.analysis.graphs.fx_targets import target_store_rows
 from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
 from qlint.analysis.graphs.insertions import NEEDLES, inserted_exprs, is_nodespec, may_insert_packet, wrapper_search
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
+from qlint.analysis.graphs.never_called import never_runs
 from qlint.analysis.graphs.printed_name_keys import keyed_on_printed_packet
 from qlint.analysis.graphs.stripped_later import stripped_after
 from qlint.analysis.graphs.wrapper_index import index_for
@@ -81,6 +82,8 @@ class PacketInsertion(Rule):
                 continue  # Dynamo's graph, which AOT autograd re-traces to overloads next
             if stripped_after(ctx, _innermost_function(ctx, node.lineno), ref, node):
                 continue  # every caller strips the graph to packets next
+            if never_runs(ctx, node.lineno):
+                continue  # in a private function nothing calls: no graph gets the node
             spelled = ctx.source_of(node)
             message = f"{shown(spelled, ref)} is an OpOverloadPacket inserted as a graph node target"
             help_ = f"Matchers keyed on overloads will miss this node: {overload_facts(info)}"
