@@ -122,3 +122,13 @@ def test_method_reached_through_a_computed_getattr_is_reported(tmp_path):
         f"    def _replace_relu(self, gm, x):\n        {INSERT}\n"
     )
     assert _rows(tmp_path, text) == [9]
+
+
+def test_private_function_of_a_script_outside_any_package_is_reported(tmp_path):
+    from qlint.engine import check_source
+    from tests.conftest import settings_for
+
+    path = tmp_path / "script.py"
+    path.write_text(_module("_replace_relu"))
+    result = check_source(path.read_bytes(), str(path), settings_for(("QL102",)))
+    assert [d.range.start.row for d in result.diagnostics] == [5]

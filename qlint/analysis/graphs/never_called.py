@@ -7,7 +7,8 @@ decidable where every way to reach it is visible in the project:
   (its name read nowhere in that body), it never runs;
 - a module-level function or a method of a class without bases whose name is private
   (`_name`, not a dunder) is not public API: if no code of its module reads the name and no
-  other module of the project spells it, it never runs.
+  other module of the project (the package holding it; a script outside any package has no
+  known neighbours) spells it, it never runs.
 
 A public function stays live even when the project never calls it: a library's users call
 it (the Gaudi bridge's `replace_pattern_quant_dequant_softmax`, whose one call in the project
@@ -23,6 +24,7 @@ import ast
 import re
 
 from qlint.analysis.context import FileContext
+from qlint.analysis.graphs.project_scan import scan_root
 from qlint.analysis.graphs.stripped_later import named_elsewhere
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -49,6 +51,8 @@ def never_runs(ctx: FileContext, row: int) -> bool:
 def _private_and_unread(ctx: FileContext, parent: ast.AST, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     if not _private(func.name) or not (isinstance(parent, ast.Module) or _baseless(parent)):
         return False
+    if scan_root(ctx.path) is None:
+        return False  # a script outside any package: which neighbours import it is not known
     return not _read_in(ctx.tree, func) and not named_elsewhere(ctx, func.name)
 
 
