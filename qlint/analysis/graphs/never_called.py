@@ -34,26 +34,30 @@ _DYNAMIC = re.compile(r"\b(?:globals|vars|locals|getmembers)\s*\(|__dict__")
 
 def never_runs(ctx: FileContext, row: int) -> bool:
     """Whether the code at `row` sits in a function that nothing can call."""
-    chain = _enclosing(ctx.tree, row)
-    if not chain or _DYNAMIC.search(ctx.text) or _computed_getattr(ctx.tree):
+    # Most findings sit in public functions or methods of subclasses: decided without a walk.
+    candidates = [(p, f) for p, f in _enclosing(ctx.tree, row) if _may_be_unreachable(ctx, p, f)]
+    if not candidates or _DYNAMIC.search(ctx.text) or _computed_getattr(ctx.tree):
         return False
-    for parent, func in chain:
-        if not isinstance(func, _FUNCS) or func.decorator_list:
-            continue
+    for parent, func in candidates:
         if isinstance(parent, _FUNCS):
             if not _read_in(parent, func):
                 return True
-        elif _private_and_unread(ctx, parent, func):
+        elif not _read_in(ctx.tree, func) and not named_elsewhere(ctx, func.name):
             return True
     return False
 
 
-def _private_and_unread(ctx: FileContext, parent: ast.AST, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+def _may_be_unreachable(ctx: FileContext, parent: ast.AST, func: ast.AST) -> bool:
+    """A function reached only through its enclosing body, or a private one of a module or
+    of a baseless class, undecorated."""
+    if not isinstance(func, _FUNCS) or func.decorator_list:
+        return False
+    if isinstance(parent, _FUNCS):
+        return True
     if not _private(func.name) or not (isinstance(parent, ast.Module) or _baseless(parent)):
         return False
-    if scan_root(ctx.path) is None:
-        return False  # a script outside any package: which neighbours import it is not known
-    return not _read_in(ctx.tree, func) and not named_elsewhere(ctx, func.name)
+    # A script outside any package: which neighbours import it is not known.
+    return scan_root(ctx.path) is not None
 
 
 def _computed_getattr(tree: ast.Module) -> bool:
