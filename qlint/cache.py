@@ -41,6 +41,7 @@ from typing import Any
 
 from qlint import __version__, checksummed_files, listed_dependencies
 from qlint.analysis import wrapper_record
+from qlint.analysis.names.run_layout import layout_key
 from qlint.analysis.project_files import (
     disk_files,
     holds_any,
@@ -83,9 +84,10 @@ def cache_dir_for(settings: Settings) -> Path:
 
 
 def cache_key(settings: Settings) -> str:
-    """The settings' fingerprint and the project root: the root decides per-file-ignores and
-    module names, so two projects sharing a `--cache-dir` never see each other's entries."""
-    return sha256_hex(f"{settings.fingerprint}\0{settings.root}".encode())[:16]
+    """The settings' fingerprint, the project root and the run's layout: the root decides
+    per-file-ignores and module names, so two projects sharing a `--cache-dir` never see each
+    other's entries; the layout (`run_layout`) how the run's imports resolve."""
+    return sha256_hex(f"{settings.fingerprint}\0{settings.root}\0{layout_key()}".encode())[:16]
 
 
 class Cache:

@@ -110,6 +110,9 @@ def test_a_one_file_check_after_a_whole_run_answers_as_it(tmp_path, monkeypatch,
     after a run over the project is a hit, and a wrapper made since still reaches it."""
     quiet = "def insert_op(graph, op, args):\n    return graph.call_function(print, args)\n"
     pkg = _wrapper_project(tmp_path, wrapper=quiet)
+    # A repository, as pre-commit runs in: in a tree with no marker the run's own paths are
+    # its project root, and a run over `pkg` keeps nothing for a check of one file (`run_layout`).
+    (tmp_path / ".git").mkdir()
     settings = Settings(select=("QL102",), root=tmp_path, cache_dir=tmp_path / ".qlint_cache")
     assert run_check([str(pkg)], settings, jobs=1).cached == 0
     _age_directories(tmp_path)  # the cache made just now among them

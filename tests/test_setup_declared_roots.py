@@ -315,3 +315,84 @@ def test_an_installed_tree_is_never_the_runs_project(tmp_path):
     tree.mkdir(parents=True)
     run_roots.use([str(tree)])
     assert project_root(str(tree / "mod.py")) is None
+
+
+def test_a_workspace_folder_added_later_becomes_the_root_of_an_unmarked_tree(tmp_path):
+    # An editor opened on `bench/` alone, then given the tree's top as a folder (VS Code's
+    # "Add Folder to Workspace"): the open buffer is checked again with the tree's packaging,
+    # and again without it once the folder is removed.
+    from qlint.lsp.client import LspClient
+
+    root = _evt_like(tmp_path / "tree")
+    run = root / "bench" / "run.py"
+    lsp = LspClient(tmp_path)
+    try:
+        lsp.initialize(root / "bench")
+        uri = lsp.open(run, run.read_text())
+        assert [d["code"] for d in lsp.diagnostics(uri, 1)] == ["QL101"]
+        for added, removed, expected in (([root], [], []), ([], [root], ["QL101"])):
+            seen = len(lsp.received)
+            event = {
+                "added": [{"uri": p.as_uri(), "name": p.name} for p in added],
+                "removed": [{"uri": p.as_uri(), "name": p.name} for p in removed],
+            }
+            lsp.notify("workspace/didChangeWorkspaceFolders", {"event": event})
+            params = lsp.wait_for("textDocument/publishDiagnostics", lambda p: p["uri"] == uri, since=seen, timeout=60)
+            assert [d["code"] for d in params["diagnostics"]] == expected
+    finally:
+        lsp.close()
+
+
+def _cached_check(cwd: Path, *args: str) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    cmd = [sys.executable, "-m", "qlint", "check", "--exit-zero", "--select", "QL101", "--output-format", "concise"]
+    run = subprocess.run([*cmd, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in run.stderr, run.stderr
+    return [line for line in run.stdout.splitlines() if "QL101" in line]
+
+
+def test_the_results_cache_is_not_reused_across_layouts(tmp_path):
+    # Same files, same settings, same cache directory: what resolves differs with the run's
+    # directories and with the packaging files, and so must the results.
+    root = _evt_like(tmp_path / "tree")
+    assert _cached_check(root, ".") == []
+    assert len(_cached_check(root, "bench")) == 1  # `bench/` alone is the unmarked tree's root
+    assert _cached_check(root, ".") == []
+    setup = root / "python" / "setup.py"
+    kept = setup.read_bytes()
+    setup.unlink()
+    assert len(_cached_check(root, ".")) == 1
+    setup.write_bytes(kept)
+    assert _cached_check(root, ".") == []
+    assert (root / ".qlint_cache").is_dir()
+
+
+@pytest.mark.parametrize("watching", [True, False], ids=["watched", "saved"])
+def test_the_server_follows_a_setup_script_changed_while_it_runs(tmp_path, watching):
+    # The packaging files decide the import roots: once read, the server must not keep using
+    # what `python/setup.py` declared after it stopped declaring it, whether the client's
+    # watcher reports the change or the script is saved from the editor.
+    from qlint.lsp.client import LspClient
+
+    root = _evt_like(tmp_path / "tree")
+    run, setup = root / "bench" / "run.py", root / "python" / "setup.py"
+    lsp = LspClient(tmp_path)
+    try:
+        capabilities = {"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}} if watching else {}
+        lsp.initialize(root, capabilities=capabilities)
+        if watching:
+            lsp.server_request("client/registerCapability", timeout=60)
+        uri = lsp.open(run, run.read_text())
+        assert lsp.diagnostics(uri, 1) == []
+        script = lsp.open(setup, setup.read_text())
+        setup.write_text(_setup(package_dir="{}").decode())
+        seen = len(lsp.received)
+        if watching:
+            lsp.notify("workspace/didChangeWatchedFiles", {"changes": [{"uri": setup.as_uri(), "type": 2}]})
+        else:
+            lsp.notify("textDocument/didSave", {"textDocument": {"uri": script}})
+        params = lsp.wait_for("textDocument/publishDiagnostics", lambda p: p["uri"] == uri, since=seen, timeout=60)
+        assert [d["code"] for d in params["diagnostics"]] == ["QL101"]
+    finally:
+        lsp.close()

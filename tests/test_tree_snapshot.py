@@ -63,6 +63,7 @@ def _record(tmp_path: Path) -> wrapper_record.Record:
 
 def test_a_warm_one_file_check_lists_nothing_for_the_wrapper_names(tmp_path, monkeypatch, listed_from_now):
     pkg = _project(tmp_path)
+    (tmp_path / ".git").mkdir()  # a repository: the one-file check shares the run's layout
     listed_from_now(tmp_path)
     assert _rows(tmp_path, [pkg])["passes.py"] == [7]  # over the tree: the index is made
     assert _record(tmp_path).snapshot is not None
@@ -113,6 +114,7 @@ def test_a_new_module_shadowing_an_import_is_seen_by_a_one_file_check(tmp_path, 
 
 def test_an_edit_elsewhere_keeps_the_record_and_takes_a_new_snapshot(tmp_path, monkeypatch, listed_from_now):
     pkg = _project(tmp_path)
+    (tmp_path / ".git").mkdir()  # a repository: the one-file check shares the run's layout
     listed_from_now(tmp_path)
     _rows(tmp_path, [pkg])
     before = _record(tmp_path)

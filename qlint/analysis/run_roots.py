@@ -18,6 +18,7 @@ import sys
 from collections.abc import Iterable
 
 _ROOTS: list[tuple[str, ...]] = [()]
+_PATHS: list[tuple[str, ...]] = [()]  # as asked about: files among them too
 
 
 def use(paths: Iterable[str], cwd: str | None = None) -> None:
@@ -28,20 +29,33 @@ def use(paths: Iterable[str], cwd: str | None = None) -> None:
     if len(roots) < len(paths) or not paths:
         roots.append(os.path.abspath(cwd if cwd is not None else os.getcwd()))
     use_directories(roots)
+    _PATHS[0] = tuple(paths) or _ROOTS[0]
 
 
 def use_directories(directories: Iterable[str]) -> None:
     """Take `directories` (absolute: workspace folders) as the run's."""
     never = {os.path.abspath(os.sep), os.path.expanduser("~")}
     kept = tuple(sorted({os.path.abspath(d) for d in directories} - never, key=len))
+    _PATHS[0] = kept
     if kept != _ROOTS[0]:
         _ROOTS[0] = kept
-        # Their memos are of the roots in use. A module not imported yet remembers nothing, and
-        # a run the results cache answers imports neither (nor any of the analysis).
-        for name in ("qlint.analysis.names.import_paths", "qlint.analysis.names.package_map"):
-            module = sys.modules.get(name)
-            if module is not None:
-                module.forget_roots()
+        forget_layout()
+
+
+def forget_layout() -> None:
+    """The run's directories or a project's packaging files changed: what was found through
+    them (project roots, import roots, installed module names) may not hold. A module not
+    imported yet remembers nothing, and a run the results cache answers imports neither (nor
+    any of the analysis)."""
+    for name in ("qlint.analysis.names.import_paths", "qlint.analysis.names.package_map"):
+        module = sys.modules.get(name)
+        if module is not None:
+            module.forget_roots()
+
+
+def paths() -> tuple[str, ...]:
+    """What the run was asked about (absolute): the command line's paths, the workspace folders."""
+    return _PATHS[0]
 
 
 def root_for(directory: str) -> str | None:
@@ -53,4 +67,4 @@ def root_for(directory: str) -> str | None:
     return None
 
 
-__all__ = ["root_for", "use", "use_directories"]
+__all__ = ["forget_layout", "paths", "root_for", "use", "use_directories"]

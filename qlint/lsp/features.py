@@ -11,10 +11,11 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from qlint.analysis import run_roots
+from qlint.analysis.names.packaging_files import PACKAGING_NAMES
 from qlint.config import CONFIG_NAMES
 from qlint.lsp import actions, hover
 from qlint.lsp.convert import DocumentText, from_lsp_diagnostic
-from qlint.lsp.scheduler import LATER, NOW
+from qlint.lsp.scheduler import NOW
 from qlint.lsp.server import PYTHON_SUFFIXES, QlintLanguageServer, Snapshot, is_python
 
 DEBUG_MODULES = "qlint/debugModules"
@@ -38,7 +39,8 @@ def register(server: QlintLanguageServer) -> None:
         watched = caps and caps.did_change_watched_files
         if not (watched and watched.dynamic_registration):
             return
-        patterns = [f"**/*{suffix}" for suffix in PYTHON_SUFFIXES] + [f"**/{name}" for name in CONFIG_NAMES]
+        names = dict.fromkeys((*CONFIG_NAMES, *PACKAGING_NAMES))  # `setup.py` is a module too: harmless
+        patterns = [f"**/*{suffix}" for suffix in PYTHON_SUFFIXES] + [f"**/{name}" for name in names]
         watchers = [types.FileSystemWatcher(glob_pattern=p) for p in patterns]
         # A directory created, deleted or renamed is one event for all it holds, and its name
         # matches none of the patterns above: without this one, modules moved with their
@@ -67,6 +69,10 @@ def register(server: QlintLanguageServer) -> None:
             for uri in list(ls.open):
                 ls.schedule(uri, NOW, notify_dependents=False, runtime=True)
 
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def did_change_workspace_folders(ls: QlintLanguageServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        ls.folders_changed()  # pygls has already added and removed them in `ls.workspace`
+
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def did_change_watched_files(ls: QlintLanguageServer, params: types.DidChangeWatchedFilesParams) -> None:
         changes = [(path, int(c.type)) for c in params.changes if (path := to_fs_path(c.uri))]
@@ -91,9 +97,9 @@ def register(server: QlintLanguageServer) -> None:
         uri = params.text_document.uri
         if uri in ls.open:
             ls.schedule(uri, NOW, runtime=True)
-        elif os.path.basename(to_fs_path(uri) or "") in CONFIG_NAMES:
-            for other in list(ls.open):  # a config saved from the editor applies at once
-                ls.schedule(other, LATER, notify_dependents=False)
+        path = to_fs_path(uri) or ""
+        if os.path.basename(path) in (*CONFIG_NAMES, *PACKAGING_NAMES):
+            ls.files_changed([(path, types.FileChangeType.Changed)])  # applies at once, watcher or not
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: QlintLanguageServer, params: types.DidCloseTextDocumentParams) -> None:

@@ -31,6 +31,8 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from qlint import __version__
+from qlint.analysis import run_roots
+from qlint.analysis.names.packaging_files import PACKAGING_NAMES
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.project_files import LISTING_PREFIX, parse_listing_dependency
 from qlint.config import CONFIG_NAMES, ConfigError, runtime_editor_mode
@@ -326,6 +328,15 @@ class QlintLanguageServer(Publishing, RuntimeJobs, LanguageServer):
         self.watch_roots = self.workspace_roots()
         self.checker.submit(self.project.watch, self.watch_roots)
 
+    def folders_changed(self) -> None:
+        """Workspace folders added or removed: they stand in for the project root of a file
+        with no marker above it (`run_roots`), which decides how its imports resolve and how
+        far the scans for a helper's callers reach, so every open buffer is checked again
+        under the new roots. The watcher's roots follow at the next check."""
+        self.checker.submit(run_roots.use_directories, self.workspace_roots())
+        for uri in list(self.open):
+            self.schedule(uri, LATER, notify_dependents=False)
+
     def workspace_roots(self) -> tuple[str, ...]:
         folders = [to_fs_path(f.uri) for f in self.workspace.folders.values()]
         roots = [p for p in (*folders, self.workspace.root_path) if p]
@@ -335,11 +346,14 @@ class QlintLanguageServer(Publishing, RuntimeJobs, LanguageServer):
         """Files changed on disk outside the editor (a `git checkout`), with the watcher's
         `FileChangeType`s: what the project index kept of them goes, and the open buffers
         whose last check read them, or scanned a directory they were created in or deleted
-        from, are checked again; a config file changed: all of them."""
+        from, are checked again; a config or packaging file changed: all of them."""
         changes = [(os.path.abspath(p), int(kind)) for p, kind in changes]
+        names = {os.path.basename(p) for p, _ in changes}
         # On the checker thread: between two checks, never half-way through one.
         self.checker.submit(self.project.files_changed, changes)
-        if any(os.path.basename(p) in CONFIG_NAMES for p, _ in changes):
+        if names & set(PACKAGING_NAMES):  # they decide project roots and import roots
+            self.checker.submit(run_roots.forget_layout)
+        if names & {*CONFIG_NAMES, *PACKAGING_NAMES}:
             for uri in list(self.open):
                 self.schedule(uri, LATER, notify_dependents=False)
             return

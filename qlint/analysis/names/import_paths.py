@@ -98,7 +98,8 @@ def _roots(directory: str) -> tuple[tuple[str, str], ...]:
 
 
 def forget_roots() -> None:
-    """The run's directories changed (`run_roots.use`): the roots found before may not hold."""
+    """The run's directories or the packaging files changed (`run_roots.forget_layout`): the
+    roots found before may not hold."""
     _roots.cache_clear()
     resolved.cache_clear()
 

@@ -95,8 +95,10 @@ def _mapped(path: str) -> str | None:
 
 
 def forget_roots() -> None:
-    """The run's directories changed (`run_roots`): the project roots found before may not hold."""
-    _mapped.cache_clear()
+    """The run's directories or the packaging files changed (`run_roots.forget_layout`): the
+    project roots and package directories found before may not hold."""
+    for memo in (_mapped, _aliases, _declared, _pyproject_dir, _setup_dir):
+        memo.cache_clear()
 
 
 def declared_packages(repo: str) -> tuple[tuple[str, str], ...]:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 
-from qlint.analysis.names.setup_scripts import may_declare, setup_cfg_declarations, setup_py_declarations
 from qlint.analysis.skipped_dirs import walked
 
 # (package name or "", directory relative to the project root, quiet: a missing directory is
@@ -27,13 +26,35 @@ from qlint.analysis.skipped_dirs import walked
 # ExecuTorch copy without its `src/executorch` links resolves differently from a full one.
 Written = tuple[str, str, bool]
 
-_NAMES = ("pyproject.toml", "setup.cfg", "setup.py")
+PACKAGING_NAMES = ("pyproject.toml", "setup.cfg", "setup.py")
 
 
 def packaging_texts(repo: str) -> tuple[tuple[str, str, bytes], ...]:
     """(directory relative to `repo`, file name, bytes) of the packaging files that may declare
     something (each passes its text prefilter), root first."""
-    found = list(_texts(repo, "."))
+    found: list[tuple[str, str, bytes]] = []
+    for rel, directory in _directories(repo):
+        found += _texts(directory, rel)
+    return tuple(found)
+
+
+def packaging_stats(repo: str) -> tuple[tuple[str, str, int, int], ...]:
+    """(directory relative to `repo`, file name, size, mtime_ns) of every packaging file there,
+    declaring or not: what a run's layout is keyed on (`run_layout`), without reading them."""
+    found = []
+    for rel, directory in _directories(repo):
+        for name in PACKAGING_NAMES:
+            try:
+                st = os.stat(os.path.join(directory, name))
+            except OSError:
+                continue
+            found.append((rel, name, st.st_size, st.st_mtime_ns))
+    return tuple(found)
+
+
+def _directories(repo: str) -> list[tuple[str, str]]:
+    """(relative, absolute) of the directories whose packaging files count, root first."""
+    found = [(".", repo)]
     try:
         entries = sorted(os.scandir(repo), key=lambda e: e.name)
     except OSError:
@@ -43,8 +64,8 @@ def packaging_texts(repo: str) -> tuple[tuple[str, str, bytes], ...]:
             continue
         if os.path.isfile(os.path.join(entry.path, "__init__.py")):
             continue  # a package's `setup.py` is a module of it, or a build helper
-        found += _texts(entry.path, entry.name)
-    return tuple(found)
+        found.append((entry.name, entry.path))
+    return found
 
 
 def _is_dir(entry: os.DirEntry) -> bool:
@@ -56,7 +77,7 @@ def _is_dir(entry: os.DirEntry) -> bool:
 
 def _texts(directory: str, rel: str) -> list[tuple[str, str, bytes]]:
     found = []
-    for name in _NAMES:
+    for name in PACKAGING_NAMES:
         try:
             with open(os.path.join(directory, name), "rb") as fh:
                 raw = fh.read()
@@ -75,6 +96,8 @@ def _may_declare(name: str, raw: bytes, at_root: bool) -> bool:
         return b"package-dir" in raw or b"where" in raw or b"\\u" in raw or b"\\U" in raw
     if name == "setup.cfg":
         return b"package_dir" in raw or b"where" in raw
+    from qlint.analysis.names.setup_scripts import may_declare  # `ast`: not for a run the cache answers
+
     return may_declare(raw, at_root)
 
 
@@ -86,6 +109,7 @@ def store_key(texts: tuple[tuple[str, str, bytes], ...]) -> bytes:
 def declarations(texts: tuple[tuple[str, str, bytes], ...]) -> tuple[Written, ...]:
     """What `texts` declare, in the order of precedence (module docstring)."""
     from qlint.analysis.names.pyproject_reads import pyproject_declarations
+    from qlint.analysis.names.setup_scripts import setup_cfg_declarations, setup_py_declarations
 
     named: list[Written] = []
     roots: list[Written] = []
@@ -105,4 +129,4 @@ def declarations(texts: tuple[tuple[str, str, bytes], ...]) -> tuple[Written, ..
     return tuple(dict.fromkeys(named + roots))
 
 
-__all__ = ["Written", "declarations", "packaging_texts", "store_key"]
+__all__ = ["PACKAGING_NAMES", "Written", "declarations", "packaging_stats", "packaging_texts", "store_key"]
