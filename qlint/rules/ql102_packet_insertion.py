@@ -20,6 +20,7 @@ from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_
 from qlint.analysis.graphs.hand_built_graphs import inserted_into_kept_graph
 from qlint.analysis.graphs.insertions import NEEDLES, inserted_exprs, is_nodespec, may_insert_packet, wrapper_search
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
+from qlint.analysis.graphs.never_called import never_runs
 from qlint.analysis.graphs.printed_name_keys import keyed_on_printed_packet
 from qlint.analysis.graphs.stripped_later import stripped_after
 from qlint.analysis.graphs.wrapper_index import index_for
@@ -88,6 +89,8 @@ class PacketInsertion(Rule):
                 continue  # every caller strips the graph to packets next
             if compiled_after(ctx, inner, ref, node):
                 continue  # every caller has Dynamo trace the graph next, as a user's code
+            if never_runs(ctx, node.lineno):
+                continue  # in a private function nothing calls: no graph gets the node
             spelled = ctx.source_of(node)
             message = f"{shown(spelled, ref)} is an OpOverloadPacket inserted as a graph node target"
             help_ = f"Matchers keyed on overloads will miss this node: {overload_facts(info)}"

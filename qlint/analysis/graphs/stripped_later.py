@@ -53,7 +53,7 @@ def stripped_after(ctx: FileContext, body: Body | None, ref: OpRef, expr: ast.ex
         resolver = Resolver(ctx.scope, ctx.project, ctx.optable, held.local, held.class_scope)
         if not _strips_next(ctx, owner, stmts, index, ref, resolver):
             return False
-    return func.name.startswith("_") or not _named_elsewhere(ctx, func.name)
+    return func.name.startswith("_") or not named_elsewhere(ctx, func.name)
 
 
 def _inserts_into(func: ast.AST, graph: str, expr: ast.expr) -> bool:
@@ -204,7 +204,7 @@ def blind_pass(ctx: FileContext, name: str, ref: OpRef) -> bool:
     return True
 
 
-def _named_elsewhere(ctx: FileContext, name: str) -> bool:
+def named_elsewhere(ctx: FileContext, name: str) -> bool:
     """Whether another module of the project spells the pass's name (a caller there may not
     strip the graph)."""
     needle = name.encode()
