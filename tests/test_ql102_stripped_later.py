@@ -87,6 +87,15 @@ def test_module_named_like_the_pass_in_a_longer_word_is_quiet(tmp_path):
     assert _rows(tmp_path, PASS + _lower("add_seed(gm)\nstrip_overloads(gm)\n"), {"other.py": other}) == []
 
 
+def test_insertion_through_a_local_bound_to_the_graph_is_quiet(tmp_path):
+    aliased = PASS.replace("    gm.graph.call_function(", "    graph = gm.graph\n        graph.call_function(")
+    assert _rows(tmp_path, aliased + _lower("add_seed(gm)\nstrip_overloads(gm)\n")) == []
+    # The same local bound twice may hold another graph when the insertion runs.
+    rebound = aliased.replace("graph = gm.graph\n", "graph = gm.graph\n        graph = make()\n")
+    (tmp_path / "again").mkdir()
+    assert _rows(tmp_path / "again", rebound + _lower("add_seed(gm)\nstrip_overloads(gm)\n")) == [ROW + 2]
+
+
 # -- loud: the graph may carry overloads when the packet is read --------------------------------
 
 

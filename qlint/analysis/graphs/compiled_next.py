@@ -37,13 +37,8 @@ def compiled_after(ctx: FileContext, body: Body | None, ref: OpRef, expr: ast.ex
     """Whether the insertion of `ref` (at `expr`) is made into the graph parameter of the
     module-level function `body`, and every call of that function is followed by handing
     the graph to `torch.compile` (above)."""
-    if body is None or not isinstance(body.node, _FUNCS):
-        return False
-    func = body.node
-    if ctx.scope.functions.get(func.name) is not func:
-        return False
-    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
-    if not params or not _inserts_into(func, params[0], expr):
+    func = stripped_later.graph_parameter_pass(ctx, body, expr)
+    if func is None:
         return False
     sites = _call_sites(ctx.tree, func.name)
     if not sites:
@@ -52,39 +47,6 @@ def compiled_after(ctx: FileContext, body: Body | None, ref: OpRef, expr: ast.ex
         if not _held_site(ctx, owner, stmt, graph, ref):
             return False
     return func.name.startswith("_") or not init_fields.modules_naming(ctx, func.name)
-
-
-def _inserts_into(func: ast.AST, param: str, expr: ast.expr) -> bool:
-    """`param.graph.call_function(op, ...)`, or the same on a local bound once to
-    `param.graph` (`graph = module.graph`), the parameter never bound anew."""
-    aliases = {param}
-    for node in ast.walk(func):
-        for target in _bound(node):
-            if target == param:
-                return False
-            value = node.value if isinstance(node, ast.Assign) else None
-            if dotted_parts(value) == [param, "graph"] and isinstance(node, ast.Assign) and len(node.targets) == 1:
-                aliases.add(target)
-    for alias in aliases - {param}:
-        if sum(1 for n in ast.walk(func) for t in _bound(n) if t == alias) != 1:
-            return False
-    for node in ast.walk(func):
-        if isinstance(node, ast.Call) and any(a is expr for a in node.args) and isinstance(node.func, ast.Attribute):
-            parts = dotted_parts(node.func.value)
-            return parts is not None and (parts in ([param], [param, "graph"]) or parts[0] in aliases - {param})
-    return False
-
-
-def _bound(node: ast.AST) -> list[str]:
-    if isinstance(node, ast.Assign):
-        targets = node.targets
-    elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
-        targets = [node.target]
-    elif isinstance(node, (ast.With, ast.AsyncWith)):
-        targets = [i.optional_vars for i in node.items]
-    else:
-        return []
-    return [n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name)]
 
 
 def _call_sites(tree: ast.Module, name: str) -> list[tuple[ast.AST, ast.stmt, str]] | None:

@@ -22,7 +22,7 @@ import re
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.project_scan import project_modules, text_holding
 from qlint.analysis.names.functions import Body, bodies
-from qlint.analysis.names.resolver import OpRef, Resolver
+from qlint.analysis.names.resolver import OpRef, Resolver, dotted_parts
 
 _STRIP = "strip_overloads"
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -34,13 +34,10 @@ def stripped_after(ctx: FileContext, body: Body | None, ref: OpRef, expr: ast.ex
     """Whether the insertion of `ref` (at `expr`, in the function `body`) is made into the
     function's graph parameter, and every call of the function strips that graph's overloads
     next."""
-    if _STRIP not in ctx.text or body is None or not isinstance(body.node, _FUNCS):
+    if _STRIP not in ctx.text:
         return False
-    func = body.node
-    if ctx.scope.functions.get(func.name) is not func:
-        return False
-    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
-    if not params or not _inserts_into(func, params[0], expr):
+    func = graph_parameter_pass(ctx, body, expr)
+    if func is None:
         return False
     calls = _calls_of(ctx.tree, func.name)
     if not calls:
@@ -56,23 +53,50 @@ def stripped_after(ctx: FileContext, body: Body | None, ref: OpRef, expr: ast.ex
     return func.name.startswith("_") or not named_elsewhere(ctx, func.name)
 
 
-def _inserts_into(func: ast.AST, graph: str, expr: ast.expr) -> bool:
-    """`graph.graph.call_function(op, ...)` or `graph.call_function(op, ...)` on the parameter,
-    which the function never binds anew."""
+def graph_parameter_pass(ctx: FileContext, body: Body | None, expr: ast.expr) -> ast.AST | None:
+    """The module-level function `body` when the insertion at `expr` is made into its first
+    parameter's graph: `gm.graph.call_function(op, ...)`, `gm.call_function(...)`, or the same
+    on a local bound once to `gm.graph`, the parameter never bound anew. What its callers do
+    with that graph next decides what the inserted node meets (`stripped_after`,
+    `compiled_next.compiled_after`)."""
+    if body is None or not isinstance(body.node, _FUNCS):
+        return None
+    func = body.node
+    if ctx.scope.functions.get(func.name) is not func:
+        return None
+    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+    return func if params and _inserts_into(func, params[0], expr) else None
+
+
+def _inserts_into(func: ast.AST, param: str, expr: ast.expr) -> bool:
+    aliases = {param}
     for node in ast.walk(func):
-        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.With)):
-            bound = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
-            if isinstance(node, ast.With):
-                bound = [item.optional_vars for item in node.items]
-            if any(isinstance(t, ast.Name) and t.id == graph for t in bound):
+        for target in _bound(node):
+            if target == param:
                 return False
+            value = node.value if isinstance(node, ast.Assign) else None
+            if dotted_parts(value) == [param, "graph"] and isinstance(node, ast.Assign) and len(node.targets) == 1:
+                aliases.add(target)
+    for alias in aliases - {param}:
+        if sum(1 for n in ast.walk(func) for t in _bound(n) if t == alias) != 1:
+            return False
     for node in ast.walk(func):
         if isinstance(node, ast.Call) and any(a is expr for a in node.args) and isinstance(node.func, ast.Attribute):
-            head = node.func.value
-            if isinstance(head, ast.Attribute) and head.attr == "graph":
-                head = head.value
-            return isinstance(head, ast.Name) and head.id == graph
+            parts = dotted_parts(node.func.value)
+            return parts is not None and (parts in ([param], [param, "graph"]) or parts[0] in aliases - {param})
     return False
+
+
+def _bound(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+        targets = [node.target]
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        targets = [i.optional_vars for i in node.items]
+    else:
+        return []
+    return [n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name)]
 
 
 def _calls_of(tree: ast.Module, name: str) -> list[tuple[ast.AST, list[ast.stmt], int]] | None:
