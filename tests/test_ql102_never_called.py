@@ -8,26 +8,10 @@ run time, and a private method a base class may call."""
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
+
+from tests.test_ql102_stripped_later import _rows  # the same one-module project, QL102 only
 
 INSERT = "gm.graph.call_function(torch.ops.aten.relu, (x,))"
-
-
-def _rows(tmp_path: Path, text: str, extra: dict[str, str] | None = None) -> list[int]:
-    from qlint.engine import check_source
-    from tests.conftest import settings_for
-
-    (tmp_path / ".git").mkdir()
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    for name, other in (extra or {}).items():
-        (pkg / name).write_text(textwrap.dedent(other))
-    path = pkg / "passes.py"
-    path.write_text(textwrap.dedent(text))
-    result = check_source(path.read_bytes(), str(path), settings_for(("QL102",)))
-    assert not result.errors, result.errors
-    return [d.range.start.row for d in result.diagnostics]
 
 
 def _module(func: str, rest: str = "") -> str:

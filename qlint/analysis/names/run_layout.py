@@ -13,8 +13,6 @@ what `qlint check .` kept.
 
 from __future__ import annotations
 
-import os
-
 from qlint.analysis import run_roots
 from qlint.analysis.names.package_map import project_root
 from qlint.analysis.names.packaging_files import packaging_stats
@@ -25,7 +23,7 @@ def layout_key() -> str:
     """A digest of the run's layout (module docstring). Every packaging file counts, declaring
     or not (a marker's mere presence moves a project root), by its stat: a file touched but
     not changed costs a cold run, a changed one is never missed."""
-    projects = {project_root(p if os.path.isdir(p) else os.path.dirname(p)) for p in run_roots.paths()}
+    projects = {project_root(path) for path in run_roots.paths()}
     projects.discard(None)  # an installed tree: named from its `sys.path` entry alone
     return sha256_hex(repr([(project, packaging_stats(project)) for project in sorted(projects)]).encode())[:16]
 
