@@ -25,6 +25,7 @@ import ast
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import graph_readers, init_fields, stripped_later
+from qlint.analysis.graphs.graph_readers import dotted_name, mentions
 from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import OpRef, Resolver, dotted_parts
 
@@ -152,7 +153,7 @@ def _is_method_call(stmt: ast.stmt, method: str, receiver: ast.expr | str) -> bo
     func = call.func
     if call.args or call.keywords or not isinstance(func, ast.Attribute) or func.attr != method:
         return False
-    return func.value is receiver if isinstance(receiver, ast.expr) else _dotted(func.value) == receiver
+    return func.value is receiver if isinstance(receiver, ast.expr) else dotted_name(func.value) == receiver
 
 
 def _following(func: ast.AST, stmt: ast.stmt) -> list[ast.stmt] | None:
@@ -232,23 +233,23 @@ def _compiles(stmt: ast.stmt, graph: str, compiles) -> bool:
     branch of an `if` whose test does not read the graph, each the first statement there to
     read it; `compiles` tells whether a call of the graph compiles it."""
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
-        return not any(_mentions(i, graph) for i in stmt.items) and _first_compiles(stmt.body, graph, compiles)
+        return not any(mentions(i, graph) for i in stmt.items) and _first_compiles(stmt.body, graph, compiles)
     if isinstance(stmt, ast.If):
         return (
             bool(stmt.orelse)
-            and not _mentions(stmt.test, graph)
+            and not mentions(stmt.test, graph)
             and _first_compiles(stmt.body, graph, compiles)
             and _first_compiles(stmt.orelse, graph, compiles)
         )
     value = stmt.value if isinstance(stmt, (ast.Assign, ast.Expr, ast.Return)) else None
-    return isinstance(value, ast.Call) and bool(value.args) and _dotted(value.args[0]) == graph and compiles(value)
+    return isinstance(value, ast.Call) and bool(value.args) and dotted_name(value.args[0]) == graph and compiles(value)
 
 
 def _first_compiles(stmts: list[ast.stmt], graph: str, compiles) -> bool:
     for stmt in stmts:
         if _compiles(stmt, graph, compiles):
             return True
-        if _mentions(stmt, graph) or any(isinstance(n, _EXITS) for n in ast.walk(stmt)):
+        if mentions(stmt, graph) or any(isinstance(n, _EXITS) for n in ast.walk(stmt)):
             return False
     return False
 
@@ -256,18 +257,18 @@ def _first_compiles(stmts: list[ast.stmt], graph: str, compiles) -> bool:
 def _harmless(ctx: FileContext, stmt: ast.stmt, graph: str, ref: OpRef, cls: ast.ClassDef | None) -> bool:
     """A statement that cannot leave early and reads the graph, if at all, harmlessly."""
     if isinstance(stmt, ast.If):
-        return not _mentions(stmt.test, graph) and all(
+        return not mentions(stmt.test, graph) and all(
             _harmless(ctx, s, graph, ref, cls) for s in (*stmt.body, *stmt.orelse)
         )
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
-        return not any(_mentions(i, graph) for i in stmt.items) and all(
+        return not any(mentions(i, graph) for i in stmt.items) and all(
             _harmless(ctx, s, graph, ref, cls) for s in stmt.body
         )
     if not isinstance(stmt, stripped_later.SIMPLE) or any(isinstance(n, _EXITS) for n in ast.walk(stmt)):
         return False
     if graph.startswith("self.") and _hands_self(stmt):
         return False  # a method of the instance may read the field
-    if not _mentions(stmt, graph):
+    if not mentions(stmt, graph):
         return True
     if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
         return False  # stored, bound anew
@@ -275,7 +276,7 @@ def _harmless(ctx: FileContext, stmt: ast.stmt, graph: str, ref: OpRef, cls: ast
     callee = _pass_statement(stmt, None) == graph and call.func.id
     if callee and stripped_later.blind_pass(ctx, callee, ref):
         return True
-    if graph_readers.logs(call) and not _mentions(call.func, graph):
+    if graph_readers.logs(call) and not mentions(call.func, graph):
         return True
     return graph_readers.harmless_method(ctx, cls, call, graph)
 
@@ -294,12 +295,3 @@ def _hands_self(stmt: ast.stmt) -> bool:
         if any(isinstance(a, ast.Name) and a.id == "self" for a in (*node.args, *(k.value for k in node.keywords))):
             return True
     return False
-
-
-def _dotted(expr: ast.AST) -> str | None:
-    parts = dotted_parts(expr)
-    return ".".join(parts) if parts else None
-
-
-def _mentions(node: ast.AST, graph: str) -> bool:
-    return any(_dotted(n) == graph for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute)))

@@ -39,8 +39,8 @@ def harmless_method(ctx: FileContext, owner: ast.ClassDef | None, call: ast.Call
     parts = dotted_parts(func.value) if isinstance(func, ast.Attribute) else None
     if owner is None or parts is None or len(parts) != 2 or parts[0] != "self" or call.keywords:
         return False
-    positions = [i for i, a in enumerate(call.args) if _dotted(a) == graph]
-    if len(positions) != 1 or any(_mentions(a, graph) for i, a in enumerate(call.args) if i != positions[0]):
+    positions = [i for i, a in enumerate(call.args) if dotted_name(a) == graph]
+    if len(positions) != 1 or any(mentions(a, graph) for i, a in enumerate(call.args) if i != positions[0]):
         return False
     held = _field_class(ctx, owner, parts[1])
     if held is None:
@@ -230,10 +230,12 @@ def _target_name(loop: ast.For, item: str) -> ast.Name | None:
     return next((t for t in targets if isinstance(t, ast.Name) and t.id == item), None)
 
 
-def _dotted(expr: ast.expr) -> str | None:
+def dotted_name(expr: ast.AST) -> str | None:
+    """`a.b.c` as written, or None when `expr` is not a dotted name."""
     parts = dotted_parts(expr)
     return ".".join(parts) if parts else None
 
 
-def _mentions(node: ast.AST, graph: str) -> bool:
-    return any(_dotted(n) == graph for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute)))
+def mentions(node: ast.AST, graph: str) -> bool:
+    """Whether the dotted name `graph` occurs anywhere in `node`."""
+    return any(dotted_name(n) == graph for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute)))
