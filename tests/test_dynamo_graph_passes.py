@@ -241,9 +241,9 @@ def test_a_backend_module_that_names_no_pass_of_the_file_is_not_parsed(tmp_path,
     others = PASS.replace("rewrite_events", "other_pass")
     root = _package(tmp_path, passes=PASS, backend=BACKEND, unrelated=other, others=others)
     parsed = []
-    real = dynamo_graph_passes._module
+    real = dynamo_graph_passes.parsed_module
     monkeypatch.setattr(
-        dynamo_graph_passes, "_module", lambda ctx, path, text: parsed.append(path) or real(ctx, path, text)
+        dynamo_graph_passes, "parsed_module", lambda ctx, path, text: parsed.append(path) or real(ctx, path, text)
     )
     dynamo_graph_passes._FACTS.clear()
     assert _rows(root, "pkg/passes.py") == []

@@ -24,13 +24,10 @@ import re
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import file_keys
-from qlint.analysis.graphs.project_scan import scan_root, text_holding
+from qlint.analysis.graphs.project_scan import parsed_module, scan_root, text_holding
 from qlint.analysis.names.functions import Body, bodies
-from qlint.analysis.names.live_trees import parse as live_parse
-from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.project_files import listing_dependency, project_keys
-from qlint.source import LineIndex
 
 # AOT autograd's entry points for a Dynamo graph (`aot_autograd(**kw)` returns a backend
 # that is then called with the graph and the inputs).
@@ -135,7 +132,7 @@ def dynamo_graph_callees(ctx: FileContext, words: frozenset[str]) -> frozenset[s
             continue
         if not any(w in text for w in words):
             continue
-        names = frozenset(_backend_callees(_module(ctx, path, text)))
+        names = frozenset(_backend_callees(parsed_module(ctx, path, text)))
         if len(_FACTS) > _MAX_FACTS:
             _FACTS.clear()
         _FACTS[path] = (key, names)
@@ -208,14 +205,6 @@ def _namespace_root(path: str) -> str | None:
 
 
 _MAX_UP = 3
-
-
-def _module(ctx: FileContext, path: str, text: str) -> FileContext | None:
-    try:
-        tree = live_parse(text, path)
-    except (SyntaxError, ValueError, RecursionError):
-        return None
-    return FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))
 
 
 def _backend_callees(ctx: FileContext | None) -> set[str]:

@@ -23,10 +23,9 @@ import os
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import dynamo_graph_passes
+from qlint.analysis.graphs.project_scan import read_module
 from qlint.analysis.names.functions import Body, bodies
-from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.resolver import Resolver, dotted_parts
-from qlint.source import LineIndex
 
 _GRAPHS = frozenset({"torch.fx.Graph", "torch.fx.graph.Graph"})
 _MODULES = frozenset({"torch.fx.GraphModule", "torch.fx.graph_module.GraphModule"})
@@ -213,18 +212,9 @@ def _read_pass(ctx: FileContext, module: str, func: str) -> bool:
     path = ctx.project.find_module_in_check(module, ctx.path)
     if path is None:
         return False
-    if os.path.abspath(path) == os.path.abspath(ctx.path):
-        other = ctx
-    else:
-        text = ctx.project.text(path)
-        if text is None:
-            return False
-        ctx.project.record_read(ctx.path, path, ctx.project.digest(path))
-        try:
-            tree = ast.parse(text, path)
-        except (SyntaxError, ValueError, RecursionError):
-            return False
-        other = FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))
+    other = ctx if os.path.abspath(path) == os.path.abspath(ctx.path) else read_module(ctx, path)
+    if other is None:
+        return False
     node = other.scope.functions.get(func)
     if node is None:
         return False

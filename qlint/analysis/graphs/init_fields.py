@@ -15,11 +15,8 @@ import os
 import re
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.graphs.project_scan import project_modules, text_holding
-from qlint.analysis.names.live_trees import parse as live_parse
-from qlint.analysis.names.modules import module_name_for
+from qlint.analysis.graphs.project_scan import parsed_module, project_modules, read_module, text_holding
 from qlint.analysis.names.resolver import Resolver, dotted_parts
-from qlint.source import LineIndex
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -106,14 +103,9 @@ def modules_naming(ctx: FileContext, name: str) -> list[FileContext]:
         if key is None or os.path.abspath(path) == own:
             continue
         read = text_holding(ctx.project, path, key, (name.encode(),))
-        if read is None or not word.search(read[0]):
-            continue
-        try:
-            tree = live_parse(read[0], path)
-        except (SyntaxError, ValueError, RecursionError):
-            continue
-        text = read[0]
-        found.append(FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path)))
+        other = parsed_module(ctx, path, read[0]) if read is not None and word.search(read[0]) else None
+        if other is not None:
+            found.append(other)
     return found
 
 
@@ -147,14 +139,8 @@ def _class_of(ctx: FileContext, func: ast.expr) -> tuple[FileContext, ast.ClassD
         return None
     module, _, attr = name.rpartition(".")
     path = ctx.project.find_module_in_check(module, ctx.path)
-    text = ctx.project.text(path) if path is not None else None
-    if text is None:
+    other = read_module(ctx, path) if path is not None else None
+    if other is None:
         return None
-    ctx.project.record_read(ctx.path, path, ctx.project.digest(path))
-    try:
-        tree = live_parse(text, path)
-    except (SyntaxError, ValueError, RecursionError):
-        return None
-    other = FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))
     held = other.scope.classes.get(attr)
     return (other, held.node) if held is not None else None

@@ -340,6 +340,26 @@ def project_modules(ctx: FileContext, needles: tuple[str, ...]) -> list[tuple[st
     return list(project_keys(ctx, root).items())
 
 
+def parsed_module(ctx: FileContext, path: str, text: str) -> FileContext | None:
+    """Another module of the check's project, parsed, for questions asked of it (None when it
+    does not parse)."""
+    try:
+        tree = live_parse(text, path)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    return FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))
+
+
+def read_module(ctx: FileContext, path: str) -> FileContext | None:
+    """The module at `path` (as the check's imports found it), parsed; its content is recorded
+    as read by the check (None: unreadable or not parsed)."""
+    text = ctx.project.text(path)
+    if text is None:
+        return None
+    ctx.project.record_read(ctx.path, path, ctx.project.digest(path))
+    return parsed_module(ctx, path, text)
+
+
 def _context(path: str, text: str, ctx: FileContext) -> FileContext | None:
     # A module of the scan that this run checks later (torch: ~20 of the scan's ~30 parses):
     # the tree a summary kept for its check, or this parse, kept for it (`tree_handover`),
