@@ -34,6 +34,7 @@ from qlint.analysis.graphs.sinks import (
     sink_search,
     sinks_key,
 )
+from qlint.analysis.graphs.stripped_before import matched_after_strip
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Located, OpRef, Resolver
 from qlint.diagnostic import Diagnostic, RelatedInfo
@@ -174,7 +175,8 @@ class PacketMatcher(Rule):
                     continue
                 # What the rest of the project does to graphs, asked last: it reads other modules.
                 if (
-                    not inserted_elsewhere(ctx, key[2])
+                    not matched_after_strip(ctx, body, row)
+                    and not inserted_elsewhere(ctx, key[2])
                     and not normalised_before(ctx, body)
                     and not (key[2][0] == "aten" and renamed_by_front_end(ctx, body, key[2][1]))
                     and not sees_dynamo_graph(ctx, body)
