@@ -95,7 +95,7 @@ def consumed_by_own_code(ctx: FileContext, ref: OpRef, refs: list[OpRef]) -> boo
     # each of its names costs most of the scan, and most insertions have no consumer.
     naming = _scan(ctx, [], names=True)
     users = list({id(m): m for n in sorted(_inserting_names(ctx)) for m in naming.get(_NAME + n, ())}.values())
-    return not _reexported_between(ctx, consumers, users)
+    return not _reexported_between(ctx, consumers, users, ref)
 
 
 def own_op_keyed_on_packet(ctx: FileContext, ref: OpRef, refs: list[OpRef]) -> bool:
@@ -139,7 +139,7 @@ def own_op_keyed_on_packet(ctx: FileContext, ref: OpRef, refs: list[OpRef]) -> b
         return False
     naming = _scan(ctx, [], names=True)
     users = list({id(m): m for n in sorted(_inserting_names(ctx)) for m in naming.get(_NAME + n, ())}.values())
-    return not _reexported_between(ctx, consumers, users)
+    return not _reexported_between(ctx, consumers, users, ref)
 
 
 def _defined_elsewhere(ctx: FileContext, refs: list[OpRef]) -> set[str]:
@@ -204,11 +204,11 @@ def _erases(module: FileContext) -> bool:
     return "erase_node" in module.text or "replace_all_uses_with" in module.text
 
 
-def _reexported_between(ctx: FileContext, consumers: list[FileContext], users: list[FileContext]) -> bool:
+def _reexported_between(ctx: FileContext, consumers: list[FileContext], users: list[FileContext], ref: OpRef) -> bool:
     """A function of the project (`users`: the modules naming what the inserting module
-    defines) that calls what the inserting module defines, then exports or lowers before
-    calling anything a consuming module defines."""
-    inserting = _inserting_names(ctx)
+    defines) that calls what inserts `ref` (`_inserting_functions`), then exports or lowers
+    before calling anything a consuming module defines."""
+    inserting = _inserting_functions(ctx, ref) or _inserting_names(ctx)
     consuming = set().union(*(_defined(c) for c in consumers if c is not ctx)) - inserting
     if not inserting:
         return False
@@ -234,3 +234,44 @@ def _reexports_after(func: ast.AST, inserting: set[str], consuming: set[str]) ->
         elif inserted and name in _REEXPORTS:
             return True
     return False
+
+
+def _inserting_functions(ctx: FileContext, ref: OpRef) -> set[str]:
+    """The module-level functions of the inserting module that insert `ref`'s packet, and
+    those of the module that call them: only a call of one of these puts the node in a
+    graph, so a re-export after a call of the module's other passes (tt-xla's backend folds
+    einsums in one branch and exports in the other, then inserts its argument markers) is
+    not one between the insertion and its consumer. Empty (every name it defines may insert)
+    when an insertion sits anywhere else: a method, a nested function, the module's body."""
+    from qlint.rules.ql102_packet_insertion import insertions  # it imports this module
+
+    rows = [expr.lineno for r, expr in insertions(ctx) if r.key == ref.key]
+    funcs = (ast.FunctionDef, ast.AsyncFunctionDef)
+    top = {f.name: f for f in ctx.tree.body if isinstance(f, funcs)}
+    holding = {n for n, f in top.items() if any(_spans(f, row) for row in rows)}
+    if not rows or not all(any(_spans(f, row) for f in top.values()) for row in rows):
+        return set()
+    for f in top.values():
+        for inner in ast.walk(f):
+            if inner is not f and isinstance(inner, (*funcs, ast.ClassDef)) and any(_spans(inner, row) for row in rows):
+                return set()
+    # Callers: the module's functions and classes naming one (`AddPass.__call__` running the
+    # pass makes `AddPass()(gm)` an insertion too); named anywhere else in the module (a list
+    # of passes), what runs it is not known.
+    owners = {d.name: d for d in ctx.tree.body if isinstance(d, (*funcs, ast.ClassDef))}
+    grew = True
+    while grew:
+        callers = {n for n, d in owners.items() if n not in holding and _names_any(d, holding)}
+        holding |= callers
+        grew = bool(callers)
+    if any(not isinstance(stmt, (*funcs, ast.ClassDef)) and _names_any(stmt, holding) for stmt in ctx.tree.body):
+        return set()
+    return holding
+
+
+def _names_any(node: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+
+
+def _spans(node: ast.AST, row: int) -> bool:
+    return node.lineno <= row <= (node.end_lineno or node.lineno)
