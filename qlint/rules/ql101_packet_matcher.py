@@ -257,7 +257,8 @@ def _consumed_here(ctx: FileContext, ref: OpRef) -> bool:
     around the very nodes it inserted: Torch-TensorRT's aten lowering). This matcher is that
     code: it matches what its module put there; an overload-keyed one here would make QL102
     report the insertion instead."""
-    return consumed_by_own_code(ctx, ref, [r for r, _ in insertions(ctx)])
+    found = insertions(ctx)
+    return consumed_by_own_code(ctx, ref, [r for r, _ in found], [e.lineno for r, e in found if r.key == ref.key])
 
 
 def _fresh_packets(ctx: FileContext, key: tuple[str, str, str]) -> bool:

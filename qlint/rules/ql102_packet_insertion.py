@@ -75,9 +75,10 @@ class PacketInsertion(Rule):
         refs = [r for r, _ in found]
         for ref, node in found:
             info = op_info(ctx.optable, ref)
-            if info is None and (_own_op_checked_here(ctx, ref, found) or own_op_keyed_on_packet(ctx, ref, refs)):
+            rows = [e.lineno for r, e in found if r.key == ref.key]
+            if info is None and (_own_op_checked_here(ctx, ref, found) or own_op_keyed_on_packet(ctx, ref, refs, rows)):
                 continue
-            if consumed_by_own_code(ctx, ref, refs) or keyed_on_printed_packet(ctx, ref):
+            if consumed_by_own_code(ctx, ref, refs, rows) or keyed_on_printed_packet(ctx, ref):
                 continue  # the project's own packet-keyed code is the node's consumer
             if _into_normalised_graph(ctx, node) or _into_renamed_graph(ctx, ref, node):
                 continue  # the graph carries packets everywhere by then: the packet fits in
