@@ -51,7 +51,6 @@ from qlint.analysis.flow.model_values import (
 from qlint.analysis.flow.prepared_results import PreparedResults
 from qlint.analysis.flow.registry_dispatch import apply_each, dispatch_targets
 from qlint.analysis.flow.relayed_lambdas import RelayedLambdas
-from qlint.analysis.flow.switched_fields import switch_fields
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope
 from qlint.value_classes import replace
@@ -194,6 +193,8 @@ class CallSemantics:
             callee, offset = summary
             if offset and callee.field_switches and receiver is not None:
                 handed_fields(self, node, callee, receiver, fields or {}, env)
+                from qlint.analysis.flow.switched_fields import switch_fields
+
                 switch_fields(self, node, callee, receiver, env)  # `Wrapper(model).prepare()`
             return helper_calls.apply(self, node, *summary, receiver, args, kwargs, env)
         if isinstance(func, ast.Name):
