@@ -37,6 +37,8 @@ LAZY = (
     "qlint.rules.packet_origins",
     "qlint.rules.normalised_graphs",
     "qlint.rules.packet_consumers",
+    "qlint.analysis.flow.registry_dispatch",
+    "qlint.rules.qat_train_fix",
 )
 
 _PROBE = """
