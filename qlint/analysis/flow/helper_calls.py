@@ -17,7 +17,6 @@ from qlint.analysis.flow.class_calls import class_callee
 from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
 from qlint.analysis.flow.handed_switches import handed_switches
-from qlint.analysis.flow.held_contents import held_facts
 from qlint.analysis.flow.maybe_graphs import returned_paths
 from qlint.analysis.flow.model_apis import classify_call
 from qlint.analysis.flow.model_values import (
@@ -358,6 +357,8 @@ def _held(sem, given: dict[int, Obj], passed: dict, env: Env) -> dict | None:
         if not any(o.passed for o in obj.origins):
             continue  # no construction given anything: most arguments
         literals, overwritten = sem.walk.containers.literals, sem.builds.overwritten
+        from qlint.analysis.flow.held_contents import held_facts
+
         facts = held_facts(obj, env, sem.owner.stored_fields, literals, overwritten)
         if facts is not passed[i]:
             out = out if out is not None else {}
