@@ -22,6 +22,7 @@ from qlint.analysis.graphs.insertions import NEEDLES, inserted_exprs, is_nodespe
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
 from qlint.analysis.graphs.never_called import never_runs
 from qlint.analysis.graphs.printed_name_keys import keyed_on_printed_packet
+from qlint.analysis.graphs.stripped_first import stripped_before
 from qlint.analysis.graphs.stripped_later import stripped_after
 from qlint.analysis.graphs.wrapper_index import index_for
 from qlint.analysis.names.functions import bodies
@@ -87,6 +88,8 @@ class PacketInsertion(Rule):
                 continue  # a graph built here, traced by nothing: what it holds is what was put
             if stripped_after(ctx, inner, ref, node):
                 continue  # every caller strips the graph to packets next
+            if stripped_before(ctx, inner):
+                continue  # run only on graphs its callers have already stripped to packets
             if compiled_after(ctx, inner, ref, node):
                 continue  # every caller has Dynamo trace the graph next, as a user's code
             if never_runs(ctx, node.lineno):

@@ -58,6 +58,72 @@ def strip_helper(func: ast.AST) -> bool:
     return loops == 1
 
 
+def own_strip(func: ast.AST, module_functions: dict) -> tuple[int, str] | None:
+    """The line and graph of a statement of `func`'s own body (not in a branch or loop) that
+    strips that graph: `h(g)` with `h` a strip helper nested in `func` or of the module."""
+    if not isinstance(func, _FUNCS):
+        return None
+    nested = {s.name: s for s in func.body if isinstance(s, _FUNCS)}
+    for stmt in func.body:
+        if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+            continue
+        call = stmt.value
+        if not isinstance(call.func, ast.Name) or len(call.args) != 1 or call.keywords:
+            continue
+        if not isinstance(call.args[0], ast.Name):
+            continue
+        helper = nested.get(call.func.id) or module_functions.get(call.func.id)
+        if strip_helper(helper):
+            return stmt.lineno, call.args[0].id
+    return None
+
+
+def calls_after_strip(func: ast.AST, module_functions: dict, calls: list[ast.Call]) -> tuple[list, list] | None:
+    """`calls` (made in `func`'s own body) split into those that may see its graph before
+    `own_strip` stripped it, and those made on the stripped graph after it: the graph is
+    their first argument, bound since only to itself through a module method that returns
+    the module (`g = g.half()`). None when `func` strips no graph of its own."""
+    strip = own_strip(func, module_functions)
+    if strip is None:
+        return None
+    line, graph = strip
+    rebound = [
+        n.lineno
+        for n in ast.walk(func)
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.NamedExpr))
+        and n.lineno > line
+        and not _keeps_module(n, graph)
+        and any(isinstance(t, ast.Name) and t.id == graph and isinstance(t.ctx, ast.Store) for t in ast.walk(n))
+    ]
+    before, after = [], []
+    for call in calls:
+        on_graph = bool(call.args) and isinstance(call.args[0], ast.Name) and call.args[0].id == graph
+        if call.lineno > line and on_graph and not any(line < r <= call.lineno for r in rebound):
+            after.append(call)
+        elif call.lineno <= line:
+            before.append(call)
+    return before, after
+
+
+# `nn.Module` methods that return the module itself (its graph, for a GraphModule).
+_SELF_RETURNING = frozenset({"half", "float", "double", "bfloat16", "to", "cpu", "cuda", "train", "eval"})
+
+
+def _keeps_module(node: ast.AST, graph: str) -> bool:
+    """`g = g.half()` and the like."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call)):
+        return False
+    target, func = node.targets[0], node.value.func
+    return (
+        isinstance(target, ast.Name)
+        and target.id == graph
+        and isinstance(func, ast.Attribute)
+        and func.attr in _SELF_RETURNING
+        and isinstance(func.value, ast.Name)
+        and func.value.id == graph
+    )
+
+
 def upkeep(stmt: ast.stmt, graph: str) -> bool:
     """`graph.recompile()`, `graph.graph.lint()` and the like as a statement of its own,
     with no argument that mentions the graph."""
