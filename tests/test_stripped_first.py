@@ -97,6 +97,11 @@ def test_graph_bound_anew_after_the_strip_is_loud(tmp_path):
     assert _rows(tmp_path, "strip_overloads(gm)\ngm = make_fx(model)(x)\nupcast(gm)\n") == LOUD
 
 
+def test_graph_bound_anew_later_in_a_loop_is_loud(tmp_path):
+    body = "strip_overloads(gm)\nwhile MODELS:\n    upcast(gm)\n    gm = make_fx(MODELS.pop())(x)\n"
+    assert _rows(tmp_path, body) == LOUD
+
+
 def test_strip_under_a_condition_is_loud(tmp_path):
     assert _rows(tmp_path, "if FLAG:\n    strip_overloads(gm)\nupcast(gm)\n") == LOUD
 

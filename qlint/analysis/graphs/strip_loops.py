@@ -1,4 +1,4 @@
-"""Strip loops a project writes itself (QL102): a loop over a graph's nodes that sets every
+"""Strip loops a project writes itself (QL101, QL102): a loop over a graph's nodes that sets every
 overload target to its packet, as torch's `strip_overloads` does (backends that lower to
 TorchScript copy it: `torch.jit.script` wants packets). Recognised by what the loop does,
 whatever the function holding it is called:
@@ -95,10 +95,18 @@ def calls_after_strip(func: ast.AST, module_functions: dict, calls: list[ast.Cal
         and not _keeps_module(n, graph)
         and any(isinstance(t, ast.Name) and t.id == graph and isinstance(t.ctx, ast.Store) for t in ast.walk(n))
     ]
+    # A loop holding both the call and a binding runs the call again on what was bound.
+    loops = [
+        (n.lineno, n.end_lineno or n.lineno)
+        for n in ast.walk(func)
+        if isinstance(n, (ast.For, ast.AsyncFor, ast.While))
+        and any(n.lineno <= r <= (n.end_lineno or n.lineno) for r in rebound)
+    ]
     before, after = [], []
     for call in calls:
         on_graph = bool(call.args) and isinstance(call.args[0], ast.Name) and call.args[0].id == graph
-        if call.lineno > line and on_graph and not any(line < r <= call.lineno for r in rebound):
+        fresh = not any(line < r <= call.lineno for r in rebound) and not any(a <= call.lineno <= b for a, b in loops)
+        if call.lineno > line and on_graph and fresh:
             after.append(call)
         elif call.lineno <= line:
             before.append(call)
