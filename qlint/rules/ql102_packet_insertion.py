@@ -95,6 +95,7 @@ def _left_alone(ctx: FileContext, ref: OpRef, node: ast.expr, refs: list[OpRef])
     from qlint.analysis.graphs.hand_built_graphs import inserted_into_kept_graph
     from qlint.analysis.graphs.never_called import never_runs
     from qlint.analysis.graphs.printed_name_keys import keyed_on_printed_packet
+    from qlint.analysis.graphs.stripped_first import stripped_before
     from qlint.analysis.graphs.stripped_later import stripped_after
     from qlint.rules.packet_consumers import consumed_by_own_code
 
@@ -109,6 +110,8 @@ def _left_alone(ctx: FileContext, ref: OpRef, node: ast.expr, refs: list[OpRef])
         return True  # a graph built here, traced by nothing: what it holds is what was put
     if stripped_after(ctx, inner, ref, node):
         return True  # every caller strips the graph to packets next
+    if stripped_before(ctx, inner):
+        return True  # run only on graphs its callers have already stripped to packets
     if compiled_after(ctx, inner, ref, node):
         return True  # every caller has Dynamo trace the graph next, as a user's code
     return never_runs(ctx, node.lineno)  # a private function nothing calls: no graph gets the node
