@@ -11,10 +11,10 @@ import ast
 import re
 from collections.abc import Iterator
 
+from qlint.analysis.graphs.call_parts import bound_call, callee_name, spans_any
 from qlint.analysis.graphs.called_names import called_in
 from qlint.analysis.graphs.compiled_next import compiled_after
 from qlint.analysis.graphs.dynamo_graph_passes import sees_dynamo_graph
-from qlint.analysis.graphs.forwarding import bound_call, callee_name, spans_any
 from qlint.analysis.graphs.fx_targets import target_store_rows
 from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
 from qlint.analysis.graphs.hand_built_graphs import inserted_into_kept_graph
