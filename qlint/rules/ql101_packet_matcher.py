@@ -12,9 +12,10 @@ import os
 from collections.abc import Iterator
 from functools import cached_property
 
+from qlint.analysis.graphs.call_parts import call_arguments, callee_name, spans_any
 from qlint.analysis.graphs.called_names import called_in
 from qlint.analysis.graphs.dynamo_graph_passes import sees_dynamo_graph
-from qlint.analysis.graphs.forwarding import Forwarding, call_arguments, callee_name, spans_any
+from qlint.analysis.graphs.forwarding import Forwarding
 from qlint.analysis.graphs.fx_targets import is_node_target, target_names, target_rows
 from qlint.analysis.graphs.graph_context import COMPILER_INTERNAL, packet_graph_context
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs

@@ -11,9 +11,9 @@ import ast
 import re
 from collections.abc import Iterator
 
+from qlint.analysis.graphs.call_parts import bound_call, callee_name, spans_any
 from qlint.analysis.graphs.called_names import called_in
 from qlint.analysis.graphs.dynamo_graph_passes import sees_dynamo_graph
-from qlint.analysis.graphs.forwarding import bound_call, callee_name, spans_any
 from qlint.analysis.graphs.fx_targets import target_store_rows
 from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
 from qlint.analysis.graphs.insertions import NEEDLES, inserted_exprs, is_nodespec, may_insert_packet, wrapper_search
