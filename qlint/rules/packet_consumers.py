@@ -66,10 +66,11 @@ def checked_once(path: str) -> None:
         _PARSED_FOR[0] = None
 
 
-def consumed_by_own_code(ctx: FileContext, ref: OpRef, refs: list[OpRef]) -> bool:
+def consumed_by_own_code(ctx: FileContext, ref: OpRef, refs: list[OpRef], rows: list[int] | None = None) -> bool:
     """Whether the project's own code keyed on the packet `ref` consumes the nodes this module
     inserts with it, and nothing keyed on its overloads only is known to see them. `refs`: every
-    packet the module inserts, so one read of the project serves them all."""
+    packet the module inserts, so one read of the project serves them all; `rows`: the lines
+    this module inserts `ref` on (None: any function of the module may)."""
     key = ref.key
     found = _scan(ctx, refs)
     consumers: list[FileContext] = []
@@ -95,10 +96,10 @@ def consumed_by_own_code(ctx: FileContext, ref: OpRef, refs: list[OpRef]) -> boo
     # each of its names costs most of the scan, and most insertions have no consumer.
     naming = _scan(ctx, [], names=True)
     users = list({id(m): m for n in sorted(_inserting_names(ctx)) for m in naming.get(_NAME + n, ())}.values())
-    return not _reexported_between(ctx, consumers, users)
+    return not _reexported_between(ctx, consumers, users, rows)
 
 
-def own_op_keyed_on_packet(ctx: FileContext, ref: OpRef, refs: list[OpRef]) -> bool:
+def own_op_keyed_on_packet(ctx: FileContext, ref: OpRef, refs: list[OpRef], rows: list[int] | None = None) -> bool:
     """An op the project defines itself (`custom_op("ns::op")`, `torch.library.define("ns::op(...)")`),
     inserted as its packet, where every module of the project that spells the op spells its
     packet and none an overload, and one that does not insert it keys on it (Samsung TICO's
@@ -139,7 +140,7 @@ def own_op_keyed_on_packet(ctx: FileContext, ref: OpRef, refs: list[OpRef]) -> b
         return False
     naming = _scan(ctx, [], names=True)
     users = list({id(m): m for n in sorted(_inserting_names(ctx)) for m in naming.get(_NAME + n, ())}.values())
-    return not _reexported_between(ctx, consumers, users)
+    return not _reexported_between(ctx, consumers, users, rows)
 
 
 def _defined_elsewhere(ctx: FileContext, refs: list[OpRef]) -> set[str]:
@@ -204,11 +205,14 @@ def _erases(module: FileContext) -> bool:
     return "erase_node" in module.text or "replace_all_uses_with" in module.text
 
 
-def _reexported_between(ctx: FileContext, consumers: list[FileContext], users: list[FileContext]) -> bool:
+def _reexported_between(
+    ctx: FileContext, consumers: list[FileContext], users: list[FileContext], rows: list[int] | None
+) -> bool:
     """A function of the project (`users`: the modules naming what the inserting module
-    defines) that calls what the inserting module defines, then exports or lowers before
-    calling anything a consuming module defines."""
-    inserting = _inserting_names(ctx)
+    defines) that calls what inserts the packet (`_inserting_functions` of the rows it is
+    inserted on; every name the module defines when the caller gave none), then exports or
+    lowers before calling anything a consuming module defines."""
+    inserting = _inserting_functions(ctx, rows or []) or _inserting_names(ctx)
     consuming = set().union(*(_defined(c) for c in consumers if c is not ctx)) - inserting
     if not inserting:
         return False
@@ -234,3 +238,41 @@ def _reexports_after(func: ast.AST, inserting: set[str], consuming: set[str]) ->
         elif inserted and name in _REEXPORTS:
             return True
     return False
+
+
+def _inserting_functions(ctx: FileContext, rows: list[int]) -> set[str]:
+    """The module-level functions of the inserting module holding the insertions on `rows`, and
+    those of the module that call them: only a call of one of these puts the node in a
+    graph, so a re-export after a call of the module's other passes (tt-xla's backend folds
+    einsums in one branch and exports in the other, then inserts its argument markers) is
+    not one between the insertion and its consumer. Empty (every name it defines may insert)
+    when an insertion sits anywhere else: a method, a nested function, the module's body."""
+    funcs = (ast.FunctionDef, ast.AsyncFunctionDef)
+    top = {f.name: f for f in ctx.tree.body if isinstance(f, funcs)}
+    holding = {n for n, f in top.items() if any(_spans(f, row) for row in rows)}
+    if not rows or not all(any(_spans(f, row) for f in top.values()) for row in rows):
+        return set()
+    for f in top.values():
+        for inner in ast.walk(f):
+            if inner is not f and isinstance(inner, (*funcs, ast.ClassDef)) and any(_spans(inner, row) for row in rows):
+                return set()
+    # Callers: the module's functions and classes naming one (`AddPass.__call__` running the
+    # pass makes `AddPass()(gm)` an insertion too); named anywhere else in the module (a list
+    # of passes), what runs it is not known.
+    owners = {d.name: d for d in ctx.tree.body if isinstance(d, (*funcs, ast.ClassDef))}
+    grew = True
+    while grew:
+        callers = {n for n, d in owners.items() if n not in holding and _names_any(d, holding)}
+        holding |= callers
+        grew = bool(callers)
+    if any(not isinstance(stmt, (*funcs, ast.ClassDef)) and _names_any(stmt, holding) for stmt in ctx.tree.body):
+        return set()
+    return holding
+
+
+def _names_any(node: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+
+
+def _spans(node: ast.AST, row: int) -> bool:
+    return node.lineno <= row <= (node.end_lineno or node.lineno)

@@ -152,6 +152,7 @@ class PacketMatcher(Rule):
         # Imported here, for the same reason: most modules checked match no packet.
         from qlint.analysis.graphs.hand_built_graphs import matched_on_kept_graph
         from qlint.analysis.graphs.reexport import never_runs, sees_overloads
+        from qlint.analysis.graphs.stripped_before import matched_after_strip
         from qlint.rules.normalised_graphs import normalised_before, renamed_by_front_end
         from qlint.rules.packet_origins import inserted_elsewhere
 
@@ -176,7 +177,8 @@ class PacketMatcher(Rule):
                     continue
                 # What the rest of the project does to graphs, asked last: it reads other modules.
                 if (
-                    not inserted_elsewhere(ctx, key[2])
+                    not matched_after_strip(ctx, body, row)
+                    and not inserted_elsewhere(ctx, key[2])
                     and not normalised_before(ctx, body)
                     and not (key[2][0] == "aten" and renamed_by_front_end(ctx, body, key[2][1]))
                     and not sees_dynamo_graph(ctx, body)
@@ -259,7 +261,8 @@ def _consumed_here(ctx: FileContext, ref: OpRef) -> bool:
     report the insertion instead."""
     from qlint.rules.packet_consumers import consumed_by_own_code
 
-    return consumed_by_own_code(ctx, ref, [r for r, _ in insertions(ctx)])
+    found = insertions(ctx)
+    return consumed_by_own_code(ctx, ref, [r for r, _ in found], [e.lineno for r, e in found if r.key == ref.key])
 
 
 def _fresh_packets(ctx: FileContext, key: tuple[str, str, str]) -> bool:

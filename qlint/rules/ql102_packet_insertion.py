@@ -86,7 +86,7 @@ def _own_op_keyed(ctx: FileContext, ref: OpRef, refs: list[OpRef]) -> bool:
     # own op (ao's test_quantize_pt2e.py) is settled before, and most files insert nothing.
     from qlint.rules.packet_consumers import own_op_keyed_on_packet
 
-    return own_op_keyed_on_packet(ctx, ref, refs)
+    return own_op_keyed_on_packet(ctx, ref, refs, _rows_of(ctx, ref))
 
 
 def _left_alone(ctx: FileContext, ref: OpRef, node: ast.expr, refs: list[OpRef]) -> bool:
@@ -95,11 +95,12 @@ def _left_alone(ctx: FileContext, ref: OpRef, node: ast.expr, refs: list[OpRef])
     from qlint.analysis.graphs.hand_built_graphs import inserted_into_kept_graph
     from qlint.analysis.graphs.never_called import never_runs
     from qlint.analysis.graphs.printed_name_keys import keyed_on_printed_packet
+    from qlint.analysis.graphs.stripped_before import inserted_after_strip
     from qlint.analysis.graphs.stripped_first import stripped_before
     from qlint.analysis.graphs.stripped_later import stripped_after
     from qlint.rules.packet_consumers import consumed_by_own_code
 
-    if consumed_by_own_code(ctx, ref, refs) or keyed_on_printed_packet(ctx, ref):
+    if consumed_by_own_code(ctx, ref, refs, _rows_of(ctx, ref)) or keyed_on_printed_packet(ctx, ref):
         return True  # the project's own packet-keyed code is the node's consumer
     if _into_normalised_graph(ctx, node) or _into_renamed_graph(ctx, ref, node):
         return True  # the graph carries packets everywhere by then: the packet fits in
@@ -112,9 +113,16 @@ def _left_alone(ctx: FileContext, ref: OpRef, node: ast.expr, refs: list[OpRef])
         return True  # every caller strips the graph to packets next
     if stripped_before(ctx, inner):
         return True  # run only on graphs its callers have already stripped to packets
+    if inserted_after_strip(ctx, inner, node):
+        return True  # the function itself stripped this graph to packets just before
     if compiled_after(ctx, inner, ref, node):
         return True  # every caller has Dynamo trace the graph next, as a user's code
     return never_runs(ctx, node.lineno)  # a private function nothing calls: no graph gets the node
+
+
+def _rows_of(ctx: FileContext, ref: OpRef) -> list[int]:
+    """The lines this module inserts `ref` on (what `packet_consumers` counts as inserting)."""
+    return [e.lineno for r, e in insertions(ctx) if r.key == ref.key]
 
 
 def _own_op_checked_here(ctx: FileContext, ref: OpRef, found: list[tuple[OpRef, ast.expr]]) -> bool:
