@@ -152,7 +152,7 @@ class PacketMatcher(Rule):
         # Imported here, for the same reason: most modules checked match no packet.
         from qlint.analysis.graphs.hand_built_graphs import matched_on_kept_graph
         from qlint.analysis.graphs.reexport import never_runs, sees_overloads
-        from qlint.analysis.graphs.stripped_before import matched_after_strip
+        from qlint.analysis.graphs.stripped_here import matched_after_strip
         from qlint.rules.normalised_graphs import normalised_before, renamed_by_front_end
         from qlint.rules.packet_origins import inserted_elsewhere
 

@@ -94,9 +94,9 @@ def _left_alone(ctx: FileContext, ref: OpRef, node: ast.expr, refs: list[OpRef])
     from qlint.analysis.graphs.compiled_next import compiled_after
     from qlint.analysis.graphs.hand_built_graphs import inserted_into_kept_graph
     from qlint.analysis.graphs.never_called import never_runs
+    from qlint.analysis.graphs.passes_after_strip import called_after_strips
     from qlint.analysis.graphs.printed_name_keys import keyed_on_printed_packet
-    from qlint.analysis.graphs.stripped_before import inserted_after_strip
-    from qlint.analysis.graphs.stripped_first import stripped_before
+    from qlint.analysis.graphs.stripped_here import inserted_after_strip
     from qlint.analysis.graphs.stripped_later import stripped_after
     from qlint.rules.packet_consumers import consumed_by_own_code
 
@@ -111,7 +111,7 @@ def _left_alone(ctx: FileContext, ref: OpRef, node: ast.expr, refs: list[OpRef])
         return True  # a graph built here, traced by nothing: what it holds is what was put
     if stripped_after(ctx, inner, ref, node):
         return True  # every caller strips the graph to packets next
-    if stripped_before(ctx, inner):
+    if called_after_strips(ctx, inner):
         return True  # run only on graphs its callers have already stripped to packets
     if inserted_after_strip(ctx, inner, node):
         return True  # the function itself stripped this graph to packets just before

@@ -149,3 +149,32 @@ def test_target_set_on_a_node_not_from_the_loop_is_reported():
         return torch.jit.script(gm)
     """
     assert _rows(src) == [(8, "QL102")]
+
+
+OWN_LOOP = """        for n in fx_g.graph.nodes:
+            if isinstance(n.target, torch._ops.OpOverload):
+                n.target = n.target.overloadpacket"""
+
+
+def test_the_projects_own_strip_loop_strips_too():
+    assert _rows(_lower(strip=OWN_LOOP)) == []
+
+
+def test_a_strip_helper_of_the_module_strips_too():
+    helper = "\ndef _strip(gm):\n    for n in gm.graph.nodes:\n        n.target = n.target.overloadpacket\n"
+    src = _lower(strip="        _strip(fx_g)") + helper
+    assert _rows(src) == []
+
+
+def test_a_loop_stripping_one_op_only_leaves_the_rest_overloads():
+    partial = OWN_LOOP.replace("isinstance(n.target, torch._ops.OpOverload)", "n.target == torch.ops.aten.add.Tensor")
+    assert [code for _, code in _rows(_lower(strip=partial))] == ["QL101", "QL102"]
+
+
+def test_a_helper_doing_more_than_strip_is_not_a_strip():
+    helper = (
+        "\ndef _strip(gm):\n    for n in gm.graph.nodes:\n        n.target = n.target.overloadpacket\n"
+        "    gm.graph.call_function(torch.ops.aten.relu.default, ())\n"
+    )
+    src = _lower(strip="        _strip(fx_g)") + helper
+    assert [code for _, code in _rows(src)] == ["QL101", "QL102"]

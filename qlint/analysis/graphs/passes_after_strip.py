@@ -25,7 +25,7 @@ from qlint.analysis.names.functions import Body, bodies
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def stripped_before(ctx: FileContext, body: Body | None) -> bool:
+def called_after_strips(ctx: FileContext, body: Body | None) -> bool:
     """Whether the module function `body` is called only after its callers strip graphs."""
     if body is None or not isinstance(body.node, _FUNCS) or "overloadpacket" not in ctx.text:
         return False

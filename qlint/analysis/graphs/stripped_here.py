@@ -9,7 +9,8 @@ packet is the form every node has: a comparison with it matches, and a node set 
 like every other.
 
 Only a graph the function strips itself, unconditionally, before the match or insertion:
-`strip_overloads(gm)` is a statement of the same statement list as the one holding the loop
+`strip_overloads(gm)` (or the project's own strip loop, written there or in a helper it calls:
+`strip_loops`) is a statement of the same statement list as the one holding the loop
 over `gm.graph.nodes` (or the `gm.graph.call_function(...)`), earlier; from the strip to
 the end of that loop (or call) `gm` is only read through its graph's nodes and methods
 (`gm.graph.nodes`, `gm.graph.erase_node(n)`), never handed on; the function never binds `gm`
@@ -22,6 +23,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.context import FileContext
+from qlint.analysis.graphs.strip_loops import strip_helper, strip_loop
 from qlint.analysis.graphs.stripped_later import statement_lists
 from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import Resolver, dotted_parts
@@ -79,7 +81,11 @@ def inserted_after_strip(ctx: FileContext, body: Body | None, packet: ast.expr) 
 
 
 def _function(ctx: FileContext, body: Body | None) -> ast.AST | None:
-    if _STRIP not in ctx.text or body is None or not isinstance(body.node, _FUNCS):
+    if (
+        (_STRIP not in ctx.text and "overloadpacket" not in ctx.text)
+        or body is None
+        or not isinstance(body.node, _FUNCS)
+    ):
         return None
     return body.node
 
@@ -106,15 +112,16 @@ def _looped_graph(loop: ast.For | ast.AsyncFor) -> str | None:
 
 
 def _stripped_before(ctx: FileContext, body: Body, func: ast.AST, graph: str, anchor: ast.AST) -> bool:
-    """Whether a statement `strip_overloads(graph)` precedes `anchor` in a statement list
+    """Whether a statement stripping `graph` (`_strips`) precedes `anchor` in a statement list
     that holds it, `graph` never bound in the function, read from the strip to the end of
     `anchor` only through `graph.graph.<attribute>`, and no overload spelled."""
     if _binds(func, graph) or _spells_overload(ctx, body, func):
         return False
     resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
+    functions = {**ctx.scope.functions, **{s.name: s for s in func.body if isinstance(s, _FUNCS)}}
     for stmts in statement_lists(func):
         for index, stmt in enumerate(stmts):
-            if not _strips(stmt, graph, resolver):
+            if not _strips(stmt, graph, resolver, functions):
                 continue
             for later in stmts[index + 1 :]:
                 if any(n is anchor for n in ast.walk(later)):
@@ -122,12 +129,18 @@ def _stripped_before(ctx: FileContext, body: Body, func: ast.AST, graph: str, an
     return False
 
 
-def _strips(stmt: ast.stmt, graph: str, resolver: Resolver) -> bool:
+def _strips(stmt: ast.stmt, graph: str, resolver: Resolver, functions: dict) -> bool:
+    """torch's `strip_overloads(graph)`, the project's own strip loop over `graph`'s nodes, or
+    a call of a helper whose body is such a loop (`strip_loops`)."""
+    if strip_loop(stmt, graph):
+        return True
     if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
         return False
     call = stmt.value
     if call.keywords or len(call.args) != 1 or not (isinstance(call.args[0], ast.Name) and call.args[0].id == graph):
         return False
+    if isinstance(call.func, ast.Name) and strip_helper(functions.get(call.func.id)):
+        return True
     return (resolver.qualname(call.func) or "").split(".")[-1] == _STRIP
 
 
