@@ -18,6 +18,7 @@ from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
 from qlint.analysis.flow.handed_switches import handed_switches
 from qlint.analysis.flow.held_contents import held_facts
+from qlint.analysis.flow.loop_effects import handed_kinds
 from qlint.analysis.flow.maybe_graphs import returned_paths
 from qlint.analysis.flow.model_apis import classify_call
 from qlint.analysis.flow.model_values import (
@@ -202,7 +203,11 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
         for f in facts:
             o = f.origin
             if f.state == "unset" and o is not None and o.kind == PARAM and o.node is callee.node and o.index in given:
-                out |= env.facts(given[o.index])
+                came = env.facts(given[o.index])
+                for part in f.parts:  # `freeze_bn(model)`: the modules it switched, in the caller's model
+                    if part.kinds is not None and not part.steps:
+                        came = handed_kinds(sem, given[o.index], came, part, node, written[o.index])
+                out |= came
             elif f.state == "unset" and o is not None and o.kind == registries.REGISTRY_RESULT:
                 out |= registries.rekeyed_fact(f, callee.node, given, sem.walk.func, node, again())
             elif f.state == "unset" and o is not None and o.kind == APPLIED and id(o.node) in callee.applied:
@@ -292,7 +297,7 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
         if index not in given or not ends:
             continue
         final = frozenset().union(*(e.facts(param) for e, _ in ends))
-        if any(f.state != "unset" or f.origin is None or f.origin.kind != PARAM for f in final):
+        if any(f.state != "unset" or f.origin is None or f.origin.kind != PARAM or _kinds(f) for f in final):
             env.modes[given[index]] = subst(final)  # the helper sets the argument's mode
             sem.walk.containers.switched(given[index])
         if any(param in e.patched for e, _ in ends) and not _allow_ruled_out(sem, node, callee, index, written):
@@ -400,6 +405,11 @@ def _decorator_name(decorator: ast.expr) -> str:
     if isinstance(decorator, ast.Attribute):
         return decorator.attr
     return decorator.id if isinstance(decorator, ast.Name) else ""
+
+
+def _kinds(fact) -> bool:
+    """The helper switched the modules of some classes of the model it was handed (`freeze_bn`)."""
+    return any(p.kinds is not None and not p.steps for p in fact.parts)
 
 
 __all__ = ["apply", "callee", "helper", "site_only", "unread_result"]
