@@ -47,6 +47,28 @@ def dropout_train(mod):
 
 def all_eval(mod):
     mod.eval()
+
+
+def set_bn_eval(m):
+    classname = m.__class__.__name__
+    if classname.find("BatchNorm") != -1:
+        m.eval()
+
+
+def set_norm_eval(m):
+    if "Norm" in type(m).__name__:
+        m.eval()
+
+
+def set_dropout_eval(m):
+    if m.__class__.__name__ == "Dropout":
+        m.eval()
+
+
+def set_bn_eval_by_layer_name(m):
+    name = str(m)
+    if name.find("BatchNorm") != -1:
+        m.eval()
 """
 
 
@@ -84,6 +106,12 @@ def loop(header: str, switch: str, test: str | None = None) -> str:
             "m = Net().train()\nfreeze_bn(m)",
             f"every BatchNorm2d of `m` in eval mode after `freeze_bn(m)` at line {FIRST + 1}",
         ),
+        # The class-name idiom (`set_bn_eval`).
+        (
+            "m = Net().train()\nm.apply(set_bn_eval)",
+            "every BatchNorm2d of `m` in eval mode after `m.apply(set_bn_eval)`",
+        ),
+        ("m = Net().train()\nm.encoder.apply(set_norm_eval)", "every BatchNorm2d of `m.encoder` in eval mode"),
         # Every module in eval mode: as `m.eval()`.
         (
             "m = Net().train()\n" + loop("for mod in m.modules():", "mod.eval()"),
@@ -125,6 +153,7 @@ def test_qat_capture_with_modules_switched_to_eval(body, words):
         ),
         ("m = Net().train()\nfreeze_bn(m)", "after `Net().train()`"),
         ("m = Net().train()\nm.apply(bn_eval)", "after `Net().train()`"),
+        ("m = Net().train()\nm.apply(set_bn_eval)", "after `Net().train()`"),
     ],
 )
 def test_ptq_capture_with_modules_in_train_mode(body, words):
@@ -146,6 +175,7 @@ def test_ptq_capture_with_modules_in_train_mode(body, words):
         "m = Net().train()\n" + loop("for child in m.children():", "child.eval()"),
         "m = Net().train()\nm.apply(all_eval)",
         "m = Net().train()\nto_eval(m)",
+        "m = Net().train()\nm.apply(set_bn_eval)\nm.apply(set_dropout_eval)",
         # Dropout trained again where every module was evaled: only a part of another model.
         "m = Net().train()\nto_eval(m)\nother = Net().eval()\nother.apply(dropout_train)",
         # Switched for a part holding nothing mode-dependent.
@@ -181,6 +211,8 @@ def test_ptq_quiet(body):
         "m = Net().train()\n" + loop("for mod in m.children():", "mod.eval()", "nn.BatchNorm2d"),
         # Not before the capture: a function never called.
         "m = Net().train()\ndef freeze():\n    m.apply(bn_eval)",
+        # A name test of something else than the module's class name.
+        "m = Net().train()\nm.apply(set_bn_eval_by_layer_name)",
         # Not a mode switch.
         "m = Net().train()\n" + loop("for mod in m.modules():", "mod.requires_grad_(False)", "nn.BatchNorm2d"),
     ],

@@ -30,6 +30,7 @@ _FAMILIES = {
 _LEAVES = (
     ALWAYS | _INSTANCE_NORMS | _RNNS | {"MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer"}
 )
+_KNOWN = _LEAVES | _BATCH_NORMS | _DROPOUTS
 EVERY = "every"  # `isinstance(mod, nn.Module)`: the test selects every module
 
 
@@ -52,9 +53,17 @@ def selected(qualnames: list[str | None]) -> frozenset[str] | str | None:
     return frozenset(out)
 
 
+def named(tests) -> frozenset[str]:
+    """The mode-dependent torch.nn classes whose name a class-name test (`looped_switches.ClassName`)
+    accepts. A project class whose name it accepts is switched too, with what it holds: what
+    depends on the mode in it is named "`self.training`" or by its torch.nn parts, which the
+    test is not taken to select unless their own names pass it."""
+    return frozenset(k for k in _KNOWN for t in tests if (k == t.text if t.whole else t.text in k))
+
+
 def covered(dependent: tuple[str, ...], classes: frozenset[str]) -> tuple[str, ...]:
     """The parts of `dependent` (`Content.dependent` names) those classes select."""
     return tuple(d for d in dependent if d.partition(" (")[0] in classes)
 
 
-__all__ = ["EVERY", "covered", "selected"]
+__all__ = ["EVERY", "covered", "named", "selected"]

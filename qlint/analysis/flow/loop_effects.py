@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.class_filters import EVERY, covered, selected
+from qlint.analysis.flow.class_filters import EVERY, covered, named, selected
 from qlint.analysis.flow.held_parts import part_build
-from qlint.analysis.flow.looped_switches import LoopSwitch
+from qlint.analysis.flow.looped_switches import ClassName, LoopSwitch
 from qlint.analysis.flow.model_values import Env, ModeFact
 from qlint.analysis.flow.part_modes import kinds_switched, switched
 
@@ -38,43 +38,57 @@ def modules_switched(sem, over: ast.expr, reach: str, found: LoopSwitch, anchor:
     root, steps = path
     if root.is_graph or root not in env.modes:
         return False
-    classes = EVERY if found.filters is None else selected([qualname(e) for e in found.filters])
+    classes = EVERY if found.filters is None else _classes(found.filters, qualname)
     if classes is None or (reach == "children" and classes is not EVERY):
         return False
     content = _content(sem, root, steps)
     if reach == "children" and (content is None or _TRAINING in content[0]):
         return False
     mode = found.mode
-    if classes is EVERY or (
-        content is not None and content[1] and len(covered(content[0], classes)) == len(content[0])
-    ):
-        _whole(sem, root, steps, mode, anchor, content, over, env)
-        return True
-    dependent = _dependent(content, covered(content[0], classes) if content is not None else ())
-    env.modes[root] = frozenset(
-        kinds_switched(f, steps, mode, anchor, dependent, over, classes) for f in env.modes[root]
-    )
+    if classes is EVERY:
+        env.modes[root] = _whole(sem, root, steps, mode, anchor, content, over, env.modes[root])
+    else:
+        env.modes[root] = _kinds(sem, root, steps, mode, anchor, content, over, classes, env.modes[root])
     return True
 
 
 def handed_kinds(sem, obj, facts: frozenset, part, anchor: ast.AST, over: ast.expr) -> frozenset:
     """The caller's `facts` of `obj` after a helper it was handed to switched the modules of
     `part.kinds` in it (`freeze_bn(model)`): judged by what the caller's model holds."""
-    content = _content(sem, obj, ())
-    classes = part.kinds
-    if content is not None and content[1] and len(covered(content[0], classes)) == len(content[0]):
-        return frozenset({ModeFact(part.state, anchor)})
-    dependent = _dependent(content, covered(content[0], classes) if content is not None else ())
-    return frozenset(kinds_switched(f, (), part.state, anchor, dependent, over, classes) for f in facts)
+    return _kinds(sem, obj, (), part.state, anchor, _content(sem, obj, ()), over, part.kinds, facts)
 
 
-def _whole(sem, root, steps, mode, anchor, content, over, env: Env) -> None:
+def _kinds(sem, root, steps, mode, anchor, content, over, classes: frozenset, facts: frozenset) -> frozenset:
+    """`facts` after the modules of `classes` in the model (or its part at `steps`) were switched."""
+    out: set = set()
+    for f in facts:
+        # `m.apply(set_bn_eval); m.apply(set_dropout_eval)`: the classes both switched.
+        earlier = [p.kinds for p in f.parts if p.kinds is not None and p.steps == steps and p.state == mode]
+        joined = classes.union(*earlier)
+        if content is not None and content[1] and len(covered(content[0], joined)) == len(content[0]):
+            out |= _whole(sem, root, steps, mode, anchor, content, over, frozenset({f}))
+            continue
+        dependent = _dependent(content, covered(content[0], joined) if content is not None else ())
+        out.add(kinds_switched(f, steps, mode, anchor, dependent, over, joined))
+    return frozenset(out)
+
+
+def _classes(filters, qualname):
+    """What the test selects (`class_filters`): class-name tests, or `isinstance` classes."""
+    if all(isinstance(f, ClassName) for f in filters):
+        return named(filters)
+    if any(isinstance(f, ClassName) for f in filters):
+        return None
+    return selected([qualname(e) for e in filters])
+
+
+def _whole(sem, root, steps, mode, anchor, content, over, facts: frozenset) -> frozenset:
+    """`facts` after every module of the model (or of its part at `steps`) was switched."""
     if not steps:
-        env.modes[root] = frozenset({ModeFact(mode or "unknown", anchor)})
         sem.walk.containers.switched(root)
-        return
+        return frozenset({ModeFact(mode or "unknown", anchor)})
     dependent = _dependent(content, content[0] if content is not None else ())
-    env.modes[root] = frozenset(switched(f, steps, mode, anchor, dependent, over) for f in env.modes[root])
+    return frozenset(switched(f, steps, mode, anchor, dependent, over) for f in facts)
 
 
 def _dependent(content, chosen: tuple[str, ...]) -> tuple[str, ...] | None:

@@ -27,13 +27,21 @@ _STOPS = (ast.Break, ast.Return, ast.Raise)
 
 
 @value_class(frozen=True)
+class ClassName:
+    """A test of the module's class name: equal to `text` (`whole`), or holding it."""
+
+    text: str
+    whole: bool
+
+
+@value_class(frozen=True)
 class LoopSwitch:
     """`switch` sets the loop's module to `mode` (None: `.train(flag)`); `filters`: the classes
-    of the `isinstance` tests it runs under (None: every module)."""
+    of the `isinstance` test it runs under, or the `ClassName` test (None: every module)."""
 
     switch: ast.Call
     mode: str | None
-    filters: tuple[ast.expr, ...] | None
+    filters: tuple[ast.expr | ClassName, ...] | None
 
 
 def looped_modules(s: ast.For | ast.AsyncFor) -> tuple[ast.expr, str, LoopSwitch] | None:
@@ -75,9 +83,15 @@ def body_switch(body: list[ast.stmt], name: str, in_loop: bool) -> LoopSwitch | 
 
 
 def _collect(body, name: str, filters: tuple, found: list, in_loop: bool) -> bool:
+    spelled: set[str] = set()  # names bound to the module's class name (`classname = m.__class__.__name__`)
     for s in body:
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+            if _class_name_of(s.value, name):
+                spelled.add(s.targets[0].id)
+                continue
+            spelled.discard(s.targets[0].id)
         if isinstance(s, ast.If):
-            classes = _isinstance_of(s.test, name)
+            classes = _isinstance_of(s.test, name) or _name_test(s.test, name, spelled)
             if classes is None or filters:
                 return False  # a test the analysis cannot read (or a nested one) may select any module
             if not _collect(s.body, name, classes, found, in_loop) or not _plain(s.orelse, name, in_loop):
@@ -119,6 +133,55 @@ def _is_switch(call: ast.expr, name: str) -> bool:
     )
 
 
+def _class_name_of(expr: ast.expr, name: str) -> bool:
+    """`name.__class__.__name__` or `type(name).__name__`."""
+    if not (isinstance(expr, ast.Attribute) and expr.attr == "__name__"):
+        return False
+    inner = expr.value
+    if isinstance(inner, ast.Attribute) and inner.attr == "__class__":
+        return isinstance(inner.value, ast.Name) and inner.value.id == name
+    return (
+        isinstance(inner, ast.Call)
+        and isinstance(inner.func, ast.Name)
+        and inner.func.id == "type"
+        and len(inner.args) == 1
+        and isinstance(inner.args[0], ast.Name)
+        and inner.args[0].id == name
+    )
+
+
+def _name_test(test: ast.expr, name: str, spelled: set[str]) -> tuple[ClassName, ...] | None:
+    """A test of the module's class name: `"BatchNorm" in classname`, `classname.find("BatchNorm")
+    != -1` (the `set_bn_eval` idiom), `classname == "BatchNorm2d"`."""
+
+    def spells(expr):
+        return (isinstance(expr, ast.Name) and expr.id in spelled) or _class_name_of(expr, name)
+
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    text = left.value if isinstance(left, ast.Constant) and isinstance(left.value, str) else None
+    if isinstance(op, ast.In) and text and spells(right):
+        return (ClassName(text, whole=False),)
+    if isinstance(op, ast.Eq) and isinstance(right, ast.Constant) and isinstance(right.value, str) and spells(left):
+        return (ClassName(right.value, whole=True),)
+    found = (
+        isinstance(left, ast.Call)
+        and isinstance(left.func, ast.Attribute)
+        and left.func.attr == "find"
+        and spells(left.func.value)
+        and len(left.args) == 1
+        and isinstance(left.args[0], ast.Constant)
+        and isinstance(left.args[0].value, str)
+    )
+    minus_one = (
+        isinstance(right, ast.UnaryOp) and isinstance(right.op, ast.USub) and getattr(right.operand, "value", None) == 1
+    )
+    if found and left.args[0].value and isinstance(op, ast.NotEq) and minus_one:
+        return (ClassName(left.args[0].value, whole=False),)
+    return None
+
+
 def _isinstance_of(test: ast.expr, name: str) -> tuple[ast.expr, ...] | None:
     """The classes of `isinstance(name, C)` / `isinstance(name, (C, D))`."""
     if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"):
@@ -134,4 +197,4 @@ def _isinstance_of(test: ast.expr, name: str) -> tuple[ast.expr, ...] | None:
     return tuple(elts)
 
 
-__all__ = ["LoopSwitch", "applied_function", "body_switch", "looped_modules"]
+__all__ = ["ClassName", "LoopSwitch", "applied_function", "body_switch", "looped_modules"]

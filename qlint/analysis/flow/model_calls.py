@@ -205,13 +205,13 @@ class CallSemantics:
             applied = self.callbacks.apply_parameter(node, func, first, env)
             if applied is not None:
                 return applied
+        if isinstance(func, ast.Attribute) and func.attr == "apply" and self._applied(node, env):
+            return receiver  # `m.apply(freeze_bn)`: the modules it switches (`looped_switches`)
         if receiver is not None and self.walk.containers.filled(node, receiver, args):
             return None
         if receiver is not None and isinstance(func, ast.Attribute):
             if self.containers.filled(node, func.attr, receiver, args):
                 return None
-            if func.attr == "apply" and self._applied(node, env):
-                return receiver  # `m.apply(freeze_bn)`: the modules it switches (`looped_switches`)
             result = method_call(self, node, func.attr, receiver, env)
             if result is not False:
                 return result
