@@ -227,3 +227,66 @@ def test_a_model_reading_its_own_flag_keeps_it_when_only_its_children_are_switch
     src = src.replace("PREPARE", "prepare_pt2e").replace("CAPTURED", "m")
     (message,) = [d.message for d in lint(src, select=("QL201",))]
     assert "after `Net().train()`" in message
+
+
+QUANTIZE = """
+
+class ConvBn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 1)
+        self.bn = nn.BatchNorm2d(3)
+
+    def forward(self, x):
+        return self.bn(self.conv(x))
+
+
+class EvalConvBn(ConvBn):
+    def __init__(self):
+        super().__init__()
+        self.eval()
+
+
+def quantize(model, q, x):
+    SWITCH
+    return prepare_pt2e(torch.export.export(model, (x,)).module(), q)
+
+
+def caller(q, x):
+    return quantize(BUILT, q, x)
+"""
+
+
+def helper_messages(switch: str, built: str) -> list[str]:
+    src = HEAD.replace("BODY", "pass").replace("PREPARE", "prepare_pt2e").replace("CAPTURED", "m")
+    src += QUANTIZE.replace("SWITCH", switch.replace("\n", "\n    ")).replace("BUILT", built)
+    return [d.message for d in lint(src, select=("QL201",))]
+
+
+TRAIN_DROPOUT = "for mod in model.modules():\n    if isinstance(mod, nn.Dropout):\n        mod.train()"
+
+
+@pytest.mark.parametrize(
+    ("switch", "words"),
+    [
+        (TRAIN_DROPOUT, "with every Dropout of `model` in train mode after `mod.train()`"),
+        ("model.encoder.train()", "with `model.encoder` in train mode after `model.encoder.train()`"),
+    ],
+)
+def test_a_helper_switching_parts_of_the_evaled_model_it_captures(switch, words):
+    # The callers pass an eval-mode model: the helper's own switch puts parts back in train mode.
+    (message,) = helper_messages(switch, "Net().eval()")
+    assert "in train mode" in message
+    assert words in message
+
+
+@pytest.mark.parametrize(
+    ("switch", "built"),
+    [
+        (TRAIN_DROPOUT, "EvalConvBn()"),  # built in eval mode, and it holds no dropout to train
+        ("model.eval()", "Net().eval()"),
+        ("pass", "Net().eval()"),
+    ],
+)
+def test_a_helper_capturing_an_evaled_model_quiet(switch, built):
+    assert helper_messages(switch, built) == []

@@ -129,5 +129,8 @@ def _described_kinds(part: PartMode, source) -> str:
     held = part.dependent
     names = (", ".join(held[:-1]) + f" and {held[-1]}" if len(held) > 1 else held[0]) if held else ""
     names = names.replace("`self.training`", "code reading `self.training`")
-    what = f"every {names} of `{source(part.over)}`" if held else f"modules of `{source(part.over)}` it cannot follow"
+    if not held and part.kinds and len(part.kinds) <= 3:  # what the model holds is not known: what was switched
+        held = tuple(sorted(part.kinds))
+        names = ", ".join(held[:-1]) + f" and {held[-1]}" if len(held) > 1 else held[0]
+    what = f"every {names} of `{source(part.over)}`" if held else f"the modules of `{source(part.over)}` it selects"
     return f"with {what} in {part.state} mode after `{source(part.switch)}` at line {part.switch.lineno}"
