@@ -106,6 +106,12 @@ def loop(header: str, switch: str, test: str | None = None) -> str:
             "m = Net().train()\nfreeze_bn(m)",
             f"every BatchNorm2d of `m` in eval mode after `freeze_bn(m)` at line {FIRST + 1}",
         ),
+        # With the usual freezing of its weights beside it.
+        (
+            "m = Net().train()\nfor mod in m.modules():\n    if isinstance(mod, nn.BatchNorm2d):\n        mod.eval()\n"
+            "        mod.weight.requires_grad = False\n        mod.bias.requires_grad_(False)",
+            f"every BatchNorm2d of `m` in eval mode after `mod.eval()` at line {FIRST + 3}",
+        ),
         # The class-name idiom (`set_bn_eval`).
         (
             "m = Net().train()\nm.apply(set_bn_eval)",
