@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import lint
+from tests.conftest import check_file, lint, package_repository
 from tests.test_ql201_part_modes import HEAD
 
 FIRST = HEAD.splitlines().index("    BODY") + 1  # the row of the body's first line
@@ -296,3 +296,54 @@ def test_a_helper_switching_parts_of_the_evaled_model_it_captures(switch, words)
 )
 def test_a_helper_capturing_an_evaled_model_quiet(switch, built):
     assert helper_messages(switch, built) == []
+
+
+FREEZING = """\
+from torch import nn
+
+
+def set_bn_eval(m):
+    if isinstance(m, nn.BatchNorm2d):
+        m.eval()
+
+
+def freeze_bn(model):
+    for mod in model.modules():
+        if isinstance(mod, nn.BatchNorm2d):
+            mod.eval()
+"""
+
+SCRIPT = """\
+import torch
+from torch import nn
+from torchao.quantization.pt2e.quantize_pt2e import prepare_qat_pt2e
+
+from pkg.freezing import freeze_bn, set_bn_eval
+
+
+def main(q, x):
+    model = nn.Sequential(nn.Conv2d(3, 3, 1), nn.BatchNorm2d(3)).train()
+    SWITCH
+    return prepare_qat_pt2e(torch.export.export(model, (x,)).module(), q)
+"""
+
+
+@pytest.mark.parametrize(
+    ("switch", "words"),
+    [
+        # The model holds batch norm only: freezing it is evaling the model.
+        ("model.apply(set_bn_eval)", "in eval mode (after `model.apply(set_bn_eval)` at line 10)"),
+        ("freeze_bn(model)", "in eval mode (after `freeze_bn(model)` at line 10)"),
+        ("freeze_bn(model)\n    model.train()", None),
+    ],
+)
+def test_a_freeze_written_in_another_module(tmp_path, switch, words):
+    root = package_repository(tmp_path / "repo", freezing=FREEZING)
+    script = root / "run.py"
+    script.write_text(SCRIPT.replace("SWITCH", switch))
+    found = [d.message for d in check_file(script, ("QL202",)).diagnostics]
+    if words is None:
+        assert found == []
+    else:
+        (message,) = found
+        assert words in message
