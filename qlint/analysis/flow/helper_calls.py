@@ -18,7 +18,7 @@ from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
 from qlint.analysis.flow.handed_switches import handed_switches
 from qlint.analysis.flow.held_contents import held_facts
-from qlint.analysis.flow.loop_effects import handed_kinds
+from qlint.analysis.flow.loop_effects import handed_kinds, kinds_in
 from qlint.analysis.flow.maybe_graphs import returned_paths
 from qlint.analysis.flow.model_apis import classify_call
 from qlint.analysis.flow.model_values import (
@@ -297,7 +297,7 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
         if index not in given or not ends:
             continue
         final = frozenset().union(*(e.facts(param) for e, _ in ends))
-        if any(f.state != "unset" or f.origin is None or f.origin.kind != PARAM or _kinds(f) for f in final):
+        if any(f.state != "unset" or f.origin is None or f.origin.kind != PARAM or kinds_in(f) for f in final):
             env.modes[given[index]] = subst(final)  # the helper sets the argument's mode
             sem.walk.containers.switched(given[index])
         if any(param in e.patched for e, _ in ends) and not _allow_ruled_out(sem, node, callee, index, written):
@@ -405,11 +405,6 @@ def _decorator_name(decorator: ast.expr) -> str:
     if isinstance(decorator, ast.Attribute):
         return decorator.attr
     return decorator.id if isinstance(decorator, ast.Name) else ""
-
-
-def _kinds(fact) -> bool:
-    """The helper switched the modules of some classes of the model it was handed (`freeze_bn`)."""
-    return any(p.kinds is not None and not p.steps for p in fact.parts)
 
 
 __all__ = ["apply", "callee", "helper", "site_only", "unread_result"]

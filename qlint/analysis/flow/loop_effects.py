@@ -58,6 +58,11 @@ def handed_kinds(sem, obj, facts: frozenset, part, anchor: ast.AST, over: ast.ex
     return _kinds(sem, obj, (), part.state, anchor, _content(sem, obj, ()), over, part.kinds, facts)
 
 
+def kinds_in(fact) -> bool:
+    """A helper switched the modules of some classes of the model it was handed (`freeze_bn`)."""
+    return any(p.kinds is not None and not p.steps for p in fact.parts)
+
+
 def _kinds(sem, root, steps, mode, anchor, content, over, classes: frozenset, facts: frozenset) -> frozenset:
     """`facts` after the modules of `classes` in the model (or its part at `steps`) were switched."""
     out: set = set()
@@ -112,4 +117,4 @@ def _content(sem, root, steps: tuple[str, ...]) -> tuple[tuple[str, ...], bool] 
     return tuple(content.dependent), content.complete
 
 
-__all__ = ["handed_kinds", "modules_switched"]
+__all__ = ["handed_kinds", "kinds_in", "modules_switched"]
