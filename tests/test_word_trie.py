@@ -1,5 +1,5 @@
 """`word_trie.holds_any` answers exactly as `any(w in text for w in words)`: the import
-trigger's class-name prefilter (`Forwarding._constructed`) asks it of every file a run reads."""
+trigger's class-name prefilter (`imported_helpers._constructed`) asks it of every file a run reads."""
 
 from __future__ import annotations
 

@@ -109,7 +109,7 @@ def test_a_chain_module_is_read_for_a_class_only_with_a_call_of_its_method(tmp_p
 
 def test_a_chain_is_read_as_many_modules_deep_as_the_search_follows(tmp_path):
     # graph_utils <- mid <- mid2 <- b <- c: mid, mid2 and b are read (each calls a function of
-    # a module read before it), c is not (`forwarding.CHAIN_LINKS`, three modules deep).
+    # a module read before it), c is not (`wrapper_chains.CHAIN_LINKS`, three modules deep).
     mid = "from pkg.graph_utils import insert_op\n\n\ndef put(graph, op):\n    return insert_op(graph, op, ())\n"
     mid2 = "from pkg import mid\n\n\ndef put2(graph, op):\n    return mid.put(graph, op)\n"
     b = "from pkg.mid2 import put2\n\n\ndef add_op(graph, op):\n    return put2(graph, op)\n"

@@ -33,11 +33,8 @@ from qlint.analysis.flow.model_values import (
     VALUES,
     CallSite,
 )
-from qlint.analysis.flow.none_results import none_result
 from qlint.analysis.flow.project_callers import ProjectCall, each_project_call, project_callers
 from qlint.analysis.flow.read_only_params import reads_only
-from qlint.analysis.flow.registry_closure import closed
-from qlint.analysis.flow.registry_results import carried
 from qlint.analysis.flow.switched_parts import eval_switched_part, kept_until, partial
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.analysis.names.functions import bodies
@@ -193,6 +190,8 @@ def _callers_harmless(
         def harmless(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder) -> bool:
             # What a registry's class hands back as it was given (`registry_results`): the
             # argument of that earlier call decides, read the same way.
+            from qlint.analysis.flow.registry_results import carried
+
             given = carried(ctx, ctx.cache.get("model_flow.analysis") or ctx.cache.get(_FLOW), fact)
             if given is not None:
                 return bool(given) and all(again()(f, flows, call, holder) for f in given)
@@ -339,6 +338,8 @@ def _selection(ctx: FileContext, found: ProjectCall, node: ast.AST) -> tuple[int
     """The parameter of `node` and the class keys that must be passed there for the found call
     (a registry's dispatch in `node`) to reach the capture, when the registry is closed."""
     selection = found.site.selection if found.site is not None else None
+    from qlint.analysis.flow.registry_closure import closed
+
     if selection is None or selection.owner is not node or not closed(ctx, selection):
         return None
     return selection.index, selection.keys
@@ -360,6 +361,8 @@ def _keyed_elsewhere(ctx: FileContext, site: CallSite | None) -> bool:
     """A registry's dispatch whose key, known at the call, selects another class, in a closed
     registry (`decorator_registries.Selection` without a parameter)."""
     selection = site.selection if site is not None else None
+    from qlint.analysis.flow.registry_closure import closed
+
     return selection is not None and selection.index is None and closed(ctx, selection)
 
 
@@ -407,6 +410,8 @@ def _harmless(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder:
         return True
     if fact.state == "unset" and fact.origin is not None and fact.origin.kind in GRAPH_KINDS:
         return True
+    from qlint.analysis.flow.none_results import none_result
+
     if none_result(fact, flows):
         return True
     built = fact.origin.built if fact.origin is not None else None

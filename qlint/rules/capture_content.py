@@ -18,7 +18,6 @@ from qlint.analysis.flow.model_apis import last_name
 from qlint.analysis.flow.model_flow import ATTRIBUTE, PARAM, STORED, Capture, FunctionFlow, caller_facts
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.analysis.node_memo import kept_on_node
-from qlint.rules.attribute_content import kept_source
 from qlint.rules.model_bindings import binding_ends, live
 
 _NAMED = 2  # models named in one message; more is noise
@@ -65,6 +64,8 @@ def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow], ctx) -> bool:
         if origin.kind == ATTRIBUTE:
             # `self.model` built in the class: judged as that construction when nothing else
             # in the module writes it or gives it parts (a stored parameter is not judged here).
+            from qlint.rules.attribute_content import kept_source
+
             origin = kept_source(ctx.tree, origin, _READS, _CHANGES)
             if origin is None:
                 return False

@@ -12,15 +12,14 @@ import os
 from collections.abc import Iterator
 from functools import cached_property
 
+from qlint.analysis.graphs.call_parts import call_arguments, callee_name, spans_any
 from qlint.analysis.graphs.called_names import called_in
 from qlint.analysis.graphs.dynamo_graph_passes import sees_dynamo_graph
-from qlint.analysis.graphs.forwarding import Forwarding, call_arguments, callee_name, spans_any
+from qlint.analysis.graphs.forwarding import Forwarding
 from qlint.analysis.graphs.fx_targets import is_node_target, target_names, target_rows
 from qlint.analysis.graphs.graph_context import COMPILER_INTERNAL, packet_graph_context
-from qlint.analysis.graphs.hand_built_graphs import matched_on_kept_graph
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
 from qlint.analysis.graphs.packet_text import spells_packet
-from qlint.analysis.graphs.reexport import never_runs, sees_overloads
 from qlint.analysis.graphs.sinks import (
     DEFAULT_SINKS,
     TRIGGERS,
@@ -39,7 +38,6 @@ from qlint.analysis.names.resolver import Located, OpRef, Resolver
 from qlint.diagnostic import Diagnostic, RelatedInfo
 from qlint.evidence.ops import OpEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
-from qlint.rules.normalised_graphs import normalised_before, renamed_by_front_end
 from qlint.rules.overload_fixes import (
     FixSite,
     graphs_carry,
@@ -50,8 +48,6 @@ from qlint.rules.overload_fixes import (
     packet_producers,
     shown,
 )
-from qlint.rules.packet_consumers import consumed_by_own_code
-from qlint.rules.packet_origins import inserted_elsewhere
 from qlint.rules.ql102_packet_insertion import inserted_overloads, inserted_packets, insertions
 from qlint.value_classes import replace, value_class
 
@@ -153,6 +149,12 @@ class PacketMatcher(Rule):
         # Cheap checks first, whole-module checks only when there is something to report.
         if not found:
             return
+        # Imported here, for the same reason: most modules checked match no packet.
+        from qlint.analysis.graphs.hand_built_graphs import matched_on_kept_graph
+        from qlint.analysis.graphs.reexport import never_runs, sees_overloads
+        from qlint.rules.normalised_graphs import normalised_before, renamed_by_front_end
+        from qlint.rules.packet_origins import inserted_elsewhere
+
         found = {key: v for key, v in found.items() if not never_runs(ctx, v[1])}
         if not found:
             return
@@ -255,6 +257,8 @@ def _consumed_here(ctx: FileContext, ref: OpRef) -> bool:
     around the very nodes it inserted: Torch-TensorRT's aten lowering). This matcher is that
     code: it matches what its module put there; an overload-keyed one here would make QL102
     report the insertion instead."""
+    from qlint.rules.packet_consumers import consumed_by_own_code
+
     return consumed_by_own_code(ctx, ref, [r for r, _ in insertions(ctx)])
 
 

@@ -18,7 +18,6 @@ from qlint.rules.caller_verdicts import branch_ruled_out
 from qlint.rules.capture_common import captures, evidence, listed, model_text, reasons, related
 from qlint.rules.capture_content import content_note, mode_free
 from qlint.rules.qat_callers import eval_mode_callers, handed_note
-from qlint.rules.qat_train_fix import train_fix
 
 
 class QatCaptureInEvalMode(Rule):
@@ -61,6 +60,8 @@ class QatCaptureInEvalMode(Rule):
                 " folds it into a conv), so QAT training neither regularises nor updates those statistics;"
                 f" call `{model}.train()` before capturing"
             )
+            from qlint.rules.qat_train_fix import train_fix
+
             yield ctx.diagnostic(
                 self,
                 cap.call,

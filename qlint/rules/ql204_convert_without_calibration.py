@@ -21,7 +21,6 @@ from qlint.analysis.flow.callgraph import node_range
 from qlint.analysis.guarded_calibration import guarded_converts
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import function_assigns
-from qlint.analysis.unread_conversions import unread_after
 from qlint.diagnostic import Applicability, Diagnostic, Fix, RelatedInfo
 from qlint.evidence.calibration import CalibrationEvidence
 from qlint.rules.base import FileContext, Rule
@@ -108,6 +107,8 @@ def _never_read(ctx: FileContext, summary: Summary, f: Uncalibrated) -> bool:
     if f.helper or f.site is not f.convert or prepared.helper or prepared.path != ctx.path:
         return False
     resolver = Resolver(ctx.scope, ctx.project, ctx.optable, function_assigns(summary.node))
+    from qlint.analysis.unread_conversions import unread_after
+
     return unread_after(summary.node, f.convert, prepared.node, resolver.qualname)
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.flow.closed_registries import registered_loads
 from qlint.analysis.flow.project_callers import paths_naming
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.scope import ClassScope, parameter_args
@@ -69,6 +68,8 @@ def _confined(ctx: FileContext, cls: ClassScope) -> bool:
                     return False  # a module-level or class-level instance, or one used otherwise
                 accepted.add(id(n.value.func))
         unaccepted |= loads - accepted - accepted_bases
+    from qlint.analysis.flow.closed_registries import registered_loads
+
     if unaccepted and not unaccepted <= registered_loads(ctx, name, _receiver_only, _named_elsewhere(ctx)):
         return False  # the class handed on, or an instance passed or returned
     return paths_naming(ctx, name) == []

@@ -17,7 +17,6 @@ from qlint.analysis.flow.class_calls import class_callee
 from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
 from qlint.analysis.flow.handed_switches import handed_switches
-from qlint.analysis.flow.held_contents import held_facts
 from qlint.analysis.flow.loop_effects import handed_kinds, kinds_in
 from qlint.analysis.flow.maybe_graphs import returned_paths
 from qlint.analysis.flow.model_apis import classify_call
@@ -197,10 +196,20 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
     if callee.param_switches:
         handed_switches(sem, node, callee, actual, written, env)
 
+    ended = open_ended(node)
+
+    def ruled_out(fact: ModeFact) -> bool:
+        return bool(fact.guard) and contradicted_at_call(
+            fact.guard, callee.node, written, sem.resolver, callee.resolver, ended
+        )
+
     def subst(facts: frozenset[ModeFact]) -> frozenset[ModeFact]:
-        """Callee facts in caller terms: "as it came in" becomes the argument's modes here."""
+        """Callee facts in caller terms: "as it came in" becomes the argument's modes here. A
+        fact of an arm this call's arguments (or the defaults it leaves) rule out is none
+        (`build_sam2(cfg)` with `mode="eval"` and `if mode == "eval": model.eval()`)."""
         out: set[ModeFact] = set()
-        for f in facts:
+        live = [f for f in facts if not ruled_out(f)] or facts  # no arm left: a guard misread
+        for f in live:
             o = f.origin
             if f.state == "unset" and o is not None and o.kind == PARAM and o.node is callee.node and o.index in given:
                 came = env.facts(given[o.index])
@@ -283,9 +292,7 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
     for index, sinks in callee.param_sinks.items():
         for sink in sinks if index in given else ():
             # `_prepare(ep)` with `def _prepare(ep, is_qat=False)`: its QAT arm cannot run.
-            if not contradicted_at_call(
-                sink.guard, callee.node, written, sem.resolver, callee.resolver, open_ended(node)
-            ):
+            if not contradicted_at_call(sink.guard, callee.node, written, sem.resolver, callee.resolver, ended):
                 sem.reach(given[index], sink)
                 if sink.node in callee.rebuilt_sinks:
                     sem.results.rebuilt_in_helper(given[index], sink.node)
@@ -363,6 +370,8 @@ def _held(sem, given: dict[int, Obj], passed: dict, env: Env) -> dict | None:
         if not any(o.passed for o in obj.origins):
             continue  # no construction given anything: most arguments
         literals, overwritten = sem.walk.containers.literals, sem.builds.overwritten
+        from qlint.analysis.flow.held_contents import held_facts
+
         facts = held_facts(obj, env, sem.owner.stored_fields, literals, overwritten)
         if facts is not passed[i]:
             out = out if out is not None else {}

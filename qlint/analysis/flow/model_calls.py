@@ -51,9 +51,7 @@ from qlint.analysis.flow.model_values import (
     new_value,
 )
 from qlint.analysis.flow.prepared_results import PreparedResults
-from qlint.analysis.flow.registry_dispatch import apply_each, dispatch_targets
 from qlint.analysis.flow.relayed_lambdas import RelayedLambdas
-from qlint.analysis.flow.switched_fields import switch_fields
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope
 from qlint.value_classes import replace
@@ -179,6 +177,8 @@ class CallSemantics:
                 receiver = stored  # `self.strategy.quantize(m)`, stored by `self._create_strategy()`
                 summary = method_summary(self, func.attr, receiver)
             if summary is None and len(receiver.origins) > 1:  # `HANDLERS[k](q).prepare(m)`
+                from qlint.analysis.flow.registry_dispatch import apply_each, dispatch_targets
+
                 targets = dispatch_targets(self, func.attr, receiver)
                 if targets:
                     return apply_each(self, node, targets, receiver, args, kwargs, env)
@@ -196,6 +196,8 @@ class CallSemantics:
             callee, offset = summary
             if offset and callee.field_switches and receiver is not None:
                 handed_fields(self, node, callee, receiver, fields or {}, env)
+                from qlint.analysis.flow.switched_fields import switch_fields
+
                 switch_fields(self, node, callee, receiver, env)  # `Wrapper(model).prepare()`
             return helper_calls.apply(self, node, *summary, receiver, args, kwargs, env)
         if isinstance(func, ast.Name):

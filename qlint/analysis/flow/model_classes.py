@@ -17,7 +17,6 @@ import sys
 
 from qlint.analysis.flow.content_syntax import ContentSyntax, calls_under, content_syntax
 from qlint.analysis.flow.factory_models import factory_content
-from qlint.analysis.flow.init_parameters import only_hyperparameter
 from qlint.analysis.flow.installed_classes import installed_class, installed_package
 from qlint.analysis.flow.model_torch_nn import CONTAINERS, torch_nn_kind
 from qlint.analysis.names.import_paths import module_bases
@@ -134,6 +133,8 @@ class Built:
         if any(isinstance(a, ast.Starred) for a in self.call.args):
             return False  # which parameter a position binds is not known
         resolver = Resolver(self.cls.scope, _NO_PROJECT, None)
+        from qlint.analysis.flow.init_parameters import only_hyperparameter
+
         return only_hyperparameter(self.cls.node, resolver, position, keyword)
 
     def _bound_to_constant(self, arg: ast.expr) -> bool:

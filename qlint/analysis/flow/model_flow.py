@@ -62,7 +62,6 @@ from qlint.analysis.flow.model_values import (
     join,
     merge_values,
 )
-from qlint.analysis.flow.nested_carry import inside_edited
 from qlint.analysis.flow.relevant_bodies import functions_of, relevant, segment
 from qlint.analysis.flow.shared_flows import Tracker
 from qlint.analysis.flow.stored_fields import held_fields, stored_fields
@@ -224,6 +223,8 @@ class ModelFlow:
         entry = self.carry.last.get(key)
         if entry is None or entry[0] is not func or any(self.carry.changed(b) for b in entry[3]):
             return None
+        from qlint.analysis.flow.nested_carry import inside_edited
+
         if key not in self.carry.top and inside_edited(func, self.carry.changed_bodies()):
             return None
         if not self.tracker.carried(key, entry[2], entry[3]):

@@ -34,7 +34,6 @@ from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow import caller_modules
 from qlint.analysis.flow.caller_modules import caller_module
-from qlint.analysis.flow.construction_references import construction_uses
 from qlint.analysis.flow.function_references import _imported_elsewhere, _uses
 from qlint.analysis.flow.method_references import method_uses, owner_class
 from qlint.analysis.flow.model_values import CallSite, FunctionFlow, ModeFact
@@ -266,6 +265,8 @@ def _uses_in(
     asked = (target, func.name, helper_path, word, method)
     if asked not in memo:
         if method == _INIT:
+            from qlint.analysis.flow.construction_references import construction_uses
+
             memo[asked] = construction_uses(other, target, word, refs.rows(refs.names_for(word)))
         elif method:
             memo[asked] = method_uses(other, target.rpartition(".")[0], word, refs.rows(refs.names_for(word)))

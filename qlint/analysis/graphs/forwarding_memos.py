@@ -13,9 +13,9 @@ from qlint.analysis.graphs import kept_answers
 # it was read from: reused only while those are unchanged.
 _IMPORTED: dict[tuple, tuple[bool | frozenset[str], tuple]] = {}
 _SHARED: dict[tuple, tuple[ast.AST, frozenset[str], tuple]] = {}
-# (module, sink kind, without an index) -> its chain links (`Forwarding._links_of`).
+# (module, sink kind, without an index) -> its chain links (`wrapper_chains._links_of`).
 _LINKS_OF: dict[tuple, tuple[bool, tuple[tuple[str, str, str], ...], tuple]] = {}
-# (module, name, links left, sink kind, without an index) -> `Forwarding._passes_on`.
+# (module, name, links left, sink kind, without an index) -> `wrapper_chains._passes_on`.
 _PASSING: dict[tuple, tuple[bool, tuple]] = {}
 
 

@@ -20,6 +20,7 @@ from qlint.analysis.graphs.project_scan import (
     module_facts,
     scan_root,
 )
+from qlint.analysis.graphs.strip_loops import calls_after_strip
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.project_files import listing_dependency
@@ -98,6 +99,7 @@ def _normalisers(ctx: FileContext) -> set[str]:
         # most bodies of the modules that spell `overloadpacket` are neither (torch: 31 such
         # modules, their every node walked twice per body was most of QL101's one scan).
         if not any(_normalises(n, resolver) for n in body.nodes(None, _NORMALISING)):
+            found |= _called_after_own_strip(ctx, func, body, resolver)
             continue
         for call in body.nodes(None, _CALLS):
             target = call.func
@@ -111,6 +113,18 @@ def _normalisers(ctx: FileContext) -> set[str]:
             if ctx.module:
                 found.add(f"{ctx.module}.{outer.name}")
     return found
+
+
+def _called_after_own_strip(ctx: FileContext, func: ast.AST, body, resolver: Resolver) -> set[str]:
+    """What a function calls on a graph only after it strips that graph with the project's
+    own strip loop (`strip_loops.calls_after_strip`: a helper nested in it or of the module,
+    called as a statement of the function's own body, so unconditionally). A callee it also
+    calls before the strip sees the graph with its overloads, and is left out."""
+    split = calls_after_strip(func, ctx.scope.functions, list(body.nodes(None, _CALLS)))
+    if split is None:
+        return set()
+    before = {resolver.qualname(c.func) for c in split[0]}
+    return {n for n in (resolver.qualname(c.func) for c in split[1]) if n and n not in before}
 
 
 _NORMALISING = frozenset({ast.Call, ast.Assign})

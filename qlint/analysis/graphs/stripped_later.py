@@ -9,6 +9,12 @@ on the graph (they cannot be keyed on its overload); anything else that sees the
 return, a store, a call of something else, a condition around the strip) makes the caller
 unknown, and the insertion stays reported.
 
+The strip is torch's `strip_overloads`, or the project's own loop that does what it does
+(`strip_loops`: written in the caller, or a helper of the module or of another module of the
+project, applied to the same graph). Between the pass and the strip, graph upkeep that reads
+no target (`gm.recompile()`) and definitions may run too, and so may a blind pass of another
+module, or one nested in the caller. A pass nested in a function is called there alone.
+
 Read in the insertion's own module; a public pass is also looked for by name in the other
 modules of the project, where a caller that does not strip may sit.
 """
@@ -20,7 +26,8 @@ import os
 import re
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.graphs.project_scan import project_modules, text_holding
+from qlint.analysis.graphs.project_scan import project_modules, read_module, text_holding
+from qlint.analysis.graphs.strip_loops import strip_helper, strip_loop, upkeep
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import OpRef, Resolver, dotted_parts
 
@@ -34,12 +41,15 @@ def stripped_after(ctx: FileContext, body: Body | None, ref: OpRef, expr: ast.ex
     """Whether the insertion of `ref` (at `expr`, in the function `body`) is made into the
     function's graph parameter, and every call of the function strips that graph's overloads
     next."""
-    if _STRIP not in ctx.text:
-        return False
+    # No gate on the module's text: the strip may be a helper of another module.
     func = graph_parameter_pass(ctx, body, expr)
+    # A pass nested in a function is called by that function alone: its calls are there.
+    outer = None if func is not None else _nested_pass(ctx, body, expr)
+    if outer is not None:
+        func = body.node
     if func is None:
         return False
-    calls = _calls_of(ctx.tree, func.name)
+    calls = _calls_of(outer or ctx.tree, func.name)
     if not calls:
         return False
     owners = {id(b.node): b for b in bodies(ctx.tree, ctx.scope, ctx.cache)}
@@ -50,7 +60,7 @@ def stripped_after(ctx: FileContext, body: Body | None, ref: OpRef, expr: ast.ex
         resolver = Resolver(ctx.scope, ctx.project, ctx.optable, held.local, held.class_scope)
         if not _strips_next(ctx, owner, stmts, index, ref, resolver):
             return False
-    return func.name.startswith("_") or not named_elsewhere(ctx, func.name)
+    return outer is not None or func.name.startswith("_") or not named_elsewhere(ctx, func.name)
 
 
 def graph_parameter_pass(ctx: FileContext, body: Body | None, expr: ast.expr) -> ast.AST | None:
@@ -66,6 +76,21 @@ def graph_parameter_pass(ctx: FileContext, body: Body | None, expr: ast.expr) ->
         return None
     params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
     return func if params and _inserts_into(func, params[0], expr) else None
+
+
+def _nested_pass(ctx: FileContext, body: Body | None, expr: ast.expr) -> ast.AST | None:
+    """The function that `body` is a statement of, when `body` is a function inserting into
+    its first parameter's graph (as `graph_parameter_pass` asks of a module's function)."""
+    if body is None or not isinstance(body.node, _FUNCS) or body.node.decorator_list:
+        return None
+    func = body.node
+    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+    if not params or not _inserts_into(func, params[0], expr):
+        return None
+    for owner in bodies(ctx.tree, ctx.scope, ctx.cache):
+        if isinstance(owner.node, _FUNCS) and any(func in stmts for stmts in statement_lists(owner.node)):
+            return owner.node
+    return None
 
 
 def _inserts_into(func: ast.AST, param: str, expr: ast.expr) -> bool:
@@ -162,19 +187,71 @@ def _strips_next(
                 return False
             todo = list(stmt.body) + todo
             continue
+        if strip_loop(stmt, graph):
+            return True
+        if isinstance(stmt, _FUNCS) and not stmt.decorator_list:
+            continue  # a definition runs nothing
         if not isinstance(stmt, SIMPLE):
             return False  # a branch, loop or exit: the strip may not come
-        if not _mentions(stmt, graph):
+        if not _mentions(stmt, graph) or upkeep(stmt, graph):
             continue
-        callee = _callee(stmt)
-        if callee is None or _call_statement(stmt, callee) != graph:
+        call = _graph_call(stmt, graph)
+        if call is None:
             return False  # the graph read, stored, returned or bound anew
-        name = _imported_in(owner, callee) or resolver.qualname(stmt.value.func) or ""
-        if _is_strip(name) and len(stmt.value.args) == 1:
+        callee = call.func.id
+        name = _imported_in(owner, callee) or resolver.qualname(call.func) or ""
+        if _is_strip(name) and len(call.args) == 1 and isinstance(stmt, ast.Expr):
             return True
-        if not blind_pass(ctx, callee, ref):
+        func = _function_named(ctx, owner, callee, name)
+        if isinstance(stmt, ast.Expr) and len(call.args) == 1 and not call.keywords and strip_helper(func):
+            return True
+        if _names_op(call, ref) or not blind_function(func, ref, returned=isinstance(stmt, ast.Assign)):
             return False
     return False
+
+
+def _graph_call(stmt: ast.stmt, graph: str) -> ast.Call | None:
+    """`f(graph, ...)` as a statement of its own, or bound to names other than the graph's."""
+    value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
+        return None
+    if not value.args or not isinstance(value.args[0], ast.Name) or value.args[0].id != graph:
+        return None
+    if any(_mentions(a, graph) for a in (*value.args[1:], *value.keywords)):
+        return None
+    if isinstance(stmt, ast.Assign) and not all(isinstance(t, ast.Name) and t.id != graph for t in stmt.targets):
+        return None
+    return value
+
+
+def _function_named(ctx: FileContext, owner: ast.AST, name: str, qualname: str) -> ast.AST | None:
+    """The function `name` calls in `owner`: one nested in it, the module's, or a function of
+    another module of the project as its import resolves."""
+    for stmts in statement_lists(owner):
+        for stmt in stmts:
+            if isinstance(stmt, _FUNCS) and stmt.name == name:
+                return stmt
+    func = ctx.scope.functions.get(name)
+    if func is not None:
+        return func
+    module, _, attr = qualname.rpartition(".")
+    if not module or name in ctx.scope.classes:
+        return None
+    path = ctx.project.find_module_in_check(module, ctx.path)
+    if path is None or os.path.abspath(path) == os.path.abspath(ctx.path):
+        return None
+    other = read_module(ctx, path)
+    return other.scope.functions.get(attr) if other is not None else None
+
+
+def _names_op(call: ast.Call, ref: OpRef) -> bool:
+    """An argument spelling the inserted op: what the callee keys on is handed to it."""
+    return any(
+        (isinstance(n, ast.Attribute) and n.attr == ref.op)
+        or (isinstance(n, ast.Constant) and isinstance(n.value, str) and ref.op in n.value)
+        for a in (*call.args, *call.keywords)
+        for n in ast.walk(a)
+    )
 
 
 def _imported_in(func: ast.AST, name: str) -> str | None:
@@ -208,7 +285,12 @@ def _mentions(node: ast.AST, name: str) -> bool:
 def blind_pass(ctx: FileContext, name: str, ref: OpRef) -> bool:
     """A function of the module that never names the inserted op (so cannot be keyed on its
     overload) and hands its graph to no other function."""
-    func = ctx.scope.functions.get(name)
+    return blind_function(ctx.scope.functions.get(name), ref)
+
+
+def blind_function(func: ast.AST | None, ref: OpRef, returned: bool = False) -> bool:
+    """`blind_pass` of a function found; with `returned`, whose result is kept: it must not
+    return its graph (a name for it the caller could hand on)."""
     if not isinstance(func, _FUNCS):
         return False
     params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
@@ -224,6 +306,8 @@ def blind_pass(ctx: FileContext, name: str, ref: OpRef) -> bool:
             and isinstance(node.func, ast.Name)
             and any(isinstance(a, ast.Name) and a.id == params[0] for a in node.args)
         ):
+            return False
+        if returned and isinstance(node, ast.Return) and node.value is not None and _mentions(node.value, params[0]):
             return False
     return True
 

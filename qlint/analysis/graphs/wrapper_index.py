@@ -38,9 +38,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from qlint.analysis import wrapper_record
-from qlint.analysis.graphs.forwarding import CHAIN_LINKS
 from qlint.analysis.graphs.insertions import calls_inserting, wrapper_search, writes_insertion
 from qlint.analysis.graphs.packet_imports import answered, may_hold_packet
+from qlint.analysis.graphs.wrapper_chains import CHAIN_LINKS
 from qlint.analysis.names.content_keys import content_key
 from qlint.analysis.names.import_paths import install_dir
 from qlint.analysis.names.modules import import_root, module_stem
@@ -156,7 +156,7 @@ def _built_apart(root: str, meanwhile: Callable[[], object] | None = None) -> Wr
 
 def compile_gates() -> None:
     """Compile the patterns the import triggers' gates search texts with (`helper_gate`,
-    `Forwarding._constructed`, `Forwarding._attribute_helpers`) for the indexes made: in a
+    `imported_helpers._constructed`, `imported_helpers._attribute_helpers`) for the indexes made: in a
     run with workers, once in the parent before it forks them, not once in each (ExecuTorch:
     ~0.05 s of CPU per worker, their first files' triggers)."""
     from qlint.analysis.graphs.called_names import may_call_attribute

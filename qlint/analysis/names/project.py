@@ -9,6 +9,9 @@ Summaries, facts and scopes are kept in memory per content. It
 records which files each check consulted (with their content hashes) so a cached result
 is dropped when a module it depends on changes, and it serves unsaved editor buffers from
 an overlay.
+
+Kept in modules of their own: a module's entry, with its summary, scope and facts as loaded
+(`module_entries`), and which bodies of the checked module an analysis read (`body_reads`).
 """
 
 from __future__ import annotations
@@ -18,15 +21,17 @@ import contextlib
 import os
 import weakref
 from collections.abc import Iterable, Iterator
-from typing import Any, Protocol
+from typing import Any
 
 from qlint.analysis.names import content_keys, layout_lookups
+from qlint.analysis.names.body_reads import BODY_READ, _BodyReads, _watch_bodies
 from qlint.analysis.names.import_paths import module_bases, resolved
 from qlint.analysis.names.kept_lookups import KeptLookups
 from qlint.analysis.names.live_trees import parse as live_parse
+from qlint.analysis.names.module_entries import SummaryStore, _entry, _Loaded
 from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
 from qlint.analysis.names.recent_trees import RECENT
-from qlint.analysis.names.scope import ClassScope, ModuleScope, watch_class
+from qlint.analysis.names.scope import ModuleScope
 from qlint.analysis.names.statement_reuse import PreviousTrees
 from qlint.analysis.names.summary import ModuleSummary
 from qlint.analysis.names.summary_facts import SummaryFact
@@ -37,20 +42,8 @@ from qlint.diagnostic import Range
 from qlint.short_digests import content_sha256_hex
 from qlint.source import DecodeError, LineIndex, decode_source, read_source
 
-
-class SummaryStore(Protocol):
-    def get(self, path: str, digest: str, module: str | None) -> ModuleSummary | None: ...
-
-    def put(self, path: str, summary: ModuleSummary) -> None: ...
-
-
 # Re-exported: callers that only need module names should import them from `modules`.
 __all__ = ["BODY_READ", "ProjectIndex", "import_root", "module_name_for", "resolve_relative"]
-
-# In `ProjectIndex.reads`, (BODY_READ, node): a function or class of the checked module was
-# taken from the scope other modules' analyses see of it (`watch_bodies`). Not a file: what
-# compares reads' digests passes over it (`shared_flows`).
-BODY_READ = "\0body read"
 
 
 class ProjectIndex:
@@ -307,7 +300,7 @@ class ProjectIndex:
         if self._checked is not None:
             entry = self._scopes.get(self._checked[0])
             if entry is not None and entry[0][0] == self.content_key(self._checked[0]):
-                self._watch_bodies(entry[1])
+                _watch_bodies(self, entry[1])
         if self._last_use is not None and self.checks % _SET_ASIDE_EVERY == 0:
             self._set_aside()
 
@@ -513,11 +506,11 @@ class ProjectIndex:
     def scope_at(self, path: str) -> ModuleScope | None:
         """The scope of the module at `path` as its summary gives it (None: unreadable), as
         `fact_at` reads its facts: no dependency is recorded (the caller records what it uses)."""
-        entry = self._entry(os.path.abspath(path))
+        entry = _entry(self, os.path.abspath(path))
         return entry[1] if entry is not None else None
 
     def _load(self, path: str) -> tuple[ModuleScope | None, str | None]:
-        entry = self._entry(path)
+        entry = _entry(self, path)
         return (entry[1], entry[0][1]) if entry is not None else (None, None)
 
     def take_tree(self, path: str, data: bytes) -> ast.Module | None:
@@ -534,88 +527,6 @@ class ProjectIndex:
         kept, self._kept_tree = self._kept_tree, None
         if kept is not None and HANDOVER.expects(kept[0]):
             HANDOVER.keep(kept[0], kept[3], kept[2])
-
-    def _entry(
-        self, path: str, keep_tree: bool = False, wanted: SummaryFact | None = None
-    ) -> tuple[tuple, ModuleScope | None, _Loaded] | None:
-        key = self.content_key(path)
-        if key is None:
-            return None
-        text = self.overlay.get(path)
-        cached = self._scopes.get(path)
-        if self._last_use is not None:
-            self._last_use[path] = self.checks
-        if cached is not None and cached[0][0] == key:
-            return cached
-        try:
-            if text is None:
-                with open(path, "rb") as fh:
-                    data = fh.read()
-            else:
-                data = text.encode("utf-8", "surrogatepass")
-        except OSError:
-            return None
-        digest = content_sha256_hex(data)
-        content_keys.remember_digest(path, key, digest)
-        module = module_name_for(path)
-        store = self.store if text is None else None  # an unsaved buffer is never written down
-        summary = self._set_aside_summaries.pop(path, None) if text is None else None
-        if summary is not None and (summary.digest != digest or summary.module != module):
-            summary = None  # another content since (a `qlint fix` run), or another package layout
-        if summary is None and store is not None:
-            summary = store.get(path, digest, module)
-        parsed = None
-        if summary is None:
-            parsed = self._checked_parse(path, text, data, module)
-            # A file this process checks later gets the tree (`tree_handover`), unless a reader
-            # takes it first (`keep_tree`): one reader per tree.
-            hand_over = parsed is None and text is None and not keep_tree and HANDOVER.expects(path)
-            trees: list[ast.Module] | None = [] if (keep_tree or hand_over) and parsed is None else None
-            summary = self._parse(path, module, text, data, digest, store, parsed, trees, wanted)
-            if trees and hand_over:
-                HANDOVER.keep(path, data, trees[0])
-            elif trees:
-                self._kept_tree = (path, digest, trees[0], data)
-        # The tree the summary came from is dropped (after a while, `recent_trees`): the scope
-        # parses the statements a rule asks for, and other facts are read from the summary.
-        # Only the checked file's own parse is kept with it when no store wants its facts now:
-        # they are computed from it if a rule asks (the engine holds that tree anyway).
-        kept = parsed if parsed is not None and store is None else None
-        loaded = _Loaded(path, summary, _Source(text, data), store, kept, self)
-        entry = ((key, digest), summary.scope(path, loaded.text), loaded)
-        if cached is not None and cached[1] is not None:
-            cached[1].let_go()  # the module's old content
-        self._scopes[path] = entry
-        if self._checked is not None and self._checked[0] == path:
-            self._watch_bodies(entry[1])
-        return entry
-
-    def _watch_bodies(self, scope: ModuleScope | None) -> None:
-        """Every function or method taken from `scope` (the checked module, as other modules'
-        analyses see it), and every class node, while an analysis records its reads is one of
-        them (`BODY_READ`): an analysis of a caller kept across the checked module's edits
-        (`caller_modules`) is still right after an edit of a body it did not read. As for
-        the checked module's own flows (`carried_flows`), taking a class reads no body by
-        itself; taking its node or all its methods at once (None: bodies unnamed) does."""
-        for table in (getattr(scope, "functions", None), getattr(scope, "classes", None)):
-            if hasattr(table, "watch") and table.watch is None:
-                table.watch = self._body_hook.taken
-
-    def _checked_parse(
-        self, path: str, text: str | None, data: bytes, module: str | None
-    ) -> tuple[ast.Module, ModuleScope, str] | None:
-        """The engine's parse of `path` when it is the file being checked, with this content."""
-        if self._checked is None or self._checked[0] != path:
-            return None
-        _, checked_text, tree = self._checked
-        if text is None:
-            try:
-                text = decode_source(data)
-            except DecodeError:
-                return None
-        if text != checked_text:
-            return None  # the buffer checked is not the file on disk
-        return tree, ModuleScope.build(tree, module, path), text
 
     @staticmethod
     def _parse(
@@ -679,7 +590,7 @@ class ProjectIndex:
         self.register_fact(fact)  # before the module is first parsed: computed with its summary
         path = self.find_module_in_check(module, requester)
         if path is not None and getattr(fact, "lazy", False):
-            self._entry(os.path.abspath(path), wanted=fact)  # parsed now: with the fact, lazy or not
+            _entry(self, os.path.abspath(path), wanted=fact)  # parsed now: with the fact, lazy or not
         if self.module_scope(module, requester) is None:
             return None
         return self.fact_at(path, fact) if path is not None else None
@@ -694,7 +605,7 @@ class ProjectIndex:
             self.register_fact(fact)
         if keep_tree:
             self.drop_kept_tree()
-        entry = self._entry(os.path.abspath(path), keep_tree, fact)
+        entry = _entry(self, os.path.abspath(path), keep_tree, fact)
         return entry[2].fact(fact, keep_tree) if entry is not None else None
 
 
@@ -702,114 +613,3 @@ class ProjectIndex:
 # every `_SET_ASIDE_EVERY` checks (`ProjectIndex._set_aside`).
 _UNUSED_CHECKS = 64
 _SET_ASIDE_EVERY = 16
-
-
-class _Loaded:
-    """A module's summary with the text it was computed from, and its facts as loaded."""
-
-    def __init__(
-        self,
-        path: str,
-        summary: ModuleSummary,
-        text,
-        store: SummaryStore | None,
-        parsed: tuple[ast.Module, ModuleScope, str] | None = None,
-        index: ProjectIndex | None = None,
-    ):
-        self.path = path
-        self._index = index  # where a tree parsed for a fact is kept (`fact(..., keep_tree)`)
-        self.summary = summary
-        self.text = text
-        self._store = store
-        self._facts: dict[str, Any] = {}
-        self._parsed = parsed  # the checked file's tree, scope and text: facts computed from it
-
-    def drop_parse(self) -> None:
-        self._parsed = None
-
-    def fact(self, fact: SummaryFact, keep_tree: bool = False) -> Any:
-        if fact.key in self._facts:
-            return self._facts[fact.key]
-        if self.summary.broken:
-            return None
-        value = self.summary.facts.get(fact.key, _MISSING)
-        loaded = _MISSING
-        if value is not _MISSING:
-            try:
-                loaded = fact.load(self.path, self.summary, value)
-            except (TypeError, ValueError, KeyError, IndexError, AttributeError):
-                loaded = _MISSING  # a damaged or older value: computed again below
-        if loaded is _MISSING:
-            loaded = fact.load(self.path, self.summary, self._compute(fact, keep_tree))
-        self._facts[fact.key] = loaded
-        return loaded
-
-    def _compute(self, fact: SummaryFact, keep_tree: bool = False) -> Any:
-        """A fact the summary does not hold yet (registered after it was computed, or lazy):
-        from a parse of the same text, kept with the summary from now on. With `keep_tree`,
-        that parse is kept for `ProjectIndex.take_tree`, as `fact_at` keeps its own."""
-        if self._parsed is not None:
-            value = fact.compute(*self._parsed)
-            self.summary.facts[fact.key] = value
-            return value
-        text = self.text()
-        try:
-            tree = live_parse(text or "", self.path)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            tree = ast.Module(body=[], type_ignores=[])
-        value = fact.compute(tree, ModuleScope.build(tree, self.summary.module, self.path), text or "")
-        self.summary.facts[fact.key] = value
-        if keep_tree and self._index is not None and tree.body:
-            data = (text or "").encode("utf-8", "surrogatepass")  # the file's bytes unless it has a BOM
-            self._index._kept_tree = (self.path, self.summary.digest, tree, data)
-        if self._store is not None:
-            self._store.put(self.path, self.summary)
-        return value
-
-
-_MISSING = object()
-
-
-class _BodyReads:
-    """Tells the analysis recording its reads (`ProjectIndex.reads`) of a body of the checked
-    module taken (`_watch_bodies`)."""
-
-    __slots__ = ("project",)
-
-    def __init__(self, project: weakref.ref):
-        self.project = project
-
-    def taken(self, value) -> None:
-        """A function, or a class (whose node and methods are then watched), was taken."""
-        if isinstance(value, ClassScope):
-            watch_class(value, self)
-        else:
-            self.read(value)
-
-    def read(self, body=None) -> None:
-        project = self.project()
-        reads = project.reads if project is not None else None
-        if reads is not None:
-            reads.append((BODY_READ, body))
-
-
-class _Source:
-    """The module's text when a summarised scope first needs a statement (None: undecodable).
-    Its bytes are kept until then and dropped once decoded: the statements' source keeps the
-    text, and bytes beside it were a second copy of every module read (5 MiB of 16 on ExecuTorch)."""
-
-    __slots__ = ("_data", "_text")
-
-    def __init__(self, text: str | None, data: bytes):
-        self._text = text
-        self._data: bytes | None = data if text is None else None
-
-    def __call__(self) -> str | None:
-        data = self._data
-        if data is not None:
-            self._data = None
-            try:
-                self._text = decode_source(data)
-            except DecodeError:
-                self._text = None
-        return self._text

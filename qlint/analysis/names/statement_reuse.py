@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.names.edit_parse import parse_edited
 from qlint.value_classes import value_class
 
 _BLOCKS = ("body", "orelse", "finalbody", "handlers")
@@ -253,6 +252,8 @@ class PreviousTrees:
         if last is None:
             return None
         edited = self._edited_lines(path, last.text, text)
+        from qlint.analysis.names.edit_parse import parse_edited
+
         return parse_edited(last.tree, text, *edited)
 
     def _edited_lines(self, path: str, old: str, new: str) -> tuple[int, int, int]:

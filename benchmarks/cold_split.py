@@ -1,0 +1,224 @@
+"""Where the CPU of a cold whole-tree run goes, and how far it is from its parse floor (issue 13).
+
+    python benchmarks/cold_split.py [--ruff] [--floor-runs N] PATH
+
+Runs `qlint check --no-cache -j1 -q --exit-zero PATH` in this process (from PATH's directory
+when PATH is a directory, as `/work/ref/ab.sh` runs it) with each phase charged its own CPU
+time (`time.process_time`, nested phases taken out of the one that called them):
+
+- `parse: checked files`: the engine's parse of a file it checks (`engine.parse_module`);
+- `parse: other modules`: every other `ast.parse`: summaries of imported modules, the project
+  scans, statements parsed alone (a tree a summary parsed and handed to the file's check later,
+  `tree_handover`, counts here);
+- `check QLnnn`: a rule's own work on a parsed file (its summaries' parses taken out);
+- `text trigger QLnnn` / `import trigger QLnnn`: the prefilter, asked of every file;
+- `wrapper index`: the project's index of insertion wrappers, made in a forked child by a real
+  run (`forked_call`), here in this process so that its CPU counts;
+- `gc`: cyclic collections; `rest of the files' checks`: reading, decoding, freeing trees and
+  analyses, suppressions; `outside the checks`: discovery, settings, output.
+
+Then the parse floor: the CPU of `ast.parse` alone (best of `--floor-runs`) over every file
+the run was given, over those the run parsed, and over those with a finding, the least any
+analysis on `ast` must spend. `--ruff`: the CPU (user+sys) of `ruff check --select ALL
+--no-cache` on the same path, for the ratio issue 13 budgets (qlint at 0.3x of it). CPU, not
+wall: on a machine shared with other work CPU figures hold, wall ones do not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import collections
+import contextlib
+import gc
+import io
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+_clock = time.process_time
+
+
+class Phases:
+    """CPU seconds and calls per phase, each phase's time without the phases it called."""
+
+    def __init__(self) -> None:
+        self.seconds: collections.Counter[str] = collections.Counter()
+        self.calls: collections.Counter[str] = collections.Counter()
+        self.bytes: collections.Counter[str] = collections.Counter()
+        self._inner: list[float] = []  # per open phase: the time of the phases it called
+
+    def run(self, name: str, func: Callable[..., Any], *args, **kwargs) -> Any:
+        start = _clock()
+        self._inner.append(0.0)
+        try:
+            return func(*args, **kwargs)
+        finally:
+            self.add(name, _clock() - start, self._inner.pop())
+
+    def add(self, name: str, elapsed: float, inner: float = 0.0) -> None:
+        self.seconds[name] += elapsed - inner
+        self.calls[name] += 1
+        if self._inner:
+            self._inner[-1] += elapsed
+
+
+def _parse_kind() -> str:
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_name == "parse_module" and frame.f_code.co_filename.endswith("engine.py"):
+            return "parse: checked files"
+        frame = frame.f_back
+    return "parse: other modules"
+
+
+@contextlib.contextmanager
+def instrumented(phases: Phases, files: dict[str, tuple[bool, int]]):
+    """The run's phases timed into `phases`; each checked file's (parsed, findings) into
+    `files`. Everything patched is put back on leaving."""
+    from qlint import registry, runner
+    from qlint.analysis import forked_call
+
+    real_parse, real_call, real_one = ast.parse, forked_call.call, runner._check_one_uncached
+    deferred = registry.DeferredRule
+    real_rule = {m: getattr(deferred, m) for m in ("check", "triggered_by", "triggered_through_imports")}
+    labels = {"check": "check", "triggered_by": "text trigger", "triggered_through_imports": "import trigger"}
+
+    def parse(source, *args, **kwargs):
+        kind = _parse_kind()
+        if isinstance(source, (str, bytes)):
+            phases.bytes[kind] += len(source)
+        return phases.run(kind, real_parse, source, *args, **kwargs)
+
+    def rule_method(method: str):
+        real = real_rule[method]
+
+        def timed(self, *args, **kwargs):
+            name = f"{labels[method]} {self.code}"
+            if method == "check":  # a generator: its work is done while it is drained
+                return phases.run(name, lambda: list(real(self, *args, **kwargs)))
+            return phases.run(name, real, self, *args, **kwargs)
+
+        return timed
+
+    def in_process(work, meanwhile=None):
+        if meanwhile is not None:
+            meanwhile()
+        return phases.run("wrapper index", work)
+
+    def check_one(path, settings):
+        out = phases.run("rest of the files' checks", real_one, path, settings)
+        files[path] = (out[0].parsed, len(out[0].diagnostics))
+        return out
+
+    started: list[float] = []
+
+    def collection(phase: str, info: dict) -> None:
+        if phase == "start":
+            started.append(_clock())
+        elif started:
+            phases.add("gc", _clock() - started.pop())
+
+    ast.parse, forked_call.call, runner._check_one_uncached = parse, in_process, check_one
+    for method in real_rule:
+        setattr(deferred, method, rule_method(method))
+    gc.callbacks.append(collection)
+    try:
+        yield
+    finally:
+        gc.callbacks.remove(collection)
+        ast.parse, forked_call.call, runner._check_one_uncached = real_parse, real_call, real_one
+        for method, real in real_rule.items():
+            setattr(deferred, method, real)
+
+
+def parse_floor(paths: list[str], runs: int) -> tuple[float, int]:
+    """(best CPU seconds of `ast.parse` over `paths`, their bytes)."""
+    texts = []
+    for path in paths:
+        with contextlib.suppress(OSError), open(path, "rb") as fh:
+            texts.append(fh.read())
+    best = float("inf")
+    for _ in range(max(runs, 1)):
+        start = _clock()
+        for data in texts:
+            with contextlib.suppress(SyntaxError, ValueError, RecursionError, MemoryError):
+                ast.parse(data)
+        best = min(best, _clock() - start)
+    return best, sum(map(len, texts))
+
+
+def ruff_cpu(path: str) -> float | None:
+    ruff = shutil.which("ruff")
+    if ruff is None:
+        return None
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(
+        [ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", "."],
+        cwd=path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path)) or ".",
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _row(seconds: float, total: float, text: str) -> str:
+    return f"{seconds:8.2f} s {100 * seconds / total:5.1f}%  {text}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("path")
+    parser.add_argument("--ruff", action="store_true", help="also the CPU of ruff check --select ALL there")
+    parser.add_argument("--floor-runs", type=int, default=3)
+    args = parser.parse_args(argv)
+    path = os.path.abspath(args.path)
+    target = "."
+    if os.path.isdir(path):
+        os.chdir(path)
+    else:
+        target = path
+    from qlint import cli
+
+    phases = Phases()
+    files: dict[str, tuple[bool, int]] = {}
+    start = _clock()
+    with instrumented(phases, files), contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+        cli.main(["check", "--no-cache", "-j1", "-q", "--exit-zero", target])
+    total = _clock() - start
+    phases.seconds["outside the checks"] = total - sum(phases.seconds.values())
+    phases.calls["outside the checks"] = 1
+    print(f"qlint check --no-cache -j1: {total:.2f} s CPU in-process, {len(files)} files")
+    for name, seconds in sorted(phases.seconds.items(), key=lambda kv: -kv[1]):
+        size = f", {phases.bytes[name] / 2**20:.1f} MiB" if name in phases.bytes else ""
+        print(_row(seconds, total, f"{name} ({phases.calls[name]} calls{size})"))
+    parsing = sum(s for n, s in phases.seconds.items() if n.startswith("parse:"))
+    print(_row(parsing, total, "all parsing"))
+    print("parse floor (ast.parse alone):")
+    floors = {}
+    for label, chosen in (
+        ("every file", list(files)),
+        ("files the run parsed", [p for p, (parsed, _) in files.items() if parsed]),
+        ("files with a finding", [p for p, (_, found) in files.items() if found]),
+    ):
+        seconds, size = floors[label] = parse_floor(chosen, args.floor_runs)
+        print(f"{seconds:8.2f} s  {label} ({len(chosen)} files, {size / 2**20:.1f} MiB)")
+    if args.ruff:
+        ruff = ruff_cpu(path)
+        if ruff is None:
+            print("ruff is not installed")
+        else:
+            print(f"ruff check --select ALL --no-cache: {ruff:.2f} s CPU; qlint {total / ruff:.2f}x of it")
+            for label, (seconds, _) in floors.items():
+                print(f"   parse floor over {label}: {seconds / ruff:.2f}x of ruff ALL")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

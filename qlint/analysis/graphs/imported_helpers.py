@@ -1,0 +1,288 @@
+"""Helpers of other modules a module calls: functions it imports (`insert_op(...)`, also as
+`gu.insert_op(...)`), methods its classes inherit from classes of other modules, methods of
+the classes of other modules it constructs (`GraphBuilder(graph).insert(op)`). Whether an
+imported name or base leads to a helper is remembered per import root across checks
+(`forwarding_memos._IMPORTED`), and asked from a module's text alone by `imports_helper`. Each
+function takes the helper search (`forwarding.Forwarding`) as `fw`.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Callable, Iterator
+
+from qlint.analysis.graphs.called_names import calls_memo, may_call, may_call_attribute
+from qlint.analysis.graphs.forwarding_facts import RemoteModule
+from qlint.analysis.graphs.forwarding_memos import _IMPORTED
+from qlint.analysis.graphs.forwarding_texts import _attributes, _class_names, _import_root, _names, _torch
+from qlint.analysis.graphs.helper_gate import may_lead_to_helper
+from qlint.analysis.graphs.helper_lookup import _MAX_DEPTH, _base_class, _module_function
+from qlint.analysis.graphs.word_trie import holds_any
+from qlint.analysis.names.resolver import Resolver, dotted_parts
+from qlint.analysis.names.scope import ModuleScope
+from qlint.analysis.names.text_imports import class_bases, file_imports
+
+
+def helper_names(
+    fw,
+    scope: ModuleScope,
+    resolver: Resolver,
+    called: Callable[[str], bool] | None = None,
+    index=None,
+    text: str | None = None,
+) -> set[str]:
+    """Names under which `scope` calls helpers of other modules: imported functions and
+    methods its classes inherit from classes of other modules. With `called` (whether
+    the module may call a name, see `called_names`), only imports it calls are asked about;
+    with the project's `index` of wrapper names (`wrapper_index`), only those it holds."""
+    fw._project = resolver.project
+    fw._index = index
+    if index is not None:
+        resolver.project.record_derived(scope.path, index.dependency, index.digest)
+    # Names that cannot be helpers are passed over before the text is searched for calls of
+    # them (most of a test module's imports come from torch and torchao).
+    names = {
+        name
+        for name, full in scope.imports.items()
+        if not _not_a_project_name(name, full)
+        and (index is None or index.may_lead_to_function(full))
+        and (called is None or called(name))
+        and _imported_helper(fw, scope, name, full)
+    }
+    for cls in scope.classes.values():
+        for base in cls.bases:
+            if index is not None and not _may_lead_to_class(scope, base, index):
+                continue
+            names |= _base_helpers(fw, scope, base)
+    if text is not None:
+        names |= _attribute_helpers(fw, scope.path, scope.imports.items(), text, index)
+    names |= _instance_helpers(fw, scope, called, index, text)
+    return names
+
+
+def _instance_helpers(fw, scope, called, index, text: str | None) -> set[str]:
+    """The helper methods of the classes of other modules the module constructs
+    (`GraphBuilder(graph).insert(op)`, `bl.GraphBuilder(graph)`): the names their calls
+    go by. Only classes it calls, and with the index only those it holds."""
+    found: set[str] = set()
+    if not fw.instances:
+        return found
+    for parts in _constructed(fw, scope, scope.imports.items(), text, index, called):
+        found |= _base_helpers(fw, scope, parts)
+    return found
+
+
+def _constructed(fw, scope, imports, text: str | None, index, called) -> Iterator[list[str]]:
+    """The dotted names (`["GraphBuilder"]`, `["bl", "GraphBuilder"]`) under which the
+    module may call a class of another module of the project: an imported name it calls,
+    or an attribute called of an imported module, whose module defines a class of that
+    name or re-exports it (a function of the name is no class to build). With the index,
+    only the class names it holds, and none where the text spells none of them."""
+    if index is not None and text is not None and not holds_any(text, index.classes):
+        return
+    for name, full in imports:
+        if _torch(full) or (text is not None and name not in text):
+            continue
+        project_name = not _not_a_project_name(name, full) and (index is None or index.may_lead_to_class(full))
+        if project_name and (called is None or called(name)) and _may_be_class(fw, full, scope.path):
+            yield [name]
+        if text is None:
+            continue
+        for tail in sorted(_attributes(text, name)):
+            dotted = ".".join([full, *tail])
+            if (index is None or index.may_lead_to_class(dotted)) and _may_be_class(fw, dotted, scope.path):
+                yield [name, *tail]
+
+
+def _may_be_class(fw, full: str, requester: str) -> bool:
+    """Whether the module `full` names (as `module.Name`) is of the project and defines a
+    class `Name` or imports it (a re-export); read from its text (and a dependency)."""
+    module, _, name = full.rpartition(".")
+    path = fw._find(module, requester) if module else None
+    if path is None:
+        return False
+    fw._read(fw._project, path)
+    _, _, imports = _names(fw._project, path)
+    return name in imports or name in _class_names(fw._project, path)
+
+
+def _attribute_helpers(fw, path: str, imports, text: str, index, first: bool = False) -> set[str]:
+    """Names of the helpers the module calls as functions of the modules it imports
+    (`gu.insert_op(...)` after `import pkg.graph_utils as gu`): the attribute called, as
+    `callee_name` gives it. With `first`, the search stops at the first one."""
+    found: set[str] = set()
+    if index is not None and not may_call_attribute(text, index.attribute_names):
+        # No dotted name of the text ends in a name the index holds, nor passes a skipped
+        # directory: only an import naming such a directory itself may still lead to one.
+        imports = [(name, full) for name, full in imports if index.may_lead_to_function(full)]
+    for name, full in imports:
+        if _torch(full) or name not in text:
+            continue
+        for tail in sorted(_attributes(text, name)):
+            dotted = ".".join([full, *tail])
+            if tail[-1] in found or (index is not None and not index.may_lead_to_function(dotted)):
+                continue
+            if _imported_helper(fw, RemoteModule(path, {tail[-1]: dotted}, {}, {}), tail[-1], dotted):
+                found.add(tail[-1])
+                if first:
+                    return found
+    return found
+
+
+def imports_helper(fw, project, path: str, text: str, index=None) -> bool:
+    """Whether the module with this text may call a helper of another module: it imports
+    a function that forwards to a sink, or a class with a method that does (which it may
+    subclass, also as `mod.Base`). Asked from the text alone (a prefilter), with the
+    answers `helper_names` gives and caches. Only imported names the text may call are
+    asked about, as `find_helpers` asks (`called_names`): a function never called inserts
+    nothing, and the check would not look it up either. With the project's `index` of
+    wrapper names (`wrapper_index`), only the names it holds are."""
+    fw._project = project
+    fw._index = index
+    imports = file_imports(text, path)
+    if not imports:
+        return False
+    if index is not None:
+        # The names it did not hold are answered by it: a dependency of the result.
+        project.record_derived(path, index.dependency, index.digest)
+        if not may_lead_to_helper(text, imports, index):
+            return False
+    heads: dict[str, list[tuple[str, ...]]] = {}
+    for parts in class_bases(text):
+        heads.setdefault(parts[0], []).append(parts)
+    scope = RemoteModule(path, {}, {}, {})
+    called = calls_memo(text)
+    for name, full in imports:
+        if _not_a_project_name(name, full) and name not in heads:
+            continue  # answered without reading the text (most of torch's own imports)
+        function = index is None or index.may_lead_to_function(full)
+        bases = [
+            parts
+            for parts in heads.get(name, ())
+            if index is None or index.may_lead_to_class(".".join([full, *parts[1:]]))
+        ]
+        if not function and not bases:
+            continue
+        if function and name not in called:
+            called[name] = may_call(text, name)
+        if not (function and called[name]) and not bases:
+            continue
+        scope.imports = {name: full}
+        if function and called[name] and _imported_helper(fw, scope, name, full):
+            return True
+        if any(_base_helpers(fw, scope, list(parts)) for parts in bases):
+            return True
+    # `gu.insert_op(...)`: the text names the imported module, then the function.
+    if _attribute_helpers(fw, path, imports, text, index, first=True):
+        return True
+    return _constructs_a_helper_class(fw, path, imports, text, index, called)
+
+
+def _constructs_a_helper_class(fw, path: str, imports, text: str, index, called: dict[str, bool]) -> bool:
+    """`imports_helper` for classes the module constructs (`GraphBuilder(graph)`,
+    `bl.GraphBuilder(graph)`) whose helper methods it calls by name (`.insert(...)`)."""
+    if not fw.instances:
+        return False
+    scope = RemoteModule(path, dict(imports), {}, {})
+
+    def calls(name: str) -> bool:
+        if name not in called:
+            called[name] = may_call(text, name)
+        return called[name]
+
+    for parts in _constructed(fw, scope, imports, text, index, calls):
+        if any(calls(method) for method in sorted(_base_helpers(fw, scope, parts))):
+            return True
+    return False
+
+
+def _imported_helper(fw, scope, name: str, full: str) -> bool:
+    if _not_a_project_name(name, full):
+        return False
+    # Files of one project import the same names over and over: whether a name is a
+    # helper is remembered (briefly, as for the texts it depends on) per import root,
+    # where a file is found without looking the module up again, and per module file it
+    # is imported from, which the import roots of a tree share (ExecuTorch: 275 roots):
+    # everything read past that file is read from its own path, whoever imports it.
+    root = _import_root(scope.path)
+    rooted = (full, root, fw._kind)
+    known = fw._shared(_IMPORTED, rooted)
+    if known is not None:
+        fw._replay(known[1])
+        return bool(known[0])
+    module, _, attr = full.rpartition(".")
+    path = fw._find(module, scope.path) if module else None
+    shared = (path, attr, fw._kind) if path is not None else None
+    known = fw._shared(_IMPORTED, shared) if shared is not None else None
+    if known is not None:
+        fw._replay(known[1])
+    else:
+        fw._trails.append([])
+        helper = _module_function(fw, None, scope, name, 0)
+        is_helper = bool(
+            helper is not None and helper.scope is not scope and fw.forwarded_params(helper.func, helper.scope, None)
+        )
+        known = (is_helper, tuple(dict.fromkeys(fw._trails.pop())))
+        if shared is not None:
+            _IMPORTED[shared] = known
+    if len(_IMPORTED) > 50_000:
+        _IMPORTED.clear()
+    # Per import root, the answer holds while the name's module is the file found here.
+    lookup = (("find", module, root), path)
+    _IMPORTED[rooted] = (known[0], known[1] if not module or lookup in known[1] else (*known[1], lookup))
+    return bool(known[0])
+
+
+def _base_helpers(fw, scope: ModuleScope | RemoteModule, base: ast.expr | list[str]) -> frozenset[str]:
+    """Helper methods a class inherits through `base` (an expression, or its dotted
+    parts). A base imported from another module is looked up once per import root (like
+    imported functions), not once per file that subclasses it."""
+    parts = base if isinstance(base, list) else dotted_parts(base)
+    local = not parts or (len(parts) == 1 and parts[0] in scope.classes)
+    head = None if local else scope.imports.get(parts[0])
+    if head is None:
+        return frozenset(_inherited_helpers(fw, scope, base, 0))
+    key = ("base", ".".join([head, *parts[1:]]), _import_root(scope.path), fw._kind)
+    known = fw._shared(_IMPORTED, key)
+    if known is not None:
+        fw._replay(known[1])
+        return known[0]
+    fw._trails.append([])
+    names = frozenset(_inherited_helpers(fw, scope, base, 0))
+    if len(_IMPORTED) > 50_000:
+        _IMPORTED.clear()
+    trail = tuple(dict.fromkeys(fw._trails.pop()))
+    if fw._trails:
+        fw._trails[-1].extend(trail)
+    fw._record(trail)
+    _IMPORTED[key] = (names, trail)
+    return names
+
+
+def _inherited_helpers(fw, scope, base: ast.expr | list[str], depth: int) -> set[str]:
+    found = _base_class(fw, None, scope, base, depth)
+    if found is None or depth > _MAX_DEPTH:
+        return set()
+    other, cls = found
+    names = {n for n, m in cls.methods.items() if fw.forwarded_params(m, other, cls)}
+    for b in cls.bases:
+        names |= _inherited_helpers(fw, other, b, depth + 1)
+    return names
+
+
+@functools.lru_cache(maxsize=4096)
+def _not_a_project_name(name: str, full: str) -> bool:
+    """A name bound by `import x` (no attribute of a module) or imported from a `torch*`
+    package: not asked about as a helper (as `helper_names` has always decided)."""
+    return name == full or full.startswith("torch")
+
+
+def _may_lead_to_class(scope, base: ast.expr, index) -> bool:
+    """Whether a class base may name a class of another module with a helper method, by the
+    project's index (a base of this module is followed as before)."""
+    parts = dotted_parts(base)
+    if not parts or (len(parts) == 1 and parts[0] in scope.classes):
+        return True
+    head = scope.imports.get(parts[0])
+    return head is None or index.may_lead_to_class(".".join([head, *parts[1:]]))

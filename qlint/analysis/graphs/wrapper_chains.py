@@ -1,0 +1,253 @@
+"""Wrapper chains: whether a module that names no sink may still hand a parameter on to one
+that does (`add_op(graph, op)` calling `a.insert(graph, op)`), a few modules deep
+(`CHAIN_LINKS`), read from the modules' texts alone: such a module is summarised for the
+helper search (`Forwarding.module_scope`) only when a chain from it reaches a sink. Each function
+takes the helper search (`forwarding.Forwarding`) as `fw`: its sink kind, index, per-check
+answers, and the reads that make each answer's trail.
+"""
+
+from __future__ import annotations
+
+from qlint.analysis.graphs.called_names import attributes_called, may_call
+from qlint.analysis.graphs.forwarding_memos import _IMPORTED, _LINKS_OF, _PASSING
+from qlint.analysis.graphs.forwarding_texts import _mentions, _module_text, _names, _torch, _wrappers
+from qlint.analysis.graphs.helper_lookup import _MAX_DEPTH
+from qlint.analysis.names.modules import module_name_for
+from qlint.analysis.names.text_imports import text_imports
+
+# Modules that insert nothing a wrapper chain passes through, at most (c -> b -> mid -> a:
+# two), where the run has the project's wrapper-name index (`wrapper_index`: a batch run
+# over a repository), which holds every name such a chain can pass through; without it
+# (installed packages, one file, the editor) one. Past the first, a link counts only for a
+# name its module hands a parameter on with (`_passes_on`, from texts). Without the index
+# even that walk reads most of the installed torchao (QL1 CPU 1.8 -> 2.9 s with two links,
+# 4.1-5.1 s with three); one link asks only whether the next module names a sink.
+CHAIN_LINKS = 3
+
+
+def _forwards_on(fw, project, path: str) -> bool:
+    """Whether a module that names no sink may hand a parameter on to a function of a
+    module that does (a wrapper chain's link: `add_op(graph, op)` calling
+    `a.insert(graph, op)` or `gu.insert(graph, op)`), from texts alone: it calls a name
+    it imports (or a function or class of a module it imports) that a module naming a
+    sink defines (followed through re-exports), or that another such link defines
+    (c -> b -> mid -> a, `CHAIN_LINKS` modules deep at most). Asked once per module, whatever
+    imports it. Classes it subclasses are not asked about: a class of a module that
+    names no sink holds no helper method of its own unless it calls one (in ExecuTorch
+    nearly every pass would otherwise be read through `ExportPass`)."""
+    key = ("chain", path, fw.fact.key, fw._index is None)
+    known = fw._shared(_IMPORTED, key)
+    if known is not None:
+        fw._replay(known[1])
+        return bool(known[0])
+    fw._trails.append([])
+    try:
+        found = _reaches(fw, project, path, CHAIN_LINKS - 1 if fw._index is not None else 0)
+    finally:
+        trail = tuple(dict.fromkeys(fw._trails.pop()))
+    if fw._trails:
+        fw._trails[-1].extend(trail)
+    if len(_IMPORTED) > 50_000:
+        _IMPORTED.clear()
+    _IMPORTED[key] = (found, (*trail, (path, fw._key(path))))
+    return found
+
+
+def _reaches(fw, project, path: str, links: int) -> bool:
+    """Whether the module calls a function or class of a module naming a sink, or (with
+    `links` left) of a module that does so in turn. Each (module, links left) is worked
+    out once per check: the links left fall at each step, so a cycle of imports ends,
+    and the modules within reach are each read once however many paths lead to them."""
+    known = fw._reach.get((path, links))
+    if known is None:
+        fw._trails.append([])
+        try:
+            adjacent, further = _links_of(fw, project, path)
+            if not adjacent and links > 0 and further:
+                # Only what the module's functions call with a parameter of theirs (the
+                # names of most calls of other modules' functions hand nothing on).
+                module = _module_text(project, path)
+                called = {callee for i in module.functions() for _, callee in module.calls_within(i)}
+                further = tuple(f for f in further if f[2] in called)
+            found = adjacent or (
+                links > 0 and any(_passes_on(fw, project, p, name, links - 1) for p, name, _ in further)
+            )
+        finally:
+            trail = tuple(dict.fromkeys(fw._trails.pop()))  # many paths lead to one module
+        known = fw._reach[(path, links)] = (found, trail)
+    if fw._trails:
+        fw._trails[-1].extend(known[1])
+    return known[0]
+
+
+def _links_of(fw, project, path: str) -> tuple[bool, tuple[tuple[str, str, str], ...]]:
+    """Whether the module calls a function or class of a module naming a sink, and the
+    other modules of the project whose functions or classes it calls, each with the name
+    it has there (read once per check; the modules read are replayed into whatever asks)."""
+    known = fw._edges.get(path)
+    if known is None:
+        # Read once per process while the modules it was read from are unchanged.
+        shared = fw._shared(_LINKS_OF, (path, fw.fact.key, fw._index is None))
+        if shared is not None:
+            known = fw._edges[path] = shared
+            fw._record(shared[2])
+    if known is not None:
+        if fw._trails:
+            fw._trails[-1].extend(known[2])
+        return known[0], known[1]
+    fw._trails.append([])
+    further: list[tuple[str, str, str]] = []  # (module, name there, name as called here)
+    adjacent = False
+    try:
+        text = project.text(path) or ""
+        memo: dict[str, bool] = {}
+        for name, full in text_imports(text, module_name_for(path), path):
+            if _torch(full) or adjacent:
+                continue
+            dotted = []
+            if name != full and (memo[name] if name in memo else memo.setdefault(name, may_call(text, name))):
+                dotted.append(full)  # `from a import insert`, called by name
+            dotted += [".".join([full, *tail]) for tail in sorted(attributes_called(text, name))]
+            for called in dotted:
+                index = fw._index
+                if index is not None and not (index.may_lead_to_function(called) or index.may_lead_to_class(called)):
+                    continue
+                found = _defining(fw, project, called, path, 0)
+                if found is None:
+                    continue
+                where = found[0]
+                if _mentions(project, where, fw.fact.key, fw.holds_sink):
+                    adjacent = True
+                    break
+                link = (*found, called.rpartition(".")[2] if called != full else name)
+                if where != path and link not in further:
+                    further.append(link)
+    finally:
+        trail = tuple(fw._trails.pop())
+    if fw._trails:
+        fw._trails[-1].extend(trail)
+    trail = tuple(dict.fromkeys((*trail, (path, fw._key(path)))))
+    fw._edges[path] = (adjacent, tuple(further), trail)
+    if len(_LINKS_OF) > 50_000:
+        _LINKS_OF.clear()
+    _LINKS_OF[(path, fw.fact.key, fw._index is None)] = fw._edges[path]
+    return adjacent, tuple(further)
+
+
+def _passes_on(fw, project, path: str, name: str, links: int) -> bool:
+    """Whether the function or class `name` of a module that names no sink may hand a
+    parameter on to a wrapper, from texts (`ModuleText.calls_within`): its body (a
+    class's methods) passes a parameter whole to a function of a module naming a sink
+    that the module's own text makes a wrapper (`_wrappers`), or (`links` left) to a
+    function or class of another module that does so in turn; helpers of the same
+    module and methods of the same class on the way are read the same way. Only the
+    calls in those bodies are looked up. Once per check and (module, name, links left)."""
+    key = (path, name, links)
+    known = fw._passes.get(key)
+    if known is None:
+        shared = fw._shared(_PASSING, (*key, fw.fact.key, fw._index is None))
+        if shared is not None:
+            known = fw._passes[key] = shared
+            fw._record(shared[1])
+    if known is None:
+        fw._passes[key] = (False, ())  # a cycle hands nothing more on
+        fw._trails.append([])
+        try:
+            found = _passes_on_now(fw, project, path, name, links)
+        finally:
+            trail = tuple(dict.fromkeys((*fw._trails.pop(), (path, fw._key(path)))))
+        known = fw._passes[key] = (found, trail)
+        if len(_PASSING) > 50_000:
+            _PASSING.clear()
+        _PASSING[(*key, fw.fact.key, fw._index is None)] = known
+    if fw._trails:
+        fw._trails[-1].extend(known[1])
+    return known[0]
+
+
+def _passes_on_now(fw, project, path: str, name: str, links: int) -> bool:
+    module = _module_text(project, path)
+    _, _, imports = _names(project, path)
+    bodies = module.bodies_of(name)
+    seen = set(bodies)
+    while bodies:
+        body = bodies.pop()
+        for head, callee in module.calls_within(body):
+            if head in ("", "self", "cls"):
+                local = module.bodies_of(callee, of_class=module.owner(body) if head else None)
+                fresh = [b for b in local if b not in seen]
+                seen.update(fresh)
+                bodies.extend(fresh)
+                if head or local:
+                    continue
+                full = imports.get(callee)
+            elif head in imports:
+                full = imports[head] + "." + callee
+            else:  # a method called on an instance (`GraphBuilder(g).insert(op)`)
+                if fw.instances and _instance_wrapper(fw, project, path, module, imports, callee, links):
+                    return True
+                continue
+            if full is not None and not _torch(full) and _leads_to_wrapper(fw, project, full, path, links):
+                return True
+    return False
+
+
+def _leads_to_wrapper(fw, project, full: str, requester: str, links: int, cls: bool = False) -> bool:
+    index = fw._index
+    if index is not None and not (index.may_lead_to_function(full) or index.may_lead_to_class(full)):
+        return False
+    found = _defining(fw, project, full, requester, 0)
+    if found is None or found[0] == requester:
+        return False
+    where, attr = found
+    if _mentions(project, where, fw.fact.key, fw.holds_sink):
+        functions, classes = _wrappers(project, where)
+        return attr in (classes if cls else functions)
+    return links > 0 and _passes_on(fw, project, where, attr, links - 1)
+
+
+def _instance_wrapper(fw, project, path: str, module, imports, method: str, links: int) -> bool:
+    """A method called on an instance, where the module spells a class it imports (by
+    its name, capitalised as classes are) from a module naming a sink whose text makes
+    `method` a wrapper method of it. Classes of modules that name no sink are not asked
+    about here (a call of a method on any receiver would lead through every class)."""
+    known = fw._methods.get(path)
+    if known is None:
+        fw._trails.append([])
+        methods: set[str] = set()
+        try:
+            for local, full in imports.items():
+                if _torch(full) or local == full or not local[:1].isupper() or not module.spells(local):
+                    continue
+                if fw._index is not None and not fw._index.may_lead_to_class(full):
+                    continue
+                found = _defining(fw, project, full, path, 0)
+                if found is None or found[0] == path:
+                    continue
+                where, attr = found
+                if _mentions(project, where, fw.fact.key, fw.holds_sink):
+                    functions, classes = _wrappers(project, where)
+                    if attr in classes:
+                        methods |= functions
+        finally:
+            trail = tuple(dict.fromkeys(fw._trails.pop()))
+        known = fw._methods[path] = (frozenset(methods), trail)
+    if fw._trails:
+        fw._trails[-1].extend(known[1])
+    return method in known[0]
+
+
+def _defining(fw, project, dotted: str, requester: str, depth: int) -> tuple[str, str] | None:
+    """The module of the project defining the function or class `dotted` names
+    (followed through re-exports), with its name there; None when none does."""
+    module, _, attr = dotted.rpartition(".")
+    where = fw._find(module, requester) if module else None
+    if where is None or depth > _MAX_DEPTH:
+        return None
+    fw._read(project, where)
+    defined, functions, imports = _names(project, where)
+    if attr in (defined if fw.instances else functions):  # a class it builds: a link too
+        return where, attr
+    if attr in imports:  # re-exported (a package's `__init__.py`)
+        return _defining(fw, project, imports[attr], where, depth + 1)
+    return None

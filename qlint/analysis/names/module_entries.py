@@ -1,0 +1,193 @@
+"""A module's entry in the project index (`project.ProjectIndex`): its summary, read from the
+store or computed from one parse of the module (whose tree is then dropped or handed over), the
+scope built from it, and its facts as loaded.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Protocol
+
+from qlint.analysis.names import content_keys
+from qlint.analysis.names.body_reads import _watch_bodies
+from qlint.analysis.names.live_trees import parse as live_parse
+from qlint.analysis.names.modules import module_name_for
+from qlint.analysis.names.scope import ModuleScope
+from qlint.analysis.names.summary import ModuleSummary
+from qlint.analysis.names.summary_facts import SummaryFact
+from qlint.analysis.names.tree_handover import HANDOVER
+from qlint.short_digests import content_sha256_hex
+from qlint.source import DecodeError, decode_source
+
+
+class SummaryStore(Protocol):
+    def get(self, path: str, digest: str, module: str | None) -> ModuleSummary | None: ...
+
+    def put(self, path: str, summary: ModuleSummary) -> None: ...
+
+
+def _entry(
+    index, path: str, keep_tree: bool = False, wanted: SummaryFact | None = None
+) -> tuple[tuple, ModuleScope | None, _Loaded] | None:
+    key = index.content_key(path)
+    if key is None:
+        return None
+    text = index.overlay.get(path)
+    cached = index._scopes.get(path)
+    if index._last_use is not None:
+        index._last_use[path] = index.checks
+    if cached is not None and cached[0][0] == key:
+        return cached
+    try:
+        if text is None:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        else:
+            data = text.encode("utf-8", "surrogatepass")
+    except OSError:
+        return None
+    digest = content_sha256_hex(data)
+    content_keys.remember_digest(path, key, digest)
+    module = module_name_for(path)
+    store = index.store if text is None else None  # an unsaved buffer is never written down
+    summary = index._set_aside_summaries.pop(path, None) if text is None else None
+    if summary is not None and (summary.digest != digest or summary.module != module):
+        summary = None  # another content since (a `qlint fix` run), or another package layout
+    if summary is None and store is not None:
+        summary = store.get(path, digest, module)
+    parsed = None
+    if summary is None:
+        parsed = _checked_parse(index, path, text, data, module)
+        # A file this process checks later gets the tree (`tree_handover`), unless a reader
+        # takes it first (`keep_tree`): one reader per tree.
+        hand_over = parsed is None and text is None and not keep_tree and HANDOVER.expects(path)
+        trees: list[ast.Module] | None = [] if (keep_tree or hand_over) and parsed is None else None
+        summary = index._parse(path, module, text, data, digest, store, parsed, trees, wanted)
+        if trees and hand_over:
+            HANDOVER.keep(path, data, trees[0])
+        elif trees:
+            index._kept_tree = (path, digest, trees[0], data)
+    # The tree the summary came from is dropped (after a while, `recent_trees`): the scope
+    # parses the statements a rule asks for, and other facts are read from the summary.
+    # Only the checked file's own parse is kept with it when no store wants its facts now:
+    # they are computed from it if a rule asks (the engine holds that tree anyway).
+    kept = parsed if parsed is not None and store is None else None
+    loaded = _Loaded(path, summary, _Source(text, data), store, kept, index)
+    entry = ((key, digest), summary.scope(path, loaded.text), loaded)
+    if cached is not None and cached[1] is not None:
+        cached[1].let_go()  # the module's old content
+    index._scopes[path] = entry
+    if index._checked is not None and index._checked[0] == path:
+        _watch_bodies(index, entry[1])
+    return entry
+
+
+def _checked_parse(
+    index, path: str, text: str | None, data: bytes, module: str | None
+) -> tuple[ast.Module, ModuleScope, str] | None:
+    """The engine's parse of `path` when it is the file being checked, with this content."""
+    if index._checked is None or index._checked[0] != path:
+        return None
+    _, checked_text, tree = index._checked
+    if text is None:
+        try:
+            text = decode_source(data)
+        except DecodeError:
+            return None
+    if text != checked_text:
+        return None  # the buffer checked is not the file on disk
+    return tree, ModuleScope.build(tree, module, path), text
+
+
+class _TreeKeeper(Protocol):
+    """The project index, where a tree parsed for a fact is kept for `take_tree`."""
+
+    _kept_tree: tuple[str, str, ast.Module, bytes] | None
+
+
+class _Loaded:
+    """A module's summary with the text it was computed from, and its facts as loaded."""
+
+    def __init__(
+        self,
+        path: str,
+        summary: ModuleSummary,
+        text,
+        store: SummaryStore | None,
+        parsed: tuple[ast.Module, ModuleScope, str] | None = None,
+        index: _TreeKeeper | None = None,
+    ):
+        self.path = path
+        self._index = index  # where a tree parsed for a fact is kept (`fact(..., keep_tree)`)
+        self.summary = summary
+        self.text = text
+        self._store = store
+        self._facts: dict[str, Any] = {}
+        self._parsed = parsed  # the checked file's tree, scope and text: facts computed from it
+
+    def drop_parse(self) -> None:
+        self._parsed = None
+
+    def fact(self, fact: SummaryFact, keep_tree: bool = False) -> Any:
+        if fact.key in self._facts:
+            return self._facts[fact.key]
+        if self.summary.broken:
+            return None
+        value = self.summary.facts.get(fact.key, _MISSING)
+        loaded = _MISSING
+        if value is not _MISSING:
+            try:
+                loaded = fact.load(self.path, self.summary, value)
+            except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+                loaded = _MISSING  # a damaged or older value: computed again below
+        if loaded is _MISSING:
+            loaded = fact.load(self.path, self.summary, self._compute(fact, keep_tree))
+        self._facts[fact.key] = loaded
+        return loaded
+
+    def _compute(self, fact: SummaryFact, keep_tree: bool = False) -> Any:
+        """A fact the summary does not hold yet (registered after it was computed, or lazy):
+        from a parse of the same text, kept with the summary from now on. With `keep_tree`,
+        that parse is kept for `ProjectIndex.take_tree`, as `fact_at` keeps its own."""
+        if self._parsed is not None:
+            value = fact.compute(*self._parsed)
+            self.summary.facts[fact.key] = value
+            return value
+        text = self.text()
+        try:
+            tree = live_parse(text or "", self.path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = ast.Module(body=[], type_ignores=[])
+        value = fact.compute(tree, ModuleScope.build(tree, self.summary.module, self.path), text or "")
+        self.summary.facts[fact.key] = value
+        if keep_tree and self._index is not None and tree.body:
+            data = (text or "").encode("utf-8", "surrogatepass")  # the file's bytes unless it has a BOM
+            self._index._kept_tree = (self.path, self.summary.digest, tree, data)
+        if self._store is not None:
+            self._store.put(self.path, self.summary)
+        return value
+
+
+_MISSING = object()
+
+
+class _Source:
+    """The module's text when a summarised scope first needs a statement (None: undecodable).
+    Its bytes are kept until then and dropped once decoded: the statements' source keeps the
+    text, and bytes beside it were a second copy of every module read (5 MiB of 16 on ExecuTorch)."""
+
+    __slots__ = ("_data", "_text")
+
+    def __init__(self, text: str | None, data: bytes):
+        self._text = text
+        self._data: bytes | None = data if text is None else None
+
+    def __call__(self) -> str | None:
+        data = self._data
+        if data is not None:
+            self._data = None
+            try:
+                self._text = decode_source(data)
+            except DecodeError:
+                self._text = None
+        return self._text

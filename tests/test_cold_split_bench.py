@@ -1,0 +1,61 @@
+"""benchmarks/cold_split.py charges a cold run's CPU to its phases and measures the parse floor."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import os
+import re
+from pathlib import Path
+
+from qlint import registry, runner
+from qlint.analysis import forked_call
+from tests.conftest import write_package
+
+
+def _split():
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "cold_split.py"
+    spec = importlib.util.spec_from_file_location("cold_split", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _calls(out: str, phase: str) -> int:
+    m = re.search(rf"%  {re.escape(phase)} \((\d+) calls", out)
+    assert m is not None, out
+    return int(m.group(1))
+
+
+def test_the_checked_parse_and_the_imported_summary_are_charged_apart(tmp_path, capsys):
+    consts = "import torch\n\nDQ = torch.ops.quantized_decomposed.dequantize_per_tensor\n"
+    user = "from pkg.consts import DQ\n\n\ndef f(n):\n    return n.target == DQ\n"
+    plain = "def g(x):\n    return x + 1\n"
+    write_package(tmp_path, "pkg", consts=consts, user=user, plain=plain)
+    real = (ast.parse, forked_call.call, runner._check_one_uncached, registry.DeferredRule.check)
+    cwd = os.getcwd()
+    try:
+        assert _split().main([str(tmp_path), "--floor-runs", "1"]) == 0
+    finally:
+        os.chdir(cwd)
+    assert (ast.parse, forked_call.call, runner._check_one_uncached, registry.DeferredRule.check) == real
+    out = capsys.readouterr().out
+    assert ", 4 files" in out.splitlines()[0]  # __init__, consts, plain, user
+    # user.py parsed for its check; consts.py for QL101's question about DQ; plain.py never.
+    assert _calls(out, "parse: checked files") == 1
+    assert _calls(out, "parse: other modules") >= 1
+    assert _calls(out, "check QL101") == 1
+    assert _calls(out, "text trigger QL101") == 4
+    assert "files the run parsed (1 files" in out
+    assert "files with a finding (1 files" in out
+    assert "every file (4 files" in out
+
+
+def test_nested_phases_are_taken_out_of_their_caller():
+    split = _split()
+    phases = split.Phases()
+    ticks = iter([0.0, 1.0, 3.0, 10.0])  # outer starts, inner starts, inner ends, outer ends
+    split._clock = lambda: next(ticks)
+    phases.run("outer", lambda: phases.run("inner", lambda: None))
+    assert phases.seconds == {"inner": 2.0, "outer": 8.0}
+    assert phases.calls == {"inner": 1, "outer": 1}

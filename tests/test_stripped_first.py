@@ -1,0 +1,125 @@
+"""QL101 and QL102 in passes run only on graphs their caller has already stripped with its own
+loop (SHARK's importer: make_fx, its nested strip loop, then the f16 and GPTQ passes, which
+match and insert packets). Loud look-alikes: a pass also run before the strip, on another
+graph, on the graph bound anew, after a strip under a condition or a loop that strips only
+some nodes, by a caller that does not strip, and a public pass named in another module."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+PASS = """
+    import torch
+
+
+    def upcast(gm):
+        for node in gm.graph.nodes:
+            if node.target == torch.ops.aten.mul:
+                with gm.graph.inserting_after(node):
+                    new = gm.graph.call_function(torch.ops.aten._to_copy, (node,), {"dtype": torch.float16})
+                node.replace_all_uses_with(new)
+                new.args = (node,)
+"""
+
+# The matcher's and the insertion's rows (1-based) in PASS.
+MATCH, INSERT = 7, 9
+
+LOWER = """
+
+    def lower(model, x):
+        gm = make_fx(model)(x)
+
+        def strip_overloads(g):
+            for node in g.graph.nodes:
+                if isinstance(node.target, torch._ops.OpOverload):
+                    node.target = node.target.overloadpacket
+            g.recompile()
+
+{body}
+        return torch.jit.script(gm)
+"""
+
+
+def _rows(
+    tmp_path: Path, body: str, extra: dict[str, str] | None = None, text: str = PASS, lower: str = LOWER
+) -> list[tuple[int, str]]:
+    from qlint.engine import check_source
+    from tests.conftest import settings_for
+
+    (tmp_path / ".git").mkdir()
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    for name, other in (extra or {}).items():
+        (pkg / name).write_text(textwrap.dedent(other))
+    module = textwrap.dedent(text + lower.replace("{body}", textwrap.indent(textwrap.dedent(body), " " * 8)))
+    path = pkg / "importer.py"
+    path.write_text(module)
+    result = check_source(path.read_bytes(), str(path), settings_for(("QL101", "QL102")))
+    assert not result.errors, result.errors
+    return sorted((d.range.start.row, d.code) for d in result.diagnostics)
+
+
+LOUD = [(MATCH, "QL101"), (INSERT, "QL102")]
+
+
+# -- quiet: the pass sees only the stripped graph ------------------------------------------------
+
+
+def test_pass_after_the_callers_strip_is_quiet(tmp_path):
+    assert _rows(tmp_path, "strip_overloads(gm)\nupcast(gm)\n") == []
+
+
+def test_pass_after_the_strip_and_a_half_is_quiet(tmp_path):
+    body = "strip_overloads(gm)\nif HALF:\n    gm = gm.half()\n    upcast(gm)\n    gm.recompile()\n"
+    assert _rows(tmp_path, body) == []
+
+
+# -- loud: the pass may see overloads ------------------------------------------------------------
+
+
+def test_no_strip_is_loud(tmp_path):
+    assert _rows(tmp_path, "upcast(gm)\n") == LOUD
+
+
+def test_pass_also_run_before_the_strip_is_loud(tmp_path):
+    assert _rows(tmp_path, "upcast(gm)\nstrip_overloads(gm)\nupcast(gm)\n") == LOUD
+
+
+def test_pass_on_another_graph_is_loud(tmp_path):
+    assert _rows(tmp_path, "strip_overloads(gm)\nupcast(make_fx(model)(x))\n") == LOUD
+    (tmp_path / "named").mkdir()
+    assert _rows(tmp_path / "named", "strip_overloads(gm)\nother = make_fx(model)(x)\nupcast(other)\n") == LOUD
+
+
+def test_graph_bound_anew_after_the_strip_is_loud(tmp_path):
+    assert _rows(tmp_path, "strip_overloads(gm)\ngm = make_fx(model)(x)\nupcast(gm)\n") == LOUD
+
+
+def test_graph_bound_anew_later_in_a_loop_is_loud(tmp_path):
+    body = "strip_overloads(gm)\nwhile MODELS:\n    upcast(gm)\n    gm = make_fx(MODELS.pop())(x)\n"
+    assert _rows(tmp_path, body) == LOUD
+
+
+def test_strip_under_a_condition_is_loud(tmp_path):
+    assert _rows(tmp_path, "if FLAG:\n    strip_overloads(gm)\nupcast(gm)\n") == LOUD
+
+
+def test_strip_of_some_nodes_only_is_loud(tmp_path):
+    partial = LOWER.replace("isinstance(node.target, torch._ops.OpOverload)", "node.target in KEEP")
+    assert _rows(tmp_path, "strip_overloads(gm)\nupcast(gm)\n", lower=partial) == LOUD
+
+
+def test_pass_also_run_by_a_caller_that_does_not_strip_is_loud(tmp_path):
+    # QL101 takes what a normaliser calls as normalised wherever else it is called (the
+    # project-wide policy of `project_normalisers`, as for torch's `strip_overloads`); the
+    # insertion, read in its own module, stays reported.
+    text = PASS + "\n\n    def quick(gm):\n        upcast(gm)\n"
+    assert (INSERT, "QL102") in _rows(tmp_path, "strip_overloads(gm)\nupcast(gm)\n", text=text)
+
+
+def test_public_pass_named_in_another_module_is_loud(tmp_path):
+    other = "from pkg.importer import upcast\n\n\ndef run(gm):\n    upcast(gm)\n"
+    rows = _rows(tmp_path, "strip_overloads(gm)\nupcast(gm)\n", {"other.py": other})
+    assert (INSERT, "QL102") in rows
