@@ -13,6 +13,7 @@ import ast
 
 from qlint.analysis import tree_walk
 from qlint.analysis.flow.call_sites import calls_read_here
+from qlint.analysis.flow.class_filters import covered
 from qlint.analysis.flow.model_apis import last_name
 from qlint.analysis.flow.model_flow import ATTRIBUTE, PARAM, STORED, Capture, FunctionFlow, caller_facts
 from qlint.analysis.flow.unread_uses import unread_use
@@ -54,6 +55,11 @@ def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow], ctx) -> bool:
     if not facts or not origins:
         return False
     builds = []
+    switched = [f.parts[0] for f in facts if f.parts and f.node is f.parts[0].switch]
+    switched_here = bool(switched)
+    # The classes switched one at a time (`looped_switches`); None: a part, which may hold anything.
+    kinds = None if any(p.kinds is None for p in switched) else frozenset().union(*(p.kinds for p in switched))
+    evaled = []
     for origin in dict.fromkeys(origins):
         if origin.kind == ATTRIBUTE:
             # `self.model` built in the class: judged as that construction when nothing else
@@ -73,17 +79,24 @@ def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow], ctx) -> bool:
             return False  # a use in a lambda or a callback passes a model we did not see
         if origin.kind == PARAM and not calls_read_here(ctx, origin.node):
             return False  # callers in other modules: what they pass is not known here
-        # A caller that passes an eval-mode model is harmless whatever the model holds; the
-        # others must each pass a model known in full.
-        risky = [f for _, f in callers if f.state != "eval"]
+        # A caller that passes an eval-mode model is harmless whatever the model holds, unless
+        # the capture's function switches parts of it itself (`part_modes`); the others must
+        # each pass a model known in full.
+        risky = [f for _, f in callers if f.state != "eval" or switched_here]
         if any(f.origin is None or f.origin.built is None for f in risky):
             return False
-        builds.extend(f.origin.built for f in risky)
+        builds.extend(f.origin.built for f in risky if f.state != "eval")
+        evaled.extend(f.origin.built for f in risky if f.state == "eval")
     for built in builds:
         content = built.content()
         if content.dependent or not content.complete:
             return False
-    return not _changed_after_build(cap, flows, builds)
+    for built in evaled:
+        # Evaled by the caller: only what the capture's function switched back can matter.
+        content = built.content()
+        if not content.complete or (kinds is None and content.dependent) or covered(content.dependent, kinds or ()):
+            return False
+    return not _changed_after_build(cap, flows, [*builds, *evaled])
 
 
 _CHANGES = frozenset(

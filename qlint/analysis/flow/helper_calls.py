@@ -17,6 +17,7 @@ from qlint.analysis.flow.class_calls import class_callee
 from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
 from qlint.analysis.flow.handed_switches import handed_switches
+from qlint.analysis.flow.loop_effects import handed_kinds, kinds_in
 from qlint.analysis.flow.maybe_graphs import returned_paths
 from qlint.analysis.flow.model_apis import classify_call
 from qlint.analysis.flow.model_values import (
@@ -211,7 +212,11 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
         for f in live:
             o = f.origin
             if f.state == "unset" and o is not None and o.kind == PARAM and o.node is callee.node and o.index in given:
-                out |= env.facts(given[o.index])
+                came = env.facts(given[o.index])
+                for part in f.parts:  # `freeze_bn(model)`: the modules it switched, in the caller's model
+                    if part.kinds is not None and not part.steps:
+                        came = handed_kinds(sem, given[o.index], came, part, node, written[o.index])
+                out |= came
             elif f.state == "unset" and o is not None and o.kind == registries.REGISTRY_RESULT:
                 out |= registries.rekeyed_fact(f, callee.node, given, sem.walk.func, node, again())
             elif f.state == "unset" and o is not None and o.kind == APPLIED and id(o.node) in callee.applied:
@@ -299,7 +304,7 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
         if index not in given or not ends:
             continue
         final = frozenset().union(*(e.facts(param) for e, _ in ends))
-        if any(f.state != "unset" or f.origin is None or f.origin.kind != PARAM for f in final):
+        if any(f.state != "unset" or f.origin is None or f.origin.kind != PARAM or kinds_in(f) for f in final):
             env.modes[given[index]] = subst(final)  # the helper sets the argument's mode
             sem.walk.containers.switched(given[index])
         if any(param in e.patched for e, _ in ends) and not _allow_ruled_out(sem, node, callee, index, written):

@@ -27,7 +27,9 @@ from qlint.analysis.flow.instance_methods import method_summary
 from qlint.analysis.flow.kept_calls import kept_argument
 from qlint.analysis.flow.library_calls import api_call, method_call
 from qlint.analysis.flow.library_engines import wrapped_model
+from qlint.analysis.flow.loop_effects import modules_switched
 from qlint.analysis.flow.loop_items import LITERALS, Containers
+from qlint.analysis.flow.looped_switches import applied_function
 from qlint.analysis.flow.mode_keeping import LIBRARY, hands_back_same
 from qlint.analysis.flow.model_apis import classify_call
 from qlint.analysis.flow.model_builds import Builds
@@ -205,6 +207,8 @@ class CallSemantics:
             applied = self.callbacks.apply_parameter(node, func, first, env)
             if applied is not None:
                 return applied
+        if isinstance(func, ast.Attribute) and func.attr == "apply" and self._applied(node, env):
+            return receiver  # `m.apply(freeze_bn)`: the modules it switches (`looped_switches`)
         if receiver is not None and self.walk.containers.filled(node, receiver, args):
             return None
         if receiver is not None and isinstance(func, ast.Attribute):
@@ -324,6 +328,20 @@ class CallSemantics:
     # `registry_dispatch`, ...): the helper-call side lives in `helper_calls`.
     def helper(self, func: ast.expr, found=False) -> tuple[FunctionFlow, int] | None:
         return helper_calls.helper(self, func, found)
+
+    def _applied(self, node: ast.Call, env: Env) -> bool:
+        """`m.apply(fn)` with `fn` a function that switches the modules it is handed: recorded."""
+        if len(node.args) != 1 or node.keywords:
+            return False
+        found = helper_calls.callee(self, node.args[0])
+        switch = applied_function(found[1]) if found is not None and not found[3] else None
+        if switch is None:
+            return False
+        home = found[0]
+        qualname = (
+            self.walk.qualname if home is self.owner else Resolver(home.scope, home.project, home.optable).qualname
+        )
+        return modules_switched(self, node.func.value, "all", switch, node, env, qualname)
 
     def apply(self, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: Env, selection=None) -> Obj | None:
         return helper_calls.apply(self, node, callee, offset, receiver, args, kwargs, env, selection)

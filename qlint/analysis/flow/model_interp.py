@@ -14,7 +14,9 @@ from qlint.analysis.flow import decorator_registries as registries
 from qlint.analysis.flow.dead_branches import ConstantFlags
 from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.handed_switches import param_switches
+from qlint.analysis.flow.loop_effects import modules_switched
 from qlint.analysis.flow.loop_items import LITERALS, Containers, element_of
+from qlint.analysis.flow.looped_switches import looped_modules
 from qlint.analysis.flow.maybe_graphs import graph_paths, note_made
 from qlint.analysis.flow.model_apis import key
 from qlint.analysis.flow.model_attrs import Evaled, given_parts
@@ -275,6 +277,10 @@ class Interpreter:
             entry = join([env, outs[-1], *exits], s)
         self.loops.pop()
         after = join([env, *outs, *exits], s)
+        walked = looped_modules(s) if not isinstance(s, ast.While) else None
+        if walked is not None and after is not None:  # `for mod in m.modules(): mod.eval()`
+            over, reach, found = walked
+            modules_switched(self.calls, over, reach, found, found.switch, after, self.qualname)
         return self.block(s.orelse, after) if s.orelse and after is not None else after
 
     def bind_factories(self, s: ast.For | ast.AsyncFor, env: Env) -> bool:

@@ -33,20 +33,35 @@ class PartMode:
     switch: ast.Call
     # What in the part depends on the mode (`("BatchNorm2d", "Dropout")`); None: its content is not known.
     dependent: tuple[str, ...] | None
+    # The part as written where its modules were switched one at a time (`looped_switches`:
+    # `m.encoder` of `for mod in m.encoder.modules(): mod.train()`); None: `switch`'s receiver.
+    over: ast.expr | None = None
+    kinds: frozenset[str] | None = None  # the torch.nn classes such a switch selects (`class_filters`)
 
 
-def switched(fact, steps: tuple[str, ...], state: str | None, switch: ast.Call, dependent) -> object:
+def switched(fact, steps: tuple[str, ...], state: str | None, switch: ast.Call, dependent, over=None) -> object:
     """`fact` after the part at `steps` was switched to `state` (None: `.train(flag)`, a mode not
     known, which keeps no part, as the whole model's unknown mode reports nothing). `dependent`:
     what the part holds that depends on the mode (`()`: nothing, None: not known)."""
     kept = tuple(p for p in fact.parts if p.steps[: len(steps)] != steps)  # those inside it are set too
     if state is None or dependent == ():
         return replace(fact, parts=kept) if kept != fact.parts else fact
-    enclosing = [p for p in kept if steps[: len(p.steps)] == p.steps]
+    enclosing = [p for p in kept if p.kinds is None and steps[: len(p.steps)] == p.steps]
     before = max(enclosing, key=lambda p: len(p.steps)).state if enclosing else fact.state
     if before == state:
         return replace(fact, parts=kept) if kept != fact.parts else fact
-    return replace(fact, parts=(*kept, PartMode(steps, state, switch, dependent)))
+    return replace(fact, parts=(*kept, PartMode(steps, state, switch, dependent, over)))
+
+
+def kinds_switched(fact, steps, state: str | None, switch: ast.AST, dependent, over: ast.expr, kinds: frozenset):
+    """`fact` after the modules of some classes in the part at `steps` (or the whole model)
+    were switched to `state`: `dependent`, what of the part's mode-dependent content they are
+    (None: not known). It replaces an earlier such switch of the same part; switches of single
+    parts stay, as the modules of other classes in them keep their mode."""
+    kept = tuple(p for p in fact.parts if p.kinds is None or p.steps != steps)
+    if state is None or state == fact.state or dependent == ():
+        return replace(fact, parts=kept) if kept != fact.parts else fact
+    return replace(fact, parts=(*kept, PartMode(steps, state, switch, dependent, over, kinds)))
 
 
 def for_flow(fact, flow: str):
@@ -99,9 +114,23 @@ def described(fact, source) -> str | None:
     part = fact.parts[0]
     switch = part.switch
     held = part.dependent
-    text = f"with `{source(switch.func.value)}` in {part.state} mode after `{source(switch)}` at line {switch.lineno}"
+    if part.kinds is not None:
+        return _described_kinds(part, source)
+    named = part.over if part.over is not None else switch.func.value
+    text = f"with `{source(named)}` in {part.state} mode after `{source(switch)}` at line {switch.lineno}"
     if held:
         names = ", ".join(held[:-1]) + f" and {held[-1]}" if len(held) > 1 else held[0]
         names = names.replace("`self.training`", "code reading `self.training`")
         text += f", which holds {names}"
     return text
+
+
+def _described_kinds(part: PartMode, source) -> str:
+    held = part.dependent
+    names = (", ".join(held[:-1]) + f" and {held[-1]}" if len(held) > 1 else held[0]) if held else ""
+    names = names.replace("`self.training`", "code reading `self.training`")
+    if not held and part.kinds and len(part.kinds) <= 3:  # what the model holds is not known: what was switched
+        held = tuple(sorted(part.kinds))
+        names = ", ".join(held[:-1]) + f" and {held[-1]}" if len(held) > 1 else held[0]
+    what = f"every {names} of `{source(part.over)}`" if held else f"the modules of `{source(part.over)}` it selects"
+    return f"with {what} in {part.state} mode after `{source(part.switch)}` at line {part.switch.lineno}"

@@ -1,0 +1,120 @@
+"""The walk's side of `looped_switches`: what a loop over a model's modules, or `m.apply(fn)`,
+that switches them does to the model's facts.
+
+- Every module (no test, or `isinstance(mod, nn.Module)`), or every module of the classes that
+  hold all of the model's mode-dependent content (`isinstance(mod, (nn.BatchNorm2d,
+  nn.Dropout))` on a model whose content is known to hold only those): the model, or the part
+  walked, is in that mode, as after `m.eval()` (`m.encoder.eval()`).
+- The modules of some classes only: a `PartMode` of those classes (`part_modes.kinds_switched`),
+  naming what of the model's content they are; the other modules keep the model's mode, so a
+  PTQ capture after `m.train()` and a batch-norm freeze stays a train-mode capture, and a QAT
+  capture after it has its batch norms in eval mode.
+- `children()` switches the direct children, not the model itself: taken as the model's
+  switch unless the model's content reads `self.training` (the model's own flag would then
+  differ); with a class test, only children of those classes, not the modules inside others:
+  not followed.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from qlint.analysis.flow.class_filters import EVERY, covered, named, selected
+from qlint.analysis.flow.held_parts import part_build
+from qlint.analysis.flow.looped_switches import ClassName, LoopSwitch
+from qlint.analysis.flow.model_values import Env, ModeFact
+from qlint.analysis.flow.part_modes import kinds_switched, switched
+
+_TRAINING = "`self.training`"
+
+
+def modules_switched(sem, over: ast.expr, reach: str, found: LoopSwitch, anchor: ast.AST, env: Env, qualname) -> bool:
+    """Record on the facts of the model `over` reaches that `found` switched its modules
+    (`reach`: "all" or "children"); `anchor` is the node the messages name, `qualname` reads
+    the test's classes where they are written. False when nothing was recorded."""
+    path = sem.held_parts.path(over, env, items=True)
+    if path is None:
+        return False
+    root, steps = path
+    if root.is_graph or root not in env.modes:
+        return False
+    classes = EVERY if found.filters is None else _classes(found.filters, qualname)
+    if classes is None or (reach == "children" and classes is not EVERY):
+        return False
+    content = _content(sem, root, steps)
+    if reach == "children" and (content is None or _TRAINING in content[0]):
+        return False
+    mode = found.mode
+    if classes is EVERY:
+        env.modes[root] = _whole(sem, root, steps, mode, anchor, content, over, env.modes[root])
+    else:
+        env.modes[root] = _kinds(sem, root, steps, mode, anchor, content, over, classes, env.modes[root])
+    return True
+
+
+def handed_kinds(sem, obj, facts: frozenset, part, anchor: ast.AST, over: ast.expr) -> frozenset:
+    """The caller's `facts` of `obj` after a helper it was handed to switched the modules of
+    `part.kinds` in it (`freeze_bn(model)`): judged by what the caller's model holds."""
+    return _kinds(sem, obj, (), part.state, anchor, _content(sem, obj, ()), over, part.kinds, facts)
+
+
+def kinds_in(fact) -> bool:
+    """A helper switched the modules of some classes of the model it was handed (`freeze_bn`)."""
+    return any(p.kinds is not None and not p.steps for p in fact.parts)
+
+
+def _kinds(sem, root, steps, mode, anchor, content, over, classes: frozenset, facts: frozenset) -> frozenset:
+    """`facts` after the modules of `classes` in the model (or its part at `steps`) were switched."""
+    out: set = set()
+    for f in facts:
+        # `m.apply(set_bn_eval); m.apply(set_dropout_eval)`: the classes both switched.
+        earlier = [p.kinds for p in f.parts if p.kinds is not None and p.steps == steps and p.state == mode]
+        joined = classes.union(*earlier)
+        if content is not None and content[1] and len(covered(content[0], joined)) == len(content[0]):
+            out |= _whole(sem, root, steps, mode, anchor, content, over, frozenset({f}))
+            continue
+        dependent = _dependent(content, covered(content[0], joined) if content is not None else ())
+        out.add(kinds_switched(f, steps, mode, anchor, dependent, over, joined))
+    return frozenset(out)
+
+
+def _classes(filters, qualname):
+    """What the test selects (`class_filters`): class-name tests, or `isinstance` classes."""
+    if all(isinstance(f, ClassName) for f in filters):
+        return named(filters)
+    if any(isinstance(f, ClassName) for f in filters):
+        return None
+    return selected([qualname(e) for e in filters])
+
+
+def _whole(sem, root, steps, mode, anchor, content, over, facts: frozenset) -> frozenset:
+    """`facts` after every module of the model (or of its part at `steps`) was switched."""
+    if not steps:
+        sem.walk.containers.switched(root)
+        return frozenset({ModeFact(mode or "unknown", anchor)})
+    dependent = _dependent(content, content[0] if content is not None else ())
+    return frozenset(switched(f, steps, mode, anchor, dependent, over) for f in facts)
+
+
+def _dependent(content, chosen: tuple[str, ...]) -> tuple[str, ...] | None:
+    """What the switched modules hold that depends on the mode (`()`: nothing, None: not known)."""
+    if chosen:
+        return chosen
+    return () if content is not None and content[1] else None
+
+
+def _content(sem, root, steps: tuple[str, ...]) -> tuple[tuple[str, ...], bool] | None:
+    """(what the part at `steps` of `root` holds that depends on the mode, whether that is all)."""
+    attrs = []
+    for step in steps:
+        if step.startswith("["):
+            break
+        attrs.append(step)
+    built = part_build(sem.owner, (root, tuple(attrs)))
+    if built is None:
+        return None
+    content = built.content()
+    return tuple(content.dependent), content.complete
+
+
+__all__ = ["handed_kinds", "kinds_in", "modules_switched"]
