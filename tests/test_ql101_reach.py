@@ -1006,3 +1006,61 @@ def test_local_helper_that_never_runs_is_quiet():
     # Decorated: a registry keeps it, and it runs.
     decorated = src.replace("            def count_copies", "            @register\n            def count_copies")
     assert rows(ql101(decorated.replace("CALL", "None"))) == [7]
+
+
+# SHARK-Studio's Stable Diffusion fine-tuning: a backend under torch-mlir's
+# `make_simple_dynamo_backend` (installed, not the project's), whose wrapper strips the graph
+# before calling it, hands the graph to a pass of the same module.
+_TORCH_MLIR_BACKEND = """
+    import torch
+    from {origin} import make_simple_dynamo_backend
+
+    def transform_fx(fx_g):
+        for node in fx_g.graph.nodes:
+            if node.target == torch.ops.aten.empty:
+                fx_g.graph.call_function(torch.ops.aten.zero_, args=(node,))
+
+    def not_called_there(fx_g):
+        for node in fx_g.graph.nodes:
+            if node.target == torch.ops.aten.empty:
+                fx_g.graph.call_function(torch.ops.aten.zero_, args=(node,))
+
+    @make_simple_dynamo_backend
+    def backend(fx_graph, example_inputs):
+        transform_fx(fx_graph)
+        for node in fx_graph.graph.nodes:
+            if node.target == torch.ops.aten.div:
+                fx_graph.graph.call_function(torch.ops.aten.zero_, args=(node,))
+        return fx_graph
+"""
+
+
+@pytest.mark.parametrize("code", ["QL101", "QL102"])
+def test_under_torch_mlirs_stripping_backend_decorator_is_quiet(tmp_path, code):
+    src = _TORCH_MLIR_BACKEND.format(origin="torch_mlir.dynamo")
+    rows = [d.range.start.row for d in _check_in_package(tmp_path, (code,), "sd", sd=src).diagnostics]
+    # Only the pass the decorated backend does not call still sees overloads.
+    assert rows == ([12] if code == "QL101" else [13])
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("    return fx_graph", "    return fx_graph\n\ndef plain(g):\n    transform_fx(g)"),  # another caller
+        ("    transform_fx(fx_graph)", "    transform_fx(fx_graph.copy())"),  # another graph
+        ("    transform_fx(fx_graph)", "    fx_graph = fx_graph.nested\n    transform_fx(fx_graph)"),  # rebound
+        ("    transform_fx(fx_graph)", "    passes = [transform_fx]"),  # handed on
+    ],
+)
+def test_an_insertion_its_library_normalised_caller_may_not_strip_first_is_reported(tmp_path, change):
+    src = textwrap.dedent(_TORCH_MLIR_BACKEND.format(origin="torch_mlir.dynamo"))
+    assert change[0] in src
+    src = src.replace(*change)
+    rows = [d.range.start.row for d in _check_in_package(tmp_path, ("QL102",), "sd", sd=src).diagnostics]
+    assert 8 in rows
+
+
+def test_a_decorator_of_that_name_from_elsewhere_does_not_excuse(tmp_path):
+    src = _TORCH_MLIR_BACKEND.format(origin="other_pkg.dynamo")
+    rows = [d.range.start.row for d in _check_in_package(tmp_path, ("QL101",), "sd", sd=src).diagnostics]
+    assert rows == [7, 12, 19]

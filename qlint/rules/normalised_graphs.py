@@ -15,10 +15,17 @@ import ast
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.front_end_calls import runs_after_front_end
 from qlint.analysis.graphs.packet_renames import LOOKUP, NEEDLES, renaming_functions
-from qlint.analysis.graphs.project_normalisers import normalised_callees, normalising_decorator
+from qlint.analysis.graphs.project_normalisers import (
+    LIBRARY_NORMALISERS,
+    library_normalised,
+    normalised_callees,
+    normalising_decorator,
+)
 from qlint.analysis.graphs.project_scan import module_facts
+from qlint.analysis.graphs.stripped_later import named_elsewhere
 from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.tree_walk import own_nodes
 
 
 def normalised_before(ctx: FileContext, body: Body) -> bool:
@@ -50,6 +57,44 @@ def decorated_by_normaliser(ctx: FileContext, body: Body) -> bool:
     return bool(decorators) and _normalising_decorator(ctx, decorators, set())
 
 
+def called_by_library_normalised(ctx: FileContext, body: Body) -> bool:
+    """Whether the module function `body` runs only on the graph a function decorated by a
+    library normaliser (`project_normalisers.LIBRARY_NORMALISERS`) receives: every use of its
+    name in the module is a call, in such a function's own body, whose first argument is that
+    function's graph parameter, never rebound; and no other module of the project names it."""
+    func = body.node
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or func.decorator_list:
+        return False
+    if ctx.scope.functions.get(func.name) is not func:
+        return False
+    if not any(n.rpartition(".")[2] in ctx.text for n in LIBRARY_NORMALISERS):
+        return False
+    resolver = Resolver(ctx.scope, ctx.project, ctx.optable)
+    name = func.name
+    loads = sum(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(ctx.tree))
+    calls = 0
+    for backend in ctx.scope.functions.values():
+        if not (isinstance(backend, (ast.FunctionDef, ast.AsyncFunctionDef)) and backend.args.args):
+            continue
+        if not library_normalised(backend, resolver):
+            continue
+        graph = backend.args.args[0].arg
+        nodes = own_nodes(backend)
+        if any(isinstance(n, ast.Name) and n.id == graph and not isinstance(n.ctx, ast.Load) for n in nodes):
+            continue  # the parameter rebound: the call may get another graph
+        calls += sum(
+            1
+            for n in nodes
+            if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Name)
+            and n.func.id == func.name
+            and n.args
+            and isinstance(n.args[0], ast.Name)
+            and n.args[0].id == graph
+        )
+    return 0 < loads == calls and not named_elsewhere(ctx, func.name)
+
+
 def _decorated(body: Body) -> tuple[ast.AST | None, ast.ClassDef | None, list[ast.expr]]:
     """The function `body` is (None for a class or module body), its class, and the
     decorators of both."""
@@ -65,7 +110,7 @@ def _normalising_decorator(ctx: FileContext, decorators: list[ast.expr], normali
         name = resolver.qualname(target)
         if not name:
             continue
-        if name in normalised:
+        if name in normalised or name in LIBRARY_NORMALISERS:
             return True
         # A script outside any package (a test next to no `__init__.py`) has no project scan,
         # and a namespace package's module is named by its file alone: the decorator's own

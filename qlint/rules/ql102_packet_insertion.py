@@ -165,14 +165,15 @@ def _innermost_function(ctx: FileContext, row: int):
 
 def _into_normalised_graph(ctx: FileContext, node: ast.expr) -> bool:
     """The insertion is made in a function decorated by a decorator of the project whose
-    wrapper normalises the graph to packets before calling it: every node carries a packet,
+    wrapper normalises the graph to packets before calling it (or called only from such a
+    function of a library's decorator, on its graph): every node carries a packet,
     and what runs the graph next accepts them (QL101 leaves the matchers of such functions
     alone for the same reason). Only the decorator's own module is read: scanning the
     project's normalisers for each reported insertion cost ~0.4 s a check in torch."""
     inner = _innermost_function(ctx, node.lineno)
-    from qlint.rules.normalised_graphs import decorated_by_normaliser
+    from qlint.rules.normalised_graphs import called_by_library_normalised, decorated_by_normaliser
 
-    return inner is not None and decorated_by_normaliser(ctx, inner)
+    return inner is not None and (decorated_by_normaliser(ctx, inner) or called_by_library_normalised(ctx, inner))
 
 
 def insertions(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:

@@ -87,6 +87,19 @@ def normalising_decorator(ctx: FileContext, name: str) -> bool:
 
 _MAX_NORMALISER_BYTES = 2_000_000
 
+# Decorators of libraries whose wrapper strips the graph (`strip_overloads`) before it calls
+# the backend it wraps: torch-mlir's TorchDynamo adapter, so that `torch_mlir.compile` can
+# script the graph.
+LIBRARY_NORMALISERS = frozenset({"torch_mlir.dynamo.make_simple_dynamo_backend"})
+
+
+def library_normalised(func: ast.AST, resolver: Resolver) -> bool:
+    """Whether `func` is decorated by a library decorator that strips its graph first."""
+    for deco in getattr(func, "decorator_list", ()):
+        if resolver.qualname(deco.func if isinstance(deco, ast.Call) else deco) in LIBRARY_NORMALISERS:
+            return True
+    return False
+
 
 def _normalisers(ctx: FileContext) -> set[str]:
     found: set[str] = set()
@@ -98,7 +111,9 @@ def _normalisers(ctx: FileContext) -> set[str]:
         # Only calls and assignments can normalise, and only a normaliser's calls are read:
         # most bodies of the modules that spell `overloadpacket` are neither (torch: 31 such
         # modules, their every node walked twice per body was most of QL101's one scan).
-        if not any(_normalises(n, resolver) for n in body.nodes(None, _NORMALISING)):
+        if not (
+            any(_normalises(n, resolver) for n in body.nodes(None, _NORMALISING)) or library_normalised(func, resolver)
+        ):
             found |= _called_after_own_strip(ctx, func, body, resolver)
             continue
         for call in body.nodes(None, _CALLS):

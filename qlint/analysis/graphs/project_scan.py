@@ -35,7 +35,8 @@ from qlint.source import DecodeError, LineIndex, decode_source
 from qlint.value_classes import field, value_class
 
 _INSERTS = ("call_function", "create_node")
-_NORMALISES = ("strip_overloads", "overloadpacket")
+# The last: a library decorator whose wrapper strips the graph (`project_normalisers`).
+_NORMALISES = ("strip_overloads", "overloadpacket", "make_simple_dynamo_backend")
 _NEEDLE_BYTES = tuple(n.encode() for n in _INSERTS + _NORMALISES)
 _MAX_BYTES = 2_000_000
 _UNSEEN = object()
