@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from qlint import DISTRIBUTION, __version__, rollout_args
+from qlint import DISTRIBUTION, __version__, lost_interrupts, rollout_args
 from qlint.registry import RegistryError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -32,9 +32,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     # under -W default) on stderr for each one: noise about their code that is no finding.
     warnings.filterwarnings("ignore", category=SyntaxWarning)
     warnings.filterwarnings("ignore", "invalid escape sequence", DeprecationWarning)
+    lost_interrupts.keep_lost_interrupts()
     try:
         args = list(sys.argv[1:] if argv is None else argv)
-        return _dispatch(build_parser(args[0] if args else None).parse_args(args))
+        code = _dispatch(build_parser(args[0] if args else None).parse_args(args))
+        lost_interrupts.raise_if_lost()
+        return code
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:

@@ -28,7 +28,8 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from qlint import run_record
+from qlint import lost_interrupts, run_record
+from qlint.analysis import held_interrupts
 from qlint.cache import Cache
 from qlint.results import FileResult, content_hash, display_path
 from qlint.settings import Settings
@@ -430,8 +431,6 @@ def _init_worker(settings: Settings, parent_pid: int) -> None:
     _die_with_parent()
     # Ctrl-C is the parent's to handle (exit 130, quietly); workers are stopped by it. One that
     # came while the worker was forked was held (`_submitted`): it is dropped now.
-    from qlint.analysis import held_interrupts
-
     held_interrupts.ignore_in_worker()
     _tune_gc()
     _find_malloc_trim()
@@ -545,6 +544,7 @@ def _map(
     if jobs <= 1:
         with _gc_tuned(collect=len(paths) > 1):
             for path in _check_order(func, paths):
+                lost_interrupts.raise_if_lost()
                 yield path, func(path, settings)
         return
     # Imported here: the usual pre-commit call checks a few files in-process and should not
@@ -559,6 +559,7 @@ def _map(
             with _pool(workers, settings) as pool:
                 try:
                     for path, value in _shared_chunks(pool, workers, func, _chunks(paths, jobs), settings, handed):
+                        lost_interrupts.raise_if_lost()
                         done.add(path)
                         yield path, value
                 except (KeyboardInterrupt, GeneratorExit):
@@ -653,8 +654,6 @@ def _submitted(pool: ProcessPoolExecutor, func: Callable[[str, Settings], Any], 
     """The chunks' futures. The first submit forks the workers: a Ctrl-C meanwhile is held until
     they are forked (a worker that got it before its initializer printed a traceback) and raised
     here, in the caller's `try` that stops them."""
-    from qlint.analysis import held_interrupts
-
     held = held_interrupts.hold()
     try:
         return [pool.submit(_run_chunk, func, chunk) for chunk in chunks]

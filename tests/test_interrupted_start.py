@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from qlint import runner
+from qlint import lost_interrupts, runner
 from qlint.analysis import held_interrupts
 from qlint.analysis.graphs import wrapper_index
 from qlint.analysis.names import project_words, shared_words
@@ -213,3 +213,29 @@ def test_a_failing_index_unmaps_the_words_and_reaps_their_child(tmp_path, monkey
         os.waitpid(pending.pid, os.WNOHANG)  # reaped already
     assert project_words._SHARED is None
     assert not wrapper_index._ENABLED
+
+
+def test_a_ctrl_c_python_could_not_raise_is_kept_and_raised(monkeypatch, capsys):
+    # Landing in a callback (an import's module-lock weakref), KeyboardInterrupt is "ignored"
+    # by Python: printed, dropped, and the run went on to its end with exit 1.
+    monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)
+    lost_interrupts.keep_lost_interrupts()
+
+    class Interrupted:
+        def __del__(self):
+            raise KeyboardInterrupt
+
+    Interrupted()
+    assert capsys.readouterr().err == ""
+    with pytest.raises(KeyboardInterrupt):
+        lost_interrupts.raise_if_lost()
+    lost_interrupts.raise_if_lost()  # raised once
+
+
+def test_a_ctrl_c_lost_in_a_callback_ends_the_run_with_130(tmp_path, monkeypatch):
+    from qlint import cli
+
+    (tmp_path / "m.py").write_text("x = 1\n")
+    monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)
+    monkeypatch.setattr(lost_interrupts, "_lost", True)
+    assert cli.main(["check", "--no-cache", str(tmp_path)]) == 130
