@@ -20,10 +20,10 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.class_filters import EVERY, covered, named, selected
-from qlint.analysis.flow.held_parts import part_build
 from qlint.analysis.flow.looped_switches import ClassName, LoopSwitch
 from qlint.analysis.flow.model_values import Env, ModeFact
 from qlint.analysis.flow.part_modes import kinds_switched, switched
+from qlint.analysis.flow.part_switches import part_content
 
 _TRAINING = "`self.training`"
 
@@ -41,7 +41,7 @@ def modules_switched(sem, over: ast.expr, reach: str, found: LoopSwitch, anchor:
     classes = EVERY if found.filters is None else _classes(found.filters, qualname)
     if classes is None or (reach == "children" and classes is not EVERY):
         return False
-    content = _content(sem, root, steps)
+    content = part_content(sem, root, steps)
     if reach == "children" and (content is None or _TRAINING in content[0]):
         return False
     mode = found.mode
@@ -55,7 +55,7 @@ def modules_switched(sem, over: ast.expr, reach: str, found: LoopSwitch, anchor:
 def handed_kinds(sem, obj, facts: frozenset, part, anchor: ast.AST, over: ast.expr) -> frozenset:
     """The caller's `facts` of `obj` after a helper it was handed to switched the modules of
     `part.kinds` in it (`freeze_bn(model)`): judged by what the caller's model holds."""
-    return _kinds(sem, obj, (), part.state, anchor, _content(sem, obj, ()), over, part.kinds, facts)
+    return _kinds(sem, obj, (), part.state, anchor, part_content(sem, obj, ()), over, part.kinds, facts)
 
 
 def kinds_in(fact) -> bool:
@@ -101,20 +101,6 @@ def _dependent(content, chosen: tuple[str, ...]) -> tuple[str, ...] | None:
     if chosen:
         return chosen
     return () if content is not None and content[1] else None
-
-
-def _content(sem, root, steps: tuple[str, ...]) -> tuple[tuple[str, ...], bool] | None:
-    """(what the part at `steps` of `root` holds that depends on the mode, whether that is all)."""
-    attrs = []
-    for step in steps:
-        if step.startswith("["):
-            break
-        attrs.append(step)
-    built = part_build(sem.owner, (root, tuple(attrs)))
-    if built is None:
-        return None
-    content = built.content()
-    return tuple(content.dependent), content.complete
 
 
 __all__ = ["handed_kinds", "kinds_in", "modules_switched"]

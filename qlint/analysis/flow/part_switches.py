@@ -34,6 +34,17 @@ def part_switch(sem, node: ast.Call, mode: str | None, env: Env) -> None:
 
 def _dependent(sem, root, steps: tuple[str, ...]) -> tuple[str, ...] | None:
     """What the part at `steps` of `root` holds that depends on the mode (None: not known)."""
+    content = part_content(sem, root, steps)
+    if content is None:
+        return None
+    if content[0]:
+        return content[0]
+    return () if content[1] else None
+
+
+def part_content(sem, root, steps: tuple[str, ...]) -> tuple[tuple[str, ...], bool] | None:
+    """(what the part at `steps` of `root` holds that depends on the mode, whether that is all);
+    None when the part's build is not known."""
     attrs = []
     for step in steps:
         if step.startswith("["):
@@ -43,6 +54,4 @@ def _dependent(sem, root, steps: tuple[str, ...]) -> tuple[str, ...] | None:
     if built is None:
         return None
     content = built.content()
-    if content.dependent:
-        return tuple(content.dependent)
-    return () if content.complete else None
+    return tuple(content.dependent), content.complete
