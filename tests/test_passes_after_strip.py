@@ -44,20 +44,12 @@ LOWER = """
 def _rows(
     tmp_path: Path, body: str, extra: dict[str, str] | None = None, text: str = PASS, lower: str = LOWER
 ) -> list[tuple[int, str]]:
-    from qlint.engine import check_source
-    from tests.conftest import settings_for
+    from tests.conftest import check_file, package_repository
 
-    (tmp_path / ".git").mkdir()
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    for name, other in (extra or {}).items():
-        (pkg / name).write_text(textwrap.dedent(other))
+    modules = {name.removesuffix(".py"): textwrap.dedent(other) for name, other in (extra or {}).items()}
     module = textwrap.dedent(text + lower.replace("{body}", textwrap.indent(textwrap.dedent(body), " " * 8)))
-    path = pkg / "importer.py"
-    path.write_text(module)
-    result = check_source(path.read_bytes(), str(path), settings_for(("QL101", "QL102")))
-    assert not result.errors, result.errors
+    root = package_repository(tmp_path, importer=module, **modules)
+    result = check_file(root / "pkg" / "importer.py", ("QL101", "QL102"))
     return sorted((d.range.start.row, d.code) for d in result.diagnostics)
 
 

@@ -48,20 +48,12 @@ def _lower(body: str) -> str:
 
 
 def _rows(tmp_path: Path, text: str, extra: dict[str, str] | None = None) -> list[int]:
-    from qlint.engine import check_source
-    from tests.conftest import settings_for
+    """QL102's rows in `pkg/passes.py` of a one-package repository, `extra` its other files."""
+    from tests.conftest import check_file, package_repository
 
-    (tmp_path / ".git").mkdir()
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    for name, other in (extra or {}).items():
-        (pkg / name).write_text(textwrap.dedent(other))
-    path = pkg / "passes.py"
-    path.write_text(textwrap.dedent(text))
-    result = check_source(path.read_bytes(), str(path), settings_for(("QL102",)))
-    assert not result.errors, result.errors
-    return [d.range.start.row for d in result.diagnostics]
+    modules = {name.removesuffix(".py"): textwrap.dedent(other) for name, other in (extra or {}).items()}
+    root = package_repository(tmp_path, passes=textwrap.dedent(text), **modules)
+    return [d.range.start.row for d in check_file(root / "pkg" / "passes.py", ("QL102",)).diagnostics]
 
 
 # -- quiet: the graph is stripped next ----------------------------------------------------------
