@@ -11,11 +11,9 @@ constructions unknown.
 from __future__ import annotations
 
 import ast
-import os
-import re
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.graphs.project_scan import parsed_module, project_modules, read_module, text_holding
+from qlint.analysis.graphs.project_scan import parsed_module, read_module, texts_naming
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -96,17 +94,8 @@ def _calls_in(other: FileContext, cls: ast.ClassDef, own: bool, module: str) -> 
 def modules_naming(ctx: FileContext, name: str) -> list[FileContext]:
     """The project's other modules whose text spells `name` as a word, parsed (a module that
     does not parse is left out: it constructs nothing)."""
-    word = re.compile(rf"\b{re.escape(name)}\b")
-    own = os.path.abspath(ctx.path)
-    found = []
-    for path, key in project_modules(ctx, (name,)):
-        if key is None or os.path.abspath(path) == own:
-            continue
-        read = text_holding(ctx.project, path, key, (name.encode(),))
-        other = parsed_module(ctx, path, read[0]) if read is not None and word.search(read[0]) else None
-        if other is not None:
-            found.append(other)
-    return found
+    found = (parsed_module(ctx, path, text) for path, text in texts_naming(ctx, name))
+    return [other for other in found if other is not None]
 
 
 def constructed_method(ctx: FileContext, cls: ast.ClassDef, field: str, method: str):

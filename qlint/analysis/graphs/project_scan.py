@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from qlint.analysis import scan_memo
@@ -339,6 +339,19 @@ def project_modules(ctx: FileContext, needles: tuple[str, ...]) -> list[tuple[st
     # The listing and keys alone: whether each module inserts or normalises (`_project`, which
     # asks every module of torch that question) is none of these scans' business.
     return list(project_keys(ctx, root).items())
+
+
+def texts_naming(ctx: FileContext, name: str) -> Iterator[tuple[str, str]]:
+    """(path, text) of each other module of the project whose text spells `name` as a word
+    (a caller or constructor there is one a one-module reading does not see)."""
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    own = os.path.abspath(ctx.path)
+    for path, key in project_modules(ctx, (name,)):
+        if key is None or os.path.abspath(path) == own:
+            continue
+        read = text_holding(ctx.project, path, key, (name.encode(),))
+        if read is not None and word.search(read[0]):
+            yield path, read[0]
 
 
 def parsed_module(ctx: FileContext, path: str, text: str) -> FileContext | None:

@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.graphs.project_scan import project_modules, read_module, text_holding
+from qlint.analysis.graphs.project_scan import read_module, texts_naming
 from qlint.analysis.graphs.strip_loops import strip_helper, strip_loop, upkeep
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import OpRef, Resolver, dotted_parts
@@ -315,13 +314,4 @@ def blind_function(func: ast.AST | None, ref: OpRef, returned: bool = False) -> 
 def named_elsewhere(ctx: FileContext, name: str) -> bool:
     """Whether another module of the project spells the pass's name (a caller there may not
     strip the graph)."""
-    needle = name.encode()
-    word = re.compile(rf"\b{re.escape(name)}\b")
-    own = os.path.abspath(ctx.path)
-    for path, key in project_modules(ctx, (name,)):
-        if key is None or os.path.abspath(path) == own:
-            continue
-        read = text_holding(ctx.project, path, key, (needle,))
-        if read is not None and word.search(read[0]):
-            return True
-    return False
+    return next(texts_naming(ctx, name), None) is not None
