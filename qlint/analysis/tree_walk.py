@@ -162,6 +162,15 @@ def spans_rows(node: ast.AST, rows: list[int]) -> bool:
     return i < len(rows) and rows[i] <= (node.end_lineno or start)
 
 
+def name_loads(node: ast.AST, name: str) -> list[ast.Name]:
+    """The reads of the name `name` under `node` (calls, references, arguments: every use
+    that is not a store), in `walk` order."""
+    return [n for n in walk_kinds(node, _NAMES) if n.id == name and isinstance(n.ctx, ast.Load)]
+
+
+_NAMES = frozenset({ast.Name})
+
+
 # -- statements only: a function, class or module holds statements in statement lists alone,
 # so walks that look for statements (defs, imports, assignments) skip the expressions, most
 # of a body's nodes.

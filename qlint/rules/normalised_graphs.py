@@ -25,7 +25,7 @@ from qlint.analysis.graphs.project_scan import module_facts
 from qlint.analysis.graphs.stripped_later import named_elsewhere
 from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.tree_walk import own_nodes
+from qlint.analysis.tree_walk import name_loads, own_nodes
 
 
 def normalised_before(ctx: FileContext, body: Body) -> bool:
@@ -71,7 +71,7 @@ def called_by_library_normalised(ctx: FileContext, body: Body) -> bool:
         return False
     resolver = Resolver(ctx.scope, ctx.project, ctx.optable)
     name = func.name
-    loads = sum(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(ctx.tree))
+    loads = len(name_loads(ctx.tree, name))
     calls = 0
     for backend in ctx.scope.functions.values():
         if not (isinstance(backend, (ast.FunctionDef, ast.AsyncFunctionDef)) and backend.args.args):

@@ -28,6 +28,7 @@ from qlint.analysis.graphs import graph_readers, init_fields, stripped_later
 from qlint.analysis.graphs.graph_readers import dotted_name, mentions
 from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import OpRef, Resolver, dotted_parts
+from qlint.analysis.tree_walk import name_loads
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _COMPILE = "torch.compile"
@@ -54,7 +55,7 @@ def _call_sites(tree: ast.Module, name: str) -> list[tuple[ast.AST, ast.stmt, st
     """(function, statement, graph) for each `name(graph)` statement of the module, the graph
     a local or `self.<field>`; None when the name is used otherwise."""
     found = []
-    uses = sum(1 for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load))
+    uses = len(name_loads(tree, name))
     for owner in ast.walk(tree):
         if not isinstance(owner, _FUNCS):
             continue

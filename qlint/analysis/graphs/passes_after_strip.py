@@ -21,6 +21,7 @@ from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.strip_loops import calls_after_strip
 from qlint.analysis.graphs.stripped_later import named_elsewhere
 from qlint.analysis.names.functions import Body, bodies
+from qlint.analysis.tree_walk import name_loads
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -33,7 +34,7 @@ def called_after_strips(ctx: FileContext, body: Body | None) -> bool:
     name = func.name
     if ctx.scope.functions.get(name) is not func or func.decorator_list:
         return False
-    loads = [n for n in ast.walk(ctx.tree) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    loads = name_loads(ctx.tree, name)
     if not loads:
         return False
     after = 0
