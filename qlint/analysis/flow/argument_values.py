@@ -56,7 +56,7 @@ def value_of(expr: ast.expr | None, resolver: Resolver | None) -> Value | None:
 
 
 def literal(text: str, resolver: Resolver | None) -> Value | None:
-    """The right side of a condition as `_condition` wrote it: a constant's repr, or a dotted
+    """The right side of a condition as `dead_branches.condition_of` wrote it: a constant's repr, or a dotted
     name (read in the callee's module)."""
     try:
         return Const(ast.literal_eval(text))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.argument_values import equal, literal, truth, value_of
-from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import CHILD_FIELDS, child_fields, own_statements
@@ -203,6 +203,30 @@ def open_ended(call: ast.Call) -> bool:
     return any(isinstance(a, ast.Starred) for a in call.args) or any(kw.arg is None for kw in call.keywords)
 
 
+def condition_of(test: ast.expr, local: dict) -> tuple[str, bool] | None:
+    """A branch condition we can recognise again: `flag`, `not self.is_qat`, `mode == "qat"`,
+    `qmode == QuantizationMode.NONE` (a dotted name that is no local of the function: a
+    module's constant or an enum member, the same at every test)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = condition_of(test.operand, local)
+        return (inner[0], not inner[1]) if inner else None
+    parts = dotted_parts(test)
+    if parts is not None:
+        return ".".join(parts), True
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        left = dotted_parts(test.left)
+        op, right = test.ops[0], test.comparators[0]
+        if left is None or not isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+            return None
+        positive = isinstance(op, (ast.Eq, ast.Is))
+        if isinstance(right, ast.Constant):
+            return f"{'.'.join(left)} == {right.value!r}", positive
+        named = dotted_parts(right)
+        if named is not None and len(named) > 1 and named[0] not in local:
+            return f"{'.'.join(left)} == {'.'.join(named)}", positive
+    return None
+
+
 def on_name(condition: str) -> str:
     """The name a condition tests (`is_qat`, `qmode` in `qmode == QuantizationMode.NONE`)."""
     return condition.partition(" == ")[0]
@@ -252,6 +276,7 @@ def defaults(func: ast.AST) -> dict[str, ast.expr]:
 
 __all__ = [
     "ConstantFlags",
+    "condition_of",
     "contradicted_at_call",
     "defaults",
     "holds",

@@ -11,7 +11,7 @@ import ast
 import itertools
 
 from qlint.analysis.flow import decorator_registries as registries
-from qlint.analysis.flow.dead_branches import ConstantFlags
+from qlint.analysis.flow.dead_branches import ConstantFlags, condition_of
 from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.handed_switches import param_switches
 from qlint.analysis.flow.loop_effects import modules_switched
@@ -225,7 +225,7 @@ class Interpreter:
             return out, None
 
         out, _ = self.fork(s.test, [lambda e, b=b: arm(e, b) for b in (s.body, s.orelse)], env, s)
-        condition = _condition(s.test, self.resolver.local)
+        condition = condition_of(s.test, self.resolver.local)
         if condition is not None and out is not None and ends.count(True) == 1:
             # One arm returns (raises, breaks, continues): what follows runs under the other's
             # condition, so a prepare after `if qmode == NONE: return gm` needs `qmode != NONE`.
@@ -238,7 +238,7 @@ class Interpreter:
     def fork(self, test: ast.expr, arms, env: Env, anchor: ast.AST):
         """Run both arms of `if`/`a if c else b`, each remembering its condition on what it sets."""
         self.expr(test, env)
-        condition = _condition(test, self.resolver.local)
+        condition = condition_of(test, self.resolver.local)
         # `a and b`: the first arm runs under each conditions recognised among them; the other
         # under their negated conjunction, which no guard says (IPEX's trainer optimises under
         # `use_ipex and not int8` and captures under `inductor and not training` + `int8`).
@@ -610,34 +610,10 @@ def _refused_switch(s: ast.Try) -> bool:
     return False
 
 
-def _condition(test: ast.expr, local: dict) -> tuple[str, bool] | None:
-    """A branch condition we can recognise again: `flag`, `not self.is_qat`, `mode == "qat"`,
-    `qmode == QuantizationMode.NONE` (a dotted name that is no local of the function: a
-    module's constant or an enum member, the same at every test)."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = _condition(test.operand, local)
-        return (inner[0], not inner[1]) if inner else None
-    parts = dotted_parts(test)
-    if parts is not None:
-        return ".".join(parts), True
-    if isinstance(test, ast.Compare) and len(test.ops) == 1:
-        left = dotted_parts(test.left)
-        op, right = test.ops[0], test.comparators[0]
-        if left is None or not isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
-            return None
-        positive = isinstance(op, (ast.Eq, ast.Is))
-        if isinstance(right, ast.Constant):
-            return f"{'.'.join(left)} == {right.value!r}", positive
-        named = dotted_parts(right)
-        if named is not None and len(named) > 1 and named[0] not in local:
-            return f"{'.'.join(left)} == {'.'.join(named)}", positive
-    return None
-
-
 def _alternatives(test: ast.expr, local: dict) -> frozenset:
     """The recognised conditions any of which makes `test` true (`b or c`); none when one is not."""
     values = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else [test]
-    found = [_condition(v, local) for v in values]
+    found = [condition_of(v, local) for v in values]
     return frozenset(found) if all(f is not None for f in found) else frozenset()
 
 
@@ -648,7 +624,7 @@ def _conjuncts(test: ast.expr, local: dict) -> list[tuple[str, bool]]:
         return []
     out = []
     for value in test.values:
-        found = _condition(value, local)
+        found = condition_of(value, local)
         if found is not None:
             out.append(found)
         else:
