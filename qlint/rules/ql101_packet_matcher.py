@@ -150,6 +150,7 @@ class PacketMatcher(Rule):
         if not found:
             return
         # Imported here, for the same reason: most modules checked match no packet.
+        from qlint.analysis.graphs.guarded_after_strip import row_runs_after_strips
         from qlint.analysis.graphs.hand_built_graphs import matched_on_kept_graph
         from qlint.analysis.graphs.reexport import never_runs, sees_overloads
         from qlint.analysis.graphs.stripped_here import matched_after_strip
@@ -183,6 +184,7 @@ class PacketMatcher(Rule):
                     and not (key[2][0] == "aten" and renamed_by_front_end(ctx, body, key[2][1]))
                     and not sees_dynamo_graph(ctx, body)
                     and not matched_on_kept_graph(ctx, body, row)
+                    and not row_runs_after_strips(ctx, body, row)
                 ):
                     yield diag
 

@@ -92,6 +92,7 @@ def _own_op_keyed(ctx: FileContext, ref: OpRef, refs: list[OpRef]) -> bool:
 def _left_alone(ctx: FileContext, ref: OpRef, node: ast.expr, refs: list[OpRef]) -> bool:
     """The graph the packet goes into carries or accepts packets, or never gets the node."""
     from qlint.analysis.graphs.compiled_next import compiled_after
+    from qlint.analysis.graphs.guarded_after_strip import row_runs_after_strips
     from qlint.analysis.graphs.hand_built_graphs import inserted_into_kept_graph
     from qlint.analysis.graphs.never_called import never_runs
     from qlint.analysis.graphs.passes_after_strip import called_after_strips
@@ -113,6 +114,8 @@ def _left_alone(ctx: FileContext, ref: OpRef, node: ast.expr, refs: list[OpRef])
         return True  # every caller strips the graph to packets next
     if called_after_strips(ctx, inner):
         return True  # run only on graphs its callers have already stripped to packets
+    if row_runs_after_strips(ctx, inner, node.lineno):
+        return True  # reached only in the calls made on graphs their callers have stripped
     if inserted_after_strip(ctx, inner, node):
         return True  # the function itself stripped this graph to packets just before
     if compiled_after(ctx, inner, ref, node):
