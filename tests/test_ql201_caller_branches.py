@@ -236,6 +236,15 @@ def test_a_caller_passing_the_ptq_flag_with_a_train_mode_model_is_reported(tmp_p
     assert rows(EARLY.replace("get_graph(Net(), x)", "get_graph(Net().eval(), x, quantize=True)"), tmp_path) == []
 
 
+def test_an_identity_test_is_not_decided_by_an_equal_value(tmp_path):
+    # `0 is False` is false where `0 == False` is not: a caller passing 0 reaches the prepare.
+    src = EARLY.replace("if not quantize:", "if quantize is False:")
+    assert rows(src, tmp_path) == []
+    zero = src.replace("get_graph(Net(), x)", "get_graph(Net(), x, quantize=0)")
+    assert rows(zero, tmp_path) == [row(EARLY, "graph = export(")]
+    assert rows(src.replace("get_graph(Net(), x)", "get_graph(Net(), x, quantize=False)"), tmp_path) == []
+
+
 def test_an_early_exit_holds_only_for_the_rest_of_its_block(tmp_path):
     src = """
     def get_graph(model, x, quantize=False):

@@ -83,6 +83,17 @@ def equal(a: Value, b: Value) -> bool | None:
     return None  # a member against a constant: an IntEnum or StrEnum may compare equal
 
 
+def identical(a: Value, b: Value) -> bool | None:
+    """`a is b` when both are known: the same only for the singletons (`None`, `True`, `False`,
+    `...`); other constants' identity is the interpreter's business (small ints, interned str)."""
+    if isinstance(a, Const) and isinstance(b, Const):
+        singletons = (None, True, False, ...)
+        if any(a.value is s for s in singletons) or any(b.value is s for s in singletons):
+            return a.value is b.value
+        return None
+    return equal(a, b)  # members of one enum: identity is equality
+
+
 def truth(value: Value) -> bool | None:
     if isinstance(value, Const):
         try:

@@ -33,12 +33,12 @@ class Need:
     """A branch condition on a parameter of the function walked that the path requires."""
 
     name: str
-    right: str  # "" for a truth test (`if is_qat:`), else what it is compared with, as written
+    right: str  # "" for a truth test (`if is_qat:`), else the comparison and its right side: `== "qat"`, `is None`
     polarity: bool
     home: object  # the `Resolver` of the module the condition is written in (reads `right`)
 
     def condition(self) -> str:
-        return f"{self.name} == {self.right}" if self.right else self.name
+        return f"{self.name} {self.right}" if self.right else self.name
 
     def on(self, name: str) -> Need:
         return Need(name, self.right, self.polarity, self.home)
@@ -153,7 +153,7 @@ def _needs(fn: FunctionFlow, guard: Guard) -> Needs:
     for condition, polarity in guard:
         name = on_name(condition)
         if name in fn.params and not rebound(fn.node, name):
-            right = condition[len(name) + 4 :] if condition != name else ""
+            right = condition[len(name) + 1 :]
             out.add(Need(name, right, polarity, fn.resolver))
     return frozenset(out)
 

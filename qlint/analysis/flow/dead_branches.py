@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.argument_values import equal, literal, truth, value_of
+from qlint.analysis.flow.argument_values import equal, identical, literal, truth, value_of
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.node_memo import kept_on_node
@@ -219,17 +219,19 @@ def condition_of(test: ast.expr, local: dict) -> tuple[str, bool] | None:
         if left is None or not isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
             return None
         positive = isinstance(op, (ast.Eq, ast.Is))
+        # `is` keeps its own word: `1 is True` is false where `1 == True` is not.
+        word = "is" if isinstance(op, (ast.Is, ast.IsNot)) else "=="
         if isinstance(right, ast.Constant):
-            return f"{'.'.join(left)} == {right.value!r}", positive
+            return f"{'.'.join(left)} {word} {right.value!r}", positive
         named = dotted_parts(right)
         if named is not None and len(named) > 1 and named[0] not in local:
-            return f"{'.'.join(left)} == {'.'.join(named)}", positive
+            return f"{'.'.join(left)} {word} {'.'.join(named)}", positive
     return None
 
 
 def on_name(condition: str) -> str:
     """The name a condition tests (`is_qat`, `qmode` in `qmode == QuantizationMode.NONE`)."""
-    return condition.partition(" == ")[0]
+    return condition.partition(" ")[0]
 
 
 def holds(condition: str, expr: ast.expr | None, reader: Resolver | None, home: Resolver | None) -> bool | None:
@@ -238,11 +240,14 @@ def holds(condition: str, expr: ast.expr | None, reader: Resolver | None, home: 
     value = value_of(expr, reader)
     if value is None:
         return None
-    _, _, text = condition.partition(" == ")
-    if not text:
+    _, _, compared = condition.partition(" ")
+    if not compared:
         return truth(value)
+    word, _, text = compared.partition(" ")
     other = literal(text, home)
-    return equal(value, other) if other is not None else None
+    if other is None:
+        return None
+    return identical(value, other) if word == "is" else equal(value, other)
 
 
 def rebound(func: ast.AST, name: str) -> bool:
