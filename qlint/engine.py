@@ -11,7 +11,6 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from functools import lru_cache
 
 from qlint.analysis.names.live_trees import LIVE
 from qlint.analysis.names.live_trees import parse as live_parse
@@ -21,8 +20,7 @@ from qlint.diagnostic import Diagnostic, Range
 from qlint.gc_pause import gc_paused
 from qlint.lazy_patterns import lazy
 from qlint.optable import OpTable, load_op_table
-from qlint.registry import deferred, engine_rule, origin
-from qlint.registry import facts as rule_facts
+from qlint.registry import engine_rule, origin
 from qlint.results import FileResult, content_hash, display_path  # noqa: F401  (older callers import them here)
 from qlint.rules.base import EngineReport, FileContext, Rule
 from qlint.settings import Settings
@@ -43,9 +41,10 @@ def syntax_error(path: str, message: str, row: int = 1, col: int = 0, help: str 
 
 
 def reports_ql001(settings: Settings, path: str, text: str) -> bool:
-    """QL001 is reported whatever `select`/`ignore` say (as ruff reports syntax errors): a file
-    that could not be checked must never pass silently. Only an explicit per-file-ignore of
-    QL001 or a file-level `# qlint: noqa` (bare or naming QL001) silences it."""
+    """In a file an enabled rule reads, QL001 is reported whatever `select`/`ignore` say of
+    it (as ruff reports syntax errors): a file that could not be checked must never pass
+    silently. Only an explicit per-file-ignore of QL001 or a file-level `# qlint: noqa`
+    (bare or naming QL001) silences it."""
     if "QL001" in settings.explicit_per_file_ignores(path):
         return False
     return not mentions_noqa(text) or _FILE_NOQA_QL001.search(text) is None
@@ -73,24 +72,16 @@ def finds_noqa(pattern: re.Pattern[str], text: str) -> bool:
     return False
 
 
-def _could_hold_finding(text: str, path: str, judged: frozenset[str]) -> bool:
-    """Any rule, selected or not, could report something here: worth parsing for QL001.
-    The `judged` rules (the selected ones) were just found not triggered: triggers are a
-    fact of the rule class, so asking their default instances again would only repeat it."""
+def _ignored_rule_could_report(text: str, path: str, settings: Settings, judged: frozenset[str]) -> bool:
+    """A rule the run enables, but a per-file-ignores entry turned off here, reads this file:
+    worth parsing for QL001, which only an entry naming QL001 itself silences. Rules the run
+    does not enable (not selected, or preview without `--preview`) are never asked: a rule
+    that is off costs nothing, parses included. The `judged` rules (the ones enabled here)
+    were just found not triggered: asking them again would only repeat it."""
     return any(
         r.code not in judged and r.triggered_by(text) and not r.skips_module(module_name_for(path))
-        for r in _every_rule()
+        for r in settings.checking_rules
     )
-
-
-@lru_cache(maxsize=1)
-def _checking_codes() -> frozenset[str]:
-    return frozenset(code for code, f in rule_facts().items() if f.engine_report is None)
-
-
-@lru_cache(maxsize=1)
-def _every_rule() -> tuple:
-    return tuple(deferred(code, {}) for code, f in rule_facts().items() if f.engine_report is None)
 
 
 def parse_module(text: str, path: str) -> ast.Module:
@@ -193,13 +184,14 @@ def _check_source(
     wants_noqa_check = (
         unused_noqa_rule.code in codes and mentions_noqa(text) and finds_noqa(settings.noqa_pattern, text)
     )
-    # A narrowed selection still parses a file another rule could report on, to see whether
-    # it parses at all: a file qlint could not check must not pass as clean.
-    # With every rule running (the usual case) "no rule triggered" already answers it.
+    # QL001 covers the files the run's enabled rules read: a file a per-file-ignores entry
+    # turned those rules away from is still parsed, to see whether it parses at all (a file
+    # qlint could not check must not pass as clean). Without per-file-ignores (the usual
+    # case) every enabled rule was just asked here: "no rule triggered" already answers it.
     parse_only = (
         not active
-        and not codes.issuperset(_checking_codes())
-        and _could_hold_finding(text, path, codes)
+        and len(codes) < len(settings.enabled_codes)
+        and _ignored_rule_could_report(text, path, settings, codes)
         and reports_ql001(settings, path, text)
     )
     if not active and not parse_anyway and not wants_noqa_check and not parse_only:

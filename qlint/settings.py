@@ -130,6 +130,12 @@ class Settings:
         return [rule for code, rule in self._instances.items() if code in codes]
 
     @cached_property
+    def checking_rules(self) -> tuple[Rule, ...]:
+        """The enabled rules that check files (not the engine's QL001/QL002), whatever
+        per-file-ignores say: what decides which files QL001 covers."""
+        return tuple(rule for rule in self._instances.values() if rule.engine_report is None)
+
+    @cached_property
     def _instances(self) -> dict[str, Rule]:
         # Deferred: a rule's module is imported when a file first holds one of its triggers.
         codes = registry.facts()

@@ -286,6 +286,23 @@ def test_run_check_uses_the_cache_and_agrees_with_a_cold_run(tmp_path):
     assert other.cached == 0
 
 
+def test_a_result_is_never_served_to_a_run_that_enables_other_rules(tmp_path):
+    """Which files QL001 covers follows the enabled rules: a file only the preview rule QL103
+    reads is clean without `--preview` and a syntax error with it. The cache keeps each
+    selection's results apart, in both directions."""
+    old_file(tmp_path / "weight.py", "def weight(n):\n    return n.op == 'get_attr' and\n")
+    found = {}
+    for preview in (False, True, False, True):
+        run = run_check([str(tmp_path)], settings(tmp_path, preview=preview), use_cache=True, jobs=1)
+        found.setdefault(preview, []).append(([d.code for r in run.results for d in r.diagnostics], run.cached))
+    assert found[False] == [([], 0), ([], 1)]
+    assert found[True] == [(["QL001"], 0), (["QL001"], 1)]
+    # A narrowed selection likewise: QL101 alone does not read the file, QL103 does.
+    for select, expected in ((("QL101",), []), (("QL103",), ["QL001"])):
+        run = run_check([str(tmp_path)], settings(tmp_path, select=select, preview=True), use_cache=True, jobs=1)
+        assert [d.code for r in run.results for d in r.diagnostics] == expected and run.cached == 0
+
+
 def test_no_cache_neither_reads_nor_writes(tmp_path):
     old_file(tmp_path / "a.py", "x = 1\n")
     s = settings(tmp_path)

@@ -185,6 +185,26 @@ def test_pinned_view_scores_rows_broken_only_past_the_repos_torch_pin_as_ok():
     assert (s.tp, s.fp) == (1, 1) and [r.line for _, r, _ in out.false_alarms] == [3]
 
 
+def test_a_syntax_error_only_preview_rules_read_is_a_bug_with_preview_and_ok_without():
+    rows = [
+        corpus_eval.Row("a.py", 3, "QL001", "bug", f"{corpus_eval.PREVIEW_READS} only QL103's trigger", "t:2"),
+        corpus_eval.Row("b.py", 4, "QL001", "bug", "a stable rule reads it", "t:3"),
+    ]
+    quiet = [corpus_eval.Finding("b.py", "QL001", 4, 4, "m")]
+    out = corpus_eval.Outcome()
+    corpus_eval.score("tiny", corpus_eval.without_preview(rows), quiet, set(), out)
+    s = out.scores["QL001"]
+    assert (s.tp, s.fp, s.fn, s.tn) == (1, 0, 0, 1)
+    # Reported without --preview: a false alarm; with it, the row is the bug it says.
+    loud = [corpus_eval.Finding("a.py", "QL001", 3, 3, "m"), *quiet]
+    out = corpus_eval.Outcome()
+    corpus_eval.score("tiny", corpus_eval.without_preview(rows), loud, set(), out)
+    assert [r.path for _, r, _ in out.false_alarms] == ["a.py"]
+    out = corpus_eval.Outcome()
+    corpus_eval.score("tiny", rows, loud, set(), out)
+    assert (out.scores["QL001"].tp, out.scores["QL001"].fn) == (2, 0)
+
+
 def test_a_file_the_mirror_lacks_is_accepted_only_when_named_and_unlabelled(tmp_path, mirror, capsys):
     mirrors, commit = mirror
     # A copy of the mirror without the blob of one file qlint reads, as partial mirrors are.

@@ -226,6 +226,24 @@ def test_broken_config_is_shown_once_and_defaults_apply(client: LspClient, works
         client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
 
 
+def test_a_buffer_only_a_preview_rule_reads_gets_ql001_as_the_config_enables_it(client: LspClient, workspace: Path):
+    """QL001 covers the files the enabled rules read, in the editor too: a config turning
+    preview on (and off again) rechecks the buffer, never keeping the other selection's result."""
+    project = workspace / "preview_toggle"
+    project.mkdir()
+    config = project / "pyproject.toml"
+    config.write_text("[tool.qlint]\npreview = false\n")
+    uri = client.open(project / "weight.py", "def weight(n):\n    return n.op == 'get_attr' and\n")
+    assert client.diagnostics(uri, 1) == []
+    for preview, expected in (("true", ["QL001"]), ("false", [])):
+        seen = len(client.received)
+        config.write_text(f"[tool.qlint]\npreview = {preview}\n")
+        client.notify("textDocument/didSave", {"textDocument": {"uri": config.as_uri()}})
+        rechecked = client.wait_for("textDocument/publishDiagnostics", lambda p: p["uri"] == uri, since=seen)
+        assert [d["code"] for d in rechecked["diagnostics"]] == expected
+    client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+
+
 def test_server_never_imports_torch(client: LspClient, workspace: Path):
     uri = client.open(workspace / "torch_free.py", MATCHER)
     assert client.diagnostics(uri, 1)

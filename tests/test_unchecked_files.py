@@ -21,7 +21,6 @@ BROKEN = "import torch\n\ndef f(n):\n    return n.target == torch.ops.aten.relu 
     "settings",
     [
         settings_for(select=("QL101",)),
-        settings_for(select=("QL2",)),  # the file holds no QL2 trigger: still parsed for QL001
         Settings(select=("QL",), ignore=("QL0",), root=ROOT),
         Settings(select=("QL",), ignore=("QL001",), root=ROOT),
     ],
@@ -30,6 +29,39 @@ def test_syntax_errors_are_reported_whatever_is_selected(settings):
     result = check_source(BROKEN, "broken.py", settings)
     assert codes(result.diagnostics) == ["QL001"]
     assert result.diagnostics[0].range.start.row == 4
+
+
+# Only the preview rule QL103's trigger (`get_attr`) is here; no other rule's.
+PREVIEW_ONLY = "def weight(n):\n    return n.op == 'get_attr' and\n"
+
+
+def test_a_file_only_a_preview_rule_reads_gets_ql001_with_preview_only():
+    """QL001 covers the files the enabled rules read: a rule that is off costs nothing, not
+    even a parse to see whether the file parses."""
+    (d,) = check_source(PREVIEW_ONLY, "weight.py", settings_for(preview=True)).diagnostics
+    assert d.code == "QL001" and d.range.start.row == 2
+    quiet = check_source(PREVIEW_ONLY, "weight.py", settings_for())
+    assert quiet.diagnostics == [] and not quiet.parsed
+
+
+def test_a_file_only_an_unselected_rule_reads_is_not_parsed():
+    # BROKEN holds QL101's trigger: with QL2 selected, no enabled rule reads it.
+    result = check_source(BROKEN, "broken.py", settings_for(select=("QL2",)))
+    assert result.diagnostics == [] and not result.parsed
+    # ... and a rule the selection names still has its QL001.
+    assert codes(check_source(BROKEN, "broken.py", settings_for(select=("QL2", "QL101"))).diagnostics) == ["QL001"]
+
+
+def test_a_rule_per_file_ignores_turn_away_still_has_its_files_parsed_for_ql001():
+    """Only an entry that names QL001 silences it: a file an enabled rule would read, but a
+    per-file-ignores entry turned that rule away from, is still parsed."""
+    pfi = Settings(select=("QL101",), per_file_ignores=(("broken.py", ("QL101",)),), root=ROOT)
+    assert codes(check_source(BROKEN, str(ROOT / "broken.py"), pfi).diagnostics) == ["QL001"]
+    # Not for a rule the run does not enable: QL103 is preview, and preview is off.
+    off = Settings(select=("QL",), per_file_ignores=(("weight.py", ("QL1",)),), root=ROOT)
+    assert check_source(PREVIEW_ONLY, str(ROOT / "weight.py"), off).diagnostics == []
+    on = Settings(select=("QL",), preview=True, per_file_ignores=(("weight.py", ("QL1",)),), root=ROOT)
+    assert codes(check_source(PREVIEW_ONLY, str(ROOT / "weight.py"), on).diagnostics) == ["QL001"]
 
 
 def test_decode_errors_are_reported_whatever_is_selected():
