@@ -32,6 +32,7 @@ LAZY = (
     "qlint.analysis.graphs.hand_built_graphs",
     "qlint.analysis.graphs.never_called",
     "qlint.analysis.graphs.printed_name_keys",
+    "qlint.analysis.graphs.self_built_graphs",
     "qlint.analysis.graphs.stripped_later",
     "qlint.analysis.graphs.reexport",
     "qlint.rules.packet_origins",

@@ -97,6 +97,7 @@ def _left_alone(ctx: FileContext, ref: OpRef, node: ast.expr, refs: list[OpRef])
     from qlint.analysis.graphs.never_called import never_runs
     from qlint.analysis.graphs.passes_after_strip import called_after_strips
     from qlint.analysis.graphs.printed_name_keys import keyed_on_printed_packet
+    from qlint.analysis.graphs.self_built_graphs import inserted_into_own_graph
     from qlint.analysis.graphs.stripped_here import inserted_after_strip
     from qlint.analysis.graphs.stripped_later import stripped_after
     from qlint.rules.packet_consumers import consumed_by_own_code
@@ -110,6 +111,8 @@ def _left_alone(ctx: FileContext, ref: OpRef, node: ast.expr, refs: list[OpRef])
         return True  # Dynamo's graph, which AOT autograd re-traces to overloads next
     if inserted_into_kept_graph(ctx, inner, node, ref.op):
         return True  # a graph built here, traced by nothing: what it holds is what was put
+    if inserted_into_own_graph(ctx, inner, node, ref.op):
+        return True  # a graph an object builds on itself by hand: it holds what was put
     if stripped_after(ctx, inner, ref, node):
         return True  # every caller strips the graph to packets next
     if called_after_strips(ctx, inner):

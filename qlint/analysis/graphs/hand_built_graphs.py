@@ -42,7 +42,7 @@ def inserted_into_kept_graph(ctx: FileContext, body: Body | None, packet: ast.ex
     when the function spells an overload of the op `op`: it expects that form somewhere."""
     if body is None or not isinstance(body.node, _FUNCS):
         return False
-    if _spells_overload(ctx, body.node, op):
+    if spells_overload(body.node, op):
         return False
     for node in ast.walk(body.node):
         if (
@@ -77,10 +77,11 @@ def matched_on_kept_graph(ctx: FileContext, body: Body | None, row: int) -> bool
     return False
 
 
-def _spells_overload(ctx: FileContext, func: ast.AST, op: str) -> bool:
+def spells_overload(node: ast.AST, op: str) -> bool:
+    """Whether `node` spells an attribute of an attribute named `op` (`...quantize.Tensor`)."""
     return any(
         isinstance(n, ast.Attribute) and isinstance(n.value, ast.Attribute) and n.value.attr == op
-        for n in ast.walk(func)
+        for n in ast.walk(node)
     )
 
 
@@ -129,10 +130,15 @@ def _built(value: ast.expr, resolver: Resolver, body: Body, ctx: FileContext, se
         return not value.args and not value.keywords
     if name not in _MODULES:
         return False
-    graph = value.args[1] if len(value.args) > 1 else next((k.value for k in value.keywords if k.arg == "graph"), None)
+    graph = module_graph(value)
     if isinstance(graph, ast.Name):
         return _kept(ctx, body, graph.id, seen)
     return graph is not None and _built(graph, resolver, body, ctx, seen)
+
+
+def module_graph(call: ast.Call) -> ast.expr | None:
+    """The graph argument of `GraphModule(root, graph)`."""
+    return call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "graph"), None)
 
 
 def _kept_use(

@@ -54,7 +54,7 @@ def _may_be_unreachable(ctx: FileContext, parent: ast.AST, func: ast.AST) -> boo
         return False
     if isinstance(parent, _FUNCS):
         return True
-    if not _private(func.name) or not (isinstance(parent, ast.Module) or _baseless(parent)):
+    if not _private(func.name) or not (isinstance(parent, ast.Module) or baseless(parent)):
         return False
     # A script outside any package: which neighbours import it is not known.
     return scan_root(ctx.path) is not None
@@ -103,7 +103,7 @@ def _private(name: str) -> bool:
     return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
 
 
-def _baseless(cls: ast.AST) -> bool:
+def baseless(cls: ast.AST) -> bool:
     if not isinstance(cls, ast.ClassDef) or cls.keywords:
         return False
     return all(isinstance(b, ast.Name) and b.id == "object" for b in cls.bases)
