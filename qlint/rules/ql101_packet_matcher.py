@@ -152,6 +152,7 @@ class PacketMatcher(Rule):
         # Imported here, for the same reason: most modules checked match no packet.
         from qlint.analysis.graphs.hand_built_graphs import matched_on_kept_graph
         from qlint.analysis.graphs.reexport import never_runs, sees_overloads
+        from qlint.analysis.graphs.returned_graph_uses import matched_on_stripped_return
         from qlint.analysis.graphs.stripped_here import matched_after_strip
         from qlint.rules.normalised_graphs import normalised_before, renamed_by_front_end
         from qlint.rules.packet_origins import inserted_elsewhere
@@ -183,6 +184,7 @@ class PacketMatcher(Rule):
                     and not (key[2][0] == "aten" and renamed_by_front_end(ctx, body, key[2][1]))
                     and not sees_dynamo_graph(ctx, body)
                     and not matched_on_kept_graph(ctx, body, row)
+                    and not matched_on_stripped_return(ctx, body, row)
                 ):
                     yield diag
 
