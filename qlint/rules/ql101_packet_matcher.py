@@ -153,6 +153,7 @@ class PacketMatcher(Rule):
         from qlint.analysis.graphs.guarded_after_strip import row_runs_after_strips
         from qlint.analysis.graphs.hand_built_graphs import matched_on_kept_graph
         from qlint.analysis.graphs.reexport import never_runs, sees_overloads
+        from qlint.analysis.graphs.returned_graph_uses import matched_on_stripped_return
         from qlint.analysis.graphs.stripped_here import matched_after_strip
         from qlint.rules.normalised_graphs import normalised_before, renamed_by_front_end
         from qlint.rules.packet_origins import inserted_elsewhere
@@ -185,6 +186,7 @@ class PacketMatcher(Rule):
                     and not sees_dynamo_graph(ctx, body)
                     and not matched_on_kept_graph(ctx, body, row)
                     and not row_runs_after_strips(ctx, body, row)
+                    and not matched_on_stripped_return(ctx, body, row)
                 ):
                     yield diag
 

@@ -97,6 +97,7 @@ def _left_alone(ctx: FileContext, ref: OpRef, node: ast.expr, refs: list[OpRef])
     from qlint.analysis.graphs.never_called import never_runs
     from qlint.analysis.graphs.passes_after_strip import called_after_strips
     from qlint.analysis.graphs.printed_name_keys import keyed_on_printed_packet
+    from qlint.analysis.graphs.returned_graph_uses import inserted_on_stripped_return
     from qlint.analysis.graphs.self_built_graphs import inserted_into_own_graph
     from qlint.analysis.graphs.stripped_here import inserted_after_strip
     from qlint.analysis.graphs.stripped_later import stripped_after
@@ -121,6 +122,8 @@ def _left_alone(ctx: FileContext, ref: OpRef, node: ast.expr, refs: list[OpRef])
         return True  # reached only in the calls made on graphs their callers have stripped
     if inserted_after_strip(ctx, inner, node):
         return True  # the function itself stripped this graph to packets just before
+    if inserted_on_stripped_return(ctx, inner, node):
+        return True  # the graph a function of the project returned stripped to packets
     if compiled_after(ctx, inner, ref, node):
         return True  # every caller has Dynamo trace the graph next, as a user's code
     return never_runs(ctx, node.lineno)  # a private function nothing calls: no graph gets the node

@@ -92,7 +92,7 @@ def calls_after_strip(func: ast.AST, module_functions: dict, calls: list[ast.Cal
         for n in ast.walk(func)
         if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.NamedExpr))
         and n.lineno > line
-        and not _keeps_module(n, graph)
+        and not keeps_module(n, graph)
         and any(isinstance(t, ast.Name) and t.id == graph and isinstance(t.ctx, ast.Store) for t in ast.walk(n))
     ]
     # A loop holding both the call and a binding runs the call again on what was bound.
@@ -117,7 +117,7 @@ def calls_after_strip(func: ast.AST, module_functions: dict, calls: list[ast.Cal
 _SELF_RETURNING = frozenset({"half", "float", "double", "bfloat16", "to", "cpu", "cuda", "train", "eval"})
 
 
-def _keeps_module(node: ast.AST, graph: str) -> bool:
+def keeps_module(node: ast.AST, graph: str) -> bool:
     """`g = g.half()` and the like."""
     if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call)):
         return False

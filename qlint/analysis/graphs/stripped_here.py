@@ -112,7 +112,7 @@ def _looped_graph(loop: ast.For | ast.AsyncFor) -> str | None:
 
 
 def _stripped_before(ctx: FileContext, body: Body, func: ast.AST, graph: str, anchor: ast.AST) -> bool:
-    """Whether a statement stripping `graph` (`_strips`) precedes `anchor` in a statement list
+    """Whether a statement stripping `graph` (`strips_graph`) precedes `anchor` in a statement list
     that holds it, `graph` never bound in the function, read from the strip to the end of
     `anchor` only through `graph.graph.<attribute>`, and no overload spelled."""
     if _binds(func, graph) or _spells_overload(ctx, body, func):
@@ -121,7 +121,7 @@ def _stripped_before(ctx: FileContext, body: Body, func: ast.AST, graph: str, an
     functions = {**ctx.scope.functions, **{s.name: s for s in func.body if isinstance(s, _FUNCS)}}
     for stmts in statement_lists(func):
         for index, stmt in enumerate(stmts):
-            if not _strips(stmt, graph, resolver, functions):
+            if not strips_graph(stmt, graph, resolver, functions):
                 continue
             for later in stmts[index + 1 :]:
                 if any(n is anchor for n in ast.walk(later)):
@@ -129,7 +129,7 @@ def _stripped_before(ctx: FileContext, body: Body, func: ast.AST, graph: str, an
     return False
 
 
-def _strips(stmt: ast.stmt, graph: str, resolver: Resolver, functions: dict) -> bool:
+def strips_graph(stmt: ast.stmt, graph: str, resolver: Resolver, functions: dict) -> bool:
     """torch's `strip_overloads(graph)`, the project's own strip loop over `graph`'s nodes, or
     a call of a helper whose body is such a loop (`strip_loops`)."""
     if strip_loop(stmt, graph):
