@@ -30,7 +30,7 @@ from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
 from qlint.analysis.flow.row_guards import row_guard
 from qlint.analysis.graphs.init_fields import modules_naming
 from qlint.analysis.graphs.strip_loops import calls_after_strip
-from qlint.analysis.graphs.stripped_here import _spells_overload
+from qlint.analysis.graphs.stripped_here import writes_an_overload
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.tree_walk import name_loads
@@ -51,7 +51,7 @@ def row_runs_after_strips(ctx: FileContext, body: Body | None, row: int) -> bool
     guard = row_guard(func, row)
     if not guard:
         return False  # the row runs in every call: `passes_after_strip` asks that
-    if _spells_overload(ctx, body, func):
+    if writes_an_overload(ctx, body, func):
         return False
     loads = name_loads(ctx.tree, name)
     seen = after_strip = 0

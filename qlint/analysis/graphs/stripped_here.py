@@ -115,7 +115,7 @@ def _stripped_before(ctx: FileContext, body: Body, func: ast.AST, graph: str, an
     """Whether a statement stripping `graph` (`strips_graph`) precedes `anchor` in a statement list
     that holds it, `graph` never bound in the function, read from the strip to the end of
     `anchor` only through `graph.graph.<attribute>`, and no overload spelled."""
-    if _binds(func, graph) or _spells_overload(ctx, body, func):
+    if _binds(func, graph) or writes_an_overload(ctx, body, func):
         return False
     resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
     functions = {**ctx.scope.functions, **{s.name: s for s in func.body if isinstance(s, _FUNCS)}}
@@ -170,7 +170,8 @@ def _binds(func: ast.AST, name: str) -> bool:
     return False
 
 
-def _spells_overload(ctx: FileContext, body: Body, func: ast.AST) -> bool:
+def writes_an_overload(ctx: FileContext, body: Body, func: ast.AST) -> bool:
+    """Whether the function itself (not what it defines) names an overload of any op."""
     resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
     for node in _own_nodes(func):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute):
