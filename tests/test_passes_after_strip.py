@@ -115,3 +115,63 @@ def test_public_pass_named_in_another_module_is_loud(tmp_path):
     other = "from pkg.importer import upcast\n\n\ndef run(gm):\n    upcast(gm)\n"
     rows = _rows(tmp_path, "strip_overloads(gm)\nupcast(gm)\n", {"other.py": other})
     assert (INSERT, "QL102") in rows
+
+
+# -- torch's own strip, and a pass whose result rebinds the graph (ByteIR's torch-frontend) -------
+
+TORCH_LOWER = """
+
+    from {origin} import strip_overloads
+
+
+    def lower(model, x):
+        gm = make_fx(model)(x)
+{body}
+        return torch.jit.script(gm)
+"""
+
+# The project's own function of that name, which strips nothing.
+OWN_LOWER = """
+
+    def strip_overloads(g):
+        g.recompile()
+
+
+    def lower(model, x):
+        gm = make_fx(model)(x)
+{body}
+        return torch.jit.script(gm)
+"""
+
+
+def test_pass_after_torchs_strip_is_quiet(tmp_path):
+    for origin in ("torch._functorch.compile_utils", "functorch.compile"):
+        root = tmp_path / origin
+        root.mkdir()
+        lower = TORCH_LOWER.replace("{origin}", origin)
+        assert _rows(root, "strip_overloads(gm)\nupcast(gm)\n", lower=lower) == [], origin
+
+
+def test_pass_whose_result_rebinds_the_stripped_graph_is_quiet(tmp_path):
+    assert _rows(tmp_path, "strip_overloads(gm)\ngm = upcast(gm)\n") == []
+    (tmp_path / "torch").mkdir()
+    lower = TORCH_LOWER.replace("{origin}", "torch._functorch.compile_utils")
+    assert _rows(tmp_path / "torch", "strip_overloads(gm)\ngm = upcast(gm)\n", lower=lower) == []
+
+
+def test_pass_run_again_on_what_it_returned_is_loud(tmp_path):
+    assert (INSERT, "QL102") in _rows(tmp_path, "strip_overloads(gm)\ngm = upcast(gm)\nupcast(gm)\n")
+
+
+def test_projects_own_function_named_strip_overloads_is_loud(tmp_path):
+    assert (INSERT, "QL102") in _rows(tmp_path, "strip_overloads(gm)\nupcast(gm)\n", lower=OWN_LOWER)
+
+
+def test_torchs_strip_under_a_condition_is_loud(tmp_path):
+    lower = TORCH_LOWER.replace("{origin}", "torch._functorch.compile_utils")
+    assert (INSERT, "QL102") in _rows(tmp_path, "if FLAG:\n    strip_overloads(gm)\nupcast(gm)\n", lower=lower)
+
+
+def test_pass_before_torchs_strip_is_loud(tmp_path):
+    lower = TORCH_LOWER.replace("{origin}", "torch._functorch.compile_utils")
+    assert (INSERT, "QL102") in _rows(tmp_path, "gm = upcast(gm)\nstrip_overloads(gm)\n", lower=lower)

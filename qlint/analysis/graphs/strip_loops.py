@@ -15,15 +15,20 @@ the rest keep their overloads. Nothing else may run in the loop, nor an `else` o
 
 Also here: the graph upkeep that reads no node's target (`gm.recompile()`,
 `gm.graph.lint()`, ...), which may run between an insertion and the strip.
+And torch's own `strip_overloads`, known by where its import resolves (`torch_strip`).
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from qlint.analysis.names.resolver import dotted_parts
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_STRIP = "strip_overloads"
+# How a function's names resolve (`Resolver.qualname`).
+Qualname = Callable[[ast.expr], "str | None"]
 # GraphModule and Graph methods that regenerate code, check or prune the graph, never keyed on
 # an op: `eliminate_dead_code` asks a packet's purity through its `.default` (torch 2.13's
 # `is_impure`), as it asks the overload's.
@@ -58,9 +63,10 @@ def strip_helper(func: ast.AST) -> bool:
     return loops == 1
 
 
-def own_strip(func: ast.AST, module_functions: dict) -> tuple[int, str] | None:
+def own_strip(func: ast.AST, module_functions: dict, qualname: Qualname | None = None) -> tuple[int, str] | None:
     """The line and graph of a statement of `func`'s own body (not in a branch or loop) that
-    strips that graph: `h(g)` with `h` a strip helper nested in `func` or of the module."""
+    strips that graph: `h(g)` with `h` a strip helper nested in `func` or of the module, or,
+    given `qualname` (how the function's names resolve), torch's own `strip_overloads`."""
     if not isinstance(func, _FUNCS):
         return None
     nested = {s.name: s for s in func.body if isinstance(s, _FUNCS)}
@@ -75,20 +81,32 @@ def own_strip(func: ast.AST, module_functions: dict) -> tuple[int, str] | None:
         helper = nested.get(call.func.id) or module_functions.get(call.func.id)
         if strip_helper(helper):
             return stmt.lineno, call.args[0].id
+        # The project's own function of that name may do anything: only an import counts.
+        if helper is None and qualname is not None and torch_strip(qualname(call.func) or ""):
+            return stmt.lineno, call.args[0].id
     return None
 
 
-def calls_after_strip(func: ast.AST, module_functions: dict, calls: list[ast.Call]) -> tuple[list, list] | None:
+def torch_strip(name: str) -> bool:
+    """Whether the qualified `name` is torch's `strip_overloads` (`torch._functorch.compile_utils`,
+    re-exported by `functorch.compile`), not a project function of that name."""
+    return name.rpartition(".")[2] == _STRIP and name.partition(".")[0] in ("torch", "functorch")
+
+
+def calls_after_strip(
+    func: ast.AST, module_functions: dict, calls: list[ast.Call], qualname: Qualname | None = None
+) -> tuple[list, list] | None:
     """`calls` (made in `func`'s own body) split into those that may see its graph before
     `own_strip` stripped it, and those made on the stripped graph after it: the graph is
     their first argument, bound since only to itself through a module method that returns
-    the module (`g = g.half()`). None when `func` strips no graph of its own."""
-    strip = own_strip(func, module_functions)
+    the module (`g = g.half()`), or to what the call itself returns (`g = run_pass(g)`: the
+    binding comes after the call). None when `func` strips no graph of its own."""
+    strip = own_strip(func, module_functions, qualname)
     if strip is None:
         return None
     line, graph = strip
     rebound = [
-        n.lineno
+        n
         for n in ast.walk(func)
         if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.NamedExpr))
         and n.lineno > line
@@ -100,17 +118,24 @@ def calls_after_strip(func: ast.AST, module_functions: dict, calls: list[ast.Cal
         (n.lineno, n.end_lineno or n.lineno)
         for n in ast.walk(func)
         if isinstance(n, (ast.For, ast.AsyncFor, ast.While))
-        and any(n.lineno <= r <= (n.end_lineno or n.lineno) for r in rebound)
+        and any(n.lineno <= r.lineno <= (n.end_lineno or n.lineno) for r in rebound)
     ]
     before, after = [], []
     for call in calls:
         on_graph = bool(call.args) and isinstance(call.args[0], ast.Name) and call.args[0].id == graph
-        fresh = not any(line < r <= call.lineno for r in rebound) and not any(a <= call.lineno <= b for a, b in loops)
+        fresh = not any(line < r.lineno <= call.lineno and not _binds_result(r, call) for r in rebound) and not any(
+            a <= call.lineno <= b for a, b in loops
+        )
         if call.lineno > line and on_graph and fresh:
             after.append(call)
         elif call.lineno <= line:
             before.append(call)
     return before, after
+
+
+def _binds_result(node: ast.AST, call: ast.Call) -> bool:
+    """`g = call(...)`: the binding of what `call` returns, made once it has run."""
+    return isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is call
 
 
 # `nn.Module` methods that return the module itself (its graph, for a GraphModule).

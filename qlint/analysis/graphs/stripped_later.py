@@ -26,11 +26,10 @@ import os
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.project_scan import read_module, texts_naming
-from qlint.analysis.graphs.strip_loops import strip_helper, strip_loop, upkeep
+from qlint.analysis.graphs.strip_loops import strip_helper, strip_loop, torch_strip, upkeep
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import OpRef, Resolver, dotted_parts
 
-_STRIP = "strip_overloads"
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Statements that cannot leave the statement list early nor hold another one.
 SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Import, ast.ImportFrom, ast.Pass)
@@ -199,7 +198,7 @@ def _strips_next(
             return False  # the graph read, stored, returned or bound anew
         callee = call.func.id
         name = _imported_in(owner, callee) or resolver.qualname(call.func) or ""
-        if _is_strip(name) and len(call.args) == 1 and isinstance(stmt, ast.Expr):
+        if torch_strip(name) and len(call.args) == 1 and isinstance(stmt, ast.Expr):
             return True
         func = _function_named(ctx, owner, callee, name)
         if isinstance(stmt, ast.Expr) and len(call.args) == 1 and not call.keywords and strip_helper(func):
@@ -262,13 +261,6 @@ def _imported_in(func: ast.AST, name: str) -> str | None:
                 if (alias.asname or alias.name) == name:
                     return f"{node.module}.{alias.name}"
     return None
-
-
-def _is_strip(name: str) -> bool:
-    # torch's own (`torch._functorch.compile_utils`, re-exported by `functorch.compile`),
-    # imported by the module or by the function itself; a function of that name of the
-    # project's may do anything.
-    return name.rpartition(".")[2] == _STRIP and name.partition(".")[0] in ("torch", "functorch")
 
 
 def _callee(stmt: ast.stmt) -> str | None:
