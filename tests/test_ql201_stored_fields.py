@@ -173,3 +173,65 @@ def test_a_bundle_built_by_a_helper_of_another_module(tmp_path):
     (root / "example" / "common.py").write_text(common.replace("MODEL", "Net()"))
     (d,) = check(script)
     assert "modules start in train mode" in d.message
+
+
+HOLDERS = """\
+class Holder:
+    def __init__(self, model, inputs):
+        self.model = model
+        self.inputs = inputs
+"""
+
+BUILDS_A_HOLDER = """\
+import torch
+from torch import nn
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+
+from lib.holders import Holder
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(4)
+
+
+def main(x, q):
+    net = Net()
+    holder = Holder(net, (x,))
+    return prepare_pt2e(torch.export.export(holder.model, holder.inputs).module(), q)
+"""
+
+
+def test_a_project_class_is_read_once_for_every_file_that_builds_it(tmp_path, monkeypatch):
+    # What a class stores depends on its own statements alone: a class of another module that
+    # many files construct (ExecuTorch's `SimpleADB`, from 48 of them) is walked once per
+    # process, and each file still gets the finding a fresh analysis gives.
+    from qlint.analysis.flow import stored_fields
+
+    walks: list[tuple[str, bool]] = []
+    walk = stored_fields._changed_by_methods
+
+    def counted(cls, changes):
+        walks.append((cls.name, "train" in changes))
+        return walk(cls, changes)
+
+    monkeypatch.setattr(stored_fields, "_changed_by_methods", counted)
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    for name, text in {
+        "lib/__init__.py": "",
+        "lib/holders.py": HOLDERS,
+        "a.py": BUILDS_A_HOLDER,
+        "b.py": BUILDS_A_HOLDER,
+    }.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    project = ProjectIndex()
+    row = BUILDS_A_HOLDER.count("\n")
+    for name in ("a.py", "b.py"):
+        result = check_source(BUILDS_A_HOLDER, str(root / name), settings_for(("QL201",)), project)
+        assert [d.range.start.row for d in result.diagnostics] == [row]
+    # Once for what its constructions hold (`holder.model`), once for what stays the object
+    # given (`Holder(net, ...)`, `held_parts`): not again for the second file.
+    assert sorted(walks) == [("Holder", False), ("Holder", True)]

@@ -151,7 +151,6 @@ class ModelFlow:
         # The checked module's flows kept from its last check and for its next (`carried_flows`).
         self.carry = None
         self._attributes: dict[int, dict[str, ast.Call | Stored | Evaled]] = {}
-        self._fields: dict[tuple[int, bool], tuple[ast.ClassDef, dict]] = {}  # the class kept: its id stays its own
         self.field_makers: dict[tuple[int, str], list | None] = {}  # `field_instances`, per class and field
         if self.memo.classes is None:
             self.memo.classes = ClassIndex(
@@ -255,12 +254,7 @@ class ModelFlow:
     def stored_fields(self, cls, held: bool = False) -> dict:
         """What constructions of the resolved class `cls` hold as attributes (`stored_fields`;
         with `held`, whatever mode a method switches them to: `held_fields`)."""
-        node = cls.node
-        found = self._fields.get((id(node), held))
-        if found is None:
-            fields = held_fields(node) if held else stored_fields(node, lambda call: False)
-            found = self._fields[(id(node), held)] = (node, fields)
-        return found[1]
+        return held_fields(cls.node) if held else stored_fields(cls.node)
 
     def for_module(self, module: str) -> ModelFlow | None:
         """The analysis of another module of the project (None outside it), however many

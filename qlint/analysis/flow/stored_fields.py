@@ -9,27 +9,53 @@ caller passing `bundle.model` to a helper is then classified.
 Only what the class itself guarantees is followed: a dataclass without `__post_init__`, whose
 field is initialised from the call; an `__init__` attribute that no method reassigns, switches
 or hands to a call (`model_attrs.attribute_sources`).
+
+Both answers depend on the class's own statements alone, and each is a walk of every method:
+they are kept on the class node (`node_memo`), so a class of another module that many checked
+files construct (ExecuTorch's `SimpleADB`, built from 48 of them) is walked once per process,
+not once per check.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
 
 from qlint.analysis.flow.model_attrs import Stored, attribute_sources
 from qlint.analysis.flow.read_only_params import LOOKERS, MUTATORS
 from qlint.analysis.names.scope import own_init, parameter_args
+from qlint.analysis.node_memo import kept_on_node
 
 Field = tuple[int | None, str]  # (position among the call's arguments, keyword)
 
 
-def stored_fields(cls: ast.ClassDef, is_constructor: Callable[[ast.Call], bool]) -> dict[str, Field]:
-    """Attribute -> the argument of a construction that it holds."""
+def stored_fields(cls: ast.ClassDef) -> dict[str, Field]:
+    """Attribute -> the argument of a construction that it holds (kept on `cls`: shared, so
+    callers must not change it)."""
+    return kept_on_node(cls, _STORED, _stored_fields)
+
+
+def held_fields(cls: ast.ClassDef) -> dict[str, Field]:
+    """Attribute -> the argument of a construction that it still is, whatever its mode: a
+    dataclass field, or a parameter `__init__`'s own statements store once (`self.model =
+    model`), which no method reassigns, aliases or hands to a call (a mode switch of it,
+    `self.model.eval()`, keeps it: `switched_fields` reads those). Kept on `cls` as well."""
+    return kept_on_node(cls, _HELD, _held_fields)
+
+
+_STORED = "_qlint_stored_fields"
+_HELD = "_qlint_held_fields"
+
+
+def _not_a_construction(call: ast.Call) -> bool:
+    return False  # only what `__init__` stores from its parameters is read, not what it builds
+
+
+def _stored_fields(cls: ast.ClassDef) -> dict[str, Field]:
     if _is_dataclass(cls):
         out = _dataclass_fields(cls)
     else:
         out = {}
-        for name, source in attribute_sources(cls, is_constructor).items():
+        for name, source in attribute_sources(cls, _not_a_construction).items():
             if isinstance(source, Stored) and not source.passed_on_in:
                 out[name.removeprefix("self.")] = (source.index - 1, source.param)
     if not out:
@@ -38,11 +64,7 @@ def stored_fields(cls: ast.ClassDef, is_constructor: Callable[[ast.Call], bool])
     return {} if changed is None else {name: spec for name, spec in out.items() if name not in changed}
 
 
-def held_fields(cls: ast.ClassDef) -> dict[str, Field]:
-    """Attribute -> the argument of a construction that it still is, whatever its mode: a
-    dataclass field, or a parameter `__init__`'s own statements store once (`self.model =
-    model`), which no method reassigns, aliases or hands to a call (a mode switch of it,
-    `self.model.eval()`, keeps it: `switched_fields` reads those)."""
+def _held_fields(cls: ast.ClassDef) -> dict[str, Field]:
     if _is_dataclass(cls):
         out = _dataclass_fields(cls)
     else:
