@@ -24,7 +24,7 @@ import ast
 import re
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.graphs.hand_built_graphs import module_graph, spells_overload
+from qlint.analysis.graphs.hand_built_graphs import module_graph
 from qlint.analysis.graphs.never_called import baseless
 from qlint.analysis.graphs.project_scan import texts_naming
 from qlint.analysis.names.functions import Body
@@ -38,12 +38,13 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # read through an object of unknown class, such a name says nothing about who bound it.
 _TORCH_ATTRS = frozenset({"graph", "_graph", "gm", "graph_module", "module", "new_graph"})
 _CACHE_KEY = "graphs.self_built"
+_SPELLED_KEY = "graphs.self_built.spelled"
 
 
 def inserted_into_own_graph(ctx: FileContext, body: Body | None, packet: ast.expr, op: str) -> bool:
     """Whether `packet` is an argument of `<receiver>.call_function(...)`/`create_node(...)`
     in the method `body`, the receiver being a graph the project builds on an object (above)."""
-    if body is None or not isinstance(body.node, _FUNCS) or spells_overload(ctx.tree, op):
+    if body is None or not isinstance(body.node, _FUNCS):
         return False
     call = _insertion(body.node, packet)
     if call is None:
@@ -57,7 +58,7 @@ def inserted_into_own_graph(ctx: FileContext, body: Body | None, packet: ast.exp
     if _rebound(body.node, parts[0]):
         return False
     if parts == [me]:
-        return _graph_subclass(ctx, cls)
+        return _graph_subclass(ctx, cls) and not _module_spells_overload(ctx, op)
     if parts[0] not in params or len(parts) not in (2, 3) or parts[2:] not in ([], ["graph"]):
         return False
     attr = parts[1]
@@ -65,7 +66,21 @@ def inserted_into_own_graph(ctx: FileContext, body: Body | None, packet: ast.exp
         return False
     # Read on an object of a class with bases, or of unknown class: who binds it is not seen.
     strict = parts[0] != me or not baseless(cls)
-    return _fresh_attribute(ctx, attr, wrapped=len(parts) == 3, strict=strict)
+    return _fresh_attribute(ctx, attr, wrapped=len(parts) == 3, strict=strict) and not _module_spells_overload(ctx, op)
+
+
+def _module_spells_overload(ctx: FileContext, op: str) -> bool:
+    """The module spells an overload of `op` somewhere (`hand_built_graphs.spells_overload`),
+    asked last and read once per check: a walk of the whole module per insertion cost more
+    than the rest of QL102 on torch's observer.py."""
+    spelled = ctx.cache.get(_SPELLED_KEY)
+    if spelled is None:
+        spelled = ctx.cache[_SPELLED_KEY] = frozenset(
+            n.value.attr
+            for n in ast.walk(ctx.tree)
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Attribute)
+        )
+    return op in spelled
 
 
 def _insertion(func: ast.AST, packet: ast.expr) -> ast.Call | None:
