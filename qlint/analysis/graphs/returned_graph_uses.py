@@ -26,6 +26,7 @@ from qlint.analysis.graphs.stripped_later import named_elsewhere
 from qlint.analysis.graphs.stripped_returns import called_function, returns_stripped
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import dotted_parts
+from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.tree_walk import name_loads, own_nodes
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -98,7 +99,7 @@ def _stripped_value(ctx: FileContext, body: Body, nodes: list[ast.AST], name: st
         return False
     bound = _bindings(nodes, name)
     func = body.node
-    params = _parameters(func) if isinstance(func, _FUNCS) else []
+    params = [a.arg for a in parameter_args(func, star=False)] if isinstance(func, _FUNCS) else []
     if name in params:
         if bound:
             return False
@@ -149,10 +150,11 @@ def _every_call_hands_stripped(ctx: FileContext, body: Body, index: int, param: 
                 held = _stripped_call(ctx, caller, arg)
             elif isinstance(arg, ast.Name) and not _declared_global(ctx, arg.id):
                 bound = _bindings(nodes, arg.id)
+                own = parameter_args(caller.node, star=False) if isinstance(caller.node, _FUNCS) else []
                 held = (
                     len(bound) == 1
                     and bound[0].lineno < call.lineno
-                    and arg.id not in (_parameters(caller.node) if isinstance(caller.node, _FUNCS) else ())
+                    and arg.id not in {a.arg for a in own}
                     and _assigned_stripped_call(ctx, caller, bound[0])
                 )
             else:
@@ -180,11 +182,6 @@ def _argument(call: ast.Call, index: int, param: str) -> ast.expr | None:
     if index < len(call.args):
         return call.args[index]
     return next((k.value for k in call.keywords if k.arg == param), None)
-
-
-def _parameters(func: ast.AST) -> list[str]:
-    args = func.args
-    return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
 
 
 def _bindings(nodes: list[ast.AST], name: str) -> list[ast.AST]:

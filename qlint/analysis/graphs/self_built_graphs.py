@@ -29,6 +29,7 @@ from qlint.analysis.graphs.never_called import baseless
 from qlint.analysis.graphs.project_scan import texts_naming
 from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import Resolver, dotted_parts
+from qlint.analysis.names.scope import parameter_args
 
 _GRAPHS = frozenset({"torch.fx.Graph", "torch.fx.graph.Graph"})
 _MODULES = frozenset({"torch.fx.GraphModule", "torch.fx.graph_module.GraphModule"})
@@ -52,7 +53,7 @@ def inserted_into_own_graph(ctx: FileContext, body: Body | None, packet: ast.exp
     parts = dotted_parts(call.func.value)
     if not parts:
         return False
-    params = _params(body.node)
+    params = [a.arg for a in parameter_args(body.node, star=False)]
     cls = body.class_scope.node if body.class_scope is not None else None
     me = params[0] if cls is not None and params and not _static(body.node) else None
     if _rebound(body.node, parts[0]):
@@ -93,11 +94,6 @@ def _insertion(func: ast.AST, packet: ast.expr) -> ast.Call | None:
         ):
             return node
     return None
-
-
-def _params(func: ast.AST) -> list[str]:
-    args = func.args
-    return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
 
 
 def _static(func: ast.AST) -> bool:
@@ -171,7 +167,7 @@ def _on_own_object(target: ast.Attribute, parents: dict[ast.AST, ast.AST]) -> bo
         func = parents.get(func)
     if func is None or _static(func):
         return False
-    params = _params(func)
+    params = [a.arg for a in parameter_args(func, star=False)]
     cls = parents.get(func)
     return bool(params) and params[0] == target.value.id and isinstance(cls, ast.ClassDef) and baseless(cls)
 
