@@ -27,6 +27,7 @@ from qlint.analysis.graphs.strip_loops import strip_helper, strip_loop
 from qlint.analysis.graphs.stripped_later import statement_lists
 from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import Resolver, dotted_parts
+from qlint.analysis.tree_walk import own_nodes
 
 _STRIP = "strip_overloads"
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -173,7 +174,12 @@ def _binds(func: ast.AST, name: str) -> bool:
 def writes_an_overload(ctx: FileContext, body: Body, func: ast.AST) -> bool:
     """Whether the function itself (not what it defines) names an overload of any op."""
     resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
-    for node in _own_nodes(func):
+    return names_an_overload(resolver, _own_nodes(func))
+
+
+def names_an_overload(resolver: Resolver, nodes: list[ast.AST]) -> bool:
+    """Whether one of `nodes` names an overload of an op (`torch.ops.aten.add.Tensor`)."""
+    for node in nodes:
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute):
             ref = resolver.op_ref(node)
             if ref is not None and not ref.is_packet:
@@ -182,13 +188,6 @@ def writes_an_overload(ctx: FileContext, body: Body, func: ast.AST) -> bool:
 
 
 def _own_nodes(func: ast.AST) -> list[ast.AST]:
-    """The nodes of a function, not those of the functions and classes it defines."""
-    out = []
-    todo = list(ast.iter_child_nodes(func))
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (*_FUNCS, ast.ClassDef, ast.Lambda)):
-            continue
-        out.append(node)
-        todo.extend(ast.iter_child_nodes(node))
-    return out
+    """The nodes of a function (its decorators and parameters' defaults included), not those
+    of the functions, classes and lambdas it defines."""
+    return own_nodes(list(ast.iter_child_nodes(func)), scopes=False)

@@ -26,7 +26,7 @@ import os
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.project_scan import read_module
 from qlint.analysis.graphs.strip_loops import keeps_module, upkeep
-from qlint.analysis.graphs.stripped_here import strips_graph
+from qlint.analysis.graphs.stripped_here import names_an_overload, strips_graph
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.tree_walk import own_nodes
@@ -214,6 +214,8 @@ def _keeps_packets(ctx: FileContext, func: ast.AST) -> bool:
     nodes = own_nodes(func)
     parents = {id(child): node for node in nodes for child in ast.iter_child_nodes(node)}
     resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
+    if names_an_overload(resolver, nodes):
+        return False
     for node in nodes:
         if isinstance(node, ast.Name) and node.id == params[0]:
             parent = parents.get(id(node))
@@ -224,10 +226,6 @@ def _keeps_packets(ctx: FileContext, func: ast.AST) -> bool:
                 return False
         elif isinstance(node, (*_FUNCS, ast.Lambda, ast.ClassDef)):
             return False  # code of its own that may see the graph
-        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute):
-            ref = resolver.op_ref(node)
-            if ref is not None and not ref.is_packet:
-                return False
     return True
 
 
