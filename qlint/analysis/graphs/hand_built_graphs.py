@@ -44,16 +44,25 @@ def inserted_into_kept_graph(ctx: FileContext, body: Body | None, packet: ast.ex
         return False
     if spells_overload(body.node, op):
         return False
-    for node in ast.walk(body.node):
+    call = insertion_of(body.node, packet)
+    if call is None:
+        return False
+    parts = dotted_parts(call.func.value)
+    return bool(parts) and parts[1:] in ([], ["graph"]) and kept_graph(ctx, body, parts[0])
+
+
+def insertion_of(func: ast.AST, packet: ast.expr) -> ast.Call | None:
+    """The `<receiver>.call_function(...)`/`create_node(...)` in `func` that `packet` is an
+    argument of (positional or keyword)."""
+    for node in ast.walk(func):
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
             and node.func.attr in _INSERTS
             and any(a is packet for a in (*node.args, *(k.value for k in node.keywords)))
         ):
-            parts = dotted_parts(node.func.value)
-            return bool(parts) and parts[1:] in ([], ["graph"]) and kept_graph(ctx, body, parts[0])
-    return False
+            return node
+    return None
 
 
 def matched_on_kept_graph(ctx: FileContext, body: Body | None, row: int) -> bool:

@@ -24,7 +24,7 @@ import ast
 import re
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.graphs.hand_built_graphs import module_graph
+from qlint.analysis.graphs.hand_built_graphs import insertion_of, module_graph
 from qlint.analysis.graphs.never_called import baseless
 from qlint.analysis.graphs.project_scan import texts_naming
 from qlint.analysis.names.functions import Body
@@ -33,7 +33,6 @@ from qlint.analysis.names.scope import parameter_args
 
 _GRAPHS = frozenset({"torch.fx.Graph", "torch.fx.graph.Graph"})
 _MODULES = frozenset({"torch.fx.GraphModule", "torch.fx.graph_module.GraphModule"})
-_INSERTS = frozenset({"call_function", "create_node"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Attributes torch's own objects carry (a GraphModule's, a Tracer's, an Interpreter's graph):
 # read through an object of unknown class, such a name says nothing about who bound it.
@@ -47,7 +46,7 @@ def inserted_into_own_graph(ctx: FileContext, body: Body | None, packet: ast.exp
     in the method `body`, the receiver being a graph the project builds on an object (above)."""
     if body is None or not isinstance(body.node, _FUNCS):
         return False
-    call = _insertion(body.node, packet)
+    call = insertion_of(body.node, packet)
     if call is None:
         return False
     parts = dotted_parts(call.func.value)
@@ -82,18 +81,6 @@ def _module_spells_overload(ctx: FileContext, op: str) -> bool:
             if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Attribute)
         )
     return op in spelled
-
-
-def _insertion(func: ast.AST, packet: ast.expr) -> ast.Call | None:
-    for node in ast.walk(func):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in _INSERTS
-            and any(a is packet for a in (*node.args, *(k.value for k in node.keywords)))
-        ):
-            return node
-    return None
 
 
 def _static(func: ast.AST) -> bool:
