@@ -344,13 +344,15 @@ FLAG_NET = """
             self.lin = nn.Linear(4, 4, use_bias)
             self.out = nn.Linear(4, 4, bias=use_bias)
             self.permute = permute
+            self.extra = None
             if extra is not None and not permute:
                 self.extra = extra
 
         def forward(self, x):
             if self.permute:
                 x = x.permute(0, 2, 1)
-            return self.out(self.lin(x))
+            x = self.out(self.lin(x))
+            return x if self.extra is None else self.extra(x)
 """
 
 
@@ -362,14 +364,16 @@ def test_a_value_the_class_only_gives_layers_or_tests_is_not_a_module():
     assert check(looped) == []
     assert check(_in_test(FLAG_NET, "Net(x.flag)")) == []  # by position
     assert check(_in_test(FLAG_NET, "Net(x.flag, permute=True)")) == []
+    # `permute` is stored, but the methods only test `self.permute`: a module handed in there
+    # would never run (zentorch's `Model(m, n, mul_arg_pos, add_arg_pos)` compared in forward).
+    assert check(_in_test(FLAG_NET, "Net(x.flag, x.other)")) == []
     # A parameter `__init__` never reads holds nothing.
     unused = FLAG_NET.replace("extra=None):", "extra=None, spare=None):")
     assert check(_in_test(unused, "Net(x.flag, spare=x.head)")) == []
 
 
 def test_a_value_the_class_may_keep_as_a_module_keeps_the_report():
-    # `extra` and `permute` are stored: either may be a module (a dropout) handed in.
-    assert _message(_in_test(FLAG_NET, "Net(x.flag, x.other)")).endswith("modules start in train mode)")
+    # `extra` is stored and called by `forward`: it may be a module (a dropout) handed in.
     assert _message(_in_test(FLAG_NET, "Net(True, extra=x.head)")).endswith("modules start in train mode)")
     assert _message(_in_test(FLAG_NET, "Net(True, False, x.head)")).endswith("modules start in train mode)")
     # Positions after `*args`, keywords through `**kwargs` or not named by `__init__`: unknown.
@@ -382,7 +386,7 @@ def test_a_value_the_class_may_keep_as_a_module_keeps_the_report():
         "self.head = use_bias or nn.Identity()",
         "self.seq = nn.Sequential(use_bias)",
         "self.head = build(use_bias)",
-        "self.head = use_bias",
+        "self.extra = use_bias",  # stored whole where `forward` calls it
     ]
     for line in kept:
         classes = "from somelib import build\n" + textwrap.dedent(FLAG_NET.replace("self.permute = permute", line))

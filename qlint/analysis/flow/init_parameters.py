@@ -3,9 +3,10 @@
 A construction passes values qlint may not know (`M(use_bias=flag)` with `flag` a loop
 variable or a test's parameter). Such a value could be a module the class stores, which
 would make the model's content unknown. It cannot be one when `__init__` only hands it to
-torch.nn layers as a hyperparameter (`nn.Linear(4, 4, use_bias)`) or tests it
-(`if flag:`, `flag and x`, `not flag`): what the model holds is then read from the class
-alone, whatever the value.
+torch.nn layers as a hyperparameter (`nn.Linear(4, 4, use_bias)`), tests it
+(`if flag:`, `flag and x`, `not flag`) or stores it on the instance where the class's methods
+only test it (`stored_flags`): what the model holds is then read from the class alone,
+whatever the value.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.model_torch_nn import CONTAINERS
+from qlint.analysis.flow.stored_flags import only_tested_attribute, tested_value
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import own_init
 
@@ -29,7 +31,8 @@ def only_hyperparameter(cls_node: ast.ClassDef, resolver: Resolver, position: in
         return False
     parents = {child: node for node in ast.walk(init) for child in ast.iter_child_nodes(node)}
     reads = [n for n in ast.walk(init) if isinstance(n, ast.Name) and n.id == name]
-    return all(isinstance(n.ctx, ast.Load) and _harmless_read(n, parents, resolver) for n in reads)
+    me = init.args.args[0].arg if init.args.args else None
+    return all(isinstance(n.ctx, ast.Load) and _harmless_read(n, parents, resolver, cls_node, me) for n in reads)
 
 
 def _parameter(args: ast.arguments, position: int | None, keyword: str | None) -> str | None:
@@ -40,26 +43,24 @@ def _parameter(args: ast.arguments, position: int | None, keyword: str | None) -
     return keyword if keyword in named else None
 
 
-def _harmless_read(name: ast.Name, parents: dict, resolver: Resolver) -> bool:
+def _harmless_read(name: ast.Name, parents: dict, resolver: Resolver, cls_node: ast.ClassDef, me: str | None) -> bool:
     parent = parents.get(name)
     if isinstance(parent, ast.keyword):
         parent = parents.get(parent)
         return isinstance(parent, ast.Call) and _layer(parent, resolver)
     if isinstance(parent, ast.Call) and name in parent.args:
         return _layer(parent, resolver)
-    if isinstance(parent, (ast.If, ast.IfExp, ast.While, ast.Assert)) and parent.test is name:
-        return True
-    if isinstance(parent, ast.Compare) or (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)):
-        return True  # a bool, whatever the value
-    return isinstance(parent, ast.BoolOp) and _tested(parent, parents)
+    if _stored_whole(parent, name, me):
+        return only_tested_attribute(cls_node, resolver, parent.targets[0].attr)
+    return tested_value(name, parents)
 
 
-def _tested(node: ast.expr, parents: dict) -> bool:
-    """An `and`/`or` whose value is only tested, never kept (`x = flag or m` keeps `m`)."""
-    parent = parents.get(node)
-    while isinstance(parent, ast.BoolOp):
-        node, parent = parent, parents.get(parent)
-    return isinstance(parent, (ast.If, ast.IfExp, ast.While, ast.Assert)) and parent.test is node
+def _stored_whole(parent: ast.AST | None, name: ast.Name, me: str | None) -> bool:
+    """`self.<attr> = name`: the value kept as it came, on the instance being built."""
+    if me is None or not isinstance(parent, ast.Assign) or parent.value is not name or len(parent.targets) != 1:
+        return False
+    target = parent.targets[0]
+    return isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == me
 
 
 def _layer(call: ast.Call, resolver: Resolver) -> bool:
