@@ -126,3 +126,8 @@ def test_rewrite_that_is_not_torchs_is_loud(tmp_path):
 
 def test_replacement_that_is_not_a_function_of_the_module_is_loud(tmp_path):
     _contrast(tmp_path, REWRITE.replace("(gm, attention, fused)", "(gm, attention, REPLACEMENTS[0])"))
+
+
+def test_replacement_handed_in_under_a_module_functions_name_is_loud(tmp_path):
+    # The parameter may hold any callable, whatever function of the module shares its name.
+    _contrast(tmp_path, REWRITE.replace("def rewrite(gm):", "def rewrite(gm, fused):"))

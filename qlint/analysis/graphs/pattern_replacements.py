@@ -57,8 +57,8 @@ def replaced_packets(ctx: FileContext) -> frozenset[tuple[str, str, str]]:
                 if resolver.qualname(call.func) not in _REWRITES:
                     continue
                 pattern, replacement = _argument(call, 1, "pattern"), _argument(call, 2, "replacement")
-                pattern_body = owned.get(id(_traced_function(ctx, pattern)))
-                replacement_body = owned.get(id(_traced_function(ctx, replacement, traced=False)))
+                pattern_body = owned.get(id(_traced_function(ctx, body, pattern)))
+                replacement_body = owned.get(id(_traced_function(ctx, body, replacement, traced=False)))
                 if pattern_body is None or replacement_body is None:
                     continue
                 if any(not r.is_packet for r in _op_calls(ctx, pattern_body, calls_only=False)):
@@ -74,13 +74,14 @@ def _argument(call: ast.Call, index: int, keyword: str) -> ast.expr | None:
     return next((k.value for k in call.keywords if k.arg == keyword), None)
 
 
-def _traced_function(ctx: FileContext, expr: ast.expr | None, traced: bool = True) -> ast.AST | None:
-    """The module function `expr` names; with `traced`, also the one a tracer call is handed
+def _traced_function(ctx: FileContext, body, expr: ast.expr | None, traced: bool = True) -> ast.AST | None:
+    """The module function `expr` names in the rewriting `body` (not a name of its own: a
+    parameter may hold any callable); with `traced`, also the one a tracer call is handed
     (`symbolic_trace(pattern)`, a project's own tracing wrapper): the pattern's graph is its
     trace either way."""
     if traced and isinstance(expr, ast.Call) and len(expr.args) == 1 and not expr.keywords:
         expr = expr.args[0]
-    if not isinstance(expr, ast.Name):
+    if not isinstance(expr, ast.Name) or (body.node is not ctx.tree and expr.id in body.local):
         return None
     func = ctx.scope.functions.get(expr.id)
     return func if isinstance(func, _FUNCS) else None
