@@ -28,7 +28,7 @@ import ast
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
 from qlint.analysis.flow.row_guards import row_guard
-from qlint.analysis.graphs.init_fields import modules_naming
+from qlint.analysis.graphs.namesakes import named_only_by_namesakes
 from qlint.analysis.graphs.strip_loops import calls_after_strip
 from qlint.analysis.graphs.stripped_here import writes_an_overload
 from qlint.analysis.names.functions import Body, bodies
@@ -69,7 +69,7 @@ def row_runs_after_strips(ctx: FileContext, body: Body | None, row: int) -> bool
                 return False  # this call may reach the row on a graph with overloads
     if seen != len(loads) or not after_strip:
         return False  # handed on, or called elsewhere: with what, on what graph, is not known
-    return name.startswith("_") or all(_own_namesake(other, name) for other in modules_naming(ctx, name))
+    return name.startswith("_") or named_only_by_namesakes(ctx, name)
 
 
 def _passed(func: ast.AST, call: ast.Call) -> dict[int, ast.expr]:
@@ -88,19 +88,3 @@ def _passed(func: ast.AST, call: ast.Call) -> dict[int, ast.expr]:
         if kw.arg in by_name:
             out[by_name[kw.arg]] = kw.value
     return out
-
-
-def _own_namesake(other: FileContext, name: str) -> bool:
-    """Whether every spelling of `name` in the module `other` is its own function of that name:
-    it defines one at module level and names it by no import (nor takes `*` from one), no
-    attribute (`importer.name`) and no string (`getattr(importer, "name")`)."""
-    if not isinstance(other.scope.functions.get(name), _FUNCS):
-        return False
-    for node in ast.walk(other.tree):
-        if isinstance(node, ast.alias) and (node.name == "*" or name in (node.asname, *node.name.split("."))):
-            return False
-        if isinstance(node, ast.Attribute) and node.attr == name:
-            return False
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and name in node.value:
-            return False
-    return True

@@ -15,8 +15,17 @@ project, applied to the same graph). Between the pass and the strip, graph upkee
 no target (`gm.recompile()`) and definitions may run too, and so may a blind pass of another
 module, or one nested in the caller. A pass nested in a function is called there alone.
 
+The strip may follow the `if` (or `with`) the call is made in: the end of either arm leads
+there, so a strip after the block covers the call in the arm, with nothing between keyed on
+the op (SHARK's importer runs its pass in the quantized arm, then strips after the `else`). A
+loop's body does not lead on (the pass may run again first), nor a `try`'s. A caller may also
+run the pass after its own strip (`strip_loops.calls_after_strip`, as `passes_after_strip`
+asks of every call): the packet goes into a graph of packets; at least one call is stripped
+next, or this is that module's question.
+
 Read in the insertion's own module; a public pass is also looked for by name in the other
-modules of the project, where a caller that does not strip may sit.
+modules of the project, where a caller that does not strip may sit (a module that spells the
+name only for its own function of that name calls none: `namesakes`).
 """
 
 from __future__ import annotations
@@ -25,8 +34,9 @@ import ast
 import os
 
 from qlint.analysis.context import FileContext
+from qlint.analysis.graphs.namesakes import named_only_by_namesakes
 from qlint.analysis.graphs.project_scan import read_module, texts_naming
-from qlint.analysis.graphs.strip_loops import strip_helper, strip_loop, torch_strip, upkeep
+from qlint.analysis.graphs.strip_loops import calls_after_strip, strip_helper, strip_loop, torch_strip, upkeep
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import OpRef, Resolver, dotted_parts
 
@@ -51,14 +61,34 @@ def stripped_after(ctx: FileContext, body: Body | None, ref: OpRef, expr: ast.ex
     if not calls:
         return False
     owners = {id(b.node): b for b in bodies(ctx.tree, ctx.scope, ctx.cache)}
+    stripped_next = after_strip = False
     for owner, stmts, index in calls:
         held = owners.get(id(owner))
         if held is None:
             return False
         resolver = Resolver(ctx.scope, ctx.project, ctx.optable, held.local, held.class_scope)
-        if not _strips_next(ctx, owner, stmts, index, ref, resolver):
+        if _strips_next(ctx, owner, stmts, index, ref, resolver):
+            stripped_next = True
+        elif _made_after_strip(ctx, owner, stmts[index], resolver):
+            after_strip = True
+        else:
             return False
-    return outer is not None or func.name.startswith("_") or not named_elsewhere(ctx, func.name)
+    # Imported here: `stripped_here` reads this module's statement lists.
+    from qlint.analysis.graphs.stripped_here import writes_an_overload
+
+    if not stripped_next:
+        return False  # every call after a strip: `passes_after_strip` asks that
+    if after_strip and writes_an_overload(ctx, body, func):
+        return False  # on the stripped graph it sets nodes to overloads the packet sits beside
+    return outer is not None or func.name.startswith("_") or named_only_by_namesakes(ctx, func.name)
+
+
+def _made_after_strip(ctx: FileContext, owner: ast.AST, stmt: ast.stmt, resolver: Resolver) -> bool:
+    """Whether the call statement `stmt` runs the pass on the graph its caller has already
+    stripped to packets (`strip_loops.calls_after_strip`): the node it inserts carries the form
+    every other node carries by then."""
+    split = calls_after_strip(owner, ctx.scope.functions, [stmt.value], resolver.qualname)
+    return split is not None and bool(split[1])
 
 
 def graph_parameter_pass(ctx: FileContext, body: Body | None, expr: ast.expr) -> ast.AST | None:
@@ -177,7 +207,16 @@ def _strips_next(
     if graph is None:
         return False
     todo = list(stmts[index + 1 :])
-    while todo:
+    while True:
+        if not todo:
+            # The end of an `if` arm (or of a `with` body) leads on to what follows the block,
+            # whichever arm ran: a strip there covers the insertion in either.
+            block = _after_block(owner, stmts, graph)
+            if block is None:
+                return False
+            stmts, index = block
+            todo = list(stmts[index + 1 :])
+            continue
         stmt = todo.pop(0)
         if isinstance(stmt, ast.With):
             # The body of a `with` runs unless its context manager raises: read on.
@@ -205,7 +244,21 @@ def _strips_next(
             return True
         if _names_op(call, ref) or not blind_function(func, ref, returned=isinstance(stmt, ast.Assign)):
             return False
-    return False
+
+
+def _after_block(owner: ast.AST, stmts: list[ast.stmt], graph: str) -> tuple[list[ast.stmt], int] | None:
+    """The statement list holding the `if` or `with` whose arm or body `stmts` is, and the
+    block's index there; None when `stmts` is a function's body, or that of a loop (which
+    may run the pass again before the strip), a `try` (whose handlers may run instead) or a
+    `with` whose context manager is handed the graph (its exit may read it)."""
+    first = stmts[0]
+    for outer in statement_lists(owner):
+        for index, block in enumerate(outer):
+            if isinstance(block, ast.If) and any(arm and arm[0] is first for arm in (block.body, block.orelse)):
+                return outer, index
+            if isinstance(block, ast.With) and block.body[0] is first:
+                return None if any(_mentions(item, graph) for item in block.items) else (outer, index)
+    return None
 
 
 def _graph_call(stmt: ast.stmt, graph: str) -> ast.Call | None:
