@@ -154,3 +154,20 @@ def test_a_subclass_that_calls_nothing_itself_is_read_as_the_exact_search_reads_
     text = imports + f"\nimport torch\n\nRELU = torch.ops.aten.relu\n\n\nclass P({base}):\n    pass"
     found, result = _flagged(tmp_path, text, "pass")
     assert found == [] and result.parsed
+
+
+@pytest.mark.parametrize(
+    "full", ["pkg.graph_utils.insert_op", "pkg.Rewriter", "pkg.build.gen.x", "pkg.first_user", "insert_op", "Rewriter"]
+)
+def test_one_lookup_answers_for_a_function_or_a_class(full):
+    assert INDEX.may_lead_to_helper(full) == (INDEX.may_lead_to_function(full) or INDEX.may_lead_to_class(full))
+
+
+def test_the_gate_asks_each_import_once(monkeypatch):
+    asked = []
+    real = WrapperIndex.may_lead_to_helper
+    monkeypatch.setattr(WrapperIndex, "may_lead_to_helper", lambda s, f: asked.append(f) or real(s, f))
+    monkeypatch.setattr(WrapperIndex, "may_lead_to_function", lambda s, f: pytest.fail("asked twice"))
+    imports = [("a", "pkg.a"), ("R", "pkg.graph_utils.Rewriter")]
+    assert may_lead_to_helper("import pkg.a as a\nfrom pkg.graph_utils import Rewriter as R", imports, INDEX)
+    assert asked == ["pkg.a", "pkg.graph_utils.Rewriter"]

@@ -77,3 +77,32 @@ def test_file_imports_names_the_module_only_for_a_relative_import(tmp_path, monk
 )
 def test_the_names_of_an_import_statement(src, expected):
     assert text_imports(src, "m", "/p/m.py") == expected
+
+
+@pytest.mark.parametrize(
+    "names, expected",
+    [
+        ("a, b_2, _c", [("a", None), ("b_2", None), ("_c", None)]),
+        ("(pkg.mod,\n  other )", [("pkg.mod", None), ("other", None)]),
+        (" .a , a..b ", [(".a", None), ("a..b", None)]),  # what `[\w.]+` matches whole
+    ],
+)
+def test_plain_names_are_read_without_the_alias_pattern(monkeypatch, names, expected):
+    from qlint.analysis.names import text_imports as module
+
+    class Refusing:
+        def match(self, text):
+            raise AssertionError(f"the alias pattern was asked about {text!r}")
+
+    monkeypatch.setattr(module, "_ALIAS", Refusing())
+    assert module._aliases(names) == expected
+
+
+@pytest.mark.parametrize(
+    "part", ["a", "a.b", ".a", "a..b", "2bad", "a b", "a as b", "a\tas  b", "é", "a-b", "", " ", "a.b as c"]
+)
+def test_every_part_reads_as_the_alias_pattern_reads_it(part):
+    from qlint.analysis.names.text_imports import _ALIAS, _aliases
+
+    m = _ALIAS.match(" ".join(part.split()))
+    assert _aliases(part) == ([(m.group(1), m.group(2))] if m else [])

@@ -34,8 +34,9 @@ from qlint.analysis.graphs.word_trie import holds_any
 def may_lead_to_helper(text: str, imports: list[tuple[str, str]], index) -> bool:
     """False only when `imports_helper` would find no helper in `text` (whose imports, as
     `file_imports` reads them, are `imports`) with the wrapper index `index`."""
-    if any(index.may_lead_to_function(full) or index.may_lead_to_class(full) for _, full in imports):
-        return True
+    for _, full in imports:  # asked of most files: no generator made each time
+        if index.may_lead_to_helper(full):
+            return True
     if text.isascii() and "\r" not in text:
         heads = frozenset(name for name, _ in imports)
         return reaches_from_imports(text, attribute_pattern(index.attribute_or_class_names), heads)

@@ -104,9 +104,17 @@ def _starts(text: str, word: str) -> list[int]:
 
 
 def _aliases(names: str) -> list[tuple[str, str | None]]:
-    cleaned = _COMMENT.sub("", names).replace("\\\n", " ").strip().strip("()")
+    if "#" in names:
+        names = _COMMENT.sub("", names)
+    cleaned = names.replace("\\\n", " ").strip().strip("()")
     out = []
     for part in cleaned.split(","):
+        name = part.strip()
+        # Most parts are one (dotted) ASCII name, which `_ALIAS` matches whole with no `as`:
+        # its match is skipped (asked of every import of every file the triggers read).
+        if name.isascii() and name.replace(".", "_").isidentifier():
+            out.append((name, None))
+            continue
         m = _ALIAS.match(" ".join(part.split()))
         if m:
             out.append((m.group(1), m.group(2)))
