@@ -2,7 +2,7 @@
 
 Importing `symbolic_trace` makes a module legacy FX graph mode, whose graphs carry packets. A
 module that also compares node targets with an ATen overload matches dispatcher-level graphs
-(a symbolic trace never records one): it traces symbolically only to build pattern graphs
+(a symbolic trace of a model records none): it traces symbolically only to build pattern graphs
 (AITemplate's fx2ait), and its ATen packets never match the graphs it rewrites.
 """
 

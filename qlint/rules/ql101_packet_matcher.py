@@ -167,8 +167,8 @@ class PacketMatcher(Rule):
             return
         context = packet_graph_context(ctx)
         if context == LEGACY_FX and aten_overloads:
-            # A symbolic trace records the torch functions user code calls, never an ATen
-            # overload: a module comparing node targets with one matches dispatcher-level
+            # A symbolic trace of a model records the torch functions its code calls, not
+            # ATen overloads: a module comparing node targets with one matches dispatcher-level
             # graphs (export, make_fx, AOT), whatever it traces symbolically besides (pattern
             # graphs for a rewriter: AITemplate's fx2ait). Its ATen packets are judged as
             # anywhere else; other packets keep the legacy excuse (FX-mode lowering inserts
