@@ -17,7 +17,7 @@ from qlint.analysis.graphs.called_names import called_in
 from qlint.analysis.graphs.dynamo_graph_passes import sees_dynamo_graph
 from qlint.analysis.graphs.forwarding import Forwarding
 from qlint.analysis.graphs.fx_targets import is_node_target, target_names, target_rows
-from qlint.analysis.graphs.graph_context import COMPILER_INTERNAL, packet_graph_context
+from qlint.analysis.graphs.graph_context import COMPILER_INTERNAL, LEGACY_FX, packet_graph_context
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
 from qlint.analysis.graphs.packet_text import spells_packet
 from qlint.analysis.graphs.sinks import (
@@ -121,6 +121,7 @@ class PacketMatcher(Rule):
             # bound on a target row): nothing to split the module into bodies for.
             return
         found: dict[tuple, tuple[Diagnostic, Body, int]] = {}
+        aten_overloads = False  # whether the module compares node targets with an ATen overload
         rows = sorted(base_lines)
         for body in bodies(ctx.tree, ctx.scope, ctx.cache):
             if body.node is not ctx.tree and not spans_any(body.node, rows):
@@ -132,6 +133,9 @@ class PacketMatcher(Rule):
             class_scope = with_instance_attrs(body.class_scope, ctx.cache, ctx.lines)
             resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, class_scope)
             matched = list(_matchers(ctx, body, lines, resolver, names, sinks, forwarding))
+            aten_overloads = aten_overloads or any(
+                h.ref.namespace == "aten" and not h.ref.is_packet for _, hits in matched for h in hits
+            )
             # A body that also compares targets with an overload of the same op handles both
             # forms (`t == aten.sym_size or t == aten.sym_size.int`), if graphs carry that
             # overload (`aten.sym_size.default` is TorchScript's; graphs carry `.int`).
@@ -162,6 +166,15 @@ class PacketMatcher(Rule):
         if not found:
             return
         context = packet_graph_context(ctx)
+        if context == LEGACY_FX and aten_overloads:
+            # A symbolic trace of a model records the torch functions its code calls, not
+            # ATen overloads: a module comparing node targets with one matches dispatcher-level
+            # graphs (export, make_fx, AOT), whatever it traces symbolically besides (pattern
+            # graphs for a rewriter: AITemplate's fx2ait). Its ATen packets are judged as
+            # anywhere else; other packets keep the legacy excuse (FX-mode lowering inserts
+            # and matches `quantized.*` packets).
+            found = {key: v for key, v in found.items() if key[2][1] == "aten"}
+            context = None
         if context == COMPILER_INTERNAL:
             # Compiler graphs accept packets, except that a node this module inserts as an
             # overload never equals the packet it then compares with.

@@ -46,6 +46,7 @@ _COMPILER_PACKAGES = ("torch._inductor.", "torch._dynamo.", "torch._functorch.")
 _INDUCTOR_PASS_APIS = ("torch._inductor.pattern_matcher", "torch._inductor.lowering", "torch._inductor.fx_passes")
 _CACHE_KEY = "graph_context"
 COMPILER_INTERNAL = "compiler-internal graph (Dynamo/Inductor), which accepts packets"
+LEGACY_FX = "legacy FX graph mode, whose graphs carry packets"
 _TRACERS = ("symbolic_trace", "export", "make_fx")
 
 
@@ -95,7 +96,7 @@ def _classify(ctx: FileContext) -> str | None:
     ]
     legacy = any(n.startswith(_LEGACY) or n.endswith("symbolic_trace") for n in names)
     modern = any(_modern(n) for n in names)
-    return "legacy FX graph mode, whose graphs carry packets" if legacy and not modern else None
+    return LEGACY_FX if legacy and not modern else None
 
 
 def _modern(name: str) -> bool:
