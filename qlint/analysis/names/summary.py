@@ -21,7 +21,6 @@ shares a line with another one that continues further) falls back to a parse of 
 from __future__ import annotations
 
 import ast
-import re
 from array import array
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -30,12 +29,13 @@ from qlint.analysis.names.live_trees import LIVE
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.recent_trees import RECENT
 from qlint.analysis.names.scope import ClassScope, ModuleScope, assignments, binding_statements
+from qlint.lazy_patterns import lazy
 from qlint.value_classes import field, value_class
 
 # (first line, the statement's own line, last line, column): the first line is a
 # decorator's for a decorated definition.
 Loc = tuple[int, int, int, int]
-_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)")  # the line breaks `ast` counts
+_LINES = lazy(r"[^\r\n]*(?:\r\n|\r|\n)")  # the line breaks `ast` counts
 
 
 def _loc(stmt: ast.stmt) -> Loc:
