@@ -46,7 +46,7 @@ class SummaryStore:
 
     @classmethod
     def for_settings(cls, settings: Settings) -> SummaryStore:
-        from qlint.cache import cache_dir_for, cache_key
+        from qlint.cache_keys import cache_dir_for, cache_key
 
         return cls(cache_dir_for(settings) / __version__ / f"{cache_key(settings)}.summaries")
 
