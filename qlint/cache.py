@@ -41,7 +41,6 @@ from typing import Any
 
 from qlint import __version__, checksummed_files, listed_dependencies
 from qlint.analysis import wrapper_record
-from qlint.analysis.names.run_layout import layout_key
 from qlint.analysis.project_files import (
     disk_files,
     holds_any,
@@ -51,6 +50,7 @@ from qlint.analysis.project_files import (
     saved_listings,
 )
 from qlint.analysis.racy_stats import RACY_NS
+from qlint.cache_keys import cache_dir_for, cache_key
 from qlint.diagnostic import (
     Applicability,
     Diagnostic,
@@ -64,7 +64,6 @@ from qlint.diagnostic import (
 from qlint.listing_store import ListingStore
 from qlint.results import FileResult, content_hash
 from qlint.settings import Settings
-from qlint.short_digests import sha256_hex
 from qlint.wrapper_store import WrapperStore
 
 # 4: results of whole-project scans carry a listing dependency; a cache written without it
@@ -77,17 +76,6 @@ _SHARDS = 64
 _UNTRUSTED = -1
 _UNSEEN = object()
 _FEW = 64  # fewer recorded stats than this are compared one by one
-
-
-def cache_dir_for(settings: Settings) -> Path:
-    return settings.cache_dir or settings.root / ".qlint_cache"
-
-
-def cache_key(settings: Settings) -> str:
-    """The settings' fingerprint, the project root and the run's layout: the root decides
-    per-file-ignores and module names, so two projects sharing a `--cache-dir` never see each
-    other's entries; the layout (`run_layout`) how the run's imports resolve."""
-    return sha256_hex(f"{settings.fingerprint}\0{settings.root}\0{layout_key()}".encode())[:16]
 
 
 class Cache:

@@ -357,7 +357,13 @@ def _cmd_stdin(args: argparse.Namespace, settings, mode: str) -> int:
     if getattr(args, "runtime", False) or getattr(args, "verify", False):
         raise UsageError("the runtime checker does not read standard input: name the file")
     data = stdin.read()
+    from qlint.analysis import run_roots
     from qlint.process_exit import ending
+
+    # The buffer stands in for the file, and so does its run: `qlint check FILE`'s directories
+    # and layout (`run_layout`), hence its cache key. Without them an editor's check read none
+    # of the summaries a run over the tree kept, and parsed every module it imports again.
+    run_roots.use([stdin.buffer_path(args.stdin_filename)])
     from qlint.summary_cache import summary_store
 
     if ending():

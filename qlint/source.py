@@ -17,14 +17,15 @@ from bisect import bisect_right
 from typing import TYPE_CHECKING
 
 from qlint.diagnostic import Position, Range
+from qlint.lazy_patterns import lazy
 from qlint.value_classes import value_class
 
 if TYPE_CHECKING:  # a cached run's start-up never imports `ast` (test_cli_runner)
     import ast
 
-NEWLINE = re.compile(r"\r\n?|\n")
-_LF = re.compile("\n")
-_NEWLINE_BYTES = re.compile(rb"\r\n?|\n")
+NEWLINE = lazy(r"\r\n?|\n")
+_LF = lazy("\n")
+_NEWLINE_BYTES = lazy(rb"\r\n?|\n")
 
 
 class DecodeError(ValueError):

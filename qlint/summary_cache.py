@@ -23,8 +23,8 @@ from qlint import __version__, checksummed_files
 from qlint.analysis.names.summary import ModuleSummary
 from qlint.settings import Settings
 
-_MAGIC = "qlint-summary-2"
-_HEADER = b"qlint-summary-2\n"
+_MAGIC = "qlint-summary-3"
+_HEADER = b"qlint-summary-3\n"
 # What the project scans learned about a root's modules (`qlint.analysis.scan_memo`).
 _SCAN_MAGIC = "qlint-scan-1"
 _SCAN_HEADER = b"qlint-scan-1\n"
@@ -46,7 +46,7 @@ class SummaryStore:
 
     @classmethod
     def for_settings(cls, settings: Settings) -> SummaryStore:
-        from qlint.cache import cache_dir_for, cache_key
+        from qlint.cache_keys import cache_dir_for, cache_key
 
         return cls(cache_dir_for(settings) / __version__ / f"{cache_key(settings)}.summaries")
 

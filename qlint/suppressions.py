@@ -11,11 +11,12 @@ import io
 import re
 
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Range
+from qlint.lazy_patterns import lazy
 from qlint.value_classes import field, value_class
 
-_LINE = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
-_FILE = re.compile(r"#\s*qlint\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
-_CODE = re.compile(r"[A-Z]+[0-9]+")
+_LINE = lazy(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_FILE = lazy(r"#\s*qlint\s*:\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_CODE = lazy(r"[A-Z]+[0-9]+")
 
 
 @value_class

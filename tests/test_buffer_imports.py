@@ -69,3 +69,22 @@ def test_a_matcher_is_still_flagged_without_the_deferred_modules(tmp_path):
     modules = set(json.loads(proc.stderr.decode().rpartition("MODULES ")[2]))
     assert "qlint.rules.ql101_packet_matcher" in modules and "qlint.analysis.graphs.forwarding" in modules
     assert [m for m in DEFERRED if m in modules] == []
+
+
+def test_a_buffer_check_with_a_cache_reads_summaries_without_the_results_cache(tmp_path):
+    # A buffer's result is never cached: the store of module summaries is found by the cache's
+    # key alone (`cache_keys`), without the results cache and its listings and indexes.
+    text = "import torch\n\n\ndef f(gm):\n    return gm.graph.call_function(torch.ops.aten.add, ())\n"
+    path = tmp_path / "m.py"
+    path.write_text(text)
+    probe = PROBE.replace('"--no-cache"', '"--cache-dir", "cache"')
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, str(path)], input=text.encode(), env=env, cwd=tmp_path, capture_output=True
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert "m.py:5:" in proc.stdout.decode() and "QL102" in proc.stdout.decode()
+    modules = set(json.loads(proc.stderr.decode().rpartition("MODULES ")[2]))
+    assert "qlint.cache_keys" in modules  # the store of summaries was looked for
+    results_cache = ("qlint.cache", "qlint.listing_store", "qlint.wrapper_store", "qlint.listed_dependencies")
+    assert [m for m in results_cache if m in modules] == []

@@ -277,3 +277,18 @@ def test_a_keystroke_keeps_the_findings_of_the_file_on_disk(repo):
     for buffer in buffers:
         warm = _buffer(repo, "methods", buffer, cached=True)
         assert warm == _buffer(repo, "methods", buffer, cached=False) == on_disk
+
+
+def test_a_buffer_s_check_reads_what_the_tree_run_kept(tmp_path):
+    """The buffer stands in for the file and its check for `qlint check FILE`: it reads the
+    results' and summaries' store the whole-tree run kept (one cache key), rather than a
+    store of its own in which it summarised every module it imports again."""
+    (tmp_path / ".git").mkdir()
+    old_package(tmp_path, flows=FLOWS, helpers=HELPERS, readied=READIED, bases=BASES)
+    _qlint(tmp_path, "--cache-dir", "cache", "pkg")
+    stores = sorted(p.name for p in (tmp_path / "cache").glob("*/*"))
+    assert any(s.endswith(".summaries") for s in stores)
+    text = FLOWS.replace("def set_mode(model):\n    model.eval()", "def set_mode(model):\n    model.train()")
+    warm = _buffer(tmp_path, "flows", text, cached=True)
+    assert warm == _buffer(tmp_path, "flows", text, cached=False) and _rows(warm) == [(26, "QL201")]
+    assert sorted(p.name for p in (tmp_path / "cache").glob("*/*")) == stores

@@ -12,7 +12,7 @@ import pytest
 from qlint import checksummed_files, summary_cache
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.scope import ModuleScope, same_tree
-from qlint.analysis.names.summary import ModuleSummary
+from qlint.analysis.names.summary import ModuleSummary, class_method_names
 from qlint.runner import run_check
 from qlint.settings import Settings
 from qlint.summary_cache import SummaryStore
@@ -113,6 +113,35 @@ def test_only_the_statements_asked_for_are_parsed(monkeypatch):
     assert parsed == []  # names alone come from the summary
     assert lazy.functions["f150"].name == "f150" and lazy.unique("OPS") is not None
     assert len(parsed) == 2 and max(parsed) < 60
+
+
+def test_a_class_s_method_names_come_from_the_summary_unparsed(monkeypatch):
+    # The last definition of a name wins, as in the scope; methods in their order, a name
+    # defined twice once; nested classes' methods are not the class's.
+    text = (
+        "class Runner:\n    def old(self): pass\n"
+        "class Runner(Base):\n    X = 1\n    def warm(self, gm): pass\n    async def cool(self): pass\n"
+        "    def warm(self, gm): return gm\n    class Inner:\n        def hidden(self): pass\n"
+        "    def __init__(self): pass\n"
+    )
+    eager, lazy = _summarised(text)
+    parsed: list[str] = []
+    real_parse = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda src, *a, **k: parsed.append(src) or real_parse(src, *a, **k))
+    assert class_method_names(lazy, "Runner") == ["warm", "cool", "__init__"] == list(eager.classes["Runner"].methods)
+    assert parsed == []
+    # A class taken already answers from itself; so does a scope built whole.
+    assert list(lazy.classes["Runner"].methods) == ["warm", "cool", "__init__"] and len(parsed) == 1
+    assert class_method_names(lazy, "Runner") == ["warm", "cool", "__init__"] == class_method_names(eager, "Runner")
+
+
+def test_a_summary_without_method_names_is_a_miss():
+    tree = ast.parse("class A:\n    def f(self): pass\n")
+    data = ModuleSummary.of(tree, ModuleScope.build(tree, "m", "/p/m.py"), "m", "d").to_data()
+    unnamed = {k: v for k, v in data.items() if k != "methods"}
+    for damaged in (unnamed, {**data, "methods": {}}, {**data, "methods": {"A": "f"}}):
+        with pytest.raises((TypeError, KeyError)):
+            ModuleSummary.from_data(damaged)
 
 
 @pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])

@@ -8,7 +8,6 @@ This is the producer side of QL101: torchao 0.18's affine observers inserted
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 
 from qlint.analysis.graphs.call_parts import bound_call, callee_name, spans_any
@@ -23,6 +22,7 @@ from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import OpRef, Resolver
 from qlint.diagnostic import Diagnostic
 from qlint.evidence.ops import OpEvidence
+from qlint.lazy_patterns import lazy
 from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.overload_fixes import (
     FixSite,
@@ -250,7 +250,7 @@ def inserted_ops(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
 # Where `<graph>.call_function` / `.create_node` can be written: the attribute's row (the dot
 # may end the row before). Rows that only hold the strings (`n.op == "call_function"`, on
 # every row of a matcher) insert nothing.
-_INSERTING = re.compile(r"(?:\.|^)\s*(?:call_function|create_node)\b")
+_INSERTING = lazy(r"(?:\.|^)\s*(?:call_function|create_node)\b")
 
 
 def _inserting_rows(ctx: FileContext) -> frozenset[int]:

@@ -39,7 +39,7 @@ _checkers: dict[tuple, RuntimeChecker] = {}
 
 def runtime_cache_dir(settings) -> Path:
     """The runtime checker's folder in qlint's cache: its verdicts and its worker's log."""
-    from qlint.cache import cache_dir_for
+    from qlint.cache_keys import cache_dir_for
 
     return cache_dir_for(settings) / "runtime"
 

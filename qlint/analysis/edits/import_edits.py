@@ -20,16 +20,17 @@ from qlint.analysis.names.project import resolve_relative
 from qlint.analysis.removed_capture_apis import TARGET_RELEASE
 from qlint.analysis.version_gates import Lookup, branch_runs
 from qlint.diagnostic import Edit, Position, Range
+from qlint.lazy_patterns import lazy
 from qlint.source import line_ending
 
 if TYPE_CHECKING:
     from qlint.analysis.context import FileContext
 
-_ALIAS_TAIL = re.compile(r"\s*,?\s*(#.*)?$")
-_LINE_TAIL = re.compile(r"\s*(#.*)?$")
-_FROM_MODULE = re.compile(r"from\s+([\w.]+)\s")
-_COMMENT = re.compile(r"#.*$")
-_NOQA = re.compile(r"#\s*noqa\b", re.IGNORECASE)
+_ALIAS_TAIL = lazy(r"\s*,?\s*(#.*)?$")
+_LINE_TAIL = lazy(r"\s*(#.*)?$")
+_FROM_MODULE = lazy(r"from\s+([\w.]+)\s")
+_COMMENT = lazy(r"#.*$")
+_NOQA = lazy(r"#\s*noqa\b", re.IGNORECASE)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.Module)
 _TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
 _GUARD_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"})

@@ -19,7 +19,6 @@ is reported at that call, as a graph handed to a switching helper is.
 from __future__ import annotations
 
 import ast
-import re
 
 from qlint.analysis.flow.graph_returns import GRAPH_SOURCES, switched_receivers
 from qlint.analysis.flow.inherited_methods import base_class
@@ -28,11 +27,12 @@ from qlint.analysis.flow.model_flow import file_flow, switchers
 from qlint.analysis.flow.model_values import ATTRIBUTE, HandedSwitch, ModeSwitch, Origin, anchored
 from qlint.analysis.flow.relevant_bodies import functions_of, segment
 from qlint.analysis.tree_walk import statement_lists
+from qlint.lazy_patterns import lazy
 from qlint.value_classes import replace
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # `self.<attr>` as an argument of a call: `f(self.gm)`, `f(self.gm, x)`, `f(x, self.gm)`.
-_ARGUMENT = re.compile(r"[(,]\s*self\.(\w+)\s*[,)]")
+_ARGUMENT = lazy(r"[(,]\s*self\.(\w+)\s*[,)]")
 
 
 def field_switches(ctx, analyse) -> list[ModeSwitch | HandedSwitch]:

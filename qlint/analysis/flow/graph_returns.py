@@ -21,6 +21,7 @@ import re
 
 from qlint.analysis.flow.relevant_bodies import functions_of, segment
 from qlint.analysis.names.text_imports import file_imports
+from qlint.lazy_patterns import lazy
 
 # Where an exported GraphModule comes from; `.eval()` alone is in every training script.
 # (`model_flow` takes it from here: this module is the import trigger's and stays light.)
@@ -29,7 +30,7 @@ _SWITCHES = (".eval()", ".train(")
 # Names imported from these are never helpers of the project.
 _LIBRARY_ROOTS = frozenset({"torch", "torchao", "numpy", "copy", "typing", "collections", "unittest", "pytest"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_ASSIGNED = re.compile(r"[ \t]*=[ \t]*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\(")
+_ASSIGNED = lazy(r"[ \t]*=[ \t]*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\(")
 
 
 class GraphReturns:

@@ -22,14 +22,15 @@ import re
 
 from qlint.analysis.flow.graph_returns import GRAPH_SOURCES, switched_receivers, switches_returned_graph
 from qlint.analysis.names.text_imports import file_imports
+from qlint.lazy_patterns import lazy
 
 # Names imported from these are never project classes.
 _LIBRARY_ROOTS = frozenset({"torch", "torchao", "numpy", "copy", "typing", "collections", "unittest", "pytest", "abc"})
 # `class Name(Base, mod.Other):` (bases over several rows too): the bases' text.
-_CLASS = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.MULTILINE)
+_CLASS = lazy(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.MULTILINE)
 _SWITCHES = (".eval()", ".train(")
 # `self.<attr>` handed to a call, as `graph_fields` reads it.
-_ARGUMENT = re.compile(r"[(,]\s*self\.\w+\s*[,)]")
+_ARGUMENT = lazy(r"[(,]\s*self\.\w+\s*[,)]")
 
 
 class FieldBases:

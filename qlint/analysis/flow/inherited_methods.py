@@ -19,6 +19,7 @@ import ast
 
 from qlint.analysis.flow.class_methods import mro_lookup
 from qlint.analysis.names.scope import ClassScope
+from qlint.analysis.names.summary import class_method_names
 
 _HOPS = 3  # `from pkg import Base` where `pkg/__init__.py` re-exports it
 
@@ -48,13 +49,20 @@ def base_class(owner, base: ast.expr):
 def project_class(owner, module: str, name: str):
     """(the `ModelFlow` of the module that writes it, its class scope) for the class `name`
     of the project module `module`, as found from `owner`'s module (None: not one)."""
+    found = _class_home(owner, module, name)
+    return (found[0], found[0].scope.classes[found[1]]) if found is not None else None
+
+
+def _class_home(owner, module: str, name: str):
+    """(the `ModelFlow` of the module that writes it, its name there) for `project_class`,
+    without taking the class from that module's scope (which parses it)."""
     for _ in range(_HOPS):
         other = owner.for_module(module) if module else None
         if other is None:
             return None
         scope = other.scope
         if name in scope.classes and name not in scope.imports and name not in scope.assigns:
-            return other, scope.classes[name]
+            return other, name
         if name not in scope.imports:
             return None
         module, _, name = scope.imports[name].rpartition(".")
@@ -65,15 +73,16 @@ def project_class(owner, module: str, name: str):
 def imported_class_methods(owner, roots) -> set[str]:
     """The method names of the classes `owner`'s module imports from other modules of the
     project (CapWords names, not from `roots`), each class's own: a body handing a graph to
-    `Runner().warm(gm)` calls one of them."""
+    `Runner().warm(gm)` calls one of them. The names come from the modules' summaries: the
+    classes are not parsed for them."""
     out: set[str] = set()
     for local, full in owner.scope.imports.items():
         if not local[:1].isupper() or full.partition(".")[0] in roots:
             continue
         module, _, name = full.rpartition(".")
-        found = project_class(owner, module, name) if module else None
+        found = _class_home(owner, module, name) if module else None
         if found is not None:
-            out.update(m for m in found[1].methods if not m.startswith("__"))
+            out.update(m for m in class_method_names(found[0].scope, found[1]) if not m.startswith("__"))
     return out
 
 

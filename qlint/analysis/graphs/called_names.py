@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.word_trie import alternation
+from qlint.lazy_patterns import lazy
 
 _WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _BETWEEN = frozenset(" \t\f\r\n\\)")
@@ -34,7 +35,7 @@ _AFTER_HEAD = frozenset(" \t\f\r\n\\.#")
 # A dot and the name after it, with blanks, continuations and comments around the dot.
 # A comment runs to the row's end (the look-ahead): one way to match, so a row of `#`s does
 # not make the pattern backtrack exponentially.
-_DOT_NAME = re.compile(r"(?:[ \t\f\r\n\\]|#[^\n]*(?![^\n]))*\.(?:[ \t\f\r\n\\]|#[^\n]*(?![^\n]))*([A-Za-z_]\w*)")
+_DOT_NAME = lazy(r"(?:[ \t\f\r\n\\]|#[^\n]*(?![^\n]))*\.(?:[ \t\f\r\n\\]|#[^\n]*(?![^\n]))*([A-Za-z_]\w*)")
 
 
 def may_call(text: str, name: str) -> bool:

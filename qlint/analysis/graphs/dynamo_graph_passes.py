@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
@@ -28,6 +27,7 @@ from qlint.analysis.graphs.project_scan import parsed_module, scan_root, text_ho
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.project_files import listing_dependency, project_keys
+from qlint.lazy_patterns import lazy
 
 # AOT autograd's entry points for a Dynamo graph (`aot_autograd(**kw)` returns a backend
 # that is then called with the graph and the inputs).
@@ -46,8 +46,9 @@ _NEEDLES = ("aot_module", "aot_autograd", _PRE_GRAD)
 _NEEDLE_BYTES = tuple(n.encode() for n in _NEEDLES)
 # Only a module that calls an entry point or assigns the hook is parsed: most modules that
 # spell them import or mention them (torch: 72 spell one, 10 call or assign).
-_WRITES = re.compile(r"\b(?:aot_module_simplified|aot_module|aot_autograd)\s*\(|\bpre_grad_custom_pass\s*=[^=]")
-_QUESTION = "dynamo-graph-passes:" + _WRITES.pattern
+_WRITES_SOURCE = r"\b(?:aot_module_simplified|aot_module|aot_autograd)\s*\(|\bpre_grad_custom_pass\s*=[^=]"
+_WRITES = lazy(_WRITES_SOURCE)
+_QUESTION = "dynamo-graph-passes:" + _WRITES_SOURCE  # not `.pattern`: that compiles the lazy pattern
 _CACHE_KEY = "dynamo-graph-passes"
 # path -> (content key, the qualified names the module's backends run on Dynamo's graph)
 _FACTS: dict[str, tuple[tuple, frozenset[str]]] = {}

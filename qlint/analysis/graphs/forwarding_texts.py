@@ -5,7 +5,6 @@ content key holds, so a module is not parsed (nor summarised) to learn that it h
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
@@ -13,6 +12,7 @@ from qlint.analysis.graphs import file_keys
 from qlint.analysis.graphs.called_names import attributes_called
 from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.names.text_imports import text_imports
+from qlint.lazy_patterns import lazy
 
 if TYPE_CHECKING:
     from qlint.analysis.graphs.wrapper_candidates import ModuleText
@@ -105,7 +105,7 @@ def _names(project, path: str) -> tuple[frozenset[str], frozenset[str], dict[str
 
 # Each led by its literal (searched fast); a superset of the names defined (also in strings,
 # comments, `undef x`): a name found here is looked up in the module's summary.
-_DEFINES = (re.compile(r"def[ \t]+(\w+)"), re.compile(r"class[ \t]+(\w+)"))
+_DEFINES = (lazy(r"def[ \t]+(\w+)"), lazy(r"class[ \t]+(\w+)"))
 
 
 def _mentions(project, path: str, kind: str, holds_sink: Callable[[str], bool]) -> bool:

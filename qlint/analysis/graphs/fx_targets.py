@@ -12,13 +12,14 @@ import re
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.names.functions import Body
+from qlint.lazy_patterns import lazy
 
 # Where a node target can be written, on a row holding "target": `<expr>.target` (not
 # `.target_dtype`; the dot may end the row before), or the `"target"` of
 # `getattr(n, "target")`. Rows of other mentions (`target_dtype=`, prose) are not walked.
-_TARGET_TEXT = re.compile(r"""(?:\.|^)\s*target\b|["']target["']""")
+_TARGET_TEXT = lazy(r"""(?:\.|^)\s*target\b|["']target["']""")
 # `<expr>.target = value`, not `==`.
-_TARGET_STORE = re.compile(r"(?:\.|^)\s*target\s*=(?!=)")
+_TARGET_STORE = lazy(r"(?:\.|^)\s*target\s*=(?!=)")
 
 
 def target_rows(ctx: FileContext) -> frozenset[int]:

@@ -26,10 +26,11 @@ import re
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.project_scan import scan_root
 from qlint.analysis.graphs.stripped_later import named_elsewhere
+from qlint.lazy_patterns import lazy
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Run-time lookups of a module's names: any function of such a module may be called.
-_DYNAMIC = re.compile(r"\b(?:globals|vars|locals|getmembers)\s*\(|__dict__")
+_DYNAMIC = lazy(r"\b(?:globals|vars|locals|getmembers)\s*\(|__dict__")
 
 
 def never_runs(ctx: FileContext, row: int) -> bool:

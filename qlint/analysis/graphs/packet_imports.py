@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import keyword
 import os
-import re
 
 from qlint.analysis.graphs import file_keys, kept_answers
 from qlint.analysis.graphs.packet_text import (
@@ -37,6 +36,7 @@ from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.star_imports import star_sources
 from qlint.analysis.names.text_imports import file_imports, import_spans, text_imports
+from qlint.lazy_patterns import lazy
 from qlint.short_digests import content_sha256_hex
 from qlint.source import DecodeError, decode_source
 
@@ -229,23 +229,23 @@ def _assigned(text: str, name: str) -> bool:
     return _CLOSED_TARGETS.search(text) is not None
 
 
-_EQUALS_AFTER = re.compile(r"[^\n]*?(?<![=!<>])=(?!=)")
-_AS_BEFORE = re.compile(r"\bas[ \t]+\Z")
+_EQUALS_AFTER = lazy(r"[^\n]*?(?<![=!<>])=(?!=)")
+_AS_BEFORE = lazy(r"\bas[ \t]+\Z")
 # Led by the newline (a literal the search skips to): a first row cannot close a bracket.
-_CLOSED_TARGETS = re.compile(r"\n[ \t]*[)\]][ \t]*=(?!=)")
+_CLOSED_TARGETS = lazy(r"\n[ \t]*[)\]][ \t]*=(?!=)")
 
 
 # A row starting at column 0 (led by the newline: a literal the search skips to).
-_RELATIVE = re.compile(r"from[ \t]+\.")
-_HEAD = re.compile(r"\n(?:[^\W\d]|@)")
-_DEF = re.compile(r"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
+_RELATIVE = lazy(r"from[ \t]+\.")
+_HEAD = lazy(r"\n(?:[^\W\d]|@)")
+_DEF = lazy(r"(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)")
 _COMPOUND = frozenset({"if", "elif", "else", "try", "except", "finally", "with", "for", "while", "async", "match"})
-_ROW_TARGETS = re.compile(
+_ROW_TARGETS = lazy(
     r"\n[ \t]*((?:[(\[]?[ \t]*[^\W\d][\w.]*(?:[ \t]*,[ \t]*[^\W\d][\w.]*)*[ \t]*,?[ \t]*[)\]]?"
     r"[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*)+)",
 )
-_AS_TARGET = re.compile(r"\bas[ \t]+([^\W\d]\w*)")
-_NAME = re.compile(r"[^\W\d]\w*")
+_AS_TARGET = lazy(r"\bas[ \t]+([^\W\d]\w*)")
+_NAME = lazy(r"[^\W\d]\w*")
 
 
 def _statements(text: str, bindings: dict[str, list[tuple[int, int]]]) -> None:

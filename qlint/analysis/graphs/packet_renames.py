@@ -11,11 +11,11 @@ finds the functions.
 from __future__ import annotations
 
 import ast
-import re
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver
+from qlint.lazy_patterns import lazy
 
 # The text of a rename: a lookup of an op namespace (`torch.ops.aten`, an alias `aten`/`ops`) by
 # a name that is not a literal, with a target store on its row or a few rows below (directly, or
@@ -24,8 +24,11 @@ from qlint.analysis.names.resolver import Resolver
 # apart), and parsing them was most of the cost of asking. A namespace under another alias, or a
 # store further from its lookup, is not looked for.
 NEEDLES = ("getattr",)
-_LOOKUP = re.compile(r"getattr\(\s*(?:[\w.]*\bops\b[\w.]*|aten|prims)\s*,\s*[A-Za-z_(]")
-_STORE = re.compile(r"\.target\s*=(?!=)")
+# The sources name the question kept between runs: reading a lazy pattern's `.pattern` compiles it.
+_LOOKUP_SOURCE = r"getattr\(\s*(?:[\w.]*\bops\b[\w.]*|aten|prims)\s*,\s*[A-Za-z_(]"
+_STORE_SOURCE = r"\.target\s*=(?!=)"
+_LOOKUP = lazy(_LOOKUP_SOURCE)
+_STORE = lazy(_STORE_SOURCE)
 _ROWS_AFTER = 12
 
 
@@ -34,7 +37,7 @@ class _RenameText:
     lookup (one regex over the text), the store looked for near each one only. `question`
     names the filter for the answers kept between runs (`project_scan.module_facts`)."""
 
-    question = f"rename-text:{_LOOKUP.pattern}|{_STORE.pattern}|{_ROWS_AFTER}"
+    question = f"rename-text:{_LOOKUP_SOURCE}|{_STORE_SOURCE}|{_ROWS_AFTER}"
 
     def search(self, text: str) -> bool | None:
         if ".target" not in text:  # a substring test is ~50x cheaper than the lookup's regex

@@ -30,6 +30,7 @@ import unicodedata
 from bisect import bisect_right
 
 from qlint.analysis.names.text_imports import import_spans, text_imports
+from qlint.lazy_patterns import lazy
 
 _TORCH_OPS = "torch.ops"
 _EDGE = "executorch.exir.dialects._ops.ops.edge"
@@ -44,19 +45,19 @@ ROOT_WORDS = {"ops": ROOT, "edge": ROOT}
 # runs to its row's end (possessive): a comment that could end anywhere lets a banner row of
 # `#`s split into exponentially many comments (a check of one 1,900-line pass never ended).
 _LINKS = r"(?P<links>(?:(?:[\s\\]|#[^\n]*+)*+\.(?:[\s\\]|#[^\n]*+)*+[^\W\d]\w*+){0,3})"
-_COMMENT = re.compile(r"#[^\n]*")
-_LINK_NAME = re.compile(r"[^\W\d]\w*")
-_CALLED = re.compile(r"[ \t]*\(")
+_COMMENT = lazy(r"#[^\n]*")
+_LINK_NAME = lazy(r"[^\W\d]\w*")
+_CALLED = lazy(r"[ \t]*\(")
 # The chain is assigned to (`ops = _Ops()`, `self.ns: T = ...`), not read.
-_STORED = re.compile(r"[ \t]*(?::[^=\n]*)?=(?!=)")
-_AS = re.compile(r"[ \t]+as[ \t]+([^\W\d]\w*)")
+_STORED = lazy(r"[ \t]*(?::[^=\n]*)?=(?!=)")
+_AS = lazy(r"[ \t]+as[ \t]+([^\W\d]\w*)")
 # The dotted chain written before the anchor (`torch.` of `torch.ops`): not the statement.
-_CHAIN_BEFORE = re.compile(r"(?:[^\W\d]\w*[ \t]*\.[ \t]*)*$")
+_CHAIN_BEFORE = lazy(r"(?:[^\W\d]\w*[ \t]*\.[ \t]*)*$")
 # An assignment's `=` (not `==`, `!=`, `<=`, `>=`, `:=`, `+=`, ...).
-_ASSIGN = re.compile(r"(?<![=!<>:+\-*/%&|^@])=(?!=)")
-_WALRUS = re.compile(r"([^\W\d]\w*)[ \t]*:=[\s(]*$")
-_TARGET = re.compile(r"[^\W\d][\w.]*")
-WORD = re.compile(r"(?<![.\w])[^\W\d]\w*")
+_ASSIGN = lazy(r"(?<![=!<>:+\-*/%&|^@])=(?!=)")
+_WALRUS = lazy(r"([^\W\d]\w*)[ \t]*:=[\s(]*$")
+_TARGET = lazy(r"[^\W\d][\w.]*")
+WORD = lazy(r"(?<![.\w])[^\W\d]\w*")
 _USES: dict[str, re.Pattern] = {}
 
 

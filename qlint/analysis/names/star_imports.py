@@ -25,7 +25,7 @@ from qlint.lazy_patterns import lazy
 _STAR = lazy(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*\*", re.MULTILINE)
 # What every match of `_STAR` contains: most modules have `import` and a `*` somewhere
 # (`**kwargs`), few have this, and looking for it skips encoding the text for `_STAR`.
-_STAR_HINT = re.compile(r"import[ \t]*\*")
+_STAR_HINT = lazy(r"import[ \t]*\*")
 _SOURCES: dict[str, tuple[tuple | None, tuple[str, ...]]] = {}
 _MAX = 20_000
 # Star imports of these are not followed: their names are not the project's (and torch's own

@@ -21,7 +21,6 @@ shares a line with another one that continues further) falls back to a parse of 
 from __future__ import annotations
 
 import ast
-import re
 from array import array
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -30,12 +29,13 @@ from qlint.analysis.names.live_trees import LIVE
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.recent_trees import RECENT
 from qlint.analysis.names.scope import ClassScope, ModuleScope, assignments, binding_statements
+from qlint.lazy_patterns import lazy
 from qlint.value_classes import field, value_class
 
 # (first line, the statement's own line, last line, column): the first line is a
 # decorator's for a decorated definition.
 Loc = tuple[int, int, int, int]
-_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)")  # the line breaks `ast` counts
+_LINES = lazy(r"[^\r\n]*(?:\r\n|\r|\n)")  # the line breaks `ast` counts
 
 
 def _loc(stmt: ast.stmt) -> Loc:
@@ -56,6 +56,11 @@ class ModuleSummary:
     # Facts other checks read about this module, by `SummaryFact.key` (see `summary_facts`):
     # computed from the same parse, as plain data.
     facts: dict[str, Any] = field(default_factory=dict)
+    # Each class's own method names (`ClassScope.methods`, in order): a check that asks only
+    # which methods another module's class has (`class_method_names`) reads them here. Parsing
+    # the classes for it was most of a warm one-file check's parses (ExecuTorch's
+    # qualcomm/tests/utils.py: 16 classes, 122 KB of source, three times the file's own).
+    methods: dict[str, list[str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, tree: ast.Module | None, scope: ModuleScope | None, module: str | None, digest: str) -> ModuleSummary:
@@ -74,6 +79,7 @@ class ModuleSummary:
             elif isinstance(stmt, ast.ClassDef):
                 if stmt.name in scope.classes:
                     out.classes[stmt.name] = _loc(stmt)
+                    out.methods[stmt.name] = list(ClassScope.build(stmt).methods)
             else:
                 for name, _ in assignments(stmt):
                     locs = out.assigns.setdefault(name, [])
@@ -94,6 +100,7 @@ class ModuleSummary:
             "classes": {k: list(v) for k, v in self.classes.items()},
             "assigns": {k: [list(v) for v in vs] for k, vs in self.assigns.items()},
             "facts": dict(self.facts),
+            "methods": self.methods,
         }
 
     @classmethod
@@ -116,7 +123,12 @@ class ModuleSummary:
                 raise TypeError("bad assignment list")
             assigns[name] = [_as_loc(v) for v in locs]
         facts = dict(_named(data["facts"]))  # each fact's `load` checks its own value
-        return cls(module, digest, broken, imports, imported, functions, classes, assigns, facts)
+        methods = _named(data["methods"])
+        if methods.keys() != classes.keys() or not all(
+            isinstance(names, list) and all(isinstance(n, str) for n in names) for names in methods.values()
+        ):
+            raise TypeError("bad method names")
+        return cls(module, digest, broken, imports, imported, functions, classes, assigns, facts, methods)
 
     # ----------------------------------------------------------------- back to a scope
 
@@ -132,7 +144,7 @@ class ModuleSummary:
             imports=dict(self.imports),
             assigns=_LazyTable(self.assigns, source.assigned),  # type: ignore[arg-type]
             functions=_LazyTable(self.functions, source.function),  # type: ignore[arg-type]
-            classes=_LazyTable(self.classes, source.klass),  # type: ignore[arg-type]
+            classes=_ClassTable(self.classes, source.klass, self.methods),  # type: ignore[arg-type]
             imported_modules=set(self.imported_modules),
         )
 
@@ -192,6 +204,31 @@ class _LazyTable(Mapping):
 
     def __len__(self) -> int:
         return len(self._locs)
+
+
+class _ClassTable(_LazyTable):
+    """A summarised module's classes, which also know each class's method names unbuilt."""
+
+    def __init__(self, locs: Mapping[str, Loc], build: Callable[[str, Any], Any], methods: Mapping[str, list[str]]):
+        super().__init__(locs, build)
+        self._methods = methods
+
+    def method_names(self, name: str) -> list[str] | None:
+        """The summary's method names of class `name`, or None where taking the class is the
+        answer: a class built already, or a table whose takings are watched (the checked
+        module's: `body_reads`, which records reading all of a class's methods)."""
+        if self.watch is not None or name in self._built:
+            return None
+        return self._methods.get(name)
+
+
+def class_method_names(scope: ModuleScope, name: str) -> list[str]:
+    """The own method names of the class `name` of `scope` (as `scope.classes[name].methods`
+    lists them), from the module's summary when its scope comes from one: the class is not
+    parsed for them."""
+    names = getattr(scope.classes, "method_names", None)
+    known = names(name) if names is not None else None
+    return list(known) if known is not None else list(scope.classes[name].methods)
 
 
 class _StatementSource:

@@ -12,8 +12,6 @@ never skip one the check would report.
 
 from __future__ import annotations
 
-import re
-
 from qlint.analysis.names.modules import module_name_for, resolve_relative
 from qlint.lazy_patterns import lazy
 
@@ -21,13 +19,13 @@ from qlint.lazy_patterns import lazy
 # bracketed list (over rows, with comments) or the rest of the row (with line continuations).
 # A comment runs to the end of its row (the look-ahead): one way to match, so an unclosed
 # bracket fails in linear time.
-_STATEMENT = re.compile(
+_STATEMENT = lazy(
     r"[ \t]*(?:from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]*"
     r"(\((?:[^)#]|#[^\n]*(?![^\n]))*\)|[^\n;#\\]*(?:\\\n[^\n;#\\]*)*)"
     r"|import[ \t]+([^\n;#\\]*(?:\\\n[^\n;#\\]*)*))"
 )
-_COMMENT = re.compile(r"#[^\n]*")
-_ALIAS = re.compile(r"^([\w.]+)(?:\s+as\s+(\w+))?$")
+_COMMENT = lazy(r"#[^\n]*")
+_ALIAS = lazy(r"^([\w.]+)(?:\s+as\s+(\w+))?$")
 
 
 def text_imports(text: str, module: str | None, path: str) -> list[tuple[str, str]]:
