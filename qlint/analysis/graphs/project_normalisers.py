@@ -15,6 +15,7 @@ from qlint.analysis.graphs.project_scan import (
     _NORMALISES,
     _context,
     _holds,
+    _keeps_texts,
     _project,
     _question,
     module_facts,
@@ -38,8 +39,9 @@ def normalised_callees(ctx: FileContext) -> set[str]:
     # them only insert, and their texts need not be read for this.
     question = _question(_NORMALISES, None)
     holding = []
+    keep_texts = _keeps_texts(ctx.project)
     for path, (key, text) in project.files.items():
-        if text is not None and _holds(project, path, key, text, _NORMALISES, None, question)[0]:
+        if text is not None and _holds(project, path, key, text, _NORMALISES, None, question, keep_texts)[0]:
             holding.append((path, key))
     keys = tuple(holding)
     if project.normalised is None or project.normalised[0] != keys:

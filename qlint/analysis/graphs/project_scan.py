@@ -65,7 +65,7 @@ def scan_root(path: str) -> str | None:
 @value_class
 class _Project:
     # path -> (content key, text when it holds an insertion or normalisation, else None; `_UNREAD`
-    # until a scan needs the text)
+    # until a scan needs the text, and always in a command-line run: `_keeps_texts`)
     files: dict[str, tuple[tuple | None, str | None]] = field(default_factory=dict)
     # path -> (content key, {fact: (its value,) or None when the module does not parse}): what
     # was read off each module's parse. The parse itself is dropped: whole-tree contexts kept
@@ -117,9 +117,19 @@ def _project(root: str | None, ctx: FileContext) -> _Project:
     return found
 
 
+def _keeps_texts(project) -> bool:
+    """Whether the scan keeps the texts of the modules that insert or normalise, for the next
+    probe of them. An editor's index does (a keystroke's check asks anew over all of them); a
+    command-line run re-reads one when a probe not answered yet needs it (ExecuTorch: ~4,000
+    reads over a run, each one a page-cache read): kept for the whole run, the ~500 texts were
+    ~11 MiB in each process, both workers' copies at the run's peak."""
+    return project.track_dependents
+
+
 def _read(project, path: str, key: tuple | None) -> tuple[tuple | None, str | None]:
     """(key, the text if the module inserts or normalises, else None); `_UNREAD` for a module
-    an earlier run found does (`scan_memo`): read when a scan asks for its text."""
+    an earlier run found does (`scan_memo`), or that does in a run that keeps no texts
+    (`_keeps_texts`): read when a scan asks for its text."""
     if key is None:
         return key, None
     if key[0] == "overlay":
@@ -128,10 +138,10 @@ def _read(project, path: str, key: tuple | None) -> tuple[tuple | None, str | No
     held = scan_memo.answers(path, key, [_QUESTION])[0]
     if held is not None:
         return key, _UNREAD if held else None
-    return _text(path, key)
+    return _text(path, key, _keeps_texts(project))
 
 
-def _text(path: str, key: tuple) -> tuple[tuple | None, str | None]:
+def _text(path: str, key: tuple, keep: bool = True) -> tuple[tuple | None, str | None]:
     try:
         with open(path, "rb") as fh:
             data = fh.read()
@@ -145,6 +155,8 @@ def _text(path: str, key: tuple) -> tuple[tuple | None, str | None]:
         if b"ops" not in data or not may_carry_packets(data, path):
             _NO_PACKET_INSERTS[path] = key
         return key, None
+    if not keep:
+        return key, _UNREAD
     try:
         return key, decode_source(data)
     except DecodeError:
@@ -170,7 +182,7 @@ def _question(needles: tuple[str, ...], pattern) -> str | None:
     return f"{_PROBE}{','.join(needles)}:{described}"
 
 
-def _holds(project: _Project, path: str, key, text, needles, pattern, question: str | None):
+def _holds(project: _Project, path: str, key, text, needles, pattern, question: str | None, keep: bool = True):
     """(whether the kept module's text holds one of `needles` and matches `pattern`, its text
     or `_UNREAD`). A module whose text was not read in this process (`_UNREAD`) is answered
     from what an earlier run found (`question`) when it can be: on torch, one check of an edit
@@ -179,7 +191,7 @@ def _holds(project: _Project, path: str, key, text, needles, pattern, question: 
     if text is _UNREAD and question is not None and scan_memo.answers(path, key, [question])[0] is False:
         return False, text
     if text is _UNREAD:
-        text = _read_kept(project, path, key)
+        text = _read_kept(project, path, key, keep)
         if text is None:
             return None, None
     holds = any(n in text for n in needles) and (pattern is None or pattern.search(text) is not None)
@@ -188,10 +200,18 @@ def _holds(project: _Project, path: str, key, text, needles, pattern, question: 
     return holds, text
 
 
-def _read_kept(project: _Project, path: str, key) -> str | None:
-    """The text of a kept module not read yet in this process, kept from now on."""
+def _read_kept(project: _Project, path: str, key, keep: bool = True) -> str | None:
+    """The text of a kept module not read yet in this process, kept from now on unless the
+    run keeps no texts (`_keeps_texts`): then read again at each ask, and only decoded (its
+    digest and the memo's answer were taken at its first read)."""
     if key is None:
         return None
+    if not keep:
+        try:
+            with open(path, "rb") as fh:
+                return decode_source(fh.read())
+        except (OSError, DecodeError):
+            return None
     entry = project.files[path] = _text(path, key)
     return entry[1]
 
@@ -222,6 +242,7 @@ def module_facts(
     # editor's check asks on every keystroke, over every module the scan keeps (~470 in torch).
     probe = (needles, pattern)  # a compiled pattern is equal to, and hashes as, its recompiled self
     question = _question(needles, pattern) if saved else None
+    keep_texts = _keeps_texts(ctx.project)
     for path, (key, text) in project.files.items():
         if text is None or path == skip:
             continue
@@ -230,13 +251,13 @@ def module_facts(
             known = project.facts[path] = (key, {})
         holds = known[1].get(probe) if known is not None else None
         if holds is None:
-            holds, text = _holds(project, path, key, text, needles, pattern, question)
+            holds, text = _holds(project, path, key, text, needles, pattern, question, keep_texts)
             if known is not None and holds is not None:
                 known[1][probe] = holds
         if not holds:
             continue
         if text is _UNREAD:  # known to hold from this process's memo, its text not read since
-            text = _read_kept(project, path, key)
+            text = _read_kept(project, path, key, keep_texts)
             if text is None:
                 continue
         value = known[1].get(fact, _UNSEEN) if known is not None else _UNSEEN
