@@ -10,24 +10,8 @@ from qlint.analysis.graphs import project_scan
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
 from tests.conftest import settings_for, write_package
+from tests.test_project_scan_facts import EXPORTED_INSERTER, LEGACY_INSERTER, MATCHER
 
-MATCHER = """
-import torch
-
-def count_relus(gm):
-    return sum(n.target == torch.ops.aten.relu for n in gm.graph.nodes)
-"""
-LEGACY_INSERTER = """
-import torch
-from torch.fx import symbolic_trace
-
-def add_op(model, node):
-    gm = symbolic_trace(model)
-    gm.graph.call_function(torch.ops.aten.OP, (node,))
-    return gm
-"""
-EXPORTED_INSERTER = LEGACY_INSERTER.replace("from torch.fx import symbolic_trace", "from torch.export import export")
-EXPORTED_INSERTER = EXPORTED_INSERTER.replace("symbolic_trace(model)", "export(model, ()).module()")
 BACKEND = """
 from torch._functorch.compile_utils import strip_overloads
 from pkg import matcher
