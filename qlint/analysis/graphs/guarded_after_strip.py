@@ -29,8 +29,8 @@ from qlint.analysis.context import FileContext
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
 from qlint.analysis.flow.row_guards import row_guard
 from qlint.analysis.graphs.namesakes import named_only_by_namesakes
+from qlint.analysis.graphs.overload_spellings import writes_an_overload
 from qlint.analysis.graphs.strip_loops import calls_after_strip
-from qlint.analysis.graphs.stripped_here import writes_an_overload
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.tree_walk import name_loads

@@ -23,11 +23,11 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.context import FileContext
+from qlint.analysis.graphs.overload_spellings import function_nodes, writes_an_overload
 from qlint.analysis.graphs.strip_loops import strip_helper, strip_loop
 from qlint.analysis.graphs.stripped_later import statement_lists
 from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import Resolver, dotted_parts
-from qlint.analysis.tree_walk import own_nodes
 
 _STRIP = "strip_overloads"
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -92,7 +92,7 @@ def _function(ctx: FileContext, body: Body | None) -> ast.AST | None:
 
 
 def _loops(func: ast.AST) -> list[ast.For | ast.AsyncFor]:
-    return [n for n in _own_nodes(func) if isinstance(n, _LOOPS)]
+    return [n for n in function_nodes(func) if isinstance(n, _LOOPS)]
 
 
 def _innermost_loop(func: ast.AST, node: ast.AST) -> ast.For | ast.AsyncFor | None:
@@ -151,7 +151,7 @@ def _read_through_graph(func: ast.AST, graph: str, strip: ast.stmt, anchor: ast.
     handed on, bare or as `graph.graph`, the module could come back with nodes of any form."""
     start = (strip.end_lineno or strip.lineno, strip.end_col_offset or 0)
     end = (anchor.end_lineno or anchor.lineno, anchor.end_col_offset or 0)
-    nodes = _own_nodes(func)
+    nodes = function_nodes(func)
     parents = {child: node for node in nodes for child in ast.iter_child_nodes(node)}
     for node in nodes:
         if not (isinstance(node, ast.Name) and node.id == graph and start <= (node.lineno, node.col_offset) < end):
@@ -165,29 +165,7 @@ def _read_through_graph(func: ast.AST, graph: str, strip: ast.stmt, anchor: ast.
 
 
 def _binds(func: ast.AST, name: str) -> bool:
-    for node in _own_nodes(func):
+    for node in function_nodes(func):
         if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
             return True
     return False
-
-
-def writes_an_overload(ctx: FileContext, body: Body, func: ast.AST) -> bool:
-    """Whether the function itself (not what it defines) names an overload of any op."""
-    resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
-    return names_an_overload(resolver, _own_nodes(func))
-
-
-def names_an_overload(resolver: Resolver, nodes: list[ast.AST]) -> bool:
-    """Whether one of `nodes` names an overload of an op (`torch.ops.aten.add.Tensor`)."""
-    for node in nodes:
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute):
-            ref = resolver.op_ref(node)
-            if ref is not None and not ref.is_packet:
-                return True
-    return False
-
-
-def _own_nodes(func: ast.AST) -> list[ast.AST]:
-    """The nodes of a function (its decorators and parameters' defaults included), not those
-    of the functions, classes and lambdas it defines."""
-    return own_nodes(list(ast.iter_child_nodes(func)), scopes=False)

@@ -35,6 +35,7 @@ import os
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.namesakes import named_only_by_namesakes
+from qlint.analysis.graphs.overload_spellings import writes_an_overload
 from qlint.analysis.graphs.project_scan import read_module, texts_naming
 from qlint.analysis.graphs.strip_loops import calls_after_strip, strip_helper, strip_loop, torch_strip, upkeep
 from qlint.analysis.names.functions import Body, bodies
@@ -73,9 +74,6 @@ def stripped_after(ctx: FileContext, body: Body | None, ref: OpRef, expr: ast.ex
             after_strip = True
         else:
             return False
-    # Imported here: `stripped_here` reads this module's statement lists.
-    from qlint.analysis.graphs.stripped_here import writes_an_overload
-
     if not stripped_next:
         return False  # every call after a strip: `passes_after_strip` asks that
     if after_strip and writes_an_overload(ctx, body, func):

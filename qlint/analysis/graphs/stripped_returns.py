@@ -24,9 +24,10 @@ import ast
 import os
 
 from qlint.analysis.context import FileContext
+from qlint.analysis.graphs.overload_spellings import names_an_overload
 from qlint.analysis.graphs.project_scan import read_module
 from qlint.analysis.graphs.strip_loops import keeps_module, upkeep
-from qlint.analysis.graphs.stripped_here import names_an_overload, strips_graph
+from qlint.analysis.graphs.stripped_here import strips_graph
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.tree_walk import own_nodes
