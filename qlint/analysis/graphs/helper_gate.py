@@ -5,7 +5,7 @@ With the index of a batch run (`wrapper_index`), each way `imports_helper` can f
 first asks the index about a name the text spells:
 - an imported function, or a base class named by its import alone: the import's dotted name
   ends in one of the index's functions or classes, or passes a directory the listing skips
-  (`may_lead_to_function` / `may_lead_to_class` of the import);
+  (`WrapperIndex.may_lead_to_helper` of the import);
 - a function called `mod.helper(...)`, a class built `mod.Builder(...)`: a path the text
   calls on an imported name (`attributes_called`) ends in a function or class of the index,
   or passes a skipped directory;

@@ -110,7 +110,7 @@ def _links_of(fw, project, path: str) -> tuple[bool, tuple[tuple[str, str, str],
             dotted += [".".join([full, *tail]) for tail in sorted(attributes_called(text, name))]
             for called in dotted:
                 index = fw._index
-                if index is not None and not (index.may_lead_to_function(called) or index.may_lead_to_class(called)):
+                if index is not None and not index.may_lead_to_helper(called):
                     continue
                 found = _defining(fw, project, called, path, 0)
                 if found is None:
@@ -194,7 +194,7 @@ def _passes_on_now(fw, project, path: str, name: str, links: int) -> bool:
 
 def _leads_to_wrapper(fw, project, full: str, requester: str, links: int, cls: bool = False) -> bool:
     index = fw._index
-    if index is not None and not (index.may_lead_to_function(full) or index.may_lead_to_class(full)):
+    if index is not None and not index.may_lead_to_helper(full):
         return False
     found = _defining(fw, project, full, requester, 0)
     if found is None or found[0] == requester:
