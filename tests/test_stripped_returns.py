@@ -127,20 +127,23 @@ def test_match_in_the_same_body_is_quiet(tmp_path):
     assert _runner(tmp_path, _importer(), runner=runner) == []
 
 
+# A caller inserting into the graph `import_fx` returns.
+INSERTING_RUNNER = """
+    import torch
+
+    from pkg.importer import import_fx
+
+
+    def run(model, inputs):
+        gm = import_fx(model, inputs, mlir_type="fx")
+        for node in gm.graph.nodes:
+            with gm.graph.inserting_after(node):
+                gm.graph.call_function(torch.ops.aten.relu, (node,))
+"""
+
+
 def test_insertion_into_the_returned_graph_is_quiet(tmp_path):
-    runner = """
-        import torch
-
-        from pkg.importer import import_fx
-
-
-        def run(model, inputs):
-            gm = import_fx(model, inputs, mlir_type="fx")
-            for node in gm.graph.nodes:
-                with gm.graph.inserting_after(node):
-                    gm.graph.call_function(torch.ops.aten.relu, (node,))
-    """
-    assert _runner(tmp_path, _importer(), runner=runner) == []
+    assert _runner(tmp_path, _importer(), runner=INSERTING_RUNNER) == []
 
 
 # -- loud: what is matched may carry overloads ---------------------------------------------------
@@ -240,19 +243,7 @@ def test_runner_binding_its_parameter_anew_is_loud(tmp_path):
 
 def test_insertion_into_an_unstripped_return_is_loud(tmp_path):
     importer = _importer().replace("    strip_overloads(fx_g)\n", "")
-    runner = """
-        import torch
-
-        from pkg.importer import import_fx
-
-
-        def run(model, inputs):
-            gm = import_fx(model, inputs, mlir_type="fx")
-            for node in gm.graph.nodes:
-                with gm.graph.inserting_after(node):
-                    gm.graph.call_function(torch.ops.aten.relu, (node,))
-    """
-    assert _runner(tmp_path, importer, runner=runner) == [(11, "QL102")]
+    assert _runner(tmp_path, importer, runner=INSERTING_RUNNER) == [(11, "QL102")]
 
 
 _PASSES = """
