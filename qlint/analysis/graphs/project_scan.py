@@ -31,7 +31,7 @@ from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.analysis.project_files import listing_dependency, project_keys
 from qlint.short_digests import content_sha256_hex
-from qlint.source import DecodeError, LineIndex, decode_source
+from qlint.source import DecodeError, LineIndex, decode_source, read_source
 from qlint.value_classes import field, value_class
 
 _INSERTS = ("call_function", "create_node")
@@ -207,11 +207,7 @@ def _read_kept(project: _Project, path: str, key, keep: bool = True) -> str | No
     if key is None:
         return None
     if not keep:
-        try:
-            with open(path, "rb") as fh:
-                return decode_source(fh.read())
-        except (OSError, DecodeError):
-            return None
+        return read_source(path)
     entry = project.files[path] = _text(path, key)
     return entry[1]
 
