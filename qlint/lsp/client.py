@@ -21,6 +21,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 DEFAULT_TIMEOUT = 10.0
+# The reply to `initialize` waits for a fresh interpreter to import the server; on a loaded
+# machine that alone can pass DEFAULT_TIMEOUT. A healthy server answers at once, so the long
+# wait costs nothing.
+STARTUP_TIMEOUT = 60.0
 Predicate = Callable[[dict], bool]
 
 
@@ -93,7 +97,9 @@ class LspClient:
     def notify(self, method: str, params) -> float:
         return self.send({"jsonrpc": "2.0", "method": method, "params": params})
 
-    def request(self, method: str, params=None, timeout: float = DEFAULT_TIMEOUT):
+    def request(self, method: str, params=None, timeout: float | None = None):
+        if timeout is None:
+            timeout = STARTUP_TIMEOUT if method == "initialize" else DEFAULT_TIMEOUT
         self._next_id += 1
         msg_id = self._next_id
         self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
