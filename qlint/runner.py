@@ -146,7 +146,7 @@ def run_check(
         cache.forget_missing([os.path.abspath(p) for p in paths or (".",)], set(found.files))
         # Once the cache answers every file, one record can answer the next run (`run_record`):
         # the files checked now are looked up as the next run would, against this run's view.
-        again = None if found.errors or found.linked else {p: cache.lookup(p) for p in todo}
+        again = None if found.errors else {p: cache.lookup(p) for p in todo}
         cache.save()
         if again is not None and all(hit is not None for hit in again.values()):
             run_record.write(cache, paths, settings, found, [again.get(p) or results[p] for p in found.files])
