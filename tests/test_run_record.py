@@ -424,6 +424,21 @@ def test_a_run_the_record_answers_imports_neither_openssl_nor_the_walk(tmp_path,
     assert warm.stderr.strip().splitlines()[-1] == "[]"
 
 
+def test_the_record_is_read_with_the_cyclic_collector_off(tmp_path, tree, capsys, monkeypatch):
+    """Decoding it makes thousands of tuples and lists, none in a cycle: a collection over
+    them (and every module loaded) would find nothing to free. It is on again after."""
+    import gc
+
+    cache = tmp_path / "cache"
+    _warm_up(capsys, cache, [tree])
+    real = run_record.answer
+    collecting: list[bool] = []
+    monkeypatch.setattr(run_record, "answer", lambda *a, **k: collecting.append(gc.isenabled()) or real(*a, **k))
+    assert gc.isenabled()
+    assert _run(capsys, cache, [tree]) == _cold(capsys, [tree])
+    assert collecting == [False] and gc.isenabled()
+
+
 def test_a_record_of_other_paths_is_passed_over_unread(tmp_path, tree, capsys, answers, monkeypatch):
     """The tree's record, when one file is checked next (pre-commit after a run over the tree):
     its header names other paths, so it is not unmarshalled to compare them."""
