@@ -44,6 +44,7 @@ from qlint.analysis import wrapper_record
 from qlint.analysis.project_files import (
     disk_files,
     holds_any,
+    kept_listing,
     listings_made,
     parse_listing_dependency,
     restore_listings,
@@ -217,30 +218,41 @@ class Cache:
             self.store(result, *self._stats[path], digest)
         return result
 
-    def observations(self) -> dict[str, tuple[int, int] | None] | None:
-        """path -> (size, mtime_ns) or None (absent), for every path the run's lookups looked at
-        (`qlint.run_record`): while each is the same and the walk lists the same directories,
-        the lookups would decide the same again. None when something else was looked at: a
-        wrapper index worked out again (it reads files without this run's stats), a listing
-        outside the walked directories or with a link out of them."""
+    def observations(self) -> tuple[dict[str, tuple[int, int] | None], list[str]] | None:
+        """(path -> (size, mtime_ns) or None (absent), for every path the run's lookups looked
+        at; the directories below the walked ones that their listings took without the walk)
+        for `qlint.run_record`: while each path and directory is the same, the walk lists the
+        same directories and the symbolic links the walk met lead where they did, the lookups
+        would decide the same again. None when something else was looked at: a wrapper index
+        worked out again (it reads files without this run's stats), a listing of a directory
+        the walk did not list, unless the listing kept of it still holds and has no link to a
+        directory (the walk saw where its own links led: an unwalked one's it did not)."""
         if self._rebuilt:
             return None
         roots = [(root, recursive) for root, recursive in self._listings]
         roots += [(root, True) for root in self._wrapper_digests]
-        if not all(self._walked_below(os.path.abspath(root), recursive) for root, recursive in roots):
+        unwalked: dict[str, None] = {}
+        if not all(self._walked_below(os.path.abspath(root), recursive, unwalked) for root, recursive in roots):
             return None
         for file, _needles in self._holds:  # read for `_no_new_match`: its stat vouches for it
             self._stat_now(file)
-        return dict(self._stats)
+        return dict(self._stats), list(unwalked)
 
-    def _walked_below(self, root: str, recursive: bool) -> bool:
-        """Whether listing `root` took only directories the run's discovery walked, none with a
-        symbolic link to a directory (whose target a listing does not see change)."""
+    def _walked_below(self, root: str, recursive: bool, unwalked: dict[str, None]) -> bool:
+        """Whether listing `root`, a directory the run's discovery walked, took only directories
+        it walked or whose kept listing still holds (those added to `unwalked`: a directory
+        the walk entered by another path, through a link, or one it excluded)."""
+        if root not in self.walked:
+            return False
         pending = [root]
         while pending:
-            listing = self.walked.get(pending.pop())
-            if listing is None or listing[2]:
-                return False
+            directory = pending.pop()
+            listing = self.walked.get(directory)
+            if listing is None:
+                listing = kept_listing(directory)
+                if listing is None or listing[2]:
+                    return False
+                unwalked[directory] = None
             if recursive:
                 pending.extend(listing[0])
         return True

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 
 from qlint.analysis.project_files import Listing, listing_of
 from qlint.gitignore import IgnoreFile, glob_to_regex, is_ignored
+from qlint.path_resolution import Resolution, resolution
 from qlint.results import display_path
 from qlint.settings import Settings
 
@@ -28,7 +29,7 @@ class Discovery:
     """What a walk found (a plain class: a dataclass costs every start of `qlint` about a
     millisecond, to build its methods)."""
 
-    __slots__ = ("errors", "files", "ignore_files", "linked", "listings", "names", "repository_probes", "started")
+    __slots__ = ("errors", "files", "ignore_files", "listings", "names", "repository_probes", "resolved", "started")
 
     def __init__(
         self,
@@ -48,11 +49,12 @@ class Discovery:
         self.names = names if names is not None else {}
         # What else the walk's answer depends on (`qlint.run_record` vouches for it by stats):
         # the `.gitignore`/`info/exclude` files it read or looked for, the directories it asked
-        # whether they hold `.git`, whether it met a symbolic link (whose target a stat of the
-        # directory holding it does not see change), and when it started (ns).
+        # whether they hold `.git`, where each directory it started from and each symbolic link
+        # it met led when it met them (`path_resolution`: a link's target can change while a
+        # stat of the directory holding it does not), and when it started (ns).
         self.ignore_files: list[str] = []
         self.repository_probes: list[tuple[str, bool]] = []
-        self.linked = False
+        self.resolved: dict[str, Resolution] = {}
         self.started = 0
 
 
@@ -64,7 +66,7 @@ def discover(paths: Sequence[str], settings: Settings) -> Discovery:
         walker.add_argument(arg)
     found = Discovery(sorted(walker.files), walker.errors, walker.listings, walker.names)
     found.ignore_files, found.repository_probes = walker.ignore_files, walker.repository_probes
-    found.linked, found.started = walker.linked, started
+    found.resolved, found.started = walker.resolved, started
     return found
 
 
@@ -128,7 +130,7 @@ class _Walker:
         self.names: dict[str, frozenset[str]] = {}
         self.ignore_files: list[str] = []
         self.repository_probes: list[tuple[str, bool]] = []
-        self.linked = False
+        self.resolved: dict[str, Resolution] = {}
 
     def add_argument(self, arg: str) -> None:
         path = os.path.abspath(arg)
@@ -142,7 +144,9 @@ class _Walker:
             return
         if stat.S_ISDIR(st.st_mode):
             stack = self._ancestor_ignores(path) if self.gitignore else ()
-            self._walk(path, os.path.realpath(path), tuple(stack))
+            real = os.path.realpath(path)
+            self.resolved[path] = (real, "d")
+            self._walk(path, real, tuple(stack))
         elif stat.S_ISREG(st.st_mode):
             self.files.add(path)
         else:  # a FIFO or device would block the read forever: `-` is how to pass a stream
@@ -162,9 +166,10 @@ class _Walker:
             except OSError as exc:
                 self.errors.append(f"{display_path(directory)}: cannot read directory: {exc.strerror or exc}")
                 continue
-            self.listings[directory] = listing = listing_of(entries)
-            if listing[2] or (not self.linked and any(entry.is_symlink() for entry in entries)):
-                self.linked = True
+            self.listings[directory] = listing_of(entries)
+            for entry in entries:
+                if entry.is_symlink():  # before `_visit` decides by where it leads
+                    self.resolved[entry.path] = resolution(entry.path)
             self.names[directory] = frozenset(entry.name.casefold() for entry in entries)
             if self.gitignore:
                 for entry in entries:

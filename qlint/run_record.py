@@ -9,15 +9,20 @@ answered entirely writes down what it looked at, and what it answered:
 - what discovery read: each directory it walked, by its stat (mtime, ctime, inode: on Linux
   creating, removing or renaming an entry moves the directory's mtime and ctime, and nothing
   moves a ctime back), the `.gitignore` and `info/exclude` files it read or looked for, the
-  directories it asked whether they hold `.git`, and the files it found;
+  directories it asked whether they hold `.git`, where each symbolic link it met and each
+  directory it started from led (`path_resolution`), and the files it found;
+- the directories the project listings took that the walk did not (entered through a link
+  by another path, or excluded), by the same stat;
 - the stat of every path any cache lookup took (the files, their dependencies, the modules
   of the project listings, absent ones as None);
 - the findings.
 
 None of those stats may be too recent to vouch for what was read (`RACY_NS`, as the shards'
 own stats): a directory or ignore file changed since the walk started, or a file changed
-within the last seconds, and no record is written. A walk that met a symbolic link is not
-recorded either (its target can change while the directory holding it keeps its stat).
+within the last seconds, and no record is written. A link's target can change while the
+directory holding it keeps its stat: the record holds only while every link the walk met
+resolves as it did when the walk met it (ExecuTorch's `src/executorch/*` links to its
+top-level packages: a warm run there walked and looked up every file again).
 
 The next run with the same paths, the same discovery settings and the same settings
 fingerprint (which the qlint version, the config and the selected rules go into) stats every
@@ -36,7 +41,6 @@ from __future__ import annotations
 
 import marshal
 import os
-import stat
 import time
 import zlib
 from collections.abc import Sequence
@@ -44,12 +48,14 @@ from pathlib import Path
 
 from qlint import __version__, checksummed_files
 from qlint.analysis.racy_stats import RACY_NS
+from qlint.path_resolution import kind, resolution
 from qlint.results import FileResult
 
 # 4: the header names the run's paths and settings (`_header`): a record of another run (the
 # tree's, when pre-commit checks one file) is passed over unread, not unmarshalled (444 KB on
 # ExecuTorch) to compare its key.
-_HEADER = b"qlint-run-4\n"
+# 5: walks that met symbolic links are recorded, with where each led (`resolved`).
+_HEADER = b"qlint-run-5\n"
 
 
 def record_file(directory: Path, fingerprint: str) -> Path:
@@ -87,19 +93,11 @@ def _dir_stat(path: str) -> tuple[int, int, int] | None:
     return (st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
-def _kind(path: str) -> str:
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return ""
-    return "d" if stat.S_ISDIR(mode) else "f" if stat.S_ISREG(mode) else "?"
-
-
 def answer(cache, paths: Sequence[str], settings) -> tuple[list[str], list[FileResult]] | None:
     """(the files, their recorded results) when every recorded observation holds now, else None."""
     record = record_file(cache.directory, cache.fingerprint)
     key = run_key(paths, settings)
-    kinds = [_kind(p) for p in key[0]]
+    kinds = [kind(p) for p in key[0]]
     payload = checksummed_files.read_marshalled(record, _header(key, kinds))
     if not isinstance(payload, dict) or payload.get("fingerprint") != cache.fingerprint:
         return None
@@ -114,6 +112,8 @@ def answer(cache, paths: Sequence[str], settings) -> tuple[list[str], list[FileR
             return None
         if [os.path.exists(os.path.join(d, ".git")) for d in probes] != payload["probes_found"]:
             return None
+        if [resolution(p) for p in payload["resolved"]] != payload["resolutions"]:
+            return None
         if [_stat(p) for p in files] + [_stat(p) for p in others] != payload["stats"]:
             return None
         from qlint.cache import diagnostic_from_dict
@@ -127,10 +127,13 @@ def answer(cache, paths: Sequence[str], settings) -> tuple[list[str], list[FileR
 def write(cache, paths: Sequence[str], settings, found, results) -> None:
     """Record a run the cache answered entirely (`results`, in `found.files` order), when
     what discovery and the lookups looked at can vouch for them next time."""
-    if found.errors or found.linked:
+    if found.errors:
         return
-    seen = cache.observations()
-    if seen is None or not seen.keys() >= set(found.files):
+    observed = cache.observations()
+    if observed is None:
+        return
+    seen, unwalked = observed
+    if not seen.keys() >= set(found.files):
         return
     now = time.time_ns()
     stats = [seen.pop(p) for p in found.files]
@@ -139,7 +142,7 @@ def write(cache, paths: Sequence[str], settings, found, results) -> None:
     if any(s is not None and now - s[1] < RACY_NS for s in stats):
         return  # a second edit in the same tick would keep this stat: not a proof of content
     before = found.started - RACY_NS  # changed since the walk began: the walk may not have seen it
-    dirs = list(found.listings)
+    dirs = [*found.listings, *unwalked]
     dir_stats = [_dir_stat(d) for d in dirs]
     if any(s is None or s[0] >= before or s[1] >= before for s in dir_stats):
         return
@@ -150,7 +153,7 @@ def write(cache, paths: Sequence[str], settings, found, results) -> None:
     from qlint.cache import diagnostic_to_dict
 
     key = run_key(paths, settings)
-    kinds = [_kind(p) for p in key[0]]
+    kinds = [kind(p) for p in key[0]]
     payload = {
         "fingerprint": cache.fingerprint,
         "key": key,
@@ -161,6 +164,8 @@ def write(cache, paths: Sequence[str], settings, found, results) -> None:
         "ignore_stats": ignore_stats,
         "probes": [d for d, _ in found.repository_probes],
         "probes_found": [f for _, f in found.repository_probes],
+        "resolved": list(found.resolved),
+        "resolutions": list(found.resolved.values()),
         "files": found.files,
         "others": others,
         "stats": stats,

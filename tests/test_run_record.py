@@ -28,6 +28,13 @@ def _age(root: Path, when: int = _PAST) -> None:
             os.utime(os.path.join(directory, name), (when, when))
 
 
+def _age_dirs(root: Path) -> None:
+    """Directories old enough for a listing kept of them to vouch for it (`project_files`):
+    the record keeps the stat of one the walk did not list only then."""
+    for directory, _, _ in os.walk(root):
+        os.utime(directory, (_PAST, _PAST))
+
+
 @pytest.fixture
 def tree(tmp_path):
     """A repository where QL201 (the helper's finding depends on which callers exist) and
@@ -279,13 +286,105 @@ def test_a_directory_changed_after_the_walk_began_is_not_recorded(tmp_path, tree
     assert not list((tmp_path / "cache").glob("*/*.run"))
 
 
-def test_a_symbolic_link_in_the_walk_is_not_recorded(tmp_path, tree, capsys, answers):
-    """A link's target can change while the directory holding it keeps its stat."""
+def test_a_walk_through_symbolic_links_is_recorded(tmp_path, tree, capsys, answers):
+    """ExecuTorch links `src/executorch/*` to its top-level packages: a tree walked through
+    links is answered by the record as any other."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "m.py").write_text(QL101_MATCHER)
+    _age(elsewhere)
+    os.symlink(elsewhere / "m.py", tree / "scripts" / "linked.py")  # a module
+    os.symlink("../pkg", tree / "scripts" / "pkg_again")  # a package, by a second path
+    os.symlink(tmp_path / "nothing", tree / "scripts" / "dangling")
+    cold = _cold(capsys, [tree])
+    cache = tmp_path / "cache"
+    assert _run(capsys, cache, [tree]) == cold
+    assert _run(capsys, cache, [tree]) == cold
+    assert answers == [False, True] and "linked.py" in cold[1]
+
+
+def test_a_dangling_link_whose_target_appears_falls_back(tmp_path, tree, capsys, answers):
+    """The walk passed over a link that led nowhere; its target made, it leads to modules to
+    check, while the directory holding the link keeps its stat."""
+    later = tmp_path / "later"
+    os.symlink(later, tree / "scripts" / "vendored")
+
+    def make(root):
+        later.mkdir()
+        (later / "m.py").write_text(QL101_MATCHER)
+        _age(later)
+
+    cold = _after(tmp_path, tree, capsys, answers, make)
+    assert os.path.join("vendored", "m.py") in cold[1]
+
+
+def test_a_link_led_elsewhere_falls_back(tmp_path, tree, capsys, answers):
+    """A directory on the way to a link's target put back as another: the link, and the
+    directory holding it, are as they were; the modules it leads to are not."""
+    (tmp_path / "v1" / "lib").mkdir(parents=True)
+    (tmp_path / "v1" / "lib" / "clean.py").write_text("x = 1\n")
+    (tmp_path / "v2" / "lib").mkdir(parents=True)
+    (tmp_path / "v2" / "lib" / "clean.py").write_text("x = 1\n")
+    (tmp_path / "v2" / "lib" / "m.py").write_text(QL101_MATCHER)
+    _age(tmp_path / "v1")
+    _age(tmp_path / "v2")
+    os.symlink("v1", tmp_path / "current")
+    os.symlink(tmp_path / "current" / "lib", tree / "scripts" / "lib")
+
+    def switch(root):
+        os.rename(tmp_path / "current", tmp_path / "previous")
+        os.symlink("v2", tmp_path / "current")
+
+    cold = _after(tmp_path, tree, capsys, answers, switch)
+    assert os.path.join("lib", "m.py") in cold[1]
+
+
+def test_a_package_walked_through_a_link_first_is_recorded(tmp_path, tree, capsys, answers):
+    """Its directories are listed by their own paths too (the project scans do not follow
+    links): those listings, not the walk's, are what the record keeps their stats for."""
+    (tree / "src").mkdir()
+    os.symlink("../scripts", tree / "src" / "scripts")
+    _age_dirs(tree)
+    paths = [tree / "src", tree]  # `src/scripts` walked first: `scripts` is not walked again
+    cache = tmp_path / "cache"
+    _warm_up(capsys, cache, paths)
+    assert _run(capsys, cache, paths) == _cold(capsys, paths)
+    assert answers == [False, True]
+    answers.clear()
+    (tree / "scripts" / "b.py").write_text(HEAD + textwrap.dedent(BN_CALLER))
+    _age(tree)
+    cold = _cold(capsys, paths)
+    assert _run(capsys, cache, paths) == cold
+    assert answers == [False] and "QL201" in cold[1]
+
+
+def test_an_excluded_directory_the_project_scans_list_is_recorded(tmp_path, tree, capsys, answers):
+    """Not checked, yet listed for the project scans: a new caller there changes the helper's
+    finding, so the record keeps the directory's stat too."""
+    (tree / "pyproject.toml").write_text('[tool.qlint]\nextend-exclude = ["vendored"]\n')
+    (tree / "vendored").mkdir()
+    (tree / "vendored" / "clean.py").write_text("x = 1\n")
+    _age(tree)
+    _age_dirs(tree)
+
+    def add(root):
+        # Aged alone: a new ctime for `pyproject.toml` would give the run another cache key.
+        (root / "vendored" / "b.py").write_text(HEAD + textwrap.dedent(BN_CALLER))
+        _age(root / "vendored")
+        _age_dirs(root / "vendored")  # its listing vouched for again (its ctime still moved)
+
+    cold = _after(tmp_path, tree, capsys, answers, add)
+    assert "QL201" in cold[1] and "vendored" not in cold[1]
+
+
+def test_a_link_in_a_directory_the_walk_skipped_is_not_recorded(tmp_path, tree, capsys, answers):
+    """The walk saw where its own links led, not where one in an excluded directory does."""
+    (tree / "pyproject.toml").write_text('[tool.qlint]\nextend-exclude = ["vendored"]\n')
+    (tree / "vendored").mkdir()
     (tmp_path / "elsewhere").mkdir()
-    old = tmp_path / "elsewhere" / "m.py"
-    old.write_text(QL101_MATCHER)
-    _age(tmp_path / "elsewhere")
-    os.symlink(old, tree / "scripts" / "linked.py")
+    os.symlink(tmp_path / "elsewhere", tree / "vendored" / "inner")
+    _age(tree)
+    _age_dirs(tree)
     _warm_up(capsys, tmp_path / "cache", [tree])
     assert not list((tmp_path / "cache").glob("*/*.run"))
 
@@ -323,6 +422,21 @@ def test_a_run_the_record_answers_imports_neither_openssl_nor_the_walk(tmp_path,
     warm = subprocess.run(argv, capture_output=True, text=True, env=env)
     assert warm.stdout == cold.stdout and "QL101" in warm.stdout
     assert warm.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_the_record_is_read_with_the_cyclic_collector_off(tmp_path, tree, capsys, monkeypatch):
+    """Decoding it makes thousands of tuples and lists, none in a cycle: a collection over
+    them (and every module loaded) would find nothing to free. It is on again after."""
+    import gc
+
+    cache = tmp_path / "cache"
+    _warm_up(capsys, cache, [tree])
+    real = run_record.answer
+    collecting: list[bool] = []
+    monkeypatch.setattr(run_record, "answer", lambda *a, **k: collecting.append(gc.isenabled()) or real(*a, **k))
+    assert gc.isenabled()
+    assert _run(capsys, cache, [tree]) == _cold(capsys, [tree])
+    assert collecting == [False] and gc.isenabled()
 
 
 def test_a_record_of_other_paths_is_passed_over_unread(tmp_path, tree, capsys, answers, monkeypatch):

@@ -137,6 +137,22 @@ def listing_of(entries: Iterable[os.DirEntry]) -> Listing:
     return tuple(subdirs), tuple(files), tuple(links)
 
 
+def kept_listing(directory: str) -> Listing | None:
+    """The listing this process keeps for `directory` while the directory still has the stamp
+    it was kept for; None when none is kept, or its stamp was too recent to vouch for it
+    (what a listing made outside a file discovery's walk rests on: `Cache.observations`)."""
+    known = _DIRS.get(directory)
+    if known is None or known.stamp is None:
+        return None
+    try:
+        st = os.stat(directory)
+    except OSError:
+        return None
+    if (st.st_mtime_ns, st.st_ctime_ns, st.st_ino) != known.stamp:
+        return None
+    return known.subdirs, known.files, known.links
+
+
 def _listed(directory: str, now: int) -> _Dir | None:
     try:
         st = os.stat(directory)
