@@ -19,10 +19,11 @@ module (a graph built elsewhere, a lambda, an attribute), is not read.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.names.functions import bodies
-from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.names.functions import Body, bodies
+from qlint.analysis.names.resolver import OpRef, Resolver
 
 _REWRITES = frozenset(
     {
@@ -61,9 +62,9 @@ def replaced_packets(ctx: FileContext) -> frozenset[tuple[str, str, str]]:
                 replacement_body = owned.get(id(_traced_function(ctx, body, replacement, traced=False)))
                 if pattern_body is None or replacement_body is None:
                     continue
-                if any(not r.is_packet for r in _op_calls(ctx, pattern_body, calls_only=False)):
+                if any(not r.is_packet for r in op_spellings(ctx, pattern_body, calls_only=False)):
                     continue  # the graph carries overloads
-                found |= {r.key for r in _op_calls(ctx, replacement_body) if r.is_packet}
+                found |= {r.key for r in op_spellings(ctx, replacement_body) if r.is_packet}
     ctx.cache[_CACHE_KEY] = frozenset(found)
     return ctx.cache[_CACHE_KEY]
 
@@ -87,7 +88,7 @@ def _traced_function(ctx: FileContext, body, expr: ast.expr | None, traced: bool
     return func if isinstance(func, _FUNCS) else None
 
 
-def _op_calls(ctx: FileContext, body, calls_only: bool = True):
+def op_spellings(ctx: FileContext, body: Body, calls_only: bool = True) -> Iterator[OpRef]:
     """The ops a function calls (with `calls_only` False, every op it spells: an overload
     written anywhere in a pattern is what its graph carries)."""
     resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
