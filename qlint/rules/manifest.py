@@ -34,7 +34,7 @@ MANIFEST: dict[str, RuleFacts] = {
         "packet-insertion",
         preview=False,
         engine_report=None,
-        triggers=("call_function", "create_node", "target"),
+        triggers=("call_function", "create_node", "target", "replace_pattern"),
         import_trigger="qlint.analysis.graphs.wrapper_index:inserts_through_imports",
         text_trigger="qlint.analysis.graphs.insertions:may_insert_packet",
     ),

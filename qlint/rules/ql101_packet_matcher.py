@@ -120,7 +120,7 @@ class PacketMatcher(Rule):
             # Every matcher sits on one of these rows (locals bound to a node target are
             # bound on a target row): nothing to split the module into bodies for.
             return
-        found: dict[tuple, tuple[Diagnostic, Body, int]] = {}
+        found: dict[tuple, tuple[Diagnostic, Body, int, ast.expr]] = {}
         aten_overloads = False  # whether the module compares node targets with an ATen overload
         rows = sorted(base_lines)
         for body in bodies(ctx.tree, ctx.scope, ctx.cache):
@@ -149,7 +149,7 @@ class PacketMatcher(Rule):
                 hits = [h for h in hits if h.ref.is_packet and h.ref.key not in both]
                 if hits:
                     for hit, diag in self._report(ctx, use, hits):
-                        found.setdefault((diag.range, diag.message, hit.ref.key), (diag, body, use.lineno))
+                        found.setdefault((diag.range, diag.message, hit.ref.key), (diag, body, use.lineno, use))
         # Cheap checks first, whole-module checks only when there is something to report.
         if not found:
             return
@@ -175,13 +175,24 @@ class PacketMatcher(Rule):
             # and matches `quantized.*` packets).
             found = {key: v for key, v in found.items() if key[2][1] == "aten"}
             context = None
+        elif context == LEGACY_FX:
+            # A subgraph rewriter traces its patterns symbolically; the graph its matcher
+            # searches comes from its callers, and is one of overloads when a caller's pattern
+            # calls ATen overloads (`matcher_sides`). The pattern side keeps the excuse.
+            from qlint.analysis.graphs.matcher_sides import graph_side_compared, handed_overload_patterns
+
+            searched = {
+                key: v for key, v in found.items() if key[2][1] == "aten" and graph_side_compared(ctx, v[1], v[3])
+            }
+            if searched and handed_overload_patterns(ctx):
+                found, context = searched, None
         if context == COMPILER_INTERNAL:
             # Compiler graphs accept packets, except that a node this module inserts as an
             # overload never equals the packet it then compares with.
             own = inserted_overloads(ctx)
-            yield from (d for key, (d, _, _) in found.items() if key[2] in own)
+            yield from (d for key, (d, _, _, _) in found.items() if key[2] in own)
         elif context is None:
-            for key, (diag, body, row) in found.items():
+            for key, (diag, body, row, _) in found.items():
                 if (
                     _fresh_packets(ctx, key[2])
                     and "add_dont_constant_fold" not in ctx.lines.line(row)  # Inductor's graphs

@@ -14,7 +14,7 @@ from qlint.analysis.graphs.call_parts import bound_call, callee_name, spans_any
 from qlint.analysis.graphs.called_names import called_in
 from qlint.analysis.graphs.dynamo_graph_passes import sees_dynamo_graph
 from qlint.analysis.graphs.fx_targets import target_store_rows
-from qlint.analysis.graphs.graph_context import compiler_internal, packet_graph_context
+from qlint.analysis.graphs.graph_context import COMPILER_INTERNAL, compiler_internal, packet_graph_context
 from qlint.analysis.graphs.insertions import NEEDLES, inserted_exprs, is_nodespec, may_insert_packet, wrapper_search
 from qlint.analysis.graphs.instance_attrs import with_instance_attrs
 from qlint.analysis.graphs.wrapper_index import index_for
@@ -44,7 +44,7 @@ class PacketInsertion(Rule):
     runtime_check = "qlint.runtime.checks.ql101"
     evidence_type = OpEvidence
     # Necessary substrings only; `triggered_by` decides (the attribute may be split across rows).
-    triggers = ("call_function", "create_node", "target")
+    triggers = ("call_function", "create_node", "target", "replace_pattern")
     # A file that inserts only through the project's own wrapper, imported from another module
     # (`insert_op(gm.graph, aten.relu, args)`), holds none of them.
     import_trigger = "qlint.analysis.graphs.wrapper_index:inserts_through_imports"
@@ -61,6 +61,7 @@ class PacketInsertion(Rule):
         return compiler_internal(module)
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
+        yield from _rewrite_insertions(self, ctx)
         found = insertions(ctx)
         if not found or packet_graph_context(ctx):
             return
@@ -79,6 +80,44 @@ class PacketInsertion(Rule):
             )
             evidence = op_evidence("insertion", [ref], info)
             yield ctx.diagnostic(self, node, message, fix, evidence=evidence, help=help_)
+
+
+def _rewrite_insertions(rule: PacketInsertion, ctx: FileContext) -> Iterator[Diagnostic]:
+    """Packets a subgraph rewrite's replacement calls, spliced into a graph of overloads (its
+    pattern spells overloads, which the matcher compares exactly: `pattern_replacements`).
+    The pattern says what the graph is, whatever the module imports, except in a compiler's
+    graphs, which accept packets."""
+    from qlint.analysis.graphs.pattern_replacements import packets_among_overloads, rewrites_spelled
+
+    if not rewrites_spelled(ctx.text):
+        return
+    found = packets_among_overloads(ctx)
+    if not found or packet_graph_context(ctx) == COMPILER_INTERNAL:
+        return
+    # The verdicts' modules, only once there is a packet to judge.
+    from qlint.analysis.graphs.never_called import never_runs
+    from qlint.analysis.graphs.stripped_later import rewrite_stripped_next
+    from qlint.rules.packet_consumers import consumed_by_own_code, own_op_keyed_on_packet
+
+    refs = [r for r, _, _ in found]
+    for ref, node, call in found:
+        info = op_info(ctx.optable, ref)
+        if info is None and own_op_keyed_on_packet(ctx, ref, refs, [node.lineno]):
+            continue  # the project's own op, keyed on as a packet wherever the project names it
+        if never_runs(ctx, call.lineno) or consumed_by_own_code(ctx, ref, refs, [node.lineno]):
+            continue  # no graph gets the node, or the project's own code keyed on the packet takes it
+        if rewrite_stripped_next(ctx, call, ref):
+            continue  # the function strips the graph to packets right after the rewrite
+        spelled = ctx.source_of(node)
+        message = (
+            f"{shown(spelled, ref)} is an OpOverloadPacket a subgraph rewrite's replacement puts into "
+            f"a graph of overloads (its pattern spells overloads)"
+        )
+        help_ = f"Matchers keyed on overloads will miss this node: {overload_facts(info)}"
+        fix = overload_fix(
+            info, spelled, ctx.range_of(node), FixSite("other"), producers=packet_producers(ctx.optable, info)
+        )
+        yield ctx.diagnostic(rule, node, message, fix, evidence=op_evidence("insertion", [ref], info), help=help_)
 
 
 def _own_op_keyed(ctx: FileContext, ref: OpRef, refs: list[OpRef]) -> bool:

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from qlint.analysis.graphs.attribute_text import AFTER_DOT
 from qlint.analysis.graphs.forwarding import Forwarding
 from qlint.analysis.graphs.packet_text import spells_packet
+from qlint.analysis.graphs.pattern_replacements import rewrites_spelled
 from qlint.analysis.names.resolver import Resolver
 from qlint.lazy_patterns import lazy
 
@@ -29,8 +30,10 @@ def writes_insertion(text: str) -> bool:
 
 def may_insert_packet(text: str) -> bool:
     """QL102's trigger (its `text_trigger`): the text inserts, and can make a packet itself
-    (`packet_text`; a packet it imports is the import trigger's question)."""
-    return writes_insertion(text) and spells_packet(text)
+    (`packet_text`; a packet it imports is the import trigger's question), or it holds a
+    subgraph rewrite and names an ops root (`pattern_replacements`: the replacement calls the
+    packet, which `packet_text` does not count as one the text makes)."""
+    return (writes_insertion(text) and spells_packet(text)) or (rewrites_spelled(text) and "ops" in text)
 
 
 def wrapper_search(project, optable, path: str) -> Forwarding:

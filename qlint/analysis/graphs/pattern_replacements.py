@@ -1,4 +1,4 @@
-"""Packets a subgraph rewrite puts into graphs (QL101).
+"""Packets a subgraph rewrite puts into graphs (QL101, QL102).
 
 `torch.fx.replace_pattern(gm, pattern, replacement)` (and `replace_pattern_with_filters`)
 symbolically traces a callable replacement and splices its graph in for each match: a call of
@@ -11,18 +11,21 @@ exactly: a pattern written with torch functions or tensor methods (`torch.matmul
 `F.softmax`) matches only a graph that records those (Dynamo's, `symbolic_trace`'s), where
 an ATen op is whatever a rewrite inserted; a pattern written with packets matches a graph of
 packets. A pattern that spells an overload matches a graph of overloads, where the packet
-would sit beside nodes that carry the overload (QL102's question, not a fact for a packet
-matcher): such a rewrite, and one whose pattern or replacement is not a function of the
-module (a graph built elsewhere, a lambda, an attribute), is not read.
+sits beside nodes that carry overloads: no fact for a packet matcher, but an insertion QL102
+reports (`packets_among_overloads`), unless the pattern also calls a packet (then its graph
+is one its tracer recorded as called, not known to hold overloads only). A rewrite whose
+pattern or replacement is not a function of the module (a graph built elsewhere, a lambda, an
+attribute) is not read.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.names.functions import bodies
-from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.names.functions import Body, bodies
+from qlint.analysis.names.resolver import OpRef, Resolver
 
 _REWRITES = frozenset(
     {
@@ -33,7 +36,31 @@ _REWRITES = frozenset(
 )
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _CACHE_KEY = "pattern-replacements"
+_AMONG_KEY = "pattern-replacements.among-overloads"
 _NEEDLE = "replace_pattern"
+
+
+def is_rewrite(qualname: str | None) -> bool:
+    """Whether a callee's qualified name is one of torch's subgraph rewrites."""
+    return qualname in _REWRITES
+
+
+def blind_rewrite(ctx: FileContext, stmt: ast.stmt, graph: str, op: str, resolver: Resolver) -> bool:
+    """Whether `stmt` is `replace_pattern(graph, pattern, replacement)` (torch's), both functions
+    of the module that never name `op`: it matches and puts in other ops only
+    (ByteIR's `preprocess_fx_graph` runs two rewrites before it strips the graph's overloads)."""
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if not isinstance(call, ast.Call) or not is_rewrite(resolver.qualname(call.func)) or call.keywords:
+        return False
+    if len(call.args) != 3 or not isinstance(call.args[0], ast.Name) or call.args[0].id != graph:
+        return False
+    for arg in call.args[1:]:
+        func = ctx.scope.functions.get(arg.id) if isinstance(arg, ast.Name) else None
+        if not isinstance(func, _FUNCS):
+            return False
+        if any(isinstance(node, ast.Attribute) and node.attr == op for node in ast.walk(func)):
+            return False
+    return True
 
 
 def rewrites_spelled(text: str) -> bool:
@@ -48,24 +75,54 @@ def replaced_packets(ctx: FileContext) -> frozenset[tuple[str, str, str]]:
     if _CACHE_KEY in ctx.cache:
         return ctx.cache[_CACHE_KEY]
     found: set[tuple[str, str, str]] = set()
-    if rewrites_spelled(ctx.text):
-        owned = {id(b.node): b for b in bodies(ctx.tree, ctx.scope, ctx.cache)}
-        rows = ctx.lines_containing(_NEEDLE)
-        for body in owned.values():
-            resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
-            for call in body.nodes(rows, frozenset({ast.Call})):
-                if resolver.qualname(call.func) not in _REWRITES:
-                    continue
-                pattern, replacement = _argument(call, 1, "pattern"), _argument(call, 2, "replacement")
-                pattern_body = owned.get(id(_traced_function(ctx, body, pattern)))
-                replacement_body = owned.get(id(_traced_function(ctx, body, replacement, traced=False)))
-                if pattern_body is None or replacement_body is None:
-                    continue
-                if any(not r.is_packet for r in _op_calls(ctx, pattern_body, calls_only=False)):
-                    continue  # the graph carries overloads
-                found |= {r.key for r in _op_calls(ctx, replacement_body) if r.is_packet}
+    for _, pattern_body, replacement_body in _rewrites(ctx):
+        if any(not r.is_packet for r in op_spellings(ctx, pattern_body, calls_only=False)):
+            continue  # the graph carries overloads
+        found |= {r.key for r in op_spellings(ctx, replacement_body) if r.is_packet}
     ctx.cache[_CACHE_KEY] = frozenset(found)
     return ctx.cache[_CACHE_KEY]
+
+
+def packets_among_overloads(ctx: FileContext) -> list[tuple[OpRef, ast.expr, ast.Call]]:
+    """(packet, where the replacement calls it, the rewrite's call) for each packet a subgraph
+    rewrite of the module splices into a graph of overloads (QL102): its pattern spells an
+    overload, which the matcher compares exactly, and calls no packet (a pattern that calls
+    both matches a graph its tracer recorded as called, whatever it is: not read)."""
+    if _AMONG_KEY in ctx.cache:
+        return ctx.cache[_AMONG_KEY]
+    found: dict[tuple[int, int], tuple[OpRef, ast.expr, ast.Call]] = {}
+    for call, pattern_body, replacement_body in _rewrites(ctx):
+        spelled = list(op_spellings(ctx, pattern_body, calls_only=False))
+        called = op_spellings(ctx, pattern_body)
+        if not any(not r.is_packet for r in spelled) or any(r.is_packet for r in called):
+            continue
+        resolver = Resolver(ctx.scope, ctx.project, ctx.optable, replacement_body.local, replacement_body.class_scope)
+        for node in ast.walk(replacement_body.node):
+            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
+                ref = resolver.op_ref(node.func)
+                if ref is not None and ref.is_packet:
+                    found.setdefault((node.func.lineno, node.func.col_offset), (ref, node.func, call))
+    ctx.cache[_AMONG_KEY] = list(found.values())
+    return ctx.cache[_AMONG_KEY]
+
+
+def _rewrites(ctx: FileContext) -> Iterator[tuple[ast.Call, Body, Body]]:
+    """(call, pattern body, replacement body) of each torch subgraph rewrite of the module whose
+    pattern and replacement are functions of the module."""
+    if not rewrites_spelled(ctx.text):
+        return
+    owned = {id(b.node): b for b in bodies(ctx.tree, ctx.scope, ctx.cache)}
+    rows = ctx.lines_containing(_NEEDLE)
+    for body in owned.values():
+        resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
+        for call in body.nodes(rows, frozenset({ast.Call})):
+            if not is_rewrite(resolver.qualname(call.func)):
+                continue
+            pattern, replacement = _argument(call, 1, "pattern"), _argument(call, 2, "replacement")
+            pattern_body = owned.get(id(_traced_function(ctx, body, pattern)))
+            replacement_body = owned.get(id(_traced_function(ctx, body, replacement, traced=False)))
+            if pattern_body is not None and replacement_body is not None:
+                yield call, pattern_body, replacement_body
 
 
 def _argument(call: ast.Call, index: int, keyword: str) -> ast.expr | None:
@@ -87,7 +144,7 @@ def _traced_function(ctx: FileContext, body, expr: ast.expr | None, traced: bool
     return func if isinstance(func, _FUNCS) else None
 
 
-def _op_calls(ctx: FileContext, body, calls_only: bool = True):
+def op_spellings(ctx: FileContext, body: Body, calls_only: bool = True) -> Iterator[OpRef]:
     """The ops a function calls (with `calls_only` False, every op it spells: an overload
     written anywhere in a pattern is what its graph carries)."""
     resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)

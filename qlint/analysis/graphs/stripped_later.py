@@ -36,6 +36,7 @@ import os
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.namesakes import named_only_by_namesakes
 from qlint.analysis.graphs.overload_spellings import writes_an_overload
+from qlint.analysis.graphs.pattern_replacements import blind_rewrite
 from qlint.analysis.graphs.project_scan import read_module, texts_naming
 from qlint.analysis.graphs.strip_loops import calls_after_strip, strip_helper, strip_loop, torch_strip, upkeep
 from qlint.analysis.names.functions import Body, bodies
@@ -198,12 +199,42 @@ def _call_statement(stmt: ast.stmt, name: str) -> str | None:
     return None
 
 
+def rewrite_stripped_next(ctx: FileContext, call: ast.Call, ref: OpRef) -> bool:
+    """Whether the subgraph rewrite `call` (`replace_pattern(gm, ...)`, a statement of its own)
+    is followed in its function by a strip of the same graph, with nothing between that could
+    be keyed on the overload of `ref` (as `stripped_after` asks of a pass's callers): the
+    packet the rewrite splices in is the form every node is about to carry."""
+    if not call.args or not isinstance(call.args[0], ast.Name):
+        return False
+    owners = {id(b.node): b for b in bodies(ctx.tree, ctx.scope, ctx.cache)}
+    for owner in ast.walk(ctx.tree):
+        if not isinstance(owner, _FUNCS):
+            continue
+        for stmts in statement_lists(owner):
+            for index, stmt in enumerate(stmts):
+                if isinstance(stmt, ast.Expr) and stmt.value is call:
+                    held = owners.get(id(owner))
+                    if held is None:
+                        return False
+                    resolver = Resolver(ctx.scope, ctx.project, ctx.optable, held.local, held.class_scope)
+                    return _stripped_from(ctx, owner, stmts, index, call.args[0].id, ref, resolver)
+    return False
+
+
 def _strips_next(
     ctx: FileContext, owner: ast.AST, stmts: list[ast.stmt], index: int, ref: OpRef, resolver: Resolver
 ) -> bool:
     graph = _call_statement(stmts[index], _callee(stmts[index]))
     if graph is None:
         return False
+    return _stripped_from(ctx, owner, stmts, index, graph, ref, resolver)
+
+
+def _stripped_from(
+    ctx: FileContext, owner: ast.AST, stmts: list[ast.stmt], index: int, graph: str, ref: OpRef, resolver: Resolver
+) -> bool:
+    """Whether `graph` is stripped after statement `index` of `stmts` (in `owner`), with only
+    upkeep and passes blind to `ref` between."""
     todo = list(stmts[index + 1 :])
     while True:
         if not todo:
@@ -228,7 +259,7 @@ def _strips_next(
             continue  # a definition runs nothing
         if not isinstance(stmt, SIMPLE):
             return False  # a branch, loop or exit: the strip may not come
-        if not _mentions(stmt, graph) or upkeep(stmt, graph):
+        if not _mentions(stmt, graph) or upkeep(stmt, graph) or blind_rewrite(ctx, stmt, graph, ref.op, resolver):
             continue
         call = _graph_call(stmt, graph)
         if call is None:
