@@ -3,8 +3,9 @@
 A packet matcher is right when the graphs it sees really carry packets: the project inserts
 that packet itself in another module, into graphs that carry packets (legacy FX graph mode,
 a compiler's graphs), or puts it there with a subgraph rewrite whose replacement calls it
-(`pattern_replacements`, in the matcher's own module too). Graphs normalised to packets before
-the matcher runs are `normalised_graphs`' question.
+(`pattern_replacements`, in the matcher's own module too), or inserts it in a module linked to
+the matcher's, whose packet-keyed consumer the matcher is (`consumes_linked_insertion`). Graphs
+normalised to packets before the matcher runs are `normalised_graphs`' question.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from qlint.analysis.graphs.graph_context import packet_graph_context
 from qlint.analysis.graphs.insertions import wrapper_search
 from qlint.analysis.graphs.pattern_replacements import replaced_packets, rewrites_spelled
 from qlint.analysis.graphs.project_scan import module_facts, unkept_module_facts
-from qlint.rules.ql102_packet_insertion import inserted_packets
+from qlint.analysis.names.resolver import OpRef
+from qlint.rules.ql102_packet_insertion import inserted_packets, insertions
 
 
 def inserted_elsewhere(ctx: FileContext, key: tuple[str, str, str]) -> bool:
@@ -28,9 +30,7 @@ def inserted_elsewhere(ctx: FileContext, key: tuple[str, str, str]) -> bool:
     if key in replaced_packets(ctx):
         return True
     op = key[2]
-    # The packet is spelled somewhere in a module that inserts it: `.op` not followed by
-    # an overload (modules that only spell `.op.default` are not parsed).
-    spelled = re.compile(rf"\.{re.escape(op)}\b(?!\s*\.\s*\w)")
+    spelled = _spelled_packet(op)
     if any(key in found for found in module_facts(ctx, (op,), _packets_into_packet_graphs, spelled)):
         return True
     # A module that inserts it only through the project's own wrapper (`insert_op(gm.graph,
@@ -53,3 +53,39 @@ def _packets_into_packet_graphs(ctx: FileContext) -> frozenset[tuple[str, str, s
     packets = inserted_packets(ctx)
     inserted = frozenset(packets) if packets and packet_graph_context(ctx) is not None else frozenset()
     return inserted | replaced_packets(ctx)
+
+
+def consumes_linked_insertion(ctx: FileContext, key: tuple[str, str, str]) -> bool:
+    """Whether a module linked to this one (one imports the other) inserts the packet `key`,
+    and QL102 leaves that insertion alone because the project's own code keyed on the packet
+    consumes those nodes (`packet_consumers.consumed_by_own_code`), this module among it:
+    every site here that keys graph nodes on the op keys on its packet. easydist's ZeRO pass
+    inserts `aten.flatten` nodes before its scatters, and the tiling pass it imports keeps
+    exactly those out of its computation nodes by the packet; no code of the project keys on a
+    flatten overload. Once QL102 reports the insertion (an overload-keyed site anywhere in
+    the pair, a re-export between them), the matcher is reported again: fixing the insertion
+    would leave it matching nothing."""
+    from qlint.rules.packet_consumers import _linked, consumed_by_own_code
+    from qlint.rules.packet_sites import _sites
+
+    ref = OpRef(key[1], key[2], None, key[0])
+    sites = [s for s in _sites(ctx, ref.op) if any(r.key == key for r in s)]
+    if not sites or any(not any(r.key == key and r.is_packet for r in s) for s in sites):
+        return False  # the matcher is no site QL102 reads, or this module also keys on an overload
+
+    def consumes_its_insertion(module: FileContext) -> bool:
+        if not _linked(module, ctx):
+            return False  # asked first: QL102's verdict reads the project
+        found = insertions(module)
+        rows = [e.lineno for r, e in found if r.key == key]
+        return bool(rows) and consumed_by_own_code(module, ref, [r for r, _ in found], rows)
+
+    # Only the modules the project scan keeps (they insert) are asked; the verdict depends on
+    # other modules, so it is not kept with the inserting module's content.
+    return any(module_facts(ctx, (ref.op,), consumes_its_insertion, _spelled_packet(ref.op), keep=False))
+
+
+def _spelled_packet(op: str) -> re.Pattern:
+    """The packet spelled somewhere in a module: `.op` not followed by an overload (modules
+    that only spell `.op.default` are not parsed)."""
+    return re.compile(rf"\.{re.escape(op)}\b(?!\s*\.\s*\w)")

@@ -44,17 +44,27 @@ def _keyed(module: FileContext, op: str) -> list[tuple[bool, frozenset[OpRef]]]:
     ]
     if listed:
         rows |= {i for i, line in enumerate(lines, 1) if any(re.search(rf"\b{n}\b", line) for n in listed)}
+    # ... and those comparing a target with a name imported from elsewhere: a table another
+    # module of the pass keys (easydist's tiling pass asks `n.target in view_op_map`, imported).
+    imported = module.scope.imports
+    if ".target" in module.text and imported:
+        rows |= {
+            i
+            for i, line in enumerate(lines, 1)
+            if ".target" in line and any(m.group(1) in imported for m in _COMPARED_NAME.finditer(line))
+        }
     statements = [s for s in module.tree.body if any(s.lineno <= r <= (s.end_lineno or s.lineno) for r in rows)]
     resolver = Resolver(module.scope, module.project, module.optable)
     sites: list[tuple[bool, frozenset[OpRef]]] = []
     for statement, node, kind in ((s, *c) for s in statements for c in _site_nodes(s)):
         exprs: list[ast.expr] = []
         table = False
+        local: frozenset[str] = frozenset()
         if kind is _COMPARE:
             compared = (node.left, *node.comparators)
-            exprs = [
-                _named_collection(module, _function_of(statement, node), e, op) for e in compared if not _is_target(e)
-            ]
+            scope = _function_of(statement, node)
+            exprs = [_named_collection(module, scope, e, op) for e in compared if not _is_target(e)]
+            local = _local_names(scope)
         elif kind is _PARTIAL:
             if not _is_partial(node.func, resolver):
                 continue
@@ -63,7 +73,7 @@ def _keyed(module: FileContext, op: str) -> list[tuple[bool, frozenset[OpRef]]]:
         else:
             exprs = [a for d in node.decorator_list if isinstance(d, ast.Call) for a in d.args]
             table = True
-        refs = frozenset(r for e in exprs for r in _refs(e, resolver))
+        refs = frozenset(r for e in exprs for r in _refs(e, resolver, local))
         if refs:
             sites.append((table, refs))
     cache[op] = sites
@@ -71,6 +81,7 @@ def _keyed(module: FileContext, op: str) -> list[tuple[bool, frozenset[OpRef]]]:
 
 
 _COMPARE, _PARTIAL, _DECORATED = "compare", "partial", "decorated"
+_COMPARED_NAME = re.compile(r"\.target\s+(?:not\s+)?in\s+([A-Za-z_]\w*)")
 _SITES = "_qlint_packet_consumer_sites"
 
 
@@ -124,13 +135,13 @@ def _function_of(statement: ast.stmt, node: ast.AST) -> ast.AST:
 
 
 def _named_collection(module: FileContext, scope: ast.AST, expr: ast.expr, op: str) -> ast.expr:
-    """The literal list, tuple or set a compared name stands for (`n.target in VIEW_OPS`, with
+    """The literal list, tuple, set or dict a compared name stands for (`n.target in VIEW_OPS`, with
     `VIEW_OPS = [aten.view, aten.view.default]` bound once in the same function, or at module
     level when the function does not bind it): a pipeline's matcher that lists both forms
     consumes the packet nodes an earlier pass of it inserted (PyTorch/XLA's dynamic-view pass).
     Anything else is returned as it is."""
-    if not isinstance(expr, ast.Name) or not _lists_the_op(module, expr.id, op):
-        return expr
+    if not isinstance(expr, ast.Name) or not _lists_the_op(module, expr.id, op) or expr.id in _parameters(scope):
+        return expr  # a parameter stands for what the callers pass, not the module's list
     bound = kept_on_node(scope, _BINDINGS, _find_bindings)
     if expr.id not in bound:
         bound = kept_on_node(module.tree, _MODULE_BINDINGS, _module_bindings)
@@ -138,7 +149,7 @@ def _named_collection(module: FileContext, scope: ast.AST, expr: ast.expr, op: s
 
 
 def _lists_the_op(module: FileContext, name: str, op: str) -> bool:
-    """Whether the module's text assigns `name` a literal list, tuple or set that spells `op`:
+    """Whether the module's text assigns `name` a literal list, tuple, set or dict that spells `op`:
     most compared names (`n.target == op`) are no such thing, and their statements need no
     walk (a class of torchao's observer module spans a thousand rows)."""
     memo = module.cache.setdefault(_LITERAL_KEY, {})
@@ -170,7 +181,7 @@ def _closing(text: str, start: int) -> int:
 
 _LITERAL_KEY = "ql102.literal-collections"
 _BINDINGS, _MODULE_BINDINGS = "_qlint_packet_consumer_bindings", "_qlint_packet_consumer_module_bindings"
-_COLLECTIONS = (ast.List, ast.Tuple, ast.Set)
+_COLLECTIONS = (ast.List, ast.Tuple, ast.Set, ast.Dict)
 
 
 def _find_bindings(root: ast.AST) -> dict[str, ast.expr | None]:
@@ -213,9 +224,40 @@ def _module_bindings(tree: ast.Module) -> dict[str, ast.expr | None]:
     return {name: literal.get(name) if count == 1 else None for name, count in stores.items()}
 
 
-def _refs(expr: ast.expr, resolver: Resolver) -> list[OpRef]:
-    elements = expr.elts if isinstance(expr, (ast.List, ast.Tuple, ast.Set)) else [expr]
-    return [r for r in map(resolver.op_ref, elements) if r is not None]
+def _refs(expr: ast.expr, resolver: Resolver, local: frozenset[str] = frozenset()) -> list[OpRef]:
+    """The ops an expression keys on: an op, a literal collection's elements, each part of a
+    concatenation (`COMM_FUNCS + [aten.view, aten.flatten]`, easydist's exclusion list: a part
+    that cannot be read holds nothing known, which never turns a site's other part into the
+    wrong form), or the collection a module-level name stands for, in this module or one it
+    imports from (`n.target in view_op_map`, a table keyed on `aten.view.default` in another
+    module of the pass). `local`: the names the comparing function binds itself, which stand
+    for none of those."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.BitOr)):
+        return _refs(expr.left, resolver, local) + _refs(expr.right, resolver, local)
+    if isinstance(expr, (ast.List, ast.Tuple, ast.Set, ast.Dict)):
+        elements = [k for k in expr.keys if k is not None] if isinstance(expr, ast.Dict) else expr.elts
+        return [r for r in map(resolver.op_ref, elements) if r is not None]
+    ref = resolver.op_ref(expr)
+    if ref is not None or not isinstance(expr, ast.Name) or expr.id in local:
+        return [ref] if ref is not None else []
+    members = resolver.members(expr)
+    if members is None:
+        return []
+    return [r for m in members if (r := resolver.for_scope(m.scope).op_ref(m.node)) is not None]
+
+
+def _local_names(scope: ast.AST) -> frozenset[str]:
+    """The names a function binds (its parameters and every name it stores): not the module's."""
+    if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return frozenset()
+    return _parameters(scope) | frozenset(kept_on_node(scope, _BINDINGS, _find_bindings))
+
+
+def _parameters(scope: ast.AST) -> frozenset[str]:
+    if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return frozenset()
+    args = scope.args
+    return frozenset(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a)
 
 
 def _last_name(func: ast.expr) -> str:
