@@ -229,3 +229,65 @@ def test_a_switch_under_a_denied_conjunction_of_the_graphs_conditions_is_quiet()
                     model.eval()
         """
     ) == [21]
+
+
+def test_a_switch_under_the_other_identity_test_of_the_flag_is_quiet():
+    # birder's `load_model`: the graph is loaded under `pt2 is True`, the switch runs under
+    # `pt2 is False`; the same for `== True`/`== False` and for a bare test of the flag.
+    assert (
+        rows(
+            """
+        def load(path, model, pt2, inference):
+            if pt2 is True:
+                net = torch.export.load(path).module()
+            else:
+                net = model
+            if inference is True:
+                if pt2 is False:
+                    net.eval()
+            if not pt2:
+                net.train()
+        def load2(path, model, pt2):
+            net = torch.export.load(path).module() if pt2 == True else model
+            if pt2 == False:
+                net.eval()
+        def load3(path, model, pt2):
+            net = model
+            if pt2:
+                net = torch.export.load(path).module()
+            if pt2 is False:
+                net.eval()
+        """
+        )
+        == []
+    )
+
+
+def test_identity_tests_that_leave_the_graph_possible_are_reported():
+    # `pt2 is not False` holds for the graph's `pt2 is True`; the arm where `pt2 is True` fails
+    # may still have a true `pt2` (`1`); a test of another flag says nothing of `pt2`.
+    assert rows(
+        """
+        def load(path, model, pt2):
+            if pt2 is True:
+                net = torch.export.load(path).module()
+            else:
+                net = model
+            if pt2 is not False:
+                net.eval()
+        def load2(path, model, pt2):
+            if pt2 is True:
+                net = model
+            else:
+                net = torch.export.load(path).module()
+            if pt2:
+                net.eval()
+        def load3(path, model, pt2, pts):
+            if pt2 is True:
+                net = torch.export.load(path).module()
+            else:
+                net = model
+            if pts is False:
+                net.eval()
+        """
+    ) == [18, 25, 32]

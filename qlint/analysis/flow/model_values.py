@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.implied_truths import with_truths
 from qlint.analysis.flow.part_modes import for_flow
 from qlint.value_classes import field, replace, value_class
 
@@ -330,7 +331,9 @@ UNKNOWN_MODE = frozenset({ModeFact("unknown", None)})
 
 
 def compatible(a: Guard, b: Guard) -> bool:
-    """Two guards can hold on one run: no condition is required both true and false."""
+    """Two guards can hold on one run: no condition is required both true and false, counting
+    the truth a holding `flag is True`/`flag is False` gives the flag (`implied_truths`)."""
+    a, b = with_truths(a), with_truths(b)
     return not any((cond, not polarity) in b for cond, polarity in a)
 
 
