@@ -64,9 +64,13 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 if the manifest is out of date")
     args = parser.parse_args()
     text = render()
+    current = TARGET.read_text()
     if args.check:
-        return 0 if TARGET.read_text() == text else 1
-    TARGET.write_text(text)
+        return 0 if current == text else 1
+    # An unchanged manifest keeps its mtime: rewriting it would change qlint's code fingerprint
+    # and make the next run cold for nothing.
+    if current != text:
+        TARGET.write_text(text)
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -17,16 +18,35 @@ from qlint.rules.rule_facts import RuleFacts
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_the_manifest_is_what_the_rule_classes_say():
+def _generator():
     sys.path.insert(0, str(ROOT / "scripts"))
     try:
         import generate_rule_manifest
     finally:
         sys.path.pop(0)
-    expected = generate_rule_manifest.render()
+    return generate_rule_manifest
+
+
+def test_the_manifest_is_what_the_rule_classes_say():
+    expected = _generator().render()
     assert (ROOT / "qlint" / "rules" / "manifest.py").read_text() == expected, (
         "qlint/rules/manifest.py is out of date: run `python scripts/generate_rule_manifest.py`"
     )
+
+
+def test_regenerating_an_up_to_date_manifest_leaves_the_file_alone(tmp_path, monkeypatch):
+    # Its mtime is part of qlint's code fingerprint: a rewrite would make the next run cold.
+    generator = _generator()
+    target = tmp_path / "manifest.py"
+    target.write_text(generator.render())
+    os.utime(target, ns=(0, 0))
+    monkeypatch.setattr(generator, "TARGET", target)
+    monkeypatch.setattr(sys, "argv", ["generate_rule_manifest.py"])
+    assert generator.main() == 0
+    assert target.stat().st_mtime_ns == 0
+    target.write_text("stale\n")
+    assert generator.main() == 0
+    assert target.read_text() == generator.render()
 
 
 def test_the_generated_manifest_holds_data_only():
