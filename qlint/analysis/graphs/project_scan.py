@@ -26,6 +26,7 @@ from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.graphs.graph_context import may_carry_packets
+from qlint.analysis.names import project_words
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.tree_handover import HANDOVER
@@ -332,6 +333,8 @@ def text_holding(project, path: str, key: tuple, needles: tuple[bytes, ...]) -> 
     unreadable, or holding none)."""
     if key[0] == "overlay":
         return project.overlay[path], None
+    if project_words.known_to_lack(path, key, needles):
+        return None  # its words, cut for a caller search, hold none of them: no read
     try:
         with open(path, "rb") as fh:
             data = fh.read(_MAX_BYTES + 1)

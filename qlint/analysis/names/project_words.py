@@ -137,6 +137,24 @@ def spells(overlay: Mapping[str, str], path: str, key: tuple | None, word: str) 
     return words is not None and b"\n" + needle + b"\n" in words
 
 
+def known_to_lack(path: str, key: tuple, needles: tuple[bytes, ...]) -> bool:
+    """Whether the module's words, cut at `key` already (here or by the shared words), show that
+    its text holds none of `needles`, without reading it. False where they cannot tell: a needle
+    with a character outside words, or no words of the module at that key (not cut yet, or none:
+    absent, or over `MAX_BYTES`). A project scan that reads a module only to search its bytes
+    for a few names (QL102's consumer and definition scans: ~15,000 reads of ExecuTorch's
+    modules, each already cut into words by a caller search) asks here first."""
+    if not all(n and n.translate(_TO_SPACES) == n for n in needles):
+        return False
+    entry = _MODULES.get(path)
+    if entry is not None and entry[0] == key:
+        words = entry[1]
+        return words is not None and not any(n in words for n in needles)
+    if _SHARED is not None and _SHARED.holds_key(path, key):
+        return _SHARED.lacks(path, needles)
+    return False
+
+
 def words_of(data: bytes) -> frozenset[bytes]:
     """The distinct maximal runs of ASCII letters, digits and underscores in `data`: a name is
     one of them exactly where `references.spells` finds it."""
@@ -226,4 +244,4 @@ def _read_holds(overlay: Mapping[str, str], path: str, key: tuple, word: str, wh
     return text_spells(data, word) if whole else word.encode("utf-8", "surrogatepass") in data
 
 
-__all__ = ["MAX_BYTES", "holding", "reads", "spells", "words_of"]
+__all__ = ["MAX_BYTES", "holding", "known_to_lack", "reads", "spells", "words_of"]

@@ -67,6 +67,13 @@ class SharedWords:
         _, start, end = self._at[path]
         return start >= 0 and self._blob.find(b"\n" + needle + b"\n", start, end) != -1
 
+    def lacks(self, path: str, needles: tuple[bytes, ...]) -> bool:
+        """Whether none of the module's words holds any of `needles` (word characters only;
+        `holds_key` first). False for a module holding nothing here: absent or too large to
+        cut, which a reader with a larger limit may still find a needle in."""
+        _, start, end = self._at[path]
+        return start >= 0 and all(self._blob.find(n, start, end) == -1 for n in needles)
+
     def holding(self, needle: bytes) -> set[str]:
         """The modules one of whose words holds `needle` (made of word characters only, so a
         match lies within one module's words): one scan of the mapping."""

@@ -1,0 +1,124 @@
+"""A project scan that reads modules only to search their bytes for a few names
+(`project_scan.text_holding`: QL102's consumer and definition scans) asks the words a caller
+search cut already (`project_words.known_to_lack`, `SharedWords.lacks`) and skips the read of
+a module they show holds none of the names; what it answers is what reading answers."""
+
+from __future__ import annotations
+
+import builtins
+
+import pytest
+
+from qlint.analysis.graphs import project_scan
+from qlint.analysis.names import content_keys, project_words, shared_words
+from qlint.analysis.project_files import python_files
+from tests.test_project_words import TEXTS, WORDS, _keys, _tree
+
+_PLAIN = [w for w in WORDS if w.isascii() and w.replace("_", "a").isalnum()]
+_OTHER = [w for w in WORDS if w not in _PLAIN]  # a dash, a dot, non-ASCII
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    project_words.forget()
+    yield
+    project_words.share(None)
+    project_words.forget()
+
+
+def _lacks_by_reading(path: str, key: tuple, needles: tuple[bytes, ...]) -> bool:
+    data = content_keys.content_bytes({}, path, key, project_words.MAX_BYTES)
+    return data is not None and not any(n in data for n in needles)
+
+
+def _cut(keys: dict) -> None:
+    project_words.holding({}, keys, "anything")  # a caller search: every module cut into words
+
+
+def _counting_opens(monkeypatch) -> list[str]:
+    opened: list[str] = []
+
+    def counting(path, *args, **kwargs):
+        opened.append(path)
+        return builtins.open(path, *args, **kwargs)
+
+    monkeypatch.setattr(project_scan, "open", counting, raising=False)
+    return opened
+
+
+def test_the_words_tell_exactly_which_modules_lack_the_names(tmp_path):
+    keys = _keys(_tree(tmp_path))
+    needles_sets = [(w.encode(),) for w in _PLAIN] + [(b"quantize_module", b"absent_everywhere"), ()]
+    # Nothing cut yet: the words cannot tell.
+    assert not any(project_words.known_to_lack(p, k, (b"absent_everywhere",)) for p, k in keys.items())
+    _cut(keys)
+    for needles in needles_sets:
+        for path, key in keys.items():
+            assert project_words.known_to_lack(path, key, needles) == _lacks_by_reading(path, key, needles), (
+                path,
+                needles,
+            )
+    # A name with a character outside words is answered by reading, never by the words.
+    for word in _OTHER:
+        assert not any(project_words.known_to_lack(p, k, (word.encode(),)) for p, k in keys.items()), word
+
+
+def test_an_edited_module_is_not_answered_from_its_old_words(tmp_path):
+    root = _tree(tmp_path)
+    keys = _keys(root)
+    _cut(keys)
+    path = str(root / "empty.py")
+    assert project_words.known_to_lack(path, keys[path], (b"quantize_module",))
+    (root / "empty.py").write_text("quantize_module(m)\n")
+    edited = _keys(root)[path]
+    assert edited != keys[path]
+    assert not project_words.known_to_lack(path, edited, (b"quantize_module",))
+    assert project_scan.text_holding(None, path, edited, (b"quantize_module",)) is not None
+
+
+def test_a_module_over_the_words_limit_is_still_read(tmp_path, monkeypatch):
+    monkeypatch.setattr(project_words, "MAX_BYTES", 64)
+    root = _tree(tmp_path, {"big.py": "quantize_module = 1\n" * 10, "small.py": "x = 1\n"})
+    keys = _keys(root)
+    _cut(keys)
+    big, small = str(root / "big.py"), str(root / "small.py")
+    # Too large for the words (they hold nothing), not for the scan: the scan reads it.
+    assert not project_words.known_to_lack(big, keys[big], (b"quantize_module",))
+    opened = _counting_opens(monkeypatch)
+    assert project_scan.text_holding(None, big, keys[big], (b"quantize_module",)) is not None
+    assert project_scan.text_holding(None, small, keys[small], (b"quantize_module",)) is None
+    assert opened == [big]
+
+
+def test_the_scan_reads_only_modules_whose_words_may_hold_a_name(tmp_path, monkeypatch):
+    keys = _keys(_tree(tmp_path))
+    _cut(keys)
+    opened = _counting_opens(monkeypatch)
+    for needles in [(b"quantize_module",), (b"export_utils", b"absent_everywhere"), ("naïve".encode(),)]:
+        opened.clear()
+        found = {p for p, k in keys.items() if project_scan.text_holding(None, p, k, needles) is not None}
+        by_reading = {p for p, k in keys.items() if not _lacks_by_reading(p, k, needles)}
+        assert found == by_reading, needles
+        if needles[0].isascii():
+            assert set(opened) == by_reading, needles  # no module lacking them was read
+        else:
+            assert len(opened) == len(keys)  # not a word: every module read, as before
+
+
+def test_the_shared_words_tell_the_same_without_a_read(tmp_path, monkeypatch):
+    root = _tree(tmp_path)
+    pending = shared_words.start(python_files(str(root)), project_words.MAX_BYTES, project_words.words_of)
+    assert pending is not None
+    words = pending.wait()
+    assert words is not None
+    project_words.share(words)
+    keys = _keys(root)
+    for word in _PLAIN:
+        for path, key in keys.items():
+            needles = (word.encode(),)
+            assert project_words.known_to_lack(path, key, needles) == _lacks_by_reading(path, key, needles)
+    opened = _counting_opens(monkeypatch)
+    found = {p for p, k in keys.items() if project_scan.text_holding(None, p, k, (b"quantize_module",))}
+    assert found == {p for p in keys if "quantize_module" in TEXTS[p.rsplit("/", 1)[1]]}
+    assert set(opened) == found
+    assert project_words.reads() == 0
