@@ -265,3 +265,71 @@ def test_a_method_pass_run_through_its_class_is_quiet(tmp_path):
     (tmp_path / "loud").mkdir()
     loud = _package(tmp_path / "loud", passes=passes, backend=backend.replace("Rewriter.rewrite_events(gm)", "gm"))
     assert len(_rows(loud, "pkg/passes.py")) == 2
+
+
+def test_the_pattern_runs_only_on_texts_that_spell_an_entry_point(tmp_path, monkeypatch):
+    """The checked module's own text is searched for an AOT call or a pre-grad assignment only
+    when it spells one of them (a substring test): the pattern's search of torch's observer.py,
+    which spells neither, was 18 M instructions of its one-file check. A module that spells one
+    is still searched, and its backend still answers."""
+    from qlint.analysis.graphs import dynamo_graph_passes
+
+    searched = []
+
+    class Spy:
+        def search(self, text, *args):
+            searched.append(text)
+            return real.search(text, *args)
+
+    real = dynamo_graph_passes._WRITES
+    monkeypatch.setattr(dynamo_graph_passes, "_WRITES", Spy())
+    dynamo_graph_passes._FACTS.clear()
+    lone = _package(tmp_path, passes=PASS)
+    assert _rows(lone, "pkg/passes.py") == [6, 7]  # no backend anywhere: both packets are reported
+    assert searched == []
+    (tmp_path / "backed").mkdir()
+    backed = _package(tmp_path / "backed", passes=PASS, backend=BACKEND)
+    assert _rows(backed, "pkg/backend.py") == []
+    assert _rows(backed, "pkg/passes.py") == []
+    assert searched and all("aot_module_simplified" in text for text in searched)
+
+
+def test_an_editor_lists_the_backends_once_while_the_project_holds_still(tmp_path, monkeypatch):
+    """Between an editor's keystrokes in a watched project, the project's content keys are the
+    same (`project_files.project_keys`), and so are the modules that spell an entry point: they
+    are listed once (torch's ~2,300 were asked at each keystroke of observer.py), and read
+    again when a check asks. A backend created later (its watcher event) is listed anew."""
+    import os
+
+    from qlint.analysis import scan_memo
+    from qlint.analysis.graphs import dynamo_graph_passes
+    from qlint.analysis.names.project import ProjectIndex
+    from qlint.analysis.names.watched_files import CREATED
+    from qlint.engine import check_source
+    from tests.conftest import settings_for
+
+    asked = []
+    real = scan_memo.known_sets
+
+    def known_sets(keys, questions):
+        asked.extend(q for q in questions if q.startswith("dynamo"))
+        return real(keys, questions)
+
+    monkeypatch.setattr(scan_memo, "known_sets", known_sets)
+    dynamo_graph_passes._FACTS.clear()
+    root = _package(tmp_path, passes=PASS)
+    path = root / "pkg" / "passes.py"
+    project = ProjectIndex()
+    project.watch([str(root)])
+
+    def rows(text: str) -> list[int]:
+        result = check_source(text.encode(), str(path), settings_for(("QL102",)), project)
+        return [d.range.start.row for d in result.diagnostics]
+
+    text = textwrap.dedent(PASS)
+    assert rows(text) == [7]
+    assert rows(text.replace("return gm", "return gm; edited = 1")) == [7]
+    assert len(asked) == 1
+    (root / "pkg" / "backend.py").write_text(textwrap.dedent(BACKEND))
+    project.files_changed([(os.path.join(str(root), "pkg", "backend.py"), CREATED)])
+    assert rows(text.replace("return gm", "return gm; edited = 2")) == []

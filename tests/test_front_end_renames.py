@@ -158,3 +158,27 @@ def test_front_end_in_another_project_leaves_the_matcher_reported(tmp_path):
     path = pkg / "matcher.py"
     result = check_source(path.read_bytes(), str(path), settings_for(("QL101",)))
     assert [d.range.start.row for d in result.diagnostics] == [5]
+
+
+def test_the_project_is_asked_for_front_ends_once_per_check(tmp_path, monkeypatch):
+    """Each reported insertion asks whether a front end renames its namespace; the project
+    scan's answer is read once per check (taken again for each of torch's observer.py's three
+    insertions), and it still decides: a front end of another namespace leaves all reported."""
+    from qlint.rules import normalised_graphs
+
+    asked = []
+    real = normalised_graphs.module_facts
+    monkeypatch.setattr(normalised_graphs, "module_facts", lambda *a, **k: asked.append(a[0]) or real(*a, **k))
+    three = INSERTER.replace(
+        "return gm.graph.call_function(torch.ops.aten.relu, (node,))",
+        "a = gm.graph.call_function(torch.ops.aten.relu, (node,))\n"
+        "        b = gm.graph.call_function(torch.ops.aten.sigmoid, (a,))\n"
+        "        return gm.graph.call_function(torch.ops.aten.tanh, (b,))",
+    )
+    other = FRONT_END.replace("torch.ops.aten", "torch.ops.mine").replace('!= "aten"', '!= "mine"')
+    assert _check(tmp_path, ("QL102",), "inserter", frontend=other, inserter=three) == [5, 6, 7]
+    assert len(asked) == 1
+    asked.clear()
+    (tmp_path / "renamed").mkdir()
+    assert _check(tmp_path / "renamed", ("QL102",), "inserter", frontend=FRONT_END, inserter=three) == []
+    assert len(asked) == 1

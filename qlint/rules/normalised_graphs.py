@@ -127,19 +127,38 @@ def renamed_by_front_end(ctx: FileContext, body: Body | None, namespace: str) ->
     renames its graphs at the front hands packets to all its passes. Within the renaming
     function a comparison may come before the rewrite (EVT's `visit` drops `aten.detach`
     packets from graphs that still carry overloads), so nothing there is excused."""
-    own = renaming_functions(ctx)
+    own = _checked_once(ctx, _OWN_RENAMES, renaming_functions)
     if body is not None and isinstance(body.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         row = body.node.lineno
         if any(first <= row <= last for _, first, last in own):
             return False
     if any(found == namespace for found, _, _ in own):
         return True
-    # Among the modules the project scan keeps (those that insert nodes or normalise graphs: a
-    # front end is a pass too). Reading every other module of torch for it cost ~0.4 s a run.
-    kept = module_facts(ctx, NEEDLES, renaming_functions, LOOKUP, saved=True)
-    if any(found == namespace for funcs in kept for found, _, _ in funcs):
+    if namespace in _checked_once(ctx, _KEPT_RENAMES, _kept_renames):
         return True
     # A pass the module runs only after a front end (imported or its own) renamed that graph:
     # a script outside the front end's package, which no project scan reaches.
     func = body.node if body is not None else None
     return isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and runs_after_front_end(ctx, func, namespace)
+
+
+# What `renamed_by_front_end` reads off the module and the project, once per check: it is
+# asked for every reported insertion and matcher, and the project scan's answer (a pass over
+# torch's ~250 kept modules) was taken again for each of them.
+_OWN_RENAMES = "normalised_graphs.own_renames"
+_KEPT_RENAMES = "normalised_graphs.kept_renames"
+
+
+def _checked_once(ctx: FileContext, key: str, read):
+    found = ctx.cache.get(key)
+    if found is None:
+        found = ctx.cache[key] = read(ctx)
+    return found
+
+
+def _kept_renames(ctx: FileContext) -> frozenset[str]:
+    """The namespaces the front ends among the modules the project scan keeps rename to (those
+    that insert nodes or normalise graphs: a front end is a pass too). Reading every other
+    module of torch for it cost ~0.4 s a run."""
+    kept = module_facts(ctx, NEEDLES, renaming_functions, LOOKUP, saved=True)
+    return frozenset(found for funcs in kept for found, _, _ in funcs)

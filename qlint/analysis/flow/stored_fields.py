@@ -24,6 +24,7 @@ from qlint.analysis.flow.model_attrs import Stored, attribute_sources
 from qlint.analysis.flow.read_only_params import LOOKERS, MUTATORS
 from qlint.analysis.names.scope import own_init, parameter_args
 from qlint.analysis.node_memo import kept_on_node
+from qlint.analysis.tree_walk import walk_kinds
 
 Field = tuple[int | None, str]  # (position among the call's arguments, keyword)
 
@@ -142,6 +143,10 @@ _SWITCHES = frozenset({"train", "eval"})
 _LOOKS = LOOKERS | {"hasattr", "getattr", "super"}
 
 
+# The nodes `_changed_by_methods` reads, found without walking every expression node.
+_CHANGERS = frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete, ast.Call})
+
+
 def _changed_by_methods(cls: ast.ClassDef, changes: frozenset[str]) -> frozenset[str] | None:
     """The attributes the class's own methods may change after the construction stored them
     (None: any of them): an item stored into one (`self.data[k] = m`), a mutating method called
@@ -153,7 +158,7 @@ def _changed_by_methods(cls: ast.ClassDef, changes: frozenset[str]) -> frozenset
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         init = method.name == "__init__"
-        for node in ast.walk(method):
+        for node in walk_kinds(method, _CHANGERS):
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
                 targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
                 for target in targets:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import os
+from typing import Any
 
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
@@ -131,6 +132,11 @@ def dynamo_graph_callees(ctx: FileContext, words: frozenset[str]) -> frozenset[s
         if known is not None and known[0] == key:
             found |= known[1]
             continue
+        if text is _UNREAD:  # listed by an earlier check: read now, as that check read it then
+            read = text_holding(ctx.project, path, key, _NEEDLE_BYTES)
+            if read is None:
+                continue
+            text = read[0]
         if not any(w in text for w in words):
             continue
         names = frozenset(_backend_callees(parsed_module(ctx, path, text)))
@@ -146,12 +152,44 @@ def dynamo_graph_callees(ctx: FileContext, words: frozenset[str]) -> frozenset[s
 
 def _backends(ctx: FileContext) -> list[tuple[str, tuple, str | None]]:
     """(path, content key, text) of each module of the project that spells an AOT entry point
-    or the pre-grad hook, once per check; the checked module's own text is None."""
+    or the pre-grad hook, once per check; the checked module's own text is None, and that of a
+    module an earlier check listed `_UNREAD` (read when asked)."""
     if _CACHE_KEY in ctx.cache:
         return ctx.cache[_CACHE_KEY]
-    found = []
     own = os.path.abspath(ctx.path)
-    modules = dict(_project_modules(ctx))
+    root, modules = _project_modules(ctx)
+    listed = _LISTED.get((root, own))
+    if listed is not None and listed[0] is modules:
+        found = [(path, key, _UNREAD) for path, key in listed[1]]
+        own_entry = listed[2]
+    else:
+        found, own_entry = _list_backends(ctx, modules, own)
+        if len(_LISTED) >= _MAX_LISTED:
+            _LISTED.clear()
+        _LISTED[root, own] = (modules, [(path, key) for path, key, _ in found], own_entry)
+    if own_entry is not None and _writes(ctx.text):
+        found.append((*own_entry, None))
+    ctx.cache[_CACHE_KEY] = found
+    return found
+
+
+# (root, checked file) -> (the project's content keys, the other modules `_backends` listed
+# in them, the checked module's (path, key) when its own text is to be asked): while the keys
+# are the same object (an editor's watched project between keystrokes: `project_keys`), so are
+# the modules that spell an entry point; torch's ~2,300 were asked again at each keystroke of
+# observer.py. No texts are kept: they are read when a check asks (`dynamo_graph_callees`).
+_LISTED: dict[tuple[str | None, str], tuple[dict, list[tuple[str, tuple]], tuple[str, tuple] | None]] = {}
+_MAX_LISTED = 16
+_UNREAD: Any = object()
+
+
+def _list_backends(
+    ctx: FileContext, modules: dict[str, tuple | None], own: str
+) -> tuple[list[tuple[str, tuple, str]], tuple[str, tuple] | None]:
+    """`_backends` of the other modules, and the checked module's (path, key) unless what
+    earlier checks found rules it out."""
+    found = []
+    own_entry = None
     # What earlier checks and runs found, in one pass: a check with a finding would otherwise
     # ask every module of the project the question again (torch: ~2,300 of them).
     holds, misses = scan_memo.known_sets(modules, [_QUESTION])[0]
@@ -159,8 +197,7 @@ def _backends(ctx: FileContext) -> list[tuple[str, tuple, str | None]]:
         if key is None or path in misses:
             continue
         if os.path.abspath(path) == own:
-            if _WRITES.search(ctx.text):
-                found.append((path, key, None))
+            own_entry = (path, key)
             continue
         known = _FACTS.get(path)
         if known is not None and known[0] == key:
@@ -175,17 +212,25 @@ def _backends(ctx: FileContext) -> list[tuple[str, tuple, str | None]]:
             continue
         scan_memo.note(path, _QUESTION, key, True)
         found.append((path, key, read[0]))
-    ctx.cache[_CACHE_KEY] = found
-    return found
+    return found, own_entry
 
 
-def _project_modules(ctx: FileContext) -> list[tuple[str, tuple | None]]:
-    """Every module of the package the file belongs to (each a dependency of the check)."""
+def _writes(text: str) -> bool:
+    """Whether `text` calls an AOT entry point or assigns the pre-grad hook. Each way spells
+    one of `_NEEDLES`, which a substring search rules out ~100 times faster than the pattern
+    (whose leading `\\b` is tried at every position: 18 M instructions of a one-file check of
+    torch's observer.py)."""
+    return any(n in text for n in _NEEDLES) and _WRITES.search(text) is not None
+
+
+def _project_modules(ctx: FileContext) -> tuple[str | None, dict[str, tuple | None]]:
+    """The package the file belongs to, and the content key of every module of it (each a
+    dependency of the check)."""
     root = scan_root(ctx.path) or _namespace_root(ctx.path)
     if root is None:
-        return []
+        return None, {}
     ctx.project.record_listing(ctx.path, listing_dependency(root, True, _NEEDLES))
-    return list(project_keys(ctx, root).items())
+    return root, project_keys(ctx, root)
 
 
 def _namespace_root(path: str) -> str | None:

@@ -26,6 +26,7 @@ from qlint.analysis.graphs import dynamo_graph_passes
 from qlint.analysis.graphs.project_scan import read_module
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver, dotted_parts
+from qlint.analysis.tree_walk import walk_kinds
 
 _GRAPHS = frozenset({"torch.fx.Graph", "torch.fx.graph.Graph"})
 _MODULES = frozenset({"torch.fx.GraphModule", "torch.fx.graph_module.GraphModule"})
@@ -34,6 +35,9 @@ _READERS = frozenset({"len", "list", "tuple", "set", "str", "repr", "print", "it
 _INSERTS = frozenset({"call_function", "create_node"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _CACHE_KEY = "graphs.hand_built"
+# `tree_walk.walk_kinds` of these: the walks QL102 makes of an inserting function per finding.
+_CALLS = frozenset({ast.Call})
+_ATTRIBUTES = frozenset({ast.Attribute})
 
 
 def inserted_into_kept_graph(ctx: FileContext, body: Body | None, packet: ast.expr, op: str) -> bool:
@@ -42,22 +46,26 @@ def inserted_into_kept_graph(ctx: FileContext, body: Body | None, packet: ast.ex
     when the function spells an overload of the op `op`: it expects that form somewhere."""
     if body is None or not isinstance(body.node, _FUNCS):
         return False
-    if spells_overload(body.node, op):
-        return False
     call = insertion_of(body.node, packet)
     if call is None:
         return False
     parts = dotted_parts(call.func.value)
-    return bool(parts) and parts[1:] in ([], ["graph"]) and kept_graph(ctx, body, parts[0])
+    # The walk for an overload's spelling last: most insertions are into a graph the function
+    # was handed (`model.graph`), which `kept_graph` rules out at its first step.
+    return (
+        bool(parts)
+        and parts[1:] in ([], ["graph"])
+        and kept_graph(ctx, body, parts[0])
+        and not spells_overload(body.node, op)
+    )
 
 
 def insertion_of(func: ast.AST, packet: ast.expr) -> ast.Call | None:
     """The `<receiver>.call_function(...)`/`create_node(...)` in `func` that `packet` is an
     argument of (positional or keyword)."""
-    for node in ast.walk(func):
+    for node in walk_kinds(func, _CALLS):
         if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
+            isinstance(node.func, ast.Attribute)
             and node.func.attr in _INSERTS
             and any(a is packet for a in (*node.args, *(k.value for k in node.keywords)))
         ):
@@ -88,10 +96,7 @@ def matched_on_kept_graph(ctx: FileContext, body: Body | None, row: int) -> bool
 
 def spells_overload(node: ast.AST, op: str) -> bool:
     """Whether `node` spells an attribute of an attribute named `op` (`...quantize.Tensor`)."""
-    return any(
-        isinstance(n, ast.Attribute) and isinstance(n.value, ast.Attribute) and n.value.attr == op
-        for n in ast.walk(node)
-    )
+    return any(isinstance(n.value, ast.Attribute) and n.value.attr == op for n in walk_kinds(node, _ATTRIBUTES))
 
 
 def kept_graph(ctx: FileContext, body: Body, name: str) -> bool:

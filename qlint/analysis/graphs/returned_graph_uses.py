@@ -95,11 +95,13 @@ def _stripped_value(ctx: FileContext, body: Body, nodes: list[ast.AST], name: st
     """Whether `name`, where it is read at `row` of `body`, holds a graph a function of the
     project returned stripped: bound once there, to such a call, before `row`; or the
     parameter of a function every call of which hands it such a graph."""
+    func = body.node
+    params = [a.arg for a in parameter_args(func, star=False)] if isinstance(func, _FUNCS) else []
+    if name in params and not _module_function(ctx, func):
+        return False  # a method's or decorated function's calls are not all seen here
     if _declared_global(ctx, name):
         return False
     bound = _bindings(nodes, name)
-    func = body.node
-    params = [a.arg for a in parameter_args(func, star=False)] if isinstance(func, _FUNCS) else []
     if name in params:
         if bound:
             return False
@@ -127,7 +129,7 @@ def _every_call_hands_stripped(ctx: FileContext, body: Body, index: int, param: 
     """Whether every use of the module function `body` in the module is a call handing its
     parameter `param` (at `index`) a graph a function of the project returned stripped."""
     func = body.node
-    if func.decorator_list or ctx.scope.functions.get(func.name) is not func:
+    if not _module_function(ctx, func):
         return False
     calls = shadowed = 0
     for caller in bodies(ctx.tree, ctx.scope, ctx.cache):
@@ -166,6 +168,12 @@ def _every_call_hands_stripped(ctx: FileContext, body: Body, index: int, param: 
     if calls == 0 or calls + shadowed != len(name_loads(ctx.tree, func.name)):
         return False
     return func.name.startswith("_") or not named_elsewhere(ctx, func.name)
+
+
+def _module_function(ctx: FileContext, func: ast.AST) -> bool:
+    """An undecorated function of the module's own scope: the only kind whose every call
+    `_every_call_hands_stripped` reads (asked first: most insertions are made in methods)."""
+    return not func.decorator_list and ctx.scope.functions.get(func.name) is func
 
 
 def _own_nodes(ctx: FileContext, owner: ast.AST) -> list[ast.AST]:

@@ -30,6 +30,7 @@ from qlint.analysis.graphs.project_scan import texts_naming
 from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import parameter_args
+from qlint.analysis.tree_walk import walk_kinds
 
 _GRAPHS = frozenset({"torch.fx.Graph", "torch.fx.graph.Graph"})
 _MODULES = frozenset({"torch.fx.GraphModule", "torch.fx.graph_module.GraphModule"})
@@ -39,6 +40,7 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _TORCH_ATTRS = frozenset({"graph", "_graph", "gm", "graph_module", "module", "new_graph"})
 _CACHE_KEY = "graphs.self_built"
 _SPELLED_KEY = "graphs.self_built.spelled"
+_NAMES = frozenset({ast.Name})
 
 
 def inserted_into_own_graph(ctx: FileContext, body: Body | None, packet: ast.expr, op: str) -> bool:
@@ -55,14 +57,15 @@ def inserted_into_own_graph(ctx: FileContext, body: Body | None, packet: ast.exp
     params = [a.arg for a in parameter_args(body.node, star=False)]
     cls = body.class_scope.node if body.class_scope is not None else None
     me = params[0] if cls is not None and params and not _static(body.node) else None
-    if _rebound(body.node, parts[0]):
-        return False
+    # The receiver's shape first, then the walk of the method for a rebinding of it.
     if parts == [me]:
-        return _graph_subclass(ctx, cls) and not _module_spells_overload(ctx, op)
+        return not _rebound(body.node, parts[0]) and _graph_subclass(ctx, cls) and not _module_spells_overload(ctx, op)
     if parts[0] not in params or len(parts) not in (2, 3) or parts[2:] not in ([], ["graph"]):
         return False
     attr = parts[1]
     if parts[0] != me and attr in _TORCH_ATTRS:
+        return False
+    if _rebound(body.node, parts[0]):
         return False
     # Read on an object of a class with bases, or of unknown class: who binds it is not seen.
     strict = parts[0] != me or not baseless(cls)
@@ -89,9 +92,7 @@ def _static(func: ast.AST) -> bool:
 
 def _rebound(func: ast.AST, name: str) -> bool:
     """The receiver's name is bound again in the method: what it holds there is not known."""
-    return any(
-        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del)) for n in ast.walk(func)
-    )
+    return any(n.id == name and isinstance(n.ctx, (ast.Store, ast.Del)) for n in walk_kinds(func, _NAMES))
 
 
 def _graph_subclass(ctx: FileContext, cls: ast.ClassDef | None, seen: frozenset[str] = frozenset()) -> bool:

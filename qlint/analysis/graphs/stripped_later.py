@@ -41,6 +41,7 @@ from qlint.analysis.graphs.project_scan import read_module, texts_naming
 from qlint.analysis.graphs.strip_loops import calls_after_strip, strip_helper, strip_loop, torch_strip, upkeep
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import OpRef, Resolver, dotted_parts
+from qlint.analysis.tree_walk import walk
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Statements that cannot leave the statement list early nor hold another one.
@@ -121,22 +122,31 @@ def _nested_pass(ctx: FileContext, body: Body | None, expr: ast.expr) -> ast.AST
 
 
 def _inserts_into(func: ast.AST, param: str, expr: ast.expr) -> bool:
+    # One walk of the function, its bindings read once: asked of every reported insertion.
+    nodes = walk(func)
+    # The receiver first: a method's insertion into the graph of a module it is handed
+    # (`model.graph.call_function(...)`, asked as `self`'s) is settled without the bindings.
+    call = next((n for n in nodes if isinstance(n, ast.Call) and any(a is expr for a in n.args)), None)
+    parts = dotted_parts(call.func.value) if call is not None and isinstance(call.func, ast.Attribute) else None
+    if parts is None:
+        return False
+    if parts not in ([param], [param, "graph"]) and not any(
+        isinstance(n, ast.Assign) and dotted_parts(n.value) == [param, "graph"] and parts[0] in _bound(n) for n in nodes
+    ):
+        return False  # neither the parameter's graph nor a local bound to it
+    bound = [(node, _bound(node)) for node in nodes]
     aliases = {param}
-    for node in ast.walk(func):
-        for target in _bound(node):
+    for node, targets in bound:
+        for target in targets:
             if target == param:
                 return False
             value = node.value if isinstance(node, ast.Assign) else None
             if dotted_parts(value) == [param, "graph"] and isinstance(node, ast.Assign) and len(node.targets) == 1:
                 aliases.add(target)
     for alias in aliases - {param}:
-        if sum(1 for n in ast.walk(func) for t in _bound(n) if t == alias) != 1:
+        if sum(1 for _, targets in bound for t in targets if t == alias) != 1:
             return False
-    for node in ast.walk(func):
-        if isinstance(node, ast.Call) and any(a is expr for a in node.args) and isinstance(node.func, ast.Attribute):
-            parts = dotted_parts(node.func.value)
-            return parts is not None and (parts in ([param], [param, "graph"]) or parts[0] in aliases - {param})
-    return False
+    return parts in ([param], [param, "graph"]) or parts[0] in aliases - {param}
 
 
 def _bound(node: ast.AST) -> list[str]:
