@@ -15,6 +15,7 @@ from qlint.analysis.context import FileContext
 from qlint.analysis.names.resolver import OpRef, Resolver
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import walk_kinds
+from qlint.lazy_patterns import lazy
 
 _CACHE_KEY = "ql102.consumer-sites"
 
@@ -81,7 +82,7 @@ def _keyed(module: FileContext, op: str) -> list[tuple[bool, frozenset[OpRef]]]:
 
 
 _COMPARE, _PARTIAL, _DECORATED = "compare", "partial", "decorated"
-_COMPARED_NAME = re.compile(r"\.target\s+(?:not\s+)?in\s+([A-Za-z_]\w*)")
+_COMPARED_NAME = lazy(r"\.target\s+(?:not\s+)?in\s+([A-Za-z_]\w*)")
 _SITES = "_qlint_packet_consumer_sites"
 
 
