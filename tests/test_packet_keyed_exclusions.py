@@ -153,3 +153,16 @@ def test_the_exclusion_of_the_packet_a_linked_pass_inserts_is_quiet(tmp_path):
 )
 def test_the_exclusion_stays_loud_where_the_insertion_is_not_its_own(tmp_path, kwargs):
     assert _rows_flagged(_package(tmp_path, **kwargs), "tiling", "QL101") == [9]
+
+
+def test_no_module_spelling_the_packet_settles_the_question_before_the_matchers_sites(tmp_path, monkeypatch):
+    # The matcher's own sites are a walk of every statement naming the op: with no other module
+    # spelling the packet, no linked insertion can exist, and they are not read.
+    from qlint.rules import packet_sites
+
+    def unread(module, op):
+        raise AssertionError(f"sites of {op} read")
+
+    monkeypatch.setattr(packet_sites, "_sites", unread)
+    zero = ZERO.replace("torch.ops.aten.flatten,", "torch.ops.aten.flatten.using_ints,")
+    assert _rows_flagged(_package(tmp_path, zero=zero), "tiling", "QL101") == [9]
