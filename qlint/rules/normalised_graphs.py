@@ -127,14 +127,14 @@ def renamed_by_front_end(ctx: FileContext, body: Body | None, namespace: str) ->
     renames its graphs at the front hands packets to all its passes. Within the renaming
     function a comparison may come before the rewrite (EVT's `visit` drops `aten.detach`
     packets from graphs that still carry overloads), so nothing there is excused."""
-    own = _checked_once(ctx, _OWN_RENAMES, renaming_functions)
+    own = _once_per_check(ctx, _OWN_RENAMES, renaming_functions)
     if body is not None and isinstance(body.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         row = body.node.lineno
         if any(first <= row <= last for _, first, last in own):
             return False
     if any(found == namespace for found, _, _ in own):
         return True
-    if namespace in _checked_once(ctx, _KEPT_RENAMES, _kept_renames):
+    if namespace in _once_per_check(ctx, _KEPT_RENAMES, _kept_renames):
         return True
     # A pass the module runs only after a front end (imported or its own) renamed that graph:
     # a script outside the front end's package, which no project scan reaches.
@@ -149,7 +149,7 @@ _OWN_RENAMES = "normalised_graphs.own_renames"
 _KEPT_RENAMES = "normalised_graphs.kept_renames"
 
 
-def _checked_once(ctx: FileContext, key: str, read):
+def _once_per_check(ctx: FileContext, key: str, read):
     found = ctx.cache.get(key)
     if found is None:
         found = ctx.cache[key] = read(ctx)

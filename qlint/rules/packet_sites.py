@@ -13,6 +13,7 @@ from collections import Counter
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.names.resolver import OpRef, Resolver
+from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import walk_kinds
 from qlint.lazy_patterns import lazy
@@ -255,10 +256,7 @@ def _local_names(scope: ast.AST) -> frozenset[str]:
 
 
 def _parameters(scope: ast.AST) -> frozenset[str]:
-    if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return frozenset()
-    args = scope.args
-    return frozenset(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a)
+    return frozenset(a.arg for a in parameter_args(scope))
 
 
 def _last_name(func: ast.expr) -> str:
