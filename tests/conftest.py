@@ -165,3 +165,14 @@ def codes(diagnostics) -> list[str]:
 @pytest.fixture
 def root() -> Path:
     return ROOT
+
+
+@pytest.fixture
+def fresh_project_words():
+    """No project words known before or after the test, none shared (`project_words`)."""
+    from qlint.analysis.names import project_words
+
+    project_words.forget()
+    yield
+    project_words.share(None)
+    project_words.forget()

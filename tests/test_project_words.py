@@ -12,12 +12,7 @@ from qlint.analysis.names import content_keys, project_words
 from qlint.analysis.names.references import spells as text_spells
 from qlint.analysis.project_files import python_files
 
-
-@pytest.fixture(autouse=True)
-def _fresh():
-    project_words.forget()
-    yield
-    project_words.forget()
+pytestmark = pytest.mark.usefixtures("fresh_project_words")
 
 
 def _keys(root, overlay=None) -> dict:

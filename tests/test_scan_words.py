@@ -18,12 +18,7 @@ _PLAIN = [w for w in WORDS if w.isascii() and w.replace("_", "a").isalnum()]
 _OTHER = [w for w in WORDS if w not in _PLAIN]  # a dash, a dot, non-ASCII
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    project_words.forget()
-    yield
-    project_words.share(None)
-    project_words.forget()
+pytestmark = pytest.mark.usefixtures("fresh_project_words")
 
 
 def _lacks_by_reading(path: str, key: tuple, needles: tuple[bytes, ...]) -> bool:

@@ -18,13 +18,7 @@ from qlint.rules.base import Rule
 from qlint.settings import Settings
 from tests.test_project_words import TEXTS, WORDS, _by_reading, _keys, _spelling, _tree
 
-
-@pytest.fixture(autouse=True)
-def _fresh():
-    project_words.forget()
-    yield
-    project_words.share(None)
-    project_words.forget()
+pytestmark = pytest.mark.usefixtures("fresh_project_words")
 
 
 def _shared(root, limit=project_words.MAX_BYTES) -> shared_words.SharedWords:
