@@ -62,6 +62,25 @@ def _package(tmp_path, **modules):
 
 
 def test_a_buffer_checked_again_asks_no_other_module_while_none_changed(tmp_path, counted):
+    _checked_again_asks_nothing(tmp_path, counted)
+
+
+def test_checks_of_other_files_do_not_push_out_what_this_check_kept(tmp_path, counted):
+    # The memos are bounded. Filled to one below the bound by other files' checks, the
+    # entries this buffer's check writes must all outlive it (a check writes more than one).
+    from qlint.analysis import project_files
+    from qlint.analysis.flow import project_search
+    from qlint.analysis.graphs import dynamo_graph_passes
+
+    memos = (packet_scan._LAST_SCAN, project_files._LAST_READS, project_search._SCANS, dynamo_graph_passes._LISTED)
+    for memo in memos:
+        memo.clear()
+        for i in range(memo.max_entries - 1):
+            memo["elsewhere", i] = None
+    _checked_again_asks_nothing(tmp_path, counted)
+
+
+def _checked_again_asks_nothing(tmp_path, counted):
     pkg = _package(tmp_path, remove=REMOVE)
     add = str(pkg / "add.py")
     project = ProjectIndex()

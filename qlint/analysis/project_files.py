@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 
 from qlint.analysis.racy_stats import RACY_NS
 from qlint.analysis.skipped_dirs import walked
+from qlint.recent_entries import RecentEntries
 
 # A dependency whose "path" starts so is a listing (`listing_dependency`), never a file.
 LISTING_PREFIX = "qlint-listing:"
@@ -259,8 +260,6 @@ def project_keys(ctx, root: str, recursive: bool = True) -> dict[str, tuple | No
         digest = project.digest
         reads = [(path, digest(path, key)) for path, key in keys.items() if path != own]
         if project.track_dependents:  # a command-line run checks each file once: nothing to keep
-            if len(_LAST_READS) >= _MAX_LAST_READS:
-                _LAST_READS.clear()
             _LAST_READS[root, recursive, own] = (keys, reads)
     project.record_reads(ctx.path, reads)
     if run is not None:
@@ -366,8 +365,7 @@ def _held_still(project) -> dict | None:
 
 # (root, recursive, checked file) -> (the content keys `project_keys` took, the digests it
 # recorded): the last of each for the few files an editor checks again and again.
-_LAST_READS: dict[tuple[str, bool, str], tuple[dict, list]] = {}
-_MAX_LAST_READS = 8
+_LAST_READS: RecentEntries[tuple[str, bool, str], tuple[dict, list]] = RecentEntries(8)
 
 
 def listing_dependency(root: str, recursive: bool, needles: Iterable[str]) -> str:

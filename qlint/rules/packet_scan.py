@@ -17,6 +17,7 @@ from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.resolver import OpRef
 from qlint.analysis.names.tree_handover import HANDOVER
+from qlint.recent_entries import RecentEntries
 from qlint.source import LineIndex
 
 _SCAN_KEY = "ql102.consumer-scan"
@@ -29,8 +30,8 @@ _PARSED_FOR: list[str | None] = [None]
 # (checked path, the patterns asked) -> (the project's (path, content key) list the scan read,
 # (path, key) of the modules it found per pattern): the last scan of each file an editor
 # checks again (`_scan`); a few files, each holding one list of the project's modules.
-_LAST_SCAN: dict[tuple[str, tuple[str, ...]], tuple[list, dict[str, list[tuple[str, tuple]]]]] = {}
-_MAX_LAST_SCANS = 8
+_Found = dict[str, list[tuple[str, tuple]]]
+_LAST_SCAN: RecentEntries[tuple[str, tuple[str, ...]], tuple[list, _Found]] = RecentEntries(8)
 
 
 # `scan_memo`'s questions: a module that does not spell the pattern that follows.
@@ -146,8 +147,6 @@ def _scan(ctx: FileContext, refs: list[OpRef], names: bool = False) -> dict[str,
             else:
                 scan_memo.note_miss(path, _QUESTION + p, key)
     if ctx.project.track_dependents:  # a command-line run checks each file once: nothing to keep
-        if len(_LAST_SCAN) >= _MAX_LAST_SCANS:
-            _LAST_SCAN.clear()
         _LAST_SCAN[memo_key] = (modules, matched)
     ctx.cache[cache_key] = found
     return found

@@ -18,6 +18,7 @@ from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.names.package_map import project_root
 from qlint.analysis.names.references import REFERENCES, References
 from qlint.analysis.project_files import listing_dependency, project_keys, unrecorded_keys
+from qlint.recent_entries import RecentEntries
 
 _MAX_BYTES = project_words.MAX_BYTES
 _MAX_CANDIDATES = 80  # modules naming the helper; past this the answer is "unknown"
@@ -182,8 +183,7 @@ def _candidates(ctx: FileContext, root: str, name: str, record: bool = True) -> 
 # editor checks a module again at every keystroke while the other modules stay as they were,
 # and a method's callers are searched in ExecuTorch's ~3,800 modules (~6 ms a check for
 # qualcomm/tests/utils.py, whose TestQNN methods other modules subclass and call).
-_SCANS: dict[tuple[str, str, str], tuple[dict, list[tuple[str, tuple]] | None]] = {}
-_MAX_SCANS = 64
+_SCANS: RecentEntries[tuple[str, str, str], tuple[dict, list[tuple[str, tuple]] | None]] = RecentEntries(64)
 
 
 def _scan_again(ctx: FileContext, root: str, name: str) -> list[tuple[str, tuple]] | None:
@@ -197,8 +197,6 @@ def _scan_again(ctx: FileContext, root: str, name: str) -> list[tuple[str, tuple
     if kept is not None and _same_besides(kept[0], keys, own):
         return kept[1]
     found = _scan(ctx, root, name)
-    if len(_SCANS) >= _MAX_SCANS:
-        _SCANS.clear()
     _SCANS[root, name, own] = (keys, found)
     return found
 

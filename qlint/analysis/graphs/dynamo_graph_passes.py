@@ -29,6 +29,7 @@ from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.project_files import listing_dependency, project_keys
 from qlint.lazy_patterns import lazy
+from qlint.recent_entries import RecentEntries
 
 # AOT autograd's entry points for a Dynamo graph (`aot_autograd(**kw)` returns a backend
 # that is then called with the graph and the inputs).
@@ -164,8 +165,6 @@ def _backends(ctx: FileContext) -> list[tuple[str, tuple, str | None]]:
         own_entry = listed[2]
     else:
         found, own_entry = _list_backends(ctx, modules, own)
-        if len(_LISTED) >= _MAX_LISTED:
-            _LISTED.clear()
         _LISTED[root, own] = (modules, [(path, key) for path, key, _ in found], own_entry)
     if own_entry is not None and _writes(ctx.text):
         found.append((*own_entry, None))
@@ -178,8 +177,8 @@ def _backends(ctx: FileContext) -> list[tuple[str, tuple, str | None]]:
 # are the same object (an editor's watched project between keystrokes: `project_keys`), so are
 # the modules that spell an entry point; torch's ~2,300 were asked again at each keystroke of
 # observer.py. No texts are kept: they are read when a check asks (`dynamo_graph_callees`).
-_LISTED: dict[tuple[str | None, str], tuple[dict, list[tuple[str, tuple]], tuple[str, tuple] | None]] = {}
-_MAX_LISTED = 16
+_Listing = tuple[dict, list[tuple[str, tuple]], tuple[str, tuple] | None]
+_LISTED: RecentEntries[tuple[str | None, str], _Listing] = RecentEntries(16)
 _UNREAD: Any = object()
 
 
