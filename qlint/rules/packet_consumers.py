@@ -41,11 +41,13 @@ from qlint.rules.packet_scan import (
     _PARSED_FOR,
     _Defined,
     _defined,
+    _imported_names,
     _inserting_names,
     _module,
     _Overload,
     _scan,
     _spelled,
+    _stem,
 )
 from qlint.rules.packet_scan import packet_spellings as packet_spellings  # QL102 imports it from here
 from qlint.rules.packet_sites import _last_name, _sites, _table_sites
@@ -181,23 +183,7 @@ def _linked(inserting: FileContext, other: FileContext) -> bool:
 
 
 def _imports(module: FileContext, name: str) -> bool:
-    return name in module.text and name in _imported(module)
-
-
-def _stem(module: FileContext) -> str:
-    return os.path.splitext(os.path.basename(module.path))[0]
-
-
-def _imported(module: FileContext) -> set[str]:
-    out: set[str] = set()
-    for node in ast.walk(module.tree):
-        if isinstance(node, ast.ImportFrom):
-            if node.module:
-                out.add(node.module.rpartition(".")[2])
-            out.update(a.name for a in node.names)  # `from . import add`
-        elif isinstance(node, ast.Import):
-            out.update(a.name.rpartition(".")[2] for a in node.names)
-    return out
+    return name in module.text and name in _imported_names(module)
 
 
 def _erases(module: FileContext) -> bool:

@@ -18,6 +18,8 @@ from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.resolver import OpRef
 from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.recent_entries import RecentEntries
+from qlint.rules.packet_sites import _CACHE_KEY as _SITES_KEY
+from qlint.rules.packet_sites import _keyed
 from qlint.source import LineIndex
 
 _SCAN_KEY = "ql102.consumer-scan"
@@ -38,6 +40,8 @@ _LAST_SCAN: RecentEntries[tuple[str, tuple[str, ...]], tuple[list, _Found]] = Re
 _QUESTION = "ql102-consumer:"
 
 
+_DEFINED_KEY = "ql102.defined"  # `FileContext.cache` keys of what `_without_tree` keeps
+_IMPORTED_KEY = "ql102.imported"
 _NAME = "name:"  # in `_scan`'s table, a name the inserting module defines, not a packet pattern
 
 
@@ -135,13 +139,19 @@ def _scan(ctx: FileContext, refs: list[OpRef], names: bool = False) -> dict[str,
     matched: dict[str, list[tuple[str, tuple]]] = {p: [] for p in wanted}
     questions = [_QUESTION + p for p in wanted]
     others = [(path, key) for path, key in modules if path != own and key is not None]
+    # A command-line run checks each file once: a module found keeps what the consumers ask
+    # of it, not its tree (`_without_tree`). An editor keeps them whole for its next check.
+    ops = _ops_by_pattern(refs) if not names and not ctx.project.track_dependents else None
     for path, key, known in scan_memo.unanswered(others, questions):
         pending = [p for p, held in zip(wanted, known, strict=True) if held is not False]
         if not pending:
             continue
         module = _module(ctx, path, key, [wanted[p] for p in pending])
+        hits = [p for p in pending if module is not None and wanted[p][0].search(module.text)]
+        if ops is not None and module is not None and hits:
+            module = _without_tree(ctx, module, path, {op for p in hits for op in ops[p]})
         for p in pending:
-            if module is not None and wanted[p][0].search(module.text):
+            if p in hits:
                 found[p].append(module)
                 matched[p].append((path, key))
             else:
@@ -150,6 +160,35 @@ def _scan(ctx: FileContext, refs: list[OpRef], names: bool = False) -> dict[str,
         _LAST_SCAN[memo_key] = (modules, matched)
     ctx.cache[cache_key] = found
     return found
+
+
+def _ops_by_pattern(refs: list[OpRef]) -> dict[str, set[str]]:
+    ops: dict[str, set[str]] = {}
+    for ref in refs:
+        ops.setdefault(_spelled(ref).pattern, set()).add(ref.op)
+    return ops
+
+
+def _without_tree(ctx: FileContext, module: FileContext, path: str, ops: set[str]) -> FileContext:
+    """`module` without its tree, holding what the consumers of `ctx`'s packets `ops` ask of
+    it: its sites for `ops` (`packet_sites`), and when it has any (a consumer), the names it
+    defines and, if its text spells `ctx`'s module name, those its imports bind (`_linked`).
+    The scan's modules were all held, whole, until the check ended: one check on ExecuTorch
+    held 44 MiB of trees at once (nxp's `add_simulated_linear_bn_fusion_qat_pass.py`, one of
+    the run's peaks). Asked anything else, the module fails loudly (no tree); another reader
+    of it in this check parses it again (`_module` no longer has it)."""
+    keyed = [_keyed(module, op) for op in sorted(ops)]
+    known: dict[str, object] = {_SITES_KEY: module.cache[_SITES_KEY]}
+    if any(keyed):
+        known[_DEFINED_KEY] = _defined_names(module)
+        if _stem(ctx) in module.text:
+            known[_IMPORTED_KEY] = _imported_names(module)
+    _PARSED.pop(path, None)
+    text_only = FileContext(
+        module.path, module.text, None, module.lines, module.optable, module.project, module.module, known
+    )
+    module.release()  # the analyses kept on it hold it back in cycles (`FileContext.release`)
+    return text_only
 
 
 def _module(
@@ -199,8 +238,33 @@ class _AnyName:
 
 
 def _defined(module: FileContext) -> set[str]:
-    return {
-        node.name
-        for node in module.tree.body
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-    }
+    return set(_defined_names(module))
+
+
+def _defined_names(module: FileContext) -> frozenset[str]:
+    if _DEFINED_KEY not in module.cache:  # kept: a module found by the scan has no tree after it
+        module.cache[_DEFINED_KEY] = frozenset(
+            node.name
+            for node in module.tree.body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        )
+    return module.cache[_DEFINED_KEY]
+
+
+def _stem(module: FileContext) -> str:
+    return os.path.splitext(os.path.basename(module.path))[0]
+
+
+def _imported_names(module: FileContext) -> frozenset[str]:
+    """The names `module`'s imports bind, by their last part (`_linked`)."""
+    if _IMPORTED_KEY not in module.cache:  # kept, as `_defined_names`
+        out: set[str] = set()
+        for node in ast.walk(module.tree):
+            if isinstance(node, ast.ImportFrom):
+                if node.module:
+                    out.add(node.module.rpartition(".")[2])
+                out.update(a.name for a in node.names)  # `from . import add`
+            elif isinstance(node, ast.Import):
+                out.update(a.name.rpartition(".")[2] for a in node.names)
+        module.cache[_IMPORTED_KEY] = frozenset(out)
+    return module.cache[_IMPORTED_KEY]
