@@ -30,6 +30,18 @@ def test_hashlib_is_loaded_only_past_the_budget():
     assert out.split() == ["False", "True"]
 
 
+def test_an_edited_check_of_a_few_hundred_kb_does_not_load_openssl():
+    """ExecuTorch's edited qualcomm tests/utils.py hashes its 16 modules (~350 KB): CPython's
+    SHA-256 does it for less than `hashlib`'s import would cost (`_BUILTIN_BUDGET`)."""
+    code = (
+        "import sys\nfrom qlint.short_digests import content_sha256_hex\n"
+        "for _ in range(16):\n    content_sha256_hex(b'a' * 25_000)\n"
+        "print('_hashlib' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False"]
+
+
 def test_a_process_about_to_fork_loads_openssl_for_its_children():
     """Workers forked after `load_before_forking` share the parent's OpenSSL (its pages were
     each worker's own when every worker loaded it past the budget), and digests stay hashlib's."""

@@ -129,3 +129,32 @@ def test_a_check_that_asks_a_verdict_imports_it_and_reports_as_before(tmp_path):
         "qlint.rules.packet_consumers",
     ):
         assert module in seen["modules"]
+
+
+def test_a_module_the_packet_triggers_turn_away_leaves_the_helper_search_unimported(tmp_path):
+    # Writes `self.target` (QL101's and QL102's trigger substrings) and no packet can reach it:
+    # both rules' text and import triggers say no (ExecuTorch's qualcomm tests/utils.py), so
+    # the helper search their checks would use (`forwarding`) is never imported.
+    seen = _check(
+        tmp_path,
+        """
+        import torch
+
+
+        class Runner:
+            def __init__(self, target):
+                self.target = target
+
+            def run(self, x):
+                return torch.relu(x).to(self.target)
+        """,
+    )
+    assert seen["found"] == []
+    assert not {"qlint.rules.ql101_packet_matcher", "qlint.rules.ql102_packet_insertion"} & set(seen["rules"])
+    assert "qlint.analysis.graphs.forwarding" not in seen["modules"]
+
+
+def test_a_module_a_packet_trigger_takes_imports_the_helper_search(tmp_path):
+    seen = _check(tmp_path, "import torch\n\n\ndef f(n):\n    return n.target == torch.ops.aten.relu\n")
+    assert seen["found"] == [["QL101", 5]]
+    assert "qlint.analysis.graphs.forwarding" in seen["modules"]

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from qlint.analysis.graphs.attribute_text import AFTER_DOT
-from qlint.analysis.graphs.forwarding import Forwarding
 from qlint.analysis.graphs.packet_text import spells_packet
 from qlint.analysis.graphs.pattern_replacements import rewrites_spelled
-from qlint.analysis.names.resolver import Resolver
 from qlint.lazy_patterns import lazy
+
+if TYPE_CHECKING:  # imported by the search alone: the triggers above turn most files away
+    from qlint.analysis.graphs.forwarding import Forwarding
+    from qlint.analysis.names.resolver import Resolver
 
 FACT = "ql102-insertions"  # other modules' wrappers, in their summaries
 
@@ -38,6 +41,9 @@ def may_insert_packet(text: str) -> bool:
 
 def wrapper_search(project, optable, path: str) -> Forwarding:
     """The helper search for insertion wrappers, in the check of the module at `path`."""
+    from qlint.analysis.graphs.forwarding import Forwarding
+    from qlint.analysis.names.resolver import Resolver
+
     return Forwarding(
         direct_insertions,
         lambda scope, cls: Resolver(scope, project, optable, class_scope=cls),

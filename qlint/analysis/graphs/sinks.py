@@ -17,15 +17,16 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from qlint.analysis.graphs.call_parts import callee_name
-from qlint.analysis.graphs.forwarding import Forwarding
 from qlint.analysis.graphs.packet_imports import may_hold_packet
 from qlint.analysis.graphs.packet_text import spells_packet
-from qlint.analysis.graphs.wrapper_index import index_for
-from qlint.analysis.names.resolver import Resolver
 from qlint.lazy_patterns import lazy
 from qlint.short_digests import sha256_hex
+
+if TYPE_CHECKING:  # imported by the helper search alone: the triggers turn most files away first
+    from qlint.analysis.graphs.forwarding import Forwarding
 
 # "callee:N" is positional argument N, "callee:name" a keyword argument; "*:name" any callee.
 DEFAULT_SINKS = (
@@ -123,6 +124,9 @@ def direct_sink_args(node: ast.Call, sinks) -> Iterator[ast.expr]:
 
 def sink_search(project, optable, path: str, sinks, needles: tuple[str, ...], key: str) -> Forwarding:
     """The helper search for functions that forward a parameter to one of `sinks`."""
+    from qlint.analysis.graphs.forwarding import Forwarding
+    from qlint.analysis.names.resolver import Resolver
+
     return Forwarding(
         lambda call, _resolver: direct_sink_args(call, sinks),
         lambda scope, cls: Resolver(scope, project, optable, class_scope=cls),
@@ -146,6 +150,8 @@ def sink_index_for(path: str, project, sinks: dict[str, set]):
     over many files (`wrapper_index`, `sink_index`); None otherwise, or for other sinks."""
     if sinks != _DEFAULTS:
         return None
+    from qlint.analysis.graphs.wrapper_index import index_for
+
     index = index_for(path, project)
     return index.sinks if index is not None else None
 
