@@ -26,6 +26,7 @@ from qlint.analysis.flow.method_words import names_a_step
 from qlint.analysis.flow.model_flow import file_flow, switchers
 from qlint.analysis.flow.model_values import ATTRIBUTE, HandedSwitch, ModeSwitch, Origin, anchored
 from qlint.analysis.flow.relevant_bodies import functions_of, segment
+from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import statement_lists, walk_kinds
 from qlint.lazy_patterns import lazy
 from qlint.value_classes import replace
@@ -282,15 +283,27 @@ def _argument(text: str, name: str) -> bool:
 
 
 def _derived_names(tree: ast.Module) -> set[str]:
-    """Names used as a base class somewhere in the module."""
+    """Names used as a base class somewhere in the module, from each top-level statement's
+    own (kept on it: an editor's next check reuses the unchanged statements, and a test
+    module defines a class in most of its test methods)."""
+    out: set[str] = set()
+    for stmt in tree.body:
+        out |= kept_on_node(stmt, _BASE_NAMES, _base_names)
+    return out
+
+
+_BASE_NAMES = "_qlint_graph_fields_base_names"
+
+
+def _base_names(stmt: ast.stmt) -> frozenset[str]:
     out = set()
-    for node in _class_defs(tree.body):
+    for node in _class_defs([stmt]):
         for base in node.bases:
             if isinstance(base, ast.Name):
                 out.add(base.id)
             elif isinstance(base, ast.Attribute):
                 out.add(base.attr)
-    return out
+    return frozenset(out)
 
 
 def _class_defs(body: list[ast.stmt]):
