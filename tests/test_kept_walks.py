@@ -235,6 +235,15 @@ DERIVED = textwrap.dedent(
             pass
         print(Holder)
         return Unrelated
+
+
+    class Suite:
+        def test_a(self):
+            class A(torch.nn.Module):
+                pass
+
+        def test_b(self):
+            return 1
     """
 )
 
@@ -246,14 +255,14 @@ def test_qL203_s_derived_classes_are_read_per_statement(tmp_path, monkeypatch):
     typed in a test's body is seen at once."""
     from qlint.analysis.flow import graph_fields
 
-    looked: list[int] = []
-    real = graph_fields._class_defs
+    looked: list[int] = []  # the statements whose blocks are looked into for classes
+    real = graph_fields.statement_lists
 
-    def spy(body):
-        looked.extend(s.lineno for s in body)
-        return real(body)
+    def spy(stmt):
+        looked.append(stmt.lineno)
+        return real(stmt)
 
-    monkeypatch.setattr(graph_fields, "_class_defs", spy)
+    monkeypatch.setattr(graph_fields, "statement_lists", spy)
     derived = DERIVED.replace("class Unrelated(torch.nn.Module):", "class Unrelated(Holder):")
     typed = DERIVED.replace("return Unrelated", "return Unrelated  # x")
     seen = steps(tmp_path, [DERIVED, typed, derived, DERIVED], ("QL203",))
@@ -263,5 +272,57 @@ def test_qL203_s_derived_classes_are_read_per_statement(tmp_path, monkeypatch):
     project = ProjectIndex()
     findings(project, path, DERIVED, ("QL203",))
     looked.clear()
-    findings(project, path, DERIVED.replace("return Unrelated", "return Unrelated  # y"), ("QL203",))
+    typed = DERIVED.replace("return Unrelated", "return Unrelated  # y")
+    findings(project, path, typed, ("QL203",))
     assert 5 not in looked and 13 in looked  # the class statement is reused, the test's is new
+    looked.clear()
+    findings(project, path, typed.replace("return 1", "return 1  # z"), ("QL203",))
+    # The suite holding the edit is a new node, its other test is reused: not looked into.
+    assert 20 in looked and 21 not in looked and 22 not in looked
+
+
+WRAPPER = textwrap.dedent(
+    """\
+    import torch
+
+
+    def insert(gm, op, node):
+        return gm.graph.call_function(op, (node,))
+
+
+    def run(gm):
+        for n in gm.graph.nodes:
+            insert(gm, torch.ops.aten.relu, n)
+
+
+    def other(x):
+        return x
+    """
+)
+
+
+def test_the_wrapper_search_walks_an_unchanged_function_once(tmp_path, monkeypatch):
+    """The module's own wrappers are found by walking the calls of each function on the rows
+    of its needles: kept on the function, under those rows, for the checks after a keystroke."""
+    from qlint.analysis.graphs import forwarding
+
+    walked: list[str] = []
+    real = forwarding.own_nodes
+
+    def spy(owner, *args, **kwargs):
+        walked.append(getattr(owner, "name", "<module>"))
+        return real(owner, *args, **kwargs)
+
+    monkeypatch.setattr(forwarding, "own_nodes", spy)
+    path = str(package(tmp_path) / "checked.py")
+    project = ProjectIndex()
+    first = findings(project, path, WRAPPER, ("QL102",))
+    assert [row for _, row, _, _ in first] == [10]
+    assert "insert" in walked
+    walked.clear()
+    assert findings(project, path, WRAPPER.replace("return x\n", "return x; y = 1\n"), ("QL102",)) == first
+    assert "insert" not in walked
+    # An edit of the wrapper itself is read again: it no longer inserts what it is handed.
+    fixed = WRAPPER.replace("call_function(op, (node,))", "call_function(torch.ops.aten.relu.default, (node,))")
+    assert findings(project, path, fixed, ("QL102",)) == []
+    assert "insert" in walked
