@@ -36,8 +36,8 @@ def _keyed(module: FileContext, op: str) -> list[tuple[bool, frozenset[OpRef]]]:
     if op in cache:
         return cache[op]
     # Only the top-level statements spanning a line that names the op hold its sites.
-    lines = module.text.splitlines()
-    rows = {i for i, line in enumerate(lines, 1) if op in line}
+    lines = _Lines(module)
+    rows = lines.holding(op)
     # ... and those naming a module-level list of it (`VIEW_OPS = [...]` compared in a function).
     listed = [
         name
@@ -45,15 +45,15 @@ def _keyed(module: FileContext, op: str) -> list[tuple[bool, frozenset[OpRef]]]:
         if value is not None and any(value.lineno <= r <= (value.end_lineno or value.lineno) for r in rows)
     ]
     if listed:
-        rows |= {i for i, line in enumerate(lines, 1) if any(re.search(rf"\b{n}\b", line) for n in listed)}
+        rows |= {r for n in listed for r in lines.holding(n) if re.search(rf"\b{n}\b", lines.line(r))}
     # ... and those comparing a target with a name imported from elsewhere: a table another
     # module of the pass keys (easydist's tiling pass asks `n.target in view_op_map`, imported).
     imported = module.scope.imports
     if ".target" in module.text and imported:
         rows |= {
-            i
-            for i, line in enumerate(lines, 1)
-            if ".target" in line and any(m.group(1) in imported for m in _COMPARED_NAME.finditer(line))
+            r
+            for r in lines.holding(".target")
+            if any(m.group(1) in imported for m in _COMPARED_NAME.finditer(lines.line(r)))
         }
     statements = [s for s in module.tree.body if any(s.lineno <= r <= (s.end_lineno or s.lineno) for r in rows)]
     resolver = Resolver(module.scope, module.project, module.optable)
@@ -80,6 +80,29 @@ def _keyed(module: FileContext, op: str) -> list[tuple[bool, frozenset[OpRef]]]:
             sites.append((table, refs))
     cache[op] = sites
     return sites
+
+
+class _Lines:
+    """The module's lines as `str.splitlines` numbers them, and the rows holding a substring.
+    A text whose only line breaks are those of the parser (most) is searched through the
+    module's line index (`lines_containing`, kept per check): each op's scan of every line
+    took most of a reported insertion's consumer search (torch's observer.py)."""
+
+    # Line breaks of `str.splitlines` that neither the parser nor the line index break on.
+    _OTHER_BREAKS = ("\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+    def __init__(self, module: FileContext) -> None:
+        self.module = module
+        text = module.text
+        self.split = text.splitlines() if any(b in text for b in self._OTHER_BREAKS) else None
+
+    def holding(self, needle: str) -> set[int]:
+        if self.split is None:
+            return set(self.module.lines_containing(needle))
+        return {i for i, line in enumerate(self.split, 1) if needle in line}
+
+    def line(self, row: int) -> str:
+        return self.module.lines.line(row) if self.split is None else self.split[row - 1]
 
 
 _COMPARE, _PARTIAL, _DECORATED = "compare", "partial", "decorated"

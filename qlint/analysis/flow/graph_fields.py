@@ -282,25 +282,35 @@ def _argument(text: str, name: str) -> bool:
 
 
 def _derived_names(tree: ast.Module) -> set[str]:
-    """Names used as a base class somewhere in the module."""
-    out = set()
-    for node in _class_defs(tree.body):
-        for base in node.bases:
-            if isinstance(base, ast.Name):
-                out.add(base.id)
-            elif isinstance(base, ast.Attribute):
-                out.add(base.attr)
+    """Names used as a base class somewhere in the module, from each statement's own, kept
+    on it: an editor's next check reuses the unchanged statements, so only those holding the
+    edit are looked into again (a test module defines a class in most of its test methods,
+    all of them in one test case class)."""
+    out: set[str] = set()
+    for stmt in tree.body:
+        out |= _base_names(stmt)
     return out
 
 
-def _class_defs(body: list[ast.stmt]):
-    """Class statements at any depth: a class is a statement, so only statement lists are
-    walked, not the expressions that make up most of a module's nodes."""
-    for stmt in body:
+_BASE_NAMES = "_qlint_graph_fields_base_names"
+
+
+def _base_names(stmt: ast.stmt) -> frozenset[str]:
+    """The names the class statements in `stmt` (itself included, at any depth) derive from."""
+    found = stmt.__dict__.get(_BASE_NAMES)
+    if found is None:
+        out = set()
         if isinstance(stmt, ast.ClassDef):
-            yield stmt
+            for base in stmt.bases:
+                if isinstance(base, ast.Name):
+                    out.add(base.id)
+                elif isinstance(base, ast.Attribute):
+                    out.add(base.attr)
         for block in statement_lists(stmt):
-            yield from _class_defs(block)
+            for inner in block:
+                out |= _base_names(inner)
+        found = stmt.__dict__[_BASE_NAMES] = frozenset(out)
+    return found
 
 
 __all__ = ["field_switches"]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import os
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator
 
 from qlint.analysis.graphs import file_keys, kept_answers
@@ -426,10 +427,26 @@ def _calls(func: ast.AST, rows: list[int] | None = None) -> Iterable[ast.Call]:
     from, and walked each (43 walks of torch's observer.py per check)."""
     if rows is None:
         return kept_on_node(func, _CALLS, _own_calls)
-    return (n for n in own_nodes(func, scopes=False, rows=rows) if isinstance(n, ast.Call))
+    # With rows, kept on the function too, under the rows among its own (its body lies within
+    # them): every check of an editor asks each function on the rows of its module's needles,
+    # and gets the unchanged functions' very nodes again (`statement_reuse`).
+    end = func.end_lineno or func.lineno
+    low = bisect_left(rows, func.lineno)
+    key = tuple(rows[low : bisect_right(rows, end, low)])
+    kept = func.__dict__.get(_ROW_CALLS)
+    if kept is None:
+        kept = func.__dict__[_ROW_CALLS] = {}
+    found = kept.get(key)
+    if found is None:
+        if len(kept) >= _ROW_CALLS_KEPT:
+            kept.clear()  # rows that moved (an Enter above it): the old keys are not asked again
+        found = kept[key] = tuple(n for n in own_nodes(func, scopes=False, rows=rows) if isinstance(n, ast.Call))
+    return found
 
 
 _CALLS = "_qlint_forwarding_calls"
+_ROW_CALLS = "_qlint_forwarding_row_calls"
+_ROW_CALLS_KEPT = 8
 
 
 def _own_calls(func: ast.AST) -> tuple[ast.Call, ...]:

@@ -26,6 +26,7 @@ from qlint.analysis.graphs import dynamo_graph_passes
 from qlint.analysis.graphs.project_scan import read_module
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver, dotted_parts
+from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import walk_kinds
 
 _GRAPHS = frozenset({"torch.fx.Graph", "torch.fx.graph.Graph"})
@@ -63,7 +64,7 @@ def inserted_into_kept_graph(ctx: FileContext, body: Body | None, packet: ast.ex
 def insertion_of(func: ast.AST, packet: ast.expr) -> ast.Call | None:
     """The `<receiver>.call_function(...)`/`create_node(...)` in `func` that `packet` is an
     argument of (positional or keyword)."""
-    for node in walk_kinds(func, _CALLS):
+    for node in kept_on_node(func, _CALLS_KEPT, _calls):
         if (
             isinstance(node.func, ast.Attribute)
             and node.func.attr in _INSERTS
@@ -71,6 +72,15 @@ def insertion_of(func: ast.AST, packet: ast.expr) -> ast.Call | None:
         ):
             return node
     return None
+
+
+def _calls(func: ast.AST) -> list[ast.AST]:
+    return walk_kinds(func, _CALLS)
+
+
+# Every reported insertion asks for its function's calls (twice: `self_built_graphs` too);
+# kept on the function, which an editor's next check reuses while it is unchanged.
+_CALLS_KEPT = "_qlint_hand_built_calls"
 
 
 def matched_on_kept_graph(ctx: FileContext, body: Body | None, row: int) -> bool:

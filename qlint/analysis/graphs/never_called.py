@@ -81,22 +81,24 @@ def _enclosing(tree: ast.Module, row: int) -> list[tuple[ast.AST, ast.AST]]:
     chain: list[tuple[ast.AST, ast.AST]] = []
     parent: ast.AST = tree
     while True:
-        inner = next((d for d in _definitions(parent) if d.lineno <= row <= (d.end_lineno or d.lineno)), None)
+        inner = next((d for d in _definitions(parent, row) if d.lineno <= row <= (d.end_lineno or d.lineno)), None)
         if inner is None:
             return chain
         chain.append((parent, inner))
         parent = inner
 
 
-def _definitions(node: ast.AST):
+def _definitions(node: ast.AST, row: int):
     """The functions and classes defined in `node`'s own statements (under `if`, `try`, ...
-    too, not in nested definitions)."""
+    too, not in nested definitions), looked for only in the statements spanning `row`: a
+    statement holds what it nests within its own rows (every reported insertion asked, and
+    each walked every statement of the module)."""
     todo = list(ast.iter_child_nodes(node))
     while todo:
         child = todo.pop()
         if isinstance(child, (*_FUNCS, ast.ClassDef)):
             yield child
-        elif isinstance(child, ast.stmt):
+        elif isinstance(child, ast.stmt) and child.lineno <= row <= (child.end_lineno or child.lineno):
             todo.extend(ast.iter_child_nodes(child))
 
 

@@ -27,6 +27,7 @@ from qlint.analysis.graphs.stripped_returns import called_function, returns_stri
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import dotted_parts
 from qlint.analysis.names.scope import parameter_args
+from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import name_loads, own_nodes
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -177,11 +178,9 @@ def _module_function(ctx: FileContext, func: ast.AST) -> bool:
 
 
 def _own_nodes(ctx: FileContext, owner: ast.AST) -> list[ast.AST]:
-    """`own_nodes` of a body, once per check: every finding of a body asks for them."""
-    memo = ctx.cache.setdefault(_NODES_MEMO, {})
-    if id(owner) not in memo:
-        memo[id(owner)] = (owner, own_nodes(owner))
-    return memo[id(owner)][1]
+    """`own_nodes` of a body, kept on it: every finding of a body asks for them, and an
+    editor's next check reuses the unchanged functions' nodes (`statement_reuse`)."""
+    return kept_on_node(owner, _NODES_KEPT, own_nodes)
 
 
 def _argument(call: ast.Call, index: int, param: str) -> ast.expr | None:
@@ -227,5 +226,5 @@ def _declared_global(ctx: FileContext, name: str) -> bool:
 
 
 _DECLARED = "returned_graph_uses.declared"
-_NODES_MEMO = "returned_graph_uses.nodes"
+_NODES_KEPT = "_qlint_returned_graph_uses_nodes"
 _CALLS_MEMO = "returned_graph_uses.calls"

@@ -41,6 +41,7 @@ from qlint.analysis.graphs.project_scan import read_module, texts_naming
 from qlint.analysis.graphs.strip_loops import calls_after_strip, strip_helper, strip_loop, torch_strip, upkeep
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import OpRef, Resolver, dotted_parts
+from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import walk
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -121,9 +122,13 @@ def _nested_pass(ctx: FileContext, body: Body | None, expr: ast.expr) -> ast.AST
     return None
 
 
+_WALK = "_qlint_stripped_later_walk"
+
+
 def _inserts_into(func: ast.AST, param: str, expr: ast.expr) -> bool:
-    # One walk of the function, its bindings read once: asked of every reported insertion.
-    nodes = walk(func)
+    # One walk of the function, its bindings read once: asked of every reported insertion,
+    # and kept on the function, which an editor's next check reuses while it is unchanged.
+    nodes = kept_on_node(func, _WALK, walk)
     # The receiver first: a method's insertion into the graph of a module it is handed
     # (`model.graph.call_function(...)`, asked as `self`'s) is settled without the bindings.
     call = next((n for n in nodes if isinstance(n, ast.Call) and any(a is expr for a in n.args)), None)

@@ -8,8 +8,8 @@ trigger text appears on, which is what keeps the linter near the speed of the pa
 from __future__ import annotations
 
 import ast
-from bisect import bisect_left
-from collections.abc import Iterator
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Iterator
 
 from qlint.analysis.names.local_imports import LocalNames, bind_imports
 from qlint.analysis.names.scope import ClassScope, ModuleScope, bind_local, parameters
@@ -20,6 +20,9 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _NESTED = ("body", "orelse", "finalbody", "handlers", "cases")
 _CACHE_KEY = "functions.bodies"
 _LOCAL = "_qlint_body_local"
+# `Body.nodes` walks with rows, kept on the function or class node: (kinds, its rows) -> nodes.
+_WALKS = "_qlint_body_walks"
+_WALKS_KEPT = 16
 # Statements `bind_local` records something for (the others bind nothing it tracks).
 _BINDING = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)
 _IMPORTS = frozenset((ast.Import, ast.ImportFrom))
@@ -83,15 +86,38 @@ class Body:
 
     def nodes(
         self, lines: frozenset[int] | set[int] | None = None, kinds: frozenset[type] | None = None
-    ) -> Iterator[ast.AST]:
+    ) -> Iterable[ast.AST]:
         """Statements of this body and the expressions they hold (lambdas and comprehensions
         included, nested function bodies not). With `lines`, only statements and expressions
         that span one of those lines are walked; with `kinds`, only nodes of those types are
         yielded (the same ones, in the same order)."""
-        rows = _sorted(lines) if lines is not None else None
+        if lines is None:
+            return self._walk(None, kinds)
+        rows = _sorted(lines)
+        node = self.node
+        if type(node) is ast.Module:
+            return self._walk(rows, kinds)
+        first, end = node.lineno, node.end_lineno or node.lineno
+        low = bisect_left(rows, first)
+        if low == len(rows) or rows[low] > end:
+            return ()  # its statements lie within its rows: none spans one (most methods of a class)
+        # A function's or class's statements lie within its rows, so what the walk yields
+        # depends on its subtree and on the rows among its own alone: kept on the node, it
+        # answers the next check of an editor, which reuses the unchanged functions' nodes
+        # (`statement_reuse`), for every rule walking them with the same rows.
+        key = (kinds, tuple(rows[low : bisect_right(rows, end, low)]))
+        kept = node.__dict__.get(_WALKS)
+        if kept is None:
+            kept = node.__dict__[_WALKS] = {}
+        found = kept.get(key)
+        if found is None:
+            if len(kept) >= _WALKS_KEPT:
+                kept.clear()  # rows that shifted (an Enter above): the old keys are not asked again
+            found = kept[key] = tuple(self._walk(rows, kinds))
+        return found
+
+    def _walk(self, rows: list[int] | None, kinds: frozenset[type] | None) -> Iterator[ast.AST]:
         last = len(rows) if rows is not None else 0
-        if rows is not None and not isinstance(self.node, ast.Module) and not spans_rows(self.node, rows):
-            return  # its statements lie within its rows: none spans one (most methods of a class)
         for stmt in self.stmts:
             if rows is not None:
                 i = bisect_left(rows, stmt.lineno)
