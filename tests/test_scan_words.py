@@ -14,6 +14,7 @@ import pytest
 from qlint.analysis.graphs import project_scan
 from qlint.analysis.names import content_keys, project_words, shared_words
 from qlint.analysis.project_files import python_files
+from qlint.source import read_source
 from tests.test_project_words import TEXTS, WORDS, _keys, _tree
 
 _PLAIN = [w for w in WORDS if w.isascii() and w.replace("_", "a").isalnum()]
@@ -215,3 +216,47 @@ def test_a_module_whose_path_is_marked_is_read_for_its_ops(tmp_path, monkeypatch
     opened = _counting_opens(monkeypatch)
     assert _scanned(keys) == read
     assert opened == [str(lowered)]
+
+
+_INSERTING = {
+    "relu_inserter.py": "def f(g):\n    return g.call_function(torch.ops.aten.relu, ())\n",
+    "add_inserter.py": "def f(g):\n    return g.call_function(torch.ops.aten.add, ())\n",
+    "relu_named.py": "def f(g, relu_op):\n    return g.create_node('call_function', relu_op)\n",
+    "mul_inserter.py": "def f(g):\n    return g.call_function(torch.ops.aten.mul, ())\n",
+}
+
+
+def _probed(keys: dict, needles: tuple[str, ...]) -> dict:
+    """What a probe of the scan's kept modules (`module_facts`: their text not read yet in a
+    command-line run) finds of each, and what it leaves in the memo."""
+    from qlint.analysis import scan_memo
+
+    scan_memo.forget()
+    found = {
+        p: project_scan._holds(project_scan._Project(), p, k, project_scan._UNREAD, needles, None, "q", False)[0]
+        for p, k in keys.items()
+    }
+    memo = {p: scan_memo.answers(p, k, ["q"])[0] for p, k in keys.items()}
+    scan_memo.forget()
+    return {"found": found, "memo": memo}
+
+
+@pytest.mark.parametrize("needles", [("relu",), ("add", "relu"), ("absent_everywhere",)])
+def test_a_probe_of_the_kept_modules_reads_only_those_whose_words_may_hold_its_needles(tmp_path, monkeypatch, needles):
+    keys = _keys(_tree(tmp_path, _INSERTING))
+    read = _probed(keys, needles)  # nothing cut: every module read
+    _cut(keys)
+    opened = _counting_opens(monkeypatch)
+    monkeypatch.setattr(project_scan, "read_source", lambda p: opened.append(p) or read_source(p))
+    assert _probed(keys, needles) == read
+    holding = {p.rsplit("/", 1)[1] for p, held in read["found"].items() if held}
+    assert {p.rsplit("/", 1)[1] for p in opened} == holding
+    # A needle that is not a word is answered by reading every module, as before.
+    opened.clear()
+    dotted = tuple(f"aten.{n}" for n in needles)
+    assert _probed(keys, dotted)["found"] == {p: any(d in t for d in dotted) for p, t in _texts(keys).items()}
+    assert len(opened) == len(keys)
+
+
+def _texts(keys: dict) -> dict:
+    return {p: read_source(p) for p in keys}
