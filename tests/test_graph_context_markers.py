@@ -10,9 +10,16 @@ import os
 import pytest
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.graphs.graph_context import may_carry_packets, packet_graph_context
+from qlint.analysis.graphs.graph_context import (
+    _MARKERS,
+    MARKER_WORDS,
+    marked_path,
+    may_carry_packets,
+    packet_graph_context,
+)
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.project import ProjectIndex
+from qlint.analysis.names.project_words import _TO_SPACES, words_of
 from qlint.optable import load_op_table
 from qlint.source import LineIndex
 
@@ -56,3 +63,15 @@ def test_a_module_of_exported_graphs_is_filtered_out(tmp_path):
     ctx = _context(tmp_path, "pkg/b.py", text)
     assert packet_graph_context(ctx) is None
     assert not may_carry_packets(text.encode(), ctx.path)
+
+
+def test_the_marker_words_are_in_the_words_of_every_text_holding_a_marker():
+    """A project scan answers `may_carry_packets` from a module's words (`project_words`):
+    each marker must hold one of `MARKER_WORDS` within a run of word characters, which any
+    text holding the marker holds within one of its words."""
+    for marker in _MARKERS:
+        runs = marker.translate(_TO_SPACES).split()
+        assert any(w in run for run in runs for w in MARKER_WORDS), marker
+    for relative, text in CARRY_PACKETS:
+        if not marked_path(os.sep + relative):
+            assert any(w in word for word in words_of(text.encode()) for w in MARKER_WORDS), text

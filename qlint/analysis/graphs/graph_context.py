@@ -55,12 +55,21 @@ _TRACERS = ("symbolic_trace", "export", "make_fx")
 # None: every import of a name `_classify` asks about spells one of these.
 _MARKERS = (b"fx", b"symbolic_trace", b"Tracer", b"torch.ao", b"torch._C", b"_inductor")
 _MARKED_DIRS = ("_inductor", "_dynamo", "_functorch", f"{os.sep}ns{os.sep}")
+# A run of word characters of each marker (`torch.ao`: `ao`): a text holding the marker holds
+# it inside one of its words, so a module whose words (`project_words`) hold none of these
+# holds no marker, and `may_carry_packets` is False for it unless its path is marked.
+MARKER_WORDS = (b"fx", b"symbolic_trace", b"Tracer", b"ao", b"_C", b"_inductor")
 
 
 def may_carry_packets(data: bytes, path: str) -> bool:
     """Whether the module with these bytes may be one whose graphs carry packets: asked by a
     scan of many modules before parsing any (most of a tree holds none of the markers)."""
-    return any(m in data for m in _MARKERS) or any(d in path for d in _MARKED_DIRS)
+    return any(m in data for m in _MARKERS) or marked_path(path)
+
+
+def marked_path(path: str) -> bool:
+    """Whether graphs of the module at `path` may carry packets whatever its text holds."""
+    return any(d in path for d in _MARKED_DIRS)
 
 
 def compiler_internal(module: str | None) -> bool:

@@ -17,6 +17,7 @@ dependency of the check, for the results cache and the language server's depende
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -25,7 +26,7 @@ from typing import Any
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import file_keys
-from qlint.analysis.graphs.graph_context import may_carry_packets
+from qlint.analysis.graphs.graph_context import MARKER_WORDS, marked_path, may_carry_packets
 from qlint.analysis.names import project_words
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import module_name_for
@@ -139,7 +140,26 @@ def _read(project, path: str, key: tuple | None) -> tuple[tuple | None, str | No
     held = scan_memo.answers(path, key, [_QUESTION])[0]
     if held is not None:
         return key, _UNREAD if held else None
+    if _words_rule_out(path, key):
+        # What `_text` would find and keep, without a read and a hash of the module (ExecuTorch:
+        # 2,816 of 3,784 modules, read by every process of the run).
+        scan_memo.note(path, _QUESTION, key, False)
+        _NO_PACKET_INSERTS[path] = key
+        return key, None
     return _text(path, key, _keeps_texts(project))
+
+
+def _words_rule_out(path: str, key: tuple) -> bool:
+    """Whether the module's words, cut already at `key` (a parallel run's child cut every
+    module's before the checks began: `shared_words`), show that its text holds no needle and
+    that it inserts no packet (`_text`'s `_NO_PACKET_INSERTS`): no `ops`, or no marker of
+    graphs that carry packets (`graph_context.MARKER_WORDS`) in a module whose path has none.
+    False where they cannot tell (not cut at this key, or over their size limit)."""
+    if not project_words.known_to_lack(path, key, _NEEDLE_BYTES):
+        return False
+    if project_words.known_to_lack(path, key, (b"ops",)):
+        return True
+    return not marked_path(path) and project_words.known_to_lack(path, key, MARKER_WORDS)
 
 
 def _text(path: str, key: tuple, keep: bool = True) -> tuple[tuple | None, str | None]:
@@ -191,6 +211,13 @@ def _holds(project: _Project, path: str, key, text, needles, pattern, question: 
     rename (~60 ms of its ~180), none of which holds it. (None, None): the module cannot be read."""
     if text is _UNREAD and question is not None and scan_memo.answers(path, key, [question])[0] is False:
         return False, text
+    if text is _UNREAD and project_words.known_to_lack(path, key, _encoded(needles)):
+        # Its words, cut at this key, hold none of the needles (op names: word characters, which
+        # a text holds exactly where its bytes do): no read (ExecuTorch: most of the ~2,000
+        # reads of inserting modules that probes for one op made in each process).
+        if question is not None:
+            scan_memo.note(path, question, key, False)
+        return False, text
     if text is _UNREAD:
         text = _read_kept(project, path, key, keep)
         if text is None:
@@ -199,6 +226,13 @@ def _holds(project: _Project, path: str, key, text, needles, pattern, question: 
     if question is not None:
         scan_memo.note(path, question, key, holds)
     return holds, text
+
+
+@functools.lru_cache(maxsize=256)
+def _encoded(needles: tuple[str, ...]) -> tuple[bytes, ...]:
+    """The needles as the words hold them (UTF-8; a needle outside ASCII is never answered
+    from the words: `project_words.known_to_lack`)."""
+    return tuple(n.encode("utf-8", "surrogatepass") for n in needles)
 
 
 def _read_kept(project: _Project, path: str, key, keep: bool = True) -> str | None:
