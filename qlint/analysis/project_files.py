@@ -24,8 +24,8 @@ import time
 from collections.abc import Iterable, Mapping
 
 from qlint.analysis.racy_stats import RACY_NS
+from qlint.analysis.recent_entries import RecentEntries
 from qlint.analysis.skipped_dirs import walked
-from qlint.recent_entries import RecentEntries
 
 # A dependency whose "path" starts so is a listing (`listing_dependency`), never a file.
 LISTING_PREFIX = "qlint-listing:"

@@ -17,7 +17,7 @@ from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.resolver import OpRef
 from qlint.analysis.names.tree_handover import HANDOVER
-from qlint.recent_entries import RecentEntries
+from qlint.analysis.recent_entries import RecentEntries
 from qlint.rules.packet_sites import _CACHE_KEY as _SITES_KEY
 from qlint.rules.packet_sites import _keyed
 from qlint.source import LineIndex

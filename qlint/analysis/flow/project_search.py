@@ -18,7 +18,7 @@ from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.names.package_map import project_root
 from qlint.analysis.names.references import REFERENCES, References
 from qlint.analysis.project_files import listing_dependency, project_keys, unrecorded_keys
-from qlint.recent_entries import RecentEntries
+from qlint.analysis.recent_entries import RecentEntries
 
 _MAX_BYTES = project_words.MAX_BYTES
 _MAX_CANDIDATES = 80  # modules naming the helper; past this the answer is "unknown"

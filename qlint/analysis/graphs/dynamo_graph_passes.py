@@ -28,8 +28,8 @@ from qlint.analysis.graphs.project_scan import parsed_module, scan_root, text_ho
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.project_files import listing_dependency, project_keys
+from qlint.analysis.recent_entries import RecentEntries
 from qlint.lazy_patterns import lazy
-from qlint.recent_entries import RecentEntries
 
 # AOT autograd's entry points for a Dynamo graph (`aot_autograd(**kw)` returns a backend
 # that is then called with the graph and the inputs).
