@@ -140,6 +140,7 @@ def _left_alone(ctx: FileContext, ref: OpRef, node: ast.expr, refs: list[OpRef])
     from qlint.analysis.graphs.self_built_graphs import inserted_into_own_graph
     from qlint.analysis.graphs.stripped_here import inserted_after_strip
     from qlint.analysis.graphs.stripped_later import stripped_after
+    from qlint.rules.guarded_insertions import behind_failing_guard
     from qlint.rules.packet_consumers import consumed_by_own_code
 
     if consumed_by_own_code(ctx, ref, refs, _rows_of(ctx, ref)) or keyed_on_printed_packet(ctx, ref):
@@ -165,6 +166,8 @@ def _left_alone(ctx: FileContext, ref: OpRef, node: ast.expr, refs: list[OpRef])
         return True  # the graph a function of the project returned stripped to packets
     if compiled_after(ctx, inner, ref, node):
         return True  # every caller has Dynamo trace the graph next, as a user's code
+    if behind_failing_guard(ctx, inner, node, ref):
+        return True  # inside a node match that never holds (QL101 reports the match)
     return never_runs(ctx, node.lineno)  # a private function nothing calls: no graph gets the node
 
 
