@@ -19,6 +19,7 @@ from qlint.analysis.flow.model_flow import ATTRIBUTE, PARAM, STORED, Capture, Fu
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.analysis.node_memo import kept_on_node
 from qlint.rules.model_bindings import binding_ends, live
+from qlint.rules.replaced_parts import content_without, graph_replaced
 
 _NAMED = 2  # models named in one message; more is noise
 
@@ -60,6 +61,7 @@ def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow], ctx) -> bool:
     # The classes switched one at a time (`looped_switches`); None: a part, which may hold anything.
     kinds = None if any(p.kinds is None for p in switched) else frozenset().union(*(p.kinds for p in switched))
     evaled = []
+    own = set()  # the constructions the capture's own name holds (`replaced_parts`)
     for origin in dict.fromkeys(origins):
         if origin.kind == ATTRIBUTE:
             # `self.model` built in the class: judged as that construction when nothing else
@@ -71,6 +73,7 @@ def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow], ctx) -> bool:
                 return False
         if origin.built is not None:
             builds.append(origin.built)
+            own.add(id(origin.built))
             continue
         if origin.kind not in (PARAM, STORED):
             return False
@@ -87,8 +90,12 @@ def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow], ctx) -> bool:
             return False
         builds.extend(f.origin.built for f in risky if f.state != "eval")
         evaled.extend(f.origin.built for f in risky if f.state == "eval")
+    # Parts replaced by converted graphs before the capture: their mode was fixed by their own.
+    replaced = graph_replaced(ctx, cap, flows) if own else None
     for built in builds:
         content = built.content()
+        if (content.dependent or not content.complete) and replaced is not None and id(built) in own:
+            content = content_without(built, replaced.attrs) or content
         if content.dependent or not content.complete:
             return False
     for built in evaled:
@@ -96,7 +103,8 @@ def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow], ctx) -> bool:
         content = built.content()
         if not content.complete or (kinds is None and content.dependent) or covered(content.dependent, kinds or ()):
             return False
-    return not _changed_after_build(cap, flows, [*builds, *evaled])
+    ignored = frozenset((replaced.name, row) for row in replaced.rows) if replaced is not None else frozenset()
+    return not _changed_after_build(cap, flows, [*builds, *evaled], ignored)
 
 
 _CHANGES = frozenset(
@@ -104,21 +112,29 @@ _CHANGES = frozenset(
 )
 
 
-def _changed_after_build(cap: Capture, flows: list[FunctionFlow], builds: list) -> bool:
+def _changed_after_build(
+    cap: Capture, flows: list[FunctionFlow], builds: list, ignored: frozenset[tuple[str, int]] = frozenset()
+) -> bool:
     """A model given parts or hooks after it was built (`model.fc = head`, `model[0] = ...`,
     `setattr(model, ...)`) may hold more than its class says. Read in the functions that build
-    it or capture it, for the names it is bound to there."""
+    it or capture it, for the names it is bound to there. `ignored`: (name, row) changes that
+    are no new parts (`replaced_parts`)."""
     points = {id(cap.call)}
     for origin in {*cap.origins, *(f.origin for f in cap.modes if f.origin is not None)}:
         if origin.kind in (PARAM, STORED):
             points.update(id(call) for call, _ in caller_facts(flows, origin.node, origin.index) or ())
     holder = next((fn for fn in flows if any(c is cap for c in fn.captures)), None)
     captured = cap.model.id if holder is not None and isinstance(cap.model, ast.Name) else None
-    return changed_after_build(flows, builds, frozenset(points), holder, captured)
+    return changed_after_build(flows, builds, frozenset(points), holder, captured, ignored)
 
 
 def changed_after_build(
-    flows, builds: list, points: frozenset[int], holder: FunctionFlow | None = None, captured: str | None = None
+    flows,
+    builds: list,
+    points: frozenset[int],
+    holder: FunctionFlow | None = None,
+    captured: str | None = None,
+    ignored: frozenset[tuple[str, int]] = frozenset(),
 ) -> bool:
     """The same for any capture point: `points` are the ids of the calls that take the graph
     (the capture, or the call handing the model to the helper that captures it), `captured`
@@ -144,7 +160,7 @@ def changed_after_build(
         ends = binding_ends(fn.node, names, name, start, points) if start is not None else {}
         if helpers is None:
             helpers = {id(c.call): c.callee for f in flows for c in f.calls}
-        if _changed_in(body, names, helpers, 0, ends, points):
+        if _changed_in(body, names, helpers, 0, ends, points, ignored if fn is holder else frozenset()):
             return True
     return False
 
@@ -173,20 +189,23 @@ def _changed_in(
     depth: int,
     ends: dict[str, int] | None = None,
     points: frozenset[int] = frozenset(),
+    ignored: frozenset[tuple[str, int]] = frozenset(),
 ) -> bool:
     """Parts or hooks given here to a model bound to `names`, or the model handed to a call
     that may give it some (`swap_linears(model)`): a helper of the module is read for its
     parameters in turn; anything else may do anything. `ends`: the last line at which a name
     holds the model (`model_bindings`). The calls in `points` hand the model to the capture
-    being judged (a helper of another module too): what they do is that capture."""
+    being judged (a helper of another module too): what they do is that capture. `ignored`:
+    (name, row) changes of this body that give no part (`replaced_parts`)."""
 
     def holding(row: int) -> set[str]:
         return live(names, ends, row) if ends else names
 
+    changes = [c for c in body.changes if c not in ignored] if ignored else body.changes
     if ends:
-        if any(root in holding(row) for root, row in body.changes):
+        if any(root in holding(row) for root, row in changes):
             return True
-    elif any(root in names for root, _ in body.changes):
+    elif any(root in names for root, _ in changes):
         return True
     for node, roots in body.handed:
         if id(node) in points:

@@ -26,6 +26,7 @@ from qlint.rules.capture_common import (
     related,
 )
 from qlint.rules.capture_content import content_note, mode_free
+from qlint.rules.evaled_prepared import evaled_before_calibration
 from qlint.rules.ptq_eval_fix import HELPER, eval_fix, is_graph
 
 _BAD = ("train", "constructed", "parameter")
@@ -56,11 +57,13 @@ class PtqCaptureWithoutEval(Rule):
                 or mode_free(cap, "ptq", flows, ctx)
                 or vouched_by_callers(ctx, cap, "ptq", flows)
                 or branch_ruled_out(ctx, cap, "ptq", flows)
+                or evaled_before_calibration(ctx, cap, flows)
             ):
                 # Eval on every PTQ path, a model whose mode this function cannot know, one whose
                 # mode cannot change the graph (nothing in it depends on `self.training`),
                 # callers across the project that all pass such models, or that pass them
-                # wherever their arguments let the PTQ branch run.
+                # wherever their arguments let the PTQ branch run; or a prepared graph moved to
+                # eval before anything runs it.
                 continue
             model = model_text(ctx, cap)
             head = "in train mode" if any(r.kind in ("train", "constructed") for r in bad) else "without `eval()`"

@@ -335,6 +335,17 @@ class ClassIndex:
         if key in self._contents:
             return self._contents[key]
         self._contents[key] = ((), False)  # a class that holds itself: unknown
+        out = self._class_content_without(cls, depth, frozenset())
+        self._contents[key] = out
+        return out
+
+    def content_without(self, cls: ModelClass, skipped: frozenset[int]) -> tuple[tuple[str, ...], bool]:
+        """The class's content with the calls whose ids are `skipped` left unread: the build of
+        a part a caller replaced after the construction (`rules.replaced_parts`). Not memoised:
+        another capture may replace other parts."""
+        return self._class_content_without(cls, 0, skipped)
+
+    def _class_content_without(self, cls: ModelClass, depth: int, skipped: frozenset[int]):
         resolver = Resolver(cls.scope, _NO_PROJECT, None)
         found: set[str] = set()
         syntax = content_syntax(cls.node)
@@ -343,11 +354,10 @@ class ClassIndex:
             complete &= self._base(base, resolver, found, depth, cls.around or {})
         if syntax.reads_training:
             found.add("`self.training`")
-        complete &= self._read_calls(syntax.calls, resolver, found, depth, cls.node, syntax, cls.around)
+        calls = [c for c in syntax.calls if id(c) not in skipped] if skipped else syntax.calls
+        complete &= self._read_calls(calls, resolver, found, depth, cls.node, syntax, cls.around)
         complete &= _references(syntax, resolver, found)
-        out = (tuple(sorted(found)), complete)
-        self._contents[key] = out
-        return out
+        return tuple(sorted(found)), complete
 
     def _function_content(self, func: ast.AST, resolver: Resolver, found: set[str], depth: int) -> bool:
         """A function of the class's module called in it (`self.layers = make_layers(cfg)`): what
