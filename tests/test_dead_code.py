@@ -3,7 +3,8 @@ nothing calls, a function whose only calls follow an unconditional exit, a scrip
 imports that runs nothing. Loud look-alikes: a helper one test calls, a `test_` function, a
 fixture, a helper named in a `parametrize`, a public library function nobody calls, a call
 after a conditional exit, a script with a `__main__` guard, a module a sibling imports, a
-lone script (its users are not in the project).
+lone script (its users are not in the project), a program's uncalled helper (the corpus labels
+autoware's a bug), a script of imports alone.
 
 Not visible, so not taught: a module run by `python -m` or a path from a README or a shell
 script. A dead script runs nothing at module level, so running it changes nothing but its
@@ -167,10 +168,23 @@ def test_function_calling_only_itself_after_an_exit_is_quiet(tmp_path):
 # -- a program's helper, a script nothing runs ---------------------------------------------------
 
 
-def test_program_helper_whose_only_call_is_commented_out_is_quiet(tmp_path):
+def test_program_helper_whose_only_call_is_commented_out_is_reported(tmp_path):
+    # A program's uncalled helper: the corpus labels autoware's `run_validation` a bug.
     rest = '\n\nif __name__ == "__main__":\n    # do_pt2e("resnet18")\n    print("timing")\n'
     files = {"quantize.py": _helper("do_pt2e", rest), "utils.py": "x = 1\n"}
-    assert _rows(tmp_path, files, "quantize.py") == []
+    assert _rows(tmp_path, files, "quantize.py") == [CONVERT_ROW]
+
+
+def test_helper_of_a_program_named_like_a_test_is_reported(tmp_path):
+    rest = '\n\nif __name__ == "__main__":\n    # with_checkpoint(1, 2, 3)\n    print("timing")\n'
+    files = {"qat/test_jira_836.py": _helper("with_checkpoint", rest), "utils.py": "x = 1\n"}
+    assert _rows(tmp_path, files, "qat/test_jira_836.py") == [CONVERT_ROW]
+
+
+def test_helper_of_a_test_module_that_starts_unittest_is_quiet(tmp_path):
+    rest = '\n\nif __name__ == "__main__":\n    unittest.main()\n'
+    files = {"tests/test_quant.py": "import unittest\n" + _helper("dynamic_quant", rest)}
+    assert _rows(tmp_path, files, "tests/test_quant.py") == []
 
 
 def test_program_helper_its_main_block_calls_is_reported(tmp_path):
@@ -221,3 +235,10 @@ def test_script_of_definitions_beside_a_package_is_reported(tmp_path):
     text = "from torch._export import capture_pre_autograd_graph\n" + _helper("main")
     files = {"run.py": text, "pkg/__init__.py": "", "pkg/models.py": "x = 1\n"}
     assert _rows(tmp_path, files, "run.py", ("QL204", "QL402")) == [1, CONVERT_ROW + 1]
+
+
+def test_script_of_imports_alone_is_reported(tmp_path):
+    # Nothing defined to be dead: its imports are what it does when run.
+    text = "import torch\nfrom torch._export import capture_pre_autograd_graph\n"
+    files = {"scripts/imports.py": text, "scripts/run.py": 'print("run")\n'}
+    assert _rows(tmp_path, files, "scripts/imports.py", ("QL402",)) == [2]

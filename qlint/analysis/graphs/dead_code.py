@@ -5,9 +5,8 @@ Where every way to reach code is visible in the project, code nobody reaches is 
 - a function or method of a test or test-support module (`test_collection`) that the runner
   does not call by itself (not `test*`, not a hook, not decorated: a fixture) and that no code
   of the project names (ao's `dynamic_quant`, ExecuTorch's
-  `quantize_and_test_model_with_quantizer`); the same for a helper of a program, a script
-  outside any package with a `__main__` guard among other modules (qtta's `do_pt2e`, whose
-  only call is commented out): neither is API;
+  `quantize_and_test_model_with_quantizer`); not in a program named like a test (a
+  `__main__` block that does more than start a runner);
 - a module-level function the project names only in calls that never run: after an
   unconditional `exit`/`sys.exit`/`raise`/`return` in the same block (edge's
   `static_quantize`, called after `exit(0)`), or in its own body (recursion);
@@ -47,6 +46,7 @@ DEAD_RULES = frozenset({"QL101", "QL102", "QL201", "QL202", "QL203", "QL204", "Q
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _EXITS = frozenset({"exit", "quit", "sys.exit", "os._exit"})
 _MEMO = "dead_code.rows"
+_RUNNER_ENTRIES = frozenset({"unittest.main", "pytest.main", "run_tests"})
 _SELF_MODULE = lazy(r"\bsys\.modules\b|\bimport_module\s*\(|\b__import__\s*\(")
 
 
@@ -70,8 +70,7 @@ def _dead(ctx: FileContext, target: list[tuple[ast.AST, ast.AST]]) -> bool:
     test = is_test_module(ctx.path, root)
     # A script is no API when it is one program among the project's modules: a lone module
     # (a snippet, a one-file library) shows none of its users.
-    script = package is None and not test and _has_neighbours(ctx, root)
-    if script and _dead_script(ctx, root):
+    if package is None and not test and _has_neighbours(ctx, root) and _dead_script(ctx, root):
         return True
     if _DYNAMIC.search(ctx.text):
         return False
@@ -80,9 +79,11 @@ def _dead(ctx: FileContext, target: list[tuple[ast.AST, ast.AST]]) -> bool:
     # import by name (ao's test_quant_api looks up submodules of a model so).
     if _computed_getattr(ctx.tree) and (len(target) != 1 or _SELF_MODULE.search(ctx.text)):
         return False
-    # Of a script, only a program's (one with a `__main__` guard: its own code and its
-    # importers, both visible, are its functions' only callers) helpers are judged by name.
-    judged_by_name = test or (script and _main_guard(ctx.tree))
+    # A test module's helpers are judged by name; not those of a program named like a test
+    # (torch_script's `test_jira_*.py`, run by its `__main__` block, not by a runner), nor a
+    # script's: the corpus labels a program's uncalled helper a bug (autoware's
+    # `run_validation`), as it does qtta's `do_pt2e` not (left as it is).
+    judged_by_name = test and not _program(ctx.tree)
     if not target or not isinstance(target[-1][1], _FUNCS):
         return False  # module-level code, or a class body (it runs on import)
     func = target[-1][1]
@@ -127,21 +128,37 @@ def _has_neighbours(ctx: FileContext, root: str) -> bool:
     return any(os.path.abspath(path) != own for path, _ in project_modules(ctx, (), root))
 
 
-def _main_guard(tree: ast.Module) -> bool:
-    """`if __name__ == "__main__":` at module level."""
-    return any(
-        isinstance(statement, ast.If)
+def _main_guards(tree: ast.Module) -> list[ast.If]:
+    """The module's `if __name__ == "__main__":` blocks."""
+    return [
+        statement
+        for statement in tree.body
+        if isinstance(statement, ast.If)
         and isinstance(statement.test, ast.Compare)
         and "__name__" in ast.unparse(statement.test)
         and "__main__" in ast.unparse(statement.test)
-        for statement in tree.body
-    )
+    ]
+
+
+def _program(tree: ast.Module) -> bool:
+    """A `__main__` block that does more than hand the module to a test runner
+    (`unittest.main()`, `run_tests()`, `pytest.main(...)`)."""
+    for guard in _main_guards(tree):
+        for statement in guard.body:
+            call = statement.value if isinstance(statement, ast.Expr) else None
+            spelled = ast.unparse(call.func) if isinstance(call, ast.Call) else ""
+            if spelled not in _RUNNER_ENTRIES and not spelled.endswith(".run_tests"):
+                return True
+    return False
 
 
 def _dead_script(ctx: FileContext, root: str) -> bool:
     """A script outside any package that runs nothing at module level and that no module
     under the repository imports (spells its module name)."""
-    return _definitions_only(ctx.tree) and _unimported(ctx, root)
+    # A file of imports alone has no helpers to leave dead: its imports are what it does
+    # when run (ECM-ATML's `quantize2pte.py`, cxfinal's `libraryImport.py`).
+    defines = any(isinstance(statement, (*_FUNCS, ast.ClassDef)) for statement in ctx.tree.body)
+    return defines and _definitions_only(ctx.tree) and _unimported(ctx, root)
 
 
 def _definitions_only(tree: ast.Module) -> bool:
