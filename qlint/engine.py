@@ -260,6 +260,10 @@ def _check_source(
                 except Exception as exc:  # a rule bug must not lose the other files' findings
                     failed.add(rule.code)
                     result.errors.append(internal_error(path, rule, exc))
+            if diagnostics:  # findings in code nothing runs describe nothing (issue 14)
+                from qlint.analysis.graphs.dead_code import drop_dead
+
+                diagnostics = drop_dead(ctx, diagnostics)
             completed = True
         finally:
             project.end_check()

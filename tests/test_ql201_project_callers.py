@@ -187,7 +187,17 @@ def test_a_test_module_helper_that_is_called_or_named_is_judged(tmp_path):
 
 
 def test_an_uncalled_helper_of_a_library_module_stays_reported(tmp_path):
-    assert len(_test_module(tmp_path, "", name="quant_utils.py")) == 1
+    # A module under `tests/` is a test-support module (dead_code): the library's is in a package.
+    root = _repo(tmp_path)
+    (root / "lib").mkdir()
+    (root / "lib" / "__init__.py").write_text("")
+    path = root / "lib" / "quant_utils.py"
+    path.write_text(HELPER.replace("def quantize_module", "def dynamic_quant"))
+    assert len(check_file(path, ("QL201",)).diagnostics) == 1
+
+
+def test_an_uncalled_helper_of_a_test_support_module_is_dead_code(tmp_path):
+    assert _test_module(tmp_path, "", name="quant_utils.py") == []
 
 
 # -- names a caller takes from `from <project module> import *` ------------------------------------

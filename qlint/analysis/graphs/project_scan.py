@@ -382,11 +382,14 @@ def text_holding(project, path: str, key: tuple, needles: tuple[bytes, ...]) -> 
         return None
 
 
-def project_modules(ctx: FileContext, needles: tuple[str, ...]) -> list[tuple[str, tuple | None]]:
+def project_modules(
+    ctx: FileContext, needles: tuple[str, ...], root: str | None = None
+) -> list[tuple[str, tuple | None]]:
     """Every module of the project (path, content key), each recorded as a dependency of this
     check, for scans that need modules this one does not keep (QL102's packet consumers) and
-    skip those whose text holds none of `needles` (a new one holding one may change them)."""
-    root = scan_root(ctx.path)
+    skip those whose text holds none of `needles` (a new one holding one may change them).
+    `root` overrides the package's root (a script's repository, for the dead-code search)."""
+    root = root or scan_root(ctx.path)
     if root is None:
         return []
     ctx.project.record_listing(ctx.path, listing_dependency(root, True, needles))
@@ -395,12 +398,12 @@ def project_modules(ctx: FileContext, needles: tuple[str, ...]) -> list[tuple[st
     return list(project_keys(ctx, root).items())
 
 
-def texts_naming(ctx: FileContext, name: str) -> Iterator[tuple[str, str]]:
-    """(path, text) of each other module of the project whose text spells `name` as a word
-    (a caller or constructor there is one a one-module reading does not see)."""
+def texts_naming(ctx: FileContext, name: str, root: str | None = None) -> Iterator[tuple[str, str]]:
+    """(path, text) of each other module of the project (or under `root`) whose text spells
+    `name` as a word (a caller or constructor there is one a one-module reading does not see)."""
     word = re.compile(rf"\b{re.escape(name)}\b")
     own = os.path.abspath(ctx.path)
-    for path, key in project_modules(ctx, (name,)):
+    for path, key in project_modules(ctx, (name,), root):
         if key is None or os.path.abspath(path) == own:
             continue
         read = text_holding(ctx.project, path, key, (name.encode(),))

@@ -1,0 +1,280 @@
+"""Code nothing in the project runs: a finding there breaks nothing (issue 14's dead rows).
+
+Where every way to reach code is visible in the project, code nobody reaches is dead:
+
+- a function or method of a test or test-support module (`test_collection`) that the runner
+  does not call by itself (not `test*`, not a hook, not decorated: a fixture) and that no code
+  of the project names (ao's `dynamic_quant`, ExecuTorch's
+  `quantize_and_test_model_with_quantizer`); not in a program named like a test (a
+  `__main__` block that does more than start a runner);
+- a module-level function the project names only in calls that never run: after an
+  unconditional `exit`/`sys.exit`/`raise`/`return` in the same block (edge's
+  `static_quantize`, called after `exit(0)`), or in its own body (recursion);
+- a whole script outside any package, among other modules, that none of them imports and
+  that runs nothing at module level (imports, definitions and constant assignments only; no
+  `__main__` guard): running it does nothing but its imports, and importing it is the only way
+  in (diart's `old_or_unfinished.py`).
+
+A public function of a library package that the project never names stays live: users call
+it (quantized-training's `is_pooling`, the Gaudi bridge's passes). So does a lone module (a
+snippet, a one-file library: none of its users is in the project), anything in a module that
+looks names up at run time, and anything a name search by word over every module under the
+project's root (the package's; a script's repository or project directory) finds. Not seen:
+a module run by `python -m` or by path from a README or a shell script (a dead script runs
+nothing then but its imports), a computed `getattr` on this module from another module, a
+function whose only callers are themselves dead functions (not followed), and callers in
+another repository.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+
+from qlint.analysis.context import FileContext
+from qlint.analysis.graphs.never_called import _DYNAMIC, _computed_getattr, _enclosing, _read_in
+from qlint.analysis.graphs.project_scan import project_modules, scan_root, texts_naming
+from qlint.analysis.graphs.test_collection import called_by_runner, is_test_module, runner_base
+from qlint.analysis.names.package_map import project_root
+from qlint.lazy_patterns import lazy
+
+# The rules whose findings describe what code does when it runs: in dead code they describe
+# nothing. (QL401/QL402: an import of a removed API in a file nothing imports breaks nothing.)
+DEAD_RULES = frozenset({"QL101", "QL102", "QL201", "QL202", "QL203", "QL204", "QL401", "QL402"})
+
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_EXITS = frozenset({"exit", "quit", "sys.exit", "os._exit"})
+_MEMO = "dead_code.rows"
+_RUNNER_ENTRIES = frozenset({"unittest.main", "pytest.main", "run_tests"})
+_SELF_MODULE = lazy(r"\bsys\.modules\b|\bimport_module\s*\(|\b__import__\s*\(")
+
+
+def is_dead(ctx: FileContext, row: int) -> bool:
+    """Whether the code at `row` is code nothing in the project runs."""
+    chain = _enclosing(ctx.tree, row)
+    # The outermost function, or a module-level class's method: what the search decides on.
+    target = chain[:2] if chain and isinstance(chain[0][1], ast.ClassDef) else chain[:1]
+    memo = ctx.cache.setdefault(_MEMO, {})
+    key = target[-1][1] if target else None
+    if key not in memo:
+        memo[key] = _dead(ctx, target)
+    return memo[key]
+
+
+def _dead(ctx: FileContext, target: list[tuple[ast.AST, ast.AST]]) -> bool:
+    package = scan_root(ctx.path)
+    root = package or project_root(ctx.path)
+    if root is None:
+        return False
+    test = is_test_module(ctx.path, root)
+    # A script is no API when it is one program among the project's modules: a lone module
+    # (a snippet, a one-file library) shows none of its users.
+    if package is None and not test and _has_neighbours(ctx, root) and _dead_script(ctx, root):
+        return True
+    if _DYNAMIC.search(ctx.text):
+        return False
+    # `getattr(m, name)` with a computed name reaches a method of `m`; a module-level
+    # function only through a module object, which this module gets by `sys.modules` or an
+    # import by name (ao's test_quant_api looks up submodules of a model so).
+    if _computed_getattr(ctx.tree) and (len(target) != 1 or _SELF_MODULE.search(ctx.text)):
+        return False
+    # A test module's helpers are judged by name; not those of a program named like a test
+    # (torch_script's `test_jira_*.py`, run by its `__main__` block, not by a runner), nor a
+    # script's: the corpus labels a program's uncalled helper a bug (autoware's
+    # `run_validation`), as it does qtta's `do_pt2e` not (left as it is).
+    judged_by_name = test and not _program(ctx.tree)
+    if not target or not isinstance(target[-1][1], _FUNCS):
+        return False  # module-level code, or a class body (it runs on import)
+    func = target[-1][1]
+    if func.decorator_list:
+        return False  # a fixture, a registration: a decorator may call it
+    if len(target) == 2:  # a method: reached by name unless a base may call it
+        if not judged_by_name or not _uncalled_method(ctx, target[0][1], func):
+            return False
+        return not _read_in(ctx.tree, func) and not _named_elsewhere(ctx, func.name, root)
+    if judged_by_name and not called_by_runner(func.name, False) and not _read_in(ctx.tree, func):
+        return not _named_elsewhere(ctx, func.name, root)
+    return _called_only_where_dead(ctx, func) and not _named_elsewhere(ctx, func.name, root)
+
+
+def _uncalled_method(ctx: FileContext, cls: ast.ClassDef, method: ast.AST) -> bool:
+    """A plain method of an undecorated module-level class whose bases call nothing by a name
+    the module does not spell."""
+    if cls.decorator_list or cls.keywords or called_by_runner(method.name, True):
+        return False
+    classes = {node.name: node for node in ctx.tree.body if isinstance(node, ast.ClassDef)}
+    return _known_bases(cls, classes, ())
+
+
+def _known_bases(cls: ast.ClassDef, classes: dict[str, ast.ClassDef], seen: tuple[str, ...]) -> bool:
+    """Whether every base up the class's chain is `unittest.TestCase` or a class of the
+    module (whose calls by name are in the module's text)."""
+    for base in cls.bases:
+        if isinstance(base, ast.Name) and base.id in classes and base.id not in seen:
+            if not _known_bases(classes[base.id], classes, (*seen, base.id)):
+                return False
+        elif not runner_base(base):
+            return False
+    return True
+
+
+def _named_elsewhere(ctx: FileContext, name: str, root: str) -> bool:
+    return next(texts_naming(ctx, name, root), None) is not None
+
+
+def _has_neighbours(ctx: FileContext, root: str) -> bool:
+    own = os.path.abspath(ctx.path)
+    return any(os.path.abspath(path) != own for path, _ in project_modules(ctx, (), root))
+
+
+def _main_guards(tree: ast.Module) -> list[ast.If]:
+    """The module's `if __name__ == "__main__":` blocks."""
+    return [
+        statement
+        for statement in tree.body
+        if isinstance(statement, ast.If)
+        and isinstance(statement.test, ast.Compare)
+        and "__name__" in ast.unparse(statement.test)
+        and "__main__" in ast.unparse(statement.test)
+    ]
+
+
+def _program(tree: ast.Module) -> bool:
+    """A `__main__` block that does more than hand the module to a test runner
+    (`unittest.main()`, `run_tests()`, `pytest.main(...)`)."""
+    for guard in _main_guards(tree):
+        for statement in guard.body:
+            call = statement.value if isinstance(statement, ast.Expr) else None
+            spelled = ast.unparse(call.func) if isinstance(call, ast.Call) else ""
+            if spelled not in _RUNNER_ENTRIES and not spelled.endswith(".run_tests"):
+                return True
+    return False
+
+
+def _dead_script(ctx: FileContext, root: str) -> bool:
+    """A script outside any package that runs nothing at module level and that no module
+    under the repository imports (spells its module name)."""
+    # A file of imports alone has no helpers to leave dead: its imports are what it does
+    # when run (ECM-ATML's `quantize2pte.py`, cxfinal's `libraryImport.py`).
+    defines = any(isinstance(statement, (*_FUNCS, ast.ClassDef)) for statement in ctx.tree.body)
+    return defines and _definitions_only(ctx.tree) and _unimported(ctx, root)
+
+
+def _definitions_only(tree: ast.Module) -> bool:
+    """Whether the module runs nothing at import but imports, definitions and constants."""
+    for statement in tree.body:
+        if isinstance(statement, (ast.Import, ast.ImportFrom, *_FUNCS, ast.ClassDef)):
+            continue
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+            continue  # a docstring
+        if isinstance(statement, (ast.Assign, ast.AnnAssign)) and _constant(statement.value):
+            continue
+        return False
+    return True
+
+
+def _unimported(ctx: FileContext, root: str) -> bool:
+    """Whether no module under the root spells the script's module name (an import), in a
+    folder of programs."""
+    stem = os.path.splitext(os.path.basename(ctx.path))[0]
+    return stem.isidentifier() and _beside_programs(ctx, root) and not _named_elsewhere(ctx, stem, root)
+
+
+def _beside_programs(ctx: FileContext, root: str) -> bool:
+    """Whether another script of its folder runs code at module level: a folder of programs,
+    where a module of definitions nobody imports is a leftover. A module of definitions
+    beside a package or alone in its folder may be a flat library module or an entry point
+    a packaging file names (`run:main`): its users are not in the project's Python text."""
+    own = os.path.abspath(ctx.path)
+    folder = os.path.dirname(own)
+    for path, key in project_modules(ctx, (), root):
+        path = os.path.abspath(path)
+        if path == own or os.path.dirname(path) != folder or key is None:
+            continue
+        neighbour = ctx.project.text(path)
+        if neighbour is not None and _runs_code(neighbour):
+            return True
+    return False
+
+
+def _runs_code(text: str) -> bool:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+    return not _definitions_only(tree)
+
+
+def _constant(value: ast.expr | None) -> bool:
+    return value is None or all(
+        isinstance(node, (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.Load, ast.UnaryOp, ast.USub))
+        for node in ast.walk(value)
+    )
+
+
+def _called_only_where_dead(ctx: FileContext, func: ast.AST) -> bool:
+    """Whether the module names the function, and only in calls that never run: after an
+    unconditional exit in the same block, or inside the function itself."""
+    name = func.name
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    own = set(map(id, ast.walk(func)))
+    dead = _dead_statements(ctx)
+    calls = 0
+    for node in ast.walk(ctx.tree):
+        if id(node) in own:
+            continue
+        if isinstance(node, ast.Name) and node.id == name:
+            if not any(first <= node.lineno <= last for first, last in dead):
+                return False
+            calls += 1
+        elif _spells(node, name, word):
+            return False
+    return calls > 0
+
+
+def _spells(node: ast.AST, name: str, word: re.Pattern[str]) -> bool:
+    """Whether `node` names the function otherwise than as a plain name: an attribute, an
+    import, a second definition, a string holding it as a word (`getattr`, `__all__`)."""
+    if isinstance(node, ast.Attribute):
+        return node.attr == name
+    if isinstance(node, ast.alias):
+        return name in (node.name.rpartition(".")[2], node.asname)
+    if isinstance(node, (*_FUNCS, ast.ClassDef)):
+        return node.name == name
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and bool(word.search(node.value))
+
+
+def _dead_statements(ctx: FileContext) -> list[tuple[int, int]]:
+    """Line spans of the statements that follow an unconditional exit in their block."""
+    if "dead_code.after_exit" in ctx.cache:
+        return ctx.cache["dead_code.after_exit"]
+    spans: list[tuple[int, int]] = []
+    for node in ast.walk(ctx.tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
+            stop = next((i for i, s in enumerate(block) if isinstance(s, ast.stmt) and _exits(s)), None)
+            if stop is not None:
+                spans.extend((s.lineno, s.end_lineno or s.lineno) for s in block[stop + 1 :])
+    ctx.cache["dead_code.after_exit"] = spans
+    return spans
+
+
+def _exits(statement: ast.stmt) -> bool:
+    """A statement after which its block never goes on."""
+    if isinstance(statement, (ast.Return, ast.Raise, ast.Continue, ast.Break)):
+        return True
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        func = statement.value.func
+        spelled = ast.unparse(func) if isinstance(func, (ast.Name, ast.Attribute)) else ""
+        return spelled in _EXITS
+    return False
+
+
+def drop_dead(ctx: FileContext, diagnostics: list) -> list:
+    """The findings, less those of the rules in `DEAD_RULES` that sit in dead code."""
+    if not any(d.code in DEAD_RULES for d in diagnostics):
+        return diagnostics
+    return [d for d in diagnostics if d.code not in DEAD_RULES or not is_dead(ctx, d.range.start.row)]
