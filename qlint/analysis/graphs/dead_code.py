@@ -33,7 +33,7 @@ import os
 import re
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.graphs.never_called import _DYNAMIC, _computed_getattr, _enclosing, _read_in
+from qlint.analysis.graphs.never_called import DYNAMIC_LOOKUP, computed_getattr, enclosing_definitions, read_in
 from qlint.analysis.graphs.project_scan import project_modules, scan_root, texts_naming
 from qlint.analysis.graphs.test_collection import called_by_runner, is_test_module, runner_base
 from qlint.analysis.names.package_map import project_root
@@ -52,7 +52,7 @@ _SELF_MODULE = lazy(r"\bsys\.modules\b|\bimport_module\s*\(|\b__import__\s*\(")
 
 def is_dead(ctx: FileContext, row: int) -> bool:
     """Whether the code at `row` is code nothing in the project runs."""
-    chain = _enclosing(ctx.tree, row)
+    chain = enclosing_definitions(ctx.tree, row)
     # The outermost function, or a module-level class's method: what the search decides on.
     target = chain[:2] if chain and isinstance(chain[0][1], ast.ClassDef) else chain[:1]
     memo = ctx.cache.setdefault(_MEMO, {})
@@ -72,12 +72,12 @@ def _dead(ctx: FileContext, target: list[tuple[ast.AST, ast.AST]]) -> bool:
     # (a snippet, a one-file library) shows none of its users.
     if package is None and not test and _has_neighbours(ctx, root) and _dead_script(ctx, root):
         return True
-    if _DYNAMIC.search(ctx.text):
+    if DYNAMIC_LOOKUP.search(ctx.text):
         return False
     # `getattr(m, name)` with a computed name reaches a method of `m`; a module-level
     # function only through a module object, which this module gets by `sys.modules` or an
     # import by name (ao's test_quant_api looks up submodules of a model so).
-    if _computed_getattr(ctx.tree) and (len(target) != 1 or _SELF_MODULE.search(ctx.text)):
+    if computed_getattr(ctx.tree) and (len(target) != 1 or _SELF_MODULE.search(ctx.text)):
         return False
     # A test module's helpers are judged by name; not those of a program named like a test
     # (torch_script's `test_jira_*.py`, run by its `__main__` block, not by a runner), nor a
@@ -92,8 +92,8 @@ def _dead(ctx: FileContext, target: list[tuple[ast.AST, ast.AST]]) -> bool:
     if len(target) == 2:  # a method: reached by name unless a base may call it
         if not judged_by_name or not _uncalled_method(ctx, target[0][1], func):
             return False
-        return not _read_in(ctx.tree, func) and not _named_elsewhere(ctx, func.name, root)
-    if judged_by_name and not called_by_runner(func.name, False) and not _read_in(ctx.tree, func):
+        return not read_in(ctx.tree, func) and not _named_elsewhere(ctx, func.name, root)
+    if judged_by_name and not called_by_runner(func.name, False) and not read_in(ctx.tree, func):
         return not _named_elsewhere(ctx, func.name, root)
     return _called_only_where_dead(ctx, func) and not _named_elsewhere(ctx, func.name, root)
 

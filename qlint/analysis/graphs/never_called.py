@@ -30,20 +30,20 @@ from qlint.lazy_patterns import lazy
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Run-time lookups of a module's names: any function of such a module may be called.
-_DYNAMIC = lazy(r"\b(?:globals|vars|locals|getmembers)\s*\(|__dict__")
+DYNAMIC_LOOKUP = lazy(r"\b(?:globals|vars|locals|getmembers)\s*\(|__dict__")
 
 
 def never_runs(ctx: FileContext, row: int) -> bool:
     """Whether the code at `row` sits in a function that nothing can call."""
     # Most findings sit in public functions or methods of subclasses: decided without a walk.
-    candidates = [(p, f) for p, f in _enclosing(ctx.tree, row) if _may_be_unreachable(ctx, p, f)]
-    if not candidates or _DYNAMIC.search(ctx.text) or _computed_getattr(ctx.tree):
+    candidates = [(p, f) for p, f in enclosing_definitions(ctx.tree, row) if _may_be_unreachable(ctx, p, f)]
+    if not candidates or DYNAMIC_LOOKUP.search(ctx.text) or computed_getattr(ctx.tree):
         return False
     for parent, func in candidates:
         if isinstance(parent, _FUNCS):
-            if not _read_in(parent, func):
+            if not read_in(parent, func):
                 return True
-        elif not _read_in(ctx.tree, func) and not named_elsewhere(ctx, func.name):
+        elif not read_in(ctx.tree, func) and not named_elsewhere(ctx, func.name):
             return True
     return False
 
@@ -61,7 +61,7 @@ def _may_be_unreachable(ctx: FileContext, parent: ast.AST, func: ast.AST) -> boo
     return scan_root(ctx.path) is not None
 
 
-def _computed_getattr(tree: ast.Module) -> bool:
+def computed_getattr(tree: ast.Module) -> bool:
     """`getattr(obj, name)` with a name built at run time (`getattr(self, "_visit_" + op)`):
     a dispatch that may reach any function or method of the module."""
     for node in ast.walk(tree):
@@ -76,7 +76,7 @@ def _computed_getattr(tree: ast.Module) -> bool:
     return False
 
 
-def _enclosing(tree: ast.Module, row: int) -> list[tuple[ast.AST, ast.AST]]:
+def enclosing_definitions(tree: ast.Module, row: int) -> list[tuple[ast.AST, ast.AST]]:
     """(parent, definition) of each function and class holding `row`, outermost first."""
     chain: list[tuple[ast.AST, ast.AST]] = []
     parent: ast.AST = tree
@@ -112,7 +112,7 @@ def baseless(cls: ast.AST) -> bool:
     return all(isinstance(b, ast.Name) and b.id == "object" for b in cls.bases)
 
 
-def _read_in(scope: ast.AST, func: ast.AST) -> bool:
+def read_in(scope: ast.AST, func: ast.AST) -> bool:
     """Whether `scope` reads (or binds again) the function's name anywhere but in its own
     definition: a name, an attribute, an import, or a string holding it as a word
     (`getattr(m, "_f")`, `__all__`)."""
