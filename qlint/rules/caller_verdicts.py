@@ -13,7 +13,6 @@ of a test module that nothing names (dead code: nothing can call it).
 from __future__ import annotations
 
 import ast
-import os
 import re
 import weakref
 
@@ -33,7 +32,7 @@ from qlint.analysis.flow.model_values import (
     VALUES,
     CallSite,
 )
-from qlint.analysis.flow.project_callers import ProjectCall, each_project_call, project_callers
+from qlint.analysis.flow.project_callers import ProjectCall, each_project_call
 from qlint.analysis.flow.read_only_params import reads_only
 from qlint.analysis.flow.switched_parts import eval_switched_part, kept_until, partial
 from qlint.analysis.flow.unread_uses import unread_use
@@ -52,7 +51,7 @@ _FLOW = "caller_verdicts.model_flow"  # on a caller module's context: the analys
 
 def vouched_by_callers(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]) -> bool:
     """Every path to the capture starts at a caller that passes a harmless model, and at least
-    one path goes through the helper's parameter; or the helper is dead code of a test module.
+    one path goes through the helper's parameter. (A helper nothing runs is left to `dead_code`.)
     An item of the parameter (`for name, m in models.items()`) is vouched for by callers that
     all write the container in the call, holding harmless models only, when the helper adds
     nothing to it (`read_only_params`); a field or an item of a bundle (`artifact.model`,
@@ -77,8 +76,6 @@ def vouched_by_callers(ctx: FileContext, cap: Capture, flow: str, flows: list[Fu
             return False
         # `self.model` stored from `__init__`'s parameter: the constructions are its callers.
         helpers.add((origin.node, origin.index))
-    if len(helpers) == 1 and not parts and _dead_test_helper(ctx, flows, *next(iter(helpers))):
-        return True
     if not helpers and not parts:
         return False
     return all(_callers_harmless(ctx, flows, func, index) for func, index in helpers) and all(
@@ -139,30 +136,6 @@ def branch_ruled_out(ctx: FileContext, cap: Capture, flow: str, flows: list[Func
         return _harmless(fact, site.home.flows(), site.site.call, site.holder)
 
     return vouched_on_every_path(ctx, checked_home(ctx), holder, paths, harmless)
-
-
-def _dead_test_helper(ctx: FileContext, flows: list[FunctionFlow], func: ast.AST, index: int) -> bool:
-    """A plain function of a test module that nothing in the project names: it never runs
-    (pytest calls only `test*` functions and fixtures, which are decorated). A helper of a
-    library module is there for callers outside the project and stays reported."""
-    name = os.path.basename(ctx.path)
-    if not (name.startswith("test_") or name.endswith("_test.py")):
-        return False
-    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or func.decorator_list:
-        return False
-    if func.name.startswith("test") or ctx.scope.functions.get(func.name) is not func:
-        return False
-    if len(re.findall(rf"\b{re.escape(func.name)}\b", ctx.text)) > 1:
-        return False  # named in its own module (a call, a callback, `__all__`, a string)
-    # Spelled once, by its `def`: no node names it either, unless the text is not ASCII (an
-    # identifier is read NFKC-normalised, so another spelling may name it). The walk of the
-    # whole test module is made for such a text only.
-    if not ctx.text.isascii() and any(
-        (isinstance(n, ast.Name) and n.id == func.name) or (isinstance(n, ast.Attribute) and n.attr == func.name)
-        for n in ast.walk(ctx.tree)
-    ):
-        return False
-    return project_callers(ctx, func, index) == []
 
 
 def _callers_harmless(
