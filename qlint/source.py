@@ -12,7 +12,9 @@ line while `ast` numbers it line by line.
 from __future__ import annotations
 
 import codecs
+import os
 import re
+import stat
 from bisect import bisect_right
 from typing import TYPE_CHECKING
 
@@ -76,7 +78,12 @@ def decode_source(data: bytes) -> str:
 def read_source(path: str) -> str | None:
     """A file's text, decoded as the interpreter would (None: unreadable or undecodable)."""
     try:
-        with open(path, "rb") as fh:
+        # Opened without blocking and read only when regular: a named pipe among a project's
+        # modules (one the run was not asked to check) would otherwise hang the whole run.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with open(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
             return decode_source(fh.read())
     except (OSError, DecodeError):
         return None

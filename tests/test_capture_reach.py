@@ -226,12 +226,12 @@ def _caller(import_line: str, body: str) -> str:
 
 
 CALLS_WITH_TRAIN_MODEL = """
-def main(quantizer, x):
+def test_main(quantizer, x):
     model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout())
     prepare_graph(export(model, (x,)).module(), quantizer)
 """
 CALLS_WITH_EVAL_MODEL = """
-def main(quantizer, x):
+def test_main(quantizer, x):
     prepare_pt2e(export(build(), (x,)).module(), quantizer)
 """
 

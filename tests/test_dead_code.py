@@ -242,3 +242,12 @@ def test_script_of_imports_alone_is_reported(tmp_path):
     text = "import torch\nfrom torch._export import capture_pre_autograd_graph\n"
     files = {"scripts/imports.py": text, "scripts/run.py": 'print("run")\n'}
     assert _rows(tmp_path, files, "scripts/imports.py", ("QL402",)) == [2]
+
+
+def test_definitions_beside_a_module_that_only_binds_values_stay_reported(tmp_path):
+    # A flat layout: `ops.py` binds an op at import, which runs code but makes no program.
+    files = {
+        "src/ops.py": "import torch\nDQ = torch.ops.quantized_decomposed.dequantize_per_tensor\n",
+        "src/m.py": "from ops import DQ\n\n\ndef f(n):\n    return n.target == DQ\n",
+    }
+    assert _rows(tmp_path, files, "src/m.py", ("QL101",)) == [5]

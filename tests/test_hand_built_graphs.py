@@ -125,7 +125,7 @@ def test_a_traced_graph_or_a_parameter_is_reported(tmp_path):
             gm = rewrite_events(gm)
 
 
-        def check(gm):
+        def test_check(gm):
             gm.graph.call_function(torch.ops.streams.record_event, ())
             gm = rewrite_events(gm)
             return [n for n in gm.graph.nodes if n.target == torch.ops.mine.tagged_record]

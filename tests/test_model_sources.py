@@ -513,7 +513,7 @@ def test_class_of_a_module_in_a_directory_without_init_is_resolved(tmp_path):
     )
     models.write_text(net)
     src = HEAD + "from tests.common.models import Net\n\n"
-    src += "def quantize(quantizer, x):\n    prepare_pt2e(export(Net(), (x,)).module(), quantizer)\n"
+    src += "def test_quantize(quantizer, x):\n    prepare_pt2e(export(Net(), (x,)).module(), quantizer)\n"
     path = str(tmp_path / "tests" / "quant" / "test_q.py")
     # Its `__init__` ends in `self.eval()`: built in eval mode.
     assert lint(src, path=path, select=("QL201",)) == []

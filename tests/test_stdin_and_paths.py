@@ -147,3 +147,12 @@ def test_a_buffer_gets_the_settings_its_file_gets(tmp_path):
         input=PACKET,
     )
     assert explicit.returncode == 0, explicit.stdout
+
+
+def test_a_named_fifo_beside_the_checked_module_is_not_read(tmp_path):
+    # Rules read other modules of the project (dead_code reads a script's neighbours).
+    os.mkfifo(tmp_path / "pipe.py")
+    (tmp_path / "a.py").write_text(PACKET)
+    proc = qlint("check", "--no-cache", "a.py", cwd=tmp_path)
+    assert proc.returncode == 1 and "a.py:5:24: QL101" in proc.stdout
+    no_traceback(proc)

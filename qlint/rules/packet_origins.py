@@ -18,7 +18,7 @@ from qlint.analysis.graphs.insertions import wrapper_search
 from qlint.analysis.graphs.pattern_replacements import replaced_packets, rewrites_spelled
 from qlint.analysis.graphs.project_scan import module_facts, unkept_module_facts
 from qlint.analysis.names.resolver import OpRef
-from qlint.rules.ql102_packet_insertion import inserted_packets, insertions
+from qlint.rules.module_insertions import inserted_packets, insertions
 
 
 def inserted_elsewhere(ctx: FileContext, key: tuple[str, str, str]) -> bool:

@@ -38,6 +38,7 @@ from qlint.analysis.names.resolver import Located, OpRef, Resolver
 from qlint.diagnostic import Diagnostic, RelatedInfo
 from qlint.evidence.ops import OpEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
+from qlint.rules.module_insertions import inserted_overloads, inserted_packets, insertions
 from qlint.rules.overload_fixes import (
     FixSite,
     graphs_carry,
@@ -48,7 +49,6 @@ from qlint.rules.overload_fixes import (
     packet_producers,
     shown,
 )
-from qlint.rules.ql102_packet_insertion import inserted_overloads, inserted_packets, insertions
 from qlint.value_classes import replace, value_class
 
 # APIs that compare the ops they are given with node targets exactly: `DEFAULT_SINKS`

@@ -199,11 +199,18 @@ def _beside_programs(ctx: FileContext, root: str) -> bool:
 
 
 def _runs_code(text: str) -> bool:
+    """Whether a module is a program: it calls, loops or has a `__main__` block at module
+    level. Assignments alone are not enough: a flat library module binds `DQ = torch.ops...`
+    or a logger, and its neighbours are its users' modules, not leftovers."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return False
-    return not _definitions_only(tree)
+    return bool(_main_guards(tree)) or any(
+        isinstance(statement, (ast.For, ast.While, ast.With))
+        or (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call))
+        for statement in tree.body
+    )
 
 
 def _constant(value: ast.expr | None) -> bool:
