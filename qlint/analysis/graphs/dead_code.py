@@ -77,7 +77,7 @@ def _dead(ctx: FileContext, target: list[tuple[ast.AST, ast.AST]]) -> bool:
     # `getattr(m, name)` with a computed name reaches a method of `m`; a module-level
     # function only through a module object, which this module gets by `sys.modules` or an
     # import by name (ao's test_quant_api looks up submodules of a model so).
-    if computed_getattr(ctx.tree) and (len(target) != 1 or _SELF_MODULE.search(ctx.text)):
+    if "getattr" in ctx.text and computed_getattr(ctx.tree) and (len(target) != 1 or _SELF_MODULE.search(ctx.text)):
         return False
     # A test module's helpers are judged by name; not those of a program named like a test
     # (torch_script's `test_jira_*.py`, run by its `__main__` block, not by a runner), nor a
@@ -92,8 +92,8 @@ def _dead(ctx: FileContext, target: list[tuple[ast.AST, ast.AST]]) -> bool:
     if len(target) == 2:  # a method: reached by name unless a base may call it
         if not judged_by_name or not _uncalled_method(ctx, target[0][1], func):
             return False
-        return not read_in(ctx.tree, func) and not _named_elsewhere(ctx, func.name, root)
-    if judged_by_name and not called_by_runner(func.name, False) and not read_in(ctx.tree, func):
+        return not _read_in_module(ctx, func) and not _named_elsewhere(ctx, func.name, root)
+    if judged_by_name and not called_by_runner(func.name, False) and not _read_in_module(ctx, func):
         return not _named_elsewhere(ctx, func.name, root)
     return _called_only_where_dead(ctx, func) and not _named_elsewhere(ctx, func.name, root)
 
@@ -117,6 +117,15 @@ def _known_bases(cls: ast.ClassDef, classes: dict[str, ast.ClassDef], seen: tupl
         elif not runner_base(base):
             return False
     return True
+
+
+def _read_in_module(ctx: FileContext, func: ast.AST) -> bool:
+    """`read_in` over the whole module, without its walk when the text spells the name once
+    (by its `def`): an editor asks on every keystroke. A text that is not ASCII may spell an
+    identifier another way (identifiers are read NFKC-normalised), so it is walked."""
+    if ctx.text.isascii() and len(re.findall(rf"\b{re.escape(func.name)}\b", ctx.text)) <= 1:
+        return False
+    return read_in(ctx.tree, func)
 
 
 def _named_elsewhere(ctx: FileContext, name: str, root: str) -> bool:
