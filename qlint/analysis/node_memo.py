@@ -23,3 +23,18 @@ def kept_on_node(node: _N, attr: str, compute: Callable[[_N], _R]) -> _R:
         found = compute(node)
         setattr(node, attr, found)
     return found
+
+
+def kept_on_node_by(node: ast.AST, attr: str, key, max_keys: int, compute: Callable[[], _R]) -> _R:
+    """`compute()`, kept on `node` under `attr` per `key` (the rows an editor's check asks
+    about). At `max_keys` the node's answers are all dropped: its rows moved (an Enter above
+    it), and the old keys are not asked again."""
+    kept = node.__dict__.get(attr)
+    if kept is None:
+        kept = node.__dict__[attr] = {}
+    found = kept.get(key)
+    if found is None:
+        if len(kept) >= max_keys:
+            kept.clear()
+        found = kept[key] = compute()
+    return found

@@ -44,7 +44,7 @@ from qlint.analysis.graphs.imported_helpers import helper_names, imports_helper
 from qlint.analysis.graphs.wrapper_chains import _forwards_on
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
-from qlint.analysis.node_memo import kept_on_node
+from qlint.analysis.node_memo import kept_on_node, kept_on_node_by
 from qlint.analysis.tree_walk import own_nodes
 
 # What a sink is: for a call (and the resolver of its body), the argument expressions that
@@ -433,15 +433,13 @@ def _calls(func: ast.AST, rows: list[int] | None = None) -> Iterable[ast.Call]:
     end = func.end_lineno or func.lineno
     low = bisect_left(rows, func.lineno)
     key = tuple(rows[low : bisect_right(rows, end, low)])
-    kept = func.__dict__.get(_ROW_CALLS)
-    if kept is None:
-        kept = func.__dict__[_ROW_CALLS] = {}
-    found = kept.get(key)
-    if found is None:
-        if len(kept) >= _ROW_CALLS_KEPT:
-            kept.clear()  # rows that moved (an Enter above it): the old keys are not asked again
-        found = kept[key] = tuple(n for n in own_nodes(func, scopes=False, rows=rows) if isinstance(n, ast.Call))
-    return found
+    return kept_on_node_by(
+        func,
+        _ROW_CALLS,
+        key,
+        _ROW_CALLS_KEPT,
+        lambda: tuple(n for n in own_nodes(func, scopes=False, rows=rows) if isinstance(n, ast.Call)),
+    )
 
 
 _CALLS = "_qlint_forwarding_calls"

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 
 from qlint.analysis.names.local_imports import LocalNames, bind_imports
 from qlint.analysis.names.scope import ClassScope, ModuleScope, bind_local, parameters
-from qlint.analysis.node_memo import kept_on_node
+from qlint.analysis.node_memo import kept_on_node, kept_on_node_by
 from qlint.analysis.tree_walk import spans_rows, statement_lists, walk, walk_kinds
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -106,15 +106,7 @@ class Body:
         # answers the next check of an editor, which reuses the unchanged functions' nodes
         # (`statement_reuse`), for every rule walking them with the same rows.
         key = (kinds, tuple(rows[low : bisect_right(rows, end, low)]))
-        kept = node.__dict__.get(_WALKS)
-        if kept is None:
-            kept = node.__dict__[_WALKS] = {}
-        found = kept.get(key)
-        if found is None:
-            if len(kept) >= _WALKS_KEPT:
-                kept.clear()  # rows that shifted (an Enter above): the old keys are not asked again
-            found = kept[key] = tuple(self._walk(rows, kinds))
-        return found
+        return kept_on_node_by(node, _WALKS, key, _WALKS_KEPT, lambda: tuple(self._walk(rows, kinds)))
 
     def _walk(self, rows: list[int] | None, kinds: frozenset[type] | None) -> Iterator[ast.AST]:
         last = len(rows) if rows is not None else 0
