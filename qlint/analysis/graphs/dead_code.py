@@ -77,7 +77,7 @@ def _dead(ctx: FileContext, target: list[tuple[ast.AST, ast.AST]]) -> bool:
     # `getattr(m, name)` with a computed name reaches a method of `m`; a module-level
     # function only through a module object, which this module gets by `sys.modules` or an
     # import by name (ao's test_quant_api looks up submodules of a model so).
-    if "getattr" in ctx.text and computed_getattr(ctx.tree) and (len(target) != 1 or _SELF_MODULE.search(ctx.text)):
+    if computed_getattr(ctx) and (len(target) != 1 or _SELF_MODULE.search(ctx.text)):
         return False
     # A test module's helpers are judged by name; not those of a program named like a test
     # (torch_script's `test_jira_*.py`, run by its `__main__` block, not by a runner), nor a

@@ -37,7 +37,7 @@ def never_runs(ctx: FileContext, row: int) -> bool:
     """Whether the code at `row` sits in a function that nothing can call."""
     # Most findings sit in public functions or methods of subclasses: decided without a walk.
     candidates = [(p, f) for p, f in enclosing_definitions(ctx.tree, row) if _may_be_unreachable(ctx, p, f)]
-    if not candidates or DYNAMIC_LOOKUP.search(ctx.text) or computed_getattr(ctx.tree):
+    if not candidates or DYNAMIC_LOOKUP.search(ctx.text) or computed_getattr(ctx):
         return False
     for parent, func in candidates:
         if isinstance(parent, _FUNCS):
@@ -61,10 +61,13 @@ def _may_be_unreachable(ctx: FileContext, parent: ast.AST, func: ast.AST) -> boo
     return scan_root(ctx.path) is not None
 
 
-def computed_getattr(tree: ast.Module) -> bool:
+def computed_getattr(ctx: FileContext) -> bool:
     """`getattr(obj, name)` with a name built at run time (`getattr(self, "_visit_" + op)`):
-    a dispatch that may reach any function or method of the module."""
-    for node in ast.walk(tree):
+    a dispatch that may reach any function or method of the module. A text without the word
+    needs no walk (asked on every keystroke)."""
+    if "getattr" not in ctx.text:
+        return False
+    for node in ast.walk(ctx.tree):
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
