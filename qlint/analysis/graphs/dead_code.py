@@ -33,8 +33,9 @@ import os
 import re
 
 from qlint.analysis.context import FileContext
+from qlint.analysis.graphs.named_texts import spelled_elsewhere
 from qlint.analysis.graphs.never_called import DYNAMIC_LOOKUP, computed_getattr, enclosing_definitions, read_in
-from qlint.analysis.graphs.project_scan import project_modules, scan_root, texts_naming
+from qlint.analysis.graphs.project_scan import project_modules, scan_root
 from qlint.analysis.graphs.test_collection import called_by_runner, is_test_module, runner_base
 from qlint.analysis.names.package_map import project_root
 from qlint.lazy_patterns import lazy
@@ -129,7 +130,7 @@ def _read_in_module(ctx: FileContext, func: ast.AST) -> bool:
 
 
 def _named_elsewhere(ctx: FileContext, name: str, root: str) -> bool:
-    return next(texts_naming(ctx, name, root), None) is not None
+    return spelled_elsewhere(ctx, name, root)
 
 
 def _has_neighbours(ctx: FileContext, root: str) -> bool:
