@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_left
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.project_scan import scan_root
@@ -64,10 +65,13 @@ def _may_be_unreachable(ctx: FileContext, parent: ast.AST, func: ast.AST) -> boo
 def computed_getattr(ctx: FileContext) -> bool:
     """`getattr(obj, name)` with a name built at run time (`getattr(self, "_visit_" + op)`):
     a dispatch that may reach any function or method of the module. A text without the word
-    needs no walk (asked on every keystroke)."""
+    needs no walk (asked on every keystroke), and one with it is walked only down the nodes
+    spanning a row that spells it (`_spanning`): ao's 1,970-line observer.py holds four."""
     if "getattr" not in ctx.text:
         return False
-    for node in ast.walk(ctx.tree):
+    # An identifier may be spelled otherwise past ASCII (names are read NFKC-normalised).
+    nodes = _spanning(ctx.tree, sorted(ctx.lines_containing("getattr"))) if ctx.text.isascii() else ast.walk(ctx.tree)
+    for node in nodes:
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
@@ -77,6 +81,28 @@ def computed_getattr(ctx: FileContext) -> bool:
         ):
             return True
     return False
+
+
+def _spanning(tree: ast.AST, rows: list[int]):
+    """The nodes of `tree` whose rows hold one of `rows` (sorted), and their descendants that
+    do: a `getattr` name lies on a row that spells it, within the rows of each node holding
+    it. A decorator lies above its definition's first row, so a definition spans from its
+    first decorator; a node without a position is gone into, and so is an f-string (whose
+    parts had unreliable positions in older Pythons)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            first = getattr(child, "lineno", None)
+            if first is None or isinstance(child, ast.JoinedStr):
+                todo.append(child)
+                continue
+            for decorator in getattr(child, "decorator_list", ()):
+                first = min(first, decorator.lineno)
+            i = bisect_left(rows, first)
+            if i < len(rows) and rows[i] <= (child.end_lineno or first):
+                todo.append(child)
 
 
 def enclosing_definitions(tree: ast.Module, row: int) -> list[tuple[ast.AST, ast.AST]]:
