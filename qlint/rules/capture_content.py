@@ -14,6 +14,7 @@ import ast
 from qlint.analysis import tree_walk
 from qlint.analysis.flow.call_sites import calls_read_here
 from qlint.analysis.flow.class_filters import covered
+from qlint.analysis.flow.converted_children import CONVERTED, EVALED, replacement_kind
 from qlint.analysis.flow.model_apis import last_name
 from qlint.analysis.flow.model_flow import ATTRIBUTE, PARAM, STORED, Capture, FunctionFlow, caller_facts
 from qlint.analysis.flow.unread_uses import unread_use
@@ -104,7 +105,12 @@ def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow], ctx) -> bool:
         if not content.complete or (kinds is None and content.dependent) or covered(content.dependent, kinds or ()):
             return False
     ignored = frozenset((replaced.name, row) for row in replaced.rows) if replaced is not None else frozenset()
-    return not _changed_after_build(cap, flows, [*builds, *evaled], ignored)
+    # A child put back in eval mode stays so while nothing switches the whole model again:
+    # each fact is the fresh construction's train mode, not a `.train()`/`.eval()`.
+    unswitched = all(
+        f.origin is not None and f.origin.built is not None and f.node is f.origin.built.call for f in facts
+    )
+    return not _changed_after_build(cap, flows, [*builds, *evaled], ignored, unswitched)
 
 
 _CHANGES = frozenset(
@@ -113,19 +119,24 @@ _CHANGES = frozenset(
 
 
 def _changed_after_build(
-    cap: Capture, flows: list[FunctionFlow], builds: list, ignored: frozenset[tuple[str, int]] = frozenset()
+    cap: Capture,
+    flows: list[FunctionFlow],
+    builds: list,
+    ignored: frozenset[tuple[str, int]] = frozenset(),
+    unswitched: bool = False,
 ) -> bool:
     """A model given parts or hooks after it was built (`model.fc = head`, `model[0] = ...`,
     `setattr(model, ...)`) may hold more than its class says. Read in the functions that build
     it or capture it, for the names it is bound to there. `ignored`: (name, row) changes that
-    are no new parts (`replaced_parts`)."""
+    are no new parts (`replaced_parts`); `unswitched`: the model is never switched, so a child
+    stored evaled is no new part either (`converted_children`)."""
     points = {id(cap.call)}
     for origin in {*cap.origins, *(f.origin for f in cap.modes if f.origin is not None)}:
         if origin.kind in (PARAM, STORED):
             points.update(id(call) for call, _ in caller_facts(flows, origin.node, origin.index) or ())
     holder = next((fn for fn in flows if any(c is cap for c in fn.captures)), None)
     captured = cap.model.id if holder is not None and isinstance(cap.model, ast.Name) else None
-    return changed_after_build(flows, builds, frozenset(points), holder, captured, ignored)
+    return changed_after_build(flows, builds, frozenset(points), holder, captured, ignored, unswitched)
 
 
 def changed_after_build(
@@ -135,6 +146,7 @@ def changed_after_build(
     holder: FunctionFlow | None = None,
     captured: str | None = None,
     ignored: frozenset[tuple[str, int]] = frozenset(),
+    unswitched: bool = False,
 ) -> bool:
     """The same for any capture point: `points` are the ids of the calls that take the graph
     (the capture, or the call handing the model to the helper that captures it), `captured`
@@ -160,7 +172,8 @@ def changed_after_build(
         ends = binding_ends(fn.node, names, name, start, points) if start is not None else {}
         if helpers is None:
             helpers = {id(c.call): c.callee for f in flows for c in f.calls}
-        if _changed_in(body, names, helpers, 0, ends, points, ignored if fn is holder else frozenset()):
+        kept = ignored if fn is holder else frozenset()
+        if _changed_in(body, names, helpers, 0, ends, points, kept, unswitched):
             return True
     return False
 
@@ -178,7 +191,7 @@ def _within(fn: ast.AST, rows: tuple[int, int]) -> bool:
 _READS = frozenset(
     {"export", "export_for_training", "draft_export", "capture_pre_autograd_graph", "prepare_pt2e"}
     | {"prepare_qat_pt2e", "convert_pt2e", "to_edge", "to_edge_transform_and_lower", "deepcopy"}
-    | {"isinstance", "print", "len", "type", "id", "str", "repr"}
+    | {"isinstance", "print", "len", "type", "id", "str", "repr", "getattr", "hasattr"}
 )
 
 
@@ -190,17 +203,21 @@ def _changed_in(
     ends: dict[str, int] | None = None,
     points: frozenset[int] = frozenset(),
     ignored: frozenset[tuple[str, int]] = frozenset(),
+    unswitched: bool = False,
 ) -> bool:
     """Parts or hooks given here to a model bound to `names`, or the model handed to a call
     that may give it some (`swap_linears(model)`): a helper of the module is read for its
     parameters in turn; anything else may do anything. `ends`: the last line at which a name
     holds the model (`model_bindings`). The calls in `points` hand the model to the capture
     being judged (a helper of another module too): what they do is that capture. `ignored`:
-    (name, row) changes of this body that give no part (`replaced_parts`)."""
+    (name, row) changes of this body that give no part (`replaced_parts`); `unswitched`: so
+    are the children it stores evaled (`converted_children`)."""
 
     def holding(row: int) -> set[str]:
         return live(names, ends, row) if ends else names
 
+    if unswitched and body.evaled:
+        ignored = ignored | body.evaled
     changes = [c for c in body.changes if c not in ignored] if ignored else body.changes
     if ends:
         if any(root in holding(row) for root, row in changes):
@@ -216,7 +233,7 @@ def _changed_in(
         callee = helpers.get(id(node))
         if callee is None or depth >= 3 or not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return True
-        if _changed_in(_body_index(callee), _receivers(node, callee, held), helpers, depth + 1):
+        if _changed_in(_body_index(callee), _receivers(node, callee, held), helpers, depth + 1, unswitched=unswitched):
             return True
     return False
 
@@ -231,11 +248,12 @@ class _BodyIndex:
     captures and hundreds of bodies: walking each body for each capture made the rules
     quadratic. Kept on the node (a new parse is a new node, so it is never stale)."""
 
-    __slots__ = ("bound_by", "changes", "handed")
+    __slots__ = ("bound_by", "changes", "evaled", "handed")
 
     def __init__(self, fn: ast.AST):
         self.bound_by: dict[int, list[tuple[int, list[str]]]] = {}
         self.changes: list[tuple[str, int]] = []
+        self.evaled: frozenset[tuple[str, int]] = frozenset()  # children stored evaled
         self.handed: list[tuple[ast.Call, frozenset[str]]] = []
         for node in _own_nodes(fn):
             if isinstance(node, ast.Assign) or (isinstance(node, ast.AnnAssign) and node.value is not None):
@@ -246,7 +264,15 @@ class _BodyIndex:
                 # (every node but the `Load`/`Store` and operator tokens, never a construction).
                 for inner in tree_walk.walk(node.value):
                     self.bound_by.setdefault(id(inner), []).append(bound)
-            self.changes.extend((root, node.lineno) for root in _changed_roots(node))
+            changed = _changed_roots(node)
+            kind = replacement_kind(node, fn) if changed else None
+            if kind == CONVERTED:
+                continue  # a converted graph put in a child's place: neither a part nor a hand-off
+            changed = [(root, node.lineno) for root in changed]
+            self.changes.extend(changed)
+            if kind == EVALED:
+                self.evaled = self.evaled.union(changed)
+                continue  # `setattr` is no helper: its one change is the store
             if isinstance(node, ast.Call):
                 roots = frozenset(r for a in _arguments(node) if (r := _root(a)) is not None)
                 if roots and last_name(node.func) not in _READS:
@@ -329,9 +355,23 @@ def _plain_value(value: ast.expr | None) -> bool:
 
 
 def _root(node: ast.AST) -> str | None:
-    while isinstance(node, (ast.Attribute, ast.Subscript)):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else None
+    while True:
+        if isinstance(node, (ast.Attribute, ast.Subscript)):
+            node = node.value
+        elif _getattr_call(node):
+            node = node.args[0]  # `getattr(model, name)`: a part of `model`, as `model.bn` is
+        else:
+            return node.id if isinstance(node, ast.Name) else None
+
+
+def _getattr_call(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and len(node.args) in (2, 3)
+        and not node.keywords
+    )
 
 
 def _builds(cap: Capture, flow: str, flows: list[FunctionFlow]) -> list:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.converted_children import EVERY_CHILD, looped_children
 from qlint.analysis.flow.model_apis import classify_call
 from qlint.analysis.flow.model_classes import Built, Content, in_check
 from qlint.analysis.flow.model_flow import Capture, FunctionFlow
@@ -55,11 +56,22 @@ def graph_replaced(ctx: FileContext, cap: Capture, flows: list[FunctionFlow]) ->
         return None
     qualname = Resolver(ctx.scope, ctx.project, ctx.optable, function_assigns(holder.node)).qualname
     stores: dict[str, list[int]] = {}
+    looped: dict[int, tuple[frozenset[str], list[int]]] = {}  # loops replacing children (`converted_children`)
     for i, stmt in enumerate(body[:at]):
         attr = _stored_attr(stmt, name)
         if attr is not None:
             stores.setdefault(attr, []).append(i)
-    replaced = {attr: found for attr, found in stores.items() if _converted(body[found[-1]].value, qualname)}
+        elif (loop := looped_children(stmt, name, holder.node)) is not None:
+            looped[i] = loop
+            for attr in loop[0]:
+                stores.setdefault(attr, []).append(i)
+    replaced = {
+        attr: found
+        for attr, found in stores.items()
+        if found[-1] in looped or _converted(body[found[-1]].value, qualname)
+    }
+    if EVERY_CHILD in replaced and len(replaced) > 1:
+        return None  # a child stored besides a loop over all of them: read simply
     if not replaced:
         return None
     first = min(found[0] for found in replaced.values())
@@ -68,7 +80,8 @@ def graph_replaced(ctx: FileContext, cap: Capture, flows: list[FunctionFlow]) ->
     indices = sorted(i for found in replaced.values() for i in found)
     if not all(_alone(body, i) for i in indices):
         return None  # another change of the model on the same line would pass as a replacement
-    return Replaced(name, frozenset(replaced), frozenset(body[i].lineno for i in indices))
+    rows = {row for i in indices for row in (looped[i][1] if i in looped else [body[i].lineno])}
+    return Replaced(name, frozenset(replaced), frozenset(rows))
 
 
 def content_without(built: Built, attrs: frozenset[str]) -> Content | None:
@@ -121,6 +134,16 @@ def _part_calls(cls: ast.ClassDef, attrs: frozenset[str]) -> frozenset[int] | No
     init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
     if init is None:
         return None
+    if EVERY_CHILD in attrs:
+        # Every child: each part `__init__` builds and stores on `self` (held some other way,
+        # a part stays in the content).
+        attrs = frozenset(
+            target.attr
+            for s in init.body
+            if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.value, ast.Call)
+            for target in s.targets
+            if isinstance(target, ast.Attribute) and _self_attr(target, target.attr)
+        )
     skipped: set[int] = set()
     for attr in attrs:
         stores = []

@@ -36,6 +36,7 @@ from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.named_texts import spelled_elsewhere
 from qlint.analysis.graphs.never_called import DYNAMIC_LOOKUP, computed_getattr, enclosing_definitions, read_in
 from qlint.analysis.graphs.project_scan import project_modules, scan_root
+from qlint.analysis.graphs.skipped_tests import always_skipped
 from qlint.analysis.graphs.test_collection import called_by_runner, is_test_module, runner_base
 from qlint.analysis.names.package_map import project_root
 from qlint.lazy_patterns import lazy
@@ -73,6 +74,10 @@ def _dead(ctx: FileContext, target: list[tuple[ast.AST, ast.AST]]) -> bool:
     # (a snippet, a one-file library) shows none of its users.
     if package is None and not test and _has_neighbours(ctx, root) and _dead_script(ctx, root):
         return True
+    # A test every run skips (`skipped_tests`) is never called by the runner, whatever the
+    # module looks up at run time: its code is dead as an uncalled helper's is.
+    if test and _skipped_test(ctx, target) and not _program(ctx.tree):
+        return True
     if DYNAMIC_LOOKUP.search(ctx.text):
         return False
     # `getattr(m, name)` with a computed name reaches a method of `m`; a module-level
@@ -97,6 +102,28 @@ def _dead(ctx: FileContext, target: list[tuple[ast.AST, ast.AST]]) -> bool:
     if judged_by_name and not called_by_runner(func.name, False) and not _read_in_module(ctx, func):
         return not _named_elsewhere(ctx, func.name, root)
     return _called_only_where_dead(ctx, func) and not _named_elsewhere(ctx, func.name, root)
+
+
+# What a runner calls in a skipped class: its tests and their set-up and tear-down (a helper
+# method may be called from elsewhere: not followed).
+_CLASS_SKIPPED = frozenset(
+    {"setUp", "tearDown", "setUpClass", "tearDownClass", "setup_method", "teardown_method"}
+    | {"setup_class", "teardown_class"}
+)
+
+
+def _skipped_test(ctx: FileContext, target: list[tuple[ast.AST, ast.AST]]) -> bool:
+    """A `test*` function or method skipped on every run, or a test or set-up method of a
+    class skipped so."""
+    if not target or not isinstance(target[-1][1], _FUNCS):
+        return False
+    func = target[-1][1]
+    if func.name.startswith("test") and always_skipped(ctx, func):
+        return True
+    if len(target) != 2:
+        return False
+    runs = func.name.startswith("test") or func.name in _CLASS_SKIPPED
+    return runs and always_skipped(ctx, target[0][1])
 
 
 def _uncalled_method(ctx: FileContext, cls: ast.ClassDef, method: ast.AST) -> bool:
