@@ -5,8 +5,9 @@ project, as a module-level helper is (issue 14, item 7).
 eval-mode model used to be trusted whatever other modules passed it: `Builder(q).quantize(
 Net(), x)` in another module went unseen. Its calls there are read (`Builder(q).quantize`,
 `b.quantize` after `b = Builder(q)`), a receiver that may be an instance qlint cannot follow
-(a parameter, a subclass's `self`) leaves the callers unknown, and what cannot be the method
-(another class's own `self.quantize`, a module's function of that name) is no caller.
+(a parameter, a subclass's `self` taking the method as a value: `test_ql201_subclass_callers`)
+leaves the callers unknown, and what cannot be the method (another class's own
+`self.quantize`, a module's function of that name) is no caller.
 """
 
 from __future__ import annotations
