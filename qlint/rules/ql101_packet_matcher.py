@@ -311,7 +311,7 @@ def _matchers(
 ) -> Iterator[tuple[ast.expr, list[_Hit]]]:
     for node in body.nodes(lines, _MATCHER_KINDS):
         if isinstance(node, ast.Compare):
-            yield from _compare(ctx, node, resolver, names)
+            yield from _compare(ctx, body, node, resolver, names)
         elif isinstance(node, ast.Subscript) and is_node_target(node.slice, names):
             yield node.value, _collection(node.value, resolver)
         elif isinstance(node, ast.Call):
@@ -332,13 +332,17 @@ def _matchers(
                         yield value, [_Hit(ref, Located(value, resolver.scope), FixSite("case"))]
 
 
-def _compare(ctx: FileContext, node: ast.Compare, resolver: Resolver, names) -> Iterator[tuple[ast.expr, list[_Hit]]]:
+def _compare(
+    ctx: FileContext, body: Body, node: ast.Compare, resolver: Resolver, names
+) -> Iterator[tuple[ast.expr, list[_Hit]]]:
     left = node.left
     for op, right in zip(node.ops, node.comparators, strict=True):
         if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
             for a, b in ((left, right), (right, left)):
                 if is_node_target(a, names):
                     ref = resolver.op_ref(b)
+                    if ref is not None and ref.is_packet and _packet_typed(ctx, body, node, a, resolver):
+                        continue  # the target is a packet here: comparing it with one is right
                     if ref is not None:
                         negated = isinstance(op, (ast.NotEq, ast.IsNot))
                         # A chained comparison cannot be rewritten as one membership test; an
@@ -347,8 +351,20 @@ def _compare(ctx: FileContext, node: ast.Compare, resolver: Resolver, names) -> 
                         whole = (ctx.range_of(node), ctx.source_of(a), negated) if single else None
                         yield b, [_Hit(ref, Located(b, resolver.scope), FixSite("comparison", whole))]
         elif isinstance(op, (ast.In, ast.NotIn)) and is_node_target(left, names):
-            yield right, _collection(right, resolver)
+            hits = _collection(right, resolver)
+            if hits and _packet_typed(ctx, body, node, left, resolver):
+                hits = []  # the target is a packet here: a set of packets is the right test
+            yield right, hits
         left = right
+
+
+def _packet_typed(ctx: FileContext, body: Body, node: ast.Compare, target: ast.expr, resolver: Resolver) -> bool:
+    """Whether the comparison runs only after `isinstance(target, OpOverloadPacket)` held."""
+    if "OpOverloadPacket" not in ctx.text:
+        return False
+    from qlint.analysis.graphs.packet_typed_targets import compared_as_packet
+
+    return compared_as_packet(body.node, node, target, resolver)
 
 
 def _collection(expr: ast.expr, resolver: Resolver) -> list[_Hit]:
