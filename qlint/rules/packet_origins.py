@@ -91,6 +91,29 @@ def consumes_linked_insertion(ctx: FileContext, key: tuple[str, str, str]) -> bo
     return any(module_facts(ctx, (ref.op,), consumes_its_insertion, spelled, keep=False))
 
 
+def keyed_on_own_traced_insertion(ctx: FileContext, key: tuple[str, str, str], body) -> bool:
+    """Whether the matcher's function is a pass of the project's own traced graphs
+    (`self_traced_graphs`: made by its own `make_fx`/`symbolic_trace`, handed through its own
+    passes, never exported, lowered or serialised), and a module linked to this one (one imports
+    the other) inserts the packet `key` only into graphs of that kind. The matcher is keyed on
+    the nodes the project puts there itself: easydist's tiling pass keeps the `aten.view`
+    packets its ZeRO pass inserts out of its computation nodes by the packet."""
+    from qlint.analysis.graphs.self_traced_graphs import self_traced_insertion, self_traced_pass
+    from qlint.rules.packet_consumers import _linked
+
+    if body is None or not self_traced_pass(ctx, body.node):
+        return False
+    spelled = _spelled_packet(key[2])
+
+    def inserts_into_own_traces(module: FileContext) -> bool:
+        if module.path == ctx.path or not _linked(module, ctx):
+            return False
+        exprs = [e for r, e in insertions(module) if r.key == key]
+        return bool(exprs) and all(self_traced_insertion(module, e) for e in exprs)
+
+    return any(module_facts(ctx, (key[2],), inserts_into_own_traces, spelled, keep=False))
+
+
 def _spells_it(module: FileContext) -> bool:
     """Kept per module content by `module_facts`: the needle and pattern are the question."""
     return True
