@@ -10,6 +10,7 @@ normalised to packets before the matcher runs are `normalised_graphs`' question.
 
 from __future__ import annotations
 
+import ast
 import re
 
 from qlint.analysis.context import FileContext
@@ -101,17 +102,24 @@ def keyed_on_own_traced_insertion(ctx: FileContext, key: tuple[str, str, str], b
     from qlint.analysis.graphs.self_traced_graphs import self_traced_insertion, self_traced_pass
     from qlint.rules.packet_consumers import _linked
 
-    if body is None or not self_traced_pass(ctx, body.node):
+    if body is None or not isinstance(body.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
     spelled = _spelled_packet(key[2])
+    inserting: list[tuple[FileContext, list[ast.expr]]] = []
 
-    def inserts_into_own_traces(module: FileContext) -> bool:
-        if module.path == ctx.path or not _linked(module, ctx):
-            return False
-        exprs = [e for r, e in insertions(module) if r.key == key]
-        return bool(exprs) and all(self_traced_insertion(module, e) for e in exprs)
+    def inserts_it(module: FileContext) -> bool:
+        if module.path != ctx.path and _linked(module, ctx):
+            exprs = [e for r, e in insertions(module) if r.key == key]
+            if exprs:
+                inserting.append((module, exprs))
+        return False
 
-    return any(module_facts(ctx, (key[2],), inserts_into_own_traces, spelled, keep=False))
+    # The linked modules inserting the packet first (kept answers of the project scan): asking
+    # where the matcher's graph comes from reads every module that names its function.
+    module_facts(ctx, (key[2],), inserts_it, spelled, keep=False)
+    if not inserting or not self_traced_pass(ctx, body.node):
+        return False
+    return any(all(self_traced_insertion(module, e) for e in exprs) for module, exprs in inserting)
 
 
 def _spells_it(module: FileContext) -> bool:
