@@ -10,6 +10,7 @@ normalised to packets before the matcher runs are `normalised_graphs`' question.
 
 from __future__ import annotations
 
+import ast
 import re
 
 from qlint.analysis.context import FileContext
@@ -89,6 +90,36 @@ def consumes_linked_insertion(ctx: FileContext, key: tuple[str, str, str]) -> bo
     # Only the modules the project scan keeps (they insert) are asked; the verdict depends on
     # other modules, so it is not kept with the inserting module's content.
     return any(module_facts(ctx, (ref.op,), consumes_its_insertion, spelled, keep=False))
+
+
+def keyed_on_own_traced_insertion(ctx: FileContext, key: tuple[str, str, str], body) -> bool:
+    """Whether the matcher's function is a pass of the project's own traced graphs
+    (`self_traced_graphs`: made by its own `make_fx`/`symbolic_trace`, handed through its own
+    passes, never exported, lowered or serialised), and a module linked to this one (one imports
+    the other) inserts the packet `key` only into graphs of that kind. The matcher is keyed on
+    the nodes the project puts there itself: easydist's tiling pass keeps the `aten.view`
+    packets its ZeRO pass inserts out of its computation nodes by the packet."""
+    from qlint.analysis.graphs.self_traced_graphs import self_traced_insertion, self_traced_pass
+    from qlint.rules.packet_consumers import _linked
+
+    if body is None or not isinstance(body.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    spelled = _spelled_packet(key[2])
+    inserting: list[tuple[FileContext, list[ast.expr]]] = []
+
+    def inserts_it(module: FileContext) -> bool:
+        if module.path != ctx.path and _linked(module, ctx):
+            exprs = [e for r, e in insertions(module) if r.key == key]
+            if exprs:
+                inserting.append((module, exprs))
+        return False
+
+    # The linked modules inserting the packet first (kept answers of the project scan): asking
+    # where the matcher's graph comes from reads every module that names its function.
+    module_facts(ctx, (key[2],), inserts_it, spelled, keep=False)
+    if not inserting or not self_traced_pass(ctx, body.node):
+        return False
+    return any(all(self_traced_insertion(module, e) for e in exprs) for module, exprs in inserting)
 
 
 def _spells_it(module: FileContext) -> bool:

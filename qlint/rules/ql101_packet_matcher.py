@@ -160,7 +160,11 @@ class PacketMatcher(Rule):
         from qlint.analysis.graphs.returned_graph_uses import matched_on_stripped_return
         from qlint.analysis.graphs.stripped_here import matched_after_strip
         from qlint.rules.normalised_graphs import normalised_before, renamed_by_front_end
-        from qlint.rules.packet_origins import consumes_linked_insertion, inserted_elsewhere
+        from qlint.rules.packet_origins import (
+            consumes_linked_insertion,
+            inserted_elsewhere,
+            keyed_on_own_traced_insertion,
+        )
 
         found = {key: v for key, v in found.items() if not never_runs(ctx, v[1])}
         if not found:
@@ -212,6 +216,7 @@ class PacketMatcher(Rule):
                     and not matched_on_kept_graph(ctx, body, row)
                     and not row_runs_after_strips(ctx, body, row)
                     and not matched_on_stripped_return(ctx, body, row)
+                    and not keyed_on_own_traced_insertion(ctx, key[2], body)
                 ):
                     yield diag
 

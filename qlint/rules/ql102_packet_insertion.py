@@ -131,6 +131,7 @@ def _left_alone(ctx: FileContext, ref: OpRef, node: ast.expr, refs: list[OpRef])
     from qlint.analysis.graphs.printed_name_keys import keyed_on_printed_packet
     from qlint.analysis.graphs.returned_graph_uses import inserted_on_stripped_return
     from qlint.analysis.graphs.self_built_graphs import inserted_into_own_graph
+    from qlint.analysis.graphs.self_traced_graphs import self_traced_insertion
     from qlint.analysis.graphs.stripped_here import inserted_after_strip
     from qlint.analysis.graphs.stripped_later import stripped_after
     from qlint.rules.guarded_insertions import behind_failing_guard
@@ -161,6 +162,8 @@ def _left_alone(ctx: FileContext, ref: OpRef, node: ast.expr, refs: list[OpRef])
         return True  # every caller has Dynamo trace the graph next, as a user's code
     if behind_failing_guard(ctx, inner, node, ref):
         return True  # inside a node match that never holds (QL101 reports the match)
+    if self_traced_insertion(ctx, node, inner):
+        return True  # the project's own trace, handed through its own passes, run by itself
     return never_runs(ctx, node.lineno)  # a private function nothing calls: no graph gets the node
 
 

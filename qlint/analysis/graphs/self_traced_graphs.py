@@ -1,0 +1,367 @@
+"""Graphs the project traces itself, rewrites and runs, never exported (QL101, QL102).
+
+A packet in a graph is harmful where the graph later meets code keyed on overloads: an
+export or lowering turns the packet into `.default` (re-export), or a library's matcher
+compares the node exactly. A graph the project makes with its own trace (`make_fx(f)(...)`,
+`torch.fx.symbolic_trace(m)`), hands only through its own passes and then runs itself, meets
+neither: easydist traces a training step with `make_fx`, its ZeRO pass inserts `aten.view`
+packets, its tiling pass inserts `aten.chunk`/`aten.concat` packets and keeps the inserted
+views out of its computation nodes by the packet, and the compiled object calls the graph.
+
+`self_traced_pass` answers for a module-level function whose first parameter is the graph:
+every call of it in the project (by name, in its own module and in the modules spelling the
+name) is made from a function whose argument is, on every binding, the result of such a
+trace, of a pass of the project applied to such a graph (`g = p(g)`, `h = p(g)`, `h = g`; the
+pass read, and calling nothing that exports), one element of a tuple a function of the project
+returns, that element traced there (easydist's `..., graph = ed_compile_func(...)`), or the
+function's own graph parameter, answered the same way for its callers (a few calls deep). No
+function on the way may call anything that exports, lowers or serialises (`export`, `to_edge`,
+`save`, ...: by the call's last name, whatever it is given), nor store the graph in an
+attribute or item. A function where the graph is made, and which returns a value (easydist
+returns an object wrapping the graph), is followed one step further: it must be called, by
+functions that call nothing of the kind, in modules that spell no such call. A graph from
+anywhere else (`torch.export`, `ep.module()`, a caller outside the project, a name used other
+than by calls, a method's parameter) is unknown, and unknown stays reported.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+
+from qlint.analysis.context import FileContext
+from qlint.analysis.graphs.init_fields import modules_naming
+from qlint.analysis.graphs.namesakes import own_namesake
+from qlint.analysis.graphs.project_scan import read_module
+from qlint.analysis.graphs.stripped_later import graph_parameter_pass
+from qlint.analysis.names.functions import Body, bodies
+from qlint.analysis.names.resolver import Resolver, dotted_parts
+
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# The project's own traces: what they return holds the ops the traced code ran, as overloads
+# (make_fx) or as the torch functions it called (symbolic_trace), and goes nowhere by itself.
+_TRACES = frozenset(
+    {
+        "torch.fx.experimental.proxy_tensor.make_fx",
+        "torch.fx.symbolic_trace",
+        "torch.fx._symbolic_trace.symbolic_trace",
+    }
+)
+_MAKE_FX = "torch.fx.experimental.proxy_tensor.make_fx"
+# Calls after which a graph's packets are overloads, or its nodes are someone else's: an
+# export, a lowering, a serialisation.
+_LEAVES = frozenset(
+    {
+        "export",
+        "export_for_training",
+        "to_edge",
+        "to_edge_transform_and_lower",
+        "to_backend",
+        "to_executorch",
+        "run_decompositions",
+        "save",
+        "dump",
+        "dumps",
+        "serialize",
+        "script",
+    }
+)
+_LEAVING = re.compile(rf"\b(?:{'|'.join(sorted(_LEAVES))})\s*\(")
+_LIBRARIES = ("torch.", "torchao.", "executorch.")
+_DEPTH = 4
+
+
+def self_traced_insertion(ctx: FileContext, expr: ast.expr, body: Body | None = None) -> bool:
+    """Whether the insertion at `expr` (in the function `body`, looked up when not given) is
+    made into the graph parameter of a module-level pass that only ever gets graphs the
+    project traced itself and never exports, lowers or serialises."""
+    if body is None:
+        body = _holding_body(ctx, expr.lineno)
+    return self_traced_pass(ctx, graph_parameter_pass(ctx, body, expr))
+
+
+def self_traced_pass(ctx: FileContext, func: ast.AST | None) -> bool:
+    """Whether `func`, a module-level function of `ctx`, only ever gets as its first parameter
+    a graph the project traced itself and never exports, lowers or serialises (above)."""
+    if not isinstance(func, _FUNCS) or ctx.scope.functions.get(func.name) is not func:
+        return False
+    key = ("self_traced_pass", id(func))
+    if key not in ctx.cache:
+        ctx.cache[key] = _Walk().param_traced(ctx, func, 0, 0)
+    return ctx.cache[key]
+
+
+class _Walk:
+    """One question's walk: what it has visited (a pass applied to its own result is no new
+    source), and the modules it has read."""
+
+    def __init__(self):
+        self.seen: set[tuple[str, int, str]] = set()
+
+    def param_traced(self, ctx: FileContext, func: ast.AST, index: int, depth: int) -> bool:
+        """Every call of the module-level `func` in the project hands a self-traced graph as
+        its positional argument `index`."""
+        if depth > _DEPTH or _leaves(func):
+            return False
+        sites = _call_sites(ctx, func.name)
+        if not sites:
+            return False  # nothing calls it that we can see: where its graph comes from is unknown
+        for module, owner, call in sites:
+            arg = call.args[index] if len(call.args) > index else None
+            if not isinstance(arg, ast.Name) or any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
+                return False
+            if not self.name_traced(module, owner, arg.id, depth + 1):
+                return False
+        return True
+
+    def name_traced(self, ctx: FileContext, func: ast.AST, name: str, depth: int, returned: bool = False) -> bool:
+        """Every binding of the local `name` in `func` is a self-traced graph. `returned`: the
+        caller that asks binds what `func` returns, and is followed itself."""
+        key = (ctx.path, id(func), name)
+        if key in self.seen:
+            return True  # `g = p(g)`: the pass keeps what the other bindings say
+        self.seen.add(key)
+        if depth > _DEPTH or _leaves(func) or _stored(func, name):
+            return False
+        values = _bindings(func, name)
+        if values is None:
+            return False
+        params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+        if name in params:
+            if ctx.scope.functions.get(func.name) is not func:
+                return False  # a method or a nested function: its callers are not looked up
+            if not self.param_traced(ctx, func, params.index(name), depth):
+                return False
+        elif not values:
+            return False
+        elif not returned and _returns_value(func) and not _callers_stay(ctx, func):
+            return False  # what it returns may hold the graph, and goes where we do not look
+        resolver = Resolver(ctx.scope, ctx.project, ctx.optable)
+        for value, position in values:
+            if position is not None:
+                if not self.unpacked_traced(ctx, value, position, resolver, depth):
+                    return False
+                continue
+            if _traced_here(value, resolver):
+                continue
+            source = _source(ctx, value, resolver)
+            if source is None or not self.name_traced(ctx, func, source, depth):
+                return False
+        return True
+
+    def unpacked_traced(self, ctx: FileContext, value: ast.expr, position: int, resolver: Resolver, depth: int) -> bool:
+        """`..., g, ... = f(...)`, `f` a module-level function of the project each of whose
+        returns is a tuple holding, at `position`, a local self-traced there."""
+        found = _project_function(ctx, value, resolver)
+        if found is None:
+            return False
+        other, func = found
+        returns = [n for n in _own_nodes(func) if isinstance(n, ast.Return)]
+        if not returns:
+            return False
+        for ret in returns:
+            elts = ret.value.elts if isinstance(ret.value, ast.Tuple) else None
+            if elts is None or len(elts) <= position or any(isinstance(e, ast.Starred) for e in elts):
+                return False
+            element = elts[position]
+            if not isinstance(element, ast.Name) or not self.name_traced(other, func, element.id, depth + 1, True):
+                return False
+        return True
+
+
+def _project_function(ctx: FileContext, value: ast.expr, resolver: Resolver) -> tuple[FileContext, ast.AST] | None:
+    """(module, function) of the project's module-level function that the call `value` calls."""
+    qualname = resolver.qualname(value.func) if isinstance(value, ast.Call) else None
+    if not qualname or qualname.startswith(_LIBRARIES):
+        return None
+    module, _, name = qualname.rpartition(".")
+    path = ctx.project.find_module_in_check(module, ctx.path) if module else None
+    if path is None:
+        return None
+    other = ctx if os.path.abspath(path) == os.path.abspath(ctx.path) else read_module(ctx, path)
+    if other is None:
+        return None
+    if other is not ctx:
+        # What the check reads of that module is what its answer depends on.
+        ctx.project.hand_over_dependencies(other.path, ctx.path)
+    func = other.scope.functions.get(name)
+    return (other, func) if isinstance(func, _FUNCS) else None
+
+
+def _traced_here(value: ast.expr, resolver: Resolver) -> bool:
+    """`make_fx(f, ...)(*args)` or `symbolic_trace(m)`."""
+    if not isinstance(value, ast.Call):
+        return False
+    inner = value.func
+    if isinstance(inner, ast.Call) and resolver.qualname(inner.func) == _MAKE_FX:
+        return True
+    return resolver.qualname(value.func) in _TRACES and resolver.qualname(value.func) != _MAKE_FX
+
+
+def _source(ctx: FileContext, value: ast.expr, resolver: Resolver) -> str | None:
+    """The local a binding's graph comes from: `h = g`, or `h = p(g, ...)` with `p` a
+    module-level function of the project that exports, lowers and serialises nothing (a
+    library's function, or one we cannot read, may hand back anything: an export's program)."""
+    if isinstance(value, ast.Name):
+        return value.id
+    if not isinstance(value, ast.Call) or not value.args or not isinstance(value.args[0], ast.Name):
+        return None
+    found = _project_function(ctx, value, resolver)
+    if found is None or _leaves(found[1]):
+        return None
+    return value.args[0].id
+
+
+def _bindings(func: ast.AST, name: str) -> list[tuple[ast.expr, int | None]] | None:
+    """The values `name` is bound to in `func`'s own body (not its nested functions), each
+    with its position when a flat tuple of names unpacks it; None when a binding is of another
+    kind (a loop, a `with`, a nested or starred unpacking, an augmented one)."""
+    values: list[tuple[ast.expr, int | None]] = []
+    for node in _own_nodes(func):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target)):
+                    continue
+                if len(node.targets) != 1:
+                    return None
+                if isinstance(target, ast.Name):
+                    values.append((node.value, None))
+                elif isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
+                    values.append((node.value, [e.id for e in target.elts].index(name)))
+                elif not isinstance(target, (ast.Attribute, ast.Subscript)):
+                    return None
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+            if node.value is not None:
+                values.append((node.value, None))
+        elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.NamedExpr)):
+            targets = (
+                [i.optional_vars for i in node.items] if isinstance(node, (ast.With, ast.AsyncWith)) else [node.target]
+            )
+            if any(isinstance(n, ast.Name) and n.id == name for t in targets if t is not None for n in ast.walk(t)):
+                return None
+        elif isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return None
+    return values
+
+
+def _own_nodes(func: ast.AST) -> list[ast.AST]:
+    """The nodes of `func`'s own body, its nested functions and classes left out."""
+    out = []
+    todo = list(ast.iter_child_nodes(func))
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if not isinstance(node, (*_FUNCS, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _leaves(func: ast.AST) -> bool:
+    """The function calls something that exports, lowers or serialises."""
+    for node in ast.walk(func):
+        if isinstance(node, ast.Call):
+            parts = dotted_parts(node.func)
+            if parts is not None and parts[-1] in _LEAVES:
+                return True
+    return False
+
+
+def _stored(func: ast.AST, name: str) -> bool:
+    """The graph is kept where others may take it: an attribute or an item."""
+    for node in _own_nodes(func):
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in node.targets)
+            and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node.value))
+        ):
+            return True
+    return False
+
+
+def _returns_value(func: ast.AST) -> bool:
+    return any(
+        isinstance(n, ast.Return) and n.value is not None and not isinstance(n.value, ast.Constant)
+        for n in _own_nodes(func)
+    )
+
+
+def _callers_stay(ctx: FileContext, func: ast.AST) -> bool:
+    """What the trace's function returns may hold the graph (easydist wraps it in the object it
+    returns): it is called, and no function calling it, nor any other module calling it,
+    exports, lowers or serialises anything."""
+    if ctx.scope.functions.get(func.name) is not func:
+        return False
+    sites = _call_sites(ctx, func.name)
+    if not sites or any(_leaves(owner) for _, owner, _ in sites):
+        return False
+    return not any(_LEAVING.search(module.text) for module, _, _ in sites if module is not ctx)
+
+
+def _call_sites(ctx: FileContext, name: str) -> list[tuple[FileContext, ast.AST, ast.Call]]:
+    """(module, calling function, call) for each call of the module-level function `name` in
+    its module and in the project's other modules spelling the name; empty when the name is
+    used otherwise anywhere (handed on, imported under another name, called at module level)."""
+    found: list[tuple[FileContext, ast.AST, ast.Call]] = []
+    for module in [ctx, *modules_naming(ctx, name)]:
+        if module is not ctx and own_namesake(module, name):
+            continue
+        sites = _sites_in(module, name, module is ctx)
+        if sites is None:
+            return []
+        found.extend((module, owner, call) for owner, call in sites)
+    return found
+
+
+def _sites_in(module: FileContext, name: str, own: bool) -> list[tuple[ast.AST, ast.Call]] | None:
+    calls: dict[int, ast.Call] = {}
+    uses: list[ast.expr] = []
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.alias) and node.asname and node.name.rpartition(".")[2] == name:
+            return None  # imported under another name: its calls are not spelled `name`
+        if isinstance(node, ast.Call):
+            calls[id(node.func)] = node
+        elif (
+            isinstance(node, (ast.Name, ast.Attribute))
+            and isinstance(node.ctx, ast.Load)
+            # `name(...)`, and in another module `module.name(...)` too.
+            and (node.id if isinstance(node, ast.Name) else None if own else node.attr) == name
+        ):
+            uses.append(node)
+    out = []
+    for use in uses:
+        call = calls.get(id(use))
+        owner = _innermost_function(module.tree, call) if call is not None else None
+        if owner is None:
+            return None
+        out.append((owner, call))
+    return out
+
+
+def _holding_body(ctx: FileContext, row: int) -> Body | None:
+    """The body of the innermost function holding `row`."""
+    found = None
+    for body in bodies(ctx.tree, ctx.scope, ctx.cache):
+        func = body.node
+        if (
+            isinstance(func, _FUNCS)
+            and func.lineno <= row <= (func.end_lineno or row)
+            and (found is None or func.lineno >= found.node.lineno)
+        ):
+            found = body
+    return found
+
+
+def _innermost_function(tree: ast.Module, node: ast.AST) -> ast.AST | None:
+    found = None
+    for func in ast.walk(tree):
+        if (
+            isinstance(func, _FUNCS)
+            and func.lineno <= node.lineno <= (func.end_lineno or func.lineno)
+            and (found is None or func.lineno >= found.lineno)
+        ):
+            found = func
+    return found
+
+
+__all__ = ["self_traced_insertion", "self_traced_pass"]
