@@ -26,6 +26,7 @@ import re
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.project_scan import scan_root
 from qlint.analysis.graphs.stripped_later import named_elsewhere
+from qlint.analysis.tree_walk import walk_kinds
 from qlint.lazy_patterns import lazy
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -67,16 +68,22 @@ def computed_getattr(ctx: FileContext) -> bool:
     needs no walk (asked on every keystroke)."""
     if "getattr" not in ctx.text:
         return False
-    for node in ast.walk(ctx.tree):
-        if (
+    # Asked again for each finding's function (dead_code): one walk per check.
+    found = ctx.cache.get(_COMPUTED_GETATTR)
+    if found is None:
+        found = ctx.cache[_COMPUTED_GETATTR] = any(
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
             and node.func.id == "getattr"
             and len(node.args) >= 2
             and not (isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str))
-        ):
-            return True
-    return False
+            for node in walk_kinds(ctx.tree, _CALLS)
+        )
+    return found
+
+
+_COMPUTED_GETATTR = "never_called.computed_getattr"
+_CALLS = frozenset({ast.Call})
 
 
 def enclosing_definitions(tree: ast.Module, row: int) -> list[tuple[ast.AST, ast.AST]]:
