@@ -13,6 +13,8 @@ import ast
 from bisect import bisect_left
 from collections.abc import Iterator
 
+from qlint.analysis.node_memo import kept_on_node
+
 # Load/Store/Del and operator tokens: shared singletons without children, which no rule asks for.
 _TOKENS = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
 _AST = ast.AST
@@ -164,11 +166,31 @@ def spans_rows(node: ast.AST, rows: list[int]) -> bool:
 
 def name_loads(node: ast.AST, name: str) -> list[ast.Name]:
     """The reads of the name `name` under `node` (calls, references, arguments: every use
-    that is not a store), in `walk` order."""
-    return [n for n in walk_kinds(node, _NAMES) if n.id == name and isinstance(n.ctx, ast.Load)]
+    that is not a store), in `walk` order. Shared: not to be changed."""
+    return names_by_id(node).get((name, True), _NONE)
+
+
+def names_by_id(node: ast.AST) -> dict[str | tuple[str, bool], list[ast.Name]]:
+    """The `Name` nodes under `node` by identifier, in `walk` order (under `(id, True)`: the
+    reads alone). Made by one walk and kept on `node`: the verdicts asked per finding
+    (QL102's callers of a pass, dead code, Dynamo backends' callers) each looked for one
+    function's name, and each walked the whole module again for it (ao's whole-tree run:
+    a third of its `ast.walk` nodes). Shared: not to be changed."""
+    return kept_on_node(node, _BY_ID, _index_names)
+
+
+def _index_names(node: ast.AST) -> dict[str | tuple[str, bool], list[ast.Name]]:
+    found: dict[str | tuple[str, bool], list[ast.Name]] = {}
+    for n in walk_kinds(node, _NAMES):
+        found.setdefault(n.id, []).append(n)
+        if isinstance(n.ctx, ast.Load):
+            found.setdefault((n.id, True), []).append(n)
+    return found
 
 
 _NAMES = frozenset({ast.Name})
+_NONE: list[ast.Name] = []
+_BY_ID = "_qlint_names_by_id"
 
 
 # -- statements only: a function, class or module holds statements in statement lists alone,

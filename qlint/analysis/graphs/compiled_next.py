@@ -54,20 +54,15 @@ def compiled_after(ctx: FileContext, body: Body | None, ref: OpRef, expr: ast.ex
 def _call_sites(tree: ast.Module, name: str) -> list[tuple[ast.AST, ast.stmt, str]] | None:
     """(function, statement, graph) for each `name(graph)` statement of the module, the graph
     a local or `self.<field>`; None when the name is used otherwise."""
-    found = []
     uses = len(name_loads(tree, name))
-    for owner in ast.walk(tree):
-        if not isinstance(owner, _FUNCS):
-            continue
-        for stmt in _own_statements(owner):
-            graph = _pass_statement(stmt, name)
-            if graph is not None:
-                found.append((owner, stmt, graph))
+    if not uses:
+        return None
+    found = []
+    for owner, stmts, index in stripped_later.call_statements(tree).get(name, ()):
+        graph = _pass_statement(stmts[index], name)
+        if graph is not None:
+            found.append((owner, stmts[index], graph))
     return found if found and uses == len(found) else None
-
-
-def _own_statements(func: ast.AST) -> list[ast.stmt]:
-    return [s for stmts in stripped_later.statement_lists(func) for s in stmts]
 
 
 def _pass_statement(stmt: ast.stmt, name: str | None) -> str | None:

@@ -39,6 +39,7 @@ from qlint.analysis.graphs.project_scan import project_modules, scan_root
 from qlint.analysis.graphs.skipped_tests import always_skipped
 from qlint.analysis.graphs.test_collection import called_by_runner, is_test_module, runner_base
 from qlint.analysis.names.package_map import project_root
+from qlint.analysis.tree_walk import names_by_id, walk
 from qlint.lazy_patterns import lazy
 
 # The rules whose findings describe what code does when it runs: in dead code they describe
@@ -83,7 +84,7 @@ def _dead(ctx: FileContext, target: list[tuple[ast.AST, ast.AST]]) -> bool:
     # `getattr(m, name)` with a computed name reaches a method of `m`; a module-level
     # function only through a module object, which this module gets by `sys.modules` or an
     # import by name (ao's test_quant_api looks up submodules of a model so).
-    if computed_getattr(ctx) and (len(target) != 1 or _SELF_MODULE.search(ctx.text)):
+    if (len(target) != 1 or _SELF_MODULE.search(ctx.text)) and computed_getattr(ctx):  # the walk last
         return False
     # A test module's helpers are judged by name; not those of a program named like a test
     # (torch_script's `test_jira_*.py`, run by its `__main__` block, not by a runner), nor a
@@ -261,9 +262,16 @@ def _called_only_where_dead(ctx: FileContext, func: ast.AST) -> bool:
     """Whether the module names the function, and only in calls that never run: after an
     unconditional exit in the same block, or inside the function itself."""
     name = func.name
-    word = re.compile(rf"\b{re.escape(name)}\b")
     own = set(map(id, ast.walk(func)))
+    # The module's names of it (one walk of the module, kept): none at all, or one outside the
+    # function on a live row, settles it without walking the module for this function.
+    named = [n for n in names_by_id(ctx.tree).get(name, ()) if id(n) not in own]
+    if not named:
+        return False
     dead = _dead_statements(ctx)
+    if any(not any(first <= n.lineno <= last for first, last in dead) for n in named):
+        return False
+    word = re.compile(rf"\b{re.escape(name)}\b")
     calls = 0
     for node in ast.walk(ctx.tree):
         if id(node) in own:
@@ -294,7 +302,7 @@ def _dead_statements(ctx: FileContext) -> list[tuple[int, int]]:
     if "dead_code.after_exit" in ctx.cache:
         return ctx.cache["dead_code.after_exit"]
     spans: list[tuple[int, int]] = []
-    for node in ast.walk(ctx.tree):
+    for node in walk(ctx.tree):
         for field in ("body", "orelse", "finalbody"):
             block = getattr(node, field, None)
             if not isinstance(block, list):

@@ -29,6 +29,7 @@ from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.project_files import listing_dependency, project_keys
 from qlint.analysis.recent_entries import RecentEntries
+from qlint.analysis.tree_walk import name_loads, spans_rows
 from qlint.lazy_patterns import lazy
 
 # AOT autograd's entry points for a Dynamo graph (`aot_autograd(**kw)` returns a backend
@@ -99,8 +100,18 @@ def _callers(ctx: FileContext, name: str) -> list[ast.FunctionDef | ast.AsyncFun
     """The module-level functions that call `name`; None when something else does (a method,
     the module body, a reference that is not a call)."""
     callers = []
+    # Each read of the name is on a row of the module's reads of it (kept: one walk of the
+    # module), and so is a call of it: a body's statements on none of those rows hold neither
+    # (a function's defaults and decorators are its enclosing body's), and are not walked.
+    lines = frozenset(n.lineno for n in name_loads(ctx.tree, name))
+    if not lines:
+        return callers
+    rows = sorted(lines)
     for body in bodies(ctx.tree, ctx.scope, ctx.cache):
-        uses = [n for n in body.nodes() if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+        if body.node is not ctx.tree and not spans_rows(body.node, rows):
+            continue
+        nodes = body.nodes(lines)
+        uses = [n for n in nodes if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
         if not uses:
             continue
         node = body.node
@@ -109,7 +120,7 @@ def _callers(ctx: FileContext, name: str) -> list[ast.FunctionDef | ast.AsyncFun
             or ctx.scope.functions.get(node.name) is not node
         ):
             return None
-        calls = {id(n.func) for n in body.nodes() if isinstance(n, ast.Call)}
+        calls = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
         if any(id(u) not in calls for u in uses):
             return None  # handed on as a value: what runs it is not known
         callers.append(node)

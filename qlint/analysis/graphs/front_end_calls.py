@@ -20,7 +20,7 @@ from qlint.analysis.graphs.packet_renames import LOOKUP, renaming_functions
 from qlint.analysis.graphs.project_scan import _context
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.tree_walk import spans_rows
+from qlint.analysis.tree_walk import names_by_id, spans_rows
 from qlint.source import DecodeError, decode_source
 
 _MAX_BYTES = 2_000_000
@@ -38,7 +38,7 @@ def runs_after_front_end(ctx: FileContext, func: ast.FunctionDef | ast.AsyncFunc
     # text's spellings where the text is ASCII (NFKC may change others).
     if ctx.text.isascii() and ctx.text.count(func.name) < 2:
         return False
-    rows = _reference_rows(ctx).get(func.name, [])
+    rows = sorted(n.lineno for n in names_by_id(ctx.tree).get(func.name, ()))
     if not rows:
         return False
     calls = 0
@@ -58,23 +58,6 @@ def runs_after_front_end(ctx: FileContext, func: ast.FunctionDef | ast.AsyncFunc
     # Every reference must be one of those calls: one outside the functions' own statements (at
     # module level, in a class body, a default, a decorator) is not excused.
     return calls > 0 and calls == len(rows)
-
-
-def _reference_rows(ctx: FileContext) -> dict[str, list[int]]:
-    """The rows of the module's `Name` nodes by name, sorted: one walk per check."""
-    found = ctx.cache.get(_ROWS)
-    if found is None:
-        found = {}
-        for n in ast.walk(ctx.tree):
-            if isinstance(n, ast.Name):
-                found.setdefault(n.id, []).append(n.lineno)
-        for rows in found.values():
-            rows.sort()
-        ctx.cache[_ROWS] = found
-    return found
-
-
-_ROWS = "front_end_calls.reference_rows"
 
 
 def _own_nodes(stmt: ast.stmt):

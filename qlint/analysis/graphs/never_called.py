@@ -69,18 +69,25 @@ def computed_getattr(ctx: FileContext) -> bool:
     spanning a row that spells it (`_spanning`): ao's 1,970-line observer.py holds four."""
     if "getattr" not in ctx.text:
         return False
-    # An identifier may be spelled otherwise past ASCII (names are read NFKC-normalised).
-    nodes = _spanning(ctx.tree, sorted(ctx.lines_containing("getattr"))) if ctx.text.isascii() else ast.walk(ctx.tree)
-    for node in nodes:
-        if (
+    # Asked again for each finding's function (dead_code): one walk per check.
+    found = ctx.cache.get(_COMPUTED_GETATTR)
+    if found is None:
+        # An identifier may be spelled otherwise past ASCII (names are read NFKC-normalised).
+        nodes = (
+            _spanning(ctx.tree, sorted(ctx.lines_containing("getattr"))) if ctx.text.isascii() else ast.walk(ctx.tree)
+        )
+        found = ctx.cache[_COMPUTED_GETATTR] = any(
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
             and node.func.id == "getattr"
             and len(node.args) >= 2
             and not (isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str))
-        ):
-            return True
-    return False
+            for node in nodes
+        )
+    return found
+
+
+_COMPUTED_GETATTR = "never_called.computed_getattr"
 
 
 def _spanning(tree: ast.AST, rows: list[int]):

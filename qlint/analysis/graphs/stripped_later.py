@@ -42,7 +42,7 @@ from qlint.analysis.graphs.strip_loops import calls_after_strip, strip_helper, s
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import OpRef, Resolver, dotted_parts
 from qlint.analysis.node_memo import kept_on_node
-from qlint.analysis.tree_walk import walk
+from qlint.analysis.tree_walk import name_loads, walk, walk_kinds
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Statements that cannot leave the statement list early nor hold another one.
@@ -170,19 +170,38 @@ def _calls_of(tree: ast.Module, name: str) -> list[tuple[ast.AST, list[ast.stmt]
     """Each `name(x)` statement of the module: (the function holding it, its statement list,
     its index). None when the name is used otherwise (handed on, called in an expression, at
     module level): what runs it then is not known."""
-    found = []
-    uses = 0
-    for owner in ast.walk(tree):
-        if not isinstance(owner, _FUNCS):
-            continue
+    uses = name_loads(tree, name)
+    if not uses:
+        return None  # not even named: no walk (asked for every insertion into a graph parameter)
+    sites = call_statements(tree).get(name, ())
+    found = [(owner, stmts, i) for owner, stmts, i in sites if _call_statement(stmts[i], name) is not None]
+    return found if found and len(uses) == len(found) else None
+
+
+def call_statements(tree: ast.AST) -> dict[str, list[tuple[ast.AST, list[ast.stmt], int]]]:
+    """The `f(...)` statements of the functions under `tree` (`tree` itself if one), by the
+    name `f`: (the function, its statement list, the index), in `ast.walk` order of the
+    functions. One walk, kept on `tree`, for every pass the check asks about (`_calls_of`,
+    `compiled_next`). Shared: not to be changed."""
+    return kept_on_node(tree, _CALL_STATEMENTS, _index_call_statements)
+
+
+def _index_call_statements(tree: ast.AST) -> dict[str, list[tuple[ast.AST, list[ast.stmt], int]]]:
+    found: dict[str, list[tuple[ast.AST, list[ast.stmt], int]]] = {}
+    for owner in walk_kinds(tree, _FUNC_KINDS):
         for stmts in statement_lists(owner):
             for index, stmt in enumerate(stmts):
-                if _call_statement(stmt, name) is not None:
-                    found.append((owner, stmts, index))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
-            uses += 1
-    return found if found and uses == len(found) else None
+                if (
+                    isinstance(stmt, ast.Expr)
+                    and isinstance(stmt.value, ast.Call)
+                    and isinstance(stmt.value.func, ast.Name)
+                ):
+                    found.setdefault(stmt.value.func.id, []).append((owner, stmts, index))
+    return found
+
+
+_CALL_STATEMENTS = "_qlint_call_statements"
+_FUNC_KINDS = frozenset(_FUNCS)
 
 
 def statement_lists(func: ast.AST) -> list[list[ast.stmt]]:
