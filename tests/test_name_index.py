@@ -194,9 +194,8 @@ def test_a_live_call_or_none_settles_dead_code_without_walking_the_module(monkey
 def test_computed_getattr_is_looked_for_once_per_check(monkeypatch):
     ctx = _ctx("def f(m, name):\n    return getattr(m, 'x' + name)\n")
     walks = []
-    real = tree_walk.walk_kinds
-    counted = lambda node, kinds: walks.append(node) or real(node, kinds)  # noqa: E731
-    monkeypatch.setattr(never_called, "walk_kinds", counted, raising=False)
+    real = never_called._spanning
+    monkeypatch.setattr(never_called, "_spanning", lambda tree, rows: walks.append(tree) or real(tree, rows))
     monkeypatch.setattr(ast, "walk", lambda node: walks.append(node) or tree_walk.walk(node))
     assert never_called.computed_getattr(ctx) and never_called.computed_getattr(ctx)
     assert walks == [ctx.tree]
