@@ -16,7 +16,8 @@ Where every way to reach code is visible in the project, code nobody reaches is 
   in (diart's `old_or_unfinished.py`).
 
 A public function of a library package that the project never names stays live: users call
-it (quantized-training's `is_pooling`, the Gaudi bridge's passes). So does a lone module (a
+it (quantized-training's `is_pooling`, AITemplate's `nchw2nhwc_pass`), unless its only call is
+commented out (`unreached_api`: the Gaudi bridge's softmax replacement). So does a lone module (a
 snippet, a one-file library: none of its users is in the project), anything in a module that
 looks names up at run time, and anything a name search by word over every module under the
 project's root (the package's; a script's repository or project directory) finds. Not seen:
@@ -38,6 +39,7 @@ from qlint.analysis.graphs.never_called import DYNAMIC_LOOKUP, computed_getattr,
 from qlint.analysis.graphs.project_scan import project_modules, scan_root
 from qlint.analysis.graphs.skipped_tests import always_skipped
 from qlint.analysis.graphs.test_collection import called_by_runner, is_test_module, runner_base
+from qlint.analysis.graphs.unreached_api import unreached_public
 from qlint.analysis.names.package_map import project_root
 from qlint.analysis.tree_walk import names_by_id, walk
 from qlint.lazy_patterns import lazy
@@ -102,7 +104,10 @@ def _dead(ctx: FileContext, target: list[tuple[ast.AST, ast.AST]]) -> bool:
         return not _read_in_module(ctx, func) and not _named_elsewhere(ctx, func.name, root)
     if judged_by_name and not called_by_runner(func.name, False) and not _read_in_module(ctx, func):
         return not _named_elsewhere(ctx, func.name, root)
-    return _called_only_where_dead(ctx, func) and not _named_elsewhere(ctx, func.name, root)
+    if _called_only_where_dead(ctx, func) and not _named_elsewhere(ctx, func.name, root):
+        return True
+    # A package's public function: API, unless its authors turned its only call off.
+    return package is not None and not test and unreached_public(ctx, func, project_root(ctx.path) or root)
 
 
 # What a runner calls in a skipped class: its tests and their set-up and tear-down (a helper

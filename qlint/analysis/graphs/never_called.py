@@ -12,10 +12,11 @@ decidable where every way to reach it is visible in the project:
 
 A public function stays live even when the project never calls it: a library's users call
 it (the Gaudi bridge's `replace_pattern_quant_dequant_softmax`, whose one call in the project
-is commented out, is public by its name and module). So does anything a decorator may
-register, a method a base class may call by name (torch's `nn.Module` calls private hooks
-such as `_load_from_state_dict`), and a module that looks names up at run time
-(`globals()`, `vars()`, `getmembers`, `getattr` with a computed name).
+is commented out, is public by its name and module here; `dead_code` drops its findings
+through `unreached_api`). So does anything a decorator may register, a method a base class
+may call by name (torch's `nn.Module` calls private hooks such as `_load_from_state_dict`),
+and a module that looks names up at run time (`globals()`, `vars()`, `getmembers`, `getattr`
+with a computed name).
 """
 
 from __future__ import annotations
