@@ -28,15 +28,15 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.init_fields import modules_naming
 from qlint.analysis.graphs.namesakes import own_namesake
-from qlint.analysis.graphs.project_scan import read_module
+from qlint.analysis.graphs.project_scan import module_facts, read_module
 from qlint.analysis.graphs.stripped_later import graph_parameter_pass
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver, dotted_parts
+from qlint.lazy_patterns import lazy
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # The project's own traces: what they return holds the ops the traced code ran, as overloads
@@ -67,7 +67,7 @@ _LEAVES = frozenset(
         "script",
     }
 )
-_LEAVING = re.compile(rf"\b(?:{'|'.join(sorted(_LEAVES))})\s*\(")
+_LEAVING = lazy(rf"\b(?:{'|'.join(sorted(_LEAVES))})\s*\(")
 _LIBRARIES = ("torch.", "torchao.", "executorch.")
 _DEPTH = 4
 
@@ -86,10 +86,29 @@ def self_traced_pass(ctx: FileContext, func: ast.AST | None) -> bool:
     a graph the project traced itself and never exports, lowers or serialises (above)."""
     if not isinstance(func, _FUNCS) or ctx.scope.functions.get(func.name) is not func:
         return False
+    if not _traces_in_project(ctx):
+        return False
     key = ("self_traced_pass", id(func))
     if key not in ctx.cache:
         ctx.cache[key] = _Walk().param_traced(ctx, func, 0, 0)
     return ctx.cache[key]
+
+
+def _traces_in_project(ctx: FileContext) -> bool:
+    """A module the project scan keeps (one that inserts into graphs), this one included,
+    spells a trace: the project's passes and their trace sit together (easydist's
+    `compile_dp`); without one the caller search below, which reads every module naming the
+    pass, is not made (a trace only in modules that insert nothing stays reported). Kept
+    between runs, so a later run reads no module for it."""
+    return any(module_facts(ctx, _TRACE_WORDS, _spells_trace, own=True, saved=True))
+
+
+_TRACE_WORDS = ("make_fx", "symbolic_trace")
+
+
+def _spells_trace(module: FileContext) -> bool:
+    """Kept per module content by `module_facts`: the needles are the question."""
+    return True
 
 
 class _Walk:
