@@ -4,6 +4,7 @@ answers an editor's check (which keeps them whole) gives."""
 
 from __future__ import annotations
 
+import ast
 import gc
 import os
 import weakref
@@ -86,3 +87,23 @@ def test_a_command_line_check_holds_no_consumer_tree_after_the_scan(tmp_path, mo
     assert not result.errors and result.diagnostics == []
     assert spelling <= set(parsed)  # (the pipeline too: it names the pass, and the search for those keeps them)
     assert alive == []
+
+
+@pytest.mark.parametrize("cli", [True, False], ids=["command-line", "editor"])
+def test_the_scan_parses_a_large_consumer_one_definition_at_a_time(tmp_path, monkeypatch, cli):
+    # A large module found by the scan is not handed whole to the parser (its whole parse was
+    # a check's peak on ExecuTorch), and is judged as before: it erases the packet nodes.
+    filler = "".join(f"\n\ndef unrelated_{i}(x):\n    return x + {i}\n" for i in range(3000))
+    large = REMOVE + filler
+    parsed: list[str] = []
+    parse = ast.parse
+
+    def recording(source, *args, **kwargs):
+        parsed.append(source.lstrip("\n"))
+        return parse(source, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", recording)
+    codes = _codes(tmp_path, cli, add=ADD, remove=large, pipeline=PIPELINE.format(between="pass"))
+    assert codes == []
+    assert any("def is_op_node" in p for p in parsed)  # the consumer was read
+    assert large not in parsed and max(len(p) for p in parsed) < len(large) // 10

@@ -15,6 +15,7 @@ from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.project_scan import project_modules, text_holding
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import module_name_for
+from qlint.analysis.names.piecewise_parse import parse_by_definitions
 from qlint.analysis.names.resolver import OpRef
 from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.analysis.recent_entries import RecentEntries
@@ -212,7 +213,9 @@ def _module(
     tree = HANDOVER.peek(os.path.abspath(path), data) if data is not None else None
     if tree is None:
         try:
-            tree = live_parse(text, path)
+            # One definition at a time: a large module's whole parse was a check's peak
+            # (`piecewise_parse`); the tree is the same.
+            tree = live_parse(text, path, parse_by_definitions)
         except (SyntaxError, ValueError, RecursionError):
             tree = None
         if tree is not None and data is not None:
