@@ -130,13 +130,8 @@ def _still_named(ctx: FileContext, root: str, name: str, besides: str) -> bool:
         saved = kept_answers.saved("named", (root, name))
         if saved is None or saved[:-1] != (True,):
             return False
-        trail = kept_answers.valid_trail(
-            saved[-1],
-            lambda path: file_keys.content_key(project, path),
-            lambda path, now: file_keys.digest(project, path, now),
-            lambda module, root: False,  # none is written: a trail holding one is not taken
-        )
-        if trail is None or len(trail) != 1:
+        trail = kept_answers.one_module_trail(project, saved[-1])
+        if trail is None:
             return False
         kept = _NAMED[root, name] = (True, trail)
         kept_answers.took(kept)

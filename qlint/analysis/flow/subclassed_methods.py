@@ -80,14 +80,8 @@ def _kept_subclassing(ctx: FileContext, root: str, target: str) -> tuple[str, tu
     saved = kept_answers.saved("subclassing", (root, target))
     if saved is None or len(saved) != 2 or type(saved[0]) is not str:
         return None
-    project = ctx.project
-    trail = kept_answers.valid_trail(
-        saved[-1],
-        lambda path: file_keys.content_key(project, path),
-        lambda path, now: file_keys.digest(project, path, now),
-        lambda module, root: False,  # no lookup is written for it: a trail holding one is not taken
-    )
-    if trail is None or len(trail) != 1:
+    trail = kept_answers.one_module_trail(ctx.project, saved[-1])
+    if trail is None:
         return None
     kept = _SUBCLASSING[root, target] = (saved[0], trail)
     kept_answers.took(kept)

@@ -142,6 +142,20 @@ def valid_trail(trail, key_of, digest_of, find) -> tuple | None:
     return tuple(out)
 
 
+def one_module_trail(project, trail) -> tuple | None:
+    """`valid_trail` for an answer that rests on one module and no lookup ("this module
+    spells the name"): ((path, content key now),) while it keeps its content, else None."""
+    from qlint.analysis.graphs import file_keys
+
+    found = valid_trail(
+        trail,
+        lambda path: file_keys.content_key(project, path),
+        lambda path, now: file_keys.digest(project, path, now),
+        lambda module, root: False,  # none is written: a trail holding one is not taken
+    )
+    return found if found is not None and len(found) == 1 else None
+
+
 _NAMES: dict[str, str | None] = {}
 
 

@@ -76,14 +76,8 @@ def _kept(ctx: FileContext, root: str, name: str) -> tuple[bool, tuple] | None:
     saved = kept_answers.saved("spelled", (root, name))
     if saved is None or saved[:-1] != (True,):
         return None
-    project = ctx.project
-    trail = kept_answers.valid_trail(
-        saved[-1],
-        lambda path: file_keys.content_key(project, path),
-        lambda path, now: file_keys.digest(project, path, now),
-        lambda module, root: False,  # none is written: a trail holding one is not taken
-    )
-    if trail is None or len(trail) != 1:
+    trail = kept_answers.one_module_trail(ctx.project, saved[-1])
+    if trail is None:
         return None
     kept = _SPELLED[root, name] = (True, trail)
     kept_answers.took(kept)
