@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from qlint.analysis.graphs.dynamo_graph_passes import sees_dynamo_graph
 from qlint.analysis.graphs.graph_context import COMPILER_INTERNAL, compiler_internal, packet_graph_context
 from qlint.analysis.graphs.insertions import may_insert_packet
-from qlint.analysis.names.functions import bodies
+from qlint.analysis.names.functions import innermost_body
 from qlint.analysis.names.resolver import OpRef
 from qlint.diagnostic import Diagnostic
 from qlint.evidence.ops import OpEvidence
@@ -198,16 +198,7 @@ def _into_renamed_graph(ctx: FileContext, ref: OpRef, node: ast.expr) -> bool:
 def _innermost_function(ctx: FileContext, row: int):
     """The body of the innermost function holding `row` (None at module level): what runs
     the insertion, and what a decorator or a front end's own body is asked about."""
-    inner = None
-    for body in bodies(ctx.tree, ctx.scope, ctx.cache):
-        func = body.node
-        if (
-            isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and func.lineno <= row <= (func.end_lineno or row)
-            and (inner is None or func.lineno >= inner.node.lineno)
-        ):
-            inner = body
-    return inner
+    return innermost_body(ctx.tree, ctx.scope, ctx.cache, row)
 
 
 def _into_normalised_graph(ctx: FileContext, node: ast.expr) -> bool:

@@ -16,6 +16,7 @@ import ast
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import init_fields
+from qlint.analysis.names.functions import innermost_body
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -86,22 +87,15 @@ def _class_named(ctx: FileContext, value: ast.expr | None) -> str | None:
         if isinstance(func, _FUNCS) and func.lineno <= value.lineno <= (func.end_lineno or 0):
             for arg in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs):
                 if arg.arg == value.id and isinstance(arg.annotation, ast.Name):
-                    inner = _innermost(ctx.tree, value)
+                    inner = _innermost(ctx, value)
                     if inner is func:
                         return arg.annotation.id
     return None
 
 
-def _innermost(tree: ast.Module, node: ast.AST) -> ast.AST | None:
-    inner = None
-    for func in ast.walk(tree):
-        if (
-            isinstance(func, _FUNCS)
-            and func.lineno <= node.lineno <= (func.end_lineno or 0)
-            and (inner is None or func.lineno >= inner.lineno)
-        ):
-            inner = func
-    return inner
+def _innermost(ctx: FileContext, node: ast.AST) -> ast.AST | None:
+    body = innermost_body(ctx.tree, ctx.scope, ctx.cache, node.lineno)
+    return body.node if body is not None else None
 
 
 def _prints_or_keeps(ctx: FileContext, cls: ast.ClassDef, method: ast.AST, param: str) -> bool:
@@ -164,7 +158,7 @@ def _read_only_by_export(ctx: FileContext, cls: ast.ClassDef, field: str) -> boo
         if not (isinstance(holder, ast.Assign) and holder.value is node and len(holder.targets) == 1):
             return False
         target = holder.targets[0]
-        func = _innermost(ctx.tree, node)
+        func = _innermost(ctx, node)
         if not isinstance(target, ast.Name) or func is None or not _walked_into_export(ctx, func, target.id):
             return False
     return True

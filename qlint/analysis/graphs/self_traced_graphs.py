@@ -34,8 +34,9 @@ from qlint.analysis.graphs.init_fields import modules_naming
 from qlint.analysis.graphs.namesakes import own_namesake
 from qlint.analysis.graphs.project_scan import module_facts, read_module
 from qlint.analysis.graphs.stripped_later import graph_parameter_pass
-from qlint.analysis.names.functions import Body, bodies
+from qlint.analysis.names.functions import Body, innermost_body
 from qlint.analysis.names.resolver import Resolver, dotted_parts
+from qlint.analysis.tree_walk import own_nodes
 from qlint.lazy_patterns import lazy
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -77,7 +78,7 @@ def self_traced_insertion(ctx: FileContext, expr: ast.expr, body: Body | None = 
     made into the graph parameter of a module-level pass that only ever gets graphs the
     project traced itself and never exports, lowers or serialises."""
     if body is None:
-        body = _holding_body(ctx, expr.lineno)
+        body = innermost_body(ctx.tree, ctx.scope, ctx.cache, expr.lineno)
     return self_traced_pass(ctx, graph_parameter_pass(ctx, body, expr))
 
 
@@ -265,15 +266,9 @@ def _bindings(func: ast.AST, name: str) -> list[tuple[ast.expr, int | None]] | N
 
 
 def _own_nodes(func: ast.AST) -> list[ast.AST]:
-    """The nodes of `func`'s own body, its nested functions and classes left out."""
-    out = []
-    todo = list(ast.iter_child_nodes(func))
-    while todo:
-        node = todo.pop()
-        out.append(node)
-        if not isinstance(node, (*_FUNCS, ast.ClassDef, ast.Lambda)):
-            todo.extend(ast.iter_child_nodes(node))
-    return out
+    """The nodes of `func` outside nested functions, lambdas and classes: its body, and its
+    signature and decorators too."""
+    return own_nodes(list(ast.iter_child_nodes(func)))
 
 
 def _leaves(func: ast.AST) -> bool:
@@ -350,37 +345,11 @@ def _sites_in(module: FileContext, name: str, own: bool) -> list[tuple[ast.AST, 
     out = []
     for use in uses:
         call = calls.get(id(use))
-        owner = _innermost_function(module.tree, call) if call is not None else None
+        owner = innermost_body(module.tree, module.scope, module.cache, call.lineno) if call is not None else None
         if owner is None:
             return None
-        out.append((owner, call))
+        out.append((owner.node, call))
     return out
-
-
-def _holding_body(ctx: FileContext, row: int) -> Body | None:
-    """The body of the innermost function holding `row`."""
-    found = None
-    for body in bodies(ctx.tree, ctx.scope, ctx.cache):
-        func = body.node
-        if (
-            isinstance(func, _FUNCS)
-            and func.lineno <= row <= (func.end_lineno or row)
-            and (found is None or func.lineno >= found.node.lineno)
-        ):
-            found = body
-    return found
-
-
-def _innermost_function(tree: ast.Module, node: ast.AST) -> ast.AST | None:
-    found = None
-    for func in ast.walk(tree):
-        if (
-            isinstance(func, _FUNCS)
-            and func.lineno <= node.lineno <= (func.end_lineno or func.lineno)
-            and (found is None or func.lineno >= found.lineno)
-        ):
-            found = func
-    return found
 
 
 __all__ = ["self_traced_insertion", "self_traced_pass"]

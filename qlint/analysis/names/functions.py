@@ -179,5 +179,19 @@ def bodies(tree: ast.Module, scope: ModuleScope, cache: dict | None = None) -> l
     return out
 
 
+def innermost_body(tree: ast.Module, scope: ModuleScope, cache: dict | None, row: int) -> Body | None:
+    """The body of the innermost function holding `row` (None at module level)."""
+    inner = None
+    for body in bodies(tree, scope, cache):
+        func = body.node
+        if (
+            type(func) in _FUNC_TYPES
+            and func.lineno <= row <= (func.end_lineno or row)
+            and (inner is None or func.lineno >= inner.node.lineno)
+        ):
+            inner = body
+    return inner
+
+
 def _child_statements(stmt: ast.stmt) -> Iterator[ast.stmt]:
     return reversed([child for block in statement_lists(stmt) for child in block])
