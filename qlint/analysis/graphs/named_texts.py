@@ -19,11 +19,11 @@ from qlint.analysis.graphs import file_keys, kept_answers
 from qlint.analysis.graphs.project_scan import scan_root, texts_naming
 from qlint.analysis.names import content_keys
 from qlint.analysis.project_files import project_keys
+from qlint.analysis.recent_entries import RecentEntries
 
 # (root, name) -> (True, ((path, content key),) of a module under the root whose text spells
 # the name as a word): the answer while that module keeps that key.
-_SPELLED: dict[tuple[str, str], tuple[bool, tuple]] = {}
-_MAX_SPELLED = 4096
+_SPELLED: RecentEntries[tuple[str, str], tuple[bool, tuple]] = RecentEntries(4096)
 kept_answers.register("spelled", _SPELLED, lambda key, entry: entry[:-1])
 
 
@@ -46,8 +46,6 @@ def spelled_elsewhere(ctx: FileContext, name: str, root: str | None = None) -> b
         value = file_keys.digest(ctx.project, path, key)
         if value:
             content_keys.remember_digest(path, key, value)
-    if len(_SPELLED) >= _MAX_SPELLED:
-        _SPELLED.clear()
     _SPELLED[root, name] = (True, ((path, key),))
     return True
 
