@@ -89,7 +89,7 @@ def consumed_by_own_code(ctx: FileContext, ref: OpRef, refs: list[OpRef], rows: 
             # it), or a lowering table that takes the op in either form. A packet-keyed matcher
             # anywhere else does not show where the graph goes next (a library's graphs go to
             # its users, whose matchers are keyed on overloads).
-            paired = _linked(ctx, module) or any(_both_forms(s, key) for s in _table_sites(module, ref.op))
+            paired = linked_modules(ctx, module) or any(_both_forms(s, key) for s in _table_sites(module, ref.op))
         if paired:
             consumers.append(module)
     if not consumers:
@@ -174,7 +174,7 @@ def _both_forms(site: frozenset[OpRef], key: tuple[str, str, str]) -> bool:
     return any(r.key == key and r.is_packet for r in site) and any(r.key == key and not r.is_packet for r in site)
 
 
-def _linked(inserting: FileContext, other: FileContext) -> bool:
+def linked_modules(inserting: FileContext, other: FileContext) -> bool:
     """One of the two modules imports the other (by its module name's last part: relative
     imports and repositories whose package maps onto the root spell it differently). An
     import spells the name, so a module whose text lacks it is not walked (torch's observer

@@ -66,7 +66,7 @@ def consumes_linked_insertion(ctx: FileContext, key: tuple[str, str, str]) -> bo
     flatten overload. Once QL102 reports the insertion (an overload-keyed site anywhere in
     the pair, a re-export between them), the matcher is reported again: fixing the insertion
     would leave it matching nothing."""
-    from qlint.rules.packet_consumers import _linked, consumed_by_own_code
+    from qlint.rules.packet_consumers import consumed_by_own_code, linked_modules
     from qlint.rules.packet_sites import _sites
 
     ref = OpRef(key[1], key[2], None, key[0])
@@ -81,7 +81,7 @@ def consumes_linked_insertion(ctx: FileContext, key: tuple[str, str, str]) -> bo
         return False  # the matcher is no site QL102 reads, or this module also keys on an overload
 
     def consumes_its_insertion(module: FileContext) -> bool:
-        if not _linked(module, ctx):
+        if not linked_modules(module, ctx):
             return False  # asked first: QL102's verdict reads the project
         found = insertions(module)
         rows = [e.lineno for r, e in found if r.key == key]
@@ -100,7 +100,7 @@ def keyed_on_own_traced_insertion(ctx: FileContext, key: tuple[str, str, str], b
     the nodes the project puts there itself: easydist's tiling pass keeps the `aten.view`
     packets its ZeRO pass inserts out of its computation nodes by the packet."""
     from qlint.analysis.graphs.self_traced_graphs import self_traced_insertion, self_traced_pass
-    from qlint.rules.packet_consumers import _linked
+    from qlint.rules.packet_consumers import linked_modules
 
     if body is None or not isinstance(body.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
@@ -108,7 +108,7 @@ def keyed_on_own_traced_insertion(ctx: FileContext, key: tuple[str, str, str], b
     inserting: list[tuple[FileContext, list[ast.expr]]] = []
 
     def inserts_it(module: FileContext) -> bool:
-        if module.path != ctx.path and _linked(module, ctx):
+        if module.path != ctx.path and linked_modules(module, ctx):
             exprs = [e for r, e in insertions(module) if r.key == key]
             if exprs:
                 inserting.append((module, exprs))

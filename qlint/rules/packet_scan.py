@@ -173,7 +173,7 @@ def _ops_by_pattern(refs: list[OpRef]) -> dict[str, set[str]]:
 def _without_tree(ctx: FileContext, module: FileContext, path: str, ops: set[str]) -> FileContext:
     """`module` without its tree, holding what the consumers of `ctx`'s packets `ops` ask of
     it: its sites for `ops` (`packet_sites`), and when it has any (a consumer), the names it
-    defines and, if its text spells `ctx`'s module name, those its imports bind (`_linked`).
+    defines and, if its text spells `ctx`'s module name, those its imports bind (`linked_modules`).
     The scan's modules were all held, whole, until the check ended: one check on ExecuTorch
     held 44 MiB of trees at once (nxp's `add_simulated_linear_bn_fusion_qat_pass.py`, one of
     the run's peaks). Asked anything else, the module fails loudly (no tree); another reader
@@ -259,7 +259,7 @@ def _stem(module: FileContext) -> str:
 
 
 def _imported_names(module: FileContext) -> frozenset[str]:
-    """The names `module`'s imports bind, by their last part (`_linked`)."""
+    """The names `module`'s imports bind, by their last part (`linked_modules`)."""
     if _IMPORTED_KEY not in module.cache:  # kept, as `_defined_names`
         out: set[str] = set()
         for node in ast.walk(module.tree):
