@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from qlint.analysis.graphs.attribute_text import AFTER_DOT
+from qlint.analysis.graphs.last_text import last_text
 from qlint.analysis.graphs.packet_text import spells_packet
 from qlint.analysis.graphs.pattern_replacements import rewrites_spelled
 from qlint.lazy_patterns import lazy
@@ -26,6 +27,7 @@ if TYPE_CHECKING:  # imported by the search alone: the triggers above turn most 
 FACT = "ql102-insertions"  # other modules' wrappers, in their summaries
 
 
+@last_text  # QL102's text trigger asked it of this text; its import trigger asks again
 def writes_insertion(text: str) -> bool:
     """The text writes `.call_function`, `.create_node` or `.target =`."""
     return attribute_written(text, PLAIN, ATTRIBUTES)

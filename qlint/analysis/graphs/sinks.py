@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from qlint.analysis.graphs.call_parts import callee_name
+from qlint.analysis.graphs.last_text import last_text
 from qlint.analysis.graphs.packet_imports import may_hold_packet
 from qlint.analysis.graphs.packet_text import spells_packet
 from qlint.lazy_patterns import lazy
@@ -44,6 +45,7 @@ TRIGGERS = (".target", "getattr(", "add_dont_constant_fold", "expected_node", "c
 _GETATTR_TARGET = lazy(r"""getattr\(\s*[\w.]+\s*,\s*["']target["']""")
 
 
+@last_text  # QL101's text trigger asked it of this text; its import trigger asks again
 def mentions(text: str) -> bool:
     """The triggers: `getattr(` alone is everywhere; only `getattr(x, "target")` counts
     (generated data files are full of `'target'` strings and are the largest files to parse)."""
@@ -59,6 +61,7 @@ _QUOTES = "'\""
 _TARGET = "target"
 
 
+@last_text  # as `mentions`: both triggers ask it (`may_match_here`)
 def writes_target(text: str) -> bool:
     r"""Whether a node target can be written somewhere in `text` (`fx_targets._TARGET_TEXT`,
     whose rows the check reads, over the whole text): a word `target` that follows a `.` or
