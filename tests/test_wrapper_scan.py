@@ -111,6 +111,8 @@ def test_renames_read_from_the_name_before_as():
         (b"from pkg import a, \\\n    b\nz = 3\n", {b"from", b"pkg", b"import", b"a", b"b"}),
         (b"from pkg import (a, \\\r\n    b)\nz = 3\n", {b"from", b"pkg", b"import", b"a", b"b"}),
         (b"x = '\\\\n'\nimport a\nz = 3\n", {b"import", b"a"}),  # a backslash that continues nothing
+        # A bracket closed after a backslash carries the statement on past it (the only pair here).
+        (b"from pkg import (a,\n    b\\) c\nz = 3\n", {b"from", b"pkg", b"import", b"a", b"b", b"c"}),
     ],
 )
 def test_import_words_with_brackets_and_continuations(data, words):
