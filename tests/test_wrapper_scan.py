@@ -117,3 +117,19 @@ def test_renames_read_from_the_name_before_as():
 )
 def test_import_words_with_brackets_and_continuations(data, words):
     assert wrapper_index._import_words(data) == words
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        # ASCII: every other character (tabs, form feeds, separators) parts the runs; `_` and digits do not.
+        (
+            "def f_1(a,\tb2):\x0c\x1c\n    return a.call_function(b2, ())\n",
+            {"def", "f_1", "a", "b2", "return", "call_function"},
+        ),
+        # Outside ASCII, a letter is a word character as `\w` reads it.
+        ("def café(x):\n    return x.call_function(x, ())\n", {"def", "café", "x", "return", "call_function"}),
+    ],
+)
+def test_a_module_texts_words_are_its_runs_of_word_characters(text, words):
+    assert ModuleText(text).words == words

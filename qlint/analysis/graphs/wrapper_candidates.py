@@ -54,7 +54,9 @@ _KEYWORD = re.compile(r"^\s*(\w+)\s*=(?!=)")
 _CALL = re.compile(r"([A-Za-z_]\w*)[\s\\)]*\(")
 _BRACKETS = re.compile(r"[()\[\]{}]")
 _WORDS = re.compile(r"\w+")
-_ASCII_WORDS = re.compile(r"[0-9A-Z_a-z]+")  # the same runs in an ASCII text, found faster
+# An ASCII text's other characters as blanks: its split gives the same runs, found faster
+# than by a pattern (the inserting modules' words, read once per index: ExecuTorch ~3 MiB).
+_ASCII_BLANKS = str.maketrans({c: " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")})
 
 Span = tuple[str, str, int, int, int, tuple[int, ...]]  # kind, name, start, end, header's end, outer
 Sites = Callable[[str], list[tuple[int, "frozenset[str] | None"]]]
@@ -239,7 +241,9 @@ class ModuleText:
         """The maximal runs of word characters of the masked text: a name is spelled (as a
         whole identifier) exactly where it is one of them."""
         text = self.masked
-        return frozenset((_ASCII_WORDS if text.isascii() else _WORDS).findall(text))
+        if text.isascii():
+            return frozenset(text.translate(_ASCII_BLANKS).split())
+        return frozenset(_WORDS.findall(text))
 
     def _of_import(self, at: int) -> bool:
         """Whether the dotted name ending at `at` (`gu.` of `gu.f`, `pkg.graph_utils.` of
