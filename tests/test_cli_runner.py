@@ -444,3 +444,20 @@ def test_rules_imported_before_forking_leave_the_registry_on_its_manifest(monkey
         registry.engine_rule(registry.EngineReport.PARSE_ERROR)
         registry.engine_rule(registry.EngineReport.UNUSED_NOQA)
     assert len(built) == before
+
+
+def test_a_run_without_cache_does_not_hash_the_files_it_checks(tmp_path, monkeypatch):
+    # Size, time and digest are a cache entry's key: a run without a cache drops them.
+    pkg = _reader_and_module(tmp_path)
+    match = str(pkg / "match.py")
+
+    def unwanted(*args):
+        raise AssertionError("a cache key made for a run without a cache")
+
+    monkeypatch.setattr(runner, "content_hash", unwanted)
+    result, size, mtime_ns, digest = runner._check_one_uncached(match, settings(tmp_path))
+    assert [d.code for d in result.diagnostics] == ["QL101"] and (size, mtime_ns, digest) == (0, 0, "")
+    monkeypatch.undo()
+    # The cached run's check keys its entry on them, as before.
+    _, size, _, digest = runner._check_one(match, settings(tmp_path))
+    assert size == os.path.getsize(match) and digest

@@ -166,3 +166,34 @@ def test_no_module_spelling_the_packet_settles_the_question_before_the_matchers_
     monkeypatch.setattr(packet_sites, "_sites", unread)
     zero = ZERO.replace("torch.ops.aten.flatten,", "torch.ops.aten.flatten.using_ints,")
     assert _rows_flagged(_package(tmp_path, zero=zero), "tiling", "QL101") == [9]
+
+
+def test_the_exclusion_is_quiet_where_the_matcher_imports_the_inserting_pass(tmp_path):
+    # Linked the other way: the tiling module imports the pass, which never spells its name.
+    zero = ZERO.replace("from pkg.tiling import tile\n", "").replace("gm = tile(gm)", "pass")
+    more = "\n\nfrom pkg.zero import shard\n\n\ndef run(gm):\n    return tile(shard(gm))\n"
+    assert _rows_flagged(_package(tmp_path, zero=zero, more=more), "tiling", "QL101") == []
+
+
+# Inserts the packet too, into graphs of its own: no import links it to the tiling module.
+UNLINKED = ZERO.replace("from pkg.tiling import tile\n", "").replace("gm = tile(gm)", "pass")
+
+
+def test_a_module_no_import_links_to_the_matcher_is_parsed_once_for_its_questions(tmp_path, monkeypatch):
+    # Whether it inserts the packet into graphs that carry packets is kept with its content;
+    # the linked-insertion questions that follow (not kept) need no parse of a module whose
+    # text does not spell the matcher's module and that the matcher does not import.
+    from qlint.analysis.graphs import project_scan
+
+    parsed: list[str] = []
+    live_parse = project_scan.live_parse
+
+    def parse(text, path, *args):
+        parsed.append(path.rpartition("/")[2])
+        return live_parse(text, path, *args)
+
+    monkeypatch.setattr(project_scan, "live_parse", parse)
+    pkg = _package(tmp_path, excluded=_LITERAL)
+    (pkg / "unlinked.py").write_text(UNLINKED)
+    assert _rows_flagged(pkg, "tiling", "QL101") == []
+    assert parsed.count("unlinked.py") == 1 and parsed.count("zero.py") >= 2

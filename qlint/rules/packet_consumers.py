@@ -182,6 +182,12 @@ def linked_modules(inserting: FileContext, other: FileContext) -> bool:
     return _imports(inserting, _stem(other)) or _imports(other, _stem(inserting))
 
 
+def may_link(text: str, path: str, other: FileContext) -> bool:
+    """Whether the module at `path` holding `text` may be linked to `other` (`linked_modules`),
+    asked before it is parsed: it spells `other`'s module name, or `other` imports it."""
+    return _stem(other) in text or _imports(other, os.path.splitext(os.path.basename(path))[0])
+
+
 def _imports(module: FileContext, name: str) -> bool:
     return name in module.text and name in _imported_names(module)
 

@@ -11,13 +11,14 @@ normalised to packets before the matcher runs are `normalised_graphs`' question.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.graph_context import packet_graph_context
 from qlint.analysis.graphs.insertions import wrapper_search
 from qlint.analysis.graphs.pattern_replacements import replaced_packets, rewrites_spelled
-from qlint.analysis.graphs.project_scan import module_facts, unkept_module_facts
+from qlint.analysis.graphs.project_scan import module_facts, parses, unkept_module_facts
 from qlint.analysis.names.resolver import OpRef
 from qlint.rules.module_insertions import inserted_packets, insertions
 
@@ -66,7 +67,7 @@ def consumes_linked_insertion(ctx: FileContext, key: tuple[str, str, str]) -> bo
     flatten overload. Once QL102 reports the insertion (an overload-keyed site anywhere in
     the pair, a re-export between them), the matcher is reported again: fixing the insertion
     would leave it matching nothing."""
-    from qlint.rules.packet_consumers import consumed_by_own_code, linked_modules
+    from qlint.rules.packet_consumers import consumed_by_own_code, linked_modules, may_link
     from qlint.rules.packet_sites import _sites
 
     ref = OpRef(key[1], key[2], None, key[0])
@@ -74,7 +75,7 @@ def consumes_linked_insertion(ctx: FileContext, key: tuple[str, str, str]) -> bo
     # No other module spelling the packet, no linked insertion: known from the scan's kept
     # answers, before this module's sites are read (a walk of every statement naming the op,
     # ~15 ms per packet on the language server's 2,000-line bench module).
-    if not module_facts(ctx, (ref.op,), _spells_it, spelled):
+    if not module_facts(ctx, (ref.op,), parses, spelled):
         return False
     sites = [s for s in _sites(ctx, ref.op) if any(r.key == key for r in s)]
     if not sites or any(not any(r.key == key and r.is_packet for r in s) for s in sites):
@@ -89,7 +90,9 @@ def consumes_linked_insertion(ctx: FileContext, key: tuple[str, str, str]) -> bo
 
     # Only the modules the project scan keeps (they insert) are asked; the verdict depends on
     # other modules, so it is not kept with the inserting module's content.
-    return any(module_facts(ctx, (ref.op,), consumes_its_insertion, spelled, keep=False))
+    # A module no import can link to this one is not parsed for it (`may_link`).
+    linkable = functools.partial(may_link, other=ctx)
+    return any(module_facts(ctx, (ref.op,), consumes_its_insertion, spelled, keep=False, admits=linkable))
 
 
 def keyed_on_own_traced_insertion(ctx: FileContext, key: tuple[str, str, str], body) -> bool:
@@ -100,7 +103,7 @@ def keyed_on_own_traced_insertion(ctx: FileContext, key: tuple[str, str, str], b
     the nodes the project puts there itself: easydist's tiling pass keeps the `aten.view`
     packets its ZeRO pass inserts out of its computation nodes by the packet."""
     from qlint.analysis.graphs.self_traced_graphs import self_traced_insertion, self_traced_pass
-    from qlint.rules.packet_consumers import linked_modules
+    from qlint.rules.packet_consumers import linked_modules, may_link
 
     if body is None or not isinstance(body.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
@@ -116,15 +119,11 @@ def keyed_on_own_traced_insertion(ctx: FileContext, key: tuple[str, str, str], b
 
     # The linked modules inserting the packet first (kept answers of the project scan): asking
     # where the matcher's graph comes from reads every module that names its function.
-    module_facts(ctx, (key[2],), inserts_it, spelled, keep=False)
+    # A module no import can link to this one (`may_link`) is not parsed for it.
+    module_facts(ctx, (key[2],), inserts_it, spelled, keep=False, admits=functools.partial(may_link, other=ctx))
     if not inserting or not self_traced_pass(ctx, body.node):
         return False
     return any(all(self_traced_insertion(module, e) for e in exprs) for module, exprs in inserting)
-
-
-def _spells_it(module: FileContext) -> bool:
-    """Kept per module content by `module_facts`: the needle and pattern are the question."""
-    return True
 
 
 def _spelled_packet(op: str) -> re.Pattern:

@@ -255,6 +255,7 @@ def module_facts(
     own: bool = False,
     keep: bool = True,
     saved: bool = False,
+    admits: Callable[[str, str], bool] | None = None,
 ) -> list[Any]:
     """`fact(module)` for the project's other modules whose text holds one of `needles` and
     matches `pattern` (only modules that insert into graphs or normalise them are kept).
@@ -262,7 +263,11 @@ def module_facts(
     other modules change; otherwise from a fresh parse at each call.
     `saved`: whether each module's text holds the needles and pattern is also kept between
     runs (`scan_memo`), for a scan asked with the same few needles (not one per op, which
-    would crowd out the memo's other questions)."""
+    would crowd out the memo's other questions).
+    `admits(text, path)`: a module it refuses is skipped unparsed, for a fact not kept whose
+    value for such a module is nothing (QL101's linked-module questions: a module that neither
+    spells the checked one's name nor is imported by it is linked to it by no import, and each
+    such question parsed every inserting module again)."""
     root = scan_root(ctx.path)
     project = _project(root, ctx)
     if root is not None:  # a module created later that holds a needle may change the answer
@@ -292,6 +297,10 @@ def module_facts(
             if text is None:
                 continue
         value = known[1].get(fact, _UNSEEN) if known is not None else _UNSEEN
+        if value is _UNSEEN and fact is parses and known is not None:
+            value = _parsed_before(known[1])
+        if value is _UNSEEN and admits is not None and not admits(text, path):
+            continue
         if value is _UNSEEN:
             other = _context(path, text, ctx)
             value = None if other is None else (fact(other),)
@@ -300,6 +309,23 @@ def module_facts(
         if value is not None:
             out.append(value[0])
     return out
+
+
+def parses(module: FileContext) -> bool:
+    """The fact that the module parses (True; `module_facts` leaves out one that does not),
+    answered without a parse from any other fact kept of the same content."""
+    return True
+
+
+def _parsed_before(facts: dict) -> Any:
+    """`(True,)` or None (it does not parse) when a fact kept of the module's content says
+    whether it parses (any value kept: a fact's `(value,)`, or None for no parse), else
+    `_UNSEEN`. QL101 asks whether another module spells the packet right after asking what
+    those modules insert, and parsed each again for it."""
+    for fact, value in facts.items():
+        if callable(fact) and fact is not parses:
+            return None if value is None else (True,)
+    return _UNSEEN
 
 
 def unkept_module_facts(
