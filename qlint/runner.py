@@ -443,6 +443,11 @@ def _init_worker(settings: Settings, parent_pid: int) -> None:
     held_interrupts.ignore_in_worker()
     _tune_gc()
     _find_malloc_trim()
+    # The small tables of answers about other modules this worker works out (`kept_answers`),
+    # written down as it exits: the first edited check after the run reads them.
+    from qlint.analysis.graphs import kept_answers
+
+    kept_answers.flush_at_worker_exit()
 
 
 def _die_with_parent() -> None:
