@@ -123,11 +123,11 @@ def run_check(
         progress.advance(len(results))
     jobs = _workers(todo, jobs)  # decided once: `_map` is given the count
     parallel = jobs > 1
-    _warn_once(paths, todo)
     with (
         _summaries(settings, use_cache, bool(todo), parallel, answers=len(todo) == 1),
         _contents_fixed(bool(todo)),
         _dependencies_unwanted(cache is None and bool(todo)),
+        _warned_once(paths, todo),
         _wrapper_index(cache, todo, settings, found.listings, parallel),
     ):
         check = _check_one if cache is not None else _check_one_uncached
@@ -191,10 +191,9 @@ def run_fix(
     from qlint.fix_session import FixSession
 
     session = FixSession(settings, unsafe)
-    _warn_once(paths, todo)
     if progress is not None:
         progress.advance(len(reports))
-    with _summaries(settings, use_cache, bool(todo)):
+    with _summaries(settings, use_cache, bool(todo)), _warned_once(paths, todo):
         for path, (report, fixed) in _map(_FixTask(unsafe), todo, settings, jobs):
             reports[path] = report
             if progress is not None:
@@ -223,14 +222,19 @@ def _take_run_roots(paths: Sequence[str]) -> None:
     run_roots.use(paths)
 
 
-def _warn_once(paths: Sequence[str], todo: list[str]) -> None:
+@contextlib.contextmanager
+def _warned_once(paths: Sequence[str], todo: list[str]) -> Iterator[None]:
     """A run that forks (workers, the wrapper index's child) says what is wrong with the
     layout of the repositories it was given before it does, once, instead of once in each
-    process (`package_map`)."""
+    process (`package_map`). Entered once the summary store is in use: what the packaging
+    files declare, read for it, is kept there (`package_map.use_store`); read before, it was
+    remembered for the run only, and the first edited check after a whole-tree run imported
+    the TOML parser to read ExecuTorch's `pyproject.toml` again."""
     if len(todo) >= MIN_PARALLEL_FILES:
         from qlint.analysis.names import package_map
 
         package_map.warn_missing(paths or (".",))
+    yield
 
 
 def _contents_fixed(needed: bool) -> contextlib.AbstractContextManager:
@@ -452,6 +456,11 @@ def _init_worker(settings: Settings, parent_pid: int) -> None:
     held_interrupts.ignore_in_worker()
     _tune_gc()
     _find_malloc_trim()
+    # The small tables of answers about other modules this worker works out (`kept_answers`),
+    # written down as it exits: the first edited check after the run reads them.
+    from qlint.analysis.graphs import kept_answers
+
+    kept_answers.flush_at_worker_exit()
 
 
 def _die_with_parent() -> None:

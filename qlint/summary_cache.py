@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import marshal
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -119,6 +120,31 @@ class SummaryStore:
             return
         self._write(self._answers_file(), _ANSWERS_HEADER, payload)
 
+    @contextlib.contextmanager
+    def answers_lock(self) -> Iterator[None]:
+        """Held while one process reads the answers, adds its own and writes them back: the
+        workers of a run flush theirs as they exit, side by side. Where no lock can be taken
+        (no `fcntl`, a directory not writable), none is: a merge may then drop another's."""
+        try:
+            import fcntl
+        except ImportError:
+            yield
+            return
+        try:
+            if not self._made:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                self._made = True
+            fd = os.open(self.directory / "helper.answers.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:
+            yield
+            return
+        try:
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing it releases the lock
+
     def _declared_file(self, root: str) -> Path:
         return self.directory / checksummed_files.name_for(root, ".declared")
 
@@ -159,9 +185,11 @@ def summary_store(settings: Settings, enabled: bool, shared: bool = False, answe
     reads and writes module summaries in the store of `settings`; with `--no-cache`, in a
     store of the run's own where its workers share them (`shared`), or none.
     With `answers` (a check of one buffer, or a run that checks one file), QL101/QL102's
-    answers about other modules too (`kept_answers`): a whole-tree run asks thousands (torch:
-    2,359, 890 KB), which a check of one file would load whole (50 M instructions) to use a
-    few dozen."""
+    answers about other modules too (`kept_answers`); without, a run over many files reads
+    none and writes only the small tables (the one module found spelling a name, or
+    subclassing a class), which the first edited check after it needs: the others it asks
+    by the thousand (torch: 2,359, 890 KB), which a check of one file would load whole (50 M
+    instructions) to use a few dozen."""
     from qlint.analysis import scan_memo
     from qlint.analysis.graphs import kept_answers
     from qlint.analysis.names import package_map
@@ -179,7 +207,8 @@ def summary_store(settings: Settings, enabled: bool, shared: bool = False, answe
     else:
         store = None
     ProjectIndex.use_store(store)
-    kept_answers.use(store if answers else None)
+    # Not in a store of the run's own (`RunSummaries`): nothing of it outlives the run.
+    kept_answers.use(store if store is not None and store.keeps_scans else None, only_small=not answers)
     package_map.use_store(store if store is not None and store.keeps_scans else None)
     ProjectIndex.fix_layout(True)  # no module file appears or disappears during the run
     try:

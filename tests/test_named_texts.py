@@ -15,6 +15,7 @@ from qlint.analysis.graphs import kept_answers, named_texts, project_scan
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
+from qlint.value_classes import replace
 from tests.conftest import check_file, kept_store, old_file, rows_of, settings_for
 from tests.test_dead_code import CONVERT_ROW, _helper
 
@@ -128,3 +129,108 @@ def test_the_module_found_is_not_its_own_caller_when_checked(tmp_path, reads):
     _rewrite(utils, _helper("static_quant"))
     result = check_source(buffer, caller, settings_for(SELECT), project)
     assert rows_of(result.diagnostics) == []
+
+
+def _tree_repo(tmp_path: Path) -> Path:
+    """`_repo` in tmp_path/repo, beside the cache in tmp_path/cache."""
+    (tmp_path / "repo").mkdir()
+    return _repo(tmp_path / "repo")
+
+
+def _tree_run(root: Path, cache: Path) -> list[int]:
+    """A whole-tree run with the results cache on (not a check of one file), as a new process."""
+    from qlint.runner import run_check
+
+    _new_process()
+    settings = replace(settings_for(SELECT), root=root, cache_dir=cache)
+    result = run_check([str(root)], settings, jobs=1)
+    assert not result.errors
+    return [d.range.start.row for r in result.results for d in r.diagnostics]
+
+
+def _edited_check(utils: Path, cache: Path) -> list[int]:
+    """The first check of the edited buffer after it, in a new process, as `qlint check -` runs it."""
+    from qlint.summary_cache import summary_store
+
+    _new_process()
+    settings = replace(settings_for(SELECT), root=utils.parent.parent, cache_dir=cache)
+    with summary_store(settings, True, answers=True):
+        result = check_source(utils.read_text() + "\n", str(utils), settings, ProjectIndex())
+    assert not result.errors, result.errors
+    return rows_of(result.diagnostics)
+
+
+def _kept_spelling(tmp_path: Path, cache: Path) -> list[str]:
+    """The modules kept in the store as spelling `dynamic_quant`."""
+    from qlint.summary_cache import SummaryStore
+
+    settings = replace(settings_for(SELECT), root=tmp_path / "repo", cache_dir=cache)
+    spelled = (SummaryStore.for_settings(settings).get_answers() or {}).get("spelled", {})
+    return [entry[-1][0][0] for key, entry in spelled.items() if key[1] == "dynamic_quant"]
+
+
+def test_a_whole_tree_run_leaves_the_module_found_for_the_first_edited_check(tmp_path, reads):
+    utils = _tree_repo(tmp_path)
+    cache = tmp_path / "cache"
+    try:
+        assert _tree_run(tmp_path / "repo", cache) == [CONVERT_ROW]
+        assert reads
+        reads.clear()
+        assert _edited_check(utils, cache) == [CONVERT_ROW]
+        assert reads == []
+    finally:
+        _new_process()
+
+
+def test_the_first_edited_check_searches_again_once_the_module_a_tree_run_found_changed(tmp_path, reads):
+    utils = _tree_repo(tmp_path)
+    cache = tmp_path / "cache"
+    try:
+        assert _tree_run(tmp_path / "repo", cache) == [CONVERT_ROW]
+        assert _kept_spelling(tmp_path, cache) == [str(tmp_path / "repo" / "tests" / "test_quant.py")]
+        _rewrite(tmp_path / "repo" / "tests" / "test_quant.py", NO_CALLER)
+        reads.clear()
+        assert _edited_check(utils, cache) == []
+        assert str(tmp_path / "repo" / "tests" / "test_quant.py") in reads
+    finally:
+        _new_process()
+
+
+def test_a_whole_tree_run_writes_only_the_small_tables_and_reads_none(tmp_path, monkeypatch):
+    """What a tree run asks by the thousand (what an imported name is bound to: `kinds`) a
+    check of one file would load whole: it is not written; and nothing kept is read."""
+    from qlint.summary_cache import SummaryStore
+
+    utils = _tree_repo(tmp_path)
+    cache = tmp_path / "cache"
+    asked = []
+    monkeypatch.setattr(SummaryStore, "get_answers", lambda self: asked.append(self) or None)
+    try:
+        assert _tree_run(tmp_path / "repo", cache) == [CONVERT_ROW]
+        assert [s for s in asked if s.directory.is_relative_to(cache)] == asked
+        monkeypatch.undo()
+        settings = replace(settings_for(SELECT), root=tmp_path / "repo", cache_dir=cache)
+        kept = SummaryStore.for_settings(settings).get_answers()
+        assert set(kept) == {"spelled"}
+        # Nothing was read while checking: `get_answers` was asked by the flush alone (once).
+        assert len(asked) == 1
+        assert _edited_check(utils, cache) == [CONVERT_ROW]
+    finally:
+        _new_process()
+
+
+def test_a_worker_of_a_tree_run_writes_what_it_found_as_it_exits(tmp_path, store):
+    import multiprocessing
+
+    utils = _tree_repo(tmp_path)
+    kept_answers.use(store, only_small=True)
+
+    def work() -> None:  # as `runner._init_worker` does, then a check
+        kept_answers.flush_at_worker_exit()
+        check_file(utils, SELECT)
+
+    worker = multiprocessing.get_context("fork").Process(target=work)
+    worker.start()
+    worker.join()
+    assert worker.exitcode == 0
+    assert [key for key in store.get_answers()["spelled"] if key[1] == "dynamic_quant"]

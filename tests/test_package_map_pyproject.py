@@ -146,3 +146,30 @@ def test_a_checkout_without_its_package_dir_is_warned_about_once(tmp_path, args)
 def test_a_full_checkout_is_not_warned_about(tmp_path):
     run = _check(_executorch_copy(tmp_path, with_links=True), "-j2", ".")
     assert run.stderr == ""
+
+
+@pytest.mark.parametrize("jobs", ["-j1", "-j2"])
+def test_a_whole_tree_run_keeps_the_declarations_for_the_next_check(tmp_path, jobs):
+    """A run that forks reads the packaging files before it does (`warn_missing`): with the
+    store in use already, so that the first edited check after it does not parse them."""
+    (tmp_path / "repo").mkdir()
+    root = _executorch_copy(tmp_path / "repo", with_links=True)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    cmd = [
+        sys.executable,
+        "-m",
+        "qlint",
+        "check",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--exit-zero",
+        "-q",
+        jobs,
+        ".",
+    ]
+    run = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    (store,) = (tmp_path / "cache").glob("*/*.summaries")
+    expected = str((("executorch", str(root / "src" / "executorch")),))
+    assert _kept_run(str(root), store) == [expected, "False\n"]

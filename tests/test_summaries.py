@@ -297,3 +297,35 @@ def test_short_digests_are_sha256():
 
     for data in (b"", b"qlint", bytes(range(256)) * 40):
         assert sha256_hex(data) == hashlib.sha256(data).hexdigest()
+
+
+def test_a_module_whose_digest_is_known_for_its_stat_is_read_without_hashing(package, tmp_path, monkeypatch):
+    """Its summary is found by the digest known for its stat (hashed already, or kept by an
+    earlier run: `content_keys.consult`); once its stat changes it is hashed again, and the
+    summary of its new content is the one read."""
+    import os
+
+    from qlint.analysis.names import content_keys, module_entries
+    from qlint.short_digests import content_sha256_hex
+
+    monkeypatch.setattr(ProjectIndex, "store", SummaryStore(tmp_path / "s"))
+    hashed: list[int] = []
+    monkeypatch.setattr(module_entries, "content_sha256_hex", lambda data: hashed.append(1) or content_sha256_hex(data))
+    helper = str(package / "helper.py")
+    content_keys._DIGESTS.clear()
+    try:
+        first = module_entries._entry(ProjectIndex(), helper)
+        assert hashed == [1] and first is not None
+        later = module_entries._entry(ProjectIndex(), helper)  # another index: its own scopes
+        assert hashed == [1] and later is not None and later[0] == first[0]
+        assert later[1].unique("DQ_OPS") is not None
+
+        before = os.stat(helper).st_mtime_ns
+        old_file(package / "helper.py", HELPER.replace("DQ_OPS", "DQ_LIST"))
+        os.utime(helper, ns=(before - 10**9, before - 10**9))
+        changed = module_entries._entry(ProjectIndex(), helper)
+        assert hashed == [1, 1] and changed is not None
+        assert changed[0][1] == content_sha256_hex((package / "helper.py").read_bytes())
+        assert changed[1].unique("DQ_LIST") is not None and changed[1].unique("DQ_OPS") is None
+    finally:
+        content_keys._DIGESTS.clear()

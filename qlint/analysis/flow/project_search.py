@@ -120,7 +120,7 @@ def named_elsewhere(ctx: FileContext, name: str, besides: str) -> bool | None:
 # qualcomm/tests/utils.py otherwise listed and stat'ed the ~3,800 modules for the name of each
 # of its methods that another module subclassing its class loads.
 _NAMED: dict[tuple[str, str], tuple[bool, tuple]] = {}
-kept_answers.register("named", _NAMED, lambda key, entry: entry[:-1])
+kept_answers.register("named", _NAMED, lambda key, entry: entry[:-1], small=True)
 
 
 def _still_named(ctx: FileContext, root: str, name: str, besides: str) -> bool:

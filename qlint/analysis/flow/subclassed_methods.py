@@ -33,7 +33,7 @@ _MAX_SUBCLASSED = 4096
 # keystroke of qualcomm/tests/utils.py, whose TestQNN test_qnn_delegate.py subclasses). Kept
 # between runs too (`kept_answers`: a one-file check, `qlint check -`, starts without it).
 _SUBCLASSING: dict[tuple[str, str], tuple[str, tuple]] = {}
-kept_answers.register("subclassing", _SUBCLASSING, lambda key, entry: entry[:-1])
+kept_answers.register("subclassing", _SUBCLASSING, lambda key, entry: entry[:-1], small=True)
 
 
 def _subclassed_elsewhere(ctx: FileContext, root: str, target: str, word: str, owner: str) -> bool:

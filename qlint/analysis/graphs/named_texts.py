@@ -24,7 +24,7 @@ from qlint.analysis.recent_entries import RecentEntries
 # (root, name) -> (True, ((path, content key),) of a module under the root whose text spells
 # the name as a word): the answer while that module keeps that key.
 _SPELLED: RecentEntries[tuple[str, str], tuple[bool, tuple]] = RecentEntries(4096)
-kept_answers.register("spelled", _SPELLED, lambda key, entry: entry[:-1])
+kept_answers.register("spelled", _SPELLED, lambda key, entry: entry[:-1], small=True)
 
 
 def spelled_elsewhere(ctx: FileContext, name: str, root: str | None = None) -> bool:

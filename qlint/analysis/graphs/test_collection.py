@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import os
-from functools import cache
 
 # Names a runner calls by itself: unittest's and pytest's set-up and tear-down hooks, and
 # every method `unittest.TestCase` has (an override of `run`, `shortDescription`, ... is
@@ -53,14 +52,12 @@ def called_by_runner(name: str, method: bool) -> bool:
     return name in _METHOD_HOOKS or name in _test_case_names()
 
 
-@cache
 def _test_case_names() -> frozenset[str]:
-    """Every name `unittest.TestCase` has: an override is called by the base. Imported only
-    when a test class's method is judged (unittest pulls in `inspect`, `tokenize`, ...: a
-    cost no plain check may pay)."""
-    import unittest
+    """Every name `unittest.TestCase` has (`test_case_names`): an override is called by the
+    base. Loaded only when a test class's method is judged."""
+    from qlint.analysis.graphs.test_case_names import TEST_CASE_NAMES
 
-    return frozenset(dir(unittest.TestCase))
+    return TEST_CASE_NAMES
 
 
 def runner_base(base: ast.expr) -> bool:

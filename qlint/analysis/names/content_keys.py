@@ -64,6 +64,19 @@ def digest(overlay: Mapping[str, str], path: str, key: tuple | None = None) -> s
     return value
 
 
+def known_or_saved(path: str, key: tuple) -> str | None:
+    """The digest of the file at content `key` (a stat, not a buffer) this process computed or
+    an earlier run kept (`consult`), without reading it; None when neither knows it."""
+    known = _DIGESTS.get(path)
+    if known is not None and known[0] == key:
+        return known[1]
+    for saved in _SAVED:
+        value = saved(path, key)
+        if value is not None:
+            return value
+    return None
+
+
 def content_bytes(overlay: Mapping[str, str], path: str, key: tuple | None, limit: int) -> bytes | None:
     """The module's bytes as its `key` was taken (the buffer's text when open), or None when
     it is absent, unreadable or larger than `limit`."""

@@ -46,7 +46,11 @@ def _entry(
             data = text.encode("utf-8", "surrogatepass")
     except OSError:
         return None
-    digest = content_sha256_hex(data)
+    # A file's digest known for its stat (hashed already, or kept by an earlier run for a stat
+    # it trusted, as the results cache trusts one) is not worked out again from its bytes.
+    digest = content_keys.known_or_saved(path, key) if text is None else None
+    if digest is None:
+        digest = content_sha256_hex(data)
     content_keys.remember_digest(path, key, digest)
     module = module_name_for(path)
     store = index.store if text is None else None  # an unsaved buffer is never written down
