@@ -182,6 +182,13 @@ def test_helper_of_a_program_named_like_a_test_whose_only_call_is_commented_out_
     assert _rows(tmp_path, files, "qat/test_jira_836.py") == []
 
 
+def test_test_function_of_a_program_named_like_a_test_whose_call_is_commented_out_is_reported(tmp_path):
+    # torch_script's `test_rn50_fp32`: commented out under `__main__`, but pytest collects it.
+    rest = '\n\nif __name__ == "__main__":\n    # test_rn50_fp32(1, 2, 3)\n    print("timing")\n'
+    files = {"qat/test_rn50.py": _helper("test_rn50_fp32", rest), "utils.py": "x = 1\n"}
+    assert _rows(tmp_path, files, "qat/test_rn50.py") == [CONVERT_ROW]
+
+
 def test_private_program_helper_whose_only_call_is_commented_out_is_quiet(tmp_path):
     rest = '\n\nif __name__ == "__main__":\n    # _do_pt2e("resnet18")\n    print("timing")\n'
     files = {"quantize.py": _helper("_do_pt2e", rest), "utils.py": "x = 1\n"}

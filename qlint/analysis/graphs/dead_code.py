@@ -111,11 +111,15 @@ def _dead(ctx: FileContext, target: list[tuple[ast.AST, ast.AST]]) -> bool:
         return True
     # A package's public function: API, unless its authors turned its only call off. A
     # script's function (a program's, named like a test or not) is no API: dead as well when
-    # its only call is turned off.
+    # its only call is turned off, unless a runner collects it by its name from a module named
+    # like a test (torch_script's `test_rn50_fp32`, commented out under `__main__`: pytest
+    # still runs it).
     repo = project_root(ctx.path) or root
     if package is not None:
         return not test and unreached_public(ctx, func, repo)
-    return not judged_by_name and unreached_script_function(ctx, func, repo)
+    if judged_by_name or (test and called_by_runner(func.name, False)):
+        return False
+    return unreached_script_function(ctx, func, repo)
 
 
 # What a runner calls in a skipped class: its tests and their set-up and tear-down (a helper
