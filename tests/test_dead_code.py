@@ -4,7 +4,8 @@ imports that runs nothing. Loud look-alikes: a helper one test calls, a `test_` 
 fixture, a helper named in a `parametrize`, a public library function nobody calls, a call
 after a conditional exit, a script with a `__main__` guard, a module a sibling imports, a
 lone script (its users are not in the project), a program's uncalled helper (the corpus labels
-autoware's a bug), a script of imports alone.
+autoware's a bug) unless its only call is commented out (qtta's `do_pt2e`: then it is quiet),
+a script of imports alone.
 
 Not visible, so not taught: a module run by `python -m` or a path from a README or a shell
 script. A dead script runs nothing at module level, so running it changes nothing but its
@@ -168,17 +169,74 @@ def test_function_calling_only_itself_after_an_exit_is_quiet(tmp_path):
 # -- a program's helper, a script nothing runs ---------------------------------------------------
 
 
-def test_program_helper_whose_only_call_is_commented_out_is_reported(tmp_path):
-    # A program's uncalled helper: the corpus labels autoware's `run_validation` a bug.
+def test_program_helper_whose_only_call_is_commented_out_is_quiet(tmp_path):
+    # qtta's `do_pt2e`: its `__main__` block runs the other experiment and comments this one out.
     rest = '\n\nif __name__ == "__main__":\n    # do_pt2e("resnet18")\n    print("timing")\n'
+    files = {"quantize.py": _helper("do_pt2e", rest), "utils.py": "x = 1\n"}
+    assert _rows(tmp_path, files, "quantize.py") == []
+
+
+def test_helper_of_a_program_named_like_a_test_whose_only_call_is_commented_out_is_quiet(tmp_path):
+    rest = '\n\nif __name__ == "__main__":\n    # with_checkpoint(1, 2, 3)\n    print("timing")\n'
+    files = {"qat/test_jira_836.py": _helper("with_checkpoint", rest), "utils.py": "x = 1\n"}
+    assert _rows(tmp_path, files, "qat/test_jira_836.py") == []
+
+
+def test_test_function_of_a_program_named_like_a_test_whose_call_is_commented_out_is_reported(tmp_path):
+    # torch_script's `test_rn50_fp32`: commented out under `__main__`, but pytest collects it.
+    rest = '\n\nif __name__ == "__main__":\n    # test_rn50_fp32(1, 2, 3)\n    print("timing")\n'
+    files = {"qat/test_rn50.py": _helper("test_rn50_fp32", rest), "utils.py": "x = 1\n"}
+    assert _rows(tmp_path, files, "qat/test_rn50.py") == [CONVERT_ROW]
+
+
+def test_private_program_helper_whose_only_call_is_commented_out_is_quiet(tmp_path):
+    rest = '\n\nif __name__ == "__main__":\n    # _do_pt2e("resnet18")\n    print("timing")\n'
+    files = {"quantize.py": _helper("_do_pt2e", rest), "utils.py": "x = 1\n"}
+    assert _rows(tmp_path, files, "quantize.py") == []
+
+
+def test_script_helper_whose_module_level_call_is_commented_out_is_quiet(tmp_path):
+    rest = '\n\n# do_pt2e("resnet18")\nprint("timing")\n'
+    files = {"quantize.py": _helper("do_pt2e", rest), "utils.py": "x = 1\n"}
+    assert _rows(tmp_path, files, "quantize.py") == []
+
+
+def test_lone_program_helper_whose_only_call_is_commented_out_is_quiet(tmp_path):
+    rest = '\n\nif __name__ == "__main__":\n    # do_pt2e("resnet18")\n    print("timing")\n'
+    assert _rows(tmp_path, {"quantize.py": _helper("do_pt2e", rest)}, "quantize.py") == []
+
+
+def test_program_helper_a_comment_only_names_is_reported(tmp_path):
+    # autoware's `run_validation`: a comment saying the helper is not used here is no call
+    # turned off; the helper may be run by hand.
+    rest = '\n\nif __name__ == "__main__":\n    # we do not use do_pt2e here\n    print("timing")\n'
     files = {"quantize.py": _helper("do_pt2e", rest), "utils.py": "x = 1\n"}
     assert _rows(tmp_path, files, "quantize.py") == [CONVERT_ROW]
 
 
-def test_helper_of_a_program_named_like_a_test_is_reported(tmp_path):
-    rest = '\n\nif __name__ == "__main__":\n    # with_checkpoint(1, 2, 3)\n    print("timing")\n'
-    files = {"qat/test_jira_836.py": _helper("with_checkpoint", rest), "utils.py": "x = 1\n"}
-    assert _rows(tmp_path, files, "qat/test_jira_836.py") == [CONVERT_ROW]
+def test_program_helper_called_beside_its_commented_out_call_is_reported(tmp_path):
+    rest = '\n\nif __name__ == "__main__":\n    # do_pt2e("resnet18")\n    do_pt2e(1, 2, 3)\n'
+    files = {"quantize.py": _helper("do_pt2e", rest), "utils.py": "x = 1\n"}
+    assert _rows(tmp_path, files, "quantize.py") == [CONVERT_ROW]
+
+
+def test_program_helper_held_in_a_table_beside_its_commented_out_call_is_reported(tmp_path):
+    rest = '\n\nRUNS = {"pt2e": do_pt2e}\n\nif __name__ == "__main__":\n    # do_pt2e("resnet18")\n    RUNS[1]()\n'
+    files = {"quantize.py": _helper("do_pt2e", rest), "utils.py": "x = 1\n"}
+    assert _rows(tmp_path, files, "quantize.py") == [CONVERT_ROW]
+
+
+def test_program_helper_whose_call_is_commented_out_and_a_sibling_imports_is_reported(tmp_path):
+    rest = '\n\nif __name__ == "__main__":\n    # do_pt2e("resnet18")\n    print("timing")\n'
+    files = {"quantize.py": _helper("do_pt2e", rest), "bench.py": "from quantize import do_pt2e\n"}
+    assert _rows(tmp_path, files, "quantize.py") == [CONVERT_ROW]
+
+
+def test_program_helper_whose_call_is_commented_out_and_the_readme_names_is_reported(tmp_path):
+    rest = '\n\nif __name__ == "__main__":\n    # do_pt2e("resnet18")\n    print("timing")\n'
+    readme = "Run `python -c 'import quantize; quantize.do_pt2e(\"resnet18\")'` for the PT2E trial.\n"
+    files = {"quantize.py": _helper("do_pt2e", rest), "utils.py": "x = 1\n", "README.md": readme}
+    assert _rows(tmp_path, files, "quantize.py") == [CONVERT_ROW]
 
 
 def test_helper_of_a_test_module_that_starts_unittest_is_quiet(tmp_path):

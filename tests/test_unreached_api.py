@@ -3,8 +3,9 @@ rows: the Gaudi bridge's softmax replacement). Loud look-alikes: a function noth
 module another imports (AITemplate's `nchw2nhwc_pass`, labelled a bug) or in a module no file
 names (the shape of a small package), a re-export from `__init__` by name or with `import *`, a
 name in `__all__`, a `getattr` with the name as a literal, an entry point in `pyproject.toml`,
-a page of the docs, a test that calls it, a comment that names it without a call, a script's
-function, a test module's function.
+a page of the docs, a test that calls it, a comment that names it without a call, a test
+module's function. A script's function whose only call is commented out is quiet too (qtta's
+`do_pt2e`), unless another module names it.
 """
 
 from __future__ import annotations
@@ -116,9 +117,14 @@ def test_function_a_comment_names_without_a_call_is_reported(tmp_path):
     assert _rows(tmp_path, files) == [CONVERT_ROW]
 
 
-def test_function_of_a_script_whose_call_is_commented_out_is_reported(tmp_path):
-    # No package: a script's helper (the corpus labels such programs' helpers bugs).
+def test_function_of_a_script_whose_call_is_commented_out_is_quiet(tmp_path):
+    # No package: a script's function is no API, and its only call is turned off.
     files = {"tools/quant.py": QUANT + DISABLED, "tools/other.py": "x = 1\n"}
+    assert _rows(tmp_path, files, "tools/quant.py") == []
+
+
+def test_function_of_a_script_whose_call_is_commented_out_and_a_sibling_calls_is_reported(tmp_path):
+    files = {"tools/quant.py": QUANT + DISABLED, "tools/other.py": "from quant import quantize\nquantize(1, 2, 3)\n"}
     assert _rows(tmp_path, files, "tools/quant.py") == [CONVERT_ROW]
 
 

@@ -10,6 +10,8 @@ Where every way to reach code is visible in the project, code nobody reaches is 
 - a module-level function the project names only in calls that never run: after an
   unconditional `exit`/`sys.exit`/`raise`/`return` in the same block (edge's
   `static_quantize`, called after `exit(0)`), or in its own body (recursion);
+- a script's module-level function whose only call its module comments out and that nothing
+  else names (`unreached_api`: qtta's `do_pt2e`, beside the experiment its `__main__` runs);
 - a whole script outside any package, among other modules, that none of them imports and
   that runs nothing at module level (imports, definitions and constant assignments only; no
   `__main__` guard): running it does nothing but its imports, and importing it is the only way
@@ -39,7 +41,7 @@ from qlint.analysis.graphs.never_called import DYNAMIC_LOOKUP, computed_getattr,
 from qlint.analysis.graphs.project_scan import project_modules, scan_root
 from qlint.analysis.graphs.skipped_tests import always_skipped
 from qlint.analysis.graphs.test_collection import called_by_runner, is_test_module, runner_base
-from qlint.analysis.graphs.unreached_api import unreached_public
+from qlint.analysis.graphs.unreached_api import unreached_public, unreached_script_function
 from qlint.analysis.names.package_map import project_root
 from qlint.analysis.tree_walk import names_by_id, walk
 from qlint.lazy_patterns import lazy
@@ -90,8 +92,9 @@ def _dead(ctx: FileContext, target: list[tuple[ast.AST, ast.AST]]) -> bool:
         return False
     # A test module's helpers are judged by name; not those of a program named like a test
     # (torch_script's `test_jira_*.py`, run by its `__main__` block, not by a runner), nor a
-    # script's: the corpus labels a program's uncalled helper a bug (autoware's
-    # `run_validation`), as it does qtta's `do_pt2e` not (left as it is).
+    # script's: a program's helper nothing calls may be run by hand (autoware's
+    # `run_validation`, which a comment only names); one whose only call is commented out
+    # (qtta's `do_pt2e`) is switched off (`unreached_api`).
     judged_by_name = test and not _program(ctx.tree)
     if not target or not isinstance(target[-1][1], _FUNCS):
         return False  # module-level code, or a class body (it runs on import)
@@ -106,8 +109,17 @@ def _dead(ctx: FileContext, target: list[tuple[ast.AST, ast.AST]]) -> bool:
         return not _named_elsewhere(ctx, func.name, root)
     if _called_only_where_dead(ctx, func) and not _named_elsewhere(ctx, func.name, root):
         return True
-    # A package's public function: API, unless its authors turned its only call off.
-    return package is not None and not test and unreached_public(ctx, func, project_root(ctx.path) or root)
+    # A package's public function: API, unless its authors turned its only call off. A
+    # script's function (a program's, named like a test or not) is no API: dead as well when
+    # its only call is turned off, unless a runner collects it by its name from a module named
+    # like a test (torch_script's `test_rn50_fp32`, commented out under `__main__`: pytest
+    # still runs it).
+    repo = project_root(ctx.path) or root
+    if package is not None:
+        return not test and unreached_public(ctx, func, repo)
+    if judged_by_name or (test and called_by_runner(func.name, False)):
+        return False
+    return unreached_script_function(ctx, func, repo)
 
 
 # What a runner calls in a skipped class: its tests and their set-up and tear-down (a helper

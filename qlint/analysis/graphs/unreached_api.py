@@ -1,4 +1,5 @@
-"""A library's public function whose authors turned its only call off (issue 14's dead API rows).
+"""A function whose authors turned its only call off (issue 14's dead API rows): a library's
+public function, or any module-level function of a script.
 
 A public function of a package module is API: a user of the library may call it though the
 project never does (AITemplate's `nchw2nhwc_pass`, quantized-training's `is_pooling`: the
@@ -16,6 +17,13 @@ and packaging files (an entry point `f = "pkg.mod:f"`, a page naming it). A modu
 other file names is not enough either (dmx-compressor's `utils/fx/qdq_graph.py`): a small
 package's modules look just so. The caller has already ruled out decorators and run-time
 lookups in the module.
+
+A script's function is judged the same way, its name aside: a program (qtta's `quantize.py`,
+whose `__main__` block runs `do_quantize` and comments out `do_pt2e(...)`) is reached by being
+run or imported, so a call commented out in its own text, with no other spelling anywhere, is
+the authors switching that function off, as for the Gaudi bridge's API. A comment that only
+names it (autoware's "we will not use the run_validation helper here") is not a call: it stays
+live, as it does in a package.
 """
 
 from __future__ import annotations
@@ -43,6 +51,21 @@ def unreached_public(ctx: FileContext, func, repo: str) -> bool:
     name = func.name
     if name.startswith("_") or os.path.basename(ctx.path) in ("__init__.py", "__init__.pyi"):
         return False  # private ones are `never_called`'s; an `__init__`'s are the package's face
+    return _turned_off(ctx, func, repo)
+
+
+def unreached_script_function(ctx: FileContext, func, repo: str) -> bool:
+    """Whether the module-level function `func` of a script (a module outside any package) is
+    one its authors turned off: its module calls it only in a comment (qtta's `do_pt2e`, under
+    a `__main__` block that runs the other experiment), and no code or document of the
+    repository names it. A script is no library: running it or importing it by its file's name
+    are the only ways in, and the first runs only what its text calls; a private name is no
+    different here (`never_called` judges those of packages only)."""
+    return _turned_off(ctx, func, repo)
+
+
+def _turned_off(ctx: FileContext, func, repo: str) -> bool:
+    name = func.name
     # The gate, read off the module's text: most findings' functions have no call in a comment.
     if not _commented_call(ctx.text, name) or read_in(ctx.tree, func):
         return False
