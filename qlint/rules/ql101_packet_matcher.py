@@ -120,7 +120,9 @@ class PacketMatcher(Rule):
             # Every matcher sits on one of these rows (locals bound to a node target are
             # bound on a target row): nothing to split the module into bodies for.
             return
-        found: dict[tuple, tuple[Diagnostic, Body, int, ast.expr]] = {}
+        # Every use of each finding (a packet in a table may be compared in several bodies): a
+        # finding is dropped only when none of its uses can run.
+        found: dict[tuple, list[tuple[Diagnostic, Body, int, ast.expr]]] = {}
         aten_overloads = False  # whether the module compares node targets with an ATen overload
         rows = sorted(base_lines)
         for body in bodies(ctx.tree, ctx.scope, ctx.cache):
@@ -149,7 +151,9 @@ class PacketMatcher(Rule):
                 hits = [h for h in hits if h.ref.is_packet and h.ref.key not in both]
                 if hits:
                     for hit, diag in self._report(ctx, use, hits):
-                        found.setdefault((diag.range, diag.message, hit.ref.key), (diag, body, use.lineno, use))
+                        found.setdefault((diag.range, diag.message, hit.ref.key), []).append(
+                            (diag, body, use.lineno, use)
+                        )
         # Cheap checks first, whole-module checks only when there is something to report.
         if not found:
             return
@@ -166,7 +170,7 @@ class PacketMatcher(Rule):
             keyed_on_own_traced_insertion,
         )
 
-        found = {key: v for key, v in found.items() if not never_runs(ctx, v[1])}
+        found = _live_uses(ctx, found, never_runs)
         if not found:
             return
         context = packet_graph_context(ctx)
@@ -275,6 +279,22 @@ class PacketMatcher(Rule):
                     help=f"{reach}: {overload_facts(info)}",
                 ),
             )
+
+
+def _live_uses(ctx: FileContext, found: dict[tuple, list], nested_never_runs) -> dict[tuple, tuple]:
+    """Each finding with its first use that may run. A comparison in a function nothing can call
+    compares nothing: one nested in a body that never names it (`nested_never_runs`), or a
+    private function or private method of a baseless class that no code of the project names
+    (`never_called`, as QL102 judges insertions: functorch's `_canonicalize`). A public one
+    stays live: a library's users call it."""
+    from qlint.analysis.graphs.never_called import never_runs as never_called
+
+    live = {}
+    for key, uses in found.items():
+        use = next((u for u in uses if not nested_never_runs(ctx, u[1]) and not never_called(ctx, u[2])), None)
+        if use is not None:
+            live[key] = use
+    return live
 
 
 def _own_insertion_stands(ctx: FileContext, ref: OpRef) -> bool:
