@@ -47,6 +47,7 @@ from qlint.analysis.flow.project_search import (
     paths_naming,
     searchable,
 )
+from qlint.analysis.flow.subclass_self_calls import taken_as_value
 from qlint.analysis.flow.subclassed_methods import _subclassed_elsewhere
 from qlint.analysis.names.references import References
 from qlint.value_classes import value_class
@@ -100,9 +101,13 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
     # The helper's name, then the names modules re-export it under (`from .x import f as qm`):
     # a caller of `qm` never spells `f`. A constructor's callers spell its class.
     words = [owner_name if method == _INIT else func.name]
-    if method and root is not None and _subclassed_elsewhere(ctx, root, target, words[0], owner_name):
-        yield None
-        return
+    # A subclass's `self.<method>(...)` in another module is read (`subclass_self_calls`); one
+    # that takes the method as a value keeps the callers unknown, and alone decides so.
+    if method and root is not None:
+        taken = (lambda data: taken_as_value(data, func.name)) if method == _METHOD else None
+        if _subclassed_elsewhere(ctx, root, target + _TAKEN if taken else target, words[0], owner_name, taken):
+            yield None
+            return
     seen: set[tuple] = set()  # calls found under two words (a module that renames and calls)
     for word in words:
         candidates = _candidates(ctx, root, word) if root is not None else None
@@ -143,6 +148,9 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
 
 
 _METHOD = "method"
+# Beside a method's name in `subclassed_methods`' answers: a subclass that takes it as a value
+# (`subclass_self_calls.taken_as_value`), not any module subclassing its class (`used_elsewhere`'s answer).
+_TAKEN = "@taken-as-value"
 _INIT = "init"  # `__init__`: its callers are the constructions of its class
 
 
