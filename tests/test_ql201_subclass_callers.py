@@ -11,7 +11,9 @@ report.
 
 from __future__ import annotations
 
+import os
 import textwrap
+import weakref
 
 from tests.conftest import check_file, package_repository, rows_of
 from tests.snippets import NET_BN2D
@@ -181,3 +183,37 @@ def make():
     return TestOps
 """
     assert _rows(tmp_path / "c", "QL201", test_ops=nested) == [PTQ_ROW]
+
+
+# What the search holds: one subclass module at a time, in a command-line run.
+
+
+def test_a_subclass_module_read_goes_before_the_next_is_read(tmp_path, monkeypatch):
+    # torchao's `_test_quantizer` has its callers in 3 test modules of 62 to 177 KB: each
+    # one's tree went only when the check ended, so they were all held at once (issue 13).
+    from qlint.analysis.flow import caller_modules
+    from qlint.analysis.names.project import ProjectIndex
+
+    alive_at_build: list[list[str]] = []
+    built: list[weakref.ref] = []
+    build = caller_modules.caller_module
+
+    def recording(ctx, path, data, *args):
+        alive_at_build.append([os.path.basename(r().path) for r in built if r() is not None])
+        module = build(ctx, path, data, *args)
+        if module is not None:
+            built.append(weakref.ref(module[0]))
+        return module
+
+    monkeypatch.setattr("qlint.analysis.flow.project_callers.caller_module", recording)
+    ptq = "\nclass TestOps{n}(Suite):\n    def test_ptq(self):\n        self.check_quantizer(Net(), torch.randn(1))\n"
+    modules = {f"test_ops{n}": IMPORT + ptq.format(n=n) for n in range(3)}
+    root = package_repository(tmp_path / "repo", suite=SUITE, **modules)
+    run = ProjectIndex(track_dependents=False)  # a command-line run's index
+    assert rows_of(check_file(root / "pkg" / "suite.py", ("QL202",), run).diagnostics) == []
+    assert alive_at_build == [[], [], []]
+    # An editor's index keeps them for the next keystroke, as it keeps every caller module.
+    alive_at_build.clear()
+    built.clear()
+    assert rows_of(check_file(root / "pkg" / "suite.py", ("QL202",)).diagnostics) == []
+    assert alive_at_build == [[], ["test_ops0.py"], ["test_ops0.py", "test_ops1.py"]]
