@@ -143,12 +143,7 @@ def release(ctx: FileContext, path: str) -> None:
         return
     own = os.path.abspath(ctx.path)
     for key in [k for k in _MODULES if k[0] == path and k[2] == own]:
-        other, flow, analysed, uses = _MODULES.pop(key).module
-        # Their cycles (the flow's sink, what its own checks cached) would keep the module's
-        # tree until the cyclic collector runs: broken, it goes now.
-        flow.tracker.sink = None
-        for held in (other.cache, analysed, uses):
-            held.clear()
+        del _MODULES[key]
 
 
 def _still(kept: Kept, ctx: FileContext, own: str) -> bool:
