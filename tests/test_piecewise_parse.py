@@ -68,3 +68,65 @@ def test_a_text_that_does_not_parse_raises_what_the_whole_parse_raises(error):
         whole.value.lineno,
         whole.value.offset,
     )
+
+
+# A test suite's class spanning the module: its methods (some decorated, one async, a nested
+# class) one after another, with statements of the class body between them.
+SUITE_MEMBERS = "".join(
+    f"    @decorated(\n        {i},\n    )\n    def test_{i}(self, x):\n        return x + {i}\n\n"
+    f"    field_{i} = [\n        {i},\n    ]\n\n"
+    for i in range(560)
+)
+SUITE = (
+    "import unittest\n\n\n@suite\nclass Suite(\n    unittest.TestCase,\n):\n"
+    '    """doc\n    def not_a_member(self):\n    """\n\n'
+    + SUITE_MEMBERS
+    + "    async def later(self):\n        pass\n\n    class Inner:\n        pass\n\n"
+    + "if __name__ == '__main__':\n    unittest.main()\n"
+)
+
+
+@pytest.mark.parametrize("after", ["", "\n\ndef tail():\n    pass\n", "\n\nX = 1\n"])
+def test_a_class_spanning_the_module_is_parsed_member_by_member(monkeypatch, after):
+    text = SUITE + after
+    assert len(text) > piecewise_parse._SMALL
+    whole = ast.dump(ast.parse(text), include_attributes=True)
+    sizes = _counted(monkeypatch)
+    assert ast.dump(parse_by_definitions(text, "m.py"), include_attributes=True) == whole
+    assert max(sizes) < len(text) // 100
+
+
+@pytest.mark.parametrize(
+    "member",
+    [
+        "    x = (a\n    @ b)\n",  # a member line inside brackets
+        "    S = '''\n    def inside(self):\n    '''\n",  # ... inside a string
+        "    if flag:\n        def maybe(self):\n            pass\n",  # a def one level down
+    ],
+)
+def test_member_cuts_that_are_no_statement_boundaries(monkeypatch, member):
+    text = SUITE.replace("    async def later", member + "    async def later")
+    whole = ast.dump(ast.parse(text), include_attributes=True)
+    sizes = _counted(monkeypatch)
+    assert ast.dump(parse_by_definitions(text, "m.py"), include_attributes=True) == whole
+    assert max(sizes) < len(text) // 100  # joined with the next member, not parsed whole
+    # A top-level statement between two members: the whole parse's error, not a tree.
+    broken = SUITE.replace("    async def later", "print(1)\n    async def later")
+    with pytest.raises(SyntaxError) as pieces:
+        parse_by_definitions(broken, "m.py")
+    with pytest.raises(SyntaxError) as at_once:
+        ast.parse(broken, filename="m.py")
+    assert (pieces.value.msg, pieces.value.lineno) == (at_once.value.msg, at_once.value.lineno)
+
+
+def _counted(monkeypatch) -> list[int]:
+    """The sizes of the texts `ast.parse` is given from now on (without the padding)."""
+    sizes: list[int] = []
+    parse = ast.parse
+
+    def counting(source, *args, **kwargs):
+        sizes.append(len(source.lstrip("\n")))
+        return parse(source, *args, **kwargs)
+
+    monkeypatch.setattr(piecewise_parse.ast, "parse", counting)
+    return sizes

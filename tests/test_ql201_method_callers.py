@@ -5,8 +5,9 @@ project, as a module-level helper is (issue 14, item 7).
 eval-mode model used to be trusted whatever other modules passed it: `Builder(q).quantize(
 Net(), x)` in another module went unseen. Its calls there are read (`Builder(q).quantize`,
 `b.quantize` after `b = Builder(q)`), a receiver that may be an instance qlint cannot follow
-(a parameter, a subclass's `self`) leaves the callers unknown, and what cannot be the method
-(another class's own `self.quantize`, a module's function of that name) is no caller.
+(a parameter, a subclass's `self` taking the method as a value: `test_ql201_subclass_callers`)
+leaves the callers unknown, and what cannot be the method (another class's own
+`self.quantize`, a module's function of that name) is no caller.
 """
 
 from __future__ import annotations
@@ -68,10 +69,12 @@ def test_an_instance_bound_to_a_name_elsewhere_is_followed(tmp_path):
 def test_a_receiver_that_cannot_be_followed_leaves_the_callers_unknown(tmp_path):
     handed = "\ndef run(builder, model, x):\n    return builder.quantize(model.eval(), x)\n"
     assert _rows(_repo(tmp_path / "p", script=handed)) == [CAPTURE_ROW]
+    # A subclass's `self.quantize` is read (`test_ql201_subclass_callers`), and hands on a
+    # model its own method was given.
     subclass = """
 class Sub(Builder):
-    def go(self, x):
-        return self.quantize(Net().eval(), x)
+    def go(self, model, x):
+        return self.quantize(model, x)
 """
     assert _rows(_repo(tmp_path / "s", script=subclass)) == [CAPTURE_ROW]
 
@@ -181,7 +184,8 @@ def test_an_editor_check_again_reuses_the_scan_until_a_module_changes(tmp_path, 
 def test_a_subclass_elsewhere_decides_again_only_when_its_module_changes(tmp_path, monkeypatch):
     from qlint.analysis.flow import project_search, subclassed_methods
 
-    subclass = "\nclass Sub(Builder):\n    def go(self, x):\n        return self.quantize(Net().eval(), x)\n"
+    # A subclass that hands the method on as a value: no flow reads its calls.
+    subclass = "\nclass Sub(Builder):\n    def go(self, x):\n        return run(self.quantize, Net().eval(), x)\n"
     root = _repo(tmp_path, script=subclass)
     scans = []
     real = project_search._scan
@@ -218,7 +222,8 @@ def test_a_one_file_check_takes_the_subclass_an_earlier_run_found_while_its_modu
     from qlint.analysis.names import content_keys
     from qlint.summary_cache import SummaryStore
 
-    subclass = "\nclass Sub(Builder):\n    def go(self, x):\n        return self.quantize(Net().eval(), x)\n"
+    # A subclass that hands the method on as a value: no flow reads its calls.
+    subclass = "\nclass Sub(Builder):\n    def go(self, x):\n        return run(self.quantize, Net().eval(), x)\n"
     root = _repo(tmp_path, script=subclass)
     past = time.time_ns() - 3600 * 10**9
     for p in [root, *root.rglob("*")]:

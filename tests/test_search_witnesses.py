@@ -1,7 +1,8 @@
 """A search of the project whose answer one module decides depends on that module alone.
 
-The callers of a method are unknown once another module subclasses its class and names the
-method (ExecuTorch's test_qnn_delegate.py subclasses qualcomm/tests/utils.py's TestQNN); a
+The callers of a method are unknown once another module subclasses its class and takes the
+method as a value (ExecuTorch's test_qnn_delegate.py subclasses qualcomm/tests/utils.py's
+TestQNN, and hands on `self.get_qdq_module`); a
 function is named elsewhere once one module loads its name; a module may be imported once
 another module's text holds its name. Whatever the other modules hold, the answer stays
 while that module does: it is the check's one dependency for the answer, so a warm `qlint
@@ -28,7 +29,9 @@ from tests import test_tree_snapshot
 from tests.conftest import check_file, rows_of
 from tests.test_ql201_method_callers import CAPTURE_ROW, IMPORT, _repo
 
-SUBCLASS = "\nclass Sub(Builder):\n    def go(self, x):\n        return self.quantize(Net().eval(), x)\n"
+# A subclass that hands the method on as a value: its calls are none a flow reads (one that
+# calls `self.quantize(...)` is read, `test_ql201_subclass_callers`).
+SUBCLASS = "\nclass Sub(Builder):\n    def go(self, x):\n        return run(self.quantize, Net().eval(), x)\n"
 EVAL_CALLER = "\ndef main(q, x):\n    Builder(q).quantize(Net().eval(), x)\n"
 TRAIN_CALLER = "\ndef main(q, x):\n    Builder(q).quantize(Net(), x)\n"
 _PAST = 1_600_000_000

@@ -170,21 +170,30 @@ def _walk(ctx, home: Home, fn: FunctionFlow, model, needsets, harmless: Harmless
         if site is None:
             return False  # a use that cannot be read: its callers are not all known
         called = True
-        alive = []
-        for needs in needsets:
-            forwarded = _at_call(site, fn, needs)
-            if forwarded is not None:
-                alive.append(forwarded)
-        if not alive:
-            continue  # every prepare call's branch is ruled out by this call's arguments
-        safe, up = _passed_model(site, model, harmless)
-        if safe:
-            continue
-        if up is None and not all(alive):
-            return False
-        if not _walk(ctx, site.home, site.holder, up, tuple(alive), harmless, level + 1, seen):
+        vouched = _vouched_at(ctx, site, fn, model, needsets, harmless, level, seen)
+        # Not held while the next call is found: a caller module read apart goes once its
+        # calls are (`project_callers.each_project_call`).
+        site = None
+        if not vouched:
             return False
     return called  # nobody calls it: it is there for callers qlint cannot see
+
+
+def _vouched_at(ctx, site: Site, fn: FunctionFlow, model, needsets, harmless: Harmless, level: int, seen) -> bool:
+    """`_walk`'s verdict on one call into `fn`."""
+    alive = []
+    for needs in needsets:
+        forwarded = _at_call(site, fn, needs)
+        if forwarded is not None:
+            alive.append(forwarded)
+    if not alive:
+        return True  # every prepare call's branch is ruled out by this call's arguments
+    safe, up = _passed_model(site, model, harmless)
+    if safe:
+        return True
+    if up is None and not all(alive):
+        return False
+    return _walk(ctx, site.home, site.holder, up, tuple(alive), harmless, level + 1, seen)
 
 
 def _at_call(site: Site, fn: FunctionFlow, needs: Needs) -> Needs | None:

@@ -84,8 +84,12 @@ def each_site(ctx: FileContext, home: Home, func: ast.AST, here: bool = False) -
     that decides it; None is yielded (last) for a use that cannot be read. With `here`, a call
     of a module-level `func` in another module yields None as well, and ends the walk."""
     for site in _sites(ctx, home, func, here, False):
+        end = site is None
         yield site
-        if site is None:
+        # Not held while the next is found: a caller module read apart goes once its calls
+        # are (`project_callers.each_project_call`).
+        site = None
+        if end:
             return
 
 
@@ -167,7 +171,9 @@ def _project_sites(ctx: FileContext, func: ast.AST, past: bool) -> Iterator[Site
             if past:
                 continue
             return
-        yield Site(found.site, found.flow, Home(*found.module[:3]))
+        site, found = Site(found.site, found.flow, Home(*found.module[:3])), None
+        yield site
+        site = None  # as in `each_site`
 
 
 def calls_all_known(ctx: FileContext, func: ast.AST) -> bool:

@@ -95,9 +95,10 @@ def checked_once(path: str) -> None:
         del _MODULES[key]
 
 
-def caller_module(ctx: FileContext, path: str, data: bytes) -> tuple | None:
+def caller_module(ctx: FileContext, path: str, data: bytes, apart: bool = False) -> tuple | None:
     """(context, analysis, bodies analysed, uses memo) of the caller module at `path` (content
-    `data`) for the check of `ctx`; None when it does not parse."""
+    `data`) for the check of `ctx`; None when it does not parse. `apart`: its tree is not
+    handed over to its own check (`release`)."""
     own = os.path.abspath(ctx.path)
     key = (path, file_keys.content_key(ctx.project, path), own, ctx.project)
     kept = _MODULES.pop(key, None)
@@ -117,7 +118,8 @@ def caller_module(ctx: FileContext, path: str, data: bytes) -> tuple | None:
             return None
         # A caller this process checks later: its check takes this tree (`tree_handover`; the
         # runner checks it next), instead of parsing the file again many checks on.
-        HANDOVER.keep(os.path.abspath(path), data, tree)
+        if not apart:
+            HANDOVER.keep(os.path.abspath(path), data, tree)
         other = FileContext(path, text, tree, LineIndex(text), ctx.optable, ctx.project, module_name_for(path))
     BUILT[0] += 1
     # Those kept for another module checked serve it no more (an editor's index: the module
@@ -131,6 +133,17 @@ def caller_module(ctx: FileContext, path: str, data: bytes) -> tuple | None:
         # What a later check needs to know whether it may take it (a run checks each file once).
         flow.tracker.sink = kept.take(own)
     return kept.module
+
+
+def release(ctx: FileContext, path: str) -> None:
+    """The caller module at `path` is read no more by the check of `ctx` (a command-line run):
+    what was built for it goes now, not when the check ends. An editor's index keeps it for
+    the next keystroke, as it keeps every caller module."""
+    if getattr(ctx.project, "previous_trees", None) is not None:
+        return
+    own = os.path.abspath(ctx.path)
+    for key in [k for k in _MODULES if k[0] == path and k[2] == own]:
+        del _MODULES[key]
 
 
 def _still(kept: Kept, ctx: FileContext, own: str) -> bool:
@@ -162,4 +175,4 @@ def _still(kept: Kept, ctx: FileContext, own: str) -> bool:
     return True
 
 
-__all__ = ["BUILT", "Kept", "caller_module", "checked_once"]
+__all__ = ["BUILT", "Kept", "caller_module", "checked_once", "release"]

@@ -41,6 +41,7 @@ from qlint.analysis.flow.model_values import (
     new_value,
 )
 from qlint.analysis.flow.part_modes import handed
+from qlint.analysis.flow.subclass_self_calls import self_method
 from qlint.analysis.names.scope import parameter_args, unique_value
 from qlint.value_classes import replace
 
@@ -76,8 +77,12 @@ def callee(sem, func: ast.expr, depth: int = 0):
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
         found = method_of(sem.class_scope, func.attr, owner.scope) if sem.class_scope else None
         if found is None:
-            return None
-        method, holder = found  # the class's own method, or one of a base class of this module
+            # A base written in another module, whose callers are read (`subclass_self_calls`).
+            inherited = self_method(sem, func.attr)
+            if inherited is None:
+                return None
+            owner, *found = inherited
+        method, holder = found  # the class's own method, or one of a base class
         if any(_decorator_name(d) in _PROPERTIES for d in method.decorator_list):
             return None  # `self.prop(x)` calls the value the property returns, not its getter
         static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list)

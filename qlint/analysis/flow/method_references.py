@@ -10,9 +10,12 @@ the modes it passes. A reference that is none of those is decided here, from wha
   bases define it first (a test suite's own `self._quantize` helper), is not the method;
 - `torch.quantize`, `other_module.quantize`: what the name resolves to is a module's
   function or a library's object, not the method;
-- anything else (an object handed in as a parameter, a subclass of the class, an attribute
-  of an attribute) may be an instance of the class: the callers are not all known, and the
-  method is judged as if they were unknown.
+- `self.quantize(...)` in a subclass written in another module runs the method when the
+  lookup along its bases finds the method's class first, and is then read as a call
+  (`subclass_self_calls`); an override found first is not the method;
+- anything else (an object handed in as a parameter, a subclass whose bases cannot all be
+  placed, `super().quantize`, an attribute of an attribute) may be an instance of the class:
+  the callers are not all known, and the method is judged as if they were unknown.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.context import FileContext
+from qlint.analysis.flow import subclass_self_calls as self_calls
 from qlint.analysis.flow.mode_neutral import mode_neutral
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
@@ -66,13 +70,16 @@ def method_uses(other: FileContext, owner_qual: str, name: str, rows: set[int]):
     for body in bodies(other.tree, other.scope, other.cache):
         refs: dict[int, ast.AST] = {}
         resolver = None
+        called = None
         for node in body.nodes(rows):
             if not (isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, ast.Load)):
                 continue
             if isinstance(body.node, ast.ClassDef):
                 return None
             resolver = resolver or Resolver(other.scope, other.project, other.optable, body.local, body.class_scope)
-            found = _judge(other, body, node, owner_qual, resolver)
+            if called is None:  # a call starts on its callee's row
+                called = {id(n.func) for n in body.nodes(rows) if isinstance(n, ast.Call)}
+            found = _judge(other, body, node, owner_qual, resolver, id(node) in called)
             if found == _UNREAD:
                 return None  # known before any body of the module is analysed
             if found == MAYBE:
@@ -82,12 +89,19 @@ def method_uses(other: FileContext, owner_qual: str, name: str, rows: set[int]):
     return out
 
 
-def _judge(other: FileContext, body, node: ast.Attribute, owner_qual: str, resolver: Resolver) -> str:
+def _judge(other: FileContext, body, node: ast.Attribute, owner_qual: str, resolver: Resolver, called: bool) -> str:
     value = node.value
     name = node.attr
     if isinstance(value, ast.Name) and value.id in _SELF and body.class_scope is not None:
-        # A subclass's `self`: the flow reads `self.<m>` in its own module's classes only.
-        return _UNREAD if _through_bases(other, body.class_scope, name, owner_qual) == MAYBE else NOT_IT
+        if _through_bases(other, body.class_scope, name, owner_qual) != MAYBE:
+            return NOT_IT
+        if not called:
+            return _UNREAD  # `quantize_method=self.quantize`: handed on, no call the flow reads
+        # A subclass's `self`: read when the lookup along its bases, through the modules that
+        # write them, finds the method's own class first (`subclass_self_calls`).
+        return {self_calls.MAYBE: MAYBE, self_calls.NOT_IT: NOT_IT}.get(
+            self_calls.judge_self(other, body.class_scope, name, owner_qual), _UNREAD
+        )
     if isinstance(value, ast.Name) and _parameter(body, value.id):
         return _UNREAD  # any instance a caller hands in
     built = _construction(value, body)

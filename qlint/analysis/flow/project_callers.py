@@ -15,6 +15,14 @@ A method of a top-level class is searched the same way, by its name as an attrib
 (`method_references`: `Builder(q).quantize(m)` and `b.quantize(m)` after `b = Builder(q)` are
 read; `self.quantize` of another class, `torch.quantize` are not it).
 
+A module subclassing the method's class (its `self.quantize(...)` calls are read,
+`subclass_self_calls`) is read apart: its tree is parsed in pieces (`piecewise_parse`, the
+class by its members), not handed over to its own check, and released once its calls are
+read, before the next module is parsed (`caller_modules.release`; the walks that read them
+hold one call at a time, `call_sites`, `call_paths`). torchao's `_test_quantizer` has its
+callers in three test modules of 62 to 177 KB: held together, with the whole parse's peak,
+they took the check of torchao/testing/pt2e/utils.py from 22.8 to 35.6 MiB traced (issue 13).
+
 It answers None (callers unknown) when a use of the helper cannot be read: a reference that
 is not a call the analysis summarised (a callback, a lambda, `partial`, a re-export, a
 method called on an object it cannot follow), or too many candidate modules. Every file of the project is a
@@ -47,7 +55,8 @@ from qlint.analysis.flow.project_search import (
     paths_naming,
     searchable,
 )
-from qlint.analysis.flow.subclassed_methods import _subclassed_elsewhere
+from qlint.analysis.flow.subclass_self_calls import taken_as_value
+from qlint.analysis.flow.subclassed_methods import _subclassed_elsewhere, _subclasses
 from qlint.analysis.names.references import References
 from qlint.value_classes import value_class
 
@@ -100,9 +109,13 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
     # The helper's name, then the names modules re-export it under (`from .x import f as qm`):
     # a caller of `qm` never spells `f`. A constructor's callers spell its class.
     words = [owner_name if method == _INIT else func.name]
-    if method and root is not None and _subclassed_elsewhere(ctx, root, target, words[0], owner_name):
-        yield None
-        return
+    # A subclass's `self.<method>(...)` in another module is read (`subclass_self_calls`); one
+    # that takes the method as a value keeps the callers unknown, and alone decides so.
+    if method and root is not None:
+        taken = (lambda data: taken_as_value(data, func.name)) if method == _METHOD else None
+        if _subclassed_elsewhere(ctx, root, target + _TAKEN if taken else target, words[0], owner_name, taken):
+            yield None
+            return
     seen: set[tuple] = set()  # calls found under two words (a module that renames and calls)
     for word in words:
         candidates = _candidates(ctx, root, word) if root is not None else None
@@ -112,12 +125,13 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
         for path, data, key in candidates:
             # The module's summary is parsed for its references (unless known already): the tree
             # is kept for `_module`, which would otherwise parse the module again to read its calls.
+            apart = method == _METHOD and _subclasses(path, key, data, owner_name)
             try:
                 refs = _references(ctx, path, key, word, keep_tree=True)
                 if refs is not None and not method and _imported_elsewhere(ctx, path, refs, func, target, word):
                     calls = ()  # no use of it there can be the helper: the module is not parsed
                 elif refs is not None:
-                    calls = _calls_in(ctx, path, data, refs, func, target, index, word, method)
+                    calls = _calls_in(ctx, path, data, refs, func, target, index, word, method, apart)
                 else:
                     calls = ()
                 if calls == [] and _own_only(ctx, path, data, word):
@@ -135,14 +149,22 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
                         yield None  # re-exported under too many names to search them all
                         return
                     words.append(renamed)
-            for call in calls:
-                where = (path, call.call.lineno, call.call.col_offset)
-                if where not in seen:
-                    seen.add(where)
-                    yield call
+            try:
+                for call in calls:
+                    where = (path, call.call.lineno, call.call.col_offset)
+                    if where not in seen:
+                        seen.add(where)
+                        yield call
+            finally:
+                if apart:
+                    calls = call = None  # not held while the next module is read
+                    caller_modules.release(ctx, path)
 
 
 _METHOD = "method"
+# Beside a method's name in `subclassed_methods`' answers: a subclass that takes it as a value
+# (`subclass_self_calls.taken_as_value`), not any module subclassing its class (`used_elsewhere`'s answer).
+_TAKEN = "@taken-as-value"
 _INIT = "init"  # `__init__`: its callers are the constructions of its class
 
 
@@ -222,10 +244,11 @@ def _calls_in(
     index: int,
     word: str,
     method: str = "",
+    apart: bool = False,
 ) -> list[ProjectCall] | None:
     """The calls of the helper in one module, spelled `word` (its name or a name it is
     re-exported under), or None when it names the helper otherwise."""
-    module = _module(ctx, path, data)
+    module = _module(ctx, path, data, apart)
     if module is None:
         return []  # does not parse: it calls nothing
     _, flow, analysed, _ = module
@@ -289,10 +312,10 @@ def _call(site: CallSite, index: int, path: str, module: tuple, fn: FunctionFlow
     return ProjectCall(site.call, facts, path, flows, fn, site, module)
 
 
-def _module(ctx: FileContext, path: str, data: bytes):
+def _module(ctx: FileContext, path: str, data: bytes, apart: bool = False):
     # The caller's analysis summarises the helper's module too: kept while what it read of
     # that module is unchanged (`caller_modules`).
-    return caller_module(ctx, path, data)
+    return caller_module(ctx, path, data, apart)
 
 
 __all__ = [

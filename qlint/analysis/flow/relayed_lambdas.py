@@ -15,7 +15,9 @@ from __future__ import annotations
 import ast
 import weakref
 
+from qlint.analysis.flow.asserted_lambdas import asserted_lambda
 from qlint.analysis.flow.callback_relays import Relay, relays
+from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.model_apis import argument_for
 from qlint.analysis.flow.model_values import Env, Obj
 from qlint.analysis.flow.relayed_functions import may_name_function, relay_named
@@ -35,6 +37,11 @@ class RelayedLambdas:
     def call(self, node: ast.Call, args: list[Obj | None], kwargs: dict, env: Env) -> None:
         """Read the lambdas `node` hands to a relay helper, if it is one; a named function
         handed over is a call of it with the model (`relayed_functions`)."""
+        cls = self.sem.class_scope
+        asserted = asserted_lambda(node, cls, lambda name: method_of(cls, name, self.sem.owner.scope) is not None)
+        if asserted is not None:  # `self.assertRaises(E, lambda: ...)`: called once, right away
+            self._read(asserted, Relay(-1, -1, 0), None, env)
+            return
         passed = [*node.args, *(k.value for k in node.keywords)]
         named = [a for a in passed if isinstance(a, (ast.Name, ast.Attribute)) and may_name_function(self.sem, a)]
         if not named and not any(isinstance(a, ast.Lambda) for a in passed):

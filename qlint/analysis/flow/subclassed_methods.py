@@ -1,8 +1,9 @@
-"""A method whose class another module of the project subclasses: that module's
-`self.<method>` calls are none the flow reads, so the method's callers are unknown whatever
-the other modules hold. Found once, that module alone decides the answer (and is the check's
-one dependency for it) while it keeps its content, in this process and the next
-(`kept_answers`), so a warm check validates one module's stat rather than the project's.
+"""A method whose class another module of the project subclasses: that module's uses of the
+method that are none the flow reads (`self.<method>` taken as a value; any, for `__init__`
+and `used_elsewhere`) leave its callers unknown whatever the other modules hold. Found once,
+that module alone decides the answer (and is the check's one dependency for it) while it
+keeps its content, in this process and the next (`kept_answers`), so a warm check validates
+one module's stat rather than the project's.
 """
 
 from __future__ import annotations
@@ -36,17 +37,21 @@ _SUBCLASSING: dict[tuple[str, str], tuple[str, tuple]] = {}
 kept_answers.register("subclassing", _SUBCLASSING, lambda key, entry: entry[:-1], small=True)
 
 
-def _subclassed_elsewhere(ctx: FileContext, root: str, target: str, word: str, owner: str) -> bool:
+def _subclassed_elsewhere(ctx: FileContext, root: str, target: str, word: str, owner: str, also=None) -> bool:
     """Another module subclasses the method's class and spells `word` (the method's name, or
-    the class's for `__init__`): its `self.<method>` calls are none the flow reads, so the
-    callers are unknown whatever the other modules hold. That module alone is then the
-    check's dependency for the answer (and is kept for the next run, `_SUBCLASSING`), not
-    the project it was searched in: a warm `qlint check` of ExecuTorch's qualcomm/tests/utils.py
-    validates one module's stat, not 3,784 (test_qnn_delegate.py subclasses its TestQNN)."""
+    the class's for `__init__`), and its text holds what `also(text)` asks, if given (the
+    caller search reads a subclass's `self.<method>(...)`, and asks for one that takes the
+    method as a value: `target` then names that question, `subclass_self_calls`): its uses
+    are none the flow reads, so the callers are unknown whatever the other modules hold
+    (`used_elsewhere` asks for any subclass: one that names the method uses it). That module
+    alone is then the check's dependency for the answer (and is kept for the next run,
+    `_SUBCLASSING`), not the project it was searched in: a warm `qlint check` of ExecuTorch's
+    qualcomm/tests/utils.py validates one module's stat, not 3,784 (test_qnn_delegate.py
+    subclasses its TestQNN, and hands on `self.get_qdq_module`)."""
     if _still_subclassed(ctx, root, target, word):
         return True
     for path, data, key in _candidates(ctx, root, word, record=False) or ():
-        if _subclasses(path, key, data, owner):
+        if (also is None or also(data)) and _subclasses(path, key, data, owner):
             _note_subclassing(ctx, root, target, owner, path, key)
             return _still_subclassed(ctx, root, target, word)
     return False  # the search that follows records the project: every module decides

@@ -16,6 +16,13 @@ its own. So when every piece parses, every cut is a top-level statement boundary
 are the module's. When one does not parse, the whole text is parsed (and raises what the
 whole parse raises). Texts whose line breaks the cut does not follow (a lone carriage
 return) or whose tokens depend on an earlier statement (`barry_as_FLUFL`) are parsed whole.
+
+A large piece that is one class (a test suite's, spanning the module: torchao's
+test_quantize_pt2e.py, 177 KB, is two classes) is cut again at the lines that open its
+members, and each member is parsed under a stand-in `class _:` line right above it, so that
+its positions are the whole parse's (`_class_by_members`); the same argument makes its cuts
+true ones, and a member piece followed by a statement at the top level (which would end the
+class) leaves the piece to the whole parse.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import re
 from qlint.lazy_patterns import lazy
 
 _CUT = lazy(r"^(?:def|async[ \t]+def|class)[ \t(]|^@", re.M)
+_MEMBER = lazy(r"^([ \t]+)(?:(?:def|async[ \t]+def|class)[ \t(]|@)", re.M)
 _WHOLE_ONLY = ("\r", "barry_as_FLUFL")
 # Below this many characters one parse costs little: cutting would only add parses.
 _SMALL = 64_000
@@ -45,17 +53,85 @@ def parse_by_definitions(text: str, path: str) -> ast.Module:
         # string) is joined to the next one, a few times at most: then the whole is parsed.
         for last in range(first + 1, min(first + 1 + _JOINS, len(cuts))):
             piece = text[cuts[first] : cuts[last]]
+            # A class that spans much of the module (a test suite's) is cut again, at its members.
+            found = _class_by_members(piece, lines_before, path) if len(piece) > _SMALL else None
+            if found is not None:
+                break
             try:
-                tree = ast.parse("\n" * lines_before + piece, filename=path)
+                found = ast.parse("\n" * lines_before + piece, filename=path).body
             except (SyntaxError, ValueError):
                 continue
             break
         else:
             return ast.parse(text, filename=path)
-        body.extend(tree.body)
+        body.extend(found)
         lines_before += piece.count("\n")
         first = last
     return ast.Module(body=body, type_ignores=[])
+
+
+def _class_by_members(piece: str, lines_before: int, path: str) -> list[ast.stmt] | None:
+    """The statements of `piece` (a top-level piece, after `lines_before` lines), when it is a
+    class statement (and the top-level statements after it) whose members are parsed one at
+    a time, each under a stand-in `class _:` header on the line above it, so that its
+    positions are the whole parse's; None when it is no class or a cut does not parse. The
+    cuts are the lines that open a `def`, `class` or decorator at the indentation of the
+    first such line; as at the top level, a cut that parses is a true one: each member piece
+    but the last must be members only (a statement at the top level ends the class)."""
+    cuts = _member_cuts(piece)
+    if not cuts:
+        return None
+    indent = piece[cuts[0] : len(piece) - len(piece[cuts[0] :].lstrip(" \t"))]
+    for first in range(min(_JOINS, len(cuts) - 1)):
+        header = piece[: cuts[first]]
+        try:
+            # The header with a `pass` of ours after its own statements (it may have none).
+            head = ast.parse("\n" * lines_before + header + indent + "pass\n", filename=path).body
+        except (SyntaxError, ValueError):
+            continue  # a member line in the docstring, a decorator spanning lines
+        break
+    else:
+        return None
+    if len(head) != 1 or not isinstance(head[0], ast.ClassDef) or not isinstance(head[0].body[-1], ast.Pass):
+        return None
+    cls = head[0]
+    cls.body.pop()
+    after: list[ast.stmt] = []
+    lines = lines_before + header.count("\n")
+    while first < len(cuts) - 1:
+        for last in range(first + 1, min(first + 1 + _JOINS, len(cuts))):
+            chunk = piece[cuts[first] : cuts[last]]
+            try:
+                tree = ast.parse("\n" * (lines - 1) + "class _:\n" + chunk, filename=path)
+            except (SyntaxError, ValueError):
+                continue
+            break
+        else:
+            return None
+        if last < len(cuts) - 1 and len(tree.body) != 1:
+            return None  # a top-level statement, then an indented member: not one class
+        cls.body.extend(tree.body[0].body)
+        after = tree.body[1:]
+        lines += chunk.count("\n")
+        first = last
+    cls.end_lineno, cls.end_col_offset = cls.body[-1].end_lineno, cls.body[-1].end_col_offset
+    return [cls, *after]
+
+
+def _member_cuts(piece: str) -> list[int]:
+    """Where the member pieces of a class statement start, and the piece's end ([]: none)."""
+    found = list(_MEMBER.finditer(piece))
+    if not found or not piece.startswith(("class", "@")):
+        return []
+    indent = found[0].group(1)
+    cuts = []
+    for m in found:
+        at = m.start()
+        above = piece.rfind("\n", 0, at - 1) + 1
+        if m.group(1) == indent and not piece.startswith(indent + "@", above):
+            cuts.append(at)
+    cuts.append(len(piece))
+    return cuts
 
 
 def _cuts(text: str) -> list[int]:
