@@ -15,6 +15,7 @@ from qlint.analysis import tree_walk
 from qlint.analysis.flow.call_sites import calls_read_here
 from qlint.analysis.flow.class_filters import covered
 from qlint.analysis.flow.converted_children import CONVERTED, EVALED, replacement_kind
+from qlint.analysis.flow.loop_aliases import iterates_only, literal_rows, loop_aliases
 from qlint.analysis.flow.model_apis import last_name
 from qlint.analysis.flow.model_flow import ATTRIBUTE, PARAM, STORED, Capture, FunctionFlow, caller_facts
 from qlint.analysis.flow.unread_uses import unread_use
@@ -173,9 +174,18 @@ def changed_after_build(
         if helpers is None:
             helpers = {id(c.call): c.callee for f in flows for c in f.calls}
         kept = ignored if fn is holder else frozenset()
-        if _changed_in(body, names, helpers, 0, ends, points, kept, unswitched):
+        # Loop targets over a container holding the model hold it too (`loop_aliases`).
+        aliases = frozenset()
+        if body.loops:
+            aliases = loop_aliases(body.loops, _holds(names, ends), points, body.rows(fn.node))
+        if _changed_in(body, names, helpers, 0, ends, points, kept, unswitched, aliases):
             return True
     return False
+
+
+def _holds(names: set[str], ends: dict[str, int]):
+    """Whether a name holds the model at a line (`ends`: where each stops, `model_bindings`)."""
+    return lambda name, row: name in (live(names, ends, row) if ends else names)
 
 
 def _within(fn: ast.AST, rows: tuple[int, int]) -> bool:
@@ -204,6 +214,7 @@ def _changed_in(
     points: frozenset[int] = frozenset(),
     ignored: frozenset[tuple[str, int]] = frozenset(),
     unswitched: bool = False,
+    aliases: frozenset[tuple[str, int, int]] = frozenset(),
 ) -> bool:
     """Parts or hooks given here to a model bound to `names`, or the model handed to a call
     that may give it some (`swap_linears(model)`): a helper of the module is read for its
@@ -211,15 +222,19 @@ def _changed_in(
     holds the model (`model_bindings`). The calls in `points` hand the model to the capture
     being judged (a helper of another module too): what they do is that capture. `ignored`:
     (name, row) changes of this body that give no part (`replaced_parts`); `unswitched`: so
-    are the children it stores evaled (`converted_children`)."""
+    are the children it stores evaled (`converted_children`). `aliases`: (name, first line,
+    last line) of loop targets that hold an item of a container holding the model."""
 
     def holding(row: int) -> set[str]:
-        return live(names, ends, row) if ends else names
+        held = live(names, ends, row) if ends else names
+        if aliases:
+            held = held | {name for name, first, last in aliases if first <= row <= last}
+        return held
 
     if unswitched and body.evaled:
         ignored = ignored | body.evaled
     changes = [c for c in body.changes if c not in ignored] if ignored else body.changes
-    if ends:
+    if ends or aliases:
         if any(root in holding(row) for root, row in changes):
             return True
     elif any(root in names for root, _ in changes):
@@ -248,14 +263,18 @@ class _BodyIndex:
     captures and hundreds of bodies: walking each body for each capture made the rules
     quadratic. Kept on the node (a new parse is a new node, so it is never stale)."""
 
-    __slots__ = ("bound_by", "changes", "evaled", "handed")
+    __slots__ = ("_rows", "bound_by", "changes", "evaled", "handed", "loops")
 
     def __init__(self, fn: ast.AST):
         self.bound_by: dict[int, list[tuple[int, list[str]]]] = {}
         self.changes: list[tuple[str, int]] = []
         self.evaled: frozenset[tuple[str, int]] = frozenset()  # children stored evaled
         self.handed: list[tuple[ast.Call, frozenset[str]]] = []
+        self.loops: list[ast.For | ast.AsyncFor] = []  # whose targets may hold a model's container's items
+        self._rows: dict[str, list[ast.expr]] | None = None
         for node in _own_nodes(fn):
+            if isinstance(node, (ast.For, ast.AsyncFor)):
+                self.loops.append(node)
             if isinstance(node, ast.Assign) or (isinstance(node, ast.AnnAssign) and node.value is not None):
                 # `model: VisionTransformer = timm.create_model(...)` binds it as `=` does.
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -275,8 +294,17 @@ class _BodyIndex:
                 continue  # `setattr` is no helper: its one change is the store
             if isinstance(node, ast.Call):
                 roots = frozenset(r for a in _arguments(node) if (r := _root(a)) is not None)
-                if roots and last_name(node.func) not in _READS:
+                # `enumerate(models)`, `zip(models, inputs)`: the items handed on as they are.
+                if roots and last_name(node.func) not in _READS and not iterates_only(node):
                     self.handed.append((node, roots))
+
+    def rows(self, fn: ast.AST) -> dict[str, list[ast.expr]]:
+        """The rows of the literals the names of `fn` (this index's body) hold
+        (`loop_aliases.literal_rows`), read once, when a loop over a container holding a model
+        is asked about. (The body is not kept here: the index is kept on its node.)"""
+        if self._rows is None:
+            self._rows = literal_rows(_own_nodes(fn))
+        return self._rows
 
 
 _INDEX = "_qlint_capture_content_index"

@@ -15,6 +15,7 @@ import builtins
 import os
 import sys
 
+from qlint.analysis.flow.called_locals import binding
 from qlint.analysis.flow.content_syntax import ContentSyntax, calls_under, content_syntax
 from qlint.analysis.flow.factory_models import factory_content
 from qlint.analysis.flow.installed_classes import installed_class, installed_package
@@ -410,6 +411,8 @@ class ClassIndex:
         for call in calls:
             if id(call) in tensors:
                 continue
+            if own is not None and self._runs_local_build(call, own, resolver, locals_):
+                continue  # `pool = nn.AdaptiveMaxPool2d(n)`, then `pool(x)`: read with its build
             name = resolver.qualname(call.func) or ""
             parts = dotted_parts(call.func)
             last = name.rpartition(".")[2] or (parts or [""])[-1]
@@ -441,6 +444,18 @@ class ClassIndex:
                 found.update(dependent)
                 complete &= sub_complete
         return complete
+
+    def _runs_local_build(self, call: ast.Call, own: ast.AST, resolver: Resolver, locals_: dict) -> bool:
+        """`call` calls a local name bound once to a construction of a torch.nn class or of a
+        class that resolves (`called_locals`): the module built is run, and what it holds is
+        read with the call that built it, itself among the calls read."""
+        built = binding(own, call)
+        if built is None or built is call:
+            return False
+        name = resolver.qualname(built.func) or ""
+        if name.startswith("torch.nn.") and name.count(".") == 2 and name.rpartition(".")[2][:1].isupper():
+            return True
+        return self.resolve(built.func, resolver, locals_) is not None
 
     def installed(self, name: str | None) -> ModelClass | None:
         """A class of an installed package (`torch.testing._internal...TestHelperModules.X`),
