@@ -40,9 +40,9 @@ def _modules_built(monkeypatch) -> list[str]:
     built: list[str] = []
     real = project_callers._module
 
-    def module(ctx, path, data):
+    def module(ctx, path, data, *rest):
         built.append(str(path).rsplit("/", 1)[-1])
-        return real(ctx, path, data)
+        return real(ctx, path, data, *rest)
 
     monkeypatch.setattr(project_callers, "_module", module)
     return built

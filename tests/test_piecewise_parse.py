@@ -37,14 +37,7 @@ def test_the_pieces_give_the_whole_parse(tricky, where):
 
 def test_a_large_module_is_parsed_in_pieces(monkeypatch):
     text = "import torch\n\n\n" + FILLER
-    sizes: list[int] = []
-    parse = ast.parse
-
-    def counting(source, *args, **kwargs):
-        sizes.append(len(source.lstrip("\n")))
-        return parse(source, *args, **kwargs)
-
-    monkeypatch.setattr(piecewise_parse.ast, "parse", counting)
+    sizes = _counted(monkeypatch)
     tree = parse_by_definitions(text, "m.py")
     assert len(tree.body) == 2501
     assert len(sizes) > 1 and max(sizes) < len(text) // 100

@@ -49,7 +49,9 @@ def test_a_module_that_only_mentions_the_helper_is_not_built(tmp_path, monkeypat
     root = _repo(tmp_path, a=EVAL_CALLER, b=mention)
     built: list[str] = []
     real = project_callers._module
-    monkeypatch.setattr(project_callers, "_module", lambda ctx, path, data: built.append(path) or real(ctx, path, data))
+    monkeypatch.setattr(
+        project_callers, "_module", lambda ctx, path, data, *rest: built.append(path) or real(ctx, path, data, *rest)
+    )
     assert _check(root, ProjectIndex()).diagnostics == []
     assert [p.rsplit("/", 1)[1] for p in built] == ["a.py"]
 
