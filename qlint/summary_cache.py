@@ -76,11 +76,14 @@ class SummaryStore:
         payload = marshal.dumps({"magic": _MAGIC, "path": path, "summary": summary.to_data()})
         self._write(self._file(path), _HEADER, payload)
 
+    def _make_directory(self) -> None:
+        if not self._made:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._made = True
+
     def _write(self, target: Path, header: bytes, payload: bytes) -> None:
         try:
-            if not self._made:
-                self.directory.mkdir(parents=True, exist_ok=True)
-                self._made = True
+            self._make_directory()
             checksummed_files.write(target, header, payload)
         except (OSError, ValueError):
             return
@@ -131,9 +134,7 @@ class SummaryStore:
             yield
             return
         try:
-            if not self._made:
-                self.directory.mkdir(parents=True, exist_ok=True)
-                self._made = True
+            self._make_directory()
             fd = os.open(self.directory / "helper.answers.lock", os.O_RDWR | os.O_CREAT, 0o644)
         except OSError:
             yield

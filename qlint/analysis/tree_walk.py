@@ -155,6 +155,11 @@ def own_nodes(
     return out
 
 
+def block_spans(stmts: list[ast.stmt], row: int) -> bool:
+    """The statements (a block, in order) run from a line at or before `row` to one at or after it."""
+    return bool(stmts) and stmts[0].lineno <= row <= (stmts[-1].end_lineno or stmts[-1].lineno)
+
+
 def spans_rows(node: ast.AST, rows: list[int]) -> bool:
     """A node without a position, or one whose rows hold one of `rows` (sorted)."""
     start = getattr(node, "lineno", None)

@@ -183,9 +183,14 @@ def changed_after_build(
     return False
 
 
+def _held(names: set[str], ends: dict[str, int], row: int) -> set[str]:
+    """The names holding the model at a line (`ends`: where each stops, `model_bindings`)."""
+    return live(names, ends, row) if ends else names
+
+
 def _holds(names: set[str], ends: dict[str, int]):
-    """Whether a name holds the model at a line (`ends`: where each stops, `model_bindings`)."""
-    return lambda name, row: name in (live(names, ends, row) if ends else names)
+    """Whether a name holds the model at a line (`_held`)."""
+    return lambda name, row: name in _held(names, ends, row)
 
 
 def _within(fn: ast.AST, rows: tuple[int, int]) -> bool:
@@ -226,7 +231,7 @@ def _changed_in(
     last line) of loop targets that hold an item of a container holding the model."""
 
     def holding(row: int) -> set[str]:
-        held = live(names, ends, row) if ends else names
+        held = _held(names, ends, row)
         if aliases:
             held = held | {name for name, first, last in aliases if first <= row <= last}
         return held

@@ -22,7 +22,7 @@ import ast
 from qlint.analysis.node_memo import kept_on_node
 
 _KEY = "_qlint_called_locals"
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def binding(owner: ast.AST, call: ast.Call) -> ast.Call | None:
@@ -34,7 +34,7 @@ def binding(owner: ast.AST, call: ast.Call) -> ast.Call | None:
 def _bindings(owner: ast.AST) -> dict[int, ast.Call]:
     out: dict[int, ast.Call] = {}
     for func in ast.walk(owner):
-        if not isinstance(func, _FUNCTIONS) or isinstance(func, ast.Lambda):
+        if not isinstance(func, _FUNCTIONS):
             continue
         nodes = list(ast.walk(func))
         stores: dict[str, int] = {}

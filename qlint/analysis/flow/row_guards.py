@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.dead_branches import condition_of
+from qlint.analysis.tree_walk import block_spans
 
 Condition = tuple[str, bool]
 
@@ -53,27 +54,23 @@ def _inner(stmt: ast.stmt, row: int, found: set[Condition]) -> list[ast.stmt]:
     """The statement list of `stmt` holding `row` (none: the row is not in one), adding the
     conditions that list runs under."""
     if isinstance(stmt, ast.If):
-        if _spans(stmt.body, row):
+        if block_spans(stmt.body, row):
             found |= _parts(stmt.test, ast.And, True)
             return stmt.body
-        if _spans(stmt.orelse, row):
+        if block_spans(stmt.orelse, row):
             found |= _parts(stmt.test, ast.Or, False)
             return stmt.orelse
         return []
     if isinstance(stmt, _BODIES):
         for stmts in (stmt.body, getattr(stmt, "orelse", [])):
-            if _spans(stmts, row):
+            if block_spans(stmts, row):
                 return stmts
         return []
     if isinstance(stmt, _TRIES):
         for stmts in (stmt.body, *(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody):
-            if _spans(stmts, row):
+            if block_spans(stmts, row):
                 return stmts
     return []
-
-
-def _spans(stmts: list[ast.stmt], row: int) -> bool:
-    return bool(stmts) and stmts[0].lineno <= row <= (stmts[-1].end_lineno or stmts[-1].lineno)
 
 
 def _parts(test: ast.expr, joined: type, polarity: bool) -> set[Condition]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.names.functions import Body
+from qlint.analysis.tree_walk import block_spans
 
 _KEY = "grapharg"
 _INSERTS = frozenset({"call_function", "create_node"})
@@ -53,11 +54,11 @@ def _guarded(block: list[ast.stmt], row: int, graph: str, loops: dict[str, str])
             return False  # runs when called, not under the tests around it
         # A loop variable written earlier in the block may hold a node of another graph now.
         loops = {name: walked for name, walked in loops.items() if name not in _stored(block[:i])}
-        if isinstance(stmt, ast.If) and _in_body(stmt, row):
+        if isinstance(stmt, ast.If) and block_spans(stmt.body, row):
             if _needs_meta(stmt.test, block[:i], graph, loops):
                 return True
             return _guarded(stmt.body, row, graph, loops)
-        if isinstance(stmt, (ast.For, ast.AsyncFor)) and _in_block(stmt.body, row):
+        if isinstance(stmt, (ast.For, ast.AsyncFor)) and block_spans(stmt.body, row):
             walked = _walked_graph(stmt)
             # The loop's names hold its items now; a plain name over `G.nodes` holds G's nodes.
             inner = {name: g for name, g in loops.items() if name not in _stored([stmt.target])}
@@ -66,25 +67,17 @@ def _guarded(block: list[ast.stmt], row: int, graph: str, loops: dict[str, str])
             return _guarded(stmt.body, row, graph, inner)
         for field in ("body", "orelse", "finalbody", "handlers"):
             inner_block = getattr(stmt, field, None)
-            if isinstance(inner_block, list) and _in_block(inner_block, row):
+            if isinstance(inner_block, list) and block_spans(inner_block, row):
                 if isinstance(stmt, ast.If):
                     return False  # the `else:` of a test: it runs when the test fails
                 blocks = [h.body for h in inner_block] if field == "handlers" else [inner_block]
-                return any(_in_block(b, row) and _guarded(b, row, graph, loops) for b in blocks)
+                return any(block_spans(b, row) and _guarded(b, row, graph, loops) for b in blocks)
         return False
     return False
 
 
 def _stored(nodes: list[ast.AST]) -> set[str]:
     return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-
-
-def _in_block(block: list, row: int) -> bool:
-    return bool(block) and block[0].lineno <= row <= (block[-1].end_lineno or block[-1].lineno)
-
-
-def _in_body(stmt: ast.If, row: int) -> bool:
-    return _in_block(stmt.body, row)
 
 
 def _needs_meta(test: ast.expr, earlier: list[ast.stmt], graph: str, loops: dict[str, str]) -> bool:
