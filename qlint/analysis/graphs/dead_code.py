@@ -37,7 +37,7 @@ import re
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.named_texts import spelled_elsewhere
-from qlint.analysis.graphs.never_called import DYNAMIC_LOOKUP, computed_getattr, enclosing_definitions, read_in
+from qlint.analysis.graphs.never_called import computed_getattr, dynamic_lookup, enclosing_definitions, read_in
 from qlint.analysis.graphs.project_scan import project_modules, scan_root
 from qlint.analysis.graphs.skipped_tests import always_skipped
 from qlint.analysis.graphs.test_collection import called_by_runner, is_test_module, runner_base
@@ -55,6 +55,8 @@ _EXITS = frozenset({"exit", "quit", "sys.exit", "os._exit"})
 _MEMO = "dead_code.rows"
 _RUNNER_ENTRIES = frozenset({"unittest.main", "pytest.main", "run_tests"})
 _SELF_MODULE = lazy(r"\bsys\.modules\b|\bimport_module\s*\(|\b__import__\s*\(")
+_SELF_MODULE_WORDS = ("sys.modules", "import_module", "__import__")  # one is in every match
+_SELF_MODULE_KEY = "dead_code.self_module"
 
 
 def is_dead(ctx: FileContext, row: int) -> bool:
@@ -83,12 +85,12 @@ def _dead(ctx: FileContext, target: list[tuple[ast.AST, ast.AST]]) -> bool:
     # module looks up at run time: its code is dead as an uncalled helper's is.
     if test and _skipped_test(ctx, target) and not _program(ctx.tree):
         return True
-    if DYNAMIC_LOOKUP.search(ctx.text):
+    if dynamic_lookup(ctx):
         return False
     # `getattr(m, name)` with a computed name reaches a method of `m`; a module-level
     # function only through a module object, which this module gets by `sys.modules` or an
     # import by name (ao's test_quant_api looks up submodules of a model so).
-    if (len(target) != 1 or _SELF_MODULE.search(ctx.text)) and computed_getattr(ctx):  # the walk last
+    if (len(target) != 1 or _self_module(ctx)) and computed_getattr(ctx):  # the walk last
         return False
     # A test module's helpers are judged by name; not those of a program named like a test
     # (torch_script's `test_jira_*.py`, run by its `__main__` block, not by a runner), nor a
@@ -130,6 +132,18 @@ _CLASS_SKIPPED = frozenset(
 )
 
 
+def _self_module(ctx: FileContext) -> bool:
+    """Whether the module may get a module object of itself (`_SELF_MODULE`), once per check:
+    asked for each function holding a finding, and each search is a pass over the whole text
+    (~2 ms on a 2,000-line module). The substrings go first: most texts hold none of them."""
+    found = ctx.cache.get(_SELF_MODULE_KEY)
+    if found is None:
+        text = ctx.text
+        found = any(w in text for w in _SELF_MODULE_WORDS) and bool(_SELF_MODULE.search(text))
+        ctx.cache[_SELF_MODULE_KEY] = found
+    return found
+
+
 def _skipped_test(ctx: FileContext, target: list[tuple[ast.AST, ast.AST]]) -> bool:
     """A `test*` function or method skipped on every run, or a test or set-up method of a
     class skipped so."""
@@ -169,9 +183,19 @@ def _read_in_module(ctx: FileContext, func: ast.AST) -> bool:
     """`read_in` over the whole module, without its walk when the text spells the name once
     (by its `def`): an editor asks on every keystroke. A text that is not ASCII may spell an
     identifier another way (identifiers are read NFKC-normalised), so it is walked."""
-    if ctx.text.isascii() and len(re.findall(rf"\b{re.escape(func.name)}\b", ctx.text)) <= 1:
+    if _spelled_once(ctx, func.name):
         return False
     return read_in(ctx.tree, func)
+
+
+def _spelled_once(ctx: FileContext, name: str) -> bool:
+    """Whether an ASCII text spells the name as a word at most once: a function's `def` alone,
+    so no `Name` node of the module reads or binds it. A text that is not ASCII may spell an
+    identifier another way (identifiers are read NFKC-normalised): never answered so. The
+    substring count goes first: it is never below the words' count and takes a fraction of
+    the pattern's pass (whose leading word boundary defeats the search for its literal)."""
+    text = ctx.text
+    return text.isascii() and (text.count(name) <= 1 or len(re.findall(rf"\b{re.escape(name)}\b", text)) <= 1)
 
 
 def _named_elsewhere(ctx: FileContext, name: str, root: str) -> bool:
@@ -279,6 +303,10 @@ def _called_only_where_dead(ctx: FileContext, func: ast.AST) -> bool:
     """Whether the module names the function, and only in calls that never run: after an
     unconditional exit in the same block, or inside the function itself."""
     name = func.name
+    # Spelled once, by its `def`: no name of it anywhere, found without the module's walk (an
+    # editor asks on every keystroke: the walk of a 2,000-line module is ~40 M instructions).
+    if _spelled_once(ctx, name):
+        return False
     own = set(map(id, ast.walk(func)))
     # The module's names of it (one walk of the module, kept): none at all, or one outside the
     # function on a live row, settles it without walking the module for this function.
