@@ -2,7 +2,9 @@
 language server asks them on every keystroke (issue 13, `benchmarks/lsp_bench.py`).
 
 - a function whose name the text spells once (its `def`) has no name of it in the module:
-  no walk of the module for its names (`_called_only_where_dead`);
+  no walk of the module for its names (`_called_only_where_dead`); one spelled more often
+  has its names looked for in the top-level statements on the rows spelling it alone
+  (`_module_names`), not by a walk of the whole module;
 - whether the module looks names up at run time (`globals()`, `vars()`, `__dict__`) or gets
   a module object of itself (`sys.modules`, `import_module`) is searched once per check, and
   not at all in a text holding none of the pattern's words.
@@ -22,6 +24,7 @@ import pytest
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import dead_code, never_called
+from qlint.analysis.tree_walk import names_by_id
 from qlint.source import LineIndex
 from tests.conftest import check_file, rows_of
 
@@ -70,6 +73,54 @@ def test_a_text_that_is_not_ascii_is_never_spelled_once():
     assert not dead_code._spelled_once(_ctx("# café\n" + DEF), "_helper")
     assert not dead_code._spelled_once(_ctx(DEF + "_helper(1)\n"), "_helper")
     assert dead_code._spelled_once(_ctx(DEF + "_helper2 = _helper3 = 1\n"), "_helper")
+
+
+NAMED = textwrap.dedent(
+    """
+    import sys
+    from m import _helper as h2
+
+    def _helper(m):
+        return _helper(m - 1) if m else m
+
+    @register(_helper)
+    def other(m):
+        return f"{_helper(m)!r}"
+
+    class Holder(Base):
+        x = _helper
+        def method(self):
+            return self._helper, "_helper", _helper2
+
+    TEXT = \"\"\"
+    _helper
+    \"\"\"; _helper(1)
+
+    def main():
+        sys.exit(0)
+        _helper(
+            1,
+        )
+    """
+)
+
+
+@pytest.mark.parametrize("text", [NAMED, "# café\n" + NAMED, NAMED.replace("_helper(1)", "1")])
+@pytest.mark.parametrize("name", ["_helper", "_helper2", "h2", "m", "sys", "missing", "register"])
+def test_the_names_on_the_spelling_rows_are_the_index_names(text, name):
+    ctx = _ctx(text)
+    assert {id(n) for n in dead_code._module_names(ctx, name)} == {id(n) for n in names_by_id(ctx.tree).get(name, [])}
+
+
+def test_only_the_statements_spelling_the_name_are_walked(monkeypatch):
+    text = DEF + "\ndef main():\n    sys.exit(0)\n    _helper(1)\n" + "\ndef unrelated(gm):\n    return gm\n" * 50
+    ctx = _ctx(text)
+    walked = []
+    real = dead_code.walk_kinds
+    monkeypatch.setattr(dead_code, "walk_kinds", lambda node, kinds: walked.append(node) or real(node, kinds))
+    monkeypatch.setattr(dead_code, "names_by_id", lambda node: pytest.fail("the module's index was built"))
+    assert dead_code._called_only_where_dead(ctx, _func(ctx, "_helper")) is True
+    assert [n.name for n in walked] == ["_helper", "main"]
 
 
 # -- run-time lookups, once per check ------------------------------------------------------------

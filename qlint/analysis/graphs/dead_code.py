@@ -34,6 +34,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+from bisect import bisect_left
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.named_texts import spelled_elsewhere
@@ -43,7 +44,7 @@ from qlint.analysis.graphs.skipped_tests import always_skipped
 from qlint.analysis.graphs.test_collection import called_by_runner, is_test_module, runner_base
 from qlint.analysis.graphs.unreached_api import unreached_public, unreached_script_function
 from qlint.analysis.names.package_map import project_root
-from qlint.analysis.tree_walk import names_by_id, walk
+from qlint.analysis.tree_walk import names_by_id, walk, walk_kinds
 from qlint.lazy_patterns import lazy
 
 # The rules whose findings describe what code does when it runs: in dead code they describe
@@ -308,9 +309,9 @@ def _called_only_where_dead(ctx: FileContext, func: ast.AST) -> bool:
     if _spelled_once(ctx, name):
         return False
     own = set(map(id, ast.walk(func)))
-    # The module's names of it (one walk of the module, kept): none at all, or one outside the
-    # function on a live row, settles it without walking the module for this function.
-    named = [n for n in names_by_id(ctx.tree).get(name, ()) if id(n) not in own]
+    # The module's names of it: none at all, or one outside the function on a live row, settles
+    # it without walking the module for this function.
+    named = [n for n in _module_names(ctx, name) if id(n) not in own]
     if not named:
         return False
     dead = _dead_statements(ctx)
@@ -328,6 +329,27 @@ def _called_only_where_dead(ctx: FileContext, func: ast.AST) -> bool:
         elif _spells(node, name, word):
             return False
     return calls > 0
+
+
+_NAME_KINDS = frozenset({ast.Name})
+
+
+def _module_names(ctx: FileContext, name: str) -> list[ast.Name]:
+    """The module's `Name` nodes of `name` (in no set order). In an ASCII text each sits on a
+    row spelling the name, inside the top-level statement spanning that row (a definition from
+    its first decorator): only those statements are walked, not the whole module as the index
+    of every name (`names_by_id`) walks it, once per keystroke in an editor. A text that is not
+    ASCII may spell an identifier another way: the index answers."""
+    if not ctx.text.isascii():
+        return names_by_id(ctx.tree).get(name, [])
+    rows = sorted(ctx.lines_containing(name))
+    found: list[ast.Name] = []
+    for stmt in ctx.tree.body:
+        first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+        i = bisect_left(rows, first)
+        if i < len(rows) and rows[i] <= (stmt.end_lineno or stmt.lineno):
+            found.extend(n for n in walk_kinds(stmt, _NAME_KINDS) if n.id == name)
+    return found
 
 
 def _spells(node: ast.AST, name: str, word: re.Pattern[str]) -> bool:
