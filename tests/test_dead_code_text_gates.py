@@ -123,6 +123,84 @@ def test_only_the_statements_spelling_the_name_are_walked(monkeypatch):
     assert [n.name for n in walked] == ["_helper", "main"]
 
 
+EXITS = textwrap.dedent(
+    """
+    import sys
+
+    def a(m):
+        if m:
+            return 1
+            _helper(m)
+        else:
+            sys.exit(0)
+            _helper(2)
+        while m:
+            break
+            _helper(3)
+        else:
+            raise ValueError
+            _helper(4)
+        try:
+            exit(1)
+            _helper(5)
+        except ValueError:
+            return
+            _helper(6)
+        finally:
+            os._exit(1)
+            _helper(7)
+        match m:
+            case 1:
+                return
+                _helper(8)
+        @deco(_helper)
+        def inner():
+            quit()
+            _helper(9)
+        class K:
+            def f(self):
+                return
+                _helper(10)
+        return
+        _helper(11)
+
+    _helper(12)
+    """
+)
+
+
+def _all_dead_spans(tree: ast.Module) -> set[tuple[int, int]]:
+    """Every block's statements after an exit, by a walk of every node (as before the rows)."""
+    spans = set()
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list):
+                stop = next((i for i, s in enumerate(block) if isinstance(s, ast.stmt) and dead_code._exits(s)), None)
+                if stop is not None:
+                    spans.update((s.lineno, s.end_lineno) for s in block[stop + 1 :])
+    return spans
+
+
+def test_the_dead_spans_holding_a_row_are_those_of_the_whole_module():
+    ctx = _ctx(EXITS)
+    every = _all_dead_spans(ctx.tree)
+    assert len(every) == 11  # each exit above leaves one dead call
+    rows = range(1, EXITS.count("\n") + 2)
+    for row in rows:
+        found = dead_code._dead_statements(ctx, [row])
+        assert {s for s in found if s[0] <= row <= s[1]} == {s for s in every if s[0] <= row <= s[1]}, row
+    assert set(dead_code._dead_statements(ctx, list(rows))) == every
+
+
+def test_the_dead_spans_are_looked_for_down_the_rows_alone(monkeypatch):
+    ctx = _ctx(DEF + "\ndef main():\n    sys.exit(0)\n    _helper(1)\n" + "\ndef unrelated(gm):\n    return gm\n" * 50)
+    monkeypatch.setattr(dead_code, "_exits", lambda s, real=dead_code._exits: asked.append(s) or real(s))
+    asked: list[ast.stmt] = []
+    assert dead_code._called_only_where_dead(ctx, _func(ctx, "_helper")) is True
+    assert not any(isinstance(s, ast.Return) for s in asked)  # the fifty functions' bodies are not read
+
+
 # -- run-time lookups, once per check ------------------------------------------------------------
 
 QUANTIZE = """

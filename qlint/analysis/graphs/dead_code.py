@@ -44,7 +44,7 @@ from qlint.analysis.graphs.skipped_tests import always_skipped
 from qlint.analysis.graphs.test_collection import called_by_runner, is_test_module, runner_base
 from qlint.analysis.graphs.unreached_api import unreached_public, unreached_script_function
 from qlint.analysis.names.package_map import project_root
-from qlint.analysis.tree_walk import names_by_id, walk, walk_kinds
+from qlint.analysis.tree_walk import names_by_id, spans_rows, walk_kinds
 from qlint.lazy_patterns import lazy
 
 # The rules whose findings describe what code does when it runs: in dead code they describe
@@ -314,7 +314,7 @@ def _called_only_where_dead(ctx: FileContext, func: ast.AST) -> bool:
     named = [n for n in _module_names(ctx, name) if id(n) not in own]
     if not named:
         return False
-    dead = _dead_statements(ctx)
+    dead = _dead_statements(ctx, sorted({n.lineno for n in named}))
     if any(not any(first <= n.lineno <= last for first, last in dead) for n in named):
         return False
     word = re.compile(rf"\b{re.escape(name)}\b")
@@ -364,20 +364,26 @@ def _spells(node: ast.AST, name: str, word: re.Pattern[str]) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str) and bool(word.search(node.value))
 
 
-def _dead_statements(ctx: FileContext) -> list[tuple[int, int]]:
-    """Line spans of the statements that follow an unconditional exit in their block."""
-    if "dead_code.after_exit" in ctx.cache:
-        return ctx.cache["dead_code.after_exit"]
+def _dead_statements(ctx: FileContext, rows: list[int]) -> list[tuple[int, int]]:
+    """Line spans of the statements that follow an unconditional exit in their block, among
+    the blocks whose owner spans one of `rows` (sorted): the spans holding those rows are all
+    there. Only statements (and their handlers and cases) hold blocks, and a block's owner
+    spans its statements, so the search goes down the statements spanning a row alone, not
+    over every node of the module (one walk per keystroke in an editor)."""
     spans: list[tuple[int, int]] = []
-    for node in walk(ctx.tree):
-        for field in ("body", "orelse", "finalbody"):
+    owners: list[ast.AST] = [ctx.tree]
+    while owners:
+        node = owners.pop()
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
             block = getattr(node, field, None)
             if not isinstance(block, list):
+                continue
+            owners.extend(s for s in block if spans_rows(s, rows))
+            if field in ("handlers", "cases"):
                 continue
             stop = next((i for i, s in enumerate(block) if isinstance(s, ast.stmt) and _exits(s)), None)
             if stop is not None:
                 spans.extend((s.lineno, s.end_lineno or s.lineno) for s in block[stop + 1 :])
-    ctx.cache["dead_code.after_exit"] = spans
     return spans
 
 
