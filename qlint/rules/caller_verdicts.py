@@ -35,6 +35,7 @@ from qlint.analysis.flow.model_values import (
 from qlint.analysis.flow.project_callers import ProjectCall, each_project_call
 from qlint.analysis.flow.read_only_params import reads_only
 from qlint.analysis.flow.switched_parts import eval_switched_part, kept_until, partial
+from qlint.analysis.flow.switched_subclasses import from_constructor, vouched_for_every_instance
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.scope import parameter_args
@@ -204,7 +205,7 @@ def _callers_harmless(
             local = lambda f, call=call, points=points: _own_parameter_harmless(ctx, flows, f, call, points, seen)  # noqa: E731
             if not harmless(fact, flows, call, holder, local):
                 return False
-        elif not harmless(fact, flows, call, holder):
+        elif not harmless(fact, flows, call, holder) or not vouched_for_every_instance(ctx, fact):
             return False
     called = bool(same)
     # Module by module: the first caller that passes a risky model (or a use that cannot be
@@ -227,12 +228,25 @@ def _callers_harmless(
             if not all(harmless(f, list(found.flows), found.call, found.flow, foreign) for f in facts):
                 return False
         elif not all(
-            harmless(f, list(found.flows), found.call, found.flow) or _handed_on(ctx, found, f, seen, select)
+            (harmless(f, list(found.flows), found.call, found.flow) and _every_instance(ctx, found, f))
+            or _handed_on(ctx, found, f, seen, select)
             for f in found.facts
         ):
             return False
         called = True
     return called
+
+
+def _every_instance(ctx: FileContext, found: ProjectCall, fact: ModeFact) -> bool:
+    """A mode the caller's class gave its attribute in `__init__` holds for every instance
+    handing it on (`switched_subclasses`), read in the caller's module."""
+    if not from_constructor(fact) or found.module is None:
+        return True
+    try:
+        return vouched_for_every_instance(found.module[0], fact)
+    finally:
+        # What that search read is what this check's answer depends on.
+        ctx.project.hand_over_dependencies(found.module[0].path, ctx.path)
 
 
 def _holding(flows: list[FunctionFlow], call: ast.Call) -> FunctionFlow | None:
