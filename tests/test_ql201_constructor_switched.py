@@ -42,6 +42,8 @@ class Quantize:
 CAPTURE_ROW = STAGE.splitlines().index("        captured = export(artifact, inputs).module()") + 1
 
 TESTER = """\
+import torch
+
 from pkg.stage import Net, Quantize
 
 
@@ -50,7 +52,7 @@ def prepare_model(module):
 
 
 class Tester:
-    def __init__(self, module, inputs, training=False):
+    def __init__(self, module, inputs, training={default}):
 {init}
         self.original_module = module
         self.inputs = inputs
@@ -70,9 +72,11 @@ def test_quantize(q, x):
 """
 
 
-def _rows(tmp_path, init: str, more: str = "", after: str = "", tail: str = "", **others: str) -> list[int]:
+def _rows(
+    tmp_path, init: str, more: str = "", after: str = "", tail: str = "", default: str = "False", **others: str
+) -> list[int]:
     indented = {k: textwrap.indent(textwrap.dedent(v), " " * 8).rstrip() for k, v in (("init", init), ("after", after))}
-    tester = TESTER.format(more=more, **indented) + tail
+    tester = TESTER.format(more=more, default=default, **indented) + tail
     modules = {"stage": STAGE, "tester": tester, "use": USE, **others}
     root = package_repository(tmp_path / "repo", **modules)
     return rows_of(check_file(root / "pkg" / "stage.py", ("QL201",)).diagnostics)
@@ -87,9 +91,16 @@ LOUD = {
     "left_in_train_mode": "module.train()",
     "stored_as_it_came": "pass",
     "eval_on_another_parameter": "inputs.eval()",
-    "eval_in_a_branch_on_a_parameter": """
-        if not training:
+    "eval_in_a_branch_on_something_else": """
+        if torch.cuda.is_available():
             module.eval()
+        """,
+    "a_branch_with_more_than_a_switch": """
+        if training:
+            module.train()
+        else:
+            module.eval()
+            print(training)
         """,
     "train_after_the_eval": """
         module.eval()
@@ -100,6 +111,56 @@ LOUD = {
         prepare_model(module)
         """,
 }
+
+
+BRANCHES = {
+    "train_else_eval": """
+        if training:
+            module.train()
+        else:
+            module.eval()
+        """,
+    "eval_if_not_training": """
+        if not training:
+            module.eval()
+        """,
+}
+
+
+@pytest.mark.parametrize("construction", ["Tester(Net(), (x,))", "Tester(Net(), (x,), training=False)"])
+@pytest.mark.parametrize("branch", sorted(BRANCHES))
+def test_a_branch_on_a_flag_every_construction_leaves_false_is_quiet(tmp_path, branch, construction):
+    use = USE.replace("Tester(Net(), (x,))", construction)
+    assert _rows(tmp_path, BRANCHES[branch], use=use) == []
+
+
+OTHER_USE = """\
+from pkg.stage import Net
+from pkg.tester import Tester
+
+
+def train_it(q, x, opts):
+    {construction}
+"""
+LOUD_CONSTRUCTIONS = {
+    "training_true": "Tester(Net(), (x,), training=True)",
+    "training_positional": "Tester(Net(), (x,), 1)",
+    "training_from_a_name": "Tester(Net(), (x,), training=bool(x))",
+    "keywords_spread": "Tester(Net(), (x,), **opts)",
+}
+
+
+@pytest.mark.parametrize("construction", sorted(LOUD_CONSTRUCTIONS))
+@pytest.mark.parametrize("branch", sorted(BRANCHES))
+def test_a_construction_that_may_select_the_other_arm_keeps_the_finding(tmp_path, branch, construction):
+    # A second construction elsewhere, beside the one that leaves the flag to its default.
+    other = OTHER_USE.format(construction=LOUD_CONSTRUCTIONS[construction])
+    assert _rows(tmp_path, BRANCHES[branch], other=other) == [CAPTURE_ROW]
+
+
+@pytest.mark.parametrize("branch", sorted(BRANCHES))
+def test_a_flag_that_defaults_to_the_other_arm_keeps_the_finding(tmp_path, branch):
+    assert _rows(tmp_path, BRANCHES[branch], default="True") == [CAPTURE_ROW]
 
 
 @pytest.mark.parametrize("name", sorted(LOUD))
@@ -150,7 +211,7 @@ def test_a_subclass_in_the_same_module_keeps_the_finding(tmp_path):
 
 def _sources(init: str) -> dict:
     body = textwrap.indent(textwrap.dedent(init).strip(), " " * 8)
-    cls = ast.parse(f"class T:\n    def __init__(self, module):\n{body}\n")
+    cls = ast.parse(f"class T:\n    def __init__(self, module, training=False):\n{body}\n")
     return attribute_sources(cls.body[0], lambda call: False)
 
 
@@ -162,3 +223,11 @@ def test_the_source_is_the_parameter_in_the_mode_init_switched_it_to():
     assert "self.m" not in _sources("if module:\n    module.eval()\nself.m = module")
     assert "self.m" not in _sources("module.eval()\nother = module\nself.m = module")
     assert "self.m" not in _sources("module.eval()\nmodule.bn = None\nself.m = module")
+    branch = _sources("if training:\n    module.train()\nelse:\n    module.eval()\nself.m = module")["self.m"].branch
+    assert (branch.flag, branch.index, branch.evals_when) == ("training", 2, False)
+    assert _sources("if not training:\n    module.eval()\nself.m = module")["self.m"].branch.evals_when is False
+    assert _sources("if training:\n    module.eval()\nself.m = module")["self.m"].branch.evals_when is True
+    assert "self.m" not in _sources("if training:\n    module.eval()\nelse:\n    module.eval()\nself.m = module")
+    assert "self.m" not in _sources(
+        "training = 1\nif training:\n    module.train()\nelse:\n    module.eval()\nself.m = module"
+    )

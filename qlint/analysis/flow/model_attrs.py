@@ -151,7 +151,8 @@ def attribute_sources(
             out[name] = Stored(source.init, source.index, source.param, source.target, methods)
         elif (switch := switched_before_store(source.init, source.param, source.target)) is not None:
             # `module.eval()` then `self.model = module`: the caller's object, in that mode.
-            out[name] = Switched(source.init, source.index, source.param, source.target, *switch, methods)
+            call, mode, branch = switch
+            out[name] = Switched(source.init, source.index, source.param, source.target, call, mode, methods, branch)
     for name in kept:
         # Handed to a call, or aliased, in a method: that method may switch its mode.
         out[name] = Evaled(evaled[name].call, evaled[name].switch, frozenset(passed.get(name, ())))

@@ -490,6 +490,14 @@ class Interpreter:
             # that mode (its constructions decide what it holds).
             held = Origin(STORED, source.init, source.index, source.param)
             facts = {ModeFact(source.mode, source.switch, held)}
+            branch = source.branch
+            if branch is not None:
+                # The other arm of `if training: module.train() else: module.eval()`: the
+                # constructions' flags decide which ran (`constructor_flags`).
+                other = branch.other
+                facts.add(
+                    ModeFact("train", other, held) if other is not None else ModeFact("unset", source.target, held)
+                )
         elif isinstance(source, Stored) and not source.passed_on_in - {id(self.func)}:
             # Stored from `__init__` and handed to nothing elsewhere: what the caller passed.
             held = Origin(STORED, source.init, source.index, source.param)
