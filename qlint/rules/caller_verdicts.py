@@ -60,7 +60,10 @@ def vouched_by_callers(ctx: FileContext, cap: Capture, flow: str, flows: list[Fu
     `artifact.data["forward"]`) by callers that build it in the call or just for it, from a
     class that stores what it is given unchanged (`held_contents`, `_harmless_part`); a
     `self.model` stored from `__init__`'s parameter by the constructions of its class, in its
-    module and across the project (`construction_references`)."""
+    module and across the project (`construction_references`). A `self.model` that `__init__`
+    switched before storing it (`switched_params`) is in that mode for every instance of a
+    class nothing subclasses, and the other arm of `__init__`'s branch on a flag is ruled out
+    when every construction selects the eval arm (`constructor_flags`)."""
     facts = cap.modes_for(flow)
     helpers = set()
     parts = set()
