@@ -21,7 +21,7 @@ import pytest
 
 from qlint.analysis.flow.model_attrs import Stored, attribute_sources
 from qlint.analysis.flow.switched_params import Switched
-from tests.conftest import check_file, package_repository, rows_of
+from tests.conftest import check_file, lint, package_repository, rows_of
 from tests.snippets import NET_BN2D
 
 STAGE = (
@@ -231,3 +231,33 @@ def test_the_source_is_the_parameter_in_the_mode_init_switched_it_to():
     assert "self.m" not in _sources(
         "training = 1\nif training:\n    module.train()\nelse:\n    module.eval()\nself.m = module"
     )
+
+
+QAT = (
+    NET_BN2D.replace("import prepare_pt2e", "import prepare_pt2e, prepare_qat_pt2e")
+    + """
+
+class Trainer:
+    def __init__(self, module, x):
+        module.{mode}()
+        self.model = module
+        self.x = x
+
+    def quantize_qat(self, q):
+        captured = export(self.model, (self.x,)).module()
+        return prepare_qat_pt2e(captured, q)
+
+
+def main(q, x):
+    return Trainer(Net(), x).quantize_qat(q)
+"""
+)
+
+
+def test_qat_capture_of_a_model_init_evaled_is_reported_and_of_one_it_trained_is_not():
+    # QL202 reads the same attribute: eval mode, from the constructor's switch.
+    rows = [d.range.start.row for d in lint(QAT.format(mode="eval"), select=("QL202",))]
+    assert rows == [
+        QAT.format(mode="eval").splitlines().index("        captured = export(self.model, (self.x,)).module()") + 1
+    ]
+    assert lint(QAT.format(mode="train"), select=("QL202",)) == []
