@@ -19,7 +19,7 @@ from qlint.analysis.flow.loop_items import LITERALS, Containers, element_of
 from qlint.analysis.flow.looped_switches import looped_modules
 from qlint.analysis.flow.maybe_graphs import graph_paths, note_made
 from qlint.analysis.flow.model_apis import key
-from qlint.analysis.flow.model_attrs import Evaled, given_parts
+from qlint.analysis.flow.model_attrs import Evaled, Stored, given_parts
 from qlint.analysis.flow.model_calls import CallSemantics
 from qlint.analysis.flow.model_values import (
     ATTR,
@@ -45,6 +45,7 @@ from qlint.analysis.flow.model_values import (
     new_value,
     part_of,
 )
+from qlint.analysis.flow.switched_params import Switched
 from qlint.analysis.names.modules import resolve_relative
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
@@ -484,7 +485,20 @@ class Interpreter:
         elif isinstance(source, Evaled) and not source.passed_on_in - {id(self.func)}:
             held = Origin(CONSTRUCTED, source.call, built=self.calls.builds.built_in_class(source.call))
             facts = {ModeFact("eval", source.switch, held)}
-        elif source is not None and not source.passed_on_in - {id(self.func)}:
+        elif isinstance(source, Switched) and not source.passed_on_in - {id(self.func)}:
+            # `module.eval()` then `self.model = module` in `__init__`: the caller's object, in
+            # that mode (its constructions decide what it holds).
+            held = Origin(STORED, source.init, source.index, source.param)
+            facts = {ModeFact(source.mode, source.switch, held)}
+            branch = source.branch
+            if branch is not None:
+                # The other arm of `if training: module.train() else: module.eval()`: the
+                # constructions' flags decide which ran (`constructor_flags`).
+                other = branch.other
+                facts.add(
+                    ModeFact("train", other, held) if other is not None else ModeFact("unset", source.target, held)
+                )
+        elif isinstance(source, Stored) and not source.passed_on_in - {id(self.func)}:
             # Stored from `__init__` and handed to nothing elsewhere: what the caller passed.
             held = Origin(STORED, source.init, source.index, source.param)
             facts = {ModeFact("unset", source.target, held)}
