@@ -140,6 +140,8 @@ class Containers:
         self.held: dict[Obj, tuple[bool, list]] = {}  # a name's value -> (a dict?, its elements)
         self.items_from: dict[Obj, tuple[bool, list]] = {}  # a loop item -> its container
         self._followed: frozenset[str] | None = None  # `followed_names`, when first asked
+        self.written: dict[Obj, ast.expr] = {}  # a name's value -> the literal it was bound to
+        self.keyed = None  # `keyed_rows.KeyedRows` of the walk: rows of dicts read by key
 
     def literal(self, e: ast.expr, spread: bool) -> list:
         """The element list of a literal the walk is reading (it appends to it)."""
@@ -152,6 +154,7 @@ class Containers:
         elements = self.literals.get(id(value))
         if elements is not None:
             self.held[obj] = (isinstance(value, ast.Dict), list(elements))
+            self.written[obj] = value
 
     def filled(self, node: ast.Call, receiver: Obj, args: list) -> bool:
         """`models.append(m)`, `.insert(i, m)`, `.extend([...])` on a list written here."""
@@ -175,12 +178,15 @@ class Containers:
         held = self.items_from.get(obj)
         if held is not None:
             held[1][:] = [UNREAD]
+        if self.keyed is not None:
+            self.keyed.switched(obj)
 
     def loop(self, s: ast.For | ast.AsyncFor, env: Env) -> list[tuple[ast.expr, Obj | None]] | None:
         """(name target, the loop item or None for one not followed) for a loop over a
         container written here; None for any other loop."""
         container, how = iterated(s.iter)
-        held = self._container(container, env)
+        rows = self.keyed.listed(container, env) if isinstance(container, ast.Subscript) and self.keyed else None
+        held = (False, rows[1]) if rows is not None else self._container(container, env)
         if held is None:
             return None
         is_dict, elements = held
@@ -208,8 +214,25 @@ class Containers:
             env.modes[item] = frozenset().union(*(env.facts(o) for o in objs))
             if not isinstance(container, LITERALS):
                 self.items_from[item] = held
+            if rows is not None:
+                self.keyed.looped(item, rows[0])
             out.append((name, item))
         return out
+
+    def rows(self, s: ast.For | ast.AsyncFor, env: Env) -> tuple[ast.Name, list[ast.Dict]] | None:
+        """(the target, the dict literals) for a loop over rows of dicts written here that the
+        walk reads by key (`keyed_rows`)."""
+        container, how = iterated(s.iter)
+        if self.keyed is None or how not in ("elements", "items"):
+            return None
+        literal = container
+        if isinstance(container, ast.Name):
+            obj = env.vars.get(container.id)
+            literal = self.written.get(obj) if obj is not None else None
+        dicts = self.keyed.dicts(s, container, literal)
+        if dicts is None:
+            return None
+        return (s.target.elts[1] if how == "items" else s.target), dicts
 
     def _container(self, expr: ast.expr, env: Env) -> tuple[bool, list] | None:
         """(a dict?, elements) of a literal, or of a name bound to one here that nothing
