@@ -76,6 +76,8 @@ def _followed_names(func: ast.AST) -> frozenset[str]:
             allowed.add(id(node.iter))
         elif isinstance(node, ast.Call) and (read := _read_in_call(node)) is not None:
             allowed.add(id(read))
+        elif isinstance(node, ast.Call) and _zipped(node):
+            allowed.update(id(a) for a in node.args)  # `zip(models, inputs)` only walks them
         elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name):
             allowed.add(id(node.value))
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
@@ -98,6 +100,18 @@ def _read_in_call(node: ast.Call) -> ast.Name | None:
     if func.attr == "extend" and len(args) == 1 and isinstance(args[0], (ast.List, ast.Tuple)):
         return func.value
     return None
+
+
+def _zipped(node: ast.expr) -> bool:
+    """`zip(a, b, ...)` of names, with no `strict=` or other keyword."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "zip"
+        and bool(node.args)
+        and not node.keywords
+        and all(isinstance(a, ast.Name) for a in node.args)
+    )
 
 
 def split(target: ast.expr, elements: list) -> list[tuple[ast.expr, list]] | None:
@@ -139,6 +153,7 @@ class Containers:
         self.literals: dict[int, list] = {}  # id(list/tuple/dict/set literal) -> its elements
         self.held: dict[Obj, tuple[bool, list]] = {}  # a name's value -> (a dict?, its elements)
         self.items_from: dict[Obj, tuple[bool, list]] = {}  # a loop item -> its container
+        self.zipped_from: dict[Obj, list[tuple[bool, list]]] = {}  # a loop item of `zip(...)` -> its containers
         self._followed: frozenset[str] | None = None  # `followed_names`, when first asked
         self.written: dict[Obj, ast.expr] = {}  # a name's value -> the literal it was bound to
         self.keyed = None  # `keyed_rows.KeyedRows` of the walk: rows of dicts read by key
@@ -178,6 +193,8 @@ class Containers:
         held = self.items_from.get(obj)
         if held is not None:
             held[1][:] = [UNREAD]
+        for held in self.zipped_from.get(obj, ()):
+            held[1][:] = [UNREAD]
         if self.keyed is not None:
             self.keyed.switched(obj)
 
@@ -186,7 +203,11 @@ class Containers:
         container written here; None for any other loop."""
         container, how = iterated(s.iter)
         rows = self.keyed.listed(container, env) if isinstance(container, ast.Subscript) and self.keyed else None
-        held = (False, rows[1]) if rows is not None else self._container(container, env)
+        zipped = self._zip(container, env) if how in ("elements", "items") and _zipped(container) else None
+        if zipped is not None:
+            held = (False, _by_position([h[1] for h in zipped]))
+        else:
+            held = (False, rows[1]) if rows is not None else self._container(container, env)
         if held is None:
             return None
         is_dict, elements = held
@@ -216,6 +237,8 @@ class Containers:
                 self.items_from[item] = held
             if rows is not None:
                 self.keyed.looped(item, rows[0])
+            if zipped is not None:
+                self.zipped_from[item] = zipped
             out.append((name, item))
         return out
 
@@ -234,6 +257,13 @@ class Containers:
             return None
         return (s.target.elts[1] if how == "items" else s.target), dicts
 
+    def _zip(self, call: ast.Call, env: Env) -> list[tuple[bool, list]] | None:
+        """The lists or tuples `zip(a, b, ...)` walks, each written here (`_container`)."""
+        held = [self._container(a, env) for a in call.args]
+        if any(h is None or h[0] for h in held):
+            return None  # one not followed, or a dict (its keys are what zip walks)
+        return held
+
     def _container(self, expr: ast.expr, env: Env) -> tuple[bool, list] | None:
         """(a dict?, elements) of a literal, or of a name bound to one here that nothing
         else can change."""
@@ -247,6 +277,15 @@ class Containers:
         if self._followed is None:
             self._followed = followed_names(self.func)
         return held if expr.id in self._followed else None
+
+
+def _by_position(columns: list[list]) -> list:
+    """The tuples `zip` makes of these element lists, up to the shortest; none is read when
+    one holds `UNREAD` (a spread: where its elements sit, and so which pair up, is not known)."""
+    if any(e is UNREAD for column in columns for e in column):
+        return [tuple(UNREAD for _ in columns)]
+    size = min(len(column) for column in columns)
+    return [tuple(column[i] for column in columns) for i in range(size)]
 
 
 # Containers written as literals, whose items the walk reads.
