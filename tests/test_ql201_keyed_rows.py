@@ -81,6 +81,15 @@ QUIET = {
                 quantize(case[MODULE], (x,), q)
                 print(case[OTHER])
         """,
+    "a flag read by .get with a constant default (ExecuTorch's var test)": """
+        def main(x, q, log):
+            test_comb = [{MODULE: [Leaky()], INPUTS: [(x,)]}, {MODULE: [Shuffle()], INPUTS: [(x,)], "check": False}]
+            for comb in test_comb:
+                for module in comb[MODULE]:
+                    for sample_input in comb[INPUTS]:
+                        qdq_module = quantize(module, sample_input, q)
+                        log(qdq_module, check=comb.get("check", True))
+        """,
     "keys written as literals": """
         def main(x, q):
             for case in [{"module": Shuffle()}, {"module": Leaky()}]:
@@ -154,6 +163,27 @@ LOUD = {
         def main(x, q, base):
             cases = [{MODULE: Shuffle(), **base}]
             for case in cases:
+                quantize(case[MODULE], (x,), q)
+        """,
+    "a model read by .get": """
+        def main(x, q, log):
+            cases = [{MODULE: Shuffle(), OTHER: Net()}]
+            for case in cases:
+                log(case.get(OTHER, None))
+                quantize(case[MODULE], (x,), q)
+        """,
+    "a default read by .get that is no constant": """
+        def main(x, q, log):
+            cases = [{MODULE: Shuffle()}]
+            for case in cases:
+                log(case.get(OTHER, Net()))
+                quantize(case[MODULE], (x,), q)
+        """,
+    "another method of the row": """
+        def main(x, q):
+            cases = [{MODULE: Shuffle()}]
+            for case in cases:
+                case.update({MODULE: Net()})
                 quantize(case[MODULE], (x,), q)
         """,
     "not rebound to the result: the next input's capture sees what lower gave it": """

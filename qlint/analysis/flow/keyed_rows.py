@@ -24,9 +24,10 @@ What is followed is strict, so that the rows hold what was written into them on 
   bound once to a literal, in this module or imported from a module of the project (a key that
   cannot be known may equal the one read);
 - the loop's target is a plain name bound by that loop alone, and each of its loads reads an
-  item by such a key, as the iterable of a loop or as an argument of a call: no store, no
-  attribute and no method is reached through the row itself. A row without the key raises
-  `KeyError` there and passes no model on.
+  item by such a key, as the iterable of a loop or as an argument of a call, or is
+  `row.get(key, <constant>)` where every row holds a constant under the key (a flag: no model
+  leaves the row through it): no store, no other attribute or method is reached through the
+  row itself. A row without the key raises `KeyError` there and passes no model on.
 
 A value read so is one per loop and key (a mode switch by a call on it holds for the rest of
 the iteration), with the modes of the rows' models when the loop binds the row.
@@ -77,13 +78,30 @@ class KeyedRows:
             if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
                 return None
             target = target.elts[1]
-        if not isinstance(target, ast.Name) or not _only_read_by_key(self.func, target.id, self.key):
-            return None
-        if isinstance(container, ast.Name) and not _only_looped(self.func, container.id):
+        if not isinstance(target, ast.Name) or (
+            isinstance(container, ast.Name) and not _only_looped(self.func, container.id)
+        ):
             return None
         if any(self.key(k) is _ABSENT for d in literal.elts for k in d.keys):
             return None
+        read = _read_by_key(self.func, target.id)
+        if read is None or not all(self.key(k) is not _ABSENT for k in read[0]):
+            return None
+        if not all(self._constant_everywhere(k, default, literal.elts) for k, default in read[1]):
+            return None
         return list(literal.elts)
+
+    def _constant_everywhere(self, key: ast.expr, default: ast.expr | None, dicts: list[ast.Dict]) -> bool:
+        """`row.get(key, default)` gives a constant, in every row: no model leaves the row
+        through it (`comb.get("assert_output_equal", True)`)."""
+        wanted = self.key(key)
+        if wanted is _ABSENT or not (default is None or isinstance(default, ast.Constant)):
+            return False
+        for d in dicts:
+            held = {self.key(k): v for k, v in zip(d.keys, d.values, strict=True)}.get(wanted)
+            if held is not None and not isinstance(held, ast.Constant):
+                return False
+        return True
 
     def elements(self, e: ast.Subscript, env: Env) -> tuple[list[ast.Dict], list[tuple[ast.expr, object]]] | None:
         """(the rows, [(value node, its element)] for each row holding the key) that
@@ -179,19 +197,21 @@ def _hashable(value):
     return (type(value) is bool, value)  # `True` and `1` are one key to a dict, kept apart here
 
 
-def _only_read_by_key(func: ast.AST, name: str, key) -> bool:
-    """`name` is bound once in `func` (by the loop asked about), and each of its loads is
-    `name[<constant>]` handed to a loop as its iterable or to a call as an argument. The
-    syntax is kept on the node; the keys are read at each ask (they may live in another module)."""
-    slices = kept_on_node_by(func, _READ_BY_KEY, name, _MAX_NAMES, lambda: _read_by_key(func, name))
-    return bool(slices) and all(key(k) is not _ABSENT for k in slices[0])
+def _read_by_key(func: ast.AST, name: str) -> tuple[tuple[ast.expr, ...], tuple[tuple]] | None:
+    """(the key of each `name[<key>]` load, (key, default or None) of each `name.get(<key>,
+    <default>)`), when `name` is bound once in `func` (by the loop asked about) and loaded
+    only so: the subscripts handed to a loop as its iterable or to a call as an argument; None
+    otherwise. The syntax is kept on the node; the keys are read at each ask (they may live
+    in another module)."""
+    found = kept_on_node_by(func, _READ_BY_KEY, name, _MAX_NAMES, lambda: _reads(func, name))
+    return found or None
 
 
-def _read_by_key(func: ast.AST, name: str) -> tuple[tuple[ast.expr, ...]] | tuple[()]:
-    """((the slice of each load's subscript),), or () when a load or a binding is none allowed."""
+def _reads(func: ast.AST, name: str) -> tuple | tuple[()]:
     parents = _parents(func)
     stores = 0
     slices = []
+    gets = []
     for node in ast.walk(func):
         if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
             return ()
@@ -201,10 +221,23 @@ def _read_by_key(func: ast.AST, name: str) -> tuple[tuple[ast.expr, ...]] | tupl
             stores += 1
             continue
         item = parents.get(id(node))
-        if not (isinstance(item, ast.Subscript) and item.value is node and _handed(item, parents)):
+        if isinstance(item, ast.Subscript) and item.value is node and _handed(item, parents):
+            slices.append(item.slice)
+        elif (got := _got(item, parents)) is not None:
+            gets.append(got)
+        else:
             return ()
-        slices.append(item.slice)
-    return (tuple(slices),) if stores == 1 else ()
+    return (tuple(slices), tuple(gets)) if stores == 1 else ()
+
+
+def _got(item: ast.AST | None, parents: dict[int, ast.AST]) -> tuple | None:
+    """(key, default or None) of `<row>.get(key[, default])`, `item` being its `.get`."""
+    call = parents.get(id(item))
+    if not (isinstance(item, ast.Attribute) and item.attr == "get" and isinstance(call, ast.Call)):
+        return None
+    if call.func is not item or call.keywords or not 1 <= len(call.args) <= 2:
+        return None
+    return call.args[0], call.args[1] if len(call.args) == 2 else None
 
 
 def _handed(item: ast.Subscript, parents: dict[int, ast.AST]) -> bool:
