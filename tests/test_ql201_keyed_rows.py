@@ -186,6 +186,13 @@ LOUD = {
                 case.update({MODULE: Net()})
                 quantize(case[MODULE], (x,), q)
         """,
+    "switched to train through the key spelled otherwise": """
+        def main(x, q):
+            cases = [{MODULE: Net().eval()}]
+            for case in cases:
+                make_train(case["module"])
+                quantize(case[MODULE], (x,), q)
+        """,
     "not rebound to the result: the next input's capture sees what lower gave it": """
         def main(x, q):
             test_comb = [{MODULE: [Leaky()], INPUTS: [(x,), (x, x)]}]

@@ -20,6 +20,8 @@ What is followed is strict, so that the rows hold what was written into them on 
 - the rows are a list or tuple literal of dict literals (no `**spread`), looped over as written
   or through `enumerate(...)`, or a name bound once to such a literal whose every load is such
   a loop's iterable;
+- the values read are models built where the rows write them (`Acos()`, `[Acos(), Asin()]`)
+  or constants: no other name holds them;
 - every key of every row, and the key read, is a constant: a literal, or a module-level name
   bound once to a literal, in this module or imported from a module of the project (a key that
   cannot be known may equal the one read);
@@ -37,7 +39,7 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.model_values import Env, Obj
+from qlint.analysis.flow.model_values import CONSTRUCTED, Env, Obj
 from qlint.analysis.node_memo import kept_on_node, kept_on_node_by
 
 _ABSENT = object()
@@ -127,13 +129,16 @@ class KeyedRows:
         if found is None:
             return None
         dicts, elements = found
+        if not all(_fresh(node, element) for node, element in elements):
+            return None
         objs = [element for _, element in elements if element is not None]  # a constant: no model
-        if not objs or not all(isinstance(o, Obj) for o in objs):
+        if not objs:
             return None
         row = env.vars[e.value.id]
         origins = frozenset().union(*(o.origins for o in objs))
         captures = frozenset().union(*(o.captures for o in objs))
-        value = Obj(self.rows[row][0], f"{row.key}[{ast.unparse(e.slice)}]", origins, captures)
+        # One value per key, however spelled (`case[MODULE]`, `case["module"]`).
+        value = Obj(self.rows[row][0], f"{row.key}[{self.key(e.slice)!r}]", origins, captures)
         if value not in env.modes:
             env.modes[value] = frozenset().union(*(env.facts(o) for o in objs))
         self.read.setdefault(row, set()).add(value)
@@ -149,7 +154,10 @@ class KeyedRows:
         dicts, elements = found
         if not all(isinstance(v, (ast.List, ast.Tuple)) and id(v) in self.literals for v, _ in elements):
             return None
-        return dicts, [item for v, _ in elements for item in self.literals[id(v)]]
+        items = [(n, item) for v, _ in elements for n, item in zip(v.elts, self.literals[id(v)], strict=True)]
+        if not all(_fresh(node, item) for node, item in items):
+            return None
+        return dicts, [item for _, item in items]
 
     def looped(self, item: Obj, dicts: list[ast.Dict]) -> None:
         """`item` was bound by a loop over a list the rows `dicts` hold."""
@@ -177,6 +185,20 @@ class KeyedRows:
         else:
             name = node.id
         return _module_constant(scope, name)
+
+
+def _fresh(node: ast.expr, element) -> bool:
+    """A constant (no model), or a model built where the row writes it (`Acos()`,
+    `Net().eval()`): no other name holds it, so what is done to it through another (a mode
+    switch, a part given) cannot be missed here."""
+    if isinstance(node, ast.Constant):
+        return element is None
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(element, Obj)
+        and bool(element.origins)
+        and all(o.kind == CONSTRUCTED for o in element.origins)
+    )
 
 
 def _module_constant(scope, name: str):
