@@ -14,6 +14,7 @@ from qlint.analysis.flow import decorator_registries as registries
 from qlint.analysis.flow.dead_branches import ConstantFlags, condition_of
 from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.handed_switches import param_switches
+from qlint.analysis.flow.keyed_rows import KeyedRows
 from qlint.analysis.flow.loop_effects import modules_switched
 from qlint.analysis.flow.loop_items import LITERALS, Containers, element_of
 from qlint.analysis.flow.looped_switches import looped_modules
@@ -80,6 +81,8 @@ class Interpreter:
         self.flow.resolver = self.resolver
         self.calls = CallSemantics(self, owner, self.resolver, class_scope, nested, classes)
         self.containers = Containers(func)  # lists and dicts written here, for loops over them
+        # Rows of dicts keyed by constants, and the models read from them by key.
+        self.containers.keyed = KeyedRows(func, owner, local, self.containers.literals)
         self.parts = GraphParts()  # graphs held in parts of local values (`pair[0]`, `holder.gm`)
         self._qualnames: dict[tuple[str, ...], str | None] = {}  # `qualname`, per spelling
 
@@ -316,6 +319,10 @@ class Interpreter:
                 self.bind_unknown(name, s, env)
             else:
                 env.vars[name.id] = item
+        rows = self.containers.rows(s, env)
+        if rows is not None:  # `for case in cases:` over dicts read as `case[KEY]` (`keyed_rows`)
+            target, dicts = rows
+            self.containers.keyed.bind(s, env.vars.get(target.id), dicts, env)
         return True
 
     def with_block(self, s, env: Env) -> Env | None:
@@ -412,6 +419,8 @@ class Interpreter:
             return self.expr(e.value, env)
         if isinstance(e, ast.Subscript) and (found := registries.lookup(self.calls, e, env)) is not None:
             return found  # `REGISTRY[type(config)]`
+        if isinstance(e, ast.Subscript) and (found := self.containers.keyed.value(e, env)) is not None:
+            return found  # `case[QCOM_MODULE]` of rows written here (`keyed_rows`)
         if isinstance(e, ast.Subscript) and (makes := self.calls.builds.callables(e.value, e.slice)):
             return self.calls.builds.factory(e, makes, env)  # `make = MODELS[name]`
         if isinstance(e, (ast.Attribute, ast.Subscript)):
