@@ -412,16 +412,36 @@ def blind_function(func: ast.AST | None, ref: OpRef, returned: bool = False) -> 
     params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
     if not params:
         return False
+    # A docstring is never a key: gaudi's `remove_duplicated_outputs` shows a graph holding
+    # `add_.Tensor` nodes in its docstring, and keys on nothing but the output node.
+    docs = {id(d) for d in _docstrings(func)}
     for node in ast.walk(func):
-        if isinstance(node, ast.Attribute) and node.attr == ref.op:
-            return False
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and ref.op in node.value:
+        if _spells_op(node, ref, docs):
             return False
         if isinstance(node, ast.Call) and _hands_on(node, params[0]):
             return False
         if returned and isinstance(node, ast.Return) and node.value is not None and _mentions(node.value, params[0]):
             return False
     return True
+
+
+def _spells_op(node: ast.AST, ref: OpRef, docs: set[int]) -> bool:
+    """`x.<op>`, or a string holding the op's name that is not a docstring (in `docs`)."""
+    if isinstance(node, ast.Attribute):
+        return node.attr == ref.op
+    text = node.value if isinstance(node, ast.Constant) else None
+    return isinstance(text, str) and ref.op in text and id(node) not in docs
+
+
+def _docstrings(func: ast.AST) -> list[ast.Constant]:
+    """The docstrings of `func` and of the functions and classes defined in it."""
+    found = []
+    for node in ast.walk(func):
+        body = node.body if isinstance(node, (*_FUNCS, ast.ClassDef)) else None
+        first = body[0].value if body and isinstance(body[0], ast.Expr) else None
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            found.append(first)
+    return found
 
 
 def _hands_on(call: ast.Call, graph: str) -> bool:
