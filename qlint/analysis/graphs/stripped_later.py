@@ -412,11 +412,8 @@ def blind_function(func: ast.AST | None, ref: OpRef, returned: bool = False) -> 
     params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
     if not params:
         return False
-    # A docstring is never a key: gaudi's `remove_duplicated_outputs` shows a graph holding
-    # `add_.Tensor` nodes in its docstring, and keys on nothing but the output node.
-    docs = {id(d) for d in _docstrings(func)}
     for node in ast.walk(func):
-        if _spells_op(node, ref, docs):
+        if _spells_op(node, ref, func):
             return False
         if isinstance(node, ast.Call) and _hands_on(node, params[0]):
             return False
@@ -425,12 +422,14 @@ def blind_function(func: ast.AST | None, ref: OpRef, returned: bool = False) -> 
     return True
 
 
-def _spells_op(node: ast.AST, ref: OpRef, docs: set[int]) -> bool:
-    """`x.<op>`, or a string holding the op's name that is not a docstring (in `docs`)."""
+def _spells_op(node: ast.AST, ref: OpRef, func: ast.AST) -> bool:
+    """`x.<op>`, or a string holding the op's name that is not a docstring of `func` or of what
+    it defines: a docstring is never a key (gaudi's `remove_duplicated_outputs` shows a graph of
+    `add_.Tensor` nodes in its own, and keys on nothing but the output node)."""
     if isinstance(node, ast.Attribute):
         return node.attr == ref.op
     text = node.value if isinstance(node, ast.Constant) else None
-    return isinstance(text, str) and ref.op in text and id(node) not in docs
+    return isinstance(text, str) and ref.op in text and not any(d is node for d in _docstrings(func))
 
 
 def _docstrings(func: ast.AST) -> list[ast.Constant]:
