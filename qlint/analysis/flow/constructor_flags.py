@@ -17,7 +17,6 @@ import ast
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.call_sites import rows_naming
-from qlint.analysis.flow.construction_references import construction_uses
 from qlint.analysis.flow.model_values import STORED, ModeFact
 from qlint.analysis.flow.switched_params import Branch, switched_before_store
 
@@ -32,6 +31,9 @@ def other_arm_ruled_out(home: FileContext, fact: ModeFact) -> bool:
     branch = _branch(init, origin.name)
     if branch is None:
         return False
+    # Imported here, as project_callers does: most captures never ask this, and the first
+    # questions of a check must not pay for the verdicts' modules (test_lazy_verdict_imports).
+    from qlint.analysis.flow.construction_references import construction_uses
     from qlint.analysis.flow.method_references import owner_class
     from qlint.analysis.flow.project_callers import each_project_call
 
