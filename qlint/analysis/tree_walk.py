@@ -155,27 +155,6 @@ def own_nodes(
     return out
 
 
-# The fields that hold statements (a handler's and a case's body are reached through them).
-_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
-
-
-def statements(node: ast.AST) -> list[ast.AST]:
-    """The statements under `node`, at any depth: what `walk` finds of the statement kinds
-    (an import, a definition), without visiting an expression, where no statement can be
-    (a lambda's body is an expression). Handlers and cases come with their bodies; the order
-    is not `walk`'s."""
-    out: list[ast.AST] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        for name in _BLOCKS:
-            block = getattr(current, name, None)
-            if type(block) is list:
-                out.extend(block)
-                stack.extend(block)
-    return out
-
-
 def block_spans(stmts: list[ast.stmt], row: int) -> bool:
     """The statements (a block, in order) run from a line at or before `row` to one at or after it."""
     return bool(stmts) and stmts[0].lineno <= row <= (stmts[-1].end_lineno or stmts[-1].lineno)
@@ -245,6 +224,19 @@ def _block_kinds(cls: type):
     blocks = tuple(n for n in ("body", "orelse", "finalbody") if n in fields)
     nested = tuple(n for n in ("handlers", "cases") if n in fields)
     return (blocks, nested) if blocks or nested else ()
+
+
+def statements(node: ast.AST) -> list[ast.stmt]:
+    """Every statement under `node`, at any depth, nested functions' and classes' included:
+    the statements `walk` finds, without visiting an expression (where none can be: a
+    lambda's body is an expression). Not in `walk` order."""
+    out: list[ast.stmt] = []
+    stack = [node]
+    while stack:
+        for block in statement_lists(stack.pop()):
+            out.extend(block)
+            stack.extend(block)
+    return out
 
 
 def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
