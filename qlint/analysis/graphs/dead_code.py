@@ -44,7 +44,7 @@ from qlint.analysis.graphs.test_collection import called_by_runner, is_test_modu
 from qlint.analysis.graphs.unreached_api import unreached_public, unreached_script_function
 from qlint.analysis.names.package_map import project_root
 from qlint.analysis.tree_walk import names_by_id, walk
-from qlint.lazy_patterns import lazy
+from qlint.analysis.word_search import AnchoredPattern, ascii_word_count
 
 # The rules whose findings describe what code does when it runs: in dead code they describe
 # nothing. (QL401/QL402: an import of a removed API in a file nothing imports breaks nothing.)
@@ -54,7 +54,9 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _EXITS = frozenset({"exit", "quit", "sys.exit", "os._exit"})
 _MEMO = "dead_code.rows"
 _RUNNER_ENTRIES = frozenset({"unittest.main", "pytest.main", "run_tests"})
-_SELF_MODULE = lazy(r"\bsys\.modules\b|\bimport_module\s*\(|\b__import__\s*\(")
+_SELF_MODULE = AnchoredPattern(
+    r"\bsys\.modules\b|\bimport_module\s*\(|\b__import__\s*\(", ("sys.modules", "import_module", "__import__")
+)
 
 
 def is_dead(ctx: FileContext, row: int) -> bool:
@@ -169,7 +171,7 @@ def _read_in_module(ctx: FileContext, func: ast.AST) -> bool:
     """`read_in` over the whole module, without its walk when the text spells the name once
     (by its `def`): an editor asks on every keystroke. A text that is not ASCII may spell an
     identifier another way (identifiers are read NFKC-normalised), so it is walked."""
-    if ctx.text.isascii() and len(re.findall(rf"\b{re.escape(func.name)}\b", ctx.text)) <= 1:
+    if ctx.text.isascii() and ascii_word_count(ctx.text, func.name, 2) <= 1:
         return False
     return read_in(ctx.tree, func)
 

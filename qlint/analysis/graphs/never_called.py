@@ -28,11 +28,15 @@ from bisect import bisect_left
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.project_scan import scan_root
 from qlint.analysis.graphs.stripped_later import named_elsewhere
-from qlint.lazy_patterns import lazy
+from qlint.analysis.word_search import AnchoredPattern
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
-# Run-time lookups of a module's names: any function of such a module may be called.
-DYNAMIC_LOOKUP = lazy(r"\b(?:globals|vars|locals|getmembers)\s*\(|__dict__")
+# Run-time lookups of a module's names: any function of such a module may be called. Searched
+# from where its words occur (`word_search`): asked of the whole module on most checks with
+# findings, where `re` alone would try the pattern at every character.
+DYNAMIC_LOOKUP = AnchoredPattern(
+    r"\b(?:globals|vars|locals|getmembers)\s*\(|__dict__", ("globals", "vars", "locals", "getmembers", "__dict__")
+)
 
 
 def never_runs(ctx: FileContext, row: int) -> bool:
