@@ -5,7 +5,9 @@ commit, where its package maps onto the tree) and a `<slug>.csv` of labelled sit
 (`repository,commit,path,line,rule,label,reason`; label `bug` or `ok`). Nothing is fetched:
 each repository is materialised at its commit from a local bare mirror, qlint runs from the
 repository root as a user would (`qlint check --no-cache --exit-zero --output-format json .`),
-and each finding is matched to the rows of its path and rule whose line it covers.
+and each finding is matched to the rows of its path and rule whose line it covers. Packages the
+repository pins and qlint reads from their installed source (a library's pass, a model class)
+are materialised from their mirrors too, into a site directory the run has on its path.
 
     python benchmarks/corpus_eval.py                       # every repository, stable rules
     python benchmarks/corpus_eval.py --preview --repo nncf  # one repository, preview rules too
@@ -71,11 +73,32 @@ class Repo:
     # Files qlint would read that the mirror lacks (its largest blobs) and that no row is on:
     # accepted as absent by name in the TOML, so a lost notebook cannot hide a labelled site.
     absent_ok: tuple[str, ...] = ()
+    # Packages the repository pins (its requirements), installed for the run as a user has them.
+    installed: tuple[Installed, ...] = ()
 
     @property
     def owner_name(self) -> tuple[str, str]:
-        parts = self.url.rstrip("/").removesuffix(".git").split("/")
-        return parts[-2], parts[-1]
+        return _owner_name(self.url)
+
+
+@dataclass(frozen=True)
+class Installed:
+    """A dependency installed for a repository's run: the tree of `commit`, whose directory
+    `source` (`src` for a src layout, `.` otherwise) holds the packages put on the path."""
+
+    slug: str  # `<repo slug>: <name>`, for messages
+    url: str
+    commit: str
+    source: str
+
+    @property
+    def owner_name(self) -> tuple[str, str]:
+        return _owner_name(self.url)
+
+
+def _owner_name(url: str) -> tuple[str, str]:
+    parts = url.rstrip("/").removesuffix(".git").split("/")
+    return parts[-2], parts[-1]
 
 
 @dataclass(frozen=True)
@@ -140,6 +163,7 @@ def load_corpus(directory: Path, only: set[str] | None = None) -> list[Repo]:
         if not isinstance(absent_ok, list) or not all(isinstance(p, str) for p in absent_ok):
             raise CorpusError(f"{meta}: absent_ok must be a list of paths")
         repo.absent_ok = tuple(absent_ok)
+        repo.installed = _installed(meta, slug, data.get("installed", []))
         table = meta.with_suffix(".csv")
         if not table.exists():
             raise CorpusError(f"{meta}: no rows file {table.name}")
@@ -151,6 +175,20 @@ def load_corpus(directory: Path, only: set[str] | None = None) -> list[Repo]:
     if only and only - {r.slug for r in repos}:
         raise CorpusError(f"no corpus entry for {', '.join(sorted(only - {r.slug for r in repos}))}")
     return repos
+
+
+def _installed(meta: Path, slug: str, entries) -> tuple[Installed, ...]:
+    """The TOML's `[[installed]]` tables: `url`, `commit` and `source` each."""
+    if not isinstance(entries, list):
+        raise CorpusError(f"{meta}: installed must be a list of tables")
+    found = []
+    for entry in entries:
+        keys = ("url", "commit", "source")
+        if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) for k in keys):
+            raise CorpusError(f"{meta}: each installed table needs url, commit and source")
+        name = f"{slug}: {_owner_name(entry['url'])[1]}"
+        found.append(Installed(name, entry["url"], entry["commit"], entry["source"]))
+    return tuple(found)
 
 
 def read_rows(table: Path, repo: Repo) -> list[Row]:
@@ -182,7 +220,7 @@ def read_rows(table: Path, repo: Repo) -> list[Row]:
 # -- materialising and running ------------------------------------------------------------
 
 
-def find_mirror(repo: Repo, mirrors: list[Path]) -> Path:
+def find_mirror(repo: Repo | Installed, mirrors: list[Path]) -> Path:
     """The first bare git dir under `mirrors` named for the repository that holds its commit."""
     owner, name = repo.owner_name
     tried = []
@@ -248,11 +286,36 @@ def _git(git_dir: Path, *args: str, check: bool = True, env=None) -> subprocess.
     return subprocess.run(["git", f"--git-dir={git_dir}", *args], capture_output=True, text=True, check=check, env=env)
 
 
-def run_qlint(root: Path, qlint: list[str], preview: bool) -> list[Finding]:
+def install(repo: Repo, mirrors: list[Path], into: Path) -> Path | None:
+    """The repository's pinned dependencies, each materialised from its mirror under `into`,
+    and a directory `site-packages` there holding links to the packages of each `source`
+    directory (None when it pins none): on the run's path, it is where qlint looks for
+    installed source, as in a user's environment (never imported: the linter reads it)."""
+    if not repo.installed:
+        return None
+    site = into / "site-packages"
+    site.mkdir()
+    for dep in repo.installed:
+        tree = into / "installed" / dep.owner_name[1]
+        tree.mkdir(parents=True)
+        materialise(find_mirror(dep, mirrors), dep.commit, tree)
+        source = (tree / dep.source).resolve()
+        if not source.is_dir() or not source.is_relative_to(tree.resolve()):
+            raise CorpusError(f"{dep.slug}: no directory {dep.source} in {dep.commit}")
+        for entry in sorted(source.iterdir()):
+            if (entry.is_dir() or entry.suffix == ".py") and not (site / entry.name).exists():
+                (site / entry.name).symlink_to(entry)
+    return site
+
+
+def run_qlint(root: Path, qlint: list[str], preview: bool, site: Path | None = None) -> list[Finding]:
     cmd = [*qlint, "check", "--no-cache", "--exit-zero", "--output-format", "json", "."]
     if preview:
         cmd.append("--preview")
-    done = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+    env = None
+    if site is not None:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH")) if p)}
+    done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise CorpusError(f"qlint failed in {root} (exit {done.returncode}): {done.stderr.strip()[-2000:]}")
     return parse_findings(json.loads(done.stdout), root)
@@ -345,8 +408,9 @@ def evaluate(repos: list[Repo], mirrors: list[Path], qlint: list[str], preview: 
                     f"{repo.slug}: the mirror lacks {len(absent)} non-Python file(s), e.g. {absent[0]}", file=sys.stderr
                 )
             check_sites(root, repo.rows)
+            site = install(repo, mirrors, Path(tmp))
             rows = repo.rows if preview else without_preview(repo.rows)
-            score(repo.slug, rows, run_qlint(root, qlint, preview), skipped, out)
+            score(repo.slug, rows, run_qlint(root, qlint, preview, site), skipped, out)
     return out
 
 

@@ -11,6 +11,20 @@ analyses them again). Counts do not depend on the machine's load; the CPU second
 rules, and of the whole run) are printed beside them for orientation. Issue 13 asks the
 analyses to be proportional to what a tree holds: a repeat count far above the number of
 distinct bodies is work to share.
+
+The model flow's bodies are also split by why they were read and what they hold, with the
+CPU each group took (its own bodies', not the helpers' they called), which is what a
+precheck that skips bodies would have to save:
+- bodies of the file checked that `relevant_bodies` chose, by round (0: the text names a
+  capture or PT2E API; 1, 2: it calls or hands on a body chosen before), the others of the
+  file checked (its helpers, read on demand), and bodies of other modules (their helpers,
+  and the callers a caller search reads);
+- how many hold a capture, and a capture that reaches a prepare (what QL201/QL202 report on);
+- repeats of a body analysed before: the same tree (a flow not kept for reuse: first read
+  in its own module's check, whose flows are not kept, then as a helper of another's; or
+  its analysis depended on the order it was met in), or a tree parsed again from its
+  module's text (the module's entry set aside, `ProjectIndex._set_aside`, or read by a
+  caller search).
 """
 
 from __future__ import annotations
@@ -23,7 +37,7 @@ import sys
 import time
 
 from qlint.analysis import calibration_walk
-from qlint.analysis.flow import model_interp
+from qlint.analysis.flow import model_interp, relevant_bodies
 from qlint.cli import main as qlint_main
 from qlint.registry import rules as registered_rules
 
@@ -33,6 +47,35 @@ class _Counts:
         self.runs: collections.Counter = collections.Counter()  # (kind, path, line) -> runs
         self.checked = ""
         self.rule_cpu: collections.Counter = collections.Counter()
+        self.rounds: dict[int, tuple[object, int]] = {}  # id(body) -> (body, round chosen in)
+        # group -> [bodies, with a capture, with one reaching a prepare, own CPU seconds]
+        self.groups: dict[str, list] = collections.defaultdict(lambda: [0, 0, 0, 0.0])
+        self.trees: dict[tuple[str, int, int], list] = {}  # (path, line, col) -> the body nodes read
+        self.repeats: collections.Counter = collections.Counter()
+        self.nested: list[float] = []  # CPU of the bodies analysed inside the one under way
+
+    def flow(self, interpreter, flow, seconds: float) -> None:
+        """A model-flow body analysed: its group, what it holds, and whether it is a repeat."""
+        func, owner = interpreter.func, interpreter.owner
+        path = owner.scope.path
+        chosen = self.rounds.get(id(func))
+        if path != self.checked:
+            group = "bodies of other modules"
+        elif chosen is not None and chosen[0] is func:
+            group = f"own, chosen in round {chosen[1]}"
+        else:
+            group = "own, read as helpers"
+        captures = flow.captures if flow is not None else []
+        entry = self.groups[group]
+        entry[0] += 1
+        entry[1] += bool(captures)
+        entry[2] += any(c.sinks for c in captures)
+        entry[3] += seconds
+        where = (os.path.abspath(path), getattr(func, "lineno", 0), getattr(func, "col_offset", 0))
+        seen = self.trees.setdefault(where, [])
+        if seen:
+            self.repeats["the same tree" if any(n is func for n in seen) else "a tree parsed again"] += 1
+        seen.append(func)  # held: an id is not reused while the run lasts
 
     def body(self, kind: str, path: str, func) -> None:
         where = "own" if path == self.checked else "other module"
@@ -45,7 +88,26 @@ def _instrument(counts: _Counts, select: str) -> None:
 
     def interpreted(self):
         counts.body("model flow", self.owner.scope.path, self.func)
-        return interpret(self)
+        start = time.process_time()
+        counts.nested.append(0.0)
+        flow = None
+        try:
+            flow = interpret(self)
+        finally:
+            spent = time.process_time() - start
+            inner = counts.nested.pop()
+            if counts.nested:
+                counts.nested[-1] += spent
+            counts.flow(self, flow, spent - inner)
+        return flow
+
+    def chosen(ctx):
+        choice = choose(ctx)
+        counts.rounds.update((id(f), (f, r)) for f, _, r in choice.entries)
+        return choice
+
+    choose = relevant_bodies._choose
+    relevant_bodies._choose = chosen
 
     def walked(self):
         counts.body("calibration", self.scope.path, self.func)
@@ -93,6 +155,11 @@ def main() -> int:
             f"  {kind}: {sum(mine.values())} bodies analysed, {len(distinct)} distinct,"
             f" {other} of them bodies of other modules than the file checked"
         )
+    print("  model flow bodies, by why they were read: bodies, with a capture, with one reaching a prepare, own CPU")
+    for group, (bodies, captures, reaching, seconds) in sorted(counts.groups.items()):
+        print(f"    {group}: {bodies}, {captures}, {reaching}, {seconds:.2f} s")
+    repeats = ", ".join(f"{n} of {why}" for why, n in sorted(counts.repeats.items()))
+    print(f"  model flow repeats: {repeats or 'none'}")
     return 0
 
 

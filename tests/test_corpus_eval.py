@@ -252,3 +252,75 @@ def test_an_empty_file_has_a_first_line_and_no_second(tmp_path):
     corpus_eval.check_sites(tmp_path, [corpus_eval.Row("empty.ipynb", 1, "QL001", "bug", "empty", "t:2")])
     with pytest.raises(corpus_eval.CorpusError, match="is not a line of the tree"):
         corpus_eval.check_sites(tmp_path, [corpus_eval.Row("empty.ipynb", 2, "QL001", "bug", "empty", "t:2")])
+
+
+# A pass of an installed library, run on the graph between a packet insertion and the strip:
+# qlint reads it from the installed source (`installed_passes`), which the corpus installs for
+# the run from the library's mirror, at the commit the repository pins.
+LOWER = """\
+import torch
+from lib.export import retarget
+
+
+def add_zero(gm):
+    for node in list(gm.graph.nodes):
+        gm.graph.call_function(torch.ops.aten.zero_, (node,))
+
+
+def strip_overloads(g):
+    for node in g.graph.nodes:
+        if isinstance(node.target, torch._ops.OpOverload):
+            node.target = node.target.overloadpacket
+
+
+def lower(gm):
+    add_zero(gm)
+    retarget(gm, src=print, target=torch.ops.aten.relu)
+    strip_overloads(gm)
+    return torch.jit.script(gm)
+"""
+
+RETARGET = """\
+def retarget(gm, src, target):
+    for node in gm.graph.nodes:
+        if node.target is src:
+            node.target = target
+"""
+
+
+def _bare(mirrors: Path, name: str, files: dict[str, str]) -> str:
+    work = mirrors.parent / f"work-{name}"
+    for path, text in files.items():
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).write_text(text)
+    _git(work, "init", "-q")
+    _git(work, "add", ".")
+    _git(work, "commit", "-qm", name)
+    _git(mirrors, "clone", "-q", "--bare", str(work), str(mirrors / f"acme+{name}" / "repo"))
+    return _git(work, "rev-parse", "HEAD")
+
+
+def test_pinned_dependencies_are_installed_for_the_run(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the run's qlint is this checkout's, which reads them
+    mirrors = tmp_path / "mirrors"
+    mirrors.mkdir()
+    commit = _bare(mirrors, "lowering", {"pkg/__init__.py": "", "pkg/lower.py": LOWER})
+    lib = _bare(mirrors, "lib", {"src/lib/__init__.py": "", "src/lib/export.py": RETARGET, "setup.py": ""})
+    url = "https://github.com/acme/lowering"
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "lowering.toml").write_text(f'url = "{url}"\ncommit = "{commit}"\nimport_root = "."\n')
+    row = "zero_ goes into a graph stripped next; the library's pass between keys on the function it is handed"
+    header = ",".join(corpus_eval.COLUMNS)
+    (corpus / "lowering.csv").write_text(f"{header}\n{url},{commit},pkg/lower.py,7,QL102,ok,{row}\n")
+    code, out, _ = _run(capsys, corpus, mirrors, "--json")
+    assert code == 0 and json.loads(out)["rules"]["QL102"]["fp"] == 1  # not installed: unknown
+
+    installed = f'\n[[installed]]\nurl = "https://github.com/acme/lib"\ncommit = "{lib}"\nsource = "src"\n'
+    (corpus / "lowering.toml").write_text((corpus / "lowering.toml").read_text() + installed)
+    code, out, _ = _run(capsys, corpus, mirrors, "--json")
+    assert code == 0 and json.loads(out)["rules"]["QL102"]["tn"] == 1
+
+    (corpus / "lowering.toml").write_text((corpus / "lowering.toml").read_text().replace('"src"', '"lib"'))
+    code, _, err = _run(capsys, corpus, mirrors)
+    assert code == 2 and "no directory lib" in err

@@ -6,8 +6,8 @@ language server asks them on every keystroke (issue 13, `benchmarks/lsp_bench.py
   has its names looked for in the top-level statements on the rows spelling it alone
   (`_module_names`), not by a walk of the whole module;
 - whether the module looks names up at run time (`globals()`, `vars()`, `__dict__`) or gets
-  a module object of itself (`sys.modules`, `import_module`) is searched once per check, and
-  not at all in a text holding none of the pattern's words.
+  a module object of itself (`sys.modules`, `import_module`) is searched once per check, not
+  once per function holding a finding.
 
 The answers are the ones the walks and the searches gave: the look-alikes below (a name in a
 comment, in a longer name, in a text that is not ASCII; a word of the patterns in a comment,
@@ -239,7 +239,7 @@ def _rows(tmp_path: Path, text: str) -> list[int]:
 @pytest.mark.parametrize(
     ("extra", "searches", "rows"),
     [
-        ("", 0, []),  # none of the patterns' words: no search
+        ("", 1, []),  # none of the patterns' words
         ("# no vars or import_module here\n", 1, []),  # the words, no lookup: searched once each
         ("SEEN = vars()\n", 1, [8, 14]),  # a run-time lookup: any function may be called
     ],

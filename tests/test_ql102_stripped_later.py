@@ -105,6 +105,29 @@ def test_strip_under_a_condition_is_loud(tmp_path):
     assert _rows(tmp_path, PASS + _lower(body)) == [ROW]
 
 
+# A blind pass whose docstring shows the op (Gaudi's `remove_duplicated_outputs` prints a graph
+# of `add_.Tensor` nodes in its own), and the look-alike that keys on the op's printed name.
+DOCUMENTED = BLIND.replace(
+    "    def drop_outputs(gm):\n",
+    '    def drop_outputs(gm):\n        """Drops outputs: `seed_generator.default(seed)` stays."""\n\n'
+    '        class Kept:\n            """Nodes such as `seed_generator.default` are kept."""\n\n',
+)
+
+
+def test_blind_pass_naming_the_op_only_in_docstrings_is_quiet(tmp_path):
+    body = "add_seed(gm)\ndrop_outputs(gm)\nstrip_overloads(gm)\n"
+    assert _rows(tmp_path, PASS + DOCUMENTED + _lower(body)) == []
+
+
+def test_pass_keyed_on_the_op_name_string_is_loud(tmp_path):
+    keyed = DOCUMENTED.replace('node.op == "output"', '"seed_generator.default" in str(node.target)')
+    body = "add_seed(gm)\ndrop_outputs(gm)\nstrip_overloads(gm)\n"
+    assert _rows(tmp_path, PASS + keyed + _lower(body)) == [ROW]
+    (tmp_path / "kept").mkdir()  # a string first in a body, but a statement of a loop's
+    looped = BLIND.replace('if node.op == "output":', '"seed_generator.default"\n            if node.op == "output":')
+    assert _rows(tmp_path / "kept", PASS + looped + _lower(body)) == [ROW]
+
+
 def test_graph_handed_on_before_the_strip_is_loud(tmp_path):
     body = "add_seed(gm)\nmodule.lowered = gm\nstrip_overloads(gm)\n"
     assert _rows(tmp_path, PASS + _lower(body)) == [ROW]

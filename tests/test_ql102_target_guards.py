@@ -143,3 +143,40 @@ def test_insertion_behind_inplace_overload_on_exported_graph_is_reported():
     # torch.export keeps in-place overloads (`aten.mul_.Tensor`): such a guard may hold.
     src = EXPORTED.replace("empty_permuted.{overload}", "relu_.default")
     assert _found(src) == [(9, "QL102")]
+
+
+# -- QL102 reads QL101's verdict from the run's own QL101 check --------------------------------
+
+
+def _counted_matcher_checks(monkeypatch) -> list[int]:
+    from qlint.rules.ql101_packet_matcher import PacketMatcher
+
+    runs = [0]
+    check = PacketMatcher.check
+
+    def counted(self, ctx):
+        runs[0] += 1
+        return check(self, ctx)
+
+    monkeypatch.setattr(PacketMatcher, "check", counted)
+    return runs
+
+
+def test_guard_verdict_reuses_the_run_s_packet_matcher_check(monkeypatch):
+    runs = _counted_matcher_checks(monkeypatch)
+    assert _found(_pass("if n.target == dq:")) == [(7, "QL101")]
+    assert runs[0] == 1  # the engine's QL101 check, not a second one for QL102's guard
+
+
+def test_guard_verdict_without_qlint_s_packet_matcher_in_the_run(monkeypatch):
+    runs = _counted_matcher_checks(monkeypatch)
+    found = [(d.range.start.row, d.code) for d in lint(_pass("if n.target == dq:"), select=("QL102",))]
+    assert found == [] and runs[0] == 1  # QL102's own run of QL101's check, with its defaults
+
+
+def test_guard_verdict_when_the_run_s_packet_matcher_has_other_options(monkeypatch):
+    runs = _counted_matcher_checks(monkeypatch)
+    src = _pass("if n.target == dq:")
+    diagnostics = lint(src, select=("QL101", "QL102"), QL101={"fix-style": "both"})
+    found = sorted((d.range.start.row, d.code) for d in diagnostics)
+    assert found == [(7, "QL101")] and runs[0] == 2  # the defaults' verdict is QL102's, run apart

@@ -39,6 +39,19 @@ QUIET = {
                     module = quantize(module, (x,), q)
                     lower(module, x)
         """,
+    "rebound to the result in an inner loop over inputs, handed on after (ExecuTorch's test_comb)": """
+        def lower(m, x):
+            m.extra = nn.Dropout(0.5)
+
+        def main(x, q):
+            modules = [Shuffle(), Shuffle()]
+            inputs = [(x,), (x, x)]
+            for module in modules:
+                for sample_input in inputs:
+                    with torch.no_grad():
+                        module = quantize(module, sample_input, q)
+                        lower(module, sample_input)
+        """,
     "the name of each case handed to a call (ExecuTorch's `self.subTest(name=name)`)": """
         def main(x, q, log):
             cases = [("a", Shuffle(), (x,)), ("b", Shuffle(), (x, x))]
@@ -69,6 +82,31 @@ LOUD = {
                 m.bn = nn.BatchNorm1d(4)
             for m in modules:
                 quantize(m, (x,), q)
+        """,
+    "an inner loop over inputs that does not rebind the item: its next capture sees the part": """
+        def lower(m, x):
+            m.extra = nn.Dropout(0.5)
+
+        def main(x, q):
+            modules = [Shuffle(), Shuffle()]
+            inputs = [(x,), (x, x)]
+            for module in modules:
+                for sample_input in inputs:
+                    qdq = quantize(module, sample_input, q)
+                    lower(module, sample_input)
+        """,
+    "an inner loop rebinding the item on some inputs only": """
+        def lower(m, x):
+            m.extra = nn.Dropout(0.5)
+
+        def main(x, q, flag):
+            modules = [Shuffle(), Shuffle()]
+            inputs = [(x,), (x, x)]
+            for module in modules:
+                for sample_input in inputs:
+                    if flag:
+                        module = quantize(module, sample_input, q)
+                    lower(module, sample_input)
         """,
     "a part given to the values of a dict": """
         def main(x, q):

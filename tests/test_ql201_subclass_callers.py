@@ -217,3 +217,32 @@ def test_a_subclass_module_read_goes_before_the_next_is_read(tmp_path, monkeypat
     built.clear()
     assert rows_of(check_file(root / "pkg" / "suite.py", ("QL202",)).diagnostics) == []
     assert alive_at_build == [[], ["test_ops0.py"], ["test_ops0.py", "test_ops1.py"]]
+
+
+def test_a_subclass_module_summarised_over_the_handover_budget_is_parsed_once_for_its_calls(tmp_path, monkeypatch):
+    # torchao's test_arm_inductor_quantizer.py: its summary (is `_test_quantizer` named
+    # elsewhere?) was parsed with the run's handover budget full, the tree dropped, and the
+    # module parsed again at once to read its calls (issue 13).
+    import ast
+
+    from qlint.analysis.names.project import ProjectIndex
+    from qlint.analysis.names.tree_handover import HANDOVER
+
+    tests = "\nclass TestOps(Suite):\n    def test_ptq(self):\n        self.check_quantizer(Net(), torch.randn(1))\n"
+    root = package_repository(tmp_path / "repo", suite=SUITE, test_ops=IMPORT + tests)
+    caller = root / "pkg" / "test_ops.py"
+    text = caller.read_text()
+    parsed: list[str] = []
+    real = ast.parse
+
+    def counting(source, filename="<unknown>", *args, **kwargs):
+        if source == text:
+            parsed.append(str(filename))
+        return real(source, filename, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", counting)
+    monkeypatch.setattr(HANDOVER, "_pending", {str(caller)})  # the run checks it later
+    monkeypatch.setattr(HANDOVER, "budget", 0)  # and holds trees enough already
+    run = ProjectIndex(track_dependents=False)  # a command-line run's index
+    assert rows_of(check_file(root / "pkg" / "suite.py", ("QL202",), run).diagnostics) == []
+    assert parsed == [str(caller)]

@@ -34,6 +34,19 @@ def test_the_manifest_is_what_the_rule_classes_say():
     )
 
 
+def test_the_manifest_is_written_as_ruff_format_would(tmp_path):
+    # QL101's triggers outgrew one line: the generator wraps the tuple, one trigger a line,
+    # or `ruff format --check` fails on the file it writes.
+    written = tmp_path / "manifest.py"
+    written.write_text(_generator().render())
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--check", "--config", str(ROOT / "pyproject.toml"), str(written)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 def test_regenerating_an_up_to_date_manifest_leaves_the_file_alone(tmp_path, monkeypatch):
     # Its mtime is part of qlint's code fingerprint: a rewrite would make the next run cold.
     generator = _generator()

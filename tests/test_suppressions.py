@@ -124,3 +124,36 @@ def test_the_rows_mentioning_noqa_are_those_whose_lowered_text_does():
         expected = [row for row, line in enumerate(lines, 1) if "noqa" in line.lower()]
         assert _noqa_rows(text, lines) == expected
     assert _noqa_rows("a\n# NOQA\nb  # noqa\n", io.StringIO("a\n# NOQA\nb  # noqa\n").readlines()) == [2, 3]
+
+
+@pytest.mark.parametrize(
+    "comment, file_all, codes",
+    [
+        ("# qlint: noqa", True, None),
+        ("# QLINT: NOQA", True, None),
+        ("# Qlint :noqa: ql101, QL102", False, ("QL101", "QL102")),
+        ("# ql\u0131nt: noqa", True, None),  # dotless i matches `i` under IGNORECASE: not ASCII, asked of the pattern
+        ("# noqa: QL101", False, None),  # a line directive, no file-level one
+    ],
+)
+def test_file_level_directive_in_any_case(comment, file_all, codes):
+    text = f"x = 1  {comment}\n"
+    sup = parse_suppressions(text, ast.parse(text))
+    assert sup.file_all is file_all
+    assert sup.file_codes == codes
+
+
+def test_file_level_pattern_not_compiled_without_qlint(monkeypatch):
+    """Compiling `_FILE` costs as much as the rest of a noqa file's suppressions: a file whose
+    comments never spell `qlint` does not compile it."""
+    import qlint.suppressions as suppressions
+    from qlint.lazy_patterns import LazyPattern
+
+    fresh = LazyPattern(*suppressions._FILE._source)
+    monkeypatch.setattr(suppressions, "_FILE", fresh)
+    text = "x = [i for i in y]  # noqa: C416\n"
+    assert 1 in parse_suppressions(text, ast.parse(text)).lines
+    assert "search" not in vars(fresh)
+    text = "# qlint: noqa\n"
+    assert parse_suppressions(text, ast.parse(text)).file_all
+    assert "search" in vars(fresh)

@@ -226,6 +226,19 @@ def _block_kinds(cls: type):
     return (blocks, nested) if blocks or nested else ()
 
 
+def statements(node: ast.AST) -> list[ast.stmt]:
+    """Every statement under `node`, at any depth, nested functions' and classes' included:
+    the statements `walk` finds, without visiting an expression (where none can be: a
+    lambda's body is an expression). Not in `walk` order."""
+    out: list[ast.stmt] = []
+    stack = [node]
+    while stack:
+        for block in statement_lists(stack.pop()):
+            out.extend(block)
+            stack.extend(block)
+    return out
+
+
 def own_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """The statements of `body` and of the blocks in it (`if`, `for`, `while`, `try`, `with`,
     `match`), each before those it holds, its blocks in `statement_lists` order (source order

@@ -43,6 +43,7 @@ QL101_NEEDLES = (
     b"expected_node",
     b"expected_node_occurrence",
     b"expected_node_list",
+    b"find_nodes",
 )
 
 Stat = Callable[[str], "tuple[int, int] | None"]

@@ -18,6 +18,7 @@ import weakref
 
 from qlint.analysis.flow.call_paths import on_params, vouched_on_every_path
 from qlint.analysis.flow.call_sites import Home, Site, calls_all_known, calls_read_here, checked_home, rows_naming
+from qlint.analysis.flow.constructor_flags import other_arm_ruled_out
 from qlint.analysis.flow.decorator_registries import class_key
 from qlint.analysis.flow.model_apis import argument_for
 from qlint.analysis.flow.model_flow import PARAM, STORED, Capture, FunctionFlow, ModeFact, caller_facts, compatible
@@ -35,6 +36,7 @@ from qlint.analysis.flow.model_values import (
 from qlint.analysis.flow.project_callers import ProjectCall, each_project_call
 from qlint.analysis.flow.read_only_params import reads_only
 from qlint.analysis.flow.switched_parts import eval_switched_part, kept_until, partial
+from qlint.analysis.flow.switched_subclasses import vouched_for_every_instance
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.scope import parameter_args
@@ -58,12 +60,16 @@ def vouched_by_callers(ctx: FileContext, cap: Capture, flow: str, flows: list[Fu
     `artifact.data["forward"]`) by callers that build it in the call or just for it, from a
     class that stores what it is given unchanged (`held_contents`, `_harmless_part`); a
     `self.model` stored from `__init__`'s parameter by the constructions of its class, in its
-    module and across the project (`construction_references`)."""
+    module and across the project (`construction_references`). A `self.model` that `__init__`
+    switched before storing it (`switched_params`) is in that mode for every instance of a
+    class nothing subclasses, and the other arm of `__init__`'s branch on a flag is ruled out
+    when every construction selects the eval arm (`constructor_flags`)."""
     facts = cap.modes_for(flow)
     helpers = set()
     parts = set()
     for fact in facts:
-        if fact.state == "eval":
+        if fact.state == "eval" or other_arm_ruled_out(ctx, fact):
+            # (The other arm of a branch of `__init__` that no construction selects.)
             continue
         origin = fact.origin
         if fact.state == "unset" and origin is not None and origin.kind == PARAM_PART:
@@ -204,7 +210,7 @@ def _callers_harmless(
             local = lambda f, call=call, points=points: _own_parameter_harmless(ctx, flows, f, call, points, seen)  # noqa: E731
             if not harmless(fact, flows, call, holder, local):
                 return False
-        elif not harmless(fact, flows, call, holder):
+        elif not _instances_harmless(ctx, ctx, fact, harmless(fact, flows, call, holder)):
             return False
     called = bool(same)
     # Module by module: the first caller that passes a risky model (or a use that cannot be
@@ -227,12 +233,30 @@ def _callers_harmless(
             if not all(harmless(f, list(found.flows), found.call, found.flow, foreign) for f in facts):
                 return False
         elif not all(
-            harmless(f, list(found.flows), found.call, found.flow) or _handed_on(ctx, found, f, seen, select)
+            _instances_harmless(ctx, found.module[0], f, harmless(f, list(found.flows), found.call, found.flow))
+            or _handed_on(ctx, found, f, seen, select)
             for f in found.facts
         ):
             return False
         called = True
     return called
+
+
+def _instances_harmless(ctx: FileContext, home: FileContext, fact: ModeFact, harmless: bool) -> bool:
+    """What a caller in module `home` passes is harmless for every instance of its class: a
+    mode its class's `__init__` gave the attribute holds unless a subclass may build its
+    instances otherwise (`switched_subclasses`), and the other arm of a branch on a flag
+    there is harmless when every construction selects the eval arm (`constructor_flags`)."""
+    if fact.origin is None or fact.origin.kind != STORED:
+        return harmless
+    try:
+        if harmless and vouched_for_every_instance(home, fact):
+            return True
+        return other_arm_ruled_out(home, fact)
+    finally:
+        if home is not ctx:
+            # What those searches read is what this check's answer depends on.
+            ctx.project.hand_over_dependencies(home.path, ctx.path)
 
 
 def _holding(flows: list[FunctionFlow], call: ast.Call) -> FunctionFlow | None:

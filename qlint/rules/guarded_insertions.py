@@ -25,8 +25,6 @@ from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import OpRef, Resolver
 from qlint.rules.base import FileContext
 
-_CACHE_KEY = "ql102.never_matching_packets"
-
 
 def behind_failing_guard(ctx: FileContext, body: Body | None, node: ast.expr, inserted: OpRef) -> bool:
     """Whether the insertion of `inserted` at `node` runs only under a node-target test that
@@ -70,9 +68,12 @@ def _functional_graph(ctx: FileContext, body: Body | None, row: int) -> bool:
 
 def _never_matching(ctx: FileContext) -> frozenset:
     """Where QL101 reports a packet compared with node targets: its verdict that the match
-    never holds on the graphs this module sees (with the rule's default options)."""
-    if _CACHE_KEY not in ctx.cache:
-        from qlint.rules.ql101_packet_matcher import PacketMatcher
+    never holds on the graphs this module sees (with the rule's default options). The run's
+    own QL101 check of the module leaves it when it ran with those options (QL101 runs
+    before QL102); otherwise the check is run here, and leaves it the same way."""
+    from qlint.rules.ql101_packet_matcher import REPORTED_WITH_DEFAULTS, PacketMatcher
 
-        ctx.cache[_CACHE_KEY] = frozenset(d.range for d in PacketMatcher().check(ctx))
-    return ctx.cache[_CACHE_KEY]
+    if REPORTED_WITH_DEFAULTS not in ctx.cache:
+        for _ in PacketMatcher().check(ctx):
+            pass
+    return ctx.cache[REPORTED_WITH_DEFAULTS]

@@ -19,6 +19,7 @@ from qlint.analysis.names.piecewise_parse import parse_by_definitions
 from qlint.analysis.names.resolver import OpRef
 from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.analysis.recent_entries import RecentEntries
+from qlint.analysis.tree_walk import statements
 from qlint.rules.packet_sites import _CACHE_KEY as _SITES_KEY
 from qlint.rules.packet_sites import _keyed
 from qlint.source import LineIndex
@@ -262,7 +263,7 @@ def _imported_names(module: FileContext) -> frozenset[str]:
     """The names `module`'s imports bind, by their last part (`linked_modules`)."""
     if _IMPORTED_KEY not in module.cache:  # kept, as `_defined_names`
         out: set[str] = set()
-        for node in ast.walk(module.tree):
+        for node in statements(module.tree):  # imports are statements: no expression is visited
             if isinstance(node, ast.ImportFrom):
                 if node.module:
                     out.add(node.module.rpartition(".")[2])

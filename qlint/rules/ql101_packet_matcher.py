@@ -55,6 +55,10 @@ from qlint.value_classes import replace, value_class
 # (`qlint.analysis.graphs.sinks`), and the rule's `extra-sinks`.
 __all__ = ["DEFAULT_SINKS", "PacketMatcher", "sink_needles"]
 
+# `ctx.cache` key: the ranges of this rule's findings (with its default options) in the
+# module checked, once a run of its check there has ended.
+REPORTED_WITH_DEFAULTS = "ql101.reported_with_defaults"
+
 
 @value_class(frozen=True)
 class _Hit:
@@ -105,6 +109,16 @@ class PacketMatcher(Rule):
         return sinks_key(self.sinks)
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
+        reported = []
+        for diag in self._check(ctx):
+            reported.append(diag.range)
+            yield diag
+        if self.opts == self.options:
+            # QL102 asks where this rule, with its default options, reports in the module
+            # (`guarded_insertions`): the check just made, not a second run of it.
+            ctx.cache.setdefault(REPORTED_WITH_DEFAULTS, frozenset(reported))
+
+    def _check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         sinks = self.sinks
         forwarding = sink_search(ctx.project, ctx.optable, ctx.scope.path, sinks, self.needles, self.sinks_key)
         helpers = forwarding.find_helpers(

@@ -1,4 +1,5 @@
-"""Model classes of installed packages, read from their source (never imported).
+"""Model classes of installed packages, read from their source (never imported); and the
+scope of an installed module, whose functions `installed_passes` reads the same way.
 
 Tests build models from helper classes of other packages
 (`torch.testing._internal.common_quantization.TestHelperModules.Conv2dThenConv1d`). Whether
@@ -65,6 +66,16 @@ def _find(name: str | None, project, requester: str, depth: int):
             return _find(".".join([scope.imports[head], *rest]), project, requester, depth + 1)
         return None
     return None
+
+
+def installed_module(module: str, project, requester: str) -> ModuleScope | None:
+    """The scope of the installed `module` (its summary; a function or class parsed when
+    asked), None when no site directory holds it. The file read is a dependency of the
+    check, as a class's is."""
+    if module.partition(".")[0] in sys.stdlib_module_names:
+        return None
+    path = module_file(module)
+    return _scope(path, module, project, requester) if path is not None else None
 
 
 def _nested(node: ast.ClassDef, rest: list[str]) -> ast.ClassDef | None:
@@ -158,4 +169,4 @@ def _made(text: str, path: str, module: str, digest: str) -> dict | None:
     return ModuleSummary.of(tree, ModuleScope.build(tree, module, path), module, digest).to_data()
 
 
-__all__ = ["installed_class", "installed_package", "module_file"]
+__all__ = ["installed_class", "installed_module", "installed_package", "module_file"]

@@ -156,12 +156,40 @@ def _view(node: ast.expr, *names: str) -> bool:
 
 def _last_row(loop: ast.For | ast.AsyncFor, points: frozenset[int]) -> int:
     """The end of the first statement of the loop's body (through `with` blocks) holding a
-    capture point; the loop's end when none does."""
+    capture point; the loop's end when none does. When that statement is a loop over
+    something else whose body rebinds every target of this one to what the capture returns
+    (`for module in comb[MODULE]: for x in comb[INPUTS]: module = quantize(module, x)`,
+    ExecuTorch's Qualcomm tests), the end of that rebinding: the inner loop's later
+    statements and iterations see the result, never the item again."""
     if points:
         for part, row in _in_order(loop.body):
             if any(id(n) in points for n in ast.walk(part)):
-                return row
+                rebound = _rebound_in(part, points, _names(loop.target)) if isinstance(part, _LOOPS) else None
+                return rebound if rebound is not None else row
     return loop.end_lineno or loop.lineno
+
+
+_LOOPS = (ast.For, ast.AsyncFor)
+
+
+def _rebound_in(inner: ast.For | ast.AsyncFor, points: frozenset[int], names: set[str]) -> int | None:
+    """The end row of the statement of `inner`'s body (through `with` blocks) holding the
+    capture point, when it is `name = <the capture's call>` for every one of `names` and
+    `inner` binds none of them itself."""
+    if not names or names & _names(inner.target):
+        return None
+    for part, row in _in_order(inner.body):
+        if not any(id(n) in points for n in ast.walk(part)):
+            continue
+        if not isinstance(part, ast.Assign) or not (isinstance(part.value, ast.Call) and id(part.value) in points):
+            return None
+        targets = {t.id for t in part.targets if isinstance(t, ast.Name)}
+        return row if names <= targets else None
+    return None
+
+
+def _names(target: ast.expr) -> set[str]:
+    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
 
 
 def _in_order(body: list[ast.stmt]) -> Iterator[tuple[ast.AST, int]]:

@@ -76,6 +76,8 @@ def _followed_names(func: ast.AST) -> frozenset[str]:
             allowed.add(id(node.iter))
         elif isinstance(node, ast.Call) and (read := _read_in_call(node)) is not None:
             allowed.add(id(read))
+        elif isinstance(node, ast.Call) and _zipped(node):
+            allowed.update(id(a) for a in node.args)  # `zip(models, inputs)` only walks them
         elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name):
             allowed.add(id(node.value))
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
@@ -98,6 +100,18 @@ def _read_in_call(node: ast.Call) -> ast.Name | None:
     if func.attr == "extend" and len(args) == 1 and isinstance(args[0], (ast.List, ast.Tuple)):
         return func.value
     return None
+
+
+def _zipped(node: ast.expr) -> bool:
+    """`zip(a, b, ...)` of names, with no `strict=` or other keyword."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "zip"
+        and bool(node.args)
+        and not node.keywords
+        and all(isinstance(a, ast.Name) for a in node.args)
+    )
 
 
 def split(target: ast.expr, elements: list) -> list[tuple[ast.expr, list]] | None:
@@ -139,7 +153,10 @@ class Containers:
         self.literals: dict[int, list] = {}  # id(list/tuple/dict/set literal) -> its elements
         self.held: dict[Obj, tuple[bool, list]] = {}  # a name's value -> (a dict?, its elements)
         self.items_from: dict[Obj, tuple[bool, list]] = {}  # a loop item -> its container
+        self.zipped_from: dict[Obj, list[tuple[bool, list]]] = {}  # a loop item of `zip(...)` -> its containers
         self._followed: frozenset[str] | None = None  # `followed_names`, when first asked
+        self.written: dict[Obj, ast.expr] = {}  # a name's value -> the literal it was bound to
+        self.keyed = None  # `keyed_rows.KeyedRows` of the walk: rows of dicts read by key
 
     def literal(self, e: ast.expr, spread: bool) -> list:
         """The element list of a literal the walk is reading (it appends to it)."""
@@ -152,6 +169,7 @@ class Containers:
         elements = self.literals.get(id(value))
         if elements is not None:
             self.held[obj] = (isinstance(value, ast.Dict), list(elements))
+            self.written[obj] = value
 
     def filled(self, node: ast.Call, receiver: Obj, args: list) -> bool:
         """`models.append(m)`, `.insert(i, m)`, `.extend([...])` on a list written here."""
@@ -175,12 +193,21 @@ class Containers:
         held = self.items_from.get(obj)
         if held is not None:
             held[1][:] = [UNREAD]
+        for held in self.zipped_from.get(obj, ()):
+            held[1][:] = [UNREAD]
+        if self.keyed is not None:
+            self.keyed.switched(obj)
 
     def loop(self, s: ast.For | ast.AsyncFor, env: Env) -> list[tuple[ast.expr, Obj | None]] | None:
         """(name target, the loop item or None for one not followed) for a loop over a
         container written here; None for any other loop."""
         container, how = iterated(s.iter)
-        held = self._container(container, env)
+        rows = self.keyed.listed(container, env) if isinstance(container, ast.Subscript) and self.keyed else None
+        zipped = self._zip(container, env) if how in ("elements", "items") and _zipped(container) else None
+        if zipped is not None:
+            held = (False, _by_position([h[1] for h in zipped]))
+        else:
+            held = (False, rows[1]) if rows is not None else self._container(container, env)
         if held is None:
             return None
         is_dict, elements = held
@@ -208,8 +235,34 @@ class Containers:
             env.modes[item] = frozenset().union(*(env.facts(o) for o in objs))
             if not isinstance(container, LITERALS):
                 self.items_from[item] = held
+            if rows is not None:
+                self.keyed.looped(item, rows[0])
+            if zipped is not None:
+                self.zipped_from[item] = zipped
             out.append((name, item))
         return out
+
+    def rows(self, s: ast.For | ast.AsyncFor, env: Env) -> tuple[ast.Name, list[ast.Dict]] | None:
+        """(the target, the dict literals) for a loop over rows of dicts written here that the
+        walk reads by key (`keyed_rows`)."""
+        container, how = iterated(s.iter)
+        if self.keyed is None or how not in ("elements", "items"):
+            return None
+        literal = container
+        if isinstance(container, ast.Name):
+            obj = env.vars.get(container.id)
+            literal = self.written.get(obj) if obj is not None else None
+        dicts = self.keyed.dicts(s, container, literal)
+        if dicts is None:
+            return None
+        return (s.target.elts[1] if how == "items" else s.target), dicts
+
+    def _zip(self, call: ast.Call, env: Env) -> list[tuple[bool, list]] | None:
+        """The lists or tuples `zip(a, b, ...)` walks, each written here (`_container`)."""
+        held = [self._container(a, env) for a in call.args]
+        if any(h is None or h[0] for h in held):
+            return None  # one not followed, or a dict (its keys are what zip walks)
+        return held
 
     def _container(self, expr: ast.expr, env: Env) -> tuple[bool, list] | None:
         """(a dict?, elements) of a literal, or of a name bound to one here that nothing
@@ -224,6 +277,15 @@ class Containers:
         if self._followed is None:
             self._followed = followed_names(self.func)
         return held if expr.id in self._followed else None
+
+
+def _by_position(columns: list[list]) -> list:
+    """The tuples `zip` makes of these element lists, up to the shortest; none is read when
+    one holds `UNREAD` (a spread: where its elements sit, and so which pair up, is not known)."""
+    if any(e is UNREAD for column in columns for e in column):
+        return [tuple(UNREAD for _ in columns)]
+    size = min(len(column) for column in columns)
+    return [tuple(column[i] for column in columns) for i in range(size)]
 
 
 # Containers written as literals, whose items the walk reads.

@@ -180,6 +180,8 @@ def _base(other: FileContext, base: ast.expr, name: str, owner_qual: str, resolv
     if qual is None or qual == owner_qual:
         return MAYBE
     project = _project_class(other, qual)
+    if project is not None and _canonical(other, qual) == owner_qual:
+        return MAYBE  # the method's class, imported under another dotted name of its module
     if project is not None:
         return _DEFINED if name in project.methods or name in project.assigns else MAYBE
     return MAYBE if _project_module(other, qual.rpartition(".")[0]) else _ABSENT
@@ -189,6 +191,16 @@ def _project_class(other: FileContext, qual: str) -> ClassScope | None:
     module, _, attr = qual.rpartition(".")
     scope = other.project.module_scope(module, other.path) if module else None
     return scope.classes.get(attr) if scope is not None else None
+
+
+def _canonical(other: FileContext, qual: str) -> str:
+    """`module.Class` named by the module's own dotted name (`module_name_for` its path): the
+    name the checked module knows itself by. ExecuTorch's Qualcomm tests import their suite as
+    `executorch.backends.qualcomm.tests.utils.TestQNN` from a directory without
+    `__init__.py`, whose module is `utils` to the check of utils.py itself."""
+    module, _, attr = qual.rpartition(".")
+    scope = other.project.module_scope(module, other.path) if module else None
+    return f"{scope.module}.{attr}" if scope is not None and scope.module else qual
 
 
 def _project_module(other: FileContext, module: str) -> bool:

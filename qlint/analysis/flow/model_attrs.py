@@ -2,7 +2,8 @@
 
 Two sources are followed: a module built in the class (`self.model = Net()`), which starts
 in train mode, and a parameter of `__init__` stored as it came (`self.model = model`), which
-is in whatever mode the code that built the object passed it in. Anything that could change
+is in whatever mode the code that built the object passed it in, or in the mode `__init__`
+switched it to before storing it (`switched_params`). Anything that could change
 the attribute's mode out of sight of the method reading it (another assignment, a mode call
 in another method, or anywhere in the class for a module built there, the attribute or the
 parameter handed to some call) leaves it unknown, and the rules quiet.
@@ -14,6 +15,7 @@ import ast
 from collections.abc import Callable
 
 from qlint.analysis.flow.model_apis import key, mode_call
+from qlint.analysis.flow.switched_params import Switched, switched_before_store
 from qlint.analysis.names.scope import function_assigns, own_init, parameter_args
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import statement_lists, walk_kinds
@@ -48,9 +50,9 @@ class Evaled:
 
 def attribute_sources(
     cls: ast.ClassDef, is_constructor: Callable[[ast.Call], bool]
-) -> dict[str, ast.Call | Stored | Evaled]:
+) -> dict[str, ast.Call | Stored | Evaled | Switched]:
     """`self.<attr>` -> the call that builds it (`Evaled` when `__init__` evals it), or the
-    `__init__` parameter stored in it."""
+    `__init__` parameter stored in it (`Switched` when `__init__` switched its mode first)."""
     init = own_init(cls)
     params = {a.arg: i for i, a in enumerate(parameter_args(init, star=False))} if init is not None else {}
     constructs = _memo(is_constructor)
@@ -142,8 +144,15 @@ def attribute_sources(
             elif name is not None and method is init:
                 touched.add(name)
     for name, source in stored.items():
-        if name not in other and name not in built and source.param not in touched | rebound:
-            out[name] = Stored(source.init, source.index, source.param, source.target, frozenset(passed.get(name, ())))
+        if name in other or name in built or source.param in rebound:
+            continue
+        methods = frozenset(passed.get(name, ()))
+        if source.param not in touched:
+            out[name] = Stored(source.init, source.index, source.param, source.target, methods)
+        elif (switch := switched_before_store(source.init, source.param, source.target)) is not None:
+            # `module.eval()` then `self.model = module`: the caller's object, in that mode.
+            call, mode, branch = switch
+            out[name] = Switched(source.init, source.index, source.param, source.target, call, mode, methods, branch)
     for name in kept:
         # Handed to a call, or aliased, in a method: that method may switch its mode.
         out[name] = Evaled(evaled[name].call, evaled[name].switch, frozenset(passed.get(name, ())))

@@ -120,6 +120,8 @@ class Built:
         for (position, keyword), arg in zip(slots, values, strict=True):
             if _constant(arg) or _arithmetic(arg) or hyperparameters or self._bound_to_constant(arg):
                 continue
+            if (self.resolver.qualname(arg) or "") in _DTYPES:
+                continue  # `dtype=torch.float32`: a dtype, never a module
             if isinstance(arg, ast.Call):
                 if self.cls is not None:  # a torch.nn call's own walk read these already
                     complete &= in_check(self.index)._calls_content([arg], self.resolver, found, 0)
@@ -522,6 +524,14 @@ def _foreign(name: str) -> bool:
 _SAFE_ROOTS = frozenset({"math", "copy", "functools", "itertools", "operator", "collections", "warnings", "logging"})
 _SAFE_ROOTS |= {"typing", "numpy", "random", "os", "re", "dataclasses", "enum", "abc"}
 _TORCH_CLASSES = frozenset({"torch.Size", "torch.Tensor", "torch.Generator", "torch.dtype"})
+# torch's dtypes, handed to a model's constructor (`TriuConstant(1, constant_dtype=torch.bool)`).
+# fmt: off
+_DTYPES = frozenset(f"torch.{t}" for t in (
+    "bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "short", "int32", "int", "int64", "long",
+    "float16", "half", "bfloat16", "float32", "float", "float64", "double", "complex64", "cfloat", "complex128",
+    "cdouble", "qint8", "quint8", "qint32", "float8_e4m3fn", "float8_e5m2",
+))
+# fmt: on
 
 
 def _harmless(call: ast.Call, name: str, parts: list[str] | None) -> bool:
@@ -536,6 +546,8 @@ def _harmless(call: ast.Call, name: str, parts: list[str] | None) -> bool:
         return False  # the callable it is handed is called later, unseen
     if not name:
         return len(parts) > 1 or (parts[0] in _BUILTINS and parts[0] not in ("eval", "exec"))
+    if name.startswith("torch.ops."):
+        return True  # an operator (`torch.ops.aten.pow.Scalar(...)`): tensors, never a module
     if name.startswith("torch."):
         last = name.rpartition(".")[2]
         return (name in _TORCH_CLASSES or not last[:1].isupper()) and "load" not in last and ".hub." not in name

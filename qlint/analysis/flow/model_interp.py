@@ -14,12 +14,13 @@ from qlint.analysis.flow import decorator_registries as registries
 from qlint.analysis.flow.dead_branches import ConstantFlags, condition_of
 from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.handed_switches import param_switches
+from qlint.analysis.flow.keyed_rows import KeyedRows
 from qlint.analysis.flow.loop_effects import modules_switched
 from qlint.analysis.flow.loop_items import LITERALS, Containers, element_of
 from qlint.analysis.flow.looped_switches import looped_modules
 from qlint.analysis.flow.maybe_graphs import graph_paths, note_made
 from qlint.analysis.flow.model_apis import key
-from qlint.analysis.flow.model_attrs import Evaled, given_parts
+from qlint.analysis.flow.model_attrs import Evaled, Stored, given_parts
 from qlint.analysis.flow.model_calls import CallSemantics
 from qlint.analysis.flow.model_values import (
     ATTR,
@@ -45,6 +46,7 @@ from qlint.analysis.flow.model_values import (
     new_value,
     part_of,
 )
+from qlint.analysis.flow.switched_params import Switched
 from qlint.analysis.names.modules import resolve_relative
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
@@ -79,6 +81,8 @@ class Interpreter:
         self.flow.resolver = self.resolver
         self.calls = CallSemantics(self, owner, self.resolver, class_scope, nested, classes)
         self.containers = Containers(func)  # lists and dicts written here, for loops over them
+        # Rows of dicts keyed by constants, and the models read from them by key.
+        self.containers.keyed = KeyedRows(func, owner, local, self.containers.literals)
         self.parts = GraphParts()  # graphs held in parts of local values (`pair[0]`, `holder.gm`)
         self._qualnames: dict[tuple[str, ...], str | None] = {}  # `qualname`, per spelling
 
@@ -315,6 +319,10 @@ class Interpreter:
                 self.bind_unknown(name, s, env)
             else:
                 env.vars[name.id] = item
+        rows = self.containers.rows(s, env)
+        if rows is not None:  # `for case in cases:` over dicts read as `case[KEY]` (`keyed_rows`)
+            target, dicts = rows
+            self.containers.keyed.bind(s, env.vars.get(target.id), dicts, env)
         return True
 
     def with_block(self, s, env: Env) -> Env | None:
@@ -411,6 +419,8 @@ class Interpreter:
             return self.expr(e.value, env)
         if isinstance(e, ast.Subscript) and (found := registries.lookup(self.calls, e, env)) is not None:
             return found  # `REGISTRY[type(config)]`
+        if isinstance(e, ast.Subscript) and (found := self.containers.keyed.value(e, env)) is not None:
+            return found  # `case[QCOM_MODULE]` of rows written here (`keyed_rows`)
         if isinstance(e, ast.Subscript) and (makes := self.calls.builds.callables(e.value, e.slice)):
             return self.calls.builds.factory(e, makes, env)  # `make = MODELS[name]`
         if isinstance(e, (ast.Attribute, ast.Subscript)):
@@ -484,7 +494,20 @@ class Interpreter:
         elif isinstance(source, Evaled) and not source.passed_on_in - {id(self.func)}:
             held = Origin(CONSTRUCTED, source.call, built=self.calls.builds.built_in_class(source.call))
             facts = {ModeFact("eval", source.switch, held)}
-        elif source is not None and not source.passed_on_in - {id(self.func)}:
+        elif isinstance(source, Switched) and not source.passed_on_in - {id(self.func)}:
+            # `module.eval()` then `self.model = module` in `__init__`: the caller's object, in
+            # that mode (its constructions decide what it holds).
+            held = Origin(STORED, source.init, source.index, source.param)
+            facts = {ModeFact(source.mode, source.switch, held)}
+            branch = source.branch
+            if branch is not None:
+                # The other arm of `if training: module.train() else: module.eval()`: the
+                # constructions' flags decide which ran (`constructor_flags`).
+                other = branch.other
+                facts.add(
+                    ModeFact("train", other, held) if other is not None else ModeFact("unset", source.target, held)
+                )
+        elif isinstance(source, Stored) and not source.passed_on_in - {id(self.func)}:
             # Stored from `__init__` and handed to nothing elsewhere: what the caller passed.
             held = Origin(STORED, source.init, source.index, source.param)
             facts = {ModeFact("unset", source.target, held)}

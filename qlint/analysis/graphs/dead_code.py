@@ -45,7 +45,7 @@ from qlint.analysis.graphs.test_collection import called_by_runner, is_test_modu
 from qlint.analysis.graphs.unreached_api import unreached_public, unreached_script_function
 from qlint.analysis.names.package_map import project_root
 from qlint.analysis.tree_walk import names_by_id, spans_rows, walk_kinds
-from qlint.lazy_patterns import lazy
+from qlint.analysis.word_search import AnchoredPattern, ascii_word_count
 
 # The rules whose findings describe what code does when it runs: in dead code they describe
 # nothing. (QL401/QL402: an import of a removed API in a file nothing imports breaks nothing.)
@@ -55,8 +55,9 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _EXITS = frozenset({"exit", "quit", "sys.exit", "os._exit"})
 _MEMO = "dead_code.rows"
 _RUNNER_ENTRIES = frozenset({"unittest.main", "pytest.main", "run_tests"})
-_SELF_MODULE = lazy(r"\bsys\.modules\b|\bimport_module\s*\(|\b__import__\s*\(")
-_SELF_MODULE_WORDS = ("sys.modules", "import_module", "__import__")  # one is in every match
+_SELF_MODULE = AnchoredPattern(
+    r"\bsys\.modules\b|\bimport_module\s*\(|\b__import__\s*\(", ("sys.modules", "import_module", "__import__")
+)
 _SELF_MODULE_KEY = "dead_code.self_module"
 
 
@@ -135,13 +136,10 @@ _CLASS_SKIPPED = frozenset(
 
 def _self_module(ctx: FileContext) -> bool:
     """Whether the module may get a module object of itself (`_SELF_MODULE`), once per check:
-    asked for each function holding a finding, and each search is a pass over the whole text
-    (~19 M instructions on a 2,000-line module). The substrings go first: most texts hold none of them."""
+    asked for each function holding a finding, on every keystroke in an editor."""
     found = ctx.cache.get(_SELF_MODULE_KEY)
     if found is None:
-        text = ctx.text
-        found = any(w in text for w in _SELF_MODULE_WORDS) and bool(_SELF_MODULE.search(text))
-        ctx.cache[_SELF_MODULE_KEY] = found
+        found = ctx.cache[_SELF_MODULE_KEY] = bool(_SELF_MODULE.search(ctx.text))
     return found
 
 
@@ -192,11 +190,9 @@ def _read_in_module(ctx: FileContext, func: ast.AST) -> bool:
 def _spelled_once(ctx: FileContext, name: str) -> bool:
     """Whether an ASCII text spells the name as a word at most once: a function's `def` alone,
     so no `Name` node of the module reads or binds it. A text that is not ASCII may spell an
-    identifier another way (identifiers are read NFKC-normalised): never answered so. The
-    substring count goes first: it is never below the words' count and takes a fraction of
-    the pattern's pass (whose leading word boundary defeats the search for its literal)."""
+    identifier another way (identifiers are read NFKC-normalised): never answered so."""
     text = ctx.text
-    return text.isascii() and (text.count(name) <= 1 or len(re.findall(rf"\b{re.escape(name)}\b", text)) <= 1)
+    return text.isascii() and ascii_word_count(text, name, 2) <= 1
 
 
 def _named_elsewhere(ctx: FileContext, name: str, root: str) -> bool:

@@ -38,9 +38,12 @@ DEFAULT_SINKS = (
     "checkGraphModuleNodes:1",
     "checkGraphModuleNodes:2",
     "checkGraphModuleNodes:3",
+    # `Graph.find_nodes(op=..., target=op)` looks nodes up in a table keyed by their target:
+    # a packet is a key no node of an exported graph has.
+    "find_nodes:target",
 )
 # The rule's trigger substrings (its manifest's): a file holding none is never checked.
-TRIGGERS = (".target", "getattr(", "add_dont_constant_fold", "expected_node", "checkGraphModuleNodes")
+TRIGGERS = (".target", "getattr(", "add_dont_constant_fold", "expected_node", "checkGraphModuleNodes", "find_nodes")
 
 _GETATTR_TARGET = lazy(r"""getattr\(\s*[\w.]+\s*,\s*["']target["']""")
 

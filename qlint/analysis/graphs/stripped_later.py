@@ -13,7 +13,9 @@ The strip is torch's `strip_overloads`, or the project's own loop that does what
 (`strip_loops`: written in the caller, or a helper of the module or of another module of the
 project, applied to the same graph). Between the pass and the strip, graph upkeep that reads
 no target (`gm.recompile()`) and definitions may run too, and so may a blind pass of another
-module, or one nested in the caller. A pass nested in a function is called there alone.
+module, or one nested in the caller, or one of an installed package, read from its source
+(`installed_passes`; not installed, it is unknown). A pass nested in a function is called
+there alone.
 
 The strip may follow the `if` (or `with`) the call is made in: the end of either arm leads
 there, so a strip after the block covers the call in the arm, with nothing between keyed on
@@ -339,8 +341,9 @@ def _graph_call(stmt: ast.stmt, graph: str) -> ast.Call | None:
 
 
 def _function_named(ctx: FileContext, owner: ast.AST, name: str, qualname: str) -> ast.AST | None:
-    """The function `name` calls in `owner`: one nested in it, the module's, or a function of
-    another module of the project as its import resolves."""
+    """The function `name` calls in `owner`: one nested in it, the module's, a function of
+    another module of the project as its import resolves, or else of an installed package
+    (`installed_passes`)."""
     for stmts in statement_lists(owner):
         for stmt in stmts:
             if isinstance(stmt, _FUNCS) and stmt.name == name:
@@ -352,7 +355,12 @@ def _function_named(ctx: FileContext, owner: ast.AST, name: str, qualname: str) 
     if not module or name in ctx.scope.classes:
         return None
     path = ctx.project.find_module_in_check(module, ctx.path)
-    if path is None or os.path.abspath(path) == os.path.abspath(ctx.path):
+    if path is None:
+        # Another library's pass: its installed source is what the call runs.
+        from qlint.analysis.graphs.installed_passes import installed_function
+
+        return installed_function(qualname, ctx)
+    if os.path.abspath(path) == os.path.abspath(ctx.path):
         return None
     other = read_module(ctx, path)
     return other.scope.functions.get(attr) if other is not None else None
@@ -396,27 +404,58 @@ def blind_pass(ctx: FileContext, name: str, ref: OpRef) -> bool:
 
 
 def blind_function(func: ast.AST | None, ref: OpRef, returned: bool = False) -> bool:
-    """`blind_pass` of a function found; with `returned`, whose result is kept: it must not
-    return its graph (a name for it the caller could hand on)."""
+    """`blind_pass` of a function found (of the project or of an installed package); with
+    `returned`, whose result is kept: it must not return its graph (a name for it the caller
+    could hand on)."""
     if not isinstance(func, _FUNCS):
         return False
     params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
     if not params:
         return False
     for node in ast.walk(func):
-        if isinstance(node, ast.Attribute) and node.attr == ref.op:
+        if _spells_op(node, ref, func):
             return False
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and ref.op in node.value:
-            return False
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and any(isinstance(a, ast.Name) and a.id == params[0] for a in node.args)
-        ):
+        if isinstance(node, ast.Call) and _hands_on(node, params[0]):
             return False
         if returned and isinstance(node, ast.Return) and node.value is not None and _mentions(node.value, params[0]):
             return False
     return True
+
+
+def _spells_op(node: ast.AST, ref: OpRef, func: ast.AST) -> bool:
+    """`x.<op>`, or a string holding the op's name that is not a docstring of `func` or of what
+    it defines: a docstring is never a key (gaudi's `remove_duplicated_outputs` shows a graph of
+    `add_.Tensor` nodes in its own, and keys on nothing but the output node)."""
+    if isinstance(node, ast.Attribute):
+        return node.attr == ref.op
+    text = node.value if isinstance(node, ast.Constant) else None
+    return isinstance(text, str) and ref.op in text and not any(d is node for d in _docstrings(func))
+
+
+def _docstrings(func: ast.AST) -> list[ast.Constant]:
+    """The docstrings of `func` and of the functions and classes defined in it."""
+    found = []
+    for node in ast.walk(func):
+        body = node.body if isinstance(node, (*_FUNCS, ast.ClassDef)) else None
+        first = body[0].value if body and isinstance(body[0], ast.Expr) else None
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            found.append(first)
+    return found
+
+
+def _hands_on(call: ast.Call, graph: str) -> bool:
+    """`f(graph)`, `obj.save(graph)`, `f(x, module=graph)`, `legalize(graph.graph)`: the graph
+    (or a part of it: its Graph, its nodes) an argument of a call, which may key on its nodes'
+    overloads, export or serialise it; only the builtins that collect or count the nodes
+    (`list(graph.graph.nodes)`) read nothing of them. A call of the graph's own methods
+    (`graph.graph.lint()`) is not handed it, and such upkeep is what a blind pass may do."""
+    if isinstance(call.func, ast.Name) and call.func.id in _COLLECTING:
+        return False
+    return any(_mentions(value, graph) for value in (*call.args, *(k.value for k in call.keywords)))
+
+
+# Builtins that only gather or count what they are handed.
+_COLLECTING = frozenset({"list", "tuple", "len", "enumerate", "reversed", "iter", "set"})
 
 
 def named_elsewhere(ctx: FileContext, name: str) -> bool:

@@ -12,6 +12,7 @@ from qlint.analysis.names import content_keys
 from qlint.analysis.names.body_reads import _watch_bodies
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import module_name_for
+from qlint.analysis.names.recent_trees import RECENT
 from qlint.analysis.names.scope import ModuleScope
 from qlint.analysis.names.summary import ModuleSummary
 from qlint.analysis.names.summary_facts import SummaryFact
@@ -68,7 +69,12 @@ def _entry(
         trees: list[ast.Module] | None = [] if (keep_tree or hand_over) and parsed is None else None
         summary = index._parse(path, module, text, data, digest, store, parsed, trees, wanted)
         if trees and hand_over:
-            HANDOVER.keep(path, data, trees[0])
+            if not HANDOVER.keep(path, data, trees[0]):
+                # Over the handover's budget: kept a moment, as the tree of a summary no check
+                # takes is (`recent_trees`), so that a reader right after (a caller search
+                # reading the module's calls) finds it alive (`live_trees`) instead of parsing
+                # the module again (torchao's test_arm_inductor_quantizer.py, on ao).
+                RECENT.keep(path, digest, len(data), trees[0])
         elif trees:
             index._kept_tree = (path, digest, trees[0], data)
     # The tree the summary came from is dropped (after a while, `recent_trees`): the scope

@@ -60,12 +60,14 @@ class TreeHandover:
     def expects(self, path: str) -> bool:
         return path in self._pending
 
-    def keep(self, path: str, data: bytes, tree: ast.Module) -> None:
-        """The tree a summary parsed from `data`, the content of `path`, an expected file."""
+    def keep(self, path: str, data: bytes, tree: ast.Module) -> bool:
+        """The tree a summary parsed from `data`, the content of `path`, an expected file.
+        False when it is not kept (not expected, a tree kept already, or over the budget)."""
         if path not in self._pending or path in self._kept or self._size + len(data) > self.budget:
-            return
+            return False
         self._kept[path] = (data, tree)
         self._size += len(data)
+        return True
 
     def kept(self) -> list[str]:
         """The expected files whose tree is kept, in the order they were parsed."""

@@ -1,0 +1,304 @@
+"""Loops over a list of dict literals whose keys are constants, and the items read from each
+row by a constant key (issue 14, item 7).
+
+ExecuTorch's Qualcomm tests write their cases as rows keyed by imported string constants:
+
+    test_comb = [
+        {QCOM_MODULE: [Acos()], QCOM_SAMPLE_INPUTS: [(x,)]},
+        {QCOM_MODULE: [AcosMultiNode()], QCOM_SAMPLE_INPUTS: [(x, y)]},
+    ]
+    for comb in test_comb:
+        for module in comb[QCOM_MODULE]:
+            module = self.get_qdq_module(module, sample_input)
+
+or hand `case[QCOM_MODULE]` to the helper directly. `comb[QCOM_MODULE]` is, in some row, the
+value written under the key equal to `QCOM_MODULE` (`"module"` in utils/constants.py): a model
+in its mode when read, or the models of a list literal that a loop over it binds in turn.
+
+What is followed is strict, so that the rows hold what was written into them on every path:
+
+- the rows are a list or tuple literal of dict literals (no `**spread`), looped over as written
+  or through `enumerate(...)`, or a name bound once to such a literal whose every load is such
+  a loop's iterable;
+- the values read are models built where the rows write them (`Acos()`, `[Acos(), Asin()]`)
+  or constants: no other name holds them;
+- every key of every row, and the key read, is a constant: a literal, or a module-level name
+  bound once to a literal, in this module or imported from a module of the project (a key that
+  cannot be known may equal the one read);
+- the loop's target is a plain name bound by that loop alone, and each of its loads reads an
+  item by such a key, as the iterable of a loop or as an argument of a call, or is
+  `row.get(key, <constant>)` where every row holds a constant under the key (a flag: no model
+  leaves the row through it): no store, no other attribute or method is reached through the
+  row itself. A row without the key raises `KeyError` there and passes no model on.
+
+A value read so is one per loop and key (a mode switch by a call on it holds for the rest of
+the iteration), with the modes of the rows' models when the loop binds the row.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from qlint.analysis.flow.model_values import CONSTRUCTED, Env, Obj
+from qlint.analysis.node_memo import kept_on_node, kept_on_node_by
+
+_ABSENT = object()
+
+
+class KeyedRows:
+    """The rows one function's walk binds to loop targets, and the items read from them."""
+
+    def __init__(self, func: ast.AST, owner, local: dict, literals: dict[int, list]):
+        # `owner` is the `ModelFlow` driving the walk (its module's scope and the project).
+        self.func = func
+        self.owner = owner
+        self.local = local  # the function's own bindings: a key named by one is not followed
+        self.literals = literals  # id(literal) -> its elements (`loop_items.Containers`)
+        self.rows: dict[Obj, tuple[ast.For | ast.AsyncFor, list[ast.Dict]]] = {}
+        self.read: dict[Obj, set[Obj]] = {}  # a row -> the values read from it so far
+        self.taken: dict[Obj, list[ast.Dict]] = {}  # a value read, or a loop item of one -> its rows
+        self.spoiled: set[int] = set()  # rows whose models changed mode through what was read
+
+    def bind(self, s: ast.For | ast.AsyncFor, row: Obj | None, dicts: list[ast.Dict], env: Env) -> None:
+        """The loop `s` bound its target to `row`, one of `dicts`: what was read from the
+        previous row is forgotten (each row holds models of its own)."""
+        if row is None:
+            return
+        for value in self.read.pop(row, ()):
+            env.modes.pop(value, None)
+        self.rows[row] = (s, dicts)
+
+    def dicts(self, s: ast.For | ast.AsyncFor, container: ast.expr, literal: ast.expr | None) -> list[ast.Dict] | None:
+        """The dict literals a loop over `container` (the rows written as `literal`) binds its
+        target to, when everything the module docstring asks holds."""
+        if not isinstance(literal, (ast.List, ast.Tuple)) or not literal.elts:
+            return None
+        if not all(isinstance(d, ast.Dict) and None not in d.keys and id(d) in self.literals for d in literal.elts):
+            return None
+        target = s.target
+        if isinstance(s.iter, ast.Call):  # `enumerate(rows)`: (index, row)
+            if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
+                return None
+            target = target.elts[1]
+        if not isinstance(target, ast.Name) or (
+            isinstance(container, ast.Name) and not _only_looped(self.func, container.id)
+        ):
+            return None
+        if any(self.key(k) is _ABSENT for d in literal.elts for k in d.keys):
+            return None
+        read = _read_by_key(self.func, target.id)
+        if read is None or not all(self.key(k) is not _ABSENT for k in read[0]):
+            return None
+        if not all(self._constant_everywhere(k, default, literal.elts) for k, default in read[1]):
+            return None
+        return list(literal.elts)
+
+    def _constant_everywhere(self, key: ast.expr, default: ast.expr | None, dicts: list[ast.Dict]) -> bool:
+        """`row.get(key, default)` gives a constant, in every row: no model leaves the row
+        through it (`comb.get("assert_output_equal", True)`)."""
+        wanted = self.key(key)
+        if wanted is _ABSENT or not (default is None or isinstance(default, ast.Constant)):
+            return False
+        for d in dicts:
+            held = {self.key(k): v for k, v in zip(d.keys, d.values, strict=True)}.get(wanted)
+            if held is not None and not isinstance(held, ast.Constant):
+                return False
+        return True
+
+    def elements(self, e: ast.Subscript, env: Env) -> tuple[list[ast.Dict], list[tuple[ast.expr, object]]] | None:
+        """(the rows, [(value node, its element)] for each row holding the key) that
+        `row[key]` may be, for a row bound by a followed loop; None for any other subscript."""
+        row = env.vars.get(e.value.id) if isinstance(e.value, ast.Name) else None
+        found = self.rows.get(row) if row is not None else None
+        wanted = self.key(e.slice) if found is not None else _ABSENT
+        if wanted is _ABSENT or any(id(d) in self.spoiled for d in found[1]):
+            return None
+        out = []
+        for d in found[1]:
+            # Python's dict: the last of equal keys holds the value.
+            held = {self.key(k): i for i, k in enumerate(d.keys)}.get(wanted)
+            if held is not None:  # a row without it raises `KeyError`: no model passes on
+                out.append((d.values[held], self.literals[id(d)][held]))
+        return found[1], out
+
+    def value(self, e: ast.Subscript, env: Env) -> Obj | None:
+        """One value for `row[key]` in the loop that bound the row: the models the rows hold
+        under that key, in their modes when first read in this iteration; None when one of
+        them is not a model the walk has a value for."""
+        found = self.elements(e, env)
+        if found is None:
+            return None
+        dicts, elements = found
+        if not all(_fresh(node, element) for node, element in elements):
+            return None
+        objs = [element for _, element in elements if element is not None]  # a constant: no model
+        if not objs:
+            return None
+        row = env.vars[e.value.id]
+        origins = frozenset().union(*(o.origins for o in objs))
+        captures = frozenset().union(*(o.captures for o in objs))
+        # One value per key, however spelled (`case[MODULE]`, `case["module"]`).
+        value = Obj(self.rows[row][0], f"{row.key}[{self.key(e.slice)!r}]", origins, captures)
+        if value not in env.modes:
+            env.modes[value] = frozenset().union(*(env.facts(o) for o in objs))
+        self.read.setdefault(row, set()).add(value)
+        self.taken[value] = dicts
+        return value
+
+    def listed(self, e: ast.Subscript, env: Env) -> tuple[list[ast.Dict], list] | None:
+        """(the rows, the elements of the list or tuple literals) `row[key]` may be, for a loop
+        over it; None when one of them is no such literal."""
+        found = self.elements(e, env)
+        if found is None:
+            return None
+        dicts, elements = found
+        if not all(isinstance(v, (ast.List, ast.Tuple)) and id(v) in self.literals for v, _ in elements):
+            return None
+        items = [(n, item) for v, _ in elements for n, item in zip(v.elts, self.literals[id(v)], strict=True)]
+        if not all(_fresh(node, item) for node, item in items):
+            return None
+        return dicts, [item for _, item in items]
+
+    def looped(self, item: Obj, dicts: list[ast.Dict]) -> None:
+        """`item` was bound by a loop over a list the rows `dicts` hold."""
+        self.taken[item] = dicts
+
+    def switched(self, obj: Obj) -> None:
+        """The mode of `obj` changed: if it was read from rows, they no longer hold models in
+        the modes they were written in."""
+        for d in self.taken.get(obj, ()):
+            self.spoiled.add(id(d))
+
+    def key(self, node: ast.expr):
+        """The constant `node` is (a literal, or a module-level name bound once to one here or in
+        the project module it is imported from), or `_ABSENT`."""
+        if isinstance(node, ast.Constant):
+            return _hashable(node.value)
+        if not isinstance(node, ast.Name) or node.id in self.local:
+            return _ABSENT
+        scope = self.owner.scope
+        if node.id in scope.imports:
+            module, _, name = scope.imports[node.id].rpartition(".")
+            scope = self.owner.project.module_scope(module, scope.path) if module else None
+            if scope is None:
+                return _ABSENT
+        else:
+            name = node.id
+        return _module_constant(scope, name)
+
+
+def _fresh(node: ast.expr, element) -> bool:
+    """A constant (no model), or a model built where the row writes it (`Acos()`,
+    `Net().eval()`): no other name holds it, so what is done to it through another (a mode
+    switch, a part given) cannot be missed here."""
+    if isinstance(node, ast.Constant):
+        return element is None
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(element, Obj)
+        and bool(element.origins)
+        and all(o.kind == CONSTRUCTED for o in element.origins)
+    )
+
+
+def _module_constant(scope, name: str):
+    """`name = <literal>`, once, at the top of the module `scope`, bound no other way."""
+    bound = scope.assigns.get(name)
+    if not bound or len(bound) != 1 or not isinstance(bound[0], ast.Constant):
+        return _ABSENT
+    if name in scope.imports or name in scope.functions or name in scope.classes:
+        return _ABSENT
+    return _hashable(bound[0].value)
+
+
+def _hashable(value):
+    try:
+        hash(value)
+    except TypeError:
+        return _ABSENT
+    return (type(value) is bool, value)  # `True` and `1` are one key to a dict, kept apart here
+
+
+def _read_by_key(func: ast.AST, name: str) -> tuple[tuple[ast.expr, ...], tuple[tuple]] | None:
+    """(the key of each `name[<key>]` load, (key, default or None) of each `name.get(<key>,
+    <default>)`), when `name` is bound once in `func` (by the loop asked about) and loaded
+    only so: the subscripts handed to a loop as its iterable or to a call as an argument; None
+    otherwise. The syntax is kept on the node; the keys are read at each ask (they may live
+    in another module)."""
+    found = kept_on_node_by(func, _READ_BY_KEY, name, _MAX_NAMES, lambda: _reads(func, name))
+    return found or None
+
+
+def _reads(func: ast.AST, name: str) -> tuple | tuple[()]:
+    parents = _parents(func)
+    stores = 0
+    slices = []
+    gets = []
+    for node in ast.walk(func):
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return ()
+        if not (isinstance(node, ast.Name) and node.id == name):
+            continue
+        if not isinstance(node.ctx, ast.Load):
+            stores += 1
+            continue
+        item = parents.get(id(node))
+        if isinstance(item, ast.Subscript) and item.value is node and _handed(item, parents):
+            slices.append(item.slice)
+        elif (got := _got(item, parents)) is not None:
+            gets.append(got)
+        else:
+            return ()
+    return (tuple(slices), tuple(gets)) if stores == 1 else ()
+
+
+def _got(item: ast.AST | None, parents: dict[int, ast.AST]) -> tuple | None:
+    """(key, default or None) of `<row>.get(key[, default])`, `item` being its `.get`."""
+    call = parents.get(id(item))
+    if not (isinstance(item, ast.Attribute) and item.attr == "get" and isinstance(call, ast.Call)):
+        return None
+    if call.func is not item or call.keywords or not 1 <= len(call.args) <= 2:
+        return None
+    return call.args[0], call.args[1] if len(call.args) == 2 else None
+
+
+def _handed(item: ast.Subscript, parents: dict[int, ast.AST]) -> bool:
+    """`item` is a loop's iterable, or a call's argument (not its callee)."""
+    holder = parents.get(id(item))
+    if isinstance(holder, (ast.For, ast.AsyncFor)):
+        return holder.iter is item
+    if isinstance(holder, ast.keyword):
+        return isinstance(parents.get(id(holder)), ast.Call)
+    return isinstance(holder, ast.Call) and any(a is item for a in holder.args)
+
+
+def _only_looped(func: ast.AST, name: str) -> bool:
+    """Every load of `name` in `func` is the iterable of a loop, or `enumerate`'s argument there."""
+    return kept_on_node_by(func, _LOOPED, name, _MAX_NAMES, lambda: _looped(func, name))
+
+
+def _looped(func: ast.AST, name: str) -> bool:
+    loops = set()
+    for node in ast.walk(func):
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            it = node.iter
+            if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate":
+                it = it.args[0] if len(it.args) == 1 and not it.keywords else it
+            loops.add(id(it))
+    return all(
+        id(n) in loops
+        for n in ast.walk(func)
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+    )
+
+
+def _parents(func: ast.AST) -> dict[int, ast.AST]:
+    return kept_on_node(func, _PARENTS, lambda f: {id(c): p for p in ast.walk(f) for c in ast.iter_child_nodes(p)})
+
+
+_MAX_NAMES = 64  # names asked about per function, kept on its node
+_READ_BY_KEY = "_qlint_keyed_rows_read_by_key"
+_LOOPED = "_qlint_keyed_rows_looped"
+_PARENTS = "_qlint_keyed_rows_parents"
+
+__all__ = ["KeyedRows"]
