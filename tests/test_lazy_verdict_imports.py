@@ -92,7 +92,7 @@ def _check(tmp_path: Path, source: str) -> dict:
         capture_output=True,
         text=True,
         check=True,
-        env={"PYTHONPATH": str(ROOT), "PATH": ""},
+        env={"PYTHONPATH": str(ROOT), "PATH": "", "PYTHONDONTWRITEBYTECODE": "1"},
     )
     return json.loads(out.stdout)
 
