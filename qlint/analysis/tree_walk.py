@@ -160,6 +160,11 @@ def block_spans(stmts: list[ast.stmt], row: int) -> bool:
     return bool(stmts) and stmts[0].lineno <= row <= (stmts[-1].end_lineno or stmts[-1].lineno)
 
 
+def first_row(stmt: ast.stmt) -> int:
+    """The first row of a statement: a decorated definition's is its first decorator's."""
+    return min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+
+
 def spans_rows(node: ast.AST, rows: list[int]) -> bool:
     """A node without a position, or one whose rows hold one of `rows` (sorted)."""
     start = getattr(node, "lineno", None)

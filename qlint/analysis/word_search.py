@@ -45,6 +45,15 @@ class AnchoredPattern:
                 if i == at:
                     ahead[anchor] = text.find(anchor, at + 1)
 
+    def in_module(self, ctx) -> bool:
+        """Whether the checked module's text (`ctx.text`) holds a match, searched once per check
+        (kept in `ctx.cache`): the dead-code check asks for each function holding a finding."""
+        key = f"word_search:{self.pattern}"
+        found = ctx.cache.get(key)
+        if found is None:
+            found = ctx.cache[key] = self.search(ctx.text) is not None
+        return found
+
 
 def _is_word(char: str) -> bool:
     return char.isalnum() or char == "_"

@@ -198,8 +198,7 @@ def _within(fn: ast.AST, rows: tuple[int, int]) -> bool:
     Its decorators are its nodes too, on the lines above `def`."""
     if isinstance(fn, ast.Module):
         return True
-    start = min([fn.lineno, *(d.lineno for d in getattr(fn, "decorator_list", ()))])
-    return start <= rows[0] and rows[1] <= fn.end_lineno
+    return tree_walk.first_row(fn) <= rows[0] and rows[1] <= fn.end_lineno
 
 
 # Calls that take a model without giving it parts: capture, quantization, copies, checks.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.tree_walk import first_row
 from qlint.diagnostic import Edit, Range
 from qlint.rules.base import FileContext
 from qlint.source import line_ending
@@ -64,8 +65,7 @@ def _new_import(ctx: FileContext, helper: str) -> Edit:
             break
         anchor = stmt
     if anchor is None:
-        first = body[0]
-        row = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", ()))])
+        row = first_row(body[0])
         return Edit(Range.of(row, 0, row, 0), f"{statement}{newline}")
     eol = len(ctx.lines.line(anchor.end_lineno))
     return Edit(Range.of(anchor.end_lineno, eol, anchor.end_lineno, eol), f"{newline}{statement}")

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from qlint.analysis.flow.callgraph import Callee, CallGraph, Visit, node_range
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Located, Resolver
+from qlint.analysis.tree_walk import first_row
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Position, Range, RelatedInfo
 from qlint.evidence.decomposition import DecompositionEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
@@ -333,13 +334,13 @@ def _delete_unused_def(ctx: FileContext, callee: Callee, element: ast.expr) -> l
     if uses:
         return []
     index = ctx.tree.body.index(func)
-    first = min([func.lineno, *(d.lineno for d in func.decorator_list)])
+    first = first_row(func)
     while first > 1 and ctx.lines.line(first - 1).lstrip().startswith("#"):
         first -= 1
     start = Position(first, 0)
     if index + 1 < len(ctx.tree.body):
         nxt = ctx.tree.body[index + 1]
-        row = min([nxt.lineno, *(d.lineno for d in getattr(nxt, "decorator_list", []))])
+        row = first_row(nxt)
         while row - 1 > func.end_lineno and ctx.lines.line(row - 1).lstrip().startswith("#"):
             row -= 1
         return [Edit(Range(start, Position(row, 0)), "")]

@@ -17,6 +17,7 @@ import ast
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.call_sites import rows_naming
+from qlint.analysis.flow.dead_branches import defaults, open_ended
 from qlint.analysis.flow.model_values import STORED, ModeFact
 from qlint.analysis.flow.switched_params import Branch, switched_before_store
 
@@ -77,30 +78,17 @@ def _calls_of(tree: ast.Module, refs: dict[int, ast.AST]) -> list[ast.Call]:
 def _selects_eval(init: ast.FunctionDef, branch: Branch, call: ast.Call) -> bool:
     """The construction passes for the flag a constant whose truth runs the eval arm, or
     leaves it to such a default; `*args` or `**kwargs` may pass anything."""
-    if any(isinstance(a, ast.Starred) for a in call.args) or any(kw.arg is None for kw in call.keywords):
+    if open_ended(call):
         return False
-    args = init.args
-    positional = [*args.posonlyargs, *args.args]
+    positional = [*init.args.posonlyargs, *init.args.args]
     at = branch.index - 1  # `self` is not among the call's arguments
-    value = None
     if 0 <= at < len(call.args) and branch.index < len(positional):
         value = call.args[at]
     else:
         value = next((kw.value for kw in call.keywords if kw.arg == branch.flag), None)
     if value is None:
-        value = _default(args, branch.flag)
+        value = defaults(init).get(branch.flag)
     return isinstance(value, ast.Constant) and bool(value.value) == branch.evals_when
-
-
-def _default(args: ast.arguments, name: str) -> ast.expr | None:
-    positional = [*args.posonlyargs, *args.args]
-    names = [a.arg for a in positional]
-    if name in names:
-        first = len(positional) - len(args.defaults)
-        at = names.index(name)
-        return args.defaults[at - first] if at >= first else None
-    kwonly = [a.arg for a in args.kwonlyargs]
-    return args.kw_defaults[kwonly.index(name)] if name in kwonly else None
 
 
 __all__ = ["other_arm_ruled_out"]

@@ -38,13 +38,13 @@ from bisect import bisect_left
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.named_texts import spelled_elsewhere
-from qlint.analysis.graphs.never_called import computed_getattr, dynamic_lookup, enclosing_definitions, read_in
+from qlint.analysis.graphs.never_called import DYNAMIC_LOOKUP, computed_getattr, enclosing_definitions, read_in
 from qlint.analysis.graphs.project_scan import project_modules, scan_root
 from qlint.analysis.graphs.skipped_tests import always_skipped
 from qlint.analysis.graphs.test_collection import called_by_runner, is_test_module, runner_base
 from qlint.analysis.graphs.unreached_api import unreached_public, unreached_script_function
 from qlint.analysis.names.package_map import project_root
-from qlint.analysis.tree_walk import names_by_id, spans_rows, walk_kinds
+from qlint.analysis.tree_walk import first_row, names_by_id, spans_rows, walk_kinds
 from qlint.analysis.word_search import AnchoredPattern, ascii_word_count
 
 # The rules whose findings describe what code does when it runs: in dead code they describe
@@ -58,7 +58,6 @@ _RUNNER_ENTRIES = frozenset({"unittest.main", "pytest.main", "run_tests"})
 _SELF_MODULE = AnchoredPattern(
     r"\bsys\.modules\b|\bimport_module\s*\(|\b__import__\s*\(", ("sys.modules", "import_module", "__import__")
 )
-_SELF_MODULE_KEY = "dead_code.self_module"
 
 
 def is_dead(ctx: FileContext, row: int) -> bool:
@@ -87,12 +86,12 @@ def _dead(ctx: FileContext, target: list[tuple[ast.AST, ast.AST]]) -> bool:
     # module looks up at run time: its code is dead as an uncalled helper's is.
     if test and _skipped_test(ctx, target) and not _program(ctx.tree):
         return True
-    if dynamic_lookup(ctx):
+    if DYNAMIC_LOOKUP.in_module(ctx):
         return False
     # `getattr(m, name)` with a computed name reaches a method of `m`; a module-level
     # function only through a module object, which this module gets by `sys.modules` or an
     # import by name (ao's test_quant_api looks up submodules of a model so).
-    if (len(target) != 1 or _self_module(ctx)) and computed_getattr(ctx):  # the walk last
+    if (len(target) != 1 or _SELF_MODULE.in_module(ctx)) and computed_getattr(ctx):  # the walk last
         return False
     # A test module's helpers are judged by name; not those of a program named like a test
     # (torch_script's `test_jira_*.py`, run by its `__main__` block, not by a runner), nor a
@@ -132,15 +131,6 @@ _CLASS_SKIPPED = frozenset(
     {"setUp", "tearDown", "setUpClass", "tearDownClass", "setup_method", "teardown_method"}
     | {"setup_class", "teardown_class"}
 )
-
-
-def _self_module(ctx: FileContext) -> bool:
-    """Whether the module may get a module object of itself (`_SELF_MODULE`), once per check:
-    asked for each function holding a finding, on every keystroke in an editor."""
-    found = ctx.cache.get(_SELF_MODULE_KEY)
-    if found is None:
-        found = ctx.cache[_SELF_MODULE_KEY] = bool(_SELF_MODULE.search(ctx.text))
-    return found
 
 
 def _skipped_test(ctx: FileContext, target: list[tuple[ast.AST, ast.AST]]) -> bool:
@@ -341,8 +331,7 @@ def _module_names(ctx: FileContext, name: str) -> list[ast.Name]:
     rows = sorted(ctx.lines_containing(name))
     found: list[ast.Name] = []
     for stmt in ctx.tree.body:
-        first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
-        i = bisect_left(rows, first)
+        i = bisect_left(rows, first_row(stmt))
         if i < len(rows) and rows[i] <= (stmt.end_lineno or stmt.lineno):
             found.extend(n for n in walk_kinds(stmt, _NAME_KINDS) if n.id == name)
     return found

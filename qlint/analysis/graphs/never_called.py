@@ -37,24 +37,13 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 DYNAMIC_LOOKUP = AnchoredPattern(
     r"\b(?:globals|vars|locals|getmembers)\s*\(|__dict__", ("globals", "vars", "locals", "getmembers", "__dict__")
 )
-_DYNAMIC = "never_called.dynamic_lookup"
-
-
-def dynamic_lookup(ctx: FileContext) -> bool:
-    """Whether the module looks its names up at run time (`DYNAMIC_LOOKUP`), answered once per
-    check: dead code asks it of each function holding a finding, on every keystroke in an
-    editor."""
-    found = ctx.cache.get(_DYNAMIC)
-    if found is None:
-        found = ctx.cache[_DYNAMIC] = bool(DYNAMIC_LOOKUP.search(ctx.text))
-    return found
 
 
 def never_runs(ctx: FileContext, row: int) -> bool:
     """Whether the code at `row` sits in a function that nothing can call."""
     # Most findings sit in public functions or methods of subclasses: decided without a walk.
     candidates = [(p, f) for p, f in enclosing_definitions(ctx.tree, row) if _may_be_unreachable(ctx, p, f)]
-    if not candidates or dynamic_lookup(ctx) or computed_getattr(ctx):
+    if not candidates or DYNAMIC_LOOKUP.in_module(ctx) or computed_getattr(ctx):
         return False
     for parent, func in candidates:
         if isinstance(parent, _FUNCS):

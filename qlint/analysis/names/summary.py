@@ -31,6 +31,7 @@ from qlint.analysis.names.live_trees import LIVE
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.recent_trees import RECENT
 from qlint.analysis.names.scope import ClassScope, ModuleScope, assignments, binding_statements
+from qlint.analysis.tree_walk import first_row
 from qlint.lazy_patterns import lazy
 from qlint.value_classes import field, value_class
 
@@ -41,8 +42,7 @@ _LINES = lazy(r"[^\r\n]*(?:\r\n|\r|\n)")  # the line breaks `ast` counts
 
 
 def _loc(stmt: ast.stmt) -> Loc:
-    first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
-    return (first, stmt.lineno, stmt.end_lineno or stmt.lineno, stmt.col_offset)
+    return (first_row(stmt), stmt.lineno, stmt.end_lineno or stmt.lineno, stmt.col_offset)
 
 
 @value_class
