@@ -6,7 +6,10 @@ else on every path (`m = export(m, x).module()`: what is done to `m` afterwards 
 graph), and a copy taken for the capture (`graph_model = copy.deepcopy(model)`) does not see
 what is done to the original afterwards. Only statements that run on every path are read
 (the function's own body and the bodies of its `with` blocks): a rebinding inside a branch or
-a loop ends nothing.
+a loop ends nothing. A model built in a block of a loop or a branch (`for x in inputs: m =
+Net(); m = quantize(m, x); lower(m)`) is read the same way in that block, from its build:
+each round builds another, which the name holds from there, so what the round does after
+handing it over is done to a model already captured.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ def binding_ends(
     that hand the model to the helper that captures it; once a statement holding one has run,
     the graph is taken and what is done to the model afterwards is not in it."""
     ends: dict[str, int] = {}
-    for stmt in _straight_line(getattr(fn, "body", [])):
+    for stmt in _straight_line(_block_of(fn, start)):
         if stmt.lineno >= start and points and any(id(n) in points for n in ast.walk(stmt)):
             for name in names:
                 ends.setdefault(name, stmt.end_lineno or stmt.lineno)
@@ -42,6 +45,38 @@ def binding_ends(
         elif target.id in names and _elsewhere(stmt.value, names):
             ends.setdefault(target.id, stmt.lineno)
     return ends
+
+
+def _block_of(fn: ast.AST, start: int) -> list[ast.stmt]:
+    """The statements run one after the other with the one at line `start` (the model's
+    build): the function's body, or the innermost block of a loop or branch holding it. A
+    hand-over found after the build in that block takes the model that round built; what
+    runs later (the rest of the round, the next rounds, the code after the loop) is done to
+    a model already handed over, or to another. Blocks under a `try`, `match` or a nested
+    definition are not entered (the function's body is read, as before); the bodies of
+    `with` statements are part of the block around them (`_straight_line`)."""
+    body = getattr(fn, "body", [])
+    block = searched = body
+    while True:
+        found = next((s for s in searched if s.lineno <= start <= (s.end_lineno or s.lineno)), None)
+        if found is None:
+            return body
+        if found.lineno == start:
+            break
+        if isinstance(found, (ast.With, ast.AsyncWith)):
+            searched = found.body
+            continue
+        if not isinstance(found, (ast.For, ast.AsyncFor, ast.While, ast.If)):
+            return body  # `try`, `match`, a function or class written here
+        searched = next((b for b in (found.body, found.orelse) if b and _spans(b, start)), None)
+        if searched is None:
+            return body
+        block = searched
+    return block
+
+
+def _spans(block: list[ast.stmt], row: int) -> bool:
+    return block[0].lineno <= row <= (block[-1].end_lineno or block[-1].lineno)
 
 
 def _straight_line(body: list[ast.stmt]) -> Iterator[ast.stmt]:
