@@ -313,6 +313,19 @@ class ClassIndex:
             return _nested(ModelClass(None, scope, name=parts[cut], project=self.project), parts[cut + 1 :])
         return None
 
+    def _project_function(self, name: str) -> tuple[ast.AST, ModuleScope] | None:
+        """The function `name` (`pkg.mod.func`) defines in a module of the project, with that
+        module, when the module defines it and binds the name no other way."""
+        if not name or "." not in name or name.startswith(_TORCH_PREFIXES):
+            return None
+        module, _, attr = name.rpartition(".")
+        if not self._project_package(name.split(".")[0]):
+            return None  # not a package of this project: no lookup of its modules
+        scope = self.module_scope(module)
+        if scope is None or attr not in scope.functions or attr in scope.imports or attr in scope.assigns:
+            return None
+        return scope.functions[attr], scope
+
     # -- content ----------------------------------------------------------------------------
     def content(self, call: ast.Call, cls: ModelClass | None, resolver: Resolver, name: str) -> Content:
         """What the model `call` builds holds; `cls` is its resolved class (None: a torch.nn
@@ -437,6 +450,10 @@ class ClassIndex:
                     complete &= self._function_content(func, resolver, found, depth)
             elif name.startswith(FACTORIES) and (built := factory_content(call, name, resolver)[1]) is not None:
                 found.update(built)
+            elif (other := self._project_function(name)) is not None:
+                # `H = _hadamard_matrix(dim, ...)` imported from another module of the project:
+                # what it builds is read in its own module, as a function of the class's is.
+                complete &= self._function_content(other[0], Resolver(other[1], _NO_PROJECT, None), found, depth)
             elif not (parts and len(parts) == 1 and parts[0] in nested) and not _harmless(call, name, parts):
                 installed = self.installed(name)
                 if installed is None:
