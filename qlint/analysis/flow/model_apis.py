@@ -11,6 +11,7 @@ import ast
 from collections.abc import Callable
 
 from qlint.analysis.flow.model_classes import FACTORIES
+from qlint.analysis.flow.model_torch_nn import torch_nn_kind
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import own_init
 from qlint.analysis.node_memo import kept_on_node
@@ -88,7 +89,13 @@ def is_class_call(name: str | None, func: ast.expr) -> bool:
     if name.startswith(FACTORIES):
         return True
     last = name.rpartition(".")[2]
-    return last[:1].isupper() and not last.isupper()
+    # An all-capitals name is a constant (`MODELS`), unless torch.nn lists it as a class
+    # (`nn.GLU()`, `nn.GELU()`, `nn.LSTM(...)`: what those hold is read from the table).
+    return last[:1].isupper() and (not last.isupper() or _listed_torch_nn(name, last))
+
+
+def _listed_torch_nn(name: str, last: str) -> bool:
+    return name.startswith("torch.nn.") and name.count(".") == 2 and torch_nn_kind(last, None)[1]
 
 
 def recipe_flow(
