@@ -19,6 +19,7 @@ from qlint.analysis.flow.called_locals import binding
 from qlint.analysis.flow.content_syntax import ContentSyntax, calls_under, content_syntax
 from qlint.analysis.flow.factory_models import factory_content
 from qlint.analysis.flow.installed_classes import installed_class, installed_package
+from qlint.analysis.flow.lambda_tables import calls_own_lambda
 from qlint.analysis.flow.model_torch_nn import CONTAINERS, torch_nn_kind
 from qlint.analysis.names.import_paths import module_bases
 from qlint.analysis.names.resolver import Resolver, dotted_parts
@@ -428,6 +429,8 @@ class ClassIndex:
                 continue
             if own is not None and self._runs_local_build(call, own, resolver, locals_):
                 continue  # `pool = nn.AdaptiveMaxPool2d(n)`, then `pool(x)`: read with its build
+            if isinstance(own, ast.ClassDef) and calls_own_lambda(call, own):
+                continue  # `self.dispatcher[k](x)`: one of the class's lambdas, read with it
             name = resolver.qualname(call.func) or ""
             parts = dotted_parts(call.func)
             last = name.rpartition(".")[2] or (parts or [""])[-1]
