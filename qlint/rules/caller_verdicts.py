@@ -38,6 +38,7 @@ from qlint.analysis.flow.read_only_params import reads_only
 from qlint.analysis.flow.switched_parts import eval_switched_part, kept_until, partial
 from qlint.analysis.flow.switched_subclasses import vouched_for_every_instance
 from qlint.analysis.flow.unread_uses import unread_use
+from qlint.analysis.graphs.skipped_tests import never_runs
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.tree_walk import own_nodes
@@ -231,15 +232,25 @@ def _callers_harmless(
                 )
 
             if not all(harmless(f, list(found.flows), found.call, found.flow, foreign) for f in facts):
+                if _never_runs(found):
+                    continue
                 return False
         elif not all(
             _instances_harmless(ctx, found.module[0], f, harmless(f, list(found.flows), found.call, found.flow))
             or _handed_on(ctx, found, f, seen, select)
             for f in found.facts
         ):
+            if _never_runs(found):
+                continue
             return False
         called = True
     return called
+
+
+def _never_runs(found: ProjectCall) -> bool:
+    """The call is made by a function of that module that unittest skips on every run
+    (`skipped_tests.never_runs`): it passes nothing, and vouches for nothing either."""
+    return found.module is not None and never_runs(found.module[0], found.flow.node)
 
 
 def _instances_harmless(ctx: FileContext, home: FileContext, fact: ModeFact, harmless: bool) -> bool:

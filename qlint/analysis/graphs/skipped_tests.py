@@ -33,9 +33,26 @@ def always_skipped(ctx: FileContext, definition: ast.AST) -> bool:
     return any(_skips(resolver, decorator) for decorator in decorators)
 
 
-def _skips(resolver: Resolver, decorator: ast.expr) -> bool:
+def never_runs(ctx: FileContext, definition: ast.AST) -> bool:
+    """A function under unittest's skip on every run (`@unittest.skip(reason)`, `skipIf(True,
+    ...)`, `skipUnless(False, ...)`): the decorator replaces it with one that raises
+    `SkipTest` when called, so its body never runs, whoever calls it (a runner, a program that
+    calls its tests itself, another function). pytest's marks, and a skip on a class, only
+    tell a runner: a direct call still runs the body."""
+    if not isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)) or not definition.decorator_list:
+        return False
+    resolver = Resolver(ctx.scope, ctx.project, ctx.optable)
+    return any(_skips(resolver, decorator, _UNITTEST) for decorator in definition.decorator_list)
+
+
+_UNITTEST = frozenset({"unittest.skip", "unittest.skipIf", "unittest.skipUnless"})
+
+
+def _skips(resolver: Resolver, decorator: ast.expr, only: frozenset[str] | None = None) -> bool:
     call = decorator if isinstance(decorator, ast.Call) else None
     name = resolver.qualname(call.func if call is not None else decorator)
+    if only is not None and name not in only:
+        return False
     if name in _ALWAYS:
         return True  # `@unittest.skip` bare takes the test as its reason and skips it too
     if call is None or not call.args or (name not in _WHEN_TRUE and name not in _WHEN_FALSE):
@@ -47,4 +64,4 @@ def _skips(resolver: Resolver, decorator: ast.expr) -> bool:
     return bool(condition.value) == (name in _WHEN_TRUE)
 
 
-__all__ = ["always_skipped"]
+__all__ = ["always_skipped", "never_runs"]
