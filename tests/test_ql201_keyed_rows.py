@@ -90,6 +90,20 @@ QUIET = {
                         qdq_module = quantize(module, sample_input, q)
                         log(qdq_module, check=comb.get("check", True))
         """,
+    "ExecuTorch's activation-fusion test: a row's lambda called, its message formatted, its inputs listed": """
+        import torch
+
+
+        def main(x, q, log):
+            cases = [
+                {"name": "a", MODULE: Leaky(), INPUTS: (torch.randn(2, 4),), "check": lambda o: "re" in o, "msg": "a"},
+                {"name": "b", MODULE: Shuffle(), INPUTS: (torch.randn(4), 1), "check": lambda o: False, "msg": "b"},
+            ]
+            for case in cases:
+                module = quantize(case[MODULE], case[INPUTS], q)
+                ops = log(module, [case[INPUTS]])
+                assert not case["check"](ops), f"{case['msg']}, got: {ops}"
+        """,
     "keys written as literals": """
         def main(x, q):
             for case in [{"module": Shuffle()}, {"module": Leaky()}]:
@@ -191,6 +205,33 @@ LOUD = {
             cases = [{MODULE: Net().eval()}]
             for case in cases:
                 make_train(case["module"])
+                quantize(case[MODULE], (x,), q)
+        """,
+    "a row's item called that is no lambda in every row": """
+        def main(x, q, check):
+            cases = [{MODULE: Shuffle(), "check": check}, {MODULE: Leaky(), "check": lambda ops: False}]
+            for case in cases:
+                quantize(case[MODULE], (x,), q)
+                case["check"](x)
+        """,
+    "a model of the rows handed on in a list literal": """
+        def train_all(models):
+            for m in models:
+                m.train()
+
+
+        def main(x, q):
+            cases = [{MODULE: Net().eval()}]
+            for case in cases:
+                train_all([case[MODULE]])
+                quantize(case[MODULE], (x,), q)
+        """,
+    "a model of the rows kept in a list": """
+        def main(x, q):
+            cases = [{MODULE: Net().eval()}]
+            for case in cases:
+                kept = [case[MODULE]]
+                make_train(kept[0])
                 quantize(case[MODULE], (x,), q)
         """,
     "not rebound to the result: the next input's capture sees what lower gave it": """

@@ -28,7 +28,11 @@ What is followed is strict, so that the rows hold what was written into them on 
 - the loop's target is a plain name bound by that loop alone, and each of its loads reads an
   item by such a key, as the iterable of a loop or as an argument of a call, or is
   `row.get(key, <constant>)` where every row holds a constant under the key (a flag: no model
-  leaves the row through it): no store, no other attribute or method is reached through the
+  leaves the row through it), or formats the item in an f-string, or calls it where every row
+  holding the key writes a lambda there, or hands it to a call inside a list or tuple literal
+  where every row holds there a literal of constants and tensors from torch's factories (the
+  activation-fusion test: `tc["unfused_check"](ops)`, `f"{tc['unfused_msg']}"`,
+  `[tc[QCOM_SAMPLE_INPUTS]]`): no store, no other attribute or method is reached through the
   row itself. A row without the key raises `KeyError` there and passes no model on.
 
 A value read so is one per loop and key (a mode switch by a call on it holds for the rest of
@@ -43,6 +47,10 @@ from qlint.analysis.flow.model_values import CONSTRUCTED, Env, Obj
 from qlint.analysis.node_memo import kept_on_node, kept_on_node_by
 
 _ABSENT = object()
+# torch's functions that build a new tensor from numbers, shapes and dtypes: never a module.
+_TENSOR_FACTORIES = frozenset(
+    {"randn", "rand", "randint", "tensor", "zeros", "ones", "full", "arange", "empty", "eye", "linspace"}
+)
 
 
 class KeyedRows:
@@ -87,11 +95,49 @@ class KeyedRows:
         if any(self.key(k) is _ABSENT for d in literal.elts for k in d.keys):
             return None
         read = _read_by_key(self.func, target.id)
-        if read is None or not all(self.key(k) is not _ABSENT for k in read[0]):
+        if read is None or not all(self.key(k) is not _ABSENT for k in (*read[0], *read[2], *read[3])):
             return None
         if not all(self._constant_everywhere(k, default, literal.elts) for k, default in read[1]):
             return None
+        if not all(self._lambda_everywhere(k, literal.elts) for k in read[2]):
+            return None
+        if not all(self._tensors_everywhere(k, literal.elts) for k in read[3]):
+            return None
         return list(literal.elts)
+
+    def _held(self, key: ast.expr, dicts: list[ast.Dict]) -> list[ast.expr]:
+        wanted = self.key(key)
+        return [v for d in dicts for k, v in zip(d.keys, d.values, strict=True) if self.key(k) == wanted]
+
+    def _tensors_everywhere(self, key: ast.expr, dicts: list[ast.Dict]) -> bool:
+        """`[row[key]]` handed to a call holds, in every row, a tuple or list literal of
+        constants and tensors built by torch's factories (`(torch.randn(1, 32, 6, 2),)`, the
+        sample inputs of ExecuTorch's tests): no model, so what the call does to the list it
+        is handed reaches no model of the rows."""
+        held = self._held(key, dicts)
+        return bool(held) and all(
+            isinstance(v, (ast.Tuple, ast.List)) and all(self._tensor(e) for e in v.elts) for v in held
+        )
+
+    def _tensor(self, node: ast.expr) -> bool:
+        if isinstance(node, ast.Constant):
+            return True
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            return False
+        owner = node.func.value
+        return (
+            isinstance(owner, ast.Name)
+            and owner.id not in self.local
+            and self.owner.scope.imports.get(owner.id) == "torch"
+            and node.func.attr in _TENSOR_FACTORIES
+        )
+
+    def _lambda_everywhere(self, key: ast.expr, dicts: list[ast.Dict]) -> bool:
+        """`row[key](...)` calls, in every row that holds the key, a lambda the row writes
+        there (`"unfused_check": lambda ops: ...` of ExecuTorch's activation-fusion test): the
+        call takes no model out of the row, as a call of any function the walk does not read."""
+        held = self._held(key, dicts)
+        return bool(held) and all(isinstance(v, ast.Lambda) for v in held)
 
     def _constant_everywhere(self, key: ast.expr, default: ast.expr | None, dicts: list[ast.Dict]) -> bool:
         """`row.get(key, default)` gives a constant, in every row: no model leaves the row
@@ -219,12 +265,14 @@ def _hashable(value):
     return (type(value) is bool, value)  # `True` and `1` are one key to a dict, kept apart here
 
 
-def _read_by_key(func: ast.AST, name: str) -> tuple[tuple[ast.expr, ...], tuple[tuple]] | None:
+def _read_by_key(func: ast.AST, name: str) -> tuple | None:
     """(the key of each `name[<key>]` load, (key, default or None) of each `name.get(<key>,
-    <default>)`), when `name` is bound once in `func` (by the loop asked about) and loaded
-    only so: the subscripts handed to a loop as its iterable or to a call as an argument; None
-    otherwise. The syntax is kept on the node; the keys are read at each ask (they may live
-    in another module)."""
+    <default>)`, the key of each `name[<key>](...)` call, the key of each `[name[<key>]]`
+    literal handed to a call), when `name` is bound once in `func` (by the loop asked about)
+    and loaded only so: the subscripts handed to a loop as its iterable, to a call as an
+    argument (or in a list or tuple literal that is one) or to an f-string to format (which
+    changes nothing of what it formats), and the items called; None otherwise. The syntax is kept on the node;
+    the keys are read at each ask (they may live in another module)."""
     found = kept_on_node_by(func, _READ_BY_KEY, name, _MAX_NAMES, lambda: _reads(func, name))
     return found or None
 
@@ -234,6 +282,8 @@ def _reads(func: ast.AST, name: str) -> tuple | tuple[()]:
     stores = 0
     slices = []
     gets = []
+    called = []
+    listed = []
     for node in ast.walk(func):
         if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
             return ()
@@ -245,11 +295,29 @@ def _reads(func: ast.AST, name: str) -> tuple | tuple[()]:
         item = parents.get(id(node))
         if isinstance(item, ast.Subscript) and item.value is node and _handed(item, parents):
             slices.append(item.slice)
+        elif isinstance(item, ast.Subscript) and item.value is node and _callee(item, parents):
+            called.append(item.slice)
+        elif isinstance(item, ast.Subscript) and item.value is node and _listed(item, parents):
+            listed.append(item.slice)
         elif (got := _got(item, parents)) is not None:
             gets.append(got)
         else:
             return ()
-    return (tuple(slices), tuple(gets)) if stores == 1 else ()
+    return (tuple(slices), tuple(gets), tuple(called), tuple(listed)) if stores == 1 else ()
+
+
+def _listed(item: ast.Subscript, parents: dict[int, ast.AST]) -> bool:
+    """`[row[key]]` or `(row[key],)` written as a call's argument."""
+    holder = parents.get(id(item))
+    if not isinstance(holder, (ast.List, ast.Tuple)) or not isinstance(holder.ctx, ast.Load):
+        return False
+    call = parents.get(id(holder))
+    return isinstance(call, ast.Call) and any(a is holder for a in call.args)
+
+
+def _callee(item: ast.Subscript, parents: dict[int, ast.AST]) -> bool:
+    call = parents.get(id(item))
+    return isinstance(call, ast.Call) and call.func is item
 
 
 def _got(item: ast.AST | None, parents: dict[int, ast.AST]) -> tuple | None:
@@ -263,10 +331,12 @@ def _got(item: ast.AST | None, parents: dict[int, ast.AST]) -> tuple | None:
 
 
 def _handed(item: ast.Subscript, parents: dict[int, ast.AST]) -> bool:
-    """`item` is a loop's iterable, or a call's argument (not its callee)."""
+    """`item` is a loop's iterable, a call's argument (not its callee), or an f-string's value."""
     holder = parents.get(id(item))
     if isinstance(holder, (ast.For, ast.AsyncFor)):
         return holder.iter is item
+    if isinstance(holder, ast.FormattedValue):
+        return holder.value is item  # `f"{case['msg']}"`: formatted, as a call's argument is read
     if isinstance(holder, ast.keyword):
         return isinstance(parents.get(id(holder)), ast.Call)
     return isinstance(holder, ast.Call) and any(a is item for a in holder.args)
