@@ -206,6 +206,8 @@ _READS = frozenset(
     {"export", "export_for_training", "draft_export", "capture_pre_autograd_graph", "prepare_pt2e"}
     | {"prepare_qat_pt2e", "convert_pt2e", "to_edge", "to_edge_transform_and_lower", "deepcopy"}
     | {"isinstance", "print", "len", "type", "id", "str", "repr", "getattr", "hasattr"}
+    # unittest's `self.subTest(msg, **params)` only labels the sub-test's report with them.
+    | {"subTest"}
 )
 
 
