@@ -7,7 +7,9 @@ which one a matcher sees, so the evidence is read from it:
 - the function holding the matcher, or one of the module's functions calling it, exports
   before the match with no `convert_pt2e` in between (a re-export, or an export of a model
   converted elsewhere);
-- the function walks an exported program's graph (`ep.graph_module`, `exported_program()`).
+- the function walks an exported program's graph (`ep.graph_module`, `exported_program()`)
+  where the match can see it: before the match, in the statement holding it or a loop
+  around it (code that runs only after the match decides nothing about the graph it saw).
 Without evidence the matcher is taken to see fresh graphs, the form its author wrote.
 """
 
@@ -46,7 +48,8 @@ def sees_overloads(ctx: FileContext, body: Body, row: int) -> bool:
     if not funcs:
         return _exported_into(ctx.tree.body, row, None)  # module-level code
     for func in funcs:
-        if _reads_exported(func) or _exported_into(func.body, row, None):
+        # A function around the one holding the match may call it after any of its reads.
+        if _reads_exported(func, row if func is funcs[0] else None) or _exported_into(func.body, row, None):
             return True
     # The module's own callers of the function (`f(...)`, `self.f(...)`), one level up:
     # an export counts there when what it made is handed to the call.
@@ -132,8 +135,41 @@ def _targets(stmt: ast.stmt) -> list[ast.expr]:
     return []
 
 
-def _reads_exported(func: ast.AST) -> bool:
-    return any(isinstance(n, ast.Attribute) and n.attr in _EXPORTED for n in own_nodes(func, scopes=False))
+def _reads_exported(func: ast.AST, row: int | None) -> bool:
+    """Whether `func` reads an exported program's graph (`<ep>.graph_module`,
+    `<mgr>.exported_program()`) where the match at `row` can see it: on a row before it, in
+    the statement holding it (`[n.target == P for n in ep.graph_module.graph.nodes]` spans
+    rows) or in a loop around it (a later iteration matches what the read gave). A read on a
+    later row outside these runs after the match, on whatever graph it reads (ExecuTorch's
+    llama export prints each lowered program's graph after folding fresh converted ones).
+    With `row` None every read counts."""
+    nodes = own_nodes(func, scopes=False)
+    reads = [n for n in nodes if isinstance(n, ast.Attribute) and n.attr in _EXPORTED]
+    if row is None or any(n.lineno <= row for n in reads):
+        return bool(reads)
+    spans = [part for s in nodes if isinstance(s, ast.stmt) for part in _run_with(s, row)]
+    return any(a.lineno <= n.lineno <= a.end_lineno for a in spans for n in reads)
+
+
+def _run_with(stmt: ast.stmt, row: int) -> list[ast.AST]:
+    """The parts of `stmt` holding `row` whose every row may run before the code on `row`
+    does: a whole loop, a whole simple statement, a compound statement's header (its body
+    runs after the test, its `else`/`except`/`finally` after its body)."""
+    if not stmt.lineno <= row <= stmt.end_lineno:
+        return []
+    if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+        return [stmt]
+    if isinstance(stmt, ast.If):
+        parts = [stmt.test]
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        parts = [i.context_expr for i in stmt.items]
+    elif isinstance(stmt, ast.Match):
+        parts = [stmt.subject]
+    elif hasattr(stmt, "body"):  # try (and try*): nothing before its body
+        parts = []
+    else:
+        parts = [stmt]
+    return [p for p in parts if p.lineno <= row <= p.end_lineno]
 
 
 def _on_exported(func: ast.AST, call: ast.Call) -> bool:
