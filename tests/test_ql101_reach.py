@@ -1070,6 +1070,30 @@ def test_exported_program_read_on_a_later_row_that_still_reaches_the_match():
     assert ql101(later) == []
 
 
+def test_exported_program_read_after_the_match_is_the_one_whose_graph_it_walked():
+    src = """
+        import torch
+        DQ = torch.ops.torchao.dequantize_affine
+
+        def same_program(ep):
+            found = [n for n in ep.graph.nodes if n.target == DQ]
+            return found, ep.graph_module
+
+        class Folder:
+            def fold(self):
+                for n in self.ep.graph.nodes:
+                    if n.target == DQ:
+                        print(n)
+                print(self.ep.exported_program())
+        """
+    assert rows(ql101(src)) == [6, 12]
+    # Another program read later, or the name bound again before the read: unknown origin.
+    other = src.replace("return found, ep.graph_module", "return found, other.graph_module").replace(
+        "print(self.ep.exported_program())", "self.ep = mgr\n                print(self.ep.exported_program())"
+    )
+    assert ql101(other) == []
+
+
 def test_local_helper_that_never_runs_is_quiet():
     src = """
         import torch

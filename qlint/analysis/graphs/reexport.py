@@ -141,14 +141,54 @@ def _reads_exported(func: ast.AST, row: int | None) -> bool:
     the statement holding it (`[n.target == P for n in ep.graph_module.graph.nodes]` spans
     rows) or in a loop around it (a later iteration matches what the read gave). A read on a
     later row outside these runs after the match, on whatever graph it reads (ExecuTorch's
-    llama export prints each lowered program's graph after folding fresh converted ones).
+    llama export prints each lowered program's graph after folding fresh converted ones),
+    unless it reads the program whose graph the match walks (`_walked_program`).
     With `row` None every read counts."""
     nodes = own_nodes(func, scopes=False)
     reads = [n for n in nodes if isinstance(n, ast.Attribute) and n.attr in _EXPORTED]
     if row is None or any(n.lineno <= row for n in reads):
         return bool(reads)
     spans = [part for s in nodes if isinstance(s, ast.stmt) for part in _run_with(s, row)]
-    return any(a.lineno <= n.lineno <= a.end_lineno for a in spans for n in reads)
+    if any(a.lineno <= n.lineno <= a.end_lineno for a in spans for n in reads):
+        return True
+    return _walked_program(nodes, row, reads)
+
+
+_COMPS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+def _walked_program(nodes: list[ast.AST], row: int, reads: list[ast.Attribute]) -> bool:
+    """Whether a read after the match is of the very object whose graph the match walks:
+    `for n in ep.graph.nodes` around the match, then `ep.graph_module` with `ep` not bound
+    again in between. What has a `graph_module` is an exported program, and so is the graph
+    walked (the same object, read later)."""
+    owners = set()
+    for n in nodes:
+        if isinstance(n, (ast.For, ast.AsyncFor)) and n.lineno <= row <= n.end_lineno:
+            iters = [n.iter]
+        elif isinstance(n, _COMPS) and n.lineno <= row <= n.end_lineno:
+            iters = [g.iter for g in n.generators]
+        else:
+            continue
+        for it in iters:
+            parts = dotted_parts(it)
+            if parts and len(parts) > 2 and parts[-2:] == ["graph", "nodes"]:
+                owners.add(tuple(parts[:-2]))
+    for read in reads:
+        base = dotted_parts(read.value)
+        if base and tuple(base) in owners and not _bound(nodes, base, row, read.lineno):
+            return True
+    return False
+
+
+def _bound(nodes: list[ast.AST], dotted: list[str], after: int, until: int) -> bool:
+    """Whether `a.b.c` (or `a.b`, or `a`) is bound again on a row in (`after`, `until`]."""
+    for n in nodes:
+        if isinstance(n, (ast.Name, ast.Attribute)) and not isinstance(n.ctx, ast.Load) and after < n.lineno <= until:
+            parts = dotted_parts(n)
+            if parts and parts == dotted[: len(parts)]:
+                return True
+    return False
 
 
 def _run_with(stmt: ast.stmt, row: int) -> list[ast.AST]:
