@@ -991,6 +991,109 @@ def test_packet_torchao_inserts_in_a_helper_called_on_an_exported_programs_nodes
     assert ql101(elsewhere) == []
 
 
+# The dict of ExecuTorch's llama export (examples/qualcomm/oss_scripts/llama/llama.py), keyed
+# on the packet torchao's convert_pt2e inserts and looked up on converted graphs; the function
+# reads lowered programs' graphs only later, after the lookups.
+FOLD = """
+    import torch
+
+    def fold(decode, mgr):
+        PREP
+        indices = {torch.ops.torchao.dequantize_affine: [0, 2, 3]}
+        for node in WALKED.graph.nodes:
+            print(indices[node.target])
+        AFTER
+"""
+
+
+@pytest.mark.parametrize(
+    "prep, walked, after, expected",
+    [
+        # Read only after the lookups, on the lowered programs: the lookups saw converted graphs.
+        ("pass", "decode", "for ep in mgr.programs():\n            print(ep.graph_module)", []),
+        ("pass", "decode", "print(mgr.exported_program())", []),
+        # Of unknown origin, as the author wrote it: taken as fresh from convert_pt2e.
+        ("pass", "decode", "pass", []),
+        # Re-exported before the lookup: nodes carry `.default`.
+        ("decode = torch.export.export(decode, ()).module()", "decode", "pass", [6]),
+        # An edge program's graph walked by the loop itself, or read before it.
+        ("pass", "mgr.exported_program()", "pass", [6]),
+        ("decode = mgr.exported_program().graph_module", "decode", "pass", [6]),
+        ("print(mgr.exported_program().graph_module)", "decode", "pass", [6]),
+    ],
+)
+def test_packet_torchao_inserts_looked_up_before_any_exported_program_is_read(prep, walked, after, expected):
+    src = FOLD.replace("PREP", prep).replace("WALKED", walked).replace("AFTER", after)
+    assert rows(ql101(src)) == expected
+
+
+def test_exported_program_read_on_a_later_row_that_still_reaches_the_match():
+    src = """
+        import torch
+        DQ = torch.ops.torchao.dequantize_affine
+
+        def in_a_loop(gm, mgr):
+            for _ in range(2):
+                found = [n for n in gm.graph.nodes if n.target == DQ]
+                gm = mgr.exported_program().graph_module
+
+        def same_statement(ep):
+            return [n.target == DQ
+                    for n in ep.graph_module.graph.nodes]
+
+        def in_the_test(ep):
+            if any(n.target == DQ
+                   for n in ep.graph_module.graph.nodes):
+                return True
+
+        def outer(ep):
+            def is_dq(n):
+                return n.target == DQ
+            return [is_dq(n) for n in ep.graph_module.graph.nodes]
+        """
+    assert rows(ql101(src)) == [7, 11, 15, 21]
+    # Later in an `if` body or a `try` handler: after the match, not before it.
+    later = """
+        import torch
+        DQ = torch.ops.torchao.dequantize_affine
+
+        def branch(gm, ep):
+            if any(n.target == DQ for n in gm.graph.nodes):
+                print(ep.graph_module)
+
+        def handler(gm, ep):
+            try:
+                found = [n for n in gm.graph.nodes if n.target == DQ]
+            except KeyError:
+                print(ep.graph_module)
+        """
+    assert ql101(later) == []
+
+
+def test_exported_program_read_after_the_match_is_the_one_whose_graph_it_walked():
+    src = """
+        import torch
+        DQ = torch.ops.torchao.dequantize_affine
+
+        def same_program(ep):
+            found = [n for n in ep.graph.nodes if n.target == DQ]
+            return found, ep.graph_module
+
+        class Folder:
+            def fold(self):
+                for n in self.ep.graph.nodes:
+                    if n.target == DQ:
+                        print(n)
+                print(self.ep.exported_program())
+        """
+    assert rows(ql101(src)) == [6, 12]
+    # Another program read later, or the name bound again before the read: unknown origin.
+    other = src.replace("return found, ep.graph_module", "return found, other.graph_module").replace(
+        "print(self.ep.exported_program())", "self.ep = mgr\n                print(self.ep.exported_program())"
+    )
+    assert ql101(other) == []
+
+
 def test_local_helper_that_never_runs_is_quiet():
     src = """
         import torch

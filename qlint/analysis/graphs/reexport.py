@@ -7,7 +7,9 @@ which one a matcher sees, so the evidence is read from it:
 - the function holding the matcher, or one of the module's functions calling it, exports
   before the match with no `convert_pt2e` in between (a re-export, or an export of a model
   converted elsewhere);
-- the function walks an exported program's graph (`ep.graph_module`, `exported_program()`).
+- the function walks an exported program's graph (`ep.graph_module`, `exported_program()`)
+  where the match can see it: before the match, in the statement holding it or a loop
+  around it (code that runs only after the match decides nothing about the graph it saw).
 Without evidence the matcher is taken to see fresh graphs, the form its author wrote.
 """
 
@@ -46,7 +48,8 @@ def sees_overloads(ctx: FileContext, body: Body, row: int) -> bool:
     if not funcs:
         return _exported_into(ctx.tree.body, row, None)  # module-level code
     for func in funcs:
-        if _reads_exported(func) or _exported_into(func.body, row, None):
+        # A function around the one holding the match may call it after any of its reads.
+        if _reads_exported(func, row if func is funcs[0] else None) or _exported_into(func.body, row, None):
             return True
     # The module's own callers of the function (`f(...)`, `self.f(...)`), one level up:
     # an export counts there when what it made is handed to the call.
@@ -132,8 +135,81 @@ def _targets(stmt: ast.stmt) -> list[ast.expr]:
     return []
 
 
-def _reads_exported(func: ast.AST) -> bool:
-    return any(isinstance(n, ast.Attribute) and n.attr in _EXPORTED for n in own_nodes(func, scopes=False))
+def _reads_exported(func: ast.AST, row: int | None) -> bool:
+    """Whether `func` reads an exported program's graph (`<ep>.graph_module`,
+    `<mgr>.exported_program()`) where the match at `row` can see it: on a row before it, in
+    the statement holding it (`[n.target == P for n in ep.graph_module.graph.nodes]` spans
+    rows) or in a loop around it (a later iteration matches what the read gave). A read on a
+    later row outside these runs after the match, on whatever graph it reads (ExecuTorch's
+    llama export prints each lowered program's graph after folding fresh converted ones),
+    unless it reads the program whose graph the match walks (`_walked_program`).
+    With `row` None every read counts."""
+    nodes = own_nodes(func, scopes=False)
+    reads = [n for n in nodes if isinstance(n, ast.Attribute) and n.attr in _EXPORTED]
+    if row is None or any(n.lineno <= row for n in reads):
+        return bool(reads)
+    spans = [part for s in nodes if isinstance(s, ast.stmt) for part in _run_with(s, row)]
+    if any(a.lineno <= n.lineno <= a.end_lineno for a in spans for n in reads):
+        return True
+    return _walked_program(nodes, row, reads)
+
+
+_COMPS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+def _walked_program(nodes: list[ast.AST], row: int, reads: list[ast.Attribute]) -> bool:
+    """Whether a read after the match is of the very object whose graph the match walks:
+    `for n in ep.graph.nodes` around the match, then `ep.graph_module` with `ep` not bound
+    again in between. What has a `graph_module` is an exported program, and so is the graph
+    walked (the same object, read later)."""
+    owners = set()
+    for n in nodes:
+        if isinstance(n, (ast.For, ast.AsyncFor)) and n.lineno <= row <= n.end_lineno:
+            iters = [n.iter]
+        elif isinstance(n, _COMPS) and n.lineno <= row <= n.end_lineno:
+            iters = [g.iter for g in n.generators]
+        else:
+            continue
+        for it in iters:
+            parts = dotted_parts(it)
+            if parts and len(parts) > 2 and parts[-2:] == ["graph", "nodes"]:
+                owners.add(tuple(parts[:-2]))
+    for read in reads:
+        base = dotted_parts(read.value)
+        if base and tuple(base) in owners and not _bound(nodes, base, row, read.lineno):
+            return True
+    return False
+
+
+def _bound(nodes: list[ast.AST], dotted: list[str], after: int, until: int) -> bool:
+    """Whether `a.b.c` (or `a.b`, or `a`) is bound again on a row in (`after`, `until`]."""
+    for n in nodes:
+        if isinstance(n, (ast.Name, ast.Attribute)) and not isinstance(n.ctx, ast.Load) and after < n.lineno <= until:
+            parts = dotted_parts(n)
+            if parts and parts == dotted[: len(parts)]:
+                return True
+    return False
+
+
+def _run_with(stmt: ast.stmt, row: int) -> list[ast.AST]:
+    """The parts of `stmt` holding `row` whose every row may run before the code on `row`
+    does: a whole loop, a whole simple statement, a compound statement's header (its body
+    runs after the test, its `else`/`except`/`finally` after its body)."""
+    if not stmt.lineno <= row <= stmt.end_lineno:
+        return []
+    if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+        return [stmt]
+    if isinstance(stmt, ast.If):
+        parts = [stmt.test]
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        parts = [i.context_expr for i in stmt.items]
+    elif isinstance(stmt, ast.Match):
+        parts = [stmt.subject]
+    elif hasattr(stmt, "body"):  # try (and try*): nothing before its body
+        parts = []
+    else:
+        parts = [stmt]
+    return [p for p in parts if p.lineno <= row <= p.end_lineno]
 
 
 def _on_exported(func: ast.AST, call: ast.Call) -> bool:
