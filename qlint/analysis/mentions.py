@@ -11,7 +11,6 @@ since a word holds no line break and a body's text is whole rows.
 from __future__ import annotations
 
 import ast
-import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 
@@ -27,7 +26,6 @@ def word_rows(text: str, starts: list[int], words: Iterable[str]) -> list[int]:
     return sorted(rows)
 
 
-_PLAIN_NAME = re.compile(r"[A-Za-z0-9_]+")
 _PLAIN = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"
 # From this many names on, one pass over the text for every call's name costs less than a
 # search of the text per name.
@@ -57,8 +55,8 @@ class CalledRows:
         names = list(names)
         if len(names) < _MANY:
             return word_rows(self.text, self.starts, [f"{name}(" for name in names])
-        plain = [name for name in names if _PLAIN_NAME.fullmatch(name)]
-        other = [f"{name}(" for name in names if not _PLAIN_NAME.fullmatch(name)]
+        plain = [name for name in names if name and not name.strip(_PLAIN)]  # of those characters only
+        other = [f"{name}(" for name in names if not name or name.strip(_PLAIN)]
         rows = set(word_rows(self.text, self.starts, other)) if other else set()
         if self._runs is None:
             runs: dict[str, list[int]] = {}
