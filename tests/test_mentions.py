@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,31 @@ def test_holding_answers_as_a_search_of_each_text():
         drawn = ("".join(rng.choice("ab(x") for _ in range(rng.randint(1, 3))) for _ in range(rng.randint(0, 4)))
         words = sorted(set(drawn))
         assert holding(texts, words) == [any(w in t for w in words) for t in texts], (texts, words)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_called_rows_are_the_rows_a_search_of_each_call_finds(newline):
+    """`CalledRows.rows(names)` is `word_rows` of each `name(`: names that end longer ones
+    (`run(` in `rerun(`), stand after a non-ASCII letter (`éfoo(`), hold one (`fé`), end the
+    text uncalled, or are called past a blank (`f (`, not a call of `f` here) or a bracket
+    (`(f)(`); and the empty name (every `(`), last, as it finds every row the others do."""
+    import random
+
+    from qlint.analysis.mentions import CalledRows
+
+    extra = "def rerun(x):\n    éfoo(x)\n    fé(x)\n    f (x); (f)(x); run(run(x))\n    return x.run(1)\n#\n\nrun"
+    files = sorted(Path(qlint.__file__).parent.rglob("*.py"))[:40]
+    rng = random.Random(7)
+    compared = 0
+    for path in files:
+        text = (path.read_text(encoding="utf-8") + extra).replace("\n", newline)
+        starts = LineIndex(text).starts
+        called = CalledRows(text, starts)
+        words = sorted(set(re.findall(r"\w+", text)))
+        for size in (1, 20, 60):
+            names = rng.sample(words, min(size, len(words)))
+            for more in (["run", "foo", "fé", "f", "un", "x.run", "self"], [""]):
+                names += more
+                assert called.rows(names) == word_rows(text, starts, [f"{n}(" for n in names]), (path, names)
+                compared += 1
+    assert compared == 240

@@ -96,6 +96,38 @@ def test_a_call_of_a_wrapper_counts_only_as_a_whole_word():
     assert "add" in functions and "other" not in functions
 
 
+_BUILDER = "class R:\n    def put(self, op):\n        self.g.call_function(op)\n\n\n"
+
+
+@pytest.mark.parametrize(
+    "classes",
+    [
+        "class S(R):\n    pass\n\n\nclass T(S):\n    pass\n",
+        # The subclass of a subclass written first: the fixpoint does not follow the text's order.
+        "class T(S):\n    pass\n\n\nclass S(R):\n    pass\n",
+    ],
+)
+def test_a_method_is_inherited_down_a_chain_of_subclasses(classes):
+    # `T(graph).put(op)` counts where the module spells a class holding `put`: `T` holds it
+    # through `S`, which holds it through `R` (`_inherit`).
+    user = "def add(graph, op):\n    graph.call_function(aten.relu.default, ())\n    return {}(graph).put(op)\n"
+    functions, classes_found = candidates([ModuleText(_BUILDER + classes), ModuleText(user.format("T"))], [])
+    assert "add" in functions and {"R", "S", "T"} <= classes_found
+    # A class outside the chain spelled instead: no link.
+    assert "add" not in candidates([ModuleText(_BUILDER + classes), ModuleText(user.format("Q"))], [])[0]
+
+
+def test_a_base_counts_only_as_a_whole_name():
+    bases = (
+        "class Dotted(mod.R):\n    pass\n\n\nclass Longer(RBase, Rx, _R):\n    pass\n\n\n"
+        "class Renamed(R\u00b7x):\n    pass\n\n\nclass Accented(\u00e9R):\n    pass\n"
+    )
+    # `R·x` is an identifier (a rename's new name) that is not all word characters.
+    _, classes = candidates([ModuleText(_BUILDER), ModuleText(bases)], [("R", "R\u00b7x")])
+    assert {"Dotted", "Renamed"} <= classes
+    assert not {"Longer", "Accented"} & classes
+
+
 def test_renames_read_from_the_name_before_as():
     data = b"from .a import (\n    insert_op as ins,\n    b.c as d)\nimport x as y;\nwith f() as g:\n"
     assert wrapper_index._renames(data) == [("insert_op", "ins"), ("c", "d"), ("x", "y")]

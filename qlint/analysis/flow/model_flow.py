@@ -65,7 +65,7 @@ from qlint.analysis.flow.model_values import (
 from qlint.analysis.flow.relevant_bodies import functions_of, relevant, segment
 from qlint.analysis.flow.shared_flows import Tracker
 from qlint.analysis.flow.stored_fields import held_fields, stored_fields
-from qlint.analysis.mentions import mentions, word_rows
+from qlint.analysis.mentions import CalledRows, mentions, word_rows
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns
 from qlint.value_classes import field, replace, value_class
@@ -387,7 +387,10 @@ def switchers(ctx) -> tuple[str, ...]:
     text, starts = ctx.text, ctx.lines.starts
     pending = [f for f, _ in functions_of(ctx.tree, ctx.scope) if not isinstance(f, ast.Module)]
     switching = word_rows(text, starts, (".eval(", ".train("))
-    calling = word_rows(text, starts, [f"{m}(" for m in names])
+    # The calls of many names (a test module's hundreds of methods, each switching a model)
+    # are read from one pass over the module's calls (`CalledRows`).
+    called = CalledRows(text, starts)
+    calling = called.rows(names)
     for _ in range(3):  # wrappers of wrappers
         added = {f.name for f in pending if mentions(f, switching) or mentions(f, calling)}
         new = added - names
@@ -395,7 +398,7 @@ def switchers(ctx) -> tuple[str, ...]:
             break
         names |= added
         pending = [f for f in pending if f.name not in names]
-        calling = sorted({*calling, *word_rows(text, starts, [f"{m}(" for m in new])})
+        calling = sorted({*calling, *called.rows(new)})
     found = ctx.cache["model_flow.switchers"] = tuple(sorted(names))
     return found
 

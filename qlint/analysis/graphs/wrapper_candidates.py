@@ -237,6 +237,14 @@ class ModuleText:
         return any(name in words for name in names)
 
     @functools.cached_property
+    def base_words(self) -> dict[int, frozenset[str]]:
+        """The words of each class's bases (`bases`, by the class's span): a class name made of
+        word characters only is named there (`\\b` on both sides) exactly when it is one of
+        them (`candidates`: one set intersection per class and round, not a test of every
+        class found so far)."""
+        return {i: frozenset(_WORDS.findall(bases)) for i, bases in self.bases.items()}
+
+    @functools.cached_property
     def words(self) -> frozenset[str]:
         """The maximal runs of word characters of the masked text: a name is spelled (as a
         whole identifier) exactly where it is one of them."""
@@ -359,10 +367,13 @@ def candidates(
         known = classes | new_classes
         while known:  # a class whose bases name one inherits its methods
             grown = False
+            odd = [c for c in known if not _WORDS.fullmatch(c)]
             for module, found in zip(modules, marked, strict=True):
-                for i, bases in module.bases.items():
-                    named = [c for c in known if c in bases and re.search(rf"\b{re.escape(c)}\b", bases)]
-                    if i not in found and named:
+                for i, words in module.base_words.items():
+                    if i in found:
+                        continue
+                    named = [*(words & known), *(c for c in odd if _named_in(c, module.bases[i]))]
+                    if named:
                         found.add(i)
                         sub = module.spans[i][1]
                         new_classes.add(sub)
@@ -411,15 +422,26 @@ def candidates(
 
 def _inherit(holders: dict[str, set[str]], inherited: dict[str, list[str]]) -> None:
     """A class found through its bases holds their candidate methods too (to a fixpoint: a
-    subclass of a subclass)."""
-    grown = True
-    while grown:
-        grown = False
-        for owners in holders.values():
-            for sub, bases in inherited.items():
-                if sub not in owners and any(b in owners for b in bases):
+    subclass of a subclass). Each owner set grows by a walk down from its classes to their
+    subclasses: the fixpoint of the rule "a class with a base among the owners is one",
+    reached without testing every subclass against every owner set again at each round
+    (ExecuTorch: ~580,000 base tests per index made)."""
+    subclasses: dict[str, list[str]] = {}
+    for sub, bases in inherited.items():
+        for base in bases:
+            subclasses.setdefault(base, []).append(sub)
+    for owners in holders.values():
+        pending = [c for c in owners if c in subclasses]
+        while pending:
+            for sub in subclasses.get(pending.pop(), ()):
+                if sub not in owners:
                     owners.add(sub)
-                    grown = True
+                    pending.append(sub)
+
+
+def _named_in(name: str, bases: str) -> bool:
+    """Whether `name` is spelled in `bases` as a whole name (`\\b` on both sides)."""
+    return name in bases and re.search(rf"\b{re.escape(name)}\b", bases) is not None
 
 
 def _bare(piece: str) -> frozenset[str]:
