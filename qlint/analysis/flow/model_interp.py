@@ -122,17 +122,18 @@ class Interpreter:
         # `if cond: return` holds `not cond` over the rest of the block (`branch` adds it):
         # it ends with the block.
         carried = len(self.guards)
+        stack, previous_stack, run = self.stmt_stack, self.previous, self.stmt
         try:
             for stmt in stmts:
                 if env is None:
                     return None
-                self.stmt_stack.append(stmt)
-                self.previous.append(previous)
+                stack.append(stmt)
+                previous_stack.append(previous)
                 try:
-                    env = self.stmt(stmt, env)
+                    env = run(stmt, env)
                 finally:
-                    self.stmt_stack.pop()
-                    self.previous.pop()
+                    stack.pop()
+                    previous_stack.pop()
                 previous = stmt
             return env
         finally:

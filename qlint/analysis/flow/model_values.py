@@ -114,11 +114,14 @@ class Obj:
 
     @property
     def kinds(self) -> frozenset[str]:
-        return frozenset(o.kind for o in self.origins)
+        return frozenset([o.kind for o in self.origins])
 
     @property
     def is_graph(self) -> bool:
-        return bool(self.kinds) and self.kinds <= GRAPH_KINDS
+        # `kinds` is not empty and within GRAPH_KINDS: asked of most values the walk meets,
+        # which built that set twice per asking.
+        origins = self.origins
+        return bool(origins) and GRAPH_KINDS.issuperset([o.kind for o in origins])
 
 
 @value_class(frozen=True)
