@@ -361,3 +361,11 @@ def test_bodies_split_by_node_type_is_the_same_split():
     assert sorted((id(b.node), [id(s) for s in b.stmts], b.local) for b in found) == sorted(
         (id(node), [id(s) for s in stmts], local) for node, local, stmts in expected
     )
+
+
+def test_walk_is_ast_walk_without_tokens():
+    # `walk` tells tokens by their types (a set) rather than by isinstance over their bases.
+    from qlint.analysis.tree_walk import walk
+
+    for tree in _trees():
+        assert walk(tree) == [n for n in ast.walk(tree) if not isinstance(n, _TOKENS)]

@@ -55,3 +55,23 @@ def test_bindings_deep_inside_expressions_are_found():
     found = function_assigns(func)
     assert set(found) == {"xs", "m", "k", "j", "c", "e", "o"}
     assert next(iter(found)) == "xs"
+
+
+def test_bindings_under_what_an_attribute_chain_hangs_from_are_found():
+    # A chain of attributes is skipped down to what it hangs from: a name or a constant there
+    # binds nothing, a call, subscript or parenthesised `:=` may (in walk order, as before).
+    func = ast.parse(
+        textwrap.dedent(
+            """
+            def f(m):
+                torch.nn.functional.relu(m).data.zero_()
+                load(p := path).model.encoder.eval()
+                (q := m).layers[(i := 0)].weight.data
+                [w for w in m.parts].count.__name__
+                "{}".format(s := 1).upper
+            """
+        )
+    ).body[0]
+    found = function_assigns(func)
+    assert list(found) == ["m", "s", "w", "i", "q", "p"]
+    assert isinstance(found["p"][0], ast.Name) and found["p"][0].id == "path"

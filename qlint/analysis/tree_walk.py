@@ -18,6 +18,15 @@ from qlint.analysis.node_memo import kept_on_node
 # Load/Store/Del and operator tokens: shared singletons without children, which no rule asks for.
 _TOKENS = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
 _AST = ast.AST
+
+
+def _subclasses(cls: type) -> set[type]:
+    return {cls, *(s for sub in cls.__subclasses__() for s in _subclasses(sub))}
+
+
+# The token types themselves (`ast.Load`, `ast.Add`, ...): a set lookup by a node's type
+# answers what `isinstance(node, _TOKENS)` does, without walking the bases.
+_TOKEN_TYPES = frozenset(t for base in _TOKENS for t in _subclasses(base))
 # Half the nodes of a module, and nothing below them but a token.
 _LEAVES = frozenset({ast.Name, ast.Constant})
 _ATTRIBUTE = ast.Attribute
@@ -50,6 +59,7 @@ child_fields = _child_fields
 def walk(node: ast.AST) -> list[ast.AST]:
     """Every node under `node` (itself first) in `ast.walk` order, tokens left out."""
     out = [node]
+    append = out.append
     i = 0
     while i < len(out):
         current = out[i]
@@ -57,12 +67,16 @@ def walk(node: ast.AST) -> list[ast.AST]:
         cls = type(current)
         if cls in _LEAVES:
             continue
+        # Children appended one by one: a generator per list field cost more than the
+        # one to three nodes most of them hold.
         for name in _CHILD_FIELDS.get(cls) or _child_fields(cls):
             value = getattr(current, name, None)
-            if isinstance(value, list):
-                out.extend(v for v in value if isinstance(v, _AST) and not isinstance(v, _TOKENS))
-            elif isinstance(value, _AST) and not isinstance(value, _TOKENS):
-                out.append(value)
+            if type(value) is list:
+                for v in value:
+                    if isinstance(v, _AST) and type(v) not in _TOKEN_TYPES:
+                        append(v)
+            elif isinstance(value, _AST) and type(value) not in _TOKEN_TYPES:
+                append(value)
     return out
 
 
@@ -73,6 +87,7 @@ def walk_kinds(node: ast.AST, kinds: frozenset[type]) -> list[ast.AST]:
     as `walk` does, which keeps the order."""
     out = []
     queue = [node]
+    append = queue.append
     skip_chains = _ATTRIBUTE not in kinds
     i = 0
     while i < len(queue):
@@ -89,14 +104,16 @@ def walk_kinds(node: ast.AST, kinds: frozenset[type]) -> list[ast.AST]:
                 root = root.value
             if type(root) in _LEAVES and type(root) not in kinds:
                 continue  # nothing on the chain is asked for
-            queue.append(current.value)
+            append(current.value)
             continue
         for name in _CHILD_FIELDS.get(cls) or _child_fields(cls):
             value = getattr(current, name, None)
-            if isinstance(value, list):
-                queue.extend(v for v in value if isinstance(v, _AST) and not isinstance(v, _TOKENS))
-            elif isinstance(value, _AST) and not isinstance(value, _TOKENS):
-                queue.append(value)
+            if type(value) is list:
+                for v in value:
+                    if isinstance(v, _AST) and type(v) not in _TOKEN_TYPES:
+                        append(v)
+            elif isinstance(value, _AST) and type(value) not in _TOKEN_TYPES:
+                append(value)
     return out
 
 
@@ -145,9 +162,11 @@ def own_nodes(
         children: list[ast.AST] = []
         for name in _CHILD_FIELDS.get(cls) or _child_fields(cls):
             value = getattr(node, name, None)
-            if isinstance(value, list):
-                children.extend(v for v in value if isinstance(v, _AST) and not isinstance(v, _TOKENS))
-            elif isinstance(value, _AST) and not isinstance(value, _TOKENS):
+            if type(value) is list:
+                for v in value:
+                    if isinstance(v, _AST) and type(v) not in _TOKEN_TYPES:
+                        children.append(v)
+            elif isinstance(value, _AST) and type(value) not in _TOKEN_TYPES:
                 children.append(value)
         if children:
             children.reverse()

@@ -41,7 +41,7 @@ from qlint.analysis.flow.unread_uses import unread_use
 from qlint.analysis.graphs.skipped_tests import never_runs
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.scope import parameter_args
-from qlint.analysis.tree_walk import own_nodes
+from qlint.analysis.tree_walk import own_nodes, walk_kinds
 from qlint.rules.base import FileContext
 from qlint.rules.capture_content import changed_after_build
 from qlint.rules.handed_parameters import kept, taking
@@ -49,6 +49,7 @@ from qlint.rules.handed_parameters import kept, taking
 # Functions of other modules handing on their own parameter, followed up to their callers at most.
 _MAX_HANDED = 3
 _NAMES = frozenset({ast.Name})
+_CALLS = frozenset({ast.Call})
 _FLOW = "caller_verdicts.model_flow"  # on a caller module's context: the analysis its calls were read in
 
 
@@ -273,7 +274,7 @@ def _instances_harmless(ctx: FileContext, home: FileContext, fact: ModeFact, har
 def _holding(flows: list[FunctionFlow], call: ast.Call) -> FunctionFlow | None:
     """The innermost analysed body holding `call`: the function making it rather than the
     module around it, whose body holds every function's code too."""
-    holding = [f for f in flows if any(n is call for n in ast.walk(f.node))]
+    holding = [f for f in flows if any(n is call for n in walk_kinds(f.node, _CALLS))]
     return min(holding, key=lambda f: _span(f.node), default=None)
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.node_memo import kept_on_node
+from qlint.analysis.tree_walk import walk
 
 _KEY = "_qlint_called_locals"
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -33,10 +34,10 @@ def binding(owner: ast.AST, call: ast.Call) -> ast.Call | None:
 
 def _bindings(owner: ast.AST) -> dict[int, ast.Call]:
     out: dict[int, ast.Call] = {}
-    for func in ast.walk(owner):
+    for func in walk(owner):  # `ast.walk`'s order, tokens left out (none is asked about)
         if not isinstance(func, _FUNCTIONS):
             continue
-        nodes = list(ast.walk(func))
+        nodes = walk(func)
         stores: dict[str, int] = {}
         bound: dict[str, ast.Call] = {}
         for node in nodes:

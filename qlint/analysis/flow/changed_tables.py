@@ -23,6 +23,7 @@ import ast
 
 from qlint.analysis.flow.read_only_params import MUTATORS
 from qlint.analysis.node_memo import kept_on_node
+from qlint.analysis.tree_walk import walk
 
 _CHANGES = MUTATORS | {"pop", "popitem", "clear", "remove", "discard", "__delitem__", "sort", "reverse"}
 _KEPT = "_qlint_changed_tables"
@@ -36,7 +37,7 @@ def changed_in(body: ast.AST, name: str) -> bool:
 def _changed_names(body: ast.AST) -> frozenset[str]:
     changed: set[str] = set()
     aliases: list[tuple[str, str]] = []  # (alias, table): `h = handlers`
-    for node in ast.walk(body):
+    for node in walk(body):  # `ast.walk`'s order; the tokens left out are none of these
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
             if isinstance(node.value, ast.Name):
                 changed.add(node.value.id)  # `handlers["eval"] = other`, `del handlers["eval"]`

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.node_memo import kept_on_node
+from qlint.analysis.tree_walk import walk
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # A class overriding these sets its mode or attributes in ways the reading does not follow.
@@ -44,7 +45,7 @@ class ContentSyntax:
     )
 
     def __init__(self, node: ast.AST):
-        nodes = list(ast.walk(node))
+        nodes = walk(node)  # `ast.walk`'s order, without the tokens none of these asks about
         found = [n for n in nodes if isinstance(n, ast.Call)]
         self.walked_calls = found  # in `ast.walk` order: what a function's reading goes through
         self.calls = _first_met(found)  # what a class's reading goes through
@@ -74,7 +75,7 @@ def _first_met(roots: list[ast.AST]) -> list[ast.Call]:
     for root in roots:
         if id(root) in seen:
             continue  # met under an earlier root, with everything below it
-        for n in ast.walk(root):
+        for n in walk(root):
             if isinstance(n, ast.Call) and id(n) not in seen:
                 seen.add(id(n))
                 out.append(n)
@@ -136,7 +137,7 @@ def _references(nodes: list[ast.AST], calls: list[ast.Call]) -> tuple[ast.expr, 
         for n in calls
         if isinstance(n.func, ast.Name) and n.func.id in ("isinstance", "issubclass")
         for a in n.args[1:]
-        for t in ast.walk(a)
+        for t in walk(a)
     }
     out = []
     for ref in nodes:

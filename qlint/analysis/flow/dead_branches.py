@@ -24,7 +24,7 @@ from qlint.analysis.flow.argument_values import equal, identical, literal, truth
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.node_memo import kept_on_node
-from qlint.analysis.tree_walk import CHILD_FIELDS, child_fields, own_statements
+from qlint.analysis.tree_walk import CHILD_FIELDS, child_fields, own_statements, walk_kinds
 
 _UNKNOWN = object()
 
@@ -258,14 +258,15 @@ def rebound(func: ast.AST, name: str) -> bool:
 
 
 _STORED = "_qlint_stored_names"
+_NAMES = frozenset({ast.Name})
 
 
 def _stored_names(func: ast.AST) -> frozenset[str]:
     return frozenset(
         node.id
         for stmt in getattr(func, "body", [])
-        for node in ast.walk(stmt)
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
+        for node in walk_kinds(stmt, _NAMES)
+        if not isinstance(node.ctx, ast.Load)
     )
 
 

@@ -22,6 +22,7 @@ import ast
 from qlint.analysis.flow.content_syntax import content_syntax
 from qlint.analysis.names.resolver import dotted_parts
 from qlint.analysis.node_memo import kept_on_node
+from qlint.analysis.tree_walk import walk
 
 _BASES = (("nn", "Module"), ("torch", "nn", "Module"))
 # Calls that switch modes or add parts in ways the syntax does not show.
@@ -54,7 +55,7 @@ def _init_evals_parts(cls: ast.ClassDef) -> bool:
     syntax = content_syntax(cls)
     if syntax.dynamic or syntax.reads_any_training:
         return False
-    for node in ast.walk(cls):
+    for node in walk(cls):  # `ast.walk`'s order; its tokens are none of these
         if isinstance(node, ast.Call) and _called(node) in _FORBIDDEN:
             return False
         nested = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))

@@ -210,8 +210,8 @@ def allowed_fields(cls) -> frozenset[str]:
     found = cls.__dict__.get(_ALLOWED)
     if found is None or found[0] is not cls.node:
         names = set()
-        for node in ast.walk(cls.node):
-            if isinstance(node, ast.Call) and node.args and _called(node.func) == "allow_exported_model_train_eval":
+        for node in walk_kinds(cls.node, _CALLS):
+            if node.args and _called(node.func) == "allow_exported_model_train_eval":
                 first = node.args[0]
                 if isinstance(first, ast.Attribute) and getattr(first.value, "id", "") == "self":
                     names.add(first.attr)
@@ -220,6 +220,7 @@ def allowed_fields(cls) -> frozenset[str]:
 
 
 _ALLOWED = "_qlint_allowed_fields"
+_CALLS = frozenset({ast.Call})
 
 
 def _called(func: ast.expr) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.relevant_bodies import KEYWORDS
+from qlint.analysis.tree_walk import walk
 
 _WORDS = ("eval", "train", "prepare", "convert", *KEYWORDS)
 _KEY = "_qlint_method_words"  # on the scope's `__dict__`: one walk per method and module content
@@ -71,7 +72,7 @@ def _names(func: ast.AST, scope) -> tuple[bool, tuple[ast.AST, ...], tuple[tuple
     functions, imports = scope.functions, scope.imports
     called: dict[int, ast.AST] = {}
     imported: dict[tuple[str, str], None] = {}
-    for node in ast.walk(func):
+    for node in walk(func):  # `ast.walk`'s order, tokens left out
         if isinstance(node, ast.Attribute):
             word = node.attr
             head = node.value

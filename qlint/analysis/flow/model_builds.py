@@ -38,6 +38,8 @@ from qlint.analysis.flow.part_modes import taken_part
 from qlint.analysis.flow.stored_fields import passed_for
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import own_init, parameter_args, unique_value
+from qlint.analysis.node_memo import kept_on_node
+from qlint.analysis.tree_walk import walk_kinds
 from qlint.value_classes import replace
 
 
@@ -261,11 +263,7 @@ class Builds:
         of a part on the way to it (`m.encoder.train()`): the walk keeps no mode per part, so
         the part's mode is not the module's."""
         root, steps = path
-        for node in ast.walk(self.sem.walk.func):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
-                continue
-            if node.func.attr != "train":
-                continue
+        for node in kept_on_node(self.sem.walk.func, _TRAIN_CALLS, _train_calls):
             receiver = node.func.value
             while isinstance(receiver, ast.Subscript):  # `m.encoder[1]`: a part inside `m.encoder`
                 receiver = receiver.value
@@ -333,3 +331,13 @@ def is_module(obj: Obj, env: Env) -> bool:
     if obj.kinds & {CONSTRUCTED, PRETRAINED}:
         return True
     return any(f.state in ("eval", "train") for f in env.facts(obj))
+
+
+def _train_calls(func: ast.AST) -> tuple[ast.Call, ...]:
+    """The `<x>.train(...)` calls under `func`, in `ast.walk` order: asked for each part taken
+    from a module in the function's walk (kept on the function's node, one walk per body)."""
+    return tuple(n for n in walk_kinds(func, _CALLS) if isinstance(n.func, ast.Attribute) and n.func.attr == "train")
+
+
+_CALLS = frozenset({ast.Call})
+_TRAIN_CALLS = "_qlint_train_calls"

@@ -132,19 +132,21 @@ class CallSemantics:
 
     def call(self, node: ast.Call, env: Env) -> Obj | None:
         func = node.func
+        # The walk is held through a proxy: its parts and `expr` are looked up once per call.
+        parts, expr = self.walk.parts, self.walk.expr
         # `runner.calibrate()` may change the graphs `runner`'s fields hold: what they were before.
         root = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else None
-        fields = self.walk.parts.fields_of(root, env) if root is not None else None
-        self.walk.parts.touched(node, env)
+        fields = parts.fields_of(root, env) if root is not None else None
+        parts.touched(node, env)
         self.held_parts.replacing(node, env)
-        receiver = self.walk.expr(func.value, env) if isinstance(func, ast.Attribute) else None
+        receiver = expr(func.value, env) if isinstance(func, ast.Attribute) else None
         if receiver is None and _switch_on_part(func, env):
             # `wrapper.model.eval()`: `Module.eval()` returns the module it was called on, in that
             # mode, whatever holds it (ExecuTorch's esrgan returns `model.model.eval()` of a
             # third-party wrapper).
             receiver = new_value(env, func.value, "", Origin(UNKNOWN, func.value))
-        args = [self.walk.expr(a.value if isinstance(a, ast.Starred) else a, env) for a in node.args]
-        kwargs = {kw.arg: self.walk.expr(kw.value, env) for kw in node.keywords}
+        args = [expr(a.value if type(a) is ast.Starred else a, env) for a in node.args]
+        kwargs = {kw.arg: expr(kw.value, env) for kw in node.keywords}
         first = args[0] if args and not isinstance(node.args[0], ast.Starred) else None
         self.lambdas.call(node, args, kwargs, env)
 

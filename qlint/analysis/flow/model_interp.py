@@ -50,13 +50,20 @@ from qlint.analysis.flow.switched_params import Switched
 from qlint.analysis.names.modules import resolve_relative
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
-from qlint.analysis.tree_walk import statement_lists
+from qlint.analysis.tree_walk import CHILD_FIELDS as _CHILD_FIELDS
+from qlint.analysis.tree_walk import child_fields, statement_lists
 from qlint.value_classes import replace
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _SKIPPED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-_NOTHING_TO_FOLLOW = (*_SKIPPED, ast.Constant)
-_TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
+# What `Interpreter.expr` reads no value from (None: an absent part, `return` alone).
+_NOTHING_TO_FOLLOW = frozenset({*_SKIPPED, ast.Constant, type(None)})
+_LITERAL_TYPES = frozenset(LITERALS)
+_NAME, _CALL, _ATTRIBUTE, _SUBSCRIPT, _EXPR = ast.Name, ast.Call, ast.Attribute, ast.Subscript, ast.expr
+_TRY = frozenset({ast.Try, getattr(ast, "TryStar", ast.Try)})
+_LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While})
+# Statements that bind names the walk does not follow (or unbind them): what they named is gone.
+_UNBINDING = frozenset({*_NESTED, ast.Import, ast.ImportFrom, ast.Delete})
 _RAISES = frozenset({"raises", "assertRaises", "assertRaisesRegex"})
 _CATCHES = frozenset({"NotImplementedError", "RuntimeError", "Exception", "BaseException"})
 _SWITCHES = frozenset({"eval", "train"})
@@ -115,37 +122,42 @@ class Interpreter:
         # `if cond: return` holds `not cond` over the rest of the block (`branch` adds it):
         # it ends with the block.
         carried = len(self.guards)
+        stack, previous_stack, run = self.stmt_stack, self.previous, self.stmt
         try:
             for stmt in stmts:
                 if env is None:
                     return None
-                self.stmt_stack.append(stmt)
-                self.previous.append(previous)
+                stack.append(stmt)
+                previous_stack.append(previous)
                 try:
-                    env = self.stmt(stmt, env)
+                    env = run(stmt, env)
                 finally:
-                    self.stmt_stack.pop()
-                    self.previous.pop()
+                    stack.pop()
+                    previous_stack.pop()
                 previous = stmt
             return env
         finally:
             del self.guards[carried:]
 
     def stmt(self, s: ast.stmt, env: Env) -> Env | None:
-        if isinstance(s, (ast.Assign, ast.AnnAssign)):
+        # By the statement's type, as `expr` goes by the expression's.
+        cls = type(s)
+        if cls is ast.Expr:
+            self.expr(s.value, env)
+        elif cls is ast.Assign or cls is ast.AnnAssign:
             self.assign(s, env)
-        elif isinstance(s, ast.AugAssign):
+        elif cls is ast.If:
+            return self.branch(s, env)
+        elif cls is ast.AugAssign:
             self.expr(s.value, env)
             self.bind(s.target, None, None, env)
-        elif isinstance(s, (ast.Expr, ast.Assert)):
-            self.expr(s.value if isinstance(s, ast.Expr) else s.test, env)
-        elif isinstance(s, ast.If):
-            return self.branch(s, env)
-        elif isinstance(s, (ast.For, ast.AsyncFor, ast.While)):
+        elif cls is ast.Assert:
+            self.expr(s.test, env)
+        elif cls in _LOOPS:
             return self.loop(s, env)
-        elif isinstance(s, (ast.With, ast.AsyncWith)):
+        elif cls is ast.With or cls is ast.AsyncWith:
             return self.with_block(s, env)
-        elif isinstance(s, _TRY):
+        elif cls in _TRY:
             expecting = any(_catches_not_implemented(h) for h in s.handlers)
             self.contexts.append(EXPECTS_ERROR if expecting else "try")
             try:
@@ -158,10 +170,10 @@ class Interpreter:
             handlers = [self.block(h.body, start.copy()) for h in s.handlers]
             out = join([self.block(s.orelse, body.copy()) if body else None, *handlers], s)
             return self.block(s.finalbody, out) if out is not None else None
-        elif isinstance(s, ast.Match):
+        elif cls is ast.Match:
             self.expr(s.subject, env)
             return join([env, *(self.block(c.body, env.copy()) for c in s.cases)], s)
-        elif isinstance(s, ast.Return):
+        elif cls is ast.Return:
             value = s.value
             if isinstance(value, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in value.elts):
                 self.flow.return_items[len(self.flow.returns)] = tuple(self.expr(e, env) for e in value.elts)
@@ -174,13 +186,13 @@ class Interpreter:
                 self.flow.return_graphs[len(self.flow.returns)] = frozenset((o, g | here) for o, g in paths)
             self.flow.returns.append((env, obj))
             return None
-        elif isinstance(s, ast.Raise):
+        elif cls is ast.Raise:
             return None
-        elif isinstance(s, (ast.Break, ast.Continue)):
+        elif cls is ast.Break or cls is ast.Continue:
             if self.loops:
                 self.loops[-1].append(env)
             return None
-        elif isinstance(s, (*_NESTED, ast.Import, ast.ImportFrom, ast.Delete)):
+        elif cls in _UNBINDING:
             for name in _bound_names(s):
                 env.vars.pop(name, None)
             for target in s.targets if isinstance(s, ast.Delete) else ():
@@ -399,60 +411,78 @@ class Interpreter:
 
     # -- expressions -------------------------------------------------------------------
     def expr(self, e: ast.expr | None, env: Env) -> Obj | None:
-        if e is None or isinstance(e, _NOTHING_TO_FOLLOW):
-            return None
-        if isinstance(e, ast.Call):
+        # By the node's type, the commonest first: a parser makes no subclasses of node types,
+        # and this runs for every expression of every body walked (twice in a loop).
+        cls = type(e)
+        if cls is _NAME:
+            return env.vars.get(e.id)
+        if cls is _CALL:
             obj = self.calls.call(e, env)
             note_made(self.calls.made_graphs, obj, e, self.guards)
             return obj
-        name = key(e)
-        if name is not None:
-            obj = env.vars.get(name)
-            if obj is None and name.startswith("self."):
-                obj = self.attribute(name, env)
-            return obj
-        if isinstance(e, ast.NamedExpr):
-            obj = self.expr(e.value, env)
-            self.bind(e.target, obj, e.value, env)
-            return obj
-        if isinstance(e, ast.Await):
-            return self.expr(e.value, env)
-        if isinstance(e, ast.Subscript) and (found := registries.lookup(self.calls, e, env)) is not None:
-            return found  # `REGISTRY[type(config)]`
-        if isinstance(e, ast.Subscript) and (found := self.containers.keyed.value(e, env)) is not None:
-            return found  # `case[QCOM_MODULE]` of rows written here (`keyed_rows`)
-        if isinstance(e, ast.Subscript) and (makes := self.calls.builds.callables(e.value, e.slice)):
-            return self.calls.builds.factory(e, makes, env)  # `make = MODELS[name]`
-        if isinstance(e, (ast.Attribute, ast.Subscript)):
-            held = self.parts.read(e, env)
-            if held is not None:
-                return held
-            container = self.expr(e.value, env)
-            if isinstance(e, ast.Attribute) and container is not None:
-                if (engine_model := self.calls.engine_part(container, e.attr)) is not None:
-                    return engine_model  # `deepspeed.init_inference(model).module`
-                stored = self.calls.builds.field(container, e.attr, e, env)
-                if stored is not None:
-                    return stored  # `bundle.model`: the model the bundle was built with
-            if isinstance(e, ast.Subscript):
-                self.expr(e.slice, env)
-            step = (ATTR, e.attr) if isinstance(e, ast.Attribute) else (ITEM,)
-            part = part_of(container, e, (step,))
-            return new_value(env, e, "", part) if part is not None else None
-        if isinstance(e, LITERALS):
+        if cls in _NOTHING_TO_FOLLOW:
+            return None
+        if cls is _ATTRIBUTE:
+            value = e.value
+            if type(value) is _NAME and value.id == "self":
+                name = f"self.{e.attr}"
+                obj = env.vars.get(name)
+                return obj if obj is not None else self.attribute(name, env)
+            return self.part(e, env)
+        if cls is _SUBSCRIPT:
+            if (found := registries.lookup(self.calls, e, env)) is not None:
+                return found  # `REGISTRY[type(config)]`
+            if (found := self.containers.keyed.value(e, env)) is not None:
+                return found  # `case[QCOM_MODULE]` of rows written here (`keyed_rows`)
+            if makes := self.calls.builds.callables(e.value, e.slice):
+                return self.calls.builds.factory(e, makes, env)  # `make = MODELS[name]`
+            return self.part(e, env)
+        if cls in _LITERAL_TYPES:
             # Still no value of its own; a helper's call reads what it holds (`apply`).
             self.calls.literal_items[id(e)] = self.items_of(e, env)
             return None
-        if isinstance(e, ast.IfExp):
+        if cls is ast.NamedExpr:
+            obj = self.expr(e.value, env)
+            self.bind(e.target, obj, e.value, env)
+            return obj
+        if cls is ast.Await:
+            return self.expr(e.value, env)
+        if cls is ast.IfExp:
             arms = [lambda branch, x=x: (branch, self.expr(x, branch)) for x in (e.body, e.orelse)]
             merged, values = self.fork(e.test, arms, env, e)
             env.vars, env.modes, env.patched, env.copied = merged.vars, merged.modes, merged.patched, merged.copied
             values = [v for v in values if v is not None]
             return merge_values(values, env, e) if values else None
-        for child in ast.iter_child_nodes(e):
-            if isinstance(child, ast.expr):
-                self.expr(child, env)
+        # The expressions under anything else (`a + b`, `x < y`, f-strings), in
+        # `ast.iter_child_nodes` order, read from the fields that can hold them.
+        for field_name in _CHILD_FIELDS.get(cls) or child_fields(cls):
+            value = getattr(e, field_name, None)
+            if type(value) is list:
+                for child in value:
+                    if isinstance(child, _EXPR):
+                        self.expr(child, env)
+            elif isinstance(value, _EXPR):
+                self.expr(value, env)
         return None
+
+    def part(self, e: ast.Attribute | ast.Subscript, env: Env) -> Obj | None:
+        """An attribute or item of a value (`pair[0]`, `bundle.model`, `m.encoder`)."""
+        held = self.parts.read(e, env)
+        if held is not None:
+            return held
+        container = self.expr(e.value, env)
+        attribute = type(e) is _ATTRIBUTE
+        if attribute and container is not None:
+            if (engine_model := self.calls.engine_part(container, e.attr)) is not None:
+                return engine_model  # `deepspeed.init_inference(model).module`
+            stored = self.calls.builds.field(container, e.attr, e, env)
+            if stored is not None:
+                return stored  # `bundle.model`: the model the bundle was built with
+        if not attribute:
+            self.expr(e.slice, env)
+        step = (ATTR, e.attr) if attribute else (ITEM,)
+        part = part_of(container, e, (step,))
+        return new_value(env, e, "", part) if part is not None else None
 
     def items_of(self, e: ast.Dict | ast.List | ast.Tuple | ast.Set, env: Env) -> frozenset[ModeFact]:
         """The modes of the models a container literal holds (a dict's values). A constant holds

@@ -114,11 +114,14 @@ class Obj:
 
     @property
     def kinds(self) -> frozenset[str]:
-        return frozenset(o.kind for o in self.origins)
+        return frozenset([o.kind for o in self.origins])
 
     @property
     def is_graph(self) -> bool:
-        return bool(self.kinds) and self.kinds <= GRAPH_KINDS
+        # `kinds` is not empty and within GRAPH_KINDS: asked of most values the walk meets,
+        # which built that set twice per asking.
+        origins = self.origins
+        return bool(origins) and GRAPH_KINDS.issuperset([o.kind for o in origins])
 
 
 @value_class(frozen=True)
@@ -382,14 +385,32 @@ def join(envs: list[Env | None], anchor: ast.AST) -> Env | None:
                 modes[obj] = facts
             elif mine is not facts and mine != facts:
                 modes[obj] = mine | facts
-    for key in dict.fromkeys(k for e in live for k in e.vars):
-        bound = [e.vars[key] for e in live if key in e.vars]
-        if len(bound) < len(live) and partial_key(key):
+    # Every name any path binds, in the order first bound (the dicts' keys in turn); most are
+    # bound to one object on every path, told apart without a list per name.
+    keys = dict(live[0].vars)
+    for env in live[1:]:
+        keys.update(env.vars)
+    every = [e.vars for e in live]
+    out_vars = out.vars
+    for key in keys:
+        first = _ABSENT
+        shared = True
+        count = 0
+        for names in every:
+            o = names.get(key, _ABSENT)
+            if o is _ABSENT:
+                continue
+            count += 1
+            if first is _ABSENT:
+                first = o
+            elif o is not first:
+                shared = False
+        if count < len(every) and partial_key(key):
             continue  # a part of a value (`graph_parts`) that some path did not bind: not known
-        first = bound[0]
-        if all(o is first for o in bound):
-            out.vars[key] = first
+        if shared:
+            out_vars[key] = first
             continue
+        bound = [names[key] for names in every if key in names]
         objs = set(bound)
         if len(objs) == 1:
             out.vars[key] = first
@@ -407,6 +428,9 @@ def join(envs: list[Env | None], anchor: ast.AST) -> Env | None:
         if all(o in out.copied for o in objs):  # a path that hands the graph itself can raise
             out.copied |= {merged}
     return out
+
+
+_ABSENT = object()  # a name a path does not bind (`join`)
 
 
 def fill_unread(live: list[Env], unread: dict[str, tuple[Obj, frozenset[ModeFact]]]) -> None:
@@ -428,12 +452,16 @@ def partial_key(name: str) -> bool:
 
 def new_value(env: Env, anchor: ast.AST, name: str, origin: Origin, facts=None, captures=frozenset()) -> Obj:
     """A value created at `anchor`; modules start in train mode, `from_pretrained` in eval mode."""
-    obj = Obj(anchor, name, frozenset({origin}), frozenset(captures))
+    obj = Obj(anchor, name, frozenset((origin,)), frozenset(captures))
     if facts is None:
-        state = {CONSTRUCTED: "train", PRETRAINED: "eval"}.get(origin.kind)
-        facts = {ModeFact(state, origin.node, origin)} if state else {ModeFact("unset", origin.node, origin)}
-    env.modes[obj] = frozenset(facts)
+        env.modes[obj] = frozenset((ModeFact(_STARTS_IN.get(origin.kind, "unset"), origin.node, origin),))
+    else:
+        env.modes[obj] = frozenset(facts)
     return obj
+
+
+# The mode a new value starts in, by its origin's kind ("unset": as it came).
+_STARTS_IN = {CONSTRUCTED: "train", PRETRAINED: "eval"}
 
 
 # The steps of a part's `Origin.path`: an attribute (ATTR, name); an item of a container or

@@ -45,6 +45,7 @@ def held_fields(cls: ast.ClassDef) -> dict[str, Field]:
 
 _STORED = "_qlint_stored_fields"
 _HELD = "_qlint_held_fields"
+_NAMES = frozenset({ast.Name})
 
 
 def _not_a_construction(call: ast.Call) -> bool:
@@ -81,7 +82,7 @@ def _stored_once(cls: ast.ClassDef) -> dict[str, Field]:
     if init is None:
         return {}
     params = {a.arg: i for i, a in enumerate(parameter_args(init, star=False))}
-    rebound = {n.id for n in ast.walk(init) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    rebound = {n.id for n in walk_kinds(init, _NAMES) if not isinstance(n.ctx, ast.Load)}
     found: dict[str, Field] = {}
     seen: set[str] = set()
     for stmt in init.body:

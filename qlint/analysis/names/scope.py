@@ -290,6 +290,14 @@ def _function_assigns(func: ast.AST) -> dict[str, list[ast.AST]]:
     while stack:
         node = pop()
         cls = type(node)
+        if cls is _ATTRIBUTE:
+            # A chain of attributes binds nothing: only what it hangs from can (`f(x := 1).a`),
+            # and a name or a constant there holds nothing (`torch.nn.functional.relu`).
+            while cls is _ATTRIBUTE:
+                node = node.value
+                cls = type(node)
+            if cls in _LEAF_TYPES:
+                continue
         if cls in _OWN_SCOPE_TYPES:
             continue
         if cls in _BINDER_TYPES:
@@ -307,6 +315,7 @@ def _function_assigns(func: ast.AST) -> dict[str, list[ast.AST]]:
 
 
 _AST = ast.AST
+_ATTRIBUTE = ast.Attribute
 _OWN_SCOPE_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda})
 # What `bind_local` records something for.
 _BINDER_TYPES = frozenset(
