@@ -117,18 +117,19 @@ def test_a_new_process_searches_again_once_that_module_changed(tmp_path, store, 
 
 def test_the_module_found_is_not_its_own_caller_when_checked(tmp_path, reads):
     """The name found in test_quant.py, whose buffer (the file unchanged on disk) then defines
-    `dynamic_quant` uncalled: its own text is not searched, the other module that spells the
-    name is (utils.py, while it does)."""
+    `dynamic_quant` uncalled: its own text is not searched, the other modules that spell the
+    name are. utils.py spells it only as its own `dynamic_quant`, which never reaches the
+    buffer's (`own_namesakes`): dead. Once utils.py imports the buffer's, it is live."""
     utils = _repo(tmp_path)
     project = ProjectIndex()
     assert rows_of(check_file(utils, SELECT, project).diagnostics) == [CONVERT_ROW]
     caller = str(tmp_path / "tests" / "test_quant.py")
     buffer = _helper("dynamic_quant", "\n\ndef test_it():\n    assert True\n")
     result = check_source(buffer, caller, settings_for(SELECT), project)
-    assert rows_of(result.diagnostics) == [CONVERT_ROW]
-    _rewrite(utils, _helper("static_quant"))
-    result = check_source(buffer, caller, settings_for(SELECT), project)
     assert rows_of(result.diagnostics) == []
+    _rewrite(utils, _helper("static_quant") + "\nfrom tests.test_quant import dynamic_quant\n")
+    result = check_source(buffer, caller, settings_for(SELECT), project)
+    assert rows_of(result.diagnostics) == [CONVERT_ROW]
 
 
 def _tree_repo(tmp_path: Path) -> Path:

@@ -5,8 +5,10 @@ Where every way to reach code is visible in the project, code nobody reaches is 
 - a function or method of a test or test-support module (`test_collection`) that the runner
   does not call by itself (not `test*`, not a hook, not decorated: a fixture) and that no code
   of the project names (ao's `dynamic_quant`, ExecuTorch's
-  `quantize_and_test_model_with_quantizer`); not in a program named like a test (a
-  `__main__` block that does more than start a runner);
+  `quantize_and_test_model_with_quantizer`; a module spelling the name only as its own
+  function of that name does not name it, `own_namesakes`: ExecuTorch's vulkan
+  `quantize_and_lower_module`); not in a program named like a test (a `__main__` block that
+  does more than start a runner);
 - a module-level function the project names only in calls that never run: after an
   unconditional `exit`/`sys.exit`/`raise`/`return` in the same block (edge's
   `static_quantize`, called after `exit(0)`), or in its own body (recursion);

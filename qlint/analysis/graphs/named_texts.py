@@ -16,6 +16,7 @@ import os
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import file_keys, kept_answers
+from qlint.analysis.graphs.own_namesakes import only_own_namesake
 from qlint.analysis.graphs.project_scan import scan_root, texts_naming
 from qlint.analysis.names import content_keys
 from qlint.analysis.project_files import project_keys
@@ -29,14 +30,16 @@ kept_answers.register("spelled", _SPELLED, lambda key, entry: entry[:-1], small=
 
 def spelled_elsewhere(ctx: FileContext, name: str, root: str | None = None) -> bool:
     """Whether a module of the project (or under `root`) other than the one checked spells
-    `name` as a word: `texts_naming` has a first answer."""
+    `name` as a word, other than as its own function of that name (`own_namesakes`):
+    `texts_naming` has a first such answer."""
     root = root or scan_root(ctx.path)
     if root is None:
         return False
     root = os.path.abspath(root)
     if _still_spelled(ctx, root, name):
         return True
-    found = next(texts_naming(ctx, name, root), None)
+    # A module spelling it only as its own function of that name reaches not this one (`own_namesakes`).
+    found = next((f for f in texts_naming(ctx, name, root) if not only_own_namesake(f[1], name)), None)
     if found is None:
         return False
     path = found[0]
