@@ -1,0 +1,368 @@
+"""Which consumer tells an inserted packet from its overload (QL102).
+
+A packet node runs like its overload wherever PyTorch executes it: the insertion is a bug only
+where something downstream keys on the form. QL102 reports an insertion when it finds such a
+consumer, and its message names it:
+
+- a matcher of the same package keyed on the overload graphs carry alone (another module of
+  the inserting module's directory: torchao's reference representation rewrite, keyed on
+  `quantize_affine.default`, next to the observer that inserts the packet). The inserting
+  module's own matchers are not counted: its author wrote them for the nodes it makes (XLA's
+  exporter removes only no-op `slice.Tensor` nodes, never the slice it inserts), and a matcher
+  of another package (TensorRT's dynamo converters) runs in another pipeline;
+- an exported program's verifier: the insertion is in an ExecuTorch `ExportPass` that the
+  project constructs in a function given an `ExportedProgram` (Arm's backend pipeline), or in
+  a helper of that function's module it calls, whose edge-dialect verifier rejects a packet as
+  a node target. A pass constructed only on graph modules (QNN's annotation transforms, run
+  before `prepare_pt2e`) is not one;
+- the graph `convert_pt2e` returns: an observer's `convert(model, node)` (its class defines
+  `calculate_qparams`) is what PT2E's convert calls on the exported graph it hands to users,
+  who export and lower it next (torch's and torchao's affine observers);
+- the forward graph of an AOT autograd partition function (`joint_module`,
+  `num_fwd_outputs`): every other node there is a core-ATen overload, and the graph goes on
+  to the forward compiler, a backend keyed on overloads (pytorch-pfn-extras' splitter);
+- the project's own consumer keyed on the packet, which a function of the project runs only
+  after exporting or lowering the graph again: by then the node is `.default`;
+- Inductor's post-grad passes: the function is set as one of its post-grad custom passes,
+  which run on AOT's graph of overloads before Inductor's own matchers and lowerings;
+- callers outside the project: nothing in the project names the function or class holding
+  the insertion, so the graph goes back to its users, whose matchers are keyed on the
+  overloads exported graphs carry.
+
+Where the project itself runs the pass and none of these is found, the graph goes on to the
+project's own code, which does not tell the forms apart (a lowering table without the op,
+passes that read op names or strip overloads, a re-export): QL102 stays quiet.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from itertools import pairwise
+
+from qlint.analysis import scan_memo
+from qlint.analysis.context import FileContext
+from qlint.analysis.graphs.never_called import enclosing_definitions
+from qlint.analysis.graphs.project_scan import parsed_module, project_modules, text_holding
+from qlint.analysis.names.resolver import OpRef
+from qlint.optable import OpInfo
+from qlint.rules.packet_scan import _module, _Overload
+from qlint.rules.packet_sites import _sites
+
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# `scan_memo`'s question: a module that spells the name that follows, as a word.
+_NAMES = "ql102-names:"
+_OVERLOADS = "ql102-overloads:"  # ... that spells an overload of the op that follows
+_INDUCTOR_PASSES = frozenset(
+    {"post_grad_custom_pre_pass", "post_grad_custom_post_pass", "joint_custom_pre_pass", "joint_custom_post_pass"}
+)
+_PROGRAM_NAMES = frozenset({"exported_program", "edge_program", "exported_programs"})
+
+
+def distinguishing_consumer(
+    ctx: FileContext, ref: OpRef, node: ast.expr, info: OpInfo | None, refs: list[OpRef], rows: list[int]
+) -> str | None:
+    """What downstream of the insertion at `node` keys on the form of `ref` (a phrase for the
+    message), or None when nothing the project shows does. `refs`: every packet the module
+    inserts; `rows`: the lines it inserts `ref` on (`packet_consumers` reads them)."""
+    chain = [d for _, d in enclosing_definitions(ctx.tree, node.lineno)]
+    return (
+        _package_matcher(ctx, ref, info)
+        or _observer_convert(chain)
+        or _aot_partition(chain)
+        or _exported_program_pass(ctx, chain)
+        or _reexported_consumer(ctx, ref, refs, rows)
+        or _unseen_callers(ctx, chain)
+    )
+
+
+def _reexported_consumer(ctx: FileContext, ref: OpRef, refs: list[OpRef], rows: list[int]) -> str | None:
+    """The project's own consumer keyed on the packet, reached after a re-export that turned the
+    node into `.default` (`packet_consumers`)."""
+    from qlint.rules.packet_consumers import reexported_before_own_consumer
+
+    consumer = reexported_before_own_consumer(ctx, ref, refs, rows)
+    if consumer is None:
+        return None
+    return (
+        f"`{os.path.basename(consumer.path)}` keys on the packet, but the project exports the graph again "
+        "before it runs, which turns the node into `.default`"
+    )
+
+
+def _observer_convert(chain: list[ast.AST]) -> str | None:
+    """The insertion is in an observer's `convert(self, model, node)`, which PT2E's convert
+    calls (`activation_post_process.convert(model, node)`) on the graph it returns."""
+    for outer, inner in pairwise(chain):
+        if (
+            isinstance(outer, ast.ClassDef)
+            and isinstance(inner, _FUNCS)
+            and inner.name == "convert"
+            and len(inner.args.args) == 3
+            and _defines(outer, "calculate_qparams")
+        ):
+            return (
+                f"`{outer.name}.convert` is an observer's convert, which `convert_pt2e` runs on the graph "
+                "it returns to users, who export and lower it next (matchers and verifiers keyed on overloads)"
+            )
+    return None
+
+
+def _aot_partition(chain: list[ast.AST]) -> str | None:
+    """The insertion is in an AOT autograd partition function (its joint graph is AOT's trace,
+    core-ATen overloads throughout), building the graph the forward compiler gets."""
+    for func in chain:
+        if isinstance(func, _FUNCS) and {"joint_module", "num_fwd_outputs"} <= _parameters(func):
+            return (
+                f"`{func.name}` partitions AOT autograd's joint graph (overloads throughout): "
+                "the forward compiler it feeds is keyed on overloads"
+            )
+    return None
+
+
+def _exported_program_pass(ctx: FileContext, chain: list[ast.AST]) -> str | None:
+    """The insertion is in an `ExportPass` the project constructs in a function given an
+    exported program (a parameter annotated `ExportedProgram`, or named for one): the pass
+    edits that program's graph, which its verifier checks."""
+    cls = next((d for d in chain if isinstance(d, ast.ClassDef) and _derives_export_pass(d)), None)
+    if cls is None:
+        return None
+    own = os.path.abspath(ctx.path)
+    modules = [ctx]
+    for path, text in _texts_naming(ctx, cls.name):
+        if os.path.abspath(path) != own and (module := parsed_module(ctx, path, text)) is not None:
+            modules.append(module)
+    for module in modules:
+        funcs = [f for f in ast.walk(module.tree) if isinstance(f, _FUNCS)]
+        for func in funcs:
+            if not _constructs(func, cls.name):
+                continue
+            # The function given the program, or one of the module's that is and calls it (a
+            # pipeline handing `exported_program.graph_module` to the helper running the passes).
+            callers = (f for f in funcs if _takes_program(f) and _calls(f, func.name))
+            given = func if _takes_program(func) else next(callers, None)
+            if given is not None:
+                return (
+                    f"`{given.name}` ({os.path.basename(module.path)}) runs the `{cls.name}` pass on an exported "
+                    "program, whose verifier rejects a packet as a node target"
+                )
+    return None
+
+
+def _package_matcher(ctx: FileContext, ref: OpRef, info: OpInfo | None) -> str | None:
+    """Another module of the inserting module's directory keys nodes on an overload of the op
+    that graphs carry, and not on its packet at that site: it misses the packet node."""
+    carried = set(info.carried) if info is not None and info.carried else None
+    cache_key = ("ql102.package-matcher", ref.key)
+    if cache_key in ctx.cache:
+        return ctx.cache[cache_key]
+    found = None
+    own = os.path.abspath(ctx.path)
+    overload = _Overload(ref)
+    question = _OVERLOADS + f"{ref.namespace}.{ref.op}"
+    modules = [
+        (p, k)
+        for p, k in project_modules(ctx, (ref.op,))
+        if k is not None and os.path.abspath(p) != own and os.path.dirname(os.path.abspath(p)) == os.path.dirname(own)
+    ]
+    for path, key, (known,) in scan_memo.unanswered(modules, [question]):
+        if known is False:
+            continue
+        module = _module(ctx, path, key, [(overload, (ref.op.encode(),))])
+        scan_memo.note(path, question, key, module is not None)
+        if module is None:
+            continue
+        for site in _sites(module, ref.op):
+            same = [r for r in site if r.key == ref.key]
+            keyed = sorted(r.overload for r in same if r.overload and (carried is None or r.overload in carried))
+            if keyed and not any(r.is_packet for r in same):
+                found = (
+                    f"`{os.path.basename(path)}` matches `{ref.namespace}.{ref.op}.{keyed[0]}` alone, "
+                    "and misses this node"
+                )
+                break
+        if found:
+            break
+    ctx.cache[cache_key] = found
+    return found
+
+
+def _unseen_callers(ctx: FileContext, chain: list[ast.AST]) -> str | None:
+    """A function or class that runs the insertion is one nothing in the project runs: users
+    call it with their graph and get it back. Followed from the definition holding the insertion
+    through the module's own functions and classes that use it, and then through those of the
+    other modules that use one of them: an entry point among them that no code uses (not the
+    module's other code, not another module; an import or `__all__` naming it hands it on to
+    users, which is no use) is where the graph comes from and goes back to. A pass the project
+    runs only from code it runs itself hands the graph to the project's own pipeline."""
+    if not chain:
+        return "the module's own code edits a graph whose consumers it does not show"
+    holders = _holders(ctx.tree, getattr(chain[0], "name", ""))
+    for name in sorted(holders):
+        users = _users_elsewhere(ctx, name)
+        if any(_post_grad_pass(m.tree, name) for m in [ctx, *(m for m, _ in users)]):
+            return (
+                f"`{name}` is registered as an Inductor post-grad pass: Inductor's pattern matchers and "
+                "lowerings after it are keyed on overloads"
+            )
+        if _used_in(ctx.tree, name, {name}):
+            continue
+        if not users:
+            return _entry(name)
+        for module, defs in users:
+            entry = next((h for h in sorted(_holders(module.tree, *defs)) if _unused(ctx, module, h)), None)
+            if entry is not None:
+                return _entry(entry)
+    return None
+
+
+def _post_grad_pass(tree: ast.Module, name: str) -> bool:
+    """A top-level statement sets one of Inductor's post-grad (or joint) custom passes to `name`
+    (`inductor_config.post_grad_custom_post_pass = rewrite`): it runs on AOT's graph of overloads,
+    before Inductor's own passes."""
+    return any(
+        isinstance(stmt, ast.Assign)
+        and any(isinstance(t, ast.Attribute) and t.attr in _INDUCTOR_PASSES for t in stmt.targets)
+        and _uses(stmt.value, name)
+        for stmt in tree.body
+    )
+
+
+def _entry(name: str) -> str:
+    return (
+        f"nothing in the project runs `{name}`: the graph goes back to its users, "
+        "whose matchers are keyed on the overloads exported graphs carry"
+    )
+
+
+def _holders(tree: ast.Module, *names: str) -> set[str]:
+    """`names` and what the module's top-level statements that use one define (a function, a
+    class, a name bound to a list of passes), transitively."""
+    holders = set(names)
+    grew = True
+    while grew:
+        more = {
+            n
+            for stmt in _statements(tree, holders)
+            if any(_uses(stmt, h) for h in holders)
+            for n in _bound(stmt)
+            if n not in holders
+        }
+        holders |= more
+        grew = bool(more)
+    return holders
+
+
+def _used_in(tree: ast.Module, name: str, skip: set[str]) -> bool:
+    """A statement of the module other than those defining `skip` (and `__all__`) uses `name`."""
+    return any(_uses(stmt, name) for stmt in _statements(tree, skip))
+
+
+def _statements(tree: ast.Module, skip: set[str]):
+    for stmt in tree.body:
+        bound = _bound(stmt)
+        if bound & skip or "__all__" in bound:
+            continue
+        yield stmt
+
+
+def _bound(stmt: ast.stmt) -> set[str]:
+    """The names a top-level statement defines: a function's, a class's, an assignment's."""
+    if isinstance(stmt, (*_FUNCS, ast.ClassDef)):
+        return {stmt.name}
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        return {t.id for t in targets if isinstance(t, ast.Name)}
+    return set()
+
+
+def _users_elsewhere(ctx: FileContext, name: str) -> list[tuple[FileContext, list[str]]]:
+    """The other modules of the project that use `name`, each with what its top-level
+    statements that do define (none: its module-level code calls it, which runs on import)."""
+    own = os.path.abspath(ctx.path)
+    found = []
+    for path, text in _texts_naming(ctx, name):
+        if os.path.abspath(path) == own or (module := parsed_module(ctx, path, text)) is None:
+            continue
+        using = [s for s in _statements(module.tree, set()) if _uses(s, name)]
+        if using:
+            found.append((module, sorted(n for s in using for n in _bound(s))))
+    return found
+
+
+def _unused(ctx: FileContext, module: FileContext, name: str) -> bool:
+    """Nothing in `module` but its own definition uses `name`, and no other module of the
+    project spells it."""
+    if _used_in(module.tree, name, {name}):
+        return False
+    elsewhere = os.path.abspath(module.path)
+    return all(os.path.abspath(p) == elsewhere for p, _ in _texts_naming(ctx, name))
+
+
+def _uses(node: ast.AST, name: str) -> bool:
+    """`node` reads `name` (a name or an attribute), other than by defining or importing it."""
+    return any(
+        (isinstance(n, ast.Name) and n.id == name) or (isinstance(n, ast.Attribute) and n.attr == name)
+        for n in ast.walk(node)
+    )
+
+
+def _texts_naming(ctx: FileContext, name: str):
+    """(path, text) of each other module of the project spelling `name` as a word, what each
+    module answered kept between runs (`scan_memo`): a later run reads only those that spell it."""
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    question = _NAMES + name
+    own = os.path.abspath(ctx.path)
+    modules = [(p, k) for p, k in project_modules(ctx, (name,)) if k is not None and os.path.abspath(p) != own]
+    for path, key, (known,) in scan_memo.unanswered(modules, [question]):
+        if known is False:
+            continue
+        read = text_holding(ctx.project, path, key, (name.encode(),))
+        holds = read is not None and word.search(read[0]) is not None
+        scan_memo.note(path, question, key, holds)
+        if holds:
+            yield path, read[0]
+
+
+def _defines(cls: ast.ClassDef, name: str) -> bool:
+    return any(isinstance(s, _FUNCS) and s.name == name for s in cls.body)
+
+
+def _parameters(func: ast.AST) -> set[str]:
+    args = func.args
+    return {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+
+
+def _derives_export_pass(cls: ast.ClassDef) -> bool:
+    return any(_last(b) == "ExportPass" for b in cls.bases)
+
+
+def _takes_program(func: ast.AST) -> bool:
+    args = func.args
+    for a in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+        if a.arg in _PROGRAM_NAMES:
+            return True
+        if a.annotation is not None and _last(a.annotation) == "ExportedProgram":
+            return True
+    return False
+
+
+def _constructs(func: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Call) and _last(n.func) == name for n in ast.walk(func))
+
+
+def _calls(func: ast.AST, name: str) -> bool:
+    return func.name != name and _constructs(func, name)
+
+
+def _last(expr: ast.AST) -> str | None:
+    if isinstance(expr, ast.Subscript):
+        expr = expr.value
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return expr.value.rpartition(".")[2]
+    return None
