@@ -57,6 +57,12 @@ _OVERLOADS = "ql102-overloads:"  # ... that spells an overload of the op that fo
 _INDUCTOR_PASSES = frozenset(
     {"post_grad_custom_pre_pass", "post_grad_custom_post_pass", "joint_custom_pre_pass", "joint_custom_post_pass"}
 )
+# `FileContext.cache` keys: the entry-point verdict per outermost definition, a module's
+# `_TopNames`, the other modules parsed for the search.
+_UNSEEN_KEY = "ql102.unseen-callers"
+_TOP_NAMES_KEY = "ql102.top-names"
+_PARSED_KEY = "ql102.parsed-users"
+_NAMING_KEY = "ql102.naming"
 _PROGRAM_NAMES = frozenset({"exported_program", "edge_program", "exported_programs"})
 
 
@@ -198,35 +204,34 @@ def _unseen_callers(ctx: FileContext, chain: list[ast.AST]) -> str | None:
     runs only from code it runs itself hands the graph to the project's own pipeline."""
     if not chain:
         return "the module's own code edits a graph whose consumers it does not show"
-    holders = _holders(ctx.tree, getattr(chain[0], "name", ""))
+    outer = getattr(chain[0], "name", "")
+    memo = ctx.cache.setdefault(_UNSEEN_KEY, {})
+    if outer not in memo:
+        memo[outer] = _first_entry(ctx, outer)
+    return memo[outer]
+
+
+def _first_entry(ctx: FileContext, outer: str) -> str | None:
+    here = _top_names(ctx)
+    holders = here.holders(outer)
+    _naming(ctx, holders)  # one read of the project for them all
     for name in sorted(holders):
         users = _users_elsewhere(ctx, name)
-        if any(_post_grad_pass(m.tree, name) for m in [ctx, *(m for m, _ in users)]):
+        if any(_top_names(m).post_grad(name) for m in [ctx, *(m for m, _ in users)]):
             return (
                 f"`{name}` is registered as an Inductor post-grad pass: Inductor's pattern matchers and "
                 "lowerings after it are keyed on overloads"
             )
-        if _used_in(ctx.tree, name, {name}):
+        if here.used(name, {name}):
             continue
         if not users:
             return _entry(name)
-        for module, defs in users:
-            entry = next((h for h in sorted(_holders(module.tree, *defs)) if _unused(ctx, module, h)), None)
+        for module, binding in users:
+            names = _top_names(module)
+            entry = next((h for h in sorted(names.holders(*binding)) if _unused(ctx, module, names, h)), None)
             if entry is not None:
                 return _entry(entry)
     return None
-
-
-def _post_grad_pass(tree: ast.Module, name: str) -> bool:
-    """A top-level statement sets one of Inductor's post-grad (or joint) custom passes to `name`
-    (`inductor_config.post_grad_custom_post_pass = rewrite`): it runs on AOT's graph of overloads,
-    before Inductor's own passes."""
-    return any(
-        isinstance(stmt, ast.Assign)
-        and any(isinstance(t, ast.Attribute) and t.attr in _INDUCTOR_PASSES for t in stmt.targets)
-        and _uses(stmt.value, name)
-        for stmt in tree.body
-    )
 
 
 def _entry(name: str) -> str:
@@ -236,35 +241,60 @@ def _entry(name: str) -> str:
     )
 
 
-def _holders(tree: ast.Module, *names: str) -> set[str]:
-    """`names` and what the module's top-level statements that use one define (a function, a
-    class, a name bound to a list of passes), transitively."""
-    holders = set(names)
-    grew = True
-    while grew:
-        more = {
-            n
-            for stmt in _statements(tree, holders)
-            if any(_uses(stmt, h) for h in holders)
-            for n in _bound(stmt)
-            if n not in holders
-        }
-        holders |= more
-        grew = bool(more)
-    return holders
+class _TopNames:
+    """Per top-level statement of a module: the names it binds (a function's, a class's, an
+    assignment's) and the names it reads (a name, an attribute); one walk of the module serves
+    every question the entry-point search asks of it."""
+
+    def __init__(self, tree: ast.Module):
+        self.rows: list[tuple[frozenset[str], frozenset[str], ast.stmt]] = []
+        for stmt in tree.body:
+            read = frozenset(
+                n.id if isinstance(n, ast.Name) else n.attr
+                for n in ast.walk(stmt)
+                if isinstance(n, (ast.Name, ast.Attribute))
+            )
+            self.rows.append((frozenset(_bound(stmt)), read, stmt))
+
+    def _statements(self, skip: set[str]):
+        """The statements other than those binding `skip`, and `__all__`'s (it hands names on)."""
+        return ((b, r, s) for b, r, s in self.rows if not (b & skip) and "__all__" not in b)
+
+    def holders(self, *names: str) -> set[str]:
+        """`names` and what the statements that read one bind, transitively."""
+        holders = set(names)
+        grew = True
+        while grew:
+            more = {n for b, r, _ in self._statements(holders) if r & holders for n in b} - holders
+            holders |= more
+            grew = bool(more)
+        return holders
+
+    def used(self, name: str, skip: set[str]) -> bool:
+        """A statement other than those binding `skip` reads `name`."""
+        return any(name in r for _, r, _ in self._statements(skip))
+
+    def binding(self, name: str) -> list[str]:
+        """What the statements reading `name` bind (none: module-level code, run on import)."""
+        return sorted(n for b, r, _ in self._statements(set()) if name in r for n in b)
+
+    def post_grad(self, name: str) -> bool:
+        """A statement sets one of Inductor's post-grad (or joint) custom passes to `name`
+        (`inductor_config.post_grad_custom_post_pass = rewrite`): it runs on AOT's graph of
+        overloads, before Inductor's own passes."""
+        return any(
+            isinstance(s, ast.Assign)
+            and name in r
+            and any(isinstance(t, ast.Attribute) and t.attr in _INDUCTOR_PASSES for t in s.targets)
+            for _, r, s in self.rows
+        )
 
 
-def _used_in(tree: ast.Module, name: str, skip: set[str]) -> bool:
-    """A statement of the module other than those defining `skip` (and `__all__`) uses `name`."""
-    return any(_uses(stmt, name) for stmt in _statements(tree, skip))
-
-
-def _statements(tree: ast.Module, skip: set[str]):
-    for stmt in tree.body:
-        bound = _bound(stmt)
-        if bound & skip or "__all__" in bound:
-            continue
-        yield stmt
+def _top_names(module: FileContext) -> _TopNames:
+    found = module.cache.get(_TOP_NAMES_KEY)
+    if found is None:
+        found = module.cache[_TOP_NAMES_KEY] = _TopNames(module.tree)
+    return found
 
 
 def _bound(stmt: ast.stmt) -> set[str]:
@@ -279,50 +309,56 @@ def _bound(stmt: ast.stmt) -> set[str]:
 
 def _users_elsewhere(ctx: FileContext, name: str) -> list[tuple[FileContext, list[str]]]:
     """The other modules of the project that use `name`, each with what its top-level
-    statements that do define (none: its module-level code calls it, which runs on import)."""
-    own = os.path.abspath(ctx.path)
+    statements that do bind (none: its module-level code calls it, which runs on import)."""
+    parsed = ctx.cache.setdefault(_PARSED_KEY, {})
     found = []
     for path, text in _texts_naming(ctx, name):
-        if os.path.abspath(path) == own or (module := parsed_module(ctx, path, text)) is None:
-            continue
-        using = [s for s in _statements(module.tree, set()) if _uses(s, name)]
-        if using:
-            found.append((module, sorted(n for s in using for n in _bound(s))))
+        if path not in parsed:
+            parsed[path] = parsed_module(ctx, path, text)
+        module = parsed[path]
+        if module is not None and _top_names(module).used(name, set()):
+            found.append((module, _top_names(module).binding(name)))
     return found
 
 
-def _unused(ctx: FileContext, module: FileContext, name: str) -> bool:
+def _unused(ctx: FileContext, module: FileContext, names: _TopNames, name: str) -> bool:
     """Nothing in `module` but its own definition uses `name`, and no other module of the
     project spells it."""
-    if _used_in(module.tree, name, {name}):
+    if names.used(name, {name}):
         return False
     elsewhere = os.path.abspath(module.path)
     return all(os.path.abspath(p) == elsewhere for p, _ in _texts_naming(ctx, name))
 
 
-def _uses(node: ast.AST, name: str) -> bool:
-    """`node` reads `name` (a name or an attribute), other than by defining or importing it."""
-    return any(
-        (isinstance(n, ast.Name) and n.id == name) or (isinstance(n, ast.Attribute) and n.attr == name)
-        for n in ast.walk(node)
-    )
+def _texts_naming(ctx: FileContext, name: str) -> list[tuple[str, str]]:
+    """(path, text) of each other module of the project spelling `name` as a word."""
+    _naming(ctx, {name})
+    return ctx.cache[_NAMING_KEY][name]
 
 
-def _texts_naming(ctx: FileContext, name: str):
-    """(path, text) of each other module of the project spelling `name` as a word, what each
-    module answered kept between runs (`scan_memo`): a later run reads only those that spell it."""
-    word = re.compile(rf"\b{re.escape(name)}\b")
-    question = _NAMES + name
+def _naming(ctx: FileContext, names: set[str]) -> None:
+    """Finds the other modules spelling each of `names` not yet asked in this check, reading
+    each module once for all of them; what each module answered is kept between runs
+    (`scan_memo`), so a later run reads only those that spell one."""
+    table = ctx.cache.setdefault(_NAMING_KEY, {})
+    pending = sorted(n for n in names if n not in table)
+    if not pending:
+        return
+    for name in pending:
+        table[name] = []
+    words = [re.compile(rf"\b{re.escape(n)}\b") for n in pending]
     own = os.path.abspath(ctx.path)
-    modules = [(p, k) for p, k in project_modules(ctx, (name,)) if k is not None and os.path.abspath(p) != own]
-    for path, key, (known,) in scan_memo.unanswered(modules, [question]):
-        if known is False:
+    modules = [(p, k) for p, k in project_modules(ctx, tuple(pending)) if k is not None and os.path.abspath(p) != own]
+    for path, key, known in scan_memo.unanswered(modules, [_NAMES + n for n in pending]):
+        asked = [i for i, answer in enumerate(known) if answer is not False]
+        if not asked:
             continue
-        read = text_holding(ctx.project, path, key, (name.encode(),))
-        holds = read is not None and word.search(read[0]) is not None
-        scan_memo.note(path, question, key, holds)
-        if holds:
-            yield path, read[0]
+        read = text_holding(ctx.project, path, key, tuple(pending[i].encode() for i in asked))
+        for i in asked:
+            holds = read is not None and words[i].search(read[0]) is not None
+            scan_memo.note(path, _NAMES + pending[i], key, holds)
+            if holds:
+                table[pending[i]].append((path, read[0]))
 
 
 def _defines(cls: ast.ClassDef, name: str) -> bool:
