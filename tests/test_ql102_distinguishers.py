@@ -255,3 +255,29 @@ def test_a_pass_listed_at_module_level_of_its_own_module_is_followed(tmp_path):
     run = "from pkg.inserter import PASSES\n\nfor p in PASSES:\n    register(p)\n"
     (tmp_path / "again").mkdir()
     assert _found(tmp_path / "again", "inserter", inserter=listed, run=run) == []
+
+
+# -- the project's packet-keyed consumer reached after a re-export; Inductor's post-grad passes -----
+
+
+def test_a_packet_keyed_consumer_after_a_re_export_is_named(tmp_path):
+    from tests.test_ql102_consumers import ADD, PIPELINE, REMOVE
+
+    pipeline = PIPELINE.format(between="m = export(m, (x,)).module()") + "\n\nregister(quantize)\n"
+    [(_, message)] = _found(tmp_path, "add", add=ADD, remove=REMOVE, pipeline=pipeline)
+    assert "`remove.py` keys on the packet, but the project exports the graph again before it runs" in message
+    # Without the export in between the paired pass erases the packet nodes first: quiet.
+    (tmp_path / "again").mkdir()
+    paired = PIPELINE.format(between="pass") + "\n\nregister(quantize)\n"
+    assert _found(tmp_path / "again", "add", add=ADD, remove=REMOVE, pipeline=paired) == []
+
+
+def test_an_inductor_post_grad_pass_is_named(tmp_path):
+    init = "import torch._inductor.config as config\n\nfrom pkg.inserter import insert_quantize\n\n"
+    posted = init + "config.post_grad_custom_post_pass = insert_quantize\n"
+    [(_, message)] = _found(tmp_path, "inserter", inserter=INSERTER, hooks=posted)
+    assert "`insert_quantize` is registered as an Inductor post-grad pass" in message
+    # Any other setting of a config field is the project running it: quiet.
+    (tmp_path / "again").mkdir()
+    other = init + "config.some_other_hook = insert_quantize\n"
+    assert _found(tmp_path / "again", "inserter", inserter=INSERTER, hooks=other) == []
