@@ -281,3 +281,11 @@ def test_an_inductor_post_grad_pass_is_named(tmp_path):
     (tmp_path / "again").mkdir()
     other = init + "config.some_other_hook = insert_quantize\n"
     assert _found(tmp_path / "again", "inserter", inserter=INSERTER, hooks=other) == []
+
+
+def test_a_module_outside_any_package_says_its_callers_are_unknown(tmp_path):
+    # ExecuTorch's tree before its package mapping: no other module is seen, every pass is loud.
+    path = tmp_path / "script.py"
+    path.write_text(textwrap.dedent(INSERTER))
+    [found] = check_file(path, ("QL102",)).diagnostics
+    assert "qlint sees no package around this module, so `insert_quantize`'s callers" in found.message

@@ -44,7 +44,7 @@ from itertools import pairwise
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.never_called import enclosing_definitions
-from qlint.analysis.graphs.project_scan import parsed_module, project_modules, text_holding
+from qlint.analysis.graphs.project_scan import parsed_module, project_modules, scan_root, text_holding
 from qlint.analysis.names.resolver import OpRef
 from qlint.optable import OpInfo
 from qlint.rules.packet_scan import _module, _Overload
@@ -212,6 +212,13 @@ def _unseen_callers(ctx: FileContext, chain: list[ast.AST]) -> str | None:
 
 
 def _first_entry(ctx: FileContext, outer: str) -> str | None:
+    if scan_root(ctx.path) is None:
+        # Outside any package (or in a tree whose package qlint cannot map) no other module is
+        # seen: the callers, and their matchers keyed on overloads, are unknown.
+        return (
+            f"qlint sees no package around this module, so `{outer}`'s callers and the matchers "
+            "keyed on overloads they hand the graph to are unknown"
+        )
     here = _top_names(ctx)
     holders = here.holders(outer)
     _naming(ctx, holders)  # one read of the project for them all
