@@ -25,9 +25,11 @@ consumer, and its message names it:
   after exporting or lowering the graph again: by then the node is `.default`;
 - Inductor's post-grad passes: the function is set as one of its post-grad custom passes,
   which run on AOT's graph of overloads before Inductor's own matchers and lowerings;
-- callers outside the project: nothing in the project names the function or class holding
-  the insertion, so the graph goes back to its users, whose matchers are keyed on the
-  overloads exported graphs carry.
+- callers outside the project: the function or class holding the insertion, or one running it
+  (through its module's definitions, then one module further), is an entry point nothing in
+  the project uses, so the graph goes back to its users, whose matchers are keyed on the
+  overloads exported graphs carry; and a module outside any package qlint can map, whose
+  callers are unknown.
 
 Where the project itself runs the pass and none of these is found, the graph goes on to the
 project's own code, which does not tell the forms apart (a lowering table without the op,
