@@ -223,7 +223,9 @@ def _first_entry(ctx: FileContext, outer: str) -> str | None:
         )
     here = _top_names(ctx)
     holders = here.holders(outer)
-    _naming(ctx, holders)  # one read of the project for them all
+    # One read of the project for the names of every insertion's definitions in the module
+    # (those asked later find theirs in the table): each read is of the whole project.
+    _naming(ctx, holders.union(*(here.holders(o) for o in _inserting_outers(ctx))))
     for name in sorted(holders):
         users = _users_elsewhere(ctx, name)
         if any(_top_names(m).post_grad(name) for m in [ctx, *(m for m, _ in users)]):
@@ -237,10 +239,24 @@ def _first_entry(ctx: FileContext, outer: str) -> str | None:
             return _entry(name)
         for module, binding in users:
             names = _top_names(module)
-            entry = next((h for h in sorted(names.holders(*binding)) if _unused(ctx, module, names, h)), None)
+            theirs = names.holders(*binding)
+            _naming(ctx, theirs)
+            entry = next((h for h in sorted(theirs) if _unused(ctx, module, names, h)), None)
             if entry is not None:
                 return _entry(entry)
     return None
+
+
+def _inserting_outers(ctx: FileContext) -> set[str]:
+    """The outermost definitions holding the module's insertions."""
+    from qlint.rules.module_insertions import insertions
+
+    outers = set()
+    for _, node in insertions(ctx):
+        chain = enclosing_definitions(ctx.tree, node.lineno)
+        if chain:
+            outers.add(getattr(chain[0][1], "name", ""))
+    return outers
 
 
 def _entry(name: str) -> str:
