@@ -200,7 +200,7 @@ def test_post_grad_pass_is_reported(tmp_path):
     assert _rows(root, "pkg/passes.py") == [6, 7]
 
 
-def test_helper_also_called_elsewhere_or_public_is_reported(tmp_path):
+def test_helper_also_called_elsewhere_is_reported(tmp_path):
     legacy = """
         import torch
 
@@ -228,7 +228,10 @@ def test_helper_also_called_elsewhere_or_public_is_reported(tmp_path):
         inductor_config.pre_grad_custom_pass = rewrite_legacy
     """
     root = _project(tmp_path, {"pkg/__init__.py": init, "pkg/legacy.py": legacy})
-    assert _rows(root, "pkg/legacy.py", select=("QL102",)) == [5, 8]
+    # `_replace` also runs from `after_export`, which nothing in the project runs: its users'
+    # graphs. `replace_public` is public, but the project runs it only as the pre-grad pass,
+    # whose Dynamo graph AOT traces again: no consumer tells its packet apart (packet_distinguishers).
+    assert _rows(root, "pkg/legacy.py", select=("QL102",)) == [5]
 
 
 def test_a_backend_module_that_names_no_pass_of_the_file_is_not_parsed(tmp_path, monkeypatch):

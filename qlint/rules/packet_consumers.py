@@ -73,13 +73,32 @@ def consumed_by_own_code(ctx: FileContext, ref: OpRef, refs: list[OpRef], rows: 
     inserts with it, and nothing keyed on its overloads only is known to see them. `refs`: every
     packet the module inserts, so one read of the project serves them all; `rows`: the lines
     this module inserts `ref` on (None: any function of the module may)."""
+    consumers = _own_consumers(ctx, ref, refs)
+    return bool(consumers) and not _reexported_between(ctx, consumers, _users(ctx), rows)
+
+
+def reexported_before_own_consumer(
+    ctx: FileContext, ref: OpRef, refs: list[OpRef], rows: list[int] | None = None
+) -> FileContext | None:
+    """The project's own packet-keyed consumer of these nodes (as `consumed_by_own_code` finds
+    it) that a function of the project reaches only after exporting or lowering the graph again:
+    by then the node is `.default`, which the consumer misses (QL102 names it)."""
+    consumers = _own_consumers(ctx, ref, refs)
+    if consumers and _reexported_between(ctx, consumers, _users(ctx), rows):
+        return next((c for c in consumers if c is not ctx), consumers[0])
+    return None
+
+
+def _own_consumers(ctx: FileContext, ref: OpRef, refs: list[OpRef]) -> list[FileContext]:
+    """The modules keyed on the packet that consume what this module inserts (none when this
+    module or one of them also matches the op by an overload only)."""
     key = ref.key
     found = _scan(ctx, refs)
     consumers: list[FileContext] = []
     for module in [ctx, *found.get(_spelled(ref).pattern, ())]:
         sites = [s for s in _sites(module, ref.op) if any(r.key == key for r in s)]
         if any(not any(r.key == key and r.is_packet for r in s) for s in sites):
-            return False  # this module also matches the op by an overload only
+            return []  # this module also matches the op by an overload only
         if not sites:
             continue
         if module is ctx:
@@ -92,13 +111,15 @@ def consumed_by_own_code(ctx: FileContext, ref: OpRef, refs: list[OpRef], rows: 
             paired = linked_modules(ctx, module) or any(_both_forms(s, key) for s in _table_sites(module, ref.op))
         if paired:
             consumers.append(module)
-    if not consumers:
-        return False
-    # The modules naming what this module defines are read only now: searching every module for
-    # each of its names costs most of the scan, and most insertions have no consumer.
+    return consumers
+
+
+def _users(ctx: FileContext) -> list[FileContext]:
+    """The modules naming what this module defines. Read only once there is a consumer:
+    searching every module for each of its names costs most of the scan, and most insertions
+    have no consumer."""
     naming = _scan(ctx, [], names=True)
-    users = list({id(m): m for n in sorted(_inserting_names(ctx)) for m in naming.get(_NAME + n, ())}.values())
-    return not _reexported_between(ctx, consumers, users, rows)
+    return list({id(m): m for n in sorted(_inserting_names(ctx)) for m in naming.get(_NAME + n, ())}.values())
 
 
 def own_op_keyed_on_packet(ctx: FileContext, ref: OpRef, refs: list[OpRef], rows: list[int] | None = None) -> bool:
@@ -140,9 +161,7 @@ def own_op_keyed_on_packet(ctx: FileContext, ref: OpRef, refs: list[OpRef], rows
             consumers.append(module)  # it spells the packet and inserts nothing: it keys on it
     if not own or not consumers:
         return False
-    naming = _scan(ctx, [], names=True)
-    users = list({id(m): m for n in sorted(_inserting_names(ctx)) for m in naming.get(_NAME + n, ())}.values())
-    return not _reexported_between(ctx, consumers, users, rows)
+    return not _reexported_between(ctx, consumers, _users(ctx), rows)
 
 
 def _defined_elsewhere(ctx: FileContext, refs: list[OpRef]) -> set[str]:

@@ -65,8 +65,11 @@ class PacketInsertion(Rule):
                 continue
             if _left_alone(ctx, ref, node, refs):
                 continue
+            consumer = _consumer(ctx, ref, node, info, refs)
+            if consumer is None:
+                continue  # the project's own code takes the graph next, and none of it tells the forms apart
             spelled = ctx.source_of(node)
-            message = f"{shown(spelled, ref)} is an OpOverloadPacket inserted as a graph node target"
+            message = f"{shown(spelled, ref)} is an OpOverloadPacket inserted as a graph node target: {consumer}"
             help_ = f"Matchers keyed on overloads will miss this node: {overload_facts(info)}"
             fix = overload_fix(
                 info, spelled, ctx.range_of(node), FixSite("other"), producers=packet_producers(ctx.optable, info)
@@ -168,6 +171,15 @@ def _left_alone(ctx: FileContext, ref: OpRef, node: ast.expr, refs: list[OpRef])
     if inserted_under_dynamo_meta(inner, node):
         return True  # only into Dynamo's graph (its `grapharg` meta): traced to overloads first
     return never_runs(ctx, node.lineno)  # a private function nothing calls: no graph gets the node
+
+
+def _consumer(ctx: FileContext, ref: OpRef, node: ast.expr, info, refs: list[OpRef]) -> str | None:
+    """Which consumer downstream tells the packet node from its overload (None: nothing the
+    project shows does, and the packet runs as its overload would)."""
+    # Imported when an insertion survives every other verdict: most checks never get here.
+    from qlint.rules.packet_distinguishers import distinguishing_consumer
+
+    return distinguishing_consumer(ctx, ref, node, info, refs, _rows_of(ctx, ref))
 
 
 def _rows_of(ctx: FileContext, ref: OpRef) -> list[int]:
