@@ -34,6 +34,7 @@ from qlint.rules.base import EngineReport, FixAvailability, Rule, Severity, impo
 from qlint.rules.builtin import BUILTIN
 from qlint.rules.manifest import MANIFEST
 from qlint.rules.rule_facts import RuleFacts
+from qlint.text_needles import holds_any
 from qlint.value_classes import value_class
 
 if TYPE_CHECKING:
@@ -213,7 +214,8 @@ class DeferredRule:
         return self._rule
 
     def triggered_by(self, text: str) -> bool:
-        if self.triggers and not any(t in text for t in self.triggers):
+        # `holds_any`: the import triggers asked next search the same needles again.
+        if self.triggers and not holds_any(text, self.triggers):
             return False
         if self._rule is None and self.text_trigger and not self._options:
             return imported_trigger(self.text_trigger)(text)  # the rule's own answer (`Rule.text_trigger`)

@@ -367,3 +367,25 @@ def test_the_texts_of_only_the_modules_read_last_are_kept(tmp_path, monkeypatch)
     assert packet_imports.name_kind(project, paths[0], "N0", []) == packet_imports.NAMESPACE
     assert packet_imports.name_kind(project, paths[0], "X0", []) == ""
     assert list(packet_imports._MODULES) == [paths[2], paths[0]]
+
+
+def test_a_module_is_searched_for_a_closed_target_list_once(tmp_path, monkeypatch):
+    # A module none of whose names asked is assigned (functions, classes: most names other
+    # files import) was searched whole for a target list closed on its own row at every name.
+    monkeypatch.setattr(packet_imports, "_MODULES", {})
+    monkeypatch.setattr(packet_imports, "_KINDS", {})
+    searches = []
+    closed = packet_imports._CLOSED_TARGETS
+
+    class Counted:
+        def search(self, text, *args):
+            searches.append(text)
+            return closed.search(text, *args)
+
+    monkeypatch.setattr(packet_imports, "_CLOSED_TARGETS", Counted())
+    path = tmp_path / "helpers.py"
+    path.write_text("import torch\n\ndef a():\n    pass\n\ndef b():\n    pass\n\nclass C:\n    pass\n")
+    project = ProjectIndex()
+    for name in ("a", "b", "C"):
+        assert packet_imports.name_kind(project, str(path), name, []) == ""
+    assert len(searches) == 1

@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from qlint.text_needles import holds_any
+
 if TYPE_CHECKING:
     from qlint.analysis.context import FileContext
     from qlint.diagnostic import Diagnostic
@@ -101,7 +103,7 @@ class Rule:
         raise NotImplementedError
 
     def triggered_by(self, text: str) -> bool:
-        return not self.triggers or any(t in text for t in self.triggers)
+        return not self.triggers or holds_any(text, self.triggers)  # the registry asked them already
 
     def triggered_through_imports(self, text: str, path: str, project: Any) -> bool:
         """For a file `triggered_by` turned away: what `import_trigger` says."""

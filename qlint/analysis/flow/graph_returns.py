@@ -22,6 +22,7 @@ import re
 from qlint.analysis.flow.relevant_bodies import functions_of, segment
 from qlint.analysis.names.text_imports import file_imports
 from qlint.lazy_patterns import lazy
+from qlint.text_needles import holds_any
 
 # Where an exported GraphModule comes from; `.eval()` alone is in every training script.
 # (`model_flow` takes it from here: this module is the import trigger's and stays light.)
@@ -163,7 +164,7 @@ def returning_calls(text: str, path: str, project) -> tuple[str, ...]:
 def switches_returned_graph(text: str, path: str, project) -> bool:
     """QL203's import trigger: the file switches a mode and calls an imported helper that may
     return an exported graph."""
-    return any(s in text for s in _SWITCHES) and bool(returning_calls(text, path, project))
+    return holds_any(text, _SWITCHES) and bool(returning_calls(text, path, project))
 
 
 def own_graph_returns(ctx) -> tuple[str, ...]:

@@ -23,6 +23,7 @@ import re
 from qlint.analysis.flow.graph_returns import GRAPH_SOURCES, switched_receivers, switches_returned_graph
 from qlint.analysis.names.text_imports import file_imports
 from qlint.lazy_patterns import lazy
+from qlint.text_needles import holds_any
 
 # Names imported from these are never project classes.
 _LIBRARY_ROOTS = frozenset({"torch", "torchao", "numpy", "copy", "typing", "collections", "unittest", "pytest", "abc"})
@@ -100,7 +101,7 @@ def inherits_graph_field(text: str, path: str, project) -> bool:
     base is imported from a project module that may store a graph in a field."""
     # A field handed on is switched by a helper of this module (the only ones `graph_fields`
     # reads where the class names no graph source): either way the text switches something.
-    if project is None or "self." not in text or not any(s in text for s in _SWITCHES) or "class" not in text:
+    if project is None or "self." not in text or not holds_any(text, _SWITCHES) or "class" not in text:
         return False
     switched = any(n.startswith("self.") for n in switched_receivers(text)[0])
     if not switched and _ARGUMENT.search(text) is None:
@@ -123,8 +124,9 @@ def inherits_graph_field(text: str, path: str, project) -> bool:
 def switches_graph_from_elsewhere(text: str, path: str, project) -> bool:
     """QL203's import trigger: a graph a helper of another module returns, or a field a base
     of another module stores, is switched here (both ask for a switch: asked of most files,
-    whose text is searched for one once)."""
-    if not any(s in text for s in _SWITCHES):
+    whose text is searched for one once). The switches are QL203's triggers, which the registry
+    searched the text for a moment ago (`text_needles`): most files are answered from that."""
+    if not holds_any(text, _SWITCHES):
         return False
     return switches_returned_graph(text, path, project) or inherits_graph_field(text, path, project)
 

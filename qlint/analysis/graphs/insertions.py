@@ -19,6 +19,7 @@ from qlint.analysis.graphs.last_text import last_text
 from qlint.analysis.graphs.packet_text import spells_packet
 from qlint.analysis.graphs.pattern_replacements import rewrites_spelled
 from qlint.lazy_patterns import lazy
+from qlint.text_needles import holds_any
 
 if TYPE_CHECKING:  # imported by the search alone: the triggers above turn most files away
     from qlint.analysis.graphs.forwarding import Forwarding
@@ -29,8 +30,11 @@ FACT = "ql102-insertions"  # other modules' wrappers, in their summaries
 
 @last_text  # QL102's text trigger asked it of this text; its import trigger asks again
 def writes_insertion(text: str) -> bool:
-    """The text writes `.call_function`, `.create_node` or `.target =`."""
-    return attribute_written(text, PLAIN, ATTRIBUTES)
+    """The text writes `.call_function`, `.create_node` or `.target =`. Every spelling of them
+    holds one of the attributes' names, QL102's triggers, which the registry searched the text
+    for a moment ago (`text_needles`): a text that lacks them all (most files its import trigger
+    asks) is answered without a search."""
+    return holds_any(text, _NAMES) and attribute_written(text, PLAIN, ATTRIBUTES)
 
 
 def may_insert_packet(text: str) -> bool:
@@ -91,6 +95,7 @@ ATTRIBUTES = tuple(
         ("target", r"target\s*=(?!=)"),
     )
 )
+_NAMES = tuple(name for name, _ in ATTRIBUTES)
 
 
 def direct_insertions(call: ast.Call, resolver: Resolver) -> Iterator[ast.expr]:

@@ -168,6 +168,9 @@ class _Module:
         self._imports: dict[str, str] | None = None
         self._import_text: str | None = None
         self._bindings: dict[str, list[tuple[int, int]]] | None = None
+        # Whether the text closes a target list on a row of its own (`_CLOSED_TARGETS`): a
+        # search of the whole text, which every name asked of the module would repeat.
+        self._closed: bool | None = None
 
     def imported(self, name: str) -> str | None:
         """The dotted name `name` is imported as (an import statement spells it, or None)."""
@@ -185,7 +188,9 @@ class _Module:
     def bindings(self, name: str) -> list[tuple[int, int]]:
         """The module-level statements that may bind `name` (read once a name is assigned)."""
         if self._bindings is None:
-            if not _assigned(self.text, name):
+            if self._closed is None:
+                self._closed = _CLOSED_TARGETS.search(self.text) is not None
+            if not self._closed and not _assigned(self.text, name):
                 return []
             self._bindings = {}
             _statements(self.text, self._bindings)
@@ -217,7 +222,8 @@ class _Module:
 
 def _assigned(text: str, name: str) -> bool:
     """Whether `name` may be assigned in the text: followed on its row by an `=` (not `==`),
-    or after `as`; or the text has a target list closed on a row of its own (`(a,\n b) = x`)."""
+    or after `as`. (Or the text has a target list closed on a row of its own, `(a,\n b) = x`,
+    which `_Module.bindings` asks once per text: `_CLOSED_TARGETS`.)"""
     size = len(name)
     at = text.find(name)
     while at >= 0:
@@ -226,7 +232,7 @@ def _assigned(text: str, name: str) -> bool:
         if alone and (_EQUALS_AFTER.match(text, end) is not None or _AS_BEFORE.search(text, max(0, at - 16), at)):
             return True
         at = text.find(name, end)
-    return _CLOSED_TARGETS.search(text) is not None
+    return False
 
 
 _EQUALS_AFTER = lazy(r"[^\n]*?(?<![=!<>])=(?!=)")

@@ -25,6 +25,7 @@ from qlint.analysis.graphs.packet_imports import may_hold_packet
 from qlint.analysis.graphs.packet_text import spells_packet
 from qlint.lazy_patterns import lazy
 from qlint.short_digests import sha256_hex
+from qlint.text_needles import holds, holds_any
 
 if TYPE_CHECKING:  # imported by the helper search alone: the triggers turn most files away first
     from qlint.analysis.graphs.forwarding import Forwarding
@@ -45,6 +46,7 @@ DEFAULT_SINKS = (
 # The rule's trigger substrings (its manifest's): a file holding none is never checked.
 TRIGGERS = (".target", "getattr(", "add_dont_constant_fold", "expected_node", "checkGraphModuleNodes", "find_nodes")
 
+_MENTIONED = tuple(t for t in TRIGGERS if t != "getattr(")
 _GETATTR_TARGET = lazy(r"""getattr\(\s*[\w.]+\s*,\s*["']target["']""")
 
 
@@ -52,12 +54,15 @@ _GETATTR_TARGET = lazy(r"""getattr\(\s*[\w.]+\s*,\s*["']target["']""")
 def mentions(text: str) -> bool:
     """The triggers: `getattr(` alone is everywhere; only `getattr(x, "target")` counts
     (generated data files are full of `'target'` strings and are the largest files to parse)."""
-    return any(t in text for t in TRIGGERS if t != "getattr(") or _GETATTR_TARGET.search(text) is not None
+    # The registry searched the text for `TRIGGERS` a moment ago (`text_needles`): a file that
+    # lacks them all (most files the import trigger asks) is answered without a search. The
+    # pattern starts with `getattr(`: a text without it has no match.
+    return holds_any(text, _MENTIONED) or (holds(text, "getattr(") and _GETATTR_TARGET.search(text) is not None)
 
 
 def may_match_here(text: str, needles: tuple[str, ...]) -> bool:
     """Whether the text writes a node target or names a sink (`needles`) on some row."""
-    return writes_target(text) or any(n in text for n in needles)
+    return writes_target(text) or holds_any(text, needles)
 
 
 _QUOTES = "'\""

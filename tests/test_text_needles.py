@@ -1,0 +1,48 @@
+"""A needle is searched once per text (`text_needles`): the registry asks every rule's trigger
+substrings of a file, then the import triggers of the rules they turned away ask the same ones
+(QL101's `mentions`, QL203's switches, QL102's insertion spellings), and a text that lacks
+them was searched whole for each again."""
+
+from __future__ import annotations
+
+import collections
+
+from qlint.engine import check_source
+from qlint.text_needles import holds, holds_any
+from tests.conftest import settings_for
+
+
+class _Counted(str):
+    """A text that counts the substring searches made of it."""
+
+    def __new__(cls, value: str):
+        text = super().__new__(cls, value)
+        text.searched = collections.Counter()
+        return text
+
+    def __contains__(self, needle: str) -> bool:
+        self.searched[needle] += 1
+        return super().__contains__(needle)
+
+
+# Imports a project module (the import triggers are asked), holds no rule's trigger.
+PLAIN = "import os\nfrom pkg.util import helper\n\n\ndef f(x):\n    return helper(os.sep, x)\n"
+
+
+def test_the_import_triggers_search_no_trigger_again(tmp_path):
+    text = _Counted(PLAIN)
+    check_source(text, str(tmp_path / "plain.py"), settings_for())
+    for needle in (".target", "find_nodes", ".eval()", ".train(", "call_function", "prepare_pt2e"):
+        assert text.searched[needle] == 1, needle
+    assert text.searched["getattr("] == 1
+
+
+def test_answers_are_the_searches_answers():
+    text = _Counted("a.target = b\n")
+    assert holds_any(text, ("call_function", "target")) is True
+    assert holds_any(text, ("call_function", "create_node")) is False
+    assert holds(text, "target") is True and holds(text, "create_node") is False
+    assert text.searched == {"call_function": 1, "target": 1, "create_node": 1}
+    # Another text (equal, not the same object) is searched afresh.
+    other = _Counted("a.target = b\n")
+    assert holds(other, "target") is True and other.searched == {"target": 1}
