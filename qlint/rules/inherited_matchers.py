@@ -28,7 +28,7 @@ from qlint.analysis.graphs.instance_attrs import with_instance_attrs
 from qlint.analysis.graphs.sinks import direct_sink_args, sink_needles
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Located, Resolver
-from qlint.analysis.names.scope import ClassScope
+from qlint.analysis.names.scope import ClassScope, parameter_args
 from qlint.analysis.tree_walk import own_nodes
 from qlint.diagnostic import RelatedInfo
 from qlint.rules.overload_fixes import FixSite
@@ -52,28 +52,60 @@ def inherited_matchers(ctx: FileContext, sinks: dict[str, set], key: str) -> dic
     own = OwnClasses(ctx.scope, direct)
     path = os.path.abspath(ctx.path)
     out: dict[int, list[tuple]] = {}
-    by_node: dict[int, Body] | None = None
+    by_node = {id(b.node): b for b in bodies(ctx.tree, ctx.scope, ctx.cache)}
     for cls in classes:
-        uses = inherited_uses(ctx.project, path, ctx.scope, cls, fact, own)
-        if not uses:
+        # The class's own packets first: its bases (other modules, parsed for the fact when
+        # not summarised with it) are read only for a class that gives an attribute one.
+        given = _packet_values(ctx, cls, by_node)
+        if not given:
             continue
-        if by_node is None:
-            by_node = {id(b.node): b for b in bodies(ctx.tree, ctx.scope, ctx.cache)}
-        for attr, use in uses.items():
+        for attr, use in inherited_uses(ctx.project, path, ctx.scope, cls, fact, own).items():
             related = None
-            for holder, value in _values(cls, attr):
-                body = by_node.get(id(holder))
-                if body is None:
-                    continue
-                local = body.local if body.node is not cls.node else None
-                # `self.<attr>` as the rule reads it in the class's own methods.
-                scope = with_instance_attrs(cls, ctx.cache, ctx.lines)
-                found = _hits(value, Resolver(ctx.scope, ctx.project, ctx.optable, local, scope), use.how)
+            for holder, value, resolver in given.get(attr, ()):
+                found = _hits(value, resolver, use.how)
                 if found is not None:
                     if related is None:
                         related = _related(ctx, attr, use)
                     out.setdefault(id(holder), []).append((*found, related))
     return out
+
+
+def _packet_values(ctx: FileContext, cls: ClassScope, by_node: dict[int, Body]) -> dict[str, list[tuple]]:
+    """Attribute (`name`, or `name()` for a method) -> [(the node of the body it is written
+    in, value, its resolver)] for the values of the class's attributes, properties and
+    methods without parameters that hold a packet, read as a sink's argument or element-wise
+    (a packet compared as one op is a sink's argument too)."""
+    # `self.<attr>` as the rule reads it in the class's own methods.
+    scope = with_instance_attrs(cls, ctx.cache, ctx.lines)
+    out: dict[str, list[tuple]] = {}
+    for attr, holder, value in _candidates(cls):
+        body = by_node.get(id(holder))
+        if body is None:
+            continue
+        local = body.local if body.node is not cls.node else None
+        resolver = Resolver(ctx.scope, ctx.project, ctx.optable, local, scope)
+        if _hits(value, resolver, ARG) is not None or _hits(value, resolver, EACH) is not None:
+            out.setdefault(attr, []).append((holder, value, resolver))
+    return out
+
+
+def _candidates(cls: ClassScope):
+    """(attribute, the node of the body it is written in, value) for what `self.<attr>` is (a
+    class attribute, or what a property returns) or `self.<attr>()` returns (a method taking
+    no argument)."""
+    for name, values in cls.assigns.items():
+        if len(values) == 1 and name not in cls.methods:
+            yield name, cls.node, values[0]
+    for name, method in cls.methods.items():
+        if _is_property(method):
+            attr = name
+        elif len(parameter_args(method)) == 1:
+            attr = f"{name}()"
+        else:
+            continue
+        for node in own_nodes(method, scopes=False):
+            if isinstance(node, ast.Return) and node.value is not None:
+                yield attr, method, node.value
 
 
 def _hits(value: ast.expr, resolver: Resolver, how: str):
@@ -92,24 +124,6 @@ def _hits(value: ast.expr, resolver: Resolver, how: str):
     else:
         hits = _collection(value, resolver)
     return (value, hits) if hits else None
-
-
-def _values(cls: ClassScope, attr: str):
-    """(the node of the body it is written in, value) for what `self.<attr>` is (a class
-    attribute, or what a property returns) or `self.<attr>()` returns (a method)."""
-    called = attr.endswith("()")
-    name = attr[:-2] if called else attr
-    method = cls.methods.get(name)
-    if method is not None:
-        if _is_property(method) == called:
-            return  # read otherwise than the base reads it
-        for node in own_nodes(method, scopes=False):
-            if isinstance(node, ast.Return) and node.value is not None:
-                yield method, node.value
-        return
-    values = cls.assigns.get(name)
-    if not called and values and len(values) == 1:
-        yield cls.node, values[0]
 
 
 def _is_property(func) -> bool:
