@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 from qlint.engine import check_source
-from tests.conftest import settings_for, write_package
+from tests.conftest import check_file, settings_for, write_package
 
 # The cadence interface as it stood before the fix (abridged).
 BASE = """
@@ -234,3 +234,31 @@ def test_a_mixin_beside_the_base_that_defines_the_loop_stays_quiet(tmp_path):
         "class ReplaceConvolutionOptionalArgsPass(Mixin, RemoveOrReplacePassInterface):",
     )
     assert _check(tmp_path, BASE, subclass) == []
+
+
+def test_a_base_class_module_read_for_the_fact_is_a_dependency_of_the_check(tmp_path):
+    # The base reached through a class of a third module handles packets, so the subclass's
+    # check reports nothing: an edit of the base that compares with `==` alone must refresh
+    # that result, though the subclass's module never imports the base's.
+    base = """
+        class FoldPass:
+            def call(self, gm):
+                return [n for n in gm.graph.nodes if n.target in (self.op, self.op.default)]
+        """
+    middle = "from pkg.pass_utils import FoldPass\n\n\nclass Middle(FoldPass):\n    pass\n"
+    subclass = """
+        import torch
+        from pkg.middle import Middle
+
+        class FoldRelu(Middle):
+            op = torch.ops.aten.relu
+
+            def replace(self, node):
+                node.target = torch.ops.aten.hardtanh.default
+        """
+    pkg = write_package(
+        tmp_path, "pkg", pass_utils=textwrap.dedent(base), middle=middle, replace_ops=textwrap.dedent(subclass)
+    )
+    result = check_file(pkg / "replace_ops.py", select=("QL101",))
+    assert result.diagnostics == []
+    assert os.path.abspath(pkg / "pass_utils.py") in result.dependencies
