@@ -29,7 +29,6 @@ from qlint.analysis.graphs.sinks import direct_sink_args, sink_needles
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Located, Resolver
 from qlint.analysis.names.scope import ClassScope, parameter_args
-from qlint.analysis.tree_walk import own_nodes
 from qlint.diagnostic import RelatedInfo
 from qlint.rules.overload_fixes import FixSite
 from qlint.source import LineIndex
@@ -78,24 +77,24 @@ def _packet_values(ctx: FileContext, cls: ClassScope, by_node: dict[int, Body]) 
     # `self.<attr>` as the rule reads it in the class's own methods.
     scope = with_instance_attrs(cls, ctx.cache, ctx.lines)
     out: dict[str, list[tuple]] = {}
-    for attr, holder, value in _candidates(cls):
-        body = by_node.get(id(holder))
-        if body is None:
-            continue
+    for attr, body, value in _candidates(cls, by_node):
         local = body.local if body.node is not cls.node else None
         resolver = Resolver(ctx.scope, ctx.project, ctx.optable, local, scope)
         if _hits(value, resolver, ARG) is not None or _hits(value, resolver, EACH) is not None:
-            out.setdefault(attr, []).append((holder, value, resolver))
+            out.setdefault(attr, []).append((body.node, value, resolver))
     return out
 
 
-def _candidates(cls: ClassScope):
-    """(attribute, the node of the body it is written in, value) for what `self.<attr>` is (a
-    class attribute, or what a property returns) or `self.<attr>()` returns (a method taking
-    no argument)."""
-    for name, values in cls.assigns.items():
-        if len(values) == 1 and name not in cls.methods:
-            yield name, cls.node, values[0]
+def _candidates(cls: ClassScope, by_node: dict[int, Body]):
+    """(attribute, the body it is written in, value) for what `self.<attr>` is (a class
+    attribute, or what a property returns) or `self.<attr>()` returns (a method taking no
+    argument). A method's returns are found among its statements (`Body.stmts`, the nested
+    ones included): no walk of its expressions (test classes hold hundreds of `test_*(self)`)."""
+    body = by_node.get(id(cls.node))
+    if body is not None:
+        for name, values in cls.assigns.items():
+            if len(values) == 1 and name not in cls.methods:
+                yield name, body, values[0]
     for name, method in cls.methods.items():
         if _is_property(method):
             attr = name
@@ -103,9 +102,12 @@ def _candidates(cls: ClassScope):
             attr = f"{name}()"
         else:
             continue
-        for node in own_nodes(method, scopes=False):
-            if isinstance(node, ast.Return) and node.value is not None:
-                yield attr, method, node.value
+        body = by_node.get(id(method))
+        if body is None:
+            continue
+        for stmt in body.stmts:
+            if type(stmt) is ast.Return and stmt.value is not None:
+                yield attr, body, stmt.value
 
 
 def _hits(value: ast.expr, resolver: Resolver, how: str):
