@@ -130,15 +130,21 @@ class PacketMatcher(Rule):
             ctx.text,
         )
         base_lines = target_rows(ctx) | ctx.lines_containing(*self.needles, *helpers)
-        if not base_lines:
+        # Ops the module's classes give attributes a base class's method sinks: matched in
+        # that method, reported in the body that writes them (`inherited_matchers`).
+        from qlint.rules.inherited_matchers import inherited_matchers
+
+        inherited = inherited_matchers(ctx, sinks, self.sinks_key)
+        if not base_lines and not inherited:
             # Every matcher sits on one of these rows (locals bound to a node target are
             # bound on a target row): nothing to split the module into bodies for.
             return
+        related: dict[int, RelatedInfo] = {}
         # Every use of each finding (a packet in a table may be compared in several bodies): a
         # finding is dropped only when none of its uses can run.
         found: dict[tuple, list[tuple[Diagnostic, Body, int, ast.expr]]] = {}
         aten_overloads = False  # whether the module compares node targets with an ATen overload
-        rows = sorted(base_lines)
+        rows = sorted(base_lines.union(use.lineno for uses in inherited.values() for use, _, _ in uses))
         for body in bodies(ctx.tree, ctx.scope, ctx.cache):
             if body.node is not ctx.tree and not spans_any(body.node, rows):
                 # Every matcher of a body sits on a row of the base lines (a local bound to
@@ -149,6 +155,9 @@ class PacketMatcher(Rule):
             class_scope = with_instance_attrs(body.class_scope, ctx.cache, ctx.lines)
             resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, class_scope)
             matched = list(_matchers(ctx, body, lines, resolver, names, sinks, forwarding))
+            for use, hits, sunk in inherited.get(id(body.node), ()):
+                matched.append((use, hits))
+                related[id(use)] = sunk
             aten_overloads = aten_overloads or any(
                 h.ref.namespace == "aten" and not h.ref.is_packet for _, hits in matched for h in hits
             )
@@ -165,6 +174,8 @@ class PacketMatcher(Rule):
                 hits = [h for h in hits if h.ref.is_packet and h.ref.key not in both]
                 if hits:
                     for hit, diag in self._report(ctx, use, hits):
+                        if id(use) in related:  # the base class's method that compares it
+                            diag = replace(diag, related=(*diag.related, related[id(use)]))
                         found.setdefault((diag.range, diag.message, hit.ref.key), []).append(
                             (diag, body, use.lineno, use)
                         )
