@@ -30,11 +30,11 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from qlint import __version__
+from qlint.analysis.text_needles import holds_any
 from qlint.rules.base import EngineReport, FixAvailability, Rule, Severity, imported_trigger
 from qlint.rules.builtin import BUILTIN
 from qlint.rules.manifest import MANIFEST
 from qlint.rules.rule_facts import RuleFacts
-from qlint.text_needles import holds_any
 from qlint.value_classes import value_class
 
 if TYPE_CHECKING:

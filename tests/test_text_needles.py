@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import collections
 
+from qlint.analysis.text_needles import holds, holds_any
 from qlint.engine import check_source
-from qlint.text_needles import holds, holds_any
 from tests.conftest import settings_for
 
 

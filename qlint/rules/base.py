@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from qlint.text_needles import holds_any
+from qlint.analysis.text_needles import holds_any
 
 if TYPE_CHECKING:
     from qlint.analysis.context import FileContext

@@ -31,6 +31,7 @@ from qlint.analysis.names.resolver import Located, Resolver
 from qlint.analysis.names.scope import ClassScope, parameter_args
 from qlint.diagnostic import RelatedInfo
 from qlint.rules.overload_fixes import FixSite
+from qlint.rules.packet_hits import Hit, arg_hits, collection_hits
 from qlint.source import LineIndex
 
 # Decorators that make a method read as an attribute.
@@ -114,17 +115,14 @@ def _hits(value: ast.expr, resolver: Resolver, how: str):
     """(use, hits): the packets of a value a base class's method meets node targets with, as
     one op (`n.target == self.op`), as a sink's argument (an op or a collection), or each
     element; None without any."""
-    # Imported here: the rule's module imports this one when it checks.
-    from qlint.rules.ql101_packet_matcher import _arg_hits, _collection, _Hit
-
     if how == ARG:
-        return _arg_hits(value, resolver)
+        return arg_hits(value, resolver)
     if how == ONE:
         ref = resolver.op_ref(value)
         packet = ref is not None and ref.is_packet
-        hits = [_Hit(ref, Located(value, resolver.scope), FixSite("other"))] if packet else []
+        hits = [Hit(ref, Located(value, resolver.scope), FixSite("other"))] if packet else []
     else:
-        hits = _collection(value, resolver)
+        hits = collection_hits(value, resolver)
     return (value, hits) if hits else None
 
 

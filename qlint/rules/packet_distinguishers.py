@@ -53,6 +53,8 @@ from qlint.rules.packet_scan import _module, _Overload
 from qlint.rules.packet_sites import _sites
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# (who tells the packet from its overload, for the message; why, for its help)
+Consumer = tuple[str, str]
 # `scan_memo`'s question: a module that spells the name that follows, as a word.
 _NAMES = "ql102-names:"
 _OVERLOADS = "ql102-overloads:"  # ... that spells an overload of the op that follows
@@ -70,9 +72,9 @@ _PROGRAM_NAMES = frozenset({"exported_program", "edge_program", "exported_progra
 
 def distinguishing_consumer(
     ctx: FileContext, ref: OpRef, node: ast.expr, info: OpInfo | None, refs: list[OpRef], rows: list[int]
-) -> str | None:
-    """What downstream of the insertion at `node` keys on the form of `ref` (a phrase for the
-    message), or None when nothing the project shows does. `refs`: every packet the module
+) -> Consumer | None:
+    """What downstream of the insertion at `node` keys on the form of `ref` (who, for the
+    message, and why, for its help), or None when nothing the project shows does. `refs`: every packet the module
     inserts; `rows`: the lines it inserts `ref` on (`packet_consumers` reads them)."""
     chain = [d for _, d in enclosing_definitions(ctx.tree, node.lineno)]
     return (
@@ -85,7 +87,7 @@ def distinguishing_consumer(
     )
 
 
-def _reexported_consumer(ctx: FileContext, ref: OpRef, refs: list[OpRef], rows: list[int]) -> str | None:
+def _reexported_consumer(ctx: FileContext, ref: OpRef, refs: list[OpRef], rows: list[int]) -> Consumer | None:
     """The project's own consumer keyed on the packet, reached after a re-export that turned the
     node into `.default` (`packet_consumers`)."""
     from qlint.rules.packet_consumers import reexported_before_own_consumer
@@ -94,12 +96,13 @@ def _reexported_consumer(ctx: FileContext, ref: OpRef, refs: list[OpRef], rows: 
     if consumer is None:
         return None
     return (
-        f"`{os.path.basename(consumer.path)}` keys on the packet, but the project exports the graph again "
-        "before it runs, which turns the node into `.default`"
+        f"`{os.path.basename(consumer.path)}` meets it as `.default`",
+        "that module keys on the packet, but the project exports the graph again before it runs, which "
+        "turns the node into `.default`",
     )
 
 
-def _observer_convert(chain: list[ast.AST]) -> str | None:
+def _observer_convert(chain: list[ast.AST]) -> Consumer | None:
     """The insertion is in an observer's `convert(self, model, node)`, which PT2E's convert
     calls (`activation_post_process.convert(model, node)`) on the graph it returns."""
     for outer, inner in pairwise(chain):
@@ -111,25 +114,26 @@ def _observer_convert(chain: list[ast.AST]) -> str | None:
             and _defines(outer, "calculate_qparams")
         ):
             return (
-                f"`{outer.name}.convert` is an observer's convert, which `convert_pt2e` runs on the graph "
-                "it returns to users, who export and lower it next (matchers and verifiers keyed on overloads)"
+                f"`{outer.name}.convert` hands it to `convert_pt2e`'s users",
+                "it is an observer's convert, which `convert_pt2e` runs on the graph it returns to users, who "
+                "export and lower it next (matchers and verifiers keyed on overloads)",
             )
     return None
 
 
-def _aot_partition(chain: list[ast.AST]) -> str | None:
+def _aot_partition(chain: list[ast.AST]) -> Consumer | None:
     """The insertion is in an AOT autograd partition function (its joint graph is AOT's trace,
     core-ATen overloads throughout), building the graph the forward compiler gets."""
     for func in chain:
         if isinstance(func, _FUNCS) and {"joint_module", "num_fwd_outputs"} <= _parameters(func):
             return (
-                f"`{func.name}` partitions AOT autograd's joint graph (overloads throughout): "
-                "the forward compiler it feeds is keyed on overloads"
+                f"`{func.name}` hands it to a forward compiler keyed on overloads",
+                "it partitions AOT autograd's joint graph (overloads throughout) for the forward compiler",
             )
     return None
 
 
-def _exported_program_pass(ctx: FileContext, chain: list[ast.AST]) -> str | None:
+def _exported_program_pass(ctx: FileContext, chain: list[ast.AST]) -> Consumer | None:
     """The insertion is in an `ExportPass` the project constructs in a function given an
     exported program (a parameter annotated `ExportedProgram`, or named for one): the pass
     edits that program's graph, which its verifier checks."""
@@ -152,13 +156,14 @@ def _exported_program_pass(ctx: FileContext, chain: list[ast.AST]) -> str | None
             given = func if _takes_program(func) else next(callers, None)
             if given is not None:
                 return (
-                    f"`{given.name}` ({os.path.basename(module.path)}) runs the `{cls.name}` pass on an exported "
-                    "program, whose verifier rejects a packet as a node target"
+                    f"`{given.name}` runs `{cls.name}` on an exported program",
+                    f"`{given.name}` ({os.path.basename(module.path)}) runs the pass on an exported program, "
+                    "whose verifier rejects a packet as a node target",
                 )
     return None
 
 
-def _package_matcher(ctx: FileContext, ref: OpRef, info: OpInfo | None) -> str | None:
+def _package_matcher(ctx: FileContext, ref: OpRef, info: OpInfo | None) -> Consumer | None:
     """Another module of the inserting module's directory keys nodes on an overload of the op
     that graphs carry, and not on its packet at that site: it misses the packet node."""
     carried = set(info.carried) if info is not None and info.carried else None
@@ -186,8 +191,8 @@ def _package_matcher(ctx: FileContext, ref: OpRef, info: OpInfo | None) -> str |
             keyed = sorted(r.overload for r in same if r.overload and (carried is None or r.overload in carried))
             if keyed and not any(r.is_packet for r in same):
                 found = (
-                    f"`{os.path.basename(path)}` matches `{ref.namespace}.{ref.op}.{keyed[0]}` alone, "
-                    "and misses this node"
+                    f"`{os.path.basename(path)}` matches `.{keyed[0]}` alone",
+                    f"that module keys on `{ref.namespace}.{ref.op}.{keyed[0]}` alone, and misses this node",
                 )
                 break
         if found:
@@ -196,7 +201,7 @@ def _package_matcher(ctx: FileContext, ref: OpRef, info: OpInfo | None) -> str |
     return found
 
 
-def _unseen_callers(ctx: FileContext, chain: list[ast.AST]) -> str | None:
+def _unseen_callers(ctx: FileContext, chain: list[ast.AST]) -> Consumer | None:
     """A function or class that runs the insertion is one nothing in the project runs: users
     call it with their graph and get it back. Followed from the definition holding the insertion
     through the module's own functions and classes that use it, and then through those of the
@@ -205,7 +210,10 @@ def _unseen_callers(ctx: FileContext, chain: list[ast.AST]) -> str | None:
     users, which is no use) is where the graph comes from and goes back to. A pass the project
     runs only from code it runs itself hands the graph to the project's own pipeline."""
     if not chain:
-        return "the module's own code edits a graph whose consumers it does not show"
+        return (
+            "the module's code edits a graph it does not show the consumers of",
+            "the graph's consumers, and whether they key on overloads, are not in this module",
+        )
     outer = getattr(chain[0], "name", "")
     memo = ctx.cache.setdefault(_UNSEEN_KEY, {})
     if outer not in memo:
@@ -213,13 +221,14 @@ def _unseen_callers(ctx: FileContext, chain: list[ast.AST]) -> str | None:
     return memo[outer]
 
 
-def _first_entry(ctx: FileContext, outer: str) -> str | None:
+def _first_entry(ctx: FileContext, outer: str) -> Consumer | None:
     if scan_root(ctx.path) is None:
         # Outside any package (or in a tree whose package qlint cannot map) no other module is
         # seen: the callers, and their matchers keyed on overloads, are unknown.
         return (
-            f"qlint sees no package around this module, so `{outer}`'s callers and the matchers "
-            "keyed on overloads they hand the graph to are unknown"
+            f"`{outer}`'s callers are unknown",
+            "qlint sees no package around this module, so its callers and the matchers keyed on overloads "
+            "they hand the graph to are unknown",
         )
     here = _top_names(ctx)
     holders = here.holders(outer)
@@ -230,8 +239,8 @@ def _first_entry(ctx: FileContext, outer: str) -> str | None:
         users = _users_elsewhere(ctx, name)
         if any(_top_names(m).post_grad(name) for m in [ctx, *(m for m, _ in users)]):
             return (
-                f"`{name}` is registered as an Inductor post-grad pass: Inductor's pattern matchers and "
-                "lowerings after it are keyed on overloads"
+                f"`{name}` is an Inductor post-grad pass",
+                "Inductor's pattern matchers and lowerings after its post-grad passes are keyed on overloads",
             )
         if here.used(name, {name}):
             continue
@@ -259,10 +268,10 @@ def _inserting_outers(ctx: FileContext) -> set[str]:
     return outers
 
 
-def _entry(name: str) -> str:
+def _entry(name: str) -> Consumer:
     return (
-        f"nothing in the project runs `{name}`: the graph goes back to its users, "
-        "whose matchers are keyed on the overloads exported graphs carry"
+        f"nothing in the project runs `{name}`",
+        "the graph goes back to its users, whose matchers are keyed on the overloads exported graphs carry",
     )
 
 
@@ -417,7 +426,7 @@ def _calls(func: ast.AST, name: str) -> bool:
     return func.name != name and _constructs(func, name)
 
 
-def _last(expr: ast.AST) -> str | None:
+def _last(expr: ast.AST) -> Consumer | None:
     if isinstance(expr, ast.Subscript):
         expr = expr.value
     if isinstance(expr, ast.Attribute):

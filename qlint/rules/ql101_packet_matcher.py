@@ -49,7 +49,8 @@ from qlint.rules.overload_fixes import (
     packet_producers,
     shown,
 )
-from qlint.value_classes import replace, value_class
+from qlint.rules.packet_hits import Hit, arg_hits, collection_hits
+from qlint.value_classes import replace
 
 # APIs that compare the ops they are given with node targets exactly: `DEFAULT_SINKS`
 # (`qlint.analysis.graphs.sinks`), and the rule's `extra-sinks`.
@@ -58,13 +59,6 @@ __all__ = ["DEFAULT_SINKS", "PacketMatcher", "sink_needles"]
 # `ctx.cache` key: the ranges of this rule's findings (with its default options) in the
 # module checked, once a run of its check there has ended.
 REPORTED_WITH_DEFAULTS = "ql101.reported_with_defaults"
-
-
-@value_class(frozen=True)
-class _Hit:
-    ref: OpRef
-    element: Located  # where the packet is written
-    site: FixSite
 
 
 class PacketMatcher(Rule):
@@ -249,7 +243,7 @@ class PacketMatcher(Rule):
                 ):
                     yield diag
 
-    def _report(self, ctx: FileContext, use: ast.expr, hits: list[_Hit]) -> Iterator[tuple[_Hit, Diagnostic]]:
+    def _report(self, ctx: FileContext, use: ast.expr, hits: list[Hit]) -> Iterator[tuple[Hit, Diagnostic]]:
         inserted = inserted_packets(ctx)
         style = self.opts["fix-style"]
         for hit in hits:
@@ -358,12 +352,12 @@ _MATCHER_KINDS = frozenset({ast.Compare, ast.Subscript, ast.Call, ast.Match})
 
 def _matchers(
     ctx: FileContext, body: Body, lines, resolver: Resolver, names: frozenset[str], sinks, forwarding: Forwarding
-) -> Iterator[tuple[ast.expr, list[_Hit]]]:
+) -> Iterator[tuple[ast.expr, list[Hit]]]:
     for node in body.nodes(lines, _MATCHER_KINDS):
         if isinstance(node, ast.Compare):
             yield from _compare(ctx, body, node, resolver, names)
         elif isinstance(node, ast.Subscript) and is_node_target(node.slice, names):
-            yield node.value, _collection(node.value, resolver)
+            yield node.value, collection_hits(node.value, resolver)
         elif isinstance(node, ast.Call):
             func = node.func
             if (
@@ -372,19 +366,19 @@ def _matchers(
                 and node.args
                 and is_node_target(node.args[0], names)
             ):
-                yield func.value, _collection(func.value, resolver)
+                yield func.value, collection_hits(func.value, resolver)
             yield from _sink_call(node, resolver, sinks, forwarding)
         elif isinstance(node, ast.Match) and is_node_target(node.subject, names):
             for case in node.cases:
                 for value in _case_values(case.pattern):
                     ref = resolver.op_ref(value)
                     if ref is not None:  # overloads too: they tell that both forms are matched
-                        yield value, [_Hit(ref, Located(value, resolver.scope), FixSite("case"))]
+                        yield value, [Hit(ref, Located(value, resolver.scope), FixSite("case"))]
 
 
 def _compare(
     ctx: FileContext, body: Body, node: ast.Compare, resolver: Resolver, names
-) -> Iterator[tuple[ast.expr, list[_Hit]]]:
+) -> Iterator[tuple[ast.expr, list[Hit]]]:
     left = node.left
     for op, right in zip(node.ops, node.comparators, strict=True):
         if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
@@ -399,9 +393,9 @@ def _compare(
                         # overload is never fixed (it only tells that both forms are matched).
                         single = len(node.ops) == 1 and ref.is_packet
                         whole = (ctx.range_of(node), ctx.source_of(a), negated) if single else None
-                        yield b, [_Hit(ref, Located(b, resolver.scope), FixSite("comparison", whole))]
+                        yield b, [Hit(ref, Located(b, resolver.scope), FixSite("comparison", whole))]
         elif isinstance(op, (ast.In, ast.NotIn)) and is_node_target(left, names):
-            hits = _collection(right, resolver)
+            hits = collection_hits(right, resolver)
             if hits and _packet_typed(ctx, body, node, left, resolver):
                 hits = []  # the target is a packet here: a set of packets is the right test
             yield right, hits
@@ -417,51 +411,14 @@ def _packet_typed(ctx: FileContext, body: Body, node: ast.Compare, target: ast.e
     return compared_as_packet(body.node, node, target, resolver)
 
 
-def _collection(expr: ast.expr, resolver: Resolver) -> list[_Hit]:
-    """Packets in a collection of ops, unless the collection also holds their overloads or
-    maps each packet to one of its overloads (a normalizer table)."""
-    members = resolver.members(expr)
-    if members is None:
-        return []
-    refs: list[tuple[OpRef, Located]] = []
-    for m in members:
-        sub = resolver.for_scope(m.scope)
-        ref = sub.op_ref(_unwrap_nodespec(m.node))
-        if ref is None:
-            continue
-        if ref.is_packet and m.dict_value is not None:
-            value = sub.op_ref(m.dict_value)
-            if value is not None and value.key == ref.key and not value.is_packet:
-                continue
-        refs.append((ref, m))
-    overloaded = {r.key for r, _ in refs if not r.is_packet and graphs_carry(resolver.optable, r)}
-    return [
-        _Hit(ref, located, FixSite("other" if located.dict_key else "element"))
-        for ref, located in refs
-        if ref.is_packet and ref.key not in overloaded
-    ]
-
-
-def _unwrap_nodespec(node: ast.expr) -> ast.expr:
-    """`ns.call_function(op)` (the PT2E test helpers' NodeSpec) stands for `op`."""
-    if (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "call_function"
-        and len(node.args) == 1
-    ):
-        return node.args[0]
-    return node
-
-
 def _sink_call(
     node: ast.Call, resolver: Resolver, sinks, forwarding: Forwarding
-) -> Iterator[tuple[ast.expr, list[_Hit]]]:
+) -> Iterator[tuple[ast.expr, list[Hit]]]:
     args = list(direct_sink_args(node, sinks))
     if not args and (node.args or node.keywords) and callee_name(node) in forwarding.helpers:
         # A helper that forwards a parameter to a sink is a sink too. Resolving the helper
         # may read another module: only worth it when an argument holds a packet.
-        candidates = [(a, hits) for a in call_arguments(node) if (hits := _arg_hits(a, resolver))]
+        candidates = [(a, hits) for a in call_arguments(node) if (hits := arg_hits(a, resolver))]
         if candidates:
             forwarded = {id(a) for a in forwarding.forwarded_args(node, resolver)}
             for arg, (use, hits) in candidates:
@@ -469,24 +426,9 @@ def _sink_call(
                     yield use, hits
         return
     for arg in args:
-        hit = _arg_hits(arg, resolver)
+        hit = arg_hits(arg, resolver)
         if hit:
             yield hit
-
-
-def _arg_hits(arg: ast.expr, resolver: Resolver) -> tuple[ast.expr, list[_Hit]] | None:
-    """A sink argument's packets: the packet itself, or those in the collection it denotes."""
-    inner = _unwrap_nodespec(arg)
-    ref = resolver.op_ref(inner)
-    if ref is not None:
-        return (inner, [_Hit(ref, Located(inner, resolver.scope), FixSite("other"))]) if ref.is_packet else None
-    if not isinstance(arg, _COLLECTION_EXPRS):
-        return None
-    hits = _collection(arg, resolver)
-    return (arg, hits) if hits else None
-
-
-_COLLECTION_EXPRS = (ast.Name, ast.Attribute, ast.Set, ast.List, ast.Tuple, ast.Dict, ast.Call, ast.BinOp)
 
 
 def _case_values(pattern: ast.pattern) -> Iterator[ast.expr]:

@@ -69,8 +69,9 @@ class PacketInsertion(Rule):
             if consumer is None:
                 continue  # the project's own code takes the graph next, and none of it tells the forms apart
             spelled = ctx.source_of(node)
-            message = f"{shown(spelled, ref)} is an OpOverloadPacket inserted as a graph node target: {consumer}"
-            help_ = f"Matchers keyed on overloads will miss this node: {overload_facts(info)}"
+            who, why = consumer
+            message = f"{shown(spelled, ref)} is an OpOverloadPacket inserted as a graph node target: {who}"
+            help_ = f"{why[:1].upper()}{why[1:]}; {overload_facts(info)}"
             fix = overload_fix(
                 info, spelled, ctx.range_of(node), FixSite("other"), producers=packet_producers(ctx.optable, info)
             )
@@ -173,7 +174,7 @@ def _left_alone(ctx: FileContext, ref: OpRef, node: ast.expr, refs: list[OpRef])
     return never_runs(ctx, node.lineno)  # a private function nothing calls: no graph gets the node
 
 
-def _consumer(ctx: FileContext, ref: OpRef, node: ast.expr, info, refs: list[OpRef]) -> str | None:
+def _consumer(ctx: FileContext, ref: OpRef, node: ast.expr, info, refs: list[OpRef]) -> tuple[str, str] | None:
     """Which consumer downstream tells the packet node from its overload (None: nothing the
     project shows does, and the packet runs as its overload would)."""
     # Imported when an insertion survives every other verdict: most checks never get here.

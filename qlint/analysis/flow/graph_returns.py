@@ -21,8 +21,8 @@ import re
 
 from qlint.analysis.flow.relevant_bodies import functions_of, segment
 from qlint.analysis.names.text_imports import file_imports
+from qlint.analysis.text_needles import holds_any
 from qlint.lazy_patterns import lazy
-from qlint.text_needles import holds_any
 
 # Where an exported GraphModule comes from; `.eval()` alone is in every training script.
 # (`model_flow` takes it from here: this module is the import trigger's and stays light.)

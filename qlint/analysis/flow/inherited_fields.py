@@ -22,8 +22,8 @@ import re
 
 from qlint.analysis.flow.graph_returns import GRAPH_SOURCES, switched_receivers, switches_returned_graph
 from qlint.analysis.names.text_imports import file_imports
+from qlint.analysis.text_needles import holds_any
 from qlint.lazy_patterns import lazy
-from qlint.text_needles import holds_any
 
 # Names imported from these are never project classes.
 _LIBRARY_ROOTS = frozenset({"torch", "torchao", "numpy", "copy", "typing", "collections", "unittest", "pytest", "abc"})

@@ -18,8 +18,8 @@ from qlint.analysis.graphs.attribute_text import AFTER_DOT
 from qlint.analysis.graphs.last_text import last_text
 from qlint.analysis.graphs.packet_text import spells_packet
 from qlint.analysis.graphs.pattern_replacements import rewrites_spelled
+from qlint.analysis.text_needles import holds_any
 from qlint.lazy_patterns import lazy
-from qlint.text_needles import holds_any
 
 if TYPE_CHECKING:  # imported by the search alone: the triggers above turn most files away
     from qlint.analysis.graphs.forwarding import Forwarding

@@ -20,7 +20,6 @@ from __future__ import annotations
 import ast
 import io
 import re
-import tokenize
 
 
 def only_own_namesake(text: str, name: str) -> bool:
@@ -29,6 +28,8 @@ def only_own_namesake(text: str, name: str) -> bool:
     # A module-level `def` starts a line: most modules that spell a name hold no such line.
     if not re.search(rf"^(?:async[ \t]+)?def[ \t]+{re.escape(name)}\b", text, re.MULTILINE):
         return False
+    import tokenize  # here: an edited buffer's check (`qlint check -`) seldom gets this far
+
     try:
         tree = ast.parse(text)
         tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))

@@ -23,9 +23,9 @@ from qlint.analysis.graphs.call_parts import callee_name
 from qlint.analysis.graphs.last_text import last_text
 from qlint.analysis.graphs.packet_imports import may_hold_packet
 from qlint.analysis.graphs.packet_text import spells_packet
+from qlint.analysis.text_needles import holds, holds_any
 from qlint.lazy_patterns import lazy
 from qlint.short_digests import sha256_hex
-from qlint.text_needles import holds, holds_any
 
 if TYPE_CHECKING:  # imported by the helper search alone: the triggers turn most files away first
     from qlint.analysis.graphs.forwarding import Forwarding

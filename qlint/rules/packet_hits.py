@@ -1,0 +1,69 @@
+"""The packets a value hands an exact-compare matcher: the op itself, or those in the collection
+of ops it denotes (QL101, and the base-class matchers `inherited_matchers` follows)."""
+
+from __future__ import annotations
+
+import ast
+
+from qlint.analysis.names.resolver import Located, OpRef, Resolver
+from qlint.rules.overload_fixes import FixSite, graphs_carry
+from qlint.value_classes import value_class
+
+
+@value_class(frozen=True)
+class Hit:
+    ref: OpRef
+    element: Located  # where the packet is written
+    site: FixSite
+
+
+def collection_hits(expr: ast.expr, resolver: Resolver) -> list[Hit]:
+    """Packets in a collection of ops, unless the collection also holds their overloads or
+    maps each packet to one of its overloads (a normalizer table)."""
+    members = resolver.members(expr)
+    if members is None:
+        return []
+    refs: list[tuple[OpRef, Located]] = []
+    for m in members:
+        sub = resolver.for_scope(m.scope)
+        ref = sub.op_ref(unwrap_nodespec(m.node))
+        if ref is None:
+            continue
+        if ref.is_packet and m.dict_value is not None:
+            value = sub.op_ref(m.dict_value)
+            if value is not None and value.key == ref.key and not value.is_packet:
+                continue
+        refs.append((ref, m))
+    overloaded = {r.key for r, _ in refs if not r.is_packet and graphs_carry(resolver.optable, r)}
+    return [
+        Hit(ref, located, FixSite("other" if located.dict_key else "element"))
+        for ref, located in refs
+        if ref.is_packet and ref.key not in overloaded
+    ]
+
+
+def unwrap_nodespec(node: ast.expr) -> ast.expr:
+    """`ns.call_function(op)` (the PT2E test helpers' NodeSpec) stands for `op`."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "call_function"
+        and len(node.args) == 1
+    ):
+        return node.args[0]
+    return node
+
+
+def arg_hits(arg: ast.expr, resolver: Resolver) -> tuple[ast.expr, list[Hit]] | None:
+    """A sink argument's packets: the packet itself, or those in the collection it denotes."""
+    inner = unwrap_nodespec(arg)
+    ref = resolver.op_ref(inner)
+    if ref is not None:
+        return (inner, [Hit(ref, Located(inner, resolver.scope), FixSite("other"))]) if ref.is_packet else None
+    if not isinstance(arg, COLLECTION_EXPRS):
+        return None
+    hits = collection_hits(arg, resolver)
+    return (arg, hits) if hits else None
+
+
+COLLECTION_EXPRS = (ast.Name, ast.Attribute, ast.Set, ast.List, ast.Tuple, ast.Dict, ast.Call, ast.BinOp)
