@@ -117,6 +117,14 @@ def walk_kinds(node: ast.AST, kinds: frozenset[type]) -> list[ast.AST]:
     return out
 
 
+def parents(node: ast.AST) -> dict[int, ast.AST]:
+    """id(child) -> its parent, for every node under `node`; kept on `node` (shared: callers
+    must not change it)."""
+    return kept_on_node(
+        node, "_qlint_parents", lambda n: {id(c): p for p in ast.walk(n) for c in ast.iter_child_nodes(p)}
+    )
+
+
 # Nested scopes: a flow of their own, with names of their own.
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

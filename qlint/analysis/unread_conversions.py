@@ -41,7 +41,7 @@ def unread_after(func: ast.AST, convert: ast.Call, prepare: ast.Call, qualname: 
     the model having been prepared by `prepare` (a `prepare_pt2e` call in `func`)."""
     if not isinstance(func, _FUNCTIONS):
         return False  # a module's names can be imported and read from elsewhere
-    parents = _parents(func)
+    parents = tree_walk.parents(func)
     statement = parents.get(id(convert))
     if not _bare_statement(statement, convert) or not _directly_in(func, statement, parents):
         return False
@@ -68,10 +68,6 @@ def unread_after(func: ast.AST, convert: ast.Call, prepare: ast.Call, qualname: 
 
 def _reads(node: ast.AST, local: set[str]) -> bool:
     return isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in local
-
-
-def _parents(func: ast.AST) -> dict[int, ast.AST]:
-    return {id(child): node for node in ast.walk(func) for child in ast.iter_child_nodes(node)}
 
 
 def _bare_statement(statement: ast.AST | None, convert: ast.Call) -> bool:

@@ -28,14 +28,11 @@ from qlint.analysis.graphs.instance_attrs import with_instance_attrs
 from qlint.analysis.graphs.sinks import direct_sink_args, sink_needles
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Located, Resolver
-from qlint.analysis.names.scope import ClassScope, parameter_args
+from qlint.analysis.names.scope import ClassScope, is_property, parameter_args
 from qlint.diagnostic import RelatedInfo
 from qlint.rules.overload_fixes import FixSite
 from qlint.rules.packet_hits import Hit, arg_hits, collection_hits
 from qlint.source import LineIndex
-
-# Decorators that make a method read as an attribute.
-_PROPERTIES = frozenset({"property", "cached_property"})
 
 
 def inherited_matchers(ctx: FileContext, sinks: dict[str, set], key: str) -> dict[int, list[tuple]]:
@@ -97,7 +94,7 @@ def _candidates(cls: ClassScope, by_node: dict[int, Body]):
             if len(values) == 1 and name not in cls.methods:
                 yield name, body, values[0]
     for name, method in cls.methods.items():
-        if _is_property(method):
+        if is_property(method):
             attr = name
         elif len(parameter_args(method)) == 1:
             attr = f"{name}()"
@@ -124,14 +121,6 @@ def _hits(value: ast.expr, resolver: Resolver, how: str):
     else:
         hits = collection_hits(value, resolver)
     return (value, hits) if hits else None
-
-
-def _is_property(func) -> bool:
-    for d in func.decorator_list:
-        name = d.attr if isinstance(d, ast.Attribute) else d.id if isinstance(d, ast.Name) else None
-        if name in _PROPERTIES:
-            return True
-    return False
 
 
 def _related(ctx: FileContext, attr: str, use: SinkUse) -> RelatedInfo:

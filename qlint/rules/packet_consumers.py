@@ -73,8 +73,8 @@ def consumed_by_own_code(ctx: FileContext, ref: OpRef, refs: list[OpRef], rows: 
     inserts with it, and nothing keyed on its overloads only is known to see them. `refs`: every
     packet the module inserts, so one read of the project serves them all; `rows`: the lines
     this module inserts `ref` on (None: any function of the module may)."""
-    consumers = _own_consumers(ctx, ref, refs)
-    return bool(consumers) and not _reexported_between(ctx, consumers, _users(ctx), rows)
+    consumers, reexported = _own_consumer_verdict(ctx, ref, refs, rows)
+    return bool(consumers) and not reexported
 
 
 def reexported_before_own_consumer(
@@ -83,10 +83,25 @@ def reexported_before_own_consumer(
     """The project's own packet-keyed consumer of these nodes (as `consumed_by_own_code` finds
     it) that a function of the project reaches only after exporting or lowering the graph again:
     by then the node is `.default`, which the consumer misses (QL102 names it)."""
-    consumers = _own_consumers(ctx, ref, refs)
-    if consumers and _reexported_between(ctx, consumers, _users(ctx), rows):
+    consumers, reexported = _own_consumer_verdict(ctx, ref, refs, rows)
+    if reexported:
         return next((c for c in consumers if c is not ctx), consumers[0])
     return None
+
+
+def _own_consumer_verdict(
+    ctx: FileContext, ref: OpRef, refs: list[OpRef], rows: list[int] | None
+) -> tuple[list[FileContext], bool]:
+    """(the own packet-keyed consumers, whether the graph is exported again before them), once
+    per check, op and rows: QL102 asks `consumed_by_own_code` of an insertion, and then, of one
+    it did not excuse, `reexported_before_own_consumer`, the same two questions."""
+    key = ("packet_consumers.verdict", ref.key, tuple(rows) if rows is not None else None)
+    found = ctx.cache.get(key)
+    if found is None:
+        consumers = _own_consumers(ctx, ref, refs)
+        reexported = bool(consumers) and _reexported_between(ctx, consumers, _users(ctx), rows)
+        found = ctx.cache[key] = (consumers, reexported)
+    return found
 
 
 def _own_consumers(ctx: FileContext, ref: OpRef, refs: list[OpRef]) -> list[FileContext]:

@@ -48,6 +48,7 @@ from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.never_called import enclosing_definitions
 from qlint.analysis.graphs.project_scan import parsed_module, project_modules, scan_root, text_holding
 from qlint.analysis.names.resolver import OpRef
+from qlint.analysis.names.scope import parameter_args
 from qlint.optable import OpInfo
 from qlint.rules.packet_scan import _module, _Overload
 from qlint.rules.packet_sites import _sites
@@ -406,8 +407,7 @@ def _defines(cls: ast.ClassDef, name: str) -> bool:
 
 
 def _parameters(func: ast.AST) -> set[str]:
-    args = func.args
-    return {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+    return {a.arg for a in parameter_args(func, star=False)}
 
 
 def _derives_export_pass(cls: ast.ClassDef) -> bool:
@@ -415,8 +415,7 @@ def _derives_export_pass(cls: ast.ClassDef) -> bool:
 
 
 def _takes_program(func: ast.AST) -> bool:
-    args = func.args
-    for a in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+    for a in parameter_args(func, star=False):
         if a.arg in _PROGRAM_NAMES:
             return True
         if a.annotation is not None and _last(a.annotation) == "ExportedProgram":
@@ -432,7 +431,7 @@ def _calls(func: ast.AST, name: str) -> bool:
     return func.name != name and _constructs(func, name)
 
 
-def _last(expr: ast.AST) -> Consumer | None:
+def _last(expr: ast.AST) -> str | None:
     if isinstance(expr, ast.Subscript):
         expr = expr.value
     if isinstance(expr, ast.Attribute):

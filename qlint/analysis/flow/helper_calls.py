@@ -42,13 +42,11 @@ from qlint.analysis.flow.model_values import (
 )
 from qlint.analysis.flow.part_modes import handed
 from qlint.analysis.flow.subclass_self_calls import self_method
-from qlint.analysis.names.scope import parameter_args, unique_value
+from qlint.analysis.names.scope import is_property, parameter_args, unique_value
 from qlint.value_classes import replace
 
 # Calls into these are API calls (`classify_call`) or library internals, never summarised.
 _LIBRARIES = ("torch.", "torchao.", "executorch.exir", "copy.")
-# Decorators whose method is read as an attribute: calling `self.name(...)` calls its value.
-_PROPERTIES = frozenset({"property", "cached_property"})
 
 
 def helper(sem, func: ast.expr, found=False) -> tuple[FunctionFlow, int] | None:
@@ -83,7 +81,7 @@ def callee(sem, func: ast.expr, depth: int = 0):
                 return None
             owner, *found = inherited
         method, holder = found  # the class's own method, or one of a base class
-        if any(_decorator_name(d) in _PROPERTIES for d in method.decorator_list):
+        if is_property(method):
             return None  # `self.prop(x)` calls the value the property returns, not its getter
         static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list)
         return owner, method, holder, 0 if static else 1
@@ -412,13 +410,6 @@ def _param_index(cap: Capture, callee: FunctionFlow) -> int | None:
         if o.kind == PARAM and o.node is callee.node:
             return o.index
     return None
-
-
-def _decorator_name(decorator: ast.expr) -> str:
-    """`property`, `functools.cached_property` -> its last name ('' for a call or other form)."""
-    if isinstance(decorator, ast.Attribute):
-        return decorator.attr
-    return decorator.id if isinstance(decorator, ast.Name) else ""
 
 
 __all__ = ["apply", "callee", "helper", "site_only", "unread_result"]

@@ -44,7 +44,8 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.model_values import CONSTRUCTED, Env, Obj
-from qlint.analysis.node_memo import kept_on_node, kept_on_node_by
+from qlint.analysis.node_memo import kept_on_node_by
+from qlint.analysis.tree_walk import parents as tree_parents
 
 _ABSENT = object()
 # torch's functions that build a new tensor from numbers, shapes and dtypes: never a module.
@@ -278,7 +279,7 @@ def _read_by_key(func: ast.AST, name: str) -> tuple | None:
 
 
 def _reads(func: ast.AST, name: str) -> tuple | tuple[()]:
-    parents = _parents(func)
+    parents = tree_parents(func)
     stores = 0
     slices = []
     gets = []
@@ -362,13 +363,8 @@ def _looped(func: ast.AST, name: str) -> bool:
     )
 
 
-def _parents(func: ast.AST) -> dict[int, ast.AST]:
-    return kept_on_node(func, _PARENTS, lambda f: {id(c): p for p in ast.walk(f) for c in ast.iter_child_nodes(p)})
-
-
 _MAX_NAMES = 64  # names asked about per function, kept on its node
 _READ_BY_KEY = "_qlint_keyed_rows_read_by_key"
 _LOOPED = "_qlint_keyed_rows_looped"
-_PARENTS = "_qlint_keyed_rows_parents"
 
 __all__ = ["KeyedRows"]

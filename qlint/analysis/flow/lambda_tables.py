@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.tree_walk import parents as tree_parents
+
 _TABLES = (ast.Dict, ast.List, ast.Tuple)
 # Ways to bind or reach an attribute without writing `self.<attr>`.
 _GENERIC = frozenset({"setattr", "getattr", "vars", "__dict__", "__setattr__"})
@@ -34,7 +36,7 @@ def _lambda_table(cls_node: ast.ClassDef, attr: str) -> bool:
     literal of lambdas, and every other mention is the callee `self.<attr>[key]`."""
     if any(_binds(stmt, attr) for stmt in cls_node.body):
         return False  # a class attribute the instance may read before (or without) the store
-    parents = {child: node for node in ast.walk(cls_node) for child in ast.iter_child_nodes(node)}
+    parents = tree_parents(cls_node)
     stores = 0
     for node in ast.walk(cls_node):
         if isinstance(node, ast.Name) and node.id in _GENERIC:
@@ -45,14 +47,14 @@ def _lambda_table(cls_node: ast.ClassDef, attr: str) -> bool:
             continue
         if not _on_self(node):
             return False  # another object's: its table may be this one
-        parent = parents.get(node)
+        parent = parents.get(id(node))
         if isinstance(node.ctx, ast.Store):
             stores += 1
             if not (isinstance(parent, ast.Assign) and parent.targets == [node] and _lambdas(parent.value)):
                 return False
         elif not (isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Load)):
             return False
-        elif not (isinstance(called := parents.get(parent), ast.Call) and called.func is parent):
+        elif not (isinstance(called := parents.get(id(parent)), ast.Call) and called.func is parent):
             return False  # read, kept or handed on: it may be changed elsewhere
     return stores == 1
 

@@ -353,6 +353,22 @@ def parameter_args(func: ast.AST, star: bool = True) -> list[ast.arg]:
     return out
 
 
+# Decorators whose method is read as an attribute: `self.name` is what the getter returns.
+_PROPERTIES = frozenset({"property", "cached_property"})
+
+
+def is_property(func: ast.AST) -> bool:
+    """A method under `@property` or `@cached_property` (`functools.cached_property` too)."""
+    for decorator in getattr(func, "decorator_list", ()):
+        if isinstance(decorator, ast.Attribute):
+            name = decorator.attr
+        else:
+            name = decorator.id if isinstance(decorator, ast.Name) else ""
+        if name in _PROPERTIES:
+            return True
+    return False
+
+
 def parameters(func: ast.AST) -> dict[str, list[ast.AST]]:
     """Parameters shadow module names and have no value we can know."""
     found: dict[str, list[ast.AST]] = {}
