@@ -25,6 +25,16 @@ precheck that skips bodies would have to save:
   its analysis depended on the order it was met in), or a tree parsed again from its
   module's text (the module's entry set aside, `ProjectIndex._set_aside`, or read by a
   caller search).
+
+Bodies of other modules are split too: helpers of the file checked, and the callers a caller
+search reads (`project_callers`, with the helpers those call). And the bodies the rules asked
+for (`model_flow.module_flows`, QL203's extra bodies) are classed by what their flow holds,
+with the CPU of their analysis and of the helpers it met first: a capture that reaches a
+prepare (what QL201/QL202 report on), a capture that reaches none, or no capture; and whether
+the body calls a function of its own module (then the verdicts may read it as a caller). A
+body holding no capture and calling none of its module's functions can neither be reported
+on nor read as a caller, but that is known only once it is analysed: its helpers may capture.
+Files are classed the same way: whether any body asked for holds a capture reaching a prepare.
 """
 
 from __future__ import annotations
@@ -37,7 +47,7 @@ import sys
 import time
 
 from qlint.analysis import calibration_walk
-from qlint.analysis.flow import model_interp, relevant_bodies
+from qlint.analysis.flow import model_flow, model_interp, relevant_bodies
 from qlint.cli import main as qlint_main
 from qlint.registry import rules as registered_rules
 
@@ -53,14 +63,19 @@ class _Counts:
         self.trees: dict[tuple[str, int, int], list] = {}  # (path, line, col) -> the body nodes read
         self.repeats: collections.Counter = collections.Counter()
         self.nested: list[float] = []  # CPU of the bodies analysed inside the one under way
+        # What a body the rules asked for holds -> [bodies, CPU with the helpers it met first].
+        self.asked: dict[str, list] = collections.defaultdict(lambda: [0, 0.0])
+        self.files: dict[str, list] = {}  # path -> [reaches a prepare, CPU of the bodies asked for]
 
     def flow(self, interpreter, flow, seconds: float) -> None:
         """A model-flow body analysed: its group, what it holds, and whether it is a repeat."""
         func, owner = interpreter.func, interpreter.owner
         path = owner.scope.path
         chosen = self.rounds.get(id(func))
-        if path != self.checked:
-            group = "bodies of other modules"
+        if path != self.checked and owner.memo.follow is not None:
+            group = "bodies of other modules, read by a caller search"
+        elif path != self.checked:
+            group = "bodies of other modules, helpers"
         elif chosen is not None and chosen[0] is func:
             group = f"own, chosen in round {chosen[1]}"
         else:
@@ -76,6 +91,21 @@ class _Counts:
         if seen:
             self.repeats["the same tree" if any(n is func for n in seen) else "a tree parsed again"] += 1
         seen.append(func)  # held: an id is not reused while the run lasts
+
+    def asked_for(self, path: str, flow, seconds: float) -> None:
+        """A body a rule asked for, analysed now (`seconds`: with the helpers it met first)."""
+        captures = flow.captures if flow is not None else []
+        if any(c.sinks for c in captures):
+            holds = "a capture reaching a prepare"
+        else:
+            holds = "a capture reaching none" if captures else "no capture"
+        calls = "calls its module's functions" if flow is not None and flow.calls else "calls none of them"
+        entry = self.asked[f"{holds}, {calls}"]
+        entry[0] += 1
+        entry[1] += seconds
+        file = self.files.setdefault(path, [False, 0.0])
+        file[0] = file[0] or holds == "a capture reaching a prepare"
+        file[1] += seconds
 
     def body(self, kind: str, path: str, func) -> None:
         where = "own" if path == self.checked else "other module"
@@ -113,6 +143,22 @@ def _instrument(counts: _Counts, select: str) -> None:
         counts.body("calibration", self.scope.path, self.func)
         return walk(self)
 
+    analyse = model_flow._analyse
+
+    def analysed(ctx, functions):
+        # As `_analyse`, one body at a time: the CPU of each one's analysis (none if it was there).
+        memo = model_flow.file_flow(ctx).memo.functions
+        found = []
+        for f, cls in functions:
+            known = id(f) in memo
+            start = time.process_time()
+            one = analyse(ctx, [(f, cls)])
+            if not known:
+                counts.asked_for(ctx.path, one[0] if one else None, time.process_time() - start)
+            found += one
+        return found
+
+    model_flow._analyse = analysed
     model_interp.Interpreter.run = interpreted
     calibration_walk.Walker.run = walked
     for rule in registered_rules().values():
@@ -158,6 +204,13 @@ def main() -> int:
     print("  model flow bodies, by why they were read: bodies, with a capture, with one reaching a prepare, own CPU")
     for group, (bodies, captures, reaching, seconds) in sorted(counts.groups.items()):
         print(f"    {group}: {bodies}, {captures}, {reaching}, {seconds:.2f} s")
+    print("  model flow bodies the rules asked for, by what their flow holds: bodies, CPU with the helpers met first")
+    for kind, (bodies, seconds) in sorted(counts.asked.items()):
+        print(f"    {kind}: {bodies}, {seconds:.2f} s")
+    for reaching in (True, False):
+        files = [cpu for hit, cpu in counts.files.values() if hit is reaching]
+        where = "hold a capture reaching a prepare" if reaching else "hold none"
+        print(f"    files whose bodies asked for {where}: {len(files)}, {sum(files):.2f} s")
     repeats = ", ".join(f"{n} of {why}" for why, n in sorted(counts.repeats.items()))
     print(f"  model flow repeats: {repeats or 'none'}")
     return 0
