@@ -81,13 +81,18 @@ def _may_hold_packet(text: str, path: str, project) -> bool:
         return False
     deps: list = []
     extra: dict[str, str] = {}
+    own = None  # the file's absolute path, made once it finds a module
     try:
         for local, full in file_imports(text, path):
             if import_kind(full) is not None:
                 continue
             module, _, name = full.rpartition(".")
             where = _find(project, module, path, deps) if module else None
-            if where is None or where == os.path.abspath(path):
+            if where is None:
+                continue
+            if own is None:
+                own = os.path.abspath(path)
+            if where == own:
                 continue
             kind = name_kind(project, where, name, deps)
             if kind == PACKET:
