@@ -65,6 +65,16 @@ def test_noqa_precheck_is_exact_for_every_character():
     assert mentions_noqa("x = 1  # NoQa: QL101") and not mentions_noqa("no qa here")
 
 
+def test_noqa_precheck_of_a_text_beyond_ascii_is_the_lowered_texts_answer():
+    # Lowered as UTF-8 bytes (`mentions_noqa`): no character beyond ASCII may lower to a text
+    # holding one of the letters, or its lowered text could say `noqa` where its bytes do not.
+    for code in range(0x80, 0x110000):
+        assert not set(chr(code).lower()) & set("noqaNOQA"), hex(code)
+    for text in ("é = 1  # NOQA: QL101", "é = 1  # nOqA", "x = 'ü'  # no\u0301qa", "é\ud800 # noqa", "İ = 1 # Noqa"):
+        assert mentions_noqa(text) == ("noqa" in text.lower()), text
+    assert not mentions_noqa("é = 1  # no qa") and not mentions_noqa("ÑOQA") and mentions_noqa("ÑNOQA")
+
+
 @pytest.mark.parametrize(
     "data",
     [
