@@ -271,6 +271,16 @@ def test_parts_that_do_not_resolve_keep_the_report_without_a_content_note():
     assert _message(_in_test(other)).endswith("modules start in train mode)")
 
 
+def test_dropout_built_with_p_zero_is_mode_free():
+    # At p=0 each dropout class is the identity in train mode too (torch 2.13, eager and exported).
+    for line in ["self.drop = nn.Dropout(0.0)", "self.drop = nn.Dropout(p=0)", "self.drop = nn.Dropout2d(0)"]:
+        assert check(_in_test(LINEAR_NET.format(base="nn.Module", line=line))) == [], line
+    # The default p is 0.5; a p not written as a constant may be anything.
+    for line in ["self.drop = nn.Dropout()", "self.drop = nn.Dropout(0.1)", "self.drop = nn.AlphaDropout(p=cfg)"]:
+        classes = LINEAR_NET.format(base="nn.Module", line=line)
+        assert _message(_in_test(classes)).endswith("Dropout"), line
+
+
 def test_a_model_given_parts_after_it_is_built_is_reported():
     src = _in_test(
         """

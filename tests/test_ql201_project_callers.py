@@ -99,8 +99,11 @@ def test_a_caller_that_cannot_be_classified_keeps_the_finding(tmp_path):
 def test_a_use_that_is_not_a_call_keeps_the_finding(tmp_path):
     callback = IMPORT + "\ndef main(run):\n    run(quantize_module)\n"
     assert len(_check(_repo(tmp_path, a=EVAL_CALLER, b=callback)).diagnostics) == 1
-    in_lambda = IMPORT + "\ndef main(q, x, m):\n    f = lambda: quantize_module(m.eval(), q, x)\n    f()\n"
+    in_lambda = IMPORT + "\ndef main(q, x, m, hooks):\n    hooks.append(lambda: quantize_module(m.eval(), q, x))\n"
     assert len(_check(_repo(tmp_path / "l", a=EVAL_CALLER, b=in_lambda)).diagnostics) == 1
+    # A lambda called by name runs its body there (`called_lambdas`): a call with an evaled model.
+    called = IMPORT + "\ndef main(q, x, m):\n    f = lambda: quantize_module(m.eval(), q, x)\n    f()\n"
+    assert _check(_repo(tmp_path / "c", a=EVAL_CALLER, b=called)).diagnostics == []
 
 
 def test_a_model_given_parts_before_the_call_keeps_the_finding(tmp_path):

@@ -28,7 +28,11 @@ _FAMILIES = {
 }
 # Classes whose instances are themselves the mode-dependent part (no subclass in torch.nn).
 _LEAVES = (
-    ALWAYS | _INSTANCE_NORMS | _RNNS | {"MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer"}
+    ALWAYS
+    | _DROPOUTS
+    | _INSTANCE_NORMS
+    | _RNNS
+    | {"MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer"}
 )
 _KNOWN = _LEAVES | _BATCH_NORMS | _DROPOUTS
 EVERY = "every"  # `isinstance(mod, nn.Module)`: the test selects every module

@@ -16,6 +16,7 @@ from qlint.analysis.flow import decorator_registries as registries
 from qlint.analysis.flow.class_calls import class_callee
 from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
+from qlint.analysis.flow.handed_parts import switch_handed_parts
 from qlint.analysis.flow.handed_switches import handed_switches
 from qlint.analysis.flow.loop_effects import handed_kinds, kinds_in
 from qlint.analysis.flow.maybe_graphs import returned_paths
@@ -312,6 +313,7 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
             sem.walk.containers.switched(given[index])
         if any(param in e.patched for e, _ in ends) and not _allow_ruled_out(sem, node, callee, index, written):
             env.patched |= {given[index]}
+    switch_handed_parts(sem, node, callee, written, ruled_out, env)  # `make_train(model.bn)`
     _unpack(sem, node, callee, translate, env)
     results = [translate(obj, e) for e, obj in ends if obj is not None]
     if not results:

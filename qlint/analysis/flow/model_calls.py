@@ -17,10 +17,12 @@ from typing import Protocol
 from qlint.analysis.flow import decorator_registries as registries
 from qlint.analysis.flow import helper_calls
 from qlint.analysis.flow.callbacks import CallbackLinks
+from qlint.analysis.flow.called_lambdas import called_lambda, run_lambda
 from qlint.analysis.flow.field_instances import field_instances
 from qlint.analysis.flow.graph_holders import GraphHolders
 from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.graph_wrappers import constructed_plain, wrapper_fields
+from qlint.analysis.flow.handed_parts import hands_part
 from qlint.analysis.flow.handed_switches import handed_fields
 from qlint.analysis.flow.held_parts import HeldParts
 from qlint.analysis.flow.instance_methods import method_summary
@@ -50,6 +52,7 @@ from qlint.analysis.flow.model_values import (
     merge_values,
     new_value,
 )
+from qlint.analysis.flow.partial_calls import partial_call
 from qlint.analysis.flow.prepared_results import PreparedResults
 from qlint.analysis.flow.relayed_lambdas import RelayedLambdas
 from qlint.analysis.names.resolver import Resolver
@@ -132,6 +135,8 @@ class CallSemantics:
 
     def call(self, node: ast.Call, env: Env) -> Obj | None:
         func = node.func
+        if type(func) is ast.Name and func.id in self.resolver.local and (spelled := partial_call(self, node)):
+            return self.call(spelled, env)  # `prep = functools.partial(set_mode, train=True); prep(m)`
         # The walk is held through a proxy: its parts and `expr` are looked up once per call.
         parts, expr = self.walk.parts, self.walk.expr
         # `runner.calibrate()` may change the graphs `runner`'s fields hold: what they were before.
@@ -149,6 +154,10 @@ class CallSemantics:
         kwargs = {kw.arg: expr(kw.value, env) for kw in node.keywords}
         first = args[0] if args and not isinstance(node.args[0], ast.Starred) else None
         self.lambdas.call(node, args, kwargs, env)
+        if (lam := called_lambda(self, func)) is not None:
+            ran = run_lambda(self, node, lam, args, kwargs, env)  # `prep = lambda m: m.train(); prep(model)`
+            if ran is not None:
+                return ran
 
         builds = self.builds
         looked_up = registries.lookup(self, node, env)  # `REGISTRY.get(type(config))`
@@ -170,6 +179,8 @@ class CallSemantics:
         if kept is not None:
             return kept  # `torch.compile(model)`: the model, in the mode it was in
         unread = receiver is None and found is not None and helper_calls.unread_result(self, node, args, kwargs)
+        if unread and hands_part(self, node, env):
+            unread = False  # `make_train(model.bn)`: the part has no value, the helper may switch it
         if unread and helper_calls.site_only(self, found, node):
             return new_value(env, node, "", Origin(CALL, node))
         summary = helper_calls.helper(self, func, found)

@@ -1,8 +1,8 @@
 """What train/eval mode does to torch.nn's own modules, from an explicit table.
 
 A class is judged only when it is listed: mode-free (`Linear`, activations, pooling, ...),
-mode-dependent (batch norm, dropout, `RReLU`), or dependent through its arguments (dropout,
-`track_running_stats`). Any other torch.nn class is unknown, so a model holding it is not
+mode-dependent (batch norm, `RReLU`), or dependent through its arguments (dropout's `p`,
+`dropout`, `track_running_stats`). Any other torch.nn class is unknown, so a model holding it is not
 known to be mode-free.
 """
 
@@ -21,15 +21,12 @@ ALWAYS = frozenset(
         "LazyBatchNorm1d",
         "LazyBatchNorm2d",
         "LazyBatchNorm3d",
-        "Dropout",
-        "Dropout1d",
-        "Dropout2d",
-        "Dropout3d",
-        "AlphaDropout",
-        "FeatureAlphaDropout",
         "RReLU",
     }
 )
+# Dropping in train mode unless built with `p=0` (first positional; default 0.5): at p=0 each
+# is the identity in either mode (torch 2.13, measured in eager mode and through `export`).
+_DROPPING = frozenset({"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"})
 # Dropout by default (p=0.1), unless built with `dropout=0`; the value is the position of
 # `dropout` among the positional parameters.
 _DROPOUT_DEFAULT = {
@@ -123,6 +120,8 @@ def torch_nn_kind(last: str, call: ast.Call | None) -> tuple[str | None, bool]:
     which are not read: an argument-dependent class counts as dependent."""
     if last in ALWAYS:
         return last, True
+    if last in _DROPPING:
+        return (None, True) if _is_zero(_argument(call, "p", 0)) else (last, True)
     if last in _MODE_FREE or last in CONTAINERS:
         return None, True
     if last in _DROPOUT_DEFAULT or last in _DROPOUT_ARG:

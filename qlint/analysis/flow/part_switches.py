@@ -28,11 +28,11 @@ def part_switch(sem, node: ast.Call, mode: str | None, env: Env) -> None:
     if root.is_graph or root not in env.modes:
         return
     facts = env.modes[root]
-    dependent = _dependent(sem, root, steps) if mode is not None else ()
+    dependent = part_dependent(sem, root, steps) if mode is not None else ()
     env.modes[root] = frozenset(switched(f, steps, mode, node, dependent) for f in facts)
 
 
-def _dependent(sem, root, steps: tuple[str, ...]) -> tuple[str, ...] | None:
+def part_dependent(sem, root, steps: tuple[str, ...]) -> tuple[str, ...] | None:
     """What the part at `steps` of `root` holds that depends on the mode (None: not known)."""
     content = part_content(sem, root, steps)
     if content is None:

@@ -33,6 +33,7 @@ class RelayedLambdas:
     def __init__(self, sem):
         self.sem = weakref.proxy(sem)  # freed with the walk, not by the cyclic collector
         self.depth = 0  # > 0 while a lambda's body is read: captures there get no fix
+        self.running: set[int] = set()  # lambdas whose body a call is reading (`called_lambdas`)
 
     def call(self, node: ast.Call, args: list[Obj | None], kwargs: dict, env: Env) -> None:
         """Read the lambdas `node` hands to a relay helper, if it is one; a named function
