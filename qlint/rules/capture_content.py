@@ -15,6 +15,7 @@ from qlint.analysis import tree_walk
 from qlint.analysis.flow.call_sites import calls_read_here
 from qlint.analysis.flow.class_filters import covered
 from qlint.analysis.flow.converted_children import CONVERTED, EVALED, replacement_kind
+from qlint.analysis.flow.indexed_items import replaced_item, stored_reads
 from qlint.analysis.flow.loop_aliases import iterates_only, literal_rows, loop_aliases
 from qlint.analysis.flow.model_apis import last_name
 from qlint.analysis.flow.model_flow import ATTRIBUTE, PARAM, STORED, Capture, FunctionFlow, caller_facts
@@ -290,6 +291,8 @@ class _BodyIndex:
                 for inner in tree_walk.walk(node.value):
                     self.bound_by.setdefault(id(inner), []).append(bound)
             changed = _changed_roots(node)
+            if changed and isinstance(node, ast.Assign) and replaced_item(fn, node):
+                changed = []  # `modules[i] = m` of a list written here: an item replaced, no part given
             kind = replacement_kind(node, fn) if changed else None
             if kind == CONVERTED:
                 continue  # a converted graph put in a child's place: neither a part nor a hand-off
@@ -299,7 +302,9 @@ class _BodyIndex:
                 self.evaled = self.evaled.union(changed)
                 continue  # `setattr` is no helper: its one change is the store
             if isinstance(node, ast.Call):
-                roots = frozenset(r for a in _arguments(node) if (r := _root(a)) is not None)
+                # `lower(modules[i])` right after `modules[i] = ...`: the value stored (`indexed_items`).
+                fresh = stored_reads(fn) if any(type(a) is ast.Subscript for a in _arguments(node)) else ()
+                roots = frozenset(r for a in _arguments(node) if id(a) not in fresh and (r := _root(a)) is not None)
                 # `enumerate(models)`, `zip(models, inputs)`: the items handed on as they are.
                 if roots and last_name(node.func) not in _READS and not iterates_only(node):
                     self.handed.append((node, roots))
