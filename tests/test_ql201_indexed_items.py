@@ -55,7 +55,7 @@ LOUD = {
         def main(x, q, n):
             modules = [Shuffle(), Shuffle()]
             modules[n] = Net()
-            quantize(modules[0 + n], (x,), q)
+            quantize(modules[n], (x,), q)
         """,
     "stored after the call, read by the next iteration": """
         def main(x, q, n):
@@ -102,6 +102,12 @@ LOUD = {
             modules = [Shuffle()]
             modules[0:1] = [Net()]
             quantize(modules[n], (x,), q)
+        """,
+    "a negative constant index is no variable one: not read as any element": """
+        def main(x, q):
+            modules = [Net()]
+            modules.append(Shuffle())
+            quantize(modules[-1], (x,), q)
         """,
     "an augmented store": """
         def main(x, q, n, more):

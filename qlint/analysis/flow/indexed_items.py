@@ -15,8 +15,8 @@ then a model in the mode its element is in, instead of a value the walk has no o
 What is followed is the name `loop_items.followed_names` follows (bound once, to a list or
 tuple literal, every other use a read or an in-place fill), which counts a plain
 `name[index] = value` store among those uses: the store puts `value` among the elements, and the element it
-replaces stays among them too (which index it was is not known). A read by an index that is
-no constant (`modules[0]` reads the part the walk knows by that name, `graph_parts`), of a
+replaces stays among them too (which index it was is not known). A read by a variable index
+(`modules[0]` and `graphs[-1]` read the element the walk knows by its place, `graph_parts`), of a
 list whose elements are all read (no spread, no value the walk cannot follow), is a value
 of its own holding any of them. A switch through it (`modules[i].train()`) leaves the list
 unread from then on, as one through a loop item does (`Containers.switched`).
@@ -50,10 +50,10 @@ def stored(containers: Containers, target: ast.Subscript, value: ast.expr | None
 
 
 def item(containers: Containers, e: ast.Subscript, env: Env) -> Obj | None:
-    """`name[index]`, by an index that is no constant, of a followed list or tuple whose
-    elements are all models the walk reads: one of them, in the mode it is in now."""
-    if not isinstance(e.value, ast.Name) or isinstance(e.slice, (ast.Constant, ast.Slice)):
-        return None
+    """`name[index]`, by a variable index, of a followed list or tuple whose elements are all
+    models the walk reads: one of them, in the mode it is in now."""
+    if not isinstance(e.value, ast.Name) or not isinstance(e.slice, ast.Name):
+        return None  # `pair[0]`, `graphs[-1]`: the element the walk knows by its place (`graph_parts`)
     held = containers.held_by(e.value, env)
     if held is None or held[0]:
         return None  # not followed, or a dict (its reads by key are another matter)
