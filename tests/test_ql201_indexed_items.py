@@ -103,10 +103,10 @@ LOUD = {
             modules[0:1] = [Net()]
             quantize(modules[n], (x,), q)
         """,
-    "a negative constant index is no variable one: not read as any element": """
+    "the last element, appended, read by a negative index": """
         def main(x, q):
-            modules = [Net()]
-            modules.append(Shuffle())
+            modules = [Shuffle()]
+            modules.append(Net())
             quantize(modules[-1], (x,), q)
         """,
     "an augmented store": """
