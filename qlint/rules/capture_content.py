@@ -19,6 +19,7 @@ from qlint.analysis.flow.indexed_items import replaced_item, stored_reads
 from qlint.analysis.flow.loop_aliases import iterates_only, literal_rows, loop_aliases
 from qlint.analysis.flow.model_apis import last_name
 from qlint.analysis.flow.model_flow import ATTRIBUTE, PARAM, STORED, Capture, FunctionFlow, caller_facts
+from qlint.analysis.flow.product_items import product_sources
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.analysis.node_memo import kept_on_node
 from qlint.rules.model_bindings import binding_ends, live
@@ -178,7 +179,8 @@ def changed_after_build(
         # Loop targets over a container holding the model hold it too (`loop_aliases`).
         aliases = frozenset()
         if body.loops:
-            aliases = loop_aliases(body.loops, _holds(names, ends), points, body.rows(fn.node))
+            products = product_sources(fn.node)[0]
+            aliases = loop_aliases(body.loops, _holds(names, ends), points, body.rows(fn.node), products)
         if _changed_in(body, names, helpers, 0, ends, points, kept, unswitched, aliases):
             return True
     return False
@@ -306,7 +308,8 @@ class _BodyIndex:
                 fresh = stored_reads(fn) if any(type(a) is ast.Subscript for a in _arguments(node)) else ()
                 roots = frozenset(r for a in _arguments(node) if id(a) not in fresh and (r := _root(a)) is not None)
                 # `enumerate(models)`, `zip(models, inputs)`: the items handed on as they are.
-                if roots and last_name(node.func) not in _READS and not iterates_only(node):
+                walked = id(node) in product_sources(fn)[1] if roots else False  # `product_items`
+                if roots and last_name(node.func) not in _READS and not iterates_only(node) and not walked:
                     self.handed.append((node, roots))
 
     def rows(self, fn: ast.AST) -> dict[str, list[ast.expr]]:

@@ -11,7 +11,7 @@ import ast
 import itertools
 
 from qlint.analysis.flow import decorator_registries as registries
-from qlint.analysis.flow import indexed_items
+from qlint.analysis.flow import indexed_items, product_items
 from qlint.analysis.flow.dead_branches import ConstantFlags, condition_of
 from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.handed_switches import param_switches
@@ -364,6 +364,10 @@ class Interpreter:
                 if isinstance(value, LITERALS):
                     self.containers.bound(obj, value)
                     self.parts.literal(name, value, self.containers.literals.get(id(value)), env)
+                elif type(value) is ast.ListComp:  # `[(m, q) for m, q in itertools.product(ms, qs)]`
+                    made = product_items.combinations(self.containers, value, self.qualname, env)
+                    if made is not None:
+                        self.containers.held[obj] = (False, made)
             if obj is None:
                 env.vars.pop(name, None)
             else:
