@@ -179,7 +179,7 @@ def changed_after_build(
         # Loop targets over a container holding the model hold it too (`loop_aliases`).
         aliases = frozenset()
         if body.loops:
-            products = product_sources(fn.node)[0]
+            products = product_sources(fn.node)[0] if body.comprehensions else None
             aliases = loop_aliases(body.loops, _holds(names, ends), points, body.rows(fn.node), products)
         if _changed_in(body, names, helpers, 0, ends, points, kept, unswitched, aliases):
             return True
@@ -272,7 +272,7 @@ class _BodyIndex:
     captures and hundreds of bodies: walking each body for each capture made the rules
     quadratic. Kept on the node (a new parse is a new node, so it is never stale)."""
 
-    __slots__ = ("_rows", "bound_by", "changes", "evaled", "handed", "loops")
+    __slots__ = ("_rows", "bound_by", "changes", "comprehensions", "evaled", "handed", "loops")
 
     def __init__(self, fn: ast.AST):
         self.bound_by: dict[int, list[tuple[int, list[str]]]] = {}
@@ -281,9 +281,12 @@ class _BodyIndex:
         self.handed: list[tuple[ast.Call, frozenset[str]]] = []
         self.loops: list[ast.For | ast.AsyncFor] = []  # whose targets may hold a model's container's items
         self._rows: dict[str, list[ast.expr]] | None = None
+        self.comprehensions = False  # a list comprehension among them (`product_items`)
         for node in _own_nodes(fn):
             if isinstance(node, (ast.For, ast.AsyncFor)):
                 self.loops.append(node)
+            elif type(node) is ast.ListComp:
+                self.comprehensions = True
             if isinstance(node, ast.Assign) or (isinstance(node, ast.AnnAssign) and node.value is not None):
                 # `model: VisionTransformer = timm.create_model(...)` binds it as `=` does.
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -308,7 +311,9 @@ class _BodyIndex:
                 fresh = stored_reads(fn) if any(type(a) is ast.Subscript for a in _arguments(node)) else ()
                 roots = frozenset(r for a in _arguments(node) if id(a) not in fresh and (r := _root(a)) is not None)
                 # `enumerate(models)`, `zip(models, inputs)`: the items handed on as they are.
-                walked = id(node) in product_sources(fn)[1] if roots else False  # `product_items`
+                # `[(m, d) for m, d in itertools.product(ms, ds)]` (`product_items`): the
+                # comprehension is walked before the calls it holds.
+                walked = roots and self.comprehensions and id(node) in product_sources(fn)[1]
                 if roots and last_name(node.func) not in _READS and not iterates_only(node) and not walked:
                     self.handed.append((node, roots))
 
