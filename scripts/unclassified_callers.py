@@ -73,6 +73,8 @@ def main(argv: list[str]) -> int:
     found: list[tuple[str, str, int, str]] = []
     _open(found)
     qlint(["check", "--no-cache", "-j1", "--select", "QL201", "--exit-zero", "--quiet", *argv])
+    # A call in a loop is read once per pass of the walk over its body (`project_callers`).
+    found = list(dict.fromkeys(found))
     for kind, path, row, why in found:
         print(f"{path}:{row}: {kind}: {why}")
     print(f"{len(found)} unclassified")

@@ -22,9 +22,19 @@ CONSTANTS = 'MODULE = "module"\nINPUTS = "inputs"\nOTHER = "other"\n'
 # leaves the helper judged as if its callers were unknown, which is the report.
 IMPORT = (
     "from pkg.constants import INPUTS, MODULE, OTHER\n"
-    "from pkg.suite import Leaky, Net, Shuffle, lower, make_train, quantize\n"
+    "from pkg.suite import Flagged, Leaky, Net, Shuffle, lower, make_train, quantize\n"
 )
 EXTRA = """
+
+class Flagged(nn.Module):
+    def __init__(self, dim, skip=False):
+        super().__init__()
+        self.dim = dim
+        self.skip = skip
+        self.act = nn.ReLU()
+
+    def forward(self, x):
+        return self.act(x) if self.skip else x
 
 class Leaky(nn.Module):
     def __init__(self):
@@ -114,6 +124,13 @@ QUIET = {
             cases = [{MODULE: Shuffle()}, {OTHER: Net()}]
             for case in cases:
                 quantize(case[MODULE], (x,), q)
+        """,
+    "a flag the model stores handed on (ExecuTorch's index_copy test)": """
+        def main(x, q):
+            cases = [{MODULE: Flagged(1, skip=False), INPUTS: (x,)}, {MODULE: Flagged(2, True), INPUTS: (x,)}]
+            for i, test in enumerate(cases):
+                module = quantize(test[MODULE], test[INPUTS], q)
+                lower(module, test[INPUTS], skip=test[MODULE].skip)
         """,
 }
 
@@ -232,6 +249,34 @@ LOUD = {
             for case in cases:
                 kept = [case[MODULE]]
                 make_train(kept[0])
+                quantize(case[MODULE], (x,), q)
+        """,
+    "a flag passed as a name, which may hold a module": """
+        def main(x, q, skip):
+            cases = [{MODULE: Flagged(1, skip=skip)}]
+            for test in cases:
+                make_train(test[MODULE].skip)
+                quantize(test[MODULE], (x,), q)
+        """,
+    "an attribute the class builds itself": """
+        def main(x, q):
+            cases = [{MODULE: Flagged(1, False)}]
+            for test in cases:
+                lower(test[MODULE].act, x)
+                quantize(test[MODULE], (x,), q)
+        """,
+    "a part switched to train through the key before the call": """
+        def main(x, q):
+            cases = [{MODULE: Net().eval()}]
+            for case in cases:
+                make_train(case[MODULE].bn)
+                quantize(case[MODULE], (x,), q)
+        """,
+    "a part given a dropout through the key before the call": """
+        def main(x, q):
+            cases = [{MODULE: Leaky()}]
+            for case in cases:
+                lower(case[MODULE].act, x)
                 quantize(case[MODULE], (x,), q)
         """,
     "not rebound to the result: the next input's capture sees what lower gave it": """

@@ -15,9 +15,11 @@ from qlint.analysis import tree_walk
 from qlint.analysis.flow.call_sites import calls_read_here
 from qlint.analysis.flow.class_filters import covered
 from qlint.analysis.flow.converted_children import CONVERTED, EVALED, replacement_kind
+from qlint.analysis.flow.indexed_items import replaced_item, stored_reads
 from qlint.analysis.flow.loop_aliases import iterates_only, literal_rows, loop_aliases
 from qlint.analysis.flow.model_apis import last_name
 from qlint.analysis.flow.model_flow import ATTRIBUTE, PARAM, STORED, Capture, FunctionFlow, caller_facts
+from qlint.analysis.flow.product_items import product_sources
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.analysis.node_memo import kept_on_node
 from qlint.rules.model_bindings import binding_ends, live
@@ -177,7 +179,8 @@ def changed_after_build(
         # Loop targets over a container holding the model hold it too (`loop_aliases`).
         aliases = frozenset()
         if body.loops:
-            aliases = loop_aliases(body.loops, _holds(names, ends), points, body.rows(fn.node))
+            products = product_sources(fn.node)[0] if body.comprehensions else None
+            aliases = loop_aliases(body.loops, _holds(names, ends), points, body.rows(fn.node), products)
         if _changed_in(body, names, helpers, 0, ends, points, kept, unswitched, aliases):
             return True
     return False
@@ -269,7 +272,7 @@ class _BodyIndex:
     captures and hundreds of bodies: walking each body for each capture made the rules
     quadratic. Kept on the node (a new parse is a new node, so it is never stale)."""
 
-    __slots__ = ("_rows", "bound_by", "changes", "evaled", "handed", "loops")
+    __slots__ = ("_rows", "bound_by", "changes", "comprehensions", "evaled", "handed", "loops")
 
     def __init__(self, fn: ast.AST):
         self.bound_by: dict[int, list[tuple[int, list[str]]]] = {}
@@ -278,9 +281,12 @@ class _BodyIndex:
         self.handed: list[tuple[ast.Call, frozenset[str]]] = []
         self.loops: list[ast.For | ast.AsyncFor] = []  # whose targets may hold a model's container's items
         self._rows: dict[str, list[ast.expr]] | None = None
+        self.comprehensions = False  # a list comprehension among them (`product_items`)
         for node in _own_nodes(fn):
             if isinstance(node, (ast.For, ast.AsyncFor)):
                 self.loops.append(node)
+            elif type(node) is ast.ListComp:
+                self.comprehensions = True
             if isinstance(node, ast.Assign) or (isinstance(node, ast.AnnAssign) and node.value is not None):
                 # `model: VisionTransformer = timm.create_model(...)` binds it as `=` does.
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -290,6 +296,8 @@ class _BodyIndex:
                 for inner in tree_walk.walk(node.value):
                     self.bound_by.setdefault(id(inner), []).append(bound)
             changed = _changed_roots(node)
+            if changed and isinstance(node, ast.Assign) and replaced_item(fn, node):
+                changed = []  # `modules[i] = m` of a list written here: an item replaced, no part given
             kind = replacement_kind(node, fn) if changed else None
             if kind == CONVERTED:
                 continue  # a converted graph put in a child's place: neither a part nor a hand-off
@@ -299,9 +307,14 @@ class _BodyIndex:
                 self.evaled = self.evaled.union(changed)
                 continue  # `setattr` is no helper: its one change is the store
             if isinstance(node, ast.Call):
-                roots = frozenset(r for a in _arguments(node) if (r := _root(a)) is not None)
+                # `lower(modules[i])` right after `modules[i] = ...`: the value stored (`indexed_items`).
+                fresh = stored_reads(fn) if any(type(a) is ast.Subscript for a in _arguments(node)) else ()
+                roots = frozenset(r for a in _arguments(node) if id(a) not in fresh and (r := _root(a)) is not None)
                 # `enumerate(models)`, `zip(models, inputs)`: the items handed on as they are.
-                if roots and last_name(node.func) not in _READS and not iterates_only(node):
+                # `[(m, d) for m, d in itertools.product(ms, ds)]` (`product_items`): the
+                # comprehension is walked before the calls it holds.
+                walked = roots and self.comprehensions and id(node) in product_sources(fn)[1]
+                if roots and last_name(node.func) not in _READS and not iterates_only(node) and not walked:
                     self.handed.append((node, roots))
 
     def rows(self, fn: ast.AST) -> dict[str, list[ast.expr]]:

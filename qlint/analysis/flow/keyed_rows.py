@@ -32,8 +32,11 @@ What is followed is strict, so that the rows hold what was written into them on 
   holding the key writes a lambda there, or hands it to a call inside a list or tuple literal
   where every row holds there a literal of constants and tensors from torch's factories (the
   activation-fusion test: `tc["unfused_check"](ops)`, `f"{tc['unfused_msg']}"`,
-  `[tc[QCOM_SAMPLE_INPUTS]]`): no store, no other attribute or method is reached through the
-  row itself. A row without the key raises `KeyError` there and passes no model on.
+  `[tc[QCOM_SAMPLE_INPUTS]]`), or hands to a call an attribute of the item that every row
+  holding the key passes its construction as a constant, which the class stores as it came
+  (`skip_mutable_buffer=test[QCOM_MODULE].skip_mutable_buffer`: a flag, no part of a model):
+  no store, no other attribute or method is reached through the row itself. A row without
+  the key raises `KeyError` there and passes no model on.
 
 A value read so is one per loop and key (a mode switch by a call on it holds for the rest of
 the iteration), with the modes of the rows' models when the loop binds the row.
@@ -44,6 +47,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.model_values import CONSTRUCTED, Env, Obj
+from qlint.analysis.flow.stored_fields import passed_for, stored_fields
 from qlint.analysis.node_memo import kept_on_node_by
 from qlint.analysis.tree_walk import parents as tree_parents
 
@@ -96,7 +100,9 @@ class KeyedRows:
         if any(self.key(k) is _ABSENT for d in literal.elts for k in d.keys):
             return None
         read = _read_by_key(self.func, target.id)
-        if read is None or not all(self.key(k) is not _ABSENT for k in (*read[0], *read[2], *read[3])):
+        if read is None:
+            return None
+        if not all(self.key(k) is not _ABSENT for k in (*read[0], *read[2], *read[3], *(k for k, _ in read[4]))):
             return None
         if not all(self._constant_everywhere(k, default, literal.elts) for k, default in read[1]):
             return None
@@ -104,11 +110,38 @@ class KeyedRows:
             return None
         if not all(self._tensors_everywhere(k, literal.elts) for k in read[3]):
             return None
+        if not all(self._constant_field_everywhere(k, attr, literal.elts) for k, attr in read[4]):
+            return None
         return list(literal.elts)
 
     def _held(self, key: ast.expr, dicts: list[ast.Dict]) -> list[ast.expr]:
         wanted = self.key(key)
         return [v for d in dicts for k, v in zip(d.keys, d.values, strict=True) if self.key(k) == wanted]
+
+    def _constant_field_everywhere(self, key: ast.expr, attr: str, dicts: list[ast.Dict]) -> bool:
+        """`row[key].attr` is, in every row holding the key, a constant the construction written
+        there passed to a project class that stores it as it came (`stored_fields`: no method
+        reassigns it): a flag (`IndexCopy(copy_dim=1, skip_mutable_buffer=False)`), never a
+        module, so whatever the call it is handed to does reaches no model."""
+        wanted = self.key(key)
+        found = False
+        for d in dicts:
+            held = {self.key(k): i for i, k in enumerate(d.keys)}.get(wanted)
+            if held is None:
+                continue  # `KeyError`: nothing is read from that row
+            node, element = d.values[held], self.literals[id(d)][held]
+            if not (isinstance(node, ast.Call) and isinstance(element, Obj) and element.origins):
+                return False
+            if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+                return False
+            for origin in element.origins:
+                cls = origin.built.cls if origin.kind == CONSTRUCTED and origin.built is not None else None
+                spec = stored_fields(cls.node).get(attr) if cls is not None and cls.node is not None else None
+                passed = passed_for(spec, node.args, [(k.arg, k.value) for k in node.keywords]) if spec else None
+                if not isinstance(passed, ast.Constant):
+                    return False
+            found = True
+        return found
 
     def _tensors_everywhere(self, key: ast.expr, dicts: list[ast.Dict]) -> bool:
         """`[row[key]]` handed to a call holds, in every row, a tuple or list literal of
@@ -285,6 +318,7 @@ def _reads(func: ast.AST, name: str) -> tuple | tuple[()]:
     gets = []
     called = []
     listed = []
+    fields = []
     for node in ast.walk(func):
         if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
             return ()
@@ -294,7 +328,9 @@ def _reads(func: ast.AST, name: str) -> tuple | tuple[()]:
             stores += 1
             continue
         item = parents.get(id(node))
-        if isinstance(item, ast.Subscript) and item.value is node and _handed(item, parents):
+        if isinstance(item, ast.Subscript) and item.value is node and _attribute_handed(item, parents):
+            fields.append((item.slice, parents[id(item)].attr))  # `row[key].flag` handed on
+        elif isinstance(item, ast.Subscript) and item.value is node and _handed(item, parents):
             slices.append(item.slice)
         elif isinstance(item, ast.Subscript) and item.value is node and _callee(item, parents):
             called.append(item.slice)
@@ -304,7 +340,7 @@ def _reads(func: ast.AST, name: str) -> tuple | tuple[()]:
             gets.append(got)
         else:
             return ()
-    return (tuple(slices), tuple(gets), tuple(called), tuple(listed)) if stores == 1 else ()
+    return (tuple(slices), tuple(gets), tuple(called), tuple(listed), tuple(fields)) if stores == 1 else ()
 
 
 def _listed(item: ast.Subscript, parents: dict[int, ast.AST]) -> bool:
@@ -329,6 +365,19 @@ def _got(item: ast.AST | None, parents: dict[int, ast.AST]) -> tuple | None:
     if call.func is not item or call.keywords or not 1 <= len(call.args) <= 2:
         return None
     return call.args[0], call.args[1] if len(call.args) == 2 else None
+
+
+def _attribute_handed(item: ast.Subscript, parents: dict[int, ast.AST]) -> bool:
+    """`row[key].attr` loaded and handed to a call as an argument (`skip_mutable_buffer=
+    test[QCOM_MODULE].skip_mutable_buffer`, ExecuTorch's index_copy test); not a method
+    called on it, nor a store. What the attribute holds is asked of the rows (`dicts`)."""
+    attribute = parents.get(id(item))
+    if not (isinstance(attribute, ast.Attribute) and attribute.value is item and isinstance(attribute.ctx, ast.Load)):
+        return False
+    holder = parents.get(id(attribute))
+    if isinstance(holder, ast.keyword):
+        return isinstance(parents.get(id(holder)), ast.Call)
+    return isinstance(holder, ast.Call) and any(a is attribute for a in holder.args)
 
 
 def _handed(item: ast.Subscript, parents: dict[int, ast.AST]) -> bool:

@@ -42,11 +42,14 @@ def loop_aliases(
     holds: Callable[[str, int], bool],
     points: frozenset[int],
     rows: dict[str, list[ast.expr]] | None = None,
+    products: dict[str, tuple[frozenset[str], ...]] | None = None,
 ) -> frozenset[tuple[str, int, int]]:
     """(name, first line, last line) for each target of these loops (a body's own) that holds,
     over those lines, an item of a container holding the model (`holds(name, row)`: the name
     holds the model at that line). `points`: ids of the calls that take the model for the
-    capture; `rows`: the elements of the literals names are bound to (`literal_rows`)."""
+    capture; `rows`: the elements of the literals names are bound to (`literal_rows`);
+    `products`: the lists each place of a product comprehension's elements comes from
+    (`product_items.product_sources`)."""
     found: set[tuple[str, int, int]] = set()
 
     def held(name: str, row: int) -> bool:
@@ -57,7 +60,7 @@ def loop_aliases(
         for loop in loops:
             bound = [
                 t
-                for t, source in item_targets(loop.target, loop.iter, rows)
+                for t, source in item_targets(loop.target, loop.iter, rows, products)
                 if any(held(r, loop.lineno) for r in source)
             ]
             if bound:
@@ -69,7 +72,7 @@ def loop_aliases(
 
 
 def item_targets(
-    target: ast.expr, it: ast.expr, rows: dict[str, list[ast.expr]] | None = None
+    target: ast.expr, it: ast.expr, rows: dict[str, list[ast.expr]] | None = None, products=None
 ) -> list[tuple[ast.expr, set[str]]]:
     """(a part of the loop's target, the names whose containers' items it is bound to): the
     index of `enumerate` and the keys of `.items()` are no items; `zip`'s parts go by position;
@@ -80,13 +83,24 @@ def item_targets(
     if isinstance(it, ast.Call) and iterates_only(it) and it.args and not it.keywords:
         name = it.func.id
         if name == "enumerate" and len(it.args) == 1 and parts is not None and len(parts) == 2:
-            return item_targets(parts[1], it.args[0], rows)
+            return item_targets(parts[1], it.args[0], rows, products)
         if name == "zip" and parts is not None and len(parts) == len(it.args):
-            return [pair for part, arg in zip(parts, it.args, strict=True) for pair in item_targets(part, arg, rows)]
+            return [
+                pair
+                for part, arg in zip(parts, it.args, strict=True)
+                for pair in item_targets(part, arg, rows, products)
+            ]
         if name in ("reversed", "iter") and len(it.args) == 1:
-            return item_targets(target, it.args[0], rows)
+            return item_targets(target, it.args[0], rows, products)
     if _view(it, "items") and parts is not None and len(parts) == 2:
-        return item_targets(parts[1], it.func.value, rows)
+        return item_targets(parts[1], it.func.value, rows, products)
+    sources = products.get(it.id) if products and isinstance(it, ast.Name) else None
+    if sources is not None:  # a product comprehension: each place holds items of its lists
+        if len(sources) == 1:
+            return [(target, set(sources[0]))]
+        if parts is not None and len(parts) == len(sources):
+            return [(part, set(source)) for part, source in zip(parts, sources, strict=True)]
+        return [(target, set().union(*sources))]
     elements = rows.get(it.id) if rows and isinstance(it, ast.Name) and parts is not None else None
     if elements and all(isinstance(e, (ast.Tuple, ast.List)) and len(e.elts) == len(parts) for e in elements):
         kept = [i for i in range(len(parts)) if not all(_plain(e.elts[i]) for e in elements)]

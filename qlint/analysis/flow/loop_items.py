@@ -10,8 +10,9 @@ be judged as if the helper's callers were unknown.
 An element is an `Obj` (a model value), None (a constant: no model), a tuple of elements (a
 nested tuple or list written in place, unpacked by position) or `UNREAD` (anything the walk
 cannot follow: a spread, a nested dict, a value it has no object for). A name whose list may
-change where the walk cannot see it (handed to a call, rebound, subscript-assigned) is not
-followed: its items stay unknown.
+change where the walk cannot see it (handed to a call, rebound, sliced into) is not
+followed: its items stay unknown. A store `x[i] = m` adds `m` to what it may hold
+(`indexed_items`).
 """
 
 from __future__ import annotations
@@ -78,6 +79,8 @@ def _followed_names(func: ast.AST) -> frozenset[str]:
             allowed.add(id(read))
         elif isinstance(node, ast.Call) and _zipped(node):
             allowed.update(id(a) for a in node.args)  # `zip(models, inputs)` only walks them
+        elif isinstance(node, ast.Assign) and (replaced := _item_stored(node)) is not None:
+            allowed.add(id(replaced))  # `x[i] = m`: `m` joins what it holds (`indexed_items`)
         elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name):
             allowed.add(id(node.value))
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
@@ -85,6 +88,14 @@ def _followed_names(func: ast.AST) -> frozenset[str]:
                 stores[name] = 2
     escaped = {n.id for n in loads if id(n) not in allowed}
     return frozenset(name for name, count in stores.items() if count == 1 and name not in escaped)
+
+
+def _item_stored(node: ast.Assign) -> ast.Name | None:
+    """The container name of `name[index] = value`, its one target, by an index and not a slice."""
+    target = node.targets[0] if len(node.targets) == 1 else None
+    if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)):
+        return None
+    return None if isinstance(target.slice, ast.Slice) else target.value
 
 
 def _read_in_call(node: ast.Call) -> ast.Name | None:
@@ -263,6 +274,10 @@ class Containers:
         if any(h is None or h[0] for h in held):
             return None  # one not followed, or a dict (its keys are what zip walks)
         return held
+
+    def held_by(self, expr: ast.expr, env: Env) -> tuple[bool, list] | None:
+        """(a dict?, elements) of the container `expr` names, when it is followed."""
+        return self._container(expr, env)
 
     def _container(self, expr: ast.expr, env: Env) -> tuple[bool, list] | None:
         """(a dict?, elements) of a literal, or of a name bound to one here that nothing

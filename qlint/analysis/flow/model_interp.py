@@ -11,6 +11,7 @@ import ast
 import itertools
 
 from qlint.analysis.flow import decorator_registries as registries
+from qlint.analysis.flow import indexed_items, product_items
 from qlint.analysis.flow.dead_branches import ConstantFlags, condition_of
 from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.handed_switches import param_switches
@@ -363,6 +364,10 @@ class Interpreter:
                 if isinstance(value, LITERALS):
                     self.containers.bound(obj, value)
                     self.parts.literal(name, value, self.containers.literals.get(id(value)), env)
+                elif type(value) is ast.ListComp:  # `[(m, q) for m, q in itertools.product(ms, qs)]`
+                    made = product_items.combinations(self.containers, value, self.qualname, env)
+                    if made is not None:
+                        self.containers.held[obj] = (False, made)
             if obj is None:
                 env.vars.pop(name, None)
             else:
@@ -380,6 +385,8 @@ class Interpreter:
                 self.calls.holds_graph(holder)
         elif isinstance(target, (ast.Attribute, ast.Subscript)):
             self.parts.stored(target, obj, env)
+            if type(target) is ast.Subscript:
+                indexed_items.stored(self.containers, target, value, obj, env)  # `modules[i] = m`
 
     def bind_unknown(self, target: ast.expr, anchor: ast.AST, env: Env, source: Obj | None = None) -> None:
         """Bind names we cannot follow; items of a parameter (`for m in models`) stay its parts."""
@@ -436,6 +443,8 @@ class Interpreter:
                 return found  # `case[QCOM_MODULE]` of rows written here (`keyed_rows`)
             if makes := self.calls.builds.callables(e.value, e.slice):
                 return self.calls.builds.factory(e, makes, env)  # `make = MODELS[name]`
+            if (found := indexed_items.item(self.containers, e, env)) is not None:
+                return found  # `modules[i]` of a list written here (`indexed_items`)
             return self.part(e, env)
         if cls in _LITERAL_TYPES:
             # Still no value of its own; a helper's call reads what it holds (`apply`).

@@ -116,8 +116,12 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
         if _subclassed_elsewhere(ctx, root, target + _TAKEN if taken else target, words[0], owner_name, taken):
             yield None
             return
-    seen: set[tuple] = set()  # calls found under two words (a module that renames and calls)
+    # Calls found under an earlier word (a module that renames and calls). Not those of this
+    # word: a call in a loop is read once per pass of the walk over its body, and the second
+    # pass sees what the first left for the next iteration (`indexed_items`).
+    seen: set[tuple] = set()
     for word in words:
+        found_now: set[tuple] = set()
         candidates = _candidates(ctx, root, word) if root is not None else None
         if candidates is None:
             yield None
@@ -153,12 +157,13 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
                 for call in calls:
                     where = (path, call.call.lineno, call.call.col_offset)
                     if where not in seen:
-                        seen.add(where)
+                        found_now.add(where)
                         yield call
             finally:
                 if apart:
                     calls = call = None  # not held while the next module is read
                     caller_modules.release(ctx, path)
+        seen |= found_now
 
 
 _METHOD = "method"
