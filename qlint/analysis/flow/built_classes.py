@@ -1,0 +1,142 @@
+"""Which method a construction in another module runs, found through the built class's bases
+(issue 14, item 7; the caller search of a method, `method_references`).
+
+`pipeline = TosaPipelineFP[input_t](module, inputs, ...)` then `pipeline.run()`: ExecuTorch's
+Arm tests build a generic pipeline class of the project and call its `run`, which a base
+class in the same module defines. The caller search read such a receiver one level only (what
+the built class defines itself) and not at all through a subscript, so every one of those
+~290 test modules left the callers of any other class's `run` unknown (the harness's
+`Quantize.run`, issue 14 item 2), though none of them can run it.
+
+The class built is placed (a class of the module or of the project, reached through its
+imports) and its bases are followed through the modules that write them (as a subclass's
+`self` is, `subclass_self_calls`): when no class along them is the method's class, no
+instance of it can run the method, whatever order Python's lookup takes them in (a
+`super().run()` in one of them is a reference of its own module, judged there). Anything
+else keeps the reference's earlier judgement, never fewer callers: a class of the method's
+class's name along the bases, a base that cannot be placed (but `object`, `typing.Generic`
+and a class of the standard library or torch, which cannot derive from the project's), a
+class along them that defines `__new__` or names a metaclass (its construction may hand
+back another class's instance), a class not placed. `Cls[T](...)` builds an instance of
+`Cls` when no class along its bases defines `__class_getitem__` (`typing.Generic`'s alias
+calls its origin) and every base is placed.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+
+from qlint.analysis.context import FileContext
+from qlint.analysis.flow.subclass_self_calls import _base_class
+from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.names.scope import ClassScope, ModuleScope
+
+_GENERIC = frozenset({"typing.Generic", "typing_extensions.Generic"})
+_MAX_DEPTH = 8  # bases followed for `__class_getitem__`
+_ALIAS_HOOK = "__class_getitem__"
+_LIBRARIES = frozenset({"torch"})
+_NEW = "__new__"
+
+
+def may_run(other: FileContext, built: ast.expr, owner_qual: str, resolver: Resolver) -> bool | None:
+    """Whether an instance built by calling `built` (the callee of a construction in `other`)
+    may run a method of the class `owner_qual` (`module.Class`): False when the class is
+    placed and no class along its bases bears that name; None when that is not known."""
+    placed = _placed(other, built, resolver)
+    if placed is None:
+        return None
+    owner = owner_qual.rpartition(".")[2]
+    return _ancestry(other, *placed, owner, owner_qual.partition(".")[0], 0, set())
+
+
+def _ancestry(
+    other: FileContext, where: ModuleScope, cls: ClassScope, owner: str, top: str, depth: int, seen: set
+) -> bool | None:
+    """True: `owner` is `cls` or one of its bases (compared by name: a class of that name
+    anywhere may be it); False: none is; None: a base cannot be placed."""
+    node = cls.key_node()
+    if node.name == owner:
+        return True
+    if _NEW in cls.methods or _NEW in cls.assigns or getattr(cls.node, "keywords", None):
+        return None  # `__new__` or a metaclass may hand back an instance of another class
+    if id(node) in seen:
+        return False  # read already, through another base (its answer was no)
+    if depth > _MAX_DEPTH:
+        return None
+    seen.add(id(node))
+    for base in cls.bases:
+        if (isinstance(base, ast.Name) and base.id == "object") or _generic(where, base):
+            continue
+        placed = _base_class(other, where, base)
+        if placed is None:
+            if _library(where, base, top):
+                continue
+            return None
+        found = _ancestry(other, *placed, owner, top, depth + 1, seen)
+        if found is not False:
+            return found
+    return False
+
+
+def _library(where: ModuleScope, base: ast.expr, owner_top: str) -> bool:
+    """A base imported from the standard library or torch (`torch.nn.Module`,
+    `unittest.TestCase`), in a project that is not that package: a library's class cannot
+    derive from the project's. Other packages are not judged: a project's own package may
+    fail to resolve (ExecuTorch's `executorch.*` mapped onto its root)."""
+    while isinstance(base, ast.Attribute):
+        base = base.value
+    if not isinstance(base, ast.Name) or base.id not in where.imports or base.id in where.assigns:
+        return False
+    top = where.imports[base.id].partition(".")[0]
+    return top != owner_top and (top in sys.stdlib_module_names or top in _LIBRARIES)
+
+
+def _placed(other: FileContext, built: ast.expr, resolver: Resolver) -> tuple[ModuleScope, ClassScope] | None:
+    """The class `built` names, written in `other` or in a module of the project; through a
+    subscript only when the class hands its alias's calls to itself."""
+    if isinstance(built, ast.Subscript):
+        placed = _placed(other, built.value, resolver)
+        return placed if placed is not None and _plain_alias(other, *placed, 0) else None
+    if isinstance(built, ast.Name):
+        if built.id in resolver.local:
+            return None  # a local of the function (`cls = pick(); cls(...)`)
+        return _base_class(other, other.scope, built)
+    qual = resolver.qualname(built) if isinstance(built, ast.Attribute) else None
+    if qual is None:
+        return None
+    module, _, attr = qual.rpartition(".")
+    scope = other.project.module_scope(module, other.path) if module else None
+    if scope is None or attr in scope.imports or attr in scope.assigns:
+        return None
+    cls = scope.classes.get(attr)
+    return (scope, cls) if cls is not None else None
+
+
+def _plain_alias(other: FileContext, where: ModuleScope, cls: ClassScope, depth: int) -> bool:
+    """No class along `cls`'s bases defines `__class_getitem__` (or binds it in its body), and
+    every base is placed, `object` or `typing.Generic` (subscripted or not)."""
+    if _ALIAS_HOOK in cls.methods or _ALIAS_HOOK in cls.assigns or depth > _MAX_DEPTH:
+        return False
+    for base in cls.bases:
+        if (isinstance(base, ast.Name) and base.id == "object") or _generic(where, base):
+            continue
+        placed = _base_class(other, where, base)
+        if placed is None or not _plain_alias(other, *placed, depth + 1):
+            return False
+    return True
+
+
+def _generic(where: ModuleScope, base: ast.expr) -> bool:
+    """`Generic[T]`, `Generic`, `typing.Generic[T]` as the module imports it."""
+    if isinstance(base, ast.Subscript):
+        base = base.value
+    if isinstance(base, ast.Name):
+        return where.imports.get(base.id) in _GENERIC and base.id not in where.assigns
+    if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name):
+        imported = where.imports.get(base.value.id)
+        return imported is not None and f"{imported}.{base.attr}" in _GENERIC
+    return False
+
+
+__all__ = ["may_run"]
