@@ -8,7 +8,9 @@ other `run` unknown (the harness's `Quantize.run`: ~250 of the 296 modules that 
 none of whose bases is the method's class runs no call of it (`built_classes`); a subclass of
 it, a class whose bases cannot all be placed, one whose construction may hand back another
 class's instance (`__new__`, a metaclass), or a subscript whose class may hand its alias's
-call elsewhere (`__class_getitem__`) keep the reference a possible caller.
+call elsewhere (`__class_getitem__`) keep the reference a possible caller. A factory of the
+caller's module returning constructions only (`_make_rnn_int_pipeline(module).run()`) builds
+those classes; one that may return anything else keeps it a caller.
 """
 
 from __future__ import annotations
@@ -147,3 +149,31 @@ def main(q, x):
     assert _rows(_repo(tmp_path / "n", made + EVAL_CALLER)) == [CAPTURE_ROW]
     typed = made.replace("Made(q).quantize", "Typed(q).quantize")
     assert _rows(_repo(tmp_path / "m", typed + EVAL_CALLER)) == [CAPTURE_ROW]
+
+
+FACTORY = """
+from pkg.pipelines import Pipeline
+
+
+def make_pipeline(q, given):
+    pipeline = Pipeline[int](q)
+    if q is None:
+        return RETURNED
+    return pipeline
+
+
+def main(q, x):
+    make_pipeline(q, None).quantize(Net(), x)
+"""
+
+
+def test_a_factory_of_the_module_building_another_class_is_no_caller(tmp_path):
+    assert _rows(_repo(tmp_path, FACTORY.replace("RETURNED", "None") + EVAL_CALLER)) == []
+    built = FACTORY.replace("RETURNED", "Pipeline(q)")
+    assert _rows(_repo(tmp_path / "b", built + EVAL_CALLER)) == []
+
+
+def test_a_factory_that_may_return_anything_else_stays_a_caller(tmp_path):
+    for name, returned in (("param", "given"), ("builder", "Builder(q)"), ("call", "pick(q)")):
+        script = "\ndef pick(q):\n    return Builder(q)\n\n" + FACTORY.replace("RETURNED", returned)
+        assert _rows(_repo(tmp_path / name, script + EVAL_CALLER)) == [CAPTURE_ROW], name

@@ -19,7 +19,10 @@ and a class of the standard library or torch, which cannot derive from the proje
 class along them that defines `__new__` or names a metaclass (its construction may hand
 back another class's instance), a class not placed. `Cls[T](...)` builds an instance of
 `Cls` when no class along its bases defines `__class_getitem__` (`typing.Generic`'s alias
-calls its origin) and every base is placed.
+calls its origin) and every base is placed. A module-level function of the caller's module
+that returns constructions only (`_make_rnn_int_pipeline(module)` returns the local it bound
+to `TosaPipelineINT[input_t](...)`) builds the classes of those constructions; one returning
+anything else (a parameter, another call's result) or yielding is not followed.
 """
 
 from __future__ import annotations
@@ -29,8 +32,10 @@ import sys
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.subclass_self_calls import _base_class
+from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.names.scope import ClassScope, ModuleScope
+from qlint.analysis.names.scope import ClassScope, ModuleScope, unique_value
+from qlint.analysis.tree_walk import own_nodes
 
 _GENERIC = frozenset({"typing.Generic", "typing_extensions.Generic"})
 _MAX_DEPTH = 8  # bases followed for `__class_getitem__`
@@ -42,12 +47,53 @@ _NEW = "__new__"
 def may_run(other: FileContext, built: ast.expr, owner_qual: str, resolver: Resolver) -> bool | None:
     """Whether an instance built by calling `built` (the callee of a construction in `other`)
     may run a method of the class `owner_qual` (`module.Class`): False when the class is
-    placed and no class along its bases bears that name; None when that is not known."""
-    placed = _placed(other, built, resolver)
-    if placed is None:
-        return None
+    placed (or `built` is a factory of that module whose every construction returned is) and
+    no class along its bases bears that name; None when that is not known."""
     owner = owner_qual.rpartition(".")[2]
-    return _ancestry(other, *placed, owner, owner_qual.partition(".")[0], 0, set())
+    placed = _placed(other, built, resolver)
+    if placed is not None:
+        return _ancestry(other, *placed, owner, owner_qual.partition(".")[0], 0, set())
+    made = _factory_made(other, built, resolver)
+    if made is None:
+        return None
+    # Every class the factory may build, each judged the same way (a factory's factory is not followed).
+    for callee, inner in made:
+        placed = _placed(other, callee, inner)
+        answer = _ancestry(other, *placed, owner, owner_qual.partition(".")[0], 0, set()) if placed else None
+        if answer is not False:
+            return answer
+    return False
+
+
+def _factory_made(other: FileContext, built: ast.expr, resolver: Resolver) -> list[tuple[ast.expr, Resolver]] | None:
+    """(callee, the resolver of the factory's body) of each construction a module-level function
+    of `other` returns (`return Pipeline[T](...)`, or a local bound to one and to nothing else:
+    `pipeline = Pipeline[T](...)` ... `return pipeline`), when every value it returns is one
+    (or None); None for anything else (a generator, a returned parameter or call result)."""
+    if not isinstance(built, ast.Name) or built.id in resolver.local or built.id in other.scope.imports:
+        return None
+    func = other.scope.functions.get(built.id)
+    if func is None or built.id in other.scope.assigns or func.decorator_list:
+        return None
+    body = next((b for b in bodies(other.tree, other.scope, other.cache) if b.node is func), None)
+    if body is None:
+        return None
+    inner = Resolver(other.scope, other.project, other.optable, body.local, None)
+    made = []
+    for node in own_nodes(func, scopes=False):
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return None
+        if not isinstance(node, ast.Return) or node.value is None:
+            continue
+        value = node.value
+        if isinstance(value, ast.Constant) and value.value is None:
+            continue
+        if isinstance(value, ast.Name) and value.id in body.local:
+            value = unique_value(body.local[value.id])
+        if not isinstance(value, ast.Call):
+            return None
+        made.append((value.func, inner))
+    return made
 
 
 def _ancestry(
