@@ -151,6 +151,25 @@ def main(q, x):
     assert _rows(_repo(tmp_path / "m", typed + EVAL_CALLER)) == [CAPTURE_ROW]
 
 
+def test_a_wrapper_delegating_its_attributes_stays_a_caller(tmp_path):
+    wrapper = """
+from pkg.pipelines import Pipeline
+
+
+class Wrapper(Pipeline):
+    def __init__(self, q):
+        self.inner = Builder(q)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def main(q, x):
+    Wrapper(q).quantize(Net(), x)
+"""
+    assert _rows(_repo(tmp_path, wrapper + EVAL_CALLER)) == [CAPTURE_ROW]
+
+
 FACTORY = """
 from pkg.pipelines import Pipeline
 

@@ -17,9 +17,10 @@ else keeps the reference's earlier judgement, never fewer callers: a class of th
 class's name along the bases, a base that cannot be placed (but `object`, `typing.Generic`
 and a class of the standard library or torch, which cannot derive from the project's), a
 class along them that defines `__new__` or names a metaclass (its construction may hand
-back another class's instance), a class not placed. `Cls[T](...)` builds an instance of
-`Cls` when no class along its bases defines `__class_getitem__` (`typing.Generic`'s alias
-calls its origin) and every base is placed. A module-level function of the caller's module
+back another class's instance) or defines `__getattr__` (a wrapper delegating to one), a
+class not placed. `Cls[T](...)` builds an instance of `Cls` when no class along its bases
+defines `__class_getitem__` (`typing.Generic`'s alias calls its origin) and every base is
+placed. A module-level function of the caller's module
 that returns constructions only (`_make_rnn_int_pipeline(module)` returns the local it bound
 to `TosaPipelineINT[input_t](...)`) builds the classes of those constructions; one returning
 anything else (a parameter, another call's result) or yielding is not followed.
@@ -41,7 +42,8 @@ _GENERIC = frozenset({"typing.Generic", "typing_extensions.Generic"})
 _MAX_DEPTH = 8  # bases followed for `__class_getitem__`
 _ALIAS_HOOK = "__class_getitem__"
 _LIBRARIES = frozenset({"torch"})
-_NEW = "__new__"
+# A class defining one of these may build, or answer the method with, another class's instance.
+_HOOKS = ("__new__", "__getattr__", "__getattribute__")
 
 
 def may_run(other: FileContext, built: ast.expr, owner_qual: str, resolver: Resolver) -> bool | None:
@@ -104,8 +106,8 @@ def _ancestry(
     node = cls.key_node()
     if node.name == owner:
         return True
-    if _NEW in cls.methods or _NEW in cls.assigns or getattr(cls.node, "keywords", None):
-        return None  # `__new__` or a metaclass may hand back an instance of another class
+    if any(h in cls.methods or h in cls.assigns for h in _HOOKS) or getattr(cls.node, "keywords", None):
+        return None  # `__new__`, a metaclass, `__getattr__` delegating to a wrapped instance
     if id(node) in seen:
         return False  # read already, through another base (its answer was no)
     if depth > _MAX_DEPTH:
