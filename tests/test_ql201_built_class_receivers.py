@@ -196,3 +196,12 @@ def test_a_factory_that_may_return_anything_else_stays_a_caller(tmp_path):
     for name, returned in (("param", "given"), ("builder", "Builder(q)"), ("call", "pick(q)")):
         script = "\ndef pick(q):\n    return Builder(q)\n\n" + FACTORY.replace("RETURNED", returned)
         assert _rows(_repo(tmp_path / name, script + EVAL_CALLER)) == [CAPTURE_ROW], name
+
+
+def test_a_project_package_named_like_a_standard_library_module_is_no_library(tmp_path):
+    # The project's own `calendar` package binds `Base` to the method's class.
+    script = "from calendar import Base\n\n\nclass Through(Base):\n    pass\n\n\ndef main(q, x):\n"
+    root = _repo(tmp_path, script + "    Through(q).quantize(Net(), x)\n" + EVAL_CALLER)
+    (root / "calendar").mkdir()
+    (root / "calendar" / "__init__.py").write_text("from pkg.builder import Builder\n\nBase = Builder\n")
+    assert _rows(root) == [CAPTURE_ROW]

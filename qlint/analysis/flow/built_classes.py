@@ -118,7 +118,7 @@ def _ancestry(
             continue
         placed = _base_class(other, where, base)
         if placed is None:
-            if _library(where, base, top):
+            if _library(other, where, base, top):
                 continue
             return None
         found = _ancestry(other, *placed, owner, top, depth + 1, seen)
@@ -127,17 +127,20 @@ def _ancestry(
     return False
 
 
-def _library(where: ModuleScope, base: ast.expr, owner_top: str) -> bool:
+def _library(other: FileContext, where: ModuleScope, base: ast.expr, owner_top: str) -> bool:
     """A base imported from the standard library or torch (`torch.nn.Module`,
-    `unittest.TestCase`), in a project that is not that package: a library's class cannot
-    derive from the project's. Other packages are not judged: a project's own package may
-    fail to resolve (ExecuTorch's `executorch.*` mapped onto its root)."""
+    `unittest.TestCase`), in a project that is not that package and has no module of that
+    name (a project's own `calendar` package): a library's class cannot derive from the
+    project's. Other packages are not judged: a project's own package may fail to resolve
+    (ExecuTorch's `executorch.*` mapped onto its root)."""
     while isinstance(base, ast.Attribute):
         base = base.value
     if not isinstance(base, ast.Name) or base.id not in where.imports or base.id in where.assigns:
         return False
     top = where.imports[base.id].partition(".")[0]
-    return top != owner_top and (top in sys.stdlib_module_names or top in _LIBRARIES)
+    if top == owner_top or (top not in sys.stdlib_module_names and top not in _LIBRARIES):
+        return False
+    return other.project.module_scope(top, other.path) is None
 
 
 def _placed(other: FileContext, built: ast.expr, resolver: Resolver) -> tuple[ModuleScope, ClassScope] | None:
