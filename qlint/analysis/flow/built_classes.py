@@ -39,7 +39,7 @@ from qlint.analysis.names.scope import ClassScope, ModuleScope, unique_value
 from qlint.analysis.tree_walk import own_nodes
 
 _GENERIC = frozenset({"typing.Generic", "typing_extensions.Generic"})
-_MAX_DEPTH = 8  # bases followed for `__class_getitem__`
+_MAX_DEPTH = 8  # levels of bases followed (the ancestry, `__class_getitem__`)
 _ALIAS_HOOK = "__class_getitem__"
 _LIBRARIES = frozenset({"torch"})
 # A class defining one of these may build, or answer the method with, another class's instance.
