@@ -24,6 +24,7 @@ import ast
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow import subclass_self_calls as self_calls
+from qlint.analysis.flow.built_classes import may_run
 from qlint.analysis.flow.mode_neutral import mode_neutral
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
@@ -130,6 +131,10 @@ def _class_built(other: FileContext, call: ast.Call, name: str, owner_qual: str,
     method's class (read by the flow), a subclass, or a call that builds no class we know
     (a factory) may be."""
     func = call.func
+    # A class of the project none of whose bases is the method's class (`TosaPipelineFP[T](...)`
+    # built from a base of its own module that defines `run`): no instance of it runs the method.
+    if may_run(other, func, owner_qual, resolver) is False:
+        return NOT_IT
     local = other.scope.classes.get(func.id) if isinstance(func, ast.Name) else None
     if local is not None and func.id not in other.scope.imports and func.id not in resolver.local:
         return MAYBE if _lookup(other, local, name, owner_qual, 0) == MAYBE else NOT_IT
