@@ -21,11 +21,18 @@ the whole repository is searched.
 from __future__ import annotations
 
 import ast
+import os
 import re
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.namesakes import own_namesake
-from qlint.analysis.graphs.project_scan import parsed_module, project_modules, text_holding, texts_naming
+from qlint.analysis.graphs.project_scan import (
+    parsed_module,
+    project_modules,
+    scan_root,
+    text_holding,
+    texts_naming,
+)
 from qlint.analysis.names.package_map import project_root
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.project_files import project_keys
@@ -59,7 +66,7 @@ _REGISTERING: dict[str, tuple[object, bool]] = {}
 def registers_backends(ctx: FileContext) -> bool:
     """Whether a module of the repository may register a `torch.compile` backend (spells
     `backend=` or `optimize(`): the gate of the caller searches that could end in one."""
-    repo = project_root(ctx.path)
+    repo = _search_root(ctx)
     if repo is None:
         return False
     modules = project_modules(ctx, _NEEDLES, repo)
@@ -105,20 +112,38 @@ def _hands_off(func: ast.AST) -> bool:
     return False
 
 
+def _search_root(ctx: FileContext) -> str | None:
+    """Where registrations are looked for: the repository holding the module, except for an
+    installed package (under `site-packages`), whose users register its backends: then its own
+    package (a repository above an installation, pyenv's checkout, is not the package's)."""
+    repo = project_root(ctx.path)
+    if repo is None:
+        return None
+    inside = os.path.relpath(os.path.abspath(ctx.path), repo).split(os.sep)
+    if any(part in _INSTALL_DIRS for part in inside):
+        return scan_root(ctx.path)
+    return repo
+
+
+_INSTALL_DIRS = ("site-packages", "dist-packages")
+
+
 def _only_registered(ctx: FileContext, name: str) -> bool:
     """Every use of `name` in the repository registers it as a backend, and one does."""
-    repo = project_root(ctx.path)
-    registered = False
-    modules = [ctx]
-    for path, text in texts_naming(ctx, name, repo):
+    registered = _registrations(ctx, name, True)
+    if registered is None:
+        return False
+    called = re.compile(rf"\b{re.escape(name)}\s*\(")
+    defined = re.compile(rf"\bdef\s+{re.escape(name)}\s*\(")
+    for path, text in texts_naming(ctx, name, _search_root(ctx)):
+        if called.search(text) and not defined.search(text):
+            return False  # it is called there: its graph comes from that caller (no parse needed)
         module = parsed_module(ctx, path, text)
         if module is None:
             return False
-        modules.append(module)
-    for module in modules:
-        if module is not ctx and own_namesake(module, name):
+        if own_namesake(module, name):
             continue  # another module's own function of that name
-        uses = _registrations(module, name, module is ctx)
+        uses = _registrations(module, name, False)
         if uses is None:
             return False
         registered = registered or uses
