@@ -171,3 +171,13 @@ def test_an_attribute_stored_on_the_graph_module_binds_nothing(tmp_path):
     (tmp_path / "b").mkdir()
     assert _rows(_repo(tmp_path / "a", select=bare, linked=False), "select", "QL102") == []
     assert _rows(_repo(tmp_path / "b", linked=False), "select", "QL102") == []
+
+
+def test_a_pass_imported_through_its_package_re_export_is_still_called(tmp_path):
+    # easydist imports `tile_comm` from its `passes` package, whose `__init__` re-exports it:
+    # that import names the pass itself, not a namesake.
+    root = _repo(tmp_path, linked=False)
+    (root / "pkg" / "__init__.py").write_text("from pkg.select import select\n")
+    backend = root / "pkg" / "backend.py"
+    backend.write_text(backend.read_text().replace("from pkg.select import select", "from pkg import select"))
+    assert _rows(root, "select", "QL102") == []

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.compile_backends import compile_backend, registers_backends
@@ -364,9 +365,11 @@ def _sites_in(module: FileContext, name: str, own: bool, home: str | None) -> li
 
 
 def _imports_elsewhere(module: FileContext, name: str, home: str) -> bool:
-    """The module binds `name` by `from ... import name` statements (anywhere in it), and none
-    of them imports it from `home` or a star import could: its bare `name` is another
-    module's function."""
+    """The module binds `name` by `from ... import name` statements (anywhere in it), each from
+    a module of the project that defines a function or class of that name itself: its bare
+    `name` is that other module's. An import from `home`, a star import from it, or one from a
+    module that does not define the name (a package re-exporting it: easydist's `passes`
+    package re-exports `tile_comm`) may be the pass's own."""
     found = False
     for node in ast.walk(module.tree):
         if not isinstance(node, ast.ImportFrom):
@@ -376,10 +379,20 @@ def _imports_elsewhere(module: FileContext, name: str, home: str) -> bool:
             if alias.name == "*" and base == home:
                 return False
             if alias.name == name and alias.asname is None:
-                if base is None or base == home:
+                if base is None or base == home or not _defines(module, base, name):
                     return False
                 found = True
     return found
+
+
+def _defines(module: FileContext, base: str, name: str) -> bool:
+    """The module `base` of the project defines `name` at its top level (read off its text)."""
+    path = module.project.find_module_in_check(base, module.path)
+    text = module.project.text(path) if path is not None else None
+    if text is None:
+        return False
+    own = re.compile(rf"^(?:async\s+def|def|class)\s+{re.escape(name)}\b", re.M)
+    return own.search(text) is not None
 
 
 __all__ = ["self_traced_insertion", "self_traced_pass"]
