@@ -183,6 +183,7 @@ class PacketMatcher(Rule):
         from qlint.analysis.graphs.returned_graph_uses import matched_on_stripped_return
         from qlint.analysis.graphs.stripped_here import matched_after_strip
         from qlint.rules.normalised_graphs import normalised_before, renamed_by_front_end
+        from qlint.rules.own_op_matchers import keyed_on_own_op_packet
         from qlint.rules.packet_origins import (
             consumes_linked_insertion,
             inserted_elsewhere,
@@ -232,6 +233,7 @@ class PacketMatcher(Rule):
                 if (
                     not matched_after_strip(ctx, body, row)
                     and not inserted_elsewhere(ctx, key[2])
+                    and not keyed_on_own_op_packet(ctx, key[2])
                     and not consumes_linked_insertion(ctx, key[2])
                     and not normalised_before(ctx, body)
                     and not (key[2][0] == "aten" and renamed_by_front_end(ctx, body, key[2][1]))

@@ -28,13 +28,16 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 
 from qlint.analysis.context import FileContext
+from qlint.analysis.graphs.compile_backends import compile_backend, registers_backends
 from qlint.analysis.graphs.init_fields import modules_naming
 from qlint.analysis.graphs.namesakes import own_namesake
 from qlint.analysis.graphs.project_scan import module_facts, read_module
 from qlint.analysis.graphs.stripped_later import graph_parameter_pass
 from qlint.analysis.names.functions import Body, innermost_body
+from qlint.analysis.names.modules import resolve_relative
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.tree_walk import own_nodes
 from qlint.lazy_patterns import lazy
@@ -87,7 +90,7 @@ def self_traced_pass(ctx: FileContext, func: ast.AST | None) -> bool:
     a graph the project traced itself and never exports, lowers or serialises (above)."""
     if not isinstance(func, _FUNCS) or ctx.scope.functions.get(func.name) is not func:
         return False
-    if not _traces_in_project(ctx):
+    if not _traces_in_project(ctx) and not registers_backends(ctx):
         return False
     key = ("self_traced_pass", id(func))
     if key not in ctx.cache:
@@ -126,7 +129,10 @@ class _Walk:
             return False
         sites = _call_sites(ctx, func.name)
         if not sites:
-            return False  # nothing calls it that we can see: where its graph comes from is unknown
+            # Nothing calls it that we can see: where its graph comes from is unknown, unless
+            # the repository hands it to `torch.compile` as its backend, which Dynamo calls
+            # with a fresh trace that nothing else holds (`compile_backends`).
+            return index == 0 and compile_backend(ctx, func)
         for module, owner, call in sites:
             arg = call.args[index] if len(call.args) > index else None
             if not isinstance(arg, ast.Name) or any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
@@ -320,19 +326,25 @@ def _call_sites(ctx: FileContext, name: str) -> list[tuple[FileContext, ast.AST,
     for module in [ctx, *modules_naming(ctx, name)]:
         if module is not ctx and own_namesake(module, name):
             continue
-        sites = _sites_in(module, name, module is ctx)
+        sites = _sites_in(module, name, module is ctx, ctx.module)
         if sites is None:
             return []
         found.extend((module, owner, call) for owner, call in sites)
     return found
 
 
-def _sites_in(module: FileContext, name: str, own: bool) -> list[tuple[ast.AST, ast.Call]] | None:
+def _sites_in(module: FileContext, name: str, own: bool, home: str | None) -> list[tuple[ast.AST, ast.Call]] | None:
     calls: dict[int, ast.Call] = {}
     uses: list[ast.expr] = []
+    # Another module that imports `name` only from modules other than `home` (the pass's own)
+    # calls another function of that name when it calls `name(...)`: pytorch-shir's backend
+    # imports one instruction selector's `select`, not its siblings'.
+    others = not own and home is not None and _imports_elsewhere(module, name, home)
     for node in ast.walk(module.tree):
         if isinstance(node, ast.alias) and node.asname and node.name.rpartition(".")[2] == name:
             return None  # imported under another name: its calls are not spelled `name`
+        if others and isinstance(node, ast.Name):
+            continue
         if isinstance(node, ast.Call):
             calls[id(node.func)] = node
         elif (
@@ -350,6 +362,37 @@ def _sites_in(module: FileContext, name: str, own: bool) -> list[tuple[ast.AST, 
             return None
         out.append((owner.node, call))
     return out
+
+
+def _imports_elsewhere(module: FileContext, name: str, home: str) -> bool:
+    """The module binds `name` by `from ... import name` statements (anywhere in it), each from
+    a module of the project that defines a function or class of that name itself: its bare
+    `name` is that other module's. An import from `home`, a star import from it, or one from a
+    module that does not define the name (a package re-exporting it: easydist's `passes`
+    package re-exports `tile_comm`) may be the pass's own."""
+    found = False
+    for node in ast.walk(module.tree):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        base = resolve_relative(module.module, module.path, node.level, node.module)
+        for alias in node.names:
+            if alias.name == "*" and base == home:
+                return False
+            if alias.name == name and alias.asname is None:
+                if base is None or base == home or not _defines(module, base, name):
+                    return False
+                found = True
+    return found
+
+
+def _defines(module: FileContext, base: str, name: str) -> bool:
+    """The module `base` of the project defines `name` at its top level (read off its text)."""
+    path = module.project.find_module_in_check(base, module.path)
+    text = module.project.text(path) if path is not None else None
+    if text is None:
+        return False
+    own = re.compile(rf"^(?:async\s+def|def|class)\s+{re.escape(name)}\b", re.M)
+    return own.search(text) is not None
 
 
 __all__ = ["self_traced_insertion", "self_traced_pass"]

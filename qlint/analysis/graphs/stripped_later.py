@@ -165,7 +165,20 @@ def _bound(node: ast.AST) -> list[str]:
         targets = [i.optional_vars for i in node.items]
     else:
         return []
-    return [n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name)]
+    return [name for t in targets if t is not None for name in _target_names(t)]
+
+
+def _target_names(target: ast.AST) -> list[str]:
+    """The names a target binds: itself, or those a tuple, list or starred unpacking binds. An
+    attribute or an item stored (`gm._param_name_to_source[name] = ...`, pytorch-shir's
+    instruction selection) binds no name: the object it reaches stays what it was."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Starred):
+        return _target_names(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for elt in target.elts for name in _target_names(elt)]
+    return []
 
 
 def _calls_of(tree: ast.Module, name: str) -> list[tuple[ast.AST, list[ast.stmt], int]] | None:

@@ -1,0 +1,189 @@
+"""Functions the repository hands to `torch.compile` as its backend, keeping their graph to
+themselves (QL101, QL102, through `self_traced_graphs`).
+
+`torch.compile(model, backend=f)` (or `torch._dynamo.optimize(f)`) has Dynamo trace the code
+it runs and calls `f(gm, example_inputs)` with that fresh graph: nothing else holds it, and
+what `f` returns is what Dynamo runs. A backend that hands the graph to no AOT autograd,
+Inductor or re-trace entry point starts the project's own pipeline there, as the project's
+own `make_fx` trace would: pytorch-shir's FPGA backend rewrites quantized patterns to its
+intrinsics, selects instructions, pads operands with `aten.pad` packets its simplifier folds,
+and runs the result itself.
+
+A function is such a backend when it is a module-level function of at least two positional
+parameters, calls nothing of that kind, and the repository names it (in its own module, as
+`<anything>.name` or an imported `name` elsewhere) only as the `backend=` argument of
+`torch.compile` or the first argument of `torch._dynamo.optimize`: called, handed on
+otherwise or imported under another name anywhere, where its graph comes from is unknown.
+The registration usually sits in the repository's tests or scripts, outside the package:
+the whole repository is searched.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+
+from qlint.analysis.context import FileContext
+from qlint.analysis.graphs.namesakes import own_namesake
+from qlint.analysis.graphs.project_scan import (
+    parsed_module,
+    project_modules,
+    scan_root,
+    text_holding,
+    texts_naming,
+)
+from qlint.analysis.names.package_map import project_root
+from qlint.analysis.names.resolver import Resolver, dotted_parts
+from qlint.analysis.project_files import project_keys
+
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_COMPILE = frozenset({"torch.compile"})
+_OPTIMIZE = frozenset({"torch._dynamo.optimize", "torch._dynamo.eval_frame.optimize"})
+# Calls (by their last name) after which the graph is no longer the backend's own: AOT
+# autograd and Inductor re-trace it to overloads and run their own passes on it.
+_HANDOFFS = frozenset(
+    {
+        "aot_module_simplified",
+        "aot_module",
+        "aot_export_module",
+        "aot_export_joint_simple",
+        "aot_function",
+        "aot_autograd",
+        "compile_fx",
+        "compile_fx_inner",
+        "make_fx",
+    }
+)
+_CACHE_KEY = "compile-backend"
+# How a registration is spelled, read off a module's text before it is parsed.
+_REGISTERS = re.compile(r"\bbackend\s*=|\boptimize\s*\(")
+# repository -> (the project's content keys, whether any module registers a backend): while the
+# keys are the same object (one run; an editor's project between keystrokes), so is the answer.
+_REGISTERING: dict[str, tuple[object, bool]] = {}
+
+
+def registers_backends(ctx: FileContext) -> bool:
+    """Whether a module of the repository may register a `torch.compile` backend (spells
+    `backend=` or `optimize(`): the gate of the caller searches that could end in one."""
+    repo = _search_root(ctx)
+    if repo is None:
+        return False
+    modules = project_modules(ctx, _NEEDLES, repo)
+    keys = project_keys(ctx, repo)  # the same object as long as the project's contents are
+    known = _REGISTERING.get(repo)
+    if known is not None and known[0] is keys:
+        return known[1]
+    found = False
+    for path, key in modules:
+        if key is None:
+            continue
+        read = text_holding(ctx.project, path, key, _NEEDLE_BYTES)
+        if read is not None and _REGISTERS.search(read[0]):
+            found = True
+            break
+    _REGISTERING[repo] = (keys, found)
+    return found
+
+
+_NEEDLES = ("backend", "optimize")
+_NEEDLE_BYTES = tuple(n.encode() for n in _NEEDLES)
+
+
+def compile_backend(ctx: FileContext, func: ast.AST) -> bool:
+    """Whether the module-level `func` of `ctx` is a `torch.compile` backend of the repository
+    that keeps Dynamo's graph to itself (above)."""
+    if not isinstance(func, _FUNCS) or ctx.scope.functions.get(func.name) is not func:
+        return False
+    if len([*func.args.posonlyargs, *func.args.args]) < 2 or _hands_off(func):
+        return False
+    key = (_CACHE_KEY, id(func))
+    if key not in ctx.cache:
+        ctx.cache[key] = _only_registered(ctx, func.name)
+    return ctx.cache[key]
+
+
+def _hands_off(func: ast.AST) -> bool:
+    for node in ast.walk(func):
+        if isinstance(node, ast.Call):
+            parts = dotted_parts(node.func, tail=True)
+            if parts and parts[-1] in _HANDOFFS:
+                return True
+    return False
+
+
+def _search_root(ctx: FileContext) -> str | None:
+    """Where registrations are looked for: the repository holding the module, except for an
+    installed package (under `site-packages`), whose users register its backends: then its own
+    package (a repository above an installation, pyenv's checkout, is not the package's)."""
+    repo = project_root(ctx.path)
+    if repo is None:
+        return None
+    inside = os.path.relpath(os.path.abspath(ctx.path), repo).split(os.sep)
+    if any(part in _INSTALL_DIRS for part in inside):
+        return scan_root(ctx.path)
+    return repo
+
+
+_INSTALL_DIRS = ("site-packages", "dist-packages")
+
+
+def _only_registered(ctx: FileContext, name: str) -> bool:
+    """Every use of `name` in the repository registers it as a backend, and one does."""
+    registered = _registrations(ctx, name, True)
+    if registered is None:
+        return False
+    called = re.compile(rf"\b{re.escape(name)}\s*\(")
+    defined = re.compile(rf"\bdef\s+{re.escape(name)}\s*\(")
+    for path, text in texts_naming(ctx, name, _search_root(ctx)):
+        if called.search(text) and not defined.search(text):
+            return False  # it is called there: its graph comes from that caller (no parse needed)
+        module = parsed_module(ctx, path, text)
+        if module is None:
+            return False
+        if own_namesake(module, name):
+            continue  # another module's own function of that name
+        uses = _registrations(module, name, False)
+        if uses is None:
+            return False
+        registered = registered or uses
+    return registered
+
+
+def _registrations(module: FileContext, name: str, own: bool) -> bool | None:
+    """Whether the module registers `name` as a backend; None when it uses the name in any
+    other way (as `_sites_in` of `self_traced_graphs` reads a module's uses)."""
+    resolver = Resolver(module.scope, module.project, module.optable)
+    backends: set[int] = set()
+    uses: list[ast.expr] = []
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.alias) and node.asname and node.name.rpartition(".")[2] == name:
+            return None  # imported under another name: its uses are not spelled `name`
+        if isinstance(node, ast.Call):
+            backends |= _backend_arguments(node, resolver)
+        elif (
+            isinstance(node, (ast.Name, ast.Attribute))
+            and isinstance(node.ctx, ast.Load)
+            and (node.id if isinstance(node, ast.Name) else None if own else node.attr) == name
+        ):
+            uses.append(node)
+    if any(id(use) not in backends for use in uses):
+        return None
+    return bool(uses)
+
+
+def _backend_arguments(call: ast.Call, resolver: Resolver) -> set[int]:
+    """The ids of the expressions a call hands `torch.compile` or `torch._dynamo.optimize` as
+    the backend."""
+    values = [k.value for k in call.keywords if k.arg == "backend"]
+    if not values and not call.args:
+        return set()
+    callee = resolver.qualname(call.func)
+    if callee in _COMPILE:
+        return {id(v) for v in values}
+    if callee in _OPTIMIZE:
+        return {id(v) for v in (*values, *call.args[:1])}
+    return set()
+
+
+__all__ = ["compile_backend", "registers_backends"]
