@@ -6,9 +6,11 @@ Runs `qlint check --no-cache -j1 -q PATH...` in this process with `ast.parse` an
 counted, each under the innermost qlint frames that asked (`--frames`, 3 by default): the
 checked file's own parse (`engine.parse_module`), a module summary, a caller search... The
 wrapper index, made in a forked child by a run (`forked_call`), is made here, so its parses
-count too. Prints totals (parses, distinct files parsed, reads, distinct files read, files
-parsed more than once) and the asking sites, most parses first. Counts, not times: the same
-on a busy machine.
+count too. A module `piecewise_parse` parses in pieces counts as one whole parse. Prints
+totals (parses, distinct files parsed, reads, distinct files read, files parsed more than
+once; the characters parsed, and apart the line breaks that pad pieces and statements parsed
+alone to their rows) and the asking sites, most parses first. Counts, not times: the same on
+a busy machine.
 """
 
 from __future__ import annotations
@@ -89,14 +91,49 @@ def main(argv: list[str] | None = None) -> int:
     sites: dict[str, list[str]] = collections.defaultdict(list)  # file -> the sites that parsed it whole
     real_parse, real_open = ast.parse, builtins.open
 
+    # The characters parsed, without the line breaks that pad a piece or a statement parsed
+    # alone to its own rows (read by the tokenizer one by one all the same: counted apart).
+    size = {"text": 0, "padding": 0}
+    pieces = [0]  # > 0 while `piecewise_parse` parses one module in pieces: one whole parse
+
     def parse(source, filename="<unknown>", *a, **k):
-        if filename not in ("<unknown>", "<string>"):
-            site = _site(args.frames)
-            parses[site] += 1
-            if "summary.statement" not in site:  # a statement parsed alone is no whole parse
-                parsed[os.path.abspath(filename)] += 1
-                sites[os.path.abspath(filename)].append(site.partition("] ")[2].partition(" < ")[0])
+        # qlint's own parses only: not a test runner's, rewriting a module it imports (pytest
+        # rewrites `qlint/analysis/graphs/test_collection.py` when a check first imports it).
+        caller = sys._getframe(1).f_code.co_filename
+        if filename not in ("<unknown>", "<string>") and f"{os.sep}qlint{os.sep}" in caller:
+            if isinstance(source, str):
+                text = source.lstrip("\n")
+                size["text"] += len(text)
+                size["padding"] += len(source) - len(text)
+            if not pieces[0]:
+                _whole(source, filename)
         return real_parse(source, filename, *a, **k)
+
+    def _whole(source, filename) -> None:
+        site = _site(args.frames)
+        parses[site] += 1
+        if "summary.statement" not in site:  # a statement parsed alone is no whole parse
+            parsed[os.path.abspath(filename)] += 1
+            sites[os.path.abspath(filename)].append(site.partition("] ")[2].partition(" < ")[0])
+
+    from qlint.analysis.names import piecewise_parse, project
+    from qlint.rules import packet_scan
+
+    real_pieces = piecewise_parse.parse_by_definitions
+
+    def by_definitions(text, path):
+        """A module parsed in pieces counts as one whole parse, at the site that asked for it."""
+        if not pieces[0]:
+            _whole(text, path)
+        pieces[0] += 1
+        try:
+            return real_pieces(text, path)
+        finally:
+            pieces[0] -= 1
+
+    readers = (piecewise_parse, project, packet_scan)
+    for reader in readers:
+        reader.parse_by_definitions = by_definitions
 
     def open_(file, mode="r", *a, **k):
         handle = real_open(file, mode, *a, **k)
@@ -135,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
         code = exc.code or 0
     finally:
         ast.parse, builtins.open, io.open = real_parse, real_open, real_open
+        for reader in readers:
+            reader.parse_by_definitions = real_pieces
         registry.DeferredRule.check = real_check
         forked_call.call = real_call
     twice = sum(1 for n in parsed.values() if n > 1)
@@ -142,6 +181,11 @@ def main(argv: list[str] | None = None) -> int:
         f"parses {sum(parses.values())}, {sum(parsed.values())} of them whole modules, of {len(parsed)} files "
         f"({twice} parsed whole more than once); "
         f"reads {sum(reads.values())} of {len(read)} files",
+        file=sys.stderr,
+    )
+    print(
+        f"parsed {size['text'] / 2**20:.2f} MiB of text and {size['padding'] / 2**20:.2f} MiB of line breaks "
+        "padding pieces and statements to their rows",
         file=sys.stderr,
     )
     _served()

@@ -40,7 +40,22 @@ def test_a_large_module_is_parsed_in_pieces(monkeypatch):
     sizes = _counted(monkeypatch)
     tree = parse_by_definitions(text, "m.py")
     assert len(tree.body) == 2501
-    assert len(sizes) > 1 and max(sizes) < len(text) // 100
+    assert len(sizes) > 1 and max(sizes) <= piecewise_parse._PIECE
+
+
+def test_neighbouring_definitions_are_parsed_together(monkeypatch):
+    # Each piece is padded with the line breaks above it: one parse per definition read ~5 M
+    # of them here (2,500 definitions, ~10,000 lines); pieces of up to `_PIECE` characters, a
+    # few tens of thousands.
+    text = "import torch\n\n\n" + FILLER
+    padding = _padding(monkeypatch)
+    parse_by_definitions(text, "m.py")
+    assert len(padding) <= 2 * len(text) // piecewise_parse._PIECE + 1
+    assert sum(padding) < 3 * text.count("\n") * len(text) // piecewise_parse._PIECE // 2
+    # ... and a class spanning the module, member by member, the same.
+    padding.clear()
+    parse_by_definitions(SUITE, "m.py")
+    assert len(padding) <= 2 * len(SUITE) // piecewise_parse._PIECE + 2
 
 
 @pytest.mark.parametrize(
@@ -86,7 +101,8 @@ def test_a_class_spanning_the_module_is_parsed_member_by_member(monkeypatch, aft
     whole = ast.dump(ast.parse(text), include_attributes=True)
     sizes = _counted(monkeypatch)
     assert ast.dump(parse_by_definitions(text, "m.py"), include_attributes=True) == whole
-    assert max(sizes) < len(text) // 100
+    # A member line in the docstring: the class's header is parsed with the first group of members.
+    assert len(sizes) > 1 and max(sizes) < 2 * piecewise_parse._PIECE < len(text)
 
 
 @pytest.mark.parametrize(
@@ -102,7 +118,8 @@ def test_member_cuts_that_are_no_statement_boundaries(monkeypatch, member):
     whole = ast.dump(ast.parse(text), include_attributes=True)
     sizes = _counted(monkeypatch)
     assert ast.dump(parse_by_definitions(text, "m.py"), include_attributes=True) == whole
-    assert max(sizes) < len(text) // 100  # joined with the next member, not parsed whole
+    # joined with the next members, not parsed whole
+    assert len(sizes) > 1 and max(sizes) < 2 * piecewise_parse._PIECE < len(text)
     # A top-level statement between two members: the whole parse's error, not a tree.
     broken = SUITE.replace("    async def later", "print(1)\n    async def later")
     with pytest.raises(SyntaxError) as pieces:
@@ -110,6 +127,19 @@ def test_member_cuts_that_are_no_statement_boundaries(monkeypatch, member):
     with pytest.raises(SyntaxError) as at_once:
         ast.parse(broken, filename="m.py")
     assert (pieces.value.msg, pieces.value.lineno) == (at_once.value.msg, at_once.value.lineno)
+
+
+def _padding(monkeypatch) -> list[int]:
+    """The line breaks padding each text `ast.parse` is given from now on."""
+    padding: list[int] = []
+    parse = ast.parse
+
+    def counting(source, *args, **kwargs):
+        padding.append(len(source) - len(source.lstrip("\n")))
+        return parse(source, *args, **kwargs)
+
+    monkeypatch.setattr(piecewise_parse.ast, "parse", counting)
+    return padding
 
 
 def _counted(monkeypatch) -> list[int]:
