@@ -50,8 +50,8 @@ from qlint.analysis.graphs.project_scan import parsed_module, project_modules, s
 from qlint.analysis.names.resolver import OpRef
 from qlint.analysis.names.scope import parameter_args
 from qlint.optable import OpInfo
-from qlint.rules.packet_scan import _module, _Overload
-from qlint.rules.packet_sites import _sites
+from qlint.rules.packet_scan import OverloadSpelling, matching_module
+from qlint.rules.packet_sites import op_sites
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # (who tells the packet from its overload, for the message; why, for its help)
@@ -173,7 +173,7 @@ def _package_matcher(ctx: FileContext, ref: OpRef, info: OpInfo | None) -> Consu
         return ctx.cache[cache_key]
     found = None
     own = os.path.abspath(ctx.path)
-    overload = _Overload(ref)
+    overload = OverloadSpelling(ref)
     question = _OVERLOADS + f"{ref.namespace}.{ref.op}"
     # The project's paths are under its absolute root: one outside the directory's prefix is in
     # another directory, and is passed over without normalising it (ExecuTorch: ~4,600 a call).
@@ -189,11 +189,11 @@ def _package_matcher(ctx: FileContext, ref: OpRef, info: OpInfo | None) -> Consu
     for path, key, (known,) in scan_memo.unanswered(modules, [question]):
         if known is False:
             continue
-        module = _module(ctx, path, key, [(overload, (ref.op.encode(),))])
+        module = matching_module(ctx, path, key, [(overload, (ref.op.encode(),))])
         scan_memo.note(path, question, key, module is not None)
         if module is None:
             continue
-        for site in _sites(module, ref.op):
+        for site in op_sites(module, ref.op):
             same = [r for r in site if r.key == ref.key]
             keyed = sorted(r.overload for r in same if r.overload and (carried is None or r.overload in carried))
             if keyed and not any(r.is_packet for r in same):
