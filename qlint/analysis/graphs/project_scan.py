@@ -427,14 +427,38 @@ def project_modules(
 def texts_naming(ctx: FileContext, name: str, root: str | None = None) -> Iterator[tuple[str, str]]:
     """(path, text) of each other module of the project (or under `root`) whose text spells
     `name` as a word (a caller or constructor there is one a one-module reading does not see)."""
-    word = re.compile(rf"\b{re.escape(name)}\b")
+    return ((path, text) for path, text, _ in texts_spelling(ctx, (name,), root))
+
+
+def texts_spelling(
+    ctx: FileContext, names: tuple[str, ...], root: str | None = None, question: str | None = None
+) -> Iterator[tuple[str, str, list[str]]]:
+    """(path, text, which of `names` it spells) of each other module of the project (or under
+    `root`) whose text spells one of `names` as a word, each module read once for all of them.
+    With `question`, what each module answered for a name is kept between runs (`scan_memo`,
+    asked as `question` + the name), so a later run reads only the modules spelling one (a
+    scan's few names; a question per name of every search would crowd out the memo's others)."""
+    words = [re.compile(rf"\b{re.escape(n)}\b") for n in names]
     own = os.path.abspath(ctx.path)
-    for path, key in project_modules(ctx, (name,), root):
-        if key is None or os.path.abspath(path) == own:
+    modules = [(p, k) for p, k in project_modules(ctx, names, root) if k is not None and os.path.abspath(p) != own]
+    if question is None:
+        listed = ((p, k, None) for p, k in modules)
+    else:
+        listed = scan_memo.unanswered(modules, [question + n for n in names])
+    for path, key, known in listed:
+        asked = [i for i, answer in enumerate(known or [None] * len(names)) if answer is not False]
+        if not asked:
             continue
-        read = text_holding(ctx.project, path, key, (name.encode(),))
-        if read is not None and word.search(read[0]):
-            yield path, read[0]
+        read = text_holding(ctx.project, path, key, tuple(names[i].encode() for i in asked))
+        spelled = []
+        for i in asked:
+            holds = read is not None and words[i].search(read[0]) is not None
+            if question is not None:
+                scan_memo.note(path, question + names[i], key, holds)
+            if holds:
+                spelled.append(names[i])
+        if spelled:
+            yield path, read[0], spelled
 
 
 def parsed_module(ctx: FileContext, path: str, text: str) -> FileContext | None:
