@@ -35,7 +35,6 @@ from qlint.analysis.edits.pt2e_moves import (
 )
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver, dotted_parts
-from qlint.analysis.tree_walk import parents as tree_parents
 from qlint.analysis.version_gates import ModuleConstants
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix
 from qlint.evidence.moved_imports import MovedImportEvidence
@@ -411,17 +410,16 @@ _BLOCK_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 class _Parents:
-    """id(child) -> parent, built on the first question: most files have nothing to ask."""
+    """Child -> parent, built on the first question: most files have nothing to ask."""
 
     def __init__(self, ctx: FileContext):
         self._ctx = ctx
-        self._map: dict[int, ast.AST] | None = None
+        self._map: dict[ast.AST, ast.AST] | None = None
 
-    def get(self, key: int) -> ast.AST | None:
-        """The parent of the node whose id is `key` (`tree_walk.parents`' keys)."""
+    def get(self, node: ast.AST) -> ast.AST | None:
         if self._map is None:
-            self._map = tree_parents(self._ctx.tree)
-        return self._map.get(key)
+            self._map = ie.parent_map(self._ctx)
+        return self._map.get(node)
 
 
 def _with_twins(ctx: FileContext, twins: _Twins, moved: list[Move], fix: Fix | None) -> tuple[Fix | None, str]:
@@ -450,9 +448,9 @@ def _under(module: str, package: str) -> bool:
 
 
 def _in_type_check(node: ast.AST, parents: dict) -> bool:
-    parent = parents.get(id(node))
+    parent = parents.get(node)
     if isinstance(parent, ast.Tuple):
-        parent = parents.get(id(parent))
+        parent = parents.get(parent)
     return (
         isinstance(parent, ast.Call)
         and isinstance(parent.func, ast.Name)
@@ -480,10 +478,10 @@ def _outermost_move(resolver: Resolver, moves: Moves, node: ast.Attribute) -> tu
 
 def _chain_moves(ctx: FileContext, moves: Moves, prefix: tuple[str, ...]) -> Iterator[tuple[ast.Attribute, Move]]:
     """Uses of a plainly imported removed module: the longest known prefix of each chain."""
-    parents = tree_parents(ctx.tree)
+    parents = ie.parent_map(ctx)
     old = ".".join(prefix)
     for node in ast.walk(ctx.tree):
-        if not isinstance(node, ast.Attribute) or isinstance(parents.get(id(node)), ast.Attribute):
+        if not isinstance(node, ast.Attribute) or isinstance(parents.get(node), ast.Attribute):
             continue
         parts = dotted_parts(node)
         if parts is None or tuple(parts[: len(prefix)]) != prefix:
