@@ -8,10 +8,13 @@ repository root as a user would (`qlint check --no-cache --exit-zero --output-fo
 and each finding is matched to the rows of its path and rule whose line it covers. Packages the
 repository pins and qlint reads from their installed source (a library's pass, a model class)
 are materialised from their mirrors too, into a site directory the run has on its path.
+The qlint measured is the checkout holding this script (first on the run's PYTHONPATH), not
+whichever is installed: `--checkout` names another, `--installed` runs the installed one.
 
     python benchmarks/corpus_eval.py                       # every repository, stable rules
     python benchmarks/corpus_eval.py --preview --repo nncf  # one repository, preview rules too
     python benchmarks/corpus_eval.py --mirrors /srv/mirrors --mirrors /work/.mirror
+    python benchmarks/corpus_eval.py --checkout /tmp/before  # another checkout's qlint
 
 A `bug` row with a finding is a true positive, without one a miss; an `ok` row with a finding
 is a false alarm. A finding on a line with no row of its rule is *unlabelled*: it is listed,
@@ -46,6 +49,7 @@ PINNED = "[pinned torch has it]"
 # covers the files the enabled rules read, so it is a `bug` with `--preview` and `ok` without.
 PREVIEW_READS = "[only preview rules read it]"
 HERE = Path(__file__).resolve().parent
+CHECKOUT = HERE.parent  # the qlint checkout this script ships with: the one it measures
 DEFAULT_MIRRORS = (Path("/work/.mirror"),)
 
 
@@ -308,17 +312,27 @@ def install(repo: Repo, mirrors: list[Path], into: Path) -> Path | None:
     return site
 
 
-def run_qlint(root: Path, qlint: list[str], preview: bool, site: Path | None = None) -> list[Finding]:
+def run_qlint(
+    root: Path, qlint: list[str], preview: bool, site: Path | None = None, checkout: Path | None = None
+) -> list[Finding]:
     cmd = [*qlint, "check", "--no-cache", "--exit-zero", "--output-format", "json", "."]
     if preview:
         cmd.append("--preview")
-    env = None
-    if site is not None:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH")) if p)}
-    done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env)
+    done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=run_env(site, checkout))
     if done.returncode != 0:
         raise CorpusError(f"qlint failed in {root} (exit {done.returncode}): {done.stderr.strip()[-2000:]}")
     return parse_findings(json.loads(done.stdout), root)
+
+
+def run_env(site: Path | None, checkout: Path | None) -> dict[str, str]:
+    """The run's environment: `checkout` (the qlint measured) and the pinned packages' `site`
+    first on PYTHONPATH. Run from the repository's root, `python -m qlint` otherwise imports
+    whichever qlint is installed. The checkout on the path does not change how the analysed
+    code's imports resolve: qlint reads the sources, never imports them, and takes installed
+    source only from path entries under a `site-packages` or `dist-packages` directory
+    (`installed_classes`), which a checkout is not."""
+    paths = [str(p) for p in (checkout, site, os.environ.get("PYTHONPATH")) if p]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)} if paths else dict(os.environ)
 
 
 def parse_findings(records: list[dict], root: Path) -> list[Finding]:
@@ -394,7 +408,9 @@ def without_preview(rows: list[Row]) -> list[Row]:
     return [replace(r, label="ok") if r.label == "bug" and r.reason.startswith(PREVIEW_READS) else r for r in rows]
 
 
-def evaluate(repos: list[Repo], mirrors: list[Path], qlint: list[str], preview: bool) -> Outcome:
+def evaluate(
+    repos: list[Repo], mirrors: list[Path], qlint: list[str], preview: bool, checkout: Path | None = CHECKOUT
+) -> Outcome:
     skipped = set() if preview else preview_rules()
     out = Outcome()
     for repo in repos:
@@ -410,7 +426,7 @@ def evaluate(repos: list[Repo], mirrors: list[Path], qlint: list[str], preview: 
             check_sites(root, repo.rows)
             site = install(repo, mirrors, Path(tmp))
             rows = repo.rows if preview else without_preview(repo.rows)
-            score(repo.slug, rows, run_qlint(root, qlint, preview, site), skipped, out)
+            score(repo.slug, rows, run_qlint(root, qlint, preview, site, checkout), skipped, out)
     return out
 
 
@@ -480,6 +496,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repo", action="append", help="only this corpus slug (repeatable)")
     parser.add_argument("--preview", action="store_true", help="run preview rules too and score their rows")
     parser.add_argument("--qlint", default=f"{sys.executable} -m qlint", help="the qlint command to run")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
+        "--checkout",
+        type=Path,
+        default=CHECKOUT,
+        help=f"the qlint checkout measured, first on the run's PYTHONPATH (default: this script's, {CHECKOUT})",
+    )
+    which.add_argument(
+        "--installed",
+        action="store_true",
+        help="measure the qlint the environment imports (no checkout put on PYTHONPATH)",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a finding has no row")
     parser.add_argument("--pinned", action="store_true", help=f"score rows whose reason starts {PINNED} as ok")
@@ -489,7 +517,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.pinned:
             for repo in repos:
                 repo.rows = as_pinned(repo.rows)
-        out = evaluate(repos, args.mirrors or list(DEFAULT_MIRRORS), args.qlint.split(), args.preview)
+        out = evaluate(
+            repos,
+            args.mirrors or list(DEFAULT_MIRRORS),
+            args.qlint.split(),
+            args.preview,
+            None if args.installed else args.checkout.resolve(),
+        )
     except CorpusError as exc:
         print(f"corpus_eval: {exc}", file=sys.stderr)
         return 2

@@ -310,8 +310,8 @@ def checked_once(path: str) -> None:
     callers = sys.modules.get("qlint.analysis.flow.project_callers")
     if callers is not None:  # imported by the rules that ask about callers only
         callers.checked_once(path)
-    consumers = sys.modules.get("qlint.rules.packet_consumers")
-    if consumers is not None:  # imported by QL102 only
+    consumers = sys.modules.get("qlint.rules.packet_scan")
+    if consumers is not None:  # imported by QL102's consumer search only
         consumers.checked_once(path)
 
 

@@ -47,8 +47,14 @@ def make_repo(path: Path, files: dict[str, str | bytes], commit: bool = True) ->
     return path
 
 
+# The checkout under test: its `qlint` runs, not the installed one (a rule page's link, the
+# installed checkout's `file://` path, differed from this checkout's).
+ROOT = Path(__file__).resolve().parents[1]
+
+
 def qlint(cwd: Path, *args: str, env: dict | None = None, stdin: str | None = None) -> subprocess.CompletedProcess:
     full_env = {**os.environ, **(env or {})}
+    full_env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), full_env.get("PYTHONPATH")) if p)
     return subprocess.run(
         [sys.executable, "-m", "qlint", *args],
         cwd=cwd,

@@ -127,15 +127,15 @@ def _patch_everywhere(monkeypatch, name: str, real, replacement) -> None:
 
 def test_names_the_file_never_calls_are_not_asked_about(tmp_path, monkeypatch):
     asked = []
-    real = helper_lookup._module_function
+    real = helper_lookup.module_function
 
     def recording(fw, resolver, scope, name, depth):
         if depth == 0:
             asked.append(name)
         return real(fw, resolver, scope, name, depth)
 
-    _patch_everywhere(monkeypatch, "_module_function", real, recording)
-    _patch_everywhere(monkeypatch, "_IMPORTED", forwarding_memos._IMPORTED, {})  # nothing known from earlier tests
+    _patch_everywhere(monkeypatch, "module_function", real, recording)
+    _patch_everywhere(monkeypatch, "IMPORTED", forwarding_memos.IMPORTED, {})  # nothing known from earlier tests
     body = "expected = OCC\ncheck_nodes(m, {torch.ops.aten.relu: 1})\nn = node.target == torch.ops.aten.add"
     assert _check(tmp_path, ("QL101",), body) == [7, 8]
     assert "check_nodes" in asked
@@ -158,7 +158,7 @@ def test_the_text_is_not_searched_for_names_that_cannot_be_helpers(tmp_path, mon
     # QL101's import trigger asks first (the file writes no node target) and shares its
     # answers with the check (`calls_memo`).
     _patch_everywhere(monkeypatch, "may_call", real, recording)
-    _patch_everywhere(monkeypatch, "_IMPORTED", forwarding_memos._IMPORTED, {})
+    _patch_everywhere(monkeypatch, "IMPORTED", forwarding_memos.IMPORTED, {})
     imports = "from pkg.testing import check_nodes, OCC\nfrom torch.fx import GraphModule"
     assert _check(tmp_path, ("QL101",), "check_nodes(m, {torch.ops.aten.relu: 1})", imports) == [7]
     assert {"check_nodes", "OCC"} <= set(searched)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -300,8 +301,7 @@ def _bare(mirrors: Path, name: str, files: dict[str, str]) -> str:
     return _git(work, "rev-parse", "HEAD")
 
 
-def test_pinned_dependencies_are_installed_for_the_run(tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the run's qlint is this checkout's, which reads them
+def test_pinned_dependencies_are_installed_for_the_run(tmp_path, capsys):
     mirrors = tmp_path / "mirrors"
     mirrors.mkdir()
     commit = _bare(mirrors, "lowering", {"pkg/__init__.py": "", "pkg/lower.py": LOWER})
@@ -324,3 +324,39 @@ def test_pinned_dependencies_are_installed_for_the_run(tmp_path, capsys, monkeyp
     (corpus / "lowering.toml").write_text((corpus / "lowering.toml").read_text().replace('"src"', '"lib"'))
     code, _, err = _run(capsys, corpus, mirrors)
     assert code == 2 and "no directory lib" in err
+
+
+# A checkout whose qlint reports one QL101 finding on line 9 of pkg/match.py, whatever it reads.
+STUB_MAIN = """\
+import json
+print(json.dumps([{"filename": "pkg/match.py", "code": "QL101", "location": {"row": 9}, "message": "stub"}]))
+"""
+
+
+def test_the_run_measures_the_checkout_named_not_the_installed_qlint(tmp_path, mirror, capsys, monkeypatch):
+    # Run from the repository's root, `python -m qlint` imported whichever qlint was installed:
+    # lanes measured main while meaning their branch. The checkout goes first on PYTHONPATH.
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    mirrors, commit = mirror
+    stub = tmp_path / "stub"
+    (stub / "qlint").mkdir(parents=True)
+    (stub / "qlint" / "__init__.py").write_text("")
+    (stub / "qlint" / "__main__.py").write_text(STUB_MAIN)
+    corpus = _corpus(tmp_path, commit, [("pkg/match.py", 9, "QL101", "bug", "only the stub reports it")])
+    code, out, _ = _run(capsys, corpus, mirrors, "--json", "--checkout", str(stub))
+    assert code == 0 and json.loads(out)["rules"]["QL101"]["tp"] == 1
+    code, out, _ = _run(capsys, corpus, mirrors, "--json")  # this checkout: quiet on line 9
+    assert code == 0 and json.loads(out)["rules"]["QL101"]["fn"] == 1
+
+
+def test_the_default_checkout_is_the_one_holding_the_script(monkeypatch):
+    asked = []
+    monkeypatch.setattr(corpus_eval, "load_corpus", lambda *a: [])
+    monkeypatch.setattr(corpus_eval, "evaluate", lambda *a: asked.append(a[4]) or corpus_eval.Outcome())
+    monkeypatch.setattr(corpus_eval, "report", lambda *a: None)
+    corpus_eval.main([])
+    corpus_eval.main(["--installed"])
+    assert asked == [ROOT, None]
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    assert corpus_eval.run_env(None, ROOT)["PYTHONPATH"] == f"{ROOT}{os.pathsep}/elsewhere"
+    assert corpus_eval.run_env(None, None)["PYTHONPATH"] == "/elsewhere"

@@ -137,7 +137,7 @@ def test_file_order_in_one_worker_does_not_change_findings(tree, monkeypatch):
 
 # -- answers shared across the checks of one process -------------------------------------
 # Kept model flows of other modules' helpers (`shared_flows`) and forwarded parameters
-# (`forwarding_memos._SHARED`) serve every later check in the worker: a chain of helpers entered at
+# (`forwarding_memos.SHARED`) serve every later check in the worker: a chain of helpers entered at
 # two depths, a cycle entered from both sides, and a helper whose callers in other modules
 # are read, each checked from files that sort before and after the others.
 

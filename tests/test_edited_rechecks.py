@@ -152,7 +152,7 @@ def test_the_scan_reused_finds_the_same_consumer_modules(tmp_path):
     add = str(pkg / "add.py")
     project = ProjectIndex()
     assert _codes(add, project) == []
-    key = (os.path.abspath(add), (packet_scan._Packet(_zeros_like()).pattern,))
+    key = (os.path.abspath(add), (packet_scan.PacketSpelling(_zeros_like()).pattern,))
     first = packet_scan._LAST_SCAN[key]
     assert [p for p, _ in next(iter(first[1].values()))] == [str(pkg / "remove.py")]
     assert _codes(add, project) == []

@@ -1,6 +1,6 @@
 """A helper's forwarded parameters are the same whichever file asked about it first.
 
-`forwarding._SHARED` keeps, per process, which parameters a function of another module hands
+`forwarding.SHARED` keeps, per process, which parameters a function of another module hands
 on to a sink, for every later check. An answer worked out under conditions of the first
 asker (how deep in a chain of helpers it was met; a cycle through two helpers, entered from
 one side) was read by the next check as if it had been worked out there: `b.py`'s QL102
@@ -42,7 +42,7 @@ def _after_and_alone(pkg, monkeypatch) -> tuple[list, list]:
     project = ProjectIndex()
     _rows(pkg, "a.py", project)
     after = _rows(pkg, "b.py", project)
-    monkeypatch.setattr(forwarding, "_SHARED", {})  # a fresh process
+    monkeypatch.setattr(forwarding, "SHARED", {})  # a fresh process
     return after, _rows(pkg, "b.py", ProjectIndex())
 
 
@@ -93,9 +93,9 @@ def h1(graph, op, n=0):
 
 def test_a_helper_calling_itself_is_still_shared(tmp_path, monkeypatch):
     # Its answer is the same from anywhere: kept for the next check.
-    monkeypatch.setattr(forwarding, "_SHARED", {})
+    monkeypatch.setattr(forwarding, "SHARED", {})
     pkg = _tree(tmp_path, SELF_CALLING, "h1", "h1")
     project = ProjectIndex()
     assert _rows(pkg, "a.py", project) == [("QL102", 7)]
-    assert [result for _, result, _ in forwarding._SHARED.values()] == [frozenset({"op"})]
+    assert [result for _, result, _ in forwarding.SHARED.values()] == [frozenset({"op"})]
     assert _rows(pkg, "b.py", project) == [("QL102", 7)]

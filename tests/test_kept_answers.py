@@ -24,10 +24,10 @@ PASSES = (
     "def rewrite(gm, node):\n    insert_op(gm.graph, torch.ops.aten.relu, (node,))\n"
 )
 _MEMOS = (
-    forwarding_memos._IMPORTED,
-    forwarding_memos._SHARED,
-    forwarding_memos._LINKS_OF,
-    forwarding_memos._PASSING,
+    forwarding_memos.IMPORTED,
+    forwarding_memos.SHARED,
+    forwarding_memos.LINKS_OF,
+    forwarding_memos.PASSING,
     forwarding_texts._TEXTS,
     forwarding_texts._NAMES,
     forwarding_texts._CLASSES,
@@ -77,7 +77,7 @@ def _taken(utils) -> list[bool]:
     """Whether the answer about `insert_op` of `utils` came from the store (True) or was
     worked out (False) in this process: asked per module file and per import root."""
     about = {(os.path.realpath(utils), "insert_op"), ("pkg.graph_utils.insert_op", os.path.dirname(utils.parent))}
-    found = [id(v) in kept_answers._STATE.taken for k, v in forwarding_memos._IMPORTED.items() if k[:2] in about]
+    found = [id(v) in kept_answers._STATE.taken for k, v in forwarding_memos.IMPORTED.items() if k[:2] in about]
     return sorted(set(found))
 
 

@@ -163,7 +163,7 @@ def test_no_module_spelling_the_packet_settles_the_question_before_the_matchers_
     def unread(module, op):
         raise AssertionError(f"sites of {op} read")
 
-    monkeypatch.setattr(packet_sites, "_sites", unread)
+    monkeypatch.setattr(packet_sites, "op_sites", unread)
     zero = ZERO.replace("torch.ops.aten.flatten,", "torch.ops.aten.flatten.using_ints,")
     assert _rows_flagged(_package(tmp_path, zero=zero), "tiling", "QL101") == [9]
 

@@ -219,25 +219,23 @@ def test_modules_naming_the_inserting_one_are_searched_only_when_a_consumer_is_f
 
 
 def test_consumer_modules_are_kept_while_one_file_is_checked_and_dropped_after(tmp_path):
-    from qlint.rules import packet_consumers
-
     pkg = write_package(tmp_path, "pkg", add=ADD, remove=REMOVE, pipeline=PIPELINE.format(between="pass"))
     add = pkg / "add.py"
     assert lint(add.read_text(), path=str(add), select=("QL102",)) == []
     remove = str(pkg / "remove.py")
-    assert packet_consumers._PARSED[remove][1] is not None
+    assert packet_scan._PARSED[remove][1] is not None
     # Checked again (an editor, at each keystroke): the parse kept is the one reused.
-    kept = packet_consumers._PARSED[remove][1]
+    kept = packet_scan._PARSED[remove][1]
     assert lint(add.read_text(), path=str(add), select=("QL102",)) == []
-    assert packet_consumers._PARSED[remove][1] is kept
+    assert packet_scan._PARSED[remove][1] is kept
     # Another file whose check reads consumers: the first file's are dropped, and its next
     # check parses them again, with the same answer.
     (tmp_path / "other").mkdir()
     other = write_package(tmp_path / "other", "pkg", add=ADD)
     assert [d.code for d in lint(ADD, path=str(other / "add.py"), select=("QL102",))] == ["QL102"]
-    assert remove not in packet_consumers._PARSED
+    assert remove not in packet_scan._PARSED
     assert lint(add.read_text(), path=str(add), select=("QL102",)) == []
-    assert packet_consumers._PARSED[remove][1] is not kept
+    assert packet_scan._PARSED[remove][1] is not kept
 
 
 def test_each_packet_of_one_statement_is_judged_by_its_own_sites(tmp_path):
@@ -293,16 +291,15 @@ def test_a_file_checked_once_leaves_no_consumer_module_behind(tmp_path):
     # A command-line run checks each file once: the consumer modules parsed for it (whole
     # trees) go when its check ends, not when a later check happens to read consumers.
     from qlint.engine import checked_once
-    from qlint.rules import packet_consumers
 
     pkg = write_package(tmp_path, "pkg", add=ADD, remove=REMOVE, pipeline=PIPELINE.format(between="pass"))
     add = str(pkg / "add.py")
     assert lint((pkg / "add.py").read_text(), path=add, select=("QL102",)) == []
-    assert packet_consumers._PARSED
+    assert packet_scan._PARSED
     checked_once(str(tmp_path / "another.py"))  # another file's end leaves them
-    assert packet_consumers._PARSED
+    assert packet_scan._PARSED
     checked_once(add)
-    assert not packet_consumers._PARSED
+    assert not packet_scan._PARSED
 
 
 def test_site_nodes_are_found_in_ast_walk_order_wherever_they_sit():

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from qlint.analysis.graphs.forwarding_memos import _IMPORTED
+from qlint.analysis.graphs.forwarding_memos import IMPORTED
 from qlint.analysis.graphs.wrapper_index import imports_a_wrapper
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
@@ -81,9 +81,9 @@ def test_wrapper_module_shared_by_two_import_roots_is_read_once(tmp_path):
         (tmp_path / root).mkdir()
         triggered, codes, _ = _check(tmp_path / root / "passes.py", text)
         assert triggered and codes == ["QL102"]
-    (shared,) = [v for k, v in _IMPORTED.items() if k[:2] == (utils, "insert_op")]
+    (shared,) = [v for k, v in IMPORTED.items() if k[:2] == (utils, "insert_op")]
     roots = {os.path.realpath(tmp_path / root) for root in ("tools", "scripts")}
-    rooted = [v for k, v in _IMPORTED.items() if k[0] == "pkg.graph_utils.insert_op" and k[1] in roots]
+    rooted = [v for k, v in IMPORTED.items() if k[0] == "pkg.graph_utils.insert_op" and k[1] in roots]
     # Worked out once: each root's entry is the file's answer (its trail, then the root's own
     # lookup of the module, which it holds only while that finds the same file), not one of its own.
     assert shared[0] is True and len(rooted) == 2

@@ -119,10 +119,10 @@ def test_the_questions_name_the_probe_and_a_pattern_that_cannot_be_named_is_not_
 
     from qlint.analysis.graphs.packet_renames import LOOKUP
 
-    assert project_scan._question(("a", "b"), None) == "project-facts:a,b:"
-    assert project_scan._question(("a",), re.compile("x+", re.I)) == f"project-facts:a:x+/{int(re.I | re.U)}"
-    assert project_scan._question(("getattr",), LOOKUP).startswith("project-facts:getattr:rename-text:")
-    assert project_scan._question(("a",), object()) is None
+    assert project_scan.probe_question(("a", "b"), None) == "project-facts:a,b:"
+    assert project_scan.probe_question(("a",), re.compile("x+", re.I)) == f"project-facts:a:x+/{int(re.I | re.U)}"
+    assert project_scan.probe_question(("getattr",), LOOKUP).startswith("project-facts:getattr:rename-text:")
+    assert project_scan.probe_question(("a",), object()) is None
 
 
 def test_a_big_project_is_answered_in_one_pass_as_module_by_module(tmp_path, store, monkeypatch):

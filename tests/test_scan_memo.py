@@ -15,7 +15,7 @@ from qlint.analysis.graphs import project_scan
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
-from qlint.rules import packet_consumers
+from qlint.rules import packet_scan
 from qlint.summary_cache import SummaryStore
 from tests.conftest import old_file, settings_for
 from tests.test_ql102_consumers import ADD, PIPELINE, REMOVE
@@ -29,8 +29,8 @@ def _new_process() -> None:
     content_keys._DIGESTS.clear()
     project_files._DIRS.clear()
     project_scan._PROJECTS.clear()
-    packet_consumers._PARSED.clear()
-    packet_consumers._PARSED_FOR[0] = None
+    packet_scan._PARSED.clear()
+    packet_scan._PARSED_FOR[0] = None
     project_search._SCANS.clear()
     subclassed_methods._SUBCLASSING.clear()
 
@@ -235,10 +235,9 @@ def test_workers_of_a_parallel_run_write_what_they_learned_for_the_next_run(tmp_
     _use(pkg, SummaryStore(directory))  # the scans' root: the top-level package
     other = os.path.join(pkg, "m00.py")
     from qlint.analysis.names.resolver import OpRef
-    from qlint.rules import packet_scan
 
     # QL102's search for modules consuming the packet add.py inserts: m00 spells none.
-    question = packet_scan._QUESTION + packet_scan._Packet(OpRef("aten", "zeros_like", None)).pattern
+    question = packet_scan._QUESTION + packet_scan.PacketSpelling(OpRef("aten", "zeros_like", None)).pattern
     assert scan_memo.answers(other, content_keys.content_key({}, other), [question]) == [False]
 
 

@@ -1,4 +1,4 @@
-"""A command-line run's project scan keeps no module texts (`project_scan._keeps_texts`): it
+"""A command-line run's project scan keeps no module texts (`project_scan.keeps_texts`): it
 reads a module again when a probe not answered yet needs it, and answers as when it kept them.
 An editor's index keeps them, for the next keystroke's probes."""
 

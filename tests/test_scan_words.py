@@ -2,7 +2,7 @@
 (`project_scan.text_holding`: QL102's consumer and definition scans) asks the words a caller
 search cut already (`project_words.known_to_lack`, `SharedWords.lacks`) and skips the read of
 a module they show holds none of the names; what it answers is what reading answers. So does
-the whole-project scan (`project_scan._project`) for the modules that hold none of its needles
+the whole-project scan (`project_scan.scanned_project`) for the modules that hold none of its needles
 and insert no packet."""
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def test_the_shared_words_tell_the_same_without_a_read(tmp_path, monkeypatch):
     assert project_words.reads() == 0
 
 
-# What the whole-project scan (`project_scan._project`) asks of every module: a needle (it
+# What the whole-project scan (`project_scan.scanned_project`) asks of every module: a needle (it
 # inserts or normalises), and `ops` and a marker (a module without either inserts no packet
 # into graphs that carry packets: `graph_context.may_carry_packets`). `uses_ops` and `ops_word`
 # spell `ops` and no marker; `ops_aot` none, but a word holding `ao`, which `torch.ao` needs.
@@ -233,7 +233,9 @@ def _probed(keys: dict, needles: tuple[str, ...]) -> dict:
 
     scan_memo.forget()
     found = {
-        p: project_scan._holds(project_scan._Project(), p, k, project_scan._UNREAD, needles, None, "q", False)[0]
+        p: project_scan.kept_module_holds(
+            project_scan._Project(), p, k, project_scan._UNREAD, needles, None, "q", False
+        )[0]
         for p, k in keys.items()
     }
     memo = {p: scan_memo.answers(p, k, ["q"])[0] for p, k in keys.items()}

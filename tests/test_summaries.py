@@ -314,16 +314,16 @@ def test_a_module_whose_digest_is_known_for_its_stat_is_read_without_hashing(pac
     helper = str(package / "helper.py")
     content_keys._DIGESTS.clear()
     try:
-        first = module_entries._entry(ProjectIndex(), helper)
+        first = module_entries.module_entry(ProjectIndex(), helper)
         assert hashed == [1] and first is not None
-        later = module_entries._entry(ProjectIndex(), helper)  # another index: its own scopes
+        later = module_entries.module_entry(ProjectIndex(), helper)  # another index: its own scopes
         assert hashed == [1] and later is not None and later[0] == first[0]
         assert later[1].unique("DQ_OPS") is not None
 
         before = os.stat(helper).st_mtime_ns
         old_file(package / "helper.py", HELPER.replace("DQ_OPS", "DQ_LIST"))
         os.utime(helper, ns=(before - 10**9, before - 10**9))
-        changed = module_entries._entry(ProjectIndex(), helper)
+        changed = module_entries.module_entry(ProjectIndex(), helper)
         assert hashed == [1, 1] and changed is not None
         assert changed[0][1] == content_sha256_hex((package / "helper.py").read_bytes())
         assert changed[1].unique("DQ_LIST") is not None and changed[1].unique("DQ_OPS") is None

@@ -83,7 +83,7 @@ def fresh_process(monkeypatch):
     monkeypatch.setattr(ProjectIndex, "facts", {})
     from qlint.analysis.graphs import forwarding_memos, forwarding_texts
 
-    for memo in (forwarding_texts._TEXTS, forwarding_memos._IMPORTED, forwarding_memos._SHARED):
+    for memo in (forwarding_texts._TEXTS, forwarding_memos.IMPORTED, forwarding_memos.SHARED):
         memo.clear()
     yield
     ProjectIndex._default = None

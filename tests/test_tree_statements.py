@@ -1,5 +1,5 @@
 """`tree_walk.statements`: every statement `ast.walk` finds, from the statement blocks alone,
-and `packet_scan._imported_names` read through it."""
+and `packet_scan.imported_names` read through it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.tree_walk import statements
-from qlint.rules.packet_scan import _imported_names
+from qlint.rules.packet_scan import imported_names
 from qlint.source import LineIndex
 
 NESTED = """
@@ -66,4 +66,4 @@ def test_statements_on_real_modules() -> None:
 def test_imported_names_in_every_block() -> None:
     tree = ast.parse(NESTED)
     module = FileContext("m.py", NESTED, tree, LineIndex(NESTED), None, None)
-    assert _imported_names(module) == set("bcdeghijklmnoprsu")
+    assert imported_names(module) == set("bcdeghijklmnoprsu")

@@ -32,40 +32,30 @@ import os
 
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
+from qlint.analysis.graphs.call_parts import callee_name
 from qlint.analysis.graphs.insertions import writes_insertion
 from qlint.analysis.graphs.project_scan import project_modules, text_holding
 from qlint.analysis.names.resolver import OpRef
 from qlint.rules.packet_scan import (
-    _NAME,
-    _PARSED,
-    _PARSED_FOR,
-    _Defined,
-    _defined,
-    _imported_names,
-    _inserting_names,
-    _module,
-    _Overload,
-    _scan,
-    _spelled,
-    _stem,
+    NAME_KEY,
+    DefinedOp,
+    OverloadSpelling,
+    PacketSpelling,
+    defined_names,
+    imported_names,
+    inserting_names,
+    matching_module,
+    module_stem,
+    modules_spelling,
 )
 from qlint.rules.packet_scan import packet_spellings as packet_spellings  # QL102 imports it from here
-from qlint.rules.packet_sites import _last_name, _sites, _table_sites
+from qlint.rules.packet_sites import op_sites, table_sites
 
 # Calls after which a graph's packets are overloads: a new capture or a lowering.
 _REEXPORTS = frozenset(
     {"export", "export_for_training", "to_edge", "to_edge_transform_and_lower", "run_decompositions"}
 )
 _DEFINES = "ql102-defines:"  # `scan_memo`'s question: a module that defines the op named after it
-
-
-def checked_once(path: str) -> None:
-    """The check of `path` ended and the file will not be checked again (a command-line run):
-    the consumer modules parsed for it go now, not when the next file's check parses one, so
-    later checks do not allocate on top of them (whole trees: ~5 MiB of a worker on ao)."""
-    if _PARSED_FOR[0] == path:
-        _PARSED.clear()
-        _PARSED_FOR[0] = None
 
 
 def consumed_by_own_code(ctx: FileContext, ref: OpRef, refs: list[OpRef], rows: list[int] | None = None) -> bool:
@@ -108,10 +98,10 @@ def _own_consumers(ctx: FileContext, ref: OpRef, refs: list[OpRef]) -> list[File
     """The modules keyed on the packet that consume what this module inserts (none when this
     module or one of them also matches the op by an overload only)."""
     key = ref.key
-    found = _scan(ctx, refs)
+    found = modules_spelling(ctx, refs)
     consumers: list[FileContext] = []
-    for module in [ctx, *found.get(_spelled(ref).pattern, ())]:
-        sites = [s for s in _sites(module, ref.op) if any(r.key == key for r in s)]
+    for module in [ctx, *found.get(PacketSpelling(ref).pattern, ())]:
+        sites = [s for s in op_sites(module, ref.op) if any(r.key == key for r in s)]
         if any(not any(r.key == key and r.is_packet for r in s) for s in sites):
             return []  # this module also matches the op by an overload only
         if not sites:
@@ -123,7 +113,7 @@ def _own_consumers(ctx: FileContext, ref: OpRef, refs: list[OpRef]) -> list[File
             # it), or a lowering table that takes the op in either form. A packet-keyed matcher
             # anywhere else does not show where the graph goes next (a library's graphs go to
             # its users, whose matchers are keyed on overloads).
-            paired = linked_modules(ctx, module) or any(_both_forms(s, key) for s in _table_sites(module, ref.op))
+            paired = linked_modules(ctx, module) or any(_both_forms(s, key) for s in table_sites(module, ref.op))
         if paired:
             consumers.append(module)
     return consumers
@@ -133,8 +123,8 @@ def _users(ctx: FileContext) -> list[FileContext]:
     """The modules naming what this module defines. Read only once there is a consumer:
     searching every module for each of its names costs most of the scan, and most insertions
     have no consumer."""
-    naming = _scan(ctx, [], names=True)
-    return list({id(m): m for n in sorted(_inserting_names(ctx)) for m in naming.get(_NAME + n, ())}.values())
+    naming = modules_spelling(ctx, [], names=True)
+    return list({id(m): m for n in sorted(inserting_names(ctx)) for m in naming.get(NAME_KEY + n, ())}.values())
 
 
 def own_op_keyed_on_packet(ctx: FileContext, ref: OpRef, refs: list[OpRef], rows: list[int] | None = None) -> bool:
@@ -147,13 +137,13 @@ def own_op_keyed_on_packet(ctx: FileContext, ref: OpRef, refs: list[OpRef], rows
     graph is exported or lowered again between the insertion and those consumers (the packet
     would come back as `.default`). `refs`: every packet the module inserts, as
     `consumed_by_own_code` takes them, so one read of the project serves them all."""
-    defined = _Defined(ref)
-    overload = _Overload(ref)
+    defined = DefinedOp(ref)
+    overload = OverloadSpelling(ref)
     needles = (ref.op.encode(),)
     consumers: list[FileContext] = []
     # A consumer spells the packet and inserts nothing; the modules spelling each packet the
     # module inserts are the ones `consumed_by_own_code` reads anyway (same scan, kept per check).
-    if all(writes_insertion(m.text) for m in _scan(ctx, refs).get(_spelled(ref).pattern, ())):
+    if all(writes_insertion(m.text) for m in modules_spelling(ctx, refs).get(PacketSpelling(ref).pattern, ())):
         return False
     own = defined.search(ctx.text)
     if overload.search(ctx.text):
@@ -166,13 +156,15 @@ def own_op_keyed_on_packet(ctx: FileContext, ref: OpRef, refs: list[OpRef], rows
     for path, key in project_modules(ctx, (ref.op,)):
         if key is None or os.path.abspath(path) == os.path.abspath(ctx.path):
             continue
-        module = _module(ctx, path, key, [(defined, needles), (overload, needles), (_spelled(ref), needles)])
+        module = matching_module(
+            ctx, path, key, [(defined, needles), (overload, needles), (PacketSpelling(ref), needles)]
+        )
         if module is None:
             continue
         if overload.search(module.text):
             return False  # some code of the project is keyed on (or inserts) an overload of it
         own = own or defined.search(module.text)
-        if _spelled(ref).search(module.text) and not writes_insertion(module.text):
+        if PacketSpelling(ref).search(module.text) and not writes_insertion(module.text):
             consumers.append(module)  # it spells the packet and inserts nothing: it keys on it
     if not own or not consumers:
         return False
@@ -186,7 +178,7 @@ def _defined_elsewhere(ctx: FileContext, refs: list[OpRef]) -> set[str]:
     cache_key = (_DEFINES, tuple(names))
     if cache_key in ctx.cache:
         return ctx.cache[cache_key]
-    searches = {f"{r.namespace}::{r.op}": _Defined(r) for r in refs}
+    searches = {f"{r.namespace}::{r.op}": DefinedOp(r) for r in refs}
     questions = [_DEFINES + n for n in names]
     own = os.path.abspath(ctx.path)
     modules = [(p, k) for p, k in project_modules(ctx, tuple(names)) if k is not None and p != own]
@@ -213,17 +205,17 @@ def linked_modules(inserting: FileContext, other: FileContext) -> bool:
     imports and repositories whose package maps onto the root spell it differently). An
     import spells the name, so a module whose text lacks it is not walked (torch's observer
     module: 25 ms a check)."""
-    return _imports(inserting, _stem(other)) or _imports(other, _stem(inserting))
+    return _imports(inserting, module_stem(other)) or _imports(other, module_stem(inserting))
 
 
 def may_link(text: str, path: str, other: FileContext) -> bool:
     """Whether the module at `path` holding `text` may be linked to `other` (`linked_modules`),
     asked before it is parsed: it spells `other`'s module name, or `other` imports it."""
-    return _stem(other) in text or _imports(other, os.path.splitext(os.path.basename(path))[0])
+    return module_stem(other) in text or _imports(other, os.path.splitext(os.path.basename(path))[0])
 
 
 def _imports(module: FileContext, name: str) -> bool:
-    return name in module.text and name in _imported_names(module)
+    return name in module.text and name in imported_names(module)
 
 
 def _erases(module: FileContext) -> bool:
@@ -238,8 +230,8 @@ def _reexported_between(
     defines) that calls what inserts the packet (`_inserting_functions` of the rows it is
     inserted on; every name the module defines when the caller gave none), then exports or
     lowers before calling anything a consuming module defines."""
-    inserting = _inserting_functions(ctx, rows or []) or _inserting_names(ctx)
-    consuming = set().union(*(_defined(c) for c in consumers if c is not ctx)) - inserting
+    inserting = _inserting_functions(ctx, rows or []) or inserting_names(ctx)
+    consuming = set().union(*(defined_names(c) for c in consumers if c is not ctx)) - inserting
     if not inserting:
         return False
     for module in [ctx, *users]:
@@ -253,7 +245,7 @@ def _reexported_between(
 
 def _reexports_after(func: ast.AST, inserting: set[str], consuming: set[str]) -> bool:
     calls = sorted(
-        ((n.lineno, n.col_offset, _last_name(n.func)) for n in ast.walk(func) if isinstance(n, ast.Call)),
+        ((n.lineno, n.col_offset, callee_name(n) or "") for n in ast.walk(func) if isinstance(n, ast.Call)),
     )
     inserted = False
     for _, _, name in calls:

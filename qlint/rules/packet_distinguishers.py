@@ -40,18 +40,17 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 from itertools import pairwise
 
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.never_called import enclosing_definitions
-from qlint.analysis.graphs.project_scan import parsed_module, project_modules, scan_root, text_holding
+from qlint.analysis.graphs.project_scan import parsed_module, project_modules, scan_root, texts_spelling
 from qlint.analysis.names.resolver import OpRef
 from qlint.analysis.names.scope import parameter_args
 from qlint.optable import OpInfo
-from qlint.rules.packet_scan import _module, _Overload
-from qlint.rules.packet_sites import _sites
+from qlint.rules.packet_scan import OverloadSpelling, matching_module
+from qlint.rules.packet_sites import op_sites
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # (who tells the packet from its overload, for the message; why, for its help)
@@ -173,7 +172,7 @@ def _package_matcher(ctx: FileContext, ref: OpRef, info: OpInfo | None) -> Consu
         return ctx.cache[cache_key]
     found = None
     own = os.path.abspath(ctx.path)
-    overload = _Overload(ref)
+    overload = OverloadSpelling(ref)
     question = _OVERLOADS + f"{ref.namespace}.{ref.op}"
     # The project's paths are under its absolute root: one outside the directory's prefix is in
     # another directory, and is passed over without normalising it (ExecuTorch: ~4,600 a call).
@@ -189,11 +188,11 @@ def _package_matcher(ctx: FileContext, ref: OpRef, info: OpInfo | None) -> Consu
     for path, key, (known,) in scan_memo.unanswered(modules, [question]):
         if known is False:
             continue
-        module = _module(ctx, path, key, [(overload, (ref.op.encode(),))])
+        module = matching_module(ctx, path, key, [(overload, (ref.op.encode(),))])
         scan_memo.note(path, question, key, module is not None)
         if module is None:
             continue
-        for site in _sites(module, ref.op):
+        for site in op_sites(module, ref.op):
             same = [r for r in site if r.key == ref.key]
             keyed = sorted(r.overload for r in same if r.overload and (carried is None or r.overload in carried))
             if keyed and not any(r.is_packet for r in same):
@@ -382,24 +381,14 @@ def _naming(ctx: FileContext, names: set[str]) -> None:
     each module once for all of them; what each module answered is kept between runs
     (`scan_memo`), so a later run reads only those that spell one."""
     table = ctx.cache.setdefault(_NAMING_KEY, {})
-    pending = sorted(n for n in names if n not in table)
+    pending = tuple(sorted(n for n in names if n not in table))
     if not pending:
         return
     for name in pending:
         table[name] = []
-    words = [re.compile(rf"\b{re.escape(n)}\b") for n in pending]
-    own = os.path.abspath(ctx.path)
-    modules = [(p, k) for p, k in project_modules(ctx, tuple(pending)) if k is not None and os.path.abspath(p) != own]
-    for path, key, known in scan_memo.unanswered(modules, [_NAMES + n for n in pending]):
-        asked = [i for i, answer in enumerate(known) if answer is not False]
-        if not asked:
-            continue
-        read = text_holding(ctx.project, path, key, tuple(pending[i].encode() for i in asked))
-        for i in asked:
-            holds = read is not None and words[i].search(read[0]) is not None
-            scan_memo.note(path, _NAMES + pending[i], key, holds)
-            if holds:
-                table[pending[i]].append((path, read[0]))
+    for path, text, spelled in texts_spelling(ctx, pending, question=_NAMES):
+        for name in spelled:
+            table[name].append((path, text))
 
 
 def _defines(cls: ast.ClassDef, name: str) -> bool:

@@ -68,7 +68,7 @@ def consumes_linked_insertion(ctx: FileContext, key: tuple[str, str, str]) -> bo
     the pair, a re-export between them), the matcher is reported again: fixing the insertion
     would leave it matching nothing."""
     from qlint.rules.packet_consumers import consumed_by_own_code, linked_modules, may_link
-    from qlint.rules.packet_sites import _sites
+    from qlint.rules.packet_sites import op_sites
 
     ref = OpRef(key[1], key[2], None, key[0])
     spelled = _spelled_packet(ref.op)
@@ -77,7 +77,7 @@ def consumes_linked_insertion(ctx: FileContext, key: tuple[str, str, str]) -> bo
     # ~15 ms per packet on the language server's 2,000-line bench module).
     if not module_facts(ctx, (ref.op,), parses, spelled):
         return False
-    sites = [s for s in _sites(ctx, ref.op) if any(r.key == key for r in s)]
+    sites = [s for s in op_sites(ctx, ref.op) if any(r.key == key for r in s)]
     if not sites or any(not any(r.key == key and r.is_packet for r in s) for s in sites):
         return False  # the matcher is no site QL102 reads, or this module also keys on an overload
 

@@ -20,8 +20,7 @@ from qlint.analysis.names.resolver import OpRef
 from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.analysis.recent_entries import RecentEntries
 from qlint.analysis.tree_walk import statements
-from qlint.rules.packet_sites import _CACHE_KEY as _SITES_KEY
-from qlint.rules.packet_sites import _keyed
+from qlint.rules.packet_sites import SITES_KEY, op_sites
 from qlint.source import LineIndex
 
 _SCAN_KEY = "ql102.consumer-scan"
@@ -33,9 +32,18 @@ _PARSED: dict[str, tuple[tuple, FileContext | None]] = {}
 _PARSED_FOR: list[str | None] = [None]
 # (checked path, the patterns asked) -> (the project's (path, content key) list the scan read,
 # (path, key) of the modules it found per pattern): the last scan of each file an editor
-# checks again (`_scan`); a few files, each holding one list of the project's modules.
+# checks again (`modules_spelling`); a few files, each holding one list of the project's modules.
 _Found = dict[str, list[tuple[str, tuple]]]
 _LAST_SCAN: RecentEntries[tuple[str, tuple[str, ...]], tuple[list, _Found]] = RecentEntries(8)
+
+
+def checked_once(path: str) -> None:
+    """The check of `path` ended and the file will not be checked again (a command-line run):
+    the consumer modules parsed for it go now, not when the next file's check parses one, so
+    later checks do not allocate on top of them (whole trees: ~5 MiB of a worker on ao)."""
+    if _PARSED_FOR[0] == path:
+        _PARSED.clear()
+        _PARSED_FOR[0] = None
 
 
 # `scan_memo`'s questions: a module that does not spell the pattern that follows.
@@ -44,10 +52,10 @@ _QUESTION = "ql102-consumer:"
 
 _DEFINED_KEY = "ql102.defined"  # `FileContext.cache` keys of what `_without_tree` keeps
 _IMPORTED_KEY = "ql102.imported"
-_NAME = "name:"  # in `_scan`'s table, a name the inserting module defines, not a packet pattern
+NAME_KEY = "name:"  # in `modules_spelling`'s table, a name the inserting module defines, not a packet pattern
 
 
-class _Defined:
+class DefinedOp:
     """`search(text)`: the op's qualified name as a string literal opens it (`"ns::op"` or a
     schema `"ns::op(Tensor x) -> Tensor"`), as `custom_op`, `register_fake` and
     `torch.library.define` spell it."""
@@ -59,7 +67,7 @@ class _Defined:
         return self._regex.search(text) is not None
 
 
-class _Overload:
+class OverloadSpelling:
     """`search(text)`: one of the op's overloads (`ns.op.default`, `ns.op.Tensor`)."""
 
     def __init__(self, ref: OpRef):
@@ -69,7 +77,7 @@ class _Overload:
         return self._regex.search(text) is not None
 
 
-class _Packet:
+class PacketSpelling:
     """`search(text)`: the packet as an op (`aten.permute`, not a tensor's `x.permute(...)`), no
     overload after it. The pattern starts with a literal (a leading `\\b` makes `re` scan 20x
     slower), and the word boundary before it is checked here."""
@@ -94,33 +102,29 @@ class _Packet:
                 yield m
 
 
-def _spelled(ref: OpRef) -> _Packet:
-    return _Packet(ref)
-
-
 def packet_spellings(ref: OpRef, text: str) -> int:
     """How many times `text` names the packet `ref` (`ns.op`, no overload after it)."""
-    return _Packet(ref).count(text)
+    return PacketSpelling(ref).count(text)
 
 
-def _inserting_names(ctx: FileContext) -> set[str]:
-    return _defined(ctx) - {"call", "main"}
+def inserting_names(ctx: FileContext) -> frozenset[str]:
+    return defined_names(ctx) - {"call", "main"}
 
 
-def _scan(ctx: FileContext, refs: list[OpRef], names: bool = False) -> dict[str, list[FileContext]]:
+def modules_spelling(ctx: FileContext, refs: list[OpRef], names: bool = False) -> dict[str, list[FileContext]]:
     """The project's other modules that spell each packet, or (`names`) those that name each
     function or class this module defines, in one read of the project (a consumer or a pipeline need not insert
     anything, so the project scan's own selection of modules does not hold them)."""
     cache_key = (_SCAN_KEY, names)
     if cache_key in ctx.cache:
         return ctx.cache[cache_key]
-    wanted: dict[str, tuple[_Packet | _AnyName, tuple[bytes, ...]]] = {}
+    wanted: dict[str, tuple[PacketSpelling | _AnyName, tuple[bytes, ...]]] = {}
     for ref in refs:
-        wanted[_spelled(ref).pattern] = (_spelled(ref), (ref.op.encode(),))
+        wanted[PacketSpelling(ref).pattern] = (PacketSpelling(ref), (ref.op.encode(),))
     # One search per name, not one for all: what is known of a module not naming `f` still
     # holds after an edit defines `g` beside it.
-    for name in sorted(_inserting_names(ctx)) if names else ():
-        wanted[_NAME + name] = (_AnyName({name}), (name.encode(),))
+    for name in sorted(inserting_names(ctx)) if names else ():
+        wanted[NAME_KEY + name] = (_AnyName({name}), (name.encode(),))
     found: dict[str, list[FileContext]] = {p: [] for p in wanted}
     own = os.path.abspath(ctx.path)
     needles = tuple(n.decode() for _, encoded in wanted.values() for n in encoded)
@@ -133,7 +137,7 @@ def _scan(ctx: FileContext, refs: list[OpRef], names: bool = False) -> dict[str,
     if last is not None and last[0] == modules:
         for p, paths in last[1].items():
             for path, key in paths:
-                module = _module(ctx, path, key, [wanted[p]])
+                module = matching_module(ctx, path, key, [wanted[p]])
                 if module is not None:
                     found[p].append(module)
         ctx.cache[cache_key] = found
@@ -148,7 +152,7 @@ def _scan(ctx: FileContext, refs: list[OpRef], names: bool = False) -> dict[str,
         pending = [p for p, held in zip(wanted, known, strict=True) if held is not False]
         if not pending:
             continue
-        module = _module(ctx, path, key, [wanted[p] for p in pending])
+        module = matching_module(ctx, path, key, [wanted[p] for p in pending])
         hits = [p for p in pending if module is not None and wanted[p][0].search(module.text)]
         if ops is not None and module is not None and hits:
             module = _without_tree(ctx, module, path, {op for p in hits for op in ops[p]})
@@ -167,7 +171,7 @@ def _scan(ctx: FileContext, refs: list[OpRef], names: bool = False) -> dict[str,
 def _ops_by_pattern(refs: list[OpRef]) -> dict[str, set[str]]:
     ops: dict[str, set[str]] = {}
     for ref in refs:
-        ops.setdefault(_spelled(ref).pattern, set()).add(ref.op)
+        ops.setdefault(PacketSpelling(ref).pattern, set()).add(ref.op)
     return ops
 
 
@@ -178,13 +182,13 @@ def _without_tree(ctx: FileContext, module: FileContext, path: str, ops: set[str
     The scan's modules were all held, whole, until the check ended: one check on ExecuTorch
     held 44 MiB of trees at once (nxp's `add_simulated_linear_bn_fusion_qat_pass.py`, one of
     the run's peaks). Asked anything else, the module fails loudly (no tree); another reader
-    of it in this check parses it again (`_module` no longer has it)."""
-    keyed = [_keyed(module, op) for op in sorted(ops)]
-    known: dict[str, object] = {_SITES_KEY: module.cache[_SITES_KEY]}
+    of it in this check parses it again (`matching_module` no longer has it)."""
+    keyed = [op_sites(module, op) for op in sorted(ops)]
+    known: dict[str, object] = {SITES_KEY: module.cache[SITES_KEY]}
     if any(keyed):
-        known[_DEFINED_KEY] = _defined_names(module)
-        if _stem(ctx) in module.text:
-            known[_IMPORTED_KEY] = _imported_names(module)
+        known[_DEFINED_KEY] = defined_names(module)
+        if module_stem(ctx) in module.text:
+            known[_IMPORTED_KEY] = imported_names(module)
     _PARSED.pop(path, None)
     text_only = FileContext(
         module.path, module.text, None, module.lines, module.optable, module.project, module.module, known
@@ -193,8 +197,8 @@ def _without_tree(ctx: FileContext, module: FileContext, path: str, ops: set[str
     return text_only
 
 
-def _module(
-    ctx: FileContext, path: str, key: tuple, wanted: list[tuple[_Packet | _AnyName, tuple[bytes, ...]]]
+def matching_module(
+    ctx: FileContext, path: str, key: tuple, wanted: list[tuple[PacketSpelling | _AnyName, tuple[bytes, ...]]]
 ) -> FileContext | None:
     """The module parsed, if its text matches one of `wanted` (bytes first: most do not)."""
     if _PARSED_FOR[0] != ctx.path:
@@ -241,11 +245,7 @@ class _AnyName:
         return any(n in text and re.search(rf"\b{re.escape(n)}\b", text) for n in self.names)
 
 
-def _defined(module: FileContext) -> set[str]:
-    return set(_defined_names(module))
-
-
-def _defined_names(module: FileContext) -> frozenset[str]:
+def defined_names(module: FileContext) -> frozenset[str]:
     if _DEFINED_KEY not in module.cache:  # kept: a module found by the scan has no tree after it
         module.cache[_DEFINED_KEY] = frozenset(
             node.name
@@ -255,13 +255,13 @@ def _defined_names(module: FileContext) -> frozenset[str]:
     return module.cache[_DEFINED_KEY]
 
 
-def _stem(module: FileContext) -> str:
+def module_stem(module: FileContext) -> str:
     return os.path.splitext(os.path.basename(module.path))[0]
 
 
-def _imported_names(module: FileContext) -> frozenset[str]:
+def imported_names(module: FileContext) -> frozenset[str]:
     """The names `module`'s imports bind, by their last part (`linked_modules`)."""
-    if _IMPORTED_KEY not in module.cache:  # kept, as `_defined_names`
+    if _IMPORTED_KEY not in module.cache:  # kept, as `defined_names`
         out: set[str] = set()
         for node in statements(module.tree):  # imports are statements: no expression is visited
             if isinstance(node, ast.ImportFrom):

@@ -18,21 +18,21 @@ from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import walk_kinds
 from qlint.lazy_patterns import lazy
 
-_CACHE_KEY = "ql102.consumer-sites"
+SITES_KEY = "ql102.consumer-sites"
 
 
-def _sites(module: FileContext, op: str) -> list[frozenset[OpRef]]:
+def op_sites(module: FileContext, op: str) -> list[frozenset[OpRef]]:
     """The op sets this module keys graph nodes on, among those naming `op`: a `.target`
     comparison, a `partial` predicate, the decorators of one function (a registration table)."""
     return [site for _, site in _keyed(module, op)]
 
 
-def _table_sites(module: FileContext, op: str) -> list[frozenset[OpRef]]:
+def table_sites(module: FileContext, op: str) -> list[frozenset[OpRef]]:
     return [site for table, site in _keyed(module, op) if table]
 
 
 def _keyed(module: FileContext, op: str) -> list[tuple[bool, frozenset[OpRef]]]:
-    cache = module.cache.setdefault(_CACHE_KEY, {})
+    cache = module.cache.setdefault(SITES_KEY, {})
     if op in cache:
         return cache[op]
     # Only the top-level statements spanning a line that names the op hold its sites.

@@ -7,7 +7,7 @@ forwarded parameters. Helpers are found by resolving the callee: a function of t
 one imported from another module of the project, or a method of the enclosing class or of
 one of its bases (in this module or another one of the project). Forwarding through
 helpers of helpers is followed to the end (each function once per check), with no limit on
-depth: answers are shared across checks (`_SHARED`), and one cut off deep in one check was
+depth: answers are shared across checks (`SHARED`), and one cut off deep in one check was
 read shallow by the next, so a file's findings depended on the files checked before it.
 Other modules are read through their summaries (`forwarding_facts`): their trees are neither
 walked nor kept.
@@ -30,18 +30,19 @@ from collections.abc import Callable, Iterable, Iterator
 from qlint.analysis.graphs import file_keys, kept_answers
 from qlint.analysis.graphs.call_parts import call_arguments, spans_any
 from qlint.analysis.graphs.forwarding_facts import ForwardingFact, RemoteFunction, RemoteModule
-from qlint.analysis.graphs.forwarding_memos import _MEMO_NAMES, _SHARED, _unkept_function
-from qlint.analysis.graphs.forwarding_texts import _import_root, _mentions, _names
+from qlint.analysis.graphs.forwarding_memos import MEMO_NAMES, SHARED, unkept_function
+from qlint.analysis.graphs.forwarding_texts import mentions, text_names
 from qlint.analysis.graphs.helper_lookup import (
     Helper,
-    _instance_method,
-    _method,
-    _module_attribute,
-    _module_function,
-    _resolve_helper,
+    helper_of_call,
+    instance_method,
+    method_of_class,
+    module_attribute,
+    module_function,
 )
 from qlint.analysis.graphs.imported_helpers import helper_names, imports_helper
-from qlint.analysis.graphs.wrapper_chains import _forwards_on
+from qlint.analysis.graphs.wrapper_chains import forwards_on
+from qlint.analysis.names.modules import import_root
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
 from qlint.analysis.node_memo import kept_on_node, kept_on_node_by
@@ -91,7 +92,7 @@ class Forwarding:
         # `forwarded_params` in progress, innermost last: [key, whether its answer may be
         # shared across checks]. An answer that met a function still in progress (a cycle
         # through two functions) depends on which of them was asked first; it serves this
-        # check (whose order of questions its file decides) but is not shared (`_SHARED`), nor
+        # check (whose order of questions its file decides) but is not shared (`SHARED`), nor
         # is anything worked out from it (`_unshared`).
         self._asking: list[list] = []
         self._unshared: set[object] = set()
@@ -131,13 +132,13 @@ class Forwarding:
             # must refresh this check.
             project.module_scope(module, requester)
             if self._trails:
-                base = os.path.join(_import_root(requester), *module.split("."))
+                base = os.path.join(import_root(requester), *module.split("."))
                 self._trails[-1].extend((p, None) for p in (base + ".py", os.path.join(base, "__init__.py")))
             return None
         self._read(project, path)
-        if _mentions(project, path, self.fact.key, self.holds_sink):
+        if mentions(project, path, self.fact.key, self.holds_sink):
             return project.module_fact(module, requester, self.fact)
-        if not _forwards_on(self, project, path):
+        if not forwards_on(self, project, path):
             return None
         # The fact first: a module not summarised yet is parsed once, for both.
         chain = project.fact_at(path, self.chain_fact, register=False)
@@ -157,7 +158,7 @@ class Forwarding:
         project = self._project = resolver.project if resolver is not None else self._project
         path = self._find(module, requester)
         if path is not None:
-            defined, functions, imports = _names(project, path)
+            defined, functions, imports = text_names(project, path)
             if name not in (functions if function else defined):
                 self._read(project, path)  # a dependency all the same: it may come to define it
                 return RemoteModule(path, imports, {}, {}) if name in imports else None
@@ -167,7 +168,7 @@ class Forwarding:
         """The file of `module` as `requester` imports it, looked up once per check and root.
         The answer is a dependency of the fact being worked out: a module created where the
         lookup found none, or ahead of the one it found, changes it (`_key`)."""
-        root = _import_root(requester)
+        root = import_root(requester)
         found = self._lookup(module, root, requester)
         if self._trails:
             self._trails[-1].append((("find", module, root), found))
@@ -203,7 +204,7 @@ class Forwarding:
         known = memo.get(key)
         if known is not None and self._valid(known[-1]):
             return known
-        name = _MEMO_NAMES.get(id(memo))  # None: a memo put in its place (tests)
+        name = MEMO_NAMES.get(id(memo))  # None: a memo put in its place (tests)
         kept = kept_answers.saved(name, key) if name is not None else None
         if kept is None or self._project is None:
             return None
@@ -261,7 +262,7 @@ class Forwarding:
             return self._params[key][1]
         remote = isinstance(func, RemoteFunction)
         shared_key = (key, self._kind)
-        shared = self._shared(_SHARED, shared_key, _unkept_function) if remote else _SHARED.get(shared_key)
+        shared = self._shared(SHARED, shared_key, unkept_function) if remote else SHARED.get(shared_key)
         fresh = shared is not None and (remote or self._valid(shared[2]))
         if fresh and (shared[0] is func or remote):
             # Another module's function (its scope is cached by the project index): read once
@@ -304,10 +305,10 @@ class Forwarding:
             if self._asking:
                 self._asking[-1][1] = False
         elif scope.path != self.own_path:
-            if len(_SHARED) > 50_000:
-                _SHARED.clear()
+            if len(SHARED) > 50_000:
+                SHARED.clear()
             own = (scope.path, self._key(scope.path) if self._project is not None else None)
-            _SHARED[(key, self._kind)] = (func, result, (*trail, own))
+            SHARED[(key, self._kind)] = (func, result, (*trail, own))
         return result
 
     def _remote_params(self, func: RemoteFunction, scope: RemoteModule, class_scope) -> set[str]:
@@ -320,14 +321,14 @@ class Forwarding:
                 continue
             kind, callee, positional, keywords = step
             if kind == "n":
-                helper = _module_function(self, None, scope, callee, 0)  # type: ignore[arg-type]
+                helper = module_function(self, None, scope, callee, 0)  # type: ignore[arg-type]
             elif kind == "m":
-                helper = _module_attribute(self, None, scope, callee.split("."), 0)  # type: ignore[arg-type]
+                helper = module_attribute(self, None, scope, callee.split("."), 0)  # type: ignore[arg-type]
             elif kind == "c":
                 *cls, method = callee.split(".")
-                helper = _instance_method(self, None, scope, cls, method)
+                helper = instance_method(self, None, scope, cls, method)
             elif class_scope is not None:
-                helper = _method(self, None, scope, class_scope, callee, 0)  # type: ignore[arg-type]
+                helper = method_of_class(self, None, scope, class_scope, callee, 0)  # type: ignore[arg-type]
             else:
                 helper = None
             if helper is None or helper.func is func:
@@ -367,7 +368,7 @@ class Forwarding:
         return imports_helper(self, project, path, text, index)
 
     def resolve_helper(self, call: ast.Call, resolver: Resolver, caller=None) -> Helper | None:
-        return _resolve_helper(self, call, resolver, caller)
+        return helper_of_call(self, call, resolver, caller)
 
     def find_helpers(
         self,

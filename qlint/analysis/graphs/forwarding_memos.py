@@ -11,24 +11,24 @@ from qlint.analysis.graphs import kept_answers
 
 # Facts shared by the checks of one process, each with the modules (and their content keys)
 # it was read from: reused only while those are unchanged.
-_IMPORTED: dict[tuple, tuple[bool | frozenset[str], tuple]] = {}
-_SHARED: dict[tuple, tuple[ast.AST, frozenset[str], tuple]] = {}
+IMPORTED: dict[tuple, tuple[bool | frozenset[str], tuple]] = {}
+SHARED: dict[tuple, tuple[ast.AST, frozenset[str], tuple]] = {}
 # (module, sink kind, without an index) -> its chain links (`wrapper_chains._links_of`).
-_LINKS_OF: dict[tuple, tuple[bool, tuple[tuple[str, str, str], ...], tuple]] = {}
+LINKS_OF: dict[tuple, tuple[bool, tuple[tuple[str, str, str], ...], tuple]] = {}
 # (module, name, links left, sink kind, without an index) -> `wrapper_chains._passes_on`.
-_PASSING: dict[tuple, tuple[bool, tuple]] = {}
+PASSING: dict[tuple, tuple[bool, tuple]] = {}
 
 
 # What of each memo's entries outlives the process (`kept_answers`): all but the trail; of
-# `_SHARED`, the answer about another module's function (known by its summary's key), not
+# `SHARED`, the answer about another module's function (known by its summary's key), not
 # the function itself, nor answers about functions known only by their trees.
-_MEMO_NAMES = {id(_IMPORTED): "imported", id(_LINKS_OF): "links", id(_PASSING): "passing", id(_SHARED): "shared"}
-kept_answers.register("imported", _IMPORTED, lambda key, entry: entry[:-1])
-kept_answers.register("links", _LINKS_OF, lambda key, entry: entry[:-1])
-kept_answers.register("passing", _PASSING, lambda key, entry: entry[:-1])
-kept_answers.register("shared", _SHARED, lambda key, entry: entry[1:-1] if isinstance(key[0], tuple) else None)
+MEMO_NAMES = {id(IMPORTED): "imported", id(LINKS_OF): "links", id(PASSING): "passing", id(SHARED): "shared"}
+kept_answers.register("imported", IMPORTED, lambda key, entry: entry[:-1])
+kept_answers.register("links", LINKS_OF, lambda key, entry: entry[:-1])
+kept_answers.register("passing", PASSING, lambda key, entry: entry[:-1])
+kept_answers.register("shared", SHARED, lambda key, entry: entry[1:-1] if isinstance(key[0], tuple) else None)
 
 
-def _unkept_function(value: tuple) -> tuple:
-    """A kept `_SHARED` answer as the memo holds it: the function itself is not kept."""
+def unkept_function(value: tuple) -> tuple:
+    """A kept `SHARED` answer as the memo holds it: the function itself is not kept."""
     return (None, *value)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.graphs.called_names import attributes_called
-from qlint.analysis.names.modules import import_root, module_name_for
+from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.text_imports import text_imports
 from qlint.lazy_patterns import lazy
 
@@ -24,13 +24,13 @@ _T = TypeVar("_T")
 _WRAPPERS: dict[str, tuple[tuple | None, tuple[frozenset[str], frozenset[str]]]] = {}
 
 
-def _wrappers(project, path: str) -> tuple[frozenset[str], frozenset[str]]:
+def module_wrappers(project, path: str) -> tuple[frozenset[str], frozenset[str]]:
     """The functions and classes of a module naming a sink that its own text makes wrappers
     (`wrapper_candidates.candidates` of it alone)."""
 
     def wrappers(text: str) -> tuple[frozenset[str], frozenset[str]]:
         # Imported here: only a module naming a sink is read this way, and the text reader's
-        # 16 patterns are ~2 ms of a `qlint check FILE` that reads none (`_module_text` too).
+        # 16 patterns are ~2 ms of a `qlint check FILE` that reads none (`module_text` too).
         from qlint.analysis.graphs.wrapper_candidates import ModuleText, candidates
 
         functions, classes = candidates([ModuleText(text, path)], [])
@@ -58,9 +58,9 @@ def _no_sites(masked: str) -> list:
 _TEXTS_READ: dict[str, tuple[tuple | None, ModuleText]] = {}
 
 
-def _module_text(project, path: str) -> ModuleText:
+def module_text(project, path: str) -> ModuleText:
     """A link module's text as `wrapper_candidates` reads it."""
-    from qlint.analysis.graphs.wrapper_candidates import ModuleText  # see `_wrappers`
+    from qlint.analysis.graphs.wrapper_candidates import ModuleText  # see `module_wrappers`
 
     return _per_content(_TEXTS_READ, 2_000, project, path, lambda text: ModuleText(text, path, sites=_no_sites))
 
@@ -68,7 +68,7 @@ def _module_text(project, path: str) -> ModuleText:
 _NAMES: dict[str, tuple[tuple | None, tuple[frozenset[str], frozenset[str], dict[str, str]]]] = {}
 
 
-def _attributes(text: str, name: str) -> set[tuple[str, ...]]:
+def called_attributes(text: str, name: str) -> set[tuple[str, ...]]:
     """`attributes_called`, answered once per name for the text asked about last (the import
     trigger and the helper search ask about functions and classes of the same imports)."""
     global _ATTRIBUTES
@@ -84,12 +84,12 @@ _ATTRIBUTES: tuple[str, dict[str, set[tuple[str, ...]]]] | None = None
 _CLASSES: dict[str, tuple[tuple | None, frozenset[str]]] = {}
 
 
-def _class_names(project, path: str) -> frozenset[str]:
+def class_names(project, path: str) -> frozenset[str]:
     """The names a module's text defines with `class` (at any depth: a superset)."""
     return _per_content(_CLASSES, 50_000, project, path, lambda text: frozenset(_DEFINES[1].findall(text)))
 
 
-def _names(project, path: str) -> tuple[frozenset[str], frozenset[str], dict[str, str]]:
+def text_names(project, path: str) -> tuple[frozenset[str], frozenset[str], dict[str, str]]:
     """The names a module's text defines (`def`/`class`, at any depth), those of them it
     defines with `def` (a superset of its summary's functions), and its imports as the
     text spells them (`text_imports`, the last binding of a name winning as in
@@ -108,7 +108,7 @@ def _names(project, path: str) -> tuple[frozenset[str], frozenset[str], dict[str
 _DEFINES = (lazy(r"def[ \t]+(\w+)"), lazy(r"class[ \t]+(\w+)"))
 
 
-def _mentions(project, path: str, kind: str, holds_sink: Callable[[str], bool]) -> bool:
+def mentions(project, path: str, kind: str, holds_sink: Callable[[str], bool]) -> bool:
     """Whether the module's text can hold a sink of `kind`: an editor's buffer as it is, a
     file as it is on disk now (read again when its stat changes)."""
     key = file_keys.content_key(project, path)
@@ -121,9 +121,5 @@ def _mentions(project, path: str, kind: str, holds_sink: Callable[[str], bool]) 
     return found[1]
 
 
-def _torch(full: str) -> bool:
+def is_torch(full: str) -> bool:
     return full == "torch" or full.startswith(("torch.", "builtins."))
-
-
-def _import_root(path: str) -> str:
-    return import_root(path)

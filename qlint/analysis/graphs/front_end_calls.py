@@ -17,7 +17,7 @@ import os
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.graphs.packet_renames import LOOKUP, renaming_functions
-from qlint.analysis.graphs.project_scan import _context
+from qlint.analysis.graphs.project_scan import module_context
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.tree_walk import names_by_id, spans_rows
@@ -132,7 +132,7 @@ def _renames(ctx: FileContext, name: str | None, namespace: str, want_class: boo
         file_keys.record(ctx.project, ctx.path, ((path, key),))  # an edit of it changes the answer
         data = file_keys.content_bytes(ctx.project, path, key, _MAX_BYTES)
         try:
-            other = _context(path, decode_source(data), ctx) if data is not None else None
+            other = module_context(path, decode_source(data), ctx) if data is not None else None
         except DecodeError:
             other = None
     if other is None:

@@ -2,7 +2,7 @@
 `gu.insert_op(...)`), methods its classes inherit from classes of other modules, methods of
 the classes of other modules it constructs (`GraphBuilder(graph).insert(op)`). Whether an
 imported name or base leads to a helper is remembered per import root across checks
-(`forwarding_memos._IMPORTED`), and asked from a module's text alone by `imports_helper`. Each
+(`forwarding_memos.IMPORTED`), and asked from a module's text alone by `imports_helper`. Each
 function takes the helper search (`forwarding.Forwarding`) as `fw`.
 """
 
@@ -14,11 +14,12 @@ from collections.abc import Callable, Iterator
 
 from qlint.analysis.graphs.called_names import calls_memo, may_call, may_call_attribute
 from qlint.analysis.graphs.forwarding_facts import RemoteModule
-from qlint.analysis.graphs.forwarding_memos import _IMPORTED
-from qlint.analysis.graphs.forwarding_texts import _attributes, _class_names, _import_root, _names, _torch
+from qlint.analysis.graphs.forwarding_memos import IMPORTED
+from qlint.analysis.graphs.forwarding_texts import called_attributes, class_names, is_torch, text_names
 from qlint.analysis.graphs.helper_gate import may_lead_to_helper
-from qlint.analysis.graphs.helper_lookup import _MAX_DEPTH, _base_class, _module_function
+from qlint.analysis.graphs.helper_lookup import MAX_DEPTH, base_class, module_function
 from qlint.analysis.graphs.word_trie import holds_any
+from qlint.analysis.names.modules import import_root
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ModuleScope
 from qlint.analysis.names.text_imports import class_bases, file_imports
@@ -82,14 +83,14 @@ def _constructed(fw, scope, imports, text: str | None, index, called) -> Iterato
     if index is not None and text is not None and not holds_any(text, index.classes):
         return
     for name, full in imports:
-        if _torch(full) or (text is not None and name not in text):
+        if is_torch(full) or (text is not None and name not in text):
             continue
         project_name = not _not_a_project_name(name, full) and (index is None or index.may_lead_to_class(full))
         if project_name and (called is None or called(name)) and _may_be_class(fw, full, scope.path):
             yield [name]
         if text is None:
             continue
-        for tail in sorted(_attributes(text, name)):
+        for tail in sorted(called_attributes(text, name)):
             dotted = ".".join([full, *tail])
             if (index is None or index.may_lead_to_class(dotted)) and _may_be_class(fw, dotted, scope.path):
                 yield [name, *tail]
@@ -103,8 +104,8 @@ def _may_be_class(fw, full: str, requester: str) -> bool:
     if path is None:
         return False
     fw._read(fw._project, path)
-    _, _, imports = _names(fw._project, path)
-    return name in imports or name in _class_names(fw._project, path)
+    _, _, imports = text_names(fw._project, path)
+    return name in imports or name in class_names(fw._project, path)
 
 
 def _attribute_helpers(fw, path: str, imports, text: str, index, first: bool = False) -> set[str]:
@@ -117,9 +118,9 @@ def _attribute_helpers(fw, path: str, imports, text: str, index, first: bool = F
         # directory: only an import naming such a directory itself may still lead to one.
         imports = [(name, full) for name, full in imports if index.may_lead_to_function(full)]
     for name, full in imports:
-        if _torch(full) or name not in text:
+        if is_torch(full) or name not in text:
             continue
-        for tail in sorted(_attributes(text, name)):
+        for tail in sorted(called_attributes(text, name)):
             dotted = ".".join([full, *tail])
             if tail[-1] in found or (index is not None and not index.may_lead_to_function(dotted)):
                 continue
@@ -205,32 +206,32 @@ def _imported_helper(fw, scope, name: str, full: str) -> bool:
     # where a file is found without looking the module up again, and per module file it
     # is imported from, which the import roots of a tree share (ExecuTorch: 275 roots):
     # everything read past that file is read from its own path, whoever imports it.
-    root = _import_root(scope.path)
+    root = import_root(scope.path)
     rooted = (full, root, fw._kind)
-    known = fw._shared(_IMPORTED, rooted)
+    known = fw._shared(IMPORTED, rooted)
     if known is not None:
         fw._replay(known[1])
         return bool(known[0])
     module, _, attr = full.rpartition(".")
     path = fw._find(module, scope.path) if module else None
     shared = (path, attr, fw._kind) if path is not None else None
-    known = fw._shared(_IMPORTED, shared) if shared is not None else None
+    known = fw._shared(IMPORTED, shared) if shared is not None else None
     if known is not None:
         fw._replay(known[1])
     else:
         fw._trails.append([])
-        helper = _module_function(fw, None, scope, name, 0)
+        helper = module_function(fw, None, scope, name, 0)
         is_helper = bool(
             helper is not None and helper.scope is not scope and fw.forwarded_params(helper.func, helper.scope, None)
         )
         known = (is_helper, tuple(dict.fromkeys(fw._trails.pop())))
         if shared is not None:
-            _IMPORTED[shared] = known
-    if len(_IMPORTED) > 50_000:
-        _IMPORTED.clear()
+            IMPORTED[shared] = known
+    if len(IMPORTED) > 50_000:
+        IMPORTED.clear()
     # Per import root, the answer holds while the name's module is the file found here.
     lookup = (("find", module, root), path)
-    _IMPORTED[rooted] = (known[0], known[1] if not module or lookup in known[1] else (*known[1], lookup))
+    IMPORTED[rooted] = (known[0], known[1] if not module or lookup in known[1] else (*known[1], lookup))
     return bool(known[0])
 
 
@@ -243,26 +244,26 @@ def _base_helpers(fw, scope: ModuleScope | RemoteModule, base: ast.expr | list[s
     head = None if local else scope.imports.get(parts[0])
     if head is None:
         return frozenset(_inherited_helpers(fw, scope, base, 0))
-    key = ("base", ".".join([head, *parts[1:]]), _import_root(scope.path), fw._kind)
-    known = fw._shared(_IMPORTED, key)
+    key = ("base", ".".join([head, *parts[1:]]), import_root(scope.path), fw._kind)
+    known = fw._shared(IMPORTED, key)
     if known is not None:
         fw._replay(known[1])
         return known[0]
     fw._trails.append([])
     names = frozenset(_inherited_helpers(fw, scope, base, 0))
-    if len(_IMPORTED) > 50_000:
-        _IMPORTED.clear()
+    if len(IMPORTED) > 50_000:
+        IMPORTED.clear()
     trail = tuple(dict.fromkeys(fw._trails.pop()))
     if fw._trails:
         fw._trails[-1].extend(trail)
     fw._record(trail)
-    _IMPORTED[key] = (names, trail)
+    IMPORTED[key] = (names, trail)
     return names
 
 
 def _inherited_helpers(fw, scope, base: ast.expr | list[str], depth: int) -> set[str]:
-    found = _base_class(fw, None, scope, base, depth)
-    if found is None or depth > _MAX_DEPTH:
+    found = base_class(fw, None, scope, base, depth)
+    if found is None or depth > MAX_DEPTH:
         return set()
     other, cls = found
     names = {n for n, m in cls.methods.items() if fw.forwarded_params(m, other, cls)}

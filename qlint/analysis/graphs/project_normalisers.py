@@ -12,14 +12,14 @@ import os
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.graphs.project_scan import (
-    _NORMALISES,
-    _context,
-    _holds,
-    _keeps_texts,
-    _project,
-    _question,
+    NORMALISES,
+    keeps_texts,
+    kept_module_holds,
+    module_context,
     module_facts,
+    probe_question,
     scan_root,
+    scanned_project,
 )
 from qlint.analysis.graphs.strip_loops import calls_after_strip
 from qlint.analysis.names.functions import bodies
@@ -32,27 +32,27 @@ def normalised_callees(ctx: FileContext) -> set[str]:
     """Qualified names of what the project's normalisers call once the graph carries
     packets (`strip_overloads(gm); run_passes(gm)`), and of decorators whose wrapper does."""
     root = scan_root(ctx.path)
-    project = _project(root, ctx)
+    project = scanned_project(root, ctx)
     if root is not None:  # served from the memo below too: a new normaliser changes the answer
-        ctx.project.record_listing(ctx.path, listing_dependency(root, True, _NORMALISES))
+        ctx.project.record_listing(ctx.path, listing_dependency(root, True, NORMALISES))
     # Which kept modules normalise, from what an earlier run found where it holds: most of
     # them only insert, and their texts need not be read for this.
-    question = _question(_NORMALISES, None)
+    question = probe_question(NORMALISES, None)
     holding = []
-    keep_texts = _keeps_texts(ctx.project)
+    keep_texts = keeps_texts(ctx.project)
     for path, (key, text) in project.files.items():
-        if text is not None and _holds(project, path, key, text, _NORMALISES, None, question, keep_texts)[0]:
+        if text is not None and kept_module_holds(project, path, key, text, NORMALISES, None, question, keep_texts)[0]:
             holding.append((path, key))
     keys = tuple(holding)
     if project.normalised is None or project.normalised[0] != keys:
         names: set[str] = set()
         # Every module of the project as the index sees it (the scan serves every file of it),
         # each parsed again: what a module's names resolve to may change with other modules...
-        for found in module_facts(ctx, _NORMALISES, _normalisers, own=True, keep=False, saved=True):
+        for found in module_facts(ctx, NORMALISES, _normalisers, own=True, keep=False, saved=True):
             names |= found
         project.normalised = (keys, names)
     # ... and this one as being checked (an editor's buffer may differ from the disk).
-    own = _normalisers(ctx) if any(n in ctx.text for n in _NORMALISES) else set()
+    own = _normalisers(ctx) if any(n in ctx.text for n in NORMALISES) else set()
     return project.normalised[1] | own
 
 
@@ -72,13 +72,13 @@ def normalising_decorator(ctx: FileContext, name: str) -> bool:
     # A dependency whatever it holds: an edit that makes it normalise changes the answer.
     file_keys.record(ctx.project, ctx.path, ((path, key),))
     data = file_keys.content_bytes(ctx.project, path, key, _MAX_NORMALISER_BYTES)
-    if data is None or not any(n.encode() in data for n in _NORMALISES):
+    if data is None or not any(n.encode() in data for n in NORMALISES):
         return False
     try:
         text = decode_source(data)
     except DecodeError:
         return False
-    other = _context(path, text, ctx)
+    other = module_context(path, text, ctx)
     if other is None:
         return False
     # The normaliser's names carry the module name qlint gives the file: compared by the

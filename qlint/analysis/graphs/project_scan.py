@@ -38,12 +38,12 @@ from qlint.value_classes import field, value_class
 
 _INSERTS = ("call_function", "create_node")
 # The last: a library decorator whose wrapper strips the graph (`project_normalisers`).
-_NORMALISES = ("strip_overloads", "overloadpacket", "make_simple_dynamo_backend")
-_NEEDLE_BYTES = tuple(n.encode() for n in _INSERTS + _NORMALISES)
+NORMALISES = ("strip_overloads", "overloadpacket", "make_simple_dynamo_backend")
+_NEEDLE_BYTES = tuple(n.encode() for n in _INSERTS + NORMALISES)
 _MAX_BYTES = 2_000_000
 _UNSEEN = object()
 # `scan_memo`'s question: the module's bytes hold one of the needles (its text is kept).
-_QUESTION = "project-scan:" + ",".join(_INSERTS + _NORMALISES)
+_QUESTION = "project-scan:" + ",".join(_INSERTS + NORMALISES)
 _UNREAD: Any = object()  # in `_Project.files`: holds a needle, text not read yet
 
 
@@ -67,7 +67,7 @@ def scan_root(path: str) -> str | None:
 @value_class
 class _Project:
     # path -> (content key, text when it holds an insertion or normalisation, else None; `_UNREAD`
-    # until a scan needs the text, and always in a command-line run: `_keeps_texts`)
+    # until a scan needs the text, and always in a command-line run: `keeps_texts`)
     files: dict[str, tuple[tuple | None, str | None]] = field(default_factory=dict)
     # path -> (content key, {fact: (its value,) or None when the module does not parse}): what
     # was read off each module's parse. The parse itself is dropped: whole-tree contexts kept
@@ -83,7 +83,7 @@ _BATCH = 64  # modules to look up at once, past which the saved answers are read
 _NO_PROJECT = _Project()
 
 
-def _project(root: str | None, ctx: FileContext) -> _Project:
+def scanned_project(root: str | None, ctx: FileContext) -> _Project:
     """The project's modules as they are now (`project_files.project_keys`: listed and
     stat-checked once per check, each a dependency of it), with the text of those that insert
     or normalise kept per content."""
@@ -119,7 +119,7 @@ def _project(root: str | None, ctx: FileContext) -> _Project:
     return found
 
 
-def _keeps_texts(project) -> bool:
+def keeps_texts(project) -> bool:
     """Whether the scan keeps the texts of the modules that insert or normalise, for the next
     probe of them. An editor's index does (a keystroke's check asks anew over all of them); a
     command-line run re-reads one when a probe not answered yet needs it (ExecuTorch: ~4,000
@@ -131,12 +131,12 @@ def _keeps_texts(project) -> bool:
 def _read(project, path: str, key: tuple | None) -> tuple[tuple | None, str | None]:
     """(key, the text if the module inserts or normalises, else None); `_UNREAD` for a module
     an earlier run found does (`scan_memo`), or that does in a run that keeps no texts
-    (`_keeps_texts`): read when a scan asks for its text."""
+    (`keeps_texts`): read when a scan asks for its text."""
     if key is None:
         return key, None
     if key[0] == "overlay":
         text = project.overlay[path]
-        return key, text if any(n in text for n in _INSERTS + _NORMALISES) else None
+        return key, text if any(n in text for n in _INSERTS + NORMALISES) else None
     held = scan_memo.answers(path, key, [_QUESTION])[0]
     if held is not None:
         return key, _UNREAD if held else None
@@ -146,7 +146,7 @@ def _read(project, path: str, key: tuple | None) -> tuple[tuple | None, str | No
         scan_memo.note(path, _QUESTION, key, False)
         _NO_PACKET_INSERTS[path] = key
         return key, None
-    return _text(path, key, _keeps_texts(project))
+    return _text(path, key, keeps_texts(project))
 
 
 def _words_rule_out(path: str, key: tuple) -> bool:
@@ -189,7 +189,7 @@ def _text(path: str, key: tuple, keep: bool = True) -> tuple[tuple | None, str |
 _PROBE = "project-facts:"
 
 
-def _question(needles: tuple[str, ...], pattern) -> str | None:
+def probe_question(needles: tuple[str, ...], pattern) -> str | None:
     """The memo's question for a probe, None for a pattern that cannot be named: a compiled
     pattern by its source and flags, a filter object by its `question`."""
     if pattern is None:
@@ -203,7 +203,9 @@ def _question(needles: tuple[str, ...], pattern) -> str | None:
     return f"{_PROBE}{','.join(needles)}:{described}"
 
 
-def _holds(project: _Project, path: str, key, text, needles, pattern, question: str | None, keep: bool = True):
+def kept_module_holds(
+    project: _Project, path: str, key, text, needles, pattern, question: str | None, keep: bool = True
+):
     """(whether the kept module's text holds one of `needles` and matches `pattern`, its text
     or `_UNREAD`). A module whose text was not read in this process (`_UNREAD`) is answered
     from what an earlier run found (`question`) when it can be: on torch, one check of an edit
@@ -237,7 +239,7 @@ def _encoded(needles: tuple[str, ...]) -> tuple[bytes, ...]:
 
 def _read_kept(project: _Project, path: str, key, keep: bool = True) -> str | None:
     """The text of a kept module not read yet in this process, kept from now on unless the
-    run keeps no texts (`_keeps_texts`): then read again at each ask, and only decoded (its
+    run keeps no texts (`keeps_texts`): then read again at each ask, and only decoded (its
     digest and the memo's answer were taken at its first read)."""
     if key is None:
         return None
@@ -269,7 +271,7 @@ def module_facts(
     spells the checked one's name nor is imported by it is linked to it by no import, and each
     such question parsed every inserting module again)."""
     root = scan_root(ctx.path)
-    project = _project(root, ctx)
+    project = scanned_project(root, ctx)
     if root is not None:  # a module created later that holds a needle may change the answer
         ctx.project.record_listing(ctx.path, listing_dependency(root, True, needles))
     skip = None if own else os.path.abspath(ctx.path)
@@ -277,8 +279,8 @@ def module_facts(
     # Whether a module's text holds the needles and the pattern is kept per content too: an
     # editor's check asks on every keystroke, over every module the scan keeps (~470 in torch).
     probe = (needles, pattern)  # a compiled pattern is equal to, and hashes as, its recompiled self
-    question = _question(needles, pattern) if saved else None
-    keep_texts = _keeps_texts(ctx.project)
+    question = probe_question(needles, pattern) if saved else None
+    keep_texts = keeps_texts(ctx.project)
     for path, (key, text) in project.files.items():
         if text is None or path == skip:
             continue
@@ -287,7 +289,7 @@ def module_facts(
             known = project.facts[path] = (key, {})
         holds = known[1].get(probe) if known is not None else None
         if holds is None:
-            holds, text = _holds(project, path, key, text, needles, pattern, question, keep_texts)
+            holds, text = kept_module_holds(project, path, key, text, needles, pattern, question, keep_texts)
             if known is not None and holds is not None:
                 known[1][probe] = holds
         if not holds:
@@ -302,7 +304,7 @@ def module_facts(
         if value is _UNSEEN and admits is not None and not admits(text, path):
             continue
         if value is _UNSEEN:
-            other = _context(path, text, ctx)
+            other = module_context(path, text, ctx)
             value = None if other is None else (fact(other),)
             if keep and known is not None:
                 known[1][fact] = value
@@ -344,7 +346,7 @@ def unkept_module_facts(
     are read when asked, not kept (they are most of a tree); a version that does not match is
     not read again, and the fact is kept per content as `module_facts` keeps it."""
     root = scan_root(ctx.path)
-    project = _project(root, ctx)
+    project = scanned_project(root, ctx)
     if root is not None:
         ctx.project.record_listing(ctx.path, listing_dependency(root, True, needles))
     own = os.path.abspath(ctx.path)
@@ -367,7 +369,7 @@ def unkept_module_facts(
             if other is None or pattern.search(other) is None or not admits(other, path):
                 _UNKEPT_MISSES[path, pattern.pattern] = key
                 continue
-            parsed = _context(path, other, ctx)
+            parsed = module_context(path, other, ctx)
             value = None if parsed is None else (fact(parsed),)
             if known is None or known[0] != key:
                 known = project.facts[path] = (key, {})
@@ -419,7 +421,7 @@ def project_modules(
     if root is None:
         return []
     ctx.project.record_listing(ctx.path, listing_dependency(root, True, needles))
-    # The listing and keys alone: whether each module inserts or normalises (`_project`, which
+    # The listing and keys alone: whether each module inserts or normalises (`scanned_project`, which
     # asks every module of torch that question) is none of these scans' business.
     return list(project_keys(ctx, root).items())
 
@@ -427,14 +429,38 @@ def project_modules(
 def texts_naming(ctx: FileContext, name: str, root: str | None = None) -> Iterator[tuple[str, str]]:
     """(path, text) of each other module of the project (or under `root`) whose text spells
     `name` as a word (a caller or constructor there is one a one-module reading does not see)."""
-    word = re.compile(rf"\b{re.escape(name)}\b")
+    return ((path, text) for path, text, _ in texts_spelling(ctx, (name,), root))
+
+
+def texts_spelling(
+    ctx: FileContext, names: tuple[str, ...], root: str | None = None, question: str | None = None
+) -> Iterator[tuple[str, str, list[str]]]:
+    """(path, text, which of `names` it spells) of each other module of the project (or under
+    `root`) whose text spells one of `names` as a word, each module read once for all of them.
+    With `question`, what each module answered for a name is kept between runs (`scan_memo`,
+    asked as `question` + the name), so a later run reads only the modules spelling one (a
+    scan's few names; a question per name of every search would crowd out the memo's others)."""
+    words = [re.compile(rf"\b{re.escape(n)}\b") for n in names]
     own = os.path.abspath(ctx.path)
-    for path, key in project_modules(ctx, (name,), root):
-        if key is None or os.path.abspath(path) == own:
+    modules = [(p, k) for p, k in project_modules(ctx, names, root) if k is not None and os.path.abspath(p) != own]
+    if question is None:
+        listed = ((p, k, None) for p, k in modules)
+    else:
+        listed = scan_memo.unanswered(modules, [question + n for n in names])
+    for path, key, known in listed:
+        asked = [i for i, answer in enumerate(known or [None] * len(names)) if answer is not False]
+        if not asked:
             continue
-        read = text_holding(ctx.project, path, key, (name.encode(),))
-        if read is not None and word.search(read[0]):
-            yield path, read[0]
+        read = text_holding(ctx.project, path, key, tuple(names[i].encode() for i in asked))
+        spelled = []
+        for i in asked:
+            holds = read is not None and words[i].search(read[0]) is not None
+            if question is not None:
+                scan_memo.note(path, question + names[i], key, holds)
+            if holds:
+                spelled.append(names[i])
+        if spelled:
+            yield path, read[0], spelled
 
 
 def parsed_module(ctx: FileContext, path: str, text: str) -> FileContext | None:
@@ -457,7 +483,7 @@ def read_module(ctx: FileContext, path: str) -> FileContext | None:
     return parsed_module(ctx, path, text)
 
 
-def _context(path: str, text: str, ctx: FileContext) -> FileContext | None:
+def module_context(path: str, text: str, ctx: FileContext) -> FileContext | None:
     # A module of the scan that this run checks later (torch: ~20 of the scan's ~30 parses):
     # the tree a summary kept for its check, or this parse, kept for it (`tree_handover`),
     # as long as the file's bytes are the ones the text was decoded from (not so with a BOM

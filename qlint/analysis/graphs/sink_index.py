@@ -10,7 +10,7 @@ the search then asks only about imports that can lead to one of them.
 
 The search finds a helper in a module whose text names a sink (`holds_sink`: one of the
 needles), or in one that names none but calls a function such a module defines (a chain's one
-link, `wrapper_chains._forwards_on`). Those are read as `wrapper_candidates` reads the inserting
+link, `wrapper_chains.forwards_on`). Those are read as `wrapper_candidates` reads the inserting
 modules, with every needle written in code standing for a sink call any parameter of the
 function around it may reach: a function is a candidate when it spans one, or passes a
 parameter to a call of a candidate; a class when a function it spans is, or its bases name

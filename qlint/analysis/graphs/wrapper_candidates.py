@@ -304,7 +304,7 @@ def candidates(
     modules that insert nothing but may call one of the `new` functions found at the level
     of an inserting module (at one of `paths`), among all those `known` (wrapper chains:
     `add_op(graph, op)` handing `op` on to `a.insert`, or to `gu.insert`), each read from
-    then on as the inserting ones are. As in the helper search (`wrapper_chains._forwards_on`),
+    then on as the inserting ones are. As in the helper search (`wrapper_chains.forwards_on`),
     a chain has at most `links` such modules: one is read for the functions and classes it
     calls of inserting modules, or of modules read for that reason fewer than `links` steps
     away, not for the classes it subclasses."""

@@ -9,9 +9,9 @@ answers, and the reads that make each answer's trail.
 from __future__ import annotations
 
 from qlint.analysis.graphs.called_names import attributes_called, may_call
-from qlint.analysis.graphs.forwarding_memos import _IMPORTED, _LINKS_OF, _PASSING
-from qlint.analysis.graphs.forwarding_texts import _mentions, _module_text, _names, _torch, _wrappers
-from qlint.analysis.graphs.helper_lookup import _MAX_DEPTH
+from qlint.analysis.graphs.forwarding_memos import IMPORTED, LINKS_OF, PASSING
+from qlint.analysis.graphs.forwarding_texts import is_torch, mentions, module_text, module_wrappers, text_names
+from qlint.analysis.graphs.helper_lookup import MAX_DEPTH
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.text_imports import text_imports
 
@@ -25,7 +25,7 @@ from qlint.analysis.names.text_imports import text_imports
 CHAIN_LINKS = 3
 
 
-def _forwards_on(fw, project, path: str) -> bool:
+def forwards_on(fw, project, path: str) -> bool:
     """Whether a module that names no sink may hand a parameter on to a function of a
     module that does (a wrapper chain's link: `add_op(graph, op)` calling
     `a.insert(graph, op)` or `gu.insert(graph, op)`), from texts alone: it calls a name
@@ -36,7 +36,7 @@ def _forwards_on(fw, project, path: str) -> bool:
     names no sink holds no helper method of its own unless it calls one (in ExecuTorch
     nearly every pass would otherwise be read through `ExportPass`)."""
     key = ("chain", path, fw.fact.key, fw._index is None)
-    known = fw._shared(_IMPORTED, key)
+    known = fw._shared(IMPORTED, key)
     if known is not None:
         fw._replay(known[1])
         return bool(known[0])
@@ -47,9 +47,9 @@ def _forwards_on(fw, project, path: str) -> bool:
         trail = tuple(dict.fromkeys(fw._trails.pop()))
     if fw._trails:
         fw._trails[-1].extend(trail)
-    if len(_IMPORTED) > 50_000:
-        _IMPORTED.clear()
-    _IMPORTED[key] = (found, (*trail, (path, fw._key(path))))
+    if len(IMPORTED) > 50_000:
+        IMPORTED.clear()
+    IMPORTED[key] = (found, (*trail, (path, fw._key(path))))
     return found
 
 
@@ -66,7 +66,7 @@ def _reaches(fw, project, path: str, links: int) -> bool:
             if not adjacent and links > 0 and further:
                 # Only what the module's functions call with a parameter of theirs (the
                 # names of most calls of other modules' functions hand nothing on).
-                module = _module_text(project, path)
+                module = module_text(project, path)
                 called = {callee for i in module.functions() for _, callee in module.calls_within(i)}
                 further = tuple(f for f in further if f[2] in called)
             found = adjacent or (
@@ -87,7 +87,7 @@ def _links_of(fw, project, path: str) -> tuple[bool, tuple[tuple[str, str, str],
     known = fw._edges.get(path)
     if known is None:
         # Read once per process while the modules it was read from are unchanged.
-        shared = fw._shared(_LINKS_OF, (path, fw.fact.key, fw._index is None))
+        shared = fw._shared(LINKS_OF, (path, fw.fact.key, fw._index is None))
         if shared is not None:
             known = fw._edges[path] = shared
             fw._record(shared[2])
@@ -102,7 +102,7 @@ def _links_of(fw, project, path: str) -> tuple[bool, tuple[tuple[str, str, str],
         text = project.text(path) or ""
         memo: dict[str, bool] = {}
         for name, full in text_imports(text, module_name_for(path), path):
-            if _torch(full) or adjacent:
+            if is_torch(full) or adjacent:
                 continue
             dotted = []
             if name != full and (memo[name] if name in memo else memo.setdefault(name, may_call(text, name))):
@@ -116,7 +116,7 @@ def _links_of(fw, project, path: str) -> tuple[bool, tuple[tuple[str, str, str],
                 if found is None:
                     continue
                 where = found[0]
-                if _mentions(project, where, fw.fact.key, fw.holds_sink):
+                if mentions(project, where, fw.fact.key, fw.holds_sink):
                     adjacent = True
                     break
                 link = (*found, called.rpartition(".")[2] if called != full else name)
@@ -128,9 +128,9 @@ def _links_of(fw, project, path: str) -> tuple[bool, tuple[tuple[str, str, str],
         fw._trails[-1].extend(trail)
     trail = tuple(dict.fromkeys((*trail, (path, fw._key(path)))))
     fw._edges[path] = (adjacent, tuple(further), trail)
-    if len(_LINKS_OF) > 50_000:
-        _LINKS_OF.clear()
-    _LINKS_OF[(path, fw.fact.key, fw._index is None)] = fw._edges[path]
+    if len(LINKS_OF) > 50_000:
+        LINKS_OF.clear()
+    LINKS_OF[(path, fw.fact.key, fw._index is None)] = fw._edges[path]
     return adjacent, tuple(further)
 
 
@@ -138,14 +138,14 @@ def _passes_on(fw, project, path: str, name: str, links: int) -> bool:
     """Whether the function or class `name` of a module that names no sink may hand a
     parameter on to a wrapper, from texts (`ModuleText.calls_within`): its body (a
     class's methods) passes a parameter whole to a function of a module naming a sink
-    that the module's own text makes a wrapper (`_wrappers`), or (`links` left) to a
+    that the module's own text makes a wrapper (`module_wrappers`), or (`links` left) to a
     function or class of another module that does so in turn; helpers of the same
     module and methods of the same class on the way are read the same way. Only the
     calls in those bodies are looked up. Once per check and (module, name, links left)."""
     key = (path, name, links)
     known = fw._passes.get(key)
     if known is None:
-        shared = fw._shared(_PASSING, (*key, fw.fact.key, fw._index is None))
+        shared = fw._shared(PASSING, (*key, fw.fact.key, fw._index is None))
         if shared is not None:
             known = fw._passes[key] = shared
             fw._record(shared[1])
@@ -157,17 +157,17 @@ def _passes_on(fw, project, path: str, name: str, links: int) -> bool:
         finally:
             trail = tuple(dict.fromkeys((*fw._trails.pop(), (path, fw._key(path)))))
         known = fw._passes[key] = (found, trail)
-        if len(_PASSING) > 50_000:
-            _PASSING.clear()
-        _PASSING[(*key, fw.fact.key, fw._index is None)] = known
+        if len(PASSING) > 50_000:
+            PASSING.clear()
+        PASSING[(*key, fw.fact.key, fw._index is None)] = known
     if fw._trails:
         fw._trails[-1].extend(known[1])
     return known[0]
 
 
 def _passes_on_now(fw, project, path: str, name: str, links: int) -> bool:
-    module = _module_text(project, path)
-    _, _, imports = _names(project, path)
+    module = module_text(project, path)
+    _, _, imports = text_names(project, path)
     bodies = module.bodies_of(name)
     seen = set(bodies)
     while bodies:
@@ -187,7 +187,7 @@ def _passes_on_now(fw, project, path: str, name: str, links: int) -> bool:
                 if fw.instances and _instance_wrapper(fw, project, path, module, imports, callee, links):
                     return True
                 continue
-            if full is not None and not _torch(full) and _leads_to_wrapper(fw, project, full, path, links):
+            if full is not None and not is_torch(full) and _leads_to_wrapper(fw, project, full, path, links):
                 return True
     return False
 
@@ -200,8 +200,8 @@ def _leads_to_wrapper(fw, project, full: str, requester: str, links: int, cls: b
     if found is None or found[0] == requester:
         return False
     where, attr = found
-    if _mentions(project, where, fw.fact.key, fw.holds_sink):
-        functions, classes = _wrappers(project, where)
+    if mentions(project, where, fw.fact.key, fw.holds_sink):
+        functions, classes = module_wrappers(project, where)
         return attr in (classes if cls else functions)
     return links > 0 and _passes_on(fw, project, where, attr, links - 1)
 
@@ -217,7 +217,7 @@ def _instance_wrapper(fw, project, path: str, module, imports, method: str, link
         methods: set[str] = set()
         try:
             for local, full in imports.items():
-                if _torch(full) or local == full or not local[:1].isupper() or not module.spells(local):
+                if is_torch(full) or local == full or not local[:1].isupper() or not module.spells(local):
                     continue
                 if fw._index is not None and not fw._index.may_lead_to_class(full):
                     continue
@@ -225,8 +225,8 @@ def _instance_wrapper(fw, project, path: str, module, imports, method: str, link
                 if found is None or found[0] == path:
                     continue
                 where, attr = found
-                if _mentions(project, where, fw.fact.key, fw.holds_sink):
-                    functions, classes = _wrappers(project, where)
+                if mentions(project, where, fw.fact.key, fw.holds_sink):
+                    functions, classes = module_wrappers(project, where)
                     if attr in classes:
                         methods |= functions
         finally:
@@ -242,10 +242,10 @@ def _defining(fw, project, dotted: str, requester: str, depth: int) -> tuple[str
     (followed through re-exports), with its name there; None when none does."""
     module, _, attr = dotted.rpartition(".")
     where = fw._find(module, requester) if module else None
-    if where is None or depth > _MAX_DEPTH:
+    if where is None or depth > MAX_DEPTH:
         return None
     fw._read(project, where)
-    defined, functions, imports = _names(project, where)
+    defined, functions, imports = text_names(project, where)
     if attr in (defined if fw.instances else functions):  # a class it builds: a link too
         return where, attr
     if attr in imports:  # re-exported (a package's `__init__.py`)

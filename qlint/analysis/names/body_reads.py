@@ -15,7 +15,7 @@ from qlint.analysis.names.scope import ClassScope, ModuleScope, watch_class
 BODY_READ = "\0body read"
 
 
-def _watch_bodies(index, scope: ModuleScope | None) -> None:
+def watch_module_bodies(index, scope: ModuleScope | None) -> None:
     """Every function or method taken from `scope` (the checked module, as other modules'
     analyses see it), and every class node, while an analysis records its reads is one of
     them (`BODY_READ`): an analysis of a caller kept across the checked module's edits
@@ -27,9 +27,9 @@ def _watch_bodies(index, scope: ModuleScope | None) -> None:
             table.watch = index._body_hook.taken
 
 
-class _BodyReads:
+class BodyReads:
     """Tells the analysis recording its reads (`ProjectIndex.reads`) of a body of the checked
-    module taken (`_watch_bodies`)."""
+    module taken (`watch_module_bodies`)."""
 
     __slots__ = ("project",)
 

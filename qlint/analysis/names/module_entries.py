@@ -9,7 +9,7 @@ import ast
 from typing import Any, Protocol
 
 from qlint.analysis.names import content_keys
-from qlint.analysis.names.body_reads import _watch_bodies
+from qlint.analysis.names.body_reads import watch_module_bodies
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.recent_trees import RECENT
@@ -27,9 +27,9 @@ class SummaryStore(Protocol):
     def put(self, path: str, summary: ModuleSummary) -> None: ...
 
 
-def _entry(
+def module_entry(
     index, path: str, keep_tree: bool = False, wanted: SummaryFact | None = None
-) -> tuple[tuple, ModuleScope | None, _Loaded] | None:
+) -> tuple[tuple, ModuleScope | None, LoadedSummary] | None:
     key = index.content_key(path)
     if key is None:
         return None
@@ -82,13 +82,13 @@ def _entry(
     # Only the checked file's own parse is kept with it when no store wants its facts now:
     # they are computed from it if a rule asks (the engine holds that tree anyway).
     kept = parsed if parsed is not None and store is None else None
-    loaded = _Loaded(path, summary, _Source(text, data), store, kept, index)
+    loaded = LoadedSummary(path, summary, _Source(text, data), store, kept, index)
     entry = ((key, digest), summary.scope(path, loaded.text), loaded)
     if cached is not None and cached[1] is not None:
         cached[1].let_go()  # the module's old content
     index._scopes[path] = entry
     if index._checked is not None and index._checked[0] == path:
-        _watch_bodies(index, entry[1])
+        watch_module_bodies(index, entry[1])
     return entry
 
 
@@ -115,7 +115,7 @@ class _TreeKeeper(Protocol):
     _kept_tree: tuple[str, str, ast.Module, bytes] | None
 
 
-class _Loaded:
+class LoadedSummary:
     """A module's summary with the text it was computed from, and its facts as loaded."""
 
     def __init__(

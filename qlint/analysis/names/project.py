@@ -24,11 +24,11 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from qlint.analysis.names import content_keys, layout_lookups
-from qlint.analysis.names.body_reads import BODY_READ, _BodyReads, _watch_bodies
+from qlint.analysis.names.body_reads import BODY_READ, BodyReads, watch_module_bodies
 from qlint.analysis.names.import_paths import module_bases, resolved
 from qlint.analysis.names.kept_lookups import KeptLookups
 from qlint.analysis.names.live_trees import parse as live_parse
-from qlint.analysis.names.module_entries import SummaryStore, _entry, _Loaded
+from qlint.analysis.names.module_entries import LoadedSummary, SummaryStore, module_entry
 from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
 from qlint.analysis.names.piecewise_parse import parse_by_definitions
 from qlint.analysis.names.recent_trees import RECENT
@@ -55,7 +55,7 @@ class ProjectIndex:
         # per process (every check that scans the project reads every file).
         self.track_dependents = track_dependents
         # path -> ((stat or overlay key, digest), scope, summary and facts): one per content.
-        self._scopes: dict[str, tuple[tuple, ModuleScope | None, _Loaded]] = {}
+        self._scopes: dict[str, tuple[tuple, ModuleScope | None, LoadedSummary]] = {}
         self._deps: dict[str, dict[str, str]] = {}
         # path -> the files whose last check read it: who to recheck after it changes.
         self._users: dict[str, set[str]] = {}
@@ -98,7 +98,7 @@ class ProjectIndex:
         self._last_use: dict[str, int] | None = None if track_dependents else {}
         self._set_aside_summaries: dict[str, ModuleSummary] = {}
         self.set_asides = 0  # how many times entries were set aside: what was kept of them may go
-        self._body_hook = _BodyReads(weakref.ref(self))  # held by scopes the index holds: no cycle
+        self._body_hook = BodyReads(weakref.ref(self))  # held by scopes the index holds: no cycle
 
     _default: ProjectIndex | None = None
     # Where module summaries are kept between runs (`qlint.summary_cache.SummaryStore`, set
@@ -301,7 +301,7 @@ class ProjectIndex:
         if self._checked is not None:
             entry = self._scopes.get(self._checked[0])
             if entry is not None and entry[0][0] == self.content_key(self._checked[0]):
-                _watch_bodies(self, entry[1])
+                watch_module_bodies(self, entry[1])
         if self._last_use is not None and self.checks % _SET_ASIDE_EVERY == 0:
             self._set_aside()
 
@@ -331,7 +331,7 @@ class ProjectIndex:
         entry = self._scopes.get(path)
         return entry[1] if entry is not None else None
 
-    def _drop_entry(self, path: str) -> tuple[tuple, ModuleScope | None, _Loaded] | None:
+    def _drop_entry(self, path: str) -> tuple[tuple, ModuleScope | None, LoadedSummary] | None:
         entry = self._scopes.pop(path, None)
         if entry is not None and entry[1] is not None:
             entry[1].let_go()
@@ -507,11 +507,11 @@ class ProjectIndex:
     def scope_at(self, path: str) -> ModuleScope | None:
         """The scope of the module at `path` as its summary gives it (None: unreadable), as
         `fact_at` reads its facts: no dependency is recorded (the caller records what it uses)."""
-        entry = _entry(self, os.path.abspath(path))
+        entry = module_entry(self, os.path.abspath(path))
         return entry[1] if entry is not None else None
 
     def _load(self, path: str) -> tuple[ModuleScope | None, str | None]:
-        entry = _entry(self, path)
+        entry = module_entry(self, path)
         return (entry[1], entry[0][1]) if entry is not None else (None, None)
 
     def take_tree(self, path: str, data: bytes) -> ast.Module | None:
@@ -572,7 +572,7 @@ class ProjectIndex:
                     summary.facts[fact.key] = fact.compute(tree, scope, source)
             if wanted is not None and wanted_key not in summary.facts:
                 # A fact asked of this module alone (`fact_at(..., register=False)`): from this
-                # parse, not from a second one when it is read next (`_Loaded._compute`).
+                # parse, not from a second one when it is read next (`LoadedSummary._compute`).
                 summary.facts[wanted_key] = wanted.compute(tree, scope, source)
         if tree is not None and parsed is None and trees is None:
             # No other reader takes this tree: the statements rules ask of the module next are
@@ -596,7 +596,7 @@ class ProjectIndex:
         self.register_fact(fact)  # before the module is first parsed: computed with its summary
         path = self.find_module_in_check(module, requester)
         if path is not None and getattr(fact, "lazy", False):
-            _entry(self, os.path.abspath(path), wanted=fact)  # parsed now: with the fact, lazy or not
+            module_entry(self, os.path.abspath(path), wanted=fact)  # parsed now: with the fact, lazy or not
         if self.module_scope(module, requester) is None:
             return None
         return self.fact_at(path, fact) if path is not None else None
@@ -611,7 +611,7 @@ class ProjectIndex:
             self.register_fact(fact)
         if keep_tree:
             self.drop_kept_tree()
-        entry = _entry(self, os.path.abspath(path), keep_tree, fact)
+        entry = module_entry(self, os.path.abspath(path), keep_tree, fact)
         return entry[2].fact(fact, keep_tree) if entry is not None else None
 
 
