@@ -10,6 +10,7 @@ generator chain, which was a fifth of QL101/QL102/QL401's work on big modules.
 from __future__ import annotations
 
 import ast
+import weakref
 from bisect import bisect_left
 from collections.abc import Iterator
 
@@ -117,12 +118,34 @@ def walk_kinds(node: ast.AST, kinds: frozenset[type]) -> list[ast.AST]:
     return out
 
 
-def parents(node: ast.AST) -> dict[int, ast.AST]:
-    """id(child) -> its parent, for every node under `node`; kept on `node` (shared: callers
-    must not change it)."""
-    return kept_on_node(
-        node, "_qlint_parents", lambda n: {id(c): p for p in ast.walk(n) for c in ast.iter_child_nodes(p)}
-    )
+def parents(node: ast.AST) -> Parents:
+    """The parent of every node under `node`, by the child's id; kept on `node`."""
+    return kept_on_node(node, "_qlint_parents", Parents)
+
+
+class Parents:
+    """id(child) -> its parent under `root`. `root` itself is held weakly: kept on it, a map
+    naming it would be a cycle (root -> map -> root) that holds a function's whole subtree
+    until the collector runs, long after its module's check freed the rest."""
+
+    __slots__ = ("_at_root", "_below", "_root")
+
+    def __init__(self, root: ast.AST):
+        self._below = {id(c): p for p in ast.walk(root) if p is not root for c in ast.iter_child_nodes(p)}
+        self._at_root = {id(c) for c in ast.iter_child_nodes(root)}
+        self._root = weakref.ref(root)
+
+    def get(self, child_id: int) -> ast.AST | None:
+        found = self._below.get(child_id)
+        if found is None and child_id in self._at_root:
+            return self._root()
+        return found
+
+    def __getitem__(self, child_id: int) -> ast.AST:
+        found = self.get(child_id)
+        if found is None:
+            raise KeyError(child_id)
+        return found
 
 
 # Nested scopes: a flow of their own, with names of their own.

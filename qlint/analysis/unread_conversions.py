@@ -81,7 +81,7 @@ def _bare_statement(statement: ast.AST | None, convert: ast.Call) -> bool:
     return False
 
 
-def _directly_in(func: ast.AST, statement: ast.AST, parents: dict[int, ast.AST]) -> bool:
+def _directly_in(func: ast.AST, statement: ast.AST, parents: tree_walk.Parents) -> bool:
     """The statement runs once per call of `func`: no loop or nested scope around it."""
     node = parents.get(id(statement))
     while node is not None and node is not func:

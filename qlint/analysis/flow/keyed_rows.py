@@ -49,6 +49,7 @@ import ast
 from qlint.analysis.flow.model_values import CONSTRUCTED, Env, Obj
 from qlint.analysis.flow.stored_fields import passed_for, stored_fields
 from qlint.analysis.node_memo import kept_on_node_by
+from qlint.analysis.tree_walk import Parents
 from qlint.analysis.tree_walk import parents as tree_parents
 
 _ABSENT = object()
@@ -343,7 +344,7 @@ def _reads(func: ast.AST, name: str) -> tuple | tuple[()]:
     return (tuple(slices), tuple(gets), tuple(called), tuple(listed), tuple(fields)) if stores == 1 else ()
 
 
-def _listed(item: ast.Subscript, parents: dict[int, ast.AST]) -> bool:
+def _listed(item: ast.Subscript, parents: Parents) -> bool:
     """`[row[key]]` or `(row[key],)` written as a call's argument."""
     holder = parents.get(id(item))
     if not isinstance(holder, (ast.List, ast.Tuple)) or not isinstance(holder.ctx, ast.Load):
@@ -352,12 +353,12 @@ def _listed(item: ast.Subscript, parents: dict[int, ast.AST]) -> bool:
     return isinstance(call, ast.Call) and any(a is holder for a in call.args)
 
 
-def _callee(item: ast.Subscript, parents: dict[int, ast.AST]) -> bool:
+def _callee(item: ast.Subscript, parents: Parents) -> bool:
     call = parents.get(id(item))
     return isinstance(call, ast.Call) and call.func is item
 
 
-def _got(item: ast.AST | None, parents: dict[int, ast.AST]) -> tuple | None:
+def _got(item: ast.AST | None, parents: Parents) -> tuple | None:
     """(key, default or None) of `<row>.get(key[, default])`, `item` being its `.get`."""
     call = parents.get(id(item))
     if not (isinstance(item, ast.Attribute) and item.attr == "get" and isinstance(call, ast.Call)):
@@ -367,7 +368,7 @@ def _got(item: ast.AST | None, parents: dict[int, ast.AST]) -> tuple | None:
     return call.args[0], call.args[1] if len(call.args) == 2 else None
 
 
-def _attribute_handed(item: ast.Subscript, parents: dict[int, ast.AST]) -> bool:
+def _attribute_handed(item: ast.Subscript, parents: Parents) -> bool:
     """`row[key].attr` loaded and handed to a call as an argument (`skip_mutable_buffer=
     test[QCOM_MODULE].skip_mutable_buffer`, ExecuTorch's index_copy test); not a method
     called on it, nor a store. What the attribute holds is asked of the rows (`dicts`)."""
@@ -380,7 +381,7 @@ def _attribute_handed(item: ast.Subscript, parents: dict[int, ast.AST]) -> bool:
     return isinstance(holder, ast.Call) and any(a is attribute for a in holder.args)
 
 
-def _handed(item: ast.Subscript, parents: dict[int, ast.AST]) -> bool:
+def _handed(item: ast.Subscript, parents: Parents) -> bool:
     """`item` is a loop's iterable, a call's argument (not its callee), or an f-string's value."""
     holder = parents.get(id(item))
     if isinstance(holder, (ast.For, ast.AsyncFor)):
