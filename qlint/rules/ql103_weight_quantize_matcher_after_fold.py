@@ -27,6 +27,7 @@ from qlint.analysis.convert_calls import ConvertCall, calls_in, project_calls
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.tree_walk import own_nodes, statement_lists
+from qlint.analysis.tree_walk import parents as tree_parents
 from qlint.diagnostic import Applicability, Diagnostic, Fix, RelatedInfo
 from qlint.evidence.weight_matchers import WeightMatcherEvidence
 from qlint.rules.base import FileContext, Rule
@@ -94,7 +95,7 @@ def _matcher(func: ast.AST, resolver: Resolver) -> tuple[ast.Compare, ast.AST] |
     compares = [n for n in own if isinstance(n, ast.Compare) and _is_quantize_test(n, resolver)]
     if not compares:
         return None
-    parents = {child: node for node in ast.walk(func) for child in ast.iter_child_nodes(node)}
+    parents = tree_parents(func)
     found, reported = None, _reported(tests, parents)
     for test in tests:
         guard = _guarding_compare(test, compares, parents)
@@ -109,11 +110,11 @@ def _reported(tests: list[ast.AST], parents: dict) -> ast.AST:
     """The weight test the finding names: the last in the source, or the outermost test
     holding it (`is_param(ep, get_param(...))` names the outer call)."""
     held = {id(t) for t in tests}
-    report, node = tests[-1], parents.get(tests[-1])
+    report, node = tests[-1], parents.get(id(tests[-1]))
     while node is not None:
         if id(node) in held:
             report = node
-        node = parents.get(node)
+        node = parents.get(id(node))
     return report
 
 
@@ -153,7 +154,7 @@ def _is_weight_test(node: ast.AST) -> bool:
 
 def _guarding_compare(test: ast.AST, compares: list[ast.Compare], parents: dict) -> ast.Compare | None:
     """The quantize comparison that must hold for `test` to run, if any."""
-    child, parent = test, parents.get(test)
+    child, parent = test, parents.get(id(test))
     while parent is not None:
         if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.And):
             for value in parent.values[: parent.values.index(child)]:
@@ -173,7 +174,7 @@ def _guarding_compare(test: ast.AST, compares: list[ast.Compare], parents: dict)
                             hit = _negative(earlier.test, compares)
                             if hit is not None:
                                 return hit
-        child, parent = parent, parents.get(parent)
+        child, parent = parent, parents.get(id(parent))
     return None
 
 

@@ -18,6 +18,7 @@ from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import init_fields
 from qlint.analysis.names.functions import innermost_body
 from qlint.analysis.names.resolver import Resolver, dotted_parts
+from qlint.analysis.tree_walk import parents as tree_parents
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LOG = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "log"})
@@ -99,16 +100,16 @@ def _innermost(ctx: FileContext, node: ast.AST) -> ast.AST | None:
 
 
 def _prints_or_keeps(ctx: FileContext, cls: ast.ClassDef, method: ast.AST, param: str) -> bool:
-    parents = {child: node for node in ast.walk(method) for child in ast.iter_child_nodes(node)}
+    parents = tree_parents(method)
     for node in ast.walk(method):
         if not (isinstance(node, ast.Name) and node.id == param):
             continue
         if not isinstance(node.ctx, ast.Load):
             return False
         top = node
-        while isinstance(parents.get(top), ast.Attribute):
-            top = parents[top]
-        holder = parents.get(top)
+        while isinstance(parents.get(id(top)), ast.Attribute):
+            top = parents[id(top)]
+        holder = parents.get(id(top))
         if isinstance(holder, ast.FormattedValue):
             continue
         if isinstance(holder, ast.Call) and top in holder.args and logs(holder):
@@ -121,11 +122,11 @@ def _prints_or_keeps(ctx: FileContext, cls: ast.ClassDef, method: ast.AST, param
 
 def _kept_in_list(ctx: FileContext, cls: ast.ClassDef, element: ast.AST | None, parents) -> bool:
     """`self.<list>.append([graph, ...])` as a statement, the list read only by export."""
-    call = parents.get(element) if isinstance(element, (ast.List, ast.Tuple)) else None
+    call = parents.get(id(element)) if isinstance(element, (ast.List, ast.Tuple)) else None
     if not (
         isinstance(call, ast.Call)
         and call.args == [element]
-        and isinstance(parents.get(call), ast.Expr)
+        and isinstance(parents.get(id(call)), ast.Expr)
         and isinstance(call.func, ast.Attribute)
         and call.func.attr == "append"
     ):
@@ -142,11 +143,11 @@ def _read_only_by_export(ctx: FileContext, cls: ast.ClassDef, field: str) -> boo
     goes, element by element, to export. Another module spelling the field may read it."""
     if init_fields.modules_naming(ctx, field):
         return False
-    parents = {child: node for node in ast.walk(ctx.tree) for child in ast.iter_child_nodes(node)}
+    parents = tree_parents(ctx.tree)
     for node in ast.walk(ctx.tree):
         if not (isinstance(node, ast.Attribute) and node.attr == field):
             continue
-        holder = parents.get(node)
+        holder = parents.get(id(node))
         if not isinstance(node.ctx, ast.Load):
             if not (isinstance(holder, ast.Assign) and isinstance(holder.value, ast.List) and not holder.value.elts):
                 return False  # only ever set to a fresh empty list
@@ -175,11 +176,11 @@ def _walked_into_export(ctx: FileContext, func: ast.AST, name: str) -> bool:
     """Each use of the local `name` is `len(name)`, or the loop `for item in name` (also
     zipped with others) whose item is used only as subscripts handed to `torch.export.export`."""
     resolver = Resolver(ctx.scope, ctx.project, ctx.optable)
-    parents = {child: node for node in ast.walk(func) for child in ast.iter_child_nodes(node)}
+    parents = tree_parents(func)
     for node in ast.walk(func):
         if not (isinstance(node, ast.Name) and node.id == name) or isinstance(node.ctx, ast.Store):
             continue
-        holder = parents.get(node)
+        holder = parents.get(id(node))
         if isinstance(holder, ast.Call) and isinstance(holder.func, ast.Name) and holder.func.id == "len":
             continue
         loop, item = _loop_item(holder, node, parents)
@@ -187,8 +188,8 @@ def _walked_into_export(ctx: FileContext, func: ast.AST, name: str) -> bool:
             return False
         for use in ast.walk(loop):
             if isinstance(use, ast.Name) and use.id == item and use is not _target_name(loop, item):
-                sub = parents.get(use)
-                call = parents.get(sub)
+                sub = parents.get(id(use))
+                call = parents.get(id(sub))
                 if not (
                     isinstance(sub, ast.Subscript)
                     and isinstance(call, ast.Call)
@@ -203,7 +204,7 @@ def _loop_item(holder: ast.AST | None, node: ast.Name, parents) -> tuple[ast.For
     """(the `for` walking the list, the name its item is bound to)."""
     if isinstance(holder, ast.For) and holder.iter is node and isinstance(holder.target, ast.Name):
         return holder, holder.target.id
-    loop = parents.get(holder)
+    loop = parents.get(id(holder))
     if (
         isinstance(holder, ast.Call)
         and isinstance(holder.func, ast.Name)

@@ -27,6 +27,7 @@ from qlint.analysis.graphs.project_scan import read_module
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.node_memo import kept_on_node
+from qlint.analysis.tree_walk import parents as tree_parents
 from qlint.analysis.tree_walk import walk_kinds
 
 _GRAPHS = frozenset({"torch.fx.Graph", "torch.fx.graph.Graph"})
@@ -127,13 +128,13 @@ def _kept(ctx: FileContext, body: Body, name: str, seen: frozenset[str]) -> bool
     seen = seen | {name}
     resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
     imports = dynamo_graph_passes.function_imports(ctx, body)
-    parents = {child: node for node in ast.walk(func) for child in ast.iter_child_nodes(node)}
+    parents = tree_parents(func)
     built = False
     for node in ast.walk(func):
         if not isinstance(node, ast.Name) or node.id != name:
             continue
         if isinstance(node.ctx, ast.Store):
-            stmt = parents.get(node)
+            stmt = parents.get(id(node))
             if not (isinstance(stmt, ast.Assign) and stmt.targets == [node]):
                 return False  # a loop target, a tuple, `with ... as`: not read
             if _built(stmt.value, resolver, body, ctx, seen):
@@ -169,19 +170,19 @@ def _kept_use(
     ctx: FileContext,
     body: Body,
     node: ast.Name,
-    parents: dict[ast.AST, ast.AST],
+    parents: dict[int, ast.AST],
     seen: frozenset[str],
     resolver: Resolver,
     imports: dict[str, str],
 ) -> bool:
     name = node.id
-    parent = parents.get(node)
+    parent = parents.get(id(node))
     if isinstance(parent, ast.Call) and parent.func is node:
         return True  # run eagerly
     if isinstance(parent, ast.Call):
         # Handed to a Dynamo-graph pass whose result is the graph again (or unused), or
         # wrapped as the graph of a module that is itself kept.
-        stmt = parents.get(parent)
+        stmt = parents.get(id(parent))
         if isinstance(stmt, ast.Assign) and stmt.value is parent:
             targets = stmt.targets
             if len(targets) != 1 or not isinstance(targets[0], ast.Name):
@@ -197,9 +198,9 @@ def _kept_use(
     # `gm.graph.call_function(...)`, `gm.recompile()`, `for n in gm.graph.nodes`,
     # `len(g.nodes)`, `f"{gm.graph}"`: the chain's top, and what holds it.
     top = parent
-    while isinstance(parents.get(top), ast.Attribute):
-        top = parents[top]
-    holder = parents.get(top)
+    while isinstance(parents.get(id(top)), ast.Attribute):
+        top = parents[id(top)]
+    holder = parents.get(id(top))
     if isinstance(holder, ast.Call):
         if holder.func is top:
             return True

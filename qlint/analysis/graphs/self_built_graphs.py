@@ -30,6 +30,7 @@ from qlint.analysis.graphs.project_scan import texts_naming
 from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import parameter_args
+from qlint.analysis.tree_walk import parents as tree_parents
 from qlint.analysis.tree_walk import walk_kinds
 
 _GRAPHS = frozenset({"torch.fx.Graph", "torch.fx.graph.Graph"})
@@ -128,11 +129,11 @@ def _bound_fresh_only(ctx: FileContext, attr: str, wrapped: bool) -> bool:
         for item in cls.body:
             if isinstance(item, (ast.Assign, ast.AnnAssign)) and _names_attr(item, attr):
                 return False  # a class-level default, shadowed or not
-    parents = {child: node for node in ast.walk(ctx.tree) for child in ast.iter_child_nodes(node)}
+    parents = tree_parents(ctx.tree)
     for node in ast.walk(ctx.tree):
         if not (isinstance(node, ast.Attribute) and node.attr == attr and not isinstance(node.ctx, ast.Load)):
             continue
-        stmt = parents.get(node)
+        stmt = parents.get(id(node))
         if not (isinstance(stmt, ast.Assign) and node in stmt.targets and _on_own_object(node, parents)):
             return False  # a tuple or loop target, `del`, `+=`, or another object's attribute
         if not _fresh(ctx, stmt.value, resolver, wrapped):
@@ -146,17 +147,17 @@ def _names_attr(stmt: ast.stmt, attr: str) -> bool:
     return any(isinstance(t, ast.Name) and t.id == attr for t in targets)
 
 
-def _on_own_object(target: ast.Attribute, parents: dict[ast.AST, ast.AST]) -> bool:
+def _on_own_object(target: ast.Attribute, parents: dict[int, ast.AST]) -> bool:
     """`self.attr` in a method (not static) of a class without bases."""
     if not isinstance(target.value, ast.Name):
         return False
-    func = parents.get(target)
+    func = parents.get(id(target))
     while func is not None and not isinstance(func, _FUNCS):
-        func = parents.get(func)
+        func = parents.get(id(func))
     if func is None or _static(func):
         return False
     params = [a.arg for a in parameter_args(func, star=False)]
-    cls = parents.get(func)
+    cls = parents.get(id(func))
     return bool(params) and params[0] == target.value.id and isinstance(cls, ast.ClassDef) and baseless(cls)
 
 
