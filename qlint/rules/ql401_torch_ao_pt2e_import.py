@@ -35,6 +35,7 @@ from qlint.analysis.edits.pt2e_moves import (
 )
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver, dotted_parts
+from qlint.analysis.tree_walk import parents as tree_parents
 from qlint.analysis.version_gates import ModuleConstants
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix
 from qlint.evidence.moved_imports import MovedImportEvidence
@@ -410,16 +411,17 @@ _BLOCK_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 class _Parents:
-    """Child -> parent, built on the first question: most files have nothing to ask."""
+    """id(child) -> parent, built on the first question: most files have nothing to ask."""
 
     def __init__(self, ctx: FileContext):
         self._ctx = ctx
-        self._map: dict[ast.AST, ast.AST] | None = None
+        self._map: dict[int, ast.AST] | None = None
 
-    def get(self, node: ast.AST) -> ast.AST | None:
+    def get(self, key: int) -> ast.AST | None:
+        """The parent of the node whose id is `key` (`tree_walk.parents`' keys)."""
         if self._map is None:
-            self._map = ie.parent_map(self._ctx)
-        return self._map.get(node)
+            self._map = tree_parents(self._ctx.tree)
+        return self._map.get(key)
 
 
 def _with_twins(ctx: FileContext, twins: _Twins, moved: list[Move], fix: Fix | None) -> tuple[Fix | None, str]:
@@ -448,9 +450,9 @@ def _under(module: str, package: str) -> bool:
 
 
 def _in_type_check(node: ast.AST, parents: dict) -> bool:
-    parent = parents.get(node)
+    parent = parents.get(id(node))
     if isinstance(parent, ast.Tuple):
-        parent = parents.get(parent)
+        parent = parents.get(id(parent))
     return (
         isinstance(parent, ast.Call)
         and isinstance(parent.func, ast.Name)
@@ -478,10 +480,10 @@ def _outermost_move(resolver: Resolver, moves: Moves, node: ast.Attribute) -> tu
 
 def _chain_moves(ctx: FileContext, moves: Moves, prefix: tuple[str, ...]) -> Iterator[tuple[ast.Attribute, Move]]:
     """Uses of a plainly imported removed module: the longest known prefix of each chain."""
-    parents = ie.parent_map(ctx)
+    parents = tree_parents(ctx.tree)
     old = ".".join(prefix)
     for node in ast.walk(ctx.tree):
-        if not isinstance(node, ast.Attribute) or isinstance(parents.get(node), ast.Attribute):
+        if not isinstance(node, ast.Attribute) or isinstance(parents.get(id(node)), ast.Attribute):
             continue
         parts = dotted_parts(node)
         if parts is None or tuple(parts[: len(prefix)]) != prefix:

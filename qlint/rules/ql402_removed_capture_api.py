@@ -18,6 +18,7 @@ from qlint.analysis.edits.pt2e_moves import worst
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.removed_capture_apis import APIS, NAMES, REPLACEMENT, TARGET_RELEASE, RemovedApi, rewrite_call
+from qlint.analysis.tree_walk import parents as tree_parents
 from qlint.analysis.tree_walk import statement_lists
 from qlint.analysis.version_gates import ModuleConstants, is_version_test, taken
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix, Position, Range
@@ -39,7 +40,7 @@ class RemovedCaptureApi(Rule):
     fix_availability = "sometimes"
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
-        parents = ie.parent_map(ctx)
+        parents = tree_parents(ctx.tree)
         for stmt in ast.walk(ctx.tree):
             if isinstance(stmt, ast.ImportFrom) and any(a.name in NAMES for a in stmt.names):
                 base = ie.import_base(ctx, stmt)
@@ -139,7 +140,7 @@ def _module_edit(ctx: FileContext, stmt: ast.ImportFrom, module: str) -> Edit | 
 
 def _delete_statement(ctx: FileContext, stmt: ast.stmt, parents) -> Edit | None:
     """Delete a statement's whole lines, where it owns them and its block keeps another statement."""
-    parent = parents.get(stmt)
+    parent = parents.get(id(stmt))
     block = next((b for b in statement_lists(parent) if stmt in b), None) if parent is not None else None
     if block is None or len(block) < 2 or not ie.owns_lines(ctx, stmt) or ctx.text.count("\n") < stmt.end_lineno:
         return None
@@ -179,9 +180,9 @@ def _bound_elsewhere(ctx: FileContext, name: str) -> bool:
 
 def _name_uses(ctx: FileContext, stmt: ast.stmt, local: str, parents) -> Iterator[ast.Name]:
     """Loads of the name a from-import binds, in the scope the import binds it in."""
-    scope = parents.get(stmt)
+    scope = parents.get(id(stmt))
     while scope is not None and not isinstance(scope, (*_SCOPES, ast.Module)):
-        scope = parents.get(scope)
+        scope = parents.get(id(scope))
     stack = list(ast.iter_child_nodes(scope)) if scope is not None else []
     while stack:
         node = stack.pop()
@@ -221,7 +222,7 @@ def _use_edits(
     ctx: FileContext, node: ast.expr, api: RemovedApi, new_text: str | None, parents, whole: bool = False
 ) -> tuple[str, list[Edit], str]:
     """(level, edits, reason) for one reference: a call is rewritten, a value is renamed."""
-    parent = parents.get(node)
+    parent = parents.get(id(node))
     if isinstance(parent, ast.Call) and parent.func is node:
         rewrite = rewrite_call(ctx, parent, api, new_text)
         return rewrite.level, rewrite.edits, rewrite.reason
@@ -264,7 +265,7 @@ def _version_gate(ctx: FileContext, node: ast.AST, parents) -> str | None:
     cannot read): the `if`/`else` branch it does not take, or the code after an `if <version>:
     return` it does take; "taken" when every version check on the way passes; None without any."""
     found = None
-    child, parent = node, parents.get(node)
+    child, parent = node, parents.get(id(node))
     lookup = _module_constant(ctx)
     while parent is not None:
         if (
@@ -287,7 +288,7 @@ def _version_gate(ctx: FileContext, node: ast.AST, parents) -> str | None:
                         found = "taken"
         if isinstance(parent, _SCOPES):
             break
-        child, parent = parent, parents.get(parent)
+        child, parent = parent, parents.get(id(parent))
     return found
 
 
@@ -316,7 +317,7 @@ def _module_constant(ctx: FileContext) -> ModuleConstants:
 def _probe_or_alternate(ctx: FileContext, node: ast.AST, parents, names: set[str]) -> bool:
     """`try`/`except ImportError|AttributeError` around the use, whose handler (or body) binds
     the same names from an API torch still has; with no names, any such `try` is a probe."""
-    child, parent = node, parents.get(node)
+    child, parent = node, parents.get(id(node))
     while parent is not None and not isinstance(parent, (*_SCOPES, ast.Module)):
         if isinstance(parent, ast.Try):
             catching = [h for h in parent.handlers if ie.catches_import_failure(h)]
@@ -328,7 +329,7 @@ def _probe_or_alternate(ctx: FileContext, node: ast.AST, parents, names: set[str
                 return True
             if child in catching and _binds_working(ctx, parent.body, names):
                 return True
-        child, parent = parent, parents.get(parent)
+        child, parent = parent, parents.get(id(parent))
     return False
 
 
@@ -343,7 +344,7 @@ def _binds_working(ctx: FileContext, stmts: list[ast.stmt], names: set[str]) -> 
 
 
 def _fallback_removed(ctx: FileContext, node: ast.AST, parents, names: set[str]) -> bool:
-    child, parent = node, parents.get(node)
+    child, parent = node, parents.get(id(node))
     while parent is not None and not isinstance(parent, (*_SCOPES, ast.Module)):
         others: list[ast.stmt] | None = None
         if isinstance(parent, ast.Try):
@@ -364,7 +365,7 @@ def _fallback_removed(ctx: FileContext, node: ast.AST, parents, names: set[str])
             ]
             if found:
                 return all(q in APIS for q in found)
-        child, parent = parent, parents.get(parent)
+        child, parent = parent, parents.get(id(parent))
     return False
 
 
@@ -389,7 +390,13 @@ def _fix(api: RemovedApi, level: str, edits: list[Edit], reasons: list[str]) -> 
 
 def _evidence(api: RemovedApi, uses: list[ast.expr], parents) -> dict:
     keywords = sorted(
-        {kw.arg for node in uses if isinstance(parents.get(node), ast.Call) for kw in parents[node].keywords if kw.arg}
+        {
+            kw.arg
+            for node in uses
+            if isinstance(parents.get(id(node)), ast.Call)
+            for kw in parents[id(node)].keywords
+            if kw.arg
+        }
     )
     return {
         "kind": "removed-capture-api",

@@ -37,15 +37,6 @@ _GUARD_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError
 MAX_LINE = 88
 
 
-def parent_map(ctx: FileContext) -> dict[ast.AST, ast.AST]:
-    """Child -> parent for the whole file, built once per file and shared through ctx.cache."""
-    parents = ctx.cache.get("import_edits.parents")
-    if parents is None:
-        parents = {child: node for node in ast.walk(ctx.tree) for child in ast.iter_child_nodes(node)}
-        ctx.cache["import_edits.parents"] = parents
-    return parents
-
-
 def import_base(ctx: FileContext, stmt: ast.ImportFrom) -> str | None:
     return resolve_relative(ctx.module, ctx.path, stmt.level, stmt.module)
 
@@ -62,7 +53,7 @@ def guarded(node: ast.AST, parents: dict, names: set[str], lookup: Lookup | None
     names bound to version checks (`if _IS_TORCH_OLDER_THAN_2_4:`). With no `names` (an
     attribute use), any `try` catching those errors counts: it is a probe.
     """
-    child, parent = node, parents.get(node)
+    child, parent = node, parents.get(id(node))
     while parent is not None and not isinstance(parent, _SCOPES):
         if isinstance(parent, _TRY):
             catching = [h for h in parent.handlers if catches_import_failure(h)]
@@ -87,7 +78,7 @@ def guarded(node: ast.AST, parents: dict, names: set[str], lookup: Lookup | None
                 other = parent.orelse if in_body else parent.body
                 if names and _imports_names(other, names):
                     return True
-        child, parent = parent, parents.get(parent)
+        child, parent = parent, parents.get(id(parent))
     return False
 
 
