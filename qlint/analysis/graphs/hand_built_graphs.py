@@ -27,8 +27,8 @@ from qlint.analysis.graphs.project_scan import read_module
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.node_memo import kept_on_node
+from qlint.analysis.tree_walk import Parents, walk_kinds
 from qlint.analysis.tree_walk import parents as tree_parents
-from qlint.analysis.tree_walk import walk_kinds
 
 _GRAPHS = frozenset({"torch.fx.Graph", "torch.fx.graph.Graph"})
 _MODULES = frozenset({"torch.fx.GraphModule", "torch.fx.graph_module.GraphModule"})
@@ -170,7 +170,7 @@ def _kept_use(
     ctx: FileContext,
     body: Body,
     node: ast.Name,
-    parents: dict[int, ast.AST],
+    parents: Parents,
     seen: frozenset[str],
     resolver: Resolver,
     imports: dict[str, str],

@@ -30,8 +30,8 @@ from qlint.analysis.graphs.project_scan import texts_naming
 from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import parameter_args
+from qlint.analysis.tree_walk import Parents, walk_kinds
 from qlint.analysis.tree_walk import parents as tree_parents
-from qlint.analysis.tree_walk import walk_kinds
 
 _GRAPHS = frozenset({"torch.fx.Graph", "torch.fx.graph.Graph"})
 _MODULES = frozenset({"torch.fx.GraphModule", "torch.fx.graph_module.GraphModule"})
@@ -147,7 +147,7 @@ def _names_attr(stmt: ast.stmt, attr: str) -> bool:
     return any(isinstance(t, ast.Name) and t.id == attr for t in targets)
 
 
-def _on_own_object(target: ast.Attribute, parents: dict[int, ast.AST]) -> bool:
+def _on_own_object(target: ast.Attribute, parents: Parents) -> bool:
     """`self.attr` in a method (not static) of a class without bases."""
     if not isinstance(target.value, ast.Name):
         return False
