@@ -32,7 +32,7 @@ import ast
 import sys
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.flow.subclass_self_calls import _base_class
+from qlint.analysis.flow.subclass_self_calls import placed_base
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope, ModuleScope, unique_value
@@ -116,7 +116,7 @@ def _ancestry(
     for base in cls.bases:
         if (isinstance(base, ast.Name) and base.id == "object") or _generic(where, base):
             continue
-        placed = _base_class(other, where, base)
+        placed = placed_base(other, where, base)
         if placed is None:
             if _library(other, where, base, top):
                 continue
@@ -152,7 +152,7 @@ def _placed(other: FileContext, built: ast.expr, resolver: Resolver) -> tuple[Mo
     if isinstance(built, ast.Name):
         if built.id in resolver.local:
             return None  # a local of the function (`cls = pick(); cls(...)`)
-        return _base_class(other, other.scope, built)
+        return placed_base(other, other.scope, built)
     qual = resolver.qualname(built) if isinstance(built, ast.Attribute) else None
     if qual is None:
         return None
@@ -172,7 +172,7 @@ def _plain_alias(other: FileContext, where: ModuleScope, cls: ClassScope, depth:
     for base in cls.bases:
         if (isinstance(base, ast.Name) and base.id == "object") or _generic(where, base):
             continue
-        placed = _base_class(other, where, base)
+        placed = placed_base(other, where, base)
         if placed is None or not _plain_alias(other, *placed, depth + 1):
             return False
     return True

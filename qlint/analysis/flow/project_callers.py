@@ -50,9 +50,9 @@ from qlint.analysis.flow.project_search import (
     _candidates,
     _references,
     _renames,
-    _scan_root,
     named_in_text,
     paths_naming,
+    search_root,
     searchable,
 )
 from qlint.analysis.flow.subclass_self_calls import taken_as_value
@@ -105,7 +105,7 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
         yield None  # a nested function, a decorated method: their callers are not found by name
         return
     target, method, owner_name = found
-    root = _scan_root(ctx.path)
+    root = search_root(ctx.path)
     # The helper's name, then the names modules re-export it under (`from .x import f as qm`):
     # a caller of `qm` never spells `f`. A constructor's callers spell its class.
     words = [owner_name if method == _INIT else func.name]
@@ -203,7 +203,7 @@ def used_elsewhere(ctx: FileContext, func: ast.AST) -> bool:
     if found is None:
         return True  # a nested function, a decorated method: not searched by name
     target, method, owner_name = found
-    root = _scan_root(ctx.path)
+    root = search_root(ctx.path)
     words = [owner_name if method == _INIT else func.name]
     if method and root is not None and _subclassed_elsewhere(ctx, root, target, words[0], owner_name):
         return True  # a module that subclasses its class and names the method: used there

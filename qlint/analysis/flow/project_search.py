@@ -43,7 +43,7 @@ _OWN = "own-name:"
 def searchable(ctx: FileContext) -> bool:
     """The file lies in a project whose other modules can be searched (a repository, or a
     tree with a `pyproject.toml`; an installed package)."""
-    return _scan_root(ctx.path) is not None
+    return search_root(ctx.path) is not None
 
 
 def named_in_text(ctx: FileContext, word: str) -> bool:
@@ -52,7 +52,7 @@ def named_in_text(ctx: FileContext, word: str) -> bool:
     a module whose file name no other module's text holds is imported by none of them (an
     import, relative or not, a re-export, `importlib` all spell it), so none calls its
     functions (ExecuTorch's Arm export scripts)."""
-    root = _scan_root(ctx.path)
+    root = search_root(ctx.path)
     if root is None:
         return True
     holders = _holding(ctx, root, word)
@@ -68,14 +68,14 @@ def named_in_text(ctx: FileContext, word: str) -> bool:
 def paths_naming(ctx: FileContext, name: str) -> list[str] | None:
     """The project's modules, other than the one checked, whose text holds `name` (None when
     the project is not known or too many do)."""
-    root = _scan_root(ctx.path)
+    root = search_root(ctx.path)
     found = _candidates(ctx, root, name) if root is not None else None
     if found is None:
         return None
     return [path for path, _, key in found if _references(ctx, path, key, name) is not None]
 
 
-def _scan_root(path: str) -> str | None:
+def search_root(path: str) -> str | None:
     """The repository holding the file; for an installed package, its top-level package."""
     module = module_name_for(path)
     parts = os.path.abspath(path).split(os.sep)
@@ -93,7 +93,7 @@ def named_elsewhere(ctx: FileContext, name: str, besides: str) -> bool | None:
     known): `paths_naming`, which stops at the first such module, as the callers asking only
     want to know whether one does (`self._test_quantizer(...)` in 20 modules of ao's tests).
     """
-    root = _scan_root(ctx.path)
+    root = search_root(ctx.path)
     if root is None:
         return None
     besides = os.path.abspath(besides)

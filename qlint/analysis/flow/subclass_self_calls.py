@@ -73,7 +73,7 @@ def judge_self(other: FileContext, cls: ClassScope, name: str, owner_qual: str) 
         return UNREAD
 
     def base_of(where: ModuleScope, base: ast.expr):
-        return _base_class(other, where, base)
+        return placed_base(other, where, base)
 
     found = mro_lookup(scope, top, name, base_of)
     if found is None:
@@ -93,7 +93,7 @@ def taken_as_value(data: bytes, name: str) -> bool:
     return re.search(rb"\bself\s*\.\s*" + re.escape(name.encode()) + rb"\b(?!\s*\()", data) is not None
 
 
-def _base_class(other: FileContext, where: ModuleScope, base: ast.expr):
+def placed_base(other: FileContext, where: ModuleScope, base: ast.expr):
     """(its module's scope, its class scope) for a base written as a name of `where`'s module:
     a class of that module, or one it imports from a module of the project."""
     if not isinstance(base, ast.Name) or base.id in where.assigns:
@@ -114,4 +114,4 @@ def _base_class(other: FileContext, where: ModuleScope, base: ast.expr):
     return None
 
 
-__all__ = ["MAYBE", "NOT_IT", "UNREAD", "judge_self", "self_method", "taken_as_value"]
+__all__ = ["MAYBE", "NOT_IT", "UNREAD", "judge_self", "placed_base", "self_method", "taken_as_value"]

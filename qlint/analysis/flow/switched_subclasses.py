@@ -18,7 +18,7 @@ import ast
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.method_references import owner_class, subclassed_in
 from qlint.analysis.flow.model_values import STORED, ModeFact
-from qlint.analysis.flow.project_search import _candidates, _scan_root
+from qlint.analysis.flow.project_search import _candidates, search_root
 
 
 def from_constructor(fact: ModeFact) -> bool:
@@ -44,7 +44,7 @@ def vouched_for_every_instance(home: FileContext, fact: ModeFact) -> bool:
     for node in ast.walk(home.tree):
         if isinstance(node, ast.ClassDef) and any(_names(base, name) for base in node.bases):
             return False
-    root = _scan_root(home.path)
+    root = search_root(home.path)
     found = _candidates(home, root, name) if root is not None else None
     if found is None:
         return False  # too many modules name it to read them all

@@ -21,7 +21,6 @@ the whole repository is searched.
 from __future__ import annotations
 
 import ast
-import os
 import re
 
 from qlint.analysis.context import FileContext
@@ -29,7 +28,6 @@ from qlint.analysis.graphs.namesakes import own_namesake
 from qlint.analysis.graphs.project_scan import (
     parsed_module,
     project_modules,
-    scan_root,
     text_holding,
     texts_naming,
 )
@@ -114,19 +112,13 @@ def _hands_off(func: ast.AST) -> bool:
 
 
 def _search_root(ctx: FileContext) -> str | None:
-    """Where registrations are looked for: the repository holding the module, except for an
-    installed package (under `site-packages`), whose users register its backends: then its own
-    package (a repository above an installation, pyenv's checkout, is not the package's)."""
-    repo = project_root(ctx.path)
-    if repo is None:
-        return None
-    inside = os.path.relpath(os.path.abspath(ctx.path), repo).split(os.sep)
-    if any(part in _INSTALL_DIRS for part in inside):
-        return scan_root(ctx.path)
-    return repo
+    """Where registrations are looked for: the repository holding the module, or for an
+    installed package (under `site-packages`), whose users register its backends, its own
+    package (a repository above an installation, pyenv's checkout, is not the package's).
+    Outside any repository, none: the search is not made."""
+    from qlint.analysis.flow.project_search import search_root  # where the caller searches look
 
-
-_INSTALL_DIRS = ("site-packages", "dist-packages")
+    return search_root(ctx.path) if project_root(ctx.path) is not None else None
 
 
 def _only_registered(ctx: FileContext, name: str) -> bool:
