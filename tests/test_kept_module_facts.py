@@ -1,0 +1,229 @@
+"""What the project scan works out about other modules (the packets a module inserts into
+graphs that carry packets, what the project's normalisers call) is kept between runs
+(`kept_module_facts`): a new process takes a fact only while the module and every module the
+fact was read from have the content they had, and every module absent then is absent still;
+else it parses the module and works the fact out again, and the findings are those of a run
+without the store."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+
+import pytest
+
+from qlint.analysis import scan_memo
+from qlint.analysis.graphs import forwarding_memos, kept_answers, kept_module_facts, project_scan
+from qlint.analysis.names import content_keys
+from qlint.analysis.names.project import ProjectIndex
+from qlint.engine import check_source
+from tests.conftest import kept_store, old_file, old_package, settings_for
+
+MATCHER = """
+import torch
+
+def count_relus(gm):
+    return sum(n.target == torch.ops.aten.relu for n in gm.graph.nodes)
+"""
+# Inserts the packet into a legacy FX graph, which carries packets: the matcher is right. The
+# namespace comes from another module (`ops`), so the fact rests on that module too.
+INSERTER = """
+from torch.fx import symbolic_trace
+from pkg.ops import aten
+
+def add_op(model, node):
+    gm = symbolic_trace(model)
+    gm.graph.call_function(aten.relu, (node,))
+    return gm
+"""
+ATEN = "import torch\naten = torch.ops.aten\n"
+# The same name bound to another namespace: the inserter no longer inserts `aten.relu`.
+OTHER = "import torch\naten = torch.ops.my_project\n"
+# A backend that strips the graph to packets and then runs the matcher: the matcher is right.
+BACKEND = """
+from torch.fx.experimental.proxy_tensor import strip_overloads
+from pkg.matcher import count_relus
+
+def backend(gm):
+    strip_overloads(gm)
+    return count_relus(gm)
+"""
+NO_STRIP = BACKEND.replace("    strip_overloads(gm)\n", "")
+REPORTED = [("QL101", 5)]
+
+
+def _new_process() -> None:
+    """Forget what this process learned, as a new `qlint` run starts without it."""
+    for memo in (forwarding_memos.IMPORTED, forwarding_memos.SHARED, forwarding_memos.LINKS_OF):
+        memo.clear()
+    forwarding_memos.PASSING.clear()
+    project_scan._PROJECTS.clear()
+    project_scan._UNKEPT_MISSES.clear()
+    project_scan._NO_PACKET_INSERTS.clear()
+    content_keys._DIGESTS.clear()
+    scan_memo.forget()
+    kept_answers.forget()
+    kept_module_facts.forget()
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    yield from kept_store(tmp_path, monkeypatch, _new_process)
+
+
+@pytest.fixture
+def parses(monkeypatch):
+    """The paths of the other modules the scan parses for a fact."""
+    parsed: list[str] = []
+    module_context = project_scan.module_context
+
+    def counting(path, text, ctx):
+        parsed.append(path)
+        return module_context(path, text, ctx)
+
+    monkeypatch.setattr(project_scan, "module_context", counting)
+    return parsed
+
+
+def _run(pkg) -> list[tuple[str, int]]:
+    """A new process's check of the matcher (as an editor hands it over), and what it keeps."""
+    _new_process()
+    path = pkg / "matcher.py"
+    result = check_source(path.read_text(), str(path), settings_for(("QL101",)), ProjectIndex())
+    assert not result.errors, result.errors
+    kept_answers.flush()
+    return [(d.code, d.range.start.row) for d in result.diagnostics]
+
+
+def _without_store(pkg) -> list[tuple[str, int]]:
+    kept_answers.use(None)
+    try:
+        return _run(pkg)
+    finally:
+        _new_process()
+        kept_answers.use(ProjectIndex.store)
+
+
+def _kept_names() -> set[str]:
+    saved = kept_answers.saved("module_facts", ("", "")) is None and kept_answers._STATE.saved
+    return {name for name, _ in (saved or {}).get("module_facts", {})}
+
+
+def _package(tmp_path, **modules):
+    return old_package(tmp_path, matcher=textwrap.dedent(MATCHER), **modules)
+
+
+def test_a_new_process_takes_what_the_module_inserts_from_the_store(tmp_path, store, parses):
+    pkg = _package(tmp_path, inserter=textwrap.dedent(INSERTER), ops=ATEN)
+    assert _run(pkg) == []
+    assert str(pkg / "inserter.py") in parses  # worked out here
+    assert _kept_names() == {"packets-into-packet-graphs-1"}
+    parses.clear()
+    assert _run(pkg) == []
+    assert parses == []  # taken: not parsed again
+
+
+def test_an_edit_of_the_module_is_seen(tmp_path, store, parses):
+    pkg = _package(tmp_path, inserter=textwrap.dedent(INSERTER), ops=ATEN)
+    assert _run(pkg) == []
+    exported = INSERTER.replace("symbolic_trace(model)", "export(model, ()).module()")
+    old_file(pkg / "inserter.py", textwrap.dedent(exported.replace("symbolic_trace", "export")))
+    parses.clear()
+    assert _run(pkg) == REPORTED == _without_store(pkg)
+    assert str(pkg / "inserter.py") in parses
+
+
+def test_an_edit_of_a_module_the_fact_read_is_seen(tmp_path, store, parses):
+    # The inserter itself is unchanged: what its `aten` is comes from `ops`.
+    pkg = _package(tmp_path, inserter=textwrap.dedent(INSERTER), ops=ATEN)
+    assert _run(pkg) == []
+    old_file(pkg / "ops.py", OTHER)
+    parses.clear()
+    assert _run(pkg) == REPORTED == _without_store(pkg)
+    assert str(pkg / "inserter.py") in parses
+    old_file(pkg / "ops.py", ATEN)
+    assert _run(pkg) == [] == _without_store(pkg)
+
+
+def test_a_module_the_fact_found_absent_then_made_is_seen(tmp_path, store):
+    # `pkg.ops` does not exist: `aten` resolves to nothing, the insertion counts for nothing.
+    pkg = _package(tmp_path, inserter=textwrap.dedent(INSERTER))
+    assert _run(pkg) == REPORTED
+    old_file(pkg / "ops.py", ATEN)
+    assert _run(pkg) == [] == _without_store(pkg)
+
+
+def test_a_module_that_stops_parsing_is_seen(tmp_path, store, parses):
+    pkg = _package(tmp_path, inserter=textwrap.dedent(INSERTER), ops=ATEN)
+    assert _run(pkg) == []
+    old_file(pkg / "inserter.py", textwrap.dedent(INSERTER) + "\ndef broken(:\n")
+    assert _run(pkg) == REPORTED == _without_store(pkg)
+    parses.clear()
+    assert _run(pkg) == REPORTED  # "does not parse" is kept too
+    assert parses == []
+    old_file(pkg / "inserter.py", textwrap.dedent(INSERTER))
+    assert _run(pkg) == []
+
+
+def test_a_deleted_store_is_worked_out_again(tmp_path, store, parses):
+    pkg = _package(tmp_path, inserter=textwrap.dedent(INSERTER), ops=ATEN)
+    assert _run(pkg) == []
+    shutil.rmtree(store.directory)
+    parses.clear()
+    assert _run(pkg) == []
+    assert str(pkg / "inserter.py") in parses
+
+
+def test_a_damaged_value_is_worked_out_again(tmp_path, store, parses):
+    pkg = _package(tmp_path, inserter=textwrap.dedent(INSERTER), ops=ATEN)
+    assert _run(pkg) == []
+    answers = store.get_answers()
+    for key, entry in answers["module_facts"].items():
+        answers["module_facts"][key] = (("not", "op", "keys", "at all"), entry[-1])
+    store.put_answers(answers)
+    parses.clear()
+    assert _run(pkg) == []
+    assert str(pkg / "inserter.py") in parses
+
+
+def test_what_a_normaliser_calls_is_kept_and_its_edit_seen(tmp_path, store, parses):
+    pkg = _package(tmp_path, backend=textwrap.dedent(BACKEND))
+    assert _run(pkg) == []  # the backend strips the graph to packets before the matcher runs
+    assert "normalisers-1" in _kept_names()
+    parses.clear()
+    assert _run(pkg) == []
+    assert str(pkg / "backend.py") not in parses
+    old_file(pkg / "backend.py", textwrap.dedent(NO_STRIP) + "# strip_overloads no more\n")
+    assert _run(pkg) == REPORTED == _without_store(pkg)
+
+
+def test_a_fact_read_from_an_editor_buffer_is_not_kept(tmp_path, store):
+    # `ops` is open in the editor with unsaved text: what was read from it is not on disk.
+    pkg = _package(tmp_path, inserter=textwrap.dedent(INSERTER), ops=ATEN)
+    _new_process()
+    path = pkg / "matcher.py"
+    project = ProjectIndex(overlay={str(pkg / "ops.py"): ATEN + "# unsaved\n"})
+    result = check_source(path.read_text(), str(path), settings_for(("QL101",)), project)
+    assert [(d.code, d.range.start.row) for d in result.diagnostics] == []
+    kept_answers.flush()
+    _new_process()
+    assert "packets-into-packet-graphs-1" not in _kept_names()
+
+
+def test_a_buffer_check_keeps_every_read(tmp_path, store):
+    # The check of a buffer (`qlint check -`) records no dependencies for itself; what a kept
+    # fact read is recorded all the same, and an edit of it is seen.
+    pkg = _package(tmp_path, inserter=textwrap.dedent(INSERTER), ops=ATEN)
+    with ProjectIndex.dependencies_unwanted():
+        assert _run(pkg) == []
+        assert ProjectIndex.wants_dependencies is False
+        old_file(pkg / "ops.py", OTHER)
+        assert _run(pkg) == REPORTED
+    assert _without_store(pkg) == REPORTED
+
+
+def test_nothing_is_kept_without_a_store(tmp_path, monkeypatch, parses):
+    kept_answers.use(None)
+    pkg = _package(tmp_path, inserter=textwrap.dedent(INSERTER), ops=ATEN)
+    assert _run(pkg) == []
+    assert kept_module_facts._KEPT == {}
