@@ -17,7 +17,9 @@ from qlint.analysis.graphs import forwarding_memos, kept_answers, kept_module_fa
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
+from qlint.rules import packet_scan
 from tests.conftest import kept_store, old_file, old_package, settings_for
+from tests.test_ql102_consumers import ADD, PIPELINE, REMOVE
 
 MATCHER = """
 import torch
@@ -60,6 +62,8 @@ def _new_process() -> None:
     project_scan._PROJECTS.clear()
     project_scan._UNKEPT_MISSES.clear()
     project_scan._NO_PACKET_INSERTS.clear()
+    packet_scan._PARSED.clear()
+    packet_scan._LAST_SCAN.clear()
     content_keys._DIGESTS.clear()
     scan_memo.forget()
     kept_answers.forget()
@@ -85,20 +89,20 @@ def parses(monkeypatch):
     return parsed
 
 
-def _run(pkg) -> list[tuple[str, int]]:
+def _run(pkg, checked: str = "matcher", select: str = "QL101") -> list[tuple[str, int]]:
     """A new process's check of the matcher (as an editor hands it over), and what it keeps."""
     _new_process()
-    path = pkg / "matcher.py"
-    result = check_source(path.read_text(), str(path), settings_for(("QL101",)), ProjectIndex())
+    path = pkg / f"{checked}.py"
+    result = check_source(path.read_text(), str(path), settings_for((select,)), ProjectIndex())
     assert not result.errors, result.errors
     kept_answers.flush()
     return [(d.code, d.range.start.row) for d in result.diagnostics]
 
 
-def _without_store(pkg) -> list[tuple[str, int]]:
+def _without_store(pkg, checked: str = "matcher", select: str = "QL101") -> list[tuple[str, int]]:
     kept_answers.use(None)
     try:
-        return _run(pkg)
+        return _run(pkg, checked, select)
     finally:
         _new_process()
         kept_answers.use(ProjectIndex.store)
@@ -227,3 +231,61 @@ def test_nothing_is_kept_without_a_store(tmp_path, monkeypatch, parses):
     pkg = _package(tmp_path, inserter=textwrap.dedent(INSERTER), ops=ATEN)
     assert _run(pkg) == []
     assert kept_module_facts._KEPT == {}
+
+
+# QL102: the paired pass keys on the packet its sibling inserts; `aten` comes from `ops`.
+CONSUMER = REMOVE.replace("import torch\n", "from pkg.ops import aten\n").replace("torch.ops.aten.", "aten.")
+INSERTED = [("QL102", 6)]
+
+
+@pytest.fixture
+def consumer_parses(monkeypatch):
+    """The paths of the modules whose sites QL102's consumer scan works out from their parse."""
+    parsed: list[str] = []
+    op_sites = packet_scan.op_sites
+
+    def counting(module, op):
+        parsed.append(module.path)
+        return op_sites(module, op)
+
+    monkeypatch.setattr(packet_scan, "op_sites", counting)
+    return parsed
+
+
+def _pair(tmp_path, **changed):
+    modules = {"add": ADD, "remove": CONSUMER, "pipeline": PIPELINE.format(between="pass"), "ops": ATEN}
+    return old_package(tmp_path, **{**modules, **changed})
+
+
+def test_a_consumer_s_sites_are_taken_from_the_store(tmp_path, store, consumer_parses):
+    pkg = _pair(tmp_path)
+    assert _run(pkg, "add", "QL102") == []
+    assert str(pkg / "remove.py") in consumer_parses
+    assert "consumer-sites-1:zeros_like" in _kept_names()
+    consumer_parses.clear()
+    assert _run(pkg, "add", "QL102") == []
+    assert consumer_parses == []
+
+
+def test_an_edit_of_the_consumer_is_seen(tmp_path, store, consumer_parses):
+    pkg = _pair(tmp_path)
+    assert _run(pkg, "add", "QL102") == []
+    # Also keyed on the overload: it misses the packet nodes.
+    old_file(pkg / "remove.py", CONSUMER.replace("target_op=aten.zeros_like)", "target_op=aten.zeros_like.default)"))
+    assert _run(pkg, "add", "QL102") == INSERTED == _without_store(pkg, "add", "QL102")
+
+
+def test_an_edit_of_a_module_the_consumer_s_sites_read_is_seen(tmp_path, store):
+    pkg = _pair(tmp_path)
+    assert _run(pkg, "add", "QL102") == []
+    old_file(pkg / "ops.py", OTHER)  # the consumer's `aten.zeros_like` is another op now
+    assert _run(pkg, "add", "QL102") == INSERTED == _without_store(pkg, "add", "QL102")
+    old_file(pkg / "ops.py", ATEN)
+    assert _run(pkg, "add", "QL102") == [] == _without_store(pkg, "add", "QL102")
+
+
+def test_a_consumer_that_stops_parsing_is_seen(tmp_path, store):
+    pkg = _pair(tmp_path)
+    assert _run(pkg, "add", "QL102") == []
+    old_file(pkg / "remove.py", CONSUMER + "\ndef broken(:\n")
+    assert _run(pkg, "add", "QL102") == INSERTED == _without_store(pkg, "add", "QL102")

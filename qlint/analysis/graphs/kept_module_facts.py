@@ -1,17 +1,18 @@
-"""Facts the project scan works out about other modules (`project_scan.module_facts`: what a
-module inserts into graphs that carry packets, what its normalisers call), kept between runs
-with everything they were read from.
+"""Facts QL101/QL102 work out about other modules (`project_scan.module_facts`: what a module
+inserts into graphs that carry packets, what its normalisers call; `packet_scan`: where a
+consumer module keys graph nodes on the packets checked), kept between runs with everything
+they were read from.
 
 A fresh process checking one edited file parsed each such module again and worked its fact
 out anew (ExecuTorch's `backends/cadence/aot/reorder_ops.py`: three other modules parsed, a
-fifth of QL101's time). A fact is not the module's alone: resolving its names reads the
-modules it imports (and records their absence where a module it asks for does not exist), so
-it cannot be a summary fact (`summary_facts`, which may read its own module only). It is kept
-as `kept_answers` keeps the helper search's answers: with its trail, the module itself and
-every module the computation recorded as read, each with its stat, hash and dotted name. A
-later run takes the fact only while every one of them has that content (the same stat, or the
-same hash) and name, and every module absent then is absent still; otherwise it is worked out
-again, as before.
+fifth of QL101's time; torchao's `pt2e/observer.py`: four consumer modules for QL102).
+A fact is not the module's alone: resolving its names reads the modules it imports (and
+records their absence where a module it asks for does not exist), so it cannot be a summary
+fact (`summary_facts`, which may read its own module only). It is kept as `kept_answers` keeps
+the helper search's answers: with its trail, the module itself and every module the
+computation recorded as read, each with its stat, hash and dotted name. A later run takes the
+fact only while every one of them has that content (the same stat, or the same hash) and name,
+and every module absent then is absent still; otherwise it is worked out again, as before.
 
 What the computation read is what the project index recorded meanwhile (`ProjectIndex.reads`):
 the dependencies the results cache trusts a check's result with. A computation that recorded
@@ -32,7 +33,8 @@ from typing import Any
 
 from qlint.analysis.graphs import file_keys, kept_answers
 
-# (fact name, module path) -> (the value as written, or None: the module does not parse; trail)
+# (fact name and variant, module path) -> (the value as written, or None: the module does not
+# parse; trail)
 _KEPT: dict[tuple[str, str], tuple[Any, tuple]] = {}
 kept_answers.register("module_facts", _KEPT, lambda key, entry: entry[:-1])
 
@@ -55,21 +57,26 @@ def sorted_tuple(value) -> tuple:
     return tuple(sorted(value))
 
 
+def keeps(key: tuple | None) -> bool:
+    """Whether facts of a module at content `key` are kept now (a store keeps answers, and
+    the module is no editor's buffer)."""
+    return key is not None and key[0] != "overlay" and kept_answers.keeping()
+
+
 def _wanted(project, fact: Callable, key: tuple | None) -> tuple | None:
     spec = _FACTS.get(fact)
-    if spec is None or key is None or key[0] == "overlay" or not kept_answers.keeping():
-        return None
-    return spec
+    return spec if spec is not None and keeps(key) else None
 
 
-def taken(project, fact: Callable, path: str, key: tuple | None) -> Any:
+def taken(project, fact: Callable, path: str, key: tuple | None, variant: str = "") -> Any:
     """`(value,)` of `fact` for the module at `path` (content `key`), or None when it does not
     parse, as an earlier run worked it out while every module it read has the content it had;
-    `MISSING` otherwise."""
+    `MISSING` otherwise. `variant`: what else the fact was asked with (the ops of QL102's
+    consumer sites), one value kept per variant."""
     spec = _wanted(project, fact, key)
     if spec is None:
         return MISSING
-    saved = kept_answers.saved("module_facts", (spec[0], path))
+    saved = kept_answers.saved("module_facts", (spec[0] + variant, path))
     if saved is None or len(saved) != 2:
         return MISSING
     trail = kept_answers.valid_trail(
@@ -84,13 +91,15 @@ def taken(project, fact: Callable, path: str, key: tuple | None) -> Any:
         value = None if saved[0] is None else (spec[2](saved[0]),)
     except (TypeError, ValueError):
         return MISSING
-    entry = _KEPT[spec[0], path] = (saved[0], trail)
+    entry = _KEPT[spec[0] + variant, path] = (saved[0], trail)
     kept_answers.took(entry)
     return value
 
 
 @contextlib.contextmanager
-def computing(project, fact: Callable, path: str, key: tuple | None) -> Iterator[Callable[[Any], None]]:
+def computing(
+    project, fact: Callable, path: str, key: tuple | None, variant: str = ""
+) -> Iterator[Callable[[Any], None]]:
     """While inside, `fact` is worked out for the module at `path`; call what it yields with
     the result (`(value,)`, or None: the module does not parse) to keep it with what was read
     meanwhile. The reads are still handed to any outer reader of `project.reads`."""
@@ -118,7 +127,7 @@ def computing(project, fact: Callable, path: str, key: tuple | None) -> Iterator
         trail = _trail(project, path, key, reads)
         if trail is not None:
             value = results[0]
-            _KEPT[spec[0], path] = (None if value is None else spec[1](value[0]), trail)
+            _KEPT[spec[0] + variant, path] = (None if value is None else spec[1](value[0]), trail)
 
 
 def _trail(project, path: str, key: tuple, reads: list[tuple[str, str]]) -> tuple | None:
@@ -148,4 +157,4 @@ def forget() -> None:
     _KEPT.clear()
 
 
-__all__ = ["MISSING", "computing", "forget", "keep_on_disk", "sorted_tuple", "taken"]
+__all__ = ["MISSING", "computing", "forget", "keep_on_disk", "keeps", "sorted_tuple", "taken"]

@@ -297,20 +297,20 @@ def module_facts(
         value = known[1].get(fact, _UNSEEN) if known is not None else _UNSEEN
         if value is _UNSEEN and fact is parses and known is not None:
             value = _parsed_before(known[1])
-        if value is _UNSEEN and admits is None:
-            # What an earlier run worked out, while everything it read holds: no read, no parse.
-            value = kept_module_facts.taken(ctx.project, fact, path, key)
-            if value is kept_module_facts.MISSING:
-                value = _UNSEEN
-            elif keep and known is not None:
-                known[1][fact] = value
-        if value is _UNSEEN:
+        # What an earlier run worked out, while everything it read holds: no read, no parse.
+        kept = kept_module_facts.taken(ctx.project, fact, path, key) if value is _UNSEEN and admits is None else _UNSEEN
+        if kept is kept_module_facts.MISSING or kept is _UNSEEN:
             if text is _UNREAD:  # known to hold from this process's memo, its text not read since
                 text = _read_kept(project, path, key, keep_texts)
                 if text is None:
                     continue
-            if admits is not None and not admits(text, path):
-                continue
+        else:
+            value = kept
+            if keep and known is not None:
+                known[1][fact] = value
+        if value is _UNSEEN and admits is not None and not admits(text, path):
+            continue
+        if value is _UNSEEN:
             with kept_module_facts.computing(ctx.project, fact, path, key) as learned:
                 other = module_context(path, text, ctx)
                 value = None if other is None else (fact(other),)
