@@ -20,6 +20,8 @@ from qlint.engine import check_source
 from qlint.rules import packet_scan
 from tests.conftest import kept_store, old_file, old_package, settings_for
 from tests.test_ql102_consumers import ADD, PIPELINE, REMOVE
+from tests.test_ql102_distinguishers import FLOW, REWRITE
+from tests.test_ql102_distinguishers import INSERTER as QUANTIZE
 
 MATCHER = """
 import torch
@@ -289,3 +291,50 @@ def test_a_consumer_that_stops_parsing_is_seen(tmp_path, store):
     assert _run(pkg, "add", "QL102") == []
     old_file(pkg / "remove.py", CONSUMER + "\ndef broken(:\n")
     assert _run(pkg, "add", "QL102") == INSERTED == _without_store(pkg, "add", "QL102")
+
+
+# QL102's message names a module of the package keyed on the overload alone; its `torchao`
+# namespace comes from `ops` too.
+TORCHAO = "import torch\ntorchao = torch.ops.torchao\n"
+SIBLING = REWRITE.replace("import torch\n", "from pkg.ops import torchao\n").replace("torch.ops.torchao.", "torchao.")
+
+
+def _messages(pkg, use_store: bool = True) -> list[str]:
+    if not use_store:
+        kept_answers.use(None)
+    try:
+        _new_process()
+        path = pkg / "inserter.py"
+        result = check_source(path.read_text(), str(path), settings_for(("QL102",)), ProjectIndex())
+        kept_answers.flush()
+        return [d.message for d in result.diagnostics]
+    finally:
+        if not use_store:
+            _new_process()
+            kept_answers.use(ProjectIndex.store)
+
+
+def _siblings(tmp_path, **changed):
+    modules = {"inserter": QUANTIZE, "flow": FLOW, "rewrite": SIBLING, "ops": TORCHAO}
+    return old_package(tmp_path, **{k: textwrap.dedent(v) for k, v in {**modules, **changed}.items()})
+
+
+def test_a_sibling_matcher_s_sites_are_taken_from_the_store(tmp_path, store, consumer_parses):
+    pkg = _siblings(tmp_path)
+    [message] = _messages(pkg)
+    assert "`rewrite.py` matches `.default` alone" in message
+    assert str(pkg / "rewrite.py") in consumer_parses
+    assert "op-sites-1:quantize_affine" in _kept_names()
+    consumer_parses.clear()
+    assert _messages(pkg) == [message]
+    assert str(pkg / "rewrite.py") not in consumer_parses
+
+
+def test_an_edit_of_a_module_the_sibling_s_sites_read_is_seen(tmp_path, store):
+    pkg = _siblings(tmp_path)
+    [message] = _messages(pkg)
+    assert "`rewrite.py`" in message
+    old_file(pkg / "ops.py", OTHER.replace("aten", "torchao"))  # `torchao` is another namespace now
+    changed = _messages(pkg)
+    assert changed == _messages(pkg, use_store=False)
+    assert not any("`rewrite.py`" in m for m in changed)

@@ -213,6 +213,41 @@ def _kept_consumer(
     return module, hits
 
 
+def sites_spelling(
+    ctx: FileContext, path: str, key: tuple, spelling: OverloadSpelling, op: str
+) -> list[frozenset[OpRef]] | None:
+    """`op_sites(module, op)` of the module at `path` if its text matches `spelling` (None:
+    it does not, or does not parse). In a check that keeps answers about other modules, taken
+    from an earlier run while everything the sites were resolved through holds
+    (`kept_module_facts`): the module is read, not parsed (torchao's `pt2e/observer.py`, whose
+    directory's `utils.py` keys on overloads of the ops it inserts)."""
+    wanted = [(spelling, (op.encode(),))]
+    if not kept_module_facts.keeps(key) or _PARSED.get(path, (None,))[0] == key:
+        module = matching_module(ctx, path, key, wanted)
+        return None if module is None else op_sites(module, op)
+    read = text_holding(ctx.project, path, key, (op.encode(),))
+    if read is None or not spelling.search(read[0]):
+        return None
+    value = kept_module_facts.taken(ctx.project, _kept_sites, path, key, ":" + op)
+    if value is not kept_module_facts.MISSING:
+        return None if value is None else value[0]
+    with kept_module_facts.computing(ctx.project, _kept_sites, path, key, ":" + op) as learned:
+        module = matching_module(ctx, path, key, wanted)
+        sites = None if module is None else op_sites(module, op)
+        learned(None if sites is None else (sites,))
+    return sites
+
+
+def _sites_data(sites: list[frozenset[OpRef]]) -> tuple:
+    return tuple(tuple((r.namespace, r.op, r.overload, r.dialect) for r in site) for site in sites)
+
+
+def _sites(data) -> list[frozenset[OpRef]]:
+    if type(data) is not tuple:
+        raise TypeError("not sites")
+    return [frozenset(_op_ref(r) for r in site) for site in data]
+
+
 def _kept_data(known: dict) -> tuple:
     """What `_without_tree` keeps of a module, as plain data (`kept_module_facts`)."""
     sites = tuple(
@@ -354,3 +389,12 @@ def imported_names(module: FileContext) -> frozenset[str]:
 # What `_without_tree` keeps of a consumer module, kept between runs with what its sites were
 # resolved through (`kept_module_facts`), per set of ops asked.
 kept_module_facts.keep_on_disk(_without_tree, "consumer-sites-1", _kept_data, _kept_known)
+
+
+# A module's sites for one op, as `sites_spelling` asks them (the fact is `op_sites`, named
+# by a function of its own).
+def _kept_sites(module: FileContext) -> None:
+    raise NotImplementedError  # a name for the fact kept between runs, never called
+
+
+kept_module_facts.keep_on_disk(_kept_sites, "op-sites-1", _sites_data, _sites)
