@@ -80,3 +80,36 @@ def test_only_the_nodes_spanning_its_rows_are_walked(monkeypatch):
     monkeypatch.setattr(ast, "iter_child_nodes", counted)
     assert computed_getattr(ctx)
     assert 0 < len(visited) < 40
+
+
+NON_ASCII_FILLER = FILLER + '\n\ndef described(x):\n    """Adds one \u2014 or none."""\n    return x\n'
+
+
+def test_a_module_past_ascii_walks_only_the_rows_that_may_spell_getattr(monkeypatch):
+    """A character past ASCII in a docstring far from any lookup: the walk still goes down the
+    functions spanning the rows that spell `getattr` or hold such a character, not the whole
+    module (ExecuTorch's reorder_ops.py)."""
+    ctx = _ctx(NON_ASCII_FILLER + 'def run(self, op):\n    return getattr(self, "_do_relu")()\n')
+    visited = []
+    children = ast.iter_child_nodes
+
+    def counted(node):
+        visited.append(node)
+        return children(node)
+
+    monkeypatch.setattr(ast, "iter_child_nodes", counted)
+    assert not computed_getattr(ctx)
+    assert 0 < len(visited) < 60
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        # spelled in full-width letters (NFKC: `getattr`), the word itself only in a comment
+        "# getattr\ndef run(o, n):\n    return \uff47\uff45\uff54\uff41\uff54\uff54\uff52(o, n)\n",
+        "# getattr\ndef run(o, n):\n    return g\u0435tattr(o, n) if False else \uff47etattr(o, n)\n",
+    ],
+    ids=["full-width", "mixed"],
+)
+def test_getattr_spelled_past_ascii_is_found(src):
+    assert computed_getattr(_ctx(NON_ASCII_FILLER + src))

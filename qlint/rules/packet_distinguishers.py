@@ -49,8 +49,7 @@ from qlint.analysis.graphs.project_scan import parsed_module, project_modules, s
 from qlint.analysis.names.resolver import OpRef
 from qlint.analysis.names.scope import parameter_args
 from qlint.optable import OpInfo
-from qlint.rules.packet_scan import OverloadSpelling, matching_module
-from qlint.rules.packet_sites import op_sites
+from qlint.rules.packet_scan import OverloadSpelling, sites_spelling
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # (who tells the packet from its overload, for the message; why, for its help)
@@ -188,11 +187,11 @@ def _package_matcher(ctx: FileContext, ref: OpRef, info: OpInfo | None) -> Consu
     for path, key, (known,) in scan_memo.unanswered(modules, [question]):
         if known is False:
             continue
-        module = matching_module(ctx, path, key, [(overload, (ref.op.encode(),))])
-        scan_memo.note(path, question, key, module is not None)
-        if module is None:
+        sites = sites_spelling(ctx, path, key, overload, ref.op)
+        scan_memo.note(path, question, key, sites is not None)
+        if sites is None:
             continue
-        for site in op_sites(module, ref.op):
+        for site in sites:
             same = [r for r in site if r.key == ref.key]
             keyed = sorted(r.overload for r in same if r.overload and (carried is None or r.overload in carried))
             if keyed and not any(r.is_packet for r in same):

@@ -15,6 +15,7 @@ import functools
 import re
 
 from qlint.analysis.context import FileContext
+from qlint.analysis.graphs import kept_module_facts
 from qlint.analysis.graphs.graph_context import packet_graph_context
 from qlint.analysis.graphs.insertions import wrapper_search
 from qlint.analysis.graphs.pattern_replacements import replaced_packets, rewrites_spelled
@@ -55,6 +56,22 @@ def _packets_into_packet_graphs(ctx: FileContext) -> frozenset[tuple[str, str, s
     packets = inserted_packets(ctx)
     inserted = frozenset(packets) if packets and packet_graph_context(ctx) is not None else frozenset()
     return inserted | replaced_packets(ctx)
+
+
+def _op_keys(data) -> frozenset[tuple[str, str, str]]:
+    """`_packets_into_packet_graphs` as `kept_module_facts` wrote it (sorted op keys)."""
+    if type(data) is not tuple or not all(
+        type(k) is tuple and len(k) == 3 and all(type(p) is str for p in k) for k in data
+    ):
+        raise TypeError("not op keys")
+    return frozenset(data)
+
+
+# Kept between runs with what it read (`kept_module_facts`): a check of one edited file read
+# and parsed every other module spelling the packet again for it.
+kept_module_facts.keep_on_disk(
+    _packets_into_packet_graphs, "packets-into-packet-graphs-1", kept_module_facts.sorted_tuple, _op_keys
+)
 
 
 def consumes_linked_insertion(ctx: FileContext, key: tuple[str, str, str]) -> bool:

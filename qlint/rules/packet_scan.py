@@ -12,6 +12,7 @@ import re
 
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
+from qlint.analysis.graphs import kept_module_facts
 from qlint.analysis.graphs.project_scan import project_modules, text_holding
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import module_name_for
@@ -148,14 +149,20 @@ def modules_spelling(ctx: FileContext, refs: list[OpRef], names: bool = False) -
     # A command-line run checks each file once: a module found keeps what the consumers ask
     # of it, not its tree (`_without_tree`). An editor keeps them whole for its next check.
     ops = _ops_by_pattern(refs) if not names and not ctx.project.track_dependents else None
+    # A check that keeps answers about other modules (one buffer or file, with a cache) takes
+    # what `_without_tree` keeps of a module from an earlier run (`_kept_consumer`).
+    kept = (ops or _ops_by_pattern(refs)) if not names and kept_module_facts.keeps(("",)) else None
     for path, key, known in scan_memo.unanswered(others, questions):
         pending = [p for p, held in zip(wanted, known, strict=True) if held is not False]
         if not pending:
             continue
-        module = matching_module(ctx, path, key, [wanted[p] for p in pending])
-        hits = [p for p in pending if module is not None and wanted[p][0].search(module.text)]
-        if ops is not None and module is not None and hits:
-            module = _without_tree(ctx, module, path, {op for p in hits for op in ops[p]})
+        if kept is not None and kept_module_facts.keeps(key) and _PARSED.get(path, (None,))[0] != key:
+            module, hits = _kept_consumer(ctx, path, key, wanted, pending, kept)
+        else:
+            module = matching_module(ctx, path, key, [wanted[p] for p in pending])
+            hits = [p for p in pending if module is not None and wanted[p][0].search(module.text)]
+            if ops is not None and module is not None and hits:
+                module = _without_tree(ctx, module, path, {op for p in hits for op in ops[p]})
         for p in pending:
             if p in hits:
                 found[p].append(module)
@@ -175,19 +182,124 @@ def _ops_by_pattern(refs: list[OpRef]) -> dict[str, set[str]]:
     return ops
 
 
-def _without_tree(ctx: FileContext, module: FileContext, path: str, ops: set[str]) -> FileContext:
+def _kept_consumer(
+    ctx: FileContext, path: str, key: tuple, wanted: dict, pending: list[str], ops: dict[str, set[str]]
+) -> tuple[FileContext | None, list[str]]:
+    """(`_without_tree`'s module, the patterns of `pending` it spells) as `modules_spelling`
+    finds them, in a check that keeps answers about other modules (`kept_answers`): what
+    `_without_tree` keeps of the module is taken from an earlier run while the module and
+    everything its sites were resolved through are unchanged (`kept_module_facts`), else
+    worked out from its parse and kept. The module's text is read in either case (the
+    consumers search it); its parse and sites are not worked out again (torchao's
+    `pt2e/observer.py`: four modules parsed again at each check of an edit)."""
+    read = text_holding(ctx.project, path, key, tuple(n for p in pending for n in wanted[p][1]))
+    hits = [p for p in pending if read is not None and wanted[p][0].search(read[0])]
+    if not hits:
+        return None, []
+    asked = {op for p in hits for op in ops[p]}
+    variant = ":" + ",".join(sorted(asked))
+    value = kept_module_facts.taken(ctx.project, _without_tree, path, key, variant)
+    if value is not kept_module_facts.MISSING and value is not None:
+        text = read[0]
+        return FileContext(
+            path, text, None, LineIndex(text), ctx.optable, ctx.project, module_name_for(path), value[0]
+        ), hits
+    with kept_module_facts.computing(ctx.project, _without_tree, path, key, variant) as learned:
+        module = matching_module(ctx, path, key, [wanted[p] for p in pending])
+        if module is None:
+            return None, []
+        module = _without_tree(ctx, module, path, asked, imports=True)
+        learned((module.cache,))
+    return module, hits
+
+
+def sites_spelling(
+    ctx: FileContext, path: str, key: tuple, spelling: OverloadSpelling, op: str
+) -> list[frozenset[OpRef]] | None:
+    """`op_sites(module, op)` of the module at `path` if its text matches `spelling` (None:
+    it does not, or does not parse). In a check that keeps answers about other modules, taken
+    from an earlier run while everything the sites were resolved through holds
+    (`kept_module_facts`): the module is read, not parsed (torchao's `pt2e/observer.py`, whose
+    directory's `utils.py` keys on overloads of the ops it inserts)."""
+    wanted = [(spelling, (op.encode(),))]
+    if not kept_module_facts.keeps(key) or _PARSED.get(path, (None,))[0] == key:
+        module = matching_module(ctx, path, key, wanted)
+        return None if module is None else op_sites(module, op)
+    read = text_holding(ctx.project, path, key, (op.encode(),))
+    if read is None or not spelling.search(read[0]):
+        return None
+    value = kept_module_facts.taken(ctx.project, _kept_sites, path, key, ":" + op)
+    if value is not kept_module_facts.MISSING:
+        return None if value is None else value[0]
+    with kept_module_facts.computing(ctx.project, _kept_sites, path, key, ":" + op) as learned:
+        module = matching_module(ctx, path, key, wanted)
+        sites = None if module is None else op_sites(module, op)
+        learned(None if sites is None else (sites,))
+    return sites
+
+
+def _sites_data(sites: list[frozenset[OpRef]]) -> tuple:
+    return tuple(tuple((r.namespace, r.op, r.overload, r.dialect) for r in site) for site in sites)
+
+
+def _sites(data) -> list[frozenset[OpRef]]:
+    if type(data) is not tuple:
+        raise TypeError("not sites")
+    return [frozenset(_op_ref(r) for r in site) for site in data]
+
+
+def _kept_data(known: dict) -> tuple:
+    """What `_without_tree` keeps of a module, as plain data (`kept_module_facts`)."""
+    sites = tuple(
+        (op, tuple((table, tuple((r.namespace, r.op, r.overload, r.dialect) for r in site)) for table, site in found))
+        for op, found in sorted(known[SITES_KEY].items())
+    )
+    names = tuple(tuple(sorted(known[k])) if k in known else None for k in (_DEFINED_KEY, _IMPORTED_KEY))
+    return (sites, *names)
+
+
+def _kept_known(data) -> dict[str, object]:
+    """`_kept_data` read back; TypeError on anything it would not have written."""
+    sites, defined, imported = data
+    known: dict[str, object] = {SITES_KEY: {}}
+    for op, found in sites:
+        if type(op) is not str:
+            raise TypeError("not an op")
+        known[SITES_KEY][op] = [(bool(table), frozenset(_op_ref(r) for r in site)) for table, site in found]
+    for k, names in ((_DEFINED_KEY, defined), (_IMPORTED_KEY, imported)):
+        if names is not None:
+            if type(names) is not tuple or not all(type(n) is str for n in names):
+                raise TypeError("not names")
+            known[k] = frozenset(names)
+    return known
+
+
+def _op_ref(data) -> OpRef:
+    namespace, op, overload, dialect = data
+    if type(namespace) is not str or type(op) is not str or type(dialect) is not str:
+        raise TypeError("not an op")
+    if overload is not None and type(overload) is not str:
+        raise TypeError("not an overload")
+    return OpRef(namespace, op, overload, dialect)
+
+
+def _without_tree(
+    ctx: FileContext, module: FileContext, path: str, ops: set[str], imports: bool = False
+) -> FileContext:
     """`module` without its tree, holding what the consumers of `ctx`'s packets `ops` ask of
     it: its sites for `ops` (`packet_sites`), and when it has any (a consumer), the names it
     defines and, if its text spells `ctx`'s module name, those its imports bind (`linked_modules`).
     The scan's modules were all held, whole, until the check ended: one check on ExecuTorch
     held 44 MiB of trees at once (nxp's `add_simulated_linear_bn_fusion_qat_pass.py`, one of
     the run's peaks). Asked anything else, the module fails loudly (no tree); another reader
-    of it in this check parses it again (`matching_module` no longer has it)."""
+    of it in this check parses it again (`matching_module` no longer has it).
+    With `imports`, a consumer's imports whatever its text spells: what is kept between runs
+    (`_kept_consumer`) is not the check's to decide."""
     keyed = [op_sites(module, op) for op in sorted(ops)]
     known: dict[str, object] = {SITES_KEY: module.cache[SITES_KEY]}
     if any(keyed):
         known[_DEFINED_KEY] = defined_names(module)
-        if module_stem(ctx) in module.text:
+        if imports or module_stem(ctx) in module.text:
             known[_IMPORTED_KEY] = imported_names(module)
     _PARSED.pop(path, None)
     text_only = FileContext(
@@ -272,3 +384,17 @@ def imported_names(module: FileContext) -> frozenset[str]:
                 out.update(a.name.rpartition(".")[2] for a in node.names)
         module.cache[_IMPORTED_KEY] = frozenset(out)
     return module.cache[_IMPORTED_KEY]
+
+
+# What `_without_tree` keeps of a consumer module, kept between runs with what its sites were
+# resolved through (`kept_module_facts`), per set of ops asked.
+kept_module_facts.keep_on_disk(_without_tree, "consumer-sites-1", _kept_data, _kept_known)
+
+
+# A module's sites for one op, as `sites_spelling` asks them (the fact is `op_sites`, named
+# by a function of its own).
+def _kept_sites(module: FileContext) -> None:
+    raise NotImplementedError  # a name for the fact kept between runs, never called
+
+
+kept_module_facts.keep_on_disk(_kept_sites, "op-sites-1", _sites_data, _sites)

@@ -10,7 +10,7 @@ import ast
 import os
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.graphs import file_keys
+from qlint.analysis.graphs import file_keys, kept_module_facts
 from qlint.analysis.graphs.project_scan import (
     NORMALISES,
     keeps_texts,
@@ -130,6 +130,18 @@ def _normalisers(ctx: FileContext) -> set[str]:
             if ctx.module:
                 found.add(f"{ctx.module}.{outer.name}")
     return found
+
+
+def _names(data) -> set[str]:
+    """`_normalisers` as `kept_module_facts` wrote it (sorted names)."""
+    if type(data) is not tuple or not all(type(n) is str for n in data):
+        raise TypeError("not names")
+    return set(data)
+
+
+# Kept between runs with what it read (`kept_module_facts`): a check of one edited file parsed
+# every normalising module of the project again for it.
+kept_module_facts.keep_on_disk(_normalisers, "normalisers-1", kept_module_facts.sorted_tuple, _names)
 
 
 def _called_after_own_strip(ctx: FileContext, func: ast.AST, body, resolver: Resolver) -> set[str]:

@@ -25,7 +25,7 @@ from typing import Any
 
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
-from qlint.analysis.graphs import file_keys
+from qlint.analysis.graphs import file_keys, kept_module_facts
 from qlint.analysis.graphs.graph_context import MARKER_WORDS, marked_path, may_carry_packets
 from qlint.analysis.names import project_words
 from qlint.analysis.names.live_trees import parse as live_parse
@@ -294,18 +294,27 @@ def module_facts(
                 known[1][probe] = holds
         if not holds:
             continue
-        if text is _UNREAD:  # known to hold from this process's memo, its text not read since
-            text = _read_kept(project, path, key, keep_texts)
-            if text is None:
-                continue
         value = known[1].get(fact, _UNSEEN) if known is not None else _UNSEEN
         if value is _UNSEEN and fact is parses and known is not None:
             value = _parsed_before(known[1])
+        # What an earlier run worked out, while everything it read holds: no read, no parse.
+        kept = kept_module_facts.taken(ctx.project, fact, path, key) if value is _UNSEEN and admits is None else _UNSEEN
+        if kept is kept_module_facts.MISSING or kept is _UNSEEN:
+            if text is _UNREAD:  # known to hold from this process's memo, its text not read since
+                text = _read_kept(project, path, key, keep_texts)
+                if text is None:
+                    continue
+        else:
+            value = kept
+            if keep and known is not None:
+                known[1][fact] = value
         if value is _UNSEEN and admits is not None and not admits(text, path):
             continue
         if value is _UNSEEN:
-            other = module_context(path, text, ctx)
-            value = None if other is None else (fact(other),)
+            with kept_module_facts.computing(ctx.project, fact, path, key) as learned:
+                other = module_context(path, text, ctx)
+                value = None if other is None else (fact(other),)
+                learned(value)
             if keep and known is not None:
                 known[1][fact] = value
         if value is not None:
