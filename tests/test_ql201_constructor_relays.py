@@ -65,6 +65,15 @@ def test_executorch_form_keeps_the_helper_quiet(tmp_path):
     assert _relay_rows(tmp_path) == []
 
 
+def test_statements_before_the_call_that_name_no_item_keep_the_helper_quiet(tmp_path):
+    # The older pin's form: `partitioner = partitioner_type(compiler_specs)` first.
+    models = MODELS.replace(
+        "            if quantize_method:\n",
+        "            partitioner = lower(None)\n            if quantize_method:\n",
+    )
+    assert _relay_rows(tmp_path, models=models) == []
+
+
 LOUD = {
     "a batch-norm model among those built": (
         "self.parts = [Conv(), Conv(bias=False), Shuffle()]",
@@ -87,6 +96,10 @@ LOUD = {
     "the target rebound before the call": (
         "            if quantize_method:\n",
         "            module = Net()\n            if quantize_method:\n",
+    ),
+    "a statement before the call that names the item": (
+        "            if quantize_method:\n",
+        "            lower(module, sample_input)\n            if quantize_method:\n",
     ),
     "a base other than nn.Module": ("class Composite(torch.nn.Module):", "class Composite(nn.Sequential):"),
     "an input that is no tensor of torch": ("(torch.randn(1, 3, 4, 4),), (torch", "(Net(),), (torch"),

@@ -170,15 +170,18 @@ def _relayed_call(other, scope: ModuleScope, init: ast.FunctionDef, me: str, cal
     of `self` it wrote, each holding models with nothing mode-dependent, or tensors."""
     if call.keywords or not call.args:
         return False
-    loop, first = _enclosing_loop(init, call, tree_parents)
+    loop, head, before = _enclosing_loop(init, call, tree_parents)
     if loop is None:
         return False
     columns = _columns(loop, me)
     if columns is None or not all(isinstance(a, ast.Name) and a.id in columns for a in call.args):
         return False
-    # The call reads the loop's own targets: the statement's value is the call, and nothing
-    # before it in the iteration (an `if`'s test) rebinds them.
-    if any(isinstance(n, ast.NamedExpr) for s in (first, *loop.body[:1]) for n in walk(s)):
+    # The call reads the loop's items as they were built: the statement's value is the call,
+    # and what runs before it in the iteration (statements, an `if`'s test) names no target
+    # (so it neither rebinds one nor gives the model a part) and binds nothing by `:=`.
+    if any(isinstance(n, ast.NamedExpr) for n in walk(head)):
+        return False
+    if any(isinstance(n, ast.NamedExpr) or (isinstance(n, ast.Name) and n.id in columns) for n in before):
         return False
     # No method of `self` runs in the body, and it reads no list the loop walks: nothing can
     # change what those hold while the loop walks them.
@@ -189,8 +192,10 @@ def _relayed_call(other, scope: ModuleScope, init: ast.FunctionDef, me: str, cal
 
 
 def _enclosing_loop(init: ast.FunctionDef, call: ast.Call, tree_parents):
-    """(the `for` statement of `__init__`'s own body whose body's first statement holds `call`,
-    that statement), possibly through an `if` whose body starts with it; (None, None) otherwise."""
+    """(the `for` statement of `__init__`'s own body holding `call`, the statement of its body
+    whose value is `call`, the nodes that run before it in an iteration): that statement is
+    one of the loop's body, or the first of an `if` there (whose test runs before it).
+    (None, None, None) otherwise."""
     node: ast.AST = call
     chain = []
     while node is not None and node is not init:
@@ -198,19 +203,19 @@ def _enclosing_loop(init: ast.FunctionDef, call: ast.Call, tree_parents):
         node = tree_parents.get(id(node))
     loop = next((n for n in chain if isinstance(n, ast.For)), None)
     if loop is None or not any(loop is s for s in init.body) or loop.orelse:
-        return None, None
-    first = loop.body[0]
+        return None, None, None
     inner = chain[chain.index(loop) - 1]
-    if inner is not first:
-        return None, None
-    if isinstance(first, ast.If) and first.body and not first.orelse:
-        head = first.body[0]
-        if not any(n is call for n in _value_nodes(head)):
-            return None, None
-        return loop, head
-    if not any(n is call for n in _value_nodes(first)):
-        return None, None
-    return loop, first
+    at = next((i for i, s in enumerate(loop.body) if s is inner), None)
+    if at is None:
+        return None, None, None
+    before = [n for s in loop.body[:at] for n in walk(s)]
+    head = inner
+    if isinstance(inner, ast.If) and inner.body and not inner.orelse:
+        head = inner.body[0]
+        before += walk(inner.test)
+    if not any(n is call for n in _value_nodes(head)):
+        return None, None, None
+    return loop, head, before
 
 
 def _value_nodes(stmt: ast.stmt) -> list[ast.AST]:
