@@ -33,6 +33,7 @@ use (handed to a call, a method, returned, stored into) leaves the function's va
 from __future__ import annotations
 
 import ast
+import weakref
 
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.tree_walk import names_by_id, parents, walk
@@ -62,7 +63,23 @@ def holds_constant(func: ast.AST | None, expr: ast.expr, resolver: Resolver) -> 
     sequence of constants): never a module."""
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False  # a module's names can be changed from other modules
-    return _constant_shape(_Shapes(func, resolver).of(expr, 0))
+    # What the function's names hold is worked out once per walk (its resolver) and function:
+    # a big test asks for every construction it makes.
+    kept = _KEPT.get(resolver)
+    if kept is None:
+        kept = _KEPT[resolver] = {}
+    shapes = kept.get(id(func))
+    if shapes is None or shapes.func is not func:
+        shapes = kept[id(func)] = _Shapes(func)
+    shapes.resolver = resolver
+    try:
+        return _constant_shape(shapes.of(expr, 0))
+    finally:
+        shapes.resolver = None  # no reference from the kept shapes to the walk
+
+
+# Per resolver (one walk), held weakly: {id(function): its shapes}.
+_KEPT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _constant_shape(shape) -> bool:
@@ -127,16 +144,19 @@ def _mutable(shape) -> bool:
 class _Shapes:
     """The shapes of one function's values, worked out for one question."""
 
-    def __init__(self, func: ast.AST, resolver: Resolver):
-        self.func = func
-        self.resolver = resolver
+    def __init__(self, func: ast.AST):
+        self._func = weakref.ref(func)  # kept beside the walk, not holding its tree
+        self.resolver: Resolver | None = None  # the walk's, while a question is asked
         self.parents = parents(func)
         self.names: dict[str, object] = {}  # the function's own names: their shapes
         self.busy: set[str] = set()
         self.cycled = False  # a name being worked out was read while it was
         self.sound: bool | None = None  # every read of a sequence only walks it
-        self._own_nodes: list[ast.AST] | None = None
-        self._rebound: set[str] | None = None  # `global`, `nonlocal`, `:=` anywhere under the function
+        self._bound: dict[str, list | None] | None = None  # `_bindings`, for every name at once
+
+    @property
+    def func(self) -> ast.AST | None:
+        return self._func()
 
     def of(self, e: ast.expr, depth: int):
         if depth > _MAX_DEPTH:
@@ -313,31 +333,10 @@ class _Shapes:
         """("assign", target, value), ("for", loop, None) and ("fill", call, name) for each
         way the function's own code binds `name` or fills the list it holds; None when it is
         bound some other way (or not at all: a name of an enclosing scope)."""
-        if self._rebound is None:
-            self._own_nodes = _own_nodes(self.func)
-            self._rebound = set()
-            for node in walk(self.func):
-                if isinstance(node, (ast.Global, ast.Nonlocal)):
-                    self._rebound.update(node.names)
-                elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
-                    self._rebound.add(node.target.id)
-        if name in self._rebound:
-            return None
-        out: list[tuple[str, ast.AST, object]] = []
-        for node in self._own_nodes:
-            if isinstance(node, ast.Assign):
-                out.extend(("assign", t, node.value) for t in node.targets if _binds(t, name))
-            elif isinstance(node, ast.AnnAssign) and _binds(node.target, name):
-                if node.value is None:
-                    continue
-                out.append(("assign", node.target, node.value))
-            elif isinstance(node, (ast.For, ast.AsyncFor)) and _binds(node.target, name):
-                out.append(("for", node, None))
-            elif _other_binding(node, name):
-                return None
-            elif _fill(node, name):
-                out.append(("fill", node, name))
-        return out if any(kind != "fill" for kind, _, _ in out) else None
+        if self._bound is None:
+            self._bound = _all_bindings(self.func)
+        out = self._bound.get(name)
+        return out if out is not None and any(kind != "fill" for kind, _, _ in out) else None
 
     # -- reads ------------------------------------------------------------------------------
     def _only_walked(self) -> bool:
@@ -465,24 +464,6 @@ def _fill(node: ast.AST, name: str) -> bool:
     return len(node.args) == (2 if func.attr == "insert" else 1)
 
 
-def _other_binding(node: ast.AST, name: str) -> bool:
-    """`node` binds `name` in a way whose value is not read here (`+=`, `with ... as`, an
-    `except ... as`, an import, a `def` or `class`, a `match` capture, a parameter)."""
-    if isinstance(node, ast.AugAssign):
-        return _binds(node.target, name)
-    if isinstance(node, ast.withitem):
-        return node.optional_vars is not None and _binds(node.optional_vars, name)
-    if isinstance(node, (ast.ExceptHandler, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return node.name == name
-    if isinstance(node, ast.alias):
-        return (node.asname or node.name.split(".")[0]) == name
-    if isinstance(node, (ast.MatchAs, ast.MatchStar, ast.MatchMapping)):
-        return name in _match_names(node)
-    if isinstance(node, ast.arguments):
-        return name in {a.arg for a in _arguments(node)}
-    return False
-
-
 def _match_names(node: ast.AST) -> set[str]:
     if isinstance(node, ast.MatchMapping):
         return {node.rest} if node.rest else set()
@@ -494,6 +475,76 @@ def _arguments(node: ast.arguments) -> list[ast.arg]:
     return out + [a for a in (node.vararg, node.kwarg) if a is not None]
 
 
+def _all_bindings(func: ast.AST) -> dict[str, list | None]:
+    """`_Shapes._bindings` of every name `func` binds: a list of ("assign", target, value),
+    ("for", loop, None) and ("fill", call, name), or None for a name bound some other way."""
+    out: dict[str, list | None] = {}
+
+    def add(name: str, binding) -> None:
+        found = out.setdefault(name, [])
+        if found is not None:
+            found.append(binding)
+
+    for node in walk(func):
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            out.update(dict.fromkeys(node.names))
+        elif isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+            out[node.target.id] = None
+    for node in _own_nodes(func):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                for name in _target_names(target):
+                    add(name, ("assign", target, node.value))
+        elif isinstance(node, ast.AnnAssign):
+            if node.value is not None:
+                for name in _target_names(node.target):
+                    add(name, ("assign", node.target, node.value))
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            for name in _target_names(node.target):
+                add(name, ("for", node, None))
+        elif isinstance(node, ast.Call) and _filled_name(node) is not None:
+            add(_filled_name(node), ("fill", node, _filled_name(node)))
+        else:
+            for name in _other_names(node):
+                out[name] = None
+    return out
+
+
+def _target_names(target: ast.expr) -> set[str]:
+    """The names an assignment's or loop's target binds (once each)."""
+    if not _binds_names(target):
+        return set()
+    return {n.id for n in walk(target) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _binds_names(target: ast.expr) -> bool:
+    return isinstance(target, (ast.Name, ast.Tuple, ast.List, ast.Starred))
+
+
+def _filled_name(node: ast.Call) -> str | None:
+    func = node.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and _fill(node, func.value.id):
+        return func.value.id
+    return None
+
+
+def _other_names(node: ast.AST) -> list[str]:
+    """The names `node` binds in a way whose value is not read here (`_other_binding`)."""
+    if isinstance(node, ast.AugAssign):
+        return [n.id for n in walk(node.target) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)]
+    if isinstance(node, ast.withitem):
+        return list(_target_names(node.optional_vars)) if node.optional_vars is not None else []
+    if isinstance(node, (ast.ExceptHandler, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name] if node.name else []
+    if isinstance(node, ast.alias):
+        return [node.asname or node.name.split(".")[0]]
+    if isinstance(node, (ast.MatchAs, ast.MatchStar, ast.MatchMapping)):
+        return list(_match_names(node))
+    if isinstance(node, ast.arguments):
+        return [a.arg for a in _arguments(node)]
+    return []
+
+
 def _own_nodes(func: ast.AST) -> list[ast.AST]:
     """The nodes of `func`'s own scope: not those of nested functions, classes, lambdas or
     comprehensions (whose targets are their own), but the parameters of `func` itself."""
@@ -501,7 +552,8 @@ def _own_nodes(func: ast.AST) -> list[ast.AST]:
     stack = [func]
     while stack:
         node = stack.pop()
-        out.append(node)
+        if node is not func:
+            out.append(node)
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (*_SCOPES, *_COMPS)):
                 if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
