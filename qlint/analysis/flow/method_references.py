@@ -25,6 +25,7 @@ import ast
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow import subclass_self_calls as self_calls
 from qlint.analysis.flow.built_classes import may_run
+from qlint.analysis.flow.constructor_relays import mode_free_relay
 from qlint.analysis.flow.mode_neutral import mode_neutral
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
@@ -97,7 +98,9 @@ def _judge(other: FileContext, body, node: ast.Attribute, owner_qual: str, resol
         if _through_bases(other, body.class_scope, name, owner_qual) != MAYBE:
             return NOT_IT
         if not called:
-            return _UNREAD  # `quantize_method=self.quantize`: handed on, no call the flow reads
+            # `quantize_method=self.quantize` handed on: no call the flow reads, unless a class
+            # that calls it only on models with nothing mode-dependent is given it.
+            return NOT_IT if mode_free_relay(other, body, node, resolver) else _UNREAD
         # A subclass's `self`: read when the lookup along its bases, through the modules that
         # write them, finds the method's own class first (`subclass_self_calls`).
         return {self_calls.MAYBE: MAYBE, self_calls.NOT_IT: NOT_IT}.get(

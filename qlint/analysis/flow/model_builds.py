@@ -80,7 +80,7 @@ class Builds:
         ):
             return None
         written = ".".join(dotted_parts(node.func) or ()) or (name or "the model")
-        built = self.cache[id(node)] = Built(node, cls, self.sem.resolver, index, written)
+        built = self.cache[id(node)] = Built(node, cls, self.sem.resolver, index, written, func=self.sem.walk.func)
         return built
 
     def follows(self, expr: ast.expr) -> bool:

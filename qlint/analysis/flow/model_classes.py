@@ -16,6 +16,7 @@ import os
 import sys
 
 from qlint.analysis.flow.called_locals import binding
+from qlint.analysis.flow.constant_values import holds_constant
 from qlint.analysis.flow.content_syntax import ContentSyntax, calls_under, content_syntax
 from qlint.analysis.flow.factory_models import factory_content
 from qlint.analysis.flow.installed_classes import installed_class, installed_package
@@ -96,6 +97,9 @@ class Built:
     # Parts given to it after its build (`self.model.bn = nn.BatchNorm2d(3)` in a method of the
     # class that keeps it, `model_attrs.given_parts`): held as its own are.
     given: tuple[Built, ...] = ()
+    # The function whose walk met the construction: what a name it passes may hold is read
+    # there (`constant_values`). None: a construction read outside a walk.
+    func: ast.AST | None = None
 
     def content(self) -> Content:
         # A construction met in a helper analysed for another file's check (`shared_flows`)
@@ -121,6 +125,8 @@ class Built:
         for (position, keyword), arg in zip(slots, values, strict=True):
             if _constant(arg) or _arithmetic(arg) or hyperparameters or self._bound_to_constant(arg):
                 continue
+            if holds_constant(self.func, arg, self.resolver):
+                continue  # `IndexPut(mode=i)` in `for i, x in enumerate(...)`: a number, never a module
             if (self.resolver.qualname(arg) or "") in _DTYPES:
                 continue  # `dtype=torch.float32`: a dtype, never a module
             if isinstance(arg, ast.Call):

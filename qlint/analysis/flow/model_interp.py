@@ -10,8 +10,8 @@ from __future__ import annotations
 import ast
 import itertools
 
+from qlint.analysis.flow import built_items, indexed_items, product_items
 from qlint.analysis.flow import decorator_registries as registries
-from qlint.analysis.flow import indexed_items, product_items
 from qlint.analysis.flow.dead_branches import ConstantFlags, condition_of
 from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.handed_switches import param_switches
@@ -366,6 +366,8 @@ class Interpreter:
                     self.parts.literal(name, value, self.containers.literals.get(id(value)), env)
                 elif type(value) is ast.ListComp:  # `[(m, q) for m, q in itertools.product(ms, qs)]`
                     made = product_items.combinations(self.containers, value, self.qualname, env)
+                    if made is None:  # `[GridSample(m, p) for m, p in itertools.product(ms, ps)]`
+                        made = built_items.elements(self, value, env)
                     if made is not None:
                         self.containers.held[obj] = (False, made)
             if obj is None:

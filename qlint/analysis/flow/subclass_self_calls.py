@@ -84,13 +84,18 @@ def judge_self(other: FileContext, cls: ClassScope, name: str, owner_qual: str) 
 
 
 def taken_as_value(data: bytes, name: str) -> bool:
-    """The module's text takes `self.<name>` other than to call it (`quantize_method=
-    self.get_qdq_module`): read from the text alone, before the module is parsed (a comment
-    that spells it so counts too, which only keeps the callers unknown)."""
+    """The module's text takes `self.<name>` other than to call it or to hand it on as a
+    keyword argument (`x = self.get_qdq_module`): read from the text alone, before the module
+    is parsed (a comment that spells it so counts too, which only keeps the callers unknown)."""
     word = b"self." + name.encode()
     if word not in data:
         return False
-    return re.search(rb"\bself\s*\.\s*" + re.escape(name.encode()) + rb"\b(?!\s*\()", data) is not None
+    attr = rb"self\s*\.\s*" + re.escape(name.encode()) + rb"\b(?!\s*\()"
+    taken = {m.start() for m in re.finditer(rb"\b" + attr, data)}
+    # A keyword argument (`quantize_method=self.get_qdq_module`) is judged once the module is
+    # parsed: a class that calls it only on mode-free models is given it (`constructor_relays`).
+    handed = {m.start(1) for m in re.finditer(rb"\w=\s*(" + attr + rb")", data)}
+    return bool(taken - handed)
 
 
 def placed_base(other: FileContext, where: ModuleScope, base: ast.expr):
