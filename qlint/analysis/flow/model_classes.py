@@ -18,8 +18,10 @@ import sys
 from qlint.analysis.flow.called_locals import binding
 from qlint.analysis.flow.content_syntax import ContentSyntax, calls_under, content_syntax
 from qlint.analysis.flow.factory_models import factory_content
+from qlint.analysis.flow.function_partials import partial_callee
 from qlint.analysis.flow.installed_classes import installed_class, installed_package
 from qlint.analysis.flow.lambda_tables import calls_own_lambda
+from qlint.analysis.flow.listed_parts import runs_listed_part
 from qlint.analysis.flow.model_torch_nn import CONTAINERS, torch_nn_kind
 from qlint.analysis.names.import_paths import module_bases
 from qlint.analysis.names.resolver import Resolver, dotted_parts
@@ -429,6 +431,8 @@ class ClassIndex:
                 continue
             if own is not None and self._runs_local_build(call, own, resolver, locals_):
                 continue  # `pool = nn.AdaptiveMaxPool2d(n)`, then `pool(x)`: read with its build
+            if isinstance(own, ast.ClassDef) and runs_listed_part(own, call, resolver):
+                continue  # `for layer in self.layers: layer(x)` of its own ModuleList: read with its builds
             if isinstance(own, ast.ClassDef) and calls_own_lambda(call, own):
                 continue  # `self.dispatcher[k](x)`: one of the class's lambdas, read with it
             name = resolver.qualname(call.func) or ""
@@ -457,6 +461,11 @@ class ClassIndex:
                 # `H = _hadamard_matrix(dim, ...)` imported from another module of the project:
                 # what it builds is read in its own module, as a function of the class's is.
                 complete &= self._function_content(other[0], Resolver(other[1], _NO_PROJECT, None), found, depth)
+            elif (handed := partial_callee(call, name)) is not None and (
+                function := self._function_of(handed, resolver, locals_, nested)
+            ) is not None:
+                # `partial(precompute_freqs_cis, ...)`: runs that function of the project later.
+                complete &= self._function_content(function[0], function[1], found, depth)
             elif not (parts and len(parts) == 1 and parts[0] in nested) and not _harmless(call, name, parts):
                 installed = self.installed(name)
                 if installed is None:
@@ -466,6 +475,19 @@ class ClassIndex:
                 found.update(dependent)
                 complete &= sub_complete
         return complete
+
+    def _function_of(self, func: ast.expr, resolver: Resolver, locals_: dict, nested) -> tuple | None:
+        """The function of the module or of the project `func` names, with a resolver of its
+        module; None for anything else (a local, a class, a function written inside)."""
+        parts = dotted_parts(func)
+        if not parts or parts[0] in resolver.local or parts[0] in locals_ or parts[0] in nested:
+            return None
+        if len(parts) == 1 and parts[0] in resolver.scope.functions:
+            if parts[0] in resolver.scope.imports or parts[0] in resolver.scope.assigns:
+                return None
+            return resolver.scope.functions[parts[0]], resolver
+        other = self._project_function(resolver.qualname(func) or "")
+        return (other[0], Resolver(other[1], _NO_PROJECT, None)) if other is not None else None
 
     def _runs_local_build(self, call: ast.Call, own: ast.AST, resolver: Resolver, locals_: dict) -> bool:
         """`call` calls a local name bound once to a construction of a torch.nn class or of a
@@ -543,6 +565,9 @@ def _foreign(name: str) -> bool:
 # Calls that build no module: numbers, tensors, containers of the standard library.
 _SAFE_ROOTS = frozenset({"math", "copy", "functools", "itertools", "operator", "collections", "warnings", "logging"})
 _SAFE_ROOTS |= {"typing", "numpy", "random", "os", "re", "dataclasses", "enum", "abc"}
+# SciPy imports no torch: its functions return arrays and numbers, never a torch module
+# (ExecuTorch's llama attention builds its R3 rotation from `scipy.linalg.hadamard`).
+_SAFE_ROOTS |= {"scipy"}
 _TORCH_CLASSES = frozenset({"torch.Size", "torch.Tensor", "torch.Generator", "torch.dtype"})
 # torch's dtypes, handed to a model's constructor (`TriuConstant(1, constant_dtype=torch.bool)`).
 # fmt: off
