@@ -6,7 +6,8 @@ use_scaled=...)`, imported from `examples/models/llama/rope.py`, and calls it in
 The callable a partial is handed is called later, unseen, so the model was not known in full
 and the cadence `babyllama` example, passing a llama `Transformer`, kept `convert_pt2`'s
 finding. A function of the module or of the project is read for what it builds, as a direct
-call of it is; a library's function, or a callable held in a variable, is still anything.
+call of it is, and a torch function builds no module as a direct call of one does not; a
+library's function, a loader, or a callable held in a variable, is still anything.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ def _rows(tmp_path, name: str) -> list[int]:
     return rows_of(check_file(root / "pkg" / "model.py", ("QL201",)).diagnostics)
 
 
-@pytest.mark.parametrize("name", ["freqs", "local_freqs"])  # another module's function, the module's own
+# Another module's function, the module's own, a torch function (`partial(F.gelu, approximate="tanh")`).
+@pytest.mark.parametrize("name", ["freqs", "local_freqs", "torch.polar"])
 def test_a_partial_of_a_function_that_builds_tensors_leaves_the_model_known(tmp_path, name):
     assert _rows(tmp_path, name) == []
 
@@ -82,6 +84,7 @@ def test_a_partial_of_a_function_that_builds_tensors_leaves_the_model_known(tmp_
         "noisy",  # builds a dropout
         "somelib.block",  # a library's function: anything
         "fn",  # a callable handed in
+        "torch.load",  # a loader: any object
     ],
 )
 def test_a_partial_of_anything_else_keeps_the_finding(tmp_path, name):
