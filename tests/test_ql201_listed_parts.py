@@ -127,6 +127,18 @@ def test_an_attribute_stored_again_in_a_decorated_method_keeps_the_finding():
     assert d.range.start.row == CAPTURE_ROW
 
 
+def test_an_attribute_the_class_body_binds_too_keeps_the_finding():
+    # Until `setup` runs, `self.layers` reads the class's list of classes: `layer(x)` builds one.
+    extra = """
+    layers = [Block]
+
+    def setup(self):
+        self.layers = nn.ModuleList([Shuffle()])
+    """
+    (d,) = ql201(_caller("self.n = n", LOOP, extra))
+    assert d.range.start.row == CAPTURE_ROW
+
+
 def test_the_message_names_the_dropout_of_the_list():
     (d,) = ql201(_caller("self.layers = nn.ModuleList([nn.Dropout(0.5)])", LOOP))
     assert "Dropout" in d.message

@@ -71,7 +71,7 @@ def _containers(cls: ast.ClassDef, methods: list, resolver: Resolver) -> frozens
     """The attributes every store of which in the class is an assignment of a module
     container's construction to `self.<attr>` in a plain method. One stored any other way
     (`+=`, a loop or `with` target, a tuple unpacked, a plain list, on another object, in a
-    decorated method) is not read."""
+    decorated method), or named in the class body too, is not read."""
     stores: dict[str, int] = {}
     for node in walk(cls):
         if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
@@ -85,7 +85,11 @@ def _containers(cls: ast.ClassDef, methods: list, resolver: Resolver) -> frozens
                 for target in targets:
                     if isinstance(target, ast.Attribute) and _on(target, me):
                         builds[target.attr] = builds.get(target.attr, 0) + 1
-    return frozenset(a for a, n in builds.items() if stores.get(a) == n)
+    # A name the class body binds too (`layers = [Block]`) is what `self.<attr>` reads until the
+    # method storing the container has run.
+    own = {n.id for s in cls.body if not isinstance(s, _FUNCTIONS) for n in walk(s) if isinstance(n, ast.Name)}
+    own |= {s.name for s in cls.body if isinstance(s, (*_FUNCTIONS, ast.ClassDef))}
+    return frozenset(a for a, n in builds.items() if stores.get(a) == n and a not in own)
 
 
 def _container_build(node: ast.AST, resolver: Resolver) -> bool:
