@@ -217,6 +217,13 @@ class Builds:
             return new_value(env, node, "", origin, {ModeFact("eval", node, origin)})
         wrapped = [o for o in args if o is not None and is_module(o, env)]
         taken = self._taken_parts(node, args, env)
+        if wrapped and not taken and all(_plain_instance(o, env) for o in wrapped):
+            # `LlamaModel(config)` of a `@dataclass class ModelArgs:` built just before: no
+            # module (its class has no base), so no mode to hand on; the new module starts in
+            # train mode at its own line. What the instance holds is still read as a part.
+            parts = [next((o.built for o in w.origins if o.built is not None), None) for w in wrapped]
+            built = replace(built, parts=None if None in parts else tuple(parts))
+            wrapped = []
         if wrapped or taken:  # a wrapper module: the wrapped modules keep their own modes
             parts = [next((o.built for o in w.origins if o.built is not None), None) for w in wrapped]
             parts += [part for _, part, _ in taken]
@@ -322,6 +329,35 @@ def _mirrored_arg(node: ast.AST, built: Built, args: list[Obj | None]) -> Obj | 
     if name in keywords and None not in keywords:
         return args[len(node.args) + keywords.index(name)]
     return None
+
+
+def _plain_instance(obj: Obj, env: Env) -> bool:
+    """An instance of a class of the project without bases (never an `nn.Module`), as its
+    construction left it: nothing switched or given since."""
+    for origin in obj.origins:
+        built = origin.built
+        if origin.kind != CONSTRUCTED or built is None or built.cls is None:
+            return False
+        node = built.cls.node
+        if node.bases or node.keywords or not all(_dataclass(d, built.cls.scope) for d in node.decorator_list):
+            return False
+    return all(
+        f.state == "train" and not f.parts and f.origin in obj.origins and f.node is f.origin.node
+        for f in env.facts(obj)
+    )
+
+
+def _dataclass(decorator: ast.expr, scope) -> bool:
+    """`@dataclass`, `@dataclasses.dataclass` or either called: hands back the class it is given."""
+    func = decorator.func if isinstance(decorator, ast.Call) else decorator
+    if isinstance(func, ast.Name):
+        return scope.imports.get(func.id) == "dataclasses.dataclass"
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "dataclass"
+        and isinstance(func.value, ast.Name)
+        and scope.imports.get(func.value.id) == "dataclasses"
+    )
 
 
 def is_module(obj: Obj, env: Env) -> bool:

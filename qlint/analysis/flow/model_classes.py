@@ -16,11 +16,14 @@ import os
 import sys
 
 from qlint.analysis.flow.called_locals import binding
+from qlint.analysis.flow.class_method_calls import calls_own_class, class_method, own_class_calls
 from qlint.analysis.flow.constant_values import holds_constant
 from qlint.analysis.flow.content_syntax import ContentSyntax, calls_under, content_syntax
 from qlint.analysis.flow.factory_models import factory_content
+from qlint.analysis.flow.function_partials import partial_callee
 from qlint.analysis.flow.installed_classes import installed_class, installed_package
 from qlint.analysis.flow.lambda_tables import calls_own_lambda
+from qlint.analysis.flow.listed_parts import runs_listed_part
 from qlint.analysis.flow.model_torch_nn import CONTAINERS, torch_nn_kind
 from qlint.analysis.names.import_paths import module_bases
 from qlint.analysis.names.resolver import Resolver, dotted_parts
@@ -165,6 +168,8 @@ class ClassIndex:
     _modules: dict[str, ModuleScope | None] = field(default_factory=dict)
     _contents: dict[int, tuple[tuple[str, ...], bool]] = field(default_factory=dict)
     _packages: dict[str, bool] = field(default_factory=dict)
+    # The class of each classmethod read for content (`class_method_calls`), by the method's id.
+    _methods: dict[int, ModelClass] = field(default_factory=dict)
     # While a list: every answer that depends on the file checked (where project modules are
     # looked up from) is appended as (kind, question, answer), so that an analysis made for
     # one file is reused for another only where it gets the same answers (`replay`).
@@ -266,6 +271,7 @@ class ClassIndex:
         self._modules.clear()
         self._contents.clear()
         self._packages.clear()
+        self._methods.clear()
         self.born = getattr(self.project, "checks", None)
 
     def claim_check(self) -> None:
@@ -400,8 +406,8 @@ class ClassIndex:
 
     def _base(self, base: ast.expr, resolver: Resolver, found: set[str], depth: int, around: dict) -> bool:
         name = resolver.qualname(base) or ""
-        if name in ("object", "typing.Generic", "abc.ABC"):
-            return True
+        if name in ("object", "typing.Generic", "abc.ABC") or name in _ENUMS:
+            return True  # (an enum's members are values its body builds, read with it)
         if name.startswith("torch.nn.") and name.count(".") == 2:
             kind, known = torch_nn_kind(name.rpartition(".")[2], None)
             if kind:
@@ -435,6 +441,8 @@ class ClassIndex:
                 continue
             if own is not None and self._runs_local_build(call, own, resolver, locals_):
                 continue  # `pool = nn.AdaptiveMaxPool2d(n)`, then `pool(x)`: read with its build
+            if isinstance(own, ast.ClassDef) and runs_listed_part(own, call, resolver):
+                continue  # `for layer in self.layers: layer(x)` of its own ModuleList: read with its builds
             if isinstance(own, ast.ClassDef) and calls_own_lambda(call, own):
                 continue  # `self.dispatcher[k](x)`: one of the class's lambdas, read with it
             name = resolver.qualname(call.func) or ""
@@ -445,6 +453,14 @@ class ClassIndex:
                 if kind:
                     found.add(kind)
                 complete &= known
+                continue
+            if isinstance(own, ast.ClassDef) and id(call) in own_class_calls(own):
+                continue  # `cls(value)` in one of its classmethods: an instance of the class read
+            if isinstance(own, ast.FunctionDef) and id(own) in self._methods and calls_own_class(own, call):
+                # `cls(value)` in a classmethod called on its class: an instance of that class.
+                dependent, sub_complete = self._class_content(self._methods[id(own)], depth + 1)
+                found.update(dependent)
+                complete &= sub_complete
                 continue
             cls = self.resolve(call.func, resolver, locals_)
             if cls is not None:
@@ -463,6 +479,16 @@ class ClassIndex:
                 # `H = _hadamard_matrix(dim, ...)` imported from another module of the project:
                 # what it builds is read in its own module, as a function of the class's is.
                 complete &= self._function_content(other[0], Resolver(other[1], _NO_PROJECT, None), found, depth)
+            elif (method := self._class_method(call, resolver, locals_)) is not None:
+                # `ActFn.from_string(x)`: the body of that classmethod of a class that resolves.
+                complete &= self._function_content(method[0], method[1], found, depth)
+            elif (handed := partial_callee(call, name)) is not None and (
+                function := self._function_of(handed, resolver, locals_, nested)
+            ) is not None:
+                # `partial(precompute_freqs_cis, ...)`: runs that function of the project later.
+                complete &= self._function_content(function[0], function[1], found, depth)
+            elif handed is not None and _torch_function(resolver.qualname(handed) or ""):
+                continue  # `partial(F.gelu, approximate="tanh")`: runs a torch function later
             elif not (parts and len(parts) == 1 and parts[0] in nested) and not _harmless(call, name, parts):
                 installed = self.installed(name)
                 if installed is None:
@@ -472,6 +498,32 @@ class ClassIndex:
                 found.update(dependent)
                 complete &= sub_complete
         return complete
+
+    def _class_method(self, call: ast.Call, resolver: Resolver, locals_: dict) -> tuple | None:
+        """The classmethod or staticmethod `call` runs (`Cls.method(...)` of a class that
+        resolves), with a resolver of the class's module; None otherwise."""
+        func = call.func
+        if not isinstance(func, ast.Attribute):
+            return None
+        cls = self.resolve(func.value, resolver, locals_)
+        method = class_method(cls.node, func.attr) if cls is not None else None
+        if method is None:
+            return None
+        self._methods[id(method)] = cls
+        return method, Resolver(cls.scope, _NO_PROJECT, None)
+
+    def _function_of(self, func: ast.expr, resolver: Resolver, locals_: dict, nested) -> tuple | None:
+        """The function of the module or of the project `func` names, with a resolver of its
+        module; None for anything else (a local, a class, a function written inside)."""
+        parts = dotted_parts(func)
+        if not parts or parts[0] in resolver.local or parts[0] in locals_ or parts[0] in nested:
+            return None
+        if len(parts) == 1 and parts[0] in resolver.scope.functions:
+            if parts[0] in resolver.scope.imports or parts[0] in resolver.scope.assigns:
+                return None
+            return resolver.scope.functions[parts[0]], resolver
+        other = self._project_function(resolver.qualname(func) or "")
+        return (other[0], Resolver(other[1], _NO_PROJECT, None)) if other is not None else None
 
     def _runs_local_build(self, call: ast.Call, own: ast.AST, resolver: Resolver, locals_: dict) -> bool:
         """`call` calls a local name bound once to a construction of a torch.nn class or of a
@@ -549,6 +601,9 @@ def _foreign(name: str) -> bool:
 # Calls that build no module: numbers, tensors, containers of the standard library.
 _SAFE_ROOTS = frozenset({"math", "copy", "functools", "itertools", "operator", "collections", "warnings", "logging"})
 _SAFE_ROOTS |= {"typing", "numpy", "random", "os", "re", "dataclasses", "enum", "abc"}
+# SciPy imports no torch: its functions return arrays and numbers, never a torch module
+# (ExecuTorch's llama attention builds its R3 rotation from `scipy.linalg.hadamard`).
+_SAFE_ROOTS |= {"scipy"}
 _TORCH_CLASSES = frozenset({"torch.Size", "torch.Tensor", "torch.Generator", "torch.dtype"})
 # torch's dtypes, handed to a model's constructor (`TriuConstant(1, constant_dtype=torch.bool)`).
 # fmt: off
@@ -572,6 +627,9 @@ def _harmless(call: ast.Call, name: str, parts: list[str] | None) -> bool:
         return False  # the callable it is handed is called later, unseen
     if not name:
         return len(parts) > 1 or (parts[0] in _BUILTINS and parts[0] not in ("eval", "exec"))
+    if name in _JSON_LOADS:
+        # Plain JSON values (dicts, lists, strings, numbers), unless a hook builds objects.
+        return not any(kw.arg is None or kw.arg in _JSON_HOOKS for kw in call.keywords)
     if name.startswith("torch.ops."):
         return True  # an operator (`torch.ops.aten.pow.Scalar(...)`): tensors, never a module
     if name.startswith("torch."):
@@ -582,6 +640,16 @@ def _harmless(call: ast.Call, name: str, parts: list[str] | None) -> bool:
 
 
 _BUILTINS = frozenset(dir(builtins))
+_JSON_LOADS = frozenset({"json.load", "json.loads"})
+_JSON_HOOKS = frozenset({"cls", "object_hook", "object_pairs_hook", "parse_float", "parse_int", "parse_constant"})
+_ENUMS = frozenset(f"enum.{c}" for c in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"))
+
+
+def _torch_function(name: str) -> bool:
+    """A function of torch (not a class, a loader or a hub entry), as `_harmless` has a direct
+    call of one."""
+    last = name.rpartition(".")[2]
+    return name.startswith("torch.") and last[:1].islower() and "load" not in last and ".hub." not in name
 
 
 def _references(syntax: ContentSyntax, resolver: Resolver, found: set[str]) -> bool:
