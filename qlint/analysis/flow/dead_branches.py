@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.argument_values import equal, identical, literal, truth, value_of
+from qlint.analysis.flow.graph_instances import is_graph_instance
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.node_memo import kept_on_node
@@ -174,13 +175,16 @@ def contradicted_at_call(
     caller: Resolver | None = None,
     home: Resolver | None = None,
     open_ended: bool = False,
+    graphs: frozenset[int] = frozenset(),
 ) -> bool:
     """A callee's guard (`{(condition, polarity)}`) that the call's known arguments rule out.
 
     `passed` maps parameter index -> the argument expression (None: not passed, so the
     parameter's default counts, unless the call is `open_ended`: `*args`/`**kwargs` may pass
     it); `caller` reads the arguments, `home` (the callee's module) its defaults and
-    conditions: enum members need them, constants do not."""
+    conditions: enum members need them, constants do not. `graphs`: the parameters the call
+    hands an exported graph, which decide the callee's `isinstance` tests on them
+    (`graph_instances`); such a test on any other parameter is not known here."""
     params = parameter_args(callee, star=False)
     index = {a.arg: i for i, a in enumerate(params)}
     for condition, polarity in guard:
@@ -188,6 +192,12 @@ def contradicted_at_call(
         if name not in index or rebound(callee, name):
             continue
         i = index[name]
+        if is_graph_instance(condition):
+            # The condition says the test holds for an exported graph: the arm that needs it
+            # false cannot run for one.
+            if i in graphs and not polarity:
+                return True
+            continue
         expr, reader = passed.get(i), caller
         if expr is None and i not in passed:
             if open_ended:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
+from qlint.analysis.flow.graph_instances import KIND, is_graph_instance
 from qlint.analysis.flow.model_values import (
     ATTRIBUTE,
     EXPECTS_ERROR,
@@ -23,6 +24,7 @@ from qlint.analysis.flow.model_values import (
     Obj,
     ParamSwitch,
 )
+from qlint.analysis.names.scope import parameter_args
 from qlint.value_classes import replace
 
 
@@ -36,7 +38,7 @@ def param_switches(flow: FunctionFlow) -> None:
         index = _own_parameter(Obj(switch.call, "", switch.origins), flow.node)
         if index is not None:
             found = ParamSwitch(switch.call, flow.path, switch.mode, switch.guard, switch.allowed_under)
-            flow.param_switches.setdefault(index, found)
+            _record(flow.param_switches, index, found)
         elif not switch.patched and (name := _own_field(switch.origins, flow.node)) is not None:
             flow.field_switches.setdefault(name, ParamSwitch(switch.call, flow.path, switch.mode, switch.guard))
 
@@ -75,16 +77,28 @@ def handed_switches(sem, node: ast.Call, callee: FunctionFlow, actual: dict, wri
         obj, expr = actual.get(index, (None, None))
         if obj is None or obj in env.patched or obj in env.copied:
             continue
-        # `helper(gm)` with `def helper(m, train=False): if train: m.train()`: not at this call.
+        # `helper(gm)` with `def helper(m, train=False): if train: m.train()`: not at this call;
+        # nor `else: m.eval()` under `if isinstance(m, torch.fx.GraphModule):` for a graph.
         ended = open_ended(node)
-        if contradicted_at_call(switch.guard, callee.node, written, sem.resolver, callee.resolver, ended):
+        graphs = frozenset([index]) if obj.is_graph else frozenset()
+        if contradicted_at_call(switch.guard, callee.node, written, sem.resolver, callee.resolver, ended, graphs):
             continue
         # The callee allows the parameter under a flag: this call's arguments must rule it out.
         if switch.unless and not contradicted_at_call(
             switch.unless, callee.node, written, sem.resolver, callee.resolver, ended
         ):
             continue
-        _hand(walk, node, switch, obj, expr, sem.containers.live(obj, env))
+        _hand(walk, node, switch, obj, expr, sem.containers.live(obj, env), _class_tests(switch, callee.node, index))
+
+
+def _class_tests(switch: ParamSwitch, callee: ast.AST, index: int) -> frozenset[bool]:
+    """The polarities of the switch's `isinstance` tests on the parameter at `index`
+    (`graph_instances`): they hold for the caller's own parameter handed there as it came."""
+    params = parameter_args(callee, star=False)
+    if index >= len(params):
+        return frozenset()
+    condition = f"{params[index].arg} {KIND}"
+    return frozenset(polarity for cond, polarity in switch.guard if cond == condition)
 
 
 def handed_to_callback(sem, node: ast.Call, switch: ParamSwitch, obj, expr, env: Env) -> None:
@@ -112,10 +126,11 @@ def handed_made(sem, node: ast.Call, switch: ParamSwitch, function: ast.expr, or
     walk.flow.handed.setdefault(id(node), found)
 
 
-def _hand(walk, node: ast.Call, switch: ParamSwitch, obj: Obj, expr, held: frozenset) -> None:
+def _hand(walk, node: ast.Call, switch: ParamSwitch, obj: Obj, expr, held: frozenset, tests=frozenset()) -> None:
     """An exported graph, or a torch container holding one (`held`: where its graphs came
     from, `graph_holders`), handed to `switch`: a finding at `node`; the caller's own
-    parameter handed there: switched by the caller too, for its callers to judge."""
+    parameter handed there: switched by the caller too, for its callers to judge, under the
+    callee's `isinstance` tests of it (`tests`: their polarities), which test the same object."""
     if obj.is_graph or held:
         origins, contained = (obj.origins, False) if obj.is_graph else (held, True)
         found = HandedSwitch(node, walk.stmt_stack[-1], expr, origins, switch, held=contained)
@@ -123,14 +138,30 @@ def _hand(walk, node: ast.Call, switch: ParamSwitch, obj: Obj, expr, held: froze
         return
     own = _own_parameter(obj, walk.func)
     if own is not None:
-        here = replace(switch, guard=frozenset(walk.guards), unless=frozenset())
-        walk.flow.param_switches.setdefault(own, here)
+        (origin,) = obj.origins
+        carried = {(f"{origin.name} {KIND}", polarity) for polarity in tests}
+        here = replace(switch, guard=frozenset(walk.guards) | carried, unless=frozenset())
+        _record(walk.flow.param_switches, own, here)
     elif (name := _own_field(obj.origins, walk.func)) is not None:
         # `switch_off(self.gm)`: switched by this method, for the class's other methods and
         # for callers that set the field (`runner.calibrate()`) to judge.
         walk.flow.field_handed.setdefault(id(node), HandedSwitch(node, walk.stmt_stack[-1], expr, obj.origins, switch))
         here = replace(switch, guard=frozenset(walk.guards), unless=frozenset())
         walk.flow.field_switches.setdefault(name, here)
+
+
+def _record(switches: dict[int, ParamSwitch], index: int, switch: ParamSwitch) -> None:
+    """The first switch seen of a parameter stands for it, except that one an `isinstance`
+    test keeps from exported graphs gives way to one it does not: a caller handing a graph
+    must not be judged by the spared one alone."""
+    old = switches.get(index)
+    if old is None or (_spares_graphs(old) and not _spares_graphs(switch)):
+        switches[index] = switch
+
+
+def _spares_graphs(switch: ParamSwitch) -> bool:
+    """The switch lies in an arm of an `isinstance` test that an exported graph never takes."""
+    return any(is_graph_instance(condition) and not polarity for condition, polarity in switch.guard)
 
 
 def _own_field(origins, func: ast.AST) -> str | None:

@@ -13,6 +13,7 @@ import itertools
 from qlint.analysis.flow import built_items, indexed_items, product_items
 from qlint.analysis.flow import decorator_registries as registries
 from qlint.analysis.flow.dead_branches import ConstantFlags, condition_of
+from qlint.analysis.flow.graph_instances import graph_instance_condition, graph_instance_truth
 from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.handed_switches import param_switches
 from qlint.analysis.flow.keyed_rows import KeyedRows
@@ -231,6 +232,8 @@ class Interpreter:
 
     def branch(self, s: ast.If, env: Env) -> Env | None:
         truth = self.flags.truth(s.test)
+        if truth is None:  # `if isinstance(gm, torch.fx.GraphModule):` on a name holding a graph
+            truth = graph_instance_truth(s.test, lambda n: _holds_graph(env, n), self.resolver)
         if truth is not None:  # the other arm cannot run: nothing it does counts
             self.expr(s.test, env)
             return self.block(s.body if truth else s.orelse, env)
@@ -242,7 +245,7 @@ class Interpreter:
             return out, None
 
         out, _ = self.fork(s.test, [lambda e, b=b: arm(e, b) for b in (s.body, s.orelse)], env, s)
-        condition = condition_of(s.test, self.resolver.local)
+        condition = self.condition(s.test)
         if condition is not None and out is not None and ends.count(True) == 1:
             # One arm returns (raises, breaks, continues): what follows runs under the other's
             # condition, so a prepare after `if qmode == NONE: return gm` needs `qmode != NONE`.
@@ -252,10 +255,15 @@ class Interpreter:
             self.guards.extend(_conjuncts(s.test, self.resolver.local))
         return out
 
+    def condition(self, test: ast.expr) -> tuple[str, bool] | None:
+        """A branch test this walk can name (`dead_branches.condition_of`), or an `isinstance`
+        test on a parameter that a call handing it an exported graph decides (`graph_instances`)."""
+        return condition_of(test, self.resolver.local) or graph_instance_condition(test, self.resolver)
+
     def fork(self, test: ast.expr, arms, env: Env, anchor: ast.AST):
         """Run both arms of `if`/`a if c else b`, each remembering its condition on what it sets."""
         self.expr(test, env)
-        condition = condition_of(test, self.resolver.local)
+        condition = self.condition(test)
         # `a and b`: the first arm runs under each conditions recognised among them; the other
         # under their negated conjunction, which no guard says (IPEX's trainer optimises under
         # `use_ipex and not int8` and captures under `inductor and not training` + `int8`).
@@ -679,6 +687,12 @@ def _alternatives(test: ast.expr, local: dict) -> frozenset:
     values = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else [test]
     found = [condition_of(v, local) for v in values]
     return frozenset(found) if all(f is not None for f in found) else frozenset()
+
+
+def _holds_graph(env: Env, name: str) -> bool:
+    """The local name holds an exported graph on every path that reaches here."""
+    obj = env.vars.get(name)
+    return obj is not None and obj.is_graph
 
 
 def _conjuncts(test: ast.expr, local: dict) -> list[tuple[str, bool]]:
