@@ -249,7 +249,8 @@ def _holding(ctx: FileContext, root: str, word: str, limit: int) -> list[str]:
     saved.update(dict.fromkeys(holds, True))
     saved.update(dict.fromkeys(lacks, False))
     found = project_words.holding(overlay, keys, word, saved, own, limit)
-    # The last module asked: past the last holder when the limit was reached, else none.
+    # The last module asked: the holder that reached the limit (none past it was asked), or
+    # None when every module was.
     last = found[-1] if len(found) == limit else None
     noted = (root, word, project_words.reads(), last)
     if noted not in _NOTED:
@@ -272,7 +273,7 @@ def _holding(ctx: FileContext, root: str, word: str, limit: int) -> list[str]:
 
 # (root, word, reads so far, the last module asked when not all were) whose answers were noted
 # for `scan_memo`: the same answers again while no module was read since.
-_NOTED: set[tuple[str, str, int]] = set()
+_NOTED: set[tuple[str, str, int, str | None]] = set()
 
 
 def _references(ctx: FileContext, path: str, key: tuple, name: str, keep_tree: bool = False) -> References | None:
