@@ -55,7 +55,7 @@ def named_in_text(ctx: FileContext, word: str) -> bool:
     root = search_root(ctx.path)
     if root is None:
         return True
-    holders = _holding(ctx, root, word)
+    holders = _holding(ctx, root, word, 1)
     if holders:  # it decides alone, while it holds the word (the answer asked, not which)
         if ctx.project.wants_dependencies:
             keys = unrecorded_keys(ctx, root)
@@ -214,7 +214,8 @@ def _scan(ctx: FileContext, root: str, name: str) -> list[tuple[str, tuple]] | N
     longer names), decided from the texts alone before any is parsed."""
     hits = []
     keys = unrecorded_keys(ctx, root)
-    for counted, path in enumerate(_holding(ctx, root, name), 1):
+    # One holder past the limit decides: the modules after it are not asked.
+    for counted, path in enumerate(_holding(ctx, root, name, _MAX_CANDIDATES + 1), 1):
         key = keys[path]
         if not scan_memo.known_miss(path, _UNUSED + name, key) and not scan_memo.known_miss(path, _OWN + name, key):
             if project_words.spells(ctx.project.overlay, path, key, name):
@@ -228,16 +229,18 @@ def _scan(ctx: FileContext, root: str, name: str) -> list[tuple[str, tuple]] | N
     return hits
 
 
-def _holding(ctx: FileContext, root: str, word: str) -> list[str]:
-    """The project's modules whose text holds `word` (`project_words`). Where the answers are
-    kept between runs (`scan_memo`, with the results cache), what an earlier run found is
-    asked first, so that a module unchanged since is not read, and what this one found is
-    kept for the next. Nothing is recorded: its callers do (`_record_search`)."""
+def _holding(ctx: FileContext, root: str, word: str, limit: int) -> list[str]:
+    """The project's modules whose text holds `word` (`project_words`), the first `limit` of
+    them in the order of the project's keys: the modules past the one that reaches it are not
+    asked (the answer is decided). Where the answers are kept between runs (`scan_memo`, with
+    the results cache), what an earlier run found is asked first, so that a module unchanged
+    since is not read, and what this one found of the modules it asked is kept for the next.
+    Nothing is recorded: its callers do (`_record_search`)."""
     keys = unrecorded_keys(ctx, root)
     overlay = ctx.project.overlay
     own = os.path.abspath(ctx.path)
     if not scan_memo.keeps(root):
-        return project_words.holding(overlay, keys, word, besides=own)
+        return project_words.holding(overlay, keys, word, besides=own, limit=limit)
     questions = [_LACKS + word, _UNUSED + word, _OWN + word]
     # What is kept of every module, read in one pass: its text holds the word or lacks it, or
     # its code was found not to load it or to load only its own (which it found in it).
@@ -245,8 +248,11 @@ def _holding(ctx: FileContext, root: str, word: str) -> list[str]:
     saved = dict.fromkeys(unused | own_only, True)
     saved.update(dict.fromkeys(holds, True))
     saved.update(dict.fromkeys(lacks, False))
-    found = project_words.holding(overlay, keys, word, saved, own)
-    noted = (root, word, project_words.reads())
+    found = project_words.holding(overlay, keys, word, saved, own, limit)
+    # The last module asked: the holder that reached the limit (none past it was asked), or
+    # None when every module was.
+    last = found[-1] if len(found) == limit else None
+    noted = (root, word, project_words.reads(), last)
     if noted not in _NOTED:
         if len(_NOTED) > 4096:
             _NOTED.clear()
@@ -260,12 +266,14 @@ def _holding(ctx: FileContext, root: str, word: str) -> list[str]:
         for path, key in keys.items():
             if path != own and saved.get(path) is None:
                 scan_memo.note(path, questions[0], key, path in holders)
+            if path == last:  # the modules after it were not asked: nothing is known of them
+                break
     return found
 
 
-# (root, word, reads so far) whose misses were noted for `scan_memo`: the same answers again
-# while no module was read since.
-_NOTED: set[tuple[str, str, int]] = set()
+# (root, word, reads so far, the last module asked when not all were) whose answers were noted
+# for `scan_memo`: the same answers again while no module was read since.
+_NOTED: set[tuple[str, str, int, str | None]] = set()
 
 
 def _references(ctx: FileContext, path: str, key: tuple, name: str, keep_tree: bool = False) -> References | None:

@@ -26,7 +26,8 @@ as the searches it serves skip it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from itertools import islice
 from typing import TYPE_CHECKING
 
 from qlint.analysis.names import content_keys
@@ -51,8 +52,8 @@ _READS = 0
 # Bumped whenever what `_MODULES` or the shared words answer may have changed (a module read,
 # forgotten, or left to the shared words; other shared words).
 _GENERATION = 0
-# (a copy of the keys, `_GENERATION`, the module passed over) after `holding` found every
-# module of those keys but that one read at its key or answered by the shared words: the
+# (a copy of the keys, `_GENERATION`, the module passed over) after `holding` asked every
+# module of those keys but that one, read at its key or answered by the shared words: the
 # next question with the same keys skips the walk over them (ExecuTorch's caller searches
 # asked 43 questions of its 3,784 modules).
 _WALKED: tuple[dict, int, str] | None = None
@@ -71,48 +72,75 @@ def holding(
     word: str,
     known: Known | None = None,
     besides: str = "",
+    limit: int | None = None,
 ) -> list[str]:
     """The paths of `keys` (path -> content key, as `project_files.project_keys` lists them)
     whose text holds `word`, in the order of `keys`, but `besides` (the module checked, which
     is not read: in the editor its buffer changes at every keystroke). `known` may answer for
-    a module (at its key in `keys`) not read at that key yet, which is then not read."""
+    a module (at its key in `keys`) not read at that key yet, which is then not read.
+
+    With a `limit`, only the first `limit` of them: the modules past the one that reaches it
+    are not asked, nor read (the caller search gives up past 80 holders, and ExecuTorch holds
+    `run` in 1,329 modules; whether a module's name is held anywhere wants one). A holder list
+    shorter than `limit` asked every module, as a search without one does."""
     needle = _plain(word)
     if needle is None:
-        listed = [(p, k) for p, k in keys.items() if k is not None and p != besides]
-        return [p for p, k in listed if _read_holds(overlay, p, k, word, False, known)]
-    if not _walked(keys, besides):
-        _read_all(overlay, keys, besides, known)
-    found = _found(needle)
-    if not known:
-        return [p for p, k in keys.items() if k is not None and p != besides and p in found]
-    return [p for p, k in keys.items() if k is not None and p != besides and known.get(p, p in found)]
+        listed = ((p, k) for p, k in keys.items() if k is not None and p != besides)
+        return _first((p for p, k in listed if _read_holds(overlay, p, k, word, False, known)), limit)
+    if _walked(keys, besides):  # every module read at its key already: one scan, kept per word
+        found = _found(needle)
+        if not known:
+            held = (p for p, k in keys.items() if k is not None and p != besides and p in found)
+        else:
+            held = (p for p, k in keys.items() if k is not None and p != besides and known.get(p, p in found))
+        return _first(held, limit)
+    return _first(_asking(overlay, keys, needle, besides, known), limit)
 
 
-def _read_all(overlay: Mapping[str, str], keys: Mapping[str, tuple | None], besides: str, known: Known | None) -> None:
-    """Read every module of `keys` not read at its key yet (nor answered by the shared
-    words, nor by `known`), but `besides`."""
+def _first(paths: Iterable[str], limit: int | None) -> list[str]:
+    """The first `limit` of `paths` (all of them without one); none drawn past it."""
+    return list(paths if limit is None else islice(paths, limit))
+
+
+def _asking(
+    overlay: Mapping[str, str], keys: Mapping[str, tuple | None], needle: bytes, besides: str, known: Known | None
+) -> Iterator[str]:
+    """The modules of `keys` holding `needle`, asked one by one in the order of `keys`, each read
+    only when it is reached (unless read at its key already, answered by the shared words, or by
+    `known`). Drawn to the end, every module was asked, and the next question with the same keys
+    and nothing read since is one scan of the words (`_walked`)."""
     global _WALKED, _GENERATION
-    shared = _SHARED.holds_key if _SHARED is not None else None
+    shared = _SHARED
+    modules = _MODULES
     for path, key in keys.items():
         if key is None or path == besides:
             continue
-        entry = _MODULES.get(path)
-        if entry is not None and entry[0] == key:
-            continue
-        if shared is not None and shared(path, key):
-            if entry is not None:  # read before at another key: the shared words are the current ones
-                del _MODULES[path]
-                _FOUND.clear()
-                _GENERATION += 1
-        elif known is None or path not in known:
-            _words(overlay, path, key)
+        answer = known.get(path) if known else None
+        if answer is None:
+            entry = modules.get(path)
+            if entry is not None and entry[0] == key:
+                words = entry[1]
+            elif shared is not None and shared.holds_key(path, key):
+                if entry is not None:  # read before at another key: the shared words are the current ones
+                    del modules[path]
+                    _FOUND.clear()
+                    _GENERATION += 1
+                if shared.holds(path, needle):
+                    yield path
+                continue
+            else:
+                words = _words(overlay, path, key)
+            answer = words is not None and needle in words
+        if answer:
+            yield path
     # With answers known, some modules were left unread: nothing to skip next time.
     _WALKED = None if known else (dict(keys), _GENERATION, besides)
 
 
 def _walked(keys: Mapping[str, tuple | None], besides: str) -> bool:
-    """Whether `_read_all` would read nothing: it walked these very keys last, nothing was
-    read or forgotten since, and the module it passed over is `besides` too or was read."""
+    """Whether `_asking` would read nothing: it asked every module of these very keys last,
+    nothing was read or forgotten since, and the module it passed over is `besides` too or
+    was read."""
     walked = _WALKED
     if walked is None or walked[1] != _GENERATION or walked[0] != keys:
         return False

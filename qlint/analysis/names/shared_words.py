@@ -67,6 +67,12 @@ class SharedWords:
         _, start, end = self._at[path]
         return start >= 0 and self._blob.find(b"\n" + needle + b"\n", start, end) != -1
 
+    def holds(self, path: str, needle: bytes) -> bool:
+        """Whether one of the module's words holds `needle` (word characters only; `holds_key`
+        first): the caller search asking module by module until its answer is decided."""
+        _, start, end = self._at[path]
+        return start >= 0 and self._blob.find(needle, start, end) != -1
+
     def lacks(self, path: str, needles: tuple[bytes, ...]) -> bool:
         """Whether none of the module's words holds any of `needles` (word characters only;
         `holds_key` first). False for a module holding nothing here: absent or too large to
