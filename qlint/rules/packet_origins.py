@@ -98,10 +98,10 @@ def consumes_linked_insertion(ctx: FileContext, key: tuple[str, str, str]) -> bo
 def keyed_on_own_traced_insertion(ctx: FileContext, key: tuple[str, str, str], body) -> bool:
     """Whether the matcher's function is a pass of the project's own traced graphs
     (`self_traced_graphs`: made by its own `make_fx`/`symbolic_trace`, handed through its own
-    passes, never exported, lowered or serialised), and a module linked to this one (one imports
-    the other) inserts the packet `key` only into graphs of that kind. The matcher is keyed on
-    the nodes the project puts there itself: easydist's tiling pass keeps the `aten.view`
-    packets its ZeRO pass inserts out of its computation nodes by the packet."""
+    passes, never exported, lowered or serialised), and this module or one linked to it (one
+    imports the other) inserts the packet `key` only into graphs of that kind. The matcher is
+    keyed on the nodes the project puts there itself: easydist's tiling pass keeps the
+    `aten.view` packets its ZeRO pass inserts out of its computation nodes by the packet."""
     from qlint.analysis.graphs.self_traced_graphs import self_traced_insertion, self_traced_pass
     from qlint.rules.packet_consumers import linked_modules, may_link
 
@@ -121,6 +121,11 @@ def keyed_on_own_traced_insertion(ctx: FileContext, key: tuple[str, str, str], b
     # where the matcher's graph comes from reads every module that names its function.
     # A module no import can link to this one (`may_link`) is not parsed for it.
     module_facts(ctx, (key[2],), inserts_it, spelled, keep=False, admits=functools.partial(may_link, other=ctx))
+    # The matcher's own module, as well: pytorch-shir's rewriter object matches the `aten.view`
+    # packets its own methods inserted earlier in the same walk of the graph it holds.
+    own = [e for r, e in insertions(ctx) if r.key == key]
+    if own:
+        inserting.append((ctx, own))
     if not inserting or not self_traced_pass(ctx, body.node):
         return False
     return any(all(self_traced_insertion(module, e) for e in exprs) for module, exprs in inserting)
