@@ -35,6 +35,7 @@ from qlint.analysis.graphs.compile_backends import before_retrace, compile_backe
 from qlint.analysis.graphs.graph_objects import graph_constructions, inserts_into_held_graph, method_class
 from qlint.analysis.graphs.init_fields import modules_naming
 from qlint.analysis.graphs.namesakes import own_namesake
+from qlint.analysis.graphs.param_graph_nodes import param_graph_node
 from qlint.analysis.graphs.project_scan import module_facts, read_module
 from qlint.analysis.graphs.retargeted_nodes import retargeting_pass
 from qlint.analysis.graphs.stripped_later import graph_parameter_pass
@@ -106,8 +107,52 @@ def self_traced_pass(ctx: FileContext, func: ast.AST | None) -> bool:
         return False
     key = ("self_traced_pass", id(func))
     if key not in ctx.cache:
-        ctx.cache[key] = _Walk().param_traced(ctx, func, 0, 0)
+        ctx.cache[key] = False  # asked again on the way (a helper's caller calling it): no source
+        ctx.cache[key] = _Walk().param_traced(ctx, func, 0, 0) or bool(_node_helper_callers(ctx, func))
     return ctx.cache[key]
+
+
+def node_helper_callers(ctx: FileContext, func: ast.AST) -> list[FileContext]:
+    """The modules calling `func`, a module-level helper of `ctx` handed nodes rather than a
+    graph, when every call hands it first a node of the graph of a self-traced pass calling it
+    (`param_graph_nodes`: `for n in gm.graph.nodes: helper(n.args[0])`); empty otherwise.
+    pytorch-shir's `isel_utils.extract_qconv_leaky` matches the intrinsics' packets on the
+    nodes the tiny-YOLO selector hands it, which backend2's graph holds."""
+    if not isinstance(func, _FUNCS) or ctx.scope.functions.get(func.name) is not func or not _gate(ctx):
+        return []
+    return _node_helper_callers(ctx, func)
+
+
+def _node_helper_callers(ctx: FileContext, func: ast.AST) -> list[FileContext]:
+    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+    if not params or any(
+        isinstance(n, ast.Attribute)
+        and n.attr in ("graph", "nodes")
+        and isinstance(n.value, ast.Name)
+        and n.value.id == params[0]
+        for n in ast.walk(func)
+    ):
+        return []  # its parameter is read as a graph: `param_traced` answered for it
+    key = ("node_helper_callers", id(func))
+    if key in ctx.cache:
+        return ctx.cache[key]
+    ctx.cache[key] = []
+    sites = _call_sites(ctx, func.name)
+    found: list[FileContext] = []
+    for module, owner, call in sites:
+        if (
+            not call.args
+            or isinstance(call.args[0], ast.Starred)
+            or not isinstance(owner, _FUNCS)
+            or module.scope.functions.get(owner.name) is not owner
+            or not param_graph_node(owner, call.args[0])
+            or not self_traced_pass(module, owner)
+        ):
+            return []
+        if all(m is not module for m in found):
+            found.append(module)
+    ctx.cache[key] = found
+    return found
 
 
 def _gate(ctx: FileContext) -> bool:
@@ -426,4 +471,4 @@ def _defines(module: FileContext, base: str, name: str) -> bool:
     return own.search(text) is not None
 
 
-__all__ = ["self_traced_insertion", "self_traced_pass"]
+__all__ = ["node_helper_callers", "self_traced_insertion", "self_traced_pass"]
