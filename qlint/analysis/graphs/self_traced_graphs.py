@@ -133,10 +133,19 @@ def _node_helper_callers(ctx: FileContext, func: ast.AST) -> list[FileContext]:
         for n in ast.walk(func)
     ):
         return []  # its parameter is read as a graph: `param_traced` answered for it
+    # Asked again while answered (a caller's graph traced back to the helper): no source. The
+    # modules found are not kept in the cache: the checked module among them would hold itself.
     key = ("node_helper_callers", id(func))
-    if key in ctx.cache:
-        return ctx.cache[key]
-    ctx.cache[key] = []
+    if ctx.cache.get(key):
+        return []
+    ctx.cache[key] = True
+    try:
+        return _callers_handing_nodes(ctx, func)
+    finally:
+        ctx.cache[key] = False
+
+
+def _callers_handing_nodes(ctx: FileContext, func: ast.AST) -> list[FileContext]:
     sites = _call_sites(ctx, func.name)
     found: list[FileContext] = []
     for module, owner, call in sites:
@@ -151,7 +160,6 @@ def _node_helper_callers(ctx: FileContext, func: ast.AST) -> list[FileContext]:
             return []
         if all(m is not module for m in found):
             found.append(module)
-    ctx.cache[key] = found
     return found
 
 
