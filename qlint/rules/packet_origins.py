@@ -133,7 +133,9 @@ def keyed_on_own_traced_insertion(ctx: FileContext, key: tuple[str, str, str], b
     if not inserting:
         # A helper handed the nodes of its callers' graphs: what the modules linked to those
         # callers insert (pytorch-shir's tiny-YOLO selector hands `isel_utils` the nodes the
-        # rewriter it imports put there).
+        # rewriter it imports put there). Asked of a self-traced pass only (a kept answer).
+        if not self_traced_pass(ctx, body.node):
+            return False
         for caller in node_helper_callers(ctx, body.node):
             linked_insertions(caller)
     if not inserting or not self_traced_pass(ctx, body.node):

@@ -43,12 +43,10 @@ def param_graph_node(func: ast.FunctionDef | ast.AsyncFunctionDef, expr: ast.exp
     loops = [above.get(id(s)) for s in stores or ()]
     if not loops or not all(isinstance(b, (ast.For, ast.AsyncFor)) and b.target in stores for b in loops):
         return False
-    stored = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-    aliases = {a for a in stored if only_bound_to(func, nodes, a, [graph, "graph"])}
-    return all(_graph_nodes(b.iter, graph, aliases) for b in loops)
+    return all(_graph_nodes(func, nodes, b.iter, graph) for b in loops)
 
 
-def _graph_nodes(expr: ast.expr, graph: str, aliases: set[str]) -> bool:
+def _graph_nodes(func: ast.AST, nodes: list[ast.AST], expr: ast.expr, graph: str) -> bool:
     """`gm.graph.nodes`, `g.nodes` (g bound only to `gm.graph`), or `list(...)`/`reversed(...)`
     of one of them."""
     while (
@@ -62,7 +60,9 @@ def _graph_nodes(expr: ast.expr, graph: str, aliases: set[str]) -> bool:
     parts = dotted_parts(expr)
     if parts is None:
         return False
-    return parts == [graph, "graph", "nodes"] or (len(parts) == 2 and parts[0] in aliases and parts[1] == "nodes")
+    if parts == [graph, "graph", "nodes"]:
+        return True
+    return len(parts) == 2 and parts[1] == "nodes" and only_bound_to(func, nodes, parts[0], [graph, "graph"])
 
 
 __all__ = ["param_graph_node"]
