@@ -61,6 +61,7 @@ def emit(gm):
 
 
 def compiler(gm, example_inputs):
+    {before}
     select(gm)
     simpl(gm)
     emit(gm)
@@ -92,7 +93,9 @@ def run(model, x):
 REGISTERED = "compiled = torch.compile(model, backend=pkg.backend.compiler)"
 
 
-def _repo(tmp_path, after="pass", registration=REGISTERED, select=SELECT, run_extra="", linked=True, **extra):
+def _repo(
+    tmp_path, after="pass", registration=REGISTERED, select=SELECT, run_extra="", linked=True, before="pass", **extra
+):
     if linked:
         backend = BACKEND.replace("{simpl_import}", "").replace("{simpl}", SIMPL)
     else:
@@ -102,7 +105,7 @@ def _repo(tmp_path, after="pass", registration=REGISTERED, select=SELECT, run_ex
         tmp_path,
         select=select,
         quantizer=QUANTIZER,
-        backend=backend.replace("{after}", after),
+        backend=backend.replace("{after}", after).replace("{before}", before),
         **extra,
     )
     (root / "scripts").mkdir()
@@ -134,13 +137,23 @@ def test_quiet_in_a_registered_backend(tmp_path, registration):
 @pytest.mark.parametrize(
     "variant",
     [
-        {"after": "aot_module_simplified(gm, example_inputs)"},
+        {"before": "aot_module_simplified(gm, example_inputs)"},
+        {"after": "aot_export_module(example_inputs, gm)"},
+        {"after": "gm = gm.copy()\n    aot_export_module(gm, example_inputs)"},
         {"run_extra": "\n\ndef direct(gm):\n    return pkg.backend.compiler(gm, [])\n"},
         {"run_extra": "\n\nBACKENDS = [pkg.backend.compiler]\n"},
         {"registration": "compiled = model"},
         {"select": SELECT.replace("    graph = gm.graph\n", "    gm = gm.copy()\n    graph = gm.graph\n")},
     ],
-    ids=["handed-to-aot", "called-directly", "named-otherwise", "never-registered", "graph-rebound"],
+    ids=[
+        "handed-to-aot-first",
+        "aot-handed-another",
+        "graph-rebound-in-backend",
+        "called-directly",
+        "named-otherwise",
+        "never-registered",
+        "graph-rebound",
+    ],
 )
 def test_loud_when_the_graph_is_not_the_backends_own(tmp_path, variant):
     (tmp_path / "linked").mkdir()
@@ -150,6 +163,24 @@ def test_loud_when_the_graph_is_not_the_backends_own(tmp_path, variant):
     apart = _repo(tmp_path / "apart", linked=False, **variant)
     select = variant.get("select", SELECT)
     assert _rows(apart, "select", "QL102") == [_row_of(select, "graph.call_function")]
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        "aot_module_simplified(gm, example_inputs)",
+        "aot_export_module(gm, example_inputs, trace_joint=False)",
+        "if example_inputs:\n        aot_export_module(gm, example_inputs, trace_joint=False)",
+    ],
+    ids=["aot-simplified", "aot-export", "aot-export-in-a-branch"],
+)
+def test_quiet_when_the_backend_re_traces_after_its_passes(tmp_path, after):
+    # pytorch-shir's first backend: its passes run on Dynamo's graph, then AOT re-traces it,
+    # calling every packet they inserted and recording its overload.
+    (tmp_path / "linked").mkdir()
+    (tmp_path / "apart").mkdir()
+    assert _rows(_repo(tmp_path / "linked", after=after), "backend", "QL101") == []
+    assert _rows(_repo(tmp_path / "apart", after=after, linked=False), "select", "QL102") == []
 
 
 def _row_of(text: str, needle: str) -> int:

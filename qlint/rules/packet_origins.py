@@ -115,11 +115,11 @@ def consumes_linked_insertion(ctx: FileContext, key: tuple[str, str, str]) -> bo
 def keyed_on_own_traced_insertion(ctx: FileContext, key: tuple[str, str, str], body) -> bool:
     """Whether the matcher's function is a pass of the project's own traced graphs
     (`self_traced_graphs`: made by its own `make_fx`/`symbolic_trace`, handed through its own
-    passes, never exported, lowered or serialised), and a module linked to this one (one imports
-    the other) inserts the packet `key` only into graphs of that kind. The matcher is keyed on
-    the nodes the project puts there itself: easydist's tiling pass keeps the `aten.view`
-    packets its ZeRO pass inserts out of its computation nodes by the packet."""
-    from qlint.analysis.graphs.self_traced_graphs import self_traced_insertion, self_traced_pass
+    passes, never exported, lowered or serialised), and this module or one linked to it (one
+    imports the other) inserts the packet `key` only into graphs of that kind. The matcher is
+    keyed on the nodes the project puts there itself: easydist's tiling pass keeps the
+    `aten.view` packets its ZeRO pass inserts out of its computation nodes by the packet."""
+    from qlint.analysis.graphs.self_traced_graphs import node_helper_callers, self_traced_insertion, self_traced_pass
     from qlint.rules.packet_consumers import linked_modules, may_link
 
     if body is None or not isinstance(body.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -127,17 +127,34 @@ def keyed_on_own_traced_insertion(ctx: FileContext, key: tuple[str, str, str], b
     spelled = _spelled_packet(key[2])
     inserting: list[tuple[FileContext, list[ast.expr]]] = []
 
-    def inserts_it(module: FileContext) -> bool:
-        if module.path != ctx.path and linked_modules(module, ctx):
+    def inserts_it(module: FileContext, near: FileContext) -> bool:
+        if module.path != near.path and linked_modules(module, near) and all(m is not module for m, _ in inserting):
             exprs = [e for r, e in insertions(module) if r.key == key]
             if exprs:
                 inserting.append((module, exprs))
         return False
 
+    def linked_insertions(near: FileContext) -> None:
+        # A module no import can link to `near` (`may_link`) is not parsed for it.
+        asked = functools.partial(inserts_it, near=near)
+        module_facts(near, (key[2],), asked, spelled, keep=False, admits=functools.partial(may_link, other=near))
+
     # The linked modules inserting the packet first (kept answers of the project scan): asking
     # where the matcher's graph comes from reads every module that names its function.
-    # A module no import can link to this one (`may_link`) is not parsed for it.
-    module_facts(ctx, (key[2],), inserts_it, spelled, keep=False, admits=functools.partial(may_link, other=ctx))
+    linked_insertions(ctx)
+    # The matcher's own module, as well: pytorch-shir's rewriter object matches the `aten.view`
+    # packets its own methods inserted earlier in the same walk of the graph it holds.
+    own = [e for r, e in insertions(ctx) if r.key == key]
+    if own:
+        inserting.append((ctx, own))
+    if not inserting:
+        # A helper handed the nodes of its callers' graphs: what the modules linked to those
+        # callers insert (pytorch-shir's tiny-YOLO selector hands `isel_utils` the nodes the
+        # rewriter it imports put there). Asked of a self-traced pass only (a kept answer).
+        if not self_traced_pass(ctx, body.node):
+            return False
+        for caller in node_helper_callers(ctx, body.node):
+            linked_insertions(caller)
     if not inserting or not self_traced_pass(ctx, body.node):
         return False
     return any(all(self_traced_insertion(module, e) for e in exprs) for module, exprs in inserting)

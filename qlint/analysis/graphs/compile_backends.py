@@ -94,21 +94,78 @@ def compile_backend(ctx: FileContext, func: ast.AST) -> bool:
     that keeps Dynamo's graph to itself (above)."""
     if not isinstance(func, _FUNCS) or ctx.scope.functions.get(func.name) is not func:
         return False
-    if len([*func.args.posonlyargs, *func.args.args]) < 2 or _hands_off(func):
+    if len([*func.args.posonlyargs, *func.args.args]) < 2 or hands_off(func):
         return False
+    return _registered(ctx, func)
+
+
+def _registered(ctx: FileContext, func: ast.AST) -> bool:
     key = (_CACHE_KEY, id(func))
     if key not in ctx.cache:
         ctx.cache[key] = _only_registered(ctx, func.name)
     return ctx.cache[key]
 
 
-def _hands_off(func: ast.AST) -> bool:
-    for node in ast.walk(func):
-        if isinstance(node, ast.Call):
-            parts = dotted_parts(node.func, tail=True)
-            if parts and parts[-1] in _HANDOFFS:
-                return True
-    return False
+def before_retrace(ctx: FileContext, func: ast.AST, call: ast.Call) -> bool:
+    """Whether `call`, made by the module-level `func` of `ctx` with func's graph parameter as
+    its first argument, runs on Dynamo's graph before func hands that graph to AOT autograd
+    (or Inductor, or a re-trace): func is a backend the repository only registers (as
+    `compile_backend` reads it, hand-offs aside), its graph parameter is bound nowhere in it,
+    and each hand-off is a later statement of its body than the call's, handed that graph.
+
+    pytorch-shir's first backend rewrites quantized patterns to its intrinsics on Dynamo's
+    graph (inserting `aten.view`/`aten.pad` packets), then `aot_export_module(gm, ...)`
+    re-traces it: every packet the pass put there is called, and recorded as its overload,
+    before the overload-keyed lowering sees the graph; the pass itself sees only what Dynamo
+    recorded and what it inserts (as `dynamo_graph_passes` reads `aot_module_simplified`)."""
+    if not isinstance(func, _FUNCS) or ctx.scope.functions.get(func.name) is not func:
+        return False
+    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+    if len(params) < 2 or not call.args or not isinstance(call.args[0], ast.Name) or call.args[0].id != params[0]:
+        return False
+    graph = params[0]
+    if any(_binds(node, graph) for stmt in func.body for node in ast.walk(stmt)):
+        return False
+    at = _statement_index(func, call)
+    handoffs = [n for n in ast.walk(func) if isinstance(n, ast.Call) and _hand_off(n)]
+    if at is None or not handoffs:
+        return False
+    for handoff in handoffs:
+        later = _statement_index(func, handoff)
+        if later is None or later <= at or not _handed(handoff, graph):
+            return False
+    return _registered(ctx, func)
+
+
+def _statement_index(func: ast.AST, node: ast.AST) -> int | None:
+    """The position of the statement of func's own body (top level) that holds `node`."""
+    for index, stmt in enumerate(func.body):
+        if stmt.lineno <= node.lineno <= (stmt.end_lineno or stmt.lineno) and any(n is node for n in ast.walk(stmt)):
+            return index
+    return None
+
+
+def _handed(call: ast.Call, graph: str) -> bool:
+    """The hand-off gets the graph itself: `aot_export_module(gm, ...)`, `make_fx(gm)`."""
+    return bool(call.args) and isinstance(call.args[0], ast.Name) and call.args[0].id == graph
+
+
+def _binds(node: ast.AST, name: str) -> bool:
+    if isinstance(node, ast.arg):
+        return node.arg == name
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return name in node.names
+    return isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load)
+
+
+def hands_off(node: ast.AST) -> bool:
+    """Something under `node` hands a graph to AOT autograd, Inductor or a re-trace."""
+    return any(isinstance(n, ast.Call) and _hand_off(n) for n in ast.walk(node))
+
+
+def _hand_off(call: ast.Call) -> bool:
+    parts = dotted_parts(call.func, tail=True)
+    return bool(parts) and parts[-1] in _HANDOFFS
 
 
 def _search_root(ctx: FileContext) -> str | None:
@@ -179,4 +236,4 @@ def _backend_arguments(call: ast.Call, resolver: Resolver) -> set[int]:
     return set()
 
 
-__all__ = ["compile_backend", "registers_backends"]
+__all__ = ["before_retrace", "compile_backend", "hands_off", "registers_backends"]

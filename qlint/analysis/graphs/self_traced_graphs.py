@@ -31,10 +31,13 @@ import os
 import re
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.graphs.compile_backends import compile_backend, registers_backends
+from qlint.analysis.graphs.compile_backends import before_retrace, compile_backend, hands_off, registers_backends
+from qlint.analysis.graphs.graph_objects import graph_constructions, inserts_into_held_graph, method_class
 from qlint.analysis.graphs.init_fields import modules_naming
 from qlint.analysis.graphs.namesakes import own_namesake
+from qlint.analysis.graphs.param_graph_nodes import param_graph_node
 from qlint.analysis.graphs.project_scan import module_facts, read_module
+from qlint.analysis.graphs.retargeted_nodes import retargeting_pass
 from qlint.analysis.graphs.stripped_later import graph_parameter_pass
 from qlint.analysis.names.functions import Body, innermost_body
 from qlint.analysis.names.modules import resolve_relative
@@ -82,19 +85,98 @@ def self_traced_insertion(ctx: FileContext, expr: ast.expr, body: Body | None = 
     project traced itself and never exports, lowers or serialises."""
     if body is None:
         body = innermost_body(ctx.tree, ctx.scope, ctx.cache, expr.lineno)
-    return self_traced_pass(ctx, graph_parameter_pass(ctx, body, expr))
+    # Into the graph parameter's graph: a node inserted, or one of its nodes retargeted.
+    func = graph_parameter_pass(ctx, body, expr) or retargeting_pass(ctx, body, expr)
+    if func is not None:
+        return self_traced_pass(ctx, func)
+    # A method inserting into the graph its object holds (`graph_objects`).
+    cls = method_class(ctx, body)
+    return cls is not None and _gate(ctx) and inserts_into_held_graph(ctx, body, expr) is cls and _object(ctx, cls)
 
 
 def self_traced_pass(ctx: FileContext, func: ast.AST | None) -> bool:
     """Whether `func`, a module-level function of `ctx`, only ever gets as its first parameter
-    a graph the project traced itself and never exports, lowers or serialises (above)."""
-    if not isinstance(func, _FUNCS) or ctx.scope.functions.get(func.name) is not func:
+    a graph the project traced itself and never exports, lowers or serialises (above); or a
+    method of a class whose objects are only ever built around such graphs (`graph_objects`)."""
+    if not isinstance(func, _FUNCS):
         return False
-    if not _traces_in_project(ctx) and not registers_backends(ctx):
+    if ctx.scope.functions.get(func.name) is not func:
+        cls = next((c.node for c in ctx.scope.classes.values() if func in c.node.body), None)
+        return cls is not None and not func.decorator_list and _gate(ctx) and _object(ctx, cls)
+    if not _gate(ctx):
         return False
     key = ("self_traced_pass", id(func))
     if key not in ctx.cache:
-        ctx.cache[key] = _Walk().param_traced(ctx, func, 0, 0)
+        ctx.cache[key] = False  # asked again on the way (a helper's caller calling it): no source
+        ctx.cache[key] = _Walk().param_traced(ctx, func, 0, 0) or bool(_node_helper_callers(ctx, func))
+    return ctx.cache[key]
+
+
+def node_helper_callers(ctx: FileContext, func: ast.AST) -> list[FileContext]:
+    """The modules calling `func`, a module-level helper of `ctx` handed nodes rather than a
+    graph, when every call hands it first a node of the graph of a self-traced pass calling it
+    (`param_graph_nodes`: `for n in gm.graph.nodes: helper(n.args[0])`); empty otherwise.
+    pytorch-shir's `isel_utils.extract_qconv_leaky` matches the intrinsics' packets on the
+    nodes the tiny-YOLO selector hands it, which backend2's graph holds."""
+    if not isinstance(func, _FUNCS) or ctx.scope.functions.get(func.name) is not func or not _gate(ctx):
+        return []
+    return _node_helper_callers(ctx, func)
+
+
+def _node_helper_callers(ctx: FileContext, func: ast.AST) -> list[FileContext]:
+    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+    if not params or any(
+        isinstance(n, ast.Attribute)
+        and n.attr in ("graph", "nodes")
+        and isinstance(n.value, ast.Name)
+        and n.value.id == params[0]
+        for n in ast.walk(func)
+    ):
+        return []  # its parameter is read as a graph: `param_traced` answered for it
+    # Asked again while answered (a caller's graph traced back to the helper): no source. The
+    # modules found are not kept in the cache: the checked module among them would hold itself.
+    key = ("node_helper_callers", id(func))
+    if ctx.cache.get(key):
+        return []
+    ctx.cache[key] = True
+    try:
+        return _callers_handing_nodes(ctx, func)
+    finally:
+        ctx.cache[key] = False
+
+
+def _callers_handing_nodes(ctx: FileContext, func: ast.AST) -> list[FileContext]:
+    sites = _call_sites(ctx, func.name)
+    found: list[FileContext] = []
+    for module, owner, call in sites:
+        if (
+            not call.args
+            or isinstance(call.args[0], ast.Starred)
+            or not isinstance(owner, _FUNCS)
+            or module.scope.functions.get(owner.name) is not owner
+            or not param_graph_node(owner, call.args[0])
+            or not self_traced_pass(module, owner)
+        ):
+            return []
+        if all(m is not module for m in found):
+            found.append(module)
+    return found
+
+
+def _gate(ctx: FileContext) -> bool:
+    """A graph the project keeps to itself can start here at all: a trace of its own, or a
+    `torch.compile` backend registered in the repository."""
+    return _traces_in_project(ctx) or registers_backends(ctx)
+
+
+def _object(ctx: FileContext, cls: ast.ClassDef) -> bool:
+    """Every construction of the top-level class `cls` builds it around a graph the project
+    keeps to itself, and its methods export, lower, serialise and re-trace nothing."""
+    key = ("self_traced_object", id(cls))
+    if key not in ctx.cache:
+        made = None if _leaves(cls) or hands_off(cls) else graph_constructions(ctx, cls)
+        walk = _Walk()
+        ctx.cache[key] = bool(made) and all(walk.name_traced(m, owner, name, 1) for m, owner, name in made)
     return ctx.cache[key]
 
 
@@ -137,6 +219,8 @@ class _Walk:
             arg = call.args[index] if len(call.args) > index else None
             if not isinstance(arg, ast.Name) or any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
                 return False
+            if index == 0 and before_retrace(module, owner, call) and not _leaves(owner) and not _stored(owner, arg.id):
+                continue  # Dynamo's graph, re-traced to overloads by AOT once the pass has run
             if not self.name_traced(module, owner, arg.id, depth + 1):
                 return False
         return True
@@ -395,4 +479,4 @@ def _defines(module: FileContext, base: str, name: str) -> bool:
     return own.search(text) is not None
 
 
-__all__ = ["self_traced_insertion", "self_traced_pass"]
+__all__ = ["node_helper_callers", "self_traced_insertion", "self_traced_pass"]
