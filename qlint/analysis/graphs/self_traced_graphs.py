@@ -31,6 +31,7 @@ import os
 import re
 
 from qlint.analysis.context import FileContext
+from qlint.analysis.graphs import kept_module_facts
 from qlint.analysis.graphs.compile_backends import before_retrace, compile_backend, hands_off, registers_backends
 from qlint.analysis.graphs.graph_objects import graph_constructions, inserts_into_held_graph, method_class
 from qlint.analysis.graphs.init_fields import modules_naming
@@ -195,6 +196,18 @@ _TRACE_WORDS = ("make_fx", "symbolic_trace")
 def _spells_trace(module: FileContext) -> bool:
     """Kept per module content by `module_facts`: the needles are the question."""
     return True
+
+
+def _kept_true(data) -> bool:
+    if data is not True:
+        raise TypeError("not a kept trace fact")
+    return True
+
+
+# Kept between runs with what it read (`kept_module_facts`): since QL101 asks it of a matcher
+# keyed on its own module's insertions, a check of one edited file parsed again every module
+# spelling a trace (and every one that does not parse, asked again at each run).
+kept_module_facts.keep_on_disk(_spells_trace, "spells-trace-1", bool, _kept_true)
 
 
 class _Walk:
