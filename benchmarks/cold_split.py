@@ -1,6 +1,6 @@
 """Where the CPU of a cold whole-tree run goes, and how far it is from its parse floor (issue 13).
 
-    python benchmarks/cold_split.py [--ruff] [--floor-runs N] PATH
+    python benchmarks/cold_split.py [--ruff] [--floor-runs N] [--files N] PATH
 
 Runs `qlint check --no-cache -j1 -q --exit-zero PATH` in this process (from PATH's directory
 when PATH is a directory, as `/work/ref/ab.sh` runs it) with each phase charged its own CPU
@@ -16,6 +16,10 @@ time (`time.process_time`, nested phases taken out of the one that called them):
   run (`forked_call`), here in this process so that its CPU counts;
 - `gc`: cyclic collections; `rest of the files' checks`: reading, decoding, freeing trees and
   analyses, suppressions; `outside the checks`: discovery, settings, output.
+
+`--files N`: the N files whose checks took the most CPU, each check whole (its parses,
+rules and summaries of other modules included); run once per checkout (`PYTHONPATH=SRC`) and
+compare: at 8a3dd23 against 9216a04, ao's whole -j1 difference (+0.1 s) was one file's check.
 
 Then the parse floor: the CPU of `ast.parse` alone (best of `--floor-runs`) over every file
 the run was given, over those the run parsed, and over those with a finding, the least any
@@ -78,9 +82,10 @@ def _parse_kind() -> str:
 
 
 @contextlib.contextmanager
-def instrumented(phases: Phases, files: dict[str, tuple[bool, int]]):
+def instrumented(phases: Phases, files: dict[str, tuple[bool, int]], cpu: dict[str, float] | None = None):
     """The run's phases timed into `phases`; each checked file's (parsed, findings) into
-    `files`. Everything patched is put back on leaving."""
+    `files`, and the CPU of its whole check into `cpu`. Everything patched is put back on
+    leaving."""
     from qlint import registry, runner
     from qlint.analysis import forked_call
 
@@ -112,7 +117,10 @@ def instrumented(phases: Phases, files: dict[str, tuple[bool, int]]):
         return phases.run("wrapper index", work)
 
     def check_one(path, settings):
+        start = _clock()
         out = phases.run("rest of the files' checks", real_one, path, settings)
+        if cpu is not None:
+            cpu[path] = _clock() - start
         files[path] = (out[0].parsed, len(out[0].diagnostics))
         return out
 
@@ -177,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("path")
     parser.add_argument("--ruff", action="store_true", help="also the CPU of ruff check --select ALL there")
     parser.add_argument("--floor-runs", type=int, default=3)
+    parser.add_argument("--files", type=int, default=0, metavar="N", help="the N files whose checks took most CPU")
     args = parser.parse_args(argv)
     path = os.path.abspath(args.path)
     target = "."
@@ -188,8 +197,9 @@ def main(argv: list[str] | None = None) -> int:
 
     phases = Phases()
     files: dict[str, tuple[bool, int]] = {}
+    cpu: dict[str, float] = {}
     start = _clock()
-    with instrumented(phases, files), contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+    with instrumented(phases, files, cpu), contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
         cli.main(["check", "--no-cache", "-j1", "-q", "--exit-zero", target])
     total = _clock() - start
     phases.seconds["outside the checks"] = total - sum(phases.seconds.values())
@@ -200,6 +210,10 @@ def main(argv: list[str] | None = None) -> int:
         print(_row(seconds, total, f"{name} ({phases.calls[name]} calls{size})"))
     parsing = sum(s for n, s in phases.seconds.items() if n.startswith("parse:"))
     print(_row(parsing, total, "all parsing"))
+    if args.files > 0:
+        print(f"the {args.files} costliest checks (each whole):")
+        for name, seconds in sorted(cpu.items(), key=lambda kv: -kv[1])[: args.files]:
+            print(_row(seconds, total, os.path.relpath(name) if target == "." else name))
     print("parse floor (ast.parse alone):")
     floors = {}
     for label, chosen in (

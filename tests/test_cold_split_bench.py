@@ -59,3 +59,22 @@ def test_nested_phases_are_taken_out_of_their_caller():
     phases.run("outer", lambda: phases.run("inner", lambda: None))
     assert phases.seconds == {"inner": 2.0, "outer": 8.0}
     assert phases.calls == {"inner": 1, "outer": 1}
+
+
+def test_the_costliest_checks_are_listed_whole(tmp_path, capsys):
+    consts = "import torch\n\nDQ = torch.ops.quantized_decomposed.dequantize_per_tensor\n"
+    user = "from pkg.consts import DQ\n\n\ndef f(n):\n    return n.target == DQ\n"
+    plain = "def g(x):\n    return x + 1\n"
+    write_package(tmp_path, "pkg", consts=consts, user=user, plain=plain)
+    cwd = os.getcwd()
+    try:
+        assert _split().main([str(tmp_path), "--floor-runs", "1", "--files", "2"]) == 0
+    finally:
+        os.chdir(cwd)
+    out = capsys.readouterr().out
+    listed = out.split("the 2 costliest checks (each whole):\n")[1].split("parse floor")[0].splitlines()
+    assert len(listed) == 2, out
+    # user.py's check parses it, consts.py for its summary, and runs QL101: the costliest.
+    assert listed[0].endswith(os.path.join("pkg", "user.py")), out
+    cpu = [float(line.split()[0]) for line in listed]
+    assert cpu[0] >= cpu[1]

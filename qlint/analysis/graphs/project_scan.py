@@ -258,6 +258,7 @@ def module_facts(
     keep: bool = True,
     saved: bool = False,
     admits: Callable[[str, str], bool] | None = None,
+    first: bool = False,
 ) -> list[Any]:
     """`fact(module)` for the project's other modules whose text holds one of `needles` and
     matches `pattern` (only modules that insert into graphs or normalise them are kept).
@@ -269,7 +270,9 @@ def module_facts(
     `admits(text, path)`: a module it refuses is skipped unparsed, for a fact not kept whose
     value for such a module is nothing (QL101's linked-module questions: a module that neither
     spells the checked one's name nor is imported by it is linked to it by no import, and each
-    such question parsed every inserting module again)."""
+    such question parsed every inserting module again).
+    `first`: stop at the first module whose fact is true, for a caller asking whether any is
+    (the modules after it are neither read nor parsed)."""
     root = scan_root(ctx.path)
     project = scanned_project(root, ctx)
     if root is not None:  # a module created later that holds a needle may change the answer
@@ -319,6 +322,8 @@ def module_facts(
                 known[1][fact] = value
         if value is not None:
             out.append(value[0])
+            if first and value[0]:
+                break
     return out
 
 

@@ -186,8 +186,10 @@ def _traces_in_project(ctx: FileContext) -> bool:
     spells a trace: the project's passes and their trace sit together (easydist's
     `compile_dp`); without one the caller search below, which reads every module naming the
     pass, is not made (a trace only in modules that insert nothing stays reported). Kept
-    between runs, so a later run reads no module for it."""
-    return any(module_facts(ctx, _TRACE_WORDS, _spells_trace, own=True, saved=True))
+    between runs, so a later run reads no module for it. One such module that parses is the
+    answer: the scan stops there (the installed torch: the first question parsed all 69 kept
+    modules spelling a trace, 4.2 M characters, ~0.55 s of CPU, where the first one said yes)."""
+    return any(module_facts(ctx, _TRACE_WORDS, _spells_trace, own=True, saved=True, first=True))
 
 
 _TRACE_WORDS = ("make_fx", "symbolic_trace")
