@@ -105,8 +105,10 @@ def declared_packages(repo: str) -> tuple[tuple[str, str], ...]:
     """(package name, or "" for a plain import root; directory) pairs the project's packaging
     declares for setuptools (`[tool.setuptools.package-dir]`, `[tool.setuptools.packages.find]
     where`, their `setup.cfg` and `setup.py` spellings: `packaging_files`), whose directories
-    are there, named packages first."""
-    return tuple((name, path) for name, _, path, there in _declared(repo) if there)
+    are there, named packages first, a subpackage before the package holding it (setuptools
+    takes the most specific key: `pkg.sub` mapped elsewhere is not `pkg`'s `sub/`)."""
+    found = [(name, path) for name, _, path, there in _declared(repo) if there]
+    return tuple(sorted(found, key=lambda e: -e[0].count(".") if e[0] else 1))
 
 
 def missing_package_dirs(repo: str) -> tuple[tuple[str, str], ...]:
