@@ -179,7 +179,10 @@ def _left_alone(ctx: FileContext, ref: OpRef, node: ast.expr, refs: list[OpRef])
 
 def _verified_program(ctx: FileContext, node: ast.expr) -> bool:
     """The pass also edits an exported program, whose verifier rejects the packet whatever the
-    project's own code keys on (`packet_distinguishers` names it)."""
+    project's own code keys on (`packet_distinguishers` names it). A module that does not spell
+    `ExportPass` holds no such pass, and the verdict's module is not imported for it."""
+    if "ExportPass" not in ctx.text:
+        return False
     from qlint.rules.packet_distinguishers import exported_program_pass
 
     return exported_program_pass(ctx, node) is not None
