@@ -445,3 +445,31 @@ def test_the_project_is_read_for_an_own_op_only_when_its_packet_has_a_consumer(t
     # a consumer, but no module defines the op: the modules naming it are not read one by one
     # (the consumer scan asks for them once, kept for the check)
     assert asked and scanned.count(("shape",)) == 1
+
+
+_EXPORT_PASS_ADD = OWN_ADD.replace("class ToShape:", "class ToShape(ExportPass):").replace(
+    "import torch\n", "import torch\nfrom executorch.exir.pass_base import ExportPass\n", 1
+)
+_LOWERING = """\
+from torch.export import ExportedProgram
+
+from pkg.add import ToShape
+
+
+def lower(edge_program: ExportedProgram):
+    ToShape()(edge_program.graph_module)
+    return edge_program
+"""
+
+
+@pytest.mark.parametrize("lowering,expected", [(None, []), (_LOWERING, ["QL102"])], ids=["graph-module", "exported"])
+def test_an_own_op_inserted_by_a_pass_also_run_on_an_exported_program_stays_loud(tmp_path, lowering, expected):
+    # The program's verifier rejects the packet, whatever the project's own visitors key on.
+    modules = {"ops": OWN_OPS, "visitor": OWN_VISITOR, "pipeline": OWN_PIPELINE.format(between="pass")}
+    if lowering is not None:
+        modules["lowering"] = lowering
+    pkg = write_package(tmp_path, "pkg", add=_EXPORT_PASS_ADD, **modules)
+    add = pkg / "add.py"
+    found = lint(add.read_text(), path=str(add), select=("QL102",))
+    assert [d.code for d in found] == expected
+    assert all("runs this pass on an exported program" in d.message and "`ToShape`" in d.help for d in found)

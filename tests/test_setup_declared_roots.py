@@ -47,6 +47,9 @@ def _setup(**keywords: str) -> bytes:
         ({"package_dir": "{'': '.'}"}, (("", ".", False),)),  # EVT's, from `python/setup.py`
         ({"package_dir": "dict(gtl='lib/gtl')"}, (("gtl", "lib/gtl", False),)),
         ({"package_dir": "{'gtl': 'lib/gtl', '': 'code'}"}, (("gtl", "lib/gtl", False), ("", "code", False))),
+        # a subpackage mapped onto a directory of its own, dotted or as ExecuTorch spelled it
+        ({"package_dir": "{'a.b': 'lib'}"}, (("a.b", "lib", False),)),
+        ({"package_dir": "{'executorch/backends': 'backends'}"}, (("executorch.backends", "backends", False),)),
         ({"packages": "find_packages('code')"}, (("", "code", True),)),
         ({"packages": "find_packages(where='code', exclude=['tests'])"}, (("", "code", True),)),
         ({"packages": "setuptools.find_namespace_packages(where='code')"}, (("", "code", True),)),
@@ -62,7 +65,8 @@ def test_setup_py_keywords_are_read(keywords, expected):
         {"package_dir": "PACKAGE_DIR"},  # a variable: computed at run time, not followed
         {"package_dir": "{'': os.path.join('a', 'b')}"},
         {"package_dir": "{NAME: 'lib'}"},
-        {"package_dir": "{'a.b': 'lib'}"},  # a subpackage mapped elsewhere is not followed
+        {"package_dir": "{'a.b-c': 'lib'}"},  # a key that names no package
+        {"package_dir": "{'a..b': 'lib'}"},
         {"packages": "find_packages(SRC)"},
         {"packages": "_minimal_packages()"},  # ExecuTorch's: the finder runs inside a helper
         {"packages": "['gtl', 'gtl.ops']"},

@@ -14,7 +14,8 @@ consumer, and its message names it:
   project constructs in a function given an `ExportedProgram` (Arm's backend pipeline), or in
   a helper of that function's module it calls, whose edge-dialect verifier rejects a packet as
   a node target. A pass constructed only on graph modules (QNN's annotation transforms, run
-  before `prepare_pt2e`) is not one;
+  before `prepare_pt2e`) is not one. Asked first of an insertion the project's own
+  packet-keyed code consumes (`exported_program_pass`): the verifier sees the node too;
 - the graph `convert_pt2e` returns: an observer's `convert(model, node)` (its class defines
   `calculate_qparams`) is what PT2E's convert calls on the exported graph it hands to users,
   who export and lower it next (torch's and torchao's affine observers);
@@ -86,6 +87,13 @@ def distinguishing_consumer(
     )
 
 
+def exported_program_pass(ctx: FileContext, node: ast.expr) -> Consumer | None:
+    """The verifier of an exported program the project runs the inserting `ExportPass` on
+    (`_exported_program_pass`): it rejects the packet whatever else consumes the node, so the
+    project's own packet-keyed consumers (`packet_consumers`) do not make the insertion right."""
+    return _exported_program_pass(ctx, [d for _, d in enclosing_definitions(ctx.tree, node.lineno)])
+
+
 def _reexported_consumer(ctx: FileContext, ref: OpRef, refs: list[OpRef], rows: list[int]) -> Consumer | None:
     """The project's own consumer keyed on the packet, reached after a re-export that turned the
     node into `.default` (`packet_consumers`)."""
@@ -154,9 +162,10 @@ def _exported_program_pass(ctx: FileContext, chain: list[ast.AST]) -> Consumer |
             callers = (f for f in funcs if _takes_program(f) and _calls(f, func.name))
             given = func if _takes_program(func) else next(callers, None)
             if given is not None:
+                # The pass is named in the help: with it, the message outgrew one short line.
                 return (
-                    f"`{given.name}` runs `{cls.name}` on an exported program",
-                    f"`{given.name}` ({os.path.basename(module.path)}) runs the pass on an exported program, "
+                    f"`{given.name}` runs this pass on an exported program",
+                    f"`{given.name}` ({os.path.basename(module.path)}) runs `{cls.name}` on an exported program, "
                     "whose verifier rejects a packet as a node target",
                 )
     return None

@@ -61,8 +61,9 @@ class PacketInsertion(Rule):
         refs = [r for r, _ in found]
         for ref, node in found:
             info = op_info(ctx.optable, ref)
-            if info is None and (_own_op_checked_here(ctx, ref, found) or _own_op_keyed(ctx, ref, refs)):
-                continue
+            own = info is None and (_own_op_checked_here(ctx, ref, found) or _own_op_keyed(ctx, ref, refs))
+            if own and not _verified_program(ctx, node):
+                continue  # the project's own op, and its own code keyed on the packet takes the node
             if _left_alone(ctx, ref, node, refs):
                 continue
             consumer = _consumer(ctx, ref, node, info, refs)
@@ -142,7 +143,9 @@ def _left_alone(ctx: FileContext, ref: OpRef, node: ast.expr, refs: list[OpRef])
     from qlint.rules.guarded_insertions import behind_failing_guard
     from qlint.rules.packet_consumers import consumed_by_own_code
 
-    if consumed_by_own_code(ctx, ref, refs, _rows_of(ctx, ref)) or keyed_on_printed_packet(ctx, ref):
+    if (consumed_by_own_code(ctx, ref, refs, _rows_of(ctx, ref)) or keyed_on_printed_packet(ctx, ref)) and not (
+        _verified_program(ctx, node)
+    ):
         return True  # the project's own packet-keyed code is the node's consumer
     if _into_normalised_graph(ctx, node) or _into_renamed_graph(ctx, ref, node):
         return True  # the graph carries packets everywhere by then: the packet fits in
@@ -172,6 +175,17 @@ def _left_alone(ctx: FileContext, ref: OpRef, node: ast.expr, refs: list[OpRef])
     if inserted_under_dynamo_meta(inner, node):
         return True  # only into Dynamo's graph (its `grapharg` meta): traced to overloads first
     return never_runs(ctx, node.lineno)  # a private function nothing calls: no graph gets the node
+
+
+def _verified_program(ctx: FileContext, node: ast.expr) -> bool:
+    """The pass also edits an exported program, whose verifier rejects the packet whatever the
+    project's own code keys on (`packet_distinguishers` names it). A module that does not spell
+    `ExportPass` holds no such pass, and the verdict's module is not imported for it."""
+    if "ExportPass" not in ctx.text:
+        return False
+    from qlint.rules.packet_distinguishers import exported_program_pass
+
+    return exported_program_pass(ctx, node) is not None
 
 
 def _consumer(ctx: FileContext, ref: OpRef, node: ast.expr, info, refs: list[OpRef]) -> tuple[str, str] | None:

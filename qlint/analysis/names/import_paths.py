@@ -58,6 +58,12 @@ def base_in(root: tuple[str, str], parts: list[str]) -> str | None:
         return os.path.join(directory, *parts)
     if parts[0] == prefix:
         return os.path.join(directory, *parts[1:]) if len(parts) > 1 else directory
+    # A subpackage mapped onto a directory of its own (`package_dir_keys`: `executorch.backends`);
+    # asked of every root an import's first part misses, so a plain prefix is passed over first.
+    if "." in prefix:
+        head = prefix.split(".")
+        if parts[: len(head)] == head:
+            return os.path.join(directory, *parts[len(head) :])
     return None
 
 

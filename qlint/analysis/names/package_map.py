@@ -105,7 +105,8 @@ def declared_packages(repo: str) -> tuple[tuple[str, str], ...]:
     """(package name, or "" for a plain import root; directory) pairs the project's packaging
     declares for setuptools (`[tool.setuptools.package-dir]`, `[tool.setuptools.packages.find]
     where`, their `setup.cfg` and `setup.py` spellings: `packaging_files`), whose directories
-    are there, named packages first."""
+    are there, named packages first, a subpackage before the package holding it (setuptools
+    takes the most specific key: `pkg.sub` mapped elsewhere is not `pkg`'s `sub/`)."""
     return tuple((name, path) for name, _, path, there in _declared(repo) if there)
 
 
@@ -150,7 +151,9 @@ def _declared(repo: str) -> tuple[tuple[str, str, str, bool], ...]:
         there = os.path.isdir(path)
         if there or not quiet:
             found.append((name, target, path, there))
-    return tuple(found)
+    # The most specific key first (`declared_packages`), sorted here, where it is kept: the
+    # roots are asked for once per directory imports are resolved from.
+    return tuple(sorted(found, key=lambda e: -e[0].count(".") if e[0] else 1))
 
 
 @lru_cache(maxsize=256)

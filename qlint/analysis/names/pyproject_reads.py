@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import sys
 
+from qlint.analysis.names.package_dir_keys import package_key
+
 
 def pyproject_declarations(raw: bytes) -> tuple[tuple[str, str, bool], ...]:
     """(package name or "", directory as written, whether a `where` root) of the TOML text `raw`."""
@@ -23,8 +25,9 @@ def pyproject_declarations(raw: bytes) -> tuple[tuple[str, str, bool], ...]:
     setuptools = setuptools if isinstance(setuptools, dict) else {}
     found: list[tuple[str, str, bool]] = []
     package_dir = setuptools.get("package-dir", {})
-    for name, target in package_dir.items() if isinstance(package_dir, dict) else ():
-        if isinstance(target, str) and (name == "" or name.isidentifier()):
+    for written, target in package_dir.items() if isinstance(package_dir, dict) else ():
+        name = package_key(written)
+        if isinstance(target, str) and name is not None:
             found.append((name, target, False))
     find = setuptools.get("packages", {})
     find = find.get("find", {}) if isinstance(find, dict) else {}

@@ -5,7 +5,8 @@ a script in `benchmark/` imports `gtl` from there, and only the setup script say
 read, and only when spelled as literals (the setup script is parsed, never run):
 
 - `setup(package_dir={...})` (or `dict(...)`): `""` names the root the packages sit under, a
-  package name the directory that package is;
+  package name the directory that package is, a subpackage's (`pkg.sub`, or ExecuTorch's
+  `executorch/backends`) the directory that subpackage is (`package_dir_keys`);
 - `setup(packages=find_packages("src"))` / `find_packages(where=...)` /
   `find_namespace_packages(...)`: the directory packages are found under;
 - `setup.cfg`: `[options] package_dir` (`=src`, `pkg = lib/pkg` lines) and
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.names.package_dir_keys import package_key
 from qlint.lazy_patterns import lazy
 
 Declaration = tuple[str, str, bool]
@@ -85,8 +87,9 @@ def _package_dir(value: ast.expr) -> list[Declaration]:
         pairs = [(ast.Constant(k.arg) if k.arg else None, k.value) for k in value.keywords]
     found = []
     for key, target in pairs:
-        name, directory = _literal(key), _literal(target)
-        if name is not None and directory is not None and _named_or_root(name):
+        written, directory = _literal(key), _literal(target)
+        name = package_key(written) if written is not None else None
+        if name is not None and directory is not None:
             found.append((name, directory or ".", False))
     return found
 
@@ -105,12 +108,6 @@ def _literal(node: ast.expr | None) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def _named_or_root(name: str) -> bool:
-    """`""` or a top-level package name, as `pyproject.toml`'s are read (a subpackage mapped
-    elsewhere, `pkg.sub`, is not followed)."""
-    return name == "" or name.isidentifier()
-
-
 def setup_cfg_declarations(raw: bytes) -> tuple[Declaration, ...]:
     """What `setup.cfg` declares: `[options] package_dir` and `[options.packages.find] where`."""
     if b"package_dir" not in raw and b"where" not in raw:
@@ -124,9 +121,9 @@ def setup_cfg_declarations(raw: bytes) -> tuple[Declaration, ...]:
         return ()
     found: list[Declaration] = []
     for line in parser.get("options", "package_dir", fallback="").splitlines():
-        name, sep, directory = line.partition("=")
-        name, directory = name.strip(), directory.strip()
-        if sep and _named_or_root(name) and directory:
+        written, sep, directory = line.partition("=")
+        name, directory = package_key(written.strip()), directory.strip()
+        if sep and name is not None and directory:
             found.append((name, directory, False))
     where = parser.get("options.packages.find", "where", fallback="").strip()
     if where:
