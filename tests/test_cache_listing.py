@@ -223,3 +223,12 @@ def test_links_out_of_the_root_are_told_from_links_inside_it(tmp_path):
     disk_files(str(tmp_path), True, None, links)
     assert links_out(str(tmp_path), links)
     assert not links_out(str(tmp_path / "pkg" / "sub"), [])
+
+
+def test_the_listing_holds_regular_files_only(tmp_path):
+    # A named pipe spelled like a module blocked the first project-wide search that opened it.
+    (tmp_path / "a.py").write_text("x = 1\n")
+    os.mkfifo(tmp_path / "pipe.py")
+    (tmp_path / "link.py").symlink_to(tmp_path / "a.py")
+    (tmp_path / "dangling.py").symlink_to(tmp_path / "gone.py")
+    assert sorted(os.path.basename(p) for p in disk_files(str(tmp_path))) == ["a.py", "link.py"]

@@ -114,6 +114,15 @@ def disk_files(
     return out
 
 
+def _regular(entry: os.DirEntry) -> bool:
+    """A regular file (or a link to one): a named pipe spelled `m.py` among the project's
+    modules blocked the first project-wide search that opened it, and the whole run with it."""
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
+
+
 def listing_of(entries: Iterable[os.DirEntry]) -> Listing:
     """(subdirectories to walk into, `.py` files, links to directories) of one directory's `os.scandir` entries,
     as `disk_files` lists them: a walk that scans directories anyway (file discovery) hands
@@ -127,7 +136,7 @@ def listing_of(entries: Iterable[os.DirEntry]) -> Listing:
         except OSError:
             is_dir = False
         if not is_dir:
-            if entry.name.endswith(".py"):
+            if entry.name.endswith(".py") and _regular(entry):
                 files.append(entry.path)
         elif walked(entry.name):
             try:
