@@ -185,3 +185,44 @@ def test_the_graph_exported_again_before_the_annotator_is_reported(tmp_path, bet
     quantizer = "from torch.export import export\n" + QUANTIZER.format(between=between)
     found = _ql102(_tree(tmp_path, **{"backends/qnn/quantizer/quantizer.py": quantizer}))
     assert codes(found) == ["QL102", "QL102"]
+
+
+# ExecuTorch at b2fafe9d (mid-2024): the table registers `mul.Tensor` and `mul.Scalar` alone,
+# sigmoid beside its packet; the quantizer's annotator is a module beside the runner, its table
+# built by a decorator in another module of that directory.
+MID_2024 = ANNOTATORS.replace("torch.ops.aten.mul, torch.ops.aten.mul.Tensor", "torch.ops.aten.mul.Tensor")
+
+
+# A script of the project runs the quantizer: the pass's graph goes on to the project's own code.
+SCRIPT = (
+    "from proj.backends.qnn.quantizer.quantizer import QnnQuantizer\n\nQnnQuantizer().transform_for_annotation(None)\n"
+)
+
+
+def test_an_annotator_beside_the_runner_keyed_on_the_overloads_alone_misses_the_mul_node(tmp_path):
+    tree = {"backends/qnn/quantizer/annotators.py": MID_2024, "examples/run_qnn.py": SCRIPT}
+    found = _ql102(_tree(tmp_path, **tree))
+    assert [(d.code, d.range.start.row) for d in found] == [("QL102", 13)]
+    assert "`annotators.py` matches `.Tensor` alone" in found[0].message
+    assert "`quantizer.py` runs this pass" in found[0].help
+
+
+def test_an_overload_keyed_module_beside_a_module_that_does_not_run_the_pass_is_not_its_consumer(tmp_path):
+    # The same table, but the quantizer only imports the pass's module and never runs the pass.
+    idle = QUANTIZER.format(between="pass").replace(
+        "from proj.backends.qnn._passes.decompose_silu import DecomposeSilu",
+        "from proj.backends.qnn._passes import decompose_silu  # noqa: F401",
+    )
+    runner = "from proj.backends.qnn._passes.decompose_silu import DecomposeSilu\n\nDecomposeSilu()(None)\n"
+    found = _ql102(
+        _tree(
+            tmp_path,
+            **{
+                "backends/qnn/quantizer/annotators.py": MID_2024,
+                "backends/qnn/quantizer/quantizer.py": idle,
+                "backends/qnn/tools/run.py": runner,
+                "examples/run_qnn.py": SCRIPT,
+            },
+        )
+    )
+    assert found == []

@@ -256,6 +256,32 @@ _BY_ID = "_qlint_names_by_id"
 # -- statements only: a function, class or module holds statements in statement lists alone,
 # so walks that look for statements (defs, imports, assignments) skip the expressions, most
 # of a body's nodes.
+def target_names(target: ast.AST) -> list[str]:
+    """The names a target binds: itself, or those a tuple, list or starred unpacking binds. An
+    attribute or an item stored (`gm._param_name_to_source[name] = ...`) binds no name: the
+    object it reaches stays what it was."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Starred):
+        return target_names(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for elt in target.elts for name in target_names(elt)]
+    return []
+
+
+def isinstance_test(test: ast.expr) -> tuple[ast.expr, ast.expr] | None:
+    """(subject, classes) of a plain `isinstance(subject, classes)` call, else None."""
+    if (
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Name)
+        and test.func.id == "isinstance"
+        and len(test.args) == 2
+        and not test.keywords
+    ):
+        return test.args[0], test.args[1]
+    return None
+
+
 def statement_lists(node: ast.stmt) -> list[list[ast.stmt]]:
     """The statement lists a statement holds: its body, else and finally blocks, then the
     bodies of its handlers and match cases (none for most statements: asked of each)."""

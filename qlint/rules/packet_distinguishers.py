@@ -31,6 +31,10 @@ consumer, and its message names it:
   the project uses, so the graph goes back to its users, whose matchers are keyed on the
   overloads exported graphs carry; and a module outside any package qlint can map, whose
   callers are unknown.
+- a matcher beside a module that runs the pass: the project runs it and hands the graph on
+  to that module's own package (QNN's quantizer runs `DecomposeSilu` in
+  `transform_for_annotation`, then looks nodes up in a table its neighbouring module keys on
+  `mul.Tensor` and `mul.Scalar` alone).
 
 Where the project itself runs the pass and none of these is found, the graph goes on to the
 project's own code, which does not tell the forms apart (a lowering table without the op,
@@ -45,6 +49,7 @@ from itertools import pairwise
 
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
+from qlint.analysis.graphs import file_keys
 from qlint.analysis.graphs.never_called import enclosing_definitions
 from qlint.analysis.graphs.project_scan import parsed_module, project_modules, scan_root, texts_spelling
 from qlint.analysis.names.resolver import OpRef
@@ -84,6 +89,7 @@ def distinguishing_consumer(
         or _exported_program_pass(ctx, chain)
         or _reexported_consumer(ctx, ref, refs, rows)
         or _unseen_callers(ctx, chain)
+        or _runner_matcher(ctx, ref, info, chain)
     )
 
 
@@ -174,45 +180,91 @@ def _exported_program_pass(ctx: FileContext, chain: list[ast.AST]) -> Consumer |
 def _package_matcher(ctx: FileContext, ref: OpRef, info: OpInfo | None) -> Consumer | None:
     """Another module of the inserting module's directory keys nodes on an overload of the op
     that graphs carry, and not on its packet at that site: it misses the packet node."""
-    carried = set(info.carried) if info is not None and info.carried else None
-    cache_key = ("ql102.package-matcher", ref.key)
+    found = _directory_matcher(ctx, ref, info, os.path.dirname(os.path.abspath(ctx.path)))
+    if found is None:
+        return None
+    path, overload = found
+    return (
+        f"`{os.path.basename(path)}` matches `.{overload}` alone",
+        f"that module keys on `{ref.namespace}.{ref.op}.{overload}` alone, and misses this node",
+    )
+
+
+def _runner_matcher(ctx: FileContext, ref: OpRef, info: OpInfo | None, chain: list[ast.AST]) -> Consumer | None:
+    """A module of the directory of a module that runs the pass (uses the outermost definition
+    holding the insertion) keys nodes on an overload alone, as `_package_matcher` reads one:
+    the pass's runner hands the graph to its own package. ExecuTorch's QNN quantizer runs
+    `DecomposeSilu` in `transform_for_annotation` and then looks each node up in its annotator
+    table, which at mid-2024 registered `mul.Tensor` and `mul.Scalar` alone."""
+    outer = getattr(chain[0], "name", None) if chain else None
+    if outer is None:
+        return None
+    own = os.path.dirname(os.path.abspath(ctx.path))
+    runners = sorted({os.path.abspath(m.path) for m, _ in _users_elsewhere(ctx, outer)})
+    for runner in runners:
+        here = os.path.dirname(runner)
+        found = None if here == own else _directory_matcher(ctx, ref, info, here, besides=runner)
+        found = found or _keyed_alone(ctx, ref, info, runner)
+        if found is not None:
+            path, overload = found
+            return (
+                f"`{os.path.basename(path)}` matches `.{overload}` alone",
+                f"`{os.path.basename(runner)}` runs this pass, and `{os.path.basename(path)}` beside it keys on "
+                f"`{ref.namespace}.{ref.op}.{overload}` alone, and misses this node",
+            )
+    return None
+
+
+def _directory_matcher(
+    ctx: FileContext, ref: OpRef, info: OpInfo | None, here: str, besides: str | None = None
+) -> tuple[str, str] | None:
+    """(path, overload) of a module of directory `here` (not the checked one, nor `besides`)
+    keying nodes on an overload of the op graphs carry and not on its packet at that site."""
+    cache_key = ("ql102.package-matcher", ref.key, here)
     if cache_key in ctx.cache:
         return ctx.cache[cache_key]
     found = None
     own = os.path.abspath(ctx.path)
-    overload = OverloadSpelling(ref)
     question = _OVERLOADS + f"{ref.namespace}.{ref.op}"
     # The project's paths are under its absolute root: one outside the directory's prefix is in
     # another directory, and is passed over without normalising it (ExecuTorch: ~4,600 a call).
-    here = os.path.dirname(own)
     modules = [
         (p, k)
         for p, k in project_modules(ctx, (ref.op,))
         if k is not None
         and p.startswith(here)
-        and os.path.abspath(p) != own
+        and os.path.abspath(p) not in (own, besides)
         and os.path.dirname(os.path.abspath(p)) == here
     ]
     for path, key, (known,) in scan_memo.unanswered(modules, [question]):
         if known is False:
             continue
-        sites = sites_spelling(ctx, path, key, overload, ref.op)
-        scan_memo.note(path, question, key, sites is not None)
-        if sites is None:
-            continue
-        for site in sites:
-            same = [r for r in site if r.key == ref.key]
-            keyed = sorted(r.overload for r in same if r.overload and (carried is None or r.overload in carried))
-            if keyed and not any(r.is_packet for r in same):
-                found = (
-                    f"`{os.path.basename(path)}` matches `.{keyed[0]}` alone",
-                    f"that module keys on `{ref.namespace}.{ref.op}.{keyed[0]}` alone, and misses this node",
-                )
-                break
+        found = _keyed_alone(ctx, ref, info, path, key, question)
         if found:
             break
     ctx.cache[cache_key] = found
     return found
+
+
+def _keyed_alone(
+    ctx: FileContext, ref: OpRef, info: OpInfo | None, path: str, key: tuple | None = None, question: str = ""
+) -> tuple[str, str] | None:
+    """(path, overload) when a site of the module at `path` keys on an overload of the op graphs
+    carry and not on its packet."""
+    carried = set(info.carried) if info is not None and info.carried else None
+    if key is None:
+        key = file_keys.content_key(ctx.project, path)
+        if key is None:
+            return None
+    sites = sites_spelling(ctx, path, key, OverloadSpelling(ref), ref.op)
+    if question:
+        scan_memo.note(path, question, key, sites is not None)
+    for site in sites or ():
+        same = [r for r in site if r.key == ref.key]
+        keyed = sorted(r.overload for r in same if r.overload and (carried is None or r.overload in carried))
+        if keyed and not any(r.is_packet for r in same):
+            return path, keyed[0]
+    return None
 
 
 def _unseen_callers(ctx: FileContext, chain: list[ast.AST]) -> Consumer | None:

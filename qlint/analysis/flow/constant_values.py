@@ -36,7 +36,7 @@ import ast
 import weakref
 
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.tree_walk import names_by_id, parents, walk
+from qlint.analysis.tree_walk import names_by_id, parents, target_names, walk
 
 CONST = "const"
 ANY = "any"
@@ -510,15 +510,9 @@ def _all_bindings(func: ast.AST) -> dict[str, list | None]:
     return out
 
 
-def _target_names(target: ast.expr) -> set[str]:
-    """The names an assignment's or loop's target binds (once each)."""
-    if not _binds_names(target):
-        return set()
-    return {n.id for n in walk(target) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-
-
-def _binds_names(target: ast.expr) -> bool:
-    return isinstance(target, (ast.Name, ast.Tuple, ast.List, ast.Starred))
+def _target_names(target: ast.expr) -> dict[str, None]:
+    """The names an assignment's or loop's target binds (once each, in order)."""
+    return dict.fromkeys(target_names(target))
 
 
 def _filled_name(node: ast.Call) -> str | None:

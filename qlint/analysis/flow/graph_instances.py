@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.tree_walk import isinstance_test
 
 KIND = "graph-instance"
 
@@ -84,16 +85,10 @@ def instance_verdict(classes: ast.expr, resolver: Resolver) -> bool | None:
 
 
 def _isinstance_of_name(test: ast.expr) -> tuple[str, ast.expr] | None:
-    if not (
-        isinstance(test, ast.Call)
-        and isinstance(test.func, ast.Name)
-        and test.func.id == "isinstance"
-        and len(test.args) == 2
-        and not test.keywords
-        and isinstance(test.args[0], ast.Name)
-    ):
+    tested = isinstance_test(test)
+    if tested is None or not isinstance(tested[0], ast.Name):
         return None
-    return test.args[0].id, test.args[1]
+    return tested[0].id, tested[1]
 
 
 __all__ = ["KIND", "graph_instance_condition", "graph_instance_truth", "instance_verdict", "is_graph_instance"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.model_apis import switch_mode
+from qlint.analysis.tree_walk import isinstance_test
 from qlint.value_classes import value_class
 
 # What each iteration reaches: every module (the model itself too), or its direct children.
@@ -184,11 +185,10 @@ def _name_test(test: ast.expr, name: str, spelled: set[str]) -> tuple[ClassName,
 
 def _isinstance_of(test: ast.expr, name: str) -> tuple[ast.expr, ...] | None:
     """The classes of `isinstance(name, C)` / `isinstance(name, (C, D))`."""
-    if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"):
+    tested = isinstance_test(test)
+    if tested is None:
         return None
-    if len(test.args) != 2 or test.keywords:
-        return None
-    subject, classes = test.args
+    subject, classes = tested
     if not (isinstance(subject, ast.Name) and subject.id == name):
         return None
     elts = classes.elts if isinstance(classes, ast.Tuple) else [classes]

@@ -22,6 +22,7 @@ import ast
 import itertools
 
 from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.tree_walk import isinstance_test
 
 _PACKET_CLASS = "torch._ops.OpOverloadPacket"
 _EXITS = (ast.Return, ast.Continue, ast.Break, ast.Raise)
@@ -140,15 +141,9 @@ def _exits_unless(stmt: ast.stmt, key: str, resolver: Resolver) -> bool:
 
 
 def _is_packet_test(test: ast.expr, key: str, resolver: Resolver) -> bool:
-    if not (
-        isinstance(test, ast.Call)
-        and isinstance(test.func, ast.Name)
-        and test.func.id == "isinstance"
-        and len(test.args) == 2
-        and not test.keywords
-        and ast.dump(test.args[0]) == key
-    ):
+    tested = isinstance_test(test)
+    if tested is None or ast.dump(tested[0]) != key:
         return False
-    kinds = test.args[1]
+    kinds = tested[1]
     classes = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
     return bool(classes) and all(resolver.qualname(c) == _PACKET_CLASS for c in classes)

@@ -44,7 +44,7 @@ from qlint.analysis.graphs.strip_loops import calls_after_strip, strip_helper, s
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import OpRef, Resolver, dotted_parts
 from qlint.analysis.node_memo import kept_on_node
-from qlint.analysis.tree_walk import name_loads, walk, walk_kinds
+from qlint.analysis.tree_walk import name_loads, target_names, walk, walk_kinds
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Statements that cannot leave the statement list early nor hold another one.
@@ -165,20 +165,7 @@ def _bound(node: ast.AST) -> list[str]:
         targets = [i.optional_vars for i in node.items]
     else:
         return []
-    return [name for t in targets if t is not None for name in _target_names(t)]
-
-
-def _target_names(target: ast.AST) -> list[str]:
-    """The names a target binds: itself, or those a tuple, list or starred unpacking binds. An
-    attribute or an item stored (`gm._param_name_to_source[name] = ...`, pytorch-shir's
-    instruction selection) binds no name: the object it reaches stays what it was."""
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, ast.Starred):
-        return _target_names(target.value)
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [name for elt in target.elts for name in _target_names(elt)]
-    return []
+    return [name for t in targets if t is not None for name in target_names(t)]
 
 
 def _calls_of(tree: ast.Module, name: str) -> list[tuple[ast.AST, list[ast.stmt], int]] | None:
