@@ -23,7 +23,7 @@ from qlint.analysis.graphs.project_normalisers import (
 )
 from qlint.analysis.graphs.project_scan import module_facts
 from qlint.analysis.graphs.stripped_later import named_elsewhere
-from qlint.analysis.names.functions import Body
+from qlint.analysis.names.functions import Body, module_function
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.tree_walk import name_loads, own_nodes
 
@@ -62,10 +62,8 @@ def called_by_library_normalised(ctx: FileContext, body: Body) -> bool:
     library normaliser (`project_normalisers.LIBRARY_NORMALISERS`) receives: every use of its
     name in the module is a call, in such a function's own body, whose first argument is that
     function's graph parameter, never rebound; and no other module of the project names it."""
-    func = body.node
-    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or func.decorator_list:
-        return False
-    if ctx.scope.functions.get(func.name) is not func:
+    func = module_function(body, ctx.scope)
+    if func is None or func.decorator_list:
         return False
     if not any(n.rpartition(".")[2] in ctx.text for n in LIBRARY_NORMALISERS):
         return False

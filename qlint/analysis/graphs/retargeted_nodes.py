@@ -15,19 +15,15 @@ import ast
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.param_graph_nodes import param_graph_node
-from qlint.analysis.names.functions import Body
+from qlint.analysis.names.functions import Body, module_function
 from qlint.analysis.tree_walk import parents
-
-_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def retargeting_pass(ctx: FileContext, body: Body | None, expr: ast.expr) -> ast.AST | None:
     """The module-level function `body` when `expr` is the value of `<node>.target = expr`,
     the node one of its first parameter's graph (above)."""
-    if body is None or not isinstance(body.node, _FUNCS):
-        return None
-    func = body.node
-    if ctx.scope.functions.get(func.name) is not func:
+    func = module_function(body, ctx.scope)
+    if func is None:
         return None
     params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
     stmt = parents(func).get(id(expr))

@@ -41,7 +41,7 @@ from qlint.analysis.graphs.overload_spellings import writes_an_overload
 from qlint.analysis.graphs.pattern_replacements import blind_rewrite
 from qlint.analysis.graphs.project_scan import read_module, texts_naming
 from qlint.analysis.graphs.strip_loops import calls_after_strip, strip_helper, strip_loop, torch_strip, upkeep
-from qlint.analysis.names.functions import Body, bodies
+from qlint.analysis.names.functions import Body, bodies, module_function
 from qlint.analysis.names.resolver import OpRef, Resolver, dotted_parts
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import name_loads, target_names, walk, walk_kinds
@@ -100,10 +100,8 @@ def graph_parameter_pass(ctx: FileContext, body: Body | None, expr: ast.expr) ->
     on a local bound once to `gm.graph`, the parameter never bound anew. What its callers do
     with that graph next decides what the inserted node meets (`stripped_after`,
     `compiled_next.compiled_after`)."""
-    if body is None or not isinstance(body.node, _FUNCS):
-        return None
-    func = body.node
-    if ctx.scope.functions.get(func.name) is not func:
+    func = module_function(body, ctx.scope)
+    if func is None:
         return None
     params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
     return func if params and _inserts_into(func, params[0], expr) else None

@@ -179,6 +179,14 @@ def bodies(tree: ast.Module, scope: ModuleScope, cache: dict | None = None) -> l
     return out
 
 
+def module_function(body: Body | None, scope: ModuleScope) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The function `body` is, when the module defines it at its top level under its name (not a
+    method, a nested function, or one its name was bound to anew)."""
+    if body is None or not isinstance(body.node, _FUNCS):
+        return None
+    return body.node if scope.functions.get(body.node.name) is body.node else None
+
+
 def innermost_body(tree: ast.Module, scope: ModuleScope, cache: dict | None, row: int) -> Body | None:
     """The body of the innermost function holding `row` (None at module level)."""
     inner = None
