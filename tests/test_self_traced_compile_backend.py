@@ -44,7 +44,19 @@ def simpl(gm):
 # in a module of its own. The backend inserts nodes itself (its output copy), as pytorch-shir's
 # emission does: it is not read as a consumer that only keys on the packet, and the quantizer's
 # overload-keyed matcher beside the selector is what QL102 names.
-BACKEND = """\
+# The backend's own output copy, as pytorch-shir's emission makes (the other self-traced tests'
+# backends share it).
+EMIT = """\
+def emit(gm):
+    out = next(n for n in gm.graph.nodes if n.op == "output")
+    with gm.graph.inserting_before(out):
+        copied = gm.graph.call_function(torch.ops.aten.clone.default, (out.args[0][0],))
+    out.args = ((copied,),)
+    gm.recompile()
+"""
+
+BACKEND = (
+    """\
 import torch
 
 from pkg.select import select
@@ -52,13 +64,9 @@ from pkg.select import select
 
 {simpl}
 
-def emit(gm):
-    out = next(n for n in gm.graph.nodes if n.op == "output")
-    with gm.graph.inserting_before(out):
-        copied = gm.graph.call_function(torch.ops.aten.clone.default, (out.args[0][0],))
-    out.args = ((copied,),)
-    gm.recompile()
-
+"""
+    + EMIT
+    + """
 
 def compiler(gm, example_inputs):
     {before}
@@ -68,6 +76,7 @@ def compiler(gm, example_inputs):
     {after}
     return gm.forward
 """
+)
 
 QUANTIZER = """\
 import torch

@@ -14,6 +14,8 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import lint, package_repository
+from tests.test_self_traced_compile_backend import EMIT, REGISTERED
+from tests.test_self_traced_compile_backend import RUN as _RUN
 
 REWRITER = """\
 import torch
@@ -53,7 +55,8 @@ def rewrite_ops(gm):
 
 BUILT = "obj = Rewriter(gm)\n    obj.rewrite()"
 
-BACKEND = """\
+BACKEND = (
+    """\
 import torch
 
 from pkg.rewrites import rewrite_ops
@@ -70,13 +73,9 @@ def simpl(gm):
     gm.recompile()
 
 
-def emit(gm):
-    out = next(n for n in gm.graph.nodes if n.op == "output")
-    with gm.graph.inserting_before(out):
-        copied = gm.graph.call_function(torch.ops.aten.clone.default, (out.args[0][0],))
-    out.args = ((copied,),)
-    gm.recompile()
-
+"""
+    + EMIT
+    + """
 
 def compiler(gm, example_inputs):
     rewrite_ops(gm)
@@ -85,6 +84,7 @@ def compiler(gm, example_inputs):
     {after}
     return gm.forward
 """
+)
 
 RETARGET = "n.target = torch.ops.aten.view"
 
@@ -98,16 +98,7 @@ def annotate_shared(gm):
             n.meta["shared"] = True
 """
 
-RUN = """\
-import torch
-
-import pkg.backend
-
-
-def run(model, x):
-    compiled = torch.compile(model, backend=pkg.backend.compiler)
-    return compiled(x)
-"""
+RUN = _RUN.replace("{registration}", REGISTERED)
 
 
 def _repo(tmp_path, construct=BUILT, method_extra="pass", class_extra="", after="pass", retarget=RETARGET, **extra):

@@ -12,6 +12,8 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import lint, package_repository
+from tests.test_self_traced_compile_backend import EMIT, REGISTERED
+from tests.test_self_traced_compile_backend import RUN as _RUN
 
 REWRITE = """\
 import torch
@@ -56,20 +58,17 @@ def select(gm):
     gm.recompile()
 """
 
-BACKEND = """\
+BACKEND = (
+    """\
 import torch
 
 from pkg.rewrites import rewrite_ops
 from pkg.select import select
 
 
-def emit(gm):
-    out = next(n for n in gm.graph.nodes if n.op == "output")
-    with gm.graph.inserting_before(out):
-        copied = gm.graph.call_function(torch.ops.aten.clone.default, (out.args[0][0],))
-    out.args = ((copied,),)
-    gm.recompile()
-
+"""
+    + EMIT
+    + """
 
 def compiler(gm, example_inputs):
     rewrite_ops(gm)
@@ -77,17 +76,9 @@ def compiler(gm, example_inputs):
     emit(gm)
     return gm.forward
 """
+)
 
-RUN = """\
-import torch
-
-import pkg.backend
-
-
-def run(model, x):
-    compiled = torch.compile(model, backend=pkg.backend.compiler)
-    return compiled(x)
-"""
+RUN = _RUN.replace("{registration}", REGISTERED)
 
 # A selector nothing imports, as pytorch-shir's LeNet-5 and VGG ones: its graph is unknown.
 UNWIRED = """\
