@@ -49,7 +49,6 @@ from itertools import pairwise
 
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
-from qlint.analysis.graphs import file_keys
 from qlint.analysis.graphs.never_called import enclosing_definitions
 from qlint.analysis.graphs.project_scan import parsed_module, project_modules, scan_root, texts_spelling
 from qlint.analysis.names.resolver import OpRef
@@ -203,8 +202,8 @@ def _runner_matcher(ctx: FileContext, ref: OpRef, info: OpInfo | None, chain: li
     runners = sorted({os.path.abspath(m.path) for m, _ in _users_elsewhere(ctx, outer)})
     for runner in runners:
         here = os.path.dirname(runner)
-        found = None if here == own else _directory_matcher(ctx, ref, info, here, besides=runner)
-        found = found or _keyed_alone(ctx, ref, info, runner)
+        # A runner in the inserting module's own directory: `_package_matcher` read it already.
+        found = None if here == own else _directory_matcher(ctx, ref, info, here)
         if found is not None:
             path, overload = found
             return (
@@ -215,11 +214,9 @@ def _runner_matcher(ctx: FileContext, ref: OpRef, info: OpInfo | None, chain: li
     return None
 
 
-def _directory_matcher(
-    ctx: FileContext, ref: OpRef, info: OpInfo | None, here: str, besides: str | None = None
-) -> tuple[str, str] | None:
-    """(path, overload) of a module of directory `here` (not the checked one, nor `besides`)
-    keying nodes on an overload of the op graphs carry and not on its packet at that site."""
+def _directory_matcher(ctx: FileContext, ref: OpRef, info: OpInfo | None, here: str) -> tuple[str, str] | None:
+    """(path, overload) of a module of directory `here` (not the checked one) keying nodes on an
+    overload of the op graphs carry, and not on its packet at that site."""
     cache_key = ("ql102.package-matcher", ref.key, here)
     if cache_key in ctx.cache:
         return ctx.cache[cache_key]
@@ -233,38 +230,26 @@ def _directory_matcher(
         for p, k in project_modules(ctx, (ref.op,))
         if k is not None
         and p.startswith(here)
-        and os.path.abspath(p) not in (own, besides)
+        and os.path.abspath(p) != own
         and os.path.dirname(os.path.abspath(p)) == here
     ]
+    carried = set(info.carried) if info is not None and info.carried else None
+    overload = OverloadSpelling(ref)
     for path, key, (known,) in scan_memo.unanswered(modules, [question]):
         if known is False:
             continue
-        found = _keyed_alone(ctx, ref, info, path, key, question)
+        sites = sites_spelling(ctx, path, key, overload, ref.op)
+        scan_memo.note(path, question, key, sites is not None)
+        for site in sites or ():
+            same = [r for r in site if r.key == ref.key]
+            keyed = sorted(r.overload for r in same if r.overload and (carried is None or r.overload in carried))
+            if keyed and not any(r.is_packet for r in same):
+                found = (path, keyed[0])
+                break
         if found:
             break
     ctx.cache[cache_key] = found
     return found
-
-
-def _keyed_alone(
-    ctx: FileContext, ref: OpRef, info: OpInfo | None, path: str, key: tuple | None = None, question: str = ""
-) -> tuple[str, str] | None:
-    """(path, overload) when a site of the module at `path` keys on an overload of the op graphs
-    carry and not on its packet."""
-    carried = set(info.carried) if info is not None and info.carried else None
-    if key is None:
-        key = file_keys.content_key(ctx.project, path)
-        if key is None:
-            return None
-    sites = sites_spelling(ctx, path, key, OverloadSpelling(ref), ref.op)
-    if question:
-        scan_memo.note(path, question, key, sites is not None)
-    for site in sites or ():
-        same = [r for r in site if r.key == ref.key]
-        keyed = sorted(r.overload for r in same if r.overload and (carried is None or r.overload in carried))
-        if keyed and not any(r.is_packet for r in same):
-            return path, keyed[0]
-    return None
 
 
 def _unseen_callers(ctx: FileContext, chain: list[ast.AST]) -> Consumer | None:
