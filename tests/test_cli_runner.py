@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,22 @@ class CrashRule(Rule):
                 yield ctx.diagnostic(self, Range.of(1, 0, 1, 1), "crash asked of the parent")
                 return
             os._exit(3)
+        _wait_for_the_other_processes()
         yield ctx.diagnostic(self, Range.of(1, 0, 1, 1), f"pid {os.getpid()}")
+
+
+def _wait_for_the_other_processes() -> None:
+    """With QL904_BARRIER set (a directory and a count), a check waits until that many processes
+    have begun one: a fast worker cannot drain every chunk while another is still starting on a
+    loaded machine, so the test of the spread does not depend on timing."""
+    barrier = os.environ.get("QL904_BARRIER")
+    if not barrier:
+        return
+    where, count = barrier.rsplit(":", 1)
+    Path(where, str(os.getpid())).touch()
+    deadline = time.monotonic() + 30
+    while len(os.listdir(where)) < int(count) and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 _TEST_PROCESS = os.getpid()
@@ -91,10 +107,12 @@ def test_workers_inherit_the_op_table_loaded_before_the_fork(tmp_path):
 
 
 @pytest.mark.parametrize("jobs", [2, 3])
-def test_work_really_is_spread_over_jobs_processes_the_parent_being_one(tmp_path, crash_rule, jobs):
+def test_work_really_is_spread_over_jobs_processes_the_parent_being_one(tmp_path, crash_rule, jobs, monkeypatch):
     """-j N: N processes check, the parent and N - 1 workers (a parent that only waited
     kept a copy of the heap pages every worker copied: peak memory, no speed)."""
     src = tree(tmp_path, runner.MIN_PARALLEL_FILES + 20, "PID_MARK\n")
+    (tmp_path / "barrier").mkdir()
+    monkeypatch.setenv("QL904_BARRIER", f"{tmp_path / 'barrier'}:{jobs}")
     run = run_check([str(src)], settings(tmp_path, select=("QL904",)), use_cache=False, jobs=jobs)
     pids = {d.message for r in run.results for d in r.diagnostics}
     assert len(pids) == jobs and f"pid {os.getpid()}" in pids
