@@ -199,6 +199,15 @@ def test_pass_setting_an_overload_between_strip_and_return_is_loud(tmp_path):
     assert _runner(tmp_path, importer) == LOUD
 
 
+def test_an_item_stored_on_the_value_before_the_matcher_is_quiet(tmp_path):
+    # Not a binding of the name: the graph module stays the one the importer returned.
+    assert _runner(tmp_path, _importer(), between="fx_graph.meta['source'] = 'fx'\n") == []
+
+
+def test_a_graph_stored_on_the_value_before_the_matcher_is_loud(tmp_path):
+    assert _runner(tmp_path, _importer(), between="fx_graph.graph = make_fx(model)(*inputs).graph\n") == LOUD
+
+
 def test_graph_handed_to_a_library_between_strip_and_return_is_loud(tmp_path):
     importer = _importer(after="fx_g = torch.export.export(fx_g, inputs).module()\n")
     assert _runner(tmp_path, importer) == LOUD

@@ -28,7 +28,7 @@ from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import dotted_parts
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.node_memo import kept_on_node
-from qlint.analysis.tree_walk import name_loads, own_nodes
+from qlint.analysis.tree_walk import name_loads, own_nodes, target_names
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _LOOPS = (ast.For, ast.AsyncFor)
@@ -209,7 +209,10 @@ def _bound_names(node: ast.AST) -> set[str]:
         return {node.name} if node.name else set()
     else:
         return set()
-    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    # An item stored on the value (`gm.meta[k] = v`) leaves it the same graph module; an
+    # attribute stored on it (`gm.graph = other`) may replace the graph the loop walks.
+    replaced = {t.value.id for t in targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)}
+    return {name for t in targets for name in target_names(t)} | replaced
 
 
 def _declared_global(ctx: FileContext, name: str) -> bool:
