@@ -123,7 +123,7 @@ def test_a_new_process_takes_what_the_module_inserts_from_the_store(tmp_path, st
     pkg = _package(tmp_path, inserter=textwrap.dedent(INSERTER), ops=ATEN)
     assert _run(pkg) == []
     assert str(pkg / "inserter.py") in parses  # worked out here
-    assert _kept_names() == {"packets-into-packet-graphs-1"}
+    assert _kept_names() == {"packets-into-packet-graphs-2"}
     parses.clear()
     assert _run(pkg) == []
     assert parses == []  # taken: not parsed again
@@ -213,7 +213,7 @@ def test_a_fact_read_from_an_editor_buffer_is_not_kept(tmp_path, store):
     assert [(d.code, d.range.start.row) for d in result.diagnostics] == []
     kept_answers.flush()
     _new_process()
-    assert "packets-into-packet-graphs-1" not in _kept_names()
+    assert "packets-into-packet-graphs-2" not in _kept_names()
 
 
 def test_a_buffer_check_keeps_every_read(tmp_path, store):

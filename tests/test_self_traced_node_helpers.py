@@ -124,3 +124,24 @@ def test_quiet_on_nodes_of_the_backends_graph(tmp_path, node):
 def test_loud_when_a_node_may_come_from_elsewhere(tmp_path, variant):
     root = _repo(tmp_path, **variant)
     assert _rows(root) == [5]  # the pad matcher
+
+
+# The rewrite inserts the pad through a tuple's item (`item_targets`), as pytorch-shir's
+# rewriter inserts `sra_leaky_relu` through `relu_op[0]`.
+ITEM_REWRITE = REWRITE.replace(
+    "padded = gm.graph.call_function(torch.ops.aten.pad, (n.args[0], [0, 1, 0, 1]))",
+    "pad = (torch.ops.aten.pad, [0, 1, 0, 1])\n{rebind}"
+    "                padded = gm.graph.call_function(pad[0], (n.args[0], pad[1]))",
+)
+
+
+@pytest.mark.parametrize(
+    ("rebind", "rows"),
+    [("", []), ("                pad = (torch.ops.aten.pad.default, [0, 1, 0, 1])\n", [5])],
+    ids=["the-item-inserted", "the-tuple-bound-again"],
+)
+def test_a_pad_inserted_through_a_tuple_item(tmp_path, rebind, rows):
+    assert "pad[0]" in ITEM_REWRITE
+    root = _repo(tmp_path)
+    (root / "pkg" / "rewrites.py").write_text(ITEM_REWRITE.replace("{rebind}", rebind))
+    assert _rows(root) == rows

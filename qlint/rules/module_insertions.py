@@ -19,6 +19,7 @@ from qlint.lazy_patterns import lazy
 from qlint.rules.base import FileContext
 
 _CACHE_KEY = "ql102.insertions"
+_ITEMS_KEY = "ql102.inserted-items"  # (id of `ops[0]`, op key) -> the item it reads
 
 
 def insertions(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
@@ -71,6 +72,11 @@ def inserted_ops(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
                         exprs = wrappers.forwarded_args(call, resolver)
                 for expr in exprs:
                     ref = resolver.op_ref(expr)
+                    if ref is None and isinstance(expr, ast.Subscript):
+                        # `graph.call_function(ops[0], ...)`: each op the item may be, reported
+                        # where it is inserted (`item_targets`).
+                        found.extend(_item_insertions(ctx, body, expr))
+                        continue
                     if ref is None and isinstance(expr, ast.Name):
                         located = resolver.value_of(expr)
                         if located is not None and located.scope is ctx.scope and located.node is not expr:
@@ -81,6 +87,26 @@ def inserted_ops(ctx: FileContext) -> list[tuple[OpRef, ast.expr]]:
     unique = {(ref, expr.lineno, expr.col_offset): (ref, expr) for ref, expr in found}
     ctx.cache[_CACHE_KEY] = list(unique.values())
     return ctx.cache[_CACHE_KEY]
+
+
+def _item_insertions(ctx: FileContext, body, expr: ast.Subscript) -> list[tuple[OpRef, ast.expr]]:
+    from qlint.analysis.graphs.item_targets import item_ops
+
+    found = []
+    items = ctx.cache.setdefault(_ITEMS_KEY, {})
+    for item, owner in item_ops(ctx, body, expr):
+        class_scope = with_instance_attrs(owner.class_scope, ctx.cache, ctx.lines)
+        ref = Resolver(ctx.scope, ctx.project, ctx.optable, owner.local, class_scope).op_ref(item)
+        if ref is not None:
+            found.append((ref, expr))
+            items[(id(expr), ref.key)] = item
+    return found
+
+
+def inserted_item(ctx: FileContext, expr: ast.expr, ref: OpRef) -> ast.expr | None:
+    """Where the op `ref` an insertion of `expr` (`ops[0]`) reads is written: the tuple's item,
+    which a fix edits (the subscript stands for every op the tuple may hold)."""
+    return ctx.cache.get(_ITEMS_KEY, {}).get((id(expr), ref.key))
 
 
 # Where `<graph>.call_function` / `.create_node` can be written: the attribute's row (the dot

@@ -70,7 +70,7 @@ def _op_keys(data) -> frozenset[tuple[str, str, str]]:
 # Kept between runs with what it read (`kept_module_facts`): a check of one edited file read
 # and parsed every other module spelling the packet again for it.
 kept_module_facts.keep_on_disk(
-    _packets_into_packet_graphs, "packets-into-packet-graphs-1", kept_module_facts.sorted_tuple, _op_keys
+    _packets_into_packet_graphs, "packets-into-packet-graphs-2", kept_module_facts.sorted_tuple, _op_keys
 )
 
 

@@ -18,7 +18,7 @@ from qlint.analysis.names.resolver import OpRef
 from qlint.diagnostic import Diagnostic
 from qlint.evidence.ops import OpEvidence
 from qlint.rules.base import FileContext, FixAvailability, Rule
-from qlint.rules.module_insertions import insertions
+from qlint.rules.module_insertions import inserted_item, insertions
 from qlint.rules.overload_fixes import (
     FixSite,
     op_evidence,
@@ -73,8 +73,15 @@ class PacketInsertion(Rule):
             who, why = consumer
             message = f"{shown(spelled, ref)} is an OpOverloadPacket inserted as a graph node target: {who}"
             help_ = f"{why[:1].upper()}{why[1:]}; {overload_facts(info)}"
+            # `ops[0]`: the fix edits the tuple's item the op is written as.
+            item = inserted_item(ctx, node, ref) if isinstance(node, ast.Subscript) else None
+            fixed = node if item is None else item
             fix = overload_fix(
-                info, spelled, ctx.range_of(node), FixSite("other"), producers=packet_producers(ctx.optable, info)
+                info,
+                ctx.source_of(fixed),
+                ctx.range_of(fixed),
+                FixSite("other"),
+                producers=packet_producers(ctx.optable, info),
             )
             evidence = op_evidence("insertion", [ref], info)
             yield ctx.diagnostic(self, node, message, fix, evidence=evidence, help=help_)
