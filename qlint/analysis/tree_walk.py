@@ -81,6 +81,37 @@ def walk(node: ast.AST) -> list[ast.AST]:
     return out
 
 
+def contains_any_id(node: ast.AST, ids: frozenset[int] | set[int]) -> bool:
+    """Whether a node under `node` (itself included) has its id in `ids`: `any(id(n) in ids
+    for n in ast.walk(node))` for ids of nodes that are not tokens (calls, names, statements),
+    stopping at the first. Depth first, as the order does not change the answer; no list of
+    the nodes is built (`changed_after_build` asks it of every statement after a model's
+    build, for each call handing a model to a helper: ~1,000 calls on ExecuTorch's Qualcomm
+    tests, where `ast.walk`'s generator chain was most of what the question cost)."""
+    if id(node) in ids:
+        return True
+    stack = [node]
+    pop, push = stack.pop, stack.append
+    while stack:
+        current = pop()
+        cls = type(current)
+        if cls in _LEAVES:
+            continue
+        for name in _CHILD_FIELDS.get(cls) or _child_fields(cls):
+            value = getattr(current, name, None)
+            if type(value) is list:
+                for v in value:
+                    if isinstance(v, _AST) and type(v) not in _TOKEN_TYPES:
+                        if id(v) in ids:
+                            return True
+                        push(v)
+            elif isinstance(value, _AST) and type(value) not in _TOKEN_TYPES:
+                if id(value) in ids:
+                    return True
+                push(value)
+    return False
+
+
 def walk_kinds(node: ast.AST, kinds: frozenset[type]) -> list[ast.AST]:
     """The nodes of `walk(node)` whose type is one of `kinds`, in the same order. A chain of
     attributes hanging from a name (`torch.ops.aten.add.Tensor`, a third of an op-heavy

@@ -17,6 +17,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from qlint.analysis.tree_walk import contains_any_id
+
 _COPIES = frozenset({"deepcopy", "copy"})
 
 
@@ -29,7 +31,7 @@ def binding_ends(
     the graph is taken and what is done to the model afterwards is not in it."""
     ends: dict[str, int] = {}
     for stmt in _straight_line(_block_of(fn, start)):
-        if stmt.lineno >= start and points and any(id(n) in points for n in ast.walk(stmt)):
+        if stmt.lineno >= start and points and contains_any_id(stmt, points):
             for name in names:
                 ends.setdefault(name, stmt.end_lineno or stmt.lineno)
             break

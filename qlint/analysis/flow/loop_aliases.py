@@ -26,6 +26,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 
+from qlint.analysis.tree_walk import contains_any_id
+
 # Builtins whose result yields the items of their arguments as they are (written bare: a
 # method of that name, `self.zip(...)`, is anything).
 ITERATES = frozenset({"enumerate", "zip", "reversed", "iter"})
@@ -51,20 +53,22 @@ def loop_aliases(
     `products`: the lists each place of a product comprehension's elements comes from
     (`product_items.product_sources`)."""
     found: set[tuple[str, int, int]] = set()
+    # Each loop's last line, worked out once: every round asks it again of the loops it binds.
+    lasts: dict[int, int] = {}
 
     def held(name: str, row: int) -> bool:
         return holds(name, row) or any(n == name and first <= row <= last for n, first, last in found)
 
+    # What each loop binds to which containers' items: the same in every round.
+    targets = [(loop, item_targets(loop.target, loop.iter, rows, products)) for loop in loops]
     for _ in range(_ROUNDS if loops else 0):
         size = len(found)
-        for loop in loops:
-            bound = [
-                t
-                for t, source in item_targets(loop.target, loop.iter, rows, products)
-                if any(held(r, loop.lineno) for r in source)
-            ]
+        for loop, items in targets:
+            bound = [t for t, source in items if any(held(r, loop.lineno) for r in source)]
             if bound:
-                last = _last_row(loop, points)
+                last = lasts.get(id(loop))
+                if last is None:
+                    last = lasts[id(loop)] = _last_row(loop, points)
                 found.update((n.id, loop.lineno, last) for t in bound for n in ast.walk(t) if isinstance(n, ast.Name))
         if len(found) == size:
             break
@@ -177,7 +181,7 @@ def _last_row(loop: ast.For | ast.AsyncFor, points: frozenset[int]) -> int:
     statements and iterations see the result, never the item again."""
     if points:
         for part, row in _in_order(loop.body):
-            if any(id(n) in points for n in ast.walk(part)):
+            if contains_any_id(part, points):
                 rebound = _rebound_in(part, points, _names(loop.target)) if isinstance(part, _LOOPS) else None
                 return rebound if rebound is not None else row
     return loop.end_lineno or loop.lineno
@@ -193,7 +197,7 @@ def _rebound_in(inner: ast.For | ast.AsyncFor, points: frozenset[int], names: se
     if not names or names & _names(inner.target):
         return None
     for part, row in _in_order(inner.body):
-        if not any(id(n) in points for n in ast.walk(part)):
+        if not contains_any_id(part, points):
             continue
         if not isinstance(part, ast.Assign) or not (isinstance(part.value, ast.Call) and id(part.value) in points):
             return None
