@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pytest
 
+from qlint.analysis import scan_memo
 from qlint.analysis.flow import project_search
 from tests.conftest import check_file, package_repository, rows_of
 from tests.snippets import NET_BN2D
@@ -147,3 +148,14 @@ def test_an_instance_escaping_in_the_stage_module_itself_keeps_the_finding(tmp_p
 def test_too_many_modules_naming_the_class_keeps_the_finding(tmp_path, monkeypatch):
     # Two modules name the class, past a limit of one: neither search can read them all.
     assert _rows(tmp_path, monkeypatch, limit=1, use=BOUND, again=AT_ONCE) == [CAPTURE_ROW]
+
+
+def test_a_string_naming_the_class_in_a_module_an_earlier_run_found_never_loads_it_keeps_the_finding(
+    tmp_path, monkeypatch
+):
+    # An earlier run (the results cache keeps `scan_memo`) found that the module's code never
+    # loads the name, so the search leaves it out; its string still hands the class out.
+    registry = "from pkg import stage\n\nSTAGE_CLASS = getattr(stage, 'Quantize')\n"
+    noted = lambda path, question, key: path.endswith("registry.py") and "Quantize" in question  # noqa: E731
+    monkeypatch.setattr(scan_memo, "known_miss", noted)
+    assert _rows(tmp_path, monkeypatch, use=BOUND, registry=registry) == [CAPTURE_ROW]

@@ -25,9 +25,11 @@ import ast
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.confined_instances import _builds, _family, _receiver_only, _self_stays
-from qlint.analysis.flow.project_search import _candidates, _references
+from qlint.analysis.flow.project_search import _MAX_BYTES, _MAX_CANDIDATES, _candidates, _holding, _references
+from qlint.analysis.graphs import file_keys
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.scope import ClassScope
+from qlint.analysis.project_files import unrecorded_keys
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -51,14 +53,15 @@ def _holders(ctx: FileContext, root: str, owner: ClassScope, module) -> list[tup
     family = _family(ctx, owner)
     if family is None or not all(_keeps_self(m) for c in family for m in c.methods.values()):
         return None  # a base not read, or a method that hands its instance on
-    rows = frozenset(i for i, line in enumerate(ctx.text.splitlines(), 1) if name in line)
-    if not _kept_in(ctx, name, rows, own=node):
+    if not _kept_in(ctx, name, _rows_holding(ctx.text, name), own=node):
         return None
     found = _candidates(ctx, root, name)
     if found is None:
         return None
     out = []
     quoted = (f'"{name}"'.encode(), f"'{name}'".encode())
+    if not _unlisted_strings_kept(ctx, root, name, {path for path, _, _ in found}, quoted, module):
+        return None
     for path, data, key in found:
         refs = _references(ctx, path, key, name)
         if refs is not None and refs.aliases.get(name):
@@ -71,11 +74,32 @@ def _holders(ctx: FileContext, root: str, owner: ClassScope, module) -> list[tup
             continue  # does not parse: it builds nothing
         rows = frozenset(refs.rows({name}) if refs is not None else ())
         if named:
-            rows |= frozenset(i for i, line in enumerate(other[0].text.splitlines(), 1) if name in line)
+            rows |= _rows_holding(other[0].text, name)
         if not _kept_in(other[0], name, rows):
             return None
         out.append((path, data, key))
     return out
+
+
+def _unlisted_strings_kept(ctx: FileContext, root: str, name: str, listed: set[str], quoted, module) -> bool:
+    """The modules whose text holds the name but which the search leaves out (their code was
+    found, in this run or an earlier one, never to load it, `scan_memo`) name it in no string
+    but `__all__`'s: `getattr(stages, "Quantize")` loads no name, yet hands the class out."""
+    keys = unrecorded_keys(ctx, root)
+    for path in _holding(ctx, root, name, _MAX_CANDIDATES + 1):
+        if path in listed or path not in keys:
+            continue
+        data = file_keys.content_bytes(ctx.project, path, keys[path], _MAX_BYTES)
+        if data is None or not any(q in data for q in quoted):
+            continue
+        other = module(path, data)
+        if other is not None and not _kept_in(other[0], name, _rows_holding(other[0].text, name)):
+            return False
+    return True
+
+
+def _rows_holding(text: str, name: str) -> frozenset[int]:
+    return frozenset(i for i, line in enumerate(text.splitlines(), 1) if name in line)
 
 
 def _keeps_self(method: ast.AST) -> bool:
