@@ -102,6 +102,7 @@ ESCAPES = {
     "subclassed": "class Mine(Quantize):\n    pass\n",
     "isinstance_test": "def is_stage(s):\n    return isinstance(s, Quantize)\n",
     "in_a_list": "def stages(q):\n    return [Quantize(q)]\n",
+    "bound_method_handed_on": "def test_it(q, hooks):\n    stage = Quantize(q)\n    hooks.append(stage.run)\n",
     "with_statement": "def test_it(q, x):\n    with Quantize(q) as s:\n        s.run(Net().eval(), (x,))\n",
 }
 
@@ -132,6 +133,7 @@ SELF_ESCAPES = {
     "returns_self": "\n    def configured(self):\n        return self\n",
     "hands_self_on": "\n    def register(self, registry):\n        registry.append(self)\n",
     "builds_another_of_its_class": "\n    def copy(self):\n        return self.__class__(self.quantizer)\n",
+    "hands_its_bound_method_on": "\n    def register(self, hooks):\n        hooks.append(self.run)\n",
 }
 
 

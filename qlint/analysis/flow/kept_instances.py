@@ -28,7 +28,7 @@ from qlint.analysis.flow.confined_instances import _builds, _family, _receiver_o
 from qlint.analysis.flow.project_search import _MAX_BYTES, _MAX_CANDIDATES, _candidates, _holding, _references
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.names.functions import bodies
-from qlint.analysis.names.scope import ClassScope
+from qlint.analysis.names.scope import ClassScope, parameter_args
 from qlint.analysis.project_files import unrecorded_keys
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -51,7 +51,8 @@ def _holders(ctx: FileContext, root: str, owner: ClassScope, module) -> list[tup
     if ctx.scope.classes.get(name) is not owner or name in ctx.scope.imports or ctx.scope.assigns.get(name):
         return None
     family = _family(ctx, owner)
-    if family is None or not all(_keeps_self(m) for c in family for m in c.methods.values()):
+    methods = {m for c in family or () for m in c.methods}
+    if family is None or not all(_keeps_self(m, methods) for c in family for m in c.methods.values()):
         return None  # a base not read, or a method that hands its instance on
     if not _kept_in(ctx, name, _rows_holding(ctx.text, name), own=node):
         return None
@@ -102,12 +103,23 @@ def _rows_holding(text: str, name: str) -> frozenset[int]:
     return frozenset(i for i, line in enumerate(text.splitlines(), 1) if name in line)
 
 
-def _keeps_self(method: ast.AST) -> bool:
-    """`self` is only read as `self.<attr>`, and never as `self.__class__` (which builds or
-    hands out another instance of the class)."""
+def _keeps_self(method: ast.AST, methods: set[str]) -> bool:
+    """`self` is only read as `self.<attr>`, never as `self.__class__` (which builds or hands
+    out another instance of the class), and a method of the class (`methods`) only to call it
+    there: `hooks.append(self.run)` hands the instance out with the bound method."""
     if not _self_stays(method):
         return False
-    return not any(isinstance(n, ast.Attribute) and n.attr == "__class__" for n in ast.walk(method))
+    params = parameter_args(method)
+    me = params[0].arg if params else None
+    called = {id(n.func) for n in ast.walk(method) if isinstance(n, ast.Call)}
+    for n in ast.walk(method):
+        if not isinstance(n, ast.Attribute):
+            continue
+        if n.attr == "__class__":
+            return False
+        if n.attr in methods and isinstance(n.value, ast.Name) and n.value.id == me and id(n) not in called:
+            return False
+    return True
 
 
 def _kept_in(other: FileContext, name: str, rows: frozenset[int], own: ast.ClassDef | None = None) -> bool:
