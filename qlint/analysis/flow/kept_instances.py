@@ -7,7 +7,8 @@ on an instance, and an instance is only where it was built, or where it was hand
 load of the class's name in the project is a construction that is called on at once
 (`Stage(q).run(m)`) or bound to a local of a function that only ever uses it as a method's
 receiver there (`confined_instances._receiver_only`), the class's methods (and its bases')
-read `self` only as `self.<attr>` (and never `self.__class__`), and the bases are read in full
+read `self` only as `self.<attr>` (never `self.__class__`, nor a method of the class but to
+call it: a bound method holds the instance), and the bases are read in full
 (`confined_instances._family`), then no instance leaves the function that built it: the
 method's calls in other modules are in the modules that name the class, and those are searched
 instead (each still read by `method_references`, which leaves out what cannot be the method).
