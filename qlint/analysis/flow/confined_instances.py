@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.flow.project_callers import paths_naming
+from qlint.analysis.flow.project_search import paths_naming
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.scope import ClassScope, parameter_args
 

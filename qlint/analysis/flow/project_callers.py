@@ -123,6 +123,10 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
     for word in words:
         found_now: set[tuple] = set()
         candidates = _candidates(ctx, root, word) if root is not None else None
+        if candidates is None and method == _METHOD and root is not None:
+            # Too many modules spell the method's name: when its class's instances stay in the
+            # functions that build them, the modules naming the class are the ones to read.
+            candidates = _instance_holders(ctx, root, func)
         if candidates is None:
             yield None
             return
@@ -209,6 +213,8 @@ def used_elsewhere(ctx: FileContext, func: ast.AST) -> bool:
         return True  # a module that subclasses its class and names the method: used there
     for word in words:
         candidates = _candidates(ctx, root, word) if root is not None else None
+        if candidates is None and method == _METHOD and root is not None:
+            candidates = _instance_holders(ctx, root, func)  # as `each_project_call` reads them
         if candidates is None:
             return True
         # The answer is whether any module uses it, whatever the order they are read in: the
@@ -301,6 +307,20 @@ def _uses_in(
         else:
             memo[asked] = _uses(other, target, func, helper_path, refs, word)
     return memo[asked]
+
+
+def _instance_holders(ctx: FileContext, root: str, func: ast.AST) -> list[tuple[str, bytes, tuple]] | None:
+    """The modules naming the method's class, when no instance of it leaves the function that
+    built it (`kept_instances`): any call of the method in another module is in one of them."""
+    from qlint.analysis.flow.kept_instances import holders
+
+    owner = owner_class(ctx, func)
+    if owner is None:
+        return None
+    try:
+        return holders(ctx, root, owner, lambda path, data: _module(ctx, path, data))
+    finally:
+        ctx.project.drop_kept_tree()
 
 
 def _own_only(ctx: FileContext, path: str, data: bytes, name: str) -> bool:
