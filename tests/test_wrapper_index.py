@@ -219,23 +219,48 @@ def test_the_callers_own_work_runs_once_however_the_index_is_had(tmp_path, monke
         wrapper_index.disable()
 
 
-def test_a_parallel_run_loads_what_its_workers_inherit_while_the_index_is_made(tmp_path, monkeypatch):
+def test_a_run_loads_what_its_workers_inherit_or_its_checks_import_while_the_index_is_made(tmp_path, monkeypatch):
+    """Both kinds of run load the modules and share the project's words cut by a child; a run
+    of one process only beside the index child (`apart`), which it would wait for anyway."""
     from qlint import runner
+    from qlint.analysis.names import project_words
 
     pkg = _project(tmp_path)
     todo = sorted(str(p) for p in pkg.glob("*.py"))
-    handed = []
+    handed, loaded, seen = [], [], []
     real = wrapper_index.enable
 
-    def enable(store, paths, listed, meanwhile=None):
-        handed.append(meanwhile)
-        real(store, paths, listed, meanwhile)
+    def enable(store, paths, listed, meanwhile=None, apart=None):
+        handed.append((meanwhile is not None, apart is not None))
+        real(store, paths, listed, meanwhile, apart)
 
     monkeypatch.setattr(wrapper_index, "enable", enable)
+    monkeypatch.setattr(runner, "_load_for_workers", lambda: loaded.append("inherited"))
+    monkeypatch.setattr(runner, "_import_for_checks", lambda: loaded.append("imported"))
     for parallel in (True, False):
         with runner._wrapper_index(None, todo, Settings(select=("QL102",), root=tmp_path), {}, parallel):
-            pass
-    assert handed == [runner._load_for_workers, None]
+            seen.append(project_words._SHARED is not None)
+    assert handed == [(True, False), (False, True)]
+    assert loaded == ["inherited", "imported"] and seen == [True, True]
+    assert project_words._SHARED is None
+
+
+def test_work_apart_runs_only_beside_a_child_making_the_index(tmp_path):
+    """`enable(..., apart=)`: done first while a child makes the index; never where the index
+    is read from the results cache, or where no path has one."""
+    from qlint.cache import Cache
+
+    pkg = _project(tmp_path)
+    passes = str(pkg / "passes.py")
+    ran: list[str] = []
+    store = Cache.for_settings(Settings(root=tmp_path, cache_dir=tmp_path / "cache")).wrappers
+    try:
+        for paths, expected in (([passes], ["apart", "meanwhile"]), ([passes], ["meanwhile"]), ([], ["meanwhile"])):
+            wrapper_index.enable(store, paths, None, lambda: ran.append("meanwhile"), lambda: ran.append("apart"))
+            assert ran == expected, paths
+            ran.clear()
+    finally:
+        wrapper_index.disable()
 
 
 def test_the_gates_patterns_are_compiled_before_the_workers_fork(tmp_path):
