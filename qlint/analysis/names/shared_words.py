@@ -1,6 +1,5 @@
-"""The words of a project's modules (`project_words`), cut once per run by a forked child into
-memory that every process of the run maps, instead of once by each worker (a run of one
-process too: the child cuts them while the parent waits for the wrapper index).
+"""The words of a project's modules (`project_words`), cut once per parallel run by a forked
+child into memory that every process of the run maps, instead of once by each worker.
 
 Each of the two workers of a run over ExecuTorch read and cut all 3,784 modules (~0.6 s CPU
 and 6.4 MB of words each; on ao 627 of 633 each). Cutting them in the parent before forking
