@@ -284,8 +284,16 @@ def _wrapper_index(
 ) -> Iterator[None]:
     """A run over many files answers QL102's import trigger (and QL101's) from the project's
     index of wrapper (and sink helper) names (`wrapper_index`), made once here (workers forked meanwhile inherit it)
-    instead of resolving every file's imports, over the directories discovery listed. A run
-    with workers has the project's words cut meanwhile by a child, for all of them (`shared_words`)."""
+    instead of resolving every file's imports, over the directories discovery listed. The
+    project's words are cut meanwhile by another child, for every process of the run (`shared_words`).
+
+    A run of one process cuts them itself while it waits for the index child (not when the
+    results cache holds the index: it would not wait), and imports what its checks will
+    (`_import_for_checks`): it waited with a core idle, and then cut the words in its caller
+    searches, after its project scans had read the modules for each name (ao: 6,700 reads of
+    its modules before the first cut, ~16 scans). Not in a third process: the run's RSS,
+    summed over its processes, would count the parent's pages once more while it lives (ao:
+    62 MiB at the start, its end's peak being 65)."""
     if len(todo) < MIN_PARALLEL_FILES or not any(
         (r.import_trigger or "").startswith(_INDEXED_TRIGGERS) for r in settings.rules_for(todo[0])
     ):
@@ -294,11 +302,18 @@ def _wrapper_index(
     from qlint.analysis.graphs import wrapper_index
     from qlint.analysis.names import project_words
 
-    words = _words_cut(wrapper_index.roots(todo), listed) if parallel else None
+    roots = wrapper_index.roots(todo)
+    words = _words_cut(roots, listed) if parallel else None
+
+    def apart() -> None:  # one process: only beside the index child (`enable`)
+        _import_for_checks()  # what its checks import as they go
+        project_words.cut(_project_paths(roots, listed))
+
     try:
         # What the workers inherit is loaded while a child makes the index, not after it.
         meanwhile = _load_for_workers if parallel else None
-        wrapper_index.enable(cache.wrappers if cache is not None else None, todo, listed, meanwhile)
+        store = cache.wrappers if cache is not None else None
+        wrapper_index.enable(store, todo, listed, meanwhile, None if parallel else apart)
         if parallel:
             wrapper_index.compile_gates()
     except BaseException:  # Ctrl-C, or a failure: the words are not waited for, nor kept mapped
@@ -320,10 +335,16 @@ def _wrapper_index(
 def _words_cut(roots: set[str], listed: dict):
     """A child cutting the words of the modules under `roots` (`shared_words`), or None."""
     from qlint.analysis.names import project_words, shared_words
+
+    paths = _project_paths(roots, listed)
+    return shared_words.start(paths, project_words.MAX_BYTES, project_words.words_of) if paths else None
+
+
+def _project_paths(roots: set[str], listed: dict) -> list[str]:
+    """The modules under `roots`, over the directories discovery listed."""
     from qlint.analysis.project_files import disk_files
 
-    paths = sorted({p for root in roots for p in disk_files(root, True, listed)})
-    return shared_words.start(paths, project_words.MAX_BYTES, project_words.words_of) if paths else None
+    return sorted({p for root in roots for p in disk_files(root, True, listed)})
 
 
 def _finish(report: FixReport, session: FixSession, diff_only: bool) -> FixReport:
@@ -780,17 +801,27 @@ def _load_for_workers() -> None:
     engine and the rules (imported lazily, as a run of a few files needs them) are imported
     before it: once here rather than once per worker. A run that makes the project's wrapper
     index does it while a child makes the index (~0.2 s of ExecuTorch's imports off the
-    time before the workers start); `_pool` then finds everything loaded."""
-    import qlint.engine
-    import qlint.notebook  # noqa: F401
+    time before the workers start); `_pool` then finds everything loaded. A run of one
+    process imports the modules while it waits for that child (`_import_for_checks`)."""
     from qlint.optable import load_op_table
     from qlint.short_digests import load_before_forking
 
-    _import_rules()
+    _import_for_checks()
     load_before_forking()
     # The op table too (1.3 MiB of decoded JSON): each worker loaded its own copy at its first
     # check; inherited, only the pages of the ops a worker looks up are copied.
     load_op_table().loaded()
+
+
+def _import_for_checks() -> None:
+    """The engine and every rule's module. A run of one process imports them while it waits
+    for the wrapper index's child, rather than at its first checks (on ao, all but five of
+    these modules are imported by its checks anyway); OpenSSL and the whole op table are left
+    to be loaded as the checks need them, as in any run without workers."""
+    import qlint.engine
+    import qlint.notebook  # noqa: F401
+
+    _import_rules()
 
 
 def _import_rules() -> None:

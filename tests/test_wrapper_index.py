@@ -219,23 +219,60 @@ def test_the_callers_own_work_runs_once_however_the_index_is_had(tmp_path, monke
         wrapper_index.disable()
 
 
-def test_a_parallel_run_loads_what_its_workers_inherit_while_the_index_is_made(tmp_path, monkeypatch):
+@pytest.mark.usefixtures("fresh_project_words")
+def test_a_run_loads_what_its_workers_inherit_or_its_checks_import_while_the_index_is_made(tmp_path, monkeypatch):
+    """Workers share the project's words cut by a child; a run of one process cuts them
+    itself and imports its checks' modules while it waits for the index child (`apart`), not
+    when the results cache holds the index, and makes no third process for the words."""
     from qlint import runner
+    from qlint.analysis.names import project_words, shared_words
+    from qlint.cache import Cache
 
     pkg = _project(tmp_path)
     todo = sorted(str(p) for p in pkg.glob("*.py"))
-    handed = []
-    real = wrapper_index.enable
+    handed, loaded, seen, children = [], [], [], []
+    real, start = wrapper_index.enable, shared_words.start
 
-    def enable(store, paths, listed, meanwhile=None):
-        handed.append(meanwhile)
-        real(store, paths, listed, meanwhile)
+    def enable(store, paths, listed, meanwhile=None, apart=None):
+        handed.append((meanwhile is not None, apart is not None))
+        real(store, paths, listed, meanwhile, apart)
+
+    def counted(*args):
+        children.append(len(seen))
+        return start(*args)
 
     monkeypatch.setattr(wrapper_index, "enable", enable)
-    for parallel in (True, False):
-        with runner._wrapper_index(None, todo, Settings(select=("QL102",), root=tmp_path), {}, parallel):
-            pass
-    assert handed == [runner._load_for_workers, None]
+    monkeypatch.setattr(shared_words, "start", counted)
+    monkeypatch.setattr(runner, "_load_for_workers", lambda: loaded.append("inherited"))
+    monkeypatch.setattr(runner, "_import_for_checks", lambda: loaded.append("imported"))
+    cache = Cache.for_settings(Settings(root=tmp_path, cache_dir=tmp_path / "cache"))
+    for parallel, store in ((True, None), (False, None), (False, cache), (False, cache)):
+        project_words.forget()
+        with runner._wrapper_index(store, todo, Settings(select=("QL102",), root=tmp_path), {}, parallel):
+            seen.append((project_words._SHARED is not None, project_words.reads()))
+    assert handed == [(True, False)] + [(False, True)] * 3
+    # The last run finds the index the third made in the store: nothing to wait for.
+    assert loaded == ["inherited", "imported", "imported"] and children == [0]
+    assert seen == [(True, 0), (False, len(todo)), (False, len(todo)), (False, 0)]
+    assert project_words._SHARED is None
+
+
+def test_work_apart_runs_only_beside_a_child_making_the_index(tmp_path):
+    """`enable(..., apart=)`: done first while a child makes the index; never where the index
+    is read from the results cache, or where no path has one."""
+    from qlint.cache import Cache
+
+    pkg = _project(tmp_path)
+    passes = str(pkg / "passes.py")
+    ran: list[str] = []
+    store = Cache.for_settings(Settings(root=tmp_path, cache_dir=tmp_path / "cache")).wrappers
+    try:
+        for paths, expected in (([passes], ["apart", "meanwhile"]), ([passes], ["meanwhile"]), ([], ["meanwhile"])):
+            wrapper_index.enable(store, paths, None, lambda: ran.append("meanwhile"), lambda: ran.append("apart"))
+            assert ran == expected, paths
+            ran.clear()
+    finally:
+        wrapper_index.disable()
 
 
 def test_the_gates_patterns_are_compiled_before_the_workers_fork(tmp_path):

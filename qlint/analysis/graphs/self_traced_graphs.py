@@ -43,7 +43,7 @@ from qlint.analysis.graphs.stripped_later import graph_parameter_pass
 from qlint.analysis.names.functions import Body, innermost_body
 from qlint.analysis.names.modules import resolve_relative
 from qlint.analysis.names.resolver import Resolver, dotted_parts
-from qlint.analysis.tree_walk import own_nodes
+from qlint.analysis.tree_walk import own_nodes, walk_kinds
 from qlint.lazy_patterns import lazy
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -77,6 +77,11 @@ _LEAVES = frozenset(
 )
 _LEAVING = lazy(rf"\b(?:{'|'.join(sorted(_LEAVES))})\s*\(")
 _LIBRARIES = ("torch.", "torchao.", "executorch.")
+# The node kinds the call-site and import walks read (`tree_walk.walk_kinds`: the nodes of
+# `ast.walk`, in its order, without queueing attribute chains nothing in them is asked of).
+_CALL = frozenset({ast.Call})
+_SITE_KINDS = frozenset({ast.alias, ast.Call, ast.Name, ast.Attribute})
+_IMPORT_FROM = frozenset({ast.ImportFrom})
 _DEPTH = 4
 
 
@@ -378,11 +383,10 @@ def _own_nodes(func: ast.AST) -> list[ast.AST]:
 
 def _leaves(func: ast.AST) -> bool:
     """The function calls something that exports, lowers or serialises."""
-    for node in ast.walk(func):
-        if isinstance(node, ast.Call):
-            parts = dotted_parts(node.func)
-            if parts is not None and parts[-1] in _LEAVES:
-                return True
+    for node in walk_kinds(func, _CALL):
+        parts = dotted_parts(node.func)
+        if parts is not None and parts[-1] in _LEAVES:
+            return True
     return False
 
 
@@ -439,7 +443,7 @@ def _sites_in(module: FileContext, name: str, own: bool, home: str | None) -> li
     # calls another function of that name when it calls `name(...)`: pytorch-shir's backend
     # imports one instruction selector's `select`, not its siblings'.
     others = not own and home is not None and _imports_elsewhere(module, name, home)
-    for node in ast.walk(module.tree):
+    for node in walk_kinds(module.tree, _SITE_KINDS):
         if isinstance(node, ast.alias) and node.asname and node.name.rpartition(".")[2] == name:
             return None  # imported under another name: its calls are not spelled `name`
         if others and isinstance(node, ast.Name):
@@ -470,9 +474,7 @@ def _imports_elsewhere(module: FileContext, name: str, home: str) -> bool:
     module that does not define the name (a package re-exporting it: easydist's `passes`
     package re-exports `tile_comm`) may be the pass's own."""
     found = False
-    for node in ast.walk(module.tree):
-        if not isinstance(node, ast.ImportFrom):
-            continue
+    for node in walk_kinds(module.tree, _IMPORT_FROM):
         base = resolve_relative(module.module, module.path, node.level, node.module)
         for alias in node.names:
             if alias.name == "*" and base == home:

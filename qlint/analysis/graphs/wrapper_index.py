@@ -128,23 +128,34 @@ def enable(
     paths: list[str] = (),
     listed: dict[str, Listing] | None = None,
     meanwhile: Callable[[], object] | None = None,
+    apart: Callable[[], object] | None = None,
 ) -> None:
     """Answer from the index from now on (a run over many files; `store`: where the results
     cache keeps it between runs, None with `--no-cache`; `listed`: the directories the run
     listed already). The indexes of the roots of `paths` are made now: workers forked next
     inherit them instead of each making its own. `meanwhile()`: the caller's own work, done
-    once, while a child makes an index if one does (else before returning)."""
+    once, while a child makes an index if one does (else before returning). `apart()`: work
+    worth doing only while this process would wait for such a child, done first then (never
+    when every index is read from the store)."""
     global _ENABLED, _STORE, _LISTED
     _ENABLED, _STORE, _LISTED = True, store, listed or {}
     _INDEXES.clear()
     for root in roots(paths):
         index = _loaded(root)
         if index is None:
-            index = _built_apart(root, meanwhile)
-            meanwhile = None  # done while the child worked
+            index = _built_apart(root, _in_turn(apart, meanwhile))
+            meanwhile = apart = None  # done while the child worked
         _INDEXES[root] = index
     if meanwhile is not None:
         meanwhile()
+
+
+def _in_turn(*works: Callable[[], object] | None) -> Callable[[], object] | None:
+    """One callable doing each of `works` (None left out) in turn; None for none."""
+    todo = [w for w in works if w is not None]
+    if len(todo) < 2:
+        return todo[0] if todo else None
+    return lambda: [work() for work in todo]
 
 
 def _built_apart(root: str, meanwhile: Callable[[], object] | None = None) -> WrapperIndex | None:

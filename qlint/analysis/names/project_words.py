@@ -183,6 +183,17 @@ def known_to_lack(path: str, key: tuple, needles: tuple[bytes, ...]) -> bool:
     return False
 
 
+def cut(paths: Iterable[str]) -> None:
+    """Read and cut every module of `paths` (absolute, normalised: a listing's) at its content
+    key now, as the first question reaching it would: a run of one process does it while it
+    waits for the wrapper index's child (`runner._wrapper_index`), so its project scans skip
+    the modules whose words lack their needles (`known_to_lack`) instead of reading them."""
+    for path in paths:
+        key = content_keys.content_key({}, path, True)
+        if key is not None:
+            _words({}, path, key)
+
+
 def words_of(data: bytes) -> frozenset[bytes]:
     """The distinct maximal runs of ASCII letters, digits and underscores in `data`: a name is
     one of them exactly where `references.spells` finds it."""
@@ -272,4 +283,4 @@ def _read_holds(overlay: Mapping[str, str], path: str, key: tuple, word: str, wh
     return text_spells(data, word) if whole else word.encode("utf-8", "surrogatepass") in data
 
 
-__all__ = ["MAX_BYTES", "holding", "known_to_lack", "reads", "spells", "words_of"]
+__all__ = ["MAX_BYTES", "cut", "holding", "known_to_lack", "reads", "spells", "words_of"]
