@@ -34,3 +34,43 @@ def test_the_index_and_the_facts_key_a_buffer_alike(tmp_path):
     assert project.digest(consts) == hashlib.sha256(b"OPS = (3,)\n").hexdigest()
     assert file_keys.content_key(project, str(pkg / "absent.py")) is None
     assert project.digest(str(pkg / "absent.py")) == ""
+
+
+def test_reads_are_recorded_only_where_someone_keeps_them(tmp_path, monkeypatch):
+    # A `--no-cache` run drops what each check depended on: the modules a fact was read from
+    # are not recorded for it (nor their digests looked up: the helper search records its
+    # trails for every file its import trigger asks about). A tracker of reads still gets them.
+    pkg = write_package(tmp_path, "pkg", consts="OPS = (1, 2)\n", user="from .consts import OPS\n")
+    consts, user = str(pkg / "consts.py"), str(pkg / "user.py")
+    deps = ((consts, file_keys.content_key(ProjectIndex(), consts)),)
+    hashed: list[str] = []
+    real = ProjectIndex.digest
+    monkeypatch.setattr(ProjectIndex, "digest", lambda self, p, key=None: hashed.append(p) or real(self, p, key))
+    with ProjectIndex.dependencies_unwanted():
+        project = ProjectIndex()
+        file_keys.record(project, user, deps)
+        assert project.dependencies_of(user) == {} and hashed == []
+        project.reads = []
+        file_keys.record(project, user, deps)
+        assert project.reads == [(consts, real(project, consts))] and hashed == [consts]
+    project = ProjectIndex()
+    file_keys.record(project, user, deps)
+    assert project.dependencies_of(user) == {consts: real(project, consts)}
+
+
+def test_the_helper_search_records_nothing_where_no_one_keeps_it(tmp_path):
+    from qlint.analysis.graphs.insertions import wrapper_search
+
+    pkg = write_package(tmp_path, "pkg", consts="OPS = (1, 2)\n", user="from .consts import OPS\n")
+    consts, user = str(pkg / "consts.py"), str(pkg / "user.py")
+    with ProjectIndex.dependencies_unwanted():
+        project = ProjectIndex()
+        search = wrapper_search(project, None, user)
+        search._project = project
+        search._record(((consts, file_keys.content_key(project, consts)),))
+        assert project.dependencies_of(user) == {}
+    project = ProjectIndex()
+    search = wrapper_search(project, None, user)
+    search._project = project
+    search._record(((consts, file_keys.content_key(project, consts)),))
+    assert project.dependencies_of(user) == {consts: project.digest(consts)}

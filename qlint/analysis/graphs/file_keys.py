@@ -10,7 +10,7 @@ from __future__ import annotations
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.content_keys import remember_digest
 
-__all__ = ["Deps", "content_bytes", "content_key", "digest", "record", "remember_digest", "still_valid"]
+__all__ = ["Deps", "content_bytes", "content_key", "digest", "record", "recording", "remember_digest", "still_valid"]
 
 
 def content_key(project, path: str) -> tuple | None:
@@ -37,5 +37,17 @@ def still_valid(project, deps: Deps) -> bool:
 
 def record(project, requester: str, deps: Deps) -> None:
     """Record the modules a fact was read from as dependencies of the check of `requester`."""
+    if not recording(project):
+        return
     for path, key in deps:
         project.record_read(requester, path, digest(project, path, key))
+
+
+def recording(project) -> bool:
+    """Whether what a check reads is recorded: not in a run that drops it (`--no-cache`,
+    `ProjectIndex.dependencies_unwanted`) while no one collects the reads either (a model
+    flow's tracker or a kept fact sets `project.reads`, and a kept fact wants them all). The
+    helper search records its trails for each file whose import trigger it answers: ~12,000
+    records, each normalising two paths and looking up a digest, in a cold run over the
+    installed torch whose results keep none of them."""
+    return project.wants_dependencies or project.reads is not None

@@ -219,6 +219,8 @@ class Forwarding:
         return known
 
     def _record(self, deps) -> None:
+        if self._project is None or not file_keys.recording(self._project):
+            return
         new = tuple((p, k) for p, k in deps if type(p) is str and p not in self._recorded)
         if new and self._project is not None:
             self._recorded.update(p for p, _ in new)

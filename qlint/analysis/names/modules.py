@@ -68,7 +68,23 @@ def module_stem(path: str) -> str:
 
 def import_root(path: str) -> str:
     """The directory from which the file's top-level package (or the file itself) imports."""
-    return _import_root_of(os.path.dirname(os.path.abspath(path)))
+    directory = _DIRECTORIES.get(path)
+    if directory is None:
+        directory = os.path.dirname(os.path.abspath(path))
+        # Asked again and again of the same paths (the helper search: ~34,000 times in a cold
+        # run over the installed torch, for a few thousand paths), each time normalising the
+        # path anew. An absolute path's directory is a function of its spelling alone; a
+        # relative one's depends on the working directory, and is worked out at each ask.
+        if os.path.isabs(path):
+            if len(_DIRECTORIES) >= _MAX_DIRECTORIES:
+                _DIRECTORIES.clear()
+            _DIRECTORIES[path] = directory
+    return _import_root_of(directory)
+
+
+# absolute path, as asked -> the directory it names the file in (`os.path.dirname(abspath)`)
+_DIRECTORIES: dict[str, str] = {}
+_MAX_DIRECTORIES = 100_000
 
 
 @lru_cache(maxsize=4096)
