@@ -8,6 +8,11 @@ another module. Loud when one stored part is not evaled, when a part is built in
 when a method or `__init__` switches back to train, when the class reads `training`, for a
 subclass that adds a part, when the wrapper is trained after its build, and for a QAT
 capture (QL202: its content is in eval mode).
+
+A child built and evaled in one expression (`self.net = resnet18().eval()`) is such a part
+too: quiet while the wrapper is not switched; loud when it is trained (or its child is), when
+the child is replaced after its eval, beside the wrapper's own dropout or flag read, and when
+what a parameter handed into the child was passed is trained after the construction.
 """
 
 from __future__ import annotations
@@ -187,3 +192,113 @@ def test_a_class_building_a_part_in_init_is_not_walked_whole(monkeypatch):
         (cls,) = ast.parse(source).body
         assert evaled_parts.init_evals_parts(cls) is expected
     assert walked == ["Wrapper"]
+
+
+# A child built and evaled in one expression (`self.net = resnet18().eval()`, issue 14 item 2,
+# met by lane fresh30): the same shape, the child the class's own.
+CHILD = (
+    HEAD.split("class Wrapper")[0].replace("from loaders import load", "from torchvision.models import resnet18")
+    + """class Holder(nn.Module):
+    def __init__(self, backbone=None):
+        super().__init__()
+        INIT
+
+    def forward(self, x):
+        FORWARD
+        return self.net(x)
+EXTRA
+
+def main(x, q, backbone):
+    BUILD
+    TRAIN
+    ep = torch.export.export(wrapper, (x,)).module()
+    return prepare_pt2e(ep, q)
+"""
+)
+BUILT = "self.net = Net().eval()"
+
+
+def child(init=BUILT, forward="pass", extra="", build="wrapper = Holder()", train="pass") -> str:
+    return (
+        CHILD.replace("INIT", init)
+        .replace("FORWARD", forward)
+        .replace("EXTRA", extra)
+        .replace("BUILD", build)
+        .replace("TRAIN", train)
+    )
+
+
+@pytest.mark.parametrize(
+    "init",
+    [
+        BUILT,
+        "self.net = resnet18().eval()",
+        'self.net = Net().to("cpu").eval()',
+        "self.net = nn.Sequential(Net(), nn.Dropout(0.5)).eval()",
+        # Beside a stored parameter evaled, and a second child built so.
+        "self.net = Net().eval()\n        self.backbone = backbone.eval()\n        self.head = nn.Dropout(0.1).eval()",
+    ],
+)
+def test_a_wrapper_holding_children_built_and_evaled_is_quiet(init):
+    assert reported(child(init)) == []
+
+
+def test_a_parameter_handed_into_the_evaled_child_is_quiet_while_nothing_switches_it():
+    src = child("self.net = nn.Sequential(backbone).eval()", build="enc = Net()\n    wrapper = Holder(enc)")
+    assert reported(src) == []
+
+
+@pytest.mark.parametrize(
+    ("init", "forward", "extra", "train"),
+    [
+        # Built without `.eval()`: the fresh child is in train mode.
+        ("self.net = Net()", "pass", "", "pass"),
+        # The wrapper switched to train after construction: `Module.train` reaches the child.
+        (BUILT, "pass", "", "wrapper.train()"),
+        (BUILT, "pass", "", "wrapper.net.train()"),
+        # The child replaced after its eval: in `__init__`, by a method, by the caller.
+        (f"{BUILT}\n        self.net = Net()", "pass", "", "pass"),
+        (BUILT, "pass", OTHER_METHOD.replace("BODY", "self.net = Net()"), "pass"),
+        (BUILT, "pass", "", "wrapper.net = Net()"),
+        # The wrapper's own mode-dependent content: a dropout of its own, a read of its flag.
+        (f"{BUILT}\n        self.drop = nn.Dropout(0.1)", "pass", "", "pass"),
+        (BUILT, "x = nn.functional.dropout(x, 0.1, self.training)", "", "pass"),
+        # Built by the wrapper's own method: it may give the wrapper parts.
+        ("self.net = self.make().eval()", "pass", "\n    def make(self):\n        return Net()\n", "pass"),
+        ("self.net = Net(self).eval()", "pass", "", "pass"),
+    ],
+)
+def test_a_wrapper_whose_child_may_run_in_train_mode_is_reported(init, forward, extra, train):
+    assert reported(child(init, forward, extra, train=train)) == [CAPTURE]
+
+
+def test_a_parameter_handed_into_the_evaled_child_and_trained_after_is_reported():
+    build = "enc = Net()\n    wrapper = Holder(enc)"
+    assert reported(child("self.net = nn.Sequential(backbone).eval()", build=build, train="enc.train()")) == [CAPTURE]
+
+
+def test_a_qat_capture_of_the_wrapper_of_evaled_children_is_reported():
+    src = child().replace("return prepare_pt2e(ep, q)", "return prepare_qat_pt2e(ep, q)")
+    assert reported(src, "QL202") == [CAPTURE]
+
+
+def test_the_wrapper_of_evaled_children_from_another_module_is_read_from_its_summary():
+    holder = "class Holder" + CHILD.split("class Holder")[1].split("\ndef main")[0]
+    models = "import torch\nfrom torch import nn\n\n\n" + holder.replace("INIT", "self.net = nn.Dropout(0.5).eval()")
+    main = """\
+import torch
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+from models import Holder
+
+
+def main(x, q):
+    wrapper = Holder()
+    TAIL
+    ep = torch.export.export(wrapper, (x,)).module()
+    return prepare_pt2e(ep, q)
+"""
+    models = models.replace("FORWARD", "pass").replace("EXTRA", "")
+    quiet = lint(main.replace("TAIL", "pass"), select=("QL201",), overlay={"models.py": models})
+    assert quiet == []
+    loud = lint(main.replace("TAIL", "wrapper.train()"), select=("QL201",), overlay={"models.py": models})
+    assert len(loud) == 1

@@ -1,18 +1,23 @@
-"""A wrapper class whose `__init__` evals every part it stores from its parameters.
+"""A wrapper class whose `__init__` evals every part it stores, from its parameters or built there.
 
 `self.encoder = encoder.eval()` is how export scripts wrap one submodule for a capture
-(CleverKeys-ML's `EncoderWrapper`). The instance's own `training` flag stays True, but a
-module's flag changes the graph only through what reads it: its children (each evaled,
-recursively, by that `.eval()`) and code reading `self.training`. When the class holds
-nothing else, a fresh instance is captured as an evaled one would be (and a later
+(CleverKeys-ML's `EncoderWrapper`); `self.net = resnet18().eval()` (or `Net(cfg).eval()`)
+builds the child and evals it in one expression. The instance's own `training` flag stays
+True, but a module's flag changes the graph only through what reads it: its children (each
+evaled, recursively, by that `.eval()`) and code reading `self.training`. When the class
+holds nothing else, a fresh instance is captured as an evaled one would be (and a later
 `.train()` of it still switches everything back, as the flow follows).
 
 Read narrowly, by the syntax of the class alone: a direct `nn.Module` subclass (no base
 whose `__init__` or methods could add parts or read the flag), whose `__init__` is only
 `super().__init__()`, stores of parameters and constants on `self` and `.eval()` of a
-parameter or a stored part, with every stored parameter evaled; whose methods set nothing
-on `self`, switch no mode, and read no `.training`. Anything else (a part built in the
-class, a store without an eval, a `.train()` anywhere, a subclass) is not this shape.
+parameter or a stored part, or stores of a call's result evaled in the same expression
+(`evaled_result`: `Net(cfg).to(d).eval()`, naming no `self`), with every stored parameter
+evaled; whose methods set nothing on `self`, switch no mode, and read no `.training`.
+Anything else (a part built in the class and stored without an eval, a store without an
+eval, a `.train()` anywhere, a subclass) is not this shape. A parameter named in such a
+call (`Holder(backbone).eval()`) may end up inside the child: a later `.train()` of what
+the caller passed there is followed into the wrapper (`held_parts`), as for a stored one.
 """
 
 from __future__ import annotations
@@ -99,6 +104,8 @@ def _evals_every_part(init: ast.FunctionDef) -> bool:
         if isinstance(value, ast.Name) and value.id in params:
             stored[attr] = value.id
             continue
+        if evaled_result(value):
+            continue  # `self.net = resnet18().eval()`: built and evaled at once
         return False
     return all(attr in evaled_attrs or param in evaled_params for attr, param in stored.items())
 
@@ -118,6 +125,25 @@ def _eval_of(node: ast.expr) -> tuple[str, str] | None:
         return "param", receiver.id
     attr = _self_attr(receiver)
     return ("self", attr) if attr is not None else None
+
+
+def evaled_result(value: ast.expr) -> bool:
+    """`resnet18().eval()`, `Net(cfg).to(device).eval()`: `.eval()` of what a call returned
+    (through calls on it), in the expression that stores it. `Module.eval` returns the module
+    it evaled, so the stored child and everything in it is in eval mode. Naming `self`
+    nowhere (`self.build().eval()`, `Net(self).eval()` could reach the wrapper's own parts)."""
+    if not (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr == "eval"
+        and not value.args
+        and not value.keywords
+    ):
+        return False
+    receiver = value.func.value
+    if not isinstance(receiver, ast.Call):
+        return False  # `p.eval()`, `self.p.eval()`: the stores above; `p.backbone.eval()`: not read
+    return not any(isinstance(n, ast.Name) and n.id == "self" for n in ast.walk(receiver))
 
 
 def _self_attr(node: ast.expr) -> str | None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.class_facts import evals_parts
+from qlint.analysis.flow.evaled_parts import evaled_result
 from qlint.analysis.flow.model_apis import key
 from qlint.analysis.flow.model_classes import Built
 from qlint.analysis.flow.model_values import CONSTRUCTED, Env, ModeFact, Obj
@@ -212,11 +213,18 @@ def _chain_or_name(expr: ast.expr) -> bool:
 
 
 def _evaled_stores(cls: ast.ClassDef) -> dict:
-    """`self.a = p.eval()` in `__init__` of a class that evals every part it stores."""
+    """`self.a = p.eval()` in `__init__` of a class that evals every part it stores; and each
+    parameter named in a call whose result is stored evaled (`self.a = Holder(p).to(d).eval()`,
+    `evaled_result`), which may hold what was passed for it."""
     init = own_init(cls)
     if init is None:
         return {}
     params = [a.arg for a in (*init.args.posonlyargs, *init.args.args[1:])]
+    keyword_only = {a.arg for a in init.args.kwonlyargs}
+
+    def spec(name: str) -> tuple[int | None, str]:
+        return (params.index(name) if name in params else None, name)
+
     found = {}
     for stmt in init.body:
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
@@ -225,10 +233,12 @@ def _evaled_stores(cls: ast.ClassDef) -> dict:
         if not (isinstance(target, ast.Attribute) and isinstance(value, ast.Call)):
             continue
         receiver = value.func.value if isinstance(value.func, ast.Attribute) else None
-        if isinstance(receiver, ast.Name) and receiver.id in params:
-            found[target.attr] = (params.index(receiver.id), receiver.id)
-        elif isinstance(receiver, ast.Name) and receiver.id in {a.arg for a in init.args.kwonlyargs}:
-            found[target.attr] = (None, receiver.id)
+        if isinstance(receiver, ast.Name) and (receiver.id in params or receiver.id in keyword_only):
+            found[target.attr] = spec(receiver.id)
+        elif evaled_result(value):
+            named = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} & {*params, *keyword_only}
+            # Keyed apart from the stored fields: only the values are read.
+            found.update((f"{target.attr}/{name}", spec(name)) for name in sorted(named))
     return found
 
 

@@ -75,6 +75,12 @@ def applied_function(func: ast.AST) -> LoopSwitch | None:
     return body_switch(func.body, args.args[0].arg, in_loop=False)
 
 
+def module_test(test: ast.expr, name: str) -> tuple[ast.expr | ClassName, ...] | None:
+    """The classes an `isinstance(name, ...)` test, or a test of `name`'s class name written on
+    it (`"BatchNorm" in type(name).__name__`), selects; None for any other test."""
+    return _isinstance_of(test, name) or _name_test(test, name, set())
+
+
 def body_switch(body: list[ast.stmt], name: str, in_loop: bool) -> LoopSwitch | None:
     """The one switch of `name` in `body`, under `isinstance(name, ...)` tests only."""
     found: list[LoopSwitch] = []
@@ -197,4 +203,4 @@ def _isinstance_of(test: ast.expr, name: str) -> tuple[ast.expr, ...] | None:
     return tuple(elts)
 
 
-__all__ = ["ClassName", "LoopSwitch", "applied_function", "body_switch", "looped_modules"]
+__all__ = ["ClassName", "LoopSwitch", "applied_function", "body_switch", "looped_modules", "module_test"]

@@ -16,6 +16,7 @@ from typing import Protocol
 
 from qlint.analysis.flow import decorator_registries as registries
 from qlint.analysis.flow import helper_calls
+from qlint.analysis.flow.applied_lambdas import applied_lambda, lambda_switch
 from qlint.analysis.flow.callbacks import CallbackLinks
 from qlint.analysis.flow.called_lambdas import called_lambda, run_lambda
 from qlint.analysis.flow.field_instances import field_instances
@@ -343,9 +344,18 @@ class CallSemantics:
         return helper_calls.helper(self, func, found)
 
     def _applied(self, node: ast.Call, env: Env) -> bool:
-        """`m.apply(fn)` with `fn` a function that switches the modules it is handed: recorded."""
+        """`m.apply(fn)` with `fn` a function (or a lambda, `applied_lambdas`) that switches the
+        modules it is handed: recorded."""
         if len(node.args) != 1 or node.keywords:
             return False
+        lam = applied_lambda(self, node.args[0])
+        if lam is not None:  # `m.apply(lambda mod: mod.eval())`: its classes are read here
+            switch = lambda_switch(lam)
+            # Named by its switch when written in the call (as a loop's is): the call can be long.
+            anchor = switch.switch if switch is not None and lam is node.args[0] else node
+            return switch is not None and modules_switched(
+                self, node.func.value, "all", switch, anchor, env, self.walk.qualname
+            )
         found = helper_calls.callee(self, node.args[0])
         switch = applied_function(found[1]) if found is not None and not found[3] else None
         if switch is None:
