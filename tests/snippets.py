@@ -17,3 +17,23 @@ class Net(nn.Module):
     def forward(self, x):
         return self.bn(x)
 """
+
+# A stage whose run() captures its artifact for PTQ (ExecuTorch's harness Quantize stage).
+QUANTIZE_STAGE = (
+    NET_BN2D
+    + """
+
+class Quantize:
+    def __init__(self, quantizer):
+        self.quantizer = quantizer
+
+    def run(self, artifact, inputs):
+        captured = export(artifact, inputs).module()
+        prepared = prepare_pt2e(captured, self.quantizer)
+        prepared(*inputs)
+        return prepared
+"""
+)
+QUANTIZE_STAGE_CAPTURE_ROW = (
+    QUANTIZE_STAGE.splitlines().index("        captured = export(artifact, inputs).module()") + 1
+)

@@ -22,24 +22,10 @@ import pytest
 from qlint.analysis.flow.model_attrs import Stored, attribute_sources
 from qlint.analysis.flow.switched_params import Switched
 from tests.conftest import check_file, lint, package_repository, rows_of
-from tests.snippets import NET_BN2D
+from tests.snippets import NET_BN2D, QUANTIZE_STAGE, QUANTIZE_STAGE_CAPTURE_ROW
 
-STAGE = (
-    NET_BN2D
-    + """
-
-class Quantize:
-    def __init__(self, quantizer):
-        self.quantizer = quantizer
-
-    def run(self, artifact, inputs):
-        captured = export(artifact, inputs).module()
-        prepared = prepare_pt2e(captured, self.quantizer)
-        prepared(*inputs)
-        return prepared
-"""
-)
-CAPTURE_ROW = STAGE.splitlines().index("        captured = export(artifact, inputs).module()") + 1
+STAGE = QUANTIZE_STAGE
+CAPTURE_ROW = QUANTIZE_STAGE_CAPTURE_ROW
 
 TESTER = """\
 import torch

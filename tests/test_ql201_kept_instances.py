@@ -17,25 +17,10 @@ import pytest
 from qlint.analysis import scan_memo
 from qlint.analysis.flow import project_search
 from tests.conftest import check_file, package_repository, rows_of
-from tests.snippets import NET_BN2D
+from tests.snippets import QUANTIZE_STAGE, QUANTIZE_STAGE_CAPTURE_ROW
 
-STAGE = (
-    NET_BN2D
-    + """
-
-class Quantize:
-    def __init__(self, quantizer):
-        self.quantizer = quantizer
-
-    def run(self, artifact, inputs):
-        captured = export(artifact, inputs).module()
-        prepared = prepare_pt2e(captured, self.quantizer)
-        prepared(*inputs)
-        return prepared
-{extra}
-"""
-)
-CAPTURE_ROW = STAGE.splitlines().index("        captured = export(artifact, inputs).module()") + 1
+STAGE = QUANTIZE_STAGE + "{extra}\n"
+CAPTURE_ROW = QUANTIZE_STAGE_CAPTURE_ROW
 
 # Modules that spell `run` for other things: with the limit lowered to 2, the name search gives up.
 OTHERS = {
