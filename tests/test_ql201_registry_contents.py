@@ -13,6 +13,12 @@ no constant, or a default we do not resolve, and the part stays unknown.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from tests.conftest import check_file, package_repository, rows_of
@@ -223,3 +229,27 @@ def test_a_registry_whose_decorator_stores_something_else_keeps_the_finding(tmp_
     registry = REGISTRY.replace("        NORMS[name] = cls\n", "        NORMS[name] = with_dropout(cls)\n")
     diagnostics = _check(tmp_path, "NORMS[kind]", registry=registry)
     assert rows_of(diagnostics) == [CAPTURE_ROW]
+
+
+def _cached_run(root) -> list[dict]:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    command = [sys.executable, "-m", "qlint", "check", "--select", "QL201", "--output-format", "json", "--exit-zero"]
+    done = subprocess.run([*command, "."], cwd=root, env=env, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def test_a_class_registered_later_in_another_module_is_read_by_a_cached_run(tmp_path):
+    # The project search the lookup made is a dependency of the model's module's result: a
+    # class registered since, in a module that did not register one before, is read.
+    unregistered = NOISY.replace('@register_norm("noisy")\n', "")
+    root = package_repository(
+        tmp_path / "repo",
+        __init__=INIT,
+        registry=REGISTRY,
+        model=MODEL.replace("{lookup}", "NORMS[kind]"),
+        noisy=unregistered,
+    )
+    assert _cached_run(root) == []
+    (root / "pkg" / "noisy.py").write_text(NOISY)
+    (found,) = _cached_run(root)
+    assert found["location"]["row"] == CAPTURE_ROW and "Dropout" in found["message"]
