@@ -33,6 +33,7 @@ from qlint.analysis.flow.model_classes import ClassIndex
 from qlint.analysis.flow.model_interp import Interpreter
 from qlint.analysis.flow.model_values import (
     ATTRIBUTE,
+    BUILT_PART,
     CALL,
     CONSTRUCTED,
     CONVERTED,
@@ -74,6 +75,7 @@ from qlint.value_classes import field, replace, value_class
 # The values are re-exported: rules read captures and switches from here.
 __all__ = [
     "ATTRIBUTE",
+    "BUILT_PART",
     "CALL",
     "CONSTRUCTED",
     "CONVERTED",

@@ -12,6 +12,7 @@ import itertools
 
 from qlint.analysis.flow import built_items, comprehension_loops, indexed_items, product_items
 from qlint.analysis.flow import decorator_registries as registries
+from qlint.analysis.flow.built_parts import built_part
 from qlint.analysis.flow.dead_branches import ConstantFlags, condition_of
 from qlint.analysis.flow.graph_instances import graph_instance_condition, graph_instance_truth
 from qlint.analysis.flow.graph_parts import GraphParts
@@ -535,6 +536,8 @@ class Interpreter:
         elements = self.containers.literal(e, spread)
         for elt in elts:
             obj = self.expr(elt, env)
+            if obj is None and type(elt) is _ATTRIBUTE:
+                obj = built_part(elt, env)  # `[seq, seq.second]` (`built_parts`)
             elements.append(element_of(elt, obj, self.containers.literals))
             if isinstance(elt, ast.Constant):
                 continue
