@@ -142,7 +142,7 @@ def main(quantizer, x):
     assert "in train mode" in ql201(one.format(names="keep"))[0].message
 
 
-# -- a lambda, a comprehension, a callback: uses of the helper the flow does not read ----------
+# -- a lambda, a callback: uses of the helper the flow does not read (a comprehension is read) --
 LAMBDA_HELPER = """
 def quantize(model, quantizer, x):
     prepare_pt2e(export(model, (x,)).module(), quantizer)
@@ -159,12 +159,19 @@ def test_a_use_in_a_lambda_comprehension_or_callback_vouches_for_nothing():
     for use in [
         "run(lambda: quantize(torch.nn.BatchNorm2d(3), quantizer, x))",
         "run(lambda m: quantize(m, quantizer, x))",
-        "[quantize(m, quantizer, x) for m in (torch.nn.BatchNorm2d(3),)]",
         "run(quantize)",
         "run(functools.partial(quantize, quantizer=quantizer))",
     ]:
         (d,) = ql201(LAMBDA_HELPER.format(use=use))
         assert "as parameter `model`, in whatever mode the caller left it" in d.message, use
+
+
+def test_a_call_in_a_comprehension_is_a_caller_read_as_its_loop():
+    # (`comprehension_loops`) the item is the train-mode batch norm the tuple holds.
+    use = "[quantize(m, quantizer, x) for m in (torch.nn.BatchNorm2d(3),)]"
+    (d,) = ql201(LAMBDA_HELPER.format(use=use))
+    assert "in train mode" in d.message and "BatchNorm2d" in d.message
+    assert ql201(LAMBDA_HELPER.format(use=use.replace("BatchNorm2d(3)", "Linear(3, 3)"))) == []
 
 
 def test_names_that_are_not_the_helper_do_not_count_as_uses():

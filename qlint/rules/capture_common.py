@@ -15,6 +15,7 @@ from qlint.analysis.flow.decorator_registries import REGISTRY_RESULT
 from qlint.analysis.flow.model_apis import last_name, mode_call
 from qlint.analysis.flow.model_flow import (
     ATTRIBUTE,
+    BUILT_PART,
     CALL,
     CONSTRUCTED,
     GRAPH_KINDS,
@@ -181,7 +182,7 @@ def _mode_left_open(fact: ModeFact) -> bool:
     return origin is None or origin.kind not in _UNREAD
 
 
-_UNREAD = frozenset({CALL, UNKNOWN, ATTRIBUTE, REGISTRY_RESULT})
+_UNREAD = frozenset({CALL, UNKNOWN, ATTRIBUTE, REGISTRY_RESULT, BUILT_PART})
 
 
 def _join(rows: list[int]) -> str:

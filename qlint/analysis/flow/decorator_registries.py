@@ -87,7 +87,7 @@ def lookup(sem, node: ast.expr, env: Env) -> Obj | None:
     if not isinstance(holder, ast.Name):
         return None
     scope = sem.owner.scope
-    if not _empty_dict(scope.assigns.get(holder.id)) or scope.module is None or holder.id in sem.resolver.local:
+    if not empty_dict(scope.assigns.get(holder.id)) or scope.module is None or holder.id in sem.resolver.local:
         return None
     if not decorators_of(scope, holder.id):
         return None
@@ -288,7 +288,7 @@ def _docstring(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
 
 
-def _empty_dict(values) -> bool:
+def empty_dict(values) -> bool:
     """Bound once, to `{}` or `dict()`."""
     if not values or len(values) != 1:
         return False
@@ -329,6 +329,7 @@ __all__ = [
     "class_key",
     "decorators_of",
     "dispatch",
+    "empty_dict",
     "instance",
     "lookup",
     "registered_classes",

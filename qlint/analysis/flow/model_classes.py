@@ -25,6 +25,7 @@ from qlint.analysis.flow.installed_classes import installed_class, installed_pac
 from qlint.analysis.flow.lambda_tables import calls_own_lambda
 from qlint.analysis.flow.listed_parts import runs_listed_part
 from qlint.analysis.flow.model_torch_nn import CONTAINERS, torch_nn_kind
+from qlint.analysis.flow.registry_contents import UNKNOWN, looked_up
 from qlint.analysis.names.import_paths import module_bases
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ModuleScope
@@ -462,6 +463,21 @@ class ClassIndex:
                 found.update(dependent)
                 complete &= sub_complete
                 continue
+            func_type = type(call.func)
+            if func_type is ast.Subscript or func_type is ast.Call or name.endswith(".get"):
+                # `NORM_REGISTRY[k](dim)`: one of the classes a decorator registers there
+                # (`registry_contents`); the lookup `REG.get(k, D)` itself builds nothing.
+                lookup = call.func if func_type is not ast.Attribute else call
+                classes = looked_up(lookup, resolver, self, locals_, ModelClass)
+                if classes == UNKNOWN:
+                    complete = False
+                    continue
+                if classes is not None:
+                    for registered in classes if func_type is not ast.Attribute else ():
+                        dependent, sub_complete = self._class_content(registered, depth + 1)
+                        found.update(dependent)
+                        complete &= sub_complete
+                    continue
             cls = self.resolve(call.func, resolver, locals_)
             if cls is not None:
                 if own is not None and cls.node is own:

@@ -23,6 +23,7 @@ import ast
 import os
 import weakref
 
+from qlint.analysis.flow import registry_contents
 from qlint.analysis.flow.carried_flows import watch, watched_class
 from qlint.analysis.flow.graph_returns import GRAPH_SOURCES, own_graph_returns
 from qlint.analysis.flow.inherited_methods import imported_class_methods
@@ -32,6 +33,7 @@ from qlint.analysis.flow.model_classes import ClassIndex
 from qlint.analysis.flow.model_interp import Interpreter
 from qlint.analysis.flow.model_values import (
     ATTRIBUTE,
+    BUILT_PART,
     CALL,
     CONSTRUCTED,
     CONVERTED,
@@ -73,6 +75,7 @@ from qlint.value_classes import field, replace, value_class
 # The values are re-exported: rules read captures and switches from here.
 __all__ = [
     "ATTRIBUTE",
+    "BUILT_PART",
     "CALL",
     "CONSTRUCTED",
     "CONVERTED",
@@ -315,6 +318,7 @@ def file_flow(ctx) -> ModelFlow:
         carry = previous.carry(os.path.abspath(ctx.path), ctx.tree) if previous is not None else None
         flow = ctx.cache["model_flow.analysis"] = ModelFlow(ctx.scope, ctx.project, ctx.optable)
         flow.classes.claim_check()
+        registry_contents.checking(ctx)  # lookups of registries read for content search its project
         if carry is not None:
             watch(ctx.scope, flow.tracker)
             flow.carry = carry

@@ -10,8 +10,9 @@ from __future__ import annotations
 import ast
 import itertools
 
-from qlint.analysis.flow import built_items, indexed_items, product_items
+from qlint.analysis.flow import built_items, comprehension_loops, indexed_items, product_items
 from qlint.analysis.flow import decorator_registries as registries
+from qlint.analysis.flow.built_parts import built_part
 from qlint.analysis.flow.dead_branches import ConstantFlags, condition_of
 from qlint.analysis.flow.graph_instances import graph_instance_condition, graph_instance_truth
 from qlint.analysis.flow.graph_parts import GraphParts
@@ -57,9 +58,10 @@ from qlint.analysis.tree_walk import child_fields, statement_lists
 from qlint.value_classes import replace
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-_SKIPPED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-# What `Interpreter.expr` reads no value from (None: an absent part, `return` alone).
-_NOTHING_TO_FOLLOW = frozenset({*_SKIPPED, ast.Constant, type(None)})
+# What `Interpreter.expr` reads no value from (None: an absent part, `return` alone). A
+# comprehension is read as its loop (`comprehension_loops`), and still has no value followed.
+_NOTHING_TO_FOLLOW = frozenset({ast.Lambda, ast.Constant, type(None)})
+_COMPREHENSIONS = frozenset(comprehension_loops.COMPREHENSIONS)
 _LITERAL_TYPES = frozenset(LITERALS)
 _NAME, _CALL, _ATTRIBUTE, _SUBSCRIPT, _EXPR = ast.Name, ast.Call, ast.Attribute, ast.Subscript, ast.expr
 _TRY = frozenset({ast.Try, getattr(ast, "TryStar", ast.Try)})
@@ -460,6 +462,9 @@ class Interpreter:
             # Still no value of its own; a helper's call reads what it holds (`apply`).
             self.calls.literal_items[id(e)] = self.items_of(e, env)
             return None
+        if cls in _COMPREHENSIONS:
+            self.comprehension(e, env)
+            return None
         if cls is ast.NamedExpr:
             obj = self.expr(e.value, env)
             self.bind(e.target, obj, e.value, env)
@@ -483,6 +488,20 @@ class Interpreter:
             elif isinstance(value, _EXPR):
                 self.expr(value, env)
         return None
+
+    def comprehension(self, e: ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp, env: Env) -> None:
+        """`[f(m) for m in ms if c]`, read as the loop `for m in ms: if c: f(m)` would be
+        (`comprehension_loops`); its targets are its own: the function's names keep their
+        values after it."""
+        own = comprehension_loops.targets(e)
+        hidden = {name: env.vars[name] for name in own if name in env.vars}
+        after = self.loop(comprehension_loops.as_loop(e), env)
+        if after is None:  # (a comprehension has no statement that leaves the loop)
+            return
+        env.vars, env.modes, env.patched, env.copied = after.vars, after.modes, after.patched, after.copied
+        for name in own:
+            env.vars.pop(name, None)
+        env.vars.update(hidden)
 
     def part(self, e: ast.Attribute | ast.Subscript, env: Env) -> Obj | None:
         """An attribute or item of a value (`pair[0]`, `bundle.model`, `m.encoder`)."""
@@ -517,6 +536,8 @@ class Interpreter:
         elements = self.containers.literal(e, spread)
         for elt in elts:
             obj = self.expr(elt, env)
+            if obj is None and type(elt) is _ATTRIBUTE:
+                obj = built_part(elt, env)  # `[seq, seq.second]` (`built_parts`)
             elements.append(element_of(elt, obj, self.containers.literals))
             if isinstance(elt, ast.Constant):
                 continue

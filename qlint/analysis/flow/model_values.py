@@ -27,6 +27,10 @@ PARAM, PARAM_PART, ATTRIBUTE, CONSTRUCTED, PRETRAINED, CALL, UNKNOWN = (
 )
 # A callable that builds a model (a parametrize value, an element of a dict of lambdas).
 FACTORY = "factory"
+# An attribute of a construction written as an element of a container (`[seq, seq.second]`):
+# a submodule, in whatever mode the whole left it; what it holds is among what the whole
+# holds (`Origin.built` is the whole's construction, `built_parts`).
+BUILT_PART = "part of a construction"
 # `fn(model)` where `fn` is a parameter or an item of one (`for t in transforms: m = t(m)`): what
 # it returns depends on the callables the caller passes (`FunctionFlow.applied`).
 APPLIED = "result of a callable parameter"

@@ -1,7 +1,7 @@
 """Uses of a helper in its own module that no call the model flow read accounts for.
 
 The flow reads the calls in function bodies (`FunctionFlow.calls`); a helper named in a lambda
-(`run(lambda: quantize(Net()))`), a comprehension or handed on as a callback (`run(quantize)`)
+(`run(lambda: quantize(Net()))`) or handed on as a callback (`run(quantize)`)
 passes models the flow never saw. Such a use is a caller that cannot be classified, as one in
 another module is (`project_callers`): the helper is judged as if its callers were unknown
 (issue 14, item 7), even when its other callers pass eval-mode models.
