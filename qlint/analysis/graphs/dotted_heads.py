@@ -43,6 +43,39 @@ def reaches_from_imports(text: str, pattern: re.Pattern[str], heads: frozenset[s
     return False
 
 
+def heads_reaching(text: str, pattern: re.Pattern[str], heads: frozenset[str]) -> frozenset[str] | None:
+    """The names of `heads` that a dotted name ending in a match of `pattern` may start at (a
+    superset, as `reaches_from_imports` reads back), or None where some reading back ran out of
+    its budget (any of them may). A head not among them starts no such dotted name: the helper
+    search need not look for attribute paths from it (`imported_helpers._attribute_helpers`)."""
+    found: set[str] = set()
+    m = pattern.search(text)
+    while m is not None:
+        try:
+            _collect(text, m.start(), heads, [_BUDGET], found)
+        except _TooLong:
+            return None
+        if len(found) == len(heads):
+            break
+        m = pattern.search(text, m.start() + 1)
+    return frozenset(found)
+
+
+def _collect(text: str, dot: int, heads: frozenset[str], budget: list[int], found: set[str]) -> None:
+    """`_may_hold`, every way back: adds to `found` each part of `heads` it passes."""
+    for end in _ends_before(text, dot, budget):
+        start = end
+        while start > 0 and text[start - 1] in _WORD:
+            start -= 1
+        if start == end:
+            continue
+        if text[start:end] in heads:
+            found.add(text[start:end])
+        for before in _ends_before(text, start, budget):
+            if text[before - 1] == ".":
+                _collect(text, before - 1, heads, budget, found)
+
+
 def _may_hold(text: str, dot: int, heads: frozenset[str], budget: list[int]) -> bool:
     """Whether a part before the dot at `dot`, or one before it in the same dotted name, is in
     `heads` (True once `budget` runs out)."""
