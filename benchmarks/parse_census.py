@@ -116,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
             parsed[os.path.abspath(filename)] += 1
             sites[os.path.abspath(filename)].append(site.partition("] ")[2].partition(" < ")[0])
 
-    from qlint.analysis.names import piecewise_parse, project
+    from qlint import engine
+    from qlint.analysis.names import live_trees, piecewise_parse
     from qlint.rules import packet_scan
 
     real_pieces = piecewise_parse.parse_by_definitions
@@ -131,7 +132,9 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             pieces[0] -= 1
 
-    readers = (piecewise_parse, project, packet_scan)
+    # Every module that calls it by name: the engine's parse of a checked file, `live_trees`'
+    # default parser (a summary's, a caller module's), QL102's consumer scan.
+    readers = (piecewise_parse, live_trees, engine, packet_scan)
     for reader in readers:
         reader.parse_by_definitions = by_definitions
 
