@@ -32,8 +32,11 @@ def _site(frames: int) -> str:
     frame = sys._getframe(2)
     while frame is not None:
         file = frame.f_code.co_filename
-        # `live_trees.parse` only passes a parse on: the reader that asked for it is the site.
-        if f"{os.sep}qlint{os.sep}" in file and not file.endswith(("parse_census.py", "live_trees.py")):
+        # `live_trees.parse` and `piecewise_parse.parse_whole_or_in_pieces` only pass a parse
+        # on: the reader that asked for it is the site.
+        if f"{os.sep}qlint{os.sep}" in file and not file.endswith(
+            ("parse_census.py", "live_trees.py", "piecewise_parse.py")
+        ):
             if len(names) < frames:
                 module = file.rpartition(f"{os.sep}qlint{os.sep}")[2].removesuffix(".py")
                 names.append(f"{module}.{frame.f_code.co_name}")
@@ -116,8 +119,7 @@ def main(argv: list[str] | None = None) -> int:
             parsed[os.path.abspath(filename)] += 1
             sites[os.path.abspath(filename)].append(site.partition("] ")[2].partition(" < ")[0])
 
-    from qlint import engine
-    from qlint.analysis.names import live_trees, piecewise_parse
+    from qlint.analysis.names import piecewise_parse, project
     from qlint.rules import packet_scan
 
     real_pieces = piecewise_parse.parse_by_definitions
@@ -132,9 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             pieces[0] -= 1
 
-    # Every module that calls it by name: the engine's parse of a checked file, `live_trees`'
-    # default parser (a summary's, a caller module's), QL102's consumer scan.
-    readers = (piecewise_parse, live_trees, engine, packet_scan)
+    readers = (piecewise_parse, project, packet_scan)
     for reader in readers:
         reader.parse_by_definitions = by_definitions
 

@@ -30,6 +30,7 @@ from qlint.analysis.names.kept_lookups import KeptLookups
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.module_entries import LoadedSummary, SummaryStore, module_entry
 from qlint.analysis.names.modules import import_root, module_name_for, resolve_relative
+from qlint.analysis.names.piecewise_parse import parse_by_definitions
 from qlint.analysis.names.recent_trees import RECENT
 from qlint.analysis.names.scope import ModuleScope
 from qlint.analysis.names.statement_reuse import PreviousTrees
@@ -550,9 +551,13 @@ class ProjectIndex:
             try:
                 source = text if text is not None else decode_source(data)
                 # A file the run checked a moment ago: the engine's tree of it (`tree_handover`).
-                # Or another reader's tree of this text, while it holds it (`live_trees`), else
-                # parsed in pieces: without the whole parse's peak (`piecewise_parse`).
-                tree = (HANDOVER.checked_parse(path, data) if text is None else None) or live_parse(source, path)
+                # Or another reader's tree of this text, while it holds it (`live_trees`).
+                # A tree kept for a reader (a caller search analyses it, or its own check takes
+                # it) is parsed in pieces: without the whole parse's peak (`piecewise_parse`).
+                parser = parse_by_definitions if trees is not None else None
+                tree = (HANDOVER.checked_parse(path, data) if text is None else None) or live_parse(
+                    source, path, parser
+                )
                 scope = ModuleScope.build(tree, module, path)
             except (DecodeError, SyntaxError, ValueError, RecursionError):
                 tree, scope = None, None  # still a dependency: fixing the file must refresh its users
