@@ -32,8 +32,11 @@ def _site(frames: int) -> str:
     frame = sys._getframe(2)
     while frame is not None:
         file = frame.f_code.co_filename
-        # `live_trees.parse` only passes a parse on: the reader that asked for it is the site.
-        if f"{os.sep}qlint{os.sep}" in file and not file.endswith(("parse_census.py", "live_trees.py")):
+        # `live_trees.parse` and `piecewise_parse.parse_whole_or_in_pieces` only pass a parse
+        # on: the reader that asked for it is the site.
+        if f"{os.sep}qlint{os.sep}" in file and not file.endswith(
+            ("parse_census.py", "live_trees.py", "piecewise_parse.py")
+        ):
             if len(names) < frames:
                 module = file.rpartition(f"{os.sep}qlint{os.sep}")[2].removesuffix(".py")
                 names.append(f"{module}.{frame.f_code.co_name}")

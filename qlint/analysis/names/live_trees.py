@@ -26,6 +26,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from qlint.analysis.names.piecewise_parse import parse_whole_or_in_pieces
+
 _INDEX = "_qlint_statements"  # the statements of a registered tree by location, kept on it
 
 
@@ -81,12 +83,15 @@ class LiveTrees:
 
 
 def parse(text: str, path: str, parser: Callable[[str, str], ast.Module] | None = None) -> ast.Module:
-    """The tree of `text`, the content of `path`: a live one, else parsed (by `parser`,
-    `ast.parse` by default) and registered. Raises what the parser raises."""
+    """The tree of `text`, the content of `path`: a live one, else parsed (by `parser`; by
+    default whole, or in pieces when large, `parse_whole_or_in_pieces`: the same tree as
+    `ast.parse` without its whole-module peak) and registered. Raises what the parser raises."""
     found = LIVE.tree(path, text)
     if found is not None:
         return found
-    tree = parser(text, path) if parser is not None else ast.parse(text, filename=path)
+    # In pieces: a caller search's parse of ExecuTorch's qualcomm test_qnn_delegate.py (465 KB)
+    # for a helper's check peaked at twice its 17 MiB tree, on top of all the worker held.
+    tree = (parser or parse_whole_or_in_pieces)(text, path)
     LIVE.add(path, text, tree)
     return tree
 
