@@ -37,3 +37,41 @@ class Quantize:
 QUANTIZE_STAGE_CAPTURE_ROW = (
     QUANTIZE_STAGE.splitlines().index("        captured = export(artifact, inputs).module()") + 1
 )
+
+# A PTQ helper beside a batch-norm model and a mode-free one, for callers written after it.
+PTQ_HELPER_HEAD = """\
+import torch
+from torch import nn
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(4)
+
+    def forward(self, x):
+        return self.bn(x)
+
+
+class Shuffle(nn.Module):
+    def forward(self, x):
+        return x.flip(0)
+
+
+def quantize(model, x, q):
+    return prepare_pt2e(torch.export.export(model, x).module(), q)
+"""
+PTQ_HELPER_HEAD_CAPTURE_ROW = PTQ_HELPER_HEAD.count("\n")  # the `return prepare_pt2e(...)` line
+
+# Qualcomm's get_qdq_module shape: a helper capturing its parameter for PTQ, in its own module.
+QDQ_HELPERS = """
+import torch
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+
+
+def get_qdq_module(module, inputs, q):
+    m = torch.export.export(module, inputs).module()
+    return prepare_pt2e(m, q)
+"""
+QDQ_HELPERS_CAPTURE_ROW = QDQ_HELPERS.splitlines().index("    m = torch.export.export(module, inputs).module()") + 1

@@ -13,17 +13,10 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import check_file, package_repository, rows_of
+from tests.snippets import QDQ_HELPERS, QDQ_HELPERS_CAPTURE_ROW
 
-HELPERS = """
-import torch
-from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
-
-
-def get_qdq_module(module, inputs, q):
-    m = torch.export.export(module, inputs).module()
-    return prepare_pt2e(m, q)
-"""
-HELPER_ROW = HELPERS.splitlines().index("    m = torch.export.export(module, inputs).module()") + 1
+HELPERS = QDQ_HELPERS
+HELPER_ROW = QDQ_HELPERS_CAPTURE_ROW
 TESTS = """
 import torch
 from torch import nn

@@ -17,31 +17,10 @@ import textwrap
 import pytest
 
 from tests.conftest import check_file, lint, package_repository, rows_of
+from tests.snippets import PTQ_HELPER_HEAD, PTQ_HELPER_HEAD_CAPTURE_ROW, QDQ_HELPERS, QDQ_HELPERS_CAPTURE_ROW
 
-HEAD = """\
-import torch
-from torch import nn
-from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.bn = nn.BatchNorm1d(4)
-
-    def forward(self, x):
-        return self.bn(x)
-
-
-class Shuffle(nn.Module):
-    def forward(self, x):
-        return x.flip(0)
-
-
-def quantize(model, x, q):
-    return prepare_pt2e(torch.export.export(model, x).module(), q)
-"""
-CAPTURE_ROW = HEAD.count("\n")  # the `return prepare_pt2e(...)` line
+HEAD = PTQ_HELPER_HEAD
+CAPTURE_ROW = PTQ_HELPER_HEAD_CAPTURE_ROW
 
 
 def ql201(caller: str):
@@ -130,16 +109,8 @@ def test_a_switch_in_a_comprehension_is_read_as_the_loops():
     assert ql201(caller) == [CAPTURE_ROW]
 
 
-HELPERS = """
-import torch
-from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
-
-
-def get_qdq_module(module, inputs, q):
-    m = torch.export.export(module, inputs).module()
-    return prepare_pt2e(m, q)
-"""
-HELPER_ROW = HELPERS.splitlines().index("    m = torch.export.export(module, inputs).module()") + 1
+HELPERS = QDQ_HELPERS
+HELPER_ROW = QDQ_HELPERS_CAPTURE_ROW
 TESTS = """
 import torch
 from torch import nn

@@ -18,31 +18,10 @@ import pytest
 
 from qlint.analysis.flow.loop_items import UNREAD, followed_names, split
 from tests.conftest import lint
+from tests.snippets import PTQ_HELPER_HEAD, PTQ_HELPER_HEAD_CAPTURE_ROW
 
-HEAD = """\
-import torch
-from torch import nn
-from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.bn = nn.BatchNorm1d(4)
-
-    def forward(self, x):
-        return self.bn(x)
-
-
-class Shuffle(nn.Module):
-    def forward(self, x):
-        return x.flip(0)
-
-
-def quantize(model, x, q):
-    return prepare_pt2e(torch.export.export(model, x).module(), q)
-"""
-CAPTURE_ROW = HEAD.count("\n")  # the `return prepare_pt2e(...)` line
+HEAD = PTQ_HELPER_HEAD
+CAPTURE_ROW = PTQ_HELPER_HEAD_CAPTURE_ROW
 
 
 def ql201(caller: str):

@@ -8,12 +8,14 @@ summaries before any module is parsed.
 
 from __future__ import annotations
 
+import ast
 import os
 
 from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import file_keys, kept_answers
 from qlint.analysis.names import project_words
+from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.names.package_map import project_root
 from qlint.analysis.names.references import REFERENCES, References
@@ -293,3 +295,14 @@ def _renames(ctx: FileContext, path: str, name: str) -> tuple[str, ...]:
     modules may import it from there under that name (its summary's fact, read already)."""
     refs = ctx.project.fact_at(path, REFERENCES)
     return refs.aliases.get(name, ()) if refs is not None else ()
+
+
+def tree_at(ctx: FileContext, path: str) -> ast.Module | None:
+    """The project's module at `path`, parsed (None: not read or not Python)."""
+    text = ctx.project.text(path)
+    if text is None:
+        return None
+    try:
+        return live_parse(text, path)
+    except (SyntaxError, ValueError, RecursionError):
+        return None

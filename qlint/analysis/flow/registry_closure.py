@@ -29,9 +29,8 @@ import re
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.method_references import subclassed_in
-from qlint.analysis.flow.project_callers import paths_naming
+from qlint.analysis.flow.project_search import paths_naming, tree_at
 from qlint.analysis.flow.registry_registrations import ends_with_name, registers_own_classes_only
-from qlint.analysis.names.live_trees import parse as live_parse
 
 _MEMO = "registry_closure.closed"
 
@@ -87,17 +86,6 @@ def decorator_users(ctx: FileContext, module: str, registry: str, decorator: str
     if os.path.abspath(ctx.path) != home and spells_word(ctx.text, registry):
         return None
     return paths_naming(ctx, decorator)
-
-
-def tree_at(ctx: FileContext, path: str) -> ast.Module | None:
-    """The project's module at `path`, parsed (None: not read or not Python)."""
-    text = ctx.project.text(path)
-    if text is None:
-        return None
-    try:
-        return live_parse(text, path)
-    except (SyntaxError, ValueError, RecursionError):
-        return None
 
 
 def _written_by_decorator_only(tree: ast.Module, registry: str, decorator: str) -> bool:
@@ -160,4 +148,4 @@ def spells_word(text: str, word: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is not None
 
 
-__all__ = ["closed", "decorator_users", "named_outside", "spells_word", "tree_at"]
+__all__ = ["closed", "decorator_users", "named_outside", "spells_word"]

@@ -43,8 +43,7 @@ import os
 import weakref
 
 from qlint.analysis.flow.decorator_registries import decorators_of, empty_dict
-from qlint.analysis.flow.project_search import paths_naming
-from qlint.analysis.names.live_trees import parse as live_parse
+from qlint.analysis.flow.project_search import paths_naming, tree_at
 
 UNKNOWN = "unknown"  # a registry lookup whose classes are not known
 _READ_METHODS = frozenset({"get", "keys", "values", "items"})
@@ -97,7 +96,7 @@ def looked_up(node: ast.expr, resolver, index, local_classes: dict, make_class):
     memo = ctx.cache.setdefault("registry_contents", {})
     asked = (os.path.abspath(scope.path), registry)
     if asked not in memo:
-        memo[asked] = _registered(ctx, scope, registry, decorator, index.project)
+        memo[asked] = _registered(ctx, scope, registry, decorator)
     registered = memo[asked]
     if registered is None:
         return UNKNOWN
@@ -131,7 +130,7 @@ def _home(name: str, scope, index):
     return None
 
 
-def _registered(ctx, home, registry: str, decorator: str, project):
+def _registered(ctx, home, registry: str, decorator: str):
     """((key, class statement, its module's scope) for each class the decorator registers, in
     the project) when nothing else writes the registry; None otherwise."""
     home_path = os.path.abspath(home.path)
@@ -143,7 +142,7 @@ def _registered(ctx, home, registry: str, decorator: str, project):
     paths = {home_path, checked, *(os.path.abspath(p) for p in (*readers, *users))}
     out = []
     for path in sorted(paths):
-        tree = ctx.tree if path == checked else _tree(project, path)
+        tree = ctx.tree if path == checked else tree_at(ctx, path)
         if tree is None:
             return None
         if not _reads_only(tree, registry, decorator if path == home_path else None):
@@ -152,21 +151,11 @@ def _registered(ctx, home, registry: str, decorator: str, project):
         if found is None:
             return None
         if found:
-            scope = ctx.scope if path == checked else project.scope_at(path)
+            scope = ctx.scope if path == checked else ctx.project.scope_at(path)
             if scope is None:
                 return None
             out.extend((key, node, scope) for key, node in found)
     return tuple(out)
-
-
-def _tree(project, path: str) -> ast.Module | None:
-    text = project.text(path)
-    if text is None:
-        return None
-    try:
-        return live_parse(text, path)
-    except (SyntaxError, ValueError, RecursionError):
-        return None
 
 
 def _parents(tree: ast.Module) -> dict[int, ast.AST]:

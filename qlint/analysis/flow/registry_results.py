@@ -32,7 +32,8 @@ from qlint.analysis.flow.decorator_registries import REGISTRY_RESULT, decorators
 from qlint.analysis.flow.inherited_methods import inherited_method
 from qlint.analysis.flow.mode_neutral import mode_neutral
 from qlint.analysis.flow.model_values import PARAM, ModeFact
-from qlint.analysis.flow.registry_closure import decorator_users, named_outside, spells_word, tree_at
+from qlint.analysis.flow.project_search import tree_at
+from qlint.analysis.flow.registry_closure import decorator_users, named_outside, spells_word
 from qlint.analysis.flow.registry_registrations import ends_with_name, registers_own_classes_only
 
 _MEMO = "registry_results.carried"
