@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import textwrap
 import time
 from pathlib import Path
@@ -28,6 +29,17 @@ def _per_file_cache_path(request, monkeypatch):
     from qlint import run_record
 
     monkeypatch.setattr(run_record, "answer", lambda *args, **kwargs: None)
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_not_left_held():
+    """A test that leaves SIGINT blocked in pytest's main thread fails, and the mask is put
+    back: every later child would inherit the block (a run once had `test_interrupted_start`'s
+    Ctrl-C tests fail together and could not name who held it)."""
+    yield
+    if hasattr(signal, "pthread_sigmask") and signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+        pytest.fail("the test left SIGINT blocked in the main thread")
 
 
 def settings_for(select=("QL",), preview: bool = False, **options) -> Settings:
