@@ -53,7 +53,7 @@ def _confined(ctx: FileContext, cls: ClassScope) -> bool:
         return False
     accepted_bases = {id(b) for c in subclasses for b in c.node.bases if _names(b, node.name)}
     name = node.name
-    rows = frozenset(i for i, line in enumerate(ctx.text.splitlines(), 1) if name in line)
+    rows = rows_spelling(ctx.text, name)
     unaccepted: set[int] = set()
     for body in bodies(ctx.tree, ctx.scope, ctx.cache):
         loads: set[int] = set()
@@ -73,6 +73,11 @@ def _confined(ctx: FileContext, cls: ClassScope) -> bool:
     if unaccepted and not unaccepted <= registered_loads(ctx, name, _receiver_only, _named_elsewhere(ctx)):
         return False  # the class handed on, or an instance passed or returned
     return paths_naming(ctx, name) == []
+
+
+def rows_spelling(text: str, name: str) -> frozenset[int]:
+    """The rows of `text` whose line spells `name` (the rows a class's loads can be on)."""
+    return frozenset(i for i, line in enumerate(text.splitlines(), 1) if name in line)
 
 
 def _named_elsewhere(ctx: FileContext):
@@ -219,4 +224,4 @@ def _self_stays(method: ast.AST) -> bool:
     )
 
 
-__all__ = ["confined"]
+__all__ = ["confined", "rows_spelling"]

@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.flow.confined_instances import _builds, _family, _receiver_only, _self_stays
+from qlint.analysis.flow.confined_instances import _bound_to_receiver, _builds, _family, _self_stays, rows_spelling
 from qlint.analysis.flow.project_search import _MAX_BYTES, _MAX_CANDIDATES, _candidates, _holding, _references
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.names.functions import bodies
@@ -55,7 +55,7 @@ def _holders(ctx: FileContext, root: str, owner: ClassScope, module) -> list[tup
     methods = {m for c in family or () for m in c.methods}
     if family is None or not all(_keeps_self(m, methods) for c in family for m in c.methods.values()):
         return None  # a base not read, or a method that hands its instance on
-    if not _kept_in(ctx, name, _rows_holding(ctx.text, name), own=node):
+    if not _kept_in(ctx, name, rows_spelling(ctx.text, name), own=node):
         return None
     found = _candidates(ctx, root, name)
     if found is None:
@@ -76,7 +76,7 @@ def _holders(ctx: FileContext, root: str, owner: ClassScope, module) -> list[tup
             continue  # does not parse: it builds nothing
         rows = frozenset(refs.rows({name}) if refs is not None else ())
         if named:
-            rows |= _rows_holding(other[0].text, name)
+            rows |= rows_spelling(other[0].text, name)
         if not _kept_in(other[0], name, rows):
             return None
         out.append((path, data, key))
@@ -95,13 +95,9 @@ def _unlisted_strings_kept(ctx: FileContext, root: str, name: str, listed: set[s
         if data is None or not any(q in data for q in quoted):
             continue
         other = module(path, data)
-        if other is not None and not _kept_in(other[0], name, _rows_holding(other[0].text, name)):
+        if other is not None and not _kept_in(other[0], name, rows_spelling(other[0].text, name)):
             return False
     return True
-
-
-def _rows_holding(text: str, name: str) -> frozenset[int]:
-    return frozenset(i for i, line in enumerate(text.splitlines(), 1) if name in line)
 
 
 def _keeps_self(method: ast.AST, methods: set[str]) -> bool:
@@ -141,7 +137,7 @@ def _kept_in(other: FileContext, name: str, rows: frozenset[int], own: ast.Class
             elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and _builds(n.func.value, name):
                 accepted.add(id(n.func.value.func))  # `Stage(q).run(m)`
             elif isinstance(n, ast.Assign) and _builds(n.value, name):
-                if isinstance(body.node, _FUNCS) and _bound_locally(n, body.node):
+                if isinstance(body.node, _FUNCS) and _bound_to_receiver(n, body.node):
                     accepted.add(id(n.value.func))  # `stage = Stage(q)`, then `stage.run(m)`
             elif isinstance(n, (ast.Global, ast.Nonlocal)) or (
                 isinstance(n, (ast.ClassDef, *_FUNCS)) and n.name == name and n is not own
@@ -150,13 +146,6 @@ def _kept_in(other: FileContext, name: str, rows: frozenset[int], own: ast.Class
         if loads - accepted:
             return False  # the class handed on, subclassed, or an instance used otherwise
     return True
-
-
-def _bound_locally(assign: ast.Assign, func: ast.AST) -> bool:
-    """`local = Stage(...)` in `func`, every read of `local` there a method's receiver."""
-    if len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Name):
-        return False
-    return _receiver_only(assign.targets[0].id, func)
 
 
 def _all_strings(tree: ast.Module) -> set[int]:

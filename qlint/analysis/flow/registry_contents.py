@@ -44,6 +44,8 @@ import weakref
 
 from qlint.analysis.flow.decorator_registries import decorators_of, empty_dict
 from qlint.analysis.flow.project_search import paths_naming, tree_at
+from qlint.analysis.tree_walk import Parents
+from qlint.analysis.tree_walk import parents as tree_parents
 
 UNKNOWN = "unknown"  # a registry lookup whose classes are not known
 _READ_METHODS = frozenset({"get", "keys", "values", "items"})
@@ -158,10 +160,6 @@ def _registered(ctx, home, registry: str, decorator: str):
     return tuple(out)
 
 
-def _parents(tree: ast.Module) -> dict[int, ast.AST]:
-    return {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-
-
 def _reads_only(tree: ast.Module, registry: str, decorator: str | None) -> bool:
     """Every appearance of `registry` in `tree` reads it; in its home module (`decorator`
     given) also its one module-level binding and the decorator's store."""
@@ -181,7 +179,7 @@ def _reads_only(tree: ast.Module, registry: str, decorator: str | None) -> bool:
         if not (isinstance(node, ast.Name) and node.id == registry):
             continue
         if parents is None:
-            parents = _parents(tree)
+            parents = tree_parents(tree)
         parent = parents.get(id(node))
         if not isinstance(node.ctx, ast.Load):
             bindings += 1
@@ -197,7 +195,7 @@ def _reads_only(tree: ast.Module, registry: str, decorator: str | None) -> bool:
     return bindings == (1 if decorator is not None else 0)
 
 
-def _read(node: ast.Name, parent: ast.AST | None, parents: dict[int, ast.AST]) -> bool:
+def _read(node: ast.Name, parent: ast.AST | None, parents: Parents) -> bool:
     """`REG.get(k)`, `REG.values()`, `k in REG`, `for x in REG`: a read that leaves it as it is."""
     if isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in _READ_METHODS:
         call = parents.get(id(parent))
