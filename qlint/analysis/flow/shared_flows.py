@@ -191,6 +191,11 @@ class Tracker:
                     self.reads.extend(shared.reads)
                     self.lookups.extend(shared.lookups)
                 else:
+                    # Reused by no analysis in progress: what it read goes to the sink as a
+                    # frame's reads do (a caller's analysis kept, `caller_modules`,
+                    # `kept_caller_verdicts`, depends on it as much).
+                    if self.sink is not None:
+                        self.sink(shared.reads)
                     self._depend(shared.reads)
                 return shared.flow
         return None
