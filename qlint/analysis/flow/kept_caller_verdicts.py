@@ -9,8 +9,8 @@ changed nothing they read.
 
 A caller module whose every call passes a harmless model, read the plain way (no call handed
 on to its own callers, no registry's dispatch, no `self.model` stored by a constructor: what
-those read is not all recorded here), is kept (`kept_answers`, table `caller-verdicts`) as the
-number of such calls, with:
+those read is not all recorded here), is kept (`kept_answers`, table `caller-verdicts-1`,
+written by whole-tree runs too: `small`) as the number of such calls, with:
 
 - the trail of files its reading recorded (`ProjectIndex.reads`, and what its model flows
   read, `shared_flows.Tracker.sink`): the caller module first, each with its stat, hash and
@@ -28,6 +28,10 @@ Not kept: a verdict that read anything but files and bodies it can name (a listi
 project, a body taken unnamed), one whose caller module was analysed before the recording
 began (what that analysis read was not seen), or one read from an unsaved buffer of another
 module (`kept_answers` writes no trail holding one).
+
+A check taking them reads none of those modules, so QL202, which asks the same caller modules
+for its own search (`call_paths`), builds them itself where it asks: ExecuTorch's
+qualcomm/export_utils.py (44 caller modules, both rules) costs what it did.
 """
 
 from __future__ import annotations
