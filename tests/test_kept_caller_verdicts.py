@@ -187,3 +187,30 @@ def test_a_module_whose_calls_never_run_vouches_for_nothing_when_taken(tmp_path,
     found, _ = _run(path, HELPER)
     assert [code for code, _, _ in found] == ["QL201"] == [code for code, _, _ in _without_store(path, HELPER)]
     assert _run(path, HELPER)[0] == found
+
+
+# `prep` hands the model to `_switch`, which the callers' analyses read through `prep`'s flow.
+NESTED = HELPER.replace(
+    "def prep(model):\n    model.eval()\n    return model\n",
+    "def prep(model):\n    return _switch(model)\n\n\ndef _switch(model):\n    model.eval()\n    return model\n",
+)
+
+
+def test_a_body_read_through_a_flow_analysed_for_another_check_is_kept_in_the_shape(tmp_path, store):
+    # As a run over the tree does: a caller is checked first, and the helper module's flows it
+    # analysed (before that module's bodies were watched) are reused by the helper module's check.
+    root, path = _repo(tmp_path)
+    old_file(root / "pkg" / "utils" / "export_utils.py", NESTED)
+    _new_process()
+    project = ProjectIndex()
+    caller = root / "scripts" / "c0.py"
+    assert not check_source(CALLER, str(caller), settings_for(("QL201",)), project).errors
+    result = check_source(NESTED, path, settings_for(("QL201",)), project)
+    assert [d.code for d in result.diagnostics] == []
+    caller_modules.checked_once(path)
+    kept_answers.flush()
+    # `_switch` no longer evals: every caller now hands over a train-mode model.
+    edited = _edit(NESTED, "    model.eval()\n    return model\n", "    model.cpu()\n    return model\n")
+    found, _ = _run(path, edited)
+    assert [code for code, _, _ in found] == ["QL201"]
+    assert found == _without_store(path, edited)

@@ -67,7 +67,7 @@ class Verdicts:
         self.key: tuple | None = None
         self._reads: list | None = None  # what the index recorded while the module is read
         self._flow_reads: list = []  # what its model flows read (`shared_flows.Tracker.sink`)
-        self._sink: tuple | None = None  # (tracker, its sink before, the one recording)
+        self._sink: tuple | None = None  # (tracker, its sink and reused before, the one recording)
         self._tainted = False
         self._vouched = 0  # calls of the module read now found to pass harmless models
 
@@ -124,9 +124,10 @@ class Verdicts:
             yield
         finally:
             if self._sink is not None:
-                tracker, sink, seen = self._sink
+                tracker, sink, seen, reused = self._sink
                 if tracker.sink is seen:
                     tracker.sink = sink
+                tracker.reused = reused
                 self._sink = None
             index.wants_dependencies = wanted
             project.reads = outer
@@ -155,7 +156,8 @@ class Verdicts:
                 sink(flow_reads)
 
         tracker.sink = seen
-        self._sink = (tracker, sink, seen)
+        self._sink = (tracker, sink, seen, tracker.reused)
+        tracker.reused = []
 
     def taint(self) -> None:
         """The call judged now was read another way than the plain one: not kept."""
@@ -171,6 +173,10 @@ class Verdicts:
         reads, self._reads = self._reads, None
         if reads is None or self._tainted or self._vouched <= 0:
             return
+        if self._sink is not None and self._sink[0].reused:
+            # A flow kept by another analysis was reused (`shared_flows`): one analysed before
+            # the checked module's bodies were watched read them unnamed. (None on ExecuTorch.)
+            return
         kept = _kept_reads(self.ctx, path, key, [*reads, *self._flow_reads])
         if kept is not None:
             _KEPT[(*self.key, path)] = (self._vouched, *kept)
@@ -185,11 +191,23 @@ def _kept_reads(ctx, path: str, key: tuple, reads: list) -> tuple | None:
     project = ctx.project
     own = os.path.abspath(ctx.path)
     text_digest = content_sha256_hex(ctx.text.encode("utf-8"))
+    # A body taken from the scope other modules see of the checked module. Scopes of modules
+    # checked before stay watched: a body taken from one of them is a body of that module,
+    # whose file is read (and kept in the trail) like any other.
+    scope = project.held_scope(own)
+    if scope is None:
+        return None
+    ours = _scope_nodes(scope)
+    if ours is None:
+        return None
     bodies = []
     files = []
     for dep, digest in reads:
         if dep == BODY_READ:
-            bodies.append(digest)
+            if digest is None:
+                return None  # bodies it cannot name
+            if id(digest) in ours:
+                bodies.append(digest)
         elif not os.path.isabs(dep):
             return None  # a listing, the wrapper names
         elif os.path.abspath(dep) == own:
@@ -216,10 +234,40 @@ def _kept_reads(ctx, path: str, key: tuple, reads: list) -> tuple | None:
     return shape, tuple(dict.fromkeys(trail))
 
 
+def _scope_nodes(scope) -> dict[int, ast.AST] | None:
+    """id -> node of every function, class and method taken so far from the scope (read
+    without telling its watch, `scope.WatchedTable`; of a summarised module's lazy tables,
+    `summary._LazyTable`, the values built: the others were never taken). None: a table of
+    another kind."""
+    out: dict[int, ast.AST] = {}
+    functions = _taken_values(scope.functions)
+    classes = _taken_values(scope.classes)
+    if functions is None or classes is None:
+        return None
+    for func in functions:
+        out[id(func)] = func
+    for cls in classes:
+        node = cls.key_node() if hasattr(cls, "key_node") else cls.node
+        out[id(node)] = node
+        methods = _taken_values(cls.methods)
+        if methods is None:
+            return None
+        for method in methods:
+            out[id(method)] = method
+    return out
+
+
+def _taken_values(table) -> list | None:
+    built = getattr(table, "_built", None)
+    if isinstance(built, dict):
+        return list(built.values())
+    return list(dict.values(table)) if isinstance(table, dict) else None
+
+
 def _shape_of(ctx, bodies: list) -> tuple | None:
     """(masked text's digest, ((kind, name, row, column, digest), ...) of the bodies taken),
-    or None when one taken cannot be named (None, or a node that is no function, method or
-    class of the module's top level)."""
+    or None when one taken cannot be named (a node that is no function, method or class of
+    the module's top level)."""
     masked, named = _module_shape(ctx)
     out = set()
     for body in bodies:

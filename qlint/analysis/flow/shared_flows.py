@@ -89,6 +89,10 @@ class Tracker:
         # Told everything each analysis read, when it ends (a caller module kept across
         # checks, `caller_modules`, collects what its analyses depend on).
         self.sink = None
+        # The keys of the kept flows reused, while a verdict kept between runs records what it
+        # read (`kept_caller_verdicts`): one analysed before the checked module's bodies were
+        # watched read them unnamed.
+        self.reused: list | None = None
 
     # -- frames ----------------------------------------------------------------------
     def push(self, key) -> None:
@@ -186,6 +190,8 @@ class Tracker:
         index answers alike from here."""
         for shared in scope.__dict__.get(_KEY, {}).get(key, ()):
             if self._holds(shared, func, class_scope):
+                if self.reused is not None:
+                    self.reused.append(key)
                 self.deps[key] = (shared.reads, shared.lookups)
                 if self.frames:
                     self.reads.extend(shared.reads)
