@@ -214,3 +214,22 @@ def test_a_body_read_through_a_flow_analysed_for_another_check_is_kept_in_the_sh
     found, _ = _run(path, edited)
     assert [code for code, _, _ in found] == ["QL201"]
     assert found == _without_store(path, edited)
+
+
+def test_a_verdict_that_reused_a_flow_of_an_earlier_check_is_not_kept(tmp_path, store, monkeypatch):
+    # A run over the tree checks a caller before the helper's module (ExecuTorch's
+    # test_qnn_delegate.py before tests/utils.py): flows of the helper's module it kept were
+    # analysed before that module's bodies were watched, so what they read of them is unnamed.
+    _, path = _repo(tmp_path, c0=CALLER)
+    watch = kept_caller_verdicts.Verdicts.watch
+
+    def reusing(self, module_of):
+        watch(self, module_of)
+        if self._sink is not None:
+            self._sink[0].reused.append(self.ctx.project.checks - 1)  # as `Tracker.reuse` notes one
+
+    monkeypatch.setattr(kept_caller_verdicts.Verdicts, "watch", reusing)
+    assert _run(path, HELPER) == ([], 1)
+    monkeypatch.setattr(kept_caller_verdicts.Verdicts, "watch", watch)
+    assert _run(path, HELPER) == ([], 1)  # not kept: read again (and kept now)
+    assert _run(path, HELPER) == ([], 0)
