@@ -47,7 +47,8 @@ def _open(found: list[tuple[str, str, int, str]]) -> None:
 
     each = caller_verdicts.each_project_call
 
-    def every_caller(ctx, func, index):
+    def every_caller(ctx, func, index, verdicts=None):
+        # No kept verdict (`kept_caller_verdicts`): every caller module is read.
         for call in each(ctx, func, index):
             if call is None:
                 found.append(("use", ctx.path, func.lineno, "a use of the helper that cannot be read"))

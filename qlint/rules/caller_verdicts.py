@@ -19,7 +19,8 @@ import weakref
 from qlint.analysis.flow.call_paths import on_params, vouched_on_every_path
 from qlint.analysis.flow.call_sites import Home, Site, calls_all_known, calls_read_here, checked_home, rows_naming
 from qlint.analysis.flow.constructor_flags import other_arm_ruled_out
-from qlint.analysis.flow.decorator_registries import class_key
+from qlint.analysis.flow.decorator_registries import REGISTRY_RESULT, class_key
+from qlint.analysis.flow.kept_caller_verdicts import Verdicts
 from qlint.analysis.flow.model_apis import argument_for
 from qlint.analysis.flow.model_flow import PARAM, STORED, Capture, FunctionFlow, ModeFact, caller_facts, compatible
 from qlint.analysis.flow.model_values import (
@@ -33,7 +34,7 @@ from qlint.analysis.flow.model_values import (
     VALUES,
     CallSite,
 )
-from qlint.analysis.flow.project_callers import ProjectCall, each_project_call
+from qlint.analysis.flow.project_callers import KeptCalls, ProjectCall, each_project_call
 from qlint.analysis.flow.read_only_params import reads_only
 from qlint.analysis.flow.switched_parts import eval_switched_part, kept_until, partial
 from qlint.analysis.flow.switched_subclasses import vouched_for_every_instance
@@ -164,6 +165,9 @@ def _callers_harmless(
     if unread_use(ctx, flows, func):
         return False
     part = harmless is not None
+    # The verdict asked of the helper itself: each caller module's, when every call there is
+    # read the plain way, is kept between runs (`kept_caller_verdicts`).
+    verdicts = Verdicts(ctx, index) if not part and not seen and select is None else None
     if harmless is None:
         seen = seen | {(id(func), index)}
         own = flows
@@ -217,9 +221,14 @@ def _callers_harmless(
     called = bool(same)
     # Module by module: the first caller that passes a risky model (or a use that cannot be
     # read) decides, and the modules after it are not analysed.
-    for found in each_project_call(ctx, func, index):
+    for found in each_project_call(ctx, func, index, verdicts):
         if found is None:
             return False
+        if isinstance(found, KeptCalls):
+            called = True  # every call there passes a harmless model, as a run before judged
+            continue
+        if verdicts is not None and not _plain(found):
+            verdicts.taint()
         if (select is not None and _selected_out(found.site, select)) or _keyed_elsewhere(ctx, found.site):
             continue  # hands the dispatch a config of another class: the capture is not reached
         if part:
@@ -236,16 +245,38 @@ def _callers_harmless(
                 if _never_runs(found):
                     continue
                 return False
-        elif not all(
-            _instances_harmless(ctx, found.module[0], f, harmless(f, list(found.flows), found.call, found.flow))
-            or _handed_on(ctx, found, f, seen, select)
-            for f in found.facts
-        ):
+        elif not _passes_harmless(ctx, found, harmless, seen, select, verdicts):
             if _never_runs(found):
                 continue
             return False
         called = True
+        if verdicts is not None:
+            verdicts.vouched()
     return called
+
+
+def _passes_harmless(ctx: FileContext, found: ProjectCall, harmless, seen: frozenset, select, verdicts) -> bool:
+    """Every model the found call passes is harmless, or is its maker's own parameter, handed
+    on as it came, and its callers pass harmless ones (`_handed_on`)."""
+    flows = list(found.flows)
+    for fact in found.facts:
+        if _instances_harmless(ctx, found.module[0], fact, harmless(fact, flows, found.call, found.flow)):
+            continue
+        if verdicts is not None:
+            verdicts.taint()  # its callers' search is not among what the kept verdict read
+        if not _handed_on(ctx, found, fact, seen, select):
+            return False
+    return True
+
+
+def _plain(found: ProjectCall) -> bool:
+    """The found call is judged from what its module's analysis read alone: no registry's
+    dispatch (`_keyed_elsewhere`, `_selected_out`: the registry's closure is searched), no
+    registry result (the checked module's analysis reads its class, `registry_results`), no
+    `self.model` stored by a constructor (its subclasses are searched, `_instances_harmless`)."""
+    if found.site is None or found.site.selection is not None:
+        return False
+    return all(f.origin is None or f.origin.kind not in (STORED, REGISTRY_RESULT) for f in found.facts)
 
 
 def _never_runs(found: ProjectCall) -> bool:

@@ -36,6 +36,7 @@ a warm check validates its stat, not the project's (`subclassed_methods`).
 from __future__ import annotations
 
 import ast
+import contextlib
 from collections.abc import Iterator
 
 from qlint.analysis import scan_memo
@@ -43,6 +44,7 @@ from qlint.analysis.context import FileContext
 from qlint.analysis.flow import caller_modules
 from qlint.analysis.flow.caller_modules import caller_module
 from qlint.analysis.flow.function_references import _imported_elsewhere, _uses
+from qlint.analysis.flow.kept_caller_verdicts import Verdicts
 from qlint.analysis.flow.method_references import method_uses, owner_class
 from qlint.analysis.flow.model_values import CallSite, FunctionFlow, ModeFact
 from qlint.analysis.flow.project_search import (
@@ -94,9 +96,24 @@ def project_callers(ctx: FileContext, func: ast.AST, index: int) -> list[Project
     return found
 
 
-def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[ProjectCall | None]:
+@value_class(frozen=True)
+class KeptCalls:
+    """The calls of the helper in the module at `path`, `calls` of them, all passing harmless
+    models, as an earlier run judged them (`kept_caller_verdicts`): not read again."""
+
+    path: str
+    calls: int
+
+
+def each_project_call(
+    ctx: FileContext, func: ast.AST, index: int, verdicts: Verdicts | None = None
+) -> Iterator[ProjectCall | KeptCalls | None]:
     """The same, one module at a time, so that a verdict can stop at the first caller that
-    decides it; None is yielded (last) for a use that cannot be read."""
+    decides it; None is yielded (last) for a use that cannot be read. `verdicts`: the consumer
+    judges whether every call passes a harmless model (`caller_verdicts`), and stops at the
+    first that does not: a module whose verdict an earlier run kept is yielded as `KeptCalls`
+    without being read, and the verdict of a module read now is kept when the consumer asks
+    for the next module after judging all its calls (`kept_caller_verdicts`)."""
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not ctx.module:
         yield None
         return
@@ -109,6 +126,8 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
     # The helper's name, then the names modules re-export it under (`from .x import f as qm`):
     # a caller of `qm` never spells `f`. A constructor's callers spell its class.
     words = [owner_name if method == _INIT else func.name]
+    if verdicts is not None:
+        verdicts.asked(target, words[0], method)
     # A subclass's `self.<method>(...)` in another module is read (`subclass_self_calls`); one
     # that takes the method as a value keeps the callers unknown, and alone decides so.
     if method and root is not None:
@@ -131,43 +150,67 @@ def each_project_call(ctx: FileContext, func: ast.AST, index: int) -> Iterator[P
             yield None
             return
         for path, data, key in candidates:
+            # Kept verdicts are those of the modules read under the helper's own name, where
+            # every call found is yielded (none was found before under another name).
+            first = verdicts if verdicts is not None and word is words[0] else None
+            known = first.taken(path, key) if first is not None else None
+            if known is not None:
+                if not _more_words(ctx, path, word, words, method):
+                    yield None  # re-exported under too many names to search them all
+                    return
+                yield KeptCalls(path, known)
+                continue
             # The module's summary is parsed for its references (unless known already): the tree
             # is kept for `_module`, which would otherwise parse the module again to read its calls.
             apart = method == _METHOD and _subclasses(path, key, data, owner_name)
-            try:
-                refs = _references(ctx, path, key, word, keep_tree=True)
-                if refs is not None and not method and _imported_elsewhere(ctx, path, refs, func, target, word):
-                    calls = ()  # no use of it there can be the helper: the module is not parsed
-                elif refs is not None:
-                    calls = _calls_in(ctx, path, data, refs, func, target, index, word, method, apart)
-                else:
-                    calls = ()
-                if calls == [] and _own_only(ctx, path, data, word):
-                    scan_memo.note_miss(path, _OWN + word, key)
-            finally:
-                # Not taken when the module was built before or names no caller: a module's whole
-                # tree would otherwise stay with the worker until the next caller search.
-                ctx.project.drop_kept_tree()
-            if calls is None:
-                yield None
-                return
-            for renamed in _renames(ctx, path, word) if not method else ():
-                if renamed not in words:
-                    if len(words) > _MAX_WORDS:
-                        yield None  # re-exported under too many names to search them all
-                        return
-                    words.append(renamed)
-            try:
-                for call in calls:
-                    where = (path, call.call.lineno, call.call.col_offset)
-                    if where not in seen:
-                        found_now.add(where)
-                        yield call
-            finally:
-                if apart:
-                    calls = call = None  # not held while the next module is read
-                    caller_modules.release(ctx, path)
+            with first.recording(path, key) if first is not None else contextlib.nullcontext():
+                try:
+                    refs = _references(ctx, path, key, word, keep_tree=True)
+                    if refs is not None and not method and _imported_elsewhere(ctx, path, refs, func, target, word):
+                        calls = ()  # no use of it there can be the helper: the module is not parsed
+                    elif refs is not None:
+                        if first is not None:
+                            first.watch(lambda path=path, data=data, apart=apart: _module(ctx, path, data, apart))
+                        calls = _calls_in(ctx, path, data, refs, func, target, index, word, method, apart)
+                    else:
+                        calls = ()
+                    if calls == [] and _own_only(ctx, path, data, word):
+                        scan_memo.note_miss(path, _OWN + word, key)
+                finally:
+                    # Not taken when the module was built before or names no caller: a module's whole
+                    # tree would otherwise stay with the worker until the next caller search.
+                    ctx.project.drop_kept_tree()
+                if calls is None:
+                    yield None
+                    return
+                if not _more_words(ctx, path, word, words, method):
+                    yield None  # re-exported under too many names to search them all
+                    return
+                try:
+                    for call in calls:
+                        where = (path, call.call.lineno, call.call.col_offset)
+                        if where not in seen:
+                            found_now.add(where)
+                            yield call
+                finally:
+                    if apart:
+                        calls = call = None  # not held while the next module is read
+                        caller_modules.release(ctx, path)
+                # Asked for the next module: the consumer found every call here harmless.
+                if first is not None:
+                    first.judged(path, key)
         seen |= found_now
+
+
+def _more_words(ctx: FileContext, path: str, word: str, words: list[str], method: str) -> bool:
+    """Add to `words` the names the module at `path` re-exports the helper under; False when
+    that makes too many to search."""
+    for renamed in _renames(ctx, path, word) if not method else ():
+        if renamed not in words:
+            if len(words) > _MAX_WORDS:
+                return False
+            words.append(renamed)
+    return True
 
 
 _METHOD = "method"
@@ -344,6 +387,7 @@ def _module(ctx: FileContext, path: str, data: bytes, apart: bool = False):
 
 
 __all__ = [
+    "KeptCalls",
     "ProjectCall",
     "each_project_call",
     "named_in_text",

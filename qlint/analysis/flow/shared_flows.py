@@ -52,6 +52,9 @@ class Shared:
     flow: FunctionFlow
     reads: tuple[tuple[str, str], ...]
     lookups: tuple
+    # The project index's check it was analysed in (`ProjectIndex.checks`): one of an earlier
+    # check read the module checked now before its bodies were watched (`body_reads`).
+    check: int | None = None
 
 
 class _Frame:
@@ -89,6 +92,10 @@ class Tracker:
         # Told everything each analysis read, when it ends (a caller module kept across
         # checks, `caller_modules`, collects what its analyses depend on).
         self.sink = None
+        # The check each kept flow reused was analysed in, while a verdict kept between runs
+        # records what it read (`kept_caller_verdicts`): one of an earlier check, analysed
+        # before the checked module's bodies were watched, read them unnamed.
+        self.reused: list | None = None
 
     # -- frames ----------------------------------------------------------------------
     def push(self, key) -> None:
@@ -186,11 +193,18 @@ class Tracker:
         index answers alike from here."""
         for shared in scope.__dict__.get(_KEY, {}).get(key, ()):
             if self._holds(shared, func, class_scope):
+                if self.reused is not None:
+                    self.reused.append(shared.check)
                 self.deps[key] = (shared.reads, shared.lookups)
                 if self.frames:
                     self.reads.extend(shared.reads)
                     self.lookups.extend(shared.lookups)
                 else:
+                    # Reused by no analysis in progress: what it read goes to the sink as a
+                    # frame's reads do (a caller's analysis kept, `caller_modules`,
+                    # `kept_caller_verdicts`, depends on it as much).
+                    if self.sink is not None:
+                        self.sink(shared.reads)
                     self._depend(shared.reads)
                 return shared.flow
         return None
@@ -235,7 +249,8 @@ class Tracker:
         # The one made last first; the others for the answers they were made with, while they
         # hold the same body.
         older = tuple(s for s in kept.get(key, ()) if s.func is func and s.class_scope is class_scope)
-        kept[key] = (Shared(func, class_scope, flow, *deps), *older[: _VARIANTS - 1])
+        check = getattr(self.project, "checks", None)
+        kept[key] = (Shared(func, class_scope, flow, *deps, check), *older[: _VARIANTS - 1])
 
     def _same(self, reads) -> bool:
         """Every module read has the content it had (a body of the checked module read, which

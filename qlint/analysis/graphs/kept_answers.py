@@ -101,6 +101,12 @@ def keeping() -> bool:
     return _STATE.store is not None and not _STATE.only_small
 
 
+def writing(name: str) -> bool:
+    """Answers of the table `name` worked out now are written down at the end (`keeping`, or
+    a run over many files and the table is registered `small`)."""
+    return _STATE.store is not None and (not _STATE.only_small or name in _STATE.small)
+
+
 def saved(name: str, key) -> tuple | None:
     """(value..., trail as written) of the answer `name`/`key` an earlier run kept, or None.
     The caller checks the trail (`valid_trail`) before taking it."""
@@ -293,4 +299,5 @@ __all__ = [
     "took",
     "use",
     "valid_trail",
+    "writing",
 ]
