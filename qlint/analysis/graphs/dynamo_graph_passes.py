@@ -32,7 +32,6 @@ from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import file_keys
 from qlint.analysis.graphs.project_scan import parsed_module, scan_root, text_holding
-from qlint.analysis.graphs.stripped_later import inserts_into_parameter
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.project_files import listing_dependency, project_keys
@@ -351,6 +350,9 @@ def inserted_before_aot(ctx: FileContext, body: Body | None, expr: ast.expr) -> 
     if parts is None:
         return False
     graph, inputs = parts
+    # Imported here: `stripped_later` is a verdict QL101/QL102 import only when a finding asks.
+    from qlint.analysis.graphs.stripped_later import inserts_into_parameter
+
     if not inserts_into_parameter(body.node, graph, expr):
         return False
     resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
