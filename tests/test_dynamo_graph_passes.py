@@ -121,6 +121,60 @@ def test_pre_grad_custom_pass_and_its_private_helper_are_quiet(tmp_path):
     assert _rows(root, "ext/passes/legacy.py") == []
 
 
+def test_pass_before_inductor_compile_fx_is_quiet(tmp_path):
+    # `compile_fx(gm, example_inputs)` on Dynamo's graph runs AOT autograd, which re-traces it.
+    backend = """
+        from torch._inductor.compile_fx import compile_fx
+
+        from pkg.passes import rewrite_events
+
+
+        def my_backend(gm, example_inputs):
+            rewrite_events(gm)
+            return compile_fx(gm, example_inputs)
+    """
+    root = _package(tmp_path, passes=PASS, backend=backend)
+    assert _rows(root, "pkg/passes.py") == []
+
+
+# A hardware backend rewriting Dynamo's graph itself before Inductor (ECE298A-TPU's
+# `torch_backend.py`): its own op goes in as a packet, which AOT autograd re-traces.
+OWN_REWRITE = """
+    import torch
+    from torch._dynamo import register_backend
+    from torch._inductor.compile_fx import compile_fx
+
+
+    def make_backend(device):
+        @register_backend(name="tpu")
+        def _backend(gm, example_inputs):
+            graph = gm.graph
+            for node in list(graph.nodes):
+                if node.target == torch.ops.aten.linear.default:
+                    with graph.inserting_before(node):
+                        new = graph.call_function(torch.ops.tpu.matmul, node.args)
+                    node.replace_all_uses_with(new)
+            gm.recompile()
+            return compile_fx(gm, example_inputs)
+
+        return _backend
+
+
+    def aot_backend(gm, example_inputs):
+        for node in list(gm.graph.nodes):
+            gm.graph.call_function(torch.ops.tpu.matmul, node.args)
+        return aot_module_simplified(gm, example_inputs)
+
+
+    from torch._functorch.aot_autograd import aot_module_simplified
+"""
+
+
+def test_backend_inserting_into_its_own_graph_before_aot_is_quiet(tmp_path):
+    root = _project(tmp_path, {"scripts/tpu_backend.py": OWN_REWRITE})
+    assert _rows(root, "scripts/tpu_backend.py", select=("QL102",)) == []
+
+
 # -- loud: not Dynamo's graph, or not before AOT ----------------------------------------------
 
 
@@ -186,6 +240,48 @@ def test_aot_call_on_a_graph_that_is_not_the_parameter_is_reported(tmp_path):
     """
     root = _package(tmp_path, passes=PASS, backend=backend)
     assert _rows(root, "pkg/passes.py") == [6, 7]
+
+
+def test_backend_own_insertion_not_into_dynamo_graph_before_aot_is_reported(tmp_path):
+    # Each insertion misses one condition: after the AOT call, after a re-trace, into another
+    # parameter's graph, before `compile_fx_inner` (which compiles AOT's graphs, re-tracing
+    # nothing), and as a target assignment (whose node's graph is not read).
+    backend = """
+        import torch
+        from torch._functorch.aot_autograd import aot_module_simplified
+        from torch._inductor.compile_fx import compile_fx, compile_fx_inner
+        from torch.fx.experimental.proxy_tensor import make_fx
+
+
+        def after(gm, example_inputs):
+            compiled = compile_fx(gm, example_inputs)
+            gm.graph.call_function(torch.ops.tpu.matmul, ())
+            return compiled
+
+
+        def retraced(gm, example_inputs):
+            gm = make_fx(gm)(*example_inputs)
+            gm.graph.call_function(torch.ops.tpu.matmul, ())
+            return aot_module_simplified(gm, example_inputs)
+
+
+        def other(gm, example_inputs, exported):
+            exported.graph.call_function(torch.ops.tpu.matmul, ())
+            return compile_fx(gm, example_inputs)
+
+
+        def inner(gm, example_inputs):
+            gm.graph.call_function(torch.ops.tpu.matmul, ())
+            return compile_fx_inner(gm, example_inputs)
+
+
+        def assigned(gm, example_inputs):
+            for node in gm.graph.nodes:
+                node.target = torch.ops.tpu.matmul
+            return compile_fx(gm, example_inputs)
+    """
+    root = _project(tmp_path, {"scripts/tpu_backend.py": backend})
+    assert _rows(root, "scripts/tpu_backend.py", select=("QL102",)) == [10, 16, 21, 26, 32]
 
 
 def test_post_grad_pass_is_reported(tmp_path):

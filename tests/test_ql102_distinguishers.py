@@ -11,7 +11,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from tests.conftest import check_file, package_repository
+from tests.conftest import check_file, package_repository, rows_of
 
 
 def _found(tmp_path: Path, target: str, **modules: str) -> list[tuple[int, str]]:
@@ -289,3 +289,66 @@ def test_a_module_outside_any_package_says_its_callers_are_unknown(tmp_path):
     path.write_text(textwrap.dedent(INSERTER))
     [found] = check_file(path, ("QL102",)).diagnostics
     assert "`insert_quantize`'s callers are unknown" in found.message
+
+
+# -- a test the runner collects (coreai-torch's `TestRound`) --------------------------------------
+
+# A regression test turns an exported `round` node into the packet on purpose and hands the
+# program to the project's own converter: no user imports a test to give it their graph.
+TEST_MODULE = """
+    import unittest
+
+    import torch
+
+    from pkg.convert import to_ir
+
+
+    class TestRound:
+        @staticmethod
+        def _to_packet(program):
+            for node in program.graph_module.graph.nodes:
+                node.target = torch.ops.aten.round
+
+        def test_lowers(self):
+            program = torch.export.export(torch.nn.Identity(), (torch.ones(2),))
+            self._to_packet(program)
+            assert to_ir(program)
+
+
+    class RoundCase(unittest.TestCase):
+        def test_packet(self):
+            program = torch.export.export(torch.nn.Identity(), (torch.ones(2),))
+            program.graph_module.graph.call_function(torch.ops.aten.round, ())
+
+
+    def test_function():
+        program = torch.export.export(torch.nn.Identity(), (torch.ones(2),))
+        program.graph_module.graph.call_function(torch.ops.aten.round, ())
+"""
+CONVERT = "def to_ir(program):\n    return [str(n.target) for n in program.graph_module.graph.nodes]\n"
+
+
+def test_an_insertion_in_a_test_the_runner_collects_is_quiet(tmp_path):
+    root = package_repository(tmp_path, convert=CONVERT)
+    (root / "tests").mkdir()
+    for init in (False, True):  # a `tests` folder qlint cannot map as a package, and one it can
+        if init:
+            (root / "tests" / "__init__.py").write_text("")
+        path = root / "tests" / "test_round.py"
+        path.write_text(textwrap.dedent(TEST_MODULE))
+        assert check_file(path, ("QL102",)).diagnostics == []
+
+
+def test_an_uncollected_helper_of_a_test_module_and_a_test_named_class_elsewhere_are_loud(tmp_path):
+    # Helper classes of the test module the runner does not collect are judged by their callers
+    # (none here; an uncalled helper function of a test module is dead code, `dead_code`); the
+    # same tests in a module no runner collects are a package's API like any other.
+    helper = TEST_MODULE.replace("class TestRound:", "class RoundRewriter:").replace(
+        "class RoundCase(unittest.TestCase):", "class RoundCase:"
+    )
+    root = package_repository(tmp_path, convert=CONVERT, rewrite=textwrap.dedent(TEST_MODULE))
+    (root / "tests").mkdir()
+    path = root / "tests" / "test_round.py"
+    path.write_text(textwrap.dedent(helper))
+    assert rows_of(check_file(path, ("QL102",)).diagnostics) == [13, 24]
+    assert rows_of(check_file(root / "pkg" / "rewrite.py", ("QL102",)).diagnostics) == [13, 24, 29]

@@ -268,8 +268,32 @@ def _unseen_callers(ctx: FileContext, chain: list[ast.AST]) -> Consumer | None:
     outer = getattr(chain[0], "name", "")
     memo = ctx.cache.setdefault(_UNSEEN_KEY, {})
     if outer not in memo:
-        memo[outer] = _first_entry(ctx, outer)
+        memo[outer] = None if _collected_test(ctx, chain[0]) else _first_entry(ctx, outer)
     return memo[outer]
+
+
+def _collected_test(ctx: FileContext, outer: ast.AST) -> bool:
+    """The definition holding the insertion is a test the runner collects from a test module
+    (a `Test*` class or a `...TestCase` subclass, a `test*` function): nobody imports it from
+    there to hand it a graph, so no user's matcher sees what it inserts. It runs on the graphs
+    the test makes and hands them to the project's own code (coreai-torch's `TestRound`
+    rewrites an exported `round` node to the packet to check that its converter lowers it).
+    A helper of the module the runner does not collect is still judged by its callers."""
+    from qlint.analysis.graphs.test_collection import called_by_runner, is_test_module
+    from qlint.analysis.names.package_map import project_root
+
+    root = scan_root(ctx.path) or project_root(ctx.path)
+    if root is None or not is_test_module(ctx.path, root):
+        return False
+    if isinstance(outer, ast.ClassDef):
+        return outer.name.startswith("Test") or any(_test_case_base(b) for b in outer.bases)
+    return isinstance(outer, (ast.FunctionDef, ast.AsyncFunctionDef)) and called_by_runner(outer.name, False)
+
+
+def _test_case_base(base: ast.expr) -> bool:
+    """`unittest.TestCase`, or a base of the project's named so (`QuantizationTestCase`)."""
+    name = base.attr if isinstance(base, ast.Attribute) else base.id if isinstance(base, ast.Name) else ""
+    return name.endswith("TestCase")
 
 
 def _first_entry(ctx: FileContext, outer: str) -> Consumer | None:

@@ -13,6 +13,13 @@ and another of its parameters (the example inputs) are the first two arguments o
 call, and which calls a pass on the graph before it; and a function assigned to
 `torch._inductor.config.pre_grad_custom_pass`. A graph bound anew before the pass (a
 re-trace, `gm = make_fx(gm)(*args)`) is not Dynamo's any more: such a backend is not read.
+Inductor's `compile_fx(gm, example_inputs)` is such an AOT call: on Dynamo's graph it runs the
+pre-grad passes and then AOT autograd (`compile_fx_inner`, which compiles AOT's graphs, is not).
+
+A backend may also rewrite the graph itself, in its own statements, before its AOT call (a
+hardware backend replacing `aten.linear` nodes with its own op, then `compile_fx(gm, ...)`):
+an insertion into the graph parameter's graph there is made into Dynamo's graph too
+(`inserted_before_aot`).
 """
 
 from __future__ import annotations
@@ -40,16 +47,17 @@ _AOT_CALLS = frozenset(
         "torch._functorch.aot_autograd.aot_module",
         "functorch.compile.aot_module_simplified",
         "functorch.compile.aot_module",
+        "torch._inductor.compile_fx.compile_fx",
     }
 )
 _AOT_FACTORIES = frozenset({"torch._dynamo.backends.common.aot_autograd", "functorch.compile.aot_autograd"})
 _PRE_GRAD = "pre_grad_custom_pass"
 _INDUCTOR_CONFIG = "torch._inductor.config"
-_NEEDLES = ("aot_module", "aot_autograd", _PRE_GRAD)
+_NEEDLES = ("aot_module", "aot_autograd", "compile_fx", _PRE_GRAD)
 _NEEDLE_BYTES = tuple(n.encode() for n in _NEEDLES)
 # Only a module that calls an entry point or assigns the hook is parsed: most modules that
 # spell them import or mention them (torch: 72 spell one, 10 call or assign).
-_WRITES_SOURCE = r"\b(?:aot_module_simplified|aot_module|aot_autograd)\s*\(|\bpre_grad_custom_pass\s*=[^=]"
+_WRITES_SOURCE = r"\b(?:aot_module_simplified|aot_module|aot_autograd|compile_fx)\s*\(|\bpre_grad_custom_pass\s*=[^=]"
 _WRITES = lazy(_WRITES_SOURCE)
 _QUESTION = "dynamo-graph-passes:" + _WRITES_SOURCE  # not `.pattern`: that compiles the lazy pattern
 _CACHE_KEY = "dynamo-graph-passes"
@@ -329,16 +337,51 @@ def function_imports(ctx: FileContext, body: Body) -> dict[str, str]:
     return found
 
 
+def inserted_before_aot(ctx: FileContext, body: Body | None, expr: ast.expr) -> bool:
+    """Whether the insertion at `expr` is a backend's own rewrite of Dynamo's graph: made by a
+    function `backend(gm, example_inputs)` into `gm`'s graph (`gm` never bound anew in it),
+    with a later statement of its own handing `gm` and another of its parameters to AOT
+    autograd or `compile_fx`, which re-trace the inserted packet to its overload. Only the
+    function itself is read: whoever calls it hands it Dynamo's graph, as they would hand it to
+    a pass it runs before its AOT call (`sees_dynamo_graph`)."""
+    if body is None or not isinstance(body.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    parts = _graph_and_inputs(body.node)
+    if parts is None:
+        return False
+    graph, inputs = parts
+    # Imported here: `stripped_later` is a verdict QL101/QL102 import only when a finding asks.
+    from qlint.analysis.graphs.stripped_later import inserts_into_parameter
+
+    if not inserts_into_parameter(body.node, graph, expr):
+        return False
+    resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
+    return any(
+        call.lineno > expr.lineno and _aot_call(call, resolver, graph, inputs)
+        for stmt in body.stmts
+        for call in _own_calls(stmt)
+    )
+
+
+def _graph_and_inputs(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, set[str]] | None:
+    """A backend's graph parameter (its first, after `self`/`cls`) and the others, one of
+    which holds the example inputs; None for a function of fewer than two."""
+    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+    if params and params[0] in ("self", "cls"):
+        params = params[1:]
+    if len(params) < 2:
+        return None
+    return params[0], set(params[1:])
+
+
 def _passes_before_aot(body: Body, resolver: Resolver) -> set[str]:
     """What a backend `def backend(gm, example_inputs)` calls on `gm` before handing `gm` and
     `example_inputs` (any other parameter) to AOT autograd, in its own statements (not those
     of nested functions)."""
-    params = [a.arg for a in (*body.node.args.posonlyargs, *body.node.args.args)]
-    if params and params[0] in ("self", "cls"):
-        params = params[1:]
-    if len(params) < 2:
+    parts = _graph_and_inputs(body.node)
+    if parts is None:
         return set()
-    graph, inputs = params[0], set(params[1:])
+    graph, inputs = parts
     calls = [n for stmt in body.stmts for n in _own_calls(stmt)]
     aot_rows = [c.lineno for c in calls if _aot_call(c, resolver, graph, inputs)]
     if not aot_rows:

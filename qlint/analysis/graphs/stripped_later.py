@@ -125,6 +125,13 @@ def _nested_pass(ctx: FileContext, body: Body | None, expr: ast.expr) -> ast.AST
 _WALK = "_qlint_stripped_later_walk"
 
 
+def inserts_into_parameter(func: ast.AST, param: str, expr: ast.expr) -> bool:
+    """Whether the insertion at `expr` is made into the graph of `func`'s parameter `param`
+    (`param.graph.call_function(op, ...)`, `param.call_function(...)`, or the same on a local
+    bound once to `param.graph`), `param` never bound anew in `func`."""
+    return _inserts_into(func, param, expr)
+
+
 def _inserts_into(func: ast.AST, param: str, expr: ast.expr) -> bool:
     # One walk of the function, its bindings read once: asked of every reported insertion,
     # and kept on the function, which an editor's next check reuses while it is unchanged.
