@@ -355,16 +355,7 @@ _MODULES: dict[str, tuple[tuple | None, _Module]] = {}
 _KEPT_MODULES = 32
 # (path, name) -> (kind, the (path, key) pairs it was read from)
 _KINDS: dict[tuple[str, str], tuple[str, tuple]] = {}
-# (path, name) -> the kind taken for it while it is being read: an import cycle asks it again
-# meanwhile (a docstring's example `from pkg import Config` in the module defining `Config`, read
-# as an import, makes one with the package's re-export). Per reading under way, innermost last:
-# the keys whose taken kinds it read (`name_kind`).
-_ASKING: dict[tuple[str, str], str] = {}
-_TAKEN: list[set[tuple[str, str]]] = []
-# Readings made with a taken kind (not final, not kept in `_KINDS`): (kind, the keys taken, the
-# trail), reused while no taken kind changes, forgotten when one does and when the outermost
-# reading ends. Read anew at each question, the names of a dense cycle were read over and over.
-_PROVISIONAL: dict[tuple[str, str], tuple[str, frozenset[tuple[str, str]], tuple]] = {}
+_ASKING: set[tuple[str, str]] = set()
 kept_answers.register("kinds", _KINDS, lambda key, entry: entry[:-1])
 
 
@@ -379,59 +370,20 @@ def name_kind(project, path: str, name: str, deps: list) -> str:
     if known is not None:
         deps.extend(known[1])
         return known[0]
-    provisional = _PROVISIONAL.get(key)
-    if provisional is not None:
-        deps.extend(provisional[2])
-        _TAKEN[-1].update(k for k in provisional[1] if k in _ASKING)
-        return provisional[0]
     if key in _ASKING:
-        # An import cycle: what the name is, is still being read. It binds what its bindings
-        # outside the cycle do (the least fixpoint): the kind taken so far, none at first; its
-        # reading is done again with what it found until that holds. It was taken to be a
-        # packet, and every name of the cycle with it: 52 of the 58 files of the installed
-        # torch that the import triggers alone let in, parsed to find nothing.
-        _TAKEN[-1].add(key)
-        return _ASKING[key]
-    _ASKING[key] = ""
+        return PACKET  # an import cycle: what the name is, is still being read
+    _ASKING.add(key)
     mine: list = []
     try:
-        while True:
-            _TAKEN.append(set())
-            try:
-                kind = _name_kind(project, _module(project, path, mine), name, mine)
-            finally:
-                taken = _TAKEN.pop()
-            if key not in taken:
-                break
-            kind = _joined(_ASKING[key], kind)  # never less than what was taken: it ends
-            if kind == _ASKING[key]:
-                break
-            _ASKING[key] = kind
-            _PROVISIONAL.clear()  # read with the kind taken before
+        kind = _name_kind(project, _module(project, path, mine), name, mine)
     finally:
-        del _ASKING[key]
-        if not _ASKING:
-            _PROVISIONAL.clear()
-    taken.discard(key)
+        _ASKING.discard(key)
     trail = tuple(dict.fromkeys(mine))
-    deps.extend(trail)
-    if taken:
-        # Read with the kind taken for a name whose reading is still under way: final only
-        # once that one's is, so the reading that asked is not final either (not kept).
-        _TAKEN[-1].update(taken)
-        _PROVISIONAL[key] = (kind, frozenset(taken), trail)
-        return kind
     if len(_KINDS) > 50_000:
         _KINDS.clear()
     _KINDS[key] = (kind, trail)
+    deps.extend(trail)
     return kind
-
-
-def _joined(one: str, other: str) -> str:
-    """The kind of a name bound to either (as `_name_kind` joins its bindings' kinds)."""
-    if one == other or not other:
-        return one
-    return other if not one else PACKET
 
 
 def _still_valid(project, trail: tuple) -> bool:
