@@ -23,7 +23,7 @@ from qlint.lazy_patterns import lazy
 from qlint.optable import OpTable, load_op_table
 from qlint.registry import engine_rule, origin
 from qlint.results import FileResult, content_hash, display_path  # noqa: F401  (older callers import them here)
-from qlint.rules.base import EngineReport, FileContext, Rule
+from qlint.rules.base import EngineReport, FileContext, Rule, skips_by_name
 from qlint.settings import Settings
 from qlint.source import DecodeError, LineIndex, decode_source
 from qlint.suppressions import Suppressions, parse_suppressions, unused_noqa
@@ -182,6 +182,11 @@ def _check_source(
         # insertion wrapper) asks the project about the files its triggers turned away.
         # Asked before `skips_module`, which would import the rule's module for every file.
         late = [r for r in checking if r.import_trigger and r not in triggered]
+        if any(r.skipped_modules for r in late):
+            # Not in the modules a rule declares it never checks (QL102: torch's compilers):
+            # its import trigger's answer would be dropped by `skips_module` below.
+            module = module_name_for(path)
+            late = [r for r in late if not skips_by_name(r.skipped_modules, module)]
         if late:
             project = project or ProjectIndex.for_path(path)
             project.begin_check()

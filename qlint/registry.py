@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from qlint import __version__
 from qlint.analysis.text_needles import holds_any
-from qlint.rules.base import EngineReport, FixAvailability, Rule, Severity, imported_trigger
+from qlint.rules.base import EngineReport, FixAvailability, Rule, Severity, imported_trigger, skips_by_name
 from qlint.rules.builtin import BUILTIN
 from qlint.rules.manifest import MANIFEST
 from qlint.rules.rule_facts import RuleFacts
@@ -183,7 +183,14 @@ class Registry:
 def _facts_of(cls: type[Rule]) -> RuleFacts:
     report = cls.engine_report.name if cls.engine_report is not None else None
     return RuleFacts(
-        cls.code, cls.name, bool(cls.preview), report, tuple(cls.triggers), cls.import_trigger, cls.text_trigger
+        cls.code,
+        cls.name,
+        bool(cls.preview),
+        report,
+        tuple(cls.triggers),
+        cls.import_trigger,
+        cls.text_trigger,
+        tuple(cls.skipped_modules),
     )
 
 
@@ -198,6 +205,7 @@ class DeferredRule:
         self.triggers = facts.triggers
         self.import_trigger = facts.import_trigger
         self.text_trigger = facts.text_trigger
+        self.skipped_modules = facts.skipped_modules
         self.preview = facts.preview
         self.engine_report = EngineReport[facts.engine_report] if facts.engine_report else None
         self._options = options
@@ -229,7 +237,8 @@ class DeferredRule:
         return self.rule.triggered_through_imports(text, path, project)
 
     def skips_module(self, module: str | None) -> bool:
-        return self.rule.skips_module(module)
+        # In its `skipped_modules` the rule's own answer is True: its module is not imported for it.
+        return skips_by_name(self.skipped_modules, module) or self.rule.skips_module(module)
 
     def check(self, ctx: Any) -> Any:
         return self.rule.check(ctx)

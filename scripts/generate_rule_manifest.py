@@ -52,6 +52,9 @@ def render() -> str:
             lines.append(f"        import_trigger={_q(cls.import_trigger)},\n")
         if cls.text_trigger:
             lines.append(f"        text_trigger={_q(cls.text_trigger)},\n")
+        if cls.skipped_modules:
+            skipped = ", ".join(map(_q, cls.skipped_modules)) + ("," if len(cls.skipped_modules) == 1 else "")
+            lines.append(f"        skipped_modules=({skipped}),\n")
         lines.append("    ),\n")
     lines.append("}\n")
     return "".join(lines)

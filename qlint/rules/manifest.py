@@ -44,6 +44,7 @@ MANIFEST: dict[str, RuleFacts] = {
         triggers=("call_function", "create_node", "target", "replace_pattern"),
         import_trigger="qlint.analysis.graphs.wrapper_index:inserts_through_imports",
         text_trigger="qlint.analysis.graphs.insertions:may_insert_packet",
+        skipped_modules=("torch._inductor.", "torch._dynamo.", "torch._functorch."),
     ),
     "qlint.rules.ql103_weight_quantize_matcher_after_fold:WeightQuantizeMatcherAfterFold": RuleFacts(
         "QL103",

@@ -11,7 +11,7 @@ import ast
 from collections.abc import Iterator
 
 from qlint.analysis.graphs.dynamo_graph_passes import inserted_before_aot, sees_dynamo_graph
-from qlint.analysis.graphs.graph_context import COMPILER_INTERNAL, compiler_internal, packet_graph_context
+from qlint.analysis.graphs.graph_context import COMPILER_INTERNAL, COMPILER_PACKAGES, packet_graph_context
 from qlint.analysis.graphs.insertions import may_insert_packet
 from qlint.analysis.names.functions import innermost_body
 from qlint.analysis.names.resolver import OpRef
@@ -44,14 +44,12 @@ class PacketInsertion(Rule):
     # The insertion must be written here and a packet spelled here (`packet_text`): a packet
     # or a wrapper imported is the import trigger's question.
     text_trigger = "qlint.analysis.graphs.insertions:may_insert_packet"
+    # Inductor's own passes insert packets into graphs that accept them.
+    skipped_modules = COMPILER_PACKAGES
     fix_availability = FixAvailability.SOMETIMES
 
     def triggered_by(self, text: str) -> bool:
         return may_insert_packet(text)
-
-    def skips_module(self, module: str | None) -> bool:
-        # Inductor's own passes insert packets into graphs that accept them.
-        return compiler_internal(module)
 
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         yield from _rewrite_insertions(self, ctx)

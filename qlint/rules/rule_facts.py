@@ -22,3 +22,6 @@ class RuleFacts(NamedTuple):
     # The rule's `text_trigger` ("module:function"): what its `triggered_by` answers, for its
     # default options, asked of a file that holds a trigger before the rule's module is imported.
     text_trigger: str | None = None
+    # The rule's `skipped_modules`: prefixes of the dotted names of modules it never checks,
+    # read before its import trigger is asked (which would be asked for nothing there).
+    skipped_modules: tuple[str, ...] = ()

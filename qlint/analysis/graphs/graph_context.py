@@ -42,7 +42,7 @@ _MODERN = (
     "torch.ao.quantization.pt2e",
     "executorch",
 )
-_COMPILER_PACKAGES = ("torch._inductor.", "torch._dynamo.", "torch._functorch.")
+COMPILER_PACKAGES = ("torch._inductor.", "torch._dynamo.", "torch._functorch.")
 _INDUCTOR_PASS_APIS = ("torch._inductor.pattern_matcher", "torch._inductor.lowering", "torch._inductor.fx_passes")
 _CACHE_KEY = "graph_context"
 COMPILER_INTERNAL = "compiler-internal graph (Dynamo/Inductor), which accepts packets"
@@ -74,7 +74,7 @@ def marked_path(path: str) -> bool:
 
 def compiler_internal(module: str | None) -> bool:
     """Modules of torch's own compilers, known from the module name alone."""
-    return bool(module) and module.startswith(_COMPILER_PACKAGES)
+    return bool(module) and module.startswith(COMPILER_PACKAGES)
 
 
 def packet_graph_context(ctx: FileContext) -> str | None:
