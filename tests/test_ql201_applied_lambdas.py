@@ -196,10 +196,47 @@ def test_ptq_capture_with_a_module_level_lambda_leaving_modules_in_train_mode_is
     assert words in message
 
 
-def test_a_lambda_of_an_enclosing_function_is_not_read():
-    # A function written in another reads its free names there, not at the module's top level.
-    body = "to_eval = print\n\ndef inner():\n    m = Net()\n    m.apply(to_eval)\n    return m\n\nm = inner()"
-    (message,) = module_messages(TO_EVAL, body, "QL201")
+# A helper written in the function that binds the lambda (`enclosing_names`): the nearest
+# enclosing function binding the name is where its value is read.
+INNER = "def prep(model):\n    model.apply(to_eval)\n\nm = Net()\nprep(m)"
+
+
+@pytest.mark.parametrize(
+    ("top", "body"),
+    [
+        ("", "to_eval = lambda mod: mod.eval()\n" + INNER),
+        ("", "to_eval = functools.partial(nn.Module.train, mode=False)\n" + INNER),
+        # The enclosing binding hides the module's train lambda.
+        ("\nto_eval = lambda mod: mod.train()\n", "to_eval = lambda mod: mod.eval()\n" + INNER),
+        # No enclosing function binds it: the module's.
+        (TO_EVAL, INNER),
+    ],
+)
+def test_ptq_capture_after_a_helper_applying_an_enclosing_functions_lambda_is_quiet(top, body):
+    assert module_messages(top, body, "QL201") == []
+
+
+@pytest.mark.parametrize(
+    ("top", "body"),
+    [
+        # The enclosing binding hides the module's lambda, and is no switch.
+        (TO_EVAL, "to_eval = print\n" + INNER),
+        # Bound twice, or another way too, in the enclosing function.
+        ("", "to_eval = lambda mod: mod.eval()\nif flag:\n    to_eval = print\n" + INNER),
+        ("", "to_eval = lambda mod: mod.eval()\nfor to_eval in flag:\n    pass\n" + INNER),
+        ("", "to_eval = lambda mod: mod.eval()\nfrom models import to_eval\n" + INNER),
+        # Rebound by another function written there, through `nonlocal`.
+        (
+            "",
+            "to_eval = lambda mod: mod.eval()\ndef spoil():\n    nonlocal to_eval\n    to_eval = print\nspoil()\n"
+            + INNER,
+        ),
+        # Trained through the enclosing function's lambda.
+        ("", "m0 = None\nto_eval = lambda mod: mod.train()\n" + INNER.replace("m = Net()", "m = Net().eval()")),
+    ],
+)
+def test_ptq_capture_after_a_helper_applying_an_enclosing_name_not_known_to_eval_is_reported(top, body):
+    (message,) = module_messages(top, body, "QL201")
     assert "train mode" in message
 
 

@@ -18,21 +18,23 @@ followed here) is not this shape, and `apply` of it is read as that of any unkno
 `functools.partial(nn.Module.train, mode=False)` (or of `nn.Module.eval`) is the same switch
 with the module handed in as `self`; a partial of anything else, or binding more than `mode`,
 is not. A name the module binds once, at its top level, to either (`to_eval = lambda m:
-m.eval()` above the function) is read as the local one is, from a function or method of the
-module's top level that binds the name no way of its own (a function written in another one
-may read its enclosing function's name: not read), with the module's names (its imports and
-assignments, as `Resolver.value_of` reads them): a name also imported, defined, or assigned
-twice there is not.
+m.eval()` above the function) is read as the local one is, from a function that binds the
+name no way of its own, with the module's names (its imports and assignments, as
+`Resolver.value_of` reads them): a name also imported, defined, or assigned twice there is not.
+A function written in another one reads the name from the nearest enclosing function binding
+it (`enclosing_names`): read when that binding is its one `name = <lambda or partial>`, with
+that function's names.
 """
 
 from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.enclosing_names import MODULE, assigned_once, binding_scope
 from qlint.analysis.flow.looped_switches import LoopSwitch, module_test
 from qlint.analysis.flow.model_apis import switch_mode
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.names.scope import unique_value
+from qlint.analysis.names.scope import function_assigns, unique_value
 
 _PARTIAL = "functools.partial"
 _MODULE_SWITCHES = frozenset(
@@ -53,9 +55,16 @@ def applied_lambda(sem, arg: ast.expr) -> tuple[ast.Lambda | ast.Call, Resolver]
             return None
         value = unique_value(values)
         return (value, sem.resolver) if isinstance(value, ast.Lambda) or _partial(value, sem.resolver) else None
-    if not _reads_module_names(sem, arg.id):
+    if name_defined_here(sem, arg.id):
         return None
     scope = sem.resolver.scope
+    where = binding_scope(scope, sem.walk.func, sem.class_scope, arg.id)
+    if where is None:
+        return None
+    if where != MODULE:  # bound in a function this one is written in: read with its names
+        value = assigned_once(where, arg.id)
+        outer = Resolver(scope, sem.resolver.project, sem.resolver.optable, function_assigns(where))
+        return (value, outer) if isinstance(value, ast.Lambda) or _partial(value, outer) else None
     values = scope.assigns.get(arg.id)
     if (
         not values
@@ -70,23 +79,10 @@ def applied_lambda(sem, arg: ast.expr) -> tuple[ast.Lambda | ast.Call, Resolver]
     return (value, module) if isinstance(value, ast.Lambda) or _partial(value, module) else None
 
 
-def _reads_module_names(sem, name: str) -> bool:
-    """A free `name` of the function walked is the module's: the function is the module's own
-    code, one of its top-level functions or a method of one of its top-level classes, and
-    defines or imports nothing of that name itself."""
-    func = sem.walk.func
-    if name in sem.nested or name in sem.classes or name in getattr(sem.walk, "local_imports", ()):
-        return False
-    if isinstance(func, ast.Module):
-        return True
-    scope = sem.resolver.scope
-    # Identities only (`dict.get`, not the watched tables' reads of bodies): where the function
-    # stands is the module's outline, which an edit of one body leaves as it was.
-    if sem.class_scope is None:
-        return dict.get(scope.functions, getattr(func, "name", None)) is func
-    cls = sem.class_scope
-    own = dict.get(scope.classes, cls.key_node().name)
-    return own is cls and dict.get(cls.methods, getattr(func, "name", None)) is func
+def name_defined_here(sem, name: str) -> bool:
+    """The function walked binds `name` itself in a way its locals do not list: a function or
+    class written in it, or an import of its own."""
+    return name in sem.nested or name in sem.classes or name in getattr(sem.walk, "local_imports", ())
 
 
 def _partial(value: ast.expr, resolver: Resolver) -> bool:
