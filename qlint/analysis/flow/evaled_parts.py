@@ -91,6 +91,9 @@ def _evals_every_part(init: ast.FunctionDef) -> frozenset[int] | None:
     evaled_params: set[str] = set()
     evaled_attrs: set[str] = set()
     switches: set[int] = set()
+    # The attributes an eval statement names: a child stored without an eval is read on only
+    # when one of them may eval it (most classes store `self.bn = nn.BatchNorm2d(c)` and none).
+    named = {e[1] for s in init.body if isinstance(s, ast.Expr) and (e := _eval_of(s.value)) is not None}
     for stmt in init.body:
         if _docstring(stmt) or super_init(stmt):
             continue
@@ -122,7 +125,7 @@ def _evals_every_part(init: ast.FunctionDef) -> frozenset[int] | None:
             continue
         if evaled_result(value):
             continue  # `self.net = resnet18().eval()`: built and evaled at once
-        if stored_build(value):
+        if attr in named and stored_build(value):
             built.add(attr)  # `self.net = Net()`: evaled by a later statement, or not this shape
             continue
         return None
