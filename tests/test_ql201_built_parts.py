@@ -81,3 +81,34 @@ LOUD = {
 @pytest.mark.parametrize("body", LOUD.values(), ids=LOUD.keys())
 def test_parts_that_may_depend_on_the_mode_or_are_not_followed_keep_the_finding(tmp_path, body):
     assert _rows(tmp_path, body) == [HELPER_ROW]
+
+
+# A part its class's base binds (`super().__init__()` of a class storing `self.second`): the
+# whole's content is read with its bases', so the part's verdict follows the base's content.
+SUBCLASSES = """
+
+class Sub(Seq):
+    def __init__(self):
+        super().__init__()
+        self.n = 2
+
+
+class SubBn(SeqBn):
+    def __init__(self):
+        super().__init__()
+        self.n = 2
+"""
+
+
+def _subclass_rows(tmp_path, body: str) -> list[int]:
+    tests = TESTS.replace("{body}", body).replace("\n\ndef test_graphs", SUBCLASSES + "\n\ndef test_graphs")
+    root = package_repository(tmp_path / "repo", helpers=HELPERS, test_it=tests)
+    return rows_of(check_file(root / "pkg" / "helpers.py", ("QL201",)).diagnostics)
+
+
+def test_a_part_a_mode_free_base_class_binds_keeps_the_helper_quiet(tmp_path):
+    assert _subclass_rows(tmp_path, "    seq = Sub()\n    modules = [seq, seq.second]") == []
+
+
+def test_a_part_of_a_subclass_whose_base_holds_batch_norm_keeps_the_finding(tmp_path):
+    assert _subclass_rows(tmp_path, "    seq = SubBn()\n    modules = [seq.first, seq.second]") == [HELPER_ROW]

@@ -302,3 +302,120 @@ def main(x, q):
     assert quiet == []
     loud = lint(main.replace("TAIL", "wrapper.train()"), select=("QL201",), overlay={"models.py": models})
     assert len(loud) == 1
+
+
+# The child built by one statement and evaled by a later one of `__init__`'s own (stop 46's note,
+# item 5): the same object, switched before anything can reach it. Quiet as the one-expression
+# form is; loud where the eval may not run, is undone, or leaves something in train mode.
+@pytest.mark.parametrize(
+    "init",
+    [
+        "self.net = Net()\n        self.net.eval()",
+        "self.net = Net()\n        self.net.train(False)",
+        "self.net = Net()\n        self.net.train(mode=False)",
+        "self.net = Net()\n        self.net.requires_grad_(False).eval()",
+        'self.net = resnet18()\n        self.net.eval().to("cpu")',
+        # Beside another child and a constant, each evaled after its store.
+        "self.net = Net()\n        self.head = nn.Dropout(0.1)\n        self.n = 3\n        self.net.eval()\n"
+        "        self.head.train(False)",
+        # A parameter stored, and evaled by a chain of its own.
+        "self.net = Net()\n        self.backbone = backbone\n        self.net.eval()\n"
+        "        backbone.requires_grad_(False).eval()",
+    ],
+)
+def test_a_child_built_then_evaled_by_a_later_statement_is_quiet(init):
+    assert reported(child(init)) == []
+
+
+def test_a_parameter_handed_into_a_child_evaled_later_is_quiet_while_nothing_switches_it():
+    src = child(
+        "self.net = nn.Sequential(backbone)\n        self.net.eval()", build="enc = Net()\n    wrapper = Holder(enc)"
+    )
+    assert reported(src) == []
+
+
+TWO = "self.net = Net()\n        self.net.eval()"
+
+
+@pytest.mark.parametrize(
+    ("init", "forward", "extra", "train"),
+    [
+        # The eval under a condition, before the store, or of something else.
+        ("self.net = Net()\n        if backbone is None:\n            self.net.eval()", "pass", "", "pass"),
+        ("self.net = Net()\n        backbone.eval()", "pass", "", "pass"),
+        ("self.net = Net()\n        self.other = Net()\n        self.net.eval()", "pass", "", "pass"),
+        # Not a switch to eval: to train, to a mode not known, or undone in the same chain.
+        ("self.net = Net()\n        self.net.train(True)", "pass", "", "pass"),
+        ("self.net = Net()\n        self.net.train(backbone is None)", "pass", "", "pass"),
+        ("self.net = Net()\n        self.net.eval().train()", "pass", "", "pass"),
+        ("self.net = Net()\n        self.net.requires_grad_(False)", "pass", "", "pass"),
+        # A chain calling something on the way: it may reach the wrapper.
+        (
+            "self.net = Net()\n        self.net.to(self.pick()).eval()",
+            "pass",
+            "\n    def pick(self):\n        pass\n",
+            "pass",
+        ),
+        # Switched back after the eval: in `__init__`, by a method, by the caller.
+        (f"{TWO}\n        self.net.train()", "pass", "", "pass"),
+        (
+            "self.net = Net()\n        self.net.train(False)",
+            "pass",
+            OTHER_METHOD.replace("BODY", "self.net.train()"),
+            "pass",
+        ),
+        (TWO, "pass", "", "wrapper.train()"),
+        (TWO, "pass", "", "wrapper.net.train()"),
+        # Rebound after the eval: in `__init__`, by a method, by the caller.
+        (f"{TWO}\n        self.net = Net()", "pass", "", "pass"),
+        (TWO, "pass", OTHER_METHOD.replace("BODY", "self.net = Net()"), "pass"),
+        (TWO, "pass", "", "wrapper.net = Net()"),
+        # The wrapper's own mode-dependent content.
+        (f"{TWO}\n        self.drop = nn.Dropout(0.1)", "pass", "", "pass"),
+        (TWO, "x = nn.functional.dropout(x, 0.1, self.training)", "", "pass"),
+        # Built by the wrapper's own method.
+        (
+            "self.net = self.make()\n        self.net.eval()",
+            "pass",
+            "\n    def make(self):\n        return Net()\n",
+            "pass",
+        ),
+    ],
+)
+def test_a_child_evaled_by_a_later_statement_that_may_run_in_train_mode_is_reported(init, forward, extra, train):
+    assert reported(child(init, forward, extra, train=train)) == [CAPTURE]
+
+
+def test_a_parameter_handed_into_a_child_evaled_later_and_trained_after_is_reported():
+    build = "enc = Net()\n    wrapper = Holder(enc)"
+    init = "self.net = nn.Sequential(backbone)\n        self.net.eval()"
+    assert reported(child(init, build=build, train="enc.train()")) == [CAPTURE]
+
+
+def test_a_qat_capture_of_a_wrapper_whose_child_is_evaled_later_is_reported():
+    src = child(TWO).replace("return prepare_pt2e(ep, q)", "return prepare_qat_pt2e(ep, q)")
+    assert reported(src, "QL202") == [CAPTURE]
+
+
+def test_a_child_evaled_later_in_a_class_of_another_module_is_read_from_its_summary():
+    holder = "class Holder" + CHILD.split("class Holder")[1].split("\ndef main")[0]
+    models = "import torch\nfrom torch import nn\n\n\n" + holder.replace(
+        "INIT", "self.net = nn.Dropout(0.5)\n        self.net.train(False)"
+    )
+    main = """\
+import torch
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+from models import Holder
+
+
+def main(x, q):
+    wrapper = Holder()
+    TAIL
+    ep = torch.export.export(wrapper, (x,)).module()
+    return prepare_pt2e(ep, q)
+"""
+    models = models.replace("FORWARD", "pass").replace("EXTRA", "")
+    quiet = lint(main.replace("TAIL", "pass"), select=("QL201",), overlay={"models.py": models})
+    assert quiet == []
+    loud = lint(main.replace("TAIL", "wrapper.train()"), select=("QL201",), overlay={"models.py": models})
+    assert len(loud) == 1

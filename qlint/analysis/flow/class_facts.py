@@ -17,7 +17,7 @@ from qlint.analysis.flow.evaled_parts import init_evals_parts
 from qlint.analysis.flow.model_apis import init_mirrored_param, init_sets_eval
 from qlint.analysis.flow.model_classes import ModelClass
 
-_VERSION = 4
+_VERSION = 5
 
 
 class ClassModes:  # a SummaryFact

@@ -18,6 +18,14 @@ Anything else (a part built in the class and stored without an eval, a store wit
 eval, a `.train()` anywhere, a subclass) is not this shape. A parameter named in such a
 call (`Holder(backbone).eval()`) may end up inside the child: a later `.train()` of what
 the caller passed there is followed into the wrapper (`held_parts`), as for a stored one.
+
+The child may be built in one statement and evaled by a later one of `__init__`'s own
+(`self.net = Net()`, then `self.net.eval()`, `self.net.train(False)` or
+`self.net.requires_grad_(False).eval()`): the same object, and nothing between them can reach
+it (every statement there is one of this list, none naming `self` but the switches). A switch
+statement is a chain of calls that return the module they are called on, rooted at a
+parameter or a stored attribute, every mode switch in it to eval (`.train()` anywhere else in
+the class is still not this shape); its arguments call nothing.
 """
 
 from __future__ import annotations
@@ -55,14 +63,15 @@ def _init_evals_parts(cls: ast.ClassDef) -> bool:
     # The `__init__`'s own statements first: asked of every `nn.Module` subclass summarised
     # (ExecuTorch: ~1,000), nearly all of which build a part there, and fail at once; the
     # walks of the whole class are for the few that do not.
-    if init is None or init.decorator_list or not _evals_every_part(init):
+    switches = _evals_every_part(init) if init is not None and not init.decorator_list else None
+    if switches is None:
         return False
     syntax = content_syntax(cls)
     if syntax.dynamic or syntax.reads_any_training:
         return False
     for node in walk(cls):  # `ast.walk`'s order; its tokens are none of these
-        if isinstance(node, ast.Call) and _called(node) in _FORBIDDEN:
-            return False
+        if isinstance(node, ast.Call) and _called(node) in _FORBIDDEN and id(node) not in switches:
+            return False  # (`self.net.train(False)` of `__init__`'s own statements: an eval)
         nested = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))
         if nested and node is not cls and node not in cls.body:
             return False  # a nested function could be handed `self` and change it
@@ -71,12 +80,20 @@ def _init_evals_parts(cls: ast.ClassDef) -> bool:
     return True
 
 
-def _evals_every_part(init: ast.FunctionDef) -> bool:
+def _evals_every_part(init: ast.FunctionDef) -> frozenset[int] | None:
+    """The ids of the switch calls of `__init__`'s eval statements when it evals every part it
+    stores (None when it does not): `self.net.train(False)` is an eval, not the `train` the
+    class may not call elsewhere."""
     params = {a.arg for a in (*init.args.posonlyargs, *init.args.args[1:], *init.args.kwonlyargs)}
     stored: dict[str, str] = {}  # attribute -> the parameter stored there without `.eval()`
+    built: set[str] = set()  # attributes holding a call's result stored without `.eval()`
     assigned: set[str] = set()
     evaled_params: set[str] = set()
     evaled_attrs: set[str] = set()
+    switches: set[int] = set()
+    # The attributes an eval statement names: a child stored without an eval is read on only
+    # when one of them may eval it (most classes store `self.bn = nn.BatchNorm2d(c)` and none).
+    named = {e[1] for s in init.body if isinstance(s, ast.Expr) and (e := _eval_of(s.value)) is not None}
     for stmt in init.body:
         if _docstring(stmt) or super_init(stmt):
             continue
@@ -87,44 +104,90 @@ def _evals_every_part(init: ast.FunctionDef) -> bool:
             elif kind == "self" and name in assigned:
                 evaled_attrs.add(name)
             else:
-                return False
+                return None
+            switches.update(_switch_ids(stmt.value))
             continue
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
-            return False
+            return None
         attr = _self_attr(stmt.targets[0])
         if attr is None or attr in assigned:
-            return False  # one store per attribute: a later store could replace an evaled part
+            return None  # one store per attribute: a later store could replace an evaled part
         assigned.add(attr)
         value = stmt.value
         if isinstance(value, ast.Constant):
             continue
         evaled = _eval_of(value)
         if evaled is not None and evaled[0] == "param" and evaled[1] in params:
+            switches.update(_switch_ids(value))
             continue
         if isinstance(value, ast.Name) and value.id in params:
             stored[attr] = value.id
             continue
         if evaled_result(value):
             continue  # `self.net = resnet18().eval()`: built and evaled at once
-        return False
-    return all(attr in evaled_attrs or param in evaled_params for attr, param in stored.items())
+        if attr in named and stored_build(value):
+            built.add(attr)  # `self.net = Net()`: evaled by a later statement, or not this shape
+            continue
+        return None
+    if not built <= evaled_attrs:
+        return None
+    if not all(attr in evaled_attrs or param in evaled_params for attr, param in stored.items()):
+        return None
+    return frozenset(switches)
+
+
+_SAME = frozenset({"to", "cpu", "cuda", "float", "half", "double", "bfloat16", "requires_grad_"})
 
 
 def _eval_of(node: ast.expr) -> tuple[str, str] | None:
-    """("param", name) for `name.eval()`, ("self", attr) for `self.attr.eval()`."""
-    if not (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "eval"
-        and not node.args
-        and not node.keywords
-    ):
+    """("param", name) for `name.eval()`, ("self", attr) for `self.attr.eval()`: a chain of
+    calls returning the module they are called on (`.train(False)`,
+    `.requires_grad_(False).eval()`, `.eval().to(d)`), every mode switch in it to eval, at
+    least one, and no call in their arguments."""
+    evals = False
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        switch = _eval_switch(node)
+        if switch is None and node.func.attr not in _SAME:
+            return None
+        if any(isinstance(n, (ast.Call, ast.NamedExpr, ast.Lambda)) for a in _arguments(node) for n in ast.walk(a)):
+            return None
+        evals = evals or switch is True
+        if switch is False:
+            return None
+        node = node.func.value
+    if not evals:
         return None
-    receiver = node.func.value
-    if isinstance(receiver, ast.Name) and receiver.id != "self":
-        return "param", receiver.id
-    attr = _self_attr(receiver)
+    if isinstance(node, ast.Name) and node.id != "self":
+        return "param", node.id
+    attr = _self_attr(node)
     return ("self", attr) if attr is not None else None
+
+
+def _eval_switch(call: ast.Call) -> bool | None:
+    """True for `.eval()`, `.train(False)`, `.train(mode=False)`; False for any other `.train`;
+    None for a call that switches nothing."""
+    attr = call.func.attr
+    if attr == "eval":
+        return not call.args and not call.keywords
+    if attr != "train":
+        return None
+    values = [*call.args, *(kw.value for kw in call.keywords if kw.arg == "mode")]
+    if len(values) != 1 or len(call.args) + len(call.keywords) != 1:
+        return False
+    return isinstance(values[0], ast.Constant) and values[0].value is False
+
+
+def _arguments(call: ast.Call) -> list[ast.expr]:
+    return [*call.args, *(kw.value for kw in call.keywords)]
+
+
+def _switch_ids(node: ast.expr) -> set[int]:
+    """The calls of an eval chain `_eval_of` accepted (its `.train(False)` among them)."""
+    out = set()
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        out.add(id(node))
+        node = node.func.value
+    return out
 
 
 def evaled_result(value: ast.expr) -> bool:
@@ -143,7 +206,13 @@ def evaled_result(value: ast.expr) -> bool:
     receiver = value.func.value
     if not isinstance(receiver, ast.Call):
         return False  # `p.eval()`, `self.p.eval()`: the stores above; `p.backbone.eval()`: not read
-    return not any(isinstance(n, ast.Name) and n.id == "self" for n in ast.walk(receiver))
+    return stored_build(receiver)
+
+
+def stored_build(value: ast.expr) -> bool:
+    """A call's result naming `self` nowhere (`Net(cfg)`, `resnet18().to(d)`): a child of the
+    wrapper's own (`evaled_result`, or evaled by a later statement of `__init__`)."""
+    return isinstance(value, ast.Call) and not any(isinstance(n, ast.Name) and n.id == "self" for n in ast.walk(value))
 
 
 def _self_attr(node: ast.expr) -> str | None:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.class_facts import evals_parts
-from qlint.analysis.flow.evaled_parts import evaled_result
+from qlint.analysis.flow.evaled_parts import stored_build
 from qlint.analysis.flow.model_apis import key
 from qlint.analysis.flow.model_classes import Built
 from qlint.analysis.flow.model_values import CONSTRUCTED, Env, ModeFact, Obj
@@ -215,7 +215,8 @@ def _chain_or_name(expr: ast.expr) -> bool:
 def _evaled_stores(cls: ast.ClassDef) -> dict:
     """`self.a = p.eval()` in `__init__` of a class that evals every part it stores; and each
     parameter named in a call whose result is stored evaled (`self.a = Holder(p).to(d).eval()`,
-    `evaled_result`), which may hold what was passed for it."""
+    or `self.a = Holder(p)` evaled by a later statement: `stored_build`), which may hold what
+    was passed for it."""
     init = own_init(cls)
     if init is None:
         return {}
@@ -235,7 +236,7 @@ def _evaled_stores(cls: ast.ClassDef) -> dict:
         receiver = value.func.value if isinstance(value.func, ast.Attribute) else None
         if isinstance(receiver, ast.Name) and (receiver.id in params or receiver.id in keyword_only):
             found[target.attr] = spec(receiver.id)
-        elif evaled_result(value):
+        elif stored_build(value):  # evaled there or later: the class evals every part it stores
             named = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} & {*params, *keyword_only}
             # Keyed apart from the stored fields: only the values are read.
             found.update((f"{target.attr}/{name}", spec(name)) for name in sorted(named))

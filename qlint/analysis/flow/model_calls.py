@@ -348,14 +348,14 @@ class CallSemantics:
         modules it is handed: recorded."""
         if len(node.args) != 1 or node.keywords:
             return False
-        lam = applied_lambda(self, node.args[0])
-        if lam is not None:  # `m.apply(lambda mod: mod.eval())`: its classes are read here
-            switch = lambda_switch(lam)
+        applied = applied_lambda(self, node.args[0])
+        if applied is not None:  # `m.apply(lambda mod: mod.eval())`: its classes are read where it is written
+            lam, resolver = applied
+            switch = lambda_switch(lam, resolver)
             # Named by its switch when written in the call (as a loop's is): the call can be long.
             anchor = switch.switch if switch is not None and lam is node.args[0] else node
-            return switch is not None and modules_switched(
-                self, node.func.value, "all", switch, anchor, env, self.walk.qualname
-            )
+            qualname = self.walk.qualname if resolver is self.resolver else resolver.qualname
+            return switch is not None and modules_switched(self, node.func.value, "all", switch, anchor, env, qualname)
         found = helper_calls.callee(self, node.args[0])
         switch = applied_function(found[1]) if found is not None and not found[3] else None
         if switch is None:

@@ -437,12 +437,13 @@ class ClassIndex:
         # Functions written inside: their calls are among those walked here.
         nested = syntax.functions if syntax is not None else frozenset()
         tensors = syntax.tensors if syntax is not None else frozenset()
+        above = (lambda: self._bases_above(own, resolver, around or {})) if isinstance(own, ast.ClassDef) else None
         for call in calls:
             if id(call) in tensors:
                 continue
             if own is not None and self._runs_local_build(call, own, resolver, locals_):
                 continue  # `pool = nn.AdaptiveMaxPool2d(n)`, then `pool(x)`: read with its build
-            if isinstance(own, ast.ClassDef) and runs_listed_part(own, call, resolver):
+            if above is not None and runs_listed_part(own, call, resolver, above):
                 continue  # `for layer in self.layers: layer(x)` of its own ModuleList: read with its builds
             if isinstance(own, ast.ClassDef) and calls_own_lambda(call, own):
                 continue  # `self.dispatcher[k](x)`: one of the class's lambdas, read with it
@@ -514,6 +515,29 @@ class ClassIndex:
                 found.update(dependent)
                 complete &= sub_complete
         return complete
+
+    def _bases_above(self, cls: ast.ClassDef, resolver: Resolver, around: dict) -> list | None:
+        """Every class above `cls` in its hierarchy, each with a resolver of its module (its
+        own parts stored there: `listed_parts`), each once; None when a base is no class that
+        resolves (nor `nn.Module` or `object`)."""
+        out: list[tuple[ast.ClassDef, Resolver]] = []
+        seen = {id(cls)}
+        todo = [(cls, resolver, around)]
+        while todo:
+            node, node_resolver, node_around = todo.pop()
+            for base in node.bases:
+                if (node_resolver.qualname(base) or "") in _ROOTS:
+                    continue
+                found = self.resolve(base, node_resolver, node_around)
+                if found is None:
+                    return None
+                if id(found.node) in seen:
+                    continue  # a diamond's top, or a cycle only broken code writes: read once
+                seen.add(id(found.node))
+                base_resolver = Resolver(found.scope, _NO_PROJECT, None)
+                out.append((found.node, base_resolver))
+                todo.append((found.node, base_resolver, found.around or {}))
+        return out
 
     def _class_method(self, call: ast.Call, resolver: Resolver, locals_: dict) -> tuple | None:
         """The classmethod or staticmethod `call` runs (`Cls.method(...)` of a class that
@@ -681,3 +705,7 @@ def _references(syntax: ContentSyntax, resolver: Resolver, found: set[str]) -> b
                 found.add(kind)
             complete &= known
     return complete
+
+
+# Bases that store no attribute a subclass's loop could walk (`_bases_above`).
+_ROOTS = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "object"})
