@@ -79,16 +79,21 @@ def refresh(sem, receiver: Obj, env: Env) -> None:
 
 def _hand_down(sem, receiver: Obj, env: Env, depth: int) -> None:
     """`Module.train(mode)` reaches the submodules: the objects the receiver's construction passed
-    for the attributes its class stores unchanged (`stored_fields`) take its new facts."""
+    for the attributes its class stores take its new facts."""
     if depth > 3 or len(receiver.origins) != 1 or receiver not in env.modes:
         return
     (origin,) = receiver.origins
     built = origin.built
     if origin.kind != CONSTRUCTED or not origin.passed or built is None or built.cls is None:
         return
-    fields = sem.owner.stored_fields(built.cls)
-    if not fields or _is_module(built.cls, sem.owner) is not True:
+    positional, keywords = origin.passed
+    if not any(o is not None and o in env.modes for o in (*positional, *(o for _, o in keywords))):
+        return  # nothing passed that the walk holds a mode for: the class is not read
+    if _is_module(built.cls, sem.owner) is not True:
         return
+    # A parameter `__init__` stores once and no method rebinds (`held_fields`, read already for
+    # the construction by `held_parts`): whatever mode a method switches it to, it stays a part.
+    fields = sem.owner.stored_fields(built.cls, held=True)
     facts = env.modes[receiver]
     for spec in fields.values():
         obj = passed_for(spec, *origin.passed)
@@ -239,18 +244,21 @@ def _escapes(func: ast.AST) -> frozenset[str]:
 
 def _is_module(cls, owner) -> bool | None:
     """Whether the class is an `nn.Module` (its bases `torch.nn` classes), is not (no base at
-    all), or None (a base of another kind: its methods are not read)."""
-    node = cls.node
+    all), or None (a base of another kind: its methods are not read). The bases are named in
+    the class's own module: the answer is kept on the class node."""
+    found = kept_on_node(cls.node, "_qlint_module_bases", lambda node: _module_bases(node, cls, owner))
+    return None if found == "other" else found == "module"
+
+
+def _module_bases(node: ast.ClassDef, cls, owner) -> str:
     if node.keywords:
-        return None
+        return "other"
     if not node.bases:
-        return False
+        return "plain"
     resolver = Resolver(cls.scope, owner.project, owner.optable)
-    for base in node.bases:
-        name = resolver.qualname(base) or ""
-        if not name.startswith("torch.nn."):
-            return None
-    return True
+    if all((resolver.qualname(base) or "").startswith("torch.nn.") for base in node.bases):
+        return "module"
+    return "other"
 
 
 __all__ = ["init_part", "refresh"]
