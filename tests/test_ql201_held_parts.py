@@ -210,10 +210,10 @@ def test_a_part_taken_from_an_evaled_model_is_quiet(body):
     [
         ("m = Net()\nw = Wrapper(m.encoder)", "built at line"),
         ("m = Net().eval()\nm.train()\nw = Wrapper(m.encoder)", "(after `m.train()`"),
-        # A part switched back on its own (or a part of it), anywhere: the walk keeps no mode per
-        # part, so the wrapper is judged as built.
-        ("m = Net().eval()\nm.encoder.train()\nw = Wrapper(m.encoder)", "built at line"),
-        ("m = Net().eval()\nm.encoder[1].train()\nw = Wrapper(m.encoder)", "built at line"),
+        # A part switched back on its own (or a part of it) before the wrapper takes it: the
+        # part `Net.__init__` built, in the mode that switch left it (`init_parts`).
+        ("m = Net().eval()\nm.encoder.train()\nw = Wrapper(m.encoder)", "(after `m.encoder.train()`"),
+        ("m = Net().eval()\nm.encoder[1].train()\nw = Wrapper(m.encoder)", "with `m.encoder[1]` in train mode"),
         ("m = Net().eval()\nw = Wrapper(m.encoder.eval())\nm.encoder.train()", "(after `m.encoder.train()`"),
         ("m = Net().eval()\nenc = m.encoder\nenc.train()\nw = Wrapper(enc)", "(after `enc.train()`"),
         # Another part built here in train mode beside the evaled one.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.init_parts import refresh
 from qlint.analysis.flow.maybe_graphs import graph_paths, reaching, tests_type
 from qlint.analysis.flow.model_apis import Api, argument, key, recipe_flow, switch_mode
 from qlint.analysis.flow.model_values import (
@@ -132,6 +133,7 @@ def method_call(sem, node: ast.Call, attr: str, receiver: Obj, env: Env):
         else:
             sem.held_parts.restored(node, env)  # then `m.eval()`: as it was built
         part_switch(sem, node, mode, env)  # `m.eval(); m.encoder.train()`: that part's mode
+        refresh(sem, receiver, env)  # `net = holder.model; holder.eval()`: net is evaled too (`init_parts`)
         if mode == "train" and receiver in env.patched:  # after allow_exported_model_train_eval
             sem.retrain(receiver)
         return receiver

@@ -17,6 +17,7 @@ from qlint.analysis.flow.dead_branches import ConstantFlags, condition_of
 from qlint.analysis.flow.graph_instances import graph_instance_condition, graph_instance_truth
 from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.handed_switches import param_switches
+from qlint.analysis.flow.init_parts import init_part
 from qlint.analysis.flow.keyed_rows import KeyedRows
 from qlint.analysis.flow.loop_effects import modules_switched
 from qlint.analysis.flow.loop_items import LITERALS, Containers, element_of
@@ -516,6 +517,8 @@ class Interpreter:
             stored = self.calls.builds.field(container, e.attr, e, env)
             if stored is not None:
                 return stored  # `bundle.model`: the model the bundle was built with
+            if (built := init_part(self.calls, container, e, env)) is not None:
+                return built  # `holder.model` that `Holder.__init__` builds (`init_parts`)
         if not attribute:
             self.expr(e.slice, env)
         step = (ATTR, e.attr) if attribute else (ITEM,)
