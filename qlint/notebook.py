@@ -17,13 +17,12 @@ from __future__ import annotations
 import ast
 import json
 import re
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from qlint.diagnostic import Diagnostic, Edit, Range
 from qlint.results import FileResult
 from qlint.settings import Settings
-from qlint.value_classes import replace
+from qlint.value_classes import field, replace, value_class
 
 if TYPE_CHECKING:
     from qlint.analysis.names.project import ProjectIndex
@@ -45,7 +44,7 @@ class NotebookError(ValueError):
         self.row, self.col = row, col
 
 
-@dataclass
+@value_class
 class Notebook:
     data: dict
     cells: list[int]  # indices (into data["cells"]) of the code cells
@@ -101,7 +100,7 @@ def _style(text: str) -> dict:
     return {"indent": indent, "ascii": ascii_only, "newline": text.endswith("\n")}
 
 
-@dataclass
+@value_class
 class VirtualText:
     """The code cells as one Python text, and the way back to (cell, row)."""
 
@@ -198,7 +197,7 @@ def cell_texts(raw: bytes) -> dict[int, str]:
 # ----------------------------------------------------------------- fixing
 
 
-@dataclass
+@value_class
 class NotebookFix:
     original: str
     fixed: str

@@ -88,3 +88,22 @@ def test_a_buffer_check_with_a_cache_reads_summaries_without_the_results_cache(t
     assert "qlint.cache_keys" in modules  # the store of summaries was looked for
     results_cache = ("qlint.cache", "qlint.listing_store", "qlint.wrapper_store", "qlint.listed_dependencies")
     assert [m for m in results_cache if m in modules] == []
+
+
+def test_a_check_of_a_file_on_disk_builds_no_dataclass(tmp_path):
+    """`qlint check FILE` (pre-commit's call after an edit) or a tree run: the notebook support
+    the runner imports to tell a notebook from a module makes its classes without `dataclasses`
+    (`qlint.value_classes`), which imported `inspect`, `dis` and `tokenize` into every run that
+    checked a file (~0.8 MiB of a run's memory, and its start-up)."""
+    path = tmp_path / "m.py"
+    path.write_text("import torch\n\nx = node.target == torch.ops.aten.add\n")
+    probe = (
+        "import sys\nfrom qlint.cli import main\n"
+        "try:\n    main(['check', '--exit-zero', '--no-cache', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m in ('qlint.notebook', 'dataclasses', 'inspect', 'dis')))"
+    )
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    argv = [sys.executable, "-c", probe, str(path)]
+    out = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert "QL101" in out.stdout  # the file was checked
+    assert out.stdout.strip().splitlines()[-1] == "['qlint.notebook']"

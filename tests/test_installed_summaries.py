@@ -11,6 +11,7 @@ import pytest
 
 from qlint.analysis import forked_call
 from qlint.analysis.flow import installed_classes
+from qlint.analysis.names import piecewise_parse
 from qlint.analysis.names.project import ProjectIndex
 from qlint.summary_cache import SummaryStore
 
@@ -114,3 +115,18 @@ def test_the_check_depends_on_the_installed_module_when_served_from_memory(insta
     _ask(installed)
     assert installed_classes.installed_class(NAME, project, "/x/user.py") is not None
     assert str(installed) in project.dependencies_of("/x/user.py")
+
+
+def test_a_large_module_is_parsed_in_pieces_into_the_same_class(installed, monkeypatch):
+    """Parsed in the middle of a check, beside that file's tree: torch's common_quantization.py
+    (113 KB), parsed whole while ao's test_quantize_pt2e.py was checked, made a run's peak. The
+    smaller module above is one parse (`test_a_run_parses_the_module_here_without_forking`)."""
+    filler = "".join(f"\n\ndef helper_{i}(x):\n    return x + {i}\n" for i in range(2500))
+    assert len(HELPERS + filler) > piecewise_parse._SMALL
+    installed.write_text(HELPERS + filler)
+    monkeypatch.setattr(ProjectIndex, "store", None)
+    parses = _whole_module_parses(monkeypatch, installed)
+    node = _ask(installed)
+    assert parses == []  # never the whole text at once
+    whole = next(n for n in ast.walk(ast.parse(HELPERS + filler)) if getattr(n, "name", "") == "ConvBn")
+    assert ast.dump(node, include_attributes=True) == ast.dump(whole, include_attributes=True)

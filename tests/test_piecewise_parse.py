@@ -5,6 +5,7 @@ boundaries (in a string, in brackets, under a decorator) is still parsed right."
 from __future__ import annotations
 
 import ast
+import re
 
 import pytest
 
@@ -153,3 +154,42 @@ def _counted(monkeypatch) -> list[int]:
 
     monkeypatch.setattr(piecewise_parse.ast, "parse", counting)
     return sizes
+
+
+def _opening_lines(text: str, indented: bool) -> list[int]:
+    """Where the lines after the first start that open a definition or a decorator, at the top
+    level or (`indented`) below it: read line by line."""
+    found, at = [], text.find("\n") + 1
+    while 0 < at < len(text):
+        end = text.find("\n", at)
+        line = text[at:end]
+        body = line.lstrip(" \t")
+        if (body != line) == indented and re.match(r"(?:def|async[ \t]+def|class)[ \t(]|@", body):
+            found.append(at)
+        at = end + 1
+    return found
+
+
+def _under_a_decorator(text: str, at: int, indent: str = "") -> bool:
+    return text.startswith(indent + "@", text.rfind("\n", 0, at - 1) + 1)
+
+
+@pytest.mark.parametrize("indent", ["    ", "\t", " \t "])
+def test_the_cutters_find_every_line_that_opens_a_definition(indent):
+    # Found from the line break before each (the first line is never a cut), the indentation
+    # read once: the cuts are those a line-by-line reading finds.
+    suite = SUITE.replace("\n    ", "\n" + indent).replace("async def", "async \t def")
+    text = "def first():\n    pass\n\n" + suite
+    top = piecewise_parse._cuts(text)[1:-1]
+    assert top and top == [at for at in _opening_lines(text, False) if not _under_a_decorator(text, at)]
+    piece = suite[suite.index("@suite") :]
+    members = piecewise_parse._member_cuts(piece)[:-1]
+    expected = [
+        at
+        for at in _opening_lines(piece, True)
+        if piece[at:].startswith(indent) and not piece[at + len(indent)].isspace()
+        if not _under_a_decorator(piece, at, indent)
+    ]
+    assert len(members) > 500 and members == expected
+    whole = ast.dump(ast.parse(suite), include_attributes=True)
+    assert ast.dump(parse_by_definitions(suite, "m.py"), include_attributes=True) == whole

@@ -18,6 +18,9 @@ LARGE = "import torch\n" + FILLERS
 # one parse here, the pieces cost more instructions than the peak they save.
 MIDDLE = "import torch\n" + FILLERS[: len(FILLERS) // 4]
 SMALL = "import torch\n\n\ndef f(x):\n    return x\n"
+# The size of torchao's test_qat.py (103 KB), under its test_quantize_pt2e.py (177 KB): on top
+# of what a run over ao held by then, the whole parse of either was the run's peak.
+AO_TEST_SIZE = "import torch\n" + FILLERS[: FILLERS.index("\n\ndef", 103_000)]
 
 
 @pytest.fixture
@@ -39,12 +42,12 @@ def parsed_lengths(monkeypatch):
     [engine.parse_module, lambda text, path: live_trees.parse(text, path)],
     ids=["engine", "live_trees"],
 )
-def test_a_large_module_is_parsed_in_pieces_into_the_same_tree(parsed_lengths, parse, tmp_path):
+@pytest.mark.parametrize("text", [LARGE, AO_TEST_SIZE], ids=["large", "ao_test_size"])
+def test_a_large_module_is_parsed_in_pieces_into_the_same_tree(parsed_lengths, parse, text, tmp_path):
     seen, real = parsed_lengths
-    assert len(LARGE) >= piecewise_parse.LARGE
-    tree = parse(LARGE, str(tmp_path / "large.py"))
-    assert ast.dump(tree, include_attributes=True) == ast.dump(real(LARGE), include_attributes=True)
-    assert len(seen) > 1 and max(seen) < len(LARGE)  # never the whole text at once
+    tree = parse(text, str(tmp_path / "large.py"))
+    assert ast.dump(tree, include_attributes=True) == ast.dump(real(text), include_attributes=True)
+    assert len(seen) > 1 and max(seen) < len(text)  # never the whole text at once
 
 
 @pytest.mark.parametrize(
