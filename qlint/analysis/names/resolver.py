@@ -57,6 +57,15 @@ class OpRef:
         return base if self.overload is None else f"{base}.{self.overload}"
 
 
+def _bound_in_cycle(cycle: list[tuple[ModuleScope, str, int]]) -> tuple[ModuleScope, str, int] | None:
+    """The one module of an import cycle that also assigns the name it imports (`try: from
+    pkg.a import OP` / `except ImportError: OP = aten.relu`): the imports bind nothing but what
+    the cycle's assignments make, so every module of it holds that value (the least fixpoint).
+    None when none assigns it (the name is bound nowhere) or several do (no one value)."""
+    bound = [member for member in cycle if member[0].assigns.get(member[1])]
+    return bound[0] if len(bound) == 1 else None
+
+
 def dotted_parts(expr: ast.AST, tail: bool = False) -> list[str] | None:
     """`a.b.c` -> ["a", "b", "c"]; None unless the chain starts at a name, or with `tail`
     the attributes after whatever it starts at (`f().b.c` -> ["b", "c"])."""
@@ -175,6 +184,14 @@ class Resolver:
             # Defined there: the import's spelling finds it again from here, which the other
             # module's own name may not (a module of a directory without `__init__.py`).
             return full
+        if name in other.imports:
+            found = self._imported(other, name, depth + 1)
+            if found is not None and found[1] in found[0].imports:
+                # An import cycle one module of which assigns the name (`_bound_in_cycle`).
+                bound, bound_name, bound_depth = found
+                value = bound.unique(bound_name)
+                resolved = Resolver(bound, self.project, self.optable).qualname(value, bound_depth + 1)
+                return resolved or full
         resolved = self._module_qualname(other, name, depth + 1)
         return resolved or full
 
@@ -231,11 +248,10 @@ class Resolver:
 
     def _module_value(self, scope: ModuleScope, name: str, depth: int) -> Located | None:
         if name in scope.imports:
-            module, _, attr = scope.imports[name].rpartition(".")
-            other = self.project.module_scope(module, scope.path) if module else None
-            if other is None or other is scope:
+            found = self._imported(scope, name, depth)
+            if found is None:
                 return None
-            return self._module_value(other, attr, depth + 1)
+            scope, name, depth = found
         value = scope.unique(name)
         if value is None:
             return None
@@ -243,6 +259,26 @@ class Resolver:
             sub = Resolver(scope, self.project, self.optable)
             return sub.value_of(value, depth + 1) or Located(value, scope)
         return Located(value, scope)
+
+    def _imported(self, scope: ModuleScope, name: str, depth: int) -> tuple[ModuleScope, str, int] | None:
+        """Where the import of `name` in `scope` leads, module after module of the project: the
+        module binding it otherwise (with the depth reached); for an import cycle (a imports OP
+        from b, b from a) the one module of it that also assigns the name, which it still
+        imports (`_bound_in_cycle`); or None: out of the project, a module importing itself, a
+        cycle binding nothing. The chase stops at the cycle's first repeat: it recursed without
+        end there (QL101, QL102 and QL201 "gave up", losing the file's other findings)."""
+        chased: list[tuple[ModuleScope, str, int]] = []
+        while name in scope.imports:
+            module, _, attr = scope.imports[name].rpartition(".")
+            other = self.project.module_scope(module, scope.path) if module else None
+            if other is None or other is scope:
+                return None
+            chased.append((scope, name, depth))
+            scope, name, depth = other, attr, depth + 1
+            again = next((i for i, (s, n, _) in enumerate(chased) if s is scope and n == name), None)
+            if again is not None:
+                return _bound_in_cycle(chased[again:])
+        return scope, name, depth
 
     def for_scope(self, scope: ModuleScope) -> Resolver:
         if scope is self.scope:
