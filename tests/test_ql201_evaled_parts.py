@@ -282,9 +282,16 @@ def test_a_qat_capture_of_the_wrapper_of_evaled_children_is_reported():
     assert reported(src, "QL202") == [CAPTURE]
 
 
-def test_the_wrapper_of_evaled_children_from_another_module_is_read_from_its_summary():
+@pytest.mark.parametrize(
+    "init",
+    [
+        "self.net = nn.Dropout(0.5).eval()",
+        "self.net = nn.Dropout(0.5)\n        self.net.train(False)",  # evaled by a later statement
+    ],
+)
+def test_the_wrapper_of_evaled_children_from_another_module_is_read_from_its_summary(init):
     holder = "class Holder" + CHILD.split("class Holder")[1].split("\ndef main")[0]
-    models = "import torch\nfrom torch import nn\n\n\n" + holder.replace("INIT", "self.net = nn.Dropout(0.5).eval()")
+    models = "import torch\nfrom torch import nn\n\n\n" + holder.replace("INIT", init)
     main = """\
 import torch
 from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
@@ -395,27 +402,3 @@ def test_a_parameter_handed_into_a_child_evaled_later_and_trained_after_is_repor
 def test_a_qat_capture_of_a_wrapper_whose_child_is_evaled_later_is_reported():
     src = child(TWO).replace("return prepare_pt2e(ep, q)", "return prepare_qat_pt2e(ep, q)")
     assert reported(src, "QL202") == [CAPTURE]
-
-
-def test_a_child_evaled_later_in_a_class_of_another_module_is_read_from_its_summary():
-    holder = "class Holder" + CHILD.split("class Holder")[1].split("\ndef main")[0]
-    models = "import torch\nfrom torch import nn\n\n\n" + holder.replace(
-        "INIT", "self.net = nn.Dropout(0.5)\n        self.net.train(False)"
-    )
-    main = """\
-import torch
-from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
-from models import Holder
-
-
-def main(x, q):
-    wrapper = Holder()
-    TAIL
-    ep = torch.export.export(wrapper, (x,)).module()
-    return prepare_pt2e(ep, q)
-"""
-    models = models.replace("FORWARD", "pass").replace("EXTRA", "")
-    quiet = lint(main.replace("TAIL", "pass"), select=("QL201",), overlay={"models.py": models})
-    assert quiet == []
-    loud = lint(main.replace("TAIL", "wrapper.train()"), select=("QL201",), overlay={"models.py": models})
-    assert len(loud) == 1

@@ -43,7 +43,7 @@ import os
 from collections.abc import Iterator
 
 from qlint.analysis.flow import caller_modules
-from qlint.analysis.graphs import file_keys, kept_answers
+from qlint.analysis.graphs import file_keys, kept_answers, kept_module_facts
 from qlint.analysis.names.body_reads import BODY_READ
 from qlint.short_digests import content_sha256_hex
 
@@ -221,20 +221,8 @@ def _kept_reads(ctx, path: str, key: tuple, reads: list) -> tuple | None:
     shape = _shape_of(ctx, bodies)
     if shape is None:
         return None
-    file_keys.remember_digest(path, key, file_keys.digest(project, path, key))
-    trail = [(path, key)]
-    for dep, digest in files:
-        now = file_keys.content_key(project, dep)
-        if digest == "":
-            if now is not None:
-                return None
-            trail.append((dep, None))
-            continue
-        if now is None or now[0] == "overlay" or file_keys.digest(project, dep, now) != digest:
-            return None
-        file_keys.remember_digest(dep, now, digest)
-        trail.append((dep, now))
-    return shape, tuple(dict.fromkeys(trail))
+    trail = kept_module_facts.recorded_trail(project, path, key, files)
+    return None if trail is None else (shape, trail)
 
 
 def _scope_nodes(scope) -> dict[int, ast.AST] | None:

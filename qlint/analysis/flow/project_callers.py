@@ -280,11 +280,8 @@ def used_elsewhere(ctx: FileContext, func: ast.AST) -> bool:
                     scan_memo.note_miss(path, _OWN + word, key)
             finally:
                 ctx.project.drop_kept_tree()
-            for renamed in _renames(ctx, path, word) if not method else ():
-                if renamed not in words:
-                    if len(words) > _MAX_WORDS:
-                        return True
-                    words.append(renamed)
+            if not _more_words(ctx, path, word, words, method):
+                return True  # too many names to search: taken as used
     return False
 
 

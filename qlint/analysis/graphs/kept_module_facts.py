@@ -124,13 +124,13 @@ def computing(
         if outer is not None:
             outer.extend(reads)
     if len(results) == 1:
-        trail = _trail(project, path, key, reads)
+        trail = recorded_trail(project, path, key, reads)
         if trail is not None:
             value = results[0]
             _KEPT[spec[0] + variant, path] = (None if value is None else spec[1](value[0]), trail)
 
 
-def _trail(project, path: str, key: tuple, reads: list[tuple[str, str]]) -> tuple | None:
+def recorded_trail(project, path: str, key: tuple, reads: list[tuple[str, str]]) -> tuple | None:
     """((path, content key now), ...): the module, then each file read as it was read (None:
     absent); None when a read is no file, or a file changed since it was read."""
     # `kept_answers` writes each file's hash beside its stat: the one this process knows for it.
