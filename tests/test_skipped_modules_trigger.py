@@ -77,3 +77,31 @@ def test_the_rule_itself_skips_the_modules_it_declares():
     assert cls.skips_module("torch._dynamo") is False  # the package's own `__init__`, as before
     assert cls.skips_module("torch.fx.graph") is False
     assert cls.skips_module(None) is False
+
+
+# A compiler module that inserts an overload and compares node targets with a table of its
+# packet that another module of torch holds: QL101 flags it (graphs there accept packets, but
+# not the overload nodes the module itself inserts), and only its import trigger lets it in:
+# the text spells no packet. So QL101 declares no `skipped_modules`: its trigger's answer can
+# matter in those modules (`Resolver.value_of` follows `torch.*` imports into the project).
+TABLE = "import torch\n\nPACKETS = (torch.ops.aten.relu,)\n"
+MATCHER = (
+    "import torch\nfrom .consts import PACKETS\n\n\ndef rewrite(gm):\n    for node in gm.graph.nodes:\n"
+    "        if node.target in PACKETS:\n"
+    "            gm.graph.call_function(torch.ops.aten.relu.default, (node,))\n"
+)
+
+
+@pytest.mark.parametrize("inserts", [True, False])
+def test_ql101_import_trigger_is_still_asked_in_compiler_modules(tmp_path, inserts):
+    from qlint.analysis.graphs.sinks import may_hold_matcher
+
+    text = MATCHER if inserts else MATCHER.replace("torch.ops.aten.relu.default", "torch.ops.aten.sigmoid.default")
+    path = write_package(tmp_path, "torch._inductor", consts=TABLE) / "matcher.py"
+    path.write_text(text)
+    assert not may_hold_matcher(text)  # the text trigger turns it away
+    assert facts()["QL101"].skipped_modules == ()
+    result = check_source(path.read_bytes(), str(path), settings_for(("QL101",)))
+    assert not result.errors, result.errors
+    # Inserting another op's overload: the exemption of compiler graphs holds.
+    assert [(d.code, d.range.start.row) for d in result.diagnostics] == ([("QL101", 7)] if inserts else [])
