@@ -33,13 +33,18 @@ def _per_file_cache_path(request, monkeypatch):
 
 @pytest.fixture(autouse=True)
 def _ctrl_c_not_left_held():
-    """A test that leaves SIGINT blocked in pytest's main thread fails, and the mask is put
-    back: every later child would inherit the block (a run once had `test_interrupted_start`'s
-    Ctrl-C tests fail together and could not name who held it)."""
+    """A test that leaves SIGINT blocked in pytest's main thread, or its handler changed, fails,
+    and both are put back: every later child inherits the block, and an ignored SIGINT across
+    exec (a Python started with SIGINT ignored keeps ignoring it). Runs have twice had
+    `test_interrupted_start`'s eleven Ctrl-C tests fail together, passing alone."""
+    handler = signal.getsignal(signal.SIGINT)
     yield
     if hasattr(signal, "pthread_sigmask") and signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
         pytest.fail("the test left SIGINT blocked in the main thread")
+    if signal.getsignal(signal.SIGINT) is not handler:
+        signal.signal(signal.SIGINT, handler)
+        pytest.fail("the test left SIGINT's handler changed")
 
 
 def settings_for(select=("QL",), preview: bool = False, **options) -> Settings:
