@@ -29,6 +29,7 @@ from qlint.analysis.flow.switched_parts import PART_SETTERS
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import own_init
 from qlint.analysis.node_memo import kept_on_node
+from qlint.analysis.tree_walk import name_loads, parents
 from qlint.value_classes import replace
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -178,10 +179,11 @@ def _init_parts(cls: ast.ClassDef) -> frozenset[str]:
         me = method.args.args[0].arg if method.args.args else None
         if me is None:
             continue
-        for node, parent, above in _with_parents(method):
-            if not (isinstance(node, ast.Name) and node.id == me and isinstance(node.ctx, ast.Load)):
-                continue
+        up = parents(method)
+        for node in name_loads(method, me):
+            parent = up.get(id(node))
             if isinstance(parent, ast.Attribute):
+                above = up.get(id(parent))
                 use = _field_use(parent, above, method is init)
                 if use == "store":
                     stores[parent.attr] = stores.get(parent.attr, 0) + 1
@@ -210,15 +212,6 @@ def _field_use(attribute: ast.Attribute, parent: ast.AST, in_init: bool) -> str:
 
 def _looks(call: ast.Call, node: ast.Name) -> bool:
     return isinstance(call.func, ast.Name) and call.func.id in _LOOKS and call.func is not node
-
-
-def _with_parents(method: ast.AST):
-    """(node, parent, the parent's parent) under `method`, nested functions included."""
-    stack = [(child, method, None) for child in ast.iter_child_nodes(method)]
-    while stack:
-        node, parent, above = stack.pop()
-        yield node, parent, above
-        stack.extend((child, node, parent) for child in ast.iter_child_nodes(node))
 
 
 def _escaping(func: ast.AST) -> frozenset[str]:
