@@ -19,6 +19,7 @@ import json
 import re
 from typing import TYPE_CHECKING
 
+from qlint import lfs_pointer
 from qlint.diagnostic import Diagnostic, Edit, Range
 from qlint.results import FileResult
 from qlint.settings import Settings
@@ -152,11 +153,16 @@ def check_notebook(raw: bytes | str, path: str, settings: Settings, project: Pro
     # Imported here: reporters read notebooks' cells (`cell_texts`) for runs that check nothing.
     from qlint.engine import check_source, syntax_error
 
+    data = raw.encode("utf-8") if isinstance(raw, str) else raw
     try:
-        nb = Notebook.parse(raw.encode("utf-8") if isinstance(raw, str) else raw)
+        nb = Notebook.parse(data)
     except NotebookError as exc:
         result = FileResult(path=path)
-        result.diagnostics.append(syntax_error(path, exc.args[0], exc.row, exc.col))
+        if lfs_pointer.is_lfs_pointer(data):
+            # Not a broken notebook: a checkout without Git LFS left the pointer in its place.
+            result.diagnostics.append(syntax_error(path, lfs_pointer.message("notebook"), 1, 0, lfs_pointer.HELP))
+        else:
+            result.diagnostics.append(syntax_error(path, exc.args[0], exc.row, exc.col))
         return result
     if not nb.python:
         return FileResult(path=path)

@@ -15,6 +15,7 @@ import sys
 import tokenize
 from dataclasses import dataclass
 
+from qlint import lfs_pointer
 from qlint.source import LineIndex
 
 RUNNING = sys.version_info[:2]
@@ -33,6 +34,9 @@ _FIX_SYNTAX = "qlint checks only what Python can parse: fix the syntax, or exclu
 
 def describe(exc: BaseException, text: str, lines: LineIndex) -> ParseFailure:
     """One QL001 for an exception `ast.parse` raised on `text`."""
+    if lfs_pointer.is_lfs_pointer(text):
+        # Not broken Python: a checkout without Git LFS left the pointer where the module is.
+        return ParseFailure(lfs_pointer.message("module"), 1, 0, lfs_pointer.HELP)
     if "\0" in text and (isinstance(exc, ValueError) or "null bytes" in str(exc)):
         row, col = _position_of(text, text.index("\0"))
         return ParseFailure("SyntaxError: source contains NUL bytes", row, col, _FIX_SYNTAX)
