@@ -134,6 +134,7 @@ def _own_op_keyed(ctx: FileContext, ref: OpRef, refs: list[OpRef]) -> bool:
 def _left_alone(ctx: FileContext, ref: OpRef, node: ast.expr, refs: list[OpRef]) -> bool:
     """The graph the packet goes into carries or accepts packets, or never gets the node."""
     from qlint.analysis.graphs.compiled_next import compiled_after
+    from qlint.analysis.graphs.dynamo_graph_attributes import inserted_after_dynamo_attribute
     from qlint.analysis.graphs.dynamo_meta_guards import inserted_under_dynamo_meta
     from qlint.analysis.graphs.guarded_after_strip import row_runs_after_strips
     from qlint.analysis.graphs.hand_built_graphs import inserted_into_kept_graph
@@ -179,6 +180,8 @@ def _left_alone(ctx: FileContext, ref: OpRef, node: ast.expr, refs: list[OpRef])
         return True  # the project's own trace, handed through its own passes, run by itself
     if inserted_under_dynamo_meta(inner, node):
         return True  # only into Dynamo's graph (its `grapharg` meta): traced to overloads first
+    if "_param_name_to_source" in ctx.text and inserted_after_dynamo_attribute(inner, node):
+        return True  # only into Dynamo's graph (read its `_param_name_to_source` first): as above
     return never_runs(ctx, node.lineno)  # a private function nothing calls: no graph gets the node
 
 
