@@ -23,6 +23,7 @@ import ast
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
 from qlint.analysis.flow.graph_instances import KIND, is_graph_instance
 from qlint.analysis.flow.maybe_graphs import graph_paths, reaching, tests_type
+from qlint.analysis.flow.model_apis import switch_mode
 from qlint.analysis.flow.model_values import (
     ATTRIBUTE,
     EXPECTS_ERROR,
@@ -101,6 +102,27 @@ def handed_switches(sem, node: ast.Call, callee: FunctionFlow, actual: dict, wri
         _hand(walk, node, switch, obj, expr, sem.containers.live(obj, env), _class_tests(switch, callee.node, index))
         if not obj.is_graph and not switch.guard and not switch.unless:
             _hand_on_path(sem, node, switch, obj, expr, callee.node, index, env)
+
+
+def handed_closure(sem, node: ast.Call, switch_call: ast.Call, path: str, callee: ast.AST, env: Env) -> None:
+    """At a call of a function written in this one whose own body switches a name of this
+    function (`closure_switches`): the name's value here is what the switch meets."""
+    walk = sem.walk
+    if EXPECTS_ERROR in walk.contexts or id(node) in walk.flow.handed:
+        return
+    expr = switch_call.func.value
+    obj = env.vars.get(expr.id)
+    if obj is None or obj in env.patched or obj in env.copied:
+        return
+    switch = ParamSwitch(switch_call, path, switch_mode(switch_call, switch_call.func.attr))
+    if obj.is_graph:
+        walk.flow.handed[id(node)] = HandedSwitch(node, walk.stmt_stack[-1], expr, obj.origins, switch)
+        return
+    if "try" in walk.contexts or tests_type(callee, expr):
+        return
+    origins = reaching(graph_paths(obj, env, sem.made_graphs), walk.guards, walk.denied())
+    if origins:
+        walk.flow.handed[id(node)] = HandedSwitch(node, walk.stmt_stack[-1], expr, origins, switch, on_path=True)
 
 
 def _hand_on_path(sem, node: ast.Call, switch: ParamSwitch, obj: Obj, expr, callee: ast.AST, index: int, env: Env):
