@@ -25,9 +25,11 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.enclosing_names import binding_scope, bindings
+from qlint.analysis.node_memo import kept_on_node
 
 _SWITCHES = frozenset({"eval", "train"})
 _ENDS = (ast.Return, ast.Raise)
+_KEPT = "_qlint_closure_switches"
 
 
 def closure_switches(scope, callee: ast.AST, caller: ast.AST) -> list[tuple[str, ast.Call]]:
@@ -35,19 +37,28 @@ def closure_switches(scope, callee: ast.AST, caller: ast.AST) -> list[tuple[str,
     free name that `caller`, the function calling it, binds (`scope`: the module's)."""
     if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) or callee.decorator_list:
         return []
+    return [
+        (name, call)
+        for name, call in kept_on_node(callee, _KEPT, _top_level_switches)
+        if not bindings(callee, name) and binding_scope(scope, callee, None, name) is caller
+    ]
+
+
+def _top_level_switches(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[tuple[str, ast.Call], ...]:
+    """`<name>.eval()`/`.train(...)` as an expression statement or an assignment's value among
+    `func`'s own top-level statements, up to the first `return`/`raise` (kept on `func`: asked at
+    every call of it)."""
     found = []
-    for stmt in callee.body:
+    for stmt in func.body:
         if isinstance(stmt, _ENDS):
             break
         value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
         if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
             continue
         receiver = value.func.value
-        if value.func.attr not in _SWITCHES or not isinstance(receiver, ast.Name):
-            continue
-        if not bindings(callee, receiver.id) and binding_scope(scope, callee, None, receiver.id) is caller:
+        if value.func.attr in _SWITCHES and isinstance(receiver, ast.Name):
             found.append((receiver.id, value))
-    return found
+    return tuple(found)
 
 
 __all__ = ["closure_switches"]
