@@ -153,6 +153,8 @@ class ModeSwitchOnExportedGraph(Rule):
             return self._made(ctx, handed, graph, f"`{origin.kind}` ({made})", called, where, use)
         if handed.maybe:
             return self._dispatched(ctx, handed, graph, origin, called, where, use)
+        if handed.on_path:
+            return self._handed_on_path(ctx, handed, graph, origin, called, where, use)
         help_ = (
             f"Call `allow_exported_model_train_eval({graph})` from `{PT2E}` before handing it over (the helper's"
             f" switch then runs {use}), or switch it with {use} and keep the helper's switch for eager modules"
@@ -179,6 +181,22 @@ class ModeSwitchOnExportedGraph(Rule):
         )
         # Which class runs is chosen at run time: no one rewrite here is right for all of them.
         fix = Fix(Applicability.DISPLAY_ONLY, f"Use {use} where `{graph}` is the exported graph")
+        evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno)
+        return ctx.diagnostic(self, handed.call, message, fix, evidence=evidence, help=help_)
+
+    def _handed_on_path(self, ctx, handed: HandedSwitch, graph: str, origin: Origin, called: str, where: str, use: str):
+        """The argument is the graph on some paths only: the helper's switch raises on those."""
+        switch = handed.switch
+        message = (
+            f"`{graph}` may be the graph from `{origin.kind}` ({_made(ctx, origin)}): on that path this call"
+            f" runs `{called}` on it ({where}), which raises NotImplementedError on torch 2.13"
+        )
+        help_ = (
+            f"On the paths that make it an exported graph, allow it first (`allow_exported_model_train_eval` from"
+            f" `{PT2E}`) or switch it with {use}; the helper's switch stays right for the eager module"
+        )
+        # The eager paths need the helper's switch itself: no one rewrite is right for both.
+        fix = Fix(Applicability.DISPLAY_ONLY, f"Allow `{graph}` or use {use} where it is the exported graph")
         evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno)
         return ctx.diagnostic(self, handed.call, message, fix, evidence=evidence, help=help_)
 

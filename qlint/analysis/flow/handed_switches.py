@@ -6,6 +6,14 @@ NotImplementedError on torch 2.13 for the GraphModule `prepare_pt2e`, `convert_p
 `ExportedProgram.module()` returns, unless `allow_exported_model_train_eval` was applied to
 it first. A copy (`copy.deepcopy`, `copy.copy`) of such a graph has the plain module's
 `eval`/`train` again (measured on torch 2.13/torchao 0.18), so it raises nothing.
+
+A value that is the graph on some paths only (`model = prepare_pt2e(...)` under `if args.pt2e:`,
+the eager model otherwise; `maybe_graphs`) handed to such a helper is a finding on the paths
+that make it the graph, as the same switch written in place is (`ModeSwitch.maybe`): the
+voyager-compiler QA script's nested `calibrate(model, ...)` runs `model.eval()` first. Only a
+switch the helper runs on every path of its own counts (no branch, flag or type test around
+it, none in the helper's body asking what the parameter is): the caller cannot tell which path
+a helper testing `isinstance(m, GraphModule)` takes for a value that is either.
 """
 
 from __future__ import annotations
@@ -14,6 +22,8 @@ import ast
 
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
 from qlint.analysis.flow.graph_instances import KIND, is_graph_instance
+from qlint.analysis.flow.maybe_graphs import graph_paths, reaching, tests_type
+from qlint.analysis.flow.model_apis import switch_mode
 from qlint.analysis.flow.model_values import (
     ATTRIBUTE,
     EXPECTS_ERROR,
@@ -25,6 +35,7 @@ from qlint.analysis.flow.model_values import (
     ParamSwitch,
 )
 from qlint.analysis.names.scope import parameter_args
+from qlint.analysis.tree_walk import parents
 from qlint.value_classes import replace
 
 
@@ -89,6 +100,81 @@ def handed_switches(sem, node: ast.Call, callee: FunctionFlow, actual: dict, wri
         ):
             continue
         _hand(walk, node, switch, obj, expr, sem.containers.live(obj, env), _class_tests(switch, callee.node, index))
+        if not obj.is_graph and not switch.guard and not switch.unless:
+            _hand_on_path(sem, node, switch, obj, expr, callee.node, index, env)
+
+
+def handed_closure(sem, node: ast.Call, switch_call: ast.Call, path: str, callee: ast.AST, env: Env) -> None:
+    """At a call of a function written in this one whose own body switches a name of this
+    function (`closure_switches`): the name's value here is what the switch meets."""
+    walk = sem.walk
+    if EXPECTS_ERROR in walk.contexts or id(node) in walk.flow.handed:
+        return
+    expr = switch_call.func.value
+    obj = env.vars.get(expr.id)
+    if obj is None or obj in env.patched or obj in env.copied:
+        return
+    switch = ParamSwitch(switch_call, path, switch_mode(switch_call, switch_call.func.attr))
+    if obj.is_graph:
+        walk.flow.handed[id(node)] = HandedSwitch(node, walk.stmt_stack[-1], expr, obj.origins, switch)
+        return
+    if "try" in walk.contexts or tests_type(callee, expr):
+        return
+    origins = reaching(graph_paths(obj, env, sem.made_graphs), walk.guards, walk.denied())
+    if origins:
+        walk.flow.handed[id(node)] = HandedSwitch(node, walk.stmt_stack[-1], expr, origins, switch, on_path=True)
+
+
+def _hand_on_path(sem, node: ast.Call, switch: ParamSwitch, obj: Obj, expr, callee: ast.AST, index: int, env: Env):
+    """`obj` is an exported graph on some paths that reach this call only (`maybe_graphs`):
+    the helper's unconditional switch raises on those paths. Not under a `try` here (it may
+    expect the error), nor when the helper asks what the parameter is (`tests_type`)."""
+    walk = sem.walk
+    if "try" in walk.contexts or id(node) in walk.flow.handed:
+        return
+    params = parameter_args(callee, star=False)
+    if index >= len(params) or tests_type(callee, ast.Name(params[index].arg)):
+        return
+    if not _unconditional(callee, switch.call):
+        return
+    origins = reaching(graph_paths(obj, env, sem.made_graphs), walk.guards, walk.denied())
+    if origins:
+        walk.flow.handed[id(node)] = HandedSwitch(node, walk.stmt_stack[-1], expr, origins, switch, on_path=True)
+
+
+# Statements and expressions whose body may not run (or runs elsewhere): a switch under one of
+# them runs on some paths only, which `ParamSwitch.guard` does not always say (`if not (a and
+# b):` leaves no guard).
+_CONDITIONAL = (
+    ast.If,
+    ast.IfExp,
+    ast.Match,
+    ast.Try,
+    getattr(ast, "TryStar", ast.Try),
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.BoolOp,
+    ast.comprehension,
+    ast.Lambda,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+)
+
+
+def _unconditional(callee: ast.AST, call: ast.Call) -> bool:
+    """`call` lies in `callee`'s own body, on every path through it (no branch, loop, `try`,
+    `and`/`or` or nested definition around it)."""
+    above = parents(callee)
+    node: ast.AST = call
+    while (parent := above.get(id(node))) is not None:
+        if parent is callee:
+            return True
+        if isinstance(parent, _CONDITIONAL):
+            return False
+        node = parent
+    return False
 
 
 def _class_tests(switch: ParamSwitch, callee: ast.AST, index: int) -> frozenset[bool]:

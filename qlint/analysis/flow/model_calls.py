@@ -19,12 +19,13 @@ from qlint.analysis.flow import helper_calls
 from qlint.analysis.flow.applied_lambdas import applied_lambda, lambda_switch
 from qlint.analysis.flow.callbacks import CallbackLinks
 from qlint.analysis.flow.called_lambdas import called_lambda, run_lambda
+from qlint.analysis.flow.closure_switches import closure_switches
 from qlint.analysis.flow.field_instances import field_instances
 from qlint.analysis.flow.graph_holders import GraphHolders
 from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.graph_wrappers import constructed_plain, wrapper_fields
 from qlint.analysis.flow.handed_parts import hands_part
-from qlint.analysis.flow.handed_switches import handed_fields
+from qlint.analysis.flow.handed_switches import handed_closure, handed_fields
 from qlint.analysis.flow.held_parts import HeldParts
 from qlint.analysis.flow.instance_methods import method_summary
 from qlint.analysis.flow.kept_calls import kept_argument
@@ -176,6 +177,10 @@ class CallSemantics:
         if isinstance(func, ast.Attribute) and func.attr == "get" and (makes := builds.callables(func.value, key)):
             return builds.factory(node, makes, env)  # `MODELS.get(name)`
         found = helper_calls.callee(self, func)
+        if found is not None and receiver is None and not found[3] and found[0].scope.path == self.flow.path:
+            # `run_eval()` of a function written here that switches this function's `model`.
+            for _, switch_call in closure_switches(self.owner.scope, found[1], self.walk.func):
+                handed_closure(self, node, switch_call, self.flow.path, found[1], env)
         kept = self._kept(node, func, receiver, found, args, kwargs, env)
         if kept is not None:
             return kept  # `torch.compile(model)`: the model, in the mode it was in

@@ -50,6 +50,7 @@ from qlint.analysis.flow.model_values import (
     new_value,
     part_of,
 )
+from qlint.analysis.flow.patched_switches import replaces_switch
 from qlint.analysis.flow.switched_params import Switched
 from qlint.analysis.names.modules import resolve_relative
 from qlint.analysis.names.resolver import Resolver, dotted_parts
@@ -367,6 +368,10 @@ class Interpreter:
             del self.contexts[len(self.contexts) - pushed :]
 
     def bind(self, target: ast.expr, obj: Obj | None, value: ast.expr | None, env: Env) -> None:
+        if type(target) is ast.Attribute and target.attr in _SWITCHES:
+            holder = env.vars.get(key(target.value) or "")
+            if holder is not None and replaces_switch(target, value, self.qualname, self.calls.nested, self.func):
+                env.patched |= {holder}  # `gm.eval = types.MethodType(_noop, gm)`: its switches raise no more
         name = key(target)
         if name is not None:
             self.parts.rebound(name, env)

@@ -223,6 +223,9 @@ class HandedSwitch:
     # The argument is the graph only for some of the classes a receiver may be an instance of
     # (`registry_dispatch`): the switch runs on the paths where the class that made it runs.
     maybe: bool = False
+    # The argument is the graph on some paths that reach the call only (`maybe_graphs`):
+    # `origins` are the graphs whose paths can reach it.
+    on_path: bool = False
 
 
 @value_class
