@@ -18,8 +18,10 @@ files whose check raised a worker's memory most (transient: what the check alloc
 and those after which a worker kept the most (retained: what the next check starts from,
 after the freed pages went back). A worker's PSS only grows by the second kind.
 
-Figures are PSS in MiB (`/proc/PID/smaps_rollup`), sampled every 10 ms; a loaded machine
-slows the runs but hardly changes them.
+Figures are PSS in MiB (`/proc/PID/smaps_rollup`), sampled every 10 ms, with each process's
+RSS beside it and the highest sum of RSS, the figure `bench_trees.py` compares with ruff's
+(a forked worker's pages shared with its parent count in both); a loaded machine slows the
+runs but hardly changes them.
 """
 
 from __future__ import annotations
@@ -60,16 +62,16 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-def _processes(root: int) -> dict[int, tuple[int, int]]:
-    """pid -> (parent pid, PSS KiB) for `root` and everything under it."""
-    out: dict[int, tuple[int, int]] = {}
+def _processes(root: int) -> dict[int, tuple[int, int, int]]:
+    """pid -> (parent pid, PSS KiB, RSS KiB) for `root` and everything under it."""
+    out: dict[int, tuple[int, int, int]] = {}
     stack = [(root, 0)]
     while stack:
         pid, parent = stack.pop()
         try:
             with open(f"/proc/{pid}/smaps_rollup") as fh:
-                pss = next((int(line.split()[1]) for line in fh if line.startswith("Pss:")), 0)
-            out[pid] = (parent, pss)
+                sizes = {k: int(v.split()[0]) for k, v in (line.split(":", 1) for line in fh if ":" in line)}
+            out[pid] = (parent, sizes.get("Pss", 0), sizes.get("Rss", 0))
             for task in os.listdir(f"/proc/{pid}/task"):
                 with open(f"/proc/{pid}/task/{task}/children") as fh:
                     stack.extend((int(c), pid) for c in fh.read().split())
@@ -79,10 +81,10 @@ def _processes(root: int) -> dict[int, tuple[int, int]]:
 
 
 class Run:
-    """One command's samples: (seconds since start, {pid: (parent, PSS KiB)})."""
+    """One command's samples: (seconds since start, {pid: (parent, PSS KiB, RSS KiB)})."""
 
     def __init__(self, cmd: list[str], env: dict[str, str] | None = None):
-        self.samples: list[tuple[float, dict[int, tuple[int, int]]]] = []
+        self.samples: list[tuple[float, dict[int, tuple[int, int, int]]]] = []
         start = time.perf_counter()
         proc = subprocess.Popen(
             cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=tempfile.gettempdir()
@@ -105,8 +107,15 @@ class Run:
             sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err.decode()[-2000:]}")
 
     @property
-    def peak(self) -> tuple[float, dict[int, tuple[int, int]]]:
-        return max(self.samples, key=lambda s: sum(p for _, p in s[1].values()), default=(0.0, {}))
+    def peak(self) -> tuple[float, dict[int, tuple[int, int, int]]]:
+        """The sample where the processes' PSS adds up to the most."""
+        return max(self.samples, key=lambda s: sum(p for _, p, _ in s[1].values()), default=(0.0, {}))
+
+    @property
+    def peak_rss(self) -> float:
+        """The most the processes' RSS added up to (KiB): what `bench_trees.py` compares with
+        ruff's, where a forked worker's pages shared with its parent count twice."""
+        return max((sum(r for _, _, r in procs.values()) for _, procs in self.samples), default=0)
 
     def lifetimes(self) -> dict[int, tuple[float, float]]:
         seen: dict[int, tuple[float, float]] = {}
@@ -138,15 +147,16 @@ def report(label: str, tree: str, runs: int, qlint: list[str], env: dict[str, st
         if ruff:
             r = Run([ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", tree])
             _, procs = r.peak
-            print(f"   ruff ALL   peak {_mib(sum(p for _, p in procs.values()))} MiB, wall {r.wall:.2f} s")
+            pss = sum(p for _, p, _ in procs.values())
+            print(f"   ruff ALL   peak {_mib(pss)} MiB (RSS {_mib(r.peak_rss)}), wall {r.wall:.2f} s")
         q = Run([*qlint, "--no-cache", tree], env)
         at, procs = q.peak
-        total = sum(p for _, p in procs.values())
-        print(f"   qlint cold peak {_mib(total)} MiB at {at:.2f} s of {q.wall:.2f} s:")
-        for pid, (parent, pss) in sorted(procs.items(), key=lambda kv: -kv[1][1]):
-            print(f"      {_mib(pss)} MiB  {q.role(pid, parent)}")
+        total = sum(p for _, p, _ in procs.values())
+        print(f"   qlint cold peak {_mib(total)} MiB at {at:.2f} s of {q.wall:.2f} s (RSS {_mib(q.peak_rss)}):")
+        for pid, (parent, pss, rss) in sorted(procs.items(), key=lambda kv: -kv[1][1]):
+            print(f"      {_mib(pss)} MiB  {q.role(pid, parent)}, RSS {_mib(rss).strip()} MiB")
         step = max(len(q.samples) // 12, 1)
-        line = " ".join(f"{t:.1f}s:{sum(p for _, p in ps.values()) / 1024:.0f}" for t, ps in q.samples[::step])
+        line = " ".join(f"{t:.1f}s:{sum(p for _, p, _ in ps.values()) / 1024:.0f}" for t, ps in q.samples[::step])
         print(f"      timeline (MiB): {line}")
 
 

@@ -4,7 +4,8 @@ Workers are forked once per run (on Linux) with the settings handed over in the 
 initializer, so nothing is imported or unpickled per file; with `-j N` the parent checks
 too, beside N - 1 workers (a process that only waits still costs memory: the heap pages the
 workers copy). Files travel in chunks built largest-first so two cores finish together
-instead of one waiting on a big file at the end. Small runs (the usual pre-commit call)
+instead of one waiting on a big file at the end, and the chunks of a package go to the
+process that checked one of them (`_Affinity`). Small runs (the usual pre-commit call)
 stay in-process: a pool costs more than it saves there; without `-j`, so do runs whose files
 are too few bytes for a worker to pay for its memory (`run_size`). A worker that dies (a C stack
 overflow on a pathological file) costs only that file: the files it had not sent back are
@@ -606,7 +607,7 @@ def _map(
         try:
             with _pool(workers, settings) as pool:
                 try:
-                    for path, value in _shared_chunks(pool, workers, func, _chunks(paths, jobs), settings, handed):
+                    for path, value in _shared_chunks(pool, workers, func, _chunk_parts(paths, jobs), settings, handed):
                         lost_interrupts.raise_if_lost()
                         done.add(path)
                         yield path, value
@@ -630,25 +631,26 @@ def _shared_chunks(
     pool: ProcessPoolExecutor,
     workers: int,
     func: Callable[[str, Settings], Any],
-    chunks: list[list[str]],
+    chunks: tuple[list[list[str]], list[list[str]]],
     settings: Settings,
     handed: set[str],
 ) -> Iterator[tuple[str, Any]]:
     """The chunks checked by the pool's workers and by this process, whichever is free takes
-    the next (heaviest first). The parent checking instead of waiting saves a process: each
-    process that checks copies most of the heap it was forked with (reference counts are
-    written on every object read), so a parent that only waited kept its own copy of pages
-    both workers had copied, ~12 MiB of ao's 82 MiB peak PSS with two workers. A worker's
-    next chunk is submitted when one of its chunks comes back (in the pool's thread)."""
+    the next (heaviest first, of the packages it checked first: `_Affinity`). The parent
+    checking instead of waiting saves a process: each process that checks copies most of the
+    heap it was forked with (reference counts are written on every object read), so a parent
+    that only waited kept its own copy of pages both workers had copied, ~12 MiB of ao's 82
+    MiB peak PSS with two workers. A worker's next chunk is submitted when one of its chunks
+    comes back (in the pool's thread)."""
     import threading
     from concurrent.futures import FIRST_COMPLETED, wait
 
-    pending = list(reversed(chunks))  # popped from the end: heaviest first
+    pending = _Affinity(*chunks)
     queued: list = []
     lock = threading.Lock()
 
     def take(n: int) -> list[list[str]]:
-        given = [pending.pop() for _ in range(min(n, len(pending)))]
+        given = [pending.take(_POOL) for _ in range(min(n, len(pending)))]
         handed.update(p for chunk in given for p in chunk)
         return given
 
@@ -682,7 +684,7 @@ def _shared_chunks(
         future.add_done_callback(next_for_worker)
     while True:
         with lock:
-            chunk = pending.pop() if pending else None
+            chunk = pending.take(_PARENT) if pending else None
         if chunk is None:
             break
         for path in _check_order(func, chunk):
@@ -696,6 +698,64 @@ def _shared_chunks(
             if not queued:
                 break
         yield from finished(block=True)
+
+
+_POOL, _PARENT = 0, 1  # who takes a chunk: the pool's workers or the parent
+
+
+class _Affinity:
+    """The chunks left, heaviest first, each taker given the heaviest of a package it has
+    checked, else of one the other has not, before any other (the fine tail excepted: taken
+    in order, so the processes finish together).
+
+    A package's checks read the same modules and search the same callers. Split over two
+    processes, both parse them, and the run's peak memory, the sum of its processes' highest
+    points, carries that transient twice: ExecuTorch's backends/qualcomm spans three chunks,
+    whose heaviest checks (tests/utils.py's and utils/utils.py's callers in the 465 KB
+    test_qnn_delegate.py, export_utils.py's 44 caller modules) fell to both processes in
+    about one run of three: the parent, which holds the run's state besides, then peaked at
+    104-106 MiB instead of 76-80, and the run at 186-188 MiB instead of 170-173 (ruff ALL:
+    183). Now one process checks them all: 165-166 MiB in every run. A chunk's packages are
+    those of its first and last files."""
+
+    def __init__(self, head: list[list[str]], tail: list[list[str]]):
+        self._chunks = head + tail
+        self._package = _package([p for chunk in self._chunks for p in chunk[:1] + chunk[-1:]])
+        self._head = len(head)  # the fine tail (`_chunk_parts`) is taken in order
+        self._seen: tuple[set, set] = (set(), set())
+
+    def __len__(self) -> int:
+        return len(self._chunks)
+
+    def take(self, taker: int) -> list[str]:
+        seen, other = self._seen[taker], self._seen[1 - taker]
+        head = [self._packages(c) for c in self._chunks[: self._head]]
+        # Of a package it checked; else of one the other taker has not; else the heaviest.
+        pick = next((i for i, p in enumerate(head) if p & seen), None)
+        if pick is None:
+            pick = next((i for i, p in enumerate(head) if not p & other), 0)
+        chunk = self._chunks.pop(pick)
+        self._head -= pick < self._head
+        seen.update(self._packages(chunk))
+        return chunk
+
+    def _packages(self, chunk: list[str]) -> set[tuple[str, ...]]:
+        return {self._package(chunk[0]), self._package(chunk[-1])}
+
+
+def _package(paths: list[str]) -> Callable[[str], tuple[str, ...]]:
+    """The package of a path: its first two directories below the directory holding all of
+    `paths` (ExecuTorch: `backends/qualcomm`, `exir/tests`)."""
+    try:
+        root = os.path.commonpath(paths) if len(paths) > 1 else ""
+    except ValueError:  # absolute and relative paths together, or several drives
+        root = ""
+    skip = len(root.rstrip(os.sep)) + 1 if root else 0  # "/" too
+
+    def package(path: str) -> tuple[str, ...]:
+        return tuple(os.path.dirname(path[skip:]).split(os.sep)[:2])
+
+    return package
 
 
 def _submitted(pool: ProcessPoolExecutor, func: Callable[[str, Settings], Any], chunks: list[list[str]]) -> list:
@@ -837,6 +897,12 @@ def _import_rules() -> None:
 
 
 def _chunks(paths: list[str], jobs: int) -> list[list[str]]:
+    """`_chunk_parts`, the fine tail after the others."""
+    head, tail = _chunk_parts(paths, jobs)
+    return head + tail
+
+
+def _chunk_parts(paths: list[str], jobs: int) -> tuple[list[list[str]], list[list[str]]]:
     """Neighbouring files together, in chunks of roughly equal byte budgets, heaviest first
     (longest-processing-time). A worker reads (and keeps) the modules the files it checks
     import: files of one package in one chunk share them, where chunks of files from all
@@ -865,8 +931,8 @@ def _chunks(paths: list[str], jobs: int) -> list[list[str]]:
     # Neighbours cluster the expensive files too: the last chunks are cut finer, so the
     # workers still finish together.
     head, tail = chunks[: -jobs * _FINE_TAIL], chunks[-jobs * _FINE_TAIL :]
-    out = [c for _, c in head]
+    fine = []
     for _, chunk in tail:
         step = max(len(chunk) // _FINE_CUTS, 1)
-        out += [chunk[i : i + step] for i in range(0, len(chunk), step)]
-    return out
+        fine += [chunk[i : i + step] for i in range(0, len(chunk), step)]
+    return [c for _, c in head], fine

@@ -245,6 +245,36 @@ def test_chunks_keep_neighbours_together_heaviest_first_and_cover_everything(tmp
     assert max(map(len, chunks)) > 1 and len(chunks[-1]) == 1  # the tail is cut finer
 
 
+def test_a_process_takes_the_chunks_of_the_packages_it_checked_first(tmp_path):
+    """A package's checks read the same modules and search the same callers: its chunks go to
+    the process that checked one of them (ExecuTorch's backends/qualcomm, three chunks, fell to
+    both processes in one run of three, and both processes' peaks carried its heaviest checks).
+    The fine tail is still taken in order, so the processes finish together."""
+    paths = []
+    for package, count in (("a", 36), ("b", 36), ("c", 6), ("d", 6)):  # c and d: the fine tail
+        (tmp_path / package).mkdir()
+        for i in range(count):
+            p = tmp_path / package / f"m{i:02}.py"
+            p.write_text("x" * 1000)
+            paths.append(str(p))
+    head, tail = runner._chunk_parts(paths, 2)
+    pending = runner._Affinity(head, tail)
+    taken = {runner._POOL: [], runner._PARENT: []}
+    for taker in [runner._POOL, runner._PARENT] * len(head):
+        if len(pending) > len(tail):
+            taken[taker].append(pending.take(taker))
+
+    def packages(chunks):
+        return {os.path.basename(os.path.dirname(p)) for chunk in chunks for p in chunk}
+
+    assert abs(len(taken[runner._POOL]) - len(taken[runner._PARENT])) <= 1
+    # Heaviest first alone: a and b to both. Here b's to the parent, which takes a's once b's
+    # are all checked (the pool took more chunks of a than the parent of b).
+    assert packages(taken[runner._POOL]) == {"a"}
+    assert [c for c in taken[runner._PARENT] if packages([c]) == {"b"}] == [c for c in head if packages([c]) == {"b"}]
+    assert [pending.take(runner._POOL) for _ in tail] == tail
+
+
 def test_a_batch_frees_each_files_cycles_without_rescanning_what_it_keeps():
     """Between files only young collections run: they free the cycles a check left behind,
     and what the run keeps on purpose is not rescanned by older collections; nor is it
