@@ -59,11 +59,14 @@ class Verdicts:
     """The kept verdicts of the callers of one helper's parameter `index`, for the check of
     `ctx` (the helper searched for as `asked` says)."""
 
-    __slots__ = ("_flow_reads", "_reads", "_sink", "_tainted", "_vouched", "ctx", "index", "key")
+    __slots__ = ("_flow_reads", "_reads", "_sink", "_tainted", "_vouched", "ctx", "index", "key", "memo", "table")
 
-    def __init__(self, ctx, index: int):
+    def __init__(self, ctx, index, kept: tuple[str, dict] | None = None):
         self.ctx = ctx
         self.index = index
+        # The table the verdicts are kept in and its memo: QL201's, or another consumer's
+        # (`kept_qat_callers`: `index` then says what it asks of each caller module).
+        self.table, self.memo = kept or (_NAME, _KEPT)
         self.key: tuple | None = None
         self._reads: list | None = None  # what the index recorded while the module is read
         self._flow_reads: list = []  # what its model flows read (`shared_flows.Tracker.sink`)
@@ -81,7 +84,7 @@ class Verdicts:
         otherwise."""
         if self.key is None or not _keeps(key):
             return None
-        saved = kept_answers.saved(_NAME, (*self.key, path))
+        saved = kept_answers.saved(self.table, (*self.key, path))
         if saved is None or len(saved) != 3 or not isinstance(saved[0], int) or saved[0] <= 0:
             return None
         project = self.ctx.project
@@ -95,7 +98,7 @@ class Verdicts:
             return None
         if saved[1] != _shape_now(self.ctx, saved[1]):
             return None
-        entry = _KEPT[(*self.key, path)] = (saved[0], saved[1], trail)
+        entry = self.memo[(*self.key, path)] = (saved[0], saved[1], trail)
         kept_answers.took(entry)
         # What the verdict read is what this check's answer depends on, as when it is worked out.
         file_keys.record(project, self.ctx.path, trail)
@@ -109,7 +112,7 @@ class Verdicts:
         self._flow_reads = []
         self._tainted = False
         self._vouched = 0
-        if self.key is None or not _keeps(key) or not kept_answers.writing(_NAME):
+        if self.key is None or not _keeps(key) or not kept_answers.writing(self.table):
             yield
             return
         project = self.ctx.project
@@ -182,7 +185,7 @@ class Verdicts:
             return
         kept = _kept_reads(self.ctx, path, key, [*reads, *self._flow_reads])
         if kept is not None:
-            _KEPT[(*self.key, path)] = (self._vouched, *kept)
+            self.memo[(*self.key, path)] = (self._vouched, *kept)
 
 
 def _keeps(key: tuple | None) -> bool:
