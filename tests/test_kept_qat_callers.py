@@ -10,14 +10,19 @@ analysed again.
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
 from qlint.analysis import scan_memo
+from qlint.analysis.context import FileContext
 from qlint.analysis.flow import caller_modules, kept_caller_verdicts, kept_qat_callers
 from qlint.analysis.graphs import kept_answers
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
+from qlint.optable import load_op_table
+from qlint.source import LineIndex
 from tests.conftest import kept_store, old_file, settings_for
 
 HELPER = """\
@@ -259,3 +264,75 @@ def test_a_caller_handing_on_its_parameter_in_its_module_is_kept_with_it(tmp_pat
     found, analysed = _run(path, HELPER)
     assert _codes(found) == ["QL202"] and analysed == 1
     assert found == _without_store(path, HELPER)
+
+
+# A helper module with a PTQ helper QL201 judges by its callers (`caller_verdicts`) and a QAT
+# helper QL202 searches the callers of: one caller module calls both.
+BOTH = """\
+from torch.export import export
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e, prepare_qat_pt2e
+
+
+def unrelated(path):
+    return path + ".pte"
+
+
+def ptq(model, q, x):
+    return prepare_pt2e(export(model, (x,)).module(), q)
+
+
+def qat(model, q, x):
+    return prepare_qat_pt2e(export(model, (x,)).module(), q)
+"""
+BOTH_CALLER = """\
+from pkg.nets import Net
+from pkg.utils.qat_utils import ptq, qat
+
+
+def main(q, x):
+    ptq(Net().eval(), q, x)
+    qat(Net(), q, x)
+"""
+
+
+def test_callers_ql201_read_first_in_the_same_check_are_kept_for_ql202(tmp_path, store):
+    # QL201's verdicts read the callers first: QL202's search reuses their analyses, and keeps
+    # its answers with what those readings recorded (`caller_modules.Kept.recorded`).
+    rules = ("QL201", "QL202")
+    root, path = _repo(tmp_path, c0=BOTH_CALLER, c1=BOTH_CALLER)
+    assert _run(path, BOTH, rules) == ([], 2)  # built once, for QL201
+    edited = _edit(BOTH, 'return path + ".pte"', 'return path + ".pte"; edited = 0')
+    assert _run(path, edited, rules) == ([], 0)
+    assert _without_store(path, edited, rules) == []
+    # What QL201's reading read (`Net`'s module) is in QL202's trail.
+    old_file(root / "pkg" / "nets.py", _edit(NETS, "        self.fc = torch.nn.Linear(3, 3)\n", ""))
+    assert _run(path, edited, rules)[1] == 2
+    old_file(root / "scripts" / "c0.py", _edit(BOTH_CALLER, "qat(Net(), q, x)", "qat(Net().eval(), q, x)"))
+    found, analysed = _run(path, edited, rules)
+    assert _codes(found) == ["QL202"] and analysed == 1
+    assert found == _without_store(path, edited, rules)
+
+
+def test_a_caller_module_asked_for_where_no_recording_watches_loses_its_record(tmp_path):
+    # What a reading outside the recordings reads of it is not seen: the next recording of the
+    # module in the check takes nothing from those before (its answer is not kept).
+    root, path = _repo(tmp_path, c0=BOTH_CALLER)
+    caller = str(root / "scripts" / "c0.py")
+    data = (root / "scripts" / "c0.py").read_bytes()
+    ctx = FileContext(
+        path, BOTH, ast.parse(BOTH), LineIndex(BOTH), load_op_table(), ProjectIndex(), "pkg.utils.qat_utils"
+    )
+    _new_process()
+    module = caller_modules.caller_module(ctx, caller, data)
+    kept = caller_modules.kept_of(module)
+    kept.recorded = record = (None, (), False)
+    caller_modules.WATCHED.add(id(kept))  # a recording watches it
+    assert caller_modules.caller_module(ctx, caller, data) is module and kept.recorded is record
+    caller_modules.WATCHED.discard(id(kept))
+    caller_modules.ARMING[0] = True  # a recording asks for it
+    try:
+        assert caller_modules.caller_module(ctx, caller, data) is module and kept.recorded is record
+    finally:
+        caller_modules.ARMING[0] = False
+    assert caller_modules.caller_module(ctx, caller, data) is module and kept.recorded is None
+    _new_process()

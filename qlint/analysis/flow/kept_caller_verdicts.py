@@ -26,12 +26,12 @@ written by whole-tree runs too: `small`) as the number of such calls, with:
 
 Not kept: a verdict that read anything but files and bodies it can name (a listing of the
 project, a body taken unnamed), one whose caller module was analysed before the recording
-began (what that analysis read was not seen), or one read from an unsaved buffer of another
-module (`kept_answers` writes no trail holding one).
+began (what that analysis read was not seen) unless every reading of it since it was built
+was recorded (`caller_modules.Kept.recorded`: QL202's search after QL201's verdicts), or one
+read from an unsaved buffer of another module (`kept_answers` writes no trail holding one).
 
-A check taking them reads none of those modules, so QL202, which asks the same caller modules
-for its own search (`call_paths`), builds them itself where it asks: ExecuTorch's
-qualcomm/export_utils.py (44 caller modules, both rules) costs what it did.
+A check taking them reads none of those modules; QL202, which asks the same caller modules
+for its own search (`call_paths`), keeps its answers on them the same way (`kept_qat_callers`).
 """
 
 from __future__ import annotations
@@ -127,7 +127,12 @@ class Verdicts:
             yield
         finally:
             if self._sink is not None:
-                tracker, sink, seen, reused = self._sink
+                tracker, sink, seen, reused, kept = self._sink
+                # What every recording of the module read, for the next one in this check.
+                checks = getattr(project, "checks", None)
+                earlier = any(check != checks for check in tracker.reused)
+                kept.recorded = (checks, (*reads, *self._flow_reads), earlier)
+                caller_modules.WATCHED.discard(id(kept))
                 if tracker.sink is seen:
                     tracker.sink = sink
                 tracker.reused = reused
@@ -145,10 +150,24 @@ class Verdicts:
         if self._reads is None:
             return
         built = caller_modules.BUILT[0]
-        module = module_of()
-        if module is None or caller_modules.BUILT[0] == built:
+        caller_modules.ARMING[0] = True
+        try:
+            module = module_of()
+        finally:
+            caller_modules.ARMING[0] = False
+        kept = caller_modules.kept_of(module) if module is not None else None
+        if kept is None:
             self._tainted = True
             return
+        if caller_modules.BUILT[0] == built:
+            # Built before in this check (QL201's verdicts read the callers QL202 searches
+            # next): what was read then is known when every reading of it since it was built
+            # was recorded (`caller_modules.WATCHED`), and none reused a flow of an earlier check.
+            record = kept.recorded
+            if record is None or record[0] != getattr(self.ctx.project, "checks", None) or record[2]:
+                self._tainted = True
+                return
+            self._flow_reads.extend(record[1])
         reads = self._flow_reads
         tracker = module[1].tracker
         sink = tracker.sink
@@ -159,8 +178,9 @@ class Verdicts:
                 sink(flow_reads)
 
         tracker.sink = seen
-        self._sink = (tracker, sink, seen, tracker.reused)
+        self._sink = (tracker, sink, seen, tracker.reused, kept)
         tracker.reused = []
+        caller_modules.WATCHED.add(id(kept))
 
     def taint(self) -> None:
         """The call judged now was read another way than the plain one: not kept."""

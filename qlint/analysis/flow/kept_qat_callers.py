@@ -18,8 +18,13 @@ not contradict: another capture of the same helper asks another question.
 
 Not kept: a module where some call hands over an eval-mode model (whether or not it turns out
 harmless: what a construction holds is read across the project, and `changed_after_build`
-reads the caller module's bodies analysed so far), and one whose analysis was built before
-the recording began (by QL201 in the same check: what it read was not seen), as for QL201.
+reads the caller module's bodies analysed so far).
+
+QL201 reads the same caller modules first in the same check, and QL202 reuses their analyses:
+what those read is taken from the record QL201's recordings left on the module
+(`caller_modules.Kept.recorded`), kept only while every reading of the module since it was
+built was recorded (a module asked for where no recording watches loses it), so a tree run
+keeps QL202's answers too. Without that record the module's answer is not kept, as for QL201.
 """
 
 from __future__ import annotations
