@@ -96,7 +96,8 @@ def handed_on_some_path(
                     kept.taint()
                 return hits(fact, site, index)
 
-            _collect(ctx, home, fn, origin.index, needsets, watched, 0, frozenset(), out, kept)
+            seen = watched if kept is not None else hits
+            _collect(ctx, home, fn, origin.index, needsets, seen, 0, frozenset(), out, kept)
     return out
 
 

@@ -40,11 +40,14 @@ _NAME = "qat-callers-1"
 kept_answers.register(_NAME, _KEPT, lambda key, entry: entry[:-1], small=True)
 
 
-def handovers(ctx, model: int, needsets: tuple) -> Verdicts:
+def handovers(ctx, model: int, needsets: tuple) -> Verdicts | None:
     """The kept answers of the callers of one helper, for QL202's search of a model passed
     for parameter `model` on a path the branch conditions `needsets` describe (`call_paths`:
     a tuple of sets of `Need`, each on the helper's parameters, read in the checked module).
-    The consumer taints the module read when a call there passes an eval-mode model."""
+    The consumer taints the module read when a call there passes an eval-mode model. None
+    without a store (`--no-cache`): nothing is taken or written, and the search is as before."""
+    if not kept_answers.writing(_NAME):
+        return None
     conditions = tuple(tuple(sorted((n.name, n.right, n.polarity) for n in needs)) for needs in needsets)
     return Verdicts(ctx, ("qat", model, conditions), (_NAME, _KEPT))
 
