@@ -3,6 +3,7 @@ and against another qlint side by side: what a lane changing the engine can meas
 machine other work shares (bench_trees.py needs an idle one).
 
     python benchmarks/edited_one_file.py FILE [--tree TREE] [--against PYTHONPATH] [--runs N] [--phases]
+    python benchmarks/edited_one_file.py --survey TREE [TREE ...] [--sample N] [--runs N] [--against PYTHONPATH]
 
 The check is bench_trees.py's: a cache filled by a whole-tree run of TREE (the file's project
 by default), then `qlint check --stdin-filename FILE -` of the buffer one keystroke left
@@ -17,6 +18,14 @@ qlint's command line, parsing, each rule (the imports a rule makes when it first
 included; rules that share an analysis are charged to the first that asks for it), and the
 rest of the command (settings, rule selection and the rule modules' imports, output). Python's
 own start-up is outside: compare it with `python -c pass` on the same machine.
+
+`--survey`: the bench's one file is one of many; pre-commit and an editor check any. After one
+whole-tree run per TREE fills the cache, the edited check runs on every file of it that a
+QL1xx/QL2xx rule's text prefilter admits (`triggered_by`: the files whose check does rule
+work), `--runs` times each (default 2 in this mode: the first edited check after the tree run,
+then the next, which takes what the first kept), and prints the distribution of CPU seconds
+per run (median, p90, max) and every file over 0.15 s. `--sample N`: the N largest such files
+plus N others drawn with a fixed seed, instead of all. With `--against`, the same per side.
 """
 
 from __future__ import annotations
@@ -101,14 +110,97 @@ def _children_cpu() -> float:
     return usage.children_user + usage.children_system
 
 
+_SLOW = 0.15  # issue 13's one-file target, in seconds
+
+
+def _admitted(tree: str) -> list[str]:
+    """The files of `tree` whose text a QL1xx/QL2xx rule's prefilter admits."""
+    from qlint.registry import deferred, facts
+
+    rules = [deferred(code, {}) for code in facts() if code.startswith(("QL1", "QL2"))]
+    found = []
+    for folder, dirs, files in os.walk(tree):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    text = fh.read()
+                if any(rule.triggered_by(text) for rule in rules):
+                    found.append(path)
+    return found
+
+
+def _survey(args, sides: dict[str, dict[str, str]]) -> int:
+    import random
+
+    runs = args.runs if args.runs_given else 2
+    cwd = tempfile.mkdtemp(prefix="qlint-edited-cwd-")
+    caches = {side: tempfile.mkdtemp(prefix="qlint-edited-cache-") for side in sides}
+    qlint = [sys.executable, "-m", "qlint", "check", "--exit-zero", "--quiet"]
+    # side -> run number -> [(cpu, path)]
+    spent: dict[str, list[list[tuple[float, str]]]] = {side: [[] for _ in range(runs)] for side in sides}
+    try:
+        for tree in map(os.path.abspath, args.survey):
+            paths = _admitted(tree)
+            if args.sample and len(paths) > 2 * args.sample:
+                by_size = sorted(paths, key=lambda p: -os.path.getsize(p))
+                rest = sorted(by_size[args.sample :])
+                paths = sorted(by_size[: args.sample] + random.Random(13).sample(rest, args.sample))
+            print(f"{tree}: {len(paths)} files admitted by a QL1xx/QL2xx prefilter", flush=True)
+            for side, env in sides.items():  # the whole-tree run that fills the cache
+                subprocess.run([*qlint, "--cache-dir", caches[side], tree], cwd=cwd, env=env, capture_output=True)
+            buffer = os.path.join(cwd, "edited.py")
+            for path in paths:
+                with open(path, encoding="utf-8-sig") as fh, open(buffer, "w", encoding="utf-8") as out:
+                    out.write(keystroke_edits(fh.read(), 1)[0])
+                for side, env in sides.items():
+                    for run in range(runs):
+                        edited = [*qlint, "--stdin-filename", path, "-", "--cache-dir", caches[side]]
+                        used, _, _ = _timed_run(edited, cwd, env, buffer)
+                        spent[side][run].append((used, path))
+        for side in sides:
+            for run, figures in enumerate(spent[side]):
+                cpu = sorted(c for c, _ in figures)
+                p90 = cpu[min(len(cpu) - 1, int(0.9 * len(cpu)))]
+                print(
+                    f"{side:8} run {run + 1}: {len(cpu)} files, CPU median {statistics.median(cpu):.3f} s"
+                    f"  p90 {p90:.3f} s  max {cpu[-1]:.3f} s  over {_SLOW} s: {sum(c > _SLOW for c in cpu)}"
+                )
+        for side in sides:
+            print(f"{side}: files over {_SLOW} s CPU in some run (CPU per run)")
+            per_file: dict[str, list[float]] = {}
+            for figures in spent[side]:
+                for used, path in figures:
+                    per_file.setdefault(path, []).append(used)
+            slow = sorted(((max(v), p, v) for p, v in per_file.items() if max(v) > _SLOW), reverse=True)
+            for _, path, used in slow:
+                print(f"   {'  '.join(f'{c:.3f}' for c in used)}   {path}")
+        return 0
+    finally:
+        for directory in [cwd, *caches.values()]:
+            shutil.rmtree(directory, ignore_errors=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("file")
+    parser.add_argument("file", nargs="?")
+    parser.add_argument("--survey", nargs="+", metavar="TREE", help="the edited check of every admitted file")
+    parser.add_argument("--sample", type=int, default=0, help="with --survey: N largest files and N drawn")
     parser.add_argument("--tree", help="the tree a whole run fills the cache from (default: the file's project)")
     parser.add_argument("--against", help="PYTHONPATH of another qlint, measured side by side")
-    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--phases", action="store_true", help="also time the phases of a fresh process")
     args = parser.parse_args()
+    args.runs_given = args.runs is not None
+    args.runs = args.runs if args.runs is not None else 7
+    if args.survey:
+        sides = {"this": _env(None)}
+        if args.against:
+            sides["against"] = _env(args.against)
+        return _survey(args, sides)
+    if args.file is None:
+        parser.error("FILE or --survey TREE is needed")
     path = os.path.abspath(args.file)
     if args.tree:
         tree = os.path.abspath(args.tree)

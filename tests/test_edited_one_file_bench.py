@@ -55,3 +55,18 @@ def test_runs_may_write_their_bytecode(monkeypatch):
     assert "PYTHONDONTWRITEBYTECODE" not in bench._env(None)
     env = bench._env(str(_ROOT))
     assert "PYTHONDONTWRITEBYTECODE" not in env and env["PYTHONPATH"] == str(_ROOT)
+
+
+def test_a_survey_checks_every_admitted_file_and_lists_the_slow_ones(tmp_path, monkeypatch, capsys):
+    (tmp_path / ".git").mkdir()
+    pkg = old_package(tmp_path, capture=_CAPTURE, plain="def f(x):\n    return x\n")
+    monkeypatch.setenv("PYTHONPATH", str(_ROOT))
+    bench = _bench()
+    assert bench._admitted(str(tmp_path)) == [str(pkg / "capture.py")]  # `plain` holds no trigger
+    monkeypatch.setattr(bench, "_SLOW", 0.0)  # every file listed
+    monkeypatch.setattr(sys, "argv", ["edited_one_file.py", "--survey", str(tmp_path), "--runs", "1"])
+    assert bench.main() == 0
+    out = capsys.readouterr().out
+    assert "1 files admitted by a QL1xx/QL2xx prefilter" in out
+    assert "this     run 1: 1 files, CPU median" in out
+    assert out.rstrip().endswith(str(pkg / "capture.py"))

@@ -20,6 +20,8 @@ from collections.abc import Callable
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.call_sites import Home, Site, each_site, readable_sites
 from qlint.analysis.flow.dead_branches import defaults, holds, on_name, rebound
+from qlint.analysis.flow.kept_caller_verdicts import Verdicts
+from qlint.analysis.flow.kept_qat_callers import handovers
 from qlint.analysis.flow.model_values import PARAM, FunctionFlow, Guard, ModeFact
 from qlint.value_classes import value_class
 
@@ -83,16 +85,30 @@ def handed_on_some_path(
             continue
         needsets = tuple(_needs(fn, fact.guard | guard) for guard in guards)
         if needsets and origin.index is not None:
-            _collect(ctx, home, fn, origin.index, needsets, hits, 0, frozenset(), out)
+            # What each caller module of the project adds is kept between runs when it is
+            # nothing (`kept_qat_callers`): every model passed there is seen by `hits` first.
+            kept = handovers(ctx, origin.index, needsets)
+
+            def watched(fact: ModeFact, site: Site, index: int, hits: Hit = hits, kept: Verdicts = kept) -> bool:
+                if fact.state == "eval":
+                    # Judged from what is read across the project (`qat_callers._risky`): the
+                    # module read now is not kept, whatever `hits` answers.
+                    kept.taint()
+                return hits(fact, site, index)
+
+            seen = watched if kept is not None else hits
+            _collect(ctx, home, fn, origin.index, needsets, seen, 0, frozenset(), out, kept)
     return out
 
 
-def _collect(ctx, home: Home, fn: FunctionFlow, model: int, needsets, hits: Hit, level: int, seen, out) -> None:
+def _collect(
+    ctx, home: Home, fn: FunctionFlow, model: int, needsets, hits: Hit, level: int, seen, out, kept=None
+) -> None:
     step = (id(fn.node), model, needsets)
     if step in seen or level > _MAX_LEVELS:
         return
     seen = seen | {step}
-    for site in readable_sites(ctx, home, fn.node):
+    for site in readable_sites(ctx, home, fn.node, kept):
         alive = [f for needs in needsets if (f := _at_call(site, fn, needs)) is not None]
         if not alive:
             continue  # every prepare call's branch is ruled out by this call's arguments

@@ -19,10 +19,11 @@ from collections.abc import Iterator
 from qlint.analysis.context import FileContext
 from qlint.analysis.flow.class_methods import derives_from, method_of
 from qlint.analysis.flow.confined_instances import confined
+from qlint.analysis.flow.kept_caller_verdicts import Verdicts
 from qlint.analysis.flow.method_references import owner_class
 from qlint.analysis.flow.model_flow import ModelFlow, module_flows
 from qlint.analysis.flow.model_values import CallSite, FunctionFlow
-from qlint.analysis.flow.project_callers import each_project_call, used_elsewhere
+from qlint.analysis.flow.project_callers import KeptCalls, each_project_call, used_elsewhere
 from qlint.analysis.flow.project_search import named_elsewhere, named_in_text, searchable
 from qlint.analysis.flow.unread_uses import enclosing, unread_use
 from qlint.analysis.names.functions import Body, bodies
@@ -93,15 +94,19 @@ def each_site(ctx: FileContext, home: Home, func: ast.AST, here: bool = False) -
             return
 
 
-def readable_sites(ctx: FileContext, home: Home, func: ast.AST) -> Iterator[Site]:
+def readable_sites(ctx: FileContext, home: Home, func: ast.AST, kept: Verdicts | None = None) -> Iterator[Site]:
     """The same calls, every one that can be read: a use that cannot be read is passed over
-    (it ends no search: the calls after it are found too)."""
-    for site in _sites(ctx, home, func, False, True):
+    (it ends no search: the calls after it are found too). `kept`: the consumer's answers on
+    the project's other modules, kept between runs (`kept_qat_callers`): a module an earlier
+    run found to add nothing is passed over unread."""
+    for site in _sites(ctx, home, func, False, True, kept):
         if site is not None:
             yield site
 
 
-def _sites(ctx: FileContext, home: Home, func: ast.AST, here: bool, past: bool) -> Iterator[Site | None]:
+def _sites(
+    ctx: FileContext, home: Home, func: ast.AST, here: bool, past: bool, kept: Verdicts | None = None
+) -> Iterator[Site | None]:
     """`each_site`'s walk; with `past`, a use that cannot be read yields None and the walk
     goes on."""
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -152,7 +157,12 @@ def _sites(ctx: FileContext, home: Home, func: ast.AST, here: bool, past: bool) 
         if elsewhere and used_elsewhere(ctx, func):
             yield None
     elif owner is None and home.ctx is ctx:
-        yield from _project_sites(ctx, func, past)
+        yield from _project_sites(ctx, func, past, kept)
+    elif past and home.ctx is not ctx:
+        # A function of another module: the branch below would yield nothing more, and what it
+        # asks (whether a third module names the function) would be read for nothing, a read
+        # of the project's words a kept answer cannot name (`kept_qat_callers`).
+        return
     elif not boxed and not _named_only_at_home(ctx, home, func.name):
         if home.ctx is not ctx or owner_class(ctx, func) is None:
             if not past:
@@ -160,12 +170,14 @@ def _sites(ctx: FileContext, home: Home, func: ast.AST, here: bool, past: bool) 
             return
         # A method of a top-level class another module names: its calls there (`Builder(q)
         # .quantize(m)`), as for a module-level function (`method_references`).
-        yield from _project_sites(ctx, func, past)
+        yield from _project_sites(ctx, func, past, kept)
 
 
-def _project_sites(ctx: FileContext, func: ast.AST, past: bool) -> Iterator[Site | None]:
+def _project_sites(ctx: FileContext, func: ast.AST, past: bool, kept: Verdicts | None = None) -> Iterator[Site | None]:
     """The calls of `func` read in the project's other modules (None: a use not read)."""
-    for found in each_project_call(ctx, func, 0):
+    for found in each_project_call(ctx, func, 0, kept):
+        if isinstance(found, KeptCalls):
+            continue  # an earlier run read them: they add nothing to the consumer's answer
         if found is None or found.site is None or found.module is None:
             yield None
             if past:
@@ -174,6 +186,8 @@ def _project_sites(ctx: FileContext, func: ast.AST, past: bool) -> Iterator[Site
         site, found = Site(found.site, found.flow, Home(*found.module[:3])), None
         yield site
         site = None  # as in `each_site`
+        if kept is not None:
+            kept.vouched()  # the consumer asked for the next call: it read this one through
 
 
 def calls_all_known(ctx: FileContext, func: ast.AST) -> bool:

@@ -53,7 +53,7 @@ class Kept:
     """A caller module's context, analysis and bodies analysed (`module`, the tuple
     `project_callers` hands on), with what they read of the other modules and of the checked one."""
 
-    __slots__ = ("bodies", "check", "module", "optable", "reads", "tree")
+    __slots__ = ("bodies", "check", "module", "optable", "reads", "recorded", "tree")
 
     def __init__(self, module: tuple, ctx: FileContext):
         self.module = module
@@ -65,6 +65,9 @@ class Kept:
         self.check = getattr(ctx.project, "checks", None)
         self.bodies: dict[int, object] = {}  # its functions, methods, class nodes taken (None: unnamed)
         self.reads: dict[str, str] = {}  # every other module read: path -> digest
+        # (check, everything read, a flow of an earlier check reused) while every reading of
+        # it in this check was recorded (`kept_caller_verdicts`); None otherwise.
+        self.recorded: tuple | None = None
 
     def take(self, own: str):
         def take(reads: list) -> None:
@@ -79,6 +82,11 @@ class Kept:
 
 # (path, content key, the checked module's path, the project index) -> the caller module kept.
 _MODULES: dict[tuple, Kept] = {}
+# The caller modules (`id` of their `Kept`) whose reading a recording of a kept verdict watches
+# now, and whether such a recording is asking for one (`kept_caller_verdicts.Verdicts.watch`):
+# a module asked for otherwise is read unseen, and its record is dropped.
+WATCHED: set[int] = set()
+ARMING = [False]
 # How many caller modules were parsed and analysed anew (what the tests count).
 BUILT = [0]
 
@@ -104,6 +112,8 @@ def caller_module(ctx: FileContext, path: str, data: bytes, apart: bool = False)
     kept = _MODULES.pop(key, None)
     if kept is not None and _still(kept, ctx, own):
         _MODULES[key] = kept  # most recently asked last
+        if not ARMING[0] and id(kept) not in WATCHED:
+            kept.recorded = None  # read where no recording sees what it reads
         return kept.module
     if kept is not None and kept.optable is ctx.optable:
         other = kept.module[0]  # its text is the same: its tree, scope and lines are too
@@ -133,6 +143,11 @@ def caller_module(ctx: FileContext, path: str, data: bytes, apart: bool = False)
         # What a later check needs to know whether it may take it (a run checks each file once).
         flow.tracker.sink = kept.take(own)
     return kept.module
+
+
+def kept_of(module: tuple) -> Kept | None:
+    """The entry holding `module` (a tuple `caller_module` returned), if it is still kept."""
+    return next((kept for kept in _MODULES.values() if kept.module is module), None)
 
 
 def release(ctx: FileContext, path: str) -> None:
@@ -175,4 +190,4 @@ def _still(kept: Kept, ctx: FileContext, own: str) -> bool:
     return True
 
 
-__all__ = ["BUILT", "Kept", "caller_module", "checked_once", "release"]
+__all__ = ["ARMING", "BUILT", "WATCHED", "Kept", "caller_module", "checked_once", "kept_of", "release"]

@@ -26,12 +26,12 @@ written by whole-tree runs too: `small`) as the number of such calls, with:
 
 Not kept: a verdict that read anything but files and bodies it can name (a listing of the
 project, a body taken unnamed), one whose caller module was analysed before the recording
-began (what that analysis read was not seen), or one read from an unsaved buffer of another
-module (`kept_answers` writes no trail holding one).
+began (what that analysis read was not seen) unless every reading of it since it was built
+was recorded (`caller_modules.Kept.recorded`: QL202's search after QL201's verdicts), or one
+read from an unsaved buffer of another module (`kept_answers` writes no trail holding one).
 
-A check taking them reads none of those modules, so QL202, which asks the same caller modules
-for its own search (`call_paths`), builds them itself where it asks: ExecuTorch's
-qualcomm/export_utils.py (44 caller modules, both rules) costs what it did.
+A check taking them reads none of those modules; QL202, which asks the same caller modules
+for its own search (`call_paths`), keeps its answers on them the same way (`kept_qat_callers`).
 """
 
 from __future__ import annotations
@@ -59,11 +59,14 @@ class Verdicts:
     """The kept verdicts of the callers of one helper's parameter `index`, for the check of
     `ctx` (the helper searched for as `asked` says)."""
 
-    __slots__ = ("_flow_reads", "_reads", "_sink", "_tainted", "_vouched", "ctx", "index", "key")
+    __slots__ = ("_flow_reads", "_reads", "_sink", "_tainted", "_vouched", "ctx", "index", "key", "memo", "table")
 
-    def __init__(self, ctx, index: int):
+    def __init__(self, ctx, index, kept: tuple[str, dict] | None = None):
         self.ctx = ctx
         self.index = index
+        # The table the verdicts are kept in and its memo: QL201's, or another consumer's
+        # (`kept_qat_callers`: `index` then says what it asks of each caller module).
+        self.table, self.memo = kept or (_NAME, _KEPT)
         self.key: tuple | None = None
         self._reads: list | None = None  # what the index recorded while the module is read
         self._flow_reads: list = []  # what its model flows read (`shared_flows.Tracker.sink`)
@@ -81,7 +84,7 @@ class Verdicts:
         otherwise."""
         if self.key is None or not _keeps(key):
             return None
-        saved = kept_answers.saved(_NAME, (*self.key, path))
+        saved = kept_answers.saved(self.table, (*self.key, path))
         if saved is None or len(saved) != 3 or not isinstance(saved[0], int) or saved[0] <= 0:
             return None
         project = self.ctx.project
@@ -95,7 +98,7 @@ class Verdicts:
             return None
         if saved[1] != _shape_now(self.ctx, saved[1]):
             return None
-        entry = _KEPT[(*self.key, path)] = (saved[0], saved[1], trail)
+        entry = self.memo[(*self.key, path)] = (saved[0], saved[1], trail)
         kept_answers.took(entry)
         # What the verdict read is what this check's answer depends on, as when it is worked out.
         file_keys.record(project, self.ctx.path, trail)
@@ -109,7 +112,7 @@ class Verdicts:
         self._flow_reads = []
         self._tainted = False
         self._vouched = 0
-        if self.key is None or not _keeps(key) or not kept_answers.writing(_NAME):
+        if self.key is None or not _keeps(key) or not kept_answers.writing(self.table):
             yield
             return
         project = self.ctx.project
@@ -124,7 +127,12 @@ class Verdicts:
             yield
         finally:
             if self._sink is not None:
-                tracker, sink, seen, reused = self._sink
+                tracker, sink, seen, reused, kept = self._sink
+                # What every recording of the module read, for the next one in this check.
+                checks = getattr(project, "checks", None)
+                earlier = any(check != checks for check in tracker.reused)
+                kept.recorded = (checks, (*reads, *self._flow_reads), earlier)
+                caller_modules.WATCHED.discard(id(kept))
                 if tracker.sink is seen:
                     tracker.sink = sink
                 tracker.reused = reused
@@ -142,10 +150,24 @@ class Verdicts:
         if self._reads is None:
             return
         built = caller_modules.BUILT[0]
-        module = module_of()
-        if module is None or caller_modules.BUILT[0] == built:
+        caller_modules.ARMING[0] = True
+        try:
+            module = module_of()
+        finally:
+            caller_modules.ARMING[0] = False
+        kept = caller_modules.kept_of(module) if module is not None else None
+        if kept is None:
             self._tainted = True
             return
+        if caller_modules.BUILT[0] == built:
+            # Built before in this check (QL201's verdicts read the callers QL202 searches
+            # next): what was read then is known when every reading of it since it was built
+            # was recorded (`caller_modules.WATCHED`), and none reused a flow of an earlier check.
+            record = kept.recorded
+            if record is None or record[0] != getattr(self.ctx.project, "checks", None) or record[2]:
+                self._tainted = True
+                return
+            self._flow_reads.extend(record[1])
         reads = self._flow_reads
         tracker = module[1].tracker
         sink = tracker.sink
@@ -156,8 +178,9 @@ class Verdicts:
                 sink(flow_reads)
 
         tracker.sink = seen
-        self._sink = (tracker, sink, seen, tracker.reused)
+        self._sink = (tracker, sink, seen, tracker.reused, kept)
         tracker.reused = []
+        caller_modules.WATCHED.add(id(kept))
 
     def taint(self) -> None:
         """The call judged now was read another way than the plain one: not kept."""
@@ -182,7 +205,7 @@ class Verdicts:
             return
         kept = _kept_reads(self.ctx, path, key, [*reads, *self._flow_reads])
         if kept is not None:
-            _KEPT[(*self.key, path)] = (self._vouched, *kept)
+            self.memo[(*self.key, path)] = (self._vouched, *kept)
 
 
 def _keeps(key: tuple | None) -> bool:
