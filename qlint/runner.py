@@ -896,12 +896,6 @@ def _import_rules() -> None:
         registry.rule_class(code)
 
 
-def _chunks(paths: list[str], jobs: int) -> list[list[str]]:
-    """`_chunk_parts`, the fine tail after the others."""
-    head, tail = _chunk_parts(paths, jobs)
-    return head + tail
-
-
 def _chunk_parts(paths: list[str], jobs: int) -> tuple[list[list[str]], list[list[str]]]:
     """Neighbouring files together, in chunks of roughly equal byte budgets, heaviest first
     (longest-processing-time). A worker reads (and keeps) the modules the files it checks

@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.graphs.dynamo_meta_guards import walked_graph
 from qlint.analysis.names.functions import Body
 from qlint.analysis.tree_walk import block_spans
 
 _ATTR = "_param_name_to_source"
 _INSERTS = frozenset({"call_function", "create_node"})
-_NODE_LISTS = frozenset({"list", "reversed", "tuple"})
 _SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Delete)
 # Statements a nested function may open with before its read: they bind nothing of the graph
 # module, and an `assert` that fails ends the call (and so the insertion after it) at once.
@@ -87,7 +87,7 @@ def _loop_graph(func: ast.AST, name: str, row: int, stored: dict[str, int]) -> s
             and loop.target.id == name
             and block_spans(loop.body, row)
         ):
-            return _walked_graph(loop)
+            return walked_graph(loop)
     return None
 
 
@@ -172,16 +172,6 @@ def _after_read(block: list[ast.stmt], row: int, module: str, readers: set[str])
                 return any(block_spans(b, row) and _after_read(b, row, module, readers) for b in blocks)
         return False
     return False
-
-
-def _walked_graph(loop: ast.For | ast.AsyncFor) -> str | None:
-    """`G` of a loop over `G.nodes`, `list(G.nodes)` or `reversed(G.nodes)` (as written)."""
-    it = loop.iter
-    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in _NODE_LISTS and len(it.args) == 1:
-        it = it.args[0]
-    if isinstance(it, ast.Attribute) and it.attr == "nodes":
-        return ast.unparse(it.value)
-    return None
 
 
 def _reads(stmt: ast.stmt, module: str, readers: set[str] | frozenset[str] = frozenset()) -> bool:

@@ -59,7 +59,7 @@ def _guarded(block: list[ast.stmt], row: int, graph: str, loops: dict[str, str])
                 return True
             return _guarded(stmt.body, row, graph, loops)
         if isinstance(stmt, (ast.For, ast.AsyncFor)) and block_spans(stmt.body, row):
-            walked = _walked_graph(stmt)
+            walked = walked_graph(stmt)
             # The loop's names hold its items now; a plain name over `G.nodes` holds G's nodes.
             inner = {name: g for name, g in loops.items() if name not in _stored([stmt.target])}
             if walked is not None and isinstance(stmt.target, ast.Name):
@@ -139,7 +139,7 @@ def _meta_of_loop_node(expr: ast.expr, graph: str, loops: dict[str, str]) -> boo
     )
 
 
-def _walked_graph(loop: ast.For | ast.AsyncFor) -> str | None:
+def walked_graph(loop: ast.For | ast.AsyncFor) -> str | None:
     """`G` of a loop over `G.nodes`, `list(G.nodes)` or `reversed(G.nodes)` (as written)."""
     it = loop.iter
     if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in _NODE_LISTS and len(it.args) == 1:
