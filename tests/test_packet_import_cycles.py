@@ -219,3 +219,16 @@ def test_a_cycle_inside_a_cycle(tmp_path):
             for m in order
         }
         assert set(got.values()) == {packet_imports.PACKET}, (first, got)
+
+
+def test_a_chain_deeper_than_the_stack_lets_the_file_in(tmp_path):
+    # Each module imports the name from the next, 1,500 deep: reading it overflows the stack.
+    # The file is checked (as a packet would be), not lost to a RecursionError.
+    chain = {f"m{i}.py": f"from .m{i + 1} import OP\n" for i in range(1500)}
+    pkg = _project(
+        tmp_path, {**chain, "m1500.py": "OP = None\n", "use.py": "from .m0 import OP\n\n" + MATCHER.format("OP")}
+    )
+    packet_imports._KINDS.clear()
+    assert _gate(pkg, "use.py")
+    assert not packet_imports._ASKING and not packet_imports._PASS and not packet_imports._APPROX
+    assert _findings(pkg, "use.py") == []

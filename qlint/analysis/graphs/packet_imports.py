@@ -53,7 +53,12 @@ def may_hold_packet(text: str, path: str, project) -> bool:
     known = answered(text, path, project)
     if known is not None:
         return known  # its dependencies are the check's already
-    answer = _may_hold_packet(text, path, project)
+    try:
+        answer = _may_hold_packet(text, path, project)
+    except RecursionError:
+        # A chain of names deeper than the stack allows (each name read inside the one using
+        # it; torch's cycles go ~200 names deep): the file is checked, as a packet would be.
+        answer = True
     global _ANSWERED
     checks = getattr(project, "checks", None)
     _ANSWERED = (text, path, project, checks, answer) if checks is not None else None
