@@ -154,3 +154,32 @@ def run(data):
     b = "from pkg.a import QUANTIZER, build\n"
     assert _check(tmp_path, "QL201", a=a.format(switch="train"), b=b) == [(10, "QL201")]
     assert _check(tmp_path, "QL201", a=a.format(switch="eval"), b=b) == []
+
+
+# -- several modules of the cycle assign the name: their join -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("b_value", "c_value", "found"),
+    [
+        pytest.param("torch.ops.aten.relu", "torch.ops.aten.relu", [(8, "QL102")], id="same-op"),
+        pytest.param("torch.ops.aten.relu", "RELU", [(8, "QL102")], id="same-op-by-name"),
+        pytest.param("torch.ops.aten.relu", "torch.ops.aten.relu.default", [], id="op-and-overload"),
+        pytest.param("torch.ops.aten.relu", "torch.ops.aten.add", [], id="two-ops"),
+        pytest.param("torch.ops.aten.relu", "lambda x: x", [], id="op-and-no-op"),
+    ],
+)
+def test_several_modules_of_the_cycle_assign(tmp_path, b_value, c_value, found):
+    # b and c import OP from each other, each with a fallback: OP is one of their values. When
+    # they name the same op, that is OP; when not, no one value (a guess could be the wrong op).
+    b = FALLBACK.format(source="c", value=b_value)
+    c = FALLBACK.format(source="b", value=c_value) + "RELU = torch.ops.aten.relu\n"
+    assert _check(tmp_path, "QL102", a=INSERTS.format(target="OP"), b=b, c=c) == found
+
+
+def test_several_modules_assign_the_same_matcher_table(tmp_path):
+    table = FALLBACK.format(source="SOURCE", value="torch.ops.aten.add").replace("import OP", "import OP, OPS")
+    table += "    OPS = {torch.ops.aten.relu}\n"
+    b, c = table.replace("SOURCE", "c"), table.replace("SOURCE", "b")
+    # OP names the same op in both: matched; OPS is a set literal in each (no one name): not read.
+    assert _check(tmp_path, "QL101", a=MATCHES, b=b, c=c) == [(9, "QL101")]

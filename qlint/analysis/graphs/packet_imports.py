@@ -53,7 +53,12 @@ def may_hold_packet(text: str, path: str, project) -> bool:
     known = answered(text, path, project)
     if known is not None:
         return known  # its dependencies are the check's already
-    answer = _may_hold_packet(text, path, project)
+    try:
+        answer = _may_hold_packet(text, path, project)
+    except RecursionError:
+        # A chain of names deeper than the stack allows (each name read inside the one using
+        # it; torch's cycles go ~200 names deep): the file is checked, as a packet would be.
+        answer = True
     global _ANSWERED
     checks = getattr(project, "checks", None)
     _ANSWERED = (text, path, project, checks, answer) if checks is not None else None
@@ -176,6 +181,8 @@ class _Module:
         # Whether the text closes a target list on a row of its own (`_CLOSED_TARGETS`): a
         # search of the whole text, which every name asked of the module would repeat.
         self._closed: bool | None = None
+        # Per statement read: the names it uses that the module binds or imports (`words`).
+        self._words: dict[tuple[int, int], list[str]] = {}
 
     def imported(self, name: str) -> str | None:
         """The dotted name `name` is imported as (an import statement spells it, or None)."""
@@ -200,6 +207,21 @@ class _Module:
             self._bindings = {}
             _statements(self.text, self._bindings)
         return self._bindings.get(name, [])
+
+    def words(self, span: tuple[int, int]) -> list[str]:
+        """The names the statement at `span` uses (not the torch names: anchors already) that
+        the module binds or imports, in the order written: read once per statement, which
+        binds several names (torch's _dynamo/utils.py: one of 170 KB, read for each name)."""
+        words = self._words.get(span)
+        if words is None:
+            torch = self.torch
+            words = self._words[span] = [
+                word
+                for word in dict.fromkeys(WORD.findall(self.text, span[0], span[1]))
+                if word not in torch and word not in ROOT_WORDS and not keyword.iskeyword(word)
+                if self.bindings(word) or self.imported(word) is not None
+            ]
+        return words
 
     def every_name(self) -> set[str]:
         """Every name the module may bind at module level or import (a star import's reach)."""
@@ -350,12 +372,43 @@ def _text(project, path: str, key: tuple | None) -> str:
 
 # The modules read most recently, least recent first. What a name of a module is, is kept in
 # `_KINDS` for the run; the text a module's next name is read from is kept for these only: kept
-# for every module read, a worker held ~9 MiB of torch's texts after 700 of its files.
+# for every module read, a worker held ~9 MiB of torch's texts after 700 of its files. 64: read
+# exactly, torch's import cycles take ~540 modules (~420 taken for packets at their first
+# repeat), and 32 rebuilt 870 of them (the gate's CPU in a torch -j1 run 0.97 -> 0.85 s, peak
+# RSS +2 MiB).
 _MODULES: dict[str, tuple[tuple | None, _Module]] = {}
-_KEPT_MODULES = 32
+_KEPT_MODULES = 64
 # (path, name) -> (kind, the (path, key) pairs it was read from)
 _KINDS: dict[tuple[str, str], tuple[str, tuple]] = {}
-_ASKING: set[tuple[str, str]] = set()
+# An import cycle (a module imports a name from one that imports it back, or a docstring's
+# example `from pkg import Config` in the module defining `Config`, read as an import) is read
+# as its least fixpoint: a name met again while it is being read binds what the cycle's
+# bindings outside it make it (a packet only where some module of the cycle binds one). Taken
+# for a packet at its first repeat, every name of such a cycle was one: 52 of the 58 files of
+# the installed torch that the import triggers alone let in were parsed for nothing.
+#
+# The first name of a cycle read (its root: the names read inside its reading use what was
+# taken for it, or for names read inside it, and no reading outside) reads the cycle in
+# passes, each name once per pass: a name met again while it is being read is taken to be
+# what the pass before found (`_APPROX`, none at first), and a pass that found a name taken
+# so to be more is read again. Then every name read in the pass is final: kept in `_KINDS`,
+# each with the trail of the whole cycle, and asked later is not read again. (A name reading
+# its own cycle again until it held, inside a name doing the same, read torch's lowering.py
+# an exponential number of times.)
+#
+# (path, name) -> [its depth among the readings under way, whether it was met again meanwhile]
+_ASKING: dict[tuple[str, str], list] = {}
+# Per reading under way, innermost last: the least depth of a reading under way whose kind
+# it used, taken or read with one (more than its own depth: none, its answer is final).
+_LOW: list[int] = []
+# What the names of the cycles under way were found to be in the pass before (none at first),
+# and when their reading began (`_BEGUN`).
+_APPROX: dict[tuple[str, str], tuple[str, int]] = {}
+# The names read in the pass under way and not final yet: (kind, least depth taken, trail,
+# when its reading began: `_BEGUN`).
+_PASS: dict[tuple[str, str], tuple[str, int, tuple, int]] = {}
+_BEGUN = [0]  # readings begun so far: one begun after another, under way, is inside it
+_STALE = [0]  # names found more than they were taken to be while read (another pass due)
 kept_answers.register("kinds", _KINDS, lambda key, entry: entry[:-1])
 
 
@@ -370,20 +423,92 @@ def name_kind(project, path: str, name: str, deps: list) -> str:
     if known is not None:
         deps.extend(known[1])
         return known[0]
-    if key in _ASKING:
-        return PACKET  # an import cycle: what the name is, is still being read
-    _ASKING.add(key)
-    mine: list = []
+    if _ASKING:
+        read = _PASS.get(key)
+        if read is not None:
+            deps.extend(read[2])
+            _took(read[1])
+            return read[0]
+        asking = _ASKING.get(key)
+        if asking is not None:  # an import cycle: what the name is, is still being read
+            asking[1] = True
+            _took(asking[0])
+            return _APPROX.get(key, ("",))[0]
     try:
-        kind = _name_kind(project, _module(project, path, mine), name, mine)
-    finally:
-        _ASKING.discard(key)
+        return _read(project, key, deps)
+    except BaseException:
+        if not _ASKING:
+            _APPROX.clear()
+            _PASS.clear()
+        raise
+
+
+def _read(project, key: tuple[str, str], deps: list) -> str:
+    """Read what `key`'s module binds its name to: in passes, if it is the root of a cycle."""
+    depth = len(_ASKING)
+    stale = _STALE[0]
+    first = _BEGUN[0] + 1
+    mine: list = []
+    while True:
+        _BEGUN[0] += 1
+        begun = _BEGUN[0]
+        asking = _ASKING[key] = [depth, False]
+        _LOW.append(depth + 1)
+        try:
+            kind = _name_kind(project, _module(project, key[0], mine), key[1], mine)
+        finally:
+            low = _LOW.pop()
+            del _ASKING[key]
+        if low > depth:
+            break  # no reading under way was used: in no cycle, final
+        before = _APPROX.get(key, ("",))[0]
+        kind = _joined(before, kind)  # never less than the pass before found: it ends
+        if kind != before:
+            _APPROX[key] = (kind, begun)
+            if asking[1]:
+                _STALE[0] += 1  # taken to be less while it was read
+        if low < depth:
+            break  # read with what was taken for a name outside it: final once that one is
+        inside = [k for k, v in _PASS.items() if v[3] > begun]
+        if _STALE[0] == stale:
+            # The root of its cycle: every name read inside it in this pass is final now.
+            whole = tuple(dict.fromkeys(mine))
+            for other in inside:
+                _KINDS[other] = (_PASS.pop(other)[0], whole)
+            for other in [k for k, v in _APPROX.items() if v[1] >= first]:
+                del _APPROX[other]  # (some not read in the last pass: a packet found sooner)
+            break
+        for other in inside:  # read with what was taken before: read again
+            del _PASS[other]
+        stale = _STALE[0]
     trail = tuple(dict.fromkeys(mine))
+    deps.extend(trail)
+    if low < depth:
+        _took(low)
+        for other, (other_kind, other_low, other_trail, made) in _PASS.items():
+            if other_low >= depth:  # read with what this name was taken to be
+                _PASS[other] = (other_kind, low, other_trail, made)
+        _PASS[key] = (kind, low, trail, begun)
+        return kind
+    _STALE[0] = stale  # what was taken inside it holds now
     if len(_KINDS) > 50_000:
         _KINDS.clear()
     _KINDS[key] = (kind, trail)
-    deps.extend(trail)
     return kind
+
+
+def _took(low: int) -> None:
+    """The reading under way used the kind taken for the one at depth `low` (or for one
+    read with it)."""
+    if low < _LOW[-1]:
+        _LOW[-1] = low
+
+
+def _joined(one: str, other: str) -> str:
+    """The kind of a name bound to either (as `_name_kind` joins its bindings' kinds)."""
+    if one == other or not other:
+        return one
+    return other if not one else PACKET
 
 
 def _still_valid(project, trail: tuple) -> bool:
@@ -436,7 +561,10 @@ def _name_kind(project, module: _Module, name: str, deps: list) -> str:
     if name in module.torch:
         kinds.add(module.torch[name])
     for span in module.bindings(name):
-        kinds.add(_statement_kind(project, module, span, name, deps))
+        kind = _statement_kind(project, module, span, name, deps)
+        if kind == PACKET or (kind and kinds - {"", kind}):
+            return PACKET  # the join, whatever its other bindings are: not read (a cycle may be)
+        kinds.add(kind)
     full = module.imported(name)
     if full is not None and name not in module.torch:
         source, _, attr = full.rpartition(".")
@@ -456,18 +584,27 @@ def _name_kind(project, module: _Module, name: str, deps: list) -> str:
 
 def _statement_kind(project, module: _Module, span: tuple[int, int], name: str, deps: list) -> str:
     """What a module-level statement binding `name` binds it to."""
-    code = module.text[span[0] : span[1]]
     anchors = {**ROOT_WORDS, **module.torch}
-    for word in set(WORD.findall(code)):
-        if word == name or word in anchors or keyword.iskeyword(word):
-            continue
-        if module.bindings(word) or module.imported(word) is not None:
-            kind = name_kind(project, module.path, word, deps)
-            if kind == PACKET:
+    path = module.path
+    words = [word for word in module.words(span) if word != name]
+    words.sort(key=lambda word: (path, word) not in _KINDS)  # those known first
+    read = Reading(module.text, span[0], span[1], module.spans)
+    scanned = -1  # how many anchors the last scan had
+    for word in words:
+        if scanned != len(anchors) and (path, word) not in _KINDS:
+            # Before a name is read (what it uses, maybe a whole import cycle): the statement
+            # may spell a packet with the anchors known already, and more anchors only add
+            # uses (`scan`), so it does with all of them (lowering.py's `logical_xor =
+            # register_pointwise(aten.logical_xor, ...)` once `aten` is known).
+            scanned = len(anchors)
+            if scan(read, anchors)[0]:
                 return PACKET
-            if kind:
-                anchors[word] = kind
-    packet, bound = scan(Reading(module.text, span[0], span[1], module.spans), anchors)
+        kind = name_kind(project, path, word, deps)
+        if kind == PACKET:
+            return PACKET
+        if kind:
+            anchors[word] = kind
+    packet, bound = scan(read, anchors)
     if packet:
         return PACKET
     return bound.get(name, "")

@@ -57,15 +57,6 @@ class OpRef:
         return base if self.overload is None else f"{base}.{self.overload}"
 
 
-def _bound_in_cycle(cycle: list[tuple[ModuleScope, str, int]]) -> tuple[ModuleScope, str, int] | None:
-    """The one module of an import cycle that also assigns the name it imports (`try: from
-    pkg.a import OP` / `except ImportError: OP = aten.relu`): the imports bind nothing but what
-    the cycle's assignments make, so every module of it holds that value (the least fixpoint).
-    None when none assigns it (the name is bound nowhere) or several do (no one value)."""
-    bound = [member for member in cycle if member[0].assigns.get(member[1])]
-    return bound[0] if len(bound) == 1 else None
-
-
 def dotted_parts(expr: ast.AST, tail: bool = False) -> list[str] | None:
     """`a.b.c` -> ["a", "b", "c"]; None unless the chain starts at a name, or with `tail`
     the attributes after whatever it starts at (`f().b.c` -> ["b", "c"])."""
@@ -187,7 +178,7 @@ class Resolver:
         if name in other.imports:
             found = self._imported(other, name, depth + 1)
             if found is not None and found[1] in found[0].imports:
-                # An import cycle one module of which assigns the name (`_bound_in_cycle`).
+                # An import cycle whose modules assign the name (`_bound_in_cycle`).
                 bound, bound_name, bound_depth = found
                 value = bound.unique(bound_name)
                 resolved = Resolver(bound, self.project, self.optable).qualname(value, bound_depth + 1)
@@ -263,10 +254,11 @@ class Resolver:
     def _imported(self, scope: ModuleScope, name: str, depth: int) -> tuple[ModuleScope, str, int] | None:
         """Where the import of `name` in `scope` leads, module after module of the project: the
         module binding it otherwise (with the depth reached); for an import cycle (a imports OP
-        from b, b from a) the one module of it that also assigns the name, which it still
-        imports (`_bound_in_cycle`); or None: out of the project, a module importing itself, a
-        cycle binding nothing. The chase stops at the cycle's first repeat: it recursed without
-        end there (QL101, QL102 and QL201 "gave up", losing the file's other findings)."""
+        from b, b from a) a module of it that also assigns the name, which it still imports,
+        holding the cycle's value (`_bound_in_cycle`); or None: out of the project, a module
+        importing itself, a cycle binding nothing or no one value. The chase stops at the
+        cycle's first repeat: it recursed without end there (QL101, QL102 and QL201 "gave up",
+        losing the file's other findings)."""
         chased: list[tuple[ModuleScope, str, int]] = []
         while name in scope.imports:
             module, _, attr = scope.imports[name].rpartition(".")
@@ -277,8 +269,27 @@ class Resolver:
             scope, name, depth = other, attr, depth + 1
             again = next((i for i, (s, n, _) in enumerate(chased) if s is scope and n == name), None)
             if again is not None:
-                return _bound_in_cycle(chased[again:])
+                return self._bound_in_cycle(chased[again:])
         return scope, name, depth
+
+    def _bound_in_cycle(self, cycle: list[tuple[ModuleScope, str, int]]) -> tuple[ModuleScope, str, int] | None:
+        """What the modules of an import cycle that also assign the name it imports (`try: from
+        pkg.a import OP` / `except ImportError: OP = aten.relu`) make it: the imports bind
+        nothing but what those assignments make, so every module of the cycle holds one of
+        their values (the least fixpoint). One such module: its value. Several: their join, the
+        first one's value when all name the same thing (each module's fallback spelling the
+        same op), else no value (a guess at one of them could be the wrong op). None: no module
+        assigns it, the name is bound nowhere."""
+        bound = [member for member in cycle if member[0].assigns.get(member[1])]
+        if len(bound) <= 1:
+            return bound[0] if bound else None
+        named = set()
+        for scope, name, depth in bound:
+            value = scope.unique(name)
+            named.add(Resolver(scope, self.project, self.optable).qualname(value, depth + 1) if value else None)
+            if None in named or len(named) > 1:
+                return None
+        return bound[0]
 
     def for_scope(self, scope: ModuleScope) -> Resolver:
         if scope is self.scope:
