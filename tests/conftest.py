@@ -31,12 +31,20 @@ def _per_file_cache_path(request, monkeypatch):
     monkeypatch.setattr(run_record, "answer", lambda *args, **kwargs: None)
 
 
+def pytest_configure(config):
+    """Ctrl-C as a terminal gives it, whoever started the suite. A shell starts a command put in
+    the background (`cmd &`, `nohup cmd &` in a script) with SIGINT ignored, and a Python started
+    so keeps ignoring it, as do the processes it starts: `test_interrupted_start`'s Ctrl-C tests
+    then all failed together (three full runs launched so, passing in the foreground)."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 @pytest.fixture(autouse=True)
 def _ctrl_c_not_left_held():
     """A test that leaves SIGINT blocked in pytest's main thread, or its handler changed, fails,
     and both are put back: every later child inherits the block, and an ignored SIGINT across
-    exec (a Python started with SIGINT ignored keeps ignoring it). Runs have twice had
-    `test_interrupted_start`'s eleven Ctrl-C tests fail together, passing alone."""
+    exec (a Python started with SIGINT ignored keeps ignoring it)."""
     handler = signal.getsignal(signal.SIGINT)
     yield
     if hasattr(signal, "pthread_sigmask") and signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []):

@@ -242,3 +242,14 @@ def test_a_ctrl_c_lost_in_a_callback_ends_the_run_with_130(tmp_path, monkeypatch
     monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)
     monkeypatch.setattr(lost_interrupts, "_lost", True)
     assert cli.main(["check", "--no-cache", str(tmp_path)]) == 130
+
+
+def test_the_suite_gets_ctrl_c_when_a_shell_started_it_in_the_background():
+    # `nohup pytest &` in a script starts pytest with SIGINT ignored, which every child kept:
+    # the Ctrl-C tests above all failed together. The conftest gives Ctrl-C back.
+    test = "tests/test_interrupted_start.py::test_a_held_ctrl_c_is_raised_on_release"
+    pytest_argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test]
+    ignoring = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+    ignoring += f"os.execv({pytest_argv[0]!r}, {pytest_argv!r})"
+    run = subprocess.run([sys.executable, "-c", ignoring], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
