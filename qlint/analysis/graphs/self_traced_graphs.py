@@ -223,13 +223,27 @@ class _Walk:
 
     def __init__(self):
         self.seen: set[tuple[str, int, str]] = set()
+        # (module path, name) -> its call sites, read once per walk: a caller is asked for
+        # where its graph parameter comes from and then, when it returns a value, for where
+        # that goes (`_callers_stay`), the same search of the project (ao's qat_utils.py:
+        # `convert_pt2e`'s 4 modules read twice). Kept on the walk only: the sites hold the
+        # modules' contexts, the checked one among them, and the walk ends with the question.
+        self.sites: dict[tuple[str, str], list[tuple[FileContext, ast.AST, ast.Call]]] = {}
+
+    def call_sites(self, ctx: FileContext, name: str) -> list[tuple[FileContext, ast.AST, ast.Call]]:
+        """`_call_sites`, once per module and name in this walk."""
+        key = (ctx.path, name)
+        found = self.sites.get(key)
+        if found is None:
+            found = self.sites[key] = _call_sites(ctx, name)
+        return found
 
     def param_traced(self, ctx: FileContext, func: ast.AST, index: int, depth: int) -> bool:
         """Every call of the module-level `func` in the project hands a self-traced graph as
         its positional argument `index`."""
         if depth > _DEPTH or _leaves(func):
             return False
-        sites = _call_sites(ctx, func.name)
+        sites = self.call_sites(ctx, func.name)
         if not sites:
             # Nothing calls it that we can see: where its graph comes from is unknown, unless
             # the repository hands it to `torch.compile` as its backend, which Dynamo calls
@@ -265,7 +279,7 @@ class _Walk:
                 return False
         elif not values:
             return False
-        elif not returned and _returns_value(func) and not _callers_stay(ctx, func):
+        elif not returned and _returns_value(func) and not _callers_stay(ctx, func, self):
             return False  # what it returns may hold the graph, and goes where we do not look
         resolver = Resolver(ctx.scope, ctx.project, ctx.optable)
         for value, position in values:
@@ -409,13 +423,13 @@ def _returns_value(func: ast.AST) -> bool:
     )
 
 
-def _callers_stay(ctx: FileContext, func: ast.AST) -> bool:
+def _callers_stay(ctx: FileContext, func: ast.AST, walk: _Walk) -> bool:
     """What the trace's function returns may hold the graph (easydist wraps it in the object it
     returns): it is called, and no function calling it, nor any other module calling it,
     exports, lowers or serialises anything."""
     if ctx.scope.functions.get(func.name) is not func:
         return False
-    sites = _call_sites(ctx, func.name)
+    sites = walk.call_sites(ctx, func.name)
     if not sites or any(_leaves(owner) for _, owner, _ in sites):
         return False
     return not any(_LEAVING.search(module.text) for module, _, _ in sites if module is not ctx)
