@@ -114,7 +114,7 @@ def self_traced_pass(ctx: FileContext, func: ast.AST | None) -> bool:
     key = ("self_traced_pass", id(func))
     if key not in ctx.cache:
         ctx.cache[key] = False  # asked again on the way (a helper's caller calling it): no source
-        ctx.cache[key] = _Walk().param_traced(ctx, func, 0, 0) or bool(_node_helper_callers(ctx, func))
+        ctx.cache[key] = _Walk(ctx).param_traced(ctx, func, 0, 0) or bool(_node_helper_callers(ctx, func))
     return ctx.cache[key]
 
 
@@ -181,7 +181,7 @@ def _object(ctx: FileContext, cls: ast.ClassDef) -> bool:
     key = ("self_traced_object", id(cls))
     if key not in ctx.cache:
         made = None if _leaves(cls) or hands_off(cls) else graph_constructions(ctx, cls)
-        walk = _Walk()
+        walk = _Walk(ctx)
         ctx.cache[key] = bool(made) and all(walk.name_traced(m, owner, name, 1) for m, owner, name in made)
     return ctx.cache[key]
 
@@ -217,26 +217,37 @@ def _kept_true(data) -> bool:
 kept_module_facts.keep_on_disk(_spells_trace, "spells-trace-1", bool, _kept_true)
 
 
+_SITES = "self_traced_graphs.sites"
+
+
 class _Walk:
     """One question's walk: what it has visited (a pass applied to its own result is no new
     source), and the modules it has read."""
 
-    def __init__(self):
+    def __init__(self, home: FileContext):
         self.seen: set[tuple[str, int, str]] = set()
-        # (module path, name) -> its call sites, read once per walk: a caller is asked for
-        # where its graph parameter comes from and then, when it returns a value, for where
-        # that goes (`_callers_stay`), the same search of the project (ao's qat_utils.py:
-        # `convert_pt2e`'s 4 modules read twice). Kept on the walk only: the sites hold the
-        # modules' contexts, the checked one among them, and the walk ends with the question.
-        self.sites: dict[tuple[str, str], list[tuple[FileContext, ast.AST, ast.Call]]] = {}
+        # (module path, name) -> its call sites, read once for all the questions asked of
+        # `home` (the module whose functions are asked about): a caller is asked for where its
+        # graph parameter comes from and then, when it returns a value, for where that goes
+        # (`_callers_stay`), and each of the module's matchers asks again along the same
+        # callers (ao's qat_utils.py: 2 questions, each reading `convert_pt2e`'s 4 caller
+        # modules twice). Kept on `home`'s cache as `self_traced_pass` keeps its answers there,
+        # with `home` itself held as None: a context holding itself is a cycle.
+        self.home = home
+        self.sites: dict[tuple[str, str], list[tuple[FileContext | None, ast.AST, ast.Call]]] = home.cache.setdefault(
+            _SITES, {}
+        )
 
     def call_sites(self, ctx: FileContext, name: str) -> list[tuple[FileContext, ast.AST, ast.Call]]:
-        """`_call_sites`, once per module and name in this walk."""
+        """`_call_sites`, once per module and name for the questions asked of `home`."""
+        home = self.home
         key = (ctx.path, name)
         found = self.sites.get(key)
         if found is None:
-            found = self.sites[key] = _call_sites(ctx, name)
-        return found
+            found = _call_sites(ctx, name)
+            self.sites[key] = [(None if module is home else module, owner, call) for module, owner, call in found]
+            return found
+        return [(home if module is None else module, owner, call) for module, owner, call in found]
 
     def param_traced(self, ctx: FileContext, func: ast.AST, index: int, depth: int) -> bool:
         """Every call of the module-level `func` in the project hands a self-traced graph as
