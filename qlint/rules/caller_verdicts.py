@@ -144,7 +144,7 @@ def branch_ruled_out(ctx: FileContext, cap: Capture, flow: str, flows: list[Func
             return False
         return _harmless(fact, site.home.flows(), site.site.call, site.holder)
 
-    return vouched_on_every_path(ctx, checked_home(ctx), holder, paths, harmless)
+    return vouched_on_every_path(ctx, checked_home(ctx), holder, paths, harmless, flow)
 
 
 def _callers_harmless(

@@ -18,8 +18,9 @@ import ast
 from collections.abc import Callable
 
 from qlint.analysis.context import FileContext
-from qlint.analysis.flow.call_sites import Home, Site, each_site, readable_sites
+from qlint.analysis.flow.call_sites import KEPT, Home, Site, each_site, readable_sites
 from qlint.analysis.flow.dead_branches import defaults, holds, on_name, rebound
+from qlint.analysis.flow.kept_call_paths import path_verdicts
 from qlint.analysis.flow.kept_caller_verdicts import Verdicts
 from qlint.analysis.flow.kept_qat_callers import handovers
 from qlint.analysis.flow.model_values import PARAM, FunctionFlow, Guard, ModeFact
@@ -50,11 +51,17 @@ Needs = frozenset[Need]
 
 
 def vouched_on_every_path(
-    ctx: FileContext, home: Home, fn: FunctionFlow, paths: list[tuple[ModeFact, list[Guard]]], harmless: Harmless
+    ctx: FileContext,
+    home: Home,
+    fn: FunctionFlow,
+    paths: list[tuple[ModeFact, list[Guard]]],
+    harmless: Harmless,
+    flow: str | None = None,
 ) -> bool:
     """`paths`: a mode the capture in `fn` may be in, with the guards of the prepare calls it
     may reach. True when no call into `fn` can take one of them with a model that is not
-    harmless."""
+    harmless. `flow`: the rule's flow ("ptq", "qat") `harmless` judges for: the answers on
+    the project's other modules are then kept between runs (`kept_call_paths`)."""
     for fact, guards in paths:
         origin = fact.origin
         model = None
@@ -63,7 +70,8 @@ def vouched_on_every_path(
         needsets = tuple(_needs(fn, fact.guard | guard) for guard in guards)
         if not needsets or (model is None and not all(needsets)):
             return False
-        if not _walk(ctx, home, fn, model, needsets, harmless, 0, frozenset()):
+        kept = path_verdicts(ctx, flow, model, needsets) if flow is not None else None
+        if not _walk(ctx, home, fn, model, needsets, harmless, 0, frozenset(), kept):
             return False
     return True
 
@@ -174,7 +182,9 @@ def _needs(fn: FunctionFlow, guard: Guard) -> Needs:
     return frozenset(out)
 
 
-def _walk(ctx, home: Home, fn: FunctionFlow, model, needsets, harmless: Harmless, level: int, seen) -> bool:
+def _walk(ctx, home: Home, fn: FunctionFlow, model, needsets, harmless: Harmless, level: int, seen, kept=None) -> bool:
+    """`kept` (the first level only): the answers on the project's other modules, kept between
+    runs; one kept stands for its calls, all of them decided at the call."""
     step = (id(fn.node), model, needsets)
     if step in seen:
         return True  # a cycle adds no caller: the ones outside it are checked on their own
@@ -182,11 +192,13 @@ def _walk(ctx, home: Home, fn: FunctionFlow, model, needsets, harmless: Harmless
         return False
     seen = seen | {step}
     called = False
-    for site in each_site(ctx, home, fn.node):
+    for site in each_site(ctx, home, fn.node, kept=kept):
         if site is None:
             return False  # a use that cannot be read: its callers are not all known
         called = True
-        vouched = _vouched_at(ctx, site, fn, model, needsets, harmless, level, seen)
+        if site is KEPT:
+            continue  # a caller module an earlier run found deciding every call of it
+        vouched = _vouched_at(ctx, site, fn, model, needsets, harmless, level, seen, kept)
         # Not held while the next call is found: a caller module read apart goes once its
         # calls are (`project_callers.each_project_call`).
         site = None
@@ -195,8 +207,11 @@ def _walk(ctx, home: Home, fn: FunctionFlow, model, needsets, harmless: Harmless
     return called  # nobody calls it: it is there for callers qlint cannot see
 
 
-def _vouched_at(ctx, site: Site, fn: FunctionFlow, model, needsets, harmless: Harmless, level: int, seen) -> bool:
-    """`_walk`'s verdict on one call into `fn`."""
+def _vouched_at(
+    ctx, site: Site, fn: FunctionFlow, model, needsets, harmless: Harmless, level: int, seen, kept=None
+) -> bool:
+    """`_walk`'s verdict on one call into `fn`. `kept`: the module read now is not kept when
+    the call hands the question on to its own callers (what that walk reads is not named)."""
     alive = []
     for needs in needsets:
         forwarded = _at_call(site, fn, needs)
@@ -209,6 +224,8 @@ def _vouched_at(ctx, site: Site, fn: FunctionFlow, model, needsets, harmless: Ha
         return True
     if up is None and not all(alive):
         return False
+    if kept is not None:
+        kept.taint()
     return _walk(ctx, site.home, site.holder, up, tuple(alive), harmless, level + 1, seen)
 
 

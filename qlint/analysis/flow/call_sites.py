@@ -79,12 +79,17 @@ def checked_home(ctx: FileContext) -> Home:
     return home
 
 
-def each_site(ctx: FileContext, home: Home, func: ast.AST, here: bool = False) -> Iterator[Site | None]:
+def each_site(
+    ctx: FileContext, home: Home, func: ast.AST, here: bool = False, kept: Verdicts | None = None
+) -> Iterator[Site | object | None]:
     """The calls of `func` (a function or method of `home`'s module) in the project: those of
     its own module first, then module by module, so that a walk can stop at the first call
     that decides it; None is yielded (last) for a use that cannot be read. With `here`, a call
-    of a module-level `func` in another module yields None as well, and ends the walk."""
-    for site in _sites(ctx, home, func, here, False):
+    of a module-level `func` in another module yields None as well, and ends the walk.
+    `kept`: the consumer's answers on the project's other modules, kept between runs
+    (`kept_call_paths`): a module an earlier run found every call of deciding for the helper
+    is not read, and yields `KEPT` once in place of its calls (they count as calls)."""
+    for site in _sites(ctx, home, func, here, False, kept):
         end = site is None
         yield site
         # Not held while the next is found: a caller module read apart goes once its calls
@@ -177,7 +182,11 @@ def _project_sites(ctx: FileContext, func: ast.AST, past: bool, kept: Verdicts |
     """The calls of `func` read in the project's other modules (None: a use not read)."""
     for found in each_project_call(ctx, func, 0, kept):
         if isinstance(found, KeptCalls):
-            continue  # an earlier run read them: they add nothing to the consumer's answer
+            # An earlier run read them: they add nothing to the consumer's answer, but for
+            # `each_site`'s walk that they are there (the helper is called).
+            if not past:
+                yield KEPT
+            continue
         if found is None or found.site is None or found.module is None:
             yield None
             if past:
@@ -188,6 +197,18 @@ def _project_sites(ctx: FileContext, func: ast.AST, past: bool, kept: Verdicts |
         site = None  # as in `each_site`
         if kept is not None:
             kept.vouched()  # the consumer asked for the next call: it read this one through
+
+
+class _KeptSites:
+    """What `each_site` yields for a caller module whose calls an earlier run judged."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "KEPT"
+
+
+KEPT = _KeptSites()
 
 
 def calls_all_known(ctx: FileContext, func: ast.AST) -> bool:
@@ -317,6 +338,7 @@ def _references(
 
 
 __all__ = [
+    "KEPT",
     "Home",
     "Site",
     "calls_all_known",
