@@ -23,7 +23,7 @@ words that a kept answer cannot name.
 
 from __future__ import annotations
 
-from qlint.analysis.flow.kept_caller_verdicts import Verdicts
+from qlint.analysis.flow.kept_caller_verdicts import Verdicts, branch_conditions
 from qlint.analysis.graphs import kept_answers
 
 # (checked module, helper, ("paths", flow, parameter, conditions), name searched, kind, caller module)
@@ -42,8 +42,7 @@ def path_verdicts(ctx, flow: str, model: int | None, needsets: tuple) -> Verdict
     None without a store (`--no-cache`): nothing is taken or written, and the walk is as before."""
     if not kept_answers.writing(_NAME):
         return None
-    conditions = tuple(tuple(sorted((n.name, n.right, n.polarity) for n in needs)) for needs in needsets)
-    return Verdicts(ctx, ("paths", flow, model, conditions), (_NAME, _KEPT))
+    return Verdicts(ctx, ("paths", flow, model, branch_conditions(needsets)), (_NAME, _KEPT))
 
 
 __all__ = ["path_verdicts"]

@@ -208,6 +208,12 @@ class Verdicts:
             self.memo[(*self.key, path)] = (self._vouched, *kept)
 
 
+def branch_conditions(needsets: tuple) -> tuple:
+    """The branch conditions on a helper's parameters (`call_paths`: a tuple of sets of `Need`)
+    as part of a key: the question a walk of the helper's callers answers depends on them."""
+    return tuple(tuple(sorted((n.name, n.right, n.polarity) for n in needs)) for needs in needsets)
+
+
 def _keeps(key: tuple | None) -> bool:
     return key is not None and key[0] != "overlay"
 
@@ -349,4 +355,4 @@ def _module_shape(ctx) -> tuple[str, dict]:
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-__all__ = ["Verdicts"]
+__all__ = ["Verdicts", "branch_conditions"]

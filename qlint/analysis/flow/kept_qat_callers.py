@@ -29,7 +29,7 @@ keeps QL202's answers too. Without that record the module's answer is not kept, 
 
 from __future__ import annotations
 
-from qlint.analysis.flow.kept_caller_verdicts import Verdicts
+from qlint.analysis.flow.kept_caller_verdicts import Verdicts, branch_conditions
 from qlint.analysis.graphs import kept_answers
 
 # (checked module, helper, ("qat", parameter, conditions), name searched, kind, caller module)
@@ -48,8 +48,7 @@ def handovers(ctx, model: int, needsets: tuple) -> Verdicts | None:
     without a store (`--no-cache`): nothing is taken or written, and the search is as before."""
     if not kept_answers.writing(_NAME):
         return None
-    conditions = tuple(tuple(sorted((n.name, n.right, n.polarity) for n in needs)) for needs in needsets)
-    return Verdicts(ctx, ("qat", model, conditions), (_NAME, _KEPT))
+    return Verdicts(ctx, ("qat", model, branch_conditions(needsets)), (_NAME, _KEPT))
 
 
 __all__ = ["handovers"]
