@@ -13,11 +13,12 @@ runs: `run_eval()` switches whatever `model` holds at that call. The helper has 
 for it, so the calls that hand a graph over (`handed_switches`) never saw it.
 
 Read narrowly: the switch is an expression statement or an assignment's value among the
-function's own top-level statements (on every path through it, none of them after a `return`
-or `raise`), on a name the function does not bind and that the function it is called from binds
-(`enclosing_names`: the nearest enclosing function binding it, no `global`/`nonlocal` of it).
-The value is the caller's binding of the name at the call; a call from any other function (a
-sibling written in the same function, the module) is not read.
+function's own top-level statements, before any top-level `return` or `raise` (a switch a path
+through an earlier `if ...: return` skips still raises on the paths that reach it), on a name
+the function does not bind and that the function it is called from binds (`enclosing_names`: the
+nearest enclosing function binding it, no `global`/`nonlocal` of it). The value is the caller's
+binding of the name at the call; a call from any other function (a sibling written in the same
+function, the module) is not read.
 """
 
 from __future__ import annotations
