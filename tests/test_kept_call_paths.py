@@ -14,13 +14,9 @@ from __future__ import annotations
 
 import pytest
 
-from qlint.analysis import scan_memo
-from qlint.analysis.flow import caller_modules, kept_call_paths, kept_caller_verdicts, kept_qat_callers
-from qlint.analysis.graphs import kept_answers
-from qlint.analysis.names import content_keys
-from qlint.analysis.names.project import ProjectIndex
-from qlint.engine import check_source
-from tests.conftest import kept_store, old_file, settings_for
+from qlint.analysis.flow import kept_call_paths
+from tests.conftest import kept_store, old_file
+from tests.kept_callers_support import callers_repo, check_anew, check_without_store, codes, edit, new_process
 
 HELPER = """\
 import torch
@@ -72,47 +68,13 @@ def main(q, x):
 RULES = ("QL201",)
 
 
-def _new_process() -> None:
-    """Forget what this process learned, as a new `qlint` run starts without it."""
-    caller_modules._MODULES.clear()
-    content_keys._DIGESTS.clear()
-    scan_memo.forget()
-    kept_answers.forget()
-    kept_caller_verdicts._KEPT.clear()
-    kept_qat_callers._KEPT.clear()
-    kept_call_paths._KEPT.clear()
-
-
 @pytest.fixture
 def store(tmp_path, monkeypatch):
-    yield from kept_store(tmp_path, monkeypatch, _new_process)
+    yield from kept_store(tmp_path, monkeypatch, new_process)
 
 
 def _repo(tmp_path, **scripts: str):
-    root = tmp_path / "repo"
-    (root / ".git").mkdir(parents=True)
-    (root / "pkg" / "utils").mkdir(parents=True)
-    old_file(root / "pkg" / "__init__.py", "")
-    old_file(root / "pkg" / "nets.py", NETS)
-    old_file(root / "pkg" / "utils" / "__init__.py", "")
-    old_file(root / "pkg" / "utils" / "qat_utils.py", HELPER)
-    (root / "scripts").mkdir()
-    old_file(root / "scripts" / "__init__.py", "")
-    for name, text in (scripts or {"c0": TRAINS, "c1": TRAINS}).items():
-        old_file(root / "scripts" / f"{name}.py", text)
-    return root, str(root / "pkg" / "utils" / "qat_utils.py")
-
-
-def _run(path: str, text: str) -> tuple[list[tuple], int]:
-    """(a new process's findings for the helper module holding `text`, caller modules analysed)."""
-    _new_process()
-    built = caller_modules.BUILT[0]
-    project = ProjectIndex(overlay={path: text})
-    result = check_source(text, path, settings_for(RULES), project)
-    assert not result.errors, result.errors
-    caller_modules.checked_once(path)
-    kept_answers.flush()
-    return [(d.code, d.range.start.row, d.message) for d in result.diagnostics], caller_modules.BUILT[0] - built
+    return callers_repo(tmp_path, "qat_utils.py", HELPER, scripts or {"c0": TRAINS, "c1": TRAINS}, nets=NETS)
 
 
 def _kept() -> list[str]:
@@ -120,72 +82,52 @@ def _kept() -> list[str]:
     return sorted(key[-1].rsplit("/", 1)[-1] for key in kept_call_paths._KEPT)
 
 
-def _without_store(path: str, text: str) -> list[tuple]:
-    kept_answers.use(None)
-    try:
-        found = _run(path, text)[0]
-        assert _kept() == []  # nothing worked out for the store without one
-        return found
-    finally:
-        _new_process()
-        kept_answers.use(ProjectIndex.store)
-
-
-def _edit(text: str, old: str, new: str) -> str:
-    assert text.count(old) == 1
-    return text.replace(old, new)
-
-
-def _codes(found: list[tuple]) -> list[str]:
-    return [code for code, _, _ in found]
-
-
 def test_an_edit_of_a_body_no_caller_reads_takes_the_kept_answers(tmp_path, store):
     _, path = _repo(tmp_path)
-    assert _run(path, HELPER) == ([], 2)
+    assert check_anew(RULES, path, HELPER) == ([], 2)
     assert _kept() == ["c0.py", "c1.py"]
-    edited = _edit(HELPER, 'return path + ".pte"', 'return path + ".pte"; edited = 0')
+    edited = edit(HELPER, 'return path + ".pte"', 'return path + ".pte"; edited = 0')
     # c0 is read again by QL201's verdicts (its train-mode model stops them), c1 by nothing.
-    assert _run(path, edited) == ([], 1)
-    assert _without_store(path, edited) == []
+    assert check_anew(RULES, path, edited) == ([], 1)
+    assert check_without_store(RULES, path, edited) == []
 
 
 def test_a_caller_edited_on_disk_is_read_again(tmp_path, store):
     root, path = _repo(tmp_path)
-    assert _run(path, HELPER) == ([], 2)
+    assert check_anew(RULES, path, HELPER) == ([], 2)
     # c1 now takes the PTQ branch with a train-mode model.
-    old_file(root / "scripts" / "c1.py", _edit(TRAINS, ", is_qat=True)", ")"))
-    found, analysed = _run(path, HELPER)
-    assert _codes(found) == ["QL201"] and analysed == 2  # c0 by the verdicts, c1 by the walk
-    assert found == _without_store(path, HELPER)
+    old_file(root / "scripts" / "c1.py", edit(TRAINS, ", is_qat=True)", ")"))
+    found, analysed = check_anew(RULES, path, HELPER)
+    assert codes(found) == ["QL201"] and analysed == 2  # c0 by the verdicts, c1 by the walk
+    assert found == check_without_store(RULES, path, HELPER)
 
 
 def test_an_edit_of_the_branch_asks_another_question(tmp_path, store):
     _, path = _repo(tmp_path)
-    assert _run(path, HELPER) == ([], 2)
+    assert check_anew(RULES, path, HELPER) == ([], 2)
     # `is_qat=True` now takes the PTQ branch: the answers kept were for `if is_qat:`.
-    edited = _edit(HELPER, "    if is_qat:\n", "    if not is_qat:\n")
-    found, analysed = _run(path, edited)
-    assert _codes(found) == ["QL201"] and analysed >= 1
-    assert found == _without_store(path, edited)
+    edited = edit(HELPER, "    if is_qat:\n", "    if not is_qat:\n")
+    found, analysed = check_anew(RULES, path, edited)
+    assert codes(found) == ["QL201"] and analysed >= 1
+    assert found == check_without_store(RULES, path, edited)
 
 
 def test_an_edit_of_the_helpers_signature_is_read_again(tmp_path, store):
-    _, path = _repo(tmp_path, c0=TRAINS, c1=_edit(TRAINS, ", is_qat=True)", ", is_qat=False)"))
-    found = _run(path, HELPER)[0]
-    assert _codes(found) == ["QL201"] and _kept() == ["c0.py"]
+    _, path = _repo(tmp_path, c0=TRAINS, c1=edit(TRAINS, ", is_qat=True)", ", is_qat=False)"))
+    found = check_anew(RULES, path, HELPER)[0]
+    assert codes(found) == ["QL201"] and _kept() == ["c0.py"]
     # A default, outside every body: the masked text differs and nothing kept is taken.
-    edited = _edit(HELPER, "is_qat=False):", "is_qat=None):")
-    found, analysed = _run(path, edited)
-    assert _codes(found) == ["QL201"] and analysed == 2
-    assert found == _without_store(path, edited)
+    edited = edit(HELPER, "is_qat=False):", "is_qat=None):")
+    found, analysed = check_anew(RULES, path, edited)
+    assert codes(found) == ["QL201"] and analysed == 2
+    assert found == check_without_store(RULES, path, edited)
 
 
 def test_a_caller_handing_its_flag_on_is_not_kept(tmp_path, store):
     # What the walk reads above the call (whether another module names `run`) is not named:
     # the module is read again.
     _, path = _repo(tmp_path, c0=TRAINS, c1=HANDING)
-    assert _run(path, HELPER) == ([], 2)
+    assert check_anew(RULES, path, HELPER) == ([], 2)
     assert _kept() == ["c0.py"]
-    assert _run(path, HELPER) == ([], 2)
-    assert _without_store(path, HELPER) == []
+    assert check_anew(RULES, path, HELPER) == ([], 2)
+    assert check_without_store(RULES, path, HELPER) == []

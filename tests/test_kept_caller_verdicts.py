@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import pytest
 
-from qlint.analysis import scan_memo
 from qlint.analysis.flow import caller_modules, kept_caller_verdicts
 from qlint.analysis.graphs import kept_answers
-from qlint.analysis.names import content_keys
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
 from tests.conftest import kept_store, old_file, settings_for
+from tests.kept_callers_support import callers_repo, check_anew, check_without_store, edit, new_process
 from tests.test_caller_modules import CALLER, HELPER
 
 # A caller that hands on its own parameter: its own callers decide (`_handed_on`), a search
@@ -39,99 +38,57 @@ def main(net, quantizer, x):
 """
 
 
-def _new_process() -> None:
-    """Forget what this process learned, as a new `qlint` run starts without it."""
-    caller_modules._MODULES.clear()
-    content_keys._DIGESTS.clear()
-    scan_memo.forget()
-    kept_answers.forget()
-    kept_caller_verdicts._KEPT.clear()
+RULES = ("QL201",)
 
 
 @pytest.fixture
 def store(tmp_path, monkeypatch):
-    yield from kept_store(tmp_path, monkeypatch, _new_process)
+    yield from kept_store(tmp_path, monkeypatch, new_process)
 
 
 def _repo(tmp_path, **scripts: str):
-    root = tmp_path / "repo"
-    (root / ".git").mkdir(parents=True)
-    (root / "pkg" / "utils").mkdir(parents=True)
-    old_file(root / "pkg" / "__init__.py", "")
-    old_file(root / "pkg" / "utils" / "__init__.py", "")
-    old_file(root / "pkg" / "utils" / "export_utils.py", HELPER)
-    (root / "scripts").mkdir()
-    old_file(root / "scripts" / "__init__.py", "")
-    for name, text in (scripts or {"c0": CALLER, "c1": CALLER}).items():
-        old_file(root / "scripts" / f"{name}.py", text)
-    return root, str(root / "pkg" / "utils" / "export_utils.py")
-
-
-def _run(path: str, text: str) -> tuple[list[tuple], int]:
-    """(a new process's findings for the helper module holding `text`, caller modules analysed)."""
-    _new_process()
-    built = caller_modules.BUILT[0]
-    project = ProjectIndex(overlay={path: text})
-    result = check_source(text, path, settings_for(("QL201",)), project)
-    assert not result.errors, result.errors
-    caller_modules.checked_once(path)
-    kept_answers.flush()
-    return [(d.code, d.range.start.row, d.message) for d in result.diagnostics], caller_modules.BUILT[0] - built
-
-
-def _without_store(path: str, text: str) -> list[tuple]:
-    kept_answers.use(None)
-    try:
-        return _run(path, text)[0]
-    finally:
-        _new_process()
-        kept_answers.use(ProjectIndex.store)
-
-
-def _edit(text: str, old: str, new: str) -> str:
-    assert text.count(old) == 1
-    return text.replace(old, new)
+    return callers_repo(tmp_path, "export_utils.py", HELPER, scripts or {"c0": CALLER, "c1": CALLER})
 
 
 def test_an_edit_of_a_body_no_caller_reads_takes_the_kept_verdicts(tmp_path, store):
     _, path = _repo(tmp_path)
-    assert _run(path, HELPER) == ([], 2)  # both callers hand over a model `prep` put in eval mode
-    edited = _edit(HELPER, 'return path + ".pte"', 'return path + ".pte"; edited = 0')
-    assert _run(path, edited) == ([], 0)  # no caller module parsed or analysed
-    assert _without_store(path, edited) == []
+    assert check_anew(RULES, path, HELPER) == ([], 2)  # both callers hand over a model `prep` put in eval mode
+    edited = edit(HELPER, 'return path + ".pte"', 'return path + ".pte"; edited = 0')
+    assert check_anew(RULES, path, edited) == ([], 0)  # no caller module parsed or analysed
+    assert check_without_store(RULES, path, edited) == []
 
 
 def test_a_caller_edited_on_disk_is_judged_again(tmp_path, store):
     root, path = _repo(tmp_path)
-    assert _run(path, HELPER) == ([], 2)
+    assert check_anew(RULES, path, HELPER) == ([], 2)
     old_file(root / "scripts" / "c0.py", CALLER.replace("prep(Net())", "Net()"))
-    found, analysed = _run(path, HELPER)
+    found, analysed = check_anew(RULES, path, HELPER)
     assert [code for code, _, _ in found] == ["QL201"] and analysed == 1  # c1 is taken
-    assert found == _without_store(path, HELPER)
+    assert found == check_without_store(RULES, path, HELPER)
 
 
 def test_an_edit_of_a_body_the_callers_read_is_judged_again(tmp_path, store):
     _, path = _repo(tmp_path)
-    assert _run(path, HELPER) == ([], 2)
-    edited = _edit(HELPER, "    model.eval()\n    return model", "    model.cpu()\n    return model")
-    found, analysed = _run(path, edited)
+    assert check_anew(RULES, path, HELPER) == ([], 2)
+    edited = edit(HELPER, "    model.eval()\n    return model", "    model.cpu()\n    return model")
+    found, analysed = check_anew(RULES, path, edited)
     assert [code for code, _, _ in found] == ["QL201"] and analysed >= 1
-    assert found == _without_store(path, edited)
+    assert found == check_without_store(RULES, path, edited)
     # Back as it was: the verdicts kept first hold again.
-    assert _run(path, HELPER) == ([], 0)
+    assert check_anew(RULES, path, HELPER) == ([], 0)
 
 
 def test_an_edit_outside_the_bodies_is_judged_again(tmp_path, store):
     _, path = _repo(tmp_path)
-    assert _run(path, HELPER) == ([], 2)
+    assert check_anew(RULES, path, HELPER) == ([], 2)
     # `prep(net)` now evals a global `model`: an edit of a header, outside every body.
-    edited = _edit(HELPER, "def prep(model):\n    model.eval()", "def prep(net):\n    model.eval()")
-    found, analysed = _run(path, edited)
+    edited = edit(HELPER, "def prep(model):\n    model.eval()", "def prep(net):\n    model.eval()")
+    found, analysed = check_anew(RULES, path, edited)
     assert [code for code, _, _ in found] == ["QL201"] and analysed >= 1
-    assert found == _without_store(path, edited)
+    assert found == check_without_store(RULES, path, edited)
     # A line added in a body no caller reads moves every line below it: judged again, alike.
-    moved = _edit(HELPER, 'return path + ".pte"', 'p = 1\n    return path + ".pte"')
-    assert _run(path, moved) == ([], 2)
+    moved = edit(HELPER, 'return path + ".pte"', 'p = 1\n    return path + ".pte"')
+    assert check_anew(RULES, path, moved) == ([], 2)
 
 
 def test_another_module_a_caller_reads_edited_on_disk_is_judged_again(tmp_path, store):
@@ -142,22 +99,22 @@ def test_another_module_a_caller_reads_edited_on_disk_is_judged_again(tmp_path, 
     )
     root, path = _repo(tmp_path, c0=calling)
     old_file(root / "pkg" / "nets.py", nets)
-    assert _run(path, HELPER) == ([], 1)
-    assert _run(path, HELPER) == ([], 0)
+    assert check_anew(RULES, path, HELPER) == ([], 1)
+    assert check_anew(RULES, path, HELPER) == ([], 0)
     old_file(root / "pkg" / "nets.py", nets.replace(".eval()", ""))
-    found, analysed = _run(path, HELPER)
+    found, analysed = check_anew(RULES, path, HELPER)
     assert [code for code, _, _ in found] == ["QL201"] and analysed == 1
-    assert found == _without_store(path, HELPER)
+    assert found == check_without_store(RULES, path, HELPER)
 
 
 def test_a_caller_handing_on_its_parameter_is_not_kept(tmp_path, store):
     root, path = _repo(tmp_path, c0=HANDING, c1=HANDED_TO)
-    assert _run(path, HELPER) == ([], 2)  # c0's `run` is called by c1 with `prep(net)`
-    assert _run(path, HELPER)[1] >= 1  # c0's verdict rests on a search for its callers: read again
+    assert check_anew(RULES, path, HELPER) == ([], 2)  # c0's `run` is called by c1 with `prep(net)`
+    assert check_anew(RULES, path, HELPER)[1] >= 1  # c0's verdict rests on a search for its callers: read again
     old_file(root / "scripts" / "c1.py", HANDED_TO.replace("prep(net)", "net"))
-    found, _ = _run(path, HELPER)
+    found, _ = check_anew(RULES, path, HELPER)
     assert [code for code, _, _ in found] == ["QL201"]
-    assert found == _without_store(path, HELPER)
+    assert found == check_without_store(RULES, path, HELPER)
 
 
 # The only call is in a test unittest always skips: it passes nothing and vouches for nothing
@@ -184,9 +141,11 @@ class TestQ(unittest.TestCase):
 
 def test_a_module_whose_calls_never_run_vouches_for_nothing_when_taken(tmp_path, store):
     _, path = _repo(tmp_path, c0=SKIPPED)
-    found, _ = _run(path, HELPER)
-    assert [code for code, _, _ in found] == ["QL201"] == [code for code, _, _ in _without_store(path, HELPER)]
-    assert _run(path, HELPER)[0] == found
+    found, _ = check_anew(RULES, path, HELPER)
+    assert (
+        [code for code, _, _ in found] == ["QL201"] == [code for code, _, _ in check_without_store(RULES, path, HELPER)]
+    )
+    assert check_anew(RULES, path, HELPER)[0] == found
 
 
 # `prep` hands the model to `_switch`, which the callers' analyses read through `prep`'s flow.
@@ -201,7 +160,7 @@ def test_a_body_read_through_a_flow_analysed_for_another_check_is_kept_in_the_sh
     # analysed (before that module's bodies were watched) are reused by the helper module's check.
     root, path = _repo(tmp_path)
     old_file(root / "pkg" / "utils" / "export_utils.py", NESTED)
-    _new_process()
+    new_process()
     project = ProjectIndex()
     caller = root / "scripts" / "c0.py"
     assert not check_source(CALLER, str(caller), settings_for(("QL201",)), project).errors
@@ -210,10 +169,10 @@ def test_a_body_read_through_a_flow_analysed_for_another_check_is_kept_in_the_sh
     caller_modules.checked_once(path)
     kept_answers.flush()
     # `_switch` no longer evals: every caller now hands over a train-mode model.
-    edited = _edit(NESTED, "    model.eval()\n    return model\n", "    model.cpu()\n    return model\n")
-    found, _ = _run(path, edited)
+    edited = edit(NESTED, "    model.eval()\n    return model\n", "    model.cpu()\n    return model\n")
+    found, _ = check_anew(RULES, path, edited)
     assert [code for code, _, _ in found] == ["QL201"]
-    assert found == _without_store(path, edited)
+    assert found == check_without_store(RULES, path, edited)
 
 
 def test_a_verdict_that_reused_a_flow_of_an_earlier_check_is_not_kept(tmp_path, store, monkeypatch):
@@ -229,7 +188,7 @@ def test_a_verdict_that_reused_a_flow_of_an_earlier_check_is_not_kept(tmp_path, 
             self._sink[0].reused.append(self.ctx.project.checks - 1)  # as `Tracker.reuse` notes one
 
     monkeypatch.setattr(kept_caller_verdicts.Verdicts, "watch", reusing)
-    assert _run(path, HELPER) == ([], 1)
+    assert check_anew(RULES, path, HELPER) == ([], 1)
     monkeypatch.setattr(kept_caller_verdicts.Verdicts, "watch", watch)
-    assert _run(path, HELPER) == ([], 1)  # not kept: read again (and kept now)
-    assert _run(path, HELPER) == ([], 0)
+    assert check_anew(RULES, path, HELPER) == ([], 1)  # not kept: read again (and kept now)
+    assert check_anew(RULES, path, HELPER) == ([], 0)

@@ -14,16 +14,13 @@ import ast
 
 import pytest
 
-from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
-from qlint.analysis.flow import caller_modules, kept_caller_verdicts, kept_qat_callers
-from qlint.analysis.graphs import kept_answers
-from qlint.analysis.names import content_keys
+from qlint.analysis.flow import caller_modules
 from qlint.analysis.names.project import ProjectIndex
-from qlint.engine import check_source
 from qlint.optable import load_op_table
 from qlint.source import LineIndex
-from tests.conftest import kept_store, old_file, settings_for
+from tests.conftest import kept_store, old_file
+from tests.kept_callers_support import callers_repo, check_anew, check_without_store, codes, edit, new_process
 
 HELPER = """\
 import torch
@@ -89,135 +86,87 @@ def main(q, x):
 """
 
 
-def _new_process() -> None:
-    """Forget what this process learned, as a new `qlint` run starts without it."""
-    caller_modules._MODULES.clear()
-    content_keys._DIGESTS.clear()
-    scan_memo.forget()
-    kept_answers.forget()
-    kept_caller_verdicts._KEPT.clear()
-    kept_qat_callers._KEPT.clear()
+RULES = ("QL202",)
 
 
 @pytest.fixture
 def store(tmp_path, monkeypatch):
-    yield from kept_store(tmp_path, monkeypatch, _new_process)
+    yield from kept_store(tmp_path, monkeypatch, new_process)
 
 
 def _repo(tmp_path, **scripts: str):
-    root = tmp_path / "repo"
-    (root / ".git").mkdir(parents=True)
-    (root / "pkg" / "utils").mkdir(parents=True)
-    old_file(root / "pkg" / "__init__.py", "")
-    old_file(root / "pkg" / "nets.py", NETS)
-    old_file(root / "pkg" / "utils" / "__init__.py", "")
-    old_file(root / "pkg" / "utils" / "qat_utils.py", HELPER)
-    (root / "scripts").mkdir()
-    old_file(root / "scripts" / "__init__.py", "")
-    for name, text in (scripts or {"c0": TRAINS, "c1": PTQ}).items():
-        old_file(root / "scripts" / f"{name}.py", text)
-    return root, str(root / "pkg" / "utils" / "qat_utils.py")
-
-
-def _run(path: str, text: str, rules=("QL202",)) -> tuple[list[tuple], int]:
-    """(a new process's findings for the helper module holding `text`, caller modules analysed)."""
-    _new_process()
-    built = caller_modules.BUILT[0]
-    project = ProjectIndex(overlay={path: text})
-    result = check_source(text, path, settings_for(rules), project)
-    assert not result.errors, result.errors
-    caller_modules.checked_once(path)
-    kept_answers.flush()
-    return [(d.code, d.range.start.row, d.message) for d in result.diagnostics], caller_modules.BUILT[0] - built
-
-
-def _without_store(path: str, text: str, rules=("QL202",)) -> list[tuple]:
-    kept_answers.use(None)
-    try:
-        return _run(path, text, rules)[0]
-    finally:
-        _new_process()
-        kept_answers.use(ProjectIndex.store)
-
-
-def _edit(text: str, old: str, new: str) -> str:
-    assert text.count(old) == 1
-    return text.replace(old, new)
-
-
-def _codes(found: list[tuple]) -> list[str]:
-    return [code for code, _, _ in found]
+    return callers_repo(tmp_path, "qat_utils.py", HELPER, scripts or {"c0": TRAINS, "c1": PTQ}, nets=NETS)
 
 
 def test_an_edit_of_a_body_no_caller_reads_takes_the_kept_answers(tmp_path, store):
     _, path = _repo(tmp_path)
-    assert _run(path, HELPER) == ([], 2)
-    edited = _edit(HELPER, 'return path + ".pte"', 'return path + ".pte"; edited = 0')
-    assert _run(path, edited) == ([], 0)  # no caller module parsed or analysed
-    assert _without_store(path, edited) == []
+    assert check_anew(RULES, path, HELPER) == ([], 2)
+    edited = edit(HELPER, 'return path + ".pte"', 'return path + ".pte"; edited = 0')
+    assert check_anew(RULES, path, edited) == ([], 0)  # no caller module parsed or analysed
+    assert check_without_store(RULES, path, edited) == []
 
 
 def test_a_caller_edited_on_disk_is_read_again(tmp_path, store):
     root, path = _repo(tmp_path)
-    assert _run(path, HELPER) == ([], 2)
-    old_file(root / "scripts" / "c0.py", _edit(TRAINS, "Net()", "Net().eval()"))
-    found, analysed = _run(path, HELPER)
-    assert _codes(found) == ["QL202"] and analysed == 1  # c1 is taken
+    assert check_anew(RULES, path, HELPER) == ([], 2)
+    old_file(root / "scripts" / "c0.py", edit(TRAINS, "Net()", "Net().eval()"))
+    found, analysed = check_anew(RULES, path, HELPER)
+    assert codes(found) == ["QL202"] and analysed == 1  # c1 is taken
     assert "c0.py:6 passes it after `Net().eval()`" in found[0][2]
-    assert found == _without_store(path, HELPER)
+    assert found == check_without_store(RULES, path, HELPER)
 
 
 def test_another_module_a_caller_reads_edited_on_disk_is_read_again(tmp_path, store):
     root, path = _repo(tmp_path, c0=MADE)
-    assert _run(path, HELPER) == ([], 1)
-    assert _run(path, HELPER) == ([], 0)
-    old_file(root / "pkg" / "nets.py", _edit(NETS, "    return Net()", "    return Net().eval()"))
-    found, analysed = _run(path, HELPER)
-    assert _codes(found) == ["QL202"] and analysed == 1
-    assert found == _without_store(path, HELPER)
+    assert check_anew(RULES, path, HELPER) == ([], 1)
+    assert check_anew(RULES, path, HELPER) == ([], 0)
+    old_file(root / "pkg" / "nets.py", edit(NETS, "    return Net()", "    return Net().eval()"))
+    found, analysed = check_anew(RULES, path, HELPER)
+    assert codes(found) == ["QL202"] and analysed == 1
+    assert found == check_without_store(RULES, path, HELPER)
 
 
 def test_an_edit_of_the_helpers_signature_is_read_again(tmp_path, store):
     _, path = _repo(tmp_path)
-    assert _run(path, HELPER) == ([], 2)
+    assert check_anew(RULES, path, HELPER) == ([], 2)
     # c1's `quant(Net().eval(), q, x)` now takes the QAT branch: a default, outside every body.
-    edited = _edit(HELPER, "is_qat=False", "is_qat=True")
-    found, analysed = _run(path, edited)
-    assert _codes(found) == ["QL202"] and analysed >= 1
-    assert found == _without_store(path, edited)
+    edited = edit(HELPER, "is_qat=False", "is_qat=True")
+    found, analysed = check_anew(RULES, path, edited)
+    assert codes(found) == ["QL202"] and analysed >= 1
+    assert found == check_without_store(RULES, path, edited)
     # c0's answer, kept again with the edited signature, holds for it; c1's is not kept.
-    assert _run(path, edited) == (found, 1)
+    assert check_anew(RULES, path, edited) == (found, 1)
 
 
 def test_an_edit_of_the_branch_asks_another_question(tmp_path, store):
     _, path = _repo(tmp_path)
-    assert _run(path, HELPER) == ([], 2)
+    assert check_anew(RULES, path, HELPER) == ([], 2)
     # The QAT branch is now the one c1's flag takes: the answers kept were for `if is_qat:`.
-    edited = _edit(HELPER, "    if is_qat:\n", "    if not is_qat:\n")
-    found, analysed = _run(path, edited)
-    assert _codes(found) == ["QL202"] and analysed >= 1
-    assert found == _without_store(path, edited)
+    edited = edit(HELPER, "    if is_qat:\n", "    if not is_qat:\n")
+    found, analysed = check_anew(RULES, path, edited)
+    assert codes(found) == ["QL202"] and analysed >= 1
+    assert found == check_without_store(RULES, path, edited)
 
 
 def test_a_module_handing_over_an_eval_mode_model_is_not_kept(tmp_path, store):
     # An eval-mode model with nothing mode-dependent is harmless, but judged from what its
     # class holds, read across the project: the module is read again.
-    harmless = _edit(PTQ, "Net().eval(), q, x)", "Lin().eval(), q, x, is_qat=True)").replace("import Net", "import Lin")
+    harmless = edit(PTQ, "Net().eval(), q, x)", "Lin().eval(), q, x, is_qat=True)").replace("import Net", "import Lin")
     _, path = _repo(tmp_path, c0=harmless)
-    assert _run(path, HELPER) == ([], 1)
-    assert _run(path, HELPER) == ([], 1)
-    assert _without_store(path, HELPER) == []
+    assert check_anew(RULES, path, HELPER) == ([], 1)
+    assert check_anew(RULES, path, HELPER) == ([], 1)
+    assert check_without_store(RULES, path, HELPER) == []
 
 
 def test_a_module_a_finding_came_from_is_not_kept(tmp_path, store):
-    _, path = _repo(tmp_path, c0=_edit(TRAINS, "Net()", "Net().eval()"), c1=PTQ)
-    found, analysed = _run(path, HELPER)
-    assert _codes(found) == ["QL202"] and analysed == 2
-    assert _run(path, HELPER) == (found, 1)  # c1 is taken, c0 read again
+    _, path = _repo(tmp_path, c0=edit(TRAINS, "Net()", "Net().eval()"), c1=PTQ)
+    found, analysed = check_anew(RULES, path, HELPER)
+    assert codes(found) == ["QL202"] and analysed == 2
+    assert check_anew(RULES, path, HELPER) == (found, 1)  # c1 is taken, c0 read again
 
 
 # Two QAT captures of one helper under different flags: each asks its own question of a caller.
-TWO = _edit(
+TWO = edit(
     HELPER,
     """    if is_qat:
         return prepare_qat_pt2e(gm, q)
@@ -228,17 +177,17 @@ TWO = _edit(
         return prepare_qat_pt2e(export(model, (x,)).module(), q)
 """,
 ).replace("is_qat=False)", 'is_qat=False, mode="ptq")')
-MODE = _edit(PTQ, "Net().eval(), q, x)", 'Net().eval(), q, x, mode="qat")')
+MODE = edit(PTQ, "Net().eval(), q, x)", 'Net().eval(), q, x, mode="qat")')
 
 
 def test_each_capture_of_the_helper_keeps_its_own_answers(tmp_path, store):
     _, path = _repo(tmp_path, c0=MODE)
-    found, analysed = _run(path, TWO)
+    found, analysed = check_anew(RULES, path, TWO)
     assert analysed == 1
     # `is_qat` left False rules out the first capture's branch (kept: nothing), not the second's.
-    assert _codes(found) == ["QL202"] and found[0][1] == TWO.splitlines().index('    if mode == "qat":') + 2
-    assert found == _without_store(path, TWO)
-    assert _run(path, TWO) == (found, 1)
+    assert codes(found) == ["QL202"] and found[0][1] == TWO.splitlines().index('    if mode == "qat":') + 2
+    assert found == check_without_store(RULES, path, TWO)
+    assert check_anew(RULES, path, TWO) == (found, 1)
 
 
 # A caller handing on its own parameter: its callers in that module decide, read with it.
@@ -258,12 +207,12 @@ def main(q, x):
 
 def test_a_caller_handing_on_its_parameter_in_its_module_is_kept_with_it(tmp_path, store):
     root, path = _repo(tmp_path, c0=HANDING)
-    assert _run(path, HELPER) == ([], 1)
-    assert _run(path, HELPER) == ([], 0)
-    old_file(root / "scripts" / "c0.py", _edit(HANDING, "run(Net(), q, x)", "run(Net().eval(), q, x)"))
-    found, analysed = _run(path, HELPER)
-    assert _codes(found) == ["QL202"] and analysed == 1
-    assert found == _without_store(path, HELPER)
+    assert check_anew(RULES, path, HELPER) == ([], 1)
+    assert check_anew(RULES, path, HELPER) == ([], 0)
+    old_file(root / "scripts" / "c0.py", edit(HANDING, "run(Net(), q, x)", "run(Net().eval(), q, x)"))
+    found, analysed = check_anew(RULES, path, HELPER)
+    assert codes(found) == ["QL202"] and analysed == 1
+    assert found == check_without_store(RULES, path, HELPER)
 
 
 # A helper module with a PTQ helper QL201 judges by its callers (`caller_verdicts`) and a QAT
@@ -300,17 +249,17 @@ def test_callers_ql201_read_first_in_the_same_check_are_kept_for_ql202(tmp_path,
     # its answers with what those readings recorded (`caller_modules.Kept.recorded`).
     rules = ("QL201", "QL202")
     root, path = _repo(tmp_path, c0=BOTH_CALLER, c1=BOTH_CALLER)
-    assert _run(path, BOTH, rules) == ([], 2)  # built once, for QL201
-    edited = _edit(BOTH, 'return path + ".pte"', 'return path + ".pte"; edited = 0')
-    assert _run(path, edited, rules) == ([], 0)
-    assert _without_store(path, edited, rules) == []
+    assert check_anew(rules, path, BOTH) == ([], 2)  # built once, for QL201
+    edited = edit(BOTH, 'return path + ".pte"', 'return path + ".pte"; edited = 0')
+    assert check_anew(rules, path, edited) == ([], 0)
+    assert check_without_store(rules, path, edited) == []
     # What QL201's reading read (`Net`'s module) is in QL202's trail.
-    old_file(root / "pkg" / "nets.py", _edit(NETS, "        self.fc = torch.nn.Linear(3, 3)\n", ""))
-    assert _run(path, edited, rules)[1] == 2
-    old_file(root / "scripts" / "c0.py", _edit(BOTH_CALLER, "qat(Net(), q, x)", "qat(Net().eval(), q, x)"))
-    found, analysed = _run(path, edited, rules)
-    assert _codes(found) == ["QL202"] and analysed == 1
-    assert found == _without_store(path, edited, rules)
+    old_file(root / "pkg" / "nets.py", edit(NETS, "        self.fc = torch.nn.Linear(3, 3)\n", ""))
+    assert check_anew(rules, path, edited)[1] == 2
+    old_file(root / "scripts" / "c0.py", edit(BOTH_CALLER, "qat(Net(), q, x)", "qat(Net().eval(), q, x)"))
+    found, analysed = check_anew(rules, path, edited)
+    assert codes(found) == ["QL202"] and analysed == 1
+    assert found == check_without_store(rules, path, edited)
 
 
 def test_a_caller_module_asked_for_where_no_recording_watches_loses_its_record(tmp_path):
@@ -322,7 +271,7 @@ def test_a_caller_module_asked_for_where_no_recording_watches_loses_its_record(t
     ctx = FileContext(
         path, BOTH, ast.parse(BOTH), LineIndex(BOTH), load_op_table(), ProjectIndex(), "pkg.utils.qat_utils"
     )
-    _new_process()
+    new_process()
     module = caller_modules.caller_module(ctx, caller, data)
     kept = caller_modules.kept_of(module)
     kept.recorded = record = (None, (), False)
@@ -335,4 +284,4 @@ def test_a_caller_module_asked_for_where_no_recording_watches_loses_its_record(t
     finally:
         caller_modules.ARMING[0] = False
     assert caller_modules.caller_module(ctx, caller, data) is module and kept.recorded is None
-    _new_process()
+    new_process()
