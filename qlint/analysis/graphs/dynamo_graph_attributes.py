@@ -29,6 +29,7 @@ import ast
 
 from qlint.analysis.graphs.dynamo_meta_guards import walked_graph
 from qlint.analysis.names.functions import Body
+from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.tree_walk import block_spans
 
 _ATTR = "_param_name_to_source"
@@ -94,7 +95,7 @@ def _loop_graph(func: ast.AST, name: str, row: int, stored: dict[str, int]) -> s
 def _graph_owner(func: ast.FunctionDef | ast.AsyncFunctionDef, graph: str, stored: dict[str, int]) -> str | None:
     """The parameter `M` that nothing in the function rebinds, with `G` = `M.graph` (as written)
     or a local name bound once, to `M.graph`."""
-    params = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)}
+    params = {a.arg for a in parameter_args(func, star=False)}
     unbound = {p for p in params if stored.get(p, 0) == 0}
     if graph.endswith(".graph") and graph[: -len(".graph")] in unbound:
         return graph[: -len(".graph")]
@@ -117,7 +118,7 @@ def _stores(func: ast.AST) -> dict[str, int]:
     """How many times each name is bound anywhere in `func`, nested functions included (a
     nested function's own parameters count too: they shadow the name there)."""
     counts: dict[str, int] = {}
-    own = {id(a) for a in _own_args(func)}
+    own = {id(a) for a in parameter_args(func)}
     for n in ast.walk(func):
         names: list[str] = []
         if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
@@ -133,17 +134,10 @@ def _stores(func: ast.AST) -> dict[str, int]:
     return counts
 
 
-def _own_args(func: ast.AST) -> list[ast.arg]:
-    args = getattr(func, "args", None)
-    if args is None:
-        return []
-    return [*args.posonlyargs, *args.args, *args.kwonlyargs, *filter(None, (args.vararg, args.kwarg))]
-
-
 def _opens_with_read(func: ast.FunctionDef | ast.AsyncFunctionDef, module: str) -> bool:
     """A nested function whose top-level simple statements, before any other kind, read
     `module._param_name_to_source` unskippably (and that binds no parameter of that name)."""
-    if module in {a.arg for a in _own_args(func)}:
+    if module in {a.arg for a in parameter_args(func)}:
         return False
     for stmt in func.body:
         if isinstance(stmt, _PREAMBLE):
