@@ -112,6 +112,16 @@ def write_package(root: Path, name: str, **modules: str) -> Path:
     return path
 
 
+def dedented_package(root: Path, files: dict[str, str]) -> Path:
+    """A repository at `root` (its `.git`) holding package `pkg` with `files` (file name ->
+    source, dedented). Returns the package's folder."""
+    (root / ".git").mkdir(exist_ok=True)
+    pkg = write_package(root, "pkg")
+    for name, text in files.items():
+        (pkg / name).write_text(textwrap.dedent(text))
+    return pkg
+
+
 def package_repository(root: Path, **modules: str) -> Path:
     """A git repository at `root` holding package `pkg` with `modules` (module name -> source):
     the project in which a helper's callers are searched. Returns `root`."""

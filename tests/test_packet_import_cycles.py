@@ -15,7 +15,6 @@ first name was under way is not kept).
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -23,17 +22,9 @@ import pytest
 from qlint.analysis.graphs import packet_imports
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
-from tests.conftest import settings_for, write_package
+from tests.conftest import dedented_package, settings_for
 
 MATCHER = "def f(n):\n    return n.target == {}\n"
-
-
-def _project(tmp_path: Path, files: dict[str, str]) -> Path:
-    (tmp_path / ".git").mkdir(exist_ok=True)
-    pkg = write_package(tmp_path, "pkg")
-    for name, text in files.items():
-        (pkg / name).write_text(textwrap.dedent(text))
-    return pkg
 
 
 def _gate(pkg: Path, name: str) -> bool:
@@ -80,7 +71,7 @@ QUIET = {
 @pytest.mark.parametrize("case", sorted(QUIET))
 def test_a_cycle_binding_no_packet_turns_the_file_away(tmp_path, case):
     others, text = QUIET[case]
-    pkg = _project(tmp_path, {**others, "use.py": text})
+    pkg = dedented_package(tmp_path, {**others, "use.py": text})
     assert not _gate(pkg, "use.py")
     assert _findings(pkg, "use.py") == []
 
@@ -100,7 +91,7 @@ NAMESPACE_CYCLE = {
 @pytest.mark.parametrize("order", [("ops", "again"), ("again", "ops")])
 def test_a_packet_bound_in_a_cycle_reaches_every_importer(tmp_path, order):
     uses = {f"use_{m}.py": f"from .{m} import RELU\n\n" + MATCHER.format("RELU") for m in order}
-    pkg = _project(tmp_path, {**PACKET_CYCLE, **uses})
+    pkg = dedented_package(tmp_path, {**PACKET_CYCLE, **uses})
     for module in order:  # the first asked reads the other while its own reading is under way
         assert _gate(pkg, f"use_{module}.py")
         assert _findings(pkg, f"use_{module}.py") == [("QL101", 4)]
@@ -109,7 +100,7 @@ def test_a_packet_bound_in_a_cycle_reaches_every_importer(tmp_path, order):
 @pytest.mark.parametrize("order", [("ns", "alias"), ("alias", "ns")])
 def test_a_namespace_bound_in_a_cycle_reaches_every_importer(tmp_path, order):
     uses = {f"use_{m}.py": f"from .{m} import A\n\n" + MATCHER.format("A.relu") for m in order}
-    pkg = _project(tmp_path, {**NAMESPACE_CYCLE, **uses})
+    pkg = dedented_package(tmp_path, {**NAMESPACE_CYCLE, **uses})
     for module in order:
         assert _gate(pkg, f"use_{module}.py")
         assert _findings(pkg, f"use_{module}.py") == [("QL101", 4)]
@@ -117,7 +108,7 @@ def test_a_namespace_bound_in_a_cycle_reaches_every_importer(tmp_path, order):
 
 def test_an_insertion_of_a_packet_bound_in_a_cycle_is_flagged(tmp_path):
     use = "from .again import RELU\n\n\ndef f(g, x):\n    return g.call_function(RELU, (x,))\n"
-    pkg = _project(tmp_path, {**PACKET_CYCLE, "use.py": use})
+    pkg = dedented_package(tmp_path, {**PACKET_CYCLE, "use.py": use})
     assert _gate(pkg, "use.py")
     assert _findings(pkg, "use.py") == [("QL102", 5)]
 
@@ -146,7 +137,7 @@ def _cycle(a_value: str, b_value: str) -> dict[str, str]:
     ],
 )
 def test_a_cycle_binds_the_join_of_its_modules(tmp_path, a_value, b_value, kind):
-    pkg = _project(tmp_path, _cycle(a_value, b_value))
+    pkg = dedented_package(tmp_path, _cycle(a_value, b_value))
     for first, then in (("a.py", "b.py"), ("b.py", "a.py")):  # every name of it, whichever first
         packet_imports._KINDS.clear()
         got = [packet_imports.name_kind(ProjectIndex(), str(pkg / m), "OP", []) for m in (first, then)]
@@ -157,7 +148,7 @@ def test_a_cycle_is_read_once(tmp_path, monkeypatch):
     # Three modules in a ring, none binding a packet: once the first name is read, every name
     # of the ring is known (kept), and asking the others reads no module again.
     files = {"a.py": "from .b import OP\n", "b.py": "from .c import OP\n", "c.py": "from .a import OP\nX = 1\n"}
-    pkg = _project(tmp_path, files)
+    pkg = dedented_package(tmp_path, files)
     project = ProjectIndex()
     packet_imports._KINDS.clear()
     assert packet_imports.name_kind(project, str(pkg / "a.py"), "OP", []) == ""
@@ -170,7 +161,7 @@ def test_a_cycle_is_read_once(tmp_path, monkeypatch):
 
 
 def test_a_name_kept_from_a_cycle_is_read_again_when_a_module_of_it_changes(tmp_path):
-    pkg = _project(
+    pkg = dedented_package(
         tmp_path, {"a.py": "from .b import OP\n", "b.py": "from .c import OP\n", "c.py": "from .a import OP\n"}
     )
     packet_imports._KINDS.clear()
@@ -182,7 +173,7 @@ def test_a_name_kept_from_a_cycle_is_read_again_when_a_module_of_it_changes(tmp_
 def test_a_cycle_through_from_dot_import(tmp_path):
     # The package imports OP from its module, which imports it from the package (`from . import`).
     quiet = {"__init__.py": "from .a import OP\n", "a.py": "from . import OP\n"}
-    pkg = _project(tmp_path, {**quiet, "use.py": "from . import OP\n\n" + MATCHER.format("OP")})
+    pkg = dedented_package(tmp_path, {**quiet, "use.py": "from . import OP\n\n" + MATCHER.format("OP")})
     assert not _gate(pkg, "use.py")
     (pkg / "a.py").write_text(FALLBACK.format(source=".", value="torch.ops.aten.relu"))
     assert _gate(pkg, "use.py")
@@ -195,7 +186,7 @@ def test_a_cycle_through_from_dot_import(tmp_path):
 )
 def test_a_cycle_through_an_import_error_fallback(tmp_path, value, loud):
     files = {"a.py": "from .b import OP\n", "b.py": FALLBACK.format(source="pkg.a", value=value)}
-    pkg = _project(tmp_path, {**files, "use.py": "from .a import OP\n\n" + MATCHER.format("OP")})
+    pkg = dedented_package(tmp_path, {**files, "use.py": "from .a import OP\n\n" + MATCHER.format("OP")})
     assert _gate(pkg, "use.py") is loud
     assert _findings(pkg, "use.py") == ([("QL101", 4)] if loud else [])
 
@@ -209,7 +200,7 @@ def test_a_cycle_inside_a_cycle(tmp_path):
         "c.py": "from .d import OTHER\n",
         "d.py": "from .c import OTHER\nfrom .b import OP\nimport torch\nOTHER = torch.ops.aten.relu\n",
     }
-    pkg = _project(tmp_path, files)
+    pkg = dedented_package(tmp_path, files)
     for first in ("a", "b", "c", "d"):
         packet_imports._KINDS.clear()
         project = ProjectIndex()
@@ -225,7 +216,7 @@ def test_a_chain_deeper_than_the_stack_lets_the_file_in(tmp_path):
     # Each module imports the name from the next, 1,500 deep: reading it overflows the stack.
     # The file is checked (as a packet would be), not lost to a RecursionError.
     chain = {f"m{i}.py": f"from .m{i + 1} import OP\n" for i in range(1500)}
-    pkg = _project(
+    pkg = dedented_package(
         tmp_path, {**chain, "m1500.py": "OP = None\n", "use.py": "from .m0 import OP\n\n" + MATCHER.format("OP")}
     )
     packet_imports._KINDS.clear()

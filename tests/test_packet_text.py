@@ -8,7 +8,6 @@ the gate turns away, on which the rule says nothing even with the gate forced op
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -16,18 +15,10 @@ import pytest
 from qlint.analysis.graphs import insertions, packet_imports, packet_text, sinks, wrapper_index
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
-from tests.conftest import settings_for, write_package
+from tests.conftest import dedented_package, settings_for, write_package
 
 EXIR = "from executorch.exir.dialects._ops import ops as exir_ops\n"
 HELPER = "def check_nodes(case, m, occurrence):\n    case.checkGraphModuleNodes(m, None, None, occurrence)\n"
-
-
-def _project(tmp_path: Path, files: dict[str, str]) -> Path:
-    (tmp_path / ".git").mkdir(exist_ok=True)
-    pkg = write_package(tmp_path, "pkg")
-    for name, text in files.items():
-        (pkg / name).write_text(textwrap.dedent(text))
-    return pkg
 
 
 def _findings(pkg: Path, name: str = "use.py") -> list[tuple[str, int]]:
@@ -108,7 +99,7 @@ SPELLED = {
 @pytest.mark.parametrize("case", sorted(SPELLED))
 def test_a_packet_spelled_in_the_file(tmp_path, case):
     text, row = SPELLED[case]
-    pkg = _project(tmp_path, {"use.py": text})
+    pkg = dedented_package(tmp_path, {"use.py": text})
     assert packet_text.spells_packet(text)
     assert [r for _, r in _findings(pkg)] == [row]
 
@@ -197,7 +188,7 @@ IMPORTED = {
 @pytest.mark.parametrize("case", sorted(IMPORTED))
 def test_a_packet_imported_from_the_project(tmp_path, case):
     others, text, expected = IMPORTED[case]
-    pkg = _project(tmp_path, {**others, "use.py": text})
+    pkg = dedented_package(tmp_path, {**others, "use.py": text})
     assert _gate(pkg)
     assert _findings(pkg) == expected
 
@@ -249,20 +240,20 @@ QUIET = {
 @pytest.mark.parametrize("case", sorted(QUIET))
 def test_a_look_alike_is_turned_away_and_quiet(tmp_path, case, gate_open):
     others, text = QUIET[case]
-    pkg = _project(tmp_path, {**others, "use.py": text})
+    pkg = dedented_package(tmp_path, {**others, "use.py": text})
     assert _findings(pkg) == []  # the gate forced open: the rule says nothing here anyway
 
 
 @pytest.mark.parametrize("case", sorted(QUIET))
 def test_the_gate_turns_a_look_alike_away(tmp_path, case):
     others, text = QUIET[case]
-    pkg = _project(tmp_path, {**others, "use.py": text})
+    pkg = dedented_package(tmp_path, {**others, "use.py": text})
     assert not _gate(pkg)
     assert _findings(pkg) == []
 
 
 def test_a_file_turned_away_depends_on_the_modules_the_gate_read(tmp_path):
-    pkg = _project(
+    pkg = dedented_package(
         tmp_path,
         {
             "ops.py": "import torch\nRELU = torch.ops.aten.relu.default\n",
@@ -276,7 +267,7 @@ def test_a_file_turned_away_depends_on_the_modules_the_gate_read(tmp_path):
 
 
 def test_a_module_of_the_project_not_written_yet_is_a_dependency(tmp_path):
-    pkg = _project(tmp_path, {"use.py": "from pkg.ops import RELU\n\ndef f(n):\n    return n.target == RELU\n"})
+    pkg = dedented_package(tmp_path, {"use.py": "from pkg.ops import RELU\n\ndef f(n):\n    return n.target == RELU\n"})
     path = pkg / "use.py"
     result = check_source(path.read_bytes(), str(path), settings_for(("QL101",)), ProjectIndex())
     assert result.diagnostics == [] and str(pkg / "ops.py") in result.dependencies
