@@ -120,9 +120,7 @@ def handed_closure(sem, node: ast.Call, switch_call: ast.Call, path: str, callee
         return
     if "try" in walk.contexts or tests_type(callee, expr):
         return
-    origins = reaching(graph_paths(obj, env, sem.made_graphs), walk.guards, walk.denied())
-    if origins:
-        walk.flow.handed[id(node)] = HandedSwitch(node, walk.stmt_stack[-1], expr, origins, switch, on_path=True)
+    _hand_where_graph(sem, node, switch, obj, expr, env)
 
 
 def _hand_on_path(sem, node: ast.Call, switch: ParamSwitch, obj: Obj, expr, callee: ast.AST, index: int, env: Env):
@@ -137,6 +135,13 @@ def _hand_on_path(sem, node: ast.Call, switch: ParamSwitch, obj: Obj, expr, call
         return
     if not _unconditional(callee, switch.call):
         return
+    _hand_where_graph(sem, node, switch, obj, expr, env)
+
+
+def _hand_where_graph(sem, node: ast.Call, switch: ParamSwitch, obj: Obj, expr, env: Env) -> None:
+    """The switch meets `obj` at `node`: handed over on the paths reaching it that make `obj`
+    an exported graph, if any."""
+    walk = sem.walk
     origins = reaching(graph_paths(obj, env, sem.made_graphs), walk.guards, walk.denied())
     if origins:
         walk.flow.handed[id(node)] = HandedSwitch(node, walk.stmt_stack[-1], expr, origins, switch, on_path=True)
