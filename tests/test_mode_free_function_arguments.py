@@ -71,3 +71,26 @@ def test_a_class_that_calls_the_function_in_its_constructor_keeps_the_report():
         "ARGUMENT", "mod = M(lambda n: torch.add)"
     )
     assert [d.code for d in check(src)] == ["QL201"]
+
+
+def test_a_local_binding_of_the_name_comes_before_the_modules_def():
+    # The module's `add` is closed, but the function passes its own `add`, which runs a
+    # module the model does not hold.
+    run = """
+    def add(x, y):
+        return x + y
+
+
+    def run(quantizer, drop):
+        def add(x, y):
+            return drop(x) + y
+
+        mod = M(add)
+        x = torch.randn(4, 4)
+        return prepare_pt2e(export(mod, (x,)).module(), quantizer)
+    """
+    model = MODEL[: MODEL.index("    ARGUMENT")]
+    assert [d.code for d in check(model + run)] == ["QL201"]
+    # Without its own `add`, the function passes the module's closed one.
+    quiet = run.replace("        def add(x, y):\n            return drop(x) + y\n\n", "")
+    assert [d.code for d in check(model + quiet)] == []

@@ -36,12 +36,14 @@ _PURE_BUILTINS = frozenset(
 _MODE_ATTRS = frozenset({"training", "train", "eval"})
 
 
-def closed_function(arg: ast.expr, resolver: Resolver) -> bool:
-    """Whether `arg` is a plain function that reads no mode and reaches no module."""
+def closed_function(arg: ast.expr, resolver: Resolver, func: ast.AST | None = None) -> bool:
+    """Whether `arg` is a plain function that reads no mode and reaches no module (`func`: the
+    function the construction is written in, whose own bindings of the name come first)."""
     if isinstance(arg, ast.Lambda):
         return _closed(arg, resolver)
     if isinstance(arg, ast.Name):
-        defined = _module_def(arg.id, resolver)
+        local = isinstance(func, (*_FUNCTIONS, ast.Lambda)) and _binds(func, arg.id)
+        defined = None if local else _module_def(arg.id, resolver)
         if defined is not None:
             return _closed(defined, resolver)
         located = resolver.value_of(arg)
@@ -57,6 +59,21 @@ def _module_def(name: str, resolver: Resolver) -> ast.AST | None:
     if name in resolver.local or name in scope.assigns or name in scope.imports:
         return None
     return scope.functions.get(name)
+
+
+def _binds(func: ast.AST, name: str) -> bool:
+    """Whether the function binds `name` itself (a parameter, an assignment, a nested `def`
+    or class, an import): the module's `def` of that name is then not what it passes."""
+    for node in ast.walk(func):
+        if isinstance(node, ast.arg) and node.arg == name:
+            return True
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id == name:
+            return True
+        if isinstance(node, (*_FUNCTIONS, ast.ClassDef)) and node is not func and node.name == name:
+            return True
+        if isinstance(node, ast.alias) and (node.asname or node.name).split(".")[0] == name:
+            return True
+    return False
 
 
 def _closed(func: ast.AST, resolver: Resolver) -> bool:
@@ -87,15 +104,22 @@ def _pure_reference(name: ast.Name, parents: dict, resolver: Resolver) -> bool:
 
 
 def _own_names(func: ast.AST) -> set[str]:
-    """The function's parameters and every name it (or a lambda or comprehension in it) binds."""
-    names: set[str] = set()
-    for node in ast.walk(func):
-        if isinstance(node, ast.arg):
-            names.add(node.arg)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.add(node.id)
-        elif isinstance(node, _FUNCTIONS) and node is not func:
+    """The function's own parameters and the names its body binds in its own scope (a nested
+    function's, lambda's or comprehension's names are not: a free use of one of them outside
+    is then judged as free, which only keeps a report)."""
+    args = func.args
+    names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}
+    work = list(func.body) if isinstance(func.body, list) else [func.body]
+    while work:
+        node = work.pop()
+        if isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
             names.add(node.name)
+            continue
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        work.extend(ast.iter_child_nodes(node))
     return names
 
 

@@ -139,7 +139,7 @@ class Built:
                     complete &= in_check(self.index)._calls_content([arg], self.resolver, found, 0)
             elif not self.parts and not self._flag_of_class(arg, position, keyword):
                 # A closed function (`M(lambda x, y: x + y)`, `M(torch.add)`) is no module.
-                complete &= closed_function(arg, self.resolver)
+                complete &= closed_function(arg, self.resolver, self.func)
         return complete
 
     def _flag_of_class(self, arg: ast.expr, position: int | None, keyword: str | None) -> bool:
