@@ -13,7 +13,8 @@ no module through a global, a closure or a class of torch (`nn.Dropout`) it coul
 
 Followed: a lambda written in the call, a name bound once to such a lambda (in the function,
 the module or a module of the project it imports), a module-level `def` of the same module
-that nothing rebinds, and a reference to a torch function. What the class does with the
+that nothing rebinds (the constructing function's own `def`, parameter or import of the name
+comes first, and stays unknown), and a reference to a torch function. What the class does with the
 function stays the class's own content, read as before: a call of it in `__init__` (`self.norm
 = norm_layer(c)`) is a call of a parameter, which leaves the content unknown, and a read of
 `self.training` in the class is a mode-dependent part.
