@@ -20,6 +20,7 @@ from qlint.analysis.flow.class_method_calls import calls_own_class, class_method
 from qlint.analysis.flow.constant_values import holds_constant
 from qlint.analysis.flow.content_syntax import ContentSyntax, calls_under, content_syntax
 from qlint.analysis.flow.factory_models import factory_content
+from qlint.analysis.flow.function_arguments import closed_function
 from qlint.analysis.flow.function_partials import partial_callee
 from qlint.analysis.flow.installed_classes import installed_class, installed_package
 from qlint.analysis.flow.lambda_tables import calls_own_lambda
@@ -137,7 +138,8 @@ class Built:
                 if self.cls is not None:  # a torch.nn call's own walk read these already
                     complete &= in_check(self.index)._calls_content([arg], self.resolver, found, 0)
             elif not self.parts and not self._flag_of_class(arg, position, keyword):
-                complete = False
+                # A closed function (`M(lambda x, y: x + y)`, `M(torch.add)`) is no module.
+                complete &= closed_function(arg, self.resolver, self.func)
         return complete
 
     def _flag_of_class(self, arg: ast.expr, position: int | None, keyword: str | None) -> bool:
