@@ -94,23 +94,24 @@ def _parse_kind() -> str:
     return "parse: other modules"
 
 
-_QLINT = f"{os.sep}qlint{os.sep}"
-_INDEX_MACHINERY = f"{_QLINT}analysis{os.sep}names{os.sep}"
-
-
 def _asker() -> tuple[str, str]:
     """(what was parsed: "module" or "statement", the reader that asked): the innermost qlint
     function outside `qlint/analysis/names/` (`model_interp.qualname`, not the resolver, the
     project index and the summary it went through), `run` when none."""
+    import qlint
+
+    package = os.path.dirname(os.path.abspath(qlint.__file__)) + os.sep
+    machinery = os.path.join(package, "analysis", "names") + os.sep
     frame = sys._getframe(3)
     what = "module"
     while frame is not None:
         code = frame.f_code
         file = code.co_filename
-        if file.endswith(f"names{os.sep}summary.py") and code.co_name == "_parse":
-            what = "statement"
-        if _QLINT in file and _INDEX_MACHINERY not in file:
-            module = file.rpartition(_QLINT)[2].removesuffix(".py").replace(os.sep, ".")
+        if file.startswith(machinery):
+            if code.co_name == "_parse" and file.endswith("summary.py"):
+                what = "statement"
+        elif file.startswith(package):
+            module = file[len(package) :].removesuffix(".py").replace(os.sep, ".")
             return what, f"{module}.{code.co_name}"
         frame = frame.f_back
     return what, "run"
