@@ -21,6 +21,19 @@ time (`time.process_time`, nested phases taken out of the one that called them):
 rules and summaries of other modules included); run once per checkout (`PYTHONPATH=SRC`) and
 compare: at 8a3dd23 against 9216a04, ao's whole -j1 difference (+0.1 s) was one file's check.
 
+`--askers N`: `parse: other modules` by the N readers that asked most (the innermost qlint
+function outside the project index's machinery, `qlint/analysis/names/`: a resolver's lookup
+through another module is charged to the rule code that asked), whole modules (each piece of
+one parsed in pieces counts) apart from statements parsed alone, and for each the parses of
+a text this run had parsed before (same file, same characters: a tree no reader held any
+more, which only a tree kept longer could have saved); the checked files' parses too, for
+those. At 5e82828 on ExecuTorch -j1 (10.6 s on a loaded machine): 689 parses of whole
+modules (pieces counted) took 0.91 s, 57 of them (0.10 s) of a text parsed before, and 33 of
+the checked files' 264 (0.08 s), most of both qualcomm's test_qnn_delegate.py (465 KB), parsed
+by three checks (a summary's, its own, a caller search's: over `tree_handover`'s budget);
+170 of 594 statements (0.06 s) were parsed again after their module's entry was set aside
+(`ProjectIndex._set_aside`); `model_interp.qualname` asked 262 of the module parses.
+
 Then the parse floor: the CPU of `ast.parse` alone (best of `--floor-runs`) over every file
 the run was given, over those the run parsed, and over those with a finding, the least any
 analysis on `ast` must spend. `--ruff`: the CPU (user+sys) of `ruff check --select ALL
@@ -81,11 +94,81 @@ def _parse_kind() -> str:
     return "parse: other modules"
 
 
+def _asker() -> tuple[str, str]:
+    """(what was parsed: "module" or "statement", the reader that asked): the innermost qlint
+    function outside `qlint/analysis/names/` (`model_interp.qualname`, not the resolver, the
+    project index and the summary it went through), `run` when none."""
+    import qlint
+
+    package = os.path.dirname(os.path.abspath(qlint.__file__)) + os.sep
+    machinery = os.path.join(package, "analysis", "names") + os.sep
+    frame = sys._getframe(3)
+    what = "module"
+    while frame is not None:
+        code = frame.f_code
+        file = code.co_filename
+        if file.startswith(machinery):
+            if code.co_name == "_parse" and file.endswith("summary.py"):
+                what = "statement"
+        elif file.startswith(package):
+            module = file[len(package) :].removesuffix(".py").replace(os.sep, ".")
+            return what, f"{module}.{code.co_name}"
+        frame = frame.f_back
+    return what, "run"
+
+
+class Askers:
+    """`parse: other modules` by reader, whole modules apart from statements: CPU and parses,
+    and those of a text parsed before in this run (same file, same characters)."""
+
+    def __init__(self) -> None:
+        self.seconds: collections.Counter[tuple[str, str]] = collections.Counter()
+        self.calls: collections.Counter[tuple[str, str]] = collections.Counter()
+        self.again_seconds: collections.Counter[tuple[str, str]] = collections.Counter()
+        self.again_calls: collections.Counter[tuple[str, str]] = collections.Counter()
+        self._seen: set[tuple[str, int, int]] = set()
+
+    def add(self, source, filename: str, elapsed: float, checked: bool = False) -> None:
+        """A parse of `source` (a piece of a module parsed in pieces counts as one) that took
+        `elapsed`: the engine's of a file it checks (`checked`: only told "again"), or another."""
+        site = ("checked", "engine.parse_module") if checked else _asker()
+        self.seconds[site] += elapsed
+        self.calls[site] += 1
+        if isinstance(source, (str, bytes)):
+            text = (str(filename), len(source), hash(source))
+            if text in self._seen:
+                self.again_seconds[site] += elapsed
+                self.again_calls[site] += 1
+            self._seen.add(text)
+
+    def rows(self, top: int, total: float) -> list[str]:
+        out = []
+        checked = ("checked", "engine.parse_module")
+        if self.calls[checked]:
+            again = f"{self.again_calls[checked]} of a text another reader had parsed"
+            again += f", {self.again_seconds[checked]:.2f} s"
+            out.append(_row(self.seconds[checked], total, f"checked files ({self.calls[checked]} parses; {again})"))
+        for what in ("module", "statement"):
+            sites = [s for s in self.seconds if s[0] == what]
+            seconds, again = sum(self.seconds[s] for s in sites), sum(self.again_seconds[s] for s in sites)
+            calls, again_calls = sum(self.calls[s] for s in sites), sum(self.again_calls[s] for s in sites)
+            out.append(_row(seconds, total, f"{what}s ({calls} parses; again {again_calls}, {again:.2f} s)"))
+            for site in sorted(sites, key=lambda s: -self.seconds[s])[:top]:
+                detail = f"again {self.again_calls[site]}, {self.again_seconds[site]:.2f} s"
+                out.append("  " + _row(self.seconds[site], total, f"{site[1]} ({self.calls[site]}; {detail})"))
+        return out
+
+
 @contextlib.contextmanager
-def instrumented(phases: Phases, files: dict[str, tuple[bool, int]], cpu: dict[str, float] | None = None):
+def instrumented(
+    phases: Phases,
+    files: dict[str, tuple[bool, int]],
+    cpu: dict[str, float] | None = None,
+    askers: Askers | None = None,
+):
     """The run's phases timed into `phases`; each checked file's (parsed, findings) into
-    `files`, and the CPU of its whole check into `cpu`. Everything patched is put back on
-    leaving."""
+    `files`, the CPU of its whole check into `cpu`, and the parses of other modules by reader
+    into `askers`. Everything patched is put back on leaving."""
     from qlint import registry, runner
     from qlint.analysis import forked_call
 
@@ -98,7 +181,14 @@ def instrumented(phases: Phases, files: dict[str, tuple[bool, int]], cpu: dict[s
         kind = _parse_kind()
         if isinstance(source, (str, bytes)):
             phases.bytes[kind] += len(source)
-        return phases.run(kind, real_parse, source, *args, **kwargs)
+        if askers is None:
+            return phases.run(kind, real_parse, source, *args, **kwargs)
+        start = _clock()
+        try:
+            return phases.run(kind, real_parse, source, *args, **kwargs)
+        finally:
+            filename = kwargs.get("filename", args[0] if args else "<unknown>")
+            askers.add(source, filename, _clock() - start, kind == "parse: checked files")
 
     def rule_method(method: str):
         real = real_rule[method]
@@ -186,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ruff", action="store_true", help="also the CPU of ruff check --select ALL there")
     parser.add_argument("--floor-runs", type=int, default=3)
     parser.add_argument("--files", type=int, default=0, metavar="N", help="the N files whose checks took most CPU")
+    parser.add_argument("--askers", type=int, default=0, metavar="N", help="other modules' parses by the N top readers")
     args = parser.parse_args(argv)
     path = os.path.abspath(args.path)
     target = "."
@@ -198,8 +289,10 @@ def main(argv: list[str] | None = None) -> int:
     phases = Phases()
     files: dict[str, tuple[bool, int]] = {}
     cpu: dict[str, float] = {}
+    askers = Askers() if args.askers > 0 else None
     start = _clock()
-    with instrumented(phases, files, cpu), contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+    quiet = contextlib.redirect_stdout(io.StringIO())
+    with instrumented(phases, files, cpu, askers), quiet, contextlib.suppress(SystemExit):
         cli.main(["check", "--no-cache", "-j1", "-q", "--exit-zero", target])
     total = _clock() - start
     phases.seconds["outside the checks"] = total - sum(phases.seconds.values())
@@ -210,6 +303,10 @@ def main(argv: list[str] | None = None) -> int:
         print(_row(seconds, total, f"{name} ({phases.calls[name]} calls{size})"))
     parsing = sum(s for n, s in phases.seconds.items() if n.startswith("parse:"))
     print(_row(parsing, total, "all parsing"))
+    if askers is not None:
+        print(f"parses by reader, the {args.askers} asking most of each kind (again: a text parsed before):")
+        for line in askers.rows(args.askers, total):
+            print(line)
     if args.files > 0:
         print(f"the {args.files} costliest checks (each whole):")
         for name, seconds in sorted(cpu.items(), key=lambda kv: -kv[1])[: args.files]:

@@ -78,3 +78,37 @@ def test_the_costliest_checks_are_listed_whole(tmp_path, capsys):
     assert listed[0].endswith(os.path.join("pkg", "user.py")), out
     cpu = [float(line.split()[0]) for line in listed]
     assert cpu[0] >= cpu[1]
+
+
+def test_other_modules_parses_are_charged_to_the_reader_that_asked(tmp_path, capsys):
+    consts = "import torch\n\nDQ = torch.ops.quantized_decomposed.dequantize_per_tensor\n"
+    user = "from pkg.consts import DQ\n\n\ndef f(n):\n    return n.target == DQ\n"
+    write_package(tmp_path, "pkg", consts=consts, user=user)
+    cwd = os.getcwd()
+    try:
+        assert _split().main([str(tmp_path), "--floor-runs", "1", "--askers", "3"]) == 0
+    finally:
+        os.chdir(cwd)
+    out = capsys.readouterr().out
+    listed = out.split("(again: a text parsed before):\n")[1].split("parse floor")[0].splitlines()
+    assert re.search(r"checked files \(1 parses; 0 of a text another reader had parsed", listed[0]), out
+    # consts.py, summarised for QL101's question about DQ: a whole module, asked by rule code
+    # (the project index and the resolver it went through are not readers).
+    assert re.search(r"modules \(1 parses; again 0,", listed[1]), out
+    readers = [line.split("%  ")[1] for line in listed if line.startswith("  ")]
+    assert readers and not any(r.startswith("analysis.names.") for r in readers), out
+
+
+def test_a_text_parsed_again_is_told_apart_from_its_first_parse():
+    split = _split()
+    askers = split.Askers()
+    askers.add("x = 1\n", "a.py", 1.0)
+    askers.add("x = 1\n", "a.py", 2.0)  # the same file and characters: again
+    askers.add("x = 1\n", "b.py", 4.0)  # another file
+    askers.add("x = 2\n", "a.py", 8.0)  # another content
+    askers.add("x = 2\n", "a.py", 16.0, checked=True)  # the engine's parse of a text read before
+    (site,) = [s for s in askers.calls if s[0] != "checked"]
+    assert (askers.calls[site], askers.seconds[site]) == (4, 15.0)
+    assert (askers.again_calls[site], askers.again_seconds[site]) == (1, 2.0)
+    checked = ("checked", "engine.parse_module")
+    assert (askers.calls[checked], askers.again_calls[checked], askers.again_seconds[checked]) == (1, 1, 16.0)
