@@ -20,6 +20,7 @@ from qlint.analysis.graphs.forwarding_texts import called_attributes, class_name
 from qlint.analysis.graphs.helper_gate import may_lead_to_helper
 from qlint.analysis.graphs.helper_lookup import MAX_DEPTH, base_class, module_function
 from qlint.analysis.graphs.word_trie import holds_any
+from qlint.analysis.names.absent_packages import project_imports
 from qlint.analysis.names.modules import import_root
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ModuleScope
@@ -158,8 +159,11 @@ def imports_helper(fw, project, path: str, text: str, index=None) -> bool:
     if index is not None:
         # The names it did not hold are answered by it: a dependency of the result.
         project.record_derived(path, index.dependency, index.digest)
-        if not may_lead_to_helper(text, imports, index):
-            return False
+    # Imports of packages the project does not hold lead to no helper: their names are not
+    # searched for in the text (`absent_packages`).
+    imports = project_imports(project, imports, path)
+    if index is not None and not may_lead_to_helper(text, imports, index):
+        return False
     heads: dict[str, list[tuple[str, ...]]] = {}
     for parts in class_bases(text):
         heads.setdefault(parts[0], []).append(parts)
