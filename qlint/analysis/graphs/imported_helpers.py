@@ -159,11 +159,11 @@ def imports_helper(fw, project, path: str, text: str, index=None) -> bool:
     if index is not None:
         # The names it did not hold are answered by it: a dependency of the result.
         project.record_derived(path, index.dependency, index.digest)
+        if not may_lead_to_helper(text, imports, index):
+            return False
     # Imports of packages the project does not hold lead to no helper: their names are not
-    # searched for in the text (`absent_packages`).
+    # searched for in the text (`absent_packages`; after the index, which turns most away).
     imports = project_imports(project, imports, path)
-    if index is not None and not may_lead_to_helper(text, imports, index):
-        return False
     heads: dict[str, list[tuple[str, ...]]] = {}
     for parts in class_bases(text):
         heads.setdefault(parts[0], []).append(parts)

@@ -23,8 +23,9 @@ from qlint.analysis.names.import_paths import module_roots
 from qlint.analysis.names.modules import module_name_for
 from qlint.analysis.names.project import ProjectIndex
 
-# (the run: `ProjectIndex.layouts`, roots -> top-level name -> whether no root holds it)
-_RUN: tuple[int, dict[tuple, dict[str, bool]]] = (-1, {})
+# (the run: `ProjectIndex.layouts`, roots -> top-level name -> whether no root holds it,
+# requester -> the first part of its module's name: both import triggers ask of a file)
+_RUN: tuple[int, dict[tuple, dict[str, bool]], dict[str, str]] = (-1, {}, {})
 
 
 def project_imports(project, imports: list[tuple[str, str]], requester: str) -> list[tuple[str, str]]:
@@ -35,7 +36,7 @@ def project_imports(project, imports: list[tuple[str, str]], requester: str) -> 
     global _RUN
     run = ProjectIndex.layouts
     if _RUN[0] != run:
-        _RUN = (run, {})
+        _RUN = (run, {}, {})
     roots = module_roots(requester)
     absent = _RUN[1].get(roots)
     if absent is None:
@@ -49,7 +50,7 @@ def project_imports(project, imports: list[tuple[str, str]], requester: str) -> 
             none = absent[top] = layout_lookups.holds_none_under(top, roots, run)
         if none:
             if own is None:
-                own = (module_name_for(requester) or "").partition(".")[0]
+                own = _own_package(requester)
             none = top != own
         if none:
             if kept is None:
@@ -57,3 +58,13 @@ def project_imports(project, imports: list[tuple[str, str]], requester: str) -> 
         elif kept is not None:
             kept.append((name, full))
     return imports if kept is None else kept
+
+
+def _own_package(requester: str) -> str:
+    owners = _RUN[2]
+    own = owners.get(requester)
+    if own is None:
+        if len(owners) > 100_000:
+            owners.clear()
+        own = owners[requester] = (module_name_for(requester) or "").partition(".")[0]
+    return own
