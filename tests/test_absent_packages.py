@@ -117,3 +117,73 @@ def test_imports_of_the_project_and_of_its_own_package_are_kept(repo, fixed_run)
     assert project_imports(ProjectIndex(), imports, requester) == [imports[1], imports[3]]
     # An editor's index (an unsaved buffer) looks modules up its own way: nothing is left out.
     assert project_imports(ProjectIndex({requester: "x = 1\n"}), imports, requester) == imports
+
+
+BUILDERS = "class GraphBuilder:\n    def insert(self, op, args=()):\n        return self.g.call_function(op, args)\n"
+BUILT = """\
+import torch
+from pkg.builders import GraphBuilder
+{rebound}
+
+def rewrite(graph, node):
+    return GraphBuilder(graph).insert(torch.ops.aten.relu, (node,))
+"""
+
+
+@pytest.mark.parametrize(
+    ("rebound", "wraps"),
+    [("", True), ("from torch.fx import GraphBuilder", False), ("from typing import GraphBuilder", False)],
+)
+def test_a_class_built_is_the_one_its_name_was_imported_as_last(tmp_path, rebound, wraps):
+    # A later import of torch (or of a package the project lacks) rebinds the name: no
+    # helper class is built, though the search leaves that import out.
+    write_package(tmp_path, "pkg", builders=BUILDERS)
+    path = tmp_path / "pkg" / "passes.py"
+    text = BUILT.format(rebound=rebound)
+    path.write_text(text)
+    for fixed in (False, True):
+        ProjectIndex.fix_layout(fixed)
+        try:
+            project = ProjectIndex()
+            project.begin_check()
+            assert imports_a_wrapper(text, str(path), project) is wraps, fixed
+        finally:
+            ProjectIndex.fix_layout(False)
+
+
+TORCH_ONLY = """\
+import torch
+import torch.nn as nn
+from torch.fx import GraphModule, Node
+from torch.fx.passes.infra import pass_base
+
+
+class Rewrite(pass_base.PassBase):
+    def call(self, gm: GraphModule):
+        for node in gm.graph.nodes:
+            nn.init.zeros_(node.meta["val"])
+        return torch.fx.passes.infra.pass_base.PassResult(gm, True)
+
+
+class Holder(nn.Module):
+    pass
+"""
+
+
+def test_a_file_importing_only_torch_gets_no_helper_search(tmp_path, monkeypatch):
+    # Every way from an import of torch to a helper ends at it (`helper_imports`): the
+    # trigger answers without making the search, in any run.
+    import qlint.analysis.graphs.wrapper_index as wrapper_index
+
+    write_package(tmp_path, "pkg", graph_utils=GRAPH_UTILS)
+    path = tmp_path / "pkg" / "passes.py"
+    made: list[str] = []
+    search = wrapper_index.wrapper_search
+    monkeypatch.setattr(wrapper_index, "wrapper_search", lambda *args: made.append(args[-1]) or search(*args))
+    for text, searched in ((TORCH_ONLY, False), (TORCH_ONLY + "from pkg.graph_utils import first_user\n", True)):
+        path.write_text(text)
+        made.clear()
+        project = ProjectIndex()
+        project.begin_check()
+        assert imports_a_wrapper(text, str(path), project) is False
+        assert bool(made) is searched
