@@ -20,6 +20,7 @@ from qlint.analysis.graphs.forwarding_texts import called_attributes, class_name
 from qlint.analysis.graphs.helper_gate import may_lead_to_helper
 from qlint.analysis.graphs.helper_lookup import MAX_DEPTH, base_class, module_function
 from qlint.analysis.graphs.word_trie import holds_any
+from qlint.analysis.names.absent_packages import project_imports
 from qlint.analysis.names.modules import import_root
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ModuleScope
@@ -142,24 +143,45 @@ def _attribute_helpers(fw, path: str, imports, text: str, index, first: bool = F
     return found
 
 
-def imports_helper(fw, project, path: str, text: str, index=None) -> bool:
+def helper_imports(project, path: str, text: str, index=None) -> list[tuple[str, str]]:
+    """The imports (local name, dotted name) of the module with this text through which
+    `imports_helper` may find a helper ([]: none can), read before a helper search is made
+    for it (most files an import trigger asks import none). With the project's `index` of
+    wrapper names (`wrapper_index`), only if the index lets one through (`helper_gate`).
+
+    Imports of `torch` lead to none: every way asks the search of one of its functions or
+    classes (`_imported_helper`: `_not_a_project_name`), of a path called on it or of a
+    class built from it (`is_torch`), or of a base class under it (`helper_lookup.base_class`),
+    and each answers nothing without a lookup. Nor do those of packages no import root holds
+    (`absent_packages`). The ways of one import do not depend on the others, but for the
+    class a name built is looked up as (`_constructs_a_helper_class`)."""
+    imports = file_imports(text, path)
+    if not imports:
+        return []
+    if index is not None:
+        # The names it did not hold are answered by it: a dependency of the result.
+        project.record_derived(path, index.dependency, index.digest)
+        if not may_lead_to_helper(text, imports, index):
+            return []
+    live = [(name, full) for name, full in imports if not _of_torch(full)]
+    return project_imports(project, live if len(live) < len(imports) else imports, path)
+
+
+def imports_helper(fw, project, path: str, text: str, index=None, imports: list[tuple[str, str]] | None = None) -> bool:
     """Whether the module with this text may call a helper of another module: it imports
     a function that forwards to a sink, or a class with a method that does (which it may
     subclass, also as `mod.Base`). Asked from the text alone (a prefilter), with the
     answers `helper_names` gives and caches. Only imported names the text may call are
     asked about, as `find_helpers` asks (`called_names`): a function never called inserts
     nothing, and the check would not look it up either. With the project's `index` of
-    wrapper names (`wrapper_index`), only the names it holds are."""
+    wrapper names (`wrapper_index`), only the names it holds are. `imports`: what
+    `helper_imports` answered for this text, when the caller asked it first."""
     fw._project = project
     fw._index = index
-    imports = file_imports(text, path)
+    if imports is None:
+        imports = helper_imports(project, path, text, index)
     if not imports:
         return False
-    if index is not None:
-        # The names it did not hold are answered by it: a dependency of the result.
-        project.record_derived(path, index.dependency, index.digest)
-        if not may_lead_to_helper(text, imports, index):
-            return False
     heads: dict[str, list[tuple[str, ...]]] = {}
     for parts in class_bases(text):
         heads.setdefault(parts[0], []).append(parts)
@@ -193,10 +215,12 @@ def imports_helper(fw, project, path: str, text: str, index=None) -> bool:
 
 def _constructs_a_helper_class(fw, path: str, imports, text: str, index, called: dict[str, bool]) -> bool:
     """`imports_helper` for classes the module constructs (`GraphBuilder(graph)`,
-    `bl.GraphBuilder(graph)`) whose helper methods it calls by name (`.insert(...)`)."""
+    `bl.GraphBuilder(graph)`) whose helper methods it calls by name (`.insert(...)`).
+    `imports`: those `helper_imports` kept; a class built is looked up under the name's
+    last import of all (one the search leaves out, of torch, binds it to no helper class)."""
     if not fw.instances:
         return False
-    scope = RemoteModule(path, dict(imports), {}, {})
+    scope = RemoteModule(path, dict(file_imports(text, path)), {}, {})
 
     def calls(name: str) -> bool:
         if name not in called:
@@ -281,6 +305,11 @@ def _inherited_helpers(fw, scope, base: ast.expr | list[str], depth: int) -> set
     for b in cls.bases:
         names |= _inherited_helpers(fw, other, b, depth + 1)
     return names
+
+
+def _of_torch(full: str) -> bool:
+    """`torch` or a name under it (`is_torch` without `builtins`, which a project may hold)."""
+    return full == "torch" or full.startswith("torch.")
 
 
 @functools.lru_cache(maxsize=4096)

@@ -151,9 +151,14 @@ def imports_sink_helper(text: str, path: str, project, sinks: dict[str, set]) ->
     """Whether the file may call a function of another module that forwards a parameter to
     one of `sinks`, or subclass a class with such a method (`Forwarding.imports_helper`: the
     answers `find_helpers` gives the check, read from the text)."""
-    needles = sink_needles(sinks)
-    search = sink_search(project, None, path, sinks, needles, sinks_key(sinks))
-    return search.imports_helper(project, path, text, sink_index_for(path, project, sinks))
+    from qlint.analysis.graphs.imported_helpers import helper_imports
+
+    index = sink_index_for(path, project, sinks)
+    imports = helper_imports(project, path, text, index)  # most files: none, and no search made
+    if not imports:
+        return False
+    search = sink_search(project, None, path, sinks, sink_needles(sinks), sinks_key(sinks))
+    return search.imports_helper(project, path, text, index, imports)
 
 
 def sink_index_for(path: str, project, sinks: dict[str, set]):

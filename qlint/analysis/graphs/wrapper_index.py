@@ -217,8 +217,12 @@ def imports_a_wrapper(text: str, path: str, project) -> bool:
     """QL102's import trigger: the file imports a function of another module of the project
     that inserts what it is given (or a class it subclasses has such a method). In a run over
     many files, only imports the project's index of wrapper names holds are looked up."""
+    from qlint.analysis.graphs.imported_helpers import helper_imports  # with the search's modules
+
     index = index_for(path, project)
-    return wrapper_search(project, None, path).imports_helper(project, path, text, index)
+    # The imports that may lead to one first: most files have none, and need no search made.
+    imports = helper_imports(project, path, text, index)
+    return bool(imports) and wrapper_search(project, None, path).imports_helper(project, path, text, index, imports)
 
 
 def inserts_through_imports(text: str, path: str, project) -> bool:

@@ -48,6 +48,25 @@ def find(module: str, requester: str, run: int) -> str | None:
     return None
 
 
+def holds_none_under(top: str, roots: tuple[tuple[str, str], ...], run: int) -> bool:
+    """Whether `find(module, requester, run)` finds nothing for `top` and every module under
+    it (`top.x.y`), `roots` being `module_roots(requester)`: none of them can hold one. A
+    root for another package (`base_in`: its prefix starts otherwise) holds none; any other
+    root holds none where its directory's listing has neither `top`, `top.py` nor `top.pyi`,
+    the first names `_module_file` asks of it (`os`, `typing` in the roots of most files)."""
+    global _RUN
+    if _RUN[0] != run:
+        _RUN = (run, {}, {}, {})
+    listings = _RUN[2]
+    for prefix, directory in roots:
+        if prefix:
+            if prefix.partition(".")[0] == top:
+                return False
+        elif not _listing(directory, listings).isdisjoint((top, top + ".py", top + ".pyi")):
+            return False
+    return True
+
+
 def _module_file(root: tuple[str, str], parts: list[str], listings: dict[str, frozenset[str]]) -> str | None:
     """The file of the module of dotted `parts` under one of `module_roots`, if any."""
     base = base_in(root, parts)
@@ -95,4 +114,4 @@ def _repository(path: str, repos: dict[str, str | None]) -> str | None:
     return known  # type: ignore[return-value]
 
 
-__all__ = ["find"]
+__all__ = ["find", "holds_none_under"]
