@@ -201,9 +201,9 @@ def summary_store(settings: Settings, enabled: bool, shared: bool = False, answe
     if enabled:
         store: SummaryStore | None = SummaryStore.for_settings(settings)
     elif shared:
-        import tempfile
+        from qlint.run_scratch import run_directory
 
-        directory = tempfile.mkdtemp(prefix="qlint-run-summaries-")
+        directory = run_directory("qlint-run-summaries-")
         store = RunSummaries(Path(directory))
     else:
         store = None
