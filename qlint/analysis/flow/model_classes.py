@@ -26,6 +26,7 @@ from qlint.analysis.flow.lambda_tables import calls_own_lambda
 from qlint.analysis.flow.listed_parts import runs_listed_part
 from qlint.analysis.flow.model_torch_nn import CONTAINERS, torch_nn_kind
 from qlint.analysis.flow.registry_contents import UNKNOWN, looked_up
+from qlint.analysis.flow.stored_values import stored_names
 from qlint.analysis.names.import_paths import module_bases
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ModuleScope
@@ -387,7 +388,29 @@ class ClassIndex:
         calls = [c for c in syntax.calls if id(c) not in skipped] if skipped else syntax.calls
         complete &= self._read_calls(calls, resolver, found, depth, cls.node, syntax, cls.around)
         complete &= _references(syntax, resolver, found)
+        if complete:
+            complete = all(self._holds_no_model(name, resolver, cls.around or {}) for name in stored_names(cls.node))
         return tuple(sorted(found)), complete
+
+    def _holds_no_model(self, name: ast.Name, resolver: Resolver, around: dict) -> bool:
+        """A name whose object the class stores as a part (`stored_values`) holds no model:
+        a constant of the module, a function or class, a builtin, an import of torch or the
+        standard library. A variable of the function the class is written in, a module-level
+        object built by a call, an import from elsewhere: it may hold any module."""
+        scope = resolver.scope
+        key = name.id
+        if key in around:
+            return True  # a class written beside it, in the same function
+        if key in scope.imports:
+            qualname = scope.imports[key]
+            root = qualname.split(".")[0]
+            if root in sys.stdlib_module_names or root in _SAFE_ROOTS or root == "torch":
+                return True
+            return self._project_class(qualname) is not None or self._project_function(qualname) is not None
+        if key in scope.assigns:
+            located = resolver.value_of(name)
+            return located is not None and _constant(located.node)
+        return key in scope.functions or key in scope.classes or key in _BUILTINS
 
     def _function_content(self, func: ast.AST, resolver: Resolver, found: set[str], depth: int) -> bool:
         """A function of the class's module called in it (`self.layers = make_layers(cfg)`): what
