@@ -124,3 +124,39 @@ def test_stored_values_that_hold_no_model_are_quiet():
     # The same class handed a batch norm: reported, naming it.
     message = _message(src.replace("Net(nn.Linear(3, 3))", "Net(nn.BatchNorm1d(3))"))
     assert message.endswith("the mode changes BatchNorm1d")
+
+
+# -- a wrapper around a model its function evaled (`evaled_wrappers`) -------------------------------
+EVALED = "inner = nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3)).eval()"
+HOLDER = WRAPPER.format(line="self.inner = inner")
+
+
+def test_a_wrapper_around_a_model_evaled_before_it_is_built_is_quiet():
+    # The wrapper starts in train mode, but its child keeps its own eval mode: the graph is
+    # the eval one, batch norm included.
+    assert check(_in_test(EVALED, HOLDER)) == []
+    later = FRESH + "\ninner.eval()"
+    assert check(_in_test(later, HOLDER)) == []
+    # Run by the wrapper's forward, printed by the test: still quiet.
+    forward = HOLDER.replace("return x", "return self.inner(x)")
+    assert check(_in_test(EVALED + "\nprint(inner)", forward)) == []
+
+
+def test_a_wrapper_around_a_model_that_may_be_in_train_mode_is_reported():
+    loud = {
+        "evaled under a branch": (FRESH + "\nif x is not None:\n    inner.eval()", HOLDER, "Net()"),
+        "evaled after the build": (FRESH, HOLDER + "\nwrapper = Net()\ninner.eval()", "wrapper"),
+        "switched back": (EVALED + "\ninner.train()", HOLDER, "Net()"),
+        "switched through the wrapper": (EVALED, HOLDER, "Net()\n    model.inner.train()"),
+        "the wrapper switched": (EVALED, HOLDER, "Net()\n    model.train()"),
+        "handed to a helper": (EVALED + "\ncalibrate(inner)", HOLDER, "Net()"),
+        "bound twice": (EVALED + "\ninner = nn.Sequential(nn.BatchNorm1d(3))", HOLDER, "Net()"),
+        "aliased": (EVALED + "\nalias = inner\nalias.apply(init)", HOLDER, "Net()"),
+        "read by a closure": (EVALED + "\nhook = lambda: inner.train()", HOLDER, "Net()"),
+    }
+    for why, (prelude, classes, build) in loud.items():
+        src = "from somelib import calibrate, init\n" + _in_test(prelude, classes, build)
+        assert "captured for PTQ in train mode" in _message(src), why
+    # A part the wrapper builds itself still counts: its own dropout is reported, named.
+    own = WRAPPER.format(line="self.inner = inner; self.drop = nn.Dropout(0.5)")
+    assert _message(_in_test(EVALED, own)).endswith("the mode changes Dropout")

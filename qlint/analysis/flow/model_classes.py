@@ -106,10 +106,18 @@ class Built:
     # there (`constant_values`). None: a construction read outside a walk.
     func: ast.AST | None = None
 
-    def content(self) -> Content:
+    def content(self, evaled: frozenset[str] = frozenset()) -> Content:
+        """`evaled`: names the class stores as parts (`stored_values`) known to hold a model in
+        eval mode that nothing switches back (`evaled_wrappers`): its mode is fixed, so
+        they are no unknown part of the class's own content."""
         # A construction met in a helper analysed for another file's check (`shared_flows`)
         # is read with this check's index: its lookups are this check's dependencies.
-        own = in_check(self.index).content(self.call, self.cls, self.resolver, self.name)
+        index = in_check(self.index)
+        if evaled and self.cls is not None:
+            dependent, complete = index.content_beside(self.cls, evaled)
+            own = Content(self.name, dependent, complete)
+        else:
+            own = index.content(self.call, self.cls, self.resolver, self.name)
         if self.parts is None:
             return Content(own.name, own.dependent, False)
         inner = [p.content() for p in (*self.parts, *self.given)]
@@ -376,7 +384,14 @@ class ClassIndex:
         another capture may replace other parts."""
         return self._class_content_without(cls, 0, skipped)
 
-    def _class_content_without(self, cls: ModelClass, depth: int, skipped: frozenset[int]):
+    def content_beside(self, cls: ModelClass, evaled: frozenset[str]) -> tuple[tuple[str, ...], bool]:
+        """The class's content with the names in `evaled` it stores taken as holding no part whose
+        mode can change (`Built.content`). Not memoised: another construction may store others."""
+        return self._class_content_without(cls, 0, frozenset(), evaled)
+
+    def _class_content_without(
+        self, cls: ModelClass, depth: int, skipped: frozenset[int], evaled: frozenset[str] = frozenset()
+    ):
         resolver = Resolver(cls.scope, _NO_PROJECT, None)
         found: set[str] = set()
         syntax = content_syntax(cls.node)
@@ -389,7 +404,10 @@ class ClassIndex:
         complete &= self._read_calls(calls, resolver, found, depth, cls.node, syntax, cls.around)
         complete &= _references(syntax, resolver, found)
         if complete:
-            complete = all(self._holds_no_model(name, resolver, cls.around or {}) for name in stored_names(cls.node))
+            around = cls.around or {}
+            complete = all(
+                name.id in evaled or self._holds_no_model(name, resolver, around) for name in stored_names(cls.node)
+            )
         return tuple(sorted(found)), complete
 
     def _holds_no_model(self, name: ast.Name, resolver: Resolver, around: dict) -> bool:

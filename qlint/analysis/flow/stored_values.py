@@ -48,7 +48,7 @@ def _method_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Name]:
     nodes = tree_walk.own_nodes(fn)
     params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
     params |= {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
-    bound = _local_values(nodes)
+    bound = local_values(nodes)
     stored: list[ast.expr] = []
     for node in nodes:
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
@@ -59,7 +59,7 @@ def _method_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Name]:
             stored.extend(_handed_values(node))
     out: list[ast.Name] = []
     seen: set[str] = set()
-    todo = [name for value in stored for name in _object_names(value)]
+    todo = [name for value in stored for name in object_names(value)]
     while todo:
         name = todo.pop()
         if name.id in seen or name.id in params or name.id == "self":
@@ -67,7 +67,7 @@ def _method_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Name]:
         seen.add(name.id)
         if name.id in bound:
             # A local: free only through what it was bound to (`m = inner; self.m = m`).
-            todo.extend(n for value in bound[name.id] for n in _object_names(value))
+            todo.extend(n for value in bound[name.id] for n in object_names(value))
         else:
             out.append(name)
     return out
@@ -90,7 +90,7 @@ def _handed_values(call: ast.Call) -> list[ast.expr]:
     return []
 
 
-def _local_values(nodes: list[ast.AST]) -> dict[str, list[ast.expr]]:
+def local_values(nodes: list[ast.AST]) -> dict[str, list[ast.expr]]:
     """What each local name of the method is bound to: assigned values, and the iterable of a
     loop or the context of a `with` for their targets. Names bound other ways (an import, an
     exception) hold no object from outside and map to nothing."""
@@ -125,34 +125,34 @@ def _local_values(nodes: list[ast.AST]) -> dict[str, list[ast.expr]]:
     return out
 
 
-def _object_names(value: ast.expr) -> list[ast.Name]:
+def object_names(value: ast.expr) -> list[ast.Name]:
     """The names whose objects `value` may be (or hold): the root of `a.b[i]`, both sides of
     `x if c else y` and `a or b`, the items of a literal or a comprehension, the arguments of a
     torch.nn container. Any other call builds its result, which the content reading reads."""
     if isinstance(value, ast.Name):
         return [value] if isinstance(value.ctx, ast.Load) else []
     if isinstance(value, (ast.Attribute, ast.Subscript, ast.Starred)):
-        return _object_names(value.value)
+        return object_names(value.value)
     if isinstance(value, ast.IfExp):
-        return [*_object_names(value.body), *_object_names(value.orelse)]
+        return [*object_names(value.body), *object_names(value.orelse)]
     if isinstance(value, ast.BoolOp):
-        return [n for v in value.values for n in _object_names(v)]
+        return [n for v in value.values for n in object_names(v)]
     if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
-        return [n for v in value.elts for n in _object_names(v)]
+        return [n for v in value.elts for n in object_names(v)]
     if isinstance(value, ast.Dict):
-        return [n for v in value.values for n in _object_names(v)]
+        return [n for v in value.values for n in object_names(v)]
     if isinstance(value, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
         return _comprehension_names(value, [value.elt])
     if isinstance(value, ast.DictComp):
         return _comprehension_names(value, [value.value])
     if isinstance(value, ast.Call):
-        return [n for v in _handed_values(value) for n in _object_names(v)]
+        return [n for v in _handed_values(value) for n in object_names(v)]
     return []
 
 
 def _comprehension_names(value, items: list[ast.expr]) -> list[ast.Name]:
     """A comprehension's items: its own targets stand for the items of what they loop over."""
     targets = {n.id for g in value.generators for n in tree_walk.walk(g.target) if isinstance(n, ast.Name)}
-    out = [n for item in items for n in _object_names(item) if n.id not in targets]
-    out.extend(n for g in value.generators for n in _object_names(g.iter))
+    out = [n for item in items for n in object_names(item) if n.id not in targets]
+    out.extend(n for g in value.generators for n in object_names(g.iter))
     return out
