@@ -160,3 +160,20 @@ def test_a_wrapper_around_a_model_that_may_be_in_train_mode_is_reported():
     # A part the wrapper builds itself still counts: its own dropout is reported, named.
     own = WRAPPER.format(line="self.inner = inner; self.drop = nn.Dropout(0.5)")
     assert _message(_in_test(EVALED, own)).endswith("the mode changes Dropout")
+
+
+def test_the_class_s_own_mode_dependent_code_keeps_the_report():
+    # Look-alikes of a mode-free class the content reading must not take for one (issue 14,
+    # item 8): a dropout whose p is a parameter (its default 0.0 included: a construction may
+    # pass another), and a method reading `self.training`.
+    by_parameter = """
+    class Net(nn.Module):
+        def __init__(self, p=0.0):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+            self.drop = nn.Dropout(p)
+    """
+    assert _message(_in_test("", by_parameter)).endswith("the mode changes Dropout")
+    assert check(_in_test("", by_parameter.replace("nn.Dropout(p)", "nn.Dropout(0.0)"))) == []
+    reads = WRAPPER.format(line="self.lin = nn.Linear(3, 3)").replace("return x", "return x if self.training else -x")
+    assert _message(_in_test("", reads)).endswith("code reading `self.training`")
