@@ -93,6 +93,7 @@ def test_stored_values_that_hold_no_model_are_quiet():
         import torch.nn.functional as F
 
         SCALE = 0.5
+        WEIGHT = torch.ones(3)
 
         def helper(x):
             return x
@@ -102,6 +103,8 @@ def test_stored_values_that_hold_no_model_are_quiet():
                 super().__init__()
                 self.lin = lin  # what the construction passes: read there
                 self.scale = SCALE
+                self.register_buffer("weight", WEIGHT)
+                self.bias = WEIGHT
                 self.act = F.relu
                 self.root = math.sqrt
                 self.fn = helper

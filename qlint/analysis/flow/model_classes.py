@@ -412,9 +412,10 @@ class ClassIndex:
 
     def _holds_no_model(self, name: ast.Name, resolver: Resolver, around: dict) -> bool:
         """A name whose object the class stores as a part (`stored_values`) holds no model:
-        a constant of the module, a function or class, a builtin, an import of torch or the
-        standard library. A variable of the function the class is written in, a module-level
-        object built by a call, an import from elsewhere: it may hold any module."""
+        a constant of the module or a tensor a torch function made there, a function or class,
+        a builtin, an import of torch or the standard library. A variable of the function the
+        class is written in, a module-level object built by another call, an import from
+        elsewhere: it may hold any module."""
         scope = resolver.scope
         key = name.id
         if key in around:
@@ -426,8 +427,12 @@ class ClassIndex:
                 return True
             return self._project_class(qualname) is not None or self._project_function(qualname) is not None
         if key in scope.assigns:
+            # A constant, or a tensor from a torch function (`WEIGHT = torch.ones(3)`).
             located = resolver.value_of(name)
-            return located is not None and _constant(located.node)
+            value = located.node if located is not None else None
+            if isinstance(value, ast.Call):
+                return _torch_function(resolver.qualname(value.func) or "")
+            return value is not None and _constant(value)
         return key in scope.functions or key in scope.classes or key in _BUILTINS
 
     def _function_content(self, func: ast.AST, resolver: Resolver, found: set[str], depth: int) -> bool:
