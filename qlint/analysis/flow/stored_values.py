@@ -48,18 +48,21 @@ def _method_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Name]:
     nodes = tree_walk.own_nodes(fn)
     params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
     params |= {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
-    bound = local_values(nodes)
     stored: list[ast.expr] = []
     for node in nodes:
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        kind = type(node)
+        if kind is ast.Call:
+            stored.extend(_handed_values(node))
+        elif (kind is ast.Assign or kind is ast.AnnAssign) and node.value is not None:
+            targets = node.targets if kind is ast.Assign else [node.target]
             if any(_into_self(t) for t in targets):
                 stored.append(node.value)
-        elif isinstance(node, ast.Call):
-            stored.extend(_handed_values(node))
     out: list[ast.Name] = []
     seen: set[str] = set()
-    todo = [name for value in stored for name in object_names(value)]
+    todo = [n for value in stored for n in object_names(value) if n.id not in params and n.id != "self"]
+    if not todo:
+        return out  # most methods store only what their calls build: no local is read
+    bound = local_values(nodes)
     while todo:
         name = todo.pop()
         if name.id in seen or name.id in params or name.id == "self":
