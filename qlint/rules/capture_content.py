@@ -15,6 +15,7 @@ from qlint.analysis import tree_walk
 from qlint.analysis.flow.call_sites import calls_read_here
 from qlint.analysis.flow.class_filters import covered
 from qlint.analysis.flow.converted_children import CONVERTED, EVALED, replacement_kind
+from qlint.analysis.flow.evaled_wrappers import evaled_candidates
 from qlint.analysis.flow.indexed_items import replaced_item, stored_reads
 from qlint.analysis.flow.loop_aliases import iterates_only, literal_rows, loop_aliases
 from qlint.analysis.flow.model_apis import last_name
@@ -96,8 +97,17 @@ def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow], ctx) -> bool:
         evaled.extend(f.origin.built for f in risky if f.state == "eval")
     # Parts replaced by converted graphs before the capture: their mode was fixed by their own.
     replaced = graph_replaced(ctx, cap, flows) if own else None
+    # A child put back in eval mode stays so while nothing switches the whole model again:
+    # each fact is the fresh construction's train mode, not a `.train()`/`.eval()`.
+    unswitched = all(
+        f.origin is not None and f.origin.built is not None and f.node is f.origin.built.call for f in facts
+    )
     for built in builds:
         content = built.content()
+        if not content.complete and not content.dependent and unswitched and not switched_here:
+            # A wrapper around a model its function evaled: that model's mode is fixed.
+            evaled_inside = _evaled_parts(built)
+            content = built.content(evaled_inside) if evaled_inside else content
         if (content.dependent or not content.complete) and replaced is not None and id(built) in own:
             content = content_without(built, replaced.attrs) or content
         if content.dependent or not content.complete:
@@ -108,12 +118,21 @@ def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow], ctx) -> bool:
         if not content.complete or (kinds is None and content.dependent) or covered(content.dependent, kinds or ()):
             return False
     ignored = frozenset((replaced.name, row) for row in replaced.rows) if replaced is not None else frozenset()
-    # A child put back in eval mode stays so while nothing switches the whole model again:
-    # each fact is the fresh construction's train mode, not a `.train()`/`.eval()`.
-    unswitched = all(
-        f.origin is not None and f.origin.built is not None and f.node is f.origin.built.call for f in facts
-    )
     return not _changed_after_build(cap, flows, [*builds, *evaled], ignored, unswitched)
+
+
+def _evaled_parts(built) -> frozenset[str]:
+    """The names a class written in the building function stores that hold a model that
+    function evaled (`evaled_wrappers`) and neither gives parts nor hands to a call."""
+    cls = built.cls
+    if cls is None or cls.around is None or built.func is None:
+        return frozenset()
+    names = evaled_candidates(built.func, cls.node, built.call)
+    if not names:
+        return names
+    body = _body_index(built.func)
+    touched = {root for root, _ in body.changes} | {root for _, roots in body.handed for root in roots}
+    return names - touched
 
 
 _CHANGES = frozenset(

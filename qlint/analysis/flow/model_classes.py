@@ -27,6 +27,7 @@ from qlint.analysis.flow.lambda_tables import calls_own_lambda
 from qlint.analysis.flow.listed_parts import runs_listed_part
 from qlint.analysis.flow.model_torch_nn import CONTAINERS, torch_nn_kind
 from qlint.analysis.flow.registry_contents import UNKNOWN, looked_up
+from qlint.analysis.flow.stored_values import stored_names
 from qlint.analysis.names.import_paths import module_bases
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ModuleScope
@@ -106,10 +107,18 @@ class Built:
     # there (`constant_values`). None: a construction read outside a walk.
     func: ast.AST | None = None
 
-    def content(self) -> Content:
+    def content(self, evaled: frozenset[str] = frozenset()) -> Content:
+        """`evaled`: names the class stores as parts (`stored_values`) known to hold a model in
+        eval mode that nothing switches back (`evaled_wrappers`): its mode is fixed, so
+        they are no unknown part of the class's own content."""
         # A construction met in a helper analysed for another file's check (`shared_flows`)
         # is read with this check's index: its lookups are this check's dependencies.
-        own = in_check(self.index).content(self.call, self.cls, self.resolver, self.name)
+        index = in_check(self.index)
+        if evaled and self.cls is not None:
+            dependent, complete = index.content_beside(self.cls, evaled)
+            own = Content(self.name, dependent, complete)
+        else:
+            own = index.content(self.call, self.cls, self.resolver, self.name)
         if self.parts is None:
             return Content(own.name, own.dependent, False)
         inner = [p.content() for p in (*self.parts, *self.given)]
@@ -377,7 +386,14 @@ class ClassIndex:
         another capture may replace other parts."""
         return self._class_content_without(cls, 0, skipped)
 
-    def _class_content_without(self, cls: ModelClass, depth: int, skipped: frozenset[int]):
+    def content_beside(self, cls: ModelClass, evaled: frozenset[str]) -> tuple[tuple[str, ...], bool]:
+        """The class's content with the names in `evaled` it stores taken as holding no part whose
+        mode can change (`Built.content`). Not memoised: another construction may store others."""
+        return self._class_content_without(cls, 0, frozenset(), evaled)
+
+    def _class_content_without(
+        self, cls: ModelClass, depth: int, skipped: frozenset[int], evaled: frozenset[str] = frozenset()
+    ):
         resolver = Resolver(cls.scope, _NO_PROJECT, None)
         found: set[str] = set()
         syntax = content_syntax(cls.node)
@@ -389,7 +405,37 @@ class ClassIndex:
         calls = [c for c in syntax.calls if id(c) not in skipped] if skipped else syntax.calls
         complete &= self._read_calls(calls, resolver, found, depth, cls.node, syntax, cls.around)
         complete &= _references(syntax, resolver, found)
+        if complete:
+            around = cls.around or {}
+            complete = all(
+                name.id in evaled or self._holds_no_model(name, resolver, around) for name in stored_names(cls.node)
+            )
         return tuple(sorted(found)), complete
+
+    def _holds_no_model(self, name: ast.Name, resolver: Resolver, around: dict) -> bool:
+        """A name whose object the class stores as a part (`stored_values`) holds no model:
+        a constant of the module or a tensor a torch function made there, a function or class,
+        a builtin, an import of torch or the standard library. A variable of the function the
+        class is written in, a module-level object built by another call, an import from
+        elsewhere: it may hold any module."""
+        scope = resolver.scope
+        key = name.id
+        if key in around:
+            return True  # a class written beside it, in the same function
+        if key in scope.imports:
+            qualname = scope.imports[key]
+            root = qualname.split(".")[0]
+            if root in sys.stdlib_module_names or root in _SAFE_ROOTS or root == "torch":
+                return True
+            return self._project_class(qualname) is not None or self._project_function(qualname) is not None
+        if key in scope.assigns:
+            # A constant, or a tensor from a torch function (`WEIGHT = torch.ones(3)`).
+            located = resolver.value_of(name)
+            value = located.node if located is not None else None
+            if isinstance(value, ast.Call):
+                return _torch_function(resolver.qualname(value.func) or "")
+            return value is not None and _constant(value)
+        return key in scope.functions or key in scope.classes or key in _BUILTINS
 
     def _function_content(self, func: ast.AST, resolver: Resolver, found: set[str], depth: int) -> bool:
         """A function of the class's module called in it (`self.layers = make_layers(cfg)`): what

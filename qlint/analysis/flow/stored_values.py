@@ -1,0 +1,161 @@
+"""Names whose objects a class stores as its own parts without building them: a module the
+class holds that its calls do not show.
+
+The content reading (`model_classes`) reads the calls of a class: what they build is what the
+model holds. A method that stores an object made elsewhere (`self.inner = inner` of the
+function the class is written in, `self.head = HEAD` of a module-level model, `nn.Sequential(
+backbone)`) gives the model a part no call of the class builds: a fresh model from outside is
+in train mode, with whatever batch norm or dropout it holds. Such a class wrapped a train-mode
+batch norm and was judged mode-free, its capture unreported.
+
+Read here, from the tree alone: the names, free in the method (no parameter, nor a local
+whose values come from none of them), that the values stored into `self` or handed to a
+torch.nn container stand for. A parameter of `__init__` is what the construction passes
+(`Built._arguments` reads it there). `model_classes` then asks what each name is bound to in
+the class's module: a constant, a function or class, an import of torch or the standard
+library holds no model; anything else (a variable of the enclosing function, a module-level
+model, an import from elsewhere) may.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from qlint.analysis import tree_walk
+from qlint.analysis.node_memo import kept_on_node
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# torch.nn's containers and the list methods that put their arguments into the model.
+_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"})
+_ADDS = frozenset({"append", "extend", "insert", "update", "__setitem__"})
+_KEY = "_qlint_stored_values"
+
+
+def stored_names(cls: ast.ClassDef) -> tuple[ast.Name, ...]:
+    """The free names (see the module docstring) whose objects the class's methods store as parts."""
+    return kept_on_node(cls, _KEY, _stored_names)
+
+
+def _stored_names(cls: ast.ClassDef) -> tuple[ast.Name, ...]:
+    out: list[ast.Name] = []
+    for method in cls.body:
+        if isinstance(method, _FUNCTIONS):
+            out.extend(_method_names(method))
+    return tuple(out)
+
+
+def _method_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Name]:
+    nodes = tree_walk.own_nodes(fn)
+    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+    params |= {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
+    stored: list[ast.expr] = []
+    for node in nodes:
+        kind = type(node)
+        if kind is ast.Call:
+            stored.extend(_handed_values(node))
+        elif (kind is ast.Assign or kind is ast.AnnAssign) and node.value is not None:
+            targets = node.targets if kind is ast.Assign else [node.target]
+            if any(_into_self(t) for t in targets):
+                stored.append(node.value)
+    out: list[ast.Name] = []
+    seen: set[str] = set()
+    todo = [n for value in stored for n in object_names(value) if n.id not in params and n.id != "self"]
+    if not todo:
+        return out  # most methods store only what their calls build: no local is read
+    bound = local_values(nodes)
+    while todo:
+        name = todo.pop()
+        if name.id in seen or name.id in params or name.id == "self":
+            continue
+        seen.add(name.id)
+        if name.id in bound:
+            # A local: free only through what it was bound to (`m = inner; self.m = m`).
+            todo.extend(n for value in bound[name.id] for n in object_names(value))
+        else:
+            out.append(name)
+    return out
+
+
+def _into_self(target: ast.expr) -> bool:
+    """`self.x`, `self.x[k]`, `self.x.y`: a store the instance keeps."""
+    while isinstance(target, (ast.Attribute, ast.Subscript)):
+        target = target.value
+    return isinstance(target, ast.Name) and target.id == "self"
+
+
+def _handed_values(call: ast.Call) -> list[ast.expr]:
+    """The arguments a call puts into the model: a torch.nn container's, or those of
+    `self.x.append(v)` and the like on one of the instance's own parts."""
+    func = call.func
+    last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if last in _CONTAINERS or (last in _ADDS and isinstance(func, ast.Attribute) and _into_self(func.value)):
+        return [*(a.value if isinstance(a, ast.Starred) else a for a in call.args), *(k.value for k in call.keywords)]
+    return []
+
+
+def local_values(nodes: list[ast.AST]) -> dict[str, list[ast.expr]]:
+    """What each local name of the method is bound to: assigned values, and the iterable of a
+    loop or the context of a `with` for their targets. Names bound other ways (an import, an
+    exception) hold no object from outside and map to nothing."""
+    out: dict[str, list[ast.expr]] = {}
+
+    def bind(target: ast.expr, value: ast.expr | None) -> None:
+        for node in tree_walk.walk(target):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                values = out.setdefault(node.id, [])
+                if value is not None:
+                    values.append(value)
+
+    for node in nodes:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                bind(target, node.value)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+            bind(node.target, node.value)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            bind(node.target, node.iter)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    bind(item.optional_vars, item.context_expr)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                out.setdefault((alias.asname or alias.name).split(".")[0], [])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            out.setdefault(node.name, [])
+        elif isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
+            out.setdefault(node.name, [])  # written here: read with the class
+    return out
+
+
+def object_names(value: ast.expr) -> list[ast.Name]:
+    """The names whose objects `value` may be (or hold): the root of `a.b[i]`, both sides of
+    `x if c else y` and `a or b`, the items of a literal or a comprehension, the arguments of a
+    torch.nn container. Any other call builds its result, which the content reading reads."""
+    if isinstance(value, ast.Name):
+        return [value] if isinstance(value.ctx, ast.Load) else []
+    if isinstance(value, (ast.Attribute, ast.Subscript, ast.Starred)):
+        return object_names(value.value)
+    if isinstance(value, ast.IfExp):
+        return [*object_names(value.body), *object_names(value.orelse)]
+    if isinstance(value, ast.BoolOp):
+        return [n for v in value.values for n in object_names(v)]
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        return [n for v in value.elts for n in object_names(v)]
+    if isinstance(value, ast.Dict):
+        return [n for v in value.values for n in object_names(v)]
+    if isinstance(value, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+        return _comprehension_names(value, [value.elt])
+    if isinstance(value, ast.DictComp):
+        return _comprehension_names(value, [value.value])
+    if isinstance(value, ast.Call):
+        return [n for v in _handed_values(value) for n in object_names(v)]
+    return []
+
+
+def _comprehension_names(value, items: list[ast.expr]) -> list[ast.Name]:
+    """A comprehension's items: its own targets stand for the items of what they loop over."""
+    targets = {n.id for g in value.generators for n in tree_walk.walk(g.target) if isinstance(n, ast.Name)}
+    out = [n for item in items for n in object_names(item) if n.id not in targets]
+    out.extend(n for g in value.generators for n in object_names(g.iter))
+    return out
