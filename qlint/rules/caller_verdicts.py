@@ -46,6 +46,7 @@ from qlint.analysis.tree_walk import own_nodes, walk_kinds
 from qlint.rules.base import FileContext
 from qlint.rules.capture_content import changed_after_build
 from qlint.rules.handed_parameters import kept, taking
+from qlint.rules.judged_bodies import one_call
 
 # Functions of other modules handing on their own parameter, followed up to their callers at most.
 _MAX_HANDED = 3
@@ -259,13 +260,16 @@ def _passes_harmless(ctx: FileContext, found: ProjectCall, harmless, seen: froze
     """Every model the found call passes is harmless, or is its maker's own parameter, handed
     on as it came, and its callers pass harmless ones (`_handed_on`)."""
     flows = list(found.flows)
-    for fact in found.facts:
-        if _instances_harmless(ctx, found.module[0], fact, harmless(fact, flows, found.call, found.flow)):
-            continue
-        if verdicts is not None:
-            verdicts.taint()  # its callers' search is not among what the kept verdict read
-        if not _handed_on(ctx, found, fact, seen, select):
-            return False
+    # The facts of one call (a loop over `[Conv2dSingle(), Conv2dSequential()]`) ask the same
+    # of the same bodies: answered once (`judged_bodies`).
+    with one_call():
+        for fact in found.facts:
+            if _instances_harmless(ctx, found.module[0], fact, harmless(fact, flows, found.call, found.flow)):
+                continue
+            if verdicts is not None:
+                verdicts.taint()  # its callers' search is not among what the kept verdict read
+            if not _handed_on(ctx, found, fact, seen, select):
+                return False
     return True
 
 

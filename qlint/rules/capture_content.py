@@ -23,6 +23,7 @@ from qlint.analysis.flow.model_flow import ATTRIBUTE, PARAM, STORED, Capture, Fu
 from qlint.analysis.flow.product_items import product_sources
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.analysis.node_memo import kept_on_node
+from qlint.rules.judged_bodies import judged
 from qlint.rules.model_bindings import binding_ends, live
 from qlint.rules.replaced_parts import content_without, graph_replaced
 
@@ -175,7 +176,7 @@ def changed_after_build(
     the name the model has there, in the body `holder`."""
     calls = {id(b.call) for b in builds}
     rows = [(b.call.lineno, b.call.end_lineno) for b in builds]
-    helpers: dict[int, ast.AST] | None = None
+    helpers = _Helpers(flows)
     # A body ending above every construction holds none (`_within`): most bodies of a caller's
     # module, passed over without asking each row.
     least = min(end for _, end in rows) if rows else 0
@@ -194,20 +195,52 @@ def changed_after_build(
                 start = row if start is None else min(start, row)
         if not names:
             continue
-        # Where the model was built here, a name rebound to another object (`m = ep.module()`)
-        # or copied for the capture no longer holds it afterwards.
-        ends = binding_ends(fn.node, names, name, start, points) if start is not None else {}
-        if helpers is None:
-            helpers = {id(c.call): c.callee for f in flows for c in f.calls}
         kept = ignored if fn is holder else frozenset()
-        # Loop targets over a container holding the model hold it too (`loop_aliases`).
-        aliases = frozenset()
-        if body.loops:
-            products = product_sources(fn.node)[0] if body.comprehensions else None
-            aliases = loop_aliases(body.loops, _holds(names, ends), points, body.rows(fn.node), products)
-        if _changed_in(body, names, helpers, 0, ends, points, kept, unswitched, aliases):
+        # The facts of one judged call ask this of the same body again (`judged_bodies`).
+        key = (id(fn.node), frozenset(names), name, start, points, kept, unswitched)
+        args = (fn.node, body, names, name, start, points, helpers, kept, unswitched)
+        if judged(key, flows, _changed_here, *args):
             return True
     return False
+
+
+class _Helpers:
+    """id(call) -> the helper it calls, for the calls of every flow: read once, when a body
+    first asks (most askings pass every body over)."""
+
+    __slots__ = ("_flows", "_map")
+
+    def __init__(self, flows):
+        self._flows = flows
+        self._map: dict[int, ast.AST] | None = None
+
+    def get(self) -> dict[int, ast.AST]:
+        if self._map is None:
+            self._map = {id(c.call): c.callee for f in self._flows for c in f.calls}
+        return self._map
+
+
+def _changed_here(
+    node: ast.AST,
+    body: _BodyIndex,
+    names: set[str],
+    name: str | None,
+    start: int | None,
+    points: frozenset[int],
+    helpers: _Helpers,
+    kept: frozenset[tuple[str, int]],
+    unswitched: bool,
+) -> bool:
+    """`changed_after_build` for one body `node` (`body`: its index) holding the model under `names`."""
+    # Where the model was built here, a name rebound to another object (`m = ep.module()`)
+    # or copied for the capture no longer holds it afterwards.
+    ends = binding_ends(node, names, name, start, points) if start is not None else {}
+    # Loop targets over a container holding the model hold it too (`loop_aliases`).
+    aliases = frozenset()
+    if body.loops:
+        products = product_sources(node)[0] if body.comprehensions else None
+        aliases = loop_aliases(body.loops, _holds(names, ends), points, body.rows(node), products)
+    return _changed_in(body, names, helpers.get(), 0, ends, points, kept, unswitched, aliases)
 
 
 def _held(names: set[str], ends: dict[str, int], row: int) -> set[str]:

@@ -10,6 +10,7 @@ them, the driver (`model_flow`) memoises them per function, rules read them.
 from __future__ import annotations
 
 import ast
+from itertools import islice
 
 from qlint.analysis.flow.implied_truths import with_truths
 from qlint.analysis.flow.part_modes import for_flow
@@ -386,7 +387,22 @@ def join(envs: list[Env | None], anchor: ast.AST) -> Env | None:
     # Paths copied from one environment share most fact sets (the same objects): only the
     # sets that differ are merged, which keeps a join linear in what changed on each path.
     for env in live[1:]:
-        for obj, facts in env.modes.items():
+        theirs = env.modes.items()
+        # And they hold the objects they share first, in the same order (a copy keeps its
+        # dict's order; a path adds objects at the end or gives one new facts in place): those
+        # are walked side by side, each object hashed (its `__hash__` is Python's) only past
+        # the first place the two orders part. ~450,000 objects per ExecuTorch QL201 run.
+        changed = []
+        shared = 0
+        for (obj, mine), (other, facts) in zip(modes.items(), theirs, strict=False):
+            if obj is not other:
+                break
+            shared += 1
+            if mine is None or (mine is not facts and mine != facts):
+                changed.append((obj, facts if mine is None else mine | facts))
+        for obj, facts in changed:
+            modes[obj] = facts
+        for obj, facts in islice(theirs, shared, None):
             mine = modes.get(obj)
             if mine is None:
                 modes[obj] = facts
