@@ -145,3 +145,13 @@ def test_an_inserting_pass_keyed_on_the_overload_too_keeps_both_loud(tmp_path):
     (pkg / "rewrites.py").write_text(rewrites.format(op=RELU))
     assert _rows(pkg, "match_utils", "QL101") == [5]
     assert _rows(pkg, "rewrites", "QL102") == [8]
+
+
+def test_a_module_walking_the_graph_it_is_handed_is_a_pass_not_a_helper(tmp_path):
+    # The pipeline importing it beside the inserting pass may run it on any graph: only a
+    # direct import links a pass to the insertion.
+    utils = UTILS + "\n\ndef count(gm):\n    return sum(extract_requant(n) is not None for n in gm.graph.nodes)\n"
+    pkg = _package(tmp_path)
+    (pkg / "match_utils.py").write_text(utils.format(op=OWN))
+    assert _rows(pkg, "match_utils", "QL101") == [5]
+    assert _rows(pkg, "rewrites", "QL102") == [8]

@@ -8,12 +8,16 @@ selectors import it and `rewrites`, whose pass inserts the `shir_intrinsic` pack
 match). The helper sees the nodes its importers hand it, and those are the graphs the
 selectors are written for.
 
-Such a helper module is linked to the inserting module when it is imported at all, and every
-module of the project importing it is itself linked to the inserting module (imports it, or is
-imported by it). A helper any other module imports may be handed anyone's graph: a module
-exporting its own model and matching it with the same helper sees the model's overloads. And
-neither the helper nor an importer may spell an export, a lowering or a re-trace: a graph made
-or re-traced there holds the op as its overloads, whatever the inserting pass put into others.
+Such a helper module is linked to the inserting module when it reads no graph itself (no
+`.graph`, no `.nodes`: it sees only the nodes its importers hand it), it is imported at all, and
+every module of the project importing it is itself linked to the inserting module (imports it,
+or is imported by it). A module walking a graph it is handed is a pass, and a pipeline that
+imports it beside the inserting pass may run it on any graph, in any order: only a direct
+import links a pass (`packet_consumers.linked_modules`). A helper any other module imports
+may be handed anyone's nodes: a module exporting its own model and matching it with the same
+helper sees the model's overloads. And neither the helper nor an importer may spell an export,
+a lowering or a re-trace: a graph made or re-traced there holds the op as its overloads,
+whatever the inserting pass put into others.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ _RETRACES = lazy(
     r"aot_export_module|aot_export_joint_simple|aot_module|aot_module_simplified|aot_function|"
     r"make_fx|compile_fx|compile_fx_inner)\s*\("
 )
+# A module reading a graph: the attribute that holds one, or its nodes.
+_READS_GRAPH = lazy(r"\.\s*(?:graph|nodes)\b")
 _CACHE_KEY = "helper_links.importers"
 
 
@@ -48,8 +54,10 @@ class _Importer(NamedTuple):
 def linked_through_importers(inserting: FileContext, helper: FileContext, reader: FileContext) -> bool:
     """Whether `helper` is imported only by modules linked to `inserting` (above). `reader`: the
     module whose check asks (the inserting module or the helper), which reads the project."""
+    if _READS_GRAPH.search(helper.text) or _RETRACES.search(helper.text):
+        return False
     importers = _importers(helper, reader)
-    if not importers or _RETRACES.search(helper.text):
+    if not importers:
         return False
     stem, imported = module_stem(inserting), None
     for importer in importers:
@@ -65,6 +73,8 @@ def linked_through_importers(inserting: FileContext, helper: FileContext, reader
 def may_link_through_importers(text: str, path: str, helper: FileContext) -> bool:
     """Whether the module at `path` holding `text` may be linked to `helper` through its
     importers (`linked_through_importers`), asked before it is parsed."""
+    if _READS_GRAPH.search(helper.text):
+        return False
     importers = _importers(helper, helper)
     stem = os.path.splitext(os.path.basename(path))[0]
     return bool(importers) and all(i.path == path or stem in i.imported or i.stem in text for i in importers)
