@@ -113,7 +113,11 @@ def _own_consumers(ctx: FileContext, ref: OpRef, refs: list[OpRef]) -> list[File
             # it), or a lowering table that takes the op in either form. A packet-keyed matcher
             # anywhere else does not show where the graph goes next (a library's graphs go to
             # its users, whose matchers are keyed on overloads).
-            paired = linked_modules(ctx, module) or any(_both_forms(s, key) for s in table_sites(module, ref.op))
+            paired = (
+                linked_modules(ctx, module)
+                or any(_both_forms(s, key) for s in table_sites(module, ref.op))
+                or _helper_of_linked_passes(ctx, module)
+            )
         if paired:
             consumers.append(module)
     return consumers
@@ -206,6 +210,14 @@ def linked_modules(inserting: FileContext, other: FileContext) -> bool:
     import spells the name, so a module whose text lacks it is not walked (torch's observer
     module: 25 ms a check)."""
     return _imports(inserting, module_stem(other)) or _imports(other, module_stem(inserting))
+
+
+def _helper_of_linked_passes(inserting: FileContext, module: FileContext) -> bool:
+    """A helper module only passes linked to the inserting module import (`helper_links`):
+    asked last, as it reads the modules naming the helper."""
+    from qlint.rules.helper_links import linked_through_importers
+
+    return linked_through_importers(inserting, module, inserting)
 
 
 def may_link(text: str, path: str, other: FileContext) -> bool:

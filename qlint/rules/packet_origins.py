@@ -84,6 +84,7 @@ def consumes_linked_insertion(ctx: FileContext, key: tuple[str, str, str]) -> bo
     flatten overload. Once QL102 reports the insertion (an overload-keyed site anywhere in
     the pair, a re-export between them), the matcher is reported again: fixing the insertion
     would leave it matching nothing."""
+    from qlint.rules.helper_links import linked_through_importers, may_link_through_importers
     from qlint.rules.packet_consumers import consumed_by_own_code, linked_modules, may_link
     from qlint.rules.packet_sites import op_sites
 
@@ -99,16 +100,20 @@ def consumes_linked_insertion(ctx: FileContext, key: tuple[str, str, str]) -> bo
         return False  # the matcher is no site QL102 reads, or this module also keys on an overload
 
     def consumes_its_insertion(module: FileContext) -> bool:
-        if not linked_modules(module, ctx):
+        if not linked_modules(module, ctx) and not linked_through_importers(module, ctx, ctx):
             return False  # asked first: QL102's verdict reads the project
         found = insertions(module)
         rows = [e.lineno for r, e in found if r.key == key]
         return bool(rows) and consumed_by_own_code(module, ref, [r for r, _ in found], rows)
 
+    # A module no import can link to this one, directly or through the passes importing it
+    # (`helper_links`), is not parsed for it (`may_link`).
+    def linkable(text: str, path: str) -> bool:
+        return may_link(text, path, ctx) or may_link_through_importers(text, path, ctx)
+
     # Only the modules the project scan keeps (they insert) are asked; the verdict depends on
     # other modules, so it is not kept with the inserting module's content.
-    # A module no import can link to this one is not parsed for it (`may_link`).
-    linkable = functools.partial(may_link, other=ctx)
+
     return any(module_facts(ctx, (ref.op,), consumes_its_insertion, spelled, keep=False, admits=linkable))
 
 

@@ -1,0 +1,157 @@
+"""QL101 and QL102: a helper module of matchers that only passes linked to the inserting pass
+import (`helper_links`; issue 14 item 15, pytorch-shir's `isel_utils`): the instruction
+selectors import `rewrites`, whose pass inserts the intrinsics' packets, and the helpers they
+call match those packets on the nodes they are handed. The helper is the pair's consumer as a
+pass importing the inserting module is: the matcher and the insertion are quiet together. Loud
+again where the helper may see other graphs: a module importing it that is not linked to the
+insertion, an importer or the helper itself spelling an export, a lowering or a re-trace, no
+importer at all, or an inserting pass that also keys on an overload of the op."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import lint, write_package
+
+OPS = """\
+from torch.library import Library
+
+accel_lib = Library("myaccel", "DEF")
+accel_lib.define("requantize(Tensor x, float s) -> Tensor")
+"""
+
+# The pass inserting the packets (pytorch-shir's `rewrites.rewrite_quantized_ops`).
+REWRITES = """\
+import torch
+
+
+def rewrite(gm):
+    for n in list(gm.graph.nodes):
+        if n.op == "call_function" and n.target == torch.ops.aten.hardtanh.default:
+            with gm.graph.inserting_before(n):
+                r = gm.graph.call_function({op}, (n.args[0], 0.5))
+            n.replace_all_uses_with(r)
+            gm.graph.erase_node(n)
+    gm.recompile()
+"""
+
+# The helper module: matchers the selectors call on the nodes of their graph.
+UTILS = """\
+import torch
+
+
+def extract_requant(n):
+    if n.op != "call_function" or n.target != {op}:
+        return None
+    return n
+"""
+
+SELECTOR = """\
+from . import rewrites
+from .match_utils import extract_requant
+
+
+def select(gm):
+    for n in gm.graph.nodes:
+        if extract_requant(n) is not None:
+            n.meta["selected"] = True
+"""
+
+# Code keyed on the overload, after an AOT re-trace of the rewritten graph (pytorch-shir's
+# lowering tables): it never sees the graphs the selectors walk.
+LOWER = """\
+import torch
+
+LOWERINGS = {torch.ops.myaccel.requantize.default: "requant"}
+"""
+
+OWN = "torch.ops.myaccel.requantize"
+RELU = "torch.ops.aten.relu"
+
+
+def _package(tmp_path, op=OWN, **extra):
+    modules = {
+        "ops": OPS,
+        "rewrites": REWRITES.format(op=op),
+        "match_utils": UTILS.format(op=op),
+        "select_small": SELECTOR,
+        "select_large": SELECTOR,
+        "lower": LOWER,
+    }
+    return write_package(tmp_path, "pkg", **{**modules, **extra})
+
+
+def _rows(pkg, module: str, rule: str) -> list[int]:
+    path = pkg / f"{module}.py"
+    return [d.range.start.row for d in lint(path.read_text(), path=str(path), select=(rule,))]
+
+
+@pytest.mark.parametrize("op", [OWN, RELU])
+def test_a_helper_only_linked_passes_import_matches_the_packets_they_see(tmp_path, op):
+    pkg = _package(tmp_path, op=op)
+    assert _rows(pkg, "match_utils", "QL101") == []
+    assert _rows(pkg, "rewrites", "QL102") == []
+
+
+UNLINKED = """\
+from .match_utils import extract_requant
+
+
+def count(gm):
+    return sum(extract_requant(n) is not None for n in gm.graph.nodes)
+"""
+
+EXPORTING = (
+    SELECTOR
+    + """
+
+def select_exported(model, args):
+    import torch
+
+    select(torch.export.export(model, args).module())
+"""
+)
+
+
+@pytest.mark.parametrize("op", [OWN, RELU])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        # a module importing the helper that imports nothing of the insertion: any graph
+        {"counting": UNLINKED},
+        # a linked importer that exports its own model: the helper sees its overloads
+        {"select_large": EXPORTING},
+        # no selector imports the helper: nothing shows which graphs it is for
+        {"select_small": SELECTOR.replace("from .match_utils", "from .other_utils"), "select_large": ""},
+    ],
+)
+def test_a_helper_other_graphs_may_reach_stays_loud(tmp_path, op, extra):
+    pkg = _package(tmp_path, op=op, **extra)
+    assert _rows(pkg, "match_utils", "QL101") == [5]
+
+
+def test_the_helper_spelling_a_re_trace_stays_loud(tmp_path):
+    utils = UTILS + "\n\ndef traced(m, args):\n    return extract_requant(torch.export.export(m, args))\n"
+    pkg = _package(tmp_path)
+    (pkg / "match_utils.py").write_text(utils.format(op=OWN))
+    assert _rows(pkg, "match_utils", "QL101") == [5]
+
+
+def test_an_inserting_pass_keyed_on_the_overload_too_keeps_both_loud(tmp_path):
+    # rewrites.py also matches `aten.relu.default` on the graph it rewrites: that graph carries
+    # relu in both forms, and the helper's packet misses the traced ones.
+    rewrites = REWRITES.replace("aten.hardtanh.default", "aten.relu.default")
+    pkg = _package(tmp_path, op=RELU)
+    (pkg / "rewrites.py").write_text(rewrites.format(op=RELU))
+    assert _rows(pkg, "match_utils", "QL101") == [5]
+    assert _rows(pkg, "rewrites", "QL102") == [8]
+
+
+def test_a_module_walking_the_graph_it_is_handed_is_a_pass_not_a_helper(tmp_path):
+    # The pipeline importing it beside the inserting pass may run it on any graph: only a
+    # direct import links a pass to the insertion.
+    utils = UTILS + "\n\ndef count(gm):\n    return sum(extract_requant(n) is not None for n in gm.graph.nodes)\n"
+    pkg = _package(tmp_path)
+    (pkg / "match_utils.py").write_text(utils.format(op=OWN))
+    assert _rows(pkg, "match_utils", "QL101") == [5]
+    assert _rows(pkg, "rewrites", "QL102") == [8]
