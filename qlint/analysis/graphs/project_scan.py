@@ -403,6 +403,10 @@ _MAX_MISSES = 500_000
 _NO_PACKET_INSERTS: dict[str, tuple] = {}
 
 
+# path -> the content key `text_holding` read a module at, once (a second read cuts its words).
+_SCAN_READS: dict[str, tuple] = {}
+
+
 def text_holding(project, path: str, key: tuple, needles: tuple[bytes, ...]) -> tuple[str, bytes | None] | None:
     """(text, bytes read) of a module the project does not keep, when its bytes hold one of
     `needles` (an editor's buffer: its text, whatever it holds; None: a module too big to scan,
@@ -416,6 +420,15 @@ def text_holding(project, path: str, key: tuple, needles: tuple[bytes, ...]) -> 
             data = fh.read(_MAX_BYTES + 1)
     except OSError:
         return None
+    if _SCAN_READS.get(path) == key:
+        # Read at this key by an earlier scan too: scans ask the whole project a question
+        # each, so its words are cut now and answer the next ones (`project_words.keep_read`).
+        # Not at the first read: a check that asks one question does not pay for the cut.
+        project_words.keep_read(path, key, data)
+    else:
+        if len(_SCAN_READS) > _MAX_MISSES:
+            _SCAN_READS.clear()
+        _SCAN_READS[path] = key
     if len(data) > _MAX_BYTES or not any(n in data for n in needles):
         return None
     try:
