@@ -403,13 +403,6 @@ _MAX_MISSES = 500_000
 _NO_PACKET_INSERTS: dict[str, tuple] = {}
 
 
-# path -> (the content key `text_holding` read a module at, how many times). Its words are cut
-# at the `_CUT_AT`th read: a cut costs about four reads of the bytes and a search of them
-# (torch), and a one-file check asks two or three questions (not worth it), torch's run a dozen.
-_SCAN_READS: dict[str, tuple[tuple, int]] = {}
-_CUT_AT = 3
-
-
 def text_holding(project, path: str, key: tuple, needles: tuple[bytes, ...]) -> tuple[str, bytes | None] | None:
     """(text, bytes read) of a module the project does not keep, when its bytes hold one of
     `needles` (an editor's buffer: its text, whatever it holds; None: a module too big to scan,
@@ -423,16 +416,6 @@ def text_holding(project, path: str, key: tuple, needles: tuple[bytes, ...]) -> 
             data = fh.read(_MAX_BYTES + 1)
     except OSError:
         return None
-    known = _SCAN_READS.get(path)
-    reads = known[1] + 1 if known is not None and known[0] == key else 1
-    if reads == _CUT_AT:
-        # Read at this key by earlier scans too: scans ask the whole project a question each,
-        # so its words are cut now and answer the next ones (`project_words.keep_read`).
-        project_words.keep_read(path, key, data)
-    elif reads < _CUT_AT:
-        if len(_SCAN_READS) > _MAX_MISSES:
-            _SCAN_READS.clear()
-        _SCAN_READS[path] = (key, reads)
     if len(data) > _MAX_BYTES or not any(n in data for n in needles):
         return None
     try:

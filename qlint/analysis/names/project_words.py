@@ -244,36 +244,18 @@ def _plain(word: str) -> bytes | None:
     return needle if needle.translate(_TO_SPACES) == needle else None
 
 
-def keep_read(path: str, key: tuple, data: bytes) -> None:
-    """Cut into words a module a project scan has read itself at `key` (`data`: its bytes,
-    whole, or more than `MAX_BYTES` of them), unless its words at that key are here or shared
-    already: the scan's next questions are answered from them (`known_to_lack`) instead of
-    reading it again. Not counted by `reads` (the scan read it). An installed package has no
-    shared words (no wrapper index root, so no cut before the checks): torch's cold run read
-    each of its 2,285 modules a dozen times over for QL101's and QL102's scans."""
-    entry = _MODULES.get(path)
-    if (entry is not None and entry[0] == key) or (_SHARED is not None and _SHARED.holds_key(path, key)):
-        return
-    _keep(path, key, None if len(data) > MAX_BYTES else data)
-
-
 def _words(overlay: Mapping[str, str], path: str, key: tuple) -> bytes | None:
-    global _READS
+    global _READS, _GENERATION
     entry = _MODULES.get(path)
     if entry is not None and entry[0] == key:
         return entry[1]
-    _READS += 1
-    return _keep(path, key, content_keys.content_bytes(overlay, path, key, MAX_BYTES))
-
-
-def _keep(path: str, key: tuple, data: bytes | None) -> bytes | None:
-    """Keep the words of `data`, the module's bytes at `key` (None: it holds nothing)."""
-    global _GENERATION
+    data = content_keys.content_bytes(overlay, path, key, MAX_BYTES)
     words = None if data is None else b"\n" + b"\n".join(words_of(data)) + b"\n"
     if len(_MODULES) >= _MAX_MODULES:
         _MODULES.clear()
     _MODULES[path] = (key, words)
     _FOUND.clear()
+    _READS += 1
     _GENERATION += 1
     return words
 
@@ -301,4 +283,4 @@ def _read_holds(overlay: Mapping[str, str], path: str, key: tuple, word: str, wh
     return text_spells(data, word) if whole else word.encode("utf-8", "surrogatepass") in data
 
 
-__all__ = ["MAX_BYTES", "cut", "holding", "keep_read", "known_to_lack", "reads", "spells", "words_of"]
+__all__ = ["MAX_BYTES", "cut", "holding", "known_to_lack", "reads", "spells", "words_of"]
