@@ -585,6 +585,76 @@ def test_matcher_called_after_strip_overloads_elsewhere_is_quiet(tmp_path):
     assert _check_in_package(tmp_path, ("QL101",), "passes", **kw).diagnostics == []
 
 
+# How a normaliser may spell its call of `strip_overloads`: the name resolved, not the callee's
+# last part read (`project_normalisers._may_name_strip` passes over only what cannot resolve
+# to it): a module-level alias, a class attribute called through `self`, the module's own
+# attribute.
+_SPELLED_STRIPS = {
+    "alias": """
+        from torch._functorch.compile_utils import strip_overloads
+        from pkg import matcher
+
+        so = strip_overloads
+
+        def my_backend(gm, example_inputs):
+            so(gm)
+            matcher.count_relus(gm)
+            return gm.forward
+    """,
+    "self": """
+        from torch._functorch.compile_utils import strip_overloads
+        from pkg import matcher
+
+        class Backend:
+            strip = strip_overloads
+
+            def __call__(self, gm, example_inputs):
+                self.strip(gm)
+                matcher.count_relus(gm)
+                return gm.forward
+    """,
+    "module": """
+        import torch._functorch.compile_utils as cu
+        from pkg import matcher
+
+        def my_backend(gm, example_inputs):
+            cu.strip_overloads(gm)
+            matcher.count_relus(gm)
+            return gm.forward
+    """,
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(_SPELLED_STRIPS))
+def test_matcher_called_after_a_strip_however_spelled_is_quiet(tmp_path, spelling):
+    backend = _SPELLED_STRIPS[spelling]
+    result = _check_in_package(tmp_path, ("QL101",), "matcher", backend=backend, matcher=MATCHER)
+    assert result.diagnostics == []
+    unstripped = backend.replace("so(gm)", "print(gm)").replace("self.strip(gm)", "print(gm)")
+    unstripped = unstripped.replace("cu.strip_overloads(gm)", "print(gm)")
+    result = _check_in_package(tmp_path, ("QL101",), "matcher", backend=unstripped, matcher=MATCHER)
+    assert [d.range.start.row for d in result.diagnostics] == [5]
+
+
+def test_matcher_after_a_call_of_another_name_of_a_module_is_flagged(tmp_path):
+    # `cu.strip(gm)` names `pkg.cu.strip`, whatever that module binds it to: no normaliser,
+    # as before (the callee's last part decides once the chain has two parts).
+    cu = """
+        from torch._functorch.compile_utils import strip_overloads
+        strip = strip_overloads
+    """
+    backend = """
+        from pkg import cu, matcher
+
+        def my_backend(gm, example_inputs):
+            cu.strip(gm)
+            matcher.count_relus(gm)
+            return gm.forward
+    """
+    result = _check_in_package(tmp_path, ("QL101",), "matcher", backend=backend, matcher=MATCHER, cu=cu)
+    assert [d.range.start.row for d in result.diagnostics] == [5]
+
+
 def test_matcher_under_a_normalising_decorator_is_quiet(tmp_path):
     deco = """
         import functools

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Callable
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import file_keys, kept_module_facts
@@ -21,9 +22,9 @@ from qlint.analysis.graphs.project_scan import (
     scan_root,
     scanned_project,
 )
-from qlint.analysis.graphs.strip_loops import calls_after_strip
+from qlint.analysis.graphs.strip_loops import calls_after_strip, own_strip
 from qlint.analysis.names.functions import bodies
-from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.project_files import listing_dependency
 from qlint.source import DecodeError, decode_source
 
@@ -109,15 +110,19 @@ def _normalisers(ctx: FileContext) -> set[str]:
         func = body.node
         if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
+        # Made when a name is to be resolved: binding the locals of every function of the
+        # modules read (torch: ~2,600) was a third of this scan, and most resolve nothing.
+        resolver = _lazy_resolver(ctx, body)
         # Only calls and assignments can normalise, and only a normaliser's calls are read:
         # most bodies of the modules that spell `overloadpacket` are neither (torch: 31 such
         # modules, their every node walked twice per body was most of QL101's one scan).
         if not (
-            any(_normalises(n, resolver) for n in body.nodes(None, _NORMALISING)) or library_normalised(func, resolver)
+            any(_normalises(n, resolver) for n in body.nodes(None, _NORMALISING))
+            or (func.decorator_list and library_normalised(func, resolver()))
         ):
             found |= _called_after_own_strip(ctx, func, body, resolver)
             continue
+        resolver = resolver()
         for call in body.nodes(None, _CALLS):
             target = call.func
             while isinstance(target, ast.Call):  # `FoldPass()(gm)`
@@ -132,6 +137,18 @@ def _normalisers(ctx: FileContext) -> set[str]:
     return found
 
 
+def _lazy_resolver(ctx: FileContext, body) -> Callable[[], Resolver]:
+    """The resolver of `body`'s names, made at the first call."""
+    made: list[Resolver] = []
+
+    def resolver() -> Resolver:
+        if not made:
+            made.append(Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope))
+        return made[0]
+
+    return resolver
+
+
 def _names(data) -> set[str]:
     """`_normalisers` as `kept_module_facts` wrote it (sorted names)."""
     if type(data) is not tuple or not all(type(n) is str for n in data):
@@ -144,31 +161,55 @@ def _names(data) -> set[str]:
 kept_module_facts.keep_on_disk(_normalisers, "normalisers-1", kept_module_facts.sorted_tuple, _names)
 
 
-def _called_after_own_strip(ctx: FileContext, func: ast.AST, body, resolver: Resolver) -> set[str]:
+def _called_after_own_strip(ctx: FileContext, func: ast.AST, body, resolver: Callable[[], Resolver]) -> set[str]:
     """What a function calls on a graph only after it strips that graph with the project's
     own strip loop (`strip_loops.calls_after_strip`: a helper nested in it or of the module,
     called as a statement of the function's own body, so unconditionally). A callee it also
     calls before the strip sees the graph with its overloads, and is left out."""
+    if own_strip(func, ctx.scope.functions) is None:
+        # No strip of its own (most functions): its calls are not walked for the split, which
+        # `calls_after_strip` would find empty (torch: every body of the 31 modules that spell
+        # `overloadpacket`, walked a second time).
+        return set()
     split = calls_after_strip(func, ctx.scope.functions, list(body.nodes(None, _CALLS)))
     if split is None:
         return set()
-    before = {resolver.qualname(c.func) for c in split[0]}
-    return {n for n in (resolver.qualname(c.func) for c in split[1]) if n and n not in before}
+    qualname = resolver().qualname
+    before = {qualname(c.func) for c in split[0]}
+    return {n for n in (qualname(c.func) for c in split[1]) if n and n not in before}
 
 
 _NORMALISING = frozenset({ast.Call, ast.Assign})
 _CALLS = frozenset({ast.Call})
 
 
-def _normalises(node: ast.AST, resolver: Resolver) -> bool:
+def _normalises(node: ast.AST, resolver: Callable[[], Resolver]) -> bool:
     if isinstance(node, ast.Call):
-        name = resolver.qualname(node.func) or ""
-        return name.split(".")[-1] == "strip_overloads"
+        if not _may_name_strip(node.func):
+            return False
+        name = resolver().qualname(node.func) or ""
+        return name.split(".")[-1] == _STRIP
     if isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute):
         return node.value.attr == "overloadpacket" and any(
             isinstance(t, ast.Attribute) and t.attr == "target" for t in node.targets
         )
     return False
+
+
+_STRIP = "strip_overloads"
+
+
+def _may_name_strip(func: ast.expr) -> bool:
+    """Whether the callee `func` may resolve to a name ending in `strip_overloads`, as
+    `Resolver.qualname` resolves it: a dotted chain of two parts or more keeps its last part
+    (what its head resolves to, joined with the rest), unless it is `self.x` or `cls.x`,
+    which stands for what the class assigns `x`. A name alone, or such an attribute, may
+    stand for anything; any other callee resolves to no name. Every call of every function
+    of the modules spelling `overloadpacket` was resolved for this (torch: 31 modules)."""
+    parts = dotted_parts(func)
+    if parts is None:
+        return False
+    return len(parts) == 1 or parts[-1] == _STRIP or (len(parts) == 2 and parts[0] in ("self", "cls"))
 
 
 def _enclosing_functions(tree: ast.Module, func: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:

@@ -454,13 +454,30 @@ def texts_spelling(
     With `question`, what each module answered for a name is kept between runs (`scan_memo`,
     asked as `question` + the name), so a later run reads only the modules spelling one (a
     scan's few names; a question per name of every search would crowd out the memo's others)."""
-    words = [re.compile(rf"\b{re.escape(n)}\b") for n in names]
     own = os.path.abspath(ctx.path)
     modules = [(p, k) for p, k in project_modules(ctx, names, root) if k is not None and os.path.abspath(p) != own]
+    # What a whole scan of this check found for each name (the project's keys are taken once
+    # per check): a later scan of names all asked already reads no module but those spelling
+    # one. torch: QL102 asks each of a pass module's functions alone and all five together,
+    # QL101 thrice whether a private function is named elsewhere; each a read of 2,285 modules.
+    # Kept with the modules and content keys they were found in, and taken only for the same;
+    # kept from a scan with a `question` too (the modules it skips are known not to spell the
+    # name), but taken only without one: a scan with one notes each module's answers for
+    # later runs.
+    memo = ctx.cache.setdefault(_SPELLING, {})
+    known_names = [memo.get((root, n)) for n in names] if question is None else None
+    if known_names is not None and all(k is not None and k[0] == modules for k in known_names):
+        for path, _ in modules:
+            spelled = [n for n, (_, held) in zip(names, known_names, strict=True) if path in held]
+            if spelled:
+                yield path, known_names[names.index(spelled[0])][1][path], spelled
+        return
+    words = [re.compile(rf"\b{re.escape(n)}\b") for n in names]
     if question is None:
         listed = ((p, k, None) for p, k in modules)
     else:
         listed = scan_memo.unanswered(modules, [question + n for n in names])
+    found: dict[str, dict[str, str]] = {n: {} for n in names}
     for path, key, known in listed:
         asked = [i for i, answer in enumerate(known or [None] * len(names)) if answer is not False]
         if not asked:
@@ -473,8 +490,18 @@ def texts_spelling(
                 scan_memo.note(path, question + names[i], key, holds)
             if holds:
                 spelled.append(names[i])
+                found[names[i]][path] = read[0]
         if spelled:
             yield path, read[0], spelled
+    # The scan ran to its end (a caller that stops early keeps nothing).
+    for name, held in found.items():
+        memo[root, name] = (modules, held)
+
+
+# `FileContext.cache` key of `texts_spelling`'s answers in a check: (root, name) -> (the modules
+# scanned with their content keys, {path: text} of those spelling the name), from a scan that
+# ran to its end.
+_SPELLING = "project_scan.texts_spelling"
 
 
 def parsed_module(ctx: FileContext, path: str, text: str) -> FileContext | None:

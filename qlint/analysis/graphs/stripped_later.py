@@ -465,5 +465,12 @@ _COLLECTING = frozenset({"list", "tuple", "len", "enumerate", "reversed", "iter"
 
 def named_elsewhere(ctx: FileContext, name: str) -> bool:
     """Whether another module of the project spells the pass's name (a caller there may not
-    strip the graph)."""
-    return next(texts_naming(ctx, name), None) is not None
+    strip the graph). Kept per check: QL101 asked it of one private function of torch's
+    `mkldnn_fusion.py` three times, each a scan of the project up to the first module naming it."""
+    known = ctx.cache.setdefault(_NAMED_ELSEWHERE, {})
+    if name not in known:
+        known[name] = next(texts_naming(ctx, name), None) is not None
+    return known[name]
+
+
+_NAMED_ELSEWHERE = "stripped_later.named_elsewhere"
