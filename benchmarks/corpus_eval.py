@@ -205,6 +205,8 @@ def read_rows(table: Path, repo: Repo) -> list[Row]:
             where = f"{table.name}:{reader.line_num}"
             if record["repository"] != repo.url or record["commit"] != repo.commit:
                 raise CorpusError(f"{where}: repository/commit differ from {table.stem}.toml")
+            if None in record:  # csv puts the fields past the columns there: the reason was cut
+                raise CorpusError(f"{where}: more fields than columns: quote a reason that holds a comma")
             if record["label"] not in LABELS:
                 raise CorpusError(f"{where}: label must be bug or ok, got {record['label']!r}")
             if not record["reason"].strip():

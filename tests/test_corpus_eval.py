@@ -102,7 +102,7 @@ def test_scores_each_row_and_lists_unlabelled_findings(tmp_path, mirror, capsys)
             ("pkg/match.py", 5, "QL101", "bug", "a packet compared with node targets"),  # found: TP
             ("pkg/match.py", 9, "QL101", "bug", "labelled bug but qlint is right to be quiet"),  # FN
             ("pkg/match.py", 13, "QL101", "ok", "labelled ok though qlint reports it"),  # FP
-            ("pkg/match.py", 17, "QL101", "ok", "the finding is on the next line, not this one"),  # TN
+            ("pkg/match.py", 17, "QL101", "ok", "the finding is on the next line and not this one"),  # TN
             ("pkg/match.py", 5, "QL102", "ok", "another rule on a line QL101 reports"),  # TN for QL102
             ("tests/test_match.py", 5, "QL101", "bug", "only a checkout that keeps export-ignore paths has it"),
         ],
@@ -140,6 +140,7 @@ def test_a_repository_without_mirror_or_commit_is_an_error(tmp_path, mirror, cap
         (("pkg/match.py", 5, "QL101", "bug", " "), "the reason is empty"),
         (("pkg/match.py", 99, "QL101", "bug", "x"), "is not a line of the tree"),
         (("pkg/gone.py", 1, "QL101", "bug", "x"), "is not a line of the tree"),
+        (("pkg/match.py", 5, "QL101", "bug", "reads a packet, never matches"), "quote a reason"),
     ],
 )
 def test_malformed_rows_are_errors(tmp_path, mirror, capsys, row, message):
