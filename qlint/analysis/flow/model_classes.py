@@ -27,7 +27,7 @@ from qlint.analysis.flow.lambda_tables import calls_own_lambda
 from qlint.analysis.flow.listed_parts import runs_listed_part
 from qlint.analysis.flow.model_torch_nn import CONTAINERS, torch_nn_kind
 from qlint.analysis.flow.registry_contents import UNKNOWN, looked_up
-from qlint.analysis.flow.stored_values import stored_names
+from qlint.analysis.flow.stored_values import handed_names, stored_names
 from qlint.analysis.names.import_paths import module_bases
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ModuleScope
@@ -409,8 +409,38 @@ class ClassIndex:
             around = cls.around or {}
             complete = all(
                 name.id in evaled or self._holds_no_model(name, resolver, around) for name in stored_names(cls.node)
-            )
+            ) and self._builds_hold_no_model(cls, resolver, around, skipped, syntax.classes)
         return tuple(sorted(found)), complete
+
+    def _builds_hold_no_model(
+        self, cls: ModelClass, resolver: Resolver, around: dict, skipped: frozenset[int], classes: dict
+    ) -> bool:
+        """What the class's methods hand a class of the project they build (`self.b = Block(BN)`,
+        `stored_values.handed_names`) holds no model: the part keeps it, and the content of
+        `Block` is read without it. A name read as a stored one is (`_holds_no_model`), or the
+        class built only passes it to torch.nn layers (`Block(DIM)`, as `Built._flag_of_class`).
+        Not taken as evaled (`evaled_wrappers` reads the class's own stores, not what `Block`
+        does with its argument); a build in `skipped` was replaced by a caller, its part gone."""
+        handed = handed_names(cls.node)
+        if not handed:
+            return True
+        from qlint.analysis.flow.init_parameters import only_hyperparameter
+
+        locals_ = {**around, **classes}
+        for call, slots in handed:
+            if id(call) in skipped:
+                continue
+            built = self.resolve(call.func, resolver, locals_)
+            if built is None:
+                continue  # no class of the project: the call is read as one (`_read_calls`)
+            for position, keyword, names in slots:
+                if all(self._holds_no_model(n, resolver, around) for n in names):
+                    continue
+                if (position is None and keyword is None) or not only_hyperparameter(
+                    built.node, Resolver(built.scope, _NO_PROJECT, None), position, keyword
+                ):
+                    return False
+        return True
 
     def _holds_no_model(self, name: ast.Name, resolver: Resolver, around: dict) -> bool:
         """A name whose object the class stores as a part (`stored_values`) holds no model:

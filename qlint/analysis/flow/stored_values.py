@@ -15,6 +15,11 @@ torch.nn container stand for. A parameter of `__init__` is what the construction
 the class's module: a constant, a function or class, an import of torch or the standard
 library holds no model; anything else (a variable of the enclosing function, a module-level
 model, an import from elsewhere) may.
+
+The same holds for what a method hands a class of the project it builds (`self.b = Block(BN)`,
+`handed_names`): the part built keeps its arguments, and a class is read without them, so
+`Block` alone was judged. Its arguments' free names are read the same way; `model_classes`
+counts them for the calls that build a class of the project.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"})
 _ADDS = frozenset({"append", "extend", "insert", "update", "__setitem__"})
 _KEY = "_qlint_stored_values"
+_HANDED_KEY = "_qlint_handed_values"
 
 
 def stored_names(cls: ast.ClassDef) -> tuple[ast.Name, ...]:
@@ -44,10 +50,56 @@ def _stored_names(cls: ast.ClassDef) -> tuple[ast.Name, ...]:
     return tuple(out)
 
 
+def handed_names(cls: ast.ClassDef) -> tuple[tuple[ast.Call, tuple[Slot, ...]], ...]:
+    """The calls of the class's methods (no torch.nn container's, nor a list method's on a part:
+    those store) handed a free name, each with its arguments' slots that are: `Block(BN)`, whose
+    built part keeps `BN`. Which calls build a class is the caller's to resolve."""
+    return kept_on_node(cls, _HANDED_KEY, _handed_names)
+
+
+# An argument's position (None for a keyword, or after a `*args`), its keyword, its free names.
+Slot = tuple[int | None, str | None, tuple[ast.Name, ...]]
+
+
+def _handed_names(cls: ast.ClassDef) -> tuple[tuple[ast.Call, tuple[Slot, ...]], ...]:
+    out: list[tuple[ast.Call, tuple[Slot, ...]]] = []
+    for method in cls.body:
+        if not isinstance(method, _FUNCTIONS):
+            continue
+        nodes = tree_walk.own_nodes(method)
+        params = _parameters(method)
+        bound: list[dict[str, list[ast.expr]]] = []  # the method's locals, read once if needed
+        for node in nodes:
+            if type(node) is not ast.Call or not (node.args or node.keywords) or _handed_values(node):
+                continue
+            starred = any(isinstance(a, ast.Starred) for a in node.args)
+            slots = [
+                *((None if starred else i, None, a) for i, a in enumerate(node.args)),
+                *((None, k.arg, k.value) for k in node.keywords),
+            ]
+            found: list[Slot] = []
+            for position, keyword, value in slots:
+                names = [n for n in object_names(value) if n.id not in params and n.id != "self"]
+                if not names:
+                    continue
+                if not bound:
+                    bound.append(local_values(nodes))
+                free = _free(names, params, bound[0])
+                if free:
+                    found.append((position, keyword, tuple(free)))
+            if found:
+                out.append((node, tuple(found)))
+    return tuple(out)
+
+
+def _parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+    return params | {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
+
+
 def _method_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Name]:
     nodes = tree_walk.own_nodes(fn)
-    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
-    params |= {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
+    params = _parameters(fn)
     stored: list[ast.expr] = []
     for node in nodes:
         kind = type(node)
@@ -57,19 +109,23 @@ def _method_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Name]:
             targets = node.targets if kind is ast.Assign else [node.target]
             if any(_into_self(t) for t in targets):
                 stored.append(node.value)
-    out: list[ast.Name] = []
-    seen: set[str] = set()
     todo = [n for value in stored for n in object_names(value) if n.id not in params and n.id != "self"]
     if not todo:
-        return out  # most methods store only what their calls build: no local is read
-    bound = local_values(nodes)
+        return []  # most methods store only what their calls build: no local is read
+    return _free(todo, params, local_values(nodes))
+
+
+def _free(todo: list[ast.Name], params: set[str], bound: dict[str, list[ast.expr]]) -> list[ast.Name]:
+    """The names free in the method that `todo` stand for: a local only through what it was
+    bound to (`m = inner; self.m = m`), a parameter or `self` not at all."""
+    out: list[ast.Name] = []
+    seen: set[str] = set()
     while todo:
         name = todo.pop()
         if name.id in seen or name.id in params or name.id == "self":
             continue
         seen.add(name.id)
         if name.id in bound:
-            # A local: free only through what it was bound to (`m = inner; self.m = m`).
             todo.extend(n for value in bound[name.id] for n in object_names(value))
         else:
             out.append(name)
