@@ -27,8 +27,8 @@ then the next, which takes what the first kept), and prints the distribution of 
 per run (median, p90, max) and every file over 0.15 s. `--sample N`: the N largest such files
 plus N others drawn with a fixed seed, instead of all. With `--against`, the same per side.
 The p90 is the nearest rank: of 10 figures the 9th smallest, of 20 the 18th.
-benchmarks/bench_trees.py runs this survey (`sample`, `edited_checks`, `spread`) once per
-file as a row of its table.
+benchmarks/bench_trees.py runs this survey (`sample`, `edited_checks`, `spread`) as a row of
+its table.
 """
 
 from __future__ import annotations
@@ -163,15 +163,15 @@ def spread(values: list[float]) -> tuple[float, float, float, int]:
 def edited_checks(paths: list[str], sides: dict[str, tuple[str, dict[str, str]]], cwd: str, runs: int = 1):
     """Yield (path, side, run, CPU seconds, wall seconds) of the edited check of each of
     `paths` (`keystroke_edits`' first edit, on standard input, `--stdin-filename`), `runs`
-    times per side, sides interleaved file by file so that load hits them alike. `sides`:
+    times per side, the sides taking turns run by run so that load hits them alike. `sides`:
     name -> (cache directory a whole-tree run filled, environment)."""
     qlint = [sys.executable, "-m", "qlint", "check", "--exit-zero", "--quiet"]
     buffer = os.path.join(cwd, "edited.py")
     for path in paths:
         with open(path, encoding="utf-8-sig") as fh, open(buffer, "w", encoding="utf-8") as out:
             out.write(keystroke_edits(fh.read(), 1)[0])
-        for side, (cache, env) in sides.items():
-            for run in range(runs):
+        for run in range(runs):
+            for side, (cache, env) in sides.items():
                 edited = [*qlint, "--stdin-filename", path, "-", "--cache-dir", cache]
                 used, wall, _ = _timed_run(edited, cwd, env, buffer)
                 yield path, side, run, used, wall

@@ -49,7 +49,7 @@ def test_the_survey_checks_the_admitted_files_and_its_p90_is_a_row(tmp_path, mon
     bench.main()
     out = capsys.readouterr().out
     # `plain` holds no trigger: one file of the tree is admitted and checked, edited.
-    assert "edited one-file check of 1 of 1 files a QL1xx/QL2xx prefilter admits (all of them)" in out
+    assert "check of 1 of 1 files a QL1xx/QL2xx prefilter admits (all of them), median of 1 run per file" in out
     assert "   qlint          wall median " in out
     row = next(line for line in out.splitlines() if line.startswith("ao: one file (edited), p90 of 1 files"))
     assert row.endswith(("ok", "MISSED")) and "≤ 0.15s" in row
@@ -78,16 +78,18 @@ def test_the_spread_is_the_median_the_nearest_rank_p90_and_the_max(tmp_path, mon
     bench = _bench()
     monkeypatch.setattr(bench, "admitted", lambda tree: paths)
 
-    def checks(chosen, sides, cwd):
-        assert chosen == sorted(paths)  # 10 files, no more than twice 5: all of them
+    def checks(chosen, sides, cwd, runs):
+        assert chosen == sorted(paths) and runs == 3  # 10 files, no more than twice 5: all of them
         for path, wall in zip(paths, walls, strict=True):
-            for side in sides:
-                yield path, side, 0, wall, wall
+            for run in range(runs):
+                for side in sides:  # the second run of every file stalls: each file's median is untouched
+                    yield path, side, run, wall, 5.0 if run == 1 else wall
 
     monkeypatch.setattr(bench, "edited_checks", checks)
-    rows = bench.survey_edited(str(tmp_path), 5, {"": ("cache", {})}, str(tmp_path))
+    rows = bench.survey_edited(str(tmp_path), 5, {"": ("cache", {})}, str(tmp_path), 3)
     assert rows == {"one file (edited), p90 of 10 files": {"": 0.20}}  # the 9th of 10, not the max
     out = capsys.readouterr().out
+    assert "median of 3 runs per file" in out
     assert "wall median 0.095 s  p90 0.200 s  max 0.400 s  over 0.15 s: 3" in out
     assert "(CPU 0.095 / 0.200 / 0.400 s)" in out
     slow = [line.split()[-1] for line in out.splitlines() if line.startswith("      ")]
