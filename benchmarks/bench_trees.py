@@ -27,6 +27,17 @@ their parent's pages, which RSS counts once per process) and as RSS, the median 
 check time of that module (the engine's `check_source`, with the other modules it reads
 already loaded, as in the language server).
 
+That module is one of many that pre-commit and an editor check, so the edited check runs too
+on a fixed sample of the files a QL1xx/QL2xx rule's text prefilter admits (the files whose
+check does rule work): the `--survey` N largest (default 20) plus N others drawn with a fixed
+seed (benchmarks/edited_one_file.py's `--survey --sample N`, whose code this reuses), `--runs`
+times each per variant, in the cache the warm runs left. A file's figure is the median of its
+runs (one run per file would let a single stall on a loaded machine stand as that file's
+time, and the p90 of 40 files is the 5th slowest). Printed: the wall median, p90 and max over
+those files and how many exceed the one-file target, CPU beside, and the slowest files; the
+table's row is the p90. The sample leans to long modules (half of it is the largest), so its
+spread is the heavier side of what the prefilter admits. `--survey 0` leaves it out.
+
 Peak memory varies between runs of the same command by the work split, not by load: a run
 over many bytes checks in several processes (the parent and its workers, `qlint.runner`),
 each taking the next chunk of files when it is free, and the peak is the sum of the
@@ -49,6 +60,7 @@ import sys
 import tempfile
 
 from bench_vs_ruff import default_tree, measure, measure_tree
+from edited_one_file import admitted, edited_checks, sample, spread
 from keystroke_edits import keystroke_edits
 
 EXECUTORCH_COMMIT = "cff6f4dd32e630945b7188512c1f2b4f102b05ad"
@@ -59,6 +71,7 @@ AO_COMMIT = "36027d82d1ad9949597ea16002ff4940374b1b94"
 COLD_TARGET = 0.3
 WARM_TARGET = {"default": 0.2, "ao": 0.5}
 ONE_FILE_SECONDS = 0.15
+SURVEY_SAMPLE = 20  # `--survey`: the N largest admitted files plus N drawn, per tree
 IN_PROCESS_MS = 30.0  # for a module of about 2,000 lines
 
 # Each timed check is of the buffer a keystroke left (benchmarks/keystroke_edits.py, the
@@ -198,7 +211,9 @@ def byte_compile(env: dict[str, str]) -> str:
 Row = tuple[str, float, float, str, "float | None"]  # measure, value, target, unit, value of --against
 
 
-def bench_tree(label: str, tree: str, pinned: str | None, runs: int, against: str | None) -> list[Row]:
+def bench_tree(
+    label: str, tree: str, pinned: str | None, runs: int, against: str | None, survey: int = SURVEY_SAMPLE
+) -> list[Row]:
     ruff, python = _tool("ruff"), sys.executable
     qlint = [python, "-m", "qlint", "check", "--exit-zero", "--quiet"]
     cwd = tempfile.mkdtemp(prefix="qlint-bench-cwd-")  # neither tool picks up a config here
@@ -298,6 +313,12 @@ def bench_tree(label: str, tree: str, pinned: str | None, runs: int, against: st
                     check=True,
                 ).stdout.split()
                 values[v][in_process] = float(out[0])
+        if survey > 0:
+            sides = {v: (caches[v], venv) for v, venv in variants}
+            for name, per_variant in survey_edited(tree, survey, sides, cwd, runs).items():
+                targets[name] = (ONE_FILE_SECONDS, " s")
+                for v in per_variant:
+                    values[v][name] = per_variant[v]
         rows: list[Row] = []
         for name, (target, unit) in targets.items():
             other = values["@against"][name] if "@against" in values else None
@@ -306,6 +327,44 @@ def bench_tree(label: str, tree: str, pinned: str | None, runs: int, against: st
     finally:
         for path in scratch:
             shutil.rmtree(path, ignore_errors=True)
+
+
+def survey_edited(
+    tree: str, n: int, sides: dict[str, tuple[str, dict[str, str]]], cwd: str, runs: int = 1
+) -> dict[str, dict[str, float]]:
+    """The edited one-file check over `sample(admitted(tree), n)`, `runs` times per file and
+    side (sides: variant -> (its warm cache, its environment)), a file's figure the median of
+    its runs; prints the spread of each side and returns {row name: {variant: p90 wall
+    seconds}}, nothing when no file is admitted."""
+    found = admitted(tree)
+    paths = sample(found, n)
+    if not paths:
+        print("   edited one-file survey: no file admitted by a QL1xx/QL2xx prefilter")
+        return {}
+    per_file: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for path, side, _, used, seconds in edited_checks(paths, sides, cwd, runs):
+        per_file.setdefault((side, path), []).append((seconds, used))
+    wall: dict[str, list[tuple[float, str]]] = {side: [] for side in sides}
+    cpu: dict[str, list[float]] = {side: [] for side in sides}
+    for (side, path), figures in per_file.items():
+        wall[side].append((statistics.median(w for w, _ in figures), path))
+        cpu[side].append(statistics.median(c for _, c in figures))
+    chosen = "all of them" if len(paths) == len(found) else f"the {n} largest and {n} drawn, seed 13"
+    print(
+        f"   edited one-file check of {len(paths)} of {len(found)} files a QL1xx/QL2xx prefilter admits"
+        f" ({chosen}), median of {runs} run{'s' if runs > 1 else ''} per file"
+    )
+    for side in sides:
+        median, p90, most, over = spread([w for w, _ in wall[side]])
+        c_median, c_p90, c_most, _ = spread(cpu[side])
+        print(
+            f"   qlint{side:9} wall median {median:.3f} s  p90 {p90:.3f} s  max {most:.3f} s  "
+            f"over {ONE_FILE_SECONDS} s: {over}   (CPU {c_median:.3f} / {c_p90:.3f} / {c_most:.3f} s)"
+        )
+        for seconds, path in sorted(wall[side], reverse=True)[: min(over, 5)]:
+            print(f"      {seconds:.3f} s  {os.path.relpath(path, tree)}")
+    name = f"one file (edited), p90 of {len(paths)} files"
+    return {name: {side: spread([w for w, _ in wall[side]])[1] for side in sides}}
 
 
 _CONFIGS = ("pyproject.toml", "ruff.toml", ".ruff.toml", "setup.cfg", "qlint.toml")
@@ -359,6 +418,13 @@ def main() -> int:
     parser.add_argument("--no-torch", action="store_true", help="skip the installed torch package")
     parser.add_argument("--runs", type=int, default=3, help="runs per command; medians are reported")
     parser.add_argument(
+        "--survey",
+        type=int,
+        default=SURVEY_SAMPLE,
+        metavar="N",
+        help=f"edited one-file check of the N largest admitted files and N drawn (default {SURVEY_SAMPLE}; 0: off)",
+    )
+    parser.add_argument(
         "--against",
         metavar="SRC",
         help="another qlint source tree (e.g. `git archive main | tar -x -C SRC`), measured in the same "
@@ -393,7 +459,7 @@ def _run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     rows = []
     for label, tree, pinned in trees:
         if tree:
-            rows += bench_tree(label, os.path.abspath(tree), pinned, args.runs, args.against)
+            rows += bench_tree(label, os.path.abspath(tree), pinned, args.runs, args.against, args.survey)
             print()
     against = f"{'--against':>11} " if args.against else ""
     print(f"{'measure':52} {'value':>11} {against}target")

@@ -26,13 +26,18 @@ work), `--runs` times each (default 2 in this mode: the first edited check after
 then the next, which takes what the first kept), and prints the distribution of CPU seconds
 per run (median, p90, max) and every file over 0.15 s. `--sample N`: the N largest such files
 plus N others drawn with a fixed seed, instead of all. With `--against`, the same per side.
+The p90 is the nearest rank: of 10 figures the 9th smallest, of 20 the 18th.
+benchmarks/bench_trees.py runs this survey (`sample`, `edited_checks`, `spread`) as a row of
+its table.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -113,8 +118,9 @@ def _children_cpu() -> float:
 _SLOW = 0.15  # issue 13's one-file target, in seconds
 
 
-def _admitted(tree: str) -> list[str]:
-    """The files of `tree` whose text a QL1xx/QL2xx rule's prefilter admits."""
+def admitted(tree: str) -> list[str]:
+    """The files of `tree` whose text a QL1xx/QL2xx rule's prefilter admits (the prefilter of
+    the qlint this process imports; every side then checks the same files)."""
     from qlint.registry import deferred, facts
 
     rules = [deferred(code, {}) for code in facts() if code.startswith(("QL1", "QL2"))]
@@ -131,9 +137,47 @@ def _admitted(tree: str) -> list[str]:
     return found
 
 
-def _survey(args, sides: dict[str, dict[str, str]]) -> int:
-    import random
+def sample(paths: list[str], n: int, seed: int = 13) -> list[str]:
+    """The `n` largest of `paths` (in bytes) plus `n` of the others drawn with a fixed seed,
+    sorted; all of `paths` when there are no more than 2n. The largest because the slow
+    checks are mostly of long modules; the drawn ones so that the spread is not theirs alone."""
+    if len(paths) <= 2 * n:
+        return sorted(paths)
+    by_size = sorted(paths, key=lambda p: (-os.path.getsize(p), p))
+    rest = sorted(by_size[n:])
+    return sorted(by_size[:n] + random.Random(seed).sample(rest, n))
 
+
+def percentile(values: list[float], q: float) -> float:
+    """The nearest-rank percentile: the smallest value that at least `q` of `values` do not
+    exceed (p90 of 10 values is the 9th smallest, of 20 the 18th), always a measured value."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+def spread(values: list[float]) -> tuple[float, float, float, int]:
+    """Median, p90, max, and how many of `values` exceed issue 13's one-file target."""
+    return statistics.median(values), percentile(values, 0.9), max(values), sum(v > _SLOW for v in values)
+
+
+def edited_checks(paths: list[str], sides: dict[str, tuple[str, dict[str, str]]], cwd: str, runs: int = 1):
+    """Yield (path, side, run, CPU seconds, wall seconds) of the edited check of each of
+    `paths` (`keystroke_edits`' first edit, on standard input, `--stdin-filename`), `runs`
+    times per side, the sides taking turns run by run so that load hits them alike. `sides`:
+    name -> (cache directory a whole-tree run filled, environment)."""
+    qlint = [sys.executable, "-m", "qlint", "check", "--exit-zero", "--quiet"]
+    buffer = os.path.join(cwd, "edited.py")
+    for path in paths:
+        with open(path, encoding="utf-8-sig") as fh, open(buffer, "w", encoding="utf-8") as out:
+            out.write(keystroke_edits(fh.read(), 1)[0])
+        for run in range(runs):
+            for side, (cache, env) in sides.items():
+                edited = [*qlint, "--stdin-filename", path, "-", "--cache-dir", cache]
+                used, wall, _ = _timed_run(edited, cwd, env, buffer)
+                yield path, side, run, used, wall
+
+
+def _survey(args, sides: dict[str, dict[str, str]]) -> int:
     runs = args.runs if args.runs_given else 2
     cwd = tempfile.mkdtemp(prefix="qlint-edited-cwd-")
     caches = {side: tempfile.mkdtemp(prefix="qlint-edited-cache-") for side in sides}
@@ -142,30 +186,21 @@ def _survey(args, sides: dict[str, dict[str, str]]) -> int:
     spent: dict[str, list[list[tuple[float, str]]]] = {side: [[] for _ in range(runs)] for side in sides}
     try:
         for tree in map(os.path.abspath, args.survey):
-            paths = _admitted(tree)
-            if args.sample and len(paths) > 2 * args.sample:
-                by_size = sorted(paths, key=lambda p: -os.path.getsize(p))
-                rest = sorted(by_size[args.sample :])
-                paths = sorted(by_size[: args.sample] + random.Random(13).sample(rest, args.sample))
+            paths = admitted(tree)
+            if args.sample:
+                paths = sample(paths, args.sample)
             print(f"{tree}: {len(paths)} files admitted by a QL1xx/QL2xx prefilter", flush=True)
             for side, env in sides.items():  # the whole-tree run that fills the cache
                 subprocess.run([*qlint, "--cache-dir", caches[side], tree], cwd=cwd, env=env, capture_output=True)
-            buffer = os.path.join(cwd, "edited.py")
-            for path in paths:
-                with open(path, encoding="utf-8-sig") as fh, open(buffer, "w", encoding="utf-8") as out:
-                    out.write(keystroke_edits(fh.read(), 1)[0])
-                for side, env in sides.items():
-                    for run in range(runs):
-                        edited = [*qlint, "--stdin-filename", path, "-", "--cache-dir", caches[side]]
-                        used, _, _ = _timed_run(edited, cwd, env, buffer)
-                        spent[side][run].append((used, path))
+            checked = {side: (caches[side], env) for side, env in sides.items()}
+            for path, side, run, used, _ in edited_checks(paths, checked, cwd, runs):
+                spent[side][run].append((used, path))
         for side in sides:
             for run, figures in enumerate(spent[side]):
-                cpu = sorted(c for c, _ in figures)
-                p90 = cpu[min(len(cpu) - 1, int(0.9 * len(cpu)))]
+                median, p90, most, over = spread([c for c, _ in figures])
                 print(
-                    f"{side:8} run {run + 1}: {len(cpu)} files, CPU median {statistics.median(cpu):.3f} s"
-                    f"  p90 {p90:.3f} s  max {cpu[-1]:.3f} s  over {_SLOW} s: {sum(c > _SLOW for c in cpu)}"
+                    f"{side:8} run {run + 1}: {len(figures)} files, CPU median {median:.3f} s"
+                    f"  p90 {p90:.3f} s  max {most:.3f} s  over {_SLOW} s: {over}"
                 )
         for side in sides:
             print(f"{side}: files over {_SLOW} s CPU in some run (CPU per run)")

@@ -62,7 +62,7 @@ def test_a_survey_checks_every_admitted_file_and_lists_the_slow_ones(tmp_path, m
     pkg = old_package(tmp_path, capture=_CAPTURE, plain="def f(x):\n    return x\n")
     monkeypatch.setenv("PYTHONPATH", str(_ROOT))
     bench = _bench()
-    assert bench._admitted(str(tmp_path)) == [str(pkg / "capture.py")]  # `plain` holds no trigger
+    assert bench.admitted(str(tmp_path)) == [str(pkg / "capture.py")]  # `plain` holds no trigger
     monkeypatch.setattr(bench, "_SLOW", 0.0)  # every file listed
     monkeypatch.setattr(sys, "argv", ["edited_one_file.py", "--survey", str(tmp_path), "--runs", "1"])
     assert bench.main() == 0
