@@ -21,6 +21,7 @@ import ast
 
 from qlint.analysis import tree_walk
 from qlint.analysis.flow.stored_values import local_values, object_names, stored_names
+from qlint.analysis.names.scope import parameter_args
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
@@ -33,8 +34,7 @@ def evaled_candidates(func: ast.AST | None, cls: ast.ClassDef, call: ast.Call) -
     nodes = tree_walk.own_nodes(func)
     if not any(n is cls for n in nodes):
         return frozenset()  # not written in this function: its free names are not this function's
-    params = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)}
-    params |= {a.arg for a in (func.args.vararg, func.args.kwarg) if a is not None}
+    params = {a.arg for a in parameter_args(func)}
     bound = local_values(nodes)
     built_at = _statement_of(func.body, call)
     if built_at is None:

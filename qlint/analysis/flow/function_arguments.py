@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.names.scope import parameter_args
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Modules of the standard library whose functions compute on numbers and tensors.
@@ -108,8 +109,7 @@ def _own_names(func: ast.AST) -> set[str]:
     """The function's own parameters and the names its body binds in its own scope (a nested
     function's, lambda's or comprehension's names are not: a free use of one of them outside
     is then judged as free, which only keeps a report)."""
-    args = func.args
-    names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}
+    names = {a.arg for a in parameter_args(func)}
     work = list(func.body) if isinstance(func.body, list) else [func.body]
     while work:
         node = work.pop()

@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis import tree_walk
+from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.node_memo import kept_on_node
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -93,8 +94,7 @@ def _handed_names(cls: ast.ClassDef) -> tuple[tuple[ast.Call, tuple[Slot, ...]],
 
 
 def _parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
-    return params | {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
+    return {a.arg for a in parameter_args(fn)}
 
 
 def _method_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Name]:
