@@ -15,6 +15,34 @@ from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
 from tests.conftest import old_file, settings_for
 
+# The helper module both QAT/PTQ caller tests check (`pkg/utils/qat_utils.py`): one capture
+# whose branch its callers' `is_qat` picks.
+HELPER = """\
+import torch
+from torch.export import export
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e, prepare_qat_pt2e
+
+
+def quant(model, q, x, is_qat=False):
+    gm = export(model, (x,)).module()
+    if is_qat:
+        return prepare_qat_pt2e(gm, q)
+    return prepare_pt2e(gm, q)
+
+
+def unrelated(path):
+    return path + ".pte"
+"""
+# A train-mode model for QAT: the flag rules the PTQ branch out, and QL202 has nothing to report.
+TRAINS = """\
+from pkg.nets import Net
+from pkg.utils.qat_utils import quant
+
+
+def main(q, x):
+    quant(Net(), q, x, is_qat=True)
+"""
+
 _TABLES = (kept_caller_verdicts._KEPT, kept_qat_callers._KEPT, kept_call_paths._KEPT)
 
 

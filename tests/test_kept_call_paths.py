@@ -16,24 +16,17 @@ import pytest
 
 from qlint.analysis.flow import kept_call_paths
 from tests.conftest import kept_store, old_file
-from tests.kept_callers_support import callers_repo, check_anew, check_without_store, codes, edit, new_process
+from tests.kept_callers_support import (
+    HELPER,
+    TRAINS,
+    callers_repo,
+    check_anew,
+    check_without_store,
+    codes,
+    edit,
+    new_process,
+)
 
-HELPER = """\
-import torch
-from torch.export import export
-from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e, prepare_qat_pt2e
-
-
-def quant(model, q, x, is_qat=False):
-    gm = export(model, (x,)).module()
-    if is_qat:
-        return prepare_qat_pt2e(gm, q)
-    return prepare_pt2e(gm, q)
-
-
-def unrelated(path):
-    return path + ".pte"
-"""
 NETS = """\
 import torch
 
@@ -42,15 +35,6 @@ class Net(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.bn = torch.nn.BatchNorm2d(3)
-"""
-# A train-mode model for QAT: the PTQ branch is ruled out by the flag.
-TRAINS = """\
-from pkg.nets import Net
-from pkg.utils.qat_utils import quant
-
-
-def main(q, x):
-    quant(Net(), q, x, is_qat=True)
 """
 # Hands its own flag on: its callers decide, and the walk reads them.
 HANDING = """\

@@ -20,24 +20,17 @@ from qlint.analysis.names.project import ProjectIndex
 from qlint.optable import load_op_table
 from qlint.source import LineIndex
 from tests.conftest import kept_store, old_file
-from tests.kept_callers_support import callers_repo, check_anew, check_without_store, codes, edit, new_process
+from tests.kept_callers_support import (
+    HELPER,
+    TRAINS,
+    callers_repo,
+    check_anew,
+    check_without_store,
+    codes,
+    edit,
+    new_process,
+)
 
-HELPER = """\
-import torch
-from torch.export import export
-from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e, prepare_qat_pt2e
-
-
-def quant(model, q, x, is_qat=False):
-    gm = export(model, (x,)).module()
-    if is_qat:
-        return prepare_qat_pt2e(gm, q)
-    return prepare_pt2e(gm, q)
-
-
-def unrelated(path):
-    return path + ".pte"
-"""
 NETS = """\
 import torch
 
@@ -56,15 +49,6 @@ class Lin(torch.nn.Module):
 
 def make_net():
     return Net()
-"""
-# A train-mode model for QAT: nothing for QL202.
-TRAINS = """\
-from pkg.nets import Net
-from pkg.utils.qat_utils import quant
-
-
-def main(q, x):
-    quant(Net(), q, x, is_qat=True)
 """
 # An eval-mode model for PTQ (`is_qat` left False): the QAT branch is ruled out.
 PTQ = """\
