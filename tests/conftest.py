@@ -203,6 +203,22 @@ def root() -> Path:
 
 
 @pytest.fixture
+def scan_reads(monkeypatch) -> list[str]:
+    """The modules the project search reads for a name (`project_scan.text_holding`), in order."""
+    from qlint.analysis.graphs import project_scan
+
+    seen: list[str] = []
+    holding = project_scan.text_holding
+
+    def counted(project, path, key, needles):
+        seen.append(path)
+        return holding(project, path, key, needles)
+
+    monkeypatch.setattr(project_scan, "text_holding", counted)
+    return seen
+
+
+@pytest.fixture
 def fresh_project_words():
     """No project words known before or after the test, none shared (`project_words`)."""
     from qlint.analysis.names import project_words

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from qlint.analysis.graphs import kept_answers, named_texts, project_scan
+from qlint.analysis.graphs import kept_answers, named_texts
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
@@ -36,20 +36,6 @@ def _repo(root: Path) -> Path:
     return old_file(root / "tests" / "utils.py", _helper("dynamic_quant"))
 
 
-@pytest.fixture
-def reads(monkeypatch) -> list[str]:
-    """The modules the project search reads for a name (`project_scan.text_holding`)."""
-    seen: list[str] = []
-    holding = project_scan.text_holding
-
-    def counted(project, path, key, needles):
-        seen.append(path)
-        return holding(project, path, key, needles)
-
-    monkeypatch.setattr(project_scan, "text_holding", counted)
-    return seen
-
-
 def _new_process() -> None:
     named_texts._SPELLED.clear()
     content_keys._DIGESTS.clear()
@@ -67,27 +53,27 @@ def _rewrite(path: Path, text: str) -> None:
     os.utime(path, ns=(before - 10**9, before - 10**9))  # another stat, still an old one
 
 
-def test_an_editors_next_check_reads_no_module_for_the_name(tmp_path, reads):
+def test_an_editors_next_check_reads_no_module_for_the_name(tmp_path, scan_reads):
     utils = _repo(tmp_path)
     project = ProjectIndex()
     assert rows_of(check_file(utils, SELECT, project).diagnostics) == [CONVERT_ROW]
-    assert reads
-    reads.clear()
+    assert scan_reads
+    scan_reads.clear()
     assert rows_of(check_file(utils, SELECT, project).diagnostics) == [CONVERT_ROW]
-    assert reads == []
+    assert scan_reads == []
 
 
-def test_the_name_gone_from_the_module_found_makes_the_helper_dead(tmp_path, reads):
+def test_the_name_gone_from_the_module_found_makes_the_helper_dead(tmp_path, scan_reads):
     utils = _repo(tmp_path)
     project = ProjectIndex()
     assert rows_of(check_file(utils, SELECT, project).diagnostics) == [CONVERT_ROW]
-    reads.clear()
+    scan_reads.clear()
     _rewrite(tmp_path / "tests" / "test_quant.py", NO_CALLER)
     assert rows_of(check_file(utils, SELECT, project).diagnostics) == []
-    assert str(tmp_path / "tests" / "test_quant.py") in reads
+    assert str(tmp_path / "tests" / "test_quant.py") in scan_reads
 
 
-def test_the_name_moved_to_another_module_is_found_there(tmp_path, reads):
+def test_the_name_moved_to_another_module_is_found_there(tmp_path, scan_reads):
     utils = _repo(tmp_path)
     project = ProjectIndex()
     assert rows_of(check_file(utils, SELECT, project).diagnostics) == [CONVERT_ROW]
@@ -96,17 +82,17 @@ def test_the_name_moved_to_another_module_is_found_there(tmp_path, reads):
     assert rows_of(check_file(utils, SELECT, project).diagnostics) == [CONVERT_ROW]
 
 
-def test_a_new_process_takes_the_module_an_earlier_run_found(tmp_path, store, reads):
+def test_a_new_process_takes_the_module_an_earlier_run_found(tmp_path, store, scan_reads):
     utils = _repo(tmp_path)
     assert rows_of(check_file(utils, SELECT).diagnostics) == [CONVERT_ROW]
     kept_answers.flush()
     _new_process()
-    reads.clear()
+    scan_reads.clear()
     assert rows_of(check_file(utils, SELECT).diagnostics) == [CONVERT_ROW]
-    assert reads == []
+    assert scan_reads == []
 
 
-def test_a_new_process_searches_again_once_that_module_changed(tmp_path, store, reads):
+def test_a_new_process_searches_again_once_that_module_changed(tmp_path, store, scan_reads):
     utils = _repo(tmp_path)
     assert rows_of(check_file(utils, SELECT).diagnostics) == [CONVERT_ROW]
     kept_answers.flush()
@@ -115,7 +101,7 @@ def test_a_new_process_searches_again_once_that_module_changed(tmp_path, store, 
     assert rows_of(check_file(utils, SELECT).diagnostics) == []
 
 
-def test_the_module_found_is_not_its_own_caller_when_checked(tmp_path, reads):
+def test_the_module_found_is_not_its_own_caller_when_checked(tmp_path, scan_reads):
     """The name found in test_quant.py, whose buffer (the file unchanged on disk) then defines
     `dynamic_quant` uncalled: its own text is not searched, the other modules that spell the
     name are. utils.py spells it only as its own `dynamic_quant`, which never reaches the
@@ -170,29 +156,29 @@ def _kept_spelling(tmp_path: Path, cache: Path) -> list[str]:
     return [entry[-1][0][0] for key, entry in spelled.items() if key[1] == "dynamic_quant"]
 
 
-def test_a_whole_tree_run_leaves_the_module_found_for_the_first_edited_check(tmp_path, reads):
+def test_a_whole_tree_run_leaves_the_module_found_for_the_first_edited_check(tmp_path, scan_reads):
     utils = _tree_repo(tmp_path)
     cache = tmp_path / "cache"
     try:
         assert _tree_run(tmp_path / "repo", cache) == [CONVERT_ROW]
-        assert reads
-        reads.clear()
+        assert scan_reads
+        scan_reads.clear()
         assert _edited_check(utils, cache) == [CONVERT_ROW]
-        assert reads == []
+        assert scan_reads == []
     finally:
         _new_process()
 
 
-def test_the_first_edited_check_searches_again_once_the_module_a_tree_run_found_changed(tmp_path, reads):
+def test_the_first_edited_check_searches_again_once_the_module_a_tree_run_found_changed(tmp_path, scan_reads):
     utils = _tree_repo(tmp_path)
     cache = tmp_path / "cache"
     try:
         assert _tree_run(tmp_path / "repo", cache) == [CONVERT_ROW]
         assert _kept_spelling(tmp_path, cache) == [str(tmp_path / "repo" / "tests" / "test_quant.py")]
         _rewrite(tmp_path / "repo" / "tests" / "test_quant.py", NO_CALLER)
-        reads.clear()
+        scan_reads.clear()
         assert _edited_check(utils, cache) == []
-        assert str(tmp_path / "repo" / "tests" / "test_quant.py") in reads
+        assert str(tmp_path / "repo" / "tests" / "test_quant.py") in scan_reads
     finally:
         _new_process()
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import ast
 
-import pytest
-
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import project_scan
 from qlint.analysis.names.modules import module_name_for
@@ -36,37 +34,24 @@ def _check(tmp_path) -> FileContext:
     )
 
 
-@pytest.fixture
-def reads(monkeypatch) -> list[str]:
-    done: list[str] = []
-    real = project_scan.text_holding
-
-    def counting(project, path, key, needles):
-        done.append(path)
-        return real(project, path, key, needles)
-
-    monkeypatch.setattr(project_scan, "text_holding", counting)
-    return done
-
-
 def _found(ctx, names) -> list[tuple[str, str, list[str]]]:
     return [(p.rpartition("/")[2], text, spelled) for p, text, spelled in project_scan.texts_spelling(ctx, names)]
 
 
-def test_a_name_scanned_again_reads_nothing(tmp_path, reads):
+def test_a_name_scanned_again_reads_nothing(tmp_path, scan_reads):
     ctx = _check(tmp_path)
     first = _found(ctx, ("helper",))
     assert [f[0] for f in first] == ["a.py", "c.py"]
-    scanned = len(reads)
+    scanned = len(scan_reads)
     assert scanned >= 4
     assert _found(ctx, ("helper",)) == first
-    assert len(reads) == scanned
+    assert len(scan_reads) == scanned
     # A fresh check scans again, and finds the same.
     assert _found(_check(tmp_path), ("helper",)) == first
-    assert len(reads) == 2 * scanned
+    assert len(scan_reads) == 2 * scanned
 
 
-def test_names_asked_together_answer_each_alone_after(tmp_path, reads):
+def test_names_asked_together_answer_each_alone_after(tmp_path, scan_reads):
     ctx = _check(tmp_path)
     together = _found(ctx, ("other", "helper"))
     assert [(f[0], f[2]) for f in together] == [
@@ -74,48 +59,48 @@ def test_names_asked_together_answer_each_alone_after(tmp_path, reads):
         ("b.py", ["other"]),
         ("c.py", ["other", "helper"]),
     ]
-    scanned = len(reads)
+    scanned = len(scan_reads)
     assert _found(ctx, ("helper", "other")) == [(p, t, s[::-1]) for p, t, s in together]
     assert _found(ctx, ("other",)) == [("b.py", _MODULES["b"], ["other"]), ("c.py", _MODULES["c"], ["other"])]
-    assert len(reads) == scanned
+    assert len(scan_reads) == scanned
     # A name not asked yet is a scan of its own, with the others.
     assert [f[0] for f in _found(ctx, ("other", "nothing"))] == ["b.py", "c.py", "d.py"]
-    assert len(reads) > scanned
+    assert len(scan_reads) > scanned
 
 
-def test_a_scan_stopped_early_keeps_nothing(tmp_path, reads):
+def test_a_scan_stopped_early_keeps_nothing(tmp_path, scan_reads):
     ctx = _check(tmp_path)
     assert next(project_scan.texts_naming(ctx, "helper"))[0].endswith("a.py")
-    stopped = len(reads)
+    stopped = len(scan_reads)
     assert [f[0] for f in _found(ctx, ("helper",))] == ["a.py", "c.py"]
-    assert len(reads) > stopped
+    assert len(scan_reads) > stopped
 
 
-def test_a_scan_with_a_question_answers_a_plain_one_not_another_with_a_question(tmp_path, reads):
+def test_a_scan_with_a_question_answers_a_plain_one_not_another_with_a_question(tmp_path, scan_reads):
     # The modules a scan with a question skips are known not to spell the name: its answers
-    # are whole. A scan with a question reads again, noting each module's answer for later runs.
+    # are whole. A scan with a question scan_reads again, noting each module's answer for later runs.
     ctx = _check(tmp_path)
     asked = list(project_scan.texts_spelling(ctx, ("helper",), question="test-spelling:"))
-    scanned = len(reads)
+    scanned = len(scan_reads)
     assert [p.rpartition("/")[2] for p, _, _ in asked] == ["a.py", "c.py"]
     assert _found(ctx, ("helper",)) == [(p.rpartition("/")[2], t, s) for p, t, s in asked]
-    assert len(reads) == scanned
+    assert len(scan_reads) == scanned
     assert list(project_scan.texts_spelling(ctx, ("helper",), question="test-spelling:")) == asked
-    assert len(reads) > scanned
+    assert len(scan_reads) > scanned
 
 
-def test_other_modules_are_scanned_again(tmp_path, reads, monkeypatch):
+def test_other_modules_are_scanned_again(tmp_path, scan_reads, monkeypatch):
     # Answers are taken only for the modules and content keys they were found in.
     ctx = _check(tmp_path)
     _found(ctx, ("helper",))
-    scanned = len(reads)
+    scanned = len(scan_reads)
     real = project_scan.project_modules
     monkeypatch.setattr(project_scan, "project_modules", lambda *a: [m for m in real(*a) if not m[0].endswith("c.py")])
     assert [f[0] for f in _found(ctx, ("helper",))] == ["a.py"]
-    assert len(reads) > scanned
+    assert len(scan_reads) > scanned
 
 
-def test_whether_a_name_is_spelled_elsewhere_is_asked_once_per_check(tmp_path, reads):
+def test_whether_a_name_is_spelled_elsewhere_is_asked_once_per_check(tmp_path, scan_reads):
     # QL101 and QL102 ask it of a pass's name (`stripped_later.named_elsewhere`): a scan up to
     # the first module spelling it, or of the whole project.
     from qlint.analysis.graphs.stripped_later import named_elsewhere
@@ -123,10 +108,10 @@ def test_whether_a_name_is_spelled_elsewhere_is_asked_once_per_check(tmp_path, r
     ctx = _check(tmp_path)
     assert named_elsewhere(ctx, "helper")
     assert not named_elsewhere(ctx, "absent_name")
-    scanned = len(reads)
+    scanned = len(scan_reads)
     assert named_elsewhere(ctx, "helper")
     assert not named_elsewhere(ctx, "absent_name")
-    assert len(reads) == scanned
+    assert len(scan_reads) == scanned
     fresh = _check(tmp_path)
     assert named_elsewhere(fresh, "helper") and not named_elsewhere(fresh, "absent_name")
-    assert len(reads) == 2 * scanned
+    assert len(scan_reads) == 2 * scanned
