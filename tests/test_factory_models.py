@@ -18,7 +18,7 @@ import pytest
 
 from qlint.analysis.flow import factory_models
 from tests.conftest import ROOT
-from tests.test_model_sources import check
+from tests.test_model_sources import check, ql201_message
 
 GENERATOR = ROOT / "scripts" / "generate_factory_models.py"
 
@@ -31,12 +31,6 @@ def _script(build: str, imports: str = "import timm\n", capture: str = "model") 
             model = {build}
             prepare_pt2e(export({capture}, (x,)).module(), quantizer)
     """
-
-
-def _message(src: str) -> str:
-    (d,) = check(src)
-    assert d.code == "QL201", d
-    return d.message
 
 
 # -- quiet: the table says no part depends on the mode ------------------------------------------
@@ -103,35 +97,35 @@ def test_a_class_holding_a_timm_vit_is_quiet():
             prepare_pt2e(export(model, (x,)).module(), quantizer)
     """
     assert check(src) == []
-    message = _message(src.replace("vit_base_patch16_224", "resnet50"))
+    message = ql201_message(src.replace("vit_base_patch16_224", "resnet50"))
     assert message.endswith("; in `Wrapper`, the mode changes BatchNorm2d")
 
 
 # -- reported: parts the table names, or a call it does not cover --------------------------------
 def test_timm_resnet_is_reported_naming_batch_norm():
-    message = _message(_script('timm.create_model("resnet50", pretrained=True)'))
+    message = ql201_message(_script('timm.create_model("resnet50", pretrained=True)'))
     assert message.endswith("; in `resnet50`, the mode changes BatchNorm2d")
 
 
 def test_torchvision_resnet_is_reported_naming_batch_norm():
-    message = _message(_script("torchvision.models.resnet18(weights=None)", "import torchvision\n"))
+    message = ql201_message(_script("torchvision.models.resnet18(weights=None)", "import torchvision\n"))
     assert message.endswith("; in `resnet18`, the mode changes BatchNorm2d")
 
 
 def test_torchvision_vit_with_dropout_is_reported_naming_it():
-    message = _message(_script("torchvision.models.vit_b_16(dropout=0.1)", "import torchvision\n"))
+    message = ql201_message(_script("torchvision.models.vit_b_16(dropout=0.1)", "import torchvision\n"))
     assert message.endswith("; in `vit_b_16`, the mode changes Dropout")
-    message = _message(_script("torchvision.models.vit_b_16(attention_dropout=0.1)", "import torchvision\n"))
+    message = ql201_message(_script("torchvision.models.vit_b_16(attention_dropout=0.1)", "import torchvision\n"))
     assert message.endswith("; in `vit_b_16`, the mode changes MultiheadAttention")
     # A rate we cannot read is not covered.
-    message = _message(_script("torchvision.models.vit_b_16(dropout=rate)", "import torchvision\n"))
+    message = ql201_message(_script("torchvision.models.vit_b_16(dropout=rate)", "import torchvision\n"))
     assert "the mode changes" not in message
 
 
 def test_a_timm_vit_with_drop_path_is_reported_naming_it():
     # Every rate of the default ViT is 0: `drop_path_rate` puts DropPath in its blocks, which
     # drops residual branches in train mode.
-    message = _message(_script('timm.create_model("vit_base_patch16_224", drop_path_rate=0.1)'))
+    message = ql201_message(_script('timm.create_model("vit_base_patch16_224", drop_path_rate=0.1)'))
     assert message.endswith("; in `vit_base_patch16_224`, the mode changes DropPath")
     # A zero rate builds the default model: still quiet.
     assert check(_script('timm.create_model("vit_base_patch16_224", drop_path_rate=0.0)')) == []
@@ -149,7 +143,7 @@ def test_a_timm_vit_with_drop_path_is_reported_naming_it():
     ],
 )
 def test_a_timm_vit_with_another_drop_rate_is_reported_naming_it(keyword, parts):
-    message = _message(_script(f'timm.create_model("vit_base_patch16_224", {keyword}=0.1)'))
+    message = ql201_message(_script(f'timm.create_model("vit_base_patch16_224", {keyword}=0.1)'))
     assert message.endswith(f"; in `vit_base_patch16_224`, the mode changes {parts}")
     # At zero (each alone, or all of them) the default model is built: quiet.
     assert check(_script(f'timm.create_model("vit_base_patch16_224", {keyword}=0.0)')) == []
@@ -175,7 +169,7 @@ def test_a_timm_vit_with_another_drop_rate_is_reported_naming_it(keyword, parts)
     ],
 )
 def test_timm_calls_the_table_does_not_cover_keep_the_report_without_a_note(build):
-    message = _message(_script(build))
+    message = ql201_message(_script(build))
     assert "the mode changes" not in message and "was found" not in message
 
 
@@ -189,7 +183,7 @@ def test_timm_calls_the_table_does_not_cover_keep_the_report_without_a_note(buil
     ],
 )
 def test_torchvision_calls_the_table_does_not_cover_keep_the_report(build):
-    message = _message(_script(build, "import torchvision\n"))
+    message = ql201_message(_script(build, "import torchvision\n"))
     assert "the mode changes" not in message
 
 
@@ -220,7 +214,7 @@ def test_a_timm_vit_passed_by_callers_is_quiet_and_a_resnet_caller_is_named():
         export_and_quantize(dinov2, (torch.randn(1, 3, 518, 518),))
     """
     assert check(src) == []
-    message = _message(src.replace('"vit_base_patch16_224"', '"resnet50"'))
+    message = ql201_message(src.replace('"vit_base_patch16_224"', '"resnet50"'))
     assert "resnet50" in message and "BatchNorm2d" in message
 
 

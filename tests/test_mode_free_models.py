@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import textwrap
 
-from tests.test_model_sources import check
+from tests.test_model_sources import check, ql201_message
 
 CAPTURE = "        prepare_pt2e(export(model, (x,)).module(), quantizer)\n"
 
@@ -20,12 +20,6 @@ def _in_test(classes: str, build: str = "Net()") -> str:
     body = textwrap.indent(textwrap.dedent(classes).strip("\n"), "    ")
     capture = "    prepare_pt2e(export(model, (x,)).module(), quantizer)\n"
     return f"def test_quantize(quantizer, x):\n{body}\n    model = {build}\n{capture}"
-
-
-def _message(src: str) -> str:
-    (d,) = check(src)
-    assert d.code == "QL201"
-    return d.message
 
 
 # -- quiet: resolved in full, nothing mode-dependent ---------------------------------------------
@@ -51,7 +45,7 @@ def test_local_linear_relu_model_is_quiet():
     src = "import torch.nn.functional as F\n" + src
     assert check(src) == []
     # The same model with a dropout layer is reported, naming it.
-    assert _message(src.replace("nn.ReLU()", "nn.Dropout(0.5)")).endswith("; in `Net`, the mode changes Dropout")
+    assert ql201_message(src.replace("nn.ReLU()", "nn.Dropout(0.5)")).endswith("; in `Net`, the mode changes Dropout")
 
 
 def test_nested_class_with_a_conv_only_is_quiet():
@@ -69,7 +63,7 @@ def test_nested_class_with_a_conv_only_is_quiet():
         + CAPTURE
     )
     assert check(src) == []
-    message = _message(src.replace("self.conv = nn.Conv2d(3, 3, 3)", "self.conv = nn.RReLU()"))
+    message = ql201_message(src.replace("self.conv = nn.Conv2d(3, 3, 3)", "self.conv = nn.RReLU()"))
     assert message.endswith("; in `Outer._Net`, the mode changes RReLU")
 
 
@@ -77,7 +71,7 @@ def test_inline_sequential_and_torch_nn_leaf_are_quiet():
     assert check(_in_test("", "nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 1))")) == []
     assert check(_in_test("", "torch.nn.Linear(3, 3)")) == []
     assert check(_in_test("", "nn.InstanceNorm2d(3)")) == []
-    message = _message(_in_test("", "nn.InstanceNorm2d(3, track_running_stats=True)"))
+    message = ql201_message(_in_test("", "nn.InstanceNorm2d(3, track_running_stats=True)"))
     assert message.endswith("; in `nn.InstanceNorm2d`, the mode changes InstanceNorm2d")
 
 
@@ -98,7 +92,7 @@ def test_layers_built_by_a_function_of_the_module():
         + CAPTURE
     )
     assert check(src) == []
-    message = _message(src.replace("nn.Linear(a, b)", "nn.BatchNorm1d(b)"))
+    message = ql201_message(src.replace("nn.Linear(a, b)", "nn.BatchNorm1d(b)"))
     assert message.endswith("; in `Net`, the mode changes BatchNorm1d")
 
 
@@ -170,7 +164,7 @@ def test_weights_set_through_tensor_data_by_a_helper_from_elsewhere_are_quiet():
         """
     )
     assert check(src) == []
-    message = _message(
+    message = ql201_message(
         src.replace("self.lin = nn.Linear(3, 3)", "self.lin = nn.Sequential(nn.Linear(3, 3), nn.Dropout())")
     )
     assert message.endswith("; in `Net`, the mode changes Dropout")
@@ -211,7 +205,7 @@ def test_batch_norm_in_a_nested_submodule_is_named():
                 self.blocks = nn.ModuleList([Block() for _ in range(2)])
         """
     )
-    assert _message(src).endswith("; in `Net`, the mode changes BatchNorm2d")
+    assert ql201_message(src).endswith("; in `Net`, the mode changes BatchNorm2d")
 
 
 def test_dropout_in_a_base_class_is_named():
@@ -228,10 +222,10 @@ def test_dropout_in_a_base_class_is_named():
                 self.lin = nn.Linear(3, 3)
         """
     )
-    assert _message(src).endswith("; in `Net`, the mode changes Dropout")
+    assert ql201_message(src).endswith("; in `Net`, the mode changes Dropout")
     # A torch.nn base is read like a submodule.
     based = _in_test("class Net(nn.BatchNorm2d):\n    pass\n", "Net(3)")
-    assert _message(based).endswith("; in `Net`, the mode changes BatchNorm2d")
+    assert ql201_message(based).endswith("; in `Net`, the mode changes BatchNorm2d")
 
 
 LINEAR_NET = """
@@ -253,22 +247,22 @@ def test_parts_that_do_not_resolve_keep_the_report_without_a_content_note():
     ]
     for line in unresolved:
         classes = "from somelib import make_layers\n" + LINEAR_NET.format(base="nn.Module", line=line)
-        assert _message(_in_test(classes)).endswith("modules start in train mode)"), line
+        assert ql201_message(_in_test(classes)).endswith("modules start in train mode)"), line
     # A torch.nn class handed over to be built later is read as built with unknown arguments.
     classes = LINEAR_NET.format(base="nn.Module", line="self.make = functools.partial(nn.BatchNorm2d, eps=0.1)")
-    assert _message(_in_test("import functools\n" + classes)).endswith("; in `Net`, the mode changes BatchNorm2d")
+    assert ql201_message(_in_test("import functools\n" + classes)).endswith("; in `Net`, the mode changes BatchNorm2d")
     # Dropout passed by position, not as a constant: it may be non-zero.
     classes = LINEAR_NET.format(base="nn.Module", line="self.mha = nn.MultiheadAttention(4, 2, cfg)")
-    assert _message(_in_test(classes)).endswith("; in `Net`, the mode changes MultiheadAttention (dropout)")
+    assert ql201_message(_in_test(classes)).endswith("; in `Net`, the mode changes MultiheadAttention (dropout)")
     assert check(_in_test(classes.replace("(4, 2, cfg)", "(4, 2, 0.0)"))) == []
     # A base class from elsewhere, or its own `train()`, is not resolved in full either.
     foreign = "from somelib import Base\n" + LINEAR_NET.format(base="Base", line="pass")
-    assert _message(_in_test(foreign)).endswith("modules start in train mode)")
+    assert ql201_message(_in_test(foreign)).endswith("modules start in train mode)")
     own_train = LINEAR_NET.format(base="nn.Module", line="pass") + "\n    def train(self, mode=True):\n        pass\n"
-    assert _message(_in_test(own_train)).endswith("modules start in train mode)")
+    assert ql201_message(_in_test(own_train)).endswith("modules start in train mode)")
     # Reading another module's `.training` is mode-dependent code we do not follow.
     other = LINEAR_NET.format(base="nn.Module", line="self.flag = self.lin.training")
-    assert _message(_in_test(other)).endswith("modules start in train mode)")
+    assert ql201_message(_in_test(other)).endswith("modules start in train mode)")
 
 
 def test_dropout_built_with_p_zero_is_mode_free():
@@ -278,7 +272,7 @@ def test_dropout_built_with_p_zero_is_mode_free():
     # The default p is 0.5; a p not written as a constant may be anything.
     for line in ["self.drop = nn.Dropout()", "self.drop = nn.Dropout(0.1)", "self.drop = nn.AlphaDropout(p=cfg)"]:
         classes = LINEAR_NET.format(base="nn.Module", line=line)
-        assert _message(_in_test(classes)).endswith("Dropout"), line
+        assert ql201_message(_in_test(classes)).endswith("Dropout"), line
 
 
 def test_a_model_given_parts_after_it_is_built_is_reported():
@@ -294,12 +288,14 @@ def test_a_model_given_parts_after_it_is_built_is_reported():
     changed = ["model.head = head(x)", "model[0] = head(x)", "setattr(model, 'head', head(x))", "model.apply(head)"]
     for line in changed:
         text = src.replace("    prepare_pt2e(", f"    {line}\n    prepare_pt2e(")
-        assert _message(text).endswith("modules start in train mode)"), line
+        assert ql201_message(text).endswith("modules start in train mode)"), line
     # Handed to a call that may give it parts: a helper of the module is read, others are not.
     helper = "\ndef swap(model, head):\n    setattr(model, 'lin', head)\n"
     swapped = src.replace("    prepare_pt2e(", "    swap(model, x)\n    prepare_pt2e(") + helper
-    assert _message(swapped).endswith("modules start in train mode)")
-    assert _message(src.replace("    prepare_pt2e(", "    swap_layers(model)\n    prepare_pt2e(")).endswith("mode)")
+    assert ql201_message(swapped).endswith("modules start in train mode)")
+    assert ql201_message(src.replace("    prepare_pt2e(", "    swap_layers(model)\n    prepare_pt2e(")).endswith(
+        "mode)"
+    )
     reads = "\ndef swap(model, head):\n    print(model.lin, head)\n"
     assert check(src.replace("    prepare_pt2e(", "    swap(model, x)\n    prepare_pt2e(") + reads) == []
     # The same name given parts in another function is another object.
@@ -384,12 +380,12 @@ def test_a_value_the_class_only_gives_layers_or_tests_is_not_a_module():
 
 def test_a_value_the_class_may_keep_as_a_module_keeps_the_report():
     # `extra` is stored and called by `forward`: it may be a module (a dropout) handed in.
-    assert _message(_in_test(FLAG_NET, "Net(True, extra=x.head)")).endswith("modules start in train mode)")
-    assert _message(_in_test(FLAG_NET, "Net(True, False, x.head)")).endswith("modules start in train mode)")
+    assert ql201_message(_in_test(FLAG_NET, "Net(True, extra=x.head)")).endswith("modules start in train mode)")
+    assert ql201_message(_in_test(FLAG_NET, "Net(True, False, x.head)")).endswith("modules start in train mode)")
     # Positions after `*args`, keywords through `**kwargs` or not named by `__init__`: unknown.
-    assert _message(_in_test(FLAG_NET, "Net(*x.args, True)")).endswith("modules start in train mode)")
-    assert _message(_in_test(FLAG_NET, "Net(True, **x.kw)")).endswith("modules start in train mode)")
-    assert _message(_in_test(FLAG_NET, "Net(True, other=x.flag)")).endswith("modules start in train mode)")
+    assert ql201_message(_in_test(FLAG_NET, "Net(*x.args, True)")).endswith("modules start in train mode)")
+    assert ql201_message(_in_test(FLAG_NET, "Net(True, **x.kw)")).endswith("modules start in train mode)")
+    assert ql201_message(_in_test(FLAG_NET, "Net(True, other=x.flag)")).endswith("modules start in train mode)")
     # Kept through `or` (`self.head = flag or default`), passed to a container, or to a callable
     # that is not a torch.nn layer: may be a module.
     kept = [
@@ -400,7 +396,7 @@ def test_a_value_the_class_may_keep_as_a_module_keeps_the_report():
     ]
     for line in kept:
         classes = "from somelib import build\n" + textwrap.dedent(FLAG_NET.replace("self.permute = permute", line))
-        assert _message(_in_test(classes, "Net(x.flag)")).endswith("modules start in train mode)"), line
+        assert ql201_message(_in_test(classes, "Net(x.flag)")).endswith("modules start in train mode)"), line
     # The same flags with a batch norm: still reported, naming it.
     bn = FLAG_NET.replace("self.out = nn.Linear(4, 4, bias=use_bias)", "self.out = nn.BatchNorm1d(4, affine=use_bias)")
-    assert _message(_in_test(bn, "Net(x.flag)")).endswith("; in `Net`, the mode changes BatchNorm1d")
+    assert ql201_message(_in_test(bn, "Net(x.flag)")).endswith("; in `Net`, the mode changes BatchNorm1d")

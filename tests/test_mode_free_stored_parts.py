@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import textwrap
 
-from tests.test_model_sources import check
+from tests.test_model_sources import check, ql201_message
 
 TRAIN_MODE = "modules start in train mode)"
 
@@ -23,12 +23,6 @@ def _in_test(prelude: str, classes: str, build: str = "Net()") -> str:
     body = textwrap.indent(textwrap.dedent(prelude).strip("\n") + "\n" + textwrap.dedent(classes).strip("\n"), "    ")
     capture = "    prepare_pt2e(export(model, (x,)).module(), quantizer)\n"
     return f"def test_quantize(quantizer, x):\n{body}\n    model = {build}\n{capture}"
-
-
-def _message(src: str) -> str:
-    (d,) = check(src)
-    assert d.code == "QL201"
-    return d.message
 
 
 WRAPPER = """
@@ -58,7 +52,7 @@ def test_a_wrapper_around_a_model_of_the_enclosing_test_is_reported():
     ]
     for line in stored:
         src = _in_test(FRESH, WRAPPER.format(line=line))
-        assert _message(src).endswith(TRAIN_MODE), line
+        assert ql201_message(src).endswith(TRAIN_MODE), line
     # The same wrapper built around a part it builds itself is quiet.
     assert check(_in_test("", WRAPPER.format(line="self.inner = nn.Linear(3, 3)"))) == []
 
@@ -77,10 +71,10 @@ def test_a_module_level_model_a_class_keeps_is_reported():
             model = Net()
             prepare_pt2e(export(model, (x,)).module(), quantizer)
     """
-    assert _message(src).endswith(TRAIN_MODE)
+    assert ql201_message(src).endswith(TRAIN_MODE)
     # Imported from a library whose source is not read: it may be any module.
     imported = "        from somelib import ENCODER\n" + src.replace("self.head = HEAD", "self.head = ENCODER")
-    assert _message(imported).endswith(TRAIN_MODE)
+    assert ql201_message(imported).endswith(TRAIN_MODE)
     # A module-level constant is no module.
     constant = src.replace("HEAD = nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5))", "HEAD = (0.5, 'mean')")
     assert check(constant) == []
@@ -125,7 +119,7 @@ def test_stored_values_that_hold_no_model_are_quiet():
     """
     assert check(src) == []
     # The same class handed a batch norm: reported, naming it.
-    message = _message(src.replace("Net(nn.Linear(3, 3))", "Net(nn.BatchNorm1d(3))"))
+    message = ql201_message(src.replace("Net(nn.Linear(3, 3))", "Net(nn.BatchNorm1d(3))"))
     assert message.endswith("the mode changes BatchNorm1d")
 
 
@@ -159,10 +153,10 @@ def test_a_wrapper_around_a_model_that_may_be_in_train_mode_is_reported():
     }
     for why, (prelude, classes, build) in loud.items():
         src = "from somelib import calibrate, init\n" + _in_test(prelude, classes, build)
-        assert "captured for PTQ in train mode" in _message(src), why
+        assert "captured for PTQ in train mode" in ql201_message(src), why
     # A part the wrapper builds itself still counts: its own dropout is reported, named.
     own = WRAPPER.format(line="self.inner = inner; self.drop = nn.Dropout(0.5)")
-    assert _message(_in_test(EVALED, own)).endswith("the mode changes Dropout")
+    assert ql201_message(_in_test(EVALED, own)).endswith("the mode changes Dropout")
 
 
 def test_the_class_s_own_mode_dependent_code_keeps_the_report():
@@ -176,7 +170,7 @@ def test_the_class_s_own_mode_dependent_code_keeps_the_report():
             self.lin = nn.Linear(3, 3)
             self.drop = nn.Dropout(p)
     """
-    assert _message(_in_test("", by_parameter)).endswith("the mode changes Dropout")
+    assert ql201_message(_in_test("", by_parameter)).endswith("the mode changes Dropout")
     assert check(_in_test("", by_parameter.replace("nn.Dropout(p)", "nn.Dropout(0.0)"))) == []
     reads = WRAPPER.format(line="self.lin = nn.Linear(3, 3)").replace("return x", "return x if self.training else -x")
-    assert _message(_in_test("", reads)).endswith("code reading `self.training`")
+    assert ql201_message(_in_test("", reads)).endswith("code reading `self.training`")

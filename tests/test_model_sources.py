@@ -25,6 +25,13 @@ def check(src: str, select=("QL201", "QL202"), **kw):
     return lint(HEAD + textwrap.dedent(src), select=select, **kw)
 
 
+def ql201_message(src: str) -> str:
+    """The message of the one finding `check` gives `src`, which must be QL201's."""
+    (d,) = check(src)
+    assert d.code == "QL201", d
+    return d.message
+
+
 def rows(diagnostics) -> list[tuple[int, str]]:
     return [(d.range.start.row, d.code) for d in diagnostics]
 
