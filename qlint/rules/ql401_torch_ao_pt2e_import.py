@@ -43,6 +43,7 @@ from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.value_classes import value_class
 
 _APPLICABILITY = {"safe": Applicability.SAFE, "unsafe": Applicability.UNSAFE}
+_TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
 
 
 @value_class
@@ -141,6 +142,8 @@ class TorchAoPt2eImport(Rule):
         owned.update(p.local for p in moved)  # their uses are reported with the import, or deliberate
         if not moved or ie.guarded(stmt, parents, {p.local for p in moved}, _versions(ctx)):
             return None
+        if _after_shim(ctx, moves, stmt, parents):
+            return None
         for p in moved:
             p.fix = _fix_level(ctx, p.move) if p.alias.name != "*" else "display"
             if p.move.is_module and p.fix != "display":
@@ -179,7 +182,7 @@ class TorchAoPt2eImport(Rule):
             local = alias.asname or alias.name.split(".")[0]
             if alias.asname:
                 owned.add(alias.asname)
-            if ie.guarded(stmt, parents, {local}, _versions(ctx)):
+            if ie.guarded(stmt, parents, {local}, _versions(ctx)) or _after_shim(ctx, moves, stmt, parents):
                 if not alias.asname:
                     plain.append(tuple(alias.name.split(".")))
                 continue
@@ -372,6 +375,43 @@ def _twins(ctx: FileContext, moves: Moves, parents) -> _Twins:
         if twins and not ie.guarded(stmt, parents, {a.asname or a.name for a in stmt.names}, _versions(ctx)):
             found[stmt] = twins
     return _Twins(found)
+
+
+def _after_shim(ctx: FileContext, moves: Moves, stmt: ast.stmt, parents) -> bool:
+    """An old import placed after a shim's old import in the same `try` body.
+
+    The earlier import is a compatibility path (its handler imports the same names from
+    elsewhere): on torch 2.13 it raises, the handler runs, and nothing after it in the body
+    does. This one runs only where the old package still imports, so it breaks nothing on
+    2.13; the handler's own imports are judged as ever. An earlier import that is itself
+    reported (no working alternative) quiets nothing: fixing it makes this one run.
+    """
+    parent = parents.get(id(stmt))
+    if not isinstance(parent, _TRY) or stmt not in parent.body:
+        return False
+    if not any(ie.catches_import_failure(h) for h in parent.handlers):
+        return False
+    for earlier in parent.body[: parent.body.index(stmt)]:
+        names = _old_import_names(ctx, moves, earlier)
+        if names and ie.guarded(earlier, parents, names, _versions(ctx)):
+            return True
+    return False
+
+
+def _old_import_names(ctx: FileContext, moves: Moves, stmt: ast.stmt) -> set[str]:
+    """The names `stmt` binds from where torch 2.13 has nothing (empty: it imports there)."""
+    if isinstance(stmt, ast.ImportFrom):
+        base = ie.import_base(ctx, stmt)
+        if base is None or not (base == OLD_PACKAGE or moves.removed_module(base)):
+            return set()
+        return {
+            a.asname or a.name
+            for a in stmt.names
+            if (moves.find(f"{base}.{a.name}") if a.name != "*" else moves.find(base)) is not None
+        }
+    if isinstance(stmt, ast.Import):
+        return {a.asname or a.name.split(".")[0] for a in stmt.names if moves.removed_module(a.name)}
+    return set()
 
 
 def _versions(ctx: FileContext) -> ModuleConstants:

@@ -257,7 +257,11 @@ def _deliberate(ctx: FileContext, stmt: ast.AST, parents, names: set[str]) -> bo
         return True
     if gate == "taken":
         return _probe_or_alternate(ctx, stmt, parents, names)
-    return ie.guarded(stmt, parents, names, _module_constant(ctx)) and not _fallback_removed(ctx, stmt, parents, names)
+    if not ie.guarded(stmt, parents, names, _module_constant(ctx)):
+        return False
+    if _fallback_removed(ctx, stmt, parents, names):
+        return False
+    return bool(names) or not _probe_falls_back_removed(stmt, parents)
 
 
 def _version_gate(ctx: FileContext, node: ast.AST, parents) -> str | None:
@@ -367,6 +371,43 @@ def _fallback_removed(ctx: FileContext, node: ast.AST, parents, names: set[str])
                 return all(q in APIS for q in found)
         child, parent = parent, parents.get(id(parent))
     return False
+
+
+def _probe_falls_back_removed(node: ast.AST, parents) -> bool:
+    """An attribute probe (`torch.export.export_for_training(...)` in a `try` body) whose handlers
+    reach for a removed API and spell no other capture: `except Exception: from torch._export
+    import capture_pre_autograd_graph` fails on torch 2.13 as the probe does, so no branch of the
+    shim works there. A handler calling any `export(...)` (`torch.export.export`) is a way out,
+    and a `hasattr` check around the shim keeps it a probe."""
+    verdict = False
+    child, parent = node, parents.get(id(node))
+    while parent is not None and not isinstance(parent, (*_SCOPES, ast.Module)):
+        if isinstance(parent, (ast.If, ast.IfExp)) and child is not parent.test and ie.probes_attribute(parent.test):
+            return False
+        if isinstance(parent, ast.Try) and child in parent.body:
+            catching = [h for h in parent.handlers if ie.catches_import_failure(h)]
+            found = [n for h in catching for stmt in h.body for n in ast.walk(stmt)]
+            if any(_spells_export(n) for n in found):
+                return False  # this handler, or an outer one the failing fallback reaches, works
+            if catching and not verdict:
+                if not any(_names_removed_api(n) for n in found):
+                    return False
+                verdict = True
+        child, parent = parent, parents.get(id(parent))
+    return verdict
+
+
+def _names_removed_api(node: ast.AST) -> bool:
+    if isinstance(node, ast.ImportFrom):
+        return any(a.name in NAMES for a in node.names)
+    return isinstance(node, ast.Attribute) and node.attr in NAMES
+
+
+def _spells_export(node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    return (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) == _NEW_NAME
 
 
 def _advice(api: RemovedApi) -> str:

@@ -72,7 +72,7 @@ def guarded(node: ast.AST, parents: dict, names: set[str], lookup: Lookup | None
             if (literal := literal_truth(parent.test)) is not None and literal != in_body:
                 return True  # `if False:`: a block no run reaches imports nothing
             runs = branch_runs(parent.test, in_body, TARGET_RELEASE, lookup)
-            if runs is False or (runs is None and _probes_attribute(parent.test)):
+            if runs is False or (runs is None and probes_attribute(parent.test)):
                 return True
             if runs is None and isinstance(parent, ast.If):
                 other = parent.orelse if in_body else parent.body
@@ -119,7 +119,7 @@ def _imports_names(stmts: Iterable[ast.stmt], names: set[str]) -> bool:
     return False
 
 
-def _probes_attribute(test: ast.expr) -> bool:
+def probes_attribute(test: ast.expr) -> bool:
     return any(isinstance(n, ast.Name) and n.id == "hasattr" for n in ast.walk(test))
 
 

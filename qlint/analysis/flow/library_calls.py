@@ -77,6 +77,9 @@ def api_call(sem, node: ast.Call, api: Api, first: Obj | None, kwargs: dict, env
         return result
     if api.kind == "allow_train_eval" and arg is not None:
         env.patched |= {arg}
+        if absent_allow(sem.walk, node, api):
+            sem.walk.try_bodies[-1][1].add(arg)
+            return arg
         guard, known = frozenset(sem.walk.guards), sem.allow_guards.get(arg)
         guard = sem.allow_guards[arg] = guard if known is None or known == guard else frozenset()
         for origin in arg.origins if len(arg.origins) == 1 else ():
@@ -101,6 +104,28 @@ def api_call(sem, node: ast.Call, api: Api, first: Obj | None, kwargs: dict, env
         env.copied |= {obj}
         return obj
     return arg  # move_exported_model_to_eval/train, allow_exported_model_train_eval return the model
+
+
+_NO_ALLOW = ("torch.ao.", "torch.quantization.")  # torch 2.13 has it in torchao only
+_CATCH_ATTRIBUTE = frozenset({"AttributeError", "Exception", "BaseException"})
+
+
+def absent_allow(walk, node: ast.Call, api: Api) -> bool:
+    """`torch.ao.quantization.allow_exported_model_train_eval(gm)` in a `try` body whose handler
+    catches the AttributeError: torch 2.13's torch.ao has no such function, so the lookup raises,
+    the handler swallows it and the graph goes on refusing `.eval()`/`.train()`. The rest of the
+    body does not run on 2.13 (it stays allowed there); after the `try`, the graph is not.
+    Outside such a `try` the call raises out of the code that follows it (QL401 reports it)."""
+    if not walk.try_bodies or not api.name.startswith(_NO_ALLOW) or not isinstance(node.func, ast.Attribute):
+        return False
+    return any(_catches_attribute_error(h) for h in walk.try_bodies[-1][0].handlers)
+
+
+def _catches_attribute_error(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any((t.id if isinstance(t, ast.Name) else getattr(t, "attr", None)) in _CATCH_ATTRIBUTE for t in types)
 
 
 def method_call(sem, node: ast.Call, attr: str, receiver: Obj, env: Env):

@@ -86,6 +86,9 @@ class Interpreter:
         self.local_imports, nested, classes = _local_definitions(func, owner.scope)
         self.loops: list[list[Env]] = []
         self.contexts: list[str] = []
+        # The `try` bodies being walked, with the values allowed there through a spelling torch
+        # 2.13 lacks (`library_calls.absent_allow`): after the body, they are not allowed.
+        self.try_bodies: list[tuple[ast.Try, set[Obj]]] = []
         self.guards: list[tuple[str, bool]] = []
         self.stmt_stack: list[ast.stmt] = []
         self.previous: list[ast.stmt | None] = []  # the statement before each of `stmt_stack`
@@ -166,10 +169,14 @@ class Interpreter:
         elif cls in _TRY:
             expecting = any(_catches_not_implemented(h) for h in s.handlers)
             self.contexts.append(EXPECTS_ERROR if expecting else "try")
+            self.try_bodies.append((s, set()))
             try:
                 body = self.block(s.body, env.copy())
             finally:
                 self.contexts.pop()
+                _, unallowed = self.try_bodies.pop()
+            if body is not None and unallowed:
+                body.patched = body.patched - (unallowed - env.patched)
             # A handler of the error a refused switch raises starts where the switch ended: only
             # an exported graph refuses `.eval()`/`.train()`, and its mode cannot change anyway.
             start = body if body is not None and _refused_switch(s) else join([env, body], s)
