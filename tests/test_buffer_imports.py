@@ -107,3 +107,22 @@ def test_a_check_of_a_file_on_disk_builds_no_dataclass(tmp_path):
     out = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True)
     assert "QL101" in out.stdout  # the file was checked
     assert out.stdout.strip().splitlines()[-1] == "['qlint.notebook']"
+
+
+def test_a_plain_check_of_a_capture_helper_loads_neither_argparse_nor_openssl(tmp_path):
+    """The command line of an editor's or pre-commit's check is read without argparse
+    (`qlint.plain_args`), and QL201's kept caller verdicts hash the checked module's shape with
+    `short_digests` (its budget, as every digest of a one-file check): argparse with gettext
+    and locale, and OpenSSL (`hashlib`), each cost a few milliseconds of every such process."""
+    helper = (
+        "import torch\nfrom torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\n\n\n"
+        "def quantize(model, example, quantizer):\n    ep = torch.export.export(model, example)\n"
+        "    return prepare_pt2e(ep.module(), quantizer)\n"
+    )
+    (tmp_path / "user.py").write_text(
+        "import torch\nfrom helper import quantize\n\n\ndef run(q):\n"
+        "    m = torch.nn.BatchNorm1d(2).eval()\n    return quantize(m, (torch.randn(1, 2),), q)\n"
+    )
+    modules = _imported(tmp_path, "helper.py", helper)
+    assert "qlint.analysis.flow.kept_caller_verdicts" in modules  # QL201 searched the helper's callers
+    assert [m for m in ("argparse", "gettext", "_hashlib") if m in modules] == []
