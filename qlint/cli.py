@@ -8,19 +8,22 @@ the file and key; an unexpected crash is one line unless QLINT_DEBUG is set.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from qlint import DISTRIBUTION, __version__, lost_interrupts, rollout_args
+from qlint import DISTRIBUTION, __version__, lost_interrupts, plain_args
+from qlint.plain_args import OUTPUT_FORMATS
 from qlint.registry import RegistryError
 
+if TYPE_CHECKING:
+    import argparse
+
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
-OUTPUT_FORMATS = ("full", "concise", "text", "json", "json-lines", "sarif", "github", "lintrunner")
 
 
 class UsageError(Exception):
@@ -35,7 +38,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     lost_interrupts.keep_lost_interrupts()
     try:
         args = list(sys.argv[1:] if argv is None else argv)
-        code = _dispatch(build_parser(args[0] if args else None).parse_args(args))
+        # A plain `qlint check` command line is read without argparse (`qlint.plain_args`).
+        parsed = plain_args.parse(args)
+        code = _dispatch(parsed if parsed is not None else build_parser(args[0] if args else None).parse_args(args))
         lost_interrupts.raise_if_lost()
         return code
     except KeyboardInterrupt:
@@ -74,6 +79,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     that subcommand's parser: each parser argparse builds looks its messages up with
     `gettext` (three searches for translation files), 2 of the 6 are all a `qlint check`
     needs to parse its arguments, identically (a third of the parser's 5 ms)."""
+    import argparse  # not for a plain `qlint check` command line: `qlint.plain_args`
+
     parser = argparse.ArgumentParser(prog="qlint", description="Linter and codemod for PyTorch PT2E quantization code.")
     parser.add_argument("--version", action="version", version=f"qlint {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -101,6 +108,8 @@ def _add_check(sub) -> None:
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even if findings remain")
     check.add_argument("--fix", action="store_true", help="apply fixes (same as `qlint fix`)")
     check.add_argument("--runtime", action="store_true", help="confirm findings on the real pipeline")
+    from qlint import rollout_args
+
     rollout_args.add_arguments(check, "check")
 
 
@@ -113,6 +122,8 @@ def _add_fix(sub) -> None:
     )
     fix.add_argument("--output-format", choices=OUTPUT_FORMATS, default="full")
     fix.add_argument("--exit-zero", action="store_true", help="exit 0 even if findings remain")
+    from qlint import rollout_args
+
     rollout_args.add_arguments(fix, "fix")
 
 
@@ -142,6 +153,8 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 
 def _positive_int(text: str) -> int:
+    import argparse
+
     try:
         value = int(text)
     except ValueError:

@@ -5,13 +5,16 @@ stays the report (or the diff) a tool reads.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from qlint import rollout, rollout_report
 from qlint.results import display_path
+
+if TYPE_CHECKING:
+    import argparse  # annotations only: a plain command line never imports argparse
 
 # Reports people read; the others are parsed by tools and stdout must stay theirs alone.
 HUMAN_FORMATS = ("text", "full", "concise")

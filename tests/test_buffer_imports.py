@@ -107,3 +107,46 @@ def test_a_check_of_a_file_on_disk_builds_no_dataclass(tmp_path):
     out = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True)
     assert "QL101" in out.stdout  # the file was checked
     assert out.stdout.strip().splitlines()[-1] == "['qlint.notebook']"
+
+
+def test_a_plain_check_of_a_capture_helper_loads_neither_argparse_nor_openssl(tmp_path):
+    """The command line of an editor's or pre-commit's check is read without argparse
+    (`qlint.plain_args`), and QL201's kept caller verdicts hash the checked module's shape with
+    `short_digests` (its budget, as every digest of a one-file check): argparse with gettext
+    and locale, and OpenSSL (`hashlib`), each cost a few milliseconds of every such process."""
+    helper = (
+        "import torch\nfrom torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e\n\n\n"
+        "def quantize(model, example, quantizer):\n    ep = torch.export.export(model, example)\n"
+        "    return prepare_pt2e(ep.module(), quantizer)\n"
+    )
+    (tmp_path / "user.py").write_text(
+        "import torch\nfrom helper import quantize\n\n\ndef run(q):\n"
+        "    m = torch.nn.BatchNorm1d(2).eval()\n    return quantize(m, (torch.randn(1, 2),), q)\n"
+    )
+    modules = _imported(tmp_path, "helper.py", helper)
+    assert "qlint.analysis.flow.kept_caller_verdicts" in modules  # QL201 searched the helper's callers
+    assert [m for m in ("argparse", "gettext", "_hashlib") if m in modules] == []
+
+
+def test_a_buffer_check_reading_a_kept_wrapper_index_imports_no_helper_search(tmp_path):
+    """A module no rule's text reads, checked after a tree run kept the project's wrapper
+    index: the index is read (`wrapper_index`), not built, and the helper search whose chain
+    depth the builder takes from `wrapper_chains` is not imported (with it, seven modules)."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "b.py").write_text(
+        "import torch\n\n\ndef f(gm):\n    return gm.graph.call_function(torch.ops.aten.add, ())\n"
+    )
+    text = "import torch\n\n\ndef lower(m):\n    return torch.compile(m)\n"
+    (tmp_path / "pkg" / "a.py").write_text(text)
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    tree_run = [sys.executable, "-m", "qlint", "check", "--exit-zero", "-q", "--cache-dir", "cache", "."]
+    assert subprocess.run(tree_run, env=env, cwd=tmp_path, capture_output=True).returncode == 0
+    probe = PROBE.replace('"--no-cache"', '"--cache-dir", "cache"')
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, "pkg/a.py"], input=text.encode(), env=env, cwd=tmp_path, capture_output=True
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    modules = set(json.loads(proc.stderr.decode().rpartition("MODULES ")[2]))
+    assert "qlint.analysis.graphs.wrapper_index" in modules  # the kept index was read
+    assert "qlint.analysis.graphs.wrapper_chains" not in modules

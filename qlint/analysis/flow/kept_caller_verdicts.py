@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import hashlib
 import os
 from collections.abc import Iterator
 
@@ -337,7 +336,7 @@ def _module_shape(ctx) -> tuple[str, dict]:
             whole = data[starts[first - 1] : at(member.end_lineno, member.end_col_offset)]
             where = (type(member).__name__, member.name, member.lineno, member.col_offset)
             span = repr((first, member.end_lineno, member.end_col_offset)).encode()
-            named[where] = hashlib.sha256(span + whole).hexdigest()
+            named[where] = content_sha256_hex(span + whole)
             if isinstance(member, _DEFS):
                 head, last = member.body[0], member.body[-1]
                 spans.append((at(head.lineno, head.col_offset), at(last.end_lineno, last.end_col_offset)))
@@ -348,7 +347,7 @@ def _module_shape(ctx) -> tuple[str, dict]:
         pieces.append(b"\n" * data.count(b"\n", start, end))
         last = end
     pieces.append(data[last:])
-    found = ctx.cache[_SHAPE] = (hashlib.sha256(b"".join(pieces)).hexdigest(), named)
+    found = ctx.cache[_SHAPE] = (content_sha256_hex(b"".join(pieces)), named)
     return found
 
 

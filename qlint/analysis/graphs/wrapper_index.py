@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING
 from qlint.analysis import wrapper_record
 from qlint.analysis.graphs.insertions import calls_inserting, wrapper_search, writes_insertion
 from qlint.analysis.graphs.packet_imports import answered, may_hold_packet
-from qlint.analysis.graphs.wrapper_chains import CHAIN_LINKS
 from qlint.analysis.names.content_keys import content_key
 from qlint.analysis.names.import_paths import install_dir
 from qlint.analysis.names.modules import import_root, module_stem
@@ -364,6 +363,10 @@ def build(root: str, store=None, listed: dict[str, Listing] | None = None) -> Wr
                 sinks.append(ModuleText(text, path))
                 continue
         chains.add(path, data, words)
+    # Here only, where the index is built: a check that reads a kept index imports none of the
+    # helper search wrapper_chains brings in (a one-file check pays for every module it imports).
+    from qlint.analysis.graphs.wrapper_chains import CHAIN_LINKS
+
     functions, classes = candidates(sinks, renames, chains.more, links=CHAIN_LINKS)
     sink_functions, sink_classes = candidates(ql101, renames, ql101_chains.more, instances=False, links=CHAIN_LINKS)
     snapshot = wrapper_record.take_snapshot(dirs, stats, links, started)
