@@ -243,9 +243,7 @@ def test_a_check_run_takes_each_content_key_once(tmp_path, monkeypatch):
     assert not ProjectIndex.fixed_content and len(stats) == 4  # a stat per run, one outside, the buffer
 
 
-def test_beside_a_buffer_the_other_modules_keys_are_taken_once_and_the_buffer_is_never_frozen(
-    tmp_path, monkeypatch
-):
+def test_beside_a_buffer_the_other_modules_keys_are_taken_once_and_the_buffer_is_never_frozen(tmp_path, monkeypatch):
     # `qlint check -` checks one buffer while the files beside it hold still: their keys are
     # taken once (the kept answers of torch's builder.py asked ~13,000 times), the buffer's
     # key is its text, whatever was asked before.
