@@ -37,8 +37,12 @@ _MEMOS = (
 
 
 def _new_process() -> None:
-    """Forget what this process learned, as a new `qlint` run starts without it."""
+    """Forget what this process learned, as a new `qlint` run starts without it: every kept
+    table's memo too (what an earlier test's checks worked out is written down by the next
+    flush, now that a module it read is hashed then)."""
     for memo in _MEMOS:
+        memo.clear()
+    for memo, _ in kept_answers._STATE.memos.values():
         memo.clear()
     content_keys._DIGESTS.clear()
     kept_answers.forget()
