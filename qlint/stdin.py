@@ -86,8 +86,9 @@ def check(data: bytes, stdin_filename: str | None, settings: Settings) -> StdinO
         project = ProjectIndex({path: text})
     # What a buffer's check read is recorded nowhere (its result is never cached): the scans
     # of the whole project need not hash its modules for it (torch's observer.py: 2,284 digests
-    # looked up, a fifth of the instructions of its packet-consumer scan).
-    with ProjectIndex.dependencies_unwanted():
+    # looked up, a fifth of the instructions of its packet-consumer scan). No file changes while
+    # the one check runs, as in a run over a tree: each module's content key is taken once.
+    with ProjectIndex.dependencies_unwanted(), ProjectIndex.contents_fixed():
         result = check_source(data, path, settings, project)
     sources = {path: text} if text is not None else {}
     return StdinOutcome(sorted(result.diagnostics, key=Diagnostic.sort_key), list(result.errors), sources=sources)

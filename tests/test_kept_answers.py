@@ -37,8 +37,12 @@ _MEMOS = (
 
 
 def _new_process() -> None:
-    """Forget what this process learned, as a new `qlint` run starts without it."""
+    """Forget what this process learned, as a new `qlint` run starts without it: every kept
+    table's memo too (what an earlier test's checks worked out is written down by the next
+    flush, now that a module it read is hashed then)."""
     for memo in _MEMOS:
+        memo.clear()
+    for memo, _ in kept_answers._STATE.memos.values():
         memo.clear()
     content_keys._DIGESTS.clear()
     kept_answers.forget()
@@ -162,6 +166,60 @@ def test_answers_read_from_a_just_modified_module_are_not_kept(tmp_path, store):
     _new_process()
     assert _run(passes) == [6]
     assert _taken(pkg / "graph_utils.py") == [False]
+
+
+def _checked_without_hashing(path) -> list[int]:
+    """`_run`, as a check that read the other modules' texts without hashing them (the helper
+    search reads their imports and calls from the texts: torch's symbolic_shapes.py, 123 of
+    them): what it knows of their hashes is forgotten before the answers are written down."""
+    result = check_source(PASSES, str(path), settings_for(("QL102",)), ProjectIndex())
+    assert not result.errors, result.errors
+    content_keys._DIGESTS.clear()
+    kept_answers.flush()
+    return [d.range.start.row for d in result.diagnostics]
+
+
+def test_answers_from_modules_read_without_their_hash_are_kept(tmp_path, store):
+    # Written with the hash worked out at the end: without it the next process, and every one
+    # after, worked the answer out again.
+    pkg, passes = _project(tmp_path, GRAPH_UTILS)
+    assert _checked_without_hashing(passes) == [6]
+    utils = os.path.realpath(pkg / "graph_utils.py")
+    ((_, trail),) = [v for k, v in store.get_answers()["imported"].items() if k[:2] == (utils, "insert_op")]
+    assert (utils, content_keys.content_key({}, utils), content_keys.digest({}, utils), "pkg.graph_utils") in trail
+    _new_process()
+    assert _run(passes) == [6]
+    assert _taken(pkg / "graph_utils.py") == [True]
+
+
+def test_a_module_changed_after_it_was_read_is_not_hashed_for_its_answers(tmp_path, store):
+    # Changed between the read and the end of the check (to a module that inserts nothing):
+    # its hash now is not the content the answer was read from, so the answer is not written,
+    # and the next process reads the module again.
+    pkg, passes = _project(tmp_path, GRAPH_UTILS)
+    result = check_source(PASSES, str(passes), settings_for(("QL102",)), ProjectIndex())
+    assert [d.range.start.row for d in result.diagnostics] == [6]
+    content_keys._DIGESTS.clear()
+    old_file(pkg / "graph_utils.py", PLAIN)
+    kept_answers.flush()
+    utils = os.path.realpath(pkg / "graph_utils.py")
+    kept = (store.get_answers() or {}).get("imported", {})
+    assert not [k for k in kept if k[:2] == (utils, "insert_op")]
+    _new_process()
+    assert _run(passes) == []
+    assert _taken(pkg / "graph_utils.py") == [False]
+    assert _without_store(passes) == []
+
+
+def test_digest_at_hashes_a_file_only_while_it_has_the_stat_asked(tmp_path):
+    path = str(old_file(tmp_path / "m.py", PLAIN))
+    key = content_keys.content_key({}, path)
+    content_keys.forget_digest(path)
+    assert content_keys.digest_at(path, key) == content_keys.content_sha256_hex(PLAIN.encode())
+    content_keys.forget_digest(path)
+    old_file(tmp_path / "m.py", GRAPH_UTILS)  # another stat now
+    assert content_keys.digest_at(path, key) is None
+    assert content_keys.digest_at(str(tmp_path / "absent.py"), key) is None
 
 
 def test_a_damaged_answers_file_is_as_if_absent(tmp_path, store):

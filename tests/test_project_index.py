@@ -243,6 +243,45 @@ def test_a_check_run_takes_each_content_key_once(tmp_path, monkeypatch):
     assert not ProjectIndex.fixed_content and len(stats) == 4  # a stat per run, one outside, the buffer
 
 
+def test_beside_a_buffer_the_other_modules_keys_are_taken_once_and_the_buffer_is_never_frozen(tmp_path, monkeypatch):
+    # `qlint check -` checks one buffer while the files beside it hold still: their keys are
+    # taken once (the kept answers of torch's builder.py asked ~13,000 times), the buffer's
+    # key is its text, whatever was asked before.
+    from qlint.analysis.names import content_keys
+
+    module, buffer = tmp_path / "m.py", tmp_path / "b.py"
+    module.write_text("X = 1\n")
+    buffer.write_text("Y = 1\n")
+    stats: list[str] = []
+    real = content_keys.content_key
+    monkeypatch.setattr(
+        content_keys, "content_key", lambda overlay, path, *more: stats.append(path) or real(overlay, path, *more)
+    )
+    project = ProjectIndex({str(buffer): "Y = 22\n"})
+    with ProjectIndex.contents_fixed():
+        assert project.content_key(str(module)) == project.content_key(str(module)) is not None
+        assert project.content_key(str(module), True) == project.content_key(str(module))
+        assert project.content_key(str(buffer)) == project.content_key(str(buffer)) == ("overlay", hash("Y = 22\n"))
+        project.overlay[str(buffer)] = "Y = 333\n"
+        assert project.content_key(str(buffer)) == ("overlay", hash("Y = 333\n"))
+    assert stats.count(str(module)) == 1 and stats.count(str(buffer)) == 3
+    module.write_text("X = 22\n")  # outside the check: taken again
+    assert project.content_key(str(module))[1] == len("X = 22\n")
+
+
+def test_a_buffer_check_freezes_content_keys_while_it_runs(tmp_path, monkeypatch):
+    from qlint import stdin
+    from qlint.engine import check_source as real
+    from tests.conftest import settings_for
+
+    seen: list[bool] = []
+    monkeypatch.setattr(
+        "qlint.engine.check_source", lambda *args: seen.append(ProjectIndex.fixed_content) or real(*args)
+    )
+    stdin.check(b"import torch\nprepare_pt2e(m)\n", str(tmp_path / "a.py"), settings_for(("QL201",)))
+    assert seen == [True] and not ProjectIndex.fixed_content
+
+
 def test_only_the_check_run_freezes_content_keys(tmp_path, monkeypatch):
     from qlint import runner
     from qlint.settings import Settings

@@ -77,6 +77,29 @@ def known_or_saved(path: str, key: tuple) -> str | None:
     return None
 
 
+def digest_at(path: str, key: tuple) -> str | None:
+    """The digest of the file at content `key` (a stat, not a buffer): known, kept by an
+    earlier run, or read now while the file still has that stat (None when it no longer
+    does, or cannot be read). For answers written down for later runs (`kept_answers`),
+    whose trails name modules a check read without hashing them."""
+    known = known_or_saved(path, key)
+    if known is not None:
+        return known
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+            st = os.fstat(fh.fileno())
+    except OSError:
+        return None
+    # Stat'ed after the read: a file rewritten since `key` was taken has another stat (one
+    # rewritten within a clock tick of it is not asked: `kept_answers` trusts no such stat).
+    if (st.st_mtime_ns, st.st_size) != tuple(key):
+        return None
+    value = content_sha256_hex(data)
+    remember_digest(path, key, value)
+    return value
+
+
 def content_bytes(overlay: Mapping[str, str], path: str, key: tuple | None, limit: int) -> bytes | None:
     """The module's bytes as its `key` was taken (the buffer's text when open), or None when
     it is absent, unreadable or larger than `limit`."""
