@@ -77,7 +77,9 @@ def messages(log: Path, direction: str) -> list[dict]:
     """The LSP messages Helix logged for the qlint server: "<-" received, "->" sent."""
     marker = f" qlint {direction} "
     found = []
-    for line in log.read_text(errors="replace").splitlines() if log.exists() else []:
+    text = log.read_text(errors="replace") if log.exists() else ""
+    # Helix may be writing the last line as it is read: only lines ended by a newline are whole.
+    for line in text.split("\n")[:-1]:
         if "helix_lsp::transport" in line and marker in line:
             message = json.loads(line.split(marker, 1)[1])
             if isinstance(message, dict) and "jsonrpc" in message:  # not the result echoed alone
