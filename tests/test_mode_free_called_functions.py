@@ -209,3 +209,63 @@ def test_models_evaled_outside_are_quiet():
     # The same wrapper around a fresh model: reported.
     fresh = evaled.replace(".eval()", "")
     assert _loud(_in_test(fresh, "self.inner = inner; self.b = make_block(nn.ReLU(), size)"))
+
+
+# -- the same through the class's own methods and its base's `__init__` ---------------------------
+METHODS = """
+BN = nn.BatchNorm1d(3)
+CONFIG = load_config()
+
+class Base(nn.Module):
+    def __init__(self, inner, dim=3):
+        super().__init__()
+        self.inner = inner
+        self.lin = nn.Linear(dim, dim)
+
+class Net({base}):
+    def __init__(self):
+        {line}
+
+    def _make(self, m):
+        return nn.Sequential(m)
+
+    def _add(self, m):
+        self.m = m
+
+    def _linear(self, size):
+        return nn.Linear(size, size)
+
+    @staticmethod
+    def _static(m):
+        return nn.Sequential(m)
+
+    def forward(self, x):
+        return x
+
+def quantize(quantizer, x):
+    model = Net()
+    prepare_pt2e(export(model, (x,)).module(), quantizer)
+"""
+
+
+def test_a_module_handed_to_an_own_method_or_to_the_base_init_is_reported():
+    for base, line in [
+        ("nn.Module", "super().__init__(); self.b = self._make(BN)"),
+        ("nn.Module", "super().__init__(); self._add(BN)"),  # the method stores it
+        ("nn.Module", "super().__init__(); self.b = self._static(BN)"),
+        ("Base", "super().__init__(BN)"),  # the base stores it
+        ("Base", "super().__init__(inner=CONFIG)"),
+        ("nn.Sequential", "super().__init__(BN, nn.ReLU())"),  # a torch.nn container keeps it
+    ]:
+        assert _loud(METHODS.format(base=base, line=line)), (base, line)
+
+
+def test_an_own_method_or_base_init_that_does_not_keep_the_value_is_quiet():
+    for base, line in [
+        ("nn.Module", "super().__init__(); self.b = self._linear(CONFIG.dim)"),
+        ("nn.Module", "super().__init__(); self.b = self._make(nn.ReLU())"),
+        ("Base", "super().__init__(nn.ReLU(), dim=CONFIG.dim)"),  # only given to nn.Linear
+        ("Base", "super().__init__(nn.ReLU(), 3)"),
+        ("nn.Sequential", "super().__init__(nn.Linear(3, 3), nn.ReLU())"),
+    ]:
+        assert check(METHODS.format(base=base, line=line)) == [], (base, line)
