@@ -32,6 +32,22 @@ def class_method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
     return method
 
 
+def own_method(cls: ast.ClassDef, name: str) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, int] | None:
+    """The method `name` written once in `cls`'s body, undecorated or under `@classmethod` or
+    `@staticmethod`, with how many of its first parameters no argument of `self.name(...)`
+    binds (`self` or `cls`: 1; a staticmethod: 0); None otherwise."""
+    found = [s for s in cls.body if _binds(s, name)]
+    if len(found) != 1 or not isinstance(found[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    method = found[0]
+    decorators = method.decorator_list
+    if not decorators:
+        return method, 1
+    if len(decorators) != 1 or not isinstance(decorators[0], ast.Name) or decorators[0].id not in _KINDS:
+        return None
+    return method, 0 if decorators[0].id == "staticmethod" else 1
+
+
 def calls_own_class(method: ast.FunctionDef, call: ast.Call) -> bool:
     """`call` is `cls(...)` in the classmethod `method`, `cls` its first parameter, bound
     nowhere else in it."""

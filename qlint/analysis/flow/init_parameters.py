@@ -26,24 +26,52 @@ def only_hyperparameter(cls_node: ast.ClassDef, resolver: Resolver, position: in
     init = own_init(cls_node)
     if init is None:
         return False
-    name = _parameter(init.args, position, keyword)
+    me = init.args.args[0].arg if init.args.args else None
+    return _only_harmless_reads(init, 1, resolver, position, keyword, cls_node, me)
+
+
+def unread_or_hyperparameter(
+    func: ast.FunctionDef | ast.AsyncFunctionDef,
+    skip: int,
+    resolver: Resolver,
+    position: int | None,
+    keyword: str | None,
+) -> bool:
+    """The same for a function of the project a class calls (`self.b = make_block(BN)`, its
+    parameters after the first `skip`: 1 for a classmethod's `cls`): the parameter the argument
+    binds is never read, or read only as a torch.nn layer's argument or in a test, so the
+    function's result does not hold the value. False for `*args` and `**kwargs`, as above."""
+    return _only_harmless_reads(func, skip, resolver, position, keyword, None, None)
+
+
+def _only_harmless_reads(
+    func: ast.AST,
+    skip: int,
+    resolver: Resolver,
+    position: int | None,
+    keyword: str | None,
+    cls_node: ast.ClassDef | None,
+    me: str | None,
+) -> bool:
+    name = _parameter(func.args, skip, position, keyword)
     if name is None:
         return False
-    parents = {child: node for node in ast.walk(init) for child in ast.iter_child_nodes(node)}
-    reads = [n for n in ast.walk(init) if isinstance(n, ast.Name) and n.id == name]
-    me = init.args.args[0].arg if init.args.args else None
+    parents = {child: node for node in ast.walk(func) for child in ast.iter_child_nodes(node)}
+    reads = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == name]
     return all(isinstance(n.ctx, ast.Load) and _harmless_read(n, parents, resolver, cls_node, me) for n in reads)
 
 
-def _parameter(args: ast.arguments, position: int | None, keyword: str | None) -> str | None:
-    positional = [*args.posonlyargs, *args.args][1:]  # after `self`
+def _parameter(args: ast.arguments, skip: int, position: int | None, keyword: str | None) -> str | None:
+    positional = [*args.posonlyargs, *args.args][skip:]  # after `self` (`skip` 1)
     if position is not None:
         return positional[position].arg if position < len(positional) else None
-    named = [a.arg for a in [*args.args[1:], *args.kwonlyargs]]
+    named = [a.arg for a in [*args.args[skip:], *args.kwonlyargs]]
     return keyword if keyword in named else None
 
 
-def _harmless_read(name: ast.Name, parents: dict, resolver: Resolver, cls_node: ast.ClassDef, me: str | None) -> bool:
+def _harmless_read(
+    name: ast.Name, parents: dict, resolver: Resolver, cls_node: ast.ClassDef | None, me: str | None
+) -> bool:
     parent = parents.get(name)
     if isinstance(parent, ast.keyword):
         parent = parents.get(parent)

@@ -16,7 +16,7 @@ import os
 import sys
 
 from qlint.analysis.flow.called_locals import binding
-from qlint.analysis.flow.class_method_calls import calls_own_class, class_method, own_class_calls
+from qlint.analysis.flow.class_method_calls import calls_own_class, class_method, own_class_calls, own_method
 from qlint.analysis.flow.constant_values import holds_constant
 from qlint.analysis.flow.content_syntax import ContentSyntax, calls_under, content_syntax
 from qlint.analysis.flow.factory_models import factory_content
@@ -409,38 +409,73 @@ class ClassIndex:
             around = cls.around or {}
             complete = all(
                 name.id in evaled or self._holds_no_model(name, resolver, around) for name in stored_names(cls.node)
-            ) and self._builds_hold_no_model(cls, resolver, around, skipped, syntax.classes)
+            ) and self._builds_hold_no_model(cls, resolver, around, skipped, syntax)
         return tuple(sorted(found)), complete
 
     def _builds_hold_no_model(
-        self, cls: ModelClass, resolver: Resolver, around: dict, skipped: frozenset[int], classes: dict
+        self, cls: ModelClass, resolver: Resolver, around: dict, skipped: frozenset[int], syntax: ContentSyntax
     ) -> bool:
-        """What the class's methods hand a class of the project they build (`self.b = Block(BN)`,
-        `stored_values.handed_names`) holds no model: the part keeps it, and the content of
-        `Block` is read without it. A name read as a stored one is (`_holds_no_model`), or the
-        class built only passes it to torch.nn layers (`Block(DIM)`, as `Built._flag_of_class`).
-        Not taken as evaled (`evaled_wrappers` reads the class's own stores, not what `Block`
-        does with its argument); a build in `skipped` was replaced by a caller, its part gone."""
+        """What the class's methods hand a class or a function of the project they call
+        (`self.b = Block(BN)`, `self.b = make_block(BN)`, `stored_values.handed_names`) holds no
+        model: the part built keeps it, and the content of `Block` or of `make_block`'s body is
+        read without it. A name read as a stored one is (`_holds_no_model`), or the class built
+        only passes it to torch.nn layers (`Block(DIM)`, as `Built._flag_of_class`), or the
+        function never reads it or reads it only so (`linear(CFG.dim)`). The class's own methods
+        (`self._make(BN)`) are such functions; `super().__init__(BN)` builds the first base as a
+        class of the project, or keeps it in a torch.nn container base. Not taken as evaled
+        (`evaled_wrappers` reads the class's own stores, not what `Block` does with its
+        argument); a build in `skipped` was replaced by a caller, its part gone."""
         handed = handed_names(cls.node)
         if not handed:
             return True
-        from qlint.analysis.flow.init_parameters import only_hyperparameter
+        from qlint.analysis.flow.init_parameters import only_hyperparameter, unread_or_hyperparameter
 
-        locals_ = {**around, **classes}
+        locals_ = {**around, **syntax.classes}
         for call, slots in handed:
             if id(call) in skipped:
                 continue
+            unknown = [s for s in slots if not all(self._holds_no_model(n, resolver, around) for n in s[2])]
+            if not unknown:
+                continue  # `nn.Linear(DIM, DIM)`: constants, whatever the callee
             built = self.resolve(call.func, resolver, locals_)
-            if built is None:
-                continue  # no class of the project: the call is read as one (`_read_calls`)
-            for position, keyword, names in slots:
-                if all(self._holds_no_model(n, resolver, around) for n in names):
-                    continue
-                if (position is None and keyword is None) or not only_hyperparameter(
-                    built.node, Resolver(built.scope, _NO_PROJECT, None), position, keyword
-                ):
+            if built is None and _super_init(call):
+                base = cls.node.bases[0] if cls.node.bases else None
+                if base is not None and (resolver.qualname(base) or "").rpartition(".")[2] in CONTAINERS:
+                    return False  # `super().__init__(BN, nn.ReLU())` of a torch.nn container: kept
+                built = self.resolve(base, resolver, around) if base is not None else None
+            if built is not None:
+                node, skip, callee = built.node, None, Resolver(built.scope, _NO_PROJECT, None)
+            elif (function := self._called_function(call, resolver, locals_, syntax.functions, cls.node)) is not None:
+                node, skip, callee = function
+            else:
+                continue  # no class or function of the project: the call is read as one (`_read_calls`)
+            for position, keyword, _ in unknown:
+                if position is None and keyword is None:
+                    return False
+                if skip is None and not only_hyperparameter(node, callee, position, keyword):
+                    return False
+                if skip is not None and not unread_or_hyperparameter(node, skip, callee, position, keyword):
                     return False
         return True
+
+    def _called_function(
+        self, call: ast.Call, resolver: Resolver, locals_: dict, nested, cls_node: ast.ClassDef
+    ) -> tuple | None:
+        """The function of the module or of the project `call` runs (`make_block(BN)`), or the
+        classmethod or staticmethod of a class that resolves (`Factory.make(BN)`): with how many
+        of its first parameters no argument binds (a classmethod's `cls`) and a resolver of its
+        module. None for anything else (a function written inside, a callable held in a name)."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            own = own_method(cls_node, func.attr)  # `self._make(BN)`: a method of the class's body
+            return (own[0], own[1], resolver) if own is not None else None
+        function = self._function_of(func, resolver, locals_, nested)
+        if function is not None:
+            return function[0], 0, function[1]
+        method = self._class_method(call, resolver, locals_)
+        if method is None:
+            return None
+        return method[0], 1 if method[0].decorator_list[0].id == "classmethod" else 0, method[1]
 
     def _holds_no_model(self, name: ast.Name, resolver: Resolver, around: dict) -> bool:
         """A name whose object the class stores as a part (`stored_values`) holds no model:
@@ -695,6 +730,18 @@ def _nested(cls: ModelClass | None, rest: list[str]) -> ModelClass | None:
         inner = next((s for s in cls.class_statements() if isinstance(s, ast.ClassDef) and s.name == name), None)
         cls = ModelClass(inner, cls.scope, cls.around) if inner is not None else None
     return cls
+
+
+def _super_init(call: ast.Call) -> bool:
+    """`super().__init__(...)`: the base's `__init__` run with these arguments."""
+    func = call.func
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "__init__"
+        and isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name)
+        and func.value.func.id == "super"
+    )
 
 
 def _constant(node: ast.expr) -> bool:

@@ -19,7 +19,8 @@ model, an import from elsewhere) may.
 The same holds for what a method hands a class of the project it builds (`self.b = Block(BN)`,
 `handed_names`): the part built keeps its arguments, and a class is read without them, so
 `Block` alone was judged. Its arguments' free names are read the same way; `model_classes`
-counts them for the calls that build a class of the project.
+counts them for the calls that build a class of the project, or run a function of it whose
+result may keep them (`self.b = make_block(BN)`, read with `make_block`'s body alone).
 """
 
 from __future__ import annotations
