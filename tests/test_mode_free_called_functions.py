@@ -97,6 +97,16 @@ def test_a_module_level_batch_norm_handed_to_a_project_function_is_reported():
         assert _loud(_module(prelude, line, "Net(3)")), line
 
 
+def test_a_module_level_batch_norm_copied_or_compiled_into_the_class_is_reported():
+    # `copy.deepcopy` and `torch.compile` build nothing themselves, but hand back the module.
+    prelude = "import copy\nimport torch\nBN = nn.BatchNorm1d(3)"
+    for line in ["self.b = copy.deepcopy(BN)", "self.b = copy.copy(BN)", "self.b = torch.compile(BN)"]:
+        assert _loud(_module(prelude, line)), line
+    # Copies of what holds no model stay quiet: a constant, an `__init__` parameter the caller built.
+    assert check(_module("import copy\nSIZES = (3, 3)", "self.s = copy.deepcopy(SIZES); self.b = nn.ReLU()")) == []
+    assert check(_module("import copy", "self.b = copy.deepcopy(c)", "Net(nn.ReLU())")) == []
+
+
 def test_a_dropout_of_the_enclosing_test_handed_to_a_project_function_is_reported():
     assert _loud(_in_test("drop = nn.Dropout(0.5)", "self.b = make_block(drop)"))
     # The same test handing a number: quiet.

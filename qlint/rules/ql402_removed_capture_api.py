@@ -258,7 +258,7 @@ def _deliberate(ctx: FileContext, stmt: ast.AST, parents, names: set[str]) -> bo
     if gate == "taken":
         return _probe_or_alternate(ctx, stmt, parents, names)
     if not ie.guarded(stmt, parents, names, _module_constant(ctx)):
-        return False
+        return bool(names) and _import_falls_back_to_export(stmt, parents, names)
     if _fallback_removed(ctx, stmt, parents, names):
         return False
     return bool(names) or not _probe_falls_back_removed(stmt, parents)
@@ -395,6 +395,48 @@ def _probe_falls_back_removed(node: ast.AST, parents) -> bool:
                 verdict = True
         child, parent = parent, parents.get(id(parent))
     return verdict
+
+
+def _import_falls_back_to_export(node: ast.AST, parents, names: set[str]) -> bool:
+    """An old import in a `try` body whose `except ImportError:` (or an outer one the failure
+    reaches) captures with `export(...)` itself, the imported names read only inside that body:
+    on torch 2.13 the import raises and the handler captures, so the shim works there, as one
+    re-importing the name from torch.export does. A name read after the `try` is unbound there."""
+    child, parent = node, parents.get(id(node))
+    while parent is not None and not isinstance(parent, (*_SCOPES, ast.Module)):
+        if isinstance(parent, ast.Try) and child in parent.body:
+            for handler in parent.handlers:
+                if _catches_import_error(handler) and any(
+                    _spells_export(n) for stmt in handler.body for n in ast.walk(stmt)
+                ):
+                    return _read_only_inside(parent.body, names, _scope_of(parent, parents))
+        child, parent = parent, parents.get(id(parent))
+    return False
+
+
+def _scope_of(node: ast.AST, parents) -> ast.AST:
+    while not isinstance(node, (*_SCOPES, ast.Module)) and (parent := parents.get(id(node))) is not None:
+        node = parent
+    return node
+
+
+def _read_only_inside(body: list[ast.stmt], names: set[str], scope: ast.AST) -> bool:
+    inside = {id(n) for stmt in body for n in ast.walk(stmt)}
+    return all(
+        id(n) in inside
+        for n in ast.walk(scope)
+        if isinstance(n, ast.Name) and n.id in names and not isinstance(n.ctx, ast.Store)
+    )
+
+
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any((t.id if isinstance(t, ast.Name) else getattr(t, "attr", None)) in _IMPORT_ERROR_CATCHERS for t in types)
+
+
+_IMPORT_ERROR_CATCHERS = frozenset({"ImportError", "Exception", "BaseException"})
 
 
 def _names_removed_api(node: ast.AST) -> bool:

@@ -447,6 +447,8 @@ class ClassIndex:
                 node, skip, callee = built.node, None, Resolver(built.scope, _NO_PROJECT, None)
             elif (function := self._called_function(call, resolver, locals_, syntax.functions, cls.node)) is not None:
                 node, skip, callee = function
+            elif resolver.qualname(call.func) in _HANDS_BACK:
+                return False  # `copy.deepcopy(BN)`: the module it was given, or one wrapping it
             else:
                 continue  # no class or function of the project: the call is read as one (`_read_calls`)
             for position, keyword, _ in unknown:
@@ -763,6 +765,9 @@ def _foreign(name: str) -> bool:
     return bool(name) and name.split(".")[0] not in sys.stdlib_module_names
 
 
+# Calls that return the module they are handed, a copy of it or a wrapper running it: what it
+# holds is what the argument holds, though the call itself builds nothing (`_harmless`).
+_HANDS_BACK = frozenset({"copy.copy", "copy.deepcopy", "torch.compile"})
 # Calls that build no module: numbers, tensors, containers of the standard library.
 _SAFE_ROOTS = frozenset({"math", "copy", "functools", "itertools", "operator", "collections", "warnings", "logging"})
 _SAFE_ROOTS |= {"typing", "numpy", "random", "os", "re", "dataclasses", "enum", "abc"}
