@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from qlint.analysis.caught_errors import catches
 from qlint.analysis.edits import import_edits as ie
 from qlint.analysis.edits.pt2e_moves import worst
 from qlint.analysis.names.functions import bodies
@@ -406,7 +407,7 @@ def _import_falls_back_to_export(node: ast.AST, parents, names: set[str]) -> boo
     while parent is not None and not isinstance(parent, (*_SCOPES, ast.Module)):
         if isinstance(parent, ast.Try) and child in parent.body:
             for handler in parent.handlers:
-                if _catches_import_error(handler) and any(
+                if catches(handler, _IMPORT_ERROR_CATCHERS) and any(
                     _spells_export(n) for stmt in handler.body for n in ast.walk(stmt)
                 ):
                     return _read_only_inside(parent.body, names, _scope_of(parent, parents))
@@ -427,13 +428,6 @@ def _read_only_inside(body: list[ast.stmt], names: set[str], scope: ast.AST) -> 
         for n in ast.walk(scope)
         if isinstance(n, ast.Name) and n.id in names and not isinstance(n.ctx, ast.Store)
     )
-
-
-def _catches_import_error(handler: ast.ExceptHandler) -> bool:
-    if handler.type is None:
-        return True
-    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    return any((t.id if isinstance(t, ast.Name) else getattr(t, "attr", None)) in _IMPORT_ERROR_CATCHERS for t in types)
 
 
 _IMPORT_ERROR_CATCHERS = frozenset({"ImportError", "Exception", "BaseException"})

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from qlint.analysis.caught_errors import catches
 from qlint.analysis.flow.dead_branches import literal_truth
 from qlint.analysis.names.project import resolve_relative
 from qlint.analysis.removed_capture_apis import TARGET_RELEASE
@@ -84,14 +85,7 @@ def guarded(node: ast.AST, parents: dict, names: set[str], lookup: Lookup | None
 
 def catches_import_failure(handler: ast.ExceptHandler) -> bool:
     """Does `handler` catch what a missing module or name raises (a guard for older torch)?"""
-    if handler.type is None:
-        return True
-    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    for t in types:
-        name = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else None
-        if name in _GUARD_ERRORS:
-            return True
-    return False
+    return catches(handler, _GUARD_ERRORS)
 
 
 def _imports_torchao(stmts: Iterable[ast.stmt]) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.caught_errors import catches
 from qlint.analysis.flow.init_parts import refresh
 from qlint.analysis.flow.maybe_graphs import graph_paths, reaching, tests_type
 from qlint.analysis.flow.model_apis import Api, argument, key, recipe_flow, switch_mode
@@ -118,14 +119,7 @@ def absent_allow(walk, node: ast.Call, api: Api) -> bool:
     Outside such a `try` the call raises out of the code that follows it (QL401 reports it)."""
     if not walk.try_bodies or not api.name.startswith(_NO_ALLOW) or not isinstance(node.func, ast.Attribute):
         return False
-    return any(_catches_attribute_error(h) for h in walk.try_bodies[-1][0].handlers)
-
-
-def _catches_attribute_error(handler: ast.ExceptHandler) -> bool:
-    if handler.type is None:
-        return True
-    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    return any((t.id if isinstance(t, ast.Name) else getattr(t, "attr", None)) in _CATCH_ATTRIBUTE for t in types)
+    return any(catches(h, _CATCH_ATTRIBUTE) for h in walk.try_bodies[-1][0].handlers)
 
 
 def method_call(sem, node: ast.Call, attr: str, receiver: Obj, env: Env):
