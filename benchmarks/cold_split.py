@@ -15,7 +15,14 @@ time (`time.process_time`, nested phases taken out of the one that called them):
 - `wrapper index`: the project's index of insertion wrappers, made in a forked child by a real
   run (`forked_call`), here in this process so that its CPU counts;
 - `gc`: cyclic collections; `rest of the files' checks`: reading, decoding, freeing trees and
-  analyses, suppressions; `outside the checks`: discovery, settings, output.
+  analyses, suppressions, and this script's own wrappers around each trigger and rule (at
+  534c768 on ExecuTorch the engine's own per-file work was 0.33-0.38 s of the 1.09 s shown
+  there); `outside the checks`: discovery, settings, output.
+
+A -j1 run is not a -j2 run split in two: with one process the project's word search cuts each
+module's words itself (`project_words`), where a real -j2 run's words child scans them once into
+the shared mapping, and nothing is handed over between processes. Compare phases of one
+checkout against another's, not against `bench_trees.py`'s wall times.
 
 `--files N`: the N files whose checks took the most CPU, each check whole (its parses,
 rules and summaries of other modules included); run once per checkout (`PYTHONPATH=SRC`) and
