@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import textwrap
 
-from tests.conftest import lint, write_package
-from tests.test_model_sources import HEAD, check
+from tests.test_model_sources import beside_blocks, check
 
 TRAIN_MODE = "modules start in train mode)"
 CAPTURE = "    prepare_pt2e(export(model, (x,)).module(), quantizer)\n"
@@ -192,14 +191,9 @@ def test_a_function_that_keeps_an_unknown_value_keeps_the_report():
 
 def test_a_function_of_another_module_of_the_project_is_read_with_what_it_is_handed(tmp_path):
     blocks = "from torch import nn\n" + textwrap.dedent(FUNCTIONS) + "\nENCODER = nn.Sequential(nn.Dropout(0.5))\n"
-    pkg = write_package(tmp_path, "proj", blocks=blocks)
-    path = str(pkg / "quant.py")
     imports = "from proj import blocks\nfrom proj.blocks import make_block, ignore, ENCODER\nBN = nn.BatchNorm1d(3)\n"
-    net = textwrap.dedent(NET)
     capture = f"\ndef quantize(quantizer, x):\n    model = Net()\n{CAPTURE}"
-
-    def found(line: str) -> list:
-        return lint(HEAD + imports + net.format(line=line) + capture, path=path, select=("QL201",))
+    found = beside_blocks(tmp_path, blocks, imports, textwrap.dedent(NET), capture)
 
     for line in ["self.b = make_block(BN)", "self.b = make_block(ENCODER)", "self.b = blocks.same(BN)"]:
         (loud,) = found(line)

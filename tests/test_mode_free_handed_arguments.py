@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import textwrap
 
-from tests.conftest import lint, write_package
-from tests.test_model_sources import HEAD, check
+from tests.test_model_sources import beside_blocks, check
 
 TRAIN_MODE = "modules start in train mode)"
 CAPTURE = "    prepare_pt2e(export(model, (x,)).module(), quantizer)\n"
@@ -131,14 +130,9 @@ def test_an_unknown_value_a_class_may_store_keeps_the_report():
 
 def test_a_class_of_another_module_of_the_project_is_read_with_what_it_is_handed(tmp_path):
     blocks = "from torch import nn\n" + textwrap.dedent(BLOCK) + "\nENCODER = nn.Sequential(nn.Dropout(0.5))\n"
-    pkg = write_package(tmp_path, "proj", blocks=blocks)
-    path = str(pkg / "quant.py")
     imports = "from proj.blocks import Block, ENCODER\nBN = nn.BatchNorm1d(3)\n"
-    net = textwrap.dedent(NET)
     capture = f"\ndef quantize(quantizer, x):\n    model = Net()\n{CAPTURE}"
-
-    def found(line: str) -> list:
-        return lint(HEAD + imports + net.format(line=line) + capture, path=path, select=("QL201",))
+    found = beside_blocks(tmp_path, blocks, imports, textwrap.dedent(NET), capture)
 
     for line in ["self.b = Block(BN)", "self.b = Block(ENCODER)"]:
         (loud,) = found(line)

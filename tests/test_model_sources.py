@@ -32,6 +32,13 @@ def ql201_message(src: str) -> str:
     return d.message
 
 
+def beside_blocks(tmp_path, blocks: str, imports: str, net: str, capture: str):
+    """QL201's findings in a module `quant.py` of a package whose `blocks.py` holds `blocks`:
+    `imports`, then `net` with its `{line}` filled in, then `capture`; a function of the line."""
+    path = str(write_package(tmp_path, "proj", blocks=blocks) / "quant.py")
+    return lambda line: lint(HEAD + imports + net.format(line=line) + capture, path=path, select=("QL201",))
+
+
 def rows(diagnostics) -> list[tuple[int, str]]:
     return [(d.range.start.row, d.code) for d in diagnostics]
 
