@@ -100,6 +100,11 @@ class Built:
     # A wrapper of modules built before (`nn.Sequential(conv, bn)`): what they are, None when
     # one of them was not built where we could see it.
     parts: tuple[Built, ...] | None = ()
+    # The ids of the call's arguments `parts` came from (`model_builds.construct`): another
+    # argument naming something (`nn.Sequential(BN, nn.Linear(3, 3))` with a module-level `BN`,
+    # or a helper's parameter `m`) is none of them and is read as any argument is. None: not
+    # known which (built elsewhere), every name is taken as one of `parts`.
+    wrapped: frozenset[int] | None = None
     # Parts given to it after its build (`self.model.bn = nn.BatchNorm2d(3)` in a method of the
     # class that keeps it, `model_attrs.given_parts`): held as its own are.
     given: tuple[Built, ...] = ()
@@ -146,10 +151,16 @@ class Built:
             if isinstance(arg, ast.Call):
                 if self.cls is not None:  # a torch.nn call's own walk read these already
                     complete &= in_check(self.index)._calls_content([arg], self.resolver, found, 0)
-            elif not self.parts and not self._flag_of_class(arg, position, keyword):
+            elif not self._wrapped(arg) and not self._flag_of_class(arg, position, keyword):
                 # A closed function (`M(lambda x, y: x + y)`, `M(torch.add)`) is no module.
                 complete &= closed_function(arg, self.resolver, self.func)
         return complete
+
+    def _wrapped(self, arg: ast.expr) -> bool:
+        """`arg` passes one of the modules in `parts`, whose content is read as theirs."""
+        if not self.parts:
+            return False
+        return self.wrapped is None or id(arg) in self.wrapped
 
     def _flag_of_class(self, arg: ast.expr, position: int | None, keyword: str | None) -> bool:
         """A value the class only passes to torch.nn layers or tests (`M(use_bias=flag)`): not a module."""
