@@ -91,3 +91,55 @@ def test_the_message_still_names_a_batch_norm_the_walk_built():
     line = "bn = nn.BatchNorm1d(3)\n    model = nn.Sequential(bn, nn.Linear(3, 3))"
     (found,) = _check(line)
     assert found.code == "QL201" and "the mode changes BatchNorm1d" in found.message
+
+
+# -- a function written inside `__init__` that the class hands a module ------------------------------
+NET = """
+BN = nn.BatchNorm1d(3)
+
+class Net(nn.Module):
+    def __init__(self, c=None):
+        super().__init__()
+        {line}
+
+    def forward(self, x):
+        return self.b(x)
+
+def quantize(quantizer, x):
+    model = {build}
+    prepare_pt2e(export(model, (x,)).module(), quantizer)
+"""
+SEQUENTIAL = "def mk(m):\n            return nn.Sequential(m)\n        "
+
+
+def _net(line: str, build: str = "Net()"):
+    return check(NET.format(line=line, build=build))
+
+
+def test_a_module_level_batch_norm_handed_to_a_function_written_in_init_is_reported():
+    # `mk`'s body was read with `m` a parameter, and `BN` was never read: judged mode-free.
+    for line in [
+        SEQUENTIAL + "self.b = mk(BN)",
+        "def mk(m):\n            return nn.Sequential(m, nn.Linear(3, 3))\n        self.b = mk(BN)",
+        # written twice: which body runs is not read
+        "if c:\n            def mk(m):\n                return nn.Linear(3, 3)\n        else:\n"
+        "            def mk(m):\n                return nn.Linear(3, 3)\n        self.b = mk(BN)",
+    ]:
+        (found,) = _net(line)
+        assert found.code == "QL201" and found.message.endswith(TRAIN_MODE), line
+
+
+def test_the_message_still_names_the_parts_the_class_builds_beside_the_inner_function():
+    (found,) = _net(SEQUENTIAL + "self.d = nn.Dropout(0.1); self.b = mk(BN)")
+    assert found.code == "QL201" and found.message.endswith("; in `Net`, the mode changes Dropout")
+
+
+def test_a_function_written_in_init_handed_no_model_is_quiet():
+    for line, build in [
+        ("def mk(m):\n            return nn.Linear(3, 3)\n        self.b = mk(BN)", "Net()"),  # ignored
+        ("def mk(m):\n            return nn.Linear(m, m)\n        self.b = mk(3)", "Net()"),  # a number
+        (SEQUENTIAL + "self.b = mk(nn.ReLU())", "Net()"),  # built inline: read
+        (SEQUENTIAL + "self.b = mk(c)", "Net(nn.ReLU())"),  # an `__init__` parameter the caller built
+        (SEQUENTIAL + "self.b = mk(BN)", "Net().eval()"),  # evaled
+    ]:
+        assert _net(line, build) == [], line

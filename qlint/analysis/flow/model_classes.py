@@ -458,6 +458,10 @@ class ClassIndex:
                 node, skip, callee = built.node, None, Resolver(built.scope, _NO_PROJECT, None)
             elif (function := self._called_function(call, resolver, locals_, syntax.functions, cls.node)) is not None:
                 node, skip, callee = function
+            elif (inner := _written_inside(cls.node, call.func)) is not None:
+                if not inner:
+                    return False  # `mk` written twice inside, or decorated: which body runs is not read
+                node, skip, callee = inner[0], 0, resolver  # `def mk(m): ...` in `__init__`, `self.b = mk(BN)`
             elif resolver.qualname(call.func) in _HANDS_BACK:
                 return False  # `copy.deepcopy(BN)`: the module it was given, or one wrapping it
             else:
@@ -708,6 +712,26 @@ class ClassIndex:
         read from its source; only for content, never to decide what a call builds."""
         found = self.installed_source(name)
         return ModelClass(found[0], found[1]) if found is not None else None
+
+
+def _written_inside(cls_node: ast.ClassDef, func: ast.expr) -> list[ast.FunctionDef] | None:
+    """The function `func` names when it is written inside a method of the class (`def mk(m):`
+    in `__init__`): [that function] when written once and undecorated, [] when written more
+    than once or decorated, None when no function inside a method has that name."""
+    if not isinstance(func, ast.Name):
+        return None
+    nodes = list(ast.walk(cls_node))
+    methods = {id(s) for c in nodes if isinstance(c, ast.ClassDef) for s in c.body}  # a bare name calls none
+    found = [
+        n
+        for n in nodes
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == func.id and id(n) not in methods
+    ]
+    if not found:
+        return None
+    if len(found) != 1 or found[0].decorator_list:
+        return []
+    return found
 
 
 _CURRENT: tuple | None = None  # (project, its check count, the index of that check)
