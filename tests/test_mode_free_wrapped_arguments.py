@@ -143,3 +143,60 @@ def test_a_function_written_in_init_handed_no_model_is_quiet():
         (SEQUENTIAL + "self.b = mk(BN)", "Net().eval()"),  # evaled
     ]:
         assert _net(line, build) == [], line
+
+
+# -- a subclass overriding the method its base's `__init__` hands a module --------------------------
+BASE = """
+BN = nn.BatchNorm1d(3)
+
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.b = self._make(BN)
+
+    def _make(self, m):
+        return nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.b(x)
+
+class Net(Base):
+    {body}
+
+def quantize(quantizer, x):
+    model = {build}
+    prepare_pt2e(export(model, (x,)).module(), quantizer)
+"""
+KEEPS = "def _make(self, m):\n        return nn.Sequential(m)"
+
+
+def _sub(body: str, build: str = "Net()"):
+    return check(BASE.format(body=body, build=build))
+
+
+def test_an_override_keeping_what_the_base_hands_it_is_reported():
+    # `Base` was read with its own `_make`, which drops `BN`; `Net()` runs `Net._make`.
+    for body in [
+        KEEPS,
+        "@staticmethod\n    def _make(m):\n        return nn.Sequential(m)",
+        "_make = staticmethod(lambda m: nn.Sequential(m))",  # not read: unknown
+    ]:
+        (found,) = _sub(body)
+        assert found.code == "QL201" and found.message.endswith(TRAIN_MODE), body
+
+
+def test_the_message_still_names_the_parts_the_subclass_builds():
+    body = KEEPS + "\n\n    def __init__(self):\n        super().__init__()\n        self.d = nn.Dropout(0.1)"
+    (found,) = _sub(body)
+    assert found.code == "QL201" and found.message.endswith("; in `Net`, the mode changes Dropout")
+
+
+def test_an_override_dropping_the_module_or_the_base_alone_is_quiet():
+    for body, build in [
+        ("def _make(self, m):\n        return nn.Linear(3, 3)", "Net()"),  # drops it as the base's does
+        ("def _make(self, m):\n        return nn.Linear(3, 3)\n\n    def other(self, m):\n        return m", "Net()"),
+        ("pass", "Net()"),  # no override
+        (KEEPS, "Base()"),  # the base runs its own
+        (KEEPS, "Net().eval()"),  # evaled
+    ]:
+        assert _sub(body, build) == [], body

@@ -421,7 +421,39 @@ class ClassIndex:
             complete = all(
                 name.id in evaled or self._holds_no_model(name, resolver, around) for name in stored_names(cls.node)
             ) and self._builds_hold_no_model(cls, resolver, around, skipped, syntax)
+            complete = complete and self._overrides_hold_no_model(cls.node, resolver, around)
         return tuple(sorted(found)), complete
+
+    def _overrides_hold_no_model(self, cls: ast.ClassDef, resolver: Resolver, around: dict) -> bool:
+        """What a base's methods hand one of its own methods (`self.b = self._make(BN)` in its
+        `__init__`) goes to `cls`'s version where `cls` overrides it: the base's content was read
+        with its own (`_builds_hold_no_model`), which may drop what `cls`'s keeps. The override's
+        parameter is read as an own method's is; one `own_method` does not read (decorated,
+        bound twice) leaves the content unknown."""
+        written = {name for s in cls.body for name in _bound_names(s)}
+        if not written:
+            return True
+        from qlint.analysis.flow.init_parameters import unread_or_hyperparameter
+
+        for base_node, base_resolver in self._bases_above(cls, resolver, around) or ():
+            for call, slots in handed_names(base_node):
+                func = call.func
+                if not (isinstance(func, ast.Attribute) and func.attr in written and isinstance(func.value, ast.Name)):
+                    continue
+                if func.value.id != "self":
+                    continue
+                unknown = [sl for sl in slots if not all(self._holds_no_model(n, base_resolver, {}) for n in sl[2])]
+                if not unknown:
+                    continue
+                own = own_method(cls, func.attr)
+                if own is None:
+                    return False
+                for position, keyword, _ in unknown:
+                    if position is None and keyword is None:
+                        return False
+                    if not unread_or_hyperparameter(own[0], own[1], resolver, position, keyword):
+                        return False
+        return True
 
     def _builds_hold_no_model(
         self, cls: ModelClass, resolver: Resolver, around: dict, skipped: frozenset[int], syntax: ContentSyntax
@@ -712,6 +744,16 @@ class ClassIndex:
         read from its source; only for content, never to decide what a call builds."""
         found = self.installed_source(name)
         return ModelClass(found[0], found[1]) if found is not None else None
+
+
+def _bound_names(stmt: ast.stmt) -> tuple[str, ...]:
+    """The names a statement of a class's body binds as methods or attributes of the class."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return (stmt.name,)
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        return tuple(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return ()
 
 
 def _written_inside(cls_node: ast.ClassDef, func: ast.expr) -> list[ast.FunctionDef] | None:
