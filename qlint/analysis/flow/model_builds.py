@@ -230,7 +230,8 @@ class Builds:
             steps = {id(o): () for o in wrapped}
             wrapped += [root for root, _, _ in taken]
             steps.update((id(root), path) for root, _, path in taken)
-            built = replace(built, parts=None if None in parts else tuple(parts))
+            covered = _argument_ids(node, args, wrapped)
+            built = replace(built, parts=None if None in parts else tuple(parts), wrapped=covered)
             origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
             # What the wrapped modules were built as is now what the wrapper holds; of a part
             # taken out, only the switches of that part still apply (`part_modes`).
@@ -314,6 +315,18 @@ def _mode_dependent(part: Obj) -> bool:
     """Every construction `part` may come from holds a module whose behaviour depends on the mode."""
     builds = [o.built for o in part.origins]
     return all(b is not None and b.content().dependent for b in builds)
+
+
+def _argument_ids(node: ast.AST, args: list[Obj | None], wrapped: list[Obj]) -> frozenset[int] | None:
+    """The ids of the arguments of `node` that pass one of `wrapped` (`Built.wrapped`); None when
+    the arguments do not line up with `args` (a starred one, `**kwargs`)."""
+    if not isinstance(node, ast.Call) or any(isinstance(a, ast.Starred) for a in node.args):
+        return None
+    exprs = [*node.args, *(kw.value for kw in node.keywords if kw.arg)]
+    if len(exprs) != len(args) or len(exprs) != len(node.args) + len(node.keywords):
+        return None
+    ids = {id(o) for o in wrapped}
+    return frozenset(id(e) for e, obj in zip(exprs, args, strict=True) if obj is not None and id(obj) in ids)
 
 
 def _mirrored_arg(node: ast.AST, built: Built, args: list[Obj | None]) -> Obj | None:

@@ -100,6 +100,11 @@ class Built:
     # A wrapper of modules built before (`nn.Sequential(conv, bn)`): what they are, None when
     # one of them was not built where we could see it.
     parts: tuple[Built, ...] | None = ()
+    # The ids of the call's arguments `parts` came from (`model_builds.construct`): another
+    # argument naming something (`nn.Sequential(BN, nn.Linear(3, 3))` with a module-level `BN`,
+    # or a helper's parameter `m`) is none of them and is read as any argument is. None: not
+    # known which (built elsewhere), every name is taken as one of `parts`.
+    wrapped: frozenset[int] | None = None
     # Parts given to it after its build (`self.model.bn = nn.BatchNorm2d(3)` in a method of the
     # class that keeps it, `model_attrs.given_parts`): held as its own are.
     given: tuple[Built, ...] = ()
@@ -146,10 +151,16 @@ class Built:
             if isinstance(arg, ast.Call):
                 if self.cls is not None:  # a torch.nn call's own walk read these already
                     complete &= in_check(self.index)._calls_content([arg], self.resolver, found, 0)
-            elif not self.parts and not self._flag_of_class(arg, position, keyword):
+            elif not self._wrapped(arg) and not self._flag_of_class(arg, position, keyword):
                 # A closed function (`M(lambda x, y: x + y)`, `M(torch.add)`) is no module.
                 complete &= closed_function(arg, self.resolver, self.func)
         return complete
+
+    def _wrapped(self, arg: ast.expr) -> bool:
+        """`arg` passes one of the modules in `parts`, whose content is read as theirs."""
+        if not self.parts:
+            return False
+        return self.wrapped is None or id(arg) in self.wrapped
 
     def _flag_of_class(self, arg: ast.expr, position: int | None, keyword: str | None) -> bool:
         """A value the class only passes to torch.nn layers or tests (`M(use_bias=flag)`): not a module."""
@@ -410,7 +421,39 @@ class ClassIndex:
             complete = all(
                 name.id in evaled or self._holds_no_model(name, resolver, around) for name in stored_names(cls.node)
             ) and self._builds_hold_no_model(cls, resolver, around, skipped, syntax)
+            complete = complete and self._overrides_hold_no_model(cls.node, resolver, around)
         return tuple(sorted(found)), complete
+
+    def _overrides_hold_no_model(self, cls: ast.ClassDef, resolver: Resolver, around: dict) -> bool:
+        """What a base's methods hand one of its own methods (`self.b = self._make(BN)` in its
+        `__init__`) goes to `cls`'s version where `cls` overrides it: the base's content was read
+        with its own (`_builds_hold_no_model`), which may drop what `cls`'s keeps. The override's
+        parameter is read as an own method's is; one `own_method` does not read (decorated,
+        bound twice) leaves the content unknown."""
+        written = {name for s in cls.body for name in _bound_names(s)}
+        if not written:
+            return True
+        from qlint.analysis.flow.init_parameters import unread_or_hyperparameter
+
+        for base_node, base_resolver in self._bases_above(cls, resolver, around) or ():
+            for call, slots in handed_names(base_node):
+                func = call.func
+                if not (isinstance(func, ast.Attribute) and func.attr in written and isinstance(func.value, ast.Name)):
+                    continue
+                if func.value.id != "self":
+                    continue
+                unknown = [sl for sl in slots if not all(self._holds_no_model(n, base_resolver, {}) for n in sl[2])]
+                if not unknown:
+                    continue
+                own = own_method(cls, func.attr)
+                if own is None:
+                    return False
+                for position, keyword, _ in unknown:
+                    if position is None and keyword is None:
+                        return False
+                    if not unread_or_hyperparameter(own[0], own[1], resolver, position, keyword):
+                        return False
+        return True
 
     def _builds_hold_no_model(
         self, cls: ModelClass, resolver: Resolver, around: dict, skipped: frozenset[int], syntax: ContentSyntax
@@ -447,6 +490,10 @@ class ClassIndex:
                 node, skip, callee = built.node, None, Resolver(built.scope, _NO_PROJECT, None)
             elif (function := self._called_function(call, resolver, locals_, syntax.functions, cls.node)) is not None:
                 node, skip, callee = function
+            elif (inner := _written_inside(cls.node, call.func)) is not None:
+                if not inner:
+                    return False  # `mk` written twice inside, or decorated: which body runs is not read
+                node, skip, callee = inner[0], 0, resolver  # `def mk(m): ...` in `__init__`, `self.b = mk(BN)`
             elif resolver.qualname(call.func) in _HANDS_BACK:
                 return False  # `copy.deepcopy(BN)`: the module it was given, or one wrapping it
             else:
@@ -697,6 +744,36 @@ class ClassIndex:
         read from its source; only for content, never to decide what a call builds."""
         found = self.installed_source(name)
         return ModelClass(found[0], found[1]) if found is not None else None
+
+
+def _bound_names(stmt: ast.stmt) -> tuple[str, ...]:
+    """The names a statement of a class's body binds as methods or attributes of the class."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return (stmt.name,)
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        return tuple(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return ()
+
+
+def _written_inside(cls_node: ast.ClassDef, func: ast.expr) -> list[ast.FunctionDef] | None:
+    """The function `func` names when it is written inside a method of the class (`def mk(m):`
+    in `__init__`): [that function] when written once and undecorated, [] when written more
+    than once or decorated, None when no function inside a method has that name."""
+    if not isinstance(func, ast.Name):
+        return None
+    nodes = list(ast.walk(cls_node))
+    methods = {id(s) for c in nodes if isinstance(c, ast.ClassDef) for s in c.body}  # a bare name calls none
+    found = [
+        n
+        for n in nodes
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == func.id and id(n) not in methods
+    ]
+    if not found:
+        return None
+    if len(found) != 1 or found[0].decorator_list:
+        return []
+    return found
 
 
 _CURRENT: tuple | None = None  # (project, its check count, the index of that check)
