@@ -265,3 +265,37 @@ def test_helper_handed_another_graph_keeps_the_plain_message():
         """
     (d,) = ql203_findings(body, tail="    return quantized\n")
     assert d.message.startswith("`prepared` comes from `prepare_pt2e`") and "looked up in" not in d.message
+
+
+CALLBACK = """\
+import torch
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+
+def to_eval(model):
+    model.eval()
+
+
+def experiment(model, quantizer, data, evaluate):
+    graph = torch.export.export(model, (data[0],)).module()
+    quantized = convert_pt2e(prepare_pt2e(graph, quantizer))
+{allow}    return evaluate(quantized)
+
+
+def main(model, quantizer, data):
+    return experiment(model, quantizer, data, to_eval)
+"""
+
+
+def test_callback_given_the_graph_a_helper_made_names_the_helpers_allow():
+    allow = f"    try:\n        {OLD_ALLOW}\n    except AttributeError:\n        pass\n"
+    (d,) = [d for d in lint(CALLBACK.format(allow=allow), select=("QL203",)) if d.code == "QL203"]
+    assert d.range.start.row == 20 and d.message.startswith("`experiment` calls `to_eval` with the graph")
+    assert f"at line 13 {_WHY}" in d.message and "(its AttributeError is swallowed at line 14)" in d.message
+    assert d.help.startswith("Import `allow_exported_model_train_eval` from `torchao.quantization.pt2e`")
+
+
+def test_callback_given_a_graph_nothing_allowed_keeps_the_plain_message():
+    (d,) = [d for d in lint(CALLBACK.format(allow=""), select=("QL203",)) if d.code == "QL203"]
+    assert d.message.startswith("`experiment` calls `to_eval` with the graph") and "looked up in" not in d.message
+    assert d.help.startswith("Pass a callback")

@@ -219,6 +219,8 @@ class ModeSwitchOnExportedGraph(Rule):
         )
         # The graph is no name here, and the callback is right for the eager modules others pass.
         fix = Fix(Applicability.DISPLAY_ONLY, f"Pass a callback that uses {use} on the graph")
+        if handed.absent_allow is not None:  # the helper allowed it, through a spelling 2.13 lacks
+            message, help_ = _absent_allow(ctx, handed.absent_allow, message, help_, handed.made)
         evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno)
         return ctx.diagnostic(self, handed.call, message, fix, evidence=evidence, help=help_)
 
@@ -237,13 +239,15 @@ def _made(ctx: FileContext, origin: Origin) -> str:
     return f"{_where(ctx, path, line)}, returned by the call at {here}"
 
 
-def _absent_allow(ctx: FileContext, allow: tuple[ast.Call, ast.ExceptHandler], message: str, help_: str):
-    """Why the allow written before the switch did not count (`library_calls.absent_allow`)."""
+def _absent_allow(ctx: FileContext, allow: tuple[ast.Call, ast.ExceptHandler], message: str, help_: str, path=""):
+    """Why the allow written before the switch (in file `path`, else here) did not count
+    (`library_calls.absent_allow`)."""
     call, handler = allow
-    module = ctx.source_of(call.func.value)
+    module = ast.unparse(call.func.value)  # `path` may be another file: not `ctx.source_of`
+    path = path or ctx.path
     message += (
-        f"; the `{_ALLOW}` at line {call.lineno} is looked up in `{module}`, which torch 2.13 lacks (its"
-        f" AttributeError is swallowed at line {handler.lineno})"
+        f"; the `{_ALLOW}` at {_where(ctx, path, call.lineno)} is looked up in `{module}`, which torch 2.13"
+        f" lacks (its AttributeError is swallowed at {_where(ctx, path, handler.lineno)})"
     )
     help_ = f"Import `{_ALLOW}` from `{PT2E}` instead, so that the allow runs on torch 2.13. {help_}"
     return message, help_
