@@ -152,3 +152,150 @@ def test_name_imported_from_torch_ao_is_not_judged_by_its_spelling():
             pass
         """
     assert ql203(body, head=head) == []
+
+
+# -- the message says why the allow written before the switch did not count --------------
+
+_WHY = "is looked up in `torch.ao.quantization`, which torch 2.13 lacks"
+_PLAIN_HELP = "Exported GraphModules have no usable train/eval switch"
+
+
+def ql203_findings(body: str, tail: str = TAIL):
+    src = HEAD + textwrap.indent(textwrap.dedent(body), "    ") + tail
+    return [d for d in lint(src, select=("QL203",)) if d.code == "QL203"]
+
+
+def test_message_names_the_allow_that_did_not_count_and_its_handler():
+    body = f"""\
+        try:
+            {OLD_ALLOW}
+        except (AttributeError, TypeError):
+            pass
+        """
+    (d,) = ql203_findings(body)
+    assert d.message == (
+        "`quantized` comes from `convert_pt2e` (line 15): `.eval()` on it raises NotImplementedError on torch 2.13;"
+        " the `allow_exported_model_train_eval` at line 17 is looked up in `torch.ao.quantization`, which"
+        " torch 2.13 lacks (its AttributeError is swallowed at line 18)"
+    )
+    assert d.help.startswith("Import `allow_exported_model_train_eval` from `torchao.quantization.pt2e` instead")
+    assert _PLAIN_HELP in d.help
+
+
+def test_message_names_the_module_as_spelled_and_the_handler_that_swallows():
+    # `torch.quantization` is spelled out; of two handlers, the second catches the AttributeError.
+    body = """\
+        try:
+            torch.quantization.allow_exported_model_train_eval(quantized)
+        except ImportError:
+            raise
+        except Exception:
+            pass
+        """
+    (d,) = ql203_findings(body)
+    assert "is looked up in `torch.quantization`, which torch 2.13 lacks" in d.message
+    assert "(its AttributeError is swallowed at line 20)" in d.message and "at line 17 " in d.message
+
+
+def test_switch_in_the_handler_names_the_allow_too():
+    body = f"""\
+        try:
+            {OLD_ALLOW}
+        except AttributeError:
+            quantized.eval()
+        """
+    (d,) = ql203_findings(body, tail="    return quantized\n")
+    assert d.range.start.row == 19 and _WHY in d.message
+
+
+def test_helper_switch_message_names_the_allow():
+    body = f"""\
+        try:
+            {OLD_ALLOW}
+        except AttributeError:
+            pass
+        evaluate(quantized, data)
+        """
+    (d,) = ql203_findings(body, tail="    return quantized\n")
+    assert d.message.startswith("`quantized` comes from `convert_pt2e` (line 15) and this call runs `.eval()`")
+    assert _WHY in d.message and "(its AttributeError is swallowed at line 18)" in d.message
+    assert d.help.startswith("Import `allow_exported_model_train_eval` from `torchao.quantization.pt2e`")
+
+
+def test_no_allow_keeps_the_plain_message():
+    (d,) = ql203_findings("pass\n")
+    assert d.message == (
+        "`quantized` comes from `convert_pt2e` (line 15): `.eval()` on it raises NotImplementedError on torch 2.13"
+    )
+    assert d.help.startswith(_PLAIN_HELP)
+
+
+def test_graph_rebound_after_the_try_keeps_the_plain_message():
+    # The allow was written for the old graph; the one switched is a new one nothing allowed.
+    body = f"""\
+        try:
+            {OLD_ALLOW}
+        except AttributeError:
+            pass
+        quantized = convert_pt2e(prepare_pt2e(graph, quantizer))
+        """
+    (d,) = ql203_findings(body)
+    assert "looked up in" not in d.message and d.help.startswith(_PLAIN_HELP)
+
+
+def test_other_graph_switched_keeps_the_plain_message():
+    body = f"""\
+        try:
+            {OLD_ALLOW}
+        except AttributeError:
+            pass
+        prepared.eval()
+        """
+    (d,) = ql203_findings(body, tail="    return quantized\n")
+    assert d.message.startswith("`prepared` comes from `prepare_pt2e`") and "looked up in" not in d.message
+
+
+def test_helper_handed_another_graph_keeps_the_plain_message():
+    body = f"""\
+        try:
+            {OLD_ALLOW}
+        except AttributeError:
+            pass
+        evaluate(prepared, data)
+        """
+    (d,) = ql203_findings(body, tail="    return quantized\n")
+    assert d.message.startswith("`prepared` comes from `prepare_pt2e`") and "looked up in" not in d.message
+
+
+CALLBACK = """\
+import torch
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+
+def to_eval(model):
+    model.eval()
+
+
+def experiment(model, quantizer, data, evaluate):
+    graph = torch.export.export(model, (data[0],)).module()
+    quantized = convert_pt2e(prepare_pt2e(graph, quantizer))
+{allow}    return evaluate(quantized)
+
+
+def main(model, quantizer, data):
+    return experiment(model, quantizer, data, to_eval)
+"""
+
+
+def test_callback_given_the_graph_a_helper_made_names_the_helpers_allow():
+    allow = f"    try:\n        {OLD_ALLOW}\n    except AttributeError:\n        pass\n"
+    (d,) = [d for d in lint(CALLBACK.format(allow=allow), select=("QL203",)) if d.code == "QL203"]
+    assert d.range.start.row == 20 and d.message.startswith("`experiment` calls `to_eval` with the graph")
+    assert f"at line 13 {_WHY}" in d.message and "(its AttributeError is swallowed at line 14)" in d.message
+    assert d.help.startswith("Import `allow_exported_model_train_eval` from `torchao.quantization.pt2e`")
+
+
+def test_callback_given_a_graph_nothing_allowed_keeps_the_plain_message():
+    (d,) = [d for d in lint(CALLBACK.format(allow=""), select=("QL203",)) if d.code == "QL203"]
+    assert d.message.startswith("`experiment` calls `to_eval` with the graph") and "looked up in" not in d.message
+    assert d.help.startswith("Pass a callback")

@@ -93,6 +93,8 @@ class ModeSwitchOnExportedGraph(Rule):
             "Exported GraphModules have no usable train/eval switch (older releases silently kept batch norm"
             f" and dropout as captured); use {use} from `{PT2E}`"
         )
+        if switch.absent_allow is not None:  # the user allowed it, through a spelling 2.13 lacks
+            message, help_ = _absent_allow(ctx, switch.absent_allow, message, help_)
         evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno)
         fix = _fix(ctx, switch, receiver, helper)
         return ctx.diagnostic(self, switch.call, message, fix, evidence=evidence, help=help_)
@@ -162,6 +164,8 @@ class ModeSwitchOnExportedGraph(Rule):
         fix = _allow_fix(ctx, handed, graph)
         if handed.field:
             message = message.replace(" on it (", f" on `self.{handed.field}` (", 1)
+        if handed.absent_allow is not None:
+            message, help_ = _absent_allow(ctx, handed.absent_allow, message, help_)
         evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno, allowed_fix=True)
         return ctx.diagnostic(self, handed.call, message, fix, evidence=evidence, help=help_)
 
@@ -215,6 +219,8 @@ class ModeSwitchOnExportedGraph(Rule):
         )
         # The graph is no name here, and the callback is right for the eager modules others pass.
         fix = Fix(Applicability.DISPLAY_ONLY, f"Pass a callback that uses {use} on the graph")
+        if handed.absent_allow is not None:  # the helper allowed it, through a spelling 2.13 lacks
+            message, help_ = _absent_allow(ctx, handed.absent_allow, message, help_, handed.made)
         evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno)
         return ctx.diagnostic(self, handed.call, message, fix, evidence=evidence, help=help_)
 
@@ -231,6 +237,20 @@ def _made(ctx: FileContext, origin: Origin) -> str:
     if not isinstance(origin.node, ast.Call):  # a field a base of another module stores (`graph_fields`)
         return f"{_where(ctx, path, line)}, stored by the base class named at {here}"
     return f"{_where(ctx, path, line)}, returned by the call at {here}"
+
+
+def _absent_allow(ctx: FileContext, allow: tuple[ast.Call, ast.ExceptHandler], message: str, help_: str, path=""):
+    """Why the allow written before the switch (in file `path`, else here) did not count
+    (`library_calls.absent_allow`)."""
+    call, handler = allow
+    module = ast.unparse(call.func.value)  # `path` may be another file: not `ctx.source_of`
+    path = path or ctx.path
+    message += (
+        f"; the `{_ALLOW}` at {_where(ctx, path, call.lineno)} is looked up in `{module}`, which torch 2.13"
+        f" lacks (its AttributeError is swallowed at {_where(ctx, path, handler.lineno)})"
+    )
+    help_ = f"Import `{_ALLOW}` from `{PT2E}` instead, so that the allow runs on torch 2.13. {help_}"
+    return message, help_
 
 
 def _where(ctx: FileContext, path: str, line: int) -> str:

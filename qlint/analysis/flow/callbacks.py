@@ -61,6 +61,8 @@ class CallbackCall:
     made: frozenset[Origin] = frozenset()
     guard: Guard = frozenset()
     made_in: str = ""  # the file of the helper that made it
+    # The graph made was allowed only through a spelling torch 2.13 lacks (`ModeSwitch.absent_allow`).
+    absent_allow: tuple[ast.Call, ast.ExceptHandler] | None = None
 
 
 class Derivation:
@@ -110,7 +112,8 @@ class CallbackLinks:
             guard = frozenset(self.sem.walk.guards) if made else frozenset()
             sources = self.derivation.params_of(arg) - {index}
             made_in = self.sem.flow.path if made else ""
-            self._record(CallbackCall(index, position, sources, same, each, made, guard, made_in))
+            absent = self.sem.walk.absent_allows.get(obj) if made else None
+            self._record(CallbackCall(index, position, sources, same, each, made, guard, made_in, absent))
 
     def _made(self, obj: Obj | None, env: Env) -> frozenset[Origin]:
         """Where `obj` came from when it is an exported graph made in this body that nothing
@@ -154,7 +157,7 @@ class CallbackLinks:
                     obj, expr = actual[record.same]
                     handed_to_callback(self.sem, node, switch, obj, expr, env)
             if made and EXPECTS_ERROR not in self.sem.walk.contexts:
-                self._switch_made(called, record.position, made, made_in, node, env)
+                self._switch_made(called, record.position, made, made_in, node, env, record.absent_allow)
         mine = self.own_parameter(function.id, env) if isinstance(function, ast.Name) else None
         if mine is not None:
             # Our own callback parameter, handed on: our caller knows what it is.
@@ -182,7 +185,7 @@ class CallbackLinks:
             return frozenset()
         return record.made
 
-    def _switch_made(self, function: ast.expr, position, made: frozenset[Origin], made_in: str, node, env: Env) -> None:
+    def _switch_made(self, function: ast.expr, position, made, made_in: str, node, env: Env, absent=None) -> None:
         """`function`, chosen here, is called by the helper with a graph the helper made (in
         file `made_in`): a lambda written here is read with its parameter bound to that graph
         (its switch is reported where it is written; a graph made in another file is made at
@@ -197,7 +200,7 @@ class CallbackLinks:
             return
         switch = self.switch(function, position)
         if switch is not None:
-            handed_made(self.sem, node, switch, function, made, made_in)
+            handed_made(self.sem, node, switch, function, made, made_in, absent)
 
     def _elements(self, function: ast.expr) -> list[ast.expr]:
         """The functions of the list or tuple passed for a parameter whose elements are called:

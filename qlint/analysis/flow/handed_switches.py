@@ -205,15 +205,16 @@ def handed_to_callback(sem, node: ast.Call, switch: ParamSwitch, obj, expr, env:
     _hand(walk, node, switch, obj, expr, sem.containers.live(obj, env))
 
 
-def handed_made(sem, node: ast.Call, switch: ParamSwitch, function: ast.expr, origins: frozenset, path: str) -> None:
+def handed_made(sem, node: ast.Call, switch: ParamSwitch, function: ast.expr, origins, path: str, absent=None) -> None:
     """At a call of a helper that makes an exported graph (`origins`, in file `path`) and calls the function
     passed here (`function`) with it, the function switching that argument (`switch`): a
     finding at `node`, the call that chose the function. Flags of the function's switch are
-    not read (the helper, not this call, passes its arguments)."""
+    not read (the helper, not this call, passes its arguments). `absent`: the helper allowed the
+    graph only through a spelling torch 2.13 lacks (`ModeSwitch.absent_allow`)."""
     if switch.guard or switch.unless:
         return
     walk = sem.walk
-    found = HandedSwitch(node, walk.stmt_stack[-1], function, origins, switch, made=path)
+    found = HandedSwitch(node, walk.stmt_stack[-1], function, origins, switch, made=path, absent_allow=absent)
     walk.flow.handed.setdefault(id(node), found)
 
 
@@ -224,7 +225,8 @@ def _hand(walk, node: ast.Call, switch: ParamSwitch, obj: Obj, expr, held: froze
     callee's `isinstance` tests of it (`tests`: their polarities), which test the same object."""
     if obj.is_graph or held:
         origins, contained = (obj.origins, False) if obj.is_graph else (held, True)
-        found = HandedSwitch(node, walk.stmt_stack[-1], expr, origins, switch, held=contained)
+        absent = walk.absent_allows.get(obj) if obj.is_graph else None
+        found = HandedSwitch(node, walk.stmt_stack[-1], expr, origins, switch, held=contained, absent_allow=absent)
         walk.flow.handed.setdefault(id(node), found)
         return
     own = _own_parameter(obj, walk.func)

@@ -78,8 +78,10 @@ def api_call(sem, node: ast.Call, api: Api, first: Obj | None, kwargs: dict, env
         return result
     if api.kind == "allow_train_eval" and arg is not None:
         env.patched |= {arg}
-        if absent_allow(sem.walk, node, api):
+        handler = absent_allow(sem.walk, node, api)
+        if handler is not None:
             sem.walk.try_bodies[-1][1].add(arg)
+            sem.walk.absent_allows[arg] = (node, handler)  # for QL203's message
             return arg
         guard, known = frozenset(sem.walk.guards), sem.allow_guards.get(arg)
         guard = sem.allow_guards[arg] = guard if known is None or known == guard else frozenset()
@@ -111,15 +113,16 @@ _NO_ALLOW = ("torch.ao.", "torch.quantization.")  # torch 2.13 has it in torchao
 _CATCH_ATTRIBUTE = frozenset({"AttributeError", "Exception", "BaseException"})
 
 
-def absent_allow(walk, node: ast.Call, api: Api) -> bool:
+def absent_allow(walk, node: ast.Call, api: Api) -> ast.ExceptHandler | None:
     """`torch.ao.quantization.allow_exported_model_train_eval(gm)` in a `try` body whose handler
     catches the AttributeError: torch 2.13's torch.ao has no such function, so the lookup raises,
     the handler swallows it and the graph goes on refusing `.eval()`/`.train()`. The rest of the
     body does not run on 2.13 (it stays allowed there); after the `try`, the graph is not.
-    Outside such a `try` the call raises out of the code that follows it (QL401 reports it)."""
+    Outside such a `try` the call raises out of the code that follows it (QL401 reports it).
+    The handler that swallows it, else None."""
     if not walk.try_bodies or not api.name.startswith(_NO_ALLOW) or not isinstance(node.func, ast.Attribute):
-        return False
-    return any(catches(h, _CATCH_ATTRIBUTE) for h in walk.try_bodies[-1][0].handlers)
+        return None
+    return next((h for h in walk.try_bodies[-1][0].handlers if catches(h, _CATCH_ATTRIBUTE)), None)
 
 
 def method_call(sem, node: ast.Call, attr: str, receiver: Obj, env: Env):
@@ -141,6 +144,8 @@ def method_call(sem, node: ast.Call, attr: str, receiver: Obj, env: Env):
             # Seen patched twice (a loop body) under different branches: take it as always.
             seen.allowed_under = under if not seen.patched or seen.allowed_under == under else frozenset()
             seen.patched = True
+        if not other and receiver not in env.patched and receiver in sem.walk.absent_allows:
+            seen.absent_allow = sem.walk.absent_allows[receiver]
         if not other and receiver not in env.patched and "try" not in sem.walk.contexts:
             paths = graph_paths(receiver, env, sem.made_graphs)
             if paths and not tests_type(sem.walk.func, node.func.value):

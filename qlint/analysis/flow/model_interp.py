@@ -89,6 +89,8 @@ class Interpreter:
         # The `try` bodies being walked, with the values allowed there through a spelling torch
         # 2.13 lacks (`library_calls.absent_allow`): after the body, they are not allowed.
         self.try_bodies: list[tuple[ast.Try, set[Obj]]] = []
+        # The values allowed that way, with the allow call and the handler swallowing its error.
+        self.absent_allows: dict[Obj, tuple[ast.Call, ast.ExceptHandler]] = {}
         self.guards: list[tuple[str, bool]] = []
         self.stmt_stack: list[ast.stmt] = []
         self.previous: list[ast.stmt | None] = []  # the statement before each of `stmt_stack`

@@ -188,6 +188,9 @@ class ModeSwitch:
     # The receiver is an exported graph on some paths only (`maybe_graphs`): the graphs whose
     # paths can reach the switch, none allowed, copied or told apart by a type test.
     maybe: frozenset[Origin] = frozenset()
+    # The receiver was allowed only through a spelling torch 2.13 lacks, in a `try` whose handler
+    # swallows the AttributeError (`library_calls.absent_allow`): that allow call and the handler.
+    absent_allow: tuple[ast.Call, ast.ExceptHandler] | None = None
 
 
 @value_class(frozen=True)
@@ -227,6 +230,7 @@ class HandedSwitch:
     # The argument is the graph on some paths that reach the call only (`maybe_graphs`):
     # `origins` are the graphs whose paths can reach it.
     on_path: bool = False
+    absent_allow: tuple[ast.Call, ast.ExceptHandler] | None = None  # as `ModeSwitch.absent_allow`
 
 
 @value_class
