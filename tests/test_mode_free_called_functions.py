@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import textwrap
 
+from tests.test_model_sources import INIT_NET as NET
 from tests.test_model_sources import beside_blocks, check
 
 TRAIN_MODE = "modules start in train mode)"
@@ -47,15 +48,6 @@ class Factory:
     @classmethod
     def plain(cls, m):
         return nn.Linear(3, 3)
-"""
-NET = """
-class Net(nn.Module):
-    def __init__(self, c=None):
-        super().__init__()
-        {line}
-
-    def forward(self, x):
-        return self.b(x)
 """
 
 

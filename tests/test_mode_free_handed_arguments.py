@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import textwrap
 
+from tests.test_model_sources import INIT_NET as NET
 from tests.test_model_sources import beside_blocks, check
 
 TRAIN_MODE = "modules start in train mode)"
@@ -27,15 +28,6 @@ class Block(nn.Module):
 
     def forward(self, x):
         return self.lin(x)
-"""
-NET = """
-class Net(nn.Module):
-    def __init__(self, c=None):
-        super().__init__()
-        {line}
-
-    def forward(self, x):
-        return self.b(x)
 """
 
 

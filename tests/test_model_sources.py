@@ -32,6 +32,18 @@ def ql201_message(src: str) -> str:
     return d.message
 
 
+# A model class whose `__init__` runs one line (`{line}`) and whose forward calls `self.b`.
+INIT_NET = """
+class Net(nn.Module):
+    def __init__(self, c=None):
+        super().__init__()
+        {line}
+
+    def forward(self, x):
+        return self.b(x)
+"""
+
+
 def beside_blocks(tmp_path, blocks: str, imports: str, net: str, capture: str):
     """QL201's findings in a module `quant.py` of a package whose `blocks.py` holds `blocks`:
     `imports`, then `net` with its `{line}` filled in, then `capture`; a function of the line."""
