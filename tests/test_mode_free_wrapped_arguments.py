@@ -12,7 +12,7 @@ the walk built, and `Built._arguments` took every name argument as one of `parts
 
 from __future__ import annotations
 
-from tests.test_model_sources import check
+from tests.test_model_sources import INIT_NET, check
 
 TRAIN_MODE = "modules start in train mode)"
 
@@ -94,21 +94,15 @@ def test_the_message_still_names_a_batch_norm_the_walk_built():
 
 
 # -- a function written inside `__init__` that the class hands a module ------------------------------
-NET = """
-BN = nn.BatchNorm1d(3)
-
-class Net(nn.Module):
-    def __init__(self, c=None):
-        super().__init__()
-        {line}
-
-    def forward(self, x):
-        return self.b(x)
-
+NET = (
+    "\nBN = nn.BatchNorm1d(3)\n"
+    + INIT_NET
+    + """
 def quantize(quantizer, x):
     model = {build}
     prepare_pt2e(export(model, (x,)).module(), quantizer)
 """
+)
 SEQUENTIAL = "def mk(m):\n            return nn.Sequential(m)\n        "
 
 
