@@ -27,7 +27,7 @@ from qlint.analysis.flow.lambda_tables import calls_own_lambda
 from qlint.analysis.flow.listed_parts import runs_listed_part
 from qlint.analysis.flow.model_torch_nn import CONTAINERS, torch_nn_kind
 from qlint.analysis.flow.registry_contents import UNKNOWN, looked_up
-from qlint.analysis.flow.stored_values import handed_names, stored_names
+from qlint.analysis.flow.stored_values import Slot, handed_names, stored_names
 from qlint.analysis.names.import_paths import module_bases
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ModuleScope
@@ -433,27 +433,27 @@ class ClassIndex:
         written = {name for s in cls.body for name in _bound_names(s)}
         if not written:
             return True
-        from qlint.analysis.flow.init_parameters import unread_or_hyperparameter
-
         for base_node, base_resolver in self._bases_above(cls, resolver, around) or ():
             for call, slots in handed_names(base_node):
                 func = call.func
-                if not (isinstance(func, ast.Attribute) and func.attr in written and isinstance(func.value, ast.Name)):
+                if not (
+                    isinstance(func, ast.Attribute)
+                    and func.attr in written
+                    and isinstance(func.value, ast.Name)
+                    and func.value.id == "self"
+                ):
                     continue
-                if func.value.id != "self":
-                    continue
-                unknown = [sl for sl in slots if not all(self._holds_no_model(n, base_resolver, {}) for n in sl[2])]
+                unknown = self._unknown_slots(slots, base_resolver, {})
                 if not unknown:
                     continue
                 own = own_method(cls, func.attr)
-                if own is None:
+                if own is None or not _read_without_model(own[0], own[1], resolver, unknown):
                     return False
-                for position, keyword, _ in unknown:
-                    if position is None and keyword is None:
-                        return False
-                    if not unread_or_hyperparameter(own[0], own[1], resolver, position, keyword):
-                        return False
         return True
+
+    def _unknown_slots(self, slots: tuple[Slot, ...], resolver: Resolver, around: dict) -> list[Slot]:
+        """The arguments of a handed call naming something that may hold a model (`_holds_no_model`)."""
+        return [s for s in slots if not all(self._holds_no_model(n, resolver, around) for n in s[2])]
 
     def _builds_hold_no_model(
         self, cls: ModelClass, resolver: Resolver, around: dict, skipped: frozenset[int], syntax: ContentSyntax
@@ -471,13 +471,11 @@ class ClassIndex:
         handed = handed_names(cls.node)
         if not handed:
             return True
-        from qlint.analysis.flow.init_parameters import only_hyperparameter, unread_or_hyperparameter
-
         locals_ = {**around, **syntax.classes}
         for call, slots in handed:
             if id(call) in skipped:
                 continue
-            unknown = [s for s in slots if not all(self._holds_no_model(n, resolver, around) for n in s[2])]
+            unknown = self._unknown_slots(slots, resolver, around)
             if not unknown:
                 continue  # `nn.Linear(DIM, DIM)`: constants, whatever the callee
             built = self.resolve(call.func, resolver, locals_)
@@ -498,13 +496,8 @@ class ClassIndex:
                 return False  # `copy.deepcopy(BN)`: the module it was given, or one wrapping it
             else:
                 continue  # no class or function of the project: the call is read as one (`_read_calls`)
-            for position, keyword, _ in unknown:
-                if position is None and keyword is None:
-                    return False
-                if skip is None and not only_hyperparameter(node, callee, position, keyword):
-                    return False
-                if skip is not None and not unread_or_hyperparameter(node, skip, callee, position, keyword):
-                    return False
+            if not _read_without_model(node, skip, callee, unknown):
+                return False
         return True
 
     def _called_function(
@@ -744,6 +737,23 @@ class ClassIndex:
         read from its source; only for content, never to decide what a call builds."""
         found = self.installed_source(name)
         return ModelClass(found[0], found[1]) if found is not None else None
+
+
+def _read_without_model(node: ast.AST, skip: int | None, callee: Resolver, unknown: list[Slot]) -> bool:
+    """The callee `node` binds each of `unknown`'s arguments to a parameter it only passes to
+    torch.nn layers or tests: a class's `__init__` (`skip` None) as `Built._flag_of_class`
+    reads it, a function (its first `skip` parameters bound by no argument) or never reads it.
+    An argument after a `*args`, or a `**kwargs` one, binds no parameter we can name."""
+    from qlint.analysis.flow.init_parameters import only_hyperparameter, unread_or_hyperparameter
+
+    for position, keyword, _ in unknown:
+        if position is None and keyword is None:
+            return False
+        if skip is None and not only_hyperparameter(node, callee, position, keyword):
+            return False
+        if skip is not None and not unread_or_hyperparameter(node, skip, callee, position, keyword):
+            return False
+    return True
 
 
 def _bound_names(stmt: ast.stmt) -> tuple[str, ...]:
