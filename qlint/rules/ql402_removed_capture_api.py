@@ -403,22 +403,23 @@ def _import_falls_back_to_export(node: ast.AST, parents, names: set[str]) -> boo
     reaches) captures with `export(...)` itself, the imported names read only inside that body:
     on torch 2.13 the import raises and the handler captures, so the shim works there, as one
     re-importing the name from torch.export does. A name read after the `try` is unbound there."""
+    exporting = None  # the innermost such `try`
     child, parent = node, parents.get(id(node))
     while parent is not None and not isinstance(parent, (*_SCOPES, ast.Module)):
-        if isinstance(parent, ast.Try) and child in parent.body:
-            for handler in parent.handlers:
-                if catches(handler, _IMPORT_ERROR_CATCHERS) and any(
-                    _spells_export(n) for stmt in handler.body for n in ast.walk(stmt)
-                ):
-                    return _read_only_inside(parent.body, names, _scope_of(parent, parents))
+        if (
+            exporting is None
+            and isinstance(parent, ast.Try)
+            and child in parent.body
+            and any(catches(h, _IMPORT_ERROR_CATCHERS) and _exports(h.body) for h in parent.handlers)
+        ):
+            exporting = parent
         child, parent = parent, parents.get(id(parent))
-    return False
+    scope = parent if parent is not None else child  # the walk ends at the names' scope
+    return exporting is not None and _read_only_inside(exporting.body, names, scope)
 
 
-def _scope_of(node: ast.AST, parents) -> ast.AST:
-    while not isinstance(node, (*_SCOPES, ast.Module)) and (parent := parents.get(id(node))) is not None:
-        node = parent
-    return node
+def _exports(stmts: list[ast.stmt]) -> bool:
+    return any(_spells_export(n) for s in stmts for n in ast.walk(s))
 
 
 def _read_only_inside(body: list[ast.stmt], names: set[str], scope: ast.AST) -> bool:
