@@ -299,3 +299,146 @@ def test_callback_given_a_graph_nothing_allowed_keeps_the_plain_message():
     (d,) = [d for d in lint(CALLBACK.format(allow=""), select=("QL203",)) if d.code == "QL203"]
     assert d.message.startswith("`experiment` calls `to_eval` with the graph") and "looked up in" not in d.message
     assert d.help.startswith("Pass a callback")
+
+
+# -- ... also where the graph is held by a container, may be the graph, or is relayed ------
+
+
+def test_container_switch_names_the_allow_of_the_graph_it_holds():
+    body = f"""\
+        holder = torch.nn.ModuleList([quantized])
+        try:
+            {OLD_ALLOW}
+        except AttributeError:
+            pass
+        holder.eval()
+        """
+    (d,) = ql203_findings(body, tail="    return quantized\n")
+    assert d.message.startswith("`holder` holds the graph from `convert_pt2e` (line 15): `.eval()` switches it too")
+    assert f"at line 18 {_WHY}" in d.message and "(its AttributeError is swallowed at line 19)" in d.message
+    assert d.help.startswith("Import `allow_exported_model_train_eval` from `torchao.quantization.pt2e`")
+
+
+def test_container_handed_to_a_switching_helper_names_the_allow():
+    body = f"""\
+        holder = torch.nn.Sequential(quantized)
+        try:
+            {OLD_ALLOW}
+        except AttributeError:
+            pass
+        evaluate(holder, data)
+        """
+    (d,) = ql203_findings(body, tail="    return quantized\n")
+    assert d.message.startswith("`holder` holds the graph from `convert_pt2e` (line 15) and this call runs")
+    assert f"at line 18 {_WHY}" in d.message
+
+
+def test_container_of_another_graph_keeps_the_plain_message():
+    body = f"""\
+        holder = torch.nn.ModuleList([prepared])
+        try:
+            {OLD_ALLOW}
+        except AttributeError:
+            pass
+        holder.eval()
+        """
+    (d,) = ql203_findings(body, tail="    return quantized\n")
+    assert d.message.startswith("`holder` holds the graph from `prepare_pt2e`") and "looked up in" not in d.message
+    assert d.help.startswith("`Module.eval()` switches every submodule")
+
+
+def test_switch_of_what_may_be_the_graph_names_the_allow_on_that_path():
+    body = f"""\
+        if data:
+            quantized = convert_pt2e(prepared)
+            try:
+                {OLD_ALLOW}
+            except AttributeError:
+                pass
+        else:
+            quantized = model
+        quantized.eval()
+        """
+    (d,) = ql203_findings(body, tail="    return quantized\n")
+    assert d.message.startswith("`quantized` may be the graph from `convert_pt2e` (line 17): on that path")
+    assert f"at line 19 {_WHY}" in d.message and "(its AttributeError is swallowed at line 20)" in d.message
+    assert d.help.startswith("Import `allow_exported_model_train_eval` from `torchao.quantization.pt2e`")
+
+
+def test_switch_of_what_may_be_a_graph_nothing_allowed_keeps_the_plain_message():
+    # The allow is written for the graph made before the branch, not for the one switched.
+    body = f"""\
+        try:
+            {OLD_ALLOW}
+        except AttributeError:
+            pass
+        if data:
+            quantized = convert_pt2e(prepared)
+        else:
+            quantized = model
+        quantized.eval()
+        """
+    (d,) = ql203_findings(body, tail="    return quantized\n")
+    assert d.message.startswith("`quantized` may be the graph from `convert_pt2e` (line 21)")
+    assert "looked up in" not in d.message and d.help.startswith("On the paths that make it an exported graph")
+
+
+RELAY = """\
+def relay(model, quantizer, data, evaluate):
+    return experiment(model, quantizer, data, evaluate)
+
+
+def main(model, quantizer, data):
+    return relay("""
+
+
+def _relayed(allow: str) -> str:
+    return CALLBACK.format(allow=allow).replace("def main(model, quantizer, data):\n    return experiment(", RELAY)
+
+
+def test_relaying_helper_keeps_the_allow_of_the_graph_its_helper_made():
+    allow = f"    try:\n        {OLD_ALLOW}\n    except AttributeError:\n        pass\n"
+    (d,) = [d for d in lint(_relayed(allow), select=("QL203",)) if d.code == "QL203"]
+    assert d.range.start.row == 24 and d.message.startswith("`relay` calls `to_eval` with the graph")
+    assert f"at line 13 {_WHY}" in d.message and "(its AttributeError is swallowed at line 14)" in d.message
+
+
+def test_relaying_helper_of_a_graph_nothing_allowed_keeps_the_plain_message():
+    (d,) = [d for d in lint(_relayed(""), select=("QL203",)) if d.code == "QL203"]
+    assert d.message.startswith("`relay` calls `to_eval` with the graph") and "looked up in" not in d.message
+
+
+RELAY_MADE = """\
+import torch
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+
+def to_eval(model):
+    model.eval()
+
+
+def apply(evaluate, graph):
+    return evaluate(graph)
+
+
+def relay(model, quantizer, data, evaluate):
+    graph = torch.export.export(model, (data[0],)).module()
+    quantized = convert_pt2e(prepare_pt2e(graph, quantizer))
+{allow}    return apply(evaluate, quantized)
+
+
+def main(model, quantizer, data):
+    return relay(model, quantizer, data, to_eval)
+"""
+
+
+def test_graph_made_and_handed_on_with_the_callback_names_its_allow():
+    allow = f"    try:\n        {OLD_ALLOW}\n    except AttributeError:\n        pass\n"
+    (d,) = [d for d in lint(RELAY_MADE.format(allow=allow), select=("QL203",)) if d.code == "QL203"]
+    assert d.range.start.row == 24 and f"at line 17 {_WHY}" in d.message
+    assert "(its AttributeError is swallowed at line 18)" in d.message
+
+
+def test_graph_made_and_handed_on_with_nothing_allowed_keeps_the_plain_message():
+    (d,) = [d for d in lint(RELAY_MADE.format(allow=""), select=("QL203",)) if d.code == "QL203"]
+    assert d.message.startswith("`relay` calls `to_eval` with the graph") and "looked up in" not in d.message

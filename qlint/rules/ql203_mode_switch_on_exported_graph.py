@@ -112,6 +112,8 @@ class ModeSwitchOnExportedGraph(Rule):
             f"On the paths that make it an exported graph, switch it with {use} from `{PT2E}` (or call"
             " `allow_exported_model_train_eval` on it there); keep this switch for the eager module"
         )
+        if switch.absent_allow is not None:
+            message, help_ = _absent_allow(ctx, switch.absent_allow, message, help_)
         # The eager paths need the switch itself: no one rewrite is right for both.
         fix = Fix(Applicability.DISPLAY_ONLY, f"Use {use} where `{receiver}` is the exported graph")
         evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno)
@@ -129,6 +131,8 @@ class ModeSwitchOnExportedGraph(Rule):
             f" `allow_exported_model_train_eval` on the graph first (from `{PT2E}`), or switch the graph with"
             " `move_exported_model_to_eval` / `move_exported_model_to_train` and leave its container's mode alone"
         )
+        if switch.absent_allow is not None:
+            message, help_ = _absent_allow(ctx, switch.absent_allow, message, help_)
         # Neither torchao helper takes the container (it has no `.graph`): nothing to rewrite here.
         fix = Fix(Applicability.DISPLAY_ONLY, "Allow or move the graph itself, not its container")
         evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno)

@@ -167,11 +167,13 @@ class CallbackLinks:
                 same = self.own_parameter(actual[record.same][1].id, env)
             # A graph made here and handed on with our callback (`relay(cb, gm)`), or one the
             # helper made, is made by us for our caller's callback.
+            absent = record.absent_allow if made else None
             if record.same in actual and same is None and (graph := self._made(actual[record.same][0], env)):
                 made, made_in = graph, self.sem.flow.path
+                absent = self.sem.walk.absent_allows.get(actual[record.same][0])
             guard = frozenset(self.sem.walk.guards) if made else frozenset()
             derived = frozenset().union(*derived)
-            self._record(CallbackCall(mine, record.position, derived, same, record.each, made, guard, made_in))
+            self._record(CallbackCall(mine, record.position, derived, same, record.each, made, guard, made_in, absent))
 
     def _made_here(self, record: CallbackCall, actual: dict, node: ast.Call | None, callee) -> frozenset[Origin]:
         """The origins of the graph the helper makes for the callback (`record.made`), unless

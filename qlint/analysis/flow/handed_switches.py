@@ -225,7 +225,7 @@ def _hand(walk, node: ast.Call, switch: ParamSwitch, obj: Obj, expr, held: froze
     callee's `isinstance` tests of it (`tests`: their polarities), which test the same object."""
     if obj.is_graph or held:
         origins, contained = (obj.origins, False) if obj.is_graph else (held, True)
-        absent = walk.absent_allows.get(obj) if obj.is_graph else None
+        absent = walk.absent_allow_of(obj, origins)
         found = HandedSwitch(node, walk.stmt_stack[-1], expr, origins, switch, held=contained, absent_allow=absent)
         walk.flow.handed.setdefault(id(node), found)
         return

@@ -144,12 +144,12 @@ def method_call(sem, node: ast.Call, attr: str, receiver: Obj, env: Env):
             # Seen patched twice (a loop body) under different branches: take it as always.
             seen.allowed_under = under if not seen.patched or seen.allowed_under == under else frozenset()
             seen.patched = True
-        if not other and receiver not in env.patched and receiver in sem.walk.absent_allows:
-            seen.absent_allow = sem.walk.absent_allows[receiver]
         if not other and receiver not in env.patched and "try" not in sem.walk.contexts:
             paths = graph_paths(receiver, env, sem.made_graphs)
             if paths and not tests_type(sem.walk.func, node.func.value):
                 seen.maybe |= reaching(paths, sem.walk.guards, sem.walk.denied())
+        if not other and receiver not in env.patched and seen.absent_allow is None:
+            seen.absent_allow = sem.walk.absent_allow_of(receiver, seen.held | seen.maybe)
         env.modes[receiver] = frozenset({ModeFact(mode or "unknown", node)})
         sem.walk.containers.switched(receiver)
         if mode == "train":

@@ -104,6 +104,14 @@ class Interpreter:
         self.parts = GraphParts()  # graphs held in parts of local values (`pair[0]`, `holder.gm`)
         self._qualnames: dict[tuple[str, ...], str | None] = {}  # `qualname`, per spelling
 
+    def absent_allow_of(self, obj: Obj, origins: frozenset = frozenset()) -> tuple[ast.Call, ast.ExceptHandler] | None:
+        """The allow torch 2.13 cannot run (`absent_allows`) written for `obj`, else for one of the
+        graphs `origins` names (the graphs a container holds, or the receiver may be after a join)."""
+        found = self.absent_allows.get(obj)
+        if found is None and origins:
+            found = next((allow for graph, allow in self.absent_allows.items() if graph.origins & origins), None)
+        return found
+
     def run(self) -> FunctionFlow:
         env = Env(unread={} if self.class_scope is not None else None)
         for index, arg in enumerate(parameter_args(self.func, star=False)):
