@@ -108,14 +108,15 @@ def test_an_eval_mode_model_stays_quiet_when_another_method_only_captures_or_cop
 @pytest.mark.parametrize(
     "other",
     [
-        # A project helper, or any call qlint does not know, may switch the attribute's mode.
+        # A project helper (this one evals what it is given), or any call qlint does not
+        # know, may switch the attribute's mode before `quantize` runs; so may a switch of it.
         """
         def warm_up(self):
             run_epoch(self.float_model)
         """,
         """
         def warm_up(self):
-            self.float_model.train()
+            self.float_model.eval()
         """,
         """
         def warm_up(self):
