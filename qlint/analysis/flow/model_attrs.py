@@ -49,10 +49,16 @@ class Evaled:
 
 
 def attribute_sources(
-    cls: ast.ClassDef, is_constructor: Callable[[ast.Call], bool]
+    cls: ast.ClassDef,
+    is_constructor: Callable[[ast.Call], bool],
+    keeps_mode: Callable[[ast.Call], bool] | None = None,
 ) -> dict[str, ast.Call | Stored | Evaled | Switched]:
     """`self.<attr>` -> the call that builds it (`Evaled` when `__init__` evals it), or the
-    `__init__` parameter stored in it (`Switched` when `__init__` switched its mode first)."""
+    `__init__` parameter stored in it (`Switched` when `__init__` switched its mode first).
+
+    A method that hands the attribute to a call may switch its mode there, unless
+    `keeps_mode` says the call leaves its arguments' modes alone (a capture or a copy of
+    `self.model` in another method: `model_flow.attribute_sources`)."""
     init = own_init(cls)
     params = {a.arg: i for i, a in enumerate(parameter_args(init, star=False))} if init is not None else {}
     constructs = _memo(is_constructor)
@@ -137,6 +143,8 @@ def attribute_sources(
         return out
     rebound = {n for n, bound in function_assigns(init).items() if len(bound) > 1} if init is not None else set()
     for call, method in calls:
+        if keeps_mode is not None and keeps_mode(call):
+            continue
         for arg in [*call.args, *(kw.value for kw in call.keywords)]:
             name = key(arg.value if isinstance(arg, ast.Starred) else arg)
             if name is not None and name.startswith("self."):
