@@ -12,6 +12,7 @@ import ast
 import os
 from collections.abc import Iterator
 
+from qlint.analysis import tree_walk
 from qlint.analysis.edits.import_edits import insert_before, owns_lines
 from qlint.analysis.flow.graph_fields import field_switches
 from qlint.analysis.flow.graph_returns import returned_graph_bodies
@@ -95,6 +96,10 @@ class ModeSwitchOnExportedGraph(Rule):
         )
         if switch.absent_allow is not None:  # the user allowed it, through a spelling 2.13 lacks
             message, help_ = _absent_allow(ctx, switch.absent_allow, message, help_)
+        replaced = _replaced_switch(ctx, switch)
+        if replaced is not None:  # `gm.eval = nn.Module().eval`: the call runs that instead
+            message = f"`{receiver}` comes from `{origin.kind}` ({_made(ctx, origin)}): {replaced}"
+            help_ += f", and drop the replacement of `{receiver}.{switch.call.func.attr}`"
         evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno)
         fix = _fix(ctx, switch, receiver, helper)
         return ctx.diagnostic(self, switch.call, message, fix, evidence=evidence, help=help_)
@@ -255,6 +260,79 @@ def _absent_allow(ctx: FileContext, allow: tuple[ast.Call, ast.ExceptHandler], m
     )
     help_ = f"Import `{_ALLOW}` from `{PT2E}` instead, so that the allow runs on torch 2.13. {help_}"
     return message, help_
+
+
+# `nn.Module.eval` itself: set on an instance, a plain function that gets no `self`.
+_UNBOUND_OWNERS = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+
+
+def _replaced_switch(ctx: FileContext, switch: ModeSwitch) -> str | None:
+    """What the call runs when an earlier statement of its own block set the graph's switch
+    to another object's (issue 14; a workaround in pytorch/pytorch#151726's thread):
+
+        gm.eval = nn.Module().eval  # the call switches that new module: no error, and
+        gm.eval()                   # the graph keeps the mode it was captured in
+        gm.eval = nn.Module.eval    # a function bound to nothing: the call raises TypeError
+
+    An instance attribute shadows the graph's raising override, so the message's
+    NotImplementedError would be wrong. Only a plain name's switch, set by an assignment in the
+    same statement list before it with no statement between that names the graph again (a
+    call handed the graph may set its switch once more); any other replacement (a function
+    written here, `types.MethodType`, `functools.partial`) keeps the message as it is."""
+    receiver, called = switch.receiver, switch.call.func
+    if not isinstance(receiver, ast.Name) or not isinstance(called, ast.Attribute):
+        return None
+    parents = tree_walk.parents(ctx.tree)
+    statement = parents.get(id(switch.call))
+    while statement is not None and not isinstance(statement, ast.stmt):
+        statement = parents.get(id(statement))
+    owner = parents.get(id(statement)) if statement is not None else None
+    blocks = [getattr(owner, field, None) or [] for field in ("body", "orelse", "finalbody")]
+    block = next((b for b in blocks if any(s is statement for s in b)), None)
+    if block is None:
+        return None
+    before = block[: next(i for i, s in enumerate(block) if s is statement)]
+    for prior in reversed(before):
+        value = _sets_switch(prior, receiver.id, called.attr)
+        if value is not None:
+            return _runs_instead(ctx, value, prior.lineno, receiver.id, called.attr)
+        if any(isinstance(n, ast.Name) and n.id == receiver.id for n in ast.walk(prior)):
+            return None
+    return None
+
+
+def _sets_switch(statement: ast.stmt, name: str, attr: str) -> ast.expr | None:
+    """The value of `name.attr = value` when `statement` is that assignment."""
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+        return None
+    target = statement.targets[0]
+    named = isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+    if named and target.attr == attr and target.value.id == name:
+        return statement.value
+    return None
+
+
+def _runs_instead(ctx: FileContext, value: ast.expr, line: int, name: str, attr: str) -> str | None:
+    """`nn.Module.eval` (a function, no `self`) or `<call>.eval` (the built object's own switch)."""
+    if not isinstance(value, ast.Attribute) or value.attr != attr:
+        return None
+    set_to = f"`{name}.{attr}` was set at line {line} to `{ctx.source_of(value)}`"
+    if isinstance(value.value, ast.Call):
+        return (
+            f"{set_to}, the switch of the object that call builds: `.{attr}()` switches that object, not the"
+            " graph, and raises nothing, so the graph keeps the mode it was captured in (its batch norm and"
+            " dropout still run as captured)"
+        )
+    parts = []
+    base = value.value
+    while isinstance(base, ast.Attribute):
+        parts.append(base.attr)
+        base = base.value
+    if isinstance(base, ast.Name) and base.id in ctx.scope.imports:
+        owner = ".".join([ctx.scope.imports[base.id], *reversed(parts)])
+        if owner in _UNBOUND_OWNERS:
+            return f"{set_to}, a function bound to no module: `.{attr}()` gets no `self` and raises TypeError"
+    return None
 
 
 def _where(ctx: FileContext, path: str, line: int) -> str:
