@@ -217,3 +217,57 @@ def test_the_bases_of_other_modules_are_placed_only_for_a_field_a_method_reads(t
     path = _project(tmp_path / "b", quiet.replace("log(self.gm)", "to_eval(self.gm)"))
     assert [d.range.start.row for d in _found(path)] == [14]
     assert placed == ["Logged"]
+
+
+# A module that prepares graphs itself: its switchers are every project function it imports,
+# and the methods of every project class it imports, so a class's bases of other modules are
+# placed before its methods are searched for them (`graph_fields._placing_first`).
+PREPARES = """\
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+from pkg.base import Runner
+
+
+def prep(model, q):
+    return prepare_pt2e(model, q)
+
+
+def to_eval(model):
+    model.eval()
+
+
+def show(model):
+    print(model)
+
+
+class Case(Runner):
+    device = "cpu"
+
+    def go(self):
+        {call}
+"""
+
+
+@pytest.mark.parametrize(
+    ("call", "row"),
+    [
+        ("to_eval(self.gm)", 21),  # the base's graph, handed to a switching helper
+        ("self.gm.eval()", 21),  # switched here
+        ("show(self.gm)", None),  # handed to a helper that switches nothing
+        ("to_eval(self.device)", None),  # a class attribute no method sets
+    ],
+)
+def test_fields_of_an_imported_base_in_a_module_that_prepares_graphs(tmp_path, call, row):
+    path = _project(tmp_path, PREPARES.format(call=call))
+    assert [d.range.start.row for d in _found(path)] == ([] if row is None else [row])
+
+
+def test_a_field_no_method_sets_is_not_searched_for_in_the_methods(tmp_path, monkeypatch):
+    # `self.device` (a class attribute) and `self.ip` (of nothing) handed on in a module that
+    # prepares graphs: no method sets them, so no method's reading of them is searched for
+    # (the module's `switchers`, ExecuTorch's qualcomm tests: ~600 methods). QL201 first, as
+    # in a run of every rule: its flows are the ones QL203 reads, and it asks for no switchers.
+    from qlint.analysis.flow import graph_fields
+
+    monkeypatch.setattr(graph_fields, "switchers", lambda ctx: pytest.fail("switchers searched"))
+    path = _project(tmp_path, PREPARES.format(call="to_eval(self.device)\n        run(self.ip, 1)"))
+    assert _found(path, select=("QL201", "QL203")) == []

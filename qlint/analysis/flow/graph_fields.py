@@ -66,8 +66,12 @@ def field_switches(ctx, analyse) -> list[ModeSwitch | HandedSwitch]:
         if others and _imports_a_base(ctx, cls.node):
             # A field handed on in a class naming no graph source: only one a base of
             # another module sets is worth reading (most such classes are test cases).
-            others = [n for n in others if _read_here(ctx, n, text, members)]
-            fields |= {n for n in others if any(_setters(c, n, assigned) for _, c, _ in foreign.get())}
+            if _placing_first(ctx):
+                others = [n for n in others if any(_setters(c, n, assigned) for _, c, _ in foreign.get())]
+                fields |= {n for n in others if _read_here(ctx, n, text, members)}
+            else:
+                others = [n for n in others if _read_here(ctx, n, text, members)]
+                fields |= {n for n in others if any(_setters(c, n, assigned) for _, c, _ in foreign.get())}
         if not fields:
             continue
         if ctx.text.count(cls.node.name) > 1:  # named only where defined: no class derives from it
@@ -94,6 +98,30 @@ class _Foreign:
         if self.found is None:
             self.found = foreign_methods(self.ctx, self.cls)
         return self.found
+
+
+def _placing_first(ctx) -> bool:
+    """Whether a class's bases of other modules are placed before asking which of its
+    methods read a field: while `switchers` is still to be worked out in a module that
+    prepares graphs, where it places every project class the module imports
+    (`imported_class_methods`), those bases among them. ExecuTorch's qualcomm
+    test_qnn_delegate.py: its test cases read 16 fields their base (imported) keeps as class
+    attributes, which no method sets; the search of ~600 methods for the module's switchers
+    was a third of QL203's time there, for no field. Elsewhere (the torch package: `nn.Module`
+    and the test-case bases) the bases are placed only for a field a method reads."""
+    return "model_flow.switchers" not in ctx.cache and ("prepare_pt2e" in ctx.text or "prepare_qat_pt2e" in ctx.text)
+
+
+def _at_hand(ctx, foreign) -> list | None:
+    """The bases of other modules of `foreign`'s class (`foreign_methods`) when knowing them
+    costs no placement the question they answer would not make (`_placing_first`); else None."""
+    if not isinstance(foreign, _Foreign):
+        return list(foreign)
+    if foreign.found is not None:
+        return foreign.found
+    if not _imports_a_base(ctx, foreign.cls):
+        return []  # what `foreign_methods` finds then, placing nothing
+    return foreign.get() if _placing_first(ctx) else None
 
 
 def _read_here(ctx, name: str, text: str, members: list) -> bool:
@@ -126,6 +154,17 @@ def _switches_of(
     ctx, name: str, members: list, analyse, assigned: dict, inherited: list = (), foreign=()
 ) -> list[ModeSwitch | HandedSwitch]:
     attr = f"self.{name}"
+    # Every method that may set it, the bases' included (an override that does not set the
+    # field either calls the base's or leaves the field unset: counting the base's setter
+    # asks only that it, too, leave a graph).
+    chain = [*members, *(m for base in inherited for m in base)]
+    setters = [(f, cls) for f, cls in chain if attr in segment(ctx, f) and name in _assigned(f, assigned)]
+    if not setters:
+        # Set by no method here: unless a base of another module sets it, nothing does, and
+        # the answer below is none whichever methods read it, the costlier question.
+        placed = _at_hand(ctx, foreign)
+        if placed is not None and not any(_setters(c, name, assigned) for _, c, _ in placed):
+            return []
     # Methods that switch the field, or hand it to a function that may switch it.
     readers = [(f, cls) for f, cls in members if _switches(ctx, segment(ctx, f), attr)]
     if not readers:
@@ -133,11 +172,6 @@ def _switches_of(
     foreign = foreign.get() if isinstance(foreign, _Foreign) else foreign
     if any(name in allowed_fields(c) for _, c, _ in foreign):
         return []  # allowed in a base of another module
-    # Every method that may set it, the bases' included (an override that does not set the
-    # field either calls the base's or leaves the field unset: counting the base's setter
-    # asks only that it, too, leave a graph).
-    chain = [*members, *(m for base in inherited for m in base)]
-    setters = [(f, cls) for f, cls in chain if attr in segment(ctx, f) and name in _assigned(f, assigned)]
     flows = analyse(setters) if setters else []
     if len(flows) != len(setters):
         return []  # a setter the flow does not read
