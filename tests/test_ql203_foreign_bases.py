@@ -271,3 +271,47 @@ def test_a_field_no_method_sets_is_not_searched_for_in_the_methods(tmp_path, mon
     monkeypatch.setattr(graph_fields, "switchers", lambda ctx: pytest.fail("switchers searched"))
     path = _project(tmp_path, PREPARES.format(call="to_eval(self.device)\n        run(self.ip, 1)"))
     assert _found(path, select=("QL201", "QL203")) == []
+
+
+HANDED = '''\
+class A:
+    def go(self):
+        f(self.gm)
+        g(x, self.gm2 , self.model_name)
+        h(myself.q, self.run.gm, self.r.s)
+        k(self.ab,self.b)
+
+
+class B(A):
+    def go(self):
+        f(self.a_b)
+        z = self.gm3  # self.gm4)
+        """self.doc,"""
+
+
+class C:
+    x = (self.c)
+'''
+
+
+def test_the_names_a_class_hands_on_are_its_arguments_spelled_in_its_text():
+    # `_handed_in` reads one search of the module for what `_argument` finds in each class's
+    # text: the same names, with spellings inside longer ones, in strings and comments.
+    import ast
+
+    from qlint.analysis.context import FileContext
+    from qlint.analysis.flow import graph_fields
+    from qlint.analysis.flow.relevant_bodies import segment
+    from qlint.source import LineIndex
+
+    ctx = FileContext("m.py", HANDED, ast.parse(HANDED), LineIndex(HANDED), None, None)  # type: ignore[arg-type]
+    words = {w for w in HANDED.replace(".", " ").replace(",", " ").replace(")", " ").split() if w.isidentifier()}
+    for cls in ctx.tree.body:
+        text = segment(ctx, cls)
+        found = graph_fields._handed_in(ctx, cls)
+        assert found == {w for w in words if graph_fields._argument(text, w)}
+    assert [sorted(graph_fields._handed_in(ctx, cls)) for cls in ctx.tree.body] == [
+        ["ab", "b", "gm", "model_name", "q"],
+        ["a_b", "doc", "gm4"],
+        ["c"],
+    ]

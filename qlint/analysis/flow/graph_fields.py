@@ -19,18 +19,23 @@ is reported at that call, as a graph handed to a switching helper is.
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left
 
 from qlint.analysis.flow.graph_returns import GRAPH_SOURCES, switched_receivers
 from qlint.analysis.flow.inherited_methods import base_class
 from qlint.analysis.flow.method_words import names_a_step
 from qlint.analysis.flow.model_flow import file_flow, switchers
 from qlint.analysis.flow.model_values import ATTRIBUTE, HandedSwitch, ModeSwitch, Origin, anchored
-from qlint.analysis.flow.relevant_bodies import functions_of, segment
+from qlint.analysis.flow.relevant_bodies import functions_of, segment, text_span
 from qlint.analysis.tree_walk import statement_lists, walk_kinds
 from qlint.lazy_patterns import lazy
 from qlint.value_classes import replace
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# `_argument`'s spellings, every one in the text: `self.` and a name, then `,` or `)`. A name
+# ends its run of word characters there, and no match overlaps another (none holds a dot
+# after its name), so these are all the places `_argument` finds.
+_SPELLED_ARGUMENT = lazy(r"self\.(\w+)[,)]")
 # `self.<attr>` as an argument of a call: `f(self.gm)`, `f(self.gm, x)`, `f(x, self.gm)`.
 _ARGUMENT = lazy(r"[(,]\s*self\.(\w+)\s*[,)]")
 
@@ -56,13 +61,14 @@ def field_switches(ctx, analyse) -> list[ModeSwitch | HandedSwitch]:
         cls = members[0][1]
         text = segment(ctx, cls.node)
         fields = {name for name in switched if f"self.{name}." in text}
+        in_class = _handed_in(ctx, cls.node) if handed else frozenset()
         if handed and any(s in text for s in GRAPH_SOURCES):
-            fields |= {name for name in handed if _argument(text, name)}
+            fields |= handed & in_class
         # The bases of other modules are placed (their modules parsed, in the torch package
         # `nn.Module` and the test-case bases) only for a field some method of the class
         # switches or hands to a switching helper: `_switches_of` reads no other.
         foreign = _Foreign(ctx, cls.node)
-        others = [n for n in handed - fields if _argument(text, n)]
+        others = [n for n in handed - fields if n in in_class]
         if others and _imports_a_base(ctx, cls.node):
             # A field handed on in a class naming no graph source: only one a base of
             # another module sets is worth reading (most such classes are test cases).
@@ -314,6 +320,25 @@ def _switches(ctx, text: str, attr: str) -> bool:
 
 def _argument(text: str, name: str) -> bool:
     return f"self.{name})" in text or f"self.{name}," in text
+
+
+_HANDED_AT = "graph_fields.handed_at"
+
+
+def _handed_in(ctx, node: ast.AST) -> frozenset[str]:
+    """The names `_argument` finds in the text of `node` (`segment`): from where the module's
+    text spells one (one search per check), those starting within its rows (a spelling holds
+    no line break, so one starting there ends there). A test module's classes are asked for
+    each name handed on anywhere in it (ExecuTorch's qualcomm test_qnn_delegate.py: ~150
+    names, two searches each of a 450 KB class)."""
+    found = ctx.cache.get(_HANDED_AT)
+    if found is None:
+        matches = _SPELLED_ARGUMENT.finditer(ctx.text)
+        found = ctx.cache[_HANDED_AT] = [(m.start(), m.group(1)) for m in matches]
+    start, end = text_span(ctx, node)
+    first = bisect_left(found, (start,))
+    last = bisect_left(found, (end,), first)
+    return frozenset(name for _, name in found[first:last])
 
 
 def _derived_names(tree: ast.Module) -> set[str]:
