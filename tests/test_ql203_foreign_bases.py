@@ -217,3 +217,101 @@ def test_the_bases_of_other_modules_are_placed_only_for_a_field_a_method_reads(t
     path = _project(tmp_path / "b", quiet.replace("log(self.gm)", "to_eval(self.gm)"))
     assert [d.range.start.row for d in _found(path)] == [14]
     assert placed == ["Logged"]
+
+
+# A module that prepares graphs itself: its switchers are every project function it imports,
+# and the methods of every project class it imports, so a class's bases of other modules are
+# placed before its methods are searched for them (`graph_fields._placing_first`).
+PREPARES = """\
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+from pkg.base import Runner
+
+
+def prep(model, q):
+    return prepare_pt2e(model, q)
+
+
+def to_eval(model):
+    model.eval()
+
+
+def show(model):
+    print(model)
+
+
+class Case(Runner):
+    device = "cpu"
+
+    def go(self):
+        {call}
+"""
+
+
+@pytest.mark.parametrize(
+    ("call", "row"),
+    [
+        ("to_eval(self.gm)", 21),  # the base's graph, handed to a switching helper
+        ("self.gm.eval()", 21),  # switched here
+        ("show(self.gm)", None),  # handed to a helper that switches nothing
+        ("to_eval(self.device)", None),  # a class attribute no method sets
+    ],
+)
+def test_fields_of_an_imported_base_in_a_module_that_prepares_graphs(tmp_path, call, row):
+    path = _project(tmp_path, PREPARES.format(call=call))
+    assert [d.range.start.row for d in _found(path)] == ([] if row is None else [row])
+
+
+def test_a_field_no_method_sets_is_not_searched_for_in_the_methods(tmp_path, monkeypatch):
+    # `self.device` (a class attribute) and `self.ip` (of nothing) handed on in a module that
+    # prepares graphs: no method sets them, so no method's reading of them is searched for
+    # (the module's `switchers`, ExecuTorch's qualcomm tests: ~600 methods). QL201 first, as
+    # in a run of every rule: its flows are the ones QL203 reads, and it asks for no switchers.
+    from qlint.analysis.flow import graph_fields
+
+    monkeypatch.setattr(graph_fields, "switchers", lambda ctx: pytest.fail("switchers searched"))
+    path = _project(tmp_path, PREPARES.format(call="to_eval(self.device)\n        run(self.ip, 1)"))
+    assert _found(path, select=("QL201", "QL203")) == []
+
+
+HANDED = '''\
+class A:
+    def go(self):
+        f(self.gm)
+        g(x, self.gm2 , self.model_name)
+        h(myself.q, self.run.gm, self.r.s)
+        k(self.ab,self.b)
+
+
+class B(A):
+    def go(self):
+        f(self.a_b)
+        z = self.gm3  # self.gm4)
+        """self.doc,"""
+
+
+class C:
+    x = (self.c)
+'''
+
+
+def test_the_names_a_class_hands_on_are_its_arguments_spelled_in_its_text():
+    # `_handed_in` reads one search of the module for what `_argument` finds in each class's
+    # text: the same names, with spellings inside longer ones, in strings and comments.
+    import ast
+
+    from qlint.analysis.context import FileContext
+    from qlint.analysis.flow import graph_fields
+    from qlint.analysis.flow.relevant_bodies import segment
+    from qlint.source import LineIndex
+
+    ctx = FileContext("m.py", HANDED, ast.parse(HANDED), LineIndex(HANDED), None, None)  # type: ignore[arg-type]
+    words = {w for w in HANDED.replace(".", " ").replace(",", " ").replace(")", " ").split() if w.isidentifier()}
+    for cls in ctx.tree.body:
+        text = segment(ctx, cls)
+        found = graph_fields._handed_in(ctx, cls)
+        assert found == {w for w in words if graph_fields._argument(text, w)}
+    assert [sorted(graph_fields._handed_in(ctx, cls)) for cls in ctx.tree.body] == [
+        ["ab", "b", "gm", "model_name", "q"],
+        ["a_b", "doc", "gm4"],
+        ["c"],
+    ]

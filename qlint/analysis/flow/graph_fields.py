@@ -19,18 +19,23 @@ is reported at that call, as a graph handed to a switching helper is.
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left
 
 from qlint.analysis.flow.graph_returns import GRAPH_SOURCES, switched_receivers
 from qlint.analysis.flow.inherited_methods import base_class
 from qlint.analysis.flow.method_words import names_a_step
 from qlint.analysis.flow.model_flow import file_flow, switchers
 from qlint.analysis.flow.model_values import ATTRIBUTE, HandedSwitch, ModeSwitch, Origin, anchored
-from qlint.analysis.flow.relevant_bodies import functions_of, segment
+from qlint.analysis.flow.relevant_bodies import functions_of, segment, text_span
 from qlint.analysis.tree_walk import statement_lists, walk_kinds
 from qlint.lazy_patterns import lazy
 from qlint.value_classes import replace
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# `_argument`'s spellings, every one in the text: `self.` and a name, then `,` or `)`. A name
+# ends its run of word characters there, and no match overlaps another (none holds a dot
+# after its name), so these are all the places `_argument` finds.
+_SPELLED_ARGUMENT = lazy(r"self\.(\w+)[,)]")
 # `self.<attr>` as an argument of a call: `f(self.gm)`, `f(self.gm, x)`, `f(x, self.gm)`.
 _ARGUMENT = lazy(r"[(,]\s*self\.(\w+)\s*[,)]")
 
@@ -56,18 +61,23 @@ def field_switches(ctx, analyse) -> list[ModeSwitch | HandedSwitch]:
         cls = members[0][1]
         text = segment(ctx, cls.node)
         fields = {name for name in switched if f"self.{name}." in text}
+        in_class = _handed_in(ctx, cls.node) if handed else frozenset()
         if handed and any(s in text for s in GRAPH_SOURCES):
-            fields |= {name for name in handed if _argument(text, name)}
+            fields |= handed & in_class
         # The bases of other modules are placed (their modules parsed, in the torch package
         # `nn.Module` and the test-case bases) only for a field some method of the class
         # switches or hands to a switching helper: `_switches_of` reads no other.
         foreign = _Foreign(ctx, cls.node)
-        others = [n for n in handed - fields if _argument(text, n)]
+        others = [n for n in handed - fields if n in in_class]
         if others and _imports_a_base(ctx, cls.node):
             # A field handed on in a class naming no graph source: only one a base of
             # another module sets is worth reading (most such classes are test cases).
-            others = [n for n in others if _read_here(ctx, n, text, members)]
-            fields |= {n for n in others if any(_setters(c, n, assigned) for _, c, _ in foreign.get())}
+            if _placing_first(ctx):
+                others = [n for n in others if any(_setters(c, n, assigned) for _, c, _ in foreign.get())]
+                fields |= {n for n in others if _read_here(ctx, n, text, members)}
+            else:
+                others = [n for n in others if _read_here(ctx, n, text, members)]
+                fields |= {n for n in others if any(_setters(c, n, assigned) for _, c, _ in foreign.get())}
         if not fields:
             continue
         if ctx.text.count(cls.node.name) > 1:  # named only where defined: no class derives from it
@@ -94,6 +104,30 @@ class _Foreign:
         if self.found is None:
             self.found = foreign_methods(self.ctx, self.cls)
         return self.found
+
+
+def _placing_first(ctx) -> bool:
+    """Whether a class's bases of other modules are placed before asking which of its
+    methods read a field: while `switchers` is still to be worked out in a module that
+    prepares graphs, where it places every project class the module imports
+    (`imported_class_methods`), those bases among them. ExecuTorch's qualcomm
+    test_qnn_delegate.py: its test cases read 16 fields their base (imported) keeps as class
+    attributes, which no method sets; the search of ~600 methods for the module's switchers
+    was a third of QL203's time there, for no field. Elsewhere (the torch package: `nn.Module`
+    and the test-case bases) the bases are placed only for a field a method reads."""
+    return "model_flow.switchers" not in ctx.cache and ("prepare_pt2e" in ctx.text or "prepare_qat_pt2e" in ctx.text)
+
+
+def _at_hand(ctx, foreign) -> list | None:
+    """The bases of other modules of `foreign`'s class (`foreign_methods`) when knowing them
+    costs no placement the question they answer would not make (`_placing_first`); else None."""
+    if not isinstance(foreign, _Foreign):
+        return list(foreign)
+    if foreign.found is not None:
+        return foreign.found
+    if not _imports_a_base(ctx, foreign.cls):
+        return []  # what `foreign_methods` finds then, placing nothing
+    return foreign.get() if _placing_first(ctx) else None
 
 
 def _read_here(ctx, name: str, text: str, members: list) -> bool:
@@ -126,6 +160,17 @@ def _switches_of(
     ctx, name: str, members: list, analyse, assigned: dict, inherited: list = (), foreign=()
 ) -> list[ModeSwitch | HandedSwitch]:
     attr = f"self.{name}"
+    # Every method that may set it, the bases' included (an override that does not set the
+    # field either calls the base's or leaves the field unset: counting the base's setter
+    # asks only that it, too, leave a graph).
+    chain = [*members, *(m for base in inherited for m in base)]
+    setters = [(f, cls) for f, cls in chain if attr in segment(ctx, f) and name in _assigned(f, assigned)]
+    if not setters:
+        # Set by no method here: unless a base of another module sets it, nothing does, and
+        # the answer below is none whichever methods read it, the costlier question.
+        placed = _at_hand(ctx, foreign)
+        if placed is not None and not any(_setters(c, name, assigned) for _, c, _ in placed):
+            return []
     # Methods that switch the field, or hand it to a function that may switch it.
     readers = [(f, cls) for f, cls in members if _switches(ctx, segment(ctx, f), attr)]
     if not readers:
@@ -133,11 +178,6 @@ def _switches_of(
     foreign = foreign.get() if isinstance(foreign, _Foreign) else foreign
     if any(name in allowed_fields(c) for _, c, _ in foreign):
         return []  # allowed in a base of another module
-    # Every method that may set it, the bases' included (an override that does not set the
-    # field either calls the base's or leaves the field unset: counting the base's setter
-    # asks only that it, too, leave a graph).
-    chain = [*members, *(m for base in inherited for m in base)]
-    setters = [(f, cls) for f, cls in chain if attr in segment(ctx, f) and name in _assigned(f, assigned)]
     flows = analyse(setters) if setters else []
     if len(flows) != len(setters):
         return []  # a setter the flow does not read
@@ -280,6 +320,25 @@ def _switches(ctx, text: str, attr: str) -> bool:
 
 def _argument(text: str, name: str) -> bool:
     return f"self.{name})" in text or f"self.{name}," in text
+
+
+_HANDED_AT = "graph_fields.handed_at"
+
+
+def _handed_in(ctx, node: ast.AST) -> frozenset[str]:
+    """The names `_argument` finds in the text of `node` (`segment`): from where the module's
+    text spells one (one search per check), those starting within its rows (a spelling holds
+    no line break, so one starting there ends there). A test module's classes are asked for
+    each name handed on anywhere in it (ExecuTorch's qualcomm test_qnn_delegate.py: ~150
+    names, two searches each of a 450 KB class)."""
+    found = ctx.cache.get(_HANDED_AT)
+    if found is None:
+        matches = _SPELLED_ARGUMENT.finditer(ctx.text)
+        found = ctx.cache[_HANDED_AT] = [(m.start(), m.group(1)) for m in matches]
+    start, end = text_span(ctx, node)
+    first = bisect_left(found, (start,))
+    last = bisect_left(found, (end,), first)
+    return frozenset(name for _, name in found[first:last])
 
 
 def _derived_names(tree: ast.Module) -> set[str]:

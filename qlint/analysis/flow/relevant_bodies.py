@@ -277,10 +277,18 @@ def _functions_in(body: list[ast.stmt], scope: ModuleScope | None = None):
 
 def segment(ctx, node: ast.AST) -> str:
     """The source lines of a function (the whole text for the module body)."""
-    starts, text = ctx.lines.starts, ctx.text
     if isinstance(node, ast.Module):
-        return text
-    return text[starts[node.lineno - 1] : _end(starts, text, node)]
+        return ctx.text
+    start, end = text_span(ctx, node)
+    return ctx.text[start:end]
 
 
-__all__ = ["KEYWORDS", "functions_of", "relevant", "segment"]
+def text_span(ctx, node: ast.AST) -> tuple[int, int]:
+    """Where `segment` of `node` starts and ends in the module's text."""
+    if isinstance(node, ast.Module):
+        return 0, len(ctx.text)
+    starts = ctx.lines.starts
+    return starts[node.lineno - 1], _end(starts, ctx.text, node)
+
+
+__all__ = ["KEYWORDS", "functions_of", "relevant", "segment", "text_span"]
