@@ -561,17 +561,17 @@ def _still_valid(project, trail: tuple) -> bool:
 def _held(project) -> dict[int, tuple] | None:
     """The trails found to hold in this run (id -> trail), or None outside a run whose files
     hold still. Per project index (its buffers are part of the keys) and per run (`run_keys`
-    is made anew for each)."""
+    is made anew for each, and the lookups `_found_now` keeps are per `layouts`)."""
     global _HELD
     if not (ProjectIndex.fixed_content and ProjectIndex.fixed_layout):
         return None
     keys = ProjectIndex.run_keys
-    if _HELD[0] is not keys or _HELD[1] is not project:
-        _HELD = (keys, project, {})
-    return _HELD[2]
+    if _HELD[0] is not keys or _HELD[1] is not project or _HELD[2] != ProjectIndex.layouts:
+        _HELD = (keys, project, ProjectIndex.layouts, {})
+    return _HELD[3]
 
 
-_HELD: tuple[object, object, dict[int, tuple]] = (None, None, {})
+_HELD: tuple[object, object, int, dict[int, tuple]] = (None, None, -1, {})
 
 
 def _found_now(project, module: str, root: str) -> str | None:
