@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import ast
+import os
+
+import pytest
 
 from qlint.analysis.flow.callgraph import node_range
 from qlint.analysis.names.project import ProjectIndex
@@ -358,3 +361,13 @@ def test_the_same_scan_recorded_again_keeps_its_dependents_exact(tmp_path):
     project.record_reads(me, reads)  # the old list again: `b` is read once more
     project.dependencies_of(me)
     assert project.dependents(a) == project.dependents(b) == {me}
+
+
+@pytest.mark.parametrize("path", ["/a/b.py", "/a//b/../c.py", "//a/b.py", "/a/./b/", "a/b.py", "../a.py", "."])
+def test_absolute_is_abspath(path):
+    """`project._absolute` (asked whether a module is an open buffer, at every key) keeps the
+    lexical answer for absolute paths; relative ones follow the working directory."""
+    from qlint.analysis.names import project
+
+    assert project._absolute(path) == os.path.abspath(path)
+    assert project._absolute(path) == os.path.abspath(path)  # kept

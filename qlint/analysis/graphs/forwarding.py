@@ -114,6 +114,7 @@ class Forwarding:
         self._edges: dict[str, tuple[bool, tuple[tuple[str, str, str], ...], tuple]] = {}
         self._passes: dict[tuple[str, str, int], tuple[bool, tuple]] = {}
         self._methods: dict[str, tuple[frozenset[str], tuple]] = {}  # `_instance_wrapper`
+        self._inherited: dict[tuple, tuple] = {}  # `imported_helpers._inherited_helpers`
 
     @property
     def _kind(self) -> tuple[str, bool]:

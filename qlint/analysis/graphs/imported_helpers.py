@@ -301,9 +301,21 @@ def _inherited_helpers(fw, scope, base: ast.expr | list[str], depth: int) -> set
     if found is None or depth > MAX_DEPTH:
         return set()
     other, cls = found
+    # Asked outside any fact being worked out (no trail to hand on, no answer in progress),
+    # a class's answer at a depth is final for the check: `helper_names` asks it again for
+    # every subclass of the module, down each chain of bases (torch's _inductor/ir.py: ~100
+    # classes, 9,120 `forwarded_params` asks for ~400 methods).
+    settled = not fw._trails and not fw._asking
+    key = (id(cls), id(other), depth)
+    if settled:
+        known = fw._inherited.get(key)
+        if known is not None and known[0] is cls and known[1] is other:
+            return set(known[2])
     names = {n for n, m in cls.methods.items() if fw.forwarded_params(m, other, cls)}
     for b in cls.bases:
         names |= _inherited_helpers(fw, other, b, depth + 1)
+    if settled:
+        fw._inherited[key] = (cls, other, frozenset(names))  # kept alive: their ids name no others
     return names
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import os
 import weakref
 from collections.abc import Iterable, Iterator
@@ -249,7 +250,7 @@ class ProjectIndex:
             return ("overlay", hash(text)) if text is not None else watched.key(path)
         if not self.fixed_content:
             return content_keys.content_key(self.overlay, path, normal)
-        if self.overlay and (path if normal else os.path.abspath(path)) in self.overlay:
+        if self.overlay and (path if normal else _absolute(path)) in self.overlay:
             # A buffer is never frozen; the files beside it hold still as in a run over a tree
             # (`qlint check -`: the kept answers of torch's builder.py re-stat'ed its imports'
             # modules ~13,000 times).
@@ -624,3 +625,15 @@ class ProjectIndex:
 # every `_SET_ASIDE_EVERY` checks (`ProjectIndex._set_aside`).
 _UNUSED_CHECKS = 64
 _SET_ASIDE_EVERY = 16
+
+
+@functools.lru_cache(maxsize=65_536)
+def _normalised(path: str) -> str:
+    return os.path.normpath(path)
+
+
+def _absolute(path: str) -> str:
+    """`os.path.abspath(path)`; an absolute path's is lexical (`normpath`), kept per path: a
+    check of one buffer (`qlint check -`) asks for the keys of the modules its kept answers
+    were read from ~12,000 times (torch's eval_frame.py), each time whether the buffer is one."""
+    return _normalised(path) if path[:1] == os.sep else os.path.abspath(path)
