@@ -228,3 +228,32 @@ def test_callers_handing_bound_containers_to_a_capturing_helper_are_read_at_each
         "quantize(q, x, make_block(net.eval()))", "m = make_block(net.eval())\n    m.train()\n    quantize(q, x, m)"
     )
     assert len(check(switched, select=("QL201",))) == 1
+
+
+# -- a method or a staticmethod building it ------------------------------------------------------------
+METHODS = (
+    MODULE.split("def quantize")[0]
+    + """
+class Builder:
+    def make(self, m):
+        return nn.Sequential(m, nn.Linear(3, 3))
+
+    @staticmethod
+    def smake(m):
+        return nn.Sequential(m, nn.Linear(3, 3))
+
+    def run(self, net, q, x):
+        model = {call}
+        prepare_pt2e(export(model, (x,)).module(), q)
+"""
+)
+
+
+def test_a_method_or_staticmethod_binds_its_parameter_past_self():
+    for arg, loud in [("net.eval()", False), ("nn.ReLU()", False), ("Net()", True)]:
+        for call in (f"self.make({arg})", f"Builder.smake({arg})"):
+            found = check(METHODS.replace("{call}", call), select=("QL201",))
+            if loud:
+                assert len(found) == 1 and found[0].message.endswith(NAMES_BN), call
+            else:
+                assert found == [], call
