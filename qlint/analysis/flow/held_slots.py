@@ -73,19 +73,19 @@ def slot_of(slots: tuple[Slot, ...], arg: ast.expr) -> Slot | None:
     return None
 
 
-def slot_content(slot: Slot, built, found: set[str], fixed: bool) -> bool:
-    """Add what the module in `slot` of `built` may hold that makes the mode matter; False when
-    it may hold what we cannot see. `fixed`: the container was not switched since its helper
-    handed it back, so a module passed in eval mode stays in eval mode."""
-    if slot.defaulted:
-        default = slot.default
-        if isinstance(default, ast.Constant) and default.value is None:
-            return True  # no module
-        if isinstance(default, ast.Call):
-            from qlint.analysis.flow.model_classes import in_check
+def built_default(slot: Slot) -> ast.Call | None:
+    """The call a slot's call left to the parameter's default builds (`m=nn.ReLU()`): read as
+    a call written in the construction is (`model_classes.Built._arguments`)."""
+    return slot.default if slot.defaulted and isinstance(slot.default, ast.Call) else None
 
-            return in_check(built.index)._calls_content([default], built.resolver, found, 0)
-        return False
+
+def slot_content(slot: Slot, found: set[str], fixed: bool) -> bool:
+    """Add what the module in `slot` may hold that makes the mode matter; False when it may
+    hold what we cannot see. `fixed`: the container was not switched since its helper handed
+    it back, so a module passed in eval mode stays in eval mode. (A default that builds is
+    `built_default`'s.)"""
+    if slot.defaulted:
+        return isinstance(slot.default, ast.Constant) and slot.default.value is None  # None: no module
     if slot.rest is not None:
         return False  # the `*args` of a call not read
     complete = True
@@ -228,4 +228,14 @@ def _default(func: ast.AST, index: int | None) -> ast.expr | None:
     return args.kw_defaults[kw] if kw < len(args.kw_defaults) else None
 
 
-__all__ = ["Slot", "bind", "modes_of", "returned_so", "slot_content", "slot_of", "slots_of", "switched_name"]
+__all__ = [
+    "Slot",
+    "bind",
+    "built_default",
+    "modes_of",
+    "returned_so",
+    "slot_content",
+    "slot_of",
+    "slots_of",
+    "switched_name",
+]

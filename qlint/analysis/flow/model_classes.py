@@ -22,7 +22,7 @@ from qlint.analysis.flow.content_syntax import ContentSyntax, calls_under, conte
 from qlint.analysis.flow.factory_models import factory_content
 from qlint.analysis.flow.function_arguments import closed_function
 from qlint.analysis.flow.function_partials import partial_callee
-from qlint.analysis.flow.held_slots import slot_content, slot_of
+from qlint.analysis.flow.held_slots import built_default, slot_content, slot_of
 from qlint.analysis.flow.installed_classes import installed_class, installed_package
 from qlint.analysis.flow.lambda_tables import calls_own_lambda
 from qlint.analysis.flow.listed_parts import runs_listed_part
@@ -163,8 +163,12 @@ class Built:
                     complete &= in_check(self.index)._calls_content([arg], self.resolver, found, 0)
             elif (slot := slot_of(self.slots, arg)) is not None:
                 # A parameter of the building function: what its call passed, once bound.
-                if not self._flag_of_class(arg, position, keyword):
-                    complete &= slot_content(slot, self, found, fixed and self.cls is None)
+                if self._flag_of_class(arg, position, keyword):
+                    continue
+                if (default := built_default(slot)) is not None:
+                    complete &= in_check(self.index)._calls_content([default], self.resolver, found, 0)
+                else:
+                    complete &= slot_content(slot, found, fixed and self.cls is None)
             elif not self._wrapped(arg) and not self._flag_of_class(arg, position, keyword):
                 # A closed function (`M(lambda x, y: x + y)`, `M(torch.add)`) is no module.
                 complete &= closed_function(arg, self.resolver, self.func)
