@@ -16,9 +16,11 @@ from qlint.analysis.flow.call_sites import calls_read_here
 from qlint.analysis.flow.class_filters import covered
 from qlint.analysis.flow.converted_children import CONVERTED, EVALED, replacement_kind
 from qlint.analysis.flow.evaled_wrappers import evaled_candidates
+from qlint.analysis.flow.held_slots import returned_so
 from qlint.analysis.flow.indexed_items import replaced_item, stored_reads
 from qlint.analysis.flow.loop_aliases import iterates_only, literal_rows, loop_aliases
 from qlint.analysis.flow.model_apis import last_name
+from qlint.analysis.flow.model_classes import Content
 from qlint.analysis.flow.model_flow import ATTRIBUTE, PARAM, STORED, Capture, FunctionFlow, caller_facts
 from qlint.analysis.flow.product_items import product_sources
 from qlint.analysis.flow.unread_uses import unread_use
@@ -41,8 +43,7 @@ def builds_note(builds: list, changed: bool = True) -> str:
     """The same for these constructions (`changed`: one may have been given parts after its
     build, so "none found" is not said)."""
     notes: list[str] = []
-    for built in builds:
-        content = built.content()
+    for content in _joined(builds):
         name = f"`{content.name}`"
         if content.dependent:
             parts = [p if p != "`self.training`" else "code reading `self.training`" for p in content.dependent]
@@ -51,6 +52,20 @@ def builds_note(builds: list, changed: bool = True) -> str:
         elif content.complete and not changed:
             notes.append(f"no batch norm, dropout or `self.training` was found in {name}, so its mode may not matter")
     return "".join(f"; {n}" for n in list(dict.fromkeys(notes))[:_NAMED])  # one class built twice: one note
+
+
+def _joined(builds: list) -> list[Content]:
+    """The content of each construction, one for those of one call (a helper's container bound
+    at several calls, `held_slots`): what any of them holds, known when all are."""
+    joined: dict[int, Content] = {}
+    for built in builds:
+        content = built.content()
+        was = joined.get(id(built.call))
+        if was is not None:
+            dependent = tuple(sorted({*was.dependent, *content.dependent}))
+            content = Content(was.name, dependent, was.complete and content.complete)
+        joined[id(built.call)] = content
+    return list(joined.values())
 
 
 def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow], ctx) -> bool:
@@ -68,6 +83,7 @@ def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow], ctx) -> bool:
     kinds = None if any(p.kinds is None for p in switched) else frozenset().union(*(p.kinds for p in switched))
     evaled = []
     own = set()  # the constructions the capture's own name holds (`replaced_parts`)
+    handed: dict[int, set] = {}
     for origin in dict.fromkeys(origins):
         if origin.kind == ATTRIBUTE:
             # `self.model` built in the class: judged as that construction when nothing else
@@ -95,6 +111,9 @@ def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow], ctx) -> bool:
         if any(f.origin is None or f.origin.built is None for f in risky):
             return False
         builds.extend(f.origin.built for f in risky if f.state != "eval")
+        for f in risky:  # the modes a caller hands each construction on in (`held_slots`)
+            if f.state != "eval" and f.origin.built.slots:
+                handed.setdefault(id(f.origin.built), set()).add(f)
         evaled.extend(f.origin.built for f in risky if f.state == "eval")
     # Parts replaced by converted graphs before the capture: their mode was fixed by their own.
     replaced = graph_replaced(ctx, cap, flows) if own else None
@@ -111,6 +130,11 @@ def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow], ctx) -> bool:
             content = built.content(evaled_inside) if evaled_inside else content
         if (content.dependent or not content.complete) and replaced is not None and id(built) in own:
             content = content_without(built, replaced.attrs) or content
+        if (content.dependent or not content.complete) and built.slots and not switched_here:
+            # A helper's container around what its call passed: a module passed in eval mode
+            # stays so while nothing switched the container since (`held_slots`).
+            seen = handed.get(id(built), facts)
+            content = built.content(fixed=True) if returned_so(built, seen) else content
         if content.dependent or not content.complete:
             return False
     for built in evaled:
@@ -498,9 +522,14 @@ def _builds(cap: Capture, flow: str, flows: list[FunctionFlow]) -> list:
             origins.extend(f.origin for _, f in caller_facts(flows, origin.node, origin.index) or () if f.origin)
     if not any(o.built is not None for o in origins):
         origins = list(cap.origins)
-    seen: dict[int, object] = {}
+    seen: dict[tuple, object] = {}
     for origin in origins:
         built = origin.built
-        if built is not None and id(built.call) not in seen:
-            seen[id(built.call)] = built
+        if built is not None and built_key(built) not in seen:
+            seen[built_key(built)] = built
     return sorted(seen.values(), key=lambda b: (b.call.lineno, b.call.col_offset))
+
+
+def built_key(built) -> tuple:
+    """One construction, once: a helper's container bound at two calls (`held_slots`) twice."""
+    return (id(built.call), id(built) if built.slots else None)

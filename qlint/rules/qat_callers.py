@@ -22,7 +22,7 @@ from qlint.analysis.flow.model_flow import PARAM, PRETRAINED, STORED, Capture, F
 from qlint.analysis.flow.part_modes import described
 from qlint.rules.base import FileContext
 from qlint.rules.capture_common import Reason
-from qlint.rules.capture_content import builds_note, changed_after_build
+from qlint.rules.capture_content import builds_note, built_key, changed_after_build
 
 
 def eval_mode_callers(
@@ -139,7 +139,7 @@ def _where(ctx: FileContext, site: Site) -> str:
 
 def handed_note(builds: list[object]) -> str:
     """`; in `Net`, the mode changes BatchNorm2d` for the constructions handed over."""
-    ordered = sorted({id(b.call): b for b in builds}.values(), key=lambda b: (b.call.lineno, b.call.col_offset))
+    ordered = sorted({built_key(b): b for b in builds}.values(), key=lambda b: (b.call.lineno, b.call.col_offset))
     return builds_note(ordered)
 
 

@@ -18,6 +18,7 @@ from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
 from qlint.analysis.flow.handed_parts import switch_handed_parts
 from qlint.analysis.flow.handed_switches import handed_switches
+from qlint.analysis.flow.held_slots import bind, switched_name
 from qlint.analysis.flow.loop_effects import handed_kinds, kinds_in
 from qlint.analysis.flow.maybe_graphs import returned_paths
 from qlint.analysis.flow.model_apis import classify_call
@@ -289,9 +290,30 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
             caps.add(captures[c])
         for index in callee.param_results.get(obj, ()):
             caps |= given[index].captures if index in given else frozenset()
+        before = ret_env.facts(obj)
+        # A container the helper built around its parameter holds what this call passes.
+        origins, facts = bind(origins, before, subst(before), node, callee.node, subst, left, switchable, rest)
         out = Obj(node, "", frozenset(origins), frozenset(caps))
-        env.modes[out] = subst(ret_env.facts(obj))
+        env.modes[out] = facts
         return out
+
+    def left(index: int) -> bool:
+        """The call leaves parameter `index` to its default."""
+        return index not in actual and not ended
+
+    def switchable(index: int) -> bool:
+        """What the call passes for parameter `index` is a name this function switches to train mode."""
+        return index in written and switched_name(sem.walk.func, written[index])
+
+    def rest(first: int) -> tuple[frozenset[ModeFact], bool] | None:
+        """The modes of what the call passes from parameter position `first` on (a `*args`),
+        and whether one of them is a name this function switches to train mode; None when one
+        of them is not listed (`f(*xs)`) or has no value the walk follows."""
+        extra = list(zip(args, node.args, strict=True))[max(first - offset, 0) :]
+        if ended or any(obj is None for obj, _ in extra):
+            return None
+        moved = any(switched_name(sem.walk.func, expr) for _, expr in extra)
+        return frozenset().union(*(env.facts(obj) for obj, _ in extra)), moved
 
     for index, sinks in callee.param_sinks.items():
         for sink in sinks if index in given else ():

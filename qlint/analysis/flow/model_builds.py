@@ -14,6 +14,7 @@ import weakref
 from qlint.analysis.flow.changed_tables import changed_in
 from qlint.analysis.flow.class_facts import evals_parts, mirrored_param, sets_eval
 from qlint.analysis.flow.held_parts import part_build
+from qlint.analysis.flow.held_slots import modes_of, slots_of
 from qlint.analysis.flow.installed_modes import starts_in_eval
 from qlint.analysis.flow.model_apis import is_class_call, key
 from qlint.analysis.flow.model_classes import Built
@@ -216,6 +217,9 @@ class Builds:
             origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
             return new_value(env, node, "", origin, {ModeFact("eval", node, origin)})
         wrapped = [o for o in args if o is not None and is_module(o, env)]
+        slots = slots_of(self.sem.walk.func, node, args, {id(o) for o in wrapped}, env)
+        if slots:  # `nn.Sequential(m, ...)` of a parameter `m`: its callers' arguments fill it
+            built = replace(built, slots=slots)
         taken = self._taken_parts(node, args, env)
         if wrapped and not taken and all(_plain_instance(o, env) for o in wrapped):
             # `LlamaModel(config)` of a `@dataclass class ModelArgs:` built just before: no
@@ -240,11 +244,11 @@ class Builds:
                 for o in wrapped
                 for f in (taken_part(g, steps[id(o)]) for g in env.facts(o))
             }
-            return new_value(env, node, "", origin, facts)
+            return _handed_back(built, new_value(env, node, "", origin, facts), env)
         origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
         if built.cls is not None and sets_eval(built.cls):
             return new_value(env, node, "", origin, {ModeFact("eval", node, origin)})
-        return new_value(env, node, "", origin)
+        return _handed_back(built, new_value(env, node, "", origin), env)
 
     def _taken_parts(self, node: ast.AST, args: list[Obj | None], env: Env) -> list[tuple[Obj, Built | None, tuple]]:
         """Arguments that are parts taken from a module named here (`Wrapper(m.encoder)`, or `enc`
@@ -297,6 +301,14 @@ class Builds:
         if facts and all(f.state == "train" for f in facts) and _mode_dependent(part):
             at = self.sem.walk.stmt_stack[-1]  # the assignment: the message names it
             env.modes[holder] = frozenset(replace(f, node=at) for f in facts)
+
+
+def _handed_back(built: Built, obj: Obj, env: Env) -> Obj:
+    """A construction holding slots (`held_slots`) keeps the modes it was built in: a call of
+    its building function binds them only while the function hands it back so."""
+    if built.slots:
+        built.returned = modes_of(env.facts(obj))
+    return obj
 
 
 def _one_key_get(call: ast.expr) -> bool:

@@ -22,6 +22,7 @@ from qlint.analysis.flow.content_syntax import ContentSyntax, calls_under, conte
 from qlint.analysis.flow.factory_models import factory_content
 from qlint.analysis.flow.function_arguments import closed_function
 from qlint.analysis.flow.function_partials import partial_callee
+from qlint.analysis.flow.held_slots import built_default, slot_content, slot_of
 from qlint.analysis.flow.installed_classes import installed_class, installed_package
 from qlint.analysis.flow.lambda_tables import calls_own_lambda
 from qlint.analysis.flow.listed_parts import runs_listed_part
@@ -108,14 +109,23 @@ class Built:
     # Parts given to it after its build (`self.model.bn = nn.BatchNorm2d(3)` in a method of the
     # class that keeps it, `model_attrs.given_parts`): held as its own are.
     given: tuple[Built, ...] = ()
+    # The arguments that pass a parameter of the function building it (`nn.Sequential(m,
+    # nn.Linear(3, 3))` in `def make_block(m)`), as `held_slots.Slot`s: what a call of that
+    # function passes for it is read in its place once the call binds it (`held_slots.bind`).
+    slots: tuple = ()
+    # The modes it had where a call of its building function handed it back (`held_slots.bind`):
+    # while the capture sees only those, no switch reached a slot's module since.
+    returned: frozenset | None = None
     # The function whose walk met the construction: what a name it passes may hold is read
     # there (`constant_values`). None: a construction read outside a walk.
     func: ast.AST | None = None
 
-    def content(self, evaled: frozenset[str] = frozenset()) -> Content:
+    def content(self, evaled: frozenset[str] = frozenset(), fixed: bool = False) -> Content:
         """`evaled`: names the class stores as parts (`stored_values`) known to hold a model in
         eval mode that nothing switches back (`evaled_wrappers`): its mode is fixed, so
-        they are no unknown part of the class's own content."""
+        they are no unknown part of the class's own content. `fixed`: nothing switched it since
+        its building function handed it back (`returned`), so a slot's module passed in eval
+        mode stays so (`held_slots.slot_content`)."""
         # A construction met in a helper analysed for another file's check (`shared_flows`)
         # is read with this check's index: its lookups are this check's dependencies.
         index = in_check(self.index)
@@ -128,10 +138,10 @@ class Built:
             return Content(own.name, own.dependent, False)
         inner = [p.content() for p in (*self.parts, *self.given)]
         found = {*own.dependent, *(d for c in inner for d in c.dependent)}
-        complete = own.complete and all(c.complete for c in inner) and self._arguments(found)
+        complete = own.complete and all(c.complete for c in inner) and self._arguments(found, fixed)
         return Content(own.name, tuple(sorted(found)), complete)
 
-    def _arguments(self, found: set[str]) -> bool:
+    def _arguments(self, found: set[str], fixed: bool = False) -> bool:
         """What the call passes may be modules too: read modules built inline, and give up on a
         name whose value is not one of `parts` (`nn.DataParallel(model)`, `Wrapper(backbone)`)."""
         if not isinstance(self.call, ast.Call):
@@ -151,6 +161,14 @@ class Built:
             if isinstance(arg, ast.Call):
                 if self.cls is not None:  # a torch.nn call's own walk read these already
                     complete &= in_check(self.index)._calls_content([arg], self.resolver, found, 0)
+            elif (slot := slot_of(self.slots, arg)) is not None:
+                # A parameter of the building function: what its call passed, once bound.
+                if self._flag_of_class(arg, position, keyword):
+                    continue
+                if (default := built_default(slot)) is not None:
+                    complete &= in_check(self.index)._calls_content([default], self.resolver, found, 0)
+                else:
+                    complete &= slot_content(slot, found, fixed and self.cls is None)
             elif not self._wrapped(arg) and not self._flag_of_class(arg, position, keyword):
                 # A closed function (`M(lambda x, y: x + y)`, `M(torch.add)`) is no module.
                 complete &= closed_function(arg, self.resolver, self.func)
