@@ -33,11 +33,12 @@ check reads and writes of them no longer depends on how many other files were ch
 
 An answer its shard lacks (the first check of a file, or an edit asking something new) is
 looked up in the pool: a shard of the answers the latest checks of any file learned, the
-least recently learned going past 1,000 or 256 KB, read only then (and merged into when the
-check learned something); one taken from it is written in the file's shard too. Files of a
-project ask much the same about the modules they import: the first edited check of torch's
-_inductor/compile_fx.py after 30 other files' took 535 M instructions fewer (of 1,392 M) from
-answers their checks had kept.
+least recently learned going past 1,000 (~370 KB on torch) or 1 MB, read only then (and
+merged into when the check learned something); one taken from it is written in the file's
+shard too. Files of a project ask much the same about the modules they import: the first
+edited check of torch's _inductor/compile_fx.py after 30 other files' took 864 M
+instructions, against 1,392 M with nothing kept; loading and merging the pool costs a first
+check ~45 M (torch's _inductor/fx_passes/quantization.py: 487 M against 442 M).
 
 Runs over many files (a whole tree) read none (which their checks need not pay for) and write
 only the tables registered `small`, in the shard of each file whose check asked for the
@@ -73,11 +74,12 @@ from qlint.analysis.racy_stats import RACY_NS
 _MAX = 5_000
 # The pool's shard: what the latest checks of any file learned, for a check that does not
 # find an answer in its own (no file is checked under an empty path). Past `_POOL_MAX`
-# answers or `_POOL_BYTES`, the least recently learned go (an answer whose trail names many
-# modules is large: torch's symbolic_shapes.py's 400 made the pool ~730 KB).
+# answers or `_POOL_BYTES`, the least recently learned go. On torch 1,000 were ~370 KB; kept
+# to 256 KB (~360: an answer whose trail names many modules is large), the first check of
+# _inductor/compile_fx.py after 30 other files' found none of those it could take.
 POOL = ""
 _POOL_MAX = 1_000
-_POOL_BYTES = 256 << 10
+_POOL_BYTES = 1 << 20
 
 
 class AnswerStore(Protocol):
