@@ -142,6 +142,9 @@ def check_source(
     """`cancelled`: asked between rules; when it says True the check stops with
     `CheckCancelled` (the language server: the buffer changed again, its result would be
     dropped anyway). A rule's work is never interrupted halfway."""
+    kept = sys.modules.get("qlint.analysis.graphs.kept_answers")
+    if kept is not None:  # imported with a summary store: the answers asked now are this file's
+        kept.checking(path)
     with gc_paused():
         result = _check_source(source, path, settings, project, optable, cancelled)
     if settings.rule_url:  # every face (reporters, LSP) reads `Diagnostic.url`

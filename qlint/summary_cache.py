@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import marshal
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,9 +30,18 @@ _HEADER = b"qlint-summary-3\n"
 # What the project scans learned about a root's modules (`qlint.analysis.scan_memo`).
 _SCAN_MAGIC = "qlint-scan-1"
 _SCAN_HEADER = b"qlint-scan-1\n"
-# QL101/QL102's answers about other modules (`qlint.analysis.graphs.kept_answers`).
-_ANSWERS_MAGIC = "qlint-answers-1"
-_ANSWERS_HEADER = b"qlint-answers-1\n"
+# QL101/QL102's answers about other modules (`qlint.analysis.graphs.kept_answers`), one
+# shard per file checked, in a folder of their own (its listing, when pruned, is theirs
+# alone); 2: the shards (1 was one file, `helper.answers`).
+_ANSWERS_MAGIC = "qlint-answers-2"
+_ANSWERS_HEADER = b"qlint-answers-2\n"
+_ANSWERS_DIR = "answers"
+# Past this many shards, or bytes of them, the least recently used go (`prune_answers`):
+# a shard is a few KB to a few hundred (torch's fx/experimental/symbolic_shapes.py: ~215).
+_MAX_SHARDS = 2_000
+_MAX_SHARD_BYTES = 64 << 20
+_PRUNE_ONE_IN = 16  # of the shards made, one in this many looks whether to prune
+_ANSWERS_TOUCHED = 86_400  # a shard read this many seconds after its last write is touched
 # What a root's packaging files declare for setuptools (`qlint.analysis.names.package_map`);
 # 2: `setup.py`, `setup.cfg` and the subdirectories' files are read too.
 _DECLARED_MAGIC = "qlint-declared-2"
@@ -106,36 +116,92 @@ class SummaryStore:
             return
         self._write(self._scan_file(root), _SCAN_HEADER, payload)
 
-    def _answers_file(self) -> Path:
-        return self.directory / "helper.answers"
+    def _answers_file(self, asker: str) -> Path:
+        return self.directory / _ANSWERS_DIR / checksummed_files.name_for(asker, ".answers")
 
-    def get_answers(self) -> dict | None:
-        """What earlier runs found about other modules for the helper search (`kept_answers`)."""
-        payload = checksummed_files.read_marshalled(self._answers_file(), _ANSWERS_HEADER)
-        if not isinstance(payload, dict) or payload.get("magic") != _ANSWERS_MAGIC:
+    def get_answers(self, asker: str) -> dict | None:
+        """What earlier checks of the file `asker` found about other modules for the helper
+        search (`kept_answers`). A shard read that was last written a day or more ago is
+        touched: the oldest are pruned first (`prune_answers`), and this one is in use."""
+        target = self._answers_file(asker)
+        payload = checksummed_files.read_marshalled(target, _ANSWERS_HEADER)
+        if not isinstance(payload, dict) or payload.get("magic") != _ANSWERS_MAGIC or payload.get("asker") != asker:
             return None
-        return payload.get("answers") if isinstance(payload.get("answers"), dict) else None
+        answers = payload.get("answers")
+        if not isinstance(answers, dict):
+            return None
+        with contextlib.suppress(OSError):
+            if time.time() - os.stat(target).st_mtime > _ANSWERS_TOUCHED:
+                os.utime(target)
+        return answers
 
-    def put_answers(self, answers: dict) -> None:
+    def put_answers(self, asker: str, answers: dict) -> None:
+        """`answers` as the shard of `asker`. Once in a while (`_PRUNE_ONE_IN` of the shards
+        made), the oldest shards are pruned (`prune_answers`)."""
         try:
-            payload = marshal.dumps({"magic": _ANSWERS_MAGIC, "answers": answers})
+            payload = marshal.dumps({"magic": _ANSWERS_MAGIC, "asker": asker, "answers": answers})
         except ValueError:
             return
-        self._write(self._answers_file(), _ANSWERS_HEADER, payload)
+        target = self._answers_file(asker)
+        made = not target.exists()
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            checksummed_files.write(target, _ANSWERS_HEADER, payload)
+        except (OSError, ValueError):
+            return
+        if made and os.urandom(1)[0] % _PRUNE_ONE_IN == 0:
+            self.prune_answers()
+
+    def prune_answers(self, most: int | None = None, most_bytes: int | None = None) -> None:
+        """Past `most` shards or `most_bytes` together (files no longer checked, or no longer
+        there), remove the least recently written or read until a quarter of the room is free
+        again; and the one file of answers qlint kept before the shards, if it is there."""
+        most = _MAX_SHARDS if most is None else most
+        most_bytes = _MAX_SHARD_BYTES if most_bytes is None else most_bytes
+        for old in ("helper.answers", "helper.answers.lock"):
+            with contextlib.suppress(OSError):
+                os.unlink(self.directory / old)
+        shards = []
+        try:
+            with os.scandir(self.directory / _ANSWERS_DIR) as entries:
+                for entry in entries:
+                    if entry.name.endswith(".answers") and not entry.name.startswith("."):
+                        with contextlib.suppress(OSError):
+                            stat = entry.stat()
+                            shards.append((stat.st_mtime, stat.st_size, entry.path))
+        except OSError:
+            return
+        total = sum(size for _, size, _ in shards)
+        if len(shards) <= most and total <= most_bytes:
+            return
+        shards.sort()
+        count = len(shards)
+        for _, size, path in shards:
+            if count <= most * 3 // 4 and total <= most_bytes * 3 // 4:
+                break
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            count -= 1
+            total -= size
 
     @contextlib.contextmanager
-    def answers_lock(self) -> Iterator[None]:
-        """Held while one process reads the answers, adds its own and writes them back: the
-        workers of a run flush theirs as they exit, side by side. Where no lock can be taken
-        (no `fcntl`, a directory not writable), none is: a merge may then drop another's."""
+    def answers_lock(self, asker: str) -> Iterator[None]:
+        """Held while one process reads the shard of `asker`, adds its own answers and writes
+        it back: the workers of a run flush theirs as they exit, side by side, and two checks
+        of one file (an editor's and pre-commit's) may end together. One lock file per
+        sixteenth of the shards (by name), so that their number stays bounded. Where no lock
+        can be taken (no `fcntl`, a directory not writable), none is: a merge may then drop
+        another's."""
         try:
             import fcntl
         except ImportError:
             yield
             return
+        folder = self.directory / _ANSWERS_DIR
         try:
-            self._make_directory()
-            fd = os.open(self.directory / "helper.answers.lock", os.O_RDWR | os.O_CREAT, 0o644)
+            folder.mkdir(parents=True, exist_ok=True)
+            stripe = checksummed_files.name_for(asker, "")[0]
+            fd = os.open(folder / f".lock-{stripe}", os.O_RDWR | os.O_CREAT, 0o644)
         except OSError:
             yield
             return

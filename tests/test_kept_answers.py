@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -185,7 +186,7 @@ def test_answers_from_modules_read_without_their_hash_are_kept(tmp_path, store):
     pkg, passes = _project(tmp_path, GRAPH_UTILS)
     assert _checked_without_hashing(passes) == [6]
     utils = os.path.realpath(pkg / "graph_utils.py")
-    ((_, trail),) = [v for k, v in store.get_answers()["imported"].items() if k[:2] == (utils, "insert_op")]
+    ((_, trail),) = [v for k, v in store.get_answers(str(passes))["imported"].items() if k[:2] == (utils, "insert_op")]
     assert (utils, content_keys.content_key({}, utils), content_keys.digest({}, utils), "pkg.graph_utils") in trail
     _new_process()
     assert _run(passes) == [6]
@@ -203,7 +204,7 @@ def test_a_module_changed_after_it_was_read_is_not_hashed_for_its_answers(tmp_pa
     old_file(pkg / "graph_utils.py", PLAIN)
     kept_answers.flush()
     utils = os.path.realpath(pkg / "graph_utils.py")
-    kept = (store.get_answers() or {}).get("imported", {})
+    kept = (store.get_answers(str(passes)) or {}).get("imported", {})
     assert not [k for k in kept if k[:2] == (utils, "insert_op")]
     _new_process()
     assert _run(passes) == []
@@ -225,8 +226,8 @@ def test_digest_at_hashes_a_file_only_while_it_has_the_stat_asked(tmp_path):
 def test_a_damaged_answers_file_is_as_if_absent(tmp_path, store):
     pkg, passes = _project(tmp_path, GRAPH_UTILS)
     assert _run(passes) == [6]
-    (kept,) = store.directory.glob("*.answers")
-    kept.write_bytes(kept.read_bytes()[:-7])
+    for kept in store.directory.glob("answers/*.answers"):  # the file's shard, and the pool
+        kept.write_bytes(kept.read_bytes()[:-7])
     _new_process()
     assert _run(passes) == [6]
     assert _taken(pkg / "graph_utils.py") == [False]
@@ -237,7 +238,7 @@ def test_kept_trails_name_modules_lookups_and_no_buffer(tmp_path, store):
     # dotted name, and per lookup the file found.
     pkg, passes = _project(tmp_path, GRAPH_UTILS)
     _run(passes)
-    saved = store.get_answers()
+    saved = store.get_answers(str(passes))
     utils = os.path.realpath(pkg / "graph_utils.py")
     ((value, trail),) = [v for k, v in saved["imported"].items() if k[:2] == (utils, "insert_op")]
     assert value is True
@@ -274,7 +275,7 @@ def test_a_run_that_checks_one_file_keeps_answers_and_a_wider_one_does_not(tmp_p
         result = run_check([str(p) for p in paths], settings)
         return [d.range.start.row for r in result.results for d in r.diagnostics], SummaryStore.for_settings(
             settings
-        ).get_answers()
+        ).get_answers(str(passes))
 
     try:
         assert run([passes, pkg / "graph_utils.py"], "wide") == ([6], None)
@@ -289,3 +290,242 @@ def test_a_run_that_checks_one_file_keeps_answers_and_a_wider_one_does_not(tmp_p
         assert taken
     finally:
         _new_process()
+
+
+# -- one shard per file checked -----------------------------------------------------------------
+
+
+def _answers_read(monkeypatch, store) -> list[str]:
+    """The shards of answers read from `store` from now on (`checksummed_files.read_marshalled`)."""
+    from qlint import checksummed_files
+
+    read = checksummed_files.read_marshalled
+    seen: list[str] = []
+
+    def counted(path, header):
+        if Path(path).is_relative_to(store.directory / "answers"):
+            seen.append(str(path))
+        return read(path, header)
+
+    monkeypatch.setattr(checksummed_files, "read_marshalled", counted)
+    return seen
+
+
+def _shard(store, asker) -> str:
+    from qlint import checksummed_files
+
+    return str(store.directory / "answers" / checksummed_files.name_for(str(asker), ".answers"))
+
+
+def _check(path) -> list[int]:
+    """A new process's check of `path` (as an editor hands it over), and what it keeps."""
+    _new_process()
+    result = check_source(path.read_text(), str(path), settings_for(("QL102",)), ProjectIndex())
+    assert not result.errors, result.errors
+    kept_answers.flush()
+    return [d.range.start.row for d in result.diagnostics]
+
+
+def test_a_check_reads_and_writes_only_the_shard_of_the_file_it_checks(tmp_path, store, monkeypatch):
+    # Six files edited and checked one after the other, each asking about the same wrapper:
+    # each check wrote its own shard (and the first, the pool). The next check of one of them
+    # reads that shard alone, takes its answers, and writes nothing (it learned nothing new).
+    pkg, _ = _project(tmp_path, GRAPH_UTILS)
+    edited = [old_file(pkg / f"passes_{i}.py", PASSES) for i in range(6)]
+    for path in edited:
+        assert _check(path) == [6]
+    assert sorted(p.name for p in (store.directory / "answers").glob("*.answers")) == sorted(
+        Path(_shard(store, p)).name for p in [*edited, kept_answers.POOL]
+    )
+    read = _answers_read(monkeypatch, store)
+    written = []
+    monkeypatch.setattr(store, "put_answers", lambda asker, answers: written.append(asker))
+    assert _check(edited[3]) == [6]
+    assert read == [_shard(store, edited[3])]
+    assert _taken(pkg / "graph_utils.py") == [True]
+    assert written == []
+
+
+def test_a_file_checked_for_the_first_time_takes_from_the_pool_and_keeps_it(tmp_path, store, monkeypatch):
+    # Its shard has nothing yet: what it asks is looked up in the pool, which the check of
+    # another file filled, and what it took there is written in its own shard, which the next
+    # check of it reads alone.
+    pkg, passes = _project(tmp_path, GRAPH_UTILS)
+    assert _check(passes) == [6]
+    other = old_file(pkg / "other.py", PASSES)
+    read = _answers_read(monkeypatch, store)
+    assert _check(other) == [6]
+    assert _taken(pkg / "graph_utils.py") == [True]
+    # Its shard, then the pool; at the end both merged into (it learned something too: a fact
+    # about passes.py, which the first check asked nothing about, being of it).
+    own, pool = _shard(store, other), _shard(store, kept_answers.POOL)
+    assert read == [own, pool, own, pool]
+    pooled = kept_answers._STATE.pooled
+    kept = store.get_answers(str(other))
+    assert pooled and all(kept[name][key] == entry for (name, key), entry in pooled.items())
+    read.clear()
+    assert _check(other) == [6]
+    assert _taken(pkg / "graph_utils.py") == [True]
+    assert read == [_shard(store, other)]
+
+
+def test_the_pool_keeps_the_most_recently_learned_answers(tmp_path, store, monkeypatch):
+    memo: dict = {}
+    monkeypatch.setitem(kept_answers._STATE.memos, "test-pool", (memo, lambda key, entry: entry[:-1]))
+    monkeypatch.setattr(kept_answers, "_POOL_MAX", 3)
+    for i in range(5):
+        kept_answers.forget()
+        kept_answers.checking(str(tmp_path / f"m{i}.py"))
+        memo.clear()
+        memo[i] = (True, ())
+        if i == 4:
+            memo[1] = (True, ())  # learned again: the most recent now
+        kept_answers.flush()
+    assert list(store.get_answers(kept_answers.POOL)) == [("test-pool", k) for k in (3, 4, 1)]
+    assert store.get_answers(str(tmp_path / "m4.py")) == {"test-pool": {4: (True, ()), 1: (True, ())}}
+
+
+def test_a_shard_of_another_file_or_damaged_is_as_if_absent(tmp_path, store):
+    pkg, passes = _project(tmp_path, GRAPH_UTILS)
+    assert _check(passes) == [6]
+    other = old_file(pkg / "other.py", PASSES)
+    Path(_shard(store, other)).write_bytes(Path(_shard(store, passes)).read_bytes())  # names passes.py
+    assert store.get_answers(str(other)) is None
+    os.unlink(_shard(store, kept_answers.POOL))
+    assert _check(other) == [6]
+    assert _taken(pkg / "graph_utils.py") == [False]
+    os.unlink(_shard(store, kept_answers.POOL))
+    kept = Path(_shard(store, passes))
+    kept.write_bytes(kept.read_bytes()[:-7])
+    assert store.get_answers(str(passes)) is None
+    assert _check(passes) == [6]
+    assert _taken(pkg / "graph_utils.py") == [False]
+
+
+def test_a_full_shard_starts_again_from_what_the_check_took_and_learned(tmp_path, store, monkeypatch):
+    _, passes = _project(tmp_path, GRAPH_UTILS)
+    assert _check(passes) == [6]
+    answers = store.get_answers(str(passes))
+    stale = {("stale", i): (True, ()) for i in range(40)}
+    answers["imported"].update(stale)
+    store.put_answers(str(passes), answers)
+    monkeypatch.setattr(kept_answers, "_MAX", sum(map(len, answers.values())))
+    # The edit asks for one answer more (what `first_user` forwards): the shard is full.
+    edited = PASSES.replace("import insert_op", "import first_user, insert_op")
+    old_file(passes, edited + "\n\ndef first(gm, node):\n    insert_op(gm.graph, first_user(node), (node,))\n")
+    assert _check(passes) == [6]
+    taken = {
+        (name, key)
+        for name, (memo, _) in kept_answers._STATE.memos.items()
+        for key, entry in memo.items()
+        if id(entry) in kept_answers._STATE.taken
+    }
+    now = store.get_answers(str(passes))
+    kept = {(name, key) for name, table in now.items() for key in table}
+    assert taken and taken < kept  # what the check took, and more: what it learned
+    assert [key for key in stale if ("imported", key) in kept] == []
+
+
+def test_two_workers_flushing_into_one_shard_keep_both_answers(tmp_path, store, monkeypatch):
+    # Two processes that checked the same file (an editor's check beside pre-commit's) end
+    # together: the second merges into the shard under the lock, after the first wrote it.
+    import multiprocessing
+    import time
+
+    memo: dict = {}
+    monkeypatch.setitem(kept_answers._STATE.memos, "test-workers", (memo, lambda key, entry: entry[:-1]))
+    put = type(store).put_answers
+
+    def slow(self, asker, answers):
+        time.sleep(0.3)  # another flush reads the shard meanwhile, unless the lock holds it off
+        put(self, asker, answers)
+
+    monkeypatch.setattr(type(store), "put_answers", slow)
+    asker = str(tmp_path / "checked.py")
+
+    def work(key) -> None:
+        kept_answers.checking(asker)
+        memo[key] = (True, ())
+        kept_answers.flush()
+
+    context = multiprocessing.get_context("fork")
+    workers = [context.Process(target=work, args=(key,)) for key in ("one", "two")]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert [worker.exitcode for worker in workers] == [0, 0]
+    assert store.get_answers(asker)["test-workers"] == {"one": (True, ()), "two": (True, ())}
+
+
+def test_a_tree_runs_workers_write_the_shards_of_the_files_each_checked(tmp_path, store, monkeypatch):
+    import multiprocessing
+
+    memo: dict = {}
+    monkeypatch.setitem(kept_answers._STATE.memos, "test-small", (memo, lambda key, entry: entry[:-1]))
+    monkeypatch.setattr(kept_answers._STATE, "small", {"test-small"})
+    kept_answers.use(store, only_small=True)
+    shared = ("root", "name")
+
+    def work(checked: list[str]) -> None:  # each asks for the shared answer and one of its own
+        for path in checked:
+            kept_answers.checking(path)
+            kept_answers.asked("test-small", shared)
+            memo.setdefault(shared, (path, ()))  # the first works it out, the next take it
+            kept_answers.asked("test-small", path)
+            memo[path] = (True, ())
+        kept_answers.flush()
+
+    files = [[str(tmp_path / f"{w}_{i}.py") for i in range(3)] for w in "ab"]
+    context = multiprocessing.get_context("fork")
+    workers = [context.Process(target=work, args=(checked,)) for checked in files]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert [worker.exitcode for worker in workers] == [0, 0]
+    for checked in files:
+        for path in checked:
+            assert store.get_answers(path)["test-small"] == {shared: (checked[0], ()), path: (True, ())}
+    assert memo == {}  # (the workers' memos were their own)
+
+
+def test_the_least_recently_used_shards_are_pruned(tmp_path, store):
+    legacy = store.directory / "helper.answers"
+    store.directory.mkdir(parents=True)
+    legacy.write_bytes(b"qlint-answers-1\n")
+    askers = [str(tmp_path / f"m{i}.py") for i in range(8)]
+    for i, asker in enumerate(askers):
+        store.put_answers(asker, {"t": {"k": (i, ())}})
+        os.utime(_shard(store, asker), (1_000_000 + i, 1_000_000 + i))
+    assert store.get_answers(askers[0])  # read: in use again
+    store.prune_answers(most=8)
+    assert all(os.path.exists(_shard(store, a)) for a in askers) and not legacy.exists()
+    store.prune_answers(most=6)  # down to 3/4 of 6: the oldest go, not the one just read
+    assert [a for a in askers if os.path.exists(_shard(store, a))] == [askers[0], *askers[5:]]
+    size = os.path.getsize(_shard(store, askers[0]))
+    store.prune_answers(most_bytes=2 * size)  # and by their bytes together
+    assert [a for a in askers if os.path.exists(_shard(store, a))] == [askers[0]]
+
+
+def test_a_new_shard_prunes_now_and_then(tmp_path, store, monkeypatch):
+    from qlint import summary_cache
+
+    pruned = []
+    monkeypatch.setattr(type(store), "prune_answers", lambda self: pruned.append(self))
+    monkeypatch.setattr(summary_cache, "_PRUNE_ONE_IN", 1)
+    store.put_answers(str(tmp_path / "a.py"), {})
+    store.put_answers(str(tmp_path / "a.py"), {})  # not a new shard
+    assert pruned == [store]
+
+
+def test_the_pool_keeps_to_its_bytes_too(tmp_path, store, monkeypatch):
+    memo: dict = {}
+    monkeypatch.setitem(kept_answers._STATE.memos, "test-pool", (memo, lambda key, entry: entry[:-1]))
+    monkeypatch.setattr(kept_answers, "_POOL_BYTES", 3_000)
+    kept_answers.checking(str(tmp_path / "m.py"))
+    memo.update((i, (f"{i:0100d}", ())) for i in range(100))  # ~100 bytes each
+    kept_answers.flush()
+    pool = store.get_answers(kept_answers.POOL)
+    assert 0 < len(pool) < 30 and list(pool)[-1] == ("test-pool", 99)  # the most recent kept
+    assert len(store.get_answers(str(tmp_path / "m.py"))["test-pool"]) == 100  # the shard whole

@@ -44,7 +44,9 @@ def _package(tmp_path, ops_table: str | None):
 
 
 def _gate(use) -> bool:
-    """One run's import gate for the edited `use.py`, and what it keeps."""
+    """One run's import gate for the edited `use.py`, and what it keeps (in its shard, as
+    when `check_source` asks it)."""
+    kept_answers.checking(str(use))
     found = packet_imports.may_hold_packet(USE, str(use), ProjectIndex())
     kept_answers.flush()
     return found
@@ -170,7 +172,7 @@ def test_kept_kinds_name_the_modules_and_lookups_read(tmp_path, store):
     pkg, use = _package(tmp_path, PACKET)
     _gate(use)
     table = os.path.realpath(pkg / "ops_table.py")
-    kind, trail = store.get_answers()["kinds"][(table, "OPS")]
+    kind, trail = store.get_answers(str(use))["kinds"][(table, "OPS")]
     assert kind == packet_imports.PACKET
     assert (table, content_keys.content_key({}, table), content_keys.digest({}, table), "pkg.ops_table") in trail
 

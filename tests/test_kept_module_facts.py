@@ -183,10 +183,11 @@ def test_a_deleted_store_is_worked_out_again(tmp_path, store, parses):
 def test_a_damaged_value_is_worked_out_again(tmp_path, store, parses):
     pkg = _package(tmp_path, inserter=textwrap.dedent(INSERTER), ops=ATEN)
     assert _run(pkg) == []
-    answers = store.get_answers()
+    matcher = str(pkg / "matcher.py")
+    answers = store.get_answers(matcher)
     for key, entry in answers["module_facts"].items():
         answers["module_facts"][key] = (("not", "op", "keys", "at all"), entry[-1])
-    store.put_answers(answers)
+    store.put_answers(matcher, answers)
     parses.clear()
     assert _run(pkg) == []
     assert str(pkg / "inserter.py") in parses

@@ -147,12 +147,14 @@ def _edited_check(utils: Path, cache: Path) -> list[int]:
     return rows_of(result.diagnostics)
 
 
-def _kept_spelling(tmp_path: Path, cache: Path) -> list[str]:
-    """The modules kept in the store as spelling `dynamic_quant`."""
+def _kept_spelling(tmp_path: Path, cache: Path, asker: Path | None = None) -> list[str]:
+    """The modules kept as spelling `dynamic_quant` in the shard of `asker` (the file whose
+    check asked: tests/utils.py by default)."""
     from qlint.summary_cache import SummaryStore
 
     settings = replace(settings_for(SELECT), root=tmp_path / "repo", cache_dir=cache)
-    spelled = (SummaryStore.for_settings(settings).get_answers() or {}).get("spelled", {})
+    asker = asker or tmp_path / "repo" / "tests" / "utils.py"
+    spelled = (SummaryStore.for_settings(settings).get_answers(str(asker)) or {}).get("spelled", {})
     return [entry[-1][0][0] for key, entry in spelled.items() if key[1] == "dynamic_quant"]
 
 
@@ -191,16 +193,19 @@ def test_a_whole_tree_run_writes_only_the_small_tables_and_reads_none(tmp_path, 
     utils = _tree_repo(tmp_path)
     cache = tmp_path / "cache"
     asked = []
-    monkeypatch.setattr(SummaryStore, "get_answers", lambda self: asked.append(self) or None)
+    flushing = []
+    get_answers, flush = SummaryStore.get_answers, kept_answers.flush
+    monkeypatch.setattr(SummaryStore, "get_answers", lambda self, asker: asked.append((asker, bool(flushing))) or None)
+    monkeypatch.setattr(kept_answers, "flush", lambda: flushing.append(True) or flush())
     try:
         assert _tree_run(tmp_path / "repo", cache) == [CONVERT_ROW]
-        assert [s for s in asked if s.directory.is_relative_to(cache)] == asked
-        monkeypatch.undo()
+        monkeypatch.setattr(SummaryStore, "get_answers", get_answers)
         settings = replace(settings_for(SELECT), root=tmp_path / "repo", cache_dir=cache)
-        kept = SummaryStore.for_settings(settings).get_answers()
+        kept = SummaryStore.for_settings(settings).get_answers(str(utils))
         assert set(kept) == {"spelled"}
-        # Nothing was read while checking: `get_answers` was asked by the flush alone (once).
-        assert len(asked) == 1
+        # Nothing was read while checking: `get_answers` was asked by the flush alone, once,
+        # for the shard of the one file whose check asked who spells the name.
+        assert asked == [(str(utils), True)]
         assert _edited_check(utils, cache) == [CONVERT_ROW]
     finally:
         _new_process()
@@ -220,4 +225,24 @@ def test_a_worker_of_a_tree_run_writes_what_it_found_as_it_exits(tmp_path, store
     worker.start()
     worker.join()
     assert worker.exitcode == 0
-    assert [key for key in store.get_answers()["spelled"] if key[1] == "dynamic_quant"]
+    assert [key for key in store.get_answers(str(utils))["spelled"] if key[1] == "dynamic_quant"]
+
+
+def test_a_tree_run_keeps_the_module_found_for_every_file_whose_check_asked(tmp_path, scan_reads):
+    """Two helper modules spell the same helper, which test_quant.py calls: the tree run's
+    check of the first searches the project for the name, the second's takes the answer from
+    the memo. Each file's shard holds it, so the first edited check of either reads no module
+    for it; a file whose check asked nothing has no shard."""
+    utils = _tree_repo(tmp_path)
+    other = old_file(utils.parent / "utils_b.py", _helper("dynamic_quant"))
+    cache = tmp_path / "cache"
+    try:
+        assert _tree_run(tmp_path / "repo", cache) == [CONVERT_ROW, CONVERT_ROW]
+        assert _kept_spelling(tmp_path, cache, utils) == _kept_spelling(tmp_path, cache, other) != []
+        assert _kept_spelling(tmp_path, cache, tmp_path / "repo" / "lib_0.py") == []
+        for edited in (utils, other):
+            scan_reads.clear()
+            assert _edited_check(edited, cache) == [CONVERT_ROW]
+            assert scan_reads == []
+    finally:
+        _new_process()

@@ -205,6 +205,7 @@ class Verdicts:
         kept = _kept_reads(self.ctx, path, key, [*reads, *self._flow_reads])
         if kept is not None:
             self.memo[(*self.key, path)] = (self._vouched, *kept)
+            kept_answers.asked(self.table, (*self.key, path))
 
 
 def branch_conditions(needsets: tuple) -> tuple:

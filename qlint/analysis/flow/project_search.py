@@ -99,6 +99,7 @@ def named_elsewhere(ctx: FileContext, name: str, besides: str) -> bool | None:
     if root is None:
         return None
     besides = os.path.abspath(besides)
+    kept_answers.asked("named", (root, name))
     if _still_named(ctx, root, name, besides):
         return True
     found = _candidates(ctx, root, name, record=False)

@@ -48,6 +48,7 @@ def _subclassed_elsewhere(ctx: FileContext, root: str, target: str, word: str, o
     `_SUBCLASSING`), not the project it was searched in: a warm `qlint check` of ExecuTorch's
     qualcomm/tests/utils.py validates one module's stat, not 3,784 (test_qnn_delegate.py
     subclasses its TestQNN, and hands on `self.get_qdq_module`)."""
+    kept_answers.asked("subclassing", (root, target))
     if _still_subclassed(ctx, root, target, word):
         return True
     for path, data, key in _candidates(ctx, root, word, record=False) or ():

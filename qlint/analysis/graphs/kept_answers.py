@@ -20,25 +20,48 @@ As the results cache and `scan_memo` do, a stat is trusted only if the file was 
 modified at least two seconds before the process that read it started; an answer read from
 an editor's unsaved buffer, or from a file modified since, is not written down.
 
-The answers are kept in one file per store, by the checks of one buffer (`qlint check -`,
-as editors run it) and the runs that check one file (`qlint check FILE` after an edit, as
-pre-commit runs it): a few dozen answers each, a few hundred per repository. They are read
-once per process when the first answer is asked for, and written over what the file holds
-then at the end of the check, only when there is something new.
+The answers are kept by the checks of one buffer (`qlint check -`, as editors run it) and
+the runs that check one file (`qlint check FILE` after an edit, as pre-commit runs it), in a
+shard per file checked (`checking`: the file whose check asked; `summary_cache`): a few dozen
+answers to a few hundred each (torch's fx/experimental/symbolic_shapes.py: ~215 KB). A check
+reads its file's shard once, when the first answer is asked for, and at its end, only when
+there is something new, writes over what the shard holds then. Kept in one file per store,
+they were read and rewritten whole by every check, and grew with every file ever edited: on
+torch, 487 KB after 30 edited files, up to 54 M instructions of a check's ~450 M
+(inductor's fx_passes/quantization.py); at its cap of 20,000 answers, ~7 MB. Now what a
+check reads and writes of them no longer depends on how many other files were checked.
+
+An answer its shard lacks (the first check of a file, or an edit asking something new) is
+looked up in the pool: a shard of the answers the latest checks of any file learned, the
+least recently learned going past 1,000 (~370 KB on torch) or 1 MB, read only then (and
+merged into when the check learned something); one taken from it is written in the file's
+shard too. Files of a project ask much the same about the modules they import: the first
+edited check of torch's _inductor/compile_fx.py after 30 other files' took 864 M
+instructions, against 1,392 M with nothing kept; loading and merging the pool costs a first
+check ~45 M (torch's _inductor/fx_passes/quantization.py: 487 M against 442 M).
 
 Runs over many files (a whole tree) read none (which their checks need not pay for) and write
-only the tables registered `small`: answers that rest on one module found ("this module
-spells the name", "this one subclasses the class": `named_texts`, `project_search`,
-`subclassed_methods`), a few per module checked. The first edited check after a whole-tree
-run otherwise searched the project again for each (ExecuTorch's qualcomm/tests/utils.py:
-~1,015 M instructions, against ~608 M once a check had kept them). The others (what a helper
-forwards, what an imported name is bound to) are asked thousands of times by such a run
-(torch: 2,359, 890 KB), which a check of one file would load whole to use a few dozen.
+only the tables registered `small`, in the shard of each file whose check asked for the
+answer (`asked`; one taken from the memo counts): answers that rest on one module found
+("this module spells the name", "this one subclasses the class": `named_texts`,
+`project_search`, `subclassed_methods`), and the verdicts of a helper's callers
+(`kept_caller_verdicts`), a few per module checked. The first edited check after a
+whole-tree run otherwise searched the project again for each (ExecuTorch's
+qualcomm/tests/utils.py: ~1,015 M instructions, against ~608 M once a check had kept them).
+The others (what a helper forwards, what an imported name is bound to) are asked thousands of
+times by such a run (torch: 2,359, 890 KB), which a check of one file would load whole to use
+a few dozen.
+
+A shard past 5,000 answers (what the file's earlier versions asked) starts again from what
+its check took and learned; the store keeps the 2,000 shards most recently written or read
+(`SummaryStore.prune_answers`). A shard cut, corrupted or of another file is absent.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
+import marshal
 import os
 import sys
 from collections.abc import Callable
@@ -46,27 +69,40 @@ from typing import Protocol
 
 from qlint.analysis.racy_stats import RACY_NS
 
-# Past this many answers (names of helpers long renamed, modules deleted) the file starts
-# again from what this process found.
-_MAX = 20_000
+# Past this many answers in one file's shard (what its earlier versions asked: names of
+# helpers long renamed, modules deleted) it starts again from what this check asked.
+_MAX = 5_000
+# The pool's shard: what the latest checks of any file learned, for a check that does not
+# find an answer in its own (no file is checked under an empty path). Past `_POOL_MAX`
+# answers or `_POOL_BYTES`, the least recently learned go. On torch 1,000 were ~370 KB; kept
+# to 256 KB (~360: an answer whose trail names many modules is large), the first check of
+# _inductor/compile_fx.py after 30 other files' found none of those it could take.
+POOL = ""
+_POOL_MAX = 1_000
+_POOL_BYTES = 1 << 20
 
 
 class AnswerStore(Protocol):
-    def get_answers(self) -> dict | None: ...
+    def get_answers(self, asker: str) -> dict | None: ...
 
-    def put_answers(self, answers: dict) -> None: ...
+    def put_answers(self, asker: str, answers: dict) -> None: ...
 
 
 class _State:
     def __init__(self) -> None:
         self.store: AnswerStore | None = None
-        self.saved: dict | None = None  # what the store held when first asked
+        self.asker: str | None = None  # the file checked now (`checking`)
+        self.saved: dict | None = None  # what its shard held when first asked
+        self.pool: dict | None = None  # (table, key) -> entry: the pool, when first missed
+        self.pooled: dict[tuple[str, object], tuple] = {}  # what was found there, as written
         self.taken: set[int] = set()  # ids of the in-memory entries that came from it
         self.written: set[int] = set()  # ids of those this process wrote down since
         # name -> (the process's memo, what of an entry is written besides its trail)
         self.memos: dict[str, tuple[dict, Callable[[object, tuple], tuple | None]]] = {}
         self.small: set[str] = set()  # the tables a run over many files writes too
         self.only_small = False  # such a run: nothing read, only the small tables written
+        # Such a run: (table, key) -> the files whose checks asked for the answer (`asked`).
+        self.askers: dict[tuple[str, object], set[str]] = {}
 
 
 _STATE = _State()
@@ -77,7 +113,8 @@ def register(name: str, memo: dict, value_of: Callable[[object, tuple], tuple | 
     `value_of(key, entry)` is what of an entry is written besides its trail (None: it is
     not written, e.g. an answer about a function known only by its tree). `small`: an answer
     rests on one module and a run asks a few per module it checks, so a run over many files
-    writes them down too (`use(store, only_small=True)`)."""
+    writes them down too (`use(store, only_small=True)`), in the shard of each file whose
+    check asked for it: the table's consumer says so (`asked`) each time it asks."""
     _STATE.memos[name] = (memo, value_of)
     if small:
         _STATE.small.add(name)
@@ -90,9 +127,31 @@ def use(store: AnswerStore | None, only_small: bool = False) -> None:
     if store is not _STATE.store:
         _STATE.store = store
         _STATE.saved = None
+        _STATE.pool = None
+        _STATE.pooled.clear()
         _STATE.taken.clear()
         _STATE.written.clear()
+        _STATE.askers.clear()
         _NAMES.clear()
+
+
+def checking(path: str) -> None:
+    """The file at `path` is checked now (`engine.check_source`): the answers asked from now
+    on are its check's, read from and written to its shard."""
+    asker = os.path.abspath(path)
+    if asker != _STATE.asker:
+        _STATE.asker = asker
+        _STATE.saved = None
+        _STATE.pooled.clear()
+
+
+def asked(name: str, key) -> None:
+    """The check of the file checked now asks for the answer `name`/`key` of a table
+    registered `small` (worked out now, taken from the memo, or to be found absent): a run
+    over many files writes it down in the shard of each file that asked, so that the first
+    edited check of any of them finds it."""
+    if _STATE.only_small and _STATE.asker is not None:
+        _STATE.askers.setdefault((name, key), set()).add(_STATE.asker)
 
 
 def keeping() -> bool:
@@ -110,19 +169,25 @@ def writing(name: str) -> bool:
 def saved(name: str, key) -> tuple | None:
     """(value..., trail as written) of the answer `name`/`key` an earlier run kept, or None.
     The caller checks the trail (`valid_trail`) before taking it."""
-    if _STATE.store is None or _STATE.only_small:
+    if _STATE.store is None or _STATE.only_small or _STATE.asker is None:
         return None
     if _STATE.saved is None:
-        payload = _STATE.store.get_answers()
+        payload = _STATE.store.get_answers(_STATE.asker)
         _STATE.saved = payload if isinstance(payload, dict) else {}
     table = _STATE.saved.get(name)
-    if not isinstance(table, dict):
-        return None
     try:
-        found = table.get(key)
+        found = table.get(key) if isinstance(table, dict) else None
+        if not (isinstance(found, tuple) and found):  # not in the file's shard: in the pool?
+            if _STATE.pool is None:
+                payload = _STATE.store.get_answers(POOL)
+                _STATE.pool = payload if isinstance(payload, dict) else {}
+            found = _STATE.pool.get((name, key))
+            if not (isinstance(found, tuple) and found):
+                return None
+            _STATE.pooled[name, key] = found  # taken, it goes in the file's shard too
     except TypeError:  # an unhashable key: nothing was kept for it
         return None
-    return found if isinstance(found, tuple) and found else None
+    return found
 
 
 def took(entry: tuple) -> None:
@@ -194,50 +259,112 @@ def _module_name(path: str, name_for: Callable[[str], str | None]) -> str | None
 
 
 def flush() -> None:
-    """Write down the answers this process worked out (over what the file holds now: a
-    worker beside this one may have written meanwhile). Nothing new: nothing written."""
+    """Write down the answers this process worked out, in the shard of the file whose check
+    asked for them (over what the shard holds now: a worker beside this one may have written
+    meanwhile). Nothing new: nothing written."""
     store = _STATE.store
     if store is None:
         return
-    learned: dict[str, dict] = {}
+    learned: dict[str, dict[str, dict]] = {}  # asker -> table -> key -> entry as written
+    pool: dict[tuple[str, object], tuple] = {}  # what a check of one file learned, for the pool
     for name, (memo, value_of) in _STATE.memos.items():
         if _STATE.only_small and name not in _STATE.small:
             continue
         for key, entry in list(memo.items()):
-            if id(entry) in _STATE.taken or id(entry) in _STATE.written:
+            if id(entry) in _STATE.written:
+                continue
+            if id(entry) in _STATE.taken:
+                found = _STATE.pooled.get((name, key))
+                if found is not None and _STATE.asker is not None:  # from the pool: now the file's
+                    learned.setdefault(_STATE.asker, {}).setdefault(name, {})[key] = found
+                continue
+            askers = _askers(name, key)
+            if not askers:
                 continue
             value = value_of(key, entry)
             written = _written(value, entry[-1]) if value is not None else None
             if written is not None:
-                learned.setdefault(name, {})[key] = written
-    if not learned:
-        return
-    with _locked(store):
-        _merge(store, learned)
-    for memo, _ in _STATE.memos.values():
-        _STATE.written.update(id(e) for e in memo.values())
+                for asker in askers:
+                    learned.setdefault(asker, {}).setdefault(name, {})[key] = written
+                if not _STATE.only_small:
+                    pool[name, key] = written
+    for asker, tables in learned.items():
+        with _locked(store, asker):
+            _merge(store, asker, tables)
+    if pool:
+        with _locked(store, POOL):
+            _merge_pool(store, pool)
+    if learned:
+        for memo, _ in _STATE.memos.values():
+            _STATE.written.update(id(e) for e in memo.values())
 
 
-def _locked(store: AnswerStore):
-    """The store's lock on its answers while one process merges into them (`answers_lock`):
-    the workers of a run over many files flush as they exit, side by side, and a merge read
+def _askers(name: str, key) -> tuple[str, ...] | set[str]:
+    """The files whose checks asked for the answer: a check of one file, that file; a run
+    over many files, those that said so (`asked`)."""
+    if not _STATE.only_small:
+        return (_STATE.asker,) if _STATE.asker is not None else ()
+    try:
+        return _STATE.askers.get((name, key), ())
+    except TypeError:  # an unhashable key: no one asked for it by it
+        return ()
+
+
+def _locked(store: AnswerStore, asker: str):
+    """The store's lock on a shard while one process merges into it (`answers_lock`): the
+    workers of a run over many files flush as they exit, side by side, and a merge read
     before another's write and written after it would drop what the other found."""
     lock = getattr(store, "answers_lock", None)
-    return lock() if lock is not None else contextlib.nullcontext()
+    return lock(asker) if lock is not None else contextlib.nullcontext()
 
 
-def _merge(store: AnswerStore, learned: dict[str, dict]) -> None:
-    current = store.get_answers()
+def _merge(store: AnswerStore, asker: str, learned: dict[str, dict]) -> None:
+    current = store.get_answers(asker)
     current = current if isinstance(current, dict) else {}
-    if sum(len(t) for t in current.values() if isinstance(t, dict)) > _MAX:
-        current = {}
+    size = sum(len(t) for t in current.values() if isinstance(t, dict))
+    if size + sum(len(t) for t in learned.values()) > _MAX:
+        current = _taken_of(current)
     for name, table in learned.items():
         mine = current.get(name)
         if not isinstance(mine, dict):
             mine = current[name] = {}
         mine.update(table)
-    store.put_answers(current)
-    _STATE.saved = current
+    store.put_answers(asker, current)
+    if asker == _STATE.asker and not _STATE.only_small:
+        _STATE.saved = current
+
+
+def _merge_pool(store: AnswerStore, learned: dict[tuple[str, object], tuple]) -> None:
+    """`learned` into the pool, as its most recent answers; past `_POOL_MAX`, the least
+    recent go."""
+    current = store.get_answers(POOL)
+    current = current if isinstance(current, dict) else {}
+    for key, entry in learned.items():
+        current.pop(key, None)
+        current[key] = entry
+    for key in list(itertools.islice(current, max(0, len(current) - _POOL_MAX))):
+        del current[key]
+    try:
+        while current and len(marshal.dumps(current)) > _POOL_BYTES:
+            for key in list(itertools.islice(current, max(1, len(current) // 4))):
+                del current[key]
+    except ValueError:  # not marshallable: put_answers writes nothing either
+        return
+    store.put_answers(POOL, current)
+
+
+def _taken_of(current: dict) -> dict:
+    """Of a shard, the answers this process took from it: a shard started again keeps what
+    the check asked."""
+    kept: dict[str, dict] = {}
+    for name, (memo, _) in _STATE.memos.items():
+        table = current.get(name)
+        if not isinstance(table, dict):
+            continue
+        for key, entry in memo.items():
+            if id(entry) in _STATE.taken and key in table:
+                kept.setdefault(name, {})[key] = table[key]
+    return kept
 
 
 def flush_at_worker_exit() -> None:
@@ -290,8 +417,12 @@ def _written(value: tuple, trail: tuple) -> tuple | None:
 def forget() -> None:
     """Drop what was read from the store (tests; a new process starts without it)."""
     _STATE.saved = None
+    _STATE.asker = None
+    _STATE.pool = None
+    _STATE.pooled.clear()
     _STATE.taken.clear()
     _STATE.written.clear()
+    _STATE.askers.clear()
     _NAMES.clear()
 
 
@@ -301,6 +432,9 @@ def root_requester(root: str) -> str:
 
 
 __all__ = [
+    "POOL",
+    "asked",
+    "checking",
     "flush",
     "flush_at_worker_exit",
     "forget",

@@ -36,6 +36,7 @@ def spelled_elsewhere(ctx: FileContext, name: str, root: str | None = None) -> b
     if root is None:
         return False
     root = os.path.abspath(root)
+    kept_answers.asked("spelled", (root, name))
     if _still_spelled(ctx, root, name):
         return True
     # A module spelling it only as its own function of that name reaches not this one (`own_namesakes`).
