@@ -18,7 +18,7 @@ from tests.test_model_sources import HEAD, check
 TRAIN_MODE = "modules start in train mode)"
 NAMES_BN = "; in `nn.Sequential`, the mode changes BatchNorm1d"
 
-MODULE = """
+NET = """\
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
@@ -26,7 +26,11 @@ class Net(nn.Module):
 
     def forward(self, x):
         return self.bn(x)
-
+"""
+MODULE = (
+    "\n"
+    + NET
+    + """
 class Free(nn.Module):
     def __init__(self):
         super().__init__()
@@ -73,6 +77,7 @@ def quantize(quantizer, x, net, c):
     {line}
     prepare_pt2e(export(model, (x,)).module(), quantizer)
 """
+)
 
 
 def _check(line: str):
@@ -175,21 +180,18 @@ import torch.nn as nn
 def make_block(m):
     return nn.Sequential(m, nn.Linear(3, 3))
 """
-QUANT = """
+QUANT = (
+    """
 from proj.blocks import make_block
 
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.bn = nn.BatchNorm1d(3)
-
-    def forward(self, x):
-        return self.bn(x)
-
+"""
+    + NET
+    + """
 def quantize(quantizer, x, net):
     model = {arg}
     prepare_pt2e(export(model, (x,)).module(), quantizer)
 """
+)
 
 
 def test_a_helper_of_another_module_binds_its_parameter_too(tmp_path):
