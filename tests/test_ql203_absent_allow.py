@@ -304,15 +304,13 @@ def test_callback_given_a_graph_nothing_allowed_keeps_the_plain_message():
 # -- ... also where the graph is held by a container, may be the graph, or is relayed ------
 
 
+def _allowed_between(before: str, after: str) -> str:
+    """`before`, the swallowed torch.ao allow of `quantized`, then `after`: a body for `run`."""
+    return f"{before}\ntry:\n    {OLD_ALLOW}\nexcept AttributeError:\n    pass\n{after}\n"
+
+
 def test_container_switch_names_the_allow_of_the_graph_it_holds():
-    body = f"""\
-        holder = torch.nn.ModuleList([quantized])
-        try:
-            {OLD_ALLOW}
-        except AttributeError:
-            pass
-        holder.eval()
-        """
+    body = _allowed_between("holder = torch.nn.ModuleList([quantized])", "holder.eval()")
     (d,) = ql203_findings(body, tail="    return quantized\n")
     assert d.message.startswith("`holder` holds the graph from `convert_pt2e` (line 15): `.eval()` switches it too")
     assert f"at line 18 {_WHY}" in d.message and "(its AttributeError is swallowed at line 19)" in d.message
@@ -320,28 +318,14 @@ def test_container_switch_names_the_allow_of_the_graph_it_holds():
 
 
 def test_container_handed_to_a_switching_helper_names_the_allow():
-    body = f"""\
-        holder = torch.nn.Sequential(quantized)
-        try:
-            {OLD_ALLOW}
-        except AttributeError:
-            pass
-        evaluate(holder, data)
-        """
+    body = _allowed_between("holder = torch.nn.Sequential(quantized)", "evaluate(holder, data)")
     (d,) = ql203_findings(body, tail="    return quantized\n")
     assert d.message.startswith("`holder` holds the graph from `convert_pt2e` (line 15) and this call runs")
     assert f"at line 18 {_WHY}" in d.message
 
 
 def test_container_of_another_graph_keeps_the_plain_message():
-    body = f"""\
-        holder = torch.nn.ModuleList([prepared])
-        try:
-            {OLD_ALLOW}
-        except AttributeError:
-            pass
-        holder.eval()
-        """
+    body = _allowed_between("holder = torch.nn.ModuleList([prepared])", "holder.eval()")
     (d,) = ql203_findings(body, tail="    return quantized\n")
     assert d.message.startswith("`holder` holds the graph from `prepare_pt2e`") and "looked up in" not in d.message
     assert d.help.startswith("`Module.eval()` switches every submodule")
