@@ -10,7 +10,7 @@ import gc
 from qlint.analysis.names import project as project_module
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.scope import KEPT_FLOWS
-from tests.test_shared_flows import HEAD, SCRIPT, _library, _rows
+from tests.test_shared_flows import HEAD, SCRIPT, _library, _repo, _rows
 
 
 def _cyclic_garbage_of(check) -> int:
@@ -82,3 +82,51 @@ def test_a_set_aside_module_s_kept_flows_go_with_its_scope(tmp_path):
     assert _dropped_garbage(unused_for_a_while) == 0
     assert helpers not in project._scopes
     assert _rows(root, "scripts/a.py", project) == [9]
+
+
+# `held_slots`: each call binds the container `make_block` (of another module) builds around
+# its parameter to what it passes, and keeps the modes it was handed back in; only
+# `make_block(Net())` is reported.
+BLOCKS = """\
+from torch import nn
+
+
+def make_block(m):
+    return nn.Sequential(m, nn.Linear(3, 3))
+"""
+SLOTS = """\
+import torch
+from torch import nn
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+
+from lib.blocks import make_block
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(3)
+
+    def forward(self, x):
+        return self.bn(x)
+
+
+def run(q, x):
+    for model in (make_block(Net().eval()), make_block(nn.ReLU()), make_block(Net())):
+        prepare_pt2e(torch.export.export(model, (x,)).module(), q)
+"""
+
+
+def test_a_set_aside_helper_s_bound_containers_go_with_its_scope(tmp_path):
+    root = _repo(tmp_path, {"lib/__init__.py": "", "lib/blocks.py": BLOCKS, "scripts/a.py": SLOTS})
+    project = ProjectIndex(track_dependents=False)
+    assert _rows(root, "scripts/a.py", project) == [19]
+    blocks = str(root / "lib" / "blocks.py")
+    assert project._scopes[blocks][1].__dict__.get(KEPT_FLOWS)
+
+    def unused_for_a_while():
+        for _ in range(project_module._UNUSED_CHECKS + project_module._SET_ASIDE_EVERY):
+            project.begin_check()
+
+    assert _dropped_garbage(unused_for_a_while) == 0
+    assert blocks not in project._scopes
