@@ -130,9 +130,10 @@ def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow], ctx) -> bool:
             content = built.content(evaled_inside) if evaled_inside else content
         if (content.dependent or not content.complete) and replaced is not None and id(built) in own:
             content = content_without(built, replaced.attrs) or content
-        if (content.dependent or not content.complete) and built.slots and not switched_here:
-            # A helper's container around what its call passed: a module passed in eval mode
-            # stays so while nothing switched the container since (`held_slots`).
+        if (content.dependent or not content.complete) and (built.slots or built.fixed_parts) and not switched_here:
+            # A helper's container around what its call passed, or an `nn.Sequential` built
+            # around evaled modules: a module passed in eval mode stays so while nothing
+            # switched the container since (`held_slots`, `model_builds._fixed_parts`).
             seen = handed.get(id(built), facts)
             content = built.content(fixed=True) if returned_so(built, seen) else content
         if content.dependent or not content.complete:

@@ -235,7 +235,14 @@ class Builds:
             wrapped += [root for root, _, _ in taken]
             steps.update((id(root), path) for root, _, path in taken)
             covered = _argument_ids(node, args, wrapped)
-            built = replace(built, parts=None if None in parts else tuple(parts), wrapped=covered)
+            fixed = _fixed_parts(self.sem.walk.func, node, built, args, wrapped, env) if not taken else {}
+            built = replace(
+                built,
+                parts=None if None in parts else tuple(parts),
+                wrapped=covered,
+                fixed_parts=frozenset(fixed),
+                fixed_args=frozenset(fixed.values()),
+            )
             origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
             # What the wrapped modules were built as is now what the wrapper holds; of a part
             # taken out, only the switches of that part still apply (`part_modes`).
@@ -304,9 +311,10 @@ class Builds:
 
 
 def _handed_back(built: Built, obj: Obj, env: Env) -> Obj:
-    """A construction holding slots (`held_slots`) keeps the modes it was built in: a call of
-    its building function binds them only while the function hands it back so."""
-    if built.slots:
+    """A construction holding slots (`held_slots`) or parts fixed in eval mode (`_fixed_parts`)
+    keeps the modes it was built in: a call of its building function binds them only while the
+    function hands it back so, and a capture reads those parts as fixed only while it sees them."""
+    if built.slots or built.fixed_parts:
         built.returned = modes_of(env.facts(obj))
     return obj
 
@@ -327,6 +335,52 @@ def _mode_dependent(part: Obj) -> bool:
     """Every construction `part` may come from holds a module whose behaviour depends on the mode."""
     builds = [o.built for o in part.origins]
     return all(b is not None and b.content().dependent for b in builds)
+
+
+_SEQUENTIAL = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
+
+
+def _fixed_parts(
+    func, node: ast.AST, built: Built, args: list[Obj | None], wrapped: list[Obj], env: Env
+) -> dict[int, int]:
+    """The positions among `wrapped` of the modules `nn.Sequential(net.eval(), nn.Linear(3, 3))`
+    is handed in eval mode on every path, passed positionally, and, when passed by name, read
+    nowhere else in `func` but to eval it (`_only_evaled_here`). A torch.nn container switches
+    none of its parts; its own training flag is True, but only its parts' modes matter, so a
+    mode-free layer beside them leaves nothing that depends on the mode. Each position maps to
+    the id of the argument that passed it."""
+    if not isinstance(node, ast.Call) or built.resolver.qualname(node.func) not in _SEQUENTIAL:
+        return {}
+    passed = {id(obj): expr for expr, obj in zip(node.args, args, strict=False) if obj is not None}
+    out = {}
+    for position, obj in enumerate(wrapped):
+        expr, facts = passed.get(id(obj)), env.facts(obj)
+        if expr is None or isinstance(expr, ast.Starred) or not facts or any(f.state != "eval" for f in facts):
+            continue
+        if isinstance(expr, ast.Name) and not _only_evaled_here(func, expr.id, node):
+            continue
+        out[position] = id(expr)
+    return out
+
+
+def _only_evaled_here(func, name: str, node: ast.Call) -> bool:
+    """`func` reads `name` only to eval it (`n.eval()`) and to hand it to the container `node`:
+    no `n.train()`, no alias, no call it is handed to (a fine-tuning helper may switch it), so
+    the module the container holds stays in eval mode."""
+    if func is None:
+        return False
+    parents = {id(child): parent for parent in ast.walk(func) for child in ast.iter_child_nodes(parent)}
+    for n in ast.walk(func):
+        if not (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
+            continue
+        parent = parents.get(id(n))
+        if parent is node and n in node.args:
+            continue
+        evaled = isinstance(parent, ast.Attribute) and parent.attr == "eval"
+        if evaled and isinstance(call := parents.get(id(parent)), ast.Call) and call.func is parent and not call.args:
+            continue
+        return False
+    return True
 
 
 def _argument_ids(node: ast.AST, args: list[Obj | None], wrapped: list[Obj]) -> frozenset[int] | None:

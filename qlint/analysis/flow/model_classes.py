@@ -116,6 +116,13 @@ class Built:
     # The modes it had where a call of its building function handed it back (`held_slots.bind`):
     # while the capture sees only those, no switch reached a slot's module since.
     returned: frozenset | None = None
+    # The positions in `parts` of modules an `nn.Sequential` was handed in eval mode that its
+    # building function never switches back by name (`model_builds._fixed_parts`): while the
+    # capture sees the container only as it was built (`returned`), their mode cannot matter.
+    fixed_parts: frozenset[int] = frozenset()
+    # The ids of the arguments those parts were passed by: one built inline (`Net().eval()`) is
+    # read with the call's own content, which leaves it out then too.
+    fixed_args: frozenset[int] = frozenset()
     # The function whose walk met the construction: what a name it passes may hold is read
     # there (`constant_values`). None: a construction read outside a walk.
     func: ast.AST | None = None
@@ -132,11 +139,14 @@ class Built:
         if evaled and self.cls is not None:
             dependent, complete = index.content_beside(self.cls, evaled)
             own = Content(self.name, dependent, complete)
+        elif fixed and self.fixed_args:
+            own = index.content_skipping(self.call, self.fixed_args, self.resolver, self.name)
         else:
             own = index.content(self.call, self.cls, self.resolver, self.name)
         if self.parts is None:
             return Content(own.name, own.dependent, False)
-        inner = [p.content() for p in (*self.parts, *self.given)]
+        parts = [p for i, p in enumerate(self.parts) if not (fixed and i in self.fixed_parts)]
+        inner = [p.content() for p in (*parts, *self.given)]
         found = {*own.dependent, *(d for c in inner for d in c.dependent)}
         complete = own.complete and all(c.complete for c in inner) and self._arguments(found, fixed)
         return Content(own.name, tuple(sorted(found)), complete)
@@ -398,6 +408,17 @@ class ClassIndex:
             return Content(name, (), False)
         found: set[str] = set()
         complete = self._calls_content([call], resolver, found, 0)
+        return Content(name, tuple(sorted(found)), complete)
+
+    def content_skipping(self, call: ast.Call, skipped: frozenset[int], resolver: Resolver, name: str) -> Content:
+        """`content` of a torch.nn container's call with the arguments whose ids are `skipped`
+        left unread (`Built.fixed_args`). Not memoised: only a capture that sees the container
+        as it was built may leave them out."""
+        left = {
+            id(c) for a in [*call.args, *(k.value for k in call.keywords)] if id(a) in skipped for c in calls_under([a])
+        }
+        found: set[str] = set()
+        complete = self._read_calls([c for c in calls_under([call]) if id(c) not in left], resolver, found, 0)
         return Content(name, tuple(sorted(found)), complete)
 
     def _class_content(self, cls: ModelClass, depth: int) -> tuple[tuple[str, ...], bool]:
