@@ -32,6 +32,8 @@ def run(model, quantizer, data):
     quantized = convert_pt2e(prepared)
 """
 OLD_ALLOW = "torch.ao.quantization.allow_exported_model_train_eval(quantized)"
+# That allow in a `try` whose handler swallows its AttributeError, as a statement list of `run`.
+SWALLOWED = f"try:\n    {OLD_ALLOW}\nexcept AttributeError:\n    pass\n"
 TAIL = """\
     quantized.eval()
     return quantized
@@ -66,13 +68,7 @@ def test_broad_and_bare_handlers_swallow_it_too():
 
 
 def test_helper_switching_the_graph_is_reported_at_its_call():
-    body = f"""\
-        try:
-            {OLD_ALLOW}
-        except AttributeError:
-            pass
-        evaluate(quantized, data)
-        """
+    body = SWALLOWED + "evaluate(quantized, data)\n"
     assert ql203(body, tail="    return quantized\n") == [20]
 
 
@@ -209,13 +205,7 @@ def test_switch_in_the_handler_names_the_allow_too():
 
 
 def test_helper_switch_message_names_the_allow():
-    body = f"""\
-        try:
-            {OLD_ALLOW}
-        except AttributeError:
-            pass
-        evaluate(quantized, data)
-        """
+    body = SWALLOWED + "evaluate(quantized, data)\n"
     (d,) = ql203_findings(body, tail="    return quantized\n")
     assert d.message.startswith("`quantized` comes from `convert_pt2e` (line 15) and this call runs `.eval()`")
     assert _WHY in d.message and "(its AttributeError is swallowed at line 18)" in d.message
@@ -232,37 +222,19 @@ def test_no_allow_keeps_the_plain_message():
 
 def test_graph_rebound_after_the_try_keeps_the_plain_message():
     # The allow was written for the old graph; the one switched is a new one nothing allowed.
-    body = f"""\
-        try:
-            {OLD_ALLOW}
-        except AttributeError:
-            pass
-        quantized = convert_pt2e(prepare_pt2e(graph, quantizer))
-        """
+    body = SWALLOWED + "quantized = convert_pt2e(prepare_pt2e(graph, quantizer))\n"
     (d,) = ql203_findings(body)
     assert "looked up in" not in d.message and d.help.startswith(_PLAIN_HELP)
 
 
 def test_other_graph_switched_keeps_the_plain_message():
-    body = f"""\
-        try:
-            {OLD_ALLOW}
-        except AttributeError:
-            pass
-        prepared.eval()
-        """
+    body = SWALLOWED + "prepared.eval()\n"
     (d,) = ql203_findings(body, tail="    return quantized\n")
     assert d.message.startswith("`prepared` comes from `prepare_pt2e`") and "looked up in" not in d.message
 
 
 def test_helper_handed_another_graph_keeps_the_plain_message():
-    body = f"""\
-        try:
-            {OLD_ALLOW}
-        except AttributeError:
-            pass
-        evaluate(prepared, data)
-        """
+    body = SWALLOWED + "evaluate(prepared, data)\n"
     (d,) = ql203_findings(body, tail="    return quantized\n")
     assert d.message.startswith("`prepared` comes from `prepare_pt2e`") and "looked up in" not in d.message
 
@@ -288,7 +260,7 @@ def main(model, quantizer, data):
 
 
 def test_callback_given_the_graph_a_helper_made_names_the_helpers_allow():
-    allow = f"    try:\n        {OLD_ALLOW}\n    except AttributeError:\n        pass\n"
+    allow = textwrap.indent(SWALLOWED, "    ")
     (d,) = [d for d in lint(CALLBACK.format(allow=allow), select=("QL203",)) if d.code == "QL203"]
     assert d.range.start.row == 20 and d.message.startswith("`experiment` calls `to_eval` with the graph")
     assert f"at line 13 {_WHY}" in d.message and "(its AttributeError is swallowed at line 14)" in d.message
@@ -304,13 +276,8 @@ def test_callback_given_a_graph_nothing_allowed_keeps_the_plain_message():
 # -- ... also where the graph is held by a container, may be the graph, or is relayed ------
 
 
-def _allowed_between(before: str, after: str) -> str:
-    """`before`, the swallowed torch.ao allow of `quantized`, then `after`: a body for `run`."""
-    return f"{before}\ntry:\n    {OLD_ALLOW}\nexcept AttributeError:\n    pass\n{after}\n"
-
-
 def test_container_switch_names_the_allow_of_the_graph_it_holds():
-    body = _allowed_between("holder = torch.nn.ModuleList([quantized])", "holder.eval()")
+    body = f"holder = torch.nn.ModuleList([quantized])\n{SWALLOWED}holder.eval()\n"
     (d,) = ql203_findings(body, tail="    return quantized\n")
     assert d.message.startswith("`holder` holds the graph from `convert_pt2e` (line 15): `.eval()` switches it too")
     assert f"at line 18 {_WHY}" in d.message and "(its AttributeError is swallowed at line 19)" in d.message
@@ -318,14 +285,14 @@ def test_container_switch_names_the_allow_of_the_graph_it_holds():
 
 
 def test_container_handed_to_a_switching_helper_names_the_allow():
-    body = _allowed_between("holder = torch.nn.Sequential(quantized)", "evaluate(holder, data)")
+    body = f"holder = torch.nn.Sequential(quantized)\n{SWALLOWED}evaluate(holder, data)\n"
     (d,) = ql203_findings(body, tail="    return quantized\n")
     assert d.message.startswith("`holder` holds the graph from `convert_pt2e` (line 15) and this call runs")
     assert f"at line 18 {_WHY}" in d.message
 
 
 def test_container_of_another_graph_keeps_the_plain_message():
-    body = _allowed_between("holder = torch.nn.ModuleList([prepared])", "holder.eval()")
+    body = f"holder = torch.nn.ModuleList([prepared])\n{SWALLOWED}holder.eval()\n"
     (d,) = ql203_findings(body, tail="    return quantized\n")
     assert d.message.startswith("`holder` holds the graph from `prepare_pt2e`") and "looked up in" not in d.message
     assert d.help.startswith("`Module.eval()` switches every submodule")
@@ -381,7 +348,7 @@ def _relayed(allow: str) -> str:
 
 
 def test_relaying_helper_keeps_the_allow_of_the_graph_its_helper_made():
-    allow = f"    try:\n        {OLD_ALLOW}\n    except AttributeError:\n        pass\n"
+    allow = textwrap.indent(SWALLOWED, "    ")
     (d,) = [d for d in lint(_relayed(allow), select=("QL203",)) if d.code == "QL203"]
     assert d.range.start.row == 24 and d.message.startswith("`relay` calls `to_eval` with the graph")
     assert f"at line 13 {_WHY}" in d.message and "(its AttributeError is swallowed at line 14)" in d.message
@@ -417,7 +384,7 @@ def main(model, quantizer, data):
 
 
 def test_graph_made_and_handed_on_with_the_callback_names_its_allow():
-    allow = f"    try:\n        {OLD_ALLOW}\n    except AttributeError:\n        pass\n"
+    allow = textwrap.indent(SWALLOWED, "    ")
     (d,) = [d for d in lint(RELAY_MADE.format(allow=allow), select=("QL203",)) if d.code == "QL203"]
     assert d.range.start.row == 24 and f"at line 17 {_WHY}" in d.message
     assert "(its AttributeError is swallowed at line 18)" in d.message
