@@ -40,7 +40,7 @@ from qlint.analysis.flow.stored_fields import passed_for
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import own_init, parameter_args, unique_value
 from qlint.analysis.node_memo import kept_on_node
-from qlint.analysis.tree_walk import walk_kinds
+from qlint.analysis.tree_walk import name_loads, parents, walk_kinds
 from qlint.value_classes import replace
 
 
@@ -369,15 +369,13 @@ def _only_evaled_here(func, name: str, node: ast.Call) -> bool:
     the module the container holds stays in eval mode."""
     if func is None:
         return False
-    parents = {id(child): parent for parent in ast.walk(func) for child in ast.iter_child_nodes(parent)}
-    for n in ast.walk(func):
-        if not (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
-            continue
-        parent = parents.get(id(n))
+    above = parents(func)
+    for n in name_loads(func, name):
+        parent = above.get(id(n))
         if parent is node and n in node.args:
             continue
         evaled = isinstance(parent, ast.Attribute) and parent.attr == "eval"
-        if evaled and isinstance(call := parents.get(id(parent)), ast.Call) and call.func is parent and not call.args:
+        if evaled and isinstance(call := above.get(id(parent)), ast.Call) and call.func is parent and not call.args:
             continue
         return False
     return True
