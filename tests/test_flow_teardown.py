@@ -10,6 +10,7 @@ import gc
 from qlint.analysis.names import project as project_module
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.scope import KEPT_FLOWS
+from tests.test_mode_free_helper_arguments import NET
 from tests.test_shared_flows import HEAD, SCRIPT, _library, _repo, _rows
 
 
@@ -68,6 +69,16 @@ def test_an_edited_module_s_kept_flows_go_with_its_old_scope(tmp_path):
     assert _rows(root, "scripts/a.py", project) == [9]  # analysed again, as a new scope is
 
 
+def _set_aside_garbage(project: ProjectIndex) -> int:
+    """`_dropped_garbage` of enough checks that use no module for the index to set them aside."""
+
+    def unused_for_a_while():
+        for _ in range(project_module._UNUSED_CHECKS + project_module._SET_ASIDE_EVERY):
+            project.begin_check()
+
+    return _dropped_garbage(unused_for_a_while)
+
+
 def test_a_set_aside_module_s_kept_flows_go_with_its_scope(tmp_path):
     root = _library(tmp_path, a=SCRIPT)
     project = ProjectIndex(track_dependents=False)
@@ -75,11 +86,7 @@ def test_a_set_aside_module_s_kept_flows_go_with_its_scope(tmp_path):
     helpers = str(root / "lib" / "helpers.py")
     assert project._scopes[helpers][1].__dict__.get(KEPT_FLOWS)
 
-    def unused_for_a_while():
-        for _ in range(project_module._UNUSED_CHECKS + project_module._SET_ASIDE_EVERY):
-            project.begin_check()
-
-    assert _dropped_garbage(unused_for_a_while) == 0
+    assert _set_aside_garbage(project) == 0
     assert helpers not in project._scopes
     assert _rows(root, "scripts/a.py", project) == [9]
 
@@ -94,7 +101,8 @@ from torch import nn
 def make_block(m):
     return nn.Sequential(m, nn.Linear(3, 3))
 """
-SLOTS = """\
+SLOTS = (
+    """\
 import torch
 from torch import nn
 from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
@@ -102,19 +110,15 @@ from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
 from lib.blocks import make_block
 
 
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.bn = nn.BatchNorm1d(3)
-
-    def forward(self, x):
-        return self.bn(x)
-
+"""
+    + NET
+    + """
 
 def run(q, x):
     for model in (make_block(Net().eval()), make_block(nn.ReLU()), make_block(Net())):
         prepare_pt2e(torch.export.export(model, (x,)).module(), q)
 """
+)
 
 
 def test_a_set_aside_helper_s_bound_containers_go_with_its_scope(tmp_path):
@@ -124,9 +128,5 @@ def test_a_set_aside_helper_s_bound_containers_go_with_its_scope(tmp_path):
     blocks = str(root / "lib" / "blocks.py")
     assert project._scopes[blocks][1].__dict__.get(KEPT_FLOWS)
 
-    def unused_for_a_while():
-        for _ in range(project_module._UNUSED_CHECKS + project_module._SET_ASIDE_EVERY):
-            project.begin_check()
-
-    assert _dropped_garbage(unused_for_a_while) == 0
+    assert _set_aside_garbage(project) == 0
     assert blocks not in project._scopes
