@@ -179,6 +179,13 @@ class Parents:
         return found
 
 
+def statement_around(node: ast.AST, parents) -> ast.stmt | None:
+    """The statement `node` lies in (itself, if it is one), by `parents` (`parents(root)`)."""
+    while node is not None and not isinstance(node, ast.stmt):
+        node = parents.get(id(node))
+    return node
+
+
 # Nested scopes: a flow of their own, with names of their own.
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

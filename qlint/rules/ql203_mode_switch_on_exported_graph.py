@@ -283,9 +283,7 @@ def _replaced_switch(ctx: FileContext, switch: ModeSwitch) -> str | None:
     if not isinstance(receiver, ast.Name) or not isinstance(called, ast.Attribute):
         return None
     parents = tree_walk.parents(ctx.tree)
-    statement = parents.get(id(switch.call))
-    while statement is not None and not isinstance(statement, ast.stmt):
-        statement = parents.get(id(statement))
+    statement = tree_walk.statement_around(switch.call, parents)
     owner = parents.get(id(statement)) if statement is not None else None
     blocks = [getattr(owner, field, None) or [] for field in ("body", "orelse", "finalbody")]
     block = next((b for b in blocks if any(s is statement for s in b)), None)

@@ -30,7 +30,7 @@ from qlint.analysis.graphs.strip_loops import keeps_module, upkeep
 from qlint.analysis.graphs.stripped_here import strips_graph
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import Resolver, dotted_parts
-from qlint.analysis.tree_walk import own_nodes
+from qlint.analysis.tree_walk import own_nodes, statement_around
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # What a strip is spelled with: a module that spells neither strips no graph of its own.
@@ -169,7 +169,7 @@ def _kept_until(check, ctx, body, nodes, parents, graph: str, strip: ast.stmt, r
             continue
         if name is ret.value:
             continue
-        stmt = _statement_of(name, parents)
+        stmt = statement_around(name, parents)
         if stmt is None:
             return False
         if keeps_module(stmt, graph) or upkeep(stmt, graph):
@@ -177,12 +177,6 @@ def _kept_until(check, ctx, body, nodes, parents, graph: str, strip: ast.stmt, r
         if not _packet_pass_call(check, ctx, body, stmt, name, graph):
             return False
     return True
-
-
-def _statement_of(node: ast.AST, parents: dict) -> ast.stmt | None:
-    while node is not None and not isinstance(node, ast.stmt):
-        node = parents.get(id(node))
-    return node
 
 
 def _packet_pass_call(
