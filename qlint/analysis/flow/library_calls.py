@@ -14,7 +14,7 @@ import ast
 from qlint.analysis.caught_errors import catches
 from qlint.analysis.flow.init_parts import refresh
 from qlint.analysis.flow.maybe_graphs import graph_paths, reaching, tests_type
-from qlint.analysis.flow.model_apis import Api, argument, key, recipe_flow, switch_mode
+from qlint.analysis.flow.model_apis import Api, argument, classify_call, key, recipe_flow, switch_mode
 from qlint.analysis.flow.model_values import (
     CALL,
     CONVERTED,
@@ -38,6 +38,7 @@ from qlint.analysis.flow.model_values import (
 )
 from qlint.analysis.flow.part_switches import part_switch
 from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.names.scope import unique_value
 
 _SELF_RETURNING = frozenset(
     {"to", "cpu", "cuda", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory", "to_empty", "type"}
@@ -107,6 +108,49 @@ def api_call(sem, node: ast.Call, api: Api, first: Obj | None, kwargs: dict, env
         env.copied |= {obj}
         return obj
     return arg  # move_exported_model_to_eval/train, allow_exported_model_train_eval return the model
+
+
+def chosen_prepare(sem, func: ast.expr) -> tuple[ast.expr, Api, Api] | None:
+    """`prepare = prepare_qat_pt2e if qat else prepare_pt2e` then `prepare(gm, q)`, or the choice
+    called where it is written: the test and each arm's prepare API. A name bound once in this
+    function, and arms that both name `prepare_pt2e`/`prepare_qat_pt2e`; None otherwise (the
+    call is then read as any other)."""
+    choice = func
+    if isinstance(func, ast.Name):
+        values = sem.resolver.local.get(func.id)
+        choice = unique_value(values) if values and len(values) == 1 else None
+    if not isinstance(choice, ast.IfExp):
+        return None
+    apis = [classify_call(sem.walk.qualname(arm), arm) for arm in (choice.body, choice.orelse)]
+    if any(api is None or api.kind not in ("prepare", "prepare_qat") for api in apis):
+        return None
+    return choice.test, apis[0], apis[1]
+
+
+def either_prepare(sem, node: ast.Call, chosen: tuple[ast.expr, Api, Api], first: Obj | None, kwargs: dict, env):
+    """The call of a prepare API chosen by `chosen`'s test: the captured program reaches each
+    arm's flow under that arm's side of the test (a test the walk cannot name: both, as an `if`
+    it cannot name), so a caller's argument rules one out as it does for `if qat: ... else: ...`.
+    The result is a prepared graph either way (QL203 reads both kinds alike); it is read as a
+    QAT graph only when both arms are QAT."""
+    test, *apis = chosen
+    arg = first if first is not None else next((kwargs[k] for k in apis[0].model_keywords if k in kwargs), None)
+    qat_quantizer = _is_qat_quantizer(sem.resolver, argument(node, 1, ("quantizer",)))
+    condition = sem.walk.condition(test)
+    guards = sem.walk.guards
+    for api, polarity in zip(apis, (True, False), strict=True):
+        if arg is None or (api.kind == "prepare" and qat_quantizer):
+            continue  # `prepare_pt2e(gm, SomeQuantizer(is_qat=True))` simulates QAT, as in `api_call`
+        pushed = [(condition[0], condition[1] == polarity)] if condition is not None else []
+        guards.extend(pushed)
+        try:
+            sem.reach(arg, Sink("ptq" if api.kind == "prepare" else "qat", node, sem.flow.path))
+        finally:
+            del guards[len(guards) - len(pushed) :]
+    kind = PREPARED_QAT if all(api.kind == "prepare_qat" for api in apis) else PREPARED
+    result = new_value(env, node, "", Origin(kind, node), captures=arg.captures if arg is not None else frozenset())
+    sem.results.note(result, arg)
+    return result
 
 
 _NO_ALLOW = ("torch.ao.", "torch.quantization.")  # torch 2.13 has it in torchao only
@@ -193,4 +237,4 @@ def _is_qat_quantizer(resolver: Resolver, expr: ast.expr | None) -> bool:
     )
 
 
-__all__ = ["api_call", "method_call"]
+__all__ = ["api_call", "chosen_prepare", "either_prepare", "method_call"]

@@ -29,7 +29,7 @@ from qlint.analysis.flow.handed_switches import handed_closure, handed_fields
 from qlint.analysis.flow.held_parts import HeldParts
 from qlint.analysis.flow.instance_methods import method_summary
 from qlint.analysis.flow.kept_calls import kept_argument
-from qlint.analysis.flow.library_calls import api_call, method_call
+from qlint.analysis.flow.library_calls import api_call, chosen_prepare, either_prepare, method_call
 from qlint.analysis.flow.library_engines import wrapped_model
 from qlint.analysis.flow.loop_effects import modules_switched
 from qlint.analysis.flow.loop_items import LITERALS, Containers
@@ -160,6 +160,8 @@ class CallSemantics:
             ran = run_lambda(self, node, lam, args, kwargs, env)  # `prep = lambda m: m.train(); prep(model)`
             if ran is not None:
                 return ran
+        if receiver is None and (chosen := chosen_prepare(self, func)) is not None:
+            return either_prepare(self, node, chosen, first, kwargs, env)  # `prepare = A if qat else B`
 
         builds = self.builds
         looked_up = registries.lookup(self, node, env)  # `REGISTRY.get(type(config))`
