@@ -67,3 +67,15 @@ def test_a_helper_capturing_the_parameter_the_method_evaled_through_the_wrapper(
     assert _ql201(GENERATOR) == []
     (d,) = _ql201(GENERATOR.replace("args=[0]).eval()", "args=[0])"))
     assert "as parameter `model`" in d.message
+
+
+def test_qat_reads_the_same_switch():
+    qat = HEAD.replace("import prepare_pt2e", "import prepare_qat_pt2e") + (
+        f"import ai_edge_torch\n\n\ndef f(q, x):\n    m = {BN}\n"
+        "    ai_edge_torch.to_channel_last_io(m, args=[0]).eval()\n"
+        "    prepare_qat_pt2e(export(m, (x,)).module(), q)\n"
+    )
+    (d,) = [d for d in lint(qat, select=("QL202",)) if d.code == "QL202"]
+    assert "BatchNorm2d" in d.message
+    trained = qat.replace("args=[0]).eval()", "args=[0])")
+    assert [d for d in lint(trained, select=("QL202",)) if d.code == "QL202"] == []
