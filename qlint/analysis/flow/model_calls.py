@@ -383,6 +383,11 @@ def _registered_instance(receiver: Obj) -> bool:
 
 
 # Wrappers whose construction leaves the wrapped module's mode as it is and whose forward runs it.
+# ai-edge-torch's `to_channel_last_io(module, args, outputs)` (`_convert/to_channel_last_io.py`,
+# read at v0.4.0, v0.6.0 and as litert-torch at v0.8.0) returns a `ChannelLastIOWrapper` that
+# stores the module as its child `wrapped` and whose forward only permutes inputs and outputs
+# around it, reading no `training`: `.eval()` of the wrapper evals the module (elastic-ai.explorer's
+# Pico generator evals `to_channel_last_io(model, args=[0])`, then captures `model` for PT2E).
 _MODE_KEEPING_WRAPPERS = frozenset(
     {
         "torch.nn.DataParallel",
@@ -390,6 +395,15 @@ _MODE_KEEPING_WRAPPERS = frozenset(
         "torch.nn.parallel.data_parallel.DataParallel",
         "torch.nn.parallel.DistributedDataParallel",
         "torch.nn.parallel.distributed.DistributedDataParallel",
+        *(
+            f"{package}.{path}"
+            for package in ("ai_edge_torch", "litert_torch")
+            for path in (
+                "to_channel_last_io",
+                "_convert.to_channel_last_io.to_channel_last_io",
+                "_convert.to_channel_last_io.ChannelLastIOWrapper",
+            )
+        ),
     }
 )
 
