@@ -24,8 +24,8 @@ summary would have to answer. CPU figures are process times: a loaded machine sl
 parts alike, so the shares are what to read. (`flow_work.py` counts the whole tree's repeated
 analyses and why they repeat.)
 
-ExecuTorch at stop 52 (bb3f01bd): of the bench's 40 edited files, 29 analyse no other
-module's body; the others spend 1-79 ms on them, 15% of test_qnn_delegate.py's check (62 of
+ExecuTorch at stop 52 (bb3f01bd): of the bench's 40 edited files, 27 analyse no other
+module's body; the other 13 spend 1-79 ms on them, 15% of test_qnn_delegate.py's check (62 of
 ~400 ms: 48 bodies, 16 "inert", 14 inert but recording their helpers' calls, 7 returning a
 construction, 3 capturing), 24% of nxp's test_batch_norm_fusion.py (21 of 87 ms, one body:
 executorch_pipeline.to_quantized_edge_program). The costliest bodies are capture pipelines
