@@ -1,0 +1,77 @@
+"""benchmarks/foreign_flows.py says how much of an edited one-file check goes to the model
+flows of other modules' helpers, of which shape each was, and what the caller read of them."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+from tests.conftest import old_package
+
+_ROOT = Path(__file__).resolve().parent.parent
+_HELPERS = """\
+import torch
+from torch.export import export
+
+
+def capture(model, x):
+    return export(model, (x,)).module()
+
+
+def size():
+    return torch.ones(3)
+"""
+_CALLER = """\
+from torch import nn
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+
+from pkg.helpers import capture, size
+
+
+def run(x, quantizer):
+    model = nn.Sequential(nn.Conv2d(3, 3, 1), nn.BatchNorm2d(3))
+    n = size()
+    return prepare_pt2e(capture(model, x), quantizer), n
+"""
+# The same work with the helpers written in the module itself: no other module's flow.
+_OWN = _HELPERS + _CALLER.replace("from pkg.helpers import capture, size\n", "")
+
+
+def _bench():
+    path = _ROOT / "benchmarks" / "foreign_flows.py"
+    spec = importlib.util.spec_from_file_location("foreign_flows", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _lines(tmp_path, monkeypatch, capsys, name, *options):
+    (tmp_path / ".git").mkdir()
+    pkg = old_package(tmp_path, helpers=_HELPERS, caller=_CALLER, own=_OWN)
+    argv = ["foreign_flows.py", str(pkg / f"{name}.py"), "--tree", str(tmp_path), "--runs", "1", *options]
+    monkeypatch.setattr(sys, "argv", argv)
+    assert _bench().main() == 0
+    return capsys.readouterr().out.splitlines()
+
+
+def test_a_caller_of_another_modules_helpers_is_charged_their_flows(tmp_path, monkeypatch, capsys):
+    out = _lines(tmp_path, monkeypatch, capsys, "caller", "--reads")
+    assert out[0].startswith("pkg/caller.py run 1: CPU ")
+    assert "bodies analysed 2 (2 distinct), reused 0" in out[0]
+    assert out[3] == "   shapes of bodies analysed (count): captures a parameter as it came 1, inert 1"
+    costliest = out[out.index("   the costliest of them:") + 1 :][:2]
+    assert sorted(line.split("  ")[-1] for line in costliest) == [
+        "pkg/helpers.py:capture [captures a parameter as it came]",
+        "pkg/helpers.py:size [inert]",
+    ]
+    read = next(line for line in out if line.startswith("   fields read of finished foreign flows"))
+    assert "params " in read and "captures " in read
+
+
+def test_helpers_of_the_module_itself_are_not(tmp_path, monkeypatch, capsys):
+    out = _lines(tmp_path, monkeypatch, capsys, "own")
+    assert "other modules' flows 0.000 s (0%); bodies analysed 0 (0 distinct)" in out[0]
+    assert "own bodies analysed 4" in out[0]  # and the module's body
+    assert out[3] == "   shapes of bodies analysed (count): "
+    assert not any(line.startswith("   fields read") for line in out)  # without --reads
