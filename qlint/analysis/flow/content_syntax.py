@@ -12,6 +12,7 @@ the tree alone, so one walk gives them all and the node keeps them while it live
 from __future__ import annotations
 
 import ast
+from collections import Counter
 
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import walk
@@ -29,7 +30,8 @@ class ContentSyntax:
     by name (the last one written wins, as a dict built in walk order has it); `functions`:
     names of the functions written inside; `tensors`: ids of calls stored only into a
     tensor's `.data`; `references`: the capitalised names and attributes read but not
-    called (torch.nn classes handed on, built later); the `self.training` reads, and
+    called nor tested in a comparison (torch.nn classes handed on, built later); the
+    `self.training` reads, and
     whether a class sets its mode or modules in ways not followed (`dynamic`)."""
 
     __slots__ = (
@@ -130,8 +132,9 @@ def _dynamic(cls: ast.ClassDef, nodes: list[ast.AST]) -> bool:
 
 def _references(nodes: list[ast.AST], calls: list[ast.Call]) -> tuple[ast.expr, ...]:
     """Capitalised names and attributes read and not called, nor the classes an
-    `isinstance(m, nn.BatchNorm2d)` tests against (a weight initialiser builds nothing)."""
-    called = {id(n.func) for n in calls}
+    `isinstance(m, nn.BatchNorm2d)` tests against (a weight initialiser builds nothing), nor
+    those a comparison tests (`_compared`)."""
+    called = {id(n.func) for n in calls} | _compared(nodes)
     called |= {
         id(t)
         for n in calls
@@ -147,3 +150,41 @@ def _references(nodes: list[ast.AST], calls: list[ast.Call]) -> tuple[ast.expr, 
         if last[:1].isupper():
             out.append(ref)
     return tuple(out)
+
+
+def _compared(nodes: list[ast.AST]) -> set[int]:
+    """The classes a comparison reads, which it tests and builds nothing from: an operand
+    (`type(m) is nn.Dropout`), an element of a literal operand (`type(m) in (nn.BatchNorm2d,)`),
+    or an element of a literal bound to a name that is read in comparisons only (torch's
+    `GraphModule.to_folder`: `safe_reprs = [nn.Linear, nn.BatchNorm2d, ...]`, then
+    `type(module) in safe_reprs`). A name read anywhere else (iterated, handed to a call) may
+    build what it holds."""
+    operands: list[ast.expr] = []
+    loads: Counter[str] = Counter()
+    stores: Counter[str] = Counter()  # stores and deletions: each must be a literal's assignment
+    bound: dict[str, list[ast.expr]] = {}
+    for node in nodes:
+        if isinstance(node, ast.Compare):
+            operands.append(node.left)
+            operands.extend(node.comparators)
+        elif isinstance(node, ast.Name):
+            (loads if isinstance(node.ctx, ast.Load) else stores)[node.id] += 1
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            bound.setdefault(node.targets[0].id, []).append(node.value)
+    out = {id(e) for o in operands for e in _tested_elements(o)}
+    compared = Counter(o.id for o in operands if isinstance(o, ast.Name))
+    for name, count in compared.items():
+        values = bound.get(name, [])
+        if loads[name] != count or not values or len(values) != stores[name]:
+            continue
+        if all(isinstance(v, (ast.List, ast.Tuple, ast.Set)) for v in values):
+            out |= {id(e) for v in values for e in _tested_elements(v)}
+    return out
+
+
+def _tested_elements(operand: ast.expr) -> list[ast.expr]:
+    if isinstance(operand, (ast.Name, ast.Attribute)):
+        return [operand]
+    if isinstance(operand, (ast.List, ast.Tuple, ast.Set)):
+        return [e for e in operand.elts if isinstance(e, (ast.Name, ast.Attribute))]
+    return []

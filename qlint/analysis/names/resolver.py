@@ -300,7 +300,8 @@ class Resolver:
         """Elements of a collection an expression denotes, or None if it is not one we can read.
 
         Set/list/tuple literals, `set(...)`/`frozenset(...)`/`tuple(...)` of those, dict
-        literals (their keys), `|`/`+` of collections and `*splat` inside literals.
+        literals (their keys), `|`/`+` of collections, `-` of sets (`_difference`) and `*splat`
+        inside literals.
         """
         located = self.value_of(expr, depth)
         if located is None or depth > _MAX_DEPTH:
@@ -345,7 +346,24 @@ class Resolver:
             if left is None or right is None:
                 return None
             return iter([*left, *right])
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
+            return self._difference(node, depth)
         return None
+
+    def _difference(self, node: ast.BinOp, depth: int) -> Iterator[Located] | None:
+        """`{aten.linear.default, getattr(aten.mm, "default", None)} - {None}`: the left set's
+        elements but those the right one names (written the same, or the same op and
+        overload). A right side that cannot be read could take any of them away: unknown."""
+        left = self.members(node.left, depth + 1)
+        right = self.members(node.right, depth + 1)
+        if left is None or right is None:
+            return None
+        taken = list(right)
+        spelled = {ast.dump(m.node) for m in taken}
+        ops = {ref for m in taken if (ref := self.for_scope(m.scope).op_ref(m.node)) is not None}
+        return iter(
+            [m for m in left if ast.dump(m.node) not in spelled and self.for_scope(m.scope).op_ref(m.node) not in ops]
+        )
 
 
 def _join(base: str | None, rest: list[str]) -> str | None:
