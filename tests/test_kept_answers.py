@@ -529,3 +529,23 @@ def test_the_pool_keeps_to_its_bytes_too(tmp_path, store, monkeypatch):
     pool = store.get_answers(kept_answers.POOL)
     assert 0 < len(pool) < 30 and list(pool)[-1] == ("test-pool", 99)  # the most recent kept
     assert len(store.get_answers(str(tmp_path / "m.py"))["test-pool"]) == 100  # the shard whole
+
+
+def test_a_flush_names_each_module_once_however_many_trails_hold_it(tmp_path, store, monkeypatch):
+    # Answers of one check rest on the same modules (the import root's answer and the module
+    # file's, and each table's): a module's dotted name is worked out once, as a kept trail is
+    # checked (`valid_trail`), and written the same.
+    from qlint.analysis.names import modules
+
+    named = []
+    name_for = modules.module_name_for
+    monkeypatch.setattr(modules, "module_name_for", lambda path: named.append(path) or name_for(path))
+    pkg, passes = _project(tmp_path, GRAPH_UTILS)
+    assert _run(passes) == [6]
+    utils = os.path.realpath(pkg / "graph_utils.py")
+    saved = store.get_answers(str(passes))
+    trails = [entry[-1] for table in saved.values() for entry in table.values()]
+    held = [e for trail in trails for e in trail if len(e) == 4 and e[0] == utils]
+    assert len(held) > 1  # more than one answer rests on it
+    assert {e[3] for e in held} == {"pkg.graph_utils"}
+    assert named.count(utils) == 1

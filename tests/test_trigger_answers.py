@@ -71,3 +71,45 @@ def test_without_ql101s_answer_the_wrapper_search_runs(package, monkeypatch):
     monkeypatch.setattr(packet_imports, "_ANSWERED", None)
     assert inserts_through_imports(PASSES, path, project) is True
     assert asked
+
+
+def test_without_an_index_no_wrapper_is_searched_where_no_packet_can_reach(package, monkeypatch):
+    # A one-file check (no index of wrapper names): the packet question, which reads only the
+    # modules the file imports from, is asked before the search through every imported name.
+    _, path = package
+    project = ProjectIndex()
+    project.begin_check()
+    monkeypatch.setattr(packet_imports, "_ANSWERED", None)
+    assert wrapper_index.index_for(path, project) is None
+
+    def searched(*args):
+        raise AssertionError("the wrapper search ran")
+
+    monkeypatch.setattr(wrapper_index, "imports_a_wrapper", searched)
+    assert inserts_through_imports(PASSES, path, project) is False
+
+
+@pytest.mark.parametrize("batch", [False, True])
+@pytest.mark.parametrize("writes", [False, True])
+@pytest.mark.parametrize("wraps", [False, True])
+@pytest.mark.parametrize("packet", [False, True])
+def test_either_order_answers_the_conjunction(monkeypatch, batch, writes, wraps, packet):
+    asked = []
+
+    def answer(name, value):
+        return lambda *args: asked.append(name) or value
+
+    monkeypatch.setattr(packet_imports, "_ANSWERED", None)
+    monkeypatch.setattr(wrapper_index, "_ENABLED", batch)  # a run over many files (`enable`)
+    monkeypatch.setattr(wrapper_index, "writes_insertion", answer("writes", writes))
+    monkeypatch.setattr(wrapper_index, "imports_a_wrapper", answer("wraps", wraps))
+    monkeypatch.setattr(wrapper_index, "may_hold_packet", answer("packet", packet))
+    project = ProjectIndex()
+    project.begin_check()
+    assert inserts_through_imports(PASSES, "/nowhere/passes.py", project) is ((writes or wraps) and packet)
+    if writes:
+        assert "wraps" not in asked  # the file inserts itself: no wrapper is looked for
+    elif batch:  # the wrapper search first, as before
+        assert asked.index("wraps") < asked.index("packet") if "packet" in asked else not wraps
+    else:
+        assert asked.index("packet") < asked.index("wraps") if "wraps" in asked else not packet
