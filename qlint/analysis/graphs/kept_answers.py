@@ -195,11 +195,14 @@ def took(entry: tuple) -> None:
     _STATE.taken.add(id(entry))
 
 
-def valid_trail(trail, key_of, digest_of, find) -> tuple | None:
+def valid_trail(trail, key_of, digest_of, find, holds=None) -> tuple | None:
     """The trail as the memos hold it ((path, content key now) and lookups) if every module
     in the written `trail` has the content and dotted name it had, and every lookup finds
     what it found; else None. `key_of(path)`/`digest_of(path, key)`: the checking project's
-    content key and hash; `find(module, root)`: its lookup."""
+    content key and hash; `find(module, root)`: its lookup; `holds(path, name, value)`:
+    whether another answer the trail names (("kind", path, name) in a memo's trail: what
+    `packet_imports` found a name bound to) is still `value` (None: such a trail is not
+    taken)."""
     from qlint.analysis.names import content_keys
     from qlint.analysis.names.modules import module_name_for
 
@@ -208,6 +211,12 @@ def valid_trail(trail, key_of, digest_of, find) -> tuple | None:
     out = []
     try:
         for entry in trail:
+            if len(entry) == 3:  # another answer it used: ((path, name), its value, "kind")
+                (path, name), value, table = entry
+                if holds is None or table != "kind" or not holds(path, name, value):
+                    return None
+                out.append(((table, path, name), value))
+                continue
             if len(entry) == 2:  # a lookup: ((module, root), file found or None)
                 (module, root), found = entry
                 if find(module, root) != found:
@@ -403,8 +412,8 @@ def _written(value: tuple, trail: tuple) -> tuple | None:
     out = []
     for dep in trail:
         path, key = dep
-        if type(path) is tuple:  # ("find", module, root)
-            out.append(((path[1], path[2]), key))
+        if type(path) is tuple:  # ("find", module, root), or ("kind", path, name): its value
+            out.append(((path[1], path[2]), key) if path[0] == "find" else ((path[1], path[2]), key, path[0]))
             continue
         if key is None:
             out.append((path, None, "", None))

@@ -100,7 +100,7 @@ def _may_hold_packet(text: str, path: str, project) -> bool:
                 own = os.path.abspath(path)
             if where == own:
                 continue
-            kind = name_kind(project, where, name, deps)
+            kind = _kind(project, where, name, deps)
             if kind == PACKET:
                 return True
             if kind:
@@ -119,7 +119,8 @@ def _may_hold_packet(text: str, path: str, project) -> bool:
         return scan(read, {**ROOT_WORDS, **torch_names(read.text, read.spans), **extra})[0]
     finally:
         if ProjectIndex.wants_dependencies:  # a run without a cache reads none
-            read = (dep for dep in deps if type(dep[0]) is str)  # not the lookups (`_find`)
+            # Every module the answers rest on, through the names they were read from.
+            read = (dep for dep in _flat(project, deps) if type(dep[0]) is str)  # not the lookups
             file_keys.record(project, path, tuple(dict.fromkeys(read)))
 
 
@@ -405,8 +406,9 @@ _KEPT_MODULES = 64
 # instead saved a quarter for +13 MiB.
 _SHELLS: dict[str, tuple[tuple | None, _Module]] = {}
 _KEPT_SHELLS = 4096
-# (path, name) -> (kind, the (path, key) pairs it was read from)
-_KINDS: dict[tuple[str, str], tuple[str, tuple]] = {}
+# (path, name) -> (kind, (("kind", path, name), kind): what a trail resting on it names, the
+# (path, key) pairs, lookups and such names it was read from)
+_KINDS: dict[tuple[str, str], tuple[str, tuple, tuple]] = {}
 # An import cycle (a module imports a name from one that imports it back, or a docstring's
 # example `from pkg import Config` in the module defining `Config`, read as an import) is read
 # as its least fixpoint: a name met again while it is being read binds what the cycle's
@@ -423,6 +425,14 @@ _KINDS: dict[tuple[str, str], tuple[str, tuple]] = {}
 # its own cycle again until it held, inside a name doing the same, read torch's lowering.py
 # an exponential number of times.)
 #
+# A trail names the modules and lookups its reading made and, for each other name it used
+# that was final then (read outside every cycle under way), that name and its kind, compared
+# by asking the name again: the cycle's trail is what its own names read, and a module only a
+# name it used was read from, edited (an editor's buffer) without changing that name's kind,
+# reads that name again and no name of the cycle (a cycle's names resting on a name outside it
+# bind what they bound while it binds what it bound: their least fixpoint is the same). A
+# check records the modules behind such names too (`_flat`).
+#
 # (path, name) -> [its depth among the readings under way, whether it was met again meanwhile]
 _ASKING: dict[tuple[str, str], list] = {}
 # Per reading under way, innermost last: the least depth of a reading under way whose kind
@@ -434,21 +444,38 @@ _APPROX: dict[tuple[str, str], tuple[str, int]] = {}
 # The names read in the pass under way and not final yet: (kind, least depth taken, trail,
 # when its reading began: `_BEGUN`).
 _PASS: dict[tuple[str, str], tuple[str, int, tuple, int]] = {}
+# The names whose known answer is being compared (`_kind`): one asked again meanwhile is read.
+_VALIDATING: set[tuple[str, str]] = set()
 _BEGUN = [0]  # readings begun so far: one begun after another, under way, is inside it
 _STALE = [0]  # names found more than they were taken to be while read (another pass due)
-kept_answers.register("kinds", _KINDS, lambda key, entry: entry[:-1])
+kept_answers.register("kinds", _KINDS, lambda key, entry: entry[:1])
 
 
 def name_kind(project, path: str, name: str, deps: list) -> str:
     """What the module at `path` binds `name` to at module level: `PACKET` (or a collection
     that may hold one, or cannot tell), `NAMESPACE`, `ROOT`, or "" (none of those). What was
-    read is appended to `deps`."""
+    read is appended to `deps`: every module and lookup, through the names read on the way."""
+    mine: list = []
+    kind = _kind(project, path, name, mine)
+    deps.extend(_flat(project, mine))
+    return kind
+
+
+def _kind(project, path: str, name: str, deps: list, own: bool = False) -> str:
+    """`name_kind`, appending to `deps` what the answer rests on (`_KINDS`' trails): the
+    modules and lookups read for it, and (("kind", path, name), kind) for each other name
+    whose answer it used that was final (read outside every import cycle under way). `own`:
+    asked while reading a name of the same module, which rests on that module already."""
     key = (path, name)
     known = _KINDS.get(key)
-    if known is None or not _still_valid(project, known[1]):
-        known = _kept(project, key)
+    if known is None or not _held_trail(project, known[2]):
+        known = _compared(project, key, known)
     if known is not None:
-        deps.extend(known[1])
+        trail = known[2]
+        if own and len(trail) == 1 and trail[0][0] == path:
+            deps.append(trail[0])  # what it rests on is its module alone: the reader's own
+        else:
+            deps.append(known[1])
         return known[0]
     if _ASKING:
         read = _PASS.get(key)
@@ -468,6 +495,38 @@ def name_kind(project, path: str, name: str, deps: list) -> str:
             _APPROX.clear()
             _PASS.clear()
         raise
+
+
+def _compared(project, key: tuple[str, str], known: tuple | None) -> tuple | None:
+    """`key`'s entry in `_KINDS` (`known`) if its trail holds now, else the one an earlier run
+    kept, if its trail holds; None: to be read. Not for a name under way (none is known), nor
+    for one whose known answer is being compared (asked meanwhile through a name that answer
+    rests on: read afresh)."""
+    if key in _VALIDATING or key in _ASKING:
+        return None
+    _VALIDATING.add(key)
+    try:
+        if known is not None and _still_valid(project, known[2]):
+            return known
+        return _kept(project, key)
+    finally:
+        _VALIDATING.discard(key)
+
+
+def _entry(key: tuple[str, str], kind: str, trail: tuple) -> tuple[str, tuple, tuple]:
+    """What `_KINDS` holds for `key`: its kind, what a trail resting on it names, its trail."""
+    return (kind, _Ref((("kind", *key), kind)), trail)
+
+
+class _Ref(tuple):
+    """(("kind", path, name), kind) in a trail, one per entry of `_KINDS`, told apart by
+    identity: the trails of a reading are made unique (`dict.fromkeys`) many times over, and
+    a tuple's hash is worked out anew each time (two levels of them, for each name used)."""
+
+    __slots__ = ()
+    __hash__ = object.__hash__
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
 
 
 def _read(project, key: tuple[str, str], deps: list) -> str:
@@ -501,7 +560,7 @@ def _read(project, key: tuple[str, str], deps: list) -> str:
             # The root of its cycle: every name read inside it in this pass is final now.
             whole = tuple(dict.fromkeys(mine))
             for other in inside:
-                _KINDS[other] = (_PASS.pop(other)[0], whole)
+                _KINDS[other] = _entry(other, _PASS.pop(other)[0], whole)
             for other in [k for k, v in _APPROX.items() if v[1] >= first]:
                 del _APPROX[other]  # (some not read in the last pass: a packet found sooner)
             break
@@ -509,8 +568,8 @@ def _read(project, key: tuple[str, str], deps: list) -> str:
             del _PASS[other]
         stale = _STALE[0]
     trail = tuple(dict.fromkeys(mine))
-    deps.extend(trail)
     if low < depth:
+        deps.extend(trail)  # read with a kind taken for a name of its cycle: what that rests on
         _took(low)
         for other, (other_kind, other_low, other_trail, made) in _PASS.items():
             if other_low >= depth:  # read with what this name was taken to be
@@ -520,7 +579,8 @@ def _read(project, key: tuple[str, str], deps: list) -> str:
     _STALE[0] = stale  # what was taken inside it holds now
     if len(_KINDS) > 50_000:
         _KINDS.clear()
-    _KINDS[key] = (kind, trail)
+    entry = _KINDS[key] = _entry(key, kind, trail)
+    deps.append(entry[1])
     return kind
 
 
@@ -549,13 +609,100 @@ def _still_valid(project, trail: tuple) -> bool:
         return True
     for path, key in trail:
         if type(path) is tuple:
-            if _found_now(project, path[1], path[2]) != key:
+            if path[0] == "kind":
+                if not _kind_holds(project, path[1], path[2], key):
+                    return False
+            elif _found_now(project, path[1], path[2]) != key:
                 return False
         elif file_keys.content_key(project, path) != key:
             return False
     if held is not None:
         held[id(trail)] = trail  # kept alive by the memo: its id names no other trail
     return True
+
+
+def _held_trail(project, trail: tuple) -> bool:
+    """Whether `trail` was found to hold in this run whose files hold still (`_still_valid`)."""
+    held = _held(project)
+    return held is not None and held.get(id(trail)) is trail
+
+
+def _kind_holds(project, path: str, name: str, kind: str) -> bool:
+    """Whether what the module at `path` binds `name` to is still `kind`, worked out exactly
+    (its own trail compared, or read again), as a trail naming it (("kind", path, name)) asks.
+    Not where that takes what a name under way was taken to be (the answer may be an import
+    cycle's approximation), nor for a name whose own kept answer is being compared: the
+    answer resting on it is read again instead."""
+    key = (path, name)
+    if key in _VALIDATING or key in _ASKING:
+        return False
+    depth = len(_ASKING)
+    _LOW.append(depth)
+    try:
+        now = _kind(project, path, name, [])
+    finally:
+        low = _LOW.pop()
+    if low < depth:
+        _took(low)  # (read with a kind taken: the reading that took it is read in passes)
+        return False
+    return now == kind
+
+
+def _flat(project, deps: list) -> list:
+    """`deps` with each (("kind", path, name), kind) replaced by what that name's answer rests
+    on, through the names it used in turn: the modules and lookups a check depends on."""
+    memo = _flats(project)
+    memo = {} if memo is None else memo
+    out: dict = {}
+    for dep in deps:
+        path = dep[0]
+        if type(path) is tuple and path[0] == "kind":
+            out.update(dict.fromkeys(_name_flat(project, path[1:], memo)))
+        else:
+            out[dep] = None
+    return list(out)
+
+
+def _name_flat(project, key: tuple[str, str], memo: dict) -> tuple:
+    """What the answer of `key` rests on, modules and lookups only (`_flat`); `memo`: id of a
+    trail -> (the trail, that)."""
+    known = _KINDS.get(key)
+    if known is None:  # let go of since (`_KINDS` is cleared past 50,000): read again
+        again: list = []
+        _kind(project, key[0], key[1], again)
+        known = _KINDS.get(key)
+        if known is None:
+            return tuple(_flat(project, again))
+    trail = known[2]
+    hit = memo.get(id(trail))
+    if hit is not None and hit[0] is trail:
+        return hit[1]
+    memo[id(trail)] = (trail, ())  # (a name resting on itself: none is read so)
+    out: dict = {}
+    for dep in trail:
+        path = dep[0]
+        if type(path) is tuple and path[0] == "kind":
+            out.update(dict.fromkeys(_name_flat(project, path[1:], memo)))
+        else:
+            out[dep] = None
+    flat = tuple(out)
+    memo[id(trail)] = (trail, flat)
+    return flat
+
+
+def _flats(project) -> dict | None:
+    """`_name_flat`'s answers in this run whose files hold still (`_held`), else None: each
+    name's is worked out once per run, as its trail is compared once."""
+    global _FLATS
+    held = _held(project)
+    if held is None:
+        return None
+    if _FLATS[0] is not held:
+        _FLATS = (held, {})
+    return _FLATS[1]
+
+
+_FLATS: tuple[object, dict] = (None, {})
 
 
 def _held(project) -> dict[int, tuple] | None:
@@ -586,7 +733,7 @@ def _found_now(project, module: str, root: str) -> str | None:
     return where
 
 
-def _kept(project, key: tuple[str, str]) -> tuple[str, tuple] | None:
+def _kept(project, key: tuple[str, str]) -> tuple[str, tuple, tuple] | None:
     """The kind an earlier run worked out for `key` (`kept_answers`), if its trail holds now.
     A check of one edited file (pre-commit, an editor's `qlint check -`) otherwise reads again
     the modules every name it imports comes from: ExecuTorch's 930-line qualcomm/tests/utils.py,
@@ -594,15 +741,19 @@ def _kept(project, key: tuple[str, str]) -> tuple[str, tuple] | None:
     kept = kept_answers.saved("kinds", key)
     if kept is None or len(kept) != 2 or type(kept[0]) is not str:
         return None
+    known_before = _KINDS.get(key)
     trail = kept_answers.valid_trail(
         kept[1],
         lambda path: file_keys.content_key(project, path),
         lambda path, now: file_keys.digest(project, path, now),
         lambda module, root: _found_now(project, module, root),
+        lambda path, name, kind: _kind_holds(project, path, name, kind),
     )
     if trail is None:
         return None
-    entry = _KINDS[key] = (kept[0], trail)
+    if key in _KINDS and _KINDS[key] is not known_before:
+        return _KINDS[key]  # read afresh while the trail was compared (a name it rests on asked it)
+    entry = _KINDS[key] = _entry(key, kept[0], trail)
     kept_answers.took(entry)
     return entry
 
@@ -621,12 +772,12 @@ def _name_kind(project, module: _Module, name: str, deps: list) -> str:
         source, _, attr = full.rpartition(".")
         where = _find(project, source, module.path, deps) if source else None
         if where is not None and where != module.path:
-            kinds.add(name_kind(project, where, attr, deps))
+            kinds.add(_kind(project, where, attr, deps))
     if module.stars and not kinds and full is None and not module.defines(name):
         for base in star_sources(project, module.path, None):
             where = _find(project, base, module.path, deps)
             if where is not None and where != module.path:
-                kinds.add(name_kind(project, where, name, deps))
+                kinds.add(_kind(project, where, name, deps))
     kinds.discard("")
     if PACKET in kinds or len(kinds) > 1:
         return PACKET
@@ -650,7 +801,7 @@ def _statement_kind(project, module: _Module, span: tuple[int, int], name: str, 
             scanned = len(anchors)
             if scan(read, anchors)[0]:
                 return PACKET
-        kind = name_kind(project, path, word, deps)
+        kind = _kind(project, path, word, deps, own=True)
         if kind == PACKET:
             return PACKET
         if kind:
@@ -667,7 +818,7 @@ def _star_kinds(project, path: str, deps: list) -> dict[str, str]:
     module = _module(project, path, deps)
     out: dict[str, str] = {}
     for name in sorted(module.every_name()):
-        kind = name_kind(project, path, name, deps)
+        kind = _kind(project, path, name, deps)
         if kind:
             out[name] = kind
     return out
