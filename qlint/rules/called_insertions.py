@@ -26,6 +26,7 @@ import ast
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.call_parts import callee_name
+from qlint.analysis.graphs.insertions import writes_insertion
 from qlint.analysis.graphs.project_scan import parsed_module, scan_root, texts_spelling
 from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import Resolver, dotted_parts
@@ -34,13 +35,12 @@ from qlint.rules.module_insertions import insertions
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Rounds of callers read through the package (each a search of its modules for the names).
-_ROUNDS = 6
+_ROUNDS = 4
 
 
 def matched_on_called_insertion(ctx: FileContext, key: tuple[str, str, str], body: Body | None, use) -> bool:
     """Whether the matcher `use` (the packet `key`, in `body`) searches the graph of a call that
     runs the project's own insertion of that packet."""
-    from qlint.rules.packet_consumers import _inserting_functions
     from qlint.rules.packet_origins import _spelled_packet
 
     if body is None or not isinstance(body.node, _FUNCS) or ctx.optable.lookup(key[1], key[2]) is not None:
@@ -57,14 +57,10 @@ def matched_on_called_insertion(ctx: FileContext, key: tuple[str, str, str], bod
     spelled = _spelled_packet(key[2])
     inserting: set[str] = set()
     for path, text, _ in texts_spelling(ctx, (key[2],), root):
-        if spelled.search(text) is None:
-            continue
-        module = parsed_module(ctx, path, text)
-        if module is not None:
-            rows = [e.lineno for r, e in insertions(module) if r.key == key]
-            if rows:
-                inserting.update(_inserting_functions(module, rows))
-    return bool(inserting) and _reaches(ctx, name, inserting, root)
+        # Only a module writing an insertion is parsed (`self.quantize(x)` spells the packet too).
+        if spelled.search(text) is not None and writes_insertion(text):
+            inserting.update(_facts(ctx, path, text)[0].get(key, ()))
+    return bool(inserting) and _reaches(ctx, name, frozenset(inserting), root)
 
 
 def _graph_source(body: Body, use) -> ast.Call | None:
@@ -112,29 +108,67 @@ def _callee(ctx: FileContext, body: Body, call: ast.Call) -> tuple[str, str] | N
     return (root, name) if root is not None else None
 
 
-def _reaches(ctx: FileContext, name: str, inserting: set[str], root: str) -> bool:
+# `ctx.cache` keys, for the check's other matchers: what each module read holds (the
+# functions inserting each packet, each function's callees), and each search of callers.
+_FACTS = "called_insertions.facts"
+_REACHED = "called_insertions.reached"
+
+
+def _facts(ctx: FileContext, path: str, text: str) -> tuple[dict, tuple[tuple[str, frozenset], ...]]:
+    """({packet key: the module-level functions inserting it}, (each function's name, the names
+    it calls)) of the module at `path`, parsed once per check."""
+    from qlint.rules.packet_consumers import _inserting_functions
+
+    known = ctx.cache.setdefault(_FACTS, {})
+    found = known.get(path)
+    if found is None:
+        module = parsed_module(ctx, path, text)
+        if module is None:
+            found = ({}, ())
+        else:
+            rows: dict[tuple[str, str, str], list[int]] = {}
+            for ref, expr in insertions(module):
+                rows.setdefault(ref.key, []).append(expr.lineno)
+            inserting = {k: frozenset(_inserting_functions(module, r)) for k, r in rows.items()}
+            found = (inserting, _callees(module.tree))
+        known[path] = found
+    return found
+
+
+def _callees(tree: ast.Module) -> tuple[tuple[str, frozenset], ...]:
+    """(name, the names it calls) of each function and method of the module, the calls of the
+    functions nested in it counted too, in one walk of the tree."""
+    out: list[tuple[str, set]] = []
+    stack: list[tuple[ast.AST, list[set]]] = [(tree, [])]
+    while stack:
+        node, open_ = stack.pop()
+        if type(node) is ast.Call:
+            name = callee_name(node)
+            for names in open_:
+                names.add(name)
+        elif isinstance(node, _FUNCS):
+            names: set = set()
+            out.append((node.name, names))
+            open_ = [*open_, names]
+        stack.extend((child, open_) for child in ast.iter_child_nodes(node))
+    return tuple((n, frozenset(c)) for n, c in out)
+
+
+def _reaches(ctx: FileContext, name: str, inserting: frozenset[str], root: str) -> bool:
     """Whether a function or method called `name` reaches one of the `inserting` functions
-    through the package's calls (matched by the callee's name)."""
-    reach = set(inserting)
-    asked: set[str] = set()
-    for _ in range(_ROUNDS):
-        if name in reach:
-            return True
+    through the calls of the package under `root` (matched by the callee's name), `_ROUNDS` deep.
+    The search stops once it has; what it found is kept for the check's other matchers."""
+    memo = ctx.cache.setdefault(_REACHED, {})
+    state = memo.get((root, inserting))
+    if state is None:
+        state = memo[root, inserting] = [set(inserting), set(), 0]
+    reach, asked = state[0], state[1]
+    while name not in reach and state[2] < _ROUNDS:
         new = sorted(reach - asked)
         if not new:
-            return False
+            break
         asked.update(new)
-        grown: set[str] = set()
+        state[2] += 1
         for path, text, _ in texts_spelling(ctx, tuple(new), root):
-            module = parsed_module(ctx, path, text)
-            if module is None:
-                continue
-            for func in ast.walk(module.tree):
-                if isinstance(func, _FUNCS) and func.name not in reach and _calls_any(func, reach):
-                    grown.add(func.name)
-        reach |= grown
+            reach.update(n for n, callees in _facts(ctx, path, text)[1] if not callees.isdisjoint(reach))
     return name in reach
-
-
-def _calls_any(func: ast.AST, names: set[str]) -> bool:
-    return any(isinstance(n, ast.Call) and callee_name(n) in names for n in ast.walk(func))

@@ -47,7 +47,7 @@ def callable_result(resolver, call: ast.Call, depth: int) -> str | None:
     if helper is None:
         return None
     func, scope = helper
-    arg = _forwarded_argument(resolver.project, func, scope, call, 0)
+    arg = _forwarded_argument(resolver, func, scope, call, 0)
     if not isinstance(arg, ast.Name):
         return None
     callee = _callable_def(resolver, arg.id)
@@ -94,16 +94,16 @@ def _project_function(resolver, func: ast.expr, depth: int) -> tuple[ast.Functio
     return found, other
 
 
-def _forwarded_argument(project, func: ast.FunctionDef, scope: ModuleScope, call: ast.Call, hops: int):
+def _forwarded_argument(resolver, func: ast.FunctionDef, scope: ModuleScope, call: ast.Call, hops: int):
     """The argument of `call` that `func` calls and returns the value of on every path (None when
     no parameter is so)."""
-    param = _forwarded_parameter(project, func, scope, hops)
+    param = _forwarded_parameter(resolver, func, scope, hops)
     if param is None:
         return None
     return _argument_for(func, call, param)
 
 
-def _forwarded_parameter(project, func: ast.FunctionDef, scope: ModuleScope, hops: int) -> str | None:
+def _forwarded_parameter(resolver, func: ast.FunctionDef, scope: ModuleScope, hops: int) -> str | None:
     """The parameter of `func` whose call's value every return of `func` is (directly, or through
     another such helper of the project handed the parameter)."""
     if hops > _MAX_HOPS or func.decorator_list or _is_generator(func) or not _ends(func.body):
@@ -129,7 +129,7 @@ def _forwarded_parameter(project, func: ast.FunctionDef, scope: ModuleScope, hop
                 return None
             param = value.func.id
         else:
-            param = _relayed_parameter(project, value, scope, local, candidates, hops)
+            param = _relayed_parameter(resolver, value, scope, local, candidates, hops)
         if param is None or (found is not None and param != found):
             return None
         found = param
@@ -137,21 +137,20 @@ def _forwarded_parameter(project, func: ast.FunctionDef, scope: ModuleScope, hop
 
 
 def _relayed_parameter(
-    project, call: ast.Call, scope: ModuleScope, local: LocalNames, candidates: set[str], hops: int
+    origin, call: ast.Call, scope: ModuleScope, local: LocalNames, candidates: set[str], hops: int
 ) -> str | None:
     """`return lazy_import_module(import_func, message)`: the parameter handed to a helper of the
-    project that returns the value of calling it."""
-    from qlint.analysis.names.resolver import Resolver
-
+    project that returns the value of calling it. `origin`: the resolver that asked (its type
+    makes the helper's; this module does not import the resolver's, which imports it)."""
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return None
-    resolver = Resolver(scope, project, None)
+    resolver = type(origin)(scope, origin.project, origin.optable)
     resolver.local = local
     helper = _project_function(resolver, call.func, 0)
     if helper is None:
         return None
     inner, inner_scope = helper
-    arg = _forwarded_argument(project, inner, inner_scope, call, hops + 1)
+    arg = _forwarded_argument(resolver, inner, inner_scope, call, hops + 1)
     return arg.id if isinstance(arg, ast.Name) and arg.id in candidates else None
 
 
@@ -172,8 +171,6 @@ def _returned_name(resolver, callee: ast.FunctionDef, depth: int) -> str | None:
     """What every return of the callable names, the same on every path (None otherwise). Its
     names are its own bindings, then those of the function it is nested in (a closure), then
     the module's."""
-    from qlint.analysis.names.resolver import Resolver
-
     if callee.decorator_list or not isinstance(callee, ast.FunctionDef) or _is_generator(callee):
         return None
     if not _ends(callee.body):
@@ -190,10 +187,10 @@ def _returned_name(resolver, callee: ast.FunctionDef, depth: int) -> str | None:
         merged.imports = {k: v for k, v in outer.items() if k not in own and k not in own.imports}
         merged.update(own)
         merged.imports.update(own.imports)
-        inner = Resolver(resolver.scope, resolver.project, resolver.optable, None, resolver.class_scope)
+        inner = type(resolver)(resolver.scope, resolver.project, resolver.optable, None, resolver.class_scope)
         inner.local = merged
     else:
-        inner = Resolver(resolver.scope, resolver.project, resolver.optable)
+        inner = type(resolver)(resolver.scope, resolver.project, resolver.optable)
         inner.local = own  # even when empty of all but imports (the constructor drops an empty one)
     named = {inner.qualname(r.value, depth + 1) for r in returns}
     if len(named) != 1:
