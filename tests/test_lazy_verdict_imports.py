@@ -36,6 +36,7 @@ LAZY = (
     "qlint.analysis.graphs.stripped_later",
     "qlint.analysis.graphs.reexport",
     "qlint.rules.packet_origins",
+    "qlint.rules.called_insertions",
     "qlint.rules.normalised_graphs",
     "qlint.rules.packet_consumers",
     "qlint.analysis.flow.registry_dispatch",

@@ -182,6 +182,7 @@ class PacketMatcher(Rule):
         from qlint.analysis.graphs.reexport import never_runs, sees_overloads
         from qlint.analysis.graphs.returned_graph_uses import matched_on_stripped_return
         from qlint.analysis.graphs.stripped_here import matched_after_strip
+        from qlint.rules.called_insertions import matched_on_called_insertion
         from qlint.rules.normalised_graphs import normalised_before, renamed_by_front_end
         from qlint.rules.own_op_matchers import keyed_on_own_op_packet
         from qlint.rules.packet_origins import (
@@ -220,7 +221,7 @@ class PacketMatcher(Rule):
             own = inserted_overloads(ctx)
             yield from (d for key, (d, _, _, _) in found.items() if key[2] in own)
         elif context is None:
-            for key, (diag, body, row, _) in found.items():
+            for key, (diag, body, row, use) in found.items():
                 if (
                     _fresh_packets(ctx, key[2])
                     and "add_dont_constant_fold" not in ctx.lines.line(row)  # Inductor's graphs
@@ -242,6 +243,7 @@ class PacketMatcher(Rule):
                     and not row_runs_after_strips(ctx, body, row)
                     and not matched_on_stripped_return(ctx, body, row)
                     and not keyed_on_own_traced_insertion(ctx, key[2], body)
+                    and not matched_on_called_insertion(ctx, key[2], body, use)
                 ):
                     yield diag
 

@@ -79,6 +79,9 @@ class Body:
                 bind_local(local, stmt)
             elif type(stmt) in _IMPORTS:
                 bind_imports(local, stmt)
+            elif type(stmt) in _FUNC_TYPES:
+                # Not a binding `bind_local` records: a lazy import's callable (`callable_results`).
+                local.functions.setdefault(stmt.name, []).append(stmt)
         return local
 
     def __repr__(self) -> str:

@@ -19,13 +19,15 @@ import ast
 class LocalNames(dict):
     """A function's parameters and local bindings, plus `imports`: the dotted name each
     absolute import statement of the body binds a name to (a set: two imports of one name
-    make it unknowable)."""
+    make it unknowable), and `functions`: the functions it defines (a list: two `def`s of
+    one name make it unknowable)."""
 
-    __slots__ = ("imports",)
+    __slots__ = ("functions", "imports")
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.imports: dict[str, set[str]] = {}
+        self.functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
 
     def imported(self, name: str) -> str | None:
         found = self.imports.get(name)

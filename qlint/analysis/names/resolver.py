@@ -123,10 +123,20 @@ class Resolver:
             value = unique_value(self.local[head])
             if value is None or isinstance(value, ast.arg):
                 return None
-            return _join(self.qualname(value, depth + 1), rest)
+            return _join(self._value_qualname(value, depth + 1), rest)
         if isinstance(self.local, LocalNames) and head in self.local.imports:
             return _join(self.local.imported(head), rest)
         return _join(self._module_qualname(self.scope, head, depth), rest)
+
+    def _value_qualname(self, value: ast.AST, depth: int) -> str | None:
+        """`qualname` of the value a name is bound to; for a call, what a project helper that
+        returns the value of a callable it is handed returns (`callable_results`: a lazy
+        import's `coreai = lazy_import(_import_ops)`)."""
+        if type(value) is ast.Call:
+            from qlint.analysis.names.callable_results import callable_result
+
+            return callable_result(self, value, depth) if depth <= _MAX_DEPTH else None
+        return self.qualname(value, depth)
 
     def _module_qualname(self, scope: ModuleScope, name: str, depth: int) -> str | None:
         if name in scope.imports:
@@ -135,7 +145,7 @@ class Resolver:
         value = scope.unique(name)
         if value is not None:
             sub = Resolver(scope, self.project, self.optable)
-            return sub.qualname(value, depth + 1)
+            return sub._value_qualname(value, depth + 1)
         if name in scope.classes or name in scope.functions:
             return f"{scope.module}.{name}" if scope.module else name
         return self._through_stars(scope, name, depth)
