@@ -22,7 +22,7 @@ from qlint.analysis.flow.content_syntax import ContentSyntax, calls_under, conte
 from qlint.analysis.flow.factory_models import factory_content
 from qlint.analysis.flow.function_arguments import closed_function
 from qlint.analysis.flow.function_partials import partial_callee
-from qlint.analysis.flow.held_slots import built_default, slot_content, slot_of
+from qlint.analysis.flow.held_slots import built_default, returned_so, slot_content, slot_of
 from qlint.analysis.flow.installed_classes import installed_class, installed_package
 from qlint.analysis.flow.lambda_tables import calls_own_lambda
 from qlint.analysis.flow.listed_parts import runs_listed_part
@@ -150,6 +150,17 @@ class Built:
         found = {*own.dependent, *(d for c in inner for d in c.dependent)}
         complete = own.complete and all(c.complete for c in inner) and self._arguments(found, fixed)
         return Content(own.name, tuple(sorted(found)), complete)
+
+    def content_as_returned(self, facts, content: Content | None = None) -> Content:
+        """`content` (else the construction's own), or, where it may hold what depends on the
+        mode, what a capture seeing it in `facts` holds: a helper's container around what its
+        call passed (`held_slots`) or an `nn.Sequential` built around evaled modules
+        (`model_builds._fixed_parts`), seen only in the modes it was handed back in
+        (`returned`), holds those modules in eval mode, so they are left out."""
+        content = self.content() if content is None else content
+        if not (content.dependent or not content.complete) or not (self.slots or self.fixed_parts):
+            return content
+        return self.content(fixed=True) if returned_so(self, facts) else content
 
     def _arguments(self, found: set[str], fixed: bool = False) -> bool:
         """What the call passes may be modules too: read modules built inline, and give up on a
