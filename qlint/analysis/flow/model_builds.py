@@ -13,6 +13,7 @@ import weakref
 
 from qlint.analysis.flow.changed_tables import changed_in
 from qlint.analysis.flow.class_facts import evals_parts, mirrored_param, sets_eval
+from qlint.analysis.flow.given_modes import given_params, keeps_given_modes
 from qlint.analysis.flow.held_parts import part_build
 from qlint.analysis.flow.held_slots import modes_of, slots_of
 from qlint.analysis.flow.installed_modes import starts_in_eval
@@ -217,6 +218,11 @@ class Builds:
             origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
             return new_value(env, node, "", origin, {ModeFact("eval", node, origin)})
         wrapped = [o for o in args if o is not None and is_module(o, env)]
+        # `W(model)` of a parameter `model` a project class stores as it came: in the mode the
+        # callers leave it, as a local module would be (`given_modes`).
+        given = given_params(self.sem.walk.func, node, built, args, env)
+        if given and keeps_given_modes(built):
+            wrapped += given
         slots = slots_of(self.sem.walk.func, node, args, {id(o) for o in wrapped}, env)
         if slots:  # `nn.Sequential(m, ...)` of a parameter `m`: its callers' arguments fill it
             built = replace(built, slots=slots)
@@ -244,6 +250,10 @@ class Builds:
                 fixed_args=frozenset(fixed.values()),
             )
             origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
+            if not keeps_given_modes(built):
+                # `W(net.eval())` of a class with a Dropout of its own: that part starts in
+                # train mode, whatever mode the module given is in (`given_modes`).
+                return _handed_back(built, new_value(env, node, "", origin), env)
             # What the wrapped modules were built as is now what the wrapper holds; of a part
             # taken out, only the switches of that part still apply (`part_modes`).
             facts = {
