@@ -135,3 +135,63 @@ def test_a_mode_free_wrapper_of_a_local_evaled_model_stays_quiet():
             f"n = Net().eval()\nprepare_pt2e(torch.export.export({wrapper}(n, 3), (x,)).module(), q)\n",
         ):
             assert ql201(body, wrapper) == [], (wrapper, body)
+
+
+PAIRS = """
+
+class Holder(nn.Module):
+    def __init__(self, body, head):
+        super().__init__()
+        self.body = body
+        self.head = head
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+
+class DroppedHolder(Holder):
+    def __init__(self, body, head):
+        super().__init__(body, head)
+        self.drop = nn.Dropout(0.1)
+
+
+class TrainedHolder(nn.Module):
+    def __init__(self, body, head):
+        super().__init__()
+        self.body = body.train()
+        self.head = head
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+
+def run_pairs(q, x):
+"""
+CAPTURE = "prepare_pt2e(torch.export.export(model, (x,)).module(), q)\n"
+
+
+def pairs(body: str) -> list[str]:
+    src = HEAD.replace("{wrapper}", "W") + "    pass\n" + PAIRS + textwrap.indent(body + CAPTURE, "    ")
+    return [d.message for d in lint(src, select=("QL201",)) if d.code == "QL201"]
+
+
+def test_a_project_container_of_evaled_modules_beside_mode_free_ones_is_quiet():
+    # Read as `nn.Sequential(net.eval(), head)` is: it stores what it is given, as it came.
+    for body in (
+        "model = Holder(Net().eval(), nn.Linear(3, 3))\n",
+        "net = Net()\nmodel = Holder(net.eval(), nn.Linear(3, 3))\n",
+        "n = Net().eval()\nmodel = Holder(n, nn.Linear(3, 3))\n",
+    ):
+        assert pairs(body) == [], body
+
+
+def test_a_project_container_with_a_train_mode_part_a_part_of_its_own_or_a_switch_is_reported():
+    for body in (
+        "model = Holder(Net().eval(), Net())\n",
+        "model = DroppedHolder(Net().eval(), nn.Linear(3, 3))\n",
+        "model = TrainedHolder(Net().eval(), nn.Linear(3, 3))\n",
+        "n = Net().eval()\nmodel = Holder(n, nn.Linear(3, 3))\nn.train()\n",
+        "model = Holder(Net().eval(), nn.Linear(3, 3))\nmodel.train()\n",
+        "n = Net().eval()\nmodel = Holder(n, nn.Linear(3, 3))\nfinetune(n)\n",
+    ):
+        assert len(pairs(body)) == 1, body

@@ -136,3 +136,11 @@ def test_a_handed_container_holding_a_train_mode_part_or_switched_is_reported():
         "model = nn.Sequential(Net().eval(), nn.Linear(3, 3))\nmodel.train()\nquantize(model, x, q)\n",
     ):
         assert len(handed(body)) == 1, body
+
+
+def test_a_qat_capture_of_a_container_of_an_evaled_module_is_reported():
+    # Fixed in eval mode is what a QAT capture gets wrong: the part is read with the rest.
+    src = HEAD.replace("prepare_pt2e", "prepare_qat_pt2e") + "    model = nn.Sequential(Net().eval())\n"
+    src += "    " + CAPTURE.replace("prepare_pt2e", "prepare_qat_pt2e")
+    (message,) = [d.message for d in lint(src, select=("QL202",)) if d.code == "QL202"]
+    assert "captured for QAT in eval mode" in message and "BatchNorm1d" in message

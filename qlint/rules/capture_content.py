@@ -129,10 +129,11 @@ def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow], ctx) -> bool:
             content = built.content(evaled_inside) if evaled_inside else content
         if (content.dependent or not content.complete) and replaced is not None and id(built) in own:
             content = content_without(built, replaced.attrs) or content
-        if not switched_here:
+        if not switched_here and flow == "ptq":
             # A helper's container around what its call passed, or an `nn.Sequential` built
             # around evaled modules: a module passed in eval mode stays so while nothing
-            # switched the container since (`held_slots`, `model_builds._fixed_parts`).
+            # switched the container since (`held_slots`, `model_builds._fixed_parts`). For
+            # a QAT capture such a module is what is wrong: it is read with the rest.
             content = built.content_as_returned(handed.get(id(built), facts), content)
         if content.dependent or not content.complete:
             return False

@@ -69,6 +69,16 @@ def given_params(func: ast.AST | None, node: ast.AST, built: Built, args: list, 
     return out
 
 
+def stored_as_given(built: Built, node: ast.Call) -> frozenset[int]:
+    """The positions of `node`'s arguments whose `__init__` parameter the class stores as it
+    came (`self.body = body`): the container holds that very module."""
+    stored = kept_on_node(built.cls.node, _STORED, _stored_params)
+    if not stored or any(isinstance(a, ast.Starred) for a in node.args):
+        return frozenset()
+    names, kept = stored
+    return frozenset(i for i in range(min(len(node.args), len(names))) if names[i] in kept)
+
+
 def _stored_params(cls: ast.ClassDef) -> tuple:
     """`__init__`'s positional parameters after `self`, and those its own statements store as
     they came (`self.model = model`, never rebound); () without such a store."""

@@ -13,7 +13,7 @@ import weakref
 
 from qlint.analysis.flow.changed_tables import changed_in
 from qlint.analysis.flow.class_facts import evals_parts, mirrored_param, sets_eval
-from qlint.analysis.flow.given_modes import given_params, keeps_given_modes
+from qlint.analysis.flow.given_modes import given_params, keeps_given_modes, stored_as_given
 from qlint.analysis.flow.held_parts import part_build
 from qlint.analysis.flow.held_slots import modes_of, slots_of
 from qlint.analysis.flow.installed_modes import starts_in_eval
@@ -359,13 +359,25 @@ def _fixed_parts(
     none of its parts; its own training flag is True, but only its parts' modes matter, so a
     mode-free layer beside them leaves nothing that depends on the mode. Each position maps to
     the id of the argument that passed it."""
-    if not isinstance(node, ast.Call) or built.resolver.qualname(node.func) not in _SEQUENTIAL:
+    if not isinstance(node, ast.Call):
+        return {}
+    if built.resolver.qualname(node.func) in _SEQUENTIAL:
+        kept = None
+    elif built.cls is not None and keeps_given_modes(built):
+        # `Holder(net.eval(), head)` of a project class storing what it is given as it came,
+        # holding nothing of its own found mode-dependent, switching nothing (`given_modes`).
+        kept = stored_as_given(built, node)
+        if not kept:
+            return {}
+    else:
         return {}
     passed = {id(obj): expr for expr, obj in zip(node.args, args, strict=False) if obj is not None}
     out = {}
     for position, obj in enumerate(wrapped):
         expr, facts = passed.get(id(obj)), env.facts(obj)
         if expr is None or isinstance(expr, ast.Starred) or not facts or any(f.state != "eval" for f in facts):
+            continue
+        if kept is not None and node.args.index(expr) not in kept:
             continue
         if isinstance(expr, ast.Name) and not _only_evaled_here(func, expr.id, node):
             continue

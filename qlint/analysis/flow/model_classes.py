@@ -180,6 +180,8 @@ class Built:
             if (self.resolver.qualname(arg) or "") in _DTYPES:
                 continue  # `dtype=torch.float32`: a dtype, never a module
             if isinstance(arg, ast.Call):
+                if fixed and id(arg) in self.fixed_args:
+                    continue  # `Holder(Net().eval(), head)`: a module fixed in eval mode
                 if self.cls is not None:  # a torch.nn call's own walk read these already
                     complete &= in_check(self.index)._calls_content([arg], self.resolver, found, 0)
             elif (slot := slot_of(self.slots, arg)) is not None:
