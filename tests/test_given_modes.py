@@ -195,3 +195,36 @@ def test_a_project_container_with_a_train_mode_part_a_part_of_its_own_or_a_switc
         "n = Net().eval()\nmodel = Holder(n, nn.Linear(3, 3))\nfinetune(n)\n",
     ):
         assert len(pairs(body)) == 1, body
+
+
+def test_a_parameter_the_class_keeps_but_never_runs_is_no_module_it_wraps():
+    # `self.cfg = cfg` beside layers of a package not read: a config, so the construction
+    # starts in train mode at its line, whatever the call passes (not "as parameter `cfg`").
+    src = """\
+import torch
+from torch import nn
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+from hub import make_layers
+
+
+class LLM(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+        self.layers = make_layers(cfg)
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+def build(cfg):
+    return LLM(cfg)
+
+
+def run(q, x, load_cfg):
+    model = build(ARG)
+    prepare_pt2e(torch.export.export(model, (x,)).module(), q)
+"""
+    for arg in ("{'dim': 3}", "load_cfg()", "3"):
+        (d,) = [d for d in lint(src.replace("ARG", arg), select=("QL201",)) if d.code == "QL201"]
+        assert "built at line 18, and modules start in train mode" in d.message, arg

@@ -516,10 +516,9 @@ def test_content_of_what_a_wrapper_is_handed():
     messages = [d.message for d in found]
     assert len(messages) == 3  # `d` holds a Linear only: its mode cannot matter
     # What `model` and `backbone` hold is not known: nothing is said about content. `DataParallel`
-    # leaves the wrapped model's mode as it is: that is the caller's. So does `Wrapper`, which
-    # stores `backbone` beside a mode-free layer (`given_modes`).
+    # leaves the wrapped model's mode as it is: that is the caller's.
     assert messages[0].endswith("as parameter `model`, in whatever mode the caller left it)")
-    assert messages[1].endswith("as parameter `backbone`, in whatever mode the caller left it)")
+    assert messages[1].endswith("and modules start in train mode)")
     assert messages[2].endswith("; in `Wrapper`, the mode changes BatchNorm2d")
 
 

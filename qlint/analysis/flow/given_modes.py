@@ -81,22 +81,34 @@ def stored_as_given(built: Built, node: ast.Call) -> frozenset[int]:
 
 def _stored_params(cls: ast.ClassDef) -> tuple:
     """`__init__`'s positional parameters after `self`, and those its own statements store as
-    they came (`self.model = model`, never rebound); () without such a store."""
+    they came (`self.model = model`, never rebound) in an attribute a method of the class runs
+    as a module (`self.model(x)`): a module it wraps, not a config it keeps (`self.cfg = cfg`);
+    () without such a store."""
     init = own_init(cls)
     if init is None:
         return ()
     params = [a.arg for a in parameter_args(init, star=False)]
     rebound = {n.id for n in walk_kinds(init, _NAMES) if not isinstance(n.ctx, ast.Load)}
+    run = _run_attributes(cls)
     kept = set()
     for stmt in init.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             target, value = stmt.targets[0], stmt.value
             on_self = isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
-            on_self = on_self and target.value.id == "self"
+            on_self = on_self and target.value.id == "self" and target.attr in run
             if on_self and isinstance(value, ast.Name) and value.id in params[1:] and value.id not in rebound:
                 kept.add(value.id)
     positional = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
     return (positional, frozenset(kept)) if kept else ()
+
+
+def _run_attributes(cls: ast.ClassDef) -> frozenset[str]:
+    """The attributes `self.<name>(...)` calls in the class's methods."""
+    return frozenset(
+        n.func.attr
+        for n in walk_kinds(cls, _CALLS)
+        if isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) and n.func.value.id == "self"
+    )
 
 
 def _init_switches(cls: ast.ClassDef) -> bool:
@@ -121,6 +133,7 @@ def _false(call: ast.Call) -> bool:
 
 
 _NAMES = frozenset({ast.Name})
+_CALLS = frozenset({ast.Call})
 _SWITCH_NODES = frozenset({ast.Call, ast.Attribute})
 _STORED = "_qlint_given_params"
 _SWITCHES = "_qlint_init_switches"
