@@ -250,7 +250,7 @@ class Builds:
                 fixed_args=frozenset(fixed.values()),
             )
             origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
-            if not keeps_given_modes(built):
+            if any(f.state != "train" for o in wrapped for f in env.facts(o)) and not keeps_given_modes(built):
                 # `W(net.eval())` of a class with a Dropout of its own: that part starts in
                 # train mode, whatever mode the module given is in (`given_modes`).
                 return _handed_back(built, new_value(env, node, "", origin), env)
@@ -361,15 +361,12 @@ def _fixed_parts(
     the id of the argument that passed it."""
     if not isinstance(node, ast.Call):
         return {}
-    if built.resolver.qualname(node.func) in _SEQUENTIAL:
-        kept = None
-    elif built.cls is not None and keeps_given_modes(built):
-        # `Holder(net.eval(), head)` of a project class storing what it is given as it came,
-        # holding nothing of its own found mode-dependent, switching nothing (`given_modes`).
-        kept = stored_as_given(built, node)
-        if not kept:
-            return {}
-    else:
+    sequential = built.resolver.qualname(node.func) in _SEQUENTIAL
+    if not sequential and built.cls is None:
+        return {}
+    # `Holder(net.eval(), head)` of a project class: the arguments it stores as it came.
+    kept = None if sequential else stored_as_given(built, node)
+    if kept is not None and not kept:
         return {}
     passed = {id(obj): expr for expr, obj in zip(node.args, args, strict=False) if obj is not None}
     out = {}
@@ -382,6 +379,8 @@ def _fixed_parts(
         if isinstance(expr, ast.Name) and not _only_evaled_here(func, expr.id, node):
             continue
         out[position] = id(expr)
+    if out and not sequential and not keeps_given_modes(built):
+        return {}  # the class holds something of its own found mode-dependent, or switches (`given_modes`)
     return out
 
 
