@@ -221,7 +221,7 @@ class Builds:
         # `W(model)` of a parameter `model` a project class stores as it came: in the mode the
         # callers leave it, as a local module would be (`given_modes`).
         given = given_params(self.sem.walk.func, node, built, args, env)
-        if given and keeps_given_modes(built):
+        if given and keeps_given_modes(built, False):
             wrapped += given
         slots = slots_of(self.sem.walk.func, node, args, {id(o) for o in wrapped}, env)
         if slots:  # `nn.Sequential(m, ...)` of a parameter `m`: its callers' arguments fill it
@@ -250,7 +250,7 @@ class Builds:
                 fixed_args=frozenset(fixed.values()),
             )
             origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
-            if any(f.state != "train" for o in wrapped for f in env.facts(o)) and not keeps_given_modes(built):
+            if any(f.state != "train" for o in wrapped for f in env.facts(o)) and not keeps_given_modes(built, True):
                 # `W(net.eval())` of a class with a Dropout of its own: that part starts in
                 # train mode, whatever mode the module given is in (`given_modes`).
                 return _handed_back(built, new_value(env, node, "", origin), env)
@@ -362,7 +362,7 @@ def _fixed_parts(
     if not isinstance(node, ast.Call):
         return {}
     sequential = built.resolver.qualname(node.func) in _SEQUENTIAL
-    if not sequential and built.cls is None:
+    if not sequential and (built.cls is None or built.cls.summarised):
         return {}
     # `Holder(net.eval(), head)` of a project class: the arguments it stores as it came.
     kept = None if sequential else stored_as_given(built, node)
@@ -379,7 +379,7 @@ def _fixed_parts(
         if isinstance(expr, ast.Name) and not _only_evaled_here(func, expr.id, node):
             continue
         out[position] = id(expr)
-    if out and not sequential and not keeps_given_modes(built):
+    if out and not sequential and not keeps_given_modes(built, False):
         return {}  # the class holds something of its own found mode-dependent, or switches (`given_modes`)
     return out
 
