@@ -223,3 +223,31 @@ def test_a_part_taken_from_an_evaled_model_is_quiet(body):
 def test_a_part_taken_from_a_train_mode_model_is_reported(body, why):
     (message,) = messages(body)
     assert why in message
+
+
+# `nn.Sequential(net)` holds the very module it is given, as a class storing it does.
+@pytest.mark.parametrize(
+    ("body", "switch"),
+    [
+        ("net = Net().eval()\nw = nn.Sequential(net)\nnet.train()", "net.train()"),
+        ("m = Net().eval()\nw = nn.Sequential(m.encoder)\nm.train()", "m.train()"),
+        ("net = Net().eval()\nw = nn.Sequential(net, nn.Linear(4, 4))\nnet.train()", "net.train()"),
+    ],
+)
+def test_a_module_switched_back_after_an_nn_sequential_is_built_around_it_is_reported(body, switch):
+    (message,) = messages(body)
+    assert f"(after `{switch}" in message and "BatchNorm1d" in message
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "net = Net().eval()\nw = nn.Sequential(net)\nother = Net()\nother.train()",
+        "net = Net().eval()\nw = nn.Sequential(net)\nnet.train()\nnet.eval()",
+        "net = Net().eval()\nw = nn.Sequential(net)\nif flag:\n    net.train()\nw.eval()",
+        "net = Net()\nnet.train()\nnet.eval()\nw = nn.Sequential(net)",
+        "m = Net().eval()\nw = nn.Sequential(m.encoder)\nm.decoder.train()",
+    ],
+)
+def test_an_nn_sequential_whose_module_stays_evaled_is_quiet(body):
+    assert messages(body) == []

@@ -94,9 +94,15 @@ def test_the_wrapped_models_mode_is_used_by_keyword_and_in_place():
         (MIRROR + "\n        self.train()", "model.eval()"),
         ("self.train(self.model.training)", "model.eval()"),
         ("model = nn.Sequential(model)\n        " + MIRROR, "model.eval()"),
-        # Without the switch the wrapper starts in train mode, as before.
-        ("pass", "model.eval()"),
+        # Without the switch the wrapper starts in train mode, its parameter in its callers'.
+        ("pass", "pass"),
     ],
 )
 def test_a_wrapper_that_does_not_take_an_eval_models_mode_is_reported(init_tail, mode_line):
     assert ql201(init_tail, mode_line) == [CAPTURE]
+
+
+def test_a_wrapper_holding_nothing_else_is_in_the_mode_of_the_model_it_stores():
+    # Without the switch too: its own content is mode-free, so it is in the mode of the
+    # module `wrap`'s callers pass (`given_modes`), as it is of a local evaled module.
+    assert ql201("pass", "model.eval()") == []

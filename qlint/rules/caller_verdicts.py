@@ -20,7 +20,6 @@ from qlint.analysis.flow.call_paths import on_params, vouched_on_every_path
 from qlint.analysis.flow.call_sites import Home, Site, calls_all_known, calls_read_here, checked_home, rows_naming
 from qlint.analysis.flow.constructor_flags import other_arm_ruled_out
 from qlint.analysis.flow.decorator_registries import REGISTRY_RESULT, class_key
-from qlint.analysis.flow.held_slots import returned_so
 from qlint.analysis.flow.kept_caller_verdicts import Verdicts
 from qlint.analysis.flow.model_apis import argument_for
 from qlint.analysis.flow.model_flow import PARAM, STORED, Capture, FunctionFlow, ModeFact, caller_facts, compatible
@@ -462,10 +461,9 @@ def _harmless(fact: ModeFact, flows: list[FunctionFlow], call: ast.Call, holder:
     built = fact.origin.built if fact.origin is not None else None
     if built is None:
         return False
-    content = built.content()
-    if (content.dependent or not content.complete) and built.slots and returned_so(built, {fact}):
-        # A helper's container around an evaled module, handed on as that helper returned it.
-        content = built.content(fixed=True)
+    # A helper's container around an evaled module, or an `nn.Sequential` around evaled
+    # modules, handed on as it was returned or built (`Built.content_as_returned`).
+    content = built.content_as_returned({fact})
     if content.dependent or not content.complete:
         return False
     return not changed_after_build(flows, [built], frozenset({id(call)}), holder)

@@ -16,7 +16,6 @@ from qlint.analysis.flow.call_sites import calls_read_here
 from qlint.analysis.flow.class_filters import covered
 from qlint.analysis.flow.converted_children import CONVERTED, EVALED, replacement_kind
 from qlint.analysis.flow.evaled_wrappers import evaled_candidates
-from qlint.analysis.flow.held_slots import returned_so
 from qlint.analysis.flow.indexed_items import replaced_item, stored_reads
 from qlint.analysis.flow.loop_aliases import iterates_only, literal_rows, loop_aliases
 from qlint.analysis.flow.model_apis import last_name
@@ -130,12 +129,12 @@ def mode_free(cap: Capture, flow: str, flows: list[FunctionFlow], ctx) -> bool:
             content = built.content(evaled_inside) if evaled_inside else content
         if (content.dependent or not content.complete) and replaced is not None and id(built) in own:
             content = content_without(built, replaced.attrs) or content
-        if (content.dependent or not content.complete) and (built.slots or built.fixed_parts) and not switched_here:
+        if not switched_here and flow == "ptq":
             # A helper's container around what its call passed, or an `nn.Sequential` built
             # around evaled modules: a module passed in eval mode stays so while nothing
-            # switched the container since (`held_slots`, `model_builds._fixed_parts`).
-            seen = handed.get(id(built), facts)
-            content = built.content(fixed=True) if returned_so(built, seen) else content
+            # switched the container since (`held_slots`, `model_builds._fixed_parts`). For
+            # a QAT capture such a module is what is wrong: it is read with the rest.
+            content = built.content_as_returned(handed.get(id(built), facts), content)
         if content.dependent or not content.complete:
             return False
     for built in evaled:

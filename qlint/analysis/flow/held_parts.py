@@ -37,6 +37,7 @@ from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import own_init
 from qlint.value_classes import replace
 
+_SEQUENTIAL = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
 # Calls that return the module they are called on.
 _SAME = frozenset({"eval", "to", "cpu", "cuda", "float", "half", "double", "bfloat16", "requires_grad_"})
 _CONDITIONAL = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.Match, getattr(ast, "TryStar", ast.Try))
@@ -94,10 +95,18 @@ class HeldParts:
     def built(self, owner, wrapper: Obj, built: Built, node: ast.Call, env: Env) -> None:
         """`wrapper` was built at `node` from `built.cls`: the arguments it keeps as parts."""
         cls = built.cls
-        if cls is None or any(isinstance(a, ast.Starred) for a in node.args):
+        if any(isinstance(a, ast.Starred) for a in node.args):
             return
         if not any(_chain_or_name(a) for a in (*node.args, *(kw.value for kw in node.keywords))):
             return  # nothing passed that a later switch could name: the class is not read
+        if cls is None:
+            # `nn.Sequential(n)` holds the very modules it is given, positionally.
+            if built.resolver.qualname(node.func) in _SEQUENTIAL:
+                for arg in node.args:
+                    path = self.path(arg, env)
+                    if path is not None:
+                        self.holders[(id(wrapper), path)] = (wrapper, part_build(owner, path))
+            return
         fields = owner.stored_fields(cls, held=True)
         if evals_parts(cls):
             fields = {**fields, **_evaled_stores(cls.node)}

@@ -13,6 +13,7 @@ import weakref
 
 from qlint.analysis.flow.changed_tables import changed_in
 from qlint.analysis.flow.class_facts import evals_parts, mirrored_param, sets_eval
+from qlint.analysis.flow.given_modes import given_params, keeps_given_modes, stored_as_given
 from qlint.analysis.flow.held_parts import part_build
 from qlint.analysis.flow.held_slots import modes_of, slots_of
 from qlint.analysis.flow.installed_modes import starts_in_eval
@@ -217,6 +218,11 @@ class Builds:
             origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
             return new_value(env, node, "", origin, {ModeFact("eval", node, origin)})
         wrapped = [o for o in args if o is not None and is_module(o, env)]
+        # `W(model)` of a parameter `model` a project class stores as it came: in the mode the
+        # callers leave it, as a local module would be (`given_modes`).
+        given = given_params(self.sem.walk.func, node, built, args, env)
+        if given and keeps_given_modes(built, False):
+            wrapped += given
         slots = slots_of(self.sem.walk.func, node, args, {id(o) for o in wrapped}, env)
         if slots:  # `nn.Sequential(m, ...)` of a parameter `m`: its callers' arguments fill it
             built = replace(built, slots=slots)
@@ -244,6 +250,10 @@ class Builds:
                 fixed_args=frozenset(fixed.values()),
             )
             origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
+            if any(f.state != "train" for o in wrapped for f in env.facts(o)) and not keeps_given_modes(built, True):
+                # `W(net.eval())` of a class with a Dropout of its own: that part starts in
+                # train mode, whatever mode the module given is in (`given_modes`).
+                return _handed_back(built, new_value(env, node, "", origin), env)
             # What the wrapped modules were built as is now what the wrapper holds; of a part
             # taken out, only the switches of that part still apply (`part_modes`).
             facts = {
@@ -349,7 +359,14 @@ def _fixed_parts(
     none of its parts; its own training flag is True, but only its parts' modes matter, so a
     mode-free layer beside them leaves nothing that depends on the mode. Each position maps to
     the id of the argument that passed it."""
-    if not isinstance(node, ast.Call) or built.resolver.qualname(node.func) not in _SEQUENTIAL:
+    if not isinstance(node, ast.Call):
+        return {}
+    sequential = built.resolver.qualname(node.func) in _SEQUENTIAL
+    if not sequential and (built.cls is None or built.cls.summarised):
+        return {}
+    # `Holder(net.eval(), head)` of a project class: the arguments it stores as it came.
+    kept = None if sequential else stored_as_given(built, node)
+    if kept is not None and not kept:
         return {}
     passed = {id(obj): expr for expr, obj in zip(node.args, args, strict=False) if obj is not None}
     out = {}
@@ -357,9 +374,13 @@ def _fixed_parts(
         expr, facts = passed.get(id(obj)), env.facts(obj)
         if expr is None or isinstance(expr, ast.Starred) or not facts or any(f.state != "eval" for f in facts):
             continue
+        if kept is not None and node.args.index(expr) not in kept:
+            continue
         if isinstance(expr, ast.Name) and not _only_evaled_here(func, expr.id, node):
             continue
         out[position] = id(expr)
+    if out and not sequential and not keeps_given_modes(built, False):
+        return {}  # the class holds something of its own found mode-dependent, or switches (`given_modes`)
     return out
 
 

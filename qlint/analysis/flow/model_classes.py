@@ -22,7 +22,7 @@ from qlint.analysis.flow.content_syntax import ContentSyntax, calls_under, conte
 from qlint.analysis.flow.factory_models import factory_content
 from qlint.analysis.flow.function_arguments import closed_function
 from qlint.analysis.flow.function_partials import partial_callee
-from qlint.analysis.flow.held_slots import built_default, slot_content, slot_of
+from qlint.analysis.flow.held_slots import built_default, returned_so, slot_content, slot_of
 from qlint.analysis.flow.installed_classes import installed_class, installed_package
 from qlint.analysis.flow.lambda_tables import calls_own_lambda
 from qlint.analysis.flow.listed_parts import runs_listed_part
@@ -151,6 +151,17 @@ class Built:
         complete = own.complete and all(c.complete for c in inner) and self._arguments(found, fixed)
         return Content(own.name, tuple(sorted(found)), complete)
 
+    def content_as_returned(self, facts, content: Content | None = None) -> Content:
+        """`content` (else the construction's own), or, where it may hold what depends on the
+        mode, what a capture seeing it in `facts` holds: a helper's container around what its
+        call passed (`held_slots`) or an `nn.Sequential` built around evaled modules
+        (`model_builds._fixed_parts`), seen only in the modes it was handed back in
+        (`returned`), holds those modules in eval mode, so they are left out."""
+        content = self.content() if content is None else content
+        if not (content.dependent or not content.complete) or not (self.slots or self.fixed_parts):
+            return content
+        return self.content(fixed=True) if returned_so(self, facts) else content
+
     def _arguments(self, found: set[str], fixed: bool = False) -> bool:
         """What the call passes may be modules too: read modules built inline, and give up on a
         name whose value is not one of `parts` (`nn.DataParallel(model)`, `Wrapper(backbone)`)."""
@@ -169,6 +180,8 @@ class Built:
             if (self.resolver.qualname(arg) or "") in _DTYPES:
                 continue  # `dtype=torch.float32`: a dtype, never a module
             if isinstance(arg, ast.Call):
+                if fixed and id(arg) in self.fixed_args:
+                    continue  # `Holder(Net().eval(), head)`: a module fixed in eval mode
                 if self.cls is not None:  # a torch.nn call's own walk read these already
                     complete &= in_check(self.index)._calls_content([arg], self.resolver, found, 0)
             elif (slot := slot_of(self.slots, arg)) is not None:
