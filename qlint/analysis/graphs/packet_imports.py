@@ -652,7 +652,11 @@ def _flat(project, deps: list) -> list:
     """`deps` with each (("kind", path, name), kind) replaced by what that name's answer rests
     on, through the names it used in turn: the modules and lookups a check depends on."""
     memo = _flats(project)
-    memo = {} if memo is None else memo
+    return list(_expanded(project, deps, {} if memo is None else memo))
+
+
+def _expanded(project, deps, memo: dict) -> dict:
+    """`deps` in order, each name entry replaced by what its answer rests on (`_name_flat`)."""
     out: dict = {}
     for dep in deps:
         path = dep[0]
@@ -660,7 +664,7 @@ def _flat(project, deps: list) -> list:
             out.update(dict.fromkeys(_name_flat(project, path[1:], memo)))
         else:
             out[dep] = None
-    return list(out)
+    return out
 
 
 def _name_flat(project, key: tuple[str, str], memo: dict) -> tuple:
@@ -678,14 +682,7 @@ def _name_flat(project, key: tuple[str, str], memo: dict) -> tuple:
     if hit is not None and hit[0] is trail:
         return hit[1]
     memo[id(trail)] = (trail, ())  # (a name resting on itself: none is read so)
-    out: dict = {}
-    for dep in trail:
-        path = dep[0]
-        if type(path) is tuple and path[0] == "kind":
-            out.update(dict.fromkeys(_name_flat(project, path[1:], memo)))
-        else:
-            out[dep] = None
-    flat = tuple(out)
+    flat = tuple(_expanded(project, trail, memo))
     memo[id(trail)] = (trail, flat)
     return flat
 
