@@ -228,3 +228,52 @@ def run(q, x, load_cfg):
     for arg in ("{'dim': 3}", "load_cfg()", "3"):
         (d,) = [d for d in lint(src.replace("ARG", arg), select=("QL201",)) if d.code == "QL201"]
         assert "built at line 18, and modules start in train mode" in d.message, arg
+
+
+INSTALLED_PART = """\
+import torch
+from torch import nn
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+from fakeinstalled.blocks import Block
+
+
+class Lin(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+
+class WB(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+        self.block = Block()
+
+    def forward(self, x):
+        return self.block(self.model(x))
+
+
+def run(q, x):
+    first = WB(Lin().eval())
+    prepare_pt2e(torch.export.export(first, (x,)).module(), q)
+    second = WB(Lin())
+    prepare_pt2e(torch.export.export(second, (x,)).module(), q)
+"""
+
+
+def test_an_installed_part_is_read_for_a_capture_after_a_wrapper_was_asked_without_it(tmp_path, monkeypatch):
+    # `keeps_given_modes` reads the wrapper's own content without installed packages' sources
+    # (memory); that answer must not stand in for the capture's full read of the same class.
+    from qlint.analysis.flow import installed_classes
+
+    site = tmp_path / "site-packages"
+    (site / "fakeinstalled").mkdir(parents=True)
+    (site / "fakeinstalled" / "__init__.py").touch()
+    (site / "fakeinstalled" / "blocks.py").write_text(
+        "import torch\n\n\nclass Block(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.drop = torch.nn.Dropout(0.1)\n"
+    )
+    monkeypatch.setattr(installed_classes, "_site_dirs", lambda: (str(site),))
+    found = [d for d in lint(INSTALLED_PART, select=("QL201",)) if d.code == "QL201"]
+    assert [d.range.start.row for d in found] == [27], [d.message for d in found]
+    assert "Dropout" in found[0].message, found[0].message

@@ -15,7 +15,8 @@ mode and its `__init__` switches nothing (`.train(...)`, `training = ...`): `W(n
 with a Dropout of its own starts that Dropout in train mode, so the construction is then in
 train mode, its content naming the Dropout (`keeps_given_modes`). What the wrapper's own
 parts cannot be read (a class of an uninstalled package, e.g. transformers' `StaticCache`)
-counts as nothing found, as it did for a local evaled module before.
+counts as nothing found, as it did for a local evaled module before; classes of installed
+packages are not read for this either (`ClassIndex.content_without_installed`: memory).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def keeps_given_modes(built: Built, unread: bool) -> bool:
         return True  # (`self.train(model.training)`: the mode of what it is given, again)
     if kept_on_node(cls.node, _SWITCHES, _init_switches):
         return False
-    own = in_check(built.index).content(built.call, cls, built.resolver, built.name)
+    own = in_check(built.index).content_without_installed(built.call, cls, built.resolver, built.name)
     return not own.dependent
 
 
