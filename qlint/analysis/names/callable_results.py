@@ -27,7 +27,7 @@ from collections.abc import Iterator
 
 from qlint.analysis.names.local_imports import LocalNames, bind_imports
 from qlint.analysis.names.scope import ModuleScope, bind_local, parameter_args, parameters
-from qlint.analysis.tree_walk import statement_lists
+from qlint.analysis.tree_walk import own_statements
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Helpers followed through helpers: `lazy_import_coreai_torch` -> `lazy_import_module`.
@@ -200,7 +200,7 @@ def _returned_name(resolver, callee: ast.FunctionDef, depth: int) -> str | None:
 
 def _local_names(func: ast.FunctionDef) -> LocalNames:
     local = LocalNames(parameters(func))
-    for stmt in _statements(func.body):
+    for stmt in own_statements(func.body):
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
             bind_imports(local, stmt)
             if isinstance(stmt, ast.ImportFrom) and stmt.level:
@@ -213,19 +213,8 @@ def _local_names(func: ast.FunctionDef) -> LocalNames:
     return local
 
 
-def _statements(block: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """The statements of a function body, nested blocks included, nested functions' not."""
-    stack = list(reversed(block))
-    while stack:
-        stmt = stack.pop()
-        yield stmt
-        if not isinstance(stmt, (*_FUNCS, ast.ClassDef)):
-            for inner in reversed(statement_lists(stmt)):
-                stack.extend(reversed(inner))
-
-
 def _returns(func: ast.FunctionDef) -> Iterator[ast.Return]:
-    return (s for s in _statements(func.body) if isinstance(s, ast.Return))
+    return (s for s in own_statements(func.body) if isinstance(s, ast.Return))
 
 
 def _ends(block: list[ast.stmt]) -> bool:
@@ -247,7 +236,7 @@ def _ends(block: list[ast.stmt]) -> bool:
 
 
 def _is_generator(func: ast.FunctionDef) -> bool:
-    for stmt in _statements(func.body):
+    for stmt in own_statements(func.body):
         if isinstance(stmt, (*_FUNCS, ast.ClassDef)):
             continue
         for node in ast.walk(stmt):
