@@ -15,22 +15,19 @@ from __future__ import annotations
 import textwrap
 
 from tests.conftest import lint
+from tests.test_mode_free_helper_arguments import NET
 
-HEAD = """\
+HEAD = (
+    """\
 import torch
 from torch import nn
 from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
 from elsewhere import Cache
 
 
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.bn = nn.BatchNorm1d(3)
-
-    def forward(self, x):
-        return self.bn(x)
-
+"""
+    + NET
+    + """
 
 class W(nn.Module):
     def __init__(self, model, n):
@@ -87,6 +84,7 @@ def export_it(model, x):
 
 def run(q, x):
 """
+)
 
 
 def ql201(body: str, wrapper: str = "W") -> list[str]:

@@ -13,24 +13,16 @@ from __future__ import annotations
 import textwrap
 
 from tests.conftest import lint
+from tests.test_mode_free_helper_arguments import NET
 
-HEAD = """\
+IMPORTS = """\
 import torch
 from torch import nn
 from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
 
 
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.bn = nn.BatchNorm1d(3)
-
-    def forward(self, x):
-        return self.bn(x)
-
-
-def run(q, x, flag):
 """
+HEAD = IMPORTS + NET + "\n\ndef run(q, x, flag):\n"
 CAPTURE = "prepare_pt2e(torch.export.export(model, (x,)).module(), q)\n"
 
 
@@ -90,20 +82,10 @@ def test_an_evaled_module_read_again_after_the_build_is_reported():
         assert len(ql201(body)) == 1, body
 
 
-HELPER = """\
-import torch
-from torch import nn
-from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.bn = nn.BatchNorm1d(3)
-
-    def forward(self, x):
-        return self.bn(x)
-
+HELPER = (
+    IMPORTS
+    + NET
+    + """
 
 def quantize(model, x, q):
     return prepare_pt2e(torch.export.export(model, (x,)).module(), q)
@@ -111,6 +93,7 @@ def quantize(model, x, q):
 
 def run(q, x):
 """
+)
 
 
 def handed(body: str) -> list[str]:
