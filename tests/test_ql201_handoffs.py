@@ -42,6 +42,62 @@ def test_an_attribute_put_in_train_mode_or_left_alone_keeps_the_finding(tmp_path
     assert _found(tmp_path / "n", ATTRIBUTE_CALLER.format(call="cpu()")) == 1
 
 
+# -- `YOLO(path).model.eval()`: the same, on an attribute of what a call returned ------------
+CALL_ATTRIBUTE_CALLER = """
+def get_instance():
+    return ThirdPartyWrapper(scale=2).model.{call}
+
+def main(quantizer, x):
+    quantize_module(get_instance(), quantizer, x)
+"""
+
+
+def test_an_attribute_of_a_call_put_in_eval_mode_is_handed_over_in_eval_mode(tmp_path):
+    assert _found(tmp_path, CALL_ATTRIBUTE_CALLER.format(call="eval()")) == 0
+
+
+def test_an_attribute_of_a_call_put_in_train_mode_or_left_alone_keeps_the_finding(tmp_path):
+    assert _found(tmp_path / "t", CALL_ATTRIBUTE_CALLER.format(call="train()")) == 1
+    assert _found(tmp_path / "f", CALL_ATTRIBUTE_CALLER.format(call="train(False).train()")) == 1
+    assert _found(tmp_path / "u", CALL_ATTRIBUTE_CALLER.format(call="train(flag)")) == 1
+    assert _found(tmp_path / "n", CALL_ATTRIBUTE_CALLER.format(call="cpu()")) == 1
+
+
+# A project wrapper storing such a model (SonarSight's YOLO11n export, lane fresh37): the
+# wrapper starts in train mode, but a construction switches none of the modules it is given.
+WRAPPED_CALL_ATTRIBUTE = """
+from torch import nn
+from ultralytics import YOLO
+
+class Backbone(nn.Module):
+    def __init__(self, det):
+        super().__init__()
+        self.layers = det.model[:-1]
+
+    def forward(self, x):
+        for m in self.layers:
+            x = m(x)
+        return x
+
+def main(quantizer, x):
+    det = YOLO("yolo11n.pt").model{call}
+    gm = export(Backbone(det), (x,)).module()
+    prepared = prepare_pt2e(gm, quantizer)
+    prepared(x)
+    return convert_pt2e(prepared)
+"""
+
+
+def test_a_wrapper_of_an_attribute_of_a_call_put_in_eval_mode_is_in_eval_mode():
+    assert ql201(WRAPPED_CALL_ATTRIBUTE.format(call=".eval()")) == []
+
+
+def test_a_wrapper_of_an_attribute_of_a_call_not_put_in_eval_mode_keeps_the_finding():
+    for call in [".train()", ".eval().train()", ".train(flag)", ".float()", ""]:
+        (d,) = ql201(WRAPPED_CALL_ATTRIBUTE.format(call=call))
+        assert "Backbone(det)" in d.message, call
+
+
 # -- `source_transform(model, [f, g])`: a helper applies the callables it is given in turn ----
 TRANSFORM_CALLER = """
 def source_transform(model, transforms):
@@ -185,3 +241,19 @@ def test_names_that_are_not_the_helper_do_not_count_as_uses():
         assert ql201(src) == [], use
     # Calls in function bodies are read: a second eval-mode caller keeps it quiet.
     assert ql201(LAMBDA_HELPER.format(use="quantize(load().eval(), quantizer, x)")) == []
+
+
+def test_an_attribute_of_a_call_captured_where_it_is_switched():
+    # Captured in place: `.train()` was no value at main, so nothing was reported.
+    src = """
+    from ultralytics import YOLO
+
+    def main(quantizer, x):
+        gm = export(YOLO("yolo11n.pt").model{call}, (x,)).module()
+        prepared = prepare_pt2e(gm, quantizer)
+        prepared(x)
+        return convert_pt2e(prepared)
+    """
+    (d,) = ql201(src.format(call=".train()"))
+    assert "in train mode" in d.message
+    assert ql201(src.format(call=".eval()")) == []

@@ -409,7 +409,8 @@ _MODE_KEEPING_WRAPPERS = frozenset(
 
 
 def _switch_on_part(func: ast.expr, env: Env) -> bool:
-    """`<value>.<attr>.eval()`: a mode call on an attribute of a local value (or an item of one)."""
+    """`<value>.<attr>.eval()`: a mode call on an attribute of a local value (or an item of one),
+    or of what a call returned (`YOLO(path).model.eval()`, `torch.load(f).net.train()`)."""
     if not (isinstance(func, ast.Attribute) and func.attr in ("eval", "train")):
         return False
     part = func.value
@@ -423,4 +424,4 @@ def _switch_on_part(func: ast.expr, env: Env) -> bool:
 def _root_is_value(func: ast.expr, env: Env) -> bool:
     while isinstance(func, ast.Attribute):
         func = func.value
-    return isinstance(func, ast.Name) and func.id in env.vars
+    return (isinstance(func, ast.Name) and func.id in env.vars) or isinstance(func, ast.Call)
