@@ -49,6 +49,48 @@ def keeps_given_modes(built: Built, unread: bool) -> bool:
     return not own.dependent
 
 
+def wrapped_param(cap, callee) -> int | None:
+    """The parameter of the helper `callee` whose module its capture `cap` wraps: the captured
+    model is one construction of a project class (`export(W(m))`) in the mode of that parameter
+    as it came (`given_params`, `keeps_given_modes`), whose own content is known in full and
+    holds nothing found mode-dependent, and whose call passes nothing else that may be a module
+    (`W(m, 3)`). Such a wrapper is what it is given as far as the mode goes, so the caller's
+    capture is of what the caller passed (its construction's content judged, `mode_free`);
+    None otherwise."""
+    facts, origins = cap.modes, cap.origins
+    if len(origins) != 1 or not facts:
+        return None
+    (origin,) = origins
+    built = origin.built
+    if built is None or built.cls is None or built.cls.summarised or not isinstance(built.call, ast.Call):
+        return None
+    indexes = {f.origin.index if f.origin is not None and f.origin.kind == PARAM else None for f in facts}
+    if len(indexes) != 1 or any(f.state != "unset" or f.origin.node is not callee.node for f in facts):
+        return None
+    (index,) = indexes
+    if index is None or index >= len(callee.params) or not keeps_given_modes(built, False):
+        return None
+    call, name = built.call, callee.params[index]
+    positions = stored_as_given(built, call)
+    stored = kept_on_node(built.cls.node, _STORED, _stored_params)
+    kept = stored[1] if stored else frozenset()
+    wrapped = [
+        *(a for i, a in enumerate(call.args) if i in positions),
+        *(k.value for k in call.keywords if k.arg in kept),
+    ]
+    if not any(isinstance(a, ast.Name) and a.id == name for a in wrapped):
+        return None
+    slots = [*((i, None) for i in range(len(call.args))), *((None, k.arg) for k in call.keywords)]
+    for (position, keyword), arg in zip(slots, [*call.args, *(k.value for k in call.keywords)], strict=True):
+        if any(arg is a for a in wrapped):
+            if not (isinstance(arg, ast.Name) and arg.id == name):
+                return None  # another module it wraps
+        elif not built.hyperparameter(arg, position, keyword):
+            return None
+    own = in_check(built.index).content_without_installed(call, built.cls, built.resolver, built.name)
+    return index if own.complete and not own.dependent else None
+
+
 def given_params(func: ast.AST | None, node: ast.AST, built: Built, args: list, env) -> list:
     """The objects of the arguments of the construction `node` (met in `func`'s walk) that pass
     a parameter of `func` in the mode its callers left it (no switch since) and that the

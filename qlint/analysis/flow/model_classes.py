@@ -197,6 +197,13 @@ class Built:
                 complete &= closed_function(arg, self.resolver, self.func)
         return complete
 
+    def hyperparameter(self, arg: ast.expr, position: int | None, keyword: str | None) -> bool:
+        """An argument of the call that is no module: a number (or arithmetic with one), a name
+        bound once to a constant, or a value the class only passes to torch.nn layers or tests."""
+        if _constant(arg) or _arithmetic(arg) or self._bound_to_constant(arg):
+            return True
+        return self._flag_of_class(arg, position, keyword)
+
     def _wrapped(self, arg: ast.expr) -> bool:
         """`arg` passes one of the modules in `parts`, whose content is read as theirs."""
         if not self.parts:
