@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.class_facts import mirrored_param
+from qlint.analysis.flow.evaled_parts import switches_no_part
 from qlint.analysis.flow.model_classes import Built, in_check
 from qlint.analysis.flow.model_values import PARAM
 from qlint.analysis.names.scope import own_init, parameter_args
@@ -127,6 +128,51 @@ def stored_as_given(built: Built, node: ast.Call) -> frozenset[int]:
     return frozenset(i for i in range(min(len(node.args), len(names))) if names[i] in kept)
 
 
+def evaled_arguments(built: Built, node: ast.Call, args: list) -> list:
+    """The objects `node` passes for parameters the class's `__init__` evals whenever it runs
+    (`self.a = a.eval()`, or `a.eval()`, a statement of its own body; the parameter never
+    rebound there): `Module.eval` switches the very module the caller handed, so it is in eval
+    mode after the construction, whatever mode it came in. Not for a class of another module
+    no check read (`ModelClass.summarised`), a starred argument or `**kwargs`."""
+    cls = built.cls
+    if cls is None or cls.summarised or not isinstance(node, ast.Call):
+        return []
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(kw.arg is None for kw in node.keywords):
+        return []
+    evaled = kept_on_node(cls.node, _EVALED, _evaled_params)
+    if not evaled:
+        return []
+    positional, names = evaled
+    exprs = [
+        *((positional[i] if i < len(positional) else None) for i in range(len(node.args))),
+        *(k.arg for k in node.keywords),
+    ]
+    return [obj for name, obj in zip(exprs, args, strict=False) if obj is not None and name in names]
+
+
+def _evaled_params(cls: ast.ClassDef) -> tuple:
+    """`__init__`'s positional parameters after `self`, and those a statement of its own body
+    evals (`self.a = a.eval()`, `a.eval()`) and none rebinds; () without such a statement, or
+    when code of the class may switch a part back (`evaled_parts.switches_no_part`: a method
+    running `self.a.train()` later)."""
+    init = own_init(cls)
+    if init is None or not switches_no_part(cls):
+        return ()
+    params = [a.arg for a in parameter_args(init, star=False)][1:]
+    rebound = {n.id for n in walk_kinds(init, _NAMES) if not isinstance(n.ctx, ast.Load)}
+    evaled = set()
+    for stmt in init.body:
+        value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "eval"):
+            continue
+        receiver = value.func.value
+        plain = not value.args and not value.keywords and isinstance(receiver, ast.Name)
+        if plain and receiver.id in params and receiver.id not in rebound:
+            evaled.add(receiver.id)
+    positional = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
+    return (positional, frozenset(evaled)) if evaled else ()
+
+
 def _stored_params(cls: ast.ClassDef) -> tuple:
     """`__init__`'s positional parameters after `self`, and those its own statements store as
     they came (`self.model = model`, never rebound) in an attribute a method of the class runs
@@ -184,4 +230,5 @@ _NAMES = frozenset({ast.Name})
 _CALLS = frozenset({ast.Call})
 _SWITCH_NODES = frozenset({ast.Call, ast.Attribute})
 _STORED = "_qlint_given_params"
+_EVALED = "_qlint_evaled_params"
 _SWITCHES = "_qlint_init_switches"

@@ -13,7 +13,7 @@ import weakref
 
 from qlint.analysis.flow.changed_tables import changed_in
 from qlint.analysis.flow.class_facts import evals_parts, mirrored_param, sets_eval
-from qlint.analysis.flow.given_modes import given_params, keeps_given_modes, stored_as_given
+from qlint.analysis.flow.given_modes import evaled_arguments, given_params, keeps_given_modes, stored_as_given
 from qlint.analysis.flow.held_parts import part_build
 from qlint.analysis.flow.held_slots import modes_of, slots_of
 from qlint.analysis.flow.installed_modes import starts_in_eval
@@ -213,6 +213,9 @@ class Builds:
             # it was given, also when that is only known at the callers (a helper's parameter).
             origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
             return new_value(env, node, "", origin, env.facts(mirrored))
+        for obj in evaled_arguments(built, node, args):
+            # `self.a = a.eval()` in `__init__`: what the call handed is evaled, the caller's too.
+            env.modes[obj] = frozenset({ModeFact("eval", node)})
         if built.cls is not None and evals_parts(built.cls):
             # Every part it holds was evaled by its `__init__`, whatever mode it was given in.
             origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
