@@ -150,6 +150,54 @@ def evaled_arguments(built: Built, node: ast.Call, args: list) -> list:
     return [obj for name, obj in zip(exprs, args, strict=False) if obj is not None and name in names]
 
 
+def attribute_arguments(built: Built, node: ast.Call, args: list) -> list[tuple[object, ast.expr, str]]:
+    """(object, argument, attribute) for what `node` passes for a parameter the class's
+    `__init__` reads only to store one attribute of it (`self.head = full.head`, a statement
+    of its own body; the parameter read nowhere else, never rebound): the instance holds that
+    part, not the module it was taken from (`HeadOnly(Full())` holds `Full().head`)."""
+    cls = built.cls
+    if cls is None or cls.summarised or not isinstance(node, ast.Call):
+        return []
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(kw.arg is None for kw in node.keywords):
+        return []
+    taken = kept_on_node(cls.node, _TAKEN, _attribute_params)
+    if not taken:
+        return []
+    positional, attrs = taken
+    names = [
+        *((positional[i] if i < len(positional) else None) for i in range(len(node.args))),
+        *(k.arg for k in node.keywords),
+    ]
+    exprs = [*node.args, *(k.value for k in node.keywords)]
+    return [(obj, e, attrs[n]) for n, e, obj in zip(names, exprs, args, strict=False) if obj is not None and n in attrs]
+
+
+def _attribute_params(cls: ast.ClassDef) -> tuple:
+    """`__init__`'s positional parameters after `self`, and, for each one read only in a
+    statement `self.<x> = <param>.<attr>` of its own body (once), that attribute; () without."""
+    init = own_init(cls)
+    if init is None:
+        return ()
+    params = [a.arg for a in parameter_args(init, star=False)][1:]
+    rebound = {n.id for n in walk_kinds(init, _NAMES) if not isinstance(n.ctx, ast.Load)}
+    loads: dict[str, int] = {}
+    for n in walk_kinds(init, _NAMES):
+        if isinstance(n.ctx, ast.Load):
+            loads[n.id] = loads.get(n.id, 0) + 1
+    attrs = {}
+    for stmt in init.body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            continue
+        target, value = stmt.targets[0], stmt.value
+        on_self = isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
+        if on_self and isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
+            name = value.value.id
+            if name in params and name not in rebound and loads.get(name) == 1:
+                attrs[name] = value.attr
+    positional = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
+    return (positional, attrs) if attrs else ()
+
+
 def _evaled_params(cls: ast.ClassDef) -> tuple:
     """`__init__`'s positional parameters after `self`, and those a statement of its own body
     evals (`self.a = a.eval()`, `a.eval()`) and none rebinds; () without such a statement, or
@@ -231,4 +279,5 @@ _CALLS = frozenset({ast.Call})
 _SWITCH_NODES = frozenset({ast.Call, ast.Attribute})
 _STORED = "_qlint_given_params"
 _EVALED = "_qlint_evaled_params"
+_TAKEN = "_qlint_attribute_params"
 _SWITCHES = "_qlint_init_switches"

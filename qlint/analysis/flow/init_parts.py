@@ -190,6 +190,11 @@ def _facts(holder_facts: frozenset[ModeFact], attr: str, origin: Origin, module:
     return frozenset(out)
 
 
+def built_in_init(cls: ast.ClassDef) -> frozenset[str]:
+    """`_built_in_init`, for `model_builds` (a part a class takes from what it is given)."""
+    return _built_in_init(cls)
+
+
 def _built_in_init(cls: ast.ClassDef) -> frozenset[str]:
     """The attributes `__init__` builds once in a statement of its own body and nothing else in
     the class touches except by calling them (kept on the class node)."""
