@@ -58,6 +58,7 @@ CAPTURE = "ep = torch.export.export(wrapper, (x,)).module()"
 EVALED = "self.encoder = encoder.eval()"
 FRESH = "wrapper = Wrapper(Net())"
 LOADED = "wrapper = Wrapper(load().encoder)"
+BOTH = "wrapper = Wrapper(Net(), Net())"
 
 
 def source(init=EVALED, forward="pass", extra="", build=FRESH, train="pass") -> str:
@@ -126,34 +127,35 @@ OTHER_METHOD = "\n    def unfreeze(self):\n        BODY\n"
 
 
 @pytest.mark.parametrize(
-    ("init", "forward", "extra"),
+    ("init", "forward", "extra", "build"),
     [
-        # One of two stored parts is not evaled.
-        ("self.encoder = encoder.eval()\n        self.decoder = decoder", "pass", ""),
-        ("self.encoder = encoder.eval()\n        self.decoder = decoder\n        encoder.eval()", "pass", ""),
+        # One of two stored parts is not evaled (the call passes both: `encoder.eval()` evals
+        # the very module handed, so `Wrapper(Net())` holding it alone is in eval mode).
+        ("self.encoder = encoder.eval()\n        self.decoder = decoder", "pass", "", BOTH),
+        ("self.encoder = encoder.eval()\n        self.decoder = decoder\n        encoder.eval()", "pass", "", BOTH),
         # Stored without an eval.
-        ("self.encoder = encoder", "pass", ""),
+        ("self.encoder = encoder", "pass", "", FRESH),
         # Evaled, then switched back in `__init__` or by a method.
-        ("self.encoder = encoder.eval()\n        self.encoder.train()", "pass", ""),
-        ("self.encoder = encoder.eval()\n        self.train()", "pass", ""),
-        (EVALED, "pass", OTHER_METHOD.replace("BODY", "self.encoder.train()")),
-        (EVALED, "pass", OTHER_METHOD.replace("BODY", "self.encoder.training = True")),
-        (EVALED, "pass", OTHER_METHOD.replace("BODY", "self.head = nn.Dropout(0.2)")),
+        ("self.encoder = encoder.eval()\n        self.encoder.train()", "pass", "", FRESH),
+        ("self.encoder = encoder.eval()\n        self.train()", "pass", "", FRESH),
+        (EVALED, "pass", OTHER_METHOD.replace("BODY", "self.encoder.train()"), FRESH),
+        (EVALED, "pass", OTHER_METHOD.replace("BODY", "self.encoder.training = True"), FRESH),
+        (EVALED, "pass", OTHER_METHOD.replace("BODY", "self.head = nn.Dropout(0.2)"), FRESH),
         # A part of its own beside the evaled one.
-        ("self.encoder = encoder.eval()\n        self.drop = nn.Dropout(0.1)", "pass", ""),
-        ("self.encoder = encoder.eval()\n        self.norm = nn.BatchNorm1d(4)", "pass", ""),
-        ("self.encoder = encoder.eval()\n        self.net = Net()", "pass", ""),
+        ("self.encoder = encoder.eval()\n        self.drop = nn.Dropout(0.1)", "pass", "", FRESH),
+        ("self.encoder = encoder.eval()\n        self.norm = nn.BatchNorm1d(4)", "pass", "", FRESH),
+        ("self.encoder = encoder.eval()\n        self.net = Net()", "pass", "", FRESH),
         # The store comes after a rebinding of the attribute, or under a branch.
-        ("self.encoder = encoder.eval()\n        self.encoder = decoder", "pass", ""),
-        ("if decoder is None:\n            self.encoder = encoder.eval()", "pass", ""),
+        ("self.encoder = encoder.eval()\n        self.encoder = decoder", "pass", "", BOTH),
+        ("if decoder is None:\n            self.encoder = encoder.eval()", "pass", "", FRESH),
         # Reads the flag its own `.eval()` never cleared.
-        (EVALED, "x = nn.functional.dropout(x, 0.1, self.training)", ""),
+        (EVALED, "x = nn.functional.dropout(x, 0.1, self.training)", "", FRESH),
         # Hands `self` to code that may set parts.
-        (EVALED, "pass", OTHER_METHOD.replace("BODY", "setattr(self, 'head', nn.Dropout(0.2))")),
+        (EVALED, "pass", OTHER_METHOD.replace("BODY", "setattr(self, 'head', nn.Dropout(0.2))"), FRESH),
     ],
 )
-def test_a_wrapper_with_a_part_left_in_train_mode_is_reported(init, forward, extra):
-    assert reported(source(init, forward, extra)) == [CAPTURE]
+def test_a_wrapper_with_a_part_left_in_train_mode_is_reported(init, forward, extra, build):
+    assert reported(source(init, forward, extra, build)) == [CAPTURE]
 
 
 def test_a_subclass_that_adds_a_part_is_reported():

@@ -41,6 +41,7 @@ _BASES = (("nn", "Module"), ("torch", "nn", "Module"))
 # Calls that switch modes or add parts in ways the syntax does not show.
 _FORBIDDEN = frozenset({"train", "apply", "add_module", "register_module", "setattr", "set_submodule", "__setattr__"})
 _KEY = "_qlint_init_evals_parts"
+_SWITCHES_KEY = "_qlint_switches_no_part"
 
 
 def init_evals_parts(cls: ast.ClassDef) -> bool:
@@ -76,6 +77,27 @@ def _init_evals_parts(cls: ast.ClassDef) -> bool:
         if nested and node is not cls and node not in cls.body:
             return False  # a nested function could be handed `self` and change it
         if _stores_on_self(node) and not _in(node, init):
+            return False
+    return True
+
+
+def switches_no_part(cls: ast.ClassDef) -> bool:
+    """No code of the class switches a mode or adds parts in ways the syntax does not show
+    (`_FORBIDDEN`: `.train(...)`, `apply`, `setattr`, ...), writes on `self` outside
+    `__init__`, or is a function written inside a method (which could be handed `self`): what
+    `__init__` evals stays evaled whatever method runs later. Kept on the class node."""
+    return kept_on_node(cls, _SWITCHES_KEY, _switches_no_part)
+
+
+def _switches_no_part(cls: ast.ClassDef) -> bool:
+    init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    for node in walk(cls):
+        if isinstance(node, ast.Call) and _called(node) in _FORBIDDEN:
+            return False
+        nested = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))
+        if nested and node is not cls and node not in cls.body:
+            return False
+        if _stores_on_self(node) and (init is None or not _in(node, init)):
             return False
     return True
 

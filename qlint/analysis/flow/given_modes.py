@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.class_facts import mirrored_param
+from qlint.analysis.flow.evaled_parts import switches_no_part
 from qlint.analysis.flow.model_classes import Built, in_check
 from qlint.analysis.flow.model_values import PARAM
 from qlint.analysis.names.scope import own_init, parameter_args
@@ -47,6 +48,48 @@ def keeps_given_modes(built: Built, unread: bool) -> bool:
         return False
     own = in_check(built.index).content_without_installed(built.call, cls, built.resolver, built.name)
     return not own.dependent
+
+
+def wrapped_param(cap, callee) -> int | None:
+    """The parameter of the helper `callee` whose module its capture `cap` wraps: the captured
+    model is one construction of a project class (`export(W(m))`) in the mode of that parameter
+    as it came (`given_params`, `keeps_given_modes`), whose own content is known in full and
+    holds nothing found mode-dependent, and whose call passes nothing else that may be a module
+    (`W(m, 3)`). Such a wrapper is what it is given as far as the mode goes, so the caller's
+    capture is of what the caller passed (its construction's content judged, `mode_free`);
+    None otherwise."""
+    facts, origins = cap.modes, cap.origins
+    if len(origins) != 1 or not facts:
+        return None
+    (origin,) = origins
+    built = origin.built
+    if built is None or built.cls is None or built.cls.summarised or not isinstance(built.call, ast.Call):
+        return None
+    indexes = {f.origin.index if f.origin is not None and f.origin.kind == PARAM else None for f in facts}
+    if len(indexes) != 1 or any(f.state != "unset" or f.origin.node is not callee.node for f in facts):
+        return None
+    (index,) = indexes
+    if index is None or index >= len(callee.params) or not keeps_given_modes(built, False):
+        return None
+    call, name = built.call, callee.params[index]
+    positions = stored_as_given(built, call)
+    stored = kept_on_node(built.cls.node, _STORED, _stored_params)
+    kept = stored[1] if stored else frozenset()
+    wrapped = [
+        *(a for i, a in enumerate(call.args) if i in positions),
+        *(k.value for k in call.keywords if k.arg in kept),
+    ]
+    if not any(isinstance(a, ast.Name) and a.id == name for a in wrapped):
+        return None
+    slots = [*((i, None) for i in range(len(call.args))), *((None, k.arg) for k in call.keywords)]
+    for (position, keyword), arg in zip(slots, [*call.args, *(k.value for k in call.keywords)], strict=True):
+        if any(arg is a for a in wrapped):
+            if not (isinstance(arg, ast.Name) and arg.id == name):
+                return None  # another module it wraps
+        elif not built.hyperparameter(arg, position, keyword):
+            return None
+    own = in_check(built.index).content_without_installed(call, built.cls, built.resolver, built.name)
+    return index if own.complete and not own.dependent else None
 
 
 def given_params(func: ast.AST | None, node: ast.AST, built: Built, args: list, env) -> list:
@@ -83,6 +126,99 @@ def stored_as_given(built: Built, node: ast.Call) -> frozenset[int]:
         return frozenset()
     names, kept = stored
     return frozenset(i for i in range(min(len(node.args), len(names))) if names[i] in kept)
+
+
+def evaled_arguments(built: Built, node: ast.Call, args: list) -> list:
+    """The objects `node` passes for parameters the class's `__init__` evals whenever it runs
+    (`self.a = a.eval()`, or `a.eval()`, a statement of its own body; the parameter never
+    rebound there): `Module.eval` switches the very module the caller handed, so it is in eval
+    mode after the construction, whatever mode it came in. Not for a class of another module
+    no check read (`ModelClass.summarised`), a starred argument or `**kwargs`."""
+    cls = built.cls
+    if cls is None or cls.summarised or not isinstance(node, ast.Call):
+        return []
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(kw.arg is None for kw in node.keywords):
+        return []
+    evaled = kept_on_node(cls.node, _EVALED, _evaled_params)
+    if not evaled:
+        return []
+    positional, names = evaled
+    exprs = [
+        *((positional[i] if i < len(positional) else None) for i in range(len(node.args))),
+        *(k.arg for k in node.keywords),
+    ]
+    return [obj for name, obj in zip(exprs, args, strict=False) if obj is not None and name in names]
+
+
+def attribute_arguments(built: Built, node: ast.Call, args: list) -> list[tuple[object, ast.expr, str]]:
+    """(object, argument, attribute) for what `node` passes for a parameter the class's
+    `__init__` reads only to store one attribute of it (`self.head = full.head`, a statement
+    of its own body; the parameter read nowhere else, never rebound): the instance holds that
+    part, not the module it was taken from (`HeadOnly(Full())` holds `Full().head`)."""
+    cls = built.cls
+    if cls is None or cls.summarised or not isinstance(node, ast.Call):
+        return []
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(kw.arg is None for kw in node.keywords):
+        return []
+    taken = kept_on_node(cls.node, _TAKEN, _attribute_params)
+    if not taken:
+        return []
+    positional, attrs = taken
+    names = [
+        *((positional[i] if i < len(positional) else None) for i in range(len(node.args))),
+        *(k.arg for k in node.keywords),
+    ]
+    exprs = [*node.args, *(k.value for k in node.keywords)]
+    return [(obj, e, attrs[n]) for n, e, obj in zip(names, exprs, args, strict=False) if obj is not None and n in attrs]
+
+
+def _attribute_params(cls: ast.ClassDef) -> tuple:
+    """`__init__`'s positional parameters after `self`, and, for each one read only in a
+    statement `self.<x> = <param>.<attr>` of its own body (once), that attribute; () without."""
+    init = own_init(cls)
+    if init is None:
+        return ()
+    params = [a.arg for a in parameter_args(init, star=False)][1:]
+    rebound = {n.id for n in walk_kinds(init, _NAMES) if not isinstance(n.ctx, ast.Load)}
+    loads: dict[str, int] = {}
+    for n in walk_kinds(init, _NAMES):
+        if isinstance(n.ctx, ast.Load):
+            loads[n.id] = loads.get(n.id, 0) + 1
+    attrs = {}
+    for stmt in init.body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            continue
+        target, value = stmt.targets[0], stmt.value
+        on_self = isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
+        if on_self and isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
+            name = value.value.id
+            if name in params and name not in rebound and loads.get(name) == 1:
+                attrs[name] = value.attr
+    positional = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
+    return (positional, attrs) if attrs else ()
+
+
+def _evaled_params(cls: ast.ClassDef) -> tuple:
+    """`__init__`'s positional parameters after `self`, and those a statement of its own body
+    evals (`self.a = a.eval()`, `a.eval()`) and none rebinds; () without such a statement, or
+    when code of the class may switch a part back (`evaled_parts.switches_no_part`: a method
+    running `self.a.train()` later)."""
+    init = own_init(cls)
+    if init is None or not switches_no_part(cls):
+        return ()
+    params = [a.arg for a in parameter_args(init, star=False)][1:]
+    rebound = {n.id for n in walk_kinds(init, _NAMES) if not isinstance(n.ctx, ast.Load)}
+    evaled = set()
+    for stmt in init.body:
+        value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "eval"):
+            continue
+        receiver = value.func.value
+        plain = not value.args and not value.keywords and isinstance(receiver, ast.Name)
+        if plain and receiver.id in params and receiver.id not in rebound:
+            evaled.add(receiver.id)
+    positional = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
+    return (positional, frozenset(evaled)) if evaled else ()
 
 
 def _stored_params(cls: ast.ClassDef) -> tuple:
@@ -142,4 +278,6 @@ _NAMES = frozenset({ast.Name})
 _CALLS = frozenset({ast.Call})
 _SWITCH_NODES = frozenset({ast.Call, ast.Attribute})
 _STORED = "_qlint_given_params"
+_EVALED = "_qlint_evaled_params"
+_TAKEN = "_qlint_attribute_params"
 _SWITCHES = "_qlint_init_switches"

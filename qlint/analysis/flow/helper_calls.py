@@ -16,6 +16,7 @@ from qlint.analysis.flow import decorator_registries as registries
 from qlint.analysis.flow.class_calls import class_callee
 from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
+from qlint.analysis.flow.given_modes import wrapped_param
 from qlint.analysis.flow.handed_parts import switch_handed_parts
 from qlint.analysis.flow.handed_switches import handed_switches
 from qlint.analysis.flow.held_slots import bind, switched_name
@@ -285,6 +286,9 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
                 continue  # it reaches prepare inside the helper: reported there
             if c not in captures:
                 model, model_expr = actual.get(_param_index(cap, callee), (None, None))
+                if model is None and (wrapped := wrapped_param(cap, callee)) in given:
+                    # `export(W(m))`: a mode-free wrapper of what this call passes (`given_modes`).
+                    model = Obj(node, "", given[wrapped].origins, frozenset())
                 inner = (callee.path, cap.call, "the helper captures the model here")
                 captures[c] = sem.capture(node, cap.api, model_expr, model, env, True, subst(cap.modes), inner)
             caps.add(captures[c])

@@ -38,6 +38,9 @@ _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 # `super()`, ask about it.
 _LOOKS = frozenset({"super", "isinstance", "hasattr", "getattr", "type", "id", "len", "repr", "str"})
 _MODE_CALLS = frozenset({"eval", "train"})
+_SEQUENTIAL = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
+# Methods of an `nn.Sequential` that keep the modules it holds.
+_KEPT_BY = frozenset({"eval", "train", "to", "cpu", "cuda", "float", "half", "double", "bfloat16", "requires_grad_"})
 
 
 def init_part(sem, holder: Obj | None, e: ast.Attribute, env: Env) -> Obj | None:
@@ -85,9 +88,15 @@ def _hand_down(sem, receiver: Obj, env: Env, depth: int) -> None:
         return
     (origin,) = receiver.origins
     built = origin.built
-    if origin.kind != CONSTRUCTED or not origin.passed or built is None or built.cls is None:
+    if origin.kind != CONSTRUCTED or not origin.passed or built is None:
         return
     positional, keywords = origin.passed
+    if built.cls is None:
+        if built.resolver.qualname(built.call.func) in _SEQUENTIAL and _parts_kept(sem.walk.func, built.call):
+            # `nn.Sequential(model, head)` holds the very modules it is given, positionally
+            # (`held_parts`): `wrapped.eval()` evals `model` (a copy passed is another object).
+            _hand_to(sem, receiver, positional, env, depth)
+        return
     if not any(o is not None and o in env.modes for o in (*positional, *(o for _, o in keywords))):
         return  # nothing passed that the walk holds a mode for: the class is not read
     if _is_module(built.cls, sem.owner) is not True:
@@ -95,13 +104,41 @@ def _hand_down(sem, receiver: Obj, env: Env, depth: int) -> None:
     # A parameter `__init__` stores once and no method rebinds (`held_fields`, read already for
     # the construction by `held_parts`): whatever mode a method switches it to, it stays a part.
     fields = sem.owner.stored_fields(built.cls, held=True)
+    _hand_to(sem, receiver, [passed_for(spec, *origin.passed) for spec in fields.values()], env, depth)
+
+
+def _hand_to(sem, receiver: Obj, parts, env: Env, depth: int) -> None:
+    """The receiver's new facts to each of `parts` the walk holds a mode for, and down from it."""
     facts = env.modes[receiver]
-    for spec in fields.values():
-        obj = passed_for(spec, *origin.passed)
+    for obj in parts:
         if obj is None or obj is receiver or obj.is_graph or obj not in env.modes or CONTAINER in obj.kinds:
             continue
         env.modes[obj] = facts
         _hand_down(sem, obj, env, depth + 1)
+
+
+def _parts_kept(func: ast.AST | None, call: ast.Call) -> bool:
+    """The container `call` builds is bound to a name of `func` read only for its forward
+    (`wrapped(x)`) and for calls that return it or switch it (`wrapped.eval()`, `.to(d)`), in
+    `func`'s own code: no item stored, deleted or inserted (`wrapped[0] = Other()`), nothing it
+    is handed to, so the modules it was given are the ones it holds."""
+    if func is None:
+        return False
+    above = parents(func)
+    stmt = above.get(id(call))
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+        return False
+    for load in name_loads(func, stmt.targets[0].id):
+        parent = above.get(id(load))
+        if isinstance(parent, ast.Attribute) and parent.attr in _KEPT_BY:
+            parent, load = above.get(id(parent)), parent
+        if not (isinstance(parent, ast.Call) and parent.func is load):
+            return False
+        node = parent
+        while (node := above.get(id(node))) is not None and node is not func:
+            if isinstance(node, _NESTED):
+                return False  # a switch the walk does not run where it is written
+    return True
 
 
 def _source(sem, holder: Obj | None, attr: str, spelled: ast.expr | None) -> tuple[Origin, bool] | None:
@@ -151,6 +188,11 @@ def _facts(holder_facts: frozenset[ModeFact], attr: str, origin: Origin, module:
                 parts.append(replace(p, steps=p.steps[1:]))
         out.add(ModeFact(state, node, origin if fact.origin is not None else None, fact.guard, tuple(parts)))
     return frozenset(out)
+
+
+def built_in_init(cls: ast.ClassDef) -> frozenset[str]:
+    """`_built_in_init`, for `model_builds` (a part a class takes from what it is given)."""
+    return _built_in_init(cls)
 
 
 def _built_in_init(cls: ast.ClassDef) -> frozenset[str]:

@@ -13,9 +13,16 @@ import weakref
 
 from qlint.analysis.flow.changed_tables import changed_in
 from qlint.analysis.flow.class_facts import evals_parts, mirrored_param, sets_eval
-from qlint.analysis.flow.given_modes import given_params, keeps_given_modes, stored_as_given
+from qlint.analysis.flow.given_modes import (
+    attribute_arguments,
+    evaled_arguments,
+    given_params,
+    keeps_given_modes,
+    stored_as_given,
+)
 from qlint.analysis.flow.held_parts import part_build
 from qlint.analysis.flow.held_slots import modes_of, slots_of
+from qlint.analysis.flow.init_parts import built_in_init
 from qlint.analysis.flow.installed_modes import starts_in_eval
 from qlint.analysis.flow.model_apis import is_class_call, key
 from qlint.analysis.flow.model_classes import Built
@@ -213,11 +220,27 @@ class Builds:
             # it was given, also when that is only known at the callers (a helper's parameter).
             origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
             return new_value(env, node, "", origin, env.facts(mirrored))
+        for obj in evaled_arguments(built, node, args):
+            # `self.a = a.eval()` in `__init__`: what the call handed is evaled, the caller's too.
+            env.modes[obj] = frozenset({ModeFact("eval", node)})
         if built.cls is not None and evals_parts(built.cls):
             # Every part it holds was evaled by its `__init__`, whatever mode it was given in.
             origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
             return new_value(env, node, "", origin, {ModeFact("eval", node, origin)})
-        wrapped = [o for o in args if o is not None and is_module(o, env)]
+        # `HeadOnly(full)` storing `self.head = full.head`: it holds that part of what it is given.
+        # Only for a module built in the call or named only to eval it and hand it here: parts
+        # given to it (`full.head = nn.Dropout(0.1)`, `setattr`), or a switch, are not followed.
+        func = self.sem.walk.func
+        parted = [
+            (o, e, a)
+            for o, e, a in attribute_arguments(built, node, args)
+            if is_module(o, env)
+            and (isinstance(e, ast.Call) or (isinstance(e, ast.Name) and _only_evaled_here(func, e.id, node)))
+        ]
+        part_of = {id(o): (o, part_build(self.sem.owner, (o, (a,))), (a,)) for o, _, a in parted}
+        if any(part is None or not _built_once(o, a) for o, part, (a,) in part_of.values()):
+            part_of = {}  # the attribute is not one construction of its class: read the whole module
+        wrapped = [o for o in args if o is not None and is_module(o, env) and id(o) not in part_of]
         # `W(model)` of a parameter `model` a project class stores as it came: in the mode the
         # callers leave it, as a local module would be (`given_modes`).
         given = given_params(self.sem.walk.func, node, built, args, env)
@@ -226,7 +249,9 @@ class Builds:
         slots = slots_of(self.sem.walk.func, node, args, {id(o) for o in wrapped}, env)
         if slots:  # `nn.Sequential(m, ...)` of a parameter `m`: its callers' arguments fill it
             built = replace(built, slots=slots)
-        taken = self._taken_parts(node, args, env)
+        taken = self._taken_parts(node, args, env) + list(part_of.values())
+        if part_of:
+            built = replace(built, taken_args=frozenset(id(e) for o, e, _ in parted if id(o) in part_of))
         if wrapped and not taken and all(_plain_instance(o, env) for o in wrapped):
             # `LlamaModel(config)` of a `@dataclass class ModelArgs:` built just before: no
             # module (its class has no base), so no mode to hand on; the new module starts in
@@ -327,6 +352,17 @@ def _handed_back(built: Built, obj: Obj, env: Env) -> Obj:
     if built.slots or built.fixed_parts:
         built.returned = modes_of(env.facts(obj))
     return obj
+
+
+def _built_once(root: Obj, attr: str) -> bool:
+    """`root` is one construction of a class whose `__init__` builds `attr` once in a statement
+    of its own body and whose code touches it otherwise only by calling it (`init_parts`)."""
+    builts = [o.built for o in root.origins if o.kind == CONSTRUCTED and o.built is not None]
+    return (
+        len(builts) == len(root.origins) == 1
+        and builts[0].cls is not None
+        and attr in built_in_init(builts[0].cls.node)
+    )
 
 
 def _one_key_get(call: ast.expr) -> bool:

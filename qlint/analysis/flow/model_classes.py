@@ -123,6 +123,10 @@ class Built:
     # The ids of the arguments those parts were passed by: one built inline (`Net().eval()`) is
     # read with the call's own content, which leaves it out then too.
     fixed_args: frozenset[int] = frozenset()
+    # The ids of the arguments passed for a parameter whose one attribute the class stores
+    # (`HeadOnly(Full())` storing `self.head = full.head`, `given_modes.attribute_arguments`):
+    # that part is one of `parts`, the rest of the argument is not read.
+    taken_args: frozenset[int] = frozenset()
     # The function whose walk met the construction: what a name it passes may hold is read
     # there (`constant_values`). None: a construction read outside a walk.
     func: ast.AST | None = None
@@ -175,6 +179,8 @@ class Built:
         for (position, keyword), arg in zip(slots, values, strict=True):
             if _constant(arg) or _arithmetic(arg) or hyperparameters or self._bound_to_constant(arg):
                 continue
+            if id(arg) in self.taken_args:
+                continue  # the part the class takes from it is one of `parts`
             if holds_constant(self.func, arg, self.resolver):
                 continue  # `IndexPut(mode=i)` in `for i, x in enumerate(...)`: a number, never a module
             if (self.resolver.qualname(arg) or "") in _DTYPES:
@@ -196,6 +202,13 @@ class Built:
                 # A closed function (`M(lambda x, y: x + y)`, `M(torch.add)`) is no module.
                 complete &= closed_function(arg, self.resolver, self.func)
         return complete
+
+    def hyperparameter(self, arg: ast.expr, position: int | None, keyword: str | None) -> bool:
+        """An argument of the call that is no module: a number (or arithmetic with one), a name
+        bound once to a constant, or a value the class only passes to torch.nn layers or tests."""
+        if _constant(arg) or _arithmetic(arg) or self._bound_to_constant(arg):
+            return True
+        return self._flag_of_class(arg, position, keyword)
 
     def _wrapped(self, arg: ast.expr) -> bool:
         """`arg` passes one of the modules in `parts`, whose content is read as theirs."""
