@@ -170,3 +170,21 @@ def test_a_packet_bound_in_a_sibling_is_read_in_each_package_as_its_own(tmp_path
             finally:
                 ProjectIndex.fix_layout(False)
             assert found == {"pkg": [7], "other": []}, (fixed, order)
+
+
+def test_a_sibling_made_later_concerns_the_module_that_looked_for_it(tmp_path):
+    from qlint.engine import check_source
+    from tests.conftest import settings_for
+
+    text = _main()
+    root = package_repository(tmp_path / "repo", main=text)
+    main, core = str(root / "pkg" / "main.py"), str(root / "pkg" / "core.py")
+    settings = settings_for(("QL201", "QL202"))
+    project = ProjectIndex()
+    assert check_source(text, main, settings, project).diagnostics == []
+    # The absent sibling is part of what the check read: making it concerns the module.
+    assert project.update(core, CORE) == {main}
+    found = check_source(text, main, settings, project).diagnostics
+    assert sorted((d.code, d.range.start.row) for d in found) == sorted(
+        (code, rows[0]) for code, rows in _loud(text).items()
+    )
