@@ -182,3 +182,45 @@ def test_quiet_when_the_callable_is_bound_twice(tmp_path):
 def test_quiet_when_the_helper_is_no_function_of_the_project(tmp_path):
     binding = "importlib.import_module(_import_ops)"
     assert _rows(tmp_path, binding=binding) == []
+
+
+# A generator's `return x` is no value a caller gets: the helper and the callable are read
+# only when they yield nothing themselves. A function or lambda they define in a block
+# (`if DEBUG: def trace(): yield ...`) yields for itself, not for them.
+NESTED_GENERATOR = "    if error_message:\n\n        def trace():\n            yield error_message\n\n"
+
+
+def test_loud_when_a_generator_is_defined_in_a_block_of_the_helper(tmp_path):
+    utils = UTILS.replace("    try:\n", NESTED_GENERATOR + "    try:\n", 1)
+    assert "def trace():" in utils
+    assert _rows(tmp_path, utils=utils) == [ROW]
+
+
+def test_loud_when_a_generator_lambda_is_bound_in_a_block_of_the_callable(tmp_path):
+    callable_ = """\
+    def _import_ops():
+        if __debug__:
+            trace = lambda: (yield)  # noqa: E731
+        from torch.ops import coreai
+
+        return coreai
+"""
+    assert _rows(tmp_path, callable_=callable_) == [ROW + 2]
+
+
+def test_quiet_when_the_helper_yields_in_a_block_of_its_own(tmp_path):
+    utils = UTILS.replace("    try:\n", "    if error_message is None:\n        yield error_message\n    try:\n", 1)
+    assert _rows(tmp_path, utils=utils) == []
+
+
+def test_quiet_when_the_callable_yields_in_a_nested_block(tmp_path):
+    callable_ = """\
+    def _import_ops():
+        from torch.ops import coreai
+
+        for _ in range(1):
+            with open(__file__):
+                yield coreai
+        return coreai
+"""
+    assert _rows(tmp_path, callable_=callable_) == []

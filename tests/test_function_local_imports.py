@@ -155,3 +155,77 @@ def test_a_lazy_capture_is_vouched_for_by_callers_that_import_it_lazily(tmp_path
 
 def test_a_lazy_capture_of_a_train_mode_model_is_reported(tmp_path):
     assert _helper_findings(tmp_path, "") == [6]
+
+
+# A function with no parameter and no local assignment binds nothing but its imports: its
+# locals are an empty dictionary, which the resolver took for none given (`local or {}`), so
+# the body's imports were lost and every name read through them was unknown.
+_EMPTY_LOCALS_LOUD = {
+    "QL101": (
+        """
+        def is_relu():
+            from torch.ops import aten
+            return NODE.target == aten.relu
+        """,
+        4,
+    ),
+    "QL102": (
+        """
+        def add_relu():
+            import torch
+            with GM.graph.inserting_after(NODE):
+                GM.graph.call_function(torch.ops.aten.relu, (NODE,))
+        """,
+        5,
+    ),
+    "QL401": (
+        """
+        def to_eval():
+            import torch
+            torch.ao.quantization.move_exported_model_to_eval(MODEL)
+        """,
+        4,
+    ),
+    "QL402": (
+        """
+        def export():
+            import torch
+            with torch.no_grad():
+                return torch.export.export_for_training(MODEL, ARGS)
+        """,
+        5,
+    ),
+}
+
+
+def test_imports_of_a_function_binding_nothing_else_are_read():
+    for code, (src, row) in _EMPTY_LOCALS_LOUD.items():
+        assert codes(src, (code,)) == [(code, row)], code
+
+
+def test_working_apis_in_a_function_binding_nothing_else_stay_quiet():
+    src = """
+        def export():
+            import torch
+            from torch.ops import aten
+            ep = torch.export.export(MODEL, ARGS)
+            with GM.graph.inserting_after(NODE):
+                GM.graph.call_function(aten.relu.default, (NODE,))
+            return ep, NODE.target == torch.ops.aten.relu.default
+        """
+    assert codes(src, ("QL101", "QL102", "QL402")) == []
+
+
+def test_another_functions_import_stays_out_of_a_function_binding_nothing():
+    src = """
+        def a():
+            import torch
+            from torch.ops import aten
+            return torch, aten
+
+        def b():
+            with GM.graph.inserting_after(NODE):
+                GM.graph.call_function(torch.ops.aten.relu, (NODE,))
+            return NODE.target == aten.relu, torch.export.export_for_training(MODEL, ARGS)
+        """
+    assert codes(src, ("QL101", "QL102", "QL402")) == []

@@ -27,6 +27,7 @@ import ast
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.call_parts import callee_name
 from qlint.analysis.graphs.insertions import writes_insertion
+from qlint.analysis.graphs.own_insertions import inserting_functions, spelled_packet
 from qlint.analysis.graphs.project_scan import parsed_module, scan_root, texts_spelling
 from qlint.analysis.names.functions import Body
 from qlint.analysis.names.resolver import Resolver, dotted_parts
@@ -41,8 +42,6 @@ _ROUNDS = 4
 def matched_on_called_insertion(ctx: FileContext, key: tuple[str, str, str], body: Body | None, use) -> bool:
     """Whether the matcher `use` (the packet `key`, in `body`) searches the graph of a call that
     runs the project's own insertion of that packet."""
-    from qlint.rules.packet_origins import _spelled_packet
-
     if body is None or not isinstance(body.node, _FUNCS) or ctx.optable.lookup(key[1], key[2]) is not None:
         return False
     source = _graph_source(body, use)
@@ -54,7 +53,7 @@ def matched_on_called_insertion(ctx: FileContext, key: tuple[str, str, str], bod
     root, name = found
     # The test's own project scan does not reach the package (its root is the tests' package):
     # the package's modules spelling the packet are read from its root.
-    spelled = _spelled_packet(key[2])
+    spelled = spelled_packet(key[2])
     inserting: set[str] = set()
     for path, text, _ in texts_spelling(ctx, (key[2],), root):
         # Only a module writing an insertion is parsed (`self.quantize(x)` spells the packet too).
@@ -117,8 +116,6 @@ _REACHED = "called_insertions.reached"
 def _facts(ctx: FileContext, path: str, text: str) -> tuple[dict, tuple[tuple[str, frozenset], ...]]:
     """({packet key: the module-level functions inserting it}, (each function's name, the names
     it calls)) of the module at `path`, parsed once per check."""
-    from qlint.rules.packet_consumers import _inserting_functions
-
     known = ctx.cache.setdefault(_FACTS, {})
     found = known.get(path)
     if found is None:
@@ -129,7 +126,7 @@ def _facts(ctx: FileContext, path: str, text: str) -> tuple[dict, tuple[tuple[st
             rows: dict[tuple[str, str, str], list[int]] = {}
             for ref, expr in insertions(module):
                 rows.setdefault(ref.key, []).append(expr.lineno)
-            inserting = {k: frozenset(_inserting_functions(module, r)) for k, r in rows.items()}
+            inserting = {k: frozenset(inserting_functions(module, r)) for k, r in rows.items()}
             found = (inserting, _callees(module.tree))
         known[path] = found
     return found

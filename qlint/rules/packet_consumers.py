@@ -34,6 +34,7 @@ from qlint.analysis import scan_memo
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs.call_parts import callee_name
 from qlint.analysis.graphs.insertions import writes_insertion
+from qlint.analysis.graphs.own_insertions import inserting_functions
 from qlint.analysis.graphs.project_scan import project_modules, text_holding
 from qlint.analysis.names.resolver import OpRef
 from qlint.rules.packet_scan import (
@@ -239,10 +240,10 @@ def _reexported_between(
     ctx: FileContext, consumers: list[FileContext], users: list[FileContext], rows: list[int] | None
 ) -> bool:
     """A function of the project (`users`: the modules naming what the inserting module
-    defines) that calls what inserts the packet (`_inserting_functions` of the rows it is
+    defines) that calls what inserts the packet (`inserting_functions` of the rows it is
     inserted on; every name the module defines when the caller gave none), then exports or
     lowers before calling anything a consuming module defines."""
-    inserting = _inserting_functions(ctx, rows or []) or inserting_names(ctx)
+    inserting = inserting_functions(ctx, rows or []) or inserting_names(ctx)
     consuming = set().union(*(defined_names(c) for c in consumers if c is not ctx)) - inserting
     if not inserting:
         return False
@@ -268,41 +269,3 @@ def _reexports_after(func: ast.AST, inserting: set[str], consuming: set[str]) ->
         elif inserted and name in _REEXPORTS:
             return True
     return False
-
-
-def _inserting_functions(ctx: FileContext, rows: list[int]) -> set[str]:
-    """The module-level functions of the inserting module holding the insertions on `rows`, and
-    those of the module that call them: only a call of one of these puts the node in a
-    graph, so a re-export after a call of the module's other passes (tt-xla's backend folds
-    einsums in one branch and exports in the other, then inserts its argument markers) is
-    not one between the insertion and its consumer. Empty (every name it defines may insert)
-    when an insertion sits anywhere else: a method, a nested function, the module's body."""
-    funcs = (ast.FunctionDef, ast.AsyncFunctionDef)
-    top = {f.name: f for f in ctx.tree.body if isinstance(f, funcs)}
-    holding = {n for n, f in top.items() if any(_spans(f, row) for row in rows)}
-    if not rows or not all(any(_spans(f, row) for f in top.values()) for row in rows):
-        return set()
-    for f in top.values():
-        for inner in ast.walk(f):
-            if inner is not f and isinstance(inner, (*funcs, ast.ClassDef)) and any(_spans(inner, row) for row in rows):
-                return set()
-    # Callers: the module's functions and classes naming one (`AddPass.__call__` running the
-    # pass makes `AddPass()(gm)` an insertion too); named anywhere else in the module (a list
-    # of passes), what runs it is not known.
-    owners = {d.name: d for d in ctx.tree.body if isinstance(d, (*funcs, ast.ClassDef))}
-    grew = True
-    while grew:
-        callers = {n for n, d in owners.items() if n not in holding and _names_any(d, holding)}
-        holding |= callers
-        grew = bool(callers)
-    if any(not isinstance(stmt, (*funcs, ast.ClassDef)) and _names_any(stmt, holding) for stmt in ctx.tree.body):
-        return set()
-    return holding
-
-
-def _names_any(node: ast.AST, names: set[str]) -> bool:
-    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
-
-
-def _spans(node: ast.AST, row: int) -> bool:
-    return node.lineno <= row <= (node.end_lineno or node.lineno)

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import ast
 import functools
-import re
 
 from qlint.analysis.context import FileContext
 from qlint.analysis.graphs import kept_module_facts
 from qlint.analysis.graphs.graph_context import packet_graph_context
 from qlint.analysis.graphs.insertions import wrapper_search
+from qlint.analysis.graphs.own_insertions import spelled_packet
 from qlint.analysis.graphs.pattern_replacements import replaced_packets, rewrites_spelled
 from qlint.analysis.graphs.project_scan import module_facts, parses, unkept_module_facts
 from qlint.analysis.names.resolver import OpRef
@@ -33,7 +33,7 @@ def inserted_elsewhere(ctx: FileContext, key: tuple[str, str, str]) -> bool:
     if key in replaced_packets(ctx):
         return True
     op = key[2]
-    spelled = _spelled_packet(op)
+    spelled = spelled_packet(op)
     if any(key in found for found in module_facts(ctx, (op,), _packets_into_packet_graphs, spelled)):
         return True
     # A module that inserts it only through the project's own wrapper (`insert_op(gm.graph,
@@ -89,7 +89,7 @@ def consumes_linked_insertion(ctx: FileContext, key: tuple[str, str, str]) -> bo
     from qlint.rules.packet_sites import op_sites
 
     ref = OpRef(key[1], key[2], None, key[0])
-    spelled = _spelled_packet(ref.op)
+    spelled = spelled_packet(ref.op)
     # No other module spelling the packet, no linked insertion: known from the scan's kept
     # answers, before this module's sites are read (a walk of every statement naming the op,
     # ~15 ms per packet on the language server's 2,000-line bench module).
@@ -129,7 +129,7 @@ def keyed_on_own_traced_insertion(ctx: FileContext, key: tuple[str, str, str], b
 
     if body is None or not isinstance(body.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
-    spelled = _spelled_packet(key[2])
+    spelled = spelled_packet(key[2])
     inserting: list[tuple[FileContext, list[ast.expr]]] = []
 
     def inserts_it(module: FileContext, near: FileContext) -> bool:
@@ -163,9 +163,3 @@ def keyed_on_own_traced_insertion(ctx: FileContext, key: tuple[str, str, str], b
     if not inserting or not self_traced_pass(ctx, body.node):
         return False
     return any(all(self_traced_insertion(module, e) for e in exprs) for module, exprs in inserting)
-
-
-def _spelled_packet(op: str) -> re.Pattern:
-    """The packet spelled somewhere in a module: `.op` not followed by an overload (modules
-    that only spell `.op.default` are not parsed)."""
-    return re.compile(rf"\.{re.escape(op)}\b(?!\s*\.\s*\w)")

@@ -42,6 +42,7 @@ from qlint.analysis.graphs.helper_lookup import (
 )
 from qlint.analysis.graphs.imported_helpers import helper_names, imports_helper
 from qlint.analysis.graphs.wrapper_chains import forwards_on
+from qlint.analysis.names.import_paths import lookup_root
 from qlint.analysis.names.modules import import_root
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
@@ -169,7 +170,7 @@ class Forwarding:
         """The file of `module` as `requester` imports it, looked up once per check and root.
         The answer is a dependency of the fact being worked out: a module created where the
         lookup found none, or ahead of the one it found, changes it (`_key`)."""
-        root = import_root(requester)
+        root = lookup_root(module, requester)
         found = self._lookup(module, root, requester)
         if self._trails:
             self._trails[-1].append((("find", module, root), found))

@@ -21,7 +21,7 @@ from qlint.analysis.graphs.helper_gate import may_lead_to_helper
 from qlint.analysis.graphs.helper_lookup import MAX_DEPTH, base_class, module_function
 from qlint.analysis.graphs.word_trie import holds_any
 from qlint.analysis.names.absent_packages import project_imports
-from qlint.analysis.names.modules import import_root
+from qlint.analysis.names.import_paths import lookup_root
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import ModuleScope
 from qlint.analysis.names.text_imports import class_bases, file_imports
@@ -241,7 +241,7 @@ def _imported_helper(fw, scope, name: str, full: str) -> bool:
     # where a file is found without looking the module up again, and per module file it
     # is imported from, which the import roots of a tree share (ExecuTorch: 275 roots):
     # everything read past that file is read from its own path, whoever imports it.
-    root = import_root(scope.path)
+    root = lookup_root(full, scope.path)
     rooted = (full, root, fw._kind)
     known = fw._shared(IMPORTED, rooted)
     if known is not None:
@@ -279,7 +279,7 @@ def _base_helpers(fw, scope: ModuleScope | RemoteModule, base: ast.expr | list[s
     head = None if local else scope.imports.get(parts[0])
     if head is None:
         return frozenset(_inherited_helpers(fw, scope, base, 0))
-    key = ("base", ".".join([head, *parts[1:]]), import_root(scope.path), fw._kind)
+    key = ("base", ".".join([head, *parts[1:]]), lookup_root(head, scope.path), fw._kind)
     known = fw._shared(IMPORTED, key)
     if known is not None:
         fw._replay(known[1])

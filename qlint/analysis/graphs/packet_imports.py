@@ -33,6 +33,7 @@ from qlint.analysis.graphs.packet_text import (
     spells_packet,
     torch_names,
 )
+from qlint.analysis.names.import_paths import lookup_root
 from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.star_imports import star_sources
@@ -129,6 +130,7 @@ def _find(project, module: str, requester: str, deps: list) -> str | None:
     root = run["roots"].get(requester)
     if root is None:
         root = run["roots"][requester] = import_root(requester)
+    root = lookup_root(module, requester, root)
     key = (module, root)
     found = run["found"]
     if ProjectIndex.fixed_layout and key in found:

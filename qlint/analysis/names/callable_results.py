@@ -27,7 +27,7 @@ from collections.abc import Iterator
 
 from qlint.analysis.names.local_imports import LocalNames, bind_imports
 from qlint.analysis.names.scope import ModuleScope, bind_local, parameter_args, parameters
-from qlint.analysis.tree_walk import own_statements
+from qlint.analysis.tree_walk import own_nodes, own_statements
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Helpers followed through helpers: `lazy_import_coreai_torch` -> `lazy_import_module`.
@@ -236,10 +236,6 @@ def _ends(block: list[ast.stmt]) -> bool:
 
 
 def _is_generator(func: ast.FunctionDef) -> bool:
-    for stmt in own_statements(func.body):
-        if isinstance(stmt, (*_FUNCS, ast.ClassDef)):
-            continue
-        for node in ast.walk(stmt):
-            if isinstance(node, (ast.Yield, ast.YieldFrom)):
-                return True
-    return False
+    """Whether `func` itself yields: a `yield` of a function, class or lambda it defines, at
+    any depth of its blocks (`if DEBUG: def trace(): yield ...`), makes that one a generator."""
+    return any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in own_nodes(func, scopes=False))

@@ -17,7 +17,10 @@ of such checkouts:
   the project root and in the directories right below it (`packaging_files`); a tree with no
   marker at all takes the run's directory as its project root (`run_roots`);
 - a checkout whose directory carries the package's name (`executorch/backends/x/`, no
-  `executorch/__init__.py`): its parent directory imports it as a namespace package.
+  `executorch/__init__.py`): its parent directory imports it as a namespace package;
+- a package directory whose modules are also run as scripts (`python pkg/run.py` puts `pkg/`
+  first on `sys.path`): `from core import x` in `pkg/run.py` is `pkg/core.py` when nothing
+  else can be (`SCRIPT_DIR`, the last root).
 
 Only directories inside the requester's repository count: a neighbouring checkout in a
 rollout is another project. Read once per repository (and per directory) and cached.
@@ -25,7 +28,10 @@ rollout is another project. Read once per repository (and per directory) and cac
 
 from __future__ import annotations
 
+import contextlib
 import os
+import site
+import sys
 from collections.abc import Iterator
 from functools import lru_cache
 
@@ -33,6 +39,14 @@ from qlint.analysis.names.modules import import_root
 from qlint.analysis.names.package_map import declared_packages, project_root
 
 _INSTALL_DIRS = frozenset({"site-packages", "dist-packages"})
+# The prefix of the root that is the requester's own directory, where that is a package's:
+# the script directory `python pkg/run.py` puts first on `sys.path`. It is the last root, and
+# holds only modules whose first part is neither the standard library's nor installed: run as
+# a package module, `from core import x` finds the project's top-level `core` (an earlier
+# root), an installed `core` or a standard one, and fails where there is none, so the sibling
+# `pkg/core.py` is the one module it can name. Run as a script it is `pkg/core.py` too, but
+# for a standard or installed name the two runs differ, and the package's is taken.
+SCRIPT_DIR = "."
 
 
 def module_bases(module: str, requester: str) -> Iterator[str]:
@@ -56,6 +70,8 @@ def base_in(root: tuple[str, str], parts: list[str]) -> str | None:
     prefix, directory = root
     if not prefix:
         return os.path.join(directory, *parts)
+    if prefix == SCRIPT_DIR:
+        return None if standard_or_installed(parts[0]) else os.path.join(directory, *parts)
     if parts[0] == prefix:
         return os.path.join(directory, *parts[1:]) if len(parts) > 1 else directory
     # A subpackage mapped onto a directory of its own (`package_dir_keys`: `executorch.backends`);
@@ -85,6 +101,8 @@ def _roots(directory: str) -> tuple[tuple[str, str], ...]:
         return tuple(roots)
     repo = project_root(directory)
     if repo is None or os.path.commonpath([repo, first]) != repo:
+        if directory != first:  # a package's directory: also a script's (`SCRIPT_DIR`)
+            roots.append((SCRIPT_DIR, directory))
         return tuple(roots)
     roots += [("", d) for d in _ancestors(first, repo)]
     for entry in declared_packages(repo):
@@ -100,7 +118,59 @@ def _roots(directory: str) -> tuple[tuple[str, str], ...]:
     name = os.path.basename(repo)
     if name.isidentifier() and not os.path.isfile(os.path.join(repo, "__init__.py")):
         roots.append((name, repo))
+    if directory != first:  # a package's directory: also a script's (`SCRIPT_DIR`)
+        roots.append((SCRIPT_DIR, directory))
     return tuple(roots)
+
+
+def lookup_root(module: str, requester: str, root: str | None = None) -> str:
+    """The directory standing for `requester` in what is kept of its lookup of `module`: its
+    import root (`root`, when known), where every file finds a module at the same place, or
+    its own directory when that is a package's holding `module`'s first part, where the
+    `SCRIPT_DIR` root may decide. A file under it (`kept_answers.root_requester`) looks
+    `module` up as `requester` does."""
+    if root is None:
+        root = import_root(requester)
+    top = module.partition(".")[0]
+    if standard_or_installed(top):
+        return root
+    directory = os.path.dirname(requester) if os.path.isabs(requester) else os.path.dirname(os.path.abspath(requester))
+    if directory == root or install_dir(root) is not None or not _holds(directory, top):
+        return root
+    return directory
+
+
+@lru_cache(maxsize=8192)
+def _holds(directory: str, top: str) -> bool:
+    base = os.path.join(directory, top)
+    return os.path.isfile(base + ".py") or os.path.isdir(base) or os.path.isfile(base + ".pyi")
+
+
+@lru_cache(maxsize=8192)
+def standard_or_installed(top: str) -> bool:
+    """Whether a top-level module `top` is the standard library's or installed (a file or
+    directory of that name in a site directory)."""
+    if top in sys.stdlib_module_names or top in sys.builtin_module_names:
+        return True
+    return any(
+        entry == top or entry.startswith(top + ".") for directory in _site_dirs() for entry in _entries(directory)
+    )
+
+
+@lru_cache(maxsize=1)
+def _site_dirs() -> tuple[str, ...]:
+    found = [p for p in sys.path if p and any(d in p.split(os.sep) for d in _INSTALL_DIRS)]
+    with contextlib.suppress(AttributeError):  # a virtualenv's old `site` module
+        found += [*site.getsitepackages(), site.getusersitepackages()]
+    return tuple(dict.fromkeys(os.path.abspath(p) for p in found if os.path.isdir(p)))
+
+
+@lru_cache(maxsize=64)
+def _entries(directory: str) -> frozenset[str]:
+    try:
+        return frozenset(os.listdir(directory))
+    except OSError:
+        return frozenset()
 
 
 def forget_roots() -> None:
@@ -108,6 +178,7 @@ def forget_roots() -> None:
     roots found before may not hold."""
     _roots.cache_clear()
     resolved.cache_clear()
+    _holds.cache_clear()
 
 
 def _ancestors(start: str, top: str) -> list[str]:
@@ -142,4 +213,14 @@ def resolved(path: str) -> str:
     return os.path.join(repo, os.path.relpath(real, real_repo))
 
 
-__all__ = ["base_in", "forget_roots", "install_dir", "module_bases", "module_roots", "resolved"]
+__all__ = [
+    "SCRIPT_DIR",
+    "base_in",
+    "forget_roots",
+    "install_dir",
+    "lookup_root",
+    "module_bases",
+    "module_roots",
+    "resolved",
+    "standard_or_installed",
+]

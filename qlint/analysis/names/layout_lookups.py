@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 
-from qlint.analysis.names.import_paths import base_in, module_roots, resolved
+from qlint.analysis.names.import_paths import SCRIPT_DIR, base_in, module_roots, resolved
 from qlint.analysis.repo_root import repository_root
 
 _UNSEEN = object()
@@ -59,12 +59,19 @@ def holds_none_under(top: str, roots: tuple[tuple[str, str], ...], run: int) -> 
         _RUN = (run, {}, {}, {})
     listings = _RUN[2]
     for prefix, directory in roots:
-        if prefix:
+        if prefix == SCRIPT_DIR:
+            if base_in((prefix, directory), [top]) is not None and _holds_top(directory, top, listings):
+                return False
+        elif prefix:
             if prefix.partition(".")[0] == top:
                 return False
-        elif not _listing(directory, listings).isdisjoint((top, top + ".py", top + ".pyi")):
+        elif _holds_top(directory, top, listings):
             return False
     return True
+
+
+def _holds_top(directory: str, top: str, listings: dict[str, frozenset[str]]) -> bool:
+    return not _listing(directory, listings).isdisjoint((top, top + ".py", top + ".pyi"))
 
 
 def _module_file(root: tuple[str, str], parts: list[str], listings: dict[str, frozenset[str]]) -> str | None:
@@ -73,7 +80,7 @@ def _module_file(root: tuple[str, str], parts: list[str], listings: dict[str, fr
     if base is None:
         return None
     prefix, directory = root
-    below = parts[1:] if prefix else parts
+    below = parts[1:] if prefix and prefix != SCRIPT_DIR else parts
     if below:
         for part in below[:-1]:
             if part not in _listing(directory, listings):

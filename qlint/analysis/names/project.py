@@ -26,7 +26,7 @@ from typing import Any
 
 from qlint.analysis.names import content_keys, layout_lookups
 from qlint.analysis.names.body_reads import BODY_READ, BodyReads, watch_module_bodies
-from qlint.analysis.names.import_paths import module_bases, resolved
+from qlint.analysis.names.import_paths import install_dir, module_bases, resolved, standard_or_installed
 from qlint.analysis.names.kept_lookups import KeptLookups
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.module_entries import LoadedSummary, SummaryStore, module_entry
@@ -410,6 +410,14 @@ class ProjectIndex:
                 # invalidate cached results that looked for it ("" = absent).
                 missing = os.path.join(import_root(requester), *module.split(".")) + ".py"
                 return None, (missing, "")
+            directory = os.path.dirname(os.path.abspath(requester))
+            if (
+                directory != import_root(requester)
+                and install_dir(directory) is None
+                and not standard_or_installed(module.split(".")[0])
+            ):
+                # The package's directory may come to hold it (`import_paths.SCRIPT_DIR`).
+                return None, (os.path.join(directory, *module.split(".")) + ".py", "")
             return None, None
         scope, digest = self._load(path)
         return scope, ((path, digest) if digest is not None else None)

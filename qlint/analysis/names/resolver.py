@@ -95,7 +95,7 @@ class Resolver:
         self.scope = scope
         self.project = project
         self.optable = optable
-        self.local = local or {}
+        self.local = local if local is not None else {}
         self.class_scope = class_scope
 
     # -- qualified names ---------------------------------------------------------------
