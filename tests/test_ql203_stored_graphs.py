@@ -228,6 +228,17 @@ def test_quiet_at_the_call(src):
                 if train:
                     self.model.train()
         """,
+        # it asks what the field is, and leaves a graph alone behind an early return
+        """
+        class Holder:
+            def __init__(self, model):
+                self.model = model
+
+            def epoch(self, x):
+                if isinstance(self.model, torch.fx.GraphModule):
+                    return
+                self.model.train()
+        """,
         # a base class of the project may replace the field first
         """
         class Base:
@@ -284,3 +295,26 @@ def test_a_class_of_another_module(tmp_path):
     (d,) = check_file(root / "pkg" / "run.py", select=("QL203",)).diagnostics
     assert d.range.start.row == 10
     assert "this call of `Trainer.fit` runs `.train()` on it (trainers.py:11)" in d.message
+
+
+def test_quiet_on_a_field_set_later_when_the_class_asks_what_it_is():
+    src = """
+    class Holder:
+        def __init__(self, model=None):
+            self.model = model
+
+        def epoch(self, x):
+            if hasattr(self.model, "graph"):
+                return
+            self.model.train()
+
+
+    def f(m, q, x):
+        h = Holder()
+        h.model = graph(m, q, x)
+        h.epoch(x)
+        t = Trainer(None)
+        t.model = graph(m, q, x)
+        t.epoch(x)
+    """
+    assert rows(src) == [46]

@@ -34,7 +34,7 @@ from qlint.analysis.flow.model_values import (
     Obj,
     ParamSwitch,
 )
-from qlint.analysis.flow.stored_graphs import stored_graph
+from qlint.analysis.flow.stored_graphs import asks_field_type, stored_graph
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.tree_walk import parents
 from qlint.value_classes import replace
@@ -73,6 +73,8 @@ def handed_fields(sem, node: ast.Call, callee: FunctionFlow, receiver: Obj, fiel
         if graph is None and (stored := stored_graph(sem, receiver, name)) is not None:
             graph, by = stored  # `Trainer(gm).epoch(x)`: what its `__init__` stored
         if graph is not None and graph not in env.patched and graph not in env.copied:
+            if asks_field_type(receiver, name):
+                continue  # `if isinstance(self.gm, GraphModule): return`, then `self.gm.eval()`
             found = HandedSwitch(
                 node, walk.stmt_stack[-1], node.func.value, graph.origins, switch, field=name, stored_by=by
             )

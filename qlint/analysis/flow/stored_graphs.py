@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 
+from qlint.analysis.flow.maybe_graphs import tests_type
 from qlint.analysis.flow.model_values import CONSTRUCTED, Obj
 from qlint.analysis.flow.read_only_params import LOOKERS
 from qlint.analysis.flow.stored_fields import Field, passed_for
@@ -44,6 +45,20 @@ def stored_graph(sem, receiver: Obj, name: str) -> tuple[Obj, tuple[ast.Call, as
         return None
     graph, spec = found
     return graph, (origin.node, _argument(origin.node, spec))
+
+
+def asks_field_type(receiver: Obj, name: str) -> bool:
+    """The class `receiver` was built from asks what its field `self.<name>` is somewhere
+    (`isinstance(self.model, GraphModule)`, `type(self.model)`, `hasattr(self.model, "graph")`,
+    `maybe_graphs.tests_type`): its switch is written for the eager case it tells apart, also
+    behind an early return the switch's guard does not show."""
+    if len(receiver.origins) != 1:
+        return False
+    (origin,) = receiver.origins
+    built = origin.built
+    if origin.kind != CONSTRUCTED or built is None or built.cls is None:
+        return False
+    return tests_type(built.cls.node, ast.Attribute(ast.Name("self"), name))
 
 
 def kept_graph(sem, origin, name: str) -> tuple[Obj, Field] | None:
@@ -109,4 +124,4 @@ def _argument(call: ast.Call, spec: Field) -> ast.expr | None:
     return None
 
 
-__all__ = ["kept_graph", "stored_graph"]
+__all__ = ["asks_field_type", "kept_graph", "stored_graph"]
