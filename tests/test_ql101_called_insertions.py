@@ -3,8 +3,9 @@ the project's own insertion of the packet (`called_insertions`; issue 14, apple/
 `quantizer.finalize(...).graph.find_nodes(target=coreai.quantize)` finds the nodes the
 package's `prepare_for_mlir_export` inserted as that packet). Loud for a packet the package never
 inserts, a call that does not reach the insertion, a graph from anywhere else (a parameter, a
-re-export of the result), an op the op table knows (a capture puts its overloads beside), and a
-matcher that is no sink call on the result's graph."""
+re-export of the result, a node of another graph compared), an op the op table knows (a capture
+puts its overloads beside), and a matcher that is neither a sink call on the result's graph nor
+a comparison with the target of one of its nodes."""
 
 from __future__ import annotations
 
@@ -138,12 +139,34 @@ def test_loud_on_an_op_the_table_knows(tmp_path):
     assert _rows(tmp_path, body) == [14]
 
 
-def test_loud_on_a_comparison_with_node_targets(tmp_path):
+def test_quiet_on_comparisons_with_targets_of_the_returned_graphs_nodes(tmp_path):
     body = """\
     out = prepare_for_export(_exported())
     assert any(n.target == coreai.quantize for n in out.graph.nodes)
+    assert [n for n in out.graph.find_nodes(op="call_function") if coreai.quantize is n.target]
+    for node in list(out.graph.nodes):
+        if node.target != coreai.quantize:
+            continue
+        assert node.target in (coreai.quantize, torch.ops.aten.relu.default)
 """
-    assert _rows(tmp_path, body) == [14]
+    assert _rows(tmp_path, body) == []
+
+
+def test_loud_on_comparisons_with_targets_of_other_nodes(tmp_path):
+    body = """\
+    out = prepare_for_export(_exported())
+    assert any(n.target == coreai.quantize for n in gm.graph.nodes)
+    for node in out.graph.nodes:
+        node = node.next
+        assert node.target == coreai.quantize
+    other = _exported()
+    assert [m for n in out.graph.nodes for m in other.graph.nodes if m.target == coreai.quantize]
+    prepared = Quantizer().prepare(_exported())
+    assert any(n.target == coreai.quantize for n in prepared.graph.nodes)
+    assert [n for n in out.graph.nodes if any(n.target == coreai.quantize for n in gm.graph.nodes)]
+    assert [n for n in gm.graph.nodes if n.target in {coreai.quantize}]
+"""
+    assert _rows(tmp_path, body) == [14, 17, 19, 21, 22, 23]
 
 
 def test_loud_when_the_insertion_is_another_packages(tmp_path):
@@ -166,3 +189,56 @@ def test_quiet_when_the_call_runs_the_other_packages_insertion(tmp_path):
     assert out.graph.find_nodes(op="call_function", target=coreai.quantize)
 """
     assert _rows(tmp_path, body) == []
+
+
+METHOD_PASSES = """\
+import torch
+from torch.ops import coreai
+
+
+class _Inserter:
+    def _insert(self, gm, node):
+        with gm.graph.inserting_before(node):
+            q = gm.graph.call_function(coreai.quantize, (node.args[0],))
+        node.replace_all_uses_with(q)
+        gm.graph.erase_node(node)
+
+    def run(self, gm):
+        for node in list(gm.graph.nodes):
+            if node.op == "call_module":
+                self._insert(gm, node)
+        gm.recompile()
+        return gm
+
+
+def prepare_for_export(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    return _Inserter().run(gm)
+
+
+def prepare(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    gm.recompile()
+    return gm
+"""
+
+
+def test_quiet_when_the_insertion_is_in_a_method_the_call_reaches(tmp_path):
+    body = """\
+    out = prepare_for_export(_exported())
+    assert out.graph.find_nodes(op="call_function", target=coreai.quantize)
+    assert any(n.target == coreai.quantize for n in out.graph.nodes)
+    quantizer = Quantizer()
+    finalized = quantizer.finalize(_exported())
+    assert finalized.graph.find_nodes(op="call_function", target=coreai.quantize)
+"""
+    assert _rows(tmp_path, body, passes=METHOD_PASSES) == []
+
+
+def test_loud_when_the_call_does_not_reach_the_inserting_method(tmp_path):
+    body = """\
+    out = prepare(_exported())
+    assert out.graph.find_nodes(op="call_function", target=coreai.quantize)
+    quantizer = Quantizer()
+    prepared = quantizer.prepare(_exported())
+    assert any(n.target == coreai.quantize for n in prepared.graph.nodes)
+"""
+    assert _rows(tmp_path, body, passes=METHOD_PASSES) == [14, 17]

@@ -159,6 +159,8 @@ class ModeSwitchOnExportedGraph(Rule):
         )
         helper = _HELPERS.get(switch.mode)
         use = f"`{helper}`" if helper else "`move_exported_model_to_eval` / `move_exported_model_to_train`"
+        if handed.stored_by is not None:
+            return self._stored(ctx, handed, origin, called, where, use)
         if handed.made:
             made = _where(ctx, handed.made, origin.node.lineno)
             return self._made(ctx, handed, graph, f"`{origin.kind}` ({made})", called, where, use)
@@ -176,6 +178,26 @@ class ModeSwitchOnExportedGraph(Rule):
         if handed.absent_allow is not None:
             message, help_ = _absent_allow(ctx, handed.absent_allow, message, help_)
         evidence = ModeSwitchEvidence(switch.mode, origin.kind, origin.node.lineno, allowed_fix=True)
+        return ctx.diagnostic(self, handed.call, message, fix, evidence=evidence, help=help_)
+
+    def _stored(self, ctx, handed: HandedSwitch, origin: Origin, called: str, where: str, use: str):
+        """A construction here handed the graph to a project class that keeps it in
+        `self.<field>`, and the method called here switches that field (`stored_graphs`)."""
+        built, argument = handed.stored_by
+        cls = ctx.source_of(built.func)
+        method = f"{cls}.{handed.call.func.attr}"
+        field = f"self.{handed.field}"
+        message = (
+            f"`{cls}(...)` (line {built.lineno}) stores the graph from `{origin.kind}` ({_made(ctx, origin)}) in"
+            f" `{field}`, and this call of `{method}` runs `{called}` on it ({where}), which raises"
+            " NotImplementedError on torch 2.13"
+        )
+        help_ = (
+            f"Call `allow_exported_model_train_eval` (from `{PT2E}`) on the graph before `{cls}(...)` stores it,"
+            f" or switch `{field}` in `{method}` with {use} (the switch stays right for eager modules)"
+        )
+        fix = _stored_allow_fix(ctx, built, argument, cls)
+        evidence = ModeSwitchEvidence(handed.switch.mode, origin.kind, origin.node.lineno, allowed_fix=True)
         return ctx.diagnostic(self, handed.call, message, fix, evidence=evidence, help=help_)
 
     def _dispatched(self, ctx, handed: HandedSwitch, graph: str, origin: Origin, called: str, where: str, use: str):
@@ -356,6 +378,37 @@ def _allow_fix(ctx: FileContext, handed: HandedSwitch, graph: str) -> Fix:
     if name is None:
         return Fix(Applicability.DISPLAY_ONLY, message)
     return Fix(Applicability.UNSAFE, message, (insert_before(ctx, stmt, f"{name}({graph})"), *import_edits))
+
+
+# Expressions whose names are their own, or evaluated later: an argument written in one is no
+# name the statement around it can use first.
+_OWN_SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _stored_allow_fix(ctx: FileContext, built: ast.Call, argument: ast.expr | None, cls: str) -> Fix:
+    """`allow_exported_model_train_eval(gm)` on a line of its own before the statement that
+    constructs `cls` with the graph `gm` (a plain name there: its value before that statement
+    is the one the construction passes, unless the statement binds it first or evaluates the
+    construction in a scope of its own). Unsafe, as `_allow_fix`; display-only otherwise."""
+    message = f"Call `allow_exported_model_train_eval` on the graph before `{cls}(...)` stores it"
+    if not isinstance(argument, ast.Name):
+        return Fix(Applicability.DISPLAY_ONLY, message)
+    parents = tree_walk.parents(ctx.tree)
+    stmt = tree_walk.statement_around(built, parents)
+    if stmt is None or not isinstance(stmt, _SIMPLE) or not owns_lines(ctx, stmt):
+        return Fix(Applicability.DISPLAY_ONLY, message)
+    node = parents.get(id(built))
+    while node is not None and node is not stmt:
+        if isinstance(node, _OWN_SCOPES):
+            return Fix(Applicability.DISPLAY_ONLY, message)
+        node = parents.get(id(node))
+    if any(isinstance(n, ast.NamedExpr) and n.target.id == argument.id for n in ast.walk(stmt)):
+        return Fix(Applicability.DISPLAY_ONLY, message)
+    name, import_edits = pt2e_helper(ctx, _ALLOW)
+    if name is None:
+        return Fix(Applicability.DISPLAY_ONLY, message)
+    message = f"Call `allow_exported_model_train_eval({argument.id})` before `{cls}(...)` stores it"
+    return Fix(Applicability.UNSAFE, message, (insert_before(ctx, stmt, f"{name}({argument.id})"), *import_edits))
 
 
 def _described(ctx: FileContext, switch: ModeSwitch, origins) -> tuple[str, Origin, str]:

@@ -34,6 +34,7 @@ from qlint.analysis.flow.model_values import (
     Obj,
     ParamSwitch,
 )
+from qlint.analysis.flow.stored_graphs import asks_field_type, stored_graph
 from qlint.analysis.names.scope import parameter_args
 from qlint.analysis.tree_walk import parents
 from qlint.value_classes import replace
@@ -68,9 +69,15 @@ def handed_fields(sem, node: ast.Call, callee: FunctionFlow, receiver: Obj, fiel
     for name, switch in callee.field_switches.items():
         if switch.guard:
             continue  # `if self.exported: ...` or a flag of the method's: not read here
-        graph = fields.get(name)
+        graph, by = fields.get(name), None
+        if graph is None and (stored := stored_graph(sem, receiver, name)) is not None:
+            graph, by = stored  # `Trainer(gm).epoch(x)`: what its `__init__` stored
         if graph is not None and graph not in env.patched and graph not in env.copied:
-            found = HandedSwitch(node, walk.stmt_stack[-1], node.func.value, graph.origins, switch, field=name)
+            if asks_field_type(receiver, name):
+                continue  # `if isinstance(self.gm, GraphModule): return`, then `self.gm.eval()`
+            found = HandedSwitch(
+                node, walk.stmt_stack[-1], node.func.value, graph.origins, switch, field=name, stored_by=by
+            )
             walk.flow.handed.setdefault(id(node), found)
         elif own_self and f"self.{name}" not in env.vars:
             walk.flow.field_switches.setdefault(name, replace(switch, guard=frozenset(walk.guards)))

@@ -45,6 +45,7 @@ from qlint.analysis.flow.model_values import (
 )
 from qlint.analysis.flow.part_modes import taken_part
 from qlint.analysis.flow.stored_fields import passed_for
+from qlint.analysis.flow.stored_graphs import kept_graph
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import own_init, parameter_args, unique_value
 from qlint.analysis.node_memo import kept_on_node
@@ -204,6 +205,9 @@ class Builds:
             if origin.kind != CONSTRUCTED or not origin.passed or built is None or built.cls is None:
                 return None
             spec = self.sem.owner.stored_fields(built.cls).get(attr)
+            if spec is None and (kept := kept_graph(self.sem, origin, attr)) is not None:
+                objs.append(kept[0])  # a graph a method switches: still that graph (`stored_graphs`)
+                continue
             obj = passed_for(spec, *origin.passed) if spec is not None else None
             if obj is None or CONTAINER in obj.kinds:
                 return None  # a container written in the construction is read at calls only (`held_contents`)

@@ -234,6 +234,9 @@ class HandedSwitch:
     # `origins` are the graphs whose paths can reach it.
     on_path: bool = False
     absent_allow: tuple[ast.Call, ast.ExceptHandler] | None = None  # as `ModeSwitch.absent_allow`
+    # `field` holds what the construction here passed (`stored_graphs`): that construction, and
+    # the argument as written there (None: no single expression).
+    stored_by: tuple[ast.Call, ast.expr | None] | None = None
 
 
 @value_class
