@@ -271,7 +271,7 @@ def test_an_installed_part_is_read_for_a_capture_after_a_wrapper_was_asked_witho
         "import torch\n\n\nclass Block(torch.nn.Module):\n"
         "    def __init__(self):\n        super().__init__()\n        self.drop = torch.nn.Dropout(0.1)\n"
     )
-    monkeypatch.setattr(installed_classes, "_site_dirs", lambda: (str(site),))
+    monkeypatch.setattr(installed_classes, "site_dirs", lambda: (str(site),))
     found = [d for d in lint(INSTALLED_PART, select=("QL201",)) if d.code == "QL201"]
     assert [d.range.start.row for d in found] == [27], [d.message for d in found]
     assert "Dropout" in found[0].message, found[0].message

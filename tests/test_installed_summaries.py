@@ -42,7 +42,7 @@ def installed(tmp_path, monkeypatch):
     (site / "fakepkg" / "__init__.py").touch()
     helpers = site / "fakepkg" / "helpers.py"
     helpers.write_text(HELPERS)
-    monkeypatch.setattr(installed_classes, "_site_dirs", lambda: (str(site),))
+    monkeypatch.setattr(installed_classes, "site_dirs", lambda: (str(site),))
     installed_classes.module_file.cache_clear()
     store = SummaryStore(tmp_path / "summaries")
     monkeypatch.setattr(ProjectIndex, "store", store)

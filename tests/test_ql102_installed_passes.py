@@ -39,7 +39,7 @@ def site(tmp_path, monkeypatch):
     directory = tmp_path / "site-packages"
     (directory / "lib").mkdir(parents=True)
     (directory / "lib" / "__init__.py").touch()
-    monkeypatch.setattr(installed_classes, "_site_dirs", lambda: (str(directory),))
+    monkeypatch.setattr(installed_classes, "site_dirs", lambda: (str(directory),))
     monkeypatch.setattr(ProjectIndex, "store", SummaryStore(tmp_path / "summaries"))
     installed_classes.module_file.cache_clear()
     yield directory / "lib"

@@ -228,7 +228,7 @@ def site_dir(tmp_path, monkeypatch):
     (site / "fakeinstalled" / "__init__.py").write_text("from .testing.helpers import TestHelperModules\n")
     (pkg / "__init__.py").touch()
     (pkg / "helpers.py").write_text(HELPERS)
-    monkeypatch.setattr(installed_classes, "_site_dirs", lambda: (str(site),))
+    monkeypatch.setattr(installed_classes, "site_dirs", lambda: (str(site),))
     installed_classes.module_file.cache_clear()
     yield site
     installed_classes.module_file.cache_clear()

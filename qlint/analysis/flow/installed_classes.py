@@ -18,13 +18,12 @@ The file read is a dependency of the check: upgrading the package refreshes cach
 from __future__ import annotations
 
 import ast
-import contextlib
 import os
-import site
 import sys
 from functools import lru_cache
 
 from qlint.analysis.graphs import file_keys
+from qlint.analysis.names.import_paths import site_dirs
 from qlint.analysis.names.piecewise_parse import parse_by_definitions
 from qlint.analysis.names.scope import ModuleScope
 from qlint.analysis.names.summary import ModuleSummary
@@ -101,20 +100,12 @@ def module_file(module: str) -> str | None:
     """The source file of an installed module, from the site directories only (never the
     current directory or the project's own paths)."""
     parts = module.split(".")
-    for directory in _site_dirs():
+    for directory in site_dirs():
         base = os.path.join(directory, *parts)
         for candidate in (base + ".py", os.path.join(base, "__init__.py")):
             if os.path.isfile(candidate):
                 return candidate
     return None
-
-
-@lru_cache(maxsize=1)
-def _site_dirs() -> tuple[str, ...]:
-    found = [p for p in sys.path if p and any(d in p.split(os.sep) for d in _INSTALL_DIRS)]
-    with contextlib.suppress(AttributeError):  # a virtualenv's old `site` module
-        found += [*site.getsitepackages(), site.getusersitepackages()]
-    return tuple(dict.fromkeys(os.path.abspath(p) for p in found if os.path.isdir(p)))
 
 
 def _scope(path: str, module: str, project, requester: str) -> ModuleScope | None:

@@ -153,12 +153,12 @@ def standard_or_installed(top: str) -> bool:
     if top in sys.stdlib_module_names or top in sys.builtin_module_names:
         return True
     return any(
-        entry == top or entry.startswith(top + ".") for directory in _site_dirs() for entry in _entries(directory)
+        entry == top or entry.startswith(top + ".") for directory in site_dirs() for entry in _entries(directory)
     )
 
 
 @lru_cache(maxsize=1)
-def _site_dirs() -> tuple[str, ...]:
+def site_dirs() -> tuple[str, ...]:
     found = [p for p in sys.path if p and any(d in p.split(os.sep) for d in _INSTALL_DIRS)]
     with contextlib.suppress(AttributeError):  # a virtualenv's old `site` module
         found += [*site.getsitepackages(), site.getusersitepackages()]
@@ -222,5 +222,6 @@ __all__ = [
     "module_bases",
     "module_roots",
     "resolved",
+    "site_dirs",
     "standard_or_installed",
 ]
