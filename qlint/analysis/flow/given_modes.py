@@ -134,20 +134,11 @@ def evaled_arguments(built: Built, node: ast.Call, args: list) -> list:
     rebound there): `Module.eval` switches the very module the caller handed, so it is in eval
     mode after the construction, whatever mode it came in. Not for a class of another module
     no check read (`ModelClass.summarised`), a starred argument or `**kwargs`."""
-    cls = built.cls
-    if cls is None or cls.summarised or not isinstance(node, ast.Call):
+    passed = _filled_parameters(built, node, _EVALED, _evaled_params)
+    if passed is None:
         return []
-    if any(isinstance(a, ast.Starred) for a in node.args) or any(kw.arg is None for kw in node.keywords):
-        return []
-    evaled = kept_on_node(cls.node, _EVALED, _evaled_params)
-    if not evaled:
-        return []
-    positional, names = evaled
-    exprs = [
-        *((positional[i] if i < len(positional) else None) for i in range(len(node.args))),
-        *(k.arg for k in node.keywords),
-    ]
-    return [obj for name, obj in zip(exprs, args, strict=False) if obj is not None and name in names]
+    names, evaled = passed
+    return [obj for name, obj in zip(names, args, strict=False) if obj is not None and name in evaled]
 
 
 def attribute_arguments(built: Built, node: ast.Call, args: list) -> list[tuple[object, ast.expr, str]]:
@@ -155,21 +146,33 @@ def attribute_arguments(built: Built, node: ast.Call, args: list) -> list[tuple[
     `__init__` reads only to store one attribute of it (`self.head = full.head`, a statement
     of its own body; the parameter read nowhere else, never rebound): the instance holds that
     part, not the module it was taken from (`HeadOnly(Full())` holds `Full().head`)."""
+    passed = _filled_parameters(built, node, _TAKEN, _attribute_params)
+    if passed is None:
+        return []
+    names, attrs = passed
+    exprs = [*node.args, *(k.value for k in node.keywords)]
+    return [(obj, e, attrs[n]) for n, e, obj in zip(names, exprs, args, strict=False) if obj is not None and n in attrs]
+
+
+def _filled_parameters(built: Built, node: ast.Call, key: object, read) -> tuple[list, object] | None:
+    """The `__init__` parameter each argument of `node` fills (None past the positional ones
+    `read` lists), beside the rest of what `read` finds in the class, kept under `key`: None for
+    a class of another module no check read (`ModelClass.summarised`), a starred argument or
+    `**kwargs`, or a class where `read` finds nothing."""
     cls = built.cls
     if cls is None or cls.summarised or not isinstance(node, ast.Call):
-        return []
+        return None
     if any(isinstance(a, ast.Starred) for a in node.args) or any(kw.arg is None for kw in node.keywords):
-        return []
-    taken = kept_on_node(cls.node, _TAKEN, _attribute_params)
-    if not taken:
-        return []
-    positional, attrs = taken
+        return None
+    found = kept_on_node(cls.node, key, read)
+    if not found:
+        return None
+    positional, rest = found
     names = [
         *((positional[i] if i < len(positional) else None) for i in range(len(node.args))),
         *(k.arg for k in node.keywords),
     ]
-    exprs = [*node.args, *(k.value for k in node.keywords)]
-    return [(obj, e, attrs[n]) for n, e, obj in zip(names, exprs, args, strict=False) if obj is not None and n in attrs]
+    return names, rest
 
 
 def _attribute_params(cls: ast.ClassDef) -> tuple:
