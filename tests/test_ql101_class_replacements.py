@@ -6,7 +6,8 @@ imported from another module of the project, the matcher in another module, the 
 module importing the matcher's class. Loud look-alikes:
 a replacement calling the overload, methods taking `self` (read through an instance, torch's
 tracer refuses a bound method; read through the class, `self` is a placeholder nothing
-matches), a class attribute bound anew, and a name the rewriting function binds itself. QL102
+matches), a class attribute bound anew, a name the rewriting function binds itself, and a
+matcher of a graph it exports (the rewrite's packet is in other graphs). QL102
 reads a class's replacement the same way."""
 
 from __future__ import annotations
@@ -179,6 +180,47 @@ def test_class_of_no_module_of_the_project_is_loud(tmp_path):
     assert _rows(tmp_path / "right", fusions=FUSE, passes=passes.replace("vendor.", "pkg.")) == []
     (tmp_path / "wrong").mkdir()
     assert _rows(tmp_path / "wrong", fusions=FUSE, passes=passes) == [_row(passes)]
+
+
+EXPORTED = """
+
+    def count(model, args):
+        graph = torch.export.export(model, args).graph
+        return sum(1 for node in graph.nodes if node.target == torch.ops.npu.npu_add_rms_norm_quant)
+"""
+
+
+MODULE_FUNCTIONS = """
+    import torch
+
+
+    def pattern(x, r, w, s, o):
+        out = torch.ops.npu.npu_add_rms_norm(x, r, w, 1e-6)
+        return torch.ops.npu.npu_quantize(out[0], s, o)
+
+
+    def replacement(x, r, w, s, o):
+        return torch.ops.npu.npu_add_rms_norm_quant(x, r, w, 1.0 / s, o)[0]
+"""
+
+
+def test_matcher_of_an_exported_graph_is_loud(tmp_path):
+    # The rewrite put the packet into the backend's graphs; an exported graph holds overloads.
+    text = ONE_MODULE + EXPORTED
+    lines = textwrap.dedent(text).splitlines()
+    row = next(i for i, line in enumerate(lines, 1) if "graph.nodes if node.target ==" in line)
+    for name in ("cls", "module", "handed"):
+        (tmp_path / name).mkdir()
+    assert _rows(tmp_path / "cls", passes=text) == [row]
+    # The same with the rewrite's functions at module level (ByteIR's spelling).
+    module = MODULE_FUNCTIONS + PASSES.replace("Fuse.pattern, Fuse.replacement", "pattern, replacement") + EXPORTED
+    lines = textwrap.dedent(module).splitlines()
+    row = next(i for i, line in enumerate(lines, 1) if "graph.nodes if node.target ==" in line)
+    assert _rows(tmp_path / "module", passes=module) == [row]
+    # Handed a graph: quiet, the packet may be the rewrite's.
+    assert (
+        _rows(tmp_path / "handed", passes=text.replace("torch.export.export(model, args).graph", "model.graph")) == []
+    )
 
 
 # -- QL102: a class's replacement spliced into a graph of overloads ------------------------------
