@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from qlint.analysis.context import FileContext
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import OpRef, Resolver
-from qlint.analysis.names.scope import ClassScope, ModuleScope
+from qlint.analysis.names.scope import ModuleScope
 from qlint.analysis.tree_walk import own_statements
 
 _REWRITES = frozenset(
@@ -81,10 +81,10 @@ def replaced_packets(ctx: FileContext) -> frozenset[tuple[str, str, str]]:
     if _CACHE_KEY in ctx.cache:
         return ctx.cache[_CACHE_KEY]
     found: set[tuple[str, str, str]] = set()
-    for _, pattern_body, replacement_body in _rewrites(ctx):
-        if any(not r.is_packet for r in op_spellings(ctx, pattern_body, calls_only=False)):
+    for _, (pattern_body, pattern_scope), (replacement_body, replacement_scope) in _rewrites(ctx):
+        if any(not r.is_packet for r in op_spellings(ctx, pattern_body, calls_only=False, scope=pattern_scope)):
             continue  # the graph carries overloads
-        found |= {r.key for r in op_spellings(ctx, replacement_body) if r.is_packet}
+        found |= {r.key for r in op_spellings(ctx, replacement_body, scope=replacement_scope) if r.is_packet}
     ctx.cache[_CACHE_KEY] = frozenset(found)
     return ctx.cache[_CACHE_KEY]
 
@@ -97,13 +97,13 @@ def packets_among_overloads(ctx: FileContext) -> list[tuple[OpRef, ast.expr, ast
     if _AMONG_KEY in ctx.cache:
         return ctx.cache[_AMONG_KEY]
     found: dict[tuple[int, int], tuple[OpRef, ast.expr, ast.Call]] = {}
-    for call, pattern_body, replacement_body in _rewrites(ctx):
-        spelled = list(op_spellings(ctx, pattern_body, calls_only=False))
-        called = op_spellings(ctx, pattern_body)
+    for call, (pattern_body, pattern_scope), (replacement_body, replacement_scope) in _rewrites(ctx):
+        if replacement_scope is not ctx.scope:
+            continue  # written in another module: not where this check's findings lie
+        spelled = list(op_spellings(ctx, pattern_body, calls_only=False, scope=pattern_scope))
+        called = op_spellings(ctx, pattern_body, scope=pattern_scope)
         if not any(not r.is_packet for r in spelled) or any(r.is_packet for r in called):
             continue
-        if isinstance(replacement_body, _BodyScope):
-            continue  # written in another module: not where this check's findings lie
         resolver = Resolver(ctx.scope, ctx.project, ctx.optable, replacement_body.local, replacement_body.class_scope)
         for node in ast.walk(replacement_body.node):
             if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
@@ -114,10 +114,10 @@ def packets_among_overloads(ctx: FileContext) -> list[tuple[OpRef, ast.expr, ast
     return ctx.cache[_AMONG_KEY]
 
 
-def _rewrites(ctx: FileContext) -> Iterator[tuple[ast.Call, Body, Body]]:
-    """(call, pattern body, replacement body) of each torch subgraph rewrite of the module whose
-    pattern and replacement are functions of the module or of a class's body (`_traced_function`);
-    a body of another module's class has that module's scope (`_BodyScope`)."""
+def _rewrites(ctx: FileContext) -> Iterator[tuple[ast.Call, _Traced, _Traced]]:
+    """(call, pattern, replacement) of each torch subgraph rewrite of the module whose pattern
+    and replacement are functions of the module or of a class's body (`_traced_function`), each
+    with the scope of the module it is written in."""
     if not rewrites_spelled(ctx.text):
         return
     owned = {id(b.node): b for b in bodies(ctx.tree, ctx.scope, ctx.cache)}
@@ -140,19 +140,13 @@ def _argument(call: ast.Call, index: int, keyword: str) -> ast.expr | None:
     return next((k.value for k in call.keywords if k.arg == keyword), None)
 
 
-class _BodyScope(Body):
-    """The body of a class's function in another module, with that module's scope."""
-
-    __slots__ = ("scope",)
-
-    def __init__(self, node: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassScope, scope: ModuleScope):
-        super().__init__(node, None, cls, list(own_statements(node.body)))
-        self.scope = scope
+# A traced function's body, with the scope of the module it is written in.
+_Traced = tuple[Body, ModuleScope]
 
 
 def _traced_function(
     ctx: FileContext, body: Body, expr: ast.expr | None, owned: dict[int, Body], resolver: Resolver, traced: bool = True
-) -> Body | None:
+) -> _Traced | None:
     """The body of the function `expr` names in the rewriting `body`: a module function (not a
     name of its own: a parameter may hold any callable), or `Cls.name` (`_class_function`); with
     `traced`, also the one a tracer call is handed (`symbolic_trace(pattern)`, a project's own
@@ -165,11 +159,13 @@ def _traced_function(
         return _class_function(ctx, expr.value.id, expr.attr, owned, resolver)
     if not isinstance(expr, ast.Name) or (body.node is not ctx.tree and expr.id in body.local):
         return None
-    func = ctx.scope.functions.get(expr.id)
-    return owned.get(id(func)) if isinstance(func, _FUNCS) else None
+    body = owned.get(id(ctx.scope.functions.get(expr.id)))
+    return (body, ctx.scope) if body is not None and isinstance(body.node, _FUNCS) else None
 
 
-def _class_function(ctx: FileContext, cls: str, name: str, owned: dict[int, Body], resolver: Resolver) -> Body | None:
+def _class_function(
+    ctx: FileContext, cls: str, name: str, owned: dict[int, Body], resolver: Resolver
+) -> _Traced | None:
     """The body of the function `name` of the class body `cls` names, a module-level class of the
     module or one imported from another module of the project, read through the class: a plain
     function (undecorated, or a `staticmethod`) that takes no `self` or `cls`, and that no other
@@ -187,8 +183,9 @@ def _class_function(ctx: FileContext, cls: str, name: str, owned: dict[int, Body
     if func is None or name in found.assigns or not _plain_function(func, scope):
         return None
     if scope is ctx.scope:
-        return owned.get(id(func))
-    return _BodyScope(func, found, scope)
+        body = owned.get(id(func))
+        return (body, scope) if body is not None else None
+    return Body(func, None, found, list(own_statements(func.body))), scope
 
 
 def _plain_function(func: ast.FunctionDef | ast.AsyncFunctionDef, scope: ModuleScope) -> bool:
@@ -203,11 +200,13 @@ def _plain_function(func: ast.FunctionDef | ast.AsyncFunctionDef, scope: ModuleS
     return not (params and params[0].arg in ("self", "cls"))
 
 
-def op_spellings(ctx: FileContext, body: Body, calls_only: bool = True) -> Iterator[OpRef]:
+def op_spellings(
+    ctx: FileContext, body: Body, calls_only: bool = True, scope: ModuleScope | None = None
+) -> Iterator[OpRef]:
     """The ops a function calls (with `calls_only` False, every op it spells: an overload
-    written anywhere in a pattern is what its graph carries)."""
-    scope = body.scope if isinstance(body, _BodyScope) else ctx.scope
-    resolver = Resolver(scope, ctx.project, ctx.optable, body.local, body.class_scope)
+    written anywhere in a pattern is what its graph carries); `scope`: of the module it is
+    written in, when not the context's."""
+    resolver = Resolver(scope or ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
     for node in ast.walk(body.node):
         expr = node.func if isinstance(node, ast.Call) else node if not calls_only else None
         if isinstance(expr, (ast.Attribute, ast.Name)):
