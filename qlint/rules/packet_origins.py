@@ -18,7 +18,11 @@ from qlint.analysis.graphs import kept_module_facts
 from qlint.analysis.graphs.graph_context import packet_graph_context
 from qlint.analysis.graphs.insertions import wrapper_search
 from qlint.analysis.graphs.own_insertions import spelled_packet
-from qlint.analysis.graphs.pattern_replacements import replaced_packets, rewrites_spelled
+from qlint.analysis.graphs.pattern_replacements import (
+    replaced_packets,
+    replaced_through_own_classes,
+    rewrites_spelled,
+)
 from qlint.analysis.graphs.project_scan import module_facts, parses, unkept_module_facts
 from qlint.analysis.names.resolver import OpRef
 from qlint.rules.module_insertions import inserted_packets, insertions
@@ -27,7 +31,8 @@ from qlint.rules.module_insertions import inserted_packets, insertions
 def inserted_elsewhere(ctx: FileContext, key: tuple[str, str, str]) -> bool:
     """Whether another module of the project inserts the packet `key` into graphs that
     carry packets (legacy FX, compiler graphs: QL102 leaves those insertions alone), or a
-    subgraph rewrite of the project (this module's too) puts it into graphs of no overloads. An
+    subgraph rewrite of the project (this module's too, or another's through a class of this
+    one) puts it into graphs of no overloads. An
     insertion QL102 reports does not count: once fixed, the matcher would be wrong, and a
     second `qlint fix` would change what the first left."""
     if key in replaced_packets(ctx):
@@ -46,7 +51,7 @@ def inserted_elsewhere(ctx: FileContext, key: tuple[str, str, str]) -> bool:
         return rewrites_spelled(text) or wrappers.imports_helper(ctx.project, path, text)
 
     found = unkept_module_facts(ctx, (op,), _packets_into_packet_graphs, spelled, imports_a_wrapper)
-    return any(key in packets for packets in found)
+    return any(key in packets for packets in found) or replaced_through_own_classes(ctx, key)
 
 
 def _packets_into_packet_graphs(ctx: FileContext) -> frozenset[tuple[str, str, str]]:

@@ -233,7 +233,8 @@ class PacketMatcher(Rule):
                 # What the rest of the project does to graphs, asked last: it reads other modules.
                 if (
                     not matched_after_strip(ctx, body, row)
-                    and not inserted_elsewhere(ctx, key[2])
+                    # Not into an exported graph it is seen to match: that one holds overloads.
+                    and not (inserted_elsewhere(ctx, key[2]) and not sees_overloads(ctx, body, row))
                     and not keyed_on_own_op_packet(ctx, key[2])
                     and not consumes_linked_insertion(ctx, key[2])
                     and not normalised_before(ctx, body)

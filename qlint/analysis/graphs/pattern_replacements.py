@@ -15,7 +15,11 @@ sits beside nodes that carry overloads: no fact for a packet matcher, but an ins
 reports (`packets_among_overloads`), unless the pattern also calls a packet (then its graph
 is one its tracer recorded as called, not known to hold overloads only). A rewrite whose
 pattern or replacement is not a function of the module (a graph built elsewhere, a lambda, an
-attribute) is not read.
+attribute) is not read, but for a plain function of a class body read through the class
+(`Fuse.replacement`, SGLang's NPU fusions): a module-level class of the module or one it imports
+from the project, the function undecorated or a `staticmethod`, and taking no `self` or `cls`
+(torch's tracer hands it every parameter: `self` is left unmatched, and a bound method read
+through an instance fails its `FunctionType` assertion).
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from collections.abc import Iterator
 from qlint.analysis.context import FileContext
 from qlint.analysis.names.functions import Body, bodies
 from qlint.analysis.names.resolver import OpRef, Resolver
+from qlint.analysis.names.scope import ModuleScope
+from qlint.analysis.tree_walk import own_statements
 
 _REWRITES = frozenset(
     {
@@ -75,10 +81,10 @@ def replaced_packets(ctx: FileContext) -> frozenset[tuple[str, str, str]]:
     if _CACHE_KEY in ctx.cache:
         return ctx.cache[_CACHE_KEY]
     found: set[tuple[str, str, str]] = set()
-    for _, pattern_body, replacement_body in _rewrites(ctx):
-        if any(not r.is_packet for r in op_spellings(ctx, pattern_body, calls_only=False)):
+    for _, (pattern_body, pattern_scope), (replacement_body, replacement_scope) in _rewrites(ctx):
+        if any(not r.is_packet for r in op_spellings(ctx, pattern_body, calls_only=False, scope=pattern_scope)):
             continue  # the graph carries overloads
-        found |= {r.key for r in op_spellings(ctx, replacement_body) if r.is_packet}
+        found |= {r.key for r in op_spellings(ctx, replacement_body, scope=replacement_scope) if r.is_packet}
     ctx.cache[_CACHE_KEY] = frozenset(found)
     return ctx.cache[_CACHE_KEY]
 
@@ -91,9 +97,11 @@ def packets_among_overloads(ctx: FileContext) -> list[tuple[OpRef, ast.expr, ast
     if _AMONG_KEY in ctx.cache:
         return ctx.cache[_AMONG_KEY]
     found: dict[tuple[int, int], tuple[OpRef, ast.expr, ast.Call]] = {}
-    for call, pattern_body, replacement_body in _rewrites(ctx):
-        spelled = list(op_spellings(ctx, pattern_body, calls_only=False))
-        called = op_spellings(ctx, pattern_body)
+    for call, (pattern_body, pattern_scope), (replacement_body, replacement_scope) in _rewrites(ctx):
+        if replacement_scope is not ctx.scope:
+            continue  # written in another module: not where this check's findings lie
+        spelled = list(op_spellings(ctx, pattern_body, calls_only=False, scope=pattern_scope))
+        called = op_spellings(ctx, pattern_body, scope=pattern_scope)
         if not any(not r.is_packet for r in spelled) or any(r.is_packet for r in called):
             continue
         resolver = Resolver(ctx.scope, ctx.project, ctx.optable, replacement_body.local, replacement_body.class_scope)
@@ -106,9 +114,10 @@ def packets_among_overloads(ctx: FileContext) -> list[tuple[OpRef, ast.expr, ast
     return ctx.cache[_AMONG_KEY]
 
 
-def _rewrites(ctx: FileContext) -> Iterator[tuple[ast.Call, Body, Body]]:
-    """(call, pattern body, replacement body) of each torch subgraph rewrite of the module whose
-    pattern and replacement are functions of the module."""
+def _rewrites(ctx: FileContext) -> Iterator[tuple[ast.Call, _Traced, _Traced]]:
+    """(call, pattern, replacement) of each torch subgraph rewrite of the module whose pattern
+    and replacement are functions of the module or of a class's body (`_traced_function`), each
+    with the scope of the module it is written in."""
     if not rewrites_spelled(ctx.text):
         return
     owned = {id(b.node): b for b in bodies(ctx.tree, ctx.scope, ctx.cache)}
@@ -119,8 +128,8 @@ def _rewrites(ctx: FileContext) -> Iterator[tuple[ast.Call, Body, Body]]:
             if not is_rewrite(resolver.qualname(call.func)):
                 continue
             pattern, replacement = _argument(call, 1, "pattern"), _argument(call, 2, "replacement")
-            pattern_body = owned.get(id(_traced_function(ctx, body, pattern)))
-            replacement_body = owned.get(id(_traced_function(ctx, body, replacement, traced=False)))
+            pattern_body = _traced_function(ctx, body, pattern, owned, resolver)
+            replacement_body = _traced_function(ctx, body, replacement, owned, resolver, traced=False)
             if pattern_body is not None and replacement_body is not None:
                 yield call, pattern_body, replacement_body
 
@@ -131,26 +140,111 @@ def _argument(call: ast.Call, index: int, keyword: str) -> ast.expr | None:
     return next((k.value for k in call.keywords if k.arg == keyword), None)
 
 
-def _traced_function(ctx: FileContext, body, expr: ast.expr | None, traced: bool = True) -> ast.AST | None:
-    """The module function `expr` names in the rewriting `body` (not a name of its own: a
-    parameter may hold any callable); with `traced`, also the one a tracer call is handed
-    (`symbolic_trace(pattern)`, a project's own tracing wrapper): the pattern's graph is its
-    trace either way."""
+# A traced function's body, with the scope of the module it is written in.
+_Traced = tuple[Body, ModuleScope]
+
+
+def _traced_function(
+    ctx: FileContext, body: Body, expr: ast.expr | None, owned: dict[int, Body], resolver: Resolver, traced: bool = True
+) -> _Traced | None:
+    """The body of the function `expr` names in the rewriting `body`: a module function (not a
+    name of its own: a parameter may hold any callable), or `Cls.name` (`_class_function`); with
+    `traced`, also the one a tracer call is handed (`symbolic_trace(pattern)`, a project's own
+    tracing wrapper): the pattern's graph is its trace either way."""
     if traced and isinstance(expr, ast.Call) and len(expr.args) == 1 and not expr.keywords:
         expr = expr.args[0]
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
+        if body.node is not ctx.tree and expr.value.id in body.local:
+            return None
+        return _class_function(ctx, expr.value.id, expr.attr, owned, resolver)
     if not isinstance(expr, ast.Name) or (body.node is not ctx.tree and expr.id in body.local):
         return None
-    func = ctx.scope.functions.get(expr.id)
-    return func if isinstance(func, _FUNCS) else None
+    body = owned.get(id(ctx.scope.functions.get(expr.id)))
+    return (body, ctx.scope) if body is not None and isinstance(body.node, _FUNCS) else None
 
 
-def op_spellings(ctx: FileContext, body: Body, calls_only: bool = True) -> Iterator[OpRef]:
+def _class_function(
+    ctx: FileContext, cls: str, name: str, owned: dict[int, Body], resolver: Resolver
+) -> _Traced | None:
+    """The body of the function `name` of the class body `cls` names, a module-level class of the
+    module or one imported from another module of the project, read through the class: a plain
+    function (undecorated, or a `staticmethod`) that takes no `self` or `cls`, and that no other
+    binding of the class body replaces."""
+    scope = ctx.scope
+    found = scope.classes.get(cls) if cls not in scope.imports else None
+    if found is None:
+        qual = resolver.qualname(ast.Name(cls)) if cls in scope.imports else None
+        module, _, attr = (qual or "").rpartition(".")
+        scope = ctx.project.module_scope(module, ctx.path) if module else None
+        if scope is None or scope is ctx.scope or attr in scope.imports or scope.assigns.get(attr):
+            return None
+        found = scope.classes.get(attr)
+    func = found.methods.get(name) if found is not None else None
+    if func is None or name in found.assigns or not _plain_function(func, scope):
+        return None
+    if scope is ctx.scope:
+        body = owned.get(id(func))
+        return (body, scope) if body is not None else None
+    return Body(func, None, found, list(own_statements(func.body))), scope
+
+
+def _plain_function(func: ast.FunctionDef | ast.AsyncFunctionDef, scope: ModuleScope) -> bool:
+    """Whether the class attribute is the function itself, read through the class, and its
+    parameters all placeholders the pattern's graph can match."""
+    for decorator in func.decorator_list:
+        if not (isinstance(decorator, ast.Name) and decorator.id == "staticmethod"):
+            return False
+        if decorator.id in scope.imports or decorator.id in scope.functions or decorator.id in scope.assigns:
+            return False
+    params = [*func.args.posonlyargs, *func.args.args]
+    return not (params and params[0].arg in ("self", "cls"))
+
+
+def op_spellings(
+    ctx: FileContext, body: Body, calls_only: bool = True, scope: ModuleScope | None = None
+) -> Iterator[OpRef]:
     """The ops a function calls (with `calls_only` False, every op it spells: an overload
-    written anywhere in a pattern is what its graph carries)."""
-    resolver = Resolver(ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
+    written anywhere in a pattern is what its graph carries); `scope`: of the module it is
+    written in, when not the context's."""
+    resolver = Resolver(scope or ctx.scope, ctx.project, ctx.optable, body.local, body.class_scope)
     for node in ast.walk(body.node):
         expr = node.func if isinstance(node, ast.Call) else node if not calls_only else None
         if isinstance(expr, (ast.Attribute, ast.Name)):
             ref = resolver.op_ref(expr)
             if ref is not None:
                 yield ref
+
+
+def replaced_through_own_classes(ctx: FileContext, key: tuple[str, str, str]) -> bool:
+    """Whether a subgraph rewrite of another module puts the packet `key` into graphs through a
+    class of this one: `replace_pattern(gm, Fuse.pattern, Fuse.replacement)`, `Fuse` imported
+    from here, its replacement calling the packet (the project scan reads no such module for the
+    packet: it does not spell it). Only modules spelling a rewrite and the name of such a class
+    are parsed."""
+    names = tuple(_classes_calling(ctx, key))
+    if not names:
+        return False
+    from qlint.analysis.graphs.project_scan import parsed_module, texts_spelling
+
+    for path, text, _ in texts_spelling(ctx, names):
+        if rewrites_spelled(text):
+            module = parsed_module(ctx, path, text)
+            if module is not None and key in replaced_packets(module):
+                return True
+    return False
+
+
+def _classes_calling(ctx: FileContext, key: tuple[str, str, str]) -> Iterator[str]:
+    """The module-level classes of the module with a function a rewrite can read through the
+    class (`_plain_function`) that calls the packet `key`."""
+    owned = None
+    for name, cls in ctx.scope.classes.items():
+        for func in cls.methods.values():
+            if func.name in cls.assigns or not _plain_function(func, ctx.scope):
+                continue
+            if owned is None:
+                owned = {id(b.node): b for b in bodies(ctx.tree, ctx.scope, ctx.cache)}
+            body = owned.get(id(func))
+            if body is not None and any(r.key == key and r.is_packet for r in op_spellings(ctx, body)):
+                yield name
+                break
