@@ -1,9 +1,12 @@
 """Where a `self.<attr>` read in one method of a class comes from, when the class says so.
 
-Two sources are followed: a module built in the class (`self.model = Net()`), which starts
-in train mode, and a parameter of `__init__` stored as it came (`self.model = model`), which
+Three sources are followed: a module built in the class (`self.model = Net()`), which starts
+in train mode, a parameter of `__init__` stored as it came (`self.model = model`), which
 is in whatever mode the code that built the object passed it in, or in the mode `__init__`
-switched it to before storing it (`switched_params`). Anything that could change
+switched it to before storing it (`switched_params`); and an attribute every store of which
+in the class, in any method, is of a model whose mode the method set right before
+(`switched_stores`: `model.eval()` then `self.model = model` in `__call__`), which holds a
+model in those modes (`InMode`). Anything that could change
 the attribute's mode out of sight of the method reading it (another assignment, a mode call
 in another method, or anywhere in the class for a module built there, the attribute or the
 parameter handed to some call) leaves it unknown, and the rules quiet.
