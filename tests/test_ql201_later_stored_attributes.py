@@ -135,3 +135,43 @@ class Training(Exporter):
     # Without it, quiet.
     plain = package_repository(tmp_path / "plain", helper=HELPER, exp=text)
     assert rows_of(check_file(plain / "pkg" / "helper.py", ("QL201",)).diagnostics) == []
+
+
+DIRECT = """\
+import torch
+from copy import deepcopy
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e, prepare_qat_pt2e
+
+
+class Q:
+    def __call__(self, model, x, q):
+        model = deepcopy(model)
+        model.MODE()
+        self.model = model
+        self.x = x
+        self.q = q
+        return self.ptq(), self.qat()
+
+    def ptq(self):
+        ep = torch.export.export(self.model, (self.x,))
+        return prepare_pt2e(ep.module(), self.q)
+
+    def qat(self):
+        ep = torch.export.export(self.model, (self.x,))
+        return prepare_qat_pt2e(ep.module(), self.q)
+"""
+PTQ_ROW, QAT_ROW = (i + 1 for i, line in enumerate(DIRECT.splitlines()) if "torch.export.export" in line)
+
+
+def _direct(tmp_path, mode: str, rule: str):
+    root = package_repository(tmp_path / f"{mode}-{rule}", q=DIRECT.replace("MODE", mode))
+    return rows_of(check_file(root / "pkg" / "q.py", (rule,)).diagnostics)
+
+
+def test_a_capture_in_the_class_reads_the_stored_mode(tmp_path):
+    # PTQ: reported after `.train()`, quiet after `.eval()`; QAT the mirror image. (On main the
+    # attribute was unread and all four were quiet.)
+    assert _direct(tmp_path, "train", "QL201") == [PTQ_ROW]
+    assert _direct(tmp_path, "eval", "QL201") == []
+    assert _direct(tmp_path, "eval", "QL202") == [QAT_ROW]
+    assert _direct(tmp_path, "train", "QL202") == []
