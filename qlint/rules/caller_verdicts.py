@@ -28,6 +28,7 @@ from qlint.analysis.flow.model_values import (
     CONSTRUCTED,
     CONTAINER,
     GRAPH_KINDS,
+    IN_MODE,
     ITEM,
     PAIRS,
     PARAM_PART,
@@ -37,7 +38,7 @@ from qlint.analysis.flow.model_values import (
 from qlint.analysis.flow.project_callers import KeptCalls, ProjectCall, each_project_call
 from qlint.analysis.flow.read_only_params import reads_only
 from qlint.analysis.flow.switched_parts import eval_switched_part, kept_until, partial
-from qlint.analysis.flow.switched_subclasses import vouched_for_every_instance
+from qlint.analysis.flow.switched_subclasses import subclassed, vouched_for_every_instance
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.analysis.graphs.skipped_tests import never_runs
 from qlint.analysis.names.functions import bodies
@@ -277,10 +278,11 @@ def _plain(found: ProjectCall) -> bool:
     """The found call is judged from what its module's analysis read alone: no registry's
     dispatch (`_keyed_elsewhere`, `_selected_out`: the registry's closure is searched), no
     registry result (the checked module's analysis reads its class, `registry_results`), no
-    `self.model` stored by a constructor (its subclasses are searched, `_instances_harmless`)."""
+    `self.model` stored by a constructor or in a known mode (its subclasses are searched,
+    `_instances_harmless`)."""
     if found.site is None or found.site.selection is not None:
         return False
-    return all(f.origin is None or f.origin.kind not in (STORED, REGISTRY_RESULT) for f in found.facts)
+    return all(f.origin is None or f.origin.kind not in (STORED, IN_MODE, REGISTRY_RESULT) for f in found.facts)
 
 
 def _never_runs(found: ProjectCall) -> bool:
@@ -294,6 +296,14 @@ def _instances_harmless(ctx: FileContext, home: FileContext, fact: ModeFact, har
     mode its class's `__init__` gave the attribute holds unless a subclass may build its
     instances otherwise (`switched_subclasses`), and the other arm of a branch on a flag
     there is harmless when every construction selects the eval arm (`constructor_flags`)."""
+    if fact.origin is not None and fact.origin.kind == IN_MODE:
+        # `self.model` that every store in its class leaves in eval mode: so for every
+        # instance unless a subclass (which may store it otherwise) exists in the project.
+        try:
+            return harmless and not subclassed(home, fact.origin.node)
+        finally:
+            if home is not ctx:
+                ctx.project.hand_over_dependencies(home.path, ctx.path)
     if fact.origin is None or fact.origin.kind != STORED:
         return harmless
     try:

@@ -94,6 +94,15 @@ def _makers(scope, cls: ast.ClassDef, attr: str) -> list[ast.AST] | None:
     return [methods[n] for n in sorted(names)]
 
 
+def written_in_class_only(scope, cls: ast.ClassDef, attr: str) -> bool:
+    """Nothing of the module but `cls`'s own named stores writes the field `attr`: no
+    `setattr(self, ...)` in the class, no base of another module (but the inert libraries), no
+    subclass in the module, no write of `<x>.<attr>` outside the class (`_written_outside`)."""
+    if any(_writes(m, "\0", own=True) for m in cls.body if isinstance(m, _FUNCS)):
+        return False
+    return all(_known_base(b, scope) for b in cls.bases) and not _written_outside(scope, cls, attr)
+
+
 def _known_base(base: ast.expr, scope) -> bool:
     """A base whose writes of the field are read (a class of the module: `_written_outside`),
     or one of the libraries that write no field of a subclass (`ABC`, `nn.Module`)."""
@@ -163,4 +172,4 @@ def _writes(tree: ast.AST, attr: str, own: bool = False) -> bool:
     return False
 
 
-__all__ = ["field_instances"]
+__all__ = ["field_instances", "written_in_class_only"]

@@ -1,9 +1,12 @@
 """Where a `self.<attr>` read in one method of a class comes from, when the class says so.
 
-Two sources are followed: a module built in the class (`self.model = Net()`), which starts
-in train mode, and a parameter of `__init__` stored as it came (`self.model = model`), which
+Three sources are followed: a module built in the class (`self.model = Net()`), which starts
+in train mode, a parameter of `__init__` stored as it came (`self.model = model`), which
 is in whatever mode the code that built the object passed it in, or in the mode `__init__`
-switched it to before storing it (`switched_params`). Anything that could change
+switched it to before storing it (`switched_params`); and an attribute every store of which
+in the class, in any method, is of a model whose mode the method set right before
+(`switched_stores`: `model.eval()` then `self.model = model` in `__call__`), which holds a
+model in those modes (`InMode`). Anything that could change
 the attribute's mode out of sight of the method reading it (another assignment, a mode call
 in another method, or anywhere in the class for a module built there, the attribute or the
 parameter handed to some call) leaves it unknown, and the rules quiet.
@@ -16,6 +19,7 @@ from collections.abc import Callable
 
 from qlint.analysis.flow.model_apis import key, mode_call
 from qlint.analysis.flow.switched_params import Switched, switched_before_store
+from qlint.analysis.flow.switched_stores import switched_stores
 from qlint.analysis.names.scope import function_assigns, own_init, parameter_args
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import statement_lists, walk_kinds
@@ -48,11 +52,22 @@ class Evaled:
     passed_on_in: frozenset[int] = frozenset()  # ids of the methods that hand the attribute to a call
 
 
+@value_class(frozen=True)
+class InMode:
+    """Every store of `self.<attr>` in the class, in whichever method, stores a model whose
+    mode the method set right before (`model.eval()` then `self.model = model`:
+    `switched_stores`), or `None`; nothing else in the class writes it, switches it or gives
+    it parts: the attribute holds a model in one of those modes whenever it holds one."""
+
+    stores: tuple[tuple[str, ast.Call], ...]  # (mode, the switch) of each store
+    passed_on_in: frozenset[int] = frozenset()  # ids of the methods that hand the attribute to a call
+
+
 def attribute_sources(
     cls: ast.ClassDef,
     is_constructor: Callable[[ast.Call], bool],
     keeps_mode: Callable[[ast.Call], bool] | None = None,
-) -> dict[str, ast.Call | Stored | Evaled | Switched]:
+) -> dict[str, ast.Call | Stored | Evaled | Switched | InMode]:
     """`self.<attr>` -> the call that builds it (`Evaled` when `__init__` evals it), or the
     `__init__` parameter stored in it (`Switched` when `__init__` switched its mode first).
 
@@ -74,6 +89,8 @@ def attribute_sources(
     touched: set[str] = set()  # parameters of `__init__` whose mode may change there
     calls: list[tuple[ast.Call, ast.AST]] = []  # read only when an attribute was stored
     switched: dict[str, set[int]] = {}  # `self.<attr>.eval()` / `.train(flag)`: in which methods
+    in_mode: dict[str, list[tuple[str, ast.Call]]] = {}  # stores of a model in a known mode
+    nones: set[str] = set()  # `self.<attr> = None`
     for method in (s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))):
         handled: set[int] = set()
         for node in walk_kinds(method, _READ):
@@ -102,6 +119,10 @@ def attribute_sources(
                             and name not in stored
                         ):
                             stored[name] = Stored(init, params[value.id], value.id, sub, frozenset())
+                        elif isinstance(value, ast.Constant) and value.value is None:
+                            nones.add(name)
+                        elif (mode := switched_stores(method).get(id(node))) is not None:
+                            in_mode.setdefault(name, []).append(mode)
                         else:
                             other.add(name)
                 if (name := key(node.value)) is not None and name.startswith("self."):
@@ -134,12 +155,15 @@ def attribute_sources(
             other.add(name)
     # A part built in train mode leaves a module built here in train mode; one evaled in
     # `__init__` or passed in would be in two modes at once.
-    other |= given & (evaled.keys() | stored.keys())
+    other |= given & (evaled.keys() | stored.keys() | in_mode.keys())
+    # `None` stored beside anything else but models in a known mode: set some other way.
+    other |= nones - in_mode.keys()
+    other |= in_mode.keys() & (built.keys() | stored.keys() | evaled.keys())
     out: dict[str, ast.Call | Stored | Evaled] = {
         n: c for n, c in built.items() if n not in other and n not in stored and n not in evaled
     }
     kept = [n for n in evaled if n in built and n not in other and n not in stored]
-    if not stored and not kept:
+    if not stored and not kept and not in_mode.keys() - other:
         return out
     rebound = {n for n, bound in function_assigns(init).items() if len(bound) > 1} if init is not None else set()
     for call, method in calls:
@@ -164,6 +188,9 @@ def attribute_sources(
     for name in kept:
         # Handed to a call, or aliased, in a method: that method may switch its mode.
         out[name] = Evaled(evaled[name].call, evaled[name].switch, frozenset(passed.get(name, ())))
+    for name, stores in in_mode.items():
+        if name not in other:
+            out[name] = InMode(tuple(stores), frozenset(passed.get(name, ())))
     return out
 
 
@@ -251,6 +278,8 @@ def _sets_a_source(cls: ast.ClassDef, init: ast.FunctionDef | None, params: dict
                             return True
                         if method is init and isinstance(value, ast.Name) and params.get(value.id, 0) > 0:
                             return True
+                        if isinstance(value, (ast.Name, ast.Call)) and id(stmt) in switched_stores(method):
+                            return True  # `model.eval()` then `self.model = model`
                 else:
                     stack.extend(statement_lists(stmt))
     return False

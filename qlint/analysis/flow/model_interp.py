@@ -24,7 +24,7 @@ from qlint.analysis.flow.loop_items import LITERALS, Containers, element_of
 from qlint.analysis.flow.looped_switches import looped_modules
 from qlint.analysis.flow.maybe_graphs import graph_paths, note_made
 from qlint.analysis.flow.model_apis import key
-from qlint.analysis.flow.model_attrs import Evaled, Stored, given_parts
+from qlint.analysis.flow.model_attrs import Evaled, InMode, Stored, given_parts
 from qlint.analysis.flow.model_calls import CallSemantics
 from qlint.analysis.flow.model_values import (
     ATTR,
@@ -32,6 +32,7 @@ from qlint.analysis.flow.model_values import (
     CONSTRUCTED,
     CONTAINER,
     EXPECTS_ERROR,
+    IN_MODE,
     ITEM,
     KEY,
     PAIRS,
@@ -606,6 +607,11 @@ class Interpreter:
             # Stored from `__init__` and handed to nothing elsewhere: what the caller passed.
             held = Origin(STORED, source.init, source.index, source.param)
             facts = {ModeFact("unset", source.target, held)}
+        elif isinstance(source, InMode) and not source.passed_on_in - {id(self.func)} and self._in_class_only(name):
+            # Every store of it in the class is of a model in a known mode, switched nowhere
+            # since (`model.eval()` then `self.model = model` in `__call__`).
+            held = Origin(IN_MODE, self.func, name=name)
+            facts = {ModeFact(mode, switch, held) for mode, switch in source.stores}
         origin = Origin(ATTRIBUTE, self.func, name=name, source=held)
         if held is None:
             facts = {ModeFact("unknown", None, origin)}
@@ -614,6 +620,15 @@ class Interpreter:
         if env.unread is not None:
             env.unread.setdefault(name, (obj, env.modes[obj]))
         return obj
+
+    def _in_class_only(self, name: str) -> bool:
+        """Nothing of the module but the class's own stores writes the attribute (no subclass
+        here, no write from outside, no base of another module: `field_instances`)."""
+        from qlint.analysis.flow.field_instances import written_in_class_only
+
+        cls = self.class_scope.node
+        top = self.owner.scope.classes.get(cls.name)
+        return top is not None and top.node is cls and written_in_class_only(self.owner.scope, cls, name[5:])
 
     def qualname(self, expr: ast.AST) -> str | None:
         parts = dotted_parts(expr)

@@ -37,6 +37,9 @@ BUILT_PART = "part of a construction"
 APPLIED = "result of a callable parameter"
 # A `self.<attr>` that `__init__` stored from its parameter: the caller's mode, like a parameter.
 STORED = "stored constructor parameter"
+# A `self.<attr>` every store of which in its class is of a model in a known mode
+# (`model_attrs.InMode`): the fact's mode is that store's, its node the method reading it.
+IN_MODE = "attribute stored in a known mode"
 # A dict, list, tuple or set written as a helper's argument (`quantize_all({"fp": model.eval()})`):
 # the modes of the models it holds are its `Origin.items`, what the helper's items of that
 # parameter (`for name, m in models.items()`) are in.

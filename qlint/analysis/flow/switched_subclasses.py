@@ -37,18 +37,25 @@ def vouched_for_every_instance(home: FileContext, fact: ModeFact) -> bool:
     that can reach the call: the class is subclassed nowhere in the project."""
     if not from_constructor(fact):
         return True
-    owner = owner_class(home, fact.origin.node)
+    return not subclassed(home, fact.origin.node)
+
+
+def subclassed(home: FileContext, method: ast.AST) -> bool:
+    """The class of module `home` whose method `method` is may have subclasses: one in the
+    project derives from it, or the search could not read every module naming it (also: no
+    such class)."""
+    owner = owner_class(home, method)
     if owner is None:
-        return False
+        return True
     name = owner.node.name
     for node in ast.walk(home.tree):
         if isinstance(node, ast.ClassDef) and any(_names(base, name) for base in node.bases):
-            return False
+            return True
     root = search_root(home.path)
     found = _candidates(home, root, name) if root is not None else None
     if found is None:
-        return False  # too many modules name it to read them all
-    return not any(subclassed_in(data, name) for _, data, _ in found)
+        return True  # too many modules name it to read them all
+    return any(subclassed_in(data, name) for _, data, _ in found)
 
 
 def _names(base: ast.expr, name: str) -> bool:
@@ -56,4 +63,4 @@ def _names(base: ast.expr, name: str) -> bool:
     return (isinstance(base, ast.Name) and base.id == name) or (isinstance(base, ast.Attribute) and base.attr == name)
 
 
-__all__ = ["from_constructor", "vouched_for_every_instance"]
+__all__ = ["from_constructor", "subclassed", "vouched_for_every_instance"]
