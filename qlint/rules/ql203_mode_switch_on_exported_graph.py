@@ -13,7 +13,6 @@ import os
 from collections.abc import Iterator
 
 from qlint.analysis import tree_walk
-from qlint.analysis.edits.import_edits import insert_before, owns_lines
 from qlint.analysis.flow.graph_fields import field_switches
 from qlint.analysis.flow.graph_returns import returned_graph_bodies
 from qlint.analysis.flow.model_flow import (
@@ -28,12 +27,10 @@ from qlint.analysis.flow.model_flow import (
 from qlint.analysis.flow.model_values import Origin
 from qlint.diagnostic import Applicability, Diagnostic, Edit, Fix
 from qlint.evidence.mode_switch import ModeSwitchEvidence
+from qlint.rules.allow_fixes import ALLOW, allow_fix, stored_allow_fix
 from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.pt2e_helpers import PT2E, pt2e_helper
 
-_ALLOW = "allow_exported_model_train_eval"
-# Statements a line can be added before: the call runs right after it.
-_SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return)
 _HELPERS = {"eval": "move_exported_model_to_eval", "train": "move_exported_model_to_train"}
 
 
@@ -172,7 +169,7 @@ class ModeSwitchOnExportedGraph(Rule):
             f"Call `allow_exported_model_train_eval({graph})` from `{PT2E}` before handing it over (the helper's"
             f" switch then runs {use}), or switch it with {use} and keep the helper's switch for eager modules"
         )
-        fix = _allow_fix(ctx, handed, graph)
+        fix = allow_fix(ctx, handed, graph)
         if handed.field:
             message = message.replace(" on it (", f" on `self.{handed.field}` (", 1)
         if handed.absent_allow is not None:
@@ -196,7 +193,7 @@ class ModeSwitchOnExportedGraph(Rule):
             f"Call `allow_exported_model_train_eval` (from `{PT2E}`) on the graph before `{cls}(...)` stores it,"
             f" or switch `{field}` in `{method}` with {use} (the switch stays right for eager modules)"
         )
-        fix = _stored_allow_fix(ctx, built, argument, cls)
+        fix = stored_allow_fix(ctx, built, argument, cls)
         evidence = ModeSwitchEvidence(handed.switch.mode, origin.kind, origin.node.lineno, allowed_fix=True)
         return ctx.diagnostic(self, handed.call, message, fix, evidence=evidence, help=help_)
 
@@ -277,10 +274,10 @@ def _absent_allow(ctx: FileContext, allow: tuple[ast.Call, ast.ExceptHandler], m
     module = ast.unparse(call.func.value)  # `path` may be another file: not `ctx.source_of`
     path = path or ctx.path
     message += (
-        f"; the `{_ALLOW}` at {_where(ctx, path, call.lineno)} is looked up in `{module}`, which torch 2.13"
+        f"; the `{ALLOW}` at {_where(ctx, path, call.lineno)} is looked up in `{module}`, which torch 2.13"
         f" lacks (its AttributeError is swallowed at {_where(ctx, path, handler.lineno)})"
     )
-    help_ = f"Import `{_ALLOW}` from `{PT2E}` instead, so that the allow runs on torch 2.13. {help_}"
+    help_ = f"Import `{ALLOW}` from `{PT2E}` instead, so that the allow runs on torch 2.13. {help_}"
     return message, help_
 
 
@@ -360,55 +357,6 @@ def _where(ctx: FileContext, path: str, line: int) -> str:
     if os.path.abspath(path) == os.path.abspath(ctx.path):
         return f"line {line}"
     return f"{os.path.relpath(path, os.path.dirname(os.path.abspath(ctx.path)))}:{line}"
-
-
-def _allow_fix(ctx: FileContext, handed: HandedSwitch, graph: str) -> Fix:
-    """`allow_exported_model_train_eval(gm)` on a line of its own before the statement.
-
-    Unsafe: the graph's `eval`/`train` then switch dropout and batch norm for the rest of its
-    life, also where the code relied on them raising. Display-only when the graph is no plain
-    name or the statement shares its lines (a new line cannot go right before it)."""
-    message = f"Call `allow_exported_model_train_eval({graph})` before this call"
-    if handed.held:  # the helper takes the graph itself, not its container (no `.graph`)
-        return Fix(Applicability.DISPLAY_ONLY, "Call `allow_exported_model_train_eval` on the graph it holds first")
-    stmt = handed.stmt
-    if not isinstance(handed.argument, ast.Name) or not isinstance(stmt, _SIMPLE) or not owns_lines(ctx, stmt):
-        return Fix(Applicability.DISPLAY_ONLY, message)
-    name, import_edits = pt2e_helper(ctx, _ALLOW)
-    if name is None:
-        return Fix(Applicability.DISPLAY_ONLY, message)
-    return Fix(Applicability.UNSAFE, message, (insert_before(ctx, stmt, f"{name}({graph})"), *import_edits))
-
-
-# Expressions whose names are their own, or evaluated later: an argument written in one is no
-# name the statement around it can use first.
-_OWN_SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-
-
-def _stored_allow_fix(ctx: FileContext, built: ast.Call, argument: ast.expr | None, cls: str) -> Fix:
-    """`allow_exported_model_train_eval(gm)` on a line of its own before the statement that
-    constructs `cls` with the graph `gm` (a plain name there: its value before that statement
-    is the one the construction passes, unless the statement binds it first or evaluates the
-    construction in a scope of its own). Unsafe, as `_allow_fix`; display-only otherwise."""
-    message = f"Call `allow_exported_model_train_eval` on the graph before `{cls}(...)` stores it"
-    if not isinstance(argument, ast.Name):
-        return Fix(Applicability.DISPLAY_ONLY, message)
-    parents = tree_walk.parents(ctx.tree)
-    stmt = tree_walk.statement_around(built, parents)
-    if stmt is None or not isinstance(stmt, _SIMPLE) or not owns_lines(ctx, stmt):
-        return Fix(Applicability.DISPLAY_ONLY, message)
-    node = parents.get(id(built))
-    while node is not None and node is not stmt:
-        if isinstance(node, _OWN_SCOPES):
-            return Fix(Applicability.DISPLAY_ONLY, message)
-        node = parents.get(id(node))
-    if any(isinstance(n, ast.NamedExpr) and n.target.id == argument.id for n in ast.walk(stmt)):
-        return Fix(Applicability.DISPLAY_ONLY, message)
-    name, import_edits = pt2e_helper(ctx, _ALLOW)
-    if name is None:
-        return Fix(Applicability.DISPLAY_ONLY, message)
-    message = f"Call `allow_exported_model_train_eval({argument.id})` before `{cls}(...)` stores it"
-    return Fix(Applicability.UNSAFE, message, (insert_before(ctx, stmt, f"{name}({argument.id})"), *import_edits))
 
 
 def _described(ctx: FileContext, switch: ModeSwitch, origins) -> tuple[str, Origin, str]:
