@@ -91,65 +91,25 @@ def test_without_an_index_no_wrapper_is_searched_where_no_packet_can_reach(packa
 
 @pytest.mark.parametrize("batch", [False, True])
 @pytest.mark.parametrize("writes", [False, True])
-@pytest.mark.parametrize("gated", [False, True])
 @pytest.mark.parametrize("wraps", [False, True])
 @pytest.mark.parametrize("packet", [False, True])
-def test_either_order_answers_the_conjunction(monkeypatch, batch, writes, gated, wraps, packet):
-    # `gated`: the index of wrapper names lets an import through to the search (`wrapper_gate`);
-    # `wraps`: the search finds a wrapper through it. A file imports one when both hold.
+def test_either_order_answers_the_conjunction(monkeypatch, batch, writes, wraps, packet):
     asked = []
 
     def answer(name, value):
         return lambda *args: asked.append(name) or value
 
-    imports = [("insert_op", "pkg.graph_utils.insert_op")] if gated else []
     monkeypatch.setattr(packet_imports, "_ANSWERED", None)
     monkeypatch.setattr(wrapper_index, "_ENABLED", batch)  # a run over many files (`enable`)
     monkeypatch.setattr(wrapper_index, "writes_insertion", answer("writes", writes))
-    monkeypatch.setattr(wrapper_index, "imports_a_wrapper", answer("wraps", gated and wraps))
-    monkeypatch.setattr(wrapper_index, "wrapper_gate", answer("gate", imports))
-    monkeypatch.setattr(wrapper_index, "searched_wrapper", answer("wraps", wraps))
+    monkeypatch.setattr(wrapper_index, "imports_a_wrapper", answer("wraps", wraps))
     monkeypatch.setattr(wrapper_index, "may_hold_packet", answer("packet", packet))
     project = ProjectIndex()
     project.begin_check()
-    expected = (writes or (gated and wraps)) and packet
-    assert inserts_through_imports(PASSES, "/nowhere/passes.py", project) is expected
+    assert inserts_through_imports(PASSES, "/nowhere/passes.py", project) is ((writes or wraps) and packet)
     if writes:
-        assert "wraps" not in asked and "gate" not in asked  # the file inserts itself: no wrapper is looked for
-    elif batch:
-        # The index's gate first, then the packet question, the search through what the gate
-        # let through last (only when a packet can reach the file).
-        assert asked[:2] == ["writes", "gate"]
-        assert ("packet" in asked) is gated
-        assert ("wraps" in asked) is (gated and packet)
-        if "wraps" in asked:
-            assert asked.index("packet") < asked.index("wraps")
+        assert "wraps" not in asked  # the file inserts itself: no wrapper is looked for
+    elif batch:  # the wrapper search first, as before
+        assert asked.index("wraps") < asked.index("packet") if "packet" in asked else not wraps
     else:
-        assert "gate" not in asked  # no index: `imports_a_wrapper` whole, after the packet question
         assert asked.index("packet") < asked.index("wraps") if "wraps" in asked else not packet
-
-
-def test_a_gated_file_no_packet_reaches_is_not_searched(package, monkeypatch):
-    # A run over many files: the index lets `insert_op` through, but no module the file
-    # imports from makes a packet (`ops.py` binds a string), so no wrapper is searched for.
-    pkg, path = package
-    project = ProjectIndex()
-    project.begin_check()
-    monkeypatch.setattr(packet_imports, "_ANSWERED", None)
-    monkeypatch.setattr(wrapper_index, "_ENABLED", True)
-    monkeypatch.setattr(wrapper_index, "wrapper_gate", lambda *a: [("insert_op", "pkg.graph_utils.insert_op")])
-
-    def searched(*args):
-        raise AssertionError("the wrapper search ran")
-
-    monkeypatch.setattr(wrapper_index, "searched_wrapper", searched)
-    assert inserts_through_imports(PASSES, path, project) is False
-    # With a packet there, the search runs (and finds `insert_op`, which inserts).
-    (pkg / "ops.py").write_text(PACKET)
-    project = ProjectIndex()
-    project.begin_check()
-    monkeypatch.setattr(packet_imports, "_ANSWERED", None)
-    found = []
-    monkeypatch.setattr(wrapper_index, "searched_wrapper", lambda *a: found.append(a) or True)
-    assert inserts_through_imports(PASSES, path, project) is True
-    assert found

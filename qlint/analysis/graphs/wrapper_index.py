@@ -216,24 +216,12 @@ def imports_a_wrapper(text: str, path: str, project) -> bool:
     """QL102's import trigger: the file imports a function of another module of the project
     that inserts what it is given (or a class it subclasses has such a method). In a run over
     many files, only imports the project's index of wrapper names holds are looked up."""
-    # The imports that may lead to one first: most files have none, and need no search made.
-    imports = wrapper_gate(text, path, project)
-    return bool(imports) and searched_wrapper(text, path, project, imports)
-
-
-def wrapper_gate(text: str, path: str, project) -> list[tuple[str, str]]:
-    """The imports (local name, dotted name) through which `imports_a_wrapper`'s search may
-    find a wrapper ([]: none can, and no search is made), with the run's index of wrapper
-    names where there is one (`imported_helpers.helper_imports`)."""
     from qlint.analysis.graphs.imported_helpers import helper_imports  # with the search's modules
 
-    return helper_imports(project, path, text, index_for(path, project))
-
-
-def searched_wrapper(text: str, path: str, project, imports: list[tuple[str, str]]) -> bool:
-    """`imports_a_wrapper`'s search, through the imports `wrapper_gate` let through."""
     index = index_for(path, project)
-    return wrapper_search(project, None, path).imports_helper(project, path, text, index, imports)
+    # The imports that may lead to one first: most files have none, and need no search made.
+    imports = helper_imports(project, path, text, index)
+    return bool(imports) and wrapper_search(project, None, path).imports_helper(project, path, text, index, imports)
 
 
 def inserts_through_imports(text: str, path: str, project) -> bool:
@@ -244,22 +232,18 @@ def inserts_through_imports(text: str, path: str, project) -> bool:
 
     Both halves are asked in the cheaper order, and the answer is their conjunction either way.
     In a run over many files (`enable`) the wrapper search asks only the imports the project's
-    index of wrapper names holds (most files none): that gate (`wrapper_gate`) goes first, the
-    packet question next, the search through the imports it let through last. On ExecuTorch
-    the gate lets 98 files through to the search, none of which imports a wrapper and 95 of
-    which no packet can reach: the packet question took 0.10 s of CPU for them, the search
-    0.20 s. In a check of one file or of an editor's buffer there is no index, and the search
-    resolves every imported name the file may call, through the project's modules, while the
-    packet question reads only the modules the file imports from (ExecuTorch's vulkan
-    test_vulkan_delegate.py: ~50 ms against ~8 ms; 2-10x on most files of a sample of 60), so
-    the packet question goes first there."""
+    index of wrapper names holds (most files none), so it goes first, as it always did (what it
+    works out of other modules is kept for later one-file checks). In a check of one file or of
+    an editor's buffer there is no index, and the search resolves every imported name the file
+    may call, through the project's modules, while the packet question reads only the modules
+    the file imports from (ExecuTorch's vulkan test_vulkan_delegate.py: ~50 ms against ~8 ms;
+    2-10x on most files of a sample of 60), so the packet question goes first there."""
     if answered(text, path, project) is False:
         return False
     if writes_insertion(text):
         return may_hold_packet(text, path, project)
     if _ENABLED and not project.overlay:
-        imports = wrapper_gate(text, path, project)
-        return bool(imports) and may_hold_packet(text, path, project) and searched_wrapper(text, path, project, imports)
+        return imports_a_wrapper(text, path, project) and may_hold_packet(text, path, project)
     return may_hold_packet(text, path, project) and imports_a_wrapper(text, path, project)
 
 
