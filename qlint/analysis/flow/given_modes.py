@@ -182,23 +182,29 @@ def _attribute_params(cls: ast.ClassDef) -> tuple:
     if init is None:
         return ()
     params = [a.arg for a in parameter_args(init, star=False)][1:]
-    rebound = {n.id for n in walk_kinds(init, _NAMES) if not isinstance(n.ctx, ast.Load)}
-    loads: dict[str, int] = {}
-    for n in walk_kinds(init, _NAMES):
-        if isinstance(n.ctx, ast.Load):
-            loads[n.id] = loads.get(n.id, 0) + 1
-    attrs = {}
+    taken = {}
     for stmt in init.body:
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
             continue
         target, value = stmt.targets[0], stmt.value
         on_self = isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
-        if on_self and isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
-            name = value.value.id
-            if name in params and name not in rebound and loads.get(name) == 1:
-                attrs[name] = value.attr
+        of_param = isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in params
+        if on_self and of_param:
+            taken[value.value.id] = value.attr
+    if not taken:  # the walks below only for the few classes with such a statement
+        return ()
+    rebound = set()
+    loads: dict[str, int] = {}
+    for n in walk_kinds(init, _NAMES):
+        if isinstance(n.ctx, ast.Load):
+            loads[n.id] = loads.get(n.id, 0) + 1
+        else:
+            rebound.add(n.id)
+    attrs = {name: attr for name, attr in taken.items() if name not in rebound and loads.get(name) == 1}
+    if not attrs:
+        return ()
     positional = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
-    return (positional, attrs) if attrs else ()
+    return (positional, attrs)
 
 
 def _evaled_params(cls: ast.ClassDef) -> tuple:
@@ -207,7 +213,7 @@ def _evaled_params(cls: ast.ClassDef) -> tuple:
     when code of the class may switch a part back (`evaled_parts.switches_no_part`: a method
     running `self.a.train()` later)."""
     init = own_init(cls)
-    if init is None or not switches_no_part(cls):
+    if init is None:
         return ()
     params = [a.arg for a in parameter_args(init, star=False)][1:]
     rebound = {n.id for n in walk_kinds(init, _NAMES) if not isinstance(n.ctx, ast.Load)}
@@ -220,8 +226,11 @@ def _evaled_params(cls: ast.ClassDef) -> tuple:
         plain = not value.args and not value.keywords and isinstance(receiver, ast.Name)
         if plain and receiver.id in params and receiver.id not in rebound:
             evaled.add(receiver.id)
+    # The walk of the whole class only for the few whose `__init__` evals a parameter.
+    if not evaled or not switches_no_part(cls):
+        return ()
     positional = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
-    return (positional, frozenset(evaled)) if evaled else ()
+    return (positional, frozenset(evaled))
 
 
 def _stored_params(cls: ast.ClassDef) -> tuple:
