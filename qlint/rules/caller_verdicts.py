@@ -296,17 +296,13 @@ def _instances_harmless(ctx: FileContext, home: FileContext, fact: ModeFact, har
     mode its class's `__init__` gave the attribute holds unless a subclass may build its
     instances otherwise (`switched_subclasses`), and the other arm of a branch on a flag
     there is harmless when every construction selects the eval arm (`constructor_flags`)."""
-    if fact.origin is not None and fact.origin.kind == IN_MODE:
-        # `self.model` that every store in its class leaves in eval mode: so for every
-        # instance unless a subclass (which may store it otherwise) exists in the project.
-        try:
-            return harmless and not subclassed(home, fact.origin.node)
-        finally:
-            if home is not ctx:
-                ctx.project.hand_over_dependencies(home.path, ctx.path)
-    if fact.origin is None or fact.origin.kind != STORED:
+    if fact.origin is None or fact.origin.kind not in (STORED, IN_MODE):
         return harmless
     try:
+        if fact.origin.kind == IN_MODE:
+            # `self.model` that every store in its class leaves in eval mode: so for every
+            # instance unless a subclass (which may store it otherwise) exists in the project.
+            return harmless and not subclassed(home, fact.origin.node)
         if harmless and vouched_for_every_instance(home, fact):
             return True
         return other_arm_ruled_out(home, fact)

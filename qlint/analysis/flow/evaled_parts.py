@@ -70,15 +70,8 @@ def _init_evals_parts(cls: ast.ClassDef) -> bool:
     syntax = content_syntax(cls)
     if syntax.dynamic or syntax.reads_any_training:
         return False
-    for node in walk(cls):  # `ast.walk`'s order; its tokens are none of these
-        if isinstance(node, ast.Call) and _called(node) in _FORBIDDEN and id(node) not in switches:
-            return False  # (`self.net.train(False)` of `__init__`'s own statements: an eval)
-        nested = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))
-        if nested and node is not cls and node not in cls.body:
-            return False  # a nested function could be handed `self` and change it
-        if _stores_on_self(node) and not _in(node, init):
-            return False
-    return True
+    # (`self.net.train(False)` of `__init__`'s own statements is an eval, not a forbidden call.)
+    return _changes_no_part(cls, init, switches)
 
 
 def switches_no_part(cls: ast.ClassDef) -> bool:
@@ -91,8 +84,15 @@ def switches_no_part(cls: ast.ClassDef) -> bool:
 
 def _switches_no_part(cls: ast.ClassDef) -> bool:
     init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
-    for node in walk(cls):
-        if isinstance(node, ast.Call) and _called(node) in _FORBIDDEN:
+    return _changes_no_part(cls, init, frozenset())
+
+
+def _changes_no_part(cls: ast.ClassDef, init: ast.FunctionDef | None, allowed: frozenset[int]) -> bool:
+    """No call of the class is `_FORBIDDEN` (but the calls whose ids are `allowed`), no function
+    is written inside a method (it could be handed `self` and change it), and nothing stores on
+    `self` outside `init`."""
+    for node in walk(cls):  # `ast.walk`'s order; its tokens are none of these
+        if isinstance(node, ast.Call) and _called(node) in _FORBIDDEN and id(node) not in allowed:
             return False
         nested = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))
         if nested and node is not cls and node not in cls.body:

@@ -152,7 +152,7 @@ def _source(sem, holder: Obj | None, attr: str, spelled: ast.expr | None) -> tup
     if (holder, attr) in sem.builds.overwritten:
         return None  # `holder.model = Other()`
     cls = built.cls
-    if attr not in _built_in_init(cls.node):
+    if attr not in built_in_init(cls.node):
         return None
     if spelled is not None and (not isinstance(spelled, ast.Name) or spelled.id in _escaping(sem.walk.func)):
         return None
@@ -191,11 +191,6 @@ def _facts(holder_facts: frozenset[ModeFact], attr: str, origin: Origin, module:
 
 
 def built_in_init(cls: ast.ClassDef) -> frozenset[str]:
-    """`_built_in_init`, for `model_builds` (a part a class takes from what it is given)."""
-    return _built_in_init(cls)
-
-
-def _built_in_init(cls: ast.ClassDef) -> frozenset[str]:
     """The attributes `__init__` builds once in a statement of its own body and nothing else in
     the class touches except by calling them (kept on the class node)."""
     return kept_on_node(cls, "_qlint_init_parts", _init_parts)
@@ -296,4 +291,4 @@ def _module_bases(node: ast.ClassDef, cls, owner) -> str:
     return "other"
 
 
-__all__ = ["init_part", "refresh"]
+__all__ = ["built_in_init", "init_part", "refresh"]

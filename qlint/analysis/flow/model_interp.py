@@ -14,6 +14,7 @@ from qlint.analysis.flow import built_items, comprehension_loops, indexed_items,
 from qlint.analysis.flow import decorator_registries as registries
 from qlint.analysis.flow.built_parts import built_part
 from qlint.analysis.flow.dead_branches import ConstantFlags, condition_of
+from qlint.analysis.flow.field_instances import written_in_class_only
 from qlint.analysis.flow.graph_instances import graph_instance_condition, graph_instance_truth
 from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.handed_switches import param_switches
@@ -624,8 +625,6 @@ class Interpreter:
     def _in_class_only(self, name: str) -> bool:
         """Nothing of the module but the class's own stores writes the attribute (no subclass
         here, no write from outside, no base of another module: `field_instances`)."""
-        from qlint.analysis.flow.field_instances import written_in_class_only
-
         cls = self.class_scope.node
         top = self.owner.scope.classes.get(cls.name)
         return top is not None and top.node is cls and written_in_class_only(self.owner.scope, cls, name[5:])
