@@ -47,6 +47,28 @@ def test_both_sides_are_timed_phase_by_phase_and_agree(tmp_path, monkeypatch, ca
     assert "this / against CPU" in out
 
 
+def test_the_phases_probe_runs_the_check_as_the_qlint_command_does(tmp_path):
+    """The `--phases` probe ends its process after the check, as `qlint` does: the check keeps
+    the collector off and leaves its garbage to the exit. Else the collector ran once the check
+    ended, and "rest" held work the command never does (ExecuTorch's qualcomm
+    test_qnn_delegate.py: 43 of 390 ms)."""
+    import json
+    import subprocess
+
+    (tmp_path / ".git").mkdir()
+    pkg = old_package(tmp_path, capture=_CAPTURE)
+    buffer = tmp_path / "edited.py"
+    buffer.write_text(_CAPTURE + "x = 1\n")
+    cache = tmp_path / "cache"
+    after = "\nimport gc\nsys.__stdout__.write(' ' + json.dumps(gc.isenabled()))\n"
+    env = _bench()._env(str(_ROOT))
+    cmd = [sys.executable, "-c", _bench()._PHASES + after, str(cache), str(pkg / "capture.py"), str(buffer)]
+    out = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout
+    spent, collector = out.rsplit(" ", 1)
+    assert "QL201" in json.loads(spent)
+    assert json.loads(collector) is False
+
+
 def test_runs_may_write_their_bytecode(monkeypatch):
     """A PYTHONDONTWRITEBYTECODE in the caller's environment is not handed to the timed runs:
     each would compile qlint's sources again wherever their bytecode is stale or missing."""

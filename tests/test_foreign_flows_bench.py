@@ -75,3 +75,23 @@ def test_helpers_of_the_module_itself_are_not(tmp_path, monkeypatch, capsys):
     assert "own bodies analysed 4" in out[0]  # and the module's body
     assert out[3] == "   shapes of bodies analysed (count): "
     assert not any(line.startswith("   fields read") for line in out)  # without --reads
+
+
+def test_the_edited_check_runs_as_the_qlint_command_does(tmp_path, monkeypatch, capsys):
+    """The probe ends its process after the check, as `qlint` does: the check keeps the
+    collector off and leaves its garbage to the exit, and the CPU charged to it holds no
+    collector pass the command never makes."""
+    bench = _bench()
+    final = "sys.__stdout__.write(json.dumps(stats))"
+    assert bench._PROBE.count(final) == 1
+    told = "import gc\nstats['collector'] = gc.isenabled()\n" + final
+    monkeypatch.setattr(bench, "_PROBE", bench._PROBE.replace(final, told))
+    (tmp_path / ".git").mkdir()
+    pkg = old_package(tmp_path, helpers=_HELPERS, caller=_CALLER)
+    buffer = tmp_path / "edited.py"
+    buffer.write_text(_CALLER + "x = 1\n")
+    cache = str(tmp_path / "cache")
+    argv = ["check", "--exit-zero", "--quiet", "--cache-dir", cache, "--stdin-filename", str(pkg / "caller.py"), "-"]
+    stats = bench._probe(argv, str(tmp_path), str(tmp_path), False, str(buffer))
+    assert stats["errors"] == [] and stats["analysed"] == 2
+    assert stats["collector"] is False
