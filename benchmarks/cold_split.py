@@ -1,6 +1,6 @@
 """Where the CPU of a cold whole-tree run goes, and how far it is from its parse floor (issue 13).
 
-    python benchmarks/cold_split.py [--ruff] [--floor-runs N] [--files N] PATH
+    python benchmarks/cold_split.py [--ruff] [--floor-runs N] [--files N] [--rule-checks N] [--askers N] PATH
 
 Runs `qlint check --no-cache -j1 -q --exit-zero PATH` in this process (from PATH's directory
 when PATH is a directory, as `/work/ref/ab.sh` runs it) with each phase charged its own CPU
@@ -27,6 +27,13 @@ checkout against another's, not against `bench_trees.py`'s wall times.
 `--files N`: the N files whose checks took the most CPU, each check whole (its parses,
 rules and summaries of other modules included); run once per checkout (`PYTHONPATH=SRC`) and
 compare: at 8a3dd23 against 9216a04, ao's whole -j1 difference (+0.1 s) was one file's check.
+
+`--rule-checks N`: the N checks of one rule on one file that took the most CPU, each whole (the
+parses and summaries it asked for included), as `file  QLnnn`: which rule's work on which file
+grew between two checkouts. At b4669c4 against 9216a04 on ao (-j1, loaded machine, best of two
+runs each): QL202 on torchao/testing/pt2e/utils.py 0.016 -> 0.129 s (its helper's 15 callers
+in the test modules read to drop a false alarm), QL101 on qat_utils.py 0.023 -> 0.078 s,
+QL201 on test_quantize_pt2e.py 0.080 -> 0.122 s; no other over +0.025 s.
 
 `--askers N`: `parse: other modules` by the N readers that asked most (the innermost qlint
 function outside the project index's machinery, `qlint/analysis/names/`: a resolver's lookup
@@ -172,10 +179,12 @@ def instrumented(
     files: dict[str, tuple[bool, int]],
     cpu: dict[str, float] | None = None,
     askers: Askers | None = None,
+    rule_cpu: dict[tuple[str, str], float] | None = None,
 ):
     """The run's phases timed into `phases`; each checked file's (parsed, findings) into
-    `files`, the CPU of its whole check into `cpu`, and the parses of other modules by reader
-    into `askers`. Everything patched is put back on leaving."""
+    `files`, the CPU of its whole check into `cpu`, the parses of other modules by reader
+    into `askers`, and the CPU of each rule's whole check of a file into `rule_cpu` (by path
+    and rule code). Everything patched is put back on leaving."""
     from qlint import registry, runner
     from qlint.analysis import forked_call
 
@@ -203,7 +212,13 @@ def instrumented(
         def timed(self, *args, **kwargs):
             name = f"{labels[method]} {self.code}"
             if method == "check":  # a generator: its work is done while it is drained
-                return phases.run(name, lambda: list(real(self, *args, **kwargs)))
+                start = _clock()
+                try:
+                    return phases.run(name, lambda: list(real(self, *args, **kwargs)))
+                finally:
+                    if rule_cpu is not None and args:
+                        key = (str(getattr(args[0], "path", "?")), self.code)
+                        rule_cpu[key] = rule_cpu.get(key, 0.0) + _clock() - start
             return phases.run(name, real, self, *args, **kwargs)
 
         return timed
@@ -284,6 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--floor-runs", type=int, default=3)
     parser.add_argument("--files", type=int, default=0, metavar="N", help="the N files whose checks took most CPU")
     parser.add_argument("--askers", type=int, default=0, metavar="N", help="other modules' parses by the N top readers")
+    parser.add_argument("--rule-checks", type=int, default=0, metavar="N", help="the N costliest (file, rule) checks")
     args = parser.parse_args(argv)
     path = os.path.abspath(args.path)
     target = "."
@@ -297,9 +313,10 @@ def main(argv: list[str] | None = None) -> int:
     files: dict[str, tuple[bool, int]] = {}
     cpu: dict[str, float] = {}
     askers = Askers() if args.askers > 0 else None
+    rule_cpu: dict[tuple[str, str], float] = {}
     start = _clock()
     quiet = contextlib.redirect_stdout(io.StringIO())
-    with instrumented(phases, files, cpu, askers), quiet, contextlib.suppress(SystemExit):
+    with instrumented(phases, files, cpu, askers, rule_cpu), quiet, contextlib.suppress(SystemExit):
         cli.main(["check", "--no-cache", "-j1", "-q", "--exit-zero", target])
     total = _clock() - start
     phases.seconds["outside the checks"] = total - sum(phases.seconds.values())
@@ -318,6 +335,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"the {args.files} costliest checks (each whole):")
         for name, seconds in sorted(cpu.items(), key=lambda kv: -kv[1])[: args.files]:
             print(_row(seconds, total, os.path.relpath(name) if target == "." else name))
+    if args.rule_checks > 0:
+        print(f"the {args.rule_checks} costliest checks of one rule on one file (each whole):")
+        for (name, code), seconds in sorted(rule_cpu.items(), key=lambda kv: -kv[1])[: args.rule_checks]:
+            print(_row(seconds, total, f"{os.path.relpath(name) if target == '.' else name}  {code}"))
     print("parse floor (ast.parse alone):")
     floors = {}
     for label, chosen in (

@@ -112,3 +112,26 @@ def test_a_text_parsed_again_is_told_apart_from_its_first_parse():
     assert (askers.again_calls[site], askers.again_seconds[site]) == (1, 2.0)
     checked = ("checked", "engine.parse_module")
     assert (askers.calls[checked], askers.again_calls[checked], askers.again_seconds[checked]) == (1, 1, 16.0)
+
+
+def test_each_rules_check_of_a_file_is_listed_whole(tmp_path, capsys):
+    consts = "import torch\n\nDQ = torch.ops.quantized_decomposed.dequantize_per_tensor\n"
+    user = "from pkg.consts import DQ\n\n\ndef f(n):\n    return n.target == DQ\n"
+    plain = "def g(x):\n    return x + 1\n"
+    write_package(tmp_path, "pkg", consts=consts, user=user, plain=plain)
+    cwd = os.getcwd()
+    try:
+        assert _split().main([str(tmp_path), "--floor-runs", "1", "--rule-checks", "5"]) == 0
+    finally:
+        os.chdir(cwd)
+    out = capsys.readouterr().out
+    listed = out.split("the 5 costliest checks of one rule on one file (each whole):\n")[1]
+    listed = listed.split("parse floor")[0].splitlines()
+    rows = {line.split("%  ")[1]: float(line.split()[0]) for line in listed}
+    # One row per rule that checked a file: only user.py's text holds the rules' triggers.
+    checks = {m.group(1): int(m.group(2)) for m in re.finditer(r"%  check (QL\d+) \((\d+) calls", out)}
+    assert sorted(rows) == sorted(os.path.join("pkg", "user.py") + "  " + code for code in checks), out
+    assert set(checks.values()) == {1}
+    # Whole: the summary of consts.py QL101 asked for is in it, so it is no less than its own work.
+    own = float(re.search(r"([\d.]+) s +[\d.]+%  check QL101", out).group(1))
+    assert rows[os.path.join("pkg", "user.py") + "  QL101"] >= own
