@@ -275,6 +275,9 @@ class Walker:
             self.ran(env, self.expr(func, env), executed=True)  # `program.module()(x)`: called on data
         elif isinstance(func, ast.Attribute) and not isinstance(func.value, ast.Name):
             receiver = self.expr(func.value, env)  # `XNNPACKQuantizer().set_global(config)`
+            if receiver and func.attr in fx.SELF_RETURNING:
+                # `copy.deepcopy(prepared).cpu()`: the module itself, as for a name's `.cpu()`.
+                return receiver | qat_configs(self.args(node, env, escape=True).values())
         name = self.resolver.qualname(func)
         api = classify_call(name, func)
         if api is not None:
