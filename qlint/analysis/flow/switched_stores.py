@@ -79,7 +79,7 @@ def _mode_at_store(stmts: list[ast.stmt], i: int) -> tuple[str, ast.Call, str] |
         if (isinstance(stmt, ast.Expr) or rebound) and (switch := mode_call(_kept(stmt.value))) is not None:
             receiver, mode = switch
             if isinstance(_kept(receiver), ast.Name) and _kept(receiver).id == value.id:
-                return (mode, switch_node(stmt.value), value.id) if mode in ("eval", "train") else None
+                return (mode, _switch_node(stmt.value), value.id) if mode in ("eval", "train") else None
         if _keeps_mode_of(stmt, value.id):
             continue  # `model.float()`, `model = model.to(device)`: the same module, same mode
         if any(isinstance(n, ast.Name) and n.id == value.id for n in ast.walk(stmt)):
@@ -111,7 +111,7 @@ def _kept(expr: ast.expr) -> ast.expr:
     return expr
 
 
-def switch_node(expr: ast.expr) -> ast.Call:
+def _switch_node(expr: ast.expr) -> ast.Call:
     """The `.eval()`/`.train()` call itself in a statement `_kept` peels to one."""
     kept = _kept(expr)
     return kept if isinstance(kept, ast.Call) else expr
