@@ -11,13 +11,16 @@ An exporter keeps the model it is handed in an attribute set outside `__init__`:
 
 and another method hands `self.model` to a helper that captures it. The store says the mode
 of what it stores: the name was switched (`model.eval()` / `model.train()`, a constant mode)
-by an earlier statement of the same block with nothing between that names it, or the stored
-value is the switch itself (`self.model = model.eval()`). The name must not be read again
-after the store (no alias left through which the method could switch the stored model later:
-no later statement, no nested function or lambda names it, no `global`/`nonlocal` makes it
-another scope's), and the store lies in no loop (a later turn could reach statements before
-it). `model_attrs.attribute_sources` keeps the attribute's mode only when every store of it
-in the class is one of these (or `None`), and nothing else in the class writes or switches it.
+by an earlier statement of the same block with nothing between that names it but torch's
+`nn.Module` methods that return the module itself in the mode it was in (`model.float()`,
+`model = model.to(device)`: they move or cast parameters and buffers, never touch
+`training`), or the stored value is the switch itself (`self.model = model.eval()`,
+`model.eval().half()`). The name must not be read again after the store (no alias left
+through which the method could switch the stored model later: no later statement, no nested
+function or lambda names it, no `global`/`nonlocal` makes it another scope's), and the store
+lies in no loop (a later turn could reach statements before it).
+`model_attrs.attribute_sources` keeps the attribute's mode only when every store of it in the
+class is one of these (or `None`), and nothing else in the class writes or switches it.
 """
 
 from __future__ import annotations
@@ -61,23 +64,67 @@ def _switched_stores(method: ast.AST) -> dict[int, tuple[str, ast.Call]]:
 
 def _mode_at_store(stmts: list[ast.stmt], i: int) -> tuple[str, ast.Call, str] | None:
     """(mode, switch, the switched local's name) of `stmts[i]`'s stored value."""
-    value = stmts[i].value
+    value = _kept(stmts[i].value)
     switch = mode_call(value)
     if switch is not None:
         receiver, mode = switch
+        receiver = _kept(receiver)
         if mode in ("eval", "train") and isinstance(receiver, ast.Name):
             return mode, value, receiver.id
         return None
     if not isinstance(value, ast.Name):
         return None
     for stmt in reversed(stmts[:i]):
-        if isinstance(stmt, ast.Expr) and (switch := mode_call(stmt.value)) is not None:
+        rebound = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and key(stmt.targets[0]) == value.id
+        if (isinstance(stmt, ast.Expr) or rebound) and (switch := mode_call(_kept(stmt.value))) is not None:
             receiver, mode = switch
-            if isinstance(receiver, ast.Name) and receiver.id == value.id:
-                return (mode, stmt.value, value.id) if mode in ("eval", "train") else None
+            if isinstance(_kept(receiver), ast.Name) and _kept(receiver).id == value.id:
+                return (mode, _switch_node(stmt.value), value.id) if mode in ("eval", "train") else None
+        if _keeps_mode_of(stmt, value.id):
+            continue  # `model.float()`, `model = model.to(device)`: the same module, same mode
         if any(isinstance(n, ast.Name) and n.id == value.id for n in ast.walk(stmt)):
             return None  # named between the switch and the store: it may switch it back
     return None
+
+
+# `torch.nn.Module` methods (torch 2.13, `torch/nn/modules/module.py`) that return `self`
+# after moving or casting its parameters and buffers (`_apply`), never reading or setting
+# `training`: the module they hand back is the one they were called on, in its mode.
+_SAME_MODULE = frozenset({"to", "cpu", "cuda", "float", "half", "double", "bfloat16", "requires_grad_"})
+
+
+def _kept(expr: ast.expr) -> ast.expr:
+    """`expr` with the `_SAME_MODULE` calls on it peeled off (`model.to(device).half()` ->
+    `model`), as long as their arguments call nothing (`model.to(pick(model))` could switch it
+    before the cast)."""
+    while (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr in _SAME_MODULE
+        and not any(
+            isinstance(n, (ast.Call, ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom))
+            for arg in [*expr.args, *(kw.value for kw in expr.keywords)]
+            for n in ast.walk(arg)
+        )
+    ):
+        expr = expr.func.value
+    return expr
+
+
+def _switch_node(expr: ast.expr) -> ast.Call:
+    """The `.eval()`/`.train()` call itself in a statement `_kept` peels to one."""
+    kept = _kept(expr)
+    return kept if isinstance(kept, ast.Call) else expr
+
+
+def _keeps_mode_of(stmt: ast.stmt, name: str) -> bool:
+    """`name.float()` or `name = name.to(device)` (`_SAME_MODULE` calls only): the statement
+    hands `name` back as the same module in the same mode."""
+    rebinds = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and key(stmt.targets[0]) == name
+    if not (isinstance(stmt, ast.Expr) or rebinds):
+        return False
+    kept = _kept(stmt.value)
+    return kept is not stmt.value and isinstance(kept, ast.Name) and kept.id == name
 
 
 def _not_read_after(method: ast.AST, name: str, store: ast.Assign) -> bool:
