@@ -18,6 +18,7 @@ from qlint.analysis.flow.field_instances import written_in_class_only
 from qlint.analysis.flow.graph_instances import graph_instance_condition, graph_instance_truth
 from qlint.analysis.flow.graph_parts import GraphParts
 from qlint.analysis.flow.handed_switches import param_switches
+from qlint.analysis.flow.init_calls import evaled_before_call
 from qlint.analysis.flow.init_parts import init_part
 from qlint.analysis.flow.keyed_rows import KeyedRows
 from qlint.analysis.flow.loop_effects import modules_switched
@@ -613,6 +614,14 @@ class Interpreter:
             # since (`model.eval()` then `self.model = model` in `__call__`).
             held = Origin(IN_MODE, self.func, name=name)
             facts = {ModeFact(mode, switch, held) for mode, switch in source.stores}
+        if (
+            held is None
+            and self.class_scope is not None
+            and (switch := evaled_before_call(self.owner.scope, self.class_scope.node, self.func, name))
+        ):
+            # A private method `__init__` calls once, after evaluating the attribute (`init_calls`).
+            held = Origin(IN_MODE, self.func, name=name)
+            facts = {ModeFact("eval", switch, held)}
         origin = Origin(ATTRIBUTE, self.func, name=name, source=held)
         if held is None:
             facts = {ModeFact("unknown", None, origin)}
