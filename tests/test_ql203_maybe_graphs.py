@@ -291,3 +291,30 @@ def test_identity_tests_that_leave_the_graph_possible_are_reported():
                 net.eval()
         """
     ) == [18, 25, 32]
+
+
+def test_type_tests_are_read_per_receiver_from_one_walk_of_the_body():
+    import ast
+
+    from qlint.analysis.flow.maybe_graphs import tests_type
+
+    func = ast.parse(
+        textwrap.dedent(
+            """
+            def helper(model, other, x, y, z, w):
+                if isinstance(model, torch.fx.GraphModule):
+                    pass
+                if hasattr(other, "get_rand_input") or isinstance(y, int) or hasattr(w):
+                    pass
+                if type(x) is int or hasattr(z, "graph") or isinstance(self.model, GraphModule):
+                    pass
+            """
+        )
+    ).body[0]
+    asked = {
+        "model": True, "other": False, "x": True, "y": False, "z": True, "w": False, "self.model": True, "v": False,
+    }  # fmt: skip
+    # Asked twice each, in turn: the first answer is kept on the body, for every receiver.
+    for _ in range(2):
+        for text, expected in asked.items():
+            assert tests_type(func, ast.parse(text, mode="eval").body) is expected, text
