@@ -30,12 +30,15 @@ _FILLS = {"append": 1, "add_module": 2, "register_module": 2, "insert": 2}
 class GraphHolders:
     """The torch containers one function's walk built, with the graph values they hold."""
 
-    __slots__ = ("fields", "held")
+    __slots__ = ("fields", "held", "left")
 
     def __init__(self):
         self.held: dict[Obj, list[Obj]] = {}
         # Module instances of the project's classes: attribute -> the graph (or container) it holds.
         self.fields: dict[Obj, dict[str, Obj]] = {}
+        # Values a helper's call left a graph in an attribute of (`left_graphs`): attribute -> the
+        # graph, read back as `holder.<attr>` whatever the holder's class.
+        self.left: dict[Obj, dict[str, Obj]] = {}
 
     def built(self, name: str | None, node: ast.Call, container: Obj, args: list, literals: dict[int, list]) -> None:
         """`container` was built at `node` (`name`: the class called; `args`: the positional
@@ -66,11 +69,24 @@ class GraphHolders:
         """`holder.<attr> = obj`: a graph (or a container of one) given to a module instance
         (`plain()`: `holder` is a plain module construction of the project) or to a container
         built here; anything else stored there replaces what the attribute held."""
+        if holder in self.left:
+            self.left[holder].pop(attr, None)
         holds = obj is not None and (obj.is_graph or obj in self.held or obj in self.fields)
         if holds and (holder in self.fields or holder in self.held or plain()):
             self.fields.setdefault(holder, {})[attr] = obj
         elif holder in self.fields:
             self.fields[holder].pop(attr, None)
+
+    def handed_back(self, holder: Obj, attr: str, graph: Obj, plain) -> None:
+        """A helper's call left `graph` in `holder.<attr>` (`left_graphs`); the holder's switch
+        reaches it when `plain()` (`holder` is a plain module construction of the project)."""
+        self.left.setdefault(holder, {})[attr] = graph
+        if plain():
+            self.fields.setdefault(holder, {})[attr] = graph
+
+    def read(self, holder: Obj, attr: str) -> Obj | None:
+        """The graph a helper's call left in `holder.<attr>`, while nothing here replaced it."""
+        return self.left[holder].get(attr) if self.left and holder in self.left else None
 
     def filled(self, node: ast.Call, attr: str, receiver: Obj, args: list) -> bool:
         """`holder.append(gm)` and the like on a container built here."""

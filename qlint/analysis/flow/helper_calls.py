@@ -13,6 +13,7 @@ import ast
 import weakref
 
 from qlint.analysis.flow import decorator_registries as registries
+from qlint.analysis.flow import left_graphs
 from qlint.analysis.flow.class_calls import class_callee
 from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
@@ -341,10 +342,14 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
             env.patched |= {given[index]}
     switch_handed_parts(sem, node, callee, written, ruled_out, env)  # `make_train(model.bn)`
     _unpack(sem, node, callee, translate, env)
+    if callee.left_fields:  # `prepare_core(m)` storing a graph in `m.core`
+        left_graphs.hand_back(sem, node, callee, given, written, translate, env)
     results = [translate(obj, e) for e, obj in ends if obj is not None]
     if not results:
         return new_value(env, node, "", Origin(CALL, node))
     result = merge_values(results, env, node)
+    if callee.returned_fields:  # `return Wrap(gm)`
+        left_graphs.hand_back_result(sem, node, callee, result, translate, env)
     sem.results.note(result, None)
     if callee.allowed_returns:  # `allow_exported_model_train_eval(gm); return gm`: allowed here too
         env.patched |= {result}

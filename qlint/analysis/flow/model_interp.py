@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import itertools
 
-from qlint.analysis.flow import built_items, comprehension_loops, indexed_items, product_items
+from qlint.analysis.flow import built_items, comprehension_loops, indexed_items, left_graphs, product_items
 from qlint.analysis.flow import decorator_registries as registries
 from qlint.analysis.flow.built_parts import built_part
 from qlint.analysis.flow.dead_branches import ConstantFlags, condition_of
@@ -136,6 +136,7 @@ class Interpreter:
                 for p in range(len(items[0][1]))
                 if all(t[p] is not None and t[p] in e.patched and not guards.get(t[p]) for e, t in items)
             )
+        left_graphs.summarise(self.flow, self.parts.roots, self.calls)
         return self.flow
 
     # -- statements --------------------------------------------------------------------
@@ -539,6 +540,8 @@ class Interpreter:
         if attribute and container is not None:
             if (engine_model := self.calls.engine_part(container, e.attr)) is not None:
                 return engine_model  # `deepspeed.init_inference(model).module`
+            if (left := self.calls.containers.read(container, e.attr)) is not None:
+                return left  # `prepare_core(m); m.core`: the graph the helper stored there (`left_graphs`)
             stored = self.calls.builds.field(container, e.attr, e, env)
             if stored is not None:
                 return stored  # `bundle.model`: the model the bundle was built with

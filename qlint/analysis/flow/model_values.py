@@ -307,6 +307,11 @@ class FunctionFlow:
     allowed_returns: bool = False
     # The same for positions of the tuple every return builds (`return gm, info` after allowing gm).
     allowed_items: frozenset[int] = frozenset()
+    # Parameter index -> attribute -> the exported graph, unallowed, that every path leaves
+    # stored there (`m.core = prepare_qat_pt2e(...)`), one per entry of `returns` (`left_graphs`).
+    left_fields: dict[int, dict[str, tuple[Obj, ...]]] = field(default_factory=dict)
+    # Attribute -> the same for the value every return hands back (`return Wrap(gm)`).
+    returned_fields: dict[str, tuple[Obj, ...]] = field(default_factory=dict)
     param_sinks: dict[int, set[Sink]] = field(default_factory=dict)  # parameter -> prepare calls it reaches
     # The `prepare_qat_pt2e` calls of those whose graph is converted right away (never trained):
     # a caller's capture that reaches them was only rebuilt for conversion (`prepared_results`).
