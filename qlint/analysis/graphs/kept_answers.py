@@ -50,16 +50,18 @@ whole-tree run otherwise searched the project again for each (ExecuTorch's
 qualcomm/tests/utils.py: ~1,015 M instructions, against ~608 M once a check had kept them).
 The others are asked thousands of times by such a run (torch: the helper search's ~1,300,
 740 KB; the name kinds ~4,400, 1.5 MB), which a check of one file would load whole to use a
-few dozen: the helper search's are not written by it.
+few dozen: they go in a shard of their own, decoded a module at a time (below).
 
 A table registered `whole` (`packet_imports`' name kinds: what an imported name is bound
-to) is also written whole by such a run, in one shard of its own (`RUN`), grouped by the module
-each answer is about (the key's first item) and each group marshalled apart: a check of one
-file looks there for an answer its own shard and the pool lack, and decodes that module's
-group alone. On the installed torch, which no wrapper index covers, the first edited check
-after a whole-tree run otherwise read again, through their import cycles, the modules every
-name the file imports comes from (_dynamo/eval_frame.py: ~750 names of 74 modules, most of
-that check's CPU; testing/_internal/common_fsdp.py: ~300), which the run had just read.
+to; the helper search's answers worked out without the wrapper-name index) is also written
+whole by such a run, in one shard of its own (`RUN`), grouped by the module each answer is
+about and each group marshalled apart: a check of one file looks there for an answer its own
+shard and the pool lack, and decodes that module's group alone. On the installed torch, which
+no wrapper index covers, the first edited check after a whole-tree run otherwise read again,
+through their import cycles, the modules every name the file imports comes from
+(_dynamo/eval_frame.py: ~750 names of 74 modules, most of that check's CPU), and searched
+again for the helpers the run had just searched (fx/experimental/symbolic_shapes.py: about
+half of its first check).
 
 A shard past 5,000 answers (what the file's earlier versions asked) starts again from what
 its check took and learned; the store keeps the 2,000 shards most recently written or read
@@ -114,7 +116,8 @@ class _State:
         # name -> (the process's memo, what of an entry is written besides its trail)
         self.memos: dict[str, tuple[dict, Callable[[object, tuple], tuple | None]]] = {}
         self.small: set[str] = set()  # the tables a run over many files writes too
-        self.whole: set[str] = set()  # those it writes whole, in the shard `RUN`
+        # Those it writes whole, in the shard `RUN`: name -> the group of a key (None: not written).
+        self.whole: dict[str, Callable[[object], object]] = {}
         self.run: dict | None = None  # that shard, when first looked in
         self.run_groups: dict[tuple[str, object], dict] = {}  # (table, module) -> its answers, decoded
         self.only_small = False  # such a run: nothing read, only the small tables written
@@ -130,7 +133,7 @@ def register(
     memo: dict,
     value_of: Callable[[object, tuple], tuple | None],
     small: bool = False,
-    whole: bool = False,
+    whole: bool | Callable[[object], object] = False,
 ) -> None:
     """`memo` (key -> (..., trail)) is the process's memo of the answers called `name`;
     `value_of(key, entry)` is what of an entry is written besides its trail (None: it is
@@ -138,14 +141,15 @@ def register(
     rests on one module and a run asks a few per module it checks, so a run over many files
     writes them down too (`use(store, only_small=True)`), in the shard of each file whose
     check asked for it: the table's consumer says so (`asked`) each time it asks. `whole`: such
-    a run writes every answer of the table it worked out in the shard `RUN` (keys are tuples
-    whose first item names the module the answer is about), where a check of one file looks
-    for what its own shard and the pool lack."""
+    a run writes every answer of the table it worked out in the shard `RUN` (True: keys are tuples
+    whose first item names the module the answer is about; else a function of the key giving
+    that item, None for an answer not to write), where a check of one file looks for what its
+    own shard and the pool lack."""
     _STATE.memos[name] = (memo, value_of)
     if small:
         _STATE.small.add(name)
     if whole:
-        _STATE.whole.add(name)
+        _STATE.whole[name] = _first if whole is True else whole
 
 
 def use(store: AnswerStore | None, only_small: bool = False) -> None:
@@ -228,14 +232,23 @@ def _from_run(name: str, key) -> tuple | None:
     if _STATE.run is None:
         payload = _STATE.store.get_answers(RUN) if _STATE.store is not None else None
         _STATE.run = payload if isinstance(payload, dict) else {}
-    if not (isinstance(key, tuple) and key):
+    try:
+        module = _STATE.whole[name](key)
+        if module is None:
+            return None
+        group = (name, module)
+        answers = _STATE.run_groups.get(group)
+    except TypeError:  # an unhashable key: nothing was kept for it
         return None
-    group = (name, key[0])
-    answers = _STATE.run_groups.get(group)
     if answers is None:
-        answers = _STATE.run_groups[group] = _group(_STATE.run.get(name), key[0])
+        answers = _STATE.run_groups[group] = _group(_STATE.run.get(name), module)
     found = answers.get(key)
     return found if isinstance(found, tuple) and found else None
+
+
+def _first(key) -> object:
+    """The group of a key of a `whole` table registered with True: its first item."""
+    return key[0] if isinstance(key, tuple) and key else None
 
 
 def _group(table, module) -> dict:
@@ -377,13 +390,17 @@ def flush() -> None:
 def _run_answers(name: str, memo: dict, value_of, run: dict) -> None:
     """Into `run`, the answers of the `whole` table `name` this run over many files worked out
     and has not written yet, as written, by the module each is about."""
+    group_of = _STATE.whole[name]
     for key, entry in list(memo.items()):
-        if id(entry) in _STATE.written or not (isinstance(key, tuple) and key):
+        if id(entry) in _STATE.written:
+            continue
+        module = group_of(key)
+        if module is None:
             continue
         value = value_of(key, entry)
         written = _written(value, entry[-1]) if value is not None else None
         if written is not None:
-            run.setdefault(name, {}).setdefault(key[0], {})[key] = written
+            run.setdefault(name, {}).setdefault(module, {})[key] = written
 
 
 def _merge_run(store: AnswerStore, learned: dict[str, dict[object, dict]]) -> None:
