@@ -549,3 +549,49 @@ def test_a_flush_names_each_module_once_however_many_trails_hold_it(tmp_path, st
     assert len(held) > 1  # more than one answer rests on it
     assert {e[3] for e in held} == {"pkg.graph_utils"}
     assert named.count(utils) == 1
+
+
+# -- what a run over many files keeps for the first check of one file (`kept_answers.RUN`) ------
+
+
+def _tree_run(path) -> list[int]:
+    """A run over many files' check of `path` (it reads no answer; the helper search's answers
+    worked out without the wrapper-name index go in the shard `RUN`), then that run's end."""
+    kept_answers.use(ProjectIndex.store, only_small=True)
+    try:
+        result = check_source(PASSES, str(path), settings_for(("QL102",)), ProjectIndex())
+        assert not result.errors, result.errors
+        kept_answers.flush()
+    finally:
+        _new_process()
+        kept_answers.use(ProjectIndex.store)
+    return [d.range.start.row for d in result.diagnostics]
+
+
+def test_a_tree_run_keeps_the_helper_search_for_the_first_check_of_one_file(tmp_path, store):
+    pkg, passes = _project(tmp_path, GRAPH_UTILS)
+    assert _tree_run(passes) == [6]
+    assert store.get_answers(str(passes)) is None  # nothing in the file's own shard
+    assert os.path.realpath(pkg / "graph_utils.py") in store.get_answers(kept_answers.RUN)["imported"]
+    assert _run(passes) == [6]
+    assert _taken(pkg / "graph_utils.py") == [True]
+
+
+def test_a_helper_changed_since_the_tree_run_is_searched_again(tmp_path, store):
+    pkg, passes = _project(tmp_path, GRAPH_UTILS)
+    assert _tree_run(passes) == [6]
+    old_file(pkg / "graph_utils.py", PLAIN)
+    assert _run(passes) == [] == _without_store(passes)
+    assert True not in _taken(pkg / "graph_utils.py")
+
+
+def test_answers_worked_out_with_the_wrapper_index_are_not_written_for_one_file_checks():
+    # A check of one file has no index: what a run found with one (its chains shorter) is
+    # never asked by it, and is not written.
+    from qlint.analysis.graphs.forwarding_memos import _run_group
+
+    assert _run_group(("pkg.graph_utils.insert_op", "/root", ("ql102", True))) == "pkg.graph_utils.insert_op"
+    assert _run_group(("pkg.graph_utils.insert_op", "/root", ("ql102", False))) is None
+    assert _run_group(("chain", "/root/pkg/a.py", "ql102", True)) == "/root/pkg/a.py"
+    assert _run_group(("chain", "/root/pkg/a.py", "ql102", False)) is None
+    assert _run_group(("base", "pkg.a.Base", "/root", ("ql102", True))) == "pkg.a.Base"

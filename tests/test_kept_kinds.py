@@ -194,3 +194,87 @@ def test_the_in_process_memo_checks_lookups_too(tmp_path):
         assert packet_imports.may_hold_packet(text, str(use), ProjectIndex()) is True
     finally:
         _new_process()
+
+
+# -- what a run over many files keeps for the first check of one file (`kept_answers.RUN`) ------
+
+
+def _tree_gate(use) -> bool:
+    """The gate as a run over many files asks it (it reads no answer, writes the small tables
+    in the askers' shards and the name kinds in the shard `RUN`), then that run's end."""
+    kept_answers.use(ProjectIndex.store, only_small=True)
+    try:
+        kept_answers.checking(str(use))
+        found = packet_imports.may_hold_packet(USE, str(use), ProjectIndex())
+        kept_answers.flush()
+    finally:
+        _new_process()
+        kept_answers.use(ProjectIndex.store)
+    return found
+
+
+def test_a_tree_run_keeps_the_kinds_for_the_first_check_of_one_file(tmp_path, store):
+    pkg, use = _package(tmp_path, NOT_A_PACKET)
+    assert _tree_gate(use) is False
+    table = os.path.realpath(pkg / "ops_table.py")
+    assert store.get_answers(str(use)) is None  # the file's own shard: nothing of the kinds
+    assert set(store.get_answers(kept_answers.RUN)["kinds"]) == {table}  # one group, the module's
+    assert _gate(use) is False
+    assert _taken(pkg / "ops_table.py") == [True]
+    # Taken, it is written in the file's shard too: the next check reads that alone.
+    assert (table, "OPS") in store.get_answers(str(use))["kinds"]
+
+
+def test_a_kept_packet_of_a_tree_run_opens_the_gate(tmp_path, store):
+    pkg, use = _package(tmp_path, PACKET)
+    assert _tree_gate(use) is True
+    assert _gate(use) is True
+    assert _taken(pkg / "ops_table.py") == [True]
+
+
+def test_a_module_changed_since_the_tree_run_is_read_again(tmp_path, store):
+    pkg, use = _package(tmp_path, NOT_A_PACKET)
+    assert _tree_gate(use) is False
+    old_file(pkg / "ops_table.py", PACKET)
+    assert _gate(use) is True
+    assert _taken(pkg / "ops_table.py") == [False]
+    assert _without_store(use) is True
+
+
+def test_a_check_of_one_file_decodes_only_the_groups_it_asks(tmp_path, store, monkeypatch):
+    # Two modules' answers in the run's shard; the check asks about one of them.
+    pkg, use = _package(tmp_path, NOT_A_PACKET)
+    old_file(pkg / "more.py", NOT_A_PACKET)
+    other = old_file(pkg / "other.py", USE.replace("pkg.ops_table", "pkg.more"))
+    assert _tree_gate(use) is False
+    kept_answers.use(ProjectIndex.store, only_small=True)
+    kept_answers.checking(str(other))
+    assert packet_imports.may_hold_packet(other.read_text(), str(other), ProjectIndex()) is False
+    kept_answers.flush()  # a second worker of the run: merged into the same shard
+    _new_process()
+    kept_answers.use(store)
+    groups = store.get_answers(kept_answers.RUN)["kinds"]
+    assert set(groups) == {os.path.realpath(pkg / "ops_table.py"), os.path.realpath(pkg / "more.py")}
+    assert _gate(use) is False
+    assert list(kept_answers._STATE.run_groups) == [("kinds", os.path.realpath(pkg / "ops_table.py"))]
+
+
+def test_a_damaged_group_of_the_run_shard_is_as_if_absent(tmp_path, store):
+    pkg, use = _package(tmp_path, NOT_A_PACKET)
+    assert _tree_gate(use) is False
+    table = os.path.realpath(pkg / "ops_table.py")
+    store.put_answers(kept_answers.RUN, {"kinds": {table: b"\x00not marshal"}})
+    assert _gate(use) is False
+    assert _taken(pkg / "ops_table.py") == [False]
+
+
+def test_the_run_shard_starts_again_past_its_bytes(tmp_path, store, monkeypatch):
+    pkg, use = _package(tmp_path, NOT_A_PACKET)
+    store.put_answers(kept_answers.RUN, {"kinds": {"/gone.py": b"x" * 64}})
+    monkeypatch.setattr(kept_answers, "_RUN_BYTES", 48)
+    assert _tree_gate(use) is False
+    assert set(store.get_answers(kept_answers.RUN)["kinds"]) == {os.path.realpath(pkg / "ops_table.py")}
+    monkeypatch.setattr(kept_answers, "_RUN_BYTES", 1 << 20)
+    store.put_answers(kept_answers.RUN, {"kinds": {"/gone.py": b"x" * 64}})
+    assert _tree_gate(use) is False
+    assert len(store.get_answers(kept_answers.RUN)["kinds"]) == 2  # merged

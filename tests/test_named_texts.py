@@ -186,8 +186,10 @@ def test_the_first_edited_check_searches_again_once_the_module_a_tree_run_found_
 
 
 def test_a_whole_tree_run_writes_only_the_small_tables_and_reads_none(tmp_path, monkeypatch):
-    """What a tree run asks by the thousand (what an imported name is bound to: `kinds`) a
-    check of one file would load whole: it is not written; and nothing kept is read."""
+    """What a tree run asks by the thousand (what an imported name is bound to: `kinds`; the
+    helper search's answers) a check of one file would load whole: it is not written in the
+    shards of the files checked, only in the run's own (`kept_answers.RUN`), decoded a module
+    at a time; and nothing kept is read while checking."""
     from qlint.summary_cache import SummaryStore
 
     utils = _tree_repo(tmp_path)
@@ -203,9 +205,11 @@ def test_a_whole_tree_run_writes_only_the_small_tables_and_reads_none(tmp_path, 
         settings = replace(settings_for(SELECT), root=tmp_path / "repo", cache_dir=cache)
         kept = SummaryStore.for_settings(settings).get_answers(str(utils))
         assert set(kept) == {"spelled"}
-        # Nothing was read while checking: `get_answers` was asked by the flush alone, once,
-        # for the shard of the one file whose check asked who spells the name.
-        assert asked == [(str(utils), True)]
+        # Nothing was read while checking: `get_answers` was asked by the flush alone, once
+        # for the shard of the one file whose check asked who spells the name (and for the
+        # run's shard, when it has answers to merge into it).
+        assert all(flushed for _, flushed in asked)
+        assert [asker for asker, _ in asked if asker != kept_answers.RUN] == [str(utils)]
         assert _edited_check(utils, cache) == [CONVERT_ROW]
     finally:
         _new_process()

@@ -23,9 +23,27 @@ PASSING: dict[tuple, tuple[bool, tuple]] = {}
 # `SHARED`, the answer about another module's function (known by its summary's key), not
 # the function itself, nor answers about functions known only by their trees.
 MEMO_NAMES = {id(IMPORTED): "imported", id(LINKS_OF): "links", id(PASSING): "passing", id(SHARED): "shared"}
-kept_answers.register("imported", IMPORTED, lambda key, entry: entry[:-1])
-kept_answers.register("links", LINKS_OF, lambda key, entry: entry[:-1])
-kept_answers.register("passing", PASSING, lambda key, entry: entry[:-1])
+
+
+def _run_group(key) -> object:
+    """The group a run over many files writes an answer in (`kept_answers.RUN`): the module
+    or dotted name it is about; None for an answer worked out with the project's wrapper-name
+    index, which a check of one file (without one) never asks. Keys: (name, root, (sink kind,
+    without an index)), (module file, name, kind), ("base" or "chain", name or module, ...,
+    without an index), (module file, sink kind, without an index), (module, name, links left,
+    sink kind, without an index)."""
+    try:
+        last = key[-1]
+        if (last[1] if isinstance(last, tuple) else last) is not True:
+            return None
+        return key[1] if key[0] in ("base", "chain") else key[0]
+    except (IndexError, KeyError, TypeError):  # no key of these memos
+        return None
+
+
+kept_answers.register("imported", IMPORTED, lambda key, entry: entry[:-1], whole=_run_group)
+kept_answers.register("links", LINKS_OF, lambda key, entry: entry[:-1], whole=_run_group)
+kept_answers.register("passing", PASSING, lambda key, entry: entry[:-1], whole=_run_group)
 kept_answers.register("shared", SHARED, lambda key, entry: entry[1:-1] if isinstance(key[0], tuple) else None)
 
 

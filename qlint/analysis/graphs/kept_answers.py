@@ -48,9 +48,20 @@ answer (`asked`; one taken from the memo counts): answers that rest on one modul
 (`kept_caller_verdicts`), a few per module checked. The first edited check after a
 whole-tree run otherwise searched the project again for each (ExecuTorch's
 qualcomm/tests/utils.py: ~1,015 M instructions, against ~608 M once a check had kept them).
-The others (what a helper forwards, what an imported name is bound to) are asked thousands of
-times by such a run (torch: 2,359, 890 KB), which a check of one file would load whole to use
-a few dozen.
+The others are asked thousands of times by such a run (torch: the helper search's ~1,300,
+740 KB; the name kinds ~4,400, 1.5 MB), which a check of one file would load whole to use a
+few dozen: they go in a shard of their own, decoded a module at a time (below).
+
+A table registered `whole` (`packet_imports`' name kinds: what an imported name is bound
+to; the helper search's answers worked out without the wrapper-name index) is also written
+whole by such a run, in one shard of its own (`RUN`), grouped by the module each answer is
+about and each group marshalled apart: a check of one file looks there for an answer its own
+shard and the pool lack, and decodes that module's group alone. On the installed torch, which
+no wrapper index covers, the first edited check after a whole-tree run otherwise read again,
+through their import cycles, the modules every name the file imports comes from
+(_dynamo/eval_frame.py: ~750 names of 74 modules, most of that check's CPU), and searched
+again for the helpers the run had just searched (fx/experimental/symbolic_shapes.py: about
+half of its first check).
 
 A shard past 5,000 answers (what the file's earlier versions asked) starts again from what
 its check took and learned; the store keeps the 2,000 shards most recently written or read
@@ -78,6 +89,11 @@ _MAX = 5_000
 # to 256 KB (~360: an answer whose trail names many modules is large), the first check of
 # _inductor/compile_fx.py after 30 other files' found none of those it could take.
 POOL = ""
+# The shard of the `whole` tables, as the runs over many files wrote them: table -> module
+# (the key's first item) -> the marshalled {key: entry} of the answers about it. Past
+# `_RUN_BYTES`, a run's flush starts it again from what that run found.
+RUN = "\x00run"
+_RUN_BYTES = 16 << 20
 _POOL_MAX = 1_000
 _POOL_BYTES = 1 << 20
 
@@ -100,6 +116,10 @@ class _State:
         # name -> (the process's memo, what of an entry is written besides its trail)
         self.memos: dict[str, tuple[dict, Callable[[object, tuple], tuple | None]]] = {}
         self.small: set[str] = set()  # the tables a run over many files writes too
+        # Those it writes whole, in the shard `RUN`: name -> the group of a key (None: not written).
+        self.whole: dict[str, Callable[[object], object]] = {}
+        self.run: dict | None = None  # that shard, when first looked in
+        self.run_groups: dict[tuple[str, object], dict] = {}  # (table, module) -> its answers, decoded
         self.only_small = False  # such a run: nothing read, only the small tables written
         # Such a run: (table, key) -> the files whose checks asked for the answer (`asked`).
         self.askers: dict[tuple[str, object], set[str]] = {}
@@ -108,16 +128,28 @@ class _State:
 _STATE = _State()
 
 
-def register(name: str, memo: dict, value_of: Callable[[object, tuple], tuple | None], small: bool = False) -> None:
+def register(
+    name: str,
+    memo: dict,
+    value_of: Callable[[object, tuple], tuple | None],
+    small: bool = False,
+    whole: bool | Callable[[object], object] = False,
+) -> None:
     """`memo` (key -> (..., trail)) is the process's memo of the answers called `name`;
     `value_of(key, entry)` is what of an entry is written besides its trail (None: it is
     not written, e.g. an answer about a function known only by its tree). `small`: an answer
     rests on one module and a run asks a few per module it checks, so a run over many files
     writes them down too (`use(store, only_small=True)`), in the shard of each file whose
-    check asked for it: the table's consumer says so (`asked`) each time it asks."""
+    check asked for it: the table's consumer says so (`asked`) each time it asks. `whole`: such
+    a run writes every answer of the table it worked out in the shard `RUN` (True: keys are tuples
+    whose first item names the module the answer is about; else a function of the key giving
+    that item, None for an answer not to write), where a check of one file looks for what its
+    own shard and the pool lack."""
     _STATE.memos[name] = (memo, value_of)
     if small:
         _STATE.small.add(name)
+    if whole:
+        _STATE.whole[name] = _first if whole is True else whole
 
 
 def use(store: AnswerStore | None, only_small: bool = False) -> None:
@@ -132,6 +164,8 @@ def use(store: AnswerStore | None, only_small: bool = False) -> None:
         _STATE.taken.clear()
         _STATE.written.clear()
         _STATE.askers.clear()
+        _STATE.run = None
+        _STATE.run_groups.clear()
         _NAMES.clear()
 
 
@@ -183,11 +217,50 @@ def saved(name: str, key) -> tuple | None:
                 _STATE.pool = payload if isinstance(payload, dict) else {}
             found = _STATE.pool.get((name, key))
             if not (isinstance(found, tuple) and found):
-                return None
+                found = _from_run(name, key) if name in _STATE.whole else None
+                if found is None:
+                    return None
             _STATE.pooled[name, key] = found  # taken, it goes in the file's shard too
     except TypeError:  # an unhashable key: nothing was kept for it
         return None
     return found
+
+
+def _from_run(name: str, key) -> tuple | None:
+    """The answer `name`/`key` a run over many files wrote (`RUN`), or None. The shard is
+    read once per process, and only the group of the module the key names is decoded."""
+    if _STATE.run is None:
+        payload = _STATE.store.get_answers(RUN) if _STATE.store is not None else None
+        _STATE.run = payload if isinstance(payload, dict) else {}
+    try:
+        module = _STATE.whole[name](key)
+        if module is None:
+            return None
+        group = (name, module)
+        answers = _STATE.run_groups.get(group)
+    except TypeError:  # an unhashable key: nothing was kept for it
+        return None
+    if answers is None:
+        answers = _STATE.run_groups[group] = _group(_STATE.run.get(name), module)
+    found = answers.get(key)
+    return found if isinstance(found, tuple) and found else None
+
+
+def _first(key) -> object:
+    """The group of a key of a `whole` table registered with True: its first item."""
+    return key[0] if isinstance(key, tuple) and key else None
+
+
+def _group(table, module) -> dict:
+    """The decoded answers about `module` in a table of the shard `RUN` ({} if none or damaged)."""
+    blob = table.get(module) if isinstance(table, dict) else None
+    if not isinstance(blob, bytes):
+        return {}
+    try:
+        answers = marshal.loads(blob)
+    except (EOFError, ValueError, TypeError):
+        return {}
+    return answers if isinstance(answers, dict) else {}
 
 
 def took(entry: tuple) -> None:
@@ -276,8 +349,11 @@ def flush() -> None:
         return
     learned: dict[str, dict[str, dict]] = {}  # asker -> table -> key -> entry as written
     pool: dict[tuple[str, object], tuple] = {}  # what a check of one file learned, for the pool
+    run: dict[str, dict[object, dict]] = {}  # a run over many files: table -> module -> key -> entry
     for name, (memo, value_of) in _STATE.memos.items():
         if _STATE.only_small and name not in _STATE.small:
+            if name in _STATE.whole:
+                _run_answers(name, memo, value_of, run)
             continue
         for key, entry in list(memo.items()):
             if id(entry) in _STATE.written:
@@ -303,9 +379,52 @@ def flush() -> None:
     if pool:
         with _locked(store, POOL):
             _merge_pool(store, pool)
-    if learned:
+    if run:
+        with _locked(store, RUN):
+            _merge_run(store, run)
+    if learned or run:
         for memo, _ in _STATE.memos.values():
             _STATE.written.update(id(e) for e in memo.values())
+
+
+def _run_answers(name: str, memo: dict, value_of, run: dict) -> None:
+    """Into `run`, the answers of the `whole` table `name` this run over many files worked out
+    and has not written yet, as written, by the module each is about."""
+    group_of = _STATE.whole[name]
+    for key, entry in list(memo.items()):
+        if id(entry) in _STATE.written:
+            continue
+        module = group_of(key)
+        if module is None:
+            continue
+        value = value_of(key, entry)
+        written = _written(value, entry[-1]) if value is not None else None
+        if written is not None:
+            run.setdefault(name, {}).setdefault(module, {})[key] = written
+
+
+def _merge_run(store: AnswerStore, learned: dict[str, dict[object, dict]]) -> None:
+    """`learned` into the shard `RUN` (each module's group decoded, updated and marshalled
+    again); past `_RUN_BYTES`, the shard starts again from `learned`."""
+    current = store.get_answers(RUN)
+    current = current if isinstance(current, dict) else {}
+    try:
+        for name, modules in learned.items():
+            table = current.get(name)
+            if not isinstance(table, dict):
+                table = current[name] = {}
+            for module, answers in modules.items():
+                merged = _group(table, module)
+                merged.update(answers)
+                table[module] = marshal.dumps(merged)
+        if sum(len(b) for t in current.values() if isinstance(t, dict) for b in t.values()) > _RUN_BYTES:
+            current = {
+                name: {module: marshal.dumps(answers) for module, answers in modules.items()}
+                for name, modules in learned.items()
+            }
+    except ValueError:  # not marshallable: written nowhere
+        return
+    store.put_answers(RUN, current)
 
 
 def _askers(name: str, key) -> tuple[str, ...] | set[str]:
@@ -434,6 +553,8 @@ def forget() -> None:
     _STATE.taken.clear()
     _STATE.written.clear()
     _STATE.askers.clear()
+    _STATE.run = None
+    _STATE.run_groups.clear()
     _NAMES.clear()
 
 
@@ -444,6 +565,7 @@ def root_requester(root: str) -> str:
 
 __all__ = [
     "POOL",
+    "RUN",
     "asked",
     "checking",
     "flush",

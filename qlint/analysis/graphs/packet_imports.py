@@ -450,7 +450,7 @@ _PASS: dict[tuple[str, str], tuple[str, int, tuple, int]] = {}
 _VALIDATING: set[tuple[str, str]] = set()
 _BEGUN = [0]  # readings begun so far: one begun after another, under way, is inside it
 _STALE = [0]  # names found more than they were taken to be while read (another pass due)
-kept_answers.register("kinds", _KINDS, lambda key, entry: entry[:1])
+kept_answers.register("kinds", _KINDS, lambda key, entry: entry[:1], whole=True)
 
 
 def name_kind(project, path: str, name: str, deps: list) -> str:
