@@ -26,7 +26,7 @@ from typing import Any
 
 from qlint.analysis.names import content_keys, layout_lookups
 from qlint.analysis.names.body_reads import BODY_READ, BodyReads, watch_module_bodies
-from qlint.analysis.names.import_paths import install_dir, module_bases, resolved, standard_or_installed
+from qlint.analysis.names.import_paths import module_bases, resolved, tried_before
 from qlint.analysis.names.kept_lookups import KeptLookups
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.module_entries import LoadedSummary, SummaryStore, module_entry
@@ -397,30 +397,20 @@ class ProjectIndex:
             found = self._module_scope(module, requester)
             memo = self._lookups[(module, requester)] = (*found, os.path.abspath(requester))
         scope, recorded, absolute = memo
-        if recorded is not None:
-            self._record_absolute(absolute, *recorded)
+        for path, digest in recorded:
+            self._record_absolute(absolute, path, digest)
         return scope
 
-    def _module_scope(self, module: str, requester: str) -> tuple[ModuleScope | None, tuple[str, str] | None]:
+    def _module_scope(self, module: str, requester: str) -> tuple[ModuleScope | None, tuple[tuple[str, str], ...]]:
         path = self.find_module_in_check(module, requester)
+        # The lookup is read as much as the module it finds: every path it found no file at
+        # (creating one there imports another module, or one where there was none) is a
+        # dependency ("" = absent), as the module found is with its content's digest.
+        absent = tuple((tried, "") for tried in tried_before(module, requester, path))
         if path is None:
-            requester_module = module_name_for(requester) or ""
-            if requester_module.split(".")[0] == module.split(".")[0]:
-                # A module of this project that does not exist yet: creating it must
-                # invalidate cached results that looked for it ("" = absent).
-                missing = os.path.join(import_root(requester), *module.split(".")) + ".py"
-                return None, (missing, "")
-            directory = os.path.dirname(os.path.abspath(requester))
-            if (
-                directory != import_root(requester)
-                and install_dir(directory) is None
-                and not standard_or_installed(module.split(".")[0])
-            ):
-                # The package's directory may come to hold it (`import_paths.SCRIPT_DIR`).
-                return None, (os.path.join(directory, *module.split(".")) + ".py", "")
-            return None, None
+            return None, absent
         scope, digest = self._load(path)
-        return scope, ((path, digest) if digest is not None else None)
+        return scope, ((*absent, (path, digest)) if digest is not None else absent)
 
     def _record(self, requester: str, path: str, digest: str) -> None:
         self._record_absolute(os.path.abspath(requester), path, digest)
