@@ -174,8 +174,10 @@ LAYOUTS = {
         "backends/x/main.py",
         "backends/x/core.py",
         "from proj.backends.x.core import",
-        None,
+        "proj/backends/x/core.py",  # the checkout's own `proj/`, tried first: a new directory
     ),
+    # A subpackage directory that does not exist until the module is created in it.
+    "subpackage": ({"pkg/__init__.py"}, "pkg/main.py", "pkg/sub/core.py", "from pkg.sub.core import", None),
 }
 # created: absent at the first run; twice: the importing file edited and checked (cached) in
 # between, so the result the change must invalidate was written by a run that took what the
@@ -311,6 +313,8 @@ def _lsp_check(path: Path, select: str, project: ProjectIndex):
         ("namespace_above", "shadowed"),
         ("root_package", "created"),
         ("root_package", "deleted"),
+        ("root_package", "shadowed"),
+        ("subpackage", "created"),
     ],
 )
 @pytest.mark.parametrize("rules", list(RULES))
@@ -334,3 +338,65 @@ def test_the_language_server_rechecks_and_reads_the_module_again(tmp_path, rules
     after, _ = _lsp_check(main, select, project)
     fresh, _ = _lsp_check(main, select, ProjectIndex())
     assert after == fresh != before
+
+
+# -- a directory read as absent --------------------------------------------------------------------
+
+
+def test_paths_under_a_directory_that_does_not_exist_are_one_dependency(tmp_path):
+    """The paths a lookup tried below a directory that does not exist are that directory,
+    spelled with a trailing separator: `executorch.exir.*` tried under the checkout before its
+    package root finds them was thousands of dependencies per ExecuTorch run."""
+    from qlint.analysis.names.import_paths import forget_roots, tried_before
+
+    repo = tmp_path / "proj"
+    _setup(repo, "gate", "subpackage", "created")
+    forget_roots()
+    tried = tried_before("pkg.sub.core", str(repo / "pkg" / "main.py"), None)
+    assert str(repo / "pkg" / "sub") + os.sep in tried
+    assert not any(
+        p.startswith(str(repo / "pkg" / "sub") + os.sep) and p != str(repo / "pkg" / "sub") + os.sep for p in tried
+    )
+
+
+def test_the_results_cache_takes_a_directory_there_for_a_change(tmp_path):
+    """A dependency spelled as a directory, recorded absent, holds while nothing is at that
+    path or a file is (a file `sub` makes no `sub/core.py` importable), and fails once a
+    directory is there, even an empty one: a module may be made in it."""
+    from qlint.cache import Cache
+    from qlint.results import FileResult
+
+    main = tmp_path / "main.py"
+    _write(main, "x = 1\n")
+    sub = tmp_path / "sub"
+    deps = {str(sub) + os.sep: ""}
+
+    def hit() -> bool:
+        cache = Cache(tmp_path / "cache", "fp")
+        found = cache.lookup(str(main))
+        return found is not None
+
+    cache = Cache(tmp_path / "cache", "fp")
+    st = main.stat()
+    from qlint.results import content_hash
+
+    cache.store(
+        FileResult(path=str(main), dependencies=deps), st.st_size, st.st_mtime_ns, content_hash(main.read_bytes())
+    )
+    cache.save()
+    assert hit()
+    sub.write_text("")  # a file of that name: still no package there
+    assert hit()
+    sub.unlink()
+    sub.mkdir()
+    assert not hit()
+
+
+def test_the_server_rechecks_a_buffer_when_a_file_appears_below_such_a_directory(tmp_path):
+    sub = str(tmp_path / "pkg" / "sub")
+    read = frozenset({sub + os.sep})
+    assert recheck_due({sub}, read)  # the watcher reports the directory
+    assert recheck_due({sub + "/core.py"}, read)  # or the file alone
+    assert recheck_due({sub + "/deep/core.py"}, read)
+    assert not recheck_due({sub + "x/core.py"}, read)
+    assert not recheck_due({str(tmp_path / "pkg" / "other.py")}, read)

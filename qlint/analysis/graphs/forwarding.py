@@ -44,6 +44,7 @@ from qlint.analysis.graphs.imported_helpers import helper_names, imports_helper
 from qlint.analysis.graphs.wrapper_chains import forwards_on
 from qlint.analysis.names.import_paths import lookup_root, tried_apart
 from qlint.analysis.names.modules import import_root
+from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
 from qlint.analysis.node_memo import kept_on_node, kept_on_node_by
@@ -175,7 +176,7 @@ class Forwarding:
         if self._trails:
             self._trails[-1].append((("find", module, root), found))
         # What `root` does not stand for: the requester's package directory, which may come to hold it.
-        apart = tried_apart(module, os.path.abspath(requester), root, found)
+        apart = tried_apart(module, os.path.abspath(requester), root, found) if ProjectIndex.wants_dependencies else ()
         if apart:
             self._replay(tuple((path, None) for path in apart))
         return found

@@ -145,8 +145,9 @@ def _find(project, module: str, requester: str, deps: list) -> str | None:
     # The lookup is part of what a name's kind was read from: a module made later where it
     # found none, or ahead of the one it found, changes the answer (`_still_valid`).
     deps.append((("find", module, root), where))
-    # What `root` does not stand for: the requester's package directory, which may come to hold it.
-    deps += ((path, None) for path in tried_apart(module, os.path.abspath(requester), root, where))
+    if ProjectIndex.wants_dependencies:  # a run without a cache keeps no answer for later
+        # What `root` does not stand for: the requester's package directory, which may come to hold it.
+        deps += ((path, None) for path in tried_apart(module, os.path.abspath(requester), root, where))
     if where is None:
         mine = run["names"].get(requester)
         if mine is None:

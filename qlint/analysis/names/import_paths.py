@@ -146,14 +146,48 @@ def _tried_before(module: str, directory: str, found: str | None) -> tuple[str, 
             tried += (base + ".py", os.path.join(base, "__init__.py"), base + ".pyi")
     if found is not None:
         if found in tried:
-            return tuple(dict.fromkeys(tried[: tried.index(found)]))
+            return _collapsed(tried[: tried.index(found)])
         # Found behind a symbolic link: the path looked at is the one leading to it.
         at = next((i for i, path in enumerate(tried) if resolved(path) == found), len(tried))
-        return tuple(dict.fromkeys(tried[:at]))
+        return _collapsed(tried[:at])
+    if standard_or_installed(parts[0]):
+        # The standard library's or an installed module, which the project does not hold: the
+        # answer rests on what is installed, which no cached answer records (a new version of
+        # torch installed, or a project module made to shadow it, are both the environment
+        # changing), and its paths would be most of what a result depends on (`typing`,
+        # `torch.fx.passes.infra.pass_base` under each import root: ~25,000 on ExecuTorch).
+        return ()
     # Nothing found: a path in another repository may be a file (the lookup then gives up
     # there, `same_repository`); one created there changes nothing.
     own = file_repository(os.path.join(directory, "_.py"))
-    return tuple(p for p in dict.fromkeys(tried) if file_repository(p) == own)
+    return _collapsed([p for p in tried if file_repository(p) == own])
+
+
+def _collapsed(paths: list[str]) -> tuple[str, ...]:
+    """`paths` (absent files), each under a directory that does not exist given as the highest
+    such directory, spelled with a trailing separator (`root/executorch/` for the dozens of
+    `executorch.exir.*` modules a file of ExecuTorch's checkout imports, tried under the
+    checkout before its package root finds them): no file appears under it before it does.
+    A dependency so spelled holds while nothing is there, a directory or a file: the results
+    cache takes any directory there for a change, and `lsp.server.recheck_due` any file
+    created below it."""
+    out: dict[str, None] = {}
+    for path in paths:
+        parent = os.path.dirname(path)
+        if _is_dir(parent):
+            out[path] = None
+            continue
+        while not _is_dir(os.path.dirname(parent)) and os.path.dirname(parent) != parent:
+            parent = os.path.dirname(parent)
+        out[parent + os.sep] = None
+    return tuple(out)
+
+
+@lru_cache(maxsize=16384)
+def _is_dir(path: str) -> bool:
+    # Kept for the process (`forget_roots` clears it): one that has become a directory since
+    # only makes a dependency on it fail (a recheck), one gone since is looked below.
+    return os.path.isdir(path)
 
 
 @lru_cache(maxsize=16384)
@@ -164,8 +198,8 @@ def tried_apart(module: str, requester: str, root: str, found: str | None) -> tu
     module once it is created there (`lookup_root` takes that directory only while it holds
     the module's first part). A fact keyed by `root` records them as absent modules of its
     own, or a module created beside the requester would leave it standing."""
-    if os.path.dirname(requester) == root:
-        return ()
+    if os.path.dirname(requester) == root or standard_or_installed(module.partition(".")[0]):
+        return ()  # the same roots, or only `SCRIPT_DIR` apart, which holds no such module
     mine = tried_before(module, requester, found)
     theirs = set(tried_before(module, os.path.join(root, "_.py"), found))
     return tuple(path for path in mine if path not in theirs)
@@ -228,6 +262,7 @@ def forget_roots() -> None:
     resolved.cache_clear()
     _holds.cache_clear()
     _tried_before.cache_clear()
+    _is_dir.cache_clear()
     tried_apart.cache_clear()
 
 

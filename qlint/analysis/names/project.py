@@ -69,7 +69,9 @@ class ProjectIndex:
         # (module, requester) -> (scope, what `_record` was told): a check asks for the same
         # modules hundreds of times, each a few `stat`s. Valid for one check only (files may
         # change between checks), see `begin_check`.
-        self._lookups: dict[tuple[str, str], tuple[ModuleScope | None, tuple[str, str] | None, str]] = {}
+        # (scope, the module's (path, digest), the path found, requester's absolute path)
+        self._lookups: dict[tuple[str, str], tuple[ModuleScope | None, tuple[str, str] | None, str | None, str]]
+        self._lookups = {}
         # (module, requester's directory) -> path: the same, for `find_module_in_check`.
         self._found: dict[tuple[str, str], str | None] = {}
         self._dirs: dict[str, str] = {}  # requester -> its absolute directory, per check
@@ -396,21 +398,26 @@ class ProjectIndex:
             # lookup, and `os.path.abspath` of a relative path asks the OS for the cwd.
             found = self._module_scope(module, requester)
             memo = self._lookups[(module, requester)] = (*found, os.path.abspath(requester))
-        scope, recorded, absolute = memo
-        for path, digest in recorded:
-            self._record_absolute(absolute, path, digest)
+        scope, recorded, found, absolute = memo
+        if recorded is not None:
+            self._record_absolute(absolute, *recorded)
+        if self.wants_dependencies or self.reads is not None:  # none kept: `--no-cache`
+            for path in tried_before(module, absolute, found):
+                self._record_absolute(absolute, path, "")
         return scope
 
-    def _module_scope(self, module: str, requester: str) -> tuple[ModuleScope | None, tuple[tuple[str, str], ...]]:
+    def _module_scope(
+        self, module: str, requester: str
+    ) -> tuple[ModuleScope | None, tuple[str, str] | None, str | None]:
+        """The scope, the module's (path, digest) read, and the path found (None: none). The
+        paths the lookup found no file at before it are read as much as the module (creating
+        one there imports another module, or one where there was none): `module_scope`
+        records them, "" (absent), where dependencies are kept (`tried_before`)."""
         path = self.find_module_in_check(module, requester)
-        # The lookup is read as much as the module it finds: every path it found no file at
-        # (creating one there imports another module, or one where there was none) is a
-        # dependency ("" = absent), as the module found is with its content's digest.
-        absent = tuple((tried, "") for tried in tried_before(module, requester, path))
         if path is None:
-            return None, absent
+            return None, None, None
         scope, digest = self._load(path)
-        return scope, ((*absent, (path, digest)) if digest is not None else absent)
+        return scope, ((path, digest) if digest is not None else None), path
 
     def _record(self, requester: str, path: str, digest: str) -> None:
         self._record_absolute(os.path.abspath(requester), path, digest)
