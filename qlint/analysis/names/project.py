@@ -401,7 +401,7 @@ class ProjectIndex:
         scope, recorded, found, absolute = memo
         if recorded is not None:
             self._record_absolute(absolute, *recorded)
-        if self.wants_dependencies or self.reads is not None:  # none kept: `--no-cache`
+        if self.wants_dependencies:  # none kept (`--no-cache`), nor kept facts read again
             for path in tried_before(module, absolute, found):
                 self._record_absolute(absolute, path, "")
         return scope
