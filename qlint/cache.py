@@ -89,6 +89,13 @@ class Cache:
         self._stat_digests: dict[str, tuple[tuple[int, int], str] | None] = {}
         self._stats: dict[str, tuple[int, int] | None] = {}  # dependencies' stats this run
         self._unlooked: dict[str, tuple[int, int] | None] = {}  # of those, paths not looked up yet
+        # Of those, absent ones the walk's listings vouch for (`_not_walked`): not stat'ed.
+        self._walked_absent: set[str] = set()
+        # (path, "") of every dependency found absent this run, as results record it: a result's
+        # absent dependencies already looked at are passed over in one set difference, not one
+        # by one (a module lookup's tried paths, `import_paths.tried_before`, are most of them).
+        self._absent: set[tuple[str, str]] = set()
+        self._unwalked_dirs: dict[str, bool] = {}  # directory not walked -> `_not_walked` of it
         self._listings: dict[tuple[str, bool], list[str]] = {}  # (root, recursive) -> files this run
         self._listed: dict[tuple[str, bool], str | None] = {}  # (root, recursive) -> fingerprint now
         # Directories the run's file discovery listed (`Discovery.listings`, `.names`): listed once.
@@ -191,8 +198,10 @@ class Cache:
                     if self._wrapper_digest(dep) != dep_digest:
                         return None
                     continue
-                if dep_digest == "" and self._not_walked(dep):
+                if dep_digest == "" and self._not_walked(dep.removesuffix(os.sep)):
                     stats[dep] = None  # recorded absent, still absent: the run's view of it
+                    self._walked_absent.add(dep)
+                    self._absent.add((dep, ""))
                     continue
                 now = self._stat_now(dep)
             if type(dep_digest) is not str:
@@ -202,7 +211,10 @@ class Cache:
                 # (in another shard, perhaps) nor at its content.
                 continue
             if dep_digest == "" and now is None:
+                self._absent.add((dep, ""))
                 continue  # still absent: no need to load the shard a file there would be in
+            if dep_digest == "" and dep.endswith(os.sep):
+                return None  # a directory recorded absent (`import_paths.tried_before`) is there
             if self.current_hash(dep) != dep_digest:
                 return None
         try:
@@ -236,7 +248,13 @@ class Cache:
             return None
         for file, _needles in self._holds:  # read for `_no_new_match`: its stat vouches for it
             self._stat_now(file)
-        return dict(self._stats), list(unwalked)
+        # A path the walk saw absent is vouched for by the stat of the walked directory whose
+        # listing lacks it (creating it, or a directory on the way, moves that stat), which
+        # the record keeps: not stat'ed again one by one (every lookup's tried paths are
+        # dependencies, `import_paths.tried_before`: tens of thousands on ExecuTorch).
+        walked_absent = self._walked_absent
+        seen = {p: s for p, s in self._stats.items() if s is not None or p not in walked_absent}
+        return seen, list(unwalked)
 
     def _walked_below(self, root: str, recursive: bool, unwalked: dict[str, None]) -> bool:
         """Whether listing `root`, a directory the run's discovery walked, took only directories
@@ -351,16 +369,17 @@ class Cache:
         project scan (thousands, each with the stat its digest was recorded with) only those
         whose recorded stat is not the one they have now, found by one comparison of the two
         tables (a warm run's inner loop, four times 3,800 on ExecuTorch)."""
+        absent = self._absent
         if len(dep_stats) < _FEW:
-            return deps.items()
+            return deps.items() - absent if absent else deps.items()
         stats = self._stats
         for dep in dep_stats.keys() - stats.keys():
             if type(dep) is not str:
                 return deps.items()  # not a path: the loop rejects the entry
             self._stat_now(dep)
         if not dep_stats.items() <= stats.items():
-            return deps.items()  # one has changed: look at each (its digest may still match)
-        return [(dep, deps[dep]) for dep in deps.keys() - dep_stats.keys()]
+            return deps.items() - absent  # one has changed: look at each (its digest may still match)
+        return [(dep, digest) for dep, digest in deps.items() - absent if dep not in dep_stats]
 
     def _wrapper_digest(self, dep: str) -> str | None:
         """The digest of the project's wrapper names now (`wrapper_record`), once per run and
@@ -414,19 +433,22 @@ class Cache:
         """True when the run's file discovery saw that `path` does not exist: a component of
         it is not among the entries of the deepest directory above it that was walked. Case
         folded (a case-insensitive file system finds `Foo.py` for `foo.py`); a component
-        that is not ASCII is left to a stat."""
+        that is not ASCII is left to a stat. A path below a directory not walked has that
+        directory's answer (the same walked directory decides both), kept for the run: the
+        paths a module lookup tried share a few (`tried_before`)."""
         names = self.walked_names
         if not names:
             return False
-        below = path
-        while True:
-            parent, _, component = below.rpartition(os.sep)
-            if not parent:
-                return False
-            known = names.get(parent)
-            if known is not None:
-                return component.isascii() and component.lower() not in known
-            below = parent
+        parent, _, component = path.rpartition(os.sep)
+        if not parent:
+            return False
+        known = names.get(parent)
+        if known is not None:
+            return component.isascii() and component.lower() not in known
+        verdict = self._unwalked_dirs.get(parent)
+        if verdict is None:
+            verdict = self._unwalked_dirs[parent] = self._not_walked(parent)
+        return verdict
 
     def _stat_now(self, path: str) -> tuple[int, int] | None:
         """(size, mtime_ns) of `path` now, None when it cannot be stat'ed (absent: its content

@@ -28,6 +28,11 @@ def repository_root(path: str) -> str | None:
     return _root_of_directory(directory)
 
 
+def file_repository(path: str) -> str | None:
+    """`repository_root` of an absolute path to a file, which may not exist: no `stat` of it."""
+    return _root_of_directory(os.path.dirname(path))
+
+
 def same_repository(a: str, b: str) -> bool:
     """True when both paths sit in one repository, or both in none."""
     return repository_root(a) == repository_root(b)

@@ -445,6 +445,8 @@ def recheck_due(changed: set[str], dependencies: frozenset[str]) -> bool:
     for dep in dependencies:
         if dep.startswith(inside):
             return True
+        if dep.endswith(os.sep) and any(p.startswith(dep) for p in changed):
+            return True  # a directory read as absent (`import_paths.tried_before`) now holds one
         listing = parse_listing_dependency(dep) if dep.startswith(LISTING_PREFIX) else None
         if listing is not None:
             root = listing[0] + os.sep

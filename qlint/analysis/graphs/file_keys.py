@@ -7,10 +7,23 @@ The keys and digests are the project index's own (`ProjectIndex.content_key`/`di
 
 from __future__ import annotations
 
+import os
+
 from qlint.analysis.names import content_keys
 from qlint.analysis.names.content_keys import remember_digest
+from qlint.analysis.names.import_paths import tried_before
 
-__all__ = ["Deps", "content_bytes", "content_key", "digest", "record", "recording", "remember_digest", "still_valid"]
+__all__ = [
+    "Deps",
+    "content_bytes",
+    "content_key",
+    "digest",
+    "record",
+    "record_trail",
+    "recording",
+    "remember_digest",
+    "still_valid",
+]
 
 
 def content_key(project, path: str) -> tuple | None:
@@ -41,6 +54,22 @@ def record(project, requester: str, deps: Deps) -> None:
         return
     for path, key in deps:
         project.record_read(requester, path, digest(project, path, key))
+
+
+def record_trail(project, requester: str, trail) -> None:
+    """`record` of a fact's trail: its modules (path, key), and its lookups ((("find",
+    module, root), the file found or None), `forwarding`'s and `packet_imports`' spelling),
+    each as the paths it found no file at before its answer ("" = absent; `tried_before`):
+    a module created at one of them is imported instead, or where none was. Other entries
+    (the names a fact rests on) are left to the reader."""
+    if not recording(project):
+        return
+    for path, key in trail:
+        if type(path) is str:
+            project.record_read(requester, path, digest(project, path, key))
+        elif path[0] == "find":
+            for tried in tried_before(path[1], os.path.join(path[2], "_.py"), key):
+                project.record_read(requester, tried, "")
 
 
 def recording(project) -> bool:

@@ -42,8 +42,9 @@ from qlint.analysis.graphs.helper_lookup import (
 )
 from qlint.analysis.graphs.imported_helpers import helper_names, imports_helper
 from qlint.analysis.graphs.wrapper_chains import forwards_on
-from qlint.analysis.names.import_paths import lookup_root
+from qlint.analysis.names.import_paths import lookup_root, tried_apart
 from qlint.analysis.names.modules import import_root
+from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ClassScope, ModuleScope, function_assigns, parameter_args
 from qlint.analysis.node_memo import kept_on_node, kept_on_node_by
@@ -101,7 +102,7 @@ class Forwarding:
         self._project = None  # the project index, known once a resolver is seen
         # Content keys and recorded dependencies of this check: a file is stat-ed once per check.
         self._keys: dict[str, tuple | None] = {}
-        self._recorded: set[str] = set()
+        self._recorded: set = set()  # paths, and lookups ("find", module, root)
         self.fact = ForwardingFact(fact_key, direct, needles, _calls)
         # A module that names no sink can still hold helpers that hand a parameter on to
         # another module's (`add_op(graph, op)` calling `a.insert(graph, op)`): read through
@@ -174,6 +175,10 @@ class Forwarding:
         found = self._lookup(module, root, requester)
         if self._trails:
             self._trails[-1].append((("find", module, root), found))
+        # What `root` does not stand for: the requester's package directory, which may come to hold it.
+        apart = tried_apart(module, os.path.abspath(requester), root, found) if ProjectIndex.wants_dependencies else ()
+        if apart:
+            self._replay(tuple((path, None) for path in apart))
         return found
 
     def _lookup(self, module: str, root: str, requester: str | None = None) -> str | None:
@@ -223,10 +228,11 @@ class Forwarding:
     def _record(self, deps) -> None:
         if self._project is None or not file_keys.recording(self._project):
             return
-        new = tuple((p, k) for p, k in deps if type(p) is str and p not in self._recorded)
+        # Modules and lookups (a module made where one found none, or ahead of the one found).
+        new = tuple((p, k) for p, k in deps if (type(p) is str or p[0] == "find") and p not in self._recorded)
         if new and self._project is not None:
             self._recorded.update(p for p, _ in new)
-            file_keys.record(self._project, self.own_path, new)
+            file_keys.record_trail(self._project, self.own_path, new)
 
     def _replay(self, deps) -> None:
         if self._trails:

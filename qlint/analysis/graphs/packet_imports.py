@@ -33,7 +33,7 @@ from qlint.analysis.graphs.packet_text import (
     spells_packet,
     torch_names,
 )
-from qlint.analysis.names.import_paths import lookup_root
+from qlint.analysis.names.import_paths import lookup_root, tried_apart
 from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.star_imports import star_sources
@@ -121,8 +121,8 @@ def _may_hold_packet(text: str, path: str, project) -> bool:
     finally:
         if ProjectIndex.wants_dependencies:  # a run without a cache reads none
             # Every module the answers rest on, through the names they were read from.
-            read = (dep for dep in _flat(project, deps) if type(dep[0]) is str)  # not the lookups
-            file_keys.record(project, path, tuple(dict.fromkeys(read)))
+            # The lookups too: a module made where one found none, or ahead of the one it found.
+            file_keys.record_trail(project, path, tuple(dict.fromkeys(_flat(project, deps))))
 
 
 def _find(project, module: str, requester: str, deps: list) -> str | None:
@@ -145,6 +145,9 @@ def _find(project, module: str, requester: str, deps: list) -> str | None:
     # The lookup is part of what a name's kind was read from: a module made later where it
     # found none, or ahead of the one it found, changes the answer (`_still_valid`).
     deps.append((("find", module, root), where))
+    if ProjectIndex.wants_dependencies:  # a run without a cache keeps no answer for later
+        # What `root` does not stand for: the requester's package directory, which may come to hold it.
+        deps += ((path, None) for path in tried_apart(module, os.path.abspath(requester), root, where))
     if where is None:
         mine = run["names"].get(requester)
         if mine is None:

@@ -37,6 +37,7 @@ from functools import lru_cache
 
 from qlint.analysis.names.modules import import_root
 from qlint.analysis.names.package_map import declared_packages, project_root
+from qlint.analysis.repo_root import file_repository
 
 _INSTALL_DIRS = frozenset({"site-packages", "dist-packages"})
 # The prefix of the root that is the requester's own directory, where that is a package's:
@@ -123,6 +124,87 @@ def _roots(directory: str) -> tuple[tuple[str, str], ...]:
     return tuple(roots)
 
 
+def tried_before(module: str, requester: str, found: str | None) -> tuple[str, ...]:
+    """The paths `ProjectIndex.find_module(module, requester)` looks at and finds no file at
+    before it finds `found` (None: every path of the requester's repository it looks at).
+    While each stays absent the lookup finds the same: a result resting on the lookup is
+    valid as long as these are absent and `found` unchanged, so they are what it depends
+    on, not only the module found (a module created ahead of it, `core.py` at the project's
+    top beside `pkg/core.py`, is the one imported then) or the one place the file's own
+    package would hold it (`from core import x` in `scripts/run.py` finds `scripts/core.py`
+    once it is created)."""
+    return _tried_before(module, os.path.dirname(os.path.abspath(requester)), found)
+
+
+@lru_cache(maxsize=16384)
+def _tried_before(module: str, directory: str, found: str | None) -> tuple[str, ...]:
+    parts = module.split(".")
+    tried: list[str] = []
+    for root in _roots(directory):
+        base = base_in(root, parts)
+        if base is not None:
+            tried += (base + ".py", os.path.join(base, "__init__.py"), base + ".pyi")
+    if found is not None:
+        if found in tried:
+            return _collapsed(tried[: tried.index(found)])
+        # Found behind a symbolic link: the path looked at is the one leading to it.
+        at = next((i for i, path in enumerate(tried) if resolved(path) == found), len(tried))
+        return _collapsed(tried[:at])
+    if standard_or_installed(parts[0]):
+        # The standard library's or an installed module, which the project does not hold: the
+        # answer rests on what is installed, which no cached answer records (a new version of
+        # torch installed, or a project module made to shadow it, are both the environment
+        # changing), and its paths would be most of what a result depends on (`typing`,
+        # `torch.fx.passes.infra.pass_base` under each import root: ~25,000 on ExecuTorch).
+        return ()
+    # Nothing found: a path in another repository may be a file (the lookup then gives up
+    # there, `same_repository`); one created there changes nothing.
+    own = file_repository(os.path.join(directory, "_.py"))
+    return _collapsed([p for p in tried if file_repository(p) == own])
+
+
+def _collapsed(paths: list[str]) -> tuple[str, ...]:
+    """`paths` (absent files), each under a directory that does not exist given as the highest
+    such directory, spelled with a trailing separator (`root/executorch/` for the dozens of
+    `executorch.exir.*` modules a file of ExecuTorch's checkout imports, tried under the
+    checkout before its package root finds them): no file appears under it before it does.
+    A dependency so spelled holds while nothing is there, a directory or a file: the results
+    cache takes any directory there for a change, and `lsp.server.recheck_due` any file
+    created below it."""
+    out: dict[str, None] = {}
+    for path in paths:
+        parent = os.path.dirname(path)
+        if _is_dir(parent):
+            out[path] = None
+            continue
+        while not _is_dir(os.path.dirname(parent)) and os.path.dirname(parent) != parent:
+            parent = os.path.dirname(parent)
+        out[parent + os.sep] = None
+    return tuple(out)
+
+
+@lru_cache(maxsize=16384)
+def _is_dir(path: str) -> bool:
+    # Kept for the process (`forget_roots` clears it): one that has become a directory since
+    # only makes a dependency on it fail (a recheck), one gone since is looked below.
+    return os.path.isdir(path)
+
+
+@lru_cache(maxsize=16384)
+def tried_apart(module: str, requester: str, root: str, found: str | None) -> tuple[str, ...]:
+    """The paths `tried_before(module, requester, found)` holds that the same lookup from
+    `root` (`lookup_root`'s answer, which stands for the requester in what is kept of it)
+    does not: the requester's own package directory, where `SCRIPT_DIR` would find the
+    module once it is created there (`lookup_root` takes that directory only while it holds
+    the module's first part). A fact keyed by `root` records them as absent modules of its
+    own, or a module created beside the requester would leave it standing."""
+    if os.path.dirname(requester) == root or standard_or_installed(module.partition(".")[0]):
+        return ()  # the same roots, or only `SCRIPT_DIR` apart, which holds no such module
+    mine = tried_before(module, requester, found)
+    theirs = set(tried_before(module, os.path.join(root, "_.py"), found))
+    return tuple(path for path in mine if path not in theirs)
+
+
 def lookup_root(module: str, requester: str, root: str | None = None) -> str:
     """The directory standing for `requester` in what is kept of its lookup of `module`: its
     import root (`root`, when known), where every file finds a module at the same place, or
@@ -179,6 +261,9 @@ def forget_roots() -> None:
     _roots.cache_clear()
     resolved.cache_clear()
     _holds.cache_clear()
+    _tried_before.cache_clear()
+    _is_dir.cache_clear()
+    tried_apart.cache_clear()
 
 
 def _ancestors(start: str, top: str) -> list[str]:
@@ -224,4 +309,6 @@ __all__ = [
     "resolved",
     "site_dirs",
     "standard_or_installed",
+    "tried_apart",
+    "tried_before",
 ]

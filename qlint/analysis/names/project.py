@@ -26,7 +26,7 @@ from typing import Any
 
 from qlint.analysis.names import content_keys, layout_lookups
 from qlint.analysis.names.body_reads import BODY_READ, BodyReads, watch_module_bodies
-from qlint.analysis.names.import_paths import install_dir, module_bases, resolved, standard_or_installed
+from qlint.analysis.names.import_paths import module_bases, resolved, tried_before
 from qlint.analysis.names.kept_lookups import KeptLookups
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.module_entries import LoadedSummary, SummaryStore, module_entry
@@ -69,7 +69,9 @@ class ProjectIndex:
         # (module, requester) -> (scope, what `_record` was told): a check asks for the same
         # modules hundreds of times, each a few `stat`s. Valid for one check only (files may
         # change between checks), see `begin_check`.
-        self._lookups: dict[tuple[str, str], tuple[ModuleScope | None, tuple[str, str] | None, str]] = {}
+        # (scope, the module's (path, digest), the path found, requester's absolute path)
+        self._lookups: dict[tuple[str, str], tuple[ModuleScope | None, tuple[str, str] | None, str | None, str]]
+        self._lookups = {}
         # (module, requester's directory) -> path: the same, for `find_module_in_check`.
         self._found: dict[tuple[str, str], str | None] = {}
         self._dirs: dict[str, str] = {}  # requester -> its absolute directory, per check
@@ -396,31 +398,26 @@ class ProjectIndex:
             # lookup, and `os.path.abspath` of a relative path asks the OS for the cwd.
             found = self._module_scope(module, requester)
             memo = self._lookups[(module, requester)] = (*found, os.path.abspath(requester))
-        scope, recorded, absolute = memo
+        scope, recorded, found, absolute = memo
         if recorded is not None:
             self._record_absolute(absolute, *recorded)
+        if self.wants_dependencies:  # none kept (`--no-cache`), nor kept facts read again
+            for path in tried_before(module, absolute, found):
+                self._record_absolute(absolute, path, "")
         return scope
 
-    def _module_scope(self, module: str, requester: str) -> tuple[ModuleScope | None, tuple[str, str] | None]:
+    def _module_scope(
+        self, module: str, requester: str
+    ) -> tuple[ModuleScope | None, tuple[str, str] | None, str | None]:
+        """The scope, the module's (path, digest) read, and the path found (None: none). The
+        paths the lookup found no file at before it are read as much as the module (creating
+        one there imports another module, or one where there was none): `module_scope`
+        records them, "" (absent), where dependencies are kept (`tried_before`)."""
         path = self.find_module_in_check(module, requester)
         if path is None:
-            requester_module = module_name_for(requester) or ""
-            if requester_module.split(".")[0] == module.split(".")[0]:
-                # A module of this project that does not exist yet: creating it must
-                # invalidate cached results that looked for it ("" = absent).
-                missing = os.path.join(import_root(requester), *module.split(".")) + ".py"
-                return None, (missing, "")
-            directory = os.path.dirname(os.path.abspath(requester))
-            if (
-                directory != import_root(requester)
-                and install_dir(directory) is None
-                and not standard_or_installed(module.split(".")[0])
-            ):
-                # The package's directory may come to hold it (`import_paths.SCRIPT_DIR`).
-                return None, (os.path.join(directory, *module.split(".")) + ".py", "")
-            return None, None
+            return None, None, None
         scope, digest = self._load(path)
-        return scope, ((path, digest) if digest is not None else None)
+        return scope, ((path, digest) if digest is not None else None), path
 
     def _record(self, requester: str, path: str, digest: str) -> None:
         self._record_absolute(os.path.abspath(requester), path, digest)
