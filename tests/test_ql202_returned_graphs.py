@@ -128,6 +128,11 @@ def test_callers_that_move_the_returned_graph_first_are_quiet(tmp_path):
     assert ql202(TRAINED, tmp_path) == []
     assert ql202(EPOCHS, tmp_path) == []
     assert ql202(TRAINED.replace("main", "train_it") + EPOCHS, tmp_path) == []
+    rebound = TRAINED.replace(
+        "    move_exported_model_to_train(model)", "    model = move_exported_model_to_train(model)"
+    )
+    assert rebound != TRAINED
+    assert ql202(rebound, tmp_path) == []
     # `_build` returns the graph as the first item of a tuple; its callers only convert it.
     assert rows(CONVERTED + TRAINED, tmp_path) == []
     only_converted = textwrap.dedent("""
@@ -155,6 +160,10 @@ def test_the_same_shapes_with_the_graph_trained_in_the_capture_mode_are_reported
     # The move on another variable.
     other = TRAINED.replace("move_exported_model_to_train(model)", "move_exported_model_to_train(opt)")
     assert rows(other, tmp_path) == [PREPARE_ROW]
+    rebound = TRAINED.replace(
+        "    move_exported_model_to_train(model)", "    model = move_exported_model_to_train(opt)"
+    )
+    assert rows(rebound, tmp_path) == [PREPARE_ROW]
     # The move after the training loop.
     late = textwrap.dedent("""
 

@@ -156,13 +156,20 @@ def _moves_result(home: FileContext, caller: FunctionFlow, call: ast.Call, posit
     covers: list[tuple] = []
     resolver = caller.resolver
 
+    def moves(call: ast.AST, name: str) -> bool:
+        """`call` is `move_exported_model_to_*(name)` or `convert_pt2e(name)`."""
+        if not isinstance(call, ast.Call) or not call.args or not isinstance(call.args[0], ast.Name):
+            return False
+        api = classify_call(resolver.qualname(call.func) if resolver is not None else None, call.func)
+        return call.args[0].id == name and api is not None and api.kind in ("move", "convert")
+
     def moved(node: ast.Name, use_up) -> bool:
         """`node` is the model of a move or convert that is a statement of its own: a cover."""
         parent = use_up.get(id(node))
-        if not isinstance(parent, ast.Call) or not parent.args or parent.args[0] is not node:
-            return False
-        api = classify_call(resolver.qualname(parent.func) if resolver is not None else None, parent.func)
-        if api is None or api.kind not in ("move", "convert"):
+        if type(node.ctx) is ast.Store:
+            # `model = move_exported_model_to_train(model)`: the move itself, read next.
+            return isinstance(parent, ast.Assign) and len(parent.targets) == 1 and moves(parent.value, node.id)
+        if not isinstance(parent, ast.Call) or parent.args[:1] != [node] or not moves(parent, node.id):
             return False
         around = use_up.get(id(parent))
         if not (isinstance(around, (ast.Expr, ast.Assign)) and around.value is parent):
