@@ -18,6 +18,7 @@ from qlint.rules.caller_verdicts import branch_ruled_out
 from qlint.rules.capture_common import captures, evidence, listed, model_text, reasons, related
 from qlint.rules.capture_content import content_note, mode_free
 from qlint.rules.qat_callers import eval_mode_callers, handed_note
+from qlint.rules.returned_qat_graphs import returned_and_moved
 
 
 class QatCaptureInEvalMode(Rule):
@@ -48,6 +49,8 @@ class QatCaptureInEvalMode(Rule):
                 continue  # no dropout, batch norm or `self.training`: the same graph in either mode
             if handed is None and branch_ruled_out(ctx, cap, "qat", flows):
                 continue  # `if is_qat:` in a helper whose every caller passes `is_qat=False`
+            if returned_and_moved(ctx, cap, flows):
+                continue  # the helper returns the graph, and every caller moves it (or converts) first
             if handed is None:
                 why, note = reasons(ctx, cap, "qat", flows), content_note(cap, "qat", flows)
             else:
