@@ -55,7 +55,10 @@ class LlamaWrapper(torch.nn.Module):
 
 """
 CAPTURE = "gm = prepare_pt2e(torch.export.export(LlamaWrapper(), (x,)).module(), q)\n"
-PRETRAINED = "model = AutoModelForCausalLM.from_pretrained(args.path)\npast_key_values = model(x).past_key_values\n"
+PRETRAINED = (
+    "model = AutoModelForCausalLM.from_pretrained(args.path)\n"
+    "past_key_values = model(tokenize(args.text)).past_key_values\n"
+)
 
 
 def ql201(body: str, init: str = "", forward: str = "") -> list[str]:
@@ -76,7 +79,7 @@ def _in_branch(load: str) -> str:
 
 
 def test_a_wrapper_of_the_functions_evaled_model_is_in_its_mode():
-    for load in (PRETRAINED, "model = Net().eval()\npast_key_values = model(x)\n"):
+    for load in (PRETRAINED, "model = Net().eval()\npast_key_values = model(tokenize(args.text)).cache\n"):
         assert ql201(load + "{wrapper}" + CAPTURE) == [], load
 
 
@@ -125,3 +128,14 @@ def test_a_name_declared_nonlocal_or_bound_in_a_comprehension_is_not_read():
     assert len(ql201(nonlocal_)) == 1
     comprehension = "\n        self.parts = [model for model in [Net()]]"
     assert len(ql201(PRETRAINED + "{wrapper}" + CAPTURE, init=comprehension)) == 1
+
+
+def test_a_container_or_a_parameter_of_the_function_the_wrapper_stores_is_not_read():
+    # `[Net()]` holds a train-mode module the wrapper's mode would not include; a parameter is
+    # whatever module the callers pass.
+    for pre, init in (
+        ("heads = [Net()]\n", "\n        self.head = heads[0]"),
+        ("heads = {'a': Net()}\n", "\n        self.head = heads['a']"),
+        ("", "\n        self.extra = args.extra"),
+    ):
+        assert len(ql201(PRETRAINED + pre + "{wrapper}" + CAPTURE, init=init)) == 1, init

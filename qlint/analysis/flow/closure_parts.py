@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.enclosing_names import bindings
+from qlint.analysis.flow.model_values import ATTRIBUTE, CALL, UNKNOWN
 from qlint.analysis.names.scope import own_init
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import parents, walk_kinds
@@ -43,14 +44,17 @@ _SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.La
 _KEPT = "_qlint_closure_reads"
 _TRAINED = "_qlint_trained_names"
 _CALLS = frozenset({ast.Call})
+_READ_AS_NOTHING = frozenset({UNKNOWN, CALL, ATTRIBUTE})
+_LITERALS = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp)
 # Where a name's value is read only for its truth.
 _TESTS = (ast.If, ast.While, ast.IfExp, ast.Assert)
 
 
-def closure_objects(sem, built, env) -> list | None:
+def closure_objects(sem, built, env, is_module) -> list | None:
     """The objects the walk holds for the names of the walked function that the `__init__` of
     `built`'s class (written in that function) reads; None when the class is not such a class,
-    or when what it reads there is not known (see the module's docstring)."""
+    or when what it reads there is not known (see the module's docstring). `is_module`:
+    `model_builds.is_module`, which imports this module."""
     cls = built.cls
     func = sem.walk.func
     if cls is None or cls.summarised or not isinstance(func, _FUNCTIONS):
@@ -64,10 +68,20 @@ def closure_objects(sem, built, env) -> list | None:
     out = []
     for name in reads:
         obj = env.vars.get(name)
-        if obj is None:
+        if obj is None or obj.is_graph or not (is_module(obj, env) or _read_as_nothing(obj)):
             return None  # a binding the walk holds no value for: anything may be held
         out.append(obj)
     return out
+
+
+def _read_as_nothing(obj) -> bool:
+    """Not a module, but a value of a call or attribute the walk does not read
+    (`outputs.past_key_values`), which a wrapper's reading counts as holding nothing found, as
+    for an argument (`given_modes`). Not a parameter of the function (its callers' module), a
+    container written there (`[Net()]`: the walk knows what it holds, and a module in it is
+    not wrapped), or another part of a construction."""
+    origins = obj.origins
+    return bool(origins) and all(o.kind in _READ_AS_NOTHING and not isinstance(o.node, _LITERALS) for o in origins)
 
 
 def _closure_reads(cls: ast.ClassDef, func: ast.AST) -> tuple[str, ...] | None:

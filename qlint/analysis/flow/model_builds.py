@@ -301,7 +301,7 @@ class Builds:
     def _closure_given(self, built: Built, env: Env) -> list[Obj]:
         """The modules a class written in this function takes from its names in `__init__`
         (`self.model = model.model`), as a construction given them would (`closure_parts`)."""
-        found = closure_objects(self.sem, built, env)
+        found = closure_objects(self.sem, built, env, is_module)
         if not found or not keeps_given_modes(built, False):
             return []
         return [o for o in found if is_module(o, env)]
