@@ -18,13 +18,18 @@ So the construction wraps that module as `LlamaWrapper(model)` of a class storin
 `model_builds.construct` reads it so, with the same guards (`given_modes.keeps_given_modes`:
 no mode-dependent module of its own, no switch in `__init__`).
 
-Read only where it is sure: the construction is in the function the class is written in;
-every name `__init__` reads that this function binds (`enclosing_names`: the nearest binding
-function, no `global`/`nonlocal`) is bound by the function and not by `__init__`, and the
-walk holds a value for it; another method of the class reads such a name (at the time it
-runs: at the capture, not at the construction) only for its truth (`if args.flag:`), never
-to run, store or hand on what it holds. Else nothing is read: the construction is a fresh
-module in train mode, as before.
+Read only where it is sure: the construction is in the function the class is written in (a
+class body of undecorated methods only, no function or lambda written in them); every name a
+method reads that this function binds is not bound by the method too (a comprehension's
+target), nor declared `global`/`nonlocal` anywhere in the function; the walk holds a value
+for each name `__init__` reads, a module or a value of a call or attribute it does not read
+(`outputs.past_key_values`, counted as holding nothing found, as an unread argument is), not
+a container written there, a parameter of the function or a graph; no `.train(...)` of such a
+name, or of a part of it, anywhere in the function (a switch after the construction reaches
+the parts the wrapper holds, which the walk does not hand on); another method of the class
+reads such a name (when it runs: at the capture, not at the construction) only for its truth
+(`if args.flag:`), never to run, store or hand on what it holds. Else nothing is read: the
+construction is a fresh module in train mode, as before.
 """
 
 from __future__ import annotations
