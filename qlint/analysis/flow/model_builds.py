@@ -300,11 +300,14 @@ class Builds:
 
     def _closure_given(self, built: Built, env: Env) -> list[Obj]:
         """The modules a class written in this function takes from its names in `__init__`
-        (`self.model = model.model`), as a construction given them would (`closure_parts`)."""
+        (`self.model = model.model`), as a construction given them would (`closure_parts`):
+        only when each is in eval mode on every path. One that may be in train mode leaves the
+        construction a fresh module in train mode, as before, and its message as it was."""
         found = closure_objects(self.sem, built, env, is_module)
-        if not found or not keeps_given_modes(built, False):
+        modules = [o for o in found or () if is_module(o, env)]
+        if not modules or any(f.state != "eval" for o in modules for f in env.facts(o)):
             return []
-        return [o for o in found if is_module(o, env)]
+        return modules if keeps_given_modes(built, False) else []
 
     def _taken_parts(self, node: ast.AST, args: list[Obj | None], env: Env) -> list[tuple[Obj, Built | None, tuple]]:
         """Arguments that are parts taken from a module named here (`Wrapper(m.encoder)`, or `enc`
