@@ -16,7 +16,9 @@
 walk holds for the name there, on that path (other branches binding `model` are other paths).
 So the construction wraps that module as `LlamaWrapper(model)` of a class storing it would, and
 `model_builds.construct` reads it so, with the same guards (`given_modes.keeps_given_modes`:
-no mode-dependent module of its own, no switch in `__init__`).
+no mode-dependent module of its own, no switch in `__init__`), when every module read so is in
+eval mode on every path; else the construction stays a fresh module in train mode, reported
+with the message it had.
 
 Read only where it is sure: the construction is in the function the class is written in (a
 class body of undecorated methods only, no function or lambda written in them); every name a
