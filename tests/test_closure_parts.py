@@ -72,6 +72,7 @@ def _in_branch(load: str) -> str:
     return (
         "if args.model == 'net':\n"
         "    model = Net()\n"
+        "    evaluate(model)\n"  # another arm: not on a path through the wrapper's build
         "    prepare_pt2e(torch.export.export(model.eval(), (x,)).module(), q)\n"
         "elif args.model == 'llm':\n" + textwrap.indent(load + "{wrapper}" + CAPTURE, "    ") + "else:\n"
         "    model = Net()\n"
@@ -139,3 +140,11 @@ def test_a_container_or_a_parameter_of_the_function_the_wrapper_stores_is_not_re
         ("", "\n        self.extra = args.extra"),
     ):
         assert len(ql201(PRETRAINED + pre + "{wrapper}" + CAPTURE, init=init)) == 1, init
+
+
+def test_a_model_handed_to_a_helper_or_aliased_on_the_wrappers_path_is_not_read():
+    # A helper of unknown code may switch it (`given_modes`' `calibrate(inner)`).
+    for between in ("calibrate(model)\n", "alias = model\nalias.apply(init)\n", "model.apply(init)\n"):
+        assert len(ql201(PRETRAINED + between + "{wrapper}" + CAPTURE)) == 1, between
+    late = PRETRAINED + "{wrapper}w = LlamaWrapper()\ncalibrate(model)\n"
+    assert len(ql201(late + CAPTURE.replace("LlamaWrapper()", "w"))) == 1

@@ -28,7 +28,10 @@ for each name `__init__` reads, a module or a value of a call or attribute it do
 (`outputs.past_key_values`, counted as holding nothing found, as an unread argument is), not
 a container written there, a parameter of the function or a graph; no `.train(...)` of such a
 name, or of a part of it, anywhere in the function (a switch after the construction reaches
-the parts the wrapper holds, which the walk does not hand on); another method of the class
+the parts the wrapper holds, which the walk does not hand on), and no module so read handed
+bare to a call (`calibrate(model)`: a helper of unknown code may switch it), run through
+`.apply(...)` or bound to another name on a path through the construction (the function's
+code but the other arm of each `if` holding it; `evaluated_wrappers` asks the same); another method of the class
 reads such a name (when it runs: at the capture, not at the construction) only for its truth
 (`if args.flag:`), never to run, store or hand on what it holds. Else nothing is read: the
 construction is a fresh module in train mode, as before.
@@ -40,6 +43,7 @@ import ast
 
 from qlint.analysis.flow.enclosing_names import bindings
 from qlint.analysis.flow.model_values import ATTRIBUTE, CALL, UNKNOWN
+from qlint.analysis.flow.stored_values import object_names
 from qlint.analysis.names.scope import own_init
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import parents, walk_kinds
@@ -78,7 +82,54 @@ def closure_objects(sem, built, env, is_module) -> list | None:
         if obj is None or obj.is_graph or not (is_module(obj, env) or _read_as_nothing(obj)):
             return None  # a binding the walk holds no value for: anything may be held
         out.append(obj)
+    modules = frozenset(n for n, o in zip(reads, out, strict=True) if is_module(o, env))
+    if modules and _handed_on(func, built.call, modules):
+        return None  # handed to a helper or aliased on a path through the construction
     return out
+
+
+def _handed_on(func: ast.AST, call: ast.AST, names: frozenset[str]) -> bool:
+    """One of `names` is handed bare to a call (`calibrate(inner)`), has `.apply(...)` run on it,
+    or is bound to another name (`alias = inner`) in a statement on a path through `call`: the
+    function's code but the other arm of each `if` holding `call`."""
+    up = parents(func)
+    skipped: set[int] = set()
+    child, parent = call, up.get(id(call))
+    while parent is not None and parent is not func:
+        if isinstance(parent, ast.If):
+            other = parent.orelse if any(child is s for s in parent.body) else parent.body
+            skipped.update(id(s) for s in other if child is not s)
+        child, parent = parent, up.get(id(parent))
+    stack = list(func.body)
+    while stack:
+        node = stack.pop()
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Call):
+            handed = [*node.args, *(k.value for k in node.keywords)]
+            if any(_bare(a, names) for a in handed):
+                return True
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr == "apply" and _bare(f.value, names):
+                return True
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and _aliased(node.value, names):
+            return True
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _aliased(value: ast.expr | None, names: frozenset[str]) -> bool:
+    """`alias = inner` (or `[inner]`, `a or inner`): not a value read off it (`inner.cfg`), which
+    is another object, nor a call's result."""
+    if value is None or isinstance(value, ast.Attribute | ast.Subscript | ast.Call):
+        return False
+    return any(n.id in names for n in object_names(value))
+
+
+def _bare(expr: ast.expr, names: frozenset[str]) -> bool:
+    if isinstance(expr, ast.Starred):
+        expr = expr.value
+    return isinstance(expr, ast.Name) and expr.id in names
 
 
 def _read_as_nothing(obj) -> bool:
