@@ -13,6 +13,7 @@ import weakref
 
 from qlint.analysis.flow.changed_tables import changed_in
 from qlint.analysis.flow.class_facts import evals_parts, mirrored_param, sets_eval
+from qlint.analysis.flow.closure_parts import closure_objects
 from qlint.analysis.flow.given_modes import (
     attribute_arguments,
     evaled_arguments,
@@ -250,6 +251,7 @@ class Builds:
         given = given_params(self.sem.walk.func, node, built, args, env)
         if given and keeps_given_modes(built, False):
             wrapped += given
+        wrapped += self._closure_given(built, env)
         slots = slots_of(self.sem.walk.func, node, args, {id(o) for o in wrapped}, env)
         if slots:  # `nn.Sequential(m, ...)` of a parameter `m`: its callers' arguments fill it
             built = replace(built, slots=slots)
@@ -295,6 +297,17 @@ class Builds:
         if built.cls is not None and sets_eval(built.cls):
             return new_value(env, node, "", origin, {ModeFact("eval", node, origin)})
         return _handed_back(built, new_value(env, node, "", origin), env)
+
+    def _closure_given(self, built: Built, env: Env) -> list[Obj]:
+        """The modules a class written in this function takes from its names in `__init__`
+        (`self.model = model.model`), as a construction given them would (`closure_parts`):
+        only when each is in eval mode on every path. One that may be in train mode leaves the
+        construction a fresh module in train mode, as before, and its message as it was."""
+        found = closure_objects(self.sem, built, env, is_module)
+        modules = [o for o in found or () if is_module(o, env)]
+        if not modules or any(f.state != "eval" for o in modules for f in env.facts(o)):
+            return []
+        return modules if keeps_given_modes(built, False) else []
 
     def _taken_parts(self, node: ast.AST, args: list[Obj | None], env: Env) -> list[tuple[Obj, Built | None, tuple]]:
         """Arguments that are parts taken from a module named here (`Wrapper(m.encoder)`, or `enc`
