@@ -254,3 +254,36 @@ def test_qat_capture_after_a_module_level_lambda_that_trains_is_quiet():
 def test_qat_capture_after_a_module_level_lambda_or_partial_that_evals_is_reported(top, body):
     (message,) = module_messages(top, body, "QL202")
     assert "eval mode" in message
+
+
+# A helper of another module applying that module's lambda: the helper's module is read from its
+# summary, whose tables build a function only when asked (`held_entry`; before, asking where the
+# name is bound raised on such a table, an internal error of the check).
+CALLER = """
+import torch
+from torch import nn
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+
+from helpers import prep
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(3)
+
+    def forward(self, x):
+        return self.bn(x)
+
+
+def run(q, x):
+    model = prep(Net())
+    return prepare_pt2e(torch.export.export(model, (x,)).module(), q)
+"""
+HELPER = "\nto_{mode} = lambda mod: mod.{mode}()\n\n\ndef prep(model):\n    model.apply(to_{mode})\n    return model\n"
+
+
+@pytest.mark.parametrize(("mode", "reported"), [("eval", False), ("train", True)])
+def test_a_helper_of_another_module_applying_its_modules_lambda(mode, reported):
+    found = lint(CALLER, overlay={"helpers.py": HELPER.format(mode=mode)}, select=("QL201",))
+    assert [("train mode" in d.message) for d in found] == ([True] if reported else [])

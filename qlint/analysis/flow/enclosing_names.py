@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.names.scope import ModuleScope, parameter_args
+from qlint.analysis.names.summary import held_entry
 from qlint.analysis.tree_walk import own_nodes, parents, walk
 
 MODULE = "module"
@@ -28,14 +29,14 @@ def binding_scope(scope: ModuleScope, func: ast.AST, class_scope, name: str) -> 
     if isinstance(func, ast.Module):
         return MODULE
     fname = getattr(func, "name", None)
-    # Identities only (`dict.get`, not the watched tables' reads of bodies): where the function
+    # Identities only (`held_entry`, not the tables' reads of bodies): where the function
     # stands is the module's outline, which an edit of one body leaves as it was.
-    if class_scope is None and dict.get(scope.functions, fname) is func:
+    if class_scope is None and held_entry(scope.functions, fname) is func:
         return MODULE
     if (
         class_scope is not None
-        and dict.get(scope.classes, class_scope.key_node().name) is class_scope
-        and dict.get(class_scope.methods, fname) is func
+        and held_entry(scope.classes, class_scope.key_node().name) is class_scope
+        and held_entry(class_scope.methods, fname) is func
     ):
         return MODULE
     top = _holding(scope, func)

@@ -224,6 +224,15 @@ class _ClassTable(_LazyTable):
         return self._methods.get(name)
 
 
+def held_entry(table: Mapping[str, Any], name: str) -> Any:
+    """What `table` (a scope's functions, classes or methods) holds for `name` already, without
+    building it from a summary or telling a watcher: for questions of identity (is this node
+    the module's own function?), which read no body."""
+    if isinstance(table, _LazyTable):
+        return table._built.get(name)
+    return dict.get(table, name)  # a watched table's own `get` would record a read
+
+
 def class_method_names(scope: ModuleScope, name: str) -> list[str]:
     """The own method names of the class `name` of `scope` (as `scope.classes[name].methods`
     lists them), from the module's summary when its scope comes from one: the class is not
