@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import ast
 
-from qlint.analysis.flow.enclosing_names import bindings
+from qlint.analysis.flow.enclosing_names import binding_table
 from qlint.analysis.flow.model_values import ATTRIBUTE, CALL, UNKNOWN
 from qlint.analysis.flow.stored_values import object_names
 from qlint.analysis.names.scope import own_init
@@ -151,7 +151,8 @@ def _closure_reads(cls: ast.ClassDef, func: ast.AST) -> tuple[str, ...] | None:
     init = own_init(cls)
     if init is None or cls.decorator_list or cls.keywords:
         return None
-    if any(not isinstance(b, ast.Name | ast.Attribute) or bindings(func, _root(b)) for b in cls.bases):
+    outer = binding_table(func)
+    if any(not isinstance(b, ast.Name | ast.Attribute) or _root(b) in outer for b in cls.bases):
         return None  # a base the function binds: what it is was not read
     declared = {n for d in walk_kinds(func, _DECLARED) for n in d.names}
     found: set[str] = set()
@@ -163,13 +164,14 @@ def _closure_reads(cls: ast.ClassDef, func: ast.AST) -> tuple[str, ...] | None:
         if walk_kinds(method, _SCOPES) != [method]:
             return None
         up = parents(method)
+        own = binding_table(method)
         for name in walk_kinds(method, _NAMES):
             if not isinstance(name.ctx, ast.Load) or (method is init and name.id in found):
                 continue
-            bound = bindings(method, name.id)
+            bound = own.get(name.id, ())
             if any(_own_binding(b, up) for b in bound):
                 continue  # a parameter or a local of the method
-            if not bindings(func, name.id):
+            if name.id not in outer:
                 continue  # the module's (or an outer function's): read as any construction reads it
             if bound or name.id in declared:
                 return None  # a comprehension's target beside it, or `global`/`nonlocal`

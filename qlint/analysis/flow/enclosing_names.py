@@ -63,6 +63,18 @@ def bindings(func: ast.AST, name: str) -> list[ast.AST]:
     return out
 
 
+def binding_table(func: ast.AST) -> dict[str | None, list[ast.AST]]:
+    """`bindings` of every name `func` binds, in one walk of its code."""
+    out: dict[str | None, list[ast.AST]] = {}
+    for arg in parameter_args(func):
+        out.setdefault(arg.arg, []).append(arg)
+    for node in own_nodes(func):
+        if node is not func:
+            for name in _bound(node):
+                out.setdefault(name, []).append(node)
+    return out
+
+
 def _bound(node: ast.AST) -> tuple[str | None, ...]:
     """The names `node` binds by itself."""
     if isinstance(node, ast.Name):
@@ -91,8 +103,8 @@ def _holding(scope: ModuleScope, func: ast.AST) -> ast.AST | None:
     """The top-level function (or method of a top-level class) whose rows hold `func`, read
     through the scope's tables (a read of its body, as the carrying of flows counts it)."""
     row = getattr(func, "lineno", None)
-    if row is None:
-        return None
+    if row is None or not isinstance(scope.functions, dict):
+        return None  # a summarised module's tables (`summary.held_entry`): their outline is not read here
     for fname, top in dict.items(scope.functions):
         if top.lineno <= row <= top.end_lineno:
             return scope.functions[fname]
@@ -105,4 +117,4 @@ def _holding(scope: ModuleScope, func: ast.AST) -> ast.AST | None:
     return None
 
 
-__all__ = ["MODULE", "assigned_once", "binding_scope", "bindings"]
+__all__ = ["MODULE", "assigned_once", "binding_scope", "binding_table", "bindings"]
