@@ -44,7 +44,7 @@ import ast
 from qlint.analysis.flow.enclosing_names import binding_table
 from qlint.analysis.flow.model_values import ATTRIBUTE, CALL, UNKNOWN
 from qlint.analysis.flow.stored_values import object_names
-from qlint.analysis.names.scope import own_init
+from qlint.analysis.names.scope import own_init, parameter_args
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import parents, walk_kinds
 
@@ -54,6 +54,7 @@ _DECLARED = frozenset({ast.Global, ast.Nonlocal})
 _SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda})
 _KEPT = "_qlint_closure_reads"
 _TRAINED = "_qlint_trained_names"
+_BOUND = "_qlint_bound_names"
 _CALLS = frozenset({ast.Call})
 _READ_AS_NOTHING = frozenset({UNKNOWN, CALL, ATTRIBUTE})
 _LITERALS = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp)
@@ -151,7 +152,10 @@ def _closure_reads(cls: ast.ClassDef, func: ast.AST) -> tuple[str, ...] | None:
     init = own_init(cls)
     if init is None or cls.decorator_list or cls.keywords:
         return None
-    outer = binding_table(func)
+    outer = kept_on_node(func, _BOUND, _bound_names)
+    params = {a.arg for m in cls.body if isinstance(m, _FUNCTIONS) for a in parameter_args(m)}
+    if outer.isdisjoint(n.id for n in walk_kinds(cls, _NAMES) if n.id not in params):
+        return ()  # reads no name of the function (most classes written in tests): none below can
     if any(not isinstance(b, ast.Name | ast.Attribute) or _root(b) in outer for b in cls.bases):
         return None  # a base the function binds: what it is was not read
     declared = {n for d in walk_kinds(func, _DECLARED) for n in d.names}
@@ -180,6 +184,11 @@ def _closure_reads(cls: ast.ClassDef, func: ast.AST) -> tuple[str, ...] | None:
             elif not _truth_only(name, up):
                 return None
     return tuple(sorted(found))
+
+
+def _bound_names(func: ast.AST) -> frozenset[str]:
+    """The names `func` binds (kept on it: asked for each class written there)."""
+    return frozenset(name for name in binding_table(func) if name is not None)
 
 
 def _trained_names(func: ast.AST) -> frozenset[str]:
