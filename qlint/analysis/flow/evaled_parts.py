@@ -33,6 +33,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.content_syntax import content_syntax
+from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS
 from qlint.analysis.names.resolver import dotted_parts
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import walk
@@ -158,9 +159,6 @@ def _evals_every_part(init: ast.FunctionDef) -> frozenset[int] | None:
     return frozenset(switches)
 
 
-_SAME = frozenset({"to", "cpu", "cuda", "float", "half", "double", "bfloat16", "requires_grad_"})
-
-
 def _eval_of(node: ast.expr) -> tuple[str, str] | None:
     """("param", name) for `name.eval()`, ("self", attr) for `self.attr.eval()`: a chain of
     calls returning the module they are called on (`.train(False)`,
@@ -169,7 +167,7 @@ def _eval_of(node: ast.expr) -> tuple[str, str] | None:
     evals = False
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         switch = _eval_switch(node)
-        if switch is None and node.func.attr not in _SAME:
+        if switch is None and node.func.attr not in MODE_KEEPING_METHODS:
             return None
         if any(isinstance(n, (ast.Call, ast.NamedExpr, ast.Lambda)) for a in _arguments(node) for n in ast.walk(a)):
             return None

@@ -29,6 +29,7 @@ from qlint.analysis.flow.class_facts import evals_parts
 from qlint.analysis.flow.evaled_parts import stored_build
 from qlint.analysis.flow.model_apis import key
 from qlint.analysis.flow.model_classes import Built
+from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS
 from qlint.analysis.flow.model_values import CONSTRUCTED, Env, ModeFact, Obj
 from qlint.analysis.flow.part_modes import taken_out
 from qlint.analysis.flow.stored_fields import passed_for
@@ -39,7 +40,7 @@ from qlint.value_classes import replace
 
 _SEQUENTIAL = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
 # Calls that return the module they are called on.
-_SAME = frozenset({"eval", "to", "cpu", "cuda", "float", "half", "double", "bfloat16", "requires_grad_"})
+_SAME = MODE_KEEPING_METHODS | {"eval"}
 _CONDITIONAL = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.Match, getattr(ast, "TryStar", ast.Try))
 
 Path = tuple[Obj, tuple[str, ...]]

@@ -15,6 +15,7 @@ from qlint.analysis.caught_errors import catches
 from qlint.analysis.flow.init_parts import refresh
 from qlint.analysis.flow.maybe_graphs import graph_paths, reaching, tests_type
 from qlint.analysis.flow.model_apis import Api, argument, classify_call, key, recipe_flow, switch_mode
+from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS
 from qlint.analysis.flow.model_values import (
     CALL,
     CONVERTED,
@@ -40,9 +41,7 @@ from qlint.analysis.flow.part_switches import part_switch
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import unique_value
 
-_SELF_RETURNING = frozenset(
-    {"to", "cpu", "cuda", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory", "to_empty", "type"}
-)
+_SELF_RETURNING = MODE_KEEPING_METHODS | {"share_memory", "to_empty", "type"}
 _ITEMS = frozenset({"items", "values", "get", "pop", "__getitem__"})  # of a dict of models
 _ITEM_STEPS = {"items": (PAIRS,), "values": (VALUES,)}  # the others take one item
 _PT2E_RESULT = {"prepare": PREPARED, "prepare_qat": PREPARED_QAT, "convert": CONVERTED}

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import ast
 
+# `torch.nn.Module` methods (torch 2.13, `torch/nn/modules/module.py`) that return `self` after
+# moving or casting its parameters and buffers (`_apply`), or setting their `requires_grad`, never
+# reading or setting `training`: the module they hand back is the one they were called on, in its mode.
+MODE_KEEPING_METHODS = frozenset({"to", "cpu", "cuda", "float", "half", "double", "bfloat16", "requires_grad_"})
 # Forward depends on `self.training` whatever the arguments (running statistics, dropping,
 # RReLU's random slope).
 ALWAYS = frozenset(

@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.model_apis import key, mode_call
+from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import statement_lists
 
@@ -87,20 +88,14 @@ def _mode_at_store(stmts: list[ast.stmt], i: int) -> tuple[str, ast.Call, str] |
     return None
 
 
-# `torch.nn.Module` methods (torch 2.13, `torch/nn/modules/module.py`) that return `self`
-# after moving or casting its parameters and buffers (`_apply`), never reading or setting
-# `training`: the module they hand back is the one they were called on, in its mode.
-_SAME_MODULE = frozenset({"to", "cpu", "cuda", "float", "half", "double", "bfloat16", "requires_grad_"})
-
-
 def _kept(expr: ast.expr) -> ast.expr:
-    """`expr` with the `_SAME_MODULE` calls on it peeled off (`model.to(device).half()` ->
+    """`expr` with the `MODE_KEEPING_METHODS` calls on it peeled off (`model.to(device).half()` ->
     `model`), as long as their arguments call nothing (`model.to(pick(model))` could switch it
     before the cast)."""
     while (
         isinstance(expr, ast.Call)
         and isinstance(expr.func, ast.Attribute)
-        and expr.func.attr in _SAME_MODULE
+        and expr.func.attr in MODE_KEEPING_METHODS
         and not any(
             isinstance(n, (ast.Call, ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom))
             for arg in [*expr.args, *(kw.value for kw in expr.keywords)]
@@ -118,7 +113,7 @@ def _switch_node(expr: ast.expr) -> ast.Call:
 
 
 def _keeps_mode_of(stmt: ast.stmt, name: str) -> bool:
-    """`name.float()` or `name = name.to(device)` (`_SAME_MODULE` calls only): the statement
+    """`name.float()` or `name = name.to(device)` (`MODE_KEEPING_METHODS` calls only): the statement
     hands `name` back as the same module in the same mode."""
     rebinds = isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and key(stmt.targets[0]) == name
     if not (isinstance(stmt, ast.Expr) or rebinds):
