@@ -209,7 +209,7 @@ def _callers_harmless(
     if select is not None:
         same = [(c, f) for c, f in same if not _selected_out(_site_of(flows, func, c), select)]
     for call, fact in same:
-        holder = _holding(flows, call)
+        holder = holding_flow(flows, call)
         if part:
             # A model the caller put in the bundle from its own parameter (`helper(Artifact(data=
             # {"forward": model}))`): its own callers here and in the project decide, as for a
@@ -312,7 +312,7 @@ def _instances_harmless(ctx: FileContext, home: FileContext, fact: ModeFact, har
             ctx.project.hand_over_dependencies(home.path, ctx.path)
 
 
-def _holding(flows: list[FunctionFlow], call: ast.Call) -> FunctionFlow | None:
+def holding_flow(flows: list[FunctionFlow], call: ast.Call) -> FunctionFlow | None:
     """The innermost analysed body holding `call`: the function making it rather than the
     module around it, whose body holds every function's code too."""
     holding = [f for f in flows if any(n is call for n in walk_kinds(f.node, _CALLS))]
@@ -591,4 +591,4 @@ def _harmless_items(
     )
 
 
-__all__ = ["branch_ruled_out", "vouched_by_callers"]
+__all__ = ["branch_ruled_out", "holding_flow", "vouched_by_callers"]

@@ -29,6 +29,7 @@ from qlint.analysis.flow.project_callers import KeptCalls, each_project_call
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.analysis.tree_walk import SCOPES, own_nodes, parents, statement_around, statement_lists
 from qlint.rules.base import FileContext
+from qlint.rules.caller_verdicts import holding_flow
 
 # Module methods that neither run the graph nor switch its mode; the result of those that
 # return the module itself would be another name for it: neutral only as statements.
@@ -51,7 +52,6 @@ _NEUTRAL = frozenset(
 )
 _SELF_RETURNING = frozenset({"to", "cpu", "cuda", "apply", "requires_grad_", "half", "float", "double"})
 _READ = frozenset({"graph", "code"})  # `model.graph.nodes`: the graph's nodes, not a run
-_COPIES = frozenset({"copy.deepcopy", "copy.copy"})
 _MAX_DEPTH = 2  # functions handed the graph, followed that deep
 
 
@@ -68,7 +68,7 @@ def returned_and_moved(ctx: FileContext, cap: Capture, flows: list[FunctionFlow]
         return False
     called = False
     for site in (c for f in flows for c in f.calls if c.callee is func):
-        caller = _holding(flows, site.call)
+        caller = holding_flow(flows, site.call)
         if caller is None or not _moves_result(ctx, caller, site.call, position):
             return False
         called = True
@@ -126,12 +126,6 @@ def _returned(node: ast.Name, up) -> bool:
 
 def _one_name(targets: list[ast.expr]) -> str | None:
     return targets[0].id if len(targets) == 1 and isinstance(targets[0], ast.Name) else None
-
-
-def _holding(flows: list[FunctionFlow], call: ast.Call) -> FunctionFlow | None:
-    from qlint.rules.caller_verdicts import _holding as holding
-
-    return holding(flows, call)
 
 
 def _moves_result(home: FileContext, caller: FunctionFlow, call: ast.Call, position: int) -> bool:

@@ -66,8 +66,7 @@ def hand_back(sem, node, callee: FunctionFlow, given: dict[int, Obj], written: d
 
 def hand_back_result(sem, node, callee: FunctionFlow, result: Obj, translate, env: Env) -> None:
     """The same for the value the call hands back."""
-    if callee.returned_fields:
-        _holds(sem, node, callee, result, callee.returned_fields, translate, env)
+    _holds(sem, node, callee, result, callee.returned_fields, translate, env)
 
 
 def _holds(sem, node, callee: FunctionFlow, holder: Obj, attrs: dict, translate, env: Env, name=None) -> None:
