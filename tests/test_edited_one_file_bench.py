@@ -79,6 +79,23 @@ def test_runs_may_write_their_bytecode(monkeypatch):
     assert "PYTHONDONTWRITEBYTECODE" not in env and env["PYTHONPATH"] == str(_ROOT)
 
 
+def test_a_runs_cpu_is_not_counted_in_clock_ticks(tmp_path):
+    """The CPU of a timed run is its child's own, finer than `os.times`' clock ticks (10 ms on
+    Linux), which made every check's figure a multiple of 0.01 s: runs that each burn a
+    different few milliseconds are not all counted in whole ticks."""
+    bench = _bench()
+    stdin = tmp_path / "empty"
+    stdin.write_text("")
+    burn = "import time\nend = time.process_time() + {}\nwhile time.process_time() < end:\n    pass\n"
+    used = []
+    for ms in (3, 7, 12, 16, 21):
+        cmd = [sys.executable, "-c", burn.format(ms / 1000)]
+        cpu, wall, _ = bench._timed_run(cmd, str(tmp_path), bench._env(None), str(stdin))
+        assert 0.0 < cpu < 5.0 and wall > 0.0
+        used.append(cpu)
+    assert any(abs(cpu * 100 - round(cpu * 100)) > 1e-6 for cpu in used), used
+
+
 def test_a_survey_checks_every_admitted_file_and_lists_the_slow_ones(tmp_path, monkeypatch, capsys):
     (tmp_path / ".git").mkdir()
     pkg = old_package(tmp_path, capture=_CAPTURE, plain="def f(x):\n    return x\n")
