@@ -2,7 +2,7 @@
 and against another qlint side by side: what a lane changing the engine can measure on a
 machine other work shares (bench_trees.py needs an idle one).
 
-    python benchmarks/edited_one_file.py FILE [--tree TREE] [--against PYTHONPATH] [--runs N] [--phases]
+    python benchmarks/edited_one_file.py FILE [--tree TREE] [--against PYTHONPATH] [--runs N] [--phases] [--samples]
     python benchmarks/edited_one_file.py --survey TREE [TREE ...] [--sample N] [--runs N] [--against PYTHONPATH]
 
 The check is bench_trees.py's: a cache filled by a whole-tree run of TREE (the file's project
@@ -18,6 +18,15 @@ qlint's command line, parsing, each rule (the imports a rule makes when it first
 included; rules that share an analysis are charged to the first that asks for it), and the
 rest of the command (settings, rule selection and the rule modules' imports, output). Python's
 own start-up is outside: compare it with `python -c pass` on the same machine.
+
+`--samples`: where it goes function by function, from the process's stack sampled at a CPU
+timer's every tick (`ITIMER_PROF`; a tick is 1-10 ms by the kernel, so many runs make a
+figure), summed over the runs: each sample is charged to the innermost function of qlint on
+the stack (the standard library and built-ins it calls count as its own), or to "(import)"
+while a module is imported. A profiler (cProfile) charges its own cost per call to the
+functions that make many calls and to the built-ins they call: on ExecuTorch's slow files it
+put 5% in `tree_walk.walk_kinds` and 35 ms in `mentions.holding` (qualcomm's
+test_qnn_delegate.py) where timers inside the check found 1-3% and 5 ms.
 
 `--survey`: the bench's one file is one of many; pre-commit and an editor check any. After one
 whole-tree run per TREE fills the cache, the edited check runs on every file of it that a
@@ -38,6 +47,7 @@ import json
 import math
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -87,6 +97,45 @@ sys.__stdout__.write(json.dumps(spent))
 """
 
 
+# As `_PHASES`, with the stack sampled instead (`--samples`): prints {"self": {where: samples}}.
+_SAMPLES = r"""
+import io, json, os, signal, sys
+base = None  # the directory holding the `qlint` package, once imported
+counts = {}
+def sample(signum, frame):
+    where = None
+    f = frame
+    while f is not None:
+        name = f.f_code.co_filename
+        if name.startswith("<frozen importlib"):
+            where = "(import)"
+            break
+        if where is None and base is not None and name.startswith(base):
+            where = name[len(base):] + ":" + f.f_code.co_name
+        f = f.f_back
+    if where is None:
+        where = "(other) " + os.path.basename(frame.f_code.co_filename) + ":" + frame.f_code.co_name
+    counts[where] = counts.get(where, 0) + 1
+signal.signal(signal.SIGPROF, sample)
+signal.setitimer(signal.ITIMER_PROF, 0.001, 0.001)
+import qlint
+base = os.path.dirname(os.path.dirname(os.path.abspath(qlint.__file__))) + os.sep
+import qlint.cli
+cache, path, buffer = sys.argv[1:4]
+sys.stdin = io.TextIOWrapper(open(buffer, "rb"))
+sys.stdout = open(os.devnull, "w")
+from qlint.process_exit import ends_after_command
+ends_after_command()
+try:
+    qlint.cli.main(["check", "--exit-zero", "--quiet", "--cache-dir", cache, "--stdin-filename", path, "-"])
+except SystemExit:
+    pass
+signal.setitimer(signal.ITIMER_PROF, 0, 0)
+sys.__stdout__.write(json.dumps({"self": counts}))
+"""
+_SHOWN_SAMPLES = 15  # functions printed per side
+
+
 _COMPARED = ("code", "filename", "location", "end_location", "message")
 
 
@@ -104,7 +153,7 @@ def _env(pythonpath: str | None) -> dict[str, str]:
 
 def _timed_run(cmd: list[str], cwd: str, env: dict[str, str], stdin_path: str) -> tuple[float, float, bytes]:
     """(user+sys CPU seconds of the process and the children it waited for, wall seconds,
-    stdout). The CPU is the growth of this process's reaped children's totals (`os.times`)
+    stdout). The CPU is the growth of this process's reaped children's totals (`getrusage`)
     over the run, which reaps exactly this one child."""
     before = _children_cpu()
     with open(stdin_path, "rb") as stdin:
@@ -117,8 +166,12 @@ def _timed_run(cmd: list[str], cwd: str, env: dict[str, str], stdin_path: str) -
 
 
 def _children_cpu() -> float:
-    usage = os.times()
-    return usage.children_user + usage.children_system
+    # `getrusage`, in microseconds, not `os.times`, in clock ticks (10 ms on Linux): a check's
+    # ~0.2 s of CPU came out a multiple of 0.01 s, and a survey's p90 and its files over 0.15 s
+    # moved by whole ticks (ExecuTorch: 0.450, 0.400, 0.310, 0.280 s, ...), coarser than the
+    # cuts a lane measures with them.
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 _SLOW = 0.15  # issue 13's one-file target, in seconds
@@ -232,6 +285,7 @@ def main() -> int:
     parser.add_argument("--against", help="PYTHONPATH of another qlint, measured side by side")
     parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--phases", action="store_true", help="also time the phases of a fresh process")
+    parser.add_argument("--samples", action="store_true", help="also sample where a fresh process's CPU goes")
     args = parser.parse_args()
     args.runs_given = args.runs is not None
     args.runs = args.runs if args.runs is not None else 7
@@ -266,6 +320,7 @@ def main() -> int:
         wall: dict[str, list[float]] = {side: [] for side in sides}
         found: dict[str, list] = {}
         phases: dict[str, dict[str, list[float]]] = {side: {} for side in sides}
+        samples: dict[str, dict[str, int]] = {side: {} for side in sides}
         edited = [*qlint, "--stdin-filename", path, "-"]  # bench_trees.py's command
         for _ in range(args.runs):
             for side, env in sides.items():
@@ -277,6 +332,11 @@ def main() -> int:
                     spent = json.loads(subprocess.run(probe, cwd=cwd, env=env, capture_output=True, check=True).stdout)
                     for phase, value in spent.items():
                         phases[side].setdefault(phase, []).append(value)
+                if args.samples:
+                    probe = [sys.executable, "-c", _SAMPLES, caches[side], path, buffer]
+                    taken = json.loads(subprocess.run(probe, cwd=cwd, env=env, capture_output=True, check=True).stdout)
+                    for where, count in taken["self"].items():
+                        samples[side][where] = samples[side].get(where, 0) + count
         for side, env in sides.items():  # after the timed runs: what the check found, as JSON
             as_json = [*edited, "--output-format", "json", "--cache-dir", caches[side]]
             # What was found where (not the rule page's URL, which names where each side is
@@ -300,6 +360,12 @@ def main() -> int:
             medians = {p: statistics.median(v) * 1000 for p, v in phases[side].items()}
             shown = "  ".join(f"{p} {ms:.1f}" for p, ms in sorted(medians.items(), key=lambda kv: -kv[1]))
             print(f"   {side:8} phases (CPU ms, total {sum(medians.values()):.1f}): {shown}")
+        for side in sides if args.samples else ():
+            total = sum(samples[side].values())
+            top = sorted(samples[side].items(), key=lambda kv: (-kv[1], kv[0]))[:_SHOWN_SAMPLES]
+            print(f"   {side:8} samples ({total} over {args.runs} runs), share by function:")
+            for where, count in top:
+                print(f"      {100 * count / max(total, 1):5.1f}%  {where}")
         if len(sides) == 2 and found["this"] != found["against"]:
             print("   the two sides disagree on the findings:", file=sys.stderr)
             for side in sides:

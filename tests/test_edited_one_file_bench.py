@@ -69,6 +69,36 @@ def test_the_phases_probe_runs_the_check_as_the_qlint_command_does(tmp_path):
     assert json.loads(collector) is False
 
 
+def test_the_samples_probe_charges_the_check_to_qlints_functions(tmp_path, monkeypatch, capsys):
+    """`--samples`: the probe's stack samples, each charged to the innermost function of qlint
+    (or to the imports), summed over the runs and printed share by share per side."""
+    import json
+    import subprocess
+
+    (tmp_path / ".git").mkdir()
+    pkg = old_package(tmp_path, capture=_CAPTURE)
+    buffer = tmp_path / "edited.py"
+    buffer.write_text(_CAPTURE + "x = 1\n")
+    bench = _bench()
+    cmd = [sys.executable, "-c", bench._SAMPLES, str(tmp_path / "cache"), str(pkg / "capture.py"), str(buffer)]
+    out = subprocess.run(cmd, cwd=tmp_path, env=bench._env(str(_ROOT)), capture_output=True, text=True, check=True)
+    taken = json.loads(out.stdout)["self"]
+    assert sum(taken.values()) > 0
+    # Where: a function of qlint's package (relative to the directory holding it), the imports,
+    # or another module's function with no qlint frame under it.
+    assert all(w == "(import)" or w.startswith(("qlint/", "(other) ")) for w in taken), taken
+    assert any(w.startswith("qlint/") or w == "(import)" for w in taken)
+
+    monkeypatch.setenv("PYTHONPATH", str(_ROOT))
+    argv = ["edited_one_file.py", str(pkg / "capture.py"), "--runs", "2", "--samples"]
+    monkeypatch.setattr(sys, "argv", argv)
+    assert bench.main() == 0
+    printed = capsys.readouterr().out
+    assert "   this     samples (" in printed and "over 2 runs), share by function:" in printed
+    shares = [line for line in printed.splitlines() if line.startswith("      ") and "%  " in line]
+    assert shares and len(shares) <= bench._SHOWN_SAMPLES
+
+
 def test_runs_may_write_their_bytecode(monkeypatch):
     """A PYTHONDONTWRITEBYTECODE in the caller's environment is not handed to the timed runs:
     each would compile qlint's sources again wherever their bytecode is stale or missing."""
@@ -77,6 +107,23 @@ def test_runs_may_write_their_bytecode(monkeypatch):
     assert "PYTHONDONTWRITEBYTECODE" not in bench._env(None)
     env = bench._env(str(_ROOT))
     assert "PYTHONDONTWRITEBYTECODE" not in env and env["PYTHONPATH"] == str(_ROOT)
+
+
+def test_a_runs_cpu_is_not_counted_in_clock_ticks(tmp_path):
+    """The CPU of a timed run is its child's own, finer than `os.times`' clock ticks (10 ms on
+    Linux), which made every check's figure a multiple of 0.01 s: runs that each burn a
+    different few milliseconds are not all counted in whole ticks."""
+    bench = _bench()
+    stdin = tmp_path / "empty"
+    stdin.write_text("")
+    burn = "import time\nend = time.process_time() + {}\nwhile time.process_time() < end:\n    pass\n"
+    used = []
+    for ms in (3, 7, 12, 16, 21):
+        cmd = [sys.executable, "-c", burn.format(ms / 1000)]
+        cpu, wall, _ = bench._timed_run(cmd, str(tmp_path), bench._env(None), str(stdin))
+        assert 0.0 < cpu < 5.0 and wall > 0.0
+        used.append(cpu)
+    assert any(abs(cpu * 100 - round(cpu * 100)) > 1e-6 for cpu in used), used
 
 
 def test_a_survey_checks_every_admitted_file_and_lists_the_slow_ones(tmp_path, monkeypatch, capsys):
