@@ -29,6 +29,7 @@ from qlint.analysis.calibration import (
     qat_configs,
 )
 from qlint.analysis.flow.model_apis import argument, classify_call
+from qlint.analysis.names.local_imports import LocalNames, bind_imports
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ModuleScope, function_assigns
 
@@ -36,17 +37,33 @@ _TRY = (ast.Try, getattr(ast, "TryStar", ast.Try))
 _SCOPED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 # What an argument may do beyond naming variables (a call, a binding, a yield, an await).
 _EFFECTFUL = frozenset({ast.Call, ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await})
+_IMPORTS = frozenset((ast.Import, ast.ImportFrom))
+
+
+def _with_imports(local: dict, own: list[ast.stmt]) -> dict:
+    """`local`, plus the names the body's own import statements (`own`) bind
+    (`local_imports`): a helper that imports its PT2E module inside (`from
+    torch.ao.quantization import quantize_pt2e`) calls `quantize_pt2e.prepare_pt2e(...)` and
+    `quantize_pt2e.convert_pt2e(...)`, which name the API as surely as after a module-level
+    import. `local` is shared (see `function_assigns`), so a body with imports gets a copy; a
+    local variable still wins."""
+    imports = [s for s in own if type(s) in _IMPORTS]
+    if not imports:
+        return local
+    names = LocalNames(local)
+    for stmt in imports:
+        bind_imports(names, stmt)
+    return names
 
 
 class Walker:
     def __init__(self, owner: Calibration, func: ast.AST, scope: ModuleScope, class_scope, depth: int):
         self.owner, self.func, self.scope, self.depth = owner, func, scope, depth
         self.class_scope = class_scope
-        local = function_assigns(func) if not isinstance(func, ast.Module) else {}
+        own = list(fx.own_statements(func))
+        local = _with_imports(function_assigns(func), own) if not isinstance(func, ast.Module) else {}
         self.resolver = Resolver(scope, owner.project, owner.optable, local, class_scope)
-        self.nested = {
-            n.name: n for n in fx.own_statements(func) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-        }
+        self.nested = {n.name: n for n in own if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         args = getattr(func, "args", None)
         params = [*args.posonlyargs, *args.args, *args.kwonlyargs] if isinstance(args, ast.arguments) else []
         self.out = Summary(func, scope.path, [a.arg for a in params], test=fx.is_test_code(scope.path, func))
