@@ -346,7 +346,7 @@ def test_an_edit_stops_an_importers_recheck_that_is_running(tmp_path: Path):
             return running is not None and running["uri"] == big_uri and running["why"] == "dependent"
 
         version, stopped = 1, []
-        for _ in range(5):  # a keystroke that lands during the recheck's last rule stops nothing: again
+        for _attempt in range(5):  # a keystroke during the recheck's last rule stops nothing: again
             version += 1
             client.send(client.change(ops_uri, version, packet + "#" * version + "\n"))
             client.diagnostics(ops_uri, version)
