@@ -210,9 +210,9 @@ def test_attributes_called_past_a_row_of_hashes_in_linear_time():
 
     from qlint.analysis.graphs.called_names import attributes_called
 
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: a loaded machine does not stretch it
     assert attributes_called("gu " + "#" * 60 + "\nx = 1\n", "gu") == set()
-    assert time.perf_counter() - start < 1.0  # an ambiguous comment pattern took minutes
+    assert time.process_time() - start < 1.0  # an ambiguous comment pattern took minutes
 
 
 def test_attributes_called_only_where_the_whole_name_heads_a_dotted_call():

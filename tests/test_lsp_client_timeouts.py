@@ -31,7 +31,9 @@ while True:
 @pytest.fixture
 def slow_client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(lsp_client, "DEFAULT_TIMEOUT", 0.2)
-    monkeypatch.setattr(lsp_client, "STARTUP_TIMEOUT", 5.0)
+    # Far above the stand-in's 1 s (its interpreter's start-up on a loaded machine comes first),
+    # far below the 60 s of the real client: the wait that `initialize` gets is this one.
+    monkeypatch.setattr(lsp_client, "STARTUP_TIMEOUT", 30.0)
     client = LspClient(tmp_path, argv=[sys.executable, "-c", SLOW_SERVER, "1.0"], env={})
     yield client
     client.close()

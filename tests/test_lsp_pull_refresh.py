@@ -90,6 +90,17 @@ class Client:
         )
         return await asyncio.wait_for(self.lsp.text_document_diagnostic_async(params), TIMEOUT)
 
+    async def idle(self) -> None:
+        """Wait until the server has no check running or due (`qlint/debugTimings`): what
+        the rechecks sent, a refresh among it, has arrived by then (one stream, in order)."""
+        deadline = asyncio.get_running_loop().time() + TIMEOUT
+        while True:
+            reply = await asyncio.wait_for(self.lsp.protocol.send_request_async("qlint/debugTimings", None), TIMEOUT)
+            if reply.running is None and not reply.due:
+                return
+            assert asyncio.get_running_loop().time() < deadline, f"the server's checks did not end: {reply}"
+            await asyncio.sleep(0.01)
+
     async def next_refresh(self) -> None:
         await asyncio.wait_for(self.refreshed.wait(), TIMEOUT)
         self.refreshed.clear()
@@ -129,7 +140,7 @@ def test_an_edit_of_an_imported_buffer_makes_the_client_pull_its_importers_again
         assert codes(first) == []
         assert codes(await client.pull(other_uri)) == []
         assert codes(await client.pull(ops_uri)) == []
-        await asyncio.sleep(1.0)  # the importers' rechecks after the opens have run
+        await client.idle()  # the importers' rechecks after the opens have run
         client.refreshes.clear()
         client.refreshed.clear()
 
@@ -142,14 +153,14 @@ def test_an_edit_of_an_imported_buffer_makes_the_client_pull_its_importers_again
         assert again.kind == "full" and codes(again) == ["QL101"]
         assert again.result_id != first.result_id
         assert codes(await client.pull(other_uri)) == []  # rechecked too: nothing changed there
-        await asyncio.sleep(1.0)
+        await client.idle()
         assert len(client.refreshes) == 1  # one refresh for the batch of rechecks
         assert client.pushed == []  # a pulling client is never pushed to
 
         # The same text of ops.py again (an edit and its undo): match.py's result is the
         # same as the one the client holds: no refresh.
         client.change(ops_uri, 3, PACKET + "\n")
-        await asyncio.sleep(1.5)
+        await client.idle()
         assert len(client.refreshes) == 1
         unchanged = await client.pull(match_uri, previous=again.result_id)
         assert unchanged.kind == "unchanged"

@@ -171,6 +171,28 @@ class LspClient:
                 return message
         return self.wait(lambda m: m.get("method") == method and "id" in m, timeout, method)
 
+    def debug_timings_until(
+        self, condition: Predicate, timeout: float = STARTUP_TIMEOUT, what: str = "the server's checks"
+    ) -> tuple[dict, list[dict]]:
+        """Ask `qlint/debugTimings` until its reply meets `condition` (polled, every 10 ms):
+        that reply, and the checks that ended meanwhile (each reply takes its own)."""
+        deadline = time.monotonic() + timeout
+        ended: list[dict] = []
+        while True:
+            reply = self.request("qlint/debugTimings")
+            ended += reply["checks"]
+            if condition(reply):
+                return reply, ended
+            if time.monotonic() > deadline:
+                raise LspTimeout(f"timed out waiting for {what}; last: {reply}")
+            time.sleep(0.01)
+
+    def idle(self, timeout: float = STARTUP_TIMEOUT) -> list[dict]:
+        """Wait until no check is running or due (the rechecks an edit set off have run);
+        every notification those checks sent has arrived by then (one stream, in order).
+        The checks that ended meanwhile."""
+        return self.debug_timings_until(lambda r: r["running"] is None and not r["due"], timeout, "no check due")[1]
+
     # -- the usual conversation -----------------------------------------------------------
 
     def initialize(self, root: Path, encodings: list[str] | None = None, capabilities: dict | None = None) -> dict:

@@ -175,9 +175,12 @@ def register(server: QlintLanguageServer) -> None:
 
     @server.feature(DEBUG_TIMINGS)
     def debug_timings(ls: QlintLanguageServer, *args) -> dict:
-        """For `benchmarks/lsp_bench.py` and bug reports: where the checks since the last
-        call spent their time (see `qlint.lsp.timings`)."""
-        return {"checks": ls.timings.take()}
+        """For `benchmarks/lsp_bench.py`, tests and bug reports: where the checks that ended
+        since the last call spent their time (see `qlint.lsp.timings`), the check running
+        now (handed to the checker thread: the event loop answers only between the steps
+        of a check that are its own, none of which outlasts a step) and the buffers due
+        for a check."""
+        return {"checks": ls.timings.take(), "running": ls.timings.in_progress(), "due": sorted(ls.queue.due)}
 
     @server.feature(DEBUG_WATCHED)
     async def debug_watched(ls: QlintLanguageServer, *args) -> dict:
