@@ -17,6 +17,7 @@ from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.caller_verdicts import branch_ruled_out
 from qlint.rules.capture_common import captures, evidence, listed, model_text, reasons, related
 from qlint.rules.capture_content import content_note, mode_free
+from qlint.rules.moved_graphs import late_move
 from qlint.rules.qat_callers import eval_mode_callers, handed_note
 from qlint.rules.returned_qat_graphs import returned_and_moved
 
@@ -34,8 +35,13 @@ class QatCaptureInEvalMode(Rule):
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         for cap, flows in captures(ctx, "qat"):
             facts = cap.modes_for("qat")
-            if not facts or cap.retrained:
-                continue  # `move_exported_model_to_train` on the prepared graph repairs dropout and batch norm
+            if not facts:
+                continue
+            late = late_move(ctx, cap, flows) if cap.retrained else None
+            if cap.retrained and late is None:
+                # `move_exported_model_to_train` on the prepared graph repairs dropout and batch
+                # norm, when it comes before anything could train the graph
+                continue
             if all(sink.node in cap.rebuilt for sink in cap.flows("qat")):
                 continue  # QAT rebuilt only to convert (no training): eval mode is right there
             handed = None
@@ -57,7 +63,7 @@ class QatCaptureInEvalMode(Rule):
                 here = [r for r in reasons(ctx, cap, "qat", flows) if r.kind in ("eval", "pretrained") and not r.via]
                 why, note = here + handed[0], handed_note(handed[1])
             model = model_text(ctx, cap)
-            message = f"`{model}` is captured for QAT in eval mode ({listed(why)}){note}"
+            message = f"`{model}` is captured for QAT in eval mode ({listed(why)}){note}{_late_note(cap, late)}"
             help_ = (
                 "The graph gets disabled dropout and eval-mode batch norm (except where `prepare_qat_pt2e`"
                 " folds it into a conv), so QAT training neither regularises nor updates those statistics;"
@@ -74,3 +80,14 @@ class QatCaptureInEvalMode(Rule):
                 related=related(ctx, cap, "qat", why),
                 help=help_,
             )
+
+
+def _late_note(cap, late) -> str:
+    """A use of the graph some path reaches before its move to train mode: it runs in the capture's mode."""
+    if late is None:
+        return ""
+    move = min(cap.retrained, key=lambda m: (m.lineno, m.col_offset))
+    return (
+        f"; `{late.id}` is used at line {late.lineno} on a path that has not moved it to train mode yet"
+        f" (the move is at line {move.lineno})"
+    )

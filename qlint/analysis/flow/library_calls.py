@@ -94,7 +94,7 @@ def api_call(sem, node: ast.Call, api: Api, first: Obj | None, kwargs: dict, env
         mode = "train" if api.name.endswith("_train") else "eval"
         env.modes[arg] = frozenset({ModeFact(mode, node)})
         if mode == "train":
-            sem.retrain(arg)
+            sem.retrain(arg, node)
         else:
             sem.results.rebuilt_for_conversion(arg)
     if api.kind == "load_program":
@@ -202,7 +202,7 @@ def method_call(sem, node: ast.Call, attr: str, receiver: Obj, env: Env):
         part_switch(sem, node, mode, env)  # `m.eval(); m.encoder.train()`: that part's mode
         refresh(sem, receiver, env)  # `net = holder.model; holder.eval()`: net is evaled too (`init_parts`)
         if mode == "train" and receiver in env.patched:  # after allow_exported_model_train_eval
-            sem.retrain(receiver)
+            sem.retrain(receiver, node)
         return receiver
     if attr in _SELF_RETURNING:
         return receiver

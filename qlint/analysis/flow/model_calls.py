@@ -333,9 +333,9 @@ class CallSemantics:
         self.flow.captures.append(cap)
         return len(self.flow.captures) - 1
 
-    def retrain(self, graph: Obj) -> None:
+    def retrain(self, graph: Obj, move: ast.Call) -> None:
         for index in graph.captures:
-            self.flow.captures[index].retrained = True
+            self.flow.captures[index].retrained.add(move)
 
     def reach(self, obj: Obj, sink: Sink) -> None:
         sink = replace(sink, guard=frozenset(self.walk.guards))

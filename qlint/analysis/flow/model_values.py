@@ -157,9 +157,10 @@ class Capture:
     inner: tuple[str, ast.AST, str] | None = None  # (path, node, note): where a helper/session captures
     contexts: tuple[str, ...] = ()  # qualified names of enclosing `with` contexts
     fixable: bool = True  # `model` still names the captured object at `stmt`
-    # `move_exported_model_to_train` runs on the prepared graph: dropout and batch norm are
-    # switched back to training behaviour after an eval-mode capture.
-    retrained: bool = False
+    # The `move_exported_model_to_train` calls (or `.train()` after the allow) that run on the
+    # prepared graph: dropout and batch norm are switched back to training behaviour after an
+    # eval-mode capture, from the move on (QL202 asks whether it comes first: `moved_graphs`).
+    retrained: set = field(default_factory=set)
     # `prepare_qat_pt2e` calls whose graph goes straight to `convert_pt2e` or
     # `move_exported_model_to_eval`: QAT rebuilt for conversion, never trained.
     rebuilt: set = field(default_factory=set)

@@ -1,0 +1,392 @@
+"""QL202's order test: the prepared QAT graph is moved before anything can train it.
+
+`move_exported_model_to_train` on the QAT graph of an eval-mode capture restores training
+batch norm and dropout (checked on torch 2.13 and torchao 0.18), and `move_exported_model_to_eval`
+or `convert_pt2e` means it is only rebuilt to be converted or evaluated. A move excuses the
+capture only where it comes first: a step of training before it (`train_loop(prepared)`,
+`prepared(x).sum().backward()`) runs the graph in the capture's mode, and a move after the loop,
+in one branch of two or in an `else` only leaves some path training the eval-mode graph.
+
+One reading, asked by both of QL202's readings of a move: in the capturing function (the walk
+saw a move reach the capture's graph: `capture.retrained`, `late_move`) and in the
+callers of a helper returning the graph (`returned_qat_graphs`). Both give a body, the name
+bound to the graph and the statement binding it (`moved_first`):
+
+- the uses that a path from the binding reaches (later in its block, or in blocks around it;
+  not an `if`'s other arm; a loop's next pass is not followed back above the binding) must each
+  be covered by a move, or be neutral (`neutral_use`: weight loads, device moves as statements,
+  parameter lists, the graph's `.graph`, `convert_pt2e(copy.deepcopy(model))`, a function of
+  the module that makes only such uses of what it is handed), or the move's own argument;
+- a move covers the uses after it in its own block and the blocks those hold: a move at the
+  top of a loop body covers that pass's training; an `if` whose two arms both move, and a
+  `with` whose body moves, cover what follows them.
+
+A rebinding of the name before any move (other than `model = model.to(dev)`, or the move's
+own `model = move_exported_model_to_train(model)`), or a function written inside the body
+that names it, cannot be read: None.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from qlint.analysis.flow.model_apis import argument, classify_call
+from qlint.analysis.flow.model_flow import Capture, FunctionFlow
+from qlint.analysis.names.functions import bodies
+from qlint.analysis.names.resolver import Resolver
+from qlint.analysis.tree_walk import SCOPES, own_nodes, parents, statement_around, statement_lists
+from qlint.rules.base import FileContext
+
+# Module methods that neither run the graph nor switch its mode; the result of those that
+# return the module itself would be another name for it: neutral only as statements.
+_NEUTRAL = frozenset(
+    {
+        "load_state_dict",
+        "state_dict",
+        "parameters",
+        "named_parameters",
+        "buffers",
+        "named_buffers",
+        "modules",
+        "named_modules",
+        "children",
+        "named_children",
+        "recompile",
+        "print_readable",
+        "zero_grad",
+    }
+)
+_SELF_RETURNING = frozenset({"to", "cpu", "cuda", "apply", "requires_grad_", "half", "float", "double"})
+_READ = frozenset({"graph", "code"})  # `model.graph.nodes`: the graph's nodes, not a run
+_MAX_DEPTH = 2  # functions handed the graph, followed that deep
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_BODIES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)
+_EXCLUSIVE = (ast.If, ast.Match)  # statements whose blocks no one path runs two of
+_COVERS = frozenset({"move", "convert"})  # the APIs whose call on the graph is a cover
+_HARMLESS = frozenset({"move", "convert", "allow_train_eval"})  # and those handed it harmlessly
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+def late_move(ctx: FileContext, cap: Capture, flows: list[FunctionFlow]) -> ast.Name | None:
+    """Whether the moves the walk saw reach the capture's graph (`cap.retrained`) come, in the
+    function holding the capture, before every use that could train it: the first use some
+    path reaches before them, or None when they come first. Shapes the order test cannot read
+    keep the moves' excuse (None)."""
+    holder = next((f for f in flows if any(c is cap for c in f.captures)), None)
+    body = holder.node if holder is not None else None
+    if not isinstance(body, _BODIES):
+        return None
+    up = parents(body)
+    names = {_moved_name(move, up) for move in cap.retrained}
+    name = names.pop() if len(names) == 1 else None
+    if name is None:
+        return None  # moves of an attribute, of another name each, or outside this body's own code
+    moves = frozenset(id(m) for m in cap.retrained)
+    for sink in cap.flows("qat"):
+        binding = statement_around(sink.node, up)
+        if binding is None or (isinstance(up.get(id(sink.node)), ast.Call) and id(up[id(sink.node)]) in moves):
+            continue  # in a helper (the graph comes back from a call), or moved where it is made
+        if not _binds(binding, name, sink.node):
+            continue  # bound to another name first: not read
+        found = moved_first(ctx, body, name, binding, moves)
+        if isinstance(found, ast.Name):
+            return found
+    return None
+
+
+def _moved_name(move: ast.Call, up) -> str | None:
+    """The name a recorded move is of: `move_exported_model_to_train(name)` (or `model=name`),
+    or `name.train()` after `allow_exported_model_train_eval(name)`; None for anything else,
+    and for a move outside the body's own code (in a lambda, or not in the body at all)."""
+    node = up.get(id(move))
+    while node is not None and not isinstance(node, SCOPES) and up.get(id(node)) is not None:
+        node = up.get(id(node))
+    if node is None or up.get(id(node)) is not None:
+        return None  # outside the body, or in a scope the body holds
+    func = move.func
+    if isinstance(func, ast.Attribute) and func.attr == "train" and not move.args[1:]:
+        graph = func.value
+    else:
+        graph = argument(move, 0, ("model",))
+    return graph.id if isinstance(graph, ast.Name) else None
+
+
+def _binds(stmt: ast.stmt, name: str, value: ast.AST) -> bool:
+    """`name = <...value...>`: one target, the name."""
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+        return False
+    target = stmt.targets[0]
+    return isinstance(target, ast.Name) and target.id == name and any(n is value for n in ast.walk(stmt.value))
+
+
+def moved_first(home: FileContext, body: ast.AST, name: str, binding: ast.stmt, recorded=frozenset()):
+    """The graph `binding` binds to `name` in `body` is moved (or converted) before any use a
+    path from `binding` reaches could train it: True when so and some move was found, the
+    first use that comes before them otherwise, None when it cannot be read (a rebinding of the
+    name first, a function in `body` naming it). `recorded`: ids of the calls the walk saw move the graph
+    (an alias of the move function, `.train()` after the allow), besides the ones named here."""
+    up = parents(body)
+    chains, blocks = _chains(body)
+    start = chains.get(id(binding))
+    if start is None:
+        return None
+    resolver = _resolver(home, body)
+
+    def move_of(call: ast.AST, kinds=_COVERS) -> bool:
+        """`call` moves `name`: `move_exported_model_to_*(name)` (or `model=name`), or
+        `convert_pt2e(name)`, or a call the walk recorded."""
+        if not isinstance(call, ast.Call):
+            return False
+        if id(call) in recorded:
+            return _moved_name(call, up) == name
+        graph = argument(call, 0, ("model",))
+        if not isinstance(graph, ast.Name) or graph.id != name:
+            return False
+        api = classify_call(resolver.qualname(call.func), call.func)
+        return api is not None and api.kind in kinds
+
+    def moving(stmt: ast.stmt) -> bool:
+        """A statement of its own moving the graph, or one whose every way through does."""
+        if isinstance(stmt, (ast.Expr, ast.Assign)):
+            return move_of(stmt.value)
+        if isinstance(stmt, ast.If):
+            return bool(stmt.orelse) and any(map(moving, stmt.body)) and any(map(moving, stmt.orelse))
+        if isinstance(stmt, (ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)):
+            # A loop moving in its body moves on the pass that trains, and is taken to run.
+            return any(map(moving, stmt.body))
+        return False
+
+    covers = [chains[id(s)] for s in ast.walk(body) if id(s) in chains and _after(start, chains[id(s)]) and moving(s)]
+    uses = []
+    for node in own_nodes(body):
+        if isinstance(node, SCOPES):
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node)):
+                return None
+        elif isinstance(node, ast.Name) and node.id == name:
+            stmt = statement_around(node, up)
+            chain = chains.get(id(stmt))
+            if stmt is not binding and chain is not None and _after(start, chain):
+                store = type(node.ctx) is not ast.Load
+                uses.append(((stmt.lineno, stmt.col_offset, store, node.lineno, node.col_offset), chain, store, node))
+    # Statement by statement, what a statement reads before what it binds.
+    for _, chain, store, node in sorted(uses, key=lambda u: u[0]):
+        if any(_covered(c, chain) or _left_through(c, start, chain, blocks) for c in covers):
+            continue
+        parent = up.get(id(node))
+        if store:
+            if isinstance(parent, ast.Assign) and (move_of(parent.value) or _kept(parent.value, name)):
+                continue  # `model = move_exported_model_to_train(model)`, `model = model.to(dev)`
+            return None  # another value from here on
+        if isinstance(parent, ast.Call) and parent.func is not node and move_of(parent, _HARMLESS):
+            continue
+        if isinstance(parent, (ast.keyword, ast.Attribute)) and move_of(up.get(id(parent)), _HARMLESS):
+            continue  # `move_exported_model_to_train(model=model)`, `model.train()` after the allow
+        if isinstance(parent, ast.Attribute) and _kept(up.get(id(parent)), name):
+            around = up.get(id(up.get(id(parent))))
+            if isinstance(around, ast.Assign) and len(around.targets) == 1 and _is_name(around.targets[0], name):
+                continue  # `model = model.to(dev)`: the same graph
+        if neutral_use(node, up) or handed_to_neutral(home, node, up, 1):
+            continue
+        return node
+    return True if covers else None
+
+
+def _resolver(home: FileContext, body: ast.AST) -> Resolver:
+    """How names resolve in `body`: its own imports (`from torchao... import
+    move_exported_model_to_train` in the function) and bindings first."""
+    found = next((b for b in bodies(home.tree, home.scope, home.cache) if b.node is body), None)
+    if found is None:
+        return Resolver(home.scope, home.project, home.optable)
+    return Resolver(home.scope, home.project, home.optable, found.local, found.class_scope)
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _kept(value: ast.AST, name: str) -> bool:
+    """`name.to(dev)`, `name.cpu()`: the module itself, in the same mode."""
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr in _SELF_RETURNING
+        and _is_name(value.func.value, name)
+    )
+
+
+def _after(start: tuple, chain: tuple) -> bool:
+    """A statement at `chain` runs on some path after the one at `start`: later in its block or
+    in a block after it, not in another arm of an `if` or `match` around it (`_EXCLUSIVE`,
+    known by the blocks' kinds in the chain: the step's block id and the statement holding
+    it), and not only through a loop's next pass back above it."""
+    for (block, index, _), (other, there, _) in zip(start, chain, strict=False):
+        if block != other:
+            return not _exclusive(start, chain)
+        if index != there:
+            return there > index
+    return False  # the same statement, or one holding (or held by) it
+
+
+def _exclusive(start: tuple, chain: tuple) -> bool:
+    depth = next(i for i, (a, b) in enumerate(zip(start, chain, strict=False)) if a[0] != b[0])
+    return depth > 0 and start[depth - 1][2]
+
+
+def neutral_uses(func: ast.AST, name: str, binding: ast.stmt | None, up, other) -> bool:
+    """Every use of `name` in `func` (source order) but its binding at `binding` is neutral
+    (`neutral_use`) or one `other(node, up)` accepts; no nested function names it."""
+    for node in own_nodes(func):
+        if isinstance(node, SCOPES):
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node)):
+                return False
+            continue
+        if not isinstance(node, ast.Name) or node.id != name:
+            continue
+        if type(node.ctx) is not ast.Load:
+            if up.get(id(node)) is binding or _in_target(node, binding):
+                continue
+            if other(node, up):
+                continue
+            return False
+        if not (neutral_use(node, up) or other(node, up)):
+            return False
+    return True
+
+
+def _in_target(node: ast.Name, binding: ast.stmt | None) -> bool:
+    return isinstance(binding, ast.Assign) and any(node is n for t in binding.targets for n in ast.walk(t))
+
+
+def neutral_use(node: ast.Name, up) -> bool:
+    """`model.load_state_dict(...)`, `model.parameters()`, `model.to(dev)` as a statement,
+    `model.graph`, `convert_pt2e(copy.deepcopy(model).cpu())`: nothing runs or trains it."""
+    parent = up.get(id(node))
+    if isinstance(parent, ast.Attribute) and parent.value is node:
+        if parent.attr in _READ:
+            return True
+        call = up.get(id(parent))
+        if not isinstance(call, ast.Call) or call.func is not parent:
+            return False
+        if parent.attr in _NEUTRAL:
+            return True
+        around = up.get(id(call))
+        return parent.attr in _SELF_RETURNING and isinstance(around, ast.Expr)
+    return _converted_copy(node, up)
+
+
+def _converted_copy(node: ast.Name, up) -> bool:
+    """`convert_pt2e(copy.deepcopy(model))`, with `.cpu()`/`.to(...)` on the copy: converted,
+    never run."""
+    parent = up.get(id(node))
+    if not (isinstance(parent, ast.Call) and parent.args and parent.args[0] is node and len(parent.args) == 1):
+        return False
+    if not (isinstance(parent.func, ast.Attribute) and parent.func.attr in ("deepcopy", "copy")):
+        return False
+    if not (isinstance(parent.func.value, ast.Name) and parent.func.value.id == "copy"):
+        return False
+    value: ast.AST = parent
+    outer = up.get(id(value))
+    while isinstance(outer, ast.Attribute) and outer.attr in ("cpu", "to", "cuda"):
+        call = up.get(id(outer))
+        if not isinstance(call, ast.Call) or call.func is not outer:
+            return False
+        value, outer = call, up.get(id(call))
+    if not (isinstance(outer, ast.Call) and outer.args and outer.args[0] is value):
+        return False
+    func = outer.func
+    last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return last == "convert_pt2e"
+
+
+def handed_to_neutral(home: FileContext, node: ast.Name, up, depth: int) -> bool:
+    """`freeze(model, path)` with `freeze` a function of the module whose every use of that
+    parameter is neutral, which returns nothing of it."""
+    call = up.get(id(node))
+    if depth > _MAX_DEPTH or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+        return False
+    if call.func is node or any(isinstance(a, ast.Starred) for a in call.args):
+        return False
+    func = home.scope.functions.get(call.func.id)
+    if not isinstance(func, _FUNCS) or func.args.vararg or func.args.kwarg:
+        return False
+    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+    index = next((i for i, a in enumerate(call.args) if a is node), None)
+    if index is not None:
+        name = params[index] if index < len(params) else None
+    else:
+        name = next((kw.arg for kw in call.keywords if kw.value is node), None)
+        if name not in params and name not in [a.arg for a in func.args.kwonlyargs]:
+            name = None
+    if name is None:
+        return False
+    inner = parents(func)
+    return neutral_uses(func, name, None, inner, lambda n, u: handed_to_neutral(home, n, u, depth + 1))
+
+
+def _chains(body: ast.AST) -> tuple[dict[int, tuple], dict[int, list[ast.stmt]]]:
+    """Statement id -> the (block id, index, exclusive) steps that lead to it from `body`:
+    `exclusive` when the statement holds blocks no one path runs two of (`_EXCLUSIVE`); and
+    block id -> the block."""
+    out: dict[int, tuple] = {}
+    blocks: dict[int, list[ast.stmt]] = {}
+    stack = [(body.body, ())]
+    while stack:
+        block, chain = stack.pop()
+        blocks[id(block)] = block
+        for i, stmt in enumerate(block):
+            here = (*chain, (id(block), i, isinstance(stmt, _EXCLUSIVE)))
+            out[id(stmt)] = here
+            if isinstance(stmt, SCOPES):
+                continue
+            stack.extend((inner, here) for inner in statement_lists(stmt))
+    return out, blocks
+
+
+def _covered(cover: tuple | None, chain: tuple | None) -> bool:
+    """A use at `chain` follows the cover's statement in the cover's own block: every path to
+    it runs the cover first."""
+    if cover is None or chain is None or len(chain) < len(cover):
+        return False
+    block, index, _ = cover[-1]
+    return (
+        chain[: len(cover) - 1] == cover[:-1] and chain[len(cover) - 1][0] == block and chain[len(cover) - 1][1] > index
+    )
+
+
+def _left_through(cover: tuple, start: tuple, chain: tuple, blocks: dict) -> bool:
+    """The cover follows the binding at `start` in a block around it (`prepared =
+    prepare_qat_pt2e(...)` then the move, in an `if` arm), and the use at `chain` lies outside
+    that block: a path from the binding leaves the block through the cover, unless a `break`
+    or `continue` between them jumps out of a loop around the block first."""
+    depth = len(cover) - 1
+    if len(start) <= depth or cover[:depth] != start[:depth] or cover[depth][0] != start[depth][0]:
+        return False
+    if cover[depth][1] <= start[depth][1]:
+        return False
+    if chain[:depth] == cover[:depth] and len(chain) > depth and chain[depth][0] == cover[depth][0]:
+        return False  # in the block itself, before the cover (after it: `_covered`)
+    for k in range(depth, len(start)):
+        block = blocks[start[k][0]]
+        between = block[start[k][1] + 1 : cover[depth][1] if k == depth else None]
+        if any(_jumps(s) for s in between) and not any(
+            isinstance(blocks[start[j][0]][start[j][1]], _LOOPS) for j in range(depth, k)
+        ):
+            return False  # out of a loop the block lies in, past the cover
+    return True
+
+
+def _jumps(stmt: ast.stmt) -> bool:
+    """`stmt` holds a `break` or `continue` of a loop around it."""
+    stack = [stmt]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Break, ast.Continue)):
+            return True
+        if isinstance(node, (*_LOOPS, *SCOPES)):
+            continue  # a loop's own (its `else` aside: rare), or another scope's
+        if isinstance(node, ast.stmt):
+            stack.extend(s for block in statement_lists(node) for s in block)
+    return False
+
+
+__all__ = ["handed_to_neutral", "late_move", "moved_first", "neutral_use", "neutral_uses"]
