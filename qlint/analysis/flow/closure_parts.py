@@ -27,8 +27,9 @@ target), nor declared `global`/`nonlocal` anywhere in the function; the walk hol
 for each name `__init__` reads, a module or a value of a call or attribute it does not read
 (`outputs.past_key_values`, counted as holding nothing found, as an unread argument is), not
 a container written there, a parameter of the function or a graph; no `.train(...)` of such a
-name, or of a part of it, anywhere in the function (a switch after the construction reaches
-the parts the wrapper holds, which the walk does not hand on), and no module so read handed
+name, or of a part of it, anywhere in the function, also of what a loop over it walks (`for p
+in model.children(): p.train()`): a switch after the construction reaches the parts the
+wrapper holds, which the walk does not hand on; and no module so read handed
 bare to a call (`calibrate(model)`: a helper of unknown code may switch it), run through
 `.apply(...)` or bound to another name on a path through the construction (the function's
 code but the other arm of each `if` holding it; `evaluated_wrappers` asks the same); another method of the class
@@ -56,6 +57,7 @@ _KEPT = "_qlint_closure_reads"
 _TRAINED = "_qlint_trained_names"
 _BOUND = "_qlint_bound_names"
 _CALLS = frozenset({ast.Call})
+_TRAIN_NODES = frozenset({ast.Call, ast.For, ast.AsyncFor})
 _READ_AS_NOTHING = frozenset({UNKNOWN, CALL, ATTRIBUTE})
 _LITERALS = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp)
 # Where a name's value is read only for its truth.
@@ -193,16 +195,37 @@ def _bound_names(func: ast.AST) -> frozenset[str]:
 
 def _trained_names(func: ast.AST) -> frozenset[str]:
     """The names of `func` whose module, or a part of it, a `.train(...)` anywhere in `func`
-    switches (`model.train()`, `model.model.layers[0].train()`)."""
+    switches (`model.train()`, `model.model.layers[0].train()`), also through a loop over what
+    a name holds (`for p in model.children(): p.train()`: `p` and `model`)."""
     out = set()
-    for call in walk_kinds(func, _CALLS):
-        if isinstance(call.func, ast.Attribute) and call.func.attr == "train":
-            receiver = call.func.value
-            while isinstance(receiver, ast.Attribute | ast.Subscript | ast.Call):
-                receiver = receiver.func if isinstance(receiver, ast.Call) else receiver.value
-            if isinstance(receiver, ast.Name):
-                out.add(receiver.id)
+    loops: list[ast.For | ast.AsyncFor] = []
+    for node in walk_kinds(func, _TRAIN_NODES):
+        if isinstance(node, ast.For | ast.AsyncFor):
+            loops.append(node)
+        elif _trains(node):
+            receiver = _root_name(node.func.value)
+            if receiver is not None:
+                out.add(receiver)
+    for loop in loops:
+        over = _root_name(loop.iter)
+        targets = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)} & out
+        if over is None or not targets:
+            continue
+        calls = (n for s in loop.body for n in walk_kinds(s, _CALLS))
+        if any(_trains(n) and _root_name(n.func.value) in targets for n in calls):
+            out.add(over)  # (`for name, p in model.named_children()` too)
     return frozenset(out)
+
+
+def _trains(call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Attribute) and call.func.attr == "train"
+
+
+def _root_name(expr: ast.expr) -> str | None:
+    """`model` for `model.model.layers[0]`, `model.children()`, ..."""
+    while isinstance(expr, ast.Attribute | ast.Subscript | ast.Call):
+        expr = expr.func if isinstance(expr, ast.Call) else expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
 
 
 def _root(expr: ast.expr) -> str:

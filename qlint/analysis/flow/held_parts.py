@@ -10,15 +10,23 @@ eval-mode wrapper, `evaled_parts`); this follows the part afterwards.
 Only what can be shown to be the stored object counts: a local value (or `self.<attr>`) and the
 attribute names taken from it (`m.encoder`, or a name bound to it), the same root value at the
 construction and at the switch (a name rebound between them is another object), and a switch of
-that value or of a module on the way to it (`m.train()` for a stored `m.encoder`; not
-`m.decoder.train()`). A class keeps the argument only when its `__init__` stores the parameter
-as it came, once, and no method reassigns, aliases or hands it on (`stored_fields.held_fields`),
-or evals every part it stores (`evaled_parts`): a deep copy (`self.m = copy.deepcopy(m)`) is
-another object. Storing a new module on the path (`m.encoder = Other()`, `setattr(m, ...)`,
-`m.add_module(...)`) forgets the link. Only an unconditional `.train()` of the function's own
-body is followed (no branch, loop or `try` around it); an `.eval()` of the part is not read
-back into the wrapper, whose other content may still be in train mode, except to undo such a
-`.train()` (`net.train()`, training, then `net.eval()`: the wrapper is as it was built).
+that value, of a module on the way to it (`m.train()` for a stored `m.encoder`; not
+`m.decoder.train()`), or of a part of it (`m.encoder.train()` for a stored `m`: what the switch
+reached is what the message names). A class keeps the argument only when its `__init__` stores
+the parameter as it came, once, and no method reassigns, aliases or hands it on
+(`stored_fields.held_fields`), or evals every part it stores (`evaled_parts`): a deep copy
+(`self.m = copy.deepcopy(m)`) is another object. It keeps a part of the argument when its
+`__init__` stores that attribute of the parameter (`self.body = net.body`, under the same
+conditions: `stored_fields.held_part_fields`): `W(net)`, then `net.train()`, holds `net.body`
+in train mode. Storing a new module on the path (`m.encoder = Other()`, `setattr(m, ...)`,
+`m.add_module(...)`) forgets the link. Only an unconditional switch of the function's own
+body is followed (no branch, loop or `try` around it): `.train()`, `m.apply(fn)` or a loop
+over `m.children()`/`m.modules()` training every module (`loop_effects`), a helper leaving
+`m` in train mode on every path (`helper_calls`). A switch reaching only parts known to hold
+nothing whose behaviour depends on the mode changes nothing. An `.eval()` of the part is not
+read back into the wrapper, whose other content may still be in train mode, except to undo
+such a switch (`net.train()`, training, then `net.eval()`, or an `apply`, loop or helper
+evaling every module of `net`: the wrapper is as it was built).
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ from qlint.analysis.flow.model_classes import Built
 from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS
 from qlint.analysis.flow.model_values import CONSTRUCTED, Env, ModeFact, Obj
 from qlint.analysis.flow.part_modes import taken_out
-from qlint.analysis.flow.stored_fields import passed_for
+from qlint.analysis.flow.stored_fields import held_part_fields, passed_for
 from qlint.analysis.flow.switched_parts import PART_SETTERS
 from qlint.analysis.names.resolver import Resolver, dotted_parts
 from qlint.analysis.names.scope import own_init
@@ -49,9 +57,10 @@ Path = tuple[Obj, tuple[str, ...]]
 class HeldParts:
     """The wrappers one function's walk built around parts it can still name."""
 
-    __slots__ = ("holders", "names", "set")
+    __slots__ = ("holders", "names", "owner", "set")
 
     def __init__(self):
+        self.owner = None  # the module's flow, given with the first wrapper (`part_build`)
         self.names: dict[Obj, Path] = {}  # `enc = m.encoder`: enc's value -> (m's value, ("encoder",))
         self.holders: dict[tuple[int, Path], tuple[Obj, Built | None]] = {}  # -> (wrapper, the part's build)
         # The modes `switched` gave a wrapper, with the paths of the parts the switch reached and
@@ -96,6 +105,7 @@ class HeldParts:
     def built(self, owner, wrapper: Obj, built: Built, node: ast.Call, env: Env) -> None:
         """`wrapper` was built at `node` from `built.cls`: the arguments it keeps as parts."""
         cls = built.cls
+        self.owner = owner
         if any(isinstance(a, ast.Starred) for a in node.args):
             return
         if not any(_chain_or_name(a) for a in (*node.args, *(kw.value for kw in node.keywords))):
@@ -112,10 +122,13 @@ class HeldParts:
         if evals_parts(cls):
             fields = {**fields, **_evaled_stores(cls.node)}
         keywords = tuple((kw.arg, kw.value) for kw in node.keywords if kw.arg)
-        for spec in fields.values():
+        taken = ((spec, ()) for spec in fields.values())
+        # `self.body = net.body`: the part of what was passed at that path (`held_part_fields`).
+        for spec, steps in (*taken, *held_part_fields(cls.node).values()):
             arg = passed_for(spec, tuple(node.args), keywords)
             path = self.path(arg, env) if arg is not None else None
             if path is not None:
+                path = (path[0], (*path[1], *steps))
                 self.holders[(id(wrapper), path)] = (wrapper, part_build(owner, path))
 
     def replaced(self, expr: ast.expr, env: Env) -> None:
@@ -146,16 +159,31 @@ class HeldParts:
         if not self.holders or not _unconditional(node, walk):
             return
         path = self.path(node.func.value, env)
-        if path is None:
+        if path is not None:
+            self.trained(path, node, env)
+
+    def trained_at(self, at: ast.AST, over: ast.expr, anchor: ast.AST, walk, env: Env) -> None:
+        """Every module of what `over` names was put in train mode by the call or loop `at`
+        (`m.apply(lambda mod: mod.train())`, `for p in m.children(): p.train()`, a helper
+        training `m`), run unconditionally: as `switched` for `m.train()`; `anchor` is the node
+        the message names."""
+        if not self.holders or not _unconditional(at, walk):
             return
+        path = self.path(over, env)
+        if path is not None:
+            self.trained(path, anchor, env)
+
+    def trained(self, path: Path, node: ast.AST, env: Env) -> None:
+        """The module at `path` was put in train mode at `node`: the wrappers holding it, or a
+        part of it, with it."""
         todo, done = [path], set()
         while todo:
             root, steps = todo.pop()
-            for wrapper, (held, part) in self._holding(root, steps).items():
-                if id(wrapper) in done:
-                    continue
+            for wrapper, (held, parts) in self._holding(root, steps).items():
+                if id(wrapper) in done or _mode_free(parts):
+                    continue  # (a switch of parts holding nothing mode-dependent changes nothing)
                 done.add(id(wrapper))
-                facts = frozenset({ModeFact("train", node, _with_part(wrapper, part))})
+                facts = frozenset({ModeFact("train", node, _with_part(wrapper, parts))})
                 self.set.setdefault(wrapper, []).append((held, facts, env.facts(wrapper)))
                 env.modes[wrapper] = facts
                 todo.append((wrapper, ()))
@@ -165,9 +193,13 @@ class HeldParts:
         followed reached in a wrapper, or of a module they are parts of: the wrapper (and the
         wrappers holding it) are back as they were, unless something set them since (an
         `.eval()` of one part leaves a wrapper whose other part is in train mode as it is)."""
-        if not self.set:
-            return
-        path = self.path(node.func.value, env)
+        if self.set:
+            self.restored_at(node.func.value, env)
+
+    def restored_at(self, over: ast.expr, env: Env) -> None:
+        """Every module of what `over` names was put in eval mode (`m.apply(lambda mod:
+        mod.eval())`, a loop, a helper): as `restored` for `m.eval()`."""
+        path = self.path(over, env) if self.set else None
         if path is None:
             return
         todo, done = [path], set()
@@ -187,14 +219,22 @@ class HeldParts:
                     env.modes[wrapper] = before
                     todo.append((wrapper, ()))
 
-    def _holding(self, root: Obj, steps: tuple[str, ...]) -> dict[Obj, tuple[tuple[Path, ...], Built | None]]:
+    def _holding(self, root: Obj, steps: tuple[str, ...]) -> dict[Obj, tuple[tuple[Path, ...], tuple]]:
         """The wrappers holding the module at (`root`, `steps`) or a part of it: the paths of
-        what each holds there, and what the first of them was built as."""
-        found: dict[Obj, tuple[tuple[Path, ...], Built | None]] = {}
+        what each holds there, and what each of them was built as (None: not known)."""
+        found: dict[Obj, tuple[tuple[Path, ...], tuple]] = {}
+        inside = None  # what a switch of a part of a held module reached (`m.encoder.train()`)
         for (_, held), (wrapper, part) in self.holders.items():
-            if held[0] == root and held[1][: len(steps)] == steps:
-                paths, first = found.get(wrapper, ((), part))
-                found[wrapper] = ((*paths, held), first)
+            if held[0] != root:
+                continue
+            if held[1][: len(steps)] != steps:
+                if steps[: len(held[1])] != held[1]:
+                    continue
+                if inside is None:
+                    inside = part_build(self.owner, (root, steps))
+                held, part = (root, steps), inside
+            paths, parts = found.get(wrapper, ((), ()))
+            found[wrapper] = ((*paths, held), (*parts, part))
         return found
 
 
@@ -255,12 +295,17 @@ def _evaled_stores(cls: ast.ClassDef) -> dict:
 
 def _unconditional(node: ast.Call, walk) -> bool:
     """The switch runs whenever the function reaches it: its statement is under no branch,
-    loop or `try`, and the call is the statement's own (`m.train()`, `m.train().to(d)`)."""
+    loop or `try`, and the call is the statement's own (`m.train()`, `m.train().to(d)`), or
+    `node` is that statement (a loop over the model's modules, after it ran)."""
     if walk.guards or walk.loops or walk.contexts or not walk.stmt_stack:
         return False
-    if any(isinstance(s, _CONDITIONAL) for s in walk.stmt_stack):
+    *outer, stmt = walk.stmt_stack
+    if any(isinstance(s, _CONDITIONAL) for s in outer):
         return False
-    stmt = walk.stmt_stack[-1]
+    if stmt is node:
+        return True  # a loop switching the modules it walks, as a whole (`for p in m.children()`)
+    if isinstance(stmt, _CONDITIONAL):
+        return False
     expr = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
     while expr is not None and expr is not node:
         is_chain = isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)
@@ -297,8 +342,20 @@ def _stored_build(owner, built: Built, attr: str) -> Built | None:
     return Built(call, cls, resolver, owner.classes, ".".join(dotted_parts(call.func)))
 
 
-def _with_part(wrapper: Obj, part: Built | None) -> object:
-    """The wrapper's construction, holding `part` when that is the one thing it was given."""
+def _mode_free(parts: tuple) -> bool:
+    """What the switch reached in a wrapper is known in full and holds nothing whose behaviour
+    depends on the mode (`W(net)` storing `self.conv = net.conv`, a Conv2d): the capture of the
+    wrapper is the same in either mode."""
+    if not parts or None in parts:
+        return False
+    contents = [p.content() for p in parts]
+    return all(c.complete and not c.dependent for c in contents)
+
+
+def _with_part(wrapper: Obj, parts: tuple) -> object:
+    """The wrapper's construction, holding `parts` (what a switch reached in it) when it was
+    given one thing and what each of them was built as is known: `W(net)` storing `self.conv =
+    net.conv` holds that part of `net`, not the rest of it."""
     origins = [o for o in wrapper.origins if o.kind == CONSTRUCTED and o.built is not None]
     if len(origins) != 1:
         return None
@@ -306,6 +363,6 @@ def _with_part(wrapper: Obj, part: Built | None) -> object:
     built = origin.built
     call = built.call
     single = isinstance(call, ast.Call) and len(call.args) + len(call.keywords) == 1
-    if part is not None and not built.parts and single:
-        return replace(origin, built=replace(built, parts=(part,)))
+    if parts and None not in parts and single:
+        return replace(origin, built=replace(built, parts=parts))
     return origin

@@ -336,8 +336,14 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
             continue
         final = frozenset().union(*(e.facts(param) for e, _ in ends))
         if any(f.state != "unset" or f.origin is None or f.origin.kind != PARAM or kinds_in(f) for f in final):
-            env.modes[given[index]] = subst(final)  # the helper sets the argument's mode
+            now = env.modes[given[index]] = subst(final)  # the helper sets the argument's mode
             sem.walk.containers.switched(given[index])
+            if index in written and len(now) == 1 and all(f.state == "train" and not f.parts for f in now):
+                # `w = Wrapper(m.encoder); train_it(m)`: what the wrapper holds is trained too,
+                # named by the helper's switch, as the argument's mode is.
+                sem.held_parts.trained_at(node, written[index], next(iter(now)).node, sem.walk, env)
+            elif index in written and all(f.state == "eval" and not f.parts for f in now):
+                sem.held_parts.restored_at(written[index], env)  # and back: as it was built
         if any(param in e.patched for e, _ in ends) and not _allow_ruled_out(sem, node, callee, index, written):
             env.patched |= {given[index]}
     switch_handed_parts(sem, node, callee, written, ruled_out, env)  # `make_train(model.bn)`

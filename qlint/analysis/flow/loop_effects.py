@@ -28,10 +28,13 @@ from qlint.analysis.flow.part_switches import part_content
 _TRAINING = "`self.training`"
 
 
-def modules_switched(sem, over: ast.expr, reach: str, found: LoopSwitch, anchor: ast.AST, env: Env, qualname) -> bool:
+def modules_switched(
+    sem, over: ast.expr, reach: str, found: LoopSwitch, anchor: ast.AST, env: Env, qualname, at: ast.AST
+) -> bool:
     """Record on the facts of the model `over` reaches that `found` switched its modules
     (`reach`: "all" or "children"); `anchor` is the node the messages name, `qualname` reads
-    the test's classes where they are written. False when nothing was recorded."""
+    the test's classes where they are written, `at` is the call or loop doing it. False when
+    nothing was recorded."""
     path = sem.held_parts.path(over, env, items=True)
     if path is None:
         return False
@@ -47,6 +50,10 @@ def modules_switched(sem, over: ast.expr, reach: str, found: LoopSwitch, anchor:
     mode = found.mode
     if classes is EVERY:
         env.modes[root] = _whole(sem, root, steps, mode, anchor, content, over, env.modes[root])
+        if mode == "train":  # `w = Wrapper(m.encoder)` before: what it holds is trained too
+            sem.held_parts.trained_at(at, over, anchor, sem.walk, env)
+        elif mode == "eval":  # and back: the wrapper is as it was built
+            sem.held_parts.restored_at(over, env)
     else:
         env.modes[root] = _kinds(sem, root, steps, mode, anchor, content, over, classes, env.modes[root])
     return True

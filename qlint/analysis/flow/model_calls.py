@@ -362,7 +362,9 @@ class CallSemantics:
             # Named by its switch when written in the call (as a loop's is): the call can be long.
             anchor = switch.switch if switch is not None and lam is node.args[0] else node
             qualname = self.walk.qualname if resolver is self.resolver else resolver.qualname
-            return switch is not None and modules_switched(self, node.func.value, "all", switch, anchor, env, qualname)
+            return switch is not None and modules_switched(
+                self, node.func.value, "all", switch, anchor, env, qualname, node
+            )
         found = helper_calls.callee(self, node.args[0])
         switch = applied_function(found[1]) if found is not None and not found[3] else None
         if switch is None:
@@ -371,7 +373,7 @@ class CallSemantics:
         qualname = (
             self.walk.qualname if home is self.owner else Resolver(home.scope, home.project, home.optable).qualname
         )
-        return modules_switched(self, node.func.value, "all", switch, node, env, qualname)
+        return modules_switched(self, node.func.value, "all", switch, node, env, qualname, node)
 
     def apply(self, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: Env, selection=None) -> Obj | None:
         return helper_calls.apply(self, node, callee, offset, receiver, args, kwargs, env, selection)

@@ -330,7 +330,7 @@ class Interpreter:
         walked = looped_modules(s) if not isinstance(s, ast.While) else None
         if walked is not None and after is not None:  # `for mod in m.modules(): mod.eval()`
             over, reach, found = walked
-            modules_switched(self.calls, over, reach, found, found.switch, after, self.qualname)
+            modules_switched(self.calls, over, reach, found, found.switch, after, self.qualname, s)
         return self.block(s.orelse, after) if s.orelse and after is not None else after
 
     def bind_factories(self, s: ast.For | ast.AsyncFor, env: Env) -> bool:

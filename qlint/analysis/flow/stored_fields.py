@@ -43,8 +43,18 @@ def held_fields(cls: ast.ClassDef) -> dict[str, Field]:
     return kept_on_node(cls, _HELD, _held_fields)
 
 
+def held_part_fields(cls: ast.ClassDef) -> dict[str, tuple[Field, tuple[str, ...]]]:
+    """Attribute -> the argument of a construction and the attribute names `__init__` took from
+    it to store there (`self.body = net.body`: ((0, "net"), ("body",))), whatever its mode: the
+    very module that argument holds at that path, as `held_fields` has the argument itself. A
+    parameter `__init__` never rebinds, a statement of its own body storing the attribute once,
+    no method reassigning, aliasing or handing it to a call. Kept on `cls` as well."""
+    return kept_on_node(cls, _HELD_PARTS, _held_part_fields)
+
+
 _STORED = "_qlint_stored_fields"
 _HELD = "_qlint_held_fields"
+_HELD_PARTS = "_qlint_held_part_fields"
 _NAMES = frozenset({ast.Name})
 
 
@@ -71,6 +81,43 @@ def _held_fields(cls: ast.ClassDef) -> dict[str, Field]:
         out = _dataclass_fields(cls)
     else:
         out = _stored_once(cls)
+    if not out:
+        return out
+    changed = _changed_by_methods(cls, _CHANGES - _SWITCHES)
+    return {} if changed is None else {name: spec for name, spec in out.items() if name not in changed}
+
+
+def _held_part_fields(cls: ast.ClassDef) -> dict[str, tuple[Field, tuple[str, ...]]]:
+    init = own_init(cls)
+    if init is None or _is_dataclass(cls):
+        return {}
+    found: dict[str, tuple[str, tuple[str, ...]]] = {}
+    seen: set[str] = set()
+    for stmt in init.body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            continue
+        name = _field_of(stmt.targets[0])
+        if name is None or not isinstance(stmt.targets[0], ast.Attribute):
+            continue
+        steps: list[str] = []
+        value = stmt.value
+        while isinstance(value, ast.Attribute):
+            steps.append(value.attr)
+            value = value.value
+        if name in seen:
+            found.pop(name, None)
+        elif steps and isinstance(value, ast.Name):
+            found[name] = (value.id, tuple(reversed(steps)))
+        seen.add(name)
+    if not found:  # the walks below only for the few classes storing a part of a parameter
+        return {}
+    params = {a.arg: i for i, a in enumerate(parameter_args(init, star=False))}
+    rebound = {n.id for n in walk_kinds(init, _NAMES) if not isinstance(n.ctx, ast.Load)}
+    out = {
+        name: ((params[param] - 1, param), steps)
+        for name, (param, steps) in found.items()
+        if params.get(param, 0) > 0 and param not in rebound
+    }
     if not out:
         return out
     changed = _changed_by_methods(cls, _CHANGES - _SWITCHES)
@@ -195,4 +242,4 @@ def _field_of(expr: ast.AST) -> str | None:
     return None
 
 
-__all__ = ["held_fields", "passed_for", "stored_fields"]
+__all__ = ["held_fields", "held_part_fields", "passed_for", "stored_fields"]
