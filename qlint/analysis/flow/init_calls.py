@@ -16,6 +16,17 @@ other method of `self` (nor `super()`), hands `self` to nothing and defines no f
 What it does to the attribute in its own statements the walk of its body reads in order.
 A subclass (which may call the method again, or build the attribute otherwise) is ruled out
 by the caller verdict's search (`switched_subclasses.subclassed`, for `IN_MODE` facts).
+
+Any other method of the class that stores the attribute and then calls the private method
+from one of its own statements is read the same way (issue 14, stop 54 note item 6: an
+ordinary `load` storing `AutoModel.from_pretrained(...)` in `self.model` and then calling
+`self._quantize()`), and so is a store whose model the method switched right before
+(`switched_stores`: `model.eval()` then `self.model = model`). The call may be a statement of
+its own, the value of a `return` or of an assignment to names. Whoever runs that method, the
+private one runs there only, after the store. Its facts are `CALLED_AFTER_STORE`: the caller
+verdict also requires that no other module of the project, no statement at the module's top
+level and no string that could form the name (`getattr(self, f"_{step}")`) reaches the
+method (`store_then_call.reached_elsewhere`).
 """
 
 from __future__ import annotations
@@ -23,49 +34,106 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.model_apis import key, mode_call
-from qlint.analysis.names.scope import own_init
+from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS
+from qlint.analysis.flow.switched_stores import switched_stores
+from qlint.analysis.node_memo import kept_on_node
 
-# Calls on the attribute that leave its mode as it is (they return the module itself).
-_MOVES = frozenset({"to", "cuda", "cpu"})
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+# Where other code may run before the statement after it (or the method's body at all).
+_SUSPENDS = (ast.Yield, ast.YieldFrom, ast.Await)
+# Methods through which a class runs its own code when any attribute is set or read.
+_HOOKS = frozenset({"__setattr__", "__getattr__", "__getattribute__"})
 
 
 def evaled_before_call(scope, cls: ast.ClassDef, method: ast.AST, attr: str) -> ast.AST | None:
-    """The node that put `attr` (`self.model`) in eval mode before `__init__`'s one call of `method`
-    (the `.eval()` call, or the `from_pretrained` call), when the reading above holds; else None."""
+    """The node that put `attr` (`self.model`) in eval mode before the one call of `method`,
+    made by another method of the class (`__init__` or not) from its own statements (the
+    `.eval()` call, the `from_pretrained` call, or the switch `switched_stores` found), when
+    the reading above holds; else None."""
     name = getattr(method, "name", "")
     if not name.startswith("_") or name.endswith("__") or getattr(method, "decorator_list", True):
         return None
     if not any(s is method for s in cls.body):
         return None
-    init = own_init(cls)
-    if init is None or init is method:
+    found = kept_on_node(method, "_qlint_store_caller", lambda m: _caller(cls, m, name))
+    if not found or _hooks(cls, attr):
         return None
-    at = _called_at(init, name)
-    if at is None or not _touches_no_self(method.body):
-        return None
-    switch = _evaled_before(init.body[:at], attr)
+    caller, at = cls.body[found[0]], found[1]
+    switch = _evaled_before(caller, caller.body[:at], attr)
     if switch is None or not _named_once(scope, cls, name):
         return None
     return switch
 
 
-def _called_at(init: ast.FunctionDef, name: str) -> int | None:
-    """The position in `__init__`'s body of its statement `self.<name>(...)`, when there is one."""
-    for i, stmt in enumerate(init.body):
-        call = stmt.value if isinstance(stmt, ast.Expr) else None
+def _caller(cls: ast.ClassDef, method: ast.AST, name: str) -> tuple[int, int] | tuple[()]:
+    """(the position in `cls`'s body of its method, undecorated, `self` its first parameter,
+    that calls `self.<name>(...)` from a statement of its own body; that statement's position
+    there), when one does and `method` itself touches `self` only through attributes and
+    cannot suspend; else `()`. Positions, not nodes: kept on `method`'s node, a reference back
+    to another method could close a cycle of nodes."""
+    for i, caller in enumerate(cls.body):
+        if not isinstance(caller, (ast.FunctionDef, ast.AsyncFunctionDef)) or caller is method:
+            continue
+        if caller.decorator_list or not caller.args.args or caller.args.args[0].arg != "self":
+            continue
+        at = _called_at(caller, name)
+        if at is not None:
+            if not _touches_no_self(method.body) or _suspends(method.body):
+                return ()
+            return i, at
+    return ()
+
+
+def _hooks(cls: ast.ClassDef, attr: str) -> bool:
+    """The class runs code of its own when `attr` (`self.model`) or another attribute is set or
+    read: it defines `__setattr__`/`__getattr__`/`__getattribute__`, a property setter, or
+    binds the attribute's name itself (a property, a descriptor)."""
+    field = attr.partition(".")[2]
+    for stmt in cls.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if stmt.name in _HOOKS or stmt.name == field:
+                return True
+            if any(isinstance(d, ast.Attribute) and d.attr == "setter" for d in stmt.decorator_list):
+                return True
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if any(isinstance(t, ast.Name) and t.id == field for t in targets):
+                return True
+    return False
+
+
+def _called_at(caller: ast.FunctionDef, name: str) -> int | None:
+    """The position in `caller`'s body of its statement `self.<name>(...)` (also `return
+    self.<name>(...)`, `out = self.<name>(...)`), when there is one."""
+    for i, stmt in enumerate(caller.body):
+        call = stmt.value if isinstance(stmt, (ast.Expr, ast.Return)) else None
+        if isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets):
+            call = stmt.value
         if (
             isinstance(call, ast.Call)
             and key(call.func) == f"self.{name}"
             and _touches_no_self([*call.args, *(kw.value for kw in call.keywords)])
+            and not _suspends([*call.args, *(kw.value for kw in call.keywords)])
         ):
             return i
     return None
 
 
-def _evaled_before(stmts: list[ast.stmt], attr: str) -> ast.AST | None:
-    """The switch that leaves `attr` in eval mode at the end of `stmts` (`__init__`'s statements
-    before the call), read from its last store there and the statements after it."""
+def _suspends(nodes: list[ast.AST]) -> bool:
+    """A `yield` or an `await` outside nested functions: other code may run there."""
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _SUSPENDS):
+            return True
+        if not isinstance(node, _DEFS):
+            stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _evaled_before(caller: ast.AST, stmts: list[ast.stmt], attr: str) -> ast.AST | None:
+    """The switch that leaves `attr` in eval mode at the end of `stmts` (the calling method's
+    statements before the call), read from its last store there and the statements after it."""
     last = next((i for i in range(len(stmts) - 1, -1, -1) if _stores(stmts[i], attr)), None)
     if last is None:
         return None
@@ -73,15 +141,22 @@ def _evaled_before(stmts: list[ast.stmt], attr: str) -> ast.AST | None:
     if isinstance(store, ast.Assign) and len(store.targets) != 1:
         return None
     switch = _evaled_value(store.value)
-    if switch is None and not (isinstance(store.value, ast.Call) and _touches_no_self([store.value])):
+    known = switched_stores(caller).get(id(store)) if switch is None else None
+    if known is not None:
+        if known[0] != "eval":
+            return None
+        switch = known[1]  # `model.eval()` then `self.model = model`
+    elif switch is None and not isinstance(store.value, ast.Call):
         return None  # `self.model = Net()` may still be evaled below; an alias may not
+    if not _touches_no_self([store.value]) or _suspends([store.value]):
+        return None
     for stmt in stmts[last + 1 :]:
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and key(_receiver(stmt.value)) == attr:
             call = stmt.value
             mode = mode_call(call)
             if mode is not None and mode[1] == "eval":
                 switch = call
-            elif mode is not None or call.func.attr not in _MOVES:
+            elif mode is not None or call.func.attr not in MODE_KEEPING_METHODS:
                 return None  # `.train()`, or a method that may switch its parts
             if not _touches_no_self([*call.args, *(kw.value for kw in call.keywords)]):
                 return None
@@ -98,7 +173,7 @@ def _stores(stmt: ast.stmt, attr: str) -> bool:
 def _evaled_value(value: ast.expr) -> ast.AST | None:
     """`Net().eval()` or `AutoModel.from_pretrained(path)`, moved or not (`.to(device)`): the
     call that makes it an eval-mode model."""
-    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _MOVES:
+    while _kept_call(value):
         value = value.func.value
     mode = mode_call(value)
     if mode is not None:
@@ -106,6 +181,12 @@ def _evaled_value(value: ast.expr) -> ast.AST | None:
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "from_pretrained":
         return value
     return None
+
+
+def _kept_call(value: ast.expr) -> bool:
+    """`value` is `<module>.to(device)`, `.half()`, ...: the module itself, in its mode."""
+    func = value.func if isinstance(value, ast.Call) else None
+    return isinstance(func, ast.Attribute) and func.attr in MODE_KEEPING_METHODS
 
 
 def _receiver(call: ast.Call) -> ast.expr | None:
@@ -120,9 +201,12 @@ def _plain_store(stmt: ast.stmt, attr: str) -> bool:
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
     if not all(isinstance(t, ast.Name) or (key(t) is not None and key(t) != attr) for t in targets):
         return False
+    if any(isinstance(t, ast.Name) and t.id == "self" for t in targets):
+        return False  # the call would run on another object
     if any(key(n) == attr for n in ast.walk(stmt.value)):
         return False
-    return _touches_no_self([stmt.value]) and not any(isinstance(n, ast.Call) for n in ast.walk(stmt.value))
+    runs = (ast.Call, *_SUSPENDS)
+    return _touches_no_self([stmt.value]) and not any(isinstance(n, runs) for n in ast.walk(stmt.value))
 
 
 def _touches_no_self(nodes: list[ast.AST]) -> bool:
