@@ -99,6 +99,10 @@ QUIET = {
         "        model = copy.deepcopy(Net())\n        model.eval()\n        model.float()\n"
         "        self.model = model\n        self._quantize()\n"
     ),
+    "the stored local read after the call": _load(
+        "        model = copy.deepcopy(Net())\n        model.eval()\n        self.model = model\n"
+        "        self._quantize()\n        return model.bn\n"
+    ),
     "called in a return": _load("        self.model = Net().eval().half()\n        return self._quantize()\n"),
     "called in an assignment": _load(
         "        self.model = Net().eval()\n        out = self._quantize()\n        return out\n"
@@ -112,6 +116,17 @@ LOUD = {
         "        self.model = model\n        self._quantize()\n"
     ),
     "train between": _load("        self.model = Net().eval()\n        self.model.train()\n        self._quantize()\n"),
+    "the stored local trained between": _load(
+        "        model = copy.deepcopy(Net())\n        model.eval()\n        self.model = model\n"
+        "        model.train()\n        self._quantize()\n"
+    ),
+    "the stored local's flag set between": _load(
+        "        model = copy.deepcopy(Net())\n        model.eval()\n        self.model = model\n"
+        "        model.training = True\n        self._quantize()\n"
+    ),
+    "the attribute's flag set between": _load(
+        "        self.model = Net().eval()\n        self.model.training = True\n        self._quantize()\n"
+    ),
     "a project method's result stored": _load(
         "        model = Net()\n        model.eval()\n        model = model.fuse()\n"
         "        self.model = model\n        self._quantize()\n"

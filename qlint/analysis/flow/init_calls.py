@@ -21,7 +21,9 @@ Any other method of the class that stores the attribute and then calls the priva
 from one of its own statements is read the same way (issue 14, stop 54 note item 6: an
 ordinary `load` storing `AutoModel.from_pretrained(...)` in `self.model` and then calling
 `self._quantize()`), and so is a store whose model the method switched right before
-(`switched_stores`: `model.eval()` then `self.model = model`). The call may be a statement of
+(`model.eval()` then `self.model = model`, read as `switched_stores` reads it, though here the
+model may be named again after the call: no code runs between the store and the call, and
+only plain stores of names and of other attributes of `self`). The call may be a statement of
 its own, the value of a `return` or of an assignment to names. Whoever runs that method, the
 private one runs there only, after the store. Its facts are `CALLED_AFTER_STORE`: the caller
 verdict also requires that no other module of the project, no statement at the module's top
@@ -35,7 +37,7 @@ import ast
 
 from qlint.analysis.flow.model_apis import key, mode_call
 from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS
-from qlint.analysis.flow.switched_stores import switched_stores
+from qlint.analysis.flow.switched_stores import mode_before_store
 from qlint.analysis.node_memo import kept_on_node
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -48,7 +50,7 @@ _HOOKS = frozenset({"__setattr__", "__getattr__", "__getattribute__"})
 def evaled_before_call(scope, cls: ast.ClassDef, method: ast.AST, attr: str) -> ast.AST | None:
     """The node that put `attr` (`self.model`) in eval mode before the one call of `method`,
     made by another method of the class (`__init__` or not) from its own statements (the
-    `.eval()` call, the `from_pretrained` call, or the switch `switched_stores` found), when
+    `.eval()` call, the `from_pretrained` call, or the switch `mode_before_store` found), when
     the reading above holds; else None."""
     name = getattr(method, "name", "")
     if not name.startswith("_") or name.endswith("__") or getattr(method, "decorator_list", True):
@@ -59,7 +61,7 @@ def evaled_before_call(scope, cls: ast.ClassDef, method: ast.AST, attr: str) -> 
     if not found or _hooks(cls, attr):
         return None
     caller, at = cls.body[found[0]], found[1]
-    switch = _evaled_before(caller, caller.body[:at], attr)
+    switch = _evaled_before(caller.body[:at], attr)
     if switch is None or not _named_once(scope, cls, name):
         return None
     return switch
@@ -131,7 +133,7 @@ def _suspends(nodes: list[ast.AST]) -> bool:
     return False
 
 
-def _evaled_before(caller: ast.AST, stmts: list[ast.stmt], attr: str) -> ast.AST | None:
+def _evaled_before(stmts: list[ast.stmt], attr: str) -> ast.AST | None:
     """The switch that leaves `attr` in eval mode at the end of `stmts` (the calling method's
     statements before the call), read from its last store there and the statements after it."""
     last = next((i for i in range(len(stmts) - 1, -1, -1) if _stores(stmts[i], attr)), None)
@@ -141,7 +143,7 @@ def _evaled_before(caller: ast.AST, stmts: list[ast.stmt], attr: str) -> ast.AST
     if isinstance(store, ast.Assign) and len(store.targets) != 1:
         return None
     switch = _evaled_value(store.value)
-    known = switched_stores(caller).get(id(store)) if switch is None else None
+    known = mode_before_store(stmts, last) if switch is None else None
     if known is not None:
         if known[0] != "eval":
             return None
@@ -199,14 +201,25 @@ def _plain_store(stmt: ast.stmt, attr: str) -> bool:
     if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
         return False
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-    if not all(isinstance(t, ast.Name) or (key(t) is not None and key(t) != attr) for t in targets):
-        return False
+    field = attr.partition(".")[2]
+    if not all(isinstance(t, ast.Name) or _other_field(t, field) for t in targets):
+        return False  # `self.model.training = True`, `model.training = True` set a mode
     if any(isinstance(t, ast.Name) and t.id == "self" for t in targets):
         return False  # the call would run on another object
     if any(key(n) == attr for n in ast.walk(stmt.value)):
         return False
     runs = (ast.Call, *_SUSPENDS)
     return _touches_no_self([stmt.value]) and not any(isinstance(n, runs) for n in ast.walk(stmt.value))
+
+
+def _other_field(target: ast.expr, field: str) -> bool:
+    """`self.<name>` for a name other than `field`."""
+    return (
+        isinstance(target, ast.Attribute)
+        and isinstance(target.value, ast.Name)
+        and target.value.id == "self"
+        and target.attr != field
+    )
 
 
 def _touches_no_self(nodes: list[ast.AST]) -> bool:
