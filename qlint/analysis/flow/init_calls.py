@@ -73,17 +73,29 @@ def _caller(cls: ast.ClassDef, method: ast.AST, name: str) -> tuple[int, int] | 
     there), when one does and `method` itself touches `self` only through attributes and
     cannot suspend; else `()`. Positions, not nodes: kept on `method`'s node, a reference back
     to another method could close a cycle of nodes."""
+    found = kept_on_node(cls, "_qlint_top_self_calls", _top_self_calls).get(name, ())
+    if len(found) != 1 or cls.body[found[0][0]] is method:
+        return ()
+    if not _touches_no_self(method.body) or _suspends(method.body):
+        return ()
+    return found[0]
+
+
+def _top_self_calls(cls: ast.ClassDef) -> dict[str, tuple[tuple[int, int], ...]]:
+    """name -> (position of the method in `cls`'s body, of the statement in the method's) of
+    each `self.<name>(...)` call (`_self_call`) of a statement of an undecorated method's own
+    body: one walk of the class's top-level statements, however many of its methods ask."""
+    found: dict[str, list[tuple[int, int]]] = {}
     for i, caller in enumerate(cls.body):
-        if not isinstance(caller, (ast.FunctionDef, ast.AsyncFunctionDef)) or caller is method:
+        if not isinstance(caller, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         if caller.decorator_list or not caller.args.args or caller.args.args[0].arg != "self":
             continue
-        at = _called_at(caller, name)
-        if at is not None:
-            if not _touches_no_self(method.body) or _suspends(method.body):
-                return ()
-            return i, at
-    return ()
+        for at, stmt in enumerate(caller.body):
+            call = _self_call(stmt)
+            if call is not None:
+                found.setdefault(call.func.attr, []).append((i, at))
+    return {name: tuple(places) for name, places in found.items()}
 
 
 def _hooks(cls: ast.ClassDef, attr: str) -> bool:
@@ -104,21 +116,20 @@ def _hooks(cls: ast.ClassDef, attr: str) -> bool:
     return False
 
 
-def _called_at(caller: ast.FunctionDef, name: str) -> int | None:
-    """The position in `caller`'s body of its statement `self.<name>(...)` (also `return
-    self.<name>(...)`, `out = self.<name>(...)`), when there is one."""
-    for i, stmt in enumerate(caller.body):
-        call = stmt.value if isinstance(stmt, (ast.Expr, ast.Return)) else None
-        if isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets):
-            call = stmt.value
-        if (
-            isinstance(call, ast.Call)
-            and key(call.func) == f"self.{name}"
-            and _touches_no_self([*call.args, *(kw.value for kw in call.keywords)])
-            and not _suspends([*call.args, *(kw.value for kw in call.keywords)])
-        ):
-            return i
-    return None
+def _self_call(stmt: ast.stmt) -> ast.Call | None:
+    """The call of `stmt`, when it is `self.<name>(...)` (also `return self.<name>(...)`,
+    `out = self.<name>(...)`) and its arguments touch `self` only through attributes and
+    cannot suspend."""
+    call = stmt.value if isinstance(stmt, (ast.Expr, ast.Return)) else None
+    if isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets):
+        call = stmt.value
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+        return None
+    receiver = call.func.value
+    if not isinstance(receiver, ast.Name) or receiver.id != "self":
+        return None
+    arguments = [*call.args, *(kw.value for kw in call.keywords)]
+    return call if _touches_no_self(arguments) and not _suspends(arguments) else None
 
 
 def _suspends(nodes: list[ast.AST]) -> bool:
