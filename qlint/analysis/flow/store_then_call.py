@@ -31,9 +31,10 @@ from qlint.analysis.node_memo import kept_on_node
 
 # Lookups by a name given as their argument (`getattr(obj, name)`), the position of the name.
 _LOOKUPS = {"getattr": 1, "hasattr": 1, "attrgetter": 0, "methodcaller": 0, "__getattribute__": 0}
-# The directives of a `%` template and of a `str.format` template.
-_PERCENT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[a-zA-Z%]")
-_BRACES = re.compile(r"\{[^{}]*\}")
+# The directives of a `%` template and of a `str.format` template (patterns compiled when
+# first split with, by `re`'s own cache: most checks never build the uses of a module).
+_PERCENT = r"%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[a-zA-Z%]"
+_BRACES = r"\{[^{}]*\}"
 # Lookups of every member at once.
 _ALL_MEMBERS = frozenset({"vars", "dir", "getmembers"})
 
@@ -110,9 +111,9 @@ def _name_uses(tree: ast.Module) -> _Uses:
     return uses
 
 
-def _pieces(text: str, pattern: re.Pattern | None) -> tuple[str, ...]:
+def _pieces(text: str, pattern: str | None) -> tuple[str, ...]:
     """The literal parts of a template (`"_%s_q"` -> `("_", "_q")`), or the text itself."""
-    return tuple(pattern.split(text)) if pattern is not None else (text,)
+    return tuple(re.split(pattern, text)) if pattern is not None else (text,)
 
 
 def _dynamic_lookup(call: ast.Call) -> bool:
