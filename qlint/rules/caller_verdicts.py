@@ -25,6 +25,7 @@ from qlint.analysis.flow.model_apis import argument_for
 from qlint.analysis.flow.model_flow import PARAM, STORED, Capture, FunctionFlow, ModeFact, caller_facts, compatible
 from qlint.analysis.flow.model_values import (
     ATTR,
+    CALLED_AFTER_STORE,
     CONSTRUCTED,
     CONTAINER,
     GRAPH_KINDS,
@@ -37,6 +38,7 @@ from qlint.analysis.flow.model_values import (
 )
 from qlint.analysis.flow.project_callers import KeptCalls, ProjectCall, each_project_call
 from qlint.analysis.flow.read_only_params import reads_only
+from qlint.analysis.flow.store_then_call import reached_elsewhere
 from qlint.analysis.flow.switched_parts import eval_switched_part, kept_until, partial
 from qlint.analysis.flow.switched_subclasses import subclassed, vouched_for_every_instance
 from qlint.analysis.flow.unread_uses import unread_use
@@ -54,6 +56,9 @@ _MAX_HANDED = 3
 _NAMES = frozenset({ast.Name})
 _CALLS = frozenset({ast.Call})
 _FLOW = "caller_verdicts.model_flow"  # on a caller module's context: the analysis its calls were read in
+
+# `self.<attr>` facts that hold for every instance unless the class is subclassed.
+_IN_MODE = (IN_MODE, CALLED_AFTER_STORE)
 
 
 def vouched_by_callers(ctx: FileContext, cap: Capture, flow: str, flows: list[FunctionFlow]) -> bool:
@@ -282,7 +287,7 @@ def _plain(found: ProjectCall) -> bool:
     `_instances_harmless`)."""
     if found.site is None or found.site.selection is not None:
         return False
-    return all(f.origin is None or f.origin.kind not in (STORED, IN_MODE, REGISTRY_RESULT) for f in found.facts)
+    return all(f.origin is None or f.origin.kind not in (STORED, *_IN_MODE, REGISTRY_RESULT) for f in found.facts)
 
 
 def _never_runs(found: ProjectCall) -> bool:
@@ -296,13 +301,17 @@ def _instances_harmless(ctx: FileContext, home: FileContext, fact: ModeFact, har
     mode its class's `__init__` gave the attribute holds unless a subclass may build its
     instances otherwise (`switched_subclasses`), and the other arm of a branch on a flag
     there is harmless when every construction selects the eval arm (`constructor_flags`)."""
-    if fact.origin is None or fact.origin.kind not in (STORED, IN_MODE):
+    if fact.origin is None or fact.origin.kind not in (STORED, *_IN_MODE):
         return harmless
     try:
-        if fact.origin.kind == IN_MODE:
-            # `self.model` that every store in its class leaves in eval mode: so for every
-            # instance unless a subclass (which may store it otherwise) exists in the project.
-            return harmless and not subclassed(home, fact.origin.node)
+        if fact.origin.kind in _IN_MODE:
+            # `self.model` that every store in its class leaves in eval mode, or that the one
+            # caller of the method reading it stored right before calling it: so for every
+            # instance unless a subclass (which may store it otherwise, or override that
+            # caller) exists in the project, and, for the latter, nothing else reaches the method.
+            if not harmless or subclassed(home, fact.origin.node):
+                return False
+            return fact.origin.kind == IN_MODE or not reached_elsewhere(ctx, home, fact.origin.node)
         if harmless and vouched_for_every_instance(home, fact):
             return True
         return other_arm_ruled_out(home, fact)

@@ -31,6 +31,7 @@ from qlint.analysis.flow.model_calls import CallSemantics
 from qlint.analysis.flow.model_values import (
     ATTR,
     ATTRIBUTE,
+    CALLED_AFTER_STORE,
     CONSTRUCTED,
     CONTAINER,
     EXPECTS_ERROR,
@@ -622,8 +623,9 @@ class Interpreter:
             and self.class_scope is not None
             and (switch := evaled_before_call(self.owner.scope, self.class_scope.node, self.func, name))
         ):
-            # A private method `__init__` calls once, after evaluating the attribute (`init_calls`).
-            held = Origin(IN_MODE, self.func, name=name)
+            # A private method another method of the class calls once, right after storing an
+            # eval-mode model in the attribute (`init_calls`).
+            held = Origin(CALLED_AFTER_STORE, self.func, name=name)
             facts = {ModeFact("eval", switch, held)}
         origin = Origin(ATTRIBUTE, self.func, name=name, source=held)
         if held is None:

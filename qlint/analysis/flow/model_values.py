@@ -40,6 +40,10 @@ STORED = "stored constructor parameter"
 # A `self.<attr>` every store of which in its class is of a model in a known mode
 # (`model_attrs.InMode`): the fact's mode is that store's, its node the method reading it.
 IN_MODE = "attribute stored in a known mode"
+# A `self.<attr>` read by a private method that one other method of its class calls right
+# after storing an eval-mode model in it (`init_calls`): an `IN_MODE` whose method must also be
+# reached from nowhere else (`store_then_call.reached_elsewhere`); its node the method reading it.
+CALLED_AFTER_STORE = "attribute stored right before its one call"
 # A dict, list, tuple or set written as a helper's argument (`quantize_all({"fp": model.eval()})`):
 # the modes of the models it holds are its `Origin.items`, what the helper's items of that
 # parameter (`for name, m in models.items()`) are in.

@@ -63,6 +63,14 @@ def _switched_stores(method: ast.AST) -> dict[int, tuple[str, ast.Call]]:
     return found
 
 
+def mode_before_store(stmts: list[ast.stmt], i: int) -> tuple[str, ast.Call] | None:
+    """(mode, switch) of the model `stmts[i]` (`self.<attr> = model`) stores, as the statements
+    before it in the same block set it, whatever follows the store (`init_calls` reads only
+    the statements up to a call right after it)."""
+    known = _mode_at_store(stmts, i) if isinstance(stmts[i], ast.Assign) and len(stmts[i].targets) == 1 else None
+    return known[:2] if known is not None else None
+
+
 def _mode_at_store(stmts: list[ast.stmt], i: int) -> tuple[str, ast.Call, str] | None:
     """(mode, switch, the switched local's name) of `stmts[i]`'s stored value."""
     value = _kept(stmts[i].value)
@@ -141,4 +149,4 @@ def _not_read_after(method: ast.AST, name: str, store: ast.Assign) -> bool:
     return True
 
 
-__all__ = ["switched_stores"]
+__all__ = ["mode_before_store", "switched_stores"]
