@@ -63,7 +63,7 @@ from qlint.diagnostic import (
     RuntimeVerdict,
 )
 from qlint.listing_store import ListingStore
-from qlint.results import FileResult, content_hash
+from qlint.results import DIRECTORY, FileResult, content_hash
 from qlint.settings import Settings
 from qlint.wrapper_store import WrapperStore
 
@@ -215,6 +215,10 @@ class Cache:
                 continue  # still absent: no need to load the shard a file there would be in
             if dep_digest == "" and dep.endswith(os.sep):
                 return None  # a directory recorded absent (`import_paths.tried_before`) is there
+            if dep_digest == DIRECTORY:
+                if now is None:
+                    return None  # a directory recorded there (`ProjectIndex.is_directory`) is gone
+                continue
             if self.current_hash(dep) != dep_digest:
                 return None
         try:
@@ -527,7 +531,7 @@ class Cache:
             listing = parse_listing_dependency(dep)
             if listing is not None:
                 groups.append(listing[:2])
-            derived = listing is not None or dep.startswith(wrapper_record.PREFIX)
+            derived = listing is not None or dep.startswith(wrapper_record.PREFIX) or dep_digest == DIRECTORY
             known = self._stat_of_content(dep) if dep_digest and not derived else None
             if known is not None and known[1] == dep_digest:
                 dep_stats[dep] = known[0]

@@ -150,15 +150,10 @@ def _tried_before(module: str, directory: str, found: str | None) -> tuple[str, 
         # Found behind a symbolic link: the path looked at is the one leading to it.
         at = next((i for i, path in enumerate(tried) if resolved(path) == found), len(tried))
         return _collapsed(tried[:at])
-    if standard_or_installed(parts[0]):
-        # The standard library's or an installed module, which the project does not hold: the
-        # answer rests on what is installed, which no cached answer records (a new version of
-        # torch installed, or a project module made to shadow it, are both the environment
-        # changing), and its paths would be most of what a result depends on (`typing`,
-        # `torch.fx.passes.infra.pass_base` under each import root: ~25,000 on ExecuTorch).
-        return ()
-    # Nothing found: a path in another repository may be a file (the lookup then gives up
-    # there, `same_repository`); one created there changes nothing.
+    # Nothing found, a standard or installed module too: a project module created at one of
+    # these paths shadows it (Python imports it from the script's directory or the root it is
+    # run from, and the lookup finds it then). A path in another repository may be a file (the
+    # lookup then gives up there, `same_repository`); one created there changes nothing.
     own = file_repository(os.path.join(directory, "_.py"))
     return _collapsed([p for p in tried if file_repository(p) == own])
 

@@ -41,6 +41,7 @@ from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.analysis.names.watched_files import WatchedFiles
 from qlint.analysis.repo_root import same_repository
 from qlint.diagnostic import Range
+from qlint.results import DIRECTORY
 from qlint.short_digests import content_sha256_hex
 from qlint.source import DecodeError, LineIndex, decode_source, read_source
 
@@ -406,6 +407,20 @@ class ProjectIndex:
                 self._record_absolute(absolute, path, "")
         return scope
 
+    def is_directory(self, path: str, requester: str) -> bool:
+        """Whether a directory is at `path`, a dependency of the check of `requester` where
+        dependencies are kept (as `module_scope`'s tried paths): `path/` absent (""), or there
+        (`DIRECTORY`). A module the project does not hold may still be its own under a name the
+        index cannot map, a directory without `__init__.py` (`function_references._elsewhere`):
+        removing or creating the directory changes that answer."""
+        found = os.path.isdir(path)
+        if self.wants_dependencies:
+            directory = os.path.abspath(path)
+            if directory != os.sep:
+                directory += os.sep
+            self._record_absolute(os.path.abspath(requester), directory, DIRECTORY if found else "")
+        return found
+
     def _module_scope(
         self, module: str, requester: str
     ) -> tuple[ModuleScope | None, tuple[str, str] | None, str | None]:
@@ -441,8 +456,14 @@ class ProjectIndex:
 
     def record_read(self, requester: str, path: str, digest: str) -> None:
         """The check of `requester` read `path` (content sha256, "" = absent) by other means
-        than `module_scope` (a scan of the project's files): a dependency like the others."""
-        self._record(requester, os.path.abspath(path), digest)
+        than `module_scope` (a scan of the project's files): a dependency like the others. A
+        directory spelled with a trailing separator (`import_paths.tried_before`, through
+        `file_keys.record_trail`) keeps it: `abspath` drops it, and the cache and
+        `lsp.server.recheck_due` then took a directory created there for no change."""
+        absolute = os.path.abspath(path)
+        if path.endswith(os.sep) and absolute != os.sep:
+            absolute += os.sep
+        self._record(requester, absolute, digest)
 
     def record_reads(self, requester: str, reads: list[tuple[str, str]]) -> None:
         """`record_read` for many absolute, normalised paths at once (a scan of the project)."""
