@@ -247,7 +247,10 @@ class ProjectIndex:
     def content_key(self, path: str, normal: bool = False) -> tuple | None:
         """What identifies the module's content now (its buffer, else its stat; None: absent),
         for everything that remembers facts about other modules (`content_keys`). `normal`:
-        the path is absolute and normalised already."""
+        the path is absolute and normalised already. A lookup's standard or installed names
+        under its roots (`shadowed_names`, among a kept fact's reads) are keyed by their digest."""
+        if path.startswith(shadowed_names.PREFIX):
+            return (shadowed_names.PREFIX, self.tried_digest(path))
         watched = self.watched
         if watched is not None:
             if not normal:
@@ -270,7 +273,7 @@ class ProjectIndex:
         """sha256 of the module as this index sees it ("" when absent), hashed once per content.
         A lookup's standard or installed names under its roots (`shadowed_names`, a kept
         fact's read) have their own digest (`tried_digest`)."""
-        if key is None and path.startswith(shadowed_names.PREFIX):
+        if path.startswith(shadowed_names.PREFIX):
             return self.tried_digest(path)
         if key is None and self.watched is not None:
             key = self.content_key(path)  # the kept key, not a fresh stat
@@ -461,7 +464,11 @@ class ProjectIndex:
         self._deps.setdefault(requester, {})[path] = digest
         if self.track_dependents:
             self._users.setdefault(path, set()).add(requester)
-        if self.reads is not None:
+        if self.reads is not None and not path.startswith(shadowed_names.PREFIX):
+            # A kept fact's or verdict's reads are files (`kept_caller_verdicts._kept_reads`
+            # keeps none with another dependency): the standard names under a lookup's roots
+            # stay out of them, as before they were recorded at all. (A kept answer taken
+            # then does not record them: a module made to shadow one leaves it standing.)
             self.reads.append((path, digest))
 
     def hand_over_dependencies(self, reader: str, requester: str) -> None:
