@@ -64,7 +64,7 @@ from qlint.diagnostic import (
     RuntimeVerdict,
 )
 from qlint.listing_store import ListingStore
-from qlint.results import DIRECTORY, FileResult, content_hash
+from qlint.results import FileResult, content_hash
 from qlint.settings import Settings
 from qlint.wrapper_store import WrapperStore
 
@@ -221,7 +221,7 @@ class Cache:
                 continue  # still absent: no need to load the shard a file there would be in
             if dep_digest == "" and dep.endswith(os.sep):
                 return None  # a directory recorded absent (`import_paths.tried_before`) is there
-            if dep_digest == DIRECTORY:
+            if dep_digest == shadowed_names.DIRECTORY:
                 if now is None:
                     return None  # a directory recorded there (`ProjectIndex.is_directory`) is gone
                 continue
@@ -551,7 +551,7 @@ class Cache:
             derived = (
                 listing is not None
                 or dep.startswith((wrapper_record.PREFIX, shadowed_names.PREFIX))
-                or dep_digest == DIRECTORY
+                or dep_digest == shadowed_names.DIRECTORY
             )
             known = self._stat_of_content(dep) if dep_digest and not derived else None
             if known is not None and known[1] == dep_digest:

@@ -10,10 +10,6 @@ from qlint.diagnostic import Diagnostic
 from qlint.short_digests import content_sha256_hex
 from qlint.value_classes import field, value_class
 
-# The digest of a dependency `<dir>/` read as a directory that is there (`ProjectIndex.is_directory`):
-# the results cache takes it for changed once no directory is at that path.
-DIRECTORY = "directory"
-
 
 @value_class
 class FileResult:
@@ -21,7 +17,7 @@ class FileResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     # Other project files whose content this result depends on (path -> sha256, "" = absent),
     # for the cache. A directory is spelled with a trailing separator: "" = none there,
-    # `DIRECTORY` = one there.
+    # `shadowed_names.DIRECTORY` = one there.
     dependencies: dict[str, str] = field(default_factory=dict)
     # Problems that are not findings: unreadable file, internal rule error. Exit code 2.
     errors: list[str] = field(default_factory=list)

@@ -438,7 +438,7 @@ def test_a_module_read_as_a_namespace_directory_depends_on_the_directory(tmp_pat
     dependency, so removing or creating it invalidates the answer (the files below it may be
     none)."""
     from qlint.analysis.flow.function_references import _elsewhere
-    from qlint.results import DIRECTORY
+    from qlint.analysis.names.shadowed_names import DIRECTORY
 
     repo = tmp_path / "proj"
     _write(repo / "run.py", "from tools.quant import f\n")
@@ -460,8 +460,9 @@ def test_a_module_read_as_a_namespace_directory_depends_on_the_directory(tmp_pat
 def test_the_results_cache_takes_a_directory_gone_for_a_change(tmp_path):
     """A dependency recorded as a directory there (`DIRECTORY`) holds while a directory is at
     that path and fails once none is: removed, or a file of that name instead."""
+    from qlint.analysis.names.shadowed_names import DIRECTORY
     from qlint.cache import Cache
-    from qlint.results import DIRECTORY, FileResult, content_hash
+    from qlint.results import FileResult, content_hash
 
     main = tmp_path / "main.py"
     _write(main, "x = 1\n")

@@ -41,7 +41,6 @@ from qlint.analysis.names.tree_handover import HANDOVER
 from qlint.analysis.names.watched_files import WatchedFiles
 from qlint.analysis.repo_root import same_repository
 from qlint.diagnostic import Range
-from qlint.results import DIRECTORY
 from qlint.short_digests import content_sha256_hex
 from qlint.source import DecodeError, LineIndex, decode_source, read_source
 
@@ -430,7 +429,7 @@ class ProjectIndex:
             directory = os.path.abspath(path)
             if directory != os.sep:
                 directory += os.sep
-            self._record_absolute(os.path.abspath(requester), directory, DIRECTORY if found else "")
+            self._record_absolute(os.path.abspath(requester), directory, shadowed_names.DIRECTORY if found else "")
         return found
 
     def tried_digest(self, path: str) -> str:

@@ -27,6 +27,10 @@ from functools import lru_cache
 from qlint.short_digests import sha256_hex
 
 _INSTALL_DIRS = frozenset({"site-packages", "dist-packages"})
+# The digest of a dependency `<dir>/` read as a directory that is there (`ProjectIndex.is_directory`):
+# the results cache takes it for changed once no directory is at that path. Here, as the other
+# dependency the cache reads without a stat of a file, and below `qlint.results` (`test_layers`).
+DIRECTORY = "directory"
 PREFIX = "shadows:"
 # Between roots: one a path hardly holds. Not a NUL: a reader that takes the dependency for a
 # path (`os.stat` of a kept fact's reads) gets ValueError for it, not "absent".
