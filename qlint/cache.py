@@ -41,6 +41,7 @@ from typing import Any
 
 from qlint import __version__, checksummed_files, listed_dependencies
 from qlint.analysis import wrapper_record
+from qlint.analysis.names import shadowed_names
 from qlint.analysis.project_files import (
     disk_files,
     holds_any,
@@ -108,6 +109,7 @@ class Cache:
         self._wrapper_digests: dict[str, str | None] = {}  # root -> the index's digest this run
         self._wrapper_records: dict[str, wrapper_record.Record | None] = {}  # root -> as loaded this run
         self._wrapper_deps: dict[str, str | None] = {}  # the dependency naming it -> the same
+        self._shadow_roots: dict[str, str] = {}  # root -> its entries `shadowed_names` reads
         # Directory listings kept between runs, per root (`qlint.listing_store`): the roots
         # read back this run, and those under which a directory was listed afresh since.
         self.listings = ListingStore(self.directory / __version__ / f"{fingerprint}.listings")
@@ -198,6 +200,10 @@ class Cache:
                     if self._wrapper_digest(dep) != dep_digest:
                         return None
                     continue
+                if dep.startswith(shadowed_names.PREFIX):
+                    if self._shadow_digest(dep) != dep_digest:
+                        return None
+                    continue
                 if dep_digest == "" and self._not_walked(dep.removesuffix(os.sep)):
                     stats[dep] = None  # recorded absent, still absent: the run's view of it
                     self._walked_absent.add(dep)
@@ -215,6 +221,10 @@ class Cache:
                 continue  # still absent: no need to load the shard a file there would be in
             if dep_digest == "" and dep.endswith(os.sep):
                 return None  # a directory recorded absent (`import_paths.tried_before`) is there
+            if dep_digest == shadowed_names.DIRECTORY:
+                if now is None:
+                    return None  # a directory recorded there (`ProjectIndex.is_directory`) is gone
+                continue
             if self.current_hash(dep) != dep_digest:
                 return None
         try:
@@ -404,6 +414,17 @@ class Cache:
         self._wrapper_deps[dep] = digest
         return digest
 
+    def _shadow_digest(self, dep: str) -> str:
+        """`shadowed_names.digest_now` of a dependency's roots, once per run and dependency
+        (the results of one directory name the same), kept with the wrapper digests so that
+        the next result asks for it first. The roots' stats go to the run record: an entry
+        created or removed in one moves it."""
+        roots = shadowed_names.roots_of(dep)
+        for root in roots:
+            self._stat_now(root)
+        digest = self._wrapper_deps[dep] = shadowed_names.digest_now(roots, self._shadow_roots)
+        return digest
+
     def _checked_wrapper_digest(self, root: str, record: wrapper_record.Record | None) -> str | None:
         """`_wrapper_digest` the long way: the record checked file by file over the listing
         (and kept again with what it took in), else the index worked out again."""
@@ -527,7 +548,11 @@ class Cache:
             listing = parse_listing_dependency(dep)
             if listing is not None:
                 groups.append(listing[:2])
-            derived = listing is not None or dep.startswith(wrapper_record.PREFIX)
+            derived = (
+                listing is not None
+                or dep.startswith((wrapper_record.PREFIX, shadowed_names.PREFIX))
+                or dep_digest == shadowed_names.DIRECTORY
+            )
             known = self._stat_of_content(dep) if dep_digest and not derived else None
             if known is not None and known[1] == dep_digest:
                 dep_stats[dep] = known[0]

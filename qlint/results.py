@@ -15,7 +15,9 @@ from qlint.value_classes import field, value_class
 class FileResult:
     path: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    # Other project files whose content this result depends on (path -> sha256), for the cache.
+    # Other project files whose content this result depends on (path -> sha256, "" = absent),
+    # for the cache. A directory is spelled with a trailing separator: "" = none there,
+    # `shadowed_names.DIRECTORY` = one there.
     dependencies: dict[str, str] = field(default_factory=dict)
     # Problems that are not findings: unreadable file, internal rule error. Exit code 2.
     errors: list[str] = field(default_factory=list)

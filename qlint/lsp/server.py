@@ -32,6 +32,7 @@ from pygls.uris import to_fs_path
 
 from qlint import __version__
 from qlint.analysis import run_roots
+from qlint.analysis.names import shadowed_names
 from qlint.analysis.names.packaging_files import PACKAGING_NAMES
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.project_files import LISTING_PREFIX, parse_listing_dependency
@@ -450,6 +451,8 @@ def recheck_due(changed: set[str], dependencies: frozenset[str]) -> bool:
             return True
         if dep.endswith(os.sep) and any(p.startswith(dep) for p in changed):
             return True  # a directory read as absent (`import_paths.tried_before`) now holds one
+        if dep.startswith(shadowed_names.PREFIX) and shadowed_names.changed_under(dep, changed):
+            return True  # a module named as a standard or installed one, made or removed
         listing = parse_listing_dependency(dep) if dep.startswith(LISTING_PREFIX) else None
         if listing is not None:
             root = listing[0] + os.sep

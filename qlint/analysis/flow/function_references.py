@@ -124,8 +124,11 @@ def _elsewhere(qual: str | None, name: str, project, requester: str, helper_path
     scope = project.module_scope(module, requester)
     if scope is None:
         # Not a module of the project: a third-party function of the same name, unless the
-        # module is the project's under a name the index cannot map.
-        return not any(os.path.isdir(b) or os.path.isfile(b + ".py") for b in module_bases(module, requester))
+        # module is the project's under a name the index cannot map. The directories are
+        # dependencies (a `.py` file there is one of `module_scope`'s tried paths).
+        return not any(
+            project.is_directory(b, requester) or os.path.isfile(b + ".py") for b in module_bases(module, requester)
+        )
     if os.path.abspath(scope.path) == os.path.abspath(helper_path):
         return False
     if name in scope.functions or name in scope.classes:

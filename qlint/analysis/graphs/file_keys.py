@@ -69,7 +69,7 @@ def record_trail(project, requester: str, trail) -> None:
             project.record_read(requester, path, digest(project, path, key))
         elif path[0] == "find":
             for tried in tried_before(path[1], os.path.join(path[2], "_.py"), key):
-                project.record_read(requester, tried, "")
+                project.record_read(requester, tried, project.tried_digest(tried))
 
 
 def recording(project) -> bool:

@@ -28,18 +28,17 @@ rollout is another project. Read once per repository (and per directory) and cac
 
 from __future__ import annotations
 
-import contextlib
 import os
-import site
-import sys
 from collections.abc import Iterator
 from functools import lru_cache
 
+from qlint.analysis.names import shadowed_names
 from qlint.analysis.names.modules import import_root
 from qlint.analysis.names.package_map import declared_packages, project_root
+from qlint.analysis.names.shadowed_names import site_dirs, standard_or_installed
 from qlint.analysis.repo_root import file_repository
 
-_INSTALL_DIRS = frozenset({"site-packages", "dist-packages"})
+_INSTALL_DIRS = frozenset({"site-packages", "dist-packages"})  # as `shadowed_names.site_dirs`
 # The prefix of the root that is the requester's own directory, where that is a package's:
 # the script directory `python pkg/run.py` puts first on `sys.path`. It is the last root, and
 # holds only modules whose first part is neither the standard library's nor installed: run as
@@ -150,17 +149,30 @@ def _tried_before(module: str, directory: str, found: str | None) -> tuple[str, 
         # Found behind a symbolic link: the path looked at is the one leading to it.
         at = next((i for i, path in enumerate(tried) if resolved(path) == found), len(tried))
         return _collapsed(tried[:at])
-    if standard_or_installed(parts[0]):
-        # The standard library's or an installed module, which the project does not hold: the
-        # answer rests on what is installed, which no cached answer records (a new version of
-        # torch installed, or a project module made to shadow it, are both the environment
-        # changing), and its paths would be most of what a result depends on (`typing`,
-        # `torch.fx.passes.infra.pass_base` under each import root: ~25,000 on ExecuTorch).
-        return ()
-    # Nothing found: a path in another repository may be a file (the lookup then gives up
+    # Nothing found. A path in another repository may be a file (the lookup then gives up
     # there, `same_repository`); one created there changes nothing.
     own = file_repository(os.path.join(directory, "_.py"))
-    return _collapsed([p for p in tried if file_repository(p) == own])
+    if not standard_or_installed(parts[0]):
+        return _collapsed([p for p in tried if file_repository(p) == own])
+    # A standard or installed module: a project module created at one of these paths shadows
+    # it (Python imports it from the script's directory or the root it is run from, and the
+    # lookup finds it then). Below a root where its top-level name is no directory, the
+    # entries of that root with such names decide (`shadowed_names`): one dependency for all.
+    kept: list[str] = []
+    shadowed: list[str] = []
+    for root in _roots(directory):
+        base = base_in(root, parts)
+        if base is None or file_repository(base + ".py") != own:
+            continue
+        top = os.path.join(root[1], parts[0])
+        if not root[0] and not _is_dir(top):
+            shadowed.append(root[1])
+        else:  # a package mapped onto the root, or a directory of that name: its paths
+            kept += (base + ".py", os.path.join(base, "__init__.py"), base + ".pyi")
+    paths = _collapsed(kept)
+    if shadowed:
+        paths += (shadowed_names.key(tuple(dict.fromkeys(shadowed))),)
+    return paths
 
 
 def _collapsed(paths: list[str]) -> tuple[str, ...]:
@@ -226,33 +238,6 @@ def lookup_root(module: str, requester: str, root: str | None = None) -> str:
 def _holds(directory: str, top: str) -> bool:
     base = os.path.join(directory, top)
     return os.path.isfile(base + ".py") or os.path.isdir(base) or os.path.isfile(base + ".pyi")
-
-
-@lru_cache(maxsize=8192)
-def standard_or_installed(top: str) -> bool:
-    """Whether a top-level module `top` is the standard library's or installed (a file or
-    directory of that name in a site directory)."""
-    if top in sys.stdlib_module_names or top in sys.builtin_module_names:
-        return True
-    return any(
-        entry == top or entry.startswith(top + ".") for directory in site_dirs() for entry in _entries(directory)
-    )
-
-
-@lru_cache(maxsize=1)
-def site_dirs() -> tuple[str, ...]:
-    found = [p for p in sys.path if p and any(d in p.split(os.sep) for d in _INSTALL_DIRS)]
-    with contextlib.suppress(AttributeError):  # a virtualenv's old `site` module
-        found += [*site.getsitepackages(), site.getusersitepackages()]
-    return tuple(dict.fromkeys(os.path.abspath(p) for p in found if os.path.isdir(p)))
-
-
-@lru_cache(maxsize=64)
-def _entries(directory: str) -> frozenset[str]:
-    try:
-        return frozenset(os.listdir(directory))
-    except OSError:
-        return frozenset()
 
 
 def forget_roots() -> None:

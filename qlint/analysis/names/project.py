@@ -24,7 +24,7 @@ import weakref
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from qlint.analysis.names import content_keys, layout_lookups
+from qlint.analysis.names import content_keys, layout_lookups, shadowed_names
 from qlint.analysis.names.body_reads import BODY_READ, BodyReads, watch_module_bodies
 from qlint.analysis.names.import_paths import module_bases, resolved, tried_before
 from qlint.analysis.names.kept_lookups import KeptLookups
@@ -74,6 +74,9 @@ class ProjectIndex:
         self._lookups = {}
         # (module, requester's directory) -> path: the same, for `find_module_in_check`.
         self._found: dict[tuple[str, str], str | None] = {}
+        # `tried_digest` of the check (of the run: fixed layout), and the roots' entries it read.
+        self._shadows: dict[str, str] = {}
+        self._shadow_roots: dict[str, str] = {}
         self._dirs: dict[str, str] = {}  # requester -> its absolute directory, per check
         # The file being checked, its text and the engine's parse of it (`begin_check`).
         self._checked: tuple[str, str, ast.Module] | None = None
@@ -243,7 +246,10 @@ class ProjectIndex:
     def content_key(self, path: str, normal: bool = False) -> tuple | None:
         """What identifies the module's content now (its buffer, else its stat; None: absent),
         for everything that remembers facts about other modules (`content_keys`). `normal`:
-        the path is absolute and normalised already."""
+        the path is absolute and normalised already. A lookup's standard or installed names
+        under its roots (`shadowed_names`, among a kept fact's reads) are keyed by their digest."""
+        if path.startswith(shadowed_names.PREFIX):
+            return (shadowed_names.PREFIX, self.tried_digest(path))
         watched = self.watched
         if watched is not None:
             if not normal:
@@ -263,7 +269,11 @@ class ProjectIndex:
         return keys[path]
 
     def digest(self, path: str, key: tuple | None = None) -> str:
-        """sha256 of the module as this index sees it ("" when absent), hashed once per content."""
+        """sha256 of the module as this index sees it ("" when absent), hashed once per content.
+        A lookup's standard or installed names under its roots (`shadowed_names`, a kept
+        fact's read) have their own digest (`tried_digest`)."""
+        if path.startswith(shadowed_names.PREFIX):
+            return self.tried_digest(path)
         if key is None and self.watched is not None:
             key = self.content_key(path)  # the kept key, not a fresh stat
             if key is None:
@@ -302,6 +312,8 @@ class ProjectIndex:
         self._dirs.clear()
         if not self.fixed_layout:
             self._found.clear()
+            self._shadows.clear()
+            self._shadow_roots.clear()
             if self._kept_lookups is not None:
                 self._kept_lookups.begin_check()
         self._checked = (os.path.abspath(path), text, tree) if path and text is not None and tree else None
@@ -403,8 +415,33 @@ class ProjectIndex:
             self._record_absolute(absolute, *recorded)
         if self.wants_dependencies:  # none kept (`--no-cache`), nor kept facts read again
             for path in tried_before(module, absolute, found):
-                self._record_absolute(absolute, path, "")
+                self._record_absolute(absolute, path, self.tried_digest(path))
         return scope
+
+    def is_directory(self, path: str, requester: str) -> bool:
+        """Whether a directory is at `path`, a dependency of the check of `requester` where
+        dependencies are kept (as `module_scope`'s tried paths): `path/` absent (""), or there
+        (`DIRECTORY`). A module the project does not hold may still be its own under a name the
+        index cannot map, a directory without `__init__.py` (`function_references._elsewhere`):
+        removing or creating the directory changes that answer."""
+        found = os.path.isdir(path)
+        if self.wants_dependencies:
+            directory = os.path.abspath(path)
+            if directory != os.sep:
+                directory += os.sep
+            self._record_absolute(os.path.abspath(requester), directory, shadowed_names.DIRECTORY if found else "")
+        return found
+
+    def tried_digest(self, path: str) -> str:
+        """The digest a path of `tried_before` is recorded with: "" (absent), or for the
+        standard or installed names under roots (`shadowed_names`) what those entries are,
+        listed once per check (per run with a fixed layout)."""
+        if not path.startswith(shadowed_names.PREFIX):
+            return ""
+        digest = self._shadows.get(path)
+        if digest is None:
+            digest = self._shadows[path] = shadowed_names.digest_now(shadowed_names.roots_of(path), self._shadow_roots)
+        return digest
 
     def _module_scope(
         self, module: str, requester: str
@@ -426,7 +463,11 @@ class ProjectIndex:
         self._deps.setdefault(requester, {})[path] = digest
         if self.track_dependents:
             self._users.setdefault(path, set()).add(requester)
-        if self.reads is not None:
+        if self.reads is not None and not path.startswith(shadowed_names.PREFIX):
+            # A kept fact's or verdict's reads are files (`kept_caller_verdicts._kept_reads`
+            # keeps none with another dependency): the standard names under a lookup's roots
+            # stay out of them, as before they were recorded at all. (A kept answer taken
+            # then does not record them: a module made to shadow one leaves it standing.)
             self.reads.append((path, digest))
 
     def hand_over_dependencies(self, reader: str, requester: str) -> None:
@@ -441,8 +482,18 @@ class ProjectIndex:
 
     def record_read(self, requester: str, path: str, digest: str) -> None:
         """The check of `requester` read `path` (content sha256, "" = absent) by other means
-        than `module_scope` (a scan of the project's files): a dependency like the others."""
-        self._record(requester, os.path.abspath(path), digest)
+        than `module_scope` (a scan of the project's files): a dependency like the others. A
+        directory spelled with a trailing separator (`import_paths.tried_before`, through
+        `file_keys.record_trail`) keeps it: `abspath` drops it, and the cache and
+        `lsp.server.recheck_due` then took a directory created there for no change. The
+        entries of roots with standard or installed names (`shadowed_names`) are no path."""
+        if path.startswith(shadowed_names.PREFIX):
+            self._record(requester, path, digest)
+            return
+        absolute = os.path.abspath(path)
+        if path.endswith(os.sep) and absolute != os.sep:
+            absolute += os.sep
+        self._record(requester, absolute, digest)
 
     def record_reads(self, requester: str, reads: list[tuple[str, str]]) -> None:
         """`record_read` for many absolute, normalised paths at once (a scan of the project)."""
