@@ -25,6 +25,7 @@ import re
 from qlint.analysis.flow.relevant_bodies import functions_of, segment
 from qlint.analysis.names.text_imports import file_imports
 from qlint.analysis.text_needles import holds_any
+from qlint.analysis.tree_walk import walk_kinds
 from qlint.lazy_patterns import lazy
 
 # Where an exported GraphModule comes from; `.eval()` alone is in every training script.
@@ -34,6 +35,7 @@ _SWITCHES = (".eval()", ".train(")
 # Names imported from these are never helpers of the project.
 _LIBRARY_ROOTS = frozenset({"torch", "torchao", "numpy", "copy", "typing", "collections", "unittest", "pytest"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_ASSIGNS = frozenset({ast.Assign})
 # `name = f(`, also as one name of a tuple target (`name, info = f(`, `(info, name) = f(`).
 _ASSIGNED = lazy(r"(?:[ \t]*,[ \t]*[A-Za-z_*][\w.]*)*[ \t]*,?[ \t]*\)?[ \t]*=[ \t]*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\(")
 
@@ -266,10 +268,11 @@ def _returns_value(func: ast.AST) -> bool:
 def _stores_on_parameter(func: ast.AST) -> bool:
     """`param.<attr> = value` in the function (`def attach(m, q): m.core = ...`; not `self`'s)."""
     params = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)} - {"self", "cls"}
+    if not params:
+        return False  # most methods: `self` alone
     return any(
         isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in params
-        for n in ast.walk(func)
-        if isinstance(n, ast.Assign)
+        for n in walk_kinds(func, _ASSIGNS)
         for t in n.targets
     )
 
