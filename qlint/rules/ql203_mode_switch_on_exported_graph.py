@@ -170,7 +170,8 @@ class ModeSwitchOnExportedGraph(Rule):
             f" switch then runs {use}), or switch it with {use} and keep the helper's switch for eager modules"
         )
         fix = allow_fix(ctx, handed, graph)
-        if handed.field:
+        if handed.field and isinstance(handed.call.func, ast.Attribute) and handed.call.func.value is handed.argument:
+            # `runner.calibrate()`: its method's switch (`set_train(h)`, a function's: `x.core.train()`)
             message = message.replace(" on it (", f" on `self.{handed.field}` (", 1)
         if handed.absent_allow is not None:
             message, help_ = _absent_allow(ctx, handed.absent_allow, message, help_)

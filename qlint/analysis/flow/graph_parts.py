@@ -73,6 +73,10 @@ class GraphParts:
             elif not isinstance(value, ast.Set):
                 self._keep(f"{name}[{position!r}]", name, element, env)
 
+    def hold(self, root: str, suffix: str, obj: Obj, env: Env) -> None:
+        """`root<suffix>` (`out['model']`) holds the graph `obj` (`left_graphs.bound_parts`)."""
+        self._keep(f"{root}{suffix}", root, obj, env)
+
     def fields_of(self, root: str, env: Env) -> dict[str, Obj] | None:
         """The graphs held in attributes of `root` (`runner.gm`), by attribute; None: none."""
         parts = self.roots.get(root) if self.roots else None
@@ -81,6 +85,15 @@ class GraphParts:
         prefix = f"{root}."
         out = {p[len(prefix) :]: env.vars[p] for p in parts if p.startswith(prefix) and p in env.vars}
         return out or None
+
+    def handed_fields(self, node: ast.Call, env: Env) -> dict[int, dict[str, Obj]]:
+        """id(argument) -> the graphs held in its attributes, for each plain name `node` is
+        handed (`set_train(h)` after `h.core = gm`), before the call touches them."""
+        out = {}
+        for arg in (*node.args, *(kw.value for kw in node.keywords)):
+            if isinstance(arg, ast.Name) and (held := self.fields_of(arg.id, env)):
+                out[id(arg)] = held
+        return out
 
     def rebound(self, name: str, env: Env) -> None:
         """`name` names another value now: its parts are gone."""

@@ -7,10 +7,13 @@ the rule's text trigger nor the bodies the model flow reads (`relevant_bodies`) 
 
 Which functions of a module may return such a graph is a summary fact (`GraphReturns`,
 computed once per module content from its text: a function whose text names a graph
-source and returns a value); the model flow then decides on the helper's real returns.
-A file is read for QL203 through its imports (`switches_returned_graph`, the rule's import
-trigger) when it switches a mode and calls an imported function of that list, and the bodies
-that do both are read (`returned_graph_bodies`).
+source and returns a value, or stores on an attribute of a parameter, `left_graphs`); the
+model flow then decides on the helper's real returns and stores. A file is read for QL203
+through its imports (`switches_returned_graph`, the rule's import trigger) when it switches a
+mode and calls an imported function of that list whose result it switches (`gm = capture(...)`,
+`g, _ = capture(...)`, `out = capture(...)` then `out["model"].eval()`), or to which it hands
+what it switches (`attach(m, q)` then `m.train()` or `m.core.train()`), and the bodies that do
+both are read (`returned_graph_bodies`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import re
 from qlint.analysis.flow.relevant_bodies import functions_of, segment
 from qlint.analysis.names.text_imports import file_imports
 from qlint.analysis.text_needles import holds_any
+from qlint.analysis.tree_walk import walk_kinds
 from qlint.lazy_patterns import lazy
 
 # Where an exported GraphModule comes from; `.eval()` alone is in every training script.
@@ -31,15 +35,22 @@ _SWITCHES = (".eval()", ".train(")
 # Names imported from these are never helpers of the project.
 _LIBRARY_ROOTS = frozenset({"torch", "torchao", "numpy", "copy", "typing", "collections", "unittest", "pytest"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_ASSIGNS = frozenset({ast.Assign})
 _ASSIGNED = lazy(r"[ \t]*=[ \t]*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\(")
+# A name of a tuple target (`name, info = f(`, `(info, name) = f(`): what its line holds before
+# the name, and after the `,` or `)` that follows it. Compiled once: a pattern compiled per
+# name costs ~0.3 ms of `sre_compile` each, and a module switches a handful of names.
+_TUPLE_HEAD = lazy(r"[ \t(]*(?:[A-Za-z_*][\w.]*[ \t]*,[ \t]*)*")
+_TUPLE_REST = lazy(r"(?:[ \t]*[A-Za-z_*][\w.]*[ \t]*,?)*[ \t]*\)?[ \t]*=[ \t]*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\(")
 
 
 class GraphReturns:
-    """The module-level functions whose text names a graph source and returns a value."""
+    """The module-level functions whose text names a graph source and that return a value or
+    store on an attribute of a parameter (`m.core = prepare_qat_pt2e(...)`, `left_graphs`)."""
 
     # Computed with every summary: most modules name no graph source, and answer at once; a
     # lazy fact would parse again each module summarised before it was first asked.
-    key = "ql203.graph_returns.v2"
+    key = "ql203.graph_returns.v3"
 
     def compute(self, tree: ast.Module, scope, text: str):
         if not any(s in text for s in GRAPH_SOURCES):
@@ -47,9 +58,7 @@ class GraphReturns:
         lines = text.splitlines(keepends=True)
         bodies = {}
         for node in tree.body:
-            if isinstance(node, _FUNCS) and any(
-                isinstance(n, ast.Return) and n.value is not None for n in ast.walk(node)
-            ):
+            if isinstance(node, _FUNCS) and (_returns_value(node) or _stores_on_parameter(node)):
                 bodies[node.name] = "".join(lines[node.lineno - 1 : node.end_lineno])
         out = [name for name, body in bodies.items() if any(s in body for s in GRAPH_SOURCES)]
         # A function returning what another of them returns (d2go's `setup_qat_model` calling
@@ -97,13 +106,80 @@ def switched_receivers(text: str) -> tuple[set[str], set[str]]:
 def _switched_results(text: str) -> set[str]:
     """The callees (`capture`, `helpers.prepare`) whose result the text switches: bound to a
     name that is then switched (`gm = capture(...)` ... `gm.eval()`), or switched in place
-    (`capture(model, x).eval()`). Only their imports are looked up: a module's every
-    imported call would cost a lookup (and a parse) per imported module."""
+    (`capture(model, x).eval()`), also through an item (`out["model"].train()`,
+    `capture(m)[0].eval()`); and those handed the name whose value, or an attribute of it, is
+    switched (`attach(m, q)` ... `m.core.train()`). Only their imports are looked up: a
+    module's every imported call would cost a lookup (and a parse) per imported module."""
     receivers, out = switched_receivers(text)
+    _switched_items(text, receivers, out)
     for name in receivers:
         out.update(_bound_to(text, name))
+    for root in {r.partition(".")[0] for r in receivers} - {"self", "cls"}:
+        out.update(_handed_to(text, root))
     # snake_case by convention: a class's construction is an eager module.
     return {c for c in out if c.rpartition(".")[2][:1].islower()}
+
+
+def _switched_items(text: str, receivers: set[str], in_place: set[str]) -> None:
+    """Add the containers of switched items (`out` of `out["model"].train()`) to `receivers`,
+    and the callees switched through an item of their result (`capture(m)[0].eval()`) to
+    `in_place`."""
+    for needle in _SWITCHES:
+        at = text.find("]" + needle)
+        while at != -1:
+            opened = _opening(text, at)
+            if opened > 0:
+                name = _dotted_before(text, opened)
+                if name:
+                    receivers.add(name)
+                elif text[opened - 1] == ")":
+                    start = text.rfind("(", 0, opened - 1)
+                    callee = _dotted_before(text, start) if start != -1 else ""
+                    if callee and ")" not in text[start + 1 : opened - 1]:
+                        in_place.add(callee)
+            at = text.find("]" + needle, at + 1)
+
+
+def _opening(text: str, close: int) -> int:
+    """The `[` that the `]` at `close` closes, on the same line; -1 when there is none."""
+    depth = 0
+    for at in range(close, max(text.rfind("\n", 0, close), -1), -1):
+        char = text[at]
+        if char == "]":
+            depth += 1
+        elif char == "[":
+            depth -= 1
+            if depth == 0:
+                return at
+    return -1
+
+
+def _handed_to(text: str, root: str) -> set[str]:
+    """The callees of the calls handed `root` as a positional argument of its own, with no
+    call before it among the arguments (`attach(m, q)`, `helpers.attach(q, m)`), and of those
+    whose result a tuple target binds it to (`root, info = f(`)."""
+    out = set()
+    for m in _handed(root).finditer(text):
+        at = m.start()
+        if at and (text[at - 1].isalnum() or text[at - 1] in "_."):
+            continue
+        line = text.rfind("\n", 0, at) + 1
+        if _TUPLE_HEAD.fullmatch(text, line, at) and (bound := _TUPLE_REST.match(text, m.end())):
+            out.add(bound.group(1))
+            continue
+        opened = text.rfind("(", 0, at)
+        if opened == -1 or ")" in text[opened:at] or "\n\n" in text[opened:at]:
+            continue
+        callee = _dotted_before(text, opened)
+        if callee:
+            out.add(callee)
+    return out
+
+
+@functools.lru_cache(maxsize=512)
+def _handed(root: str) -> re.Pattern:
+    # Led by the root itself, a literal the search skips to in C (`_binding`).
+    return re.compile(re.escape(root) + r"[ \t]*[,)]")
 
 
 def _bound_to(text: str, name: str) -> set[str]:
@@ -169,7 +245,8 @@ def switches_returned_graph(text: str, path: str, project) -> bool:
 
 def own_graph_returns(ctx) -> tuple[str, ...]:
     """Names of this module's functions and methods whose text names a graph source and
-    returns a value, and of those that call one of them and return a value (a strategy's
+    returns a value or stores on an attribute of a parameter (`left_graphs`), and of those
+    that call one of them and do the same (a strategy's
     `quantize` returning what `convert_pt2e` made): a body that calls one may get a graph
     from it without naming a source itself (the model flow decides on the real returns)."""
     found = ctx.cache.get("ql203.own_graph_returns")
@@ -178,7 +255,7 @@ def own_graph_returns(ctx) -> tuple[str, ...]:
     bodies: dict[str, list[tuple[ast.AST, str]]] = {}
     if any(s in ctx.text for s in GRAPH_SOURCES):
         for f, _ in functions_of(ctx.tree, ctx.scope):
-            if isinstance(f, _FUNCS) and "return" in (text := segment(ctx, f)):
+            if isinstance(f, _FUNCS) and ("return" in (text := segment(ctx, f)) or _stores_on_parameter(f)):
                 bodies.setdefault(f.name, []).append((f, text))
     out = {name for name, found in bodies.items() if any(s in t for _, t in found for s in GRAPH_SOURCES)}
     new = out
@@ -186,14 +263,27 @@ def own_graph_returns(ctx) -> tuple[str, ...]:
         calls = re.compile(rf"(?<!\w)(?:{'|'.join(re.escape(o) for o in sorted(new))})\(")
         new = {name for name, found in bodies.items() if name not in out and any(calls.search(t) for _, t in found)}
         out |= new
-    # The text search above is a superset: a name counts when one of its defs returns a value.
-    kept = {name for name in out if any(_returns_value(f) for f, _ in bodies[name])}
+    # The text search above is a superset: a name counts when one of its defs returns a value
+    # or stores on an attribute of a parameter (`attach(m, q)`, then `set_train(m)`: `left_graphs`).
+    kept = {name for name in out if any(_returns_value(f) or _stores_on_parameter(f) for f, _ in bodies[name])}
     found = ctx.cache["ql203.own_graph_returns"] = tuple(sorted(kept))
     return found
 
 
 def _returns_value(func: ast.AST) -> bool:
     return any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(func))
+
+
+def _stores_on_parameter(func: ast.AST) -> bool:
+    """`param.<attr> = value` in the function (`def attach(m, q): m.core = ...`; not `self`'s)."""
+    params = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)} - {"self", "cls"}
+    if not params:
+        return False  # most methods: `self` alone
+    return any(
+        isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in params
+        for n in walk_kinds(func, _ASSIGNS)
+        for t in n.targets
+    )
 
 
 def returned_graph_bodies(ctx, chosen: set[int]) -> list:

@@ -25,9 +25,11 @@ from qlint.analysis.flow.graph_instances import KIND, is_graph_instance
 from qlint.analysis.flow.maybe_graphs import graph_paths, reaching, tests_type
 from qlint.analysis.flow.model_apis import switch_mode
 from qlint.analysis.flow.model_values import (
+    ATTR,
     ATTRIBUTE,
     EXPECTS_ERROR,
     PARAM,
+    PARAM_PART,
     Env,
     FunctionFlow,
     HandedSwitch,
@@ -53,6 +55,8 @@ def param_switches(flow: FunctionFlow) -> None:
             _record(flow.param_switches, index, found)
         elif not switch.patched and (name := _own_field(switch.origins, flow.node)) is not None:
             flow.field_switches.setdefault(name, ParamSwitch(switch.call, flow.path, switch.mode, switch.guard))
+        elif not switch.patched and (part := _own_part(switch.origins, flow.node)) is not None:
+            flow.part_switches.setdefault(part, ParamSwitch(switch.call, flow.path, switch.mode, switch.guard))
 
 
 def handed_fields(sem, node: ast.Call, callee: FunctionFlow, receiver: Obj, fields: dict[str, Obj], env: Env) -> None:
@@ -109,6 +113,34 @@ def handed_switches(sem, node: ast.Call, callee: FunctionFlow, actual: dict, wri
         _hand(walk, node, switch, obj, expr, sem.containers.live(obj, env), _class_tests(switch, callee.node, index))
         if not obj.is_graph and not switch.guard and not switch.unless:
             _hand_on_path(sem, node, switch, obj, expr, callee.node, index, env)
+
+
+def handed_part_switches(sem, node: ast.Call, callee: FunctionFlow, actual: dict, before: dict, env: Env) -> None:
+    """At a call of `callee`, which switches an attribute of what some parameters are given
+    (`set_train(h)` with `def set_train(x): x.core.train()`, on every path of its own): the
+    argument's attribute holding an exported graph, neither allowed nor copied, is a
+    `HandedSwitch` (`before`: id(argument) -> the graphs its attributes held before the call,
+    `GraphParts.fields_of`; else what a helper's call left there, `left_graphs`). The caller's
+    own parameter given there is switched there by the caller too, for its callers to judge."""
+    walk = sem.walk
+    if EXPECTS_ERROR in walk.contexts:
+        return
+    for (index, attr), switch in callee.part_switches.items():
+        obj, expr = actual.get(index, (None, None))
+        if obj is None or switch.guard:
+            continue  # `if train: x.core.train()`: a flag of the helper's, not read here
+        graph = (before.get(id(expr)) or {}).get(attr) if expr is not None else None
+        if graph is None:
+            graph = sem.containers.read(obj, attr)
+        if graph is not None:
+            if graph.is_graph and graph not in env.patched and graph not in env.copied:
+                found = HandedSwitch(node, walk.stmt_stack[-1], expr, graph.origins, switch, field=attr)
+                walk.flow.handed.setdefault(id(node), found)
+            continue
+        own = _own_parameter(obj, walk.func)
+        if own is not None:
+            here = replace(switch, guard=frozenset(walk.guards), unless=frozenset())
+            walk.flow.part_switches.setdefault((own, attr), here)
 
 
 def handed_closure(sem, node: ast.Call, switch_call: ast.Call, path: str, callee: ast.AST, env: Env) -> None:
@@ -273,6 +305,18 @@ def _own_field(origins, func: ast.AST) -> str | None:
     if origin.kind != ATTRIBUTE or origin.node is not func or not name.startswith("self.") or name.count(".") != 1:
         return None
     return name[5:]
+
+
+def _own_part(origins, func: ast.AST) -> tuple[int, str] | None:
+    """(the parameter's index, the attribute) when `origins` are an attribute of a parameter of
+    `func` (`x.core`, `self`/`cls` aside) on every path."""
+    if len(origins) != 1:
+        return None
+    (origin,) = origins
+    path = origin.path
+    if origin.kind != PARAM_PART or origin.owner is not func or not path or len(path) != 1 or path[0][0] != ATTR:
+        return None
+    return origin.index, path[0][1]
 
 
 def _own_parameter(obj: Obj, func: ast.AST) -> int | None:

@@ -19,7 +19,7 @@ from qlint.analysis.flow.class_methods import method_of
 from qlint.analysis.flow.dead_branches import contradicted_at_call, open_ended
 from qlint.analysis.flow.given_modes import wrapped_param
 from qlint.analysis.flow.handed_parts import switch_handed_parts
-from qlint.analysis.flow.handed_switches import handed_switches
+from qlint.analysis.flow.handed_switches import handed_part_switches, handed_switches
 from qlint.analysis.flow.held_slots import bind, switched_name
 from qlint.analysis.flow.loop_effects import handed_kinds, kinds_in
 from qlint.analysis.flow.maybe_graphs import returned_paths
@@ -202,6 +202,8 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
         sem.flow.foreign_calls.append((callee.path, site))
     if callee.param_switches:
         handed_switches(sem, node, callee, actual, written, env)
+    if callee.part_switches:  # `set_train(h)` with `def set_train(x): x.core.train()`
+        handed_part_switches(sem, node, callee, actual, sem.handed_fields.pop(id(node), None) or {}, env)
 
     ended = open_ended(node)
 
@@ -348,6 +350,8 @@ def apply(sem, node, callee: FunctionFlow, offset, receiver, args, kwargs, env: 
             env.patched |= {given[index]}
     switch_handed_parts(sem, node, callee, written, ruled_out, env)  # `make_train(model.bn)`
     _unpack(sem, node, callee, translate, env)
+    if callee.return_parts:  # `return {"model": gm}`
+        left_graphs.unpack_parts(sem, node, callee, translate, env)
     if callee.left_fields:  # `prepare_core(m)` storing a graph in `m.core`
         left_graphs.hand_back(sem, node, callee, given, written, translate, env)
     results = [translate(obj, e) for e, obj in ends if obj is not None]

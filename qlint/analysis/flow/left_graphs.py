@@ -81,6 +81,72 @@ def _holds(sem, node, callee: FunctionFlow, holder: Obj, attrs: dict, translate,
             sem.walk.parts.stored(ast.Attribute(name, attr, ast.Load()), graph, env)
 
 
+def return_parts(flow: FunctionFlow, roots: dict[str, set[str]], literals: dict, value: ast.expr, e: Env) -> None:
+    """At `return value`: the graphs a dict literal of constant keys (`{"model": gm}`) or a
+    name with graph parts (`out`, after `out = {"model": gm}`) hands back, by key
+    (`FunctionFlow.return_parts`; `roots`: `GraphParts.roots`; `literals`: the elements of the
+    literals read, `loop_items.Containers.literals`)."""
+    held = {}
+    if type(value) is ast.Dict:
+        elements = literals.get(id(value))
+        if elements is None or None in value.keys or len(elements) != len(value.values):
+            return  # a spread: which key holds what is not known
+        for k, element in zip(value.keys, elements, strict=True):
+            constant = isinstance(k, ast.Constant) and type(k.value) in (int, str)
+            if constant and isinstance(element, Obj) and _live(element, e):
+                held[f"[{k.value!r}]"] = element
+    elif type(value) is ast.Name and value.id in roots:
+        prefix = f"{value.id}["
+        for p in roots[value.id]:
+            if p.startswith(prefix) and (g := e.vars.get(p)) is not None and _live(g, e):
+                held[p[len(value.id) :]] = g
+    if held:
+        flow.return_parts[len(flow.returns)] = held
+
+
+def unpack_parts(sem, node: ast.Call, callee: FunctionFlow, translate, env: Env) -> None:
+    """At the call `node` of `callee`: the keys every return's dict holds a graph under, with
+    that graph in the caller's terms (`CallSemantics.returned_parts`), which `out["model"]`
+    reads back (a graph under a key on some paths only is not followed, as for a tuple's
+    position)."""
+    ends = callee.returns
+    per_end = [callee.return_parts.get(i) for i in range(len(ends))]
+    if not per_end or any(not held for held in per_end):
+        return
+    out = {}
+    for k in sorted(set(per_end[0]).intersection(*per_end[1:])):
+        out[k] = merge_values([translate(held[k], e) for held, (e, _) in zip(per_end, ends, strict=True)], env, node)
+    if out:
+        sem.returned_parts[id(node)] = out
+
+
+def returned_item(sem, e: ast.Subscript) -> Obj | None:
+    """`f()["model"]` / `f()[0]`: the graph the call's helper returns under that key or at
+    that position on every path (`unpack_parts`, `helper_calls._unpack`)."""
+    index = e.slice.value if isinstance(e.slice, ast.Constant) else None
+    if type(index) is str or (type(index) is int and index >= 0):
+        held = sem.returned_parts.get(id(e.value))
+        if held is not None and (found := held.get(f"[{index!r}]")) is not None:
+            return found
+        items = sem.unpacked.get(id(e.value)) if type(index) is int else None
+        if items is not None and index < len(items) and items[index] is not None and items[index].is_graph:
+            return items[index]
+    return None
+
+
+def bound_parts(sem, parts, name: str, call: ast.Call, items, env: Env) -> None:
+    """`out = f()`: the graphs the helper returns under a key of its dict (`unpack_parts`) or
+    at a position of its tuple (`items`, `helper_calls._unpack`) are parts of `out`
+    (`GraphParts`), read back as `out["model"]`/`out[0]` until `out` is rebound, handed on or
+    changed."""
+    held = sem.returned_parts.pop(id(call), None)
+    for suffix, graph in (held or {}).items():
+        parts.hold(name, suffix, graph, env)
+    for position, item in enumerate(items or ()):
+        if item is not None and item.is_graph:
+            parts.hold(name, f"[{position!r}]", item, env)
+
+
 def _parts(root: str, obj: Obj, parts: set[str], e: Env) -> dict[str, Obj] | None:
     """The live graphs held in `root.<attr>` at the end `e`, while `root` is still `obj`."""
     if e.vars.get(root) != obj:
@@ -103,4 +169,12 @@ def _common(per_end: list[dict[str, Obj] | None]) -> dict[str, tuple[Obj, ...]]:
     return {a: tuple(held[a] for held in per_end) for a in sorted(attrs)}
 
 
-__all__ = ["hand_back", "hand_back_result", "summarise"]
+__all__ = [
+    "bound_parts",
+    "hand_back",
+    "hand_back_result",
+    "return_parts",
+    "returned_item",
+    "summarise",
+    "unpack_parts",
+]

@@ -105,6 +105,12 @@ class CallSemantics:
         self.results = PreparedResults(self)
         # Call node id -> the objects of each element of the tuple a helper returns on every path.
         self.unpacked: dict[int, tuple[Obj | None, ...]] = {}
+        # Call node id -> id(argument) -> the graphs its attributes held before the call, for the
+        # plain names handed to it (`GraphParts.handed_fields`).
+        self.handed_fields: dict[int, dict[int, dict[str, Obj]]] = {}
+        # Call node id -> the graphs held under each key of the dict a helper returns on every
+        # path, by the key as a part's suffix (`['model']`, `left_graphs.returned_parts`).
+        self.returned_parts: dict[int, dict[str, Obj]] = {}
         # id(dict/list/tuple/set literal) -> the modes of the models it holds (`Interpreter.items_of`).
         self.literal_items: dict[int, frozenset[ModeFact]] = {}
         # Object -> the branches its `allow_exported_model_train_eval` lies in (`ModeSwitch.allowed_under`).
@@ -144,6 +150,12 @@ class CallSemantics:
         # `runner.calibrate()` may change the graphs `runner`'s fields hold: what they were before.
         root = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else None
         fields = parts.fields_of(root, env) if root is not None else None
+        if parts.roots or self.handed_fields:  # `set_train(h)` may switch what `h`'s fields hold: before
+            held = parts.handed_fields(node, env) if parts.roots else None
+            if held:
+                self.handed_fields[id(node)] = held
+            else:
+                self.handed_fields.pop(id(node), None)
         parts.touched(node, env)
         self.held_parts.replacing(node, env)
         receiver = expr(func.value, env) if isinstance(func, ast.Attribute) else None

@@ -208,6 +208,9 @@ class Interpreter:
                 obj = None
             else:
                 obj = self.expr(value, env) if value is not None else None
+                if type(value) is ast.Dict or (type(value) is _NAME and self.parts.roots):
+                    # `return {"model": gm}`: read back by the caller as `out["model"]`
+                    left_graphs.return_parts(self.flow, self.parts.roots, self.containers.literals, value, env)
             paths = graph_paths(obj, env, self.calls.made_graphs, whole=True)
             if paths:
                 here = frozenset(self.guards)
@@ -255,6 +258,9 @@ class Interpreter:
             self.bind(target, obj, value, env)
             if reached is not None and isinstance(target, ast.Name):
                 self.calls.held_parts.bound(target.id, reached, env)
+            if type(target) is _NAME and (items is not None or id(value) in self.calls.returned_parts):
+                # `out = f()` with `return {"model": gm}` or `return gm, info`: `out["model"]`, `out[0]`
+                left_graphs.bound_parts(self.calls, self.parts, target.id, value, items, env)
 
     def branch(self, s: ast.If, env: Env) -> Env | None:
         truth = self.flags.truth(s.test)
@@ -549,6 +555,8 @@ class Interpreter:
             if (built := init_part(self.calls, container, e, env)) is not None:
                 return built  # `holder.model` that `Holder.__init__` builds (`init_parts`)
         if not attribute:
+            if type(e.value) is _CALL and (item := left_graphs.returned_item(self.calls, e)) is not None:
+                return item  # `f()["model"]`: the graph the helper returns there (`left_graphs`)
             self.expr(e.slice, env)
         step = (ATTR, e.attr) if attribute else (ITEM,)
         part = part_of(container, e, (step,))

@@ -317,6 +317,10 @@ class FunctionFlow:
     left_fields: dict[int, dict[str, tuple[Obj, ...]]] = field(default_factory=dict)
     # Attribute -> the same for the value every return hands back (`return Wrap(gm)`).
     returned_fields: dict[str, tuple[Obj, ...]] = field(default_factory=dict)
+    # Position in `returns` -> the items of the dict that return hands back that hold an
+    # exported graph, unallowed and uncopied there, by the key as a part's suffix (`['model']`):
+    # a dict literal of constant keys, or a name whose graph parts are known (`left_graphs`).
+    return_parts: dict[int, dict[str, Obj]] = field(default_factory=dict)
     param_sinks: dict[int, set[Sink]] = field(default_factory=dict)  # parameter -> prepare calls it reaches
     # The `prepare_qat_pt2e` calls of those whose graph is converted right away (never trained):
     # a caller's capture that reaches them was only rebuilt for conversion (`prepared_results`).
@@ -338,6 +342,10 @@ class FunctionFlow:
     # calls) on `self.<field>` as it found it, unallowed. A caller that set that field of the
     # instance to an exported graph (`runner.gm = prepare_pt2e(...)`) hands the graph over.
     field_switches: dict[str, ParamSwitch] = field(default_factory=dict)
+    # (parameter index, attribute) -> the first switch it runs on that attribute of what the
+    # caller passes (`def set_train(x): x.core.train()`), unallowed: a caller whose argument
+    # holds an exported graph there hands the graph over (`handed_switches.handed_part_switches`).
+    part_switches: dict[tuple[int, str], ParamSwitch] = field(default_factory=dict)
     # Parameter index -> the branches `allow_exported_model_train_eval` on it lies in (empty:
     # always): a caller whose arguments rule them out gets its graph back unallowed.
     param_allows: dict[int, Guard] = field(default_factory=dict)
