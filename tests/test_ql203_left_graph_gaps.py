@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from qlint.diagnostic import Applicability
 from tests.conftest import lint, write_package
 
@@ -279,3 +281,21 @@ def test_a_returned_container_quiet_look_alikes():
             d[1].eval()
         """
     )
+
+
+def test_the_trigger_reads_a_tuple_target_bound_to_no_call_in_linear_time():
+    """`g, <long name> = 1, 2` binds `g` to no call: the pattern for the names after `g` once
+    split a long name into names in exponentially many ways before failing (the whole run on
+    the installed torchao never ended). The alarm turns a hang into a failure."""
+    import signal
+
+    from qlint.analysis.flow.graph_returns import _switched_results
+
+    text = f"g = f(x)\ng, self.{'a' * 60} = g, 2\nh, {'b' * 60}.c = attach(g)\ng.eval()\n"
+    signal.signal(signal.SIGALRM, lambda *_: pytest.fail("the tuple-target pattern backtracks"))
+    signal.alarm(20)
+    try:
+        found = _switched_results(text)
+    finally:
+        signal.alarm(0)
+    assert {"f", "attach"} <= found

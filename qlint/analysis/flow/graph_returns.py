@@ -41,7 +41,12 @@ _ASSIGNED = lazy(r"[ \t]*=[ \t]*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\(")
 # the name, and after the `,` or `)` that follows it. Compiled once: a pattern compiled per
 # name costs ~0.3 ms of `sre_compile` each, and a module switches a handful of names.
 _TUPLE_HEAD = lazy(r"[ \t(]*(?:[A-Za-z_*][\w.]*[ \t]*,[ \t]*)*")
-_TUPLE_REST = lazy(r"(?:[ \t]*[A-Za-z_*][\w.]*[ \t]*,?)*[ \t]*\)?[ \t]*=[ \t]*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\(")
+# Every name after the first follows a comma: with the comma optional, a line like `g, abc + 1`
+# can split `abc` into names in exponentially many ways before the match fails.
+_TUPLE_REST = lazy(
+    r"[ \t]*(?:[A-Za-z_*][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_*][\w.]*)*[ \t]*(?:,[ \t]*)?)?(?:\)[ \t]*)?"
+    r"=[ \t]*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\("
+)
 
 
 class GraphReturns:
