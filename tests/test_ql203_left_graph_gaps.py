@@ -100,9 +100,13 @@ def test_a_storing_helper_of_another_module_is_followed_to_the_callers_switch(tm
         """,
     )
     assert [d.range.start.row for d in ds] == [7, 12]
-    assert ds[0].message.startswith("`m` holds the graph from `prepare_qat_pt2e` (helpers.py:23")
+    assert ds[0].message.startswith(
+        "`m` holds the graph from `prepare_qat_pt2e` (helpers.py:23, stored in what the call at line 6 was given)"
+    )
     assert ds[0].fix.applicability is Applicability.DISPLAY_ONLY  # the holder: as for an inline store
-    assert ds[1].message.startswith("`m.core` comes from `prepare_qat_pt2e` (helpers.py:23")
+    assert ds[1].message.startswith(
+        "`m.core` comes from `prepare_qat_pt2e` (helpers.py:23, stored in what the call at line 11 was given)"
+    )
     assert ds[1].fix.applicability is Applicability.SAFE  # `move_exported_model_to_eval(m.core)`
 
 

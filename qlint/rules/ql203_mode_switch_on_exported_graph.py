@@ -265,6 +265,10 @@ def _made(ctx: FileContext, origin: Origin) -> str:
     path, line = origin.made_at
     if not isinstance(origin.node, ast.Call):  # a field a base of another module stores (`graph_fields`)
         return f"{_where(ctx, path, line)}, stored by the base class named at {here}"
+    # A call whose result is dropped handed the graph back in what it was given (`attach(m, q)`
+    # storing `m.core`, `left_graphs`): it returned nothing.
+    if isinstance(tree_walk.parents(ctx.tree).get(id(origin.node)), ast.Expr):
+        return f"{_where(ctx, path, line)}, stored in what the call at {here} was given"
     return f"{_where(ctx, path, line)}, returned by the call at {here}"
 
 
