@@ -75,3 +75,34 @@ def get_qdq_module(module, inputs, q):
     return prepare_pt2e(m, q)
 """
 QDQ_HELPERS_CAPTURE_ROW = QDQ_HELPERS.splitlines().index("    m = torch.export.export(module, inputs).module()") + 1
+
+
+# Two modules of a package (`pkg/quant.py`, `pkg/net.py`): a module-level helper that captures its
+# parameter for PTQ, and a model with batch norm (the QL201 tests of methods storing `self.model`).
+PTQ_QUANTIZE_MODULE = """\
+import torch
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+
+def quantize(model, example):
+    exported = torch.export.export(model, example).module()
+    prepared = prepare_pt2e(exported, None)
+    prepared(*example)
+    return convert_pt2e(prepared)
+"""
+PTQ_QUANTIZE_MODULE_CAPTURE_ROW = (
+    PTQ_QUANTIZE_MODULE.splitlines().index("    exported = torch.export.export(model, example).module()") + 1
+)
+
+BN_NET_MODULE = """\
+import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = torch.nn.BatchNorm2d(3)
+
+    def forward(self, x):
+        return self.bn(x)
+"""

@@ -20,32 +20,7 @@ import pytest
 from qlint.runner import run_check
 from qlint.settings import Settings
 from tests.conftest import check_file, package_repository, rows_of
-
-QUANT = """\
-import torch
-from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
-
-
-def quantize(model, example):
-    exported = torch.export.export(model, example).module()
-    prepared = prepare_pt2e(exported, None)
-    prepared(*example)
-    return convert_pt2e(prepared)
-"""
-CAPTURE_ROW = QUANT.splitlines().index("    exported = torch.export.export(model, example).module()") + 1
-
-NET = """\
-import torch
-
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.bn = torch.nn.BatchNorm2d(3)
-
-    def forward(self, x):
-        return self.bn(x)
-"""
+from tests.snippets import BN_NET_MODULE, PTQ_QUANTIZE_MODULE, PTQ_QUANTIZE_MODULE_CAPTURE_ROW
 
 HEAD = """\
 import os
@@ -142,7 +117,9 @@ LOUD = {
 def _rows(tmp_path, step: str, **others: str) -> list[int]:
     if "def tune(" not in step and "tune(" in step:
         step += "\n\ndef tune(m):\n    m.train()\n"
-    root = package_repository(tmp_path / "repo", quant=QUANT, net=NET, step=HEAD + step, **others)
+    root = package_repository(
+        tmp_path / "repo", quant=PTQ_QUANTIZE_MODULE, net=BN_NET_MODULE, step=HEAD + step, **others
+    )
     return rows_of(check_file(root / "pkg" / "quant.py", ("QL201",)).diagnostics)
 
 
@@ -153,27 +130,27 @@ def test_model_evaled_before_init_calls_the_method_is_quiet(tmp_path, name):
 
 @pytest.mark.parametrize("name", list(LOUD))
 def test_model_that_may_be_in_train_mode_at_the_call_is_reported(tmp_path, name):
-    assert _rows(tmp_path, LOUD[name]) == [CAPTURE_ROW]
+    assert _rows(tmp_path, LOUD[name]) == [PTQ_QUANTIZE_MODULE_CAPTURE_ROW]
 
 
 def test_method_called_by_a_private_caller_of_the_class_is_reported(tmp_path):
     # `_optimize_model` is named in `_reload` too, which runs after `__init__` (an outside
     # call of `_reload` may follow `step.model.train()`).
     step = _with_init(INIT, "    def _reload(self):\n        self._optimize_model()\n\n")
-    assert _rows(tmp_path, step) == [CAPTURE_ROW]
+    assert _rows(tmp_path, step) == [PTQ_QUANTIZE_MODULE_CAPTURE_ROW]
 
 
 def test_subclass_in_another_module_keeps_the_report(tmp_path):
     # A subclass may build the attribute otherwise and call the method again.
     sub = "from pkg.net import Net\nfrom pkg.step import NerStep\n\n\nclass Tuned(NerStep):\n    def fit(self):\n"
     sub += "        self.model.train()\n        self._optimize_model()\n"
-    assert _rows(tmp_path, KAZU, tuned=sub) == [CAPTURE_ROW]
+    assert _rows(tmp_path, KAZU, tuned=sub) == [PTQ_QUANTIZE_MODULE_CAPTURE_ROW]
 
 
-@pytest.mark.parametrize(("step", "expected"), [(KAZU, []), (LOUD["train between"], [CAPTURE_ROW])])
+@pytest.mark.parametrize(("step", "expected"), [(KAZU, []), (LOUD["train between"], [PTQ_QUANTIZE_MODULE_CAPTURE_ROW])])
 def test_whole_repository_run_agrees(tmp_path, step, expected):
     # The step module's flows are analysed before or after the helper's check: the same answer.
-    root = package_repository(tmp_path / "repo", quant=QUANT, net=NET, step=HEAD + step)
+    root = package_repository(tmp_path / "repo", quant=PTQ_QUANTIZE_MODULE, net=BN_NET_MODULE, step=HEAD + step)
     settings = Settings(select=("QL201",), root=root, cache_dir=tmp_path / "cache")
     run = run_check([str(root)], settings, use_cache=False, jobs=1)
     rows = [(os.path.basename(r.path), d.range.start.row) for r in run.results for d in r.diagnostics]
@@ -188,4 +165,4 @@ def test_function_written_in_a_method_reads_self_without_a_class(tmp_path):
         "    def _later(self):\n        def inner():\n            return quantize(self.model, (1,))\n\n"
         "        return inner()\n\n    def __call__(self, x):",
     )
-    assert _rows(tmp_path, step) == [CAPTURE_ROW]
+    assert _rows(tmp_path, step) == [PTQ_QUANTIZE_MODULE_CAPTURE_ROW]

@@ -21,32 +21,7 @@ import pytest
 from qlint.runner import run_check
 from qlint.settings import Settings
 from tests.conftest import check_file, package_repository, rows_of
-
-QUANT = """\
-import torch
-from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
-
-
-def quantize(model, example):
-    exported = torch.export.export(model, example).module()
-    prepared = prepare_pt2e(exported, None)
-    prepared(*example)
-    return convert_pt2e(prepared)
-"""
-CAPTURE_ROW = QUANT.splitlines().index("    exported = torch.export.export(model, example).module()") + 1
-
-NET = """\
-import torch
-
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.bn = torch.nn.BatchNorm2d(3)
-
-    def forward(self, x):
-        return self.bn(x)
-"""
+from tests.snippets import BN_NET_MODULE, PTQ_QUANTIZE_MODULE, PTQ_QUANTIZE_MODULE_CAPTURE_ROW
 
 HEAD = """\
 import copy
@@ -198,7 +173,9 @@ def _rows(tmp_path, step: str, **others: str) -> list[int]:
         step += "\n\ndef tune(m):\n    m.train()\n"
     if "@later" in step:
         step += "\n\ndef later(f):\n    return f\n"
-    root = package_repository(tmp_path / "repo", quant=QUANT, net=NET, step=HEAD + step, **others)
+    root = package_repository(
+        tmp_path / "repo", quant=PTQ_QUANTIZE_MODULE, net=BN_NET_MODULE, step=HEAD + step, **others
+    )
     return rows_of(check_file(root / "pkg" / "quant.py", ("QL201",)).diagnostics)
 
 
@@ -209,30 +186,30 @@ def test_model_stored_in_eval_mode_right_before_the_call_is_quiet(tmp_path, name
 
 @pytest.mark.parametrize("name", list(LOUD))
 def test_model_that_may_be_in_train_mode_at_the_call_is_reported(tmp_path, name):
-    assert _rows(tmp_path, LOUD[name]) == [CAPTURE_ROW]
+    assert _rows(tmp_path, LOUD[name]) == [PTQ_QUANTIZE_MODULE_CAPTURE_ROW]
 
 
 def test_method_called_from_another_module_keeps_the_report(tmp_path):
     # A function elsewhere in the project runs the method on an instance it trained.
     other = "from pkg.step import Step\n\n\ndef retrain(step):\n    step.model.train()\n    step._quantize()\n"
-    assert _rows(tmp_path, STEP, other=other) == [CAPTURE_ROW]
+    assert _rows(tmp_path, STEP, other=other) == [PTQ_QUANTIZE_MODULE_CAPTURE_ROW]
 
 
 def test_method_called_at_the_modules_top_level_keeps_the_report(tmp_path):
     step = STEP + "\n\nSTEP = Step('p')\nSTEP.model = Net()\nSTEP._quantize()\n"
-    assert _rows(tmp_path, step) == [CAPTURE_ROW]
+    assert _rows(tmp_path, step) == [PTQ_QUANTIZE_MODULE_CAPTURE_ROW]
 
 
 def test_subclass_overriding_the_storing_method_keeps_the_report(tmp_path):
     sub = "from pkg.net import Net\nfrom pkg.step import Step\n\n\nclass Trained(Step):\n"
     sub += "    def load(self, device):\n        self.model = Net()\n        self._quantize()\n"
-    assert _rows(tmp_path, STEP, trained=sub) == [CAPTURE_ROW]
+    assert _rows(tmp_path, STEP, trained=sub) == [PTQ_QUANTIZE_MODULE_CAPTURE_ROW]
 
 
 def test_subclass_in_the_same_module_keeps_the_report(tmp_path):
     step = STEP + "\n\nclass Trained(Step):\n    def load(self, device):\n        self.model = Net()\n"
     step += "        self._quantize()\n"
-    assert _rows(tmp_path, step) == [CAPTURE_ROW]
+    assert _rows(tmp_path, step) == [PTQ_QUANTIZE_MODULE_CAPTURE_ROW]
 
 
 def test_method_name_written_whole_for_a_lookup_elsewhere_keeps_the_report(tmp_path):
@@ -240,7 +217,7 @@ def test_method_name_written_whole_for_a_lookup_elsewhere_keeps_the_report(tmp_p
     step = STEP + "\n\nSTEPS = ('_quantize',)\n"
     other = "from pkg.step import STEPS\n\n\ndef run(step):\n    step.model.train()\n"
     other += "    for name in STEPS:\n        getattr(step, name)()\n"
-    assert _rows(tmp_path, step, other=other) == [CAPTURE_ROW]
+    assert _rows(tmp_path, step, other=other) == [PTQ_QUANTIZE_MODULE_CAPTURE_ROW]
 
 
 BUILT = {
@@ -258,7 +235,7 @@ def test_method_name_built_for_a_lookup_elsewhere_keeps_the_report(tmp_path, nam
     step = STEP + f"\n\ndef name_of(kind):\n    return {built}\n"
     other = "from pkg.step import name_of\n\n\ndef run(step):\n    step.model.train()\n"
     other += f"    getattr(step, name_of('{kind}'))()\n"
-    assert _rows(tmp_path, step, other=other) == [CAPTURE_ROW]
+    assert _rows(tmp_path, step, other=other) == [PTQ_QUANTIZE_MODULE_CAPTURE_ROW]
 
 
 def test_strings_that_cannot_form_the_name_stay_quiet(tmp_path):
@@ -274,9 +251,9 @@ def test_strings_that_cannot_form_the_name_stay_quiet(tmp_path):
 
 
 def test_method_named_in_the_checked_module_keeps_the_report(tmp_path):
-    quant = QUANT + "\n\ndef again(step):\n    step.model.train()\n    step._quantize()\n"
-    root = package_repository(tmp_path / "repo", quant=quant, net=NET, step=HEAD + STEP)
-    assert rows_of(check_file(root / "pkg" / "quant.py", ("QL201",)).diagnostics) == [CAPTURE_ROW]
+    quant = PTQ_QUANTIZE_MODULE + "\n\ndef again(step):\n    step.model.train()\n    step._quantize()\n"
+    root = package_repository(tmp_path / "repo", quant=quant, net=BN_NET_MODULE, step=HEAD + STEP)
+    assert rows_of(check_file(root / "pkg" / "quant.py", ("QL201",)).diagnostics) == [PTQ_QUANTIZE_MODULE_CAPTURE_ROW]
 
 
 # Ultralytics' exporter (ethos.py:56, a false alarm that stays): `__call__` stores the model
@@ -313,13 +290,13 @@ class Exporter:
 
 
 def test_ultralytics_exporter_shape_is_reported(tmp_path):
-    assert _rows(tmp_path, EXPORTER) == [CAPTURE_ROW]
+    assert _rows(tmp_path, EXPORTER) == [PTQ_QUANTIZE_MODULE_CAPTURE_ROW]
 
 
-@pytest.mark.parametrize(("step", "expected"), [(STEP, []), (LOUD["train between"], [CAPTURE_ROW])])
+@pytest.mark.parametrize(("step", "expected"), [(STEP, []), (LOUD["train between"], [PTQ_QUANTIZE_MODULE_CAPTURE_ROW])])
 def test_whole_repository_run_agrees(tmp_path, step, expected):
     # The step module's flows are analysed before or after the helper's check: the same answer.
-    root = package_repository(tmp_path / "repo", quant=QUANT, net=NET, step=HEAD + step)
+    root = package_repository(tmp_path / "repo", quant=PTQ_QUANTIZE_MODULE, net=BN_NET_MODULE, step=HEAD + step)
     settings = Settings(select=("QL201",), root=root, cache_dir=tmp_path / "cache")
     run = run_check([str(root)], settings, use_cache=False, jobs=1)
     rows = [(os.path.basename(r.path), d.range.start.row) for r in run.results for d in r.diagnostics]
@@ -329,7 +306,7 @@ def test_whole_repository_run_agrees(tmp_path, step, expected):
 def test_cached_answer_follows_a_module_that_comes_to_call_the_method(tmp_path):
     # The quiet answer rests on no other module naming the method: one that comes to name it
     # after the first run makes the next cached run report.
-    root = package_repository(tmp_path / "repo", quant=QUANT, net=NET, step=HEAD + STEP)
+    root = package_repository(tmp_path / "repo", quant=PTQ_QUANTIZE_MODULE, net=BN_NET_MODULE, step=HEAD + STEP)
     settings = Settings(select=("QL201",), root=root, cache_dir=tmp_path / "cache")
 
     def rows():
@@ -339,4 +316,4 @@ def test_cached_answer_follows_a_module_that_comes_to_call_the_method(tmp_path):
     assert rows() == []
     other = "from pkg.step import Step\n\n\ndef retrain(step):\n    step.model.train()\n    step._quantize()\n"
     (root / "pkg" / "other.py").write_text(other)
-    assert rows() == [("quant.py", CAPTURE_ROW)]
+    assert rows() == [("quant.py", PTQ_QUANTIZE_MODULE_CAPTURE_ROW)]
