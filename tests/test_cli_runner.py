@@ -336,8 +336,10 @@ def test_a_run_the_cache_answers_imports_no_analysis(tmp_path):
         "print(sorted(m for m in sys.modules if m.startswith(HEAVY) and m not in LAYOUT))"
     )
     # Except what finds the run's layout (`run_layout`: project roots and the packaging files'
-    # stats), which every run keys its cache on; none of them parses or reads a module.
-    names = ("package_map", "packaging_files", "run_layout")
+    # stats), which every run keys its cache on, and the project files that would shadow a
+    # standard or installed module (`shadowed_names`), which the cache's answers depend on; none
+    # of them parses or reads a module.
+    names = ("package_map", "packaging_files", "run_layout", "shadowed_names")
     layout = ("qlint.analysis.names", *(f"qlint.analysis.names.{name}" for name in names))
     heavy = ("qlint.analysis.names", "qlint.analysis.graphs", "qlint.summary_cache", "qlint.engine", "qlint.stdin")
     heavy += ("tomllib",)
