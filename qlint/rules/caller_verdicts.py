@@ -22,7 +22,16 @@ from qlint.analysis.flow.constructor_flags import other_arm_ruled_out
 from qlint.analysis.flow.decorator_registries import REGISTRY_RESULT, class_key
 from qlint.analysis.flow.kept_caller_verdicts import Verdicts
 from qlint.analysis.flow.model_apis import argument_for
-from qlint.analysis.flow.model_flow import PARAM, STORED, Capture, FunctionFlow, ModeFact, caller_facts, compatible
+from qlint.analysis.flow.model_flow import (
+    PARAM,
+    STORED,
+    Capture,
+    FunctionFlow,
+    ModeFact,
+    caller_facts,
+    capture_holder,
+    compatible,
+)
 from qlint.analysis.flow.model_values import (
     ATTR,
     CALLED_AFTER_STORE,
@@ -103,7 +112,7 @@ def _own_parameter(flows: list[FunctionFlow], cap: Capture, origin) -> ast.AST |
     """The function whose own parameter the part was taken from, when that is the function
     holding the capture, it only reads the parameter, and the part was taken in its own body
     (not in a helper's, whose capture reached it through a return)."""
-    holder = next((f for f in flows if any(c is cap for c in f.captures)), None)
+    holder = capture_holder(flows, cap)
     index = origin.index
     if holder is None or origin.owner is not holder.node or index is None or index >= len(holder.params):
         return None
@@ -141,7 +150,7 @@ def branch_ruled_out(ctx: FileContext, cap: Capture, flow: str, flows: list[Func
     # called with `calibrate=True`, never captures the model as it came).
     if not any(s.guard for s in sinks) and not any(f.guard for f in facts):
         return False
-    holder = next((f for f in flows if any(c is cap for c in f.captures)), None)
+    holder = capture_holder(flows, cap)
     paths = [(fact, [s.guard for s in sinks if compatible(fact.guard, s.guard)]) for fact in facts]
     if holder is None or not any(on_params(holder, fact.guard | g) for fact, guards in paths for g in guards):
         return False  # nothing a caller's argument could decide: the verdict above stands

@@ -20,7 +20,7 @@ from qlint.analysis.flow.indexed_items import replaced_item, stored_reads
 from qlint.analysis.flow.loop_aliases import iterates_only, literal_rows, loop_aliases
 from qlint.analysis.flow.model_apis import last_name
 from qlint.analysis.flow.model_classes import Content
-from qlint.analysis.flow.model_flow import ATTRIBUTE, PARAM, STORED, Capture, FunctionFlow, caller_facts
+from qlint.analysis.flow.model_flow import ATTRIBUTE, PARAM, STORED, Capture, FunctionFlow, caller_facts, capture_holder
 from qlint.analysis.flow.product_items import product_sources
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.analysis.node_memo import kept_on_node
@@ -181,7 +181,7 @@ def _changed_after_build(
     for origin in {*cap.origins, *(f.origin for f in cap.modes if f.origin is not None)}:
         if origin.kind in (PARAM, STORED):
             points.update(id(call) for call, _ in caller_facts(flows, origin.node, origin.index) or ())
-    holder = next((fn for fn in flows if any(c is cap for c in fn.captures)), None)
+    holder = capture_holder(flows, cap)
     captured = cap.model.id if holder is not None and isinstance(cap.model, ast.Name) else None
     return changed_after_build(flows, builds, frozenset(points), holder, captured, ignored, unswitched)
 

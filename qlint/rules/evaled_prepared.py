@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.model_apis import classify_call
-from qlint.analysis.flow.model_flow import Capture, FunctionFlow
+from qlint.analysis.flow.model_flow import Capture, FunctionFlow, capture_holder
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import function_assigns
 from qlint.rules.base import FileContext
@@ -30,7 +30,7 @@ _BODIES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)
 
 def evaled_before_calibration(ctx: FileContext, cap: Capture, flows: list[FunctionFlow]) -> bool:
     sinks = cap.flows("ptq")
-    holder = next((fn for fn in flows if any(c is cap for c in fn.captures)), None)
+    holder = capture_holder(flows, cap)
     if not sinks or cap.inner is not None or holder is None or not isinstance(holder.node, _BODIES):
         return False  # a helper's capture: what the helper does with the graph is not read here
     body = holder.node.body

@@ -31,7 +31,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.model_apis import argument, classify_call
-from qlint.analysis.flow.model_flow import Capture, FunctionFlow
+from qlint.analysis.flow.model_flow import Capture, FunctionFlow, capture_holder
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.tree_walk import SCOPES, own_nodes, parents, statement_around, statement_lists
@@ -72,7 +72,7 @@ def late_move(ctx: FileContext, cap: Capture, flows: list[FunctionFlow]) -> ast.
     function holding the capture, before every use that could train it: the first use some
     path reaches before them, or None when they come first. Shapes the order test cannot read
     keep the moves' excuse (None)."""
-    holder = next((f for f in flows if any(c is cap for c in f.captures)), None)
+    holder = capture_holder(flows, cap)
     body = holder.node if holder is not None else None
     if not isinstance(body, _BODIES):
         return None

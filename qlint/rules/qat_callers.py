@@ -18,7 +18,16 @@ import os
 from qlint.analysis.flow.call_paths import handed_on_some_path
 from qlint.analysis.flow.call_sites import Site, checked_home
 from qlint.analysis.flow.model_apis import mode_call
-from qlint.analysis.flow.model_flow import PARAM, PRETRAINED, STORED, Capture, FunctionFlow, ModeFact, compatible
+from qlint.analysis.flow.model_flow import (
+    PARAM,
+    PRETRAINED,
+    STORED,
+    Capture,
+    FunctionFlow,
+    ModeFact,
+    capture_holder,
+    compatible,
+)
 from qlint.analysis.flow.part_modes import described
 from qlint.rules.base import FileContext
 from qlint.rules.capture_common import Reason
@@ -33,7 +42,7 @@ def eval_mode_callers(
     eval-mode model whose mode matters; None otherwise."""
     facts = cap.modes_for("qat")
     sinks = cap.flows("qat")
-    holder = next((f for f in flows if any(c is cap for c in f.captures)), None)
+    holder = capture_holder(flows, cap)
     if holder is None or not sinks:
         return None
     paths = []

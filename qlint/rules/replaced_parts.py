@@ -25,7 +25,7 @@ import ast
 from qlint.analysis.flow.converted_children import EVERY_CHILD, looped_children
 from qlint.analysis.flow.model_apis import classify_call
 from qlint.analysis.flow.model_classes import Built, Content, in_check
-from qlint.analysis.flow.model_flow import Capture, FunctionFlow
+from qlint.analysis.flow.model_flow import Capture, FunctionFlow, capture_holder
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import function_assigns
 from qlint.rules.base import FileContext
@@ -46,7 +46,7 @@ class Replaced:
 
 def graph_replaced(ctx: FileContext, cap: Capture, flows: list[FunctionFlow]) -> Replaced | None:
     """The parts of the captured name replaced by `convert_pt2e` results before the capture."""
-    holder = next((fn for fn in flows if any(c is cap for c in fn.captures)), None)
+    holder = capture_holder(flows, cap)
     if holder is None or not isinstance(cap.model, ast.Name) or not isinstance(holder.node, _BODIES):
         return None
     name = cap.model.id

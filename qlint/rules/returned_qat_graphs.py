@@ -26,7 +26,7 @@ import ast
 
 from qlint.analysis.flow.call_sites import Site, checked_home, each_site
 from qlint.analysis.flow.method_references import owner_class
-from qlint.analysis.flow.model_flow import Capture, FunctionFlow
+from qlint.analysis.flow.model_flow import Capture, FunctionFlow, capture_holder
 from qlint.analysis.flow.project_callers import KeptCalls, each_project_call
 from qlint.analysis.flow.unread_uses import unread_use
 from qlint.analysis.tree_walk import own_nodes, parents
@@ -38,7 +38,7 @@ from qlint.rules.moved_graphs import moved_first, neutral_uses
 def returned_and_moved(ctx: FileContext, cap: Capture, flows: list[FunctionFlow]) -> bool:
     """The capture's QAT graphs are returned by the helper holding it, and every caller in the
     project moves what it gets (to train or to eval) or converts it before running it."""
-    holder = next((f for f in flows if any(c is cap for c in f.captures)), None)
+    holder = capture_holder(flows, cap)
     func = holder.node if holder is not None else None
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False

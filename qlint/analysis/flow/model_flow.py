@@ -106,6 +106,7 @@ __all__ = [
     "Sink",
     "analyse_bodies",
     "caller_facts",
+    "capture_holder",
     "compatible",
     "file_flow",
     "join",
@@ -414,6 +415,11 @@ def switchers(ctx) -> tuple[str, ...]:
         calling = sorted({*calling, *called.rows(new)})
     found = ctx.cache["model_flow.switchers"] = tuple(sorted(names))
     return found
+
+
+def capture_holder(flows: list[FunctionFlow], cap: Capture) -> FunctionFlow | None:
+    """The analysed body whose walk found the capture `cap`."""
+    return next((f for f in flows if any(c is cap for c in f.captures)), None)
 
 
 def caller_facts(
