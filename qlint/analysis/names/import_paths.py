@@ -35,10 +35,9 @@ from functools import lru_cache
 from qlint.analysis.names import shadowed_names
 from qlint.analysis.names.modules import import_root
 from qlint.analysis.names.package_map import declared_packages, project_root
-from qlint.analysis.names.shadowed_names import site_dirs, standard_or_installed
+from qlint.analysis.names.shadowed_names import INSTALL_DIRS, site_dirs, standard_or_installed
 from qlint.analysis.repo_root import file_repository
 
-_INSTALL_DIRS = frozenset({"site-packages", "dist-packages"})  # as `shadowed_names.site_dirs`
 # The prefix of the root that is the requester's own directory, where that is a package's:
 # the script directory `python pkg/run.py` puts first on `sys.path`. It is the last root, and
 # holds only modules whose first part is neither the standard library's nor installed: run as
@@ -142,7 +141,7 @@ def _tried_before(module: str, directory: str, found: str | None) -> tuple[str, 
     for root in _roots(directory):
         base = base_in(root, parts)
         if base is not None:
-            tried += (base + ".py", os.path.join(base, "__init__.py"), base + ".pyi")
+            tried += module_files(base)
     if found is not None:
         if found in tried:
             return _collapsed(tried[: tried.index(found)])
@@ -168,11 +167,17 @@ def _tried_before(module: str, directory: str, found: str | None) -> tuple[str, 
         if not root[0] and not _is_dir(top):
             shadowed.append(root[1])
         else:  # a package mapped onto the root, or a directory of that name: its paths
-            kept += (base + ".py", os.path.join(base, "__init__.py"), base + ".pyi")
+            kept += module_files(base)
     paths = _collapsed(kept)
     if shadowed:
         paths += (shadowed_names.key(tuple(dict.fromkeys(shadowed))),)
     return paths
+
+
+def module_files(base: str) -> tuple[str, str, str]:
+    """The files a module at `base` may be, in the order `ProjectIndex.find_module` tries them
+    (`tried_before` relies on that order)."""
+    return (base + ".py", os.path.join(base, "__init__.py"), base + ".pyi")
 
 
 def _collapsed(paths: list[str]) -> tuple[str, ...]:
@@ -264,7 +269,7 @@ def install_dir(directory: str) -> str | None:
     """The `site-packages` (or `dist-packages`) directory `directory` is, or lies in, if any."""
     parts = directory.split(os.sep)
     for i in range(len(parts) - 1, -1, -1):
-        if parts[i] in _INSTALL_DIRS:
+        if parts[i] in INSTALL_DIRS:
             return os.sep.join(parts[: i + 1]) or os.sep
     return None
 
@@ -290,6 +295,7 @@ __all__ = [
     "install_dir",
     "lookup_root",
     "module_bases",
+    "module_files",
     "module_roots",
     "resolved",
     "site_dirs",

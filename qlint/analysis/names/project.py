@@ -26,7 +26,7 @@ from typing import Any
 
 from qlint.analysis.names import content_keys, layout_lookups, shadowed_names
 from qlint.analysis.names.body_reads import BODY_READ, BodyReads, watch_module_bodies
-from qlint.analysis.names.import_paths import module_bases, resolved, tried_before
+from qlint.analysis.names.import_paths import module_bases, module_files, resolved, tried_before
 from qlint.analysis.names.kept_lookups import KeptLookups
 from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.module_entries import LoadedSummary, SummaryStore, module_entry
@@ -288,7 +288,7 @@ class ProjectIndex:
         if self.fixed_layout and probed is None and not self.overlay:
             return layout_lookups.find(module, requester, ProjectIndex.layouts)  # the same, once per run
         for base in module_bases(module, requester):
-            for candidate in (base + ".py", os.path.join(base, "__init__.py"), base + ".pyi"):
+            for candidate in module_files(base):
                 if probed is not None:
                     probed.append(candidate)
                 if candidate in self.overlay or os.path.isfile(candidate):

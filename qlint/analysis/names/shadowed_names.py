@@ -26,7 +26,7 @@ from functools import lru_cache
 
 from qlint.short_digests import sha256_hex
 
-_INSTALL_DIRS = frozenset({"site-packages", "dist-packages"})
+INSTALL_DIRS = frozenset({"site-packages", "dist-packages"})
 # The digest of a dependency `<dir>/` read as a directory that is there (`ProjectIndex.is_directory`):
 # the results cache takes it for changed once no directory is at that path. Here, as the other
 # dependency the cache reads without a stat of a file, and below `qlint.results` (`test_layers`).
@@ -56,7 +56,7 @@ def _installed_tops() -> frozenset[str]:
 
 @lru_cache(maxsize=1)
 def site_dirs() -> tuple[str, ...]:
-    found = [p for p in sys.path if p and any(d in p.split(os.sep) for d in _INSTALL_DIRS)]
+    found = [p for p in sys.path if p and any(d in p.split(os.sep) for d in INSTALL_DIRS)]
     with contextlib.suppress(AttributeError):  # a virtualenv's old `site` module
         found += [*site.getsitepackages(), site.getusersitepackages()]
     return tuple(dict.fromkeys(os.path.abspath(p) for p in found if os.path.isdir(p)))
