@@ -2,7 +2,8 @@
 and against another qlint side by side: what a lane changing the engine can measure on a
 machine other work shares (bench_trees.py needs an idle one).
 
-    python benchmarks/edited_one_file.py FILE [--tree TREE] [--against PYTHONPATH] [--runs N] [--phases] [--samples]
+    python benchmarks/edited_one_file.py FILE [--tree TREE] [--against PYTHONPATH] [--runs N]
+        [--phases] [--samples] [--elsewhere]
     python benchmarks/edited_one_file.py --survey TREE [TREE ...] [--sample N] [--runs N] [--against PYTHONPATH]
 
 The check is bench_trees.py's: a cache filled by a whole-tree run of TREE (the file's project
@@ -27,6 +28,18 @@ while a module is imported. A profiler (cProfile) charges its own cost per call 
 functions that make many calls and to the built-ins they call: on ExecuTorch's slow files it
 put 5% in `tree_walk.walk_kinds` and 35 ms in `mentions.holding` (qualcomm's
 test_qnn_delegate.py) where timers inside the check found 1-3% and 5 ms.
+
+`--elsewhere`: the CPU a fresh process spends on other modules than the one checked, the
+median over the runs, and how many outermost calls made it: the flows of their functions
+(QL201-QL203's `ModelFlow.function` of another module), the statements of theirs it parses
+(`summary._StatementSource._parse`), QL204's summaries of their functions, and the listing
+and stats of the whole project (`project_files._listed_keys`, which a search whose answer no
+one module decides needs), each inclusive (a parse inside a flow counts in both). What a
+cache of facts per module content (kept by the tree run, taken by the edited check) could
+spare at most, stats aside: on ExecuTorch (stop 56, lane p90et3, whole check in process)
+qat_loop.py 18 of 209 ms, test_vulkan_delegate.py 10 of 175, test_qnn_delegate.py 78-98 of
+372; the rest is the checked file's own flows, and the stats (~18 ms, one per project file)
+prove that no module came to spell the checked module's name.
 
 `--survey`: the bench's one file is one of many; pre-commit and an editor check any. After one
 whole-tree run per TREE fills the cache, the edited check runs on every file of it that a
@@ -134,6 +147,57 @@ signal.setitimer(signal.ITIMER_PROF, 0, 0)
 sys.__stdout__.write(json.dumps({"self": counts}))
 """
 _SHOWN_SAMPLES = 15  # functions printed per side
+
+# As `_PHASES`, charging CPU to the work on other modules (`--elsewhere`): prints
+# {label: [seconds, outermost calls]}. A function the side's qlint lacks is not wrapped.
+_ELSEWHERE = r"""
+import functools, io, json, os, sys, time
+clock = time.process_time
+import qlint.cli
+cache, path, buffer = sys.argv[1:4]
+checked = os.path.abspath(path)
+spent = {}
+active = set()
+def wrap(module, owner, name, label, counts):
+    try:
+        holder = __import__(module, fromlist=["_"])
+        holder = getattr(holder, owner) if owner else holder
+        original = getattr(holder, name)
+    except (ImportError, AttributeError):
+        return
+    spent[label] = [0.0, 0]
+    @functools.wraps(original)
+    def run(*args, **kwargs):
+        if label in active or not counts(*args, **kwargs):
+            return original(*args, **kwargs)
+        active.add(label)
+        began = clock()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            active.discard(label)
+            spent[label][0] += clock() - began
+            spent[label][1] += 1
+    setattr(holder, name, run)
+wrap("qlint.analysis.flow.model_flow", "ModelFlow", "function", "their flows", lambda flow, *a, **k: flow.depth > 0)
+wrap("qlint.analysis.names.summary", "_StatementSource", "_parse", "their statements parsed", lambda *a, **k: True)
+wrap(
+    "qlint.analysis.calibration", "Calibration", "summary", "QL204 summaries of theirs",
+    lambda self, func, scope, *a, **k: os.path.abspath(scope.path) != checked,
+)
+wrap("qlint.analysis.project_files", None, "_listed_keys", "listing and stats", lambda *a, **k: True)
+sys.stdin = io.TextIOWrapper(open(buffer, "rb"))
+sys.stdout = open(os.devnull, "w")
+from qlint.process_exit import ends_after_command
+ends_after_command()
+start = clock()
+try:
+    qlint.cli.main(["check", "--exit-zero", "--quiet", "--cache-dir", cache, "--stdin-filename", path, "-"])
+except SystemExit:
+    pass
+spent["whole check"] = [clock() - start, 1]
+sys.__stdout__.write(json.dumps(spent))
+"""
 
 
 _COMPARED = ("code", "filename", "location", "end_location", "message")
@@ -286,6 +350,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--phases", action="store_true", help="also time the phases of a fresh process")
     parser.add_argument("--samples", action="store_true", help="also sample where a fresh process's CPU goes")
+    parser.add_argument("--elsewhere", action="store_true", help="also time a fresh process's work on other modules")
     args = parser.parse_args()
     args.runs_given = args.runs is not None
     args.runs = args.runs if args.runs is not None else 7
@@ -321,6 +386,7 @@ def main() -> int:
         found: dict[str, list] = {}
         phases: dict[str, dict[str, list[float]]] = {side: {} for side in sides}
         samples: dict[str, dict[str, int]] = {side: {} for side in sides}
+        elsewhere: dict[str, dict[str, list[tuple[float, int]]]] = {side: {} for side in sides}
         edited = [*qlint, "--stdin-filename", path, "-"]  # bench_trees.py's command
         for _ in range(args.runs):
             for side, env in sides.items():
@@ -337,6 +403,11 @@ def main() -> int:
                     taken = json.loads(subprocess.run(probe, cwd=cwd, env=env, capture_output=True, check=True).stdout)
                     for where, count in taken["self"].items():
                         samples[side][where] = samples[side].get(where, 0) + count
+                if args.elsewhere:
+                    probe = [sys.executable, "-c", _ELSEWHERE, caches[side], path, buffer]
+                    spent = json.loads(subprocess.run(probe, cwd=cwd, env=env, capture_output=True, check=True).stdout)
+                    for label, (seconds, calls) in spent.items():
+                        elsewhere[side].setdefault(label, []).append((seconds, calls))
         for side, env in sides.items():  # after the timed runs: what the check found, as JSON
             as_json = [*edited, "--output-format", "json", "--cache-dir", caches[side]]
             # What was found where (not the rule page's URL, which names where each side is
@@ -366,6 +437,13 @@ def main() -> int:
             print(f"   {side:8} samples ({total} over {args.runs} runs), share by function:")
             for where, count in top:
                 print(f"      {100 * count / max(total, 1):5.1f}%  {where}")
+        for side in sides if args.elsewhere else ():
+            shown = "  ".join(
+                f"{label} {statistics.median(s for s, _ in runs) * 1000:.1f}"
+                f" ({statistics.median(c for _, c in runs):g})"
+                for label, runs in elsewhere[side].items()
+            )
+            print(f"   {side:8} other modules (CPU ms, median; outermost calls): {shown}")
         if len(sides) == 2 and found["this"] != found["against"]:
             print("   the two sides disagree on the findings:", file=sys.stderr)
             for side in sides:

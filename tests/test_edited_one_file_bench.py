@@ -139,3 +139,74 @@ def test_a_survey_checks_every_admitted_file_and_lists_the_slow_ones(tmp_path, m
     assert "1 files admitted by a QL1xx/QL2xx prefilter" in out
     assert "this     run 1: 1 files, CPU median" in out
     assert out.rstrip().endswith(str(pkg / "capture.py"))
+
+
+_BUILDS = """\
+from torch import nn
+
+
+def build():
+    model = nn.Sequential(nn.Conv2d(3, 3, 1), nn.BatchNorm2d(3))
+    model.train()
+    return model
+"""
+
+_CAPTURE_BUILT = """\
+from torch.export import export
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
+
+from pkg.{module} import build
+
+
+def capture(x, quantizer):
+    ep = export(build(), (x,)).module()
+    return prepare_pt2e(ep, quantizer)
+"""
+
+
+def _elsewhere(tmp_path, capture: str, **modules: str) -> dict:
+    import json
+    import subprocess
+
+    (tmp_path / ".git").mkdir()
+    pkg = old_package(tmp_path, capture=capture, **modules)
+    buffer = tmp_path / "edited.py"
+    buffer.write_text(capture + "x = 1\n")
+    bench = _bench()
+    cmd = [sys.executable, "-c", bench._ELSEWHERE, str(tmp_path / "cache"), str(pkg / "capture.py"), str(buffer)]
+    out = subprocess.run(cmd, cwd=tmp_path, env=bench._env(str(_ROOT)), capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def test_the_elsewhere_probe_charges_another_modules_helper_to_it(tmp_path):
+    """`--elsewhere`: the flow of a helper of another module is work on that module (one
+    outermost call), the checked module's own flows are not."""
+    spent = _elsewhere(tmp_path, _CAPTURE_BUILT.format(module="builds"), builds=_BUILDS)
+    assert set(spent) == {
+        "their flows",
+        "their statements parsed",
+        "QL204 summaries of theirs",
+        "listing and stats",
+        "whole check",
+    }
+    assert spent["their flows"][1] == 1
+    assert 0 <= spent["their flows"][0] <= spent["whole check"][0]
+
+
+def test_the_elsewhere_probe_charges_nothing_to_a_helper_of_the_checked_module(tmp_path):
+    """The same helper written in the checked module: no flow of another module."""
+    own = _CAPTURE_BUILT.format(module="capture").replace("from pkg.capture import build\n", _BUILDS)
+    spent = _elsewhere(tmp_path, own)
+    assert spent["their flows"] == [0.0, 0]
+
+
+def test_the_elsewhere_option_prints_each_sides_work_on_other_modules(tmp_path, monkeypatch, capsys):
+    (tmp_path / ".git").mkdir()
+    pkg = old_package(tmp_path, capture=_CAPTURE_BUILT.format(module="builds"), builds=_BUILDS)
+    monkeypatch.setenv("PYTHONPATH", str(_ROOT))
+    argv = ["edited_one_file.py", str(pkg / "capture.py"), "--runs", "1", "--elsewhere"]
+    monkeypatch.setattr(sys, "argv", argv)
+    assert _bench().main() == 0
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if line.startswith("   this     other modules (CPU ms"))
+    assert "their flows " in line and "(1)" in line and "whole check " in line
