@@ -254,7 +254,7 @@ def _deliberate(ctx: FileContext, stmt: ast.AST, parents, names: set[str]) -> bo
     """A compatibility path: a branch torch 2.13 does not take, a probe, or one side of a
     fallback whose other side works on torch 2.13 (QL401's test, with version checks read)."""
     gate = _version_gate(ctx, stmt, parents)
-    if gate == "skipped":
+    if gate == "skipped" or _fallback_after_export(stmt, parents, names):
         return True
     if gate == "taken":
         return _probe_or_alternate(ctx, stmt, parents, names)
@@ -418,6 +418,35 @@ def _import_falls_back_to_export(node: ast.AST, parents, names: set[str]) -> boo
     return exporting is not None and _read_only_inside(exporting.body, names, scope)
 
 
+def _fallback_after_export(node: ast.AST, parents, names: set[str]) -> bool:
+    """The use sits in an `except AttributeError:` (or `ImportError`) handler of a `try` whose
+    body captures with `export(...)` itself (`torch.export.export`): the handler is for a torch
+    without `torch.export`, and torch 2.13 takes the body, the mirror of
+    `_import_falls_back_to_export`. A handler that also catches other errors (`Exception`, a bare
+    `except:`) may be meant for models `export` fails on, which 2.13 would send to the removed
+    API; an imported name read outside the handler is unbound on the body's path."""
+    child, parent = node, parents.get(id(node))
+    while parent is not None and not isinstance(parent, (*_SCOPES, ast.Module)):
+        if isinstance(parent, ast.Try) and child in parent.handlers:
+            if _catches_only(child, _MISSING_API_ERRORS) and _exports(parent.body):
+                handler = child
+                while parent is not None and not isinstance(parent, (*_SCOPES, ast.Module)):
+                    parent = parents.get(id(parent))
+                scope = parent if parent is not None else node
+                return not names or _read_only_inside(handler.body, names, scope)
+            return False
+        child, parent = parent, parents.get(id(parent))
+    return False
+
+
+def _catches_only(handler: ast.ExceptHandler, names: frozenset[str]) -> bool:
+    """Every error `handler` names is in `names` (by last part); a bare `except:` names none."""
+    if handler.type is None:
+        return False
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return all((t.id if isinstance(t, ast.Name) else getattr(t, "attr", None)) in names for t in types)
+
+
 def _exports(stmts: list[ast.stmt]) -> bool:
     return any(_spells_export(n) for s in stmts for n in ast.walk(s))
 
@@ -432,6 +461,8 @@ def _read_only_inside(body: list[ast.stmt], names: set[str], scope: ast.AST) -> 
 
 
 _IMPORT_ERROR_CATCHERS = frozenset({"ImportError", "Exception", "BaseException"})
+# What a missing API raises: a handler catching only these is for a torch that lacks one.
+_MISSING_API_ERRORS = frozenset({"AttributeError", "ImportError", "ModuleNotFoundError"})
 
 
 def _names_removed_api(node: ast.AST) -> bool:
