@@ -1,4 +1,4 @@
-"""Source text several QL201 test modules start their snippets with."""
+"""Source text several test modules start their snippets with."""
 
 # The imports a capture needs and a module with batch norm: `Net()` is the train-mode model
 # whose capture QL201 reports, `Net().eval()` the one it does not.
@@ -105,4 +105,40 @@ class Net(torch.nn.Module):
 
     def forward(self, x):
         return self.bn(x)
+"""
+
+# A batch-norm model (after `from torch import nn`) and the builder that returns it in train mode
+# when asked, else in eval mode: the module other modules import their model from.
+NET_AND_BUILD = """\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+        self.bn = nn.BatchNorm2d(8)
+
+    def forward(self, x):
+        return self.bn(self.conv(x))
+
+
+def build(train_mode=False):
+    model = Net()
+    if train_mode:
+        model.train()
+    else:
+        model.eval()
+    return model
+"""
+
+# A QAT model (after `import torch`) whose batch norm and dropout both depend on its mode: the
+# graph captured from `Net().eval()` trains neither until it is moved to train mode (QL202).
+BN_DROPOUT_NET = """\
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+        self.bn = torch.nn.BatchNorm1d(4)
+        self.drop = torch.nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.drop(self.bn(self.fc(x)))
 """

@@ -37,35 +37,22 @@ from qlint.analysis.names.watched_files import CREATED, DELETED
 from qlint.engine import check_source
 from qlint.lsp.server import recheck_due
 from qlint.settings import Settings
+from tests.snippets import NET_AND_BUILD
 
 ROOT = Path(__file__).resolve().parents[1]
 
 # The module depended on: loud for every rule (a packet to match and insert, a builder that
 # trains for PTQ and evals for QAT, a helper that switches the graph) and quiet for QL204 (its
 # helper runs the model).
-LOUD = """
+LOUD = (
+    """
 import torch
 from torch import nn
 
 
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv2d(3, 8, 3)
-        self.bn = nn.BatchNorm2d(8)
-
-    def forward(self, x):
-        return self.bn(self.conv(x))
-
-
-def build(train_mode=False):
-    model = Net()
-    if train_mode:
-        model.train()
-    else:
-        model.eval()
-    return model
-
+"""
+    + NET_AND_BUILD
+    + """
 
 DQ = torch.ops.quantized_decomposed.dequantize_per_tensor
 
@@ -77,6 +64,7 @@ def switch(m):
 def calib(m, x):
     m(x)
 """
+)
 # Its other version: an overload, an evaling builder, helpers that neither switch nor calibrate.
 QUIET = """
 import torch

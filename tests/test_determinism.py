@@ -23,6 +23,7 @@ import pytest
 from qlint.analysis.names.project import ProjectIndex
 from qlint.engine import check_source
 from qlint.settings import Settings
+from tests.snippets import BN_NET_MODULE
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -141,18 +142,7 @@ def test_file_order_in_one_worker_does_not_change_findings(tree, monkeypatch):
 # two depths, a cycle entered from both sides, and a helper whose callers in other modules
 # are read, each checked from files that sort before and after the others.
 
-_NET = """\
-import torch
-
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.bn = torch.nn.BatchNorm2d(3)
-
-    def forward(self, x):
-        return self.bn(x)
-"""
+_NET = BN_NET_MODULE
 
 _CAPTURE = """\
 import torch

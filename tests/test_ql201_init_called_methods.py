@@ -74,6 +74,9 @@ QUIET = {
     "project model evaled on construction": _with_init(
         "        self.model = Net().eval()\n        self.model.to(device)\n        self._optimize_model()\n"
     ),
+    # A device built by a call: it cannot switch the model (`init_calls._kept_call`).
+    "evaled, then moved to a built device": "import torch\n\n\n"
+    + _with_init("        self.model = Net().eval().to(torch.device(device))\n        self._optimize_model()\n"),
     "evaled on a line of its own": _with_init(
         "        self.model = Net()\n        self.model.eval()\n        self.n = 2\n        self._optimize_model()\n"
     ),

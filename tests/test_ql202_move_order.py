@@ -13,8 +13,10 @@ from __future__ import annotations
 import textwrap
 
 from tests.conftest import lint
+from tests.snippets import BN_DROPOUT_NET
 
-HEAD = """\
+HEAD = (
+    """\
 import torch
 from torch.export import export
 from torchao.quantization.pt2e import (
@@ -26,22 +28,16 @@ from torchao.quantization.pt2e import move_exported_model_to_train as to_train
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_qat_pt2e
 
 
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(4, 4)
-        self.bn = torch.nn.BatchNorm1d(4)
-        self.drop = torch.nn.Dropout(0.5)
-
-    def forward(self, x):
-        return self.drop(self.bn(self.fc(x)))
-
+"""
+    + BN_DROPOUT_NET
+    + """
 
 def train_loop(model, data):
     for b in data:
         model(b).sum().backward()
 
 """
+)
 PREPARE = "    prepared = prepare_qat_pt2e(export(m, (x,)).module(), q)\n"
 
 

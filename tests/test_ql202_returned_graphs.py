@@ -14,8 +14,10 @@ from __future__ import annotations
 import textwrap
 
 from tests.conftest import check_file, lint, package_repository
+from tests.snippets import BN_DROPOUT_NET
 
-HEAD = """\
+HEAD = (
+    """\
 import copy
 
 import torch
@@ -24,22 +26,16 @@ from torchao.quantization.pt2e import move_exported_model_to_eval, move_exported
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_qat_pt2e
 
 
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(4, 4)
-        self.bn = torch.nn.BatchNorm1d(4)
-        self.drop = torch.nn.Dropout(0.5)
-
-    def forward(self, x):
-        return self.drop(self.bn(self.fc(x)))
-
+"""
+    + BN_DROPOUT_NET
+    + """
 
 def _prepare(q, x):
     m = Net().eval()
     return prepare_qat_pt2e(export(m, (x,)).module(), q)
 
 """
+)
 PREPARE_ROW = HEAD.splitlines().index("    return prepare_qat_pt2e(export(m, (x,)).module(), q)") + 1
 BUILD = """
 

@@ -17,29 +17,16 @@ import textwrap
 
 from qlint.analysis.names.scope import ModuleScope
 from tests.conftest import check_file, package_repository
+from tests.snippets import NET_AND_BUILD
 
-CORE = """
+CORE = (
+    """
 from torch import nn
 
 
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv2d(3, 8, 3)
-        self.bn = nn.BatchNorm2d(8)
-
-    def forward(self, x):
-        return self.bn(self.conv(x))
-
-
-def build(train_mode=False):
-    model = Net()
-    if train_mode:
-        model.train()
-    else:
-        model.eval()
-    return model
 """
+    + NET_AND_BUILD
+)
 OTHER = """
 from pkg.core import Net
 

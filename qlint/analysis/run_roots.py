@@ -17,6 +17,8 @@ import os
 import sys
 from collections.abc import Iterable
 
+from qlint.analysis.names.shadowed_names import INSTALL_DIRS
+
 _ROOTS: list[tuple[str, ...]] = [()]
 _PATHS: list[tuple[str, ...]] = [()]  # as asked about: files among them too
 
@@ -62,8 +64,7 @@ def root_for(directory: str) -> str | None:
     """The outermost of the run's directories holding `directory` (absolute), if any."""
     for root in _ROOTS[0]:
         if directory == root or directory.startswith(root.rstrip(os.sep) + os.sep):
-            parts = directory.split(os.sep)
-            return None if "site-packages" in parts or "dist-packages" in parts else root
+            return None if INSTALL_DIRS.intersection(directory.split(os.sep)) else root
     return None
 
 

@@ -56,6 +56,16 @@ _NEUTRAL = frozenset(
         "zero_grad",
     }
 )
+# Module methods that return the graph module itself and run none of it. Not
+# `model_torch_nn.MODE_KEEPING_METHODS` (what keeps an eager module's mode), and the two differ:
+# - `apply` is here, not there: its function may call `train()` on an eager module's children,
+#   but on an exported graph `train()` does not move the captured ops to train mode (only
+#   `move_exported_model_to_train` does: the rule's point), and what QAT code applies
+#   (`torch.ao.quantization.disable_observer`) sets its observers' flags, so
+#   `prepared.apply(...)` is taken as neutral (with that table instead,
+#   `test_ql202_returned_graphs` fails);
+# - `bfloat16` is there, not here, though it runs nothing either: adding it would make
+#   `g.bfloat16()` neutral and `g2 = g.bfloat16()` the graph itself, which changes answers.
 _SELF_RETURNING = frozenset({"to", "cpu", "cuda", "apply", "requires_grad_", "half", "float", "double"})
 _READ = frozenset({"graph", "code"})  # `model.graph.nodes`: the graph's nodes, not a run
 _MAX_DEPTH = 2  # functions handed the graph, followed that deep

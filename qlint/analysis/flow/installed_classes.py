@@ -23,7 +23,7 @@ import sys
 from functools import lru_cache
 
 from qlint.analysis.graphs import file_keys
-from qlint.analysis.names.import_paths import site_dirs
+from qlint.analysis.names.import_paths import INSTALL_DIRS, site_dirs
 from qlint.analysis.names.piecewise_parse import parse_by_definitions
 from qlint.analysis.names.scope import ModuleScope
 from qlint.analysis.names.summary import ModuleSummary
@@ -32,7 +32,6 @@ from qlint.source import DecodeError, decode_source
 
 # torch.nn's own classes are judged from an explicit table (`model_torch_nn`), not their source.
 _TABLE_JUDGED = ("torch.nn.",)
-_INSTALL_DIRS = ("site-packages", "dist-packages")
 _MAX_BYTES = 2_000_000
 _MAX_REEXPORTS = 3
 
@@ -90,7 +89,7 @@ def installed_package(path: str) -> str | None:
     """The top-level package an installed file belongs to (the directory under site-packages)."""
     parts = os.path.abspath(path).split(os.sep)
     for i, part in enumerate(parts[:-2]):
-        if part in _INSTALL_DIRS:
+        if part in INSTALL_DIRS:
             return parts[i + 1]
     return None
 

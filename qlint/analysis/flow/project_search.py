@@ -19,12 +19,12 @@ from qlint.analysis.names.live_trees import parse as live_parse
 from qlint.analysis.names.modules import import_root, module_name_for
 from qlint.analysis.names.package_map import project_root
 from qlint.analysis.names.references import REFERENCES, References
+from qlint.analysis.names.shadowed_names import INSTALL_DIRS
 from qlint.analysis.project_files import listing_dependency, project_keys, unrecorded_keys
 from qlint.analysis.recent_entries import RecentEntries
 
 _MAX_BYTES = project_words.MAX_BYTES
 _MAX_CANDIDATES = 80  # modules naming the helper; past this the answer is "unknown"
-_INSTALL_DIRS = ("site-packages", "dist-packages")
 
 
 # `scan_memo`'s questions, each followed by a name: a module whose text does not hold the name
@@ -82,7 +82,7 @@ def search_root(path: str) -> str | None:
     module = module_name_for(path)
     parts = os.path.abspath(path).split(os.sep)
     for i in range(len(parts) - 1, -1, -1):
-        if parts[i] in _INSTALL_DIRS:
+        if parts[i] in INSTALL_DIRS:
             if not module or i + 1 >= len(parts) - 1 or module.split(".")[0] != parts[i + 1]:
                 # Not named from the install directory (a directory that is no identifier).
                 return os.path.join(import_root(path), module.split(".")[0]) if module else None

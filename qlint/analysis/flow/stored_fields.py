@@ -92,23 +92,13 @@ def _held_part_fields(cls: ast.ClassDef) -> dict[str, tuple[Field, tuple[str, ..
     if init is None or _is_dataclass(cls):
         return {}
     found: dict[str, tuple[str, tuple[str, ...]]] = {}
-    seen: set[str] = set()
-    for stmt in init.body:
-        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
-            continue
-        name = _field_of(stmt.targets[0])
-        if name is None or not isinstance(stmt.targets[0], ast.Attribute):
-            continue
+    for name, value in _init_stores_once(init).items():
         steps: list[str] = []
-        value = stmt.value
         while isinstance(value, ast.Attribute):
             steps.append(value.attr)
             value = value.value
-        if name in seen:
-            found.pop(name, None)
-        elif steps and isinstance(value, ast.Name):
+        if steps and isinstance(value, ast.Name):
             found[name] = (value.id, tuple(reversed(steps)))
-        seen.add(name)
     if not found:  # the walks below only for the few classes storing a part of a parameter
         return {}
     params = {a.arg: i for i, a in enumerate(parameter_args(init, star=False))}
@@ -130,7 +120,21 @@ def _stored_once(cls: ast.ClassDef) -> dict[str, Field]:
         return {}
     params = {a.arg: i for i, a in enumerate(parameter_args(init, star=False))}
     rebound = {n.id for n in walk_kinds(init, _NAMES) if not isinstance(n.ctx, ast.Load)}
-    found: dict[str, Field] = {}
+    return {
+        name: (params[value.id] - 1, value.id)
+        for name, value in _init_stores_once(init).items()
+        if isinstance(value, ast.Name) and params.get(value.id, 0) > 0 and value.id not in rebound
+    }
+
+
+def _init_stores_once(init: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
+    """Attribute -> the value `__init__`'s own statements store in it, for each attribute they
+    store once: statements of its body (not nested in a branch or loop) with one target rooted
+    at `self.<attribute>` through attributes (`self.model = m`, `self.model.body = b`: both
+    stores of `model`). A second such store of an attribute drops it, whatever either stored;
+    what each reading keeps of the values is its own (`_stored_once`: a parameter itself,
+    `_held_part_fields`: an attribute path into one)."""
+    found: dict[str, ast.expr] = {}
     seen: set[str] = set()
     for stmt in init.body:
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
@@ -138,11 +142,10 @@ def _stored_once(cls: ast.ClassDef) -> dict[str, Field]:
         name = _field_of(stmt.targets[0])
         if name is None or not isinstance(stmt.targets[0], ast.Attribute):
             continue
-        value = stmt.value
         if name in seen:
             found.pop(name, None)
-        elif isinstance(value, ast.Name) and params.get(value.id, 0) > 0 and value.id not in rebound:
-            found[name] = (params[value.id] - 1, value.id)
+        else:
+            found[name] = stmt.value
         seen.add(name)
     return found
 

@@ -8,6 +8,7 @@ import os
 from functools import lru_cache
 
 from qlint.analysis.names.package_map import mapped_module_name
+from qlint.analysis.names.shadowed_names import INSTALL_DIRS
 
 
 @lru_cache(maxsize=4096)
@@ -38,9 +39,6 @@ def module_name_for(path: str) -> str | None:
     return ".".join(reversed(parts)) or None
 
 
-_INSTALL_DIRS = frozenset({"site-packages", "dist-packages"})
-
-
 @lru_cache(maxsize=4096)
 def _installed_package_path(directory: str) -> tuple[str, ...]:
     """The directories between an install directory and `directory` (where a chain of
@@ -52,7 +50,7 @@ def _installed_package_path(directory: str) -> tuple[str, ...]:
     (`import_paths.module_bases` tries the roots they may be run from)."""
     parts = directory.split(os.sep)
     for i in range(len(parts) - 1, -1, -1):
-        if parts[i] in _INSTALL_DIRS:
+        if parts[i] in INSTALL_DIRS:
             inside = tuple(parts[i + 1 :])
             return inside if all(p.isidentifier() for p in inside) else ()
     return ()

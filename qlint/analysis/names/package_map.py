@@ -18,6 +18,7 @@ from functools import lru_cache
 
 from qlint.analysis import run_roots
 from qlint.analysis.names.packaging_files import declarations, packaging_texts, store_key
+from qlint.analysis.names.shadowed_names import INSTALL_DIRS
 from qlint.analysis.repo_root import repository_root
 
 _MAX_LINK_DEPTH = 3  # `src/executorch/examples/qualcomm`: links sit a level or two down
@@ -48,15 +49,12 @@ def _pyproject_dir(directory: str) -> str | None:
     return None if parent == directory else _pyproject_dir(parent)
 
 
-_INSTALL_DIRS = ("site-packages", "dist-packages")
-
-
 @lru_cache(maxsize=8192)
 def _setup_dir(directory: str) -> str | None:
     """The nearest directory above with a setup script that is not a module: one in a package
     (`torchao/prototype/.../setup.py`, a build helper shipped inside it) or anywhere in an
     installed tree marks no project."""
-    if any(part in _INSTALL_DIRS for part in directory.split(os.sep)):
+    if any(part in INSTALL_DIRS for part in directory.split(os.sep)):
         return None
     here = directory
     while True:
