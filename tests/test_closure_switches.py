@@ -126,17 +126,23 @@ def test_a_train_after_an_early_exit_is_followed_too():
 
 def test_a_train_the_walk_does_not_hand_on_is_reported_as_before():
     # In one branch, in a loop with no eval after it, through `apply`, or read by the capture
-    # before the eval: the construction stays a fresh module in train mode.
-    for after in (
-        "if flag:\n    net.train()\n",
-        LOOP_THEN_EVAL,
-        "net.apply(lambda m: m.train())\n",
-        "for p in net.children():\n    p.train()\n",
-    ):
-        (message,) = ql201(IN_INIT, after)
-        assert "captured for PTQ in train mode (built at line" in message, after
-    between = "if flag:\n    net.train()\nout = prepare_pt2e(torch.export.export(w, args).module(), q)\nnet.eval()\n"
-    assert len(ql201(IN_INIT, between, capture="return out\n")) == 1
+    # before the eval: the construction stays a fresh module in train mode. (A class whose
+    # `__init__` builds nothing was read as evaling every part it holds: eval whatever `forward`
+    # runs.)
+    for cls in (IN_INIT, IN_FORWARD):
+        for after in (
+            "if flag:\n    net.train()\n",
+            LOOP_THEN_EVAL,
+            "net.apply(lambda m: m.train())\n",
+            "for p in net.children():\n    p.train()\n",
+            "calibrate(net)\n",
+        ):
+            (message,) = ql201(cls, after)
+            assert "captured for PTQ in train mode (built at line" in message, (cls, after)
+        between = (
+            "if flag:\n    net.train()\nout = prepare_pt2e(torch.export.export(w, args).module(), q)\nnet.eval()\n"
+        )
+        assert len(ql201(cls, between, capture="return out\n")) == 1
 
 
 def test_a_train_before_the_construction_in_a_loop_holding_it_is_not_read():
@@ -175,3 +181,10 @@ def test_a_forward_running_a_train_mode_module_of_the_function_is_reported():
 def test_a_train_of_another_object_bound_to_the_name_later_changes_nothing():
     # `__init__` took the part of the first `net`; the second is another object.
     assert ql201(IN_INIT, "net = Net()\nnet.train()\n") == []
+
+
+def test_a_forward_reading_values_of_the_function_that_are_no_modules_is_as_before():
+    # `forward` multiplies by what the function read off its arguments: no module it runs.
+    cls = IN_FORWARD.replace("return net.body(x)", "return x * scale + args.shift")
+    after = "scale = args.scale\nnet.train()\n"
+    assert ql201(cls, "", before=after) == []

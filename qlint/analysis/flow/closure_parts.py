@@ -79,12 +79,14 @@ _LITERALS = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp,
 _TESTS = (ast.If, ast.While, ast.IfExp, ast.Assert)
 
 
-def closure_objects(sem, built, env, is_module) -> tuple[list, list, bool] | None:
+def closure_objects(sem, built, env, is_module) -> tuple[list, list, bool, bool] | None:
     """The objects the walk holds for the names of the walked function that the methods of
     `built`'s class (written in that function) read, the paths (object, attribute names) of
-    what the class holds of each module among them, and whether a method other than
-    `__init__` reads one of these modules (`forward` running `net.body`); None when the class is not such a class,
-    or when what it reads is not known (see the module's docstring). `is_module`:
+    what the class holds of each module among them, whether a method other than `__init__`
+    reads one of these modules (`forward` running `net.body`), and whether their modes there
+    are the walk's (no switch or helper it does not follow: else read nothing); None when the
+    class is not such a class, or when what it reads is not known (see the module's
+    docstring). `is_module`:
     `model_builds.is_module`, which imports this module."""
     cls = built.cls
     func = sem.walk.func
@@ -103,12 +105,13 @@ def closure_objects(sem, built, env, is_module) -> tuple[list, list, bool] | Non
             return None  # a binding the walk holds no value for: anything may be held
         out.append(obj)
     modules = frozenset(n for n, o in zip(reads, out, strict=True) if is_module(o, env))
-    if modules and _handed_on(func, built.call, modules):
-        return None  # handed to a helper or aliased on a path through the construction
-    if modules and _switch_not_followed(func, built.call, modules):
-        return None  # `model.train()` where the walk does not hand it to the wrapper
+    if not modules:
+        return out, [], False, True
+    # Handed to a helper or aliased on a path through the construction, or `model.train()`
+    # where the walk does not hand it to the wrapper: not followed.
+    followed = not _handed_on(func, built.call, modules) and not _switch_not_followed(func, built.call, modules)
     paths = [(o, steps) for n, o in zip(reads, out, strict=True) if n in modules for steps in reads[n][0]]
-    return out, paths, any(reads[n][1] for n in modules)
+    return out, paths, any(reads[n][1] for n in modules), followed
 
 
 def runs_closure(sem, built) -> bool:

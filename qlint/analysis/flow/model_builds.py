@@ -231,7 +231,13 @@ class Builds:
         for obj in evaled_arguments(built, node, args):
             # `self.a = a.eval()` in `__init__`: what the call handed is evaled, the caller's too.
             env.modes[obj] = frozenset({ModeFact("eval", node)})
-        if built.cls is not None and evals_parts(built.cls) and not self._runs_closure(built, env):
+        runs = self._runs_closure(built, env) if built.cls is not None and evals_parts(built.cls) else None
+        if runs is False:
+            # `forward` runs a module of the function whose mode at the capture is not known:
+            # a fresh module in train mode, holding what is not known (`closure_parts`).
+            origin = Origin(CONSTRUCTED, node, built=replace(built, parts=None), passed=passed)
+            return new_value(env, node, "", origin)
+        if runs is None and built.cls is not None and evals_parts(built.cls):
             # Every part it holds was evaled by its `__init__`, whatever mode it was given in.
             origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
             return new_value(env, node, "", origin, {ModeFact("eval", node, origin)})
@@ -310,7 +316,7 @@ class Builds:
         its message as it was. `held_parts` is handed what the class holds of them: a later
         `model.train()` reaches it."""
         found = closure_objects(self.sem, built, env, is_module)
-        if found is None:
+        if found is None or not found[3]:
             return []
         modules = [o for o in found[0] if is_module(o, env)]
         if not modules or (not found[2] and any(f.state != "eval" for o in modules for f in env.facts(o))):
@@ -320,15 +326,18 @@ class Builds:
         self.closure_held[id(built.call)] = found[1]
         return modules
 
-    def _runs_closure(self, built: Built, env: Env) -> bool:
-        """A class written in this function whose `forward` (or another method) runs a name of
-        the function (`return net.body(x)`): whatever its `__init__` evals, the capture runs
-        that module in the mode it is in then, when that is known (`closure_parts`); else the
-        instance is as its `__init__` left it, as before."""
-        if not runs_closure(self.sem, built):
-            return False
+    def _runs_closure(self, built: Built, env: Env) -> bool | None:
+        """A class written in this function whose `forward` (or another method) runs a module
+        of the function (`return net.body(x)`): whatever its `__init__` evals, the capture runs
+        that module in the mode it is in then. True when that is known (`closure_parts`), False
+        when a switch or a helper may have changed it where the walk does not follow; None for
+        any other class (as its `__init__` left it, as before)."""
+        if not runs_closure(self.sem, built) or not keeps_given_modes(built, False):
+            return None
         found = closure_objects(self.sem, built, env, is_module)
-        return found is not None and found[2] and keeps_given_modes(built, False)
+        if found is None or not found[2]:
+            return None
+        return found[3]
 
     def _taken_parts(self, node: ast.AST, args: list[Obj | None], env: Env) -> list[tuple[Obj, Built | None, tuple]]:
         """Arguments that are parts taken from a module named here (`Wrapper(m.encoder)`, or `enc`
