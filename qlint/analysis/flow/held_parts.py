@@ -57,7 +57,7 @@ Path = tuple[Obj, tuple[str, ...]]
 class HeldParts:
     """The wrappers one function's walk built around parts it can still name."""
 
-    __slots__ = ("holders", "names", "owner", "set")
+    __slots__ = ("closures", "holders", "names", "owner", "set")
 
     def __init__(self):
         self.owner = None  # the module's flow, given with the first wrapper (`part_build`)
@@ -66,6 +66,7 @@ class HeldParts:
         # The modes `switched` gave a wrapper, with the paths of the parts the switch reached and
         # the modes before, so an `.eval()` of those parts undoes them.
         self.set: dict[Obj, list[tuple[tuple[Path, ...], frozenset, frozenset]]] = {}
+        self.closures: set[int] = set()  # the wrappers `hold` was given
 
     def path(self, expr: ast.expr, env: Env, items: bool = False) -> Path | None:
         """The root value and attribute names `expr` reaches (`m.encoder.eval()`: m, ("encoder",);
@@ -131,6 +132,14 @@ class HeldParts:
                 path = (path[0], (*path[1], *steps))
                 self.holders[(id(wrapper), path)] = (wrapper, part_build(owner, path))
 
+    def hold(self, owner, wrapper: Obj, paths: list[Path]) -> None:
+        """`wrapper`, a class written in the function, holds the parts at `paths` of the
+        function's modules its methods read (`closure_parts`: `self.body = net.body`)."""
+        self.owner = owner
+        self.closures.add(id(wrapper))
+        for path in paths:
+            self.holders[(id(wrapper), path)] = (wrapper, part_build(owner, path))
+
     def replaced(self, expr: ast.expr, env: Env) -> None:
         """A part on `expr`'s path was replaced (`m.encoder = Other()`): forget wrappers of it,
         and the mode a switch of the old part gave it (`part_modes`)."""
@@ -156,11 +165,20 @@ class HeldParts:
     def switched(self, node: ast.Call, walk, env: Env) -> None:
         """An unconditional `.train()` at `node`: every wrapper holding the switched module, or a
         part of it, now holds a train-mode part (through wrappers of wrappers too)."""
-        if not self.holders or not _unconditional(node, walk):
+        if not self.holders:
+            return
+        if _unconditional(node, walk):
+            only = None
+        elif self.closures and _unconditional(node, walk, guarded=True):
+            # A statement of the function's own body after an early exit (`if not x: return`):
+            # it runs on every path the walk holds there; for the classes written here whose
+            # reading `closure_parts` made on the promise that it is followed.
+            only = self.closures
+        else:
             return
         path = self.path(node.func.value, env)
         if path is not None:
-            self.trained(path, node, env)
+            self.trained(path, node, env, only)
 
     def trained_at(self, at: ast.AST, over: ast.expr, anchor: ast.AST, walk, env: Env) -> None:
         """Every module of what `over` names was put in train mode by the call or loop `at`
@@ -173,14 +191,14 @@ class HeldParts:
         if path is not None:
             self.trained(path, anchor, env)
 
-    def trained(self, path: Path, node: ast.AST, env: Env) -> None:
+    def trained(self, path: Path, node: ast.AST, env: Env, only: set[int] | None = None) -> None:
         """The module at `path` was put in train mode at `node`: the wrappers holding it, or a
-        part of it, with it."""
+        part of it (those of `only`, when given), with it."""
         todo, done = [path], set()
         while todo:
             root, steps = todo.pop()
             for wrapper, (held, parts) in self._holding(root, steps).items():
-                if id(wrapper) in done or _mode_free(parts):
+                if id(wrapper) in done or _mode_free(parts) or (only is not None and id(wrapper) not in only):
                     continue  # (a switch of parts holding nothing mode-dependent changes nothing)
                 done.add(id(wrapper))
                 facts = frozenset({ModeFact("train", node, _with_part(wrapper, parts))})
@@ -293,11 +311,12 @@ def _evaled_stores(cls: ast.ClassDef) -> dict:
     return found
 
 
-def _unconditional(node: ast.Call, walk) -> bool:
+def _unconditional(node: ast.Call, walk, guarded: bool = False) -> bool:
     """The switch runs whenever the function reaches it: its statement is under no branch,
     loop or `try`, and the call is the statement's own (`m.train()`, `m.train().to(d)`), or
-    `node` is that statement (a loop over the model's modules, after it ran)."""
-    if walk.guards or walk.loops or walk.contexts or not walk.stmt_stack:
+    `node` is that statement (a loop over the model's modules, after it ran). With `guarded`,
+    also after an early exit (the walk's guards)."""
+    if (walk.guards and not guarded) or walk.loops or walk.contexts or not walk.stmt_stack:
         return False
     *outer, stmt = walk.stmt_stack
     if any(isinstance(s, _CONDITIONAL) for s in outer):

@@ -13,7 +13,7 @@ import weakref
 
 from qlint.analysis.flow.changed_tables import changed_in
 from qlint.analysis.flow.class_facts import evals_parts, mirrored_param, sets_eval
-from qlint.analysis.flow.closure_parts import closure_objects
+from qlint.analysis.flow.closure_parts import closure_objects, runs_closure
 from qlint.analysis.flow.given_modes import (
     attribute_arguments,
     evaled_arguments,
@@ -63,6 +63,9 @@ class Builds:
         self.sem = weakref.proxy(sem)
         self.cache: dict[int, Built] = {}  # per construction call, so a loop body's second pass agrees
         self.overwritten: set[tuple[Obj, str]] = set()  # `bundle.model = other` in this function
+        # Per construction call: what a class written here holds of the function's modules
+        # (`closure_parts`), for `held_parts` once the construction is made.
+        self.closure_held: dict[int, list] = {}
 
     def parametrized(self, name: str, env: Env) -> Obj | None:
         """A test parameter is each `pytest.mark.parametrize` value in turn, not an unknown."""
@@ -228,7 +231,13 @@ class Builds:
         for obj in evaled_arguments(built, node, args):
             # `self.a = a.eval()` in `__init__`: what the call handed is evaled, the caller's too.
             env.modes[obj] = frozenset({ModeFact("eval", node)})
-        if built.cls is not None and evals_parts(built.cls):
+        runs = self._runs_closure(built, env) if built.cls is not None and evals_parts(built.cls) else None
+        if runs is False:
+            # `forward` runs a module of the function whose mode at the capture is not known:
+            # a fresh module in train mode, holding what is not known (`closure_parts`).
+            origin = Origin(CONSTRUCTED, node, built=replace(built, parts=None), passed=passed)
+            return new_value(env, node, "", origin)
+        if runs is None and built.cls is not None and evals_parts(built.cls):
             # Every part it holds was evaled by its `__init__`, whatever mode it was given in.
             origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
             return new_value(env, node, "", origin, {ModeFact("eval", node, origin)})
@@ -301,13 +310,34 @@ class Builds:
     def _closure_given(self, built: Built, env: Env) -> list[Obj]:
         """The modules a class written in this function takes from its names in `__init__`
         (`self.model = model.model`), as a construction given them would (`closure_parts`):
-        only when each is in eval mode on every path. One that may be in train mode leaves the
-        construction a fresh module in train mode, as before, and its message as it was."""
+        only when each is in eval mode on every path, or when another method runs one at the
+        capture (`return net.body(x)`: no part the class's own content shows). One that may
+        be in train mode leaves the construction a fresh module in train mode, as before, and
+        its message as it was. `held_parts` is handed what the class holds of them: a later
+        `model.train()` reaches it."""
         found = closure_objects(self.sem, built, env, is_module)
-        modules = [o for o in found or () if is_module(o, env)]
-        if not modules or any(f.state != "eval" for o in modules for f in env.facts(o)):
+        if found is None or not found[3]:
             return []
-        return modules if keeps_given_modes(built, False) else []
+        modules = [o for o in found[0] if is_module(o, env)]
+        if not modules or (not found[2] and any(f.state != "eval" for o in modules for f in env.facts(o))):
+            return []  # (a module `forward` runs is in no part the class's own content shows)
+        if not keeps_given_modes(built, False):
+            return []
+        self.closure_held[id(built.call)] = found[1]
+        return modules
+
+    def _runs_closure(self, built: Built, env: Env) -> bool | None:
+        """A class written in this function whose `forward` (or another method) runs a module
+        of the function (`return net.body(x)`): whatever its `__init__` evals, the capture runs
+        that module in the mode it is in then. True when that is known (`closure_parts`), False
+        when a switch or a helper may have changed it where the walk does not follow; None for
+        any other class (as its `__init__` left it, as before)."""
+        if not runs_closure(self.sem, built) or not keeps_given_modes(built, False):
+            return None
+        found = closure_objects(self.sem, built, env, is_module)
+        if found is None or not found[2]:
+            return None
+        return found[3]
 
     def _taken_parts(self, node: ast.AST, args: list[Obj | None], env: Env) -> list[tuple[Obj, Built | None, tuple]]:
         """Arguments that are parts taken from a module named here (`Wrapper(m.encoder)`, or `enc`

@@ -274,6 +274,8 @@ class CallSemantics:
             passed = (positional, keywords)
             made = builds.construct(node, built, [*args, *kwargs.values()], env, passed)
             self.held_parts.built(self.owner, made, built, node, env)
+            if (held := builds.closure_held.pop(id(node), None)) is not None:
+                self.held_parts.hold(self.owner, made, held)  # `self.body = net.body` of a class written here
             if not starred:
                 self.containers.built(name, node, made, args, self.walk.containers.literals)
                 if built.cls is not None and any(self._holds(o) for o in [*args, *kwargs.values()]):
