@@ -7,18 +7,26 @@ sibling module all resolve to what they denote, so rules match on meaning, not s
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterator
 
 from qlint.analysis.names.local_imports import LocalNames
 from qlint.analysis.names.project import ProjectIndex
 from qlint.analysis.names.scope import ModuleScope, unique_value
-from qlint.analysis.names.star_imports import defines, exports, star_sources
+from qlint.analysis.names.star_imports import FOREIGN_PACKAGES, defines, exports, star_sources
 from qlint.optable import OpTable
 from qlint.value_classes import value_class
 
 _MAX_DEPTH = 12
 _TORCH_OPS = "torch.ops."
-_EDGE_OPS = "executorch.exir.dialects._ops.ops.edge."
+_EXIR_DIALECTS = "executorch.exir.dialects"
+_EDGE_OPS = _EXIR_DIALECTS + "._ops.ops.edge."
+# Attributes of an imported module looked into (`pkg.sub.module.factory`).
+_MAX_ATTRIBUTES = 3
+# Imported packages whose attributes `_module_attribute` does not look up: those whose star
+# imports are not followed and the standard library's (`os.path.join`, `logging.getLogger`: on
+# ExecuTorch most of the lookups, a project module shadowing one taken for the library's).
+_NOT_LOOKED_UP = FOREIGN_PACKAGES | sys.stdlib_module_names
 # Namespaces under torch.ops whose members are not OpOverloadPackets.
 _NOT_PACKET_NAMESPACES = frozenset({"higher_order"})
 # Attributes of a packet that are not overloads.
@@ -126,7 +134,31 @@ class Resolver:
             return _join(self._value_qualname(value, depth + 1), rest)
         if isinstance(self.local, LocalNames) and head in self.local.imports:
             return _join(self.local.imported(head), rest)
-        return _join(self._module_qualname(self.scope, head, depth), rest)
+        base = self._module_qualname(self.scope, head, depth)
+        if rest and base is not None and head in self.scope.imports:
+            return self._module_attribute(base, rest, depth)
+        return _join(base, rest)
+
+    def _module_attribute(self, base: str, rest: list[str], depth: int) -> str:
+        """`base.rest...` for a head an import binds to `base`: an attribute a project package
+        takes from its `from .mobilenet import *` (`import models`, then `models.mobilenet()`)
+        is what that star import binds, as for `from models import mobilenet`
+        (`_through_stars`). A name the package defines, imports or assigns itself is its own;
+        a submodule (`import pkg.models`, then `pkg.models.mobilenet`) is looked into in turn."""
+        top = base.partition(".")[0]
+        if top in _NOT_LOOKED_UP or base.startswith(_EXIR_DIALECTS):
+            return _join(base, rest)  # star imports not followed, or no package of the project
+        module = base
+        for i, attr in enumerate(rest[:_MAX_ATTRIBUTES]):
+            other = self.project.module_scope(module, self.scope.path)
+            if other is None or other is self.scope or defines(other, attr):
+                break
+            if _stars_of(self.project, other):
+                found = self._through_stars(other, attr, depth + 1, (module, self.scope))
+                if found is not None:
+                    return _join(found, rest[i + 1 :])
+            module = f"{module}.{attr}"
+        return _join(base, rest)
 
     def _value_qualname(self, value: ast.AST, depth: int) -> str | None:
         """`qualname` of the value a name is bound to; for a call, what a project helper that
@@ -138,7 +170,9 @@ class Resolver:
             return callable_result(self, value, depth) if depth <= _MAX_DEPTH else None
         return self.qualname(value, depth)
 
-    def _module_qualname(self, scope: ModuleScope, name: str, depth: int) -> str | None:
+    def _module_qualname(
+        self, scope: ModuleScope, name: str, depth: int, spelled: tuple[str, ModuleScope] | None = None
+    ) -> str | None:
         if name in scope.imports:
             full = scope.imports[name]
             return self._through_project(full, scope, depth)
@@ -148,17 +182,28 @@ class Resolver:
             return sub._value_qualname(value, depth + 1)
         if name in scope.classes or name in scope.functions:
             return f"{scope.module}.{name}" if scope.module else name
-        return self._through_stars(scope, name, depth)
+        return self._through_stars(scope, name, depth, spelled)
 
-    def _through_stars(self, scope: ModuleScope, name: str, depth: int) -> str | None:
-        """A name bound by `from <project module> import *`: the last such import that exports it."""
+    def _through_stars(
+        self, scope: ModuleScope, name: str, depth: int, spelled: tuple[str, ModuleScope] | None = None
+    ) -> str | None:
+        """A name bound by `from <project module> import *`: the last such import that exports it.
+
+        `spelled`: the name `scope`'s module was found by and the module it was found from. A
+        star import of a module of the package (`from .mobilenet import *`) is spelled from
+        there too: the module's own name may not find it from that module (a package in a
+        directory without `__init__.py` is named from the package down)."""
         if depth > _MAX_DEPTH or not scope.path:
             return None
-        stars = scope.__dict__.get("_star_sources")
-        if stars is None:  # once per scope object: a scope is rebuilt when its module changes
-            stars = scope.__dict__["_star_sources"] = star_sources(self.project, scope.path, scope.module)
-        for base in reversed(stars):
-            other = self.project.module_scope(base, scope.path)
+        own = f"{scope.module}." if spelled is not None and scope.module else None
+        for base in reversed(_stars_of(self.project, scope)):
+            where, other = scope, None
+            if own is not None and base.startswith(own) and spelled[0] != scope.module:
+                other = self.project.module_scope(spelled[0] + base[len(own) - 1 :], spelled[1].path)
+                if other is not None:
+                    base, where = spelled[0] + base[len(own) - 1 :], spelled[1]
+            if other is None:
+                other = self.project.module_scope(base, scope.path)
             if other is None or other is scope:
                 continue
             exported = exports(other, name)
@@ -167,8 +212,8 @@ class Resolver:
             if not exported:
                 continue
             if defines(other, name):
-                return self._through_project(f"{base}.{name}", scope, depth + 1)
-            found = self._through_stars(other, name, depth + 1)
+                return self._through_project(f"{base}.{name}", where, depth + 1)
+            found = self._through_stars(other, name, depth + 1, (base, where))
             if found is not None:
                 return found
         return None
@@ -176,7 +221,7 @@ class Resolver:
     def _through_project(self, full: str, scope: ModuleScope, depth: int) -> str:
         """`pkg.aliases.aten` -> `torch.ops.aten` when pkg/aliases.py binds `aten` so."""
         module, _, name = full.rpartition(".")
-        if not module or full.startswith(("torch.", "executorch.exir.dialects")) or depth > _MAX_DEPTH:
+        if not module or full.startswith(("torch.", _EXIR_DIALECTS)) or depth > _MAX_DEPTH:
             return full
         other = self.project.module_scope(module, scope.path)
         if other is None or other is scope:
@@ -193,7 +238,7 @@ class Resolver:
                 value = bound.unique(bound_name)
                 resolved = Resolver(bound, self.project, self.optable).qualname(value, bound_depth + 1)
                 return resolved or full
-        resolved = self._module_qualname(other, name, depth + 1)
+        resolved = self._module_qualname(other, name, depth + 1, (module, scope))
         return resolved or full
 
     # -- op references -----------------------------------------------------------------
@@ -374,6 +419,14 @@ class Resolver:
         return iter(
             [m for m in left if ast.dump(m.node) not in spelled and self.for_scope(m.scope).op_ref(m.node) not in ops]
         )
+
+
+def _stars_of(project: ProjectIndex, scope: ModuleScope) -> tuple[str, ...]:
+    """The modules `scope`'s module star-imports (`star_sources`)."""
+    stars = scope.__dict__.get("_star_sources")
+    if stars is None:  # once per scope object: a scope is rebuilt when its module changes
+        stars = scope.__dict__["_star_sources"] = star_sources(project, scope.path, scope.module) if scope.path else ()
+    return stars
 
 
 def _join(base: str | None, rest: list[str]) -> str | None:

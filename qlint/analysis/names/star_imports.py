@@ -30,7 +30,7 @@ _SOURCES: dict[str, tuple[tuple | None, tuple[str, ...]]] = {}
 _MAX = 20_000
 # Star imports of these are not followed: their names are not the project's (and torch's own
 # `__all__` lists run to thousands of names).
-_FOREIGN = ("torch", "torchao", "numpy", "typing")
+FOREIGN_PACKAGES = frozenset(("torch", "torchao", "numpy", "typing"))
 
 
 def star_sources(project, path: str, module: str | None) -> tuple[str, ...]:
@@ -50,7 +50,7 @@ def star_sources(project, path: str, module: str | None) -> tuple[str, ...]:
             level = len(match.group(1))
             name = match.group(2).decode() or None
             base = resolve_relative(module, path, level, name)
-            if base and base.split(".")[0] not in _FOREIGN:
+            if base and base.split(".")[0] not in FOREIGN_PACKAGES:
                 found.append(base)
     if len(_SOURCES) > _MAX:
         _SOURCES.clear()
@@ -84,4 +84,4 @@ def _names(value: ast.expr) -> set[str] | None:
     return out
 
 
-__all__ = ["defines", "exports", "star_sources"]
+__all__ = ["FOREIGN_PACKAGES", "defines", "exports", "star_sources"]
