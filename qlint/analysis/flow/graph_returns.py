@@ -14,10 +14,12 @@ mode and calls an imported function of that list whose result it switches (`gm =
 `g, _ = capture(...)`, `out = capture(...)` then `out["model"].eval()`), or to which it hands
 what it switches (`attach(m, q)` before `m.train()` or `m.core.train()`, or before a function
 of the file switching what it is handed, `finish(m)`), or a method of an imported class doing
-so (`Keeper().keep(m)`, `k = Keeper(); k.keep(m)`); or when the file hands one plain name to
-two imported functions of the project, one of that list (`keep(h, m)`, then `to_eval(h)`,
-neither a switch nor a graph source in the file). The bodies that call one and switch a mode,
-or call a function that may (`switchers`), are read (`returned_graph_bodies`).
+so (`Keeper().keep(m)`, `k = Keeper(); k.keep(m)`). The bodies that call one and switch a
+mode, or call a function that may (`switchers`), are read (`returned_graph_bodies`). A file
+with no switch that hands a holder to an imported storing helper and then to an imported
+switching one (`keep(h, m)`, then `to_eval(h)`) is not read: finding the storing helper among
+the functions such files import looked up ~2x the modules on ExecuTorch (+126 parsed by the
+trigger alone, ~+4% of a cold run's instructions).
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ from __future__ import annotations
 import ast
 import functools
 import re
-import sys
 
 from qlint.analysis.flow.relevant_bodies import functions_of, segment
 from qlint.analysis.names.text_imports import file_imports
@@ -39,7 +40,6 @@ GRAPH_SOURCES = (".module(", "prepare_pt2e", "prepare_qat_pt2e", "convert_pt2e",
 _SWITCHES = (".eval()", ".train(")
 # Names imported from these are never helpers of the project.
 _LIBRARY_ROOTS = frozenset({"torch", "torchao", "numpy", "copy", "typing", "collections", "unittest", "pytest"})
-_STDLIB = sys.stdlib_module_names
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # The arguments of a call up to its end or its first bracket or line break.
 _ARGUMENTS = lazy(r"[^()\[\]{}\n]*")
@@ -126,13 +126,14 @@ def switched_receivers(text: str) -> tuple[dict[str, int], set[str]]:
     return receivers, in_place
 
 
-def _switched_results(text: str) -> set[str]:
+def _switched_results(text: str, handed_to: set[str] | None = None) -> set[str]:
     """The callees (`capture`, `helpers.prepare`) whose result the text switches: bound to a
     name that is then switched (`gm = capture(...)` ... `gm.eval()`), or switched in place
     (`capture(model, x).eval()`), also through an item (`out["model"].train()`,
     `capture(m)[0].eval()`); and those handed the name whose value, or an attribute of it, is
-    switched (`attach(m, q)` ... `m.core.train()`). Only their imports are looked up: a
-    module's every imported call would cost a lookup (and a parse) per imported module."""
+    switched (`attach(m, q)` ... `m.core.train()`), also added to `handed_to`. Only their
+    imports are looked up: a module's every imported call would cost a lookup (and a parse)
+    per imported module."""
     receivers, out = switched_receivers(text)
     _switched_items(text, receivers, out)
     # A root is handed to the calls before its last switch (`attach(m, q)`, then `m.train()`).
@@ -147,7 +148,10 @@ def _switched_results(text: str) -> set[str]:
         handed: set[str] = set()
         for root, limit in pending.items():
             defs: set[str] = set()
-            out.update(_handed_to(text, root, limit, defs))
+            found = _handed_to(text, root, limit, defs)
+            out |= found
+            if handed_to is not None:
+                handed_to |= found
             # A function of this module switching its parameter (`def to_eval(h): h.gm.eval()`):
             # what its calls hand it is switched too (`keep(h, m)`, then `to_eval(h)`), as is a
             # name bound to a call (`g = capture(m)`, then `to_eval(g)`).
@@ -168,12 +172,7 @@ def _arguments(text: str, callee: str) -> set[str]:
     """The plain names handed as positional arguments of their own to the calls of `callee`,
     before any call, bracket or line break among the arguments (`h` of `to_eval(h)` and of
     `keep(h, nn.Linear(3, 3))`), its `def` aside."""
-    return {name for _, name in _argument_sites(text, callee)}
-
-
-def _argument_sites(text: str, callee: str) -> list[tuple[int, str]]:
-    """(where the call starts, name) for each name `_arguments` reads."""
-    out: list[tuple[int, str]] = []
+    out: set[str] = set()
     needle = f"{callee}("
     at = text.find(needle)
     while at != -1:
@@ -184,9 +183,9 @@ def _argument_sites(text: str, callee: str) -> list[tuple[int, str]]:
             parts = m.group(0).split(",")
             if m.end() < len(text) and text[m.end()] != ")":
                 parts.pop()  # a callee or a container's first item, not an argument of its own
-            out.extend((at, a) for a in (p.strip() for p in parts) if a.isidentifier() and a not in ("self", "cls"))
+            out.update(a for a in (p.strip() for p in parts) if a.isidentifier())
         at = text.find(needle, start)
-    return out
+    return out - {"self", "cls"}
 
 
 def _switched_items(text: str, receivers: dict[str, int], in_place: set[str]) -> None:
@@ -297,17 +296,18 @@ def returning_calls(text: str, path: str, project) -> tuple[str, ...]:
     that may return an exported graph, whose results `text` switches."""
     if project is None:
         return ()
+    handed: set[str] = set()
+    callees = _switched_results(text, handed)
+    if not callees:
+        return ()
     # The file's imports as QL101's and QL102's import triggers read them just before (once per
     # text; its module named only where a relative import needs it).
     imports = file_imports(text, path)
-    callees = _switched_results(text) if holds_any(text, _SWITCHES) else set()
-    callees |= _co_handed(text, imports)
-    if not callees:
-        return ()
-    # A method called on an instance of a class (`k.keep(`, `k = Keeper(...)`; `Keeper().keep(`).
+    # A method called on an instance of a class, handed what is switched (`k.keep(h`, `k =
+    # Keeper(...)`; `Keeper().keep(h`): GraphReturns lists the methods that store only.
     classes: dict[str, list[str]] = {}
     imported = {local for local, _ in imports}
-    for c in callees:
+    for c in handed & callees:
         head, _, method = c.partition(".")
         if head.endswith("()"):
             classes.setdefault(head[:-2], []).append(c)
@@ -337,30 +337,10 @@ def returning_calls(text: str, path: str, project) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def _co_handed(text: str, imports: list[tuple[str, str]]) -> set[str]:
-    """The functions imported from the project (`keep`) handed a plain name that a later call
-    of another of them is handed too (`keep(h, m)`, then `to_eval(h)`): one may store a graph
-    on it that the other switches, neither switch nor graph written here."""
-    sites: dict[str, list[tuple[int, str]]] = {}
-    for local, full in imports:
-        # A function imported from a module (`from pkg.store import keep`), not a module
-        # (`import os`), nor from the standard library: asked of most files, a search each.
-        top, dot, _ = full.partition(".")
-        if dot and local[:1].islower() and top not in _LIBRARY_ROOTS and top not in _STDLIB and f"{local}(" in text:
-            for at, name in _argument_sites(text, local):
-                sites.setdefault(name, []).append((at, local))
-    out: set[str] = set()
-    for calls in sites.values():
-        if len(calls) > 1:
-            last = max(calls)
-            out.update(callee for at, callee in calls if at < last[0] and callee != last[1])
-    return out
-
-
 def switches_returned_graph(text: str, path: str, project) -> bool:
-    """QL203's import trigger: the file calls an imported helper that may return (or store)
-    an exported graph, whose result it switches or hands to another imported function."""
-    return bool(returning_calls(text, path, project))
+    """QL203's import trigger: the file switches a mode and calls an imported helper that may
+    return (or store) an exported graph."""
+    return holds_any(text, _SWITCHES) and bool(returning_calls(text, path, project))
 
 
 def own_graph_returns(ctx) -> tuple[str, ...]:
