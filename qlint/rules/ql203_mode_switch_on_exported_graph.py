@@ -21,6 +21,7 @@ from qlint.analysis.flow.model_flow import (
     HandedSwitch,
     ModeSwitch,
     analyse_bodies,
+    calls_switcher,
     may_hand_graph,
     module_flows,
 )
@@ -55,7 +56,7 @@ class ModeSwitchOnExportedGraph(Rule):
     def check(self, ctx: FileContext) -> Iterator[Diagnostic]:
         flows = module_flows(ctx, switches_only=True)
         # Bodies that get a graph only from an imported helper's return name no graph source.
-        extra = returned_graph_bodies(ctx, {id(f.node) for f in flows})
+        extra = returned_graph_bodies(ctx, {id(f.node) for f in flows}, lambda text: calls_switcher(ctx, text))
         for function in [*flows, *(analyse_bodies(ctx, extra) if extra else ())]:
             for switch in function.switches:
                 if switch.held and not switch.patched:

@@ -12,8 +12,14 @@ model flow then decides on the helper's real returns and stores. A file is read 
 through its imports (`switches_returned_graph`, the rule's import trigger) when it switches a
 mode and calls an imported function of that list whose result it switches (`gm = capture(...)`,
 `g, _ = capture(...)`, `out = capture(...)` then `out["model"].eval()`), or to which it hands
-what it switches (`attach(m, q)` then `m.train()` or `m.core.train()`), and the bodies that do
-both are read (`returned_graph_bodies`).
+what it switches (`attach(m, q)` before `m.train()` or `m.core.train()`, or before a function
+of the file switching what it is handed, `finish(m)`), or a method of an imported class doing
+so (`Keeper().keep(m)`, `k = Keeper(); k.keep(m)`). The bodies that call one and switch a
+mode, or call a function that may (`switchers`), are read (`returned_graph_bodies`). A file
+with no switch that hands a holder to an imported storing helper and then to an imported
+switching one (`keep(h, m)`, then `to_eval(h)`) is not read: finding the storing helper among
+the functions such files import looked up ~2x the modules on ExecuTorch (+126 parsed by the
+trigger alone, ~+4% of a cold run's instructions).
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ _SWITCHES = (".eval()", ".train(")
 # Names imported from these are never helpers of the project.
 _LIBRARY_ROOTS = frozenset({"torch", "torchao", "numpy", "copy", "typing", "collections", "unittest", "pytest"})
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# The arguments of a call up to its end or its first bracket or line break.
+_ARGUMENTS = lazy(r"[^()\[\]{}\n]*")
 _ASSIGNS = frozenset({ast.Assign})
 _ASSIGNED = lazy(r"[ \t]*=[ \t]*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\(")
 # A name of a tuple target (`name, info = f(`, `(info, name) = f(`): what its line holds before
@@ -51,20 +59,30 @@ _TUPLE_REST = lazy(
 
 class GraphReturns:
     """The module-level functions whose text names a graph source and that return a value or
-    store on an attribute of a parameter (`m.core = prepare_qat_pt2e(...)`, `left_graphs`)."""
+    store on an attribute of a parameter (`m.core = prepare_qat_pt2e(...)`, `left_graphs`),
+    and the methods of its module-level classes that name one and store so, as `Class.method`."""
 
     # Computed with every summary: most modules name no graph source, and answer at once; a
     # lazy fact would parse again each module summarised before it was first asked.
-    key = "ql203.graph_returns.v3"
+    key = "ql203.graph_returns.v4"
 
     def compute(self, tree: ast.Module, scope, text: str):
         if not any(s in text for s in GRAPH_SOURCES):
             return []
         lines = text.splitlines(keepends=True)
         bodies = {}
+        methods = []
         for node in tree.body:
             if isinstance(node, _FUNCS) and (_returns_value(node) or _stores_on_parameter(node)):
                 bodies[node.name] = "".join(lines[node.lineno - 1 : node.end_lineno])
+            elif isinstance(node, ast.ClassDef):
+                # `Keeper().keep(h, m)`: the model flow decides on the method's real stores.
+                # (Most methods take `self` alone, and answer at once.)
+                for f in node.body:
+                    if isinstance(f, _FUNCS) and _stores_on_parameter(f):
+                        body = "".join(lines[f.lineno - 1 : f.end_lineno])
+                        if any(s in body for s in GRAPH_SOURCES):
+                            methods.append(f"{node.name}.{f.name}")
         out = [name for name, body in bodies.items() if any(s in body for s in GRAPH_SOURCES)]
         # A function returning what another of them returns (d2go's `setup_qat_model` calling
         # `prepare_fake_quant_model`): the model flow decides on its real returns.
@@ -75,7 +93,7 @@ class GraphReturns:
                 if name not in out and any(re.search(rf"(?<![\w.]){re.escape(o)}\(", body) for o in out):
                     out.append(name)
                     grown = True
-        return out
+        return out + methods
 
     def load(self, path: str, summary, value):
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -86,19 +104,19 @@ class GraphReturns:
 _FACT = GraphReturns()
 
 
-def switched_receivers(text: str) -> tuple[set[str], set[str]]:
-    """(the dotted names switched in `text`: `gm` of `gm.eval()`, `self.gm` of
-    `self.gm.train(False)`; the callees switched in place: `capture` of
-    `capture(model, x).eval()`). String searches: a regex over a whole module costs ~40 ms on
-    ao's largest test file."""
-    receivers: set[str] = set()
+def switched_receivers(text: str) -> tuple[dict[str, int], set[str]]:
+    """(the dotted names switched in `text`, each with where its last switch is: `gm` of
+    `gm.eval()`, `self.gm` of `self.gm.train(False)`; the callees switched in place: `capture`
+    of `capture(model, x).eval()`). String searches: a regex over a whole module costs ~40 ms
+    on ao's largest test file."""
+    receivers: dict[str, int] = {}
     in_place: set[str] = set()
     for needle in _SWITCHES:
         at = text.find(needle)
         while at != -1:
             name = _dotted_before(text, at)
             if name:
-                receivers.add(name)
+                receivers[name] = max(receivers.get(name, at), at)
             elif text[at - 1 : at] == ")":
                 opened = text.rfind("(", 0, at - 1)  # `f(model, x).eval()`: no nested call
                 callee = _dotted_before(text, opened) if opened != -1 else ""
@@ -108,24 +126,69 @@ def switched_receivers(text: str) -> tuple[set[str], set[str]]:
     return receivers, in_place
 
 
-def _switched_results(text: str) -> set[str]:
+def _switched_results(text: str, handed_to: set[str] | None = None) -> set[str]:
     """The callees (`capture`, `helpers.prepare`) whose result the text switches: bound to a
     name that is then switched (`gm = capture(...)` ... `gm.eval()`), or switched in place
     (`capture(model, x).eval()`), also through an item (`out["model"].train()`,
     `capture(m)[0].eval()`); and those handed the name whose value, or an attribute of it, is
-    switched (`attach(m, q)` ... `m.core.train()`). Only their imports are looked up: a
-    module's every imported call would cost a lookup (and a parse) per imported module."""
+    switched (`attach(m, q)` ... `m.core.train()`), also added to `handed_to`. Only their
+    imports are looked up: a module's every imported call would cost a lookup (and a parse)
+    per imported module."""
     receivers, out = switched_receivers(text)
     _switched_items(text, receivers, out)
-    for name in receivers:
+    # A root is handed to the calls before its last switch (`attach(m, q)`, then `m.train()`).
+    until: dict[str, int] = {}
+    for name, at in receivers.items():
         out.update(_bound_to(text, name))
-    for root in {r.partition(".")[0] for r in receivers} - {"self", "cls"}:
-        out.update(_handed_to(text, root))
+        root = name.partition(".")[0]
+        until[root] = max(until.get(root, at), at)
+    pending: dict[str, int | None] = {r: at for r, at in until.items() if r not in ("self", "cls")}
+    scanned: dict[str, int | None] = {}
+    for _ in range(3):  # helpers of helpers
+        handed: set[str] = set()
+        for root, limit in pending.items():
+            defs: set[str] = set()
+            found = _handed_to(text, root, limit, defs)
+            out |= found
+            if handed_to is not None:
+                handed_to |= found
+            # A function of this module switching its parameter (`def to_eval(h): h.gm.eval()`):
+            # what its calls hand it is switched too (`keep(h, m)`, then `to_eval(h)`), as is a
+            # name bound to a call (`g = capture(m)`, then `to_eval(g)`).
+            for name in defs:
+                handed |= _arguments(text, name)
+        scanned.update(pending)
+        # Read to the end: where the helper's calls are is not known here.
+        pending = {n: None for n in handed if scanned.get(n, 0) is not None}
+        if not pending:
+            break
+        for name in pending:
+            out.update(_bound_to(text, name))
     # snake_case by convention: a class's construction is an eager module.
     return {c for c in out if c.rpartition(".")[2][:1].islower()}
 
 
-def _switched_items(text: str, receivers: set[str], in_place: set[str]) -> None:
+def _arguments(text: str, callee: str) -> set[str]:
+    """The plain names handed as positional arguments of their own to the calls of `callee`,
+    before any call, bracket or line break among the arguments (`h` of `to_eval(h)` and of
+    `keep(h, nn.Linear(3, 3))`), its `def` aside."""
+    out: set[str] = set()
+    needle = f"{callee}("
+    at = text.find(needle)
+    while at != -1:
+        start = at + len(needle)
+        before = text[at - 1] if at else " "
+        if not (before.isalnum() or before in "_.") and text[max(at - 4, 0) : at] != "def ":
+            m = _ARGUMENTS.match(text, start)
+            parts = m.group(0).split(",")
+            if m.end() < len(text) and text[m.end()] != ")":
+                parts.pop()  # a callee or a container's first item, not an argument of its own
+            out.update(a for a in (p.strip() for p in parts) if a.isidentifier())
+        at = text.find(needle, start)
+    return out - {"self", "cls"}
+
+
+def _switched_items(text: str, receivers: dict[str, int], in_place: set[str]) -> None:
     """Add the containers of switched items (`out` of `out["model"].train()`) to `receivers`,
     and the callees switched through an item of their result (`capture(m)[0].eval()`) to
     `in_place`."""
@@ -136,7 +199,7 @@ def _switched_items(text: str, receivers: set[str], in_place: set[str]) -> None:
             if opened > 0:
                 name = _dotted_before(text, opened)
                 if name:
-                    receivers.add(name)
+                    receivers[name] = max(receivers.get(name, at), at)
                 elif text[opened - 1] == ")":
                     start = text.rfind("(", 0, opened - 1)
                     callee = _dotted_before(text, start) if start != -1 else ""
@@ -159,12 +222,13 @@ def _opening(text: str, close: int) -> int:
     return -1
 
 
-def _handed_to(text: str, root: str) -> set[str]:
+def _handed_to(text: str, root: str, until: int | None = None, defs: set[str] | None = None) -> set[str]:
     """The callees of the calls handed `root` as a positional argument of its own, with no
     call before it among the arguments (`attach(m, q)`, `helpers.attach(q, m)`), and of those
-    whose result a tuple target binds it to (`root, info = f(`)."""
+    whose result a tuple target binds it to (`root, info = f(`); before `until` if given. The
+    functions that take a parameter of that name (`def to_eval(root):`) are added to `defs`."""
     out = set()
-    for m in _handed(root).finditer(text):
+    for m in _handed(root).finditer(text, 0, len(text) if until is None else until):
         at = m.start()
         if at and (text[at - 1].isalnum() or text[at - 1] in "_."):
             continue
@@ -177,8 +241,21 @@ def _handed_to(text: str, root: str) -> set[str]:
             continue
         callee = _dotted_before(text, opened)
         if callee:
-            out.add(callee)
+            start = opened - len(callee)
+            if defs is not None and text[start - 4 : start] == "def ":
+                defs.add(callee)
+            out.add(_on_instance(text, start, callee))
     return out
+
+
+def _on_instance(text: str, start: int, callee: str) -> str:
+    """`Keeper().keep` for the method `keep` called at `start` on an instance made there with
+    no argument holding a call; else `callee`."""
+    if text[start - 2 : start] != ").":
+        return callee
+    opened = text.rfind("(", 0, start - 2)
+    cls = _dotted_before(text, opened) if opened != -1 else ""
+    return f"{cls}().{callee}" if cls and ")" not in text[opened + 1 : start - 2] else callee
 
 
 @functools.lru_cache(maxsize=512)
@@ -219,17 +296,35 @@ def returning_calls(text: str, path: str, project) -> tuple[str, ...]:
     that may return an exported graph, whose results `text` switches."""
     if project is None:
         return ()
-    callees = _switched_results(text)
+    handed: set[str] = set()
+    callees = _switched_results(text, handed)
     if not callees:
         return ()
-    roots = {c.partition(".")[0] for c in callees}
-    out: list[str] = []
     # The file's imports as QL101's and QL102's import triggers read them just before (once per
     # text; its module named only where a relative import needs it).
-    for local, full in file_imports(text, path):
+    imports = file_imports(text, path)
+    # A method called on an instance of a class, handed what is switched (`k.keep(h`, `k =
+    # Keeper(...)`; `Keeper().keep(h`): GraphReturns lists the methods that store only.
+    classes: dict[str, list[str]] = {}
+    imported = {local for local, _ in imports}
+    for c in handed & callees:
+        head, _, method = c.partition(".")
+        if head.endswith("()"):
+            classes.setdefault(head[:-2], []).append(c)
+        elif method and "." not in method and head not in imported and head not in ("self", "cls"):
+            for cls in _bound_to(text, head):
+                if "." not in cls and cls[:1].isupper():
+                    classes.setdefault(cls, []).append(c)
+    roots = {c.partition(".")[0] for c in callees} | classes.keys()
+    out: list[str] = []
+    for local, full in imports:
         if full.partition(".")[0] in _LIBRARY_ROOTS or local not in roots:
             continue
         module, _, attr = full.rpartition(".")
+        if local in classes and module:
+            # `from pkg.store import Keeper`
+            names = project.module_fact(module, path, _FACT)
+            out.extend(f"{c}(" for c in classes[local] if names and f"{attr}.{c.rpartition('.')[2]}" in names)
         # `from pkg.helpers import capture`
         names = project.module_fact(module, path, _FACT) if module and local in callees else None
         if names and attr in names:
@@ -244,7 +339,7 @@ def returning_calls(text: str, path: str, project) -> tuple[str, ...]:
 
 def switches_returned_graph(text: str, path: str, project) -> bool:
     """QL203's import trigger: the file switches a mode and calls an imported helper that may
-    return an exported graph."""
+    return (or store) an exported graph."""
     return holds_any(text, _SWITCHES) and bool(returning_calls(text, path, project))
 
 
@@ -291,14 +386,19 @@ def _stores_on_parameter(func: ast.AST) -> bool:
     )
 
 
-def returned_graph_bodies(ctx, chosen: set[int]) -> list:
-    """(body, class scope) of the functions, beyond `chosen` (ids), that switch a mode and call
-    an imported helper that may return an exported graph."""
-    if not any(s in ctx.text for s in _SWITCHES):
-        return []
+def imported_graph_calls(ctx) -> tuple[str, ...]:
+    """`returning_calls` of the checked file, once per check."""
     calls = ctx.cache.get("ql203.returning_calls")
     if calls is None:
         calls = ctx.cache["ql203.returning_calls"] = returning_calls(ctx.text, ctx.path, ctx.project)
+    return calls
+
+
+def returned_graph_bodies(ctx, chosen: set[int], hands=None) -> list:
+    """(body, class scope) of the functions, beyond `chosen` (ids), that call an imported
+    helper that may return (or store) an exported graph and switch a mode, or call a function
+    that may switch one (`hands(text)`: `to_eval(h)` after `keep(h, m)`)."""
+    calls = imported_graph_calls(ctx)
     if not calls:
         return []
     out = []
@@ -306,7 +406,7 @@ def returned_graph_bodies(ctx, chosen: set[int]) -> list:
         if isinstance(f, ast.Module) or id(f) in chosen:
             continue
         text = segment(ctx, f)
-        if any(s in text for s in _SWITCHES) and any(c in text for c in calls):
+        if any(c in text for c in calls) and (any(s in text for s in _SWITCHES) or (hands is not None and hands(text))):
             out.append((f, cls))
     return out
 
@@ -314,6 +414,7 @@ def returned_graph_bodies(ctx, chosen: set[int]) -> list:
 __all__ = [
     "GRAPH_SOURCES",
     "GraphReturns",
+    "imported_graph_calls",
     "own_graph_returns",
     "returned_graph_bodies",
     "returning_calls",

@@ -25,7 +25,7 @@ import weakref
 
 from qlint.analysis.flow import registry_contents
 from qlint.analysis.flow.carried_flows import watch, watched_class
-from qlint.analysis.flow.graph_returns import GRAPH_SOURCES, own_graph_returns
+from qlint.analysis.flow.graph_returns import GRAPH_SOURCES, imported_graph_calls, own_graph_returns
 from qlint.analysis.flow.inherited_methods import imported_class_methods
 from qlint.analysis.flow.model_apis import classify_call, is_class_call
 from qlint.analysis.flow.model_attrs import Evaled, Stored, attribute_sources
@@ -106,6 +106,7 @@ __all__ = [
     "Sink",
     "analyse_bodies",
     "caller_facts",
+    "calls_switcher",
     "capture_holder",
     "compatible",
     "file_flow",
@@ -370,7 +371,15 @@ def _hands(ctx, text: str) -> bool:
         return True
     if not any(f"{name}(" in text for name in names):
         return False
-    return any(s in text for s in GRAPH_SOURCES) or any(f"{name}(" in text for name in own_graph_returns(ctx))
+    if any(s in text for s in GRAPH_SOURCES) or any(f"{name}(" in text for name in own_graph_returns(ctx)):
+        return True
+    # Or from a helper of another module (`keep(h, m)`, then `to_eval(h)`: `graph_returns`).
+    return any(c in text for c in imported_graph_calls(ctx))
+
+
+def calls_switcher(ctx, text: str) -> bool:
+    """The text calls a function that may switch a mode (`switchers`)."""
+    return any(f"{name}(" in text for name in switchers(ctx))
 
 
 def switchers(ctx) -> tuple[str, ...]:
@@ -385,7 +394,9 @@ def switchers(ctx) -> tuple[str, ...]:
     if found is not None:
         return found
     names: set[str] = set()
-    if "prepare_pt2e" in ctx.text or "prepare_qat_pt2e" in ctx.text:
+    if "prepare_pt2e" in ctx.text or "prepare_qat_pt2e" in ctx.text or imported_graph_calls(ctx):
+        # Or a module calling a helper of another module that returns or stores a graph
+        # (`graph_returns`): the holder it was given may be handed to a third one (`to_eval(h)`).
         # snake_case by convention: a class's construction switches nothing it is handed
         # until one of its methods runs, which the body names separately.
         names = {
