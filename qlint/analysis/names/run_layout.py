@@ -15,17 +15,25 @@ from __future__ import annotations
 
 from qlint.analysis import run_roots
 from qlint.analysis.names.package_map import project_root
-from qlint.analysis.names.packaging_files import packaging_stats
+from qlint.analysis.names.packaging_files import packaging_files
+from qlint.key_digests import KeyDigests
 from qlint.short_digests import sha256_hex
 
 
-def layout_key() -> str:
+def layout_key(digests: KeyDigests | None = None) -> str:
     """A digest of the run's layout (module docstring). Every packaging file counts, declaring
-    or not (a marker's mere presence moves a project root), by its stat: a file touched but
-    not changed costs a cold run, a changed one is never missed."""
+    or not (a marker's mere presence moves a project root), by its content: a file touched, or
+    written again as it was (a fresh clone beside a restored cache), costs no cold run, a
+    changed one is never missed. `digests`: where the contents' digests are kept between runs
+    by the files' stats (`key_digests`); None: each file is read."""
+    digests = digests or KeyDigests(None)
     projects = {project_root(path) for path in run_roots.paths()}
     projects.discard(None)  # an installed tree: named from its `sys.path` entry alone
-    return sha256_hex(repr([(project, packaging_stats(project)) for project in sorted(projects)]).encode())[:16]
+    layout = [
+        (project, [(rel, name, digests.file_digest(path, st)) for rel, name, path, st in packaging_files(project)])
+        for project in sorted(projects)
+    ]
+    return sha256_hex(repr(layout).encode())[:16]
 
 
 __all__ = ["layout_key"]
