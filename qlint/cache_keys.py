@@ -25,6 +25,6 @@ def cache_key(settings: Settings) -> str:
     directory = cache_dir_for(settings)
     digests = key_digests.kept_in(directory)
     code = key_digests.package_digest(digests)
-    layout = layout_key(digests)
+    layout = layout_key(digests.file_digest)
     key_digests.save_kept(directory)  # into a cache made before, else at its first `Cache.save`
     return sha256_hex(f"{settings.fingerprint}\0{code}\0{settings.root}\0{layout}".encode())[:16]

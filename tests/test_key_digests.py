@@ -170,7 +170,7 @@ def project(tmp_path):
 @pytest.mark.parametrize("memo", [False, True])
 def test_the_layout_follows_the_packaging_files_contents_not_stats(project, tmp_path, memo):
     def key() -> str:
-        return layout_key(KeyDigests(tmp_path / "key.digests" if memo else None))
+        return layout_key(KeyDigests(tmp_path / "key.digests").file_digest if memo else None)
 
     first = key()
     setup = project / "python" / "setup.py"
