@@ -39,7 +39,7 @@ from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from qlint import __version__, checksummed_files, listed_dependencies
+from qlint import __version__, checksummed_files, key_digests, listed_dependencies
 from qlint.analysis import wrapper_record
 from qlint.analysis.names import shadowed_names
 from qlint.analysis.project_files import (
@@ -636,6 +636,7 @@ class Cache:
             if kept:
                 self.listings.save(root, kept)
         self._relisted.clear()
+        key_digests.save_kept(self.directory)
 
     def load_shard(self, shard: int) -> dict[str, tuple]:
         # None when absent, cut short, corrupted, or written by another format

@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import os
 import re
 import sys
-from functools import cached_property, lru_cache
+from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from qlint import __version__, registry
 from qlint.rules.base import Rule
-from qlint.short_digests import sha256_hex
+from qlint.short_digests import content_sha256_hex, sha256_hex
 from qlint.value_classes import field, value_class
 
 # Directories nobody wants linted, as in ruff. Not `site-packages`: qlint is pointed at
@@ -150,10 +149,10 @@ class Settings:
 
     @cached_property
     def fingerprint(self) -> str:
-        """Changes whenever something that could change a finding changes (for the cache)."""
+        """Changes whenever something in the settings that could change a finding changes (for
+        the cache, whose key adds qlint's own code: `cache_keys`)."""
         data = {
             "version": __version__,
-            "code": _code_fingerprint(),
             "codes": sorted(self.enabled_codes),
             "pfi": [list(map(str, x)) for x in self.per_file_ignores],
             "opts": repr(self.rule_options),
@@ -172,8 +171,9 @@ def _glob_match(rel: str, pattern: str) -> bool:
 
 
 def _plugin_fingerprint(codes: tuple[str, ...]) -> list[str]:
-    """Package, version and module file stamp of each enabled plugin rule: editing a plugin
-    in development invalidates its cached findings too."""
+    """Package, version and module file content of each enabled plugin rule: editing a plugin
+    in development invalidates its cached findings too, and a reinstall of the same plugin
+    (new mtimes, as each CI job's) does not (`key_digests`)."""
     out = []
     for code in codes:
         origin = registry.origin(code)
@@ -182,33 +182,9 @@ def _plugin_fingerprint(codes: tuple[str, ...]) -> list[str]:
         cls = registry.rule_class(code)
         module_file = getattr(sys.modules.get(cls.__module__ if cls else ""), "__file__", None) or ""
         try:
-            st = os.stat(module_file)
-            stamp = f"{st.st_size}:{st.st_mtime_ns}"
+            with open(module_file, "rb") as fh:
+                stamp = content_sha256_hex(fh.read())[:16]
         except OSError:
             stamp = "?"
         out.append(f"{code}:{origin}:{stamp}")
     return out
-
-
-@lru_cache(maxsize=1)
-def _code_fingerprint() -> str:
-    """Size and mtime of every file of the package (rules, analysis, op table data): a
-    development checkout or a regenerated op table invalidates cached findings, not only a
-    version bump. About 190 stats per run, by `os.scandir` with paths cut from strings (an
-    `os.walk` with `relpath` per file cost twice as much)."""
-    package = os.path.dirname(os.path.abspath(__file__))
-    cut = len(package) + 1
-    stamps = []
-    pending = [package]
-    while pending:
-        with os.scandir(pending.pop()) as entries:
-            for entry in entries:
-                name = entry.name
-                if entry.is_dir(follow_symlinks=False):  # as os.walk: links to directories not entered
-                    if name not in ("runtime", "lsp", "__pycache__"):
-                        pending.append(entry.path)
-                elif name.endswith((".py", ".json")):
-                    st = entry.stat()
-                    rel = entry.path[cut:].replace(os.sep, "/")
-                    stamps.append(f"{rel}:{st.st_size}:{st.st_mtime_ns}")
-    return sha256_hex("\n".join(sorted(stamps)).encode())[:16]

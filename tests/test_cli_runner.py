@@ -336,7 +336,7 @@ def test_a_run_the_cache_answers_imports_no_analysis(tmp_path):
         "print(sorted(m for m in sys.modules if m.startswith(HEAVY) and m not in LAYOUT))"
     )
     # Except what finds the run's layout (`run_layout`: project roots and the packaging files'
-    # stats), which every run keys its cache on, and the project files that would shadow a
+    # digests, kept by stat), which every run keys its cache on, and the project files that would shadow a
     # standard or installed module (`shadowed_names`), which the cache's answers depend on; none
     # of them parses or reads a module.
     names = ("package_map", "packaging_files", "run_layout", "shadowed_names")

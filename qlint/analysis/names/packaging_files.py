@@ -38,17 +38,18 @@ def packaging_texts(repo: str) -> tuple[tuple[str, str, bytes], ...]:
     return tuple(found)
 
 
-def packaging_stats(repo: str) -> tuple[tuple[str, str, int, int], ...]:
-    """(directory relative to `repo`, file name, size, mtime_ns) of every packaging file there,
-    declaring or not: what a run's layout is keyed on (`run_layout`), without reading them."""
+def packaging_files(repo: str) -> tuple[tuple[str, str, str, os.stat_result], ...]:
+    """(directory relative to `repo`, file name, path, stat) of every packaging file there,
+    declaring or not: what a run's layout is keyed on (`run_layout`), by content."""
     found = []
     for rel, directory in _directories(repo):
         for name in PACKAGING_NAMES:
+            path = os.path.join(directory, name)
             try:
-                st = os.stat(os.path.join(directory, name))
+                st = os.stat(path)
             except OSError:
                 continue
-            found.append((rel, name, st.st_size, st.st_mtime_ns))
+            found.append((rel, name, path, st))
     return tuple(found)
 
 
@@ -129,4 +130,4 @@ def declarations(texts: tuple[tuple[str, str, bytes], ...]) -> tuple[Written, ..
     return tuple(dict.fromkeys(named + roots))
 
 
-__all__ = ["PACKAGING_NAMES", "Written", "declarations", "packaging_stats", "packaging_texts", "store_key"]
+__all__ = ["PACKAGING_NAMES", "Written", "declarations", "packaging_files", "packaging_texts", "store_key"]

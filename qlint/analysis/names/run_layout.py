@@ -13,19 +13,37 @@ what `qlint check .` kept.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
+
 from qlint.analysis import run_roots
 from qlint.analysis.names.package_map import project_root
-from qlint.analysis.names.packaging_files import packaging_stats
-from qlint.short_digests import sha256_hex
+from qlint.analysis.names.packaging_files import packaging_files
+from qlint.short_digests import content_sha256_hex, sha256_hex
 
 
-def layout_key() -> str:
+def layout_key(file_digest: Callable[[str, os.stat_result], str] | None = None) -> str:
     """A digest of the run's layout (module docstring). Every packaging file counts, declaring
-    or not (a marker's mere presence moves a project root), by its stat: a file touched but
-    not changed costs a cold run, a changed one is never missed."""
+    or not (a marker's mere presence moves a project root), by its content: a file touched, or
+    written again as it was (a fresh clone beside a restored cache), costs no cold run, a
+    changed one is never missed. `file_digest(path, stat)`: the digest of a file's content,
+    kept between runs by its stat (`qlint.key_digests`); by default each file is read."""
+    file_digest = file_digest or _read_digest
     projects = {project_root(path) for path in run_roots.paths()}
     projects.discard(None)  # an installed tree: named from its `sys.path` entry alone
-    return sha256_hex(repr([(project, packaging_stats(project)) for project in sorted(projects)]).encode())[:16]
+    layout = [
+        (project, [(rel, name, file_digest(path, st)) for rel, name, path, st in packaging_files(project)])
+        for project in sorted(projects)
+    ]
+    return sha256_hex(repr(layout).encode())[:16]
+
+
+def _read_digest(path: str, st: os.stat_result) -> str:
+    try:
+        with open(path, "rb") as fh:
+            return content_sha256_hex(fh.read())[:16]
+    except OSError:
+        return "unreadable"
 
 
 __all__ = ["layout_key"]
