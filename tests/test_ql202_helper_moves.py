@@ -17,8 +17,10 @@ mean moves and half the outputs are dropped.
 
 from __future__ import annotations
 
+import textwrap
+
 from tests.conftest import check_file, package_repository
-from tests.test_ql202_move_order import HEAD
+from tests.test_ql202_move_order import HEAD, in_function, prepare_row, ql202, rows
 
 TRAINER = (
     HEAD
@@ -105,3 +107,147 @@ def test_an_instance_whose_calls_cannot_be_read_keeps_the_report(tmp_path):
     assert _trainer_rows(tmp_path, handed, other=ELSEWHERE) == [TRAINER_ROW]
     # No caller at all vouches for nothing.
     assert _trainer_rows(tmp_path, "", other=ELSEWHERE) == [TRAINER_ROW]
+
+
+MOVERS = """
+
+def train_mode(gm):
+    torch.ao.quantization.move_exported_model_to_train(gm)
+
+
+def train_mode_kw(gm, device="cpu"):
+    gm.to(device)
+    move_exported_model_to_train(model=gm)
+    return gm
+
+
+def train_mode_aliased(gm):
+    to_train(gm)
+
+
+def both_arms(gm, fast):
+    if fast:
+        move_exported_model_to_train(gm)
+    else:
+        gm = move_exported_model_to_train(gm)
+
+
+def through_another(gm):
+    train_mode(gm)
+
+
+def one_branch(gm, fast):
+    if fast:
+        move_exported_model_to_train(gm)
+
+
+def other(gm, side):
+    move_exported_model_to_train(side)
+
+
+def copy_moved(gm):
+    return move_exported_model_to_train(copy.deepcopy(gm))
+
+
+def trains_first(gm, data):
+    train_loop(gm, data)
+    move_exported_model_to_train(gm)
+
+
+def returns_first(gm, fast):
+    if fast:
+        return gm
+    move_exported_model_to_train(gm)
+
+
+def in_a_loop(gm, data):
+    for _ in data:
+        move_exported_model_to_train(gm)
+
+
+def generator(gm):
+    move_exported_model_to_train(gm)
+    yield gm
+
+
+async def coroutine(gm):
+    move_exported_model_to_train(gm)
+
+
+def moves_none(gm):
+    move_exported_model_to_train(gm)
+    return None
+"""
+HANDED_QUIET = {
+    "a function moving it": "train_mode(prepared)",
+    "by keyword, returning it": "prepared = train_mode_kw(gm=prepared)",
+    "through an import alias": "train_mode_aliased(prepared)",
+    "in both arms": "both_arms(prepared, fast)",
+    "through another function": "through_another(prepared)",
+}
+HANDED_LOUD = {
+    "on one branch": "one_branch(prepared, fast)",
+    "another argument": "other(prepared, x)",
+    "a copy, the result ignored": "copy_moved(prepared)",
+    "after training it": "trains_first(prepared, data)",
+    "after a return": "returns_first(prepared, fast)",
+    "in a loop that may not run": "in_a_loop(prepared, data)",
+    "rebound to what it returns (None)": "prepared = moves_none(prepared)",
+    "a generator, whose call runs nothing": "generator(prepared)",
+    "a coroutine function, not awaited": "coroutine(prepared)",
+}
+
+
+def _handed(call: str, after: str = "train_loop(prepared, data)") -> str:
+    return "\nimport copy\n" + MOVERS + in_function(f"{call}\n{after}\n", "q, x, data, fast")
+
+
+def test_a_graph_handed_first_to_a_function_that_moves_it_is_quiet(tmp_path):
+    for shape, call in HANDED_QUIET.items():
+        assert ql202(_handed(call), tmp_path) == [], shape
+    # Its own moves are what keep it quiet: the same training without the call is reported.
+    unmoved = _handed("pass")
+    assert rows(unmoved, tmp_path) == [prepare_row(unmoved)]
+
+
+def test_a_function_that_does_not_move_its_parameter_on_every_path_first_is_no_move(tmp_path):
+    for shape, call in HANDED_LOUD.items():
+        src = _handed(call)
+        assert rows(src, tmp_path) == [prepare_row(src)], shape
+
+
+def test_a_handed_move_after_the_training_is_reported(tmp_path):
+    src = "\nimport copy\n" + MOVERS + in_function("train_loop(prepared, data)\ntrain_mode(prepared)\n")
+    assert rows(src, tmp_path) == [prepare_row(src)]
+    # The walk's own move after the training is covered by the handed one before it.
+    covered = (
+        "\nimport copy\n"
+        + MOVERS
+        + in_function("train_mode(prepared)\ntrain_loop(prepared, data)\nmove_exported_model_to_train(prepared)\n")
+    )
+    assert ql202(covered, tmp_path) == []
+    late = covered.replace("    train_mode(prepared)\n", "")
+    assert late != covered
+    assert rows(late, tmp_path) == [prepare_row(late)]
+
+
+def test_a_helpers_caller_handing_the_returned_graph_to_a_mover_is_quiet(tmp_path):
+    helper = textwrap.dedent("""
+
+    def _prepare(q, x):
+        m = Net().eval()
+        return prepare_qat_pt2e(export(m, (x,)).module(), q)
+
+
+    def main(q, x, data):
+        model = _prepare(q, x)
+        train_mode(model)
+        train_loop(model, data)
+    """)
+    row = (HEAD + "\nimport copy\n" + MOVERS + helper).splitlines().index(
+        "    return prepare_qat_pt2e(export(m, (x,)).module(), q)"
+    ) + 1
+    assert ql202("\nimport copy\n" + MOVERS + helper, tmp_path) == []
+    for call in ("one_branch(model, data)", "copy_moved(model)"):
+        src = "\nimport copy\n" + MOVERS + helper.replace("train_mode(model)", call)
+        assert rows(src, tmp_path) == [row], call
