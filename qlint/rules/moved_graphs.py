@@ -71,6 +71,7 @@ _EXCLUSIVE = (ast.If, ast.Match)  # statements whose blocks no one path runs two
 _COVERS = frozenset({"move", "convert"})  # the APIs whose call on the graph is a cover
 _HARMLESS = frozenset({"move", "convert", "allow_train_eval"})  # and those handed it harmlessly
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_MOVE_WORD = "move_exported_model_to_"  # in the text of every move a helper makes
 
 
 def late_move(ctx: FileContext, cap: Capture, flows: list[FunctionFlow]) -> ast.Name | None:
@@ -106,6 +107,8 @@ def handed_move(ctx: FileContext, cap: Capture, flows: list[FunctionFlow]) -> bo
     with `def train_mode(gm): move_exported_model_to_train(gm)`) before any use a path from
     the binding reaches could train it: a move the walk does not see, as it does not follow the
     graph into the function."""
+    if not _movers(ctx):
+        return False  # no function of the module moves anything
     holder = capture_holder(flows, cap)
     body = holder.node if holder is not None else None
     sinks = cap.flows("qat")
@@ -128,12 +131,40 @@ def handed_move(ctx: FileContext, cap: Capture, flows: list[FunctionFlow]) -> bo
 
 def _hands_to_mover(home: FileContext, body: ast.AST, name: str) -> bool:
     """`body`'s own code hands `name` to a function of the module that moves that parameter."""
+    movers = _movers(home)
     for node in own_nodes(body):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in home.scope.functions:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in movers:
             found = _handed(home, node, name)
             if found is not None and moving_helper(home, *found):
                 return True
     return False
+
+
+def _movers(home: FileContext) -> frozenset[str]:
+    """The functions of the module that may move a graph: those whose text names a move
+    (`move_exported_model_to_*`, under any alias its import gives it) and, `_MAX_DEPTH` deep,
+    those whose text names such a function. A cheap gate before any helper is read."""
+    found = home.cache.get("moved_graphs.movers")
+    if found is None:
+        found = home.cache["moved_graphs.movers"] = _mover_names(home)
+    return found
+
+
+def _mover_names(home: FileContext) -> frozenset[str]:
+    text = home.text
+    if _MOVE_WORD not in text:
+        return frozenset()
+    starts = home.lines.starts
+    texts = {}
+    for name, func in home.scope.functions.items():
+        if isinstance(func, ast.FunctionDef) and func.end_lineno is not None:
+            end = starts[func.end_lineno] if func.end_lineno < len(starts) else len(text)
+            texts[name] = text[starts[func.lineno - 1] : end]
+    aliases = [f"{name}(" for name, full in home.scope.imports.items() if _MOVE_WORD in full and _MOVE_WORD not in name]
+    movers = {name for name, words in texts.items() if _MOVE_WORD in words or any(a in words for a in aliases)}
+    for _ in range(_MAX_DEPTH - 1):
+        movers |= {name for name, words in texts.items() if any(f"{m}(" in words for m in movers)}
+    return frozenset(movers)
 
 
 def _moved_name(move: ast.Call, up) -> str | None:
@@ -236,7 +267,7 @@ class _Moves:
             api = classify_call(self.resolver.qualname(call.func), call.func)
             if api is not None:
                 return api.kind in kinds
-        if self.depth >= _MAX_DEPTH:
+        if self.depth >= _MAX_DEPTH or not isinstance(call.func, ast.Name) or call.func.id not in _movers(self.home):
             return False
         found = _handed(self.home, call, self.name)
         if found is None:
