@@ -24,6 +24,12 @@ bound to the graph and the statement binding it (`moved_first`):
 A rebinding of the name before any move (other than `model = model.to(dev)`, or the move's
 own `model = move_exported_model_to_train(model)`), or a function written inside the body
 that names it, cannot be read: None.
+
+A move may be done by a function of the module the graph is handed to (`train_mode(prepared)`,
+`def train_mode(gm): move_exported_model_to_train(gm)`), which the walk does not follow the
+graph into: it counts when that function passes the same order test on its parameter, from
+its start, and moves it on every path (`moving_helper`); bound back to the name
+(`prepared = train_mode(prepared)`), when it returns its parameter.
 """
 
 from __future__ import annotations
@@ -75,6 +81,7 @@ _EXCLUSIVE = (ast.If, ast.Match)  # statements whose blocks no one path runs two
 _COVERS = frozenset({"move", "convert"})  # the APIs whose call on the graph is a cover
 _HARMLESS = frozenset({"move", "convert", "allow_train_eval"})  # and those handed it harmlessly
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_MOVE_WORD = "move_exported_model_to_"  # in the text of every move a helper makes
 
 
 def late_move(ctx: FileContext, cap: Capture, flows: list[FunctionFlow]) -> ast.Name | None:
@@ -104,6 +111,72 @@ def late_move(ctx: FileContext, cap: Capture, flows: list[FunctionFlow]) -> ast.
     return None
 
 
+def handed_move(ctx: FileContext, cap: Capture, flows: list[FunctionFlow]) -> bool:
+    """Each QAT graph of the capture is bound to a name in the function holding it, and handed
+    to a function of the module that moves its parameter (`moving_helper`: `train_mode(prepared)`
+    with `def train_mode(gm): move_exported_model_to_train(gm)`) before any use a path from
+    the binding reaches could train it: a move the walk does not see, as it does not follow the
+    graph into the function."""
+    if not _movers(ctx):
+        return False  # no function of the module moves anything
+    holder = capture_holder(flows, cap)
+    body = holder.node if holder is not None else None
+    sinks = cap.flows("qat")
+    if not isinstance(body, _BODIES) or not sinks:
+        return False
+    up = parents(body)
+    for sink in sinks:
+        binding = statement_around(sink.node, up)
+        if not isinstance(binding, ast.Assign) or len(binding.targets) != 1:
+            return False
+        target = binding.targets[0]
+        if not isinstance(target, ast.Name) or not _binds(binding, target.id, sink.node):
+            return False
+        if not _hands_to_mover(ctx, body, target.id):
+            return False  # no such call: the order test below would find nothing new
+        if moved_first(ctx, body, target.id, binding) is not True:
+            return False
+    return True
+
+
+def _hands_to_mover(home: FileContext, body: ast.AST, name: str) -> bool:
+    """`body`'s own code hands `name` to a function of the module that moves that parameter."""
+    movers = _movers(home)
+    for node in own_nodes(body):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in movers:
+            found = _handed(home, node, name)
+            if found is not None and moving_helper(home, *found):
+                return True
+    return False
+
+
+def _movers(home: FileContext) -> frozenset[str]:
+    """The functions of the module that may move a graph: those whose text names a move
+    (`move_exported_model_to_*`, under any alias its import gives it) and, `_MAX_DEPTH` deep,
+    those whose text names such a function. A cheap gate before any helper is read."""
+    found = home.cache.get("moved_graphs.movers")
+    if found is None:
+        found = home.cache["moved_graphs.movers"] = _mover_names(home)
+    return found
+
+
+def _mover_names(home: FileContext) -> frozenset[str]:
+    text = home.text
+    if _MOVE_WORD not in text:
+        return frozenset()
+    starts = home.lines.starts
+    texts = {}
+    for name, func in home.scope.functions.items():
+        if isinstance(func, ast.FunctionDef) and func.end_lineno is not None:
+            end = starts[func.end_lineno] if func.end_lineno < len(starts) else len(text)
+            texts[name] = text[starts[func.lineno - 1] : end]
+    aliases = [f"{name}(" for name, full in home.scope.imports.items() if _MOVE_WORD in full and _MOVE_WORD not in name]
+    movers = {name for name, words in texts.items() if _MOVE_WORD in words or any(a in words for a in aliases)}
+    for _ in range(_MAX_DEPTH - 1):
+        movers |= {name for name, words in texts.items() if any(f"{m}(" in words for m in movers)}
+    return frozenset(movers)
+
+
 def _moved_name(move: ast.Call, up) -> str | None:
     """The name a recorded move is of: `move_exported_model_to_train(name)` (or `model=name`),
     or `name.train()` after `allow_exported_model_train_eval(name)`; None for anything else,
@@ -129,44 +202,24 @@ def _binds(stmt: ast.stmt, name: str, value: ast.AST) -> bool:
     return isinstance(target, ast.Name) and target.id == name and any(n is value for n in ast.walk(stmt.value))
 
 
-def moved_first(home: FileContext, body: ast.AST, name: str, binding: ast.stmt, recorded=frozenset()):
+def moved_first(
+    home: FileContext, body: ast.AST, name: str, binding: ast.stmt | None, recorded=frozenset(), depth: int = 0
+):
     """The graph `binding` binds to `name` in `body` is moved (or converted) before any use a
     path from `binding` reaches could train it: True when so and some move was found, the
     first use that comes before them otherwise, None when it cannot be read (a rebinding of the
     name first, a function in `body` naming it). `recorded`: ids of the calls the walk saw move the graph
-    (an alias of the move function, `.train()` after the allow), besides the ones named here."""
+    (an alias of the move function, `.train()` after the allow), besides the ones named here.
+    A `binding` of None: the parameter `name` of the function `body`, from its start."""
     up = parents(body)
     chains, blocks = _chains(body)
-    start = chains.get(id(binding))
+    start = chains.get(id(binding)) if binding is not None else ((id(body.body), -1, False),)
     if start is None:
         return None
-    resolver = _resolver(home, body)
-
-    def move_of(call: ast.AST, kinds=_COVERS) -> bool:
-        """`call` moves `name`: `move_exported_model_to_*(name)` (or `model=name`), or
-        `convert_pt2e(name)`, or a call the walk recorded."""
-        if not isinstance(call, ast.Call):
-            return False
-        if id(call) in recorded:
-            return _moved_name(call, up) == name
-        graph = argument(call, 0, ("model",))
-        if not isinstance(graph, ast.Name) or graph.id != name:
-            return False
-        api = classify_call(resolver.qualname(call.func), call.func)
-        return api is not None and api.kind in kinds
-
-    def moving(stmt: ast.stmt) -> bool:
-        """A statement of its own moving the graph, or one whose every way through does."""
-        if isinstance(stmt, (ast.Expr, ast.Assign)):
-            return move_of(stmt.value)
-        if isinstance(stmt, ast.If):
-            return bool(stmt.orelse) and any(map(moving, stmt.body)) and any(map(moving, stmt.orelse))
-        if isinstance(stmt, (ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)):
-            # A loop moving in its body moves on the pass that trains, and is taken to run.
-            return any(map(moving, stmt.body))
-        return False
-
-    covers = [chains[id(s)] for s in ast.walk(body) if id(s) in chains and _after(start, chains[id(s)]) and moving(s)]
+    moves = _Moves(home, body, name, up, recorded, depth)
+    covers = [
+        chains[id(s)] for s in ast.walk(body) if id(s) in chains and _after(start, chains[id(s)]) and moves.moving(s)
+    ]
     uses = []
     for node in own_nodes(body):
         if isinstance(node, SCOPES):
@@ -184,12 +237,12 @@ def moved_first(home: FileContext, body: ast.AST, name: str, binding: ast.stmt, 
             continue
         parent = up.get(id(node))
         if store:
-            if isinstance(parent, ast.Assign) and (move_of(parent.value) or _kept(parent.value, name)):
+            if isinstance(parent, ast.Assign) and (moves.call(parent.value, bound=True) or _kept(parent.value, name)):
                 continue  # `model = move_exported_model_to_train(model)`, `model = model.to(dev)`
             return None  # another value from here on
-        if isinstance(parent, ast.Call) and parent.func is not node and move_of(parent, _HARMLESS):
+        if isinstance(parent, ast.Call) and parent.func is not node and moves.call(parent, _HARMLESS):
             continue
-        if isinstance(parent, (ast.keyword, ast.Attribute)) and move_of(up.get(id(parent)), _HARMLESS):
+        if isinstance(parent, (ast.keyword, ast.Attribute)) and moves.call(up.get(id(parent)), _HARMLESS):
             continue  # `move_exported_model_to_train(model=model)`, `model.train()` after the allow
         if isinstance(parent, ast.Attribute) and _kept(up.get(id(parent)), name):
             around = up.get(id(up.get(id(parent))))
@@ -199,6 +252,124 @@ def moved_first(home: FileContext, body: ast.AST, name: str, binding: ast.stmt, 
             continue
         return node
     return True if covers else None
+
+
+class _Moves:
+    """What moves (or converts) the graph `name` in `body`: the APIs, a call the walk recorded,
+    and a function of the module it is handed to that moves that parameter on every path
+    before anything could train it (`moving_helper`)."""
+
+    def __init__(self, home: FileContext, body: ast.AST, name: str, up, recorded, depth: int):
+        self.home, self.body, self.name, self.up, self.recorded, self.depth = home, body, name, up, recorded, depth
+        self.resolver = None
+
+    def call(self, call: ast.AST, kinds=_COVERS, bound: bool = False) -> bool:
+        """`call` moves `name`: `move_exported_model_to_*(name)` (or `model=name`), or
+        `convert_pt2e(name)`, or a call the walk recorded, or `helper(name)` whose function
+        moves its parameter (and returns it, when the result is `bound` to `name`)."""
+        if not isinstance(call, ast.Call):
+            return False
+        if id(call) in self.recorded:
+            return _moved_name(call, self.up) == self.name
+        graph = argument(call, 0, ("model",))
+        if isinstance(graph, ast.Name) and graph.id == self.name:
+            self.resolver = self.resolver or _resolver(self.home, self.body)
+            api = classify_call(self.resolver.qualname(call.func), call.func)
+            if api is not None:
+                return api.kind in kinds
+        if self.depth >= _MAX_DEPTH or not isinstance(call.func, ast.Name) or call.func.id not in _movers(self.home):
+            return False
+        found = _handed(self.home, call, self.name)
+        if found is None:
+            return False
+        func, param = found
+        return moving_helper(self.home, func, param, self.depth + 1) and (not bound or _returns(func, param))
+
+    def moving(self, stmt: ast.stmt, loops: bool = True) -> bool:
+        """A statement of its own moving the graph, or one whose every way through does."""
+        if isinstance(stmt, (ast.Expr, ast.Assign)):
+            bound = isinstance(stmt, ast.Assign) and any(_is_name(t, self.name) for t in stmt.targets)
+            return self.call(stmt.value, bound=bound)
+        if isinstance(stmt, ast.If):
+            return (
+                bool(stmt.orelse)
+                and any(self.moving(s, loops) for s in stmt.body)
+                and any(self.moving(s, loops) for s in stmt.orelse)
+            )
+        if isinstance(stmt, (ast.With, ast.AsyncWith)) or (loops and isinstance(stmt, _LOOPS)):
+            # A loop moving in its body moves on the pass that trains, and is taken to run.
+            return any(self.moving(s, loops) for s in stmt.body)
+        return False
+
+
+def moving_helper(home: FileContext, func: ast.AST, param: str, depth: int = 1) -> bool:
+    """The function `func` moves (or converts) its parameter `param` on every path, before
+    anything in it could train it (`moved_first` from its start): a statement of its own body
+    does, or an `if` whose two arms both do, or a `with` (not a loop, which may not run),
+    and no `return` or `yield` comes before it. `def train_mode(gm):
+    move_exported_model_to_train(gm)`; not one that moves it on one branch, moves another
+    argument, or a copy."""
+    key = ("moved_graphs.helper", id(func), param, depth)  # deeper, fewer helpers are followed
+    found = home.cache.get(key)
+    if found is None:
+        found = home.cache[key] = _moving_helper(home, func, param, depth)
+    return found
+
+
+def _moving_helper(home: FileContext, func: ast.AST, param: str, depth: int) -> bool:
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own_nodes(func)):
+        return False  # a generator: the call runs none of its body
+    if moved_first(home, func, param, None, depth=depth) is not True:
+        return False
+    moves = _Moves(home, func, param, parents(func), frozenset(), depth)
+    for stmt in func.body:
+        if moves.moving(stmt, loops=False):
+            return True
+        if any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)) for n in _own_walk(stmt)):
+            return False  # a path that leaves before the move
+    return False
+
+
+def _own_walk(stmt: ast.stmt):
+    """The nodes of `stmt` outside the functions and classes it holds."""
+    stack = [stmt]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(n for n in ast.iter_child_nodes(node) if not isinstance(n, SCOPES))
+
+
+def _returns(func: ast.AST, param: str) -> bool:
+    """Every way out of `func` returns its parameter `param`, as it was handed in."""
+    if not func.body or not isinstance(func.body[-1], ast.Return):
+        return False
+    returns = [n for s in func.body for n in _own_walk(s) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))]
+    return all(isinstance(r, ast.Return) and _is_name(r.value, param) for r in returns)
+
+
+def _handed(home: FileContext, call: ast.Call, name: str) -> tuple[ast.AST, str] | None:
+    """(the function, its parameter) that `call` hands `name` to: `helper(name)` or
+    `helper(gm=name)` with `helper` an undecorated function of the module, `name` handed once."""
+    if not isinstance(call.func, ast.Name) or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    handed = [a for a in (*call.args, *(kw.value for kw in call.keywords)) if _is_name(a, name)]
+    if len(handed) != 1:
+        return None
+    func = home.scope.functions.get(call.func.id)
+    if not isinstance(func, ast.FunctionDef) or func.decorator_list or func.args.vararg or func.args.kwarg:
+        return None  # (a coroutine function's call runs none of its body either)
+    param = _parameter(func, call, handed[0])
+    return (func, param) if param is not None else None
+
+
+def _parameter(func: ast.AST, call: ast.Call, node: ast.AST) -> str | None:
+    """The parameter of `func` that `call` hands `node` to (positionally or by keyword)."""
+    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
+    index = next((i for i, a in enumerate(call.args) if a is node), None)
+    if index is not None:
+        return params[index] if index < len(params) else None
+    name = next((kw.arg for kw in call.keywords if kw.value is node), None)
+    return name if name in params or name in [a.arg for a in func.args.kwonlyargs] else None
 
 
 def _resolver(home: FileContext, body: ast.AST) -> Resolver:
@@ -319,14 +490,7 @@ def handed_to_neutral(home: FileContext, node: ast.Name, up, depth: int) -> bool
     func = home.scope.functions.get(call.func.id)
     if not isinstance(func, _FUNCS) or func.args.vararg or func.args.kwarg:
         return False
-    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
-    index = next((i for i, a in enumerate(call.args) if a is node), None)
-    if index is not None:
-        name = params[index] if index < len(params) else None
-    else:
-        name = next((kw.arg for kw in call.keywords if kw.value is node), None)
-        if name not in params and name not in [a.arg for a in func.args.kwonlyargs]:
-            name = None
+    name = _parameter(func, call, node)
     if name is None:
         return False
     inner = parents(func)
@@ -399,4 +563,12 @@ def _jumps(stmt: ast.stmt) -> bool:
     return False
 
 
-__all__ = ["handed_to_neutral", "late_move", "moved_first", "neutral_use", "neutral_uses"]
+__all__ = [
+    "handed_move",
+    "handed_to_neutral",
+    "late_move",
+    "moved_first",
+    "moving_helper",
+    "neutral_use",
+    "neutral_uses",
+]

@@ -17,7 +17,7 @@ from qlint.rules.base import FileContext, FixAvailability, Rule
 from qlint.rules.caller_verdicts import branch_ruled_out
 from qlint.rules.capture_common import captures, evidence, listed, model_text, reasons, related
 from qlint.rules.capture_content import content_note, mode_free
-from qlint.rules.moved_graphs import late_move
+from qlint.rules.moved_graphs import handed_move, late_move
 from qlint.rules.qat_callers import eval_mode_callers, handed_note
 from qlint.rules.returned_qat_graphs import returned_and_moved
 
@@ -42,6 +42,8 @@ class QatCaptureInEvalMode(Rule):
                 # `move_exported_model_to_train` on the prepared graph repairs dropout and batch
                 # norm, when it comes before anything could train the graph
                 continue
+            if not cap.retrained and handed_move(ctx, cap, flows):
+                continue  # handed first to a function that moves it (`def train_mode(gm): ...`)
             if all(sink.node in cap.rebuilt for sink in cap.flows("qat")):
                 continue  # QAT rebuilt only to convert (no training): eval mode is right there
             handed = None

@@ -23,7 +23,7 @@ from qlint.analysis.flow.kept_caller_verdicts import Verdicts
 from qlint.analysis.flow.method_references import owner_class
 from qlint.analysis.flow.model_flow import ModelFlow, module_flows
 from qlint.analysis.flow.model_values import CallSite, FunctionFlow
-from qlint.analysis.flow.project_callers import KeptCalls, each_project_call, used_elsewhere
+from qlint.analysis.flow.project_callers import KeptCalls, each_project_call, instances_kept, used_elsewhere
 from qlint.analysis.flow.project_search import named_elsewhere, named_in_text, searchable
 from qlint.analysis.flow.unread_uses import enclosing, unread_use
 from qlint.analysis.names.functions import Body, bodies
@@ -126,10 +126,20 @@ def _sites(
             return
     # A class whose instances never leave this module (`confined_instances`): its method's
     # calls on instances (`quantizer.prepare(m)`) are all here, each one read or unknown.
+    # One that other modules name too, whose instances never leave the function that built
+    # them in any module (`project_callers.instances_kept`): its calls on instances here (`t
+    # = Trainer(q); t._prepare()`) are read as well, the other modules' ones below.
     boxed = owner is not None and home.ctx is ctx and confined(ctx, owner)
+    stay: list[bool] = []  # asked once, at the first call on an instance
+
+    def on_instances() -> bool:
+        if not stay:
+            stay.append(boxed or (owner is not None and home.ctx is ctx and instances_kept(ctx, func)))
+        return stay[0]
+
     rows = rows_naming(home.ctx, func.name)
     for body in bodies(home.ctx.tree, scope, home.ctx.cache):
-        refs = _references(home, body, func, owner, rows, boxed)
+        refs = _references(home, body, func, owner, rows, on_instances)
         if refs is None:
             yield None
             if past:
@@ -301,9 +311,11 @@ def rows_naming(ctx: FileContext, name: str) -> frozenset[int]:
 
 
 def _references(
-    home: Home, body: Body, func: ast.AST, owner: ClassScope | None, rows: frozenset[int], boxed: bool = False
+    home: Home, body: Body, func: ast.AST, owner: ClassScope | None, rows: frozenset[int], instances=None
 ) -> list[ast.AST] | None:
-    """The nodes of one body that denote `func` (None: one may, but cannot be read)."""
+    """The nodes of one body that denote `func` (None: one may, but cannot be read). When
+    `instances()` says the class's calls on instances can all be found, a call of the method
+    on anything but `self` (an instance) is one when the flow read it as a call of `func`."""
     name = func.name
     scope = home.ctx.scope
     found: list[ast.AST] = []
@@ -325,7 +337,7 @@ def _references(
                     found.append(node)
                 continue  # an attribute of another object of the same name
             if not (isinstance(value, ast.Name) and value.id in _SELF and body.class_scope is not None):
-                if boxed and not isinstance(body.node, ast.ClassDef):
+                if instances is not None and not isinstance(body.node, ast.ClassDef) and instances():
                     found.append(node)  # a call on an instance: the flow must have read it
                     continue
                 return None  # `super().helper`, `tester.helper`: could be this method

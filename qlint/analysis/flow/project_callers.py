@@ -363,6 +363,14 @@ def _instance_holders(ctx: FileContext, root: str, func: ast.AST) -> list[tuple[
         ctx.project.drop_kept_tree()
 
 
+def instances_kept(ctx: FileContext, func: ast.AST) -> bool:
+    """No instance of the class of the method `func` (of the checked module) leaves the
+    function that built it, in this module or the project's others (`kept_instances`): its
+    calls on instances are in the modules that name the class, each one a call there."""
+    root = search_root(ctx.path)
+    return root is not None and _instance_holders(ctx, root, func) is not None
+
+
 def _own_only(ctx: FileContext, path: str, data: bytes, name: str) -> bool:
     """`_uses` found every load of `name` in the module to be its own (content alone decided)."""
     module = _module(ctx, path, data)
@@ -387,6 +395,7 @@ __all__ = [
     "KeptCalls",
     "ProjectCall",
     "each_project_call",
+    "instances_kept",
     "named_in_text",
     "paths_naming",
     "project_callers",
