@@ -326,15 +326,46 @@ def returning_calls(text: str, path: str, project) -> tuple[str, ...]:
             names = project.module_fact(module, path, _FACT)
             out.extend(f"{c}(" for c in classes[local] if names and f"{attr}.{c.rpartition('.')[2]}" in names)
         # `from pkg.helpers import capture`
-        names = project.module_fact(module, path, _FACT) if module and local in callees else None
+        names = _graph_returns(project, module, path) if module and local in callees else None
         if names and attr in names:
             out.append(f"{local}(")
         # `from pkg import helpers` / `import pkg.helpers as helpers`
         attrs = sorted(c.partition(".")[2] for c in callees if c.startswith(f"{local}."))
         if attrs:
-            names = project.module_fact(full, path, _FACT)
+            names = _graph_returns(project, full, path)
             out.extend(f"{local}.{name}(" for name in attrs if names and name in names)
     return tuple(dict.fromkeys(out))
+
+
+def _graph_returns(project, module: str, requester: str) -> frozenset[str] | None:
+    """`module_fact(module, requester, _FACT)`, without parsing a module whose text names no
+    graph source: its fact is empty (`GraphReturns.compute`). The import trigger's candidate
+    helpers are mostly such modules (ExecuTorch: 25 modules summarised for it alone). The
+    module is a dependency all the same (`record_unloaded`)."""
+    project.register_fact(_FACT)  # as `module_fact` does: later summaries compute it
+    path = project.find_module_in_check(module, requester)
+    if path is not None and _names_no_source(project, path):
+        project.record_unloaded(module, requester, path)
+        return frozenset()
+    return project.module_fact(module, requester, _FACT)
+
+
+# path -> (content key, whether its text names no graph source), while the key holds.
+_NO_SOURCE: dict[str, tuple[tuple | None, bool]] = {}
+
+
+def _names_no_source(project, path: str) -> bool:
+    """Whether the module's text, readable, names no graph source (an unreadable or
+    undecodable one is left to its summary, which records it as it does)."""
+    key = project.content_key(path)
+    found = _NO_SOURCE.get(path)
+    if found is None or found[0] != key:
+        if len(_NO_SOURCE) > 50_000:
+            _NO_SOURCE.clear()
+        text = project.text(path)
+        # `any`, not `holds_any`: that keeps its answers for the checked file's text alone.
+        found = _NO_SOURCE[path] = (key, text is not None and not any(s in text for s in GRAPH_SOURCES))
+    return found[1]
 
 
 def switches_returned_graph(text: str, path: str, project) -> bool:

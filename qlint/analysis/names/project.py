@@ -418,6 +418,17 @@ class ProjectIndex:
                 self._record_absolute(absolute, path, self.tried_digest(path))
         return scope
 
+    def record_unloaded(self, module: str, requester: str, path: str) -> None:
+        """Record what `module_scope(module, requester)` records when its lookup finds `path`,
+        without loading (parsing) the module: a reader that learnt what it needed from the
+        module's text alone (`graph_returns`) rests on the module and on the paths tried
+        before it as a reader of its summary does."""
+        absolute = os.path.abspath(requester)
+        self._record_absolute(absolute, path, self.digest(path))
+        if self.wants_dependencies:
+            for tried in tried_before(module, absolute, path):
+                self._record_absolute(absolute, tried, self.tried_digest(tried))
+
     def is_directory(self, path: str, requester: str) -> bool:
         """Whether a directory is at `path`, a dependency of the check of `requester` where
         dependencies are kept (as `module_scope`'s tried paths): `path/` absent (""), or there
