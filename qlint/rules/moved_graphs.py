@@ -38,9 +38,10 @@ import ast
 
 from qlint.analysis.flow.model_apis import argument, classify_call
 from qlint.analysis.flow.model_flow import Capture, FunctionFlow, capture_holder
+from qlint.analysis.flow.statement_paths import LOOPS, cover_reaches, leaves_through, runs_after, statement_chains
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.tree_walk import SCOPES, own_nodes, parents, statement_around, statement_lists
+from qlint.analysis.tree_walk import SCOPES, own_nodes, parents, statement_around
 from qlint.rules.base import FileContext
 
 # Module methods that neither run the graph nor switch its mode; the result of those that
@@ -77,10 +78,8 @@ _READ = frozenset({"graph", "code"})  # `model.graph.nodes`: the graph's nodes, 
 _MAX_DEPTH = 2  # functions handed the graph, followed that deep
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _BODIES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)
-_EXCLUSIVE = (ast.If, ast.Match)  # statements whose blocks no one path runs two of
 _COVERS = frozenset({"move", "convert"})  # the APIs whose call on the graph is a cover
 _HARMLESS = frozenset({"move", "convert", "allow_train_eval"})  # and those handed it harmlessly
-_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _MOVE_WORD = "move_exported_model_to_"  # in the text of every move a helper makes
 
 
@@ -212,13 +211,15 @@ def moved_first(
     (an alias of the move function, `.train()` after the allow), besides the ones named here.
     A `binding` of None: the parameter `name` of the function `body`, from its start."""
     up = parents(body)
-    chains, blocks = _chains(body)
+    chains, blocks = statement_chains(body)
     start = chains.get(id(binding)) if binding is not None else ((id(body.body), -1, False),)
     if start is None:
         return None
     moves = _Moves(home, body, name, up, recorded, depth)
     covers = [
-        chains[id(s)] for s in ast.walk(body) if id(s) in chains and _after(start, chains[id(s)]) and moves.moving(s)
+        chains[id(s)]
+        for s in ast.walk(body)
+        if id(s) in chains and runs_after(start, chains[id(s)]) and moves.moving(s)
     ]
     uses = []
     for node in own_nodes(body):
@@ -228,12 +229,12 @@ def moved_first(
         elif isinstance(node, ast.Name) and node.id == name:
             stmt = statement_around(node, up)
             chain = chains.get(id(stmt))
-            if stmt is not binding and chain is not None and _after(start, chain):
+            if stmt is not binding and chain is not None and runs_after(start, chain):
                 store = type(node.ctx) is not ast.Load
                 uses.append(((stmt.lineno, stmt.col_offset, store, node.lineno, node.col_offset), chain, store, node))
     # Statement by statement, what a statement reads before what it binds.
     for _, chain, store, node in sorted(uses, key=lambda u: u[0]):
-        if any(_covered(c, chain) or _left_through(c, start, chain, blocks) for c in covers):
+        if any(cover_reaches(c, chain) or leaves_through(c, start, chain, blocks) for c in covers):
             continue
         parent = up.get(id(node))
         if store:
@@ -296,7 +297,7 @@ class _Moves:
                 and any(self.moving(s, loops) for s in stmt.body)
                 and any(self.moving(s, loops) for s in stmt.orelse)
             )
-        if isinstance(stmt, (ast.With, ast.AsyncWith)) or (loops and isinstance(stmt, _LOOPS)):
+        if isinstance(stmt, (ast.With, ast.AsyncWith)) or (loops and isinstance(stmt, LOOPS)):
             # A loop moving in its body moves on the pass that trains, and is taken to run.
             return any(self.moving(s, loops) for s in stmt.body)
         return False
@@ -395,24 +396,6 @@ def _kept(value: ast.AST, name: str) -> bool:
     )
 
 
-def _after(start: tuple, chain: tuple) -> bool:
-    """A statement at `chain` runs on some path after the one at `start`: later in its block or
-    in a block after it, not in another arm of an `if` or `match` around it (`_EXCLUSIVE`,
-    known by the blocks' kinds in the chain: the step's block id and the statement holding
-    it), and not only through a loop's next pass back above it."""
-    for (block, index, _), (other, there, _) in zip(start, chain, strict=False):
-        if block != other:
-            return not _exclusive(start, chain)
-        if index != there:
-            return there > index
-    return False  # the same statement, or one holding (or held by) it
-
-
-def _exclusive(start: tuple, chain: tuple) -> bool:
-    depth = next(i for i, (a, b) in enumerate(zip(start, chain, strict=False)) if a[0] != b[0])
-    return depth > 0 and start[depth - 1][2]
-
-
 def neutral_uses(func: ast.AST, name: str, binding: ast.stmt | None, up, other) -> bool:
     """Every use of `name` in `func` (source order) but its binding at `binding` is neutral
     (`neutral_use`) or one `other(node, up)` accepts; no nested function names it."""
@@ -495,72 +478,6 @@ def handed_to_neutral(home: FileContext, node: ast.Name, up, depth: int) -> bool
         return False
     inner = parents(func)
     return neutral_uses(func, name, None, inner, lambda n, u: handed_to_neutral(home, n, u, depth + 1))
-
-
-def _chains(body: ast.AST) -> tuple[dict[int, tuple], dict[int, list[ast.stmt]]]:
-    """Statement id -> the (block id, index, exclusive) steps that lead to it from `body`:
-    `exclusive` when the statement holds blocks no one path runs two of (`_EXCLUSIVE`); and
-    block id -> the block."""
-    out: dict[int, tuple] = {}
-    blocks: dict[int, list[ast.stmt]] = {}
-    stack = [(body.body, ())]
-    while stack:
-        block, chain = stack.pop()
-        blocks[id(block)] = block
-        for i, stmt in enumerate(block):
-            here = (*chain, (id(block), i, isinstance(stmt, _EXCLUSIVE)))
-            out[id(stmt)] = here
-            if isinstance(stmt, SCOPES):
-                continue
-            stack.extend((inner, here) for inner in statement_lists(stmt))
-    return out, blocks
-
-
-def _covered(cover: tuple | None, chain: tuple | None) -> bool:
-    """A use at `chain` follows the cover's statement in the cover's own block: every path to
-    it runs the cover first."""
-    if cover is None or chain is None or len(chain) < len(cover):
-        return False
-    block, index, _ = cover[-1]
-    return (
-        chain[: len(cover) - 1] == cover[:-1] and chain[len(cover) - 1][0] == block and chain[len(cover) - 1][1] > index
-    )
-
-
-def _left_through(cover: tuple, start: tuple, chain: tuple, blocks: dict) -> bool:
-    """The cover follows the binding at `start` in a block around it (`prepared =
-    prepare_qat_pt2e(...)` then the move, in an `if` arm), and the use at `chain` lies outside
-    that block: a path from the binding leaves the block through the cover, unless a `break`
-    or `continue` between them jumps out of a loop around the block first."""
-    depth = len(cover) - 1
-    if len(start) <= depth or cover[:depth] != start[:depth] or cover[depth][0] != start[depth][0]:
-        return False
-    if cover[depth][1] <= start[depth][1]:
-        return False
-    if chain[:depth] == cover[:depth] and len(chain) > depth and chain[depth][0] == cover[depth][0]:
-        return False  # in the block itself, before the cover (after it: `_covered`)
-    for k in range(depth, len(start)):
-        block = blocks[start[k][0]]
-        between = block[start[k][1] + 1 : cover[depth][1] if k == depth else None]
-        if any(_jumps(s) for s in between) and not any(
-            isinstance(blocks[start[j][0]][start[j][1]], _LOOPS) for j in range(depth, k)
-        ):
-            return False  # out of a loop the block lies in, past the cover
-    return True
-
-
-def _jumps(stmt: ast.stmt) -> bool:
-    """`stmt` holds a `break` or `continue` of a loop around it."""
-    stack = [stmt]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.Break, ast.Continue)):
-            return True
-        if isinstance(node, (*_LOOPS, *SCOPES)):
-            continue  # a loop's own (its `else` aside: rare), or another scope's
-        if isinstance(node, ast.stmt):
-            stack.extend(s for block in statement_lists(node) for s in block)
-    return False
 
 
 __all__ = [
