@@ -71,8 +71,25 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from keystroke_edits import keystroke_edits
 
+# The tail of each script below: the check of the buffer as the `qlint` command makes it
+# (`cli.run`), whose process ends after the check, which therefore keeps the collector off
+# and leaves its garbage to the exit. Without that the collector ran once the check ended and
+# was charged to "rest" (ExecuTorch's qualcomm test_qnn_delegate.py: 43 of 390 ms, work the
+# command never does).
+_CHECK = r"""
+sys.stdin = io.TextIOWrapper(open(buffer, "rb"))
+sys.stdout = open(os.devnull, "w")
+from qlint.process_exit import ends_after_command
+ends_after_command()
+try:
+    qlint.cli.main(["check", "--exit-zero", "--quiet", "--cache-dir", cache, "--stdin-filename", path, "-"])
+except SystemExit:
+    pass
+"""
+
 # Run in a fresh interpreter with the side's PYTHONPATH: argv = cache dir, file, buffer.
-_PHASES = r"""
+_PHASES = (
+    r"""
 import io, json, os, sys, time
 clock = time.process_time
 start = clock()
@@ -93,25 +110,17 @@ for cls in registered_rules().values():
     check = cls.check
     cls.check = lambda self, ctx, check=check, code=cls.code: timed(code, lambda: list(check(self, ctx)))()
 cache, path, buffer = sys.argv[1:4]
-sys.stdin = io.TextIOWrapper(open(buffer, "rb"))
-sys.stdout = open(os.devnull, "w")
-# As the `qlint` command (`cli.run`): the process ends after the check, which therefore keeps
-# the collector off and leaves its garbage to the exit. Without it the collector ran once
-# the check ended and was charged to "rest" (ExecuTorch's qualcomm test_qnn_delegate.py: 43
-# of 390 ms, work the command never does).
-from qlint.process_exit import ends_after_command
-ends_after_command()
-try:
-    qlint.cli.main(["check", "--exit-zero", "--quiet", "--cache-dir", cache, "--stdin-filename", path, "-"])
-except SystemExit:
-    pass
-spent["rest"] = clock() - start - sum(spent.values())
+"""
+    + _CHECK
+    + r"""spent["rest"] = clock() - start - sum(spent.values())
 sys.__stdout__.write(json.dumps(spent))
 """
+)
 
 
 # As `_PHASES`, with the stack sampled instead (`--samples`): prints {"self": {where: samples}}.
-_SAMPLES = r"""
+_SAMPLES = (
+    r"""
 import io, json, os, signal, sys
 base = None  # the directory holding the `qlint` package, once imported
 counts = {}
@@ -135,22 +144,18 @@ import qlint
 base = os.path.dirname(os.path.dirname(os.path.abspath(qlint.__file__))) + os.sep
 import qlint.cli
 cache, path, buffer = sys.argv[1:4]
-sys.stdin = io.TextIOWrapper(open(buffer, "rb"))
-sys.stdout = open(os.devnull, "w")
-from qlint.process_exit import ends_after_command
-ends_after_command()
-try:
-    qlint.cli.main(["check", "--exit-zero", "--quiet", "--cache-dir", cache, "--stdin-filename", path, "-"])
-except SystemExit:
-    pass
-signal.setitimer(signal.ITIMER_PROF, 0, 0)
+"""
+    + _CHECK
+    + r"""signal.setitimer(signal.ITIMER_PROF, 0, 0)
 sys.__stdout__.write(json.dumps({"self": counts}))
 """
+)
 _SHOWN_SAMPLES = 15  # functions printed per side
 
 # As `_PHASES`, charging CPU to the work on other modules (`--elsewhere`): prints
 # {label: [seconds, outermost calls]}. A function the side's qlint lacks is not wrapped.
-_ELSEWHERE = r"""
+_ELSEWHERE = (
+    r"""
 import functools, io, json, os, sys, time
 clock = time.process_time
 import qlint.cli
@@ -186,18 +191,13 @@ wrap(
     lambda self, func, scope, *a, **k: os.path.abspath(scope.path) != checked,
 )
 wrap("qlint.analysis.project_files", None, "_listed_keys", "listing and stats", lambda *a, **k: True)
-sys.stdin = io.TextIOWrapper(open(buffer, "rb"))
-sys.stdout = open(os.devnull, "w")
-from qlint.process_exit import ends_after_command
-ends_after_command()
 start = clock()
-try:
-    qlint.cli.main(["check", "--exit-zero", "--quiet", "--cache-dir", cache, "--stdin-filename", path, "-"])
-except SystemExit:
-    pass
-spent["whole check"] = [clock() - start, 1]
+"""
+    + _CHECK
+    + r"""spent["whole check"] = [clock() - start, 1]
 sys.__stdout__.write(json.dumps(spent))
 """
+)
 
 
 _COMPARED = ("code", "filename", "location", "end_location", "message")
