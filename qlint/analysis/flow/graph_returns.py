@@ -323,7 +323,7 @@ def returning_calls(text: str, path: str, project) -> tuple[str, ...]:
         module, _, attr = full.rpartition(".")
         if local in classes and module:
             # `from pkg.store import Keeper`
-            names = project.module_fact(module, path, _FACT)
+            names = _graph_returns(project, module, path)
             out.extend(f"{c}(" for c in classes[local] if names and f"{attr}.{c.rpartition('.')[2]}" in names)
         # `from pkg.helpers import capture`
         names = _graph_returns(project, module, path) if module and local in callees else None
