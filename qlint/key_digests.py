@@ -26,7 +26,7 @@ from pathlib import Path
 
 from qlint import __version__, checksummed_files
 from qlint.analysis.racy_stats import RACY_NS
-from qlint.short_digests import content_sha256_hex
+from qlint.short_digests import file_digest
 
 _HEADER = b"qlint-key-digests-1\n"
 _NAME = "key.digests"
@@ -61,7 +61,7 @@ class KeyDigests:
 
     def file_digest(self, path: str, st: os.stat_result) -> str:
         """The digest of the content of the file at `path`, stat'ed as `st`."""
-        return self.digest(path, (st.st_size, st.st_mtime_ns), st.st_mtime_ns, lambda: _read_digest(path))
+        return self.digest(path, (st.st_size, st.st_mtime_ns), st.st_mtime_ns, lambda: file_digest(path))
 
     def save(self) -> None:
         """Keep what this process worked out, with what other runs kept since it read the file
@@ -146,11 +146,6 @@ def _package_content(package: str, stamps: str) -> str:
         digest.update(f"{rel}\0{len(data)}\0".encode())
         digest.update(data)
     return digest.hexdigest()[:16]
-
-
-def _read_digest(path: str) -> str:
-    with open(path, "rb") as fh:
-        return content_sha256_hex(fh.read())[:16]
 
 
 __all__ = ["UNREADABLE", "KeyDigests", "kept_in", "package_digest", "package_stamps", "save_kept"]

@@ -16,7 +16,7 @@ from typing import Any
 
 from qlint import __version__, registry
 from qlint.rules.base import Rule
-from qlint.short_digests import content_sha256_hex, sha256_hex
+from qlint.short_digests import file_digest, sha256_hex
 from qlint.value_classes import field, value_class
 
 # Directories nobody wants linted, as in ruff. Not `site-packages`: qlint is pointed at
@@ -182,8 +182,7 @@ def _plugin_fingerprint(codes: tuple[str, ...]) -> list[str]:
         cls = registry.rule_class(code)
         module_file = getattr(sys.modules.get(cls.__module__ if cls else ""), "__file__", None) or ""
         try:
-            with open(module_file, "rb") as fh:
-                stamp = content_sha256_hex(fh.read())[:16]
+            stamp = file_digest(module_file)
         except OSError:
             stamp = "?"
         out.append(f"{code}:{origin}:{stamp}")

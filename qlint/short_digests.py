@@ -50,3 +50,10 @@ def content_sha256_hex(data: bytes) -> str:
     import hashlib  # past the budget only: see `_HASHED`
 
     return hashlib.sha256(data).hexdigest()
+
+
+def file_digest(path: str) -> str:
+    """The first 16 hex digits of `content_sha256_hex` of the file at `path` (cache keys: the
+    key's files by content, not by stat). Raises OSError as `open` does."""
+    with open(path, "rb") as fh:
+        return content_sha256_hex(fh.read())[:16]

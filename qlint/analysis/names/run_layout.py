@@ -19,7 +19,8 @@ from collections.abc import Callable
 from qlint.analysis import run_roots
 from qlint.analysis.names.package_map import project_root
 from qlint.analysis.names.packaging_files import packaging_files
-from qlint.short_digests import content_sha256_hex, sha256_hex
+from qlint.short_digests import file_digest as read_file_digest
+from qlint.short_digests import sha256_hex
 
 
 def layout_key(file_digest: Callable[[str, os.stat_result], str] | None = None) -> str:
@@ -40,8 +41,7 @@ def layout_key(file_digest: Callable[[str, os.stat_result], str] | None = None) 
 
 def _read_digest(path: str, st: os.stat_result) -> str:
     try:
-        with open(path, "rb") as fh:
-            return content_sha256_hex(fh.read())[:16]
+        return read_file_digest(path)
     except OSError:
         return "unreadable"
 
