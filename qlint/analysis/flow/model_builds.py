@@ -231,13 +231,14 @@ class Builds:
         for obj in evaled_arguments(built, node, args):
             # `self.a = a.eval()` in `__init__`: what the call handed is evaled, the caller's too.
             env.modes[obj] = frozenset({ModeFact("eval", node)})
-        runs = self._runs_closure(built, env) if built.cls is not None and evals_parts(built.cls) else None
+        evals = built.cls is not None and evals_parts(built.cls)
+        runs = self._runs_closure(built, env) if evals else None
         if runs is False:
             # `forward` runs a module of the function whose mode at the capture is not known:
             # a fresh module in train mode, holding what is not known (`closure_parts`).
             origin = Origin(CONSTRUCTED, node, built=replace(built, parts=None), passed=passed)
             return new_value(env, node, "", origin)
-        if runs is None and built.cls is not None and evals_parts(built.cls):
+        if evals and runs is None:
             # Every part it holds was evaled by its `__init__`, whatever mode it was given in.
             origin = Origin(CONSTRUCTED, node, built=built, passed=passed)
             return new_value(env, node, "", origin, {ModeFact("eval", node, origin)})
