@@ -47,7 +47,7 @@ import ast
 
 from qlint.analysis.flow.model_classes import ClassIndex
 from qlint.analysis.names.resolver import Resolver, dotted_parts
-from qlint.analysis.names.scope import ClassScope, ModuleScope, own_init
+from qlint.analysis.names.scope import ClassScope, ModuleScope, own_init, parameter_at
 from qlint.analysis.tree_walk import parents, walk
 
 _MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
@@ -76,7 +76,7 @@ def mode_free_relay(other, body, node: ast.Attribute, resolver: Resolver) -> boo
     init = own_init(cls.node)
     if init is None or not _plain_module(cls, Resolver(scope, other.project, other.optable)):
         return False
-    param = _parameter(init, position, keyword)
+    param = parameter_at(init.args, 1, position, keyword)  # after `self`
     if param is None:
         return False
     return _calls_mode_free(other, scope, init, param)
@@ -116,15 +116,6 @@ def _plain_module(cls: ClassScope, resolver: Resolver) -> bool:
         and not node.decorator_list
         and resolver.qualname(node.bases[0]) in _MODULE_BASES
     )
-
-
-def _parameter(init: ast.FunctionDef, position: int | None, keyword: str | None) -> str | None:
-    args = init.args
-    positional = [*args.posonlyargs, *args.args][1:]  # after `self`
-    if position is not None:
-        return positional[position].arg if position < len(positional) else None
-    named = [a.arg for a in [*args.args[1:], *args.kwonlyargs]]
-    return keyword if keyword in named else None
 
 
 def _calls_mode_free(other, scope: ModuleScope, init: ast.FunctionDef, param: str) -> bool:

@@ -16,7 +16,7 @@ import ast
 from qlint.analysis.flow.model_torch_nn import CONTAINERS
 from qlint.analysis.flow.stored_flags import only_tested_attribute, tested_value
 from qlint.analysis.names.resolver import Resolver
-from qlint.analysis.names.scope import own_init
+from qlint.analysis.names.scope import own_init, parameter_at
 
 
 def only_hyperparameter(cls_node: ast.ClassDef, resolver: Resolver, position: int | None, keyword: str | None) -> bool:
@@ -53,20 +53,12 @@ def _only_harmless_reads(
     cls_node: ast.ClassDef | None,
     me: str | None,
 ) -> bool:
-    name = _parameter(func.args, skip, position, keyword)
+    name = parameter_at(func.args, skip, position, keyword)
     if name is None:
         return False
     parents = {child: node for node in ast.walk(func) for child in ast.iter_child_nodes(node)}
     reads = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == name]
     return all(isinstance(n.ctx, ast.Load) and _harmless_read(n, parents, resolver, cls_node, me) for n in reads)
-
-
-def _parameter(args: ast.arguments, skip: int, position: int | None, keyword: str | None) -> str | None:
-    positional = [*args.posonlyargs, *args.args][skip:]  # after `self` (`skip` 1)
-    if position is not None:
-        return positional[position].arg if position < len(positional) else None
-    named = [a.arg for a in [*args.args[skip:], *args.kwonlyargs]]
-    return keyword if keyword in named else None
 
 
 def _harmless_read(

@@ -387,6 +387,17 @@ def parameter_args(func: ast.AST, star: bool = True) -> list[ast.arg]:
     return out
 
 
+def parameter_at(args: ast.arguments, skip: int, position: int | None, keyword: str | None) -> str | None:
+    """The parameter a call's argument binds: the positional one at `position` after the first
+    `skip` (`self`: 1), else the one named `keyword` that a keyword can bind (not a
+    positional-only one); None when there is no such parameter."""
+    positional = [*args.posonlyargs, *args.args][skip:]
+    if position is not None:
+        return positional[position].arg if position < len(positional) else None
+    named = [a.arg for a in [*args.args[skip:], *args.kwonlyargs]]
+    return keyword if keyword in named else None
+
+
 # Decorators whose method is read as an attribute: `self.name` is what the getter returns.
 _PROPERTIES = frozenset({"property", "cached_property"})
 
