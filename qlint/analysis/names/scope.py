@@ -154,9 +154,10 @@ class ModuleScope:
         scope = cls(module, path)
         for stmt, sure in _top_level_bindings(tree.body):
             scope._bind(stmt, sure)
-        for stmt in tree.body:
-            if isinstance(stmt, ast.Try):
-                scope.import_fallbacks |= _fallback_defs(stmt)
+        if scope.imports.keys() & scope.functions.keys():  # both kept only when bound in branches
+            for stmt in tree.body:
+                if isinstance(stmt, ast.Try):
+                    scope.import_fallbacks |= _fallback_defs(stmt)
         return scope
 
     def _bind(self, stmt: ast.stmt, sure: bool = False) -> None:
