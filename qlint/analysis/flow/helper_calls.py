@@ -70,13 +70,10 @@ def _stands_in_for_api(scope, func: ast.Name) -> bool:
     ImportError: def move_exported_model_to_train(model): ...`: the function runs only where
     torchao lacks the API, and the torchao qlint targets (0.18) has every PT2E API
     `classify_call` names under `torchao.`: the call is the library's, read as the API."""
+    if func.id not in scope.import_fallbacks:
+        return False
     imported = scope.imports.get(func.id)
-    return (
-        func.id in scope.import_fallbacks
-        and imported is not None
-        and imported.startswith("torchao.")
-        and classify_call(imported, func) is not None
-    )
+    return imported is not None and imported.startswith("torchao.") and classify_call(imported, func) is not None
 
 
 def callee(sem, func: ast.expr, depth: int = 0):
