@@ -20,6 +20,11 @@ A `bug` row with a finding is a true positive, without one a miss; an `ok` row w
 is a false alarm. A finding on a line with no row of its rule is *unlabelled*: it is listed,
 never dropped, and `--strict` makes it an error (exit 1). Exit 2 when the corpus is malformed
 or a repository cannot be materialised.
+
+Forks, pins of one repository at other commits and copies of its code repeat its rows: a TOML's
+`family` names the corpus repository it copies, and the report prints the same figures again
+with each site of a family, (family, path, rule, label, line text), counted once, beside the
+rows each family repeats and the sites its members label differently.
 """
 
 from __future__ import annotations
@@ -79,6 +84,10 @@ class Repo:
     absent_ok: tuple[str, ...] = ()
     # Packages the repository pins (its requirements), installed for the run as a user has them.
     installed: tuple[Installed, ...] = ()
+    # The corpus repository this one is a fork, pin or copy of, followed to the one that names
+    # none (its own slug when it names none): the family view counts a site its family already
+    # has once, so a fork's copies of known rows do not weigh as new code.
+    family: str = ""
 
     @property
     def owner_name(self) -> tuple[str, str]:
@@ -141,6 +150,10 @@ class Outcome:
     misses: list[tuple[str, Row]] = field(default_factory=list)
     false_alarms: list[tuple[str, Row, Finding]] = field(default_factory=list)
     unlabelled: list[tuple[str, Finding]] = field(default_factory=list)
+    # Each scored row with its tally (`tp`, `fp`, `fn`, `tn`), and the text of each scored
+    # site's line (repository, path, line), which the family view keys on.
+    scored: list[tuple[str, Row, str]] = field(default_factory=list)
+    texts: dict[tuple[str, str, int], str] = field(default_factory=dict)
 
     def score(self, rule: str) -> Score:
         return self.scores.setdefault(rule, Score())
@@ -151,14 +164,13 @@ class Outcome:
 
 def load_corpus(directory: Path, only: set[str] | None = None) -> list[Repo]:
     repos = []
+    parsed = {meta.stem: _read_toml(meta) for meta in sorted(directory.glob("*.toml"))}
+    families = _families(directory, parsed)
     for meta in sorted(directory.glob("*.toml")):
         slug = meta.stem
         if only and slug not in only:
             continue
-        try:
-            data = tomllib.loads(meta.read_text())
-        except tomllib.TOMLDecodeError as exc:
-            raise CorpusError(f"{meta}: {exc}") from None
+        data = parsed[slug]
         missing = [k for k in ("url", "commit") if not isinstance(data.get(k), str)]
         if missing:
             raise CorpusError(f"{meta}: missing {', '.join(missing)}")
@@ -168,6 +180,7 @@ def load_corpus(directory: Path, only: set[str] | None = None) -> list[Repo]:
             raise CorpusError(f"{meta}: absent_ok must be a list of paths")
         repo.absent_ok = tuple(absent_ok)
         repo.installed = _installed(meta, slug, data.get("installed", []))
+        repo.family = families[slug]
         table = meta.with_suffix(".csv")
         if not table.exists():
             raise CorpusError(f"{meta}: no rows file {table.name}")
@@ -179,6 +192,36 @@ def load_corpus(directory: Path, only: set[str] | None = None) -> list[Repo]:
     if only and only - {r.slug for r in repos}:
         raise CorpusError(f"no corpus entry for {', '.join(sorted(only - {r.slug for r in repos}))}")
     return repos
+
+
+def _read_toml(meta: Path) -> dict:
+    try:
+        return tomllib.loads(meta.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise CorpusError(f"{meta}: {exc}") from None
+
+
+def _families(directory: Path, parsed: dict[str, dict]) -> dict[str, str]:
+    """Each slug's family: the corpus repository its `family` names, followed through that
+    one's own `family` to a repository that names none. Read for every TOML, not only the
+    ones `--repo` selects, so a fork run alone still belongs to its family."""
+    named = {}
+    for slug, data in parsed.items():
+        family = data.get("family")
+        if family is None:
+            continue
+        if not isinstance(family, str) or family not in parsed:
+            raise CorpusError(f"{directory / slug}.toml: family must name a repository of the corpus, got {family!r}")
+        named[slug] = family
+    found = {}
+    for slug in parsed:
+        chain = [slug]
+        while chain[-1] in named:
+            chain.append(named[chain[-1]])
+            if chain[-1] in chain[:-1]:
+                raise CorpusError(f"{directory / slug}.toml: family names a circle: {' -> '.join(chain)}")
+        found[slug] = chain[-1]
+    return found
 
 
 def _installed(meta: Path, slug: str, entries) -> tuple[Installed, ...]:
@@ -375,28 +418,42 @@ def score(repo: str, rows: list[Row], findings: list[Finding], skipped: set[str]
             continue
         tally, finding = out.score(row.rule), hit.get(row)
         if row.label == "bug" and finding:
-            tally.tp += 1
+            kind = "tp"
         elif row.label == "bug":
-            tally.fn += 1
+            kind = "fn"
             out.misses.append((repo, row))
         elif finding:
-            tally.fp += 1
+            kind = "fp"
             out.false_alarms.append((repo, row, finding))
         else:
-            tally.tn += 1
+            kind = "tn"
+        setattr(tally, kind, getattr(tally, kind) + 1)
+        out.scored.append((repo, row, kind))
 
 
-def check_sites(root: Path, rows: list[Row]) -> None:
-    """Every row names a line that exists in the materialised tree."""
-    lengths: dict[str, int | None] = {}
+def check_sites(root: Path, rows: list[Row]) -> dict[tuple[str, int], str]:
+    """Every row names a line that exists in the materialised tree; the text of each."""
+    texts = line_texts(root, {(row.path, row.line) for row in rows})
     for row in rows:
-        if row.path not in lengths:
-            file = root / row.path
-            # An empty file still has a first line: where a finding on the whole file sits.
-            lengths[row.path] = max(1, len(file.read_bytes().splitlines())) if file.is_file() else None
-        count = lengths[row.path]
-        if count is None or not 1 <= row.line <= count:
+        if (row.path, row.line) not in texts:
             raise CorpusError(f"{row.where}: {row.path}:{row.line} is not a line of the tree")
+    return texts
+
+
+def line_texts(root: Path, sites: set[tuple[str, int]]) -> dict[tuple[str, int], str]:
+    """The text of each (path, line) of the tree that exists, without the whitespace around
+    it: a copy that re-indents a line is the same line to the family view."""
+    files: dict[str, list[bytes] | None] = {}
+    texts = {}
+    for path, line in sites:
+        if path not in files:
+            file = root / path
+            # An empty file still has a first line: where a finding on the whole file sits.
+            files[path] = (file.read_bytes().splitlines() or [b""]) if file.is_file() else None
+        lines = files[path]
+        if lines is not None and 1 <= line <= len(lines):
+            texts[path, line] = lines[line - 1].decode("utf-8", "replace").strip()
+    return texts
 
 
 def as_pinned(rows: list[Row]) -> list[Row]:
@@ -425,11 +482,70 @@ def evaluate(
                 print(
                     f"{repo.slug}: the mirror lacks {len(absent)} non-Python file(s), e.g. {absent[0]}", file=sys.stderr
                 )
-            check_sites(root, repo.rows)
+            texts = check_sites(root, repo.rows)
             site = install(repo, mirrors, Path(tmp))
             rows = repo.rows if preview else without_preview(repo.rows)
+            unlabelled = len(out.unlabelled)
             score(repo.slug, rows, run_qlint(root, qlint, preview, site, checkout), skipped, out)
+            texts |= line_texts(root, {(f.path, f.row) for _, f in out.unlabelled[unlabelled:]})
+            out.texts.update({(repo.slug, path, line): text for (path, line), text in texts.items()})
     return out
+
+
+# -- the family view ----------------------------------------------------------------------
+
+
+@dataclass
+class FamilyView:
+    """The figures with each site a family holds counted once. A site is (family, path,
+    rule, line text, which occurrence of that text in that path it is): two equal lines of
+    one file stay two sites, and the same line in a fork and in the repository it copies is
+    one. A copy labelled or scored differently is counted again, as its own evidence."""
+
+    scores: dict[str, Score] = field(default_factory=dict)
+    members: dict[str, list[str]] = field(default_factory=dict)  # family -> slugs, its root first
+    rows: Counter = field(default_factory=Counter)  # family -> scored rows
+    repeats: Counter = field(default_factory=Counter)  # family -> rows a member already had
+    # Sites whose copies carry different labels: [(family, path, rule, text, [(slug, line, label)])].
+    conflicts: list[tuple[str, str, str, str, list[tuple[str, int, str]]]] = field(default_factory=list)
+
+
+def family_view(out: Outcome, families: dict[str, str]) -> FamilyView:
+    view = FamilyView()
+    for repo in sorted({r for r, _, _ in out.scored} | {r for r, _ in out.unlabelled}):
+        view.members.setdefault(families.get(repo, repo), []).append(repo)
+    for family, members in view.members.items():
+        members.sort(key=lambda slug: (slug != family, slug))  # the repository the others copy first
+
+    def sites(entries):
+        """(entry, site key) for each entry, the occurrence counted in line order."""
+        nth: Counter = Counter()
+        for entry, repo, path, rule, line in sorted(entries, key=lambda e: (e[1], e[2], e[4])):
+            text = out.texts.get((repo, path, line))
+            # Without its text (a row scored outside `evaluate`) a line is only itself.
+            spelled = text if text is not None else f"{repo}:{line}"
+            yield entry, (families.get(repo, repo), path, rule, spelled, nth[repo, path, rule, spelled])
+            nth[repo, path, rule, spelled] += 1
+
+    seen, labels = set(), {}
+    for (repo, row, kind), site in sites([(e, e[0], e[1].path, e[1].rule, e[1].line) for e in out.scored]):
+        family = site[0]
+        view.rows[family] += 1
+        labels.setdefault(site, []).append((repo, row.line, row.label))
+        if (site, row.label, kind) in seen:
+            view.repeats[family] += 1
+            continue
+        seen.add((site, row.label, kind))
+        tally = view.scores.setdefault(row.rule, Score())
+        setattr(tally, kind, getattr(tally, kind) + 1)
+    for (_, finding), site in sites([(e, e[0], e[1].path, e[1].rule, e[1].row) for e in out.unlabelled]):
+        if (site, None, "unlabelled") not in seen:
+            seen.add((site, None, "unlabelled"))
+            view.scores.setdefault(finding.rule, Score()).unlabelled += 1
+    for site, copies in labels.items():
+        if len({label for _, _, label in copies}) > 1:
+            view.conflicts.append((site[0], site[1], site[2], site[3], copies))
+    return view
 
 
 # -- report -------------------------------------------------------------------------------
@@ -447,14 +563,26 @@ def report(out: Outcome, repos: list[Repo], stream=None) -> None:
         rules = sorted({row.rule for row in repo.rows})
         cells = ", ".join(f"{rule} {sizes[repo.slug, rule, 'bug']}/{sizes[repo.slug, rule, 'ok']}" for rule in rules)
         print(f"  {repo.slug} @ {repo.commit[:10]}: {len(repo.rows)} rows; {cells}", file=stream)
-    print(f"\n{'rule':<7}{'TP':>5}{'FP':>5}{'FN':>5}{'TN':>5}{'unlab':>7}{'prec':>7}{'recall':>8}", file=stream)
-    total = Score()
-    for rule in sorted(out.scores):
-        s = out.scores[rule]
-        for name in ("tp", "fp", "fn", "tn", "unlabelled"):
-            setattr(total, name, getattr(total, name) + getattr(s, name))
-        print(_line(rule, s), file=stream)
-    print(_line("all", total), file=stream)
+    print(file=stream)
+    _table(out.scores, stream)
+    view = family_view(out, {r.slug: r.family or r.slug for r in repos})
+    print("\nthe same, each site of a family counted once (family, path, rule, label, line text):", file=stream)
+    _table(view.scores, stream)
+    for family, members in view.members.items():
+        if len(members) > 1:
+            print(
+                f"  family {family} ({', '.join(members)}): {view.rows[family]} rows,"
+                f" {view.repeats[family]} repeat a site of the family",
+                file=stream,
+            )
+    if view.conflicts:
+        print(
+            f"\none line labelled differently in a family (does the code around it differ?): {len(view.conflicts)}",
+            file=stream,
+        )
+        for family, path, rule, text, copies in view.conflicts:
+            where = ", ".join(f"{repo}:{line} {label}" for repo, line, label in copies)
+            print(f"  {family} {path} {rule} `{text}`: {where}", file=stream)
     for title, items in (
         ("missed (bug rows without a finding)", [(repo, row, None) for repo, row in out.misses]),
         ("false alarms (ok rows with a finding)", out.false_alarms),
@@ -469,16 +597,36 @@ def report(out: Outcome, repos: list[Repo], stream=None) -> None:
         print(f"  {repo} {f.path}:{f.row} {f.rule}: {f.message}", file=stream)
 
 
+def _table(scores: dict[str, Score], stream) -> None:
+    print(f"{'rule':<7}{'TP':>5}{'FP':>5}{'FN':>5}{'TN':>5}{'unlab':>7}{'prec':>7}{'recall':>8}", file=stream)
+    total = Score()
+    for rule in sorted(scores):
+        s = scores[rule]
+        for name in ("tp", "fp", "fn", "tn", "unlabelled"):
+            setattr(total, name, getattr(total, name) + getattr(s, name))
+        print(_line(rule, s), file=stream)
+    print(_line("all", total), file=stream)
+
+
 def _line(rule: str, s: Score) -> str:
     return (
         f"{rule:<7}{s.tp:>5}{s.fp:>5}{s.fn:>5}{s.tn:>5}{s.unlabelled:>7}{_ratio(s.precision):>7}{_ratio(s.recall):>8}"
     )
 
 
-def as_json(out: Outcome) -> dict:
+def as_json(out: Outcome, repos: list[Repo] = ()) -> dict:
+    view = family_view(out, {r.slug: r.family or r.slug for r in repos})
     return {
-        "rules": {
-            rule: {**vars(s), "precision": s.precision, "recall": s.recall} for rule, s in sorted(out.scores.items())
+        "rules": _rules_json(out.scores),
+        "families": {
+            "rules": _rules_json(view.scores),
+            "members": view.members,
+            "rows": dict(view.rows),
+            "repeats": dict(view.repeats),
+            "conflicts": [
+                {"family": family, "path": path, "rule": rule, "text": text, "copies": [list(c) for c in copies]}
+                for family, path, rule, text, copies in view.conflicts
+            ],
         },
         "missed": [{"repository": repo, "path": r.path, "line": r.line, "rule": r.rule} for repo, r in out.misses],
         "false_alarms": [
@@ -489,6 +637,10 @@ def as_json(out: Outcome) -> dict:
             for repo, f in out.unlabelled
         ],
     }
+
+
+def _rules_json(scores: dict[str, Score]) -> dict:
+    return {rule: {**vars(s), "precision": s.precision, "recall": s.recall} for rule, s in sorted(scores.items())}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -530,7 +682,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"corpus_eval: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        json.dump(as_json(out), sys.stdout, indent=1)
+        json.dump(as_json(out, repos), sys.stdout, indent=1)
         print()
     else:
         report(out, repos)

@@ -361,3 +361,94 @@ def test_the_default_checkout_is_the_one_holding_the_script(monkeypatch):
     monkeypatch.setenv("PYTHONPATH", "/elsewhere")
     assert corpus_eval.run_env(None, ROOT)["PYTHONPATH"] == f"{ROOT}{os.pathsep}/elsewhere"
     assert corpus_eval.run_env(None, None)["PYTHONPATH"] == "/elsewhere"
+
+
+def _toml(corpus: Path, slug: str, commit: str, extra: str = "", url: str = URL) -> None:
+    (corpus / f"{slug}.toml").write_text(f'url = "{url}"\ncommit = "{commit}"\nimport_root = "."\n{extra}')
+    rows = (corpus / "tiny.csv").read_text() if (corpus / "tiny.csv").exists() else ",".join(corpus_eval.COLUMNS)
+    (corpus / f"{slug}.csv").write_text(rows.replace(URL, url))
+
+
+def test_a_family_names_a_corpus_repository_and_is_followed_to_the_one_that_names_none(tmp_path, mirror):
+    _, commit = mirror
+    corpus = _corpus(tmp_path, commit, [("pkg/match.py", 5, "QL101", "bug", "a packet")])
+    _toml(corpus, "tiny-fork", commit, 'family = "tiny"\n')
+    _toml(corpus, "tiny-fork-copy", commit, 'family = "tiny-fork"\n')
+    families = {r.slug: r.family for r in corpus_eval.load_corpus(corpus)}
+    assert families == {"tiny": "tiny", "tiny-fork": "tiny", "tiny-fork-copy": "tiny"}
+    # Run alone, a fork still belongs to its family.
+    assert [r.family for r in corpus_eval.load_corpus(corpus, {"tiny-fork-copy"})] == ["tiny"]
+
+    _toml(corpus, "tiny-fork", commit, 'family = "executorch"\n')
+    with pytest.raises(corpus_eval.CorpusError, match="family must name a repository of the corpus"):
+        corpus_eval.load_corpus(corpus)
+    _toml(corpus, "tiny-fork", commit, "family = 3\n")
+    with pytest.raises(corpus_eval.CorpusError, match="family must name a repository of the corpus"):
+        corpus_eval.load_corpus(corpus)
+    _toml(corpus, "tiny-fork", commit, 'family = "tiny-fork-copy"\n')
+    with pytest.raises(corpus_eval.CorpusError, match="family names a circle"):
+        corpus_eval.load_corpus(corpus)
+
+
+def test_the_family_view_counts_a_site_its_family_already_has_once(tmp_path, mirror, capsys):
+    mirrors, commit = mirror
+    corpus = _corpus(
+        tmp_path,
+        commit,
+        [
+            ("pkg/match.py", 5, "QL101", "bug", "a packet compared with node targets"),  # TP
+            ("pkg/match.py", 13, "QL101", "ok", "labelled ok though qlint reports it"),  # FP
+            ("pkg/match.py", 9, "QL101", "ok", "an overload"),  # TN
+        ],
+    )
+    _toml(corpus, "tiny-fork", commit, 'family = "tiny"\n')  # the same rows on the same lines
+    # The fork labels line 9 `bug`: a copy labelled differently counts again, and is listed.
+    fork_rows = (corpus / "tiny-fork.csv").read_text().replace("9,QL101,ok,an overload", "9,QL101,bug,relabelled")
+    (corpus / "tiny-fork.csv").write_text(fork_rows)
+    # Another repository with the same lines but no family: its own sites.
+    _toml(corpus, "other", commit, url="https://github.com/acme/other")
+    both = tmp_path / "mirrors"
+    both.mkdir()
+    for name in ("tiny", "other"):
+        (both / f"acme+{name}").symlink_to(mirrors / "acme+tiny", target_is_directory=True)
+    code, out, _ = _run(capsys, corpus, both, "--json")
+    assert code == 0
+    result = json.loads(out)
+    ql101, family = result["rules"]["QL101"], result["families"]["rules"]["QL101"]
+    # Two unlabelled findings in each of the three (pkg/match.py:18, tests/test_match.py:5).
+    assert (ql101["tp"], ql101["fp"], ql101["fn"], ql101["tn"], ql101["unlabelled"]) == (3, 3, 1, 2, 6)
+    assert (family["tp"], family["fp"], family["fn"], family["tn"], family["unlabelled"]) == (2, 2, 1, 2, 4)
+    assert result["families"]["members"] == {"other": ["other"], "tiny": ["tiny", "tiny-fork"]}
+    assert result["families"]["repeats"] == {"tiny": 2}
+    [conflict] = result["families"]["conflicts"]
+    assert (conflict["family"], conflict["path"], conflict["rule"]) == ("tiny", "pkg/match.py", "QL101")
+    assert conflict["text"] == "return node.target == torch.ops.quantized_decomposed.dequantize_per_tensor.default"
+    assert sorted(map(tuple, conflict["copies"])) == [("tiny", 9, "ok"), ("tiny-fork", 9, "bug")]
+
+    code, out, _ = _run(capsys, corpus, both)
+    view = out.split("each site of a family counted once")[1]
+    assert "family tiny (tiny, tiny-fork): 6 rows, 2 repeat a site of the family" in view
+    assert "tiny pkg/match.py QL101 `return node.target" in view.split("labelled differently in a family")[1]
+
+
+def test_equal_lines_of_one_file_stay_two_sites_and_an_indented_copy_is_the_same_line():
+    def row(line, where):
+        return corpus_eval.Row("a.py", line, "QL401", "bug", "a moved import", where)
+
+    out = corpus_eval.Outcome()
+    # Two functions of one file import the moved module alike; the fork re-indents one.
+    out.scored = [("up", row(3, "u:2"), "tp"), ("up", row(9, "u:3"), "tp"), ("fork", row(4, "f:2"), "tp")]
+    out.scored += [("fork", row(11, "f:3"), "tp")]
+    line = "from torch.ao.quantization.quantize_pt2e import prepare_pt2e"
+    out.texts = {("up", "a.py", 3): line, ("up", "a.py", 9): line, ("fork", "a.py", 4): line}
+    out.texts[("fork", "a.py", 11)] = line
+    view = corpus_eval.family_view(out, {"up": "up", "fork": "up"})
+    assert view.scores["QL401"].tp == 2 and view.repeats == {"up": 2} and not view.conflicts
+    # Without the family, the fork's rows are its own.
+    assert corpus_eval.family_view(out, {}).scores["QL401"].tp == 4
+    # The fork holds one of the two lines only: one new site is not claimed.
+    out.scored.pop()
+    assert corpus_eval.family_view(out, {"up": "up", "fork": "up"}).scores["QL401"].tp == 2
+    # A row scored without its line's text is only itself.
+    out.texts.clear()
+    assert corpus_eval.family_view(out, {"up": "up", "fork": "up"}).scores["QL401"].tp == 3

@@ -65,6 +65,17 @@ def helper(sem, func: ast.expr, found=False) -> tuple[FunctionFlow, int] | None:
     return (flow, offset) if flow is not None else None
 
 
+def _stands_in_for_api(scope, func: ast.Name) -> bool:
+    """`try: from torchao.quantization.pt2e import move_exported_model_to_train / except
+    ImportError: def move_exported_model_to_train(model): ...`: the function runs only where
+    torchao lacks the API, and the torchao qlint targets (0.18) has every PT2E API
+    `classify_call` names under `torchao.`: the call is the library's, read as the API."""
+    if func.id not in scope.import_fallbacks:
+        return False
+    imported = scope.imports.get(func.id)
+    return imported is not None and imported.startswith("torchao.") and classify_call(imported, func) is not None
+
+
 def callee(sem, func: ast.expr, depth: int = 0):
     """(the `ModelFlow` of its module, the def, its class scope, 1 if `self` fills its first
     parameter) of the helper called, without analysing it; None when it is none we follow."""
@@ -91,7 +102,12 @@ def callee(sem, func: ast.expr, depth: int = 0):
         return owner, method, holder, 0 if static else 1
     if isinstance(func, ast.Name) and func.id in sem.nested:  # a helper defined in this function
         return owner, sem.nested[func.id], None, 0
-    if isinstance(func, ast.Name) and func.id in owner.scope.functions and func.id not in sem.resolver.local:
+    if (
+        isinstance(func, ast.Name)
+        and func.id in owner.scope.functions
+        and func.id not in sem.resolver.local
+        and not _stands_in_for_api(owner.scope, func)
+    ):
         return owner, owner.scope.functions[func.id], None, 0
     name = sem.walk.qualname(func)
     if not name or "." not in name:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from qlint.analysis.caught_errors import catches
 from qlint.analysis.names.modules import resolve_relative
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import CHILD_FIELDS as _CHILD_FIELDS
@@ -129,6 +130,8 @@ def watch_class(cls: ClassScope, hook) -> ClassScope:
 # a cycle that only the cyclic collector frees: `let_go` breaks it when the project index
 # drops the scope.
 KEPT_FLOWS = "_qlint_shared_flows"
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
+_FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 @value_class
@@ -142,12 +145,19 @@ class ModuleScope:
     classes: dict[str, ClassScope] = field(default_factory=dict)
     # Every module named by an import (`import torch.export._trace` binds only `torch`).
     imported_modules: set[str] = field(default_factory=set)
+    # Functions written as a stand-in for an import that failed: `try: from lib import f /
+    # except ImportError: def f(...)`. Where the import succeeds the name is the library's.
+    import_fallbacks: set[str] = field(default_factory=set)
 
     @classmethod
     def build(cls, tree: ast.Module, module: str | None, path: str) -> ModuleScope:
         scope = cls(module, path)
         for stmt, sure in _top_level_bindings(tree.body):
             scope._bind(stmt, sure)
+        if scope.imports.keys() & scope.functions.keys():  # both kept only when bound in branches
+            for stmt in tree.body:
+                if isinstance(stmt, ast.Try):
+                    scope.import_fallbacks |= _fallback_defs(stmt)
         return scope
 
     def _bind(self, stmt: ast.stmt, sure: bool = False) -> None:
@@ -201,6 +211,17 @@ class ModuleScope:
         statements and flows, were left to it). An analysis still holding the scope analyses
         again what it would have reused, as a check meeting a new scope does."""
         self.__dict__.pop(KEPT_FLOWS, None)
+
+
+def _fallback_defs(stmt: ast.Try) -> set[str]:
+    """Names a handler of `stmt` that catches a failed import (`ImportError`,
+    `ModuleNotFoundError`) defines a function for, after the `try` body imported them."""
+    imported = {a.asname or a.name for s in stmt.body if isinstance(s, ast.ImportFrom) for a in s.names}
+    found = set()
+    for handler in stmt.handlers if imported else ():
+        if catches(handler, _IMPORT_ERRORS) and handler.type is not None:
+            found |= {s.name for s in handler.body if isinstance(s, _FUNCTION_DEFS) and s.name in imported}
+    return found
 
 
 def _unique(values: list[ast.expr] | None) -> ast.expr | None:
