@@ -404,3 +404,19 @@ def test_a_parameter_handed_into_a_child_evaled_later_and_trained_after_is_repor
 def test_a_qat_capture_of_a_wrapper_whose_child_is_evaled_later_is_reported():
     src = child(TWO).replace("return prepare_pt2e(ep, q)", "return prepare_qat_pt2e(ep, q)")
     assert reported(src, "QL202") == [CAPTURE]
+
+
+# A switch statement's arguments may build a device (`torch.device` runs nothing of the
+# project's: `model_torch_nn.arguments_run_nothing`); a function of the project there may reach
+# the part and switch it back before the cast.
+@pytest.mark.parametrize(
+    ("init", "expected"),
+    [
+        ('self.encoder = encoder.eval().to(torch.device("cpu"))', []),
+        ("self.encoder = encoder\n        self.encoder.to(device=torch.device(0)).eval()", []),
+        ("self.encoder = encoder.eval().to(pick_device())", [CAPTURE]),
+        ("self.encoder = encoder.eval().to(torch.device(pick_device()))", [CAPTURE]),
+    ],
+)
+def test_a_device_built_in_the_switch_statement(init, expected):
+    assert reported(source(init)) == expected

@@ -77,6 +77,11 @@ QUIET = {
     # A device built by a call: it cannot switch the model (`init_calls._kept_call`).
     "evaled, then moved to a built device": "import torch\n\n\n"
     + _with_init("        self.model = Net().eval().to(torch.device(device))\n        self._optimize_model()\n"),
+    # Nor can a function of the project: nothing else holds the module built in the store
+    # (where `switched_stores._kept`, peeling a name the caller may hold, stops).
+    "evaled, then moved to a project's device": _with_init(
+        "        self.model = Net().eval().to(pick_device())\n        self._optimize_model()\n"
+    ),
     "evaled on a line of its own": _with_init(
         "        self.model = Net()\n        self.model.eval()\n        self.n = 2\n        self._optimize_model()\n"
     ),

@@ -12,13 +12,10 @@ import ast
 import os
 from collections.abc import Mapping
 
-from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS
 from qlint.analysis.names.resolver import dotted_parts
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import statement_lists, walk
 
-# Methods that return the module itself and run nothing.
-SELF_RETURNING = MODE_KEEPING_METHODS | {"eval", "train", "to_empty"}
 # Methods that read or rewrite the module without running its forward.
 INERT_METHODS = frozenset(
     {

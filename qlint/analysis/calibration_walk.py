@@ -29,6 +29,7 @@ from qlint.analysis.calibration import (
     qat_configs,
 )
 from qlint.analysis.flow.model_apis import argument, classify_call
+from qlint.analysis.flow.model_torch_nn import SELF_RETURNING_METHODS
 from qlint.analysis.names.local_imports import LocalNames, bind_imports
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import ModuleScope, function_assigns
@@ -278,7 +279,7 @@ class Walker:
             qat = qat_configs(self.args(node, env, escape=True).values()) | self.qat_keyword(node)
             if qat:  # `quantizer.set_global(qat_config)`: the quantizer is QAT from here on
                 receiver = env.vars[func.value.id] = receiver | qat
-            if func.attr in fx.SELF_RETURNING:
+            if func.attr in SELF_RETURNING_METHODS:
                 return receiver
             if func.attr not in fx.INERT_METHODS:
                 self.ran(env, receiver, executed=func.attr in ("forward", "__call__"))
@@ -292,7 +293,7 @@ class Walker:
             self.ran(env, self.expr(func, env), executed=True)  # `program.module()(x)`: called on data
         elif isinstance(func, ast.Attribute) and not isinstance(func.value, ast.Name):
             receiver = self.expr(func.value, env)  # `XNNPACKQuantizer().set_global(config)`
-            if receiver and func.attr in fx.SELF_RETURNING:
+            if receiver and func.attr in SELF_RETURNING_METHODS:
                 # `copy.deepcopy(prepared).cpu()`: the module itself, as for a name's `.cpu()`.
                 return receiver | qat_configs(self.args(node, env, escape=True).values())
         name = self.resolver.qualname(func)

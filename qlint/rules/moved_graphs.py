@@ -38,6 +38,7 @@ import ast
 
 from qlint.analysis.flow.model_apis import argument, classify_call
 from qlint.analysis.flow.model_flow import Capture, FunctionFlow, capture_holder
+from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS
 from qlint.analysis.flow.statement_paths import LOOPS, cover_reaches, leaves_through, runs_after, statement_chains
 from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
@@ -63,17 +64,12 @@ _NEUTRAL = frozenset(
         "zero_grad",
     }
 )
-# Module methods that return the graph module itself and run none of it. Not
-# `model_torch_nn.MODE_KEEPING_METHODS` (what keeps an eager module's mode), and the two differ:
-# - `apply` is here, not there: its function may call `train()` on an eager module's children,
-#   but on an exported graph `train()` does not move the captured ops to train mode (only
-#   `move_exported_model_to_train` does: the rule's point), and what QAT code applies
-#   (`torch.ao.quantization.disable_observer`) sets its observers' flags, so
-#   `prepared.apply(...)` is taken as neutral (with that table instead,
-#   `test_ql202_returned_graphs` fails);
-# - `bfloat16` is there, not here, though it runs nothing either: adding it would make
-#   `g.bfloat16()` neutral and `g2 = g.bfloat16()` the graph itself, which changes answers.
-_SELF_RETURNING = frozenset({"to", "cpu", "cuda", "apply", "requires_grad_", "half", "float", "double"})
+# Module methods that return the graph module itself and leave its captured ops as they are:
+# torch's mode-keeping ones, and `apply`. Its function may call `train()` on an eager module's
+# children (so it keeps no eager module's mode), but on an exported graph `train()` does not move
+# the captured ops to train mode (only `move_exported_model_to_train` does: the rule's point), and
+# what QAT code applies (`torch.ao.quantization.disable_observer`) sets its observers' flags.
+_SELF_RETURNING = MODE_KEEPING_METHODS | {"apply"}
 _READ = frozenset({"graph", "code"})  # `model.graph.nodes`: the graph's nodes, not a run
 _MAX_DEPTH = 2  # functions handed the graph, followed that deep
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -450,7 +446,7 @@ def _converted_copy(node: ast.Name, up) -> bool:
         return False
     value: ast.AST = parent
     outer = up.get(id(value))
-    while isinstance(outer, ast.Attribute) and outer.attr in ("cpu", "to", "cuda"):
+    while isinstance(outer, ast.Attribute) and outer.attr in MODE_KEEPING_METHODS:
         call = up.get(id(outer))
         if not isinstance(call, ast.Call) or call.func is not outer:
             return False

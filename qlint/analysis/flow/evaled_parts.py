@@ -25,7 +25,8 @@ The child may be built in one statement and evaled by a later one of `__init__`'
 it (every statement there is one of this list, none naming `self` but the switches). A switch
 statement is a chain of calls that return the module they are called on, rooted at a
 parameter or a stored attribute, every mode switch in it to eval (`.train()` anywhere else in
-the class is still not this shape); its arguments call nothing.
+the class is still not this shape); its arguments run nothing (`arguments_run_nothing`: no
+call but `torch.device(...)`).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.content_syntax import content_syntax
-from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS
+from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS, arguments_run_nothing
 from qlint.analysis.names.resolver import dotted_parts
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import walk
@@ -163,13 +164,13 @@ def _eval_of(node: ast.expr) -> tuple[str, str] | None:
     """("param", name) for `name.eval()`, ("self", attr) for `self.attr.eval()`: a chain of
     calls returning the module they are called on (`.train(False)`,
     `.requires_grad_(False).eval()`, `.eval().to(d)`), every mode switch in it to eval, at
-    least one, and no call in their arguments."""
+    least one, and nothing their arguments run could switch it (`arguments_run_nothing`)."""
     evals = False
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         switch = _eval_switch(node)
         if switch is None and node.func.attr not in MODE_KEEPING_METHODS:
             return None
-        if any(isinstance(n, (ast.Call, ast.NamedExpr, ast.Lambda)) for a in _arguments(node) for n in ast.walk(a)):
+        if not arguments_run_nothing(node):
             return None
         evals = evals or switch is True
         if switch is False:
@@ -195,10 +196,6 @@ def _eval_switch(call: ast.Call) -> bool | None:
     if len(values) != 1 or len(call.args) + len(call.keywords) != 1:
         return False
     return isinstance(values[0], ast.Constant) and values[0].value is False
-
-
-def _arguments(call: ast.Call) -> list[ast.expr]:
-    return [*call.args, *(kw.value for kw in call.keywords)]
 
 
 def _switch_ids(node: ast.expr) -> set[int]:

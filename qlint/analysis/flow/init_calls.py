@@ -198,8 +198,10 @@ def _evaled_value(value: ast.expr) -> ast.AST | None:
 
 def _kept_call(value: ast.expr) -> bool:
     """`value` is `<module>.to(device)`, `.half()`, ...: the module itself, in its mode. Not
-    `switched_stores._kept`, which also wants the arguments to call nothing: with it,
-    `self.model = Net().eval().to(torch.device(device))` before the call would be reported."""
+    `switched_stores._kept`, which also wants the arguments to run nothing
+    (`arguments_run_nothing`): that one peels a name the caller may hold, which a call there may
+    reach; this one a module built in the same expression (`Net().eval().to(pick_device())`), which
+    nothing else holds yet."""
     func = value.func if isinstance(value, ast.Call) else None
     return isinstance(func, ast.Attribute) and func.attr in MODE_KEEPING_METHODS
 

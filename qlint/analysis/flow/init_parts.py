@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.held_parts import part_build
-from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS
+from qlint.analysis.flow.model_torch_nn import SELF_RETURNING_METHODS
 from qlint.analysis.flow.model_values import CONSTRUCTED, CONTAINER, Env, ModeFact, Obj, Origin
 from qlint.analysis.flow.stored_fields import passed_for
 from qlint.analysis.flow.switched_parts import PART_SETTERS
@@ -41,7 +41,7 @@ _LOOKS = frozenset({"super", "isinstance", "hasattr", "getattr", "type", "id", "
 _MODE_CALLS = frozenset({"eval", "train"})
 _SEQUENTIAL = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
 # Methods of an `nn.Sequential` that keep the modules it holds.
-_KEPT_BY = MODE_KEEPING_METHODS | {"eval", "train"}
+_KEPT_BY = SELF_RETURNING_METHODS
 
 
 def init_part(sem, holder: Obj | None, e: ast.Attribute, env: Env) -> Obj | None:

@@ -41,7 +41,6 @@ from qlint.analysis.flow.part_switches import part_switch
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.names.scope import unique_value
 
-_SELF_RETURNING = MODE_KEEPING_METHODS | {"share_memory", "to_empty", "type"}
 _ITEMS = frozenset({"items", "values", "get", "pop", "__getitem__"})  # of a dict of models
 _ITEM_STEPS = {"items": (PAIRS,), "values": (VALUES,)}  # the others take one item
 _PT2E_RESULT = {"prepare": PREPARED, "prepare_qat": PREPARED_QAT, "convert": CONVERTED}
@@ -204,7 +203,7 @@ def method_call(sem, node: ast.Call, attr: str, receiver: Obj, env: Env):
         if mode == "train" and receiver in env.patched:  # after allow_exported_model_train_eval
             sem.retrain(receiver, node)
         return receiver
-    if attr in _SELF_RETURNING:
+    if attr in MODE_KEEPING_METHODS:  # `train`/`eval` are read above
         return receiver
     if attr in _ITEMS and (part := part_of(receiver, node, (_ITEM_STEPS.get(attr, (ITEM,)),))) is not None:
         return new_value(env, node, "", part)

@@ -27,6 +27,7 @@ from qlint.analysis.flow.graph_wrappers import constructed_plain, wrapper_fields
 from qlint.analysis.flow.handed_parts import hands_part
 from qlint.analysis.flow.handed_switches import handed_closure, handed_fields
 from qlint.analysis.flow.held_parts import HeldParts
+from qlint.analysis.flow.inert_applies import kept_by_apply
 from qlint.analysis.flow.instance_methods import method_summary
 from qlint.analysis.flow.kept_calls import kept_argument
 from qlint.analysis.flow.library_calls import api_call, chosen_prepare, either_prepare, method_call
@@ -242,6 +243,8 @@ class CallSemantics:
                 return applied
         if isinstance(func, ast.Attribute) and func.attr == "apply" and self._applied(node, env):
             return receiver  # `m.apply(freeze_bn)`: the modules it switches (`looped_switches`)
+        if isinstance(func, ast.Attribute) and func.attr == "apply" and kept_by_apply(self, node, receiver):
+            return receiver  # `m = Net().apply(init_weights)`: the module, in its mode
         if receiver is not None and self.walk.containers.filled(node, receiver, args):
             return None
         if receiver is not None and isinstance(func, ast.Attribute):

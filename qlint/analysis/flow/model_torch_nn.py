@@ -11,9 +11,27 @@ from __future__ import annotations
 import ast
 
 # `torch.nn.Module` methods (torch 2.13, `torch/nn/modules/module.py`) that return `self` after
-# moving or casting its parameters and buffers (`_apply`), or setting their `requires_grad`, never
-# reading or setting `training`: the module they hand back is the one they were called on, in its mode.
-MODE_KEEPING_METHODS = frozenset({"to", "cpu", "cuda", "float", "half", "double", "bfloat16", "requires_grad_"})
+# moving or casting its parameters and buffers (`_apply`: `xpu`, `type`, `share_memory`, `to_empty`
+# too), or setting their `requires_grad`, never reading or setting `training`: the module they hand
+# back is the one they were called on, in its mode (each run here in both modes, but for the device
+# moves a CPU build refuses, whose source reads `return self._apply(lambda t: t.xpu(device))`).
+MODE_KEEPING_METHODS = frozenset(
+    {
+        *("to", "cpu", "cuda", "xpu", "ipu", "mtia", "to_empty", "share_memory"),
+        *("float", "half", "double", "bfloat16", "type", "requires_grad_"),
+    }
+)
+# The methods that return `self` and run nothing of the caller's: those, and the two that set
+# the mode. `apply(fn)` returns `self` too, after running `fn` on every module; the tables that
+# may take it say so where they add it (`moved_graphs`).
+SELF_RETURNING_METHODS = MODE_KEEPING_METHODS | {"train", "eval"}
+# What evaluating a mode-keeping call's arguments may run and still leave the module alone
+# (`switched_stores`, `evaled_parts`): no function written there, no name bound, no suspension,
+# and no call but `torch.device(...)`, which builds a device from a string or an index and runs
+# no code of the project's. Any other call (the project's `make_device()`, `pick(model)`) may
+# reach the module, through an argument or through whatever else holds it (the caller that
+# passed it, a global), and switch it before the cast.
+_RUNS_CODE = (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)
 # Forward depends on `self.training` whatever the arguments (running statistics, dropping,
 # RReLU's random slope).
 ALWAYS = frozenset(
@@ -115,6 +133,25 @@ _MODE_FREE = frozenset(
         *(f"{k}Pad{d}d" for k in ("Zero", "Constant", "Reflection", "Replication", "Circular") for d in (1, 2, 3)),
     }
 )
+
+
+def arguments_run_nothing(call: ast.Call) -> bool:
+    """Evaluating `call`'s arguments cannot switch the module it is called on (`_RUNS_CODE`)."""
+    for arg in [*call.args, *(kw.value for kw in call.keywords)]:
+        for node in ast.walk(arg):
+            if isinstance(node, _RUNS_CODE) or (isinstance(node, ast.Call) and not _builds_device(node.func)):
+                return False
+    return True
+
+
+def _builds_device(func: ast.expr) -> bool:
+    """`torch.device`, read by its spelling (as `copy.deepcopy` is)."""
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "device"
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "torch"
+    )
 
 
 def torch_nn_kind(last: str, call: ast.Call | None) -> tuple[str | None, bool]:

@@ -40,7 +40,7 @@ _REBUILDS = frozenset({"add_module", "register_module", "set_submodule", "apply"
 PART_SETTERS = frozenset({"add_module", "register_module", "set_submodule", "__setattr__", "__delattr__"})
 _SETTERS = frozenset({"setattr", "delattr"})
 # Methods that return the module they are called on: a name bound to the result is the same part.
-_SAME = MODE_KEEPING_METHODS | {"eval", "to_empty"}
+_SAME = MODE_KEEPING_METHODS | {"eval"}
 # Calls that take a part without changing it (the capture itself, a copy).
 _TAKERS = frozenset({"export", "export_for_training", "draft_export", "capture_pre_autograd_graph", "deepcopy"})
 _UNKNOWN = None  # the path of a name bound to some part of the model, which one not known

@@ -28,7 +28,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.model_apis import key, mode_call
-from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS
+from qlint.analysis.flow.model_torch_nn import MODE_KEEPING_METHODS, arguments_run_nothing
 from qlint.analysis.node_memo import kept_on_node
 from qlint.analysis.tree_walk import statement_lists
 
@@ -97,18 +97,14 @@ def _mode_at_store(stmts: list[ast.stmt], i: int) -> tuple[str, ast.Call, str] |
 
 
 def _kept(expr: ast.expr) -> ast.expr:
-    """`expr` with the `MODE_KEEPING_METHODS` calls on it peeled off (`model.to(device).half()` ->
-    `model`), as long as their arguments call nothing (`model.to(pick(model))` could switch it
-    before the cast)."""
+    """`expr` with the `MODE_KEEPING_METHODS` calls on it peeled off (`model.to(device).half()`,
+    `model.to(torch.device("cpu"))` -> `model`), as long as their arguments run nothing that
+    could switch it before the cast (`model.to(pick(model))`: `arguments_run_nothing`)."""
     while (
         isinstance(expr, ast.Call)
         and isinstance(expr.func, ast.Attribute)
         and expr.func.attr in MODE_KEEPING_METHODS
-        and not any(
-            isinstance(n, (ast.Call, ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom))
-            for arg in [*expr.args, *(kw.value for kw in expr.keywords)]
-            for n in ast.walk(arg)
-        )
+        and arguments_run_nothing(expr)
     ):
         expr = expr.func.value
     return expr

@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from qlint.analysis.flow.model_torch_nn import SELF_RETURNING_METHODS
 from qlint.analysis.names.resolver import dotted_parts
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -138,10 +139,6 @@ def _binds_result(node: ast.AST, call: ast.Call) -> bool:
     return isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is call
 
 
-# `nn.Module` methods that return the module itself (its graph, for a GraphModule).
-_SELF_RETURNING = frozenset({"half", "float", "double", "bfloat16", "to", "cpu", "cuda", "train", "eval"})
-
-
 def keeps_module(node: ast.AST, graph: str) -> bool:
     """`g = g.half()` and the like."""
     if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call)):
@@ -151,7 +148,7 @@ def keeps_module(node: ast.AST, graph: str) -> bool:
         isinstance(target, ast.Name)
         and target.id == graph
         and isinstance(func, ast.Attribute)
-        and func.attr in _SELF_RETURNING
+        and func.attr in SELF_RETURNING_METHODS  # the module itself, so its graph
         and isinstance(func.value, ast.Name)
         and func.value.id == graph
     )
