@@ -45,9 +45,11 @@ search for helpers in the modules the checked one imports (`Forwarding.module_ho
 summary store lacked them (`LoadedSummary._compute`). On ExecuTorch that is most of what the
 first edited check after a tree run spends beyond the next one, which takes what the first
 kept (stop 57, lane p90et4: cadence's test_fusion_ops_passes.py 1.27 G instructions against
-0.77 G, the search ~1.0 of the 1.9 s more that cProfile saw; exir/tests/test_passes.py and
-llama's export_llama_lib.py alike). The tree run answers that search with the project's
-wrapper-name index, which one-file runs do not use (`wrapper_index`).
+0.77 G; with `--fresh` the search took 106 of the check's 244 ms, 1 ms without; profiles of
+exir/tests/test_passes.py and llama's export_llama_lib.py put their first check's extra in the
+same search). The tree run answers it with the project's wrapper-name index, which one-file
+runs do not use (`wrapper_index`), and keeps only the answers worked out without one
+(`forwarding_memos._run_group`): the names the index ruled out were never searched.
 
 `--fresh` (one file's runs, not `--survey`): every timed run (and probe) starts from a copy of
 the cache as the tree run left it, so that each is the first edited check after that run, as
