@@ -187,6 +187,8 @@ def test_the_elsewhere_probe_charges_another_modules_helper_to_it(tmp_path):
         "their statements parsed",
         "QL204 summaries of theirs",
         "listing and stats",
+        "their helper search",
+        "their facts computed",
         "whole check",
     }
     assert spent["their flows"][1] == 1
@@ -210,3 +212,74 @@ def test_the_elsewhere_option_prints_each_sides_work_on_other_modules(tmp_path, 
     out = capsys.readouterr().out
     line = next(line for line in out.splitlines() if line.startswith("   this     other modules (CPU ms"))
     assert "their flows " in line and "(1)" in line and "whole check " in line
+
+
+_GRAPH_UTILS = """\
+def insert_op(graph, op, args):
+    return graph.call_function(op, args)
+"""
+
+_PASSES = """\
+import torch
+
+from pkg.graph_utils import insert_op
+
+
+def rewrite(gm, node):
+    insert_op(gm.graph, torch.ops.aten.relu, (node,))
+"""
+
+
+def test_the_elsewhere_probe_charges_the_search_of_an_imported_helper_to_its_module(tmp_path):
+    """QL102's search for the insertion helper the checked module imports reads the module
+    that defines it: work on that module."""
+    spent = _elsewhere(tmp_path, _PASSES, graph_utils=_GRAPH_UTILS)
+    assert spent["their helper search"][1] >= 1
+    assert 0 <= spent["their helper search"][0] <= spent["whole check"][0]
+    assert 0 <= spent["their facts computed"][0] <= spent["whole check"][0]
+
+
+def test_the_elsewhere_probe_charges_no_search_to_a_helper_of_the_checked_module(tmp_path):
+    """The same helper written in the checked module: no other module is searched."""
+    own = _PASSES.replace("from pkg.graph_utils import insert_op\n", _GRAPH_UTILS)
+    spent = _elsewhere(tmp_path, own)
+    assert spent["their helper search"] == [0.0, 0]
+    assert spent["their facts computed"] == [0.0, 0]
+
+
+def test_a_fresh_run_checks_with_a_copy_of_the_cache_it_leaves_alone(tmp_path):
+    """`--fresh`: each run starts from the cache as the tree run left it; what one run keeps
+    is not the next one's to take."""
+    bench = _bench()
+    cache = tmp_path / "cache"
+    (cache / "sub").mkdir(parents=True)
+    (cache / "sub" / "kept").write_text("tree run")
+    with bench.run_cache(str(cache), fresh=False) as used:
+        assert used == str(cache)
+    with bench.run_cache(str(cache), fresh=True) as used:
+        assert used != str(cache)
+        assert (Path(used) / "sub" / "kept").read_text() == "tree run"
+        (Path(used) / "sub" / "kept").write_text("edited check")
+        (Path(used) / "new").write_text("learnt")
+    assert not Path(used).exists()
+    assert (cache / "sub" / "kept").read_text() == "tree run"
+    assert not (cache / "new").exists()
+
+
+def test_the_fresh_option_gives_every_run_a_copy(tmp_path, monkeypatch, capsys):
+    (tmp_path / ".git").mkdir()
+    pkg = old_package(tmp_path, capture=_CAPTURE_BUILT.format(module="builds"), builds=_BUILDS)
+    monkeypatch.setenv("PYTHONPATH", str(_ROOT))
+    bench = _bench()
+    asked = []
+    real = bench.run_cache
+
+    def recorded(cache, fresh):
+        asked.append(fresh)
+        return real(cache, fresh)
+
+    monkeypatch.setattr(bench, "run_cache", recorded)
+    monkeypatch.setattr(sys, "argv", ["edited_one_file.py", str(pkg / "capture.py"), "--runs", "2", "--fresh"])
+    assert bench.main() == 0
+    assert asked == [True, True]
+    assert "   this     CPU" in capsys.readouterr().out
