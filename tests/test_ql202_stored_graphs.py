@@ -151,6 +151,16 @@ def test_moves_made_by_a_method_or_by_another_modules_function_count(tmp_path):
     assert _rows(tmp_path, method) == []
     other_arg = method.replace("move_exported_model_to_train(gm)", "move_exported_model_to_train(self.x)")
     assert _rows(tmp_path, other_arg) == [_row(other_arg)]
+    # A method handed nothing that moves `self.prepared` itself; not one moving on one branch.
+    own = _edit(TRAINER, MOVE, "        self._to_train()\n") + (
+        "\n    def _to_train(self):\n        move_exported_model_to_train(self.prepared)\n"
+    )
+    assert _rows(tmp_path, own) == []
+    own_branch = own.replace(
+        "        move_exported_model_to_train(self.prepared)\n",
+        "        if self.q:\n            move_exported_model_to_train(self.prepared)\n",
+    )
+    assert _rows(tmp_path, own_branch) == [_row(own_branch)]
     utils = (
         "from torchao.quantization.pt2e import move_exported_model_to_train\n\n\n"
         "def put_in_train_mode(gm):\n    move_exported_model_to_train(gm)\n"

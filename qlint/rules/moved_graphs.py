@@ -47,7 +47,7 @@ from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.tree_walk import SCOPES, own_nodes, parents, statement_around
 from qlint.rules.base import FileContext
-from qlint.rules.moving_callees import MAX_DEPTH, handed, parameter, spells
+from qlint.rules.moving_callees import MAX_DEPTH, handed, parameter, self_handed, spells
 
 # Module methods that neither run the graph nor switch its mode; the result of those that
 # return the module itself would be another name for it: neutral only as statements.
@@ -289,7 +289,7 @@ class _Moves:
                 return api.kind in kinds
         if self.depth >= MAX_DEPTH:
             return False
-        found = handed(self.home, self.body, call, self.name)
+        found = handed(self.home, self.body, call, self.name) or self_handed(self.home, self.body, call, self.name)
         if found is None:
             return False
         home, func, param = found

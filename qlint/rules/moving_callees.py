@@ -90,6 +90,23 @@ def handed(home: FileContext, body: ast.AST, call: ast.Call, name: str) -> tuple
     return (other, func, param) if param is not None else None
 
 
+def self_handed(home: FileContext, body: ast.AST, call: ast.Call, name: str) -> tuple[FileContext, ast.AST, str] | None:
+    """For a graph held on the instance (`name` is `self.prepared`): `self._to_train()`, a
+    method of the class (read as `callee` reads one) that is handed nothing and moves
+    `self.prepared` itself; (the module, the method, the graph as the method spells it)."""
+    receiver, dot, attr = name.partition(".")
+    func = call.func
+    if not dot or call.args or call.keywords or not isinstance(func, ast.Attribute):
+        return None
+    if not (isinstance(func.value, ast.Name) and func.value.id == receiver):
+        return None
+    method = _own_method(home, body, receiver, func.attr)
+    params = [*method.args.posonlyargs, *method.args.args] if method is not None else []
+    if len(params) != 1 or method.args.vararg or method.args.kwarg or method.args.kwonlyargs:
+        return None
+    return home, method, f"{params[0].arg}.{attr}"
+
+
 def callee(home: FileContext, body: ast.AST, func: ast.expr) -> tuple[FileContext, ast.AST, int] | None:
     """(its module, the def, 1 when `self` fills its first parameter) of a function that may
     move what it is handed, called as `func` in `body`."""
@@ -208,4 +225,4 @@ def spells(node: ast.AST, name: str) -> bool:
     )
 
 
-__all__ = ["MAX_DEPTH", "callee", "handed", "movers", "parameter", "spells"]
+__all__ = ["MAX_DEPTH", "callee", "handed", "movers", "parameter", "self_handed", "spells"]
