@@ -47,7 +47,7 @@ from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.tree_walk import SCOPES, own_nodes, parents, statement_around
 from qlint.rules.base import FileContext
-from qlint.rules.moving_callees import MAX_DEPTH, handed, parameter, self_handed, spells
+from qlint.rules.moving_callees import MAX_DEPTH, handed, may_hand, parameter, self_handed, spells
 
 # Module methods that neither run the graph nor switch its mode; the result of those that
 # return the module itself would be another name for it: neutral only as statements.
@@ -122,8 +122,8 @@ def handed_move(ctx: FileContext, cap: Capture, flows: list[FunctionFlow]) -> bo
     holder = capture_holder(flows, cap)
     body = holder.node if holder is not None else None
     sinks = cap.flows("qat")
-    if not isinstance(body, _BODIES) or not sinks:
-        return False
+    if not isinstance(body, _BODIES) or not sinks or not may_hand(ctx, body):
+        return False  # (no function it calls may move anything)
     up = parents(body)
     for sink in sinks:
         binding = statement_around(sink.node, up)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 
 from qlint.analysis.flow.method_references import owner_class
+from qlint.analysis.flow.model_apis import classify_call
 from qlint.analysis.flow.project_search import named_in_text
 from qlint.analysis.graphs.project_scan import read_module
 from qlint.analysis.tree_walk import own_nodes
@@ -56,11 +57,11 @@ def _may_move(home: FileContext, words: str) -> bool:
     """A function of text `words` names a move, or a function of the module that may move."""
     if _MOVE_WORD not in home.text:
         return False
-    return (
-        _MOVE_WORD in words
-        or any(f"{m}(" in words for m in movers(home))
-        or any(f"{name}(" in words for name, full in home.scope.imports.items() if _MOVE_WORD in full)
-    )
+    needles = home.cache.get("moving_callees.needles")
+    if needles is None:
+        aliases = (name for name, full in home.scope.imports.items() if _MOVE_WORD in full)
+        needles = home.cache["moving_callees.needles"] = (_MOVE_WORD, *(f"{n}(" for n in (*movers(home), *aliases)))
+    return any(n in words for n in needles)
 
 
 def _text_of(home: FileContext, func: ast.AST) -> str:
@@ -90,6 +91,24 @@ def handed(home: FileContext, body: ast.AST, call: ast.Call, name: str) -> tuple
     return (other, func, param) if param is not None else None
 
 
+def may_hand(home: FileContext, body: ast.AST) -> bool:
+    """A cheap gate, from texts: `body` (a function of the module, or the module) calls a name
+    that may be a function moving what it is handed (`callee`'s three kinds)."""
+    words = home.text if isinstance(body, ast.Module) else _text_of(home, body)
+    if any(f"{m}(" in words for m in (*movers(home), *_method_movers(home, body))):
+        return True
+    own = home.scope.functions
+    return any(f"{n}(" in words and _imported(home, n) for n in home.scope.imports if n not in own)
+
+
+def _method_movers(home: FileContext, body: ast.AST) -> tuple[str, ...]:
+    """The names of the methods of the class whose method `body` is that may move a graph."""
+    cls = owner_class(home, body) if isinstance(body, _FUNCS) and _MOVE_WORD in home.text else None
+    if cls is None:
+        return ()
+    return tuple(name for name, method in cls.methods.items() if _may_move(home, _text_of(home, method)))
+
+
 def self_handed(home: FileContext, body: ast.AST, call: ast.Call, name: str) -> tuple[FileContext, ast.AST, str] | None:
     """For a graph held on the instance (`name` is `self.prepared`): `self._to_train()`, a
     method of the class (read as `callee` reads one) that is handed nothing and moves
@@ -111,12 +130,13 @@ def callee(home: FileContext, body: ast.AST, func: ast.expr) -> tuple[FileContex
     """(its module, the def, 1 when `self` fills its first parameter) of a function that may
     move what it is handed, called as `func` in `body`."""
     if isinstance(func, ast.Name):
-        if _bound_in(body, func.id):
-            return None  # a local of that name: not the module's function
         own = home.scope.functions.get(func.id)
         if own is not None:
-            return (home, own, 0) if isinstance(own, ast.FunctionDef) and func.id in movers(home) else None
-        return _imported(home, func.id)
+            found = (home, own, 0) if isinstance(own, ast.FunctionDef) and func.id in movers(home) else None
+        else:
+            found = _imported(home, func.id)
+        # A local of that name (a parameter, an assignment) is not the module's function.
+        return found if found is None or not _bound_in(home, body, func.id) else None
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
         method = _own_method(home, body, func.value.id, func.attr)
         return (home, method, 1) if method is not None else None
@@ -148,11 +168,19 @@ def _own_method(home: FileContext, body: ast.AST, receiver: str, name: str) -> a
     return method if sole else None
 
 
-def _bound_in(body: ast.AST, name: str) -> bool:
+def _bound_in(home: FileContext, body: ast.AST, name: str) -> bool:
     """`name` is a parameter of the function `body` or bound in its own code (assigned,
     imported, defined); a module's own bindings are the scope's."""
     if not isinstance(body, _FUNCS):
         return False
+    key = ("moving_callees.bound", id(body), name)
+    found = home.cache.get(key)
+    if found is None:
+        found = home.cache[key] = _binds_locally(body, name)
+    return found
+
+
+def _binds_locally(body: ast.AST, name: str) -> bool:
     args = body.args
     if any(a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a):
         return True
@@ -180,6 +208,8 @@ def _imported(home: FileContext, name: str) -> tuple[FileContext, ast.AST, int] 
 
 
 def _imported_function(home: FileContext, full: str) -> tuple[FileContext, ast.AST, int] | None:
+    if classify_call(full, None) is not None:
+        return None  # `prepare_qat_pt2e`, `export`: an API, read as one (in torchao's own tree too)
     module, _, attr = full.rpartition(".")
     for _ in range(3):
         scope = home.project.module_scope(module, home.path)
@@ -192,14 +222,21 @@ def _imported_function(home: FileContext, full: str) -> tuple[FileContext, ast.A
             return None
     else:
         return None
-    if _MOVE_WORD not in (home.project.text(scope.path) or ""):
-        return None  # moves nothing (its reads are recorded by `module_scope`)
+    called = {_called_name(n) for n in ast.walk(scope.functions[attr]) if isinstance(n, ast.Call)}
+    aliases = {name for name, imported in scope.imports.items() if _MOVE_WORD in imported}
+    if not any(_MOVE_WORD in name or name in aliases or name in scope.functions for name in called):
+        return None  # calls no move, nor a function of its module (its read is recorded by `module_scope`)
     other = read_module(home, scope.path)
     if other is None:
         return None
     other.cache[_APART] = True
     func = other.scope.functions.get(attr)
     return (other, func, 0) if isinstance(func, ast.FunctionDef) and attr in movers(other) else None
+
+
+def _called_name(call: ast.Call) -> str:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
 
 
 def parameter(func: ast.AST, call: ast.Call, node: ast.AST, offset: int = 0) -> str | None:
@@ -225,4 +262,4 @@ def spells(node: ast.AST, name: str) -> bool:
     )
 
 
-__all__ = ["MAX_DEPTH", "callee", "handed", "movers", "parameter", "self_handed", "spells"]
+__all__ = ["MAX_DEPTH", "callee", "handed", "may_hand", "movers", "parameter", "self_handed", "spells"]
