@@ -21,7 +21,9 @@ Such a capture is excused only when every way to the graph is read:
   some move being found (the order test of `moved_graphs.moved_first`, whose moves include
   those made by a function handed the graph: `moving_callees`).
 
-Anything else keeps the report: a method using it before moving it may run first.
+Anything else keeps the report: a method using it before moving it may run first. Where the
+storing method's own move (which alone excused the capture before) leaves a way out unmoved,
+that use is what the report names (`stored_verdict` answers it).
 """
 
 from __future__ import annotations
