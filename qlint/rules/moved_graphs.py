@@ -25,11 +25,15 @@ A rebinding of the name before any move (other than `model = model.to(dev)`, or 
 own `model = move_exported_model_to_train(model)`), or a function written inside the body
 that names it, cannot be read: None.
 
-A move may be done by a function of the module the graph is handed to (`train_mode(prepared)`,
-`def train_mode(gm): move_exported_model_to_train(gm)`), which the walk does not follow the
-graph into: it counts when that function passes the same order test on its parameter, from
-its start, and moves it on every path (`moving_helper`); bound back to the name
-(`prepared = train_mode(prepared)`), when it returns its parameter.
+A move may be done by a function the graph is handed to (`train_mode(prepared)`, `def
+train_mode(gm): move_exported_model_to_train(gm)`; a method of the class or a function of
+another module: `moving_callees`), which the walk does not follow the graph into: it counts
+when that function passes the same order test on its parameter, from its start, and moves it
+on every path (`moving_helper`); bound back to the name (`prepared = train_mode(prepared)`),
+when it returns its parameter.
+
+The name may be an attribute of a method's instance, `self.prepared`: the graph held on the
+instance (`stored_graph_moves` asks the order test of each method of the class).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from qlint.analysis.names.functions import bodies
 from qlint.analysis.names.resolver import Resolver
 from qlint.analysis.tree_walk import SCOPES, own_nodes, parents, statement_around
 from qlint.rules.base import FileContext
+from qlint.rules.moving_callees import MAX_DEPTH, handed, may_hand, parameter, self_handed, spells
 
 # Module methods that neither run the graph nor switch its mode; the result of those that
 # return the module itself would be another name for it: neutral only as statements.
@@ -71,15 +76,13 @@ _NEUTRAL = frozenset(
 # what QAT code applies (`torch.ao.quantization.disable_observer`) sets its observers' flags.
 _SELF_RETURNING = MODE_KEEPING_METHODS | {"apply"}
 _READ = frozenset({"graph", "code"})  # `model.graph.nodes`: the graph's nodes, not a run
-_MAX_DEPTH = 2  # functions handed the graph, followed that deep
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _BODIES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)
 _COVERS = frozenset({"move", "convert"})  # the APIs whose call on the graph is a cover
 _HARMLESS = frozenset({"move", "convert", "allow_train_eval"})  # and those handed it harmlessly
-_MOVE_WORD = "move_exported_model_to_"  # in the text of every move a helper makes
 
 
-def late_move(ctx: FileContext, cap: Capture, flows: list[FunctionFlow]) -> ast.Name | None:
+def late_move(ctx: FileContext, cap: Capture, flows: list[FunctionFlow]) -> ast.expr | None:
     """Whether the moves the walk saw reach the capture's graph (`cap.retrained`) come, in the
     function holding the capture, before every use that could train it: the first use some
     path reaches before them, or None when they come first. Shapes the order test cannot read
@@ -91,8 +94,8 @@ def late_move(ctx: FileContext, cap: Capture, flows: list[FunctionFlow]) -> ast.
     up = parents(body)
     names = {_moved_name(move, up) for move in cap.retrained}
     name = names.pop() if len(names) == 1 else None
-    if name is None:
-        return None  # moves of an attribute, of another name each, or outside this body's own code
+    if name is None or ("." in name and name.partition(".")[0] != self_name(body)):
+        return None  # moves of another attribute, of another name each, or outside this body's own code
     moves = frozenset(id(m) for m in cap.retrained)
     for sink in cap.flows("qat"):
         binding = statement_around(sink.node, up)
@@ -101,7 +104,7 @@ def late_move(ctx: FileContext, cap: Capture, flows: list[FunctionFlow]) -> ast.
         if not _binds(binding, name, sink.node):
             continue  # bound to another name first: not read
         found = moved_first(ctx, body, name, binding, moves)
-        if isinstance(found, ast.Name):
+        if isinstance(found, (ast.Name, ast.Attribute)):
             return found
     return None
 
@@ -112,13 +115,11 @@ def handed_move(ctx: FileContext, cap: Capture, flows: list[FunctionFlow]) -> bo
     with `def train_mode(gm): move_exported_model_to_train(gm)`) before any use a path from
     the binding reaches could train it: a move the walk does not see, as it does not follow the
     graph into the function."""
-    if not _movers(ctx):
-        return False  # no function of the module moves anything
     holder = capture_holder(flows, cap)
     body = holder.node if holder is not None else None
     sinks = cap.flows("qat")
-    if not isinstance(body, _BODIES) or not sinks:
-        return False
+    if not isinstance(body, _BODIES) or not sinks or not may_hand(ctx, body):
+        return False  # (no function it calls may move anything)
     up = parents(body)
     for sink in sinks:
         binding = statement_around(sink.node, up)
@@ -135,41 +136,14 @@ def handed_move(ctx: FileContext, cap: Capture, flows: list[FunctionFlow]) -> bo
 
 
 def _hands_to_mover(home: FileContext, body: ast.AST, name: str) -> bool:
-    """`body`'s own code hands `name` to a function of the module that moves that parameter."""
-    movers = _movers(home)
+    """`body`'s own code hands `name` to a function that moves that parameter (`moving_callees`:
+    one of the module, a method of the class, one imported from another module of the project)."""
     for node in own_nodes(body):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in movers:
-            found = _handed(home, node, name)
-            if found is not None and moving_helper(home, *found):
+        if isinstance(node, ast.Call) and any(spells(a, name) for a in (*node.args, *(k.value for k in node.keywords))):
+            found = handed(home, body, node, name)
+            if found is not None and moving_helper(*found):
                 return True
     return False
-
-
-def _movers(home: FileContext) -> frozenset[str]:
-    """The functions of the module that may move a graph: those whose text names a move
-    (`move_exported_model_to_*`, under any alias its import gives it) and, `_MAX_DEPTH` deep,
-    those whose text names such a function. A cheap gate before any helper is read."""
-    found = home.cache.get("moved_graphs.movers")
-    if found is None:
-        found = home.cache["moved_graphs.movers"] = _mover_names(home)
-    return found
-
-
-def _mover_names(home: FileContext) -> frozenset[str]:
-    text = home.text
-    if _MOVE_WORD not in text:
-        return frozenset()
-    starts = home.lines.starts
-    texts = {}
-    for name, func in home.scope.functions.items():
-        if isinstance(func, ast.FunctionDef) and func.end_lineno is not None:
-            end = starts[func.end_lineno] if func.end_lineno < len(starts) else len(text)
-            texts[name] = text[starts[func.lineno - 1] : end]
-    aliases = [f"{name}(" for name, full in home.scope.imports.items() if _MOVE_WORD in full and _MOVE_WORD not in name]
-    movers = {name for name, words in texts.items() if _MOVE_WORD in words or any(a in words for a in aliases)}
-    for _ in range(_MAX_DEPTH - 1):
-        movers |= {name for name, words in texts.items() if any(f"{m}(" in words for m in movers)}
-    return frozenset(movers)
 
 
 def _moved_name(move: ast.Call, up) -> str | None:
@@ -186,26 +160,55 @@ def _moved_name(move: ast.Call, up) -> str | None:
         graph = func.value
     else:
         graph = argument(move, 0, ("model",))
-    return graph.id if isinstance(graph, ast.Name) else None
+    return _spelling(graph)
+
+
+def self_name(body: ast.AST) -> str | None:
+    """The first parameter of the function `body`: a method's instance."""
+    if not isinstance(body, _FUNCS):
+        return None
+    params = [*body.args.posonlyargs, *body.args.args]
+    return params[0].arg if params else None
+
+
+def _spelling(node: ast.AST) -> str | None:
+    """`name`, or `self.attr` for an attribute of a name (the graph held on `self`)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
+    return None
 
 
 def _binds(stmt: ast.stmt, name: str, value: ast.AST) -> bool:
-    """`name = <...value...>`: one target, the name."""
+    """`name = <...value...>` (or `self.attr = ...`): one target, the name."""
     if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
         return False
-    target = stmt.targets[0]
-    return isinstance(target, ast.Name) and target.id == name and any(n is value for n in ast.walk(stmt.value))
+    return spells(stmt.targets[0], name) and any(n is value for n in ast.walk(stmt.value))
 
 
 def moved_first(
-    home: FileContext, body: ast.AST, name: str, binding: ast.stmt | None, recorded=frozenset(), depth: int = 0
+    home: FileContext,
+    body: ast.AST,
+    name: str,
+    binding: ast.stmt | None,
+    recorded=frozenset(),
+    depth: int = 0,
+    *,
+    unused=None,
+    also=None,
 ):
     """The graph `binding` binds to `name` in `body` is moved (or converted) before any use a
     path from `binding` reaches could train it: True when so and some move was found, the
     first use that comes before them otherwise, None when it cannot be read (a rebinding of the
-    name first, a function in `body` naming it). `recorded`: ids of the calls the walk saw move the graph
+    name first, a function in `body` naming it), `unused` when nothing moves it and no use
+    could train it.
+    `name` may be `self.attr`: a graph held on the instance. `recorded`: ids of the calls the walk saw move the graph
     (an alias of the move function, `.train()` after the allow), besides the ones named here.
-    A `binding` of None: the parameter `name` of the function `body`, from its start."""
+    A `binding` of None: the parameter `name` of the function `body`, from its start.
+    `also(node, up)`: other nodes that are uses only a move before them excuses (a call of
+    another method, which may train a graph held on `self`); `body` itself among them is its
+    end, and a `return` its own."""
     up = parents(body)
     chains, blocks = statement_chains(body)
     start = chains.get(id(binding)) if binding is not None else ((id(body.body), -1, False),)
@@ -220,18 +223,24 @@ def moved_first(
     uses = []
     for node in own_nodes(body):
         if isinstance(node, SCOPES):
-            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node)):
+            if any(spells(n, name) for n in ast.walk(node)):
                 return None
-        elif isinstance(node, ast.Name) and node.id == name:
-            stmt = statement_around(node, up)
+        elif spells(node, name) or (also is not None and also(node, up)):
+            stmt = node if isinstance(node, ast.Return) else statement_around(node, up)
             chain = chains.get(id(stmt))
             if stmt is not binding and chain is not None and runs_after(start, chain):
-                store = type(node.ctx) is not ast.Load
+                store = isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del))
                 uses.append(((stmt.lineno, stmt.col_offset, store, node.lineno, node.col_offset), chain, store, node))
+    if also is not None and also(body, up):  # its end: past its last statement
+        uses.append(((float("inf"),), ((id(body.body), len(body.body), False),), False, body))
+    if not uses and not covers:
+        return unused
     # Statement by statement, what a statement reads before what it binds.
     for _, chain, store, node in sorted(uses, key=lambda u: u[0]):
         if any(cover_reaches(c, chain) or leaves_through(c, start, chain, blocks) for c in covers):
             continue
+        if not spells(node, name):
+            return node  # a use only a move excuses
         parent = up.get(id(node))
         if store:
             if isinstance(parent, ast.Assign) and (moves.call(parent.value, bound=True) or _kept(parent.value, name)):
@@ -243,12 +252,12 @@ def moved_first(
             continue  # `move_exported_model_to_train(model=model)`, `model.train()` after the allow
         if isinstance(parent, ast.Attribute) and _kept(up.get(id(parent)), name):
             around = up.get(id(up.get(id(parent))))
-            if isinstance(around, ast.Assign) and len(around.targets) == 1 and _is_name(around.targets[0], name):
+            if isinstance(around, ast.Assign) and len(around.targets) == 1 and spells(around.targets[0], name):
                 continue  # `model = model.to(dev)`: the same graph
         if neutral_use(node, up) or handed_to_neutral(home, node, up, 1):
             continue
         return node
-    return True if covers else None
+    return True if covers else unused
 
 
 class _Moves:
@@ -269,23 +278,23 @@ class _Moves:
         if id(call) in self.recorded:
             return _moved_name(call, self.up) == self.name
         graph = argument(call, 0, ("model",))
-        if isinstance(graph, ast.Name) and graph.id == self.name:
+        if spells(graph, self.name):
             self.resolver = self.resolver or _resolver(self.home, self.body)
             api = classify_call(self.resolver.qualname(call.func), call.func)
             if api is not None:
                 return api.kind in kinds
-        if self.depth >= _MAX_DEPTH or not isinstance(call.func, ast.Name) or call.func.id not in _movers(self.home):
+        if self.depth >= MAX_DEPTH:
             return False
-        found = _handed(self.home, call, self.name)
+        found = handed(self.home, self.body, call, self.name) or self_handed(self.home, self.body, call, self.name)
         if found is None:
             return False
-        func, param = found
-        return moving_helper(self.home, func, param, self.depth + 1) and (not bound or _returns(func, param))
+        home, func, param = found
+        return moving_helper(home, func, param, self.depth + 1) and (not bound or _returns(func, param))
 
     def moving(self, stmt: ast.stmt, loops: bool = True) -> bool:
         """A statement of its own moving the graph, or one whose every way through does."""
         if isinstance(stmt, (ast.Expr, ast.Assign)):
-            bound = isinstance(stmt, ast.Assign) and any(_is_name(t, self.name) for t in stmt.targets)
+            bound = isinstance(stmt, ast.Assign) and any(spells(t, self.name) for t in stmt.targets)
             return self.call(stmt.value, bound=bound)
         if isinstance(stmt, ast.If):
             return (
@@ -341,32 +350,7 @@ def _returns(func: ast.AST, param: str) -> bool:
     if not func.body or not isinstance(func.body[-1], ast.Return):
         return False
     returns = [n for s in func.body for n in _own_walk(s) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))]
-    return all(isinstance(r, ast.Return) and _is_name(r.value, param) for r in returns)
-
-
-def _handed(home: FileContext, call: ast.Call, name: str) -> tuple[ast.AST, str] | None:
-    """(the function, its parameter) that `call` hands `name` to: `helper(name)` or
-    `helper(gm=name)` with `helper` an undecorated function of the module, `name` handed once."""
-    if not isinstance(call.func, ast.Name) or any(isinstance(a, ast.Starred) for a in call.args):
-        return None
-    handed = [a for a in (*call.args, *(kw.value for kw in call.keywords)) if _is_name(a, name)]
-    if len(handed) != 1:
-        return None
-    func = home.scope.functions.get(call.func.id)
-    if not isinstance(func, ast.FunctionDef) or func.decorator_list or func.args.vararg or func.args.kwarg:
-        return None  # (a coroutine function's call runs none of its body either)
-    param = _parameter(func, call, handed[0])
-    return (func, param) if param is not None else None
-
-
-def _parameter(func: ast.AST, call: ast.Call, node: ast.AST) -> str | None:
-    """The parameter of `func` that `call` hands `node` to (positionally or by keyword)."""
-    params = [a.arg for a in (*func.args.posonlyargs, *func.args.args)]
-    index = next((i for i, a in enumerate(call.args) if a is node), None)
-    if index is not None:
-        return params[index] if index < len(params) else None
-    name = next((kw.arg for kw in call.keywords if kw.value is node), None)
-    return name if name in params or name in [a.arg for a in func.args.kwonlyargs] else None
+    return all(isinstance(r, ast.Return) and spells(r.value, param) for r in returns)
 
 
 def _resolver(home: FileContext, body: ast.AST) -> Resolver:
@@ -378,17 +362,13 @@ def _resolver(home: FileContext, body: ast.AST) -> Resolver:
     return Resolver(home.scope, home.project, home.optable, found.local, found.class_scope)
 
 
-def _is_name(node: ast.AST, name: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == name
-
-
 def _kept(value: ast.AST, name: str) -> bool:
     """`name.to(dev)`, `name.cpu()`: the module itself, in the same mode."""
     return (
         isinstance(value, ast.Call)
         and isinstance(value.func, ast.Attribute)
         and value.func.attr in _SELF_RETURNING
-        and _is_name(value.func.value, name)
+        and spells(value.func.value, name)
     )
 
 
@@ -462,14 +442,14 @@ def handed_to_neutral(home: FileContext, node: ast.Name, up, depth: int) -> bool
     """`freeze(model, path)` with `freeze` a function of the module whose every use of that
     parameter is neutral, which returns nothing of it."""
     call = up.get(id(node))
-    if depth > _MAX_DEPTH or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+    if depth > MAX_DEPTH or not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
         return False
     if call.func is node or any(isinstance(a, ast.Starred) for a in call.args):
         return False
     func = home.scope.functions.get(call.func.id)
     if not isinstance(func, _FUNCS) or func.args.vararg or func.args.kwarg:
         return False
-    name = _parameter(func, call, node)
+    name = parameter(func, call, node)
     if name is None:
         return False
     inner = parents(func)

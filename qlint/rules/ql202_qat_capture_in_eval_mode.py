@@ -9,6 +9,7 @@ so that flow stays quiet.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 
 from qlint.diagnostic import Diagnostic
@@ -20,6 +21,7 @@ from qlint.rules.capture_content import content_note, mode_free
 from qlint.rules.moved_graphs import handed_move, late_move
 from qlint.rules.qat_callers import eval_mode_callers, handed_note
 from qlint.rules.returned_qat_graphs import returned_and_moved
+from qlint.rules.stored_graph_moves import stored_verdict
 
 
 class QatCaptureInEvalMode(Rule):
@@ -40,10 +42,15 @@ class QatCaptureInEvalMode(Rule):
             late = late_move(ctx, cap, flows) if cap.retrained else None
             if cap.retrained and late is None:
                 # `move_exported_model_to_train` on the prepared graph repairs dropout and batch
-                # norm, when it comes before anything could train the graph
-                continue
+                # norm, when it comes before anything could train the graph; held on `self`,
+                # before any method could (`fit` may run where the storing method did not move it)
+                late = stored_verdict(ctx, cap, flows)
+                if not isinstance(late, ast.expr):
+                    continue
             if not cap.retrained and handed_move(ctx, cap, flows):
                 continue  # handed first to a function that moves it (`def train_mode(gm): ...`)
+            if not cap.retrained and stored_verdict(ctx, cap, flows) is True:
+                continue  # held on `self`, and every method of the class moves it before training it
             if all(sink.node in cap.rebuilt for sink in cap.flows("qat")):
                 continue  # QAT rebuilt only to convert (no training): eval mode is right there
             handed = None
@@ -90,6 +97,6 @@ def _late_note(cap, late) -> str:
         return ""
     move = min(cap.retrained, key=lambda m: (m.lineno, m.col_offset))
     return (
-        f"; `{late.id}` is used at line {late.lineno} on a path that has not moved it to train mode yet"
+        f"; `{ast.unparse(late)}` is used at line {late.lineno} on a path that has not moved it to train mode yet"
         f" (the move is at line {move.lineno})"
     )
